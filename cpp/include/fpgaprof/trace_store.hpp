@@ -1,0 +1,84 @@
+// TraceStore: everything one trace holds, as owned records. Built by the collector (or read
+// from a trace file), then only read. Not thread-safe for concurrent mutation.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "fpgaprof/records.hpp"
+
+namespace fpgaprof {
+
+// Interned strings. Id 0 is the empty string.
+class StringTable {
+ public:
+  StringTable() { strings_.emplace_back(); index_.emplace(std::string(), 0); }
+  StringId intern(std::string_view s);
+  const std::string& get(StringId id) const;  // throws Error(kInvalidArgument) if out of range
+  std::size_t size() const { return strings_.size(); }
+  const std::vector<std::string>& all() const { return strings_; }
+
+ private:
+  std::vector<std::string> strings_;
+  std::unordered_map<std::string, StringId> index_;
+};
+
+// One optimized HLO module as XLA dumped it.
+struct HloModuleText {
+  std::string name;         // HloModule name, e.g. "jit_forward"
+  int64_t program_id = -1;  // XLA program id (the dump file's module_NNNN), -1 unknown
+  std::string text;         // HLO text after optimizations
+};
+
+// One hardware-counter value for one profiled range (one kernel in auto-range mode).
+// Counter data comes from kernel replay and is kept apart from timing data.
+struct CounterRecord {
+  uint32_t range_index = 0;    // order of the range in the counter session
+  StringId range_name = kNoString;  // kernel name of the range
+  uint32_t kernel_index = kNone32;  // index into TraceStore::kernels when matched
+  StringId metric = kNoString; // e.g. "dram__bytes_read.sum"
+  double value = 0.0;
+};
+
+// Trace-level facts that are not records.
+struct TraceMeta {
+  uint64_t start_ns = 0;                 // trace clock when tracing started
+  uint64_t end_ns = 0;                   // trace clock when tracing stopped
+  uint64_t dropped_records = 0;          // CUPTI records lost (never silently)
+  uint64_t incomplete_records = 0;       // records with start=end=0 (device timestamp buffer full)
+  uint32_t driver_version = 0;           // e.g. 13000
+  uint32_t cupti_version = 0;            // CUPTI API version
+  std::string cupti_path;                // library the collector used
+  std::string clock = "CLOCK_REALTIME";  // the trace clock
+  bool gpu_available = false;            // false: only host-side data (regions, wall time)
+  std::string unavailable_reason;        // why, when !gpu_available
+  bool command_buffers_disabled = false; // XLA command buffers off while tracing
+  std::string fpgaprof_version;
+  std::vector<std::string> warnings;     // every warning shown to the user
+};
+
+class TraceStore {
+ public:
+  TraceMeta meta;
+  StringTable strings;
+  std::vector<DeviceInfo> devices;
+  std::vector<KernelRecord> kernels;
+  std::vector<MemcpyRecord> memcpys;
+  std::vector<MemsetRecord> memsets;
+  std::vector<AllocationRecord> allocations;
+  std::vector<ApiRecord> api_calls;
+  std::vector<SyncRecord> syncs;
+  std::vector<MarkerRecord> markers;
+  std::vector<RegionRecord> regions;
+  std::vector<OverheadRecord> overheads;
+  std::vector<ExternalCorrelationRecord> external_correlations;
+  std::vector<CounterRecord> counters;
+  // Optimized HLO modules seen while tracing, kept so that a saved trace can be attributed
+  // elsewhere.
+  std::vector<HloModuleText> hlo_modules;
+};
+
+}  // namespace fpgaprof

@@ -1,0 +1,2 @@
+// placeholder translation unit so the analysis layer target is never empty
+namespace fpgaprof { int layer_analysis() { return 0; } }

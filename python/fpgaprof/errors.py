@@ -1,0 +1,25 @@
+"""Typed errors. Every message says the cause and the fix."""
+
+
+class FpgaprofError(Exception):
+    """Base class of every fpgaprof error."""
+
+
+class CuptiUnavailableError(FpgaprofError):
+    """No usable CUPTI library, CUDA driver or GPU (raised with require_gpu=True)."""
+
+
+class ProfilerConflictError(FpgaprofError):
+    """Another CUPTI subscriber (Nsight, jax.profiler.trace, ...) holds the GPU, or trace() was nested."""
+
+
+class TraceFormatError(FpgaprofError):
+    """A trace file is truncated, corrupted, empty or from a future version."""
+
+
+class HloParseError(FpgaprofError):
+    """HLO text that fpgaprof cannot parse; the message gives line, column and the text."""
+
+
+class CountersError(FpgaprofError):
+    """Hardware counters could not be collected (privileges, unsupported chip, ...)."""
