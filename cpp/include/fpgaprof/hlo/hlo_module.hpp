@@ -1,0 +1,101 @@
+// Parsed HLO: modules, computations, instructions, shapes, and per-instruction static cost.
+// Produced by parse_hlo_module() (hlo_parser.hpp) and annotated by the cost model
+// (cost_model.hpp). Owns all its data; immutable after analysis; safe to share read-only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fpgaprof::hlo {
+
+enum class PrimitiveType : uint8_t {
+  kInvalid, kPred, kS2, kS4, kS8, kS16, kS32, kS64, kU2, kU4, kU8, kU16, kU32, kU64,
+  kF16, kBF16, kF32, kF64, kF8E5M2, kF8E4M3FN, kF8E4M3B11FNUZ, kF8E5M2FNUZ, kF8E4M3FNUZ,
+  kF8E4M3, kF8E3M4, kF8E8M0FNU, kF4E2M1FN, kC64, kC128, kToken, kTuple, kOpaque,
+};
+
+// Size of one element in bits (0 for token/tuple/opaque).
+int primitive_bits(PrimitiveType t);
+const char* primitive_name(PrimitiveType t);
+
+struct Shape {
+  PrimitiveType type = PrimitiveType::kInvalid;
+  std::vector<int64_t> dims;                  // empty for scalars
+  std::vector<int64_t> layout;                // minor-to-major, empty if not printed
+  std::vector<Shape> tuple;                   // elements when type == kTuple
+  int64_t element_count() const;              // product of dims (1 for scalars); 0 for tuples
+  int64_t byte_size() const;                  // sum over tuple elements; sub-byte types rounded up
+};
+
+struct Metadata {
+  std::string op_type;
+  std::string op_name;                        // JAX op path, e.g. "jit(f)/jit(main)/mul"
+  std::string source_file;
+  int64_t source_line = -1;
+  int64_t stack_frame_id = -1;                // newer XLA: resolved into source_file/line by the parser
+};
+
+// Static cost of one instruction (for a fusion: of the whole fused computation, bytes at its boundary).
+struct Cost {
+  double flops = 0;                 // floating point + integer arithmetic ops (XLA's convention: see docs/cost-model.md)
+  double transcendentals = 0;
+  double bytes_read = 0;            // bytes read from device memory (operands at the boundary)
+  double bytes_written = 0;         // bytes written to device memory
+  double output_bytes = 0;
+  double working_set_bytes = 0;     // largest live intermediate inside (fusions), else output size
+  bool per_iteration = false;       // while/conditional: cost of one iteration/branch
+  bool unknown = false;             // custom call with no cost rule
+  double bytes_accessed() const { return bytes_read + bytes_written; }
+};
+
+// Access pattern class, used by the FPGA model.
+enum class AccessPattern : uint8_t {
+  kUnknown, kElementwise, kStencil, kReduction, kGatherScatter, kDot, kConvolution, kFft, kSort,
+  kDataMovement, kControl, kLibraryCall,
+};
+const char* access_pattern_name(AccessPattern p);
+
+struct Instruction {
+  std::string name;                  // without the leading '%'
+  std::string opcode;                // "fusion", "add", "custom-call", ...
+  Shape shape;
+  std::vector<std::string> operands; // operand instruction names (no '%')
+  std::vector<Shape> operand_shapes; // resolved by the parser
+  std::map<std::string, std::string> attributes;  // raw text of every attribute (kind=, calls=, ...)
+  std::string fusion_kind;           // "kLoop", "kInput", "kOutput", "kCustom" or empty
+  std::vector<std::string> called_computations;   // calls=, to_apply=, body=, condition=, branch_computations=
+  std::string custom_call_target;
+  std::string backend_config;        // raw JSON/text
+  Metadata metadata;
+  bool is_root = false;
+  int line = 0;                      // 1-based line in the module text
+  Cost cost;                         // filled by the cost model
+  AccessPattern pattern = AccessPattern::kUnknown;
+};
+
+struct Computation {
+  std::string name;
+  bool is_entry = false;
+  bool is_fusion = false;            // called by a fusion instruction
+  std::vector<Instruction> instructions;
+  std::map<std::string, std::size_t> index;  // instruction name -> position
+  const Instruction* root() const;
+  const Instruction* find(const std::string& name) const;
+};
+
+struct Module {
+  std::string name;                  // HloModule name
+  std::vector<Computation> computations;
+  std::map<std::string, std::size_t> index;  // computation name -> position
+  Cost total;                        // entry computation totals (what XLA's cost_analysis reports)
+  int unknown_cost_instructions = 0; // custom calls etc. counted, never silently dropped
+  const Computation* entry() const;
+  const Computation* find(const std::string& name) const;
+  // Instruction by name across all computations (first match), nullptr if none.
+  const Instruction* find_instruction(const std::string& name) const;
+};
+
+}  // namespace fpgaprof::hlo
