@@ -1,0 +1,527 @@
+"""report.html: one self-contained page (inline CSS, JS and SVG; no server, no network).
+
+Rendered server-side from the summary dict (fpgaprof.report.summary.collect), so the page and
+summary.json show the same numbers. The page's small script only adds interaction (sortable
+tables, roofline tooltips) and, once it has run without error, sets
+<div id="fpgaprof-status" data-status="ok">: the headless-browser test reads that marker.
+Every user-provided string (kernel, op, region names, paths, warnings) is HTML-escaped.
+"""
+from __future__ import annotations
+
+import html
+import json
+import math
+from typing import Any, Iterable, Mapping
+
+from fpgaprof.report.summary import write_atomic
+
+BOUND_COLOURS = {"memory": "#2b7bba", "compute": "#d7301f", "latency": "#7a7a7a",
+                 "unknown": "#9e6ebd"}
+
+
+def esc(x: Any) -> str:
+    return html.escape("" if x is None else str(x), quote=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# number formatting
+
+
+def fmt_s(s: float | None) -> str:
+    if s is None:
+        return "–"
+    a = abs(s)
+    if a == 0:
+        return "0 s"
+    if a < 1e-6:
+        return f"{s * 1e9:.0f} ns"
+    if a < 1e-3:
+        return f"{s * 1e6:.1f} µs"
+    if a < 1:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s:.3f} s"
+
+
+def fmt_bytes(b: float | None) -> str:
+    if b is None:
+        return "–"
+    b = float(b)
+    for unit, k in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(b) >= k:
+            return f"{b / k:.2f} {unit}"
+    return f"{b:.0f} B"
+
+
+def fmt_num(x: float | None, unit: str = "") -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int) and abs(x) < 100000:
+        return f"{x}{(' ' + unit) if unit else ''}"
+    x = float(x)
+    if not math.isfinite(x):
+        return "–"
+    for p, k in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(x) >= k:
+            return f"{x / k:.3g} {p}{unit}"
+    return f"{x:.3g}{(' ' + unit) if unit else ''}"
+
+
+def fmt_pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f} %"
+
+
+# ---------------------------------------------------------------------------------------------
+# building blocks
+
+
+def _na(sec: Mapping) -> str:
+    return f'<p class="na">not available: {esc(sec.get("reason", "unknown reason"))}</p>'
+
+
+def _table(headers: list[tuple[str, str]], rows: Iterable[list[tuple[str, Any]]],
+           cls: str = "") -> str:
+    """headers: (label, 'num'|'text'); rows: cells (display html, sort value)."""
+    out = [f'<table class="sortable {cls}"><thead><tr>']
+    for label, kind in headers:
+        out.append(f'<th data-kind="{kind}" tabindex="0">{esc(label)}</th>')
+    out.append("</tr></thead><tbody>")
+    for row in rows:
+        out.append("<tr>")
+        for (disp, val), (_, kind) in zip(row, headers):
+            v = "" if val is None else (f"{val:.9g}" if isinstance(val, float) else str(val))
+            out.append(f'<td class="{kind}" data-v="{esc(v)}">{disp}</td>')
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _card(label: str, value: str, sub: str = "") -> str:
+    return (f'<div class="card"><div class="label">{esc(label)}</div>'
+            f'<div class="value">{value}</div><div class="sub">{sub}</div></div>')
+
+
+def _log_ticks(lo: float, hi: float) -> list[float]:
+    return [10.0 ** e for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)]
+
+
+# ---------------------------------------------------------------------------------------------
+# sections
+
+
+def _overview(s: Mapping) -> str:
+    t, tot, dev = s["trace"], s["totals"], s.get("device") or {}
+    busy = tot.get("gpu_busy_fraction")
+    dev_txt = esc(dev.get("name", "no GPU")) if dev else "no GPU"
+    if dev.get("compute_capability_major"):
+        dev_txt += f' <span class="dim">sm_{dev["compute_capability_major"]}' \
+                   f'{dev.get("compute_capability_minor", 0)}</span>'
+    cards = [
+        _card("device", dev_txt, esc(t["unavailable_reason"]) if not t["gpu_available"] else
+              (fmt_bytes(dev.get("global_memory_bytes")) + " · " +
+               fmt_num(dev.get("peak_dram_bandwidth_bytes_per_s"), "B/s") + " peak")
+              if dev else ""),
+        _card("wall time", fmt_s(t["wall_time_s"]), f'{tot.get("region_count", 0)} regions'),
+        _card("GPU busy", fmt_s(tot.get("gpu_busy_s")),
+              f'{fmt_pct(busy)} of wall · idle {fmt_s(tot.get("gpu_idle_s"))}'),
+        _card("kernels", fmt_num(tot.get("kernel_count")),
+              f'{fmt_s(tot.get("kernel_time_s"))} summed'),
+        _card("transfers", fmt_bytes(tot.get("transfer_bytes")),
+              f'{fmt_num(tot.get("transfer_count"))} copies · busy '
+              f'{fmt_s(tot.get("transfer_busy_s"))}'),
+        _card("time in transfers", fmt_pct(tot.get("transfer_share_of_wall")),
+              f'of wall · {fmt_pct(tot.get("transfer_share_of_gpu_busy"))} of GPU busy'),
+        _card("dropped records", fmt_num(t["dropped_records"]),
+              f'{fmt_num(t["incomplete_records"])} without timestamps'),
+    ]
+    bar = ""
+    if busy is not None:
+        pct = max(0.0, min(100.0, 100 * busy))
+        bar = (f'<div class="busybar" title="GPU busy {pct:.1f} %"><div style="width:{pct:.2f}%">'
+               f'</div></div><div class="dim">GPU busy (kernels, copies, memsets; union of '
+               f'intervals) vs idle over the traced wall time</div>')
+    return f'<div class="cards">{"".join(cards)}</div>{bar}'
+
+
+def _roofline_svg(roof: Mapping, device: Mapping | None) -> str:
+    pts = [p for p in roof.get("points", [])
+           if p.get("intensity") and p.get("achieved_flops_per_s")
+           and p["intensity"] > 0 and p["achieved_flops_per_s"] > 0]
+    if not pts:
+        return '<p class="na">not available: no op has both FLOPs and bytes with a measured time</p>'
+    ceil = roof.get("ceilings") or {}
+    peak_bw = ceil.get("dram_bytes_per_s") or ceil.get("peak_dram_bandwidth_bytes_per_s") or \
+        (device or {}).get("peak_dram_bandwidth_bytes_per_s")
+    compute_roofs = {k: v for k, v in ceil.items()
+                     if isinstance(v, (int, float)) and v and "flop" in k.lower()}
+    xs = [p["intensity"] for p in pts]
+    ys = [p["achieved_flops_per_s"] for p in pts]
+    xlo, xhi = min(xs) / 4, max(xs) * 4
+    ylo, yhi = min(ys) / 4, max(ys) * 4
+    for v in compute_roofs.values():
+        yhi = max(yhi, v * 2)
+    if peak_bw:
+        xlo = min(xlo, min(compute_roofs.values(), default=yhi) / peak_bw / 8)
+    W, H, L, R, T, B = 760, 420, 70, 20, 20, 50
+
+    def X(v: float) -> float:
+        return L + (math.log10(v) - math.log10(xlo)) / (math.log10(xhi) - math.log10(xlo)) \
+            * (W - L - R)
+
+    def Y(v: float) -> float:
+        return H - B - (math.log10(v) - math.log10(ylo)) / (math.log10(yhi) - math.log10(ylo)) \
+            * (H - T - B)
+
+    o = [f'<svg id="roofline" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
+         f'role="img" aria-label="roofline">']
+    o.append(f'<rect x="{L}" y="{T}" width="{W - L - R}" height="{H - T - B}" class="plot"/>')
+    for v in _log_ticks(xlo, xhi):
+        if xlo <= v <= xhi:
+            o.append(f'<line x1="{X(v):.1f}" x2="{X(v):.1f}" y1="{T}" y2="{H - B}" class="grid"/>'
+                     f'<text x="{X(v):.1f}" y="{H - B + 16}" class="tick" text-anchor="middle">'
+                     f'{fmt_num(v)}</text>')
+    for v in _log_ticks(ylo, yhi):
+        if ylo <= v <= yhi:
+            o.append(f'<line x1="{L}" x2="{W - R}" y1="{Y(v):.1f}" y2="{Y(v):.1f}" class="grid"/>'
+                     f'<text x="{L - 6}" y="{Y(v) + 4:.1f}" class="tick" text-anchor="end">'
+                     f'{fmt_num(v)}</text>')
+    o.append(f'<text x="{(L + W - R) / 2}" y="{H - 12}" text-anchor="middle" class="axis">'
+             f'arithmetic intensity (FLOP/byte)</text>')
+    o.append(f'<text x="16" y="{(T + H - B) / 2}" text-anchor="middle" class="axis" '
+             f'transform="rotate(-90 16 {(T + H - B) / 2})">achieved FLOP/s</text>')
+    o.append(f'<clipPath id="plotclip"><rect x="{L}" y="{T}" width="{W - L - R}" '
+             f'height="{H - T - B}"/></clipPath><g clip-path="url(#plotclip)">')
+    if peak_bw:
+        top = max(compute_roofs.values(), default=yhi * 10)
+        # memory roof up to the highest compute roof, then each compute roof flat
+        x_ridge = top / peak_bw
+        o.append(f'<line class="roof" x1="{X(xlo):.1f}" y1="{Y(peak_bw * xlo):.1f}" '
+                 f'x2="{X(x_ridge):.1f}" y2="{Y(top):.1f}"/>')
+        o.append(f'<text class="rooflabel" x="{X(xlo) + 6:.1f}" y="{Y(peak_bw * xlo) - 6:.1f}">'
+                 f'DRAM {fmt_num(peak_bw, "B/s")}</text>')
+        for name, v in sorted(compute_roofs.items(), key=lambda kv: -kv[1]):
+            xr = v / peak_bw
+            o.append(f'<line class="roof" x1="{X(max(xr, xlo)):.1f}" y1="{Y(v):.1f}" '
+                     f'x2="{X(xhi):.1f}" y2="{Y(v):.1f}"/>'
+                     f'<text class="rooflabel" x="{X(xhi) - 4:.1f}" y="{Y(v) - 4:.1f}" '
+                     f'text-anchor="end">{esc(name)} {fmt_num(v, "FLOP/s")}</text>')
+    tmax = max((p.get("time_s") or 0) for p in pts) or 1.0
+    for p in sorted(pts, key=lambda p: -(p.get("time_s") or 0)):
+        r = 3 + 14 * math.sqrt((p.get("time_s") or 0) / tmax)
+        bound = str(p.get("bound") or "unknown")
+        colour = BOUND_COLOURS.get(bound, BOUND_COLOURS["unknown"])
+        tip = (f'{p["op"]} | {bound}-bound | time {fmt_s(p.get("time_s"))} | '
+               f'{fmt_num(p["intensity"])} FLOP/B | {fmt_num(p["achieved_flops_per_s"], "FLOP/s")}'
+               f' | {fmt_num(p.get("achieved_bytes_per_s"), "B/s")}'
+               + (f' | {fmt_pct(p["roof_fraction"])} of roof' if p.get("roof_fraction") else "")
+               + (f' | {p["source"]}' if p.get("source") else ""))
+        o.append(f'<circle class="pt" cx="{X(p["intensity"]):.1f}" '
+                 f'cy="{Y(p["achieved_flops_per_s"]):.1f}" r="{r:.1f}" fill="{colour}" '
+                 f'data-tip="{esc(tip)}"><title>{esc(tip)}</title></circle>')
+    o.append("</g></svg>")
+    legend = " ".join(f'<span class="swatch" style="background:{c}"></span>{esc(b)}'
+                      for b, c in BOUND_COLOURS.items())
+    note = ""
+    if not peak_bw and not compute_roofs:
+        note = (f'<p class="na">device ceilings not available: '
+                f'{esc(roof.get("ceilings_reason") or "no peak bandwidth or FLOP/s known")}</p>')
+    src = ("points from the roofline analysis" if roof.get("points_from") == "analysis" else
+           "points from per-op static cost (XLA cost model) and measured time; bound not computed")
+    return (f'<div class="legend">{legend} · circle area ∝ time · {esc(src)}</div>'
+            f'<div class="svgwrap">{"".join(o)}<div id="tip" class="tip" hidden></div></div>'
+            f'{note}')
+
+
+def _ops(s: Mapping) -> str:
+    ops = s["ops"]
+    if not ops.get("available"):
+        return _na(ops)
+    rows = []
+    for r in ops["items"]:
+        rows.append([
+            (esc(r["op"]), r["op"]),
+            (esc(r.get("category") or ""), r.get("category") or ""),
+            (fmt_num(r["count"]), r["count"]),
+            (fmt_s(r["total_s"]), r["total_s"]),
+            (fmt_s(r["mean_s"]), r["mean_s"]),
+            (fmt_num(r.get("flops")), r.get("flops")),
+            (fmt_bytes(r.get("bytes")), r.get("bytes")),
+            (esc(r.get("pattern") or ""), r.get("pattern") or ""),
+            (f'<code>{esc(r.get("source") or "")}</code>', r.get("source") or ""),
+        ])
+    left = ops.get("rows_left_out", 0)
+    return _table([("HLO op", "text"), ("category", "text"), ("kernels", "num"),
+                   ("total", "num"), ("mean", "num"), ("FLOPs", "num"), ("bytes", "num"),
+                   ("pattern", "text"), ("source", "text")], rows) + \
+        (f'<p class="dim">{left} more ops in summary.json / prof.ops</p>' if left else "")
+
+
+def _kernels(s: Mapping) -> str:
+    k = s["kernels"]
+    if not k.get("available"):
+        return _na(k)
+    rows = [[(f'<code>{esc(r["name"])}</code>', r["name"]), (fmt_num(r["count"]), r["count"]),
+             (fmt_s(r["total_s"]), r["total_s"]), (fmt_pct(r["share"]), r["share"]),
+             (fmt_s(r["mean_s"]), r["mean_s"]), (fmt_s(r["min_s"]), r["min_s"]),
+             (fmt_s(r["max_s"]), r["max_s"])] for r in k["top"]]
+    left = k.get("rows_left_out", 0)
+    return _table([("kernel", "text"), ("count", "num"), ("total", "num"), ("share", "num"),
+                   ("mean", "num"), ("min", "num"), ("max", "num")], rows) + \
+        (f'<p class="dim">{left} more kernels not shown</p>' if left else "")
+
+
+def _transfers(s: Mapping) -> str:
+    t = s["transfers"]
+    if not t.get("available"):
+        return _na(t)
+    rows = [[(esc(r["direction"]), r["direction"]), (fmt_num(r["count"]), r["count"]),
+             (fmt_bytes(r["bytes"]), r["bytes"]), (fmt_s(r["busy_s"]), r["busy_s"]),
+             (fmt_num(r["gbps"], "GB/s"), r["gbps"]),
+             (fmt_num(r["pageable_count"]), r["pageable_count"]),
+             (fmt_num(r["async_count"]), r["async_count"])] for r in t["by_direction"]]
+    out = "<h3>By direction</h3>" + _table(
+        [("direction", "text"), ("copies", "num"), ("bytes", "num"), ("busy", "num"),
+         ("achieved", "num"), ("pageable", "num"), ("async", "num")], rows)
+    rows = [[(esc(r["region"]), r["region"]), (esc(r["direction"]), r["direction"]),
+             (fmt_num(r["count"]), r["count"]), (fmt_bytes(r["bytes"]), r["bytes"]),
+             (fmt_s(r["busy_s"]), r["busy_s"]), (fmt_num(r["gbps"], "GB/s"), r["gbps"])]
+            for r in t["by_region"]]
+    out += "<h3>By region</h3>" + _table(
+        [("region", "text"), ("direction", "text"), ("copies", "num"), ("bytes", "num"),
+         ("busy", "num"), ("achieved", "num")], rows)
+    return out
+
+
+def _memory(s: Mapping) -> str:
+    m = s["memory"]
+    if not m.get("available"):
+        return _na(m)
+    pts = m["timeline"]
+    W, H, L, R, T, B = 760, 220, 70, 20, 14, 36
+    tmin = min(p[0] for p in pts)
+    tmax = max(p[0] for p in pts)
+    span = (tmax - tmin) or 1.0
+    vmax = max(max(p[1] for p in pts), 1)
+
+    def X(t: float) -> float:
+        return L + (t - tmin) / span * (W - L - R)
+
+    def Y(v: float) -> float:
+        return H - B - v / vmax * (H - T - B)
+
+    d = [f"M{X(pts[0][0]):.1f},{Y(0):.1f}"]
+    prev = 0
+    for t, v in pts:
+        d.append(f"L{X(t):.1f},{Y(prev):.1f}L{X(t):.1f},{Y(v):.1f}")
+        prev = v
+    svg = (f'<svg viewBox="0 0 {W} {H}" width="{W}" height="{H}" id="memory">'
+           f'<rect x="{L}" y="{T}" width="{W - L - R}" height="{H - T - B}" class="plot"/>'
+           f'<path d="{"".join(d)}" class="memline"/>'
+           f'<text x="{L - 6}" y="{Y(vmax) + 4:.1f}" class="tick" text-anchor="end">'
+           f'{fmt_bytes(vmax)}</text>'
+           f'<text x="{L - 6}" y="{Y(0) + 4:.1f}" class="tick" text-anchor="end">0</text>'
+           f'<text x="{L}" y="{H - B + 16}" class="tick">{fmt_s(tmin)}</text>'
+           f'<text x="{W - R}" y="{H - B + 16}" class="tick" text-anchor="end">{fmt_s(tmax)}</text>'
+           f'<text x="{(L + W - R) / 2}" y="{H - 6}" class="axis" text-anchor="middle">'
+           f'time since trace start</text></svg>')
+    return (f'<p>peak {fmt_bytes(m["peak_bytes"])} at {fmt_s(m["peak_time_s"])} · '
+            f'{fmt_bytes(m["end_bytes"])} still allocated at the end · {m["events"]} '
+            f'allocation events'
+            + (f' · {m["unmatched_frees"]} frees of unknown buffers' if m["unmatched_frees"] else "")
+            + f'</p>{svg}')
+
+
+def _regions(s: Mapping) -> str:
+    r = s["regions"]
+    if not r.get("available"):
+        return _na(r)
+    rows = [[(esc(x["name"]), x["name"]), (fmt_num(x["count"]), x["count"]),
+             (fmt_s(x["wall_s"]), x["wall_s"]), (fmt_s(x.get("gpu_s")), x.get("gpu_s"))]
+            for x in r["items"]]
+    return _table([("region", "text"), ("count", "num"), ("wall", "num"),
+                   ("GPU kernel time", "num")], rows)
+
+
+def _generic_cell(k: str, v: Any) -> tuple[str, Any]:
+    if isinstance(v, bool) or v is None:
+        return (fmt_num(v) if isinstance(v, bool) else "–", "" if v is None else int(v))
+    if isinstance(v, (int, float)):
+        kl = k.lower()
+        if kl.endswith("_s") or kl.endswith("seconds"):
+            return fmt_s(float(v)), v
+        if kl.endswith("_ns"):
+            return fmt_s(float(v) / 1e9), v
+        if "bytes" in kl and "per_s" not in kl:
+            return fmt_bytes(v), v
+        if kl in ("share", "score") or kl.endswith("_fraction") or kl.endswith("_share"):
+            return (f"{v:.3g}" if kl == "score" else fmt_pct(float(v))), v
+        return fmt_num(v), v
+    if isinstance(v, (list, dict)):
+        t = json.dumps(v)
+        return esc(t), t
+    return esc(v), str(v)
+
+
+def _candidates(s: Mapping) -> str:
+    c = s["candidates"]
+    head = f'<p>target card: <b>{esc(c.get("target"))}</b></p>'
+    if not c.get("available"):
+        return head + _na(c)
+    items = c["items"]
+    keys: list[str] = []
+    for r in items:
+        for k in r:
+            if k not in keys:
+                keys.append(k)
+    headers = [(k, "num" if any(isinstance(r.get(k), (int, float)) and not
+                                isinstance(r.get(k), bool) for r in items) else "text")
+               for k in keys]
+    rows = [[_generic_cell(k, r.get(k)) for k in keys] for r in items]
+    return head + _table(headers, rows, "wide")
+
+
+def _measurements(s: Mapping) -> str:
+    ms = s.get("measurements") or []
+    if not ms:
+        return '<p class="na">not available: no measurements (wrap operations in ' \
+               'fpgaprof.region("op/size"))</p>'
+    rows = [[(esc(m.get("operation")), m.get("operation") or ""),
+             (fmt_num(m.get("volume_size")), m.get("volume_size")),
+             (fmt_num(m.get("run")), m.get("run")), (fmt_s(m.get("time")), m.get("time"))]
+            for m in ms[:500]]
+    return _table([("operation", "text"), ("volume size", "num"), ("run", "num"),
+                   ("time", "num")], rows)
+
+
+def _warnings(s: Mapping) -> str:
+    ws = s.get("warnings") or []
+    if not ws:
+        return '<p class="ok">no warnings</p>'
+    return '<ul class="warnings">' + "".join(f"<li>{esc(w)}</li>" for w in ws) + "</ul>"
+
+
+def _environment(s: Mapping) -> str:
+    e = s.get("environment") or {}
+    devs = e.get("devices") or []
+    return (f'<p class="dim">backend {esc(e.get("backend") or "–")} · jax '
+            f'{esc(e.get("jax_version") or "–")} · mbirjax {esc(e.get("mbirjax_version") or "–")}'
+            f' · devices {esc(", ".join(map(str, devs)) or "–")} · fpgaprof '
+            f'{esc(s.get("generated_by", {}).get("version"))} · trace '
+            f'<code>{esc(s["trace"].get("path") or "(in memory)")}</code></p>')
+
+
+CSS = """
+:root{--fg:#1d1d1f;--dim:#6b6b70;--bg:#fff;--line:#e3e3e8;--acc:#2b7bba}
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:var(--fg);
+background:var(--bg);margin:0 auto;max-width:1100px;padding:18px 24px 60px}
+h1{font-size:22px;margin:6px 0}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid
+var(--line);padding-bottom:4px}h3{font-size:14px;margin:14px 0 6px}
+.dim{color:var(--dim);font-size:12px}.na{color:#8a5a00;background:#fff7e6;padding:6px 10px;
+border-radius:6px}.ok{color:#1a7f37}
+nav a{margin-right:12px;color:var(--acc);text-decoration:none;font-size:13px}
+.cards{display:flex;flex-wrap:wrap;gap:10px}.card{border:1px solid var(--line);border-radius:8px;
+padding:8px 12px;min-width:130px}.card .label{color:var(--dim);font-size:12px}
+.card .value{font-size:18px;font-weight:600}.card .sub{color:var(--dim);font-size:12px}
+.busybar{height:10px;background:#eee;border-radius:5px;margin:12px 0 2px;overflow:hidden}
+.busybar div{height:100%;background:var(--acc)}
+table{border-collapse:collapse;width:100%;font-size:13px}th,td{padding:4px 8px;
+border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
+th{cursor:pointer;user-select:none;background:#fafafa;position:sticky;top:0}
+th.asc::after{content:" ▲"}th.desc::after{content:" ▼"}td.num{text-align:right;
+font-variant-numeric:tabular-nums;white-space:nowrap}code{font-size:12px;word-break:break-all}
+table.wide{display:block;overflow-x:auto}
+.warnings li{color:#8a1f11}
+svg .plot{fill:#fcfcfd;stroke:#ccc}svg .grid{stroke:#eee}svg .tick{font-size:10px;fill:#666}
+svg .axis{font-size:12px;fill:#333}svg .roof{stroke:#333;stroke-width:1.5}
+svg .rooflabel{font-size:10px;fill:#333}svg .pt{fill-opacity:.7;stroke:#fff;stroke-width:1}
+svg .pt:hover{stroke:#000;stroke-width:2}svg .memline{fill:none;stroke:var(--acc);stroke-width:1.5}
+.svgwrap{position:relative;display:inline-block}.tip{position:absolute;background:#222;color:#fff;
+font-size:12px;padding:4px 8px;border-radius:4px;pointer-events:none;max-width:420px}
+.legend{font-size:12px;color:var(--dim);margin-bottom:4px}.swatch{display:inline-block;width:10px;
+height:10px;border-radius:5px;margin:0 3px 0 8px}
+#fpgaprof-status{font-size:11px;color:var(--dim);margin-top:30px}
+"""
+
+# The page's only script: error collector first, then sorting and tooltips, then the marker.
+JS = r"""
+(function(){
+  var st=document.getElementById('fpgaprof-status');
+  var errs=[];
+  window.onerror=function(msg,src,line){errs.push(String(msg)+' @'+line);
+    st.setAttribute('data-status','error');st.textContent='script error: '+errs.join('; ');};
+  function sortTable(th){
+    var table=th.closest('table'),tbody=table.tBodies[0];
+    var idx=Array.prototype.indexOf.call(th.parentNode.children,th);
+    var num=th.getAttribute('data-kind')==='num';
+    var dir=th.classList.contains('desc')?1:-1;
+    Array.prototype.forEach.call(th.parentNode.children,function(h){h.classList.remove('asc','desc');});
+    th.classList.add(dir===1?'asc':'desc');
+    var rows=Array.prototype.slice.call(tbody.rows);
+    rows.sort(function(a,b){
+      var x=a.cells[idx].getAttribute('data-v'),y=b.cells[idx].getAttribute('data-v');
+      if(num){x=x===''?-Infinity:parseFloat(x);y=y===''?-Infinity:parseFloat(y);
+        return dir*(x<y?-1:x>y?1:0);}
+      return dir*x.localeCompare(y);});
+    rows.forEach(function(r){tbody.appendChild(r);});
+  }
+  document.querySelectorAll('table.sortable th').forEach(function(th){
+    th.addEventListener('click',function(){sortTable(th);});
+    th.addEventListener('keydown',function(e){if(e.key==='Enter')sortTable(th);});});
+  var tip=document.getElementById('tip');
+  if(tip){
+    var wrap=tip.parentNode;
+    document.querySelectorAll('#roofline .pt').forEach(function(c){
+      c.addEventListener('mousemove',function(e){
+        var r=wrap.getBoundingClientRect();
+        tip.textContent=c.getAttribute('data-tip');tip.hidden=false;
+        tip.style.left=(e.clientX-r.left+12)+'px';tip.style.top=(e.clientY-r.top+12)+'px';});
+      c.addEventListener('mouseleave',function(){tip.hidden=true;});});
+  }
+  var data=JSON.parse(document.getElementById('fpgaprof-data').textContent);
+  if(errs.length===0){st.setAttribute('data-status','ok');
+    st.textContent='rendered: '+document.querySelectorAll('table.sortable').length+
+      ' tables, '+document.querySelectorAll('#roofline .pt').length+' roofline points, schema '+
+      data.schema_version;}
+})();
+"""
+
+
+def render(summary: Mapping, title: str | None = None) -> str:
+    """The whole page as a string."""
+    s = summary
+    ttl = title or "fpgaprof report"
+    # The summary is embedded for scripts and for people saving the page; "<" is escaped so
+    # that no string in it can close the script element.
+    data = json.dumps({"schema_version": s.get("schema_version"), "totals": s.get("totals")},
+                      default=str).replace("<", "\\u003c")
+    sections = [
+        ("overview", "Overview", _overview(s) + _environment(s)),
+        ("warnings", "Warnings", _warnings(s)),
+        ("roofline", "Roofline (per HLO op)",
+         _roofline_svg(s["roofline"], s.get("device")) if s["roofline"].get("available")
+         else _na(s["roofline"])),
+        ("ops", "Top HLO ops", _ops(s)),
+        ("kernels", "Top kernels", _kernels(s)),
+        ("transfers", "Transfers", _transfers(s)),
+        ("memory", "Device memory", _memory(s)),
+        ("regions", "Regions", _regions(s)),
+        ("candidates", "FPGA candidates", _candidates(s)),
+        ("measurements", "Measurements", _measurements(s)),
+    ]
+    nav = "".join(f'<a href="#sec-{k}">{esc(t)}</a>' for k, t, _ in sections)
+    body = "".join(f'<section id="sec-{k}"><h2>{esc(t)}</h2>{h}</section>'
+                   for k, t, h in sections)
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+            "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
+            f"<title>{esc(ttl)}</title><style>{CSS}</style></head><body>"
+            f"<h1>{esc(ttl)}</h1><nav>{nav}</nav>{body}"
+            f'<script type="application/json" id="fpgaprof-data">{data}</script>'
+            '<div id="fpgaprof-status" data-status="pending">script did not run</div>'
+            f"<script>{JS}</script></body></html>\n")
+
+
+def write_html(path: str, summary: Mapping, title: str | None = None) -> None:
+    write_atomic(path, render(summary, title))

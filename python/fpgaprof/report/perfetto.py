@@ -1,0 +1,328 @@
+"""timeline.json: the trace as Chrome/Perfetto trace-event JSON (open in ui.perfetto.dev or
+chrome://tracing, or load with Perfetto's trace processor).
+
+Layout:
+  process "GPU <id>: <name>"   one thread (track) per CUDA stream: kernels, copies, memsets
+                               (args: bytes, GB/s, grid/block, HLO op and source line when known)
+  process "host"               one thread per OS thread: CUDA API calls, NVTX ranges (XLA's
+                               module/thunk ranges included) and fpgaprof regions
+  flow arrows                  from each launching API call to the kernel/copy/memset it queued
+                               (v2 flows: bind_id = CUPTI correlation id, flow_out/flow_in)
+
+Timestamps are microseconds from the trace start written from integer nanoseconds (three
+decimals: no rounding through doubles). Each record becomes exactly one slice ("X" events;
+instantaneous NVTX markers become "i" events), so slice counts equal record counts.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from typing import Any, IO
+
+import numpy as np
+
+from fpgaprof.report import _data as D
+from fpgaprof.report.summary import _file_mode
+
+HOST_PID = 1
+GPU_PID_BASE = 1000
+# GPU stream tracks get their own thread ids so that they never collide with OS thread ids.
+GPU_TID_BASE = 2_000_000_000
+
+
+def _us(ns: int) -> str:
+    """Integer nanoseconds → microseconds with three decimals, exactly."""
+    neg = ns < 0
+    q, r = divmod(abs(int(ns)), 1000)
+    return f"{'-' if neg else ''}{q}.{r:03d}"
+
+
+def _gpu_tid(device_id: int, stream_id: int) -> int:
+    return GPU_TID_BASE + (int(device_id) % 100) * 1_000_000 + (int(stream_id) % 1_000_000)
+
+
+class _Writer:
+    def __init__(self, f: IO[str]):
+        self.f = f
+        self.first = True
+        self.counts: dict[str, int] = {}
+
+    def raw(self, ev_json: str, cat: str | None = None) -> None:
+        self.f.write("\n" if self.first else ",\n")
+        self.first = False
+        self.f.write(ev_json)
+        if cat is not None:
+            self.counts[cat] = self.counts.get(cat, 0) + 1
+
+    def meta(self, kind: str, pid: int, tid: int, name: str) -> None:
+        self.raw(json.dumps({"ph": "M", "name": kind, "pid": pid, "tid": tid,
+                             "args": {"name": name}}))
+
+    def slice(self, cat: str, name: str, pid: int, tid: int, start_ns: int, dur_ns: int,
+              args: dict, flow: tuple[str, int] | None = None) -> None:
+        parts = [f'"ph":"X","cat":{json.dumps(cat)},"name":{json.dumps(name)},'
+                 f'"pid":{pid},"tid":{tid},"ts":{_us(start_ns)},"dur":{_us(max(dur_ns, 0))}']
+        if flow is not None:
+            parts.append(f',"bind_id":{flow[1]},"{flow[0]}":true')
+        parts.append(f',"args":{json.dumps(args, default=_json_default)}')
+        self.raw("{" + "".join(parts) + "}", cat)
+
+    def instant(self, cat: str, name: str, pid: int, tid: int, ts_ns: int, args: dict) -> None:
+        self.raw(json.dumps({"ph": "i", "s": "t", "cat": cat, "name": name, "pid": pid,
+                             "tid": tid, "ts": 0, "args": args},
+                            default=_json_default).replace('"ts": 0', f'"ts": {_us(ts_ns)}', 1),
+                 cat)
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)
+
+
+def _attribution_cols(c: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Per-record HLO op / source line columns when the table carries them."""
+    out = {}
+    for key, alts in (("hlo_op", ("hlo_op", "op")), ("module", ("module", "hlo_module")),
+                      ("source", ("source", "source_line", "source_location"))):
+        for a in alts:
+            if a in c:
+                out[key] = c[a]
+                break
+    return out
+
+
+def write_timeline(prof: Any, path: str | os.PathLike) -> dict[str, int]:
+    """Writes the timeline JSON atomically. Returns the number of slices per category
+    ("kernel", "memcpy", "memset", "cuda_api", "nvtx", "region") and "flow" arrows."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(path), dir=folder)
+    try:
+        os.fchmod(fd, _file_mode())
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            counts = write_timeline_to(prof, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return counts
+
+
+def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
+    g = D._get
+    kc = D.columns(g(prof, "kernels"))
+    tbl = g(prof, "transfers")
+    mc = D.columns(tbl if tbl is not None else g(prof, "memcpys"))
+    sc = D.columns(g(prof, "memsets"))
+    ac = D.columns(g(prof, "api_calls"))
+    nc = D.columns(g(prof, "markers"))
+    rc = D.columns(g(prof, "regions"))
+    facts = D.trace_facts(prof)
+    devices = {d.get("id", i): d for i, d in enumerate(D.devices_of(prof))}
+
+    starts = [int(facts["start_ns"])] if facts["start_ns"] else []
+    for c, key in ((kc, "start_ns"), (mc, "start_ns"), (sc, "start_ns"), (ac, "start_ns"),
+                   (nc, "start_ns"), (rc, "start_ns")):
+        if D.nrows(c):
+            starts.append(int(np.min(c[key])))
+    t0 = min(starts) if starts else 0
+
+    # launching API call per correlation id → flow ids
+    n_api = D.nrows(ac)
+    api_corr = D.col(ac, "correlation_id", n_api).astype(np.int64)
+    corr_to_api = {int(cid): i for i, cid in enumerate(api_corr) if cid}
+    flow_ids: set[int] = set()
+
+    def activity_flows(c: dict[str, np.ndarray]) -> np.ndarray:
+        n = D.nrows(c)
+        corr = D.col(c, "correlation_id", n).astype(np.int64)
+        has = np.array([int(x) in corr_to_api for x in corr], dtype=bool) if n else \
+            np.zeros(0, dtype=bool)
+        return np.where(has, corr, 0)
+
+    kflow, mflow, sflow = activity_flows(kc), activity_flows(mc), activity_flows(sc)
+    for arr in (kflow, mflow, sflow):
+        flow_ids.update(int(x) for x in arr if x)
+
+    w = _Writer(f)
+    f.write('{"displayTimeUnit":"ns","otherData":')
+    f.write(json.dumps({"tool": "fpgaprof", "clock": facts["clock"], "t0_ns": t0,
+                        "dropped_records": facts["dropped_records"]}))
+    f.write(',"traceEvents":[')
+
+    # --- GPU tracks
+    gpu_tracks: set[tuple[int, int]] = set()
+    for c in (kc, mc, sc):
+        n = D.nrows(c)
+        for dev, st in zip(D.col(c, "device_id", n), D.col(c, "stream_id", n)):
+            gpu_tracks.add((int(dev), int(st)))
+    for dev in sorted({d for d, _ in gpu_tracks}):
+        dname = devices.get(dev, {}).get("name", "")
+        w.meta("process_name", GPU_PID_BASE + dev, 0, f"GPU {dev}: {dname}".rstrip(": "))
+    for dev, st in sorted(gpu_tracks):
+        w.meta("thread_name", GPU_PID_BASE + dev, _gpu_tid(dev, st), f"stream {st}")
+
+    n = D.nrows(kc)
+    if n:
+        names = D.names_of(kc, n)
+        attr = _attribution_cols(kc)
+        cols = {k: D.col(kc, k, n) for k in (
+            "start_ns", "end_ns", "device_id", "stream_id", "correlation_id", "grid_x", "grid_y",
+            "grid_z", "block_x", "block_y", "block_z", "registers_per_thread",
+            "static_shared_bytes", "dynamic_shared_bytes", "graph_id")}
+        for i in range(n):
+            s, e = int(cols["start_ns"][i]), int(cols["end_ns"][i])
+            args = {
+                "correlation_id": int(cols["correlation_id"][i]),
+                "grid": [int(cols["grid_x"][i]), int(cols["grid_y"][i]), int(cols["grid_z"][i])],
+                "block": [int(cols["block_x"][i]), int(cols["block_y"][i]),
+                          int(cols["block_z"][i])],
+                "registers_per_thread": int(cols["registers_per_thread"][i]),
+                "shared_bytes": int(cols["static_shared_bytes"][i])
+                + int(cols["dynamic_shared_bytes"][i]),
+            }
+            if int(cols["graph_id"][i]):
+                args["graph_id"] = int(cols["graph_id"][i])
+            for k, v in attr.items():
+                if v[i] is not None and str(v[i]) != "":
+                    args[k] = D._py(v[i])
+            fl = int(kflow[i])
+            w.slice("kernel", str(names[i]), GPU_PID_BASE + int(cols["device_id"][i]),
+                    _gpu_tid(cols["device_id"][i], cols["stream_id"][i]), s - t0, e - s, args,
+                    ("flow_in", fl) if fl else None)
+
+    n = D.nrows(mc)
+    if n:
+        kinds = D.copy_kind_names(D.col(mc, "copy_kind", n))
+        srck = D.memory_kind_names(D.col(mc, "src_kind", n))
+        dstk = D.memory_kind_names(D.col(mc, "dst_kind", n))
+        attr = _attribution_cols(mc)
+        cols = {k: D.col(mc, k, n) for k in ("start_ns", "end_ns", "bytes", "device_id",
+                                            "stream_id", "correlation_id", "is_async")}
+        for i in range(n):
+            s, e, b = int(cols["start_ns"][i]), int(cols["end_ns"][i]), int(cols["bytes"][i])
+            dur = max(e - s, 0)
+            args = {"bytes": b, "GB/s": round(b / dur, 3) if dur else None,
+                    "copy_kind": kinds[i], "src_kind": srck[i], "dst_kind": dstk[i],
+                    "async": bool(cols["is_async"][i]),
+                    "correlation_id": int(cols["correlation_id"][i])}
+            for k, v in attr.items():
+                if v[i] is not None and str(v[i]) != "":
+                    args[k] = D._py(v[i])
+            fl = int(mflow[i])
+            w.slice("memcpy", f"Memcpy {kinds[i]}", GPU_PID_BASE + int(cols["device_id"][i]),
+                    _gpu_tid(cols["device_id"][i], cols["stream_id"][i]), s - t0, dur, args,
+                    ("flow_in", fl) if fl else None)
+
+    n = D.nrows(sc)
+    if n:
+        cols = {k: D.col(sc, k, n) for k in ("start_ns", "end_ns", "bytes", "device_id",
+                                            "stream_id", "correlation_id", "value")}
+        for i in range(n):
+            s, e, b = int(cols["start_ns"][i]), int(cols["end_ns"][i]), int(cols["bytes"][i])
+            dur = max(e - s, 0)
+            fl = int(sflow[i])
+            w.slice("memset", "Memset", GPU_PID_BASE + int(cols["device_id"][i]),
+                    _gpu_tid(cols["device_id"][i], cols["stream_id"][i]), s - t0, dur,
+                    {"bytes": b, "GB/s": round(b / dur, 3) if dur else None,
+                     "value": int(cols["value"][i]),
+                     "correlation_id": int(cols["correlation_id"][i])},
+                    ("flow_in", fl) if fl else None)
+
+    # --- host tracks
+    host_threads: set[int] = set()
+    for c in (ac, nc, rc):
+        host_threads.update(int(t) for t in D.col(c, "thread_id", D.nrows(c)))
+    if host_threads:
+        w.meta("process_name", HOST_PID, 0, "host")
+    for t in sorted(host_threads):
+        w.meta("thread_name", HOST_PID, t, f"thread {t}")
+
+    # Host events are written longest-first at equal start so that viewers nest them.
+    host: list[tuple[int, int, int, str]] = []  # (start, -dur, seq, json)
+    buf = _Buffer()
+    hw = _Writer(buf)
+
+    n = D.nrows(ac)
+    if n:
+        names = D.names_of(ac, n)
+        cols = {k: D.col(ac, k, n) for k in ("start_ns", "end_ns", "thread_id", "correlation_id",
+                                            "callback_id", "return_value", "kind")}
+        for i in range(n):
+            s, e = int(cols["start_ns"][i]), int(cols["end_ns"][i])
+            cid = int(cols["correlation_id"][i])
+            kind = cols["kind"][i]
+            hw.slice("cuda_api", str(names[i]), HOST_PID, int(cols["thread_id"][i]), s - t0,
+                     e - s, {"correlation_id": cid, "cbid": int(cols["callback_id"][i]),
+                             "return": int(cols["return_value"][i]),
+                             "api": kind if isinstance(kind, str) else
+                             ("runtime" if int(kind) == 0 else "driver")},
+                     ("flow_out", cid) if cid in flow_ids else None)
+            host.append((s, -(e - s), len(host), buf.take()))
+
+    n = D.nrows(nc)
+    if n:
+        names = D.names_of(nc, n)
+        domains = nc.get("domain", np.full(n, "", dtype=object))
+        cols = {k: D.col(nc, k, n) for k in ("start_ns", "end_ns", "thread_id", "is_range",
+                                            "is_closed")}
+        is_range = cols["is_range"] if "is_range" in nc else np.ones(n, dtype=bool)
+        is_closed = cols["is_closed"] if "is_closed" in nc else np.ones(n, dtype=bool)
+        for i in range(n):
+            s, e = int(cols["start_ns"][i]), int(cols["end_ns"][i])
+            args = {"domain": str(domains[i])}
+            if not bool(is_closed[i]):
+                args["closed"] = False
+            if bool(is_range[i]):
+                hw.slice("nvtx", str(names[i]), HOST_PID, int(cols["thread_id"][i]), s - t0,
+                         e - s, args)
+            else:
+                hw.instant("nvtx", str(names[i]), HOST_PID, int(cols["thread_id"][i]), s - t0,
+                           args)
+            host.append((s, -(e - s), len(host), buf.take()))
+
+    n = D.nrows(rc)
+    if n:
+        names = D.names_of(rc, n)
+        cols = {k: D.col(rc, k, n) for k in ("start_ns", "end_ns", "thread_id", "depth")}
+        for i in range(n):
+            s, e = int(cols["start_ns"][i]), int(cols["end_ns"][i])
+            hw.slice("region", str(names[i]), HOST_PID, int(cols["thread_id"][i]), s - t0, e - s,
+                     {"depth": int(cols["depth"][i])})
+            host.append((s, -(e - s), len(host), buf.take()))
+
+    host.sort()
+    for _, _, _, ev in host:
+        w.raw(ev)
+    for cat, k in hw.counts.items():
+        w.counts[cat] = w.counts.get(cat, 0) + k
+
+    f.write("\n]}\n")
+    w.counts["flow"] = len(flow_ids)
+    return w.counts
+
+
+class _Buffer:
+    """A write target that hands back what was written since the last take()."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def write(self, s: str) -> None:
+        if s not in ("\n", ",\n"):
+            self.parts.append(s)
+
+    def take(self) -> str:
+        out = "".join(self.parts)
+        self.parts.clear()
+        return out
