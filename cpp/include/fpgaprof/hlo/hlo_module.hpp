@@ -26,8 +26,15 @@ struct Shape {
   std::vector<int64_t> dims;                  // empty for scalars
   std::vector<int64_t> layout;                // minor-to-major, empty if not printed
   std::vector<Shape> tuple;                   // elements when type == kTuple
+  std::vector<bool> dynamic_dims;             // true where the dim was printed `<=N` (N kept in dims); empty if none
+  int element_size_in_bits = 0;               // layout `E(n)`: packed sub-byte storage; 0 = one byte or more per element
+  int memory_space = 0;                       // layout `S(n)`
+  bool has_layout = false;                    // a `{...}` layout was printed
   int64_t element_count() const;              // product of dims (1 for scalars); 0 for tuples
-  int64_t byte_size() const;                  // sum over tuple elements; sub-byte types rounded up
+  int64_t byte_size() const;                  // sum over tuple elements; sub-byte types take a whole byte each
+                                              // unless the layout packs them (E(n)): then ceil(count*n/8)
+  bool is_tuple() const { return type == PrimitiveType::kTuple; }
+  bool is_array() const { return !is_tuple() && type != PrimitiveType::kToken && type != PrimitiveType::kOpaque; }
 };
 
 struct Metadata {
@@ -36,6 +43,18 @@ struct Metadata {
   std::string source_file;
   int64_t source_line = -1;
   int64_t stack_frame_id = -1;                // newer XLA: resolved into source_file/line by the parser
+  int64_t source_column = -1;                 // from the stack-frame table (newer XLA) when printed
+  std::string function_name;                  // from the stack-frame table (newer XLA) when printed
+};
+
+// One row of the module's stack-frame table (newer XLA prints FileNames, FunctionNames,
+// FileLocations, StackFrames next to the computations). Frame ids are 1-based.
+struct StackFrame {
+  std::string file;
+  std::string function;
+  int64_t line = -1;
+  int64_t column = -1;
+  int64_t parent_id = 0;                      // 0 = outermost frame
 };
 
 // Static cost of one instruction (for a fusion: of the whole fused computation, bytes at its boundary).
@@ -72,6 +91,9 @@ struct Instruction {
   Metadata metadata;
   bool is_root = false;
   int line = 0;                      // 1-based line in the module text
+  std::size_t computation_index = 0; // position of the owning computation in Module::computations
+  int64_t parameter_number = -1;     // parameter(N)
+  int64_t known_trip_count = -1;     // while: backend_config known_trip_count, -1 if not printed
   Cost cost;                         // filled by the cost model
   AccessPattern pattern = AccessPattern::kUnknown;
 };
@@ -82,6 +104,7 @@ struct Computation {
   bool is_fusion = false;            // called by a fusion instruction
   std::vector<Instruction> instructions;
   std::map<std::string, std::size_t> index;  // instruction name -> position
+  std::size_t root_index = 0;        // position of the ROOT instruction (last one if none is marked)
   const Instruction* root() const;
   const Instruction* find(const std::string& name) const;
 };
@@ -90,6 +113,10 @@ struct Module {
   std::string name;                  // HloModule name
   std::vector<Computation> computations;
   std::map<std::string, std::size_t> index;  // computation name -> position
+  std::map<std::string, std::string> attributes;  // HloModule line: is_scheduled, entry_computation_layout, ...
+  std::vector<StackFrame> stack_frames;      // stack_frames[id - 1]; empty for older XLA text
+  std::size_t entry_index = 0;
+  bool has_entry = false;
   Cost total;                        // entry computation totals (what XLA's cost_analysis reports)
   int unknown_cost_instructions = 0; // custom calls etc. counted, never silently dropped
   const Computation* entry() const;

@@ -1,0 +1,128 @@
+#include "fpgaprof/hlo/hlo_module.hpp"
+
+namespace fpgaprof::hlo {
+
+int primitive_bits(PrimitiveType t) {
+  switch (t) {
+    case PrimitiveType::kPred: return 8;
+    case PrimitiveType::kS2: case PrimitiveType::kU2: return 2;
+    case PrimitiveType::kS4: case PrimitiveType::kU4: case PrimitiveType::kF4E2M1FN: return 4;
+    case PrimitiveType::kS8: case PrimitiveType::kU8: case PrimitiveType::kF8E5M2:
+    case PrimitiveType::kF8E4M3FN: case PrimitiveType::kF8E4M3B11FNUZ: case PrimitiveType::kF8E5M2FNUZ:
+    case PrimitiveType::kF8E4M3FNUZ: case PrimitiveType::kF8E4M3: case PrimitiveType::kF8E3M4:
+    case PrimitiveType::kF8E8M0FNU: return 8;
+    case PrimitiveType::kS16: case PrimitiveType::kU16: case PrimitiveType::kF16: case PrimitiveType::kBF16: return 16;
+    case PrimitiveType::kS32: case PrimitiveType::kU32: case PrimitiveType::kF32: return 32;
+    case PrimitiveType::kS64: case PrimitiveType::kU64: case PrimitiveType::kF64: case PrimitiveType::kC64: return 64;
+    case PrimitiveType::kC128: return 128;
+    case PrimitiveType::kInvalid: case PrimitiveType::kToken: case PrimitiveType::kTuple:
+    case PrimitiveType::kOpaque: return 0;
+  }
+  return 0;
+}
+
+const char* primitive_name(PrimitiveType t) {
+  switch (t) {
+    case PrimitiveType::kInvalid: return "invalid";
+    case PrimitiveType::kPred: return "pred";
+    case PrimitiveType::kS2: return "s2";
+    case PrimitiveType::kS4: return "s4";
+    case PrimitiveType::kS8: return "s8";
+    case PrimitiveType::kS16: return "s16";
+    case PrimitiveType::kS32: return "s32";
+    case PrimitiveType::kS64: return "s64";
+    case PrimitiveType::kU2: return "u2";
+    case PrimitiveType::kU4: return "u4";
+    case PrimitiveType::kU8: return "u8";
+    case PrimitiveType::kU16: return "u16";
+    case PrimitiveType::kU32: return "u32";
+    case PrimitiveType::kU64: return "u64";
+    case PrimitiveType::kF16: return "f16";
+    case PrimitiveType::kBF16: return "bf16";
+    case PrimitiveType::kF32: return "f32";
+    case PrimitiveType::kF64: return "f64";
+    case PrimitiveType::kF8E5M2: return "f8e5m2";
+    case PrimitiveType::kF8E4M3FN: return "f8e4m3fn";
+    case PrimitiveType::kF8E4M3B11FNUZ: return "f8e4m3b11fnuz";
+    case PrimitiveType::kF8E5M2FNUZ: return "f8e5m2fnuz";
+    case PrimitiveType::kF8E4M3FNUZ: return "f8e4m3fnuz";
+    case PrimitiveType::kF8E4M3: return "f8e4m3";
+    case PrimitiveType::kF8E3M4: return "f8e3m4";
+    case PrimitiveType::kF8E8M0FNU: return "f8e8m0fnu";
+    case PrimitiveType::kF4E2M1FN: return "f4e2m1fn";
+    case PrimitiveType::kC64: return "c64";
+    case PrimitiveType::kC128: return "c128";
+    case PrimitiveType::kToken: return "token";
+    case PrimitiveType::kTuple: return "tuple";
+    case PrimitiveType::kOpaque: return "opaque";
+  }
+  return "invalid";
+}
+
+const char* access_pattern_name(AccessPattern p) {
+  switch (p) {
+    case AccessPattern::kUnknown: return "unknown";
+    case AccessPattern::kElementwise: return "elementwise";
+    case AccessPattern::kStencil: return "stencil";
+    case AccessPattern::kReduction: return "reduction";
+    case AccessPattern::kGatherScatter: return "gather_scatter";
+    case AccessPattern::kDot: return "dot";
+    case AccessPattern::kConvolution: return "convolution";
+    case AccessPattern::kFft: return "fft";
+    case AccessPattern::kSort: return "sort";
+    case AccessPattern::kDataMovement: return "data_movement";
+    case AccessPattern::kControl: return "control";
+    case AccessPattern::kLibraryCall: return "library_call";
+  }
+  return "unknown";
+}
+
+int64_t Shape::element_count() const {
+  if (type == PrimitiveType::kTuple) return 0;
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+int64_t Shape::byte_size() const {
+  if (type == PrimitiveType::kTuple) {
+    int64_t sum = 0;
+    for (const Shape& e : tuple) sum += e.byte_size();
+    return sum;
+  }
+  const int bits = primitive_bits(type);
+  if (bits == 0) return 0;
+  if (element_size_in_bits > 0 && element_size_in_bits < 8) {
+    return (element_count() * element_size_in_bits + 7) / 8;
+  }
+  return element_count() * ((bits + 7) / 8);
+}
+
+const Instruction* Computation::root() const {
+  if (instructions.empty()) return nullptr;
+  return &instructions[root_index < instructions.size() ? root_index : instructions.size() - 1];
+}
+
+const Instruction* Computation::find(const std::string& instr_name) const {
+  auto it = index.find(instr_name);
+  return it == index.end() ? nullptr : &instructions[it->second];
+}
+
+const Computation* Module::entry() const {
+  if (!has_entry || entry_index >= computations.size()) return nullptr;
+  return &computations[entry_index];
+}
+
+const Computation* Module::find(const std::string& comp_name) const {
+  auto it = index.find(comp_name);
+  return it == index.end() ? nullptr : &computations[it->second];
+}
+
+const Instruction* Module::find_instruction(const std::string& instr_name) const {
+  for (const Computation& c : computations) {
+    if (const Instruction* i = c.find(instr_name)) return i;
+  }
+  return nullptr;
+}
+
+}  // namespace fpgaprof::hlo
