@@ -12,6 +12,7 @@ from fpgaprof.errors import (  # noqa: E402
     ProfilerConflictError,
     TraceFormatError,
 )
+from fpgaprof import hlo  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -21,4 +22,5 @@ __all__ = [
     "TraceFormatError",
     "HloParseError",
     "CountersError",
+    "hlo",
 ]
