@@ -1,0 +1,618 @@
+#include "fpgaprof/analysis/attribution.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "fpgaprof/error.hpp"
+#include "fpgaprof/hlo/cost_model.hpp"
+
+namespace fpgaprof::analysis {
+
+const char* match_method_name(MatchMethod m) {
+  switch (m) {
+    case MatchMethod::kNvtxThunk: return "nvtx_thunk";
+    case MatchMethod::kKernelName: return "kernel_name";
+    case MatchMethod::kLibrary: return "library";
+    case MatchMethod::kUnattributed: break;
+  }
+  return "unattributed";
+}
+
+namespace {
+
+bool is_key_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// Splits `k=v,k=v` at commas that are outside brackets and followed by `identifier=`; a value
+// keeps every other comma (op_name paths such as `transpose[permutation=(1,0)]`).
+std::vector<std::pair<std::string_view, std::string_view>> split_key_values(std::string_view body) {
+  std::vector<std::pair<std::string_view, std::string_view>> out;
+  auto starts_pair = [&](std::size_t pos) {
+    std::size_t k = pos;
+    while (k < body.size() && is_key_char(body[k])) ++k;
+    return k > pos && k < body.size() && body[k] == '=';
+  };
+  std::size_t begin = 0;
+  int depth = 0;
+  for (std::size_t i = 0; i <= body.size(); ++i) {
+    const bool at_end = i == body.size();
+    if (!at_end) {
+      const char c = body[i];
+      if (c == '(' || c == '[' || c == '{') ++depth;
+      else if ((c == ')' || c == ']' || c == '}') && depth > 0) --depth;
+      if (c != ',' || depth != 0 || !starts_pair(i + 1)) continue;
+    }
+    std::string_view item = body.substr(begin, i - begin);
+    const std::size_t eq = item.find('=');
+    if (eq != std::string_view::npos) out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    begin = i + 1;
+  }
+  return out;
+}
+
+std::optional<int64_t> parse_int(std::string_view s) {
+  if (s.empty() || s.size() > 18) return std::nullopt;
+  int64_t v = 0;
+  bool neg = false;
+  std::size_t i = 0;
+  if (s[0] == '-') { neg = true; i = 1; }
+  if (i == s.size()) return std::nullopt;
+  for (; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return std::nullopt;
+    v = v * 10 + (s[i] - '0');
+  }
+  return neg ? -v : v;
+}
+
+bool contains_ci(std::string_view hay, std::string_view needle) {
+  if (needle.size() > hay.size()) return false;
+  for (std::size_t i = 0; i + needle.size() <= hay.size(); ++i) {
+    bool ok = true;
+    for (std::size_t j = 0; j < needle.size() && ok; ++j)
+      ok = std::tolower(static_cast<unsigned char>(hay[i + j])) ==
+           std::tolower(static_cast<unsigned char>(needle[j]));
+    if (ok) return true;
+  }
+  return false;
+}
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+}  // namespace
+
+XlaRangeName parse_xla_range_name(std::string_view text) {
+  XlaRangeName r;
+  XlaRangeName::Kind kind;
+  std::size_t colon;
+  if (starts_with(text, "XlaModule:")) {
+    kind = XlaRangeName::Kind::kModule;
+    colon = 10;
+  } else if (starts_with(text, "Thunk:")) {
+    kind = XlaRangeName::Kind::kThunk;
+    colon = 6;
+  } else {
+    return r;
+  }
+  std::string_view body = text.substr(colon);
+  if (body.empty() || body.front() != '#') return r;
+  body.remove_prefix(1);
+  // The closing '#' is the last one: a value (op_name) may itself hold '#'.
+  const std::size_t close = body.rfind('#');
+  if (close != std::string_view::npos) body = body.substr(0, close);
+  for (const auto& [key, value] : split_key_values(body)) {
+    if (kind == XlaRangeName::Kind::kModule) {
+      if (key == "hlo_module") r.hlo_module = value;
+      else if (key == "program_id") r.program_id = parse_int(value).value_or(-1);
+      else if (key == "prefix") r.prefix = value;
+    } else {
+      if (key == "hlo_op") r.hlo_op = value;
+      else if (key == "name") r.name = value;
+      else if (key == "unique_hlo_op_id") r.unique_hlo_op_id = parse_int(value).value_or(-1);
+    }
+  }
+  const bool ok = kind == XlaRangeName::Kind::kModule ? !r.hlo_module.empty() : !r.hlo_op.empty();
+  if (ok) r.kind = kind;
+  return r;
+}
+
+std::string sanitize_kernel_name(std::string_view hlo_name) {
+  std::string out(hlo_name);
+  for (char& c : out) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '_' || c == '$';
+    if (!keep) c = '_';
+  }
+  return out;
+}
+
+std::string library_of_kernel(std::string_view k) {
+  // Order matters: cuDNN and cuBLAS kernels are often built from CUTLASS/xmma templates.
+  if (contains_ci(k, "cudnn") || contains_ci(k, "implicit_convolve") || contains_ci(k, "winograd") ||
+      contains_ci(k, "convolve_") || contains_ci(k, "fprop") || contains_ci(k, "dgrad") ||
+      contains_ci(k, "wgrad"))
+    return "cuDNN";
+  if (contains_ci(k, "fft")) return "cuFFT";
+  if (contains_ci(k, "cusolver") || contains_ci(k, "potrf") || contains_ci(k, "getrf") ||
+      contains_ci(k, "syevj") || contains_ci(k, "geqrf") || contains_ci(k, "trsm"))
+    return "cuSOLVER";
+  if (contains_ci(k, "cublas") || contains_ci(k, "gemm") || contains_ci(k, "gemv") ||
+      contains_ci(k, "xmma") || contains_ci(k, "nvjet") || contains_ci(k, "splitkreduce") ||
+      contains_ci(k, "dot_kernel") || starts_with(k, "ampere_") || starts_with(k, "volta_") ||
+      starts_with(k, "turing_") || starts_with(k, "hopper_") || starts_with(k, "sm90_") ||
+      starts_with(k, "sm80_") || starts_with(k, "sm100_"))
+    return "cuBLAS";
+  if (contains_ci(k, "cutlass")) return "CUTLASS";
+  if (starts_with(k, "_ZN3cub") || contains_ci(k, "cub::") || contains_ci(k, "thrust")) return "CUB";
+  return "";
+}
+
+namespace {
+
+struct ModuleView {
+  const HloModuleText* text = nullptr;
+  const hlo::Module* module = nullptr;  // nullptr: not parsed
+  // sanitized name -> instruction, over computations that are not fusion bodies
+  std::unordered_map<std::string, const hlo::Instruction*> by_kernel_name;
+};
+
+const hlo::Instruction* find_instruction(const ModuleView& mv, const std::string& name) {
+  if (!mv.module) return nullptr;
+  for (const auto& comp : mv.module->computations) {
+    auto it = comp.index.find(name);
+    if (it != comp.index.end() && it->second < comp.instructions.size()) return &comp.instructions[it->second];
+  }
+  return nullptr;
+}
+
+// The instruction itself or, when its metadata is empty (fusions often), the root / first
+// instruction with metadata of the computation it calls.
+const hlo::Metadata* best_metadata(const hlo::Module& m, const hlo::Instruction& ins, bool want_line) {
+  auto good = [&](const hlo::Metadata& md) {
+    return want_line ? (!md.source_file.empty() && md.source_line > 0) : !md.op_name.empty();
+  };
+  if (good(ins.metadata)) return &ins.metadata;
+  for (const auto& callee : ins.called_computations) {
+    const hlo::Computation* c = m.find(callee);
+    if (!c) continue;
+    if (const hlo::Instruction* root = c->root(); root && good(root->metadata)) return &root->metadata;
+    for (auto it = c->instructions.rbegin(); it != c->instructions.rend(); ++it)
+      if (good(it->metadata)) return &it->metadata;
+  }
+  return nullptr;
+}
+
+std::string category_of(const hlo::Instruction& ins) {
+  if (ins.opcode == "fusion") return ins.fusion_kind.empty() ? "fusion" : "fusion:" + ins.fusion_kind;
+  if (ins.opcode == "custom-call")
+    return ins.custom_call_target.empty() ? "custom-call" : "custom-call:" + ins.custom_call_target;
+  return ins.opcode;
+}
+
+bool instruction_serves_library(const hlo::Instruction& ins, const std::string& lib) {
+  if (lib == "cuFFT") return ins.opcode == "fft" || (ins.opcode == "custom-call" && contains_ci(ins.custom_call_target, "fft"));
+  if (ins.opcode != "custom-call" && !(ins.opcode == "fusion" && ins.fusion_kind == "kCustom")) return false;
+  const std::string& t = ins.opcode == "custom-call" ? ins.custom_call_target : ins.backend_config;
+  if (lib == "cuDNN") return contains_ci(t, "cudnn");
+  if (lib == "cuSOLVER") return contains_ci(t, "cusolver") || contains_ci(t, "solver") || contains_ci(t, "potrf") || contains_ci(t, "getrf");
+  if (lib == "cuBLAS" || lib == "CUTLASS")
+    return contains_ci(t, "cublas") || contains_ci(t, "gemm") || contains_ci(t, "cutlass") || contains_ci(t, "matmul");
+  return ins.opcode == "custom-call";
+}
+
+class Attributor {
+ public:
+  Attributor(const TraceStore& store, const std::vector<hlo::Module>& modules) : store_(store) {
+    if (modules.size() != store.hlo_modules.size())
+      throw Error(ErrorKind::kInvalidArgument,
+                  "attribute(): got " + std::to_string(modules.size()) + " analysed modules for " +
+                      std::to_string(store.hlo_modules.size()) +
+                      " HLO module texts in the store; pass one Module per store.hlo_modules entry");
+    views_.resize(modules.size());
+    for (std::size_t i = 0; i < modules.size(); ++i) {
+      ModuleView& v = views_[i];
+      v.text = &store.hlo_modules[i];
+      if (!modules[i].name.empty() || !modules[i].computations.empty()) v.module = &modules[i];
+      by_name_[v.text->name].push_back(static_cast<uint32_t>(i));
+      if (v.text->program_id >= 0) by_program_id_[v.text->program_id].push_back(static_cast<uint32_t>(i));
+      if (!v.module) continue;
+      for (const auto& comp : v.module->computations) {
+        if (comp.is_fusion) continue;
+        for (const auto& ins : comp.instructions) {
+          std::string k = sanitize_kernel_name(ins.name);
+          if (v.by_kernel_name.emplace(k, &ins).second) by_kernel_[k].push_back(static_cast<uint32_t>(i));
+        }
+      }
+    }
+  }
+
+  AttributionResult run() {
+    AttributionResult res;
+    const auto& kernels = store_.kernels;
+    res.kernels.resize(kernels.size());
+    std::vector<uint8_t> deferred(kernels.size(), 0);  // 1: ambiguous name, 2: library kernel
+
+    for (std::size_t i = 0; i < kernels.size(); ++i) {
+      const KernelRecord& k = kernels[i];
+      ActivityAttribution& a = res.kernels[i];
+      const std::string& kname = str(k.name);
+      a.library = library_of_kernel(kname);
+      const Ranges rg = ranges_of(k.marker_index);
+      if (rg.thunk) {
+        from_thunk(rg, a);
+        continue;
+      }
+      const uint32_t range_module = rg.module ? resolve_module(*rg.module, "") : kNone32;
+      if (rg.module) { a.module_name = rg.module->hlo_module; a.program_id = rg.module->program_id; }
+      const std::vector<uint32_t>* cands = candidates(kname);
+      if (cands) {
+        if (range_module != kNone32 && std::find(cands->begin(), cands->end(), range_module) != cands->end()) {
+          by_name(kname, range_module, a);
+        } else if (cands->size() == 1) {
+          by_name(kname, (*cands)[0], a);
+        } else {
+          deferred[i] = 1;
+          a.module_index = range_module;
+        }
+      } else if (!a.library.empty()) {
+        deferred[i] = 2;
+        a.module_index = range_module;
+      } else {
+        a.reason = views_.empty() ? "no HLO modules in the trace (was fpgaprof imported before JAX started?)"
+                                  : "no XLA thunk range and no HLO instruction named like the kernel";
+      }
+    }
+    resolve_deferred(res, deferred);
+
+    res.memcpys.resize(store_.memcpys.size());
+    for (std::size_t i = 0; i < store_.memcpys.size(); ++i) {
+      const Ranges rg = ranges_of(store_.memcpys[i].marker_index);
+      if (rg.thunk) from_thunk(rg, res.memcpys[i]);
+      else res.memcpys[i].reason = "not launched inside an XLA thunk";
+    }
+    res.memsets.resize(store_.memsets.size());
+    for (std::size_t i = 0; i < store_.memsets.size(); ++i) {
+      const Ranges rg = ranges_of(store_.memsets[i].marker_index);
+      if (rg.thunk) from_thunk(rg, res.memsets[i]);
+      else res.memsets[i].reason = "not launched inside an XLA thunk";
+    }
+    aggregate(res);
+    res.warnings = std::move(warnings_);
+    return res;
+  }
+
+  std::vector<std::string> warnings_;
+
+ private:
+  struct Ranges {
+    const XlaRangeName* thunk = nullptr;
+    const XlaRangeName* module = nullptr;
+    uint32_t thunk_marker = kNone32;
+  };
+
+  const std::string& str(StringId id) const {
+    static const std::string empty;
+    return id < store_.strings.size() ? store_.strings.get(id) : empty;
+  }
+
+  const XlaRangeName& parsed(StringId name) {
+    auto it = parsed_.find(name);
+    if (it == parsed_.end()) it = parsed_.emplace(name, parse_xla_range_name(str(name))).first;
+    return it->second;
+  }
+
+  // Innermost Thunk range and the XlaModule range around it, walking MarkerRecord::parent.
+  Ranges ranges_of(uint32_t marker_index) {
+    Ranges r;
+    std::size_t steps = 0;
+    for (uint32_t m = marker_index; m != kNone32 && m < store_.markers.size() && steps <= store_.markers.size();
+         m = store_.markers[m].parent, ++steps) {
+      const XlaRangeName& p = parsed(store_.markers[m].name);
+      if (p.kind == XlaRangeName::Kind::kThunk && !r.thunk && !r.module) {
+        r.thunk = &p;
+        r.thunk_marker = m;
+      } else if (p.kind == XlaRangeName::Kind::kModule) {
+        r.module = &p;
+        break;
+      }
+    }
+    return r;
+  }
+
+  // Module for an XlaModule range: by program id, else by name (the one holding `op` when
+  // several modules share the name; the newest such).
+  uint32_t resolve_module(const XlaRangeName& mr, const std::string& op) {
+    if (mr.program_id >= 0) {
+      auto it = by_program_id_.find(mr.program_id);
+      if (it != by_program_id_.end())
+        for (uint32_t idx : it->second)
+          if (views_[idx].text->name == mr.hlo_module) return idx;
+    }
+    auto it = by_name_.find(mr.hlo_module);
+    if (it == by_name_.end()) return kNone32;
+    if (it->second.size() == 1) return it->second[0];
+    uint32_t best = kNone32;
+    for (uint32_t idx : it->second)
+      if (op.empty() || find_instruction(views_[idx], op)) best = idx;
+    return best;
+  }
+
+  void fill_from_instruction(uint32_t module_index, const hlo::Instruction* ins, ActivityAttribution& a) {
+    a.module_index = module_index;
+    const ModuleView& v = views_[module_index];
+    a.module_name = v.text->name;
+    a.program_id = v.text->program_id;
+    if (!ins) return;
+    a.hlo_op = ins->name;
+    a.category = category_of(*ins);
+    if (const hlo::Metadata* md = best_metadata(*v.module, *ins, false)) a.op_name = md->op_name;
+    if (const hlo::Metadata* md = best_metadata(*v.module, *ins, true)) {
+      a.source_file = md->source_file;
+      a.source_line = md->source_line;
+    }
+  }
+
+  void from_thunk(const Ranges& rg, ActivityAttribution& a) {
+    a.method = MatchMethod::kNvtxThunk;
+    a.thunk_marker = rg.thunk_marker;
+    const std::string& op = rg.thunk->hlo_op;
+    uint32_t mi = rg.module ? resolve_module(*rg.module, op) : kNone32;
+    if (mi == kNone32 && !rg.module) {
+      // No module range (older XLA, or it opened before the trace): the op name alone, if unique.
+      uint32_t found = kNone32;
+      int hits = 0;
+      for (uint32_t idx = 0; idx < views_.size(); ++idx)
+        if (find_instruction(views_[idx], op)) { found = idx; ++hits; }
+      if (hits == 1) mi = found;
+    }
+    if (mi != kNone32) {
+      const hlo::Instruction* ins = find_instruction(views_[mi], op);
+      fill_from_instruction(mi, ins, a);
+      if (!ins) a.reason = views_[mi].module ? "HLO op not found in its module" : "module HLO not parsed";
+    } else {
+      if (rg.module) { a.module_name = rg.module->hlo_module; a.program_id = rg.module->program_id; }
+      a.reason = "HLO text of the module not in the trace";
+    }
+    a.hlo_op = op;
+    if (a.op_name.empty() && !rg.thunk->name.empty()) {
+      const std::string prefix = rg.module ? rg.module->prefix : std::string();
+      a.op_name = prefix.empty() ? rg.thunk->name : prefix + "/" + rg.thunk->name;
+    }
+    if (a.category.empty()) a.category = a.library;
+  }
+
+  const std::vector<uint32_t>* candidates(const std::string& kname) const {
+    auto it = by_kernel_.find(kname);
+    if (it != by_kernel_.end()) return &it->second;
+    // XLA's clash suffix: `name__N`.
+    const std::size_t pos = kname.rfind("__");
+    if (pos == std::string::npos || pos == 0 || pos + 2 >= kname.size()) return nullptr;
+    for (std::size_t j = pos + 2; j < kname.size(); ++j)
+      if (kname[j] < '0' || kname[j] > '9') return nullptr;
+    it = by_kernel_.find(kname.substr(0, pos));
+    return it != by_kernel_.end() ? &it->second : nullptr;
+  }
+
+  void by_name(const std::string& kname, uint32_t mi, ActivityAttribution& a) {
+    const ModuleView& v = views_[mi];
+    auto it = v.by_kernel_name.find(kname);
+    if (it == v.by_kernel_name.end()) it = v.by_kernel_name.find(kname.substr(0, kname.rfind("__")));
+    fill_from_instruction(mi, it != v.by_kernel_name.end() ? it->second : nullptr, a);
+    a.method = MatchMethod::kKernelName;
+    a.reason.clear();
+  }
+
+  void resolve_deferred(AttributionResult& res, const std::vector<uint8_t>& deferred) {
+    const auto& kernels = store_.kernels;
+    if (std::none_of(deferred.begin(), deferred.end(), [](uint8_t d) { return d != 0; })) return;
+    // Context: the module of the closest kernel on the same stream attributed in pass 1.
+    std::vector<uint32_t> order(kernels.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+      const KernelRecord& a = kernels[x];
+      const KernelRecord& b = kernels[y];
+      return std::tie(a.device_id, a.context_id, a.stream_id, a.start_ns, x) <
+             std::tie(b.device_id, b.context_id, b.stream_id, b.start_ns, y);
+    });
+    auto same_stream = [&](uint32_t x, uint32_t y) {
+      return kernels[x].device_id == kernels[y].device_id && kernels[x].context_id == kernels[y].context_id &&
+             kernels[x].stream_id == kernels[y].stream_id;
+    };
+    auto known = [&](uint32_t k) { return deferred[k] == 0 && res.kernels[k].module_index != kNone32; };
+    std::vector<uint32_t> prev(order.size(), kNone32), next(order.size(), kNone32);
+    for (std::size_t p = 0; p < order.size(); ++p) {
+      if (p > 0 && same_stream(order[p - 1], order[p]))
+        prev[p] = known(order[p - 1]) ? res.kernels[order[p - 1]].module_index : prev[p - 1];
+    }
+    for (std::size_t p = order.size(); p-- > 0;) {
+      if (p + 1 < order.size() && same_stream(order[p + 1], order[p]))
+        next[p] = known(order[p + 1]) ? res.kernels[order[p + 1]].module_index : next[p + 1];
+    }
+    for (std::size_t p = 0; p < order.size(); ++p) {
+      const uint32_t k = order[p];
+      if (deferred[k] == 0) continue;
+      ActivityAttribution& a = res.kernels[k];
+      const std::string& kname = str(kernels[k].name);
+      std::vector<uint32_t> ctx;
+      if (a.module_index != kNone32) ctx.push_back(a.module_index);
+      if (prev[p] != kNone32) ctx.push_back(prev[p]);
+      if (next[p] != kNone32) ctx.push_back(next[p]);
+      if (deferred[k] == 1) {
+        const std::vector<uint32_t>& cands = *candidates(kname);
+        bool done = false;
+        for (uint32_t c : ctx)
+          if (std::find(cands.begin(), cands.end(), c) != cands.end()) { by_name(kname, c, a); done = true; break; }
+        if (!done) {
+          a.module_index = kNone32;
+          a.reason = "kernel name matches instructions in " + std::to_string(cands.size()) +
+                     " modules and no neighbouring kernel tells which";
+        }
+        continue;
+      }
+      // Library kernel without a thunk range: the single instruction of that library in context.
+      bool done = false;
+      std::string why = "library kernel without XLA thunk range and no attributed neighbour";
+      for (uint32_t c : ctx) {
+        const ModuleView& v = views_[c];
+        if (!v.module) continue;
+        const hlo::Instruction* only = nullptr;
+        int n = 0;
+        for (const auto& comp : v.module->computations) {
+          if (comp.is_fusion) continue;
+          for (const auto& ins : comp.instructions)
+            if (instruction_serves_library(ins, a.library)) { only = &ins; ++n; }
+        }
+        if (n == 1) {
+          fill_from_instruction(c, only, a);
+          a.method = MatchMethod::kLibrary;
+          a.reason.clear();
+          done = true;
+          break;
+        }
+        why = std::to_string(n) + " " + a.library + " call sites in module " + v.text->name + ", cannot tell which";
+      }
+      if (!done) {
+        a.module_index = kNone32;
+        a.reason = why;
+      }
+    }
+  }
+
+  void aggregate(AttributionResult& res) {
+    std::map<std::string, std::size_t> slot;
+    std::map<std::size_t, std::unordered_set<uint32_t>> thunks;
+    std::map<std::size_t, std::array<uint64_t, 4>> methods;
+    std::map<std::string, std::size_t> unattr_slot;
+    auto key_of = [](const ActivityAttribution& a) {
+      return std::to_string(a.module_index) + '\x1f' + a.module_name + '\x1f' + std::to_string(a.program_id) +
+             '\x1f' + a.hlo_op;
+    };
+    auto op_for = [&](const ActivityAttribution& a) -> OpStats& {
+      auto [it, fresh] = slot.emplace(key_of(a), res.ops.size());
+      if (fresh) {
+        OpStats s;
+        s.module_index = a.module_index;
+        s.module_name = a.module_name;
+        s.program_id = a.program_id;
+        s.hlo_op = a.hlo_op;
+        s.category = a.category;
+        s.op_name = a.op_name;
+        s.source_file = a.source_file;
+        s.source_line = a.source_line;
+        if (a.module_index != kNone32) {
+          if (const hlo::Instruction* ins = find_instruction(views_[a.module_index], a.hlo_op)) {
+            s.opcode = ins->opcode;
+            s.has_cost = true;
+            s.flops = ins->cost.flops;
+            s.transcendentals = ins->cost.transcendentals;
+            s.bytes_read = ins->cost.bytes_read;
+            s.bytes_written = ins->cost.bytes_written;
+            s.bytes_accessed = ins->cost.bytes_accessed();
+            s.cost_per_iteration = ins->cost.per_iteration;
+            s.cost_unknown = ins->cost.unknown;
+            s.pattern = hlo::access_pattern_name(ins->pattern);
+          }
+        }
+        res.ops.push_back(std::move(s));
+      }
+      return res.ops[it->second];
+    };
+    for (std::size_t i = 0; i < res.kernels.size(); ++i) {
+      const ActivityAttribution& a = res.kernels[i];
+      const KernelRecord& k = store_.kernels[i];
+      const uint64_t dur = k.duration_ns();
+      res.count_by_method[static_cast<std::size_t>(a.method)]++;
+      if (a.method == MatchMethod::kUnattributed) {
+        res.unattributed_count++;
+        res.unattributed_ns += dur;
+        const std::string& name = str(k.name);
+        auto [it, fresh] = unattr_slot.emplace(name, res.unattributed.size());
+        if (fresh) res.unattributed.push_back(UnattributedKernel{name, 0, 0, a.reason});
+        res.unattributed[it->second].count++;
+        res.unattributed[it->second].total_ns += dur;
+        continue;
+      }
+      res.attributed_count++;
+      res.attributed_ns += dur;
+      OpStats& s = op_for(a);
+      const std::size_t si = static_cast<std::size_t>(&s - res.ops.data());
+      s.kernel_count++;
+      s.total_ns += dur;
+      if (a.thunk_marker != kNone32) thunks[si].insert(a.thunk_marker);
+      else s.executions++;
+      methods[si][static_cast<std::size_t>(a.method)]++;
+      const std::string& name = str(k.name);
+      if (std::find(s.kernel_names.begin(), s.kernel_names.end(), name) == s.kernel_names.end())
+        s.kernel_names.push_back(name);
+    }
+    auto add_copy = [&](const ActivityAttribution& a, uint64_t dur, uint64_t bytes) {
+      if (a.method == MatchMethod::kUnattributed) return;
+      OpStats& s = op_for(a);
+      s.memcpy_count++;
+      s.memcpy_ns += dur;
+      s.memcpy_bytes += bytes;
+    };
+    for (std::size_t i = 0; i < res.memcpys.size(); ++i)
+      add_copy(res.memcpys[i], store_.memcpys[i].duration_ns(), store_.memcpys[i].bytes);
+    for (std::size_t i = 0; i < res.memsets.size(); ++i)
+      add_copy(res.memsets[i], store_.memsets[i].duration_ns(), store_.memsets[i].bytes);
+    for (std::size_t si = 0; si < res.ops.size(); ++si) {
+      OpStats& s = res.ops[si];
+      if (auto it = thunks.find(si); it != thunks.end()) s.executions += it->second.size();
+      s.mean_ns = s.executions ? s.total_ns / s.executions : 0;
+      if (auto it = methods.find(si); it != methods.end()) {
+        const auto& m = it->second;
+        s.method = static_cast<MatchMethod>(std::max_element(m.begin(), m.end()) - m.begin());
+      } else {
+        s.method = MatchMethod::kNvtxThunk;  // only copies: those come from thunk ranges
+      }
+    }
+    std::stable_sort(res.ops.begin(), res.ops.end(), [](const OpStats& x, const OpStats& y) {
+      return x.total_ns + x.memcpy_ns > y.total_ns + y.memcpy_ns;
+    });
+    std::stable_sort(res.unattributed.begin(), res.unattributed.end(),
+                     [](const UnattributedKernel& x, const UnattributedKernel& y) { return x.total_ns > y.total_ns; });
+  }
+
+  const TraceStore& store_;
+  std::vector<ModuleView> views_;
+  std::unordered_map<std::string, std::vector<uint32_t>> by_name_;
+  std::unordered_map<int64_t, std::vector<uint32_t>> by_program_id_;
+  std::unordered_map<std::string, std::vector<uint32_t>> by_kernel_;
+  std::unordered_map<StringId, XlaRangeName> parsed_;
+};
+
+}  // namespace
+
+AttributionResult attribute(const TraceStore& store, const std::vector<hlo::Module>& modules) {
+  Attributor at(store, modules);
+  return at.run();
+}
+
+AttributionResult attribute(const TraceStore& store) {
+  std::vector<hlo::Module> modules(store.hlo_modules.size());
+  std::vector<std::string> warnings;
+  for (std::size_t i = 0; i < store.hlo_modules.size(); ++i) {
+    try {
+      modules[i] = hlo::analyze_hlo(store.hlo_modules[i].text);
+    } catch (const Error& e) {
+      modules[i] = hlo::Module{};
+      warnings.push_back("HLO module " + store.hlo_modules[i].name + " (program_id " +
+                         std::to_string(store.hlo_modules[i].program_id) + ") could not be analysed (" +
+                         e.what() + "); its kernels get op names from XLA's ranges only, without costs");
+    }
+  }
+  AttributionResult res = attribute(store, modules);
+  res.warnings.insert(res.warnings.begin(), warnings.begin(), warnings.end());
+  return res;
+}
+
+}  // namespace fpgaprof::analysis

@@ -1,0 +1,301 @@
+"""XLA flags that fpgaprof needs, merged into the user's environment before the XLA backend starts.
+
+XLA parses ``XLA_FLAGS`` once, when the first backend starts (``jax.devices()``, the first
+array, the first ``jit`` call), not when ``jax`` is imported. ``prepare(env)`` therefore has
+to run before that: ``import fpgaprof`` calls it for its own process (through
+``_env.prepare_process``) and ``fpgaprof run`` calls it for the child's environment.
+
+What it adds (never replacing a flag the user set):
+
+* ``--xla_dump_to=DIR --xla_dump_hlo_as_text``: XLA writes the optimized HLO of every module it
+  compiles as ``module_NNNN.NAME.<platform>_after_optimizations.txt`` (NNNN is the module's
+  unique id, the ``program_id`` of XLA's ``XlaModule`` NVTX ranges). DIR is a per-process temp
+  dir removed at exit, ``$FPGAPROF_HLO_DUMP_DIR`` (kept), or the user's own ``--xla_dump_to``
+  (kept; text dumping is added to it).
+* ``--xla_gpu_enable_command_buffer=`` (empty list): XLA otherwise captures thunks into CUDA
+  graphs, which hides the per-thunk NVTX ranges that map kernels to HLO ops. Kept when the user
+  set the flag, or with ``keep_command_buffers=True`` / ``FPGAPROF_KEEP_COMMAND_BUFFERS=1``.
+  The flag is harmless (accepted, unused) on CPU.
+* ``JAX_ENABLE_COMPILATION_CACHE=false`` unless the user set it (or
+  ``FPGAPROF_KEEP_COMPILATION_CACHE=1``): a module loaded from JAX's persistent cache is not
+  compiled, so XLA dumps nothing for it and its kernels could only be matched by name.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import re
+import shlex
+import shutil
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Iterable, MutableMapping
+from dataclasses import dataclass, field
+
+__all__ = [
+    "XlaSetup",
+    "DumpedModule",
+    "prepare",
+    "current",
+    "split_flags",
+    "flag_value",
+    "read_dumped_modules",
+    "sanitize_kernel_name",
+    "warn_if_backend_started",
+]
+
+# Set in an environment that prepare() has already handled: the dump dir fpgaprof chose, so that
+# a child (``fpgaprof run``) or a second call recognises the flags as fpgaprof's, not the user's.
+_MARKER_ENV = "FPGAPROF_XLA_DUMP_DIR"
+
+_AFTER_OPT_RE = re.compile(r"^module_(\d+)\.(.+?)\.(?:[^.]*_)?after_optimizations\.txt$")
+_HLO_MODULE_NAME_RE = re.compile(r"^\s*HloModule\s+([^\s,]+)", re.MULTILINE)
+
+
+@dataclass
+class XlaSetup:
+    """What prepare() did to one environment."""
+
+    dump_dir: str = ""                  # where XLA writes HLO text ("" if none)
+    dump_dir_owned: bool = False        # fpgaprof created it and removes it at exit
+    dump_dir_from_user: bool = False    # the user's own --xla_dump_to
+    dump_as_text: bool = True           # False: the user turned text dumping off; nothing to read
+    command_buffers_disabled: bool = False
+    compilation_cache_disabled: bool = False
+    flags_added: list[str] = field(default_factory=list)
+    xla_flags: str = ""                 # XLA_FLAGS after the merge
+    prepared_ns: int = 0                # time.time_ns() when prepared (dumps older than this are not ours)
+    backend_already_started: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class DumpedModule:
+    """One optimized HLO module read from the dump dir."""
+
+    name: str
+    program_id: int
+    text: str
+    path: str
+    mtime_ns: int
+
+
+_process_setup: XlaSetup | None = None
+_warned_started = False
+
+
+def split_flags(xla_flags: str) -> list[str]:
+    """Splits an XLA_FLAGS value into its flags, keeping quoted values whole (quotes kept)."""
+    lexer = shlex.shlex(xla_flags, posix=False)
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        return list(lexer)
+    except ValueError:  # unbalanced quote: XLA itself would reject it; fall back to spaces
+        return xla_flags.split()
+
+
+def flag_value(flags: Iterable[str], name: str) -> str | None:
+    """Value of the last ``--name=value`` (or ``--name`` → "true") among flags; None if absent."""
+    value = None
+    for f in flags:
+        body = f[2:] if f.startswith("--") else f[1:] if f.startswith("-") else None
+        if body is None:
+            continue
+        key, eq, val = body.partition("=")
+        if key == name:
+            value = val.strip("\"'") if eq else "true"
+        elif key == "no" + name:
+            value = "false"
+    return value
+
+
+def _truthy(value: str | None) -> bool:
+    return value is not None and value.strip().lower() in ("1", "true", "yes", "on")
+
+
+def prepare(
+    env: MutableMapping[str, str],
+    *,
+    keep_command_buffers: bool | None = None,
+    keep_compilation_cache: bool | None = None,
+    dump_dir: str | None = None,
+) -> XlaSetup:
+    """Merges fpgaprof's XLA flags into ``env["XLA_FLAGS"]`` and returns what it did.
+
+    Idempotent: a second call on an environment already prepared (also by a parent process)
+    adds nothing and reports the same dump dir. ``dump_dir`` (or ``$FPGAPROF_HLO_DUMP_DIR``)
+    names the dump dir; otherwise a fresh temp dir is created and registered for removal at
+    interpreter exit. Options left at None read ``FPGAPROF_KEEP_COMMAND_BUFFERS`` and
+    ``FPGAPROF_KEEP_COMPILATION_CACHE``. Never raises for odd user flags.
+    """
+    if keep_command_buffers is None:
+        keep_command_buffers = _truthy(env.get("FPGAPROF_KEEP_COMMAND_BUFFERS"))
+    if keep_compilation_cache is None:
+        keep_compilation_cache = _truthy(env.get("FPGAPROF_KEEP_COMPILATION_CACHE"))
+
+    setup = XlaSetup(prepared_ns=time.time_ns())
+    flags = split_flags(env.get("XLA_FLAGS", ""))
+    added: list[str] = []
+
+    user_dump = flag_value(flags, "xla_dump_to")
+    ours = env.get(_MARKER_ENV)
+    if user_dump and ours and os.path.normpath(user_dump) == os.path.normpath(ours):
+        # Prepared before (this process or a parent): the dir belongs to whoever created it.
+        setup.dump_dir = user_dump
+    elif user_dump:
+        setup.dump_dir = user_dump
+        setup.dump_dir_from_user = True
+    else:
+        chosen = dump_dir or env.get("FPGAPROF_HLO_DUMP_DIR")
+        if chosen:
+            os.makedirs(chosen, exist_ok=True)
+            setup.dump_dir = os.path.abspath(chosen)
+        else:
+            setup.dump_dir = tempfile.mkdtemp(prefix="fpgaprof-hlo-")
+            setup.dump_dir_owned = True
+            atexit.register(shutil.rmtree, setup.dump_dir, True)
+        added.append(f"--xla_dump_to={setup.dump_dir}")
+        env[_MARKER_ENV] = setup.dump_dir
+
+    as_text = flag_value(flags, "xla_dump_hlo_as_text")
+    if as_text is None:
+        added.append("--xla_dump_hlo_as_text")
+    elif not _truthy(as_text):
+        setup.dump_as_text = False
+        setup.warnings.append(
+            "XLA_FLAGS sets --xla_dump_hlo_as_text=false, so fpgaprof cannot read the HLO of "
+            "the traced modules and matches kernels by name only; remove that flag to get "
+            "HLO ops, costs and source lines."
+        )
+
+    user_cb = flag_value(flags, "xla_gpu_enable_command_buffer")
+    if user_cb is not None:
+        setup.command_buffers_disabled = user_cb.strip() == ""
+    elif not keep_command_buffers:
+        added.append("--xla_gpu_enable_command_buffer=")
+        setup.command_buffers_disabled = True
+
+    if "JAX_ENABLE_COMPILATION_CACHE" not in env and not keep_compilation_cache:
+        env["JAX_ENABLE_COMPILATION_CACHE"] = "false"
+        setup.compilation_cache_disabled = True
+    else:
+        setup.compilation_cache_disabled = not _truthy(
+            env.get("JAX_ENABLE_COMPILATION_CACHE", "true"))
+
+    if added:
+        env["XLA_FLAGS"] = " ".join(flags + added)
+    setup.flags_added = added
+    setup.xla_flags = env.get("XLA_FLAGS", "")
+    return setup
+
+
+def _backend_started() -> bool:
+    bridge = sys.modules.get("jax._src.xla_bridge")
+    if bridge is None:
+        return False
+    started = getattr(bridge, "backends_are_initialized", None)
+    if started is not None:
+        try:
+            return bool(started())
+        except Exception:  # noqa: BLE001 - a private API that may change; assume not started
+            return False
+    return bool(getattr(bridge, "_backends", None))
+
+
+def warn_if_backend_started(setup: XlaSetup) -> bool:
+    """Warns once per process when a JAX backend started before fpgaprof set XLA_FLAGS."""
+    global _warned_started
+    if not _backend_started():
+        return False
+    setup.backend_already_started = True
+    msg = (
+        "fpgaprof was imported after JAX had started its backend, so XLA never saw fpgaprof's "
+        "XLA_FLAGS: no HLO is dumped (kernels are matched by kernel name only, without HLO "
+        "costs or source lines) and XLA command buffers stay on (kernels inside them cannot be "
+        "attributed to HLO ops). Fix: `import fpgaprof` before the first JAX computation, or "
+        "run the script with `fpgaprof run`."
+    )
+    if msg not in setup.warnings:
+        setup.warnings.append(msg)
+    if not _warned_started:
+        _warned_started = True
+        warnings.warn(msg, RuntimeWarning, stacklevel=3)
+    return True
+
+
+def current() -> XlaSetup:
+    """The setup of this process, preparing ``os.environ`` on first use."""
+    global _process_setup
+    if _process_setup is None:
+        _process_setup = prepare(os.environ)
+        warn_if_backend_started(_process_setup)
+    return _process_setup
+
+
+def sanitize_kernel_name(hlo_name: str) -> str:
+    """The CUDA kernel name XLA gives a fusion: every char outside [A-Za-z0-9_$] becomes '_'."""
+    return re.sub(r"[^A-Za-z0-9_$]", "_", hlo_name)
+
+
+def read_dumped_modules(
+    setup: XlaSetup | None = None,
+    *,
+    since_ns: int | None = None,
+    program_ids: Iterable[int] | None = None,
+    names: Iterable[str] | None = None,
+    kernel_names: Iterable[str] | None = None,
+) -> list[DumpedModule]:
+    """Reads the optimized HLO modules XLA dumped into the setup's dump dir.
+
+    Only ``*after_optimizations.txt`` files count (not buffer assignments, not per-pass
+    dumps). Files older than ``since_ns`` (default: when the setup was prepared) are skipped, so a
+    user's long-lived dump dir does not leak old runs. Filters, when given and non-empty: keep a
+    module whose program id is in ``program_ids`` or whose name is in ``names`` (the modules the
+    trace's XlaModule ranges name); else, with ``kernel_names``, keep a module holding an
+    instruction whose sanitized name is one of them. Sorted by program id. Unreadable files are
+    skipped (a dump being written at the same time is read whole next time).
+    """
+    setup = setup or current()
+    if not setup.dump_dir or not os.path.isdir(setup.dump_dir):
+        return []
+    since = setup.prepared_ns if since_ns is None else since_ns
+    pid_set = set(program_ids or ())
+    name_set = set(names or ())
+    kernel_set = set(kernel_names or ())
+    found: list[DumpedModule] = []
+    for entry in os.scandir(setup.dump_dir):
+        m = _AFTER_OPT_RE.match(entry.name)
+        if not m or not entry.is_file():
+            continue
+        try:
+            st = entry.stat()
+            # Second resolution on some file systems: allow the whole second of prepare().
+            if st.st_mtime_ns < since - 1_000_000_000:
+                continue
+            with open(entry.path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        except OSError:
+            continue
+        header = _HLO_MODULE_NAME_RE.search(text)
+        name = header.group(1) if header else m.group(2)
+        found.append(DumpedModule(name, int(m.group(1)), text, entry.path, st.st_mtime_ns))
+    found.sort(key=lambda d: (d.program_id, d.path))
+    if pid_set or name_set:
+        return [d for d in found if d.program_id in pid_set or d.name in name_set]
+    if kernel_set:
+        return [d for d in found if _holds_kernel(d.text, kernel_set)]
+    return found
+
+
+_INSTR_NAME_RE = re.compile(r"^\s*(?:ROOT\s+)?%?([A-Za-z0-9_.\-$]+)\s*=", re.MULTILINE)
+
+
+def _holds_kernel(text: str, kernel_names: set[str]) -> bool:
+    for m in _INSTR_NAME_RE.finditer(text):
+        if sanitize_kernel_name(m.group(1)) in kernel_names:
+            return True
+    return False
