@@ -28,6 +28,13 @@ endif()
 find_path(FPGAPROF_CUDA_INCLUDE_DIR cuda.h
   HINTS ${_fp_cuda_hints} ${_fp_wheel_include} "${FPGAPROF_CUPTI_INCLUDE_DIR}"
   DOC "Directory holding cuda.h (CUPTI's headers include it)")
+if(NOT FPGAPROF_CUDA_INCLUDE_DIR)
+  # The nvidia-cuda-cupti wheel has CUPTI's headers but no cuda.h: use fpgaprof's own minimal
+  # stand-in (a normal variable shadowing the NOTFOUND cache entry, so a later configure
+  # still looks for the real header first).
+  set(FPGAPROF_CUDA_INCLUDE_DIR "${PROJECT_SOURCE_DIR}/cpp/src/cupti/compat")
+  message(STATUS "fpgaprof: no cuda.h found; using the compat header in ${FPGAPROF_CUDA_INCLUDE_DIR}")
+endif()
 find_path(FPGAPROF_NVTX_INCLUDE_DIR nvtx3/nvToolsExt.h
   HINTS ${_fp_cuda_hints} ${_fp_wheel_include} "${FPGAPROF_CUPTI_INCLUDE_DIR}"
   DOC "Directory holding nvtx3/ (CUDA toolkit or the nvidia-nvtx wheel)")

@@ -21,7 +21,17 @@ struct CaptureOptions {
   bool require_gpu = false;                 // true: throw Error(kCuptiUnavailable) instead of degrading
 };
 
-// What fpgaprof sees of CUPTI and the GPUs. Never throws.
+// What fpgaprof sees of CUPTI and the GPUs. probe_cupti() never throws; it loads libcupti
+// (by the search order below) and libcuda if they can be found, and never loads a second copy.
+//
+// libcupti search order (first hit wins; the copy found is reused for the whole process):
+//   1. a libcupti already loaded in the process (libcupti.so.13 / .so.12 / .so, RTLD_NOLOAD);
+//   2. $FPGAPROF_CUPTI_LIBRARY (exact path; if set and not loadable, that is the problem);
+//   3. libcupti.so.13 / .so.12 in each directory of $FPGAPROF_WHEEL_LIB_DIRS (colon-separated;
+//      the Python package sets it to site-packages/nvidia/*/lib);
+//   4. $CUDA_HOME/lib64, $CUDA_HOME/extras/CUPTI/lib64, /usr/local/cuda/lib64,
+//      /usr/local/cuda/extras/CUPTI/lib64;
+//   5. libcupti.so.13, then libcupti.so, on the system library path.
 struct CuptiStatus {
   bool library_found = false;
   std::string library_path;        // the libcupti it uses / would load
@@ -45,7 +55,11 @@ class CaptureSession {
 
   // Synchronizes every device, forces a flush, converts the remaining buffers, and returns
   // the owned store (records converted, not yet correlated: call correlate()). Reads the
-  // dropped-record count at every flush. Safe to call once.
+  // dropped-record count at every flush. Call once: a second call throws Error(kState).
+  // meta is filled (start/end ns, cupti/driver versions, cupti_path, gpu_available,
+  // unavailable_reason, dropped/incomplete counts, warnings); devices from CUPTI's DEVICE
+  // records completed by the driver. Destroying a session without stop() stops it and
+  // discards its data. Records are converted on CUPTI's thread while the session runs.
   virtual TraceStore stop() = 0;
   virtual bool gpu_active() const = 0;
   virtual std::string unavailable_reason() const = 0;
@@ -57,10 +71,18 @@ class CaptureSession {
 void region_push(std::string_view name);
 void region_pop();
 
-// Trace clock now, in ns (CLOCK_REALTIME, the clock CUPTI uses on Linux).
+// Trace clock now, in ns. cuptiGetTimestamp() when libcupti is loaded and answers (it
+// reports 0 without a driver), else clock_gettime(CLOCK_REALTIME): both are CLOCK_REALTIME
+// nanoseconds on Linux, so host-side and GPU-side times share one axis. Thread-safe.
 uint64_t trace_clock_ns();
 
 // The OS thread id (gettid) of the calling thread.
 uint32_t current_thread_id();
+
+// Absolute path of the loaded libfpgaprof.so (dladdr on one of its symbols); "" if unknown.
+// The Python layer sets NVTX_INJECTION64_PATH to it before JAX starts: libfpgaprof.so exports
+// `extern "C" int InitializeInjectionNvtx2(void*)`, which hands NVTX to the libcupti that
+// CaptureSession uses (found by the search order in docs/capture.md; 0 when none).
+std::string library_path();
 
 }  // namespace fpgaprof

@@ -1,0 +1,51 @@
+// CudaDriver: the few libcuda entry points the collector needs (device facts, driver version,
+// device synchronization before the final flush), dlopen'ed from libcuda.so.1 at run time.
+// Uses no CUDA header: handles are opaque pointers and attributes are the driver's documented
+// integer ids. When libcuda is absent (CPU-only machines, the CUPTI test double) every call
+// reports that instead of failing.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fpgaprof/records.hpp"
+
+namespace fpgaprof::cupti {
+
+class CudaDriver {
+ public:
+  // Loads libcuda.so.1 once (thread-safe); nullptr when it cannot be loaded.
+  static const CudaDriver* get();
+
+  // cuDriverGetVersion (e.g. 13000); 0 when it fails.
+  uint32_t driver_version() const;
+  // cuInit + cuDeviceGetCount; 0 when no device (or the driver fails), reason in *error.
+  int device_count(std::string* error) const;
+  // Device facts from cuDeviceGetAttribute / cuDeviceGetName / cuDeviceGetUuid. Fields the
+  // driver does not report stay 0 (PCIe generation and width: the driver has no attribute).
+  DeviceInfo device_info(int ordinal) const;
+  // Synchronizes the calling thread's current context and the active primary context of
+  // every device (pushed, synchronized, popped). Returns one warning per failure.
+  std::vector<std::string> synchronize_all() const;
+
+ private:
+  using Fn0 = int (*)();
+  int (*Init_)(unsigned) = nullptr;
+  int (*DriverGetVersion_)(int*) = nullptr;
+  int (*DeviceGetCount_)(int*) = nullptr;
+  int (*DeviceGet_)(int*, int) = nullptr;
+  int (*DeviceGetAttribute_)(int*, int, int) = nullptr;
+  int (*DeviceGetName_)(char*, int, int) = nullptr;
+  int (*DeviceGetUuid_)(void*, int) = nullptr;
+  int (*DeviceTotalMem_)(std::size_t*, int) = nullptr;
+  int (*PrimaryCtxGetState_)(int, unsigned*, int*) = nullptr;
+  int (*PrimaryCtxRetain_)(void**, int) = nullptr;
+  int (*PrimaryCtxRelease_)(int) = nullptr;
+  int (*CtxPushCurrent_)(void*) = nullptr;
+  int (*CtxPopCurrent_)(void**) = nullptr;
+  int (*CtxGetCurrent_)(void**) = nullptr;
+  Fn0 CtxSynchronize_ = nullptr;
+};
+
+}  // namespace fpgaprof::cupti

@@ -1,0 +1,178 @@
+#include "cupti/cupti_api.hpp"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <vector>
+
+namespace fpgaprof::cupti {
+namespace {
+
+std::mutex g_load_mutex;
+std::atomic<const CuptiApi*> g_api{nullptr};
+
+bool file_exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string handle_path(void* handle, const std::string& fallback) {
+  link_map* map = nullptr;
+  if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr &&
+      map->l_name[0] != '\0') {
+    return map->l_name;
+  }
+  return fallback;
+}
+
+template <typename Fn>
+void resolve(void* handle, const char* name, Fn& out) {
+  // POSIX guarantees object and function pointers round-trip through dlsym's void*.
+  out = reinterpret_cast<Fn>(::dlsym(handle, name));
+}
+
+// Fills the table from an open handle; returns the first missing required symbol, or "".
+std::string fill(void* handle, CuptiApi& api) {
+  resolve(handle, "cuptiGetVersion", api.GetVersion);
+  resolve(handle, "cuptiGetResultString", api.GetResultString);
+  resolve(handle, "cuptiSubscribe", api.Subscribe);
+  resolve(handle, "cuptiUnsubscribe", api.Unsubscribe);
+  resolve(handle, "cuptiActivityEnable", api.ActivityEnable);
+  resolve(handle, "cuptiActivityDisable", api.ActivityDisable);
+  resolve(handle, "cuptiActivityRegisterCallbacks", api.ActivityRegisterCallbacks);
+  resolve(handle, "cuptiActivityFlushAll", api.ActivityFlushAll);
+  resolve(handle, "cuptiActivityGetNextRecord", api.ActivityGetNextRecord);
+  resolve(handle, "cuptiActivityGetNumDroppedRecords", api.ActivityGetNumDroppedRecords);
+  resolve(handle, "cuptiGetTimestamp", api.GetTimestamp);
+  resolve(handle, "cuptiSubscribe_v2", api.Subscribe_v2);
+  resolve(handle, "cuptiSetThreadIdType", api.SetThreadIdType);
+  resolve(handle, "cuptiActivitySetAttribute", api.ActivitySetAttribute);
+  resolve(handle, "cuptiGetCallbackName", api.GetCallbackName);
+  resolve(handle, "InitializeInjectionNvtx2", api.InitializeInjectionNvtx2);
+  resolve(handle, "cuptiNvtxInitialize2", api.NvtxInitialize2);
+  const std::pair<const char*, bool> required[] = {
+      {"cuptiGetVersion", api.GetVersion != nullptr},
+      {"cuptiGetResultString", api.GetResultString != nullptr},
+      {"cuptiSubscribe", api.Subscribe != nullptr},
+      {"cuptiUnsubscribe", api.Unsubscribe != nullptr},
+      {"cuptiActivityEnable", api.ActivityEnable != nullptr},
+      {"cuptiActivityDisable", api.ActivityDisable != nullptr},
+      {"cuptiActivityRegisterCallbacks", api.ActivityRegisterCallbacks != nullptr},
+      {"cuptiActivityFlushAll", api.ActivityFlushAll != nullptr},
+      {"cuptiActivityGetNextRecord", api.ActivityGetNextRecord != nullptr},
+      {"cuptiActivityGetNumDroppedRecords", api.ActivityGetNumDroppedRecords != nullptr},
+      {"cuptiGetTimestamp", api.GetTimestamp != nullptr},
+  };
+  for (const auto& [name, ok] : required) {
+    if (!ok) return name;
+  }
+  return {};
+}
+
+struct Candidate {
+  std::string name;  // path or soname for dlopen
+  std::string how;
+};
+
+std::vector<Candidate> search_candidates() {
+  std::vector<Candidate> out;
+  if (const char* dirs = std::getenv("FPGAPROF_WHEEL_LIB_DIRS"); dirs != nullptr) {
+    std::string_view rest(dirs);
+    while (!rest.empty()) {
+      const auto colon = rest.find(':');
+      const std::string dir(rest.substr(0, colon));
+      rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+      if (dir.empty()) continue;
+      for (const char* so : {"libcupti.so.13", "libcupti.so.12"}) {
+        out.push_back({dir + "/" + so, "pip wheel"});
+      }
+    }
+  }
+  std::vector<std::string> dirs;
+  if (const char* cuda_home = std::getenv("CUDA_HOME"); cuda_home != nullptr && *cuda_home) {
+    dirs.push_back(std::string(cuda_home) + "/lib64");
+    dirs.push_back(std::string(cuda_home) + "/extras/CUPTI/lib64");
+  }
+  dirs.emplace_back("/usr/local/cuda/lib64");
+  dirs.emplace_back("/usr/local/cuda/extras/CUPTI/lib64");
+  for (const auto& dir : dirs) {
+    for (const char* so : {"libcupti.so.13", "libcupti.so.12", "libcupti.so"}) {
+      out.push_back({dir + "/" + so, "CUDA toolkit"});
+    }
+  }
+  return out;
+}
+
+const CuptiApi* adopt(void* handle, const std::string& name, const std::string& how,
+                      std::string* error) {
+  auto api = std::make_unique<CuptiApi>();
+  const std::string missing = fill(handle, *api);
+  if (!missing.empty()) {
+    if (error) {
+      *error = "libcupti at " + handle_path(handle, name) + " lacks " + missing +
+               ": use the libcupti of CUDA 12 or 13 (pip install nvidia-cuda-cupti)";
+    }
+    return nullptr;  // the handle stays open: closing a library others may use is not ours
+  }
+  api->handle = handle;
+  api->path = handle_path(handle, name);
+  api->how_found = how;
+  const CuptiApi* table = api.release();  // process lifetime: CUPTI may call back until exit
+  g_api.store(table, std::memory_order_release);
+  return table;
+}
+
+}  // namespace
+
+const CuptiApi* CuptiApi::loaded() { return g_api.load(std::memory_order_acquire); }
+
+const CuptiApi* CuptiApi::get(std::string* error) {
+  if (const CuptiApi* api = loaded()) return api;
+  std::lock_guard<std::mutex> lock(g_load_mutex);
+  if (const CuptiApi* api = loaded()) return api;
+
+  for (const char* so : {"libcupti.so.13", "libcupti.so.12", "libcupti.so"}) {
+    if (void* h = ::dlopen(so, RTLD_NOW | RTLD_NOLOAD)) return adopt(h, so, "already loaded", error);
+  }
+  if (const char* exact = std::getenv("FPGAPROF_CUPTI_LIBRARY"); exact != nullptr && *exact) {
+    void* h = ::dlopen(exact, RTLD_NOW | RTLD_LOCAL);
+    if (h == nullptr) {
+      const char* why = ::dlerror();
+      if (error) {
+        *error = std::string("FPGAPROF_CUPTI_LIBRARY=") + exact + " could not be loaded (" +
+                 (why ? why : "unknown dlopen error") + "): fix the path or unset it";
+      }
+      return nullptr;
+    }
+    return adopt(h, exact, "FPGAPROF_CUPTI_LIBRARY", error);
+  }
+  for (const auto& c : search_candidates()) {
+    if (!file_exists(c.name)) continue;
+    if (void* h = ::dlopen(c.name.c_str(), RTLD_NOW | RTLD_LOCAL)) return adopt(h, c.name, c.how, error);
+  }
+  for (const char* so : {"libcupti.so.13", "libcupti.so"}) {
+    if (void* h = ::dlopen(so, RTLD_NOW | RTLD_LOCAL)) return adopt(h, so, "system library path", error);
+  }
+  if (error) {
+    *error =
+        "libcupti not found: pip install nvidia-cuda-cupti or set FPGAPROF_CUPTI_LIBRARY "
+        "to the path of libcupti.so.13";
+  }
+  return nullptr;
+}
+
+std::string CuptiApi::result_string(CUptiResult result) const {
+  const char* text = nullptr;
+  if (GetResultString != nullptr && GetResultString(result, &text) == CUPTI_SUCCESS && text) {
+    return std::string(text) + " (" + std::to_string(static_cast<int>(result)) + ")";
+  }
+  return "CUPTI error " + std::to_string(static_cast<int>(result));
+}
+
+}  // namespace fpgaprof::cupti

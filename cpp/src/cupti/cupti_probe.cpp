@@ -1,0 +1,49 @@
+// probe_cupti(): what fpgaprof sees of CUPTI, the driver and the GPUs, without starting a
+// trace. Never throws.
+#include <string>
+
+#include "cupti/cuda_driver.hpp"
+#include "cupti/cupti_api.hpp"
+#include "fpgaprof/capture.hpp"
+
+namespace fpgaprof {
+
+CuptiStatus probe_cupti() {
+  CuptiStatus status;
+  try {
+    std::string error;
+    const cupti::CuptiApi* api = cupti::CuptiApi::get(&error);
+    if (api != nullptr) {
+      status.library_found = true;
+      status.library_path = api->path;
+      status.how_found = api->how_found;
+      uint32_t version = 0;
+      if (api->GetVersion(&version) == CUPTI_SUCCESS) status.cupti_version = version;
+    }
+    const cupti::CudaDriver* driver = cupti::CudaDriver::get();
+    std::string device_problem;
+    if (driver != nullptr) {
+      status.driver_version = driver->driver_version();
+      // Devices are only listed when the driver reports some: CUPTI's device queries (such
+      // as cuptiDeviceGetChipName) crash without one, so fpgaprof never calls them here.
+      const int count = driver->device_count(&device_problem);
+      for (int i = 0; i < count; ++i) status.devices.push_back(driver->device_info(i));
+    }
+    if (api == nullptr) {
+      status.problem = error;
+    } else if (driver == nullptr) {
+      status.problem =
+          "no CUDA driver found (libcuda.so.1 cannot be loaded): install the NVIDIA driver and run "
+          "on a machine with an NVIDIA GPU";
+    } else if (status.devices.empty()) {
+      status.problem = device_problem.empty() ? "the CUDA driver sees no GPU" : device_problem;
+    }
+  } catch (const std::exception& e) {
+    status.problem = std::string("probing CUPTI failed: ") + e.what();
+  } catch (...) {
+    status.problem = "probing CUPTI failed with an unknown error";
+  }
+  return status;
+}
+
+}  // namespace fpgaprof

@@ -1,0 +1,431 @@
+#include "cupti/record_converter.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+namespace fpgaprof::cupti {
+namespace {
+
+CopyKind copy_kind(uint32_t k) {
+  switch (k) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return CopyKind::kHtoD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return CopyKind::kDtoH;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA: return CopyKind::kHtoA;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH: return CopyKind::kAtoH;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA: return CopyKind::kAtoA;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD: return CopyKind::kAtoD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA: return CopyKind::kDtoA;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return CopyKind::kDtoD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return CopyKind::kHtoH;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return CopyKind::kPtoP;
+    default: return CopyKind::kUnknown;
+  }
+}
+
+MemoryKind memory_kind(uint32_t k) {
+  // CUPTI's values 0..7 are ours one to one (records.hpp keeps them stable on purpose).
+  return k <= CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC ? static_cast<MemoryKind>(k) : MemoryKind::kUnknown;
+}
+
+SyncKind sync_kind(uint32_t t) {
+  return t <= CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE ? static_cast<SyncKind>(t)
+                                                                      : SyncKind::kUnknown;
+}
+
+const char* overhead_name(uint32_t kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER: return "DRIVER_COMPILER";
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH: return "CUPTI_BUFFER_FLUSH";
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION: return "CUPTI_INSTRUMENTATION";
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE: return "CUPTI_RESOURCE";
+    case CUPTI_ACTIVITY_OVERHEAD_RUNTIME_TRIGGERED_MODULE_LOADING: return "RUNTIME_TRIGGERED_MODULE_LOADING";
+    case CUPTI_ACTIVITY_OVERHEAD_LAZY_FUNCTION_LOADING: return "LAZY_FUNCTION_LOADING";
+    case CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL: return "COMMAND_BUFFER_FULL";
+    case CUPTI_ACTIVITY_OVERHEAD_ACTIVITY_BUFFER_REQUEST: return "ACTIVITY_BUFFER_REQUEST";
+    case CUPTI_ACTIVITY_OVERHEAD_UVM_ACTIVITY_INIT: return "UVM_ACTIVITY_INIT";
+    default: return "UNKNOWN";
+  }
+}
+
+uint32_t object_id(CUpti_ActivityObjectKind kind, const CUpti_ActivityObjectKindId& id) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_OBJECT_PROCESS: return id.pt.processId;
+    case CUPTI_ACTIVITY_OBJECT_THREAD: return id.pt.threadId;
+    case CUPTI_ACTIVITY_OBJECT_DEVICE:
+    case CUPTI_ACTIVITY_OBJECT_CONTEXT:
+    case CUPTI_ACTIVITY_OBJECT_STREAM: return id.dcs.deviceId;
+    default: return 0;
+  }
+}
+
+uint32_t non_negative(int32_t v) { return v < 0 ? 0u : static_cast<uint32_t>(v); }
+
+std::string uuid_text(const CUuuid& uuid) {
+  unsigned char b[16];
+  std::memcpy(b, uuid.bytes, sizeof b);
+  char text[48];
+  std::snprintf(text, sizeof text,
+                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                b[14], b[15]);
+  return text;
+}
+
+}  // namespace
+
+RecordConverter::RecordConverter(TraceStore& store, CallbackNameFn names, void* names_context)
+    : store_(store), names_(names), names_context_(names_context) {}
+
+StringId RecordConverter::intern(const char* text) {
+  if (text == nullptr || *text == '\0') return kNoString;
+  const auto bits = reinterpret_cast<std::uintptr_t>(text);
+  CacheSlot& slot = cache_[((bits >> 3) * 0x9E3779B97F4A7C15ull) >> (64 - 10)];
+  static_assert(kCacheSlots == 1024);
+  if (slot.text == text && std::strcmp(store_.strings.all()[slot.id].c_str(), text) == 0) return slot.id;
+  const StringId id = store_.strings.intern(text);
+  slot.text = text;
+  slot.id = id;
+  return id;
+}
+
+StringId RecordConverter::api_name(CUpti_CallbackDomain domain, uint32_t cbid) {
+  auto& names = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime_names_ : driver_names_;
+  if (cbid >= names.size()) {
+    if (cbid > 1u << 16) return kNoString;  // not a real cbid: keep the cache small
+    names.resize(cbid + 1, kNoString);
+  }
+  StringId& id = names[cbid];
+  if (id == kNoString) {
+    const char* name = names_ != nullptr ? names_(names_context_, domain, cbid) : nullptr;
+    if (name != nullptr && *name != '\0') {
+      id = store_.strings.intern(name);
+    } else {
+      id = store_.strings.intern(std::string(domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "cuda_runtime_cbid_"
+                                                                                  : "cuda_driver_cbid_") +
+                                 std::to_string(cbid));
+    }
+  }
+  return id;
+}
+
+void RecordConverter::convert(const CUpti_Activity& record) {
+  ++stats_.records;
+  switch (record.kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+      convert_kernel(reinterpret_cast<const CUpti_ActivityKernel10&>(record));
+      break;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+      convert_memcpy(reinterpret_cast<const CUpti_ActivityMemcpy6&>(record));
+      break;
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:
+      convert_peer_memcpy(reinterpret_cast<const CUpti_ActivityMemcpyPtoP4&>(record));
+      break;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+      convert_memset(reinterpret_cast<const CUpti_ActivityMemset4&>(record));
+      break;
+    case CUPTI_ACTIVITY_KIND_MEMORY2:
+      convert_memory(reinterpret_cast<const CUpti_ActivityMemory4&>(record));
+      break;
+    case CUPTI_ACTIVITY_KIND_DEVICE:
+      convert_device(reinterpret_cast<const CUpti_ActivityDevice5&>(record));
+      break;
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+      convert_api(reinterpret_cast<const CUpti_ActivityAPI&>(record), ApiKind::kRuntime);
+      break;
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+      convert_api(reinterpret_cast<const CUpti_ActivityAPI&>(record), ApiKind::kDriver);
+      break;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+      convert_sync(reinterpret_cast<const CUpti_ActivitySynchronization2&>(record));
+      break;
+    case CUPTI_ACTIVITY_KIND_MARKER:
+      convert_marker(reinterpret_cast<const CUpti_ActivityMarker2&>(record));
+      break;
+    case CUPTI_ACTIVITY_KIND_OVERHEAD:
+      convert_overhead(reinterpret_cast<const CUpti_ActivityOverhead3&>(record));
+      break;
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
+      convert_external(reinterpret_cast<const CUpti_ActivityExternalCorrelation&>(record));
+      break;
+    case CUPTI_ACTIVITY_KIND_MARKER_DATA:  // payload/color/category: the store keeps none
+    case CUPTI_ACTIVITY_KIND_NAME:         // names of threads/streams: the store keeps none
+    case CUPTI_ACTIVITY_KIND_CONTEXT:
+    case CUPTI_ACTIVITY_KIND_DEVICE_ATTRIBUTE:
+      ++stats_.ignored;
+      return;
+    default:
+      ++stats_.unknown_kind;
+      return;
+  }
+  ++stats_.converted;
+}
+
+std::size_t RecordConverter::convert_buffer(uint8_t* buffer, std::size_t valid_bytes, NextRecordFn next) {
+  ++stats_.buffers;
+  std::size_t walked = 0;
+  if (buffer == nullptr || valid_bytes == 0) return 0;
+  CUpti_Activity* record = nullptr;
+  for (;;) {
+    const CUptiResult rc = next(buffer, valid_bytes, &record);
+    if (rc == CUPTI_SUCCESS) {
+      convert(*record);
+      ++walked;
+      continue;
+    }
+    if (rc != CUPTI_ERROR_MAX_LIMIT_REACHED) ++stats_.buffer_errors;
+    break;
+  }
+  return walked;
+}
+
+void RecordConverter::add_dropped(uint64_t count) {
+  dropped_ += count;
+  store_.meta.dropped_records = dropped_;
+}
+
+void RecordConverter::convert_kernel(const CUpti_ActivityKernel10& r) {
+  if (r.start == 0 && r.end == 0) ++stats_.incomplete;
+  KernelRecord k;
+  k.start_ns = r.start;
+  k.end_ns = r.end;
+  k.correlation_id = r.correlationId;
+  k.name = intern(r.name);
+  k.device_id = r.deviceId;
+  k.context_id = r.contextId;
+  k.stream_id = r.streamId;
+  k.grid_x = non_negative(r.gridX);
+  k.grid_y = non_negative(r.gridY);
+  k.grid_z = non_negative(r.gridZ);
+  k.block_x = non_negative(r.blockX);
+  k.block_y = non_negative(r.blockY);
+  k.block_z = non_negative(r.blockZ);
+  k.registers_per_thread = r.registersPerThread;
+  k.static_shared_bytes = non_negative(r.staticSharedMemory);
+  k.dynamic_shared_bytes = non_negative(r.dynamicSharedMemory);
+  k.local_bytes_per_thread = r.localMemoryPerThread;
+  k.graph_id = r.graphId;
+  k.graph_node_id = r.graphNodeId;
+  store_.kernels.push_back(k);
+}
+
+void RecordConverter::convert_memcpy(const CUpti_ActivityMemcpy6& r) {
+  if (r.start == 0 && r.end == 0) ++stats_.incomplete;
+  MemcpyRecord m;
+  m.start_ns = r.start;
+  m.end_ns = r.end;
+  m.bytes = r.bytes;
+  m.correlation_id = r.correlationId;
+  m.device_id = r.deviceId;
+  m.context_id = r.contextId;
+  m.stream_id = r.streamId;
+  m.copy_kind = copy_kind(r.copyKind);
+  m.src_kind = memory_kind(r.srcKind);
+  m.dst_kind = memory_kind(r.dstKind);
+  m.is_async = (r.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
+  m.graph_id = r.graphId;
+  store_.memcpys.push_back(m);
+}
+
+void RecordConverter::convert_peer_memcpy(const CUpti_ActivityMemcpyPtoP4& r) {
+  if (r.start == 0 && r.end == 0) ++stats_.incomplete;
+  MemcpyRecord m;
+  m.start_ns = r.start;
+  m.end_ns = r.end;
+  m.bytes = r.bytes;
+  m.correlation_id = r.correlationId;
+  m.device_id = r.deviceId;
+  m.src_device_id = r.srcDeviceId;
+  m.dst_device_id = r.dstDeviceId;
+  m.context_id = r.contextId;
+  m.stream_id = r.streamId;
+  m.copy_kind = r.copyKind == CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN ? CopyKind::kPtoP : copy_kind(r.copyKind);
+  m.src_kind = memory_kind(r.srcKind);
+  m.dst_kind = memory_kind(r.dstKind);
+  m.is_async = (r.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
+  m.graph_id = r.graphId;
+  store_.memcpys.push_back(m);
+}
+
+void RecordConverter::convert_memset(const CUpti_ActivityMemset4& r) {
+  if (r.start == 0 && r.end == 0) ++stats_.incomplete;
+  MemsetRecord m;
+  m.start_ns = r.start;
+  m.end_ns = r.end;
+  m.bytes = r.bytes;
+  m.value = r.value;
+  m.correlation_id = r.correlationId;
+  m.device_id = r.deviceId;
+  m.context_id = r.contextId;
+  m.stream_id = r.streamId;
+  m.memory_kind = memory_kind(r.memoryKind);
+  m.is_async = (r.flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) != 0;
+  m.graph_id = r.graphId;
+  store_.memsets.push_back(m);
+}
+
+void RecordConverter::convert_memory(const CUpti_ActivityMemory4& r) {
+  AllocationRecord a;
+  a.timestamp_ns = r.timestamp;
+  a.address = r.address;
+  a.bytes = r.bytes;
+  a.pc = r.PC;
+  a.correlation_id = r.correlationId;
+  a.device_id = r.deviceId;
+  a.context_id = r.contextId;
+  a.stream_id = r.streamId;
+  a.memory_kind = memory_kind(r.memoryKind);
+  a.is_alloc = r.memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+  a.is_async = r.isAsync != 0;
+  a.source = intern(r.source);
+  store_.allocations.push_back(a);
+}
+
+void RecordConverter::convert_device(const CUpti_ActivityDevice5& r) {
+  DeviceInfo d;
+  d.id = r.id;
+  d.name = r.name != nullptr ? r.name : "";
+  d.uuid = uuid_text(r.uuid);
+  d.compute_capability_major = r.computeCapabilityMajor;
+  d.compute_capability_minor = r.computeCapabilityMinor;
+  d.sm_count = r.numMultiprocessors;
+  d.core_clock_khz = r.coreClockRate;
+  d.global_memory_bytes = r.globalMemorySize;
+  d.l2_cache_bytes = r.l2CacheSize;
+  d.shared_memory_per_sm_bytes = r.maxSharedMemoryPerMultiprocessor;
+  d.max_threads_per_sm = r.maxWarpsPerMultiprocessor * r.numThreadsPerWarp;
+  d.max_registers_per_sm = r.maxRegistersPerMultiprocessor;
+  for (DeviceInfo& existing : store_.devices) {
+    if (existing.id == d.id) {
+      // Keep what only the driver knows (memory clock, bus width, PCIe).
+      d.memory_clock_khz = existing.memory_clock_khz;
+      d.memory_bus_width_bits = existing.memory_bus_width_bits;
+      d.pcie_generation = existing.pcie_generation;
+      d.pcie_link_width = existing.pcie_link_width;
+      existing = d;
+      return;
+    }
+  }
+  store_.devices.push_back(d);
+}
+
+void RecordConverter::convert_api(const CUpti_ActivityAPI& r, ApiKind kind) {
+  ApiRecord a;
+  a.start_ns = r.start;
+  a.end_ns = r.end;
+  a.correlation_id = r.correlationId;
+  a.thread_id = r.threadId;
+  a.callback_id = r.cbid;
+  a.return_value = r.returnValue;
+  a.kind = kind;
+  a.name = api_name(kind == ApiKind::kRuntime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, r.cbid);
+  store_.api_calls.push_back(a);
+}
+
+void RecordConverter::convert_sync(const CUpti_ActivitySynchronization2& r) {
+  SyncRecord s;
+  s.start_ns = r.start;
+  s.end_ns = r.end;
+  s.correlation_id = r.correlationId;
+  s.context_id = r.contextId;
+  s.stream_id = r.streamId;  // CUPTI_SYNCHRONIZATION_INVALID_VALUE (all ones) == kNone32
+  s.kind = sync_kind(r.type);
+  store_.syncs.push_back(s);
+}
+
+void RecordConverter::convert_marker(const CUpti_ActivityMarker2& r) {
+  const uint32_t thread =
+      r.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? r.objectId.pt.threadId : 0u;
+  if ((r.flags & CUPTI_ACTIVITY_FLAG_MARKER_END) != 0) {
+    const auto it = open_markers_.find(r.id);
+    if (it == open_markers_.end()) {
+      ++stats_.unmatched_marker_ends;
+      return;
+    }
+    MarkerRecord& m = store_.markers[it->second];
+    m.end_ns = r.timestamp;
+    m.is_closed = true;
+    open_markers_.erase(it);
+    return;
+  }
+  MarkerRecord m;
+  m.start_ns = r.timestamp;
+  m.thread_id = thread;
+  m.id = r.id;
+  m.domain = intern(r.domain);
+  m.name = intern(r.name);
+  if ((r.flags & CUPTI_ACTIVITY_FLAG_MARKER_START) != 0) {
+    m.end_ns = r.timestamp;  // until its END arrives (or the trace ends)
+    m.is_range = true;
+    m.is_closed = false;
+    open_markers_[r.id] = static_cast<uint32_t>(store_.markers.size());
+  } else {
+    // Instantaneous (and sync) markers are points in time.
+    m.end_ns = r.timestamp;
+    m.is_range = false;
+    m.is_closed = true;
+  }
+  store_.markers.push_back(m);
+}
+
+void RecordConverter::convert_overhead(const CUpti_ActivityOverhead3& r) {
+  OverheadRecord o;
+  o.start_ns = r.start;
+  o.end_ns = r.end;
+  o.object_kind = static_cast<uint8_t>(r.objectKind);
+  o.object_id = object_id(r.objectKind, r.objectId);
+  o.kind = intern(overhead_name(static_cast<uint32_t>(r.overheadKind)));
+  store_.overheads.push_back(o);
+}
+
+void RecordConverter::convert_external(const CUpti_ActivityExternalCorrelation& r) {
+  ExternalCorrelationRecord e;
+  e.correlation_id = r.correlationId;
+  e.external_kind = static_cast<uint32_t>(r.externalKind);
+  e.external_id = r.externalId;
+  store_.external_correlations.push_back(e);
+}
+
+void RecordConverter::finish(uint64_t trace_end_ns) {
+  for (const auto& [id, index] : open_markers_) {
+    MarkerRecord& m = store_.markers[index];
+    m.end_ns = trace_end_ns > m.start_ns ? trace_end_ns : m.start_ns;
+    m.is_closed = false;
+  }
+  const std::size_t still_open = open_markers_.size();
+  open_markers_.clear();
+  TraceMeta& meta = store_.meta;
+  meta.dropped_records = dropped_;
+  meta.incomplete_records = stats_.incomplete;
+  if (dropped_ > 0) {
+    meta.warnings.push_back(std::to_string(dropped_) +
+                            " CUPTI activity records were dropped (CUPTI ran out of buffers): "
+                            "raise buffer_bytes or max_buffers, or trace a shorter run");
+  }
+  if (stats_.incomplete > 0) {
+    meta.warnings.push_back(std::to_string(stats_.incomplete) +
+                            " GPU activity records have no timestamps (start=end=0: CUPTI's device "
+                            "timestamp buffer ran out): raise device_buffer_bytes");
+  }
+  if (stats_.buffer_errors > 0) {
+    meta.warnings.push_back(std::to_string(stats_.buffer_errors) +
+                            " CUPTI activity buffers held an invalid record and were read only up "
+                            "to it: records after it are lost");
+  }
+  if (stats_.unknown_kind > 0) {
+    meta.warnings.push_back(std::to_string(stats_.unknown_kind) +
+                            " CUPTI activity records of kinds fpgaprof does not read were skipped");
+  }
+  if (still_open > 0) {
+    meta.warnings.push_back(std::to_string(still_open) +
+                            " NVTX ranges were still open when the trace stopped: they end at the "
+                            "trace end (is_closed=false)");
+  }
+  if (stats_.unmatched_marker_ends > 0) {
+    meta.warnings.push_back(std::to_string(stats_.unmatched_marker_ends) +
+                            " NVTX ranges ended in the trace but began before it: not recorded");
+  }
+}
+
+}  // namespace fpgaprof::cupti

@@ -1,0 +1,100 @@
+// RecordConverter: turns CUPTI activity records into fpgaprof's owned records (records.hpp)
+// the moment a buffer completes, so nothing downstream sees a CUPTI type or keeps a pointer
+// into a CUPTI buffer.
+//
+// Pure with respect to CUPTI: it never calls libcupti itself. The buffer walker and the API
+// name lookup are passed in, so tests can feed it real CUPTI structs laid into a buffer.
+// Records are read through the oldest struct version that has every field used
+// (CUpti_ActivityKernel10, Memcpy6, MemcpyPtoP4, Memset4, Memory4, Device5, Marker2, API,
+// Synchronization2, ExternalCorrelation, Overhead3): CUPTI only appends fields to newer
+// versions, and buffers are walked with the library's cuptiActivityGetNextRecord, never by
+// sizeof.
+//
+// Not thread-safe: one converter writes one TraceStore; the caller serializes calls.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "cupti/cupti_headers.hpp"
+#include "fpgaprof/trace_store.hpp"
+
+namespace fpgaprof::cupti {
+
+class RecordConverter {
+ public:
+  // Name of a CUDA API callback (cuptiGetCallbackName); nullptr when unknown. Called at most
+  // once per (domain, cbid).
+  using CallbackNameFn = const char* (*)(void* context, CUpti_CallbackDomain domain, uint32_t cbid);
+  // cuptiActivityGetNextRecord's signature.
+  using NextRecordFn = CUptiResult (*)(uint8_t* buffer, size_t valid_bytes, CUpti_Activity** record);
+
+  struct Stats {
+    uint64_t records = 0;             // records seen (converted + ignored + unknown)
+    uint64_t converted = 0;           // records that became an owned record
+    uint64_t ignored = 0;             // known kinds with nothing to keep (MARKER_DATA, NAME, ...)
+    uint64_t unknown_kind = 0;        // kinds this converter does not know
+    uint64_t incomplete = 0;          // start == end == 0 (device timestamp buffer ran out)
+    uint64_t unmatched_marker_ends = 0;  // END records whose START came before the trace
+    uint64_t buffers = 0;
+    uint64_t buffer_errors = 0;       // walks that stopped on an error other than "end of buffer"
+  };
+
+  // store: receives the records (must outlive the converter). names/context: API names.
+  explicit RecordConverter(TraceStore& store, CallbackNameFn names = nullptr, void* names_context = nullptr);
+
+  // Converts one record (its kind field says which struct it is).
+  void convert(const CUpti_Activity& record);
+  // Walks valid_bytes of buffer with next() and converts every record. Returns the number of
+  // records walked. A walk error other than CUPTI_ERROR_MAX_LIMIT_REACHED is counted in
+  // stats().buffer_errors and ends the walk.
+  std::size_t convert_buffer(uint8_t* buffer, std::size_t valid_bytes, NextRecordFn next);
+  // Adds records CUPTI reports as dropped (cuptiActivityGetNumDroppedRecords).
+  void add_dropped(uint64_t count);
+  // Ends the trace at trace_end_ns: ranges still open get end_ns = trace_end_ns and
+  // is_closed = false; meta.dropped_records / incomplete_records are final and one warning
+  // per kind of loss is appended to meta.warnings. Call once, after the last buffer.
+  void finish(uint64_t trace_end_ns);
+
+  const Stats& stats() const { return stats_; }
+
+ private:
+  StringId intern(const char* text);
+  StringId api_name(CUpti_CallbackDomain domain, uint32_t cbid);
+
+  void convert_kernel(const CUpti_ActivityKernel10& r);
+  void convert_memcpy(const CUpti_ActivityMemcpy6& r);
+  void convert_peer_memcpy(const CUpti_ActivityMemcpyPtoP4& r);
+  void convert_memset(const CUpti_ActivityMemset4& r);
+  void convert_memory(const CUpti_ActivityMemory4& r);
+  void convert_device(const CUpti_ActivityDevice5& r);
+  void convert_api(const CUpti_ActivityAPI& r, ApiKind kind);
+  void convert_sync(const CUpti_ActivitySynchronization2& r);
+  void convert_marker(const CUpti_ActivityMarker2& r);
+  void convert_overhead(const CUpti_ActivityOverhead3& r);
+  void convert_external(const CUpti_ActivityExternalCorrelation& r);
+
+  struct CacheSlot {
+    const char* text = nullptr;
+    StringId id = kNoString;
+  };
+  static constexpr std::size_t kCacheSlots = 1024;
+
+  TraceStore& store_;
+  CallbackNameFn names_;
+  void* names_context_;
+  Stats stats_;
+  uint64_t dropped_ = 0;
+  // Interning by pointer first: CUPTI shares one name string among the records of one
+  // kernel; a hit is confirmed by comparing the text, so a reused pointer is never wrong.
+  std::array<CacheSlot, kCacheSlots> cache_{};
+  std::vector<StringId> driver_names_;   // by cbid; kNoString = not looked up yet
+  std::vector<StringId> runtime_names_;
+  std::unordered_map<uint32_t, uint32_t> open_markers_;  // marker id -> index in store.markers
+};
+
+}  // namespace fpgaprof::cupti

@@ -1,0 +1,138 @@
+#include "cupti/region_recorder.hpp"
+
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+
+#include <nvtx3/nvToolsExt.h>
+
+#include "cupti/cupti_api.hpp"
+#include "fpgaprof/capture.hpp"
+
+namespace fpgaprof {
+namespace cupti {
+
+RegionRecorder& RegionRecorder::instance() {
+  static RegionRecorder* recorder = new RegionRecorder();  // outlives every thread that may pop
+  return *recorder;
+}
+
+void RegionRecorder::begin() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  names_ = StringTable();
+  regions_.clear();
+  stacks_.clear();
+  unmatched_pops_ = 0;
+  recording_.store(true, std::memory_order_relaxed);
+}
+
+void RegionRecorder::push(std::string_view name, uint64_t now_ns, uint32_t thread_id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!recording_.load(std::memory_order_relaxed)) return;
+  auto& stack = stacks_[thread_id];
+  RegionRecord r;
+  r.start_ns = now_ns;
+  r.end_ns = now_ns;
+  r.thread_id = thread_id;
+  r.name = names_.intern(name);
+  r.parent = stack.empty() ? kNone32 : stack.back();
+  r.depth = static_cast<uint16_t>(stack.size() > 0xffff ? 0xffff : stack.size());
+  stack.push_back(static_cast<uint32_t>(regions_.size()));
+  regions_.push_back(r);
+}
+
+void RegionRecorder::pop(uint64_t now_ns, uint32_t thread_id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!recording_.load(std::memory_order_relaxed)) return;
+  auto it = stacks_.find(thread_id);
+  if (it == stacks_.end() || it->second.empty()) {
+    ++unmatched_pops_;
+    return;
+  }
+  regions_[it->second.back()].end_ns = now_ns;
+  it->second.pop_back();
+}
+
+void RegionRecorder::end(uint64_t trace_end_ns, TraceStore& store) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  recording_.store(false, std::memory_order_relaxed);
+  std::size_t open = 0;
+  for (auto& [thread, stack] : stacks_) {
+    for (uint32_t index : stack) {
+      regions_[index].end_ns = trace_end_ns;
+      ++open;
+    }
+  }
+  const std::size_t base = store.regions.size();
+  for (RegionRecord r : regions_) {
+    r.name = store.strings.intern(names_.get(r.name));
+    if (r.parent != kNone32) r.parent = static_cast<uint32_t>(r.parent + base);
+    store.regions.push_back(r);
+  }
+  if (open > 0) {
+    store.meta.warnings.push_back(std::to_string(open) +
+                                  " fpgaprof regions were still open when the trace stopped: they "
+                                  "end at the trace end");
+  }
+  if (unmatched_pops_ > 0) {
+    store.meta.warnings.push_back(std::to_string(unmatched_pops_) +
+                                  " fpgaprof regions ended in the trace but began before it: not "
+                                  "recorded");
+  }
+  regions_.clear();
+  stacks_.clear();
+}
+
+namespace {
+
+nvtxDomainHandle_t nvtx_domain() {
+  static nvtxDomainHandle_t domain = nvtxDomainCreateA("fpgaprof");
+  return domain;
+}
+
+}  // namespace
+}  // namespace cupti
+
+uint64_t trace_clock_ns() {
+  if (const cupti::CuptiApi* api = cupti::CuptiApi::loaded()) {
+    uint64_t now = 0;
+    // Without a driver cuptiGetTimestamp succeeds but reports 0: fall back to the OS clock,
+    // which is the same CLOCK_REALTIME CUPTI uses on Linux.
+    if (api->GetTimestamp(&now) == CUPTI_SUCCESS && now != 0) return now;
+  }
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint32_t current_thread_id() {
+  thread_local const uint32_t tid = static_cast<uint32_t>(::syscall(SYS_gettid));
+  return tid;
+}
+
+void region_push(std::string_view name) {
+  auto& recorder = cupti::RegionRecorder::instance();
+  if (recorder.recording()) recorder.push(name, trace_clock_ns(), current_thread_id());
+  // NVTX needs a NUL-terminated message; long names are cut (only other tools see these).
+  char message[256];
+  const std::size_t n = name.size() < sizeof message - 1 ? name.size() : sizeof message - 1;
+  std::memcpy(message, name.data(), n);
+  message[n] = '\0';
+  nvtxEventAttributes_t attributes{};
+  attributes.version = NVTX_VERSION;
+  attributes.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  attributes.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  attributes.message.ascii = message;
+  nvtxDomainRangePushEx(cupti::nvtx_domain(), &attributes);
+}
+
+void region_pop() {
+  auto& recorder = cupti::RegionRecorder::instance();
+  if (recorder.recording()) recorder.pop(trace_clock_ns(), current_thread_id());
+  nvtxDomainRangePop(cupti::nvtx_domain());
+}
+
+}  // namespace fpgaprof
