@@ -1,0 +1,482 @@
+"""The `fpgaprof` command (also `python -m fpgaprof`).
+
+    fpgaprof run [-o DIR] [--counters] [--keep-command-buffers] [--target CARD] -- CMD ARGS...
+    fpgaprof report TRACE [-o DIR] [--target CARD]
+    fpgaprof export TRACE --format perfetto|json|csv [--table NAME] [-o FILE]
+    fpgaprof compare A B [--json]
+    fpgaprof calibrate
+    fpgaprof devices
+
+Exit status: 0 success, 1 failure, 2 bad usage; `run` passes the command's own status through.
+Errors are one line on stderr saying the cause and the fix, never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from typing import Any, Sequence
+
+PROG = "fpgaprof"
+TRACE_NAME = "trace.fpgaprof"
+DEFAULT_TARGET = "alveo-u55c"
+
+
+class UsageError(Exception):
+    """Bad command line: exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2
+        raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# loading
+
+
+def _load(path: str) -> Any:
+    """A Profile from a trace file, or a clear error."""
+    if not os.path.exists(path):
+        raise FileNotFoundError(2, "no such trace file (give the path fpgaprof run/trace wrote)",
+                                path)
+    import fpgaprof
+    load = getattr(fpgaprof, "load", None)
+    if load is None:
+        raise fpgaprof.FpgaprofError(
+            "this fpgaprof build has no trace loader (fpgaprof.load); rebuild/reinstall fpgaprof")
+    return load(path)
+
+
+def _trace_in(path: str) -> str:
+    """A trace path, also when given the output folder of `fpgaprof run`."""
+    if os.path.isdir(path):
+        cand = os.path.join(path, TRACE_NAME)
+        if os.path.exists(cand):
+            return cand
+        raise FileNotFoundError(2, f"folder has no {TRACE_NAME} (give the trace file itself)",
+                                path)
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# commands
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from fpgaprof import report
+    trace = _trace_in(args.trace)
+    out_dir = args.output or os.path.dirname(os.path.abspath(trace))
+    prof = _load(trace)
+    paths = report.write_all(prof, out_dir, target=args.target, trace_path=trace)
+    hlo = _write_hlo_modules(prof, os.path.join(out_dir, "hlo"))
+    for k in ("html", "summary", "timeline"):
+        _out(f"{k:9s} {paths[k]}")
+    if hlo:
+        _out(f"{'hlo':9s} {hlo} modules in {os.path.join(out_dir, 'hlo')}")
+    return 0
+
+
+def _write_hlo_modules(prof: Any, folder: str) -> int:
+    """The optimized HLO modules stored in the trace, one text file each. Returns the count
+    (0 when the profile does not expose them)."""
+    mods = None
+    for owner in (prof, getattr(prof, "_store", None)):
+        if owner is None:
+            continue
+        try:
+            mods = getattr(owner, "hlo_modules")
+        except Exception:
+            mods = None
+        if mods is not None:
+            break
+    if not mods:
+        return 0
+    from fpgaprof.report.summary import write_atomic
+    n = 0
+    for i, m in enumerate(mods):
+        name = m.get("name") if isinstance(m, dict) else getattr(m, "name", "")
+        text = m.get("text") if isinstance(m, dict) else getattr(m, "text", "")
+        pid = m.get("program_id", -1) if isinstance(m, dict) else getattr(m, "program_id", -1)
+        if not text:
+            continue
+        safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in str(name)) or f"m{i}"
+        fname = f"module_{int(pid):04d}.{safe}.txt" if int(pid) >= 0 else f"{safe}.txt"
+        write_atomic(os.path.join(folder, fname), str(text))
+        n += 1
+    return n
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from fpgaprof.report import _data as D
+    from fpgaprof.report import perfetto, summary
+    trace = _trace_in(args.trace)
+    prof = _load(trace)
+    if args.format == "perfetto":
+        out = args.output or os.path.splitext(trace)[0] + ".timeline.json"
+        counts = perfetto.write_timeline(prof, out)
+        _out(f"{out}: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+        return 0
+    if args.format == "json":
+        text = summary.dumps(summary.collect(prof, target=args.target, trace_path=trace))
+    else:
+        text = _csv_table(prof, args.table, D)
+    if args.output and args.output != "-":
+        summary.write_atomic(args.output, text)
+        _out(args.output)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+CSV_TABLES = ("kernels", "transfers", "memsets", "allocations", "api_calls", "markers",
+              "regions", "syncs", "ops")
+
+
+def _csv_table(prof: Any, table: str, D: Any) -> str:
+    obj = getattr(prof, table, None)
+    if obj is None:
+        raise _failure(f"this profile has no {table} table (choose one of "
+                       f"{', '.join(CSV_TABLES)})")
+    if table == "ops":
+        rows = D.records_of(obj)
+        keys: list[str] = []
+        for r in rows:
+            keys += [k for k in r if k not in keys]
+        cols = {k: [r.get(k) for r in rows] for k in keys}
+    else:
+        cols = D.columns(obj)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    keys = list(cols)
+    w.writerow(keys)
+    n = len(next(iter(cols.values()))) if cols else 0
+    for i in range(n):
+        w.writerow([D._py(cols[k][i]) for k in keys])
+    return buf.getvalue()
+
+
+def _failure(msg: str) -> Exception:
+    from fpgaprof.errors import FpgaprofError
+    return FpgaprofError(msg)
+
+
+def _summary_of(path: str, target: str | None) -> dict:
+    """A summary dict from summary.json, a run folder or a trace file."""
+    from fpgaprof.report import summary
+    if os.path.isdir(path):
+        cand = os.path.join(path, "summary.json")
+        if os.path.exists(cand):
+            path = cand
+        else:
+            path = _trace_in(path)
+    if path.endswith(".json"):
+        try:
+            with open(path, encoding="utf-8") as f:
+                s = json.load(f)
+        except ValueError as e:
+            raise _failure(f"{path}: not valid JSON ({e}); give a summary.json or a trace file")
+        if not isinstance(s, dict) or "schema_version" not in s:
+            raise _failure(f"{path}: not an fpgaprof summary.json (no schema_version)")
+        return s
+    return summary.collect(_load(path), target=target, trace_path=path)
+
+
+def compare_summaries(a: dict, b: dict) -> list[dict]:
+    """Rows (kind, name, before/after time, bytes, bound, change), largest |change| first."""
+    rows = []
+
+    def ops_of(s: dict) -> dict:
+        items = (s.get("ops") or {}).get("items") or []
+        bound = {p["op"]: p.get("bound") for p in (s.get("roofline") or {}).get("points", [])}
+        return {r["op"]: {"time_s": r.get("total_s") or 0.0, "bytes": r.get("bytes"),
+                          "bound": bound.get(r["op"])} for r in items}
+
+    def regions_of(s: dict) -> dict:
+        items = (s.get("regions") or {}).get("items") or []
+        return {r["name"]: {"time_s": r.get("wall_s") or 0.0, "bytes": None, "bound": None}
+                for r in items}
+
+    def kernels_of(s: dict) -> dict:
+        items = (s.get("kernels") or {}).get("top") or []
+        return {r["name"]: {"time_s": r.get("total_s") or 0.0, "bytes": None, "bound": None}
+                for r in items}
+
+    def transfers_of(s: dict) -> dict:
+        items = (s.get("transfers") or {}).get("by_direction") or []
+        return {r["direction"]: {"time_s": r.get("busy_s") or 0.0, "bytes": r.get("bytes"),
+                                 "bound": None} for r in items}
+
+    for kind, fn in (("op", ops_of), ("region", regions_of), ("kernel", kernels_of),
+                     ("transfer", transfers_of)):
+        ea, eb = fn(a), fn(b)
+        for name in sorted(set(ea) | set(eb)):
+            x, y = ea.get(name), eb.get(name)
+            ta = x["time_s"] if x else 0.0
+            tb = y["time_s"] if y else 0.0
+            rows.append({
+                "kind": kind, "name": name,
+                "time_before_s": ta if x else None, "time_after_s": tb if y else None,
+                "change_s": tb - ta,
+                "change_ratio": (tb / ta) if x and y and ta else None,
+                "bytes_before": x["bytes"] if x else None, "bytes_after": y["bytes"] if y else None,
+                "bound_before": x["bound"] if x else None, "bound_after": y["bound"] if y else None,
+            })
+    rows.sort(key=lambda r: (-abs(r["change_s"]), r["kind"], r["name"]))
+    return rows
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from fpgaprof.report.html import fmt_bytes, fmt_s
+    a = _summary_of(args.a, args.target)
+    b = _summary_of(args.b, args.target)
+    rows = compare_summaries(a, b)
+    if args.json:
+        _out(json.dumps({"a": args.a, "b": args.b, "rows": rows}, indent=1))
+        return 0
+    wa, wb = a.get("trace", {}).get("wall_time_s"), b.get("trace", {}).get("wall_time_s")
+    _out(f"A: {args.a}  wall {fmt_s(wa)}\nB: {args.b}  wall {fmt_s(wb)}")
+    for kind, note in (("op", "per HLO op"), ("region", "per region"),
+                       ("kernel", "per kernel (top kernels only)"),
+                       ("transfer", "per transfer direction")):
+        sel = [r for r in rows if r["kind"] == kind]
+        if not sel:
+            _out(f"\n{note}: not available in either input")
+            continue
+        _out(f"\n{note}, sorted by |change|:")
+        _out(f"  {'name':40s} {'A':>11s} {'B':>11s} {'change':>11s} {'B/A':>7s} "
+             f"{'bytes A':>10s} {'bytes B':>10s}  bound A→B")
+        for r in sel[:args.limit]:
+            ratio = f"{r['change_ratio']:.2f}x" if r["change_ratio"] is not None else "–"
+            bound = ""
+            if r["bound_before"] or r["bound_after"]:
+                bound = f"{r['bound_before'] or '–'}→{r['bound_after'] or '–'}"
+            name = r["name"] if len(r["name"]) <= 40 else r["name"][:37] + "..."
+            sign = "+" if r["change_s"] > 0 else ("-" if r["change_s"] < 0 else " ")
+            _out(f"  {name:40s} {fmt_s(r['time_before_s']):>11s} {fmt_s(r['time_after_s']):>11s} "
+                 f"{sign + fmt_s(abs(r['change_s'])):>11s} {ratio:>7s} "
+                 f"{fmt_bytes(r['bytes_before']):>10s} {fmt_bytes(r['bytes_after']):>10s}  {bound}")
+    return 0
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    try:
+        from fpgaprof import calibrate
+    except ImportError as e:
+        raise _failure(f"this fpgaprof build has no calibration module ({e}); update fpgaprof")
+    result = calibrate.run()
+    if isinstance(result, dict):
+        _out(json.dumps(result, indent=1, default=str))
+    elif result is not None:
+        _out(str(result))
+    return 0
+
+
+def cmd_devices(args: argparse.Namespace) -> int:
+    try:
+        from fpgaprof import _devices
+    except ImportError as e:
+        raise _failure(f"this fpgaprof build cannot list devices ({e}); update fpgaprof")
+    _out(_devices.describe())
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# run
+
+
+def child_environment(out_dir: str, *, keep_command_buffers: bool, counters: bool,
+                      target: str | None, base: dict | None = None) -> dict:
+    """The environment the profiled command starts with: the bootstrap on PYTHONPATH (it
+    starts fpgaprof.trace() before the script), fpgaprof's XLA flags with the HLO dump in
+    out_dir/hlo, and the FPGAPROF_RUN_* settings the bootstrap reads."""
+    env = dict(os.environ if base is None else base)
+    from fpgaprof import _xla_flags
+    # This process may have prepared its own environment on import (a temp dump dir that it
+    # removes at exit): the child gets a clean preparation of its own instead.
+    marker = env.pop(getattr(_xla_flags, "_MARKER_ENV", "FPGAPROF_XLA_DUMP_DIR"), None)
+    if marker:
+        flags = _xla_flags.split_flags(env.get("XLA_FLAGS", ""))
+        setup = _xla_flags.current() if base is None else None
+        drop = set(setup.flags_added) if setup is not None else {f"--xla_dump_to={marker}"}
+        kept = [f for f in flags if f not in drop]
+        if kept:
+            env["XLA_FLAGS"] = " ".join(kept)
+        else:
+            env.pop("XLA_FLAGS", None)
+    _xla_flags.prepare(env, keep_command_buffers=keep_command_buffers,
+                       dump_dir=os.path.join(out_dir, "hlo"))
+    boot = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bootstrap")
+    env["PYTHONPATH"] = os.pathsep.join([boot] + [p for p in env.get("PYTHONPATH", "").split(
+        os.pathsep) if p])
+    env["FPGAPROF_RUN_DIR"] = os.path.abspath(out_dir)
+    env["FPGAPROF_RUN_TRACE"] = os.path.join(os.path.abspath(out_dir), TRACE_NAME)
+    env["FPGAPROF_RUN_COUNTERS"] = "1" if counters else "0"
+    if keep_command_buffers:
+        env["FPGAPROF_KEEP_COMMAND_BUFFERS"] = "1"
+    if target:
+        env["FPGAPROF_RUN_TARGET"] = target
+    return env
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        raise UsageError(f"{PROG} run: no command given (usage: {PROG} run [-o DIR] -- python "
+                         "script.py ARGS)")
+    out_dir = os.path.abspath(args.output)
+    os.makedirs(out_dir, exist_ok=True)
+    trace = os.path.join(out_dir, TRACE_NAME)
+    for stale in (trace, os.path.join(out_dir, ".fpgaprof-claim")):
+        if os.path.exists(stale):
+            os.unlink(stale)
+    env = child_environment(out_dir, keep_command_buffers=args.keep_command_buffers,
+                            counters=args.counters, target=args.target)
+    exe = shutil.which(command[0], path=env.get("PATH"))
+    if exe is None and not os.path.exists(command[0]):
+        raise FileNotFoundError(2, "command not found (check the name after --)", command[0])
+    # The child gets the terminal's signals itself; we only wait for it.
+    old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        proc = subprocess.Popen(command, env=env)
+        status = proc.wait()
+    finally:
+        signal.signal(signal.SIGINT, old_int)
+    code = status if status >= 0 else 128 - status
+    if not os.path.exists(trace):
+        sys.stderr.write(f"{PROG} run: no trace was written (the command exited with {code} "
+                         f"before or without starting Python with fpgaprof importable; run it "
+                         f"with the Python that has fpgaprof installed)\n")
+        return code if code else 1
+    try:
+        prof = _load(trace)
+        from fpgaprof import report
+        paths = report.write_all(prof, out_dir, target=args.target, trace_path=trace)
+        _write_hlo_modules(prof, os.path.join(out_dir, "hlo"))
+        sys.stderr.write(f"{PROG} run: report {paths['html']} · summary {paths['summary']} · "
+                         f"timeline {paths['timeline']}\n")
+    except Exception as e:
+        # The command's status still wins; the report failure is stated once.
+        sys.stderr.write(f"{PROG} run: the trace {trace} was written but the reports failed: "
+                         f"{_one_line(e)} (retry with `{PROG} report {trace}`)\n")
+        return code if code else 1
+    return code
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, description="Profile JAX/XLA programs on NVIDIA GPUs: kernels, "
+                "transfers, roofline, FPGA offload candidates.")
+    sub = p.add_subparsers(dest="command_name", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    r = sub.add_parser("run", help="run a command under the profiler and write all reports",
+                       description="Runs an unmodified program under the profiler. The trace "
+                       "starts before the script and is saved at exit (also on exceptions and "
+                       "sys.exit). Writes DIR/trace.fpgaprof, report.html, summary.json, "
+                       "timeline.json and hlo/. The command's exit status is passed through.")
+    r.add_argument("-o", "--output", default="fpgaprof-out", metavar="DIR",
+                   help="output folder (default: fpgaprof-out)")
+    r.add_argument("--counters", action="store_true",
+                   help="collect hardware counters (kernel replay: slower, kept apart from timings)")
+    r.add_argument("--keep-command-buffers", action="store_true",
+                   help="leave XLA command buffers (CUDA graphs) on; per-op attribution is lost "
+                   "inside them")
+    r.add_argument("--target", default=DEFAULT_TARGET, metavar="CARD",
+                   help=f"FPGA card for the what-if (default: {DEFAULT_TARGET})")
+    r.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD ARGS",
+                   help="the command, e.g. -- python script.py --size 64")
+    r.set_defaults(func=cmd_run)
+
+    r = sub.add_parser("report", help="regenerate every report from a saved trace",
+                       description="Regenerates report.html, summary.json, timeline.json and "
+                       "hlo/ from a saved trace, on any machine (no GPU needed).")
+    r.add_argument("trace", metavar="TRACE", help="trace file (or a `fpgaprof run` folder)")
+    r.add_argument("-o", "--output", metavar="DIR", help="output folder (default: the trace's)")
+    r.add_argument("--target", default=DEFAULT_TARGET, metavar="CARD",
+                   help=f"FPGA card for the what-if (default: {DEFAULT_TARGET})")
+    r.set_defaults(func=cmd_report)
+
+    r = sub.add_parser("export", help="export a trace as Perfetto JSON, summary JSON or CSV",
+                       description="perfetto: Chrome/Perfetto trace-event JSON (ui.perfetto.dev); "
+                       "json: the summary (docs/summary.schema.json); csv: one record table.")
+    r.add_argument("trace", metavar="TRACE")
+    r.add_argument("--format", required=True, choices=("perfetto", "json", "csv"))
+    r.add_argument("--table", default="kernels", choices=CSV_TABLES,
+                   help="table for --format csv (default: kernels)")
+    r.add_argument("--target", default=DEFAULT_TARGET, metavar="CARD",
+                   help="FPGA card for the candidates in --format json")
+    r.add_argument("-o", "--output", metavar="FILE",
+                   help="output file (default: stdout; perfetto: TRACE.timeline.json)")
+    r.set_defaults(func=cmd_export)
+
+    r = sub.add_parser("compare", help="compare two traces or summaries (before/after)",
+                       description="Per op, region, kernel and transfer direction: time, bytes "
+                       "and bound before (A) and after (B), sorted by the size of the change. "
+                       "A and B are trace files, summary.json files or `fpgaprof run` folders.")
+    r.add_argument("a", metavar="A")
+    r.add_argument("b", metavar="B")
+    r.add_argument("--json", action="store_true", help="print the rows as JSON")
+    r.add_argument("--limit", type=int, default=20, help="rows per section (default 20)")
+    r.add_argument("--target", default=DEFAULT_TARGET, metavar="CARD", help=argparse.SUPPRESS)
+    r.set_defaults(func=cmd_compare)
+
+    r = sub.add_parser("calibrate", help="measure this GPU's achieved ceilings",
+                       description="Measures achieved DRAM bandwidth and FLOP/s on this GPU and "
+                       "stores them for the roofline (needs a GPU).")
+    r.set_defaults(func=cmd_calibrate)
+
+    r = sub.add_parser("devices", help="show CUPTI, driver and GPUs as fpgaprof sees them",
+                       description="Shows which libcupti fpgaprof uses, the driver and the GPUs, "
+                       "and what is missing for tracing.")
+    r.set_defaults(func=cmd_devices)
+    return p
+
+
+def _one_line(e: BaseException) -> str:
+    if isinstance(e, OSError) and e.filename:
+        return f"{e.filename}: {e.strerror or e}"
+    return " ".join(str(e).split()) or type(e).__name__
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        return int(args.func(args) or 0)
+    except UsageError as e:
+        sys.stderr.write(f"{e}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write(f"{PROG}: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 1
+    except OSError as e:
+        sys.stderr.write(f"{PROG}: error: {_one_line(e)}\n")
+        return 1
+    except Exception as e:
+        from fpgaprof.errors import FpgaprofError
+        if isinstance(e, FpgaprofError):
+            sys.stderr.write(f"{PROG}: error: {_one_line(e)}\n")
+            return 1
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""report.html: self-contained, escaped, and rendering without script errors in headless
+Chromium with the network blocked. The screenshot is kept as an artifact: copied into
+$FPGAPROF_ARTIFACTS_DIR when set (the test prints its path)."""
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+import _reports_fixtures as F
+from fpgaprof.report import html as H
+from fpgaprof.report import summary as S
+
+URL_IN_MARKUP = re.compile(r"""(?:src|href|action|xlink:href)\s*=\s*["']?\s*(?:https?:)?//|"""
+                           r"""url\(\s*["']?\s*(?:https?:)?//|@import""", re.I)
+
+
+def page(**kw):
+    return H.render(S.collect(F.SyntheticProfile(**kw)), "report <test>")
+
+
+def test_no_external_resources():
+    for kw in ({}, {"with_ops": True}, {"with_gpu": False}):
+        doc = page(**kw)
+        assert not URL_IN_MARKUP.search(doc)
+        # only the schema id of the embedded data may look like a URL; there is none in the page
+        assert "http://" not in doc and "https://" not in doc
+        assert "default-src 'none'" in doc  # the CSP forbids any fetch from the page itself
+
+
+def test_user_strings_are_escaped():
+    doc = page(with_ops=True)
+    # warning text, kernel name and device name carry markup; none survives unescaped
+    assert "<script>alert(1)</script>" not in doc
+    assert "user &lt;script&gt;alert(1)&lt;/script&gt; warning" in doc
+    assert "gemm&lt;float&gt;" in doc and "gemm<float>" not in doc
+    assert "H100 80GB HBM3 &lt;test&gt;" in doc
+    assert "<title>report &lt;test&gt;</title>" in doc
+    # the only script elements are ours: the JSON data block and the page script
+    assert doc.count("<script") == 2
+
+
+def test_sections_present_and_not_available_reasons():
+    doc = page(with_gpu=False)
+    for sec in ("overview", "warnings", "roofline", "ops", "kernels", "transfers", "memory",
+                "regions", "candidates", "measurements"):
+        assert f'id="sec-{sec}"' in doc
+    assert "not available: no kernels in this trace" in doc
+    assert "not available: per-op attribution (prof.ops)" in doc
+    assert "install the NVIDIA driver" in doc
+
+
+def test_roofline_points_and_sortable_tables():
+    doc = page(with_ops=True)
+    assert doc.count('class="pt"') == 2
+    assert "fusion.1 | unknown-bound | time 1.00 ms | 0.25 FLOP/B" in doc
+    assert "model.py:12" in doc
+    assert doc.count('<table class="sortable') >= 6
+
+
+def _chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
+        p = shutil.which(name)
+        if p:
+            return p
+    return None
+
+
+def _run_chromium(exe, args, timeout=90):
+    base = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            "--no-first-run", "--disable-extensions", "--disable-background-networking",
+            "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
+            "--virtual-time-budget=3000"]
+    return subprocess.run(base + args, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("variant", ["full", "no_gpu"])
+def test_headless_chromium_renders(tmp_path, variant):
+    exe = _chromium()
+    if exe is None:
+        pytest.skip("chromium not installed (apt-get install chromium); the page was not "
+                    "rendered in a browser")
+    kw = {"with_ops": True} if variant == "full" else {"with_gpu": False}
+    path = tmp_path / "report.html"
+    H.write_html(str(path), S.collect(F.SyntheticProfile(**kw)), "fpgaprof report (test)")
+    url = path.as_uri()
+    r = _run_chromium(exe, ["--dump-dom", url])
+    assert r.returncode == 0, r.stderr[-2000:]
+    m = re.search(r'<div id="fpgaprof-status" data-status="(\w+)">([^<]*)</div>', r.stdout)
+    assert m, "status marker missing from the rendered DOM"
+    assert m.group(1) == "ok", f"page script: {m.group(2)}"
+    if variant == "full":
+        assert "2 roofline points" in m.group(2)
+    shot = tmp_path / f"report-{variant}.png"
+    r = _run_chromium(exe, [f"--screenshot={shot}", "--window-size=1200,2600", url])
+    assert r.returncode == 0 and shot.exists() and shot.stat().st_size > 10_000, r.stderr[-2000:]
+    with open(shot, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    dest = os.environ.get("FPGAPROF_ARTIFACTS_DIR")
+    if dest:
+        os.makedirs(dest, exist_ok=True)
+        shutil.copy(shot, dest)
+        shutil.copy(path, os.path.join(dest, f"report-{variant}.html"))
+    print(f"screenshot: {shot}")
+
+
+def test_sorting_script_sorts(tmp_path):
+    """Clicks the 'total' header of the kernels table in Chromium and reads the order back."""
+    exe = _chromium()
+    if exe is None:
+        pytest.skip("chromium not installed (apt-get install chromium)")
+    s = S.collect(F.SyntheticProfile())
+    doc = H.render(s)
+    # after the page script: click "count" in the kernels table (sorts descending first),
+    # then write the first kernel name into the status marker
+    probe = ("<script>(function(){var t=document.querySelector('#sec-kernels table');"
+             "var th=t.tHead.rows[0].cells[1];th.click();"
+             "var first=t.tBodies[0].rows[0].cells[0].textContent;"
+             "document.getElementById('fpgaprof-status').setAttribute('data-first',first);})();"
+             "</script></body>")
+    path = tmp_path / "sort.html"
+    path.write_text(doc.replace("</body>", probe), encoding="utf-8")
+    r = _run_chromium(exe, ["--dump-dom", path.as_uri()])
+    m = re.search(r'data-first="([^"]*)"', r.stdout)
+    assert m, r.stderr[-2000:]
+    # fusion_a is the only kernel that ran twice
+    assert m.group(1) == "fusion_a"
