@@ -45,6 +45,8 @@ __all__ = [
     "read_dumped_modules",
     "sanitize_kernel_name",
     "warn_if_backend_started",
+    "modules_for_trace",
+    "prune_dump_dir",
 ]
 
 # Set in an environment that prepare() has already handled: the dump dir fpgaprof chose, so that
@@ -299,3 +301,70 @@ def _holds_kernel(text: str, kernel_names: set[str]) -> bool:
         if sanitize_kernel_name(m.group(1)) in kernel_names:
             return True
     return False
+
+
+_MODULE_RANGE_RE = re.compile(r"^XlaModule:#(.*)#")
+_CLASH_SUFFIX_RE = re.compile(r"__\d+$")
+
+
+def modules_for_trace(
+    marker_names: Iterable[str],
+    kernel_names: Iterable[str],
+    setup: XlaSetup | None = None,
+) -> list[DumpedModule]:
+    """The dumped modules a trace needs, read at trace end.
+
+    ``marker_names`` are the trace's NVTX range names: modules named by an
+    ``XlaModule:#hlo_module=M,program_id=P#`` range are kept, plus the modules holding an
+    instruction named like one of ``kernel_names`` (kernels launched outside module ranges).
+    With neither ranges nor kernels (no GPU), every module dumped since fpgaprof was imported.
+    """
+    setup = setup or current()
+    pids: set[int] = set()
+    names: set[str] = set()
+    for text in marker_names:
+        m = _MODULE_RANGE_RE.match(text or "")
+        if not m:
+            continue
+        fields = dict(
+            kv.split("=", 1) for kv in m.group(1).split(",") if "=" in kv
+        )
+        if fields.get("program_id", "").isdigit():
+            pids.add(int(fields["program_id"]))
+        elif fields.get("hlo_module"):
+            names.add(fields["hlo_module"])
+    kernels = set()
+    for k in kernel_names:
+        if k:
+            kernels.add(k)
+            kernels.add(_CLASH_SUFFIX_RE.sub("", k))
+    if not pids and not names and not kernels:
+        return read_dumped_modules(setup)
+    every = read_dumped_modules(setup)
+    return [
+        d for d in every
+        if d.program_id in pids or d.name in names or (kernels and _holds_kernel(d.text, kernels))
+    ]
+
+
+def prune_dump_dir(setup: XlaSetup | None = None, *, force: bool = False) -> int:
+    """Deletes what XLA dumps besides the optimized HLO text (IR, object files, buffer
+    assignments, unoptimized HLO) from the temp dump dir fpgaprof created (or, with
+    ``force``, from a dir fpgaprof chose, e.g. ``fpgaprof run``'s); returns the bytes freed.
+    A user's own --xla_dump_to dir is never touched."""
+    setup = setup or current()
+    if setup.dump_dir_from_user or not setup.dump_dir or not os.path.isdir(setup.dump_dir):
+        return 0
+    if not (setup.dump_dir_owned or force):
+        return 0
+    freed = 0
+    for entry in os.scandir(setup.dump_dir):
+        if _AFTER_OPT_RE.match(entry.name) or not entry.is_file():
+            continue
+        try:
+            size = entry.stat().st_size
+            os.unlink(entry.path)
+            freed += size
+        except OSError:
+            pass
+    return freed

@@ -14,7 +14,7 @@ from typing import Iterator
 
 from fpgaprof import _core
 
-__all__ = ["analyze", "HloModule", "HloComputation", "HloInstruction"]
+__all__ = ["analyze", "from_jax", "HloModule", "HloComputation", "HloInstruction"]
 
 
 class HloInstruction:
@@ -160,3 +160,17 @@ def analyze(hlo_text: str) -> HloModule:
     if isinstance(hlo_text, bytes):
         hlo_text = hlo_text.decode("utf-8", errors="replace")
     return HloModule(_core.hlo.analyze(hlo_text))
+
+
+def from_jax(fn, *args, **kwargs) -> HloModule:
+    """Lowers and compiles ``fn`` for these arguments and analyses the optimized HLO.
+
+    ``fn`` is a plain function (wrapped in ``jax.jit``) or an already jitted one; ``args`` and
+    ``kwargs`` are example arguments (arrays or ``jax.ShapeDtypeStruct``). The module is what
+    XLA would run on the default backend: costs are per call. Nothing is executed.
+    """
+    import jax
+
+    jitted = fn if hasattr(fn, "lower") else jax.jit(fn)
+    compiled = jitted.lower(*args, **kwargs).compile()
+    return analyze(compiled.as_text())
