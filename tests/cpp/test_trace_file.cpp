@@ -1,0 +1,491 @@
+// Trace file: round trip of every field, atomic writes, every way a file can be bad, and the
+// size of a realistic million-kernel trace.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <string>
+
+#include "fpgaprof/error.hpp"
+#include "fpgaprof/record_schema.hpp"
+#include "fpgaprof/trace_file.hpp"
+
+using namespace fpgaprof;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Counts the members of an aggregate (so a field added to records.hpp but not to the schema
+// fails the round-trip test).
+struct AnyValue {
+  template <class T>
+  operator T() const;  // NOLINT: only used in unevaluated brace-init checks
+};
+template <class T, class... A>
+constexpr std::size_t member_count() {
+  if constexpr (requires { T{A{}..., AnyValue{}}; }) {
+    return member_count<T, A..., AnyValue>();
+  } else {
+    return sizeof...(A);
+  }
+}
+
+// Fills every field of every table with distinct, valid, non-default values: field k of record
+// i gets a value derived from (i, k) that fits the field (enums in range, references pointing
+// at existing records, string ids into the table).
+template <class R>
+void fill_table(TraceStore& s, const TableSpec<R>& t, std::size_t rows) {
+  std::vector<R>& out = s.*(t.member);
+  out.resize(rows);
+  for (std::size_t k = 0; k < t.fields.size(); ++k) {
+    const FieldSpec<R>& f = t.fields[k];
+    for (std::size_t i = 0; i < rows; ++i) {
+      uint64_t v = 1000003ull * (i + 1) + 7919ull * (k + 1) + (uint64_t{1} << 40) * (i % 3);
+      switch (f.type) {
+        case FieldType::kU64: break;
+        case FieldType::kF64: v = std::bit_cast<uint64_t>(0.25 * static_cast<double>(i) - 3.5 * static_cast<double>(k)); break;
+        default: v &= f.max_value; break;
+      }
+      if (f.type == FieldType::kEnum || f.type == FieldType::kBool) v = (i + k) % (f.max_value + 1);
+      if (f.ref != FieldRef::kNone) {
+        const std::size_t limit = f.ref == FieldRef::kString ? s.strings.size() : rows;  // tables all have `rows`
+        v = (i + k) % (limit + 1);
+        if (v == limit) v = f.ref == FieldRef::kString ? 0 : kNone32;
+      }
+      f.set(out[i], v);
+    }
+  }
+}
+
+TraceStore full_store(std::size_t rows) {
+  TraceStore s;
+  for (int i = 0; i < 20; ++i) s.strings.intern("string number " + std::to_string(i) + (i % 2 ? " é\n\t\"" : ""));
+  s.meta.start_ns = 1'700'000'000'000'000'000ull;
+  s.meta.end_ns = s.meta.start_ns + 123'456'789;
+  s.meta.dropped_records = 17;
+  s.meta.incomplete_records = 4;
+  s.meta.driver_version = 13000;
+  s.meta.cupti_version = 26;
+  s.meta.cupti_path = "/opt/x/libcupti.so.13";
+  s.meta.clock = "CLOCK_REALTIME";
+  s.meta.gpu_available = true;
+  s.meta.unavailable_reason = "none";
+  s.meta.command_buffers_disabled = true;
+  s.meta.fpgaprof_version = "9.9.9";
+  s.meta.warnings = {"first warning", "second \"quoted\" warning"};
+  DeviceInfo d;
+  d.id = 3;
+  d.name = "NVIDIA H100 80GB HBM3";
+  d.uuid = "GPU-1234";
+  d.compute_capability_major = 9;
+  d.compute_capability_minor = 0;
+  d.sm_count = 132;
+  d.core_clock_khz = 1980000;
+  d.memory_clock_khz = 2619000;
+  d.memory_bus_width_bits = 5120;
+  d.global_memory_bytes = 85'000'000'000ull;
+  d.l2_cache_bytes = 52'428'800;
+  d.shared_memory_per_sm_bytes = 233472;
+  d.max_threads_per_sm = 2048;
+  d.max_registers_per_sm = 65536;
+  d.pcie_generation = 5;
+  d.pcie_link_width = 16;
+  s.devices.push_back(d);
+  d.id = 4;
+  d.name = "second";
+  s.devices.push_back(d);
+  for_each_table([&](const auto& t) { fill_table(s, t, rows); });
+  s.hlo_modules.push_back({"jit_forward", 7, "HloModule jit_forward\nENTRY e { ROOT p = f32[] parameter(0) }\n"});
+  s.hlo_modules.push_back({"jit_unknown", -1, ""});
+  return s;
+}
+
+template <class R>
+void require_table_equal(const TraceStore& a, const TraceStore& b, const TableSpec<R>& t) {
+  const std::vector<R>& x = a.*(t.member);
+  const std::vector<R>& y = b.*(t.member);
+  INFO("table " << t.name);
+  REQUIRE(x.size() == y.size());
+  for (const FieldSpec<R>& f : t.fields) {
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      INFO("record " << i << " field " << f.name);
+      REQUIRE(f.get(x[i]) == f.get(y[i]));
+    }
+  }
+}
+
+void require_equal(const TraceStore& a, const TraceStore& b) {
+  REQUIRE(a.strings.all() == b.strings.all());
+  REQUIRE(a.meta.start_ns == b.meta.start_ns);
+  REQUIRE(a.meta.end_ns == b.meta.end_ns);
+  REQUIRE(a.meta.dropped_records == b.meta.dropped_records);
+  REQUIRE(a.meta.incomplete_records == b.meta.incomplete_records);
+  REQUIRE(a.meta.driver_version == b.meta.driver_version);
+  REQUIRE(a.meta.cupti_version == b.meta.cupti_version);
+  REQUIRE(a.meta.cupti_path == b.meta.cupti_path);
+  REQUIRE(a.meta.clock == b.meta.clock);
+  REQUIRE(a.meta.gpu_available == b.meta.gpu_available);
+  REQUIRE(a.meta.unavailable_reason == b.meta.unavailable_reason);
+  REQUIRE(a.meta.command_buffers_disabled == b.meta.command_buffers_disabled);
+  REQUIRE(a.meta.fpgaprof_version == b.meta.fpgaprof_version);
+  REQUIRE(a.meta.warnings == b.meta.warnings);
+  REQUIRE(a.devices.size() == b.devices.size());
+  for (std::size_t i = 0; i < a.devices.size(); ++i) {
+    const DeviceInfo& x = a.devices[i];
+    const DeviceInfo& y = b.devices[i];
+    REQUIRE(x.id == y.id);
+    REQUIRE(x.name == y.name);
+    REQUIRE(x.uuid == y.uuid);
+    REQUIRE(x.compute_capability_major == y.compute_capability_major);
+    REQUIRE(x.compute_capability_minor == y.compute_capability_minor);
+    REQUIRE(x.sm_count == y.sm_count);
+    REQUIRE(x.core_clock_khz == y.core_clock_khz);
+    REQUIRE(x.memory_clock_khz == y.memory_clock_khz);
+    REQUIRE(x.memory_bus_width_bits == y.memory_bus_width_bits);
+    REQUIRE(x.global_memory_bytes == y.global_memory_bytes);
+    REQUIRE(x.l2_cache_bytes == y.l2_cache_bytes);
+    REQUIRE(x.shared_memory_per_sm_bytes == y.shared_memory_per_sm_bytes);
+    REQUIRE(x.max_threads_per_sm == y.max_threads_per_sm);
+    REQUIRE(x.max_registers_per_sm == y.max_registers_per_sm);
+    REQUIRE(x.pcie_generation == y.pcie_generation);
+    REQUIRE(x.pcie_link_width == y.pcie_link_width);
+  }
+  for_each_table([&](const auto& t) { require_table_equal(a, b, t); });
+  REQUIRE(a.hlo_modules.size() == b.hlo_modules.size());
+  for (std::size_t i = 0; i < a.hlo_modules.size(); ++i) {
+    REQUIRE(a.hlo_modules[i].name == b.hlo_modules[i].name);
+    REQUIRE(a.hlo_modules[i].program_id == b.hlo_modules[i].program_id);
+    REQUIRE(a.hlo_modules[i].text == b.hlo_modules[i].text);
+  }
+}
+
+// Expects deserialize_trace to throw Error(kTraceFormat) whose message starts with the origin
+// and contains `needle`.
+void require_format_error(const std::string& bytes, const std::string& needle) {
+  try {
+    (void)deserialize_trace(bytes, "/some/where/t.fpgaprof");
+    FAIL("no error for a bad file (expected: " << needle << ")");
+  } catch (const Error& e) {
+    REQUIRE(e.kind() == ErrorKind::kTraceFormat);
+    const std::string msg = e.what();
+    INFO(msg);
+    REQUIRE(msg.rfind("/some/where/t.fpgaprof: ", 0) == 0);
+    REQUIRE(msg.find(needle) != std::string::npos);
+  }
+}
+
+fs::path temp_dir() {
+  fs::path dir = fs::temp_directory_path() / ("fpgaprof_test_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("the schema names every member of every record struct", "[trace_file]") {
+  // Counted by brace-initialisation, independent of the schema: a member missing from the
+  // schema would silently not be saved.
+  REQUIRE(fields_of<KernelRecord>().size() == member_count<KernelRecord>());
+  REQUIRE(fields_of<MemcpyRecord>().size() == member_count<MemcpyRecord>());
+  REQUIRE(fields_of<MemsetRecord>().size() == member_count<MemsetRecord>());
+  REQUIRE(fields_of<AllocationRecord>().size() == member_count<AllocationRecord>());
+  REQUIRE(fields_of<ApiRecord>().size() == member_count<ApiRecord>());
+  REQUIRE(fields_of<SyncRecord>().size() == member_count<SyncRecord>());
+  REQUIRE(fields_of<MarkerRecord>().size() == member_count<MarkerRecord>());
+  REQUIRE(fields_of<RegionRecord>().size() == member_count<RegionRecord>());
+  REQUIRE(fields_of<OverheadRecord>().size() == member_count<OverheadRecord>());
+  REQUIRE(fields_of<ExternalCorrelationRecord>().size() == member_count<ExternalCorrelationRecord>());
+  REQUIRE(fields_of<CounterRecord>().size() == member_count<CounterRecord>());
+  REQUIRE(member_count<KernelRecord>() == 24);  // counted by hand in records.hpp
+}
+
+TEST_CASE("every field of every record type survives a round trip", "[trace_file]") {
+  const TraceStore s = full_store(37);
+  const std::string bytes = serialize_trace(s);
+  const TraceStore back = deserialize_trace(bytes, "mem");
+  require_equal(s, back);
+  // Spot-check through the struct members themselves, not the schema's accessors.
+  REQUIRE(back.kernels[5].grid_y == s.kernels[5].grid_y);
+  REQUIRE(back.memcpys[3].copy_kind == s.memcpys[3].copy_kind);
+  REQUIRE(back.counters[2].value == s.counters[2].value);
+  REQUIRE(back.markers[4].is_closed == s.markers[4].is_closed);
+  REQUIRE(back.allocations[6].address == s.allocations[6].address);
+  // Serialization is deterministic.
+  REQUIRE(serialize_trace(back) == bytes);
+}
+
+TEST_CASE("an empty store round-trips", "[trace_file]") {
+  TraceStore s;
+  const TraceStore back = deserialize_trace(serialize_trace(s), "mem");
+  require_equal(s, back);
+  REQUIRE(back.strings.size() == 1);
+}
+
+TEST_CASE("hand-set extreme values survive", "[trace_file]") {
+  TraceStore s;
+  KernelRecord k;
+  k.start_ns = kNone64 - 5;   // end < start as stored: the relative encoding must wrap
+  k.end_ns = 3;
+  k.launch_ns = 0;
+  k.graph_node_id = kNone64;
+  k.correlation_id = kNone32;
+  s.kernels.push_back(k);
+  k.start_ns = 0;
+  k.end_ns = kNone64;
+  s.kernels.push_back(k);
+  CounterRecord c;
+  c.value = -0.0;
+  s.counters.push_back(c);
+  c.value = std::numeric_limits<double>::infinity();
+  s.counters.push_back(c);
+  const TraceStore back = deserialize_trace(serialize_trace(s), "mem");
+  require_equal(s, back);
+  REQUIRE(back.kernels[0].start_ns == kNone64 - 5);
+  REQUIRE(back.kernels[0].end_ns == 3);
+  REQUIRE(back.kernels[1].end_ns == kNone64);
+  REQUIRE(std::signbit(back.counters[0].value));
+  REQUIRE(std::isinf(back.counters[1].value));
+}
+
+TEST_CASE("bad files are rejected with the path and the reason", "[trace_file]") {
+  const std::string good = serialize_trace(full_store(5));
+  REQUIRE_NOTHROW(deserialize_trace(good, "x"));
+
+  SECTION("empty") { require_format_error("", "empty"); }
+  SECTION("wrong magic") {
+    std::string bad = good;
+    bad[0] = 'X';
+    require_format_error(bad, "wrong magic");
+    require_format_error("{\"not\": \"a trace\"}", "wrong magic");
+  }
+  SECTION("future version") {
+    std::string bad = good;
+    bad[8] = 2;  // format version, little endian u32 after the 8-byte magic
+    require_format_error(bad, "version 2");
+    require_format_error(bad, "upgrade fpgaprof");
+  }
+  SECTION("every truncation") {
+    // Every proper prefix of a valid file is a truncated file.
+    for (std::size_t n = 1; n < good.size(); ++n) {
+      INFO("prefix " << n);
+      REQUIRE_THROWS_AS(deserialize_trace(std::string_view(good).substr(0, n), "p"), Error);
+      try {
+        (void)deserialize_trace(std::string_view(good).substr(0, n), "p");
+      } catch (const Error& e) {
+        REQUIRE(e.kind() == ErrorKind::kTraceFormat);
+      }
+    }
+    require_format_error(good.substr(0, good.size() - 1), "truncated");
+  }
+  SECTION("trailing garbage") { require_format_error(good + "x", "trailing"); }
+  SECTION("every corrupted payload byte is caught") {
+    // Flip each byte after the file header; header fields give length/CRC errors, payload
+    // bytes give CRC errors. Nothing may be accepted or crash.
+    for (std::size_t i = 16; i < good.size(); ++i) {
+      std::string bad = good;
+      bad[i] = static_cast<char>(bad[i] ^ 0x5a);
+      INFO("byte " << i);
+      try {
+        (void)deserialize_trace(bad, "c");
+        // A flipped byte in a section tag of a section the reader skips is harmless only for
+        // unknown tags; every tag written here is known, so acceptance is a bug.
+        FAIL("corruption at byte " << i << " accepted");
+      } catch (const Error& e) {
+        REQUIRE(e.kind() == ErrorKind::kTraceFormat);
+      }
+    }
+    std::string bad = good;
+    bad[good.size() / 2] = static_cast<char>(bad[good.size() / 2] ^ 1);
+    require_format_error(bad, "");
+  }
+}
+
+TEST_CASE("out-of-range values written by a buggy writer are rejected", "[trace_file]") {
+  auto with = [](auto mutate) {
+    TraceStore s = full_store(3);
+    mutate(s);
+    return serialize_trace(s);
+  };
+  require_format_error(with([](TraceStore& s) { s.kernels[1].name = static_cast<StringId>(s.strings.size()); }),
+                       "string table");
+  require_format_error(with([](TraceStore& s) { s.api_calls[0].name = 1u << 30; }), "string table");
+  require_format_error(with([](TraceStore& s) { s.kernels[2].api_index = 3; }), "api_index");
+  require_format_error(with([](TraceStore& s) { s.markers[0].parent = 99; }), "parent");
+  require_format_error(with([](TraceStore& s) { s.counters[0].kernel_index = 3; }), "kernel_index");
+  require_format_error(with([](TraceStore& s) { s.memcpys[0].copy_kind = static_cast<CopyKind>(11); }),
+                       "copy_kind = 11 is out of range");
+  require_format_error(with([](TraceStore& s) { s.api_calls[0].kind = static_cast<ApiKind>(2); }),
+                       "kind = 2 is out of range");
+  require_format_error(with([](TraceStore& s) { s.syncs[0].kind = static_cast<SyncKind>(200); }), "out of range");
+  // Limits themselves are accepted: kNone32 means "none".
+  REQUIRE_NOTHROW(deserialize_trace(with([](TraceStore& s) { s.kernels[2].api_index = kNone32; }), "x"));
+  REQUIRE_NOTHROW(deserialize_trace(
+      with([](TraceStore& s) { s.memcpys[0].copy_kind = CopyKind::kDtoA; }), "x"));
+}
+
+TEST_CASE("write_trace is atomic and read_trace reports I/O errors", "[trace_file]") {
+  const fs::path dir = temp_dir();
+  const std::string path = (dir / "t.fpgaprof").string();
+  const TraceStore s = full_store(4);
+  write_trace(s, path);
+  require_equal(s, read_trace(path));
+  // Overwrite in place: a reader never sees a partial file, and no temporary is left behind.
+  TraceStore s2 = full_store(6);
+  write_trace(s2, path);
+  require_equal(s2, read_trace(path));
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++entries;
+  REQUIRE(entries == 1);
+
+  try {
+    write_trace(s, (dir / "no_such_dir" / "t.fpgaprof").string());
+    FAIL("write into a missing directory succeeded");
+  } catch (const Error& e) {
+    REQUIRE(e.kind() == ErrorKind::kIo);
+    REQUIRE(std::string(e.what()).find("no_such_dir") != std::string::npos);
+  }
+  try {
+    (void)read_trace((dir / "missing.fpgaprof").string());
+    FAIL("reading a missing file succeeded");
+  } catch (const Error& e) {
+    REQUIRE(e.kind() == ErrorKind::kIo);
+  }
+  {
+    std::ofstream empty(dir / "empty.fpgaprof");
+  }
+  try {
+    (void)read_trace((dir / "empty.fpgaprof").string());
+    FAIL("reading an empty file succeeded");
+  } catch (const Error& e) {
+    REQUIRE(e.kind() == ErrorKind::kTraceFormat);
+    REQUIRE(std::string(e.what()).find("empty.fpgaprof: ") != std::string::npos);
+  }
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// A realistic kernel stream: a training-like loop over ~200 distinct kernels (XLA fusions,
+// cuBLAS/cutlass GEMMs, reductions) with fixed launch shapes per kernel, durations that vary
+// around a per-kernel mean, small gaps, launches that run ahead of execution, and each kernel's
+// driver API record (cuLaunchKernel).
+TraceStore realistic_store(std::size_t n_kernels) {
+  TraceStore s;
+  std::mt19937_64 rng(12345);
+  struct Kind {
+    StringId name;
+    uint32_t grid[3], block[3], regs, smem;
+    double mean_ns;
+  };
+  std::vector<Kind> kinds;
+  const char* families[] = {"loop_multiply_fusion_", "input_reduce_fusion_",
+                            "sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32_warpgroupsize1x1x1_execute_"
+                            "segment_k_off_kernel__5x_cublas_",
+                            "loop_add_fusion_", "wrapped_transpose_", "cutlass_80_tensorop_s1688gemm_128x128_16x4_nn_",
+                            "input_scatter_fusion_", "loop_convert_fusion_"};
+  std::uniform_int_distribution<uint32_t> pow2(5, 14);
+  for (int i = 0; i < 200; ++i) {
+    Kind k{};
+    k.name = s.strings.intern(std::string(families[i % 8]) + std::to_string(i));
+    k.grid[0] = 1u << pow2(rng);
+    k.grid[1] = i % 5 == 0 ? 4 : 1;
+    k.grid[2] = 1;
+    k.block[0] = i % 3 == 0 ? 128 : 256;
+    k.block[1] = 1;
+    k.block[2] = 1;
+    k.regs = 16 + 8 * static_cast<uint32_t>(i % 12);
+    k.smem = i % 4 == 0 ? 16384 : 0;
+    k.mean_ns = 2000.0 * std::pow(1.03, i % 150);  // 2 µs .. ~170 µs
+    kinds.push_back(k);
+  }
+  const StringId launch = s.strings.intern("cuLaunchKernel");
+  // The program's step: a fixed sequence of 60 kernels drawn from the set, repeated, with
+  // occasional other kernels in between (data-dependent paths).
+  std::vector<std::size_t> step(60);
+  std::uniform_int_distribution<std::size_t> any(0, kinds.size() - 1);
+  for (auto& k : step) k = any(rng);
+  std::normal_distribution<double> jitter(1.0, 0.08);
+  std::exponential_distribution<double> gap(1.0 / 3000.0);  // mean 3 µs between kernels
+  std::uniform_int_distribution<uint32_t> coin(0, 99);
+  std::uniform_int_distribution<uint64_t> api_ns(2500, 9000);
+  uint64_t t = 1'763'700'000'000'000'000ull;
+  uint64_t host = t - 50'000;
+  uint32_t corr = 1000;
+  s.kernels.reserve(n_kernels);
+  s.api_calls.reserve(n_kernels);
+  for (std::size_t i = 0; i < n_kernels; ++i) {
+    const Kind& kd = kinds[coin(rng) < 5 ? any(rng) : step[i % step.size()]];
+    ApiRecord a;
+    a.start_ns = host;
+    a.end_ns = host + api_ns(rng);
+    corr += 1 + (coin(rng) < 20 ? 2 : 0);  // other API calls (event records, memcpys) in between
+    a.correlation_id = corr;
+    a.thread_id = 48211;
+    a.callback_id = 307;
+    a.name = launch;
+    a.kind = ApiKind::kDriver;
+    host = a.end_ns + 200 + coin(rng) * 10;
+    KernelRecord k;
+    t = std::max(t + static_cast<uint64_t>(gap(rng)), a.start_ns + 4000);
+    k.start_ns = t;
+    k.end_ns = t + static_cast<uint64_t>(std::max(500.0, kd.mean_ns * jitter(rng)));
+    t = k.end_ns;
+    if (host + 20'000 < t) host = t - 20'000;  // host stays ahead of the GPU, within a queue depth
+    k.launch_ns = a.start_ns;
+    k.correlation_id = corr;
+    k.thread_id = a.thread_id;
+    k.name = kd.name;
+    k.device_id = 0;
+    k.context_id = 1;
+    k.stream_id = 13;
+    k.grid_x = kd.grid[0];
+    k.grid_y = kd.grid[1];
+    k.grid_z = kd.grid[2];
+    k.block_x = kd.block[0];
+    k.block_y = kd.block[1];
+    k.block_z = kd.block[2];
+    k.registers_per_thread = kd.regs;
+    k.static_shared_bytes = kd.smem;
+    k.dynamic_shared_bytes = kd.smem / 2;
+    k.api_index = static_cast<uint32_t>(i);
+    s.kernels.push_back(k);
+    s.api_calls.push_back(a);
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("a million realistic kernels take at most 32 bytes each on disk", "[trace_file][size]") {
+  constexpr std::size_t kKernels = 1'000'000;
+  const TraceStore s = realistic_store(kKernels);
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string bytes = serialize_trace(s);
+  const auto t1 = std::chrono::steady_clock::now();
+  const TraceStore back = deserialize_trace(bytes, "mem");
+  const auto t2 = std::chrono::steady_clock::now();
+  const double per_kernel = static_cast<double>(bytes.size()) / kKernels;
+  std::cout << "trace size: " << bytes.size() << " bytes for " << kKernels
+            << " kernels + their API records = " << per_kernel << " bytes/kernel; serialize "
+            << std::chrono::duration<double>(t1 - t0).count() << " s, deserialize "
+            << std::chrono::duration<double>(t2 - t1).count() << " s\n";
+  REQUIRE(bytes.size() <= 40'000'000);  // hard limit
+  REQUIRE(per_kernel <= 32.0);          // target
+  REQUIRE(back.kernels.size() == kKernels);
+  REQUIRE(back.api_calls.size() == kKernels);
+  for (std::size_t i = 0; i < kKernels; i += 9973) {
+    INFO("kernel " << i);
+    REQUIRE(back.kernels[i].start_ns == s.kernels[i].start_ns);
+    REQUIRE(back.kernels[i].end_ns == s.kernels[i].end_ns);
+    REQUIRE(back.kernels[i].name == s.kernels[i].name);
+    REQUIRE(back.kernels[i].grid_x == s.kernels[i].grid_x);
+    REQUIRE(back.api_calls[i].end_ns == s.api_calls[i].end_ns);
+  }
+}
