@@ -251,7 +251,7 @@ def _ops(s: Mapping) -> str:
             (f'<code>{esc(r.get("source") or "")}</code>', r.get("source") or ""),
         ])
     left = ops.get("rows_left_out", 0)
-    return _table([("HLO op", "text"), ("category", "text"), ("kernels", "num"),
+    return _table([("HLO op", "text"), ("category", "text"), ("runs", "num"),
                    ("total", "num"), ("mean", "num"), ("FLOPs", "num"), ("bytes", "num"),
                    ("pattern", "text"), ("source", "text")], rows) + \
         (f'<p class="dim">{left} more ops in summary.json / prof.ops</p>' if left else "")

@@ -83,7 +83,8 @@ def _ops_rows(rows: list[dict]) -> list[dict]:
         total_s = D.first(r, "total_s", "time_s")
         if total_s is None and D.first(r, "total_ns") is not None:
             total_s = float(D.first(r, "total_ns")) / 1e9
-        count = D.first(r, "count", "calls", "kernels", default=0)
+        # executions of the op (the static cost is per execution); kernels may be more
+        count = D.first(r, "executions", "count", "calls", "kernel_count", default=0)
         mean_s = D.first(r, "mean_s")
         if mean_s is None and D.first(r, "mean_ns") is not None:
             mean_s = float(D.first(r, "mean_ns")) / 1e9
@@ -94,16 +95,20 @@ def _ops_rows(rows: list[dict]) -> list[dict]:
             nbytes = (r.get("bytes_read") or 0) + (r.get("bytes_written") or 0)
         source = D.first(r, "source", "source_location")
         if source is None and r.get("source_file"):
-            source = f"{r['source_file']}:{r.get('source_line', '?')}"
+            line = r.get("source_line")
+            source = (f"{r['source_file']}:{line}" if line is not None and int(line) >= 0
+                      else str(r["source_file"]))
         out.append({
             "op": str(D.first(r, "hlo_op", "op", "name", "instruction", default="?")),
             "module": D.first(r, "module", "hlo_module"),
             "category": D.first(r, "category", "kind", "opcode"),
             "count": int(count or 0),
+            "kernel_count": D.first(r, "kernel_count", "kernels"),
             "total_s": total_s,
             "mean_s": mean_s,
-            "flops": D.first(r, "flops"),
-            "bytes": nbytes,
+            "flops": None if r.get("has_cost") is False or r.get("cost_unknown") else
+            D.first(r, "flops"),
+            "bytes": None if r.get("has_cost") is False or r.get("cost_unknown") else nbytes,
             "pattern": D.first(r, "pattern", "access_pattern"),
             "source": source,
         })

@@ -1,0 +1,157 @@
+"""The fpgaprof command: help, usage errors (exit 2, one line), failures (exit 1, one line, no
+traceback), compare on summaries, and the environment `fpgaprof run` gives the child."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import _reports_fixtures as F
+from fpgaprof import cli
+from fpgaprof.report import summary as S
+
+COMMANDS = ["run", "report", "export", "compare", "calibrate", "devices"]
+
+
+def fp(*args, env=None, cwd=None, timeout=120):
+    return subprocess.run([sys.executable, "-m", "fpgaprof.cli", *args], capture_output=True,
+                          text=True, env=env, cwd=cwd, timeout=timeout)
+
+
+def test_help_top_level():
+    r = fp("--help")
+    assert r.returncode == 0
+    for c in COMMANDS:
+        assert c in r.stdout
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_every_command(command):
+    r = fp(command, "--help")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"usage: fpgaprof {command}")
+
+
+@pytest.mark.parametrize("args", [
+    [], ["bogus"], ["report"], ["export", "x.fpgaprof"],
+    ["export", "x.fpgaprof", "--format", "svg"], ["compare", "a"], ["run"], ["run", "--"],
+    ["compare", "a", "b", "--limit", "many"],
+])
+def test_bad_usage_is_exit_2_one_line(args):
+    r = fp(*args)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "fpgaprof" in lines[0] and "Traceback" not in r.stderr
+
+
+def test_missing_trace_is_exit_1_one_line(tmp_path):
+    for args in (["report", str(tmp_path / "nope.fpgaprof")],
+                 ["export", str(tmp_path / "nope.fpgaprof"), "--format", "csv"],
+                 ["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")],
+                 ["report", str(tmp_path)]):
+        r = fp(*args)
+        assert r.returncode == 1, (args, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("fpgaprof: error: "), r.stderr
+        assert "Traceback" not in r.stderr
+
+
+def test_not_a_summary_is_exit_1(tmp_path):
+    (tmp_path / "a.json").write_text("[1, 2")
+    (tmp_path / "b.json").write_text('{"no": "schema"}')
+    r = fp("compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"))
+    assert r.returncode == 1 and "not valid JSON" in r.stderr
+    (tmp_path / "a.json").write_text("{}")
+    r = fp("compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"))
+    assert r.returncode == 1 and "no schema_version" in r.stderr
+
+
+def _slower(prof):
+    """The same profile with gemm<float> 3x longer (1 ms → 3 ms) and the second
+    forward_project region 1 ms longer (2 → 3 ms)."""
+    c = prof.kernels.columns()
+    c["end_ns"] = c["end_ns"].copy()
+    c["end_ns"][1] += 2 * F.MS
+    prof.kernels = F.Table(**c)
+    r = prof.regions.columns()
+    r["end_ns"] = r["end_ns"].copy()
+    r["end_ns"][1] += 1 * F.MS
+    prof.regions = F.Table(**r)
+    return prof
+
+
+def test_compare_summaries(tmp_path):
+    a = S.collect(F.SyntheticProfile(with_ops=True))
+    b = S.collect(_slower(F.SyntheticProfile(with_ops=True)))
+    rows = cli.compare_summaries(a, b)
+    # the biggest change first: gemm<float> +2 ms (kernel), then the region +1 ms
+    assert (rows[0]["kind"], rows[0]["name"]) == ("kernel", "gemm<float>")
+    assert rows[0]["change_s"] == pytest.approx(2e-3)
+    assert rows[0]["change_ratio"] == pytest.approx(3.0)
+    assert (rows[1]["kind"], rows[1]["name"]) == ("region", "forward_project/64")
+    assert rows[1]["change_s"] == pytest.approx(1e-3)
+    assert all(r["change_s"] == 0 for r in rows[2:])
+    # through the command, from summary.json files and a run folder
+    S.write_summary(tmp_path / "a.json", a)
+    (tmp_path / "run_b").mkdir()
+    S.write_summary(tmp_path / "run_b" / "summary.json", b)
+    r = fp("compare", str(tmp_path / "a.json"), str(tmp_path / "run_b"))
+    assert r.returncode == 0, r.stderr
+    assert "per HLO op" in r.stdout and "per region" in r.stdout
+    kernel_part = r.stdout.split("per kernel")[1]
+    first = kernel_part.splitlines()[2]
+    assert first.split()[0] == "gemm<float>" and "+2.00 ms" in first and "3.00x" in first
+    r = fp("compare", str(tmp_path / "a.json"), str(tmp_path / "run_b"), "--json")
+    doc = json.loads(r.stdout)
+    assert doc["rows"][0]["name"] == "gemm<float>"
+
+
+def test_compare_ops_missing_on_one_side():
+    a = S.collect(F.SyntheticProfile(with_ops=True))
+    b = S.collect(F.SyntheticProfile(with_ops=False))
+    ops = [r for r in cli.compare_summaries(a, b) if r["kind"] == "op"]
+    assert {r["name"] for r in ops} == {"fusion.1", "dot.2"}
+    assert all(r["time_after_s"] is None and r["change_s"] == pytest.approx(-1e-3) for r in ops)
+
+
+def test_child_environment(tmp_path):
+    from fpgaprof import _xla_flags
+    base = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": "/user/path",
+            "XLA_FLAGS": "--xla_cpu_enable_fast_math=false"}
+    env = cli.child_environment(str(tmp_path), keep_command_buffers=False, counters=True,
+                                target="alveo-u280", base=base)
+    flags = _xla_flags.split_flags(env["XLA_FLAGS"])
+    assert flags[0] == "--xla_cpu_enable_fast_math=false"  # the user's flag is kept, first
+    assert _xla_flags.flag_value(flags, "xla_dump_to") == str(tmp_path / "hlo")
+    assert _xla_flags.flag_value(flags, "xla_gpu_enable_command_buffer") == ""
+    pp = env["PYTHONPATH"].split(os.pathsep)
+    assert pp[0].endswith(os.path.join("fpgaprof", "_bootstrap")) and pp[1] == "/user/path"
+    assert os.path.isfile(os.path.join(pp[0], "sitecustomize.py"))
+    assert env["FPGAPROF_RUN_TRACE"] == str(tmp_path / cli.TRACE_NAME)
+    assert env["FPGAPROF_RUN_COUNTERS"] == "1" and env["FPGAPROF_RUN_TARGET"] == "alveo-u280"
+    keep = cli.child_environment(str(tmp_path), keep_command_buffers=True, counters=False,
+                                 target=None, base=base)
+    assert _xla_flags.flag_value(_xla_flags.split_flags(keep["XLA_FLAGS"]),
+                                 "xla_gpu_enable_command_buffer") is None
+    assert keep["FPGAPROF_KEEP_COMMAND_BUFFERS"] == "1"
+
+
+def test_child_environment_replaces_parent_dump_dir(tmp_path):
+    """A parent that prepared its own environment (temp dump dir removed at its exit) must not
+    hand that dir to the child."""
+    from fpgaprof import _xla_flags
+    parent = {"PATH": os.environ.get("PATH", ""), "XLA_FLAGS": "--xla_foo=1"}
+    _xla_flags.prepare(parent, dump_dir=str(tmp_path / "parent_dump"))
+    env = cli.child_environment(str(tmp_path / "out"), keep_command_buffers=False,
+                                counters=False, target=None, base=parent)
+    flags = _xla_flags.split_flags(env["XLA_FLAGS"])
+    assert _xla_flags.flag_value(flags, "xla_dump_to") == str(tmp_path / "out" / "hlo")
+    assert "--xla_foo=1" in flags
+    assert sum(f.startswith("--xla_dump_to") for f in flags) == 1
+
+
+def test_run_missing_command_is_exit_1(tmp_path):
+    r = fp("run", "-o", str(tmp_path), "--", "no-such-program-fpgaprof")
+    assert r.returncode == 1
+    assert r.stderr.strip().startswith("fpgaprof: error: no-such-program-fpgaprof")
