@@ -1,0 +1,108 @@
+// FPGA offload model: ranks HLO ops by a documented score and estimates, for one FPGA card,
+// each op's time on the card (card roofline), the cost of moving its inputs/outputs over the
+// host link, and the end-to-end speedup of the traced workload (Amdahl). Formulas, presets and
+// two worked examples: docs/fpga-model.md. Pure functions; thread-safe.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fpgaprof/analysis/ceilings.hpp"
+#include "fpgaprof/analysis/roofline.hpp"
+
+namespace fpgaprof::analysis {
+
+// One FPGA card. Compute rate per precision = dsp_count x dsp_utilization / dsps_per_fma x 2 x
+// clock_hz; memory = hbm_bytes_per_s x hbm_efficiency; link = link_bytes_per_s x link_efficiency.
+struct FpgaTarget {
+  std::string name;                      // "alveo-u55c"
+  std::string description;
+  double hbm_bytes_per_s = 0;            // datasheet peak of the card's HBM
+  double hbm_efficiency = 0.85;          // share of the peak a streaming kernel sustains
+  double sram_bytes = 0;                 // on-chip BRAM + URAM
+  uint32_t dsp_count = 0;
+  double clock_hz = 300e6;               // kernel clock
+  double dsp_utilization = 0.7;          // share of DSPs a real design can use
+  double dsps_per_fma_fp64 = 0;          // DSP slices one pipelined FMA of that type needs
+  double dsps_per_fma_fp32 = 0;
+  double dsps_per_fma_fp16 = 0;
+  double link_bytes_per_s = 0;           // host link peak, one direction
+  double link_efficiency = 0.8;
+  double call_latency_s = 10e-6;         // host -> card kernel start per op execution
+  double transfer_latency_s = 5e-6;      // per DMA transfer (one in, one out per execution)
+
+  // Peak FLOP/s the card sustains for `p` (tensor precisions map to their element type:
+  // fp64_tensor -> fp64, tf32_tensor -> fp32, fp16/fp8_tensor -> fp16). 0 if unsupported.
+  double flops_per_s(Precision p) const;
+  double memory_bytes_per_s() const { return hbm_bytes_per_s * hbm_efficiency; }
+  double host_link_bytes_per_s() const { return link_bytes_per_s * link_efficiency; }
+};
+
+// Presets: "alveo-u55c", "alveo-u280", "versal-v80" (figures and sources in docs/fpga-model.md).
+const std::vector<FpgaTarget>& fpga_presets();
+// Throws Error(kInvalidArgument) naming the presets when `name` is unknown.
+const FpgaTarget& fpga_preset(const std::string& name);
+
+struct FpgaOptions {
+  // true: each execution's inputs and outputs cross the host link (the rest of the program
+  // stays on the GPU); false: data already lives on the card.
+  bool inputs_cross_link = true;
+  double gpu_link_bytes_per_s = 0;       // the GPU's host link (one direction), 0 unknown
+  double workload_ns = 0;                // end-to-end time of the traced workload; 0: trace span
+  double min_time_share = 0.0;           // drop ops below this share of GPU time from the table
+};
+
+// One candidate with every input of its score and every intermediate of its what-if.
+struct FpgaCandidate {
+  uint32_t op_index = 0;
+  std::string name;
+  std::string module;
+  hlo::AccessPattern pattern = hlo::AccessPattern::kUnknown;
+  Precision precision = Precision::kFp32;
+  uint64_t executions = 0;
+  uint64_t kernel_count = 0;
+  // score inputs
+  double gpu_time_ns = 0;
+  double time_share = 0;                 // gpu_time / all kernels' time
+  double intensity = 0;                  // FLOP/byte (static)
+  double ridge = 0;                      // GPU ridge point for its precision
+  double memory_boundness = 0;           // clamp(1 - intensity / ridge, 0, 1); 0.5 if ridge unknown
+  double pattern_affinity = 0;           // table in docs/fpga-model.md
+  double working_set_bytes = 0;
+  double sram_bytes = 0;                 // the card's on-chip memory
+  bool fits_on_chip = false;
+  double onchip_factor = 0;              // 1 if it fits, else 0.5 + 0.5 x sram / working set
+  double host_bytes_per_call = 0;        // HtoD + DtoH bytes the op already moves per execution
+  double link_factor = 0;                // card_time / (card_time + transfer_time)
+  double score = 0;                      // time_share x (0.25 + 0.75 boundness) x affinity x onchip x link
+  // what-if on the card (whole trace, seconds)
+  double flops = 0, bytes = 0;           // whole trace
+  double card_compute_s = 0, card_memory_s = 0, card_latency_s = 0, card_time_s = 0;
+  double transfer_bytes = 0, transfer_s = 0;
+  double fpga_total_s = 0;               // card_time + transfer
+  double op_speedup = 0;                 // gpu_time / fpga_total
+  double workload_speedup = 0;           // Amdahl: T / (T - gpu_time + fpga_total)
+};
+
+struct FpgaReport {
+  FpgaTarget target;
+  std::vector<FpgaCandidate> candidates; // ranked by score, best first
+  double workload_ns = 0;
+  double gpu_kernel_ns = 0;
+  // Every candidate with op_speedup > 1 offloaded together (their savings add).
+  double combined_speedup = 1.0;
+  uint32_t combined_count = 0;
+};
+
+// Pattern affinity used in the score (documented table).
+double pattern_affinity(hlo::AccessPattern p);
+
+// `ops` and `roofline` as given to / returned by analyze_roofline (same order);
+// `host_bytes_per_op`: empty or, per op, HtoD+DtoH bytes attributed to it over the trace.
+FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineReport& roofline,
+                                const FpgaTarget& target, const FpgaOptions& options,
+                                const std::vector<double>& host_bytes_per_op = {});
+
+}  // namespace fpgaprof::analysis

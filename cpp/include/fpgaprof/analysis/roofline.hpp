@@ -1,0 +1,117 @@
+// Roofline: arithmetic intensity (FLOP/byte), achieved FLOP/s and bandwidth, percent of the
+// applicable roof and the bound (memory | compute | latency) per kernel, per kernel name, per
+// HLO op and per user region (inclusive). Static FLOPs/bytes come from the HLO cost model
+// (OpCost, supplied by the caller with a kernel -> op mapping); measured ones from
+// TraceStore::counters when counters were collected; both are kept when both exist.
+// Rules (latency threshold, cost sharing between an op's kernels): docs/roofline.md.
+// Pure function; thread-safe for concurrent calls on a store nobody mutates.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fpgaprof/analysis/ceilings.hpp"
+#include "fpgaprof/hlo/hlo_module.hpp"
+#include "fpgaprof/trace_store.hpp"
+
+namespace fpgaprof::analysis {
+
+enum class Bound : uint8_t { kUnknown = 0, kMemory = 1, kCompute = 2, kLatency = 3 };
+const char* bound_name(Bound b);
+
+// Static cost of one execution of an HLO op (fusion, custom call, ...), from the cost model.
+struct OpCost {
+  std::string name;                     // instruction name
+  std::string module;                   // HLO module name
+  double flops = 0;
+  double bytes_read = 0;
+  double bytes_written = 0;
+  double working_set_bytes = 0;
+  hlo::AccessPattern pattern = hlo::AccessPattern::kUnknown;
+  Precision precision = Precision::kFp32;
+  bool cost_known = true;               // false: custom call without a cost rule
+  // Times the op ran in the trace; 0: derived (distinct NVTX thunk ranges among its kernels,
+  // else its kernel count).
+  uint64_t executions = 0;
+  double bytes() const { return bytes_read + bytes_written; }
+};
+
+struct RooflineOptions {
+  uint64_t latency_kernel_ns = 5000;    // mean kernel duration below this: latency-bound
+  double tiny_grid_fraction = 0.5;      // grid with fewer blocks than this x SMs ...
+  double tiny_grid_percent = 10.0;      // ... and under this % of its roof: latency-bound
+  bool per_kernel = false;              // fill RooflineReport::kernels (one entry per kernel)
+};
+
+struct RooflinePoint {
+  uint64_t kernel_count = 0;
+  uint64_t executions = 0;
+  uint64_t time_ns = 0;                 // sum of kernel durations
+  uint64_t mean_blocks = 0;             // mean grid size (blocks) of its kernels
+  double flops = 0;                     // static, whole trace
+  double bytes = 0;                     // static, whole trace
+  double cost_coverage = 0;             // share of time_ns spent in kernels with a known cost
+  double intensity = 0;                 // FLOP/byte (static)
+  double achieved_flops_per_s = 0;
+  double achieved_bytes_per_s = 0;
+  Precision precision = Precision::kFp32;  // roof used (after Ceilings::effective_precision)
+  double roof_flops_per_s = 0;          // min(peak FLOP/s, intensity x DRAM bandwidth)
+  double ridge_flops_per_byte = 0;
+  double percent_of_roof = 0;           // achieved / roof (bandwidth / DRAM peak when flops = 0)
+  Bound bound = Bound::kUnknown;
+  bool has_measured = false;            // counters covered these kernels
+  double measured_flops = 0;
+  double measured_bytes = 0;            // DRAM read + write
+  double measured_intensity = 0;
+  double measured_percent_of_roof = 0;
+  Bound measured_bound = Bound::kUnknown;
+  double mean_kernel_ns() const {
+    return kernel_count ? static_cast<double>(time_ns) / static_cast<double>(kernel_count) : 0.0;
+  }
+};
+
+// Compact per-kernel result (RooflineOptions::per_kernel), 24 bytes.
+struct KernelRoofline {
+  float flops = 0;
+  float bytes = 0;
+  float achieved_flops_per_s = 0;
+  float achieved_bytes_per_s = 0;
+  float percent_of_roof = 0;
+  Bound bound = Bound::kUnknown;
+  Precision precision = Precision::kFp32;
+};
+
+struct RooflineReport {
+  Ceilings ceilings;
+  RooflinePoint trace;                  // every kernel
+  std::vector<RooflinePoint> ops;       // one per OpCost, same order
+  std::vector<RooflinePoint> regions;   // one per TraceStore::regions entry (inclusive)
+  std::vector<StringId> kernel_names;   // distinct kernel names, by time descending ...
+  std::vector<RooflinePoint> by_kernel_name;  // ... and their points
+  std::vector<KernelRoofline> kernels;  // per kernel when requested
+  uint64_t unattributed_kernels = 0;    // kernels with no op (time counted, cost unknown)
+  uint64_t unattributed_ns = 0;
+};
+
+// Measured per-kernel values decoded from TraceStore::counters (FP32 FLOPs = fadd + fmul +
+// 2 ffma, likewise fp64/fp16; DRAM bytes = read + write). Kernels without counters: has = false.
+struct MeasuredKernel {
+  bool has = false;
+  double flops = 0;
+  double dram_bytes = 0;
+  double duration_ns = 0;               // gpu__time_duration.sum when collected
+};
+std::vector<MeasuredKernel> measured_kernels(const TraceStore& store);
+
+// `op_of_kernel`: empty (nothing attributed) or one op index (or kNone32) per kernel.
+// Throws Error(kInvalidArgument) on a mapping of the wrong size or an op index out of range.
+RooflineReport analyze_roofline(const TraceStore& store, const Ceilings& ceilings,
+                                const std::vector<OpCost>& ops, const std::vector<uint32_t>& op_of_kernel,
+                                const RooflineOptions& options = {});
+
+// Bound of one point under `ceilings` (used by analyze_roofline; exposed for tests).
+Bound classify(const RooflinePoint& p, const Ceilings& ceilings, uint32_t sm_count,
+               const RooflineOptions& options);
+
+}  // namespace fpgaprof::analysis

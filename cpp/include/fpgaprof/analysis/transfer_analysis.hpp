@@ -1,0 +1,91 @@
+// Transfer accounting: memcpy count, bytes, busy time, achieved bandwidth, pinned/pageable and
+// sync/async split, overlap with kernels and host wait, per direction, for the whole trace, per
+// user region (inclusive: a copy in a nested region also counts for its ancestors) and per HLO op
+// (when the caller supplies a copy -> op mapping). Flags pageable copies and floods of tiny
+// copies (thresholds in TransferOptions, documented in docs/roofline.md). Pure function of
+// the store; thread-safe for concurrent calls on a store nobody mutates.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fpgaprof/analysis/interval_set.hpp"
+#include "fpgaprof/records.hpp"
+#include "fpgaprof/trace_store.hpp"
+
+namespace fpgaprof::analysis {
+
+enum class Direction : uint8_t { kHtoD = 0, kDtoH, kDtoD, kPtoP, kHtoH, kOther, kCount };
+inline constexpr std::size_t kDirectionCount = static_cast<std::size_t>(Direction::kCount);
+const char* direction_name(Direction d);  // "HtoD", ...
+// HtoA counts as HtoD, AtoH as DtoH, AtoA/AtoD/DtoA as DtoD; kUnknown as kOther.
+Direction direction_of(CopyKind kind);
+
+struct TransferStats {
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+  uint64_t busy_ns = 0;            // union of the copies' [start, end) intervals
+  uint64_t duration_sum_ns = 0;    // plain sum (>= busy_ns when copies overlap)
+  uint64_t kernel_overlap_ns = 0;  // part of busy_ns during which some kernel ran
+  uint64_t pinned_count = 0, pageable_count = 0;  // host side of HtoD/DtoH/HtoH copies
+  uint64_t pageable_bytes = 0;
+  uint64_t sync_count = 0, async_count = 0;
+  uint64_t tiny_count = 0;         // copies below TransferOptions::tiny_bytes
+  // bytes / busy time, bytes per second; 0 without busy time.
+  double achieved_bytes_per_s() const {
+    return busy_ns > 0 ? static_cast<double>(bytes) * 1e9 / static_cast<double>(busy_ns) : 0.0;
+  }
+};
+
+enum class GroupKind : uint8_t { kTrace = 0, kRegion = 1, kOp = 2 };
+const char* group_kind_name(GroupKind k);
+
+struct TransferGroup {
+  GroupKind kind = GroupKind::kTrace;
+  uint32_t index = kNone32;        // region index / op index; kNone32 for the trace
+  std::array<TransferStats, kDirectionCount> by_direction{};
+  TransferStats all;               // every direction together (busy = union over directions)
+  uint64_t host_wait_ns = 0;       // union of SyncRecord intervals (trace, regions; 0 for ops)
+  uint64_t sync_calls = 0;
+};
+
+struct TransferFlag {
+  std::string kind;                // "pageable" or "tiny_transfers"
+  GroupKind group_kind = GroupKind::kTrace;
+  uint32_t index = kNone32;
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+  std::string message;             // cause + fix, one line
+};
+
+struct TransferOptions {
+  uint64_t tiny_bytes = 64 * 1024;       // a copy below this is latency-bound on PCIe
+  uint64_t tiny_flood_count = 1000;      // flag when at least this many tiny copies ...
+  double tiny_flood_fraction = 0.5;      // ... and they are at least this share of all copies
+  double link_bytes_per_s = 0;           // host-link peak (one direction); 0: from the devices
+  std::string link_source;               // "measured", "user", ...; default "table" / "unknown"
+};
+
+struct TransferReport {
+  std::vector<TransferGroup> groups;     // [0] = trace; then regions with copies/syncs; then ops
+  std::vector<TransferFlag> flags;
+  double link_bytes_per_s = 0;           // peak used for link_percent, 0 unknown
+  std::string link_source;               // "table", "measured", "user" or "unknown"
+  std::string link_description;
+  // Achieved HtoD/DtoH bandwidth of a group as a percentage of link_bytes_per_s (0 if unknown).
+  double link_percent(const TransferGroup& g, Direction d) const;
+};
+
+// `op_of_memcpy`: empty, or one op index (or kNone32) per TraceStore::memcpys entry.
+// `kernel_busy`: the union of kernel intervals when the caller already has it (else built here).
+// Throws Error(kInvalidArgument) when op_of_memcpy is non-empty and of the wrong size.
+TransferReport analyze_transfers(const TraceStore& store, const TransferOptions& options = {},
+                                 const std::vector<uint32_t>& op_of_memcpy = {},
+                                 const IntervalSet* kernel_busy = nullptr);
+
+// Union of every kernel's [start_ns, end_ns) in the store.
+IntervalSet kernel_busy_intervals(const TraceStore& store);
+
+}  // namespace fpgaprof::analysis

@@ -1,0 +1,153 @@
+#include "fpgaprof/analysis/ceilings.hpp"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "fpgaprof/error.hpp"
+
+namespace fpgaprof::analysis {
+namespace {
+
+using P = Precision;
+
+// Dense per-SM per-cycle FLOPs (FMA = 2). Order: fp64, fp64_tensor, fp32, fp16, fp16_tensor,
+// tf32_tensor, fp8_tensor. Sources and the arithmetic behind each row: docs/roofline.md.
+const ArchitectureRates kTable[] = {
+    {7, 0, "Volta (sm_70)", {64, 0, 128, 256, 1024, 0, 0}},
+    {7, 5, "Turing (sm_75)", {4, 0, 128, 256, 1024, 0, 0}},
+    {8, 0, "Ampere GA100 (sm_80)", {64, 128, 128, 512, 2048, 1024, 0}},
+    {8, 6, "Ampere GA10x (sm_86)", {4, 0, 256, 256, 1024, 512, 0}},
+    {8, 9, "Ada (sm_89)", {4, 0, 256, 256, 1024, 512, 2048}},
+    {9, 0, "Hopper (sm_90)", {128, 256, 256, 512, 4096, 2048, 8192}},
+    {10, 0, "Blackwell B200 (sm_100)", {128, 128, 256, 512, 8192, 4096, 16384}},
+    {12, 0, "Blackwell RTX (sm_120)", {4, 0, 256, 256, 1024, 512, 2048}},
+};
+
+const char* const kPrecisionNames[kPrecisionCount] = {
+    "fp64", "fp64_tensor", "fp32", "fp16", "fp16_tensor", "tf32_tensor", "fp8_tensor"};
+
+}  // namespace
+
+const char* precision_name(Precision p) {
+  const auto i = static_cast<std::size_t>(p);
+  return i < kPrecisionCount ? kPrecisionNames[i] : "unknown";
+}
+
+Precision precision_from_name(const std::string& name) {
+  for (std::size_t i = 0; i < kPrecisionCount; ++i)
+    if (name == kPrecisionNames[i]) return static_cast<Precision>(i);
+  throw Error(ErrorKind::kInvalidArgument,
+              "unknown precision '" + name + "': use fp64, fp64_tensor, fp32, fp16, fp16_tensor, "
+              "tf32_tensor or fp8_tensor");
+}
+
+const char* ceiling_source_name(CeilingSource s) {
+  switch (s) {
+    case CeilingSource::kTable: return "table";
+    case CeilingSource::kMeasured: return "measured";
+    case CeilingSource::kUser: return "user";
+    default: return "unknown";
+  }
+}
+
+const ArchitectureRates* architecture_rates(uint32_t cc_major, uint32_t cc_minor, bool* exact) {
+  const ArchitectureRates* best = nullptr;
+  uint32_t best_distance = 0;
+  for (const auto& row : kTable) {
+    if (row.cc_major != cc_major) continue;
+    const uint32_t d = row.cc_minor > cc_minor ? row.cc_minor - cc_minor : cc_minor - row.cc_minor;
+    if (best == nullptr || d < best_distance) {
+      best = &row;
+      best_distance = d;
+    }
+  }
+  if (exact != nullptr) *exact = best != nullptr && best_distance == 0;
+  return best;
+}
+
+Precision Ceilings::effective_precision(Precision p) const {
+  const auto has = [this](Precision q) { return peak_flops_per_s[static_cast<std::size_t>(q)] > 0; };
+  if (has(p)) return p;
+  switch (p) {
+    case P::kFp64Tensor: return P::kFp64;
+    case P::kFp16Tensor: return has(P::kFp16) ? P::kFp16 : P::kFp32;
+    case P::kFp8Tensor: return has(P::kFp16Tensor) ? P::kFp16Tensor : P::kFp32;
+    case P::kTf32Tensor: return P::kFp32;
+    case P::kFp16: return P::kFp32;
+    default: return p;
+  }
+}
+
+double Ceilings::flops_for(Precision p) const {
+  return peak_flops_per_s[static_cast<std::size_t>(effective_precision(p))];
+}
+
+double Ceilings::ridge_flops_per_byte(Precision p) const {
+  const double f = flops_for(p);
+  return (f > 0 && dram_bytes_per_s > 0) ? f / dram_bytes_per_s : 0.0;
+}
+
+double pcie_bytes_per_s(uint32_t gen, uint32_t lanes) {
+  // Per lane, one direction, after line encoding.
+  static const double kPerLane[] = {
+      0.0,
+      2.5e9 * 8.0 / 10.0 / 8.0,      // gen1: 2.5 GT/s, 8b/10b  -> 250 MB/s
+      5.0e9 * 8.0 / 10.0 / 8.0,      // gen2: 5 GT/s            -> 500 MB/s
+      8.0e9 * 128.0 / 130.0 / 8.0,   // gen3: 8 GT/s, 128b/130b -> 984.6 MB/s
+      16.0e9 * 128.0 / 130.0 / 8.0,  // gen4                    -> 1969 MB/s
+      32.0e9 * 128.0 / 130.0 / 8.0,  // gen5                    -> 3938 MB/s
+      64.0e9 * 242.0 / 256.0 / 8.0,  // gen6: PAM4, FLIT        -> 7563 MB/s
+      128.0e9 * 242.0 / 256.0 / 8.0, // gen7                    -> 15125 MB/s
+  };
+  if (gen == 0 || gen > 7 || lanes == 0) return 0.0;
+  return kPerLane[gen] * static_cast<double>(lanes);
+}
+
+Ceilings table_ceilings(const DeviceInfo& device) {
+  Ceilings c;
+  c.device_name = device.name;
+  bool exact = false;
+  const ArchitectureRates* row =
+      architecture_rates(device.compute_capability_major, device.compute_capability_minor, &exact);
+  if (row != nullptr && device.sm_count > 0 && device.core_clock_khz > 0) {
+    c.architecture = row->name;
+    c.architecture_exact = exact;
+    const double sm_hz = static_cast<double>(device.sm_count) * static_cast<double>(device.core_clock_khz) * 1e3;
+    for (std::size_t i = 0; i < kPrecisionCount; ++i) {
+      c.peak_flops_per_s[i] = row->flops_per_sm_per_cycle[i] * sm_hz;
+      c.flops_source[i] = c.peak_flops_per_s[i] > 0 ? CeilingSource::kTable : CeilingSource::kUnknown;
+    }
+  }
+  c.dram_bytes_per_s = device.peak_dram_bandwidth_bytes_per_s();
+  c.dram_source = c.dram_bytes_per_s > 0 ? CeilingSource::kTable : CeilingSource::kUnknown;
+  c.link_bytes_per_s = pcie_bytes_per_s(device.pcie_generation, device.pcie_link_width);
+  if (c.link_bytes_per_s > 0) {
+    c.link_source = CeilingSource::kTable;
+    c.link_description = "PCIe gen" + std::to_string(device.pcie_generation) + " x" +
+                         std::to_string(device.pcie_link_width);
+  }
+  return c;
+}
+
+Precision precision_for(hlo::PrimitiveType type, hlo::AccessPattern pattern) {
+  using T = hlo::PrimitiveType;
+  const bool tensor = pattern == hlo::AccessPattern::kDot || pattern == hlo::AccessPattern::kConvolution;
+  switch (type) {
+    case T::kF64:
+    case T::kC128:
+      return tensor ? P::kFp64Tensor : P::kFp64;
+    case T::kF16:
+    case T::kBF16:
+      return tensor ? P::kFp16Tensor : P::kFp16;
+    case T::kF8E5M2: case T::kF8E4M3FN: case T::kF8E4M3B11FNUZ: case T::kF8E5M2FNUZ:
+    case T::kF8E4M3FNUZ: case T::kF8E4M3: case T::kF8E3M4: case T::kF8E8M0FNU: case T::kF4E2M1FN:
+      return tensor ? P::kFp8Tensor : P::kFp16;
+    case T::kF32:
+    case T::kC64:
+      return tensor ? P::kTf32Tensor : P::kFp32;
+    default:
+      return P::kFp32;
+  }
+}
+
+}  // namespace fpgaprof::analysis

@@ -1,0 +1,283 @@
+#include "fpgaprof/analysis/roofline.hpp"
+
+#include <algorithm>
+#include <array>
+#include <numeric>
+#include <string_view>
+
+#include "fpgaprof/analysis/region_locator.hpp"
+#include "fpgaprof/error.hpp"
+
+namespace fpgaprof::analysis {
+namespace {
+
+struct Acc {
+  uint64_t count = 0;
+  uint64_t time_ns = 0;
+  uint64_t known_ns = 0;
+  double blocks = 0;
+  double flops = 0;
+  double bytes = 0;
+  uint64_t measured_count = 0;
+  double measured_flops = 0;
+  double measured_bytes = 0;
+  std::array<uint64_t, kPrecisionCount> precision_ns{};
+
+  void add(uint64_t ns, double blocks_, double f, double b, bool known, Precision p, const MeasuredKernel* m) {
+    count += 1;
+    time_ns += ns;
+    blocks += blocks_;
+    if (known) {
+      known_ns += ns;
+      flops += f;
+      bytes += b;
+      precision_ns[static_cast<std::size_t>(p)] += ns;
+    }
+    if (m != nullptr && m->has) {
+      measured_count += 1;
+      measured_flops += m->flops;
+      measured_bytes += m->dram_bytes;
+    }
+  }
+  Precision dominant() const {
+    std::size_t best = static_cast<std::size_t>(Precision::kFp32);
+    for (std::size_t i = 0; i < kPrecisionCount; ++i)
+      if (precision_ns[i] > precision_ns[best]) best = i;
+    return static_cast<Precision>(best);
+  }
+};
+
+// Roof, percent and bound of one (flops, bytes, seconds) triple.
+void fill_roof(double flops, double bytes, double seconds, Precision p, const Ceilings& c, double& intensity,
+               double& roof, double& percent) {
+  intensity = bytes > 0 ? flops / bytes : 0.0;
+  const double peak = c.flops_for(p);
+  roof = peak;
+  if (bytes > 0 && c.dram_bytes_per_s > 0 && peak > 0) roof = std::min(peak, intensity * c.dram_bytes_per_s);
+  percent = 0.0;
+  if (seconds <= 0) return;
+  if (flops > 0 && roof > 0) {
+    percent = 100.0 * (flops / seconds) / roof;
+  } else if (bytes > 0 && c.dram_bytes_per_s > 0) {
+    percent = 100.0 * (bytes / seconds) / c.dram_bytes_per_s;
+  }
+}
+
+Bound bound_of(double flops, double bytes, double intensity, double percent, double mean_ns, uint64_t mean_blocks,
+               Precision p, const Ceilings& c, uint32_t sm_count, const RooflineOptions& o) {
+  if (mean_ns <= 0) return Bound::kUnknown;
+  if (mean_ns < static_cast<double>(o.latency_kernel_ns)) return Bound::kLatency;
+  if (flops <= 0 && bytes <= 0) return Bound::kUnknown;
+  if (sm_count > 0 && mean_blocks > 0 &&
+      static_cast<double>(mean_blocks) < o.tiny_grid_fraction * static_cast<double>(sm_count) &&
+      percent < o.tiny_grid_percent)
+    return Bound::kLatency;
+  const double ridge = c.ridge_flops_per_byte(p);
+  if (flops <= 0) return Bound::kMemory;
+  if (ridge <= 0) return Bound::kUnknown;
+  return intensity < ridge ? Bound::kMemory : Bound::kCompute;
+}
+
+RooflinePoint finish(const Acc& a, uint64_t executions, Precision p, const Ceilings& c, uint32_t sm_count,
+                     const RooflineOptions& o) {
+  RooflinePoint r;
+  r.kernel_count = a.count;
+  r.executions = executions;
+  r.time_ns = a.time_ns;
+  r.mean_blocks = a.count ? static_cast<uint64_t>(a.blocks / static_cast<double>(a.count)) : 0;
+  r.flops = a.flops;
+  r.bytes = a.bytes;
+  r.cost_coverage = a.time_ns ? static_cast<double>(a.known_ns) / static_cast<double>(a.time_ns) : 0.0;
+  r.precision = c.effective_precision(p);
+  r.ridge_flops_per_byte = c.ridge_flops_per_byte(p);
+  // Achieved rates over the time of the kernels whose cost is known, so unattributed kernels
+  // in a region do not dilute the rate of the attributed ones.
+  const double seconds = static_cast<double>(a.known_ns) * 1e-9;
+  if (seconds > 0) {
+    r.achieved_flops_per_s = a.flops / seconds;
+    r.achieved_bytes_per_s = a.bytes / seconds;
+  }
+  fill_roof(a.flops, a.bytes, seconds, p, c, r.intensity, r.roof_flops_per_s, r.percent_of_roof);
+  r.bound = bound_of(a.flops, a.bytes, r.intensity, r.percent_of_roof, r.mean_kernel_ns(), r.mean_blocks, p, c,
+                     sm_count, o);
+  if (a.measured_count > 0) {
+    r.has_measured = true;
+    r.measured_flops = a.measured_flops;
+    r.measured_bytes = a.measured_bytes;
+    double roof = 0;
+    fill_roof(a.measured_flops, a.measured_bytes, static_cast<double>(a.time_ns) * 1e-9, p, c,
+              r.measured_intensity, roof, r.measured_percent_of_roof);
+    r.measured_bound = bound_of(a.measured_flops, a.measured_bytes, r.measured_intensity,
+                                r.measured_percent_of_roof, r.mean_kernel_ns(), r.mean_blocks, p, c, sm_count, o);
+  }
+  return r;
+}
+
+enum class Role : uint8_t { kNone, kDramRead, kDramWrite, kAdd, kMul, kFma, kTensorFlops, kDuration };
+
+Role role_of(std::string_view m) {
+  const auto has = [&](std::string_view s) { return m.find(s) != std::string_view::npos; };
+  if (has("dram__bytes_read") || has("dram__bytes_op_read")) return Role::kDramRead;
+  if (has("dram__bytes_write") || has("dram__bytes_op_write")) return Role::kDramWrite;
+  if (has("gpu__time_duration")) return Role::kDuration;
+  if (has("inst_executed_pipe_tensor") || has("ops_path_tensor") || has("tensor_op")) return Role::kTensorFlops;
+  if (has("_op_ffma") || has("_op_dfma") || has("_op_hfma")) return Role::kFma;
+  if (has("_op_fadd") || has("_op_dadd") || has("_op_hadd")) return Role::kAdd;
+  if (has("_op_fmul") || has("_op_dmul") || has("_op_hmul")) return Role::kMul;
+  return Role::kNone;
+}
+
+}  // namespace
+
+const char* bound_name(Bound b) {
+  switch (b) {
+    case Bound::kMemory: return "memory";
+    case Bound::kCompute: return "compute";
+    case Bound::kLatency: return "latency";
+    default: return "unknown";
+  }
+}
+
+std::vector<MeasuredKernel> measured_kernels(const TraceStore& store) {
+  std::vector<MeasuredKernel> out;
+  if (store.counters.empty()) return out;
+  out.resize(store.kernels.size());
+  std::vector<Role> roles(store.strings.size(), Role::kNone);
+  std::vector<bool> seen(store.strings.size(), false);
+  for (const CounterRecord& c : store.counters) {
+    if (c.kernel_index >= out.size() || c.metric >= roles.size()) continue;
+    if (!seen[c.metric]) {
+      roles[c.metric] = role_of(store.strings.get(c.metric));
+      seen[c.metric] = true;
+    }
+    MeasuredKernel& k = out[c.kernel_index];
+    switch (roles[c.metric]) {
+      case Role::kDramRead: case Role::kDramWrite: k.dram_bytes += c.value; k.has = true; break;
+      case Role::kAdd: case Role::kMul: k.flops += c.value; k.has = true; break;
+      case Role::kFma: k.flops += 2.0 * c.value; k.has = true; break;
+      case Role::kTensorFlops: k.flops += c.value; k.has = true; break;
+      case Role::kDuration: k.duration_ns = c.value; break;
+      default: break;
+    }
+  }
+  return out;
+}
+
+Bound classify(const RooflinePoint& p, const Ceilings& ceilings, uint32_t sm_count, const RooflineOptions& options) {
+  return bound_of(p.flops, p.bytes, p.intensity, p.percent_of_roof, p.mean_kernel_ns(), p.mean_blocks, p.precision,
+                  ceilings, sm_count, options);
+}
+
+RooflineReport analyze_roofline(const TraceStore& store, const Ceilings& ceilings, const std::vector<OpCost>& ops,
+                                const std::vector<uint32_t>& op_of_kernel, const RooflineOptions& options) {
+  const auto& kernels = store.kernels;
+  if (!op_of_kernel.empty() && op_of_kernel.size() != kernels.size())
+    throw Error(ErrorKind::kInvalidArgument,
+                "op_of_kernel has " + std::to_string(op_of_kernel.size()) + " entries for " +
+                    std::to_string(kernels.size()) + " kernels: pass one op index per kernel or none");
+  const bool attributed = !op_of_kernel.empty();
+  const uint32_t sm_count = store.devices.empty() ? 0 : store.devices.front().sm_count;
+
+  // Pass 1: per op kernel count and executions (distinct consecutive NVTX thunk ranges).
+  std::vector<uint64_t> op_kernels(ops.size(), 0), op_ranges(ops.size(), 0);
+  std::vector<uint32_t> op_last_marker(ops.size(), kNone32);
+  std::vector<bool> op_all_marked(ops.size(), true);
+  if (attributed) {
+    for (std::size_t i = 0; i < kernels.size(); ++i) {
+      const uint32_t op = op_of_kernel[i];
+      if (op == kNone32) continue;
+      if (op >= ops.size())
+        throw Error(ErrorKind::kInvalidArgument, "op_of_kernel[" + std::to_string(i) + "] = " + std::to_string(op) +
+                                                     " but only " + std::to_string(ops.size()) + " ops were given");
+      op_kernels[op] += 1;
+      const uint32_t mk = kernels[i].marker_index;
+      if (mk == kNone32) {
+        op_all_marked[op] = false;
+      } else if (mk != op_last_marker[op]) {
+        op_ranges[op] += 1;
+        op_last_marker[op] = mk;
+      }
+    }
+  }
+  std::vector<uint64_t> executions(ops.size(), 0);
+  std::vector<double> flops_per_kernel(ops.size(), 0), bytes_per_kernel(ops.size(), 0);
+  for (std::size_t o = 0; o < ops.size(); ++o) {
+    executions[o] = ops[o].executions ? ops[o].executions
+                    : (op_all_marked[o] && op_ranges[o] > 0) ? op_ranges[o] : op_kernels[o];
+    if (op_kernels[o] > 0) {
+      const double share = static_cast<double>(executions[o]) / static_cast<double>(op_kernels[o]);
+      flops_per_kernel[o] = ops[o].flops * share;
+      bytes_per_kernel[o] = ops[o].bytes() * share;
+    }
+  }
+
+  const std::vector<MeasuredKernel> measured = measured_kernels(store);
+  const RegionLocator locator(store.regions);
+
+  RooflineReport report;
+  report.ceilings = ceilings;
+  Acc trace_acc;
+  std::vector<Acc> op_acc(ops.size()), region_acc(store.regions.size()), name_acc(store.strings.size());
+  if (options.per_kernel) report.kernels.resize(kernels.size());
+
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const KernelRecord& k = kernels[i];
+    const uint64_t ns = k.duration_ns();
+    const double blocks = static_cast<double>(k.grid_x) * static_cast<double>(k.grid_y) * static_cast<double>(k.grid_z);
+    const uint32_t op = attributed ? op_of_kernel[i] : kNone32;
+    const bool known = op != kNone32 && ops[op].cost_known;
+    const double f = known ? flops_per_kernel[op] : 0.0;
+    const double b = known ? bytes_per_kernel[op] : 0.0;
+    const Precision p = op != kNone32 ? ops[op].precision : Precision::kFp32;
+    const MeasuredKernel* m = measured.empty() ? nullptr : &measured[i];
+    trace_acc.add(ns, blocks, f, b, known, p, m);
+    if (op != kNone32) {
+      op_acc[op].add(ns, blocks, f, b, known, p, m);
+    } else {
+      report.unattributed_kernels += 1;
+      report.unattributed_ns += ns;
+    }
+    if (k.name < name_acc.size()) name_acc[k.name].add(ns, blocks, f, b, known, p, m);
+    for (uint32_t r = k.region_index, steps = 0; r != kNone32 && r < region_acc.size() && steps <= region_acc.size();
+         r = locator.parent(r), ++steps)
+      region_acc[r].add(ns, blocks, f, b, known, p, m);
+    if (options.per_kernel) {
+      KernelRoofline& kr = report.kernels[i];
+      kr.flops = static_cast<float>(f);
+      kr.bytes = static_cast<float>(b);
+      kr.precision = ceilings.effective_precision(p);
+      const double s = static_cast<double>(ns) * 1e-9;
+      double intensity = 0, roof = 0, percent = 0;
+      if (known && s > 0) {
+        kr.achieved_flops_per_s = static_cast<float>(f / s);
+        kr.achieved_bytes_per_s = static_cast<float>(b / s);
+        fill_roof(f, b, s, p, ceilings, intensity, roof, percent);
+        kr.percent_of_roof = static_cast<float>(percent);
+      }
+      const uint64_t blocks_u = static_cast<uint64_t>(blocks);
+      kr.bound = known || ns < options.latency_kernel_ns
+                     ? bound_of(f, b, intensity, percent, static_cast<double>(ns), blocks_u, p, ceilings, sm_count, options)
+                     : Bound::kUnknown;
+    }
+  }
+
+  report.trace = finish(trace_acc, trace_acc.count, trace_acc.dominant(), ceilings, sm_count, options);
+  report.ops.reserve(ops.size());
+  for (std::size_t o = 0; o < ops.size(); ++o)
+    report.ops.push_back(finish(op_acc[o], executions[o], ops[o].precision, ceilings, sm_count, options));
+  report.regions.reserve(region_acc.size());
+  for (const Acc& a : region_acc) report.regions.push_back(finish(a, a.count, a.dominant(), ceilings, sm_count, options));
+  std::vector<StringId> names;
+  for (StringId s = 0; s < name_acc.size(); ++s)
+    if (name_acc[s].count > 0) names.push_back(s);
+  std::stable_sort(names.begin(), names.end(),
+                   [&](StringId a, StringId b) { return name_acc[a].time_ns > name_acc[b].time_ns; });
+  for (const StringId s : names) {
+    report.kernel_names.push_back(s);
+    report.by_kernel_name.push_back(finish(name_acc[s], name_acc[s].count, name_acc[s].dominant(), ceilings,
+                                           sm_count, options));
+  }
+  return report;
+}
+
+}  // namespace fpgaprof::analysis

@@ -1,0 +1,249 @@
+#include "fpgaprof/analysis/transfer_analysis.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+
+#include "fpgaprof/analysis/ceilings.hpp"
+#include "fpgaprof/analysis/region_locator.hpp"
+#include "fpgaprof/error.hpp"
+
+namespace fpgaprof::analysis {
+namespace {
+
+// Streaming union of intervals that arrive sorted by start.
+struct RunningUnion {
+  uint64_t start_ns = 0, end_ns = 0;
+  bool open = false;
+  // Adds [s, e); returns the interval it closed (if any) through closed_*.
+  bool add(uint64_t s, uint64_t e, uint64_t& closed_s, uint64_t& closed_e) {
+    if (open && s <= end_ns) {
+      end_ns = std::max(end_ns, e);
+      return false;
+    }
+    const bool closed = open;
+    closed_s = start_ns;
+    closed_e = end_ns;
+    start_ns = s;
+    end_ns = e;
+    open = true;
+    return closed;
+  }
+};
+
+struct Slot {
+  TransferGroup group;
+  std::array<RunningUnion, kDirectionCount + 1> copy_union{};  // last = all directions
+  RunningUnion wait_union;
+};
+
+std::string human_bytes(uint64_t bytes) {
+  char buf[64];
+  const double b = static_cast<double>(bytes);
+  if (b >= 1e9) std::snprintf(buf, sizeof buf, "%.2f GB", b / 1e9);
+  else if (b >= 1e6) std::snprintf(buf, sizeof buf, "%.2f MB", b / 1e6);
+  else if (b >= 1e3) std::snprintf(buf, sizeof buf, "%.1f kB", b / 1e3);
+  else std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  return buf;
+}
+
+}  // namespace
+
+const char* direction_name(Direction d) {
+  static const char* const kNames[] = {"HtoD", "DtoH", "DtoD", "PtoP", "HtoH", "other"};
+  const auto i = static_cast<std::size_t>(d);
+  return i < kDirectionCount ? kNames[i] : "other";
+}
+
+const char* group_kind_name(GroupKind k) {
+  switch (k) {
+    case GroupKind::kTrace: return "trace";
+    case GroupKind::kRegion: return "region";
+    case GroupKind::kOp: return "op";
+  }
+  return "trace";
+}
+
+Direction direction_of(CopyKind kind) {
+  switch (kind) {
+    case CopyKind::kHtoD: case CopyKind::kHtoA: return Direction::kHtoD;
+    case CopyKind::kDtoH: case CopyKind::kAtoH: return Direction::kDtoH;
+    case CopyKind::kDtoD: case CopyKind::kAtoA: case CopyKind::kAtoD: case CopyKind::kDtoA:
+      return Direction::kDtoD;
+    case CopyKind::kPtoP: return Direction::kPtoP;
+    case CopyKind::kHtoH: return Direction::kHtoH;
+    default: return Direction::kOther;
+  }
+}
+
+double TransferReport::link_percent(const TransferGroup& g, Direction d) const {
+  if (link_bytes_per_s <= 0) return 0.0;
+  return 100.0 * g.by_direction[static_cast<std::size_t>(d)].achieved_bytes_per_s() / link_bytes_per_s;
+}
+
+IntervalSet kernel_busy_intervals(const TraceStore& store) {
+  std::vector<std::pair<uint64_t, uint64_t>> iv;
+  iv.reserve(store.kernels.size());
+  for (const auto& k : store.kernels) iv.emplace_back(k.start_ns, k.end_ns);
+  return IntervalSet::from(std::move(iv));
+}
+
+TransferReport analyze_transfers(const TraceStore& store, const TransferOptions& options,
+                                 const std::vector<uint32_t>& op_of_memcpy, const IntervalSet* kernel_busy) {
+  if (!op_of_memcpy.empty() && op_of_memcpy.size() != store.memcpys.size())
+    throw Error(ErrorKind::kInvalidArgument,
+                "op_of_memcpy has " + std::to_string(op_of_memcpy.size()) + " entries for " +
+                    std::to_string(store.memcpys.size()) + " copies: pass one op index per copy or none");
+  IntervalSet own_busy;
+  if (kernel_busy == nullptr) {
+    own_busy = kernel_busy_intervals(store);
+    kernel_busy = &own_busy;
+  }
+  const RegionLocator locator(store.regions);
+
+  std::vector<Slot> slots(1);
+  slots[0].group.kind = GroupKind::kTrace;
+  std::vector<uint32_t> region_slot(store.regions.size(), kNone32);
+  std::vector<uint32_t> op_slot;
+  const auto slot_for_region = [&](uint32_t r) {
+    if (region_slot[r] == kNone32) {
+      region_slot[r] = static_cast<uint32_t>(slots.size());
+      slots.emplace_back();
+      slots.back().group.kind = GroupKind::kRegion;
+      slots.back().group.index = r;
+    }
+    return region_slot[r];
+  };
+  const auto slot_for_op = [&](uint32_t op) {
+    if (op >= op_slot.size()) op_slot.resize(static_cast<std::size_t>(op) + 1, kNone32);
+    if (op_slot[op] == kNone32) {
+      op_slot[op] = static_cast<uint32_t>(slots.size());
+      slots.emplace_back();
+      slots.back().group.kind = GroupKind::kOp;
+      slots.back().group.index = op;
+    }
+    return op_slot[op];
+  };
+
+  const auto close = [&](TransferStats& st, uint64_t s, uint64_t e) {
+    st.busy_ns += e - s;
+    st.kernel_overlap_ns += kernel_busy->overlap_ns(s, e);
+  };
+
+  // Copies in start order, so each group's union can be built in one pass.
+  std::vector<uint32_t> order(store.memcpys.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return store.memcpys[a].start_ns < store.memcpys[b].start_ns;
+  });
+
+  std::vector<uint32_t> targets;
+  for (const uint32_t i : order) {
+    const MemcpyRecord& c = store.memcpys[i];
+    const Direction dir = direction_of(c.copy_kind);
+    const auto d = static_cast<std::size_t>(dir);
+    targets.assign(1, 0u);
+    for (uint32_t r = c.region_index, steps = 0; r != kNone32 && r < store.regions.size() &&
+                                                 steps <= store.regions.size();
+         r = locator.parent(r), ++steps)
+      targets.push_back(slot_for_region(r));
+    if (!op_of_memcpy.empty() && op_of_memcpy[i] != kNone32) targets.push_back(slot_for_op(op_of_memcpy[i]));
+
+    const bool host_side = dir == Direction::kHtoD || dir == Direction::kDtoH || dir == Direction::kHtoH;
+    const bool pageable = host_side && (c.src_kind == MemoryKind::kPageable || c.dst_kind == MemoryKind::kPageable);
+    const bool pinned = host_side && !pageable &&
+                        (c.src_kind == MemoryKind::kPinned || c.dst_kind == MemoryKind::kPinned);
+    const bool tiny = c.bytes < options.tiny_bytes;
+    for (const uint32_t t : targets) {
+      Slot& slot = slots[t];
+      for (TransferStats* st : {&slot.group.by_direction[d], &slot.group.all}) {
+        st->count += 1;
+        st->bytes += c.bytes;
+        st->duration_sum_ns += c.duration_ns();
+        st->pinned_count += pinned ? 1 : 0;
+        st->pageable_count += pageable ? 1 : 0;
+        st->pageable_bytes += pageable ? c.bytes : 0;
+        st->sync_count += c.is_async ? 0 : 1;
+        st->async_count += c.is_async ? 1 : 0;
+        st->tiny_count += tiny ? 1 : 0;
+      }
+      if (c.end_ns <= c.start_ns) continue;
+      uint64_t s = 0, e = 0;
+      if (slot.copy_union[d].add(c.start_ns, c.end_ns, s, e)) close(slot.group.by_direction[d], s, e);
+      if (slot.copy_union[kDirectionCount].add(c.start_ns, c.end_ns, s, e)) close(slot.group.all, s, e);
+    }
+  }
+
+  // Host waits: sync records placed in the region open on their thread when the wait began.
+  std::vector<uint32_t> sync_order(store.syncs.size());
+  std::iota(sync_order.begin(), sync_order.end(), 0u);
+  std::stable_sort(sync_order.begin(), sync_order.end(), [&](uint32_t a, uint32_t b) {
+    return store.syncs[a].start_ns < store.syncs[b].start_ns;
+  });
+  for (const uint32_t i : sync_order) {
+    const SyncRecord& w = store.syncs[i];
+    targets.assign(1, 0u);
+    const uint32_t inner = locator.innermost(w.thread_id, w.start_ns);
+    for (uint32_t r = inner, steps = 0; r != kNone32 && steps <= store.regions.size(); r = locator.parent(r), ++steps)
+      targets.push_back(slot_for_region(r));
+    for (const uint32_t t : targets) {
+      Slot& slot = slots[t];
+      slot.group.sync_calls += 1;
+      if (w.end_ns <= w.start_ns) continue;
+      uint64_t s = 0, e = 0;
+      if (slot.wait_union.add(w.start_ns, w.end_ns, s, e)) slot.group.host_wait_ns += e - s;
+    }
+  }
+
+  TransferReport report;
+  if (options.link_bytes_per_s > 0) {
+    report.link_bytes_per_s = options.link_bytes_per_s;
+    report.link_source = options.link_source.empty() ? "user" : options.link_source;
+    report.link_description = report.link_source;
+  } else {
+    for (const DeviceInfo& dev : store.devices) {
+      const double bw = pcie_bytes_per_s(dev.pcie_generation, dev.pcie_link_width);
+      if (bw > 0) {
+        report.link_bytes_per_s = bw;
+        report.link_source = "table";
+        report.link_description = "PCIe gen" + std::to_string(dev.pcie_generation) + " x" +
+                                  std::to_string(dev.pcie_link_width);
+        break;
+      }
+    }
+    if (report.link_bytes_per_s <= 0) report.link_source = "unknown";
+  }
+
+  report.groups.reserve(slots.size());
+  for (Slot& slot : slots) {
+    for (std::size_t d = 0; d <= kDirectionCount; ++d) {
+      RunningUnion& u = slot.copy_union[d];
+      if (u.open) close(d < kDirectionCount ? slot.group.by_direction[d] : slot.group.all, u.start_ns, u.end_ns);
+    }
+    if (slot.wait_union.open) slot.group.host_wait_ns += slot.wait_union.end_ns - slot.wait_union.start_ns;
+    report.groups.push_back(std::move(slot.group));
+  }
+
+  for (const TransferGroup& g : report.groups) {
+    if (g.kind == GroupKind::kOp) continue;
+    const std::string where = g.kind == GroupKind::kTrace
+                                  ? std::string("the trace")
+                                  : "region '" + store.strings.get(store.regions[g.index].name) + "'";
+    if (g.all.pageable_count > 0) {
+      report.flags.push_back({"pageable", g.kind, g.index, g.all.pageable_count, g.all.pageable_bytes,
+                              std::to_string(g.all.pageable_count) + " copies (" + human_bytes(g.all.pageable_bytes) +
+                                  ") in " + where + " use pageable host memory: they are staged by the driver and "
+                                  "cannot overlap kernels; use pinned (page-locked) host buffers"});
+    }
+    if (g.all.count > 0 && g.all.tiny_count >= options.tiny_flood_count &&
+        static_cast<double>(g.all.tiny_count) >= options.tiny_flood_fraction * static_cast<double>(g.all.count)) {
+      report.flags.push_back({"tiny_transfers", g.kind, g.index, g.all.tiny_count, 0,
+                              std::to_string(g.all.tiny_count) + " of " + std::to_string(g.all.count) +
+                                  " copies in " + where + " move less than " + human_bytes(options.tiny_bytes) +
+                                  " each: per-copy latency dominates; batch them into fewer, larger transfers"});
+    }
+  }
+  return report;
+}
+
+}  // namespace fpgaprof::analysis

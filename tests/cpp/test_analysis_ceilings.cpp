@@ -1,0 +1,124 @@
+// Ceilings: per-architecture table x SM count x clock against vendor datasheet figures.
+#include <catch2/catch.hpp>
+
+#include "fpgaprof/analysis/ceilings.hpp"
+#include "fpgaprof/error.hpp"
+
+using namespace fpgaprof;
+using namespace fpgaprof::analysis;
+
+namespace {
+DeviceInfo h100_sxm(uint64_t clock_khz) {
+  DeviceInfo d;
+  d.name = "NVIDIA H100 80GB HBM3";
+  d.compute_capability_major = 9;
+  d.compute_capability_minor = 0;
+  d.sm_count = 132;
+  d.core_clock_khz = clock_khz;
+  d.memory_clock_khz = 2619000;   // HBM3, as the driver reports it for H100 SXM
+  d.memory_bus_width_bits = 5120;
+  d.pcie_generation = 5;
+  d.pcie_link_width = 16;
+  return d;
+}
+double flops(const Ceilings& c, Precision p) { return c.peak_flops_per_s[static_cast<std::size_t>(p)]; }
+}  // namespace
+
+TEST_CASE("H100 SXM table ceilings reproduce the datasheet", "[analysis][ceilings]") {
+  const Ceilings c = table_ceilings(h100_sxm(1980000));
+  CHECK(c.architecture == "Hopper (sm_90)");
+  CHECK(c.architecture_exact);
+  // FP64 tensor: 132 SMs x 256 FLOP/clk x 1.98e9 = 66.90e12; datasheet (H100 SXM): 67 TFLOP/s.
+  CHECK(flops(c, Precision::kFp64Tensor) == Approx(66.90e12).epsilon(1e-3));
+  CHECK(flops(c, Precision::kFp64Tensor) == Approx(67e12).epsilon(0.01));
+  // FP64: 132 x 128 x 1.98e9 = 33.45e12; datasheet: 34 TFLOP/s (1.6 % apart: rounding in the sheet).
+  CHECK(flops(c, Precision::kFp64) == Approx(34e12).epsilon(0.02));
+  // FP32: 132 x 256 x 1.98e9 = 66.90e12; datasheet: 67 TFLOP/s.
+  CHECK(flops(c, Precision::kFp32) == Approx(67e12).epsilon(0.01));
+  // FP16 tensor dense: 132 x 4096 x 1.98e9 = 1070.5e12, 8.2 % above the datasheet's 989.4:
+  // the sheet's tensor figures imply 1830 MHz (989.4e12 / (132 x 4096) = 1.830e9), see below.
+  CHECK(flops(c, Precision::kFp16Tensor) == Approx(1070.5e12).epsilon(1e-3));
+  // DRAM: 2 x 2619e6 x 5120 / 8 = 3.352e12 B/s; datasheet: 3.35 TB/s.
+  CHECK(c.dram_bytes_per_s == Approx(3.35e12).epsilon(0.01));
+  // PCIe gen5 x16: 32e9 x 128/130 / 8 x 16 = 63.02e9 B/s per direction.
+  CHECK(c.link_bytes_per_s == Approx(63.015e9).epsilon(1e-4));
+  CHECK(c.link_description == "PCIe gen5 x16");
+  // Ridge for fp32: 66.90e12 / 3.352e12 = 19.96 FLOP/B.
+  CHECK(c.ridge_flops_per_byte(Precision::kFp32) == Approx(19.96).epsilon(1e-3));
+}
+
+TEST_CASE("H100 SXM tensor ceilings at the datasheet's tensor clock", "[analysis][ceilings]") {
+  const Ceilings c = table_ceilings(h100_sxm(1830000));
+  // Datasheet (dense = half the sparsity figures): TF32 494.7, FP16/BF16 989.4, FP8 1978.9 TFLOP/s.
+  CHECK(flops(c, Precision::kTf32Tensor) == Approx(494.7e12).epsilon(0.005));
+  CHECK(flops(c, Precision::kFp16Tensor) == Approx(989.4e12).epsilon(0.005));
+  CHECK(flops(c, Precision::kFp8Tensor) == Approx(1978.9e12).epsilon(0.005));
+}
+
+TEST_CASE("A100 SXM and V100 table ceilings", "[analysis][ceilings]") {
+  DeviceInfo a100;
+  a100.compute_capability_major = 8;
+  a100.sm_count = 108;
+  a100.core_clock_khz = 1410000;
+  a100.memory_clock_khz = 1215000;
+  a100.memory_bus_width_bits = 5120;
+  const Ceilings c = table_ceilings(a100);
+  // 108 x 2048 x 1.41e9 = 311.9e12 (datasheet 312); 108 x 128 x 1.41e9 = 19.49e12 (19.5 FP64 tensor);
+  // 108 x 1024 x 1.41e9 = 155.9e12 (156 TF32); 2 x 1215e6 x 640 = 1.555e12 B/s (1555 GB/s, 40 GB part).
+  CHECK(flops(c, Precision::kFp16Tensor) == Approx(312e12).epsilon(0.005));
+  CHECK(flops(c, Precision::kFp64Tensor) == Approx(19.5e12).epsilon(0.005));
+  CHECK(flops(c, Precision::kTf32Tensor) == Approx(156e12).epsilon(0.005));
+  CHECK(c.dram_bytes_per_s == Approx(1.555e12).epsilon(0.001));
+  CHECK(c.link_bytes_per_s == 0.0);  // PCIe unknown
+  CHECK(c.link_source == CeilingSource::kUnknown);
+
+  DeviceInfo v100;
+  v100.compute_capability_major = 7;
+  v100.sm_count = 80;
+  v100.core_clock_khz = 1530000;
+  const Ceilings v = table_ceilings(v100);
+  // 80 x 1024 x 1.53e9 = 125.3e12 (datasheet 125 TF tensor); 80 x 64 x 1.53e9 = 7.83e12 (7.8 FP64).
+  CHECK(flops(v, Precision::kFp16Tensor) == Approx(125e12).epsilon(0.005));
+  CHECK(flops(v, Precision::kFp64) == Approx(7.8e12).epsilon(0.005));
+  // No FP64 tensor pipe on Volta: the fp64 pipe is the roof.
+  CHECK(flops(v, Precision::kFp64Tensor) == 0.0);
+  CHECK(v.flops_for(Precision::kFp64Tensor) == flops(v, Precision::kFp64));
+  CHECK(v.effective_precision(Precision::kTf32Tensor) == Precision::kFp32);
+}
+
+TEST_CASE("Unknown architecture and nearest minor", "[analysis][ceilings]") {
+  DeviceInfo d;
+  d.compute_capability_major = 3;
+  d.sm_count = 10;
+  d.core_clock_khz = 1000000;
+  const Ceilings c = table_ceilings(d);
+  CHECK(c.architecture.empty());
+  CHECK(flops(c, Precision::kFp32) == 0.0);
+  CHECK(c.ridge_flops_per_byte(Precision::kFp32) == 0.0);
+  bool exact = true;
+  const ArchitectureRates* r = architecture_rates(8, 7, &exact);  // Orin: nearest listed is sm_86
+  REQUIRE(r != nullptr);
+  CHECK(r->cc_minor == 6);
+  CHECK_FALSE(exact);
+}
+
+TEST_CASE("PCIe per-lane rates", "[analysis][ceilings]") {
+  CHECK(pcie_bytes_per_s(3, 16) == Approx(15.754e9).epsilon(1e-4));  // 8 GT/s x 128/130 / 8 x 16
+  CHECK(pcie_bytes_per_s(1, 1) == Approx(250e6));
+  CHECK(pcie_bytes_per_s(4, 8) == Approx(15.754e9).epsilon(1e-4));
+  CHECK(pcie_bytes_per_s(0, 16) == 0.0);
+  CHECK(pcie_bytes_per_s(9, 16) == 0.0);
+}
+
+TEST_CASE("Precision of HLO types and names", "[analysis][ceilings]") {
+  using T = hlo::PrimitiveType;
+  using A = hlo::AccessPattern;
+  CHECK(precision_for(T::kF32, A::kDot) == Precision::kTf32Tensor);
+  CHECK(precision_for(T::kF32, A::kElementwise) == Precision::kFp32);
+  CHECK(precision_for(T::kBF16, A::kConvolution) == Precision::kFp16Tensor);
+  CHECK(precision_for(T::kF64, A::kDot) == Precision::kFp64Tensor);
+  CHECK(precision_for(T::kS32, A::kReduction) == Precision::kFp32);
+  CHECK(std::string(precision_name(Precision::kFp8Tensor)) == "fp8_tensor");
+  CHECK(precision_from_name("tf32_tensor") == Precision::kTf32Tensor);
+  CHECK_THROWS_AS(precision_from_name("fp7"), Error);
+}

@@ -1,0 +1,248 @@
+// Roofline and FPGA what-if on a constructed trace; every expected number is worked out by
+// hand in the comments (and the FPGA cases step by step in docs/fpga-model.md).
+#include <catch2/catch.hpp>
+
+#include "fpgaprof/analysis/fpga_model.hpp"
+#include "fpgaprof/analysis/roofline.hpp"
+#include "fpgaprof/error.hpp"
+
+using namespace fpgaprof;
+using namespace fpgaprof::analysis;
+
+namespace {
+
+// A fictional sm_80 device: 100 SMs at 1 GHz, 1 GHz memory clock on a 4096-bit bus.
+//   fp32 = 100 x 128 x 1e9 = 12.8e12 FLOP/s; tf32 tensor = 100 x 1024 x 1e9 = 102.4e12;
+//   DRAM = 2 x 1e9 x 4096 / 8 = 1.024e12 B/s; ridge fp32 = 12.5, tf32 = 100 FLOP/B.
+DeviceInfo device() {
+  DeviceInfo d;
+  d.compute_capability_major = 8;
+  d.sm_count = 100;
+  d.core_clock_khz = 1000000;
+  d.memory_clock_khz = 1000000;
+  d.memory_bus_width_bits = 4096;
+  return d;
+}
+
+KernelRecord kernel(uint64_t s, uint64_t ns, uint32_t marker, uint32_t region, uint32_t blocks, StringId name) {
+  KernelRecord k;
+  k.start_ns = s;
+  k.end_ns = s + ns;
+  k.marker_index = marker;
+  k.region_index = region;
+  k.grid_x = blocks; k.grid_y = 1; k.grid_z = 1;
+  k.name = name;
+  return k;
+}
+
+struct Fixture {
+  TraceStore store;
+  std::vector<OpCost> ops;
+  std::vector<uint32_t> op_of_kernel;
+  Fixture() {
+    store.devices = {device()};
+    const StringId ew = store.strings.intern("loop_add_fusion");
+    const StringId gemm = store.strings.intern("sm80_gemm");
+    const StringId tiny = store.strings.intern("tiny");
+    // op0: elementwise f32, 1e6 FLOP, 8e6 B read + 4e6 B written per execution.
+    OpCost op0;
+    op0.name = "add_fusion"; op0.flops = 1e6; op0.bytes_read = 8e6; op0.bytes_written = 4e6;
+    op0.working_set_bytes = 4e6; op0.pattern = hlo::AccessPattern::kElementwise; op0.precision = Precision::kFp32;
+    // op1: f32 dot -> tf32 tensor roof, 2e9 FLOP, 4e6 + 2e6 B per execution.
+    OpCost op1;
+    op1.name = "dot"; op1.flops = 2e9; op1.bytes_read = 4e6; op1.bytes_written = 2e6;
+    op1.working_set_bytes = 2e6; op1.pattern = hlo::AccessPattern::kDot; op1.precision = Precision::kTf32Tensor;
+    ops = {op0, op1};
+    // k0, k1: op0 in two thunk ranges (5, 6) -> 2 executions, 20 us each.
+    // k2, k3: op1, both in thunk range 7 -> 1 execution of 2 kernels (100 us + 50 us).
+    // k4: unattributed 2 us kernel with one block, in region 1.
+    store.kernels = {kernel(0, 20000, 5, 0, 1000, ew), kernel(30000, 20000, 6, 0, 1000, ew),
+                     kernel(60000, 100000, 7, 0, 1000, gemm), kernel(170000, 50000, 7, 0, 1000, gemm),
+                     kernel(230000, 2000, kNone32, 1, 1, tiny)};
+    op_of_kernel = {0, 0, 1, 1, kNone32};
+    RegionRecord r0; r0.start_ns = 0; r0.end_ns = 300000; r0.thread_id = 1;
+    RegionRecord r1; r1.start_ns = 225000; r1.end_ns = 240000; r1.thread_id = 1; r1.parent = 0; r1.depth = 1;
+    store.regions = {r0, r1};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("Roofline per op, region, kernel name and kernel", "[analysis][roofline]") {
+  Fixture f;
+  const Ceilings c = table_ceilings(f.store.devices[0]);
+  REQUIRE(c.flops_for(Precision::kFp32) == Approx(12.8e12));
+  REQUIRE(c.dram_bytes_per_s == Approx(1.024e12));
+  RooflineOptions o;
+  o.per_kernel = true;
+  const RooflineReport r = analyze_roofline(f.store, c, f.ops, f.op_of_kernel, o);
+
+  // op0: 2 executions x (1e6 FLOP, 12e6 B) over 40 us: intensity 1/12 = 0.08333 FLOP/B;
+  // roof = min(12.8e12, 0.08333 x 1.024e12 = 85.33e9) = 85.33e9 FLOP/s; achieved 2e6 / 40e-6
+  // = 50e9 FLOP/s -> 58.59 % (the same as 24e6 B / 40 us = 600 GB/s of 1024 GB/s).
+  const RooflinePoint& p0 = r.ops[0];
+  CHECK(p0.kernel_count == 2);
+  CHECK(p0.executions == 2);
+  CHECK(p0.time_ns == 40000);
+  CHECK(p0.flops == Approx(2e6));
+  CHECK(p0.bytes == Approx(24e6));
+  CHECK(p0.intensity == Approx(1.0 / 12.0));
+  CHECK(p0.achieved_bytes_per_s == Approx(600e9));
+  CHECK(p0.roof_flops_per_s == Approx(85.333e9).epsilon(1e-4));
+  CHECK(p0.percent_of_roof == Approx(58.59).epsilon(1e-3));
+  CHECK(p0.bound == Bound::kMemory);
+  CHECK(p0.ridge_flops_per_byte == Approx(12.5));
+
+  // op1: one execution split over 2 kernels (each gets half the cost); 2e9 FLOP / 6e6 B =
+  // 333.3 FLOP/B > ridge 100 -> compute; achieved 2e9 / 150e-6 = 13.33e12 of 102.4e12 = 13.02 %.
+  const RooflinePoint& p1 = r.ops[1];
+  CHECK(p1.executions == 1);
+  CHECK(p1.flops == Approx(2e9));
+  CHECK(p1.intensity == Approx(333.333).epsilon(1e-5));
+  CHECK(p1.precision == Precision::kTf32Tensor);
+  CHECK(p1.roof_flops_per_s == Approx(102.4e12));
+  CHECK(p1.percent_of_roof == Approx(13.02).epsilon(1e-3));
+  CHECK(p1.bound == Bound::kCompute);
+  CHECK(r.kernels[2].flops == Approx(1e9));
+  CHECK(r.kernels[3].flops == Approx(1e9));
+
+  // Trace: 192 us of kernels, 2 us of them unattributed.
+  CHECK(r.trace.time_ns == 192000);
+  CHECK(r.unattributed_kernels == 1);
+  CHECK(r.unattributed_ns == 2000);
+  CHECK(r.trace.cost_coverage == Approx(190000.0 / 192000.0));
+  // Region 1 holds only the 2 us kernel: mean 2 us < 5 us -> latency. Region 0 is inclusive.
+  CHECK(r.regions[1].bound == Bound::kLatency);
+  CHECK(r.regions[1].kernel_count == 1);
+  CHECK(r.regions[0].kernel_count == 5);
+  CHECK(r.regions[0].time_ns == 192000);
+  CHECK(r.kernels[4].bound == Bound::kLatency);
+  CHECK(r.kernels[0].bound == Bound::kMemory);
+  // Kernel names by time: sm80_gemm (150 us), loop_add_fusion (40 us), tiny (2 us).
+  REQUIRE(r.kernel_names.size() == 3);
+  CHECK(f.store.strings.get(r.kernel_names[0]) == "sm80_gemm");
+  CHECK(r.by_kernel_name[0].time_ns == 150000);
+  CHECK(r.by_kernel_name[2].bound == Bound::kLatency);
+}
+
+TEST_CASE("Roofline: tiny grid rule and measured counters", "[analysis][roofline]") {
+  Fixture f;
+  // 10 blocks < 0.5 x 100 SMs and (as below) < 10 % of the roof -> latency though it runs 20 us.
+  f.store.kernels[0].grid_x = 10;
+  f.store.kernels[1].grid_x = 10;
+  f.ops[0].bytes_read = 0.4e6;  // 2 x (1e6 FLOP, 0.8e6 B) in 40 us: 40 GB/s = 3.9 % of DRAM
+  f.ops[0].bytes_written = 0.4e6;
+  // Counters for kernel 0: 1000 ffma + 500 fadd -> 2500 FLOP; DRAM 3e6 + 1e6 B.
+  const auto add = [&](const char* metric, double v) {
+    CounterRecord cr;
+    cr.kernel_index = 0;
+    cr.metric = f.store.strings.intern(metric);
+    cr.value = v;
+    f.store.counters.push_back(cr);
+  };
+  add("sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 1000);
+  add("sm__sass_thread_inst_executed_op_fadd_pred_on.sum", 500);
+  add("dram__bytes_read.sum", 3e6);
+  add("dram__bytes_write.sum", 1e6);
+  const Ceilings c = table_ceilings(f.store.devices[0]);
+  const RooflineReport r = analyze_roofline(f.store, c, f.ops, f.op_of_kernel);
+  CHECK(r.ops[0].percent_of_roof == Approx(3.906).epsilon(1e-3));
+  CHECK(r.ops[0].bound == Bound::kLatency);
+  REQUIRE(r.ops[0].has_measured);
+  CHECK(r.ops[0].measured_flops == Approx(2500));
+  CHECK(r.ops[0].measured_bytes == Approx(4e6));
+  CHECK(r.ops[0].measured_intensity == Approx(2500.0 / 4e6));
+  CHECK_FALSE(r.ops[1].has_measured);
+  const auto m = measured_kernels(f.store);
+  REQUIRE(m.size() == 5);
+  CHECK(m[0].has);
+  CHECK_FALSE(m[1].has);
+}
+
+TEST_CASE("Roofline input validation", "[analysis][roofline]") {
+  Fixture f;
+  const Ceilings c = table_ceilings(f.store.devices[0]);
+  CHECK_THROWS_AS(analyze_roofline(f.store, c, f.ops, {0, 1}), Error);
+  CHECK_THROWS_AS(analyze_roofline(f.store, c, f.ops, {0, 0, 1, 9, kNone32}), Error);
+  const RooflineReport r = analyze_roofline(f.store, c, f.ops, {});
+  CHECK(r.unattributed_kernels == 5);
+  CHECK(r.trace.bound == Bound::kUnknown);  // no cost known anywhere, mean 38.4 us
+}
+
+TEST_CASE("FPGA presets follow the documented derivation", "[analysis][fpga]") {
+  const FpgaTarget& u55c = fpga_preset("alveo-u55c");
+  // 9024 DSP x 0.7 / 5 DSP per FMA x 2 FLOP x 300 MHz = 758.0 GFLOP/s fp32.
+  CHECK(u55c.flops_per_s(Precision::kFp32) == Approx(758.016e9));
+  // fp64: 9024 x 0.7 / 14 x 2 x 300e6 = 270.7 GFLOP/s.
+  CHECK(u55c.flops_per_s(Precision::kFp64) == Approx(270.72e9));
+  // BRAM 2016 x 36 Kib + URAM 960 x 288 Kib = 357,433,344 bit = 44,679,168 B.
+  CHECK(u55c.sram_bytes == Approx(44679168.0));
+  CHECK(u55c.host_link_bytes_per_s() == Approx(12.603e9).epsilon(1e-4));  // 15.754e9 x 0.8
+  CHECK(fpga_preset("versal-v80").flops_per_s(Precision::kFp32) == Approx(4.55616e12));  // 10848 x .7 x 2 x 300e6
+  CHECK(fpga_presets().size() >= 3);
+  CHECK_THROWS_AS(fpga_preset("stratix"), Error);
+}
+
+TEST_CASE("FPGA what-if, case A: small elementwise op over PCIe (docs/fpga-model.md)", "[analysis][fpga]") {
+  Fixture f;
+  const Ceilings c = table_ceilings(f.store.devices[0]);
+  const RooflineReport r = analyze_roofline(f.store, c, f.ops, f.op_of_kernel);
+  FpgaOptions o;
+  o.workload_ns = 1e6;  // the traced program took 1 ms
+  const FpgaReport rep = rank_fpga_candidates(f.ops, r, fpga_preset("alveo-u55c"), o);
+  REQUIRE(rep.candidates.size() == 2);
+  const FpgaCandidate* a = nullptr;
+  for (const auto& cand : rep.candidates) if (cand.op_index == 0) a = &cand;
+  REQUIRE(a != nullptr);
+  // Step by step (docs/fpga-model.md, case A):
+  CHECK(a->time_share == Approx(40000.0 / 192000.0));                 // 0.20833
+  CHECK(a->memory_boundness == Approx(1.0 - (1.0 / 12.0) / 12.5));   // 0.99333
+  CHECK(a->pattern_affinity == 1.0);
+  CHECK(a->fits_on_chip);                                            // 4 MB < 44.7 MB
+  CHECK(a->card_compute_s == Approx(2e6 / 758.016e9));               // 2.638 us
+  CHECK(a->card_memory_s == Approx(24e6 / 391e9));                   // 61.38 us
+  CHECK(a->card_latency_s == Approx(20e-6));                         // 2 x 10 us
+  CHECK(a->card_time_s == Approx(81.381e-6).epsilon(1e-4));
+  CHECK(a->transfer_s == Approx(24e6 / 12.6031e9 + 4 * 5e-6).epsilon(1e-4));  // 1924.3 us
+  CHECK(a->fpga_total_s == Approx(2005.67e-6).epsilon(1e-4));
+  CHECK(a->op_speedup == Approx(40e-6 / 2005.67e-6).epsilon(1e-4));  // 0.0199: PCIe kills it
+  CHECK(a->link_factor == Approx(81.381 / 2005.67).epsilon(1e-4));
+  CHECK(a->score == Approx(0.20833 * (0.25 + 0.75 * 0.99333) * 0.040576).epsilon(1e-3));
+  // Amdahl: 1 ms - 40 us + 2005.67 us = 2965.67 us -> 0.3372x.
+  CHECK(a->workload_speedup == Approx(1000.0 / 2965.67).epsilon(1e-4));
+  CHECK(rep.combined_count == 0);
+  CHECK(rep.combined_speedup == 1.0);
+}
+
+TEST_CASE("FPGA what-if, case B: large stream with data resident on a V80 (docs/fpga-model.md)", "[analysis][fpga]") {
+  // One stencil op: 1 execution, 1e8 FLOP, 0.6e9 B read + 0.4e9 B written, 10 ms on the GPU
+  // (100 GB/s achieved), working set 32 MB; the workload took 20 ms.
+  TraceStore s;
+  s.devices = {device()};
+  s.kernels = {kernel(0, 10000000, 1, kNone32, 1000, s.strings.intern("stencil"))};
+  OpCost op;
+  op.name = "stencil_fusion"; op.flops = 1e8; op.bytes_read = 0.6e9; op.bytes_written = 0.4e9;
+  op.working_set_bytes = 32e6; op.pattern = hlo::AccessPattern::kStencil; op.precision = Precision::kFp32;
+  const std::vector<OpCost> ops = {op};
+  const RooflineReport r = analyze_roofline(s, table_ceilings(s.devices[0]), ops, {0});
+  FpgaOptions o;
+  o.workload_ns = 20e6;
+  o.inputs_cross_link = false;
+  const FpgaReport rep = rank_fpga_candidates(ops, r, fpga_preset("versal-v80"), o);
+  REQUIRE(rep.candidates.size() == 1);
+  const FpgaCandidate& b = rep.candidates[0];
+  // Memory: 1e9 B / (819.2e9 x 0.85 = 696.32e9 B/s) = 1436.1 us; compute 1e8 / 4.556e12 = 21.9 us.
+  CHECK(b.card_memory_s == Approx(1e9 / 696.32e9));
+  CHECK(b.card_compute_s == Approx(1e8 / 4.55616e12));
+  // + 1 launch of 10 us = 1446.1 us; no transfer.
+  CHECK(b.fpga_total_s == Approx(1446.1e-6).epsilon(1e-4));
+  CHECK(b.transfer_s == 0.0);
+  CHECK(b.link_factor == 1.0);
+  CHECK(b.op_speedup == Approx(10e-3 / 1446.1e-6).epsilon(1e-4));     // 6.915x
+  // Amdahl: 20 ms -> 20 - 10 + 1.4461 = 11.4461 ms: 1.7473x.
+  CHECK(b.workload_speedup == Approx(20.0 / 11.4461).epsilon(1e-4));
+  CHECK(rep.combined_count == 1);
+  CHECK(rep.combined_speedup == Approx(20.0 / 11.4461).epsilon(1e-4));
+  // Score: share 1, intensity 0.1 (ridge 12.5 -> boundness 0.992), affinity 1, fits, link 1.
+  CHECK(b.score == Approx(1.0 * (0.25 + 0.75 * 0.992)).epsilon(1e-4));
+}
