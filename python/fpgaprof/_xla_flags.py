@@ -26,7 +26,6 @@ from __future__ import annotations
 import atexit
 import os
 import re
-import shlex
 import shutil
 import sys
 import tempfile
@@ -90,14 +89,27 @@ _warned_started = False
 
 
 def split_flags(xla_flags: str) -> list[str]:
-    """Splits an XLA_FLAGS value into its flags, keeping quoted values whole (quotes kept)."""
-    lexer = shlex.shlex(xla_flags, posix=False)
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    try:
-        return list(lexer)
-    except ValueError:  # unbalanced quote: XLA itself would reject it; fall back to spaces
-        return xla_flags.split()
+    """Splits an XLA_FLAGS value at whitespace outside quotes (quotes kept in the flag)."""
+    flags: list[str] = []
+    cur: list[str] = []
+    quote = ""
+    for ch in xla_flags:
+        if quote:
+            cur.append(ch)
+            if ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            cur.append(ch)
+            quote = ch
+        elif ch.isspace():
+            if cur:
+                flags.append("".join(cur))
+                cur = []
+        else:
+            cur.append(ch)
+    if cur:
+        flags.append("".join(cur))
+    return flags
 
 
 def flag_value(flags: Iterable[str], name: str) -> str | None:
@@ -359,12 +371,16 @@ def prune_dump_dir(setup: XlaSetup | None = None, *, force: bool = False) -> int
         return 0
     freed = 0
     for entry in os.scandir(setup.dump_dir):
-        if _AFTER_OPT_RE.match(entry.name) or not entry.is_file():
-            continue
         try:
-            size = entry.stat().st_size
-            os.unlink(entry.path)
-            freed += size
+            if entry.is_dir(follow_symlinks=False):
+                # PJRT's per-module folders (compile options, MLIR).
+                freed += sum(os.path.getsize(os.path.join(root, f))
+                             for root, _, files in os.walk(entry.path) for f in files)
+                shutil.rmtree(entry.path, ignore_errors=True)
+            elif not _AFTER_OPT_RE.match(entry.name):
+                size = entry.stat(follow_symlinks=False).st_size
+                os.unlink(entry.path)
+                freed += size
         except OSError:
             pass
     return freed
