@@ -1,0 +1,36 @@
+"""Notebook HTML (_repr_html_ helpers): escaped, the numbers of the summary, no script."""
+import _reports_fixtures as F
+from fpgaprof.report import notebook as N
+
+
+def test_profile_html():
+    h = N.profile_html(F.SyntheticProfile(with_ops=True))
+    assert "<script" not in h
+    assert "NVIDIA H100 80GB HBM3 &lt;test&gt;" in h
+    assert "gemm&lt;float&gt;" in h
+    # GPU busy 2.81 ms of 10 ms (worked out in test_reports_summary)
+    assert "2.81 ms (28.1 %)" in h
+    assert "user &lt;script&gt;alert(1)&lt;/script&gt; warning" in h
+    assert "top HLO ops" in h and "model.py:12" in h
+
+
+def test_profile_html_without_gpu():
+    h = N.profile_html(F.SyntheticProfile(with_gpu=False))
+    assert "no GPU: no CUDA driver found" in h
+    assert "top kernels" not in h
+
+
+def test_table_html_limits_rows():
+    t = F.kernels()
+    h = N.table_html(t, "kernels", max_rows=2)
+    assert "<b>kernels</b>: 4 rows" in h
+    assert h.count("<tr>") == 3  # header + 2 rows
+    assert "2 more rows" in h
+    assert "gemm&lt;float&gt;" in h
+    empty = N.table_html(F.Table(), "empty")
+    assert "<b>empty</b>: 0 rows" in empty and "<table>" not in empty
+
+
+def test_rows_html():
+    h = N.rows_html([{"op": "a<b", "score": 0.5, "time_s": 0.002}], "candidates")
+    assert "a&lt;b" in h and "2.00 ms" in h and "0.5" in h
