@@ -1,0 +1,765 @@
+#!/usr/bin/env python3
+"""Profile MBIRJAX operations over volume sizes with fpgaprof.
+
+For every operation and volume size n (an n x n x n volume, n views): one warm-up call, then --runs timed
+calls, each synchronised with jax.block_until_ready and wrapped in fpgaprof.region(operation) inside one
+fpgaprof.trace per (operation, size). Reported per (operation, size):
+  * wall time per run (median, min, max);
+  * the warm-up call's compile breakdown (trace / lower / compile seconds from jax.monitoring), and an
+    explicit AOT breakdown (jit(...).trace / .lower / .compile / execute) of MBIRJAX's jitted projector entry
+    points where the operation reaches them;
+  * compilations during the timed runs (0 expected; anything else is flagged);
+  * from the fpgaprof trace: kernels, transfers per direction, peak device memory, roofline, FPGA score
+    (on CPU JAX no kernel data exists and the result says so explicitly).
+Outputs (--output DIR): summary.json, scaling.csv, scaling.txt, report.html (when fpgaprof.report exists).
+Usage: python examples/mbirjax_sweep.py --sizes 32 64 --runs 3 --operations parallel_forward_project
+See docs/mbirjax.md.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import io
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+# Headless: MBIRJAX's viewer selects TkAgg and imports easygui at import time.
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+def _stub_missing_gui_modules() -> list[str]:
+    """Installs empty modules for GUI packages that cannot be imported here (no Tk, no display)."""
+    stubbed = []
+    for name in ("easygui",):
+        try:
+            __import__(name)
+        except Exception:  # ImportError, or TclError from a Tk without display
+            sys.modules[name] = types.ModuleType(name)
+            stubbed.append(name)
+    return stubbed
+
+
+_STUBBED_GUI = _stub_missing_gui_modules()
+
+import fpgaprof  # noqa: E402  (before jax: NVTX injection and XLA dump flags are set at import)
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+with contextlib.redirect_stderr(io.StringIO()):  # the viewer warns that TkAgg is unavailable
+    import mbirjax as mj  # noqa: E402
+
+# ---------------------------------------------------------------------------------------------------------
+# Compilation accounting through jax.monitoring (jax >= 0.4.30; checked on 0.10.2):
+# pjit records JAXPR_TRACE_EVENT per traced function, pxla JAXPR_TO_MLIR_MODULE_EVENT per lowering and
+# BACKEND_COMPILE_EVENT once per XLA compilation that misses the in-memory executable cache (persistent
+# cache hits included). Eager jnp ops compile through the same path, so they are counted too.
+TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
+LOWER_EVENT = "/jax/core/compile/jaxpr_to_mlir_module_duration"
+COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+
+
+class CompileMonitor:
+    """Counts traces, lowerings and backend compilations (and their seconds) since the last reset()."""
+
+    _installed: "CompileMonitor | None" = None
+
+    def __init__(self) -> None:
+        self.reset()
+
+    @classmethod
+    def install(cls) -> "CompileMonitor":
+        if cls._installed is None:
+            mon = cls()
+            jax.monitoring.register_event_duration_secs_listener(mon._on_duration)
+            cls._installed = mon
+        return cls._installed
+
+    def reset(self) -> None:
+        self.counts = {"trace": 0, "lower": 0, "compile": 0}
+        self.seconds = {"trace": 0.0, "lower": 0.0, "compile": 0.0}
+        self.compiled_names: list[str] = []
+
+    def _on_duration(self, event: str, duration: float, **kwargs: Any) -> None:
+        kind = {TRACE_EVENT: "trace", LOWER_EVENT: "lower", COMPILE_EVENT: "compile"}.get(event)
+        if kind is None:
+            return
+        self.counts[kind] += 1
+        self.seconds[kind] += float(duration)
+        if kind == "compile":
+            self.compiled_names.append(str(kwargs.get("fun_name", "?")))
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "traces": self.counts["trace"],
+            "lowerings": self.counts["lower"],
+            "compilations": self.counts["compile"],
+            "trace_s": self.seconds["trace"],
+            "lower_s": self.seconds["lower"],
+            "compile_s": self.seconds["compile"],
+            "compiled_functions": sorted(set(self.compiled_names)),
+        }
+
+
+# ---------------------------------------------------------------------------------------------------------
+# AOT breakdown of MBIRJAX's jitted projector entry points (Projectors.sparse_forward_project and
+# Projectors.sparse_back_project, both jax.jit objects). The other operations' jitted functions are local
+# closures (median_filter3d, the VCD subset updaters, the FBP/FDK filters) and not reachable from outside;
+# for those the warm-up's monitoring breakdown is the only one.
+ENTRY_POINTS = {"sparse_forward_project": (), "sparse_back_project": ("coeff_power",)}
+
+
+class EntryPointRecorder:
+    """While active, replaces a model's jitted projector entry points with wrappers that keep the first
+    call's arguments, so that the AOT breakdown can re-run exactly what the operation ran."""
+
+    def __init__(self, models: list[Any]) -> None:
+        self.models = [m for m in models if m is not None]
+        self.calls: dict[str, dict[str, Any]] = {}
+
+    def __enter__(self) -> "EntryPointRecorder":
+        self._saved = []
+        for model in self.models:
+            projectors = model.projector_functions
+            for name in ENTRY_POINTS:
+                original = getattr(projectors, name)
+                self._saved.append((projectors, name, original))
+                setattr(projectors, name, self._wrap(name, original))
+        return self
+
+    def _wrap(self, name: str, original: Callable) -> Callable:
+        def recording(*args: Any, **kwargs: Any) -> Any:
+            entry = self.calls.setdefault(name, {"original": original, "args": args, "kwargs": kwargs,
+                                                 "calls": 0})
+            entry["calls"] += 1
+            return original(*args, **kwargs)
+        return recording
+
+    def __exit__(self, *exc: Any) -> None:
+        for projectors, name, original in self._saved:
+            setattr(projectors, name, original)
+
+    def signatures(self) -> dict[str, tuple]:
+        """Per recorded entry point: a hashable key of its arguments' shapes, dtypes and static values."""
+        def sig(x: Any) -> Any:
+            if hasattr(x, "shape") and hasattr(x, "dtype"):
+                return ("array", tuple(x.shape), str(x.dtype))
+            if isinstance(x, (tuple, list)):
+                return tuple(sig(v) for v in x)
+            return repr(x)
+        return {name: (name, sig(e["args"]), tuple(sorted((k, sig(v)) for k, v in e["kwargs"].items())))
+                for name, e in self.calls.items()}
+
+    def aot_breakdown(self, only: set[str] | None = None) -> dict[str, Any]:
+        """jit(...).trace / .lower / .compile / execute seconds for each entry point the operation called.
+        Call after jax.clear_caches(), so that neither the entry point nor the jitted per-batch projectors
+        it calls are cache hits; a fresh jax.jit of the same Python function is used all the same."""
+        out = {}
+        for name, entry in self.calls.items():
+            if only is not None and name not in only:
+                continue
+            static = ENTRY_POINTS[name]
+            python_fn = entry["original"].__wrapped__
+
+            @functools.wraps(python_fn)
+            def fresh(*a: Any, _fn: Callable = python_fn, **k: Any) -> Any:
+                return _fn(*a, **k)
+
+            jitted = jax.jit(fresh, static_argnames=static)
+            args, kwargs = entry["args"], entry["kwargs"]
+            t0 = time.perf_counter()
+            traced = jitted.trace(*args, **kwargs)
+            t1 = time.perf_counter()
+            lowered = traced.lower()
+            t2 = time.perf_counter()
+            compiled = lowered.compile()
+            t3 = time.perf_counter()
+            dynamic_kwargs = {k: v for k, v in kwargs.items() if k not in static}
+            jax.block_until_ready(compiled(*args, **dynamic_kwargs))
+            t4 = time.perf_counter()
+            cost = _cost_summary(compiled)
+            out[name] = {"trace_s": t1 - t0, "lower_s": t2 - t1, "compile_s": t3 - t2,
+                         "execute_s": t4 - t3, "calls_per_operation": entry["calls"], "cost_analysis": cost}
+        return out
+
+
+def _cost_summary(compiled: Any) -> dict[str, float] | None:
+    try:
+        cost = compiled.cost_analysis()
+    except Exception:
+        return None
+    if isinstance(cost, (list, tuple)):
+        cost = cost[0] if cost else None
+    if not isinstance(cost, dict):
+        return None
+    keys = ("flops", "transcendentals", "bytes accessed")
+    return {k: float(cost[k]) for k in keys if k in cost}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Operations. Each entry builds a zero-argument callable for a volume size from a lazily filled context;
+# the callable's result is what block_until_ready waits on.
+
+
+class SizeContext:
+    """Models, phantom, sinograms and weights for one volume size n, built on first use (untimed)."""
+
+    def __init__(self, n: int, log_dir: str) -> None:
+        self.n = n
+        self.log_dir = log_dir
+        self._cache: dict[str, Any] = {}
+
+    def _get(self, key: str, build: Callable[[], Any]) -> Any:
+        if key not in self._cache:
+            with _quiet():
+                self._cache[key] = jax.block_until_ready(build())
+        return self._cache[key]
+
+    def log(self, name: str) -> str:
+        return os.path.join(self.log_dir, f"{name}_{self.n}.log")
+
+    def model(self, geometry: str) -> Any:
+        n = self.n
+        if geometry == "parallel":
+            angles = np.linspace(0.0, np.pi, n, endpoint=False)
+            return self._get("parallel", lambda: mj.ParallelBeamModel((n, n, n), angles))
+        # Cone geometry as in mbirjax.generate_demo_data: source-detector 4 n, magnification 2.
+        angles = np.linspace(-np.pi, np.pi, n, endpoint=False)
+        return self._get("cone", lambda: mj.ConeBeamModel((n, n, n), angles, source_detector_dist=4.0 * n,
+                                                           source_iso_dist=2.0 * n))
+
+    def phantom(self, geometry: str) -> Any:
+        shape = self.model(geometry).get_params("recon_shape")
+        return self._get(f"phantom_{geometry}", lambda: mj.generate_3d_shepp_logan_low_dynamic_range(shape))
+
+    def sinogram(self, geometry: str) -> Any:
+        return self._get(f"sino_{geometry}",
+                         lambda: self.model(geometry).forward_project(self.phantom(geometry)))
+
+    def full_indices(self, geometry: str) -> Any:
+        shape = self.model(geometry).get_params("recon_shape")
+        return self._get(f"indices_{geometry}", lambda: mj.gen_full_indices(shape, use_ror_mask=True))
+
+    def voxel_values(self, geometry: str) -> Any:
+        model = self.model(geometry)
+        return self._get(f"voxels_{geometry}", lambda: model.get_voxels_at_indices(
+            self.phantom(geometry), self.full_indices(geometry)))
+
+    def noisy_volume(self) -> Any:
+        def build() -> Any:
+            phantom = self.phantom("parallel")
+            noise = jax.random.normal(jax.random.PRNGKey(0), phantom.shape, dtype=phantom.dtype)
+            return phantom + 0.05 * noise
+        return self._get("noisy", build)
+
+
+@dataclass
+class Operation:
+    name: str
+    description: str
+    geometry: str | None  # "parallel", "cone" or None; models with jitted projector entry points
+    build: Callable[[SizeContext], Callable[[], Any]]
+
+
+def _first(result: Any) -> Any:
+    """recon / prox_map / denoise return (volume, dict): only the volume is device data to wait on."""
+    return result[0] if isinstance(result, tuple) else result
+
+
+def _projection_ops(geometry: str) -> list[Operation]:
+    g = geometry
+    filt = "fbp" if g == "parallel" else "fdk"
+
+    def forward(c: SizeContext) -> Callable[[], Any]:
+        m, x = c.model(g), c.phantom(g)
+        return lambda: m.forward_project(x)
+
+    def back(c: SizeContext) -> Callable[[], Any]:
+        m, y = c.model(g), c.sinogram(g)
+        return lambda: m.back_project(y)
+
+    def sparse_forward(c: SizeContext) -> Callable[[], Any]:
+        m, v, idx = c.model(g), c.voxel_values(g), c.full_indices(g)
+        return lambda: m.sparse_forward_project(v, idx)
+
+    def sparse_back(c: SizeContext) -> Callable[[], Any]:
+        m, y, idx = c.model(g), c.sinogram(g), c.full_indices(g)
+        return lambda: m.sparse_back_project(y, idx)
+
+    def hessian(c: SizeContext) -> Callable[[], Any]:
+        m = c.model(g)
+        return lambda: m.compute_hessian_diagonal()
+
+    def direct_filter(c: SizeContext) -> Callable[[], Any]:
+        m, y = c.model(g), c.sinogram(g)
+        return lambda: m.direct_filter(y)
+
+    def filt_filter(c: SizeContext) -> Callable[[], Any]:
+        m, y = c.model(g), c.sinogram(g)
+        return lambda: getattr(m, f"{filt}_filter")(y)
+
+    def filt_recon(c: SizeContext) -> Callable[[], Any]:
+        m, y = c.model(g), c.sinogram(g)
+        return lambda: getattr(m, f"{filt}_recon")(y)
+
+    def direct_recon(c: SizeContext) -> Callable[[], Any]:
+        m, y = c.model(g), c.sinogram(g)
+        return lambda: m.direct_recon(y)
+
+    def recon(c: SizeContext) -> Callable[[], Any]:
+        m, y, log = c.model(g), c.sinogram(g), c.log(f"{g}_recon")
+        return lambda: _first(m.recon(y, max_iterations=1, stop_threshold_change_pct=0.0,
+                                      logfile_path=log, print_logs=False))
+
+    def prox_map(c: SizeContext) -> Callable[[], Any]:
+        m, y, x, log = c.model(g), c.sinogram(g), c.phantom(g), c.log(f"{g}_prox_map")
+        return lambda: _first(m.prox_map(x, y, max_iterations=1, stop_threshold_change_pct=0.0,
+                                         logfile_path=log, print_logs=False))
+
+    return [
+        Operation(f"{g}_forward_project", f"{g} beam forward_project(phantom)", g, forward),
+        Operation(f"{g}_back_project", f"{g} beam back_project(sinogram)", g, back),
+        Operation(f"{g}_sparse_forward_project", f"{g} sparse_forward_project at gen_full_indices", g,
+                  sparse_forward),
+        Operation(f"{g}_sparse_back_project", f"{g} sparse_back_project at gen_full_indices", g, sparse_back),
+        Operation(f"{g}_compute_hessian_diagonal", f"{g} compute_hessian_diagonal() (unit weights)", g,
+                  hessian),
+        Operation(f"{g}_direct_filter", f"{g} direct_filter(sinogram) (ramp)", g, direct_filter),
+        Operation(f"{g}_{filt}_filter", f"{g} {filt}_filter(sinogram) (ramp)", g, filt_filter),
+        Operation(f"{g}_{filt}_recon", f"{g} {filt}_recon(sinogram) (ramp)", g, filt_recon),
+        Operation(f"{g}_direct_recon", f"{g} direct_recon(sinogram)", g, direct_recon),
+        Operation(f"{g}_recon", f"{g} recon(sinogram, max_iterations=1) incl. its direct_recon init", g,
+                  recon),
+        Operation(f"{g}_prox_map", f"{g} prox_map(phantom, sinogram, max_iterations=1)", g, prox_map),
+    ]
+
+
+def _other_ops() -> list[Operation]:
+    def weights(c: SizeContext) -> Callable[[], Any]:
+        y = c.sinogram("parallel")
+        return lambda: mj.gen_weights(y, weight_type="transmission_root")
+
+    def weights_mar(c: SizeContext) -> Callable[[], Any]:
+        m, y, x = c.model("parallel"), c.sinogram("parallel"), c.phantom("parallel")
+        return lambda: mj.gen_weights_mar(m, y, init_recon=x)
+
+    def denoise(c: SizeContext) -> Callable[[], Any]:
+        image = c.noisy_volume()
+        denoiser = mj.QGGMRFDenoiser(image.shape)
+        log = c.log("qggmrf_denoise")
+        return lambda: _first(denoiser.denoise(image, max_iterations=1, stop_threshold_change_pct=0.0,
+                                               logfile_path=log, print_logs=False))
+
+    def median(c: SizeContext) -> Callable[[], Any]:
+        image = c.noisy_volume()
+        return lambda: mj.median_filter3d(image)
+
+    def partition(c: SizeContext) -> Callable[[], Any]:
+        shape = c.model("parallel").get_params("recon_shape")
+        return lambda: mj.gen_pixel_partition(shape, num_subsets=8)
+
+    def phantom(c: SizeContext) -> Callable[[], Any]:
+        shape = c.model("parallel").get_params("recon_shape")
+        return lambda: mj.generate_3d_shepp_logan_low_dynamic_range(shape)
+
+    return [
+        Operation("gen_weights", "mj.gen_weights(sinogram, 'transmission_root')", None, weights),
+        Operation("gen_weights_mar", "mj.gen_weights_mar(parallel model, sinogram, init_recon=phantom)",
+                  "parallel", weights_mar),
+        Operation("qggmrf_denoise", "QGGMRFDenoiser(shape).denoise(noisy, max_iterations=1)", None, denoise),
+        Operation("median_filter3d", "mj.median_filter3d(noisy volume)", None, median),
+        Operation("gen_pixel_partition", "mj.gen_pixel_partition(recon_shape, num_subsets=8)", None,
+                  partition),
+        Operation("shepp_logan_phantom", "mj.generate_3d_shepp_logan_low_dynamic_range(recon_shape)", None,
+                  phantom),
+    ]
+
+
+OPERATIONS: dict[str, Operation] = {op.name: op for op in
+                                    _projection_ops("parallel") + _projection_ops("cone") + _other_ops()}
+
+
+@contextlib.contextmanager
+def _quiet():
+    """MBIRJAX prints progress (Otsu thresholds, 'Creating phantom', ...); keep the sweep's output readable."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        yield
+
+
+# ---------------------------------------------------------------------------------------------------------
+# fpgaprof integration. The library's trace analysis is optional per feature: whatever the installed
+# fpgaprof provides is used, and a missing or unavailable part is reported by name, never filled in.
+
+
+def _profile_section(prof: Any, region: str) -> dict[str, Any]:
+    """Kernel/transfer/memory/roofline/FPGA facts from a finished fpgaprof Profile."""
+    if prof is None:
+        return {"available": False, "reason": "fpgaprof.trace is not available in this fpgaprof build"}
+    info: dict[str, Any] = {}
+    gpu = _attr(prof, "gpu_available")
+    if gpu is False or (gpu is None and _default_backend() == "cpu"):
+        info["available"] = False
+        info["reason"] = ("no GPU: kernel tracing needs an NVIDIA GPU with CUPTI; "
+                          f"JAX backend is {_default_backend()}")
+    else:
+        info["available"] = True
+    for key, getter in (("kernels", _kernels), ("transfers", _transfers), ("peak_device_memory", _peak_memory),
+                        ("roofline", _roofline), ("fpga", _fpga)):
+        try:
+            info[key] = getter(prof)
+        except Exception as exc:  # report which analysis failed instead of dropping it
+            info[key] = {"error": f"{type(exc).__name__}: {exc}"}
+    return info
+
+
+def _attr(obj: Any, name: str) -> Any:
+    value = getattr(obj, name, None)
+    return value() if callable(value) else value
+
+
+def _default_backend() -> str:
+    return jax.default_backend()
+
+
+def _table_len(table: Any) -> int | None:
+    if table is None:
+        return None
+    try:
+        return len(table)
+    except TypeError:
+        return None
+
+
+def _kernels(prof: Any) -> Any:
+    table = _attr(prof, "kernels")
+    if table is None:
+        return {"missing": "Profile.kernels"}
+    count = _table_len(table)
+    out: dict[str, Any] = {"count": count}
+    if count and hasattr(table, "columns"):
+        dur = next((c for c in ("duration_ns", "dur_ns") if c in table.columns), None)
+        if dur:
+            out["total_ns"] = int(table[dur].sum())
+    return out
+
+
+def _transfers(prof: Any) -> Any:
+    table = _attr(prof, "transfers")
+    if table is None:
+        return {"missing": "Profile.transfers"}
+    out: dict[str, Any] = {"count": _table_len(table)}
+    if hasattr(table, "groupby") and "direction" in getattr(table, "columns", ()) and len(table):
+        agg = {"count": ("direction", "size")}
+        if "bytes" in table.columns:
+            agg["bytes"] = ("bytes", "sum")
+        grouped = table.groupby("direction").agg(**agg)
+        out["by_direction"] = {str(k): {c: int(v) for c, v in row.items()} for k, row in grouped.iterrows()}
+    return out
+
+
+def _peak_memory(prof: Any) -> Any:
+    for name in ("peak_memory", "peak_device_memory"):
+        if hasattr(prof, name):
+            value = _attr(prof, name)
+            return value if isinstance(value, (int, float, dict, type(None))) else _jsonable(value)
+    return {"missing": "Profile.peak_memory"}
+
+
+def _roofline(prof: Any) -> Any:
+    if not hasattr(prof, "roofline"):
+        return {"missing": "Profile.roofline"}
+    return _jsonable(_attr(prof, "roofline"))
+
+
+def _fpga(prof: Any) -> Any:
+    if not hasattr(prof, "fpga_candidates"):
+        return {"missing": "Profile.fpga_candidates"}
+    return _jsonable(prof.fpga_candidates())
+
+
+def _jsonable(value: Any, limit: int = 20) -> Any:
+    """Best-effort JSON form of an analysis result (DataFrames become record lists, top `limit` rows)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if hasattr(value, "to_dict") and hasattr(value, "head"):
+        return value.head(limit).to_dict(orient="records")
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v, limit) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v, limit) for v in value[:limit]]
+    if hasattr(value, "to_dict"):
+        return _jsonable(value.to_dict(), limit)
+    if hasattr(value, "__dict__"):
+        return {k: _jsonable(v, limit) for k, v in vars(value).items() if not k.startswith("_")}
+    return str(value)
+
+
+@contextlib.contextmanager
+def _maybe_trace(path: str | None):
+    trace = getattr(fpgaprof, "trace", None)
+    if trace is None:
+        yield None
+        return
+    with (trace(path) if path else trace()) as prof:
+        yield prof
+
+
+def _region(name: str):
+    region = getattr(fpgaprof, "region", None)
+    return region(name) if region is not None else contextlib.nullcontext()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Measurement
+
+
+@dataclass
+class Result:
+    operation: str
+    volume_size: int
+    times_s: list[float] = field(default_factory=list)
+    warmup_s: float = 0.0
+    warmup_compile: dict[str, Any] = field(default_factory=dict)
+    timed_compile: dict[str, Any] = field(default_factory=dict)
+    aot: dict[str, Any] = field(default_factory=dict)
+    profile: dict[str, Any] = field(default_factory=dict)
+    shapes: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+    def stats(self) -> dict[str, float | None]:
+        if not self.times_s:
+            return {"median_s": None, "min_s": None, "max_s": None}
+        return {"median_s": statistics.median(self.times_s), "min_s": min(self.times_s),
+                "max_s": max(self.times_s)}
+
+    def to_json(self) -> dict[str, Any]:
+        flagged = self.timed_compile.get("compilations", 0) > 0
+        return {"operation": self.operation, "volume_size": self.volume_size, "times_s": self.times_s,
+                **self.stats(), "warmup_s": self.warmup_s, "warmup_compile": self.warmup_compile,
+                "timed_runs_compile": self.timed_compile, "recompiled_during_timed_runs": flagged,
+                "aot": self.aot, "profile": self.profile, "shapes": self.shapes, "error": self.error}
+
+
+def measure(op: Operation, ctx: SizeContext, runs: int, monitor: CompileMonitor,
+            trace_dir: str | None, aot_cache: dict[tuple, dict[str, Any]]) -> Result:
+    res = Result(op.name, ctx.n)
+    try:
+        fn = op.build(ctx)
+        if op.geometry:
+            model = ctx.model(op.geometry)
+            res.shapes = {"sinogram": list(model.get_params("sinogram_shape")),
+                          "recon": list(model.get_params("recon_shape"))}
+        recorder = EntryPointRecorder([ctx.model(op.geometry)] if op.geometry else [])
+        monitor.reset()
+        with recorder, _quiet():
+            t0 = time.perf_counter()
+            jax.block_until_ready(fn())
+            res.warmup_s = time.perf_counter() - t0
+        res.warmup_compile = monitor.snapshot()
+        # Cold AOT figures: drop every trace and executable cache (the warm-up filled them), run
+        # trace/lower/compile on the recorded entry points, then warm up again for the timed runs.
+        # An entry point called with the same shapes by an earlier operation of this size reuses that
+        # operation's figures (forward_project, recon and prox_map all call the same projector).
+        sigs = {name: (op.geometry, ctx.n, key) for name, key in recorder.signatures().items()}
+        todo = {name for name, key in sigs.items() if key not in aot_cache}
+        if todo:
+            jax.clear_caches()
+            with _quiet():
+                fresh = recorder.aot_breakdown(todo)
+                jax.block_until_ready(fn())
+            for name, figures in fresh.items():
+                aot_cache[sigs[name]] = {**figures, "measured_in": op.name}
+        for name, key in sigs.items():
+            res.aot[name] = {**aot_cache[key], "calls_per_operation": recorder.calls[name]["calls"]}
+
+        path = os.path.join(trace_dir, f"{op.name}_{ctx.n}.fpgaprof") if trace_dir else None
+        monitor.reset()
+        with _maybe_trace(path) as prof:
+            for _ in range(runs):
+                with _region(f"{op.name}/{ctx.n}"), _quiet():
+                    t0 = time.perf_counter()
+                    jax.block_until_ready(fn())
+                    res.times_s.append(time.perf_counter() - t0)
+        res.timed_compile = monitor.snapshot()
+        res.profile = _profile_section(prof, op.name)
+    except Exception as exc:  # one failing operation must not lose the others' results
+        res.error = f"{type(exc).__name__}: {exc}"
+    return res
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Scaling: t = a * n^k fitted by least squares on (log n, log t).
+
+
+def fit_exponent(sizes: list[float], times: list[float]) -> float | None:
+    """Slope k of the least-squares line log t = log a + k log n; None with fewer than 2 distinct sizes."""
+    pts = [(math.log(n), math.log(t)) for n, t in zip(sizes, times) if n > 0 and t is not None and t > 0]
+    if len({x for x, _ in pts}) < 2:
+        return None
+    mx = sum(x for x, _ in pts) / len(pts)
+    my = sum(y for _, y in pts) / len(pts)
+    sxx = sum((x - mx) ** 2 for x, _ in pts)
+    sxy = sum((x - mx) * (y - my) for x, y in pts)
+    return sxy / sxx
+
+
+def scaling_table(results: list[Result], sizes: list[int]) -> list[dict[str, Any]]:
+    rows = []
+    for name in dict.fromkeys(r.operation for r in results):
+        by_size = {r.volume_size: r.stats()["median_s"] for r in results if r.operation == name}
+        pairs = [(n, by_size.get(n)) for n in sizes if by_size.get(n)]
+        rows.append({"operation": name, "median_s_by_size": {str(n): by_size.get(n) for n in sizes},
+                     "exponent": fit_exponent([p[0] for p in pairs], [p[1] for p in pairs])})
+    return rows
+
+
+def format_scaling(rows: list[dict[str, Any]], sizes: list[int]) -> str:
+    head = f"{'operation':34s}" + "".join(f"{'n=' + str(n):>12s}" for n in sizes) + f"{'exponent':>10s}"
+    lines = [head, "-" * len(head)]
+    for row in rows:
+        cells = "".join(f"{_fmt_s(row['median_s_by_size'][str(n)]):>12s}" for n in sizes)
+        k = row["exponent"]
+        lines.append(f"{row['operation']:34s}{cells}{('%.2f' % k) if k is not None else '-':>10s}")
+    lines.append("median wall seconds per call; exponent k of t ~ n^k (least squares on log t vs log n; "
+                 "'-' needs two sizes)")
+    return "\n".join(lines)
+
+
+def _fmt_s(t: float | None) -> str:
+    return "-" if t is None else f"{t:.4f}s"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Outputs
+
+
+def environment() -> dict[str, Any]:
+    devices = jax.devices()
+    return {"backend": jax.default_backend(), "devices": [str(d) for d in devices],
+            "jax_version": jax.__version__, "mbirjax_version": getattr(mj, "__version__", None) or
+            _dist_version("mbirjax"), "fpgaprof_version": getattr(fpgaprof, "__version__", None),
+            "python": platform.python_version(), "machine": platform.machine(),
+            "cpu_count": os.cpu_count(), "gui_modules_stubbed": _STUBBED_GUI,
+            "persistent_compilation_cache": jax.config.jax_enable_compilation_cache and
+            jax.config.jax_compilation_cache_dir}
+
+
+def _dist_version(name: str) -> str | None:
+    try:
+        from importlib.metadata import version
+        return version(name)
+    except Exception:
+        return None
+
+
+def write_outputs(out_dir: str, results: list[Result], sizes: list[int], runs: int, scaling_text: str,
+                  scaling_rows: list[dict[str, Any]]) -> dict[str, str]:
+    os.makedirs(out_dir, exist_ok=True)
+    env = environment()
+    measurements = [{"operation": r.operation, "volume_size": r.volume_size, "run": i, "time": t}
+                    for r in results for i, t in enumerate(r.times_s)]
+    summary = {"environment": env, "measurements": measurements,
+               "sweep": {"sizes": sizes, "runs": runs, "operations": [r.to_json() for r in results],
+                         "scaling": scaling_rows}}
+    paths = {"summary": os.path.join(out_dir, "summary.json"),
+             "scaling_csv": os.path.join(out_dir, "scaling.csv"),
+             "scaling_txt": os.path.join(out_dir, "scaling.txt")}
+    with open(paths["summary"], "w") as f:
+        json.dump(summary, f, indent=1, default=str)
+    with open(paths["scaling_txt"], "w") as f:
+        f.write(scaling_text + "\n")
+    with open(paths["scaling_csv"], "w") as f:
+        f.write("operation," + ",".join(f"median_s_n{n}" for n in sizes) + ",exponent\n")
+        for row in scaling_rows:
+            cells = [row["median_s_by_size"][str(n)] for n in sizes] + [row["exponent"]]
+            f.write(row["operation"] + "," + ",".join("" if c is None else repr(c) for c in cells) + "\n")
+    return paths
+
+
+# ---------------------------------------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog="operations: " + ", ".join(OPERATIONS))
+    p.add_argument("--sizes", type=int, nargs="+", default=[32, 64, 128, 256],
+                   help="volume edge sizes n (n x n x n volume, n views, n x n detector)")
+    p.add_argument("--runs", type=int, default=3, help="timed runs per operation and size, after a warm-up")
+    p.add_argument("--operations", nargs="+", default=list(OPERATIONS), metavar="OP",
+                   help="subset of operations (default: all)")
+    p.add_argument("--output", default="mbirjax_sweep_out", help="output directory")
+    p.add_argument("--save-traces", action="store_true", help="also write one .fpgaprof trace per op and size")
+    p.add_argument("--persistent-cache", action="store_true",
+                   help="keep MBIRJAX's persistent compilation cache (/tmp/jax_cache); off by default so that "
+                        "warm-up compile times are real compiles")
+    p.add_argument("--list-operations", action="store_true", help="print the operations and exit")
+    args = p.parse_args(argv)
+    unknown = [o for o in args.operations if o not in OPERATIONS]
+    if unknown:
+        p.error(f"unknown operation(s) {unknown}; use --list-operations")
+    if args.runs < 1 or any(n < 8 for n in args.sizes):
+        p.error("--runs must be >= 1 and sizes >= 8")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.list_operations:
+        for op in OPERATIONS.values():
+            print(f"{op.name:34s} {op.description}")
+        return 0
+    if not args.persistent_cache:
+        jax.config.update("jax_enable_compilation_cache", False)
+    backend = jax.default_backend()
+    print(f"fpgaprof {getattr(fpgaprof, '__version__', '?')}, jax {jax.__version__} ({backend}: "
+          f"{', '.join(str(d) for d in jax.devices())}), mbirjax {_dist_version('mbirjax')}")
+    if backend != "gpu":
+        print("NOTE: no GPU: wall times, compile counts and XLA cost analysis are measured; kernel tracing "
+              "(kernels, transfers, device memory, roofline, FPGA ranking) needs an NVIDIA GPU with CUPTI.")
+    os.makedirs(args.output, exist_ok=True)
+    log_dir = os.path.join(args.output, "logs")
+    os.makedirs(log_dir, exist_ok=True)
+    trace_dir = os.path.join(args.output, "traces") if args.save_traces else None
+    if trace_dir:
+        os.makedirs(trace_dir, exist_ok=True)
+    monitor = CompileMonitor.install()
+
+    results: list[Result] = []
+    aot_cache: dict[tuple, dict[str, Any]] = {}
+    t_start = time.perf_counter()
+    for n in args.sizes:
+        ctx = SizeContext(n, log_dir)
+        for name in args.operations:
+            res = measure(OPERATIONS[name], ctx, args.runs, monitor, trace_dir, aot_cache)
+            results.append(res)
+            s = res.stats()
+            if res.error:
+                print(f"  n={n:<4d} {name:34s} ERROR {res.error}")
+                continue
+            flag = (f"  RECOMPILED {res.timed_compile['compilations']}x during timed runs"
+                    if res.timed_compile.get("compilations") else "")
+            print(f"  n={n:<4d} {name:34s} median {s['median_s']:.4f}s  min {s['min_s']:.4f}s  "
+                  f"max {s['max_s']:.4f}s  warm-up {res.warmup_s:.2f}s "
+                  f"({res.warmup_compile.get('compilations', 0)} compiles){flag}", flush=True)
+        del ctx
+
+    rows = scaling_table(results, args.sizes)
+    text = format_scaling(rows, args.sizes)
+    print("\n" + text)
+    paths = write_outputs(args.output, results, args.sizes, args.runs, text, rows)
+    print(f"\nwrote {', '.join(paths.values())} in {time.perf_counter() - t_start:.1f}s")
+    return 1 if any(r.error for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
