@@ -1,0 +1,162 @@
+"""Glue between a trace store and the C++ attribution (fpgaprof._core.attribution).
+
+* ``attach_hlo_modules(store)``: at trace end, copies the HLO modules XLA dumped (those the
+  trace's XlaModule ranges or kernel names refer to) into the store, so that the trace file
+  carries them.
+* ``attribute(store)``: the AttributionResult (per kernel/copy, per op, unattributed).
+* ``summary_lines(result)``: the "HLO ops" section of ``Profile.summary()``.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from fpgaprof import _xla_flags
+
+__all__ = ["attach_hlo_modules", "attribute", "summary_lines", "format_ns"]
+
+
+def _names(table: Any, column: str = "name") -> list[str]:
+    """String column of a store table (api engineer's binding), tolerant of its shape."""
+    if table is None:
+        return []
+    cols = getattr(table, "columns", None)
+    if callable(cols):
+        try:
+            c = cols([column])
+            return [str(x) for x in c[column]]
+        except Exception:  # noqa: BLE001 - fall back to row access
+            pass
+    out = []
+    for row in table:
+        v = row.get(column) if isinstance(row, dict) else getattr(row, column, None)
+        if v is not None:
+            out.append(str(v))
+    return out
+
+
+def attach_hlo_modules(store: Any, setup: _xla_flags.XlaSetup | None = None) -> int:
+    """Adds the dumped HLO modules this trace uses to ``store`` (skipping ones it already has).
+
+    Returns how many were added. Warnings (no dump, jax started first) go to the store's
+    warnings. Never raises for I/O problems: a module that cannot be read is skipped.
+    """
+    setup = setup or _xla_flags.current()
+    for w in setup.warnings:
+        _add_warning(store, w)
+    markers = _names(getattr(store, "markers", None))
+    kernels = _names(getattr(store, "kernels", None))
+    have = {(m.name, m.program_id) for m in (getattr(store, "hlo_modules", None) or [])}
+    added = 0
+    for mod in _xla_flags.modules_for_trace(markers, kernels, setup):
+        if (mod.name, mod.program_id) in have:
+            continue
+        store.add_hlo_module(mod.name, mod.program_id, mod.text)
+        have.add((mod.name, mod.program_id))
+        added += 1
+    if kernels and added == 0 and not have and setup.dump_as_text:
+        _add_warning(store, (
+            "no optimized HLO was found for the traced kernels in " + (setup.dump_dir or "?") +
+            ": kernels get HLO op names from XLA's NVTX ranges only, without costs or source "
+            "lines. Import fpgaprof before JAX starts (or use `fpgaprof run`), and keep "
+            "JAX's persistent compilation cache off while profiling."))
+    _xla_flags.prune_dump_dir(setup)
+    return added
+
+
+def _add_warning(store: Any, text: str) -> None:
+    meta = getattr(store, "meta", None)
+    if isinstance(meta, dict):
+        existing = list(meta.get("warnings") or [])
+    else:
+        existing = list(getattr(meta, "warnings", []) or []) if meta is not None else []
+    if text in existing:
+        return
+    add = getattr(store, "add_warning", None)
+    if callable(add):
+        add(text)
+
+
+def attribute(store: Any):
+    """Runs the attribution over a correlated store (GIL released inside)."""
+    from fpgaprof import _core
+
+    return _core.attribution.attribute(store)
+
+
+def format_ns(ns: float) -> str:
+    ns = float(ns)
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:.3g} {unit}"
+    return f"{ns:.0f} ns"
+
+
+def _short_path(path: str) -> str:
+    if not path:
+        return ""
+    try:
+        rel = os.path.relpath(path)
+        return rel if not rel.startswith("..") else path
+    except ValueError:
+        return path
+
+
+def summary_lines(result: Any, top: int = 10) -> list[str]:
+    """The summary section: top ops by GPU time with source lines, then unattributed kernels."""
+    ops = list(result.ops)
+    total = result.attributed_ns + result.unattributed_ns
+    n_kernels = result.attributed_count + result.unattributed_count
+    lines: list[str] = []
+    if n_kernels == 0:
+        return ["HLO ops: no kernels in the trace"]
+    by = result.count_by_method
+    pct = 100.0 * result.attributed_ns / total if total else 0.0
+    lines.append(
+        f"HLO ops (top {min(top, len(ops))} of {len(ops)} by GPU time; {pct:.1f}% of kernel "
+        f"time attributed: {by['nvtx_thunk']} by thunk range, {by['kernel_name']} by kernel "
+        f"name, {by['library']} library)")
+    if ops:
+        lines.append(f"  {'time':>10} {'%':>6} {'execs':>6} {'mean':>10} {'GFLOP/s':>8}  "
+                     f"{'op (module)':<44} {'category':<22} source")
+    for op in ops[:top]:
+        t = op.total_ns + op.memcpy_ns
+        share = 100.0 * op.total_ns / total if total else 0.0
+        rate = ""
+        if op.has_cost and not op.cost_unknown and op.mean_ns and op.flops:
+            rate = f"{op.flops / op.mean_ns:.3g}"
+        name = f"{op.hlo_op} ({op.module_name})" if op.module_name else op.hlo_op
+        src = f"{_short_path(op.source_file)}:{op.source_line}" if op.source_file and op.source_line >= 0 else ""
+        lines.append(f"  {format_ns(t):>10} {share:5.1f}% {op.executions:>6} "
+                     f"{format_ns(op.mean_ns):>10} {rate:>8}  {name[:44]:<44} "
+                     f"{op.category[:22]:<22} {src}")
+    if result.unattributed_count:
+        upct = 100.0 * result.unattributed_ns / total if total else 0.0
+        lines.append(f"Unattributed kernels: {result.unattributed_count} "
+                     f"({format_ns(result.unattributed_ns)}, {upct:.1f}% of kernel time)")
+        for u in list(result.unattributed)[:top]:
+            lines.append(f"  {u.name[:60]} x{u.count}, {format_ns(u.total_ns)}: {u.reason}")
+    for w in result.warnings:
+        lines.append(f"warning: {w}")
+    return lines
+
+
+def kernel_columns(result: Any) -> dict[str, list]:
+    """Per-kernel attribution columns (parallel to the store's kernel table)."""
+    ks: Iterable = result.kernels
+    cols: dict[str, list] = {k: [] for k in (
+        "module", "program_id", "hlo_op", "category", "library", "op_name", "source_file",
+        "source_line", "source", "method")}
+    for a in ks:
+        cols["module"].append(a.module_name)
+        cols["program_id"].append(a.program_id)
+        cols["hlo_op"].append(a.hlo_op)
+        cols["category"].append(a.category)
+        cols["library"].append(a.library)
+        cols["op_name"].append(a.op_name)
+        cols["source_file"].append(a.source_file)
+        cols["source_line"].append(a.source_line)
+        cols["source"].append(f"{a.source_file}:{a.source_line}" if a.source_file else "")
+        cols["method"].append(a.method)
+    return cols
