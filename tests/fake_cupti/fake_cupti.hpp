@@ -1,0 +1,57 @@
+// What the libcupti test double (libfake_cupti.so) emitted, read by tests through the exported
+// `fake_cupti_counts`. Tests compute their expectations from the documented generation rule
+// below and use these counts as a cross-check, never as the only source.
+//
+// Generation rule (per simulated host thread t in [0, FAKE_CUPTI_THREADS), thread id 4000+t,
+// N = FAKE_CUPTI_KERNELS):
+//   thread 0 only, first: one DEVICE record (id 0, "Fake H100", cc 9.0, 132 SMs, 80 GiB).
+//   per thread: MEMORY2 allocation of 1 MiB; marker START "XlaModule:#hlo_module=jit_f,program_id=3#"
+//     (domain "TSL"); one instantaneous marker "fake_mark" (domain "fpgaprof_test");
+//   for i in [0, N): marker START "Thunk:#hlo_op=fusion.<i%4>,unique_hlo_op_id=<7+i%4>#" (TSL);
+//     DRIVER cuLaunchKernel + CONCURRENT_KERNEL "loop_fusion_<i%4>" (same correlation id);
+//     marker END; if i%4==0: DRIVER cuMemcpyHtoDAsync_v2 + MEMCPY HtoD of 4096*(i+1) bytes;
+//     if i%8==0: DRIVER cuMemcpyDtoHAsync_v2 + MEMCPY DtoH of 1024*(i+1) bytes;
+//     if i%16==0: DRIVER cuMemsetD8Async + MEMSET of 256 bytes;
+//   then marker END of the module; DRIVER cuStreamSynchronize + SYNCHRONIZATION (stream);
+//     one EXTERNAL_CORRELATION and one OVERHEAD (CUPTI_BUFFER_FLUSH) record.
+//   thread 0 only, last: marker START "still_open" (TSL) that never ends.
+// Scenario "dropped": CUPTI reports 17 dropped records after the first completed buffer, and
+// the first 3 kernels of thread 0 have start = end = 0.
+// Records that find no buffer (the request callback returned NULL) are lost and added to the
+// dropped count, as CUPTI does.
+#pragma once
+
+#include <cstdint>
+
+struct FakeCuptiCounts {
+  uint64_t kernels;
+  uint64_t incomplete_kernels;
+  uint64_t memcpy_htod;
+  uint64_t memcpy_dtoh;
+  uint64_t htod_bytes;
+  uint64_t dtoh_bytes;
+  uint64_t memsets;
+  uint64_t allocations;
+  uint64_t api_calls;
+  uint64_t syncs;
+  uint64_t marker_ranges;      // START records
+  uint64_t marker_instants;
+  uint64_t devices;
+  uint64_t external_correlations;
+  uint64_t overheads;
+  uint64_t dropped_reported;   // sum returned by cuptiActivityGetNumDroppedRecords
+  uint64_t lost_no_buffer;     // records not written because no buffer was given
+  uint64_t buffers_completed;
+  uint64_t subscribes;
+  uint64_t unsubscribes;
+  uint64_t flushes;
+  uint64_t enabled_kinds;      // kinds enabled now
+  uint64_t nvtx_initializations;
+};
+
+extern "C" {
+// Starts emitting (threads owned by the fake) if not already done; cuptiActivityFlushAll
+// joins them and completes the partly filled buffers. Resets the counts.
+void fake_cupti_emit();
+void fake_cupti_counts(FakeCuptiCounts* out);
+}
