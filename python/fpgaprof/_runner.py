@@ -52,6 +52,15 @@ def start_from_environment() -> bool:
 
 
 def _install_exit_hooks() -> None:
+    # threading's exit hooks run when the main thread ends, before atexit callbacks: the trace
+    # is stopped before JAX tears its backend down. atexit is the fallback (stop() runs once).
+    import threading
+    register = getattr(threading, "_register_atexit", None)
+    if register is not None:
+        try:
+            register(stop)
+        except RuntimeError:
+            pass
     atexit.register(stop)
     previous = sys.excepthook
 

@@ -126,3 +126,14 @@ def test_sorting_script_sorts(tmp_path):
     assert m, r.stderr[-2000:]
     # fusion_a is the only kernel that ran twice
     assert m.group(1) == "fusion_a"
+
+
+def test_extra_tables_escaped():
+    s = S.collect(F.SyntheticProfile())
+    doc = H.render(s, extra_tables=[("sweep <results>", [
+        {"operation": "fbp<recon>", "volume_size": 64, "median_s": 0.0125},
+        {"operation": "direct_filter", "volume_size": 32, "median_s": 0.5, "note": "x"}])])
+    assert "<h2>sweep &lt;results&gt;</h2>" in doc
+    assert "fbp&lt;recon&gt;" in doc and "fbp<recon>" not in doc
+    assert "12.50 ms" in doc and "500.00 ms" in doc
+    assert ">note</th>" in doc

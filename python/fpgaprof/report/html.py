@@ -487,8 +487,22 @@ JS = r"""
 """
 
 
-def render(summary: Mapping, title: str | None = None) -> str:
-    """The whole page as a string."""
+def _extra_table(rows: list[Mapping]) -> str:
+    if not rows:
+        return '<p class="na">not available: no rows</p>'
+    keys: list[str] = []
+    for r in rows:
+        keys += [k for k in r if k not in keys]
+    headers = [(k, "num" if any(isinstance(r.get(k), (int, float)) and not
+                                isinstance(r.get(k), bool) for r in rows) else "text")
+               for k in keys]
+    return _table(headers, [[_generic_cell(k, r.get(k)) for k in keys] for r in rows], "wide")
+
+
+def render(summary: Mapping, title: str | None = None,
+           extra_tables: Iterable[tuple[str, list[Mapping]]] = ()) -> str:
+    """The whole page as a string. extra_tables: (title, rows as dicts) shown as sections at
+    the end (e.g. a sweep's per-operation, per-size results); escaped like everything else."""
     s = summary
     ttl = title or "fpgaprof report"
     # The summary is embedded for scripts and for people saving the page; "<" is escaped so
@@ -509,6 +523,8 @@ def render(summary: Mapping, title: str | None = None) -> str:
         ("candidates", "FPGA candidates", _candidates(s)),
         ("measurements", "Measurements", _measurements(s)),
     ]
+    for i, (t, rows) in enumerate(extra_tables):
+        sections.append((f"extra{i}", str(t), _extra_table(list(rows))))
     nav = "".join(f'<a href="#sec-{k}">{esc(t)}</a>' for k, t, _ in sections)
     body = "".join(f'<section id="sec-{k}"><h2>{esc(t)}</h2>{h}</section>'
                    for k, t, h in sections)
@@ -523,5 +539,6 @@ def render(summary: Mapping, title: str | None = None) -> str:
             f"<script>{JS}</script></body></html>\n")
 
 
-def write_html(path: str, summary: Mapping, title: str | None = None) -> None:
-    write_atomic(path, render(summary, title))
+def write_html(path: str, summary: Mapping, title: str | None = None,
+               extra_tables: Iterable[tuple[str, list[Mapping]]] = ()) -> None:
+    write_atomic(path, render(summary, title, extra_tables))
