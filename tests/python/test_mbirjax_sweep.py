@@ -1,0 +1,149 @@
+"""examples/mbirjax_sweep.py: the scaling fit, the compile counter, and a real sweep at size 32.
+
+The sweep runs in a subprocess (it imports fpgaprof before jax, as users must). Expected
+numbers are worked out by hand in the comments.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SWEEP = ROOT / "examples" / "mbirjax_sweep.py"
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("mbirjax") is None,
+                                reason="mbirjax not installed (pip install '.[mbirjax]')")
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    """The example as a module (imports fpgaprof, jax and mbirjax, in that order)."""
+    spec = importlib.util.spec_from_file_location("mbirjax_sweep", SWEEP)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up here
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_fit_exponent_exact_power_law(sweep):
+    # t = 2 n^3 at n = 2, 4, 8: log t = log 2 + 3 log n exactly, so the slope is 3.
+    sizes = [2, 4, 8]
+    times = [2 * n ** 3 for n in sizes]
+    assert sweep.fit_exponent(sizes, times) == pytest.approx(3.0, abs=1e-12)
+
+
+def test_fit_exponent_least_squares_by_hand(sweep):
+    # Points (log n, log t) = (0, 0), (1, 2), (2, 3), i.e. n = 1, e, e^2 and t = 1, e^2, e^3.
+    # mean x = 1, mean y = 5/3; Sxx = 1 + 0 + 1 = 2;
+    # Sxy = (-1)(-5/3) + 0*(1/3) + (1)(4/3) = 3; slope = 3 / 2 = 1.5.
+    sizes = [1.0, math.e, math.e ** 2]
+    times = [1.0, math.e ** 2, math.e ** 3]
+    assert sweep.fit_exponent(sizes, times) == pytest.approx(1.5, abs=1e-12)
+
+
+def test_fit_exponent_needs_two_sizes(sweep):
+    assert sweep.fit_exponent([32], [0.5]) is None
+    assert sweep.fit_exponent([32, 32], [0.5, 0.7]) is None
+    # A failed size (no time) is left out rather than fitted as zero.
+    assert sweep.fit_exponent([16, 32, 64], [None, 1.0, 8.0]) == pytest.approx(3.0)
+
+
+def test_compile_monitor_counts_real_compilations(sweep):
+    import jax
+    import jax.numpy as jnp
+
+    mon = sweep.CompileMonitor.install()
+    f = jax.jit(lambda x: jnp.sin(x) * 3.0 + 1.0)
+    x4 = jnp.arange(4.0)
+    x4.block_until_ready()
+    mon.reset()
+    f(x4).block_until_ready()          # first call: one trace, one lowering, one XLA compile
+    first = mon.snapshot()
+    mon.reset()
+    f(x4 + 1).block_until_ready()      # same shape: f's executable is reused
+    second = mon.snapshot()
+    mon.reset()
+    f(jnp.arange(5.0)).block_until_ready()  # new shape: recompiles f (arange itself may compile)
+    third = mon.snapshot()
+
+    assert first["compilations"] == 1 and first["traces"] == 1 and first["lowerings"] == 1
+    assert first["compile_s"] > 0
+    assert any("lambda" in name for name in first["compiled_functions"])
+    # The second call's only possible compilation is the eager `x4 + 1` (first add of this shape);
+    # f itself must not appear.
+    assert not any("lambda" in name for name in second["compiled_functions"])
+    assert any("lambda" in name for name in third["compiled_functions"])
+
+
+def _run_sweep(tmp_path: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
+    env = dict(os.environ, MPLBACKEND="Agg", CI="1")
+    env.pop("DISPLAY", None)
+    return subprocess.run([sys.executable, str(SWEEP), "--output", str(tmp_path), *args],
+                          capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp_path)
+
+
+OPS = ["parallel_forward_project", "parallel_sparse_back_project", "median_filter3d"]
+
+
+@pytest.mark.slow
+def test_sweep_size_32_outputs(tmp_path):
+    proc = _run_sweep(tmp_path, "--sizes", "16", "32", "--runs", "1", "--operations", *OPS)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    env = summary["environment"]
+    for key in ("backend", "devices", "jax_version", "mbirjax_version"):
+        assert key in env
+    assert env["mbirjax_version"] == "0.6.17.1"
+
+    # The timing schema: one measurement per (operation, size, run), positive seconds.
+    ms = summary["measurements"]
+    assert sorted((m["operation"], m["volume_size"], m["run"]) for m in ms) == sorted(
+        (op, n, 0) for op in OPS for n in (16, 32))
+    assert all(isinstance(m["time"], float) and m["time"] > 0 for m in ms)
+
+    ops = {(o["operation"], o["volume_size"]): o for o in summary["sweep"]["operations"]}
+    assert set(ops) == {(op, n) for op in OPS for n in (16, 32)}
+    for o in ops.values():
+        assert o["error"] is None
+        assert 0 < o["min_s"] <= o["median_s"] <= o["max_s"]
+        assert o["warmup_s"] > 0
+        tc = o["timed_runs_compile"]
+        assert o["recompiled_during_timed_runs"] == (tc["compilations"] > 0)
+        prof = o["profile"]
+        if env["backend"] == "cpu":  # no kernel data without a GPU, and it must say so
+            assert prof["available"] is False and prof["reason"]
+
+    # The forward projector's jitted entry point is reachable: a real AOT breakdown.
+    aot = ops[("parallel_forward_project", 32)]["aot"]["sparse_forward_project"]
+    for key in ("trace_s", "lower_s", "compile_s", "execute_s"):
+        assert aot[key] > 0, key
+    assert aot["calls_per_operation"] >= 1
+    # A sparse back projection of a 32^3 volume costs real flops in XLA's cost model.
+    sbp = ops[("parallel_sparse_back_project", 32)]["aot"]["sparse_back_project"]
+    assert sbp["cost_analysis"]["flops"] > 32 ** 3
+
+    # Scaling: the exponent in the files is the least-squares slope of the medians in them.
+    rows = {r["operation"]: r for r in summary["sweep"]["scaling"]}
+    for op in OPS:
+        t16 = rows[op]["median_s_by_size"]["16"]
+        t32 = rows[op]["median_s_by_size"]["32"]
+        assert rows[op]["exponent"] == pytest.approx(math.log(t32 / t16) / math.log(2.0))
+    csv = (tmp_path / "scaling.csv").read_text().splitlines()
+    assert csv[0] == "operation,median_s_n16,median_s_n32,exponent"
+    assert len(csv) == 1 + len(OPS)
+    assert "exponent" in (tmp_path / "scaling.txt").read_text()
+    assert "exponent" in proc.stdout
+
+
+def test_sweep_rejects_unknown_operation(tmp_path):
+    proc = _run_sweep(tmp_path, "--operations", "no_such_op", timeout=120)
+    assert proc.returncode == 2
+    assert "unknown operation" in proc.stderr
