@@ -166,7 +166,9 @@ DEVICE = {"id": 0, "name": "NVIDIA H100 80GB HBM3 <test>", "compute_capability_m
 class SyntheticProfile:
     """Duck-typed Profile. with_ops adds a prof.ops table shaped like the attribution's."""
 
-    def __init__(self, with_ops: bool = False, with_gpu: bool = True):
+    def __init__(self, with_ops: bool = False, with_gpu: bool = True,
+                 with_ceilings: bool = False):
+        self._with_ceilings = with_ceilings
         self.kernels = kernels() if with_gpu else Table()
         self.transfers = memcpys() if with_gpu else Table()
         self.memsets = memsets() if with_gpu else Table()
@@ -202,3 +204,13 @@ class SyntheticProfile:
              "total_ns": 1_000_000, "flops": 2e9, "bytes_accessed": 1e7,
              "pattern": "dot", "source_file": "model.py", "source_line": 20},
         ]
+
+    def ceilings(self):
+        """Shaped like fpgaprof.roofline.ceilings(); H100 SXM datasheet figures."""
+        if not self._with_ceilings:
+            raise AttributeError("no ceilings in this test profile")
+        return {"device_name": DEVICE["name"], "architecture": "sm_90 (H100 SXM)",
+                "peak_flops_per_s": {"fp64": 67e12, "fp32": 67e12, "fp16_tensor": 989e12,
+                                     "fp8_tensor": 0.0},
+                "flops_source": {"fp64": "table", "fp32": "table", "fp16_tensor": "table"},
+                "dram_bytes_per_s": 3.35e12, "dram_source": "table"}

@@ -137,3 +137,13 @@ def test_extra_tables_escaped():
     assert "fbp&lt;recon&gt;" in doc and "fbp<recon>" not in doc
     assert "12.50 ms" in doc and "500.00 ms" in doc
     assert ">note</th>" in doc
+
+
+def test_roofline_ceilings_drawn():
+    doc = H.render(S.collect(F.SyntheticProfile(with_ops=True, with_ceilings=True)))
+    # fp64 and fp32 share one roof (same rate); fp8 (0 = no such pipe) is not drawn
+    assert "fp64/fp32 67 TFLOP/s" in doc
+    assert "fp16_tensor 989 TFLOP/s" in doc and "fp8_tensor" not in doc.split('id="roofline"')[1].split("</svg>")[0]
+    assert "DRAM 3.35 TB/s" in doc
+    assert "ceilings: sm_90 (H100 SXM) (table)" in doc
+    assert doc.count('class="roof"') == 3  # DRAM slope + two compute roofs

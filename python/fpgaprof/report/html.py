@@ -153,8 +153,15 @@ def _roofline_svg(roof: Mapping, device: Mapping | None) -> str:
     ceil = roof.get("ceilings") or {}
     peak_bw = ceil.get("dram_bytes_per_s") or ceil.get("peak_dram_bandwidth_bytes_per_s") or \
         (device or {}).get("peak_dram_bandwidth_bytes_per_s")
-    compute_roofs = {k: v for k, v in ceil.items()
-                     if isinstance(v, (int, float)) and v and "flop" in k.lower()}
+    peaks = ceil.get("peak_flops_per_s")
+    if not isinstance(peaks, dict):
+        peaks = {k: v for k, v in ceil.items() if "flop" in k.lower()}
+    # one roof per distinct peak (precisions sharing a pipe rate share a line)
+    by_value: dict[float, list[str]] = {}
+    for k, v in peaks.items():
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
+            by_value.setdefault(float(v), []).append(str(k))
+    compute_roofs = {"/".join(names): v for v, names in by_value.items()}
     xs = [p["intensity"] for p in pts]
     ys = [p["achieved_flops_per_s"] for p in pts]
     xlo, xhi = min(xs) / 4, max(xs) * 4
@@ -228,6 +235,12 @@ def _roofline_svg(roof: Mapping, device: Mapping | None) -> str:
                 f'{esc(roof.get("ceilings_reason") or "no peak bandwidth or FLOP/s known")}</p>')
     src = ("points from the roofline analysis" if roof.get("points_from") == "analysis" else
            "points from per-op static cost (XLA cost model) and measured time; bound not computed")
+    if ceil.get("architecture"):
+        src += f" · ceilings: {ceil['architecture']}"
+        srcs = set((ceil.get("flops_source") or {}).values()) | {ceil.get("dram_source")}
+        srcs.discard(None)
+        if srcs:
+            src += f" ({', '.join(sorted(map(str, srcs)))})"
     return (f'<div class="legend">{legend} · circle area ∝ time · {esc(src)}</div>'
             f'<div class="svgwrap">{"".join(o)}<div id="tip" class="tip" hidden></div></div>'
             f'{note}')
@@ -329,7 +342,17 @@ def _memory(s: Mapping) -> str:
             f'{fmt_bytes(m["end_bytes"])} still allocated at the end · {m["events"]} '
             f'allocation events'
             + (f' · {m["unmatched_frees"]} frees of unknown buffers' if m["unmatched_frees"] else "")
-            + f'</p>{svg}')
+            + f'</p>{svg}' + _largest_buffers(m.get("largest")))
+
+
+def _largest_buffers(rows: list | None) -> str:
+    if not rows:
+        return ""
+    keys = [k for k in ("bytes", "region", "api_call", "thread_id", "device_id", "alloc_s",
+                        "free_s") if any(k in r for r in rows)]
+    headers = [(k, "text" if k in ("region", "api_call") else "num") for k in keys]
+    return "<h3>Largest buffers</h3>" + _table(
+        headers, [[_generic_cell(k, r.get(k)) for k in keys] for r in rows])
 
 
 def _regions(s: Mapping) -> str:
@@ -365,7 +388,12 @@ def _generic_cell(k: str, v: Any) -> tuple[str, Any]:
 
 def _candidates(s: Mapping) -> str:
     c = s["candidates"]
-    head = f'<p>target card: <b>{esc(c.get("target"))}</b></p>'
+    head = f'<p>target card: <b>{esc(c.get("target"))}</b>'
+    wi = c.get("what_if") or {}
+    if wi.get("combined_speedup"):
+        head += (f' · offloading the {esc(wi.get("combined_count", "?"))} ops that gain would '
+                 f'speed the traced workload up {float(wi["combined_speedup"]):.3g}× (Amdahl)')
+    head += "</p>"
     if not c.get("available"):
         return head + _na(c)
     items = c["items"]

@@ -127,32 +127,45 @@ def _ops_section(prof: Any) -> dict:
             "rows_left_out": max(len(rows) - D.TOP_ROWS, 0)}
 
 
-def _ceilings(prof: Any) -> dict | None:
-    for name in ("ceilings", "device_ceilings"):
-        try:
-            c = getattr(prof, name)
-        except Exception:
-            continue
-        if callable(c):
-            try:
-                c = c()
-            except Exception:
-                continue
-        if c is None:
-            continue
-        if not isinstance(c, Mapping):
-            c = {k: getattr(c, k) for k in dir(c)
-                 if not k.startswith("_") and not callable(getattr(c, k))}
-        return D._py(dict(c))
-    return None
+def _call(prof: Any, method: str, module: str, func: str, **kwargs: Any) -> Any:
+    """prof.<method>(**kwargs) when the Profile has it, else fpgaprof.<module>.<func>(prof, ...)
+    (the analysis modules work on any Profile). AttributeError when neither exists."""
+    m = getattr(type(prof), method, None)
+    if m is not None:
+        attr = getattr(prof, method)
+        return attr(**kwargs) if callable(attr) else attr
+    import importlib
+    try:
+        mod = importlib.import_module(f"fpgaprof.{module}")
+    except ImportError as e:
+        raise AttributeError(f"no fpgaprof.{module}: {e}") from None
+    fn = getattr(mod, func, None)
+    if fn is None:
+        raise AttributeError(f"fpgaprof.{module} has no {func}()")
+    return fn(prof, **kwargs)
+
+
+def _ceilings(prof: Any) -> tuple[dict | None, str | None]:
+    """Device ceilings (peak FLOP/s per precision, DRAM and link bandwidth, with their
+    sources) from the analysis, or (None, why)."""
+    try:
+        c = _call(prof, "ceilings", "roofline", "ceilings")
+    except Exception as e:  # shown as the reason next to the chart
+        return None, f"device ceilings not available: {type(e).__name__}: {e}"
+    if c is None:
+        return None, "device ceilings not available: no device in this trace"
+    if not isinstance(c, Mapping):
+        c = {k: getattr(c, k) for k in dir(c)
+             if not k.startswith("_") and not callable(getattr(c, k))}
+    return D._py(dict(c)), None
 
 
 def _roofline_section(prof: Any, ops: dict) -> dict:
     """Points per HLO op. Uses the analysis' roofline when the build has it; otherwise the
     ops' static cost and measured time (intensity and achieved rates only, no bound)."""
-    sec = D.analysis_section(lambda: prof.roofline(by="op") if callable(prof.roofline)
-                             else prof.roofline, "roofline (prof.roofline)")
-    ceilings = _ceilings(prof)
+    sec = D.analysis_section(lambda: _call(prof, "roofline", "roofline", "roofline", by="op"),
+                             "roofline (fpgaprof.roofline)")
+    ceilings, ceilings_reason = _ceilings(prof)
     points = []
     source = None
     if sec["available"] and sec["rows"]:
@@ -161,8 +174,12 @@ def _roofline_section(prof: Any, ops: dict) -> dict:
             t = D.first(r, "time_s", "total_s")
             if t is None and D.first(r, "total_ns", "time_ns") is not None:
                 t = float(D.first(r, "total_ns", "time_ns")) / 1e9
+            frac = D.first(r, "roof_fraction")
+            if frac is None and r.get("percent_of_roof") is not None:
+                frac = float(r["percent_of_roof"]) / 100.0
             points.append({
                 "op": str(D.first(r, "op", "hlo_op", "name", default="?")),
+                "module": D.first(r, "module"),
                 "time_s": t,
                 "flops": D.first(r, "flops"),
                 "bytes": D.first(r, "bytes"),
@@ -170,9 +187,11 @@ def _roofline_section(prof: Any, ops: dict) -> dict:
                                      "flops_per_byte"),
                 "achieved_flops_per_s": D.first(r, "achieved_flops_per_s", "flops_per_s"),
                 "achieved_bytes_per_s": D.first(r, "achieved_bytes_per_s", "bytes_per_s"),
-                "roof_fraction": D.first(r, "roof_fraction", "percent_of_roof"),
+                "precision": D.first(r, "precision"),
+                "roof_flops_per_s": D.first(r, "roof_flops_per_s"),
+                "roof_fraction": frac,
                 "bound": D.first(r, "bound", default="unknown"),
-                "source": D.first(r, "source", "source_line"),
+                "source": D.first(r, "source", "source_line") or None,
             })
     elif ops.get("available"):
         source = "ops"
@@ -194,22 +213,52 @@ def _roofline_section(prof: Any, ops: dict) -> dict:
         out = D._unavailable(reason or "no op with flops, bytes and time")
         out["ceilings"] = ceilings
         return out
-    return {"available": True, "points_from": source, "ceilings": ceilings,
-            "ceilings_reason": None if ceilings else
-            "device ceilings not available in this build (no peak FLOP/s table)",
-            "points": points[:200]}
+    out = {"available": True, "points_from": source, "ceilings": ceilings,
+           "ceilings_reason": ceilings_reason, "points": points[:200]}
+    if source == "ops":
+        out["points_reason"] = sec.get("reason")
+    return out
 
 
 def _candidates_section(prof: Any, target: str | None) -> dict:
     tgt = target or "alveo-u55c"
-    sec = D.analysis_section(lambda: prof.fpga_candidates(target=tgt),
-                             f"FPGA candidates (prof.fpga_candidates(target={tgt!r}))")
+    holder: dict[str, Any] = {}
+
+    def get() -> Any:
+        t = _call(prof, "fpga_candidates", "fpga", "fpga_candidates", target=tgt)
+        holder["meta"] = getattr(t, "meta", None)
+        return t
+    sec = D.analysis_section(get, f"FPGA candidates (fpga_candidates(target={tgt!r}))")
     sec["target"] = tgt
     if sec["available"]:
         sec["items"] = sec.pop("rows")[:D.TOP_ROWS]
+        if isinstance(holder.get("meta"), Mapping):
+            sec["what_if"] = D._py(dict(holder["meta"]))
         if not sec["items"]:
             return {**D._unavailable("no candidate op (no attributed GPU time)"), "target": tgt}
     return sec
+
+
+def _analysis_extras(prof: Any) -> tuple[list[str], list[dict] | None]:
+    """Transfer flags (pageable copies, floods of tiny copies ...) as warnings, and the
+    largest device buffers, from the analysis when this build has it."""
+    flags: list[str] = []
+    largest = None
+    try:
+        t = _call(prof, "transfer_analysis", "roofline", "transfers")
+        for f in (t or {}).get("flags", []) or []:
+            msg = f.get("message") if isinstance(f, Mapping) else None
+            if msg:
+                flags.append(str(msg))
+    except Exception:
+        pass  # the transfers section of the report is computed here; flags are extra
+    try:
+        m = _call(prof, "memory_analysis", "roofline", "memory")
+        if isinstance(m, Mapping) and m.get("largest") is not None:
+            largest = [D._py(dict(b)) for b in m["largest"]]
+    except Exception:
+        pass
+    return flags, largest
 
 
 def _interval_totals(facts: dict, *parts: dict) -> dict:
@@ -270,7 +319,15 @@ def collect(prof: Any, *, target: str | None = None, trace_path: str | None = No
     meas = ([dict(m) for m in measurements] if measurements is not None
             else measurements_from_regions(instances))
 
-    extra = list(extra_warnings)
+    flags, largest = _analysis_extras(prof)
+    if memory.get("available") and largest is not None:
+        t0 = facts["start_ns"]
+        for b in largest:
+            for k in ("alloc_ns", "free_ns"):
+                if b.get(k) is not None:
+                    b[k.replace("_ns", "_s")] = (int(b.pop(k)) - t0) / 1e9
+        memory["largest"] = largest[:20]
+    extra = list(extra_warnings) + flags
     unattributed = _unattributed_kernels(prof)
     if unattributed:
         extra.append(f"{unattributed} kernels could not be attributed to an HLO op")
@@ -313,7 +370,11 @@ def _unattributed_kernels(prof: Any) -> int:
                 return int(v if not hasattr(v, "__len__") else len(v))
             except (TypeError, ValueError):
                 return 0
-    return 0
+    try:
+        r = _call(prof, "analysis", "roofline", "analyze")
+        return int(r["roofline"]["unattributed_kernels"])
+    except Exception:
+        return 0
 
 
 def _version() -> str:
