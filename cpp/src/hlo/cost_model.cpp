@@ -302,6 +302,8 @@ class CostModel {
     if (op == "sort") {
       const double n = ins.operand_shapes.empty() ? 0 : elements(ins.operand_shapes[0]);
       cost.flops = n * static_cast<double>(log2_ceil(static_cast<uint64_t>(n)));
+      // A multi-operand sort writes every array of its tuple result, not a pointer table.
+      cost.bytes_written = leaf_bytes(ins.shape);
       ins.pattern = AccessPattern::kSort;
       return;
     }
@@ -660,7 +662,13 @@ class CostModel {
     cost.bytes_read = r;
     cost.bytes_written = leaf_bytes(ins.shape);
     cost.unknown = true;
-    ins.pattern = t.rfind("__cudnn$conv", 0) == 0 ? AccessPattern::kConvolution : AccessPattern::kLibraryCall;
+    if (t.rfind("__cudnn$conv", 0) == 0) {
+      ins.pattern = AccessPattern::kConvolution;
+    } else if (t == "TopK" || t.find("topk") != std::string::npos) {
+      ins.pattern = AccessPattern::kSort;
+    } else {
+      ins.pattern = AccessPattern::kLibraryCall;
+    }
   }
 
   // ---- fusions ---------------------------------------------------------------------------------

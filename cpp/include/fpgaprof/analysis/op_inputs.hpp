@@ -1,0 +1,31 @@
+// OpInputs: joins attribution (kernel/copy -> HLO op) with the parsed HLO modules into the
+// per-op static costs and index mappings that the roofline, transfer and FPGA analyses take.
+// Pure function; the result owns its data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fpgaprof/analysis/attribution.hpp"
+#include "fpgaprof/analysis/roofline.hpp"
+#include "fpgaprof/hlo/hlo_module.hpp"
+#include "fpgaprof/trace_store.hpp"
+
+namespace fpgaprof::analysis {
+
+struct OpInputs {
+  std::vector<OpCost> ops;                 // one per AttributionResult::ops entry, same order
+  std::vector<std::string> sources;        // "file:line" per op ("" unknown)
+  std::vector<std::string> categories;     // attribution category per op
+  std::vector<uint32_t> op_of_kernel;      // per TraceStore::kernels entry (kNone32: none)
+  std::vector<uint32_t> op_of_memcpy;      // per TraceStore::memcpys entry
+  std::vector<double> host_bytes;          // per op: HtoD + DtoH bytes of copies in its thunks
+};
+
+// `modules[i]` belongs to store.hlo_modules[i] (an empty name: unavailable); may be empty,
+// then precision and working set fall back to fp32 and bytes written.
+OpInputs op_inputs(const TraceStore& store, const AttributionResult& attribution,
+                   const std::vector<hlo::Module>& modules);
+
+}  // namespace fpgaprof::analysis

@@ -1,0 +1,83 @@
+#include "fpgaprof/analysis/op_inputs.hpp"
+
+#include <unordered_map>
+
+#include "fpgaprof/analysis/transfer_analysis.hpp"
+
+namespace fpgaprof::analysis {
+namespace {
+
+hlo::AccessPattern pattern_from_name(const std::string& name) {
+  for (int i = 0; i <= static_cast<int>(hlo::AccessPattern::kLibraryCall); ++i) {
+    const auto p = static_cast<hlo::AccessPattern>(i);
+    if (name == hlo::access_pattern_name(p)) return p;
+  }
+  return hlo::AccessPattern::kUnknown;
+}
+
+hlo::PrimitiveType element_type(const hlo::Shape& s) {
+  if (s.type != hlo::PrimitiveType::kTuple) return s.type;
+  for (const hlo::Shape& e : s.tuple) {
+    const hlo::PrimitiveType t = element_type(e);
+    if (t != hlo::PrimitiveType::kInvalid && t != hlo::PrimitiveType::kToken) return t;
+  }
+  return hlo::PrimitiveType::kInvalid;
+}
+
+}  // namespace
+
+OpInputs op_inputs(const TraceStore& store, const AttributionResult& attribution,
+                   const std::vector<hlo::Module>& modules) {
+  OpInputs in;
+  // (module, op) -> op index. Keyed by text because attribution names ops by text.
+  std::unordered_map<std::string, uint32_t> index;
+  const auto key = [](uint32_t module, const std::string& module_name, const std::string& op) {
+    return std::to_string(module) + '\x1f' + module_name + '\x1f' + op;
+  };
+  in.ops.reserve(attribution.ops.size());
+  for (uint32_t o = 0; o < attribution.ops.size(); ++o) {
+    const OpStats& st = attribution.ops[o];
+    OpCost c;
+    c.name = st.hlo_op;
+    c.module = st.module_name;
+    c.flops = st.flops;
+    c.bytes_read = st.bytes_read;
+    c.bytes_written = st.bytes_written;
+    c.working_set_bytes = st.bytes_written;
+    c.pattern = pattern_from_name(st.pattern);
+    c.cost_known = st.has_cost && !st.cost_unknown;
+    c.executions = st.executions;
+    c.precision = Precision::kFp32;
+    if (st.module_index < modules.size() && !modules[st.module_index].name.empty()) {
+      if (const hlo::Instruction* ins = modules[st.module_index].find_instruction(st.hlo_op)) {
+        c.precision = precision_for(element_type(ins->shape), c.pattern != hlo::AccessPattern::kUnknown ? c.pattern : ins->pattern);
+        if (ins->cost.working_set_bytes > 0) c.working_set_bytes = ins->cost.working_set_bytes;
+      }
+    }
+    in.ops.push_back(std::move(c));
+    in.sources.push_back(st.source_file.empty() ? std::string()
+                                                : st.source_file + ":" + std::to_string(st.source_line));
+    in.categories.push_back(st.category);
+    index.emplace(key(st.module_index, st.module_name, st.hlo_op), o);
+  }
+  const auto lookup = [&](const ActivityAttribution& a) -> uint32_t {
+    if (a.method == MatchMethod::kUnattributed || a.hlo_op.empty()) return kNone32;
+    const auto it = index.find(key(a.module_index, a.module_name, a.hlo_op));
+    return it == index.end() ? kNone32 : it->second;
+  };
+  in.op_of_kernel.assign(store.kernels.size(), kNone32);
+  for (std::size_t i = 0; i < attribution.kernels.size() && i < store.kernels.size(); ++i)
+    in.op_of_kernel[i] = lookup(attribution.kernels[i]);
+  in.op_of_memcpy.assign(store.memcpys.size(), kNone32);
+  in.host_bytes.assign(in.ops.size(), 0.0);
+  for (std::size_t i = 0; i < attribution.memcpys.size() && i < store.memcpys.size(); ++i) {
+    const uint32_t op = lookup(attribution.memcpys[i]);
+    in.op_of_memcpy[i] = op;
+    const Direction d = direction_of(store.memcpys[i].copy_kind);
+    if (op != kNone32 && (d == Direction::kHtoD || d == Direction::kDtoH))
+      in.host_bytes[op] += static_cast<double>(store.memcpys[i].bytes);
+  }
+  return in;
+}
+
+}  // namespace fpgaprof::analysis

@@ -1,0 +1,123 @@
+"""Roofline, transfers, device memory and ceilings of a trace (the analysis layer's Python face).
+
+Everything is computed by the C++ core in one pass (``fpgaprof._core.analysis.analyze``); this
+module picks the pieces and turns them into tables. Rules and sources: docs/roofline.md.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from fpgaprof import _core
+
+__all__ = ["Table", "ceilings", "analyze", "roofline", "transfers", "memory"]
+
+
+class Table(list):
+    """Rows (dicts) of one analysis result, best first. ``to_pandas()`` gives a DataFrame."""
+
+    def to_pandas(self):
+        import pandas as pd
+
+        return pd.DataFrame(list(self))
+
+    def columns(self) -> dict:
+        import numpy as np
+
+        keys: list[str] = []
+        for r in self:
+            for k in r:
+                if k not in keys:
+                    keys.append(k)
+        return {k: np.array([r.get(k) for r in self], dtype=object) for k in keys}
+
+
+def _store_of(prof: Any) -> Any:
+    """The C++ TraceStore behind a Profile (or the store itself)."""
+    for name in ("store", "_store"):
+        s = getattr(prof, name, None)
+        if s is not None and not callable(s):
+            return s
+    return prof
+
+
+def ceilings(prof: Any, device: int = 0, *, use_measured: bool = True) -> dict | None:
+    """Peak FLOP/s per precision, DRAM and host-link bandwidth of the traced device: the
+    per-architecture table, with values measured by ``fpgaprof.calibrate.run()`` on this GPU
+    replacing table values where present (each value carries its source). None without a device."""
+    table = _core.analysis.table_ceilings(_store_of(prof), device)
+    if table is None:
+        return None
+    if use_measured:
+        from fpgaprof import calibrate
+
+        measured = calibrate.load(table.get("device_name", ""), _device_uuid(prof, device))
+        if measured:
+            table = calibrate.merge(table, measured)
+    return table
+
+
+def _device_uuid(prof: Any, device: int) -> str:
+    try:
+        devs = getattr(_store_of(prof), "devices")
+        return str(getattr(devs[device], "uuid", "") or "")
+    except Exception:
+        return ""
+
+
+def analyze(prof: Any, *, target: str | Mapping | Any = "alveo-u55c", ceilings_override: Mapping | None = None,
+            workload_s: float | None = None, inputs_cross_link: bool = True,
+            tiny_bytes: int = 64 * 1024, tiny_flood_count: int = 1000, latency_kernel_ns: int = 5000,
+            top_buffers: int = 20) -> dict:
+    """The whole analysis as one dict: ceilings, transfers, memory, roofline, fpga.
+
+    Cached on ``prof`` per argument set (a Profile is immutable once the trace stopped)."""
+    from fpgaprof import fpga
+
+    tgt = fpga.target_spec(target)
+    key = repr((tgt, ceilings_override, workload_s, inputs_cross_link, tiny_bytes, tiny_flood_count,
+                latency_kernel_ns, top_buffers))
+    cache = getattr(prof, "_fpgaprof_analysis_cache", None)
+    if isinstance(cache, dict) and key in cache:
+        return cache[key]
+    ceil = dict(ceilings_override) if ceilings_override is not None else ceilings(prof)
+    result = _core.analysis.analyze(
+        _store_of(prof), ceil, tgt, float(workload_s * 1e9) if workload_s else 0.0, bool(inputs_cross_link),
+        int(tiny_bytes), int(tiny_flood_count), int(latency_kernel_ns), int(top_buffers))
+    try:
+        if not isinstance(cache, dict):
+            cache = {}
+            setattr(prof, "_fpgaprof_analysis_cache", cache)
+        cache[key] = result
+    except (AttributeError, TypeError):
+        pass  # a store or a slotted object: no cache
+    return result
+
+
+def roofline(prof: Any, by: str = "op", **kwargs: Any) -> Table | dict:
+    """Roofline points: ``by`` = "op" (HLO ops), "region" (user regions, inclusive), "kernel"
+    (kernel names) or "trace" (one dict). Each row: time, flops, bytes, intensity, achieved
+    FLOP/s and B/s, the roof and its precision, percent_of_roof, bound (memory | compute |
+    latency | unknown), and measured_* values when counters were collected."""
+    r = analyze(prof, **kwargs)["roofline"]
+    if by == "trace":
+        return r["trace"]
+    key = {"op": "ops", "ops": "ops", "region": "regions", "regions": "regions",
+           "kernel": "kernels", "kernels": "kernels"}.get(by)
+    if key is None:
+        raise ValueError(f"by={by!r}: use 'op', 'region', 'kernel' or 'trace'")
+    rows = sorted(r[key], key=lambda x: -x["time_ns"])
+    return Table(rows)
+
+
+def transfers(prof: Any, **kwargs: Any) -> dict:
+    """Copies per direction for the trace, each region and each HLO op, with flags."""
+    return analyze(prof, **kwargs)["transfers"]
+
+
+def memory(prof: Any, **kwargs: Any) -> dict:
+    """Device-memory timeline, peaks (trace, device, region) and the largest buffers."""
+    return analyze(prof, **kwargs)["memory"]
+
+
+def _rows(items: Iterable[Mapping]) -> Table:
+    return Table(dict(x) for x in items)
