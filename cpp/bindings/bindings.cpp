@@ -6,6 +6,12 @@
 #include <memory>
 
 #include "fpgaprof/analysis/attribution.hpp"
+#include "fpgaprof/analysis/ceilings.hpp"
+#include "fpgaprof/analysis/fpga_model.hpp"
+#include "fpgaprof/analysis/memory_analysis.hpp"
+#include "fpgaprof/analysis/op_inputs.hpp"
+#include "fpgaprof/analysis/roofline.hpp"
+#include "fpgaprof/analysis/transfer_analysis.hpp"
 #include "fpgaprof/error.hpp"
 #include "fpgaprof/hlo/cost_model.hpp"
 #include "fpgaprof/hlo/hlo_parser.hpp"
@@ -203,5 +209,339 @@ PYBIND11_MODULE(_core, m) {
     }, py::arg("text"));
     a.def("sanitize_kernel_name", [](const std::string& s) { return sanitize_kernel_name(s); });
     a.def("library_of_kernel", [](const std::string& s) { return library_of_kernel(s); });
+  }
+  // -- roofline/fpga --
+  {
+    using namespace fpgaprof::analysis;
+    auto r = m.def_submodule("analysis", "transfers, device memory, ceilings, roofline, FPGA model");
+    // Test and tooling helper: a TraceStore built from plain Python lists (used by the tests of
+    // the analysis; the api section owns the real store bindings). Registers a minimal
+    // TraceStore type only when the core section has not.
+    if (py::detail::get_type_info(typeid(TraceStore)) == nullptr)
+      py::class_<TraceStore, std::shared_ptr<TraceStore>>(r, "TraceStore").def(py::init<>());
+    r.def("_store_from_lists", [](const py::dict& spec) {
+      auto s = std::make_shared<TraceStore>();
+      const auto rows = [&](const char* k) { return spec.contains(k) ? spec[k].cast<py::list>() : py::list(); };
+      const auto u64 = [](const py::dict& d, const char* k, uint64_t def) { return d.contains(k) ? d[k].cast<uint64_t>() : def; };
+      const auto u32 = [](const py::dict& d, const char* k, uint32_t def) { return d.contains(k) ? d[k].cast<uint32_t>() : def; };
+      for (auto h : rows("devices")) {
+        auto d = h.cast<py::dict>(); DeviceInfo x;
+        x.name = d.contains("name") ? d["name"].cast<std::string>() : "";
+        x.uuid = d.contains("uuid") ? d["uuid"].cast<std::string>() : "";
+        x.compute_capability_major = u32(d, "cc_major", 0); x.compute_capability_minor = u32(d, "cc_minor", 0);
+        x.sm_count = u32(d, "sm_count", 0); x.core_clock_khz = u64(d, "core_clock_khz", 0);
+        x.memory_clock_khz = u64(d, "memory_clock_khz", 0); x.memory_bus_width_bits = u32(d, "memory_bus_width_bits", 0);
+        x.pcie_generation = u32(d, "pcie_generation", 0); x.pcie_link_width = u32(d, "pcie_link_width", 0);
+        s->devices.push_back(x);
+      }
+      for (auto h : rows("kernels")) {
+        auto d = h.cast<py::dict>(); KernelRecord k;
+        k.start_ns = u64(d, "start_ns", 0); k.end_ns = u64(d, "end_ns", 0);
+        k.name = s->strings.intern(d.contains("name") ? d["name"].cast<std::string>() : "");
+        k.grid_x = u32(d, "grid", 1); k.grid_y = 1; k.grid_z = 1;
+        k.region_index = u32(d, "region", kNone32); k.marker_index = u32(d, "marker", kNone32);
+        s->kernels.push_back(k);
+      }
+      for (auto h : rows("memcpys")) {
+        auto d = h.cast<py::dict>(); MemcpyRecord c;
+        c.start_ns = u64(d, "start_ns", 0); c.end_ns = u64(d, "end_ns", 0); c.bytes = u64(d, "bytes", 0);
+        c.copy_kind = static_cast<CopyKind>(u32(d, "copy_kind", 0));
+        c.src_kind = static_cast<MemoryKind>(u32(d, "src_kind", 0)); c.dst_kind = static_cast<MemoryKind>(u32(d, "dst_kind", 0));
+        c.is_async = d.contains("async") && d["async"].cast<bool>(); c.region_index = u32(d, "region", kNone32);
+        s->memcpys.push_back(c);
+      }
+      for (auto h : rows("allocations")) {
+        auto d = h.cast<py::dict>(); AllocationRecord a;
+        a.timestamp_ns = u64(d, "timestamp_ns", 0); a.address = u64(d, "address", 0); a.bytes = u64(d, "bytes", 0);
+        a.is_alloc = !d.contains("alloc") || d["alloc"].cast<bool>(); a.region_index = u32(d, "region", kNone32);
+        s->allocations.push_back(a);
+      }
+      for (auto h : rows("regions")) {
+        auto d = h.cast<py::dict>(); RegionRecord g;
+        g.start_ns = u64(d, "start_ns", 0); g.end_ns = u64(d, "end_ns", 0); g.thread_id = u32(d, "thread_id", 0);
+        g.name = s->strings.intern(d.contains("name") ? d["name"].cast<std::string>() : "");
+        g.parent = u32(d, "parent", kNone32);
+        s->regions.push_back(g);
+      }
+      for (auto h : rows("syncs")) {
+        auto d = h.cast<py::dict>(); SyncRecord w;
+        w.start_ns = u64(d, "start_ns", 0); w.end_ns = u64(d, "end_ns", 0); w.thread_id = u32(d, "thread_id", 0);
+        s->syncs.push_back(w);
+      }
+      for (auto h : rows("hlo_modules")) {
+        auto d = h.cast<py::dict>(); HloModuleText t;
+        t.name = d["name"].cast<std::string>(); t.text = d["text"].cast<std::string>();
+        s->hlo_modules.push_back(t);
+      }
+      s->meta.start_ns = spec.contains("start_ns") ? spec["start_ns"].cast<uint64_t>() : 0;
+      s->meta.end_ns = spec.contains("end_ns") ? spec["end_ns"].cast<uint64_t>() : 0;
+      return s;
+    }, py::arg("spec"));
+
+    const auto ceilings_dict = [](const Ceilings& c) {
+      py::dict d, peaks, sources;
+      for (std::size_t i = 0; i < kPrecisionCount; ++i) {
+        peaks[precision_name(static_cast<Precision>(i))] = c.peak_flops_per_s[i];
+        sources[precision_name(static_cast<Precision>(i))] = ceiling_source_name(c.flops_source[i]);
+      }
+      d["device_name"] = c.device_name; d["architecture"] = c.architecture;
+      d["architecture_exact"] = c.architecture_exact; d["peak_flops_per_s"] = peaks; d["flops_source"] = sources;
+      d["dram_bytes_per_s"] = c.dram_bytes_per_s; d["dram_source"] = ceiling_source_name(c.dram_source);
+      d["link_bytes_per_s"] = c.link_bytes_per_s; d["link_source"] = ceiling_source_name(c.link_source);
+      d["link_description"] = c.link_description;
+      return d;
+    };
+    // Ceilings from a dict as ceilings_dict writes it (sources given per value).
+    const auto ceilings_from = [](const py::dict& d) {
+      Ceilings c;
+      const auto src = [](const std::string& s) {
+        return s == "measured" ? CeilingSource::kMeasured : s == "table" ? CeilingSource::kTable
+             : s == "user" ? CeilingSource::kUser : CeilingSource::kUnknown;
+      };
+      if (d.contains("device_name")) c.device_name = d["device_name"].cast<std::string>();
+      if (d.contains("architecture")) c.architecture = d["architecture"].cast<std::string>();
+      const py::dict peaks = d.contains("peak_flops_per_s") ? d["peak_flops_per_s"].cast<py::dict>() : py::dict();
+      const py::dict srcs = d.contains("flops_source") ? d["flops_source"].cast<py::dict>() : py::dict();
+      for (std::size_t i = 0; i < kPrecisionCount; ++i) {
+        const char* n = precision_name(static_cast<Precision>(i));
+        if (peaks.contains(n)) c.peak_flops_per_s[i] = peaks[n].cast<double>();
+        c.flops_source[i] = srcs.contains(n) ? src(srcs[n].cast<std::string>()) : CeilingSource::kUser;
+      }
+      if (d.contains("dram_bytes_per_s")) c.dram_bytes_per_s = d["dram_bytes_per_s"].cast<double>();
+      c.dram_source = d.contains("dram_source") ? src(d["dram_source"].cast<std::string>()) : CeilingSource::kUser;
+      if (d.contains("link_bytes_per_s")) c.link_bytes_per_s = d["link_bytes_per_s"].cast<double>();
+      c.link_source = d.contains("link_source") ? src(d["link_source"].cast<std::string>()) : CeilingSource::kUser;
+      if (d.contains("link_description")) c.link_description = d["link_description"].cast<std::string>();
+      return c;
+    };
+    const auto target_dict = [](const FpgaTarget& t) {
+      py::dict d;
+      d["name"] = t.name; d["description"] = t.description; d["hbm_bytes_per_s"] = t.hbm_bytes_per_s;
+      d["hbm_efficiency"] = t.hbm_efficiency; d["sram_bytes"] = t.sram_bytes; d["dsp_count"] = t.dsp_count;
+      d["clock_hz"] = t.clock_hz; d["dsp_utilization"] = t.dsp_utilization;
+      d["dsps_per_fma_fp64"] = t.dsps_per_fma_fp64; d["dsps_per_fma_fp32"] = t.dsps_per_fma_fp32;
+      d["dsps_per_fma_fp16"] = t.dsps_per_fma_fp16; d["link_bytes_per_s"] = t.link_bytes_per_s;
+      d["link_efficiency"] = t.link_efficiency; d["call_latency_s"] = t.call_latency_s;
+      d["transfer_latency_s"] = t.transfer_latency_s;
+      d["fp64_flops_per_s"] = t.flops_per_s(Precision::kFp64); d["fp32_flops_per_s"] = t.flops_per_s(Precision::kFp32);
+      d["fp16_flops_per_s"] = t.flops_per_s(Precision::kFp16);
+      return d;
+    };
+    const auto target_from = [](const py::dict& d) {
+      FpgaTarget t = d.contains("base") ? fpga_preset(d["base"].cast<std::string>()) : FpgaTarget{};
+      const auto num = [&](const char* k, double& v) { if (d.contains(k)) v = d[k].cast<double>(); };
+      if (d.contains("name")) t.name = d["name"].cast<std::string>();
+      if (d.contains("description")) t.description = d["description"].cast<std::string>();
+      if (d.contains("dsp_count")) t.dsp_count = d["dsp_count"].cast<uint32_t>();
+      num("hbm_bytes_per_s", t.hbm_bytes_per_s); num("hbm_efficiency", t.hbm_efficiency); num("sram_bytes", t.sram_bytes);
+      num("clock_hz", t.clock_hz); num("dsp_utilization", t.dsp_utilization); num("dsps_per_fma_fp64", t.dsps_per_fma_fp64);
+      num("dsps_per_fma_fp32", t.dsps_per_fma_fp32); num("dsps_per_fma_fp16", t.dsps_per_fma_fp16);
+      num("link_bytes_per_s", t.link_bytes_per_s); num("link_efficiency", t.link_efficiency);
+      num("call_latency_s", t.call_latency_s); num("transfer_latency_s", t.transfer_latency_s);
+      if (t.name.empty()) t.name = "user";
+      return t;
+    };
+    const auto point_dict = [](const RooflinePoint& p, py::dict d) {
+      d["kernel_count"] = p.kernel_count; d["executions"] = p.executions; d["time_ns"] = p.time_ns;
+      d["time_s"] = static_cast<double>(p.time_ns) * 1e-9; d["mean_kernel_ns"] = p.mean_kernel_ns();
+      d["mean_blocks"] = p.mean_blocks; d["flops"] = p.flops; d["bytes"] = p.bytes; d["cost_coverage"] = p.cost_coverage;
+      d["intensity"] = p.intensity; d["achieved_flops_per_s"] = p.achieved_flops_per_s;
+      d["achieved_bytes_per_s"] = p.achieved_bytes_per_s; d["precision"] = precision_name(p.precision);
+      d["roof_flops_per_s"] = p.roof_flops_per_s; d["ridge_flops_per_byte"] = p.ridge_flops_per_byte;
+      d["percent_of_roof"] = p.percent_of_roof; d["bound"] = bound_name(p.bound);
+      d["has_measured"] = p.has_measured;
+      if (p.has_measured) {
+        d["measured_flops"] = p.measured_flops; d["measured_bytes"] = p.measured_bytes;
+        d["measured_intensity"] = p.measured_intensity; d["measured_percent_of_roof"] = p.measured_percent_of_roof;
+        d["measured_bound"] = bound_name(p.measured_bound);
+      }
+      return d;
+    };
+    const auto stats_dict = [](const TransferStats& s) {
+      py::dict d;
+      d["count"] = s.count; d["bytes"] = s.bytes; d["busy_ns"] = s.busy_ns; d["duration_sum_ns"] = s.duration_sum_ns;
+      d["kernel_overlap_ns"] = s.kernel_overlap_ns; d["pinned_count"] = s.pinned_count;
+      d["pageable_count"] = s.pageable_count; d["pageable_bytes"] = s.pageable_bytes; d["sync_count"] = s.sync_count;
+      d["async_count"] = s.async_count; d["tiny_count"] = s.tiny_count;
+      d["achieved_bytes_per_s"] = s.achieved_bytes_per_s();
+      return d;
+    };
+
+    r.def("hlo_module_texts", [](const TraceStore& store) {
+      py::list out;
+      for (const HloModuleText& t : store.hlo_modules) out.append(py::make_tuple(t.name, t.program_id, t.text));
+      return out;
+    }, py::arg("store"));
+    r.def("fpga_presets", [target_dict]() {
+      py::list out;
+      for (const FpgaTarget& t : fpga_presets()) out.append(target_dict(t));
+      return out;
+    });
+    r.def("table_ceilings", [ceilings_dict](const TraceStore& store, std::size_t device) -> py::object {
+      if (device >= store.devices.size()) return py::none();
+      return ceilings_dict(table_ceilings(store.devices[device]));
+    }, py::arg("store"), py::arg("device") = 0);
+
+    // The whole analysis in one call (GIL released for the C++ part). `ceilings`: a dict as
+    // table_ceilings returns (e.g. merged with measured values) or None for the table.
+    r.def("analyze", [=](const TraceStore& store, py::object ceilings_obj, py::object target_obj,
+                         double workload_ns, bool inputs_cross_link, uint64_t tiny_bytes,
+                         uint64_t tiny_flood_count, uint64_t latency_kernel_ns, std::size_t top_buffers) {
+      Ceilings c;
+      if (!ceilings_obj.is_none()) c = ceilings_from(ceilings_obj.cast<py::dict>());
+      else if (!store.devices.empty()) c = table_ceilings(store.devices.front());
+      const FpgaTarget target = py::isinstance<py::str>(target_obj) ? fpga_preset(target_obj.cast<std::string>())
+                                                                    : target_from(target_obj.cast<py::dict>());
+      TransferReport tr; MemoryReport mr; RooflineReport rr; FpgaReport fr; OpInputs in;
+      std::vector<std::string> warnings;
+      {
+        py::gil_scoped_release nogil;
+        std::vector<hlo::Module> modules;
+        for (const HloModuleText& t : store.hlo_modules) {
+          try { modules.push_back(hlo::analyze_hlo(t.text)); }
+          catch (const std::exception& e) { modules.emplace_back(); warnings.push_back("HLO module '" + t.name + "': " + e.what()); }
+        }
+        const AttributionResult attr = attribute(store, modules);
+        in = op_inputs(store, attr, modules);
+        const IntervalSet busy = kernel_busy_intervals(store);
+        TransferOptions to;
+        to.tiny_bytes = tiny_bytes; to.tiny_flood_count = tiny_flood_count;
+        if (c.link_bytes_per_s > 0) { to.link_bytes_per_s = c.link_bytes_per_s; to.link_source = ceiling_source_name(c.link_source); }
+        tr = analyze_transfers(store, to, in.op_of_memcpy, &busy);
+        mr = analyze_memory(store, top_buffers);
+        RooflineOptions ro;
+        ro.latency_kernel_ns = latency_kernel_ns;
+        rr = analyze_roofline(store, c, in.ops, in.op_of_kernel, ro);
+        FpgaOptions fo;
+        fo.inputs_cross_link = inputs_cross_link;
+        fo.gpu_link_bytes_per_s = c.link_bytes_per_s;
+        fo.workload_ns = workload_ns > 0 ? workload_ns
+                         : store.meta.end_ns > store.meta.start_ns ? static_cast<double>(store.meta.end_ns - store.meta.start_ns)
+                         : 0.0;
+        fr = rank_fpga_candidates(in.ops, rr, target, fo, in.host_bytes);
+      }
+      py::dict out;
+      out["ceilings"] = ceilings_dict(c);
+      out["warnings"] = warnings;
+      // Transfers
+      py::list groups;
+      for (const TransferGroup& g : tr.groups) {
+        py::dict d, dirs;
+        d["kind"] = group_kind_name(g.kind);
+        d["index"] = g.index == kNone32 ? py::object(py::none()) : py::object(py::int_(g.index));
+        d["name"] = g.kind == GroupKind::kRegion ? py::object(py::str(store.strings.get(store.regions[g.index].name)))
+                    : g.kind == GroupKind::kOp ? py::object(py::str(in.ops[g.index].name)) : py::object(py::str("trace"));
+        for (std::size_t k = 0; k < kDirectionCount; ++k) {
+          if (g.by_direction[k].count == 0) continue;
+          py::dict sd = stats_dict(g.by_direction[k]);
+          const auto dir = static_cast<Direction>(k);
+          if (dir == Direction::kHtoD || dir == Direction::kDtoH) sd["link_percent"] = tr.link_percent(g, dir);
+          dirs[direction_name(dir)] = sd;
+        }
+        d["directions"] = dirs; d["all"] = stats_dict(g.all); d["host_wait_ns"] = g.host_wait_ns;
+        d["sync_calls"] = g.sync_calls;
+        groups.append(d);
+      }
+      py::list flags;
+      for (const TransferFlag& f : tr.flags) {
+        py::dict d;
+        d["kind"] = f.kind; d["group_kind"] = group_kind_name(f.group_kind);
+        d["index"] = f.index == kNone32 ? py::object(py::none()) : py::object(py::int_(f.index));
+        d["count"] = f.count; d["bytes"] = f.bytes; d["message"] = f.message;
+        flags.append(d);
+      }
+      py::dict td;
+      td["groups"] = groups; td["flags"] = flags; td["link_bytes_per_s"] = tr.link_bytes_per_s;
+      td["link_source"] = tr.link_source; td["link_description"] = tr.link_description;
+      out["transfers"] = td;
+      // Memory
+      py::dict md;
+      md["peak_in_use_bytes"] = mr.peak_in_use_bytes; md["peak_ns"] = mr.peak_ns;
+      md["allocation_count"] = mr.allocation_count; md["free_count"] = mr.free_count;
+      md["unmatched_frees"] = mr.unmatched_frees; md["unmatched_free_bytes"] = mr.unmatched_free_bytes;
+      md["reallocated_live"] = mr.reallocated_live; md["never_freed_count"] = mr.never_freed_count;
+      md["never_freed_bytes"] = mr.never_freed_bytes;
+      py::list ts, tb;
+      for (const MemoryPoint& p : mr.timeline) { ts.append(p.timestamp_ns); tb.append(p.in_use_bytes); }
+      md["timeline_ns"] = ts; md["timeline_in_use_bytes"] = tb;
+      py::list devs;
+      for (const DeviceMemory& dm : mr.devices) {
+        py::dict d; d["device_id"] = dm.device_id; d["peak_in_use_bytes"] = dm.peak_in_use_bytes;
+        d["peak_ns"] = dm.peak_ns; d["final_in_use_bytes"] = dm.final_in_use_bytes; devs.append(d);
+      }
+      md["devices"] = devs;
+      py::list largest;
+      for (const BufferInfo& b : mr.largest) {
+        py::dict d;
+        d["bytes"] = b.bytes; d["address"] = b.address; d["alloc_ns"] = b.alloc_ns;
+        d["free_ns"] = b.free_ns == kNone64 ? py::object(py::none()) : py::object(py::int_(b.free_ns));
+        d["device_id"] = b.device_id; d["thread_id"] = b.thread_id;
+        d["region"] = b.region_index < store.regions.size() ? py::object(py::str(store.strings.get(store.regions[b.region_index].name))) : py::object(py::none());
+        d["api_call"] = b.api_index < store.api_calls.size() ? py::object(py::str(store.strings.get(store.api_calls[b.api_index].name))) : py::object(py::none());
+        largest.append(d);
+      }
+      md["largest"] = largest;
+      py::list regs;
+      for (const RegionMemory& rm : mr.regions) {
+        py::dict d;
+        d["region"] = store.strings.get(store.regions[rm.region_index].name); d["index"] = rm.region_index;
+        d["in_use_at_start_bytes"] = rm.in_use_at_start_bytes; d["peak_in_use_bytes"] = rm.peak_in_use_bytes;
+        d["allocated_bytes"] = rm.allocated_bytes; d["freed_bytes"] = rm.freed_bytes;
+        d["allocations"] = rm.allocations; d["frees"] = rm.frees;
+        regs.append(d);
+      }
+      md["regions"] = regs;
+      out["memory"] = md;
+      // Roofline
+      py::dict rd;
+      rd["trace"] = point_dict(rr.trace, py::dict());
+      py::list ops, regions, names;
+      for (std::size_t o = 0; o < rr.ops.size(); ++o) {
+        py::dict d;
+        d["op"] = in.ops[o].name; d["module"] = in.ops[o].module; d["pattern"] = hlo::access_pattern_name(in.ops[o].pattern);
+        d["source"] = in.sources[o]; d["category"] = in.categories[o]; d["cost_known"] = in.ops[o].cost_known;
+        ops.append(point_dict(rr.ops[o], d));
+      }
+      for (std::size_t g = 0; g < rr.regions.size(); ++g) {
+        py::dict d;
+        d["region"] = store.strings.get(store.regions[g].name); d["index"] = g;
+        regions.append(point_dict(rr.regions[g], d));
+      }
+      for (std::size_t k = 0; k < rr.kernel_names.size(); ++k) {
+        py::dict d;
+        d["kernel"] = store.strings.get(rr.kernel_names[k]);
+        names.append(point_dict(rr.by_kernel_name[k], d));
+      }
+      rd["ops"] = ops; rd["regions"] = regions; rd["kernels"] = names;
+      rd["unattributed_kernels"] = rr.unattributed_kernels; rd["unattributed_ns"] = rr.unattributed_ns;
+      out["roofline"] = rd;
+      // FPGA
+      py::dict fd;
+      fd["target"] = target_dict(fr.target); fd["workload_ns"] = fr.workload_ns; fd["gpu_kernel_ns"] = fr.gpu_kernel_ns;
+      fd["combined_speedup"] = fr.combined_speedup; fd["combined_count"] = fr.combined_count;
+      py::list cands;
+      uint32_t rank = 0;
+      for (const FpgaCandidate& cd : fr.candidates) {
+        py::dict d;
+        d["rank"] = ++rank; d["op"] = cd.name; d["module"] = cd.module; d["source"] = in.sources[cd.op_index];
+        d["pattern"] = hlo::access_pattern_name(cd.pattern); d["precision"] = precision_name(cd.precision);
+        d["executions"] = cd.executions; d["kernel_count"] = cd.kernel_count;
+        d["gpu_time_ns"] = cd.gpu_time_ns; d["time_share"] = cd.time_share; d["intensity"] = cd.intensity;
+        d["ridge"] = cd.ridge; d["memory_boundness"] = cd.memory_boundness; d["pattern_affinity"] = cd.pattern_affinity;
+        d["working_set_bytes"] = cd.working_set_bytes; d["sram_bytes"] = cd.sram_bytes; d["fits_on_chip"] = cd.fits_on_chip;
+        d["onchip_factor"] = cd.onchip_factor; d["host_bytes_per_call"] = cd.host_bytes_per_call;
+        d["link_factor"] = cd.link_factor; d["score"] = cd.score; d["flops"] = cd.flops; d["bytes"] = cd.bytes;
+        d["card_compute_s"] = cd.card_compute_s; d["card_memory_s"] = cd.card_memory_s;
+        d["card_latency_s"] = cd.card_latency_s; d["card_time_s"] = cd.card_time_s;
+        d["transfer_bytes"] = cd.transfer_bytes; d["transfer_s"] = cd.transfer_s; d["fpga_total_s"] = cd.fpga_total_s;
+        d["op_speedup"] = cd.op_speedup; d["workload_speedup"] = cd.workload_speedup;
+        cands.append(d);
+      }
+      fd["candidates"] = cands;
+      out["fpga"] = fd;
+      return out;
+    }, py::arg("store"), py::arg("ceilings") = py::none(), py::arg("target") = "alveo-u55c",
+       py::arg("workload_ns") = 0.0, py::arg("inputs_cross_link") = true, py::arg("tiny_bytes") = 64 * 1024,
+       py::arg("tiny_flood_count") = 1000, py::arg("latency_kernel_ns") = 5000, py::arg("top_buffers") = 20);
   }
 }
