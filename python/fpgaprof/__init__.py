@@ -13,6 +13,7 @@ from fpgaprof.errors import (  # noqa: E402
     TraceFormatError,
 )
 from fpgaprof import hlo  # noqa: E402
+from fpgaprof import calibrate, fpga, roofline  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -23,4 +24,7 @@ __all__ = [
     "HloParseError",
     "CountersError",
     "hlo",
+    "roofline",
+    "fpga",
+    "calibrate",
 ]
