@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "core_bindings.hpp"  // errors, store, capture sections
 #include "fpgaprof/analysis/attribution.hpp"
 #include "fpgaprof/analysis/ceilings.hpp"
 #include "fpgaprof/analysis/fpga_model.hpp"
@@ -27,12 +28,15 @@ PYBIND11_MODULE(_core, m) {
   m.attr("__version__") = version();
 
   // === errors ===
-  // Python exception classes live in fpgaprof.errors; the package registers them here at
-  // import (set_error_classes) so C++ errors surface as those types.
+  // Python exception classes live in fpgaprof.errors; fpgaprof::Error kinds map to them
+  // (core_bindings.hpp: python_error_class).
+  bindings::bind_errors(m);
 
   // === core: records and store ===
+  bindings::bind_store(m);  // TraceStore, record tables, trace file, correlate
 
   // === capture (cupti) ===
+  bindings::bind_capture(m);  // CaptureSession, probe_cupti, regions, clocks, library_path
 
   // === hlo ===
   {

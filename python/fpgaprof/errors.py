@@ -23,3 +23,15 @@ class HloParseError(FpgaprofError):
 
 class CountersError(FpgaprofError):
     """Hardware counters could not be collected (privileges, unsupported chip, ...)."""
+
+
+class InvalidArgumentError(FpgaprofError, ValueError):
+    """A bad argument passed to fpgaprof (unknown field, value out of range, ...)."""
+
+
+class FpgaprofIOError(FpgaprofError, OSError):
+    """A trace file could not be written or read (missing directory, permissions, disk full)."""
+
+
+class FpgaprofWarning(RuntimeWarning):
+    """Something the user should know about a trace: no GPU, dropped records, late import, ..."""

@@ -1,0 +1,535 @@
+// Bindings of the errors, the trace store with its record tables, the trace file and capture
+// (included once, by bindings.cpp; its sections `errors`, `core: records and store` and
+// `capture (cupti)` call the three functions at the end).
+//
+// Record tables are driven by record_schema.hpp: every field of every record type becomes an
+// attribute of the row objects and a numpy column, with string ids resolved to str and enum
+// values to their names (`copy_kind` -> "HtoD"); `<field>_id` keeps a string field's raw id.
+// A table holds a shared_ptr to its store, so rows and tables stay valid after the Profile
+// that made them is gone.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fpgaprof/capture.hpp"
+#include "fpgaprof/correlate.hpp"
+#include "fpgaprof/error.hpp"
+#include "fpgaprof/record_schema.hpp"
+#include "fpgaprof/trace_file.hpp"
+#include "fpgaprof/trace_store.hpp"
+
+namespace fpgaprof::bindings {
+
+namespace py = pybind11;
+
+// ---- errors ---------------------------------------------------------------------------
+
+inline const char* python_error_class(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kInvalidArgument: return "InvalidArgumentError";
+    case ErrorKind::kCuptiUnavailable: return "CuptiUnavailableError";
+    case ErrorKind::kProfilerConflict: return "ProfilerConflictError";
+    case ErrorKind::kTraceFormat: return "TraceFormatError";
+    case ErrorKind::kHloParse: return "HloParseError";
+    case ErrorKind::kIo: return "FpgaprofIOError";
+    case ErrorKind::kState: return "ProfilerConflictError";  // nested trace, stop twice
+    case ErrorKind::kCounters: return "CountersError";
+    case ErrorKind::kInternal: break;
+  }
+  return "FpgaprofError";
+}
+
+inline void bind_errors(py::module_& m) {
+  // The classes live in fpgaprof.errors (pure Python, so users can catch them without the
+  // extension); looked up when an error crosses, with the GIL held.
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      py::object cls;
+      try {
+        cls = py::module_::import("fpgaprof.errors").attr(python_error_class(e.kind()));
+      } catch (py::error_already_set&) {
+        PyErr_SetString(PyExc_RuntimeError, e.what());
+        return;
+      }
+      PyErr_SetString(cls.ptr(), e.what());
+    }
+  });
+  m.def("_raise_error", [](const std::string& kind, const std::string& message) {
+    // For tests of the translation: raises Error(kind, message) from C++.
+    static const std::pair<const char*, ErrorKind> kinds[] = {
+        {"internal", ErrorKind::kInternal},          {"invalid_argument", ErrorKind::kInvalidArgument},
+        {"cupti_unavailable", ErrorKind::kCuptiUnavailable}, {"profiler_conflict", ErrorKind::kProfilerConflict},
+        {"trace_format", ErrorKind::kTraceFormat},   {"hlo_parse", ErrorKind::kHloParse},
+        {"io", ErrorKind::kIo},                      {"state", ErrorKind::kState},
+        {"counters", ErrorKind::kCounters}};
+    for (const auto& [name, k] : kinds) {
+      if (kind == name) throw Error(k, message);
+    }
+    throw Error(ErrorKind::kInvalidArgument, "unknown error kind '" + kind + "'");
+  }, py::arg("kind"), py::arg("message"));
+}
+
+// ---- records and tables ---------------------------------------------------------------
+
+using StorePtr = std::shared_ptr<TraceStore>;
+
+// One record of one table: the store and an index (records are never removed).
+template <class R>
+struct Row {
+  StorePtr store;
+  std::vector<R> TraceStore::*member;
+  std::size_t index;
+  const R& get() const { return ((*store).*member)[index]; }
+};
+
+template <class R>
+struct Table {
+  StorePtr store;
+  TableSpec<R> spec;
+  const std::vector<R>& rows() const { return (*store).*(spec.member); }
+};
+
+template <class R>
+struct TableIterator {
+  Table<R> table;
+  std::size_t next = 0;
+};
+
+template <class R>
+py::object field_value(const TraceStore& s, const FieldSpec<R>& f, const R& r) {
+  const uint64_t v = f.get(r);
+  switch (f.type) {
+    case FieldType::kString: return py::str(s.strings.get(static_cast<StringId>(v)));
+    case FieldType::kEnum: return py::str(v < f.enum_names.size() ? f.enum_names[v] : "invalid");
+    case FieldType::kBool: return py::bool_(v != 0);
+    case FieldType::kF64: return py::float_(std::bit_cast<double>(v));
+    default: return py::int_(v);
+  }
+}
+
+template <class R>
+py::dict row_dict(const Row<R>& row, std::span<const FieldSpec<R>> fields) {
+  py::dict d;
+  for (const FieldSpec<R>& f : fields) d[f.name] = field_value(*row.store, f, row.get());
+  return d;
+}
+
+template <class T>
+py::array numeric_column(std::size_t n, const auto& fill) {
+  py::array_t<T> a(static_cast<py::ssize_t>(n));
+  T* out = a.mutable_data();
+  for (std::size_t i = 0; i < n; ++i) out[i] = fill(i);
+  return a;
+}
+
+// An object array whose entries are `values[index(i)]` (each Python string made once).
+inline py::array object_column(std::size_t n, const std::vector<py::object>& values, const auto& index) {
+  py::array a(py::dtype("object"), {static_cast<py::ssize_t>(n)}, {});
+  auto** out = static_cast<PyObject**>(a.mutable_data());
+  for (std::size_t i = 0; i < n; ++i) {
+    PyObject* o = values[index(i)].ptr();
+    Py_INCREF(o);
+    Py_XDECREF(out[i]);
+    out[i] = o;
+  }
+  return a;
+}
+
+template <class R>
+py::array column(const TraceStore& s, const std::vector<R>& rows, const FieldSpec<R>& f) {
+  const std::size_t n = rows.size();
+  auto raw = [&](std::size_t i) { return f.get(rows[i]); };
+  switch (f.type) {
+    case FieldType::kU64: return numeric_column<uint64_t>(n, raw);
+    case FieldType::kU32: return numeric_column<uint32_t>(n, [&](std::size_t i) { return static_cast<uint32_t>(raw(i)); });
+    case FieldType::kU16: return numeric_column<uint16_t>(n, [&](std::size_t i) { return static_cast<uint16_t>(raw(i)); });
+    case FieldType::kU8: return numeric_column<uint8_t>(n, [&](std::size_t i) { return static_cast<uint8_t>(raw(i)); });
+    case FieldType::kBool: return numeric_column<bool>(n, [&](std::size_t i) { return raw(i) != 0; });
+    case FieldType::kF64: return numeric_column<double>(n, [&](std::size_t i) { return std::bit_cast<double>(raw(i)); });
+    case FieldType::kEnum: {
+      std::vector<py::object> names;
+      for (const char* name : f.enum_names) names.push_back(py::str(name));
+      names.push_back(py::str("invalid"));
+      const std::size_t last = names.size() - 1;
+      return object_column(n, names, [&](std::size_t i) { return std::min<std::size_t>(raw(i), last); });
+    }
+    case FieldType::kString: {
+      // Strings used by this column only, made into Python objects once each.
+      std::vector<py::object> cache(s.strings.size());
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto id = static_cast<StringId>(raw(i));
+        if (!cache[id]) cache[id] = py::str(s.strings.get(id));
+      }
+      return object_column(n, cache, [&](std::size_t i) { return static_cast<std::size_t>(raw(i)); });
+    }
+  }
+  throw Error(ErrorKind::kInternal, "unknown field type");
+}
+
+template <class R>
+const FieldSpec<R>* find_field(std::span<const FieldSpec<R>> fields, std::string_view name) {
+  for (const FieldSpec<R>& f : fields) {
+    if (name == f.name) return &f;
+  }
+  return nullptr;
+}
+
+// Sets one field from a Python value: ints (range-checked), bools, floats, str for string
+// fields (interned) and enum fields (by name, or the int value).
+template <class R>
+void set_field(TraceStore& s, const FieldSpec<R>& f, R& r, const py::handle& value) {
+  uint64_t v = 0;
+  if (f.type == FieldType::kString) {
+    if (py::isinstance<py::str>(value)) {
+      v = s.strings.intern(value.cast<std::string>());
+    } else {
+      v = value.cast<uint64_t>();
+      if (v >= s.strings.size()) throw Error(ErrorKind::kInvalidArgument, std::string(f.name) + ": string id out of range");
+    }
+  } else if (f.type == FieldType::kEnum && py::isinstance<py::str>(value)) {
+    const std::string name = value.cast<std::string>();
+    std::size_t k = 0;
+    while (k < f.enum_names.size() && name != f.enum_names[k]) ++k;
+    if (k == f.enum_names.size()) throw Error(ErrorKind::kInvalidArgument, std::string(f.name) + ": unknown value '" + name + "'");
+    v = k;
+  } else if (f.type == FieldType::kF64) {
+    v = std::bit_cast<uint64_t>(value.cast<double>());
+  } else if (f.type == FieldType::kBool) {
+    v = value.cast<bool>() ? 1 : 0;
+  } else {
+    v = value.cast<uint64_t>();
+  }
+  if (v > f.max_value) {
+    throw Error(ErrorKind::kInvalidArgument, std::string(f.name) + " = " + std::to_string(v) + " is out of range (max " +
+                                                 std::to_string(f.max_value) + ")");
+  }
+  f.set(r, v);
+}
+
+template <class R>
+void bind_table(py::module_& m, py::class_<TraceStore, StorePtr>& store_cls, const TableSpec<R>& spec,
+                const std::string& row_name) {
+  using RowT = Row<R>;
+  using TableT = Table<R>;
+  py::class_<RowT> row(m, row_name.c_str());
+  for (const FieldSpec<R>& f : spec.fields) {
+    const FieldSpec<R>* fp = &f;  // the schema is static
+    row.def_property_readonly(f.name, [fp](const RowT& r) { return field_value(*r.store, *fp, r.get()); });
+    if (f.type == FieldType::kString) {
+      row.def_property_readonly((std::string(f.name) + "_id").c_str(),
+                                [fp](const RowT& r) { return fp->get(r.get()); });
+    }
+  }
+  if constexpr (requires(const R& r) { r.duration_ns(); }) {
+    row.def_property_readonly("duration_ns", [](const RowT& r) { return r.get().duration_ns(); });
+  }
+  row.def_property_readonly("index", [](const RowT& r) { return r.index; });
+  row.def("to_dict", [spec](const RowT& r) { return row_dict(r, spec.fields); },
+          "Every field as a dict (strings resolved, enums as names).");
+  row.def("__eq__", [spec](const RowT& a, const RowT& b) {
+    return row_dict(a, spec.fields).equal(row_dict(b, spec.fields));
+  });
+  row.def("__repr__", [spec, row_name](const RowT& r) {
+    std::string out = row_name + "(";
+    bool first = true;
+    for (const FieldSpec<R>& f : spec.fields) {
+      if (!first) out.append(", ");
+      out.append(f.name).append("=").append(std::string(py::str(py::repr(field_value(*r.store, f, r.get())))));
+      first = false;
+    }
+    return out + ")";
+  });
+
+  const std::string table_name = row_name.substr(0, row_name.size() - 6) + "Table";  // KernelRecord -> KernelTable
+  py::class_<TableIterator<R>>(m, (table_name + "Iterator").c_str())
+      .def("__iter__", [](TableIterator<R>& it) -> TableIterator<R>& { return it; })
+      .def("__next__", [](TableIterator<R>& it) {
+        if (it.next >= it.table.rows().size()) throw py::stop_iteration();
+        return RowT{it.table.store, it.table.spec.member, it.next++};
+      });
+  py::class_<TableT>(m, table_name.c_str())
+      .def("__len__", [](const TableT& t) { return t.rows().size(); })
+      .def("__getitem__", [](const TableT& t, py::ssize_t i) {
+        const auto n = static_cast<py::ssize_t>(t.rows().size());
+        if (i < 0) i += n;
+        if (i < 0 || i >= n) throw py::index_error("record index out of range");
+        return RowT{t.store, t.spec.member, static_cast<std::size_t>(i)};
+      })
+      .def("__iter__", [](const TableT& t) { return TableIterator<R>{t, 0}; })
+      .def_property_readonly("name", [](const TableT& t) { return t.spec.name; })
+      .def_property_readonly("field_names", [](const TableT& t) {
+        std::vector<std::string> names;
+        for (const FieldSpec<R>& f : t.spec.fields) names.emplace_back(f.name);
+        return names;
+      })
+      .def("columns", [](const TableT& t, std::vector<std::string> names) {
+        // One pass per column straight into numpy memory.
+        py::dict out;
+        const TraceStore& s = *t.store;
+        if (names.empty()) {
+          for (const FieldSpec<R>& f : t.spec.fields) out[f.name] = column(s, t.rows(), f);
+          return out;
+        }
+        for (const std::string& name : names) {
+          const FieldSpec<R>* f = find_field(t.spec.fields, name);
+          if (f == nullptr) throw Error(ErrorKind::kInvalidArgument, std::string(t.spec.name) + " has no field '" + name + "'");
+          out[f->name] = column(s, t.rows(), *f);
+        }
+        return out;
+      }, py::arg("names") = std::vector<std::string>(),
+         "Columns as numpy arrays, {field: array}: integers/floats/bools with the C++ types, string "
+         "fields as str (object arrays), enums as their names. `names` picks fields.")
+      .def("__repr__", [](const TableT& t) {
+        return "<" + std::string(t.spec.name) + ": " + std::to_string(t.rows().size()) + " records>";
+      });
+
+  store_cls.def_property_readonly(spec.name, [spec](const StorePtr& s) { return TableT{s, spec}; });
+}
+
+inline py::dict meta_dict(const TraceMeta& m) {
+  py::dict d;
+  d["start_ns"] = m.start_ns;
+  d["end_ns"] = m.end_ns;
+  d["dropped_records"] = m.dropped_records;
+  d["incomplete_records"] = m.incomplete_records;
+  d["driver_version"] = m.driver_version;
+  d["cupti_version"] = m.cupti_version;
+  d["cupti_path"] = m.cupti_path;
+  d["clock"] = m.clock;
+  d["gpu_available"] = m.gpu_available;
+  d["unavailable_reason"] = m.unavailable_reason;
+  d["command_buffers_disabled"] = m.command_buffers_disabled;
+  d["fpgaprof_version"] = m.fpgaprof_version;
+  d["warnings"] = m.warnings;
+  return d;
+}
+
+inline void set_meta(TraceMeta& m, const py::kwargs& kw) {
+  for (const auto& [key, value] : kw) {
+    const std::string k = py::str(key);
+    if (k == "start_ns") m.start_ns = value.cast<uint64_t>();
+    else if (k == "end_ns") m.end_ns = value.cast<uint64_t>();
+    else if (k == "dropped_records") m.dropped_records = value.cast<uint64_t>();
+    else if (k == "incomplete_records") m.incomplete_records = value.cast<uint64_t>();
+    else if (k == "driver_version") m.driver_version = value.cast<uint32_t>();
+    else if (k == "cupti_version") m.cupti_version = value.cast<uint32_t>();
+    else if (k == "cupti_path") m.cupti_path = value.cast<std::string>();
+    else if (k == "clock") m.clock = value.cast<std::string>();
+    else if (k == "gpu_available") m.gpu_available = value.cast<bool>();
+    else if (k == "unavailable_reason") m.unavailable_reason = value.cast<std::string>();
+    else if (k == "command_buffers_disabled") m.command_buffers_disabled = value.cast<bool>();
+    else if (k == "fpgaprof_version") m.fpgaprof_version = value.cast<std::string>();
+    else if (k == "warnings") m.warnings = value.cast<std::vector<std::string>>();
+    else throw Error(ErrorKind::kInvalidArgument, "TraceMeta has no field '" + k + "'");
+  }
+}
+
+inline py::dict stats_dict(const CorrelationStats& st) {
+  py::dict d;
+  d["unmatched_kernels"] = st.unmatched_kernels;
+  d["unmatched_memcpys"] = st.unmatched_memcpys;
+  d["unmatched_memsets"] = st.unmatched_memsets;
+  d["unmatched_allocations"] = st.unmatched_allocations;
+  d["unmatched_syncs"] = st.unmatched_syncs;
+  d["unattributed_to_region"] = st.unattributed_to_region;
+  return d;
+}
+
+inline void bind_device(py::module_& m) {
+  py::class_<DeviceInfo> d(m, "DeviceInfo");
+  d.def(py::init<>())
+      .def_readwrite("id", &DeviceInfo::id)
+      .def_readwrite("name", &DeviceInfo::name)
+      .def_readwrite("uuid", &DeviceInfo::uuid)
+      .def_readwrite("compute_capability_major", &DeviceInfo::compute_capability_major)
+      .def_readwrite("compute_capability_minor", &DeviceInfo::compute_capability_minor)
+      .def_readwrite("sm_count", &DeviceInfo::sm_count)
+      .def_readwrite("core_clock_khz", &DeviceInfo::core_clock_khz)
+      .def_readwrite("memory_clock_khz", &DeviceInfo::memory_clock_khz)
+      .def_readwrite("memory_bus_width_bits", &DeviceInfo::memory_bus_width_bits)
+      .def_readwrite("global_memory_bytes", &DeviceInfo::global_memory_bytes)
+      .def_readwrite("l2_cache_bytes", &DeviceInfo::l2_cache_bytes)
+      .def_readwrite("shared_memory_per_sm_bytes", &DeviceInfo::shared_memory_per_sm_bytes)
+      .def_readwrite("max_threads_per_sm", &DeviceInfo::max_threads_per_sm)
+      .def_readwrite("max_registers_per_sm", &DeviceInfo::max_registers_per_sm)
+      .def_readwrite("pcie_generation", &DeviceInfo::pcie_generation)
+      .def_readwrite("pcie_link_width", &DeviceInfo::pcie_link_width)
+      .def("peak_dram_bandwidth_bytes_per_s", &DeviceInfo::peak_dram_bandwidth_bytes_per_s,
+           "2 x memory clock x bus width / 8, bytes/s (0 when unknown)")
+      .def("to_dict", [](const DeviceInfo& x) {
+        py::dict o;
+        o["id"] = x.id;
+        o["name"] = x.name;
+        o["uuid"] = x.uuid;
+        o["compute_capability_major"] = x.compute_capability_major;
+        o["compute_capability_minor"] = x.compute_capability_minor;
+        o["sm_count"] = x.sm_count;
+        o["core_clock_khz"] = x.core_clock_khz;
+        o["memory_clock_khz"] = x.memory_clock_khz;
+        o["memory_bus_width_bits"] = x.memory_bus_width_bits;
+        o["global_memory_bytes"] = x.global_memory_bytes;
+        o["l2_cache_bytes"] = x.l2_cache_bytes;
+        o["shared_memory_per_sm_bytes"] = x.shared_memory_per_sm_bytes;
+        o["max_threads_per_sm"] = x.max_threads_per_sm;
+        o["max_registers_per_sm"] = x.max_registers_per_sm;
+        o["pcie_generation"] = x.pcie_generation;
+        o["pcie_link_width"] = x.pcie_link_width;
+        o["peak_dram_bandwidth_bytes_per_s"] = x.peak_dram_bandwidth_bytes_per_s();
+        return o;
+      })
+      .def("__repr__", [](const DeviceInfo& x) {
+        return "DeviceInfo(id=" + std::to_string(x.id) + ", name='" + x.name + "', cc=" +
+               std::to_string(x.compute_capability_major) + "." + std::to_string(x.compute_capability_minor) +
+               ", sm_count=" + std::to_string(x.sm_count) + ")";
+      });
+}
+
+inline void bind_store(py::module_& m) {
+  bind_device(m);
+  py::class_<HloModuleText>(m, "HloModuleText")
+      .def(py::init([](std::string name, int64_t program_id, std::string text) {
+             return HloModuleText{std::move(name), program_id, std::move(text)};
+           }),
+           py::arg("name"), py::arg("program_id") = -1, py::arg("text") = "")
+      .def_readonly("name", &HloModuleText::name)
+      .def_readonly("program_id", &HloModuleText::program_id)
+      .def_readonly("text", &HloModuleText::text)
+      .def("__repr__", [](const HloModuleText& h) {
+        return "HloModuleText(name='" + h.name + "', program_id=" + std::to_string(h.program_id) + ", " +
+               std::to_string(h.text.size()) + " chars)";
+      });
+
+  py::class_<TraceStore, StorePtr> store(m, "TraceStore",
+                                         "Every record of one trace (owned; tables share it).");
+  store.def(py::init<>());
+  const char* const row_names[] = {"KernelRecord", "MemcpyRecord", "MemsetRecord", "AllocationRecord",
+                                          "ApiRecord", "SyncRecord", "MarkerRecord", "RegionRecord",
+                                          "OverheadRecord", "ExternalCorrelationRecord", "CounterRecord"};
+  std::size_t k = 0;
+  for_each_table([&](const auto& spec) { bind_table(m, store, spec, row_names[k++]); });
+  store
+      .def_property_readonly("table_names", [](const StorePtr&) {
+        std::vector<std::string> names;
+        for_each_table([&](const auto& spec) { names.emplace_back(spec.name); });
+        return names;
+      })
+      .def_property_readonly("meta", [](const StorePtr& s) { return meta_dict(s->meta); },
+                             "TraceMeta as a dict (a copy)")
+      .def("set_meta", [](const StorePtr& s, const py::kwargs& kw) { set_meta(s->meta, kw); },
+           "Sets TraceMeta fields by name (building stores in tests, adding warnings).")
+      .def("add_warning", [](const StorePtr& s, const std::string& w) { s->meta.warnings.push_back(w); })
+      .def_property_readonly("devices", [](const StorePtr& s) { return s->devices; }, "DeviceInfo list (copies)")
+      .def("add_device", [](const StorePtr& s, const DeviceInfo& d) { s->devices.push_back(d); })
+      .def_property_readonly("strings", [](const StorePtr& s) { return s->strings.all(); })
+      .def_property_readonly("hlo_modules", [](const StorePtr& s) { return s->hlo_modules; })
+      .def("add_hlo_module", [](const StorePtr& s, std::string name, int64_t program_id, std::string text) {
+        s->hlo_modules.push_back({std::move(name), program_id, std::move(text)});
+      }, py::arg("name"), py::arg("program_id"), py::arg("text"))
+      .def("append", [](const StorePtr& s, const std::string& table, const py::kwargs& kw) {
+        std::size_t index = 0;
+        bool found = false;
+        for_each_table([&](const auto& spec) {
+          if (table != spec.name) return;
+          found = true;
+          auto& rows = (*s).*(spec.member);
+          typename std::remove_reference_t<decltype(rows)>::value_type rec{};
+          for (const auto& [key, value] : kw) {
+            const std::string k = py::str(key);
+            const auto* f = find_field(spec.fields, k);
+            if (f == nullptr) throw Error(ErrorKind::kInvalidArgument, table + " has no field '" + k + "'");
+            set_field(*s, *f, rec, value);
+          }
+          rows.push_back(rec);
+          index = rows.size() - 1;
+        });
+        if (!found) throw Error(ErrorKind::kInvalidArgument, "no record table named '" + table + "'");
+        return index;
+      }, py::arg("table"),
+         "Appends one record to a table (fields by name; str for string fields and enum names). "
+         "For building stores in tests; returns the new record's index.")
+      .def("correlate", [](const StorePtr& s) {
+        CorrelationStats st;
+        {
+          py::gil_scoped_release nogil;
+          st = correlate(*s);
+        }
+        return stats_dict(st);
+      }, "Joins records (fpgaprof/correlate.hpp); returns the unmatched counts.")
+      .def("save", [](const StorePtr& s, const std::string& path) {
+        py::gil_scoped_release nogil;
+        write_trace(*s, path);
+      }, py::arg("path"), "Writes the trace file atomically (temp file + fsync + rename).")
+      .def_static("load", [](const std::string& path) {
+        py::gil_scoped_release nogil;
+        return std::make_shared<TraceStore>(read_trace(path));
+      }, py::arg("path"))
+      .def("serialize", [](const StorePtr& s) {
+        std::string bytes;
+        {
+          py::gil_scoped_release nogil;
+          bytes = serialize_trace(*s);
+        }
+        return py::bytes(bytes);
+      })
+      .def_static("deserialize", [](const py::bytes& data, const std::string& origin) {
+        const std::string_view view(PyBytes_AS_STRING(data.ptr()), static_cast<std::size_t>(PyBytes_GET_SIZE(data.ptr())));
+        py::gil_scoped_release nogil;  // `data` stays alive: the caller holds it
+        return std::make_shared<TraceStore>(deserialize_trace(view, origin));
+      }, py::arg("data"), py::arg("origin") = "<bytes>");
+}
+
+// ---- capture --------------------------------------------------------------------------
+
+inline void bind_capture(py::module_& m) {
+  py::class_<CuptiStatus>(m, "CuptiStatus")
+      .def_readonly("library_found", &CuptiStatus::library_found)
+      .def_readonly("library_path", &CuptiStatus::library_path)
+      .def_readonly("how_found", &CuptiStatus::how_found)
+      .def_readonly("cupti_version", &CuptiStatus::cupti_version)
+      .def_readonly("driver_version", &CuptiStatus::driver_version)
+      .def_readonly("devices", &CuptiStatus::devices)
+      .def_readonly("problem", &CuptiStatus::problem)
+      .def("__repr__", [](const CuptiStatus& s) {
+        return "CuptiStatus(library_found=" + std::string(s.library_found ? "True" : "False") + ", library_path='" +
+               s.library_path + "', devices=" + std::to_string(s.devices.size()) + ", problem='" + s.problem + "')";
+      });
+  m.def("probe_cupti", [] {
+    py::gil_scoped_release nogil;
+    return probe_cupti();
+  }, "What fpgaprof sees of CUPTI, the driver and the GPUs (never raises).");
+
+  py::class_<CaptureSession>(m, "CaptureSession")
+      .def_static("start", [](std::size_t buffer_bytes, std::size_t max_buffers, std::size_t device_buffer_bytes,
+                              bool require_gpu) {
+        CaptureOptions o;
+        o.buffer_bytes = buffer_bytes;
+        o.max_buffers = max_buffers;
+        o.device_buffer_bytes = device_buffer_bytes;
+        o.require_gpu = require_gpu;
+        py::gil_scoped_release nogil;
+        return CaptureSession::start(o);
+      }, py::arg("buffer_bytes") = std::size_t{8} << 20, py::arg("max_buffers") = 0,
+         py::arg("device_buffer_bytes") = 0, py::arg("require_gpu") = false)
+      .def("stop", [](CaptureSession& s) {
+        py::gil_scoped_release nogil;
+        return std::make_shared<TraceStore>(s.stop());
+      }, "Synchronizes, flushes and returns the (uncorrelated) TraceStore. Once only.")
+      .def_property_readonly("gpu_active", &CaptureSession::gpu_active)
+      .def_property_readonly("unavailable_reason", &CaptureSession::unavailable_reason);
+
+  m.def("region_push", [](const std::string& name) { region_push(name); }, py::arg("name"));
+  m.def("region_pop", [] { region_pop(); });
+  m.def("trace_clock_ns", &trace_clock_ns, "Trace clock now (CLOCK_REALTIME ns).");
+  m.def("current_thread_id", &current_thread_id, "gettid() of the calling thread.");
+  m.def("library_path", &library_path, "Absolute path of libfpgaprof.so.");
+}
+
+}  // namespace fpgaprof::bindings
