@@ -505,18 +505,24 @@ def first(row: dict, *keys: str, default: Any = None) -> Any:
     return default
 
 
+def one_line(e: BaseException, limit: int = 300) -> str:
+    text = " ".join(str(e).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def analysis_section(getter: Callable[[], Any], what: str) -> dict:
     """Runs one analysis of another module; its absence or failure becomes the reason."""
     try:
         obj = getter()
     except AttributeError as e:
-        return _unavailable(f"{what} is not in this fpgaprof build ({e})")
+        return _unavailable(f"{what} is not in this fpgaprof build ({one_line(e)})")
     except Exception as e:  # the reason is shown to the user, nothing is hidden
-        return _unavailable(f"{what} failed: {type(e).__name__}: {e}")
+        return _unavailable(f"{what} failed: {type(e).__name__}: {one_line(e)}")
     if obj is None:
         return _unavailable(f"{what} gave no result")
     try:
         rows = records_of(obj)
     except Exception as e:
-        return _unavailable(f"{what} returned rows reports cannot read: {type(e).__name__}: {e}")
+        return _unavailable(f"{what} returned rows reports cannot read: {type(e).__name__}: "
+                            f"{one_line(e)}")
     return {"available": True, "rows": rows}

@@ -62,7 +62,7 @@ def fmt_num(x: float | None, unit: str = "") -> str:
     x = float(x)
     if not math.isfinite(x):
         return "–"
-    for p, k in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+    for p, k in (("E", 1e18), ("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if abs(x) >= k:
             return f"{x / k:.3g} {p}{unit}"
     return f"{x:.3g}{(' ' + unit) if unit else ''}"

@@ -151,7 +151,7 @@ def _ceilings(prof: Any) -> tuple[dict | None, str | None]:
     try:
         c = _call(prof, "ceilings", "roofline", "ceilings")
     except Exception as e:  # shown as the reason next to the chart
-        return None, f"device ceilings not available: {type(e).__name__}: {e}"
+        return None, f"device ceilings not available: {type(e).__name__}: {D.one_line(e)}"
     if c is None:
         return None, "device ceilings not available: no device in this trace"
     if not isinstance(c, Mapping):
