@@ -1,11 +1,17 @@
 #include "cupti/record_converter.hpp"
 
+#include <sys/mman.h>
+
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 namespace fpgaprof::cupti {
 namespace {
+
+constexpr std::size_t kMaxOpenInVector = 256;
 
 CopyKind copy_kind(uint32_t k) {
   switch (k) {
@@ -57,6 +63,25 @@ uint32_t object_id(CUpti_ActivityObjectKind kind, const CUpti_ActivityObjectKind
     case CUPTI_ACTIVITY_OBJECT_STREAM: return id.dcs.deviceId;
     default: return 0;
   }
+}
+
+// Grows a record vector ahead of push_back, and asks for transparent huge pages for big
+// ones: a trace's store grows to hundreds of MB, and 4 KiB page faults were most of the cost
+// of converting into a fresh store (bench/convert_benchmark).
+template <typename Record>
+Record& append(std::vector<Record>& v) {
+  if (v.size() == v.capacity()) {
+    const std::size_t want = v.capacity() < 1024 ? 1024 : v.capacity() * 2;
+    v.reserve(want);
+    const std::size_t bytes = v.capacity() * sizeof(Record);
+    constexpr std::size_t kHuge = 2u << 20;
+    if (bytes >= 2 * kHuge) {
+      const auto begin = (reinterpret_cast<std::uintptr_t>(v.data()) + kHuge - 1) & ~(kHuge - 1);
+      const auto end = (reinterpret_cast<std::uintptr_t>(v.data()) + bytes) & ~(kHuge - 1);
+      if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+    }
+  }
+  return v.emplace_back();
 }
 
 uint32_t non_negative(int32_t v) { return v < 0 ? 0u : static_cast<uint32_t>(v); }
@@ -187,7 +212,7 @@ void RecordConverter::add_dropped(uint64_t count) {
 
 void RecordConverter::convert_kernel(const CUpti_ActivityKernel10& r) {
   if (r.start == 0 && r.end == 0) ++stats_.incomplete;
-  KernelRecord k;
+  KernelRecord& k = append(store_.kernels);
   k.start_ns = r.start;
   k.end_ns = r.end;
   k.correlation_id = r.correlationId;
@@ -207,12 +232,11 @@ void RecordConverter::convert_kernel(const CUpti_ActivityKernel10& r) {
   k.local_bytes_per_thread = r.localMemoryPerThread;
   k.graph_id = r.graphId;
   k.graph_node_id = r.graphNodeId;
-  store_.kernels.push_back(k);
 }
 
 void RecordConverter::convert_memcpy(const CUpti_ActivityMemcpy6& r) {
   if (r.start == 0 && r.end == 0) ++stats_.incomplete;
-  MemcpyRecord m;
+  MemcpyRecord& m = append(store_.memcpys);
   m.start_ns = r.start;
   m.end_ns = r.end;
   m.bytes = r.bytes;
@@ -225,7 +249,6 @@ void RecordConverter::convert_memcpy(const CUpti_ActivityMemcpy6& r) {
   m.dst_kind = memory_kind(r.dstKind);
   m.is_async = (r.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
   m.graph_id = r.graphId;
-  store_.memcpys.push_back(m);
 }
 
 void RecordConverter::convert_peer_memcpy(const CUpti_ActivityMemcpyPtoP4& r) {
@@ -311,7 +334,7 @@ void RecordConverter::convert_device(const CUpti_ActivityDevice5& r) {
 }
 
 void RecordConverter::convert_api(const CUpti_ActivityAPI& r, ApiKind kind) {
-  ApiRecord a;
+  ApiRecord& a = append(store_.api_calls);
   a.start_ns = r.start;
   a.end_ns = r.end;
   a.correlation_id = r.correlationId;
@@ -320,7 +343,6 @@ void RecordConverter::convert_api(const CUpti_ActivityAPI& r, ApiKind kind) {
   a.return_value = r.returnValue;
   a.kind = kind;
   a.name = api_name(kind == ApiKind::kRuntime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, r.cbid);
-  store_.api_calls.push_back(a);
 }
 
 void RecordConverter::convert_sync(const CUpti_ActivitySynchronization2& r) {
@@ -338,18 +360,30 @@ void RecordConverter::convert_marker(const CUpti_ActivityMarker2& r) {
   const uint32_t thread =
       r.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? r.objectId.pt.threadId : 0u;
   if ((r.flags & CUPTI_ACTIVITY_FLAG_MARKER_END) != 0) {
-    const auto it = open_markers_.find(r.id);
-    if (it == open_markers_.end()) {
-      ++stats_.unmatched_marker_ends;
-      return;
+    uint32_t index = kNone32;
+    for (auto it = open_markers_.rbegin(); it != open_markers_.rend(); ++it) {
+      if (it->first == r.id) {
+        index = it->second;
+        open_markers_.erase(std::next(it).base());
+        break;
+      }
     }
-    MarkerRecord& m = store_.markers[it->second];
+    if (index == kNone32) {
+      const auto it = open_markers_overflow_.find(r.id);
+      if (it == open_markers_overflow_.end()) {
+        ++stats_.unmatched_marker_ends;
+        return;
+      }
+      index = it->second;
+      open_markers_overflow_.erase(it);
+    }
+    MarkerRecord& m = store_.markers[index];
     m.end_ns = r.timestamp;
     m.is_closed = true;
-    open_markers_.erase(it);
     return;
   }
-  MarkerRecord m;
+  const auto marker_index = static_cast<uint32_t>(store_.markers.size());
+  MarkerRecord& m = append(store_.markers);
   m.start_ns = r.timestamp;
   m.thread_id = thread;
   m.id = r.id;
@@ -359,14 +393,19 @@ void RecordConverter::convert_marker(const CUpti_ActivityMarker2& r) {
     m.end_ns = r.timestamp;  // until its END arrives (or the trace ends)
     m.is_range = true;
     m.is_closed = false;
-    open_markers_[r.id] = static_cast<uint32_t>(store_.markers.size());
+    if (open_markers_.size() >= kMaxOpenInVector) {
+      // Move the oldest half to the map: they are the least likely to end soon.
+      const auto half = open_markers_.begin() + static_cast<std::ptrdiff_t>(kMaxOpenInVector / 2);
+      for (auto it = open_markers_.begin(); it != half; ++it) open_markers_overflow_.emplace(it->first, it->second);
+      open_markers_.erase(open_markers_.begin(), half);
+    }
+    open_markers_.emplace_back(r.id, marker_index);
   } else {
     // Instantaneous (and sync) markers are points in time.
     m.end_ns = r.timestamp;
     m.is_range = false;
     m.is_closed = true;
   }
-  store_.markers.push_back(m);
 }
 
 void RecordConverter::convert_overhead(const CUpti_ActivityOverhead3& r) {
@@ -388,13 +427,16 @@ void RecordConverter::convert_external(const CUpti_ActivityExternalCorrelation& 
 }
 
 void RecordConverter::finish(uint64_t trace_end_ns) {
-  for (const auto& [id, index] : open_markers_) {
+  auto close_at_end = [&](uint32_t index) {
     MarkerRecord& m = store_.markers[index];
     m.end_ns = trace_end_ns > m.start_ns ? trace_end_ns : m.start_ns;
     m.is_closed = false;
-  }
-  const std::size_t still_open = open_markers_.size();
+  };
+  for (const auto& [id, index] : open_markers_) close_at_end(index);
+  for (const auto& [id, index] : open_markers_overflow_) close_at_end(index);
+  const std::size_t still_open = open_markers_.size() + open_markers_overflow_.size();
   open_markers_.clear();
+  open_markers_overflow_.clear();
   TraceMeta& meta = store_.meta;
   meta.dropped_records = dropped_;
   meta.incomplete_records = stats_.incomplete;

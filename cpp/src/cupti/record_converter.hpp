@@ -94,7 +94,11 @@ class RecordConverter {
   std::array<CacheSlot, kCacheSlots> cache_{};
   std::vector<StringId> driver_names_;   // by cbid; kNoString = not looked up yet
   std::vector<StringId> runtime_names_;
-  std::unordered_map<uint32_t, uint32_t> open_markers_;  // marker id -> index in store.markers
+  // Ranges open now: (marker id, index in store.markers). Nearly always a handful (the
+  // nesting depth times the threads), and ENDs close recent STARTs, so a vector searched
+  // from the back beats a hash map; a map takes over if many stay open.
+  std::vector<std::pair<uint32_t, uint32_t>> open_markers_;
+  std::unordered_map<uint32_t, uint32_t> open_markers_overflow_;
 };
 
 }  // namespace fpgaprof::cupti
