@@ -69,6 +69,21 @@ def _trace_in(path: str) -> str:
     return path
 
 
+def _check_target(target: str | None) -> None:
+    """An unknown FPGA card name is a usage error (listing the known ones) when this build
+    has the FPGA model; without it the candidates section says why it is missing."""
+    if not target:
+        return
+    try:
+        from fpgaprof import fpga
+        names = [p["name"] for p in fpga.presets()]
+    except Exception:
+        return
+    if names and target not in names:
+        raise UsageError(f"{PROG}: unknown FPGA target {target!r} (use --target with one of "
+                         f"{', '.join(names)})")
+
+
 # ---------------------------------------------------------------------------------------------
 # commands
 
@@ -458,6 +473,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
+        _check_target(getattr(args, "target", None))
         return int(args.func(args) or 0)
     except UsageError as e:
         sys.stderr.write(f"{e}\n")

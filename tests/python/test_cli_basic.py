@@ -155,3 +155,14 @@ def test_run_missing_command_is_exit_1(tmp_path):
     r = fp("run", "-o", str(tmp_path), "--", "no-such-program-fpgaprof")
     assert r.returncode == 1
     assert r.stderr.strip().startswith("fpgaprof: error: no-such-program-fpgaprof")
+
+
+def test_unknown_target_is_usage_error(tmp_path):
+    from fpgaprof import fpga
+    try:
+        names = [p["name"] for p in fpga.presets()]
+    except Exception as e:  # the FPGA model is not in this build: nothing to check against
+        pytest.skip(f"no FPGA presets in this build: {e}")
+    r = fp("report", str(tmp_path / "x.fpgaprof"), "--target", "no-such-card")
+    assert r.returncode == 2
+    assert "unknown FPGA target 'no-such-card'" in r.stderr and names[0] in r.stderr
