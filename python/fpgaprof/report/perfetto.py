@@ -15,6 +15,7 @@ instantaneous NVTX markers become "i" events), so slice counts equal record coun
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import tempfile
@@ -60,19 +61,25 @@ class _Writer:
                              "args": {"name": name}}))
 
     def slice(self, cat: str, name: str, pid: int, tid: int, start_ns: int, dur_ns: int,
-              args: dict, flow: tuple[str, int] | None = None) -> None:
-        parts = [f'"ph":"X","cat":{json.dumps(cat)},"name":{json.dumps(name)},'
-                 f'"pid":{pid},"tid":{tid},"ts":{_us(start_ns)},"dur":{_us(max(dur_ns, 0))}']
-        if flow is not None:
-            parts.append(f',"bind_id":{flow[1]},"{flow[0]}":true')
-        parts.append(f',"args":{json.dumps(args, default=_json_default)}')
-        self.raw("{" + "".join(parts) + "}", cat)
+              args: dict | str, flow: tuple[str, int] | None = None) -> None:
+        """args: a dict, or its JSON text already formatted (the fast path for big tables)."""
+        a = args if isinstance(args, str) else json.dumps(args, default=_json_default)
+        fl = f',"bind_id":{flow[1]},"{flow[0]}":true' if flow is not None else ""
+        self.raw(f'{{"ph":"X","cat":"{cat}","name":{_jname(name)},"pid":{pid},"tid":{tid},'
+                 f'"ts":{_us(start_ns)},"dur":{_us(dur_ns if dur_ns > 0 else 0)}{fl},"args":{a}}}',
+                 cat)
 
     def instant(self, cat: str, name: str, pid: int, tid: int, ts_ns: int, args: dict) -> None:
         self.raw(json.dumps({"ph": "i", "s": "t", "cat": cat, "name": name, "pid": pid,
                              "tid": tid, "ts": 0, "args": args},
                             default=_json_default).replace('"ts": 0', f'"ts": {_us(ts_ns)}', 1),
                  cat)
+
+
+@functools.lru_cache(maxsize=65536)
+def _jname(name: str) -> str:
+    """JSON text of a name (names repeat: kernels, API calls)."""
+    return json.dumps(name)
 
 
 def _json_default(o: Any) -> Any:
@@ -140,14 +147,14 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
     # launching API call per correlation id → flow ids
     n_api = D.nrows(ac)
     api_corr = D.col(ac, "correlation_id", n_api).astype(np.int64)
-    corr_to_api = {int(cid): i for i, cid in enumerate(api_corr) if cid}
     flow_ids: set[int] = set()
 
     def activity_flows(c: dict[str, np.ndarray]) -> np.ndarray:
         n = D.nrows(c)
         corr = D.col(c, "correlation_id", n).astype(np.int64)
-        has = np.array([int(x) in corr_to_api for x in corr], dtype=bool) if n else \
-            np.zeros(0, dtype=bool)
+        if n == 0:
+            return np.zeros(0, dtype=np.int64)
+        has = np.isin(corr, api_corr[api_corr != 0])
         return np.where(has, corr, 0)
 
     kflow, mflow, sflow = activity_flows(kc), activity_flows(mc), activity_flows(sc)
@@ -174,31 +181,32 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
 
     n = D.nrows(kc)
     if n:
-        names = D.names_of(kc, n)
-        attr = _attribution_cols(kc)
-        cols = {k: D.col(kc, k, n) for k in (
+        names = D.names_of(kc, n).tolist()
+        attr = {k: v.tolist() for k, v in _attribution_cols(kc).items()}
+        L = {k: D.col(kc, k, n).tolist() for k in (
             "start_ns", "end_ns", "device_id", "stream_id", "correlation_id", "grid_x", "grid_y",
             "grid_z", "block_x", "block_y", "block_z", "registers_per_thread",
             "static_shared_bytes", "dynamic_shared_bytes", "graph_id")}
+        kfl = kflow.tolist()
         for i in range(n):
-            s, e = int(cols["start_ns"][i]), int(cols["end_ns"][i])
-            args = {
-                "correlation_id": int(cols["correlation_id"][i]),
-                "grid": [int(cols["grid_x"][i]), int(cols["grid_y"][i]), int(cols["grid_z"][i])],
-                "block": [int(cols["block_x"][i]), int(cols["block_y"][i]),
-                          int(cols["block_z"][i])],
-                "registers_per_thread": int(cols["registers_per_thread"][i]),
-                "shared_bytes": int(cols["static_shared_bytes"][i])
-                + int(cols["dynamic_shared_bytes"][i]),
-            }
-            if int(cols["graph_id"][i]):
-                args["graph_id"] = int(cols["graph_id"][i])
+            s, e = int(L["start_ns"][i]), int(L["end_ns"][i])
+            args = (f'{{"correlation_id":{int(L["correlation_id"][i])},'
+                    f'"grid":[{int(L["grid_x"][i])},{int(L["grid_y"][i])},{int(L["grid_z"][i])}],'
+                    f'"block":[{int(L["block_x"][i])},{int(L["block_y"][i])},'
+                    f'{int(L["block_z"][i])}],'
+                    f'"registers_per_thread":{int(L["registers_per_thread"][i])},'
+                    f'"shared_bytes":'
+                    f'{int(L["static_shared_bytes"][i]) + int(L["dynamic_shared_bytes"][i])}')
+            if int(L["graph_id"][i]):
+                args += f',"graph_id":{int(L["graph_id"][i])}'
             for k, v in attr.items():
                 if v[i] is not None and str(v[i]) != "":
-                    args[k] = D._py(v[i])
-            fl = int(kflow[i])
-            w.slice("kernel", str(names[i]), GPU_PID_BASE + int(cols["device_id"][i]),
-                    _gpu_tid(cols["device_id"][i], cols["stream_id"][i]), s - t0, e - s, args,
+                    args += f',"{k}":{json.dumps(D._py(v[i]))}'
+            args += "}"
+            fl = int(kfl[i])
+            dev = int(L["device_id"][i])
+            w.slice("kernel", str(names[i]), GPU_PID_BASE + dev,
+                    _gpu_tid(dev, L["stream_id"][i]), s - t0, e - s, args,
                     ("flow_in", fl) if fl else None)
 
     n = D.nrows(mc)
@@ -249,26 +257,28 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
         w.meta("thread_name", HOST_PID, t, f"thread {t}")
 
     # Host events are written longest-first at equal start so that viewers nest them.
-    host: list[tuple[int, int, int, str]] = []  # (start, -dur, seq, json)
+    host: list[tuple[int, int, int]] = []  # (start, -dur, index into host_ev)
+    host_ev: list[str] = []
     buf = _Buffer()
     hw = _Writer(buf)
 
     n = D.nrows(ac)
     if n:
-        names = D.names_of(ac, n)
-        cols = {k: D.col(ac, k, n) for k in ("start_ns", "end_ns", "thread_id", "correlation_id",
-                                            "callback_id", "return_value", "kind")}
+        names = D.names_of(ac, n).tolist()
+        L = {k: D.col(ac, k, n).tolist() for k in ("start_ns", "end_ns", "thread_id",
+                                                  "correlation_id", "callback_id",
+                                                  "return_value", "kind")}
         for i in range(n):
-            s, e = int(cols["start_ns"][i]), int(cols["end_ns"][i])
-            cid = int(cols["correlation_id"][i])
-            kind = cols["kind"][i]
-            hw.slice("cuda_api", str(names[i]), HOST_PID, int(cols["thread_id"][i]), s - t0,
-                     e - s, {"correlation_id": cid, "cbid": int(cols["callback_id"][i]),
-                             "return": int(cols["return_value"][i]),
-                             "api": kind if isinstance(kind, str) else
-                             ("runtime" if int(kind) == 0 else "driver")},
+            s, e = int(L["start_ns"][i]), int(L["end_ns"][i])
+            cid = int(L["correlation_id"][i])
+            kind = L["kind"][i]
+            api = kind if isinstance(kind, str) else ("runtime" if int(kind) == 0 else "driver")
+            hw.slice("cuda_api", str(names[i]), HOST_PID, int(L["thread_id"][i]), s - t0, e - s,
+                     f'{{"correlation_id":{cid},"cbid":{int(L["callback_id"][i])},'
+                     f'"return":{int(L["return_value"][i])},"api":"{api}"}}',
                      ("flow_out", cid) if cid in flow_ids else None)
-            host.append((s, -(e - s), len(host), buf.take()))
+            host.append((s, s - e, len(host)))
+            host_ev.append(buf.take())
 
     n = D.nrows(nc)
     if n:
@@ -289,7 +299,8 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
             else:
                 hw.instant("nvtx", str(names[i]), HOST_PID, int(cols["thread_id"][i]), s - t0,
                            args)
-            host.append((s, -(e - s), len(host), buf.take()))
+            host.append((s, s - e, len(host)))
+            host_ev.append(buf.take())
 
     n = D.nrows(rc)
     if n:
@@ -299,11 +310,12 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
             s, e = int(cols["start_ns"][i]), int(cols["end_ns"][i])
             hw.slice("region", str(names[i]), HOST_PID, int(cols["thread_id"][i]), s - t0, e - s,
                      {"depth": int(cols["depth"][i])})
-            host.append((s, -(e - s), len(host), buf.take()))
+            host.append((s, s - e, len(host)))
+            host_ev.append(buf.take())
 
     host.sort()
-    for _, _, _, ev in host:
-        w.raw(ev)
+    for _, _, j in host:
+        w.raw(host_ev[j])
     for cat, k in hw.counts.items():
         w.counts[cat] = w.counts.get(cat, 0) + k
 
