@@ -71,8 +71,8 @@ class CaptureSession {
 void region_push(std::string_view name);
 void region_pop();
 
-// Trace clock now, in ns. cuptiGetTimestamp() when libcupti is loaded and answers (it
-// reports 0 without a driver), else clock_gettime(CLOCK_REALTIME): both are CLOCK_REALTIME
+// Trace clock now, in ns. cuptiGetTimestamp() when libcupti is loaded and answers (CUPTI
+// 13.5 fails without a driver), else clock_gettime(CLOCK_REALTIME): both are CLOCK_REALTIME
 // nanoseconds on Linux, so host-side and GPU-side times share one axis. Thread-safe.
 uint64_t trace_clock_ns();
 

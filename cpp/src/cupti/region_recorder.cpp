@@ -99,8 +99,8 @@ nvtxDomainHandle_t nvtx_domain() {
 uint64_t trace_clock_ns() {
   if (const cupti::CuptiApi* api = cupti::CuptiApi::loaded()) {
     uint64_t now = 0;
-    // Without a driver cuptiGetTimestamp succeeds but reports 0: fall back to the OS clock,
-    // which is the same CLOCK_REALTIME CUPTI uses on Linux.
+    // Without a driver some CUPTI versions (13.5) fail here: fall back to the OS clock, the
+    // same CLOCK_REALTIME CUPTI uses on Linux.
     if (api->GetTimestamp(&now) == CUPTI_SUCCESS && now != 0) return now;
   }
   timespec ts{};
