@@ -396,126 +396,111 @@ def _quiet():
 
 
 # ---------------------------------------------------------------------------------------------------------
-# fpgaprof integration. The library's trace analysis is optional per feature: whatever the installed
-# fpgaprof provides is used, and a missing or unavailable part is reported by name, never filled in.
+# fpgaprof integration: one fpgaprof.trace per (operation, size) around the timed runs, each run in
+# fpgaprof.region("<operation>/<size>"). The trace is analysed by fpgaprof.report.collect (kernels,
+# transfers, device memory, roofline, FPGA candidates); every section the build or the machine
+# cannot fill says why ({"available": false, "reason": ...}) and is passed on as such.
 
-
-def _profile_section(prof: Any, region: str) -> dict[str, Any]:
-    """Kernel/transfer/memory/roofline/FPGA facts from a finished fpgaprof Profile."""
-    if prof is None:
-        return {"available": False, "reason": "fpgaprof.trace is not available in this fpgaprof build"}
-    info: dict[str, Any] = {}
-    gpu = _attr(prof, "gpu_available")
-    if gpu is False or (gpu is None and _default_backend() == "cpu"):
-        info["available"] = False
-        info["reason"] = ("no GPU: kernel tracing needs an NVIDIA GPU with CUPTI; "
-                          f"JAX backend is {_default_backend()}")
-    else:
-        info["available"] = True
-    for key, getter in (("kernels", _kernels), ("transfers", _transfers), ("peak_device_memory", _peak_memory),
-                        ("roofline", _roofline), ("fpga", _fpga)):
-        try:
-            info[key] = getter(prof)
-        except Exception as exc:  # report which analysis failed instead of dropping it
-            info[key] = {"error": f"{type(exc).__name__}: {exc}"}
-    return info
-
-
-def _attr(obj: Any, name: str) -> Any:
-    value = getattr(obj, name, None)
-    return value() if callable(value) else value
-
-
-def _default_backend() -> str:
-    return jax.default_backend()
-
-
-def _table_len(table: Any) -> int | None:
-    if table is None:
-        return None
-    try:
-        return len(table)
-    except TypeError:
-        return None
-
-
-def _kernels(prof: Any) -> Any:
-    table = _attr(prof, "kernels")
-    if table is None:
-        return {"missing": "Profile.kernels"}
-    count = _table_len(table)
-    out: dict[str, Any] = {"count": count}
-    if count and hasattr(table, "columns"):
-        dur = next((c for c in ("duration_ns", "dur_ns") if c in table.columns), None)
-        if dur:
-            out["total_ns"] = int(table[dur].sum())
-    return out
-
-
-def _transfers(prof: Any) -> Any:
-    table = _attr(prof, "transfers")
-    if table is None:
-        return {"missing": "Profile.transfers"}
-    out: dict[str, Any] = {"count": _table_len(table)}
-    if hasattr(table, "groupby") and "direction" in getattr(table, "columns", ()) and len(table):
-        agg = {"count": ("direction", "size")}
-        if "bytes" in table.columns:
-            agg["bytes"] = ("bytes", "sum")
-        grouped = table.groupby("direction").agg(**agg)
-        out["by_direction"] = {str(k): {c: int(v) for c, v in row.items()} for k, row in grouped.iterrows()}
-    return out
-
-
-def _peak_memory(prof: Any) -> Any:
-    for name in ("peak_memory", "peak_device_memory"):
-        if hasattr(prof, name):
-            value = _attr(prof, name)
-            return value if isinstance(value, (int, float, dict, type(None))) else _jsonable(value)
-    return {"missing": "Profile.peak_memory"}
-
-
-def _roofline(prof: Any) -> Any:
-    if not hasattr(prof, "roofline"):
-        return {"missing": "Profile.roofline"}
-    return _jsonable(_attr(prof, "roofline"))
-
-
-def _fpga(prof: Any) -> Any:
-    if not hasattr(prof, "fpga_candidates"):
-        return {"missing": "Profile.fpga_candidates"}
-    return _jsonable(prof.fpga_candidates())
-
-
-def _jsonable(value: Any, limit: int = 20) -> Any:
-    """Best-effort JSON form of an analysis result (DataFrames become record lists, top `limit` rows)."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if hasattr(value, "to_dict") and hasattr(value, "head"):
-        return value.head(limit).to_dict(orient="records")
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v, limit) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v, limit) for v in value[:limit]]
-    if hasattr(value, "to_dict"):
-        return _jsonable(value.to_dict(), limit)
-    if hasattr(value, "__dict__"):
-        return {k: _jsonable(v, limit) for k, v in vars(value).items() if not k.startswith("_")}
-    return str(value)
-
-
-@contextlib.contextmanager
-def _maybe_trace(path: str | None):
-    trace = getattr(fpgaprof, "trace", None)
-    if trace is None:
-        yield None
-        return
-    with (trace(path) if path else trace()) as prof:
-        yield prof
+NO_GPU_REASON = ("no GPU: kernel tracing needs an NVIDIA GPU with CUPTI (JAX backend is {backend}); "
+                 "wall times, compilations and XLA cost analysis are still measured")
 
 
 def _region(name: str):
     region = getattr(fpgaprof, "region", None)
     return region(name) if region is not None else contextlib.nullcontext()
+
+
+def _collect(prof: Any, env: dict[str, Any], measurements: list[dict[str, Any]],
+             trace_path: str | None) -> dict[str, Any] | None:
+    """fpgaprof.report.collect's summary of one (operation, size) trace, or None without the module."""
+    try:
+        from fpgaprof import report
+    except ImportError:
+        return None
+    return report.collect(prof, trace_path=trace_path, environment=env, measurements=measurements)
+
+
+def _section_facts(summary: dict[str, Any]) -> dict[str, Any]:
+    """The per-(operation, size) facts the sweep shows, taken from a report summary as they are."""
+    def sec(name: str) -> dict[str, Any]:
+        value = summary.get(name)
+        return value if isinstance(value, dict) else {"available": False, "reason": f"no '{name}' section"}
+
+    kernels, transfers, memory = sec("kernels"), sec("transfers"), sec("memory")
+    roofline, candidates = sec("roofline"), sec("candidates")
+    facts: dict[str, Any] = {
+        "kernels": {k: kernels.get(k) for k in ("available", "reason", "count", "distinct", "total_s")
+                    if k in kernels},
+        "transfers": {k: transfers.get(k) for k in ("available", "reason", "count", "bytes", "by_direction")
+                      if k in transfers},
+        "peak_device_memory": {k: memory.get(k) for k in ("available", "reason", "peak_bytes") if k in memory},
+        "roofline": {k: roofline.get(k) for k in roofline if k not in ("items", "rows", "points")},
+        "fpga": {k: candidates.get(k) for k in candidates if k not in ("items", "rows")},
+        "warnings": summary.get("warnings", []),
+    }
+    points = roofline.get("items") or roofline.get("points") or []
+    facts["roofline"]["top"] = points[:5]
+    facts["fpga"]["top"] = (candidates.get("items") or [])[:5]
+    if kernels.get("top"):
+        facts["kernels"]["top"] = [{"name": k.get("name"), "count": k.get("count"), "total_s": k.get("total_s")}
+                                   for k in kernels["top"][:5]]
+    return facts
+
+
+def profile_section(prof: Any, env: dict[str, Any], res: "Result", section_dir: str | None,
+                    trace_path: str | None) -> dict[str, Any]:
+    """Trace facts for one (operation, size), and its full fpgaprof report under section_dir."""
+    out: dict[str, Any] = {}
+    if prof is None:
+        return {"available": False, "reason": "this fpgaprof build has no fpgaprof.trace"}
+    backend = jax.default_backend()
+    if backend != "gpu":
+        out.update(available=False, reason=NO_GPU_REASON.format(backend=backend))
+    else:
+        out["available"] = True
+    measurements = [{"operation": res.operation, "volume_size": res.volume_size, "run": i, "time": t}
+                    for i, t in enumerate(res.times_s)]
+    try:
+        summary = _collect(prof, env, measurements, trace_path)
+    except Exception as exc:  # a report bug must not lose the timings
+        out["report_error"] = f"{type(exc).__name__}: {exc}"
+        return out
+    if summary is None:
+        out["report_error"] = "fpgaprof.report is not available in this build"
+        return out
+    out.update(_section_facts(summary))
+    if section_dir:
+        from fpgaprof import report
+        os.makedirs(section_dir, exist_ok=True)
+        report.write_summary(os.path.join(section_dir, "summary.json"), summary)
+        report.write_html(os.path.join(section_dir, "report.html"), summary,
+                          title=f"fpgaprof: {res.operation} at n={res.volume_size}",
+                          extra_tables=[("Sweep timing", [sweep_row(res)])])
+        out["report_dir"] = section_dir
+    return out
+
+
+def sweep_row(res: "Result") -> dict[str, Any]:
+    """One flat row per (operation, size) for tables."""
+    s = res.stats()
+    row: dict[str, Any] = {"operation": res.operation, "volume_size": res.volume_size, "runs": len(res.times_s),
+                           "median_s": s["median_s"], "min_s": s["min_s"], "max_s": s["max_s"],
+                           "warmup_s": res.warmup_s,
+                           "warmup_compilations": res.warmup_compile.get("compilations"),
+                           "warmup_compile_s": res.warmup_compile.get("compile_s"),
+                           "timed_compilations": res.timed_compile.get("compilations")}
+    for name, a in sorted(res.aot.items()):
+        short = "fwd" if "forward" in name else "back"
+        row[f"aot_{short}_trace_s"] = a["trace_s"]
+        row[f"aot_{short}_lower_s"] = a["lower_s"]
+        row[f"aot_{short}_compile_s"] = a["compile_s"]
+        row[f"aot_{short}_execute_s"] = a["execute_s"]
+    p = res.profile
+    row["kernels"] = (p.get("kernels") or {}).get("count")
+    row["peak_device_bytes"] = (p.get("peak_device_memory") or {}).get("peak_bytes")
+    if res.error:
+        row["error"] = res.error
+    return row
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -550,7 +535,9 @@ class Result:
 
 
 def measure(op: Operation, ctx: SizeContext, runs: int, monitor: CompileMonitor,
-            trace_dir: str | None, aot_cache: dict[tuple, dict[str, Any]]) -> Result:
+            aot_cache: dict[tuple, dict[str, Any]], env: dict[str, Any], trace_dir: str | None,
+            sections_dir: str | None) -> Result:
+    """Warm-up, AOT breakdown, then `runs` timed calls under one fpgaprof.trace; never raises."""
     res = Result(op.name, ctx.n)
     try:
         fn = op.build(ctx)
@@ -582,15 +569,27 @@ def measure(op: Operation, ctx: SizeContext, runs: int, monitor: CompileMonitor,
             res.aot[name] = {**aot_cache[key], "calls_per_operation": recorder.calls[name]["calls"]}
 
         path = os.path.join(trace_dir, f"{op.name}_{ctx.n}.fpgaprof") if trace_dir else None
+        trace_error = None
         monitor.reset()
-        with _maybe_trace(path) as prof:
+        with contextlib.ExitStack() as stack:
+            prof = None
+            trace = getattr(fpgaprof, "trace", None)
+            if trace is not None:
+                try:
+                    prof = stack.enter_context(trace(path))
+                except Exception as exc:  # e.g. ProfilerConflictError: time the runs untraced
+                    trace_error = f"fpgaprof.trace failed: {type(exc).__name__}: {exc}"
             for _ in range(runs):
                 with _region(f"{op.name}/{ctx.n}"), _quiet():
                     t0 = time.perf_counter()
                     jax.block_until_ready(fn())
                     res.times_s.append(time.perf_counter() - t0)
         res.timed_compile = monitor.snapshot()
-        res.profile = _profile_section(prof, op.name)
+        if trace_error:
+            res.profile = {"available": False, "reason": trace_error}
+        else:
+            section = os.path.join(sections_dir, f"{op.name}_{ctx.n}") if sections_dir else None
+            res.profile = profile_section(prof, env, res, section, path)
     except Exception as exc:  # one failing operation must not lose the others' results
         res.error = f"{type(exc).__name__}: {exc}"
     return res
@@ -661,28 +660,114 @@ def _dist_version(name: str) -> str | None:
         return None
 
 
-def write_outputs(out_dir: str, results: list[Result], sizes: list[int], runs: int, scaling_text: str,
-                  scaling_rows: list[dict[str, Any]]) -> dict[str, str]:
+def write_outputs(out_dir: str, env: dict[str, Any], results: list[Result], sizes: list[int], runs: int,
+                  scaling_text: str, scaling_rows: list[dict[str, Any]]) -> dict[str, str]:
+    """summary.json (timing schema + the sweep), scaling.csv/.txt and report.html in out_dir."""
     os.makedirs(out_dir, exist_ok=True)
-    env = environment()
     measurements = [{"operation": r.operation, "volume_size": r.volume_size, "run": i, "time": t}
                     for r in results for i, t in enumerate(r.times_s)]
     summary = {"environment": env, "measurements": measurements,
-               "sweep": {"sizes": sizes, "runs": runs, "operations": [r.to_json() for r in results],
-                         "scaling": scaling_rows}}
+               "sweep": {"schema": "fpgaprof-mbirjax-sweep/1", "sizes": sizes, "runs": runs,
+                         "operations": [r.to_json() for r in results], "scaling": scaling_rows}}
     paths = {"summary": os.path.join(out_dir, "summary.json"),
              "scaling_csv": os.path.join(out_dir, "scaling.csv"),
-             "scaling_txt": os.path.join(out_dir, "scaling.txt")}
-    with open(paths["summary"], "w") as f:
-        json.dump(summary, f, indent=1, default=str)
-    with open(paths["scaling_txt"], "w") as f:
-        f.write(scaling_text + "\n")
-    with open(paths["scaling_csv"], "w") as f:
-        f.write("operation," + ",".join(f"median_s_n{n}" for n in sizes) + ",exponent\n")
-        for row in scaling_rows:
-            cells = [row["median_s_by_size"][str(n)] for n in sizes] + [row["exponent"]]
-            f.write(row["operation"] + "," + ",".join("" if c is None else repr(c) for c in cells) + "\n")
+             "scaling_txt": os.path.join(out_dir, "scaling.txt"),
+             "html": os.path.join(out_dir, "report.html")}
+    _write_atomic(paths["summary"], json.dumps(summary, indent=1, default=str))
+    _write_atomic(paths["scaling_txt"], scaling_text + "\n")
+    lines = ["operation," + ",".join(f"median_s_n{n}" for n in sizes) + ",exponent"]
+    for row in scaling_rows:
+        cells = [row["median_s_by_size"][str(n)] for n in sizes] + [row["exponent"]]
+        lines.append(row["operation"] + "," + ",".join("" if c is None else repr(c) for c in cells))
+    _write_atomic(paths["scaling_csv"], "\n".join(lines) + "\n")
+    _write_atomic(paths["html"], render_html(env, results, sizes, runs, scaling_rows, out_dir))
     return paths
+
+
+def _write_atomic(path: str, text: str) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def render_html(env: dict[str, Any], results: list[Result], sizes: list[int], runs: int,
+                scaling_rows: list[dict[str, Any]], out_dir: str) -> str:
+    """The sweep's own page: environment, scaling table, then one section per (operation, size) with its
+    timings, compilations, AOT breakdown and trace facts, linking to that section's full fpgaprof report."""
+    import html as h
+
+    def e(x: Any) -> str:
+        return h.escape("" if x is None else str(x), quote=True)
+
+    def num(x: Any, fmt: str = "{:.4g}") -> str:
+        return "–" if x is None else (fmt.format(x) if isinstance(x, (int, float)) else e(x))
+
+    def table(headers: list[str], rows: list[list[str]]) -> str:
+        return ("<table><tr>" + "".join(f"<th>{e(x)}</th>" for x in headers) + "</tr>" +
+                "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows) + "</table>")
+
+    def facts(sec: Any) -> str:
+        if not isinstance(sec, dict):
+            return "–"
+        if sec.get("available") is False:
+            return f'<span class="na">not available: {e(sec.get("reason"))}</span>'
+        shown = {k: v for k, v in sec.items() if k not in ("available", "top")}
+        return e(json.dumps(shown, default=str)[:400])
+
+    parts = [f"<h1>MBIRJAX sweep: {len(results)} measurements</h1>",
+             f'<p class="dim">backend {e(env.get("backend"))} · devices {e(", ".join(env.get("devices", [])))}'
+             f' · jax {e(env.get("jax_version"))} · mbirjax {e(env.get("mbirjax_version"))} · fpgaprof '
+             f'{e(env.get("fpgaprof_version"))} · sizes {e(sizes)} · {runs} timed run(s) after a warm-up</p>']
+    if env.get("backend") != "gpu":
+        parts.append('<p class="na">' + e(NO_GPU_REASON.format(backend=env.get("backend"))) + "</p>")
+    parts.append("<h2 id='scaling'>Scaling (median seconds; t ~ n<sup>k</sup>, least squares on log t vs log n)"
+                 "</h2>")
+    parts.append(table(["operation"] + [f"n={n}" for n in sizes] + ["k"],
+                       [[f'<a href="#{e(r["operation"])}">{e(r["operation"])}</a>'] +
+                        [num(r["median_s_by_size"][str(n)]) for n in sizes] +
+                        [num(r["exponent"], "{:.2f}")] for r in scaling_rows]))
+    parts.append("<h2>Per operation and size</h2>")
+    seen_ops: set[str] = set()
+    for r in results:
+        anchor = "" if r.operation in seen_ops else f' id="{e(r.operation)}"'
+        seen_ops.add(r.operation)
+        s = r.stats()
+        parts.append(f"<section{anchor}><h3>{e(r.operation)} · n={r.volume_size}</h3>")
+        if r.error:
+            parts.append(f'<p class="err">error: {e(r.error)}</p></section>')
+            continue
+        flag = r.timed_compile.get("compilations", 0)
+        parts.append(f"<p>median {num(s['median_s'])} s · min {num(s['min_s'])} s · max {num(s['max_s'])} s · "
+                     f"runs {len(r.times_s)} · warm-up {num(r.warmup_s)} s with "
+                     f"{r.warmup_compile.get('compilations', 0)} compilations "
+                     f"({num(r.warmup_compile.get('compile_s'))} s compiling) · "
+                     + (f'<span class="err">{flag} compilation(s) during the timed runs: '
+                        f'{e(", ".join(r.timed_compile.get("compiled_functions", [])))}</span>'
+                        if flag else '<span class="ok">no compilation during the timed runs</span>') + "</p>")
+        if r.aot:
+            parts.append(table(["jitted entry point", "trace s", "lower s", "compile s", "execute s",
+                                "calls per op", "XLA flops", "XLA bytes accessed"],
+                               [[e(n), num(a["trace_s"]), num(a["lower_s"]), num(a["compile_s"]),
+                                 num(a["execute_s"]), num(a["calls_per_operation"]),
+                                 num((a.get("cost_analysis") or {}).get("flops")),
+                                 num((a.get("cost_analysis") or {}).get("bytes accessed"))]
+                                for n, a in sorted(r.aot.items())]))
+        p = r.profile or {}
+        rows = [[e(k), facts(p.get(k))] for k in ("kernels", "transfers", "peak_device_memory", "roofline", "fpga")]
+        if p.get("available") is False and not any(k in p for k in ("kernels", "transfers")):
+            rows = [["trace", facts(p)]]
+        parts.append(table(["from the trace", ""], rows))
+        if p.get("report_dir"):
+            rel = os.path.relpath(os.path.join(p["report_dir"], "report.html"), out_dir)
+            parts.append(f'<p><a href="{e(rel)}">full fpgaprof report for this section</a></p>')
+        parts.append("</section>")
+    css = ("body{font:14px/1.45 system-ui,sans-serif;max-width:1100px;margin:0 auto;padding:16px 24px}"
+           "table{border-collapse:collapse;margin:6px 0}th,td{border-bottom:1px solid #e3e3e8;padding:3px 8px;"
+           "text-align:left;font-size:13px;vertical-align:top}.dim{color:#6b6b70}.na{color:#8a5a00}"
+           ".err{color:#b00020}.ok{color:#1a7f37}h3{margin:18px 0 4px}")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>MBIRJAX sweep</title>"
+            f"<style>{css}</style></head><body>" + "\n".join(parts) + "</body></html>\n")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -702,6 +787,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--persistent-cache", action="store_true",
                    help="keep MBIRJAX's persistent compilation cache (/tmp/jax_cache); off by default so that "
                         "warm-up compile times are real compiles")
+    p.add_argument("--no-section-reports", action="store_true",
+                   help="skip the full fpgaprof report (summary.json, report.html) per operation and size")
     p.add_argument("--list-operations", action="store_true", help="print the operations and exit")
     args = p.parse_args(argv)
     unknown = [o for o in args.operations if o not in OPERATIONS]
@@ -732,7 +819,9 @@ def main(argv: list[str] | None = None) -> int:
     trace_dir = os.path.join(args.output, "traces") if args.save_traces else None
     if trace_dir:
         os.makedirs(trace_dir, exist_ok=True)
+    sections_dir = None if args.no_section_reports else os.path.join(args.output, "sections")
     monitor = CompileMonitor.install()
+    env = environment()
 
     results: list[Result] = []
     aot_cache: dict[tuple, dict[str, Any]] = {}
@@ -740,7 +829,8 @@ def main(argv: list[str] | None = None) -> int:
     for n in args.sizes:
         ctx = SizeContext(n, log_dir)
         for name in args.operations:
-            res = measure(OPERATIONS[name], ctx, args.runs, monitor, trace_dir, aot_cache)
+            res = measure(OPERATIONS[name], ctx, args.runs, monitor, aot_cache, env, trace_dir,
+                          sections_dir)
             results.append(res)
             s = res.stats()
             if res.error:
@@ -756,7 +846,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = scaling_table(results, args.sizes)
     text = format_scaling(rows, args.sizes)
     print("\n" + text)
-    paths = write_outputs(args.output, results, args.sizes, args.runs, text, rows)
+    paths = write_outputs(args.output, env, results, args.sizes, args.runs, text, rows)
     print(f"\nwrote {', '.join(paths.values())} in {time.perf_counter() - t_start:.1f}s")
     return 1 if any(r.error for r in results) else 0
 
