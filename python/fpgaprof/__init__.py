@@ -8,16 +8,30 @@ from fpgaprof.errors import (  # noqa: E402
     CountersError,
     CuptiUnavailableError,
     FpgaprofError,
+    FpgaprofIOError,
+    FpgaprofWarning,
     HloParseError,
+    InvalidArgumentError,
     ProfilerConflictError,
     TraceFormatError,
 )
+from fpgaprof._devices import devices  # noqa: E402
+from fpgaprof._profile import Profile, load  # noqa: E402
+from fpgaprof._trace import region, trace  # noqa: E402
 from fpgaprof import hlo  # noqa: E402
 from fpgaprof import calibrate, fpga, roofline  # noqa: E402
 
 __all__ = [
     "__version__",
+    "trace",
+    "load",
+    "region",
+    "Profile",
+    "devices",
     "FpgaprofError",
+    "FpgaprofIOError",
+    "FpgaprofWarning",
+    "InvalidArgumentError",
     "CuptiUnavailableError",
     "ProfilerConflictError",
     "TraceFormatError",

@@ -1,48 +1,124 @@
-"""Process environment that must be set before jax/XLA start (filled in by the capture layer)."""
+"""Process environment that must be set before jax/XLA start.
+
+``prepare_process()`` runs once, at ``import fpgaprof``:
+
+* ``NVTX_INJECTION64_PATH`` = libfpgaprof.so, so that the process's first NVTX call (XLA's
+  thunk and module ranges, fpgaprof's regions) loads fpgaprof as the NVTX tool and CUPTI sees
+  the ranges. A value the user set is kept (with one warning if it is not fpgaprof's).
+* ``FPGAPROF_WHEEL_LIB_DIRS`` = the ``site-packages/nvidia/*/lib`` folders, where the capture
+  layer looks for the pip wheel's libcupti (unless the user set it).
+* XLA flags (HLO dumps, command buffers off): ``_xla_flags.current()``.
+* If JAX's backend already started, NVTX and XLA_FLAGS come too late: one warning.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import sys
+import warnings
+
+from fpgaprof.errors import FpgaprofWarning
+
+_LIB_NAME = "libfpgaprof.so"
+
+# Warnings about this process's setup, copied into every trace's warnings.
+process_warnings: list[str] = []
+_prepared = False
 
 
-def _nvidia_wheel_lib_dirs() -> list:
-    """lib folders of the installed nvidia-* wheels that hold a libcupti (nvidia/cu13/lib, ...)."""
-    import glob
-    import os
+def fpgaprof_library() -> str:
+    """Absolute path of libfpgaprof.so next to this package ("" if it is not there)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(here, _LIB_NAME)
+    return os.path.realpath(path) if os.path.exists(path) else ""
 
+
+def wheel_lib_dirs() -> list[str]:
+    """site-packages/nvidia/*/lib folders of the installed NVIDIA wheels (cupti, nvtx, ...)."""
+    dirs: list[str] = []
     try:
-        import nvidia  # namespace package of the nvidia-* wheels; importing it loads nothing
-    except ImportError:
-        return []
-    dirs = []
-    for root in list(getattr(nvidia, "__path__", [])):
+        import importlib.util
+
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        spec = None
+    roots = list(spec.submodule_search_locations or []) if spec is not None else []
+    for root in roots:
         for lib in sorted(glob.glob(os.path.join(root, "*", "lib"))):
-            if glob.glob(os.path.join(lib, "libcupti.so*")) and lib not in dirs:
+            if os.path.isdir(lib) and lib not in dirs:
                 dirs.append(lib)
     return dirs
 
 
-def _prepare_cupti() -> None:
-    """Tell the C++ capture layer where libcupti is, and route NVTX to it.
+def jax_backend_started() -> bool:
+    """True when JAX has already initialized a backend in this process."""
+    if "jax" not in sys.modules:
+        return False
+    bridge = sys.modules.get("jax._src.xla_bridge")
+    if bridge is None:
+        return False
+    started = getattr(bridge, "backends_are_initialized", None)
+    if callable(started):
+        try:
+            return bool(started())
+        except Exception:  # noqa: BLE001 - private API; assume not started
+            return False
+    return bool(getattr(bridge, "_backends", None))
 
-    FPGAPROF_WHEEL_LIB_DIRS: step 3 of the libcupti search order (docs/capture.md).
-    NVTX_INJECTION64_PATH: libfpgaprof.so, whose InitializeInjectionNvtx2 hands NVTX (XLA's
-    per-thunk ranges, fpgaprof.region) to libcupti. NVTX reads it at the process's first NVTX
-    call, so it must be set before jax starts. A value set by the user or by another tool
-    (Nsight) is left alone.
-    """
-    import os
 
-    if "FPGAPROF_WHEEL_LIB_DIRS" not in os.environ:
-        dirs = _nvidia_wheel_lib_dirs()
-        if dirs:
-            os.environ["FPGAPROF_WHEEL_LIB_DIRS"] = os.pathsep.join(dirs)
-    lib = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libfpgaprof.so")
-    if os.path.exists(lib) and not os.environ.get("NVTX_INJECTION64_PATH"):
-        os.environ["NVTX_INJECTION64_PATH"] = os.path.realpath(lib)
+def _warn(message: str) -> None:
+    if message not in process_warnings:
+        process_warnings.append(message)
+        warnings.warn(message, FpgaprofWarning, stacklevel=4)
+
+
+def _set_nvtx_injection(env) -> None:
+    lib = fpgaprof_library()
+    if not lib:
+        return  # not built next to the package (source checkout): nothing to inject
+    current = env.get("NVTX_INJECTION64_PATH")
+    if not current:
+        env["NVTX_INJECTION64_PATH"] = lib
+    elif os.path.realpath(current) != lib:
+        _warn(
+            f"NVTX_INJECTION64_PATH is set to {current}, not fpgaprof's {lib}: XLA's NVTX ranges "
+            "go to that tool, so fpgaprof cannot attribute kernels to HLO ops by range. Fix: "
+            "unset NVTX_INJECTION64_PATH (or set it to fpgaprof's library) before starting Python."
+        )
+
+
+def _set_wheel_lib_dirs(env) -> None:
+    if env.get("FPGAPROF_WHEEL_LIB_DIRS"):
+        return
+    dirs = wheel_lib_dirs()
+    if dirs:
+        env["FPGAPROF_WHEEL_LIB_DIRS"] = os.pathsep.join(dirs)
 
 
 def prepare_process() -> None:
-    _prepare_cupti()
+    """Sets this process's environment for fpgaprof (idempotent)."""
+    global _prepared
+    if _prepared:
+        return
+    _prepared = True
+    env = os.environ
+    _set_wheel_lib_dirs(env)
+    _set_nvtx_injection(env)
+
     # XLA reads XLA_FLAGS once, when its first backend starts: add the HLO dump and command
-    # buffer flags now (and warn once if a JAX backend is already running).
+    # buffer flags now (it warns once itself if a JAX backend is already running).
     from fpgaprof import _xla_flags
 
-    _xla_flags.current()
-    return None
+    setup = _xla_flags.current()
+    if jax_backend_started():
+        message = (
+            "fpgaprof was imported after JAX started its backend: XLA's NVTX ranges (the link "
+            "from kernels to HLO ops and source lines) and fpgaprof's XLA flags only take effect "
+            "in a fresh process. Fix: `import fpgaprof` before the first JAX computation, or run "
+            "the script with `fpgaprof run script.py`."
+        )
+        if getattr(setup, "backend_already_started", False):
+            # _xla_flags has warned already: keep one warning, but record ours for the trace.
+            process_warnings.append(message)
+        else:
+            _warn(message)

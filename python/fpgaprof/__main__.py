@@ -1,0 +1,7 @@
+"""``python -m fpgaprof ...``: the fpgaprof command line (fpgaprof/cli.py)."""
+import sys
+
+from fpgaprof.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+"""What fpgaprof sees of CUPTI, the CUDA driver and the GPUs (``fpgaprof devices``)."""
+from __future__ import annotations
+
+from typing import Any
+
+from fpgaprof import _core
+
+__all__ = ["describe", "devices", "status"]
+
+
+def status() -> Any:
+    """The CuptiStatus from probing (never raises): library_found, library_path, how_found,
+    cupti_version, driver_version, devices, problem."""
+    return _core.probe_cupti()
+
+
+def devices() -> list:
+    """DeviceInfo of every GPU the driver reports ([] without a driver or GPU)."""
+    return list(status().devices)
+
+
+def _version(v: int) -> str:
+    # CUDA encodes versions as 1000*major + 10*minor (13000 -> 13.0).
+    return f"{v // 1000}.{(v % 1000) // 10}" if v else "none"
+
+
+def describe() -> str:
+    """A readable report of the CUPTI library, driver, GPUs and, if tracing cannot work, why."""
+    s = status()
+    lines = [f"fpgaprof {_core.__version__}", f"  libfpgaprof: {_core.library_path() or '(unknown)'}"]
+    if s.library_found:
+        lines.append(f"  CUPTI: {s.library_path} (found: {s.how_found}; API version {s.cupti_version})")
+    else:
+        lines.append("  CUPTI: not found")
+    lines.append(f"  CUDA driver: {_version(s.driver_version)}")
+    if s.devices:
+        lines.append(f"  GPUs: {len(s.devices)}")
+        for d in s.devices:
+            bw = d.peak_dram_bandwidth_bytes_per_s()
+            lines.append(
+                f"    [{d.id}] {d.name}: compute capability {d.compute_capability_major}."
+                f"{d.compute_capability_minor}, {d.sm_count} SMs, "
+                f"{d.global_memory_bytes / 2**30:.1f} GiB, SM clock {d.core_clock_khz / 1e3:.0f} MHz, "
+                f"memory clock {d.memory_clock_khz / 1e3:.0f} MHz x {d.memory_bus_width_bits} bit"
+                + (f" ({bw / 1e9:.0f} GB/s peak)" if bw else ""))
+    else:
+        lines.append("  GPUs: none")
+    lines.append("  tracing: " + ("ready" if not s.problem else f"not possible: {s.problem}"))
+    return "\n".join(lines) + "\n"

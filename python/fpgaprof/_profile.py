@@ -1,0 +1,301 @@
+"""Profile: the result of one trace (or of a trace file), and ``load()``.
+
+A Profile wraps the C++ TraceStore (``prof._store``) and is immutable once the trace stopped.
+Record tables (``prof.kernels``, ``prof.transfers``, ...) are the store's tables: ``len()``,
+indexing, iteration (rows with the C++ field names as attributes, strings resolved) and
+``columns()`` (numpy arrays, one copy). Units are in the field names (``*_ns``, ``*bytes``).
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from fpgaprof import _core
+from fpgaprof.errors import FpgaprofError
+
+__all__ = ["Profile", "load"]
+
+NONE32 = 0xFFFFFFFF
+
+
+class Profile:
+    """Everything one trace recorded. Built by ``fpgaprof.trace()`` or ``fpgaprof.load()``."""
+
+    def __init__(self, store: Any = None, *, path: str | None = None) -> None:
+        self._store = store
+        self.path = path  # the trace file it was saved to / loaded from, if any
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def _attach(self, store: Any, path: str | None) -> None:
+        self._store = store
+        self.path = path
+
+    def _s(self) -> Any:
+        if self._store is None:
+            raise FpgaprofError(
+                "the trace is still running: read the Profile after the `with fpgaprof.trace()` "
+                "block has ended")
+        return self._store
+
+    @property
+    def ready(self) -> bool:
+        """False while the trace that fills this Profile is still running."""
+        return self._store is not None
+
+    # -- record tables -----------------------------------------------------------------------
+
+    @property
+    def kernels(self) -> Any:
+        """GPU kernel executions (KernelRecord rows)."""
+        return self._s().kernels
+
+    @property
+    def transfers(self) -> Any:
+        """Memory copies (MemcpyRecord rows; ``copy_kind`` "HtoD", "DtoH", ...)."""
+        return self._s().memcpys
+
+    @property
+    def memsets(self) -> Any:
+        return self._s().memsets
+
+    @property
+    def allocations(self) -> Any:
+        """Device memory allocations and releases (``is_alloc``)."""
+        return self._s().allocations
+
+    @property
+    def regions(self) -> Any:
+        """fpgaprof.region() ranges, per thread, with ``parent`` and ``depth``."""
+        return self._s().regions
+
+    @property
+    def api_calls(self) -> Any:
+        """CUDA runtime/driver API calls."""
+        return self._s().api_calls
+
+    @property
+    def markers(self) -> Any:
+        """NVTX ranges and marks (XLA's "TSL" domain, fpgaprof's, the user's)."""
+        return self._s().markers
+
+    @property
+    def syncs(self) -> Any:
+        """Host waits for the device (stream/event/context synchronize)."""
+        return self._s().syncs
+
+    @property
+    def overheads(self) -> Any:
+        return self._s().overheads
+
+    @property
+    def external_correlations(self) -> Any:
+        return self._s().external_correlations
+
+    @property
+    def counters(self) -> Any:
+        """Hardware counter values per profiled kernel range (when collected)."""
+        return self._s().counters
+
+    @property
+    def hlo_modules(self) -> list:
+        """Optimized HLO modules (name, program_id, text) the trace carries."""
+        return self._s().hlo_modules
+
+    # -- facts -------------------------------------------------------------------------------
+
+    @property
+    def meta(self) -> dict:
+        """Trace-level facts (times, versions, counts, warnings) as a dict."""
+        return self._s().meta
+
+    @property
+    def devices(self) -> list:
+        """DeviceInfo of every GPU seen."""
+        return self._s().devices
+
+    @property
+    def device(self) -> Any:
+        """The first GPU, or None without one."""
+        devs = self.devices
+        return devs[0] if devs else None
+
+    @property
+    def dropped_records(self) -> int:
+        """Records CUPTI lost (buffers full). Never silently: also in warnings and summary()."""
+        return int(self.meta["dropped_records"])
+
+    @property
+    def incomplete_records(self) -> int:
+        """Records without timestamps (device timestamp buffer ran out)."""
+        return int(self.meta["incomplete_records"])
+
+    @property
+    def wall_time_ns(self) -> int:
+        """Trace duration on the host, ns."""
+        m = self.meta
+        return max(int(m["end_ns"]) - int(m["start_ns"]), 0)
+
+    @property
+    def gpu_available(self) -> bool:
+        return bool(self.meta["gpu_available"])
+
+    @property
+    def warnings(self) -> list[str]:
+        """Every warning about this trace (also shown by summary())."""
+        return list(self.meta["warnings"])
+
+    # -- output ------------------------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike) -> str:
+        """Writes the trace file atomically; returns the path."""
+        p = os.fspath(path)
+        self._s().save(p)
+        return p
+
+    def summary(self, top: int = 15) -> str:
+        """A readable text summary: top kernels, transfers, regions, drops and warnings."""
+        return _summary(self, top)
+
+    def __repr__(self) -> str:
+        if self._store is None:
+            return "<fpgaprof.Profile (trace running)>"
+        dev = self.device
+        gpu = dev.name if dev is not None else ("GPU" if self.gpu_available else "no GPU")
+        return (f"<fpgaprof.Profile {self.wall_time_ns / 1e9:.3f} s, {gpu}: {len(self.kernels)} kernels, "
+                f"{len(self.transfers)} transfers, {len(self.regions)} regions>")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Profile):
+            return NotImplemented
+        if self._store is None or other._store is None:
+            return self._store is other._store
+        # The file encoding is deterministic and covers every field of every record.
+        return bool(self._store.serialize() == other._store.serialize())
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def load(path: str | os.PathLike) -> Profile:
+    """Reads a trace file written by ``fpgaprof.trace(path)`` or ``Profile.save``.
+
+    Raises TraceFormatError (naming the file and the reason) for truncated, corrupted, empty
+    or future-version files, and FpgaprofIOError when it cannot be read.
+    """
+    p = os.fspath(path)
+    return Profile(_core.TraceStore.load(p), path=p)
+
+
+# ---- summary -------------------------------------------------------------------------------
+
+
+def _ms(ns: float) -> str:
+    return f"{ns / 1e6:.3f}"
+
+
+def _bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1024.0
+    return f"{n:.2f} TiB"
+
+
+def _short(name: str, width: int) -> str:
+    return name if len(name) <= width else name[: width - 1] + "…"
+
+
+def _summary(prof: Profile, top: int) -> str:
+    out: list[str] = []
+    wall = prof.wall_time_ns
+    dev = prof.device
+    if dev is not None:
+        gpu = (f"{dev.name} (cc {dev.compute_capability_major}.{dev.compute_capability_minor}, "
+               f"{dev.sm_count} SMs)")
+    elif prof.gpu_available:
+        gpu = "GPU (no device record)"
+    else:
+        gpu = "no GPU data: " + (prof.meta.get("unavailable_reason") or "unknown reason")
+    out.append(f"fpgaprof trace: wall time {_ms(wall)} ms; {gpu}")
+
+    k = prof.kernels.columns(["name", "start_ns", "end_ns"])
+    n_k = len(k["name"])
+    dur = (k["end_ns"].astype(np.int64) - k["start_ns"].astype(np.int64)).clip(min=0) if n_k else np.zeros(0)
+    total_k = float(dur.sum())
+    out.append("")
+    out.append(f"Kernels: {n_k} launches, {len(set(k['name'])) if n_k else 0} distinct, "
+               f"{_ms(total_k)} ms GPU time")
+    if n_k:
+        names, inv = np.unique(k["name"].astype(str), return_inverse=True)
+        tot = np.bincount(inv, weights=dur, minlength=len(names))
+        cnt = np.bincount(inv, minlength=len(names))
+        order = np.argsort(-tot, kind="stable")[:top]
+        out.append(f"  {'kernel':60s} {'count':>8s} {'total ms':>11s} {'mean us':>10s} {'%':>6s}")
+        for i in order:
+            pct = 100.0 * tot[i] / total_k if total_k else 0.0
+            out.append(f"  {_short(str(names[i]), 60):60s} {int(cnt[i]):8d} {_ms(tot[i]):>11s} "
+                       f"{tot[i] / cnt[i] / 1e3:10.2f} {pct:6.1f}")
+        if len(names) > top:
+            out.append(f"  ... {len(names) - top} more kernels")
+
+    t = prof.transfers.columns(["copy_kind", "bytes", "start_ns", "end_ns"])
+    n_t = len(t["bytes"])
+    out.append("")
+    out.append(f"Transfers: {n_t}")
+    if n_t:
+        tdur = (t["end_ns"].astype(np.int64) - t["start_ns"].astype(np.int64)).clip(min=0)
+        out.append(f"  {'direction':10s} {'count':>8s} {'bytes':>14s} {'busy ms':>11s} {'GB/s':>9s}")
+        kinds = t["copy_kind"].astype(str)
+        for kind in sorted(set(kinds)):
+            sel = kinds == kind
+            b = float(t["bytes"][sel].sum())
+            busy = float(tdur[sel].sum())
+            rate = f"{b / busy:9.2f}" if busy > 0 else f"{'-':>9s}"  # bytes/ns == GB/s
+            out.append(f"  {kind:10s} {int(sel.sum()):8d} {_bytes(b):>14s} {_ms(busy):>11s} {rate}")
+        out.append("  (busy = sum of copy durations; GB/s = bytes / busy time)")
+
+    out.extend(_region_lines(prof, top))
+
+    out.append("")
+    out.append(f"Dropped records: {prof.dropped_records}; incomplete records: {prof.incomplete_records}")
+    warns = prof.warnings
+    out.append(f"Warnings: {len(warns)}" + ("" if warns else " (none)"))
+    for w in warns:
+        out.append(f"  - {w}")
+    return "\n".join(out) + "\n"
+
+
+def _region_lines(prof: Profile, top: int) -> list[str]:
+    """Per region name: instances, wall time, GPU time of the activities launched inside it
+    (including nested regions)."""
+    r = prof.regions.columns(["name", "start_ns", "end_ns", "parent", "depth"])
+    n = len(r["name"])
+    lines = ["", f"Regions: {n}"]
+    if n == 0:
+        return lines
+    own = np.zeros(n, dtype=np.float64)
+    for table in (prof.kernels, prof.transfers, prof.memsets):
+        c = table.columns(["region_index", "start_ns", "end_ns"])
+        idx = c["region_index"].astype(np.int64)
+        sel = idx != NONE32
+        if sel.any():
+            d = (c["end_ns"].astype(np.int64) - c["start_ns"].astype(np.int64)).clip(min=0)
+            own += np.bincount(idx[sel], weights=d[sel], minlength=n)[:n]
+    inclusive = own.copy()
+    parent = r["parent"].astype(np.int64)
+    for i in np.argsort(-r["depth"].astype(np.int64), kind="stable"):  # children before parents
+        if parent[i] != NONE32 and 0 <= parent[i] < n:
+            inclusive[parent[i]] += inclusive[i]
+    wall = (r["end_ns"].astype(np.int64) - r["start_ns"].astype(np.int64)).clip(min=0)
+    names, inv = np.unique(r["name"].astype(str), return_inverse=True)
+    cnt = np.bincount(inv, minlength=len(names))
+    wall_tot = np.bincount(inv, weights=wall, minlength=len(names))
+    gpu_tot = np.bincount(inv, weights=inclusive, minlength=len(names))
+    lines.append(f"  {'region':40s} {'count':>7s} {'wall ms':>11s} {'GPU ms':>11s}")
+    for i in np.argsort(-wall_tot, kind="stable")[:top]:
+        lines.append(f"  {_short(str(names[i]), 40):40s} {int(cnt[i]):7d} {_ms(wall_tot[i]):>11s} "
+                     f"{_ms(gpu_tot[i]):>11s}")
+    lines.append("  (GPU = kernel, copy and memset time launched inside the region, nested ones included)")
+    return lines

@@ -1,0 +1,153 @@
+"""``fpgaprof.trace()`` and ``fpgaprof.region()``."""
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import threading
+import warnings
+from typing import Any
+
+from fpgaprof import _core, _env
+from fpgaprof._profile import Profile
+from fpgaprof.errors import FpgaprofWarning, ProfilerConflictError
+
+__all__ = ["trace", "region"]
+
+_lock = threading.Lock()
+_active: "trace | None" = None
+
+
+class trace:
+    """Traces the GPU work of the ``with`` body; ``as`` gives the Profile (filled at exit).
+
+    ``with fpgaprof.trace("run.fpgaprof") as prof: step()`` records every kernel, copy,
+    memset, allocation, API call, NVTX range and region of the body, joins them, and saves
+    the trace file atomically when ``path`` is given. The body's exception (if any) is
+    propagated unchanged, after the trace is stopped and saved.
+
+    Without a usable GPU the body still runs and the Profile holds wall time and regions; one
+    FpgaprofWarning says what is missing and how to fix it (``require_gpu=True`` raises
+    CuptiUnavailableError instead). Another CUPTI user (Nsight, ``jax.profiler.trace``) or a
+    trace already running raises ProfilerConflictError. ``buffer_size``: bytes per CUPTI
+    activity buffer.
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None, *, require_gpu: bool = False,
+                 buffer_size: int = 8 << 20) -> None:
+        if not isinstance(buffer_size, int) or isinstance(buffer_size, bool) or buffer_size < 4096:
+            raise ValueError(f"buffer_size must be an int >= 4096 bytes, got {buffer_size!r}")
+        self.path = os.fspath(path) if path is not None else None
+        self.require_gpu = bool(require_gpu)
+        self.buffer_size = buffer_size
+        self.profile = Profile()
+        self._session: Any = None
+        self._warnings: list[str] = []
+
+    def __enter__(self) -> Profile:
+        global _active
+        with _lock:
+            if _active is not None:
+                raise ProfilerConflictError(
+                    "fpgaprof.trace() is already running in this process (nested or concurrent "
+                    "traces are not supported): end the outer `with fpgaprof.trace()` block first, "
+                    "or use fpgaprof.region() to mark parts of one trace")
+            _active = self
+        try:
+            self._session = _core.CaptureSession.start(buffer_bytes=self.buffer_size,
+                                                       require_gpu=self.require_gpu)
+        except BaseException:
+            with _lock:
+                _active = None
+            raise
+        if not self._session.gpu_active:
+            reason = self._session.unavailable_reason or "CUPTI could not be started"
+            msg = (f"fpgaprof.trace: no GPU activity is recorded ({reason}); the profile holds "
+                   "wall time and regions only. Pass require_gpu=True to make this an error.")
+            self._warnings.append(msg)
+            warnings.warn(msg, FpgaprofWarning, stacklevel=2)
+        return self.profile
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        global _active
+        try:
+            self._finish()
+        except Exception as err:
+            if exc_type is None:
+                raise
+            # The body's exception wins; ours is reported, not lost.
+            warnings.warn(f"fpgaprof.trace could not finish the trace after the body raised: {err}",
+                          FpgaprofWarning, stacklevel=2)
+        finally:
+            with _lock:
+                _active = None
+        return False
+
+    def _finish(self) -> None:
+        session, self._session = self._session, None
+        if session is None:
+            return
+        store = session.stop()
+        store.correlate()
+        for w in _env.process_warnings + self._warnings:
+            if w not in store.meta["warnings"]:
+                store.add_warning(w)
+        _attach_hlo_modules(store)
+        self.profile._attach(store, self.path)
+        if self.path is not None:
+            store.save(self.path)
+
+
+def _attach_hlo_modules(store: Any) -> None:
+    """Copies the HLO modules XLA dumped for this trace into the store (attribution layer)."""
+    try:
+        from fpgaprof import _attribution
+    except ImportError:
+        return
+    try:
+        _attribution.attach_hlo_modules(store)
+    except Exception as e:  # noqa: BLE001 - the trace itself is fine; say what is missing
+        store.add_warning(f"HLO modules could not be attached to the trace ({type(e).__name__}: {e}); "
+                          "kernels are attributed by name only")
+
+
+class region(contextlib.ContextDecorator):
+    """Marks a named part of the program, as a context manager or a decorator.
+
+    ``with fpgaprof.region("solve"): ...`` or ``@fpgaprof.region("solve")`` (or bare
+    ``@fpgaprof.region``, named after the function). Recorded while a trace runs, on the
+    calling thread (thread-safe; each thread has its own nesting), also as an NVTX range in
+    domain "fpgaprof" for other tools. Costs almost nothing without a trace or a GPU.
+    """
+
+    def __new__(cls, name: Any = None) -> Any:
+        if callable(name) and not isinstance(name, str):
+            # Bare @region: the function names the region.
+            func = name
+            inner = super().__new__(cls)
+            inner.name = getattr(func, "__qualname__", getattr(func, "__name__", "region"))
+            return functools.wraps(func)(inner(func))
+        return super().__new__(cls)
+
+    def __init__(self, name: Any = None) -> None:
+        if callable(name) and not isinstance(name, str):
+            return
+        if name is None:
+            raise TypeError("fpgaprof.region() needs a name: region('solve')")
+        self.name = str(name)
+
+    def __enter__(self) -> "region":
+        _core.region_push(self.name)
+        return self
+
+    def __exit__(self, *exc: Any) -> bool:
+        _core.region_pop()
+        return False
+
+    def __repr__(self) -> str:
+        return f"fpgaprof.region({self.name!r})"
+
+
+def active() -> bool:
+    """True while a trace runs in this process."""
+    return _active is not None
