@@ -1,0 +1,187 @@
+"""Attribution through the Python package: stores built from records (correlated by the real
+correlate()) with a real optimized HLO module from CPU JAX, the dump -> store path, and the
+summary section."""
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
+
+import fpgaprof  # noqa: E402
+from fpgaprof import _attribution, _core  # noqa: E402
+
+SRC_FILE = os.path.abspath(__file__)
+
+
+def scaled_sine(x, y):
+    return jnp.sin(x) * y + 1.0  # the fused op's source line (looked up with inspect below)
+
+
+def _line_of_body(fn) -> int:
+    lines, first = inspect.getsourcelines(fn)
+    return first + 1  # one-line body right below the def
+
+
+def _compiled(fn, *args):
+    c = jax.jit(fn).lower(*args).compile()
+    ca = c.cost_analysis()
+    if isinstance(ca, (list, tuple)):
+        ca = ca[0]
+    return c.as_text(), ca
+
+
+def _entry_fusions(hlo_text: str) -> list[str]:
+    m = fpgaprof.hlo.analyze(hlo_text)
+    return [i.name for i in m.instructions if i.opcode == "fusion"]
+
+
+def _store_with_launches(kernels: list[tuple[str, int, int, int]],
+                         ranges: list[tuple[str, int, int]]) -> "_core.TraceStore":
+    """kernels: (name, launch_ns, start_ns, duration_ns), launched from thread 77;
+    ranges: (name, start_ns, end_ns) NVTX ranges on thread 77 (domain TSL)."""
+    s = _core.TraceStore()
+    for name, start, end in ranges:
+        s.append("markers", name=name, domain="TSL", start_ns=start, end_ns=end, thread_id=77)
+    for i, (name, launch, start, dur) in enumerate(kernels):
+        cid = 100 + i
+        s.append("api_calls", start_ns=launch, end_ns=launch + 5, correlation_id=cid,
+                 thread_id=77, name="cuLaunchKernel", kind="driver")
+        s.append("kernels", name=name, start_ns=start, end_ns=start + dur, correlation_id=cid,
+                 stream_id=7)
+    s.correlate()
+    return s
+
+
+def test_thunk_ranges_attribute_kernels_to_a_real_module():
+    x = jnp.ones((512,), jnp.float32)
+    text, ca = _compiled(scaled_sine, x, x)
+    fusions = _entry_fusions(text)
+    assert len(fusions) == 1  # XLA fuses sin, mul, add into one loop fusion
+    op = fusions[0]
+    kname = _core.attribution.sanitize_kernel_name(op)
+    module_name = fpgaprof.hlo.analyze(text).name
+
+    # two executions of the module; the second kernel runs after its launch range closed
+    ranges = [
+        (f"XlaModule:#prefix=jit(scaled_sine),hlo_module={module_name},program_id=41#", 1000, 2000),
+        (f"Thunk:#name=add,hlo_op={op}#", 1100, 1200),
+        (f"XlaModule:#hlo_module={module_name},program_id=41#", 3000, 4000),
+        (f"Thunk:#hlo_op={op},unique_hlo_op_id=3#", 3100, 3200),
+    ]
+    kernels = [(kname, 1150, 1300, 400), (kname, 3150, 3500, 600), ("stray_kernel", 5000, 5100, 50)]
+    s = _store_with_launches(kernels, ranges)
+    s.add_hlo_module(module_name, 41, text)
+
+    r = _attribution.attribute(s)
+    k0, k1, k2 = r.kernels
+    assert (k0.method, k1.method, k2.method) == ("nvtx_thunk", "nvtx_thunk", "unattributed")
+    assert k0.hlo_op == op and k0.module_name == module_name and k0.program_id == 41
+    assert k0.category == "fusion:kLoop"
+    assert k0.source_file == SRC_FILE
+    assert k0.source_line == _line_of_body(scaled_sine)
+    assert len(r.ops) == 1
+    o = r.ops[0]
+    assert (o.kernel_count, o.executions, o.total_ns, o.mean_ns) == (2, 2, 1000, 500)
+    # one fusion is the whole module: its static cost is XLA's module cost
+    assert o.flops == pytest.approx(ca["flops"])
+    assert o.bytes_accessed == pytest.approx(ca["bytes accessed"])
+    assert o.transcendentals == pytest.approx(ca["transcendentals"])
+    assert (r.unattributed_count, r.unattributed_ns) == (1, 50)
+    assert r.unattributed[0].name == "stray_kernel"
+    assert r.count_by_method == {"unattributed": 1, "nvtx_thunk": 2, "kernel_name": 0, "library": 0}
+
+    lines = _attribution.summary_lines(r)
+    assert lines[0].startswith("HLO ops (top 1 of 1 by GPU time; 95.2% of kernel time")  # 1000/1050
+    assert any(op in ln and f":{_line_of_body(scaled_sine)}" in ln for ln in lines)
+    assert any("stray_kernel" in ln for ln in lines)
+
+
+def test_kernel_name_fallback_survives_save_and_load(tmp_path):
+    x = jnp.ones((64,), jnp.float32)
+    text, _ = _compiled(scaled_sine, x, x)
+    op = _entry_fusions(text)[0]
+    kname = _core.attribution.sanitize_kernel_name(op)
+    s = _store_with_launches([(kname, 10, 20, 30)], [])
+    s.add_hlo_module("jit_scaled_sine", 5, text)
+    path = str(tmp_path / "t.fpgaprof")
+    s.save(path)
+    loaded = _core.TraceStore.load(path)
+    assert [m.name for m in loaded.hlo_modules] == ["jit_scaled_sine"]
+    loaded.correlate()
+    r = _attribution.attribute(loaded)
+    assert r.kernels[0].method == "kernel_name"
+    assert r.kernels[0].hlo_op == op
+    assert r.kernels[0].source_line == _line_of_body(scaled_sine)
+
+
+def test_unparsable_module_is_a_warning_not_an_error():
+    s = _store_with_launches([("fusion_1", 10, 20, 30)],
+                             [("XlaModule:#hlo_module=bad,program_id=2#", 0, 100),
+                              ("Thunk:#hlo_op=fusion.1#", 5, 15)])
+    s.add_hlo_module("bad", 2, "HloModule bad\nENTRY %e { garbage")
+    r = _attribution.attribute(s)
+    assert r.kernels[0].method == "nvtx_thunk" and r.kernels[0].hlo_op == "fusion.1"
+    assert r.kernels[0].module_name == "bad"
+    assert len(r.warnings) == 1 and "bad" in r.warnings[0]
+    assert r.ops[0].has_cost is False
+
+
+def test_parse_xla_range_name_binding():
+    p = _core.attribution.parse_xla_range_name
+    assert p("XlaModule:#hlo_module=jit_f,program_id=3#") == {
+        "kind": "module", "hlo_module": "jit_f", "program_id": 3, "prefix": "", "hlo_op": "",
+        "name": "", "unique_hlo_op_id": -1}
+    assert p("Thunk:#name=a,b,hlo_op=fusion.2#")["name"] == "a,b"
+    assert p("not xla") is None
+
+
+_ATTACH_SCRIPT = """
+import json
+import fpgaprof
+from fpgaprof import _attribution, _core, _xla_flags
+import jax, jax.numpy as jnp
+
+def double_cos(v):
+    return jnp.cos(v) * 2.0
+
+v = jnp.ones((1000,), jnp.float32)
+jax.jit(double_cos)(v).block_until_ready()
+ops = [i.name for i in fpgaprof.hlo.analyze(
+    [m for m in _xla_flags.read_dumped_modules() if m.name == "jit_double_cos"][0].text
+).instructions if i.opcode == "fusion"]
+s = _core.TraceStore()
+s.append("api_calls", start_ns=1, end_ns=2, correlation_id=9, thread_id=3, name="cuLaunchKernel",
+         kind="driver")
+s.append("kernels", name=_core.attribution.sanitize_kernel_name(ops[0]), start_ns=5, end_ns=25,
+         correlation_id=9)
+s.correlate()
+added = _attribution.attach_hlo_modules(s)
+again = _attribution.attach_hlo_modules(s)
+r = _attribution.attribute(s)
+print(json.dumps({"added": added, "again": again, "modules": [m.name for m in s.hlo_modules],
+                  "method": r.kernels[0].method, "line": r.kernels[0].source_line,
+                  "file": r.kernels[0].source_file}))
+"""
+
+
+def test_attach_hlo_modules_reads_this_processes_dump(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent(_ATTACH_SCRIPT))
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "FPGAPROF_XLA_DUMP_DIR")}
+    env["JAX_PLATFORMS"] = "cpu"
+    r = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["added"] == 1 and out["again"] == 0  # only the module holding the kernel
+    assert out["modules"] == ["jit_double_cos"]
+    assert out["method"] == "kernel_name"
+    assert out["file"] == str(script) and out["line"] == 8  # `return jnp.cos(v) * 2.0`
