@@ -29,6 +29,7 @@ import statistics
 import sys
 import time
 import types
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -813,6 +814,8 @@ def main(argv: list[str] | None = None) -> int:
     if backend != "gpu":
         print("NOTE: no GPU: wall times, compile counts and XLA cost analysis are measured; kernel tracing "
               "(kernels, transfers, device memory, roofline, FPGA ranking) needs an NVIDIA GPU with CUPTI.")
+        # The same fact, once per trace otherwise; each section's "warnings" keeps fpgaprof's wording.
+        warnings.filterwarnings("ignore", message="fpgaprof.trace: no GPU activity")
     os.makedirs(args.output, exist_ok=True)
     log_dir = os.path.join(args.output, "logs")
     os.makedirs(log_dir, exist_ok=True)
