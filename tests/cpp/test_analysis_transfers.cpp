@@ -167,6 +167,14 @@ TEST_CASE("Tiny-transfer floods, per-op groups and a user link peak", "[analysis
   CHECK(op2.host_wait_ns == 0);
   CHECK(group(r, GroupKind::kOp, 0).all.bytes == 10000);
   CHECK_THROWS_AS(analyze_transfers(s, o, {1, 2}), Error);
+  // Only the worst region per flag kind when capped at 1: pageable R0 and R1 hold the same
+  // 3000 B, the first in group order (R0, created by C0) is kept; tiny: R0 (3) beats R1 (not a flood).
+  o.max_region_flags = 1;
+  const TransferReport capped = analyze_transfers(s, o);
+  int region_flags = 0;
+  for (const auto& f : capped.flags) region_flags += f.group_kind == GroupKind::kRegion;
+  CHECK(region_flags == 2);
+  CHECK(capped.flags_left_out == 1);
 }
 
 TEST_CASE("Device memory timeline, peaks, regions, largest buffers", "[analysis][memory]") {

@@ -39,6 +39,18 @@ struct Acc {
       measured_bytes += m->dram_bytes;
     }
   }
+  void merge(const Acc& o) {
+    count += o.count;
+    time_ns += o.time_ns;
+    known_ns += o.known_ns;
+    blocks += o.blocks;
+    flops += o.flops;
+    bytes += o.bytes;
+    measured_count += o.measured_count;
+    measured_flops += o.measured_flops;
+    measured_bytes += o.measured_bytes;
+    for (std::size_t i = 0; i < kPrecisionCount; ++i) precision_ns[i] += o.precision_ns[i];
+  }
   Precision dominant() const {
     std::size_t best = static_cast<std::size_t>(Precision::kFp32);
     for (std::size_t i = 0; i < kPrecisionCount; ++i)
@@ -216,9 +228,26 @@ RooflineReport analyze_roofline(const TraceStore& store, const Ceilings& ceiling
 
   RooflineReport report;
   report.ceilings = ceilings;
-  Acc trace_acc;
+  // Per kernel, only three accumulators are touched (its op, its name, its innermost region);
+  // the trace and the enclosing regions are summed afterwards.
+  Acc unattributed_acc;
   std::vector<Acc> op_acc(ops.size()), region_acc(store.regions.size()), name_acc(store.strings.size());
   if (options.per_kernel) report.kernels.resize(kernels.size());
+  // Per-op constants of the per-kernel rows: the roof depends on the op's intensity only.
+  std::vector<double> op_roof(ops.size(), 0), op_intensity(ops.size(), 0);
+  std::vector<Bound> op_class(ops.size(), Bound::kUnknown);
+  std::vector<Precision> op_precision(ops.size(), Precision::kFp32);
+  for (std::size_t o = 0; o < ops.size(); ++o) {
+    double percent = 0;
+    fill_roof(flops_per_kernel[o], bytes_per_kernel[o], 0.0, ops[o].precision, ceilings, op_intensity[o], op_roof[o], percent);
+    op_precision[o] = ceilings.effective_precision(ops[o].precision);
+    const double ridge = ceilings.ridge_flops_per_byte(ops[o].precision);
+    op_class[o] = !ops[o].cost_known || (flops_per_kernel[o] <= 0 && bytes_per_kernel[o] <= 0) ? Bound::kUnknown
+                  : flops_per_kernel[o] <= 0 ? Bound::kMemory
+                  : ridge <= 0 ? Bound::kUnknown
+                  : op_intensity[o] < ridge ? Bound::kMemory : Bound::kCompute;
+  }
+  const double tiny_blocks = sm_count > 0 ? options.tiny_grid_fraction * static_cast<double>(sm_count) : 0.0;
 
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     const KernelRecord& k = kernels[i];
@@ -230,34 +259,54 @@ RooflineReport analyze_roofline(const TraceStore& store, const Ceilings& ceiling
     const double b = known ? bytes_per_kernel[op] : 0.0;
     const Precision p = op != kNone32 ? ops[op].precision : Precision::kFp32;
     const MeasuredKernel* m = measured.empty() ? nullptr : &measured[i];
-    trace_acc.add(ns, blocks, f, b, known, p, m);
     if (op != kNone32) {
       op_acc[op].add(ns, blocks, f, b, known, p, m);
     } else {
+      unattributed_acc.add(ns, blocks, f, b, known, p, m);
       report.unattributed_kernels += 1;
       report.unattributed_ns += ns;
     }
     if (k.name < name_acc.size()) name_acc[k.name].add(ns, blocks, f, b, known, p, m);
-    for (uint32_t r = k.region_index, steps = 0; r != kNone32 && r < region_acc.size() && steps <= region_acc.size();
-         r = locator.parent(r), ++steps)
-      region_acc[r].add(ns, blocks, f, b, known, p, m);
+    if (k.region_index < region_acc.size()) region_acc[k.region_index].add(ns, blocks, f, b, known, p, m);
     if (options.per_kernel) {
       KernelRoofline& kr = report.kernels[i];
       kr.flops = static_cast<float>(f);
       kr.bytes = static_cast<float>(b);
-      kr.precision = ceilings.effective_precision(p);
-      const double s = static_cast<double>(ns) * 1e-9;
-      double intensity = 0, roof = 0, percent = 0;
-      if (known && s > 0) {
-        kr.achieved_flops_per_s = static_cast<float>(f / s);
-        kr.achieved_bytes_per_s = static_cast<float>(b / s);
-        fill_roof(f, b, s, p, ceilings, intensity, roof, percent);
+      kr.precision = op != kNone32 ? op_precision[op] : ceilings.effective_precision(p);
+      double percent = 0;
+      if (known && ns > 0) {
+        const double per_s = 1e9 / static_cast<double>(ns);
+        kr.achieved_flops_per_s = static_cast<float>(f * per_s);
+        kr.achieved_bytes_per_s = static_cast<float>(b * per_s);
+        if (f > 0 && op_roof[op] > 0) percent = 100.0 * f * per_s / op_roof[op];
+        else if (b > 0 && ceilings.dram_bytes_per_s > 0) percent = 100.0 * b * per_s / ceilings.dram_bytes_per_s;
         kr.percent_of_roof = static_cast<float>(percent);
       }
-      const uint64_t blocks_u = static_cast<uint64_t>(blocks);
-      kr.bound = known || ns < options.latency_kernel_ns
-                     ? bound_of(f, b, intensity, percent, static_cast<double>(ns), blocks_u, p, ceilings, sm_count, options)
-                     : Bound::kUnknown;
+      if (ns == 0) kr.bound = Bound::kUnknown;
+      else if (ns < options.latency_kernel_ns) kr.bound = Bound::kLatency;
+      else if (!known) kr.bound = Bound::kUnknown;
+      else if (blocks > 0 && blocks < tiny_blocks && percent < options.tiny_grid_percent && op_class[op] != Bound::kUnknown)
+        kr.bound = Bound::kLatency;
+      else kr.bound = op_class[op];
+    }
+  }
+
+  Acc trace_acc = unattributed_acc;
+  for (const Acc& a : op_acc) trace_acc.merge(a);
+  // Inclusive regions: children (deeper first) add their totals to their parent.
+  {
+    std::vector<uint32_t> depth(region_acc.size(), 0);
+    for (uint32_t r = 0; r < region_acc.size(); ++r) {
+      uint32_t d = 0;
+      for (uint32_t q = locator.parent(r); q != kNone32 && d <= region_acc.size(); q = locator.parent(q)) ++d;
+      depth[r] = d;
+    }
+    std::vector<uint32_t> order(region_acc.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return depth[a] > depth[b]; });
+    for (const uint32_t r : order) {
+      const uint32_t parent = locator.parent(r);
+      if (parent != kNone32 && parent < region_acc.size() && depth[parent] < depth[r]) region_acc[parent].merge(region_acc[r]);
     }
   }
 

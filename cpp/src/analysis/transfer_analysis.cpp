@@ -82,9 +82,21 @@ double TransferReport::link_percent(const TransferGroup& g, Direction d) const {
 }
 
 IntervalSet kernel_busy_intervals(const TraceStore& store) {
+  const auto& ks = store.kernels;
+  const bool sorted = std::is_sorted(ks.begin(), ks.end(),
+                                     [](const KernelRecord& a, const KernelRecord& b) { return a.start_ns < b.start_ns; });
   std::vector<std::pair<uint64_t, uint64_t>> iv;
-  iv.reserve(store.kernels.size());
-  for (const auto& k : store.kernels) iv.emplace_back(k.start_ns, k.end_ns);
+  if (!sorted) {
+    iv.reserve(ks.size());
+    for (const auto& k : ks) iv.emplace_back(k.start_ns, k.end_ns);
+    return IntervalSet::from(std::move(iv));
+  }
+  // Kernels usually arrive in start order: merge while reading, never holding one pair per kernel.
+  for (const auto& k : ks) {
+    if (k.end_ns <= k.start_ns) continue;
+    if (!iv.empty() && k.start_ns <= iv.back().second) iv.back().second = std::max(iv.back().second, k.end_ns);
+    else iv.emplace_back(k.start_ns, k.end_ns);
+  }
   return IntervalSet::from(std::move(iv));
 }
 
@@ -224,25 +236,47 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
     report.groups.push_back(std::move(slot.group));
   }
 
+  // Flags: the trace, then at most options.max_region_flags regions per kind (the worst first),
+  // so a loop of thousands of regions does not bury the report in identical lines.
+  const auto flag_pageable = [&](const TransferGroup& g, const std::string& where) {
+    report.flags.push_back({"pageable", g.kind, g.index, g.all.pageable_count, g.all.pageable_bytes,
+                            std::to_string(g.all.pageable_count) + " copies (" + human_bytes(g.all.pageable_bytes) +
+                                ") in " + where + " use pageable host memory: they are staged by the driver and "
+                                "cannot overlap kernels; use pinned (page-locked) host buffers"});
+  };
+  const auto is_flood = [&](const TransferGroup& g) {
+    return g.all.count > 0 && g.all.tiny_count >= options.tiny_flood_count &&
+           static_cast<double>(g.all.tiny_count) >= options.tiny_flood_fraction * static_cast<double>(g.all.count);
+  };
+  const auto flag_tiny = [&](const TransferGroup& g, const std::string& where) {
+    report.flags.push_back({"tiny_transfers", g.kind, g.index, g.all.tiny_count, 0,
+                            std::to_string(g.all.tiny_count) + " of " + std::to_string(g.all.count) + " copies in " +
+                                where + " move less than " + human_bytes(options.tiny_bytes) +
+                                " each: per-copy latency dominates; batch them into fewer, larger transfers"});
+  };
+  const auto region_where = [&](const TransferGroup& g) {
+    return "region '" + store.strings.get(store.regions[g.index].name) + "' (#" + std::to_string(g.index) + ")";
+  };
+  const TransferGroup& trace_group = report.groups.front();
+  if (trace_group.all.pageable_count > 0) flag_pageable(trace_group, "the trace");
+  if (is_flood(trace_group)) flag_tiny(trace_group, "the trace");
+  std::vector<const TransferGroup*> pageable_regions, tiny_regions;
   for (const TransferGroup& g : report.groups) {
-    if (g.kind == GroupKind::kOp) continue;
-    const std::string where = g.kind == GroupKind::kTrace
-                                  ? std::string("the trace")
-                                  : "region '" + store.strings.get(store.regions[g.index].name) + "'";
-    if (g.all.pageable_count > 0) {
-      report.flags.push_back({"pageable", g.kind, g.index, g.all.pageable_count, g.all.pageable_bytes,
-                              std::to_string(g.all.pageable_count) + " copies (" + human_bytes(g.all.pageable_bytes) +
-                                  ") in " + where + " use pageable host memory: they are staged by the driver and "
-                                  "cannot overlap kernels; use pinned (page-locked) host buffers"});
-    }
-    if (g.all.count > 0 && g.all.tiny_count >= options.tiny_flood_count &&
-        static_cast<double>(g.all.tiny_count) >= options.tiny_flood_fraction * static_cast<double>(g.all.count)) {
-      report.flags.push_back({"tiny_transfers", g.kind, g.index, g.all.tiny_count, 0,
-                              std::to_string(g.all.tiny_count) + " of " + std::to_string(g.all.count) +
-                                  " copies in " + where + " move less than " + human_bytes(options.tiny_bytes) +
-                                  " each: per-copy latency dominates; batch them into fewer, larger transfers"});
-    }
+    if (g.kind != GroupKind::kRegion) continue;
+    if (g.all.pageable_count > 0) pageable_regions.push_back(&g);
+    if (is_flood(g)) tiny_regions.push_back(&g);
   }
+  const auto keep_worst = [&](std::vector<const TransferGroup*>& v, auto key) {
+    std::stable_sort(v.begin(), v.end(), [&](const TransferGroup* a, const TransferGroup* b) { return key(*a) > key(*b); });
+    if (v.size() > options.max_region_flags) {
+      report.flags_left_out += v.size() - options.max_region_flags;
+      v.resize(options.max_region_flags);
+    }
+  };
+  keep_worst(pageable_regions, [](const TransferGroup& g) { return g.all.pageable_bytes; });
+  keep_worst(tiny_regions, [](const TransferGroup& g) { return g.all.tiny_count; });
+  for (const TransferGroup* g : pageable_regions) flag_pageable(*g, region_where(*g));
+  for (const TransferGroup* g : tiny_regions) flag_tiny(*g, region_where(*g));
   return report;
 }
 

@@ -64,13 +64,15 @@ struct TransferOptions {
   uint64_t tiny_bytes = 64 * 1024;       // a copy below this is latency-bound on PCIe
   uint64_t tiny_flood_count = 1000;      // flag when at least this many tiny copies ...
   double tiny_flood_fraction = 0.5;      // ... and they are at least this share of all copies
+  std::size_t max_region_flags = 10;     // per flag kind, the worst regions only (rest counted)
   double link_bytes_per_s = 0;           // host-link peak (one direction); 0: from the devices
   std::string link_source;               // "measured", "user", ...; default "table" / "unknown"
 };
 
 struct TransferReport {
   std::vector<TransferGroup> groups;     // [0] = trace; then regions with copies/syncs; then ops
-  std::vector<TransferFlag> flags;
+  std::vector<TransferFlag> flags;       // trace first, then the worst regions
+  uint64_t flags_left_out = 0;           // region flags beyond TransferOptions::max_region_flags
   double link_bytes_per_s = 0;           // peak used for link_percent, 0 unknown
   std::string link_source;               // "table", "measured", "user" or "unknown"
   std::string link_description;
