@@ -39,8 +39,13 @@ def start_from_environment() -> bool:
                 _state["note"] = ("--counters was asked for but this fpgaprof build cannot "
                                   "collect hardware counters; timings only")
                 _say(_state["note"])
-        cm = fpgaprof.trace(trace_path, **kwargs)
-        cm.__enter__()
+        import warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cm = fpgaprof.trace(trace_path, **kwargs)
+            cm.__enter__()
+        for w in caught:  # one line each, not Python's two-line warning format
+            _say(" ".join(str(w.message).split()))
     except Exception as e:
         _say(f"tracing did not start ({type(e).__name__}: {' '.join(str(e).split())}); the "
              f"program runs untraced")

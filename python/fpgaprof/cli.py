@@ -132,6 +132,29 @@ def _write_hlo_modules(prof: Any, folder: str) -> int:
     return n
 
 
+def prune_hlo_dump(folder: str) -> int:
+    """Keeps only the optimized HLO text of each module XLA dumped into folder
+    (module_NNNN.NAME.*after_optimizations.txt); removes XLA's other dump files (pre-
+    optimization HLO, buffer assignment, debug options, per-module folders). Returns how many
+    modules are kept."""
+    import re
+    if not os.path.isdir(folder):
+        return 0
+    keep = re.compile(r"^module_\d+\..+after_optimizations\.txt$")
+    kept = 0
+    for name in os.listdir(folder):
+        p = os.path.join(folder, name)
+        if not name.startswith("module_"):
+            continue
+        if os.path.isdir(p) and not os.path.islink(p):
+            shutil.rmtree(p, ignore_errors=True)
+        elif keep.match(name):
+            kept += 1
+        else:
+            os.unlink(p)
+    return kept
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     from fpgaprof.report import _data as D
     from fpgaprof.report import perfetto, summary
@@ -323,7 +346,13 @@ def child_environment(out_dir: str, *, keep_command_buffers: bool, counters: boo
     if marker:
         flags = _xla_flags.split_flags(env.get("XLA_FLAGS", ""))
         setup = _xla_flags.current() if base is None else None
-        drop = set(setup.flags_added) if setup is not None else {f"--xla_dump_to={marker}"}
+        # The marker may come from an ancestor process too (then this process added nothing):
+        # its dump dir is always dropped, and its command-buffer flag when the user asks to
+        # keep command buffers.
+        drop = set(setup.flags_added) if setup is not None else set()
+        drop.add(f"--xla_dump_to={marker}")
+        if keep_command_buffers:
+            drop.add("--xla_gpu_enable_command_buffer=")
         kept = [f for f in flags if f not in drop]
         if kept:
             env["XLA_FLAGS"] = " ".join(kept)
@@ -375,11 +404,16 @@ def cmd_run(args: argparse.Namespace) -> int:
                          f"before or without starting Python with fpgaprof importable; run it "
                          f"with the Python that has fpgaprof installed)\n")
         return code if code else 1
+    claim = os.path.join(out_dir, ".fpgaprof-claim")
+    if os.path.exists(claim):
+        os.unlink(claim)
+    kept = prune_hlo_dump(os.path.join(out_dir, "hlo"))
     try:
         prof = _load(trace)
         from fpgaprof import report
         paths = report.write_all(prof, out_dir, target=args.target, trace_path=trace)
-        _write_hlo_modules(prof, os.path.join(out_dir, "hlo"))
+        if kept == 0:
+            _write_hlo_modules(prof, os.path.join(out_dir, "hlo"))
         sys.stderr.write(f"{PROG} run: report {paths['html']} · summary {paths['summary']} · "
                          f"timeline {paths['timeline']}\n")
     except Exception as e:

@@ -166,3 +166,18 @@ def test_unknown_target_is_usage_error(tmp_path):
     r = fp("report", str(tmp_path / "x.fpgaprof"), "--target", "no-such-card")
     assert r.returncode == 2
     assert "unknown FPGA target 'no-such-card'" in r.stderr and names[0] in r.stderr
+
+
+def test_child_environment_ancestor_marker(tmp_path):
+    """The marker of an ancestor (this process added nothing itself): its dump dir is
+    replaced all the same."""
+    from fpgaprof import _xla_flags
+    grand = {"PATH": os.environ.get("PATH", "")}
+    _xla_flags.prepare(grand, dump_dir=str(tmp_path / "grandparent"))
+    parent = dict(grand)
+    _xla_flags.prepare(parent)  # idempotent: adds nothing, as in a child process
+    env = cli.child_environment(str(tmp_path / "out"), keep_command_buffers=True,
+                                counters=False, target=None, base=parent)
+    flags = _xla_flags.split_flags(env["XLA_FLAGS"])
+    assert _xla_flags.flag_value(flags, "xla_dump_to") == str(tmp_path / "out" / "hlo")
+    assert _xla_flags.flag_value(flags, "xla_gpu_enable_command_buffer") is None

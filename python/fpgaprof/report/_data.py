@@ -238,7 +238,8 @@ def warnings_of(prof: Any, facts: dict, extra: Iterable[str] = ()) -> list[str]:
                    "buffer full) and are left out of times")
     if not facts["gpu_available"]:
         reason = facts["unavailable_reason"] or "no GPU was traced"
-        out.append(f"no GPU data in this trace: {reason}")
+        if not any(reason in w for w in out):  # the trace usually says it already
+            out.append(f"no GPU data in this trace: {reason}")
     elif not facts["command_buffers_disabled"]:
         out.append("XLA command buffers were on: kernels inside CUDA graphs have no per-op "
                    "NVTX ranges, so attribution falls back to kernel names")
@@ -434,23 +435,40 @@ def regions_section(prof: Any) -> tuple[dict, dict[int, str], list[dict]]:
 
 
 def add_region_gpu_time(regions: dict, prof: Any, region_names: dict[int, str]) -> None:
-    """GPU kernel time attributed to each region (kernels launched inside it)."""
+    """GPU time of each region name: summed durations of the kernels, copies and memsets
+    launched inside its instances, nested regions included (as Profile.summary() counts)."""
     if not regions.get("available"):
         return
-    c = columns(_get(prof, "kernels"), ("start_ns", "end_ns", "region_index"))
-    n = nrows(c)
-    if n == 0 or "region_index" not in c:
+    rc = columns(_get(prof, "regions"), ("parent", "depth"))
+    n_r = nrows(rc)
+    own = np.zeros(n_r, dtype=np.float64)
+    have_index = False
+    for name in ("kernels", "transfers", "memsets"):
+        c = columns(_get(prof, name), ("start_ns", "end_ns", "region_index"))
+        n = nrows(c)
+        if n == 0 or "region_index" not in c:
+            continue
+        have_index = True
+        idx = c["region_index"].astype(np.int64)
+        sel = (idx != NONE32) & (idx >= 0) & (idx < n_r)
+        d = np.maximum(col(c, "end_ns", n).astype(np.int64) - col(c, "start_ns", n).astype(np.int64),
+                       0)
+        own += np.bincount(idx[sel], weights=d[sel], minlength=n_r)[:n_r]
+    if not have_index:
         for r in regions["items"]:
             r["gpu_s"] = None
         return
-    dur = np.maximum(col(c, "end_ns", n).astype(np.int64) - col(c, "start_ns", n).astype(np.int64),
-                     0)
-    ridx = c["region_index"].astype(np.int64)
+    inclusive = own.copy()
+    parent = col(rc, "parent", n_r, NONE32).astype(np.int64)
+    depth = col(rc, "depth", n_r).astype(np.int64)
+    for i in np.argsort(-depth, kind="stable"):  # children before parents
+        if parent[i] != NONE32 and 0 <= parent[i] < n_r:
+            inclusive[parent[i]] += inclusive[i]
     per_name: dict[str, float] = {}
-    for r_i, d in zip(ridx[ridx != NONE32], dur[ridx != NONE32]):
-        nm = region_names.get(int(r_i))
+    for i in range(n_r):
+        nm = region_names.get(i)
         if nm is not None:
-            per_name[nm] = per_name.get(nm, 0.0) + float(d) / 1e9
+            per_name[nm] = per_name.get(nm, 0.0) + inclusive[i] / 1e9
     for r in regions["items"]:
         r["gpu_s"] = per_name.get(r["name"], 0.0)
 

@@ -363,7 +363,7 @@ def _regions(s: Mapping) -> str:
              (fmt_s(x["wall_s"]), x["wall_s"]), (fmt_s(x.get("gpu_s")), x.get("gpu_s"))]
             for x in r["items"]]
     return _table([("region", "text"), ("count", "num"), ("wall", "num"),
-                   ("GPU kernel time", "num")], rows)
+                   ("GPU time (nested incl.)", "num")], rows)
 
 
 def _generic_cell(k: str, v: Any) -> tuple[str, Any]:

@@ -1,0 +1,183 @@
+"""`fpgaprof run` end to end on this machine (no GPU: a host-only trace with regions), then
+`report`, `export` and `compare` on what it wrote. The script is unmodified in the sense that
+it never starts tracing itself; it only marks regions."""
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import fpgaprof
+
+jsonschema = pytest.importorskip("jsonschema")
+SCHEMA = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "summary.schema.json")
+
+SCRIPT = textwrap.dedent("""
+    import sys, time
+    import fpgaprof
+    mode = sys.argv[1]
+    for size in (8, 16):
+        with fpgaprof.region(f"work/{size}"):
+            time.sleep(0.02)
+    with fpgaprof.region("tail <b>"):
+        time.sleep(0.01)
+    print("script ran", sys.argv[1:])
+    if mode == "exit3":
+        sys.exit(3)
+    if mode == "raise":
+        raise ValueError("boom from the script")
+""")
+
+
+def fp(*args, cwd=None, timeout=300):
+    env = dict(os.environ)
+    env.pop("FPGAPROF_RUN_DIR", None)
+    return subprocess.run([sys.executable, "-m", "fpgaprof.cli", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=timeout, env=env)
+
+
+@pytest.fixture(scope="module")
+def script(tmp_path_factory):
+    p = tmp_path_factory.mktemp("script") / "user_script.py"
+    p.write_text(SCRIPT)
+    return p
+
+
+@pytest.fixture(scope="module")
+def run_exit3(script, tmp_path_factory):
+    out = tmp_path_factory.mktemp("run") / "out"
+    r = fp("run", "-o", str(out), "--", sys.executable, str(script), "exit3", "--flag")
+    return out, r
+
+
+def test_exit_code_passes_through(run_exit3):
+    out, r = run_exit3
+    assert r.returncode == 3, r.stderr
+    assert "script ran ['exit3', '--flag']" in r.stdout
+
+
+def test_outputs_written(run_exit3):
+    out, r = run_exit3
+    for name in ("trace.fpgaprof", "report.html", "summary.json", "timeline.json",
+                 "environment.json"):
+        assert (out / name).is_file(), (name, r.stderr)
+    assert not (out / ".tmp-summary.json").exists()
+    assert not (out / ".fpgaprof-claim").exists()
+    with open(SCHEMA, encoding="utf-8") as f:
+        schema = json.load(f)
+    s = json.loads((out / "summary.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(s)
+    ms = [(m["operation"], m["volume_size"], m["run"]) for m in s["measurements"]]
+    assert ms == [("work", 8, 0), ("work", 16, 0), ("tail <b>", None, 0)]
+    # each region slept 20 ms (10 ms for the last): wall time at least that
+    times = [m["time"] for m in s["measurements"]]
+    assert times[0] >= 0.02 and times[1] >= 0.02 and times[2] >= 0.01
+    assert all(t < 5 for t in times)
+    env = json.loads((out / "environment.json").read_text())
+    assert set(env) == {"backend", "devices", "jax_version", "mbirjax_version"}
+    assert s["environment"] == env
+    html = (out / "report.html").read_text()
+    assert "tail &lt;b&gt;" in html and "tail <b>" not in html
+
+
+def test_exception_still_saves(script, tmp_path):
+    out = tmp_path / "out"
+    r = fp("run", "-o", str(out), "--", sys.executable, str(script), "raise")
+    assert r.returncode == 1
+    assert "ValueError: boom from the script" in r.stderr  # the user's traceback, unchanged
+    s = json.loads((out / "summary.json").read_text())
+    assert len(s["measurements"]) == 3
+
+
+def test_report_regenerates(run_exit3, tmp_path):
+    out, _ = run_exit3
+    dest = tmp_path / "again"
+    r = fp("report", str(out / "trace.fpgaprof"), "-o", str(dest))
+    assert r.returncode == 0, r.stderr
+    a = json.loads((out / "summary.json").read_text())
+    b = json.loads((dest / "summary.json").read_text())
+    assert a["measurements"] == b["measurements"]
+    assert a["environment"] == b["environment"]  # environment.json beside the trace is used
+    assert (dest / "report.html").is_file() and (dest / "timeline.json").is_file()
+
+
+def test_export_formats(run_exit3, tmp_path):
+    out, _ = run_exit3
+    trace = str(out / "trace.fpgaprof")
+    r = fp("export", trace, "--format", "csv", "--table", "regions")
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert [x["name"] for x in rows] == ["work/8", "work/16", "tail <b>"]
+    r = fp("export", trace, "--format", "json", "-o", str(tmp_path / "s.json"))
+    assert r.returncode == 0 and json.loads((tmp_path / "s.json").read_text())["schema_version"] == 1
+    r = fp("export", trace, "--format", "perfetto", "-o", str(tmp_path / "t.json"))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "t.json").read_text())
+    assert sum(1 for e in doc["traceEvents"] if e.get("cat") == "region") == 3
+
+
+def test_compare_runs(run_exit3):
+    out, _ = run_exit3
+    r = fp("compare", str(out), str(out / "trace.fpgaprof"))
+    assert r.returncode == 0, r.stderr
+    assert "work/8" in r.stdout
+
+
+def test_corrupt_trace_is_one_line(tmp_path):
+    bad = tmp_path / "bad.fpgaprof"
+    bad.write_bytes(b"not a trace at all")
+    r = fp("report", str(bad))
+    assert r.returncode == 1
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(bad) in lines[0] and "Traceback" not in r.stderr
+
+
+def test_python_dash_m_fpgaprof():
+    r = subprocess.run([sys.executable, "-m", "fpgaprof", "--help"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0 and "compare" in r.stdout, r.stderr
+    assert hasattr(fpgaprof, "__version__")
+
+
+def test_hlo_dump_pruned(tmp_path):
+    """`run` keeps each module's optimized HLO text and drops XLA's other dump files."""
+    from fpgaprof import cli
+    hlo = tmp_path / "hlo"
+    (hlo / "module_0001.jit_f").mkdir(parents=True)
+    for name in ("module_0001.jit_f.cpu_after_optimizations.txt",
+                 "module_0001.jit_f.before_optimizations.txt",
+                 "module_0001.jit_f.cpu_after_optimizations-buffer-assignment.txt",
+                 "module_0001.jit_f.debug_options", "notes.txt"):
+        (hlo / name).write_text("x")
+    assert cli.prune_hlo_dump(str(hlo)) == 1
+    assert sorted(os.listdir(hlo)) == ["module_0001.jit_f.cpu_after_optimizations.txt",
+                                       "notes.txt"]
+
+
+def test_run_with_jax_keeps_optimized_hlo(tmp_path):
+    """A jitted function under `run` on CPU JAX: the optimized HLO XLA compiled is in hlo/."""
+    pytest.importorskip("jax")
+    script = tmp_path / "jx.py"
+    script.write_text(textwrap.dedent("""
+        import fpgaprof, jax, jax.numpy as jnp
+        @jax.jit
+        def scaled_sine(x):
+            return jnp.sin(x) * 3.0
+        with fpgaprof.region("sine/16"):
+            scaled_sine(jnp.ones((16, 16))).block_until_ready()
+    """))
+    out = tmp_path / "out"
+    r = fp("run", "-o", str(out), "--", sys.executable, str(script))
+    assert r.returncode == 0, r.stderr
+    files = os.listdir(out / "hlo")
+    mine = [f for f in files if "scaled_sine" in f]
+    assert mine and all(f.endswith("after_optimizations.txt") for f in files), files
+    text = (out / "hlo" / mine[0]).read_text()
+    assert "HloModule" in text and "sine" in text
+    s = json.loads((out / "summary.json").read_text())
+    assert s["environment"]["backend"] == "cpu" and s["environment"]["jax_version"]
+    assert [m["operation"] for m in s["measurements"]] == ["sine"]
