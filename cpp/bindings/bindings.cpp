@@ -455,7 +455,8 @@ PYBIND11_MODULE(_core, m) {
         flags.append(d);
       }
       py::dict td;
-      td["groups"] = groups; td["flags"] = flags; td["link_bytes_per_s"] = tr.link_bytes_per_s;
+      td["groups"] = groups; td["flags"] = flags; td["flags_left_out"] = tr.flags_left_out;
+      td["link_bytes_per_s"] = tr.link_bytes_per_s;
       td["link_source"] = tr.link_source; td["link_description"] = tr.link_description;
       out["transfers"] = td;
       // Memory
