@@ -104,6 +104,69 @@ class Profile:
         """Optimized HLO modules (name, program_id, text) the trace carries."""
         return self._s().hlo_modules
 
+    # -- attribution (kernel -> HLO op -> source line; docs/attribution.md) -------------------
+
+    @property
+    def attribution(self) -> Any:
+        """Per kernel/copy attribution, per-op table and unattributed kernels (computed once)."""
+        store = self._s()
+        cached = getattr(self, "_attribution_cache", None)
+        if cached is None or cached[0] is not store:
+            from fpgaprof import _attribution
+
+            cached = (store, _attribution.attribute(store))
+            self._attribution_cache = cached
+        return cached[1]
+
+    @property
+    def ops(self) -> list:
+        """Time per HLO op, largest first: count (``kernel_count``, ``executions``),
+        ``total_ns``, ``mean_ns`` (per execution), static cost of one execution (``flops``,
+        ``bytes_accessed``, ``pattern``), ``source_file``/``source_line``, match ``method``."""
+        return list(self.attribution.ops)
+
+    # -- analysis: ceilings, roofline, transfers, memory, FPGA (docs/roofline.md, fpga-model.md)
+
+    @property
+    def ceilings(self) -> dict | None:
+        """Peak FLOP/s per precision, DRAM and host-link B/s of the traced GPU: table values,
+        replaced by ``fpgaprof calibrate`` measurements where present (sources given)."""
+        from fpgaprof import roofline
+
+        return roofline.ceilings(self)
+
+    def roofline(self, by: str = "op", **kwargs: Any) -> Any:
+        """Roofline rows per "op", "region", "kernel" (name) or the "trace" dict: intensity,
+        achieved FLOP/s and B/s, percent of the applicable roof, bound."""
+        from fpgaprof import roofline
+
+        return roofline.roofline(self, by=by, **kwargs)
+
+    def transfer_report(self, **kwargs: Any) -> dict:
+        """Copies per direction for the trace, each region and HLO op; pageable/tiny flags."""
+        from fpgaprof import roofline
+
+        return roofline.transfers(self, **kwargs)
+
+    def memory_report(self, **kwargs: Any) -> dict:
+        """Device-memory timeline, peaks per trace/device/region, largest buffers."""
+        from fpgaprof import roofline
+
+        return roofline.memory(self, **kwargs)
+
+    def fpga_candidates(self, target: Any = "alveo-u55c", **kwargs: Any) -> Any:
+        """HLO ops ranked for FPGA offload on ``target`` (preset name or FpgaTarget), with every
+        score input and the what-if (card time, transfers, Amdahl speedup)."""
+        from fpgaprof import fpga
+
+        return fpga.fpga_candidates(self, target=target, **kwargs)
+
+    def export_hlo(self, op: str, path: str | os.PathLike, module: str | None = None) -> str:
+        """Writes op ``op``'s HLO as a standalone module (for an HLS flow); returns the text."""
+        from fpgaprof import fpga
+
+        return fpga.export_hlo(self, op, path, module=module)
+
     # -- facts -------------------------------------------------------------------------------
 
     @property
@@ -239,6 +302,15 @@ def _summary(prof: Profile, top: int) -> str:
                        f"{tot[i] / cnt[i] / 1e3:10.2f} {pct:6.1f}")
         if len(names) > top:
             out.append(f"  ... {len(names) - top} more kernels")
+
+    if n_k:
+        out.append("")
+        try:
+            from fpgaprof import _attribution
+
+            out.extend(_attribution.summary_lines(prof.attribution, top))
+        except Exception as e:  # noqa: BLE001 - the rest of the summary stays useful
+            out.append(f"HLO ops: attribution failed ({type(e).__name__}: {e})")
 
     t = prof.transfers.columns(["copy_kind", "bytes", "start_ns", "end_ns"])
     n_t = len(t["bytes"])

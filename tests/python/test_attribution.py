@@ -185,3 +185,106 @@ def test_attach_hlo_modules_reads_this_processes_dump(tmp_path):
     assert out["modules"] == ["jit_double_cos"]
     assert out["method"] == "kernel_name"
     assert out["file"] == str(script) and out["line"] == 8  # `return jnp.cos(v) * 2.0`
+
+
+# --- end to end through the libcupti test double -----------------------------------------------
+
+# What XLA would dump for the fake's module: the fake emits
+# "XlaModule:#hlo_module=jit_f,program_id=3#" around thunks "Thunk:#hlo_op=fusion.<i%4>,...#",
+# each launching kernel "loop_fusion_<i%4>" (a name that matches no instruction, so only the
+# thunk ranges can attribute them). Costs by hand: f32[1024] in and out = 8192 bytes per fusion;
+# add, multiply, subtract: 1024 flops; exponential: 1024 transcendentals, 0 flops.
+_FAKE_MODULE = """HloModule jit_f, is_scheduled=true, entry_computation_layout={(f32[1024]{0})->f32[1024]{0}}
+
+%fused_computation.0 (param_0: f32[1024]) -> f32[1024] {
+  %param_0 = f32[1024]{0} parameter(0)
+  ROOT %add.0 = f32[1024]{0} add(f32[1024]{0} %param_0, f32[1024]{0} %param_0), metadata={op_name="jit(f)/add" source_file="/src/model.py" source_line=10}
+}
+
+%fused_computation.1 (param_0.1: f32[1024]) -> f32[1024] {
+  %param_0.1 = f32[1024]{0} parameter(0)
+  ROOT %multiply.0 = f32[1024]{0} multiply(f32[1024]{0} %param_0.1, f32[1024]{0} %param_0.1), metadata={op_name="jit(f)/mul" source_file="/src/model.py" source_line=11}
+}
+
+%fused_computation.2 (param_0.2: f32[1024]) -> f32[1024] {
+  %param_0.2 = f32[1024]{0} parameter(0)
+  ROOT %exponential.0 = f32[1024]{0} exponential(f32[1024]{0} %param_0.2), metadata={op_name="jit(f)/exp" source_file="/src/model.py" source_line=12}
+}
+
+%fused_computation.3 (param_0.3: f32[1024]) -> f32[1024] {
+  %param_0.3 = f32[1024]{0} parameter(0)
+  ROOT %subtract.0 = f32[1024]{0} subtract(f32[1024]{0} %param_0.3, f32[1024]{0} %param_0.3), metadata={op_name="jit(f)/sub" source_file="/src/model.py" source_line=13}
+}
+
+ENTRY %main (p: f32[1024]) -> f32[1024] {
+  %p = f32[1024]{0} parameter(0)
+  %fusion.0 = f32[1024]{0} fusion(f32[1024]{0} %p), kind=kLoop, calls=%fused_computation.0
+  %fusion.1 = f32[1024]{0} fusion(f32[1024]{0} %fusion.0), kind=kLoop, calls=%fused_computation.1
+  %fusion.2 = f32[1024]{0} fusion(f32[1024]{0} %fusion.1), kind=kLoop, calls=%fused_computation.2
+  ROOT %fusion.3 = f32[1024]{0} fusion(f32[1024]{0} %fusion.2), kind=kLoop, calls=%fused_computation.3
+}
+"""
+
+_FAKE_CODE = """
+import numpy as np
+dump = os.environ["FPGAPROF_HLO_DUMP_DIR"]
+with open(os.path.join(dump, "other.txt"), "w") as f:
+    f.write("not a module")
+with fpgaprof.trace() as prof:
+    # XLA writes the dump when it compiles, inside the process, before the kernels run
+    with open(os.path.join(dump, "module_0003.jit_f.sm_90_gpu_after_optimizations.txt"), "w") as f:
+        f.write(MODULE)
+    with open(os.path.join(dump, "module_0007.jit_unused.sm_90_gpu_after_optimizations.txt"), "w") as f:
+        f.write(MODULE.replace("HloModule jit_f", "HloModule jit_unused"))
+    emit()
+k = prof.kernels.columns(["name", "start_ns", "end_ns"])
+per_name = {}
+for n, s, e in zip(k["name"], k["start_ns"], k["end_ns"]):
+    per_name[str(n)] = per_name.get(str(n), 0) + int(e) - int(s)
+done({
+    "modules": [(m.name, m.program_id) for m in prof.hlo_modules],
+    "per_name": per_name,
+    "ops": [{a: getattr(o, a) for a in ("hlo_op", "module_name", "program_id", "kernel_count",
+             "executions", "total_ns", "mean_ns", "flops", "transcendentals", "bytes_accessed",
+             "source_file", "source_line", "method", "kernel_names", "category", "op_name")}
+            for o in prof.ops],
+    "methods": prof.attribution.count_by_method,
+    "memcpy_methods": sorted({a.method for a in prof.attribution.memcpys}),
+    "summary": prof.summary(),
+})
+"""
+
+
+def test_end_to_end_through_fake_cupti(tmp_path):
+    from _fake_cupti import run_traced
+
+    dump = tmp_path / "hlo"
+    dump.mkdir()
+    out = run_traced(f"MODULE = {_FAKE_MODULE!r}\n" + textwrap.dedent(_FAKE_CODE), kernels=40,
+                     extra_env={"FPGAPROF_HLO_DUMP_DIR": str(dump), "XLA_FLAGS": ""})
+    # only the module the trace's XlaModule range names is kept
+    assert out["modules"] == [["jit_f", 3]]
+    # 40 kernels: fusion.<i%4> -> 10 each, one thunk range per kernel
+    assert out["methods"] == {"unattributed": 0, "nvtx_thunk": 40, "kernel_name": 0, "library": 0}
+    ops = {o["hlo_op"]: o for o in out["ops"]}
+    assert sorted(ops) == ["fusion.0", "fusion.1", "fusion.2", "fusion.3"]
+    expect = {"fusion.0": (1024, 0, 10), "fusion.1": (1024, 0, 11), "fusion.2": (0, 1024, 12),
+              "fusion.3": (1024, 0, 13)}
+    for name, (flops, trans, line) in expect.items():
+        o = ops[name]
+        i = int(name[-1])
+        assert o["module_name"] == "jit_f" and o["program_id"] == 3
+        assert o["kernel_count"] == 10 and o["executions"] == 10
+        assert o["kernel_names"] == [f"loop_fusion_{i}"]
+        # time per op = the raw kernel records' durations summed by kernel name
+        assert o["total_ns"] == out["per_name"][f"loop_fusion_{i}"]
+        assert o["mean_ns"] == o["total_ns"] // 10
+        assert (o["flops"], o["transcendentals"], o["bytes_accessed"]) == (flops, trans, 8192)
+        assert (o["source_file"], o["source_line"]) == ("/src/model.py", line)
+        assert o["method"] == "nvtx_thunk" and o["category"] == "fusion:kLoop"
+    assert ops["fusion.2"]["op_name"] == "jit(f)/exp"
+    # the fake's copies run after the thunk range closed: not attributed to an op
+    assert out["memcpy_methods"] == ["unattributed"]
+    s = out["summary"]
+    assert "HLO ops (top 4 of 4 by GPU time; 100.0% of kernel time attributed: 40 by thunk" in s
+    assert "/src/model.py:12" in s
