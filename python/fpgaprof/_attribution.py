@@ -45,6 +45,12 @@ def attach_hlo_modules(store: Any, setup: _xla_flags.XlaSetup | None = None) -> 
     setup = setup or _xla_flags.current()
     for w in setup.warnings:
         _add_warning(store, w)
+    # Our flag only took effect if XLA had not parsed its flags before fpgaprof set them.
+    ours_too_late = (setup.backend_already_started
+                     and "--xla_gpu_enable_command_buffer=" in setup.flags_added)
+    set_meta = getattr(store, "set_meta", None)
+    if callable(set_meta):
+        set_meta(command_buffers_disabled=bool(setup.command_buffers_disabled and not ours_too_late))
     markers = _names(getattr(store, "markers", None))
     kernels = _names(getattr(store, "kernels", None))
     have = {(m.name, m.program_id) for m in (getattr(store, "hlo_modules", None) or [])}

@@ -250,6 +250,7 @@ done({
             for o in prof.ops],
     "methods": prof.attribution.count_by_method,
     "memcpy_methods": sorted({a.method for a in prof.attribution.memcpys}),
+    "command_buffers_disabled": prof.meta["command_buffers_disabled"],
     "summary": prof.summary(),
 })
 """
@@ -262,6 +263,7 @@ def test_end_to_end_through_fake_cupti(tmp_path):
     dump.mkdir()
     out = run_traced(f"MODULE = {_FAKE_MODULE!r}\n" + textwrap.dedent(_FAKE_CODE), kernels=40,
                      extra_env={"FPGAPROF_HLO_DUMP_DIR": str(dump), "XLA_FLAGS": ""})
+    assert out["command_buffers_disabled"] is True  # fpgaprof's default, XLA_FLAGS was empty
     # only the module the trace's XlaModule range names is kept
     assert out["modules"] == [["jit_f", 3]]
     # 40 kernels: fusion.<i%4> -> 10 each, one thunk range per kernel
