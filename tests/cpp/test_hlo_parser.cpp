@@ -1,0 +1,171 @@
+// HLO text parser: syntax forms XLA prints, stack-frame resolution, errors.
+#include <catch2/catch.hpp>
+
+#include "fpgaprof/hlo/hlo_parser.hpp"
+
+using namespace fpgaprof::hlo;
+
+namespace {
+
+// Newer XLA form (JAX 0.10 on CPU): stack-frame tables in the header, stack_frame_id in metadata.
+const char* kNewForm = R"(HloModule jit_f, is_scheduled=true, entry_computation_layout={(f32[8]{0})->f32[8]{0}}, frontend_attributes={fingerprint="abc,{}"}
+
+FileNames
+1 "/home/u/prog.py"
+
+FunctionNames
+1 "<module>"
+2 "f"
+3 "g"
+
+FileLocations
+1 {file_name_id=1 function_name_id=1 line=12 end_line=12 column=4 end_column=23}
+2 {file_name_id=1 function_name_id=2 line=9 end_line=9 column=11 end_column=15}
+3 {file_name_id=1 function_name_id=3 line=3 end_line=3 column=11 end_column=21}
+
+StackFrames
+1 {file_location_id=1 parent_frame_id=1}
+2 {file_location_id=2 parent_frame_id=2}
+3 {file_location_id=3 parent_frame_id=3}
+
+
+%fused_computation (param_0.1: f32[8]) -> f32[8] {
+  %param_0.1 = f32[8]{0} parameter(0)
+  %cos.0 = f32[8]{0} cosine(%param_0.1), metadata={op_name="jit(f)/cos" stack_frame_id=3}
+  ROOT %add.0 = f32[8]{0} add(%cos.0, %param_0.1), metadata={op_name="jit(f)/add" stack_frame_id=2}
+}
+
+ENTRY %main.1 (x.1: f32[8]) -> f32[8] {
+  %x.1 = f32[8]{0} parameter(0), metadata={op_name="x"}
+  ROOT %f = f32[8]{0} fusion(%x.1), kind=kLoop, calls=%fused_computation, metadata={op_name="jit(f)/add" stack_frame_id=2}
+}
+)";
+
+}  // namespace
+
+TEST_CASE("parses module header, computations and instructions", "[hlo][parser]") {
+  Module m = parse_hlo_module(kNewForm);
+  CHECK(m.name == "jit_f");
+  CHECK(m.attributes.at("is_scheduled") == "true");
+  CHECK(m.attributes.at("entry_computation_layout") == "{(f32[8]{0})->f32[8]{0}}");
+  REQUIRE(m.computations.size() == 2);
+  const Computation* e = m.entry();
+  REQUIRE(e != nullptr);
+  CHECK(e->name == "main.1");
+  CHECK(m.find("fused_computation")->is_fusion);
+  const Instruction* f = e->root();
+  REQUIRE(f != nullptr);
+  CHECK(f->name == "f");
+  CHECK(f->opcode == "fusion");
+  CHECK(f->fusion_kind == "kLoop");
+  REQUIRE(f->called_computations.size() == 1);
+  CHECK(f->called_computations[0] == "fused_computation");
+  REQUIRE(f->operand_shapes.size() == 1);
+  CHECK(f->operand_shapes[0].dims == std::vector<int64_t>{8});
+  CHECK(f->line == 31);
+  CHECK(e->find("x.1")->parameter_number == 0);
+}
+
+TEST_CASE("stack_frame_id resolves to the innermost frame; parents are printed id + 1", "[hlo][parser]") {
+  Module m = parse_hlo_module(kNewForm);
+  const Instruction* cos = m.find_instruction("cos.0");
+  REQUIRE(cos != nullptr);
+  CHECK(cos->metadata.source_file == "/home/u/prog.py");
+  CHECK(cos->metadata.source_line == 3);
+  CHECK(cos->metadata.function_name == "g");
+  CHECK(cos->metadata.source_column == 11);
+  // frame 3 (g) <- frame 2 (f) <- frame 1 (<module>) <- none
+  REQUIRE(m.stack_frames.size() == 3);
+  CHECK(m.stack_frames[2].parent_id == 2);
+  CHECK(m.stack_frames[1].parent_id == 1);
+  CHECK(m.stack_frames[0].parent_id == 0);
+  CHECK(m.find_instruction("x.1")->metadata.source_line == -1);
+  CHECK(m.find_instruction("x.1")->metadata.op_name == "x");
+}
+
+TEST_CASE("older form: inline operand shapes, no %, source_file/source_line metadata", "[hlo][parser]") {
+  const char* text = R"(HloModule m
+
+add_F32.v3 {
+  lhs = f32[] parameter(0)
+  rhs = f32[] parameter(1)
+  ROOT add = f32[] add(f32[] lhs, f32[] rhs)
+}
+
+ENTRY e {
+  p = bf16[4,<=16]{1,0:T(8,128)(2,1)S(1)} parameter(0)
+  c = f32[] constant(0)
+  t = (f32[2]{0}, /*index=1*/s32[], token[]) parameter(1)
+  cv = f32[4,16]{1,0} convert(bf16[4,16]{1,0} p), metadata={op_type="Cast" op_name="a/b" source_file="x.py" source_line=7}
+  ROOT r = f32[4]{0} reduce(cv, c), dimensions={1}, to_apply=add_F32.v3, backend_config="{\"k\":\"v}\"}"
+}
+)";
+  Module m = parse_hlo_module(text);
+  const Computation* e = m.entry();
+  REQUIRE(e != nullptr);
+  const Instruction* p = e->find("p");
+  CHECK(p->shape.type == PrimitiveType::kBF16);
+  CHECK(p->shape.dims == std::vector<int64_t>{4, 16});
+  REQUIRE(p->shape.dynamic_dims.size() == 2);
+  CHECK(p->shape.dynamic_dims[1]);
+  CHECK(p->shape.layout == std::vector<int64_t>{1, 0});
+  CHECK(p->shape.memory_space == 1);
+  CHECK(p->shape.byte_size() == 4 * 16 * 2);
+  const Instruction* t = e->find("t");
+  REQUIRE(t->shape.tuple.size() == 3);
+  CHECK(t->shape.tuple[2].type == PrimitiveType::kToken);
+  CHECK(t->shape.byte_size() == 2 * 4 + 4);
+  const Instruction* cv = e->find("cv");
+  CHECK(cv->metadata.source_file == "x.py");
+  CHECK(cv->metadata.source_line == 7);
+  CHECK(cv->metadata.op_type == "Cast");
+  const Instruction* r = e->root();
+  CHECK(r->backend_config == "{\"k\":\"v}\"}");
+  CHECK(r->attributes.at("dimensions") == "{1}");
+  CHECK(r->called_computations == std::vector<std::string>{"add_F32.v3"});
+}
+
+TEST_CASE("element types and packed sub-byte sizes", "[hlo][parser]") {
+  const char* text = R"(HloModule m
+ENTRY e {
+  a = f8e4m3fn[10]{0} parameter(0)
+  b = s4[10]{0:E(4)} parameter(1)
+  c = s4[10]{0} parameter(2)
+  d = c128[3]{0} parameter(3)
+  ROOT t = (f8e4m3fn[10]{0}, s4[10]{0:E(4)}, s4[10]{0}, c128[3]{0}) tuple(a, b, c, d)
+}
+)";
+  Module m = parse_hlo_module(text);
+  const Computation* e = m.entry();
+  CHECK(e->find("a")->shape.byte_size() == 10);
+  CHECK(e->find("b")->shape.byte_size() == 5);   // packed: ceil(10*4/8)
+  CHECK(e->find("c")->shape.byte_size() == 10);  // unpacked: one byte each
+  CHECK(e->find("d")->shape.byte_size() == 48);
+}
+
+TEST_CASE("parse errors carry line, column and the text found", "[hlo][parser]") {
+  SECTION("bad element type") {
+    try {
+      parse_hlo_module("HloModule m\nENTRY e {\n  a = q32[2] parameter(0)\n}\n");
+      FAIL("no error");
+    } catch (const HloParseError& err) {
+      CHECK(err.line() == 3);
+      CHECK(err.column() == 7);
+      CHECK(err.found().rfind("q32[2]", 0) == 0);
+      CHECK(err.kind() == fpgaprof::ErrorKind::kHloParse);
+      CHECK(std::string(err.what()).rfind("line 3, column 7: expected a shape", 0) == 0);
+    }
+  }
+  SECTION("undefined operand") {
+    CHECK_THROWS_AS(parse_hlo_module("HloModule m\nENTRY e {\n  ROOT a = f32[] negate(b)\n}\n"), HloParseError);
+  }
+  SECTION("unknown called computation") {
+    CHECK_THROWS_AS(parse_hlo_module("HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT a = f32[] call(p), to_apply=nope\n}\n"),
+                    HloParseError);
+  }
+  SECTION("truncated input") {
+    CHECK_THROWS_AS(parse_hlo_module("HloModule m\nENTRY e {\n  p = f32[2]{0} parameter(0)"), HloParseError);
+    CHECK_THROWS_AS(parse_hlo_module(""), HloParseError);
+    CHECK_THROWS_AS(parse_hlo_module("HloModule m, a={{{"), HloParseError);
+  }
+}
