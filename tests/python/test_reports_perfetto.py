@@ -181,3 +181,32 @@ def test_perfetto_trace_processor_counts(timeline):
         assert flows == 7
     finally:
         tp.close()
+
+
+def test_assign_lanes_by_hand():
+    # track a: [0,10] lane 0; [2,5] nests in it → lane 0; [4,12] partly overlaps [0,10] → lane 1;
+    # [11,13] starts after [0,10] and [2,5] ended → lane 0. Track b: its own lane 0.
+    keys = ["a", "a", "a", "a", "b"]
+    starts = [0, 2, 4, 11, 3]
+    ends = [10, 5, 12, 13, 4]
+    assert P.assign_lanes(keys, starts, ends) == [0, 0, 1, 0, 0]
+    # equal starts: the longer one is the parent, the shorter nests (same lane)
+    assert P.assign_lanes(["x", "x"], [5, 5], [6, 9]) == [0, 0]
+
+
+def test_overlapping_kernels_get_an_overlap_track(tmp_path):
+    prof = F.SyntheticProfile()
+    c = prof.kernels.columns()
+    # fusion_a #1 [1.1,1.6] and gemm [2.0,3.0] on stream 7: move gemm to start at 1.5 ms so
+    # that it partly overlaps fusion_a (programmatic dependent launch does this on Hopper)
+    c["start_ns"] = c["start_ns"].copy()
+    c["start_ns"][1] = F.ms(1.5)
+    prof.kernels = F.Table(**c)
+    path = tmp_path / "t.json"
+    P.write_timeline(prof, path)
+    doc = json.loads(path.read_text())
+    names = {e["args"]["name"] for e in doc["traceEvents"]
+             if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == P.GPU_PID_BASE}
+    assert names == {"stream 7", "stream 7 (overlap 1)", "stream 8"}
+    gemm = [e for e in doc["traceEvents"] if e.get("name") == "gemm<float>"][0]
+    assert gemm["tid"] == P._gpu_tid(0, 7, 1)

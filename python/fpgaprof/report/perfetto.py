@@ -39,8 +39,48 @@ def _us(ns: int) -> str:
     return f"{'-' if neg else ''}{q}.{r:03d}"
 
 
-def _gpu_tid(device_id: int, stream_id: int) -> int:
-    return GPU_TID_BASE + (int(device_id) % 100) * 1_000_000 + (int(stream_id) % 1_000_000)
+MAX_GPU_LANES = 20
+MAX_HOST_LANES = 200
+HOST_LANE_STRIDE = 10_000_000  # above any Linux thread id (pid_max <= 4194304)
+
+
+def _gpu_tid(device_id: int, stream_id: int, lane: int = 0) -> int:
+    return (GPU_TID_BASE + min(int(lane), MAX_GPU_LANES - 1) * 100_000_000
+            + (int(device_id) % 100) * 1_000_000 + (int(stream_id) % 1_000_000))
+
+
+def _host_tid(thread_id: int, lane: int = 0) -> int:
+    return int(thread_id) + min(int(lane), MAX_HOST_LANES - 1) * HOST_LANE_STRIDE
+
+
+def assign_lanes(keys: list, starts: list, ends: list) -> list[int]:
+    """Lane per interval so that, within a (key, lane) track, intervals nest or are disjoint.
+
+    Viewers nest slices per thread track; intervals that partly overlap (kernels overlapping
+    on one stream with programmatic dependent launch, NVTX start/end ranges that do not nest,
+    clock skew) would be mis-drawn or dropped, so the overlapping one moves to the next lane
+    ("stream 7 (overlap 1)"). Greedy: longest first at equal starts; lane 0 when possible.
+    """
+    order = sorted(range(len(starts)), key=lambda i: (keys[i], starts[i], -ends[i]))
+    lanes = [0] * len(starts)
+    stacks: list[list[int]] = []
+    cur_key = object()
+    for i in order:
+        if keys[i] != cur_key:
+            cur_key = keys[i]
+            stacks = []
+        s, e = starts[i], ends[i]
+        for lane, stack in enumerate(stacks):
+            while stack and stack[-1] <= s:
+                stack.pop()
+            if not stack or e <= stack[-1]:
+                stack.append(e)
+                lanes[i] = lane
+                break
+        else:
+            stacks.append([e])
+            lanes[i] = len(stacks) - 1
+    return lanes
 
 
 class _Writer:
@@ -167,17 +207,25 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
                         "dropped_records": facts["dropped_records"]}))
     f.write(',"traceEvents":[')
 
-    # --- GPU tracks
-    gpu_tracks: set[tuple[int, int]] = set()
+    # --- GPU tracks: one per (device, stream), plus overlap lanes where slices partly overlap
+    gkeys: list = []
+    gs: list = []
+    ge: list = []
     for c in (kc, mc, sc):
         n = D.nrows(c)
-        for dev, st in zip(D.col(c, "device_id", n), D.col(c, "stream_id", n)):
-            gpu_tracks.add((int(dev), int(st)))
-    for dev in sorted({d for d, _ in gpu_tracks}):
+        gkeys += list(zip(D.col(c, "device_id", n).tolist(), D.col(c, "stream_id", n).tolist()))
+        gs += D.col(c, "start_ns", n).tolist()
+        ge += D.col(c, "end_ns", n).tolist()
+    glanes = assign_lanes(gkeys, gs, ge)
+    nk, nm = D.nrows(kc), D.nrows(mc)
+    klane, mlane, slane = glanes[:nk], glanes[nk:nk + nm], glanes[nk + nm:]
+    gpu_tracks = sorted(set((int(d), int(st), int(ln)) for (d, st), ln in zip(gkeys, glanes)))
+    for dev in sorted({d for d, _, _ in gpu_tracks}):
         dname = devices.get(dev, {}).get("name", "")
         w.meta("process_name", GPU_PID_BASE + dev, 0, f"GPU {dev}: {dname}".rstrip(": "))
-    for dev, st in sorted(gpu_tracks):
-        w.meta("thread_name", GPU_PID_BASE + dev, _gpu_tid(dev, st), f"stream {st}")
+    for dev, st, ln in gpu_tracks:
+        w.meta("thread_name", GPU_PID_BASE + dev, _gpu_tid(dev, st, ln),
+               f"stream {st}" + (f" (overlap {ln})" if ln else ""))
 
     n = D.nrows(kc)
     if n:
@@ -206,7 +254,7 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
             fl = int(kfl[i])
             dev = int(L["device_id"][i])
             w.slice("kernel", str(names[i]), GPU_PID_BASE + dev,
-                    _gpu_tid(dev, L["stream_id"][i]), s - t0, e - s, args,
+                    _gpu_tid(dev, L["stream_id"][i], klane[i]), s - t0, e - s, args,
                     ("flow_in", fl) if fl else None)
 
     n = D.nrows(mc)
@@ -229,7 +277,8 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
                     args[k] = D._py(v[i])
             fl = int(mflow[i])
             w.slice("memcpy", f"Memcpy {kinds[i]}", GPU_PID_BASE + int(cols["device_id"][i]),
-                    _gpu_tid(cols["device_id"][i], cols["stream_id"][i]), s - t0, dur, args,
+                    _gpu_tid(cols["device_id"][i], cols["stream_id"][i], mlane[i]), s - t0, dur,
+                    args,
                     ("flow_in", fl) if fl else None)
 
     n = D.nrows(sc)
@@ -241,20 +290,31 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
             dur = max(e - s, 0)
             fl = int(sflow[i])
             w.slice("memset", "Memset", GPU_PID_BASE + int(cols["device_id"][i]),
-                    _gpu_tid(cols["device_id"][i], cols["stream_id"][i]), s - t0, dur,
+                    _gpu_tid(cols["device_id"][i], cols["stream_id"][i], slane[i]), s - t0, dur,
                     {"bytes": b, "GB/s": round(b / dur, 3) if dur else None,
                      "value": int(cols["value"][i]),
                      "correlation_id": int(cols["correlation_id"][i])},
                     ("flow_in", fl) if fl else None)
 
-    # --- host tracks
-    host_threads: set[int] = set()
+    # --- host tracks: one per OS thread, plus overlap lanes (NVTX start/end ranges need not
+    # nest, ranges left open end at the trace end)
+    hkeys: list = []
+    hs: list = []
+    he: list = []
     for c in (ac, nc, rc):
-        host_threads.update(int(t) for t in D.col(c, "thread_id", D.nrows(c)))
-    if host_threads:
+        n = D.nrows(c)
+        hkeys += D.col(c, "thread_id", n).tolist()
+        hs += D.col(c, "start_ns", n).tolist()
+        he += D.col(c, "end_ns", n).tolist()
+    hlanes = assign_lanes(hkeys, hs, he)
+    na, nn = D.nrows(ac), D.nrows(nc)
+    alane, nlane, rlane = hlanes[:na], hlanes[na:na + nn], hlanes[na + nn:]
+    host_tracks = sorted(set((int(t), int(ln)) for t, ln in zip(hkeys, hlanes)))
+    if host_tracks:
         w.meta("process_name", HOST_PID, 0, "host")
-    for t in sorted(host_threads):
-        w.meta("thread_name", HOST_PID, t, f"thread {t}")
+    for t, ln in host_tracks:
+        w.meta("thread_name", HOST_PID, _host_tid(t, ln),
+               f"thread {t}" + (f" (overlap {ln})" if ln else ""))
 
     # Host events are written longest-first at equal start so that viewers nest them.
     host: list[tuple[int, int, int]] = []  # (start, -dur, index into host_ev)
@@ -273,7 +333,8 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
             cid = int(L["correlation_id"][i])
             kind = L["kind"][i]
             api = kind if isinstance(kind, str) else ("runtime" if int(kind) == 0 else "driver")
-            hw.slice("cuda_api", str(names[i]), HOST_PID, int(L["thread_id"][i]), s - t0, e - s,
+            hw.slice("cuda_api", str(names[i]), HOST_PID, _host_tid(L["thread_id"][i], alane[i]),
+                     s - t0, e - s,
                      f'{{"correlation_id":{cid},"cbid":{int(L["callback_id"][i])},'
                      f'"return":{int(L["return_value"][i])},"api":"{api}"}}',
                      ("flow_out", cid) if cid in flow_ids else None)
@@ -293,12 +354,11 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
             args = {"domain": str(domains[i])}
             if not bool(is_closed[i]):
                 args["closed"] = False
+            tid = _host_tid(cols["thread_id"][i], nlane[i])
             if bool(is_range[i]):
-                hw.slice("nvtx", str(names[i]), HOST_PID, int(cols["thread_id"][i]), s - t0,
-                         e - s, args)
+                hw.slice("nvtx", str(names[i]), HOST_PID, tid, s - t0, e - s, args)
             else:
-                hw.instant("nvtx", str(names[i]), HOST_PID, int(cols["thread_id"][i]), s - t0,
-                           args)
+                hw.instant("nvtx", str(names[i]), HOST_PID, tid, s - t0, args)
             host.append((s, s - e, len(host)))
             host_ev.append(buf.take())
 
@@ -308,7 +368,8 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
         cols = {k: D.col(rc, k, n) for k in ("start_ns", "end_ns", "thread_id", "depth")}
         for i in range(n):
             s, e = int(cols["start_ns"][i]), int(cols["end_ns"][i])
-            hw.slice("region", str(names[i]), HOST_PID, int(cols["thread_id"][i]), s - t0, e - s,
+            hw.slice("region", str(names[i]), HOST_PID, _host_tid(cols["thread_id"][i], rlane[i]),
+                     s - t0, e - s,
                      {"depth": int(cols["depth"][i])})
             host.append((s, s - e, len(host)))
             host_ev.append(buf.take())
