@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -229,3 +230,33 @@ def test_from_jax_matches_xla_cost_analysis():
     spec = jax.ShapeDtypeStruct((32, 48), jnp.float32)
     m2 = fpgaprof.hlo.from_jax(jax.jit(f), spec, jax.ShapeDtypeStruct((48, 16), jnp.float32))
     assert m2.flops == m.flops
+
+
+def test_read_dumped_modules_file_names(tmp_path):
+    body = "HloModule {name}, is_scheduled=true\n\nENTRY %main () -> f32[] {{\n  ROOT %c = f32[] constant(1)\n}}\n"
+    files = {
+        "module_0003.jit_f.sm_9.0_gpu_after_optimizations.txt": "jit_f",   # GPU (XLA prints the cc)
+        "module_0012.jit_g.cpu_after_optimizations.txt": "jit_g",           # CPU
+        "module_0020.jit_h.after_optimizations.txt": "jit_h",               # no platform prefix
+        "module_0003.jit_f.sm_9.0_gpu_after_optimizations-buffer-assignment.txt": None,
+        "module_0003.jit_f.before_optimizations.txt": None,
+        "module_0003.jit_f.sm_9.0_gpu_after_optimizations.ptx": None,
+        "notes.txt": None,
+    }
+    for fname, name in files.items():
+        (tmp_path / fname).write_text(body.format(name=name or "x"))
+    setup = xf.XlaSetup(dump_dir=str(tmp_path), prepared_ns=0)
+    got = [(d.name, d.program_id) for d in xf.read_dumped_modules(setup)]
+    assert got == [("jit_f", 3), ("jit_g", 12), ("jit_h", 20)]
+    assert [d.name for d in xf.read_dumped_modules(setup, program_ids=[12])] == ["jit_g"]
+    assert [d.name for d in xf.read_dumped_modules(setup, names=["jit_h"])] == ["jit_h"]
+    # by the sanitized kernel name of an instruction (the constant %c -> kernel "c")
+    assert len(xf.read_dumped_modules(setup, kernel_names=["c"])) == 3
+    assert xf.read_dumped_modules(setup, kernel_names=["zz"]) == []
+    # files older than the setup are another run's
+    future = xf.XlaSetup(dump_dir=str(tmp_path), prepared_ns=time.time_ns() + 10**12)
+    assert xf.read_dumped_modules(future) == []
+    ranges = ["XlaModule:#prefix=jit(f)/a,b,hlo_module=jit_f,program_id=3#", "Thunk:#hlo_op=c#"]
+    assert [d.name for d in xf.modules_for_trace(ranges, [], setup)] == ["jit_f"]
+    assert [d.name for d in xf.modules_for_trace(["XlaModule:#hlo_module=jit_g#"], [], setup)] == ["jit_g"]
+    assert len(xf.modules_for_trace([], [], setup)) == 3
