@@ -1,0 +1,25 @@
+"""Profile methods of the analysis layer delegate to fpgaprof.roofline / fpgaprof.fpga."""
+import fpgaprof  # noqa: F401  (before jax)
+import pytest
+from fpgaprof._profile import Profile
+
+pytest.importorskip("jax")
+from test_analysis_fpga import _hlo_text, _store  # noqa: E402
+
+
+def test_profile_methods(tmp_path):
+    p = Profile(_store(_hlo_text()))
+    assert p.ceilings["dram_bytes_per_s"] == pytest.approx(1.024e12)
+    rows = p.roofline(by="op")
+    assert rows[0]["op"] == "broadcast_add_fusion"  # 60 us, the most time
+    assert p.roofline(by="trace")["time_ns"] == 110_000
+    assert [r["region"] for r in p.roofline(by="region")] == []
+    cands = p.fpga_candidates(target="versal-v80")
+    assert cands.meta["target"]["name"] == "versal-v80"
+    assert {r["op"] for r in cands} == {"broadcast_add_fusion", "ynn_fusion", "wrapped_reduce"}
+    assert p.transfer_report()["groups"][0]["all"]["count"] == 1
+    assert p.memory_report()["allocation_count"] == 2
+    text = p.export_hlo("broadcast_add_fusion", tmp_path / "a.hlo")
+    assert text.startswith("HloModule broadcast_add_fusion_export")
+    with pytest.raises(ValueError):
+        p.roofline(by="nonsense")
