@@ -73,6 +73,10 @@ def test_summary_from_real_trace(traced):
     assert [(m["operation"], m["volume_size"], m["run"]) for m in s["measurements"]] == \
         [("fake", 16, 0)]
     assert s["measurements"][0]["time"] >= 0.2
+    # attribution through the Thunk ranges: fusion.<i % 4>, 4 executions each
+    assert s["ops"]["available"], s["ops"]
+    assert {(r["op"], r["count"], r["module"]) for r in s["ops"]["items"]} == \
+        {(f"fusion.{k}", 4, "jit_f") for k in range(4)}
     # busy time is a union: never more than the summed durations, never more than wall time
     assert 0 < s["totals"]["gpu_busy_s"] <= s["totals"]["kernel_time_s"] + \
         s["totals"]["transfer_busy_s"] + 1e-3
@@ -91,6 +95,11 @@ def test_timeline_from_real_trace(traced):
     outs = {e["bind_id"] for e in doc["traceEvents"] if e.get("flow_out")}
     ins = [e["bind_id"] for e in doc["traceEvents"] if e.get("flow_in")]
     assert len(outs) == len(ins) == len(set(ins)) == 23 and outs == set(ins)
+    # every kernel carries the HLO op it was attributed to: loop_fusion_<k> ran in fusion.<k>
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "kernel":
+            assert e["args"]["hlo_op"] == "fusion." + e["name"].rsplit("_", 1)[1]
+            assert e["args"]["module"] == "jit_f"
     # the launching thread of the fake is 4000; slices on each track nest
     assert any(e["tid"] == 4000 for e in doc["traceEvents"] if e.get("cat") == "cuda_api")
     tracks = {}

@@ -119,8 +119,11 @@ def _overview(s: Mapping) -> str:
                    f'{dev.get("compute_capability_minor", 0)}</span>'
     cards = [
         _card("device", dev_txt, esc(t["unavailable_reason"]) if not t["gpu_available"] else
-              (fmt_bytes(dev.get("global_memory_bytes")) + " · " +
-               fmt_num(dev.get("peak_dram_bandwidth_bytes_per_s"), "B/s") + " peak")
+              " · ".join(x for x in (
+                  fmt_bytes(dev.get("global_memory_bytes")) if dev.get("global_memory_bytes")
+                  else "",
+                  fmt_num(dev.get("peak_dram_bandwidth_bytes_per_s"), "B/s") + " peak"
+                  if dev.get("peak_dram_bandwidth_bytes_per_s") else "") if x)
               if dev else ""),
         _card("wall time", fmt_s(t["wall_time_s"]), f'{tot.get("region_count", 0)} regions'),
         _card("GPU busy", fmt_s(tot.get("gpu_busy_s")),
@@ -284,13 +287,17 @@ def _kernels(s: Mapping) -> str:
         (f'<p class="dim">{left} more kernels not shown</p>' if left else "")
 
 
+def _rate(gbps: float | None) -> str:
+    return "–" if gbps is None else fmt_num(float(gbps) * 1e9, "B/s")
+
+
 def _transfers(s: Mapping) -> str:
     t = s["transfers"]
     if not t.get("available"):
         return _na(t)
     rows = [[(esc(r["direction"]), r["direction"]), (fmt_num(r["count"]), r["count"]),
              (fmt_bytes(r["bytes"]), r["bytes"]), (fmt_s(r["busy_s"]), r["busy_s"]),
-             (fmt_num(r["gbps"], "GB/s"), r["gbps"]),
+             (_rate(r["gbps"]), r["gbps"]),
              (fmt_num(r["pageable_count"]), r["pageable_count"]),
              (fmt_num(r["async_count"]), r["async_count"])] for r in t["by_direction"]]
     out = "<h3>By direction</h3>" + _table(
@@ -298,7 +305,7 @@ def _transfers(s: Mapping) -> str:
          ("achieved", "num"), ("pageable", "num"), ("async", "num")], rows)
     rows = [[(esc(r["region"]), r["region"]), (esc(r["direction"]), r["direction"]),
              (fmt_num(r["count"]), r["count"]), (fmt_bytes(r["bytes"]), r["bytes"]),
-             (fmt_s(r["busy_s"]), r["busy_s"]), (fmt_num(r["gbps"], "GB/s"), r["gbps"])]
+             (fmt_s(r["busy_s"]), r["busy_s"]), (_rate(r["gbps"]), r["gbps"])]
             for r in t["by_region"]]
     out += "<h3>By region</h3>" + _table(
         [("region", "text"), ("direction", "text"), ("copies", "num"), ("bytes", "num"),
@@ -310,7 +317,14 @@ def _memory(s: Mapping) -> str:
     m = s["memory"]
     if not m.get("available"):
         return _na(m)
-    pts = m["timeline"]
+    pts = list(m["timeline"])
+    # the chart spans the whole trace: nothing in use before the first event, the last value
+    # held until the trace ends
+    end_s = s["trace"].get("wall_time_s") or 0.0
+    if pts and pts[0][0] > 0:
+        pts.insert(0, [0.0, 0])
+    if pts and end_s > pts[-1][0]:
+        pts.append([end_s, pts[-1][1]])
     W, H, L, R, T, B = 760, 220, 70, 20, 14, 36
     tmin = min(p[0] for p in pts)
     tmax = max(p[0] for p in pts)
@@ -390,9 +404,11 @@ def _candidates(s: Mapping) -> str:
     c = s["candidates"]
     head = f'<p>target card: <b>{esc(c.get("target"))}</b>'
     wi = c.get("what_if") or {}
-    if wi.get("combined_speedup"):
-        head += (f' · offloading the {esc(wi.get("combined_count", "?"))} ops that gain would '
+    if wi.get("combined_speedup") and wi.get("combined_count"):
+        head += (f' · offloading the {esc(wi.get("combined_count"))} ops that gain would '
                  f'speed the traced workload up {float(wi["combined_speedup"]):.3g}× (Amdahl)')
+    elif wi.get("combined_speedup") is not None:
+        head += " · no op gains from offloading to this card"
     head += "</p>"
     if not c.get("available"):
         return head + _na(c)

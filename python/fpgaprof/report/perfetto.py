@@ -130,6 +130,24 @@ def _json_default(o: Any) -> Any:
     return str(o)
 
 
+def _kernel_attribution(prof: Any, n: int) -> dict[str, np.ndarray]:
+    """hlo_op / module / source columns per kernel from the attribution, when available."""
+    if n == 0:
+        return {}
+    try:
+        from fpgaprof import _attribution
+        from fpgaprof.report.summary import _attribution_of
+        cols = _attribution.kernel_columns(_attribution_of(prof))
+    except Exception:  # no attribution in this build or for this profile: args stay plain
+        return {}
+    out = {}
+    for k in ("hlo_op", "module", "source"):
+        v = cols.get(k)
+        if v is not None and len(v) == n:
+            out[k] = np.asarray(v, dtype=object)
+    return out
+
+
 def _attribution_cols(c: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Per-record HLO op / source line columns when the table carries them."""
     out = {}
@@ -168,6 +186,7 @@ def write_timeline(prof: Any, path: str | os.PathLike) -> dict[str, int]:
 def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
     g = D._get
     kc = D.columns(g(prof, "kernels"))
+    kc.update(_kernel_attribution(prof, D.nrows(kc)))
     tbl = g(prof, "transfers")
     mc = D.columns(tbl if tbl is not None else g(prof, "memcpys"))
     sc = D.columns(g(prof, "memsets"))

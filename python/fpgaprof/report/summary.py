@@ -100,8 +100,8 @@ def _ops_rows(rows: list[dict]) -> list[dict]:
                       else str(r["source_file"]))
         out.append({
             "op": str(D.first(r, "hlo_op", "op", "name", "instruction", default="?")),
-            "module": D.first(r, "module", "hlo_module"),
-            "category": D.first(r, "category", "kind", "opcode"),
+            "module": D.first(r, "module", "module_name", "hlo_module"),
+            "category": D.first(r, "category", "kind", "opcode") or None,
             "count": int(count or 0),
             "kernel_count": D.first(r, "kernel_count", "kernels"),
             "total_s": total_s,
@@ -109,15 +109,43 @@ def _ops_rows(rows: list[dict]) -> list[dict]:
             "flops": None if r.get("has_cost") is False or r.get("cost_unknown") else
             D.first(r, "flops"),
             "bytes": None if r.get("has_cost") is False or r.get("cost_unknown") else nbytes,
-            "pattern": D.first(r, "pattern", "access_pattern"),
-            "source": source,
+            "pattern": D.first(r, "pattern", "access_pattern") or None,
+            "source": source or None,
         })
     out.sort(key=lambda r: -(r["total_s"] or 0.0))
     return out
 
 
+def _attribution_of(prof: Any) -> Any:
+    """The AttributionResult of a Profile (cached on it): prof.attribution when the Profile
+    has it, else fpgaprof._attribution.attribute(prof._store)."""
+    cached = getattr(prof, "_fpgaprof_report_attribution", None)
+    if cached is not None:
+        return cached
+    a = getattr(type(prof), "attribution", None)
+    if a is not None:
+        res = prof.attribution
+    else:
+        store = getattr(prof, "_store", None)
+        if store is None:
+            raise AttributeError("no attribution: this profile has no trace store")
+        from fpgaprof import _attribution
+        res = _attribution.attribute(store)
+    try:
+        setattr(prof, "_fpgaprof_report_attribution", res)
+    except (AttributeError, TypeError):
+        pass
+    return res
+
+
+def _ops_of(prof: Any) -> Any:
+    if getattr(type(prof), "ops", None) is not None or "ops" in getattr(prof, "__dict__", {}):
+        return prof.ops
+    return _attribution_of(prof).ops
+
+
 def _ops_section(prof: Any) -> dict:
-    sec = D.analysis_section(lambda: prof.ops, "per-op attribution (prof.ops)")
+    sec = D.analysis_section(lambda: _ops_of(prof), "per-op attribution (prof.ops)")
     if not sec["available"]:
         return sec
     rows = _ops_rows(sec["rows"])
