@@ -185,7 +185,20 @@ const FieldSpec<R>* find_field(std::span<const FieldSpec<R>> fields, std::string
 // Sets one field from a Python value: ints (range-checked), bools, floats, str for string
 // fields (interned) and enum fields (by name, or the int value).
 template <class R>
+void set_field_checked(TraceStore& s, const FieldSpec<R>& f, R& r, const py::handle& value);
+
+template <class R>
 void set_field(TraceStore& s, const FieldSpec<R>& f, R& r, const py::handle& value) {
+  try {
+    set_field_checked(s, f, r, value);
+  } catch (const py::cast_error&) {
+    throw Error(ErrorKind::kInvalidArgument, std::string(f.name) + ": cannot take a value of type " +
+                                                 std::string(py::str(py::type::handle_of(value).attr("__name__"))));
+  }
+}
+
+template <class R>
+void set_field_checked(TraceStore& s, const FieldSpec<R>& f, R& r, const py::handle& value) {
   uint64_t v = 0;
   if (f.type == FieldType::kString) {
     if (py::isinstance<py::str>(value)) {

@@ -34,7 +34,8 @@ def fpgaprof_library() -> str:
 
 
 def wheel_lib_dirs() -> list[str]:
-    """site-packages/nvidia/*/lib folders of the installed NVIDIA wheels (cupti, nvtx, ...)."""
+    """site-packages/nvidia/*/lib folders of the installed NVIDIA wheels that hold a libcupti
+    (nvidia-cuda-cupti: nvidia/cu13/lib, older wheels nvidia/cuda_cupti/lib)."""
     dirs: list[str] = []
     try:
         import importlib.util
@@ -45,7 +46,7 @@ def wheel_lib_dirs() -> list[str]:
     roots = list(spec.submodule_search_locations or []) if spec is not None else []
     for root in roots:
         for lib in sorted(glob.glob(os.path.join(root, "*", "lib"))):
-            if os.path.isdir(lib) and lib not in dirs:
+            if lib not in dirs and glob.glob(os.path.join(lib, "libcupti.so*")):
                 dirs.append(lib)
     return dirs
 

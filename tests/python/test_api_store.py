@@ -1,0 +1,285 @@
+"""The store, its record tables, the trace file and error mapping, through the Python API
+(no CUPTI needed: stores are built with TraceStore.append)."""
+import math
+import os
+
+import numpy as np
+import pytest
+
+import fpgaprof
+from fpgaprof import _core
+
+ENUMS = {
+    ("memcpys", "copy_kind"): "DtoH",
+    ("memcpys", "src_kind"): "device",
+    ("memcpys", "dst_kind"): "pinned",
+    ("memsets", "memory_kind"): "device",
+    ("allocations", "memory_kind"): "managed",
+    ("api_calls", "kind"): "runtime",
+    ("syncs", "kind"): "stream_synchronize",
+}
+STRINGS = {"name", "domain", "source", "range_name", "metric"}
+INDEXES = {"api_index", "region_index", "marker_index", "parent", "kernel_index"}
+BOOLS = {"is_async", "is_alloc", "is_range", "is_closed"}
+SMALL = {"depth": 0xFFFF, "object_kind": 0xFF}
+WIDE = {"start_ns", "end_ns", "launch_ns", "bytes", "timestamp_ns", "address", "pc", "graph_node_id",
+        "external_id"}
+
+
+def value_for(table: str, field: str, t: int, f: int, row: int):
+    """A distinct valid value for each (table, field, row), chosen by the field's meaning."""
+    if (table, field) in ENUMS:
+        return ENUMS[(table, field)]
+    if table == "overheads" and field == "kind":
+        return f"CUPTI_BUFFER_FLUSH_{row}"
+    if field in STRINGS:
+        return f"{table}.{field}#{row}"
+    if field in INDEXES:
+        return 0 if row == 1 else 0xFFFFFFFF  # every table has 2 records: index 0 exists
+    if field in BOOLS:
+        return (row + f) % 2 == 0
+    if table == "counters" and field == "value":
+        return -1.5 * (row + 1) + f
+    base = 1000 * t + 10 * f + row + 1
+    if field in SMALL:
+        return base % SMALL[field]
+    if field in WIDE:
+        return (1 << 60) + base * 1_000_003
+    return base
+
+
+def build_full_store():
+    s = _core.TraceStore()
+    for t, table in enumerate(s.table_names):
+        fields = getattr(s, table).field_names
+        for row in range(2):
+            s.append(table, **{f: value_for(table, f, t, i, row) for i, f in enumerate(fields)})
+    s.set_meta(start_ns=10, end_ns=2_000_000_010, dropped_records=3, incomplete_records=2,
+               driver_version=13000, cupti_version=130001, cupti_path="/x/libcupti.so.13",
+               gpu_available=True, command_buffers_disabled=True, fpgaprof_version="0.1.0",
+               warnings=["w1", "w2 ü"])
+    d = _core.DeviceInfo()
+    d.id, d.name, d.sm_count, d.memory_clock_khz, d.memory_bus_width_bits = 0, "Test GPU", 132, 2_619_000, 5120
+    s.add_device(d)
+    s.add_hlo_module("jit_f", 3, "HloModule jit_f\n")
+    return s
+
+
+def test_tables_expose_every_field_with_resolved_strings_and_enum_names():
+    s = build_full_store()
+    assert len(s.kernels) == 2
+    k = s.kernels[1]
+    assert k.name == "kernels.name#1"
+    assert isinstance(k.name_id, int) and s.strings[k.name_id] == "kernels.name#1"
+    assert k.api_index == 0 and s.kernels[0].api_index == 0xFFFFFFFF
+    assert s.memcpys[0].copy_kind == "DtoH"
+    assert s.memcpys[0].src_kind == "device" and s.memcpys[0].dst_kind == "pinned"
+    assert s.api_calls[0].kind == "runtime"
+    assert s.counters[0].value == -1.5 + 4  # value is field 4 of CounterRecord, row 0
+    assert s.kernels[-1].name == s.kernels[1].name
+    with pytest.raises(IndexError):
+        s.kernels[2]
+    with pytest.raises(IndexError):
+        s.kernels[-3]
+    assert [r.name for r in s.kernels] == ["kernels.name#0", "kernels.name#1"]
+    assert k.duration_ns == max(k.end_ns - k.start_ns, 0)
+    assert k.to_dict()["name"] == "kernels.name#1"
+    assert set(k.to_dict()) == set(s.kernels.field_names)
+
+
+def test_columns_are_numpy_arrays_with_the_cpp_types():
+    s = build_full_store()
+    c = s.kernels.columns()
+    assert set(c) == set(s.kernels.field_names)
+    assert c["start_ns"].dtype == np.uint64
+    assert c["grid_x"].dtype == np.uint32
+    assert c["name"].dtype == object and list(c["name"]) == ["kernels.name#0", "kernels.name#1"]
+    m = s.memcpys.columns(["copy_kind", "bytes", "is_async"])
+    assert list(m) == ["copy_kind", "bytes", "is_async"]
+    assert list(m["copy_kind"]) == ["DtoH", "DtoH"]
+    assert m["is_async"].dtype == np.bool_
+    assert s.regions.columns()["depth"].dtype == np.uint16
+    assert s.counters.columns()["value"].dtype == np.float64
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="no field 'nope'"):
+        s.kernels.columns(["nope"])
+    # Columns agree with rows.
+    for table in s.table_names:
+        tab = getattr(s, table)
+        cols = tab.columns()
+        for i, row in enumerate(tab):
+            for f in tab.field_names:
+                assert cols[f][i] == getattr(row, f), (table, f, i)
+
+
+def test_append_validates_fields():
+    s = _core.TraceStore()
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="no field"):
+        s.append("kernels", bogus=1)
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="no record table"):
+        s.append("nope", start_ns=1)
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="unknown value 'sideways'"):
+        s.append("memcpys", copy_kind="sideways")
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="out of range"):
+        s.append("regions", depth=70000)
+    with pytest.raises(ValueError):  # InvalidArgumentError is a ValueError
+        s.append("kernels", grid_x=1 << 33)
+
+
+def _columns_of(store):
+    return {t: getattr(store, t).columns() for t in store.table_names}
+
+
+def test_save_load_round_trip_keeps_every_field(tmp_path):
+    s = build_full_store()
+    path = tmp_path / "full.fpgaprof"
+    s.save(str(path))
+    back = _core.TraceStore.load(str(path))
+    a, b = _columns_of(s), _columns_of(back)
+    for table in s.table_names:
+        assert set(a[table]) == set(b[table])
+        for f in a[table]:
+            assert list(a[table][f]) == list(b[table][f]), (table, f)
+    assert back.meta == s.meta
+    assert back.strings == s.strings
+    assert [d.to_dict() for d in back.devices] == [d.to_dict() for d in s.devices]
+    assert [(h.name, h.program_id, h.text) for h in back.hlo_modules] == [("jit_f", 3, "HloModule jit_f\n")]
+    # Through the public API: a Profile saved and loaded is equal, field by field.
+    prof = fpgaprof.Profile(s)
+    p2 = tmp_path / "p.fpgaprof"
+    prof.save(p2)
+    loaded = fpgaprof.load(p2)
+    assert loaded == prof
+    assert loaded.path == str(p2)
+    assert loaded.dropped_records == 3 and loaded.incomplete_records == 2
+    assert loaded.wall_time_ns == 2_000_000_000
+    assert loaded.device.name == "Test GPU"
+    assert math.isclose(loaded.device.peak_dram_bandwidth_bytes_per_s(), 2 * 2_619_000e3 * 5120 / 8)
+
+
+def test_no_temporary_file_is_left_behind(tmp_path):
+    s = build_full_store()
+    for _ in range(3):
+        s.save(str(tmp_path / "t.fpgaprof"))
+    assert os.listdir(tmp_path) == ["t.fpgaprof"]
+
+
+@pytest.fixture()
+def good_bytes():
+    return build_full_store().serialize()
+
+
+def _bad(tmp_path, name, data):
+    p = tmp_path / name
+    p.write_bytes(data)
+    return str(p)
+
+
+def test_empty_file_is_a_trace_format_error_naming_the_path(tmp_path):
+    p = _bad(tmp_path, "empty.fpgaprof", b"")
+    with pytest.raises(fpgaprof.TraceFormatError, match="empty") as e:
+        fpgaprof.load(p)
+    assert str(e.value).startswith(p + ": ")
+
+
+def test_truncated_file(tmp_path, good_bytes):
+    for cut in (len(good_bytes) // 2, len(good_bytes) - 1, 20, 9):
+        p = _bad(tmp_path, f"cut{cut}.fpgaprof", good_bytes[:cut])
+        with pytest.raises(fpgaprof.TraceFormatError, match="truncated") as e:
+            fpgaprof.load(p)
+        assert p in str(e.value)
+
+
+def test_corrupted_file(tmp_path, good_bytes):
+    data = bytearray(good_bytes)
+    data[len(data) // 2] ^= 0x40
+    p = _bad(tmp_path, "corrupt.fpgaprof", bytes(data))
+    with pytest.raises(fpgaprof.TraceFormatError, match="corrupted") as e:
+        fpgaprof.load(p)
+    assert p in str(e.value)
+
+
+def test_future_version(tmp_path, good_bytes):
+    data = bytearray(good_bytes)
+    data[8] = 9  # format version (u32 little endian after the 8-byte magic)
+    p = _bad(tmp_path, "future.fpgaprof", bytes(data))
+    with pytest.raises(fpgaprof.TraceFormatError, match="version 9") as e:
+        fpgaprof.load(p)
+    assert "upgrade fpgaprof" in str(e.value) and p in str(e.value)
+
+
+def test_not_a_trace(tmp_path):
+    p = _bad(tmp_path, "x.json", b'{"traceEvents": []}')
+    with pytest.raises(fpgaprof.TraceFormatError, match="wrong magic"):
+        fpgaprof.load(p)
+
+
+def test_io_errors_are_oserrors(tmp_path):
+    with pytest.raises(fpgaprof.FpgaprofIOError) as e:
+        fpgaprof.load(tmp_path / "missing.fpgaprof")
+    assert isinstance(e.value, OSError) and isinstance(e.value, fpgaprof.FpgaprofError)
+    with pytest.raises(OSError, match="no_dir"):
+        build_full_store().save(str(tmp_path / "no_dir" / "t.fpgaprof"))
+
+
+@pytest.mark.parametrize("kind, cls", [
+    ("internal", fpgaprof.FpgaprofError),
+    ("invalid_argument", fpgaprof.InvalidArgumentError),
+    ("cupti_unavailable", fpgaprof.CuptiUnavailableError),
+    ("profiler_conflict", fpgaprof.ProfilerConflictError),
+    ("trace_format", fpgaprof.TraceFormatError),
+    ("hlo_parse", fpgaprof.HloParseError),
+    ("io", fpgaprof.FpgaprofIOError),
+    ("state", fpgaprof.ProfilerConflictError),
+    ("counters", fpgaprof.CountersError),
+])
+def test_every_error_kind_maps_to_its_python_exception(kind, cls):
+    with pytest.raises(cls, match="^cause; fix$") as e:
+        _core._raise_error(kind, "cause; fix")
+    assert isinstance(e.value, fpgaprof.FpgaprofError)
+
+
+def test_correlate_from_python_counts_unmatched():
+    s = _core.TraceStore()
+    s.append("api_calls", correlation_id=5, thread_id=42, start_ns=100, end_ns=120, name="cuLaunchKernel")
+    s.append("kernels", correlation_id=5, start_ns=200, end_ns=300, name="k")
+    s.append("kernels", correlation_id=6, start_ns=400, end_ns=500, name="k")
+    s.append("regions", thread_id=42, start_ns=50, end_ns=150, name="r")
+    stats = s.correlate()
+    assert stats["unmatched_kernels"] == 1
+    assert s.kernels[0].thread_id == 42 and s.kernels[0].launch_ns == 100
+    assert s.kernels[0].region_index == 0 and s.kernels[1].region_index == 0xFFFFFFFF
+    assert any("1 kernels have no matching API record" in w for w in s.meta["warnings"])
+
+
+def test_summary_shows_kernels_transfers_regions_drops_and_warnings():
+    s = _core.TraceStore()
+    s.set_meta(start_ns=0, end_ns=10_000_000, dropped_records=7, gpu_available=True, warnings=["beware"])
+    s.append("api_calls", correlation_id=1, thread_id=9, start_ns=10, end_ns=20)
+    s.append("api_calls", correlation_id=2, thread_id=9, start_ns=30, end_ns=40)
+    s.append("api_calls", correlation_id=3, thread_id=9, start_ns=50, end_ns=60)
+    # k1 runs 2000 ns twice, k2 1000 ns once: k1 total 4000, mean 2 us, 80% of 5000 ns.
+    s.append("kernels", correlation_id=1, name="k1", start_ns=1000, end_ns=3000)
+    s.append("kernels", correlation_id=2, name="k1", start_ns=4000, end_ns=6000)
+    s.append("kernels", correlation_id=3, name="k2", start_ns=7000, end_ns=8000)
+    # 2 HtoD copies: 1 MiB in 500 ns + 1 MiB in 1500 ns = 2 MiB in 2000 ns = 1048.576 GB/s.
+    s.append("memcpys", copy_kind="HtoD", bytes=1 << 20, start_ns=100, end_ns=600)
+    s.append("memcpys", copy_kind="HtoD", bytes=1 << 20, start_ns=700, end_ns=2200)
+    s.append("regions", name="step", thread_id=9, start_ns=0, end_ns=45)  # holds launches 1 and 2
+    s.correlate()
+    text = fpgaprof.Profile(s).summary()
+    assert "Kernels: 3 launches, 2 distinct" in text
+    k1 = next(line for line in text.splitlines() if line.strip().startswith("k1"))
+    assert k1.split()[1:] == ["2", "0.004", "2.00", "80.0"]
+    htod = next(line for line in text.splitlines() if line.strip().startswith("HtoD"))
+    assert htod.split() == ["HtoD", "2", "2.00", "MiB", "0.002", "1048.58"]
+    step = next(line for line in text.splitlines() if line.strip().startswith("step"))
+    assert step.split() == ["step", "1", "0.000", "0.004"]  # 45 ns wall, 4000 ns of kernels
+    assert "Dropped records: 7" in text
+    assert "beware" in text
+
+
+def test_profile_of_a_running_trace_says_so():
+    p = fpgaprof.Profile()
+    assert not p.ready
+    with pytest.raises(fpgaprof.FpgaprofError, match="still running"):
+        p.kernels
