@@ -634,6 +634,39 @@ def format_scaling(rows: list[dict[str, Any]], sizes: list[int]) -> str:
     return "\n".join(lines)
 
 
+def format_trace_facts(results: list[Result]) -> str:
+    """Per (operation, size): kernels, GPU kernel time, transfers, peak device memory, top FPGA candidate;
+    or, where the traces hold no GPU data, one line saying why."""
+    reasons = {r.profile.get("reason") for r in results if r.profile and r.profile.get("available") is False}
+    if results and all(r.profile.get("available") is False for r in results if r.profile):
+        return "trace facts: not available: " + "; ".join(sorted(str(x) for x in reasons if x))
+    head = f"{'operation':34s}{'n':>5s}{'kernels':>9s}{'GPU s':>10s}{'copies':>8s}{'copy MB':>9s}" \
+           f"{'peak MB':>9s}  top FPGA candidate"
+    lines = ["trace facts (per operation and size, all timed runs)", head, "-" * len(head)]
+    for r in results:
+        p = r.profile or {}
+        if p.get("available") is False or r.error:
+            lines.append(f"{r.operation:34s}{r.volume_size:5d}  not available: {p.get('reason') or r.error}")
+            continue
+        k, t, m = p.get("kernels") or {}, p.get("transfers") or {}, p.get("peak_device_memory") or {}
+        top = ((p.get("fpga") or {}).get("top") or [{}])[0]
+        name = top.get("op") or top.get("name") or top.get("hlo_op") or "-"
+        lines.append(f"{r.operation:34s}{r.volume_size:5d}{_n(k.get('count')):>9s}{_n(k.get('total_s'), '.4f'):>10s}"
+                     f"{_n(t.get('count')):>8s}{_n((t.get('bytes') or 0) / 1e6, '.1f'):>9s}"
+                     f"{_n((m.get('peak_bytes') or 0) / 1e6 if m.get('peak_bytes') is not None else None, '.1f'):>9s}"
+                     f"  {name}")
+    return "\n".join(lines)
+
+
+def _n(x: Any, fmt: str = "d") -> str:
+    if x is None:
+        return "-"
+    try:
+        return format(x, fmt)
+    except (TypeError, ValueError):
+        return str(x)
+
+
 def _fmt_s(t: float | None) -> str:
     return "-" if t is None else f"{t:.4f}s"
 
@@ -846,6 +879,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"({res.warmup_compile.get('compilations', 0)} compiles){flag}", flush=True)
         del ctx
 
+    print("\n" + format_trace_facts(results))
     rows = scaling_table(results, args.sizes)
     text = format_scaling(rows, args.sizes)
     print("\n" + text)

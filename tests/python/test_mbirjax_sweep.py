@@ -147,3 +147,24 @@ def test_sweep_rejects_unknown_operation(tmp_path):
     proc = _run_sweep(tmp_path, "--operations", "no_such_op", timeout=120)
     assert proc.returncode == 2
     assert "unknown operation" in proc.stderr
+
+
+def test_trace_facts_table_formats_gpu_sections(sweep):
+    # A GPU-shaped profile section as profile_section builds it from fpgaprof.report.collect;
+    # the numbers are made up for the formatter only (nothing here is a measurement).
+    res = sweep.Result("parallel_forward_project", 64, times_s=[0.5])
+    res.profile = {"available": True,
+                   "kernels": {"available": True, "count": 1200, "total_s": 0.25},
+                   "transfers": {"available": True, "count": 40, "bytes": 3_000_000},
+                   "peak_device_memory": {"available": True, "peak_bytes": 125_000_000},
+                   "fpga": {"available": True, "top": [{"op": "fusion.12", "score": 0.8}]}}
+    off = sweep.Result("gen_weights", 64, times_s=[0.1])
+    off.profile = {"available": False, "reason": "no CUDA driver"}
+    text = sweep.format_trace_facts([res, off])
+    row = next(line for line in text.splitlines() if line.startswith("parallel_forward_project"))
+    # 3,000,000 B = 3.0 MB; 125,000,000 B = 125.0 MB
+    assert row.split() == ["parallel_forward_project", "64", "1200", "0.2500", "40", "3.0", "125.0",
+                           "fusion.12"]
+    assert "gen_weights" in text and "not available: no CUDA driver" in text
+    # All sections unavailable: one line with the reason instead of a table.
+    assert sweep.format_trace_facts([off]) == "trace facts: not available: no CUDA driver"
