@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -10,6 +11,23 @@
 
 namespace fpgaprof::cupti {
 namespace {
+
+// The converter reads the newest records through older struct versions: with headers that
+// have the newer versions, check at compile time that the fields used sit at the same offsets.
+#if defined(CUPTI_API_VERSION) && CUPTI_API_VERSION >= 130500
+#define FPGAPROF_SAME_OFFSET(Old, New, field) static_assert(offsetof(Old, field) == offsetof(New, field), #New "." #field)
+FPGAPROF_SAME_OFFSET(CUpti_ActivityKernel10, CUpti_ActivityKernel13, name);
+FPGAPROF_SAME_OFFSET(CUpti_ActivityKernel10, CUpti_ActivityKernel13, correlationId);
+FPGAPROF_SAME_OFFSET(CUpti_ActivityKernel10, CUpti_ActivityKernel13, graphNodeId);
+FPGAPROF_SAME_OFFSET(CUpti_ActivityKernel10, CUpti_ActivityKernel13, graphId);
+FPGAPROF_SAME_OFFSET(CUpti_ActivityMemcpy6, CUpti_ActivityMemcpy7, correlationId);
+FPGAPROF_SAME_OFFSET(CUpti_ActivityMemcpy6, CUpti_ActivityMemcpy7, graphId);
+FPGAPROF_SAME_OFFSET(CUpti_ActivityMemset4, CUpti_ActivityMemset5, memoryKind);
+FPGAPROF_SAME_OFFSET(CUpti_ActivityMemset4, CUpti_ActivityMemset5, graphId);
+FPGAPROF_SAME_OFFSET(CUpti_ActivityDevice5, CUpti_ActivityDevice6, name);
+FPGAPROF_SAME_OFFSET(CUpti_ActivityDevice5, CUpti_ActivityDevice6, uuid);
+#undef FPGAPROF_SAME_OFFSET
+#endif
 
 constexpr std::size_t kMaxOpenInVector = 256;
 
