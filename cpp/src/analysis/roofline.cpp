@@ -125,14 +125,15 @@ RooflinePoint finish(const Acc& a, uint64_t executions, Precision p, const Ceili
   return r;
 }
 
-enum class Role : uint8_t { kNone, kDramRead, kDramWrite, kAdd, kMul, kFma, kTensorFlops, kDuration };
+enum class Role : uint8_t { kNone, kDramRead, kDramWrite, kAdd, kMul, kFma, kDuration };
 
 Role role_of(std::string_view m) {
   const auto has = [&](std::string_view s) { return m.find(s) != std::string_view::npos; };
   if (has("dram__bytes_read") || has("dram__bytes_op_read")) return Role::kDramRead;
   if (has("dram__bytes_write") || has("dram__bytes_op_write")) return Role::kDramWrite;
   if (has("gpu__time_duration")) return Role::kDuration;
-  if (has("inst_executed_pipe_tensor") || has("ops_path_tensor") || has("tensor_op")) return Role::kTensorFlops;
+  // Tensor-pipe instruction counts cannot be turned into FLOPs without the MMA shape: not FLOPs.
+  if (has("pipe_tensor") || has("tensor_op")) return Role::kNone;
   if (has("_op_ffma") || has("_op_dfma") || has("_op_hfma")) return Role::kFma;
   if (has("_op_fadd") || has("_op_dadd") || has("_op_hadd")) return Role::kAdd;
   if (has("_op_fmul") || has("_op_dmul") || has("_op_hmul")) return Role::kMul;
@@ -167,7 +168,6 @@ std::vector<MeasuredKernel> measured_kernels(const TraceStore& store) {
       case Role::kDramRead: case Role::kDramWrite: k.dram_bytes += c.value; k.has = true; break;
       case Role::kAdd: case Role::kMul: k.flops += c.value; k.has = true; break;
       case Role::kFma: k.flops += 2.0 * c.value; k.has = true; break;
-      case Role::kTensorFlops: k.flops += c.value; k.has = true; break;
       case Role::kDuration: k.duration_ns = c.value; break;
       default: break;
     }
