@@ -18,6 +18,7 @@ overhead (no kernels are traced on CPU).
 Usage: python bench/tracing_overhead.py [--size 128] [--reps 5] [--samples 7] [--json FILE]
        [--modes none,fpgaprof,jax] [--allow-cpu] [--check]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,15 +48,23 @@ MODES = ("none", "fpgaprof", "jax")
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--size", type=int, default=None, help="volume edge n (default 128; 32 with --allow-cpu)")
+    p.add_argument(
+        "--size", type=int, default=None, help="volume edge n (default 128; 32 with --allow-cpu)"
+    )
     p.add_argument("--reps", type=int, default=5, help="forward projections per sample")
     p.add_argument("--samples", type=int, default=7, help="samples per mode (alternating)")
     p.add_argument("--modes", default=",".join(MODES), help="comma list of none,fpgaprof,jax")
     p.add_argument("--json", default=None, help="write the results here as JSON")
-    p.add_argument("--allow-cpu", action="store_true",
-                   help="dry run on CPU JAX (proves the script; NOT the GPU overhead figure)")
-    p.add_argument("--check", action="store_true",
-                   help="exit 1 unless fpgaprof's overhead is <= 2%% and below jax.profiler's (GPU only)")
+    p.add_argument(
+        "--allow-cpu",
+        action="store_true",
+        help="dry run on CPU JAX (proves the script; NOT the GPU overhead figure)",
+    )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 unless fpgaprof's overhead is <= 2%% and below jax.profiler's (GPU only)",
+    )
     args = p.parse_args(argv)
     args.modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     bad = [m for m in args.modes if m not in MODES]
@@ -70,6 +79,7 @@ def make_workload(n: int) -> Callable[[], Any]:
     with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
         import mbirjax as mj
         import numpy as np
+
         model = mj.ParallelBeamModel((n, n, n), np.linspace(0.0, np.pi, n, endpoint=False))
         phantom = mj.generate_3d_shepp_logan_low_dynamic_range(model.get_params("recon_shape"))
     return lambda: jax.block_until_ready(model.forward_project(phantom))
@@ -99,23 +109,29 @@ def run_sample(mode: str, work: Callable[[], Any], reps: int, tmp: str) -> dict[
     return out
 
 
-def alternate(modes: list[str], work: Callable[[], Any], reps: int, samples: int,
-              tmp: str) -> tuple[dict[str, list[dict[str, float]]], list[str]]:
+def alternate(
+    modes: list[str], work: Callable[[], Any], reps: int, samples: int, tmp: str
+) -> tuple[dict[str, list[dict[str, float]]], list[str]]:
     """samples x modes, mode order rotated per sample. A mode that fails (e.g. a CUPTI subscriber
     conflict between jax.profiler and fpgaprof) is dropped with its error kept, not retried."""
     results: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
     errors: list[str] = []
     active = list(modes)
     for s in range(samples):
-        order = active[s % len(active):] + active[:s % len(active)]
+        order = active[s % len(active) :] + active[: s % len(active)]
         for mode in order:
             try:
                 results[mode].append(run_sample(mode, work, reps, tmp))
             except Exception as exc:
                 errors.append(f"{mode}: {type(exc).__name__}: {exc}")
                 active.remove(mode)
-        print(f"  sample {s + 1}/{samples}: " + "  ".join(
-            f"{m} {results[m][-1]['work_s']:.3f}s" for m in order if m in active and results[m]), flush=True)
+        print(
+            f"  sample {s + 1}/{samples}: "
+            + "  ".join(
+                f"{m} {results[m][-1]['work_s']:.3f}s" for m in order if m in active and results[m]
+            ),
+            flush=True,
+        )
     return results, errors
 
 
@@ -126,10 +142,15 @@ def summarise(results: dict[str, list[dict[str, float]]]) -> dict[str, dict[str,
         if not rs:
             continue
         med = {k: statistics.median(r[k] for r in rs) for k in ("work_s", "total_s")}
-        out[mode] = {"samples": len(rs), "median_work_s": med["work_s"], "median_total_s": med["total_s"],
-                     "min_work_s": min(r["work_s"] for r in rs), "max_work_s": max(r["work_s"] for r in rs),
-                     "work_overhead_pct": 100.0 * (med["work_s"] / base["work_s"] - 1.0),
-                     "total_overhead_pct": 100.0 * (med["total_s"] / base["total_s"] - 1.0)}
+        out[mode] = {
+            "samples": len(rs),
+            "median_work_s": med["work_s"],
+            "median_total_s": med["total_s"],
+            "min_work_s": min(r["work_s"] for r in rs),
+            "max_work_s": max(r["work_s"] for r in rs),
+            "work_overhead_pct": 100.0 * (med["work_s"] / base["work_s"] - 1.0),
+            "total_overhead_pct": 100.0 * (med["total_s"] / base["total_s"] - 1.0),
+        }
         if any("kernels" in r for r in rs):
             out[mode]["kernels_per_sample"] = statistics.median(r.get("kernels", 0.0) for r in rs)
     return out
@@ -140,25 +161,34 @@ def main(argv: list[str] | None = None) -> int:
     backend = jax.default_backend()
     dry = backend != "gpu"
     if dry and not args.allow_cpu:
-        print(f"tracing_overhead: needs an NVIDIA GPU (JAX backend is '{backend}'); the overhead of "
-              "kernel tracing cannot be measured without one. Run it on a GPU machine, or pass "
-              "--allow-cpu for a dry run that only checks the script.", file=sys.stderr)
+        print(
+            f"tracing_overhead: needs an NVIDIA GPU (JAX backend is '{backend}'); the overhead of "
+            "kernel tracing cannot be measured without one. Run it on a GPU machine, or pass "
+            "--allow-cpu for a dry run that only checks the script.",
+            file=sys.stderr,
+        )
         return EXIT_NO_GPU
     n = args.size or (32 if dry else 128)
     label = "CPU DRY RUN (not the GPU overhead figure)" if dry else "GPU"
-    print(f"tracing_overhead [{label}]: forward_project {n}^3 x {args.reps} per sample, {args.samples} "
-          f"samples, modes {','.join(args.modes)}; jax {jax.__version__} on {jax.devices()[0]}")
+    print(
+        f"tracing_overhead [{label}]: forward_project {n}^3 x {args.reps} per sample, {args.samples} "
+        f"samples, modes {','.join(args.modes)}; jax {jax.__version__} on {jax.devices()[0]}"
+    )
     work = make_workload(n)
     work()  # compile and warm up outside every measurement
     with tempfile.TemporaryDirectory(prefix="fpgaprof_overhead_") as tmp:
         results, errors = alternate(args.modes, work, args.reps, args.samples, tmp)
     summary = summarise(results)
 
-    print(f"\n{'mode':10s}{'median work':>14s}{'overhead':>10s}{'median total':>15s}{'overhead':>10s}"
-          f"{'samples':>9s}")
+    print(
+        f"\n{'mode':10s}{'median work':>14s}{'overhead':>10s}{'median total':>15s}{'overhead':>10s}"
+        f"{'samples':>9s}"
+    )
     for mode, s in summary.items():
-        print(f"{mode:10s}{s['median_work_s']:13.4f}s{s['work_overhead_pct']:9.2f}%"
-              f"{s['median_total_s']:14.4f}s{s['total_overhead_pct']:9.2f}%{s['samples']:9d}")
+        print(
+            f"{mode:10s}{s['median_work_s']:13.4f}s{s['work_overhead_pct']:9.2f}%"
+            f"{s['median_total_s']:14.4f}s{s['total_overhead_pct']:9.2f}%{s['samples']:9d}"
+        )
     for e in errors:
         print(f"error: {e}")
     verdict = None
@@ -168,15 +198,31 @@ def main(argv: list[str] | None = None) -> int:
         verdict = fp <= 2.0 and (jx is None or fp < jx)
         print(f"target (fpgaprof <= 2% and below jax.profiler): {'MET' if verdict else 'NOT MET'}")
     if dry:
-        print("CPU DRY RUN: these figures only show that the alternation works; they are not the GPU "
-              "tracing overhead.")
+        print(
+            "CPU DRY RUN: these figures only show that the alternation works; they are not the GPU "
+            "tracing overhead."
+        )
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"label": label, "backend": backend, "device": str(jax.devices()[0]),
-                       "jax_version": jax.__version__, "fpgaprof_version": getattr(fpgaprof, "__version__", None),
-                       "size": n, "reps": args.reps, "samples": args.samples, "modes": args.modes,
-                       "summary": summary, "samples_raw": results, "errors": errors,
-                       "target_met": verdict}, f, indent=1)
+            json.dump(
+                {
+                    "label": label,
+                    "backend": backend,
+                    "device": str(jax.devices()[0]),
+                    "jax_version": jax.__version__,
+                    "fpgaprof_version": getattr(fpgaprof, "__version__", None),
+                    "size": n,
+                    "reps": args.reps,
+                    "samples": args.samples,
+                    "modes": args.modes,
+                    "summary": summary,
+                    "samples_raw": results,
+                    "errors": errors,
+                    "target_met": verdict,
+                },
+                f,
+                indent=1,
+            )
     if errors:
         return 1
     return 1 if (args.check and verdict is False) else 0

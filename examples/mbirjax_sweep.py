@@ -15,6 +15,7 @@ Outputs (--output DIR): summary.json, scaling.csv, scaling.txt, report.html (whe
 Usage: python examples/mbirjax_sweep.py --sizes 32 64 --runs 3 --operations parallel_forward_project
 See docs/mbirjax.md.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,7 +54,6 @@ _STUBBED_GUI = _stub_missing_gui_modules()
 
 import fpgaprof  # noqa: E402  (before jax: NVTX injection and XLA dump flags are set at import)
 import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 with contextlib.redirect_stderr(io.StringIO()):  # the viewer warns that TkAgg is unavailable
@@ -139,10 +139,12 @@ class EntryPointRecorder:
 
     def _wrap(self, name: str, original: Callable) -> Callable:
         def recording(*args: Any, **kwargs: Any) -> Any:
-            entry = self.calls.setdefault(name, {"original": original, "args": args, "kwargs": kwargs,
-                                                 "calls": 0})
+            entry = self.calls.setdefault(
+                name, {"original": original, "args": args, "kwargs": kwargs, "calls": 0}
+            )
             entry["calls"] += 1
             return original(*args, **kwargs)
+
         return recording
 
     def __exit__(self, *exc: Any) -> None:
@@ -151,14 +153,18 @@ class EntryPointRecorder:
 
     def signatures(self) -> dict[str, tuple]:
         """Per recorded entry point: a hashable key of its arguments' shapes, dtypes and static values."""
+
         def sig(x: Any) -> Any:
             if hasattr(x, "shape") and hasattr(x, "dtype"):
                 return ("array", tuple(x.shape), str(x.dtype))
             if isinstance(x, (tuple, list)):
                 return tuple(sig(v) for v in x)
             return repr(x)
-        return {name: (name, sig(e["args"]), tuple(sorted((k, sig(v)) for k, v in e["kwargs"].items())))
-                for name, e in self.calls.items()}
+
+        return {
+            name: (name, sig(e["args"]), tuple(sorted((k, sig(v)) for k, v in e["kwargs"].items())))
+            for name, e in self.calls.items()
+        }
 
     def aot_breakdown(self, only: set[str] | None = None) -> dict[str, Any]:
         """jit(...).trace / .lower / .compile / execute seconds for each entry point the operation called.
@@ -188,8 +194,14 @@ class EntryPointRecorder:
             jax.block_until_ready(compiled(*args, **dynamic_kwargs))
             t4 = time.perf_counter()
             cost = _cost_summary(compiled)
-            out[name] = {"trace_s": t1 - t0, "lower_s": t2 - t1, "compile_s": t3 - t2,
-                         "execute_s": t4 - t3, "calls_per_operation": entry["calls"], "cost_analysis": cost}
+            out[name] = {
+                "trace_s": t1 - t0,
+                "lower_s": t2 - t1,
+                "compile_s": t3 - t2,
+                "execute_s": t4 - t3,
+                "calls_per_operation": entry["calls"],
+                "cost_analysis": cost,
+            }
         return out
 
 
@@ -235,31 +247,45 @@ class SizeContext:
             return self._get("parallel", lambda: mj.ParallelBeamModel((n, n, n), angles))
         # Cone geometry as in mbirjax.generate_demo_data: source-detector 4 n, magnification 2.
         angles = np.linspace(-np.pi, np.pi, n, endpoint=False)
-        return self._get("cone", lambda: mj.ConeBeamModel((n, n, n), angles, source_detector_dist=4.0 * n,
-                                                           source_iso_dist=2.0 * n))
+        return self._get(
+            "cone",
+            lambda: mj.ConeBeamModel(
+                (n, n, n), angles, source_detector_dist=4.0 * n, source_iso_dist=2.0 * n
+            ),
+        )
 
     def phantom(self, geometry: str) -> Any:
         shape = self.model(geometry).get_params("recon_shape")
-        return self._get(f"phantom_{geometry}", lambda: mj.generate_3d_shepp_logan_low_dynamic_range(shape))
+        return self._get(
+            f"phantom_{geometry}", lambda: mj.generate_3d_shepp_logan_low_dynamic_range(shape)
+        )
 
     def sinogram(self, geometry: str) -> Any:
-        return self._get(f"sino_{geometry}",
-                         lambda: self.model(geometry).forward_project(self.phantom(geometry)))
+        return self._get(
+            f"sino_{geometry}", lambda: self.model(geometry).forward_project(self.phantom(geometry))
+        )
 
     def full_indices(self, geometry: str) -> Any:
         shape = self.model(geometry).get_params("recon_shape")
-        return self._get(f"indices_{geometry}", lambda: mj.gen_full_indices(shape, use_ror_mask=True))
+        return self._get(
+            f"indices_{geometry}", lambda: mj.gen_full_indices(shape, use_ror_mask=True)
+        )
 
     def voxel_values(self, geometry: str) -> Any:
         model = self.model(geometry)
-        return self._get(f"voxels_{geometry}", lambda: model.get_voxels_at_indices(
-            self.phantom(geometry), self.full_indices(geometry)))
+        return self._get(
+            f"voxels_{geometry}",
+            lambda: model.get_voxels_at_indices(
+                self.phantom(geometry), self.full_indices(geometry)
+            ),
+        )
 
     def noisy_volume(self) -> Any:
         def build() -> Any:
             phantom = self.phantom("parallel")
             noise = jax.random.normal(jax.random.PRNGKey(0), phantom.shape, dtype=phantom.dtype)
             return phantom + 0.05 * noise
+
         return self._get("noisy", build)
 
 
@@ -318,29 +344,63 @@ def _projection_ops(geometry: str) -> list[Operation]:
 
     def recon(c: SizeContext) -> Callable[[], Any]:
         m, y, log = c.model(g), c.sinogram(g), c.log(f"{g}_recon")
-        return lambda: _first(m.recon(y, max_iterations=1, stop_threshold_change_pct=0.0,
-                                      logfile_path=log, print_logs=False))
+        return lambda: _first(
+            m.recon(
+                y,
+                max_iterations=1,
+                stop_threshold_change_pct=0.0,
+                logfile_path=log,
+                print_logs=False,
+            )
+        )
 
     def prox_map(c: SizeContext) -> Callable[[], Any]:
         m, y, x, log = c.model(g), c.sinogram(g), c.phantom(g), c.log(f"{g}_prox_map")
-        return lambda: _first(m.prox_map(x, y, max_iterations=1, stop_threshold_change_pct=0.0,
-                                         logfile_path=log, print_logs=False))
+        return lambda: _first(
+            m.prox_map(
+                x,
+                y,
+                max_iterations=1,
+                stop_threshold_change_pct=0.0,
+                logfile_path=log,
+                print_logs=False,
+            )
+        )
 
     return [
         Operation(f"{g}_forward_project", f"{g} beam forward_project(phantom)", g, forward),
         Operation(f"{g}_back_project", f"{g} beam back_project(sinogram)", g, back),
-        Operation(f"{g}_sparse_forward_project", f"{g} sparse_forward_project at gen_full_indices", g,
-                  sparse_forward),
-        Operation(f"{g}_sparse_back_project", f"{g} sparse_back_project at gen_full_indices", g, sparse_back),
-        Operation(f"{g}_compute_hessian_diagonal", f"{g} compute_hessian_diagonal() (unit weights)", g,
-                  hessian),
+        Operation(
+            f"{g}_sparse_forward_project",
+            f"{g} sparse_forward_project at gen_full_indices",
+            g,
+            sparse_forward,
+        ),
+        Operation(
+            f"{g}_sparse_back_project",
+            f"{g} sparse_back_project at gen_full_indices",
+            g,
+            sparse_back,
+        ),
+        Operation(
+            f"{g}_compute_hessian_diagonal",
+            f"{g} compute_hessian_diagonal() (unit weights)",
+            g,
+            hessian,
+        ),
         Operation(f"{g}_direct_filter", f"{g} direct_filter(sinogram) (ramp)", g, direct_filter),
         Operation(f"{g}_{filt}_filter", f"{g} {filt}_filter(sinogram) (ramp)", g, filt_filter),
         Operation(f"{g}_{filt}_recon", f"{g} {filt}_recon(sinogram) (ramp)", g, filt_recon),
         Operation(f"{g}_direct_recon", f"{g} direct_recon(sinogram)", g, direct_recon),
-        Operation(f"{g}_recon", f"{g} recon(sinogram, max_iterations=1) incl. its direct_recon init", g,
-                  recon),
-        Operation(f"{g}_prox_map", f"{g} prox_map(phantom, sinogram, max_iterations=1)", g, prox_map),
+        Operation(
+            f"{g}_recon",
+            f"{g} recon(sinogram, max_iterations=1) incl. its direct_recon init",
+            g,
+            recon,
+        ),
+        Operation(
+            f"{g}_prox_map", f"{g} prox_map(phantom, sinogram, max_iterations=1)", g, prox_map
+        ),
     ]
 
 
@@ -357,8 +417,15 @@ def _other_ops() -> list[Operation]:
         image = c.noisy_volume()
         denoiser = mj.QGGMRFDenoiser(image.shape)
         log = c.log("qggmrf_denoise")
-        return lambda: _first(denoiser.denoise(image, max_iterations=1, stop_threshold_change_pct=0.0,
-                                               logfile_path=log, print_logs=False))
+        return lambda: _first(
+            denoiser.denoise(
+                image,
+                max_iterations=1,
+                stop_threshold_change_pct=0.0,
+                logfile_path=log,
+                print_logs=False,
+            )
+        )
 
     def median(c: SizeContext) -> Callable[[], Any]:
         image = c.noisy_volume()
@@ -374,19 +441,37 @@ def _other_ops() -> list[Operation]:
 
     return [
         Operation("gen_weights", "mj.gen_weights(sinogram, 'transmission_root')", None, weights),
-        Operation("gen_weights_mar", "mj.gen_weights_mar(parallel model, sinogram, init_recon=phantom)",
-                  "parallel", weights_mar),
-        Operation("qggmrf_denoise", "QGGMRFDenoiser(shape).denoise(noisy, max_iterations=1)", None, denoise),
+        Operation(
+            "gen_weights_mar",
+            "mj.gen_weights_mar(parallel model, sinogram, init_recon=phantom)",
+            "parallel",
+            weights_mar,
+        ),
+        Operation(
+            "qggmrf_denoise",
+            "QGGMRFDenoiser(shape).denoise(noisy, max_iterations=1)",
+            None,
+            denoise,
+        ),
         Operation("median_filter3d", "mj.median_filter3d(noisy volume)", None, median),
-        Operation("gen_pixel_partition", "mj.gen_pixel_partition(recon_shape, num_subsets=8)", None,
-                  partition),
-        Operation("shepp_logan_phantom", "mj.generate_3d_shepp_logan_low_dynamic_range(recon_shape)", None,
-                  phantom),
+        Operation(
+            "gen_pixel_partition",
+            "mj.gen_pixel_partition(recon_shape, num_subsets=8)",
+            None,
+            partition,
+        ),
+        Operation(
+            "shepp_logan_phantom",
+            "mj.generate_3d_shepp_logan_low_dynamic_range(recon_shape)",
+            None,
+            phantom,
+        ),
     ]
 
 
-OPERATIONS: dict[str, Operation] = {op.name: op for op in
-                                    _projection_ops("parallel") + _projection_ops("cone") + _other_ops()}
+OPERATIONS: dict[str, Operation] = {
+    op.name: op for op in _projection_ops("parallel") + _projection_ops("cone") + _other_ops()
+}
 
 
 @contextlib.contextmanager
@@ -402,8 +487,10 @@ def _quiet():
 # transfers, device memory, roofline, FPGA candidates); every section the build or the machine
 # cannot fill says why ({"available": false, "reason": ...}) and is passed on as such.
 
-NO_GPU_REASON = ("no GPU: kernel tracing needs an NVIDIA GPU with CUPTI (JAX backend is {backend}); "
-                 "wall times, compilations and XLA cost analysis are still measured")
+NO_GPU_REASON = (
+    "no GPU: kernel tracing needs an NVIDIA GPU with CUPTI (JAX backend is {backend}); "
+    "wall times, compilations and XLA cost analysis are still measured"
+)
 
 
 def _region(name: str):
@@ -411,8 +498,9 @@ def _region(name: str):
     return region(name) if region is not None else contextlib.nullcontext()
 
 
-def _collect(prof: Any, env: dict[str, Any], measurements: list[dict[str, Any]],
-             trace_path: str | None) -> dict[str, Any] | None:
+def _collect(
+    prof: Any, env: dict[str, Any], measurements: list[dict[str, Any]], trace_path: str | None
+) -> dict[str, Any] | None:
     """fpgaprof.report.collect's summary of one (operation, size) trace, or None without the module."""
     try:
         from fpgaprof import report
@@ -423,18 +511,31 @@ def _collect(prof: Any, env: dict[str, Any], measurements: list[dict[str, Any]],
 
 def _section_facts(summary: dict[str, Any]) -> dict[str, Any]:
     """The per-(operation, size) facts the sweep shows, taken from a report summary as they are."""
+
     def sec(name: str) -> dict[str, Any]:
         value = summary.get(name)
-        return value if isinstance(value, dict) else {"available": False, "reason": f"no '{name}' section"}
+        return (
+            value
+            if isinstance(value, dict)
+            else {"available": False, "reason": f"no '{name}' section"}
+        )
 
     kernels, transfers, memory = sec("kernels"), sec("transfers"), sec("memory")
     roofline, candidates = sec("roofline"), sec("candidates")
     facts: dict[str, Any] = {
-        "kernels": {k: kernels.get(k) for k in ("available", "reason", "count", "distinct", "total_s")
-                    if k in kernels},
-        "transfers": {k: transfers.get(k) for k in ("available", "reason", "count", "bytes", "by_direction")
-                      if k in transfers},
-        "peak_device_memory": {k: memory.get(k) for k in ("available", "reason", "peak_bytes") if k in memory},
+        "kernels": {
+            k: kernels.get(k)
+            for k in ("available", "reason", "count", "distinct", "total_s")
+            if k in kernels
+        },
+        "transfers": {
+            k: transfers.get(k)
+            for k in ("available", "reason", "count", "bytes", "by_direction")
+            if k in transfers
+        },
+        "peak_device_memory": {
+            k: memory.get(k) for k in ("available", "reason", "peak_bytes") if k in memory
+        },
         "roofline": {k: roofline.get(k) for k in roofline if k not in ("items", "rows", "points")},
         "fpga": {k: candidates.get(k) for k in candidates if k not in ("items", "rows")},
         "warnings": summary.get("warnings", []),
@@ -443,13 +544,16 @@ def _section_facts(summary: dict[str, Any]) -> dict[str, Any]:
     facts["roofline"]["top"] = points[:5]
     facts["fpga"]["top"] = (candidates.get("items") or [])[:5]
     if kernels.get("top"):
-        facts["kernels"]["top"] = [{"name": k.get("name"), "count": k.get("count"), "total_s": k.get("total_s")}
-                                   for k in kernels["top"][:5]]
+        facts["kernels"]["top"] = [
+            {"name": k.get("name"), "count": k.get("count"), "total_s": k.get("total_s")}
+            for k in kernels["top"][:5]
+        ]
     return facts
 
 
-def profile_section(prof: Any, env: dict[str, Any], res: "Result", section_dir: str | None,
-                    trace_path: str | None) -> dict[str, Any]:
+def profile_section(
+    prof: Any, env: dict[str, Any], res: "Result", section_dir: str | None, trace_path: str | None
+) -> dict[str, Any]:
     """Trace facts for one (operation, size), and its full fpgaprof report under section_dir."""
     out: dict[str, Any] = {}
     if prof is None:
@@ -459,8 +563,10 @@ def profile_section(prof: Any, env: dict[str, Any], res: "Result", section_dir: 
         out.update(available=False, reason=NO_GPU_REASON.format(backend=backend))
     else:
         out["available"] = True
-    measurements = [{"operation": res.operation, "volume_size": res.volume_size, "run": i, "time": t}
-                    for i, t in enumerate(res.times_s)]
+    measurements = [
+        {"operation": res.operation, "volume_size": res.volume_size, "run": i, "time": t}
+        for i, t in enumerate(res.times_s)
+    ]
     try:
         summary = _collect(prof, env, measurements, trace_path)
     except Exception as exc:  # a report bug must not lose the timings
@@ -472,11 +578,15 @@ def profile_section(prof: Any, env: dict[str, Any], res: "Result", section_dir: 
     out.update(_section_facts(summary))
     if section_dir:
         from fpgaprof import report
+
         os.makedirs(section_dir, exist_ok=True)
         report.write_summary(os.path.join(section_dir, "summary.json"), summary)
-        report.write_html(os.path.join(section_dir, "report.html"), summary,
-                          title=f"fpgaprof: {res.operation} at n={res.volume_size}",
-                          extra_tables=[("Sweep timing", [sweep_row(res)])])
+        report.write_html(
+            os.path.join(section_dir, "report.html"),
+            summary,
+            title=f"fpgaprof: {res.operation} at n={res.volume_size}",
+            extra_tables=[("Sweep timing", [sweep_row(res)])],
+        )
         out["report_dir"] = section_dir
     return out
 
@@ -484,12 +594,18 @@ def profile_section(prof: Any, env: dict[str, Any], res: "Result", section_dir: 
 def sweep_row(res: "Result") -> dict[str, Any]:
     """One flat row per (operation, size) for tables."""
     s = res.stats()
-    row: dict[str, Any] = {"operation": res.operation, "volume_size": res.volume_size, "runs": len(res.times_s),
-                           "median_s": s["median_s"], "min_s": s["min_s"], "max_s": s["max_s"],
-                           "warmup_s": res.warmup_s,
-                           "warmup_compilations": res.warmup_compile.get("compilations"),
-                           "warmup_compile_s": res.warmup_compile.get("compile_s"),
-                           "timed_compilations": res.timed_compile.get("compilations")}
+    row: dict[str, Any] = {
+        "operation": res.operation,
+        "volume_size": res.volume_size,
+        "runs": len(res.times_s),
+        "median_s": s["median_s"],
+        "min_s": s["min_s"],
+        "max_s": s["max_s"],
+        "warmup_s": res.warmup_s,
+        "warmup_compilations": res.warmup_compile.get("compilations"),
+        "warmup_compile_s": res.warmup_compile.get("compile_s"),
+        "timed_compilations": res.timed_compile.get("compilations"),
+    }
     for name, a in sorted(res.aot.items()):
         short = "fwd" if "forward" in name else "back"
         row[f"aot_{short}_trace_s"] = a["trace_s"]
@@ -524,28 +640,50 @@ class Result:
     def stats(self) -> dict[str, float | None]:
         if not self.times_s:
             return {"median_s": None, "min_s": None, "max_s": None}
-        return {"median_s": statistics.median(self.times_s), "min_s": min(self.times_s),
-                "max_s": max(self.times_s)}
+        return {
+            "median_s": statistics.median(self.times_s),
+            "min_s": min(self.times_s),
+            "max_s": max(self.times_s),
+        }
 
     def to_json(self) -> dict[str, Any]:
         flagged = self.timed_compile.get("compilations", 0) > 0
-        return {"operation": self.operation, "volume_size": self.volume_size, "times_s": self.times_s,
-                **self.stats(), "warmup_s": self.warmup_s, "warmup_compile": self.warmup_compile,
-                "timed_runs_compile": self.timed_compile, "recompiled_during_timed_runs": flagged,
-                "aot": self.aot, "profile": self.profile, "shapes": self.shapes, "error": self.error}
+        return {
+            "operation": self.operation,
+            "volume_size": self.volume_size,
+            "times_s": self.times_s,
+            **self.stats(),
+            "warmup_s": self.warmup_s,
+            "warmup_compile": self.warmup_compile,
+            "timed_runs_compile": self.timed_compile,
+            "recompiled_during_timed_runs": flagged,
+            "aot": self.aot,
+            "profile": self.profile,
+            "shapes": self.shapes,
+            "error": self.error,
+        }
 
 
-def measure(op: Operation, ctx: SizeContext, runs: int, monitor: CompileMonitor,
-            aot_cache: dict[tuple, dict[str, Any]], env: dict[str, Any], trace_dir: str | None,
-            sections_dir: str | None) -> Result:
+def measure(
+    op: Operation,
+    ctx: SizeContext,
+    runs: int,
+    monitor: CompileMonitor,
+    aot_cache: dict[tuple, dict[str, Any]],
+    env: dict[str, Any],
+    trace_dir: str | None,
+    sections_dir: str | None,
+) -> Result:
     """Warm-up, AOT breakdown, then `runs` timed calls under one fpgaprof.trace; never raises."""
     res = Result(op.name, ctx.n)
     try:
         fn = op.build(ctx)
         if op.geometry:
             model = ctx.model(op.geometry)
-            res.shapes = {"sinogram": list(model.get_params("sinogram_shape")),
-                          "recon": list(model.get_params("recon_shape"))}
+            res.shapes = {
+                "sinogram": list(model.get_params("sinogram_shape")),
+                "recon": list(model.get_params("recon_shape")),
+            }
         recorder = EntryPointRecorder([ctx.model(op.geometry)] if op.geometry else [])
         monitor.reset()
         with recorder, _quiet():
@@ -602,7 +740,11 @@ def measure(op: Operation, ctx: SizeContext, runs: int, monitor: CompileMonitor,
 
 def fit_exponent(sizes: list[float], times: list[float]) -> float | None:
     """Slope k of the least-squares line log t = log a + k log n; None with fewer than 2 distinct sizes."""
-    pts = [(math.log(n), math.log(t)) for n, t in zip(sizes, times) if n > 0 and t is not None and t > 0]
+    pts = [
+        (math.log(n), math.log(t))
+        for n, t in zip(sizes, times)
+        if n > 0 and t is not None and t > 0
+    ]
     if len({x for x, _ in pts}) < 2:
         return None
     mx = sum(x for x, _ in pts) / len(pts)
@@ -617,44 +759,69 @@ def scaling_table(results: list[Result], sizes: list[int]) -> list[dict[str, Any
     for name in dict.fromkeys(r.operation for r in results):
         by_size = {r.volume_size: r.stats()["median_s"] for r in results if r.operation == name}
         pairs = [(n, by_size.get(n)) for n in sizes if by_size.get(n)]
-        rows.append({"operation": name, "median_s_by_size": {str(n): by_size.get(n) for n in sizes},
-                     "exponent": fit_exponent([p[0] for p in pairs], [p[1] for p in pairs])})
+        rows.append(
+            {
+                "operation": name,
+                "median_s_by_size": {str(n): by_size.get(n) for n in sizes},
+                "exponent": fit_exponent([p[0] for p in pairs], [p[1] for p in pairs]),
+            }
+        )
     return rows
 
 
 def format_scaling(rows: list[dict[str, Any]], sizes: list[int]) -> str:
-    head = f"{'operation':34s}" + "".join(f"{'n=' + str(n):>12s}" for n in sizes) + f"{'exponent':>10s}"
+    head = (
+        f"{'operation':34s}"
+        + "".join(f"{'n=' + str(n):>12s}" for n in sizes)
+        + f"{'exponent':>10s}"
+    )
     lines = [head, "-" * len(head)]
     for row in rows:
         cells = "".join(f"{_fmt_s(row['median_s_by_size'][str(n)]):>12s}" for n in sizes)
         k = row["exponent"]
         lines.append(f"{row['operation']:34s}{cells}{('%.2f' % k) if k is not None else '-':>10s}")
-    lines.append("median wall seconds per call; exponent k of t ~ n^k (least squares on log t vs log n; "
-                 "'-' needs two sizes)")
+    lines.append(
+        "median wall seconds per call; exponent k of t ~ n^k (least squares on log t vs log n; "
+        "'-' needs two sizes)"
+    )
     return "\n".join(lines)
 
 
 def format_trace_facts(results: list[Result]) -> str:
     """Per (operation, size): kernels, GPU kernel time, transfers, peak device memory, top FPGA candidate;
     or, where the traces hold no GPU data, one line saying why."""
-    reasons = {r.profile.get("reason") for r in results if r.profile and r.profile.get("available") is False}
+    reasons = {
+        r.profile.get("reason")
+        for r in results
+        if r.profile and r.profile.get("available") is False
+    }
     if results and all(r.profile.get("available") is False for r in results if r.profile):
         return "trace facts: not available: " + "; ".join(sorted(str(x) for x in reasons if x))
-    head = f"{'operation':34s}{'n':>5s}{'kernels':>9s}{'GPU s':>10s}{'copies':>8s}{'copy MB':>9s}" \
-           f"{'peak MB':>9s}  top FPGA candidate"
+    head = (
+        f"{'operation':34s}{'n':>5s}{'kernels':>9s}{'GPU s':>10s}{'copies':>8s}{'copy MB':>9s}"
+        f"{'peak MB':>9s}  top FPGA candidate"
+    )
     lines = ["trace facts (per operation and size, all timed runs)", head, "-" * len(head)]
     for r in results:
         p = r.profile or {}
         if p.get("available") is False or r.error:
-            lines.append(f"{r.operation:34s}{r.volume_size:5d}  not available: {p.get('reason') or r.error}")
+            lines.append(
+                f"{r.operation:34s}{r.volume_size:5d}  not available: {p.get('reason') or r.error}"
+            )
             continue
-        k, t, m = p.get("kernels") or {}, p.get("transfers") or {}, p.get("peak_device_memory") or {}
+        k, t, m = (
+            p.get("kernels") or {},
+            p.get("transfers") or {},
+            p.get("peak_device_memory") or {},
+        )
         top = ((p.get("fpga") or {}).get("top") or [{}])[0]
         name = top.get("op") or top.get("name") or top.get("hlo_op") or "-"
-        lines.append(f"{r.operation:34s}{r.volume_size:5d}{_n(k.get('count')):>9s}{_n(k.get('total_s'), '.4f'):>10s}"
-                     f"{_n(t.get('count')):>8s}{_n((t.get('bytes') or 0) / 1e6, '.1f'):>9s}"
-                     f"{_n((m.get('peak_bytes') or 0) / 1e6 if m.get('peak_bytes') is not None else None, '.1f'):>9s}"
-                     f"  {name}")
+        lines.append(
+            f"{r.operation:34s}{r.volume_size:5d}{_n(k.get('count')):>9s}{_n(k.get('total_s'), '.4f'):>10s}"
+            f"{_n(t.get('count')):>8s}{_n((t.get('bytes') or 0) / 1e6, '.1f'):>9s}"
+            f"{_n((m.get('peak_bytes') or 0) / 1e6 if m.get('peak_bytes') is not None else None, '.1f'):>9s}"
+            f"  {name}"
+        )
     return "\n".join(lines)
 
 
@@ -677,36 +844,63 @@ def _fmt_s(t: float | None) -> str:
 
 def environment() -> dict[str, Any]:
     devices = jax.devices()
-    return {"backend": jax.default_backend(), "devices": [str(d) for d in devices],
-            "jax_version": jax.__version__, "mbirjax_version": getattr(mj, "__version__", None) or
-            _dist_version("mbirjax"), "fpgaprof_version": getattr(fpgaprof, "__version__", None),
-            "python": platform.python_version(), "machine": platform.machine(),
-            "cpu_count": os.cpu_count(), "gui_modules_stubbed": _STUBBED_GUI,
-            "persistent_compilation_cache": jax.config.jax_enable_compilation_cache and
-            jax.config.jax_compilation_cache_dir}
+    return {
+        "backend": jax.default_backend(),
+        "devices": [str(d) for d in devices],
+        "jax_version": jax.__version__,
+        "mbirjax_version": getattr(mj, "__version__", None) or _dist_version("mbirjax"),
+        "fpgaprof_version": getattr(fpgaprof, "__version__", None),
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "gui_modules_stubbed": _STUBBED_GUI,
+        "persistent_compilation_cache": jax.config.jax_enable_compilation_cache
+        and jax.config.jax_compilation_cache_dir,
+    }
 
 
 def _dist_version(name: str) -> str | None:
     try:
         from importlib.metadata import version
+
         return version(name)
     except Exception:
         return None
 
 
-def write_outputs(out_dir: str, env: dict[str, Any], results: list[Result], sizes: list[int], runs: int,
-                  scaling_text: str, scaling_rows: list[dict[str, Any]]) -> dict[str, str]:
+def write_outputs(
+    out_dir: str,
+    env: dict[str, Any],
+    results: list[Result],
+    sizes: list[int],
+    runs: int,
+    scaling_text: str,
+    scaling_rows: list[dict[str, Any]],
+) -> dict[str, str]:
     """summary.json (timing schema + the sweep), scaling.csv/.txt and report.html in out_dir."""
     os.makedirs(out_dir, exist_ok=True)
-    measurements = [{"operation": r.operation, "volume_size": r.volume_size, "run": i, "time": t}
-                    for r in results for i, t in enumerate(r.times_s)]
-    summary = {"environment": env, "measurements": measurements,
-               "sweep": {"schema": "fpgaprof-mbirjax-sweep/1", "sizes": sizes, "runs": runs,
-                         "operations": [r.to_json() for r in results], "scaling": scaling_rows}}
-    paths = {"summary": os.path.join(out_dir, "summary.json"),
-             "scaling_csv": os.path.join(out_dir, "scaling.csv"),
-             "scaling_txt": os.path.join(out_dir, "scaling.txt"),
-             "html": os.path.join(out_dir, "report.html")}
+    measurements = [
+        {"operation": r.operation, "volume_size": r.volume_size, "run": i, "time": t}
+        for r in results
+        for i, t in enumerate(r.times_s)
+    ]
+    summary = {
+        "environment": env,
+        "measurements": measurements,
+        "sweep": {
+            "schema": "fpgaprof-mbirjax-sweep/1",
+            "sizes": sizes,
+            "runs": runs,
+            "operations": [r.to_json() for r in results],
+            "scaling": scaling_rows,
+        },
+    }
+    paths = {
+        "summary": os.path.join(out_dir, "summary.json"),
+        "scaling_csv": os.path.join(out_dir, "scaling.csv"),
+        "scaling_txt": os.path.join(out_dir, "scaling.txt"),
+        "html": os.path.join(out_dir, "report.html"),
+    }
     _write_atomic(paths["summary"], json.dumps(summary, indent=1, default=str))
     _write_atomic(paths["scaling_txt"], scaling_text + "\n")
     lines = ["operation," + ",".join(f"median_s_n{n}" for n in sizes) + ",exponent"]
@@ -725,8 +919,14 @@ def _write_atomic(path: str, text: str) -> None:
     os.replace(tmp, path)
 
 
-def render_html(env: dict[str, Any], results: list[Result], sizes: list[int], runs: int,
-                scaling_rows: list[dict[str, Any]], out_dir: str) -> str:
+def render_html(
+    env: dict[str, Any],
+    results: list[Result],
+    sizes: list[int],
+    runs: int,
+    scaling_rows: list[dict[str, Any]],
+    out_dir: str,
+) -> str:
     """The sweep's own page: environment, scaling table, then one section per (operation, size) with its
     timings, compilations, AOT breakdown and trace facts, linking to that section's full fpgaprof report."""
     import html as h
@@ -738,8 +938,13 @@ def render_html(env: dict[str, Any], results: list[Result], sizes: list[int], ru
         return "–" if x is None else (fmt.format(x) if isinstance(x, (int, float)) else e(x))
 
     def table(headers: list[str], rows: list[list[str]]) -> str:
-        return ("<table><tr>" + "".join(f"<th>{e(x)}</th>" for x in headers) + "</tr>" +
-                "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows) + "</table>")
+        return (
+            "<table><tr>"
+            + "".join(f"<th>{e(x)}</th>" for x in headers)
+            + "</tr>"
+            + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+            + "</table>"
+        )
 
     def facts(sec: Any) -> str:
         if not isinstance(sec, dict):
@@ -749,18 +954,31 @@ def render_html(env: dict[str, Any], results: list[Result], sizes: list[int], ru
         shown = {k: v for k, v in sec.items() if k not in ("available", "top")}
         return e(json.dumps(shown, default=str)[:400])
 
-    parts = [f"<h1>MBIRJAX sweep: {len(results)} measurements</h1>",
-             f'<p class="dim">backend {e(env.get("backend"))} · devices {e(", ".join(env.get("devices", [])))}'
-             f' · jax {e(env.get("jax_version"))} · mbirjax {e(env.get("mbirjax_version"))} · fpgaprof '
-             f'{e(env.get("fpgaprof_version"))} · sizes {e(sizes)} · {runs} timed run(s) after a warm-up</p>']
+    parts = [
+        f"<h1>MBIRJAX sweep: {len({r.operation for r in results})} operations × {len(sizes)} size(s)</h1>",
+        f'<p class="dim">backend {e(env.get("backend"))} · devices {e(", ".join(env.get("devices", [])))}'
+        f' · jax {e(env.get("jax_version"))} · mbirjax {e(env.get("mbirjax_version"))} · fpgaprof '
+        f'{e(env.get("fpgaprof_version"))} · sizes {e(sizes)} · {runs} timed run(s) after a warm-up</p>',
+    ]
     if env.get("backend") != "gpu":
-        parts.append('<p class="na">' + e(NO_GPU_REASON.format(backend=env.get("backend"))) + "</p>")
-    parts.append("<h2 id='scaling'>Scaling (median seconds; t ~ n<sup>k</sup>, least squares on log t vs log n)"
-                 "</h2>")
-    parts.append(table(["operation"] + [f"n={n}" for n in sizes] + ["k"],
-                       [[f'<a href="#{e(r["operation"])}">{e(r["operation"])}</a>'] +
-                        [num(r["median_s_by_size"][str(n)]) for n in sizes] +
-                        [num(r["exponent"], "{:.2f}")] for r in scaling_rows]))
+        parts.append(
+            '<p class="na">' + e(NO_GPU_REASON.format(backend=env.get("backend"))) + "</p>"
+        )
+    parts.append(
+        "<h2 id='scaling'>Scaling (median seconds; t ~ n<sup>k</sup>, least squares on log t vs log n)"
+        "</h2>"
+    )
+    parts.append(
+        table(
+            ["operation"] + [f"n={n}" for n in sizes] + ["k"],
+            [
+                [f'<a href="#{e(r["operation"])}">{e(r["operation"])}</a>']
+                + [num(r["median_s_by_size"][str(n)]) for n in sizes]
+                + [num(r["exponent"], "{:.2f}")]
+                for r in scaling_rows
+            ],
+        )
+    )
     parts.append("<h2>Per operation and size</h2>")
     seen_ops: set[str] = set()
     for r in results:
@@ -772,23 +990,52 @@ def render_html(env: dict[str, Any], results: list[Result], sizes: list[int], ru
             parts.append(f'<p class="err">error: {e(r.error)}</p></section>')
             continue
         flag = r.timed_compile.get("compilations", 0)
-        parts.append(f"<p>median {num(s['median_s'])} s · min {num(s['min_s'])} s · max {num(s['max_s'])} s · "
-                     f"runs {len(r.times_s)} · warm-up {num(r.warmup_s)} s with "
-                     f"{r.warmup_compile.get('compilations', 0)} compilations "
-                     f"({num(r.warmup_compile.get('compile_s'))} s compiling) · "
-                     + (f'<span class="err">{flag} compilation(s) during the timed runs: '
-                        f'{e(", ".join(r.timed_compile.get("compiled_functions", [])))}</span>'
-                        if flag else '<span class="ok">no compilation during the timed runs</span>') + "</p>")
+        parts.append(
+            f"<p>median {num(s['median_s'])} s · min {num(s['min_s'])} s · max {num(s['max_s'])} s · "
+            f"runs {len(r.times_s)} · warm-up {num(r.warmup_s)} s with "
+            f"{r.warmup_compile.get('compilations', 0)} compilations "
+            f"({num(r.warmup_compile.get('compile_s'))} s compiling) · "
+            + (
+                f'<span class="err">{flag} compilation(s) during the timed runs: '
+                f'{e(", ".join(r.timed_compile.get("compiled_functions", [])))}</span>'
+                if flag
+                else '<span class="ok">no compilation during the timed runs</span>'
+            )
+            + "</p>"
+        )
         if r.aot:
-            parts.append(table(["jitted entry point", "trace s", "lower s", "compile s", "execute s",
-                                "calls per op", "XLA flops", "XLA bytes accessed"],
-                               [[e(n), num(a["trace_s"]), num(a["lower_s"]), num(a["compile_s"]),
-                                 num(a["execute_s"]), num(a["calls_per_operation"]),
-                                 num((a.get("cost_analysis") or {}).get("flops")),
-                                 num((a.get("cost_analysis") or {}).get("bytes accessed"))]
-                                for n, a in sorted(r.aot.items())]))
+            parts.append(
+                table(
+                    [
+                        "jitted entry point",
+                        "trace s",
+                        "lower s",
+                        "compile s",
+                        "execute s",
+                        "calls per op",
+                        "XLA flops",
+                        "XLA bytes accessed",
+                    ],
+                    [
+                        [
+                            e(n),
+                            num(a["trace_s"]),
+                            num(a["lower_s"]),
+                            num(a["compile_s"]),
+                            num(a["execute_s"]),
+                            num(a["calls_per_operation"]),
+                            num((a.get("cost_analysis") or {}).get("flops")),
+                            num((a.get("cost_analysis") or {}).get("bytes accessed")),
+                        ]
+                        for n, a in sorted(r.aot.items())
+                    ],
+                )
+            )
         p = r.profile or {}
-        rows = [[e(k), facts(p.get(k))] for k in ("kernels", "transfers", "peak_device_memory", "roofline", "fpga")]
+        rows = [
+            [e(k), facts(p.get(k))]
+            for k in ("kernels", "transfers", "peak_device_memory", "roofline", "fpga")
+        ]
         if p.get("available") is False and not any(k in p for k in ("kernels", "transfers")):
             rows = [["trace", facts(p)]]
         parts.append(table(["from the trace", ""], rows))
@@ -796,33 +1043,59 @@ def render_html(env: dict[str, Any], results: list[Result], sizes: list[int], ru
             rel = os.path.relpath(os.path.join(p["report_dir"], "report.html"), out_dir)
             parts.append(f'<p><a href="{e(rel)}">full fpgaprof report for this section</a></p>')
         parts.append("</section>")
-    css = ("body{font:14px/1.45 system-ui,sans-serif;max-width:1100px;margin:0 auto;padding:16px 24px}"
-           "table{border-collapse:collapse;margin:6px 0}th,td{border-bottom:1px solid #e3e3e8;padding:3px 8px;"
-           "text-align:left;font-size:13px;vertical-align:top}.dim{color:#6b6b70}.na{color:#8a5a00}"
-           ".err{color:#b00020}.ok{color:#1a7f37}h3{margin:18px 0 4px}")
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>MBIRJAX sweep</title>"
-            f"<style>{css}</style></head><body>" + "\n".join(parts) + "</body></html>\n")
+    css = (
+        "body{font:14px/1.45 system-ui,sans-serif;max-width:1100px;margin:0 auto;padding:16px 24px}"
+        "table{border-collapse:collapse;margin:6px 0}th,td{border-bottom:1px solid #e3e3e8;padding:3px 8px;"
+        "text-align:left;font-size:13px;vertical-align:top}.dim{color:#6b6b70}.na{color:#8a5a00}"
+        ".err{color:#b00020}.ok{color:#1a7f37}h3{margin:18px 0 4px}"
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>MBIRJAX sweep</title>'
+        f"<style>{css}</style></head><body>" + "\n".join(parts) + "</body></html>\n"
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="operations: " + ", ".join(OPERATIONS))
-    p.add_argument("--sizes", type=int, nargs="+", default=[32, 64, 128, 256],
-                   help="volume edge sizes n (n x n x n volume, n views, n x n detector)")
-    p.add_argument("--runs", type=int, default=3, help="timed runs per operation and size, after a warm-up")
-    p.add_argument("--operations", nargs="+", default=list(OPERATIONS), metavar="OP",
-                   help="subset of operations (default: all)")
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="operations: " + ", ".join(OPERATIONS),
+    )
+    p.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=[32, 64, 128, 256],
+        help="volume edge sizes n (n x n x n volume, n views, n x n detector)",
+    )
+    p.add_argument(
+        "--runs", type=int, default=3, help="timed runs per operation and size, after a warm-up"
+    )
+    p.add_argument(
+        "--operations",
+        nargs="+",
+        default=list(OPERATIONS),
+        metavar="OP",
+        help="subset of operations (default: all)",
+    )
     p.add_argument("--output", default="mbirjax_sweep_out", help="output directory")
-    p.add_argument("--save-traces", action="store_true", help="also write one .fpgaprof trace per op and size")
-    p.add_argument("--persistent-cache", action="store_true",
-                   help="keep MBIRJAX's persistent compilation cache (/tmp/jax_cache); off by default so that "
-                        "warm-up compile times are real compiles")
-    p.add_argument("--no-section-reports", action="store_true",
-                   help="skip the full fpgaprof report (summary.json, report.html) per operation and size")
+    p.add_argument(
+        "--save-traces", action="store_true", help="also write one .fpgaprof trace per op and size"
+    )
+    p.add_argument(
+        "--persistent-cache",
+        action="store_true",
+        help="keep MBIRJAX's persistent compilation cache (/tmp/jax_cache); off by default so that "
+        "warm-up compile times are real compiles",
+    )
+    p.add_argument(
+        "--no-section-reports",
+        action="store_true",
+        help="skip the full fpgaprof report (summary.json, report.html) per operation and size",
+    )
     p.add_argument("--list-operations", action="store_true", help="print the operations and exit")
     args = p.parse_args(argv)
     unknown = [o for o in args.operations if o not in OPERATIONS]
@@ -842,11 +1115,15 @@ def main(argv: list[str] | None = None) -> int:
     if not args.persistent_cache:
         jax.config.update("jax_enable_compilation_cache", False)
     backend = jax.default_backend()
-    print(f"fpgaprof {getattr(fpgaprof, '__version__', '?')}, jax {jax.__version__} ({backend}: "
-          f"{', '.join(str(d) for d in jax.devices())}), mbirjax {_dist_version('mbirjax')}")
+    print(
+        f"fpgaprof {getattr(fpgaprof, '__version__', '?')}, jax {jax.__version__} ({backend}: "
+        f"{', '.join(str(d) for d in jax.devices())}), mbirjax {_dist_version('mbirjax')}"
+    )
     if backend != "gpu":
-        print("NOTE: no GPU: wall times, compile counts and XLA cost analysis are measured; kernel tracing "
-              "(kernels, transfers, device memory, roofline, FPGA ranking) needs an NVIDIA GPU with CUPTI.")
+        print(
+            "NOTE: no GPU: wall times, compile counts and XLA cost analysis are measured; kernel tracing "
+            "(kernels, transfers, device memory, roofline, FPGA ranking) needs an NVIDIA GPU with CUPTI."
+        )
         # The same fact, once per trace otherwise; each section's "warnings" keeps fpgaprof's wording.
         warnings.filterwarnings("ignore", message="fpgaprof.trace: no GPU activity")
     os.makedirs(args.output, exist_ok=True)
@@ -865,18 +1142,25 @@ def main(argv: list[str] | None = None) -> int:
     for n in args.sizes:
         ctx = SizeContext(n, log_dir)
         for name in args.operations:
-            res = measure(OPERATIONS[name], ctx, args.runs, monitor, aot_cache, env, trace_dir,
-                          sections_dir)
+            res = measure(
+                OPERATIONS[name], ctx, args.runs, monitor, aot_cache, env, trace_dir, sections_dir
+            )
             results.append(res)
             s = res.stats()
             if res.error:
                 print(f"  n={n:<4d} {name:34s} ERROR {res.error}")
                 continue
-            flag = (f"  RECOMPILED {res.timed_compile['compilations']}x during timed runs"
-                    if res.timed_compile.get("compilations") else "")
-            print(f"  n={n:<4d} {name:34s} median {s['median_s']:.4f}s  min {s['min_s']:.4f}s  "
-                  f"max {s['max_s']:.4f}s  warm-up {res.warmup_s:.2f}s "
-                  f"({res.warmup_compile.get('compilations', 0)} compiles){flag}", flush=True)
+            flag = (
+                f"  RECOMPILED {res.timed_compile['compilations']}x during timed runs"
+                if res.timed_compile.get("compilations")
+                else ""
+            )
+            print(
+                f"  n={n:<4d} {name:34s} median {s['median_s']:.4f}s  min {s['min_s']:.4f}s  "
+                f"max {s['max_s']:.4f}s  warm-up {res.warmup_s:.2f}s "
+                f"({res.warmup_compile.get('compilations', 0)} compiles){flag}",
+                flush=True,
+            )
         del ctx
 
     print("\n" + format_trace_facts(results))

@@ -3,6 +3,7 @@
 The sweep runs in a subprocess (it imports fpgaprof before jax, as users must). Expected
 numbers are worked out by hand in the comments.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -18,8 +19,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SWEEP = ROOT / "examples" / "mbirjax_sweep.py"
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("mbirjax") is None,
-                                reason="mbirjax not installed (pip install '.[mbirjax]')")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("mbirjax") is None,
+    reason="mbirjax not installed (pip install '.[mbirjax]')",
+)
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +38,7 @@ def sweep():
 def test_fit_exponent_exact_power_law(sweep):
     # t = 2 n^3 at n = 2, 4, 8: log t = log 2 + 3 log n exactly, so the slope is 3.
     sizes = [2, 4, 8]
-    times = [2 * n ** 3 for n in sizes]
+    times = [2 * n**3 for n in sizes]
     assert sweep.fit_exponent(sizes, times) == pytest.approx(3.0, abs=1e-12)
 
 
@@ -43,8 +46,8 @@ def test_fit_exponent_least_squares_by_hand(sweep):
     # Points (log n, log t) = (0, 0), (1, 2), (2, 3), i.e. n = 1, e, e^2 and t = 1, e^2, e^3.
     # mean x = 1, mean y = 5/3; Sxx = 1 + 0 + 1 = 2;
     # Sxy = (-1)(-5/3) + 0*(1/3) + (1)(4/3) = 3; slope = 3 / 2 = 1.5.
-    sizes = [1.0, math.e, math.e ** 2]
-    times = [1.0, math.e ** 2, math.e ** 3]
+    sizes = [1.0, math.e, math.e**2]
+    times = [1.0, math.e**2, math.e**3]
     assert sweep.fit_exponent(sizes, times) == pytest.approx(1.5, abs=1e-12)
 
 
@@ -64,10 +67,10 @@ def test_compile_monitor_counts_real_compilations(sweep):
     x4 = jnp.arange(4.0)
     x4.block_until_ready()
     mon.reset()
-    f(x4).block_until_ready()          # first call: one trace, one lowering, one XLA compile
+    f(x4).block_until_ready()  # first call: one trace, one lowering, one XLA compile
     first = mon.snapshot()
     mon.reset()
-    f(x4 + 1).block_until_ready()      # same shape: f's executable is reused
+    f(x4 + 1).block_until_ready()  # same shape: f's executable is reused
     second = mon.snapshot()
     mon.reset()
     f(jnp.arange(5.0)).block_until_ready()  # new shape: recompiles f (arange itself may compile)
@@ -85,8 +88,14 @@ def test_compile_monitor_counts_real_compilations(sweep):
 def _run_sweep(tmp_path: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     env = dict(os.environ, MPLBACKEND="Agg", CI="1")
     env.pop("DISPLAY", None)
-    return subprocess.run([sys.executable, str(SWEEP), "--output", str(tmp_path), *args],
-                          capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp_path)
+    return subprocess.run(
+        [sys.executable, str(SWEEP), "--output", str(tmp_path), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=tmp_path,
+    )
 
 
 OPS = ["parallel_forward_project", "parallel_sparse_back_project", "median_filter3d"]
@@ -106,7 +115,8 @@ def test_sweep_size_32_outputs(tmp_path):
     # The timing schema: one measurement per (operation, size, run), positive seconds.
     ms = summary["measurements"]
     assert sorted((m["operation"], m["volume_size"], m["run"]) for m in ms) == sorted(
-        (op, n, 0) for op in OPS for n in (16, 32))
+        (op, n, 0) for op in OPS for n in (16, 32)
+    )
     assert all(isinstance(m["time"], float) and m["time"] > 0 for m in ms)
 
     ops = {(o["operation"], o["volume_size"]): o for o in summary["sweep"]["operations"]}
@@ -128,7 +138,7 @@ def test_sweep_size_32_outputs(tmp_path):
     assert aot["calls_per_operation"] >= 1
     # A sparse back projection of a 32^3 volume costs real flops in XLA's cost model.
     sbp = ops[("parallel_sparse_back_project", 32)]["aot"]["sparse_back_project"]
-    assert sbp["cost_analysis"]["flops"] > 32 ** 3
+    assert sbp["cost_analysis"]["flops"] > 32**3
 
     # Scaling: the exponent in the files is the least-squares slope of the medians in them.
     rows = {r["operation"]: r for r in summary["sweep"]["scaling"]}
@@ -153,18 +163,28 @@ def test_trace_facts_table_formats_gpu_sections(sweep):
     # A GPU-shaped profile section as profile_section builds it from fpgaprof.report.collect;
     # the numbers are made up for the formatter only (nothing here is a measurement).
     res = sweep.Result("parallel_forward_project", 64, times_s=[0.5])
-    res.profile = {"available": True,
-                   "kernels": {"available": True, "count": 1200, "total_s": 0.25},
-                   "transfers": {"available": True, "count": 40, "bytes": 3_000_000},
-                   "peak_device_memory": {"available": True, "peak_bytes": 125_000_000},
-                   "fpga": {"available": True, "top": [{"op": "fusion.12", "score": 0.8}]}}
+    res.profile = {
+        "available": True,
+        "kernels": {"available": True, "count": 1200, "total_s": 0.25},
+        "transfers": {"available": True, "count": 40, "bytes": 3_000_000},
+        "peak_device_memory": {"available": True, "peak_bytes": 125_000_000},
+        "fpga": {"available": True, "top": [{"op": "fusion.12", "score": 0.8}]},
+    }
     off = sweep.Result("gen_weights", 64, times_s=[0.1])
     off.profile = {"available": False, "reason": "no CUDA driver"}
     text = sweep.format_trace_facts([res, off])
     row = next(line for line in text.splitlines() if line.startswith("parallel_forward_project"))
     # 3,000,000 B = 3.0 MB; 125,000,000 B = 125.0 MB
-    assert row.split() == ["parallel_forward_project", "64", "1200", "0.2500", "40", "3.0", "125.0",
-                           "fusion.12"]
+    assert row.split() == [
+        "parallel_forward_project",
+        "64",
+        "1200",
+        "0.2500",
+        "40",
+        "3.0",
+        "125.0",
+        "fusion.12",
+    ]
     assert "gen_weights" in text and "not available: no CUDA driver" in text
     # All sections unavailable: one line with the reason instead of a table.
     assert sweep.format_trace_facts([off]) == "trace facts: not available: no CUDA driver"

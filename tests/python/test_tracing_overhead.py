@@ -1,4 +1,5 @@
 """bench/tracing_overhead.py: says it needs a GPU, and its CPU dry run exercises the alternation."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -13,20 +14,32 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench" / "tracing_overhead.py"
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("mbirjax") is None,
-                                reason="mbirjax not installed (pip install '.[mbirjax]')")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("mbirjax") is None,
+    reason="mbirjax not installed (pip install '.[mbirjax]')",
+)
 
 
 def _has_gpu() -> bool:
-    probe = subprocess.run([sys.executable, "-c", "import jax; print(jax.default_backend())"],
-                           capture_output=True, text=True, timeout=120)
+    probe = subprocess.run(
+        [sys.executable, "-c", "import jax; print(jax.default_backend())"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return probe.stdout.strip() == "gpu"
 
 
 def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, MPLBACKEND="Agg")
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True,
-                          timeout=300, env=env, cwd=tmp_path)
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=tmp_path,
+    )
 
 
 def test_without_gpu_it_exits_77_and_says_why(tmp_path):
@@ -39,8 +52,9 @@ def test_without_gpu_it_exits_77_and_says_why(tmp_path):
 
 def test_cpu_dry_run_alternates_all_modes(tmp_path):
     out = tmp_path / "overhead.json"
-    proc = _run(tmp_path, "--allow-cpu", "--size", "16", "--reps", "1", "--samples", "3",
-                "--json", str(out))
+    proc = _run(
+        tmp_path, "--allow-cpu", "--size", "16", "--reps", "1", "--samples", "3", "--json", str(out)
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     res = json.loads(out.read_text())
     if res["backend"] != "gpu":
