@@ -17,6 +17,10 @@ from fpgaprof.errors import FpgaprofError
 
 __all__ = ["Profile", "load"]
 
+from fpgaprof.report import notebook as _notebook  # noqa: E402
+
+_notebook.install(_core)  # to_pandas() and _repr_html_ on the record tables
+
 NONE32 = 0xFFFFFFFF
 
 
@@ -123,7 +127,11 @@ class Profile:
         """Time per HLO op, largest first: count (``kernel_count``, ``executions``),
         ``total_ns``, ``mean_ns`` (per execution), static cost of one execution (``flops``,
         ``bytes_accessed``, ``pattern``), ``source_file``/``source_line``, match ``method``."""
-        return list(self.attribution.ops)
+        from fpgaprof.report.notebook import Rows
+
+        rows = Rows(self.attribution.ops)
+        rows.title = "HLO ops"
+        return rows
 
     # -- analysis: ceilings, roofline, transfers, memory, FPGA (docs/roofline.md, fpga-model.md)
 
@@ -221,6 +229,14 @@ class Profile:
     def summary(self, top: int = 15) -> str:
         """A readable text summary: top kernels, transfers, regions, drops and warnings."""
         return _summary(self, top)
+
+    def _repr_html_(self) -> str:
+        """Jupyter: overview, top kernels and ops, warnings (fpgaprof.report.notebook)."""
+        if self._store is None:
+            return "<b>fpgaprof Profile</b>: trace running"
+        from fpgaprof.report.notebook import profile_html
+
+        return profile_html(self)
 
     def __repr__(self) -> str:
         if self._store is None:

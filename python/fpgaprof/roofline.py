@@ -20,6 +20,12 @@ class Table(list):
 
         return pd.DataFrame(list(self))
 
+    def _repr_html_(self) -> str:
+        """Jupyter: every column, first rows (fpgaprof.report.notebook)."""
+        from fpgaprof.report.notebook import rows_html
+
+        return rows_html(self, "rows")
+
     def columns(self) -> dict:
         import numpy as np
 

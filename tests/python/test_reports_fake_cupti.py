@@ -145,3 +145,22 @@ def test_cli_report_and_export_csv(traced, tmp_path):
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
     assert len(rows) == 6
     assert sum(int(x["bytes"]) for x in rows) == 114688 + 10240
+
+
+def test_notebook_reprs_and_pandas(traced):
+    pd = pytest.importorskip("pandas")
+    prof, _ = traced
+    h = prof._repr_html_()
+    assert "Fake H100" in h and "loop_fusion_0" in h and "<script" not in h
+    k = prof.kernels.to_pandas()
+    assert isinstance(k, pd.DataFrame) and len(k) == 16
+    assert set(k["name"]) == {f"loop_fusion_{i}" for i in range(4)}
+    t = prof.transfers.to_pandas()
+    assert int(t["bytes"].sum()) == 114688 + 10240
+    assert "<b>Kernel records</b>: 16 rows" in prof.kernels._repr_html_()
+    ops = prof.ops.to_pandas()
+    assert sorted(ops["hlo_op"]) == [f"fusion.{i}" for i in range(4)]
+    assert "fusion.0" in prof.ops._repr_html_()
+    cands = prof.fpga_candidates("alveo-u55c")
+    assert len(cands.to_pandas()) == 4
+    assert "fusion.0" in cands._repr_html_()

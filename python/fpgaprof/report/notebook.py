@@ -89,3 +89,44 @@ def profile_html(prof: Any) -> str:
                    + "</ul>")
     out.append("</div>")
     return "".join(out)
+
+
+class Rows(list):
+    """Analysis rows (objects or dicts) that show as a table in Jupyter and convert with
+    to_pandas()."""
+
+    title = "rows"
+
+    def to_pandas(self):
+        import pandas as pd
+        return pd.DataFrame(D.records_of(self))
+
+    def _repr_html_(self) -> str:
+        return rows_html(self, self.title)
+
+
+def _table_to_pandas(self):
+    """The table as a pandas DataFrame (one column per record field, strings resolved)."""
+    import pandas as pd
+    return pd.DataFrame(self.columns())
+
+
+def _table_repr_html(self) -> str:
+    return table_html(self, type(self).__name__.replace("Table", " records").strip())
+
+
+def install(core: Any) -> int:
+    """Adds to_pandas() and _repr_html_ to the record table classes of fpgaprof._core (the
+    C++ tables have len() and columns(); these two are plain Python on top). Returns how many
+    classes got them; classes that already define them keep their own."""
+    n = 0
+    for name in dir(core):
+        cls = getattr(core, name)
+        if not (isinstance(cls, type) and name.endswith("Table") and hasattr(cls, "columns")):
+            continue
+        if not hasattr(cls, "to_pandas"):
+            cls.to_pandas = _table_to_pandas
+        if not hasattr(cls, "_repr_html_"):
+            cls._repr_html_ = _table_repr_html
+        n += 1
+    return n

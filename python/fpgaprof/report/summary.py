@@ -273,7 +273,7 @@ def _analysis_extras(prof: Any) -> tuple[list[str], list[dict] | None]:
     flags: list[str] = []
     largest = None
     try:
-        t = _call(prof, "transfer_analysis", "roofline", "transfers")
+        t = _call(prof, "transfer_report", "roofline", "transfers")
         for f in (t or {}).get("flags", []) or []:
             msg = f.get("message") if isinstance(f, Mapping) else None
             if msg:
@@ -281,7 +281,7 @@ def _analysis_extras(prof: Any) -> tuple[list[str], list[dict] | None]:
     except Exception:
         pass  # the transfers section of the report is computed here; flags are extra
     try:
-        m = _call(prof, "memory_analysis", "roofline", "memory")
+        m = _call(prof, "memory_report", "roofline", "memory")
         if isinstance(m, Mapping) and m.get("largest") is not None:
             largest = [D._py(dict(b)) for b in m["largest"]]
     except Exception:
