@@ -181,3 +181,25 @@ def test_child_environment_ancestor_marker(tmp_path):
     flags = _xla_flags.split_flags(env["XLA_FLAGS"])
     assert _xla_flags.flag_value(flags, "xla_dump_to") == str(tmp_path / "out" / "hlo")
     assert _xla_flags.flag_value(flags, "xla_gpu_enable_command_buffer") is None
+
+
+def test_devices_command():
+    r = fp("devices")
+    assert r.returncode == 0, r.stderr
+    assert "CUPTI" in r.stdout and "GPUs:" in r.stdout
+
+
+def test_calibrate_without_gpu_is_one_line():
+    import fpgaprof
+    try:
+        import jax
+        has_gpu = any(d.platform in ("gpu", "cuda") for d in jax.devices())
+    except Exception:
+        has_gpu = False
+    if has_gpu:
+        pytest.skip("a GPU is present: calibrate would run for real")
+    r = fp("calibrate")
+    assert r.returncode == 1
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("fpgaprof: error: ") and "GPU" in lines[0]
+    assert fpgaprof.__version__
