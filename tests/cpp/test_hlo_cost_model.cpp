@@ -141,16 +141,16 @@ TEST_CASE("gather and scatter read the slices they touch, not the whole operand"
   i = s32[5,1]{1,0} parameter(1)
   u = f32[5,8]{1,0} parameter(2)
   g = f32[5,8]{1,0} gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}
-  ROOT s = f32[1000,8]{1,0} scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  ROOT sc = f32[1000,8]{1,0} scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
 )", kAdd);
   // gather: output 160 B read from x + 20 B indices; 160 B written
   CHECK(ins(m, "g").cost.bytes_read == 180);
   CHECK(ins(m, "g").cost.bytes_written == 160);
   CHECK(ins(m, "g").cost.flops == 0);
   // scatter: 3 x 160 B (operand part, updates, output part) + 20 B indices; 40 adds
-  CHECK(ins(m, "s").cost.bytes_accessed() == 500);
-  CHECK(ins(m, "s").cost.flops == 40);
-  CHECK(ins(m, "s").pattern == AccessPattern::kGatherScatter);
+  CHECK(ins(m, "sc").cost.bytes_accessed() == 500);
+  CHECK(ins(m, "sc").cost.flops == 40);
+  CHECK(ins(m, "sc").pattern == AccessPattern::kGatherScatter);
 }
 
 TEST_CASE("sort: n * ceil(log2 n); fft: 8 * prod(floor(log2 len)) * n", "[hlo][cost]") {

@@ -749,10 +749,9 @@ class CostModel {
     Users u(c.instructions.size());
     for (std::size_t k = 0; k < c.instructions.size(); ++k) {
       const Instruction& i = c.instructions[k];
-      for (const std::string& o : i.operands) {
-        auto p = c.index.find(o);
-        if (p == c.index.end()) continue;
-        auto& list = u[p->second];
+      for (std::size_t o : i.operand_indices) {
+        if (o >= u.size()) continue;
+        auto& list = u[o];
         if (list.empty() || list.back() != k) list.push_back(k);
       }
     }

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <cstdint>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -38,6 +39,7 @@ PrimitiveType primitive_from_name(std::string_view n) {
 // Strips one level of quotes and resolves backslash escapes ("a\"b" -> a"b).
 std::string unquote(std::string_view v) {
   if (v.size() < 2 || v.front() != '"' || v.back() != '"') return std::string(v);
+  if (v.find('\\') == std::string_view::npos) return std::string(v.substr(1, v.size() - 2));
   std::string out;
   out.reserve(v.size() - 2);
   for (std::size_t i = 1; i + 1 < v.size(); ++i) {
@@ -501,6 +503,14 @@ class HloParser {
     }
     skip_ws();
     expect_char('{', "'{' opening the computation body");
+    {
+      // One instruction per line: reserving avoids moving large Instruction objects.
+      std::size_t end = s_.find("\n}", pos_);
+      if (end == std::string_view::npos) end = s_.size();
+      std::size_t lines = 0;
+      for (std::size_t i = pos_; i < end; ++i) lines += s_[i] == '\n';
+      comp.instructions.reserve(lines + 1);
+    }
     const std::size_t comp_index = module_.computations.size();
     std::unordered_map<std::string_view, std::size_t> local;
     bool saw_root = false;
@@ -547,9 +557,11 @@ class HloParser {
     for (Instruction& ins : comp.instructions) {
       const std::size_t n = ins.operands.size();
       ins.operand_shapes.resize(n);
+      ins.operand_indices.assign(n, SIZE_MAX);
       for (std::size_t k = 0; k < n; ++k) {
         auto it = local.find(ins.operands[k]);
         if (it != local.end()) {
+          ins.operand_indices[k] = it->second;
           ins.operand_shapes[k] = comp.instructions[it->second].shape;
         } else if (ins.operand_shapes[k].type == PrimitiveType::kInvalid) {
           fail_line(ins.line, "operand '" + ins.operands[k] + "' of '" + ins.name + "' defined in computation '" +

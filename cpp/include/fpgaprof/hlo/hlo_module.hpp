@@ -83,6 +83,8 @@ struct Instruction {
   Shape shape;
   std::vector<std::string> operands; // operand instruction names (no '%')
   std::vector<Shape> operand_shapes; // resolved by the parser
+  std::vector<std::size_t> operand_indices;  // position of each operand in the same computation
+                                             // (SIZE_MAX for an operand given only by inline shape)
   std::map<std::string, std::string> attributes;  // raw text of every attribute (kind=, calls=, ...)
   std::string fusion_kind;           // "kLoop", "kInput", "kOutput", "kCustom" or empty
   std::vector<std::string> called_computations;   // calls=, to_apply=, body=, condition=, branch_computations=
