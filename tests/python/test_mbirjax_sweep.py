@@ -188,3 +188,45 @@ def test_trace_facts_table_formats_gpu_sections(sweep):
     assert "gen_weights" in text and "not available: no CUDA driver" in text
     # All sections unavailable: one line with the reason instead of a table.
     assert sweep.format_trace_facts([off]) == "trace facts: not available: no CUDA driver"
+
+
+def test_profile_section_passes_trace_facts_through(tmp_path):
+    """The sweep's per-section facts from a trace with kernel data, through the libcupti test
+    double (tests/fake_cupti): the counts must be what the fake emitted."""
+    from _fake_cupti import run_traced
+
+    # FAKE_CUPTI_KERNELS=20, one thread (see tests/python/test_api_trace.py::expected):
+    # 20 kernels; HtoD copies at i % 4 == 0 -> i = 0, 4, 8, 12, 16: 5 copies of 4096 (i + 1) B
+    #   = 4096 * (1 + 5 + 9 + 13 + 17) = 4096 * 45 = 184320 B;
+    # DtoH copies at i % 8 == 0 -> i = 0, 8, 16: 3 copies of 1024 (i + 1) B = 1024 * 27 = 27648 B.
+    section = tmp_path / "section"
+    got = run_traced(
+        f"""
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("mbirjax_sweep", {str(SWEEP)!r})
+        sweep = importlib.util.module_from_spec(spec)
+        sys.modules["mbirjax_sweep"] = sweep
+        spec.loader.exec_module(sweep)
+        with fpgaprof.trace() as prof:
+            with fpgaprof.region("fake_op/16"):
+                emit()
+        res = sweep.Result("fake_op", 16, times_s=[0.01])
+        done(sweep.profile_section(prof, {{"backend": "cpu", "devices": []}}, res,
+                                   {str(section)!r}, None))
+        """,
+        kernels=20,
+        timeout=300,
+    )
+    assert got["kernels"]["count"] == 20
+    assert got["transfers"]["count"] == 8
+    assert got["transfers"]["bytes"] == 184320 + 27648
+    by_dir = {d["direction"]: d for d in got["transfers"]["by_direction"]}
+    assert by_dir["HtoD"]["count"] == 5 and by_dir["HtoD"]["bytes"] == 184320
+    assert by_dir["DtoH"]["count"] == 3 and by_dir["DtoH"]["bytes"] == 27648
+    for key in ("peak_device_memory", "roofline", "fpga"):
+        assert key in got  # filled, or {"available": false, "reason": ...}
+    summary = json.loads((section / "summary.json").read_text())
+    assert summary["measurements"] == [
+        {"operation": "fake_op", "volume_size": 16, "run": 0, "time": 0.01}
+    ]
+    assert (section / "report.html").read_text().count("Sweep timing") >= 1
