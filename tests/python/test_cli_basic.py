@@ -203,3 +203,15 @@ def test_calibrate_without_gpu_is_one_line():
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("fpgaprof: error: ") and "GPU" in lines[0]
     assert fpgaprof.__version__
+
+
+def test_console_script_when_installed():
+    """`fpgaprof` (pyproject's console script) exists when the package is pip-installed."""
+    exe = os.path.join(os.path.dirname(sys.executable), "fpgaprof")
+    import fpgaprof
+    installed = "site-packages" in os.path.realpath(fpgaprof.__file__)
+    if not installed:
+        pytest.skip("fpgaprof runs from a source/build tree here (PYTHONPATH), not installed")
+    assert os.path.isfile(exe), "console script missing from the environment"
+    r = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "compare" in r.stdout
