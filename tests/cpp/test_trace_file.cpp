@@ -489,3 +489,57 @@ TEST_CASE("a million realistic kernels take at most 32 bytes each on disk", "[tr
     REQUIRE(back.api_calls[i].end_ns == s.api_calls[i].end_ns);
   }
 }
+
+TEST_CASE("uncompressed sections are read like compressed ones", "[trace_file]") {
+  const TraceStore s = full_store(9);
+  const std::string plain = serialize_trace(s, false);
+  const std::string packed = serialize_trace(s, true);
+  REQUIRE(plain != packed);
+  require_equal(s, deserialize_trace(plain, "plain"));
+  // A stored section whose lengths disagree is rejected.
+  std::string bad = plain;
+  bad[16 + 8] = static_cast<char>(bad[16 + 8] + 1);  // META raw length (after tag and codec)
+  REQUIRE_THROWS_AS(deserialize_trace(bad, "x"), Error);
+}
+
+namespace {
+
+const std::string kCorpusDir = std::string(FPGAPROF_TEST_DATA_DIR) + "/../fuzz/corpus/trace_reader_fuzzer";
+
+// The fuzz seeds: small valid traces, compressed and not.
+std::vector<std::pair<std::string, std::string>> corpus_seeds() {
+  std::vector<std::pair<std::string, std::string>> seeds;
+  seeds.emplace_back("empty_store", serialize_trace(TraceStore{}));
+  seeds.emplace_back("empty_store_plain", serialize_trace(TraceStore{}, false));
+  seeds.emplace_back("every_table_3", serialize_trace(full_store(3)));
+  seeds.emplace_back("every_table_3_plain", serialize_trace(full_store(3), false));
+  seeds.emplace_back("every_table_1_plain", serialize_trace(full_store(1), false));
+  seeds.emplace_back("kernels_40_plain", serialize_trace(realistic_store(40), false));
+  seeds.emplace_back("kernels_300", serialize_trace(realistic_store(300)));
+  return seeds;
+}
+
+}  // namespace
+
+// Hidden: rewrites the committed seed corpus. Run after a format change:
+//   build/<dir>/tests/fpgaprof_tests "[.corpus]"
+TEST_CASE("write the trace reader fuzz corpus", "[.corpus]") {
+  fs::create_directories(kCorpusDir);
+  for (const auto& [name, bytes] : corpus_seeds()) {
+    std::ofstream out(kCorpusDir + "/" + name + ".fpgaprof", std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+}
+
+TEST_CASE("the committed fuzz seeds are current, valid traces", "[trace_file]") {
+  std::size_t total = 0;
+  for (const auto& [name, bytes] : corpus_seeds()) {
+    INFO(name << ": regenerate with fpgaprof_tests \"[.corpus]\" after a format change");
+    const std::string path = kCorpusDir + "/" + name + ".fpgaprof";
+    REQUIRE(fs::exists(path));
+    const TraceStore s = read_trace(path);
+    require_equal(s, deserialize_trace(bytes, name));
+    total += bytes.size();
+  }
+  REQUIRE(total < 100 * 1024);
+}

@@ -499,7 +499,7 @@ void read_hlo(std::string_view payload, TraceStore& s, const std::string& origin
 
 }  // namespace
 
-std::string serialize_trace(const TraceStore& store) {
+std::string serialize_trace(const TraceStore& store, bool compress) {
   std::vector<std::pair<const char*, std::string>> sections;
   sections.emplace_back("META", meta_json(store).dump());
   {
@@ -525,7 +525,7 @@ std::string serialize_trace(const TraceStore& store) {
   file.bytes(std::string_view(kMagic, sizeof kMagic));
   file.u32(kFormatVersion);
   file.u32(static_cast<uint32_t>(sections.size()));
-  for (const auto& [tag, raw] : sections) add_section(file, tag, raw, !raw.empty());
+  for (const auto& [tag, raw] : sections) add_section(file, tag, raw, compress && !raw.empty());
   return std::move(file.data());
 }
 

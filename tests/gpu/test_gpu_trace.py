@@ -1,0 +1,103 @@
+"""GPU checks of fpgaprof.trace with real JAX work (skipped without a CUDA GPU).
+
+Each check runs in a fresh interpreter that imports fpgaprof before JAX (as users must), so
+that NVTX injection and XLA flags are in place whatever other tests did in this process.
+Expected byte counts come from the arrays' sizes (numpy's nbytes), not from fpgaprof.
+"""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+_DETECT = ("import json, jax\n"
+           "try:\n ds = jax.devices()\nexcept RuntimeError:\n ds = []\n"
+           "print(json.dumps(any(d.platform in ('gpu', 'cuda') for d in ds)))")
+
+
+def _has_gpu() -> bool:
+    try:
+        p = subprocess.run([sys.executable, "-c", _DETECT], capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    lines = p.stdout.strip().splitlines()
+    return p.returncode == 0 and bool(lines) and json.loads(lines[-1]) is True
+
+
+HAS_GPU = _has_gpu()
+skip_without_gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU visible to JAX (jax.devices())")
+
+
+def run(code: str) -> dict:
+    prelude = "import json, warnings\nimport fpgaprof\nimport jax, jax.numpy as jnp, numpy as np\n"
+    p = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)], capture_output=True,
+                       text=True, timeout=600, env=dict(os.environ))
+    sys.stderr.write(p.stderr[-4000:])
+    assert p.returncode == 0, p.stderr[-4000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+@skip_without_gpu
+def test_jitted_matmul_kernel_is_captured():
+    got = run("""
+        f = jax.jit(lambda a, b: a @ b)
+        a = jnp.ones((1024, 1024), jnp.float32)
+        b = jnp.ones((1024, 1024), jnp.float32)
+        f(a, b).block_until_ready()          # compile and warm up outside the trace
+        with fpgaprof.trace(require_gpu=True) as prof:
+            with fpgaprof.region("matmul"):
+                c = f(a, b)
+                c.block_until_ready()
+        k = prof.kernels
+        print(json.dumps({
+            "kernels": [r.name for r in k],
+            "durations": [r.duration_ns for r in k],
+            "joined": [r.api_index != 0xFFFFFFFF for r in k],
+            "regions": [prof.regions[r.region_index].name if r.region_index != 0xFFFFFFFF else None for r in k],
+            "device": prof.device.name if prof.device else None,
+            "value": float(c[0, 0]),
+            "dropped": prof.dropped_records,
+            "summary": prof.summary(),
+        }))
+    """)
+    print(got["summary"])
+    assert got["value"] == 1024.0
+    assert len(got["kernels"]) >= 1, "no kernel captured for a jitted matmul"
+    assert all(d > 0 for d in got["durations"])
+    assert all(got["joined"]), "a kernel was not joined to its launch API call"
+    assert got["device"]
+    assert got["dropped"] == 0
+    # The kernels were launched inside the region on this thread.
+    assert set(got["regions"]) == {"matmul"}, got["regions"]
+
+
+@skip_without_gpu
+def test_device_put_and_get_move_exactly_the_array_bytes():
+    got = run("""
+        dev = jax.devices()[0]
+        x = np.arange(1_000_003, dtype=np.float32)   # 4,000,012 bytes: not a round size
+        jax.device_put(np.ones(16, np.float32), dev).block_until_ready()   # warm up the transfer path
+        with fpgaprof.trace(require_gpu=True) as put:
+            y = jax.device_put(x, dev)
+            y.block_until_ready()
+        with fpgaprof.trace(require_gpu=True) as get:
+            back = jax.device_get(y)
+        def by_kind(prof, kind):
+            c = prof.transfers.columns(["copy_kind", "bytes"])
+            sel = c["copy_kind"] == kind
+            return int(sel.sum()), int(c["bytes"][sel].sum())
+        print(json.dumps({"nbytes": int(x.nbytes), "put": by_kind(put, "HtoD"), "get": by_kind(get, "DtoH"),
+                          "put_dtoh": by_kind(put, "DtoH"), "same": bool((back == x).all())}))
+    """)
+    n = got["nbytes"]
+    assert n == 4_000_012
+    assert got["same"]
+    put_count, put_bytes = got["put"]
+    get_count, get_bytes = got["get"]
+    assert put_count >= 1 and put_bytes == n, got
+    assert get_count >= 1 and get_bytes == n, got
+    assert got["put_dtoh"] == [0, 0]
