@@ -11,6 +11,8 @@
 //     partial:  enabling MEMORY2 and OVERHEAD fails with CUPTI_ERROR_NOT_COMPATIBLE.
 //   FAKE_CUPTI_KERNELS = kernels per simulated thread (default 100)
 //   FAKE_CUPTI_THREADS = simulated host threads, each emitted by its own fake thread (default 1)
+//   FAKE_CUPTI_BARRIER = 1: every emitting thread waits, after its first buffer request, until
+//     all have made theirs (so with fewer buffers than threads some requests surely fail)
 #include <time.h>
 
 #include <atomic>
@@ -40,6 +42,8 @@ struct State {
   std::string scenario = "kernels";
   uint64_t kernels_per_thread = 100;
   uint64_t threads = 1;
+  bool barrier = false;
+  std::atomic<uint64_t> first_requests{0};
   std::atomic<uint64_t> enabled{0};  // bit per kind (kinds < 64)
   bool subscribed = false;
   bool emitted = false;
@@ -90,6 +94,12 @@ class Writer {
       complete();
       size_t max_records = 0;
       state().request(&buffer_, &size_, &max_records);
+      if (!requested_) {
+        requested_ = true;
+        State& s = state();
+        s.first_requests.fetch_add(1);
+        while (s.barrier && s.first_requests.load() < s.threads) std::this_thread::yield();
+      }
       if (buffer_ == nullptr || size_ < sizeof(Record)) {
         buffer_ = nullptr;
         state().pending_dropped.fetch_add(1);
@@ -122,6 +132,7 @@ class Writer {
   uint8_t* buffer_ = nullptr;
   size_t size_ = 0;
   size_t used_ = 0;
+  bool requested_ = false;
 };
 
 const char* const kKernelNames[4] = {"loop_fusion_0", "loop_fusion_1", "loop_fusion_2", "loop_fusion_3"};
@@ -362,6 +373,7 @@ CUptiResult subscribe_common(CUpti_SubscriberHandle* subscriber, CUpti_Subscribe
   s.scenario = std::getenv("FAKE_CUPTI_SCENARIO") ? std::getenv("FAKE_CUPTI_SCENARIO") : "kernels";
   s.kernels_per_thread = env_number("FAKE_CUPTI_KERNELS", 100);
   s.threads = env_number("FAKE_CUPTI_THREADS", 1);
+  s.barrier = env_number("FAKE_CUPTI_BARRIER", 0) != 0;
   if (s.scenario == "conflict" || s.subscribed) {
     if (params != nullptr && params->oldSubscriberName != nullptr && params->oldSubscriberSize > 0) {
       std::strncpy(params->oldSubscriberName, "CUPTI for Nsight Systems", params->oldSubscriberSize - 1);
@@ -384,6 +396,7 @@ FAKE_EXPORT void fake_cupti_emit() {
   if (s.emitted || !s.subscribed || s.request == nullptr) return;
   s.emitted = true;
   s.first_buffer_done = false;
+  s.first_requests.store(0);
   const auto keep = s.counts;
   s.counts = FakeCuptiCounts{};
   s.counts.subscribes = keep.subscribes;
