@@ -16,7 +16,8 @@ namespace fpgaprof {
 
 struct CaptureOptions {
   std::size_t buffer_bytes = 8u << 20;      // size of each activity buffer handed to CUPTI
-  std::size_t max_buffers = 0;              // 0: grow without bound (drops are then impossible on our side)
+  std::size_t max_buffers = 0;              // 0: grow without bound (drops are then impossible on our side);
+                                            // else requests beyond it are refused and CUPTI's drops are counted
   std::size_t device_buffer_bytes = 0;      // CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE; 0 keeps CUPTI's default
   bool require_gpu = false;                 // true: throw Error(kCuptiUnavailable) instead of degrading
 };
@@ -43,7 +44,9 @@ struct CuptiStatus {
 };
 CuptiStatus probe_cupti();
 
-// One active capture. At most one exists per process.
+// One active capture. At most one exists per process. start() and stop() are serialized
+// internally (any thread may call them); buffers from CUPTI are converted on CUPTI's threads.
+// Activity buffers come from a process-wide pool reused across sessions.
 class CaptureSession {
  public:
   // Starts capture. Without CUPTI/driver/GPU: with require_gpu, throws Error(kCuptiUnavailable);
