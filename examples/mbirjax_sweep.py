@@ -541,7 +541,15 @@ def _section_facts(summary: dict[str, Any]) -> dict[str, Any]:
         "warnings": summary.get("warnings", []),
     }
     points = roofline.get("items") or roofline.get("points") or []
+    # Where the operation sits on the roofline: its ops by time, and how its op time splits by bound.
+    points = sorted(points, key=lambda p: -(p.get("time_s") or 0.0))
     facts["roofline"]["top"] = points[:5]
+    if points:
+        by_bound: dict[str, float] = {}
+        for p in points:
+            bound = str(p.get("bound") or "unknown")
+            by_bound[bound] = by_bound.get(bound, 0.0) + (p.get("time_s") or 0.0)
+        facts["roofline"]["time_s_by_bound"] = by_bound
     facts["fpga"]["top"] = (candidates.get("items") or [])[:5]
     if kernels.get("top"):
         facts["kernels"]["top"] = [

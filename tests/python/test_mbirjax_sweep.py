@@ -230,3 +230,25 @@ def test_profile_section_passes_trace_facts_through(tmp_path):
         {"operation": "fake_op", "volume_size": 16, "run": 0, "time": 0.01}
     ]
     assert (section / "report.html").read_text().count("Sweep timing") >= 1
+
+
+def test_section_facts_roofline_position_by_hand(sweep):
+    # Three roofline points (as fpgaprof.report.collect lays them out), not in time order.
+    summary = {
+        "roofline": {
+            "available": True,
+            "points": [
+                {"op": "a", "time_s": 0.3, "bound": "memory"},
+                {"op": "b", "time_s": 0.1, "bound": "compute"},
+                {"op": "c", "time_s": 0.2, "bound": "memory"},
+            ],
+        },
+        "kernels": {"available": False, "reason": "no kernels in this trace"},
+    }
+    facts = sweep._section_facts(summary)
+    assert [p["op"] for p in facts["roofline"]["top"]] == ["a", "c", "b"]
+    # memory: 0.3 + 0.2 = 0.5 s; compute: 0.1 s
+    assert facts["roofline"]["time_s_by_bound"] == pytest.approx({"memory": 0.5, "compute": 0.1})
+    assert facts["kernels"] == {"available": False, "reason": "no kernels in this trace"}
+    # A section missing from the summary is reported as missing, not invented.
+    assert facts["fpga"]["available"] is False and "candidates" in facts["fpga"]["reason"]
