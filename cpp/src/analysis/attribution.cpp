@@ -244,7 +244,7 @@ class Attributor {
       const KernelRecord& k = kernels[i];
       ActivityAttribution& a = res.kernels[i];
       const std::string& kname = str(k.name);
-      a.library = library_of_kernel(kname);
+      a.library = library_of(k.name, kname);
       const Ranges rg = ranges_of(k.marker_index);
       if (rg.thunk) {
         from_thunk(rg, a);
@@ -296,11 +296,18 @@ class Attributor {
     const XlaRangeName* thunk = nullptr;
     const XlaRangeName* module = nullptr;
     uint32_t thunk_marker = kNone32;
+    uint32_t module_marker = kNone32;
   };
 
   const std::string& str(StringId id) const {
     static const std::string empty;
     return id < store_.strings.size() ? store_.strings.get(id) : empty;
+  }
+
+  const std::string& library_of(StringId id, const std::string& name) {
+    auto it = library_cache_.find(id);
+    if (it == library_cache_.end()) it = library_cache_.emplace(id, library_of_kernel(name)).first;
+    return it->second;
   }
 
   const XlaRangeName& parsed(StringId name) {
@@ -321,6 +328,7 @@ class Attributor {
         r.thunk_marker = m;
       } else if (p.kind == XlaRangeName::Kind::kModule) {
         r.module = &p;
+        r.module_marker = m;
         break;
       }
     }
@@ -360,7 +368,26 @@ class Attributor {
     }
   }
 
+  // Thunk ranges repeat (one per execution): resolve each (thunk name, module range name)
+  // pair once. The library comes from the kernel, so it is kept apart.
   void from_thunk(const Ranges& rg, ActivityAttribution& a) {
+    const StringId thunk_name = store_.markers[rg.thunk_marker].name;
+    const StringId module_name = rg.module_marker == kNone32 ? kNoString : store_.markers[rg.module_marker].name;
+    const uint64_t key = (uint64_t{thunk_name} << 32) | module_name;
+    auto it = thunk_cache_.find(key);
+    if (it == thunk_cache_.end()) {
+      ActivityAttribution proto;
+      from_thunk_uncached(rg, proto);
+      it = thunk_cache_.emplace(key, std::move(proto)).first;
+    }
+    std::string library = std::move(a.library);
+    a = it->second;
+    a.library = std::move(library);
+    a.thunk_marker = rg.thunk_marker;
+    if (a.category.empty()) a.category = a.library;
+  }
+
+  void from_thunk_uncached(const Ranges& rg, ActivityAttribution& a) {
     a.method = MatchMethod::kNvtxThunk;
     a.thunk_marker = rg.thunk_marker;
     const std::string& op = rg.thunk->hlo_op;
@@ -487,16 +514,21 @@ class Attributor {
   }
 
   void aggregate(AttributionResult& res) {
-    std::map<std::string, std::size_t> slot;
+    std::unordered_map<std::string, std::size_t> slot;
+    std::string key;  // reused: one key per activity, without an allocation each time
     std::map<std::size_t, std::unordered_set<uint32_t>> thunks;
     std::map<std::size_t, std::array<uint64_t, 4>> methods;
     std::map<std::string, std::size_t> unattr_slot;
-    auto key_of = [](const ActivityAttribution& a) {
-      return std::to_string(a.module_index) + '\x1f' + a.module_name + '\x1f' + std::to_string(a.program_id) +
-             '\x1f' + a.hlo_op;
+    auto key_of = [&key](const ActivityAttribution& a) -> const std::string& {
+      key.clear();
+      key.append(std::to_string(a.module_index)).push_back('\x1f');
+      key.append(a.module_name).push_back('\x1f');
+      key.append(std::to_string(a.program_id)).push_back('\x1f');
+      key.append(a.hlo_op);
+      return key;
     };
     auto op_for = [&](const ActivityAttribution& a) -> OpStats& {
-      auto [it, fresh] = slot.emplace(key_of(a), res.ops.size());
+      auto [it, fresh] = slot.try_emplace(key_of(a), res.ops.size());
       if (fresh) {
         OpStats s;
         s.module_index = a.module_index;
@@ -588,6 +620,8 @@ class Attributor {
   std::unordered_map<int64_t, std::vector<uint32_t>> by_program_id_;
   std::unordered_map<std::string, std::vector<uint32_t>> by_kernel_;
   std::unordered_map<StringId, XlaRangeName> parsed_;
+  std::unordered_map<StringId, std::string> library_cache_;
+  std::unordered_map<uint64_t, ActivityAttribution> thunk_cache_;
 };
 
 }  // namespace
