@@ -13,6 +13,7 @@
 #include "fpgaprof/analysis/op_inputs.hpp"
 #include "fpgaprof/analysis/roofline.hpp"
 #include "fpgaprof/analysis/transfer_analysis.hpp"
+#include "fpgaprof/counters.hpp"
 #include "fpgaprof/error.hpp"
 #include "fpgaprof/hlo/cost_model.hpp"
 #include "fpgaprof/hlo/hlo_parser.hpp"
@@ -371,6 +372,27 @@ PYBIND11_MODULE(_core, m) {
       return d;
     };
 
+    // Hardware counters (cpp/src/cupti/counters.cpp); fpgaprof.trace(counters=True) drives it.
+    py::class_<CounterSession>(r, "CounterSession")
+        .def_static("start", [](std::size_t max_ranges, int device) {
+          CounterOptions o;
+          o.max_ranges = max_ranges;
+          o.device = device;
+          return CounterSession::start(o);
+        }, py::arg("max_ranges") = 2048, py::arg("device") = 0)
+        .def("checkpoint", [](CounterSession& c) { py::gil_scoped_release nogil; c.checkpoint(); })
+        .def("stop_into", [](CounterSession& c, TraceStore& store) {
+          CounterMatch m;
+          {
+            py::gil_scoped_release nogil;
+            m = c.stop_into(store);
+          }
+          py::dict d;
+          d["matched"] = m.matched; d["unmatched_ranges"] = m.unmatched_ranges; d["dropped_ranges"] = m.dropped_ranges;
+          return d;
+        }, py::arg("store"))
+        .def_property_readonly("metrics", &CounterSession::metrics)
+        .def_property_readonly("warnings", &CounterSession::warnings);
     r.def("hlo_module_texts", [](const TraceStore& store) {
       py::list out;
       for (const HloModuleText& t : store.hlo_modules) out.append(py::make_tuple(t.name, t.program_id, t.text));

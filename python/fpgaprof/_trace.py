@@ -30,11 +30,14 @@ class trace:
     FpgaprofWarning says what is missing and how to fix it (``require_gpu=True`` raises
     CuptiUnavailableError instead). Another CUPTI user (Nsight, ``jax.profiler.trace``) or a
     trace already running raises ProfilerConflictError. ``buffer_size``: bytes per CUPTI
-    activity buffer.
+    activity buffer. ``counters=True`` also collects per-kernel hardware counters (DRAM bytes,
+    FP instruction counts; CUPTI Range Profiler, kernel replay: kernels run once per pass) into
+    ``prof.counters`` for the measured roofline; when they cannot be collected a
+    FpgaprofWarning says why and the trace goes on without them.
     """
 
     def __init__(self, path: str | os.PathLike | None = None, *, require_gpu: bool = False,
-                 buffer_size: int = 8 << 20) -> None:
+                 buffer_size: int = 8 << 20, counters: bool = False) -> None:
         if not isinstance(buffer_size, int) or isinstance(buffer_size, bool) or buffer_size < 4096:
             raise ValueError(f"buffer_size must be an int >= 4096 bytes, got {buffer_size!r}")
         self.path = os.fspath(path) if path is not None else None
@@ -43,6 +46,8 @@ class trace:
         self.profile = Profile()
         self._session: Any = None
         self._warnings: list[str] = []
+        self.counters = bool(counters)
+        self._counters: Any = None
 
     def __enter__(self) -> Profile:
         global _active
@@ -66,7 +71,21 @@ class trace:
                    "wall time and regions only. Pass require_gpu=True to make this an error.")
             self._warnings.append(msg)
             warnings.warn(msg, FpgaprofWarning, stacklevel=2)
+        if self.counters:
+            self._start_counters()
         return self.profile
+
+    def _start_counters(self) -> None:
+        if not self._session.gpu_active:
+            msg = "fpgaprof.trace(counters=True): no GPU trace, so no hardware counters"
+        else:
+            try:
+                self._counters = _core.analysis.CounterSession.start()
+                return
+            except Exception as e:  # noqa: BLE001 - CountersError / CuptiUnavailableError: say why
+                msg = f"fpgaprof.trace(counters=True): hardware counters not collected: {e}"
+        self._warnings.append(msg)
+        warnings.warn(msg, FpgaprofWarning, stacklevel=3)
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
         global _active
@@ -88,6 +107,12 @@ class trace:
         if session is None:
             return
         store = session.stop()
+        counters, self._counters = self._counters, None
+        if counters is not None:
+            try:
+                counters.stop_into(store)
+            except Exception as e:  # noqa: BLE001 - timing data is still good
+                self._warnings.append(f"hardware counters could not be read back: {e}")
         store.correlate()
         for w in _env.process_warnings + self._warnings:
             if w not in store.meta["warnings"]:

@@ -23,3 +23,22 @@ def test_profile_methods(tmp_path):
     assert text.startswith("HloModule broadcast_add_fusion_export")
     with pytest.raises(ValueError):
         p.roofline(by="nonsense")
+
+
+def test_trace_counters_without_gpu_warns():
+    import warnings
+
+    from fpgaprof import _core
+
+    try:
+        gpu = bool(_core.probe_cupti()["devices"]) if hasattr(_core, "probe_cupti") else False
+    except Exception:
+        gpu = False
+    if gpu:
+        pytest.skip("a GPU is present: tests/gpu covers counters")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with fpgaprof.trace(counters=True) as prof:
+            pass
+    assert any("counters" in str(w.message) for w in caught)
+    assert len(prof.counters) == 0
