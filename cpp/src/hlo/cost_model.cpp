@@ -633,13 +633,24 @@ class CostModel {
       const Shape& lhs = ins.operand_shapes[0];
       double width = -1;
       try {
-        auto j = nlohmann::json::parse(ins.backend_config);
-        const auto& g = j.contains("gemm_backend_config") ? j["gemm_backend_config"] : j;
-        if (g.contains("dot_dimension_numbers")) {
-          width = 1;
-          for (const auto& d : g["dot_dimension_numbers"]["lhs_contracting_dimensions"]) {
-            const int64_t di = d.is_string() ? std::stoll(d.get<std::string>()) : d.get<int64_t>();
-            width *= static_cast<double>(dim(lhs, di));
+        // Only find(): operator[] on a missing key of a const json asserts.
+        const nlohmann::json j = nlohmann::json::parse(ins.backend_config);
+        const nlohmann::json* g = &j;
+        if (j.is_object()) {
+          auto it = j.find("gemm_backend_config");
+          if (it != j.end()) g = &*it;
+        }
+        if (g->is_object()) {
+          auto dn = g->find("dot_dimension_numbers");
+          if (dn != g->end() && dn->is_object()) {
+            auto lc = dn->find("lhs_contracting_dimensions");
+            if (lc != dn->end() && lc->is_array()) {
+              width = 1;
+              for (const auto& d : *lc) {
+                const int64_t di = d.is_string() ? std::stoll(d.get<std::string>()) : d.get<int64_t>();
+                width *= static_cast<double>(dim(lhs, di));
+              }
+            }
           }
         }
       } catch (const std::exception&) {
