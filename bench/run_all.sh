@@ -82,17 +82,21 @@ for b in $benches; do
 done
 
 overhead_args=${OVERHEAD_ARGS:-}
+overhead_name=tracing_overhead
 gpu=$("$VPY" -c "import jax; print(int(jax.default_backend() == 'gpu'))" 2>/dev/null || echo 0)
 if [ "$gpu" != 1 ] && [ "$cpu_dry" = 1 ]; then
   overhead_args="--allow-cpu $overhead_args"
+  overhead_name="tracing_overhead[CPU-DRY]"   # not the GPU figure
 fi
 # shellcheck disable=SC2086
-run_one tracing_overhead "$VPY" bench/tracing_overhead.py --json "$RES/tracing_overhead.json" $overhead_args
+run_one "$overhead_name" "$VPY" bench/tracing_overhead.py --json "$RES/tracing_overhead.json" $overhead_args
 
 echo
 echo "=== summary (full outputs in $RES/) ==="
 printf '%-26s %-11s %8s\n' "benchmark" "status" "wall"
 for r in "${rows[@]}"; do echo "$r"; done
 [ -z "$benches" ] && echo "(no bench/*_benchmark.cpp found)"
-[ "$gpu" != 1 ] && echo "No GPU here: tracing_overhead is skipped (or a labelled CPU dry run); its GPU figure was not measured."
+if [ "$gpu" != 1 ]; then
+  echo "No GPU here: tracing_overhead is skipped (or a labelled CPU dry run); its GPU figure was not measured."
+fi
 exit $failed
