@@ -221,3 +221,19 @@ def test_region_gpu_time_includes_nested_regions():
     assert items["outer"]["gpu_s"] == pytest.approx(0.5e-3)  # through its child
     # forward_project/64 lost that kernel: 0.5 + 1.0 + 1.0 + 0.3 copies + 0.01 memset
     assert items["forward_project/64"]["gpu_s"] == pytest.approx(2.81e-3)
+
+
+def test_unattributed_kernels_warning():
+    from types import SimpleNamespace
+
+    class WithAttribution(F.SyntheticProfile):
+        @property
+        def attribution(self):
+            return SimpleNamespace(unattributed_count=2, ops=[],
+                                   unattributed=[SimpleNamespace(name="gemm<float>"),
+                                                 SimpleNamespace(name="fusion_b")])
+    ws = S.collect(WithAttribution())["warnings"]
+    assert "2 kernels could not be attributed to an HLO op (most time: gemm<float>, fusion_b)" \
+        in ws
+    ws = S.collect(F.SyntheticProfile())["warnings"]
+    assert not any("attributed" in w for w in ws)

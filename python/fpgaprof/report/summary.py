@@ -356,9 +356,10 @@ def collect(prof: Any, *, target: str | None = None, trace_path: str | None = No
                     b[k.replace("_ns", "_s")] = (int(b.pop(k)) - t0) / 1e9
         memory["largest"] = largest[:20]
     extra = list(extra_warnings) + flags
-    unattributed = _unattributed_kernels(prof)
+    unattributed, names = _unattributed_kernels(prof)
     if unattributed:
-        extra.append(f"{unattributed} kernels could not be attributed to an HLO op")
+        extra.append(f"{unattributed} kernels could not be attributed to an HLO op"
+                     + (f" (most time: {', '.join(names)})" if names else ""))
     counters = D.table_len(D._get(getattr(prof, "_store", None), "counters"))
     if counters:
         extra.append("hardware counters were collected by kernel replay: kernels ran several "
@@ -390,19 +391,19 @@ def _get_device(prof: Any, devices: list[dict]) -> dict | None:
     return devices[0] if devices else None
 
 
-def _unattributed_kernels(prof: Any) -> int:
-    for name in ("unattributed_kernels", "unattributed_kernel_count"):
-        v = D._get(prof, name)
-        if v is not None:
-            try:
-                return int(v if not hasattr(v, "__len__") else len(v))
-            except (TypeError, ValueError):
-                return 0
+def _unattributed_kernels(prof: Any) -> tuple[int, list[str]]:
+    """How many kernels the attribution could not place, and the names taking most time."""
+    try:
+        res = _attribution_of(prof)
+        names = [str(u.name) for u in list(res.unattributed)[:5]]
+        return int(res.unattributed_count), names
+    except Exception:
+        pass
     try:
         r = _call(prof, "analysis", "roofline", "analyze")
-        return int(r["roofline"]["unattributed_kernels"])
+        return int(r["roofline"]["unattributed_kernels"]), []
     except Exception:
-        return 0
+        return 0, []
 
 
 def _version() -> str:
