@@ -441,7 +441,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-o", "--output", default="fpgaprof-out", metavar="DIR",
                    help="output folder (default: fpgaprof-out)")
     r.add_argument("--counters", action="store_true",
-                   help="collect hardware counters (kernel replay: slower, kept apart from timings)")
+                   help="collect hardware counters (kernel replay: slower, kept apart from "
+                   "timings)")
     r.add_argument("--keep-command-buffers", action="store_true",
                    help="leave XLA command buffers (CUDA graphs) on; per-op attribution is lost "
                    "inside them")

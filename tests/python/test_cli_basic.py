@@ -5,9 +5,8 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 import _reports_fixtures as F
+import pytest
 from fpgaprof import cli
 from fpgaprof.report import summary as S
 

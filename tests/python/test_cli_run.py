@@ -9,9 +9,8 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-
 import fpgaprof
+import pytest
 
 jsonschema = pytest.importorskip("jsonschema")
 SCHEMA = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "summary.schema.json")
@@ -113,7 +112,8 @@ def test_export_formats(run_exit3, tmp_path):
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
     assert [x["name"] for x in rows] == ["work/8", "work/16", "tail <b>"]
     r = fp("export", trace, "--format", "json", "-o", str(tmp_path / "s.json"))
-    assert r.returncode == 0 and json.loads((tmp_path / "s.json").read_text())["schema_version"] == 1
+    assert r.returncode == 0
+    assert json.loads((tmp_path / "s.json").read_text())["schema_version"] == 1
     r = fp("export", trace, "--format", "perfetto", "-o", str(tmp_path / "t.json"))
     assert r.returncode == 0, r.stderr
     doc = json.loads((tmp_path / "t.json").read_text())

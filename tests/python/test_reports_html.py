@@ -6,9 +6,8 @@ import re
 import shutil
 import subprocess
 
-import pytest
-
 import _reports_fixtures as F
+import pytest
 from fpgaprof.report import html as H
 from fpgaprof.report import summary as S
 
@@ -143,7 +142,8 @@ def test_roofline_ceilings_drawn():
     doc = H.render(S.collect(F.SyntheticProfile(with_ops=True, with_ceilings=True)))
     # fp64 and fp32 share one roof (same rate); fp8 (0 = no such pipe) is not drawn
     assert "fp64/fp32 67 TFLOP/s" in doc
-    assert "fp16_tensor 989 TFLOP/s" in doc and "fp8_tensor" not in doc.split('id="roofline"')[1].split("</svg>")[0]
+    chart = doc.split('id="roofline"')[1].split("</svg>")[0]
+    assert "fp16_tensor 989 TFLOP/s" in doc and "fp8_tensor" not in chart
     assert "DRAM 3.35 TB/s" in doc
     assert "ceilings: sm_90 (H100 SXM) (table)" in doc
     assert doc.count('class="roof"') == 3  # DRAM slope + two compute roofs

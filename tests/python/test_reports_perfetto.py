@@ -14,9 +14,8 @@ import os
 from collections import Counter, defaultdict
 from decimal import Decimal
 
-import pytest
-
 import _reports_fixtures as F
+import pytest
 from fpgaprof.report import perfetto as P
 
 
@@ -159,7 +158,8 @@ def _trace_processor_shell():
     p = os.environ.get("FPGAPROF_TRACE_PROCESSOR")
     if p and os.path.isfile(p):
         return p
-    cached = glob.glob(os.path.expanduser("~/.local/share/perfetto/prebuilts/trace_processor_shell*"))
+    cached = glob.glob(os.path.expanduser(
+        "~/.local/share/perfetto/prebuilts/trace_processor_shell*"))
     return next((c for c in cached if os.access(c, os.X_OK) and not c.endswith(".tmp")), None)
 
 

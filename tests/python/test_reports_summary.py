@@ -4,11 +4,10 @@ import json
 import os
 import pathlib
 
-import pytest
-
 import _reports_fixtures as F
-from fpgaprof.report import summary as S
+import pytest
 from fpgaprof.report import _data as D
+from fpgaprof.report import summary as S
 
 jsonschema = pytest.importorskip("jsonschema")
 SCHEMA_PATH = pathlib.Path(__file__).resolve().parents[2] / "docs" / "summary.schema.json"
@@ -93,8 +92,10 @@ def test_regions_and_measurements_by_hand():
     assert regions["forward_project/64"]["gpu_s"] == pytest.approx(3.31e-3)
     assert regions["back_project"]["gpu_s"] == 0.0
     assert s["measurements"] == [
-        {"operation": "forward_project", "volume_size": 64, "run": 0, "time": pytest.approx(3.1e-3)},
-        {"operation": "forward_project", "volume_size": 64, "run": 1, "time": pytest.approx(2.0e-3)},
+        {"operation": "forward_project", "volume_size": 64, "run": 0,
+         "time": pytest.approx(3.1e-3)},
+        {"operation": "forward_project", "volume_size": 64, "run": 1,
+         "time": pytest.approx(2.0e-3)},
         {"operation": "back_project", "volume_size": None, "run": 0, "time": pytest.approx(1.5e-3)},
     ]
 
@@ -214,7 +215,8 @@ def test_region_gpu_time_includes_nested_regions():
         parent=np.array([F.NONE32, F.NONE32, 3, F.NONE32], dtype=np.uint32),
         depth=np.array([0, 0, 1, 0], dtype=np.uint16))
     k = prof.kernels.columns()
-    k["region_index"] = np.array([0, 0, 2, 0], dtype=np.uint32)  # fusion_a #2 (0.5 ms) → back_project
+    # fusion_a #2 (0.5 ms) now launched in back_project
+    k["region_index"] = np.array([0, 0, 2, 0], dtype=np.uint32)
     prof.kernels = F.Table(**k)
     items = {x["name"]: x for x in S.collect(prof)["regions"]["items"]}
     assert items["back_project"]["gpu_s"] == pytest.approx(0.5e-3)

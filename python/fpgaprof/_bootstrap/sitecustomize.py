@@ -16,7 +16,8 @@ def _fpgaprof_start() -> None:
     except FileExistsError:
         return
     except OSError as e:
-        sys.stderr.write(f"fpgaprof run: cannot claim {out_dir} ({e}); this process is not traced\n")
+        sys.stderr.write(f"fpgaprof run: cannot claim {out_dir} ({e}); this process is not "
+                         "traced\n")
         return
     os.write(fd, str(os.getpid()).encode())
     os.close(fd)
@@ -42,7 +43,8 @@ def _chain_user_sitecustomize() -> None:
     try:
         spec.loader.exec_module(mod)
     except Exception as e:
-        sys.stderr.write(f"fpgaprof run: the user's sitecustomize failed: {type(e).__name__}: {e}\n")
+        sys.stderr.write(f"fpgaprof run: the user's sitecustomize failed: "
+                         f"{type(e).__name__}: {e}\n")
 
 
 _fpgaprof_start()

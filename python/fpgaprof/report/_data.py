@@ -451,8 +451,8 @@ def add_region_gpu_time(regions: dict, prof: Any, region_names: dict[int, str]) 
         have_index = True
         idx = c["region_index"].astype(np.int64)
         sel = (idx != NONE32) & (idx >= 0) & (idx < n_r)
-        d = np.maximum(col(c, "end_ns", n).astype(np.int64) - col(c, "start_ns", n).astype(np.int64),
-                       0)
+        d = np.maximum(col(c, "end_ns", n).astype(np.int64)
+                       - col(c, "start_ns", n).astype(np.int64), 0)
         own += np.bincount(idx[sel], weights=d[sel], minlength=n_r)[:n_r]
     if not have_index:
         for r in regions["items"]:

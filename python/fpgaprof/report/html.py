@@ -152,7 +152,8 @@ def _roofline_svg(roof: Mapping, device: Mapping | None) -> str:
            if p.get("intensity") and p.get("achieved_flops_per_s")
            and p["intensity"] > 0 and p["achieved_flops_per_s"] > 0]
     if not pts:
-        return '<p class="na">not available: no op has both FLOPs and bytes with a measured time</p>'
+        return ('<p class="na">not available: no op has both FLOPs and bytes with a measured '
+                'time</p>')
     ceil = roof.get("ceilings") or {}
     peak_bw = ceil.get("dram_bytes_per_s") or ceil.get("peak_dram_bandwidth_bytes_per_s") or \
         (device or {}).get("peak_dram_bandwidth_bytes_per_s")
@@ -355,7 +356,8 @@ def _memory(s: Mapping) -> str:
     return (f'<p>peak {fmt_bytes(m["peak_bytes"])} at {fmt_s(m["peak_time_s"])} · '
             f'{fmt_bytes(m["end_bytes"])} still allocated at the end · {m["events"]} '
             f'allocation events'
-            + (f' · {m["unmatched_frees"]} frees of unknown buffers' if m["unmatched_frees"] else "")
+            + (f' · {m["unmatched_frees"]} frees of unknown buffers'
+               if m["unmatched_frees"] else "")
             + f'</p>{svg}' + _largest_buffers(m.get("largest")))
 
 

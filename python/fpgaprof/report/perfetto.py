@@ -19,7 +19,7 @@ import functools
 import json
 import os
 import tempfile
-from typing import Any, IO
+from typing import IO, Any
 
 import numpy as np
 

@@ -91,7 +91,8 @@ def _ops_rows(rows: list[dict]) -> list[dict]:
         if mean_s is None and total_s is not None and count:
             mean_s = total_s / count
         nbytes = D.first(r, "bytes", "bytes_accessed")
-        if nbytes is None and (r.get("bytes_read") is not None or r.get("bytes_written") is not None):
+        if nbytes is None and (r.get("bytes_read") is not None
+                               or r.get("bytes_written") is not None):
             nbytes = (r.get("bytes_read") or 0) + (r.get("bytes_written") or 0)
         source = D.first(r, "source", "source_location")
         if source is None and r.get("source_file"):
