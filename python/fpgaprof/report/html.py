@@ -402,6 +402,13 @@ def _generic_cell(k: str, v: Any) -> tuple[str, Any]:
     return esc(v), str(v)
 
 
+# The columns read first (rank, the op, its score and what offloading it would give); every
+# other score input follows in the analysis' own order.
+CANDIDATE_FIRST = ("rank", "op", "score", "workload_speedup", "op_speedup", "time_share",
+                   "gpu_time_ns", "fpga_total_s", "card_time_s", "transfer_s", "pattern",
+                   "source", "module")
+
+
 def _candidates(s: Mapping) -> str:
     c = s["candidates"]
     head = f'<p>target card: <b>{esc(c.get("target"))}</b>'
@@ -415,7 +422,7 @@ def _candidates(s: Mapping) -> str:
     if not c.get("available"):
         return head + _na(c)
     items = c["items"]
-    keys: list[str] = []
+    keys = [k for k in CANDIDATE_FIRST if any(k in r for r in items)]
     for r in items:
         for k in r:
             if k not in keys:
