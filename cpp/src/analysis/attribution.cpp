@@ -5,6 +5,7 @@
 #include <cctype>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <tuple>
 #include <string>
 #include <unordered_map>
@@ -637,7 +638,9 @@ AttributionResult attribute(const TraceStore& store) {
   for (std::size_t i = 0; i < store.hlo_modules.size(); ++i) {
     try {
       modules[i] = hlo::analyze_hlo(store.hlo_modules[i].text);
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
+      // Error(kHloParse) normally; anything else from the parser is reported the same way
+      // rather than losing the whole attribution.
       modules[i] = hlo::Module{};
       warnings.push_back("HLO module " + store.hlo_modules[i].name + " (program_id " +
                          std::to_string(store.hlo_modules[i].program_id) + ") could not be analysed (" +
