@@ -118,6 +118,7 @@ def _write_hlo_modules(prof: Any, folder: str) -> int:
     if not mods:
         return 0
     from fpgaprof.report.summary import write_atomic
+    existing = os.listdir(folder) if os.path.isdir(folder) else []
     n = 0
     for i, m in enumerate(mods):
         name = m.get("name") if isinstance(m, dict) else getattr(m, "name", "")
@@ -127,6 +128,8 @@ def _write_hlo_modules(prof: Any, folder: str) -> int:
             continue
         safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in str(name)) or f"m{i}"
         fname = f"module_{int(pid):04d}.{safe}.txt" if int(pid) >= 0 else f"{safe}.txt"
+        if any(e.startswith(fname[:-3]) for e in existing):
+            continue  # XLA's own dump of this module is already there (`fpgaprof run`)
         write_atomic(os.path.join(folder, fname), str(text))
         n += 1
     return n

@@ -178,6 +178,15 @@ def test_run_with_jax_keeps_optimized_hlo(tmp_path):
     assert mine and all(f.endswith("after_optimizations.txt") for f in files), files
     text = (out / "hlo" / mine[0]).read_text()
     assert "HloModule" in text and "sine" in text
+    # `report` into the same folder does not duplicate the modules already there
+    r = fp("report", str(out))
+    assert r.returncode == 0, r.stderr
+    assert sorted(os.listdir(out / "hlo")) == sorted(files)
+    # into a new folder it writes them from the trace
+    r = fp("report", str(out), "-o", str(tmp_path / "again"))
+    assert r.returncode == 0, r.stderr
+    again = os.listdir(tmp_path / "again" / "hlo")
+    assert any("scaled_sine" in f for f in again)
     s = json.loads((out / "summary.json").read_text())
     assert s["environment"]["backend"] == "cpu" and s["environment"]["jax_version"]
     assert [m["operation"] for m in s["measurements"]] == ["sine"]
