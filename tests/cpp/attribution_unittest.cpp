@@ -431,3 +431,31 @@ TEST_CASE("attribution with a real XLA dump (CPU jit_f) and the HLO parser", "[a
   REQUIRE(r.warnings.size() == 1);
   CHECK(r.warnings[0].find("broken") != std::string::npos);
 }
+
+TEST_CASE("kernels of CUDA graphs (command buffers) prefer their own name over the range", "[attribution]") {
+  // jit_f has loop_add_fusion.3 and custom-call.2. One command-buffer launch inside the range
+  // of loop_add_fusion.3 runs three graph kernels: "custom_call_2" (named like the other
+  // instruction -> kernel_name, custom-call.2), "loop_add_fusion_3" (-> kernel_name, same op as
+  // the range) and "graph_only_kernel" (no instruction of that name -> the range's op).
+  // A kernel without graph_id in the same range keeps the range's op even with another name.
+  TraceStore s;
+  auto mods = two_modules(s);
+  const uint32_t m0 = add_marker(s, "XlaModule:#hlo_module=jit_f,program_id=5#", 0, 1000, 1, kNone32);
+  const uint32_t t = add_marker(s, "Thunk:#hlo_op=loop_add_fusion.3#", 10, 900, 1, m0);
+  add_kernel(s, "custom_call_2", 100, 10, 1, t);
+  add_kernel(s, "loop_add_fusion_3", 200, 10, 1, t);
+  add_kernel(s, "graph_only_kernel", 300, 10, 1, t);
+  add_kernel(s, "custom_call_2", 400, 10, 1, t);
+  for (int i = 0; i < 3; ++i) s.kernels[static_cast<std::size_t>(i)].graph_id = 42;
+
+  const AttributionResult r = attribute(s, mods);
+  CHECK(r.kernels[0].method == MatchMethod::kKernelName);
+  CHECK(r.kernels[0].hlo_op == "custom-call.2");
+  CHECK(r.kernels[1].method == MatchMethod::kKernelName);
+  CHECK(r.kernels[1].hlo_op == "loop_add_fusion.3");
+  CHECK(r.kernels[1].module_name == "jit_f");
+  CHECK(r.kernels[2].method == MatchMethod::kNvtxThunk);
+  CHECK(r.kernels[2].hlo_op == "loop_add_fusion.3");
+  CHECK(r.kernels[3].method == MatchMethod::kNvtxThunk);
+  CHECK(r.kernels[3].hlo_op == "loop_add_fusion.3");
+}

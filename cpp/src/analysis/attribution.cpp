@@ -247,6 +247,17 @@ class Attributor {
       const std::string& kname = str(k.name);
       a.library = library_of(k.name, kname);
       const Ranges rg = ranges_of(k.marker_index);
+      if (rg.thunk && k.graph_id != 0) {
+        // A kernel of a CUDA graph (XLA command buffer): the open range is the one around the
+        // whole graph launch, so the kernel's own name is the better witness when the module
+        // has an instruction of that name; otherwise the range is all there is.
+        const uint32_t mi = rg.module ? resolve_module(*rg.module, rg.thunk->hlo_op) : kNone32;
+        const std::vector<uint32_t>* cands = candidates(kname);
+        if (mi != kNone32 && cands && std::find(cands->begin(), cands->end(), mi) != cands->end()) {
+          by_name(kname, mi, a);
+          continue;
+        }
+      }
       if (rg.thunk) {
         from_thunk(rg, a);
         continue;
