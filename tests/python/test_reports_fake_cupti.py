@@ -164,3 +164,55 @@ def test_notebook_reprs_and_pandas(traced):
     cands = prof.fpga_candidates("alveo-u55c")
     assert len(cands.to_pandas()) == 4
     assert "fusion.0" in cands._repr_html_()
+
+
+@pytest.fixture(scope="module")
+def traced_with_hlo(tmp_path_factory):
+    """The attribution test's scenario (a real optimized HLO module jit_f whose fusion.0-3 the
+    fake's Thunk ranges name), saved and loaded."""
+    att = pytest.importorskip("test_attribution")
+    fake.need_fake()
+    d = tmp_path_factory.mktemp("fakehlo")
+    dump = d / "hlo"
+    dump.mkdir()
+    code = (f"MODULE = {att._FAKE_MODULE!r}\n" + att._FAKE_CODE.replace(
+        "with fpgaprof.trace() as prof:", "with fpgaprof.trace(os.environ['TRACE_OUT']) as prof:"))
+    fake.run_traced(code, kernels=40, extra_env={"FPGAPROF_HLO_DUMP_DIR": str(dump),
+                                                 "XLA_FLAGS": "",
+                                                 "TRACE_OUT": str(d / "t.fpgaprof")})
+    prof = fpgaprof.load(str(d / "t.fpgaprof"))
+    return prof, report.write_all(prof, d / "out", trace_path=str(d / "t.fpgaprof"))
+
+
+def test_roofline_and_candidates_from_real_analysis(traced_with_hlo):
+    prof, paths = traced_with_hlo
+    with open(paths["summary"], encoding="utf-8") as f:
+        s = json.load(f)
+    ops = {r["op"]: r for r in s["ops"]["items"]}
+    # static cost of one execution (the HLO's cost model) and 10 executions each
+    assert ops["fusion.0"]["flops"] == 1024 and ops["fusion.0"]["bytes"] == 8192
+    assert ops["fusion.0"]["count"] == 10 and ops["fusion.0"]["source"] == "/src/model.py:10"
+    roof = s["roofline"]
+    assert roof["available"] and roof["points_from"] == "analysis"
+    pts = {p["op"]: p for p in roof["points"]}
+    # intensity = 1024 FLOP / 8192 B per execution
+    assert pts["fusion.0"]["intensity"] == pytest.approx(0.125)
+    # achieved FLOP/s = 10 x 1024 FLOP / the op's measured time
+    t = ops["fusion.0"]["total_s"]
+    assert pts["fusion.0"]["achieved_flops_per_s"] == pytest.approx(10 * 1024 / t, rel=1e-6)
+    assert pts["fusion.0"]["bound"] in ("memory", "latency")
+    # Fake H100: 132 SMs x 1.98 GHz x 256 FP32 FLOP/cycle/SM (128 FMA lanes) = 66.908 TFLOP/s;
+    # its device record has no memory clock, so no DRAM roof
+    assert roof["ceilings"]["peak_flops_per_s"]["fp32"] == pytest.approx(132 * 1.98e9 * 256)
+    assert roof["ceilings"]["dram_bytes_per_s"] == 0
+    cands = s["candidates"]
+    assert cands["available"] and {c["op"] for c in cands["items"]} == \
+        {f"fusion.{k}" for k in range(4)}
+    with open(paths["html"], encoding="utf-8") as f:
+        doc = f.read()
+    # fusion.2 has no FLOPs (exp is counted as transcendentals): 3 points on the log-log chart
+    assert doc.count('class="pt"') == 3
+    assert "/src/model.py:10" in doc
+    # the ops run in fp32: only that roof is drawn, flat, and the missing DRAM roof is said
+    assert "fp32 66.9 TFLOP/s" in doc and "fp16_tensor" not in doc
+    assert "DRAM roof not drawn" in doc

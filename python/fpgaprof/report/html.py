@@ -165,7 +165,12 @@ def _roofline_svg(roof: Mapping, device: Mapping | None) -> str:
     for k, v in peaks.items():
         if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
             by_value.setdefault(float(v), []).append(str(k))
-    compute_roofs = {"/".join(names): v for v, names in by_value.items()}
+    # Only the pipes the ops run on (their precision) when known; else the four highest.
+    used = {str(p.get("precision")) for p in pts if p.get("precision")}
+    chosen = {v: n for v, n in by_value.items() if used & set(n)} if used else {}
+    if not chosen:
+        chosen = dict(sorted(by_value.items(), reverse=True)[:4])
+    compute_roofs = {"/".join(names): v for v, names in chosen.items()}
     xs = [p["intensity"] for p in pts]
     ys = [p["achieved_flops_per_s"] for p in pts]
     xlo, xhi = min(xs) / 4, max(xs) * 4
@@ -211,12 +216,13 @@ def _roofline_svg(roof: Mapping, device: Mapping | None) -> str:
                  f'x2="{X(x_ridge):.1f}" y2="{Y(top):.1f}"/>')
         o.append(f'<text class="rooflabel" x="{X(xlo) + 6:.1f}" y="{Y(peak_bw * xlo) - 6:.1f}">'
                  f'DRAM {fmt_num(peak_bw, "B/s")}</text>')
-        for name, v in sorted(compute_roofs.items(), key=lambda kv: -kv[1]):
-            xr = v / peak_bw
-            o.append(f'<line class="roof" x1="{X(max(xr, xlo)):.1f}" y1="{Y(v):.1f}" '
-                     f'x2="{X(xhi):.1f}" y2="{Y(v):.1f}"/>'
-                     f'<text class="rooflabel" x="{X(xhi) - 4:.1f}" y="{Y(v) - 4:.1f}" '
-                     f'text-anchor="end">{esc(name)} {fmt_num(v, "FLOP/s")}</text>')
+    for name, v in sorted(compute_roofs.items(), key=lambda kv: -kv[1]):
+        # flat from the ridge point (from the left edge when the DRAM roof is unknown)
+        xr = v / peak_bw if peak_bw else xlo
+        o.append(f'<line class="roof" x1="{X(max(xr, xlo)):.1f}" y1="{Y(v):.1f}" '
+                 f'x2="{X(xhi):.1f}" y2="{Y(v):.1f}"/>'
+                 f'<text class="rooflabel" x="{X(xhi) - 4:.1f}" y="{Y(v) - 4:.1f}" '
+                 f'text-anchor="end">{esc(name)} {fmt_num(v, "FLOP/s")}</text>')
     tmax = max((p.get("time_s") or 0) for p in pts) or 1.0
     for p in sorted(pts, key=lambda p: -(p.get("time_s") or 0)):
         r = 3 + 14 * math.sqrt((p.get("time_s") or 0) / tmax)
@@ -237,6 +243,9 @@ def _roofline_svg(roof: Mapping, device: Mapping | None) -> str:
     if not peak_bw and not compute_roofs:
         note = (f'<p class="na">device ceilings not available: '
                 f'{esc(roof.get("ceilings_reason") or "no peak bandwidth or FLOP/s known")}</p>')
+    elif not peak_bw:
+        note = ('<p class="na">DRAM roof not drawn: the device record has no memory clock or '
+                'bus width</p>')
     src = ("points from the roofline analysis" if roof.get("points_from") == "analysis" else
            "points from per-op static cost (XLA cost model) and measured time; bound not computed")
     if ceil.get("architecture"):
