@@ -239,3 +239,11 @@ def test_unattributed_kernels_warning():
         in ws
     ws = S.collect(F.SyntheticProfile())["warnings"]
     assert not any("attributed" in w for w in ws)
+
+
+def test_saved_trace_without_environment_json_has_nulls(tmp_path):
+    """Reporting a saved trace elsewhere must not pass off this process's jax as the traced
+    program's."""
+    s = S.collect(F.SyntheticProfile(), trace_path=str(tmp_path / "trace.fpgaprof"))
+    assert s["environment"] == {"backend": None, "devices": [], "jax_version": None,
+                                "mbirjax_version": None}

@@ -308,9 +308,10 @@ def collect(prof: Any, *, target: str | None = None, trace_path: str | None = No
             extra_warnings: Iterable[str] = ()) -> dict:
     """Builds the whole summary (the dict written as summary.json) from a Profile.
 
-    environment / measurements: given ones win (e.g. a sweep's own timings); otherwise the
-    environment saved beside the trace by `fpgaprof run`, else this process's, and one
-    measurement per fpgaprof.region() instance.
+    environment / measurements: given ones win (e.g. a sweep's own timings). Otherwise, for a
+    saved trace (trace_path) the environment.json `fpgaprof run` wrote beside it (unknown
+    fields stay null without one), and this process's environment when reporting in-process;
+    one measurement per fpgaprof.region() instance.
     """
     facts = D.trace_facts(prof, trace_path)
     devices = D.devices_of(prof)
@@ -341,8 +342,13 @@ def collect(prof: Any, *, target: str | None = None, trace_path: str | None = No
     candidates = _candidates_section(prof, target)
     memory = D.memory_section(prof, facts["start_ns"])
 
-    env = dict(environment) if environment is not None else (
-        read_environment(trace_path) or environment_now())
+    if environment is not None:
+        env = dict(environment)
+    elif trace_path:
+        # a saved trace: only what the traced process recorded beside it is its environment
+        env = read_environment(trace_path) or {}
+    else:
+        env = environment_now()  # in the traced process itself
     for k in ("backend", "devices", "jax_version", "mbirjax_version"):
         env.setdefault(k, [] if k == "devices" else None)
     meas = ([dict(m) for m in measurements] if measurements is not None
