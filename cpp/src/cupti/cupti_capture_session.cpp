@@ -219,6 +219,12 @@ void CuptiCaptureSession::begin() {
     // Buffers may complete as soon as a kind is enabled.
     std::lock_guard<std::mutex> lock(collector().session_mutex);
     collector().active = this;
+    if (collector().late_buffers > 0) {
+      warnings_.push_back(std::to_string(collector().late_buffers) +
+                          " CUPTI activity buffers arrived after the previous trace had stopped and "
+                          "were discarded");
+      collector().late_buffers = 0;
+    }
   }
   for (const KindSpec& spec : kKinds) {
     const CUptiResult e = api_->ActivityEnable(spec.kind);
