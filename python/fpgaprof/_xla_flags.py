@@ -66,6 +66,7 @@ class XlaSetup:
     dump_as_text: bool = True           # False: the user turned text dumping off; nothing to read
     command_buffers_disabled: bool = False
     compilation_cache_disabled: bool = False
+    compilation_cache_set_by_us: bool = False  # JAX_ENABLE_COMPILATION_CACHE=false came from us
     flags_added: list[str] = field(default_factory=list)
     xla_flags: str = ""                 # XLA_FLAGS after the merge
     prepared_ns: int = 0                # time.time_ns() when prepared (dumps older than this are not ours)
@@ -196,6 +197,7 @@ def prepare(
     if "JAX_ENABLE_COMPILATION_CACHE" not in env and not keep_compilation_cache:
         env["JAX_ENABLE_COMPILATION_CACHE"] = "false"
         setup.compilation_cache_disabled = True
+        setup.compilation_cache_set_by_us = True
     else:
         setup.compilation_cache_disabled = not _truthy(
             env.get("JAX_ENABLE_COMPILATION_CACHE", "true"))
@@ -246,8 +248,21 @@ def current() -> XlaSetup:
     global _process_setup
     if _process_setup is None:
         _process_setup = prepare(os.environ)
+        _disable_cache_in_imported_jax(_process_setup)
         warn_if_backend_started(_process_setup)
     return _process_setup
+
+
+def _disable_cache_in_imported_jax(setup: XlaSetup) -> None:
+    # jax reads JAX_ENABLE_COMPILATION_CACHE when it is imported: if that already happened,
+    # the variable alone comes too late for this process.
+    jax = sys.modules.get("jax")
+    if jax is None or not setup.compilation_cache_set_by_us:
+        return
+    try:
+        jax.config.update("jax_enable_compilation_cache", False)
+    except Exception:  # noqa: BLE001 - an old jax without the option: nothing to turn off
+        pass
 
 
 def sanitize_kernel_name(hlo_name: str) -> str:

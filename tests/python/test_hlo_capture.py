@@ -260,3 +260,24 @@ def test_read_dumped_modules_file_names(tmp_path):
     assert [d.name for d in xf.modules_for_trace(ranges, [], setup)] == ["jit_f"]
     assert [d.name for d in xf.modules_for_trace(["XlaModule:#hlo_module=jit_g#"], [], setup)] == ["jit_g"]
     assert len(xf.modules_for_trace([], [], setup)) == 3
+
+
+def test_persistent_cache_off_even_when_jax_was_imported_first(tmp_path):
+    # jax imported (backend not started) before fpgaprof: the env variable alone is too late,
+    # so fpgaprof turns the option off in jax's config; a cache dir set like mbirjax does it
+    # then stays unused, and the module is compiled (and dumped) again in a second process.
+    code = f"""
+    import jax, jax.numpy as jnp
+    jax.config.update("jax_compilation_cache_dir", {str(tmp_path / 'cache')!r})
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    import fpgaprof
+    from fpgaprof import _xla_flags as xf
+    jax.jit(lambda v: jnp.cos(v) * 3.0)(jnp.ones(8)).block_until_ready()
+    print(jax.config.jax_enable_compilation_cache, len(xf.read_dumped_modules()))
+    """
+    for _ in range(2):
+        r = _run(code)
+        assert r.returncode == 0, r.stderr
+        enabled, n = r.stdout.split()
+        assert enabled == "False" and int(n) >= 1
+    assert not (tmp_path / "cache").exists() or not os.listdir(tmp_path / "cache")
