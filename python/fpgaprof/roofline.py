@@ -65,7 +65,9 @@ def ceilings(prof: Any, device: int = 0, *, use_measured: bool = True) -> dict |
 def _device_uuid(prof: Any, device: int) -> str:
     try:
         devs = getattr(_store_of(prof), "devices")
-        return str(getattr(devs[device], "uuid", "") or "")
+        devs = devs() if callable(devs) else devs
+        d = devs[device]
+        return str((d.get("uuid") if isinstance(d, Mapping) else getattr(d, "uuid", "")) or "")
     except Exception:
         return ""
 
