@@ -386,9 +386,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     out_dir = os.path.abspath(args.output)
     os.makedirs(out_dir, exist_ok=True)
     trace = os.path.join(out_dir, TRACE_NAME)
-    for stale in (trace, os.path.join(out_dir, ".fpgaprof-claim")):
-        if os.path.exists(stale):
-            os.unlink(stale)
+    # Outputs of an earlier run in the same folder would pass for this run's.
+    for stale in (TRACE_NAME, ".fpgaprof-claim", "report.html", "summary.json", "timeline.json",
+                  "environment.json"):
+        if os.path.exists(os.path.join(out_dir, stale)):
+            os.unlink(os.path.join(out_dir, stale))
+    hlo_dir = os.path.join(out_dir, "hlo")
+    if os.path.isdir(hlo_dir):
+        for name in os.listdir(hlo_dir):
+            p = os.path.join(hlo_dir, name)
+            if name.startswith("module_") and os.path.isdir(p):
+                shutil.rmtree(p, ignore_errors=True)
+            elif name.startswith("module_"):
+                os.unlink(p)
     env = child_environment(out_dir, keep_command_buffers=args.keep_command_buffers,
                             counters=args.counters, target=args.target)
     exe = shutil.which(command[0], path=env.get("PATH"))

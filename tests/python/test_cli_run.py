@@ -190,3 +190,20 @@ def test_run_with_jax_keeps_optimized_hlo(tmp_path):
     s = json.loads((out / "summary.json").read_text())
     assert s["environment"]["backend"] == "cpu" and s["environment"]["jax_version"]
     assert [m["operation"] for m in s["measurements"]] == ["sine"]
+
+
+def test_rerun_replaces_old_outputs(script, tmp_path):
+    """A second run into the same folder leaves nothing of the first one behind, also when
+    the second command writes no trace."""
+    out = tmp_path / "out"
+    r = fp("run", "-o", str(out), "--", sys.executable, str(script), "ok")
+    assert r.returncode == 0 and (out / "report.html").exists()
+    (out / "hlo").mkdir(exist_ok=True)
+    (out / "hlo" / "module_0099.old.cpu_after_optimizations.txt").write_text("old")
+    r = fp("run", "-o", str(out), "--", sys.executable, "-S", "-c", "raise SystemExit(4)")
+    assert r.returncode == 4  # -S: no site, so no bootstrap and no trace
+    assert "no trace was written" in r.stderr
+    for name in ("trace.fpgaprof", "report.html", "summary.json", "timeline.json",
+                 "environment.json"):
+        assert not (out / name).exists(), name
+    assert not (out / "hlo" / "module_0099.old.cpu_after_optimizations.txt").exists()
