@@ -15,18 +15,23 @@ Without a GPU it exits with status 77 and says why. --allow-cpu runs the same al
 JAX to show the script works; its figures are labelled CPU DRY RUN and say nothing about the GPU
 overhead (no kernels are traced on CPU).
 
+--isolate runs every sample in a fresh interpreter (own CUPTI state and warm-up), for when
+jax.profiler and fpgaprof cannot take turns in one process (one CUPTI subscriber).
+
 Usage: python bench/tracing_overhead.py [--size 128] [--reps 5] [--samples 7] [--json FILE]
-       [--modes none,fpgaprof,jax] [--allow-cpu] [--check]
+       [--modes none,fpgaprof,jax] [--isolate] [--allow-cpu] [--check]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import io
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -61,6 +66,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="dry run on CPU JAX (proves the script; NOT the GPU overhead figure)",
     )
     p.add_argument(
+        "--isolate",
+        action="store_true",
+        help="run every sample in a fresh interpreter (when the profilers cannot share a process)",
+    )
+    p.add_argument("--child", choices=MODES, help=argparse.SUPPRESS)
+    p.add_argument(
         "--check",
         action="store_true",
         help="exit 1 unless fpgaprof's overhead is <= 2%% and below jax.profiler's (GPU only)",
@@ -94,6 +105,7 @@ def profiler_context(mode: str, tmp: str) -> contextlib.AbstractContextManager:
 
 
 def run_sample(mode: str, work: Callable[[], Any], reps: int, tmp: str) -> dict[str, float]:
+    """One sample: `reps` calls of the workload under the mode's profiler."""
     t0 = time.perf_counter()
     with profiler_context(mode, tmp) as prof:
         w0 = time.perf_counter()
@@ -110,18 +122,21 @@ def run_sample(mode: str, work: Callable[[], Any], reps: int, tmp: str) -> dict[
 
 
 def alternate(
-    modes: list[str], work: Callable[[], Any], reps: int, samples: int, tmp: str
+    modes: list[str], sampler: Callable[[str], dict[str, float]], samples: int
 ) -> tuple[dict[str, list[dict[str, float]]], list[str]]:
     """samples x modes, mode order rotated per sample. A mode that fails (e.g. a CUPTI subscriber
-    conflict between jax.profiler and fpgaprof) is dropped with its error kept, not retried."""
+    conflict between jax.profiler and fpgaprof in one process: use --isolate) is dropped with its
+    error kept, not retried."""
     results: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
     errors: list[str] = []
     active = list(modes)
     for s in range(samples):
+        if "none" not in active:
+            break
         order = active[s % len(active) :] + active[: s % len(active)]
         for mode in order:
             try:
-                results[mode].append(run_sample(mode, work, reps, tmp))
+                results[mode].append(sampler(mode))
             except Exception as exc:
                 errors.append(f"{mode}: {type(exc).__name__}: {exc}")
                 active.remove(mode)
@@ -133,6 +148,30 @@ def alternate(
             flush=True,
         )
     return results, errors
+
+
+def isolated_sampler(args: argparse.Namespace, n: int) -> Callable[[str], dict[str, float]]:
+    """One fresh interpreter per sample (own CUPTI state, own warm-up): profilers that cannot share
+    a process still alternate sample by sample."""
+
+    def sample(mode: str) -> dict[str, float]:
+        cmd = [
+            sys.executable,
+            os.path.abspath(__file__),
+            "--child",
+            mode,
+            "--size",
+            str(n),
+            "--reps",
+            str(args.reps),
+        ] + (["--allow-cpu"] if args.allow_cpu else [])
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+            raise RuntimeError(f"child exited {proc.returncode}: {tail[0]}")
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    return sample
 
 
 def summarise(results: dict[str, list[dict[str, float]]]) -> dict[str, dict[str, Any]]:
@@ -156,10 +195,21 @@ def summarise(results: dict[str, list[dict[str, float]]]) -> dict[str, dict[str,
     return out
 
 
+def child(args: argparse.Namespace) -> int:
+    """--child MODE: warm up, run one sample, print it as JSON (used by --isolate)."""
+    work = make_workload(args.size)
+    work()
+    with tempfile.TemporaryDirectory(prefix="fpgaprof_overhead_") as tmp:
+        print(json.dumps(run_sample(args.child, work, args.reps, tmp)))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     backend = jax.default_backend()
     dry = backend != "gpu"
+    if args.child:
+        return child(args)
     if dry and not args.allow_cpu:
         print(
             f"tracing_overhead: needs an NVIDIA GPU (JAX backend is '{backend}'); the overhead of "
@@ -174,10 +224,14 @@ def main(argv: list[str] | None = None) -> int:
         f"tracing_overhead [{label}]: forward_project {n}^3 x {args.reps} per sample, {args.samples} "
         f"samples, modes {','.join(args.modes)}; jax {jax.__version__} on {jax.devices()[0]}"
     )
-    work = make_workload(n)
-    work()  # compile and warm up outside every measurement
     with tempfile.TemporaryDirectory(prefix="fpgaprof_overhead_") as tmp:
-        results, errors = alternate(args.modes, work, args.reps, args.samples, tmp)
+        if args.isolate:
+            sampler = isolated_sampler(args, n)
+        else:
+            work = make_workload(n)
+            work()  # compile and warm up outside every measurement
+            sampler = functools.partial(run_sample, work=work, reps=args.reps, tmp=tmp)
+        results, errors = alternate(args.modes, sampler, args.samples)
     summary = summarise(results)
 
     print(

@@ -73,3 +73,27 @@ def test_cpu_dry_run_alternates_all_modes(tmp_path):
         assert s["median_work_s"] == pytest.approx(med)
         assert s["work_overhead_pct"] == pytest.approx(100.0 * (med / base - 1.0))
     assert res["summary"]["none"]["work_overhead_pct"] == pytest.approx(0.0)
+
+
+def test_isolated_samples_run_in_child_processes(tmp_path):
+    out = tmp_path / "overhead.json"
+    proc = _run(
+        tmp_path,
+        "--allow-cpu",
+        "--isolate",
+        "--size",
+        "16",
+        "--reps",
+        "1",
+        "--samples",
+        "1",
+        "--modes",
+        "none,fpgaprof",
+        "--json",
+        str(out),
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    res = json.loads(out.read_text())
+    assert res["errors"] == []
+    assert set(res["summary"]) == {"none", "fpgaprof"}
+    assert all(len(res["samples_raw"][m]) == 1 for m in ("none", "fpgaprof"))
