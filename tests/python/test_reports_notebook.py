@@ -34,3 +34,34 @@ def test_table_html_limits_rows():
 def test_rows_html():
     h = N.rows_html([{"op": "a<b", "score": 0.5, "time_s": 0.002}], "candidates")
     assert "a&lt;b" in h and "2.00 ms" in h and "0.5" in h
+
+
+def test_progress_only_on_a_terminal(monkeypatch, capsys):
+    import io
+    import sys
+
+    from fpgaprof.report import Progress
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    # not a terminal (pytest captures stderr): silent
+    p = Progress(2, "x")
+    p.step("a")
+    p.step("b")
+    assert capsys.readouterr().err == ""
+    # a terminal, not CI: a bar, ending with a newline
+    tty = Tty()
+    monkeypatch.setattr(sys, "stderr", tty)
+    monkeypatch.delenv("CI", raising=False)
+    p = Progress(2, "x")
+    p.step("a")
+    p.step("b")
+    assert "x [" in tty.getvalue() and "2/2" in tty.getvalue() and tty.getvalue().endswith("\n")
+    # a terminal in CI: silent
+    tty2 = Tty()
+    monkeypatch.setattr(sys, "stderr", tty2)
+    monkeypatch.setenv("CI", "true")
+    Progress(1, "x").step("a")
+    assert tty2.getvalue() == ""
