@@ -62,7 +62,7 @@ TEST_CASE("parses module header, computations and instructions", "[hlo][parser]"
   CHECK(f->called_computations[0] == "fused_computation");
   REQUIRE(f->operand_shapes.size() == 1);
   CHECK(f->operand_shapes[0].dims == std::vector<int64_t>{8});
-  CHECK(f->line == 31);
+  CHECK(f->line == 30);
   CHECK(e->find("x.1")->parameter_number == 0);
 }
 
@@ -168,4 +168,47 @@ TEST_CASE("parse errors carry line, column and the text found", "[hlo][parser]")
     CHECK_THROWS_AS(parse_hlo_module(""), HloParseError);
     CHECK_THROWS_AS(parse_hlo_module("HloModule m, a={{{"), HloParseError);
   }
+}
+
+TEST_CASE("stack-frame tables after the computations, execution_thread, /*index*/ comments", "[hlo][parser]") {
+  const char* text = R"(HloModule m
+
+%comp (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  ROOT %n = f32[4]{0} negate(%p), metadata={op_name="neg" stack_frame_id=2}
+}, execution_thread="main"
+
+ENTRY %e (a: f32[4]) -> (f32[4], f32[4]) {
+  %a = f32[4]{0} parameter(0)
+  %c = f32[4]{0} call(%a), to_apply=%comp
+  ROOT %t = (f32[4]{0}, /*index=1*/f32[4]{0}) tuple(%c, /*index=1*/%a), control-predecessors={%c}
+}
+
+FileNames
+1 "/a.py"
+2 "/usr/lib/python3/site-packages/jax/_src/numpy/lax_numpy.py"
+
+FunctionNames
+1 "main"
+2 "negative"
+
+FileLocations
+1 {file_name_id=1 function_name_id=1 line=5 end_line=5 column=1 end_column=9}
+2 {file_name_id=2 function_name_id=2 line=900 end_line=900 column=1 end_column=9}
+
+StackFrames
+1 {file_location_id=1 parent_frame_id=1}
+2 {file_location_id=2 parent_frame_id=2}
+)";
+  Module m = parse_hlo_module(text);
+  const Instruction* n = m.find_instruction("n");
+  REQUIRE(n != nullptr);
+  // frame 2 is framework code (jax/_src): the user's frame is its parent, frame 1
+  CHECK(n->metadata.source_file == "/a.py");
+  CHECK(n->metadata.source_line == 5);
+  const Instruction* t = m.entry()->root();
+  CHECK(t->operands == std::vector<std::string>{"c", "a"});
+  CHECK(t->attributes.at("control-predecessors") == "{%c}");
+  CHECK(m.find_instruction("c")->called_computations == std::vector<std::string>{"comp"});
+  CHECK_FALSE(m.find("comp")->is_fusion);
 }
