@@ -677,7 +677,7 @@ def measure(
     ctx: SizeContext,
     runs: int,
     monitor: CompileMonitor,
-    aot_cache: dict[tuple, dict[str, Any]],
+    aot_cache: dict[tuple, dict[str, Any]] | None,
     env: dict[str, Any],
     trace_dir: str | None,
     sections_dir: str | None,
@@ -703,17 +703,21 @@ def measure(
         # trace/lower/compile on the recorded entry points, then warm up again for the timed runs.
         # An entry point called with the same shapes by an earlier operation of this size reuses that
         # operation's figures (forward_project, recon and prox_map all call the same projector).
-        sigs = {name: (op.geometry, ctx.n, key) for name, key in recorder.signatures().items()}
-        todo = {name for name, key in sigs.items() if key not in aot_cache}
-        if todo:
-            jax.clear_caches()
-            with _quiet():
-                fresh = recorder.aot_breakdown(todo)
-                jax.block_until_ready(fn())
-            for name, figures in fresh.items():
-                aot_cache[sigs[name]] = {**figures, "measured_in": op.name}
-        for name, key in sigs.items():
-            res.aot[name] = {**aot_cache[key], "calls_per_operation": recorder.calls[name]["calls"]}
+        if aot_cache is not None:  # None: --no-aot
+            sigs = {name: (op.geometry, ctx.n, key) for name, key in recorder.signatures().items()}
+            todo = {name for name, key in sigs.items() if key not in aot_cache}
+            if todo:
+                jax.clear_caches()
+                with _quiet():
+                    fresh = recorder.aot_breakdown(todo)
+                    jax.block_until_ready(fn())
+                for name, figures in fresh.items():
+                    aot_cache[sigs[name]] = {**figures, "measured_in": op.name}
+            for name, key in sigs.items():
+                res.aot[name] = {
+                    **aot_cache[key],
+                    "calls_per_operation": recorder.calls[name]["calls"],
+                }
 
         path = os.path.join(trace_dir, f"{op.name}_{ctx.n}.fpgaprof") if trace_dir else None
         trace_error = None
@@ -1100,6 +1104,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "warm-up compile times are real compiles",
     )
     p.add_argument(
+        "--no-aot",
+        action="store_true",
+        help="skip the AOT breakdown (it clears JAX's caches and recompiles the projector entry "
+        "points once per shape)",
+    )
+    p.add_argument(
         "--no-section-reports",
         action="store_true",
         help="skip the full fpgaprof report (summary.json, report.html) per operation and size",
@@ -1145,7 +1155,7 @@ def main(argv: list[str] | None = None) -> int:
     env = environment()
 
     results: list[Result] = []
-    aot_cache: dict[tuple, dict[str, Any]] = {}
+    aot_cache: dict[tuple, dict[str, Any]] | None = None if args.no_aot else {}
     t_start = time.perf_counter()
     for n in args.sizes:
         ctx = SizeContext(n, log_dir)
