@@ -27,9 +27,11 @@ def _version(v: int) -> str:
 def describe() -> str:
     """A readable report of the CUPTI library, driver, GPUs and, if tracing cannot work, why."""
     s = status()
-    lines = [f"fpgaprof {_core.__version__}", f"  libfpgaprof: {_core.library_path() or '(unknown)'}"]
+    lines = [f"fpgaprof {_core.__version__}",
+             f"  libfpgaprof: {_core.library_path() or '(unknown)'}"]
     if s.library_found:
-        lines.append(f"  CUPTI: {s.library_path} (found: {s.how_found}; API version {s.cupti_version})")
+        lines.append(f"  CUPTI: {s.library_path} (found: {s.how_found}; "
+                     f"API version {s.cupti_version})")
     else:
         lines.append("  CUPTI: not found")
     lines.append(f"  CUDA driver: {_version(s.driver_version)}")
@@ -40,7 +42,8 @@ def describe() -> str:
             lines.append(
                 f"    [{d.id}] {d.name}: compute capability {d.compute_capability_major}."
                 f"{d.compute_capability_minor}, {d.sm_count} SMs, "
-                f"{d.global_memory_bytes / 2**30:.1f} GiB, SM clock {d.core_clock_khz / 1e3:.0f} MHz, "
+                f"{d.global_memory_bytes / 2**30:.1f} GiB, "
+                f"SM clock {d.core_clock_khz / 1e3:.0f} MHz, "
                 f"memory clock {d.memory_clock_khz / 1e3:.0f} MHz x {d.memory_bus_width_bits} bit"
                 + (f" ({bw / 1e9:.0f} GB/s peak)" if bw else ""))
     else:

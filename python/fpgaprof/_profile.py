@@ -243,7 +243,8 @@ class Profile:
             return "<fpgaprof.Profile (trace running)>"
         dev = self.device
         gpu = dev.name if dev is not None else ("GPU" if self.gpu_available else "no GPU")
-        return (f"<fpgaprof.Profile {self.wall_time_ns / 1e9:.3f} s, {gpu}: {len(self.kernels)} kernels, "
+        return (f"<fpgaprof.Profile {self.wall_time_ns / 1e9:.3f} s, {gpu}: "
+                f"{len(self.kernels)} kernels, "
                 f"{len(self.transfers)} transfers, {len(self.regions)} regions>")
 
     def __eq__(self, other: object) -> bool:
@@ -301,7 +302,7 @@ def _summary(prof: Profile, top: int) -> str:
 
     k = prof.kernels.columns(["name", "start_ns", "end_ns"])
     n_k = len(k["name"])
-    dur = (k["end_ns"].astype(np.int64) - k["start_ns"].astype(np.int64)).clip(min=0) if n_k else np.zeros(0)
+    dur = (k["end_ns"].astype(np.int64) - k["start_ns"].astype(np.int64)).clip(min=0)
     total_k = float(dur.sum())
     out.append("")
     out.append(f"Kernels: {n_k} launches, {len(set(k['name'])) if n_k else 0} distinct, "
@@ -334,7 +335,8 @@ def _summary(prof: Profile, top: int) -> str:
     out.append(f"Transfers: {n_t}")
     if n_t:
         tdur = (t["end_ns"].astype(np.int64) - t["start_ns"].astype(np.int64)).clip(min=0)
-        out.append(f"  {'direction':10s} {'count':>8s} {'bytes':>14s} {'busy ms':>11s} {'GB/s':>9s}")
+        out.append(f"  {'direction':10s} {'count':>8s} {'bytes':>14s} {'busy ms':>11s} "
+                   f"{'GB/s':>9s}")
         kinds = t["copy_kind"].astype(str)
         for kind in sorted(set(kinds)):
             sel = kinds == kind
@@ -347,7 +349,8 @@ def _summary(prof: Profile, top: int) -> str:
     out.extend(_region_lines(prof, top))
 
     out.append("")
-    out.append(f"Dropped records: {prof.dropped_records}; incomplete records: {prof.incomplete_records}")
+    out.append(f"Dropped records: {prof.dropped_records}; "
+               f"incomplete records: {prof.incomplete_records}")
     warns = prof.warnings
     out.append(f"Warnings: {len(warns)}" + ("" if warns else " (none)"))
     for w in warns:
@@ -385,5 +388,6 @@ def _region_lines(prof: Profile, top: int) -> list[str]:
     for i in np.argsort(-wall_tot, kind="stable")[:top]:
         lines.append(f"  {_short(str(names[i]), 40):40s} {int(cnt[i]):7d} {_ms(wall_tot[i]):>11s} "
                      f"{_ms(gpu_tot[i]):>11s}")
-    lines.append("  (GPU = kernel, copy and memset time launched inside the region, nested ones included)")
+    lines.append("  (GPU = kernel, copy and memset time launched inside the region, "
+                 "nested ones included)")
     return lines

@@ -132,7 +132,8 @@ def _attach_hlo_modules(store: Any) -> None:
     try:
         _attribution.attach_hlo_modules(store)
     except Exception as e:  # noqa: BLE001 - the trace itself is fine; say what is missing
-        store.add_warning(f"HLO modules could not be attached to the trace ({type(e).__name__}: {e}); "
+        store.add_warning(f"HLO modules could not be attached to the trace "
+                          f"({type(e).__name__}: {e}); "
                           "kernels are attributed by name only")
 
 
