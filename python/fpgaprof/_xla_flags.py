@@ -69,7 +69,7 @@ class XlaSetup:
     compilation_cache_set_by_us: bool = False  # JAX_ENABLE_COMPILATION_CACHE=false came from us
     flags_added: list[str] = field(default_factory=list)
     xla_flags: str = ""                 # XLA_FLAGS after the merge
-    prepared_ns: int = 0                # time.time_ns() when prepared (dumps older than this are not ours)
+    prepared_ns: int = 0                # start of this process, ns (dumps older than this are another run's)
     backend_already_started: bool = False
     warnings: list[str] = field(default_factory=list)
 
@@ -128,6 +128,23 @@ def flag_value(flags: Iterable[str], name: str) -> str | None:
     return value
 
 
+def _process_start_ns() -> int:
+    """When this process started (wall clock, ns): a module XLA dumped before fpgaprof was
+    imported (JAX started first, the user's own --xla_dump_to) still belongs to this run.
+    Falls back to now where /proc is not readable."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        start_ticks = int(fields[19])  # field 22 of proc(5), counted after the ")" of comm
+        with open("/proc/stat", encoding="ascii") as f:
+            btime = next(int(ln.split()[1]) for ln in f if ln.startswith("btime "))
+        start_ns = (btime * 10**9) + start_ticks * 10**9 // os.sysconf("SC_CLK_TCK")
+        now = time.time_ns()
+        return start_ns if 0 < start_ns <= now else now
+    except (OSError, ValueError, IndexError, StopIteration):
+        return time.time_ns()
+
+
 def _truthy(value: str | None) -> bool:
     return value is not None and value.strip().lower() in ("1", "true", "yes", "on")
 
@@ -152,7 +169,7 @@ def prepare(
     if keep_compilation_cache is None:
         keep_compilation_cache = _truthy(env.get("FPGAPROF_KEEP_COMPILATION_CACHE"))
 
-    setup = XlaSetup(prepared_ns=time.time_ns())
+    setup = XlaSetup(prepared_ns=_process_start_ns())
     flags = split_flags(env.get("XLA_FLAGS", ""))
     added: list[str] = []
 
@@ -281,7 +298,7 @@ def read_dumped_modules(
     """Reads the optimized HLO modules XLA dumped into the setup's dump dir.
 
     Only ``*after_optimizations.txt`` files count (not buffer assignments, not per-pass
-    dumps). Files older than ``since_ns`` (default: when the setup was prepared) are skipped, so a
+    dumps). Files older than ``since_ns`` (default: when this process started) are skipped, so a
     user's long-lived dump dir does not leak old runs. Filters, when given and non-empty: keep a
     module whose program id is in ``program_ids`` or whose name is in ``names`` (the modules the
     trace's XlaModule ranges name); else, with ``kernel_names``, keep a module holding an

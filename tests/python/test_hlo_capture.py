@@ -281,3 +281,28 @@ def test_persistent_cache_off_even_when_jax_was_imported_first(tmp_path):
         enabled, n = r.stdout.split()
         assert enabled == "False" and int(n) >= 1
     assert not (tmp_path / "cache").exists() or not os.listdir(tmp_path / "cache")
+
+
+def test_users_dump_dir_modules_from_before_the_import_are_read(tmp_path):
+    # JAX started (and compiled jit_early) before fpgaprof was imported, with the user's own
+    # dump dir: that module belongs to this run, an older file from another run does not.
+    user_dir = tmp_path / "dumps"
+    user_dir.mkdir()
+    old = user_dir / "module_0099.jit_old.cpu_after_optimizations.txt"
+    old.write_text("HloModule jit_old\n\nENTRY %m () -> f32[] {\n  ROOT %c = f32[] constant(1)\n}\n")
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    code = """
+    import warnings
+    warnings.simplefilter("ignore")
+    import jax, jax.numpy as jnp
+    def early(v):
+        return v * 2.0
+    jax.jit(early)(jnp.ones(4)).block_until_ready()
+    import fpgaprof
+    from fpgaprof import _xla_flags as xf
+    print(sorted({m.name for m in xf.read_dumped_modules()}))
+    """
+    r = _run(code, XLA_FLAGS=f"--xla_dump_to={user_dir} --xla_dump_hlo_as_text")
+    assert r.returncode == 0, r.stderr
+    names = eval(r.stdout.strip().splitlines()[-1])
+    assert "jit_early" in names and "jit_old" not in names
