@@ -245,12 +245,15 @@ def warn_if_backend_started(setup: XlaSetup) -> bool:
     if not _backend_started():
         return False
     setup.backend_already_started = True
+    lost = ("the HLO is still read from your own --xla_dump_to dir"
+            if setup.dump_dir_from_user and setup.dump_as_text else
+            "no HLO is dumped (kernels are matched by kernel name only, without HLO costs or "
+            "source lines)")
     msg = (
         "fpgaprof was imported after JAX had started its backend, so XLA never saw fpgaprof's "
-        "XLA_FLAGS: no HLO is dumped (kernels are matched by kernel name only, without HLO "
-        "costs or source lines) and XLA command buffers stay on (kernels inside them cannot be "
-        "attributed to HLO ops). Fix: `import fpgaprof` before the first JAX computation, or "
-        "run the script with `fpgaprof run`."
+        f"XLA_FLAGS: {lost}, and XLA command buffers stay on (kernels inside them cannot be "
+        "attributed to HLO ops by range). Fix: `import fpgaprof` before the first JAX "
+        "computation, or run the script with `fpgaprof run`."
     )
     if msg not in setup.warnings:
         setup.warnings.append(msg)
@@ -361,7 +364,7 @@ def modules_for_trace(
     ``marker_names`` are the trace's NVTX range names: modules named by an
     ``XlaModule:#hlo_module=M,program_id=P#`` range are kept, plus the modules holding an
     instruction named like one of ``kernel_names`` (kernels launched outside module ranges).
-    With neither ranges nor kernels (no GPU), every module dumped since fpgaprof was imported.
+    With neither ranges nor kernels (no GPU), every module dumped since the process started.
     """
     setup = setup or current()
     pids: set[int] = set()
