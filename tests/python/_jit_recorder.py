@@ -42,8 +42,10 @@ class JitRecorder:
             def call(*args, **kwargs):
                 leaves = jax.tree_util.tree_leaves((args, kwargs))
                 if not any(isinstance(v, jax.core.Tracer) for v in leaves):
-                    key = (id(jitted), str(jax.tree_util.tree_map(
-                        lambda v: (getattr(v, "shape", None), str(getattr(v, "dtype", type(v)))), (args, kwargs))))
+                    def sig(v):
+                        return getattr(v, "shape", None), str(getattr(v, "dtype", type(v)))
+
+                    key = (id(jitted), str(jax.tree_util.tree_map(sig, (args, kwargs))))
                     if key not in recorder.seen:
                         recorder.seen.add(key)
                         recorder.calls.append((jitted, args, kwargs))

@@ -103,7 +103,8 @@ def conv1d_strided(x, k):
 
 def depthwise_conv(x, k):
     return lax.conv_general_dilated(x, k, window_strides=(1, 1), padding="VALID",
-                                    dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=8)
+                                    dimension_numbers=("NHWC", "HWIO", "NHWC"),
+                                    feature_group_count=8)
 
 
 def fft_c2c(x):
@@ -219,7 +220,9 @@ def _line_range(fn):
 
 
 def plain_programs() -> list[CorpusProgram]:
-    i32 = lambda *s: jnp.asarray(np.random.default_rng(1).integers(0, 100, s), dtype=jnp.int32)  # noqa: E731
+    def i32(*s):
+        return jnp.asarray(np.random.default_rng(1).integers(0, 100, s), dtype=jnp.int32)
+
     progs = [
         ("elementwise_chain", elementwise_chain, (_f32(256, 128), _f32(256, 128, seed=1))),
         ("transcendental_chain", transcendental_chain, (_f32(512, 64),)),
@@ -321,7 +324,8 @@ def mbirjax_programs() -> list[CorpusProgram]:
     jax.jit = rec.wrap_jit(rec.real_jit)
     try:
         pm = mj.ParallelBeamModel((views, rows, channels), angles)
-        cm = mj.ConeBeamModel((views, rows, channels), np.linspace(0, 2 * np.pi, views, endpoint=False),
+        cone_angles = np.linspace(0, 2 * np.pi, views, endpoint=False)
+        cm = mj.ConeBeamModel((views, rows, channels), cone_angles,
                               source_detector_dist=64.0, source_iso_dist=32.0)
         denoiser = mj.QGGMRFDenoiser((8, 8, 4))
     finally:

@@ -74,7 +74,8 @@ def test_every_instruction_with_metadata_points_at_its_source(corpus):
                 continue  # no source metadata printed (parameters, compiler-made copies)
             with_source += 1
             path = os.path.realpath(ins.source_file)
-            where = f"{c.program.name}: {ins.computation}/{ins.name} -> {ins.source_file}:{ins.source_line}"
+            where = (f"{c.program.name}: {ins.computation}/{ins.name} -> "
+                     f"{ins.source_file}:{ins.source_line}")
             if c.program.source == "corpus":
                 assert path == corpus_file, where
                 lo, hi = c.program.line_range
