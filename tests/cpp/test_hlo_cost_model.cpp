@@ -303,3 +303,33 @@ TEST_CASE("custom calls: cuBLAS GEMM from backend_config; others unknown and cou
   CHECK(u.pattern == AccessPattern::kLibraryCall);
   CHECK(m.unknown_cost_instructions == 1);
 }
+
+TEST_CASE("hand-written GPU HLO: attributes continued on the next lines, cuBLASLt matmul", "[hlo][cost]") {
+  // The form of XLA's own GPU tests (no layouts on parameters, one attribute per line).
+  Module m = analyze_hlo(R"(HloModule module
+
+ENTRY main {
+  p0 = f32[100,100] parameter(0)
+  p1 = f32[100,100] parameter(1)
+  %custom-call.1 = (f32[100,100]{1,0}, s8[4194304]{0}) custom-call(p0, p1),
+    custom_call_target="__cublas$lt$matmul",
+    backend_config={
+      "gemm_backend_config":{
+        "alpha_real":1,
+        "dot_dimension_numbers":{
+          "lhs_contracting_dimensions":["1"],
+          "rhs_contracting_dimensions":["0"]
+        }
+      }
+    }
+  ROOT %get-tuple-element = f32[100,100]{1,0} get-tuple-element(%custom-call.1), index=0
+}
+)");
+  const Instruction& g = ins(m, "custom-call.1");
+  CHECK(g.custom_call_target == "__cublas$lt$matmul");
+  // 100*100 outputs x 100 x 2
+  CHECK(g.cost.flops == 2e6);
+  CHECK(g.cost.bytes_read == 80000);
+  CHECK(g.cost.bytes_written == 40000);
+  CHECK(m.total.flops == 2e6);
+}

@@ -647,7 +647,7 @@ class HloParser {
       if (eof() || peek() == '\n') return;
       if (peek() == '}') return;  // a computation closed on the same line
       expect_char(',', "',' before an attribute or end of line");
-      skip_blanks();
+      skip_ws();  // hand-written HLO may continue the attribute list on the next line
       std::size_t key_start = pos_;
       while (pos_ < s_.size() && is_name_char(s_[pos_])) ++pos_;
       if (pos_ == key_start) fail("an attribute name");
