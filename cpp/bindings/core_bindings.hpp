@@ -353,6 +353,7 @@ inline py::dict stats_dict(const CorrelationStats& st) {
   d["unmatched_allocations"] = st.unmatched_allocations;
   d["unmatched_syncs"] = st.unmatched_syncs;
   d["unattributed_to_region"] = st.unattributed_to_region;
+  d["regions_by_time"] = st.regions_by_time;
   return d;
 }
 

@@ -197,6 +197,32 @@ TEST_CASE("correlate is idempotent and keeps other warnings", "[correlate]") {
   }
 }
 
+TEST_CASE("kernels launched from worker threads get the region open at launch time", "[correlate]") {
+  // The Python thread 1 opens R0 [100,1000) and inside it R1 [200,300); thread 2 opens
+  // R2 [700,900). Thread 7 (a JAX worker: it never opens a region) launches everything else.
+  TraceStore s;
+  s.regions = {region(1, 100, 1000), region(1, 200, 300), region(2, 700, 900)};
+  s.api_calls = {
+      api(1, 7, 500, 510),    // A: only R0 is open at 500 -> R0
+      api(2, 7, 250, 260),    // B: R0 and R1 open at 250; innermost (latest start) R1
+      api(3, 1, 1500, 1510),  // C: thread 1 has regions of its own, outside them -> none
+      api(4, 7, 1200, 1210),  // D: nothing open at 1200 -> none
+      api(6, 7, 800, 810),    // F: R0 [100,1000) and R2 [700,900) open; R2 started later -> R2
+  };
+  // E has no API record: its GPU start 600 is used -> R0.
+  s.kernels = {kernel(1, 5000), kernel(2, 5100), kernel(3, 5200), kernel(4, 5300), kernel(5, 600),
+               kernel(6, 5400)};
+  const CorrelationStats st = correlate(s);
+  REQUIRE(s.kernels[0].region_index == 0);
+  REQUIRE(s.kernels[1].region_index == 1);
+  REQUIRE(s.kernels[2].region_index == kNone32);
+  REQUIRE(s.kernels[3].region_index == kNone32);
+  REQUIRE(s.kernels[4].region_index == 0);
+  REQUIRE(s.kernels[5].region_index == 2);
+  REQUIRE(st.regions_by_time == 4);           // A, B, E, F
+  REQUIRE(st.unattributed_to_region == 2);    // C, D
+}
+
 TEST_CASE("range boundaries: start is inside, end is outside", "[correlate]") {
   TraceStore s;
   s.api_calls = {api(1, 7, 100, 110), api(2, 7, 200, 210), api(3, 7, 199, 205)};
@@ -255,10 +281,13 @@ TEST_CASE("attribution matches a brute-force search", "[correlate]") {
     correlate(s);
     for (const KernelRecord& k : s.kernels) {
       // Innermost = latest start among the containing ranges (they nest properly).
+      // A thread that opened no region at all falls back to any thread's regions.
+      const bool own = std::any_of(s.regions.begin(), s.regions.end(),
+                                   [&](const RegionRecord& r) { return r.thread_id == k.thread_id; });
       uint32_t best = kNone32;
       for (uint32_t i = 0; i < s.regions.size(); ++i) {
         const RegionRecord& r = s.regions[i];
-        if (r.thread_id != k.thread_id || r.start_ns > k.launch_ns || k.launch_ns >= r.end_ns) continue;
+        if ((own && r.thread_id != k.thread_id) || r.start_ns > k.launch_ns || k.launch_ns >= r.end_ns) continue;
         if (best == kNone32 || r.start_ns > s.regions[best].start_ns) best = i;
       }
       REQUIRE(k.region_index == best);

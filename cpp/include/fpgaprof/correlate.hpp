@@ -18,6 +18,12 @@
 // - Attribution: an activity with a launch_ns (i.e. joined to its API call) gets the
 //   innermost region / range marker of its thread with start_ns <= launch_ns < end_ns;
 //   otherwise kNone32. Allocations use their timestamp_ns on the API thread.
+// - Region fallback by time: an activity launched by a thread that never opened a region
+//   (JAX/PJRT may launch from its own worker threads while the Python thread that opened the
+//   region waits), or that has no API record, gets the innermost region (latest start) open on ANY
+//   thread at its launch time (no API record: its GPU start_ns); counted in regions_by_time.
+//   NVTX range markers are never assigned across threads (XLA pushes its thunk ranges on
+//   the launching thread).
 // Runs in O(n log n). Replaces earlier "correlate:" warnings in store.meta.warnings with
 // one warning per kind of unmatched record (so calling it twice changes nothing).
 #pragma once
@@ -35,6 +41,7 @@ struct CorrelationStats {
   uint64_t unmatched_allocations = 0;
   uint64_t unmatched_syncs = 0;
   uint64_t unattributed_to_region = 0;  // GPU activities launched outside every region
+  uint64_t regions_by_time = 0;         // region assigned by the any-thread time fallback
 };
 
 CorrelationStats correlate(TraceStore& store);

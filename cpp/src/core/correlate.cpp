@@ -131,6 +131,40 @@ void attribute(const std::vector<Interval>& iv, const std::vector<uint32_t>& ord
   }
 }
 
+// Fallback for activities whose launching thread had no region open: JAX/PJRT may launch
+// kernels and copies from its own worker threads while the Python thread that opened the
+// region waits. Such an activity goes to the innermost region (latest start) open at its
+// launch time on any thread. Sweep by time with a max-heap on start; an interval that has
+// ended is dead for every later query, so lazy removal from the top is exact.
+template <class Assign>
+void attribute_any_thread(const std::vector<Interval>& iv, std::vector<Query> queries, Assign assign) {
+  if (iv.empty() || queries.empty()) return;
+  std::vector<uint32_t> by_start(iv.size());
+  std::iota(by_start.begin(), by_start.end(), 0u);
+  std::sort(by_start.begin(), by_start.end(), [&](uint32_t a, uint32_t b) {
+    return std::tie(iv[a].start_ns, a) < std::tie(iv[b].start_ns, b);
+  });
+  std::sort(queries.begin(), queries.end(), [](const Query& a, const Query& b) {
+    return std::tie(a.time_ns, a.table, a.index) < std::tie(b.time_ns, b.table, b.index);
+  });
+  auto later_start = [&](uint32_t a, uint32_t b) {
+    return std::tie(iv[a].start_ns, a) < std::tie(iv[b].start_ns, b);
+  };
+  std::vector<uint32_t> heap;
+  std::size_t p = 0;
+  for (const Query& q : queries) {
+    while (p < by_start.size() && iv[by_start[p]].start_ns <= q.time_ns) {
+      heap.push_back(by_start[p++]);
+      std::push_heap(heap.begin(), heap.end(), later_start);
+    }
+    while (!heap.empty() && iv[heap.front()].end_ns <= q.time_ns) {
+      std::pop_heap(heap.begin(), heap.end(), later_start);
+      heap.pop_back();
+    }
+    if (!heap.empty()) assign(q, heap.front());
+  }
+}
+
 void replace_warnings(TraceMeta& meta, const std::vector<std::string>& fresh) {
   static const std::string kPrefix = "correlate: ";
   std::erase_if(meta.warnings, [](const std::string& w) { return w.rfind(kPrefix, 0) == 0; });
@@ -213,6 +247,45 @@ CorrelationStats correlate(TraceStore& store) {
       default: store.allocations[q.index].region_index = region; break;
     }
   });
+  {
+    // Second chance for regions, by time on any thread (see attribute_any_thread).
+    std::vector<Query> orphans;
+    auto region_of = [&](const Query& q) -> uint32_t& {
+      switch (q.table) {
+        case kKernels: return store.kernels[q.index].region_index;
+        case kMemcpys: return store.memcpys[q.index].region_index;
+        case kMemsets: return store.memsets[q.index].region_index;
+        default: return store.allocations[q.index].region_index;
+      }
+    };
+    // Only threads that never opened a region of their own (worker threads) fall back:
+    // on a thread with regions, "outside every region" is a real answer.
+    std::vector<uint32_t> region_threads;
+    for (const RegionRecord& r : store.regions) region_threads.push_back(r.thread_id);
+    std::sort(region_threads.begin(), region_threads.end());
+    region_threads.erase(std::unique(region_threads.begin(), region_threads.end()), region_threads.end());
+    for (const Query& q : queries) {
+      if (region_of(q) == kNone32 &&
+          !std::binary_search(region_threads.begin(), region_threads.end(), q.thread_id)) {
+        orphans.push_back(q);
+      }
+    }
+    // Activities with no API record: their GPU start time is the best time we have.
+    auto add_unmatched = [&](const auto& records, uint8_t table) {
+      for (std::size_t i = 0; i < records.size(); ++i) {
+        if (records[i].api_index == kNone32) {
+          orphans.push_back({0, records[i].start_ns, table, static_cast<uint32_t>(i)});
+        }
+      }
+    };
+    add_unmatched(store.kernels, kKernels);
+    add_unmatched(store.memcpys, kMemcpys);
+    add_unmatched(store.memsets, kMemsets);
+    attribute_any_thread(region_iv, std::move(orphans), [&](const Query& q, uint32_t region) {
+      region_of(q) = region;
+      ++stats.regions_by_time;
+    });
+  }
   attribute(marker_iv, marker_order, queries, [&](const Query& q, uint32_t marker) {
     switch (q.table) {
       case kKernels: store.kernels[q.index].marker_index = marker; break;
