@@ -56,4 +56,5 @@ fi
 
 stage "Python tests"
 export FPGAPROF_FAKE_CUPTI="$ROOT/build/test/tests/libfake_cupti.so"
+export FPGAPROF_ARTIFACTS_DIR="$ROOT/build/artifacts"   # report screenshots from the HTML test
 "$VPY" -m pytest -q tests/python tests/gpu
