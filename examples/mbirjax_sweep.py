@@ -925,10 +925,9 @@ def write_outputs(
 
 
 def _write_atomic(path: str, text: str) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    from fpgaprof.report.summary import write_atomic
+
+    write_atomic(path, text)
 
 
 def render_html(

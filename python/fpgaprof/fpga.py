@@ -9,10 +9,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import tempfile
 from typing import Any, Mapping
 
 from fpgaprof import _core
+from fpgaprof._atomic import write_text_atomic
 from fpgaprof.roofline import Table, analyze, _store_of
 
 __all__ = ["FpgaTarget", "presets", "target_spec", "fpga_candidates", "export_hlo", "hlo_module_for_op"]
@@ -218,11 +218,6 @@ def export_hlo(prof: Any, op: str, path: str | os.PathLike, module: str | None =
         except ValueError as e:
             last = e
             continue
-        path = os.fspath(path)
-        d = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=".fpgaprof-hlo-")
-        with os.fdopen(fd, "w") as f:
-            f.write(out)
-        os.replace(tmp, path)
+        write_text_atomic(path, out)
         return out
     raise ValueError(f"op {op!r} not found in the trace's HLO modules" + (f" ({last})" if last else ""))

@@ -31,7 +31,9 @@ void resolve(void* handle, std::initializer_list<const char*> names, Fn& out) {
   }
 }
 
-std::string uuid_text(const unsigned char* b) {
+}  // namespace
+
+std::string gpu_uuid_text(const unsigned char* b) {
   char text[48];
   std::snprintf(text, sizeof text,
                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
@@ -39,8 +41,6 @@ std::string uuid_text(const unsigned char* b) {
                 b[14], b[15]);
   return text;
 }
-
-}  // namespace
 
 const CudaDriver* CudaDriver::get() {
   static const CudaDriver* driver = []() -> const CudaDriver* {
@@ -104,7 +104,7 @@ DeviceInfo CudaDriver::device_info(int ordinal) const {
   }
   if (DeviceGetUuid_ != nullptr) {
     unsigned char uuid[16] = {};
-    if (DeviceGetUuid_(uuid, dev) == 0) info.uuid = uuid_text(uuid);
+    if (DeviceGetUuid_(uuid, dev) == 0) info.uuid = gpu_uuid_text(uuid);
   }
   if (DeviceTotalMem_ != nullptr) {
     std::size_t bytes = 0;

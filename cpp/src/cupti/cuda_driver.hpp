@@ -13,6 +13,9 @@
 
 namespace fpgaprof::cupti {
 
+// A 16-byte device UUID as nvidia-smi prints it: "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx".
+std::string gpu_uuid_text(const unsigned char* bytes16);
+
 class CudaDriver {
  public:
   // Loads libcuda.so.1 once (thread-safe); nullptr when it cannot be loaded.

@@ -1,5 +1,7 @@
 #include "cupti/record_converter.hpp"
 
+#include "cupti/cuda_driver.hpp"
+
 #include <sys/mman.h>
 
 #include <cstddef>
@@ -107,12 +109,7 @@ uint32_t non_negative(int32_t v) { return v < 0 ? 0u : static_cast<uint32_t>(v);
 std::string uuid_text(const CUuuid& uuid) {
   unsigned char b[16];
   std::memcpy(b, uuid.bytes, sizeof b);
-  char text[48];
-  std::snprintf(text, sizeof text,
-                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-                b[14], b[15]);
-  return text;
+  return gpu_uuid_text(b);
 }
 
 }  // namespace

@@ -18,13 +18,12 @@ from __future__ import annotations
 import functools
 import json
 import os
-import tempfile
 from typing import IO, Any
 
 import numpy as np
 
 from fpgaprof.report import _data as D
-from fpgaprof.report.summary import _file_mode
+from fpgaprof._atomic import open_atomic
 
 HOST_PID = 1
 GPU_PID_BASE = 1000
@@ -163,23 +162,8 @@ def _attribution_cols(c: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 def write_timeline(prof: Any, path: str | os.PathLike) -> dict[str, int]:
     """Writes the timeline JSON atomically. Returns the number of slices per category
     ("kernel", "memcpy", "memset", "cuda_api", "nvtx", "region") and "flow" arrows."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(path), dir=folder)
-    try:
-        os.fchmod(fd, _file_mode())
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            counts = write_timeline_to(prof, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with open_atomic(path) as f:
+        counts = write_timeline_to(prof, f)
     return counts
 
 

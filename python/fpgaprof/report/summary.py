@@ -11,9 +11,9 @@ import json
 import os
 import re
 import sys
-import tempfile
 from typing import Any, Iterable, Mapping
 
+from fpgaprof._atomic import write_text_atomic
 from fpgaprof.report import _data as D
 
 SCHEMA_VERSION = 1
@@ -430,32 +430,9 @@ def dumps(summary: Mapping) -> str:
     return json.dumps(_clean(dict(summary)), indent=1, allow_nan=False) + "\n"
 
 
-def _file_mode() -> int:
-    """0666 less the umask: what open() would have given (mkstemp makes files 0600)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
 def write_atomic(path: str | os.PathLike, text: str) -> None:
     """Writes a text file atomically: a temp file in the same folder, fsync, rename."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(path), dir=folder)
-    try:
-        os.fchmod(fd, _file_mode())
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_text_atomic(path, text)
 
 
 def write_summary(path: str | os.PathLike, summary: Mapping) -> None:
