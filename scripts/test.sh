@@ -3,7 +3,8 @@
 #   1. C++ unit tests (Catch2) through ctest
 #   2. the same C++ tests rebuilt under AddressSanitizer + UndefinedBehaviorSanitizer
 #   3. the libFuzzer targets, briefly, on their seed corpora (clang)
-#   4. the Python tests against the installed package (pytest tests/python), and tests/gpu
+#   4. the main job (examples/mbirjax_sweep.py) at 32^3 with 1 run
+#   5. the Python tests against the installed package (pytest tests/python), and tests/gpu
 #      (which skip themselves where no GPU exists)
 # Usage: scripts/test.sh [--quick]   (--quick skips the sanitizer and fuzzer stages)
 set -euo pipefail
@@ -53,6 +54,15 @@ if [ "$quick" = 0 ]; then
     echo "fuzzers skipped: clang++-14 not installed (apt-get install clang-14 libclang-rt-14-dev)"
   fi
 fi
+
+stage "the main job: MBIRJAX sweep at 32^3, 1 run (CPU JAX here: kernel data absent and marked so)"
+rm -rf build/sweep-ci
+MPLBACKEND=Agg "$VPY" examples/mbirjax_sweep.py --sizes 32 --runs 1 --output build/sweep-ci >build/sweep-ci.log 2>&1 \
+  || { tail -n 40 build/sweep-ci.log; echo "MBIRJAX sweep failed (log: build/sweep-ci.log)"; exit 1; }
+tail -n 3 build/sweep-ci.log
+for f in summary.json report.html scaling.txt; do
+  [ -s "build/sweep-ci/$f" ] || { echo "MBIRJAX sweep wrote no $f"; exit 1; }
+done
 
 stage "Python tests"
 export FPGAPROF_FAKE_CUPTI="$ROOT/build/test/tests/libfake_cupti.so"
