@@ -118,8 +118,6 @@ def prepare_process() -> None:
             "in a fresh process. Fix: `import fpgaprof` before the first JAX computation, or run "
             "the script with `fpgaprof run script.py`."
         )
-        if getattr(setup, "backend_already_started", False):
-            # _xla_flags has warned already: keep one warning, but record ours for the trace.
-            process_warnings.append(message)
-        else:
+        # _xla_flags has already warned (its message covers NVTX too): one warning, not two.
+        if not getattr(setup, "backend_already_started", False):
             _warn(message)

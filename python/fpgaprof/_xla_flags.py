@@ -251,7 +251,8 @@ def warn_if_backend_started(setup: XlaSetup) -> bool:
             "source lines)")
     msg = (
         "fpgaprof was imported after JAX had started its backend, so XLA never saw fpgaprof's "
-        f"XLA_FLAGS: {lost}, and XLA command buffers stay on (kernels inside them cannot be "
+        f"XLA_FLAGS or its NVTX tool: {lost}, XLA's NVTX ranges (the kernel -> HLO op links) "
+        "may be missing, and XLA command buffers stay on (kernels inside them cannot be "
         "attributed to HLO ops by range). Fix: `import fpgaprof` before the first JAX "
         "computation, or run the script with `fpgaprof run`."
     )

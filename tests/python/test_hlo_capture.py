@@ -190,6 +190,25 @@ def test_warning_when_jax_started_before_import():
     assert "no HLO is dumped" in msg  # what is lost
 
 
+def test_trace_records_the_late_import_once():
+    code = """
+    import warnings, jax.numpy as jnp
+    jnp.ones(3).block_until_ready()
+    warnings.simplefilter("ignore")
+    import fpgaprof
+    with fpgaprof.trace() as prof:
+        pass
+    late = [w for w in prof.warnings if "imported after JAX" in w]
+    print(len(late))
+    print(late[0])
+    """
+    r = _run(code)
+    assert r.returncode == 0, r.stderr
+    count, msg = r.stdout.strip().splitlines()[:2]
+    assert count == "1"
+    assert "NVTX" in msg and "XLA_FLAGS" in msg  # one message names both things that came too late
+
+
 def test_no_warning_when_imported_first():
     code = """
     import warnings
