@@ -14,21 +14,7 @@ import pytest
 
 pytestmark = pytest.mark.gpu
 
-_DETECT = ("import json, jax\n"
-           "try:\n ds = jax.devices()\nexcept RuntimeError:\n ds = []\n"
-           "print(json.dumps(any(d.platform in ('gpu', 'cuda') for d in ds)))")
-
-
-def _has_gpu() -> bool:
-    try:
-        p = subprocess.run([sys.executable, "-c", _DETECT], capture_output=True, text=True, timeout=300)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    lines = p.stdout.strip().splitlines()
-    return p.returncode == 0 and bool(lines) and json.loads(lines[-1]) is True
-
-
-skip_without_gpu = pytest.mark.skipif(not _has_gpu(), reason="no CUDA GPU visible to JAX")
+from _gpu import skip_without_gpu  # noqa: E402
 
 _SCRIPT = '''
 import json, os, re
