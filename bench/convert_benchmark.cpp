@@ -20,31 +20,16 @@
 
 #include "cupti/cupti_api.hpp"
 #include "cupti/record_converter.hpp"
+#include "fake_cupti/activity_layout.hpp"
 
 using fpgaprof::TraceStore;
 using fpgaprof::cupti::RecordConverter;
 
 namespace {
 
-size_t stride(uint32_t kind) {
-  switch (kind) {
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
-    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
-    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
-    case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
-    case CUPTI_ACTIVITY_KIND_MARKER: return sizeof(CUpti_ActivityMarker2);
-    default: return 0;
-  }
-}
-
+// Walks the buffer like libcupti 13.0 (same strides), without calling into the library.
 CUptiResult stride_walker(uint8_t* buffer, size_t valid, CUpti_Activity** record) {
-  size_t offset = 0;
-  if (*record != nullptr) offset = static_cast<size_t>(reinterpret_cast<uint8_t*>(*record) - buffer) + stride((*record)->kind);
-  if (offset + sizeof(CUpti_Activity) > valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
-  auto* next = reinterpret_cast<CUpti_Activity*>(buffer + offset);
-  if (stride(next->kind) == 0) return CUPTI_ERROR_INVALID_KIND;
-  *record = next;
-  return CUPTI_SUCCESS;
+  return fake_cupti::next_record(buffer, valid, record);
 }
 
 struct Names {

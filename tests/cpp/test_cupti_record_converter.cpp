@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cupti/record_converter.hpp"
+#include "fake_cupti/activity_layout.hpp"
 
 using fpgaprof::ApiKind;
 using fpgaprof::CopyKind;
@@ -21,34 +22,7 @@ namespace {
 
 // libcupti 13.0 steps by the size of the struct version it writes (checked against the
 // library: kernel 216 bytes, memcpy 96, ...); unknown kinds end the walk.
-size_t stride(uint32_t kind) {
-  switch (kind) {
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
-    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
-    case CUPTI_ACTIVITY_KIND_MEMCPY2: return sizeof(CUpti_ActivityMemcpyPtoP4);
-    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
-    case CUPTI_ACTIVITY_KIND_MEMORY2: return sizeof(CUpti_ActivityMemory4);
-    case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(CUpti_ActivityDevice5);
-    case CUPTI_ACTIVITY_KIND_RUNTIME:
-    case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
-    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
-    case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(CUpti_ActivityOverhead3);
-    case CUPTI_ACTIVITY_KIND_MARKER: return sizeof(CUpti_ActivityMarker2);
-    case CUPTI_ACTIVITY_KIND_MARKER_DATA: return sizeof(CUpti_ActivityMarkerData2);
-    default: return 0;
-  }
-}
-
-CUptiResult next_record(uint8_t* buffer, size_t valid, CUpti_Activity** record) {
-  size_t offset = 0;
-  if (*record != nullptr) offset = static_cast<size_t>(reinterpret_cast<uint8_t*>(*record) - buffer) + stride((*record)->kind);
-  if (offset + sizeof(CUpti_Activity) > valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
-  auto* next = reinterpret_cast<CUpti_Activity*>(buffer + offset);
-  if (stride(next->kind) == 0 || offset + stride(next->kind) > valid) return CUPTI_ERROR_INVALID_KIND;
-  *record = next;
-  return CUPTI_SUCCESS;
-}
+using fake_cupti::next_record;
 
 struct Buffer {
   std::vector<uint64_t> words;  // 8-byte aligned storage

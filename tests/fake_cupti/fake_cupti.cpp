@@ -29,6 +29,7 @@
 #include <cupti_result.h>
 #include <cupti_version.h>
 
+#include "activity_layout.hpp"
 #include "fake_cupti.hpp"
 
 #define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
@@ -346,27 +347,6 @@ void join_workers() {
   for (auto& w : workers) w.join();
 }
 
-constexpr size_t record_size(uint32_t kind) {
-  switch (kind) {
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-    case CUPTI_ACTIVITY_KIND_KERNEL: return sizeof(CUpti_ActivityKernel10);
-    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
-    case CUPTI_ACTIVITY_KIND_MEMCPY2: return sizeof(CUpti_ActivityMemcpyPtoP4);
-    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
-    case CUPTI_ACTIVITY_KIND_MEMORY2: return sizeof(CUpti_ActivityMemory4);
-    case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(CUpti_ActivityDevice5);
-    case CUPTI_ACTIVITY_KIND_RUNTIME:
-    case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
-    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
-    case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(CUpti_ActivityOverhead3);
-    case CUPTI_ACTIVITY_KIND_MARKER: return sizeof(CUpti_ActivityMarker2);
-    case CUPTI_ACTIVITY_KIND_MARKER_DATA: return sizeof(CUpti_ActivityMarkerData2);
-    case CUPTI_ACTIVITY_KIND_NAME: return sizeof(CUpti_ActivityName);
-    default: return 0;
-  }
-}
-
 CUptiResult subscribe_common(CUpti_SubscriberHandle* subscriber, CUpti_SubscriberParams* params) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
@@ -472,7 +452,7 @@ FAKE_EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
   if (s.scenario == "partial" && (kind == CUPTI_ACTIVITY_KIND_MEMORY2 || kind == CUPTI_ACTIVITY_KIND_OVERHEAD)) {
     return CUPTI_ERROR_NOT_COMPATIBLE;
   }
-  if (static_cast<unsigned>(kind) >= 64 || record_size(kind) == 0) return CUPTI_ERROR_INVALID_KIND;
+  if (static_cast<unsigned>(kind) >= 64 || fake_cupti::record_size(kind) == 0) return CUPTI_ERROR_INVALID_KIND;
   s.enabled |= 1ull << static_cast<unsigned>(kind);
   return CUPTI_SUCCESS;
 }
@@ -494,18 +474,7 @@ FAKE_EXPORT CUptiResult cuptiActivityFlushAll(uint32_t) {
 }
 
 FAKE_EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid_bytes, CUpti_Activity** record) {
-  if (buffer == nullptr || record == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
-  size_t offset = 0;
-  if (*record != nullptr) {
-    offset = static_cast<size_t>(reinterpret_cast<uint8_t*>(*record) - buffer);
-    offset += record_size((*record)->kind);
-  }
-  if (offset + sizeof(CUpti_Activity) > valid_bytes) return CUPTI_ERROR_MAX_LIMIT_REACHED;
-  auto* next = reinterpret_cast<CUpti_Activity*>(buffer + offset);
-  const size_t size = record_size(next->kind);
-  if (size == 0 || offset + size > valid_bytes) return CUPTI_ERROR_INVALID_KIND;
-  *record = next;
-  return CUPTI_SUCCESS;
+  return fake_cupti::next_record(buffer, valid_bytes, record);
 }
 
 FAKE_EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* dropped) {

@@ -1,0 +1,54 @@
+// How libcupti 13.0 lays activity records out in a buffer: each record is the struct version
+// this CUPTI reports for its kind, back to back. Shared by the libcupti test double, the
+// converter tests and the conversion benchmark, which all build buffers like CUPTI's and walk
+// them like cuptiActivityGetNextRecord. Test support only; includes CUPTI headers.
+#pragma once
+
+#include <cupti_activity.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace fake_cupti {
+
+// Size of one record of `kind` in a CUPTI 13.0 buffer; 0 for kinds the fake never emits.
+constexpr std::size_t record_size(uint32_t kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL: return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: return sizeof(CUpti_ActivityMemcpyPtoP4);
+    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
+    case CUPTI_ACTIVITY_KIND_MEMORY2: return sizeof(CUpti_ActivityMemory4);
+    case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(CUpti_ActivityDevice5);
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(CUpti_ActivityOverhead3);
+    case CUPTI_ACTIVITY_KIND_MARKER: return sizeof(CUpti_ActivityMarker2);
+    case CUPTI_ACTIVITY_KIND_MARKER_DATA: return sizeof(CUpti_ActivityMarkerData2);
+    case CUPTI_ACTIVITY_KIND_NAME: return sizeof(CUpti_ActivityName);
+    default: return 0;
+  }
+}
+
+// cuptiActivityGetNextRecord's contract over such a buffer: the record after *record (the
+// first when *record is null); MAX_LIMIT_REACHED at the end; INVALID_KIND for a record of an
+// unknown kind or one that runs past valid_bytes.
+inline CUptiResult next_record(uint8_t* buffer, std::size_t valid_bytes, CUpti_Activity** record) {
+  if (buffer == nullptr || record == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
+  std::size_t offset = 0;
+  if (*record != nullptr) {
+    offset = static_cast<std::size_t>(reinterpret_cast<uint8_t*>(*record) - buffer);
+    offset += record_size((*record)->kind);
+  }
+  if (offset + sizeof(CUpti_Activity) > valid_bytes) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+  auto* next = reinterpret_cast<CUpti_Activity*>(buffer + offset);
+  const std::size_t size = record_size(next->kind);
+  if (size == 0 || offset + size > valid_bytes) return CUPTI_ERROR_INVALID_KIND;
+  *record = next;
+  return CUPTI_SUCCESS;
+}
+
+}  // namespace fake_cupti
