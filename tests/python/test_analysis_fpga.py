@@ -80,6 +80,10 @@ def test_roofline_and_candidates_on_constructed_trace():
               * row["onchip_factor"] * row["link_factor"])
     assert row["score"] == pytest.approx(expect)
     assert row["memory_boundness"] == pytest.approx(1 - row["intensity"] / 12.5)
+    # The on-chip test uses the cost model's largest live intermediate of one execution, not
+    # the op's output bytes.
+    for r in table:
+        assert r["working_set_bytes"] == pytest.approx(cost[r["op"]].working_set_bytes)
     # What-if: card memory time = 2 x bytes / (460e9 x 0.85); transfers over PCIe gen3 x16 x 0.8
     # (the slower of the card's and the GPU's gen4 x16 link).
     assert row["card_memory_s"] == pytest.approx(add["bytes"] / (460e9 * 0.85))
@@ -95,6 +99,31 @@ def test_roofline_and_candidates_on_constructed_trace():
     t2 = fpga.fpga_candidates(store, target=user)
     row2 = next(r for r in t2 if r["op"] == "broadcast_add_fusion")
     assert row2["card_memory_s"] == pytest.approx(row["card_memory_s"] / 2)
+
+
+def test_candidate_working_set_is_the_largest_intermediate():
+    # sum(exp(outer(x, x)), axis=0) for x of 256 f32: XLA fuses it into one op whose output is
+    # 256 x 4 = 1 KiB, but whose largest live intermediate is the 256 x 256 x 4 = 256 KiB outer
+    # product. The on-chip test of the FPGA model must see the 256 KiB.
+    def g(x):
+        return jnp.sum(jnp.exp(jnp.outer(x, x)), axis=0)
+
+    text = jax.jit(g).lower(jnp.ones((256,))).compile().as_text()
+    mod = _core.hlo.analyze(text)
+    entry = next(c for c in mod.computations if c.is_entry)
+    fused = [i for i in entry.instructions if i.opcode == "fusion"]
+    assert len(fused) == 1
+    op = fused[0]
+    assert op.cost.bytes_written == 256 * 4
+    assert op.cost.working_set_bytes == 256 * 256 * 4
+    store = _core.analysis._store_from_lists({
+        "devices": [DEVICE],
+        "kernels": [{"name": op.name, "start_ns": 0, "end_ns": 50_000, "grid": 1000}],
+        "hlo_modules": [{"name": "jit_g", "text": text}],
+        "start_ns": 0, "end_ns": 100_000,
+    })
+    row = next(r for r in fpga.fpga_candidates(store, target="alveo-u55c") if r["op"] == op.name)
+    assert row["working_set_bytes"] == 256 * 256 * 4
 
 
 def test_transfers_memory_ceilings():
