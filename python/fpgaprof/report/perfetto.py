@@ -12,13 +12,19 @@ Layout:
 Timestamps are microseconds from the trace start written from integer nanoseconds (three
 decimals: no rounding through doubles). Each record becomes exactly one slice ("X" events;
 instantaneous NVTX markers become "i" events), so slice counts equal record counts.
+
+How it is written: traces have millions of records, so events are not formatted one by one.
+Each category is a row template (literal text, integers, microsecond times, and strings looked
+up in small tables of pre-escaped JSON, each part optionally present per row); chunks of rows
+are rendered column-wise with numpy into a byte matrix padded with NUL bytes (JSON text never
+contains NUL: json.dumps escapes control characters), the padding is squeezed out and the chunk
+goes straight to the file. Memory stays at the record columns plus one chunk.
 """
 from __future__ import annotations
 
-import functools
 import json
 import os
-from typing import IO, Any
+from typing import IO, Any, Callable, Sequence
 
 import numpy as np
 
@@ -30,17 +36,16 @@ GPU_PID_BASE = 1000
 # GPU stream tracks get their own thread ids so that they never collide with OS thread ids.
 GPU_TID_BASE = 2_000_000_000
 
+MAX_GPU_LANES = 20
+MAX_HOST_LANES = 200
+HOST_LANE_STRIDE = 10_000_000  # above any Linux thread id (pid_max <= 4194304)
+
 
 def _us(ns: int) -> str:
     """Integer nanoseconds → microseconds with three decimals, exactly."""
     neg = ns < 0
     q, r = divmod(abs(int(ns)), 1000)
     return f"{'-' if neg else ''}{q}.{r:03d}"
-
-
-MAX_GPU_LANES = 20
-MAX_HOST_LANES = 200
-HOST_LANE_STRIDE = 10_000_000  # above any Linux thread id (pid_max <= 4194304)
 
 
 def _gpu_tid(device_id: int, stream_id: int, lane: int = 0) -> int:
@@ -52,7 +57,11 @@ def _host_tid(thread_id: int, lane: int = 0) -> int:
     return int(thread_id) + min(int(lane), MAX_HOST_LANES - 1) * HOST_LANE_STRIDE
 
 
-def assign_lanes(keys: list, starts: list, ends: list) -> list[int]:
+# ---------------------------------------------------------------------------------------------
+# Lanes
+
+
+def assign_lanes(keys: Sequence, starts: Sequence, ends: Sequence) -> list[int]:
     """Lane per interval so that, within a (key, lane) track, intervals nest or are disjoint.
 
     Viewers nest slices per thread track; intervals that partly overlap (kernels overlapping
@@ -60,15 +69,103 @@ def assign_lanes(keys: list, starts: list, ends: list) -> list[int]:
     clock skew) would be mis-drawn or dropped, so the overlapping one moves to the next lane
     ("stream 7 (overlap 1)"). Greedy: longest first at equal starts; lane 0 when possible.
     """
-    order = sorted(range(len(starts)), key=lambda i: (keys[i], starts[i], -ends[i]))
+    kid, _ = _factorize(keys)
+    return _lanes(kid, np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)).tolist()
+
+
+def _lanes(kid: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """assign_lanes on int64 arrays (kid: track key ids), running the greedy (in Python) only
+    on the few intervals whose lanes depend on each other.
+
+    Per track the intervals fall into blocks: an interval that starts when everything before
+    it (in greedy order) has ended starts a new block, and the greedy's stacks are all spent
+    there, so blocks are independent; a block of one interval is lane 0. In a block, let R be
+    the first interval with the latest end. Intervals after R lie inside R in time, and R sits
+    at the bottom of its lane's stack for the rest of the block, so it never changes their
+    lanes: without R the rest splits into sub-blocks again. Sub-blocks that start after R are
+    independent of everything before them (next round); the ones that start before R decide
+    R's lane, so they go to the greedy together with R. Nested traces (serial kernels, launch
+    calls inside XLA thunk ranges inside regions) leave the greedy next to nothing.
+    """
+    n = len(s)
+    lanes = np.zeros(n, dtype=np.int64)
+    if n == 0:
+        return lanes
+    order = np.lexsort((-e, s, kid))  # stable: index order at equal (key, start, end)
+    so, eo = s[order], e[order]
+    pos = np.arange(n)
+    blk = _blocks(kid[order], so, eo)
+    greedy = []
+    for _ in range(_MAX_PEEL):
+        first, size = _runs(blk)
+        multi = np.repeat(size > 1, size)
+        if not multi.all():
+            pos, blk = pos[multi], blk[multi]
+            if len(pos) == 0:
+                break
+            first, size = _runs(blk)
+        bid = np.repeat(np.arange(len(first)), size)  # dense block number per row
+        ends = eo[pos]
+        is_max = ends == np.repeat(np.maximum.reduceat(ends, first), size)
+        r_idx = np.minimum.reduceat(np.where(is_max, np.arange(len(pos)), len(pos)), first)
+        rest = np.ones(len(pos), dtype=bool)
+        rest[r_idx] = False
+        ri = np.nonzero(rest)[0]
+        sub = _blocks(bid[ri], so[pos[ri]], eo[pos[ri]])
+        sfirst, ssize = _runs(sub)
+        pre_sub = ri[sfirst] < r_idx[bid[ri[sfirst]]]
+        pre_row = np.repeat(pre_sub, ssize)
+        has_pre = np.zeros(len(first), dtype=bool)
+        has_pre[bid[ri[sfirst[pre_sub]]]] = True
+        g = np.sort(np.concatenate([ri[pre_row], r_idx[has_pre]]))
+        if len(g):
+            greedy.append((pos[g], bid[g]))
+        pos, blk = pos[ri[~pre_row]], sub[~pre_row]
+        if len(pos) == 0:
+            break
+    else:
+        greedy.append((pos, blk))
+    for p, gid in greedy:
+        lanes[order[p]] = _greedy_lanes(gid.tolist(), so[p].tolist(), eo[p].tolist())
+    return lanes
+
+
+def _runs(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start index and length of each run of equal values."""
+    first = np.nonzero(np.r_[True, ids[1:] != ids[:-1]])[0]
+    return first, np.diff(np.r_[first, len(ids)])
+
+
+def _blocks(grp: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Block number per interval (sorted by group, start, -end): a new block starts with a new
+    group or where an interval starts at or after the latest end so far in its group."""
+    rank = np.cumsum(np.r_[0, grp[1:] != grp[:-1]])
+    base = min(int(s.min()), int(e.min()))
+    span = max(int(s.max()), int(e.max())) - base + 1
+    if (int(rank[-1]) + 1) * span < (1 << 62):
+        # groups shifted apart so that one running maximum serves them all
+        off = rank * span - base
+        run_end = np.maximum.accumulate(e + off)
+        new = np.r_[True, (s + off)[1:] >= run_end[:-1]]
+    else:
+        new = np.zeros(len(s), dtype=bool)
+        bounds = np.r_[np.nonzero(np.r_[True, rank[1:] != rank[:-1]])[0], len(s)]
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            run_end = np.maximum.accumulate(e[lo:hi])
+            new[lo] = True
+            new[lo + 1:hi] = s[lo + 1:hi] >= run_end[:-1]
+    return np.cumsum(new) - 1
+
+
+def _greedy_lanes(keys: list, starts: list, ends: list) -> list[int]:
+    """The greedy on intervals already sorted by (key, start, -end)."""
     lanes = [0] * len(starts)
     stacks: list[list[int]] = []
     cur_key = object()
-    for i in order:
-        if keys[i] != cur_key:
-            cur_key = keys[i]
+    for i, (k, s, e) in enumerate(zip(keys, starts, ends)):
+        if k != cur_key:
+            cur_key = k
             stacks = []
-        s, e = starts[i], ends[i]
         for lane, stack in enumerate(stacks):
             while stack and stack[-1] <= s:
                 stack.pop()
@@ -82,51 +179,256 @@ def assign_lanes(keys: list, starts: list, ends: list) -> list[int]:
     return lanes
 
 
-class _Writer:
+def _tracks(kid: np.ndarray, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct (key id, lane) pairs, sorted."""
+    if len(kid) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    width = int(lanes.max()) + 1
+    u, _ = _dense(kid * width + lanes)
+    return u // width, u % width
+
+
+def _dense(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct values, index of each element in them) of an int64 array; by table
+    lookup when the values span a small range (ids, streams, threads), else by sorting."""
+    if len(a) == 0:
+        return a[:0], np.zeros(0, dtype=np.int64)
+    lo, hi = int(a.min()), int(a.max())
+    if hi - lo < (1 << 22):
+        present = np.zeros(hi - lo + 1, dtype=bool)
+        present[a - lo] = True
+        index = np.cumsum(present) - 1
+        return np.nonzero(present)[0] + lo, index[a - lo]
+    o = np.argsort(a, kind="stable")
+    sa = a[o]
+    new = np.r_[True, sa[1:] != sa[:-1]]
+    inv = np.empty(len(a), dtype=np.int64)
+    inv[o] = np.cumsum(new) - 1
+    return sa[new], inv
+
+
+# ---------------------------------------------------------------------------------------------
+# Column-wise JSON rendering
+
+_LUT2 = np.array([[48 + i // 10, 48 + i % 10] for i in range(100)], dtype=np.uint8)
+_POW10 = np.array([10 ** k for k in range(1, 19)], dtype=np.int64)
+# Strings longer than this are spliced into the rendered chunk instead of widening every row.
+_STR_CAP = 192
+_MAX_PEEL = 64  # rounds of _lanes before the rest goes to the greedy
+_CHUNK_BYTES = 16 << 20
+
+
+def _factorize(values: Any) -> tuple[np.ndarray, list]:
+    """(ids, distinct values in first-seen order, or sorted for integer arrays)."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu" and values.dtype != np.uint64:
+        uniq, inv = _dense(values.astype(np.int64))
+        return inv, uniq.tolist()
+    lst = values.tolist() if isinstance(values, np.ndarray) else list(values)
+    d = dict.fromkeys(lst)
+    uniq = list(d)
+    for i, k in enumerate(uniq):
+        d[k] = i
+    ids = np.fromiter(map(d.__getitem__, lst), dtype=np.int64, count=len(lst))
+    return ids, uniq
+
+
+class _Lit:
+    def __init__(self, text: str, present: np.ndarray | None = None):
+        self.b = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+        self.present = present
+
+
+class _Int:
+    """A decimal integer; `us=True`: nanoseconds written as microseconds with 3 decimals."""
+
+    def __init__(self, values: np.ndarray, present: np.ndarray | None = None, us: bool = False):
+        self.v = np.asarray(values).astype(np.int64, copy=False)
+        self.present = present
+        self.us = us
+
+
+class _Str:
+    """Pre-escaped JSON text per row: table[ids[i]] (b"" writes nothing)."""
+
+    def __init__(self, ids: np.ndarray | None, table: Sequence[bytes],
+                 present: np.ndarray | None = None):
+        self.ids = ids if ids is not None else np.arange(len(table), dtype=np.int64)
+        lens = np.fromiter((len(t) for t in table), dtype=np.int64, count=len(table))
+        self.long = lens > _STR_CAP
+        self.table = list(table)
+        short = [b"" if lg else t for t, lg in zip(table, self.long.tolist())]
+        width = max([len(t) for t in short] + [1])
+        self.lens = np.where(self.long, 0, lens)
+        self.mat = (np.array(short, dtype=f"S{width}").view(np.uint8).reshape(len(short), width)
+                    if short else np.zeros((0, 1), np.uint8))
+        self.present = present
+
+
+def _digit_count(x: np.ndarray) -> np.ndarray:
+    return np.searchsorted(_POW10, x, side="right") + 1
+
+
+def _put_digits(blk: np.ndarray, x: np.ndarray, min_digits: int = 1) -> None:
+    """x (int64 >= 0) right-aligned in blk (m × w); leading positions become padding."""
+    w = blk.shape[1]
+    nd = _digit_count(x)
+    if min_digits > 1:
+        nd = np.maximum(nd, min_digits)
+    j = w
+    while j >= 2:
+        x, r = np.divmod(x, 100)
+        blk[:, j - 2:j] = _LUT2[r]
+        j -= 2
+    if j == 1:
+        blk[:, 0] = x % 10 + 48
+    lead = w - nd
+    if lead.any():
+        blk[np.arange(w)[None, :] < lead[:, None]] = 0
+
+
+def _render(fields: list, lo: int, hi: int) -> list:
+    """Rows lo..hi of a template as a list of byte buffers (in order)."""
+    m = hi - lo
+    plan = []
+    width = 0
+    for f in fields:
+        pres = None if f.present is None else f.present[lo:hi]
+        if pres is not None and not pres.any():
+            continue
+        if isinstance(f, _Lit):
+            w = len(f.b)
+            plan.append((f, width, w, pres, None))
+        elif isinstance(f, _Int):
+            v = f.v[lo:hi]
+            neg = v < 0
+            anyneg = bool(neg.any())
+            a = np.abs(v) if anyneg else v
+            mn, mx = int(a.min()), int(a.max())
+            if f.us:
+                nd = max(len(str(mx)), 4)
+                w = nd + 1 + anyneg
+            else:
+                nd = len(str(mx))
+                w = nd + anyneg
+            const = mn == mx and not anyneg
+            plan.append((f, width, w, pres, (a, neg if anyneg else None, nd, const)))
+        else:
+            ids = f.ids[lo:hi]
+            w = int(f.lens[ids].max()) if m else 0
+            long_rows = np.nonzero(f.long[ids] if pres is None else (f.long[ids] & pres))[0]
+            plan.append((f, width, w, pres, (ids, long_rows)))
+        width += w
+    mat = np.empty((m, width), dtype=np.uint8)
+    splices = []
+    for f, a0, w, pres, extra in plan:
+        blk = mat[:, a0:a0 + w]
+        if isinstance(f, _Lit):
+            blk[:] = f.b
+        elif isinstance(f, _Int):
+            x, neg, nd, const = extra
+            if neg is not None:
+                blk[:, 0] = np.where(neg, 45, 0)
+                blk = blk[:, 1:]
+            if f.us:
+                q, r = np.divmod(x, 1000) if not const else divmod(int(x[0]), 1000)
+                if const:
+                    txt = f"{q}.{r:03d}".encode()
+                    blk[:, :len(blk[0]) - len(txt)] = 0
+                    blk[:, len(blk[0]) - len(txt):] = np.frombuffer(txt, np.uint8)
+                else:
+                    _put_digits(blk[:, :-4], q)
+                    blk[:, -4] = 46  # "."
+                    _put_digits(blk[:, -3:], r, 3)
+            elif const:
+                txt = str(int(x[0])).encode()
+                blk[:, :blk.shape[1] - len(txt)] = 0
+                blk[:, blk.shape[1] - len(txt):] = np.frombuffer(txt, np.uint8)
+            else:
+                _put_digits(blk, x)
+        else:
+            ids, long_rows = extra
+            if w:
+                blk[:] = f.mat[:, :w][ids]
+            if len(long_rows):
+                splices.append((a0, long_rows, ids[long_rows], f))
+        if pres is not None:
+            mat[~pres, a0:a0 + w] = 0
+    keep = mat != 0
+    flat = mat[keep]
+    if not splices:
+        return [flat]
+    rowstart = np.zeros(m, dtype=np.int64)
+    np.cumsum(keep.sum(axis=1)[:-1], out=rowstart[1:])
+    offs, order_key, texts = [], [], []
+    for k, (a0, rows, ids, f) in enumerate(splices):
+        offs.append(rowstart[rows] + keep[rows, :a0].sum(axis=1))
+        order_key.append(np.full(len(rows), k))
+        texts += [f.table[i] for i in ids.tolist()]
+    off = np.concatenate(offs)
+    o = np.lexsort((np.concatenate(order_key), off))
+    out = []
+    prev = 0
+    mv = memoryview(flat)
+    for j in o.tolist():
+        p = int(off[j])
+        out.append(mv[prev:p])
+        out.append(texts[j])
+        prev = p
+    out.append(mv[prev:])
+    return out
+
+
+class _Out:
+    """Event writer on the text file: header/meta events as text, rendered chunks as bytes."""
+
     def __init__(self, f: IO[str]):
         self.f = f
+        self.buffer = getattr(f, "buffer", None)
+        if self.buffer is not None:
+            f.flush()  # text already written through f comes first
         self.first = True
         self.counts: dict[str, int] = {}
 
-    def raw(self, ev_json: str, cat: str | None = None) -> None:
-        self.f.write("\n" if self.first else ",\n")
+    def _bytes(self, b: Any) -> None:
+        if self.buffer is not None:
+            self.buffer.write(b)
+        else:
+            self.f.write(bytes(b).decode("utf-8"))
+
+    def text(self, s: str) -> None:
+        if self.buffer is not None:
+            self.buffer.write(s.encode("utf-8"))
+        else:
+            self.f.write(s)
+
+    def event(self, ev_json: str) -> None:
+        self.text(("\n" if self.first else ",\n") + ev_json)
         self.first = False
-        self.f.write(ev_json)
-        if cat is not None:
-            self.counts[cat] = self.counts.get(cat, 0) + 1
 
     def meta(self, kind: str, pid: int, tid: int, name: str) -> None:
-        self.raw(json.dumps({"ph": "M", "name": kind, "pid": pid, "tid": tid,
-                             "args": {"name": name}}))
+        self.event(json.dumps({"ph": "M", "name": kind, "pid": pid, "tid": tid,
+                               "args": {"name": name}}))
 
-    def slice(self, cat: str, name: str, pid: int, tid: int, start_ns: int, dur_ns: int,
-              args: dict | str, flow: tuple[str, int] | None = None) -> None:
-        """args: a dict, or its JSON text already formatted (the fast path for big tables)."""
-        a = args if isinstance(args, str) else json.dumps(args, default=_json_default)
-        fl = f',"bind_id":{flow[1]},"{flow[0]}":true' if flow is not None else ""
-        self.raw(f'{{"ph":"X","cat":"{cat}","name":{_jname(name)},"pid":{pid},"tid":{tid},'
-                 f'"ts":{_us(start_ns)},"dur":{_us(dur_ns if dur_ns > 0 else 0)}{fl},"args":{a}}}',
-                 cat)
-
-    def instant(self, cat: str, name: str, pid: int, tid: int, ts_ns: int, args: dict) -> None:
-        self.raw(json.dumps({"ph": "i", "s": "t", "cat": cat, "name": name, "pid": pid,
-                             "tid": tid, "ts": 0, "args": args},
-                            default=_json_default).replace('"ts": 0', f'"ts": {_us(ts_ns)}', 1),
-                 cat)
-
-
-@functools.lru_cache(maxsize=65536)
-def _jname(name: str) -> str:
-    """JSON text of a name (names repeat: kernels, API calls)."""
-    return json.dumps(name)
+    def rows(self, fields: list, n: int, counts: dict[str, int] | None = None) -> None:
+        """Renders n rows of a template whose rows start with ",\\n"."""
+        if n == 0:
+            return
+        per_row = 8 * len(fields) + 64
+        step = max(1024, _CHUNK_BYTES // per_row)
+        for lo in range(0, n, step):
+            parts = _render(fields, lo, min(n, lo + step))
+            if self.first:
+                parts[0] = memoryview(parts[0])[1:]  # no comma before the first event
+                self.first = False
+            for p in parts:
+                self._bytes(p)
+        for cat, k in (counts or {}).items():
+            if k:
+                self.counts[cat] = self.counts.get(cat, 0) + k
 
 
-def _json_default(o: Any) -> Any:
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    return str(o)
+# ---------------------------------------------------------------------------------------------
+# Record columns
 
 
 def _kernel_attribution(prof: Any, n: int) -> dict[str, np.ndarray]:
@@ -159,6 +461,37 @@ def _attribution_cols(c: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return out
 
 
+def _attr_fields(attr: dict[str, np.ndarray]) -> list:
+    """`,"hlo_op":"…"` etc. per row; nothing where the value is missing or empty."""
+    out = []
+    for k, v in attr.items():
+        ids, uniq = _factorize(v)
+        table = [b"" if u is None or str(u) == "" else
+                 f',"{k}":{json.dumps(D._py(u))}'.encode("ascii") for u in uniq]
+        out.append(_Str(ids, table))
+    return out
+
+
+def _names(values: np.ndarray, fmt: Callable[[Any], str] = str) -> _Str:
+    ids, uniq = _factorize(values)
+    return _Str(ids, [json.dumps(fmt(u)).encode("ascii") for u in uniq])
+
+
+def _gbps(nbytes: np.ndarray, dur: np.ndarray) -> _Str:
+    """GB/s = bytes/ns rounded to 3 decimals as Python writes it (null for zero time)."""
+    txt = [json.dumps(round(b / d, 3) if d else None).encode("ascii")
+           for b, d in zip(nbytes.tolist(), dur.tolist())]
+    return _Str(None, txt)
+
+
+def _i64(c: dict[str, np.ndarray], name: str, n: int) -> np.ndarray:
+    return np.asarray(D.col(c, name, n)).astype(np.int64)
+
+
+# ---------------------------------------------------------------------------------------------
+# Writer
+
+
 def write_timeline(prof: Any, path: str | os.PathLike) -> dict[str, int]:
     """Writes the timeline JSON atomically. Returns the number of slices per category
     ("kernel", "memcpy", "memset", "cuda_api", "nvtx", "region") and "flow" arrows."""
@@ -179,226 +512,187 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
     rc = D.columns(g(prof, "regions"))
     facts = D.trace_facts(prof)
     devices = {d.get("id", i): d for i, d in enumerate(D.devices_of(prof))}
+    nk, nm, ns = D.nrows(kc), D.nrows(mc), D.nrows(sc)
+    na, nn, nr = D.nrows(ac), D.nrows(nc), D.nrows(rc)
 
     starts = [int(facts["start_ns"])] if facts["start_ns"] else []
-    for c, key in ((kc, "start_ns"), (mc, "start_ns"), (sc, "start_ns"), (ac, "start_ns"),
-                   (nc, "start_ns"), (rc, "start_ns")):
+    for c in (kc, mc, sc, ac, nc, rc):
         if D.nrows(c):
-            starts.append(int(np.min(c[key])))
+            starts.append(int(np.min(c["start_ns"])))
     t0 = min(starts) if starts else 0
 
     # launching API call per correlation id → flow ids
-    n_api = D.nrows(ac)
-    api_corr = D.col(ac, "correlation_id", n_api).astype(np.int64)
-    flow_ids: set[int] = set()
+    api_corr = _i64(ac, "correlation_id", na)
+    api_ids = api_corr[api_corr != 0]
 
-    def activity_flows(c: dict[str, np.ndarray]) -> np.ndarray:
-        n = D.nrows(c)
-        corr = D.col(c, "correlation_id", n).astype(np.int64)
-        if n == 0:
-            return np.zeros(0, dtype=np.int64)
-        has = np.isin(corr, api_corr[api_corr != 0])
-        return np.where(has, corr, 0)
+    def activity_flows(c: dict[str, np.ndarray], n: int) -> np.ndarray:
+        corr = _i64(c, "correlation_id", n)
+        return np.where(np.isin(corr, api_ids), corr, 0)
 
-    kflow, mflow, sflow = activity_flows(kc), activity_flows(mc), activity_flows(sc)
-    for arr in (kflow, mflow, sflow):
-        flow_ids.update(int(x) for x in arr if x)
+    kflow, mflow, sflow = activity_flows(kc, nk), activity_flows(mc, nm), activity_flows(sc, ns)
+    flow_ids = np.sort(np.concatenate([kflow, mflow, sflow]))
+    distinct = flow_ids != 0
+    distinct[1:] &= flow_ids[1:] != flow_ids[:-1]
+    flow_ids = flow_ids[distinct]
 
-    w = _Writer(f)
-    f.write('{"displayTimeUnit":"ns","otherData":')
-    f.write(json.dumps({"tool": "fpgaprof", "clock": facts["clock"], "t0_ns": t0,
-                        "dropped_records": facts["dropped_records"]}))
-    f.write(',"traceEvents":[')
+    out = _Out(f)
+    out.text('{"displayTimeUnit":"ns","otherData":')
+    out.text(json.dumps({"tool": "fpgaprof", "clock": facts["clock"], "t0_ns": t0,
+                         "dropped_records": facts["dropped_records"]}))
+    out.text(',"traceEvents":[')
 
     # --- GPU tracks: one per (device, stream), plus overlap lanes where slices partly overlap
-    gkeys: list = []
-    gs: list = []
-    ge: list = []
-    for c in (kc, mc, sc):
-        n = D.nrows(c)
-        gkeys += list(zip(D.col(c, "device_id", n).tolist(), D.col(c, "stream_id", n).tolist()))
-        gs += D.col(c, "start_ns", n).tolist()
-        ge += D.col(c, "end_ns", n).tolist()
-    glanes = assign_lanes(gkeys, gs, ge)
-    nk, nm = D.nrows(kc), D.nrows(mc)
-    klane, mlane, slane = glanes[:nk], glanes[nk:nk + nm], glanes[nk + nm:]
-    gpu_tracks = sorted(set((int(d), int(st), int(ln)) for (d, st), ln in zip(gkeys, glanes)))
-    for dev in sorted({d for d, _, _ in gpu_tracks}):
+    gdev = np.concatenate([_i64(c, "device_id", n) for c, n in ((kc, nk), (mc, nm), (sc, ns))])
+    gst = np.concatenate([_i64(c, "stream_id", n) for c, n in ((kc, nk), (mc, nm), (sc, ns))])
+    gs = np.concatenate([_i64(c, "start_ns", n) for c, n in ((kc, nk), (mc, nm), (sc, ns))])
+    ge = np.concatenate([_i64(c, "end_ns", n) for c, n in ((kc, nk), (mc, nm), (sc, ns))])
+    udev, dev_id = _dense(gdev)
+    ust, st_id = _dense(gst)
+    gk, gkid = _dense(dev_id * len(ust) + st_id)
+    gkeys = np.stack([udev[gk // max(len(ust), 1)], ust[gk % max(len(ust), 1)]], axis=1)
+    glanes = _lanes(gkid, gs, ge)
+    tk, tl = _tracks(gkid, glanes)
+    for dev in sorted(set(gkeys[tk, 0].tolist())):
         dname = devices.get(dev, {}).get("name", "")
-        w.meta("process_name", GPU_PID_BASE + dev, 0, f"GPU {dev}: {dname}".rstrip(": "))
-    for dev, st, ln in gpu_tracks:
-        w.meta("thread_name", GPU_PID_BASE + dev, _gpu_tid(dev, st, ln),
-               f"stream {st}" + (f" (overlap {ln})" if ln else ""))
+        out.meta("process_name", GPU_PID_BASE + dev, 0, f"GPU {dev}: {dname}".rstrip(": "))
+    for (dev, st), ln in zip(gkeys[tk].tolist(), tl.tolist()):
+        out.meta("thread_name", GPU_PID_BASE + dev, _gpu_tid(dev, st, ln),
+                 f"stream {st}" + (f" (overlap {ln})" if ln else ""))
+    gpid = GPU_PID_BASE + gdev
+    gtid = (GPU_TID_BASE + np.minimum(glanes, MAX_GPU_LANES - 1) * 100_000_000
+            + (gdev % 100) * 1_000_000 + gst % 1_000_000)
+    gts, gdur = gs - t0, np.maximum(ge - gs, 0)
 
-    n = D.nrows(kc)
-    if n:
-        names = D.names_of(kc, n).tolist()
-        attr = {k: v.tolist() for k, v in _attribution_cols(kc).items()}
-        L = {k: D.col(kc, k, n).tolist() for k in (
-            "start_ns", "end_ns", "device_id", "stream_id", "correlation_id", "grid_x", "grid_y",
-            "grid_z", "block_x", "block_y", "block_z", "registers_per_thread",
-            "static_shared_bytes", "dynamic_shared_bytes", "graph_id")}
-        kfl = kflow.tolist()
-        for i in range(n):
-            s, e = int(L["start_ns"][i]), int(L["end_ns"][i])
-            args = (f'{{"correlation_id":{int(L["correlation_id"][i])},'
-                    f'"grid":[{int(L["grid_x"][i])},{int(L["grid_y"][i])},{int(L["grid_z"][i])}],'
-                    f'"block":[{int(L["block_x"][i])},{int(L["block_y"][i])},'
-                    f'{int(L["block_z"][i])}],'
-                    f'"registers_per_thread":{int(L["registers_per_thread"][i])},'
-                    f'"shared_bytes":'
-                    f'{int(L["static_shared_bytes"][i]) + int(L["dynamic_shared_bytes"][i])}')
-            if int(L["graph_id"][i]):
-                args += f',"graph_id":{int(L["graph_id"][i])}'
-            for k, v in attr.items():
-                if v[i] is not None and str(v[i]) != "":
-                    args += f',"{k}":{json.dumps(D._py(v[i]))}'
-            args += "}"
-            fl = int(kfl[i])
-            dev = int(L["device_id"][i])
-            w.slice("kernel", str(names[i]), GPU_PID_BASE + dev,
-                    _gpu_tid(dev, L["stream_id"][i], klane[i]), s - t0, e - s, args,
-                    ("flow_in", fl) if fl else None)
+    def gpu_head(cat: str, name: _Str, sl: slice, flow: np.ndarray) -> list:
+        has_flow = flow != 0
+        return [_Lit(f',\n{{"ph":"X","cat":"{cat}","name":'), name,
+                _Lit(',"pid":'), _Int(gpid[sl]), _Lit(',"tid":'), _Int(gtid[sl]),
+                _Lit(',"ts":'), _Int(gts[sl], us=True), _Lit(',"dur":'), _Int(gdur[sl], us=True),
+                _Lit(',"bind_id":', has_flow), _Int(flow, has_flow),
+                _Lit(',"flow_in":true', has_flow)]
 
-    n = D.nrows(mc)
-    if n:
-        kinds = D.copy_kind_names(D.col(mc, "copy_kind", n))
-        srck = D.memory_kind_names(D.col(mc, "src_kind", n))
-        dstk = D.memory_kind_names(D.col(mc, "dst_kind", n))
-        attr = _attribution_cols(mc)
-        cols = {k: D.col(mc, k, n) for k in ("start_ns", "end_ns", "bytes", "device_id",
-                                            "stream_id", "correlation_id", "is_async")}
-        for i in range(n):
-            s, e, b = int(cols["start_ns"][i]), int(cols["end_ns"][i]), int(cols["bytes"][i])
-            dur = max(e - s, 0)
-            args = {"bytes": b, "GB/s": round(b / dur, 3) if dur else None,
-                    "copy_kind": kinds[i], "src_kind": srck[i], "dst_kind": dstk[i],
-                    "async": bool(cols["is_async"][i]),
-                    "correlation_id": int(cols["correlation_id"][i])}
-            for k, v in attr.items():
-                if v[i] is not None and str(v[i]) != "":
-                    args[k] = D._py(v[i])
-            fl = int(mflow[i])
-            w.slice("memcpy", f"Memcpy {kinds[i]}", GPU_PID_BASE + int(cols["device_id"][i]),
-                    _gpu_tid(cols["device_id"][i], cols["stream_id"][i], mlane[i]), s - t0, dur,
-                    args,
-                    ("flow_in", fl) if fl else None)
+    if nk:
+        sl = slice(0, nk)
+        graph = _i64(kc, "graph_id", nk)
+        has_graph = graph != 0
+        shared = _i64(kc, "static_shared_bytes", nk) + _i64(kc, "dynamic_shared_bytes", nk)
+        fields = gpu_head("kernel", _names(D.names_of(kc, nk)), sl, kflow) + [
+            _Lit(',"args":{"correlation_id":'), _Int(_i64(kc, "correlation_id", nk)),
+            _Lit(',"grid":['), _Int(_i64(kc, "grid_x", nk)), _Lit(","),
+            _Int(_i64(kc, "grid_y", nk)), _Lit(","), _Int(_i64(kc, "grid_z", nk)),
+            _Lit('],"block":['), _Int(_i64(kc, "block_x", nk)), _Lit(","),
+            _Int(_i64(kc, "block_y", nk)), _Lit(","), _Int(_i64(kc, "block_z", nk)),
+            _Lit('],"registers_per_thread":'), _Int(_i64(kc, "registers_per_thread", nk)),
+            _Lit(',"shared_bytes":'), _Int(shared),
+            _Lit(',"graph_id":', has_graph), _Int(graph, has_graph),
+        ] + _attr_fields(_attribution_cols(kc)) + [_Lit("}}")]
+        out.rows(fields, nk, {"kernel": nk})
 
-    n = D.nrows(sc)
-    if n:
-        cols = {k: D.col(sc, k, n) for k in ("start_ns", "end_ns", "bytes", "device_id",
-                                            "stream_id", "correlation_id", "value")}
-        for i in range(n):
-            s, e, b = int(cols["start_ns"][i]), int(cols["end_ns"][i]), int(cols["bytes"][i])
-            dur = max(e - s, 0)
-            fl = int(sflow[i])
-            w.slice("memset", "Memset", GPU_PID_BASE + int(cols["device_id"][i]),
-                    _gpu_tid(cols["device_id"][i], cols["stream_id"][i], slane[i]), s - t0, dur,
-                    {"bytes": b, "GB/s": round(b / dur, 3) if dur else None,
-                     "value": int(cols["value"][i]),
-                     "correlation_id": int(cols["correlation_id"][i])},
-                    ("flow_in", fl) if fl else None)
+    if nm:
+        sl = slice(nk, nk + nm)
+        kind_ids, kinds = _factorize(D.col(mc, "copy_kind", nm))
+        kind_names = D.copy_kind_names(np.array(kinds, dtype=object)).tolist()
+        src_ids, srcs = _factorize(D.col(mc, "src_kind", nm))
+        dst_ids, dsts = _factorize(D.col(mc, "dst_kind", nm))
+        src_names = D.memory_kind_names(np.array(srcs, dtype=object)).tolist()
+        dst_names = D.memory_kind_names(np.array(dsts, dtype=object)).tolist()
+        nbytes = _i64(mc, "bytes", nm)
+        fields = gpu_head("memcpy", _Str(kind_ids, [json.dumps(f"Memcpy {k}").encode()
+                                                    for k in kind_names]), sl, mflow) + [
+            _Lit(',"args":{"bytes":'), _Int(nbytes), _Lit(',"GB/s":'), _gbps(nbytes, gdur[sl]),
+            _Lit(',"copy_kind":'), _Str(kind_ids, [json.dumps(k).encode() for k in kind_names]),
+            _Lit(',"src_kind":'), _Str(src_ids, [json.dumps(k).encode() for k in src_names]),
+            _Lit(',"dst_kind":'), _Str(dst_ids, [json.dumps(k).encode() for k in dst_names]),
+            _Lit(',"async":'),
+            _Str(np.asarray(D.col(mc, "is_async", nm)).astype(bool).astype(np.int64),
+                 [b"false", b"true"]),
+            _Lit(',"correlation_id":'), _Int(_i64(mc, "correlation_id", nm)),
+        ] + _attr_fields(_attribution_cols(mc)) + [_Lit("}}")]
+        out.rows(fields, nm, {"memcpy": nm})
+
+    if ns:
+        sl = slice(nk + nm, nk + nm + ns)
+        nbytes = _i64(sc, "bytes", ns)
+        fields = gpu_head("memset", _Str(np.zeros(ns, np.int64), [b'"Memset"']), sl, sflow) + [
+            _Lit(',"args":{"bytes":'), _Int(nbytes), _Lit(',"GB/s":'), _gbps(nbytes, gdur[sl]),
+            _Lit(',"value":'), _Int(_i64(sc, "value", ns)),
+            _Lit(',"correlation_id":'), _Int(_i64(sc, "correlation_id", ns)), _Lit("}}")]
+        out.rows(fields, ns, {"memset": ns})
+    del gdev, gst, gs, ge, gkid, glanes, gpid, gtid, gts, gdur
 
     # --- host tracks: one per OS thread, plus overlap lanes (NVTX start/end ranges need not
     # nest, ranges left open end at the trace end)
-    hkeys: list = []
-    hs: list = []
-    he: list = []
-    for c in (ac, nc, rc):
-        n = D.nrows(c)
-        hkeys += D.col(c, "thread_id", n).tolist()
-        hs += D.col(c, "start_ns", n).tolist()
-        he += D.col(c, "end_ns", n).tolist()
-    hlanes = assign_lanes(hkeys, hs, he)
-    na, nn = D.nrows(ac), D.nrows(nc)
-    alane, nlane, rlane = hlanes[:na], hlanes[na:na + nn], hlanes[na + nn:]
-    host_tracks = sorted(set((int(t), int(ln)) for t, ln in zip(hkeys, hlanes)))
-    if host_tracks:
-        w.meta("process_name", HOST_PID, 0, "host")
-    for t, ln in host_tracks:
-        w.meta("thread_name", HOST_PID, _host_tid(t, ln),
-               f"thread {t}" + (f" (overlap {ln})" if ln else ""))
+    hc = ((ac, na), (nc, nn), (rc, nr))
+    hthr = np.concatenate([_i64(c, "thread_id", n) for c, n in hc])
+    hs = np.concatenate([_i64(c, "start_ns", n) for c, n in hc])
+    he = np.concatenate([_i64(c, "end_ns", n) for c, n in hc])
+    hkeys, hkid = _dense(hthr)
+    hlanes = _lanes(hkid, hs, he)
+    tk, tl = _tracks(hkid, hlanes)
+    if len(tk):
+        out.meta("process_name", HOST_PID, 0, "host")
+    for t, ln in zip(hkeys[tk].tolist(), tl.tolist()):
+        out.meta("thread_name", HOST_PID, _host_tid(t, ln),
+                 f"thread {t}" + (f" (overlap {ln})" if ln else ""))
 
-    # Host events are written longest-first at equal start so that viewers nest them.
-    host: list[tuple[int, int, int]] = []  # (start, -dur, index into host_ev)
-    host_ev: list[str] = []
-    buf = _Buffer()
-    hw = _Writer(buf)
+    # One template for all host rows, written longest-first at equal start so that viewers
+    # nest them: (start, -duration, category order, record order).
+    nh = na + nn + nr
+    if nh:
+        cat = np.repeat(np.arange(3, dtype=np.int8), [na, nn, nr])
+        order = np.lexsort((hs - he, hs))  # stable: category then record order at ties
+        is_range = np.ones(nh, dtype=bool)
+        closed = np.ones(nh, dtype=bool)
+        if nn and "is_range" in nc:
+            is_range[na:na + nn] = np.asarray(nc["is_range"]).astype(bool)
+        if nn and "is_closed" in nc:
+            closed[na:na + nn] = np.asarray(nc["is_closed"]).astype(bool)
+        # head: 0 api, 1 nvtx range, 2 nvtx instant, 3 region
+        head = np.where(cat == 0, 0, np.where(cat == 2, 3, np.where(is_range, 1, 2)))
+        name_ids, names = _factorize(np.concatenate(
+            [D.names_of(c, n).astype(object) for c, n in hc]))
+        api_kind_ids, api_kinds = _factorize(D.col(ac, "kind", na))
+        dom = nc.get("domain", np.full(nn, "", dtype=object)) if nn else np.zeros(0, object)
+        dom_ids, doms = _factorize(np.asarray(dom, dtype=object))
 
-    n = D.nrows(ac)
-    if n:
-        names = D.names_of(ac, n).tolist()
-        L = {k: D.col(ac, k, n).tolist() for k in ("start_ns", "end_ns", "thread_id",
-                                                  "correlation_id", "callback_id",
-                                                  "return_value", "kind")}
-        for i in range(n):
-            s, e = int(L["start_ns"][i]), int(L["end_ns"][i])
-            cid = int(L["correlation_id"][i])
-            kind = L["kind"][i]
-            api = kind if isinstance(kind, str) else ("runtime" if int(kind) == 0 else "driver")
-            hw.slice("cuda_api", str(names[i]), HOST_PID, _host_tid(L["thread_id"][i], alane[i]),
-                     s - t0, e - s,
-                     f'{{"correlation_id":{cid},"cbid":{int(L["callback_id"][i])},'
-                     f'"return":{int(L["return_value"][i])},"api":"{api}"}}',
-                     ("flow_out", cid) if cid in flow_ids else None)
-            host.append((s, s - e, len(host)))
-            host_ev.append(buf.take())
+        def spread(v: np.ndarray, lo: int, dtype: Any = np.int64) -> np.ndarray:
+            a = np.zeros(nh, dtype=dtype)
+            a[lo:lo + len(v)] = v
+            return a[order]
 
-    n = D.nrows(nc)
-    if n:
-        names = D.names_of(nc, n)
-        domains = nc.get("domain", np.full(n, "", dtype=object))
-        cols = {k: D.col(nc, k, n) for k in ("start_ns", "end_ns", "thread_id", "is_range",
-                                            "is_closed")}
-        is_range = cols["is_range"] if "is_range" in nc else np.ones(n, dtype=bool)
-        is_closed = cols["is_closed"] if "is_closed" in nc else np.ones(n, dtype=bool)
-        for i in range(n):
-            s, e = int(cols["start_ns"][i]), int(cols["end_ns"][i])
-            args = {"domain": str(domains[i])}
-            if not bool(is_closed[i]):
-                args["closed"] = False
-            tid = _host_tid(cols["thread_id"][i], nlane[i])
-            if bool(is_range[i]):
-                hw.slice("nvtx", str(names[i]), HOST_PID, tid, s - t0, e - s, args)
-            else:
-                hw.instant("nvtx", str(names[i]), HOST_PID, tid, s - t0, args)
-            host.append((s, s - e, len(host)))
-            host_ev.append(buf.take())
+        catso = cat[order]
+        is_api, is_nvtx, is_reg = catso == 0, catso == 1, catso == 2
+        cid = spread(api_corr, 0)
+        has_flow = is_api & np.isin(cid, flow_ids)
+        ranged = is_range[order]
+        open_nvtx = is_nvtx & ~closed[order]
+        heads = [b',\n{"ph":"X","cat":"cuda_api","name":', b',\n{"ph":"X","cat":"nvtx","name":',
+                 b',\n{"ph":"i","s":"t","cat":"nvtx","name":',
+                 b',\n{"ph":"X","cat":"region","name":']
+        fields = [
+            _Str(head[order], heads), _Str(name_ids[order], [json.dumps(str(u)).encode()
+                                                             for u in names]),
+            _Lit(f',"pid":{HOST_PID},"tid":'),
+            _Int(hthr[order] + np.minimum(hlanes[order], MAX_HOST_LANES - 1) * HOST_LANE_STRIDE),
+            _Lit(',"ts":'), _Int(hs[order] - t0, us=True),
+            _Lit(',"dur":', ranged), _Int(np.maximum(he - hs, 0)[order], ranged, us=True),
+            _Lit(',"bind_id":', has_flow), _Int(cid, has_flow), _Lit(',"flow_out":true', has_flow),
+            _Lit(',"args":{'),
+            _Lit('"correlation_id":', is_api), _Int(cid, is_api),
+            _Lit(',"cbid":', is_api), _Int(spread(_i64(ac, "callback_id", na), 0), is_api),
+            _Lit(',"return":', is_api), _Int(spread(_i64(ac, "return_value", na), 0), is_api),
+            _Lit(',"api":', is_api),
+            _Str(spread(api_kind_ids, 0), [json.dumps(
+                k if isinstance(k, str) else ("runtime" if int(k) == 0 else "driver")).encode()
+                for k in api_kinds], is_api),
+            _Lit('"domain":', is_nvtx), _Str(spread(dom_ids, na), [json.dumps(str(u)).encode()
+                                                                   for u in doms], is_nvtx),
+            _Lit(',"closed":false', open_nvtx),
+            _Lit('"depth":', is_reg), _Int(spread(_i64(rc, "depth", nr), na + nn), is_reg),
+            _Lit("}}"),
+        ]
+        out.rows(fields, nh, {"cuda_api": na, "nvtx": nn, "region": nr})
 
-    n = D.nrows(rc)
-    if n:
-        names = D.names_of(rc, n)
-        cols = {k: D.col(rc, k, n) for k in ("start_ns", "end_ns", "thread_id", "depth")}
-        for i in range(n):
-            s, e = int(cols["start_ns"][i]), int(cols["end_ns"][i])
-            hw.slice("region", str(names[i]), HOST_PID, _host_tid(cols["thread_id"][i], rlane[i]),
-                     s - t0, e - s,
-                     {"depth": int(cols["depth"][i])})
-            host.append((s, s - e, len(host)))
-            host_ev.append(buf.take())
-
-    host.sort()
-    for _, _, j in host:
-        w.raw(host_ev[j])
-    for cat, k in hw.counts.items():
-        w.counts[cat] = w.counts.get(cat, 0) + k
-
-    f.write("\n]}\n")
-    w.counts["flow"] = len(flow_ids)
-    return w.counts
-
-
-class _Buffer:
-    """A write target that hands back what was written since the last take()."""
-
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-
-    def write(self, s: str) -> None:
-        if s not in ("\n", ",\n"):
-            self.parts.append(s)
-
-    def take(self) -> str:
-        out = "".join(self.parts)
-        self.parts.clear()
-        return out
+    out.text("\n]}\n")
+    out.counts["flow"] = len(flow_ids)
+    return out.counts
