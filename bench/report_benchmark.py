@@ -1,6 +1,7 @@
 """Time and memory of fpgaprof.report on a synthetic trace of N kernels, each with its launch
 call, on one stream: `python bench/report_benchmark.py [N]` (default 100000; fpgaprof must be
-importable). Prints the summary (collect) and timeline.json times, the file size, peak RSS.
+importable). Prints the summary (collect) and timeline.json times (wall and CPU = user + sys of
+this process), the file size, peak RSS.
 """
 import os
 import resource
@@ -51,14 +52,17 @@ def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     prof = synthetic_profile(n)
     out = os.path.join(os.environ.get("TMPDIR", "/tmp"), "fpgaprof_report_benchmark.json")
-    t = time.perf_counter()
-    summary.collect(prof)
-    t_summary = time.perf_counter() - t
-    t = time.perf_counter()
-    counts = perfetto.write_timeline(prof, out)
-    t_timeline = time.perf_counter() - t
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
-    print(f"{n} kernels: summary {t_summary:.2f} s, timeline.json {t_timeline:.2f} s "
+    print(f"{n} kernels: synthetic trace built, peak RSS so far {rss_mb:.0f} MB")
+    t, c = time.perf_counter(), time.process_time()  # process_time: user + sys CPU seconds
+    summary.collect(prof)
+    t_summary, c_summary = time.perf_counter() - t, time.process_time() - c
+    t, c = time.perf_counter(), time.process_time()
+    counts = perfetto.write_timeline(prof, out)
+    t_timeline, c_timeline = time.perf_counter() - t, time.process_time() - c
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
+    print(f"{n} kernels: summary {t_summary:.2f} s wall / {c_summary:.2f} s CPU, timeline.json "
+          f"{t_timeline:.2f} s wall / {c_timeline:.2f} s CPU "
           f"({os.path.getsize(out) / 1e6:.0f} MB), peak RSS {rss_mb:.0f} MB; slices {counts}")
     os.unlink(out)
 

@@ -211,8 +211,8 @@ def _dense(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 # Column-wise JSON rendering
 
 _LUT2 = np.array([[48 + i // 10, 48 + i % 10] for i in range(100)], dtype=np.uint8)
-_POW10 = np.array([10 ** k for k in range(1, 19)], dtype=np.int64)
-# Strings longer than this are spliced into the rendered chunk instead of widening every row.
+# Strings longer than this, in at most a quarter of a chunk's rows, are spliced into the
+# rendered chunk instead of widening every row.
 _STR_CAP = 192
 _MAX_PEEL = 64  # rounds of _lanes before the rest goes to the greedy
 _CHUNK_BYTES = 16 << 20
@@ -253,37 +253,50 @@ class _Str:
     def __init__(self, ids: np.ndarray | None, table: Sequence[bytes],
                  present: np.ndarray | None = None):
         self.ids = ids if ids is not None else np.arange(len(table), dtype=np.int64)
-        lens = np.fromiter((len(t) for t in table), dtype=np.int64, count=len(table))
-        self.long = lens > _STR_CAP
         self.table = list(table)
-        short = [b"" if lg else t for t, lg in zip(table, self.long.tolist())]
-        width = max([len(t) for t in short] + [1])
-        self.lens = np.where(self.long, 0, lens)
-        self.mat = (np.array(short, dtype=f"S{width}").view(np.uint8).reshape(len(short), width)
-                    if short else np.zeros((0, 1), np.uint8))
+        self.lens = np.fromiter((len(t) for t in table), dtype=np.int64, count=len(table))
+        width = max(int(self.lens.max()) if len(table) else 1, 1)
+        self.mat = (np.array(self.table, dtype=f"S{width}").view(np.uint8)
+                    .reshape(len(table), width) if table else np.zeros((0, 1), np.uint8))
         self.present = present
 
 
-def _digit_count(x: np.ndarray) -> np.ndarray:
-    return np.searchsorted(_POW10, x, side="right") + 1
+def _pair_table() -> np.ndarray:
+    """Two characters per value 0..99 as uint16: [0, 100) both digits; [100, 200) the top
+    pair of a number (leading zeros as padding); [200, 300) the top pair when it is also the
+    last one (0 writes "0")."""
+    t = np.zeros((300, 2), dtype=np.uint8)
+    for v in range(100):
+        t[v] = (48 + v // 10, 48 + v % 10)
+        t[100 + v] = (48 + v // 10 if v >= 10 else 0, 48 + v % 10 if v >= 1 else 0)
+        t[200 + v] = (48 + v // 10 if v >= 10 else 0, 48 + v % 10)
+    return t.view(np.uint16).reshape(-1)
 
 
-def _put_digits(blk: np.ndarray, x: np.ndarray, min_digits: int = 1) -> None:
-    """x (int64 >= 0) right-aligned in blk (m × w); leading positions become padding."""
+_PAIRS = _pair_table()
+
+
+def _put_digits(blk: np.ndarray, x: np.ndarray) -> None:
+    """x (int64 >= 0, at most blk's width in digits) right-aligned in blk (m × w), leading
+    positions as padding. Two digits per step, through a contiguous uint16 scratch."""
     w = blk.shape[1]
-    nd = _digit_count(x)
-    if min_digits > 1:
-        nd = np.maximum(nd, min_digits)
-    j = w
-    while j >= 2:
-        x, r = np.divmod(x, 100)
-        blk[:, j - 2:j] = _LUT2[r]
-        j -= 2
-    if j == 1:
-        blk[:, 0] = x % 10 + 48
-    lead = w - nd
-    if lead.any():
-        blk[np.arange(w)[None, :] < lead[:, None]] = 0
+    npair = (w + 1) // 2
+    tmp = np.empty((len(x), 2 * npair), dtype=np.uint8)
+    t16 = tmp.view(np.uint16)
+    hundred: Any = 100
+    if int(x.max()) < (1 << 32):
+        x, hundred = x.astype(np.uint32), np.uint32(100)
+    for k in range(npair):
+        q, r = np.divmod(x, hundred)
+        t16[:, npair - 1 - k] = _PAIRS[r.astype(np.intp) + (x < hundred) * (200 if k == 0 else 100)]
+        x = q
+    blk[:] = tmp[:, 2 * npair - w:]
+
+
+def _put_3digits(blk: np.ndarray, r: np.ndarray) -> None:
+    """r in [0, 1000) as exactly three digits."""
+    blk[:, 0:2] = _LUT2[r // 10]
+    blk[:, 2] = r % 10 + 48
 
 
 def _render(fields: list, lo: int, hi: int) -> list:
@@ -291,6 +304,7 @@ def _render(fields: list, lo: int, hi: int) -> list:
     m = hi - lo
     plan = []
     width = 0
+    uses: dict[tuple[int, bool], int] = {}  # one column in several places: rendered once
     for f in fields:
         pres = None if f.present is None else f.present[lo:hi]
         if pres is not None and not pres.any():
@@ -312,18 +326,30 @@ def _render(fields: list, lo: int, hi: int) -> list:
                 w = nd + anyneg
             const = mn == mx and not anyneg
             plan.append((f, width, w, pres, (a, neg if anyneg else None, nd, const)))
+            uses[(id(f.v), f.us)] = uses.get((id(f.v), f.us), 0) + 1
         else:
             ids = f.ids[lo:hi]
-            w = int(f.lens[ids].max()) if m else 0
-            long_rows = np.nonzero(f.long[ids] if pres is None else (f.long[ids] & pres))[0]
+            lens = f.lens[ids] if pres is None else np.where(pres, f.lens[ids], 0)
+            w = int(lens.max())
+            long_rows = np.zeros(0, dtype=np.int64)
+            if w > _STR_CAP:
+                # a few long strings (C++ template kernel names) would widen every row:
+                # splice those in after the chunk is squeezed
+                is_long = lens > _STR_CAP
+                if 4 * int(np.count_nonzero(is_long)) <= m:
+                    long_rows = np.nonzero(is_long)[0]
+                    w = int(np.where(is_long, 0, lens).max())
             plan.append((f, width, w, pres, (ids, long_rows)))
         width += w
     mat = np.empty((m, width), dtype=np.uint8)
     splices = []
+    done: dict[tuple[int, bool], np.ndarray] = {}
     for f, a0, w, pres, extra in plan:
         blk = mat[:, a0:a0 + w]
         if isinstance(f, _Lit):
             blk[:] = f.b
+        elif isinstance(f, _Int) and (id(f.v), f.us) in done:
+            blk[:] = done[(id(f.v), f.us)]
         elif isinstance(f, _Int):
             x, neg, nd, const = extra
             if neg is not None:
@@ -338,7 +364,7 @@ def _render(fields: list, lo: int, hi: int) -> list:
                 else:
                     _put_digits(blk[:, :-4], q)
                     blk[:, -4] = 46  # "."
-                    _put_digits(blk[:, -3:], r, 3)
+                    _put_3digits(blk[:, -3:], r)
             elif const:
                 txt = str(int(x[0])).encode()
                 blk[:, :blk.shape[1] - len(txt)] = 0
@@ -350,7 +376,10 @@ def _render(fields: list, lo: int, hi: int) -> list:
             if w:
                 blk[:] = f.mat[:, :w][ids]
             if len(long_rows):
+                blk[long_rows] = 0
                 splices.append((a0, long_rows, ids[long_rows], f))
+        if isinstance(f, _Int) and uses[(id(f.v), f.us)] > 1 and (id(f.v), f.us) not in done:
+            done[(id(f.v), f.us)] = blk.copy()
         if pres is not None:
             mat[~pres, a0:a0 + w] = 0
     keep = mat != 0
@@ -420,8 +449,7 @@ class _Out:
             if self.first:
                 parts[0] = memoryview(parts[0])[1:]  # no comma before the first event
                 self.first = False
-            for p in parts:
-                self._bytes(p)
+            self._bytes(parts[0] if len(parts) == 1 else b"".join(parts))
         for cat, k in (counts or {}).items():
             if k:
                 self.counts[cat] = self.counts.get(cat, 0) + k
@@ -563,12 +591,12 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
             + (gdev % 100) * 1_000_000 + gst % 1_000_000)
     gts, gdur = gs - t0, np.maximum(ge - gs, 0)
 
-    def gpu_head(cat: str, name: _Str, sl: slice, flow: np.ndarray) -> list:
-        has_flow = flow != 0
+    def gpu_head(cat: str, name: _Str, sl: slice, flow: np.ndarray, corr: np.ndarray) -> list:
+        has_flow = flow != 0  # where it is set, the flow id is the correlation id
         return [_Lit(f',\n{{"ph":"X","cat":"{cat}","name":'), name,
                 _Lit(',"pid":'), _Int(gpid[sl]), _Lit(',"tid":'), _Int(gtid[sl]),
                 _Lit(',"ts":'), _Int(gts[sl], us=True), _Lit(',"dur":'), _Int(gdur[sl], us=True),
-                _Lit(',"bind_id":', has_flow), _Int(flow, has_flow),
+                _Lit(',"bind_id":', has_flow), _Int(corr, has_flow),
                 _Lit(',"flow_in":true', has_flow)]
 
     if nk:
@@ -576,8 +604,9 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
         graph = _i64(kc, "graph_id", nk)
         has_graph = graph != 0
         shared = _i64(kc, "static_shared_bytes", nk) + _i64(kc, "dynamic_shared_bytes", nk)
-        fields = gpu_head("kernel", _names(D.names_of(kc, nk)), sl, kflow) + [
-            _Lit(',"args":{"correlation_id":'), _Int(_i64(kc, "correlation_id", nk)),
+        corr = _i64(kc, "correlation_id", nk)
+        fields = gpu_head("kernel", _names(D.names_of(kc, nk)), sl, kflow, corr) + [
+            _Lit(',"args":{"correlation_id":'), _Int(corr),
             _Lit(',"grid":['), _Int(_i64(kc, "grid_x", nk)), _Lit(","),
             _Int(_i64(kc, "grid_y", nk)), _Lit(","), _Int(_i64(kc, "grid_z", nk)),
             _Lit('],"block":['), _Int(_i64(kc, "block_x", nk)), _Lit(","),
@@ -597,8 +626,10 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
         src_names = D.memory_kind_names(np.array(srcs, dtype=object)).tolist()
         dst_names = D.memory_kind_names(np.array(dsts, dtype=object)).tolist()
         nbytes = _i64(mc, "bytes", nm)
+        corr = _i64(mc, "correlation_id", nm)
         fields = gpu_head("memcpy", _Str(kind_ids, [json.dumps(f"Memcpy {k}").encode()
-                                                    for k in kind_names]), sl, mflow) + [
+                                                    for k in kind_names]), sl, mflow,
+                                             corr) + [
             _Lit(',"args":{"bytes":'), _Int(nbytes), _Lit(',"GB/s":'), _gbps(nbytes, gdur[sl]),
             _Lit(',"copy_kind":'), _Str(kind_ids, [json.dumps(k).encode() for k in kind_names]),
             _Lit(',"src_kind":'), _Str(src_ids, [json.dumps(k).encode() for k in src_names]),
@@ -606,17 +637,19 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
             _Lit(',"async":'),
             _Str(np.asarray(D.col(mc, "is_async", nm)).astype(bool).astype(np.int64),
                  [b"false", b"true"]),
-            _Lit(',"correlation_id":'), _Int(_i64(mc, "correlation_id", nm)),
+            _Lit(',"correlation_id":'), _Int(corr),
         ] + _attr_fields(_attribution_cols(mc)) + [_Lit("}}")]
         out.rows(fields, nm, {"memcpy": nm})
 
     if ns:
         sl = slice(nk + nm, nk + nm + ns)
         nbytes = _i64(sc, "bytes", ns)
-        fields = gpu_head("memset", _Str(np.zeros(ns, np.int64), [b'"Memset"']), sl, sflow) + [
+        corr = _i64(sc, "correlation_id", ns)
+        fields = gpu_head("memset", _Str(np.zeros(ns, np.int64), [b'"Memset"']), sl, sflow,
+                          corr) + [
             _Lit(',"args":{"bytes":'), _Int(nbytes), _Lit(',"GB/s":'), _gbps(nbytes, gdur[sl]),
             _Lit(',"value":'), _Int(_i64(sc, "value", ns)),
-            _Lit(',"correlation_id":'), _Int(_i64(sc, "correlation_id", ns)), _Lit("}}")]
+            _Lit(',"correlation_id":'), _Int(corr), _Lit("}}")]
         out.rows(fields, ns, {"memset": ns})
     del gdev, gst, gs, ge, gkid, glanes, gpid, gtid, gts, gdur
 
