@@ -1,6 +1,12 @@
 // Whole analysis (transfers, device memory, roofline per kernel/op/region/name, FPGA ranking)
 // of a synthetic 10-million-kernel trace on one core. Prints time per stage and peak RSS
-// (getrusage ru_maxrss). Usage: analysis_benchmark [kernel_count] [--no-per-kernel]
+// (getrusage ru_maxrss).
+// Usage: analysis_benchmark [kernel_count] [--no-per-kernel] [--attribution]
+//   --attribution  the trace also holds what XLA emits around each kernel (an XlaModule NVTX
+//                  range per step, a Thunk range per kernel) and the optimized HLO module, and
+//                  the benchmark runs the pipeline of fpgaprof._core.analysis.analyze (the
+//                  Python path): HLO parse + cost, attribution, op inputs, then the rest.
+//                  Without it the benchmark supplies the kernel -> op mapping itself.
 #include <sys/resource.h>
 #include <time.h>
 
@@ -10,7 +16,10 @@
 #include <random>
 #include <string>
 
+#include "fpgaprof/analysis/attribution.hpp"
 #include "fpgaprof/analysis/fpga_model.hpp"
+#include "fpgaprof/analysis/op_inputs.hpp"
+#include "fpgaprof/hlo/cost_model.hpp"
 #include "fpgaprof/analysis/memory_analysis.hpp"
 #include "fpgaprof/analysis/roofline.hpp"
 #include "fpgaprof/analysis/transfer_analysis.hpp"
@@ -37,8 +46,10 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 int main(int argc, char** argv) {
   std::size_t n_kernels = 10'000'000;
   bool per_kernel = true;
+  bool with_attribution = false;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--no-per-kernel") per_kernel = false;
+    else if (std::string(argv[i]) == "--attribution") with_attribution = true;
     else n_kernels = std::strtoull(argv[i], nullptr, 10);
   }
   const std::size_t n_ops = 500, n_names = 600, n_regions = 2000;
@@ -84,11 +95,13 @@ int main(int argc, char** argv) {
     op_of_kernel[i] = (i % 50 == 0) ? kNone32 : op;  // 2 % unattributed
     k.name = names[op % n_names];
     k.stream_id = static_cast<uint32_t>(i & 1);
-    k.grid_x = 256 + (op % 4) * 512; k.grid_y = 1; k.grid_z = 1;
-    k.block_x = 256; k.block_y = 1; k.block_z = 1;
+    LaunchConfig lc;
+    lc.grid_x = 256 + (op % 4) * 512; lc.grid_y = 1; lc.grid_z = 1;
+    lc.block_x = 256; lc.block_y = 1; lc.block_z = 1;
+    k.launch_config = s.intern_launch_config(lc);
     k.api_index = static_cast<uint32_t>(i);
     k.region_index = static_cast<uint32_t>(std::min<uint64_t>(start / (span_ns / (n_regions / 2)), n_regions / 2 - 1) * 2 + 1);
-    k.marker_index = static_cast<uint32_t>(i);
+    k.marker_index = with_attribution ? static_cast<uint32_t>(i) : kNone32;
     ApiRecord& a = s.api_calls[i];
     a.start_ns = k.launch_ns; a.end_ns = k.launch_ns + 2500; a.correlation_id = k.correlation_id; a.thread_id = 1;
     a.name = launch;
@@ -121,6 +134,47 @@ int main(int argc, char** argv) {
     w.thread_id = 1;
     s.syncs.push_back(w);
   }
+  if (with_attribution) {
+    // Markers 0 .. n-1: kernel i's Thunk range (hlo_op = its op); then one XlaModule range per
+    // step, the parent of the Thunk ranges in it. One HLO module: a chain of n_ops loop fusions.
+    const std::size_t steps = n_regions / 2;
+    std::vector<StringId> thunk_names(n_ops);
+    for (std::size_t o = 0; o < n_ops; ++o) thunk_names[o] = s.strings.intern("Thunk:#hlo_op=fusion." + std::to_string(o) + "#");
+    const StringId module_range = s.strings.intern("XlaModule:#hlo_module=jit_step,program_id=1#");
+    const StringId tsl = s.strings.intern("TSL");
+    s.markers.resize(n_kernels + steps);
+    for (std::size_t r = 0; r < steps; ++r) {
+      MarkerRecord& m = s.markers[n_kernels + r];
+      m.start_ns = s.regions[2 * r].start_ns + 20;
+      m.end_ns = s.regions[2 * r].end_ns - 20;
+      m.thread_id = 1; m.domain = tsl; m.name = module_range; m.depth = 0;
+    }
+    for (std::size_t i = 0; i < n_kernels; ++i) {
+      MarkerRecord& m = s.markers[i];
+      const KernelRecord& k = s.kernels[i];
+      m.start_ns = k.launch_ns - 100; m.end_ns = k.launch_ns + 2600;
+      m.thread_id = 1; m.domain = tsl; m.depth = 1;
+      const uint32_t op = op_of_kernel[i] == kNone32 ? static_cast<uint32_t>((i * 2654435761u) % n_ops) : op_of_kernel[i];
+      m.name = thunk_names[op];
+      m.parent = static_cast<uint32_t>(n_kernels + (s.kernels[i].region_index - 1) / 2);
+    }
+    std::string text = "HloModule jit_step\n\n";
+    for (std::size_t o = 0; o < n_ops; ++o) {
+      text += "fused_" + std::to_string(o) + " {\n  p0 = f32[262144]{0} parameter(0)\n" +
+              "  ROOT m = f32[262144]{0} multiply(p0, p0), metadata={op_name=\"jit(step)/mul\" source_file=\"/work/step.py\" source_line=" +
+              std::to_string(10 + o) + "}\n}\n\n";
+    }
+    text += "ENTRY main {\n  fusion.x = f32[262144]{0} parameter(0)\n";
+    std::string prev = "fusion.x";
+    for (std::size_t o = 0; o < n_ops; ++o) {
+      const std::string name = "fusion." + std::to_string(o);
+      text += "  " + std::string(o + 1 == n_ops ? "ROOT " : "") + name + " = f32[262144]{0} fusion(" + prev +
+              "), kind=kLoop, calls=fused_" + std::to_string(o) + "\n";
+      prev = name;
+    }
+    text += "}\n";
+    s.hlo_modules.push_back({"jit_step", 1, std::move(text)});
+  }
   std::vector<OpCost> ops(n_ops);
   for (std::size_t o = 0; o < n_ops; ++o) {
     ops[o].name = "fusion." + std::to_string(o);
@@ -136,17 +190,36 @@ int main(int argc, char** argv) {
   std::printf("trace: %zu kernels, %zu API calls, %zu copies, %zu allocation records, %zu syncs, %zu regions\n",
               s.kernels.size(), s.api_calls.size(), s.memcpys.size(), s.allocations.size(), s.syncs.size(),
               s.regions.size());
-  std::printf("record sizes: KernelRecord %zu B, ApiRecord %zu B; built in %.2f s, RSS after building %.0f MB\n",
-              sizeof(KernelRecord), sizeof(ApiRecord), build_s, trace_rss);
+  std::printf("record sizes: KernelRecord %zu B, ApiRecord %zu B, %zu launch configurations; built in %.2f s, "
+              "RSS after building %.0f MB\n",
+              sizeof(KernelRecord), sizeof(ApiRecord), s.launch_configs.size(), build_s, trace_rss);
 
   const auto t_all = std::chrono::steady_clock::now();
   const double cpu0 = thread_cpu_s();
   auto t = std::chrono::steady_clock::now();
+  std::vector<uint32_t> op_of_memcpy;
+  std::vector<double> host_bytes;
+  double attribution_s = 0.0;
+  std::size_t sites = 0, attributed_ops = 0;
+  if (with_attribution) {
+    std::vector<hlo::Module> modules;
+    for (const HloModuleText& m : s.hlo_modules) modules.push_back(hlo::analyze_hlo(m.text));
+    const AttributionResult attr = attribute(s, modules);
+    OpInputs in = op_inputs(s, attr, modules);
+    ops = std::move(in.ops);
+    op_of_kernel = std::move(in.op_of_kernel);
+    op_of_memcpy = std::move(in.op_of_memcpy);
+    host_bytes = std::move(in.host_bytes);
+    sites = attr.kernels.sites().size();
+    attributed_ops = attr.ops.size();
+    attribution_s = seconds_since(t);
+    t = std::chrono::steady_clock::now();
+  }
   const Ceilings c = table_ceilings(s.devices[0]);
   const IntervalSet busy = kernel_busy_intervals(s);
   const double busy_s = seconds_since(t);
   t = std::chrono::steady_clock::now();
-  const TransferReport tr = analyze_transfers(s, {}, {}, &busy);
+  const TransferReport tr = analyze_transfers(s, {}, op_of_memcpy, &busy);
   const double transfer_s = seconds_since(t);
   t = std::chrono::steady_clock::now();
   const MemoryReport mr = analyze_memory(s);
@@ -159,12 +232,16 @@ int main(int argc, char** argv) {
   t = std::chrono::steady_clock::now();
   FpgaOptions fo;
   fo.workload_ns = static_cast<double>(span_ns);
-  const FpgaReport fr = rank_fpga_candidates(ops, rr, fpga_preset("alveo-u55c"), fo);
+  const FpgaReport fr = rank_fpga_candidates(ops, rr, fpga_preset("alveo-u55c"), fo, host_bytes);
   const double fpga_s = seconds_since(t);
   const double total_s = seconds_since(t_all);
   const double total_cpu_s = thread_cpu_s() - cpu0;
   const double peak_rss = max_rss_mb();
 
+  if (with_attribution) {
+    std::printf("HLO parse + attribution + op inputs: %.3f s (%zu markers, %zu attribution sites, %zu ops)\n",
+                attribution_s, s.markers.size(), sites, attributed_ops);
+  }
   std::printf("kernel busy union: %.3f s (%.1f ms busy of %.1f ms)\n", busy_s, static_cast<double>(busy.total_ns()) / 1e6,
               static_cast<double>(span_ns) / 1e6);
   std::printf("transfers: %.3f s (%zu groups, %zu flags)\n", transfer_s, tr.groups.size(), tr.flags.size());

@@ -77,7 +77,11 @@ std::vector<uint64_t> make_buffer(size_t bytes, const Names& names, size_t* vali
     k.start = t++;
     k.end = t++;
     k.correlationId = corr++;
-    k.gridX = 128; k.gridY = 1; k.gridZ = 1; k.blockX = 256; k.blockY = 1; k.blockZ = 1;
+    // Each of the 64 kernels has its own launch configuration (as XLA's do), so consecutive
+    // kernels differ and the converter's configuration interning does real lookups.
+    k.gridX = 128 + static_cast<uint32_t>(i % 64) * 8; k.gridY = 1; k.gridZ = 1;
+    k.blockX = 256; k.blockY = 1; k.blockZ = 1;
+    k.registersPerThread = 32 + static_cast<uint16_t>(i % 64 % 7);
     k.streamId = 7;
     k.name = names.kernels[i % 64].c_str();
     CUpti_ActivityMarker2 end = start;

@@ -179,11 +179,36 @@ PYBIND11_MODULE(_core, m) {
         .def_readonly("count", &UnattributedKernel::count)
         .def_readonly("total_ns", &UnattributedKernel::total_ns)
         .def_readonly("reason", &UnattributedKernel::reason);
+    // A sequence of ActivityAttribution (one per record; each row a copy of its shared site),
+    // plus the compact form for bulk use: `sites` (distinct attributions) and `site_index`
+    // (numpy uint32, one per record) so that columns are sites[site_index].
+    py::class_<AttributionList>(a, "AttributionList")
+        .def("__len__", &AttributionList::size)
+        .def("__getitem__", [](const AttributionList& l, py::ssize_t i) {
+          const auto n = static_cast<py::ssize_t>(l.size());
+          if (i < 0) i += n;
+          if (i < 0 || i >= n) throw py::index_error("attribution index out of range");
+          return l[static_cast<std::size_t>(i)];
+        })
+        .def("__iter__", [](const AttributionList& l) { return py::make_iterator(l.begin(), l.end()); },
+             py::keep_alive<0, 1>())
+        .def_property_readonly("sites", [](const AttributionList& l) { return l.sites(); })
+        .def_property_readonly("site_index", [](const AttributionList& l) {
+          const std::vector<uint32_t>& v = l.site_indices();
+          py::array_t<uint32_t> out(static_cast<py::ssize_t>(v.size()));
+          std::copy(v.begin(), v.end(), out.mutable_data());
+          return out;
+        })
+        .def("thunk_marker", [](const AttributionList& l, std::size_t i) -> py::object {
+          if (i >= l.size()) throw py::index_error("attribution index out of range");
+          return l.thunk_marker(i) == kNone32 ? py::none() : py::cast(l.thunk_marker(i));
+        });
     py::class_<AttributionResult, std::shared_ptr<AttributionResult>>(a, "AttributionResult")
         .def_readonly("kernels", &AttributionResult::kernels)
         .def_readonly("memcpys", &AttributionResult::memcpys)
         .def_readonly("memsets", &AttributionResult::memsets)
         .def_readonly("ops", &AttributionResult::ops)
+        .def_readonly("op_of_site", &AttributionResult::op_of_site)
         .def_readonly("unattributed", &AttributionResult::unattributed)
         .def_readonly("unattributed_count", &AttributionResult::unattributed_count)
         .def_readonly("unattributed_ns", &AttributionResult::unattributed_ns)
@@ -243,7 +268,8 @@ PYBIND11_MODULE(_core, m) {
         auto d = h.cast<py::dict>(); KernelRecord k;
         k.start_ns = u64(d, "start_ns", 0); k.end_ns = u64(d, "end_ns", 0);
         k.name = s->strings.intern(d.contains("name") ? d["name"].cast<std::string>() : "");
-        k.grid_x = u32(d, "grid", 1); k.grid_y = 1; k.grid_z = 1;
+        LaunchConfig c; c.grid_x = u32(d, "grid", 1); c.grid_y = 1; c.grid_z = 1;
+        k.launch_config = s->intern_launch_config(c);
         k.region_index = u32(d, "region", kNone32); k.marker_index = u32(d, "marker", kNone32);
         s->kernels.push_back(k);
       }

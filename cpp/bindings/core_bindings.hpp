@@ -103,6 +103,25 @@ struct TableIterator {
   std::size_t next = 0;
 };
 
+// Fields of another table that a record reaches through an index and shows as its own: a
+// kernel shows its launch configuration's grid_x ... graph_node_id, which the store keeps once
+// per distinct configuration (TraceStore::launch_configs). Reading resolves the index (an
+// all-zero configuration when there is none); append() interns.
+template <class R>
+struct Joined {
+  static constexpr bool kPresent = false;
+  struct Target {};
+};
+template <>
+struct Joined<KernelRecord> {
+  static constexpr bool kPresent = true;
+  using Target = LaunchConfig;
+  static constexpr const char* kIndexField = "launch_config";
+  static std::span<const FieldSpec<LaunchConfig>> fields() { return fields_of<LaunchConfig>(); }
+  static const LaunchConfig& of(const TraceStore& s, const KernelRecord& k) { return s.launch_config_of(k); }
+  static void assign(TraceStore& s, KernelRecord& k, const LaunchConfig& c) { k.launch_config = s.intern_launch_config(c); }
+};
+
 template <class R>
 py::object field_value(const TraceStore& s, const FieldSpec<R>& f, const R& r) {
   const uint64_t v = f.get(r);
@@ -119,6 +138,10 @@ template <class R>
 py::dict row_dict(const Row<R>& row, std::span<const FieldSpec<R>> fields) {
   py::dict d;
   for (const FieldSpec<R>& f : fields) d[f.name] = field_value(*row.store, f, row.get());
+  if constexpr (Joined<R>::kPresent) {
+    const auto& target = Joined<R>::of(*row.store, row.get());
+    for (const auto& f : Joined<R>::fields()) d[f.name] = field_value(*row.store, f, target);
+  }
   return d;
 }
 
@@ -143,10 +166,10 @@ inline py::array object_column(std::size_t n, const std::vector<py::object>& val
   return a;
 }
 
-template <class R>
-py::array column(const TraceStore& s, const std::vector<R>& rows, const FieldSpec<R>& f) {
-  const std::size_t n = rows.size();
-  auto raw = [&](std::size_t i) { return f.get(rows[i]); };
+// Column of field `f` over records row_at(0) .. row_at(n - 1).
+template <class R, class RowAt>
+py::array column_of(const TraceStore& s, std::size_t n, const RowAt& row_at, const FieldSpec<R>& f) {
+  auto raw = [&](std::size_t i) { return f.get(row_at(i)); };
   switch (f.type) {
     case FieldType::kU64: return numeric_column<uint64_t>(n, raw);
     case FieldType::kU32: return numeric_column<uint32_t>(n, [&](std::size_t i) { return static_cast<uint32_t>(raw(i)); });
@@ -172,6 +195,18 @@ py::array column(const TraceStore& s, const std::vector<R>& rows, const FieldSpe
     }
   }
   throw Error(ErrorKind::kInternal, "unknown field type");
+}
+
+template <class R>
+py::array column(const TraceStore& s, const std::vector<R>& rows, const FieldSpec<R>& f) {
+  return column_of(s, rows.size(), [&](std::size_t i) -> const R& { return rows[i]; }, f);
+}
+
+// Column of a joined field (see Joined) over every record of `rows`.
+template <class R>
+py::array joined_column(const TraceStore& s, const std::vector<R>& rows, const FieldSpec<typename Joined<R>::Target>& f) {
+  return column_of(
+      s, rows.size(), [&](std::size_t i) -> const typename Joined<R>::Target& { return Joined<R>::of(s, rows[i]); }, f);
 }
 
 template <class R>
@@ -241,6 +276,14 @@ void bind_table(py::module_& m, py::class_<TraceStore, StorePtr>& store_cls, con
                                 [fp](const RowT& r) { return fp->get(r.get()); });
     }
   }
+  if constexpr (Joined<R>::kPresent) {
+    for (const auto& f : Joined<R>::fields()) {
+      const auto* fp = &f;
+      row.def_property_readonly(f.name, [fp](const RowT& r) {
+        return field_value(*r.store, *fp, Joined<R>::of(*r.store, r.get()));
+      });
+    }
+  }
   if constexpr (requires(const R& r) { r.duration_ns(); }) {
     row.def_property_readonly("duration_ns", [](const RowT& r) { return r.get().duration_ns(); });
   }
@@ -253,9 +296,9 @@ void bind_table(py::module_& m, py::class_<TraceStore, StorePtr>& store_cls, con
   row.def("__repr__", [spec, row_name](const RowT& r) {
     std::string out = row_name + "(";
     bool first = true;
-    for (const FieldSpec<R>& f : spec.fields) {
+    for (const auto& [key, value] : row_dict(r, spec.fields)) {
       if (!first) out.append(", ");
-      out.append(f.name).append("=").append(std::string(py::str(py::repr(field_value(*r.store, f, r.get())))));
+      out.append(std::string(py::str(key))).append("=").append(std::string(py::str(py::repr(value))));
       first = false;
     }
     return out + ")";
@@ -281,6 +324,9 @@ void bind_table(py::module_& m, py::class_<TraceStore, StorePtr>& store_cls, con
       .def_property_readonly("field_names", [](const TableT& t) {
         std::vector<std::string> names;
         for (const FieldSpec<R>& f : t.spec.fields) names.emplace_back(f.name);
+        if constexpr (Joined<R>::kPresent) {
+          for (const auto& f : Joined<R>::fields()) names.emplace_back(f.name);
+        }
         return names;
       })
       .def("columns", [](const TableT& t, std::vector<std::string> names) {
@@ -289,12 +335,23 @@ void bind_table(py::module_& m, py::class_<TraceStore, StorePtr>& store_cls, con
         const TraceStore& s = *t.store;
         if (names.empty()) {
           for (const FieldSpec<R>& f : t.spec.fields) out[f.name] = column(s, t.rows(), f);
+          if constexpr (Joined<R>::kPresent) {
+            for (const auto& f : Joined<R>::fields()) out[f.name] = joined_column(s, t.rows(), f);
+          }
           return out;
         }
         for (const std::string& name : names) {
-          const FieldSpec<R>* f = find_field(t.spec.fields, name);
-          if (f == nullptr) throw Error(ErrorKind::kInvalidArgument, std::string(t.spec.name) + " has no field '" + name + "'");
-          out[f->name] = column(s, t.rows(), *f);
+          if (const FieldSpec<R>* f = find_field(t.spec.fields, name)) {
+            out[f->name] = column(s, t.rows(), *f);
+            continue;
+          }
+          if constexpr (Joined<R>::kPresent) {
+            if (const auto* f = find_field(Joined<R>::fields(), name)) {
+              out[f->name] = joined_column(s, t.rows(), *f);
+              continue;
+            }
+          }
+          throw Error(ErrorKind::kInvalidArgument, std::string(t.spec.name) + " has no field '" + name + "'");
         }
         return out;
       }, py::arg("names") = std::vector<std::string>(),
@@ -424,7 +481,7 @@ inline void bind_store(py::module_& m) {
   py::class_<TraceStore, StorePtr> store(m, "TraceStore",
                                          "Every record of one trace (owned; tables share it).");
   store.def(py::init<>());
-  const char* const row_names[] = {"KernelRecord", "MemcpyRecord", "MemsetRecord", "AllocationRecord",
+  const char* const row_names[] = {"KernelRecord", "LaunchConfigRecord", "MemcpyRecord", "MemsetRecord", "AllocationRecord",
                                           "ApiRecord", "SyncRecord", "MarkerRecord", "RegionRecord",
                                           "OverheadRecord", "ExternalCorrelationRecord", "CounterRecord"};
   std::size_t k = 0;
@@ -454,12 +511,33 @@ inline void bind_store(py::module_& m) {
           if (table != spec.name) return;
           found = true;
           auto& rows = (*s).*(spec.member);
-          typename std::remove_reference_t<decltype(rows)>::value_type rec{};
+          using R = typename std::remove_reference_t<decltype(rows)>::value_type;
+          R rec{};
+          [[maybe_unused]] bool joined_given = false;
+          [[maybe_unused]] typename Joined<R>::Target joined{};
           for (const auto& [key, value] : kw) {
             const std::string k = py::str(key);
-            const auto* f = find_field(spec.fields, k);
-            if (f == nullptr) throw Error(ErrorKind::kInvalidArgument, table + " has no field '" + k + "'");
-            set_field(*s, *f, rec, value);
+            if (const auto* f = find_field(spec.fields, k)) {
+              set_field(*s, *f, rec, value);
+              continue;
+            }
+            if constexpr (Joined<R>::kPresent) {
+              if (const auto* f = find_field(Joined<R>::fields(), k)) {
+                set_field(*s, *f, joined, value);
+                joined_given = true;
+                continue;
+              }
+            }
+            throw Error(ErrorKind::kInvalidArgument, table + " has no field '" + k + "'");
+          }
+          if constexpr (Joined<R>::kPresent) {
+            if (joined_given) {
+              if (kw.contains(Joined<R>::kIndexField)) {
+                throw Error(ErrorKind::kInvalidArgument, table + ": give either " + Joined<R>::kIndexField +
+                                                             " (an index) or the fields it refers to, not both");
+              }
+              Joined<R>::assign(*s, rec, joined);
+            }
           }
           rows.push_back(rec);
           index = rows.size() - 1;

@@ -228,7 +228,7 @@ TEST_CASE("attribution by thunk range, kernel name, library and context", "[attr
   CHECK(r.kernels[0].op_name == "jit(f)/add");  // from the fused computation's root
   CHECK(r.kernels[0].source_file == "/x.py");
   CHECK(r.kernels[0].source_line == 10);
-  CHECK(r.kernels[0].thunk_marker == m1);
+  CHECK(r.kernels.thunk_marker(0) == m1);
 
   CHECK(r.kernels[1].method == MatchMethod::kNvtxThunk);
   CHECK(r.kernels[1].hlo_op == "custom-call.2");
@@ -446,7 +446,10 @@ TEST_CASE("kernels of CUDA graphs (command buffers) prefer their own name over t
   add_kernel(s, "loop_add_fusion_3", 200, 10, 1, t);
   add_kernel(s, "graph_only_kernel", 300, 10, 1, t);
   add_kernel(s, "custom_call_2", 400, 10, 1, t);
-  for (int i = 0; i < 3; ++i) s.kernels[static_cast<std::size_t>(i)].graph_id = 42;
+  LaunchConfig in_graph;
+  in_graph.graph_id = 42;
+  const uint32_t graph_config = s.intern_launch_config(in_graph);
+  for (int i = 0; i < 3; ++i) s.kernels[static_cast<std::size_t>(i)].launch_config = graph_config;
 
   const AttributionResult r = attribute(s, mods);
   CHECK(r.kernels[0].method == MatchMethod::kKernelName);

@@ -24,13 +24,17 @@ DeviceInfo device() {
   return d;
 }
 
-KernelRecord kernel(uint64_t s, uint64_t ns, uint32_t marker, uint32_t region, uint32_t blocks, StringId name) {
+// A kernel of `blocks` x 1 x 1 thread blocks (its launch configuration interned in `store`).
+KernelRecord kernel(TraceStore& store, uint64_t s, uint64_t ns, uint32_t marker, uint32_t region, uint32_t blocks,
+                    StringId name) {
   KernelRecord k;
   k.start_ns = s;
   k.end_ns = s + ns;
   k.marker_index = marker;
   k.region_index = region;
-  k.grid_x = blocks; k.grid_y = 1; k.grid_z = 1;
+  LaunchConfig c;
+  c.grid_x = blocks; c.grid_y = 1; c.grid_z = 1;
+  k.launch_config = store.intern_launch_config(c);
   k.name = name;
   return k;
 }
@@ -56,9 +60,9 @@ struct Fixture {
     // k0, k1: op0 in two thunk ranges (5, 6) -> 2 executions, 20 us each.
     // k2, k3: op1, both in thunk range 7 -> 1 execution of 2 kernels (100 us + 50 us).
     // k4: unattributed 2 us kernel with one block, in region 1.
-    store.kernels = {kernel(0, 20000, 5, 0, 1000, ew), kernel(30000, 20000, 6, 0, 1000, ew),
-                     kernel(60000, 100000, 7, 0, 1000, gemm), kernel(170000, 50000, 7, 0, 1000, gemm),
-                     kernel(230000, 2000, kNone32, 1, 1, tiny)};
+    store.kernels = {kernel(store, 0, 20000, 5, 0, 1000, ew), kernel(store, 30000, 20000, 6, 0, 1000, ew),
+                     kernel(store, 60000, 100000, 7, 0, 1000, gemm), kernel(store, 170000, 50000, 7, 0, 1000, gemm),
+                     kernel(store, 230000, 2000, kNone32, 1, 1, tiny)};
     op_of_kernel = {0, 0, 1, 1, kNone32};
     RegionRecord r0; r0.start_ns = 0; r0.end_ns = 300000; r0.thread_id = 1;
     RegionRecord r1; r1.start_ns = 225000; r1.end_ns = 240000; r1.thread_id = 1; r1.parent = 0; r1.depth = 1;
@@ -128,8 +132,9 @@ TEST_CASE("Roofline per op, region, kernel name and kernel", "[analysis][rooflin
 TEST_CASE("Roofline: tiny grid rule and measured counters", "[analysis][roofline]") {
   Fixture f;
   // 10 blocks < 0.5 x 100 SMs and (as below) < 10 % of the roof -> latency though it runs 20 us.
-  f.store.kernels[0].grid_x = 10;
-  f.store.kernels[1].grid_x = 10;
+  LaunchConfig ten_blocks;
+  ten_blocks.grid_x = 10; ten_blocks.grid_y = 1; ten_blocks.grid_z = 1;
+  f.store.kernels[0].launch_config = f.store.kernels[1].launch_config = f.store.intern_launch_config(ten_blocks);
   f.ops[0].bytes_read = 0.4e6;  // 2 x (1e6 FLOP, 0.8e6 B) in 40 us: 40 GB/s = 3.9 % of DRAM
   f.ops[0].bytes_written = 0.4e6;
   // Counters for kernel 0: 1000 ffma + 500 fadd -> 2500 FLOP; DRAM 3e6 + 1e6 B.
@@ -219,7 +224,7 @@ TEST_CASE("FPGA what-if, case B: large stream with data resident on a V80 (docs/
   // (100 GB/s achieved), working set 32 MB; the workload took 20 ms.
   TraceStore s;
   s.devices = {device()};
-  s.kernels = {kernel(0, 10000000, 1, kNone32, 1000, s.strings.intern("stencil"))};
+  s.kernels = {kernel(s, 0, 10000000, 1, kNone32, 1000, s.strings.intern("stencil"))};
   OpCost op;
   op.name = "stencil_fusion"; op.flops = 1e8; op.bytes_read = 0.6e9; op.bytes_written = 0.4e9;
   op.working_set_bytes = 32e6; op.pattern = hlo::AccessPattern::kStencil; op.precision = Precision::kFp32;

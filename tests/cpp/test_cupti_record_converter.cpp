@@ -146,14 +146,18 @@ TEST_CASE("kernel, copies, memset and allocation records convert field by field"
   CHECK(kr.device_id == 1);
   CHECK(kr.context_id == 2);
   CHECK(kr.stream_id == 13);
-  CHECK((kr.grid_x == 4 && kr.grid_y == 2 && kr.grid_z == 1));
-  CHECK((kr.block_x == 256 && kr.block_y == 1 && kr.block_z == 1));
-  CHECK(kr.registers_per_thread == 40);
-  CHECK(kr.static_shared_bytes == 2048);
-  CHECK(kr.dynamic_shared_bytes == 4096);
-  CHECK(kr.local_bytes_per_thread == 16);
-  CHECK(kr.graph_id == 5);
-  CHECK(kr.graph_node_id == 123456789012ull);
+  REQUIRE(store.launch_configs.size() == 1);
+  REQUIRE(kr.launch_config == 0);
+  const fpgaprof::LaunchConfig& lc = store.launch_config_of(kr);
+  CHECK((lc.grid_x == 4 && lc.grid_y == 2 && lc.grid_z == 1));
+  CHECK(lc.blocks() == 8);
+  CHECK((lc.block_x == 256 && lc.block_y == 1 && lc.block_z == 1));
+  CHECK(lc.registers_per_thread == 40);
+  CHECK(lc.static_shared_bytes == 2048);
+  CHECK(lc.dynamic_shared_bytes == 4096);
+  CHECK(lc.local_bytes_per_thread == 16);
+  CHECK(lc.graph_id == 5);
+  CHECK(lc.graph_node_id == 123456789012ull);
   CHECK(kr.thread_id == 0);  // joined later through the API record
 
   REQUIRE(store.memcpys.size() == 3);
@@ -192,6 +196,41 @@ TEST_CASE("kernel, copies, memset and allocation records convert field by field"
 
   conv.finish(10000);
   CHECK(store.meta.warnings.empty());
+}
+
+TEST_CASE("kernels share one stored launch configuration per distinct configuration", "[cupti][converter]") {
+  // Launches A, B, A, A, C where C differs from A only in the graph node: 3 configurations,
+  // referenced as 0, 1, 0, 0, 2 whatever order the repeats come in.
+  Buffer b;
+  CUpti_ActivityKernel10 a{};
+  a.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  a.start = 10; a.end = 20; a.name = "k";
+  a.gridX = 132; a.gridY = 1; a.gridZ = 1; a.blockX = 128; a.blockY = 1; a.blockZ = 1;
+  a.registersPerThread = 32;
+  CUpti_ActivityKernel10 bb = a;
+  bb.blockX = 256;
+  CUpti_ActivityKernel10 c = a;
+  c.graphId = 1; c.graphNodeId = 7;
+  for (const auto* r : {&a, &bb, &a, &a, &c}) b.put(*r);
+
+  TraceStore store;
+  RecordConverter conv(store);
+  REQUIRE(conv.convert_buffer(b.data(), b.used, next_record) == 5);
+  REQUIRE(store.launch_configs.size() == 3);
+  std::vector<uint32_t> refs;
+  for (const auto& k : store.kernels) refs.push_back(k.launch_config);
+  CHECK(refs == std::vector<uint32_t>{0, 1, 0, 0, 2});
+  CHECK(store.launch_configs[1].block_x == 256);
+  CHECK(store.launch_configs[2].graph_node_id == 7);
+  // A configuration appended directly (as the trace reader does) is found by later interning.
+  fpgaprof::LaunchConfig extra;
+  extra.grid_x = 9;
+  store.launch_configs.push_back(extra);
+  CHECK(store.intern_launch_config(extra) == 3);
+  CHECK(store.intern_launch_config(store.launch_configs[0]) == 0);
+  CHECK(store.launch_configs.size() == 4);
+  fpgaprof::KernelRecord none;
+  CHECK(store.launch_config_of(none).blocks() == 0);  // kNone32: the all-zero configuration
 }
 
 TEST_CASE("device, API, synchronization, external correlation and overhead records", "[cupti][converter]") {

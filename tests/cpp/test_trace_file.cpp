@@ -203,7 +203,9 @@ TEST_CASE("the schema names every member of every record struct", "[trace_file]"
   REQUIRE(fields_of<OverheadRecord>().size() == member_count<OverheadRecord>());
   REQUIRE(fields_of<ExternalCorrelationRecord>().size() == member_count<ExternalCorrelationRecord>());
   REQUIRE(fields_of<CounterRecord>().size() == member_count<CounterRecord>());
-  REQUIRE(member_count<KernelRecord>() == 24);  // counted by hand in records.hpp
+  REQUIRE(fields_of<LaunchConfig>().size() == member_count<LaunchConfig>());
+  REQUIRE(member_count<KernelRecord>() == 13);  // counted by hand in records.hpp
+  REQUIRE(member_count<LaunchConfig>() == 12);
 }
 
 TEST_CASE("every field of every record type survives a round trip", "[trace_file]") {
@@ -212,7 +214,8 @@ TEST_CASE("every field of every record type survives a round trip", "[trace_file
   const TraceStore back = deserialize_trace(bytes, "mem");
   require_equal(s, back);
   // Spot-check through the struct members themselves, not the schema's accessors.
-  REQUIRE(back.kernels[5].grid_y == s.kernels[5].grid_y);
+  REQUIRE(back.launch_configs[5].grid_y == s.launch_configs[5].grid_y);
+  REQUIRE(back.kernels[5].launch_config == s.kernels[5].launch_config);
   REQUIRE(back.memcpys[3].copy_kind == s.memcpys[3].copy_kind);
   REQUIRE(back.counters[2].value == s.counters[2].value);
   REQUIRE(back.markers[4].is_closed == s.markers[4].is_closed);
@@ -234,7 +237,10 @@ TEST_CASE("hand-set extreme values survive", "[trace_file]") {
   k.start_ns = kNone64 - 5;   // end < start as stored: the relative encoding must wrap
   k.end_ns = 3;
   k.launch_ns = 0;
-  k.graph_node_id = kNone64;
+  LaunchConfig c_max;
+  c_max.graph_node_id = kNone64;
+  c_max.grid_x = kNone32;
+  k.launch_config = s.intern_launch_config(c_max);
   k.correlation_id = kNone32;
   s.kernels.push_back(k);
   k.start_ns = 0;
@@ -250,6 +256,8 @@ TEST_CASE("hand-set extreme values survive", "[trace_file]") {
   REQUIRE(back.kernels[0].start_ns == kNone64 - 5);
   REQUIRE(back.kernels[0].end_ns == 3);
   REQUIRE(back.kernels[1].end_ns == kNone64);
+  REQUIRE(back.launch_config_of(back.kernels[0]).graph_node_id == kNone64);
+  REQUIRE(back.launch_config_of(back.kernels[0]).grid_x == kNone32);
   REQUIRE(std::signbit(back.counters[0].value));
   REQUIRE(std::isinf(back.counters[1].value));
 }
@@ -267,9 +275,15 @@ TEST_CASE("bad files are rejected with the path and the reason", "[trace_file]")
   }
   SECTION("future version") {
     std::string bad = good;
-    bad[8] = 2;  // format version, little endian u32 after the 8-byte magic
-    require_format_error(bad, "version 2");
+    bad[8] = 3;  // format version, little endian u32 after the 8-byte magic
+    require_format_error(bad, "version 3");
     require_format_error(bad, "upgrade fpgaprof");
+  }
+  SECTION("version 1 (development builds, kernels carried their launch configuration)") {
+    std::string old = good;
+    old[8] = 1;
+    require_format_error(old, "version 1");
+    require_format_error(old, "record the trace again");
   }
   SECTION("every truncation") {
     // Every proper prefix of a valid file is a truncated file.
@@ -445,15 +459,17 @@ TraceStore realistic_store(std::size_t n_kernels) {
     k.device_id = 0;
     k.context_id = 1;
     k.stream_id = 13;
-    k.grid_x = kd.grid[0];
-    k.grid_y = kd.grid[1];
-    k.grid_z = kd.grid[2];
-    k.block_x = kd.block[0];
-    k.block_y = kd.block[1];
-    k.block_z = kd.block[2];
-    k.registers_per_thread = kd.regs;
-    k.static_shared_bytes = kd.smem;
-    k.dynamic_shared_bytes = kd.smem / 2;
+    LaunchConfig c;
+    c.grid_x = kd.grid[0];
+    c.grid_y = kd.grid[1];
+    c.grid_z = kd.grid[2];
+    c.block_x = kd.block[0];
+    c.block_y = kd.block[1];
+    c.block_z = kd.block[2];
+    c.registers_per_thread = kd.regs;
+    c.static_shared_bytes = kd.smem;
+    c.dynamic_shared_bytes = kd.smem / 2;
+    k.launch_config = s.intern_launch_config(c);
     k.api_index = static_cast<uint32_t>(i);
     s.kernels.push_back(k);
     s.api_calls.push_back(a);
@@ -485,7 +501,7 @@ TEST_CASE("a million realistic kernels take at most 32 bytes each on disk", "[tr
     REQUIRE(back.kernels[i].start_ns == s.kernels[i].start_ns);
     REQUIRE(back.kernels[i].end_ns == s.kernels[i].end_ns);
     REQUIRE(back.kernels[i].name == s.kernels[i].name);
-    REQUIRE(back.kernels[i].grid_x == s.kernels[i].grid_x);
+    REQUIRE(back.launch_config_of(back.kernels[i]) == s.launch_config_of(s.kernels[i]));
     REQUIRE(back.api_calls[i].end_ns == s.api_calls[i].end_ns);
   }
 }

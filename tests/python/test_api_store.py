@@ -19,7 +19,7 @@ ENUMS = {
     ("syncs", "kind"): "stream_synchronize",
 }
 STRINGS = {"name", "domain", "source", "range_name", "metric"}
-INDEXES = {"api_index", "region_index", "marker_index", "parent", "kernel_index"}
+INDEXES = {"api_index", "region_index", "marker_index", "parent", "kernel_index", "launch_config"}
 BOOLS = {"is_async", "is_alloc", "is_range", "is_closed"}
 SMALL = {"depth": 0xFFFF, "object_kind": 0xFF}
 WIDE = {"start_ns", "end_ns", "launch_ns", "bytes", "timestamp_ns", "address", "pc", "graph_node_id",
@@ -53,7 +53,9 @@ def build_full_store():
     for t, table in enumerate(s.table_names):
         fields = getattr(s, table).field_names
         for row in range(2):
-            s.append(table, **{f: value_for(table, f, t, i, row) for i, f in enumerate(fields)})
+            # A kernel's launch_config index is set by giving the configuration's own fields.
+            s.append(table, **{f: value_for(table, f, t, i, row) for i, f in enumerate(fields)
+                               if (table, f) != ("kernels", "launch_config")})
     s.set_meta(start_ns=10, end_ns=2_000_000_010, dropped_records=3, incomplete_records=2,
                driver_version=13000, cupti_version=130001, cupti_path="/x/libcupti.so.13",
                gpu_available=True, command_buffers_disabled=True, fpgaprof_version="0.1.0",
@@ -123,6 +125,34 @@ def test_append_validates_fields():
         s.append("regions", depth=70000)
     with pytest.raises(ValueError):  # InvalidArgumentError is a ValueError
         s.append("kernels", grid_x=1 << 33)
+
+
+def test_kernels_show_their_launch_configuration_stored_once():
+    s = _core.TraceStore()
+    # Two kernels with one configuration, one with another: 2 stored configurations.
+    s.append("kernels", start_ns=0, end_ns=10, grid_x=132, grid_y=1, grid_z=1, block_x=256, graph_node_id=1 << 40)
+    s.append("kernels", start_ns=20, end_ns=30, grid_x=132, grid_y=1, grid_z=1, block_x=256, graph_node_id=1 << 40)
+    s.append("kernels", start_ns=40, end_ns=50, grid_x=8, grid_y=1, grid_z=1, block_x=128)
+    s.append("kernels", start_ns=60, end_ns=70)  # no configuration: launch_config stays "none"
+    assert len(s.launch_configs) == 2
+    assert [k.launch_config for k in s.kernels] == [0, 0, 1, 0xFFFFFFFF]
+    c = s.kernels.columns(["grid_x", "block_x", "graph_node_id", "launch_config"])
+    assert list(c["grid_x"]) == [132, 132, 8, 0]
+    assert list(c["block_x"]) == [256, 256, 128, 0]
+    assert c["graph_node_id"].dtype == np.uint64 and int(c["graph_node_id"][1]) == 1 << 40
+    assert s.kernels[2].grid_x == 8 and s.kernels[2].to_dict()["block_x"] == 128
+    assert "grid_x=132" in repr(s.kernels[0])
+    # An explicit index works too; giving both is ambiguous.
+    s.append("kernels", start_ns=80, end_ns=90, launch_config=1)
+    assert s.kernels[4].grid_x == 8
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="not both"):
+        s.append("kernels", launch_config=0, grid_x=3)
+    # The file keeps both tables; a reference past the end of launch_configs is rejected.
+    back = _core.TraceStore.deserialize(s.serialize())
+    assert list(back.kernels.columns(["grid_x"])["grid_x"]) == [132, 132, 8, 0, 8]
+    s.append("kernels", launch_config=7)
+    with pytest.raises(fpgaprof.TraceFormatError, match="launch_config"):
+        _core.TraceStore.deserialize(s.serialize())
 
 
 def _columns_of(store):

@@ -97,6 +97,16 @@ def test_thunk_ranges_attribute_kernels_to_a_real_module():
     assert (r.unattributed_count, r.unattributed_ns) == (1, 50)
     assert r.unattributed[0].name == "stray_kernel"
     assert r.count_by_method == {"unattributed": 1, "nvtx_thunk": 2, "kernel_name": 0, "library": 0}
+    # Compact form: both executions share one site; the stray kernel has its own.
+    assert len(r.kernels.sites) == 2
+    assert list(r.kernels.site_index) == [0, 0, 1]
+    assert r.op_of_site == [0, 0xFFFFFFFF]
+    assert r.kernels.thunk_marker(0) == 1 and r.kernels.thunk_marker(1) == 3
+    assert r.kernels.thunk_marker(2) is None
+    cols = _attribution.kernel_columns(r)
+    assert list(cols["hlo_op"]) == [op, op, ""]
+    assert list(cols["source_line"]) == [_line_of_body(scaled_sine)] * 2 + [-1]
+    assert list(cols["method"]) == ["nvtx_thunk", "nvtx_thunk", "unattributed"]
 
     lines = _attribution.summary_lines(r)
     assert lines[0].startswith("HLO ops (top 1 of 1 by GPU time; 95.2% of kernel time")  # 1000/1050

@@ -35,6 +35,7 @@ enum class FieldRef : uint8_t {
   kMarker,   // index into TraceStore::markers
   kSelf,     // index into the same table (parent links)
   kKernel,   // index into TraceStore::kernels
+  kLaunchConfig,  // index into TraceStore::launch_configs
 };
 
 // How the trace file encodes a column before compression (values are stable: they are
@@ -174,6 +175,18 @@ inline std::span<const FieldSpec<KernelRecord>> fields_of<KernelRecord>() {
       FPGAPROF_F(R, device_id, kVarint),
       FPGAPROF_F(R, context_id, kVarint),
       FPGAPROF_F(R, stream_id, kDelta),
+      FPGAPROF_F(R, launch_config, kVarint, FieldRef::kLaunchConfig),
+      FPGAPROF_F(R, api_index, kDelta, FieldRef::kApi),
+      FPGAPROF_F(R, region_index, kDelta, FieldRef::kRegion),
+      FPGAPROF_F(R, marker_index, kDelta, FieldRef::kMarker),
+  };
+  return k;
+}
+
+template <>
+inline std::span<const FieldSpec<LaunchConfig>> fields_of<LaunchConfig>() {
+  using R = LaunchConfig;
+  static const FieldSpec<R> k[] = {
       FPGAPROF_F(R, grid_x, kVarint),
       FPGAPROF_F(R, grid_y, kVarint),
       FPGAPROF_F(R, grid_z, kVarint),
@@ -186,9 +199,6 @@ inline std::span<const FieldSpec<KernelRecord>> fields_of<KernelRecord>() {
       FPGAPROF_F(R, local_bytes_per_thread, kVarint),
       FPGAPROF_F(R, graph_id, kVarint),
       FPGAPROF_F(R, graph_node_id, kDelta),
-      FPGAPROF_F(R, api_index, kDelta, FieldRef::kApi),
-      FPGAPROF_F(R, region_index, kDelta, FieldRef::kRegion),
-      FPGAPROF_F(R, marker_index, kDelta, FieldRef::kMarker),
   };
   return k;
 }
@@ -375,6 +385,7 @@ inline std::span<const FieldSpec<CounterRecord>> fields_of<CounterRecord>() {
 template <class Fn>
 void for_each_table(Fn&& fn) {
   fn(TableSpec<KernelRecord>{"kernels", "KERN", &TraceStore::kernels, fields_of<KernelRecord>()});
+  fn(TableSpec<LaunchConfig>{"launch_configs", "LCFG", &TraceStore::launch_configs, fields_of<LaunchConfig>()});
   fn(TableSpec<MemcpyRecord>{"memcpys", "MCPY", &TraceStore::memcpys, fields_of<MemcpyRecord>()});
   fn(TableSpec<MemsetRecord>{"memsets", "MSET", &TraceStore::memsets, fields_of<MemsetRecord>()});
   fn(TableSpec<AllocationRecord>{"allocations", "ALOC", &TraceStore::allocations,
@@ -399,6 +410,7 @@ std::size_t ref_target_size(const TraceStore& s, FieldRef ref, const std::vector
     case FieldRef::kMarker: return s.markers.size();
     case FieldRef::kSelf: return self.size();
     case FieldRef::kKernel: return s.kernels.size();
+    case FieldRef::kLaunchConfig: return s.launch_configs.size();
     case FieldRef::kString: return s.strings.size();
     case FieldRef::kNone: break;
   }

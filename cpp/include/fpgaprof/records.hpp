@@ -54,7 +54,30 @@ enum class SyncKind : uint8_t {
   kContextSynchronize = 4,
 };
 
-// One GPU kernel execution.
+// How a kernel was launched: grid and block shape, per-thread and per-block resources, and
+// the CUDA graph node it belongs to. XLA launches the same kernel with the same configuration
+// many times, so each distinct configuration is stored once in TraceStore::launch_configs and
+// kernels refer to it by index (TraceStore::intern_launch_config). A graph node always
+// launches with one configuration, so its ids live here too.
+struct LaunchConfig {
+  uint32_t grid_x = 0, grid_y = 0, grid_z = 0;     // blocks per grid dimension
+  uint32_t block_x = 0, block_y = 0, block_z = 0;  // threads per block dimension
+  uint32_t registers_per_thread = 0;
+  uint32_t static_shared_bytes = 0;                // per block
+  uint32_t dynamic_shared_bytes = 0;               // per block
+  uint32_t local_bytes_per_thread = 0;
+  uint32_t graph_id = 0;                           // non-zero when launched from a CUDA graph
+  uint64_t graph_node_id = 0;
+
+  bool operator==(const LaunchConfig&) const = default;
+  // Thread blocks in the grid (0 when the configuration is unknown).
+  uint64_t blocks() const {
+    return static_cast<uint64_t>(grid_x) * static_cast<uint64_t>(grid_y) * static_cast<uint64_t>(grid_z);
+  }
+};
+
+// One GPU kernel execution. 64 bytes: a 10-million-kernel trace must fit in memory with room
+// for its analysis (docs/performance.md), so everything kernels share lives in LaunchConfig.
 struct KernelRecord {
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
@@ -65,20 +88,14 @@ struct KernelRecord {
   uint32_t device_id = 0;
   uint32_t context_id = 0;
   uint32_t stream_id = 0;
-  uint32_t grid_x = 0, grid_y = 0, grid_z = 0;
-  uint32_t block_x = 0, block_y = 0, block_z = 0;
-  uint32_t registers_per_thread = 0;
-  uint32_t static_shared_bytes = 0;
-  uint32_t dynamic_shared_bytes = 0;
-  uint32_t local_bytes_per_thread = 0;
-  uint32_t graph_id = 0;           // non-zero when launched from a CUDA graph
-  uint64_t graph_node_id = 0;
+  uint32_t launch_config = kNone32;  // index into TraceStore::launch_configs; kNone32 unknown
   uint32_t api_index = kNone32;    // index into TraceStore::api_calls, set by correlate()
   uint32_t region_index = kNone32; // innermost user region open on the launching thread
   uint32_t marker_index = kNone32; // innermost NVTX range open on the launching thread
 
   uint64_t duration_ns() const { return end_ns > start_ns ? end_ns - start_ns : 0; }
 };
+static_assert(sizeof(KernelRecord) == 64, "KernelRecord grew: see the note above it");
 
 // One memory copy (memcpy and peer memcpy activity records).
 struct MemcpyRecord {

@@ -66,6 +66,7 @@ class TraceStore {
   StringTable strings;
   std::vector<DeviceInfo> devices;
   std::vector<KernelRecord> kernels;
+  std::vector<LaunchConfig> launch_configs;  // distinct launch configurations of kernels
   std::vector<MemcpyRecord> memcpys;
   std::vector<MemsetRecord> memsets;
   std::vector<AllocationRecord> allocations;
@@ -79,6 +80,25 @@ class TraceStore {
   // Optimized HLO modules seen while tracing, kept so that a saved trace can be attributed
   // elsewhere.
   std::vector<HloModuleText> hlo_modules;
+
+  // Index of `config` in launch_configs, appending it when it is new. Amortised O(1): an
+  // index over launch_configs is kept and extended with entries appended directly (e.g. by
+  // the trace reader) on the next call; entries are only ever appended, never changed. Throws Error(kInternal) past 2^32 - 2 entries.
+  uint32_t intern_launch_config(const LaunchConfig& config);
+
+  // The configuration kernel `k` refers to; an all-zero one when it has none (kNone32) or
+  // the index is out of range.
+  const LaunchConfig& launch_config_of(const KernelRecord& k) const {
+    static const LaunchConfig kUnknown{};
+    return k.launch_config < launch_configs.size() ? launch_configs[k.launch_config] : kUnknown;
+  }
+
+ private:
+  struct LaunchConfigHash {
+    std::size_t operator()(const LaunchConfig& c) const noexcept;
+  };
+  std::unordered_map<LaunchConfig, uint32_t, LaunchConfigHash> launch_config_index_;
+  std::size_t launch_configs_indexed_ = 0;  // launch_configs[0, this) are in the index
 };
 
 }  // namespace fpgaprof

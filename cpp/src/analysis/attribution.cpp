@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <map>
 #include <optional>
 #include <stdexcept>
 #include <tuple>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -238,65 +238,62 @@ class Attributor {
   AttributionResult run() {
     AttributionResult res;
     const auto& kernels = store_.kernels;
-    res.kernels.resize(kernels.size());
+    std::vector<uint32_t> site(kernels.size(), kNone32), thunk(kernels.size(), kNone32);
     std::vector<uint8_t> deferred(kernels.size(), 0);  // 1: ambiguous name, 2: library kernel
 
     for (std::size_t i = 0; i < kernels.size(); ++i) {
       const KernelRecord& k = kernels[i];
-      ActivityAttribution& a = res.kernels[i];
-      const std::string& kname = str(k.name);
-      a.library = library_of(k.name, kname);
+      const uint8_t lib = library_id(k.name);
       const Ranges rg = ranges_of(k.marker_index);
-      if (rg.thunk && k.graph_id != 0) {
+      if (rg.thunk && store_.launch_config_of(k).graph_id != 0) {
         // A kernel of a CUDA graph (XLA command buffer): the open range is the one around the
         // whole graph launch, so the kernel's own name is the better witness when the module
         // has an instruction of that name; otherwise the range is all there is.
         const uint32_t mi = rg.module ? resolve_module(*rg.module, rg.thunk->hlo_op) : kNone32;
-        const std::vector<uint32_t>* cands = candidates(kname);
+        const std::vector<uint32_t>* cands = candidates(str(k.name));
         if (mi != kNone32 && cands && std::find(cands->begin(), cands->end(), mi) != cands->end()) {
-          by_name(kname, mi, a);
+          site[i] = by_name_site(k.name, mi, lib);
           continue;
         }
       }
       if (rg.thunk) {
-        from_thunk(rg, a);
+        site[i] = thunk_site(rg, lib);
+        thunk[i] = rg.thunk_marker;
         continue;
       }
-      const uint32_t range_module = rg.module ? resolve_module(*rg.module, "") : kNone32;
-      if (rg.module) { a.module_name = rg.module->hlo_module; a.program_id = rg.module->program_id; }
-      const std::vector<uint32_t>* cands = candidates(kname);
-      if (cands) {
-        if (range_module != kNone32 && std::find(cands->begin(), cands->end(), range_module) != cands->end()) {
-          by_name(kname, range_module, a);
-        } else if (cands->size() == 1) {
-          by_name(kname, (*cands)[0], a);
-        } else {
-          deferred[i] = 1;
-          a.module_index = range_module;
-        }
-      } else if (!a.library.empty()) {
-        deferred[i] = 2;
-        a.module_index = range_module;
-      } else {
-        a.reason = views_.empty() ? "no HLO modules in the trace (was fpgaprof imported before JAX started?)"
-                                  : "no XLA thunk range and no HLO instruction named like the kernel";
-      }
+      const NoThunk nt = no_thunk(k.name, lib, rg);
+      site[i] = nt.site;
+      deferred[i] = nt.deferred;
     }
-    resolve_deferred(res, deferred);
+    resolve_deferred(site, deferred);
 
-    res.memcpys.resize(store_.memcpys.size());
-    for (std::size_t i = 0; i < store_.memcpys.size(); ++i) {
-      const Ranges rg = ranges_of(store_.memcpys[i].marker_index);
-      if (rg.thunk) from_thunk(rg, res.memcpys[i]);
-      else res.memcpys[i].reason = "not launched inside an XLA thunk";
-    }
-    res.memsets.resize(store_.memsets.size());
-    for (std::size_t i = 0; i < store_.memsets.size(); ++i) {
-      const Ranges rg = ranges_of(store_.memsets[i].marker_index);
-      if (rg.thunk) from_thunk(rg, res.memsets[i]);
-      else res.memsets[i].reason = "not launched inside an XLA thunk";
-    }
-    aggregate(res);
+    const auto copies = [&](const auto& records, std::vector<uint32_t>& s, std::vector<uint32_t>& t) {
+      s.assign(records.size(), kNone32);
+      t.assign(records.size(), kNone32);
+      for (std::size_t i = 0; i < records.size(); ++i) {
+        const Ranges rg = ranges_of(records[i].marker_index);
+        if (rg.thunk) {
+          s[i] = thunk_site(rg, 0);
+          t[i] = rg.thunk_marker;
+        } else {
+          if (not_in_thunk_ == kNone32) {
+            ActivityAttribution a;
+            a.reason = "not launched inside an XLA thunk";
+            not_in_thunk_ = intern(a);
+          }
+          s[i] = not_in_thunk_;
+        }
+      }
+    };
+    std::vector<uint32_t> copy_site, copy_thunk, set_site, set_thunk;
+    copies(store_.memcpys, copy_site, copy_thunk);
+    copies(store_.memsets, set_site, set_thunk);
+
+    aggregate(res, site, thunk, copy_site, set_site);
+    auto sites = std::make_shared<const std::vector<ActivityAttribution>>(std::move(sites_));
+    res.kernels = AttributionList(sites, std::move(site), std::move(thunk));
+    res.memcpys = AttributionList(sites, std::move(copy_site), std::move(copy_thunk));
+    res.memsets = AttributionList(sites, std::move(set_site), std::move(set_thunk));
     res.warnings = std::move(warnings_);
     return res;
   }
@@ -310,15 +307,42 @@ class Attributor {
     uint32_t thunk_marker = kNone32;
     uint32_t module_marker = kNone32;
   };
+  struct NoThunk {
+    uint32_t site = kNone32;
+    uint8_t deferred = 0;
+  };
 
   const std::string& str(StringId id) const {
     static const std::string empty;
     return id < store_.strings.size() ? store_.strings.get(id) : empty;
   }
 
-  const std::string& library_of(StringId id, const std::string& name) {
-    auto it = library_cache_.find(id);
-    if (it == library_cache_.end()) it = library_cache_.emplace(id, library_of_kernel(name)).first;
+  // Index into libraries_ of the library a kernel name belongs to (0: "", an XLA kernel).
+  uint8_t library_id(StringId name) {
+    if (name >= library_of_name_.size()) library_of_name_.resize(std::size_t{name} + 1, kUnknownLibrary);
+    uint8_t& id = library_of_name_[name];
+    if (id == kUnknownLibrary) {
+      const std::string lib = library_of_kernel(str(name));
+      auto it = std::find(libraries_.begin(), libraries_.end(), lib);
+      if (it == libraries_.end()) it = libraries_.insert(libraries_.end(), lib);
+      id = static_cast<uint8_t>(it - libraries_.begin());
+    }
+    return id;
+  }
+
+  // The site index of `a`, adding it when no equal site exists yet.
+  uint32_t intern(const ActivityAttribution& a) {
+    std::string key;
+    for (const std::string* f : {&a.module_name, &a.hlo_op, &a.category, &a.library, &a.op_name, &a.source_file,
+                                 &a.reason}) {
+      key.append(*f).push_back('\x1f');
+    }
+    key.append(std::to_string(static_cast<int>(a.method))).push_back('\x1f');
+    key.append(std::to_string(a.module_index)).push_back('\x1f');
+    key.append(std::to_string(a.program_id)).push_back('\x1f');
+    key.append(std::to_string(a.source_line));
+    const auto [it, fresh] = site_index_.try_emplace(std::move(key), static_cast<uint32_t>(sites_.size()));
+    if (fresh) sites_.push_back(a);
     return it->second;
   }
 
@@ -380,28 +404,32 @@ class Attributor {
     }
   }
 
-  // Thunk ranges repeat (one per execution): resolve each (thunk name, module range name)
-  // pair once. The library comes from the kernel, so it is kept apart.
-  void from_thunk(const Ranges& rg, ActivityAttribution& a) {
+  // Thunk ranges repeat (one per execution): each (thunk name, module range name) pair is
+  // resolved once, and each (that, library of the kernel) pair interned once.
+  uint32_t thunk_site(const Ranges& rg, uint8_t lib) {
     const StringId thunk_name = store_.markers[rg.thunk_marker].name;
     const StringId module_name = rg.module_marker == kNone32 ? kNoString : store_.markers[rg.module_marker].name;
     const uint64_t key = (uint64_t{thunk_name} << 32) | module_name;
-    auto it = thunk_cache_.find(key);
-    if (it == thunk_cache_.end()) {
+    auto it = thunk_proto_.find(key);
+    if (it == thunk_proto_.end()) {
       ActivityAttribution proto;
       from_thunk_uncached(rg, proto);
-      it = thunk_cache_.emplace(key, std::move(proto)).first;
+      it = thunk_proto_.emplace(key, static_cast<uint32_t>(protos_.size())).first;
+      protos_.push_back(std::move(proto));
     }
-    std::string library = std::move(a.library);
-    a = it->second;
-    a.library = std::move(library);
-    a.thunk_marker = rg.thunk_marker;
-    if (a.category.empty()) a.category = a.library;
+    const uint64_t site_key = (uint64_t{it->second} << 8) | lib;
+    auto st = thunk_site_.find(site_key);
+    if (st == thunk_site_.end()) {
+      ActivityAttribution a = protos_[it->second];
+      a.library = libraries_[lib];
+      if (a.category.empty()) a.category = a.library;
+      st = thunk_site_.emplace(site_key, intern(a)).first;
+    }
+    return st->second;
   }
 
   void from_thunk_uncached(const Ranges& rg, ActivityAttribution& a) {
     a.method = MatchMethod::kNvtxThunk;
-    a.thunk_marker = rg.thunk_marker;
     const std::string& op = rg.thunk->hlo_op;
     uint32_t mi = rg.module ? resolve_module(*rg.module, op) : kNone32;
     if (mi == kNone32 && !rg.module) {
@@ -425,7 +453,41 @@ class Attributor {
       const std::string prefix = rg.module ? rg.module->prefix : std::string();
       a.op_name = prefix.empty() ? rg.thunk->name : prefix + "/" + rg.thunk->name;
     }
-    if (a.category.empty()) a.category = a.library;
+  }
+
+  // A kernel outside any Thunk range: by kernel name in the module of the range open at
+  // launch, else in the only module holding that name; ambiguous names and library kernels
+  // are deferred to resolve_deferred(). Depends only on (kernel name, module range): cached.
+  NoThunk no_thunk(StringId name, uint8_t lib, const Ranges& rg) {
+    const StringId module_name = rg.module_marker == kNone32 ? kNoString : store_.markers[rg.module_marker].name;
+    const uint64_t key = (uint64_t{name} << 32) | module_name;
+    if (auto it = no_thunk_.find(key); it != no_thunk_.end()) return it->second;
+    ActivityAttribution a;
+    a.library = libraries_[lib];
+    const std::string& kname = str(name);
+    const uint32_t range_module = rg.module ? resolve_module(*rg.module, "") : kNone32;
+    if (rg.module) { a.module_name = rg.module->hlo_module; a.program_id = rg.module->program_id; }
+    NoThunk r;
+    const std::vector<uint32_t>* cands = candidates(kname);
+    if (cands) {
+      if (range_module != kNone32 && std::find(cands->begin(), cands->end(), range_module) != cands->end()) {
+        by_name(kname, range_module, a);
+      } else if (cands->size() == 1) {
+        by_name(kname, (*cands)[0], a);
+      } else {
+        r.deferred = 1;
+        a.module_index = range_module;
+      }
+    } else if (!a.library.empty()) {
+      r.deferred = 2;
+      a.module_index = range_module;
+    } else {
+      a.reason = views_.empty() ? "no HLO modules in the trace (was fpgaprof imported before JAX started?)"
+                                : "no XLA thunk range and no HLO instruction named like the kernel";
+    }
+    r.site = intern(a);
+    no_thunk_.emplace(key, r);
+    return r;
   }
 
   const std::vector<uint32_t>* candidates(const std::string& kname) const {
@@ -449,7 +511,38 @@ class Attributor {
     a.reason.clear();
   }
 
-  void resolve_deferred(AttributionResult& res, const std::vector<uint8_t>& deferred) {
+  // The site of kernel `name` matched by name in module `mi` (cached per pair).
+  uint32_t by_name_site(StringId name, uint32_t mi, uint8_t lib) {
+    const uint64_t key = (uint64_t{name} << 32) | mi;
+    auto it = by_name_site_.find(key);
+    if (it == by_name_site_.end()) {
+      ActivityAttribution a;
+      a.library = libraries_[lib];
+      by_name(str(name), mi, a);
+      it = by_name_site_.emplace(key, intern(a)).first;
+    }
+    return it->second;
+  }
+
+  // The only instruction of library `lib` in module `mi` (outside fusion bodies) and how many
+  // there are (cached per pair).
+  std::pair<const hlo::Instruction*, int> library_call_site(uint8_t lib, uint32_t mi) {
+    const uint64_t key = (uint64_t{mi} << 8) | lib;
+    auto it = library_call_sites_.find(key);
+    if (it == library_call_sites_.end()) {
+      const hlo::Instruction* only = nullptr;
+      int n = 0;
+      for (const auto& comp : views_[mi].module->computations) {
+        if (comp.is_fusion) continue;
+        for (const auto& ins : comp.instructions)
+          if (instruction_serves_library(ins, libraries_[lib])) { only = &ins; ++n; }
+      }
+      it = library_call_sites_.emplace(key, std::make_pair(only, n)).first;
+    }
+    return it->second;
+  }
+
+  void resolve_deferred(std::vector<uint32_t>& site, const std::vector<uint8_t>& deferred) {
     const auto& kernels = store_.kernels;
     if (std::none_of(deferred.begin(), deferred.end(), [](uint8_t d) { return d != 0; })) return;
     // Context: the module of the closest kernel on the same stream attributed in pass 1.
@@ -465,50 +558,51 @@ class Attributor {
       return kernels[x].device_id == kernels[y].device_id && kernels[x].context_id == kernels[y].context_id &&
              kernels[x].stream_id == kernels[y].stream_id;
     };
-    auto known = [&](uint32_t k) { return deferred[k] == 0 && res.kernels[k].module_index != kNone32; };
+    auto module_of = [&](uint32_t k) { return sites_[site[k]].module_index; };
+    auto known = [&](uint32_t k) { return deferred[k] == 0 && module_of(k) != kNone32; };
     std::vector<uint32_t> prev(order.size(), kNone32), next(order.size(), kNone32);
     for (std::size_t p = 0; p < order.size(); ++p) {
       if (p > 0 && same_stream(order[p - 1], order[p]))
-        prev[p] = known(order[p - 1]) ? res.kernels[order[p - 1]].module_index : prev[p - 1];
+        prev[p] = known(order[p - 1]) ? module_of(order[p - 1]) : prev[p - 1];
     }
     for (std::size_t p = order.size(); p-- > 0;) {
       if (p + 1 < order.size() && same_stream(order[p + 1], order[p]))
-        next[p] = known(order[p + 1]) ? res.kernels[order[p + 1]].module_index : next[p + 1];
+        next[p] = known(order[p + 1]) ? module_of(order[p + 1]) : next[p + 1];
     }
     for (std::size_t p = 0; p < order.size(); ++p) {
       const uint32_t k = order[p];
       if (deferred[k] == 0) continue;
-      ActivityAttribution& a = res.kernels[k];
-      const std::string& kname = str(kernels[k].name);
-      std::vector<uint32_t> ctx;
-      if (a.module_index != kNone32) ctx.push_back(a.module_index);
-      if (prev[p] != kNone32) ctx.push_back(prev[p]);
-      if (next[p] != kNone32) ctx.push_back(next[p]);
+      const StringId name = kernels[k].name;
+      const uint8_t lib = library_id(name);
+      std::array<uint32_t, 3> ctx{};
+      std::size_t nctx = 0;
+      for (uint32_t c : {module_of(k), prev[p], next[p]})
+        if (c != kNone32) ctx[nctx++] = c;
       if (deferred[k] == 1) {
-        const std::vector<uint32_t>& cands = *candidates(kname);
-        bool done = false;
-        for (uint32_t c : ctx)
-          if (std::find(cands.begin(), cands.end(), c) != cands.end()) { by_name(kname, c, a); done = true; break; }
-        if (!done) {
+        const std::vector<uint32_t>& cands = *candidates(str(name));
+        uint32_t found = kNone32;
+        for (std::size_t j = 0; j < nctx && found == kNone32; ++j)
+          if (std::find(cands.begin(), cands.end(), ctx[j]) != cands.end()) found = ctx[j];
+        if (found != kNone32) {
+          site[k] = by_name_site(name, found, lib);
+        } else {
+          ActivityAttribution a = sites_[site[k]];
           a.module_index = kNone32;
           a.reason = "kernel name matches instructions in " + std::to_string(cands.size()) +
                      " modules and no neighbouring kernel tells which";
+          site[k] = intern(a);
         }
         continue;
       }
       // Library kernel without a thunk range: the single instruction of that library in context.
+      ActivityAttribution a = sites_[site[k]];
       bool done = false;
       std::string why = "library kernel without XLA thunk range and no attributed neighbour";
-      for (uint32_t c : ctx) {
+      for (std::size_t j = 0; j < nctx; ++j) {
+        const uint32_t c = ctx[j];
         const ModuleView& v = views_[c];
         if (!v.module) continue;
-        const hlo::Instruction* only = nullptr;
-        int n = 0;
-        for (const auto& comp : v.module->computations) {
-          if (comp.is_fusion) continue;
-          for (const auto& ins : comp.instructions)
-            if (instruction_serves_library(ins, a.library)) { only = &ins; ++n; }
-        }
+        const auto [only, n] = library_call_site(lib, c);
         if (n == 1) {
           fill_from_instruction(c, only, a);
           a.method = MatchMethod::kLibrary;
@@ -522,25 +616,29 @@ class Attributor {
         a.module_index = kNone32;
         a.reason = why;
       }
+      site[k] = intern(a);
     }
   }
 
-  void aggregate(AttributionResult& res) {
-    std::unordered_map<std::string, std::size_t> slot;
-    std::string key;  // reused: one key per activity, without an allocation each time
-    std::map<std::size_t, std::unordered_set<uint32_t>> thunks;
-    std::map<std::size_t, std::array<uint64_t, 4>> methods;
-    std::map<std::string, std::size_t> unattr_slot;
-    auto key_of = [&key](const ActivityAttribution& a) -> const std::string& {
-      key.clear();
-      key.append(std::to_string(a.module_index)).push_back('\x1f');
+  // Per-op totals. Everything per record goes through integer indexes (site -> op, marker,
+  // kernel name id), so the cost is a few array lookups per kernel whatever the trace size.
+  void aggregate(AttributionResult& res, const std::vector<uint32_t>& kernel_site,
+                 const std::vector<uint32_t>& kernel_thunk, const std::vector<uint32_t>& copy_site,
+                 const std::vector<uint32_t>& set_site) {
+    std::unordered_map<std::string, uint32_t> slot;
+    std::vector<uint32_t> op_of_site(sites_.size(), kNone32);
+    std::vector<std::array<uint64_t, 4>> methods;
+    std::vector<uint64_t> thunk_executions;
+    const auto op_for = [&](uint32_t site_index) -> uint32_t {
+      uint32_t& op = op_of_site[site_index];
+      if (op != kNone32) return op;
+      const ActivityAttribution& a = sites_[site_index];
+      std::string key = std::to_string(a.module_index);
+      key.push_back('\x1f');
       key.append(a.module_name).push_back('\x1f');
       key.append(std::to_string(a.program_id)).push_back('\x1f');
       key.append(a.hlo_op);
-      return key;
-    };
-    auto op_for = [&](const ActivityAttribution& a) -> OpStats& {
-      auto [it, fresh] = slot.try_emplace(key_of(a), res.ops.size());
+      const auto [it, fresh] = slot.try_emplace(std::move(key), static_cast<uint32_t>(res.ops.size()));
       if (fresh) {
         OpStats s;
         s.module_index = a.module_index;
@@ -566,65 +664,98 @@ class Attributor {
           }
         }
         res.ops.push_back(std::move(s));
+        methods.push_back({0, 0, 0, 0});
+        thunk_executions.push_back(0);
       }
-      return res.ops[it->second];
+      op = it->second;
+      return op;
     };
-    for (std::size_t i = 0; i < res.kernels.size(); ++i) {
-      const ActivityAttribution& a = res.kernels[i];
+    // First op seen per marker / per kernel name; pairs beyond the first go to a set.
+    std::vector<uint32_t> op_of_marker(store_.markers.size(), kNone32);
+    std::vector<uint32_t> op_of_name(store_.strings.size(), kNone32);
+    std::unordered_set<uint64_t> more_marker_ops, more_name_ops;
+    std::vector<uint32_t> unattributed_of_name(store_.strings.size(), kNone32);
+    const auto first_pair = [](std::vector<uint32_t>& first, std::unordered_set<uint64_t>& more, uint32_t x,
+                               uint32_t op) {
+      if (x >= first.size()) return more.insert((uint64_t{x} << 32) | op).second;
+      if (first[x] == kNone32) { first[x] = op; return true; }
+      if (first[x] == op) return false;
+      return more.insert((uint64_t{x} << 32) | op).second;
+    };
+
+    for (std::size_t i = 0; i < kernel_site.size(); ++i) {
+      const ActivityAttribution& a = sites_[kernel_site[i]];
       const KernelRecord& k = store_.kernels[i];
       const uint64_t dur = k.duration_ns();
       res.count_by_method[static_cast<std::size_t>(a.method)]++;
       if (a.method == MatchMethod::kUnattributed) {
         res.unattributed_count++;
         res.unattributed_ns += dur;
-        const std::string& name = str(k.name);
-        auto [it, fresh] = unattr_slot.emplace(name, res.unattributed.size());
-        if (fresh) res.unattributed.push_back(UnattributedKernel{name, 0, 0, a.reason});
-        res.unattributed[it->second].count++;
-        res.unattributed[it->second].total_ns += dur;
+        uint32_t& u = unattributed_of_name[k.name < unattributed_of_name.size() ? k.name : 0];
+        if (u == kNone32) {
+          u = static_cast<uint32_t>(res.unattributed.size());
+          res.unattributed.push_back(UnattributedKernel{str(k.name), 0, 0, a.reason});
+        }
+        res.unattributed[u].count++;
+        res.unattributed[u].total_ns += dur;
         continue;
       }
       res.attributed_count++;
       res.attributed_ns += dur;
-      OpStats& s = op_for(a);
-      const std::size_t si = static_cast<std::size_t>(&s - res.ops.data());
+      const uint32_t op = op_for(kernel_site[i]);
+      OpStats& s = res.ops[op];
       s.kernel_count++;
       s.total_ns += dur;
-      if (a.thunk_marker != kNone32) thunks[si].insert(a.thunk_marker);
-      else s.executions++;
-      methods[si][static_cast<std::size_t>(a.method)]++;
-      const std::string& name = str(k.name);
-      if (std::find(s.kernel_names.begin(), s.kernel_names.end(), name) == s.kernel_names.end())
-        s.kernel_names.push_back(name);
-    }
-    auto add_copy = [&](const ActivityAttribution& a, uint64_t dur, uint64_t bytes) {
-      if (a.method == MatchMethod::kUnattributed) return;
-      OpStats& s = op_for(a);
-      s.memcpy_count++;
-      s.memcpy_ns += dur;
-      s.memcpy_bytes += bytes;
-    };
-    for (std::size_t i = 0; i < res.memcpys.size(); ++i)
-      add_copy(res.memcpys[i], store_.memcpys[i].duration_ns(), store_.memcpys[i].bytes);
-    for (std::size_t i = 0; i < res.memsets.size(); ++i)
-      add_copy(res.memsets[i], store_.memsets[i].duration_ns(), store_.memsets[i].bytes);
-    for (std::size_t si = 0; si < res.ops.size(); ++si) {
-      OpStats& s = res.ops[si];
-      if (auto it = thunks.find(si); it != thunks.end()) s.executions += it->second.size();
-      s.mean_ns = s.executions ? s.total_ns / s.executions : 0;
-      if (auto it = methods.find(si); it != methods.end()) {
-        const auto& m = it->second;
-        s.method = static_cast<MatchMethod>(std::max_element(m.begin(), m.end()) - m.begin());
+      if (kernel_thunk[i] != kNone32) {
+        if (first_pair(op_of_marker, more_marker_ops, kernel_thunk[i], op)) thunk_executions[op]++;
       } else {
-        s.method = MatchMethod::kNvtxThunk;  // only copies: those come from thunk ranges
+        s.executions++;
       }
+      methods[op][static_cast<std::size_t>(a.method)]++;
+      if (first_pair(op_of_name, more_name_ops, k.name, op)) s.kernel_names.push_back(str(k.name));
     }
-    std::stable_sort(res.ops.begin(), res.ops.end(), [](const OpStats& x, const OpStats& y) {
-      return x.total_ns + x.memcpy_ns > y.total_ns + y.memcpy_ns;
+    const auto add_copies = [&](const std::vector<uint32_t>& sites, const auto& records) {
+      for (std::size_t i = 0; i < sites.size(); ++i) {
+        if (sites_[sites[i]].method == MatchMethod::kUnattributed) continue;
+        OpStats& s = res.ops[op_for(sites[i])];
+        s.memcpy_count++;
+        s.memcpy_ns += records[i].duration_ns();
+        s.memcpy_bytes += records[i].bytes;
+      }
+    };
+    add_copies(copy_site, store_.memcpys);
+    add_copies(set_site, store_.memsets);
+    for (std::size_t o = 0; o < res.ops.size(); ++o) {
+      OpStats& s = res.ops[o];
+      s.executions += thunk_executions[o];
+      s.mean_ns = s.executions ? s.total_ns / s.executions : 0;
+      const auto& m = methods[o];
+      s.method = std::all_of(m.begin(), m.end(), [](uint64_t c) { return c == 0; })
+                     ? MatchMethod::kNvtxThunk  // only copies: those come from thunk ranges
+                     : static_cast<MatchMethod>(std::max_element(m.begin(), m.end()) - m.begin());
+    }
+    // Largest first; op_of_site follows the new order.
+    std::vector<uint32_t> order(res.ops.size());
+    for (uint32_t o = 0; o < order.size(); ++o) order[o] = o;
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+      return res.ops[x].total_ns + res.ops[x].memcpy_ns > res.ops[y].total_ns + res.ops[y].memcpy_ns;
     });
+    std::vector<OpStats> sorted;
+    sorted.reserve(res.ops.size());
+    std::vector<uint32_t> new_index(res.ops.size());
+    for (uint32_t p = 0; p < order.size(); ++p) {
+      new_index[order[p]] = p;
+      sorted.push_back(std::move(res.ops[order[p]]));
+    }
+    res.ops = std::move(sorted);
+    for (uint32_t& op : op_of_site)
+      if (op != kNone32) op = new_index[op];
+    res.op_of_site = std::move(op_of_site);
     std::stable_sort(res.unattributed.begin(), res.unattributed.end(),
                      [](const UnattributedKernel& x, const UnattributedKernel& y) { return x.total_ns > y.total_ns; });
   }
+
+  static constexpr uint8_t kUnknownLibrary = 0xFF;
 
   const TraceStore& store_;
   std::vector<ModuleView> views_;
@@ -632,8 +763,17 @@ class Attributor {
   std::unordered_map<int64_t, std::vector<uint32_t>> by_program_id_;
   std::unordered_map<std::string, std::vector<uint32_t>> by_kernel_;
   std::unordered_map<StringId, XlaRangeName> parsed_;
-  std::unordered_map<StringId, std::string> library_cache_;
-  std::unordered_map<uint64_t, ActivityAttribution> thunk_cache_;
+  std::vector<std::string> libraries_{std::string()};  // 0: no library
+  std::vector<uint8_t> library_of_name_;               // kernel name id -> libraries_ index
+  std::vector<ActivityAttribution> sites_;
+  std::unordered_map<std::string, uint32_t> site_index_;
+  std::vector<ActivityAttribution> protos_;            // thunk attributions without the library
+  std::unordered_map<uint64_t, uint32_t> thunk_proto_;  // (thunk name, module range name) -> protos_
+  std::unordered_map<uint64_t, uint32_t> thunk_site_;   // (proto, library) -> site
+  std::unordered_map<uint64_t, NoThunk> no_thunk_;      // (kernel name, module range name)
+  std::unordered_map<uint64_t, uint32_t> by_name_site_;  // (kernel name, module) -> site
+  std::unordered_map<uint64_t, std::pair<const hlo::Instruction*, int>> library_call_sites_;
+  uint32_t not_in_thunk_ = kNone32;
 };
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include "fpgaprof/analysis/op_inputs.hpp"
 
-#include <unordered_map>
 
 #include "fpgaprof/analysis/transfer_analysis.hpp"
 
@@ -29,11 +28,6 @@ hlo::PrimitiveType element_type(const hlo::Shape& s) {
 OpInputs op_inputs(const TraceStore& store, const AttributionResult& attribution,
                    const std::vector<hlo::Module>& modules) {
   OpInputs in;
-  // (module, op) -> op index. Keyed by text because attribution names ops by text.
-  std::unordered_map<std::string, uint32_t> index;
-  const auto key = [](uint32_t module, const std::string& module_name, const std::string& op) {
-    return std::to_string(module) + '\x1f' + module_name + '\x1f' + op;
-  };
   in.ops.reserve(attribution.ops.size());
   for (uint32_t o = 0; o < attribution.ops.size(); ++o) {
     const OpStats& st = attribution.ops[o];
@@ -58,20 +52,27 @@ OpInputs op_inputs(const TraceStore& store, const AttributionResult& attribution
     in.sources.push_back(st.source_file.empty() ? std::string()
                                                 : st.source_file + ":" + std::to_string(st.source_line));
     in.categories.push_back(st.category);
-    index.emplace(key(st.module_index, st.module_name, st.hlo_op), o);
   }
-  const auto lookup = [&](const ActivityAttribution& a) -> uint32_t {
-    if (a.method == MatchMethod::kUnattributed || a.hlo_op.empty()) return kNone32;
-    const auto it = index.find(key(a.module_index, a.module_name, a.hlo_op));
-    return it == index.end() ? kNone32 : it->second;
+  // Op of each attribution site (kernels and copies share the sites); an attributed site
+  // without an instruction name (a kernel name found in no instruction) has no op here.
+  const std::vector<ActivityAttribution>& sites = attribution.kernels.sites();
+  std::vector<uint32_t> op_of_site(sites.size(), kNone32);
+  for (std::size_t s = 0; s < sites.size() && s < attribution.op_of_site.size(); ++s) {
+    if (sites[s].method != MatchMethod::kUnattributed && !sites[s].hlo_op.empty() &&
+        attribution.op_of_site[s] < in.ops.size())
+      op_of_site[s] = attribution.op_of_site[s];
+  }
+  const auto lookup = [&](const AttributionList& list, std::size_t i) -> uint32_t {
+    const uint32_t s = list.site(i);
+    return s < op_of_site.size() ? op_of_site[s] : kNone32;
   };
   in.op_of_kernel.assign(store.kernels.size(), kNone32);
   for (std::size_t i = 0; i < attribution.kernels.size() && i < store.kernels.size(); ++i)
-    in.op_of_kernel[i] = lookup(attribution.kernels[i]);
+    in.op_of_kernel[i] = lookup(attribution.kernels, i);
   in.op_of_memcpy.assign(store.memcpys.size(), kNone32);
   in.host_bytes.assign(in.ops.size(), 0.0);
   for (std::size_t i = 0; i < attribution.memcpys.size() && i < store.memcpys.size(); ++i) {
-    const uint32_t op = lookup(attribution.memcpys[i]);
+    const uint32_t op = lookup(attribution.memcpys, i);
     in.op_of_memcpy[i] = op;
     const Direction d = direction_of(store.memcpys[i].copy_kind);
     if (op != kNone32 && (d == Direction::kHtoD || d == Direction::kDtoH))

@@ -252,7 +252,7 @@ RooflineReport analyze_roofline(const TraceStore& store, const Ceilings& ceiling
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     const KernelRecord& k = kernels[i];
     const uint64_t ns = k.duration_ns();
-    const double blocks = static_cast<double>(k.grid_x) * static_cast<double>(k.grid_y) * static_cast<double>(k.grid_z);
+    const double blocks = static_cast<double>(store.launch_config_of(k).blocks());
     const uint32_t op = attributed ? op_of_kernel[i] : kNone32;
     const bool known = op != kNone32 && ops[op].cost_known;
     const double f = known ? flops_per_kernel[op] : 0.0;

@@ -1,4 +1,4 @@
-// The trace file (format version 1). Layout, all integers little endian:
+// The trace file (format version 2). Layout, all integers little endian:
 //
 //   header   "FPGAPROF" | u32 format_version | u32 section_count
 //   section  char tag[4] | u32 codec (0 stored, 1 zlib) | u64 raw_bytes | u64 stored_bytes |
@@ -30,7 +30,10 @@ namespace fpgaprof {
 namespace {
 
 constexpr char kMagic[8] = {'F', 'P', 'G', 'A', 'P', 'R', 'O', 'F'};
-constexpr uint32_t kFormatVersion = 1;
+// 2: kernels refer to a launch_configs table (LCFG) instead of carrying grid, block and
+// resource columns. Version 1 came only from development builds before the first release.
+constexpr uint32_t kFormatVersion = 2;
+constexpr uint32_t kOldestReadableVersion = 2;
 constexpr uint32_t kCodecStored = 0;
 constexpr uint32_t kCodecZlib = 1;
 constexpr std::size_t kHeaderBytes = 16;
@@ -544,6 +547,13 @@ TraceStore deserialize_trace(std::string_view bytes, const std::string& origin) 
                 origin + ": trace format version " + std::to_string(format_version) +
                     " is not supported (this fpgaprof " + version() + " reads version " +
                     std::to_string(kFormatVersion) + "; upgrade fpgaprof to read it)");
+  }
+  if (format_version < kOldestReadableVersion) {
+    throw Error(ErrorKind::kTraceFormat,
+                origin + ": trace format version " + std::to_string(format_version) +
+                    " was written by a development build of fpgaprof and is no longer read (this fpgaprof " +
+                    version() + " reads version " + std::to_string(kOldestReadableVersion) +
+                    " and later); record the trace again");
   }
   const uint32_t section_count = file.u32();
   if (section_count > file.remaining() / kSectionHeaderBytes) {

@@ -235,18 +235,25 @@ void RecordConverter::convert_kernel(const CUpti_ActivityKernel10& r) {
   k.device_id = r.deviceId;
   k.context_id = r.contextId;
   k.stream_id = r.streamId;
-  k.grid_x = non_negative(r.gridX);
-  k.grid_y = non_negative(r.gridY);
-  k.grid_z = non_negative(r.gridZ);
-  k.block_x = non_negative(r.blockX);
-  k.block_y = non_negative(r.blockY);
-  k.block_z = non_negative(r.blockZ);
-  k.registers_per_thread = r.registersPerThread;
-  k.static_shared_bytes = non_negative(r.staticSharedMemory);
-  k.dynamic_shared_bytes = non_negative(r.dynamicSharedMemory);
-  k.local_bytes_per_thread = r.localMemoryPerThread;
-  k.graph_id = r.graphId;
-  k.graph_node_id = r.graphNodeId;
+  LaunchConfig c;
+  c.grid_x = non_negative(r.gridX);
+  c.grid_y = non_negative(r.gridY);
+  c.grid_z = non_negative(r.gridZ);
+  c.block_x = non_negative(r.blockX);
+  c.block_y = non_negative(r.blockY);
+  c.block_z = non_negative(r.blockZ);
+  c.registers_per_thread = r.registersPerThread;
+  c.static_shared_bytes = non_negative(r.staticSharedMemory);
+  c.dynamic_shared_bytes = non_negative(r.dynamicSharedMemory);
+  c.local_bytes_per_thread = r.localMemoryPerThread;
+  c.graph_id = r.graphId;
+  c.graph_node_id = r.graphNodeId;
+  // A kernel (by name) nearly always launches with the configuration it had last time: check
+  // that one before the hash lookup.
+  if (k.name >= config_of_name_.size()) config_of_name_.resize(std::size_t{k.name} + 1, kNone32);
+  uint32_t& guess = config_of_name_[k.name];
+  if (guess == kNone32 || !(c == store_.launch_configs[guess])) guess = store_.intern_launch_config(c);
+  k.launch_config = guess;
 }
 
 void RecordConverter::convert_memcpy(const CUpti_ActivityMemcpy6& r) {

@@ -89,6 +89,7 @@ class RecordConverter {
   void* names_context_;
   Stats stats_;
   uint64_t dropped_ = 0;
+  std::vector<uint32_t> config_of_name_;  // kernel name id -> its last launch configuration
   // Interning by pointer first: CUPTI shares one name string among the records of one
   // kernel; a hit is confirmed by comparing the text, so a reused pointer is never wrong.
   std::array<CacheSlot, kCacheSlots> cache_{};

@@ -18,7 +18,9 @@
 // concurrent calls on different inputs; the result owns all its data.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,7 +55,8 @@ std::string sanitize_kernel_name(std::string_view hlo_name);
 // "CUB"), or "" for an XLA-generated kernel.
 std::string library_of_kernel(std::string_view kernel_name);
 
-// Where one GPU activity was attributed.
+// Where GPU activities were attributed. Many activities share one (every execution of an op's
+// kernel does), so AttributionResult stores each distinct one once as a "site".
 struct ActivityAttribution {
   MatchMethod method = MatchMethod::kUnattributed;
   uint32_t module_index = kNone32;   // into TraceStore::hlo_modules (kNone32: none)
@@ -65,8 +68,55 @@ struct ActivityAttribution {
   std::string op_name;               // JAX op path from the HLO metadata (or the thunk range's name=)
   std::string source_file;
   int64_t source_line = -1;
-  uint32_t thunk_marker = kNone32;   // the Thunk range (index into TraceStore::markers)
   std::string reason;                // unattributed (or partly): why
+
+  bool operator==(const ActivityAttribution&) const = default;
+};
+
+// The attribution of every record of one table (kernels, copies or memsets), 8 bytes per
+// record: the index of its site (a shared ActivityAttribution) and the Thunk range it ran in.
+// Copies share the sites of the result they belong to (a shared, immutable vector).
+class AttributionList {
+ public:
+  AttributionList() = default;
+  AttributionList(std::shared_ptr<const std::vector<ActivityAttribution>> sites, std::vector<uint32_t> site_of,
+                  std::vector<uint32_t> thunk_of)
+      : sites_(std::move(sites)), site_of_(std::move(site_of)), thunk_of_(std::move(thunk_of)) {}
+
+  std::size_t size() const { return site_of_.size(); }
+  bool empty() const { return site_of_.empty(); }
+  // Record i's attribution (i < size(); not checked).
+  const ActivityAttribution& operator[](std::size_t i) const { return (*sites_)[site_of_[i]]; }
+  uint32_t site(std::size_t i) const { return site_of_[i]; }             // index into sites()
+  uint32_t thunk_marker(std::size_t i) const { return thunk_of_[i]; }    // into TraceStore::markers; kNone32
+  const std::vector<uint32_t>& site_indices() const { return site_of_; }
+  const std::vector<ActivityAttribution>& sites() const {
+    static const std::vector<ActivityAttribution> kNoSites;
+    return sites_ ? *sites_ : kNoSites;
+  }
+
+  class Iterator {
+   public:
+    using value_type = ActivityAttribution;
+    using difference_type = std::ptrdiff_t;
+    Iterator() = default;
+    Iterator(const AttributionList* list, std::size_t i) : list_(list), i_(i) {}
+    const ActivityAttribution& operator*() const { return (*list_)[i_]; }
+    const ActivityAttribution* operator->() const { return &(*list_)[i_]; }
+    Iterator& operator++() { ++i_; return *this; }
+    Iterator operator++(int) { Iterator t = *this; ++i_; return t; }
+    bool operator==(const Iterator& o) const { return i_ == o.i_; }
+   private:
+    const AttributionList* list_ = nullptr;
+    std::size_t i_ = 0;
+  };
+  Iterator begin() const { return {this, 0}; }
+  Iterator end() const { return {this, size()}; }
+
+ private:
+  std::shared_ptr<const std::vector<ActivityAttribution>> sites_;
+  std::vector<uint32_t> site_of_;
+  std::vector<uint32_t> thunk_of_;
 };
 
 // Time and static cost of one HLO op over the trace.
@@ -109,9 +159,11 @@ struct UnattributedKernel {
 };
 
 struct AttributionResult {
-  std::vector<ActivityAttribution> kernels;   // parallel to TraceStore::kernels
-  std::vector<ActivityAttribution> memcpys;   // parallel to TraceStore::memcpys
-  std::vector<ActivityAttribution> memsets;   // parallel to TraceStore::memsets
+  AttributionList kernels;   // parallel to TraceStore::kernels
+  AttributionList memcpys;   // parallel to TraceStore::memcpys
+  AttributionList memsets;   // parallel to TraceStore::memsets
+  // op_of_site[s]: index into `ops` of site s (kernels.sites()), kNone32 when unattributed.
+  std::vector<uint32_t> op_of_site;
   std::vector<OpStats> ops;                   // by total_ns, largest first
   std::vector<UnattributedKernel> unattributed;  // by total_ns, largest first
   uint64_t unattributed_count = 0;            // kernels
