@@ -28,8 +28,8 @@ from typing import IO, Any, Callable, Sequence
 
 import numpy as np
 
-from fpgaprof.report import _data as D
 from fpgaprof._atomic import open_atomic
+from fpgaprof.report import _data as D
 
 HOST_PID = 1
 GPU_PID_BASE = 1000
@@ -70,7 +70,8 @@ def assign_lanes(keys: Sequence, starts: Sequence, ends: Sequence) -> list[int]:
     ("stream 7 (overlap 1)"). Greedy: longest first at equal starts; lane 0 when possible.
     """
     kid, _ = _factorize(keys)
-    return _lanes(kid, np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)).tolist()
+    s, e = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
+    return _lanes(kid, s, e).tolist()
 
 
 def _lanes(kid: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -520,6 +521,18 @@ def _i64(c: dict[str, np.ndarray], name: str, n: int) -> np.ndarray:
 # Writer
 
 
+def _gpu_head(cat: str, name: _Str, g: dict[str, np.ndarray], sl: slice, flow: np.ndarray,
+              corr: np.ndarray) -> list:
+    """Fields of a GPU slice up to its args; g: pid, tid, ts, dur of all GPU rows."""
+    has_flow = flow != 0  # where it is set, the flow id is the correlation id
+    return [_Lit(f',\n{{"ph":"X","cat":"{cat}","name":'), name,
+            _Lit(',"pid":'), _Int(g["pid"][sl]), _Lit(',"tid":'), _Int(g["tid"][sl]),
+            _Lit(',"ts":'), _Int(g["ts"][sl], us=True),
+            _Lit(',"dur":'), _Int(g["dur"][sl], us=True),
+            _Lit(',"bind_id":', has_flow), _Int(corr, has_flow),
+            _Lit(',"flow_in":true', has_flow)]
+
+
 def write_timeline(prof: Any, path: str | os.PathLike) -> dict[str, int]:
     """Writes the timeline JSON atomically. Returns the number of slices per category
     ("kernel", "memcpy", "memset", "cuda_api", "nvtx", "region") and "flow" arrows."""
@@ -586,18 +599,11 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
     for (dev, st), ln in zip(gkeys[tk].tolist(), tl.tolist()):
         out.meta("thread_name", GPU_PID_BASE + dev, _gpu_tid(dev, st, ln),
                  f"stream {st}" + (f" (overlap {ln})" if ln else ""))
-    gpid = GPU_PID_BASE + gdev
-    gtid = (GPU_TID_BASE + np.minimum(glanes, MAX_GPU_LANES - 1) * 100_000_000
-            + (gdev % 100) * 1_000_000 + gst % 1_000_000)
-    gts, gdur = gs - t0, np.maximum(ge - gs, 0)
-
-    def gpu_head(cat: str, name: _Str, sl: slice, flow: np.ndarray, corr: np.ndarray) -> list:
-        has_flow = flow != 0  # where it is set, the flow id is the correlation id
-        return [_Lit(f',\n{{"ph":"X","cat":"{cat}","name":'), name,
-                _Lit(',"pid":'), _Int(gpid[sl]), _Lit(',"tid":'), _Int(gtid[sl]),
-                _Lit(',"ts":'), _Int(gts[sl], us=True), _Lit(',"dur":'), _Int(gdur[sl], us=True),
-                _Lit(',"bind_id":', has_flow), _Int(corr, has_flow),
-                _Lit(',"flow_in":true', has_flow)]
+    g = {"pid": GPU_PID_BASE + gdev,
+         "tid": (GPU_TID_BASE + np.minimum(glanes, MAX_GPU_LANES - 1) * 100_000_000
+                 + (gdev % 100) * 1_000_000 + gst % 1_000_000),
+         "ts": gs - t0, "dur": np.maximum(ge - gs, 0)}
+    gdur = g["dur"]
 
     if nk:
         sl = slice(0, nk)
@@ -605,7 +611,7 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
         has_graph = graph != 0
         shared = _i64(kc, "static_shared_bytes", nk) + _i64(kc, "dynamic_shared_bytes", nk)
         corr = _i64(kc, "correlation_id", nk)
-        fields = gpu_head("kernel", _names(D.names_of(kc, nk)), sl, kflow, corr) + [
+        fields = _gpu_head("kernel", _names(D.names_of(kc, nk)), g, sl, kflow, corr) + [
             _Lit(',"args":{"correlation_id":'), _Int(corr),
             _Lit(',"grid":['), _Int(_i64(kc, "grid_x", nk)), _Lit(","),
             _Int(_i64(kc, "grid_y", nk)), _Lit(","), _Int(_i64(kc, "grid_z", nk)),
@@ -627,9 +633,8 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
         dst_names = D.memory_kind_names(np.array(dsts, dtype=object)).tolist()
         nbytes = _i64(mc, "bytes", nm)
         corr = _i64(mc, "correlation_id", nm)
-        fields = gpu_head("memcpy", _Str(kind_ids, [json.dumps(f"Memcpy {k}").encode()
-                                                    for k in kind_names]), sl, mflow,
-                                             corr) + [
+        mnames = _Str(kind_ids, [json.dumps(f"Memcpy {k}").encode() for k in kind_names])
+        fields = _gpu_head("memcpy", mnames, g, sl, mflow, corr) + [
             _Lit(',"args":{"bytes":'), _Int(nbytes), _Lit(',"GB/s":'), _gbps(nbytes, gdur[sl]),
             _Lit(',"copy_kind":'), _Str(kind_ids, [json.dumps(k).encode() for k in kind_names]),
             _Lit(',"src_kind":'), _Str(src_ids, [json.dumps(k).encode() for k in src_names]),
@@ -645,13 +650,13 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
         sl = slice(nk + nm, nk + nm + ns)
         nbytes = _i64(sc, "bytes", ns)
         corr = _i64(sc, "correlation_id", ns)
-        fields = gpu_head("memset", _Str(np.zeros(ns, np.int64), [b'"Memset"']), sl, sflow,
-                          corr) + [
+        fields = _gpu_head("memset", _Str(np.zeros(ns, np.int64), [b'"Memset"']), g, sl, sflow,
+                           corr) + [
             _Lit(',"args":{"bytes":'), _Int(nbytes), _Lit(',"GB/s":'), _gbps(nbytes, gdur[sl]),
             _Lit(',"value":'), _Int(_i64(sc, "value", ns)),
             _Lit(',"correlation_id":'), _Int(corr), _Lit("}}")]
         out.rows(fields, ns, {"memset": ns})
-    del gdev, gst, gs, ge, gkid, glanes, gpid, gtid, gts, gdur
+    del gdev, gst, gs, ge, gkid, glanes, g, gdur  # before the host rows need memory
 
     # --- host tracks: one per OS thread, plus overlap lanes (NVTX start/end ranges need not
     # nest, ranges left open end at the trace end)
