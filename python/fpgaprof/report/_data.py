@@ -93,6 +93,25 @@ def names_of(c: dict[str, np.ndarray], n: int) -> np.ndarray:
     return v.astype(object)
 
 
+def unique_names(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(values, return_inverse=True) for a column of strings, without sorting the
+    whole column: names repeat (kernels), so the distinct ones are found by hashing and only
+    they are sorted."""
+    lst = values.tolist()
+    index = dict.fromkeys(lst)
+    try:
+        uniq = sorted(index)
+    except TypeError:  # values that do not sort together: numpy says so as before
+        u, inv = np.unique(values, return_inverse=True)
+        return u, inv.reshape(-1)
+    for i, v in enumerate(uniq):
+        index[v] = i
+    inv = np.fromiter(map(index.__getitem__, lst), dtype=np.int64, count=len(lst))
+    out = np.empty(len(uniq), dtype=object)
+    out[:] = uniq
+    return out, inv
+
+
 def copy_kind_names(values: np.ndarray) -> np.ndarray:
     out = np.empty(len(values), dtype=object)
     for i, v in enumerate(values):
@@ -266,7 +285,7 @@ def kernels_section(prof: Any) -> tuple[dict, dict]:
     end = col(c, "end_ns", n).astype(np.int64)
     dur = np.maximum(end - start, 0)
     names = names_of(c, n)
-    uniq, inv = np.unique(names, return_inverse=True)
+    uniq, inv = unique_names(names)
     k = len(uniq)
     total = np.bincount(inv, weights=dur, minlength=k)
     count = np.bincount(inv, minlength=k)
