@@ -22,6 +22,7 @@ goes straight to the file. Memory stays at the record columns plus one chunk.
 """
 from __future__ import annotations
 
+import codecs
 import json
 import os
 from typing import IO, Any, Callable, Sequence
@@ -215,6 +216,7 @@ _LUT2 = np.array([[48 + i // 10, 48 + i % 10] for i in range(100)], dtype=np.uin
 # Strings longer than this, in at most a quarter of a chunk's rows, are spliced into the
 # rendered chunk instead of widening every row.
 _STR_CAP = 192
+_ASCII_SAFE = {"utf-8", "ascii", "latin-1", "iso8859-1", "cp1252"}
 _MAX_PEEL = 64  # rounds of _lanes before the rest goes to the greedy
 _CHUNK_BYTES = 16 << 20
 
@@ -413,7 +415,15 @@ class _Out:
 
     def __init__(self, f: IO[str]):
         self.f = f
+        # The JSON is ASCII (json.dumps escapes the rest), so an ASCII-compatible text file
+        # takes the rendered bytes directly on its binary buffer.
         self.buffer = getattr(f, "buffer", None)
+        try:
+            ascii_ok = codecs.lookup(getattr(f, "encoding", None) or "").name in _ASCII_SAFE
+        except LookupError:
+            ascii_ok = False
+        if not ascii_ok:
+            self.buffer = None
         if self.buffer is not None:
             f.flush()  # text already written through f comes first
         self.first = True
