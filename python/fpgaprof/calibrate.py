@@ -265,18 +265,20 @@ def run(repeats: int = 5, copy_bytes: int = 1 << 30, link_bytes: int = 256 << 20
         import jax.numpy as jnp
         import numpy as np
     except ImportError as e:
-        raise CuptiUnavailableError(f"calibrate needs JAX with a GPU backend ({e}): pip install 'jax[cuda13]'")
+        raise CuptiUnavailableError(f"calibrate needs JAX with a GPU backend ({e}): "
+                                    "pip install 'jax[cuda13]'")
     try:
         gpus = jax.devices("gpu")
     except RuntimeError:
         gpus = []
     if not gpus:
-        raise CuptiUnavailableError("no GPU visible to JAX: run fpgaprof calibrate on a machine with an "
-                                    "NVIDIA GPU and jax[cuda13] installed")
+        raise CuptiUnavailableError("no GPU visible to JAX: run fpgaprof calibrate on a machine "
+                                    "with an NVIDIA GPU and jax[cuda13] installed")
     dev = gpus[0]
     ident: dict = {}
-    result: dict[str, Any] = {"device_name": str(getattr(dev, "device_kind", "gpu")), "device_uuid": "",
-                              "peak_flops_per_s": {}, "timing": {}, "repeats": repeats,
+    result: dict[str, Any] = {"device_name": str(getattr(dev, "device_kind", "gpu")),
+                              "device_uuid": "", "peak_flops_per_s": {}, "timing": {},
+                              "repeats": repeats,
                               "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     failures: list[str] = []
 
@@ -293,7 +295,7 @@ def run(repeats: int = 5, copy_bytes: int = 1 << 30, link_bytes: int = 256 << 20
         x = jax.device_put(jnp.ones((n_bytes // 4,), jnp.float32), dev)
         copy = jax.jit(lambda a: a + 1.0)  # reads and writes every float once: 2 x n_bytes
         s, how = _best_seconds("dram", lambda: copy(x).block_until_ready(), repeats, ident=ident)
-        del x
+        x = None  # frees the device array before the next measurement
         result["dram_bytes_per_s"] = 2.0 * n_bytes / s
         result["dram_bytes"] = n_bytes
         result["timing"]["dram"] = how
@@ -317,7 +319,7 @@ def run(repeats: int = 5, copy_bytes: int = 1 << 30, link_bytes: int = 256 << 20
             a.block_until_ready()
         s, how = _best_seconds("dtoh", lambda: np.asarray(pending.pop()), repeats, what="DtoH",
                                ident=ident)
-        del src, pending
+        src = pending = None
         link["DtoH"] = l_bytes / s
         result["timing"]["link_dtoh"] = how
         result["link_bytes"] = l_bytes
@@ -336,8 +338,9 @@ def run(repeats: int = 5, copy_bytes: int = 1 << 30, link_bytes: int = 256 << 20
                 if str(a.dtype) != dtype:  # JAX silently narrows float64 without x64
                     raise FpgaprofError(f"JAX made a {a.dtype} array for {dtype}")
                 mm = jax.jit(lambda p, q, _pr=jprec: jnp.matmul(p, q, precision=_pr))
-                s, how = _best_seconds(prec, lambda: mm(a, a).block_until_ready(), repeats, ident=ident)
-                del a
+                s, how = _best_seconds(prec, lambda: mm(a, a).block_until_ready(), repeats,
+                                       ident=ident)
+                a = None
             result["peak_flops_per_s"][prec] = 2.0 * size ** 3 / s
             result["timing"][prec] = how
         except Exception as e:  # noqa: BLE001 - a precision the GPU or JAX build lacks

@@ -151,7 +151,8 @@ def test_merge_uses_the_measured_link():
              "flops_source": {"fp32": "table", "fp64": "table"}, "dram_bytes_per_s": 2e12,
              "dram_source": "table", "link_bytes_per_s": 6.4e10, "link_source": "table",
              "link_description": "PCIe gen5 x16"}
-    out = calibrate.merge(table, {"link_bytes_per_s": 5.24288e9, "peak_flops_per_s": {"fp32": 9e12}})
+    out = calibrate.merge(table, {"link_bytes_per_s": 5.24288e9,
+                                  "peak_flops_per_s": {"fp32": 9e12}})
     assert out["link_bytes_per_s"] == 5.24288e9 and out["link_source"] == "measured"
     assert out["link_description"] == "measured by fpgaprof calibrate (PCIe gen5 x16)"
     assert out["flops_source"] == {"fp32": "measured", "fp64": "table"}
@@ -211,7 +212,8 @@ def test_nothing_measured_is_an_error_and_exit_1(fake_gpu, monkeypatch, capsys):
         rc = cli.main(["calibrate"])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 1
-    assert len(err) == 1 and err[0].startswith("fpgaprof: error: fpgaprof calibrate measured no ceiling")
+    assert len(err) == 1
+    assert err[0].startswith("fpgaprof: error: fpgaprof calibrate measured no ceiling")
 
 
 def test_fit_keeps_arrays_within_half_the_free_memory():
