@@ -358,18 +358,61 @@ PYBIND11_MODULE(_core, m) {
       d["fp16_flops_per_s"] = t.flops_per_s(Precision::kFp16);
       return d;
     };
+    // A user card from a dict: unknown keys, non-numbers and values validate_fpga_target rejects
+    // raise InvalidArgumentError naming the field. With `base`, the preset's name is kept
+    // ("versal-v80 (modified)") unless `name` is given.
     const auto target_from = [](const py::dict& d) {
-      FpgaTarget t = d.contains("base") ? fpga_preset(d["base"].cast<std::string>()) : FpgaTarget{};
-      const auto num = [&](const char* k, double& v) { if (d.contains(k)) v = d[k].cast<double>(); };
-      if (d.contains("name")) t.name = d["name"].cast<std::string>();
-      if (d.contains("description")) t.description = d["description"].cast<std::string>();
-      if (d.contains("dsp_count")) t.dsp_count = d["dsp_count"].cast<uint32_t>();
-      num("hbm_bytes_per_s", t.hbm_bytes_per_s); num("hbm_efficiency", t.hbm_efficiency); num("sram_bytes", t.sram_bytes);
-      num("clock_hz", t.clock_hz); num("dsp_utilization", t.dsp_utilization); num("dsps_per_fma_fp64", t.dsps_per_fma_fp64);
-      num("dsps_per_fma_fp32", t.dsps_per_fma_fp32); num("dsps_per_fma_fp16", t.dsps_per_fma_fp16);
-      num("link_bytes_per_s", t.link_bytes_per_s); num("link_efficiency", t.link_efficiency);
-      num("call_latency_s", t.call_latency_s); num("transfer_latency_s", t.transfer_latency_s);
-      if (t.name.empty()) t.name = "user";
+      static const std::pair<const char*, double FpgaTarget::*> kNumbers[] = {
+          {"hbm_bytes_per_s", &FpgaTarget::hbm_bytes_per_s}, {"hbm_efficiency", &FpgaTarget::hbm_efficiency},
+          {"sram_bytes", &FpgaTarget::sram_bytes}, {"clock_hz", &FpgaTarget::clock_hz},
+          {"dsp_utilization", &FpgaTarget::dsp_utilization}, {"dsps_per_fma_fp64", &FpgaTarget::dsps_per_fma_fp64},
+          {"dsps_per_fma_fp32", &FpgaTarget::dsps_per_fma_fp32}, {"dsps_per_fma_fp16", &FpgaTarget::dsps_per_fma_fp16},
+          {"link_bytes_per_s", &FpgaTarget::link_bytes_per_s}, {"link_efficiency", &FpgaTarget::link_efficiency},
+          {"call_latency_s", &FpgaTarget::call_latency_s}, {"transfer_latency_s", &FpgaTarget::transfer_latency_s}};
+      std::string valid = "base, name, description, dsp_count";
+      for (const auto& [k, _] : kNumbers) valid += std::string(", ") + k;
+      const auto text = [&](const char* k) {
+        if (!py::isinstance<py::str>(d[k]))
+          throw Error(ErrorKind::kInvalidArgument, std::string("FPGA target field '") + k + "' must be a string");
+        return d[k].cast<std::string>();
+      };
+      const auto number = [&](const std::string& k) {
+        const py::handle v = d[k.c_str()];
+        if (py::isinstance<py::bool_>(v) || !(py::isinstance<py::float_>(v) || py::isinstance<py::int_>(v)))
+          throw Error(ErrorKind::kInvalidArgument, "FPGA target field '" + k + "' must be a number, not " +
+                                                       std::string(py::str(py::type::of(v).attr("__name__"))));
+        return v.cast<double>();
+      };
+      FpgaTarget t;
+      std::string changed;
+      if (d.contains("base")) t = fpga_preset(text("base"));
+      for (const auto& item : d) {
+        const std::string k = py::str(item.first);
+        if (k == "base" || k == "name" || k == "description") continue;
+        if (k == "dsp_count") {
+          const double v = number(k);
+          if (!(v >= 1 && v <= 4294967295.0 && v == static_cast<double>(static_cast<uint32_t>(v))))
+            throw Error(ErrorKind::kInvalidArgument, "FPGA target field 'dsp_count' = " + std::string(py::str(item.second)) +
+                                                         " must be a positive whole number of DSP slices");
+          t.dsp_count = static_cast<uint32_t>(v);
+        } else {
+          bool found = false;
+          for (const auto& [name, member] : kNumbers) {
+            if (k != name) continue;
+            t.*member = number(k);
+            found = true;
+          }
+          if (!found)
+            throw Error(ErrorKind::kInvalidArgument, "unknown FPGA target field '" + k + "': valid fields are " + valid);
+        }
+        changed += (changed.empty() ? "" : ", ") + k;
+      }
+      if (d.contains("description")) t.description = text("description");
+      else if (d.contains("base") && !changed.empty()) t.description += " (modified: " + changed + ")";
+      if (d.contains("name")) t.name = text("name");
+      else if (d.contains("base")) t.name += changed.empty() ? "" : " (modified)";
+      else t.name = "user";
+      validate_fpga_target(t);
       return t;
     };
     const auto point_dict = [](const RooflinePoint& p, py::dict d) {
@@ -572,6 +615,7 @@ PYBIND11_MODULE(_core, m) {
       py::dict fd;
       fd["target"] = target_dict(fr.target); fd["workload_ns"] = fr.workload_ns; fd["gpu_kernel_ns"] = fr.gpu_kernel_ns;
       fd["combined_speedup"] = fr.combined_speedup; fd["combined_count"] = fr.combined_count;
+      fd["not_estimated_count"] = fr.not_estimated_count; fd["not_estimated_gpu_ns"] = fr.not_estimated_gpu_ns;
       py::list cands;
       uint32_t rank = 0;
       for (const FpgaCandidate& cd : fr.candidates) {
@@ -579,9 +623,10 @@ PYBIND11_MODULE(_core, m) {
         d["rank"] = ++rank; d["op"] = cd.name; d["module"] = cd.module; d["source"] = in.sources[cd.op_index];
         d["pattern"] = hlo::access_pattern_name(cd.pattern); d["precision"] = precision_name(cd.precision);
         d["executions"] = cd.executions; d["kernel_count"] = cd.kernel_count;
+        d["cost_known"] = cd.cost_known; d["estimate_note"] = cd.estimate_note;
         d["gpu_time_ns"] = cd.gpu_time_ns; d["time_share"] = cd.time_share; d["intensity"] = cd.intensity;
         d["ridge"] = cd.ridge; d["memory_boundness"] = cd.memory_boundness; d["pattern_affinity"] = cd.pattern_affinity;
-        d["working_set_bytes"] = cd.working_set_bytes; d["sram_bytes"] = cd.sram_bytes; d["fits_on_chip"] = cd.fits_on_chip;
+        d["working_set_bytes"] = cd.working_set_bytes; d["sram_bytes"] = cd.sram_bytes; d["fits_on_chip"] = cd.cost_known ? py::object(py::bool_(cd.fits_on_chip)) : py::object(py::none());
         d["onchip_factor"] = cd.onchip_factor; d["host_bytes_per_call"] = cd.host_bytes_per_call;
         d["link_factor"] = cd.link_factor; d["score"] = cd.score; d["flops"] = cd.flops; d["bytes"] = cd.bytes;
         d["card_compute_s"] = cd.card_compute_s; d["card_memory_s"] = cd.card_memory_s;

@@ -2,6 +2,9 @@
 // hand in the comments (and the FPGA cases step by step in docs/fpga-model.md).
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
+
 #include "fpgaprof/analysis/fpga_model.hpp"
 #include "fpgaprof/analysis/roofline.hpp"
 #include "fpgaprof/error.hpp"
@@ -250,4 +253,133 @@ TEST_CASE("FPGA what-if, case B: large stream with data resident on a V80 (docs/
   CHECK(rep.combined_speedup == Approx(20.0 / 11.4461).epsilon(1e-4));
   // Score: share 1, intensity 0.1 (ridge 12.5 -> boundness 0.992), affinity 1, fits, link 1.
   CHECK(b.score == Approx(1.0 * (0.25 + 0.75 * 0.992)).epsilon(1e-4));
+}
+
+TEST_CASE("FPGA what-if: an op with unknown static cost gets no estimate and no share of the combined speedup",
+          "[analysis][fpga]") {
+  // Two ops on the fictional GPU, the workload took 20 ms:
+  //  op0 "stencil_fusion": case B's op (1e8 FLOP, 1e9 B, 32 MB working set), one 2 ms kernel.
+  //  op1 "solver": custom call without a cost rule (cost_known false): its operand/output shapes
+  //      give 4.194304e6 B read + 4.194304e6 B written and no FLOPs; one 10 ms kernel.
+  TraceStore s;
+  s.devices = {device()};
+  s.kernels = {kernel(s, 0, 2000000, 1, kNone32, 1000, s.strings.intern("stencil")),
+               kernel(s, 3000000, 10000000, 2, kNone32, 1000, s.strings.intern("solver_kernel"))};
+  OpCost st;
+  st.name = "stencil_fusion"; st.flops = 1e8; st.bytes_read = 0.6e9; st.bytes_written = 0.4e9;
+  st.working_set_bytes = 32e6; st.pattern = hlo::AccessPattern::kStencil; st.precision = Precision::kFp32;
+  OpCost solver;
+  solver.name = "solver"; solver.bytes_read = 4194304; solver.bytes_written = 4194304;
+  solver.working_set_bytes = 4194304; solver.pattern = hlo::AccessPattern::kLibraryCall;
+  solver.cost_known = false;
+  solver.cost_unknown_reason = "custom call 'my_vendor_solver' has no cost rule";
+  const std::vector<OpCost> ops = {st, solver};
+  const RooflineReport r = analyze_roofline(s, table_ceilings(s.devices[0]), ops, {0, 1});
+
+  SECTION("data resident on a V80") {
+    FpgaOptions o;
+    o.workload_ns = 20e6;
+    o.inputs_cross_link = false;
+    const FpgaReport rep = rank_fpga_candidates(ops, r, fpga_preset("versal-v80"), o);
+    REQUIRE(rep.candidates.size() == 2);
+    // Scored first even though the solver, estimated from its 8.39 MB of operands as if it did
+    // no work, would score (10/12) x (0.25 + 0.75 x 1) x 0.3 x 1 x 1 = 0.25 > the stencil's
+    // (2/12) x (0.25 + 0.75 x 0.992) = 0.16567.
+    const FpgaCandidate& a = rep.candidates[0];
+    const FpgaCandidate& b = rep.candidates[1];
+    CHECK(a.name == "stencil_fusion");
+    CHECK(a.cost_known);
+    CHECK(a.estimate_note.empty());
+    CHECK(a.score == Approx(2.0 / 12.0 * (0.25 + 0.75 * 0.992)).epsilon(1e-4));
+    // Card time as case B: 1436.1 us memory + 10 us launch = 1446.1 us -> 2 ms / 1.4461 ms.
+    CHECK(a.op_speedup == Approx(2e-3 / 1446.1e-6).epsilon(1e-4));                // 1.383x
+    CHECK(a.workload_speedup == Approx(20.0 / (20.0 - 2.0 + 1.4461)).epsilon(1e-4));  // 1.0285x
+    CHECK(b.name == "solver");
+    CHECK_FALSE(b.cost_known);
+    CHECK(b.estimate_note == "not estimated: no FLOP/byte count (custom call 'my_vendor_solver' has no cost rule)");
+    CHECK(b.time_share == Approx(10.0 / 12.0));          // known: it is GPU time
+    CHECK(b.pattern_affinity == Approx(0.3));
+    for (double v : {b.flops, b.bytes, b.intensity, b.memory_boundness, b.working_set_bytes, b.onchip_factor,
+                     b.link_factor, b.score, b.card_compute_s, b.card_memory_s, b.card_latency_s, b.card_time_s,
+                     b.transfer_bytes, b.transfer_s, b.fpga_total_s, b.op_speedup, b.workload_speedup})
+      CHECK(std::isnan(v));
+    // Combined: only the stencil is offloaded: 20 / (20 - 2 + 1.4461) ms.
+    CHECK(rep.combined_count == 1);
+    CHECK(rep.combined_speedup == Approx(20.0 / 19.4461).epsilon(1e-4));
+    CHECK(rep.not_estimated_count == 1);
+    CHECK(rep.not_estimated_gpu_ns == 10e6);
+  }
+  SECTION("the reviewer's case: over PCIe on a U55C the solver alone looked 14.1x faster") {
+    // Without the cost check: card 8388608 / 391e9 = 21.45 us + 10 us launch, transfer
+    // 8388608 / 12.603e9 = 665.6 us + 2 x 5 us -> 707.1 us against 10 ms: 14.1x, and the
+    // workload 20 / (20 - 10 + 0.7071) = 1.87x. Now: no estimate, nothing offloaded. The
+    // stencil over PCIe: 1e9 B / 12.603e9 = 79.3 ms of transfers, slower than the GPU.
+    FpgaOptions o;
+    o.workload_ns = 20e6;
+    const FpgaReport rep = rank_fpga_candidates(ops, r, fpga_preset("alveo-u55c"), o);
+    REQUIRE(rep.candidates.size() == 2);
+    CHECK(rep.candidates[1].name == "solver");
+    CHECK(std::isnan(rep.candidates[1].op_speedup));
+    CHECK(rep.candidates[0].op_speedup < 1.0);
+    CHECK(rep.combined_count == 0);
+    CHECK(rep.combined_speedup == 1.0);
+  }
+  SECTION("two not estimated ops rank after the scored one by GPU time") {
+    std::vector<OpCost> three = {solver, st, solver};
+    three[0].name = "small_solver";
+    s.kernels.push_back(kernel(s, 14000000, 1000000, 3, kNone32, 1000, s.strings.intern("small")));
+    const RooflineReport r3 = analyze_roofline(s, table_ceilings(s.devices[0]), three, {1, 2, 0});
+    const FpgaReport rep = rank_fpga_candidates(three, r3, fpga_preset("versal-v80"), FpgaOptions{});
+    REQUIRE(rep.candidates.size() == 3);
+    CHECK(rep.candidates[0].name == "stencil_fusion");
+    CHECK(rep.candidates[1].name == "solver");        // 10 ms
+    CHECK(rep.candidates[2].name == "small_solver");  // 1 ms
+    CHECK(rep.not_estimated_gpu_ns == 11e6);
+  }
+}
+
+TEST_CASE("FPGA target validation", "[analysis][fpga]") {
+  for (const FpgaTarget& t : fpga_presets()) CHECK_NOTHROW(validate_fpga_target(t));
+  const auto message = [](const FpgaTarget& t) {
+    try {
+      validate_fpga_target(t);
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::kInvalidArgument);
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  FpgaTarget empty;
+  empty.name = "user";
+  // Zero bandwidth would make memory time free: rejected, naming the field and the presets.
+  const std::string m = message(empty);
+  CHECK(m.find("hbm_bytes_per_s") != std::string::npos);
+  CHECK(m.find("alveo-u55c") != std::string::npos);
+  FpgaTarget t = fpga_preset("alveo-u55c");
+  t.hbm_bytes_per_s = -1;
+  CHECK(message(t).find("hbm_bytes_per_s = -1") != std::string::npos);
+  t = fpga_preset("alveo-u55c");
+  t.clock_hz = std::numeric_limits<double>::quiet_NaN();
+  CHECK(message(t).find("clock_hz") != std::string::npos);
+  t = fpga_preset("alveo-u55c");
+  t.link_efficiency = 1.5;
+  CHECK(message(t).find("link_efficiency") != std::string::npos);
+  t = fpga_preset("alveo-u55c");
+  t.link_bytes_per_s = std::numeric_limits<double>::infinity();
+  CHECK(message(t).find("link_bytes_per_s") != std::string::npos);
+  t = fpga_preset("alveo-u55c");
+  t.dsps_per_fma_fp64 = t.dsps_per_fma_fp32 = t.dsps_per_fma_fp16 = 0;
+  CHECK(message(t).find("dsps_per_fma") != std::string::npos);
+  t = fpga_preset("alveo-u55c");
+  t.dsps_per_fma_fp64 = 0;  // no fp64 on this card: allowed
+  CHECK(message(t) == "accepted");
+  t.call_latency_s = -1e-6;
+  CHECK(message(t).find("call_latency_s") != std::string::npos);
+  t = fpga_preset("alveo-u55c");
+  t.name.clear();
+  CHECK(message(t).find("name") != std::string::npos);
+  // The model itself refuses a bad target.
+  Fixture f;
+  const RooflineReport r = analyze_roofline(f.store, table_ceilings(f.store.devices[0]), f.ops, f.op_of_kernel);
+  CHECK_THROWS_AS(rank_fpga_candidates(f.ops, r, empty, FpgaOptions{}), Error);
 }

@@ -1,6 +1,9 @@
 #include "fpgaprof/analysis/fpga_model.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
 
 #include "fpgaprof/error.hpp"
 
@@ -72,13 +75,55 @@ const std::vector<FpgaTarget>& fpga_presets() {
   return presets;
 }
 
+std::string fpga_preset_names() {
+  std::string names;
+  for (const FpgaTarget& t : fpga_presets()) names += (names.empty() ? "" : ", ") + t.name;
+  return names;
+}
+
 const FpgaTarget& fpga_preset(const std::string& name) {
   for (const FpgaTarget& t : fpga_presets())
     if (t.name == name) return t;
-  std::string names;
-  for (const FpgaTarget& t : fpga_presets()) names += (names.empty() ? "" : ", ") + t.name;
-  throw Error(ErrorKind::kInvalidArgument, "unknown FPGA target '" + name + "': use one of " + names +
-                                               " or pass your own FpgaTarget");
+  throw Error(ErrorKind::kInvalidArgument, "unknown FPGA target '" + name + "': use one of " +
+                                               fpga_preset_names() + " or pass your own FpgaTarget");
+}
+
+void validate_fpga_target(const FpgaTarget& t) {
+  const std::string who = "FPGA target '" + t.name + "': ";
+  const std::string fix = "; set it, or start from a preset (base=one of " + fpga_preset_names() + ")";
+  const auto fail = [&](const char* field, double v, const char* rule) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%g", v);
+    throw Error(ErrorKind::kInvalidArgument, who + field + " = " + value + " " + rule + fix);
+  };
+  if (t.name.empty())
+    throw Error(ErrorKind::kInvalidArgument, "FPGA target without a name: give it one (name=\"my-card\")");
+  const auto positive = [&](const char* field, double v, const char* what) {
+    if (!(std::isfinite(v) && v > 0)) fail(field, v, what);
+  };
+  const auto share = [&](const char* field, double v) {
+    if (!(std::isfinite(v) && v > 0 && v <= 1)) fail(field, v, "must be a share in (0, 1]");
+  };
+  const auto non_negative = [&](const char* field, double v, const char* what) {
+    if (!(std::isfinite(v) && v >= 0)) fail(field, v, what);
+  };
+  positive("hbm_bytes_per_s", t.hbm_bytes_per_s, "must be the card's off-chip memory peak in bytes/s (> 0)");
+  share("hbm_efficiency", t.hbm_efficiency);
+  positive("sram_bytes", t.sram_bytes, "must be the card's on-chip RAM in bytes (> 0)");
+  positive("dsp_count", static_cast<double>(t.dsp_count), "must be the card's DSP slice count (> 0)");
+  positive("clock_hz", t.clock_hz, "must be the kernel clock in Hz (> 0)");
+  share("dsp_utilization", t.dsp_utilization);
+  non_negative("dsps_per_fma_fp64", t.dsps_per_fma_fp64, "must be >= 0 (0: no fp64)");
+  non_negative("dsps_per_fma_fp32", t.dsps_per_fma_fp32, "must be >= 0 (0: no fp32)");
+  non_negative("dsps_per_fma_fp16", t.dsps_per_fma_fp16, "must be >= 0 (0: no fp16)");
+  if (t.dsps_per_fma_fp64 <= 0 && t.dsps_per_fma_fp32 <= 0 && t.dsps_per_fma_fp16 <= 0)
+    throw Error(ErrorKind::kInvalidArgument,
+                who + "dsps_per_fma_fp64/fp32/fp16 are all 0, so the card computes nothing; give the DSP "
+                      "slices one FMA of at least one precision needs" + fix);
+  positive("link_bytes_per_s", t.link_bytes_per_s, "must be the host link's one-direction peak in bytes/s (> 0)");
+  share("link_efficiency", t.link_efficiency);
+  non_negative("call_latency_s", t.call_latency_s, "must be a time in seconds (>= 0)");
+  non_negative("transfer_latency_s", t.transfer_latency_s, "must be a time in seconds (>= 0)");
 }
 
 double pattern_affinity(hlo::AccessPattern p) {
@@ -108,6 +153,8 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
                                                  " were given: pass the ops analyze_roofline used");
   if (!host_bytes_per_op.empty() && host_bytes_per_op.size() != ops.size())
     throw Error(ErrorKind::kInvalidArgument, "host_bytes_per_op needs one entry per op (or none)");
+  validate_fpga_target(target);
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   FpgaReport report;
   report.target = target;
   report.gpu_kernel_ns = static_cast<double>(roofline.trace.time_ns);
@@ -132,18 +179,35 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
     c.gpu_time_ns = static_cast<double>(rp.time_ns);
     c.time_share = report.gpu_kernel_ns > 0 ? c.gpu_time_ns / report.gpu_kernel_ns : 0.0;
     if (c.time_share < options.min_time_share) continue;
+    c.cost_known = op.cost_known;
+    c.ridge = rp.ridge_flops_per_byte;
+    c.pattern_affinity = pattern_affinity(op.pattern);
+    c.sram_bytes = target.sram_bytes;
     const double exec = static_cast<double>(c.executions);
+    c.host_bytes_per_call = host_bytes_per_op.empty() || exec <= 0 ? 0.0 : host_bytes_per_op[o] / exec;
+    if (!op.cost_known) {
+      // Without FLOPs and bytes the card time, the transfers and every factor built on them
+      // would be invented (a custom call's operand bytes alone made a 10 ms solver look 14x
+      // faster on the card): not estimated, and kept out of the combined speedup.
+      c.estimate_note = "not estimated: no FLOP/byte count (" +
+                        (op.cost_unknown_reason.empty() ? std::string("static cost unknown") : op.cost_unknown_reason) +
+                        ")";
+      c.flops = c.bytes = c.intensity = c.memory_boundness = kNaN;
+      c.working_set_bytes = c.onchip_factor = c.link_factor = c.score = kNaN;
+      c.card_compute_s = c.card_memory_s = c.card_latency_s = c.card_time_s = kNaN;
+      c.transfer_bytes = c.transfer_s = c.fpga_total_s = c.op_speedup = c.workload_speedup = kNaN;
+      report.not_estimated_count += 1;
+      report.not_estimated_gpu_ns += c.gpu_time_ns;
+      report.candidates.push_back(std::move(c));
+      continue;
+    }
     c.flops = op.flops * exec;
     c.bytes = op.bytes() * exec;
     c.intensity = op.bytes() > 0 ? op.flops / op.bytes() : 0.0;
-    c.ridge = rp.ridge_flops_per_byte;
     c.memory_boundness = c.ridge > 0 ? std::clamp(1.0 - c.intensity / c.ridge, 0.0, 1.0) : 0.5;
-    c.pattern_affinity = pattern_affinity(op.pattern);
     c.working_set_bytes = op.working_set_bytes;
-    c.sram_bytes = target.sram_bytes;
     c.fits_on_chip = op.working_set_bytes <= target.sram_bytes;
     c.onchip_factor = c.fits_on_chip ? 1.0 : 0.5 + 0.5 * target.sram_bytes / op.working_set_bytes;
-    c.host_bytes_per_call = host_bytes_per_op.empty() || exec <= 0 ? 0.0 : host_bytes_per_op[o] / exec;
 
     // Card roofline: the slower of compute and HBM streaming, plus a launch per execution.
     const double card_flops = target.flops_per_s(op.precision);
@@ -168,14 +232,20 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
       c.score = 0;
       c.op_speedup = 0;
       c.workload_speedup = 1.0;
+      c.estimate_note = std::string("the card has no DSP mapping for ") + precision_name(op.precision) +
+                        " (dsps_per_fma is 0): not offloadable";
     }
     report.candidates.push_back(std::move(c));
   }
+  // Scored ops by score; the not estimated ones (NaN score: no strict order) after them by GPU time.
   std::stable_sort(report.candidates.begin(), report.candidates.end(),
-                   [](const FpgaCandidate& a, const FpgaCandidate& b) { return a.score > b.score; });
+                   [](const FpgaCandidate& a, const FpgaCandidate& b) {
+                     if (a.cost_known != b.cost_known) return a.cost_known;
+                     return a.cost_known ? a.score > b.score : a.gpu_time_ns > b.gpu_time_ns;
+                   });
   double saved_s = 0;
   for (const FpgaCandidate& c : report.candidates) {
-    if (c.op_speedup > 1.0) {
+    if (c.cost_known && c.op_speedup > 1.0) {
       saved_s += c.gpu_time_ns * 1e-9 - c.fpga_total_s;
       report.combined_count += 1;
     }

@@ -46,8 +46,15 @@ OpInputs op_inputs(const TraceStore& store, const AttributionResult& attribution
       if (const hlo::Instruction* ins = modules[st.module_index].find_instruction(st.hlo_op)) {
         c.precision = precision_for(element_type(ins->shape), c.pattern != hlo::AccessPattern::kUnknown ? c.pattern : ins->pattern);
         if (ins->cost.working_set_bytes > 0) c.working_set_bytes = ins->cost.working_set_bytes;
+        if (ins->cost.unknown)
+          c.cost_unknown_reason = !ins->custom_call_target.empty()
+                                      ? "custom call '" + ins->custom_call_target + "' has no cost rule"
+                                      : "it calls a custom call without a cost rule";
       }
     }
+    if (!c.cost_known && c.cost_unknown_reason.empty())
+      c.cost_unknown_reason = st.has_cost ? "the cost model has no rule for it"
+                                          : "the HLO of module '" + st.module_name + "' was not captured or not parsed";
     in.ops.push_back(std::move(c));
     in.sources.push_back(st.source_file.empty() ? std::string()
                                                 : st.source_file + ":" + std::to_string(st.source_line));

@@ -16,6 +16,8 @@ namespace fpgaprof::analysis {
 
 // One FPGA card. Compute rate per precision = dsp_count x dsp_utilization / dsps_per_fma x 2 x
 // clock_hz; memory = hbm_bytes_per_s x hbm_efficiency; link = link_bytes_per_s x link_efficiency.
+// A default-constructed target is not valid (no bandwidths): start from a preset or fill every
+// rate; validate_fpga_target states the rules.
 struct FpgaTarget {
   std::string name;                      // "alveo-u55c"
   std::string description;
@@ -44,6 +46,15 @@ struct FpgaTarget {
 const std::vector<FpgaTarget>& fpga_presets();
 // Throws Error(kInvalidArgument) naming the presets when `name` is unknown.
 const FpgaTarget& fpga_preset(const std::string& name);
+// The presets' names, comma-separated ("alveo-u55c, alveo-u280, versal-v80").
+std::string fpga_preset_names();
+
+// Throws Error(kInvalidArgument) naming the first bad field and the fix when `t` cannot be
+// modelled: a non-empty name; hbm_bytes_per_s, sram_bytes, dsp_count, clock_hz and
+// link_bytes_per_s positive and finite; hbm_efficiency, dsp_utilization and link_efficiency in
+// (0, 1]; dsps_per_fma_* finite and >= 0 (0: the card does not run that precision), at least
+// one of them > 0; call_latency_s and transfer_latency_s finite and >= 0.
+void validate_fpga_target(const FpgaTarget& t);
 
 struct FpgaOptions {
   // true: each execution's inputs and outputs cross the host link (the rest of the program
@@ -55,6 +66,10 @@ struct FpgaOptions {
 };
 
 // One candidate with every input of its score and every intermediate of its what-if.
+// Ops whose static cost is unknown (OpCost::cost_known false: a custom call without a cost rule,
+// or HLO that was not captured) get no estimate: every field derived from FLOPs or bytes (flops,
+// bytes, intensity, memory_boundness, working set and on-chip factor, link_factor, score and the
+// whole what-if) is NaN, `estimate_note` says why, and they rank after every scored op.
 struct FpgaCandidate {
   uint32_t op_index = 0;
   std::string name;
@@ -63,6 +78,8 @@ struct FpgaCandidate {
   Precision precision = Precision::kFp32;
   uint64_t executions = 0;
   uint64_t kernel_count = 0;
+  bool cost_known = true;                // OpCost::cost_known
+  std::string estimate_note;             // empty, or why the score / what-if is not estimated
   // score inputs
   double gpu_time_ns = 0;
   double time_share = 0;                 // gpu_time / all kernels' time
@@ -88,12 +105,16 @@ struct FpgaCandidate {
 
 struct FpgaReport {
   FpgaTarget target;
-  std::vector<FpgaCandidate> candidates; // ranked by score, best first
+  std::vector<FpgaCandidate> candidates; // ranked by score, best first; not estimated ones last
   double workload_ns = 0;
   double gpu_kernel_ns = 0;
-  // Every candidate with op_speedup > 1 offloaded together (their savings add).
+  // Every estimated candidate with op_speedup > 1 offloaded together (their savings add).
   double combined_speedup = 1.0;
   uint32_t combined_count = 0;
+  // Candidates without an estimate (unknown static cost) and their GPU time: not in the
+  // combined speedup, which therefore covers only the rest of the GPU time.
+  uint32_t not_estimated_count = 0;
+  double not_estimated_gpu_ns = 0;
 };
 
 // Pattern affinity used in the score (documented table).
@@ -101,6 +122,7 @@ double pattern_affinity(hlo::AccessPattern p);
 
 // `ops` and `roofline` as given to / returned by analyze_roofline (same order);
 // `host_bytes_per_op`: empty or, per op, HtoD+DtoH bytes attributed to it over the trace.
+// Throws Error(kInvalidArgument) on mismatched sizes or a target validate_fpga_target rejects.
 FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineReport& roofline,
                                 const FpgaTarget& target, const FpgaOptions& options,
                                 const std::vector<double>& host_bytes_per_op = {});

@@ -30,7 +30,8 @@ struct OpCost {
   double working_set_bytes = 0;
   hlo::AccessPattern pattern = hlo::AccessPattern::kUnknown;
   Precision precision = Precision::kFp32;
-  bool cost_known = true;               // false: custom call without a cost rule
+  bool cost_known = true;               // false: custom call without a cost rule, or no HLO
+  std::string cost_unknown_reason;      // why cost_known is false ("custom call 'x' has no cost rule")
   // Times the op ran in the trace; 0: derived (distinct NVTX thunk ranges among its kernels,
   // else its kernel count).
   uint64_t executions = 0;
