@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from fpgaprof import _core
 from fpgaprof._atomic import write_text_atomic
+from fpgaprof.errors import InvalidArgumentError
 from fpgaprof.roofline import Table, analyze, _store_of
 
 __all__ = ["FpgaTarget", "presets", "target_spec", "fpga_candidates", "export_hlo", "hlo_module_for_op"]
@@ -22,9 +23,11 @@ __all__ = ["FpgaTarget", "presets", "target_spec", "fpga_candidates", "export_hl
 class FpgaTarget:
     """A user FPGA card. Compute per precision = dsp_count x dsp_utilization / dsps_per_fma x 2 x
     clock_hz; memory = hbm_bytes_per_s x hbm_efficiency; link = link_bytes_per_s x
-    link_efficiency. ``base`` starts from a preset and overrides the fields given."""
+    link_efficiency. ``base`` starts from a preset and overrides the fields given; the name is
+    then the preset's with " (modified)" unless ``name`` is given. Without ``base`` every rate
+    is required. Bad values raise fpgaprof.InvalidArgumentError naming the field."""
 
-    name: str = "user"
+    name: str | None = None
     base: str | None = None
     hbm_bytes_per_s: float | None = None
     hbm_efficiency: float | None = None
@@ -48,27 +51,37 @@ def presets() -> list[dict]:
 
 
 def target_spec(target: str | Mapping | FpgaTarget) -> str | dict:
-    """A preset name, or a dict the core accepts (None fields dropped)."""
+    """A preset name, or a dict the core accepts (None fields dropped). An unknown preset name
+    or a value of another type raises InvalidArgumentError; the core checks the dict's fields."""
     if isinstance(target, str):
         names = [p["name"] for p in presets()]
         if target not in names:
-            raise ValueError(f"unknown FPGA target {target!r}: use one of {', '.join(names)} "
-                             "or pass fpgaprof.fpga.FpgaTarget(...)")
+            raise InvalidArgumentError(f"unknown FPGA target {target!r}: use one of {', '.join(names)} "
+                                       "or pass fpgaprof.fpga.FpgaTarget(...)")
         return target
-    if dataclasses.is_dataclass(target):
+    if dataclasses.is_dataclass(target) and not isinstance(target, type):
         target = dataclasses.asdict(target)
-    return {k: v for k, v in dict(target).items() if v is not None}
+    if not isinstance(target, Mapping):
+        raise InvalidArgumentError(f"target={target!r}: pass a preset name ({', '.join(p['name'] for p in presets())}), "
+                                   "a fpgaprof.fpga.FpgaTarget or a dict of its fields")
+    return {str(k): v for k, v in dict(target).items() if v is not None}
 
 
 def fpga_candidates(prof: Any, target: str | Mapping | FpgaTarget = "alveo-u55c", *,
                     inputs_cross_link: bool = True, workload_s: float | None = None,
                     **kwargs: Any) -> Table:
     """HLO ops ranked by FPGA offload score, best first. Columns: rank, op, module, source,
-    pattern, precision, executions, gpu_time_ns, time_share, intensity, ridge,
-    memory_boundness, pattern_affinity, working_set_bytes, sram_bytes, fits_on_chip,
-    onchip_factor, host_bytes_per_call, link_factor, score, and the what-if: card_compute_s,
-    card_memory_s, card_latency_s, card_time_s, transfer_bytes, transfer_s, fpga_total_s,
-    op_speedup, workload_speedup. ``Table.meta`` holds the target and the combined speedup."""
+    pattern, precision, executions, cost_known, estimate_note, gpu_time_ns, time_share,
+    intensity, ridge, memory_boundness, pattern_affinity, working_set_bytes, sram_bytes,
+    fits_on_chip, onchip_factor, host_bytes_per_call, link_factor, score, and the what-if:
+    card_compute_s, card_memory_s, card_latency_s, card_time_s, transfer_bytes, transfer_s,
+    fpga_total_s, op_speedup, workload_speedup.
+
+    Ops whose static cost is unknown (``cost_known`` False: a custom call the cost model has no
+    rule for) are not estimated: every field built on FLOPs or bytes is NaN (``fits_on_chip``
+    None), ``estimate_note`` says why, they come after the scored ops and stay out of the
+    combined speedup. ``Table.meta`` holds the target, the combined speedup and
+    ``not_estimated_count`` / ``not_estimated_gpu_ns``."""
     res = analyze(prof, target=target, inputs_cross_link=inputs_cross_link, workload_s=workload_s, **kwargs)
     f = res["fpga"]
     t = Table(f["candidates"])
@@ -79,92 +92,68 @@ def fpga_candidates(prof: Any, target: str | Mapping | FpgaTarget = "alveo-u55c"
 # --- HLO export --------------------------------------------------------------------------
 
 _HEADER = re.compile(r"^\s*(ENTRY\s+)?%?([\w.\-]+)\s*\(.*\)\s*->\s*.*\{\s*$")
-_CALLS = re.compile(r"\b(?:calls|to_apply|body|condition|branch_computations|called_computations)="
-                    r"\{?([^,}\s][^}]*?)\}?(?=,\s*\w+=|\s*$|,\s*metadata)")
-_NAME = re.compile(r"%?([\w.\-]+)")
+_INSTRUCTION = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*")
+_CONTROL_PREDECESSORS = re.compile(r",\s*control-predecessors=\{[^}]*\}")
 
 
-def _split_computations(text: str) -> tuple[dict[str, str], str | None]:
+def _split_computations(text: str) -> dict[str, str]:
+    """Computation name -> its text (header line to closing brace), as XLA prints them."""
     comps: dict[str, str] = {}
-    entry = None
     cur: list[str] | None = None
-    name = None
+    name = ""
     for line in text.splitlines():
         if cur is None:
             m = _HEADER.match(line)
             if m:
                 name = m.group(2)
-                if m.group(1):
-                    entry = name
                 cur = [line]
         else:
             cur.append(line)
             if line.strip() == "}":
-                comps[name] = "\n".join(cur)  # type: ignore[index]
+                comps[name] = "\n".join(cur)
                 cur = None
-    return comps, entry
+    return comps
 
 
-def _called(body: str) -> list[str]:
-    out = []
-    for line in body.splitlines()[1:]:
-        for m in _CALLS.finditer(line):
-            for part in m.group(1).split(","):
-                n = _NAME.search(part.strip())
-                if n:
-                    out.append(n.group(1))
-    return out
-
-
-def _instruction_line(body: str, op: str) -> str | None:
-    pat = re.compile(r"^\s*(ROOT\s+)?%?" + re.escape(op) + r"\s*=\s*(.*)$")
-    for line in body.splitlines():
-        m = pat.match(line)
-        if m:
-            return m.group(2)
-    return None
-
-
-def hlo_module_for_op(module_text: str, op: str) -> str:
-    """A standalone HLO module computing one instruction of ``module_text``: a fusion's fused
-    computation becomes the entry (its parameters kept); any other instruction gets an entry
-    whose parameters are its operands. Called computations are copied along. Raises
-    ValueError when ``op`` is not in the module."""
-    comps, entry = _split_computations(module_text)
-    line = None
-    for body in comps.values():
-        line = _instruction_line(body, op)
-        if line is not None:
+def _preamble(text: str) -> list[str]:
+    """The lines between the HloModule line and the first computation: newer XLA's stack-frame
+    tables (FileNames, FunctionNames, FileLocations, StackFrames) that metadata's
+    stack_frame_id refers to; copied so the exported module keeps its source lines."""
+    lines = text.splitlines()
+    out: list[str] = []
+    for line in lines[1:]:
+        if _HEADER.match(line):
             break
-    if line is None:
-        raise ValueError(f"instruction {op!r} is not in the module: pass an HLO op name from prof.ops")
-    needed: list[str] = []
-    root_comp = None
-    m = re.search(r"\bfusion\(", line)
-    calls = re.search(r"\bcalls=%?([\w.\-]+)", line)
-    if m and calls:
-        root_comp = calls.group(1)
-        stack = [root_comp]
-    else:
-        stack = list(_called(" \n" + line))
-    while stack:
-        c = stack.pop()
-        if c in needed or c not in comps:
-            continue
-        needed.append(c)
-        stack.extend(_called(comps[c]))
-    parts = [f"HloModule {re.sub(r'[^A-Za-z0-9_.-]', '_', op)}_export", ""]
-    for c in reversed(needed):
-        if c == root_comp:
-            continue
-        parts += [comps[c].replace("ENTRY ", "", 1) if c == entry else comps[c], ""]
-    if root_comp is not None:
-        body = comps[root_comp]
-        first, rest = body.split("\n", 1)
-        parts.append("ENTRY " + first.lstrip() + "\n" + rest)
-    else:
-        parts.append(_entry_for_instruction(line, op))
-    return "\n".join(parts) + "\n"
+        out.append(line)
+    while out and not out[-1].strip():
+        out.pop()
+    while out and not out[0].strip():
+        out.pop(0)
+    return out + [""] if out else []
+
+
+def _balanced_end(s: str, start: int) -> int:
+    """Index just past the bracket group opening at s[start] ("(", "[" or "{")."""
+    depth = 0
+    quoted = False
+    i = start
+    while i < len(s):
+        ch = s[i]
+        if quoted:
+            if ch == "\\":
+                i += 1
+            elif ch == '"':
+                quoted = False
+        elif ch == '"':
+            quoted = True
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    raise InvalidArgumentError(f"unbalanced brackets in HLO text: {s[start:start + 120]!r}")
 
 
 def _split_top(s: str) -> list[str]:
@@ -184,40 +173,164 @@ def _split_top(s: str) -> list[str]:
     return out
 
 
-def _entry_for_instruction(line: str, op: str) -> str:
-    # line: "<shape> opcode(<typed operands>), attrs..." as XLA prints it (operands with shapes).
-    m = re.match(r"^(.*?)\s+([\w\-]+)\((.*?)\)(.*)$", line)
+def _instruction_parts(text: str) -> tuple[str, str, str, str]:
+    """(shape, opcode, operand list, attributes) of "%name = shape opcode(operands), attrs"."""
+    m = _INSTRUCTION.match(text)
     if not m:
-        raise ValueError(f"cannot read the instruction {op!r}: {line[:120]}")
-    shape, opcode, operands, tail = m.groups()
-    params, args = [], []
-    for i, operand in enumerate(_split_top(operands)):
-        om = re.match(r"^(.*\S)\s+%?([\w.\-]+)$", operand)
-        if not om:
-            raise ValueError(f"operand {operand!r} of {op!r} has no shape: cannot build parameters")
-        params.append((f"p{i}", om.group(1)))
-        args.append(f"%p{i}")
-    sig = ", ".join(f"p{i}: {s}" for i, (_, s) in enumerate(params))
-    body = [f"  %p{i} = {s} parameter({i})" for i, (_, s) in enumerate(params)]
-    body.append(f"  ROOT %{op} = {shape} {opcode}({', '.join(args)}){tail}")
-    return f"ENTRY %main ({sig}) -> {shape} {{\n" + "\n".join(body) + "\n}"
+        raise InvalidArgumentError(f"cannot read the HLO instruction {text[:120]!r}")
+    rest = text[m.end():]
+    if rest.startswith("("):
+        end = _balanced_end(rest, 0)
+    else:
+        end = len(rest.split(None, 1)[0])
+    shape, rest = rest[:end], rest[end:].lstrip()
+    om = re.match(r"[\w\-]+", rest)
+    if not om or om.end() >= len(rest) or rest[om.end()] != "(":
+        raise InvalidArgumentError(f"cannot read the HLO instruction {text[:120]!r}")
+    close = _balanced_end(rest, om.end())
+    return shape, om.group(0), rest[om.end() + 1:close - 1], rest[close:]
 
 
-def export_hlo(prof: Any, op: str, path: str | os.PathLike, module: str | None = None) -> str:
-    """Writes the HLO of op ``op`` (from the trace's optimized modules; ``module`` picks one when
-    several hold that name) as a standalone module to ``path`` (atomically) and returns the text."""
+def _instruction_texts(module_text: str, mod: Any) -> dict[tuple[int, str], str]:
+    """(computation index, instruction name) -> its full text (attribute lines continued on the
+    following lines joined), located by the parser's line numbers."""
+    lines = module_text.splitlines()
+    out: dict[tuple[int, str], str] = {}
+    for ci, comp in enumerate(mod.computations):
+        for ins in comp.instructions:
+            k = ins.line - 1
+            if not (0 <= k < len(lines)) or not _INSTRUCTION.match(lines[k]):
+                continue
+            parts = [lines[k].strip()]
+            j = k + 1
+            while j < len(lines) and lines[j].strip() != "}" and not _INSTRUCTION.match(lines[j]) \
+                    and not _HEADER.match(lines[j]):
+                parts.append(lines[j].strip())
+                j += 1
+            out[(ci, ins.name)] = " ".join(parts)
+    return out
+
+
+def hlo_module_for_op(module_text: str, op: str) -> str:
+    """A standalone HLO module computing one instruction of ``module_text`` (XLA's optimized
+    HLO, any version): a fusion's fused computation becomes the ENTRY (its parameters kept); any
+    other instruction gets an ENTRY whose parameters are its operands, each with the shape of
+    the instruction that produced it. Every computation it calls (loop body and condition,
+    reducers, comparators, nested fusions) is copied along, transitively. Raises
+    InvalidArgumentError when ``op`` is not in the module or cannot stand alone."""
+    mod = _core.hlo.analyze(module_text)
+    hits = [(ci, ins) for ci, c in enumerate(mod.computations) for ins in c.instructions if ins.name == op]
+    if not hits:
+        raise InvalidArgumentError(f"instruction {op!r} is not in the module: pass an HLO op name from prof.ops")
+    ci, ins = hits[0]
+    comp = mod.computations[ci]
+    if ins.opcode == "parameter":
+        raise InvalidArgumentError(f"{op!r} is a parameter of computation {comp.name!r}: export an "
+                                   "instruction that computes something")
+    comp_index = {c.name: i for i, c in enumerate(mod.computations)}
+    texts = _split_computations(module_text)
+    root_comp = ins.called_computations[0] if ins.opcode == "fusion" and ins.called_computations else None
+    needed: set[str] = set()
+    stack = [root_comp] if root_comp else list(ins.called_computations)
+    while stack:
+        c = stack.pop()
+        if c in needed:
+            continue
+        if c not in comp_index or c not in texts:
+            raise InvalidArgumentError(f"{op!r} calls computation {c!r}, which is not in the module text")
+        needed.add(c)
+        for i in mod.computations[comp_index[c]].instructions:
+            stack.extend(i.called_computations)
+    # XLA prints callees before their callers: keep the module's order.
+    ordered = sorted((c for c in needed if c != root_comp), key=comp_index.__getitem__)
+    parts = [f"HloModule {re.sub(r'[^A-Za-z0-9_.-]', '_', op)}_export", ""] + _preamble(module_text)
+    for c in ordered:
+        parts += [re.sub(r"^(\s*)ENTRY\s+", r"\1", texts[c], count=1), ""]
+    if root_comp is not None:
+        first, rest = texts[root_comp].split("\n", 1)
+        parts.append("ENTRY " + re.sub(r"^\s*(ENTRY\s+)?", "", first) + "\n" + rest)
+    else:
+        taken = set(needed) | {i.name for c in needed for i in mod.computations[comp_index[c]].instructions}
+        parts.append(_entry_for_instruction(module_text, mod, ci, ins, taken))
+    return "\n".join(parts) + "\n"
+
+
+def _entry_for_instruction(module_text: str, mod: Any, ci: int, ins: Any, taken: set[str]) -> str:
+    # XLA prints operands with their shapes ("add(f32[4]{0} %a, ...)") in older versions and
+    # without ("add(%a, %b)", "add(a, b)") in current ones: each parameter takes the shape of
+    # the operand's producer in the same computation, printed as XLA printed it.
+    texts = _instruction_texts(module_text, mod)
+    op = ins.name
+    line = texts.get((ci, op))
+    if line is None:
+        raise InvalidArgumentError(f"cannot find the text of instruction {op!r} in the module")
+    shape, opcode, operand_text, tail = _instruction_parts(line)
+    operands = list(ins.operands)
+    items = _split_top(operand_text)
+    if operands and len(items) != len(operands):
+        raise InvalidArgumentError(f"cannot match the operands of {op!r} ({operand_text[:120]!r}) to "
+                                   f"{len(operands)} parsed operands")
+
+    def fresh(base: str) -> str:
+        name, k = base, 0
+        while name in taken or name == op:
+            k += 1
+            name = f"{base}_{k}"
+        taken.add(name)
+        return name
+
+    params: list[tuple[str, str]] = []
+    for k, (name, item) in enumerate(zip(operands, items)):
+        producer = texts.get((ci, name))
+        if producer is not None:
+            pshape = _instruction_parts(producer)[0]
+        else:
+            im = re.match(r"^(.*\S)\s+%?[\w.\-]+$", item)
+            if not im:
+                raise InvalidArgumentError(f"operand {name!r} of {op!r} has no producer in computation "
+                                           f"{mod.computations[ci].name!r} and no printed shape")
+            pshape = im.group(1)
+        params.append((fresh(f"p{k}"), pshape))
+    args = ", ".join(f"%{n}" for n, _ in params) if operands else operand_text
+    entry = fresh("main")
+    sig = ", ".join(f"{n}: {s}" for n, s in params)
+    body = [f"  %{n} = {s} parameter({k})" for k, (n, s) in enumerate(params)]
+    body.append(f"  ROOT %{op} = {shape} {opcode}({args}){_CONTROL_PREDECESSORS.sub('', tail)}")
+    return f"ENTRY %{entry} ({sig}) -> {shape} {{\n" + "\n".join(body) + "\n}"
+
+
+def _holds_instruction(text: str, op: str) -> bool:
+    return re.search(r"^\s*(?:ROOT\s+)?%?" + re.escape(op) + r"\s*=", text, re.M) is not None
+
+
+def export_hlo(prof: Any, op: str, path: str | os.PathLike, module: str | int | None = None) -> str:
+    """Writes the HLO of op ``op`` (from the trace's optimized modules) as a standalone module to
+    ``path`` (atomically) and returns the text. When several different modules hold an
+    instruction of that name, ``module`` (a module name or program id) picks one; without it
+    that raises InvalidArgumentError listing them."""
     texts = _core.analysis.hlo_module_texts(_store_of(prof))
     if not texts:
-        raise ValueError("this trace holds no HLO modules: trace a jitted JAX function (XLA dump enabled)")
-    last: Exception | None = None
-    for name, _pid, text in texts:
-        if module is not None and name != module:
-            continue
-        try:
-            out = hlo_module_for_op(text, op)
-        except ValueError as e:
-            last = e
-            continue
-        write_text_atomic(path, out)
-        return out
-    raise ValueError(f"op {op!r} not found in the trace's HLO modules" + (f" ({last})" if last else ""))
+        raise InvalidArgumentError("this trace holds no HLO modules: trace a jitted JAX function "
+                                   "(fpgaprof enables the XLA dump)")
+    names = sorted({name for name, _pid, _t in texts})
+    if module is not None:
+        chosen = [t for t in texts if t[0] == module or str(t[1]) == str(module)]
+        if not chosen:
+            raise InvalidArgumentError(f"module={module!r} is not in the trace: use one of {', '.join(names)} "
+                                       "or a program id")
+    else:
+        chosen = list(texts)
+    holders = [t for t in chosen if _holds_instruction(t[2], op)]
+    if not holders:
+        where = f"module {module!r}" if module is not None else "the trace's HLO modules"
+        raise InvalidArgumentError(f"op {op!r} is not in {where}: pass an HLO op name from prof.ops")
+    outs: dict[str, list[str]] = {}
+    for name, pid, text in holders:
+        outs.setdefault(hlo_module_for_op(text, op), []).append(f"{name} (program id {pid})")
+    if len(outs) > 1:
+        listed = "; ".join(", ".join(v) for v in outs.values())
+        raise InvalidArgumentError(f"op {op!r} is in {len(outs)} different modules ({listed}): pass "
+                                   "module=<name or program id>")
+    out = next(iter(outs))
+    write_text_atomic(path, out)
+    return out

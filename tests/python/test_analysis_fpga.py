@@ -48,7 +48,7 @@ def test_presets_derivation():
     # 9024 DSP x 0.7 / 5 per FMA x 2 x 300 MHz
     assert p["alveo-u55c"]["fp32_flops_per_s"] == pytest.approx(9024 * 0.7 / 5 * 2 * 300e6)
     assert p["alveo-u55c"]["hbm_bytes_per_s"] == 460e9
-    with pytest.raises(ValueError):
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="alveo-u55c, alveo-u280, versal-v80"):
         fpga.target_spec("no-such-card")
 
 
@@ -193,3 +193,249 @@ def test_calibrate_without_gpu_and_cache(tmp_path, monkeypatch):
     assert ceil["flops_source"]["fp64"] == "table"
     assert json.load(open(p))["dram_bytes_per_s"] == 5e11
     assert not math.isnan(ceil["dram_bytes_per_s"])
+
+
+# --- ops without a static cost (a custom call the cost model has no rule for) ---------------
+
+SOLVER_HLO = """HloModule jit_solve
+
+ENTRY %main (a: f32[1024,1024], b: f32[1024]) -> f32[1024,1024] {
+  %a = f32[1024,1024]{1,0} parameter(0)
+  %b = f32[1024]{0} parameter(1)
+  ROOT %solve.1 = f32[1024,1024]{1,0} custom-call(%a, %b), custom_call_target="my_vendor_solver"
+}
+"""
+
+
+def _solver_store():
+    # The reviewer's case: a 10 ms custom call with no cost rule (its operands and output are
+    # 8.39 MB) next to a known fusion of 30 us; the program took 20 ms.
+    return _core.analysis._store_from_lists({
+        "devices": [DEVICE],
+        "kernels": [{"name": "solve_1", "start_ns": 0, "end_ns": 10_000_000, "grid": 1000},
+                    {"name": "broadcast_add_fusion", "start_ns": 11_000_000, "end_ns": 11_030_000, "grid": 1000}],
+        "hlo_modules": [{"name": "jit_solve", "text": SOLVER_HLO}, {"name": "jit_f", "text": _hlo_text()}],
+        "start_ns": 0, "end_ns": 20_000_000,
+    })
+
+
+WHAT_IF = ("flops", "bytes", "intensity", "memory_boundness", "working_set_bytes", "onchip_factor",
+           "link_factor", "score", "card_compute_s", "card_memory_s", "card_latency_s", "card_time_s",
+           "transfer_bytes", "transfer_s", "fpga_total_s", "op_speedup", "workload_speedup")
+
+
+@pytest.mark.parametrize("cross", [True, False])
+def test_unknown_cost_op_is_not_estimated(cross):
+    store = _solver_store()
+    roof = {r["op"]: r for r in roofline.roofline(store)}
+    assert roof["solve.1"]["cost_known"] is False
+    table = fpga.fpga_candidates(store, target="alveo-u55c", inputs_cross_link=cross)
+    rows = {r["op"]: r for r in table}
+    solver, known = rows["solve.1"], rows["broadcast_add_fusion"]
+    # Before the fix its 8.39 MB of operands made it 14.1x faster on the card (4.43x for the
+    # workload); now nothing derived from FLOPs or bytes is given, and the row says why.
+    assert solver["cost_known"] is False
+    assert all(math.isnan(solver[k]) for k in WHAT_IF), {k: solver[k] for k in WHAT_IF}
+    assert solver["fits_on_chip"] is None
+    assert "my_vendor_solver" in solver["estimate_note"] and "not estimated" in solver["estimate_note"]
+    assert solver["time_share"] == pytest.approx(10_000 / 10_030)  # GPU time is known
+    assert solver["gpu_time_ns"] == 10_000_000
+    # Ranked after every scored op, although its time share is 99.7 %.
+    assert table[-1]["op"] == "solve.1" and table[0]["op"] == "broadcast_add_fusion"
+    assert known["cost_known"] is True and known["estimate_note"] == ""
+    assert math.isfinite(known["op_speedup"]) and math.isfinite(known["score"])
+    # The combined (Amdahl) speedup is the known op's alone: T / (T - gpu + fpga) when it gains.
+    total = 20e-3
+    gain = 30e-6 - known["fpga_total_s"]
+    expect = total / (total - gain) if known["op_speedup"] > 1 else 1.0
+    assert table.meta["combined_speedup"] == pytest.approx(expect)
+    assert table.meta["combined_count"] == (1 if known["op_speedup"] > 1 else 0)
+    assert table.meta["not_estimated_count"] == 1
+    assert table.meta["not_estimated_gpu_ns"] == 10_000_000
+    # The known fusion by hand: card = max(F / 758.016e9, B / (460e9 x 0.85)) + 10 us launch;
+    # over PCIe gen3 x16 x 0.8 add B / link + 2 x 5 us. Both are under its 30 us on the GPU.
+    c = fpgaprof.hlo.analyze(_hlo_text()).instruction("broadcast_add_fusion")
+    b = c.bytes_read + c.bytes_written
+    fpga_s = max(c.flops / 758.016e9, b / 391e9) + 10e-6
+    if cross:
+        fpga_s += b / (8e9 * 128 / 130 / 8 * 16 * 0.8) + 10e-6
+    assert known["fpga_total_s"] == pytest.approx(fpga_s)
+    assert known["op_speedup"] == pytest.approx(30e-6 / fpga_s)
+    assert table.meta["combined_count"] == 1
+    df = table.to_pandas()
+    assert "cost_known" in df.columns and "estimate_note" in df.columns
+    assert df.loc[df["op"] == "solve.1", "op_speedup"].isna().all()
+
+
+def test_unknown_cost_op_in_summary_json_and_html():
+    from fpgaprof.report import html, summary
+
+    store = _solver_store()
+    s = summary.collect(store)
+    data = json.loads(summary.dumps(s))  # NaN is not JSON: not estimated values become null
+    items = {r["op"]: r for r in data["candidates"]["items"]}
+    assert items["solve.1"]["op_speedup"] is None and items["solve.1"]["workload_speedup"] is None
+    assert items["solve.1"]["cost_known"] is False
+    assert data["candidates"]["what_if"]["not_estimated_count"] == 1
+    page = html.render(s)
+    assert "not estimated" in page
+    assert "14.1" not in page and "4.43" not in page
+
+
+# --- user FPGA targets --------------------------------------------------------------------
+
+def _analyze_with(target):
+    return fpga.fpga_candidates(_store(_hlo_text()), target=target)
+
+
+@pytest.mark.parametrize("target, words", [
+    ({"typo_field": 3}, ["typo_field", "hbm_bytes_per_s", "link_efficiency"]),
+    ({"base": "alveo-u55c", "hbm_bytes_per_s": -1}, ["hbm_bytes_per_s = -1", "alveo-u55c"]),
+    ({"hbm_bytes_per_s": -1}, ["hbm_bytes_per_s"]),
+    (fpga.FpgaTarget(), ["hbm_bytes_per_s = 0", "base=one of alveo-u55c, alveo-u280, versal-v80"]),
+    (fpga.FpgaTarget(base="alveo-u55c", clock_hz=float("nan")), ["clock_hz"]),
+    (fpga.FpgaTarget(base="alveo-u55c", link_efficiency=1.5), ["link_efficiency", "(0, 1]"]),
+    (fpga.FpgaTarget(base="alveo-u55c", link_bytes_per_s=float("inf")), ["link_bytes_per_s"]),
+    (fpga.FpgaTarget(base="alveo-u55c", dsp_count=2.5), ["dsp_count"]),
+    ({"base": "alveo-u55c", "sram_bytes": "lots"}, ["sram_bytes", "number"]),
+    (fpga.FpgaTarget(base="stratix-10"), ["stratix-10", "alveo-u55c"]),
+    ("stratix-10", ["stratix-10", "alveo-u55c"]),
+    (42, ["preset name"]),
+])
+def test_bad_fpga_targets_are_rejected(target, words):
+    with pytest.raises(fpgaprof.InvalidArgumentError) as e:
+        _analyze_with(target)
+    msg = str(e.value)
+    assert "\n" not in msg
+    for w in words:
+        assert w in msg, msg
+
+
+def test_user_target_keeps_the_preset_name():
+    t = _analyze_with(fpga.FpgaTarget(base="versal-v80", hbm_bytes_per_s=1e12)).meta["target"]
+    assert t["name"] == "versal-v80 (modified)"
+    assert t["hbm_bytes_per_s"] == 1e12
+    assert t["description"].endswith("(modified: hbm_bytes_per_s)")
+    assert t["dsp_count"] == 10848  # the rest from the preset
+    same = _analyze_with(fpga.FpgaTarget(base="versal-v80")).meta["target"]
+    assert same["name"] == "versal-v80"
+    named = _analyze_with({"base": "alveo-u280", "name": "my-u280", "clock_hz": 250e6}).meta["target"]
+    assert named["name"] == "my-u280"
+    # A complete spec without a base is accepted and called "user".
+    full = {k: v for k, v in fpga.presets()[0].items()
+            if k not in ("name", "description") and not k.endswith("_flops_per_s")}
+    assert _analyze_with(full).meta["target"]["name"] == "user"
+    # dsps_per_fma = 0 for a precision means the card does not run it: allowed.
+    assert _analyze_with({**full, "dsps_per_fma_fp64": 0}).meta["target"]["fp64_flops_per_s"] == 0
+
+
+# --- HLO export against real XLA output ---------------------------------------------------
+
+def _real_module():
+    # One jitted program with a matmul, a sort, a fori_loop (while), reductions and a conv,
+    # compiled by XLA on CPU: current XLA prints operands without shapes ("add(%a, %b)").
+    from jax import lax
+
+    def f(x, w, k):
+        y = jnp.dot(x, w)
+        s = jnp.sort(y, axis=0)
+        z = lax.fori_loop(0, 5, lambda i, c: c * 1.01 + jnp.sum(c), s)
+        c = lax.conv_general_dilated(z[None, None], k, (1, 1), "SAME")
+        return jnp.sum(c) + jnp.max(z)
+
+    return jax.jit(f).lower(jnp.ones((16, 16)), jnp.ones((16, 16)), jnp.ones((1, 1, 3, 3))).compile().as_text()
+
+
+def _xla():
+    lib = pytest.importorskip("jax._src.lib")
+    return lib.hlo
+
+
+def test_export_non_fusion_instructions_from_real_xla_output(tmp_path):
+    text = _real_module()
+    assert "sort(%" in text and "sort(f32" not in text  # operands printed without shapes
+    mod = _core.hlo.analyze(text)
+    comp_of = {c.name: c for c in mod.computations}
+    by_opcode = {}
+    for c in mod.computations:
+        for i in c.instructions:
+            by_opcode.setdefault(i.opcode, i)
+    wanted = ["dot", "while", "sort", "reduce", "convolution", "get-tuple-element", "tuple"]
+    assert set(wanted) <= set(by_opcode), sorted(by_opcode)
+    xla_hlo = _xla()
+    from jax._src.lib import _jax
+    client = jax.devices("cpu")[0].client
+    store = _core.analysis._store_from_lists({"devices": [DEVICE], "hlo_modules": [{"name": "jit_f", "text": text}]})
+    for opcode in wanted:
+        ins = by_opcode[opcode]
+        out = fpga.export_hlo(store, ins.name, tmp_path / f"{opcode}.hlo")
+        xm = xla_hlo.hlo_module_from_text(out)  # XLA's own parser accepts it
+        m = _core.hlo.analyze(out)
+        entry = m.computations[m.entry_index]
+        root = entry.instructions[-1]
+        assert root.name == ins.name and root.opcode == opcode
+        # One parameter per operand, each with the shape of the operand in the original.
+        params = [i for i in entry.instructions if i.opcode == "parameter"]
+        assert [p.shape.dims for p in params] == [s.dims for s in ins.operand_shapes]
+        assert [p.shape.dtype for p in params] == [s.dtype for s in ins.operand_shapes]
+        # Every computation it calls, transitively (loop body/condition with their fusions,
+        # comparators, reducers), comes along.
+        need, stack = set(), list(ins.called_computations)
+        while stack:
+            c = stack.pop()
+            if c not in need:
+                need.add(c)
+                stack += [n for i in comp_of[c].instructions for n in i.called_computations]
+        assert need <= {c.name for c in m.computations}
+        # The exported module costs what the instruction cost in the original module ...
+        t, c = m.total, ins.cost
+        assert (t.flops, t.transcendentals, t.bytes_read, t.bytes_written) == \
+            (c.flops, c.transcendentals, c.bytes_read, c.bytes_written), opcode
+        # ... and XLA's own cost analysis of the exported module agrees.
+        if hasattr(_jax, "hlo_module_cost_analysis"):
+            xc = _jax.hlo_module_cost_analysis(client, xm)
+            assert xc.get("flops", 0.0) == pytest.approx(c.flops), opcode
+            assert xc.get("bytes accessed", 0.0) == pytest.approx(c.bytes_read + c.bytes_written), opcode
+    # The matmul: 2 x 16 x 16 x 16 FLOPs.
+    assert by_opcode["dot"].cost.flops == 2 * 16 ** 3
+    # The loop body's stack-frame references resolve: the tables come along.
+    assert "StackFrames" in (tmp_path / "while.hlo").read_text()
+    # Every instruction of the module but parameters can be exported and re-parsed by XLA.
+    for c in mod.computations:
+        for i in c.instructions:
+            if i.opcode != "parameter":
+                xla_hlo.hlo_module_from_text(fpga.hlo_module_for_op(text, i.name))
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="parameter"):
+        fpga.hlo_module_for_op(text, next(i.name for i in mod.computations[mod.entry_index].instructions
+                                          if i.opcode == "parameter"))
+
+
+def test_export_asks_for_the_module_when_the_name_is_ambiguous(tmp_path):
+    def s1(x):
+        return jnp.sort(x) * 2
+
+    def s2(x):
+        return jnp.sort(x) * 2
+
+    t8 = jax.jit(s1).lower(jnp.ones((8,))).compile().as_text()
+    t16 = jax.jit(s2).lower(jnp.ones((16,))).compile().as_text()
+    names8 = {i.name for c in _core.hlo.analyze(t8).computations for i in c.instructions if i.opcode == "sort"}
+    names16 = {i.name for c in _core.hlo.analyze(t16).computations for i in c.instructions if i.opcode == "sort"}
+    common = sorted(names8 & names16)
+    assert common, (names8, names16)
+    op = common[0]
+    store = _core.analysis._store_from_lists({"devices": [DEVICE], "hlo_modules": [
+        {"name": "jit_s1", "text": t8}, {"name": "jit_s2", "text": t16}]})
+    with pytest.raises(fpgaprof.InvalidArgumentError) as e:
+        fpga.export_hlo(store, op, tmp_path / "x.hlo")
+    assert "jit_s1" in str(e.value) and "jit_s2" in str(e.value) and "module=" in str(e.value)
+    assert not (tmp_path / "x.hlo").exists()
+    out = fpga.export_hlo(store, op, tmp_path / "x.hlo", module="jit_s2")
+    entry = _core.hlo.analyze(out)
+    assert entry.computations[entry.entry_index].instructions[0].shape.dims == [16]
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="jit_s1"):
+        fpga.export_hlo(store, op, tmp_path / "y.hlo", module="jit_nope")
+    # The same module captured twice (two program ids, same text) is not ambiguous.
+    twice = _core.analysis._store_from_lists({"devices": [DEVICE], "hlo_modules": [
+        {"name": "jit_s1", "text": t8}, {"name": "jit_s1", "text": t8}]})
+    assert "f32[8]" in fpga.export_hlo(twice, op, tmp_path / "z.hlo")

@@ -13,6 +13,7 @@ import json
 import math
 from typing import Any, Iterable, Mapping
 
+from fpgaprof.report._data import TOP_ROWS
 from fpgaprof.report.summary import write_atomic
 
 BOUND_COLOURS = {"memory": "#2b7bba", "compute": "#d7301f", "latency": "#7a7a7a",
@@ -232,6 +233,12 @@ def _roofline_svg(roof: Mapping, device: Mapping | None) -> str:
                f'{fmt_num(p["intensity"])} FLOP/B | {fmt_num(p["achieved_flops_per_s"], "FLOP/s")}'
                f' | {fmt_num(p.get("achieved_bytes_per_s"), "B/s")}'
                + (f' | {fmt_pct(p["roof_fraction"])} of roof' if p.get("roof_fraction") else "")
+               + (f' | measured (counters): {fmt_num(p.get("measured_intensity"))} FLOP/B, '
+                  f'{fmt_num(p.get("measured_flops"))} FLOP, '
+                  f'{fmt_bytes(p.get("measured_bytes"))}, '
+                  f'{fmt_pct(p.get("measured_roof_fraction"))} of roof, '
+                  f'{p.get("measured_bound") or "unknown"}-bound'
+                  if p.get("has_measured") else "")
                + (f' | {p["source"]}' if p.get("source") else ""))
         o.append(f'<circle class="pt" cx="{X(p["intensity"]):.1f}" '
                  f'cy="{Y(p["achieved_flops_per_s"]):.1f}" r="{r:.1f}" fill="{colour}" '
@@ -259,14 +266,60 @@ def _roofline_svg(roof: Mapping, device: Mapping | None) -> str:
             f'{note}')
 
 
+def _roofline_table(roof: Mapping) -> str:
+    """The points as a table: static cost (XLA cost model) and, where hardware counters were
+    collected, the measured values beside them."""
+    pts = list(roof.get("points") or [])
+    measured = any(p.get("has_measured") for p in pts)
+    headers = [("HLO op", "text"), ("time", "num"), ("FLOPs", "num"), ("bytes", "num"),
+               ("FLOP/B", "num"), ("FLOP/s", "num"), ("B/s", "num"), ("% of roof", "num"),
+               ("bound", "text")]
+    if measured:
+        headers += [("measured FLOPs", "num"), ("measured bytes", "num"),
+                    ("measured FLOP/B", "num"), ("measured % of roof", "num"),
+                    ("measured bound", "text")]
+    rows = []
+    for p in pts[:TOP_ROWS]:
+        row = [(esc(p["op"]), p["op"]), (fmt_s(p.get("time_s")), p.get("time_s")),
+               (fmt_num(p.get("flops")), p.get("flops")),
+               (fmt_bytes(p.get("bytes")), p.get("bytes")),
+               (fmt_num(p.get("intensity")), p.get("intensity")),
+               (fmt_num(p.get("achieved_flops_per_s")), p.get("achieved_flops_per_s")),
+               (fmt_num(p.get("achieved_bytes_per_s")), p.get("achieved_bytes_per_s")),
+               (fmt_pct(p.get("roof_fraction")), p.get("roof_fraction")),
+               (esc(p.get("bound") or ""), p.get("bound") or "")]
+        if measured:
+            mb = p.get("measured_bound") or ""
+            row += [(fmt_num(p.get("measured_flops")), p.get("measured_flops")),
+                    (fmt_bytes(p.get("measured_bytes")), p.get("measured_bytes")),
+                    (fmt_num(p.get("measured_intensity")), p.get("measured_intensity")),
+                    (fmt_pct(p.get("measured_roof_fraction")),
+                     p.get("measured_roof_fraction")),
+                    (esc(mb), mb)]
+        rows.append(row)
+    note = ("static cost from the XLA cost model; measured values from hardware counters "
+            "(kernel replay) beside them" if measured else
+            "static cost from the XLA cost model (no hardware counters in this trace: "
+            "trace(counters=True) adds measured values)")
+    left = len(pts) - len(rows) + int(roof.get("points_left_out") or 0)
+    total = roof.get("count", len(pts))
+    return (f'<h3>Points</h3><p class="dim">{esc(note)}</p>' + _table(headers, rows, "wide")
+            + (f'<p class="dim">{left} more of {total} ops not shown'
+               + (f' (the chart draws the {len(pts)} with most time)'
+                  if roof.get("points_left_out") else "") + "</p>" if left else ""))
+
+
 def _ops(s: Mapping) -> str:
     ops = s["ops"]
     if not ops.get("available"):
         return _na(ops)
     rows = []
-    for r in ops["items"]:
+    items = ops["items"]
+    for r in items[:TOP_ROWS]:
+        bound = r.get("bound") or ""
         rows.append([
             (esc(r["op"]), r["op"]),
+            (esc(r.get("module") or ""), r.get("module") or ""),
             (esc(r.get("category") or ""), r.get("category") or ""),
             (fmt_num(r["count"]), r["count"]),
             (fmt_s(r["total_s"]), r["total_s"]),
@@ -274,13 +327,17 @@ def _ops(s: Mapping) -> str:
             (fmt_num(r.get("flops")), r.get("flops")),
             (fmt_bytes(r.get("bytes")), r.get("bytes")),
             (esc(r.get("pattern") or ""), r.get("pattern") or ""),
+            (esc(bound), bound),
             (f'<code>{esc(r.get("source") or "")}</code>', r.get("source") or ""),
         ])
-    left = ops.get("rows_left_out", 0)
-    return _table([("HLO op", "text"), ("category", "text"), ("runs", "num"),
-                   ("total", "num"), ("mean", "num"), ("FLOPs", "num"), ("bytes", "num"),
-                   ("pattern", "text"), ("source", "text")], rows) + \
-        (f'<p class="dim">{left} more ops in summary.json / prof.ops</p>' if left else "")
+    shown_left = len(items) - len(rows)
+    left = shown_left + ops.get("rows_left_out", 0)
+    where = "summary.json and prof.ops" if shown_left else "prof.ops"
+    return _table([("HLO op", "text"), ("module", "text"), ("category", "text"),
+                   ("runs", "num"), ("total", "num"), ("mean", "num"), ("FLOPs", "num"),
+                   ("bytes", "num"), ("pattern", "text"), ("bound", "text"),
+                   ("source", "text")], rows) + \
+        (f'<p class="dim">{left} more ops not shown (in {where})</p>' if left else "")
 
 
 def _kernels(s: Mapping) -> str:
@@ -301,25 +358,52 @@ def _rate(gbps: float | None) -> str:
     return "–" if gbps is None else fmt_num(float(gbps) * 1e9, "B/s")
 
 
+def _link_pct(v: float | None) -> str:
+    return "n/a" if v is None else f"{float(v):.1f} %"
+
+
 def _transfers(s: Mapping) -> str:
     t = s["transfers"]
     if not t.get("available"):
         return _na(t)
+    link = t.get("link_bytes_per_s")
+    head = (f'<p>{fmt_num(t["count"])} copies · {fmt_bytes(t["bytes"])} · busy '
+            f'{fmt_s(t.get("busy_s"))}, of which {fmt_s(t.get("kernel_overlap_s"))} overlap '
+            f'kernels · the host waited {fmt_s(t.get("host_wait_s"))} in '
+            f'{fmt_num(t.get("sync_calls", 0))} synchronization calls · host link peak '
+            + (f'{fmt_num(link, "B/s")} ({esc(t.get("link_source"))}'
+               + (f': {esc(t.get("link_description"))}' if t.get("link_description") else "")
+               + ")" if link else "unknown (link % n/a)") + "</p>")
     rows = [[(esc(r["direction"]), r["direction"]), (fmt_num(r["count"]), r["count"]),
              (fmt_bytes(r["bytes"]), r["bytes"]), (fmt_s(r["busy_s"]), r["busy_s"]),
              (_rate(r["gbps"]), r["gbps"]),
+             (_link_pct(r.get("link_percent")), r.get("link_percent")),
+             (fmt_s(r.get("kernel_overlap_s")), r.get("kernel_overlap_s")),
              (fmt_num(r["pageable_count"]), r["pageable_count"]),
              (fmt_num(r["async_count"]), r["async_count"])] for r in t["by_direction"]]
-    out = "<h3>By direction</h3>" + _table(
+    out = head + "<h3>By direction</h3>" + _table(
         [("direction", "text"), ("copies", "num"), ("bytes", "num"), ("busy", "num"),
-         ("achieved", "num"), ("pageable", "num"), ("async", "num")], rows)
-    rows = [[(esc(r["region"]), r["region"]), (esc(r["direction"]), r["direction"]),
-             (fmt_num(r["count"]), r["count"]), (fmt_bytes(r["bytes"]), r["bytes"]),
-             (fmt_s(r["busy_s"]), r["busy_s"]), (_rate(r["gbps"]), r["gbps"])]
-            for r in t["by_region"]]
-    out += "<h3>By region</h3>" + _table(
-        [("region", "text"), ("direction", "text"), ("copies", "num"), ("bytes", "num"),
-         ("busy", "num"), ("achieved", "num")], rows)
+         ("achieved", "num"), ("% of link", "num"), ("overlaps kernels", "num"),
+         ("pageable", "num"), ("async", "num")], rows)
+    rows = []
+    for r in t["by_region"]:
+        dirs = " · ".join(f'{esc(d["direction"])} {fmt_bytes(d["bytes"])} {_rate(d["gbps"])}'
+                          for d in r.get("directions", []))
+        rows.append([(esc(r["region"]), r["region"]), (fmt_num(r["count"]), r["count"]),
+                     (fmt_bytes(r["bytes"]), r["bytes"]), (fmt_s(r["busy_s"]), r["busy_s"]),
+                     (fmt_s(r.get("kernel_overlap_s")), r.get("kernel_overlap_s")),
+                     (fmt_s(r.get("host_wait_s")), r.get("host_wait_s")),
+                     (dirs, dirs)])
+    out += ("<h3>By region</h3><p class=\"dim\">inclusive: a copy or wait inside a nested "
+            "region counts for its enclosing regions too; instances of one region path are "
+            "summed</p>" + _table(
+                [("region", "text"), ("copies", "num"), ("bytes", "num"), ("busy", "num"),
+                 ("overlaps kernels", "num"), ("host wait", "num"), ("by direction", "text")],
+                rows))
+    left = t.get("by_region_left_out", 0)
+    if left:
+        out += f'<p class="dim">{left} more regions not shown (summary.json keeps the first ' \
+               f'{len(t["by_region"])})</p>'
     return out
 
 
@@ -328,12 +412,31 @@ def _memory(s: Mapping) -> str:
     if not m.get("available"):
         return _na(m)
     pts = list(m["timeline"])
+    facts = (f'<p>peak {fmt_bytes(m["peak_bytes"])}'
+             + (f' at {fmt_s(m["peak_time_s"])}' if m.get("peak_time_s") is not None else "")
+             + f' (all devices together) · {fmt_bytes(m["end_bytes"])} still allocated at the '
+             f'end · {fmt_num(m.get("allocation_count"))} allocations, '
+             f'{fmt_num(m.get("free_count"))} frees'
+             + (f' · {fmt_num(m["unmatched_frees"])} frees of buffers allocated before the '
+                f'trace ({fmt_bytes(m.get("unmatched_free_bytes"))}) left out'
+                if m.get("unmatched_frees") else "")
+             + "</p>")
+    devs = m.get("devices") or []
+    if len(devs) > 1:
+        facts += _table([("device", "num"), ("peak", "num"), ("peak at", "num"),
+                         ("at the end", "num")],
+                        [[(fmt_num(d["device_id"]), d["device_id"]),
+                          (fmt_bytes(d["peak_bytes"]), d["peak_bytes"]),
+                          (fmt_s(d.get("peak_time_s")), d.get("peak_time_s")),
+                          (fmt_bytes(d["end_bytes"]), d["end_bytes"])] for d in devs])
+    if not pts:
+        return facts + _largest_buffers(m.get("largest"))
     # the chart spans the whole trace: nothing in use before the first event, the last value
     # held until the trace ends
     end_s = s["trace"].get("wall_time_s") or 0.0
-    if pts and pts[0][0] > 0:
+    if pts[0][0] > 0:
         pts.insert(0, [0.0, 0])
-    if pts and end_s > pts[-1][0]:
+    if end_s > pts[-1][0]:
         pts.append([end_s, pts[-1][1]])
     W, H, L, R, T, B = 760, 220, 70, 20, 14, 36
     tmin = min(p[0] for p in pts)
@@ -361,13 +464,11 @@ def _memory(s: Mapping) -> str:
            f'<text x="{L}" y="{H - B + 16}" class="tick">{fmt_s(tmin)}</text>'
            f'<text x="{W - R}" y="{H - B + 16}" class="tick" text-anchor="end">{fmt_s(tmax)}</text>'
            f'<text x="{(L + W - R) / 2}" y="{H - 6}" class="axis" text-anchor="middle">'
-           f'time since trace start</text></svg>')
-    return (f'<p>peak {fmt_bytes(m["peak_bytes"])} at {fmt_s(m["peak_time_s"])} · '
-            f'{fmt_bytes(m["end_bytes"])} still allocated at the end · {m["events"]} '
-            f'allocation events'
-            + (f' · {m["unmatched_frees"]} frees of unknown buffers'
-               if m["unmatched_frees"] else "")
-            + f'</p>{svg}' + _largest_buffers(m.get("largest")))
+           f'time since trace start (bytes in use, all devices)</text></svg>')
+    n_pts = m.get("timeline_points", len(m["timeline"]))
+    note = (f'<p class="dim">{len(m["timeline"])} of {n_pts} steps drawn (per time bucket its '
+            f'first and its highest)</p>' if n_pts > len(m["timeline"]) else "")
+    return facts + svg + note + _largest_buffers(m.get("largest"))
 
 
 def _largest_buffers(rows: list | None) -> str:
@@ -384,11 +485,16 @@ def _regions(s: Mapping) -> str:
     r = s["regions"]
     if not r.get("available"):
         return _na(r)
-    rows = [[(esc(x["name"]), x["name"]), (fmt_num(x["count"]), x["count"]),
+    items = r["items"]
+    rows = [[(esc(x.get("path") or x["name"]), x.get("path") or x["name"]),
+             (fmt_num(x["count"]), x["count"]),
              (fmt_s(x["wall_s"]), x["wall_s"]), (fmt_s(x.get("gpu_s")), x.get("gpu_s"))]
-            for x in r["items"]]
-    return _table([("region", "text"), ("count", "num"), ("wall", "num"),
-                   ("GPU time (nested incl.)", "num")], rows)
+            for x in items[:TOP_ROWS]]
+    left = len(items) - min(len(items), TOP_ROWS) + r.get("rows_left_out", 0)
+    return _table([("region (path)", "text"), ("count", "num"), ("wall", "num"),
+                   ("GPU time (nested incl.)", "num")], rows) + \
+        (f'<p class="dim">{left} more region paths not shown (summary.json has '
+         f'{len(items)})</p>' if left else "")
 
 
 def _generic_cell(k: str, v: Any) -> tuple[str, Any]:
@@ -427,6 +533,9 @@ def _candidates(s: Mapping) -> str:
                  f'speed the traced workload up {float(wi["combined_speedup"]):.3g}× (Amdahl)')
     elif wi.get("combined_speedup") is not None:
         head += " · no op gains from offloading to this card"
+    if wi.get("not_estimated_count"):
+        head += (f' · {esc(wi["not_estimated_count"])} ops ({fmt_s(float(wi.get("not_estimated_gpu_ns") or 0) / 1e9)}'
+                 ' of GPU time) not estimated: no static cost (see estimate_note)')
     head += "</p>"
     if not c.get("available"):
         return head + _na(c)
@@ -440,7 +549,10 @@ def _candidates(s: Mapping) -> str:
                                 isinstance(r.get(k), bool) for r in items) else "text")
                for k in keys]
     rows = [[_generic_cell(k, r.get(k)) for k in keys] for r in items]
-    return head + _table(headers, rows, "wide")
+    left = c.get("items_left_out", 0)
+    return head + _table(headers, rows, "wide") + \
+        (f'<p class="dim">{left} more candidates not shown (prof.fpga_candidates() has all '
+         f'{c.get("count", len(items) + left)})</p>' if left else "")
 
 
 def _measurements(s: Mapping) -> str:
@@ -575,8 +687,8 @@ def render(summary: Mapping, title: str | None = None,
         ("overview", "Overview", _overview(s) + _environment(s)),
         ("warnings", "Warnings", _warnings(s)),
         ("roofline", "Roofline (per HLO op)",
-         _roofline_svg(s["roofline"], s.get("device")) if s["roofline"].get("available")
-         else _na(s["roofline"])),
+         _roofline_svg(s["roofline"], s.get("device")) + _roofline_table(s["roofline"])
+         if s["roofline"].get("available") else _na(s["roofline"])),
         ("ops", "Top HLO ops", _ops(s)),
         ("kernels", "Top kernels", _kernels(s)),
         ("transfers", "Transfers", _transfers(s)),
