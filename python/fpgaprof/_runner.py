@@ -4,6 +4,17 @@ saves the trace when the interpreter exits (normal end, sys.exit, uncaught excep
 Started by fpgaprof/_bootstrap/sitecustomize.py; settings come from the FPGAPROF_RUN_*
 variables that `fpgaprof run` sets. Never breaks the user's program: a failure to start or
 save is one line on stderr. Not covered: os._exit() and fatal signals (no interpreter exit).
+
+The script may open ``fpgaprof.trace()`` itself: the trace started here is marked
+``owned_by_run``, so such a block becomes a region of this trace (see fpgaprof.trace).
+
+Progress marker for `fpgaprof run`: the bootstrap writes its pid to FPGAPROF_RUN_DIR/
+.fpgaprof-claim; ``start_from_environment`` appends a line ``tracing`` once the trace runs
+(``not-tracing`` when it could not start), and ``stop`` appends ``saved`` once the trace file
+is written. With no trace file after the command, the CLI tells from the marker why:
+no claim = Python with the bootstrap never ran; no ``tracing`` = fpgaprof could not start;
+``tracing`` without ``saved`` = the process ended without a normal interpreter exit
+(os._exit, a signal, a crash). See ``marker_state``.
 """
 from __future__ import annotations
 
@@ -15,6 +26,55 @@ import sys
 from typing import Any
 
 _state: dict[str, Any] = {}
+CLAIM_NAME = ".fpgaprof-claim"
+
+
+def _mark(word: str) -> None:
+    """Appends one progress word to the run folder's claim file (see the module doc)."""
+    out_dir = os.environ.get("FPGAPROF_RUN_DIR")
+    if not out_dir:
+        return
+    try:
+        with open(os.path.join(out_dir, CLAIM_NAME), "a", encoding="utf-8") as f:
+            f.write("\n" + word + "\n")  # the bootstrap's pid may lack a newline
+    except OSError:
+        pass  # the marker only improves the CLI's message
+
+
+def marker_state(out_dir: str) -> str:
+    """What the traced process of a `fpgaprof run` got to, from its claim file: "none" (no
+    Python process ran the bootstrap), "claimed" (the bootstrap ran; fpgaprof was not
+    importable), "not-tracing" (the trace could not start), "tracing" (traced, never saved:
+    no normal interpreter exit), or "saved"."""
+    try:
+        with open(os.path.join(out_dir, CLAIM_NAME), encoding="utf-8") as f:
+            words = f.read().split()[1:]  # the first word is the pid
+    except OSError:
+        return "none"
+    for w in ("saved", "tracing", "not-tracing"):
+        if w in words:
+            return w
+    return "claimed"
+
+
+def no_trace_message(out_dir: str, code: int) -> str:
+    """One line for `fpgaprof run` when the command left no trace (exit status ``code``)."""
+    state = marker_state(out_dir)
+    if state == "none":
+        return (f"no trace was written (the command exited with {code} without starting a "
+                f"Python that runs fpgaprof's bootstrap; run a Python script with the Python "
+                f"fpgaprof is installed in, without -S or -I)")
+    if state == "claimed":
+        return (f"no trace was written (the command exited with {code}; its Python could not "
+                f"import fpgaprof, see the message above: run it with the Python that has "
+                f"fpgaprof installed)")
+    if state == "not-tracing":
+        return (f"no trace was written (the command exited with {code}; tracing did not "
+                f"start, see the message above)")
+    how = f"exit status {code}" + (f", signal {code - 128}" if 128 < code <= 128 + 64 else "")
+    return (f"no trace was written: the traced process ended without a normal interpreter "
+            f"exit ({how}; e.g. os._exit(), a signal or a crash), so the trace could not be "
+            f"saved; let the program end by returning, sys.exit() or an exception")
 
 
 def _say(msg: str) -> None:
@@ -43,13 +103,16 @@ def start_from_environment() -> bool:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             cm = fpgaprof.trace(trace_path, **kwargs)
+            cm.owned_by_run = True  # the script's own fpgaprof.trace() blocks nest in it
             cm.__enter__()
         for w in caught:  # one line each, not Python's two-line warning format
             _say(" ".join(str(w.message).split()))
     except Exception as e:
         _say(f"tracing did not start ({type(e).__name__}: {' '.join(str(e).split())}); the "
              f"program runs untraced")
+        _mark("not-tracing")
         return False
+    _mark("tracing")
     _state["cm"] = cm
     _state["trace_path"] = trace_path
     _install_exit_hooks()
@@ -90,6 +153,7 @@ def stop() -> None:
         else:
             _say(f"saving the trace failed: {type(e).__name__}: {' '.join(str(e).split())}")
             return
+    _mark("saved")
     try:
         from fpgaprof.report.summary import ENVIRONMENT_FILE, environment_now, write_atomic
         env = environment_now()

@@ -5,12 +5,14 @@ import contextlib
 import functools
 import os
 import threading
+import time
 import warnings
 from typing import Any
 
 from fpgaprof import _core, _env
 from fpgaprof._profile import Profile
-from fpgaprof.errors import FpgaprofWarning, ProfilerConflictError
+from fpgaprof.errors import (CuptiUnavailableError, FpgaprofError, FpgaprofWarning,
+                             ProfilerConflictError)
 
 __all__ = ["trace", "region"]
 
@@ -29,7 +31,10 @@ class trace:
     Without a usable GPU the body still runs and the Profile holds wall time and regions; one
     FpgaprofWarning says what is missing and how to fix it (``require_gpu=True`` raises
     CuptiUnavailableError instead). Another CUPTI user (Nsight, ``jax.profiler.trace``) or a
-    trace already running raises ProfilerConflictError. ``buffer_size``: bytes per CUPTI
+    trace already running raises ProfilerConflictError — except under ``fpgaprof run``, where
+    the whole program is traced already: there the block becomes a region (named ``name``,
+    default "trace") of the run's trace, with one FpgaprofWarning saying so, and ``as`` gives a
+    NestedProfile (see there). ``buffer_size``: bytes per CUPTI
     activity buffer. ``counters=True`` also collects per-kernel hardware counters (DRAM bytes,
     FP instruction counts; CUPTI Range Profiler, kernel replay: kernels run once per pass) into
     ``prof.counters`` for the measured roofline; when they cannot be collected a
@@ -37,7 +42,8 @@ class trace:
     """
 
     def __init__(self, path: str | os.PathLike | None = None, *, require_gpu: bool = False,
-                 buffer_size: int = 8 << 20, counters: bool = False) -> None:
+                 buffer_size: int = 8 << 20, counters: bool = False,
+                 name: str | None = None) -> None:
         if not isinstance(buffer_size, int) or isinstance(buffer_size, bool) or buffer_size < 4096:
             raise ValueError(f"buffer_size must be an int >= 4096 bytes, got {buffer_size!r}")
         self.path = os.fspath(path) if path is not None else None
@@ -48,16 +54,27 @@ class trace:
         self._warnings: list[str] = []
         self.counters = bool(counters)
         self._counters: Any = None
+        self.name = str(name) if name is not None else None
+        # Set by `fpgaprof run`'s runner on the trace it starts: traces opened inside it nest.
+        self.owned_by_run = False
+        self._outer: "trace | None" = None  # the run's trace, when this one is nested in it
+        self._nested: list[tuple["NestedProfile", str | None]] = []
 
     def __enter__(self) -> Profile:
         global _active
         with _lock:
-            if _active is not None:
+            outer = _active
+            if outer is not None and outer.owned_by_run and outer._session is not None:
+                pass  # nested in the run's trace: a region of it (below)
+            elif outer is not None:
                 raise ProfilerConflictError(
                     "fpgaprof.trace() is already running in this process (nested or concurrent "
                     "traces are not supported): end the outer `with fpgaprof.trace()` block first, "
                     "or use fpgaprof.region() to mark parts of one trace")
-            _active = self
+            else:
+                _active = self
+        if outer is not None:
+            return self._enter_nested(outer)
         try:
             self._session = _core.CaptureSession.start(buffer_bytes=self.buffer_size,
                                                        require_gpu=self.require_gpu)
@@ -87,8 +104,45 @@ class trace:
         self._warnings.append(msg)
         warnings.warn(msg, FpgaprofWarning, stacklevel=3)
 
+    def _enter_nested(self, outer: "trace") -> "NestedProfile":
+        if self.require_gpu and not outer._session.gpu_active:
+            raise CuptiUnavailableError(
+                "fpgaprof.trace(require_gpu=True) inside `fpgaprof run`: the run's trace records "
+                "no GPU activity (" + (outer._session.unavailable_reason or "CUPTI not started")
+                + "): run it on a machine with an NVIDIA GPU and its driver")
+        name = self.name or "trace"
+        parts = [f"fpgaprof.trace() inside `fpgaprof run`: the program is traced already, so "
+                 f"this block is recorded as region {name!r} of the run's trace "
+                 f"({outer.path}); the Profile it gives fills with the whole run's records "
+                 f"when the program ends (read them with `fpgaprof report` on the run's folder)"]
+        if self.path is not None:
+            parts.append(f"{self.path} receives a copy of the run's trace then")
+        if self.counters and not outer.counters:
+            parts.append("counters=True is ignored (use `fpgaprof run --counters`)")
+        msg = "; ".join(parts)
+        prof = NestedProfile(name, outer.path, self.path, [msg])
+        self.profile = prof
+        self._outer = outer
+        warnings.warn(msg, FpgaprofWarning, stacklevel=3)
+        prof._start_ns = time.time_ns()
+        _core.region_push(name)
+        return prof
+
+    def _exit_nested(self) -> None:
+        outer, self._outer = self._outer, None
+        _core.region_pop()
+        prof = self.profile
+        if isinstance(prof, NestedProfile):
+            prof._end_ns = time.time_ns()
+        if outer is not None:
+            with _lock:
+                outer._nested.append((prof, self.path))
+
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
         global _active
+        if self._outer is not None:
+            self._exit_nested()
+            return False
         try:
             self._finish()
         except Exception as err:
@@ -121,6 +175,77 @@ class trace:
         self.profile._attach(store, self.path)
         if self.path is not None:
             store.save(self.path)
+        with _lock:
+            nested, self._nested = self._nested, []
+        for prof, path in nested:
+            prof._attach(store, path if path is not None else self.path)
+            if path is None:
+                continue
+            try:
+                store.save(path)
+            except Exception as e:  # noqa: BLE001 - the run's trace is saved; say what is not
+                warnings.warn(f"fpgaprof.trace({path!r}) inside `fpgaprof run`: the copy of the "
+                              f"run's trace was not written: {e}", FpgaprofWarning, stacklevel=2)
+
+
+class NestedProfile(Profile):
+    """What ``fpgaprof.trace()`` gives inside a program that ``fpgaprof run`` traces already.
+
+    The block is a region (``region_name``) of the run's trace, which CUPTI fills until the
+    program ends. After the block: ``wall_time_ns`` (the block's host time), ``warnings``,
+    ``summary()`` and ``repr`` work; record tables and the analysis raise FpgaprofError
+    naming the run's trace file. When the run's trace stops (program end) the Profile is
+    attached to the whole run's records (filter by ``region_name``), and a ``path`` given to
+    trace() receives a copy of the run's trace file.
+    """
+
+    def __init__(self, region_name: str, run_trace_path: str | None, path: str | None,
+                 notes: list[str]) -> None:
+        super().__init__(None, path=path)
+        self.region_name = region_name
+        self.run_trace_path = run_trace_path
+        self._notes = list(notes)
+        self._start_ns = 0
+        self._end_ns = 0
+
+    def _s(self) -> Any:
+        if self._store is None:
+            raise FpgaprofError(
+                f"this fpgaprof.trace() ran inside `fpgaprof run`, whose trace holds its records "
+                f"(region {self.region_name!r}) and is saved when the program ends: read them "
+                f"from {self.run_trace_path} (fpgaprof.load or `fpgaprof report`)")
+        return self._store
+
+    @property
+    def wall_time_ns(self) -> int:
+        """The block's duration on the host, ns (0 while it runs)."""
+        return max(self._end_ns - self._start_ns, 0)
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(self._notes) + (list(self._store.meta["warnings"]) if self._store is not None
+                                    else [])
+
+    def summary(self, top: int = 15) -> str:
+        if self._store is not None:
+            return super().summary(top)
+        return (f"fpgaprof.trace region {self.region_name!r} inside `fpgaprof run`: "
+                f"{self.wall_time_ns / 1e6:.3f} ms wall time; kernels, copies and the "
+                f"analysis are in the run's trace {self.run_trace_path} once the program "
+                f"ends\n")
+
+    def _repr_html_(self) -> str:
+        if self._store is not None:
+            return super()._repr_html_()
+        import html
+
+        return "<pre>" + html.escape(self.summary()) + "</pre>"
+
+    def __repr__(self) -> str:
+        if self._store is not None:
+            return super().__repr__()
+        return (f"<fpgaprof.NestedProfile region {self.region_name!r} of the `fpgaprof run` "
+                f"trace, {self.wall_time_ns / 1e9:.3f} s>")
 
 
 def _attach_hlo_modules(store: Any) -> None:

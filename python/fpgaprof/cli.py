@@ -413,9 +413,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGINT, old_int)
     code = status if status >= 0 else 128 - status
     if not os.path.exists(trace):
-        sys.stderr.write(f"{PROG} run: no trace was written (the command exited with {code} "
-                         f"before or without starting Python with fpgaprof importable; run it "
-                         f"with the Python that has fpgaprof installed)\n")
+        from fpgaprof import _runner  # why: from the marker the traced process left
+        sys.stderr.write(f"{PROG} run: {_runner.no_trace_message(out_dir, code)}\n")
         return code if code else 1
     claim = os.path.join(out_dir, ".fpgaprof-claim")
     if os.path.exists(claim):
