@@ -213,3 +213,19 @@ def test_crossing_range_at_the_start_of_a_long_track(tmp_path):
     lanes = P.assign_lanes(keys, s, e)
     assert lanes == _reference_lanes(keys, s, e)
     assert lanes[-1] == 1 and sum(lanes) == 1
+
+
+def test_row_renderer_signs_times_and_shared_columns():
+    # one column used twice (as bind_id and correlation_id are) with negative values, and
+    # nanoseconds as µs: -1500 ns = "-1.500", 999 = "0.999", 0 = "0.000", 123456 = "123.456"
+    v = np.array([-5, 12, 0, -1000])
+    fields = [P._Lit(',\n{"a":'), P._Int(v), P._Lit(',"b":'), P._Int(v), P._Lit(',"c":'),
+              P._Int(np.array([-1500, 999, 0, 123456]), us=True),
+              P._Lit(',"d":', np.array([True, False, True, False])),
+              P._Int(np.array([7, 8, 10**18, 9]), np.array([True, False, True, False])),
+              P._Lit("}")]
+    text = b"".join(bytes(p) for p in P._render(P._merge_literals(fields), 0, 4)).decode()
+    assert text == (',\n{"a":-5,"b":-5,"c":-1.500,"d":7}'
+                    ',\n{"a":12,"b":12,"c":0.999}'
+                    ',\n{"a":0,"b":0,"c":0.000,"d":1000000000000000000}'
+                    ',\n{"a":-1000,"b":-1000,"c":123.456}')
