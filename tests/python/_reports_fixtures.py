@@ -190,6 +190,13 @@ class SyntheticProfile:
                      "dropped_records": self.dropped_records, "incomplete_records": 0}
         self._with_ops = with_ops
 
+    # The same records in a real C++ TraceStore, as a Profile has one: the reports run the C++
+    # analysis (transfers, memory, roofline, FPGA model, attribution) on it. Built from the
+    # tables as they are now (tests change them before collecting).
+    @property
+    def _store(self):
+        return store_of(self)
+
     @property
     def ops(self):
         if not self._with_ops:
@@ -214,3 +221,40 @@ class SyntheticProfile:
                                      "fp8_tensor": 0.0},
                 "flops_source": {"fp64": "table", "fp32": "table", "fp16_tensor": "table"},
                 "dram_bytes_per_s": 3.35e12, "dram_source": "table"}
+
+
+# Table attribute of SyntheticProfile -> record table of the TraceStore. Not the markers: the
+# XlaModule range would attribute kernels to module jit_f, which the timeline tests' events do
+# not carry (the store holds no HLO module, so the attribution finds no op either way).
+STORE_TABLES = (("kernels", "kernels"), ("transfers", "memcpys"), ("memsets", "memsets"),
+                ("allocations", "allocations"), ("api_calls", "api_calls"),
+                ("regions", "regions"))
+
+
+def store_of(prof):
+    """A fpgaprof._core.TraceStore holding prof's records, devices and trace facts."""
+    from fpgaprof import _core
+    s = _core.TraceStore()
+    for attr, table in STORE_TABLES + (("syncs", "syncs"),):
+        if not hasattr(prof, attr):
+            continue  # (syncs: only where a test adds them)
+        src = getattr(prof, attr).columns()
+        known = set(getattr(s, table).columns()) | {"grid_x", "grid_y", "grid_z", "block_x",
+                                                     "block_y", "block_z"}
+        keys = [k for k in src if k in known and k not in ("launch_config", "marker_index")]
+        n = len(next(iter(src.values()))) if src else 0
+        for i in range(n):
+            s.append(table, **{k: _plain(src[k][i]) for k in keys})
+    for d in prof.devices:
+        info = _core.DeviceInfo()
+        for k, v in d.items():
+            setattr(info, k, v)
+        s.add_device(info)
+    meta = prof.meta
+    s.set_meta(start_ns=meta["start_ns"], end_ns=meta["end_ns"],
+               dropped_records=meta["dropped_records"])
+    return s
+
+
+def _plain(v):
+    return v.item() if hasattr(v, "item") else v

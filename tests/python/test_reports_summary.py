@@ -69,8 +69,15 @@ def test_kernels_and_transfers_by_hand():
     # DtoH: 2e6 B in 0.2 ms = 10 GB/s, pinned destination, async
     assert dirs["DtoH"]["gbps"] == pytest.approx(10.0)
     assert (dirs["DtoH"]["pageable_count"], dirs["DtoH"]["async_count"]) == (0, 1)
-    assert {(r["region"], r["direction"]) for r in s["transfers"]["by_region"]} == \
-        {("forward_project/64", "HtoD"), ("forward_project/64", "DtoH")}
+    # both copies ran in the first forward_project/64 instance; the device record has no PCIe
+    # generation/width, so the link's peak is unknown: link % is null, not 0
+    (reg,) = s["transfers"]["by_region"]
+    assert (reg["region"], reg["instances"], reg["count"], reg["bytes"]) == \
+        ("forward_project/64", 1, 2, 3_000_000)
+    assert reg["busy_s"] == pytest.approx(0.3e-3)
+    assert {d["direction"] for d in reg["directions"]} == {"HtoD", "DtoH"}
+    assert s["transfers"]["link_bytes_per_s"] is None
+    assert all(r["link_percent"] is None for r in s["transfers"]["by_direction"])
 
 
 def test_memory_timeline_by_hand():
@@ -136,7 +143,7 @@ def test_unavailable_sections_say_why(schema):
     assert s["memory"]["available"] is False
     assert s["ops"]["available"] is False and "prof.ops" in s["ops"]["reason"]
     assert s["roofline"]["available"] is False and s["roofline"]["reason"]
-    assert s["candidates"]["available"] is False and "fpga_candidates" in \
+    assert s["candidates"]["available"] is False and "no candidate op" in \
         s["candidates"]["reason"]
     assert s["device"] is None
     assert any("no GPU data" in w and "install the NVIDIA driver" in w for w in s["warnings"])
@@ -237,8 +244,13 @@ def test_unattributed_kernels_warning():
     ws = S.collect(WithAttribution())["warnings"]
     assert "2 kernels could not be attributed to an HLO op (most time: gemm<float>, fusion_b)" \
         in ws
+    # the plain profile's trace holds no HLO module: all 4 kernels are unattributed
     ws = S.collect(F.SyntheticProfile())["warnings"]
-    assert not any("attributed" in w for w in ws)
+    # (fusion_a 2 x 0.5 ms, gemm<float> and fusion_b 1 ms each: a tie, in any order)
+    (w,) = [w for w in ws if "attributed" in w]
+    head = "4 kernels could not be attributed to an HLO op (most time: "
+    assert w.startswith(head) and w.endswith(")")
+    assert sorted(w[len(head):-1].split(", ")) == ["fusion_a", "fusion_b", "gemm<float>"]
 
 
 def test_saved_trace_without_environment_json_has_nulls(tmp_path):
@@ -247,3 +259,234 @@ def test_saved_trace_without_environment_json_has_nulls(tmp_path):
     s = S.collect(F.SyntheticProfile(), trace_path=str(tmp_path / "trace.fpgaprof"))
     assert s["environment"] == {"backend": None, "devices": [], "jax_version": None,
                                 "mbirjax_version": None}
+
+
+def _two_device_allocations():
+    """The review's case, on two devices (times in ms after T0; A is one address used on both):
+    @1 dev0 +A 100 · @2 dev1 +A 100 · @3 dev0 -A · @4 dev1 -B 50 (B never allocated in the
+    trace) · @5 dev1 +C 70 · @6 dev0 +D 30. Matching by address alone gave 100, 200, 0, -50,
+    20, 50: negative bytes in use."""
+    import numpy as np
+    A, B, C, D = 0x1000, 0x2000, 0x3000, 0x4000
+    return F.Table(
+        timestamp_ns=np.array([F.ms(t) for t in (1, 2, 3, 4, 5, 6)], dtype=np.uint64),
+        address=np.array([A, A, A, B, C, D], dtype=np.uint64),
+        bytes=np.array([100, 100, 100, 50, 70, 30], dtype=np.uint64),
+        is_alloc=np.array([True, True, False, False, True, True]),
+        device_id=np.array([0, 1, 0, 1, 1, 0], dtype=np.uint32))
+
+
+def test_memory_two_devices_never_negative(schema):
+    prof = F.SyntheticProfile()
+    prof.allocations = _two_device_allocations()
+    s = S.collect(prof)
+    validate(s, schema)
+    m = s["memory"]
+    # a free matches the live allocation of the same device and address:
+    # @1 100 · @2 200 · @3 dev0's A freed: 100 · @4 unmatched, no change (no step) · @5 170 ·
+    # @6 200. Peak 200, first reached @2. End: dev0 D 30 + dev1 A 100 + C 70 = 200.
+    assert [v for _, v in m["timeline"]] == [100, 200, 100, 170, 200]
+    assert [t for t, _ in m["timeline"]] == pytest.approx([1e-3, 2e-3, 3e-3, 5e-3, 6e-3])
+    assert (m["peak_bytes"], m["end_bytes"]) == (200, 200)
+    assert m["peak_time_s"] == pytest.approx(2e-3)
+    assert (m["unmatched_frees"], m["unmatched_free_bytes"]) == (1, 50)
+    assert (m["allocation_count"], m["free_count"], m["events"]) == (4, 2, 6)
+    # dev0: 100 @1, 0 @3, 30 @6 → peak 100 @1, end 30; dev1: 100 @2, 170 @5 → peak 170, end 170
+    assert m["devices"] == [
+        {"device_id": 0, "peak_bytes": 100, "peak_time_s": pytest.approx(1e-3), "end_bytes": 30},
+        {"device_id": 1, "peak_bytes": 170, "peak_time_s": pytest.approx(5e-3),
+         "end_bytes": 170}]
+    # the same numbers as the analysis' own memory report (one implementation)
+    from fpgaprof import roofline
+    r = roofline.memory(prof)
+    assert (r["peak_in_use_bytes"], r["timeline_in_use_bytes"]) == (200, [100, 200, 100, 170,
+                                                                          200])
+
+
+def test_memory_timeline_keeps_spikes_when_downsampled():
+    import numpy as np
+    v = np.zeros(10_000, dtype=np.int64)
+    v[1234] = 7  # one short spike in a long flat series
+    v[9000] = 5
+    pick = D.downsample_steps(v, 400)
+    assert len(pick) <= 401 and 1234 in pick and 9000 in pick and pick[-1] == 9999
+    assert list(D.downsample_steps(np.arange(5))) == [0, 1, 2, 3, 4]
+
+
+def _nested_profile_with_sync():
+    """The fixture plus: region "outer" [0.5, 9.5] (index 3) enclosing the first
+    forward_project/64 instance; the DtoH copy moved to [3.4, 3.8] (2 MB), so it overlaps
+    fusion_b [2.5, 3.5] by 0.1 ms; a host wait (cuStreamSynchronize) on thread 101 at
+    [3.85, 3.95] inside that instance; the GPU on PCIe gen4 x16."""
+    import numpy as np
+    prof = F.SyntheticProfile()
+    r = prof.regions.columns()
+    prof.regions = F.Table(
+        name=np.append(r["name"], "outer").astype(object),
+        start_ns=np.append(r["start_ns"], F.ms(0.5)).astype(np.uint64),
+        end_ns=np.append(r["end_ns"], F.ms(9.5)).astype(np.uint64),
+        thread_id=np.append(r["thread_id"], 101).astype(np.uint32),
+        parent=np.array([3, F.NONE32, F.NONE32, F.NONE32], dtype=np.uint32),
+        depth=np.array([1, 0, 0, 0], dtype=np.uint16))
+    c = prof.transfers.columns()
+    c["start_ns"] = np.array([F.ms(1.0), F.ms(3.4)], dtype=np.uint64)
+    prof.transfers = F.Table(**c)
+    prof.syncs = F.Table(start_ns=np.array([F.ms(3.85)], dtype=np.uint64),
+                         end_ns=np.array([F.ms(3.95)], dtype=np.uint64),
+                         thread_id=np.array([101], dtype=np.uint32),
+                         correlation_id=np.array([8], dtype=np.uint32))
+    dev = dict(F.DEVICE, pcie_generation=4, pcie_link_width=16)
+    prof.devices, prof.device = [dev], dev
+    return prof
+
+
+def test_transfers_inclusive_with_overlap_host_wait_and_link(schema):
+    prof = _nested_profile_with_sync()
+    s = S.collect(prof)
+    validate(s, schema)
+    t = s["transfers"]
+    # busy 0.1 + 0.4 ms; overlap with kernels: DtoH [3.4, 3.8] ∩ fusion_b [2.5, 3.5] = 0.1 ms;
+    # host wait 0.1 ms in 1 call
+    assert t["busy_s"] == pytest.approx(0.5e-3)
+    assert t["kernel_overlap_s"] == pytest.approx(0.1e-3)
+    assert (t["host_wait_s"], t["sync_calls"]) == (pytest.approx(0.1e-3), 1)
+    # PCIe gen4 x16: 16 GT/s x 16 lanes x 128/130 / 8 = 31.508 GB/s per direction.
+    # HtoD 1e6 B / 0.1 ms = 10 GB/s = 31.74 %; DtoH 2e6 B / 0.4 ms = 5 GB/s = 15.87 %
+    link = 16e9 * 16 * 128 / 130 / 8
+    assert t["link_bytes_per_s"] == pytest.approx(link)
+    dirs = {r["direction"]: r for r in t["by_direction"]}
+    assert dirs["HtoD"]["link_percent"] == pytest.approx(100 * 10e9 / link)
+    assert dirs["DtoH"]["link_percent"] == pytest.approx(100 * 5e9 / link)
+    assert dirs["DtoH"]["kernel_overlap_s"] == pytest.approx(0.1e-3)
+    # inclusive: the copies and the wait of the nested instance count for "outer" too
+    by = {r["region"]: r for r in t["by_region"]}
+    assert set(by) == {"outer", "outer > forward_project/64"}
+    for r in by.values():
+        assert (r["count"], r["bytes"], r["sync_calls"]) == (2, 3_000_000, 1)
+        assert r["busy_s"] == pytest.approx(0.5e-3)
+        assert r["kernel_overlap_s"] == pytest.approx(0.1e-3)
+        assert r["host_wait_s"] == pytest.approx(0.1e-3)
+    # as prof.transfer_report() counts them (the C++ transfer analysis)
+    from fpgaprof import roofline
+    (outer,) = [g for g in roofline.transfers(prof)["groups"]
+                if g["kind"] == "region" and g["index"] == 3]
+    assert (outer["all"]["bytes"], outer["host_wait_ns"]) == (3_000_000, 100_000)
+    # regions by path: the nested instance is its own row
+    paths = {r["path"]: r for r in s["regions"]["items"]}
+    assert set(paths) == {"outer", "outer > forward_project/64", "forward_project/64",
+                          "back_project"}
+    assert paths["outer > forward_project/64"]["name"] == "forward_project/64"
+
+
+def test_analysis_failure_is_a_warning_not_a_missing_feature(monkeypatch):
+    from fpgaprof import roofline
+
+    def broken(prof, **kw):
+        return None.peak  # an AttributeError from a bug inside the analysis
+    monkeypatch.setattr(roofline, "analyze", broken)
+    s = S.collect(F.SyntheticProfile())
+    why = ("the analysis (fpgaprof.roofline.analyze) failed: AttributeError: 'NoneType' "
+           "object has no attribute 'peak'")
+    assert s["memory"] == {"available": False, "reason": why}
+    assert s["transfers"]["reason"] == why and why in s["warnings"]
+    assert "not in this fpgaprof build" not in json.dumps(s)
+
+
+def test_missing_core_function_is_not_in_this_build(monkeypatch):
+    from fpgaprof import _core
+    monkeypatch.delattr(_core.analysis, "analyze")
+    s = S.collect(F.SyntheticProfile())
+    assert s["memory"]["available"] is False
+    assert "is not in this fpgaprof build" in s["memory"]["reason"]
+    assert not any("analyze" in w for w in s["warnings"])
+
+
+def test_measured_roofline_fields_from_counters(schema):
+    """Counters on both broadcast_add_fusion kernels (30 µs each): 8000 B read + 4000 B
+    written and 500 FFMA (1000 FLOP) per kernel → the op: 2000 FLOP, 24000 B, 0.0833 FLOP/B;
+    24000 B in 60 µs = 4e8 B/s of the 1.024e12 B/s DRAM roof = 0.0390625 %."""
+    pytest.importorskip("jax")
+    import fpgaprof
+    from fpgaprof.report import html as H
+    from test_analysis_fpga import _hlo_text, _store
+    store = _store(_hlo_text())
+    for k in (0, 1):
+        store.append("counters", kernel_index=k, metric="dram__bytes_read.sum", value=8000.0)
+        store.append("counters", kernel_index=k, metric="dram__bytes_write.sum", value=4000.0)
+        store.append("counters", kernel_index=k,
+                     metric="smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", value=500.0)
+    s = S.collect(fpgaprof.Profile(store))
+    validate(s, schema)
+    roof = s["roofline"]
+    assert roof["has_measured"] is True
+    pts = {p["op"]: p for p in roof["points"]}
+    p = pts["broadcast_add_fusion"]
+    assert (p["measured_flops"], p["measured_bytes"]) == (2000, 24000)
+    assert p["measured_intensity"] == pytest.approx(2000 / 24000)
+    assert p["measured_roof_fraction"] == pytest.approx(24000 / 60e-6 / 1.024e12)
+    assert p["measured_bound"] == "memory"
+    # ops without counters say so with nulls, not zeros
+    assert pts["ynn_fusion"]["has_measured"] is False and pts["ynn_fusion"]["measured_flops"] \
+        is None
+    # every candidate of the FPGA model is valid under the schema (checked above) and counted
+    assert s["candidates"]["count"] == len(s["candidates"]["items"]) + \
+        s["candidates"]["items_left_out"]
+    doc = H.render(s)
+    assert "measured FLOP/B" in doc and "measured (counters): 0.0833 FLOP/B" in doc
+
+
+def test_left_out_counts():
+    rows = [{"op": f"op{i}", "module": "m", "time_ns": 1000 - i, "flops": 1.0, "bytes": 1.0,
+             "intensity": 1.0, "achieved_flops_per_s": 1.0, "bound": "memory"}
+            for i in range(250)]
+    roof = S._roofline_section(F.SyntheticProfile(), rows, None, {"available": False,
+                                                                   "reason": "x"})
+    assert (roof["count"], len(roof["points"]), roof["points_left_out"]) == (250, 200, 50)
+    assert roof["points"][0]["op"] == "op0"  # most time first
+    cands = S._candidates_section({"candidates": [{"rank": i + 1, "op": f"op{i}"}
+                                                  for i in range(60)]}, None, "alveo-u55c")
+    assert (cands["count"], len(cands["items"]), cands["items_left_out"]) == (60, 50, 10)
+    from fpgaprof.report import html as H
+    s = S.collect(F.SyntheticProfile())
+    s["roofline"], s["candidates"] = roof, cands
+    doc = H.render(s)
+    assert "10 more candidates not shown" in doc
+    assert "200 more of 250 ops not shown (the chart draws the 200 with most time)" in doc
+
+
+def _valid_candidate():
+    return {"rank": 1, "op": "fusion.1", "module": "jit_f", "pattern": "elementwise",
+            "gpu_time_ns": 1e6, "time_share": 0.5, "score": 0.3, "card_time_s": 1e-4,
+            "fpga_total_s": 2e-4, "op_speedup": 2.0, "workload_speedup": 1.3}
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda s: s["candidates"]["items"][0].update(score="high"),
+    lambda s: s["candidates"]["items"][0].pop("score"),
+    lambda s: s["candidates"]["items"][0].update(rank=0),
+    lambda s: s["roofline"]["points"][0].update(bound="bogus"),
+    lambda s: s["roofline"]["points"][0].update(measured_bound="bogus"),
+    lambda s: s["roofline"]["points"][0].pop("measured_flops"),
+    lambda s: s["memory"].update(peak_bytes=-1),
+    lambda s: s["memory"].update(end_bytes=-200),
+    lambda s: s["memory"]["timeline"].append([0.004, -50]),
+    lambda s: s["memory"]["devices"][0].update(end_bytes=-5),
+    lambda s: s["transfers"]["by_direction"][0].update(link_percent="n/a"),
+    lambda s: s["transfers"]["by_direction"][0].update(direction="sideways"),
+    lambda s: s["transfers"].pop("host_wait_s"),
+    lambda s: s["ops"]["items"][0].update(bound="bogus"),
+    lambda s: s["regions"]["items"][0].pop("path"),
+], ids=["score-string", "score-missing", "rank-0", "bound-bogus", "measured-bound-bogus",
+        "measured-missing", "peak-negative", "end-negative", "timeline-negative",
+        "device-end-negative", "link-percent-string", "direction-unknown", "host-wait-missing",
+        "op-bound-bogus", "region-path-missing"])
+def test_schema_rejects(mutate, schema):
+    import copy
+    s = S.collect(F.SyntheticProfile(with_ops=True))
+    s["candidates"] = {"available": True, "target": "alveo-u55c", "count": 1,
+                       "items": [_valid_candidate()], "items_left_out": 0}
+    validate(s, schema)  # the unmodified document is valid
+    bad = copy.deepcopy(s)
+    mutate(bad)
+    with pytest.raises(jsonschema.ValidationError):
+        validate(bad, schema)

@@ -26,8 +26,18 @@ NONE32 = 0xFFFFFFFF
 
 # How many rows a list section keeps in summary.json / the HTML (the rest is counted).
 TOP_ROWS = 50
-# Points kept in the memory timeline (the timeline is downsampled to this many steps).
+# The tables `fpgaprof compare` reads (ops, regions) are complete in summary.json up to this
+# many rows (the HTML shows the first TOP_ROWS); more are counted in rows_left_out.
+FULL_ROWS = 10_000
+# Points kept in the memory timeline (at most about this many: per time bucket its first
+# point and its highest, so no spike is lost).
 MEMORY_POINTS = 400
+# Joins the names of nested regions into a region's path ("outer > inner").
+PATH_SEP = " > "
+
+
+class MissingAnalysis(AttributeError):
+    """An analysis this fpgaprof build does not have (its module or function is missing)."""
 
 
 class Unavailable(Exception):
@@ -311,63 +321,123 @@ def kernels_section(prof: Any) -> tuple[dict, dict]:
             {"start": start, "end": end})
 
 
-def transfers_section(prof: Any, region_names: dict[int, str]) -> tuple[dict, dict]:
+def transfer_table(prof: Any) -> Any:
     table = _get(prof, "transfers")
-    if table is None:
-        table = _get(prof, "memcpys")
-    c = columns(table, ("start_ns", "end_ns", "bytes", "copy_kind", "src_kind", "dst_kind",
-                        "is_async", "region_index", "stream_id", "device_id"))
+    return table if table is not None else _get(prof, "memcpys")
+
+
+def transfer_intervals(prof: Any) -> dict:
+    """[start, end) of every copy (for the GPU-busy union of the totals)."""
+    c = columns(transfer_table(prof), ("start_ns", "end_ns"))
     n = nrows(c)
     if n == 0:
-        return ({"available": False, "reason": "no memory copies in this trace" if table is not None
-                 else "this profile has no transfer table", "count": 0, "bytes": 0,
-                 "by_direction": [], "by_region": []}, {})
-    start = col(c, "start_ns", n).astype(np.int64)
-    end = col(c, "end_ns", n).astype(np.int64)
-    nbytes = col(c, "bytes", n).astype(np.int64)
-    kinds = copy_kind_names(col(c, "copy_kind", n))
-    src = memory_kind_names(col(c, "src_kind", n))
-    dst = memory_kind_names(col(c, "dst_kind", n))
-    is_async = col(c, "is_async", n, False).astype(bool)
-    region = col(c, "region_index", n, NONE32).astype(np.int64)
-    pageable = (src == "pageable") | (dst == "pageable")
+        return {}
+    return {"start": col(c, "start_ns", n).astype(np.int64),
+            "end": col(c, "end_ns", n).astype(np.int64)}
 
-    by_dir = []
-    for kind in sorted(set(kinds.tolist())):
-        m = kinds == kind
-        busy = union_ns(start[m], end[m])
-        b = int(nbytes[m].sum())
-        by_dir.append({
-            "direction": kind,
-            "count": int(m.sum()),
-            "bytes": b,
-            "busy_s": busy / 1e9,
-            "gbps": (b / busy) if busy else None,  # bytes/ns == GB/s
-            "pageable_count": int((m & pageable).sum()),
-            "async_count": int((m & is_async).sum()),
-        })
-    by_dir.sort(key=lambda r: -r["busy_s"])
 
+# Directions whose achieved rate is compared with the host link's peak (as the C++ analysis).
+_LINK_DIRECTIONS = ("HtoD", "DtoH")
+
+
+def _link_percent(direction: str, nbytes: int, busy_ns: int, link_bytes_per_s: float) -> Any:
+    """Achieved rate in percent of the host link's peak; None when the peak is unknown (never
+    0.0, which would read as an idle link) or for directions that do not cross the link."""
+    if direction not in _LINK_DIRECTIONS or not link_bytes_per_s or link_bytes_per_s <= 0 \
+            or not busy_ns:
+        return None
+    return 100.0 * (nbytes * 1e9 / busy_ns) / link_bytes_per_s
+
+
+def _stats_row(st: dict, direction: str | None, link_bytes_per_s: float) -> dict:
+    """One TransferStats dict of the C++ transfer analysis in report units (s, GB/s)."""
+    busy_ns = int(st.get("busy_ns", 0))
+    nbytes = int(st.get("bytes", 0))
+    row = {} if direction is None else {"direction": direction}
+    row.update({
+        "count": int(st.get("count", 0)),
+        "bytes": nbytes,
+        "busy_s": busy_ns / 1e9,
+        "gbps": (nbytes / busy_ns) if busy_ns else None,  # bytes/ns == GB/s
+        "kernel_overlap_s": int(st.get("kernel_overlap_ns", 0)) / 1e9,
+        "pageable_count": int(st.get("pageable_count", 0)),
+        "pinned_count": int(st.get("pinned_count", 0)),
+        "async_count": int(st.get("async_count", 0)),
+        "sync_count": int(st.get("sync_count", 0)),
+        "tiny_count": int(st.get("tiny_count", 0)),
+    })
+    if direction is not None:
+        row["link_percent"] = _link_percent(direction, nbytes, busy_ns, link_bytes_per_s)
+    return row
+
+
+_STAT_SUMS = ("count", "bytes", "busy_ns", "kernel_overlap_ns", "pageable_count",
+              "pinned_count", "async_count", "sync_count", "tiny_count")
+
+
+def _add_stats(acc: dict, st: dict) -> None:
+    for k in _STAT_SUMS:
+        acc[k] = acc.get(k, 0) + int(st.get(k, 0))
+
+
+def _empty_transfers(reason: str, count: int = 0) -> dict:
+    return {"available": False, "reason": reason, "count": count, "bytes": 0,
+            "by_direction": [], "by_region": []}
+
+
+def transfers_section(report: dict | None, copies: int, region_paths: dict[int, str],
+                      reason: str | None = None) -> dict:
+    """The transfers section from the C++ transfer analysis (`analyze(...)["transfers"]`):
+    per direction for the trace, and per region path — inclusive, as the analysis counts them:
+    a copy made in a nested region counts for its ancestors too. The instances of one path are
+    summed. `copies`: rows of the copy table; `reason`: why `report` is None."""
+    if copies == 0:
+        return _empty_transfers("no memory copies in this trace")
+    if report is None:
+        return _empty_transfers(reason or "the transfer analysis gave no result", copies)
+    link = float(report.get("link_bytes_per_s") or 0.0)
+    trace = next((g for g in report.get("groups", []) if g.get("kind") == "trace"), None)
+    if trace is None:
+        return _empty_transfers("the transfer analysis has no trace group", copies)
+    by_dir = [_stats_row(st, d, link) for d, st in trace.get("directions", {}).items()]
+    by_dir.sort(key=lambda r: (-r["busy_s"], r["direction"]))
+    agg: dict[str, dict] = {}
+    for g in report.get("groups", []):
+        if g.get("kind") != "region" or g.get("index") is None:
+            continue
+        path = region_paths.get(int(g["index"]), str(g.get("name") or "?"))
+        a = agg.setdefault(path, {"instances": 0, "all": {}, "dirs": {}, "host_wait_ns": 0,
+                                  "sync_calls": 0})
+        a["instances"] += 1
+        _add_stats(a["all"], g.get("all", {}))
+        for d, st in g.get("directions", {}).items():
+            _add_stats(a["dirs"].setdefault(d, {}), st)
+        a["host_wait_ns"] += int(g.get("host_wait_ns", 0))
+        a["sync_calls"] += int(g.get("sync_calls", 0))
     by_region = []
-    for r in sorted(set(region.tolist())):
-        m = region == r
-        for kind in sorted(set(kinds[m].tolist())):
-            mk = m & (kinds == kind)
-            busy = union_ns(start[mk], end[mk])
-            b = int(nbytes[mk].sum())
-            by_region.append({
-                "region": region_names.get(r, "(no region)") if r != NONE32 else "(no region)",
-                "direction": kind,
-                "count": int(mk.sum()),
-                "bytes": b,
-                "busy_s": busy / 1e9,
-                "gbps": (b / busy) if busy else None,
-            })
-    by_region.sort(key=lambda r: -r["busy_s"])
-    return ({"available": True, "count": n, "bytes": int(nbytes.sum()),
-             "busy_s": union_ns(start, end) / 1e9, "by_direction": by_dir,
-             "by_region": by_region[:TOP_ROWS]},
-            {"start": start, "end": end})
+    for path, a in agg.items():
+        row = {"region": path, "instances": a["instances"]}
+        row.update(_stats_row(a["all"], None, link))
+        row["host_wait_s"] = a["host_wait_ns"] / 1e9
+        row["sync_calls"] = a["sync_calls"]
+        row["directions"] = sorted((_stats_row(st, d, link) for d, st in a["dirs"].items()),
+                                   key=lambda r: (-r["busy_s"], r["direction"]))
+        by_region.append(row)
+    by_region.sort(key=lambda r: (-(r["busy_s"] + r["host_wait_s"]), r["region"]))
+    every = trace.get("all", {})
+    return {"available": True,
+            "count": int(every.get("count", 0)),
+            "bytes": int(every.get("bytes", 0)),
+            "busy_s": int(every.get("busy_ns", 0)) / 1e9,
+            "kernel_overlap_s": int(every.get("kernel_overlap_ns", 0)) / 1e9,
+            "host_wait_s": int(trace.get("host_wait_ns", 0)) / 1e9,
+            "sync_calls": int(trace.get("sync_calls", 0)),
+            "link_bytes_per_s": link if link > 0 else None,
+            "link_source": str(report.get("link_source") or "unknown"),
+            "link_description": str(report.get("link_description") or ""),
+            "by_direction": by_dir,
+            "by_region": by_region[:TOP_ROWS],
+            "by_region_left_out": max(len(by_region) - TOP_ROWS, 0)}
 
 
 def memsets_intervals(prof: Any) -> dict:
@@ -379,60 +449,96 @@ def memsets_intervals(prof: Any) -> dict:
             "end": col(c, "end_ns", n).astype(np.int64)}
 
 
-def memory_section(prof: Any, t0_ns: int) -> dict:
-    """Device memory in use over time, from allocation/release records."""
-    table = _get(prof, "allocations")
-    c = columns(table, ("timestamp_ns", "address", "bytes", "is_alloc", "device_id"))
-    n = nrows(c)
-    if n == 0:
-        return _unavailable("no device allocation records in this trace"
-                            if table is not None else "this profile has no allocation table")
-    ts = col(c, "timestamp_ns", n).astype(np.int64)
-    addr = col(c, "address", n).astype(np.uint64)
-    nbytes = col(c, "bytes", n).astype(np.int64)
-    is_alloc = col(c, "is_alloc", n, True).astype(bool)
-    order = np.argsort(ts, kind="stable")
-    live: dict[int, int] = {}
-    in_use = 0
-    peak = 0
-    peak_t = int(ts[order[0]])
-    unmatched_frees = 0
-    times = np.empty(n, dtype=np.int64)
-    values = np.empty(n, dtype=np.int64)
-    for j, i in enumerate(order):
-        a = int(addr[i])
-        if is_alloc[i]:
-            live[a] = live.get(a, 0) + int(nbytes[i])
-            in_use += int(nbytes[i])
-        else:
-            b = live.pop(a, None)
-            if b is None:
-                b = int(nbytes[i])
-                unmatched_frees += 1
-            in_use -= b
-        if in_use > peak:
-            peak, peak_t = in_use, int(ts[i])
-        times[j] = ts[i]
-        values[j] = in_use
-    if n > MEMORY_POINTS:
-        # keep the peak and an even spread of steps
-        pick = np.unique(np.concatenate([np.linspace(0, n - 1, MEMORY_POINTS).astype(np.int64),
-                                         [int(np.argmax(values))]]))
-        times, values = times[pick], values[pick]
+def downsample_steps(values: np.ndarray, limit: int = MEMORY_POINTS) -> np.ndarray:
+    """Indices of the points of a step series to draw: all of them up to `limit`; beyond,
+    per time bucket (limit/2 buckets) its first point and its highest, and the last point."""
+    n = len(values)
+    if n <= limit:
+        return np.arange(n)
+    buckets = max(limit // 2, 1)
+    edges = np.linspace(0, n, buckets + 1).astype(np.int64)
+    firsts = edges[:-1]
+    highs = [int(a + np.argmax(values[a:b])) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+    return np.unique(np.concatenate([firsts, np.asarray(highs, dtype=np.int64), [n - 1]]))
+
+
+def memory_section(report: dict | None, t0_ns: int, records: int,
+                   reason: str | None = None) -> dict:
+    """Device memory from the C++ memory analysis (`analyze(...)["memory"]`): a release is
+    matched to the live allocation with the same device and address; a release of anything
+    else is counted (unmatched_frees) and changes nothing, so bytes in use never go below
+    zero. Per device: peak and bytes still allocated at the end. The timeline is all devices
+    together. `records`: rows of the allocation table; `reason`: why `report` is None."""
+    if records == 0:
+        return _unavailable("no device allocation records in this trace")
+    if report is None:
+        return _unavailable(reason or "the memory analysis gave no result")
+    ts = np.asarray(report.get("timeline_ns", []), dtype=np.int64)
+    vals = np.asarray(report.get("timeline_in_use_bytes", []), dtype=np.int64)
+    pick = downsample_steps(vals)
+
+    def rel_s(ns: Any) -> float | None:
+        return None if ns is None else (int(ns) - t0_ns) / 1e9
+
+    devices = [{"device_id": int(d["device_id"]),
+                "peak_bytes": int(d["peak_in_use_bytes"]),
+                "peak_time_s": rel_s(d["peak_ns"]) if d["peak_in_use_bytes"] else None,
+                "end_bytes": int(d["final_in_use_bytes"])}
+               for d in report.get("devices", [])]
+    devices.sort(key=lambda d: d["device_id"])
+    largest = []
+    for b in report.get("largest", []) or []:
+        row = {k: _py(v) for k, v in dict(b).items() if k not in ("alloc_ns", "free_ns")}
+        row["alloc_s"] = rel_s(b.get("alloc_ns"))
+        row["free_s"] = rel_s(b.get("free_ns"))  # None: still allocated at the end
+        largest.append(row)
+    peak = int(report.get("peak_in_use_bytes", 0))
     return {
         "available": True,
-        "events": n,
+        "events": int(report.get("allocation_count", 0)) + int(report.get("free_count", 0)),
+        "allocation_count": int(report.get("allocation_count", 0)),
+        "free_count": int(report.get("free_count", 0)),
         "peak_bytes": peak,
-        "peak_time_s": (peak_t - t0_ns) / 1e9,
-        "end_bytes": in_use,
-        "unmatched_frees": unmatched_frees,
-        "timeline": [[(int(t) - t0_ns) / 1e9, int(v)] for t, v in zip(times, values)],
+        "peak_time_s": rel_s(report.get("peak_ns")) if len(ts) else None,
+        "end_bytes": sum(d["end_bytes"] for d in devices),
+        "unmatched_frees": int(report.get("unmatched_frees", 0)),
+        "unmatched_free_bytes": int(report.get("unmatched_free_bytes", 0)),
+        "reallocated_live": int(report.get("reallocated_live", 0)),
+        "never_freed_count": int(report.get("never_freed_count", 0)),
+        "never_freed_bytes": int(report.get("never_freed_bytes", 0)),
+        "devices": devices,
+        "timeline_points": int(len(ts)),
+        "timeline": [[(int(t) - t0_ns) / 1e9, int(v)] for t, v in zip(ts[pick], vals[pick])],
+        "largest": largest,
     }
 
 
+def name_paths(names: Any, parent: np.ndarray) -> list[str]:
+    """The path of every region ("outer > inner"): its ancestors' names and its own, joined
+    with PATH_SEP. A parent index out of range (or a cycle) ends the path there."""
+    n = len(names)
+    out: list[str | None] = [None] * n
+    for i in range(n):
+        chain: list[int] = []
+        seen: set[int] = set()
+        j: int | None = i
+        while j is not None and out[j] is None and j not in seen:
+            chain.append(j)
+            seen.add(j)
+            p = int(parent[j])
+            j = p if p != NONE32 and 0 <= p < n else None
+        base = out[j] if j is not None else None
+        for k in reversed(chain):
+            base = str(names[k]) if base is None else base + PATH_SEP + str(names[k])
+            out[k] = base
+    return [str(x) for x in out]
+
+
 def regions_section(prof: Any) -> tuple[dict, dict[int, str], list[dict]]:
+    """Regions by name path (instances of one path summed; every path up to FULL_ROWS), the
+    path of each region record by index, and the instances (for the measurements)."""
     table = _get(prof, "regions")
-    c = columns(table, ("name", "start_ns", "end_ns", "depth", "thread_id"))
+    c = columns(table, ("name", "start_ns", "end_ns", "depth", "thread_id", "parent"))
     n = nrows(c)
     if n == 0:
         return (_unavailable("no fpgaprof.region() in this trace" if table is not None
@@ -441,20 +547,23 @@ def regions_section(prof: Any) -> tuple[dict, dict[int, str], list[dict]]:
     start = col(c, "start_ns", n).astype(np.int64)
     end = col(c, "end_ns", n).astype(np.int64)
     depth = col(c, "depth", n).astype(np.int64)
-    idx_names = {i: str(names[i]) for i in range(n)}
+    paths = name_paths(names, col(c, "parent", n, NONE32).astype(np.int64))
+    idx_paths = dict(enumerate(paths))
     instances = [{"index": i, "name": str(names[i]), "start_ns": int(start[i]),
                   "end_ns": int(end[i]), "depth": int(depth[i])} for i in range(n)]
     agg: dict[str, dict] = {}
-    for inst in instances:
-        a = agg.setdefault(inst["name"], {"name": inst["name"], "count": 0, "wall_s": 0.0})
+    for inst, path in zip(instances, paths):
+        a = agg.setdefault(path, {"name": inst["name"], "path": path, "depth": inst["depth"],
+                                  "count": 0, "wall_s": 0.0})
         a["count"] += 1
         a["wall_s"] += max(inst["end_ns"] - inst["start_ns"], 0) / 1e9
-    items = sorted(agg.values(), key=lambda r: -r["wall_s"])
-    return {"available": True, "count": n, "items": items[:TOP_ROWS]}, idx_names, instances
+    items = sorted(agg.values(), key=lambda r: (-r["wall_s"], r["path"]))
+    return ({"available": True, "count": n, "paths": len(items), "items": items[:FULL_ROWS],
+             "rows_left_out": max(len(items) - FULL_ROWS, 0)}, idx_paths, instances)
 
 
-def add_region_gpu_time(regions: dict, prof: Any, region_names: dict[int, str]) -> None:
-    """GPU time of each region name: summed durations of the kernels, copies and memsets
+def add_region_gpu_time(regions: dict, prof: Any, region_paths: dict[int, str]) -> None:
+    """GPU time of each region path: summed durations of the kernels, copies and memsets
     launched inside its instances, nested regions included (as Profile.summary() counts)."""
     if not regions.get("available"):
         return
@@ -483,13 +592,13 @@ def add_region_gpu_time(regions: dict, prof: Any, region_names: dict[int, str]) 
     for i in np.argsort(-depth, kind="stable"):  # children before parents
         if parent[i] != NONE32 and 0 <= parent[i] < n_r:
             inclusive[parent[i]] += inclusive[i]
-    per_name: dict[str, float] = {}
+    per_path: dict[str, float] = {}
     for i in range(n_r):
-        nm = region_names.get(i)
-        if nm is not None:
-            per_name[nm] = per_name.get(nm, 0.0) + inclusive[i] / 1e9
+        p = region_paths.get(i)
+        if p is not None:
+            per_path[p] = per_path.get(p, 0.0) + inclusive[i] / 1e9
     for r in regions["items"]:
-        r["gpu_s"] = per_name.get(r["name"], 0.0)
+        r["gpu_s"] = per_path.get(r["path"], 0.0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -547,19 +656,52 @@ def one_line(e: BaseException, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def analysis_section(getter: Callable[[], Any], what: str) -> dict:
-    """Runs one analysis of another module; its absence or failure becomes the reason."""
+def is_missing_analysis(e: BaseException) -> bool:
+    """True when `e` says an analysis is not in this build: a MissingAnalysis, the fpgaprof
+    analysis module failing to import, or an attribute missing on fpgaprof's C++ module
+    (`fpgaprof._core...`). An AttributeError raised by a bug inside an analysis is not."""
+    if isinstance(e, MissingAnalysis):
+        return True
+    if isinstance(e, ImportError):
+        return (e.name or "").startswith("fpgaprof")
+    if isinstance(e, AttributeError):
+        import types
+        obj = getattr(e, "obj", None)
+        return isinstance(obj, types.ModuleType) and obj.__name__.startswith("fpgaprof._core")
+    return False
+
+
+def run_analysis(getter: Callable[[], Any], what: str,
+                 warnings: list[str] | None = None) -> tuple[Any, str | None]:
+    """(result, None), or (None, why). An analysis this build lacks gives "not in this
+    fpgaprof build"; any other failure gives its real error, which is also appended to
+    `warnings` (a failing analysis is a bug to see, not a section to drop quietly)."""
     try:
         obj = getter()
-    except AttributeError as e:
-        return _unavailable(f"{what} is not in this fpgaprof build ({one_line(e)})")
     except Exception as e:  # the reason is shown to the user, nothing is hidden
-        return _unavailable(f"{what} failed: {type(e).__name__}: {one_line(e)}")
+        if is_missing_analysis(e):
+            return None, f"{what} is not in this fpgaprof build ({one_line(e)})"
+        why = f"{what} failed: {type(e).__name__}: {one_line(e)}"
+        if warnings is not None and why not in warnings:
+            warnings.append(why)
+        return None, why
     if obj is None:
-        return _unavailable(f"{what} gave no result")
+        return None, f"{what} gave no result"
+    return obj, None
+
+
+def analysis_section(getter: Callable[[], Any], what: str,
+                     warnings: list[str] | None = None) -> dict:
+    """Runs one analysis of another module as rows; its absence or failure becomes the reason
+    (failures also become warnings, see run_analysis)."""
+    obj, why = run_analysis(getter, what, warnings)
+    if why is not None:
+        return _unavailable(why)
     try:
         rows = records_of(obj)
     except Exception as e:
-        return _unavailable(f"{what} returned rows reports cannot read: {type(e).__name__}: "
-                            f"{one_line(e)}")
+        why = f"{what} returned rows reports cannot read: {type(e).__name__}: {one_line(e)}"
+        if warnings is not None:
+            warnings.append(why)
+        return _unavailable(why)
     return {"available": True, "rows": rows}

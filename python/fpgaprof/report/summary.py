@@ -145,20 +145,29 @@ def _ops_of(prof: Any) -> Any:
     return _attribution_of(prof).ops
 
 
-def _ops_section(prof: Any) -> dict:
-    sec = D.analysis_section(lambda: _ops_of(prof), "per-op attribution (prof.ops)")
+def _op_key(module: Any, op: Any) -> tuple[str, str]:
+    return ("" if module is None else str(module), str(op))
+
+
+def _ops_section(prof: Any, roof_rows: list[dict], warnings: list[str]) -> dict:
+    """Every HLO op (up to D.FULL_ROWS, largest time first: `fpgaprof compare` reads the
+    complete table), with its bound from the roofline analysis joined by (module, op)."""
+    sec = D.analysis_section(lambda: _ops_of(prof), "per-op attribution (prof.ops)", warnings)
     if not sec["available"]:
         return sec
     rows = _ops_rows(sec["rows"])
     if not rows:
         return D._unavailable("no kernel could be attributed to an HLO op")
-    return {"available": True, "count": len(rows), "items": rows[:D.TOP_ROWS],
-            "rows_left_out": max(len(rows) - D.TOP_ROWS, 0)}
+    bound = {_op_key(r.get("module"), r.get("op")): r.get("bound") for r in roof_rows}
+    for r in rows:
+        r["bound"] = bound.get(_op_key(r["module"], r["op"]))
+    return {"available": True, "count": len(rows), "items": rows[:D.FULL_ROWS],
+            "rows_left_out": max(len(rows) - D.FULL_ROWS, 0)}
 
 
 def _call(prof: Any, method: str, module: str, func: str, **kwargs: Any) -> Any:
     """prof.<method>(**kwargs) when the Profile has it, else fpgaprof.<module>.<func>(prof, ...)
-    (the analysis modules work on any Profile). AttributeError when neither exists."""
+    (the analysis modules work on any Profile). D.MissingAnalysis when neither exists."""
     m = getattr(type(prof), method, None)
     if m is not None:
         attr = getattr(prof, method)
@@ -167,10 +176,10 @@ def _call(prof: Any, method: str, module: str, func: str, **kwargs: Any) -> Any:
     try:
         mod = importlib.import_module(f"fpgaprof.{module}")
     except ImportError as e:
-        raise AttributeError(f"no fpgaprof.{module}: {e}") from None
+        raise D.MissingAnalysis(f"no fpgaprof.{module}: {e}") from None
     fn = getattr(mod, func, None)
     if fn is None:
-        raise AttributeError(f"fpgaprof.{module} has no {func}()")
+        raise D.MissingAnalysis(f"fpgaprof.{module} has no {func}()")
     return fn(prof, **kwargs)
 
 
@@ -189,105 +198,102 @@ def _ceilings(prof: Any) -> tuple[dict | None, str | None]:
     return D._py(dict(c)), None
 
 
-def _roofline_section(prof: Any, ops: dict) -> dict:
-    """Points per HLO op. Uses the analysis' roofline when the build has it; otherwise the
-    ops' static cost and measured time (intensity and achieved rates only, no bound)."""
-    sec = D.analysis_section(lambda: _call(prof, "roofline", "roofline", "roofline", by="op"),
-                             "roofline (fpgaprof.roofline)")
+# Roofline points kept in summary.json and drawn (largest time first; the rest is counted).
+ROOFLINE_POINTS = 200
+# Hardware-counter values of a roofline row (docs/roofline.md); null where not collected.
+MEASURED_FIELDS = ("measured_flops", "measured_bytes", "measured_intensity",
+                   "measured_roof_fraction", "measured_bound")
+
+
+def _roofline_point(r: dict) -> dict:
+    t = D.first(r, "time_s", "total_s")
+    if t is None and D.first(r, "total_ns", "time_ns") is not None:
+        t = float(D.first(r, "total_ns", "time_ns")) / 1e9
+    frac = D.first(r, "roof_fraction")
+    if frac is None and r.get("percent_of_roof") is not None:
+        frac = float(r["percent_of_roof"]) / 100.0
+    p = {
+        "op": str(D.first(r, "op", "hlo_op", "name", default="?")),
+        "module": D.first(r, "module"),
+        "time_s": t,
+        "flops": D.first(r, "flops"),
+        "bytes": D.first(r, "bytes"),
+        "intensity": D.first(r, "intensity", "arithmetic_intensity", "flops_per_byte"),
+        "achieved_flops_per_s": D.first(r, "achieved_flops_per_s", "flops_per_s"),
+        "achieved_bytes_per_s": D.first(r, "achieved_bytes_per_s", "bytes_per_s"),
+        "precision": D.first(r, "precision"),
+        "roof_flops_per_s": D.first(r, "roof_flops_per_s"),
+        "roof_fraction": frac,
+        "bound": D.first(r, "bound", default="unknown"),
+        "source": D.first(r, "source", "source_line") or None,
+    }
+    measured = bool(r.get("has_measured"))
+    p["has_measured"] = measured
+    m_pct = r.get("measured_percent_of_roof") if measured else None
+    p.update({
+        "measured_flops": r.get("measured_flops") if measured else None,
+        "measured_bytes": r.get("measured_bytes") if measured else None,
+        "measured_intensity": r.get("measured_intensity") if measured else None,
+        "measured_roof_fraction": None if m_pct is None else float(m_pct) / 100.0,
+        "measured_bound": r.get("measured_bound") if measured else None,
+    })
+    return p
+
+
+def _roofline_section(prof: Any, roof_rows: list[dict] | None, roof_reason: str | None,
+                      ops: dict) -> dict:
+    """Points per HLO op from the roofline analysis; without it, from the ops' static cost and
+    measured time (intensity and achieved rates only, no bound)."""
     ceilings, ceilings_reason = _ceilings(prof)
     points = []
     source = None
-    if sec["available"] and sec["rows"]:
+    if roof_rows:
         source = "analysis"
-        for r in sec["rows"]:
-            t = D.first(r, "time_s", "total_s")
-            if t is None and D.first(r, "total_ns", "time_ns") is not None:
-                t = float(D.first(r, "total_ns", "time_ns")) / 1e9
-            frac = D.first(r, "roof_fraction")
-            if frac is None and r.get("percent_of_roof") is not None:
-                frac = float(r["percent_of_roof"]) / 100.0
-            points.append({
-                "op": str(D.first(r, "op", "hlo_op", "name", default="?")),
-                "module": D.first(r, "module"),
-                "time_s": t,
-                "flops": D.first(r, "flops"),
-                "bytes": D.first(r, "bytes"),
-                "intensity": D.first(r, "intensity", "arithmetic_intensity",
-                                     "flops_per_byte"),
-                "achieved_flops_per_s": D.first(r, "achieved_flops_per_s", "flops_per_s"),
-                "achieved_bytes_per_s": D.first(r, "achieved_bytes_per_s", "bytes_per_s"),
-                "precision": D.first(r, "precision"),
-                "roof_flops_per_s": D.first(r, "roof_flops_per_s"),
-                "roof_fraction": frac,
-                "bound": D.first(r, "bound", default="unknown"),
-                "source": D.first(r, "source", "source_line") or None,
-            })
+        points = [_roofline_point(r) for r in roof_rows]
     elif ops.get("available"):
         source = "ops"
         for r in ops["items"]:
             t, fl, b = r["total_s"], r["flops"], r["bytes"]
             if not t or fl is None or not b:
                 continue
-            points.append({
-                "op": r["op"], "time_s": t, "flops": fl, "bytes": b,
+            p = {
+                "op": r["op"], "module": r.get("module"), "time_s": t, "flops": fl, "bytes": b,
                 "intensity": fl / b,
                 "achieved_flops_per_s": fl * r["count"] / t if r["count"] else fl / t,
                 "achieved_bytes_per_s": b * r["count"] / t if r["count"] else b / t,
                 "roof_fraction": None, "bound": "unknown", "source": r["source"],
-            })
+                "has_measured": False}
+            p.update({k: None for k in MEASURED_FIELDS})
+            points.append(p)
     if not points:
-        reason = sec.get("reason") if not sec["available"] else "the roofline has no points"
-        if ops.get("available") is False and not sec["available"]:
+        reason = roof_reason if roof_rows is None else "the roofline has no points"
+        if ops.get("available") is False:
             reason = f"{reason}; {ops['reason']}"
         out = D._unavailable(reason or "no op with flops, bytes and time")
         out["ceilings"] = ceilings
         return out
+    points.sort(key=lambda p: -(p["time_s"] or 0.0))
     out = {"available": True, "points_from": source, "ceilings": ceilings,
-           "ceilings_reason": ceilings_reason, "points": points[:200]}
+           "ceilings_reason": ceilings_reason, "count": len(points),
+           "points": points[:ROOFLINE_POINTS],
+           "points_left_out": max(len(points) - ROOFLINE_POINTS, 0),
+           "has_measured": any(p["has_measured"] for p in points)}
     if source == "ops":
-        out["points_reason"] = sec.get("reason")
+        out["points_reason"] = roof_reason
     return out
 
 
-def _candidates_section(prof: Any, target: str | None) -> dict:
-    tgt = target or "alveo-u55c"
-    holder: dict[str, Any] = {}
-
-    def get() -> Any:
-        t = _call(prof, "fpga_candidates", "fpga", "fpga_candidates", target=tgt)
-        holder["meta"] = getattr(t, "meta", None)
-        return t
-    sec = D.analysis_section(get, f"FPGA candidates (fpga_candidates(target={tgt!r}))")
-    sec["target"] = tgt
-    if sec["available"]:
-        sec["items"] = sec.pop("rows")[:D.TOP_ROWS]
-        if isinstance(holder.get("meta"), Mapping):
-            sec["what_if"] = D._py(dict(holder["meta"]))
-        if not sec["items"]:
-            return {**D._unavailable("no candidate op (no attributed GPU time)"), "target": tgt}
-    return sec
-
-
-def _analysis_extras(prof: Any) -> tuple[list[str], list[dict] | None]:
-    """Transfer flags (pageable copies, floods of tiny copies ...) as warnings, and the
-    largest device buffers, from the analysis when this build has it."""
-    flags: list[str] = []
-    largest = None
-    try:
-        t = _call(prof, "transfer_report", "roofline", "transfers")
-        for f in (t or {}).get("flags", []) or []:
-            msg = f.get("message") if isinstance(f, Mapping) else None
-            if msg:
-                flags.append(str(msg))
-    except Exception:
-        pass  # the transfers section of the report is computed here; flags are extra
-    try:
-        m = _call(prof, "memory_report", "roofline", "memory")
-        if isinstance(m, Mapping) and m.get("largest") is not None:
-            largest = [D._py(dict(b)) for b in m["largest"]]
-    except Exception:
-        pass
-    return flags, largest
+def _candidates_section(fpga: dict | None, reason: str | None, tgt: str) -> dict:
+    """Rows of the FPGA model (as prof.fpga_candidates(target) gives them), best first: the
+    first D.TOP_ROWS; the rest is counted in items_left_out."""
+    if fpga is None:
+        return {**D._unavailable(reason or "the FPGA model gave no result"), "target": tgt}
+    rows = [D._py(dict(c)) for c in fpga.get("candidates", [])]
+    if not rows:
+        return {**D._unavailable("no candidate op (no attributed GPU time)"), "target": tgt}
+    return {"available": True, "target": tgt, "count": len(rows),
+            "items": rows[:D.TOP_ROWS], "items_left_out": max(len(rows) - D.TOP_ROWS, 0),
+            "what_if": D._py({k: v for k, v in fpga.items() if k != "candidates"})}
 
 
 def _interval_totals(facts: dict, *parts: dict) -> dict:
@@ -302,45 +308,101 @@ def _interval_totals(facts: dict, *parts: dict) -> dict:
             "gpu_busy_fraction": busy / wall_s if wall_s else None}
 
 
+def _analysis_of(prof: Any, target: str, warnings: list[str]
+                 ) -> tuple[dict | None, str | None, str | None]:
+    """The whole C++ analysis (fpgaprof.roofline.analyze: transfers, memory, roofline, FPGA
+    model; computed once and cached on the profile) for `target`. Returns (result, why it is
+    missing, why the FPGA part is missing). An unknown target only costs the FPGA part."""
+    def spec() -> Any:
+        from fpgaprof import fpga
+        return fpga.target_spec(target)
+    _, target_reason = D.run_analysis(spec, f"FPGA target {target!r}")
+    tgt = target if target_reason is None else DEFAULT_TARGET
+
+    def analyze() -> Any:
+        from fpgaprof import roofline
+        return roofline.analyze(prof, target=tgt)
+    an, why = D.run_analysis(analyze, "the analysis (fpgaprof.roofline.analyze)", warnings)
+    if an is not None and target_reason is not None:
+        return an, None, f"FPGA candidates (target={target!r}): {target_reason}"
+    return an, why, why
+
+
+DEFAULT_TARGET = "alveo-u55c"
+
+
+class _Steps:
+    """Calls progress.stage(name) when a progress display is given."""
+
+    def __init__(self, progress: Any) -> None:
+        self.progress = progress
+
+    def __call__(self, what: str) -> None:
+        if self.progress is not None:
+            self.progress.stage(what)
+
+
 def collect(prof: Any, *, target: str | None = None, trace_path: str | None = None,
             environment: Mapping | None = None,
             measurements: Iterable[Mapping] | None = None,
-            extra_warnings: Iterable[str] = ()) -> dict:
+            extra_warnings: Iterable[str] = (), progress: Any = None) -> dict:
     """Builds the whole summary (the dict written as summary.json) from a Profile.
 
     environment / measurements: given ones win (e.g. a sweep's own timings). Otherwise, for a
     saved trace (trace_path) the environment.json `fpgaprof run` wrote beside it (unknown
     fields stay null without one), and this process's environment when reporting in-process;
-    one measurement per fpgaprof.region() instance.
+    one measurement per fpgaprof.region() instance. progress: an object with stage(name)
+    (fpgaprof.report.Progress), told when attribution and the analysis begin.
     """
+    step = _Steps(progress)
+    tgt = target or DEFAULT_TARGET
+    failures: list[str] = []  # analyses that failed (not missing): shown as warnings
     facts = D.trace_facts(prof, trace_path)
     devices = D.devices_of(prof)
     dev = _get_device(prof, devices)
-    regions, region_names, instances = D.regions_section(prof)
+    regions, region_paths, instances = D.regions_section(prof)
     kernels, k_iv = D.kernels_section(prof)
-    transfers, t_iv = D.transfers_section(prof, region_names)
+    copies = D.table_len(D.transfer_table(prof))
+    t_iv = D.transfer_intervals(prof)
     m_iv = D.memsets_intervals(prof)
-    D.add_region_gpu_time(regions, prof, region_names)
+    D.add_region_gpu_time(regions, prof, region_paths)
     totals = _interval_totals(facts, k_iv, t_iv, m_iv)
+    t_busy_s = D.union_ns(t_iv["start"], t_iv["end"]) / 1e9 if t_iv else 0.0
+    t_bytes = 0
+    if copies:
+        c = D.columns(D.transfer_table(prof), ("bytes",))
+        t_bytes = int(D.col(c, "bytes", copies).astype("int64").sum())
     totals.update({
         "kernel_count": kernels.get("count", 0),
         "kernel_time_s": kernels.get("total_s", 0.0),
-        "transfer_count": transfers.get("count", 0),
-        "transfer_bytes": transfers.get("bytes", 0),
-        "transfer_busy_s": transfers.get("busy_s", 0.0),
-        "transfer_share_of_wall": (transfers.get("busy_s", 0.0) / facts["wall_time_s"]
+        "transfer_count": copies,
+        "transfer_bytes": t_bytes,
+        "transfer_busy_s": t_busy_s,
+        "transfer_share_of_wall": (t_busy_s / facts["wall_time_s"]
                                    if facts["wall_time_s"] else None),
-        "transfer_share_of_gpu_busy": (transfers.get("busy_s", 0.0) / totals["gpu_busy_s"]
+        "transfer_share_of_gpu_busy": (t_busy_s / totals["gpu_busy_s"]
                                        if totals["gpu_busy_s"] else None),
         "memset_count": D.table_len(D._get(prof, "memsets")),
         "api_call_count": D.table_len(D._get(prof, "api_calls")),
         "marker_count": D.table_len(D._get(prof, "markers")),
         "region_count": regions.get("count", 0),
     })
-    ops = _ops_section(prof)
-    roofline = _roofline_section(prof, ops)
-    candidates = _candidates_section(prof, target)
-    memory = D.memory_section(prof, facts["start_ns"])
+    step("attribution")
+    unattributed, names = _unattributed_kernels(prof)
+    step("analysis")
+    an, an_reason, fpga_reason = _analysis_of(prof, tgt, failures)
+    roof_rows = None
+    if an is not None:
+        roof_rows = sorted((dict(r) for r in an["roofline"]["ops"]),
+                           key=lambda r: -(r.get("time_ns") or 0))
+    ops = _ops_section(prof, roof_rows or [], failures)
+    roofline = _roofline_section(prof, roof_rows, an_reason, ops)
+    candidates = _candidates_section(an["fpga"] if an is not None and fpga_reason is None
+                                     else None, fpga_reason, tgt)
+    transfers = D.transfers_section(an["transfers"] if an is not None else None, copies,
+                                    region_paths, an_reason)
+    memory = D.memory_section(an["memory"] if an is not None else None, facts["start_ns"],
+                              D.table_len(D._get(prof, "allocations")), an_reason)
 
     if environment is not None:
         env = dict(environment)
@@ -354,16 +416,16 @@ def collect(prof: Any, *, target: str | None = None, trace_path: str | None = No
     meas = ([dict(m) for m in measurements] if measurements is not None
             else measurements_from_regions(instances))
 
-    flags, largest = _analysis_extras(prof)
-    if memory.get("available") and largest is not None:
-        t0 = facts["start_ns"]
-        for b in largest:
-            for k in ("alloc_ns", "free_ns"):
-                if b.get(k) is not None:
-                    b[k.replace("_ns", "_s")] = (int(b.pop(k)) - t0) / 1e9
-        memory["largest"] = largest[:20]
-    extra = list(extra_warnings) + flags
-    unattributed, names = _unattributed_kernels(prof)
+    extra = list(extra_warnings) + failures
+    if an is not None:
+        extra += [str(w) for w in an.get("warnings", [])]
+        t = an["transfers"]
+        extra += [str(f["message"]) for f in t.get("flags", []) if f.get("message")]
+        if t.get("flags_left_out"):
+            extra.append(f"{t['flags_left_out']} more transfer flags for other regions not "
+                         "shown (prof.transfer_report()['flags'] has the worst regions)")
+    if unattributed is None and an is not None:
+        unattributed = int(an["roofline"].get("unattributed_kernels", 0))
     if unattributed:
         extra.append(f"{unattributed} kernels could not be attributed to an HLO op"
                      + (f" (most time: {', '.join(names)})" if names else ""))
@@ -398,19 +460,15 @@ def _get_device(prof: Any, devices: list[dict]) -> dict | None:
     return devices[0] if devices else None
 
 
-def _unattributed_kernels(prof: Any) -> tuple[int, list[str]]:
-    """How many kernels the attribution could not place, and the names taking most time."""
+def _unattributed_kernels(prof: Any) -> tuple[int | None, list[str]]:
+    """How many kernels the attribution could not place and the names taking most time;
+    (None, []) when the attribution is not available (the analysis' count is used then)."""
     try:
         res = _attribution_of(prof)
         names = [str(u.name) for u in list(res.unattributed)[:5]]
         return int(res.unattributed_count), names
     except Exception:
-        pass
-    try:
-        r = _call(prof, "analysis", "roofline", "analyze")
-        return int(r["roofline"]["unattributed_kernels"]), []
-    except Exception:
-        return 0, []
+        return None, []
 
 
 def _version() -> str:
