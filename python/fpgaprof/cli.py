@@ -212,6 +212,10 @@ def _failure(msg: str) -> Exception:
     return FpgaprofError(msg)
 
 
+class SummaryFormatError(Exception):
+    """A summary.json that is not what fpgaprof writes (exit status 1, one line)."""
+
+
 def _summary_of(path: str, target: str | None) -> dict:
     """A summary dict from summary.json, a run folder or a trace file."""
     from fpgaprof.report import summary
@@ -233,47 +237,125 @@ def _summary_of(path: str, target: str | None) -> dict:
     return summary.collect(_load(path), target=target, trace_path=path)
 
 
+def _section(s: dict, name: str, rows_key: str) -> tuple[list, int | None, str | None]:
+    """(rows, rows left out, why the section is unavailable) of one summary section."""
+    sec = s.get(name)
+    if sec is None:
+        return [], 0, f"no {name} section"
+    if not isinstance(sec, dict):
+        raise SummaryFormatError(f"'{name}' is a {type(sec).__name__}, not an object")
+    if sec.get("available") is False:
+        return [], 0, str(sec.get("reason") or "not available")
+    rows = sec.get(rows_key)
+    if rows is None:
+        rows = []
+    if not isinstance(rows, list):
+        raise SummaryFormatError(f"'{name}.{rows_key}' is a {type(rows).__name__}, not a list")
+    left = sec.get("rows_left_out", 0) or 0
+    if not isinstance(left, int):
+        raise SummaryFormatError(f"'{name}.rows_left_out' is not an integer")
+    return rows, left, None
+
+
+def _number(v: Any, where: str) -> float:
+    if v is None:
+        return 0.0
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise SummaryFormatError(f"{where} is {v!r}, not a number")
+    return float(v)
+
+
+def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
+    """{key: entry} of one kind of row, whether the table is complete (nothing left out), and
+    why it is missing. Keys: (module, op) for ops, the region path, the kernel name, the copy
+    direction."""
+    out: dict = {}
+    if kind == "op":
+        rows, left, why = _section(s, "ops", "items")
+        bounds = {}
+        roof = s.get("roofline")
+        if isinstance(roof, dict) and isinstance(roof.get("points"), list):
+            bounds = {(p.get("module") or "", str(p.get("op"))): p.get("bound")
+                      for p in roof["points"] if isinstance(p, dict)}
+        for i, r in enumerate(rows):
+            where = f"ops.items[{i}]"
+            if not isinstance(r, dict) or "op" not in r:
+                raise SummaryFormatError(f"{where} has no 'op'")
+            key = (str(r.get("module") or ""), str(r["op"]))
+            out[key] = {"name": key[1], "module": key[0] or None,
+                        "time_s": _number(r.get("total_s"), f"{where}.total_s"),
+                        "bytes": r.get("bytes"),
+                        "bound": r.get("bound") if "bound" in r else bounds.get(key)}
+    elif kind == "region":
+        rows, left, why = _section(s, "regions", "items")
+        for i, r in enumerate(rows):
+            where = f"regions.items[{i}]"
+            if not isinstance(r, dict) or not ("path" in r or "name" in r):
+                raise SummaryFormatError(f"{where} has no 'path' or 'name'")
+            key = str(r.get("path") or r.get("name"))
+            out[key] = {"name": key, "module": None,
+                        "time_s": _number(r.get("wall_s"), f"{where}.wall_s"),
+                        "bytes": None, "bound": None}
+    elif kind == "kernel":
+        rows, left, why = _section(s, "kernels", "top")
+        for i, r in enumerate(rows):
+            where = f"kernels.top[{i}]"
+            if not isinstance(r, dict) or "name" not in r:
+                raise SummaryFormatError(f"{where} has no 'name'")
+            out[str(r["name"])] = {"name": str(r["name"]), "module": None,
+                                   "time_s": _number(r.get("total_s"), f"{where}.total_s"),
+                                   "bytes": None, "bound": None}
+    else:
+        rows, _, why = _section(s, "transfers", "by_direction")
+        left = 0
+        for i, r in enumerate(rows):
+            where = f"transfers.by_direction[{i}]"
+            if not isinstance(r, dict) or "direction" not in r:
+                raise SummaryFormatError(f"{where} has no 'direction'")
+            out[str(r["direction"])] = {"name": str(r["direction"]), "module": None,
+                                        "time_s": _number(r.get("busy_s"), f"{where}.busy_s"),
+                                        "bytes": r.get("bytes"), "bound": None}
+    return out, left == 0 and why is None, why
+
+
 def compare_summaries(a: dict, b: dict) -> list[dict]:
-    """Rows (kind, name, before/after time, bytes, bound, change), largest |change| first."""
+    """Rows (kind, name, module, before/after time, bytes, bound, change), largest |change|
+    first. Ops are keyed by (module, op), regions by their path. A row missing on a side whose
+    table is complete is new or gone (time there: None, change against 0); missing on a side
+    whose table is cut (kernels beyond the top rows, a section not available) it is unknown:
+    change None, `unknown` says why, sorted last. SummaryFormatError for a malformed input."""
     rows = []
-
-    def ops_of(s: dict) -> dict:
-        items = (s.get("ops") or {}).get("items") or []
-        bound = {p["op"]: p.get("bound") for p in (s.get("roofline") or {}).get("points", [])}
-        return {r["op"]: {"time_s": r.get("total_s") or 0.0, "bytes": r.get("bytes"),
-                          "bound": bound.get(r["op"])} for r in items}
-
-    def regions_of(s: dict) -> dict:
-        items = (s.get("regions") or {}).get("items") or []
-        return {r["name"]: {"time_s": r.get("wall_s") or 0.0, "bytes": None, "bound": None}
-                for r in items}
-
-    def kernels_of(s: dict) -> dict:
-        items = (s.get("kernels") or {}).get("top") or []
-        return {r["name"]: {"time_s": r.get("total_s") or 0.0, "bytes": None, "bound": None}
-                for r in items}
-
-    def transfers_of(s: dict) -> dict:
-        items = (s.get("transfers") or {}).get("by_direction") or []
-        return {r["direction"]: {"time_s": r.get("busy_s") or 0.0, "bytes": r.get("bytes"),
-                                 "bound": None} for r in items}
-
-    for kind, fn in (("op", ops_of), ("region", regions_of), ("kernel", kernels_of),
-                     ("transfer", transfers_of)):
-        ea, eb = fn(a), fn(b)
-        for name in sorted(set(ea) | set(eb)):
-            x, y = ea.get(name), eb.get(name)
+    for kind in ("op", "region", "kernel", "transfer"):
+        sides = []
+        for label, s in (("A", a), ("B", b)):
+            if not isinstance(s, dict):
+                raise SummaryFormatError(f"{label} is not a JSON object")
+            try:
+                sides.append(_entries(s, kind))
+            except SummaryFormatError as e:
+                raise SummaryFormatError(f"{label}: {e}") from None
+        (ea, full_a, why_a), (eb, full_b, why_b) = sides
+        for key in sorted(set(ea) | set(eb), key=str):
+            x, y = ea.get(key), eb.get(key)
+            unknown = None
+            if x is None and not full_a:
+                unknown = (f"A: {why_a}" if why_a else "A: not among its top rows")
+            if y is None and not full_b:
+                unknown = (f"B: {why_b}" if why_b else "B: not among its top rows")
             ta = x["time_s"] if x else 0.0
             tb = y["time_s"] if y else 0.0
+            e = x or y
             rows.append({
-                "kind": kind, "name": name,
+                "kind": kind, "name": e["name"], "module": e["module"],
                 "time_before_s": ta if x else None, "time_after_s": tb if y else None,
-                "change_s": tb - ta,
+                "change_s": None if unknown else tb - ta,
                 "change_ratio": (tb / ta) if x and y and ta else None,
                 "bytes_before": x["bytes"] if x else None, "bytes_after": y["bytes"] if y else None,
                 "bound_before": x["bound"] if x else None, "bound_after": y["bound"] if y else None,
+                "unknown": unknown,
             })
-    rows.sort(key=lambda r: (-abs(r["change_s"]), r["kind"], r["name"]))
+    rows.sort(key=lambda r: (r["change_s"] is None, -abs(r["change_s"] or 0.0), r["kind"],
+                             r["module"] or "", r["name"]))
     return rows
 
 
@@ -281,13 +363,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from fpgaprof.report.html import fmt_bytes, fmt_s
     a = _summary_of(args.a, args.target)
     b = _summary_of(args.b, args.target)
-    rows = compare_summaries(a, b)
+    try:
+        rows = compare_summaries(a, b)
+    except SummaryFormatError as e:
+        raise _failure(f"{args.a} vs {args.b}: malformed summary.json ({e}); regenerate it with "
+                       f"`{PROG} report TRACE` or compare the traces themselves")
     if args.json:
         _out(json.dumps({"a": args.a, "b": args.b, "rows": rows}, indent=1))
         return 0
-    wa, wb = a.get("trace", {}).get("wall_time_s"), b.get("trace", {}).get("wall_time_s")
-    _out(f"A: {args.a}  wall {fmt_s(wa)}\nB: {args.b}  wall {fmt_s(wb)}")
-    for kind, note in (("op", "per HLO op"), ("region", "per region"),
+
+    def wall(s: dict) -> Any:
+        t = s.get("trace")
+        return t.get("wall_time_s") if isinstance(t, dict) else None
+    wa, wb = wall(a), wall(b)
+    _out(f"A: {args.a}  wall {fmt_s(wa if isinstance(wa, (int, float)) else None)}\n"
+         f"B: {args.b}  wall {fmt_s(wb if isinstance(wb, (int, float)) else None)}")
+    for kind, note in (("op", "per HLO op (module:op)"), ("region", "per region (path)"),
                        ("kernel", "per kernel (top kernels only)"),
                        ("transfer", "per transfer direction")):
         sel = [r for r in rows if r["kind"] == kind]
@@ -302,11 +393,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
             bound = ""
             if r["bound_before"] or r["bound_after"]:
                 bound = f"{r['bound_before'] or '–'}→{r['bound_after'] or '–'}"
-            name = r["name"] if len(r["name"]) <= 40 else r["name"][:37] + "..."
-            sign = "+" if r["change_s"] > 0 else ("-" if r["change_s"] < 0 else " ")
-            _out(f"  {name:40s} {fmt_s(r['time_before_s']):>11s} {fmt_s(r['time_after_s']):>11s} "
-                 f"{sign + fmt_s(abs(r['change_s'])):>11s} {ratio:>7s} "
-                 f"{fmt_bytes(r['bytes_before']):>10s} {fmt_bytes(r['bytes_after']):>10s}  {bound}")
+            name = f"{r['module']}:{r['name']}" if r.get("module") else r["name"]
+            name = name if len(name) <= 40 else name[:37] + "..."
+            if r["change_s"] is None:
+                change = "?"
+                bound = (bound + "  " if bound else "") + f"(unknown: {r['unknown']})"
+            else:
+                sign = "+" if r["change_s"] > 0 else ("-" if r["change_s"] < 0 else " ")
+                change = sign + fmt_s(abs(r["change_s"]))
+            before = fmt_s(r["time_before_s"]) if r["time_before_s"] is not None else "absent"
+            after = fmt_s(r["time_after_s"]) if r["time_after_s"] is not None else "absent"
+            _out(f"  {name:40s} {before:>11s} {after:>11s} {change:>11s} {ratio:>7s} "
+                 f"{fmt_bytes(r['bytes_before']):>10s} {fmt_bytes(r['bytes_after']):>10s}  "
+                 f"{bound}")
+        if len(sel) > args.limit:
+            _out(f"  ... {len(sel) - args.limit} more rows (--limit N, or --json for all)")
     return 0
 
 
@@ -538,7 +639,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(e, FpgaprofError):
             sys.stderr.write(f"{PROG}: error: {_one_line(e)}\n")
             return 1
-        raise
+        if os.environ.get("FPGAPROF_DEBUG"):
+            raise
+        # A bug of fpgaprof: still one line (the promise), with the way to the traceback.
+        sys.stderr.write(f"{PROG}: internal error: {type(e).__name__}: {_one_line(e)} (rerun "
+                         f"with FPGAPROF_DEBUG=1 for the traceback and report it)\n")
+        return 1
 
 
 if __name__ == "__main__":

@@ -107,11 +107,85 @@ def test_compare_summaries(tmp_path):
 
 
 def test_compare_ops_missing_on_one_side():
+    """B has no op table at all (attribution not available): its ops are unknown, not gone."""
     a = S.collect(F.SyntheticProfile(with_ops=True))
     b = S.collect(F.SyntheticProfile(with_ops=False))
     ops = [r for r in cli.compare_summaries(a, b) if r["kind"] == "op"]
-    assert {r["name"] for r in ops} == {"fusion.1", "dot.2"}
-    assert all(r["time_after_s"] is None and r["change_s"] == pytest.approx(-1e-3) for r in ops)
+    assert {(r["module"], r["name"]) for r in ops} == {("jit_f", "fusion.1"), ("jit_f", "dot.2")}
+    assert all(r["time_after_s"] is None and r["change_s"] is None for r in ops)
+    assert all(r["unknown"].startswith("B: per-op attribution") for r in ops)
+
+
+def _summary_with_ops(ops, left_out=0):
+    s = S.collect(F.SyntheticProfile())
+    s["ops"] = {"available": True, "count": len(ops) + left_out, "rows_left_out": left_out,
+                "items": [{"op": op, "module": mod, "count": 1, "total_s": t, "mean_s": t,
+                           "flops": None, "bytes": None, "source": None, "bound": bound}
+                          for mod, op, t, bound in ops]}
+    return s
+
+
+def test_compare_keys_ops_by_module_and_op():
+    # fusion.3 is in both modules: two rows, each compared with its own module's op
+    a = _summary_with_ops([("jit_a", "fusion.3", 1e-3, "memory"),
+                           ("jit_b", "fusion.3", 4e-3, "compute")])
+    b = _summary_with_ops([("jit_a", "fusion.3", 2e-3, "memory"),
+                           ("jit_b", "fusion.3", 1e-3, "latency")])
+    ops = {(r["module"], r["name"]): r for r in cli.compare_summaries(a, b)
+           if r["kind"] == "op"}
+    assert set(ops) == {("jit_a", "fusion.3"), ("jit_b", "fusion.3")}
+    assert ops[("jit_a", "fusion.3")]["change_s"] == pytest.approx(1e-3)
+    assert ops[("jit_b", "fusion.3")]["change_s"] == pytest.approx(-3e-3)
+    assert (ops[("jit_b", "fusion.3")]["bound_before"],
+            ops[("jit_b", "fusion.3")]["bound_after"]) == ("compute", "latency")
+
+
+def test_compare_gone_vs_beyond_the_table():
+    # B's table is complete: op x.2 is gone (change -2 ms). C's table was cut after its first
+    # row (rows_left_out 1): x.2 is unknown there, not gone, and sorts after every known change.
+    a = _summary_with_ops([("m", "x.1", 5e-3, None), ("m", "x.2", 2e-3, None)])
+    b = _summary_with_ops([("m", "x.1", 5.5e-3, None)])
+    c = _summary_with_ops([("m", "x.1", 5.5e-3, None)], left_out=1)
+    ops = {r["name"]: r for r in cli.compare_summaries(a, b) if r["kind"] == "op"}
+    assert ops["x.2"]["time_after_s"] is None and ops["x.2"]["change_s"] == pytest.approx(-2e-3)
+    assert ops["x.2"]["unknown"] is None
+    rows = [r for r in cli.compare_summaries(a, c) if r["kind"] == "op"]
+    assert [r["name"] for r in rows] == ["x.1", "x.2"]
+    assert rows[1]["change_s"] is None and rows[1]["unknown"] == "B: not among its top rows"
+    every = cli.compare_summaries(a, c)
+    assert every[-1]["name"] == "x.2"  # unknowns last, after all known changes
+
+
+@pytest.mark.parametrize("breakage,says", [
+    (lambda s: s["ops"].update(items="many"), "'ops.items' is a str, not a list"),
+    (lambda s: s["ops"]["items"][0].pop("op"), "ops.items[0] has no 'op'"),
+    (lambda s: s["ops"]["items"][0].update(total_s="1 ms"), "ops.items[0].total_s is '1 ms'"),
+    (lambda s: s.update(regions=[1, 2]), "'regions' is a list, not an object"),
+    (lambda s: s["kernels"]["top"].append({"count": 3}), "has no 'name'"),
+])
+def test_compare_malformed_summary_is_one_line(tmp_path, breakage, says):
+    a = S.collect(F.SyntheticProfile(with_ops=True))
+    S.write_summary(tmp_path / "a.json", a)
+    bad = json.loads((tmp_path / "a.json").read_text())
+    breakage(bad)
+    (tmp_path / "b.json").write_text(json.dumps(bad))
+    r = fp("compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"))
+    assert r.returncode == 1, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert lines[0].startswith("fpgaprof: error: ") and "malformed summary.json (B: " in lines[0]
+    assert says in lines[0]
+
+
+def test_internal_error_is_one_line(monkeypatch, capsys):
+    def boom(args):
+        raise KeyError("x")
+    monkeypatch.setattr(cli, "cmd_devices", boom)
+    monkeypatch.delenv("FPGAPROF_DEBUG", raising=False)
+    assert cli.main(["devices"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["fpgaprof: internal error: KeyError: 'x' (rerun with FPGAPROF_DEBUG=1 for "
+                   "the traceback and report it)"]
 
 
 def test_child_environment(tmp_path):
