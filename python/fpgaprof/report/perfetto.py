@@ -245,7 +245,7 @@ class _Int:
     """A decimal integer; `us=True`: nanoseconds written as microseconds with 3 decimals."""
 
     def __init__(self, values: np.ndarray, present: np.ndarray | None = None, us: bool = False):
-        self.v = np.asarray(values).astype(np.int64, copy=False)
+        self.v = np.asarray(values)  # any integer type: chunks are made int64 when rendered
         self.present = present
         self.us = us
 
@@ -316,7 +316,7 @@ def _render(fields: list, lo: int, hi: int) -> list:
             w = len(f.b)
             plan.append((f, width, w, pres, None))
         elif isinstance(f, _Int):
-            v = f.v[lo:hi]
+            v = f.v[lo:hi].astype(np.int64, copy=False)
             neg = v < 0
             anyneg = bool(neg.any())
             a = np.abs(v) if anyneg else v
@@ -559,6 +559,69 @@ def _gpu_head(cat: str, name: _Str, g: dict[str, np.ndarray], sl: slice, flow: n
             _Lit(',"flow_in":true', has_flow)]
 
 
+def _write_host(out: _Out, hc: tuple, hs: np.ndarray, he: np.ndarray, thread: np.ndarray,
+                lanes: np.ndarray, t0: int, api_corr: np.ndarray, flow_ids: np.ndarray) -> None:
+    """API calls, NVTX ranges/markers and regions as one template, written longest-first at
+    equal start so that viewers nest them: (start, -duration, category, record order)."""
+    (ac, na), (nc, nn), (rc, nr) = hc
+    nh = na + nn + nr
+    order = np.lexsort((hs - he, hs))  # stable: category then record order at ties
+    tid = thread[order] + np.minimum(lanes[order], MAX_HOST_LANES - 1) * HOST_LANE_STRIDE
+    ts = hs[order] - t0
+    dur = np.maximum(he - hs, 0)[order]
+    del thread, lanes, hs, he
+
+    def spread(v: Any, lo: int) -> np.ndarray:
+        """One category's column over all host rows (0 elsewhere), in written order."""
+        v = np.asarray(v)
+        a = np.zeros(nh, dtype=v.dtype)
+        a[lo:lo + len(v)] = v
+        return a[order]
+
+    cat = spread(np.repeat(np.arange(3, dtype=np.int8), [na, nn, nr]), 0)
+    is_api, is_nvtx, is_reg = cat == 0, cat == 1, cat == 2
+    ranged = ~spread(~np.asarray(nc["is_range"]).astype(bool), na) if nn and "is_range" in nc \
+        else np.ones(nh, dtype=bool)
+    open_nvtx = spread(~np.asarray(nc["is_closed"]).astype(bool), na) if nn and "is_closed" in nc \
+        else np.zeros(nh, dtype=bool)
+    # head: 0 api, 1 nvtx range, 2 nvtx instant, 3 region
+    head = np.where(cat == 2, np.int8(3), cat)
+    head[is_nvtx & ~ranged] = 2
+    del cat
+    heads = [b',\n{"ph":"X","cat":"cuda_api","name":', b',\n{"ph":"X","cat":"nvtx","name":',
+             b',\n{"ph":"i","s":"t","cat":"nvtx","name":', b',\n{"ph":"X","cat":"region","name":']
+    name_ids, names = _factorize(np.concatenate(
+        [D.names_of(c, n).astype(object) for c, n in hc]))
+    name_ids = name_ids.astype(np.int32)[order]
+    api_kind_ids, api_kinds = _factorize(D.col(ac, "kind", na))
+    dom = nc.get("domain", np.full(nn, "", dtype=object)) if nn else np.zeros(0, object)
+    dom_ids, doms = _factorize(np.asarray(dom, dtype=object))
+    cid = spread(api_corr, 0)
+    has_flow = is_api & np.isin(cid, flow_ids)
+    fields = [
+        _Str(head, heads), _Str(name_ids, [json.dumps(str(u)).encode() for u in names]),
+        _Lit(f',"pid":{HOST_PID},"tid":'), _Int(tid),
+        _Lit(',"ts":'), _Int(ts, us=True),
+        _Lit(',"dur":', ranged), _Int(dur, ranged, us=True),
+        _Lit(',"bind_id":', has_flow), _Int(cid, has_flow), _Lit(',"flow_out":true', has_flow),
+        _Lit(',"args":{'),
+        _Lit('"correlation_id":', is_api), _Int(cid, is_api),
+        _Lit(',"cbid":', is_api), _Int(spread(D.col(ac, "callback_id", na), 0), is_api),
+        _Lit(',"return":', is_api), _Int(spread(D.col(ac, "return_value", na), 0), is_api),
+        _Lit(',"api":', is_api),
+        _Str(spread(api_kind_ids.astype(np.int32), 0), [json.dumps(
+            k if isinstance(k, str) else ("runtime" if int(k) == 0 else "driver")).encode()
+            for k in api_kinds], is_api),
+        _Lit('"domain":', is_nvtx),
+        _Str(spread(dom_ids.astype(np.int32), na), [json.dumps(str(u)).encode() for u in doms],
+             is_nvtx),
+        _Lit(',"closed":false', open_nvtx),
+        _Lit('"depth":', is_reg), _Int(spread(D.col(rc, "depth", nr), na + nn), is_reg),
+        _Lit("}}"),
+    ]
+    out.rows(fields, nh, {"cuda_api": na, "nvtx": nn, "region": nr})
+
+
 def write_timeline(prof: Any, path: str | os.PathLike) -> dict[str, int]:
     """Writes the timeline JSON atomically. Returns the number of slices per category
     ("kernel", "memcpy", "memset", "cuda_api", "nvtx", "region") and "flow" arrows."""
@@ -636,18 +699,19 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
         graph = _i64(kc, "graph_id", nk)
         has_graph = graph != 0
         shared = _i64(kc, "static_shared_bytes", nk) + _i64(kc, "dynamic_shared_bytes", nk)
-        corr = _i64(kc, "correlation_id", nk)
+        corr = np.asarray(D.col(kc, "correlation_id", nk))
         fields = _gpu_head("kernel", _names(D.names_of(kc, nk)), g, sl, kflow, corr) + [
             _Lit(',"args":{"correlation_id":'), _Int(corr),
-            _Lit(',"grid":['), _Int(_i64(kc, "grid_x", nk)), _Lit(","),
-            _Int(_i64(kc, "grid_y", nk)), _Lit(","), _Int(_i64(kc, "grid_z", nk)),
-            _Lit('],"block":['), _Int(_i64(kc, "block_x", nk)), _Lit(","),
-            _Int(_i64(kc, "block_y", nk)), _Lit(","), _Int(_i64(kc, "block_z", nk)),
-            _Lit('],"registers_per_thread":'), _Int(_i64(kc, "registers_per_thread", nk)),
+            _Lit(',"grid":['), _Int(D.col(kc, "grid_x", nk)), _Lit(","),
+            _Int(D.col(kc, "grid_y", nk)), _Lit(","), _Int(D.col(kc, "grid_z", nk)),
+            _Lit('],"block":['), _Int(D.col(kc, "block_x", nk)), _Lit(","),
+            _Int(D.col(kc, "block_y", nk)), _Lit(","), _Int(D.col(kc, "block_z", nk)),
+            _Lit('],"registers_per_thread":'), _Int(D.col(kc, "registers_per_thread", nk)),
             _Lit(',"shared_bytes":'), _Int(shared),
             _Lit(',"graph_id":', has_graph), _Int(graph, has_graph),
         ] + _attr_fields(_attribution_cols(kc)) + [_Lit("}}")]
         out.rows(fields, nk, {"kernel": nk})
+        kc.clear()  # the kernel columns (names as Python strings) are done with
 
     if nm:
         sl = slice(nk, nk + nm)
@@ -658,7 +722,7 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
         src_names = D.memory_kind_names(np.array(srcs, dtype=object)).tolist()
         dst_names = D.memory_kind_names(np.array(dsts, dtype=object)).tolist()
         nbytes = _i64(mc, "bytes", nm)
-        corr = _i64(mc, "correlation_id", nm)
+        corr = np.asarray(D.col(mc, "correlation_id", nm))
         mnames = _Str(kind_ids, [json.dumps(f"Memcpy {k}").encode() for k in kind_names])
         fields = _gpu_head("memcpy", mnames, g, sl, mflow, corr) + [
             _Lit(',"args":{"bytes":'), _Int(nbytes), _Lit(',"GB/s":'), _gbps(nbytes, gdur[sl]),
@@ -675,11 +739,11 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
     if ns:
         sl = slice(nk + nm, nk + nm + ns)
         nbytes = _i64(sc, "bytes", ns)
-        corr = _i64(sc, "correlation_id", ns)
+        corr = np.asarray(D.col(sc, "correlation_id", ns))
         fields = _gpu_head("memset", _Str(np.zeros(ns, np.int64), [b'"Memset"']), g, sl, sflow,
                            corr) + [
             _Lit(',"args":{"bytes":'), _Int(nbytes), _Lit(',"GB/s":'), _gbps(nbytes, gdur[sl]),
-            _Lit(',"value":'), _Int(_i64(sc, "value", ns)),
+            _Lit(',"value":'), _Int(D.col(sc, "value", ns)),
             _Lit(',"correlation_id":'), _Int(corr), _Lit("}}")]
         out.rows(fields, ns, {"memset": ns})
     del gdev, gst, gs, ge, gkid, glanes, g, gdur  # before the host rows need memory
@@ -687,10 +751,10 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
     # --- host tracks: one per OS thread, plus overlap lanes (NVTX start/end ranges need not
     # nest, ranges left open end at the trace end)
     hc = ((ac, na), (nc, nn), (rc, nr))
-    hthr = np.concatenate([_i64(c, "thread_id", n) for c, n in hc])
+    nh = na + nn + nr
     hs = np.concatenate([_i64(c, "start_ns", n) for c, n in hc])
     he = np.concatenate([_i64(c, "end_ns", n) for c, n in hc])
-    hkeys, hkid = _dense(hthr)
+    hkeys, hkid = _dense(np.concatenate([_i64(c, "thread_id", n) for c, n in hc]))
     hlanes = _lanes(hkid, hs, he)
     tk, tl = _tracks(hkid, hlanes)
     if len(tk):
@@ -698,64 +762,8 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
     for t, ln in zip(hkeys[tk].tolist(), tl.tolist()):
         out.meta("thread_name", HOST_PID, _host_tid(t, ln),
                  f"thread {t}" + (f" (overlap {ln})" if ln else ""))
-
-    # One template for all host rows, written longest-first at equal start so that viewers
-    # nest them: (start, -duration, category order, record order).
-    nh = na + nn + nr
     if nh:
-        cat = np.repeat(np.arange(3, dtype=np.int8), [na, nn, nr])
-        order = np.lexsort((hs - he, hs))  # stable: category then record order at ties
-        is_range = np.ones(nh, dtype=bool)
-        closed = np.ones(nh, dtype=bool)
-        if nn and "is_range" in nc:
-            is_range[na:na + nn] = np.asarray(nc["is_range"]).astype(bool)
-        if nn and "is_closed" in nc:
-            closed[na:na + nn] = np.asarray(nc["is_closed"]).astype(bool)
-        # head: 0 api, 1 nvtx range, 2 nvtx instant, 3 region
-        head = np.where(cat == 0, 0, np.where(cat == 2, 3, np.where(is_range, 1, 2)))
-        name_ids, names = _factorize(np.concatenate(
-            [D.names_of(c, n).astype(object) for c, n in hc]))
-        api_kind_ids, api_kinds = _factorize(D.col(ac, "kind", na))
-        dom = nc.get("domain", np.full(nn, "", dtype=object)) if nn else np.zeros(0, object)
-        dom_ids, doms = _factorize(np.asarray(dom, dtype=object))
-
-        def spread(v: np.ndarray, lo: int, dtype: Any = np.int64) -> np.ndarray:
-            a = np.zeros(nh, dtype=dtype)
-            a[lo:lo + len(v)] = v
-            return a[order]
-
-        catso = cat[order]
-        is_api, is_nvtx, is_reg = catso == 0, catso == 1, catso == 2
-        cid = spread(api_corr, 0)
-        has_flow = is_api & np.isin(cid, flow_ids)
-        ranged = is_range[order]
-        open_nvtx = is_nvtx & ~closed[order]
-        heads = [b',\n{"ph":"X","cat":"cuda_api","name":', b',\n{"ph":"X","cat":"nvtx","name":',
-                 b',\n{"ph":"i","s":"t","cat":"nvtx","name":',
-                 b',\n{"ph":"X","cat":"region","name":']
-        fields = [
-            _Str(head[order], heads), _Str(name_ids[order], [json.dumps(str(u)).encode()
-                                                             for u in names]),
-            _Lit(f',"pid":{HOST_PID},"tid":'),
-            _Int(hthr[order] + np.minimum(hlanes[order], MAX_HOST_LANES - 1) * HOST_LANE_STRIDE),
-            _Lit(',"ts":'), _Int(hs[order] - t0, us=True),
-            _Lit(',"dur":', ranged), _Int(np.maximum(he - hs, 0)[order], ranged, us=True),
-            _Lit(',"bind_id":', has_flow), _Int(cid, has_flow), _Lit(',"flow_out":true', has_flow),
-            _Lit(',"args":{'),
-            _Lit('"correlation_id":', is_api), _Int(cid, is_api),
-            _Lit(',"cbid":', is_api), _Int(spread(_i64(ac, "callback_id", na), 0), is_api),
-            _Lit(',"return":', is_api), _Int(spread(_i64(ac, "return_value", na), 0), is_api),
-            _Lit(',"api":', is_api),
-            _Str(spread(api_kind_ids, 0), [json.dumps(
-                k if isinstance(k, str) else ("runtime" if int(k) == 0 else "driver")).encode()
-                for k in api_kinds], is_api),
-            _Lit('"domain":', is_nvtx), _Str(spread(dom_ids, na), [json.dumps(str(u)).encode()
-                                                                   for u in doms], is_nvtx),
-            _Lit(',"closed":false', open_nvtx),
-            _Lit('"depth":', is_reg), _Int(spread(_i64(rc, "depth", nr), na + nn), is_reg),
-            _Lit("}}"),
-        ]
-        out.rows(fields, nh, {"cuda_api": na, "nvtx": nn, "region": nr})
+        _write_host(out, hc, hs, he, hkeys[hkid], hlanes, t0, api_corr, flow_ids)
 
     out.text("\n]}\n")
     out.counts["flow"] = len(flow_ids)
