@@ -92,8 +92,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     from fpgaprof import report
     trace = _trace_in(args.trace)
     out_dir = args.output or os.path.dirname(os.path.abspath(trace))
+    bar = report.Progress(1 + len(report.WRITE_STAGES), f"{PROG} report")
+    bar.stage("loading trace")
     prof = _load(trace)
-    paths = report.write_all(prof, out_dir, target=args.target, trace_path=trace)
+    paths = report.write_all(prof, out_dir, target=args.target, trace_path=trace, progress=bar)
     hlo = _write_hlo_modules(prof, os.path.join(out_dir, "hlo"))
     for k in ("html", "summary", "timeline"):
         _out(f"{k:9s} {paths[k]}")
@@ -522,9 +524,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         os.unlink(claim)
     kept = prune_hlo_dump(os.path.join(out_dir, "hlo"))
     try:
-        prof = _load(trace)
         from fpgaprof import report
-        paths = report.write_all(prof, out_dir, target=args.target, trace_path=trace)
+        bar = report.Progress(1 + len(report.WRITE_STAGES), f"{PROG} run")
+        bar.stage("loading trace")
+        prof = _load(trace)
+        paths = report.write_all(prof, out_dir, target=args.target, trace_path=trace,
+                                 progress=bar)
         if kept == 0:
             _write_hlo_modules(prof, os.path.join(out_dir, "hlo"))
         sys.stderr.write(f"{PROG} run: report {paths['html']} · summary {paths['summary']} · "

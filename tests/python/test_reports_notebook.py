@@ -55,6 +55,7 @@ def test_progress_only_on_a_terminal(monkeypatch, capsys):
     tty = Tty()
     monkeypatch.setattr(sys, "stderr", tty)
     monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("TERM", "xterm")  # TERM=dumb (an editor's shell) also means silent
     p = Progress(2, "x")
     p.step("a")
     p.step("b")

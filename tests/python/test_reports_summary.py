@@ -490,3 +490,59 @@ def test_schema_rejects(mutate, schema):
     mutate(bad)
     with pytest.raises(jsonschema.ValidationError):
         validate(bad, schema)
+
+
+class _Tty:
+    """A terminal-like stream that keeps what is written."""
+
+    def __init__(self):
+        self.text = ""
+
+    def isatty(self):
+        return True
+
+    def write(self, t):
+        self.text += t
+
+    def flush(self):
+        pass
+
+
+def test_progress_stages_cover_every_step(tmp_path, monkeypatch):
+    from fpgaprof import report
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    seen = []
+
+    class Recorder(report.Progress):
+        def stage(self, what):
+            seen.append(what)
+            super().stage(what)
+    tty = _Tty()
+    bar = Recorder(1 + len(report.WRITE_STAGES), "fpgaprof report", stream=tty)
+    bar.stage("loading trace")  # as the CLI does before fpgaprof.load
+    report.write_all(F.SyntheticProfile(), tmp_path, progress=bar)
+    assert seen == ["loading trace", "attribution", "analysis", "summary.json", "report.html",
+                    "timeline.json"]
+    # drawn as each stage begins: the first frame says 0/6 and what runs; the last is 6/6
+    frames = tty.text.split("\r")[1:]
+    assert "0/6 loading trace…" in frames[0] and "3/6 summary.json…" in frames[3]
+    assert "6/6 done" in frames[-1] and frames[-1].endswith("\n")
+
+
+@pytest.mark.parametrize("env,tty", [({"CI": "true"}, True), ({"TERM": "dumb"}, True),
+                                     ({}, False)])
+def test_progress_silent_off_terminal(env, tty, monkeypatch):
+    from fpgaprof import report
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    stream = _Tty()
+    if not tty:
+        stream.isatty = lambda: False
+    bar = report.Progress(2, stream=stream)
+    bar.stage("a")
+    bar.stage("b")
+    bar.done()
+    assert stream.text == ""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from typing import Any, Iterable, Mapping
 
 from fpgaprof.report.html import render as render_html
@@ -16,49 +17,82 @@ from fpgaprof.report.perfetto import write_timeline
 from fpgaprof.report.summary import SCHEMA_VERSION, collect, write_summary
 
 __all__ = ["collect", "write_all", "write_html", "write_summary", "write_timeline",
-           "render_html", "SCHEMA_VERSION", "Progress"]
+           "render_html", "SCHEMA_VERSION", "Progress", "WRITE_STAGES"]
 
 
 class Progress:
-    """Steps of long work on stderr, only when stderr is a terminal and not in CI."""
+    """Stages of long work as a bar on stderr, only when stderr is a terminal (not when CI is
+    set, not with TERM=dumb, never into a log file). Each stage is drawn when it begins, with
+    the seconds since the start, so the bar is there from the first second and says what is
+    running: `stage(name)` begins the next stage, `done()` ends the bar."""
 
-    def __init__(self, total: int, label: str = "fpgaprof") -> None:
-        self.total, self.done, self.label = total, 0, label
-        self.enabled = sys.stderr.isatty() and not os.environ.get("CI")
+    def __init__(self, total: int, label: str = "fpgaprof", stream: Any = None) -> None:
+        self.total, self.done_count, self.label = total, 0, label
+        self.stream = sys.stderr if stream is None else stream
+        isatty = getattr(self.stream, "isatty", None)
+        self.enabled = bool(isatty and isatty()) and not os.environ.get("CI") \
+            and os.environ.get("TERM") != "dumb"
+        self.t0 = time.monotonic()
+        self.current: str | None = None
+
+    def _draw(self, text: str, end: str = "") -> None:
+        if not self.enabled:
+            return
+        width = 24
+        filled = int(width * self.done_count / max(self.total, 1))
+        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] "
+                          f"{self.done_count}/{self.total} {text:<32.32} "
+                          f"{time.monotonic() - self.t0:6.1f} s{end}")
+        self.stream.flush()
+
+    def stage(self, what: str) -> None:
+        """The previous stage is done; `what` begins."""
+        if self.current is not None:
+            self.done_count = min(self.done_count + 1, self.total)
+        self.current = what
+        self._draw(f"{what}…")
 
     def step(self, what: str) -> None:
-        self.done += 1
-        if self.enabled:
-            width = 24
-            filled = int(width * self.done / max(self.total, 1))
-            sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] "
-                             f"{self.done}/{self.total} {what:<28}")
-            if self.done >= self.total:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
+        """`what` is done (counted after the work; stage() shows work as it begins)."""
+        self.current = None
+        self.done_count = min(self.done_count + 1, self.total)
+        self._draw(what, "\n" if self.done_count >= self.total else "")
+
+    def done(self) -> None:
+        if self.current is not None:
+            self.done_count = min(self.done_count + 1, self.total)
+            self.current = None
+            self._draw("done", "\n")
+
+
+# Stages write_all reports itself (a caller that loads the trace first adds "loading trace").
+WRITE_STAGES = ("attribution", "analysis", "summary.json", "report.html", "timeline.json")
 
 
 def write_all(prof: Any, out_dir: str | os.PathLike, *, target: str | None = None,
               trace_path: str | None = None, environment: Mapping | None = None,
               measurements: Iterable[Mapping] | None = None,
-              extra_warnings: Iterable[str] = ()) -> dict[str, str]:
+              extra_warnings: Iterable[str] = (), progress: Progress | None = None
+              ) -> dict[str, str]:
     """Writes summary.json, report.html and timeline.json into out_dir (each atomically).
-    Returns {"summary": path, "html": path, "timeline": path}."""
+    Returns {"summary": path, "html": path, "timeline": path}. progress: a Progress with
+    room for WRITE_STAGES (one is made when not given); its bar ends here."""
     out_dir = os.fspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
-    bar = Progress(3, "fpgaprof report")
+    bar = progress if progress is not None else Progress(len(WRITE_STAGES), "fpgaprof report")
     s = collect(prof, target=target, trace_path=trace_path, environment=environment,
-                measurements=measurements, extra_warnings=extra_warnings)
+                measurements=measurements, extra_warnings=extra_warnings, progress=bar)
     paths = {"summary": os.path.join(out_dir, "summary.json"),
              "html": os.path.join(out_dir, "report.html"),
              "timeline": os.path.join(out_dir, "timeline.json")}
+    bar.stage("summary.json")
     write_summary(paths["summary"], s)
-    bar.step("summary.json")
     title = "fpgaprof report"
     if trace_path:
         title += f" — {os.path.basename(os.fspath(trace_path))}"
+    bar.stage("report.html")
     write_html(paths["html"], s, title)
-    bar.step("report.html")
+    bar.stage("timeline.json")
     write_timeline(prof, paths["timeline"])
-    bar.step("timeline.json")
+    bar.done()
     return paths
