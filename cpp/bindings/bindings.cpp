@@ -198,10 +198,6 @@ PYBIND11_MODULE(_core, m) {
           py::array_t<uint32_t> out(static_cast<py::ssize_t>(v.size()));
           std::copy(v.begin(), v.end(), out.mutable_data());
           return out;
-        })
-        .def("thunk_marker", [](const AttributionList& l, std::size_t i) -> py::object {
-          if (i >= l.size()) throw py::index_error("attribution index out of range");
-          return l.thunk_marker(i) == kNone32 ? py::none() : py::cast(l.thunk_marker(i));
         });
     py::class_<AttributionResult, std::shared_ptr<AttributionResult>>(a, "AttributionResult")
         .def_readonly("kernels", &AttributionResult::kernels)

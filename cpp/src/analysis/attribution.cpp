@@ -239,7 +239,6 @@ class Attributor {
     AttributionResult res;
     const auto& kernels = store_.kernels;
     std::vector<uint32_t> site(kernels.size(), kNone32), thunk(kernels.size(), kNone32);
-    std::vector<uint8_t> deferred(kernels.size(), 0);  // 1: ambiguous name, 2: library kernel
 
     for (std::size_t i = 0; i < kernels.size(); ++i) {
       const KernelRecord& k = kernels[i];
@@ -261,20 +260,16 @@ class Attributor {
         thunk[i] = rg.thunk_marker;
         continue;
       }
-      const NoThunk nt = no_thunk(k.name, lib, rg);
-      site[i] = nt.site;
-      deferred[i] = nt.deferred;
+      site[i] = no_thunk(k.name, lib, rg);
     }
-    resolve_deferred(site, deferred);
+    resolve_deferred(site);
 
-    const auto copies = [&](const auto& records, std::vector<uint32_t>& s, std::vector<uint32_t>& t) {
+    const auto copies = [&](const auto& records, std::vector<uint32_t>& s) {
       s.assign(records.size(), kNone32);
-      t.assign(records.size(), kNone32);
       for (std::size_t i = 0; i < records.size(); ++i) {
         const Ranges rg = ranges_of(records[i].marker_index);
         if (rg.thunk) {
           s[i] = thunk_site(rg, 0);
-          t[i] = rg.thunk_marker;
         } else {
           if (not_in_thunk_ == kNone32) {
             ActivityAttribution a;
@@ -285,15 +280,16 @@ class Attributor {
         }
       }
     };
-    std::vector<uint32_t> copy_site, copy_thunk, set_site, set_thunk;
-    copies(store_.memcpys, copy_site, copy_thunk);
-    copies(store_.memsets, set_site, set_thunk);
+    std::vector<uint32_t> copy_site, set_site;
+    copies(store_.memcpys, copy_site);
+    copies(store_.memsets, set_site);
 
     aggregate(res, site, thunk, copy_site, set_site);
     auto sites = std::make_shared<const std::vector<ActivityAttribution>>(std::move(sites_));
-    res.kernels = AttributionList(sites, std::move(site), std::move(thunk));
-    res.memcpys = AttributionList(sites, std::move(copy_site), std::move(copy_thunk));
-    res.memsets = AttributionList(sites, std::move(set_site), std::move(set_thunk));
+    std::vector<uint32_t>().swap(thunk);  // only aggregate() needed it
+    res.kernels = AttributionList(sites, std::move(site));
+    res.memcpys = AttributionList(sites, std::move(copy_site));
+    res.memsets = AttributionList(sites, std::move(set_site));
     res.warnings = std::move(warnings_);
     return res;
   }
@@ -306,10 +302,6 @@ class Attributor {
     const XlaRangeName* module = nullptr;
     uint32_t thunk_marker = kNone32;
     uint32_t module_marker = kNone32;
-  };
-  struct NoThunk {
-    uint32_t site = kNone32;
-    uint8_t deferred = 0;
   };
 
   const std::string& str(StringId id) const {
@@ -342,7 +334,10 @@ class Attributor {
     key.append(std::to_string(a.program_id)).push_back('\x1f');
     key.append(std::to_string(a.source_line));
     const auto [it, fresh] = site_index_.try_emplace(std::move(key), static_cast<uint32_t>(sites_.size()));
-    if (fresh) sites_.push_back(a);
+    if (fresh) {
+      sites_.push_back(a);
+      site_deferred_.push_back(0);
+    }
     return it->second;
   }
 
@@ -457,8 +452,10 @@ class Attributor {
 
   // A kernel outside any Thunk range: by kernel name in the module of the range open at
   // launch, else in the only module holding that name; ambiguous names and library kernels
-  // are deferred to resolve_deferred(). Depends only on (kernel name, module range): cached.
-  NoThunk no_thunk(StringId name, uint8_t lib, const Ranges& rg) {
+  // are deferred to resolve_deferred() (their provisional site is marked in site_deferred_:
+  // unattributed without a reason, it equals no final site). Depends only on (kernel name,
+  // module range): cached.
+  uint32_t no_thunk(StringId name, uint8_t lib, const Ranges& rg) {
     const StringId module_name = rg.module_marker == kNone32 ? kNoString : store_.markers[rg.module_marker].name;
     const uint64_t key = (uint64_t{name} << 32) | module_name;
     if (auto it = no_thunk_.find(key); it != no_thunk_.end()) return it->second;
@@ -467,7 +464,7 @@ class Attributor {
     const std::string& kname = str(name);
     const uint32_t range_module = rg.module ? resolve_module(*rg.module, "") : kNone32;
     if (rg.module) { a.module_name = rg.module->hlo_module; a.program_id = rg.module->program_id; }
-    NoThunk r;
+    uint8_t deferred = 0;
     const std::vector<uint32_t>* cands = candidates(kname);
     if (cands) {
       if (range_module != kNone32 && std::find(cands->begin(), cands->end(), range_module) != cands->end()) {
@@ -475,19 +472,20 @@ class Attributor {
       } else if (cands->size() == 1) {
         by_name(kname, (*cands)[0], a);
       } else {
-        r.deferred = 1;
+        deferred = 1;
         a.module_index = range_module;
       }
     } else if (!a.library.empty()) {
-      r.deferred = 2;
+      deferred = 2;
       a.module_index = range_module;
     } else {
       a.reason = views_.empty() ? "no HLO modules in the trace (was fpgaprof imported before JAX started?)"
                                 : "no XLA thunk range and no HLO instruction named like the kernel";
     }
-    r.site = intern(a);
-    no_thunk_.emplace(key, r);
-    return r;
+    const uint32_t site = intern(a);
+    if (deferred != 0) site_deferred_[site] = deferred;
+    no_thunk_.emplace(key, site);
+    return site;
   }
 
   const std::vector<uint32_t>* candidates(const std::string& kname) const {
@@ -542,9 +540,14 @@ class Attributor {
     return it->second;
   }
 
-  void resolve_deferred(std::vector<uint32_t>& site, const std::vector<uint8_t>& deferred) {
+  void resolve_deferred(std::vector<uint32_t>& site) {
     const auto& kernels = store_.kernels;
-    if (std::none_of(deferred.begin(), deferred.end(), [](uint8_t d) { return d != 0; })) return;
+    if (std::none_of(site_deferred_.begin(), site_deferred_.end(), [](uint8_t d) { return d != 0; })) return;
+    // Provisional sites are replaced below; later interning must not mark new sites deferred.
+    const std::vector<uint8_t> site_deferred = site_deferred_;
+    const auto deferred_of = [&](uint32_t k) -> uint8_t { return site_deferred[site[k]]; };
+    std::vector<uint8_t> deferred(kernels.size());
+    for (std::size_t k = 0; k < kernels.size(); ++k) deferred[k] = deferred_of(static_cast<uint32_t>(k));
     // Context: the module of the closest kernel on the same stream attributed in pass 1.
     std::vector<uint32_t> order(kernels.size());
     for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -670,10 +673,12 @@ class Attributor {
       op = it->second;
       return op;
     };
-    // First op seen per marker / per kernel name; pairs beyond the first go to a set.
-    std::vector<uint32_t> op_of_marker(store_.markers.size(), kNone32);
+    // A Thunk range belongs to one op (every kernel in it gets the site of that thunk, whose op
+    // does not depend on the kernel), so distinct ranges per op need one bit per range. Kernel
+    // names: the first op seen per name in an array, further (name, op) pairs in a set.
+    std::vector<bool> marker_seen(store_.markers.size(), false);
     std::vector<uint32_t> op_of_name(store_.strings.size(), kNone32);
-    std::unordered_set<uint64_t> more_marker_ops, more_name_ops;
+    std::unordered_set<uint64_t> more_name_ops;
     std::vector<uint32_t> unattributed_of_name(store_.strings.size(), kNone32);
     const auto first_pair = [](std::vector<uint32_t>& first, std::unordered_set<uint64_t>& more, uint32_t x,
                                uint32_t op) {
@@ -706,8 +711,11 @@ class Attributor {
       OpStats& s = res.ops[op];
       s.kernel_count++;
       s.total_ns += dur;
-      if (kernel_thunk[i] != kNone32) {
-        if (first_pair(op_of_marker, more_marker_ops, kernel_thunk[i], op)) thunk_executions[op]++;
+      if (const uint32_t m = kernel_thunk[i]; m != kNone32 && m < marker_seen.size()) {
+        if (!marker_seen[m]) {
+          marker_seen[m] = true;
+          thunk_executions[op]++;
+        }
       } else {
         s.executions++;
       }
@@ -770,7 +778,8 @@ class Attributor {
   std::vector<ActivityAttribution> protos_;            // thunk attributions without the library
   std::unordered_map<uint64_t, uint32_t> thunk_proto_;  // (thunk name, module range name) -> protos_
   std::unordered_map<uint64_t, uint32_t> thunk_site_;   // (proto, library) -> site
-  std::unordered_map<uint64_t, NoThunk> no_thunk_;      // (kernel name, module range name)
+  std::vector<uint8_t> site_deferred_;  // per site: 0, or 1 / 2 for a provisional site (see no_thunk)
+  std::unordered_map<uint64_t, uint32_t> no_thunk_;     // (kernel name, module range name) -> site
   std::unordered_map<uint64_t, uint32_t> by_name_site_;  // (kernel name, module) -> site
   std::unordered_map<uint64_t, std::pair<const hlo::Instruction*, int>> library_call_sites_;
   uint32_t not_in_thunk_ = kNone32;

@@ -73,22 +73,20 @@ struct ActivityAttribution {
   bool operator==(const ActivityAttribution&) const = default;
 };
 
-// The attribution of every record of one table (kernels, copies or memsets), 8 bytes per
-// record: the index of its site (a shared ActivityAttribution) and the Thunk range it ran in.
-// Copies share the sites of the result they belong to (a shared, immutable vector).
+// The attribution of every record of one table (kernels, copies or memsets), 4 bytes per
+// record: the index of its site (a shared ActivityAttribution). Copies of the list share the
+// sites of the result they belong to (a shared, immutable vector).
 class AttributionList {
  public:
   AttributionList() = default;
-  AttributionList(std::shared_ptr<const std::vector<ActivityAttribution>> sites, std::vector<uint32_t> site_of,
-                  std::vector<uint32_t> thunk_of)
-      : sites_(std::move(sites)), site_of_(std::move(site_of)), thunk_of_(std::move(thunk_of)) {}
+  AttributionList(std::shared_ptr<const std::vector<ActivityAttribution>> sites, std::vector<uint32_t> site_of)
+      : sites_(std::move(sites)), site_of_(std::move(site_of)) {}
 
   std::size_t size() const { return site_of_.size(); }
   bool empty() const { return site_of_.empty(); }
   // Record i's attribution (i < size(); not checked).
   const ActivityAttribution& operator[](std::size_t i) const { return (*sites_)[site_of_[i]]; }
   uint32_t site(std::size_t i) const { return site_of_[i]; }             // index into sites()
-  uint32_t thunk_marker(std::size_t i) const { return thunk_of_[i]; }    // into TraceStore::markers; kNone32
   const std::vector<uint32_t>& site_indices() const { return site_of_; }
   const std::vector<ActivityAttribution>& sites() const {
     static const std::vector<ActivityAttribution> kNoSites;
@@ -116,7 +114,6 @@ class AttributionList {
  private:
   std::shared_ptr<const std::vector<ActivityAttribution>> sites_;
   std::vector<uint32_t> site_of_;
-  std::vector<uint32_t> thunk_of_;
 };
 
 // Time and static cost of one HLO op over the trace.
