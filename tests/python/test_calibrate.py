@@ -231,3 +231,30 @@ def test_x64_context_is_the_current_jax_api():
         assert jnp.ones(2, "float64").dtype == np.float64
     assert not jax.config.jax_enable_x64
     assert fpgaprof.calibrate is calibrate
+
+
+def test_the_analysis_uses_the_stored_link_and_says_measured(tmp_path, monkeypatch):
+    """What calibrate stored (by uuid) reaches the transfer analysis: link peak and source."""
+    from fpgaprof import _core, roofline
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    # sm_80-like device, PCIe gen4 x16 in the table; one HtoD copy of 4096 B in 1000 ns
+    device = {"name": "test-gpu", "uuid": UUID, "cc_major": 8, "cc_minor": 0, "sm_count": 100,
+              "core_clock_khz": 1_000_000, "memory_clock_khz": 1_000_000,
+              "memory_bus_width_bits": 4096, "pcie_generation": 4, "pcie_link_width": 16}
+    store = _core.analysis._store_from_lists({
+        "devices": [device],
+        "kernels": [{"name": "k", "start_ns": 0, "end_ns": 10_000, "grid": 1000}],
+        "memcpys": [{"copy_kind": 1, "src_kind": 1, "dst_kind": 3, "bytes": 4096,
+                     "start_ns": 20_000, "end_ns": 21_000}],
+        "start_ns": 0, "end_ns": 100_000})
+    table = roofline.ceilings(store)
+    assert table["link_source"] == "table"
+    calibrate._write_atomic(calibrate.cache_path("test-gpu", UUID), {"link_bytes_per_s": 5e9})
+    ceil = roofline.ceilings(store)
+    assert ceil["link_bytes_per_s"] == 5e9 and ceil["link_source"] == "measured"
+    tr = roofline.analyze(store)["transfers"]
+    assert tr["link_bytes_per_s"] == 5e9 and tr["link_source"] == "measured"
+    trace_group = next(g for g in tr["groups"] if g["kind"] == "trace")
+    # 4096 B / 1 us = 4.096e9 B/s = 81.92 % of the measured 5e9 B/s
+    assert trace_group["directions"]["HtoD"]["link_percent"] == pytest.approx(81.92)
