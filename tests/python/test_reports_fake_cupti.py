@@ -188,6 +188,11 @@ def test_roofline_and_candidates_from_real_analysis(traced_with_hlo):
     prof, paths = traced_with_hlo
     with open(paths["summary"], encoding="utf-8") as f:
         s = json.load(f)
+    import os
+    schema_path = os.path.join(os.path.dirname(__file__), "..", "..", "docs",
+                               "summary.schema.json")
+    with open(schema_path, encoding="utf-8") as f:
+        jsonschema.Draft202012Validator(json.load(f)).validate(s)  # real candidates, points
     ops = {r["op"]: r for r in s["ops"]["items"]}
     # static cost of one execution (the HLO's cost model) and 10 executions each
     assert ops["fusion.0"]["flops"] == 1024 and ops["fusion.0"]["bytes"] == 8192

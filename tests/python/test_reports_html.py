@@ -46,7 +46,8 @@ def test_sections_present_and_not_available_reasons():
                 "regions", "candidates", "measurements"):
         assert f'id="sec-{sec}"' in doc
     assert "not available: no kernels in this trace" in doc
-    assert "not available: per-op attribution (prof.ops)" in doc
+    assert "not available: no kernel could be attributed to an HLO op" in doc
+    assert "not available: no memory copies in this trace" in doc
     assert "install the NVIDIA driver" in doc
 
 
@@ -74,15 +75,28 @@ def _run_chromium(exe, args, timeout=90):
     return subprocess.run(base + args, capture_output=True, text=True, timeout=timeout)
 
 
-@pytest.mark.parametrize("variant", ["full", "no_gpu"])
+def _transfers_memory_profile():
+    """Nested regions with a host wait and a known PCIe link, memory on two devices (the
+    profiles of test_reports_summary, numbers worked out there)."""
+    from test_reports_summary import _nested_profile_with_sync, _two_device_allocations
+    prof = _nested_profile_with_sync()
+    prof.allocations = _two_device_allocations()
+    return prof
+
+
+@pytest.mark.parametrize("variant", ["full", "no_gpu", "transfers_memory"])
 def test_headless_chromium_renders(tmp_path, variant):
     exe = _chromium()
     if exe is None:
         pytest.skip("chromium not installed (apt-get install chromium); the page was not "
                     "rendered in a browser")
-    kw = {"with_ops": True} if variant == "full" else {"with_gpu": False}
+    if variant == "transfers_memory":
+        prof = _transfers_memory_profile()
+    else:
+        prof = F.SyntheticProfile(**({"with_ops": True} if variant == "full" else
+                                     {"with_gpu": False}))
     path = tmp_path / "report.html"
-    H.write_html(str(path), S.collect(F.SyntheticProfile(**kw)), "fpgaprof report (test)")
+    H.write_html(str(path), S.collect(prof), "fpgaprof report (test)")
     url = path.as_uri()
     r = _run_chromium(exe, ["--dump-dom", url])
     assert r.returncode == 0, r.stderr[-2000:]
@@ -147,3 +161,30 @@ def test_roofline_ceilings_drawn():
     assert "DRAM 3.35 TB/s" in doc
     assert "ceilings: sm_90 (H100 SXM) (table)" in doc
     assert doc.count('class="roof"') == 3  # DRAM slope + two compute roofs
+
+
+def test_transfers_section_link_overlap_and_wait():
+    # the fixture's GPU has no PCIe generation/width: link % is "n/a", never "0.0 %"
+    doc = page()
+    sec = doc.split('id="sec-transfers"')[1].split("</section>")[0]
+    assert "host link peak unknown (link % n/a)" in sec
+    assert sec.count(">n/a</td>") == 2 and "0.0 %" not in sec
+    doc = H.render(S.collect(_transfers_memory_profile()))
+    sec = doc.split('id="sec-transfers"')[1].split("</section>")[0]
+    # HtoD 10 GB/s of 31.508 GB/s = 31.7 %; DtoH 5 GB/s = 15.9 %; DtoH overlaps fusion_b 0.1 ms
+    assert ">31.7 %</td>" in sec and ">15.9 %</td>" in sec
+    assert "500.0 µs, of which 100.0 µs overlap kernels" in sec
+    assert "the host waited 100.0 µs in 1 synchronization calls" in sec
+    assert "host link peak 31.5 GB/s (table)" in sec
+    assert "outer &gt; forward_project/64" in sec and "inclusive" in sec
+
+
+def test_memory_section_per_device():
+    doc = H.render(S.collect(_transfers_memory_profile()))
+    sec = doc.split('id="sec-memory"')[1].split("</section>")[0]
+    assert "peak 200 B at 2.00 ms (all devices together)" in sec
+    assert "200 B still allocated at the end" in sec
+    assert "1 frees of buffers allocated before the trace (50 B) left out" in sec
+    # one row per device: dev0 peak 100 B, end 30 B; dev1 peak 170 B, end 170 B
+    assert ">100 B</td>" in sec and ">30 B</td>" in sec and ">170 B</td>" in sec
+    assert "-" not in "".join(re.findall(r'<path d="([^"]*)"', sec))  # no step below zero

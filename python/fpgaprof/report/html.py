@@ -372,7 +372,8 @@ def _transfers(s: Mapping) -> str:
             f'kernels · the host waited {fmt_s(t.get("host_wait_s"))} in '
             f'{fmt_num(t.get("sync_calls", 0))} synchronization calls · host link peak '
             + (f'{fmt_num(link, "B/s")} ({esc(t.get("link_source"))}'
-               + (f': {esc(t.get("link_description"))}' if t.get("link_description") else "")
+               + (f': {esc(t.get("link_description"))}'
+                  if t.get("link_description") not in (None, "", t.get("link_source")) else "")
                + ")" if link else "unknown (link % n/a)") + "</p>")
     rows = [[(esc(r["direction"]), r["direction"]), (fmt_num(r["count"]), r["count"]),
              (fmt_bytes(r["bytes"]), r["bytes"]), (fmt_s(r["busy_s"]), r["busy_s"]),
