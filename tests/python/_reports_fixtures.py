@@ -195,7 +195,14 @@ class SyntheticProfile:
     # tables as they are now (tests change them before collecting).
     @property
     def _store(self):
-        return store_of(self)
+        # rebuilt only when a test has replaced a table (or the devices)
+        key = tuple(id(getattr(self, a, None)) for a, _ in STORE_TABLES + (("syncs", ""),)) \
+            + (id(self.devices),)
+        cached = self.__dict__.get("_store_cache")
+        if cached is None or cached[0] != key:
+            cached = (key, store_of(self))
+            self.__dict__["_store_cache"] = cached
+        return cached[1]
 
     @property
     def ops(self):
