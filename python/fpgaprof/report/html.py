@@ -535,7 +535,8 @@ def _candidates(s: Mapping) -> str:
     elif wi.get("combined_speedup") is not None:
         head += " · no op gains from offloading to this card"
     if wi.get("not_estimated_count"):
-        head += (f' · {esc(wi["not_estimated_count"])} ops ({fmt_s(float(wi.get("not_estimated_gpu_ns") or 0) / 1e9)}'
+        ne_s = float(wi.get("not_estimated_gpu_ns") or 0) / 1e9
+        head += (f' · {esc(wi["not_estimated_count"])} ops ({fmt_s(ne_s)}'
                  ' of GPU time) not estimated: no static cost (see estimate_note)')
     head += "</p>"
     if not c.get("available"):
