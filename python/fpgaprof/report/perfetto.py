@@ -18,14 +18,15 @@ Each category is a row template (literal text, integers, microsecond times, and 
 up in small tables of pre-escaped JSON, each part optionally present per row); chunks of rows
 are rendered column-wise with numpy into a byte matrix padded with NUL bytes (JSON text never
 contains NUL: json.dumps escapes control characters), the padding is squeezed out and the chunk
-goes straight to the file. Memory stays at the record columns plus one chunk.
+goes straight to the file. Memory: the record columns, a few per-row index arrays and one
+chunk (16 MB of rows), whatever the size of the file.
 """
 from __future__ import annotations
 
 import codecs
 import json
 import os
-from typing import IO, Any, Callable, Sequence
+from typing import IO, Any, Sequence
 
 import numpy as np
 
@@ -40,13 +41,6 @@ GPU_TID_BASE = 2_000_000_000
 MAX_GPU_LANES = 20
 MAX_HOST_LANES = 200
 HOST_LANE_STRIDE = 10_000_000  # above any Linux thread id (pid_max <= 4194304)
-
-
-def _us(ns: int) -> str:
-    """Integer nanoseconds → microseconds with three decimals, exactly."""
-    neg = ns < 0
-    q, r = divmod(abs(int(ns)), 1000)
-    return f"{'-' if neg else ''}{q}.{r:03d}"
 
 
 def _gpu_tid(device_id: int, stream_id: int, lane: int = 0) -> int:
@@ -526,9 +520,10 @@ def _attr_fields(attr: dict[str, np.ndarray]) -> list:
     return out
 
 
-def _names(values: np.ndarray, fmt: Callable[[Any], str] = str) -> _Str:
+def _names(values: np.ndarray) -> _Str:
+    """Slice names: each distinct one escaped once."""
     ids, uniq = _factorize(values)
-    return _Str(ids, [json.dumps(fmt(u)).encode("ascii") for u in uniq])
+    return _Str(ids, [json.dumps(str(u)).encode("ascii") for u in uniq])
 
 
 def _gbps(nbytes: np.ndarray, dur: np.ndarray) -> _Str:
