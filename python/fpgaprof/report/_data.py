@@ -7,6 +7,7 @@ Every report (summary.json, report.html, the CLI's compare) is built from the on
 from __future__ import annotations
 
 import math
+import operator
 import os
 from typing import Any, Callable, Iterable
 
@@ -375,9 +376,21 @@ _STAT_SUMS = ("count", "bytes", "busy_ns", "kernel_overlap_ns", "pageable_count"
               "pinned_count", "async_count", "sync_count", "tiny_count")
 
 
-def _add_stats(acc: dict, st: dict) -> None:
-    for k in _STAT_SUMS:
-        acc[k] = acc.get(k, 0) + int(st.get(k, 0))
+_stat_values = operator.itemgetter(*_STAT_SUMS)
+
+
+def _sum_stats(stats: list[dict]) -> dict:
+    """Field-wise sum of TransferStats dicts (one instance: itself)."""
+    if len(stats) == 1:
+        return stats[0]
+
+    def values(st: dict) -> tuple:
+        try:
+            return _stat_values(st)
+        except KeyError:
+            return tuple(st.get(k, 0) for k in _STAT_SUMS)
+    totals = np.asarray(list(map(values, stats)), dtype=np.int64).sum(axis=0)
+    return dict(zip(_STAT_SUMS, totals.tolist()))
 
 
 def _empty_transfers(reason: str, count: int = 0) -> dict:
@@ -401,26 +414,23 @@ def transfers_section(report: dict | None, copies: int, region_paths: dict[int, 
         return _empty_transfers("the transfer analysis has no trace group", copies)
     by_dir = [_stats_row(st, d, link) for d, st in trace.get("directions", {}).items()]
     by_dir.sort(key=lambda r: (-r["busy_s"], r["direction"]))
-    agg: dict[str, dict] = {}
+    by_path: dict[str, list[dict]] = {}
     for g in report.get("groups", []):
-        if g.get("kind") != "region" or g.get("index") is None:
-            continue
-        path = region_paths.get(int(g["index"]), str(g.get("name") or "?"))
-        a = agg.setdefault(path, {"instances": 0, "all": {}, "dirs": {}, "host_wait_ns": 0,
-                                  "sync_calls": 0})
-        a["instances"] += 1
-        _add_stats(a["all"], g.get("all", {}))
-        for d, st in g.get("directions", {}).items():
-            _add_stats(a["dirs"].setdefault(d, {}), st)
-        a["host_wait_ns"] += int(g.get("host_wait_ns", 0))
-        a["sync_calls"] += int(g.get("sync_calls", 0))
+        if g.get("kind") == "region" and g.get("index") is not None:
+            path = region_paths.get(int(g["index"]), str(g.get("name") or "?"))
+            by_path.setdefault(path, []).append(g)
     by_region = []
-    for path, a in agg.items():
-        row = {"region": path, "instances": a["instances"]}
-        row.update(_stats_row(a["all"], None, link))
-        row["host_wait_s"] = a["host_wait_ns"] / 1e9
-        row["sync_calls"] = a["sync_calls"]
-        row["directions"] = sorted((_stats_row(st, d, link) for d, st in a["dirs"].items()),
+    for path, gs in by_path.items():
+        dirs: dict[str, list[dict]] = {}
+        for g in gs:
+            for d, st in g.get("directions", {}).items():
+                dirs.setdefault(d, []).append(st)
+        row = {"region": path, "instances": len(gs)}
+        row.update(_stats_row(_sum_stats([g.get("all", {}) for g in gs]), None, link))
+        row["host_wait_s"] = sum(int(g.get("host_wait_ns", 0)) for g in gs) / 1e9
+        row["sync_calls"] = sum(int(g.get("sync_calls", 0)) for g in gs)
+        row["directions"] = sorted((_stats_row(_sum_stats(sts), d, link)
+                                    for d, sts in dirs.items()),
                                    key=lambda r: (-r["busy_s"], r["direction"]))
         by_region.append(row)
     by_region.sort(key=lambda r: (-(r["busy_s"] + r["host_wait_s"]), r["region"]))
