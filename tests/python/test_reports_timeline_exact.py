@@ -229,3 +229,20 @@ def test_row_renderer_signs_times_and_shared_columns():
                     ',\n{"a":12,"b":12,"c":0.999}'
                     ',\n{"a":0,"b":0,"c":0.000,"d":1000000000000000000}'
                     ',\n{"a":-1000,"b":-1000,"c":123.456}')
+
+
+def test_lanes_with_records_far_apart_in_time():
+    # records without timestamps (start 0) next to real ones (T0 ~ 1.7e18 ns) on many tracks:
+    # the times cannot be shifted apart per track in int64, lanes must still be the greedy's
+    rng = random.Random(5)
+    keys, starts, ends = [], [], []
+    for i in range(3000):
+        keys.append(i % 7)
+        if rng.random() < 0.05:
+            starts.append(0)
+            ends.append(rng.choice([0, 10]))
+        else:
+            a = F.T0 + rng.randrange(10**6)
+            starts.append(a)
+            ends.append(a + rng.randrange(-5, 5000))
+    assert P.assign_lanes(keys, starts, ends) == _reference_lanes(keys, starts, ends)

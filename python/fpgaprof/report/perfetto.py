@@ -138,18 +138,15 @@ def _blocks(grp: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
     rank = np.cumsum(np.r_[0, grp[1:] != grp[:-1]])
     base = min(int(s.min()), int(e.min()))
     span = max(int(s.max()), int(e.max())) - base + 1
-    if (int(rank[-1]) + 1) * span < (1 << 62):
-        # groups shifted apart so that one running maximum serves them all
-        off = rank * span - base
-        run_end = np.maximum.accumulate(e + off)
-        new = np.r_[True, (s + off)[1:] >= run_end[:-1]]
-    else:
-        new = np.zeros(len(s), dtype=bool)
-        bounds = np.r_[np.nonzero(np.r_[True, rank[1:] != rank[:-1]])[0], len(s)]
-        for lo, hi in zip(bounds[:-1], bounds[1:]):
-            run_end = np.maximum.accumulate(e[lo:hi])
-            new[lo] = True
-            new[lo + 1:hi] = s[lo + 1:hi] >= run_end[:-1]
+    if (int(rank[-1]) + 1) * span >= (1 << 62):
+        # times far apart (a record without timestamps at 0): their ranks order them the same
+        times = np.sort(np.concatenate([s, e]))
+        s, e = np.searchsorted(times, s), np.searchsorted(times, e)
+        base, span = 0, len(times)
+    # groups shifted apart so that one running maximum serves them all
+    off = rank * span - base
+    run_end = np.maximum.accumulate(e + off)
+    new = np.r_[True, (s + off)[1:] >= run_end[:-1]]
     return np.cumsum(new) - 1
 
 
