@@ -385,7 +385,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
                        ("transfer", "per transfer direction")):
         sel = [r for r in rows if r["kind"] == kind]
         if not sel:
-            _out(f"\n{note}: not available in either input")
+            why = []
+            for label, s in (("A", a), ("B", b)):
+                try:
+                    reason = _entries(s, kind)[2]
+                except SummaryFormatError:
+                    reason = None
+                why.append(f"{label}: {reason or 'no rows'}")
+            _out(f"\n{note}: not available in either input ({'; '.join(why)})")
             continue
         _out(f"\n{note}, sorted by |change|:")
         _out(f"  {'name':40s} {'A':>11s} {'B':>11s} {'change':>11s} {'B/A':>7s} "
