@@ -526,7 +526,9 @@ PYBIND11_MODULE(_core, m) {
           if (g.by_direction[k].count == 0) continue;
           py::dict sd = stats_dict(g.by_direction[k]);
           const auto dir = static_cast<Direction>(k);
-          if (dir == Direction::kHtoD || dir == Direction::kDtoH) sd["link_percent"] = tr.link_percent(g, dir);
+          // None when the link's peak is unknown (0 would read as an idle link).
+          if (dir == Direction::kHtoD || dir == Direction::kDtoH)
+            sd["link_percent"] = tr.link_bytes_per_s > 0 ? py::object(py::float_(tr.link_percent(g, dir))) : py::object(py::none());
           dirs[direction_name(dir)] = sd;
         }
         d["directions"] = dirs; d["all"] = stats_dict(g.all); d["host_wait_ns"] = g.host_wait_ns;

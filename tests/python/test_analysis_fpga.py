@@ -136,6 +136,12 @@ def test_transfers_memory_ceilings():
     assert htod["achieved_bytes_per_s"] == pytest.approx(4.096e9)
     assert htod["link_percent"] == pytest.approx(100 * 4.096e9 / (16e9 * 128 / 130 / 8 * 16))
     assert htod["kernel_overlap_ns"] == 1000  # [110, 111) us lies inside the kernel at [100, 130) us
+    # Without the device's PCIe generation/width the link peak is unknown: no percentage, not 0.
+    unknown = _core.analysis._store_from_lists({
+        "devices": [{k: v for k, v in DEVICE.items() if not k.startswith("pcie_")}],
+        "memcpys": [{"copy_kind": 1, "src_kind": 1, "dst_kind": 3, "bytes": 4096, "start_ns": 0, "end_ns": 1000}],
+    })
+    assert roofline.transfers(unknown)["groups"][0]["directions"]["HtoD"]["link_percent"] is None
     assert any(f["kind"] == "pageable" for f in tr["flags"])
     mem = roofline.memory(store)
     assert mem["peak_in_use_bytes"] == (1 << 20) + (1 << 10)
