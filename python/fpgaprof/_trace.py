@@ -98,11 +98,31 @@ class trace:
         else:
             try:
                 self._counters = _core.analysis.CounterSession.start()
+                self._counters_thread = threading.get_ident()
                 return
             except Exception as e:  # noqa: BLE001 - CountersError / CuptiUnavailableError: say why
                 msg = f"fpgaprof.trace(counters=True): hardware counters not collected: {e}"
         self._warnings.append(msg)
         warnings.warn(msg, FpgaprofWarning, stacklevel=3)
+
+    def _counter_checkpoint(self) -> None:
+        """Called when the tracing thread leaves its outermost region: the counter image holds
+        a bounded number of ranges (one per kernel), so it is decoded and re-armed between
+        steps rather than overflowing (dropped ranges are counted, but lost). A failure stops
+        further checkpoints and is kept as a warning; timing data is unaffected."""
+        counters = self._counters
+        if counters is None or threading.get_ident() != getattr(self, "_counters_thread", None):
+            return
+        try:
+            counters.checkpoint()
+            self._counter_checkpoints = getattr(self, "_counter_checkpoints", 0) + 1
+        except Exception as e:  # noqa: BLE001 - counters are extra; the run must go on
+            self._counters_thread = None
+            msg = (f"fpgaprof.trace(counters=True): counter checkpoint at the end of a region failed "
+                   f"({e}); no more checkpoints in this trace, ranges past the image's capacity "
+                   "are dropped and counted")
+            self._warnings.append(msg)
+            warnings.warn(msg, FpgaprofWarning, stacklevel=3)
 
     def _enter_nested(self, outer: "trace") -> "NestedProfile":
         if self.require_gpu and not outer._session.gpu_active:
@@ -262,6 +282,9 @@ def _attach_hlo_modules(store: Any) -> None:
                           "kernels are attributed by name only")
 
 
+_region_depth = threading.local()  # open fpgaprof regions on this thread
+
+
 class region(contextlib.ContextDecorator):
     """Marks a named part of the program, as a context manager or a decorator.
 
@@ -289,10 +312,15 @@ class region(contextlib.ContextDecorator):
 
     def __enter__(self) -> "region":
         _core.region_push(self.name)
+        _region_depth.n = getattr(_region_depth, "n", 0) + 1
         return self
 
     def __exit__(self, *exc: Any) -> bool:
         _core.region_pop()
+        depth = _region_depth.n = max(getattr(_region_depth, "n", 1) - 1, 0)
+        t = _active
+        if depth == 0 and t is not None and t._counters is not None:
+            t._counter_checkpoint()  # a step ended: empty the counter image (trace(counters=True))
         return False
 
     def __repr__(self) -> str:

@@ -42,3 +42,69 @@ def test_trace_counters_without_gpu_warns():
             pass
     assert any("counters" in str(w.message) for w in caught)
     assert len(prof.counters) == 0
+
+
+class _RecordingCounters:
+    """Stands in for _core.analysis.CounterSession (no GPU here): records checkpoint calls."""
+
+    def __init__(self, fail_at: int = 0):
+        self.checkpoints = 0
+        self.fail_at = fail_at
+
+    def checkpoint(self):
+        self.checkpoints += 1
+        if self.checkpoints == self.fail_at:
+            raise RuntimeError("image decode failed")
+
+    def stop_into(self, store):
+        return None
+
+
+def _trace_with(counters):
+    t = fpgaprof.trace()
+    t.__enter__()
+    t._counters = counters
+    import threading
+    t._counters_thread = threading.get_ident()
+    return t
+
+
+def test_counter_image_checkpoints_when_the_outermost_region_ends():
+    import threading
+    import warnings
+
+    rec = _RecordingCounters()
+    t = _trace_with(rec)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(3):                     # three steps -> three checkpoints
+                with fpgaprof.region("step"):
+                    with fpgaprof.region("inner"):  # inner regions do not checkpoint
+                        pass
+                    assert rec.checkpoints == _
+            other = threading.Thread(target=lambda: fpgaprof.region("elsewhere").__enter__().__exit__())
+            other.start()
+            other.join()                           # another thread's region: not the session's thread
+    finally:
+        t.__exit__(None, None, None)
+    assert rec.checkpoints == 3
+
+
+def test_a_failing_counter_checkpoint_warns_once_and_stops_checkpointing():
+    import warnings
+
+    rec = _RecordingCounters(fail_at=2)
+    t = _trace_with(rec)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(4):
+                with fpgaprof.region("step"):
+                    pass
+    finally:
+        t.__exit__(None, None, None)
+    assert rec.checkpoints == 2                    # the failure at the 2nd ends checkpointing
+    msgs = [str(w.message) for w in caught if "checkpoint" in str(w.message)]
+    assert len(msgs) == 1 and "image decode failed" in msgs[0]
+    assert any("checkpoint" in w for w in t.profile.warnings)
