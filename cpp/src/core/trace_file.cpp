@@ -36,7 +36,6 @@ constexpr uint32_t kFormatVersion = 2;
 constexpr uint32_t kOldestReadableVersion = 2;
 constexpr uint32_t kCodecStored = 0;
 constexpr uint32_t kCodecZlib = 1;
-constexpr std::size_t kHeaderBytes = 16;
 constexpr std::size_t kSectionHeaderBytes = 28;
 // deflate never expands less than ~1:1032; a larger claimed ratio is a corrupt header, and
 // refusing it keeps a forged length from allocating gigabytes.
