@@ -65,7 +65,10 @@ int main(int argc, char** argv) {
   s.devices = {d};
   std::vector<StringId> names;
   for (std::size_t i = 0; i < n_names; ++i) names.push_back(s.strings.intern("loop_fusion_" + std::to_string(i)));
-  const StringId launch = s.strings.intern("cuLaunchKernelEx");
+  ApiFunction launch_fn;
+  launch_fn.name = s.strings.intern("cuLaunchKernelEx");
+  launch_fn.callback_id = 652;
+  const uint32_t launch = s.intern_api_function(launch_fn);
   // Regions: 1000 outer "step" regions each with one nested region, on thread 1, covering the run.
   const uint64_t span_ns = n_kernels * 4000;  // 4 us per kernel on average (2 streams)
   for (std::size_t r = 0; r < n_regions / 2; ++r) {
@@ -104,7 +107,7 @@ int main(int argc, char** argv) {
     k.marker_index = with_attribution ? static_cast<uint32_t>(i) : kNone32;
     ApiRecord& a = s.api_calls[i];
     a.start_ns = k.launch_ns; a.end_ns = k.launch_ns + 2500; a.correlation_id = k.correlation_id; a.thread_id = 1;
-    a.name = launch;
+    a.function = launch;
   }
   for (std::size_t i = 0; i < n_copies; ++i) {
     MemcpyRecord c;

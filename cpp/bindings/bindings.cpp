@@ -571,7 +571,7 @@ PYBIND11_MODULE(_core, m) {
         d["free_ns"] = b.free_ns == kNone64 ? py::object(py::none()) : py::object(py::int_(b.free_ns));
         d["device_id"] = b.device_id; d["thread_id"] = b.thread_id;
         d["region"] = b.region_index < store.regions.size() ? py::object(py::str(store.strings.get(store.regions[b.region_index].name))) : py::object(py::none());
-        d["api_call"] = b.api_index < store.api_calls.size() ? py::object(py::str(store.strings.get(store.api_calls[b.api_index].name))) : py::object(py::none());
+        d["api_call"] = b.api_index < store.api_calls.size() ? py::object(py::str(store.strings.get(store.api_function_of(store.api_calls[b.api_index]).name))) : py::object(py::none());
         largest.append(d);
       }
       md["largest"] = largest;

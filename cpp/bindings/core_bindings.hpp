@@ -122,6 +122,16 @@ struct Joined<KernelRecord> {
   static void assign(TraceStore& s, KernelRecord& k, const LaunchConfig& c) { k.launch_config = s.intern_launch_config(c); }
 };
 
+template <>
+struct Joined<ApiRecord> {
+  static constexpr bool kPresent = true;
+  using Target = ApiFunction;
+  static constexpr const char* kIndexField = "function";
+  static std::span<const FieldSpec<ApiFunction>> fields() { return fields_of<ApiFunction>(); }
+  static const ApiFunction& of(const TraceStore& s, const ApiRecord& a) { return s.api_function_of(a); }
+  static void assign(TraceStore& s, ApiRecord& a, const ApiFunction& f) { a.function = s.intern_api_function(f); }
+};
+
 template <class R>
 py::object field_value(const TraceStore& s, const FieldSpec<R>& f, const R& r) {
   const uint64_t v = f.get(r);
@@ -482,7 +492,7 @@ inline void bind_store(py::module_& m) {
                                          "Every record of one trace (owned; tables share it).");
   store.def(py::init<>());
   const char* const row_names[] = {"KernelRecord", "LaunchConfigRecord", "MemcpyRecord", "MemsetRecord", "AllocationRecord",
-                                          "ApiRecord", "SyncRecord", "MarkerRecord", "RegionRecord",
+                                          "ApiRecord", "ApiFunctionRecord", "SyncRecord", "MarkerRecord", "RegionRecord",
                                           "OverheadRecord", "ExternalCorrelationRecord", "CounterRecord"};
   std::size_t k = 0;
   for_each_table([&](const auto& spec) { bind_table(m, store, spec, row_names[k++]); });

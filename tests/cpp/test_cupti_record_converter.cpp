@@ -309,17 +309,19 @@ TEST_CASE("device, API, synchronization, external correlation and overhead recor
   CHECK(d.memory_clock_khz == 0);  // not in the DEVICE record: filled from the driver
 
   REQUIRE(store.api_calls.size() == 4);
-  CHECK(store.strings.get(store.api_calls[0].name) == "cuLaunchKernel");
-  CHECK(store.api_calls[0].kind == ApiKind::kDriver);
+  const auto fn = [&](std::size_t i) -> const fpgaprof::ApiFunction& { return store.api_function_of(store.api_calls[i]); };
+  CHECK(store.strings.get(fn(0).name) == "cuLaunchKernel");
+  CHECK(fn(0).kind == ApiKind::kDriver);
   CHECK(store.api_calls[0].thread_id == 4242);
   CHECK(store.api_calls[0].correlation_id == 9);
-  CHECK(store.api_calls[0].callback_id == 307);
+  CHECK(fn(0).callback_id == 307);
   CHECK(store.api_calls[0].start_ns == 100);
   CHECK(store.api_calls[0].end_ns == 180);
-  CHECK(store.api_calls[1].name == store.api_calls[0].name);
-  CHECK(store.strings.get(store.api_calls[2].name) == "cudaLaunchKernel_v7000");
-  CHECK(store.api_calls[2].kind == ApiKind::kRuntime);
-  CHECK(store.strings.get(store.api_calls[3].name) == "cuda_driver_cbid_999");
+  CHECK(store.api_calls[1].function == store.api_calls[0].function);  // one stored function, two calls
+  CHECK(store.strings.get(fn(2).name) == "cudaLaunchKernel_v7000");
+  CHECK(fn(2).kind == ApiKind::kRuntime);
+  CHECK(store.strings.get(fn(3).name) == "cuda_driver_cbid_999");
+  CHECK(store.api_functions.size() == 3);
   CHECK(g_name_calls == 3);  // 307 once, 211 once, 999 once
 
   REQUIRE(store.syncs.size() == 1);

@@ -197,6 +197,8 @@ TEST_CASE("the schema names every member of every record struct", "[trace_file]"
   REQUIRE(fields_of<MemsetRecord>().size() == member_count<MemsetRecord>());
   REQUIRE(fields_of<AllocationRecord>().size() == member_count<AllocationRecord>());
   REQUIRE(fields_of<ApiRecord>().size() == member_count<ApiRecord>());
+  REQUIRE(fields_of<ApiFunction>().size() == member_count<ApiFunction>());
+  REQUIRE(member_count<ApiRecord>() == 6);
   REQUIRE(fields_of<SyncRecord>().size() == member_count<SyncRecord>());
   REQUIRE(fields_of<MarkerRecord>().size() == member_count<MarkerRecord>());
   REQUIRE(fields_of<RegionRecord>().size() == member_count<RegionRecord>());
@@ -329,14 +331,17 @@ TEST_CASE("out-of-range values written by a buggy writer are rejected", "[trace_
   };
   require_format_error(with([](TraceStore& s) { s.kernels[1].name = static_cast<StringId>(s.strings.size()); }),
                        "string table");
-  require_format_error(with([](TraceStore& s) { s.api_calls[0].name = 1u << 30; }), "string table");
+  require_format_error(with([](TraceStore& s) { s.api_functions[0].name = 1u << 30; }), "string table");
   require_format_error(with([](TraceStore& s) { s.kernels[2].api_index = 3; }), "api_index");
   require_format_error(with([](TraceStore& s) { s.markers[0].parent = 99; }), "parent");
   require_format_error(with([](TraceStore& s) { s.counters[0].kernel_index = 3; }), "kernel_index");
   require_format_error(with([](TraceStore& s) { s.memcpys[0].copy_kind = static_cast<CopyKind>(11); }),
                        "copy_kind = 11 is out of range");
-  require_format_error(with([](TraceStore& s) { s.api_calls[0].kind = static_cast<ApiKind>(2); }),
+  require_format_error(with([](TraceStore& s) { s.api_functions[0].kind = static_cast<ApiKind>(2); }),
                        "kind = 2 is out of range");
+  require_format_error(with([](TraceStore& s) { s.api_calls[1].function = 5; }), "function = 5 refers past the end");
+  require_format_error(with([](TraceStore& s) { s.kernels[1].launch_config = 5; }),
+                       "launch_config = 5 refers past the end");
   require_format_error(with([](TraceStore& s) { s.syncs[0].kind = static_cast<SyncKind>(200); }), "out of range");
   // Limits themselves are accepted: kNone32 means "none".
   REQUIRE_NOTHROW(deserialize_trace(with([](TraceStore& s) { s.kernels[2].api_index = kNone32; }), "x"));
@@ -442,9 +447,11 @@ TraceStore realistic_store(std::size_t n_kernels) {
     corr += 1 + (coin(rng) < 20 ? 2 : 0);  // other API calls (event records, memcpys) in between
     a.correlation_id = corr;
     a.thread_id = 48211;
-    a.callback_id = 307;
-    a.name = launch;
-    a.kind = ApiKind::kDriver;
+    ApiFunction launch_fn;
+    launch_fn.callback_id = 307;
+    launch_fn.name = launch;
+    launch_fn.kind = ApiKind::kDriver;
+    a.function = s.intern_api_function(launch_fn);
     host = a.end_ns + 200 + coin(rng) * 10;
     KernelRecord k;
     t = std::max(t + static_cast<uint64_t>(gap(rng)), a.start_ns + 4000);

@@ -16,10 +16,11 @@ ENUMS = {
     ("memsets", "memory_kind"): "device",
     ("allocations", "memory_kind"): "managed",
     ("api_calls", "kind"): "runtime",
+    ("api_functions", "kind"): "driver",
     ("syncs", "kind"): "stream_synchronize",
 }
 STRINGS = {"name", "domain", "source", "range_name", "metric"}
-INDEXES = {"api_index", "region_index", "marker_index", "parent", "kernel_index", "launch_config"}
+INDEXES = {"api_index", "region_index", "marker_index", "parent", "kernel_index", "launch_config", "function"}
 BOOLS = {"is_async", "is_alloc", "is_range", "is_closed"}
 SMALL = {"depth": 0xFFFF, "object_kind": 0xFF}
 WIDE = {"start_ns", "end_ns", "launch_ns", "bytes", "timestamp_ns", "address", "pc", "graph_node_id",
@@ -53,9 +54,10 @@ def build_full_store():
     for t, table in enumerate(s.table_names):
         fields = getattr(s, table).field_names
         for row in range(2):
-            # A kernel's launch_config index is set by giving the configuration's own fields.
+            # A kernel's launch_config (an API call's function) index is set by giving the
+            # configuration's (function's) own fields.
             s.append(table, **{f: value_for(table, f, t, i, row) for i, f in enumerate(fields)
-                               if (table, f) != ("kernels", "launch_config")})
+                               if (table, f) not in (("kernels", "launch_config"), ("api_calls", "function"))})
     s.set_meta(start_ns=10, end_ns=2_000_000_010, dropped_records=3, incomplete_records=2,
                driver_version=13000, cupti_version=130001, cupti_path="/x/libcupti.so.13",
                gpu_available=True, command_buffers_disabled=True, fpgaprof_version="0.1.0",
@@ -153,6 +155,23 @@ def test_kernels_show_their_launch_configuration_stored_once():
     s.append("kernels", launch_config=7)
     with pytest.raises(fpgaprof.TraceFormatError, match="launch_config"):
         _core.TraceStore.deserialize(s.serialize())
+
+
+def test_api_calls_show_their_function_stored_once():
+    s = _core.TraceStore()
+    for i in range(3):
+        s.append("api_calls", start_ns=10 * i, end_ns=10 * i + 5, correlation_id=i + 1, name="cuLaunchKernel",
+                 callback_id=307, kind="driver")
+    s.append("api_calls", start_ns=40, end_ns=45, name="cudaMemcpyAsync", callback_id=41, kind="runtime",
+             return_value=700)
+    assert len(s.api_functions) == 2
+    assert [a.function for a in s.api_calls] == [0, 0, 0, 1]
+    c = s.api_calls.columns(["name", "kind", "callback_id", "return_value"])
+    assert list(c["name"]) == ["cuLaunchKernel"] * 3 + ["cudaMemcpyAsync"]
+    assert list(c["kind"]) == ["driver"] * 3 + ["runtime"]
+    assert list(c["callback_id"]) == [307, 307, 307, 41] and c["return_value"][3] == 700
+    back = _core.TraceStore.deserialize(s.serialize())
+    assert back.api_calls[3].to_dict()["name"] == "cudaMemcpyAsync"
 
 
 def _columns_of(store):

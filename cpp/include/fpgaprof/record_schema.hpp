@@ -36,6 +36,7 @@ enum class FieldRef : uint8_t {
   kSelf,     // index into the same table (parent links)
   kKernel,   // index into TraceStore::kernels
   kLaunchConfig,  // index into TraceStore::launch_configs
+  kApiFunction,   // index into TraceStore::api_functions
 };
 
 // How the trace file encodes a column before compression (values are stable: they are
@@ -285,9 +286,18 @@ inline std::span<const FieldSpec<ApiRecord>> fields_of<ApiRecord>() {
       FPGAPROF_F(R, end_ns, kRelative, FieldRef::kNone, "start_ns"),
       FPGAPROF_F(R, correlation_id, kDelta),
       FPGAPROF_F(R, thread_id, kDelta),
-      FPGAPROF_F(R, callback_id, kVarint),
+      FPGAPROF_F(R, function, kVarint, FieldRef::kApiFunction),
       FPGAPROF_F(R, return_value, kVarint),
+  };
+  return k;
+}
+
+template <>
+inline std::span<const FieldSpec<ApiFunction>> fields_of<ApiFunction>() {
+  using R = ApiFunction;
+  static const FieldSpec<R> k[] = {
       FPGAPROF_F(R, name, kVarint, FieldRef::kString),
+      FPGAPROF_F(R, callback_id, kVarint),
       FPGAPROF_E(R, kind, kApiKindNames),
   };
   return k;
@@ -391,6 +401,7 @@ void for_each_table(Fn&& fn) {
   fn(TableSpec<AllocationRecord>{"allocations", "ALOC", &TraceStore::allocations,
                                  fields_of<AllocationRecord>()});
   fn(TableSpec<ApiRecord>{"api_calls", "APIC", &TraceStore::api_calls, fields_of<ApiRecord>()});
+  fn(TableSpec<ApiFunction>{"api_functions", "APIF", &TraceStore::api_functions, fields_of<ApiFunction>()});
   fn(TableSpec<SyncRecord>{"syncs", "SYNC", &TraceStore::syncs, fields_of<SyncRecord>()});
   fn(TableSpec<MarkerRecord>{"markers", "MARK", &TraceStore::markers, fields_of<MarkerRecord>()});
   fn(TableSpec<RegionRecord>{"regions", "REGN", &TraceStore::regions, fields_of<RegionRecord>()});
@@ -411,6 +422,7 @@ std::size_t ref_target_size(const TraceStore& s, FieldRef ref, const std::vector
     case FieldRef::kSelf: return self.size();
     case FieldRef::kKernel: return s.kernels.size();
     case FieldRef::kLaunchConfig: return s.launch_configs.size();
+    case FieldRef::kApiFunction: return s.api_functions.size();
     case FieldRef::kString: return s.strings.size();
     case FieldRef::kNone: break;
   }

@@ -71,6 +71,7 @@ class TraceStore {
   std::vector<MemsetRecord> memsets;
   std::vector<AllocationRecord> allocations;
   std::vector<ApiRecord> api_calls;
+  std::vector<ApiFunction> api_functions;    // distinct functions the API calls name
   std::vector<SyncRecord> syncs;
   std::vector<MarkerRecord> markers;
   std::vector<RegionRecord> regions;
@@ -86,19 +87,32 @@ class TraceStore {
   // the trace reader) on the next call; entries are only ever appended, never changed. Throws Error(kInternal) past 2^32 - 2 entries.
   uint32_t intern_launch_config(const LaunchConfig& config);
 
+  // Same for the function of an API call.
+  uint32_t intern_api_function(const ApiFunction& function);
+
   // The configuration kernel `k` refers to; an all-zero one when it has none (kNone32) or
   // the index is out of range.
   const LaunchConfig& launch_config_of(const KernelRecord& k) const {
     static const LaunchConfig kUnknown{};
     return k.launch_config < launch_configs.size() ? launch_configs[k.launch_config] : kUnknown;
   }
+  // The function API call `a` made; one with an empty name when it has none.
+  const ApiFunction& api_function_of(const ApiRecord& a) const {
+    static const ApiFunction kUnknown{};
+    return a.function < api_functions.size() ? api_functions[a.function] : kUnknown;
+  }
 
  private:
   struct LaunchConfigHash {
     std::size_t operator()(const LaunchConfig& c) const noexcept;
   };
+  struct ApiFunctionHash {
+    std::size_t operator()(const ApiFunction& f) const noexcept;
+  };
   std::unordered_map<LaunchConfig, uint32_t, LaunchConfigHash> launch_config_index_;
   std::size_t launch_configs_indexed_ = 0;  // launch_configs[0, this) are in the index
+  std::unordered_map<ApiFunction, uint32_t, ApiFunctionHash> api_function_index_;
+  std::size_t api_functions_indexed_ = 0;
 };
 
 }  // namespace fpgaprof

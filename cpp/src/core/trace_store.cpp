@@ -28,28 +28,43 @@ std::size_t TraceStore::LaunchConfigHash::operator()(const LaunchConfig& c) cons
   return static_cast<std::size_t>(h ^ (h >> 29));
 }
 
+namespace {
+
+// Index of `value` in `table`, appending it when new. `index` covers table[0, indexed); entries
+// appended directly since (trace reader, tests) join it first, a duplicate keeping the first.
+template <class T, class Map>
+uint32_t intern_into(std::vector<T>& table, Map& index, std::size_t& indexed, const T& value, const char* what) {
+  if (indexed > table.size()) {  // the vector was cleared or replaced
+    index.clear();
+    indexed = 0;
+  }
+  for (; indexed < table.size(); ++indexed) index.emplace(table[indexed], static_cast<uint32_t>(indexed));
+  const auto it = index.find(value);
+  if (it != index.end()) return it->second;
+  if (table.size() >= kNone32 - 1) {
+    throw Error(ErrorKind::kInternal, "more than " + std::to_string(kNone32 - 1) + " distinct " + what + " in one trace");
+  }
+  const auto id = static_cast<uint32_t>(table.size());
+  table.push_back(value);
+  index.emplace(value, id);
+  ++indexed;
+  return id;
+}
+
+}  // namespace
+
+std::size_t TraceStore::ApiFunctionHash::operator()(const ApiFunction& f) const noexcept {
+  return static_cast<std::size_t>((uint64_t{f.name} * 0x9E3779B97F4A7C15ull) ^ (uint64_t{f.callback_id} << 1) ^
+                                  static_cast<uint64_t>(f.kind));
+}
+
 uint32_t TraceStore::intern_launch_config(const LaunchConfig& config) {
-  // Entries appended to launch_configs directly (trace reader, tests) join the index here; a
-  // duplicate among them keeps the first index.
-  if (launch_configs_indexed_ > launch_configs.size()) {  // the vector was cleared or replaced
-    launch_config_index_.clear();
-    launch_configs_indexed_ = 0;
-  }
-  for (; launch_configs_indexed_ < launch_configs.size(); ++launch_configs_indexed_) {
-    launch_config_index_.emplace(launch_configs[launch_configs_indexed_],
-                                 static_cast<uint32_t>(launch_configs_indexed_));
-  }
-  const auto it = launch_config_index_.find(config);
-  if (it != launch_config_index_.end()) return it->second;
-  if (launch_configs.size() >= kNone32 - 1) {
-    throw Error(ErrorKind::kInternal, "more than " + std::to_string(kNone32 - 1) +
-                                          " distinct kernel launch configurations in one trace");
-  }
-  const auto index = static_cast<uint32_t>(launch_configs.size());
-  launch_configs.push_back(config);
-  launch_config_index_.emplace(config, index);
-  ++launch_configs_indexed_;
-  return index;
+  return intern_into(launch_configs, launch_config_index_, launch_configs_indexed_, config,
+                     "kernel launch configurations");
+}
+
+uint32_t TraceStore::intern_api_function(const ApiFunction& function) {
+  return intern_into(api_functions, api_function_index_, api_functions_indexed_, function, "API functions");
 }
 
 }  // namespace fpgaprof

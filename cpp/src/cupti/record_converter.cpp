@@ -129,23 +129,28 @@ StringId RecordConverter::intern(const char* text) {
   return id;
 }
 
-StringId RecordConverter::api_name(CUpti_CallbackDomain domain, uint32_t cbid) {
-  auto& names = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime_names_ : driver_names_;
-  if (cbid >= names.size()) {
-    if (cbid > 1u << 16) return kNoString;  // not a real cbid: keep the cache small
-    names.resize(cbid + 1, kNoString);
-  }
-  StringId& id = names[cbid];
-  if (id == kNoString) {
+uint32_t RecordConverter::api_function(ApiKind kind, uint32_t cbid) {
+  const CUpti_CallbackDomain domain = kind == ApiKind::kRuntime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+  const auto lookup = [&]() {
+    ApiFunction f;
+    f.kind = kind;
+    f.callback_id = cbid;
     const char* name = names_ != nullptr ? names_(names_context_, domain, cbid) : nullptr;
     if (name != nullptr && *name != '\0') {
-      id = store_.strings.intern(name);
+      f.name = store_.strings.intern(name);
     } else {
-      id = store_.strings.intern(std::string(domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "cuda_runtime_cbid_"
-                                                                                  : "cuda_driver_cbid_") +
-                                 std::to_string(cbid));
+      f.name = store_.strings.intern(std::string(kind == ApiKind::kRuntime ? "cuda_runtime_cbid_" : "cuda_driver_cbid_") +
+                                     std::to_string(cbid));
     }
+    return store_.intern_api_function(f);
+  };
+  auto& functions = kind == ApiKind::kRuntime ? runtime_functions_ : driver_functions_;
+  if (cbid >= functions.size()) {
+    if (cbid > 1u << 16) return lookup();  // not a real cbid: keep the cache small
+    functions.resize(cbid + 1, kNone32);
   }
+  uint32_t& id = functions[cbid];
+  if (id == kNone32) id = lookup();
   return id;
 }
 
@@ -361,10 +366,8 @@ void RecordConverter::convert_api(const CUpti_ActivityAPI& r, ApiKind kind) {
   a.end_ns = r.end;
   a.correlation_id = r.correlationId;
   a.thread_id = r.threadId;
-  a.callback_id = r.cbid;
   a.return_value = r.returnValue;
-  a.kind = kind;
-  a.name = api_name(kind == ApiKind::kRuntime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, r.cbid);
+  a.function = api_function(kind, r.cbid);
 }
 
 void RecordConverter::convert_sync(const CUpti_ActivitySynchronization2& r) {

@@ -64,7 +64,7 @@ class RecordConverter {
 
  private:
   StringId intern(const char* text);
-  StringId api_name(CUpti_CallbackDomain domain, uint32_t cbid);
+  uint32_t api_function(ApiKind kind, uint32_t cbid);  // index into store.api_functions
 
   void convert_kernel(const CUpti_ActivityKernel10& r);
   void convert_memcpy(const CUpti_ActivityMemcpy6& r);
@@ -93,8 +93,8 @@ class RecordConverter {
   // Interning by pointer first: CUPTI shares one name string among the records of one
   // kernel; a hit is confirmed by comparing the text, so a reused pointer is never wrong.
   std::array<CacheSlot, kCacheSlots> cache_{};
-  std::vector<StringId> driver_names_;   // by cbid; kNoString = not looked up yet
-  std::vector<StringId> runtime_names_;
+  std::vector<uint32_t> driver_functions_;   // api_functions index by cbid; kNone32 = not looked up yet
+  std::vector<uint32_t> runtime_functions_;
   // Ranges open now: (marker id, index in store.markers). Nearly always a handful (the
   // nesting depth times the threads), and ENDs close recent STARTs, so a vector searched
   // from the back beats a hash map; a map takes over if many stay open.

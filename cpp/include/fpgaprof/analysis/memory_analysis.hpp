@@ -27,7 +27,7 @@ struct BufferInfo {
   uint32_t device_id = 0;
   uint32_t thread_id = 0;
   uint32_t region_index = kNone32;
-  uint32_t api_index = kNone32;    // the allocating API call (name: api_calls[api_index].name)
+  uint32_t api_index = kNone32;    // the allocating API call (its name: api_function_of(api_calls[api_index]).name)
   uint32_t op_index = kNone32;     // HLO op when the caller's mapping gives one
   MemoryKind memory_kind = MemoryKind::kUnknown;
 };
