@@ -54,6 +54,7 @@ class trace:
         self._warnings: list[str] = []
         self.counters = bool(counters)
         self._counters: Any = None
+        self._counters_thread: int | None = None  # the thread that started them (checkpoints)
         self.name = str(name) if name is not None else None
         # Set by `fpgaprof run`'s runner on the trace it starts: traces opened inside it nest.
         self.owned_by_run = False
@@ -111,11 +112,10 @@ class trace:
         steps rather than overflowing (dropped ranges are counted, but lost). A failure stops
         further checkpoints and is kept as a warning; timing data is unaffected."""
         counters = self._counters
-        if counters is None or threading.get_ident() != getattr(self, "_counters_thread", None):
+        if counters is None or threading.get_ident() != self._counters_thread:
             return
         try:
             counters.checkpoint()
-            self._counter_checkpoints = getattr(self, "_counter_checkpoints", 0) + 1
         except Exception as e:  # noqa: BLE001 - counters are extra; the run must go on
             self._counters_thread = None
             msg = (f"fpgaprof.trace(counters=True): counter checkpoint at the end of a region failed "

@@ -543,11 +543,9 @@ class Attributor {
   void resolve_deferred(std::vector<uint32_t>& site) {
     const auto& kernels = store_.kernels;
     if (std::none_of(site_deferred_.begin(), site_deferred_.end(), [](uint8_t d) { return d != 0; })) return;
-    // Provisional sites are replaced below; later interning must not mark new sites deferred.
-    const std::vector<uint8_t> site_deferred = site_deferred_;
-    const auto deferred_of = [&](uint32_t k) -> uint8_t { return site_deferred[site[k]]; };
-    std::vector<uint8_t> deferred(kernels.size());
-    for (std::size_t k = 0; k < kernels.size(); ++k) deferred[k] = deferred_of(static_cast<uint32_t>(k));
+    // A kernel's provisional site is only replaced when that kernel is resolved, and sites
+    // interned meanwhile are never deferred, so this stays right throughout.
+    const auto deferred = [&](uint32_t k) -> uint8_t { return site_deferred_[site[k]]; };
     // Context: the module of the closest kernel on the same stream attributed in pass 1.
     std::vector<uint32_t> order(kernels.size());
     for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -562,7 +560,7 @@ class Attributor {
              kernels[x].stream_id == kernels[y].stream_id;
     };
     auto module_of = [&](uint32_t k) { return sites_[site[k]].module_index; };
-    auto known = [&](uint32_t k) { return deferred[k] == 0 && module_of(k) != kNone32; };
+    auto known = [&](uint32_t k) { return deferred(k) == 0 && module_of(k) != kNone32; };
     std::vector<uint32_t> prev(order.size(), kNone32), next(order.size(), kNone32);
     for (std::size_t p = 0; p < order.size(); ++p) {
       if (p > 0 && same_stream(order[p - 1], order[p]))
@@ -574,14 +572,14 @@ class Attributor {
     }
     for (std::size_t p = 0; p < order.size(); ++p) {
       const uint32_t k = order[p];
-      if (deferred[k] == 0) continue;
+      if (deferred(k) == 0) continue;
       const StringId name = kernels[k].name;
       const uint8_t lib = library_id(name);
       std::array<uint32_t, 3> ctx{};
       std::size_t nctx = 0;
       for (uint32_t c : {module_of(k), prev[p], next[p]})
         if (c != kNone32) ctx[nctx++] = c;
-      if (deferred[k] == 1) {
+      if (deferred(k) == 1) {
         const std::vector<uint32_t>& cands = *candidates(str(name));
         uint32_t found = kNone32;
         for (std::size_t j = 0; j < nctx && found == kNone32; ++j)
