@@ -123,24 +123,20 @@ def unique_names(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return out, inv
 
 
-def copy_kind_names(values: np.ndarray) -> np.ndarray:
+def _enum_names(values: np.ndarray, names: dict[int, str]) -> np.ndarray:
+    """Enum values as names: strings stay, numbers go through `names` ("kindN" if unknown)."""
     out = np.empty(len(values), dtype=object)
     for i, v in enumerate(values):
-        if isinstance(v, (str, np.str_)):
-            out[i] = str(v)
-        else:
-            out[i] = COPY_KIND_NAMES.get(int(v), f"kind{int(v)}")
+        out[i] = str(v) if isinstance(v, (str, np.str_)) else names.get(int(v), f"kind{int(v)}")
     return out
+
+
+def copy_kind_names(values: np.ndarray) -> np.ndarray:
+    return _enum_names(values, COPY_KIND_NAMES)
 
 
 def memory_kind_names(values: np.ndarray) -> np.ndarray:
-    out = np.empty(len(values), dtype=object)
-    for i, v in enumerate(values):
-        if isinstance(v, (str, np.str_)):
-            out[i] = str(v)
-        else:
-            out[i] = MEMORY_KIND_NAMES.get(int(v), f"kind{int(v)}")
-    return out
+    return _enum_names(values, MEMORY_KIND_NAMES)
 
 
 def union_ns(starts: np.ndarray, ends: np.ndarray) -> int:
