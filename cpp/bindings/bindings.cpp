@@ -484,6 +484,7 @@ PYBIND11_MODULE(_core, m) {
       const FpgaTarget target = py::isinstance<py::str>(target_obj) ? fpga_preset(target_obj.cast<std::string>())
                                                                     : target_from(target_obj.cast<py::dict>());
       TransferReport tr; MemoryReport mr; RooflineReport rr; FpgaReport fr; OpInputs in;
+      std::vector<FpgaRegionCandidate> fregions;
       std::vector<std::string> warnings;
       {
         py::gil_scoped_release nogil;
@@ -510,6 +511,7 @@ PYBIND11_MODULE(_core, m) {
                          : store.meta.end_ns > store.meta.start_ns ? static_cast<double>(store.meta.end_ns - store.meta.start_ns)
                          : 0.0;
         fr = rank_fpga_candidates(in.ops, rr, target, fo, in.host_bytes);
+        fregions = rank_fpga_regions(store, in.ops, in.op_of_kernel, rr, target, fo);
       }
       py::dict out;
       out["ceilings"] = ceilings_dict(c);
@@ -634,6 +636,30 @@ PYBIND11_MODULE(_core, m) {
         cands.append(d);
       }
       fd["candidates"] = cands;
+      py::list rcands;
+      rank = 0;
+      for (const FpgaRegionCandidate& cd : fregions) {
+        const bool estimated = cd.estimated_share > 0;
+        py::dict d;
+        d["rank"] = ++rank; d["region"] = cd.path; d["name"] = cd.name; d["depth"] = cd.depth;
+        d["instances"] = cd.instances; d["kernel_count"] = cd.kernel_count; d["op_count"] = cd.op_count;
+        d["top_op"] = cd.top_op; d["estimate_note"] = cd.estimate_note;
+        d["gpu_time_ns"] = cd.gpu_time_ns; d["time_share"] = cd.time_share; d["estimated_share"] = cd.estimated_share;
+        d["intensity"] = cd.intensity; d["memory_boundness"] = cd.memory_boundness;
+        d["pattern_affinity"] = cd.pattern_affinity; d["working_set_bytes"] = cd.working_set_bytes;
+        d["sram_bytes"] = cd.sram_bytes;
+        d["fits_on_chip"] = estimated ? py::object(py::bool_(cd.fits_on_chip)) : py::object(py::none());
+        d["onchip_factor"] = cd.onchip_factor; d["host_bytes_per_instance"] = cd.host_bytes_per_instance;
+        d["link_factor"] = cd.link_factor; d["score"] = cd.score;
+        d["module_calls"] = cd.module_calls; d["module_calls_counted"] = cd.module_calls_counted;
+        d["flops"] = cd.flops; d["bytes"] = cd.bytes;
+        d["card_compute_s"] = cd.card_compute_s; d["card_memory_s"] = cd.card_memory_s;
+        d["card_latency_s"] = cd.card_latency_s; d["kept_gpu_s"] = cd.kept_gpu_s; d["card_time_s"] = cd.card_time_s;
+        d["transfer_bytes"] = cd.transfer_bytes; d["transfer_s"] = cd.transfer_s; d["fpga_total_s"] = cd.fpga_total_s;
+        d["region_speedup"] = cd.region_speedup; d["workload_speedup"] = cd.workload_speedup;
+        rcands.append(d);
+      }
+      fd["regions"] = rcands;
       out["fpga"] = fd;
       return out;
     }, py::arg("store"), py::arg("ceilings") = py::none(), py::arg("target") = "alveo-u55c",

@@ -162,12 +162,13 @@ class Profile:
 
         return roofline.memory(self, **kwargs)
 
-    def fpga_candidates(self, target: Any = "alveo-u55c", **kwargs: Any) -> Any:
-        """HLO ops ranked for FPGA offload on ``target`` (preset name or FpgaTarget), with every
-        score input and the what-if (card time, transfers, Amdahl speedup)."""
+    def fpga_candidates(self, target: Any = "alveo-u55c", by: str = "op", **kwargs: Any) -> Any:
+        """HLO ops (``by="op"``) or fpgaprof.region() paths (``by="region"``) ranked for FPGA
+        offload on ``target`` (preset name or FpgaTarget), with every score input and the
+        what-if (card time, transfers, Amdahl speedup)."""
         from fpgaprof import fpga
 
-        return fpga.fpga_candidates(self, target=target, **kwargs)
+        return fpga.fpga_candidates(self, target=target, by=by, **kwargs)
 
     def export_hlo(self, op: str, path: str | os.PathLike, module: str | None = None) -> str:
         """Writes op ``op``'s HLO as a standalone module (for an HLS flow); returns the text."""

@@ -1,8 +1,8 @@
 """FPGA offload candidates and the what-if model (docs/fpga-model.md), and HLO export for HLS.
 
-``fpga_candidates(prof, target="alveo-u55c")`` ranks HLO ops by a documented score and
-estimates each op's time on the card, the host-link transfer cost and the end-to-end speedup
-(Amdahl). Every input of the score is a column of the returned table.
+``fpga_candidates(prof, target="alveo-u55c")`` ranks HLO ops (``by="region"``: user regions)
+by a documented score and estimates each one's time on the card, the host-link transfer cost
+and the end-to-end speedup (Amdahl). Every input of the score is a column of the returned table.
 """
 from __future__ import annotations
 
@@ -68,9 +68,23 @@ def target_spec(target: str | Mapping | FpgaTarget) -> str | dict:
 
 
 def fpga_candidates(prof: Any, target: str | Mapping | FpgaTarget = "alveo-u55c", *,
-                    inputs_cross_link: bool = True, workload_s: float | None = None,
+                    by: str = "op", inputs_cross_link: bool = True, workload_s: float | None = None,
                     **kwargs: Any) -> Table:
-    """HLO ops ranked by FPGA offload score, best first. Columns: rank, op, module, source,
+    """HLO ops (``by="op"``, default) or user regions (``by="region"``) ranked by FPGA offload
+    score, best first.
+
+    ``by="region"``: one row per fpgaprof.region() path ("outer > inner", nested regions
+    included, instances summed), the region's ops moved to the card together and data crossing
+    the host link at the jitted calls inside it (docs/fpga-model.md, "Regions"). Columns: rank,
+    region, name, depth, instances, kernel_count, op_count, top_op, estimate_note, gpu_time_ns,
+    time_share, estimated_share, intensity, memory_boundness, pattern_affinity,
+    working_set_bytes, sram_bytes, fits_on_chip, onchip_factor, host_bytes_per_instance,
+    link_factor, score, module_calls, module_calls_counted, flops, bytes, card_compute_s,
+    card_memory_s, card_latency_s, kept_gpu_s, card_time_s, transfer_bytes, transfer_s,
+    fpga_total_s, region_speedup, workload_speedup. Nested paths overlap, so region savings
+    are not combined.
+
+    ``by="op"``: columns rank, op, module, source,
     pattern, precision, executions, cost_known, estimate_note, gpu_time_ns, time_share,
     intensity, ridge, memory_boundness, pattern_affinity, working_set_bytes, sram_bytes,
     fits_on_chip, onchip_factor, host_bytes_per_call, link_factor, score, and the what-if:
@@ -82,10 +96,16 @@ def fpga_candidates(prof: Any, target: str | Mapping | FpgaTarget = "alveo-u55c"
     None), ``estimate_note`` says why, they come after the scored ops and stay out of the
     combined speedup. ``Table.meta`` holds the target, the combined speedup and
     ``not_estimated_count`` / ``not_estimated_gpu_ns``."""
+    key = {"op": "candidates", "ops": "candidates", "region": "regions", "regions": "regions"}.get(by)
+    if key is None:
+        raise InvalidArgumentError(f"by={by!r}: use 'op' (HLO ops) or 'region' (fpgaprof.region paths)")
     res = analyze(prof, target=target, inputs_cross_link=inputs_cross_link, workload_s=workload_s, **kwargs)
     f = res["fpga"]
-    t = Table(f["candidates"])
-    t.meta = {k: v for k, v in f.items() if k != "candidates"}  # type: ignore[attr-defined]
+    t = Table(f.get(key, []))
+    if key == "regions":
+        t.meta = {k: f[k] for k in ("target", "workload_ns", "gpu_kernel_ns") if k in f}  # type: ignore[attr-defined]
+    else:
+        t.meta = {k: v for k, v in f.items() if k not in ("candidates", "regions")}  # type: ignore[attr-defined]
     return t
 
 

@@ -101,6 +101,95 @@ def test_roofline_and_candidates_on_constructed_trace():
     assert row2["card_memory_s"] == pytest.approx(row["card_memory_s"] / 2)
 
 
+def _region_store(text):
+    ks = [("broadcast_add_fusion", 0, 30_000, 0), ("broadcast_add_fusion", 100_000, 30_000, 0),
+          ("ynn_fusion", 200_000, 40_000, 2), ("wrapped_reduce", 300_000, 10_000, 2)]
+    return _core.analysis._store_from_lists({
+        "devices": [DEVICE],
+        "kernels": [{"name": n, "start_ns": s, "end_ns": s + d, "grid": 1000, "region": r} for n, s, d, r in ks],
+        "regions": [{"name": "step", "start_ns": 0, "end_ns": 149_999, "thread_id": 1},
+                    {"name": "step", "start_ns": 150_000, "end_ns": 399_999, "thread_id": 1},
+                    {"name": "inner", "start_ns": 190_000, "end_ns": 390_000, "thread_id": 1, "parent": 1}],
+        "hlo_modules": [{"name": "jit_f", "text": text}],
+        "start_ns": 0, "end_ns": 1_000_000,
+    })
+
+
+def test_regions_ranked_as_fpga_candidates():
+    # The four kernels of _store, in regions: "step" [0, 150 us) holds the two broadcast_add
+    # kernels, a second "step" [150, 400 us) holds a nested "inner" with the matmul fusion and
+    # the reduce. Paths: "step" (2 instances, all 110 us) and "step > inner" (50 us).
+    text = _hlo_text()
+    store = _region_store(text)
+    ops = {r["op"]: r for r in fpga.fpga_candidates(store, target="alveo-u55c")}
+    table = fpga.fpga_candidates(store, target="alveo-u55c", by="region")
+    rows = {r["region"]: r for r in table}
+    assert set(rows) == {"step", "step > inner"}
+    assert [r["rank"] for r in table] == [1, 2]
+    assert table.meta["workload_ns"] == pytest.approx(1e6)
+    step, inner = rows["step"], rows["step > inner"]
+    assert (step["instances"], step["depth"], step["kernel_count"], step["op_count"]) == (2, 0, 4, 3)
+    assert (inner["instances"], inner["depth"], inner["name"]) == (1, 1, "inner")
+    assert step["gpu_time_ns"] == 110_000 and inner["gpu_time_ns"] == 50_000
+    assert step["time_share"] == pytest.approx(1.0) and inner["time_share"] == pytest.approx(50 / 110)
+    assert step["top_op"] == "broadcast_add_fusion" and inner["top_op"] == "ynn_fusion"
+    assert step["estimated_share"] == 1.0 and step["estimate_note"] == ""
+    # Bytes one call of jit_f moves, from JAX's own view of the function: x (64x64 f32) and w
+    # (64x32 f32) in, the (32,) f32 result out.
+    io = 64 * 64 * 4 + 64 * 32 * 4 + 32 * 4
+    # No NVTX ranges here: calls = the most executions of one op inside (broadcast_add ran twice
+    # in "step"; once each in "inner").
+    assert step["module_calls"] == 2 and step["module_calls_counted"] is False
+    assert inner["module_calls"] == 1
+    assert step["transfer_bytes"] == pytest.approx(2 * io)
+    assert inner["transfer_bytes"] == pytest.approx(io)
+    # The card time is the ops' own card times (all their executions are inside "step") plus
+    # one call latency per module call; the link adds the call bytes and 2 DMA latencies per call.
+    card = sum(max(o["card_compute_s"], o["card_memory_s"]) for o in ops.values()) + 2 * 10e-6
+    assert step["card_time_s"] == pytest.approx(card)
+    link = 8e9 * 128 / 130 / 8 * 16 * 0.8
+    assert step["transfer_s"] == pytest.approx(2 * io / link + 2 * 2 * 5e-6)
+    assert step["fpga_total_s"] == pytest.approx(card + step["transfer_s"])
+    assert step["region_speedup"] == pytest.approx(110e-6 / step["fpga_total_s"])
+    assert step["workload_speedup"] == pytest.approx(1e-3 / (1e-3 - 110e-6 + step["fpga_total_s"]))
+    # Score factors: time-weighted boundness and affinity of its ops, largest working set.
+    w = {n: ops[n]["gpu_time_ns"] for n in ops}
+    assert step["memory_boundness"] == pytest.approx(sum(w[n] * ops[n]["memory_boundness"] for n in w) / 110_000)
+    assert step["pattern_affinity"] == pytest.approx(sum(w[n] * ops[n]["pattern_affinity"] for n in w) / 110_000)
+    assert step["working_set_bytes"] == max(o["working_set_bytes"] for o in ops.values())
+    for r in table:
+        expect = (r["time_share"] * r["estimated_share"] * (0.25 + 0.75 * r["memory_boundness"])
+                  * r["pattern_affinity"] * r["onchip_factor"] * r["link_factor"])
+        assert r["score"] == pytest.approx(expect)
+    assert [r["score"] for r in table] == sorted((r["score"] for r in table), reverse=True)
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="by='kernel'"):
+        fpga.fpga_candidates(store, by="kernel")
+    # A trace without regions: an empty table.
+    assert len(fpga.fpga_candidates(_store(text), by="region")) == 0
+
+
+def test_region_candidates_in_summary_json_and_html():
+    import pathlib
+
+    from fpgaprof.report import html, summary
+
+    s = summary.collect(_region_store(_hlo_text()))
+    data = json.loads(summary.dumps(s))
+    regions = data["candidates"]["regions"]
+    assert regions["available"] is True and regions["count"] == 2 and regions["items_left_out"] == 0
+    assert [r["region"] for r in regions["items"]] == [r["region"] for r in
+                                                        fpga.fpga_candidates(_region_store(_hlo_text()), by="region")]
+    assert "regions" not in data["candidates"]["what_if"]
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((pathlib.Path(__file__).resolve().parents[2] / "docs" / "summary.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(data)
+    page = html.render(s)
+    assert "Regions as offload units" in page and "step &gt; inner" in page
+    # Without regions the section says why.
+    empty = json.loads(summary.dumps(summary.collect(_store(_hlo_text()))))["candidates"]["regions"]
+    assert empty["available"] is False and "fpgaprof.region()" in empty["reason"]
+
+
 def test_candidate_working_set_is_the_largest_intermediate():
     # sum(exp(outer(x, x)), axis=0) for x of 256 f32: XLA fuses it into one op whose output is
     # 256 x 4 = 1 KiB, but whose largest live intermediate is the 256 x 256 x 4 = 256 KiB outer

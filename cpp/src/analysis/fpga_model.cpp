@@ -4,7 +4,12 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
+#include "fpgaprof/analysis/region_locator.hpp"
+#include "fpgaprof/analysis/transfer_analysis.hpp"
 #include "fpgaprof/error.hpp"
 
 namespace fpgaprof::analysis {
@@ -144,6 +149,26 @@ double pattern_affinity(hlo::AccessPattern p) {
   }
 }
 
+namespace {
+
+// The host link the what-if uses: the card's, capped by the GPU's when that is known.
+double effective_link(const FpgaTarget& target, const FpgaOptions& options) {
+  double link = target.host_link_bytes_per_s();
+  if (options.gpu_link_bytes_per_s > 0)
+    link = link > 0 ? std::min(link, options.gpu_link_bytes_per_s) : options.gpu_link_bytes_per_s;
+  return link;
+}
+
+double memory_boundness(double intensity, double ridge) {
+  return ridge > 0 ? std::clamp(1.0 - intensity / ridge, 0.0, 1.0) : 0.5;
+}
+
+double onchip_factor(double working_set_bytes, double sram_bytes) {
+  return working_set_bytes <= sram_bytes ? 1.0 : 0.5 + 0.5 * sram_bytes / working_set_bytes;
+}
+
+}  // namespace
+
 FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineReport& roofline,
                                 const FpgaTarget& target, const FpgaOptions& options,
                                 const std::vector<double>& host_bytes_per_op) {
@@ -161,8 +186,7 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
   report.workload_ns = options.workload_ns > 0 ? options.workload_ns : report.gpu_kernel_ns;
   const double total_s = report.workload_ns * 1e-9;
 
-  double link = target.host_link_bytes_per_s();
-  if (options.gpu_link_bytes_per_s > 0) link = link > 0 ? std::min(link, options.gpu_link_bytes_per_s) : options.gpu_link_bytes_per_s;
+  const double link = effective_link(target, options);
 
   for (uint32_t o = 0; o < ops.size(); ++o) {
     const OpCost& op = ops[o];
@@ -204,10 +228,10 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
     c.flops = op.flops * exec;
     c.bytes = op.bytes() * exec;
     c.intensity = op.bytes() > 0 ? op.flops / op.bytes() : 0.0;
-    c.memory_boundness = c.ridge > 0 ? std::clamp(1.0 - c.intensity / c.ridge, 0.0, 1.0) : 0.5;
+    c.memory_boundness = memory_boundness(c.intensity, c.ridge);
     c.working_set_bytes = op.working_set_bytes;
     c.fits_on_chip = op.working_set_bytes <= target.sram_bytes;
-    c.onchip_factor = c.fits_on_chip ? 1.0 : 0.5 + 0.5 * target.sram_bytes / op.working_set_bytes;
+    c.onchip_factor = onchip_factor(op.working_set_bytes, target.sram_bytes);
 
     // Card roofline: the slower of compute and HBM streaming, plus a launch per execution.
     const double card_flops = target.flops_per_s(op.precision);
@@ -252,6 +276,290 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
   }
   report.combined_speedup = total_s - saved_s > 0 ? total_s / (total_s - saved_s) : 1.0;
   return report;
+}
+
+namespace {
+
+// Region paths: one group per distinct "outer > inner" name path.
+struct RegionGroups {
+  std::vector<uint32_t> group_of;        // per TraceStore::regions entry
+  std::vector<std::string> path, name;
+  std::vector<uint32_t> parent, depth;   // per group
+  std::vector<uint64_t> instances;
+};
+
+RegionGroups group_regions(const TraceStore& store) {
+  RegionGroups g;
+  const std::vector<RegionRecord>& regions = store.regions;
+  const RegionLocator locator(regions);
+  g.group_of.assign(regions.size(), kNone32);
+  std::unordered_map<std::string, uint32_t> by_path;
+  std::vector<uint32_t> chain;
+  for (uint32_t r = 0; r < regions.size(); ++r) {
+    // Up to the first ancestor already grouped (a cycle or a bad parent ends the path).
+    chain.clear();
+    uint32_t q = r;
+    while (q != kNone32 && g.group_of[q] == kNone32 && chain.size() <= regions.size()) {
+      if (std::find(chain.begin(), chain.end(), q) != chain.end()) break;
+      chain.push_back(q);
+      q = locator.parent(q);
+    }
+    uint32_t parent_group = q != kNone32 ? g.group_of[q] : kNone32;
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      const std::string name(store.strings.get(regions[*it].name));
+      std::string path = parent_group == kNone32 ? name : g.path[parent_group] + " > " + name;
+      auto [pos, fresh] = by_path.try_emplace(path, static_cast<uint32_t>(g.path.size()));
+      if (fresh) {
+        g.path.push_back(std::move(path));
+        g.name.push_back(name);
+        g.parent.push_back(parent_group);
+        g.depth.push_back(parent_group == kNone32 ? 0 : g.depth[parent_group] + 1);
+        g.instances.push_back(0);
+      }
+      g.group_of[*it] = pos->second;
+      g.instances[pos->second] += 1;
+      parent_group = pos->second;
+    }
+  }
+  return g;
+}
+
+uint64_t pair_key(uint32_t group, uint32_t item) { return (static_cast<uint64_t>(group) << 32) | item; }
+
+struct SpanAcc {
+  uint64_t ns = 0;
+  uint64_t kernels = 0;
+};
+
+}  // namespace
+
+std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, const std::vector<OpCost>& ops,
+                                                   const std::vector<uint32_t>& op_of_kernel,
+                                                   const RooflineReport& roofline, const FpgaTarget& target,
+                                                   const FpgaOptions& options) {
+  if (roofline.ops.size() != ops.size())
+    throw Error(ErrorKind::kInvalidArgument, "roofline has " + std::to_string(roofline.ops.size()) +
+                                                 " ops but " + std::to_string(ops.size()) +
+                                                 " were given: pass the ops analyze_roofline used");
+  if (!op_of_kernel.empty() && op_of_kernel.size() != store.kernels.size())
+    throw Error(ErrorKind::kInvalidArgument, "op_of_kernel needs one entry per kernel (or none)");
+  validate_fpga_target(target);
+  std::vector<FpgaRegionCandidate> out;
+  if (store.regions.empty()) return out;
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  const RegionGroups groups = group_regions(store);
+  const std::size_t n_groups = groups.path.size();
+
+  // Kernel time per (innermost region path, op) and the XlaModule ranges (one per module call)
+  // seen per (path, module). Kernels run in a region path's order, so the last key is cached.
+  std::unordered_map<uint64_t, SpanAcc> spans;
+  std::unordered_map<uint64_t, double> counted_calls;
+  std::unordered_set<uint32_t> module_ranges_seen;
+  std::vector<int8_t> is_module_range(store.strings.size(), -1);
+  const auto module_range_of = [&](uint32_t m) -> uint32_t {
+    for (std::size_t steps = 0; m != kNone32 && m < store.markers.size() && steps < 64;
+         m = store.markers[m].parent, ++steps) {
+      const StringId name = store.markers[m].name;
+      if (name >= is_module_range.size()) continue;
+      if (is_module_range[name] < 0)
+        is_module_range[name] = std::string_view(store.strings.get(name)).starts_with("XlaModule:") ? 1 : 0;
+      if (is_module_range[name] == 1) return m;
+    }
+    return kNone32;
+  };
+  uint64_t last_key = ~uint64_t{0};
+  SpanAcc* last = nullptr;
+  for (std::size_t i = 0; i < store.kernels.size(); ++i) {
+    const KernelRecord& k = store.kernels[i];
+    if (k.region_index >= groups.group_of.size()) continue;
+    const uint32_t g = groups.group_of[k.region_index];
+    const uint32_t o = op_of_kernel.empty() ? kNone32 : op_of_kernel[i];
+    const uint64_t key = pair_key(g, o < ops.size() ? o : kNone32);
+    if (key != last_key) {
+      last = &spans[key];
+      last_key = key;
+    }
+    last->ns += k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
+    last->kernels += 1;
+    if (o < ops.size() && ops[o].module_index != kNone32) {
+      const uint32_t mr = module_range_of(k.marker_index);
+      if (mr != kNone32 && module_ranges_seen.insert(mr).second) counted_calls[pair_key(g, ops[o].module_index)] += 1;
+    }
+  }
+  // HtoD + DtoH bytes copied inside each innermost path.
+  std::vector<double> host_bytes(n_groups, 0.0);
+  for (const MemcpyRecord& c : store.memcpys) {
+    const Direction d = direction_of(c.copy_kind);
+    if (c.region_index < groups.group_of.size() && (d == Direction::kHtoD || d == Direction::kDtoH))
+      host_bytes[groups.group_of[c.region_index]] += static_cast<double>(c.bytes);
+  }
+  // Inclusive: every entry also counts for the enclosing paths.
+  const auto ancestors_inclusive = [&](uint32_t g, auto&& f) {
+    for (std::size_t steps = 0; g != kNone32 && steps <= n_groups; g = groups.parent[g], ++steps) f(g);
+  };
+  std::vector<std::vector<std::pair<uint32_t, SpanAcc>>> ops_in(n_groups);
+  for (const auto& [key, acc] : spans)
+    ancestors_inclusive(static_cast<uint32_t>(key >> 32), [&, op = static_cast<uint32_t>(key)](uint32_t g) {
+      ops_in[g].push_back({op, acc});
+    });
+  std::unordered_map<uint64_t, double> calls_in;
+  for (const auto& [key, n] : counted_calls)
+    ancestors_inclusive(static_cast<uint32_t>(key >> 32), [&, m = static_cast<uint32_t>(key)](uint32_t g) {
+      calls_in[pair_key(g, m)] += n;
+    });
+  for (uint32_t g = static_cast<uint32_t>(n_groups); g-- > 0;)
+    if (groups.parent[g] != kNone32 && groups.parent[g] < g) host_bytes[groups.parent[g]] += host_bytes[g];
+  // (parents are created before their children, so a reverse sweep adds each subtree once)
+
+  const double total_kernel_ns = static_cast<double>(roofline.trace.time_ns);
+  const double workload_ns = options.workload_ns > 0 ? options.workload_ns : total_kernel_ns;
+  const double total_s = workload_ns * 1e-9;
+  const double link = effective_link(target, options);
+  const double card_mem = target.memory_bytes_per_s();
+
+  for (uint32_t g = 0; g < n_groups; ++g) {
+    std::vector<std::pair<uint32_t, SpanAcc>>& entries = ops_in[g];
+    if (entries.empty()) continue;
+    // The same op may arrive from several nested paths: merge.
+    std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    FpgaRegionCandidate c;
+    c.path = groups.path[g];
+    c.name = groups.name[g];
+    c.depth = groups.depth[g];
+    c.instances = groups.instances[g];
+    c.sram_bytes = target.sram_bytes;
+    double est_ns = 0, kept_ns = 0, bound_w = 0, affinity_w = 0, op_time_s = 0;
+    uint64_t top_ns = 0, unattributed_kernels = 0;
+    std::vector<std::string> unknown_ops, unsupported_ops;
+    std::unordered_map<uint32_t, double> fallback_calls, io_of_module;
+    for (std::size_t a = 0; a < entries.size();) {
+      const uint32_t o = entries[a].first;
+      SpanAcc acc;
+      for (; a < entries.size() && entries[a].first == o; ++a) {
+        acc.ns += entries[a].second.ns;
+        acc.kernels += entries[a].second.kernels;
+      }
+      c.gpu_time_ns += static_cast<double>(acc.ns);
+      c.kernel_count += acc.kernels;
+      if (o == kNone32) {
+        kept_ns += static_cast<double>(acc.ns);
+        unattributed_kernels += acc.kernels;
+        continue;
+      }
+      const OpCost& op = ops[o];
+      const RooflinePoint& rp = roofline.ops[o];
+      c.op_count += 1;
+      if (c.top_op.empty() || acc.ns > top_ns) {
+        top_ns = acc.ns;
+        c.top_op = op.name;
+      }
+      // Executions inside: the op's executions in the proportion of its kernels launched here.
+      const double exec = rp.kernel_count > 0 ? static_cast<double>(rp.executions) * static_cast<double>(acc.kernels) /
+                                                    static_cast<double>(rp.kernel_count)
+                                              : 0.0;
+      if (op.module_index != kNone32) {
+        double& f = fallback_calls[op.module_index];
+        f = std::max(f, exec);
+        if (op.module_io_bytes > 0) io_of_module[op.module_index] = op.module_io_bytes;
+      }
+      const double card_flops = target.flops_per_s(op.precision);
+      if (!op.cost_known) {
+        kept_ns += static_cast<double>(acc.ns);
+        if (unknown_ops.size() < 3) unknown_ops.push_back(op.name);
+        continue;
+      }
+      if (card_flops <= 0 && op.flops > 0) {
+        kept_ns += static_cast<double>(acc.ns);
+        if (unsupported_ops.size() < 3) unsupported_ops.push_back(op.name + " (" + precision_name(op.precision) + ")");
+        continue;
+      }
+      const double f = op.flops * exec, b = op.bytes() * exec;
+      const double compute_s = f > 0 ? f / card_flops : 0.0;
+      const double memory_s = b > 0 && card_mem > 0 ? b / card_mem : 0.0;
+      c.flops += f;
+      c.bytes += b;
+      c.card_compute_s += compute_s;
+      c.card_memory_s += memory_s;
+      op_time_s += std::max(compute_s, memory_s);
+      const double w = static_cast<double>(acc.ns);
+      const double intensity = op.bytes() > 0 ? op.flops / op.bytes() : 0.0;
+      est_ns += w;
+      bound_w += w * memory_boundness(intensity, rp.ridge_flops_per_byte);
+      affinity_w += w * pattern_affinity(op.pattern);
+      c.working_set_bytes = std::max(c.working_set_bytes, op.working_set_bytes);
+    }
+    c.time_share = total_kernel_ns > 0 ? c.gpu_time_ns / total_kernel_ns : 0.0;
+    if (c.time_share < options.min_time_share) continue;
+    c.host_bytes_per_instance = c.instances > 0 ? host_bytes[g] / static_cast<double>(c.instances) : 0.0;
+    c.estimated_share = c.gpu_time_ns > 0 ? est_ns / c.gpu_time_ns : 0.0;
+    // Module calls: counted from XlaModule ranges where the trace has them, else the most
+    // executions of any of the module's ops inside (one call runs each op at least once).
+    bool all_counted = !fallback_calls.empty();
+    for (const auto& [m, fallback] : fallback_calls) {
+      const auto it = calls_in.find(pair_key(g, m));
+      const double calls = it != calls_in.end() ? it->second : fallback;
+      if (it == calls_in.end()) all_counted = false;
+      c.module_calls += calls;
+      const auto io = io_of_module.find(m);
+      if (io != io_of_module.end()) c.transfer_bytes += calls * io->second;
+    }
+    c.module_calls_counted = all_counted;
+
+    std::string kept_why;
+    const auto list = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (const std::string& x : v) s += (s.empty() ? "'" : ", '") + x + "'";
+      return s;
+    };
+    if (!unknown_ops.empty()) kept_why += "no FLOP/byte count for " + list(unknown_ops);
+    if (!unsupported_ops.empty())
+      kept_why += (kept_why.empty() ? "" : "; ") + std::string("the card has no DSP mapping for ") + list(unsupported_ops);
+    if (unattributed_kernels > 0)
+      kept_why += (kept_why.empty() ? "" : "; ") + std::to_string(unattributed_kernels) + " kernel(s) without an HLO op";
+
+    if (est_ns <= 0) {
+      c.estimate_note = "not estimated: nothing inside can be modelled on the card (" + kept_why + ")";
+      c.intensity = c.memory_boundness = c.pattern_affinity = c.working_set_bytes = c.onchip_factor = kNaN;
+      c.link_factor = c.score = c.flops = c.bytes = kNaN;
+      c.card_compute_s = c.card_memory_s = c.card_latency_s = c.kept_gpu_s = c.card_time_s = kNaN;
+      c.transfer_bytes = c.transfer_s = c.fpga_total_s = c.region_speedup = c.workload_speedup = kNaN;
+      out.push_back(std::move(c));
+      continue;
+    }
+    c.intensity = c.bytes > 0 ? c.flops / c.bytes : 0.0;
+    c.memory_boundness = bound_w / est_ns;
+    c.pattern_affinity = affinity_w / est_ns;
+    c.fits_on_chip = c.working_set_bytes <= target.sram_bytes;
+    c.onchip_factor = onchip_factor(c.working_set_bytes, target.sram_bytes);
+    c.card_latency_s = c.module_calls * target.call_latency_s;
+    c.kept_gpu_s = kept_ns * 1e-9;
+    c.card_time_s = op_time_s + c.card_latency_s + c.kept_gpu_s;
+    if (options.inputs_cross_link && link > 0) {
+      c.transfer_s = c.transfer_bytes / link + c.module_calls * 2.0 * target.transfer_latency_s;
+    } else {
+      c.transfer_bytes = 0;
+    }
+    c.fpga_total_s = c.card_time_s + c.transfer_s;
+    c.link_factor = c.fpga_total_s > 0 ? c.card_time_s / c.fpga_total_s : 0.0;
+    c.score = c.time_share * c.estimated_share * (0.25 + 0.75 * c.memory_boundness) * c.pattern_affinity *
+              c.onchip_factor * c.link_factor;
+    const double gpu_s = c.gpu_time_ns * 1e-9;
+    c.region_speedup = c.fpga_total_s > 0 ? gpu_s / c.fpga_total_s : 0.0;
+    const double new_total = total_s - gpu_s + c.fpga_total_s;
+    c.workload_speedup = new_total > 0 ? total_s / new_total : 0.0;
+    if (kept_ns > 0) {
+      char pct[32];
+      std::snprintf(pct, sizeof pct, "%.1f %%", 100.0 * kept_ns / c.gpu_time_ns);
+      c.estimate_note = std::string(pct) + " of its GPU time kept at GPU speed (" + kept_why + ")";
+    }
+    out.push_back(std::move(c));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const FpgaRegionCandidate& a, const FpgaRegionCandidate& b) {
+    const bool ea = a.estimated_share > 0, eb = b.estimated_share > 0;
+    if (ea != eb) return ea;
+    return ea ? a.score > b.score : a.gpu_time_ns > b.gpu_time_ns;
+  });
+  return out;
 }
 
 }  // namespace fpgaprof::analysis

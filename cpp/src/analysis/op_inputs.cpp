@@ -25,6 +25,16 @@ hlo::PrimitiveType element_type(const hlo::Shape& s) {
 
 }  // namespace
 
+double module_io_bytes(const hlo::Module& module) {
+  const hlo::Computation* entry = module.entry();
+  if (entry == nullptr) return 0.0;
+  double bytes = 0;
+  for (const hlo::Instruction& ins : entry->instructions)
+    if (ins.opcode == "parameter") bytes += static_cast<double>(ins.shape.byte_size());
+  if (const hlo::Instruction* root = entry->root()) bytes += static_cast<double>(root->shape.byte_size());
+  return bytes;
+}
+
 OpInputs op_inputs(const TraceStore& store, const AttributionResult& attribution,
                    const std::vector<hlo::Module>& modules) {
   OpInputs in;
@@ -42,7 +52,9 @@ OpInputs op_inputs(const TraceStore& store, const AttributionResult& attribution
     c.cost_known = st.has_cost && !st.cost_unknown;
     c.executions = st.executions;
     c.precision = Precision::kFp32;
+    c.module_index = st.module_index;
     if (st.module_index < modules.size() && !modules[st.module_index].name.empty()) {
+      c.module_io_bytes = module_io_bytes(modules[st.module_index]);
       if (const hlo::Instruction* ins = modules[st.module_index].find_instruction(st.hlo_op)) {
         c.precision = precision_for(element_type(ins->shape), c.pattern != hlo::AccessPattern::kUnknown ? c.pattern : ins->pattern);
         if (ins->cost.working_set_bytes > 0) c.working_set_bytes = ins->cost.working_set_bytes;

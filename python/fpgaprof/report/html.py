@@ -525,6 +525,40 @@ CANDIDATE_FIRST = ("rank", "op", "score", "workload_speedup", "op_speedup", "tim
                    "source", "module")
 
 
+# Region candidates: the same, for fpgaprof.region() paths.
+REGION_CANDIDATE_FIRST = ("rank", "region", "score", "workload_speedup", "region_speedup", "time_share",
+                          "estimated_share", "gpu_time_ns", "fpga_total_s", "card_time_s", "transfer_s",
+                          "instances", "module_calls", "top_op", "estimate_note")
+
+
+def _ranked_table(items: list, first: tuple) -> str:
+    keys = [k for k in first if any(k in r for r in items)]
+    for r in items:
+        for k in r:
+            if k not in keys:
+                keys.append(k)
+    headers = [(k, "num" if any(isinstance(r.get(k), (int, float)) and not
+                                isinstance(r.get(k), bool) for r in items) else "text")
+               for k in keys]
+    rows = [[_generic_cell(k, r.get(k)) for k in keys] for r in items]
+    return _table(headers, rows, "wide")
+
+
+def _region_candidates(c: Mapping) -> str:
+    r = c.get("regions")
+    if not isinstance(r, Mapping):
+        return ""
+    head = ('<h3>Regions as offload units</h3><p class="dim">each fpgaprof.region() path with all '
+            'its ops on the card and data crossing the link at its jitted calls; nested paths '
+            'overlap, so their gains do not add up (docs/fpga-model.md, "Regions")</p>')
+    if not r.get("available"):
+        return head + _na(r)
+    left = r.get("items_left_out", 0)
+    return head + _ranked_table(r["items"], REGION_CANDIDATE_FIRST) + \
+        (f'<p class="dim">{left} more regions not shown (prof.fpga_candidates(by="region") has all '
+         f'{r.get("count", len(r["items"]) + left)})</p>' if left else "")
+
+
 def _candidates(s: Mapping) -> str:
     c = s["candidates"]
     head = f'<p>target card: <b>{esc(c.get("target"))}</b>'
@@ -540,21 +574,12 @@ def _candidates(s: Mapping) -> str:
                  ' of GPU time) not estimated: no static cost (see estimate_note)')
     head += "</p>"
     if not c.get("available"):
-        return head + _na(c)
+        return head + _na(c) + _region_candidates(c)
     items = c["items"]
-    keys = [k for k in CANDIDATE_FIRST if any(k in r for r in items)]
-    for r in items:
-        for k in r:
-            if k not in keys:
-                keys.append(k)
-    headers = [(k, "num" if any(isinstance(r.get(k), (int, float)) and not
-                                isinstance(r.get(k), bool) for r in items) else "text")
-               for k in keys]
-    rows = [[_generic_cell(k, r.get(k)) for k in keys] for r in items]
     left = c.get("items_left_out", 0)
-    return head + _table(headers, rows, "wide") + \
+    return head + _ranked_table(items, CANDIDATE_FIRST) + \
         (f'<p class="dim">{left} more candidates not shown (prof.fpga_candidates() has all '
-         f'{c.get("count", len(items) + left)})</p>' if left else "")
+         f'{c.get("count", len(items) + left)})</p>' if left else "") + _region_candidates(c)
 
 
 def _measurements(s: Mapping) -> str:

@@ -289,11 +289,24 @@ def _candidates_section(fpga: dict | None, reason: str | None, tgt: str) -> dict
     if fpga is None:
         return {**D._unavailable(reason or "the FPGA model gave no result"), "target": tgt}
     rows = [D._py(dict(c)) for c in fpga.get("candidates", [])]
+    regions = _region_candidates(fpga)
     if not rows:
-        return {**D._unavailable("no candidate op (no attributed GPU time)"), "target": tgt}
+        return {**D._unavailable("no candidate op (no attributed GPU time)"), "target": tgt,
+                "regions": regions}
     return {"available": True, "target": tgt, "count": len(rows),
             "items": rows[:D.TOP_ROWS], "items_left_out": max(len(rows) - D.TOP_ROWS, 0),
-            "what_if": D._py({k: v for k, v in fpga.items() if k != "candidates"})}
+            "what_if": D._py({k: v for k, v in fpga.items() if k not in ("candidates", "regions")}),
+            "regions": regions}
+
+
+def _region_candidates(fpga: dict) -> dict:
+    """fpgaprof.region() paths ranked as offload units (prof.fpga_candidates(by="region")),
+    best first: the first D.TOP_ROWS, the rest counted in items_left_out."""
+    rows = [D._py(dict(c)) for c in fpga.get("regions", [])]
+    if not rows:
+        return D._unavailable("no fpgaprof.region() with GPU kernels inside")
+    return {"available": True, "count": len(rows), "items": rows[:D.TOP_ROWS],
+            "items_left_out": max(len(rows) - D.TOP_ROWS, 0)}
 
 
 def _interval_totals(facts: dict, *parts: dict) -> dict:

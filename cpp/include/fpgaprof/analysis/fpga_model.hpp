@@ -117,6 +117,53 @@ struct FpgaReport {
   double not_estimated_gpu_ns = 0;
 };
 
+// A user region (fpgaprof.region) as an offload unit: every instance of one region path
+// ("outer > inner", inclusive of nested regions) moved to the card together. Its ops run on
+// the card one after another, each at the card's roofline; data crosses the host link at the
+// jitted calls (HLO module executions) inside it: each call's parameters in, its results out.
+// Kernels of ops without a static cost (or without an op, or in a precision the card cannot
+// run) are not modelled: they are assumed to take their GPU time on the card, and
+// `estimated_share` says how much of the region that is. docs/fpga-model.md, "Regions".
+struct FpgaRegionCandidate {
+  std::string path;                      // region names from the outermost, joined by " > "
+  std::string name;                      // the innermost name
+  uint32_t depth = 0;                    // 0: outermost
+  uint64_t instances = 0;                // region records with this path
+  uint64_t kernel_count = 0;             // kernels launched inside (nested regions included)
+  uint32_t op_count = 0;                 // distinct HLO ops among them
+  std::string top_op;                    // the op with the most GPU time inside ("" none)
+  std::string estimate_note;             // empty, or what is not estimated and why
+  // score inputs
+  double gpu_time_ns = 0;
+  double time_share = 0;                 // gpu_time / all kernels' time
+  double estimated_share = 0;            // share of gpu_time in ops the model can put on the card
+  double intensity = 0;                  // estimated ops' FLOPs / bytes
+  double memory_boundness = 0;           // estimated ops' memory_boundness, GPU-time weighted
+  double pattern_affinity = 0;           // estimated ops' pattern_affinity, GPU-time weighted
+  double working_set_bytes = 0;          // the largest working set among its estimated ops
+  double sram_bytes = 0;
+  bool fits_on_chip = false;
+  double onchip_factor = 0;
+  double host_bytes_per_instance = 0;    // HtoD + DtoH bytes copied inside, per instance (shown)
+  double link_factor = 0;                // card_time / (card_time + transfer_time)
+  double score = 0;                      // time_share x estimated_share x (0.25 + 0.75 boundness)
+                                         //   x affinity x onchip x link
+  // what-if (whole trace, seconds)
+  double module_calls = 0;               // jitted calls inside (card invocations)
+  bool module_calls_counted = false;     // true: counted from XlaModule ranges; false: estimated
+  double flops = 0, bytes = 0;           // estimated ops, whole trace
+  double card_compute_s = 0;             // sum over estimated ops
+  double card_memory_s = 0;              // sum over estimated ops
+  double card_latency_s = 0;             // module_calls x call latency
+  double kept_gpu_s = 0;                 // GPU time of the kernels not estimated (kept as is)
+  double card_time_s = 0;                // sum of per-op max(compute, memory) + latency + kept
+  double transfer_bytes = 0;             // module_calls x module parameters + results
+  double transfer_s = 0;
+  double fpga_total_s = 0;
+  double region_speedup = 0;             // gpu_time / fpga_total
+  double workload_speedup = 0;           // Amdahl over the traced workload
+};
+
 // Pattern affinity used in the score (documented table).
 double pattern_affinity(hlo::AccessPattern p);
 
@@ -126,5 +173,15 @@ double pattern_affinity(hlo::AccessPattern p);
 FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineReport& roofline,
                                 const FpgaTarget& target, const FpgaOptions& options,
                                 const std::vector<double>& host_bytes_per_op = {});
+
+// Every region path with kernels inside, ranked like the ops (scored by score; regions whose
+// kernels have no estimate at all (estimated_share 0) after them by GPU time). Nested paths
+// are ranked side by side, so their savings overlap and are not added up. `ops`, `roofline`
+// and `op_of_kernel` as given to analyze_roofline; options.min_time_share applies. Throws
+// Error(kInvalidArgument) on mismatched sizes or an invalid target.
+std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, const std::vector<OpCost>& ops,
+                                                   const std::vector<uint32_t>& op_of_kernel,
+                                                   const RooflineReport& roofline, const FpgaTarget& target,
+                                                   const FpgaOptions& options);
 
 }  // namespace fpgaprof::analysis

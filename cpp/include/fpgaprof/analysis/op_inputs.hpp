@@ -23,6 +23,10 @@ struct OpInputs {
   std::vector<double> host_bytes;          // per op: HtoD + DtoH bytes of copies in its thunks
 };
 
+// Bytes one call of the module takes in and gives back: its entry computation's parameters
+// plus its root (tuple elements summed). 0 without an entry computation.
+double module_io_bytes(const hlo::Module& module);
+
 // `modules[i]` belongs to store.hlo_modules[i] (an empty name: unavailable); may be empty,
 // then precision and working set fall back to fp32 and bytes written.
 OpInputs op_inputs(const TraceStore& store, const AttributionResult& attribution,

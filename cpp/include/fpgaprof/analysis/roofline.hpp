@@ -35,6 +35,11 @@ struct OpCost {
   // Times the op ran in the trace; 0: derived (distinct NVTX thunk ranges among its kernels,
   // else its kernel count).
   uint64_t executions = 0;
+  // The op's module: index into TraceStore::hlo_modules (kNone32 unknown) and the bytes one
+  // call of it takes in and gives back (entry parameters + entry root; 0 unknown). Used by the
+  // region what-if (rank_fpga_regions), where data crosses the host link at module calls.
+  uint32_t module_index = kNone32;
+  double module_io_bytes = 0;
   double bytes() const { return bytes_read + bytes_written; }
 };
 

@@ -1,0 +1,301 @@
+// FPGA what-if for user regions (rank_fpga_regions) on a constructed trace. Every expected
+// number is worked out by hand below (and the same case step by step in docs/fpga-model.md,
+// "Case C").
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+
+#include "fpgaprof/analysis/fpga_model.hpp"
+#include "fpgaprof/analysis/roofline.hpp"
+#include "fpgaprof/error.hpp"
+
+using namespace fpgaprof;
+using namespace fpgaprof::analysis;
+
+namespace {
+
+// The GPU of tests/cpp/test_analysis_roofline.cpp: fp32 12.8e12 FLOP/s, DRAM 1.024e12 B/s,
+// ridge fp32 = 12.5 FLOP/B.
+DeviceInfo device() {
+  DeviceInfo d;
+  d.compute_capability_major = 8;
+  d.sm_count = 100;
+  d.core_clock_khz = 1000000;
+  d.memory_clock_khz = 1000000;
+  d.memory_bus_width_bits = 4096;
+  return d;
+}
+
+// A card with round figures: 500 GB/s memory, fp32 = 1000 DSP / 1 per FMA x 2 x 500 MHz =
+// 1e12 FLOP/s, no fp64, 1 MB on chip, 10 GB/s link, 10 us per call, 5 us per transfer.
+FpgaTarget round_card() {
+  FpgaTarget t;
+  t.name = "round";
+  t.hbm_bytes_per_s = 500e9;
+  t.hbm_efficiency = 1.0;
+  t.sram_bytes = 1e6;
+  t.dsp_count = 1000;
+  t.clock_hz = 500e6;
+  t.dsp_utilization = 1.0;
+  t.dsps_per_fma_fp64 = 0;
+  t.dsps_per_fma_fp32 = 1;
+  t.dsps_per_fma_fp16 = 1;
+  t.link_bytes_per_s = 10e9;
+  t.link_efficiency = 1.0;
+  t.call_latency_s = 10e-6;
+  t.transfer_latency_s = 5e-6;
+  return t;
+}
+
+RegionRecord region(TraceStore& s, const char* name, uint64_t start, uint64_t end, uint32_t parent) {
+  RegionRecord r;
+  r.start_ns = start;
+  r.end_ns = end;
+  r.thread_id = 1;
+  r.name = s.strings.intern(name);
+  r.parent = parent;
+  r.depth = parent == kNone32 ? 0 : 1;
+  return r;
+}
+
+MarkerRecord marker(TraceStore& s, const std::string& name, uint32_t parent) {
+  MarkerRecord m;
+  m.thread_id = 1;
+  m.name = s.strings.intern(name);
+  m.parent = parent;
+  return m;
+}
+
+KernelRecord kernel(TraceStore& s, uint64_t start, uint64_t ns, uint32_t region, uint32_t marker_index) {
+  KernelRecord k;
+  k.start_ns = start;
+  k.end_ns = start + ns;
+  k.region_index = region;
+  k.marker_index = marker_index;
+  LaunchConfig c;
+  c.grid_x = 1000; c.grid_y = 1; c.grid_z = 1;
+  k.launch_config = s.intern_launch_config(c);
+  k.name = s.strings.intern("k");
+  return k;
+}
+
+MemcpyRecord copy(CopyKind kind, uint64_t bytes, uint32_t region) {
+  MemcpyRecord c;
+  c.copy_kind = kind;
+  c.bytes = bytes;
+  c.region_index = region;
+  return c;
+}
+
+// Two "step" regions, each holding a "proj" region, then one "other" region:
+//   r0 step [0, 1 ms)       r1 step > proj
+//   r2 step [1, 2 ms)       r3 step > proj
+//   r4 other [2, 3 ms)
+// Ops: op0 add_fusion (elementwise f32, 1e6 FLOP, 8e6 + 4e6 B, working set 4 MB) and op1
+// reduce (reduction f32, 1e6 FLOP, 4e6 B read, working set 0.5 MB) in module 0 (16 MB of
+// parameters + results per call); op2 solver (custom call, cost unknown) in module 1 (8 MB per
+// call); op3 dgemm (fp64 dot: the card has no fp64).
+// Kernels: in each proj, add_fusion 200 us and reduce 10 us under one XlaModule range of
+// module 0; in each step (outside proj), solver 30 us under an XlaModule range of module 1;
+// in other, a 5 us kernel without an op and dgemm 40 us. All kernels: 525 us.
+struct RegionFixture {
+  TraceStore store;
+  std::vector<OpCost> ops;
+  std::vector<uint32_t> op_of_kernel;
+  explicit RegionFixture(bool with_ranges) {
+    store.devices = {device()};
+    store.regions = {region(store, "step", 0, 999999, kNone32), region(store, "proj", 10, 999000, 0),
+                     region(store, "step", 1000000, 1999999, kNone32), region(store, "proj", 1000010, 1999000, 2),
+                     region(store, "other", 2000000, 2999999, kNone32)};
+    OpCost add;
+    add.name = "add_fusion"; add.flops = 1e6; add.bytes_read = 8e6; add.bytes_written = 4e6;
+    add.working_set_bytes = 4e6; add.pattern = hlo::AccessPattern::kElementwise; add.executions = 2;
+    add.module_index = 0; add.module_io_bytes = 16e6;
+    OpCost reduce;
+    reduce.name = "reduce"; reduce.flops = 1e6; reduce.bytes_read = 4e6; reduce.working_set_bytes = 0.5e6;
+    reduce.pattern = hlo::AccessPattern::kReduction; reduce.executions = 2;
+    reduce.module_index = 0; reduce.module_io_bytes = 16e6;
+    OpCost solver;
+    solver.name = "solver"; solver.cost_known = false; solver.executions = 2;
+    solver.pattern = hlo::AccessPattern::kLibraryCall; solver.module_index = 1; solver.module_io_bytes = 8e6;
+    OpCost dgemm;
+    dgemm.name = "dgemm"; dgemm.flops = 1e9; dgemm.bytes_read = 1e6; dgemm.precision = Precision::kFp64;
+    dgemm.pattern = hlo::AccessPattern::kDot; dgemm.executions = 1; dgemm.module_index = 2;
+    ops = {add, reduce, solver, dgemm};
+    uint32_t m[8];
+    for (uint32_t& x : m) x = kNone32;
+    if (with_ranges) {
+      const std::string mod0 = "XlaModule:#hlo_module=jit_proj,program_id=1#";
+      const std::string mod1 = "XlaModule:#hlo_module=jit_solve,program_id=2#";
+      // markers: 0 mod0 (call 1), 1 thunk add, 2 thunk reduce, 3 mod0 (call 2), 4, 5 thunks,
+      // 6 mod1 (call 1), 7 thunk solver, 8 mod1 (call 2), 9 thunk solver.
+      store.markers = {marker(store, mod0, kNone32), marker(store, "Thunk:#hlo_op=add_fusion#", 0),
+                       marker(store, "Thunk:#hlo_op=reduce#", 0), marker(store, mod0, kNone32),
+                       marker(store, "Thunk:#hlo_op=add_fusion#", 3), marker(store, "Thunk:#hlo_op=reduce#", 3),
+                       marker(store, mod1, kNone32), marker(store, "Thunk:#hlo_op=solver#", 6),
+                       marker(store, mod1, kNone32), marker(store, "Thunk:#hlo_op=solver#", 8)};
+      m[0] = 1; m[1] = 2; m[2] = 4; m[3] = 5; m[4] = 7; m[5] = 9;
+    }
+    store.kernels = {kernel(store, 100, 200000, 1, m[0]),      kernel(store, 300000, 10000, 1, m[1]),
+                     kernel(store, 999100, 30000, 0, m[4]),    kernel(store, 1000100, 200000, 3, m[2]),
+                     kernel(store, 1300000, 10000, 3, m[3]),   kernel(store, 1999100, 30000, 2, m[5]),
+                     kernel(store, 2000100, 5000, 4, kNone32), kernel(store, 2100000, 40000, 4, kNone32)};
+    op_of_kernel = {0, 1, 2, 0, 1, 2, kNone32, 3};
+    // HtoD 1 MB in step (r0), DtoH 2 MB in proj (r3), a DtoD copy (not host traffic) in proj (r1).
+    store.memcpys = {copy(CopyKind::kHtoD, 1000000, 0), copy(CopyKind::kDtoH, 2000000, 3),
+                     copy(CopyKind::kDtoD, 5000000, 1)};
+  }
+  std::vector<FpgaRegionCandidate> rank(bool cross_link) const {
+    const RooflineReport r = analyze_roofline(store, table_ceilings(store.devices[0]), ops, op_of_kernel);
+    FpgaOptions o;
+    o.workload_ns = 3e6;  // the traced program took 3 ms
+    o.inputs_cross_link = cross_link;
+    return rank_fpga_regions(store, ops, op_of_kernel, r, round_card(), o);
+  }
+};
+
+const FpgaRegionCandidate& find(const std::vector<FpgaRegionCandidate>& v, const std::string& path) {
+  for (const FpgaRegionCandidate& c : v)
+    if (c.path == path) return c;
+  FAIL("no region path " << path);
+  return v.front();
+}
+
+}  // namespace
+
+TEST_CASE("FPGA regions, case C: ops of a region on the card, data crossing at its jitted calls",
+          "[analysis][fpga][regions]") {
+  const RegionFixture f(true);
+  const auto regions = f.rank(true);
+  REQUIRE(regions.size() == 3);
+  // Ranked: step (score 0.01614), step > proj (0.01252), other (not estimated) last.
+  CHECK(regions[0].path == "step");
+  CHECK(regions[1].path == "step > proj");
+  CHECK(regions[2].path == "other");
+
+  const FpgaRegionCandidate& proj = find(regions, "step > proj");
+  CHECK(proj.name == "proj");
+  CHECK(proj.depth == 1);
+  CHECK(proj.instances == 2);
+  CHECK(proj.kernel_count == 4);
+  CHECK(proj.op_count == 2);
+  CHECK(proj.top_op == "add_fusion");
+  CHECK(proj.gpu_time_ns == 420000.0);
+  CHECK(proj.time_share == Approx(420.0 / 525.0));  // 0.8
+  CHECK(proj.estimated_share == 1.0);
+  CHECK(proj.estimate_note.empty());
+  // add_fusion: 2 executions here (both of its kernels are inside): 2e6 FLOP, 24e6 B;
+  // reduce: 2e6 FLOP, 8e6 B. Intensity 4e6 / 32e6 = 0.125 FLOP/B.
+  CHECK(proj.flops == Approx(4e6));
+  CHECK(proj.bytes == Approx(32e6));
+  CHECK(proj.intensity == Approx(0.125));
+  // Boundness per op: 1 - (1/12)/12.5 = 0.99333 and 1 - 0.25/12.5 = 0.98, weighted by GPU
+  // time 400 : 20 -> 0.992698; affinity (400 x 1.0 + 20 x 0.8) / 420 = 0.990476.
+  CHECK(proj.memory_boundness == Approx(0.9926984));
+  CHECK(proj.pattern_affinity == Approx(0.9904762));
+  // Largest working set 4 MB > 1 MB on chip: 0.5 + 0.5 x 1/4 = 0.625.
+  CHECK(proj.working_set_bytes == 4e6);
+  CHECK_FALSE(proj.fits_on_chip);
+  CHECK(proj.onchip_factor == Approx(0.625));
+  // Card: add_fusion max(2e6/1e12 = 2 us, 24e6/500e9 = 48 us) + reduce max(2 us, 16 us) = 64 us;
+  // 2 calls of module 0 (two XlaModule ranges) x 10 us = 20 us -> 84 us.
+  CHECK(proj.module_calls == 2.0);
+  CHECK(proj.module_calls_counted);
+  CHECK(proj.card_compute_s == Approx(4e-6));
+  CHECK(proj.card_memory_s == Approx(64e-6));
+  CHECK(proj.card_latency_s == Approx(20e-6));
+  CHECK(proj.kept_gpu_s == 0.0);
+  CHECK(proj.card_time_s == Approx(84e-6));
+  // Link: 2 calls x 16 MB = 32 MB / 10 GB/s = 3200 us + 2 calls x 2 x 5 us = 3220 us.
+  CHECK(proj.transfer_bytes == Approx(32e6));
+  CHECK(proj.transfer_s == Approx(3220e-6));
+  CHECK(proj.fpga_total_s == Approx(3304e-6));
+  CHECK(proj.link_factor == Approx(84.0 / 3304.0));
+  // 0.8 x 1 x (0.25 + 0.75 x 0.992698) x 0.990476 x 0.625 x 0.0254237 = 0.0125218.
+  CHECK(proj.score == Approx(0.0125218).epsilon(1e-4));
+  CHECK(proj.region_speedup == Approx(420.0 / 3304.0));                 // 0.1271
+  CHECK(proj.workload_speedup == Approx(3000.0 / (3000 - 420 + 3304)));  // 0.5099
+  // Host copies inside: DtoH 2 MB over 2 instances (the DtoD copy is not host traffic).
+  CHECK(proj.host_bytes_per_instance == Approx(1e6));
+
+  const FpgaRegionCandidate& step = find(regions, "step");
+  CHECK(step.instances == 2);
+  CHECK(step.depth == 0);
+  CHECK(step.kernel_count == 6);
+  CHECK(step.gpu_time_ns == 480000.0);  // proj's 420 us + solver 2 x 30 us
+  CHECK(step.time_share == Approx(480.0 / 525.0));
+  CHECK(step.estimated_share == Approx(420.0 / 480.0));  // solver has no cost: kept
+  CHECK(step.kept_gpu_s == Approx(60e-6));
+  CHECK(step.estimate_note == "12.5 % of its GPU time kept at GPU speed (no FLOP/byte count for 'solver')");
+  // 2 calls of module 0 + 2 of module 1; 2 x 16 MB + 2 x 8 MB = 48 MB.
+  CHECK(step.module_calls == 4.0);
+  CHECK(step.module_calls_counted);
+  CHECK(step.transfer_bytes == Approx(48e6));
+  // Card 64 us + 4 x 10 us + 60 us kept = 164 us; link 4800 us + 4 x 2 x 5 us = 4840 us.
+  CHECK(step.card_time_s == Approx(164e-6));
+  CHECK(step.transfer_s == Approx(4840e-6));
+  CHECK(step.fpga_total_s == Approx(5004e-6));
+  // Boundness, affinity and working set come from the estimated ops only (as proj).
+  CHECK(step.memory_boundness == Approx(0.9926984));
+  CHECK(step.pattern_affinity == Approx(0.9904762));
+  // 0.914286 x 0.875 x 0.994524 x 0.990476 x 0.625 x (164 / 5004) = 0.0161419.
+  CHECK(step.score == Approx(0.0161419).epsilon(1e-4));
+  CHECK(step.region_speedup == Approx(480.0 / 5004.0));
+  CHECK(step.workload_speedup == Approx(3000.0 / (3000 - 480 + 5004)));  // 0.3987
+  // HtoD 1 MB in step + DtoH 2 MB in its proj, over 2 instances.
+  CHECK(step.host_bytes_per_instance == Approx(1.5e6));
+
+  // other: a kernel without an op and an fp64 dot the card cannot run: nothing to estimate.
+  const FpgaRegionCandidate& other = find(regions, "other");
+  CHECK(other.gpu_time_ns == 45000.0);
+  CHECK(other.estimated_share == 0.0);
+  CHECK(std::isnan(other.score));
+  CHECK(std::isnan(other.fpga_total_s));
+  CHECK(std::isnan(other.workload_speedup));
+  CHECK(other.estimate_note ==
+        "not estimated: nothing inside can be modelled on the card (the card has no DSP mapping for "
+        "'dgemm (fp64)'; 1 kernel(s) without an HLO op)");
+}
+
+TEST_CASE("FPGA regions: data already on the card, and module calls without XlaModule ranges",
+          "[analysis][fpga][regions]") {
+  SECTION("inputs_cross_link = false: no transfer") {
+    const RegionFixture f(true);
+    const FpgaRegionCandidate& proj = find(f.rank(false), "step > proj");
+    CHECK(proj.transfer_bytes == 0.0);
+    CHECK(proj.transfer_s == 0.0);
+    CHECK(proj.link_factor == 1.0);
+    CHECK(proj.fpga_total_s == Approx(84e-6));
+    CHECK(proj.region_speedup == Approx(5.0));                           // 420 / 84
+    CHECK(proj.workload_speedup == Approx(3000.0 / (3000 - 420 + 84)));  // 1.1261
+  }
+  SECTION("no NVTX ranges: calls estimated as the most executions of one of the module's ops") {
+    const RegionFixture f(false);
+    const auto regions = f.rank(true);
+    const FpgaRegionCandidate& proj = find(regions, "step > proj");
+    CHECK(proj.module_calls == 2.0);  // add_fusion and reduce ran twice each inside
+    CHECK_FALSE(proj.module_calls_counted);
+    CHECK(proj.transfer_bytes == Approx(32e6));
+    CHECK(find(regions, "step").module_calls == 4.0);
+  }
+  SECTION("min_time_share drops small regions") {
+    const RegionFixture f(true);
+    const RooflineReport r = analyze_roofline(f.store, table_ceilings(f.store.devices[0]), f.ops, f.op_of_kernel);
+    FpgaOptions o;
+    o.min_time_share = 0.85;
+    const auto regions = rank_fpga_regions(f.store, f.ops, f.op_of_kernel, r, round_card(), o);
+    REQUIRE(regions.size() == 1);
+    CHECK(regions[0].path == "step");
+  }
+  SECTION("bad input") {
+    const RegionFixture f(true);
+    const RooflineReport r = analyze_roofline(f.store, table_ceilings(f.store.devices[0]), f.ops, f.op_of_kernel);
+    CHECK_THROWS_AS(rank_fpga_regions(f.store, f.ops, {0, 1}, r, round_card(), {}), Error);
+    FpgaTarget bad = round_card();
+    bad.hbm_bytes_per_s = 0;
+    CHECK_THROWS_AS(rank_fpga_regions(f.store, f.ops, f.op_of_kernel, r, bad, {}), Error);
+    TraceStore empty;
+    CHECK(rank_fpga_regions(empty, {}, {}, analyze_roofline(empty, Ceilings{}, {}, {}), round_card(), {}).empty());
+  }
+}
