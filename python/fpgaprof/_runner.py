@@ -3,7 +3,12 @@ saves the trace when the interpreter exits (normal end, sys.exit, uncaught excep
 
 Started by fpgaprof/_bootstrap/sitecustomize.py; settings come from the FPGAPROF_RUN_*
 variables that `fpgaprof run` sets. Never breaks the user's program: a failure to start or
-save is one line on stderr. Not covered: os._exit() and fatal signals (no interpreter exit).
+save is one line on stderr.
+
+SIGTERM and SIGHUP (a batch scheduler's time limit, a closed terminal) would end the process
+without an interpreter exit: where the program left them at their default action, the trace is
+saved first and the signal then ends the process as it would have (fpgaprof._signals). Not
+covered: os._exit(), SIGKILL and crashes.
 
 The script may open ``fpgaprof.trace()`` itself: the trace started here is marked
 ``owned_by_run``, so such a block becomes a region of this trace (see fpgaprof.trace).
@@ -73,7 +78,7 @@ def no_trace_message(out_dir: str, code: int) -> str:
                 f"start, see the message above)")
     how = f"exit status {code}" + (f", signal {code - 128}" if 128 < code <= 128 + 64 else "")
     return (f"no trace was written: the traced process ended without a normal interpreter "
-            f"exit ({how}; e.g. os._exit(), a signal or a crash), so the trace could not be "
+            f"exit ({how}; e.g. os._exit(), SIGKILL or a crash), so the trace could not be "
             f"saved; let the program end by returning, sys.exit() or an exception")
 
 
@@ -116,7 +121,25 @@ def start_from_environment() -> bool:
     _state["cm"] = cm
     _state["trace_path"] = trace_path
     _install_exit_hooks()
+    _install_signal_handlers()
     return True
+
+
+def _install_signal_handlers() -> None:
+    """Saves the trace on SIGTERM/SIGHUP where the program has not chosen its own handling."""
+    from fpgaprof._signals import SaveOnSignal
+
+    def save(name: str) -> None:
+        cm = _state.get("cm")
+        if cm is not None and isinstance(getattr(cm, "_warnings", None), list):
+            cm._warnings.append(f"the program was ended by {name}: the trace covers it up to then")
+        stop()
+
+    try:
+        _state["signals"] = SaveOnSignal(save, "fpgaprof run")
+        _state["signals"].install()
+    except Exception as e:  # noqa: BLE001 - the run goes on; only this safety net is missing
+        _say(f"the trace will not be saved on SIGTERM/SIGHUP ({type(e).__name__}: {e})")
 
 
 def _install_exit_hooks() -> None:

@@ -16,7 +16,9 @@ from fpgaprof.errors import (CuptiUnavailableError, FpgaprofError, FpgaprofWarni
 
 __all__ = ["trace", "region"]
 
-_lock = threading.Lock()
+# Re-entrant: `fpgaprof run` saves the trace from a SIGTERM handler, which runs on the main
+# thread and may interrupt it while it holds this lock.
+_lock = threading.RLock()
 _active: "trace | None" = None
 
 
@@ -39,6 +41,10 @@ class trace:
     FP instruction counts; CUPTI Range Profiler, kernel replay: kernels run once per pass) into
     ``prof.counters`` for the measured roofline; when they cannot be collected a
     FpgaprofWarning says why and the trace goes on without them.
+
+    With ``path``, a SIGTERM or SIGHUP (a scheduler's time limit, a closed terminal) that the
+    program has left at its default action saves the trace first (with a warning that it
+    ends there) and then ends the process as the signal would have (fpgaprof._signals).
     """
 
     def __init__(self, path: str | os.PathLike | None = None, *, require_gpu: bool = False,
@@ -60,6 +66,7 @@ class trace:
         self.owned_by_run = False
         self._outer: "trace | None" = None  # the run's trace, when this one is nested in it
         self._nested: list[tuple["NestedProfile", str | None]] = []
+        self._signals: Any = None  # saves the file on SIGTERM/SIGHUP (fpgaprof._signals)
 
     def __enter__(self) -> Profile:
         global _active
@@ -91,7 +98,20 @@ class trace:
             warnings.warn(msg, FpgaprofWarning, stacklevel=2)
         if self.counters:
             self._start_counters()
+        if self.path is not None and not self.owned_by_run:  # `fpgaprof run` has its own
+            try:
+                from fpgaprof._signals import SaveOnSignal
+                self._signals = SaveOnSignal(self._save_on_signal, "fpgaprof.trace")
+                self._signals.install()
+            except Exception as e:  # noqa: BLE001 - tracing goes on; only this safety net is missing
+                msg = f"fpgaprof.trace: the trace will not be saved on SIGTERM/SIGHUP ({e})"
+                self._warnings.append(msg)
+                warnings.warn(msg, FpgaprofWarning, stacklevel=2)
         return self.profile
+
+    def _save_on_signal(self, name: str) -> None:
+        self._warnings.append(f"the program was ended by {name}: the trace covers it up to then")
+        self.__exit__(None, None, None)
 
     def _start_counters(self) -> None:
         if not self._session.gpu_active:
@@ -163,6 +183,9 @@ class trace:
         if self._outer is not None:
             self._exit_nested()
             return False
+        signals, self._signals = self._signals, None
+        if signals is not None:
+            signals.uninstall()
         try:
             self._finish()
         except Exception as err:

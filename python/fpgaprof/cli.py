@@ -514,13 +514,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     exe = shutil.which(command[0], path=env.get("PATH"))
     if exe is None and not os.path.exists(command[0]):
         raise FileNotFoundError(2, "command not found (check the name after --)", command[0])
-    # The child gets the terminal's signals itself; we only wait for it.
+    # The child gets the terminal's signals itself; we only wait for it. SIGTERM/SIGHUP sent to
+    # this process alone (kill <pid>, a scheduler) are passed on: the traced program saves its
+    # trace and ends as the signal would end it, and the reports are still written here.
+    forward = [getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)]
     old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    old_handlers: dict = {}
     try:
         proc = subprocess.Popen(command, env=env)
+
+        def _pass_on(signum: int, _frame: object) -> None:
+            try:
+                proc.send_signal(signum)
+            except OSError:
+                pass
+
+        for num in forward:
+            try:
+                old_handlers[num] = signal.signal(num, _pass_on)
+            except (OSError, ValueError):
+                pass
         status = proc.wait()
     finally:
         signal.signal(signal.SIGINT, old_int)
+        for num, old in old_handlers.items():
+            signal.signal(num, old)
     code = status if status >= 0 else 128 - status
     if not os.path.exists(trace):
         from fpgaprof import _runner  # why: from the marker the traced process left

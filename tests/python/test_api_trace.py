@@ -367,3 +367,38 @@ def test_devices_with_the_fake_library():
     """)
     assert "libfake_cupti.so" in got["text"]
     assert got["n"] >= 0
+
+
+def test_sigterm_inside_a_trace_block_saves_the_file_then_ends_as_sigterm(tmp_path):
+    # A scheduler's time limit: SIGTERM while the body runs. The trace file is written (with a
+    # warning that the program ended there) and the process still dies of SIGTERM.
+    path = tmp_path / "t.fpgaprof"
+    code = (
+        "import os, signal, sys, time, warnings\n"
+        "import fpgaprof\n"
+        "warnings.simplefilter('ignore')\n"
+        f"with fpgaprof.trace({str(path)!r}):\n"
+        "    with fpgaprof.region('before-term'):\n"
+        "        time.sleep(0.01)\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    time.sleep(60)\n"
+        "    print('still running')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FPGAPROF_RUN")}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == -15, r.stderr
+    assert "still running" not in r.stdout
+    assert "fpgaprof.trace: SIGTERM received: saving the trace" in r.stderr
+    prof = fpgaprof.load(str(path))
+    names = [str(x) for x in prof.regions.columns(["name"])["name"]]
+    assert names == ["before-term"]
+    assert any("ended by SIGTERM" in w for w in prof.meta["warnings"])
+
+
+def test_a_trace_without_a_file_or_a_finished_trace_leaves_sigterm_alone():
+    import signal as _signal
+
+    before = _signal.getsignal(_signal.SIGTERM)
+    with fpgaprof.trace():  # nothing to save: no handler
+        assert _signal.getsignal(_signal.SIGTERM) == before
+    assert _signal.getsignal(_signal.SIGTERM) == before

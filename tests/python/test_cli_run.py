@@ -29,6 +29,23 @@ SCRIPT = textwrap.dedent("""
         sys.exit(3)
     if mode == "raise":
         raise ValueError("boom from the script")
+    if mode == "term":  # a scheduler's time limit, sent to the program itself
+        import os, signal
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(60)
+        print("still running after SIGTERM")
+    if mode == "wait":  # until the test signals `fpgaprof run`
+        open(sys.argv[2], "w").close()
+        time.sleep(60)
+        print("still running after SIGTERM")
+    if mode == "own-handler":  # the program's own SIGTERM handling is left alone
+        import os, signal
+        def handler(signum, frame):
+            print("user handler ran")
+            sys.exit(5)
+        signal.signal(signal.SIGTERM, handler)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(60)
 """)
 
 
@@ -207,3 +224,51 @@ def test_rerun_replaces_old_outputs(script, tmp_path):
                  "environment.json"):
         assert not (out / name).exists(), name
     assert not (out / "hlo" / "module_0099.old.cpu_after_optimizations.txt").exists()
+
+
+def _regions_in(out):
+    with open(out / "summary.json", encoding="utf-8") as f:
+        return {r["name"] for r in json.load(f)["regions"]["items"]}
+
+
+def test_sigterm_saves_the_trace_and_ends_as_sigterm(script, tmp_path):
+    out = tmp_path / "out"
+    r = fp("run", "-o", str(out), "--", sys.executable, str(script), "term")
+    assert r.returncode == 128 + 15, r.stderr  # the status SIGTERM gives, passed through
+    assert "still running" not in r.stdout
+    assert "SIGTERM received: saving the trace" in r.stderr
+    assert (out / "trace.fpgaprof").exists() and (out / "report.html").exists()
+    assert {"work/8", "work/16", "tail <b>"} <= _regions_in(out)
+    prof = fpgaprof.load(str(out / "trace.fpgaprof"))
+    assert any("ended by SIGTERM" in w for w in prof.meta["warnings"])
+
+
+def test_sigterm_to_fpgaprof_run_is_passed_on(script, tmp_path):
+    import signal
+    import time
+
+    out, ready = tmp_path / "out", tmp_path / "ready"
+    env = dict(os.environ)
+    env.pop("FPGAPROF_RUN_DIR", None)
+    proc = subprocess.Popen([sys.executable, "-m", "fpgaprof.cli", "run", "-o", str(out), "--",
+                             sys.executable, str(script), "wait", str(ready)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.time() + 120
+    while not ready.exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert ready.exists(), proc.communicate()
+    proc.send_signal(signal.SIGTERM)  # to `fpgaprof run` only, as `kill <pid>` would
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + 15, stderr
+    assert "still running" not in stdout
+    assert (out / "trace.fpgaprof").exists() and (out / "summary.json").exists(), stderr
+    assert {"work/8", "work/16"} <= _regions_in(out)
+
+
+def test_the_programs_own_sigterm_handler_is_kept(script, tmp_path):
+    out = tmp_path / "out"
+    r = fp("run", "-o", str(out), "--", sys.executable, str(script), "own-handler")
+    assert r.returncode == 5, r.stderr
+    assert "user handler ran" in r.stdout
+    assert "SIGTERM received" not in r.stderr
+    assert (out / "trace.fpgaprof").exists()  # saved by the normal exit path

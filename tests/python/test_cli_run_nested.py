@@ -129,12 +129,12 @@ ENDS = textwrap.dedent("""
     sys.stdout.flush()
     if sys.argv[1] == "os_exit":
         os._exit(7)
-    os.kill(os.getpid(), signal.SIGTERM)
+    os.kill(os.getpid(), signal.SIGKILL)  # (SIGTERM saves the trace: test_cli_run.py)
     time.sleep(30)
 """)
 
 
-@pytest.mark.parametrize("how,code", [("os_exit", 7), ("sigterm", 128 + signal.SIGTERM)])
+@pytest.mark.parametrize("how,code", [("os_exit", 7), ("sigkill", 128 + signal.SIGKILL)])
 def test_abrupt_end_is_explained(tmp_path, how, code):
     script = tmp_path / "ends.py"
     script.write_text(ENDS)
