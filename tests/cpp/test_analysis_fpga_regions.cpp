@@ -9,23 +9,15 @@
 #include "fpgaprof/analysis/fpga_model.hpp"
 #include "fpgaprof/analysis/roofline.hpp"
 #include "fpgaprof/error.hpp"
+#include "analysis_fixture.hpp"
 
 using namespace fpgaprof;
 using namespace fpgaprof::analysis;
 
 namespace {
 
-// The GPU of tests/cpp/test_analysis_roofline.cpp: fp32 12.8e12 FLOP/s, DRAM 1.024e12 B/s,
-// ridge fp32 = 12.5 FLOP/B.
-DeviceInfo device() {
-  DeviceInfo d;
-  d.compute_capability_major = 8;
-  d.sm_count = 100;
-  d.core_clock_khz = 1000000;
-  d.memory_clock_khz = 1000000;
-  d.memory_bus_width_bits = 4096;
-  return d;
-}
+// The GPU of the other analysis tests: fp32 12.8e12 FLOP/s, DRAM 1.024e12 B/s, ridge fp32 = 12.5 FLOP/B.
+DeviceInfo device() { return testing::sm80_device(); }
 
 // A card with round figures: 500 GB/s memory, fp32 = 1000 DSP / 1 per FMA x 2 x 500 MHz =
 // 1e12 FLOP/s, no fp64, 1 MB on chip, 10 GB/s link, 10 us per call, 5 us per transfer.
@@ -68,16 +60,7 @@ MarkerRecord marker(TraceStore& s, const std::string& name, uint32_t parent) {
 }
 
 KernelRecord kernel(TraceStore& s, uint64_t start, uint64_t ns, uint32_t region, uint32_t marker_index) {
-  KernelRecord k;
-  k.start_ns = start;
-  k.end_ns = start + ns;
-  k.region_index = region;
-  k.marker_index = marker_index;
-  LaunchConfig c;
-  c.grid_x = 1000; c.grid_y = 1; c.grid_z = 1;
-  k.launch_config = s.intern_launch_config(c);
-  k.name = s.strings.intern("k");
-  return k;
+  return testing::kernel(s, start, ns, marker_index, region, 1000, s.strings.intern("k"));
 }
 
 MemcpyRecord copy(CopyKind kind, uint64_t bytes, uint32_t region) {
