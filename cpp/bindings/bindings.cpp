@@ -557,9 +557,13 @@ PYBIND11_MODULE(_core, m) {
       md["unmatched_frees"] = mr.unmatched_frees; md["unmatched_free_bytes"] = mr.unmatched_free_bytes;
       md["reallocated_live"] = mr.reallocated_live; md["never_freed_count"] = mr.never_freed_count;
       md["never_freed_bytes"] = mr.never_freed_bytes;
-      py::list ts, tb;
-      for (const MemoryPoint& p : mr.timeline) { ts.append(p.timestamp_ns); tb.append(p.in_use_bytes); }
+      py::list ts, tb, tdev, tdb;
+      for (const MemoryPoint& p : mr.timeline) {
+        ts.append(p.timestamp_ns); tb.append(p.in_use_bytes);
+        tdev.append(store.allocations[p.allocation_index].device_id); tdb.append(p.device_in_use_bytes);
+      }
       md["timeline_ns"] = ts; md["timeline_in_use_bytes"] = tb;
+      md["timeline_device_id"] = tdev; md["timeline_device_in_use_bytes"] = tdb;
       py::list devs;
       for (const DeviceMemory& dm : mr.devices) {
         py::dict d; d["device_id"] = dm.device_id; d["peak_in_use_bytes"] = dm.peak_in_use_bytes;

@@ -230,6 +230,26 @@ TEST_CASE("Device memory timeline, peaks, regions, largest buffers", "[analysis]
   CHECK(m.regions[1].allocated_bytes == 350);
 }
 
+TEST_CASE("Memory: each timeline point also gives its device's own bytes in use", "[analysis][memory]") {
+  // dev0 +100 @1, dev1 +100 @2 (same address), dev0 -100 @3, dev1 +70 @5, dev0 +30 @6.
+  TraceStore s;
+  const auto a = [](uint64_t t, uint32_t dev, uint64_t addr, uint64_t bytes, bool alloc) {
+    AllocationRecord r;
+    r.timestamp_ns = t; r.device_id = dev; r.address = addr; r.bytes = bytes; r.is_alloc = alloc;
+    return r;
+  };
+  s.allocations = {a(1, 0, 0x10, 100, true), a(2, 1, 0x10, 100, true), a(3, 0, 0x10, 100, false),
+                   a(5, 1, 0x30, 70, true), a(6, 0, 0x40, 30, true)};
+  const MemoryReport m = analyze_memory(s);
+  REQUIRE(m.timeline.size() == 5);
+  // all devices: 100, 200, 100, 170, 200; the event's device: 100 (0), 100 (1), 0 (0), 170 (1), 30 (0).
+  const uint64_t total[] = {100, 200, 100, 170, 200}, own[] = {100, 100, 0, 170, 30};
+  for (std::size_t k = 0; k < 5; ++k) {
+    CHECK(m.timeline[k].in_use_bytes == total[k]);
+    CHECK(m.timeline[k].device_in_use_bytes == own[k]);
+  }
+}
+
 TEST_CASE("Memory: address reused without a release is counted", "[analysis][memory]") {
   TraceStore s;
   AllocationRecord x; x.timestamp_ns = 1; x.address = 0x10; x.bytes = 64;

@@ -293,10 +293,18 @@ def test_memory_two_devices_never_negative(schema):
     assert (m["unmatched_frees"], m["unmatched_free_bytes"]) == (1, 50)
     assert (m["allocation_count"], m["free_count"], m["events"]) == (4, 2, 6)
     # dev0: 100 @1, 0 @3, 30 @6 → peak 100 @1, end 30; dev1: 100 @2, 170 @5 → peak 170, end 170
+    # Each device's own timeline: dev0 100 @1, 0 @3, 30 @6; dev1 100 @2, 170 @5 (the unmatched
+    # free @4 is no step).
     assert m["devices"] == [
-        {"device_id": 0, "peak_bytes": 100, "peak_time_s": pytest.approx(1e-3), "end_bytes": 30},
+        {"device_id": 0, "peak_bytes": 100, "peak_time_s": pytest.approx(1e-3), "end_bytes": 30,
+         "timeline_points": 3,
+         "timeline": [[pytest.approx(1e-3), 100], [pytest.approx(3e-3), 0], [pytest.approx(6e-3), 30]]},
         {"device_id": 1, "peak_bytes": 170, "peak_time_s": pytest.approx(5e-3),
-         "end_bytes": 170}]
+         "end_bytes": 170, "timeline_points": 2,
+         "timeline": [[pytest.approx(2e-3), 100], [pytest.approx(5e-3), 170]]}]
+    from fpgaprof.report import html
+    page = html.render(s)
+    assert page.count('class="memdev"') == 2 and "device 0" in page and "device 1" in page
     # the same numbers as the analysis' own memory report (one implementation)
     from fpgaprof import roofline
     r = roofline.memory(prof)

@@ -119,7 +119,7 @@ MemoryReport analyze_memory(const TraceStore& store, std::size_t top_n,
       dev.final_in_use_bytes -= b.bytes;
       live.erase(found);
     }
-    report.timeline.push_back({a.timestamp_ns, in_use, i});
+    report.timeline.push_back({a.timestamp_ns, in_use, dev.final_in_use_bytes, i});
     if (in_use > report.peak_in_use_bytes) {
       report.peak_in_use_bytes = in_use;
       report.peak_ns = a.timestamp_ns;

@@ -474,7 +474,9 @@ def memory_section(report: dict | None, t0_ns: int, records: int,
     matched to the live allocation with the same device and address; a release of anything
     else is counted (unmatched_frees) and changes nothing, so bytes in use never go below
     zero. Per device: peak and bytes still allocated at the end. The timeline is all devices
-    together. `records`: rows of the allocation table; `reason`: why `report` is None."""
+    together; with more than one device, each device entry also has its own timeline (bytes in
+    use on that device, drawn the same way). `records`: rows of the allocation table;
+    `reason`: why `report` is None."""
     if records == 0:
         return _unavailable("no device allocation records in this trace")
     if report is None:
@@ -492,6 +494,15 @@ def memory_section(report: dict | None, t0_ns: int, records: int,
                 "end_bytes": int(d["final_in_use_bytes"])}
                for d in report.get("devices", [])]
     devices.sort(key=lambda d: d["device_id"])
+    if len(devices) > 1:
+        dev_ids = np.asarray(report.get("timeline_device_id", []), dtype=np.int64)
+        dev_vals = np.asarray(report.get("timeline_device_in_use_bytes", []), dtype=np.int64)
+        if len(dev_ids) == len(ts) and len(dev_vals) == len(ts):
+            for d in devices:
+                sel = np.nonzero(dev_ids == d["device_id"])[0]
+                dpick = sel[downsample_steps(dev_vals[sel])] if len(sel) else sel
+                d["timeline_points"] = int(len(sel))
+                d["timeline"] = [[(int(ts[k]) - t0_ns) / 1e9, int(dev_vals[k])] for k in dpick]
     largest = []
     for b in report.get("largest", []) or []:
         row = {k: _py(v) for k, v in dict(b).items() if k not in ("alloc_ns", "free_ns")}

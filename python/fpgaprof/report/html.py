@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping
 from fpgaprof.report._data import TOP_ROWS
 from fpgaprof.report.summary import write_atomic
 
+DEVICE_COLOURS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02")
 BOUND_COLOURS = {"memory": "#2b7bba", "compute": "#d7301f", "latency": "#7a7a7a",
                  "unknown": "#9e6ebd"}
 
@@ -451,14 +452,27 @@ def _memory(s: Mapping) -> str:
     def Y(v: float) -> float:
         return H - B - v / vmax * (H - T - B)
 
-    d = [f"M{X(pts[0][0]):.1f},{Y(0):.1f}"]
-    prev = 0
-    for t, v in pts:
-        d.append(f"L{X(t):.1f},{Y(prev):.1f}L{X(t):.1f},{Y(v):.1f}")
-        prev = v
+    def step_path(series: list) -> str:
+        d = [f"M{X(series[0][0]):.1f},{Y(0):.1f}"]
+        prev = 0
+        for t, v in series:
+            d.append(f"L{X(t):.1f},{Y(prev):.1f}L{X(t):.1f},{Y(v):.1f}")
+            prev = v
+        return "".join(d)
+
+    # With several devices each gets its own line (held to the trace end like the total).
+    dev_paths, legend = [], []
+    for k, dv in enumerate(d for d in devs if d.get("timeline")):
+        series = [list(p) for p in dv["timeline"]]
+        if end_s > series[-1][0]:
+            series.append([end_s, series[-1][1]])
+        colour = DEVICE_COLOURS[k % len(DEVICE_COLOURS)]
+        dev_paths.append(f'<path d="{step_path(series)}" fill="none" stroke="{colour}" '
+                         f'stroke-width="1.2" stroke-dasharray="4 2" class="memdev"/>')
+        legend.append(f'<span style="color:{colour}">― device {esc(dv["device_id"])}</span>')
     svg = (f'<svg viewBox="0 0 {W} {H}" width="{W}" height="{H}" id="memory">'
            f'<rect x="{L}" y="{T}" width="{W - L - R}" height="{H - T - B}" class="plot"/>'
-           f'<path d="{"".join(d)}" class="memline"/>'
+           f'<path d="{step_path(pts)}" class="memline"/>' + "".join(dev_paths) +
            f'<text x="{L - 6}" y="{Y(vmax) + 4:.1f}" class="tick" text-anchor="end">'
            f'{fmt_bytes(vmax)}</text>'
            f'<text x="{L - 6}" y="{Y(0) + 4:.1f}" class="tick" text-anchor="end">0</text>'
@@ -469,6 +483,8 @@ def _memory(s: Mapping) -> str:
     n_pts = m.get("timeline_points", len(m["timeline"]))
     note = (f'<p class="dim">{len(m["timeline"])} of {n_pts} steps drawn (per time bucket its '
             f'first and its highest)</p>' if n_pts > len(m["timeline"]) else "")
+    if legend:
+        note = (f'<p class="dim">solid: all devices; dashed: {" · ".join(legend)}</p>') + note
     return facts + svg + note + _largest_buffers(m.get("largest"))
 
 

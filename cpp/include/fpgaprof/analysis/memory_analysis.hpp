@@ -14,8 +14,9 @@ namespace fpgaprof::analysis {
 
 struct MemoryPoint {
   uint64_t timestamp_ns = 0;
-  uint64_t in_use_bytes = 0;       // all devices together, after this event
-  uint32_t allocation_index = 0;   // the TraceStore::allocations entry of this event
+  uint64_t in_use_bytes = 0;         // all devices together, after this event
+  uint64_t device_in_use_bytes = 0;  // the event's device (allocations[allocation_index].device_id) after it
+  uint32_t allocation_index = 0;     // the TraceStore::allocations entry of this event
 };
 
 struct BufferInfo {
