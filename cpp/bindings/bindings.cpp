@@ -643,9 +643,10 @@ PYBIND11_MODULE(_core, m) {
       py::list rcands;
       rank = 0;
       for (const FpgaRegionCandidate& cd : fregions) {
-        const bool estimated = cd.estimated_share > 0;
+        const bool estimated = cd.estimated;
         py::dict d;
         d["rank"] = ++rank; d["region"] = cd.path; d["name"] = cd.name; d["depth"] = cd.depth;
+        d["estimated"] = cd.estimated;
         d["instances"] = cd.instances; d["kernel_count"] = cd.kernel_count; d["op_count"] = cd.op_count;
         d["top_op"] = cd.top_op; d["estimate_note"] = cd.estimate_note;
         d["gpu_time_ns"] = cd.gpu_time_ns; d["time_share"] = cd.time_share; d["estimated_share"] = cd.estimated_share;

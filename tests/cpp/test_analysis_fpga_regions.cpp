@@ -245,7 +245,8 @@ TEST_CASE("FPGA regions: data already on the card, and module calls without XlaM
           "[analysis][fpga][regions]") {
   SECTION("inputs_cross_link = false: no transfer") {
     const RegionFixture f(true);
-    const FpgaRegionCandidate& proj = find(f.rank(false), "step > proj");
+    const auto regions = f.rank(false);
+    const FpgaRegionCandidate& proj = find(regions, "step > proj");
     CHECK(proj.transfer_bytes == 0.0);
     CHECK(proj.transfer_s == 0.0);
     CHECK(proj.link_factor == 1.0);
@@ -280,5 +281,78 @@ TEST_CASE("FPGA regions: data already on the card, and module calls without XlaM
     CHECK_THROWS_AS(rank_fpga_regions(f.store, f.ops, f.op_of_kernel, r, bad, {}), Error);
     TraceStore empty;
     CHECK(rank_fpga_regions(empty, {}, {}, analyze_roofline(empty, Ceilings{}, {}, {}), round_card(), {}).empty());
+  }
+}
+
+TEST_CASE("FPGA regions: paths, nesting by time and degenerate traces", "[analysis][fpga][regions]") {
+  const OpCost add = [] {
+    OpCost op;
+    op.name = "add"; op.flops = 1e6; op.bytes_read = 8e6; op.bytes_written = 4e6; op.executions = 1;
+    op.pattern = hlo::AccessPattern::kElementwise;
+    return op;
+  }();
+  const auto rank = [&](const TraceStore& s, const std::vector<uint32_t>& op_of_kernel, double workload_ns) {
+    const RooflineReport r = analyze_roofline(s, table_ceilings(s.devices[0]), {add}, op_of_kernel);
+    FpgaOptions o;
+    o.workload_ns = workload_ns;
+    o.inputs_cross_link = false;
+    return rank_fpga_regions(s, {add}, op_of_kernel, r, round_card(), o);
+  };
+  SECTION("back-to-back outermost regions are siblings (one ends where the next starts)") {
+    TraceStore s;
+    s.devices = {device()};
+    s.regions = {region(s, "A", 0, 100, kNone32), region(s, "B", 100, 200, kNone32)};
+    s.kernels = {kernel(s, 10, 40, 0, kNone32), kernel(s, 150, 40, 1, kNone32)};
+    const auto regions = rank(s, {0, 0}, 1000);
+    REQUIRE(regions.size() == 2);
+    CHECK(find(regions, "A").kernel_count == 1);
+    CHECK(find(regions, "B").depth == 0);
+  }
+  SECTION("a name containing the separator is its own path, shown in quotes") {
+    TraceStore s;
+    s.devices = {device()};
+    s.regions = {region(s, "x > y", 0, 100, kNone32), region(s, "x", 200, 400, kNone32),
+                 region(s, "y", 210, 300, 1)};
+    s.kernels = {kernel(s, 10, 40, 0, kNone32), kernel(s, 250, 40, 2, kNone32)};
+    const auto regions = rank(s, {0, 0}, 1000);
+    REQUIRE(regions.size() == 3);
+    CHECK(find(regions, "\"x > y\"").instances == 1);
+    CHECK(find(regions, "x").kernel_count == 1);
+    CHECK(find(regions, "x > y").depth == 1);  // y nested in x
+  }
+  SECTION("kernels on two streams that sum past the workload: at most T is saved (Amdahl)") {
+    // One region, T = 60 us, kernels 30 + 30 + 50 = 110 us overlapping. Card: each add runs
+    // max(1e6 / 1e12, 12e6 / 500e9 = 24 us) = 24 us, 3 executions -> 72 us; the op has no
+    // module, so no calls (no latency, no transfer).
+    TraceStore s;
+    s.devices = {device()};
+    s.regions = {region(s, "main", 0, 60000, kNone32)};
+    s.kernels = {kernel(s, 0, 30000, 0, kNone32), kernel(s, 0, 30000, 0, kNone32), kernel(s, 10000, 50000, 0, kNone32)};
+    OpCost three = add;
+    three.executions = 3;
+    const RooflineReport r = analyze_roofline(s, table_ceilings(s.devices[0]), {three}, {0, 0, 0});
+    FpgaOptions o;
+    o.workload_ns = 60000;
+    o.inputs_cross_link = false;
+    const auto regions = rank_fpga_regions(s, {three}, {0, 0, 0}, r, round_card(), o);
+    REQUIRE(regions.size() == 1);
+    const FpgaRegionCandidate& m = regions[0];
+    CHECK(m.gpu_time_ns == 110000.0);
+    CHECK(m.module_calls == 0.0);  // no module known: no call latency, no transfer
+    CHECK(m.fpga_total_s == Approx(72e-6));
+    // T - min(110, 60) + 72 = 72 us -> 60 / 72 = 0.8333 (the sum would give 60 / 22 = 2.7x).
+    CHECK(m.workload_speedup == Approx(60.0 / 72.0));
+  }
+  SECTION("zero-duration kernels of an op with a cost are still estimated") {
+    TraceStore s;
+    s.devices = {device()};
+    s.regions = {region(s, "r", 0, 100, kNone32)};
+    s.kernels = {kernel(s, 10, 0, 0, kNone32)};
+    const auto regions = rank(s, {0}, 1000);
+    REQUIRE(regions.size() == 1);
+    CHECK(regions[0].estimated);
+    CHECK(regions[0].estimate_note.empty());
+    CHECK(regions[0].memory_boundness == Approx(1.0 - (1.0 / 12.0) / 12.5));
+    CHECK(regions[0].card_time_s == Approx(24e-6));
   }
 }

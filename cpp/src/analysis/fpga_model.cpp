@@ -163,6 +163,13 @@ double memory_boundness(double intensity, double ridge) {
   return ridge > 0 ? std::clamp(1.0 - intensity / ridge, 0.0, 1.0) : 0.5;
 }
 
+// Amdahl: the workload's time T with the GPU time replaced by the card's. Kernels on several
+// streams can sum to more than T; at most T of the workload can be saved.
+double amdahl_speedup(double total_s, double gpu_s, double fpga_total_s) {
+  const double new_total = total_s - std::min(gpu_s, total_s) + fpga_total_s;
+  return new_total > 0 ? total_s / new_total : 0.0;
+}
+
 double onchip_factor(double working_set_bytes, double sram_bytes) {
   return working_set_bytes <= sram_bytes ? 1.0 : 0.5 + 0.5 * sram_bytes / working_set_bytes;
 }
@@ -249,8 +256,7 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
     c.score = c.time_share * (0.25 + 0.75 * c.memory_boundness) * c.pattern_affinity * c.onchip_factor * c.link_factor;
     const double gpu_s = c.gpu_time_ns * 1e-9;
     c.op_speedup = c.fpga_total_s > 0 ? gpu_s / c.fpga_total_s : 0.0;
-    const double new_total = total_s - gpu_s + c.fpga_total_s;
-    c.workload_speedup = new_total > 0 ? total_s / new_total : 0.0;
+    c.workload_speedup = amdahl_speedup(total_s, gpu_s, c.fpga_total_s);
     if (card_flops <= 0 && c.flops > 0) {
       // The card cannot run this precision: never a candidate.
       c.score = 0;
@@ -293,7 +299,8 @@ RegionGroups group_regions(const TraceStore& store) {
   const std::vector<RegionRecord>& regions = store.regions;
   const RegionLocator locator(regions);
   g.group_of.assign(regions.size(), kNone32);
-  std::unordered_map<std::string, uint32_t> by_path;
+  // Keyed by (enclosing path, name): a name that itself contains " > " stays its own path.
+  std::unordered_map<uint64_t, uint32_t> by_parent_and_name;
   std::vector<uint32_t> chain;
   for (uint32_t r = 0; r < regions.size(); ++r) {
     // Up to the first ancestor already grouped (a cycle or a bad parent ends the path).
@@ -306,11 +313,13 @@ RegionGroups group_regions(const TraceStore& store) {
     }
     uint32_t parent_group = q != kNone32 ? g.group_of[q] : kNone32;
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-      const std::string name(store.strings.get(regions[*it].name));
-      std::string path = parent_group == kNone32 ? name : g.path[parent_group] + " > " + name;
-      auto [pos, fresh] = by_path.try_emplace(path, static_cast<uint32_t>(g.path.size()));
+      const StringId name_id = regions[*it].name;
+      auto [pos, fresh] = by_parent_and_name.try_emplace((static_cast<uint64_t>(parent_group) << 32) | name_id,
+                                                         static_cast<uint32_t>(g.path.size()));
       if (fresh) {
-        g.path.push_back(std::move(path));
+        const std::string name(store.strings.get(name_id));
+        const std::string shown = name.find(" > ") == std::string::npos ? name : "\"" + name + "\"";
+        g.path.push_back(parent_group == kNone32 ? shown : g.path[parent_group] + " > " + shown);
         g.name.push_back(name);
         g.parent.push_back(parent_group);
         g.depth.push_back(parent_group == kNone32 ? 0 : g.depth[parent_group] + 1);
@@ -398,15 +407,17 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
     for (std::size_t steps = 0; g != kNone32 && steps <= n_groups; g = groups.parent[g], ++steps) f(g);
   };
   std::vector<std::vector<std::pair<uint32_t, SpanAcc>>> ops_in(n_groups);
-  for (const auto& [key, acc] : spans)
-    ancestors_inclusive(static_cast<uint32_t>(key >> 32), [&, op = static_cast<uint32_t>(key)](uint32_t g) {
-      ops_in[g].push_back({op, acc});
-    });
+  for (const auto& entry : spans) {
+    const uint32_t op = static_cast<uint32_t>(entry.first);
+    ancestors_inclusive(static_cast<uint32_t>(entry.first >> 32),
+                        [&](uint32_t g) { ops_in[g].push_back({op, entry.second}); });
+  }
   std::unordered_map<uint64_t, double> calls_in;
-  for (const auto& [key, n] : counted_calls)
-    ancestors_inclusive(static_cast<uint32_t>(key >> 32), [&, m = static_cast<uint32_t>(key)](uint32_t g) {
-      calls_in[pair_key(g, m)] += n;
-    });
+  for (const auto& entry : counted_calls) {
+    const uint32_t module = static_cast<uint32_t>(entry.first);
+    ancestors_inclusive(static_cast<uint32_t>(entry.first >> 32),
+                        [&](uint32_t g) { calls_in[pair_key(g, module)] += entry.second; });
+  }
   for (uint32_t g = static_cast<uint32_t>(n_groups); g-- > 0;)
     if (groups.parent[g] != kNone32 && groups.parent[g] < g) host_bytes[groups.parent[g]] += host_bytes[g];
   // (parents are created before their children, so a reverse sweep adds each subtree once)
@@ -429,6 +440,8 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
     c.instances = groups.instances[g];
     c.sram_bytes = target.sram_bytes;
     double est_ns = 0, kept_ns = 0, bound_w = 0, affinity_w = 0, op_time_s = 0;
+    double bound_n = 0, affinity_n = 0;  // unweighted sums (for zero-duration kernels)
+    uint32_t estimated_ops = 0;
     uint64_t top_ns = 0, unattributed_kernels = 0;
     std::vector<std::string> unknown_ops, unsupported_ops;
     std::unordered_map<uint32_t, double> fallback_calls, io_of_module;
@@ -484,8 +497,12 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
       const double w = static_cast<double>(acc.ns);
       const double intensity = op.bytes() > 0 ? op.flops / op.bytes() : 0.0;
       est_ns += w;
-      bound_w += w * memory_boundness(intensity, rp.ridge_flops_per_byte);
+      estimated_ops += 1;
+      const double boundness = memory_boundness(intensity, rp.ridge_flops_per_byte);
+      bound_w += w * boundness;
+      bound_n += boundness;
       affinity_w += w * pattern_affinity(op.pattern);
+      affinity_n += pattern_affinity(op.pattern);
       c.working_set_bytes = std::max(c.working_set_bytes, op.working_set_bytes);
     }
     c.time_share = total_kernel_ns > 0 ? c.gpu_time_ns / total_kernel_ns : 0.0;
@@ -517,7 +534,8 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
     if (unattributed_kernels > 0)
       kept_why += (kept_why.empty() ? "" : "; ") + std::to_string(unattributed_kernels) + " kernel(s) without an HLO op";
 
-    if (est_ns <= 0) {
+    c.estimated = estimated_ops > 0;
+    if (!c.estimated) {
       c.estimate_note = "not estimated: nothing inside can be modelled on the card (" + kept_why + ")";
       c.intensity = c.memory_boundness = c.pattern_affinity = c.working_set_bytes = c.onchip_factor = kNaN;
       c.link_factor = c.score = c.flops = c.bytes = kNaN;
@@ -527,8 +545,9 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
       continue;
     }
     c.intensity = c.bytes > 0 ? c.flops / c.bytes : 0.0;
-    c.memory_boundness = bound_w / est_ns;
-    c.pattern_affinity = affinity_w / est_ns;
+    // Weighted by GPU time; kernels of zero duration (all of them in a degenerate trace) weigh equally.
+    c.memory_boundness = est_ns > 0 ? bound_w / est_ns : bound_n / estimated_ops;
+    c.pattern_affinity = est_ns > 0 ? affinity_w / est_ns : affinity_n / estimated_ops;
     c.fits_on_chip = c.working_set_bytes <= target.sram_bytes;
     c.onchip_factor = onchip_factor(c.working_set_bytes, target.sram_bytes);
     c.card_latency_s = c.module_calls * target.call_latency_s;
@@ -545,8 +564,7 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
               c.onchip_factor * c.link_factor;
     const double gpu_s = c.gpu_time_ns * 1e-9;
     c.region_speedup = c.fpga_total_s > 0 ? gpu_s / c.fpga_total_s : 0.0;
-    const double new_total = total_s - gpu_s + c.fpga_total_s;
-    c.workload_speedup = new_total > 0 ? total_s / new_total : 0.0;
+    c.workload_speedup = amdahl_speedup(total_s, gpu_s, c.fpga_total_s);
     if (kept_ns > 0) {
       char pct[32];
       std::snprintf(pct, sizeof pct, "%.1f %%", 100.0 * kept_ns / c.gpu_time_ns);
@@ -555,9 +573,8 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
     out.push_back(std::move(c));
   }
   std::stable_sort(out.begin(), out.end(), [](const FpgaRegionCandidate& a, const FpgaRegionCandidate& b) {
-    const bool ea = a.estimated_share > 0, eb = b.estimated_share > 0;
-    if (ea != eb) return ea;
-    return ea ? a.score > b.score : a.gpu_time_ns > b.gpu_time_ns;
+    if (a.estimated != b.estimated) return a.estimated;
+    return a.estimated ? a.score > b.score : a.gpu_time_ns > b.gpu_time_ns;
   });
   return out;
 }

@@ -16,7 +16,8 @@ RegionLocator::RegionLocator(const std::vector<RegionRecord>& regions) : parents
     });
     std::vector<const Entry*> open;
     for (const Entry& e : list) {
-      while (!open.empty() && open.back()->end_ns < e.start_ns) open.pop_back();
+      // A region that ends where the next starts does not enclose it (as correlate() decides).
+      while (!open.empty() && open.back()->end_ns <= e.start_ns) open.pop_back();
       const uint32_t given = regions[e.index].parent;
       parents_[e.index] = given != kNone32 && given < regions.size() ? given
                           : open.empty() ? kNone32 : open.back()->index;

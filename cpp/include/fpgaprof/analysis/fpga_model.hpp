@@ -100,7 +100,7 @@ struct FpgaCandidate {
   double transfer_bytes = 0, transfer_s = 0;
   double fpga_total_s = 0;               // card_time + transfer
   double op_speedup = 0;                 // gpu_time / fpga_total
-  double workload_speedup = 0;           // Amdahl: T / (T - gpu_time + fpga_total)
+  double workload_speedup = 0;           // Amdahl: T / (T - min(gpu_time, T) + fpga_total)
 };
 
 struct FpgaReport {
@@ -132,6 +132,7 @@ struct FpgaRegionCandidate {
   uint64_t kernel_count = 0;             // kernels launched inside (nested regions included)
   uint32_t op_count = 0;                 // distinct HLO ops among them
   std::string top_op;                    // the op with the most GPU time inside ("" none)
+  bool estimated = false;                // at least one op inside can be modelled on the card
   std::string estimate_note;             // empty, or what is not estimated and why
   // score inputs
   double gpu_time_ns = 0;
@@ -161,7 +162,7 @@ struct FpgaRegionCandidate {
   double transfer_s = 0;
   double fpga_total_s = 0;
   double region_speedup = 0;             // gpu_time / fpga_total
-  double workload_speedup = 0;           // Amdahl over the traced workload
+  double workload_speedup = 0;           // Amdahl over the traced workload (GPU time counted up to T)
 };
 
 // Pattern affinity used in the score (documented table).
@@ -174,8 +175,9 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
                                 const FpgaTarget& target, const FpgaOptions& options,
                                 const std::vector<double>& host_bytes_per_op = {});
 
-// Every region path with kernels inside, ranked like the ops (scored by score; regions whose
-// kernels have no estimate at all (estimated_share 0) after them by GPU time). Nested paths
+// Every region path with kernels inside, ranked like the ops (scored by score; regions without
+// any estimated op (estimated false: every derived field NaN) after them by GPU time). Region
+// paths are keyed by (enclosing path, name); a name containing " > " is shown in quotes. Nested paths
 // are ranked side by side, so their savings overlap and are not added up. `ops`, `roofline`
 // and `op_of_kernel` as given to analyze_roofline; options.min_time_share applies. Throws
 // Error(kInvalidArgument) on mismatched sizes or an invalid target.
