@@ -119,6 +119,7 @@ def start_from_environment() -> bool:
         return False
     _mark("tracing")
     _state["cm"] = cm
+    _state["pid"] = os.getpid()
     _state["trace_path"] = trace_path
     _install_exit_hooks()
     _install_signal_handlers()
@@ -164,9 +165,22 @@ def _install_exit_hooks() -> None:
 
 def stop() -> None:
     """Stops and saves the trace (once), and writes environment.json beside it."""
+    if _state.get("pid", os.getpid()) != os.getpid():
+        return  # a forked child exiting: the trace is its parent's to save
     cm = _state.pop("cm", None)
     if cm is None:
         return
+    signals = _state.pop("signals", None)
+    if signals is not None:
+        signals.finishing()  # a SIGTERM now waits for the save, then ends the process
+    try:
+        _stop_and_save(cm)
+    finally:
+        if signals is not None:
+            signals.uninstall()
+
+
+def _stop_and_save(cm: Any) -> None:
     exc = _state.get("exc", (None, None, None))
     try:
         cm.__exit__(*exc)

@@ -2,12 +2,24 @@
 
 A batch scheduler's time limit (SIGTERM) or a closed terminal (SIGHUP) ends a process without
 an interpreter exit, so a trace that is saved at the end of a ``with`` block or at exit would
-be lost. Where the program left such a signal at its default action, ``SaveOnSignal`` installs
-a handler that saves the trace and then lets the signal end the process as it would have
-(the same signal, so the same exit status; the program's ``finally`` blocks and atexit
-callbacks do not run, as with the default action). A handler the program installed itself is
-never replaced. Python runs the handler when the main thread next executes Python code: at
-once, or after a blocking call (a long GPU wait) returns.
+be lost. ``SaveOnSignal`` installs a handler that saves the trace and then lets the signal end
+the process as it would have (the same signal, so the same exit status; the program's
+``finally`` blocks and atexit callbacks do not run, as with the default action). Rules:
+
+- Installed only where the signal is at its default action: not over a handler the program set
+  in Python, nor over one set outside Python (JAX's preemption notifier after
+  ``jax.distributed.initialize()``: read from the kernel's table, /proc/self/status SigCgt).
+- Only the process that installed it saves: a forked child (multiprocessing) takes the default
+  action, and its handler is removed right after the fork.
+- A handler the program installs later that calls the previous one (ours) keeps its own
+  decision: called that way, ours does nothing.
+- While the trace is being finished (stopped, joined, saved: seconds for a large trace) a signal
+  waits for the save and then ends the process.
+- Python runs the handler only when the main thread executes Python code. A watchdog thread
+  (woken through ``signal.set_wakeup_fd``, which Python's C-level handler writes at once) takes
+  the default action without saving when the handler has not started within
+  FPGAPROF_SIGNAL_GRACE_S seconds (default 10; 0 turns the watchdog off), so a program stuck
+  in native code still ends on SIGTERM. Not where the program (asyncio) uses the wakeup fd.
 """
 from __future__ import annotations
 
@@ -15,10 +27,16 @@ import os
 import signal
 import sys
 import threading
+import weakref
 from typing import Any, Callable
 
 # Signals whose default action ends the process and that schedulers and terminals send.
 SAVE_ON = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
+GRACE_ENV = "FPGAPROF_SIGNAL_GRACE_S"
+DEFAULT_GRACE_S = 10.0
+
+_instances: "weakref.WeakSet[SaveOnSignal]" = weakref.WeakSet()
+_fork_hook_registered = False
 
 
 def signal_name(signum: int) -> str:
@@ -28,43 +46,117 @@ def signal_name(signum: int) -> str:
         return str(signum)
 
 
+def native_handler_installed(signum: int) -> bool:
+    """True when the kernel says the process catches ``signum`` although Python's table says
+    SIG_DFL: a handler installed from C (Linux: SigCgt in /proc/self/status). False when that
+    cannot be read."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("SigCgt:"):
+                    return bool((int(line.split()[1], 16) >> (signum - 1)) & 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
+
+
+def grace_s() -> float:
+    try:
+        return float(os.environ.get(GRACE_ENV, DEFAULT_GRACE_S))
+    except ValueError:
+        return DEFAULT_GRACE_S
+
+
+def _default_action_from_any_thread(signum: int) -> None:
+    """SIG_DFL for ``signum`` and raise it, from a thread that signal.signal() refuses."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.signal.restype = ctypes.c_void_p
+        libc.signal(ctypes.c_int(signum), ctypes.c_void_p(0))  # SIG_DFL
+        os.kill(os.getpid(), signum)
+    except Exception:  # noqa: BLE001 - no libc through ctypes: end the way a shell would report it
+        pass
+    os._exit(128 + signum)
+
+
+def _after_fork_in_child() -> None:
+    for inst in list(_instances):
+        inst._forget_in_child()
+
+
 class SaveOnSignal:
     """``save(signal_name)`` runs once when one of SAVE_ON arrives, then the signal takes its
     default action. ``install()`` from the main thread (elsewhere it does nothing);
-    ``uninstall()`` puts back the default action where this handler is still in place."""
+    ``finishing()`` before the owner's own save at the end, ``uninstall()`` after it (which
+    then ends the process if a signal arrived in between)."""
 
     def __init__(self, save: Callable[[str], None], who: str) -> None:
         self._save = save
         self._who = who
         self._installed: list[int] = []
+        self._pid = 0
         self._fired = False
+        self._finishing = False
+        self._pending: int | None = None
+        self._started = threading.Event()
+        self._wakeup: tuple[int, int] | None = None
+
+    # --- life cycle -------------------------------------------------------------------------
 
     def install(self) -> None:
+        global _fork_hook_registered
         if threading.current_thread() is not threading.main_thread():
             return
+        self._pid = os.getpid()
         for num in SAVE_ON:
             try:
-                if signal.getsignal(num) == signal.SIG_DFL:
+                if signal.getsignal(num) == signal.SIG_DFL and not native_handler_installed(num):
                     signal.signal(num, self._handle)
                     self._installed.append(num)
             except (OSError, ValueError):
                 pass
+        if not self._installed:
+            return
+        _instances.add(self)
+        if not _fork_hook_registered and hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=_after_fork_in_child)
+            _fork_hook_registered = True
+        self._start_watchdog()
+
+    def finishing(self) -> None:
+        """The owner's save begins: a signal from now on waits for it (see uninstall)."""
+        self._finishing = True
 
     def uninstall(self) -> None:
-        if threading.current_thread() is not threading.main_thread():
-            return
-        for num in self._installed:
-            try:
-                if signal.getsignal(num) == self._handle:
-                    signal.signal(num, signal.SIG_DFL)
-            except (OSError, ValueError):
-                pass
-        self._installed = []
+        """Default actions back where this handler is still installed, the watchdog stopped;
+        then a signal that arrived while finishing ends the process."""
+        if threading.current_thread() is threading.main_thread() and os.getpid() == self._pid:
+            for num in self._installed:
+                try:
+                    if signal.getsignal(num) == self._handle:
+                        signal.signal(num, signal.SIG_DFL)
+                except (OSError, ValueError):
+                    pass
+            self._installed = []
+            self._stop_watchdog()
+            _instances.discard(self)
+        pending, self._pending = self._pending, None
+        if pending is not None and not self._fired:
+            self._end_by(pending)
+
+    # --- the handler ------------------------------------------------------------------------
 
     def _handle(self, signum: int, _frame: Any) -> None:
+        if os.getpid() != self._pid:
+            self._end_by(signum)  # a forked child: not ours to save
+        self._started.set()
+        if signal.getsignal(signum) != self._handle:
+            return  # called by the program's own handler: its decision, not ours
         if self._fired:
-            # A second signal while the first one saves (a scheduler signals the whole process
-            # group, and `fpgaprof run` passes its copy on): the first one ends the process.
+            return  # a second copy while the first one saves: that one ends the process
+        if self._finishing:
+            self._pending = signum  # the owner is saving: uninstall() ends the process after
             return
         self._fired = True
         name = signal_name(signum)
@@ -74,5 +166,103 @@ class SaveOnSignal:
         except BaseException as e:  # the signal still ends the process below
             sys.stderr.write(f"{self._who}: saving the trace failed: {type(e).__name__}: "
                              f"{' '.join(str(e).split())}\n")
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
+        self._end_by(signum)
+
+    @staticmethod
+    def _end_by(signum: int) -> None:
+        try:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+        except (OSError, ValueError):
+            pass
+        os._exit(128 + signum)  # the signal is blocked or ignored elsewhere: end anyway
+
+    # --- the watchdog -----------------------------------------------------------------------
+
+    def _start_watchdog(self) -> None:
+        grace = grace_s()
+        if grace <= 0:
+            return
+        r, w = os.pipe()
+        try:
+            os.set_blocking(w, False)
+            old = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+        except (OSError, ValueError):
+            os.close(r)
+            os.close(w)
+            return
+        if old != -1:  # the program uses it (asyncio): leave it theirs, no watchdog
+            signal.set_wakeup_fd(old)
+            os.close(r)
+            os.close(w)
+            return
+        self._wakeup = (r, w)
+        threading.Thread(target=self._watch, args=(r, grace), daemon=True,
+                         name="fpgaprof-signal-watchdog").start()
+
+    def _stop_watchdog(self) -> None:
+        if self._wakeup is None:
+            return
+        r, w = self._wakeup
+        self._wakeup = None
+        try:
+            current = signal.set_wakeup_fd(-1)
+            if current not in (-1, w):
+                signal.set_wakeup_fd(current)  # replaced since: theirs stays
+        except (OSError, ValueError):
+            pass
+        os.close(w)  # the watchdog reads end-of-file and closes r
+
+    def _watch(self, r: int, grace: float) -> None:
+        try:
+            while True:
+                try:
+                    data = os.read(r, 64)
+                except InterruptedError:
+                    continue
+                if not data:
+                    return
+                for signum in data:
+                    if signum not in SAVE_ON or os.getpid() != self._pid:
+                        continue
+                    if signal.getsignal(signum) != self._handle:
+                        continue  # the program's own handler decides
+                    if self._started.wait(grace):
+                        continue
+                    name = signal_name(signum)
+                    sys.stderr.write(f"{self._who}: {name} received, but the program did not return "
+                                     f"to Python within {grace:g} s (stuck in native code?): ending "
+                                     f"it as {name} would, without saving the trace ({GRACE_ENV} sets "
+                                     "the wait)\n")
+                    _default_action_from_any_thread(signum)
+        except OSError:
+            return
+        finally:
+            try:
+                os.close(r)
+            except OSError:
+                pass
+
+    def _forget_in_child(self) -> None:
+        """After fork, in the child: nothing of ours stays (the parent owns the trace)."""
+        for num in self._installed:
+            try:
+                if signal.getsignal(num) == self._handle:
+                    signal.signal(num, signal.SIG_DFL)
+            except (OSError, ValueError):
+                pass
+        self._installed = []
+        if self._wakeup is not None:
+            r, w = self._wakeup
+            self._wakeup = None
+            try:
+                current = signal.set_wakeup_fd(-1)
+                if current not in (-1, w):
+                    signal.set_wakeup_fd(current)
+            except (OSError, ValueError):
+                pass
+            for fd in (r, w):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass

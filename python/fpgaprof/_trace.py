@@ -185,7 +185,7 @@ class trace:
             return False
         signals, self._signals = self._signals, None
         if signals is not None:
-            signals.uninstall()
+            signals.finishing()  # a SIGTERM now waits for the save below, then ends the process
         try:
             self._finish()
         except Exception as err:
@@ -197,6 +197,8 @@ class trace:
         finally:
             with _lock:
                 _active = None
+            if signals is not None:
+                signals.uninstall()
         return False
 
     def _finish(self) -> None:

@@ -518,22 +518,30 @@ def cmd_run(args: argparse.Namespace) -> int:
     # this process alone (kill <pid>, a scheduler) are passed on: the traced program saves its
     # trace and ends as the signal would end it, and the reports are still written here.
     forward = [getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)]
+    child: list = []      # the program, once started
+    early: list[int] = []  # signals that came before it started
+
+    def _pass_on(signum: int, _frame: object) -> None:
+        if not child:
+            early.append(signum)
+            return
+        try:
+            child[0].send_signal(signum)
+        except OSError:
+            pass
+
     old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
     old_handlers: dict = {}
     try:
-        proc = subprocess.Popen(command, env=env)
-
-        def _pass_on(signum: int, _frame: object) -> None:
-            try:
-                proc.send_signal(signum)
-            except OSError:
-                pass
-
         for num in forward:
             try:
                 old_handlers[num] = signal.signal(num, _pass_on)
             except (OSError, ValueError):
                 pass
+        proc = subprocess.Popen(command, env=env)
+        child.append(proc)
+        for num in early:
+            proc.send_signal(num)
         status = proc.wait()
     finally:
         signal.signal(signal.SIGINT, old_int)
