@@ -99,6 +99,7 @@ class SaveOnSignal:
         self._fired = False
         self._finishing = False
         self._pending: int | None = None
+        self._done = False  # uninstall() ran (perhaps off the main thread, leaving the handler)
         self._started = threading.Event()
         self._wakeup: tuple[int, int] | None = None
 
@@ -131,6 +132,7 @@ class SaveOnSignal:
     def uninstall(self) -> None:
         """Default actions back where this handler is still installed, the watchdog stopped;
         then a signal that arrived while finishing ends the process."""
+        self._done = True
         if threading.current_thread() is threading.main_thread() and os.getpid() == self._pid:
             for num in self._installed:
                 try:
@@ -155,6 +157,8 @@ class SaveOnSignal:
             return  # called by the program's own handler: its decision, not ours
         if self._fired:
             return  # a second copy while the first one saves: that one ends the process
+        if self._done:
+            self._end_by(signum)  # left installed after the trace ended: the default action
         if self._finishing:
             self._pending = signum  # the owner is saving: uninstall() ends the process after
             return
