@@ -509,6 +509,14 @@ def _collect(
     return report.collect(prof, trace_path=trace_path, environment=env, measurements=measurements)
 
 
+# What the sweep keeps of the region what-if of one (operation, size) (docs/fpga-model.md, "Regions").
+OPERATION_OFFLOAD_FIELDS = (
+    "region", "estimated", "estimated_share", "estimate_note", "gpu_time_ns", "score", "top_op",
+    "module_calls", "module_calls_counted", "card_time_s", "transfer_bytes", "transfer_s",
+    "fpga_total_s", "region_speedup", "workload_speedup",
+)
+
+
 def _section_facts(summary: dict[str, Any]) -> dict[str, Any]:
     """The per-(operation, size) facts the sweep shows, taken from a report summary as they are."""
 
@@ -537,7 +545,7 @@ def _section_facts(summary: dict[str, Any]) -> dict[str, Any]:
             k: memory.get(k) for k in ("available", "reason", "peak_bytes") if k in memory
         },
         "roofline": {k: roofline.get(k) for k in roofline if k not in ("items", "rows", "points")},
-        "fpga": {k: candidates.get(k) for k in candidates if k not in ("items", "rows")},
+        "fpga": {k: candidates.get(k) for k in candidates if k not in ("items", "rows", "regions")},
         "warnings": summary.get("warnings", []),
     }
     points = roofline.get("items") or roofline.get("points") or []
@@ -551,6 +559,16 @@ def _section_facts(summary: dict[str, Any]) -> dict[str, Any]:
             by_bound[bound] = by_bound.get(bound, 0.0) + (p.get("time_s") or 0.0)
         facts["roofline"]["time_s_by_bound"] = by_bound
     facts["fpga"]["top"] = (candidates.get("items") or [])[:5]
+    # The whole operation as one offload unit: the outermost region of this trace (the sweep
+    # wraps every timed run in fpgaprof.region("<operation>/<size>")).
+    regions = candidates.get("regions") or {}
+    outer = [r for r in regions.get("items") or [] if r.get("depth") == 0]
+    if outer:
+        row = max(outer, key=lambda r: r.get("gpu_time_ns") or 0)
+        facts["fpga"]["operation"] = {k: row.get(k) for k in OPERATION_OFFLOAD_FIELDS}
+    elif regions:
+        facts["fpga"]["operation"] = {"available": False,
+                                      "reason": regions.get("reason") or "no region rows"}
     if kernels.get("top"):
         facts["kernels"]["top"] = [
             {"name": k.get("name"), "count": k.get("count"), "total_s": k.get("total_s")}
@@ -811,7 +829,7 @@ def format_trace_facts(results: list[Result]) -> str:
         return "trace facts: not available: " + "; ".join(sorted(str(x) for x in reasons if x))
     head = (
         f"{'operation':34s}{'n':>5s}{'kernels':>9s}{'GPU s':>10s}{'copies':>8s}{'copy MB':>9s}"
-        f"{'peak MB':>9s}  top FPGA candidate"
+        f"{'peak MB':>9s}{'card x':>8s}  top FPGA candidate"
     )
     lines = ["trace facts (per operation and size, all timed runs)", head, "-" * len(head)]
     for r in results:
@@ -828,11 +846,56 @@ def format_trace_facts(results: list[Result]) -> str:
         )
         top = ((p.get("fpga") or {}).get("top") or [{}])[0]
         name = top.get("op") or top.get("name") or top.get("hlo_op") or "-"
+        whole = (p.get("fpga") or {}).get("operation") or {}
         lines.append(
             f"{r.operation:34s}{r.volume_size:5d}{_n(k.get('count')):>9s}{_n(k.get('total_s'), '.4f'):>10s}"
             f"{_n(t.get('count')):>8s}{_n((t.get('bytes') or 0) / 1e6, '.1f'):>9s}"
             f"{_n((m.get('peak_bytes') or 0) / 1e6 if m.get('peak_bytes') is not None else None, '.1f'):>9s}"
+            f"{_n(_finite(whole.get('region_speedup')), '.2f'):>8s}"
             f"  {name}"
+        )
+    lines.append("card x: the whole operation on the FPGA card (all its HLO ops, data crossing PCIe at "
+                 "its jitted calls): GPU time / card time")
+    return "\n".join(lines)
+
+
+def _finite(x: Any) -> float | None:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def format_offload_ranking(results: list[Result]) -> str:
+    """MBIRJAX operations ranked as FPGA offload units: per (operation, size) the region what-if
+    of the whole operation (fpgaprof.fpga_candidates(by="region")), best score first; operations
+    that could not be estimated after them. Empty when no trace has the what-if."""
+    rows = []
+    for r in results:
+        op = ((r.profile or {}).get("fpga") or {}).get("operation")
+        if isinstance(op, dict) and "region_speedup" in op:
+            rows.append((r, op))
+    if not rows:
+        return ""
+    target = next((((r.profile or {}).get("fpga") or {}).get("target") for r, _ in rows), None)
+
+    def key(item: tuple) -> tuple:
+        score = _finite(item[1].get("score"))
+        return (score is None, -(score or 0.0))
+
+    head = (f"{'rank':>4s}  {'operation':34s}{'n':>5s}{'score':>9s}{'card x':>8s}{'workload x':>11s}"
+            f"{'modelled':>9s}{'PCIe MB':>9s}  note")
+    lines = [f"FPGA offload, whole operations (target {target or '?'}; docs/fpga-model.md, \"Regions\")",
+             head, "-" * len(head)]
+    for i, (r, op) in enumerate(sorted(rows, key=key), 1):
+        share = _finite(op.get("estimated_share"))
+        tb = _finite(op.get("transfer_bytes"))
+        lines.append(
+            f"{i:4d}  {r.operation:34s}{r.volume_size:5d}{_n(_finite(op.get('score')), '.4f'):>9s}"
+            f"{_n(_finite(op.get('region_speedup')), '.2f'):>8s}{_n(_finite(op.get('workload_speedup')), '.3f'):>11s}"
+            f"{_n(None if share is None else 100 * share, '.0f'):>8s}%{_n(None if tb is None else tb / 1e6, '.1f'):>9s}"
+            f"  {op.get('estimate_note') or ''}"
         )
     return "\n".join(lines)
 
@@ -1184,6 +1247,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = scaling_table(results, args.sizes)
     text = format_scaling(rows, args.sizes)
     print("\n" + text)
+    ranking = format_offload_ranking(results)
+    if ranking:
+        print("\n" + ranking)
+        text += "\n\n" + ranking
     paths = write_outputs(args.output, env, results, args.sizes, args.runs, text, rows)
     print(f"\nwrote {', '.join(paths.values())} in {time.perf_counter() - t_start:.1f}s")
     return 1 if any(r.error for r in results) else 0

@@ -168,7 +168,8 @@ def test_trace_facts_table_formats_gpu_sections(sweep):
         "kernels": {"available": True, "count": 1200, "total_s": 0.25},
         "transfers": {"available": True, "count": 40, "bytes": 3_000_000},
         "peak_device_memory": {"available": True, "peak_bytes": 125_000_000},
-        "fpga": {"available": True, "top": [{"op": "fusion.12", "score": 0.8}]},
+        "fpga": {"available": True, "top": [{"op": "fusion.12", "score": 0.8}],
+                 "operation": {"region": "parallel_forward_project/64", "region_speedup": 2.484}},
     }
     off = sweep.Result("gen_weights", 64, times_s=[0.1])
     off.profile = {"available": False, "reason": "no CUDA driver"}
@@ -183,11 +184,47 @@ def test_trace_facts_table_formats_gpu_sections(sweep):
         "40",
         "3.0",
         "125.0",
+        "2.48",
         "fusion.12",
     ]
     assert "gen_weights" in text and "not available: no CUDA driver" in text
     # All sections unavailable: one line with the reason instead of a table.
     assert sweep.format_trace_facts([off]) == "trace facts: not available: no CUDA driver"
+
+
+def test_whole_operation_offload_from_the_region_rows(sweep):
+    # _section_facts keeps the outermost region row of a (operation, size) report as the
+    # operation's offload what-if; format_offload_ranking ranks them by score, operations
+    # without an estimate (score null) last. Made-up numbers: the formatter and the pick only.
+    summary = {"candidates": {"available": True, "target": "alveo-u55c", "items": [], "regions": {
+        "available": True, "count": 2, "items_left_out": 0, "items": [
+            {"region": "parallel_back_project/64 > inner", "depth": 1, "gpu_time_ns": 9e9, "score": 0.9},
+            {"region": "parallel_back_project/64", "depth": 0, "gpu_time_ns": 1e9, "score": 0.25,
+             "region_speedup": 1.5, "workload_speedup": 1.2, "estimated": True, "estimated_share": 0.875,
+             "transfer_bytes": 12_500_000, "estimate_note": ""}]}}}
+    facts = sweep._section_facts(summary)
+    op = facts["fpga"]["operation"]
+    assert op["region"] == "parallel_back_project/64" and op["score"] == 0.25
+    assert "regions" not in facts["fpga"] and facts["fpga"]["target"] == "alveo-u55c"
+    a = sweep.Result("parallel_back_project", 64, times_s=[0.5])
+    a.profile = {"available": True, "fpga": facts["fpga"]}
+    b = sweep.Result("gen_weights", 64, times_s=[0.1])
+    b.profile = {"available": True, "fpga": {"target": "alveo-u55c", "operation": {
+        "region": "gen_weights/64", "score": None, "region_speedup": None,
+        "estimate_note": "not estimated: nothing inside can be modelled on the card (x)"}}}
+    c = sweep.Result("parallel_forward_project", 64, times_s=[0.5])
+    c.profile = {"available": True, "fpga": {"target": "alveo-u55c", "operation": {
+        "region": "parallel_forward_project/64", "score": 0.5, "region_speedup": 3.0,
+        "workload_speedup": 2.0, "estimated_share": 1.0, "transfer_bytes": 0, "estimate_note": ""}}}
+    text = sweep.format_offload_ranking([a, b, c])
+    lines = text.splitlines()
+    assert "target alveo-u55c" in lines[0]
+    body = [ln.split() for ln in lines[3:]]
+    assert [r[1] for r in body] == ["parallel_forward_project", "parallel_back_project", "gen_weights"]
+    # rank, op, n, score, card x, workload x, modelled %, PCIe MB (12.5e6 B = 12.5 MB)
+    assert body[1][:8] == ["2", "parallel_back_project", "64", "0.2500", "1.50", "1.200", "88%", "12.5"]
+    assert body[2][3:5] == ["-", "-"] and "not estimated" in lines[-1]
+    assert sweep.format_offload_ranking([sweep.Result("x", 8, times_s=[0.1])]) == ""
 
 
 def test_profile_section_passes_trace_facts_through(tmp_path):
