@@ -894,7 +894,8 @@ def format_offload_ranking(results: list[Result]) -> str:
         lines.append(
             f"{i:4d}  {r.operation:34s}{r.volume_size:5d}{_n(_finite(op.get('score')), '.4f'):>9s}"
             f"{_n(_finite(op.get('region_speedup')), '.2f'):>8s}{_n(_finite(op.get('workload_speedup')), '.3f'):>11s}"
-            f"{_n(None if share is None else 100 * share, '.0f'):>8s}%{_n(None if tb is None else tb / 1e6, '.1f'):>9s}"
+            f"{_n(None if share is None else 100 * share, '.0f') + ('%' if share is not None else ''):>9s}"
+            f"{_n(None if tb is None else tb / 1e6, '.1f'):>9s}"
             f"  {op.get('estimate_note') or ''}"
         )
     return "\n".join(lines)

@@ -9,8 +9,10 @@ the process as it would have (the same signal, so the same exit status; the prog
 - Installed only where the signal is at its default action: not over a handler the program set
   in Python, nor over one set outside Python (JAX's preemption notifier after
   ``jax.distributed.initialize()``: read from the kernel's table, /proc/self/status SigCgt).
-- Only the process that installed it saves: a forked child (multiprocessing) takes the default
-  action, and its handler is removed right after the fork.
+- Only the process that installed it saves: a forked child (os.fork, multiprocessing) takes the
+  default action. The signals are blocked across the fork and the child's handler and wakeup fd
+  removed before they are unblocked, so a SIGTERM sent right after the fork ends the child and
+  never reaches the parent's watchdog.
 - A handler the program installs later that calls the previous one (ours) keeps its own
   decision: called that way, ours does nothing.
 - While the trace is being finished (stopped, joined, saved: seconds for a large trace) a signal
@@ -18,8 +20,11 @@ the process as it would have (the same signal, so the same exit status; the prog
 - Python runs the handler only when the main thread executes Python code. A watchdog thread
   (woken through ``signal.set_wakeup_fd``, which Python's C-level handler writes at once) takes
   the default action without saving when the handler has not started within
-  FPGAPROF_SIGNAL_GRACE_S seconds (default 10; 0 turns the watchdog off), so a program stuck
-  in native code still ends on SIGTERM. Not where the program (asyncio) uses the wakeup fd.
+  FPGAPROF_SIGNAL_GRACE_S seconds (default 10; 0 turns the watchdog off) and the main thread
+  has not moved meanwhile, so a program stuck in native code that released the GIL still ends
+  on SIGTERM. Limits: native code that holds the GIL blocks the watchdog too (the process ends
+  when it returns); the watchdog is off where the program uses the wakeup fd itself (asyncio's
+  signal handlers take it over; Trio warns that it found one set).
 """
 from __future__ import annotations
 
@@ -67,6 +72,14 @@ def grace_s() -> float:
         return DEFAULT_GRACE_S
 
 
+def _main_thread_position() -> tuple | None:
+    """Where the main thread is in Python (frame and instruction), None if unknown."""
+    frame = sys._current_frames().get(threading.main_thread().ident or -1)
+    if frame is None:
+        return None
+    return (id(frame), frame.f_lasti, frame.f_lineno)
+
+
 def _default_action_from_any_thread(signum: int) -> None:
     """SIG_DFL for ``signum`` and raise it, from a thread that signal.signal() refuses."""
     try:
@@ -80,9 +93,36 @@ def _default_action_from_any_thread(signum: int) -> None:
     os._exit(128 + signum)
 
 
+def _before_fork() -> None:
+    # The child must not catch SAVE_ON before _after_fork_in_child has removed our handler and
+    # the watchdog's wakeup fd: a signal caught there would be written into the parent's
+    # watchdog pipe (and the parent ended) and lost in the child. Blocked, it stays pending
+    # until the default action is back.
+    if _instances:
+        try:
+            signal.pthread_sigmask(signal.SIG_BLOCK, SAVE_ON)
+            _fork_blocked.flag = True
+        except (OSError, ValueError, AttributeError):
+            pass
+
+
+def _unblock_after_fork() -> None:
+    if getattr(_fork_blocked, "flag", False):
+        _fork_blocked.flag = False
+        try:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, SAVE_ON)
+        except (OSError, ValueError, AttributeError):
+            pass
+
+
 def _after_fork_in_child() -> None:
     for inst in list(_instances):
         inst._forget_in_child()
+    _instances.clear()
+    _unblock_after_fork()  # a SIGTERM that came meanwhile now takes the default action
+
+
+_fork_blocked = threading.local()
 
 
 class SaveOnSignal:
@@ -121,7 +161,8 @@ class SaveOnSignal:
             return
         _instances.add(self)
         if not _fork_hook_registered and hasattr(os, "register_at_fork"):
-            os.register_at_fork(after_in_child=_after_fork_in_child)
+            os.register_at_fork(before=_before_fork, after_in_parent=_unblock_after_fork,
+                                after_in_child=_after_fork_in_child)
             _fork_hook_registered = True
         self._start_watchdog()
 
@@ -231,7 +272,13 @@ class SaveOnSignal:
                         continue
                     if signal.getsignal(signum) != self._handle:
                         continue  # the program's own handler decides
+                    before = _main_thread_position()
                     if self._started.wait(grace):
+                        continue
+                    if before is None or _main_thread_position() != before:
+                        # The main thread ran Python meanwhile, so a signal of ours would have
+                        # been handled: the byte came from elsewhere (a child forked in C that
+                        # inherited the wakeup fd).
                         continue
                     name = signal_name(signum)
                     sys.stderr.write(f"{self._who}: {name} received, but the program did not return "

@@ -90,12 +90,30 @@ class trace:
             with _lock:
                 _active = None
             raise
+        try:
+            self._after_start()
+        except BaseException:
+            # e.g. a warning turned into an error (-W error): no trace may stay running
+            session, self._session = self._session, None
+            counters, self._counters = self._counters, None
+            try:
+                store = session.stop()
+                if counters is not None:
+                    counters.stop_into(store)
+            except Exception:  # noqa: BLE001 - the original error is the one to raise
+                pass
+            with _lock:
+                _active = None
+            raise
+        return self.profile
+
+    def _after_start(self) -> None:
         if not self._session.gpu_active:
             reason = self._session.unavailable_reason or "CUPTI could not be started"
             msg = (f"fpgaprof.trace: no GPU activity is recorded ({reason}); the profile holds "
                    "wall time and regions only. Pass require_gpu=True to make this an error.")
             self._warnings.append(msg)
-            warnings.warn(msg, FpgaprofWarning, stacklevel=2)
+            warnings.warn(msg, FpgaprofWarning, stacklevel=3)
         if self.counters:
             self._start_counters()
         if self.path is not None and not self.owned_by_run:  # `fpgaprof run` has its own
@@ -106,8 +124,7 @@ class trace:
             except Exception as e:  # noqa: BLE001 - tracing goes on; only this safety net is missing
                 msg = f"fpgaprof.trace: the trace will not be saved on SIGTERM/SIGHUP ({e})"
                 self._warnings.append(msg)
-                warnings.warn(msg, FpgaprofWarning, stacklevel=2)
-        return self.profile
+                warnings.warn(msg, FpgaprofWarning, stacklevel=3)
 
     def _save_on_signal(self, name: str) -> None:
         self._warnings.append(f"the program was ended by {name}: the trace covers it up to then")
@@ -124,7 +141,7 @@ class trace:
             except Exception as e:  # noqa: BLE001 - CountersError / CuptiUnavailableError: say why
                 msg = f"fpgaprof.trace(counters=True): hardware counters not collected: {e}"
         self._warnings.append(msg)
-        warnings.warn(msg, FpgaprofWarning, stacklevel=3)
+        warnings.warn(msg, FpgaprofWarning, stacklevel=4)
 
     def _counter_checkpoint(self) -> None:
         """Called when the tracing thread leaves its outermost region: the counter image holds

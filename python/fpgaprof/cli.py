@@ -530,7 +530,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         except OSError:
             pass
 
-    old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A Python-level no-op, not SIG_IGN: an ignored SIGINT would be inherited through exec and
+    # the program would never see KeyboardInterrupt; a caught one is reset to the default.
+    old_int = signal.signal(signal.SIGINT, lambda *_: None)
     old_handlers: dict = {}
     try:
         for num in forward:
