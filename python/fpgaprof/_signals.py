@@ -175,13 +175,7 @@ class SaveOnSignal:
         then a signal that arrived while finishing ends the process."""
         self._done = True
         if threading.current_thread() is threading.main_thread() and os.getpid() == self._pid:
-            for num in self._installed:
-                try:
-                    if signal.getsignal(num) == self._handle:
-                        signal.signal(num, signal.SIG_DFL)
-                except (OSError, ValueError):
-                    pass
-            self._installed = []
+            self._restore_defaults()
             self._stop_watchdog()
             _instances.discard(self)
         pending, self._pending = self._pending, None
@@ -245,18 +239,34 @@ class SaveOnSignal:
         threading.Thread(target=self._watch, args=(r, grace), daemon=True,
                          name="fpgaprof-signal-watchdog").start()
 
-    def _stop_watchdog(self) -> None:
+    def _restore_defaults(self) -> None:
+        """SIG_DFL back for each signal this handler still holds (main thread only)."""
+        for num in self._installed:
+            try:
+                if signal.getsignal(num) == self._handle:
+                    signal.signal(num, signal.SIG_DFL)
+            except (OSError, ValueError):
+                pass
+        self._installed = []
+
+    def _release_wakeup_fd(self) -> tuple[int, int] | None:
+        """Stops Python writing signals to our pipe (a wakeup fd set by someone else since stays
+        theirs); returns the pipe's (read, write) fds, or None."""
         if self._wakeup is None:
-            return
-        r, w = self._wakeup
-        self._wakeup = None
+            return None
+        fds, self._wakeup = self._wakeup, None
         try:
             current = signal.set_wakeup_fd(-1)
-            if current not in (-1, w):
-                signal.set_wakeup_fd(current)  # replaced since: theirs stays
+            if current not in (-1, fds[1]):
+                signal.set_wakeup_fd(current)
         except (OSError, ValueError):
             pass
-        os.close(w)  # the watchdog reads end-of-file and closes r
+        return fds
+
+    def _stop_watchdog(self) -> None:
+        fds = self._release_wakeup_fd()
+        if fds is not None:
+            os.close(fds[1])  # the watchdog reads end-of-file and closes the read end
 
     def _watch(self, r: int, grace: float) -> None:
         try:
@@ -296,24 +306,9 @@ class SaveOnSignal:
 
     def _forget_in_child(self) -> None:
         """After fork, in the child: nothing of ours stays (the parent owns the trace)."""
-        for num in self._installed:
+        self._restore_defaults()
+        for fd in self._release_wakeup_fd() or ():
             try:
-                if signal.getsignal(num) == self._handle:
-                    signal.signal(num, signal.SIG_DFL)
-            except (OSError, ValueError):
+                os.close(fd)  # no watchdog thread here: both ends are ours to close
+            except OSError:
                 pass
-        self._installed = []
-        if self._wakeup is not None:
-            r, w = self._wakeup
-            self._wakeup = None
-            try:
-                current = signal.set_wakeup_fd(-1)
-                if current not in (-1, w):
-                    signal.set_wakeup_fd(current)
-            except (OSError, ValueError):
-                pass
-            for fd in (r, w):
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass

@@ -558,6 +558,20 @@ def test_region_covering_overlapping_kernels_gets_a_positive_workload_speedup():
     assert 0 < row["workload_speedup"] <= 60e-6 / row["fpga_total_s"] + 1e-9
 
 
+def _two_kernels_in_regions(second_start_ns, second_region, regions):
+    """A 40 ns broadcast_add_fusion at 10 ns in region 0 and a 40 ns ynn_fusion at
+    `second_start_ns` in region `second_region`, over `regions`."""
+    return _core.analysis._store_from_lists({
+        "devices": [DEVICE],
+        "kernels": [{"name": "broadcast_add_fusion", "start_ns": 10, "end_ns": 50, "grid": 1000, "region": 0},
+                    {"name": "ynn_fusion", "start_ns": second_start_ns, "end_ns": second_start_ns + 40,
+                     "grid": 1000, "region": second_region}],
+        "regions": regions,
+        "hlo_modules": [{"name": "jit_f", "text": _hlo_text()}],
+        "start_ns": 0, "end_ns": 1000,
+    })
+
+
 def test_back_to_back_regions_are_siblings_not_nested():
     # Region A [0, 100] and region B [100, 200] on one thread, both outermost (parent unset,
     # as the recorder leaves it for a root). One clock tick between `with region("A")` ending
@@ -565,15 +579,8 @@ def test_back_to_back_regions_are_siblings_not_nested():
     # correlate() pops an interval that ends at the next one's start (end <= start), but
     # RegionLocator (used by rank_fpga_regions and the region roll-ups) only pops end < start,
     # so B was ranked as "A > B" and its kernels were counted inside A.
-    s = _core.analysis._store_from_lists({
-        "devices": [DEVICE],
-        "kernels": [{"name": "broadcast_add_fusion", "start_ns": 10, "end_ns": 50, "grid": 1000, "region": 0},
-                    {"name": "ynn_fusion", "start_ns": 150, "end_ns": 190, "grid": 1000, "region": 1}],
-        "regions": [{"name": "A", "start_ns": 0, "end_ns": 100, "thread_id": 1},
-                    {"name": "B", "start_ns": 100, "end_ns": 200, "thread_id": 1}],
-        "hlo_modules": [{"name": "jit_f", "text": _hlo_text()}],
-        "start_ns": 0, "end_ns": 1000,
-    })
+    s = _two_kernels_in_regions(150, 1, [{"name": "A", "start_ns": 0, "end_ns": 100, "thread_id": 1},
+                                         {"name": "B", "start_ns": 100, "end_ns": 200, "thread_id": 1}])
     rows = {r["region"]: r for r in fpga.fpga_candidates(s, by="region")}
     assert set(rows) == {"A", "B"}
     assert rows["A"]["kernel_count"] == 1
@@ -584,16 +591,10 @@ def test_a_region_name_containing_the_path_separator_does_not_swallow_another_pa
     # "x > y" and a region "y" nested in "x" became one group (depth 0, 2 instances), and "x"
     # itself - which holds y's kernel - disappeared from the ranking. Key groups by
     # (parent group, name) instead.
-    s = _core.analysis._store_from_lists({
-        "devices": [DEVICE],
-        "kernels": [{"name": "broadcast_add_fusion", "start_ns": 10, "end_ns": 50, "grid": 1000, "region": 0},
-                    {"name": "ynn_fusion", "start_ns": 250, "end_ns": 290, "grid": 1000, "region": 2}],
-        "regions": [{"name": "x > y", "start_ns": 0, "end_ns": 100, "thread_id": 1},
-                    {"name": "x", "start_ns": 200, "end_ns": 400, "thread_id": 1},
-                    {"name": "y", "start_ns": 210, "end_ns": 300, "thread_id": 1, "parent": 1}],
-        "hlo_modules": [{"name": "jit_f", "text": _hlo_text()}],
-        "start_ns": 0, "end_ns": 1000,
-    })
+    s = _two_kernels_in_regions(250, 2, [{"name": "x > y", "start_ns": 0, "end_ns": 100, "thread_id": 1},
+                                         {"name": "x", "start_ns": 200, "end_ns": 400, "thread_id": 1},
+                                         {"name": "y", "start_ns": 210, "end_ns": 300, "thread_id": 1,
+                                          "parent": 1}])
     rows = list(fpga.fpga_candidates(s, by="region"))
     outer_x = [r for r in rows if r["name"] == "x" and r["depth"] == 0]
     assert len(outer_x) == 1 and outer_x[0]["kernel_count"] == 1
