@@ -4,10 +4,10 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "fpgaprof/analysis/attribution.hpp"
 #include "fpgaprof/analysis/region_locator.hpp"
 #include "fpgaprof/analysis/transfer_analysis.hpp"
 #include "fpgaprof/error.hpp"
@@ -170,6 +170,13 @@ double amdahl_speedup(double total_s, double gpu_s, double fpga_total_s) {
   return new_total > 0 ? total_s / new_total : 0.0;
 }
 
+void require_same_ops(const std::vector<OpCost>& ops, const RooflineReport& roofline) {
+  if (roofline.ops.size() != ops.size())
+    throw Error(ErrorKind::kInvalidArgument, "roofline has " + std::to_string(roofline.ops.size()) +
+                                                 " ops but " + std::to_string(ops.size()) +
+                                                 " were given: pass the ops analyze_roofline used");
+}
+
 double onchip_factor(double working_set_bytes, double sram_bytes) {
   return working_set_bytes <= sram_bytes ? 1.0 : 0.5 + 0.5 * sram_bytes / working_set_bytes;
 }
@@ -179,10 +186,7 @@ double onchip_factor(double working_set_bytes, double sram_bytes) {
 FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineReport& roofline,
                                 const FpgaTarget& target, const FpgaOptions& options,
                                 const std::vector<double>& host_bytes_per_op) {
-  if (roofline.ops.size() != ops.size())
-    throw Error(ErrorKind::kInvalidArgument, "roofline has " + std::to_string(roofline.ops.size()) +
-                                                 " ops but " + std::to_string(ops.size()) +
-                                                 " were given: pass the ops analyze_roofline used");
+  require_same_ops(ops, roofline);
   if (!host_bytes_per_op.empty() && host_bytes_per_op.size() != ops.size())
     throw Error(ErrorKind::kInvalidArgument, "host_bytes_per_op needs one entry per op (or none)");
   validate_fpga_target(target);
@@ -346,10 +350,7 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
                                                    const std::vector<uint32_t>& op_of_kernel,
                                                    const RooflineReport& roofline, const FpgaTarget& target,
                                                    const FpgaOptions& options) {
-  if (roofline.ops.size() != ops.size())
-    throw Error(ErrorKind::kInvalidArgument, "roofline has " + std::to_string(roofline.ops.size()) +
-                                                 " ops but " + std::to_string(ops.size()) +
-                                                 " were given: pass the ops analyze_roofline used");
+  require_same_ops(ops, roofline);
   if (!op_of_kernel.empty() && op_of_kernel.size() != store.kernels.size())
     throw Error(ErrorKind::kInvalidArgument, "op_of_kernel needs one entry per kernel (or none)");
   validate_fpga_target(target);
@@ -371,7 +372,7 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
       const StringId name = store.markers[m].name;
       if (name >= is_module_range.size()) continue;
       if (is_module_range[name] < 0)
-        is_module_range[name] = std::string_view(store.strings.get(name)).starts_with("XlaModule:") ? 1 : 0;
+        is_module_range[name] = parse_xla_range_name(store.strings.get(name)).kind == XlaRangeName::Kind::kModule;
       if (is_module_range[name] == 1) return m;
     }
     return kNone32;
@@ -395,17 +396,18 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
       if (mr != kNone32 && module_ranges_seen.insert(mr).second) counted_calls[pair_key(g, ops[o].module_index)] += 1;
     }
   }
-  // HtoD + DtoH bytes copied inside each innermost path.
-  std::vector<double> host_bytes(n_groups, 0.0);
-  for (const MemcpyRecord& c : store.memcpys) {
-    const Direction d = direction_of(c.copy_kind);
-    if (c.region_index < groups.group_of.size() && (d == Direction::kHtoD || d == Direction::kDtoH))
-      host_bytes[groups.group_of[c.region_index]] += static_cast<double>(c.bytes);
-  }
   // Inclusive: every entry also counts for the enclosing paths.
   const auto ancestors_inclusive = [&](uint32_t g, auto&& f) {
     for (std::size_t steps = 0; g != kNone32 && steps <= n_groups; g = groups.parent[g], ++steps) f(g);
   };
+  // HtoD + DtoH bytes copied inside each path.
+  std::vector<double> host_bytes(n_groups, 0.0);
+  for (const MemcpyRecord& c : store.memcpys) {
+    const Direction d = direction_of(c.copy_kind);
+    if (c.region_index < groups.group_of.size() && (d == Direction::kHtoD || d == Direction::kDtoH))
+      ancestors_inclusive(groups.group_of[c.region_index],
+                          [&](uint32_t g) { host_bytes[g] += static_cast<double>(c.bytes); });
+  }
   std::vector<std::vector<std::pair<uint32_t, SpanAcc>>> ops_in(n_groups);
   for (const auto& entry : spans) {
     const uint32_t op = static_cast<uint32_t>(entry.first);
@@ -418,9 +420,6 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
     ancestors_inclusive(static_cast<uint32_t>(entry.first >> 32),
                         [&](uint32_t g) { calls_in[pair_key(g, module)] += entry.second; });
   }
-  for (uint32_t g = static_cast<uint32_t>(n_groups); g-- > 0;)
-    if (groups.parent[g] != kNone32 && groups.parent[g] < g) host_bytes[groups.parent[g]] += host_bytes[g];
-  // (parents are created before their children, so a reverse sweep adds each subtree once)
 
   const double total_kernel_ns = static_cast<double>(roofline.trace.time_ns);
   const double workload_ns = options.workload_ns > 0 ? options.workload_ns : total_kernel_ns;
