@@ -132,8 +132,8 @@ def _install_signal_handlers() -> None:
 
     def save(name: str) -> None:
         cm = _state.get("cm")
-        if cm is not None and isinstance(getattr(cm, "_warnings", None), list):
-            cm._warnings.append(f"the program was ended by {name}: the trace covers it up to then")
+        if cm is not None:
+            cm._note_ended_by(name)
         stop()
 
     try:

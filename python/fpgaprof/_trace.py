@@ -126,8 +126,12 @@ class trace:
                 self._warnings.append(msg)
                 warnings.warn(msg, FpgaprofWarning, stacklevel=3)
 
+    def _note_ended_by(self, signal_name: str) -> None:
+        """Marks the trace as cut short by a signal (a warning saved with it)."""
+        self._warnings.append(f"the program was ended by {signal_name}: the trace covers it up to then")
+
     def _save_on_signal(self, name: str) -> None:
-        self._warnings.append(f"the program was ended by {name}: the trace covers it up to then")
+        self._note_ended_by(name)
         self.__exit__(None, None, None)
 
     def _start_counters(self) -> None:

@@ -517,7 +517,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     # The child gets the terminal's signals itself; we only wait for it. SIGTERM/SIGHUP sent to
     # this process alone (kill <pid>, a scheduler) are passed on: the traced program saves its
     # trace and ends as the signal would end it, and the reports are still written here.
-    forward = [getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)]
+    from fpgaprof._signals import SAVE_ON as forward
     child: list = []      # the program, once started
     early: list[int] = []  # signals that came before it started
 
