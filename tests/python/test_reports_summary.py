@@ -210,18 +210,25 @@ def test_nan_becomes_null():
     assert json.loads(txt) == {"a": None, "b": [None, 1.5]}
 
 
-def test_region_gpu_time_includes_nested_regions():
-    prof = F.SyntheticProfile()
-    r = prof.regions.columns()
-    # make back_project [7.5, 9.0] a child of a new outer region "outer" [7.0, 9.5]
+def _add_outer_region(prof, start_ms, end_ms, parent, depth):
+    """Appends region "outer" [start_ms, end_ms] on thread 101 (index 3) to the fixture's three
+    regions, with the given parent and depth columns for all four."""
     import numpy as np
+    r = prof.regions.columns()
     prof.regions = F.Table(
         name=np.append(r["name"], "outer").astype(object),
-        start_ns=np.append(r["start_ns"], F.ms(7.0)).astype(np.uint64),
-        end_ns=np.append(r["end_ns"], F.ms(9.5)).astype(np.uint64),
+        start_ns=np.append(r["start_ns"], F.ms(start_ms)).astype(np.uint64),
+        end_ns=np.append(r["end_ns"], F.ms(end_ms)).astype(np.uint64),
         thread_id=np.append(r["thread_id"], 101).astype(np.uint32),
-        parent=np.array([F.NONE32, F.NONE32, 3, F.NONE32], dtype=np.uint32),
-        depth=np.array([0, 0, 1, 0], dtype=np.uint16))
+        parent=np.array(parent, dtype=np.uint32),
+        depth=np.array(depth, dtype=np.uint16))
+
+
+def test_region_gpu_time_includes_nested_regions():
+    import numpy as np
+    prof = F.SyntheticProfile()
+    # make back_project [7.5, 9.0] a child of a new outer region "outer" [7.0, 9.5]
+    _add_outer_region(prof, 7.0, 9.5, parent=[F.NONE32, F.NONE32, 3, F.NONE32], depth=[0, 0, 1, 0])
     k = prof.kernels.columns()
     # fusion_a #2 (0.5 ms) now launched in back_project
     k["region_index"] = np.array([0, 0, 2, 0], dtype=np.uint32)
@@ -329,14 +336,7 @@ def _nested_profile_with_sync():
     [3.85, 3.95] inside that instance; the GPU on PCIe gen4 x16."""
     import numpy as np
     prof = F.SyntheticProfile()
-    r = prof.regions.columns()
-    prof.regions = F.Table(
-        name=np.append(r["name"], "outer").astype(object),
-        start_ns=np.append(r["start_ns"], F.ms(0.5)).astype(np.uint64),
-        end_ns=np.append(r["end_ns"], F.ms(9.5)).astype(np.uint64),
-        thread_id=np.append(r["thread_id"], 101).astype(np.uint32),
-        parent=np.array([3, F.NONE32, F.NONE32, F.NONE32], dtype=np.uint32),
-        depth=np.array([1, 0, 0, 0], dtype=np.uint16))
+    _add_outer_region(prof, 0.5, 9.5, parent=[3, F.NONE32, F.NONE32, F.NONE32], depth=[1, 0, 0, 0])
     c = prof.transfers.columns()
     c["start_ns"] = np.array([F.ms(1.0), F.ms(3.4)], dtype=np.uint64)
     prof.transfers = F.Table(**c)
