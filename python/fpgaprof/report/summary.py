@@ -293,10 +293,15 @@ def _candidates_section(fpga: dict | None, reason: str | None, tgt: str) -> dict
     if not rows:
         return {**D._unavailable("no candidate op (no attributed GPU time)"), "target": tgt,
                 "regions": regions}
-    return {"available": True, "target": tgt, "count": len(rows),
-            "items": rows[:D.TOP_ROWS], "items_left_out": max(len(rows) - D.TOP_ROWS, 0),
+    return {"available": True, "target": tgt, **_best_rows(rows),
             "what_if": D._py({k: v for k, v in fpga.items() if k not in ("candidates", "regions")}),
             "regions": regions}
+
+
+def _best_rows(rows: list) -> dict:
+    """The first D.TOP_ROWS of a ranked table, with the count of all and of those left out."""
+    return {"count": len(rows), "items": rows[:D.TOP_ROWS],
+            "items_left_out": max(len(rows) - D.TOP_ROWS, 0)}
 
 
 def _region_candidates(fpga: dict) -> dict:
@@ -305,8 +310,7 @@ def _region_candidates(fpga: dict) -> dict:
     rows = [D._py(dict(c)) for c in fpga.get("regions", [])]
     if not rows:
         return D._unavailable("no fpgaprof.region() with GPU kernels inside")
-    return {"available": True, "count": len(rows), "items": rows[:D.TOP_ROWS],
-            "items_left_out": max(len(rows) - D.TOP_ROWS, 0)}
+    return {"available": True, **_best_rows(rows)}
 
 
 def _interval_totals(facts: dict, *parts: dict) -> dict:
