@@ -458,6 +458,26 @@ PYBIND11_MODULE(_core, m) {
         }, py::arg("store"))
         .def_property_readonly("metrics", &CounterSession::metrics)
         .def_property_readonly("warnings", &CounterSession::warnings);
+    r.def("counter_plan", [](const std::string& chip, const std::vector<std::string>& metrics, int device) {
+      CounterPlan p;
+      {
+        py::gil_scoped_release nogil;
+        p = plan_counters(chip, metrics, device);
+      }
+      py::list ms;
+      for (const CounterMetricInfo& m : p.metrics) {
+        py::dict d;
+        d["role"] = m.role; d["name"] = m.name; d["description"] = m.description;
+        d["hw_unit"] = m.hw_unit; d["unit"] = m.unit;
+        ms.append(d);
+      }
+      py::dict d;
+      d["chip"] = p.chip; d["chip_from_device"] = p.chip_from_device; d["cupti_path"] = p.cupti_path;
+      d["metrics"] = ms; d["missing"] = p.missing; d["passes"] = p.passes;
+      d["config_image_bytes"] = p.config_image_bytes;
+      return d;
+    }, py::arg("chip") = "", py::arg("metrics") = std::vector<std::string>{}, py::arg("device") = 0);
+    r.def("counter_chips", [] { return counter_chips(); });
     r.def("hlo_module_texts", [](const TraceStore& store) {
       py::list out;
       for (const HloModuleText& t : store.hlo_modules) out.append(py::make_tuple(t.name, t.program_id, t.text));

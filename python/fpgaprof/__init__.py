@@ -19,7 +19,7 @@ from fpgaprof._devices import devices  # noqa: E402
 from fpgaprof._profile import Profile, load  # noqa: E402
 from fpgaprof._trace import region, trace  # noqa: E402
 from fpgaprof import hlo  # noqa: E402
-from fpgaprof import calibrate, fpga, roofline  # noqa: E402
+from fpgaprof import calibrate, counters, fpga, roofline  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -41,4 +41,5 @@ __all__ = [
     "roofline",
     "fpga",
     "calibrate",
+    "counters",
 ]

@@ -433,6 +433,16 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_counters(args: argparse.Namespace) -> int:
+    from fpgaprof import counters
+    if args.chips:
+        _out(" ".join(counters.chips()) + "\n")
+        return 0
+    plan = counters.plan(args.chip, metrics=args.metric or None, device=args.device)
+    _out(json.dumps(plan.to_dict(), indent=1) + "\n" if args.json else str(plan))
+    return 0
+
+
 def cmd_devices(args: argparse.Namespace) -> int:
     try:
         from fpgaprof import _devices
@@ -642,6 +652,18 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Measures achieved DRAM bandwidth and FLOP/s on this GPU and "
                        "stores them for the roofline (needs a GPU).")
     r.set_defaults(func=cmd_calibrate)
+
+    r = sub.add_parser("counters", help="show the hardware counters trace(counters=True) collects on a chip",
+                       description="Shows the metric per role, its unit, the roles the chip cannot give "
+                       "and the kernel-replay passes, from CUPTI's Profiler Host API (no GPU needed "
+                       "with --chip).")
+    r.add_argument("--chip", help="CUPTI chip name, e.g. GH100, GA100, AD102, GB100 (default: the GPU's)")
+    r.add_argument("--device", type=int, default=0, help="GPU ordinal whose chip to use (default 0)")
+    r.add_argument("--metric", action="append", metavar="NAME",
+                   help="a metric with rollup (dram__bytes_read.sum) instead of fpgaprof's set; repeatable")
+    r.add_argument("--json", action="store_true", help="print the plan as JSON")
+    r.add_argument("--chips", action="store_true", help="list the chip names this CUPTI knows")
+    r.set_defaults(func=cmd_counters)
 
     r = sub.add_parser("devices", help="show CUPTI, driver and GPUs as fpgaprof sees them",
                        description="Shows which libcupti fpgaprof uses, the driver and the GPUs, "

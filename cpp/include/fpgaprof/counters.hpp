@@ -20,9 +20,14 @@ enum class CounterRole : uint8_t {
   kFp16Add, kFp16Mul, kFp16Fma, kTensorInstructions, kDuration,
 };
 
+// The role's name as reports and errors show it: "dram_read", "fp32_fma", "duration", ...
+const char* counter_role_name(CounterRole role);
+
 struct CounterMetric {
   CounterRole role;
   std::vector<std::string> candidates;  // metric names, preferred first (chips name them differently)
+  std::string unit;                     // the dimension CUPTI must report for it ("byte", ...):
+                                        // the roofline decodes values in this unit
 };
 
 // The metrics fpgaprof asks for, per role: DRAM bytes read/written (dram__bytes_read.sum, or
@@ -34,6 +39,7 @@ const std::vector<CounterMetric>& counter_metrics();
 
 struct MetricSelection {
   std::vector<std::string> metrics;   // chosen names, one per available role
+  std::vector<CounterRole> roles;     // parallel to metrics
   std::vector<std::string> missing;   // roles with no supported candidate: "fp16_fma (tried ...)"
 };
 // Picks, per role, the first candidate whose base name (the part before the last '.') is in
@@ -56,6 +62,40 @@ struct CounterMatch {
 // next kernel with the same name (kernel replay serializes launches in that order). Pure.
 CounterMatch add_counter_ranges(TraceStore& store, const std::vector<std::string>& metrics,
                                 const std::vector<CounterRange>& ranges, uint32_t first_range_index = 0);
+
+// One metric of a counter plan, with what CUPTI says of it (cuptiProfilerHostGetMetricProperties).
+struct CounterMetricInfo {
+  std::string role;          // counter_role_name(); "" for a metric the caller named
+  std::string name;          // with its rollup: "dram__bytes_read.sum"
+  std::string description;   // CUPTI's one-line description
+  std::string hw_unit;       // the hardware unit counted: "dram", "sm", "gpu"
+  std::string unit;          // the dimension of its values: "byte", "instruction", "nanosecond"
+};
+
+// What trace(counters=True) collects on a chip: the metric per role, the roles the chip cannot
+// give (with the reason), and the replay cost (every kernel runs `passes` times while counting).
+struct CounterPlan {
+  std::string chip;                         // CUPTI's chip name, e.g. "GH100"
+  bool chip_from_device = false;            // read from the GPU (true) or named by the caller
+  std::string cupti_path;                   // the libcupti that made the plan
+  std::vector<CounterMetricInfo> metrics;
+  std::vector<std::string> missing;         // "dram_read (tried ...)" or "... (unit 'x', expected 'y')"
+  std::size_t passes = 0;                   // replay passes per kernel
+  std::size_t config_image_bytes = 0;
+};
+
+// Builds the counter configuration for `chip` with the Profiler Host API, which needs neither a
+// driver nor a GPU: the plan is exact for that chip (counter availability on a particular board,
+// e.g. under MIG, is only known on the device). `chip` is CUPTI's name, any case ("gh100"); empty:
+// the chip of GPU `device` (needs the driver). `metrics` empty: fpgaprof's metric per role,
+// each checked for the unit the roofline expects; else exactly these names (with rollups).
+// Throws Error(kInvalidArgument) for an unknown chip (the message lists the known ones) or
+// metric, Error(kCuptiUnavailable) without CUPTI, or without a driver/GPU when `chip` is empty,
+// Error(kCounters) when this libcupti lacks the Profiler Host API (CUDA < 12.6).
+CounterPlan plan_counters(const std::string& chip, const std::vector<std::string>& metrics = {},
+                          int device = 0);
+// The chips this libcupti's Profiler Host API knows (cuptiProfilerHostGetSupportedChips).
+std::vector<std::string> counter_chips();
 
 struct CounterOptions {
   std::vector<std::string> metrics;   // empty: select_counter_metrics() for the chip

@@ -6,9 +6,8 @@
 #include "fpgaprof/counters.hpp"
 
 namespace fpgaprof {
-namespace {
 
-const char* role_name(CounterRole r) {
+const char* counter_role_name(CounterRole r) {
   switch (r) {
     case CounterRole::kDramRead: return "dram_read";
     case CounterRole::kDramWrite: return "dram_write";
@@ -27,6 +26,8 @@ const char* role_name(CounterRole r) {
   return "?";
 }
 
+namespace {
+
 std::string base_of(const std::string& metric) {
   const auto dot = metric.rfind('.');
   return dot == std::string::npos ? metric : metric.substr(0, dot);
@@ -38,19 +39,19 @@ std::string sass(const char* op) { return std::string("sm__sass_thread_inst_exec
 
 const std::vector<CounterMetric>& counter_metrics() {
   static const std::vector<CounterMetric> metrics = {
-      {CounterRole::kDramRead, {"dram__bytes_read.sum", "dram__bytes_op_read.sum"}},
-      {CounterRole::kDramWrite, {"dram__bytes_write.sum", "dram__bytes_op_write.sum"}},
-      {CounterRole::kFp32Add, {sass("fadd")}},
-      {CounterRole::kFp32Mul, {sass("fmul")}},
-      {CounterRole::kFp32Fma, {sass("ffma")}},
-      {CounterRole::kFp64Add, {sass("dadd")}},
-      {CounterRole::kFp64Mul, {sass("dmul")}},
-      {CounterRole::kFp64Fma, {sass("dfma")}},
-      {CounterRole::kFp16Add, {sass("hadd")}},
-      {CounterRole::kFp16Mul, {sass("hmul")}},
-      {CounterRole::kFp16Fma, {sass("hfma")}},
-      {CounterRole::kTensorInstructions, {"sm__inst_executed_pipe_tensor.sum"}},
-      {CounterRole::kDuration, {"gpu__time_duration.sum"}},
+      {CounterRole::kDramRead, {"dram__bytes_read.sum", "dram__bytes_op_read.sum"}, "byte"},
+      {CounterRole::kDramWrite, {"dram__bytes_write.sum", "dram__bytes_op_write.sum"}, "byte"},
+      {CounterRole::kFp32Add, {sass("fadd")}, "instruction"},
+      {CounterRole::kFp32Mul, {sass("fmul")}, "instruction"},
+      {CounterRole::kFp32Fma, {sass("ffma")}, "instruction"},
+      {CounterRole::kFp64Add, {sass("dadd")}, "instruction"},
+      {CounterRole::kFp64Mul, {sass("dmul")}, "instruction"},
+      {CounterRole::kFp64Fma, {sass("dfma")}, "instruction"},
+      {CounterRole::kFp16Add, {sass("hadd")}, "instruction"},
+      {CounterRole::kFp16Mul, {sass("hmul")}, "instruction"},
+      {CounterRole::kFp16Fma, {sass("hfma")}, "instruction"},
+      {CounterRole::kTensorInstructions, {"sm__inst_executed_pipe_tensor.sum"}, "instruction"},
+      {CounterRole::kDuration, {"gpu__time_duration.sum"}, "nanosecond"},
   };
   return metrics;
 }
@@ -63,6 +64,7 @@ MetricSelection select_counter_metrics(const std::vector<std::string>& supported
       if (std::find(supported_base_metrics.begin(), supported_base_metrics.end(), base_of(c)) !=
           supported_base_metrics.end()) {
         sel.metrics.push_back(c);
+        sel.roles.push_back(m.role);
         found = true;
         break;
       }
@@ -70,7 +72,7 @@ MetricSelection select_counter_metrics(const std::vector<std::string>& supported
     if (!found) {
       std::string tried;
       for (const std::string& c : m.candidates) tried += (tried.empty() ? "" : ", ") + c;
-      sel.missing.push_back(std::string(role_name(m.role)) + " (tried " + tried + ")");
+      sel.missing.push_back(std::string(counter_role_name(m.role)) + " (tried " + tried + ")");
     }
   }
   return sel;

@@ -1,4 +1,5 @@
-// CounterSession on CUPTI's Range Profiler + Profiler Host API (auto range, kernel replay).
+// CounterSession on CUPTI's Range Profiler + Profiler Host API (auto range, kernel replay), and
+// plan_counters, the host-only part of it (no driver or GPU needed).
 // Sequence (REFERENCE.md): preload libnvperf_host.so by absolute path (RTLD_GLOBAL), then
 // cuptiProfilerInitialize -> chip name + counter availability -> host object with the metrics ->
 // config image -> cuptiRangeProfilerEnable on the context -> counter-data image -> SetConfig
@@ -7,7 +8,10 @@
 // libcupti that CuptiApi loaded (never linked).
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -16,6 +20,7 @@
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
 
+#include "cupti/cuda_driver.hpp"
 #include "cupti/cupti_api.hpp"
 #include "fpgaprof/counters.hpp"
 #include "fpgaprof/error.hpp"
@@ -30,7 +35,9 @@ struct ProfilerApi {
   decltype(&cuptiProfilerGetCounterAvailability) GetCounterAvailability = nullptr;
   decltype(&cuptiProfilerHostInitialize) HostInitialize = nullptr;
   decltype(&cuptiProfilerHostDeinitialize) HostDeinitialize = nullptr;
+  decltype(&cuptiProfilerHostGetSupportedChips) HostGetSupportedChips = nullptr;
   decltype(&cuptiProfilerHostGetBaseMetrics) HostGetBaseMetrics = nullptr;
+  decltype(&cuptiProfilerHostGetMetricProperties) HostGetMetricProperties = nullptr;
   decltype(&cuptiProfilerHostConfigAddMetrics) HostConfigAddMetrics = nullptr;
   decltype(&cuptiProfilerHostGetConfigImageSize) HostGetConfigImageSize = nullptr;
   decltype(&cuptiProfilerHostGetConfigImage) HostGetConfigImage = nullptr;
@@ -59,6 +66,68 @@ std::string dir_of(const std::string& path) {
   return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
 }
 
+struct Profiler {
+  const cupti::CuptiApi* cupti = nullptr;
+  ProfilerApi api;
+};
+
+// libcupti (CuptiApi's search), libnvperf_host.so beside it, and every profiler entry point.
+Profiler load_profiler() {
+  std::string error;
+  Profiler p;
+  p.cupti = cupti::CuptiApi::get(&error);
+  if (p.cupti == nullptr) throw Error(ErrorKind::kCuptiUnavailable, error);
+  // The Host API dlopens libnvperf_host.so by bare name: load it first by absolute path, next to
+  // the libcupti in use (pip wheel or toolkit), so that lookup finds the matching copy.
+  const std::string nvperf = dir_of(p.cupti->path) + "/libnvperf_host.so";
+  if (dlopen(nvperf.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr &&
+      dlopen("libnvperf_host.so", RTLD_NOW | RTLD_GLOBAL) == nullptr)
+    throw Error(ErrorKind::kCounters, "libnvperf_host.so not found next to " + p.cupti->path +
+                                          ": install the nvidia-cuda-cupti wheel or the CUDA toolkit's CUPTI");
+  ProfilerApi& api = p.api;
+  std::string missing;
+  void* h = p.cupti->handle;
+  resolve(h, "cuptiProfilerInitialize", api.Initialize, missing);
+  resolve(h, "cuptiProfilerDeInitialize", api.DeInitialize, missing);
+  resolve(h, "cuptiDeviceGetChipName", api.GetChipName, missing);
+  resolve(h, "cuptiProfilerGetCounterAvailability", api.GetCounterAvailability, missing);
+  resolve(h, "cuptiProfilerHostInitialize", api.HostInitialize, missing);
+  resolve(h, "cuptiProfilerHostDeinitialize", api.HostDeinitialize, missing);
+  resolve(h, "cuptiProfilerHostGetSupportedChips", api.HostGetSupportedChips, missing);
+  resolve(h, "cuptiProfilerHostGetBaseMetrics", api.HostGetBaseMetrics, missing);
+  resolve(h, "cuptiProfilerHostGetMetricProperties", api.HostGetMetricProperties, missing);
+  resolve(h, "cuptiProfilerHostConfigAddMetrics", api.HostConfigAddMetrics, missing);
+  resolve(h, "cuptiProfilerHostGetConfigImageSize", api.HostGetConfigImageSize, missing);
+  resolve(h, "cuptiProfilerHostGetConfigImage", api.HostGetConfigImage, missing);
+  resolve(h, "cuptiProfilerHostGetNumOfPasses", api.HostGetNumOfPasses, missing);
+  resolve(h, "cuptiProfilerHostEvaluateToGpuValues", api.HostEvaluateToGpuValues, missing);
+  resolve(h, "cuptiRangeProfilerEnable", api.Enable, missing);
+  resolve(h, "cuptiRangeProfilerDisable", api.Disable, missing);
+  resolve(h, "cuptiRangeProfilerSetConfig", api.SetConfig, missing);
+  resolve(h, "cuptiRangeProfilerStart", api.Start, missing);
+  resolve(h, "cuptiRangeProfilerStop", api.Stop, missing);
+  resolve(h, "cuptiRangeProfilerDecodeData", api.DecodeData, missing);
+  resolve(h, "cuptiRangeProfilerGetCounterDataSize", api.GetCounterDataSize, missing);
+  resolve(h, "cuptiRangeProfilerCounterDataImageInitialize", api.CounterDataImageInitialize, missing);
+  resolve(h, "cuptiRangeProfilerGetCounterDataInfo", api.GetCounterDataInfo, missing);
+  resolve(h, "cuptiRangeProfilerCounterDataGetRangeInfo", api.GetRangeInfo, missing);
+  if (!missing.empty())
+    throw Error(ErrorKind::kCounters, p.cupti->path + " lacks the Range Profiler (" + missing +
+                                          "): use CUPTI from CUDA 12.6 or newer");
+  return p;
+}
+
+// Throws Error(kCounters) for a failed CUPTI call, naming the driver setting for the privilege error.
+void check(const cupti::CuptiApi& cupti, CUptiResult r, const char* what, const std::string& chip) {
+  if (r == CUPTI_SUCCESS) return;
+  if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
+    throw Error(ErrorKind::kCounters,
+                std::string(what) + ": the driver restricts GPU performance counters to admin users: set "
+                "NVreg_RestrictProfilingToAdminUsers=0 (driver option) or run as root");
+  throw Error(ErrorKind::kCounters, std::string(what) + " failed: " + cupti.result_string(r) + " (chip '" +
+                                        chip + "'): trace without counters=True");
+}
+
 using CUcontextOpaque = void*;
 
 // A zeroed CUPTI parameter struct with its size set (pPriv and every [in] field start at 0).
@@ -68,6 +137,143 @@ T params(std::size_t struct_size) {
   std::memset(static_cast<void*>(&p), 0, sizeof p);
   p.structSize = struct_size;
   return p;
+}
+
+std::vector<std::string> supported_chips(const Profiler& p) {
+  auto c = params<CUpti_Profiler_Host_GetSupportedChips_Params>(CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE);
+  check(*p.cupti, p.api.HostGetSupportedChips(&c), "cuptiProfilerHostGetSupportedChips", "");
+  std::vector<std::string> out;
+  for (size_t i = 0; i < c.numChips; ++i)
+    if (c.ppChipNames[i] != nullptr) out.emplace_back(c.ppChipNames[i]);
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// The profiler host object of one chip (RAII): metric lookup, properties, config image.
+class HostObject {
+ public:
+  HostObject(const Profiler& p, std::string chip, const uint8_t* availability_image)
+      : p_(p), chip_(std::move(chip)) {
+    auto host = params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+    host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+    host.pChipName = chip_.c_str();
+    host.pCounterAvailabilityImage = availability_image;
+    check(*p_.cupti, p_.api.HostInitialize(&host), "cuptiProfilerHostInitialize", chip_);
+    host_ = host.pHostObject;
+  }
+  ~HostObject() {
+    auto d = params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+    d.pHostObject = host_;
+    p_.api.HostDeinitialize(&d);  // best effort: nothing to report at teardown
+  }
+  HostObject(const HostObject&) = delete;
+  HostObject& operator=(const HostObject&) = delete;
+
+  CUpti_Profiler_Host_Object* get() const { return host_; }
+
+  std::vector<std::string> base_counters() const {
+    auto base = params<CUpti_Profiler_Host_GetBaseMetrics_Params>(CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE);
+    base.pHostObject = host_;
+    base.metricType = CUPTI_METRIC_TYPE_COUNTER;
+    check(*p_.cupti, p_.api.HostGetBaseMetrics(&base), "cuptiProfilerHostGetBaseMetrics", chip_);
+    std::vector<std::string> names;
+    for (size_t i = 0; i < base.numMetrics; ++i) names.emplace_back(base.ppMetricNames[i]);
+    return names;
+  }
+
+  // False when the chip has no such metric.
+  bool properties(const std::string& metric, CounterMetricInfo* info) const {
+    auto prop = params<CUpti_Profiler_Host_GetMetricProperties_Params>(CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE);
+    prop.pHostObject = host_;
+    prop.pMetricName = metric.c_str();
+    const CUptiResult r = p_.api.HostGetMetricProperties(&prop);
+    if (r == CUPTI_ERROR_INVALID_METRIC_NAME) return false;
+    check(*p_.cupti, r, "cuptiProfilerHostGetMetricProperties", chip_);
+    info->name = metric;
+    info->description = prop.pDescription != nullptr ? prop.pDescription : "";
+    info->hw_unit = prop.pHwUnit != nullptr ? prop.pHwUnit : "";
+    info->unit = prop.pDimUnit != nullptr ? prop.pDimUnit : "";
+    return true;
+  }
+
+  // The config image for `names`; *passes = replay passes per kernel (0 when CUPTI cannot say).
+  std::vector<uint8_t> config_image(const std::vector<const char*>& names, std::size_t* passes) const {
+    auto add = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+    add.pHostObject = host_;
+    add.ppMetricNames = const_cast<const char**>(names.data());
+    add.numMetrics = names.size();
+    check(*p_.cupti, p_.api.HostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics", chip_);
+    auto csize = params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+    csize.pHostObject = host_;
+    check(*p_.cupti, p_.api.HostGetConfigImageSize(&csize), "cuptiProfilerHostGetConfigImageSize", chip_);
+    std::vector<uint8_t> image(csize.configImageSize);
+    auto cimg = params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+    cimg.pHostObject = host_;
+    cimg.configImageSize = image.size();
+    cimg.pConfigImage = image.data();
+    check(*p_.cupti, p_.api.HostGetConfigImage(&cimg), "cuptiProfilerHostGetConfigImage", chip_);
+    auto np = params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+    np.configImageSize = image.size();
+    np.pConfigImage = image.data();
+    *passes = p_.api.HostGetNumOfPasses(&np) == CUPTI_SUCCESS ? np.numOfPasses : 0;
+    return image;
+  }
+
+ private:
+  const Profiler p_;
+  std::string chip_;
+  CUpti_Profiler_Host_Object* host_ = nullptr;
+};
+
+// The metrics to collect on the host object's chip. `requested` empty: fpgaprof's metric per role
+// (select_counter_metrics), each kept only when CUPTI reports the unit the roofline decodes;
+// roles left out go to *missing. Else exactly `requested`; names the chip lacks are an error.
+std::vector<CounterMetricInfo> choose_metrics(const HostObject& host, const std::string& chip,
+                                              const std::vector<std::string>& requested,
+                                              std::vector<std::string>* missing) {
+  std::vector<CounterMetricInfo> out;
+  if (!requested.empty()) {
+    std::vector<std::string> unknown;
+    for (const std::string& m : requested) {
+      CounterMetricInfo info;
+      if (host.properties(m, &info)) out.push_back(std::move(info)); else unknown.push_back(m);
+    }
+    if (!unknown.empty()) {
+      std::string lower = chip;
+      std::transform(lower.begin(), lower.end(), lower.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      throw Error(ErrorKind::kInvalidArgument, "counter metric(s) not available on chip " + chip + ": " +
+                                                   joined(unknown) + " (list the chip's metrics with `ncu "
+                                                   "--query-metrics --chip " + lower + "`)");
+    }
+    return out;
+  }
+  const MetricSelection sel = select_counter_metrics(host.base_counters());
+  *missing = sel.missing;
+  const std::vector<CounterMetric>& table = counter_metrics();
+  for (std::size_t i = 0; i < sel.metrics.size(); ++i) {
+    const auto spec = std::find_if(table.begin(), table.end(),
+                                   [&](const CounterMetric& m) { return m.role == sel.roles[i]; });
+    CounterMetricInfo info;
+    if (!host.properties(sel.metrics[i], &info)) {
+      missing->push_back(std::string(counter_role_name(sel.roles[i])) + " (" + sel.metrics[i] +
+                         ": listed as a base counter but unknown with its rollup)");
+      continue;
+    }
+    if (spec != table.end() && info.unit != spec->unit) {
+      missing->push_back(std::string(counter_role_name(sel.roles[i])) + " (" + sel.metrics[i] + ": unit '" +
+                         info.unit + "', expected '" + spec->unit + "')");
+      continue;
+    }
+    info.role = counter_role_name(sel.roles[i]);
+    out.push_back(std::move(info));
+  }
+  return out;
 }
 
 // The profiled context: the calling thread's current one, else the device's primary context
@@ -101,10 +307,12 @@ CUcontextOpaque profiled_context(int device, std::string* error) {
   return ctx;
 }
 
+std::mutex g_active_mutex;
+bool g_active = false;  // a CounterSession holds cuptiProfilerInitialize
+
 class CuptiCounterSession final : public CounterSession {
  public:
-  CuptiCounterSession(const cupti::CuptiApi* cupti, ProfilerApi api, CounterOptions options)
-      : cupti_(cupti), api_(api), options_(std::move(options)) {}
+  CuptiCounterSession(Profiler p, CounterOptions options) : p_(p), options_(std::move(options)) {}
 
   ~CuptiCounterSession() override { teardown(); }
 
@@ -113,72 +321,43 @@ class CuptiCounterSession final : public CounterSession {
     std::string error;
     ctx_ = profiled_context(options_.device, &error);
     if (ctx_ == nullptr) throw Error(ErrorKind::kCuptiUnavailable, error);
+    const ProfilerApi& api = p_.api;
 
     auto init = params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
-    check(api_.Initialize(&init), "cuptiProfilerInitialize");
+    ok(api.Initialize(&init), "cuptiProfilerInitialize");
     initialized_ = true;
 
     auto chip = params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
     chip.deviceIndex = static_cast<size_t>(options_.device);
-    check(api_.GetChipName(&chip), "cuptiDeviceGetChipName");
+    ok(api.GetChipName(&chip), "cuptiDeviceGetChipName");
     chip_ = chip.pChipName != nullptr ? chip.pChipName : "";
 
     auto avail = params<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
     avail.ctx = static_cast<CUcontext>(ctx_);
-    check(api_.GetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability (size)");
+    ok(api.GetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability (size)");
     availability_.resize(avail.counterAvailabilityImageSize);
     avail.pCounterAvailabilityImage = availability_.data();
-    check(api_.GetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability");
+    ok(api.GetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability");
 
-    auto host = params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
-    host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-    host.pChipName = chip_.c_str();
-    host.pCounterAvailabilityImage = availability_.data();
-    check(api_.HostInitialize(&host), "cuptiProfilerHostInitialize");
-    host_ = host.pHostObject;
-
-    metrics_ = options_.metrics;
-    if (metrics_.empty()) {
-      auto base = params<CUpti_Profiler_Host_GetBaseMetrics_Params>(CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE);
-      base.pHostObject = host_;
-      base.metricType = CUPTI_METRIC_TYPE_COUNTER;
-      check(api_.HostGetBaseMetrics(&base), "cuptiProfilerHostGetBaseMetrics");
-      std::vector<std::string> supported;
-      for (size_t i = 0; i < base.numMetrics; ++i) supported.emplace_back(base.ppMetricNames[i]);
-      const MetricSelection sel = select_counter_metrics(supported);
-      metrics_ = sel.metrics;
-      for (const std::string& m : sel.missing)
-        warnings_.push_back("counter metric not available on " + chip_ + ": " + m + "; continuing without it");
-    }
+    host_ = std::make_unique<HostObject>(p_, chip_, availability_.data());
+    std::vector<std::string> missing;
+    for (CounterMetricInfo& m : choose_metrics(*host_, chip_, options_.metrics, &missing))
+      metrics_.push_back(std::move(m.name));
+    for (const std::string& m : missing)
+      warnings_.push_back("counter metric not available on " + chip_ + ": " + m + "; continuing without it");
     if (metrics_.empty())
       throw Error(ErrorKind::kCounters, "no fpgaprof counter metric is available on chip " + chip_ +
                                             ": trace without counters=True");
     for (const std::string& m : metrics_) metric_ptrs_.push_back(m.c_str());
-
-    auto add = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
-    add.pHostObject = host_;
-    add.ppMetricNames = metric_ptrs_.data();
-    add.numMetrics = metric_ptrs_.size();
-    check(api_.HostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics");
-    auto csize = params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
-    csize.pHostObject = host_;
-    check(api_.HostGetConfigImageSize(&csize), "cuptiProfilerHostGetConfigImageSize");
-    config_.resize(csize.configImageSize);
-    auto cimg = params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
-    cimg.pHostObject = host_;
-    cimg.configImageSize = config_.size();
-    cimg.pConfigImage = config_.data();
-    check(api_.HostGetConfigImage(&cimg), "cuptiProfilerHostGetConfigImage");
-    auto passes = params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
-    passes.configImageSize = config_.size();
-    passes.pConfigImage = config_.data();
-    if (api_.HostGetNumOfPasses(&passes) == CUPTI_SUCCESS && passes.numOfPasses > 1)
-      warnings_.push_back("counters need " + std::to_string(passes.numOfPasses) +
+    std::size_t passes = 0;
+    config_ = host_->config_image(metric_ptrs_, &passes);
+    if (passes > 1)
+      warnings_.push_back("counters need " + std::to_string(passes) +
                           " replay passes per kernel: kernels run that many times while counting");
 
     auto en = params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
     en.ctx = static_cast<CUcontext>(ctx_);
-    check(api_.Enable(&en), "cuptiRangeProfilerEnable");
+    ok(api.Enable(&en), "cuptiRangeProfilerEnable");
     object_ = en.pRangeProfilerObject;
 
     auto dsize = params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
@@ -187,7 +366,7 @@ class CuptiCounterSession final : public CounterSession {
     dsize.numMetrics = metric_ptrs_.size();
     dsize.maxNumOfRanges = options_.max_ranges;
     dsize.maxNumRangeTreeNodes = static_cast<uint32_t>(options_.max_ranges);
-    check(api_.GetCounterDataSize(&dsize), "cuptiRangeProfilerGetCounterDataSize");
+    ok(api.GetCounterDataSize(&dsize), "cuptiRangeProfilerGetCounterDataSize");
     counter_data_.resize(dsize.counterDataSize);
     configure_and_start();
   }
@@ -215,22 +394,14 @@ class CuptiCounterSession final : public CounterSession {
   const std::vector<std::string>& warnings() const override { return warnings_; }
 
  private:
-  void check(CUptiResult r, const char* what) {
-    if (r == CUPTI_SUCCESS) return;
-    if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
-      throw Error(ErrorKind::kCounters,
-                  std::string(what) + ": the driver restricts GPU performance counters to admin users: set "
-                  "NVreg_RestrictProfilingToAdminUsers=0 (driver option) or run as root");
-    throw Error(ErrorKind::kCounters, std::string(what) + " failed: " + cupti_->result_string(r) +
-                                          " (chip '" + chip_ + "'): trace without counters=True");
-  }
+  void ok(CUptiResult r, const char* what) const { check(*p_.cupti, r, what, chip_); }
 
   void configure_and_start() {
     auto ini = params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
     ini.pRangeProfilerObject = object_;
     ini.counterDataSize = counter_data_.size();
     ini.pCounterData = counter_data_.data();
-    check(api_.CounterDataImageInitialize(&ini), "cuptiRangeProfilerCounterDataImageInitialize");
+    ok(p_.api.CounterDataImageInitialize(&ini), "cuptiRangeProfilerCounterDataImageInitialize");
     auto cfg = params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
     cfg.pRangeProfilerObject = object_;
     cfg.configSize = config_.size();
@@ -244,10 +415,10 @@ class CuptiCounterSession final : public CounterSession {
     cfg.minNestingLevel = 1;
     cfg.passIndex = 0;
     cfg.targetNestingLevel = 1;
-    check(api_.SetConfig(&cfg), "cuptiRangeProfilerSetConfig");
+    ok(p_.api.SetConfig(&cfg), "cuptiRangeProfilerSetConfig");
     auto st = params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
     st.pRangeProfilerObject = object_;
-    check(api_.Start(&st), "cuptiRangeProfilerStart");
+    ok(p_.api.Start(&st), "cuptiRangeProfilerStart");
     running_ = true;
   }
 
@@ -256,35 +427,35 @@ class CuptiCounterSession final : public CounterSession {
     if (!running_) return;
     auto sp = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
     sp.pRangeProfilerObject = object_;
-    check(api_.Stop(&sp), "cuptiRangeProfilerStop");
+    ok(p_.api.Stop(&sp), "cuptiRangeProfilerStop");
     running_ = false;
     auto dec = params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
     dec.pRangeProfilerObject = object_;
-    check(api_.DecodeData(&dec), "cuptiRangeProfilerDecodeData");
+    ok(p_.api.DecodeData(&dec), "cuptiRangeProfilerDecodeData");
     dropped_ += dec.numOfRangeDropped;
     auto info = params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
     info.pCounterDataImage = counter_data_.data();
     info.counterDataImageSize = counter_data_.size();
-    check(api_.GetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
+    ok(p_.api.GetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
     for (size_t i = 0; i < info.numTotalRanges; ++i) {
       auto ri = params<CUpti_RangeProfiler_CounterData_GetRangeInfo_Params>(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE);
       ri.pCounterDataImage = counter_data_.data();
       ri.counterDataImageSize = counter_data_.size();
       ri.rangeIndex = i;
       ri.rangeDelimiter = "/";
-      check(api_.GetRangeInfo(&ri), "cuptiRangeProfilerCounterDataGetRangeInfo");
+      ok(p_.api.GetRangeInfo(&ri), "cuptiRangeProfilerCounterDataGetRangeInfo");
       CounterRange range;
       range.name = ri.rangeName != nullptr ? ri.rangeName : "";
       range.values.assign(metric_ptrs_.size(), 0.0);
       auto ev = params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
-      ev.pHostObject = host_;
+      ev.pHostObject = host_->get();
       ev.pCounterDataImage = counter_data_.data();
       ev.counterDataImageSize = counter_data_.size();
       ev.rangeIndex = i;
       ev.ppMetricNames = metric_ptrs_.data();
       ev.numMetrics = metric_ptrs_.size();
       ev.pMetricValues = range.values.data();
-      check(api_.HostEvaluateToGpuValues(&ev), "cuptiProfilerHostEvaluateToGpuValues");
+      ok(p_.api.HostEvaluateToGpuValues(&ev), "cuptiProfilerHostEvaluateToGpuValues");
       ranges_.push_back(std::move(range));
     }
   }
@@ -294,37 +465,37 @@ class CuptiCounterSession final : public CounterSession {
     if (running_) {
       auto sp = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
       sp.pRangeProfilerObject = object_;
-      api_.Stop(&sp);
+      p_.api.Stop(&sp);
       running_ = false;
     }
     if (object_ != nullptr) {
       auto d = params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
       d.pRangeProfilerObject = object_;
-      api_.Disable(&d);
+      p_.api.Disable(&d);
       object_ = nullptr;
     }
-    if (host_ != nullptr) {
-      auto d = params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
-      d.pHostObject = host_;
-      api_.HostDeinitialize(&d);
-      host_ = nullptr;
-    }
+    host_.reset();
     if (initialized_) {
       auto d = params<CUpti_Profiler_DeInitialize_Params>(CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
-      api_.DeInitialize(&d);
+      p_.api.DeInitialize(&d);
       initialized_ = false;
+    }
+    if (holds_active_) {  // the next trace(counters=True) may start its own session
+      std::lock_guard<std::mutex> lock(g_active_mutex);
+      g_active = false;
+      holds_active_ = false;
     }
   }
 
-  const cupti::CuptiApi* cupti_;
-  ProfilerApi api_;
+  Profiler p_;
   CounterOptions options_;
+  bool holds_active_ = true;  // start() set g_active for this session
   bool initialized_ = false;
   bool running_ = false;
   CUcontextOpaque ctx_ = nullptr;
   std::string chip_;
   std::vector<uint8_t> availability_, config_, counter_data_;
-  CUpti_Profiler_Host_Object* host_ = nullptr;
+  std::unique_ptr<HostObject> host_;
   CUpti_RangeProfiler_Object* object_ = nullptr;
   std::vector<std::string> metrics_;
   std::vector<const char*> metric_ptrs_;
@@ -333,64 +504,86 @@ class CuptiCounterSession final : public CounterSession {
   uint64_t dropped_ = 0;
 };
 
-std::mutex g_active_mutex;
-bool g_active = false;
+// CUPTI's chip name for a user-typed one ("gh100" -> "GH100"), checked against the known list.
+std::string known_chip(const Profiler& p, const std::string& chip) {
+  std::string upper = chip;
+  std::transform(upper.begin(), upper.end(), upper.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  const std::vector<std::string> chips = supported_chips(p);
+  if (std::find(chips.begin(), chips.end(), upper) == chips.end())
+    throw Error(ErrorKind::kInvalidArgument, "chip '" + chip + "' is not known to " + p.cupti->path +
+                                                 ": use one of " + joined(chips) +
+                                                 " (CUPTI's chip names; a newer CUPTI knows newer chips)");
+  return upper;
+}
+
+// The chip of GPU `device`, read through CUPTI (needs the driver and the GPU).
+std::string device_chip(const Profiler& p, int device) {
+  const cupti::CudaDriver* driver = cupti::CudaDriver::get();
+  std::string why = "libcuda.so.1 cannot be loaded (no NVIDIA driver)";
+  const int count = driver != nullptr ? driver->device_count(&why) : 0;
+  if (count <= 0)
+    throw Error(ErrorKind::kCuptiUnavailable, "no GPU to read the chip from (" + why + "): name the chip, e.g. "
+                                                  "`fpgaprof counters --chip GH100`; known chips: " +
+                                                  joined(supported_chips(p)));
+  if (device < 0 || device >= count)
+    throw Error(ErrorKind::kInvalidArgument, "device " + std::to_string(device) + " does not exist: this machine has " +
+                                                 std::to_string(count) + " GPU(s) (ordinals from 0; CUDA_VISIBLE_DEVICES applies)");
+  std::lock_guard<std::mutex> lock(g_active_mutex);
+  // A running CounterSession already holds the profiler initialized; initializing again is not allowed.
+  const bool own = !g_active;
+  if (own) {
+    auto init = params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
+    check(*p.cupti, p.api.Initialize(&init), "cuptiProfilerInitialize", "");
+  }
+  auto chip = params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
+  chip.deviceIndex = static_cast<size_t>(device);
+  const CUptiResult r = p.api.GetChipName(&chip);
+  const std::string name = r == CUPTI_SUCCESS && chip.pChipName != nullptr ? chip.pChipName : "";
+  if (own) {
+    auto d = params<CUpti_Profiler_DeInitialize_Params>(CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
+    p.api.DeInitialize(&d);
+  }
+  check(*p.cupti, r, "cuptiDeviceGetChipName", "");
+  return name;
+}
 
 }  // namespace
 
+std::vector<std::string> counter_chips() { return supported_chips(load_profiler()); }
+
+CounterPlan plan_counters(const std::string& chip, const std::vector<std::string>& metrics, int device) {
+  const Profiler p = load_profiler();
+  CounterPlan plan;
+  plan.cupti_path = p.cupti->path;
+  plan.chip_from_device = chip.empty();
+  plan.chip = chip.empty() ? device_chip(p, device) : known_chip(p, chip);
+  const HostObject host(p, plan.chip, nullptr);
+  plan.metrics = choose_metrics(host, plan.chip, metrics, &plan.missing);
+  if (plan.metrics.empty()) return plan;  // nothing to configure; missing says why
+  std::vector<const char*> names;
+  for (const CounterMetricInfo& m : plan.metrics) names.push_back(m.name.c_str());
+  plan.config_image_bytes = host.config_image(names, &plan.passes).size();
+  return plan;
+}
+
 std::unique_ptr<CounterSession> CounterSession::start(const CounterOptions& options) {
-  std::string error;
-  const cupti::CuptiApi* cupti = cupti::CuptiApi::get(&error);
-  if (cupti == nullptr) throw Error(ErrorKind::kCuptiUnavailable, error);
-  // The Host API dlopens libnvperf_host.so by bare name: load it first by absolute path, next to
-  // the libcupti in use (pip wheel or toolkit), so that lookup finds the matching copy.
-  const std::string nvperf = dir_of(cupti->path) + "/libnvperf_host.so";
-  if (dlopen(nvperf.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr &&
-      dlopen("libnvperf_host.so", RTLD_NOW | RTLD_GLOBAL) == nullptr)
-    throw Error(ErrorKind::kCounters, "libnvperf_host.so not found next to " + cupti->path +
-                                          ": install the nvidia-cuda-cupti wheel or the CUDA toolkit's CUPTI");
-  ProfilerApi api;
-  std::string missing;
-  void* h = cupti->handle;
-  resolve(h, "cuptiProfilerInitialize", api.Initialize, missing);
-  resolve(h, "cuptiProfilerDeInitialize", api.DeInitialize, missing);
-  resolve(h, "cuptiDeviceGetChipName", api.GetChipName, missing);
-  resolve(h, "cuptiProfilerGetCounterAvailability", api.GetCounterAvailability, missing);
-  resolve(h, "cuptiProfilerHostInitialize", api.HostInitialize, missing);
-  resolve(h, "cuptiProfilerHostDeinitialize", api.HostDeinitialize, missing);
-  resolve(h, "cuptiProfilerHostGetBaseMetrics", api.HostGetBaseMetrics, missing);
-  resolve(h, "cuptiProfilerHostConfigAddMetrics", api.HostConfigAddMetrics, missing);
-  resolve(h, "cuptiProfilerHostGetConfigImageSize", api.HostGetConfigImageSize, missing);
-  resolve(h, "cuptiProfilerHostGetConfigImage", api.HostGetConfigImage, missing);
-  resolve(h, "cuptiProfilerHostGetNumOfPasses", api.HostGetNumOfPasses, missing);
-  resolve(h, "cuptiProfilerHostEvaluateToGpuValues", api.HostEvaluateToGpuValues, missing);
-  resolve(h, "cuptiRangeProfilerEnable", api.Enable, missing);
-  resolve(h, "cuptiRangeProfilerDisable", api.Disable, missing);
-  resolve(h, "cuptiRangeProfilerSetConfig", api.SetConfig, missing);
-  resolve(h, "cuptiRangeProfilerStart", api.Start, missing);
-  resolve(h, "cuptiRangeProfilerStop", api.Stop, missing);
-  resolve(h, "cuptiRangeProfilerDecodeData", api.DecodeData, missing);
-  resolve(h, "cuptiRangeProfilerGetCounterDataSize", api.GetCounterDataSize, missing);
-  resolve(h, "cuptiRangeProfilerCounterDataImageInitialize", api.CounterDataImageInitialize, missing);
-  resolve(h, "cuptiRangeProfilerGetCounterDataInfo", api.GetCounterDataInfo, missing);
-  resolve(h, "cuptiRangeProfilerCounterDataGetRangeInfo", api.GetRangeInfo, missing);
-  if (!missing.empty())
-    throw Error(ErrorKind::kCounters, cupti->path + " lacks the Range Profiler (" + missing +
-                                          "): use CUPTI from CUDA 12.6 or newer");
+  Profiler p = load_profiler();
   {
     std::lock_guard<std::mutex> lock(g_active_mutex);
     if (g_active) throw Error(ErrorKind::kState, "a counter session is already active: stop it first");
     g_active = true;
   }
+  std::unique_ptr<CuptiCounterSession> s;
   try {
-    auto s = std::make_unique<CuptiCounterSession>(cupti, api, options);
-    s->begin();
-    return s;
+    s = std::make_unique<CuptiCounterSession>(p, options);
   } catch (...) {
     std::lock_guard<std::mutex> lock(g_active_mutex);
     g_active = false;
     throw;
   }
+  s->begin();  // when it throws, ~CuptiCounterSession tears down and releases g_active
+  return s;
 }
 
 }  // namespace fpgaprof

@@ -1,0 +1,215 @@
+"""Counter plans (fpgaprof.counters, `fpgaprof counters`) against the REAL libcupti.
+
+CUPTI's Profiler Host API needs neither a driver nor a GPU, so the host half of
+trace(counters=True) — metric names per chip, their units, the config image, replay passes —
+is checked here for real. Everything runs in a subprocess without the test double, so the
+pytest process never loads libcupti (a loaded copy would be reused by later tests).
+
+Expected values come from outside fpgaprof's code:
+- the metric names are NVIDIA's (Nsight Compute metric reference; `ncu --query-metrics`);
+- the units are what the roofline assumes when it decodes values (analysis/roofline.cpp: DRAM
+  values are bytes, FLOP counts are thread instructions, duration is nanoseconds), so a unit
+  change in a future CUPTI fails here instead of skewing the roofline;
+- GB20x names DRAM traffic dram__bytes_op_{read,write} and GA10B (Orin, memory shared with the
+  CPU) has no dram__ counters at all (checked with cuptiProfilerHostGetBaseMetrics in a separate
+  probe program built against CUDA 13.0's headers, 2026-11-22).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import fpgaprof
+from fpgaprof import counters
+
+SASS = "sm__sass_thread_inst_executed_op_{}_pred_on.sum"
+EXPECTED_GH100 = {
+    "dram_read": ("dram__bytes_read.sum", "byte"),
+    "dram_write": ("dram__bytes_write.sum", "byte"),
+    "fp32_add": (SASS.format("fadd"), "instruction"),
+    "fp32_mul": (SASS.format("fmul"), "instruction"),
+    "fp32_fma": (SASS.format("ffma"), "instruction"),
+    "fp64_add": (SASS.format("dadd"), "instruction"),
+    "fp64_mul": (SASS.format("dmul"), "instruction"),
+    "fp64_fma": (SASS.format("dfma"), "instruction"),
+    "fp16_add": (SASS.format("hadd"), "instruction"),
+    "fp16_mul": (SASS.format("hmul"), "instruction"),
+    "fp16_fma": (SASS.format("hfma"), "instruction"),
+    "tensor_instructions": ("sm__inst_executed_pipe_tensor.sum", "instruction"),
+    "duration": ("gpu__time_duration.sum", "nanosecond"),
+}
+
+
+def _real_env() -> dict:
+    env = dict(os.environ)
+    for k in ("FPGAPROF_FAKE_CUPTI", "FPGAPROF_CUPTI_LIBRARY"):
+        env.pop(k, None)
+    return env
+
+
+def _run(code: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], env=_real_env(),
+                          capture_output=True, text=True, timeout=120)
+
+
+# One subprocess computes every plan the tests read (CUPTI's host init per chip is ~0.1 s).
+_PLANS = r"""
+import json, sys
+from fpgaprof import counters, errors
+out = {}
+try:
+    out["chips"] = counters.chips()
+except errors.CuptiUnavailableError as e:
+    print(json.dumps({"unavailable": str(e)})); sys.exit(0)
+for key, chip, metrics in [("GH100", "GH100", None), ("gh100", "gh100", None),
+                           ("GA100", "GA100", None), ("AD102", "AD102", None),
+                           ("GB100", "GB100", None), ("GB202", "GB202", None),
+                           ("GA10B", "GA10B", None),
+                           ("named", "GH100", ["dram__bytes_read.sum", "gpu__time_duration.sum"])]:
+    out[key] = counters.plan(chip, metrics=metrics).to_dict()
+for key, chip, metrics in [("bad_chip", "XX100", None), ("bad_metric", "GH100", ["nonsense.sum", "dram__bytes_read.sum"]),
+                           ("no_chip", None, None)]:
+    try:
+        counters.plan(chip, metrics=metrics)
+        out[key] = None
+    except errors.FpgaprofError as e:
+        out[key] = [type(e).__name__, str(e)]
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def plans() -> dict:
+    p = _run(_PLANS)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    if "unavailable" in out:
+        pytest.skip(f"no real libcupti on this machine: {out['unavailable']}")
+    return out
+
+
+def _by_role(plan: dict) -> dict:
+    return {m["role"]: (m["name"], m["unit"]) for m in plan["metrics"]}
+
+
+def test_gh100_plan_has_every_role_with_the_units_the_roofline_decodes(plans):
+    p = plans["GH100"]
+    assert p["chip"] == "GH100" and p["chip_from_device"] is False
+    assert _by_role(p) == EXPECTED_GH100
+    assert p["missing"] == []
+    # Kernel replay needs at least one pass; 13 metrics do not fit one pass on any chip CUPTI
+    # 13 knows (the probe said 2), and the config image is a real blob.
+    assert p["passes"] >= 2
+    assert p["config_image_bytes"] > 0
+    assert os.path.basename(p["cupti_path"]).startswith("libcupti.so")
+    assert all(m["description"] and m["hw_unit"] for m in p["metrics"])
+    assert {m["hw_unit"] for m in p["metrics"] if m["role"].startswith("dram")} == {"dram"}
+
+
+def test_chip_names_are_case_insensitive(plans):
+    assert plans["gh100"] == plans["GH100"]
+
+
+@pytest.mark.parametrize("chip", ["GA100", "AD102", "GB100"])
+def test_datacenter_and_workstation_chips_give_every_role(plans, chip):
+    assert _by_role(plans[chip]) == EXPECTED_GH100
+    assert plans[chip]["missing"] == []
+
+
+def test_gb202_falls_back_to_the_op_dram_metrics(plans):
+    roles = _by_role(plans["GB202"])
+    assert roles["dram_read"] == ("dram__bytes_op_read.sum", "byte")
+    assert roles["dram_write"] == ("dram__bytes_op_write.sum", "byte")
+    assert plans["GB202"]["missing"] == []
+
+
+def test_chip_without_dram_counters_lists_them_as_missing_and_keeps_the_rest(plans):
+    p = plans["GA10B"]
+    roles = _by_role(p)
+    assert "dram_read" not in roles and "dram_write" not in roles
+    assert roles["fp32_fma"] == EXPECTED_GH100["fp32_fma"]
+    assert len(p["missing"]) == 2
+    assert p["missing"][0].startswith("dram_read (tried dram__bytes_read.sum, dram__bytes_op_read.sum")
+    assert p["missing"][1].startswith("dram_write (tried dram__bytes_write.sum, dram__bytes_op_write.sum")
+    assert p["passes"] >= 1
+
+
+def test_named_metrics_are_taken_as_given(plans):
+    p = plans["named"]
+    assert [(m["role"], m["name"], m["unit"]) for m in p["metrics"]] == [
+        ("", "dram__bytes_read.sum", "byte"), ("", "gpu__time_duration.sum", "nanosecond")]
+    assert p["missing"] == [] and p["passes"] >= 1
+
+
+def test_supported_chips_cover_every_architecture_of_the_ceilings_table(plans):
+    # docs/roofline.md's table runs Volta to Blackwell; CUPTI must know a chip of each.
+    for chip in ("GV100", "TU102", "GA100", "AD102", "GH100", "GB100", "GB202"):
+        assert chip in plans["chips"]
+
+
+def test_errors_say_the_cause_and_the_fix(plans):
+    kind, msg = plans["bad_chip"]
+    assert kind == "InvalidArgumentError"
+    assert "'XX100' is not known" in msg and "GH100" in msg
+    kind, msg = plans["bad_metric"]
+    assert kind == "InvalidArgumentError"
+    assert "nonsense.sum" in msg and "dram__bytes_read.sum" not in msg.split(":")[1]
+    assert "ncu --query-metrics --chip gh100" in msg
+    kind, msg = plans["no_chip"]  # this machine has no driver (CI, the dev box)
+    if kind is not None:
+        assert kind == "CuptiUnavailableError"
+        assert "name the chip" in msg and "--chip GH100" in msg
+
+
+def test_cli_prints_the_plan_and_json(plans):
+    p = _run("import sys; from fpgaprof.cli import main; sys.exit(main(sys.argv[1:]))",
+             "counters", "--chip", "GB202")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("counter plan for chip GB202 (named; CUPTI ")
+    assert f"kernel replay: {plans['GB202']['passes']} passes per kernel" in p.stdout
+    row = [ln.split() for ln in p.stdout.splitlines() if ln.strip().startswith("dram_read")]
+    assert row == [["dram_read", "dram__bytes_op_read.sum", "byte"]]
+    p = _run("import sys; from fpgaprof.cli import main; sys.exit(main(sys.argv[1:]))",
+             "counters", "--chip", "GA10B", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout) == plans["GA10B"]
+    p = _run("import sys; from fpgaprof.cli import main; sys.exit(main(sys.argv[1:]))",
+             "counters", "--chip", "GH100", "--metric", "nonsense.sum")
+    assert p.returncode == 1
+    assert p.stderr.startswith("fpgaprof: error: counter metric(s) not available on chip GH100: nonsense.sum")
+    p = _run("import sys; from fpgaprof.cli import main; sys.exit(main(sys.argv[1:]))",
+             "counters", "--chips")
+    assert p.returncode == 0 and p.stdout.split() == plans["chips"]
+
+
+def test_arguments_are_checked_before_cupti_is_asked():
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="list of metric names"):
+        counters.plan("GH100", metrics="dram__bytes_read.sum")
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="chip name"):
+        counters.plan("")
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="GPU ordinal"):
+        counters.plan(device=-1)
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="non-empty metric names"):
+        counters.plan("GH100", metrics=["dram__bytes_read.sum", " "])
+
+
+def test_a_cupti_without_the_profiler_host_api_is_a_counters_error(tmp_path):
+    # The CUPTI test double exports the activity API only, like a CUPTI older than 12.6.
+    from _fake_cupti import need_fake
+    env = _real_env()
+    env["FPGAPROF_CUPTI_LIBRARY"] = need_fake()
+    p = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+        from fpgaprof import counters, errors
+        try:
+            counters.plan("GH100")
+        except errors.CountersError as e:
+            print("CountersError:", e)
+        """)], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("CountersError: ")
+    assert "lacks the Range Profiler" in p.stdout and "CUDA 12.6 or newer" in p.stdout
