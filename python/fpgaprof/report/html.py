@@ -14,7 +14,7 @@ import math
 from typing import Any, Iterable, Mapping
 
 from fpgaprof.report._data import TOP_ROWS
-from fpgaprof.report.summary import write_atomic
+from fpgaprof.report.summary import MEASUREMENT_RUNS, measurement_stats, write_atomic
 
 DEVICE_COLOURS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02")
 BOUND_COLOURS = {"memory": "#2b7bba", "compute": "#d7301f", "latency": "#7a7a7a",
@@ -599,16 +599,36 @@ def _candidates(s: Mapping) -> str:
 
 
 def _measurements(s: Mapping) -> str:
+    """One row per (operation, volume size) over every run (measurement_stats; computed from
+    the listed measurements for a summary written before it existed), best TOP_ROWS shown."""
     ms = s.get("measurements") or []
-    if not ms:
+    st = s.get("measurement_stats")
+    if not isinstance(st, Mapping):
+        st = measurement_stats(ms)
+    items = list(st.get("items") or [])
+    if not items:
         return '<p class="na">not available: no measurements (wrap operations in ' \
                'fpgaprof.region("op/size"))</p>'
     rows = [[(esc(m.get("operation")), m.get("operation") or ""),
              (fmt_num(m.get("volume_size")), m.get("volume_size")),
-             (fmt_num(m.get("run")), m.get("run")), (fmt_s(m.get("time")), m.get("time"))]
-            for m in ms[:500]]
-    return _table([("operation", "text"), ("volume size", "num"), ("run", "num"),
-                   ("time", "num")], rows)
+             (fmt_num(m.get("runs")), m.get("runs")), (fmt_s(m.get("first")), m.get("first")),
+             (fmt_s(m.get("median")), m.get("median")), (fmt_s(m.get("min")), m.get("min")),
+             (fmt_s(m.get("max")), m.get("max")), (fmt_s(m.get("total")), m.get("total"))]
+            for m in items[:TOP_ROWS]]
+    left = len(items) - len(rows) + int(st.get("items_left_out") or 0)
+    runs = int(st.get("runs") or 0)
+    not_listed = s.get("measurements_left_out")
+    not_listed = max(runs - len(ms), 0) if not_listed is None else int(not_listed)
+    return (f'<p class="dim">{fmt_num(runs)} runs of {fmt_num(len(items) + left)} '
+            '(operation, volume size) pairs'
+            + (f'; summary.json lists the first {MEASUREMENT_RUNS} runs of each in '
+               f'measurements, {fmt_num(not_listed)} more are only counted here'
+               if not_listed else "") + '</p>'
+            + _table([("operation", "text"), ("volume size", "num"), ("runs", "num"),
+                      ("first run", "num"), ("median", "num"), ("min", "num"), ("max", "num"),
+                      ("total", "num")], rows)
+            + (f'<p class="dim">{left} more (operation, volume size) pairs not shown '
+               f'(summary.json measurement_stats has {len(items)})</p>' if left else ""))
 
 
 def _warnings(s: Mapping) -> str:

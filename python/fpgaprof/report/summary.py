@@ -8,6 +8,7 @@ why ({"available": false, "reason": ...}).
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sys
@@ -75,6 +76,59 @@ def measurements_from_regions(instances: list[dict]) -> list[dict]:
         out.append({"operation": op, "volume_size": size, "run": run,
                     "time": max(inst["end_ns"] - inst["start_ns"], 0) / 1e9})
     return out
+
+
+# Runs listed in `measurements` per (operation, volume size): the first ones, in start order
+# (run 0 usually includes compilation); every run is counted in `measurement_stats`.
+MEASUREMENT_RUNS = 20
+
+
+def _group_key(m: Mapping) -> tuple:
+    return (str(m.get("operation")), m.get("volume_size"))
+
+
+def cap_measurements(ms: list[dict], runs: int = MEASUREMENT_RUNS,
+                     limit: int = D.FULL_ROWS) -> tuple[list[dict], int]:
+    """The measurements listed in summary.json: per (operation, volume size) the first `runs`
+    in list order, at most `limit` in all; and how many were left out (all of them are in
+    measurement_stats). A loop of 10^5 region instances lists 20 runs, not 10^5."""
+    seen: dict[tuple, int] = {}
+    kept = []
+    for m in ms:
+        k = _group_key(m)
+        n = seen.get(k, 0)
+        seen[k] = n + 1
+        if n < runs and len(kept) < limit:
+            kept.append(m)
+    return kept, len(ms) - len(kept)
+
+
+def measurement_stats(ms: Iterable[Mapping], limit: int = D.FULL_ROWS) -> dict:
+    """Every run per (operation, volume size): runs, total, mean, median, min, max and the
+    first run's time (compilation included, usually), most total time first; `limit` rows,
+    the rest counted in items_left_out."""
+    import numpy as np
+    groups: dict[tuple, list[float]] = {}
+    total_runs = 0
+    for m in ms:
+        t = m.get("time")
+        groups.setdefault(_group_key(m), []).append(float(t) if t is not None else math.nan)
+        total_runs += 1
+    items = []
+    for (op, size), ts in groups.items():
+        a = np.asarray(ts, dtype=np.float64)
+        ok = a[np.isfinite(a)]
+        items.append({"operation": op, "volume_size": size, "runs": len(ts),
+                      "total": float(ok.sum()),
+                      "mean": float(ok.mean()) if len(ok) else None,
+                      "median": float(np.median(ok)) if len(ok) else None,
+                      "min": float(ok.min()) if len(ok) else None,
+                      "max": float(ok.max()) if len(ok) else None,
+                      "first": ts[0] if math.isfinite(ts[0]) else None})
+    items.sort(key=lambda r: (-r["total"], r["operation"], -1 if r["volume_size"] is None
+                              else r["volume_size"]))
+    return {"runs": total_runs, "count": len(items), "items": items[:limit],
+            "items_left_out": max(len(items) - limit, 0)}
 
 
 def _ops_rows(rows: list[dict]) -> list[dict]:
@@ -368,7 +422,9 @@ def collect(prof: Any, *, target: str | None = None, trace_path: str | None = No
     environment / measurements: given ones win (e.g. a sweep's own timings). Otherwise, for a
     saved trace (trace_path) the environment.json `fpgaprof run` wrote beside it (unknown
     fields stay null without one), and this process's environment when reporting in-process;
-    one measurement per fpgaprof.region() instance. progress: an object with stage(name)
+    one measurement per fpgaprof.region() instance; `measurements` lists the first
+    MEASUREMENT_RUNS of each (operation, size) (`measurements_left_out` counts the rest) and
+    `measurement_stats` sums up every run. progress: an object with stage(name)
     (fpgaprof.report.Progress), told when attribution and the analysis begin.
     """
     step = _Steps(progress)
@@ -430,8 +486,9 @@ def collect(prof: Any, *, target: str | None = None, trace_path: str | None = No
         env = environment_now()  # in the traced process itself
     for k in ("backend", "devices", "jax_version", "mbirjax_version"):
         env.setdefault(k, [] if k == "devices" else None)
-    meas = ([dict(m) for m in measurements] if measurements is not None
-            else measurements_from_regions(instances))
+    all_meas = ([dict(m) for m in measurements] if measurements is not None
+                else measurements_from_regions(instances))
+    meas, meas_left_out = cap_measurements(all_meas)
 
     extra = list(extra_warnings) + failures
     if an is not None:
@@ -455,6 +512,8 @@ def collect(prof: Any, *, target: str | None = None, trace_path: str | None = No
         "generated_by": {"tool": "fpgaprof", "version": _version()},
         "environment": env,
         "measurements": meas,
+        "measurements_left_out": meas_left_out,
+        "measurement_stats": measurement_stats(all_meas),
         "trace": facts,
         "device": dev,
         "devices": devices,
