@@ -45,16 +45,26 @@ EXPECTED_GH100 = {
 }
 
 
-def _real_env() -> dict:
+# The libcupti the plans are made with: fpgaprof's own search first; the 13.5 wheel's libcupti
+# answers CUPTI_ERROR_UNKNOWN to everything without a driver, so then a CUDA toolkit's copy.
+_TOOLKIT_CUPTI = [os.path.join(d, "libcupti.so.13") for d in (
+    os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "lib64"),
+    "/usr/local/cuda/lib64", "/usr/local/cuda/extras/CUPTI/lib64")]
+_library: str | None = None  # chosen by the plans fixture (None: fpgaprof's search)
+
+
+def _real_env(library: str | None = None) -> dict:
     env = dict(os.environ)
     for k in ("FPGAPROF_FAKE_CUPTI", "FPGAPROF_CUPTI_LIBRARY"):
         env.pop(k, None)
+    if library or _library:
+        env["FPGAPROF_CUPTI_LIBRARY"] = library or _library
     return env
 
 
-def _run(code: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], env=_real_env(),
-                          capture_output=True, text=True, timeout=120)
+def _run(code: str, *args: str, library: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args],
+                          env=_real_env(library), capture_output=True, text=True, timeout=120)
 
 
 # One subprocess computes every plan the tests read (CUPTI's host init per chip is ~0.1 s).
@@ -66,6 +76,11 @@ try:
     out["chips"] = counters.chips()
 except errors.CuptiUnavailableError as e:
     print(json.dumps({"unavailable": str(e)})); sys.exit(0)
+out["gv11b"] = None
+try:
+    counters.plan("GV11B")
+except errors.FpgaprofError as e:
+    out["gv11b"] = [type(e).__name__, str(e)]
 for key, chip, metrics in [("GH100", "GH100", None), ("gh100", "gh100", None),
                            ("GA100", "GA100", None), ("AD102", "AD102", None),
                            ("GB100", "GB100", None), ("GB202", "GB202", None),
@@ -83,14 +98,24 @@ print(json.dumps(out))
 """
 
 
+_first_failure: list = []  # what fpgaprof's own search gave when it could not plan
+
+
 @pytest.fixture(scope="module")
 def plans() -> dict:
-    p = _run(_PLANS)
-    assert p.returncode == 0, p.stderr
-    out = json.loads(p.stdout.strip().splitlines()[-1])
-    if "unavailable" in out:
-        pytest.skip(f"no real libcupti on this machine: {out['unavailable']}")
-    return out
+    global _library
+    tried = []
+    for lib in [None] + [p for p in dict.fromkeys(_TOOLKIT_CUPTI) if os.path.isfile(p)]:
+        p = _run(_PLANS, library=lib)
+        assert p.returncode == 0, p.stderr
+        out = json.loads(p.stdout.strip().splitlines()[-1])
+        if "unavailable" not in out:
+            _library = lib
+            return out
+        tried.append(out["unavailable"])
+        if lib is None:
+            _first_failure.append(out["unavailable"])
+    pytest.skip(f"no libcupti that plans counters on this machine: {tried}")
 
 
 def _by_role(plan: dict) -> dict:
@@ -185,6 +210,20 @@ def test_cli_prints_the_plan_and_json(plans):
     p = _run("import sys; from fpgaprof.cli import main; sys.exit(main(sys.argv[1:]))",
              "counters", "--chips")
     assert p.returncode == 0 and p.stdout.split() == plans["chips"]
+
+
+def test_a_chip_the_range_profiler_does_not_support_is_a_counters_error(plans):
+    kind, msg = plans["gv11b"]  # Xavier: listed by CUPTI, refused by cuptiProfilerHostInitialize
+    assert kind == "CountersError"
+    assert msg.startswith("CUPTI's Range Profiler does not support chip GV11B")
+
+
+def test_a_libcupti_that_needs_a_driver_says_which_library_to_use(plans):
+    if not _first_failure:
+        pytest.skip("fpgaprof's own libcupti search planned counters here")
+    msg = _first_failure[0]
+    assert "answers CUPTI_ERROR_UNKNOWN on a machine without an NVIDIA driver" in msg
+    assert "FPGAPROF_CUPTI_LIBRARY" in msg
 
 
 def test_arguments_are_checked_before_cupti_is_asked():

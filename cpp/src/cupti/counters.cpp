@@ -120,6 +120,16 @@ Profiler load_profiler() {
 // Throws Error(kCounters) for a failed CUPTI call, naming the driver setting for the privilege error.
 void check(const cupti::CuptiApi& cupti, CUptiResult r, const char* what, const std::string& chip) {
   if (r == CUPTI_SUCCESS) return;
+  // Seen with the nvidia-cuda-cupti 13.5 wheel: without libcuda every call answers
+  // CUPTI_ERROR_UNKNOWN, also the Profiler Host API, which the 13.0 toolkit's libcupti serves
+  // without a driver.
+  if (r == CUPTI_ERROR_UNKNOWN && cupti::CudaDriver::get() == nullptr)
+    throw Error(ErrorKind::kCuptiUnavailable,
+                std::string(what) + " failed: " + cupti.result_string(r) + ": " + cupti.path +
+                    " answers CUPTI_ERROR_UNKNOWN on a machine without an NVIDIA driver; point "
+                    "FPGAPROF_CUPTI_LIBRARY at a CUDA toolkit's libcupti (e.g. "
+                    "/usr/local/cuda/lib64/libcupti.so.13), which plans counters without a driver, "
+                    "or run on the GPU machine");
   if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
     throw Error(ErrorKind::kCounters,
                 std::string(what) + ": the driver restricts GPU performance counters to admin users: set "
@@ -163,7 +173,12 @@ class HostObject {
     host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
     host.pChipName = chip_.c_str();
     host.pCounterAvailabilityImage = availability_image;
-    check(*p_.cupti, p_.api.HostInitialize(&host), "cuptiProfilerHostInitialize", chip_);
+    const CUptiResult r = p_.api.HostInitialize(&host);
+    if (r == CUPTI_ERROR_NOT_SUPPORTED)  // listed as a chip, but not for the Range Profiler (GV11B)
+      throw Error(ErrorKind::kCounters, "CUPTI's Range Profiler does not support chip " + chip_ + " (" +
+                                            p_.cupti->path + "): hardware counters cannot be collected on "
+                                            "it; trace without counters=True");
+    check(*p_.cupti, r, "cuptiProfilerHostInitialize", chip_);
     host_ = host.pHostObject;
   }
   ~HostObject() {
