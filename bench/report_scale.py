@@ -132,13 +132,10 @@ print(json.dumps(res))
 
 
 def measure(trace: str, out_dir: str) -> dict:
-    """Per-step figures (in a fresh interpreter) and the whole `fpgaprof report` command."""
+    """The whole `fpgaprof report` command first (its peak RSS is then the children's maximum
+    so far), then the steps, each timed in one fresh interpreter."""
     env = dict(os.environ)
-    proc = subprocess.run([sys.executable, "-c", STEPS, trace, out_dir], env=env,
-                          capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise SystemExit(f"steps failed:\n{proc.stderr}")
-    res = json.loads(proc.stdout.splitlines()[-1])
+    res = {}
     cli_dir = os.path.join(out_dir, "cli")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
@@ -148,11 +145,15 @@ def measure(trace: str, out_dir: str) -> dict:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"fpgaprof report failed:\n{proc.stderr}")
-    res["fpgaprof report"] = {
-        "wall_s": round(wall, 3),
-        "cpu_s": round(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, 3),
-        # children's maximum so far: the steps' interpreter ran first, so this is a bound
-        "peak_rss_mb": round(after.ru_maxrss / 1e3)}
+    cli = {"wall_s": round(wall, 3),
+           "cpu_s": round(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, 3),
+           "peak_rss_mb": round(after.ru_maxrss / 1e3)}
+    proc = subprocess.run([sys.executable, "-c", STEPS, trace, out_dir], env=env,
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"steps failed:\n{proc.stderr}")
+    res = json.loads(proc.stdout.splitlines()[-1])
+    res["fpgaprof report"] = cli
     return res
 
 
