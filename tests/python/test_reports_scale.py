@@ -196,3 +196,17 @@ def test_summary_json_size_does_not_grow_with_instances():
     large = S.dumps(S.collect(loop_profile(N, ["iteration"])))
     assert list_lengths(json.loads(small)).keys() == list_lengths(json.loads(large)).keys()
     assert len(large) < 1.2 * len(small)
+
+
+def test_write_all_releases_only_the_analysis_cache_it_made(tmp_path):
+    from fpgaprof import report, roofline
+    prof = loop_profile(50, ["iteration"])
+    report.write_all(prof, tmp_path / "a")
+    assert "_fpgaprof_analysis_cache" not in prof.__dict__  # made for the report: released
+    roofline.analyze(prof)  # the user's own call: kept across write_all
+    cache = prof.__dict__["_fpgaprof_analysis_cache"]
+    report.write_all(prof, tmp_path / "b")
+    assert prof.__dict__["_fpgaprof_analysis_cache"] is cache
+    with open(tmp_path / "b" / "summary.json", encoding="utf-8") as f:
+        s = json.load(f)
+    assert s["measurements_left_out"] == 50 - S.MEASUREMENT_RUNS

@@ -67,10 +67,15 @@ def measurements_from_regions(instances: list[dict]) -> list[dict]:
     """One measurement per region instance: operation and volume size from the region name,
     run = how many times the same (operation, size) was seen before, time = wall seconds."""
     seen: dict[tuple, int] = {}
+    parsed: dict[str, tuple] = {}  # names repeat (a loop body): each is parsed once
     out = []
     for inst in sorted(instances, key=lambda r: (r["start_ns"], r["index"])):
-        m = _SIZE_RE.match(inst["name"])
-        op, size = (m.group("op"), int(m.group("size"))) if m else (inst["name"], None)
+        name = inst["name"]
+        key = parsed.get(name)
+        if key is None:
+            m = _SIZE_RE.match(name)
+            key = parsed[name] = (m.group("op"), int(m.group("size"))) if m else (name, None)
+        op, size = key
         run = seen.get((op, size), 0)
         seen[(op, size)] = run + 1
         out.append({"operation": op, "volume_size": size, "run": run,
