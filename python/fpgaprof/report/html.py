@@ -619,11 +619,12 @@ def _measurements(s: Mapping) -> str:
     runs = int(st.get("runs") or 0)
     not_listed = s.get("measurements_left_out")
     not_listed = max(runs - len(ms), 0) if not_listed is None else int(not_listed)
-    return (f'<p class="dim">{fmt_num(runs)} runs of {fmt_num(len(items) + left)} '
-            '(operation, volume size) pairs'
+    pairs = len(items) + left
+    return (f'<p class="dim">{fmt_num(runs)} runs in {fmt_num(pairs)} (operation, volume size) '
+            f'pair{"s" if pairs != 1 else ""}'
             + (f'; summary.json lists the first {MEASUREMENT_RUNS} runs of each in '
-               f'measurements, {fmt_num(not_listed)} more are only counted here'
-               if not_listed else "") + '</p>'
+               f'measurements, the other {fmt_num(not_listed)} only in these figures '
+               '(measurements_left_out)' if not_listed else "") + '</p>'
             + _table([("operation", "text"), ("volume size", "num"), ("runs", "num"),
                       ("first run", "num"), ("median", "num"), ("min", "num"), ("max", "num"),
                       ("total", "num")], rows)
