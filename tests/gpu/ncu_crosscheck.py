@@ -488,8 +488,12 @@ def cmd_all(args: argparse.Namespace) -> int:
                    "--metrics", ",".join(NCU_METRICS), "--log-file", csv_path,
                    sys.executable, me, "work", "--op", op]
             rc = _run(cmd, os.path.join(args.out, f"ncu_{op}.log"), args.timeout)
-            text = open(csv_path, errors="replace").read() if os.path.exists(csv_path) else ""
-            parsed[op] = parse_ncu_csv(text)
+            log_path = os.path.join(args.out, f"ncu_{op}.log")
+            parsed[op] = []
+            for path in (csv_path, log_path):  # --log-file should hold the CSV; else stdout did
+                if not parsed[op] and os.path.exists(path):
+                    with open(path, errors="replace") as fh:
+                        parsed[op] = parse_ncu_csv(fh.read())
             if rc != 0 or not parsed[op]:
                 notes.append(f"ncu run for {op}: exit {rc}, {len(parsed[op])} kernel(s) parsed "
                              f"(see ncu_{op}.log and ncu_{op}.csv)")
