@@ -210,3 +210,14 @@ def test_write_all_releases_only_the_analysis_cache_it_made(tmp_path):
     with open(tmp_path / "b" / "summary.json", encoding="utf-8") as f:
         s = json.load(f)
     assert s["measurements_left_out"] == 50 - S.MEASUREMENT_RUNS
+
+
+def test_html_of_a_summary_without_stats_sums_the_listed_runs():
+    # a summary.json written before measurement_stats existed: the page sums what it lists
+    s = S.collect(loop_profile(30, ["op/8"]))
+    for k in ("measurement_stats", "measurements_left_out"):
+        del s[k]
+    sec = re.search(r'<section id="sec-measurements">(.*?)</section>', html.render(s),
+                    re.S).group(1)
+    assert "20 runs in 1 (operation, volume size) pair<" in sec  # the 20 listed runs
+    assert sec.count("<tr>") == 2 and 'data-v="20"' in sec
