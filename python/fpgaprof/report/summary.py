@@ -130,8 +130,8 @@ def measurement_stats(ms: Iterable[Mapping], limit: int = D.FULL_ROWS) -> dict:
                       "min": float(ok.min()) if len(ok) else None,
                       "max": float(ok.max()) if len(ok) else None,
                       "first": ts[0] if math.isfinite(ts[0]) else None})
-    items.sort(key=lambda r: (-r["total"], r["operation"], -1 if r["volume_size"] is None
-                              else r["volume_size"]))
+    # ties in a stable order whatever types a caller gave as sizes
+    items.sort(key=lambda r: (-r["total"], r["operation"], str(r["volume_size"])))
     return {"runs": total_runs, "count": len(items), "items": items[:limit],
             "items_left_out": max(len(items) - limit, 0)}
 
