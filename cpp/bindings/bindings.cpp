@@ -454,6 +454,7 @@ PYBIND11_MODULE(_core, m) {
           }
           py::dict d;
           d["matched"] = m.matched; d["unmatched_ranges"] = m.unmatched_ranges; d["dropped_ranges"] = m.dropped_ranges;
+          d["unprofiled_kernels"] = m.unprofiled_kernels; d["ambiguous_windows"] = m.ambiguous_windows;
           return d;
         }, py::arg("store"))
         .def_property_readonly("metrics", &CounterSession::metrics)

@@ -160,8 +160,8 @@ class trace:
         except Exception as e:  # noqa: BLE001 - counters are extra; the run must go on
             self._counters_thread = None
             msg = (f"fpgaprof.trace(counters=True): counter checkpoint at the end of a region failed "
-                   f"({e}); no more checkpoints in this trace, ranges past the image's capacity "
-                   "are dropped and counted")
+                   f"({e}); no more checkpoints in this trace: kernels past the image's capacity "
+                   "or after the failure get no counters (counted when the trace ends)")
             self._warnings.append(msg)
             warnings.warn(msg, FpgaprofWarning, stacklevel=3)
 

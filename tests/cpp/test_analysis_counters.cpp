@@ -28,41 +28,141 @@ TEST_CASE("Counter metrics per chip: preferred names, alternatives, missing role
   CHECK(b.missing.size() == 11);
 }
 
-TEST_CASE("Counter ranges match kernels in launch order by name", "[analysis][counters]") {
+namespace {
+
+// A trace with kernels (name, correlation id, GPU start, device) and one launch API call per
+// correlation id starting `launch_ns` before... given explicitly per kernel.
+struct Kernels {
   TraceStore s;
-  const auto k = [&](const char* name, uint32_t corr, uint64_t start) {
+  void add(const char* name, uint32_t corr, uint64_t start_ns, uint64_t launch_ns, uint32_t device = 0) {
     KernelRecord r;
     r.name = s.strings.intern(name);
     r.correlation_id = corr;
-    r.start_ns = start;
-    r.end_ns = start + 10000;
-    return r;
-  };
-  // Store order differs from launch order (two streams): launch order is A(1) B(2) A(3).
-  s.kernels = {k("A", 3, 500), k("B", 2, 100), k("A", 1, 0)};
-  const std::vector<std::string> metrics = {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
-                                            "dram__bytes_read.sum"};
-  // Ranges in launch order, plus one kernel the trace never saw.
-  const std::vector<CounterRange> ranges = {{"A", {100, 1e6}}, {"B", {0, 2e6}}, {"A", {300, 3e6}}, {"Z", {1, 1}}};
-  const CounterMatch m = add_counter_ranges(s, metrics, ranges);
+    r.start_ns = start_ns;
+    r.end_ns = start_ns + 1000;
+    r.device_id = device;
+    s.kernels.push_back(r);
+    if (launch_ns != 0) {
+      ApiRecord a;
+      a.correlation_id = corr;
+      a.start_ns = launch_ns;
+      a.end_ns = launch_ns + 500;
+      s.api_calls.push_back(a);
+    }
+  }
+};
+
+CounterWindow window(uint64_t start_ns, uint64_t end_ns, std::size_t capacity, std::vector<CounterRange> ranges,
+                     uint32_t device = 0) {
+  CounterWindow w;
+  w.start_ns = start_ns;
+  w.end_ns = end_ns;
+  w.device_id = device;
+  w.capacity = capacity;
+  w.ranges = std::move(ranges);
+  return w;
+}
+
+const std::vector<std::string> kMetrics = {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "dram__bytes_read.sum"};
+
+}  // namespace
+
+TEST_CASE("Counter windows pair ranges with kernels in execution order", "[analysis][counters]") {
+  Kernels t;
+  // Auto range names ranges "0", "1", ... by execution order. Store order is not execution order:
+  // B ran first (GPU start 100), then A (start 500), then A again (start 900). Correlation ids
+  // are given out of order too (a graph launch / several launching threads).
+  t.add("A", 7, 500, 450);
+  t.add("A", 3, 900, 850);
+  t.add("B", 9, 100, 50);
+  t.add("C", 4, 2000, 1900, /*device=*/1);  // another device: not profiled by this context
+  t.add("D", 5, 5000, 4900);                // launched after the window closed
+  const std::vector<CounterWindow> w = {window(10, 1000, 2048, {{"0", {100, 1e6}}, {"1", {0, 2e6}}, {"2", {300, 3e6}}})};
+  const CounterMatch m = add_counter_windows(t.s, kMetrics, w);
   CHECK(m.matched == 3);
-  CHECK(m.unmatched_ranges == 1);
-  REQUIRE(s.counters.size() == 8);
-  CHECK(s.counters[0].kernel_index == 2);  // first A range -> correlation 1 = kernels[2]
-  CHECK(s.counters[2].kernel_index == 1);  // B
-  CHECK(s.counters[4].kernel_index == 0);  // second A -> correlation 3 = kernels[0]
-  CHECK(s.counters[6].kernel_index == kNone32);
-  CHECK(s.counters[7].range_index == 3);
+  CHECK(m.unmatched_ranges == 0);
+  CHECK(m.unprofiled_kernels == 0);  // D is after the last window: not counting any more
+  CHECK(m.ambiguous_windows == 0);
+  REQUIRE(t.s.counters.size() == 6);
+  CHECK(t.s.counters[0].kernel_index == 2);  // range 0 -> B (ran first)
+  CHECK(t.s.counters[2].kernel_index == 0);  // range 1 -> A at 500
+  CHECK(t.s.counters[4].kernel_index == 1);  // range 2 -> A at 900
+  CHECK(t.s.counters[5].range_index == 2);
+  CHECK(t.s.strings.get(t.s.counters[0].range_name) == "0");
   // Value mapping: ffma counts 2 FLOPs each, DRAM read is bytes.
-  const auto measured = analysis::measured_kernels(s);
-  REQUIRE(measured.size() == 3);
-  CHECK(measured[2].flops == Approx(200));
+  const auto measured = analysis::measured_kernels(t.s);
+  REQUIRE(measured.size() == 5);              // one per kernel
+  CHECK(measured[2].flops == Approx(200));    // B: 100 ffma
   CHECK(measured[2].dram_bytes == Approx(1e6));
-  CHECK(measured[0].flops == Approx(600));
-  // A checkpoint's later ranges continue after the kernels already matched.
-  const CounterMatch m2 = add_counter_ranges(s, metrics, {{"A", {1, 1}}}, 4);
-  CHECK(m2.matched == 0);          // both A kernels already hold counters
-  CHECK(m2.unmatched_ranges == 1);
+  CHECK(measured[1].flops == Approx(600));    // second A: 300 ffma
+}
+
+TEST_CASE("Counter windows: membership by launch time, capacity, gaps and disagreements", "[analysis][counters]") {
+  SECTION("the launch API call decides the window, not the GPU start") {
+    Kernels t;
+    t.add("A", 1, 1500, 900);  // launched inside [0, 1000], ran after the window's end
+    t.add("B", 2, 800, 0);     // no API record: its own start (800) is used
+    const CounterMatch m = add_counter_windows(t.s, kMetrics, {window(0, 1000, 16, {{"0", {1, 1}}, {"1", {2, 2}}})});
+    CHECK(m.matched == 2);
+    CHECK(t.s.counters[0].kernel_index == 1);  // B started first on the GPU
+    CHECK(t.s.counters[2].kernel_index == 0);
+  }
+  SECTION("a full window pairs the first `capacity` kernels and counts the rest") {
+    Kernels t;
+    for (uint32_t i = 0; i < 5; ++i) t.add("K", i + 1, 100 * (i + 1), 100 * (i + 1) - 10);
+    const CounterMatch m = add_counter_windows(t.s, kMetrics, {window(0, 1000, 3, {{"0", {1, 0}}, {"1", {2, 0}}, {"2", {3, 0}}})});
+    CHECK(m.matched == 3);
+    CHECK(m.unprofiled_kernels == 2);   // 5 kernels launched, capacity 3
+    CHECK(m.ambiguous_windows == 0);
+    CHECK(t.s.counters[4].kernel_index == 2);
+  }
+  SECTION("kernel and range counts that disagree below capacity are not guessed") {
+    Kernels t;
+    t.add("A", 1, 100, 90);
+    t.add("B", 2, 200, 190);
+    t.add("C", 3, 300, 290);
+    const CounterMatch m = add_counter_windows(t.s, kMetrics, {window(0, 1000, 16, {{"0", {1, 0}}, {"1", {2, 0}}})});
+    CHECK(m.matched == 0);
+    CHECK(m.unmatched_ranges == 2);
+    CHECK(m.ambiguous_windows == 1);
+    REQUIRE(t.s.counters.size() == 4);  // kept, unpaired
+    for (const CounterRecord& c : t.s.counters) CHECK(c.kernel_index == kNone32);
+  }
+  SECTION("a range named otherwise than by number must carry its kernel's name") {
+    Kernels t;
+    t.add("A", 1, 100, 90);
+    t.add("B", 2, 200, 190);
+    CHECK(add_counter_windows(t.s, kMetrics, {window(0, 1000, 16, {{"A", {1, 0}}, {"B", {2, 0}}})}).matched == 2);
+    Kernels u;
+    u.add("A", 1, 100, 90);
+    u.add("B", 2, 200, 190);
+    const CounterMatch m = add_counter_windows(u.s, kMetrics, {window(0, 1000, 16, {{"B", {1, 0}}, {"A", {2, 0}}})});
+    CHECK(m.matched == 0);
+    CHECK(m.ambiguous_windows == 1);
+  }
+  SECTION("two windows; kernels launched between them and after a failed restart are counted") {
+    Kernels t;
+    t.add("A", 1, 100, 90);    // window 1
+    t.add("G", 2, 1100, 1050); // the checkpoint gap (1000, 1200)
+    t.add("B", 3, 1300, 1250); // window 2
+    t.add("C", 4, 1400, 1350); // window 2
+    t.add("E", 5, 2500, 2450); // counting off (failed restart at 2000)
+    t.add("F", 6, 9000, 8900); // after the trace's counting ended
+    CounterWindow off = window(2000, 3000, 0, {});
+    const CounterMatch m = add_counter_windows(
+        t.s, kMetrics, {window(0, 1000, 16, {{"0", {1, 0}}}), window(1200, 1900, 16, {{"0", {2, 0}}, {"1", {3, 0}}}), off});
+    CHECK(m.matched == 3);
+    CHECK(m.unprofiled_kernels == 2);  // G (gap) and E (counting off); F is outside every window
+    CHECK(m.ambiguous_windows == 0);
+    CHECK(t.s.counters[0].kernel_index == 0);
+    CHECK(t.s.counters[2].kernel_index == 2);  // window 2, range 0 -> B
+    CHECK(t.s.counters[4].kernel_index == 3);
+    CHECK(t.s.counters[4].range_index == 2);   // numbered across windows
+    // A later call skips kernels that already hold counters.
+    const CounterMatch again = add_counter_windows(t.s, kMetrics, {window(0, 1000, 16, {{"0", {1, 0}}})});
+    CHECK(again.matched == 0);
+    CHECK(again.ambiguous_windows == 1);  // one range, no free kernel left in the window
+  }
 }
 
 TEST_CASE("Counter session without a GPU says so", "[analysis][counters]") {

@@ -83,3 +83,48 @@ def test_streaming_kernel_counters_give_2n_dram_bytes_within_5_percent():
     assert got["counter_records"] > 0, got["warnings"]
     expected = 2.0 * got["nbytes"]
     assert got["dram"] == pytest.approx(expected, rel=0.05), (got["dram"], expected, got["kernels"])
+
+
+@skip_without_gpu
+def test_counter_ranges_pair_with_the_kernels_that_ran_across_checkpoints():
+    """Two steps (each an outermost region: a checkpoint between them), then a second trace in
+    the same process. Per-kernel values must land on the right kernel: the FP32 matmul kernel(s)
+    carry ~2·M·N·K FLOPs, the `a + 1.0` kernel N fadds (N FLOPs); no window is ambiguous."""
+    m, k, n, e = 512, 512, 1024, 1 << 22
+    got = run(f"""
+        mm = jax.jit(lambda a, b: jnp.matmul(a, b, precision=jax.lax.Precision.HIGHEST))
+        add = jax.jit(lambda x: x + 1.0)
+        a = jnp.ones(({m}, {k}), jnp.float32); b = jnp.ones(({k}, {n}), jnp.float32)
+        x = jnp.zeros(({e},), jnp.float32)
+        mm(a, b).block_until_ready(); add(x).block_until_ready()
+        def per_kernel(prof):
+            c = prof.counters.columns(["kernel_index", "metric", "value"])
+            out = {{}}
+            for ki, met, v in zip(c["kernel_index"], c["metric"], c["value"]):
+                d = out.setdefault(int(ki), {{}})
+                d[met] = d.get(met, 0.0) + float(v)
+            names = [r.name for r in prof.kernels]
+            g = lambda d, op: d.get("sm__sass_thread_inst_executed_op_" + op + "_pred_on.sum", 0.0)
+            return [{{"kernel": names[ki] if ki != 0xFFFFFFFF else None,
+                      "flops": g(d, "fadd") + g(d, "fmul") + 2 * g(d, "ffma")}} for ki, d in out.items()]
+        res = []
+        for _ in range(2):                    # a second trace: the counter slot must be free again
+            with fpgaprof.trace(require_gpu=True, counters=True) as prof:
+                with fpgaprof.region("step1"):
+                    mm(a, b).block_until_ready()
+                with fpgaprof.region("step2"):
+                    add(x).block_until_ready()
+            res.append({{"warnings": prof.warnings, "rows": per_kernel(prof),
+                         "kernels": len(prof.kernels)}})
+        print(json.dumps(res))
+    """)
+    for r in got:
+        _skip_if_not_permitted({"warnings": r["warnings"], "counter_records": len(r["rows"])})
+        print(r)
+        assert r["rows"], r["warnings"]
+        assert all(row["kernel"] is not None for row in r["rows"]), r
+        assert not any("not paired" in w or "have no counters" in w for w in r["warnings"]), r["warnings"]
+        flops = sorted(row["flops"] for row in r["rows"])
+        assert sum(flops) == pytest.approx(2.0 * m * n * k + e, rel=0.02), r
+        # the elementwise kernel: exactly e fadds; the matmul kernel(s) carry the rest
+        assert any(f == pytest.approx(e, rel=0.01) for f in flops), r

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "fpgaprof/records.hpp"
 #include "fpgaprof/trace_store.hpp"
 
 namespace fpgaprof {
@@ -48,20 +49,46 @@ MetricSelection select_counter_metrics(const std::vector<std::string>& supported
 
 // One profiled range (one kernel launch in auto-range mode) with its metric values.
 struct CounterRange {
-  std::string name;                   // range name = kernel name as CUPTI reports it
+  std::string name;                   // CUPTI's range name: in auto range a number by execution
+                                      // order ("0", "1", ...), not the kernel's name
   std::vector<double> values;         // parallel to the session's metric list
 };
 
+// The ranges decoded from one counter-data image: everything profiled between one
+// cuptiRangeProfilerStart and the following Stop (a trace has one window per checkpoint + 1).
+struct CounterWindow {
+  uint64_t start_ns = 0;              // trace clock just after Start returned
+  uint64_t end_ns = 0;                // trace clock just before Stop was called
+  uint32_t device_id = kNone32;       // device of the profiled context; kNone32: any device
+  std::size_t capacity = 0;           // maxRangesPerPass: CUPTI profiles at most this many kernels;
+                                      // 0: counting was off in this window (its kernels unprofiled)
+  std::vector<CounterRange> ranges;   // in execution order
+};
+
 struct CounterMatch {
-  uint64_t matched = 0;
-  uint64_t unmatched_ranges = 0;      // no kernel of that name left in launch order
+  uint64_t matched = 0;               // ranges paired with a traced kernel
+  uint64_t unmatched_ranges = 0;      // ranges left without a kernel (see ambiguous_windows)
+  uint64_t unprofiled_kernels = 0;    // kernels on the device without a range: launched in a full
+                                      // window past its capacity, or between two windows
+  uint64_t ambiguous_windows = 0;     // windows whose kernel and range counts disagree: not paired
   uint64_t dropped_ranges = 0;        // ranges CUPTI could not store (reported by DecodeData)
 };
-// Appends one CounterRecord per (range, metric) to store.counters and sets kernel_index by
-// walking the store's kernels in launch order (correlation id) and matching each range to the
-// next kernel with the same name (kernel replay serializes launches in that order). Pure.
-CounterMatch add_counter_ranges(TraceStore& store, const std::vector<std::string>& metrics,
-                                const std::vector<CounterRange>& ranges, uint32_t first_range_index = 0);
+// Pairs each window's ranges with the kernels launched inside it and appends one CounterRecord
+// per (range, metric) to store.counters. A window's kernels: those on its device whose launching
+// API call (same correlation id in store.api_calls; else the kernel's own start) began within
+// [start_ns, end_ns] and that hold no counters yet, in execution order (start_ns, then
+// correlation id). Auto range profiles launches one at a time in that order, so range i is
+// kernel i:
+//  - equal counts: paired one to one (a range whose name is not a number must equal its
+//    kernel's name, else the window counts as ambiguous);
+//  - more kernels than ranges with the window full (ranges == capacity): the first `capacity`
+//    kernels are paired, the rest counted in unprofiled_kernels;
+//  - any other disagreement: nothing in the window is paired (records keep kernel_index =
+//    kNone32, counted in unmatched_ranges and ambiguous_windows): a guess would put numbers
+//    on the wrong kernel.
+// Pure; range_index numbers ranges across windows from `first_range_index`.
+CounterMatch add_counter_windows(TraceStore& store, const std::vector<std::string>& metrics,
+                                 const std::vector<CounterWindow>& windows, uint32_t first_range_index = 0);
 
 // One metric of a counter plan, with what CUPTI says of it (cuptiProfilerHostGetMetricProperties).
 struct CounterMetricInfo {

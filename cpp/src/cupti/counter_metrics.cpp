@@ -1,6 +1,5 @@
 // Pure parts of counter collection (no CUPTI): metric choice per chip and range -> kernel matching.
 #include <algorithm>
-#include <numeric>
 #include <unordered_map>
 
 #include "fpgaprof/counters.hpp"
@@ -78,48 +77,92 @@ MetricSelection select_counter_metrics(const std::vector<std::string>& supported
   return sel;
 }
 
-CounterMatch add_counter_ranges(TraceStore& store, const std::vector<std::string>& metrics,
-                                const std::vector<CounterRange>& ranges, uint32_t first_range_index) {
+CounterMatch add_counter_windows(TraceStore& store, const std::vector<std::string>& metrics,
+                                 const std::vector<CounterWindow>& windows, uint32_t first_range_index) {
   CounterMatch match;
-  // Kernels in launch order; per name, a queue position of the next kernel not yet matched.
-  std::vector<uint32_t> order(store.kernels.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return store.kernels[a].correlation_id < store.kernels[b].correlation_id;
-  });
-  std::unordered_map<std::string, std::vector<uint32_t>> by_name;
-  for (const uint32_t k : order) by_name[store.strings.get(store.kernels[k].name)].push_back(k);
-  // Kernels already holding counters (an earlier checkpoint) are skipped.
+  std::vector<StringId> metric_ids;
+  for (const std::string& m : metrics) metric_ids.push_back(store.strings.intern(m));
+  // When each kernel's launching API call began (else the kernel's own start).
+  std::unordered_map<uint32_t, uint64_t> api_start;
+  if (!windows.empty())
+    for (const ApiRecord& a : store.api_calls) {
+      auto [it, fresh] = api_start.emplace(a.correlation_id, a.start_ns);
+      if (!fresh && a.start_ns < it->second) it->second = a.start_ns;
+    }
+  const auto launched_ns = [&](const KernelRecord& k) {
+    const auto it = api_start.find(k.correlation_id);
+    return it != api_start.end() ? it->second : k.start_ns;
+  };
+  // Kernels already holding counters (an earlier call) are skipped.
   std::vector<bool> taken(store.kernels.size(), false);
   for (const CounterRecord& c : store.counters)
     if (c.kernel_index < taken.size()) taken[c.kernel_index] = true;
-  std::unordered_map<std::string, std::size_t> next;
-  std::vector<StringId> metric_ids;
-  for (const std::string& m : metrics) metric_ids.push_back(store.strings.intern(m));
-  for (std::size_t r = 0; r < ranges.size(); ++r) {
-    const CounterRange& range = ranges[r];
-    uint32_t kernel = kNone32;
-    auto it = by_name.find(range.name);
-    if (it != by_name.end()) {
-      std::size_t& pos = next[range.name];
-      while (pos < it->second.size() && taken[it->second[pos]]) ++pos;
-      if (pos < it->second.size()) {
-        kernel = it->second[pos++];
-        taken[kernel] = true;
+
+  uint32_t range_index = first_range_index;
+  std::vector<uint32_t> in_window;
+  std::vector<bool> seen(store.kernels.size(), false);  // launched inside some window
+  for (const CounterWindow& w : windows) {
+    in_window.clear();
+    for (uint32_t k = 0; k < store.kernels.size(); ++k) {
+      const KernelRecord& r = store.kernels[k];
+      if (taken[k] || (w.device_id != kNone32 && r.device_id != w.device_id)) continue;
+      const uint64_t t = launched_ns(r);
+      if (t >= w.start_ns && t <= w.end_ns) {
+        in_window.push_back(k);
+        seen[k] = true;
       }
     }
-    if (kernel == kNone32) match.unmatched_ranges += 1; else match.matched += 1;
-    const StringId name = store.strings.intern(range.name);
-    for (std::size_t m = 0; m < metric_ids.size() && m < range.values.size(); ++m) {
-      CounterRecord rec;
-      rec.range_index = first_range_index + static_cast<uint32_t>(r);
-      rec.range_name = name;
-      rec.kernel_index = kernel;
-      rec.metric = metric_ids[m];
-      rec.value = range.values[m];
-      store.counters.push_back(rec);
+    std::stable_sort(in_window.begin(), in_window.end(), [&](uint32_t a, uint32_t b) {
+      const KernelRecord& x = store.kernels[a];
+      const KernelRecord& y = store.kernels[b];
+      return x.start_ns != y.start_ns ? x.start_ns < y.start_ns : x.correlation_id < y.correlation_id;
+    });
+    const std::size_t n = w.ranges.size();
+    if (w.capacity == 0) {  // counting was off (a failed checkpoint): nothing was profiled
+      match.unprofiled_kernels += in_window.size();
+      continue;
+    }
+    bool paired = in_window.size() == n || (in_window.size() > n && n == w.capacity && n > 0);
+    for (std::size_t i = 0; paired && i < n; ++i) {
+      const std::string& name = w.ranges[i].name;
+      const bool numeric = !name.empty() && std::all_of(name.begin(), name.end(),
+                                                        [](unsigned char c) { return c >= '0' && c <= '9'; });
+      if (!numeric && name != store.strings.get(store.kernels[in_window[i]].name)) paired = false;
+    }
+    if (paired) {
+      match.matched += n;
+      match.unprofiled_kernels += in_window.size() - n;
+    } else {
+      match.unmatched_ranges += n;
+      match.ambiguous_windows += n > 0 || !in_window.empty() ? 1 : 0;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const CounterRange& range = w.ranges[i];
+      const uint32_t kernel = paired ? in_window[i] : kNone32;
+      if (kernel != kNone32) taken[kernel] = true;
+      const StringId name = store.strings.intern(range.name);
+      for (std::size_t m = 0; m < metric_ids.size() && m < range.values.size(); ++m) {
+        CounterRecord rec;
+        rec.range_index = range_index;
+        rec.range_name = name;
+        rec.kernel_index = kernel;
+        rec.metric = metric_ids[m];
+        rec.value = range.values[m];
+        store.counters.push_back(rec);
+      }
+      ++range_index;
     }
   }
+  // Kernels launched while counting was paused between two windows (a checkpoint) have no range.
+  if (!windows.empty())
+    for (uint32_t k = 0; k < store.kernels.size(); ++k) {
+      const KernelRecord& r = store.kernels[k];
+      if (taken[k] || seen[k]) continue;
+      const uint32_t device = windows.front().device_id;
+      if (device != kNone32 && r.device_id != device) continue;
+      const uint64_t t = launched_ns(r);
+      if (t >= windows.front().start_ns && t <= windows.back().end_ns) match.unprofiled_kernels += 1;
+    }
   return match;
 }
 

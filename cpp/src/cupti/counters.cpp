@@ -22,6 +22,7 @@
 
 #include "cupti/cuda_driver.hpp"
 #include "cupti/cupti_api.hpp"
+#include "fpgaprof/capture.hpp"
 #include "fpgaprof/counters.hpp"
 #include "fpgaprof/error.hpp"
 
@@ -292,8 +293,8 @@ std::vector<CounterMetricInfo> choose_metrics(const HostObject& host, const std:
 }
 
 // The profiled context: the calling thread's current one, else the device's primary context
-// (the one JAX uses), retained for the session.
-CUcontextOpaque profiled_context(int device, std::string* error) {
+// (the one JAX uses), retained for the session. *ctx_device: the context's device ordinal.
+CUcontextOpaque profiled_context(int device, int* ctx_device, std::string* error) {
   void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   if (cuda == nullptr) cuda = dlopen("libcuda.so.1", RTLD_NOW);
   if (cuda == nullptr) {
@@ -304,6 +305,7 @@ CUcontextOpaque profiled_context(int device, std::string* error) {
   auto get_current = reinterpret_cast<int (*)(CUcontextOpaque*)>(dlsym(cuda, "cuCtxGetCurrent"));
   auto retain = reinterpret_cast<int (*)(CUcontextOpaque*, int)>(dlsym(cuda, "cuDevicePrimaryCtxRetain"));
   auto set_current = reinterpret_cast<int (*)(CUcontextOpaque)>(dlsym(cuda, "cuCtxSetCurrent"));
+  auto get_device = reinterpret_cast<int (*)(int*)>(dlsym(cuda, "cuCtxGetDevice"));
   if (init == nullptr || get_current == nullptr || retain == nullptr || set_current == nullptr) {
     *error = "libcuda.so.1 lacks cuCtxGetCurrent/cuDevicePrimaryCtxRetain: update the NVIDIA driver";
     return nullptr;
@@ -312,13 +314,24 @@ CUcontextOpaque profiled_context(int device, std::string* error) {
     *error = "cuInit failed: no usable GPU for hardware counters";
     return nullptr;
   }
+  // The current context may belong to another device than `device`: counters and the chip
+  // name follow the context actually profiled.
+  const auto device_of_current = [&] {
+    int d = device;
+    if (get_device == nullptr || get_device(&d) != 0) d = device;
+    return d;
+  };
   CUcontextOpaque ctx = nullptr;
-  if (get_current(&ctx) == 0 && ctx != nullptr) return ctx;
+  if (get_current(&ctx) == 0 && ctx != nullptr) {
+    *ctx_device = device_of_current();
+    return ctx;
+  }
   if (retain(&ctx, device) != 0 || ctx == nullptr) {
     *error = "cannot retain the primary context of device " + std::to_string(device) + ": check CUDA_VISIBLE_DEVICES";
     return nullptr;
   }
   set_current(ctx);
+  *ctx_device = device_of_current();
   return ctx;
 }
 
@@ -334,7 +347,8 @@ class CuptiCounterSession final : public CounterSession {
   void begin() {
     // A context first: without a driver and a GPU, CUPTI's profiler calls may crash (chip name).
     std::string error;
-    ctx_ = profiled_context(options_.device, &error);
+    int ctx_device = options_.device;
+    ctx_ = profiled_context(options_.device, &ctx_device, &error);
     if (ctx_ == nullptr) throw Error(ErrorKind::kCuptiUnavailable, error);
     const ProfilerApi& api = p_.api;
 
@@ -343,7 +357,8 @@ class CuptiCounterSession final : public CounterSession {
     initialized_ = true;
 
     auto chip = params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
-    chip.deviceIndex = static_cast<size_t>(options_.device);
+    chip.deviceIndex = static_cast<size_t>(ctx_device);
+    device_id_ = static_cast<uint32_t>(ctx_device);
     ok(api.GetChipName(&chip), "cuptiDeviceGetChipName");
     chip_ = chip.pChipName != nullptr ? chip.pChipName : "";
 
@@ -387,19 +402,42 @@ class CuptiCounterSession final : public CounterSession {
   }
 
   void checkpoint() override {
-    collect();
-    configure_and_start();
+    try {
+      collect();
+      configure_and_start();
+    } catch (...) {
+      // Counting stopped: kernels from here on get no counters (counted in stop_into).
+      if (!running_) paused_since_ns_ = trace_clock_ns();
+      throw;
+    }
   }
 
   CounterMatch stop_into(TraceStore& store) override {
-    collect();
-    CounterMatch m = add_counter_ranges(store, metrics_, ranges_, 0);
+    try {
+      collect();
+    } catch (const Error& e) {  // the windows collected at earlier checkpoints are still good
+      warnings_.push_back(std::string("the last counter window could not be read back: ") + e.what());
+    }
+    if (paused_since_ns_ != 0) {
+      CounterWindow off;
+      off.start_ns = paused_since_ns_;
+      off.end_ns = trace_clock_ns();
+      off.device_id = device_id_;
+      windows_.push_back(off);
+    }
+    CounterMatch m = add_counter_windows(store, metrics_, windows_, 0);
     m.dropped_ranges = dropped_;
     if (dropped_ > 0)
       warnings_.push_back(std::to_string(dropped_) + " counter ranges were dropped (the counter image was full): "
                           "lower the number of kernels between checkpoints");
-    if (m.unmatched_ranges > 0)
-      warnings_.push_back(std::to_string(m.unmatched_ranges) + " counter ranges matched no traced kernel");
+    if (m.unprofiled_kernels > 0)
+      warnings_.push_back(std::to_string(m.unprofiled_kernels) + " kernels have no counters: launched past the "
+                          "image's " + std::to_string(options_.max_ranges) + " ranges between two region ends, "
+                          "or while counting paused at a checkpoint");
+    if (m.ambiguous_windows > 0)
+      warnings_.push_back(std::to_string(m.unmatched_ranges) + " counter ranges in " +
+                          std::to_string(m.ambiguous_windows) + " window(s) were not paired with kernels: the "
+                          "window's kernel and range counts differ (kept unpaired rather than guessed)");
     for (const std::string& w : warnings_) store.meta.warnings.push_back(w);
     teardown();
     return m;
@@ -435,11 +473,17 @@ class CuptiCounterSession final : public CounterSession {
     st.pRangeProfilerObject = object_;
     ok(p_.api.Start(&st), "cuptiRangeProfilerStart");
     running_ = true;
+    window_start_ns_ = trace_clock_ns();
   }
 
-  // Stop, decode and evaluate every range now in the image.
+  // Stop, decode and evaluate every range now in the image: one more window.
   void collect() {
     if (!running_) return;
+    CounterWindow window;
+    window.start_ns = window_start_ns_;
+    window.end_ns = trace_clock_ns();
+    window.device_id = device_id_;
+    window.capacity = options_.max_ranges;
     auto sp = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
     sp.pRangeProfilerObject = object_;
     ok(p_.api.Stop(&sp), "cuptiRangeProfilerStop");
@@ -471,8 +515,9 @@ class CuptiCounterSession final : public CounterSession {
       ev.numMetrics = metric_ptrs_.size();
       ev.pMetricValues = range.values.data();
       ok(p_.api.HostEvaluateToGpuValues(&ev), "cuptiProfilerHostEvaluateToGpuValues");
-      ranges_.push_back(std::move(range));
+      window.ranges.push_back(std::move(range));
     }
+    windows_.push_back(std::move(window));
   }
 
   // Best effort: errors while tearing down are not reported (the values are already kept).
@@ -514,7 +559,10 @@ class CuptiCounterSession final : public CounterSession {
   CUpti_RangeProfiler_Object* object_ = nullptr;
   std::vector<std::string> metrics_;
   std::vector<const char*> metric_ptrs_;
-  std::vector<CounterRange> ranges_;
+  std::vector<CounterWindow> windows_;
+  uint64_t window_start_ns_ = 0;
+  uint64_t paused_since_ns_ = 0;  // a checkpoint could not restart counting at this time
+  uint32_t device_id_ = kNone32;  // device of the profiled context
   std::vector<std::string> warnings_;
   uint64_t dropped_ = 0;
 };

@@ -510,8 +510,10 @@ def collect(prof: Any, *, target: str | None = None, trace_path: str | None = No
                      + (f" (most time: {', '.join(names)})" if names else ""))
     counters = D.table_len(D._get(getattr(prof, "_store", None), "counters"))
     if counters:
-        extra.append("hardware counters were collected by kernel replay: kernels ran several "
-                     "times, counter values are kept apart from timings")
+        extra.append("hardware counters were collected by kernel replay: every kernel ran "
+                     "serialized and once per pass, so kernel times and overlaps in this trace "
+                     "are not those of a normal run (trace again without counters for timing); "
+                     "counter values are kept apart from timings")
     return {
         "schema_version": SCHEMA_VERSION,
         "generated_by": {"tool": "fpgaprof", "version": _version()},
