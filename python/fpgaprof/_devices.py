@@ -49,4 +49,18 @@ def describe() -> str:
     else:
         lines.append("  GPUs: none")
     lines.append("  tracing: " + ("ready" if not s.problem else f"not possible: {s.problem}"))
+    if s.devices and s.library_found:
+        lines.append("  counters: " + _counters_line(s.devices[0].id))
     return "\n".join(lines) + "\n"
+
+
+def _counters_line(device: int) -> str:
+    """What trace(counters=True) would collect on GPU `device` (never raises)."""
+    try:
+        from fpgaprof import counters
+        p = counters.plan(device=device)
+    except Exception as e:  # noqa: BLE001 - a report line, not a failure of `devices`
+        return f"not available ({' '.join(str(e).split())})"
+    missing = f", missing: {'; '.join(p.missing)}" if p.missing else ""
+    return (f"chip {p.chip}, {len(p.metrics)} metrics, {p.passes} kernel-replay passes"
+            f"{missing} (fpgaprof counters)")
