@@ -141,11 +141,12 @@ step_build() {
   fi
   export CMAKE_ARGS="${CMAKE_ARGS:-} $args"
   export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
-  rm -rf "$FP_SITE.new"
+  # A failed build must not leave an older fpgaprof for the later steps to test.
+  rm -rf "$FP_SITE.new" "$FP_SITE"
   local t0=$SECONDS
   "$PY" -m pip install -v --no-build-isolation --no-deps --no-index --no-cache-dir \
     --target "$FP_SITE.new" -C build-dir="$FP_BUILD" "$ROOT" || return 1
-  rm -rf "$FP_SITE" && mv "$FP_SITE.new" "$FP_SITE" && echo "$hash" > "$FP_SITE/.gpuval-stamp"
+  mv "$FP_SITE.new" "$FP_SITE" && echo "$hash" > "$FP_SITE/.gpuval-stamp"
   note "built in $((SECONDS - t0)) s with CMAKE_BUILD_PARALLEL_LEVEL=$CMAKE_BUILD_PARALLEL_LEVEL"
   (cd "$WORK" && "$PY" -c "import fpgaprof; print('fpgaprof', getattr(fpgaprof, '__version__', '?'), fpgaprof.__file__)")
 }
@@ -280,7 +281,7 @@ for s in "${ORDER[@]}"; do
   [ -n "${!cap_var:-}" ] && limit=${!cap_var}
   [ "$limit" -gt "$left" ] && limit=$left
   log="logs/$s.log"
-  if [ "$limit" -lt 20 ]; then
+  if [ "$left" -lt 20 ]; then
     ROWS+=("$(printf '%-10s %-60s %5s %6s  %s' "$s" "skipped: out of time (GPUVAL_BUDGET_S=$BUDGET)" - 0 -)")
     continue
   fi
