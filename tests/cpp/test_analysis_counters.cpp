@@ -177,3 +177,18 @@ TEST_CASE("Counter session without a GPU says so", "[analysis][counters]") {
     CHECK(std::string(e.what()).size() > 10);
   }
 }
+
+TEST_CASE("Why a device refuses the Range Profiler, one clause per blocking feature", "[analysis][counters]") {
+  CHECK(profiling_refusal({}).empty());                 // everything supported
+  ProfilingSupport s;
+  s.vgpu = 2;                                           // disabled: can be enabled
+  CHECK(profiling_refusal(s) == "profiling is disabled for this vGPU: enable it in the vGPU's settings "
+                                "(the hypervisor's enable_profiling option)");
+  s.vgpu = 1;
+  s.architecture = 1;
+  s.confidential_compute = 1;
+  s.sli = 0;                                            // unknown: says nothing
+  CHECK(profiling_refusal(s) == "the GPU is older than Volta (compute capability 7.0); this vGPU does not "
+                                "support profiling; confidential computing is on: counters are not available "
+                                "in that mode");
+}

@@ -124,6 +124,14 @@ CounterPlan plan_counters(const std::string& chip, const std::vector<std::string
 // The chips this libcupti's Profiler Host API knows (cuptiProfilerHostGetSupportedChips).
 std::vector<std::string> counter_chips();
 
+// Why a device refuses the Range Profiler, from cuptiProfilerDeviceSupported's per-feature levels
+// (0 unknown, 1 unsupported, 2 disabled, 3 supported — CUpti_Profiler_Support_Level): one
+// clause per blocking feature with its fix, "" when none blocks. Pure.
+struct ProfilingSupport {
+  int architecture = 3, sli = 3, vgpu = 3, confidential_compute = 3, cmp = 3, wsl = 3;
+};
+std::string profiling_refusal(const ProfilingSupport& support);
+
 struct CounterOptions {
   std::vector<std::string> metrics;   // empty: select_counter_metrics() for the chip
   std::size_t max_ranges = 2048;      // ranges per counter-data image before decode + re-init

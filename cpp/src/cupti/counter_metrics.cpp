@@ -77,6 +77,23 @@ MetricSelection select_counter_metrics(const std::vector<std::string>& supported
   return sel;
 }
 
+std::string profiling_refusal(const ProfilingSupport& s) {
+  constexpr int kUnsupported = 1, kDisabled = 2;
+  std::string out;
+  const auto add = [&](const std::string& clause) { out += (out.empty() ? "" : "; ") + clause; };
+  if (s.architecture == kUnsupported) add("the GPU is older than Volta (compute capability 7.0)");
+  if (s.sli == kUnsupported) add("SLI is enabled: disable SLI");
+  if (s.vgpu == kDisabled) add("profiling is disabled for this vGPU: enable it in the vGPU's settings "
+                               "(the hypervisor's enable_profiling option)");
+  else if (s.vgpu == kUnsupported) add("this vGPU does not support profiling");
+  if (s.confidential_compute == kUnsupported) add("confidential computing is on: counters are not "
+                                                  "available in that mode");
+  if (s.cmp == kUnsupported) add("NVIDIA CMP (crypto mining) boards have no profiling");
+  if (s.wsl == kUnsupported) add("this WSL setup does not support profiling: update the Windows "
+                                 "driver or run on Linux");
+  return out;
+}
+
 CounterMatch add_counter_windows(TraceStore& store, const std::vector<std::string>& metrics,
                                  const std::vector<CounterWindow>& windows, uint32_t first_range_index) {
   CounterMatch match;

@@ -54,6 +54,7 @@ struct ProfilerApi {
   decltype(&cuptiRangeProfilerCounterDataImageInitialize) CounterDataImageInitialize = nullptr;
   decltype(&cuptiRangeProfilerGetCounterDataInfo) GetCounterDataInfo = nullptr;
   decltype(&cuptiRangeProfilerCounterDataGetRangeInfo) GetRangeInfo = nullptr;
+  decltype(&cuptiProfilerDeviceSupported) DeviceSupported = nullptr;  // optional
 };
 
 template <typename F>
@@ -112,6 +113,7 @@ Profiler load_profiler() {
   resolve(h, "cuptiRangeProfilerCounterDataImageInitialize", api.CounterDataImageInitialize, missing);
   resolve(h, "cuptiRangeProfilerGetCounterDataInfo", api.GetCounterDataInfo, missing);
   resolve(h, "cuptiRangeProfilerCounterDataGetRangeInfo", api.GetRangeInfo, missing);
+  api.DeviceSupported = reinterpret_cast<decltype(api.DeviceSupported)>(dlsym(h, "cuptiProfilerDeviceSupported"));
   if (!missing.empty())
     throw Error(ErrorKind::kCounters, p.cupti->path + " lacks the Range Profiler (" + missing +
                                           "): use CUPTI from CUDA 12.6 or newer");
@@ -355,6 +357,21 @@ class CuptiCounterSession final : public CounterSession {
     auto init = params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
     ok(api.Initialize(&init), "cuptiProfilerInitialize");
     initialized_ = true;
+
+    if (api.DeviceSupported != nullptr) {  // says why a device refuses (vGPU, WSL, ...) before it fails
+      auto sup = params<CUpti_Profiler_DeviceSupported_Params>(CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
+      sup.cuDevice = static_cast<CUdevice>(ctx_device);
+      sup.api = CUPTI_PROFILER_RANGE_PROFILING;
+      if (api.DeviceSupported(&sup) == CUPTI_SUCCESS && sup.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
+        ProfilingSupport s;
+        s.architecture = sup.architecture; s.sli = sup.sli; s.vgpu = sup.vGpu;
+        s.confidential_compute = sup.confidentialCompute; s.cmp = sup.cmp; s.wsl = sup.wsl;
+        const std::string why = profiling_refusal(s);
+        if (!why.empty())
+          throw Error(ErrorKind::kCounters, "device " + std::to_string(ctx_device) +
+                                                " cannot collect hardware counters: " + why);
+      }
+    }
 
     auto chip = params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
     chip.deviceIndex = static_cast<size_t>(ctx_device);
