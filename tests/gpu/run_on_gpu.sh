@@ -198,12 +198,19 @@ step_sweep() {
   need_fp
   need_gpu
   "$PY" -c "import mbirjax" 2>/dev/null || skip "mbirjax is not importable (carry .whl: scripts/gpu_wheels.sh)"
-  local dir="$WORK/sweep" rc
+  local dir="$WORK/sweep" rc inner=$((STEP_LIMIT - 45))
+  [ "$inner" -lt 30 ] && inner=30
   rm -rf "$dir"
+  # Its own limit, inside the step's: on SIGTERM the traced program saves its trace and
+  # `fpgaprof run` still writes the reports, with time left here to copy them.
   # shellcheck disable=SC2086  # the sizes and operations are word lists
-  "$PY" -m fpgaprof run -o "$dir" -- "$PY" "$ROOT/examples/mbirjax_sweep.py" --sizes $SWEEP_SIZES \
-    --runs "$SWEEP_RUNS" --operations $SWEEP_OPS --no-aot --output "$dir/mbirjax"
+  timeout -k 30 "$inner" "$PY" -m fpgaprof run -o "$dir" -- "$PY" "$ROOT/examples/mbirjax_sweep.py" \
+    --sizes $SWEEP_SIZES --runs "$SWEEP_RUNS" --operations $SWEEP_OPS --no-aot --output "$dir/mbirjax"
   rc=$?
+  if [ "$rc" = 124 ]; then
+    note "the sweep ran out of its ${inner} s and was stopped (SIGTERM; exit 3 here); its trace is kept"
+    rc=3
+  fi
   ls -la "$dir" "$dir/mbirjax" 2>/dev/null
   to_out "$dir/trace.fpgaprof" trace.fpgaprof
   to_out "$dir/summary.json" summary.json

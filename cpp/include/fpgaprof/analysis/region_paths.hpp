@@ -1,0 +1,56 @@
+// RegionPaths: the user regions (fpgaprof.region) of a store grouped by name path
+// ("outer > inner"). Every region record belongs to one path; a path is keyed by (enclosing
+// path, name), so a name that itself contains " > " stays one path (shown in quotes). Paths are
+// numbered in the order their first instance appears in TraceStore::regions, parents before
+// children, so two RegionPaths built from the same store agree on every id. Nesting comes from
+// RegionLocator (parent links as correlate() set them, else time containment per thread).
+// Region results per path (transfers, memory, roofline, FPGA ranking) use this one grouping.
+// Read-only after build; safe to share between threads. Keeps no reference to the store.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fpgaprof/records.hpp"
+#include "fpgaprof/trace_store.hpp"
+
+namespace fpgaprof::analysis {
+
+// Which rows a region result has: one per region path (its instances summed; the default) or
+// one per region record (instance). Used by TransferOptions, RooflineOptions, analyze_memory.
+enum class RegionRows : uint8_t { kPaths = 0, kInstances = 1 };
+
+class RegionPaths {
+ public:
+  RegionPaths() = default;
+  explicit RegionPaths(const TraceStore& store);
+
+  std::size_t size() const { return path_.size(); }  // number of distinct paths
+  // Path of region record `region_index`; kNone32 for an index outside the store's regions.
+  uint32_t path_of(uint32_t region_index) const {
+    return region_index < path_of_.size() ? path_of_[region_index] : kNone32;
+  }
+  const std::string& path(uint32_t p) const { return path_[p]; }  // "outer > inner"
+  const std::string& name(uint32_t p) const { return name_[p]; }  // innermost name, unquoted
+  uint32_t parent(uint32_t p) const { return parent_[p]; }        // enclosing path, kNone32 at the top
+  uint32_t depth(uint32_t p) const { return depth_[p]; }          // 0: outermost
+  uint64_t instances(uint32_t p) const { return instances_[p]; }  // region records with this path
+  std::size_t region_count() const { return path_of_.size(); }    // region records grouped
+
+  // Calls f(q) for `p` and each enclosing path, innermost first (inclusive roll-ups). No-op
+  // for kNone32. Bounded: ids are checked and a path's parent always has a smaller id.
+  template <class F>
+  void for_self_and_ancestors(uint32_t p, F&& f) const {
+    for (std::size_t steps = 0; p != kNone32 && p < path_.size() && steps <= path_.size(); p = parent_[p], ++steps)
+      f(p);
+  }
+
+ private:
+  std::vector<uint32_t> path_of_;  // per TraceStore::regions entry
+  std::vector<std::string> path_, name_;
+  std::vector<uint32_t> parent_, depth_;
+  std::vector<uint64_t> instances_;
+};
+
+}  // namespace fpgaprof::analysis
