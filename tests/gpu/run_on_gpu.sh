@@ -112,7 +112,17 @@ step_wheels() {
   "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target "$WHEEL_SITE" "$WHEELS"/*.whl || return 1
   ls "$WHEEL_SITE"
-  (cd "$WORK" && "$PY" -c "import mbirjax, nlohmann_json; print('mbirjax', mbirjax.__version__ if hasattr(mbirjax, '__version__') else '?', 'imports')")
+  # As examples/mbirjax_sweep.py does: easygui (a Tk GUI) replaced by an empty module if it
+  # cannot be imported (no Tk, no display).
+  (cd "$WORK" && "$PY" -c "
+import sys, types, importlib.metadata as md
+try:
+    import easygui
+except Exception:
+    sys.modules['easygui'] = types.ModuleType('easygui')
+    print('easygui stubbed (as the sweep does)')
+import nlohmann_json, mbirjax
+print('mbirjax', md.version('mbirjax'), 'and nlohmann_json import')")
 }
 
 source_hash() {
@@ -197,7 +207,8 @@ step_calibrate() {
 step_sweep() {
   need_fp
   need_gpu
-  "$PY" -c "import mbirjax" 2>/dev/null || skip "mbirjax is not importable (carry .whl: scripts/gpu_wheels.sh)"
+  "$PY" -c "import importlib.util as u, sys; sys.exit(u.find_spec('mbirjax') is None)" \
+    || skip "mbirjax is not installed (carry .whl: scripts/gpu_wheels.sh)"
   local dir="$WORK/sweep" rc inner=$((STEP_LIMIT - 45))
   [ "$inner" -lt 30 ] && inner=30
   rm -rf "$dir"
