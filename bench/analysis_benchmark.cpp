@@ -19,6 +19,7 @@
 #include "fpgaprof/analysis/attribution.hpp"
 #include "fpgaprof/analysis/fpga_model.hpp"
 #include "fpgaprof/analysis/op_inputs.hpp"
+#include "fpgaprof/analysis/region_paths.hpp"
 #include "fpgaprof/hlo/cost_model.hpp"
 #include "fpgaprof/analysis/memory_analysis.hpp"
 #include "fpgaprof/analysis/roofline.hpp"
@@ -222,22 +223,28 @@ int main(int argc, char** argv) {
     t = std::chrono::steady_clock::now();
   }
   const Ceilings c = table_ceilings(s.devices[0]);
+  // Region paths once for every per-path table, as the Python path (bindings' analyze) does.
+  const RegionPaths paths(s);
   const IntervalSet busy = kernel_busy_intervals(s);
   const double busy_s = seconds_since(t);
   t = std::chrono::steady_clock::now();
-  const TransferReport tr = analyze_transfers(s, {}, op_of_memcpy, &busy);
+  TransferOptions to;
+  to.region_paths = &paths;
+  const TransferReport tr = analyze_transfers(s, to, op_of_memcpy, &busy);
   const double transfer_s = seconds_since(t);
   t = std::chrono::steady_clock::now();
-  const MemoryReport mr = analyze_memory(s);
+  const MemoryReport mr = analyze_memory(s, 20, {}, RegionRows::kPaths, &paths);
   const double memory_s = seconds_since(t);
   t = std::chrono::steady_clock::now();
   RooflineOptions ro;
   ro.per_kernel = per_kernel;
+  ro.region_paths = &paths;
   const RooflineReport rr = analyze_roofline(s, c, ops, op_of_kernel, ro);
   const double roofline_s = seconds_since(t);
   t = std::chrono::steady_clock::now();
   FpgaOptions fo;
   fo.workload_ns = static_cast<double>(span_ns);
+  fo.region_paths = &paths;
   const FpgaReport fr = rank_fpga_candidates(ops, rr, fpga_preset("alveo-u55c"), fo, host_bytes);
   const double fpga_s = seconds_since(t);
   t = std::chrono::steady_clock::now();
@@ -256,8 +263,8 @@ int main(int argc, char** argv) {
               static_cast<double>(span_ns) / 1e6);
   std::printf("transfers: %.3f s (%zu groups, %zu flags)\n", transfer_s, tr.groups.size(), tr.flags.size());
   std::printf("memory: %.3f s (peak %.1f MB)\n", memory_s, static_cast<double>(mr.peak_in_use_bytes) / 1e6);
-  std::printf("roofline: %.3f s (%zu ops, %zu regions, %zu kernel names, %zu per-kernel rows)\n", roofline_s,
-              rr.ops.size(), rr.regions.size(), rr.kernel_names.size(), rr.kernels.size());
+  std::printf("roofline: %.3f s (%zu ops, %zu region paths, %zu kernel names, %zu per-kernel rows)\n", roofline_s,
+              rr.ops.size(), rr.region_paths.size(), rr.kernel_names.size(), rr.kernels.size());
   std::printf("fpga ranking: %.4f s (%zu candidates, best score %.4f)\n", fpga_s, fr.candidates.size(),
               fr.candidates.empty() ? 0.0 : fr.candidates[0].score);
   std::printf("fpga region ranking: %.3f s (%zu region paths, best %s, %.0f module calls counted)\n", fpga_regions_s,

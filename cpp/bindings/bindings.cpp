@@ -11,6 +11,7 @@
 #include "fpgaprof/analysis/fpga_model.hpp"
 #include "fpgaprof/analysis/memory_analysis.hpp"
 #include "fpgaprof/analysis/op_inputs.hpp"
+#include "fpgaprof/analysis/region_paths.hpp"
 #include "fpgaprof/analysis/roofline.hpp"
 #include "fpgaprof/analysis/transfer_analysis.hpp"
 #include "fpgaprof/counters.hpp"
@@ -496,9 +497,16 @@ PYBIND11_MODULE(_core, m) {
 
     // The whole analysis in one call (GIL released for the C++ part). `ceilings`: a dict as
     // table_ceilings returns (e.g. merged with measured values) or None for the table.
+    // `region_rows`: "path" (one row per region path, instances summed) or "instance" (one row
+    // per region record) for the transfer groups, memory regions and roofline regions.
     r.def("analyze", [=](const TraceStore& store, py::object ceilings_obj, py::object target_obj,
                          double workload_ns, bool inputs_cross_link, uint64_t tiny_bytes,
-                         uint64_t tiny_flood_count, uint64_t latency_kernel_ns, std::size_t top_buffers) {
+                         uint64_t tiny_flood_count, uint64_t latency_kernel_ns, std::size_t top_buffers,
+                         const std::string& region_rows_name) {
+      if (region_rows_name != "path" && region_rows_name != "instance")
+        throw Error(ErrorKind::kInvalidArgument, "region_rows='" + region_rows_name +
+                                                     "': use 'path' (one row per region path) or 'instance'");
+      const RegionRows region_rows = region_rows_name == "path" ? RegionRows::kPaths : RegionRows::kInstances;
       Ceilings c;
       if (!ceilings_obj.is_none()) c = ceilings_from(ceilings_obj.cast<py::dict>());
       else if (!store.devices.empty()) c = table_ceilings(store.devices.front());
@@ -507,8 +515,10 @@ PYBIND11_MODULE(_core, m) {
       TransferReport tr; MemoryReport mr; RooflineReport rr; FpgaReport fr; OpInputs in;
       std::vector<FpgaRegionCandidate> fregions;
       std::vector<std::string> warnings;
+      RegionPaths paths;  // one grouping for every per-path table
       {
         py::gil_scoped_release nogil;
+        paths = RegionPaths(store);
         std::vector<hlo::Module> modules;
         for (const HloModuleText& t : store.hlo_modules) {
           try { modules.push_back(hlo::analyze_hlo(t.text)); }
@@ -519,15 +529,18 @@ PYBIND11_MODULE(_core, m) {
         const IntervalSet busy = kernel_busy_intervals(store);
         TransferOptions to;
         to.tiny_bytes = tiny_bytes; to.tiny_flood_count = tiny_flood_count;
+        to.region_rows = region_rows; to.region_paths = &paths;
         if (c.link_bytes_per_s > 0) { to.link_bytes_per_s = c.link_bytes_per_s; to.link_source = ceiling_source_name(c.link_source); }
         tr = analyze_transfers(store, to, in.op_of_memcpy, &busy);
-        mr = analyze_memory(store, top_buffers);
+        mr = analyze_memory(store, top_buffers, {}, region_rows, &paths);
         RooflineOptions ro;
         ro.latency_kernel_ns = latency_kernel_ns;
+        ro.region_rows = region_rows; ro.region_paths = &paths;
         rr = analyze_roofline(store, c, in.ops, in.op_of_kernel, ro);
         FpgaOptions fo;
         fo.inputs_cross_link = inputs_cross_link;
         fo.gpu_link_bytes_per_s = c.link_bytes_per_s;
+        fo.region_paths = &paths;
         fo.workload_ns = workload_ns > 0 ? workload_ns
                          : store.meta.end_ns > store.meta.start_ns ? static_cast<double>(store.meta.end_ns - store.meta.start_ns)
                          : 0.0;
@@ -537,6 +550,14 @@ PYBIND11_MODULE(_core, m) {
       py::dict out;
       out["ceilings"] = ceilings_dict(c);
       out["warnings"] = warnings;
+      out["region_rows"] = region_rows_name;
+      // Per-path rows: "region" is the path (as in the FPGA region candidates), "name" the
+      // innermost name. Per-instance rows keep "region" = the record's name and add its "path".
+      const auto path_keys = [&paths](py::dict& d, uint32_t p) {
+        d["region"] = paths.path(p); d["name"] = paths.name(p); d["depth"] = paths.depth(p);
+        d["instances"] = paths.instances(p);
+      };
+      const auto instance_path = [&paths](uint32_t r) { return paths.path(paths.path_of(r)); };
       // Transfers
       py::list groups;
       for (const TransferGroup& g : tr.groups) {
@@ -545,6 +566,8 @@ PYBIND11_MODULE(_core, m) {
         d["index"] = g.index == kNone32 ? py::object(py::none()) : py::object(py::int_(g.index));
         d["name"] = g.kind == GroupKind::kRegion ? py::object(py::str(store.strings.get(store.regions[g.index].name)))
                     : g.kind == GroupKind::kOp ? py::object(py::str(in.ops[g.index].name)) : py::object(py::str("trace"));
+        if (g.kind == GroupKind::kRegionPath) path_keys(d, g.index);
+        if (g.kind == GroupKind::kRegion) d["path"] = instance_path(g.index);
         for (std::size_t k = 0; k < kDirectionCount; ++k) {
           if (g.by_direction[k].count == 0) continue;
           py::dict sd = stats_dict(g.by_direction[k]);
@@ -564,6 +587,7 @@ PYBIND11_MODULE(_core, m) {
         d["kind"] = f.kind; d["group_kind"] = group_kind_name(f.group_kind);
         d["index"] = f.index == kNone32 ? py::object(py::none()) : py::object(py::int_(f.index));
         d["count"] = f.count; d["bytes"] = f.bytes; d["message"] = f.message;
+        if (f.group_kind == GroupKind::kRegionPath) d["region"] = paths.path(f.index);
         flags.append(d);
       }
       py::dict td;
@@ -606,9 +630,19 @@ PYBIND11_MODULE(_core, m) {
       for (const RegionMemory& rm : mr.regions) {
         py::dict d;
         d["region"] = store.strings.get(store.regions[rm.region_index].name); d["index"] = rm.region_index;
+        d["path"] = instance_path(rm.region_index);
         d["in_use_at_start_bytes"] = rm.in_use_at_start_bytes; d["peak_in_use_bytes"] = rm.peak_in_use_bytes;
         d["allocated_bytes"] = rm.allocated_bytes; d["freed_bytes"] = rm.freed_bytes;
         d["allocations"] = rm.allocations; d["frees"] = rm.frees;
+        regs.append(d);
+      }
+      for (const RegionPathMemory& pm : mr.region_paths) {
+        py::dict d;
+        path_keys(d, pm.path); d["path_index"] = pm.path;
+        d["peak_in_use_bytes"] = pm.peak_in_use_bytes; d["peak_region_index"] = pm.peak_region_index;
+        d["in_use_at_start_bytes"] = pm.in_use_at_start_bytes;
+        d["allocated_bytes"] = pm.allocated_bytes; d["freed_bytes"] = pm.freed_bytes;
+        d["allocations"] = pm.allocations; d["frees"] = pm.frees;
         regs.append(d);
       }
       md["regions"] = regs;
@@ -626,7 +660,13 @@ PYBIND11_MODULE(_core, m) {
       for (std::size_t g = 0; g < rr.regions.size(); ++g) {
         py::dict d;
         d["region"] = store.strings.get(store.regions[g].name); d["index"] = g;
+        d["path"] = instance_path(static_cast<uint32_t>(g));
         regions.append(point_dict(rr.regions[g], d));
+      }
+      for (uint32_t p = 0; p < rr.region_paths.size(); ++p) {
+        py::dict d;
+        path_keys(d, p); d["path_index"] = p;
+        regions.append(point_dict(rr.region_paths[p], d));
       }
       for (std::size_t k = 0; k < rr.kernel_names.size(); ++k) {
         py::dict d;
@@ -690,6 +730,7 @@ PYBIND11_MODULE(_core, m) {
       return out;
     }, py::arg("store"), py::arg("ceilings") = py::none(), py::arg("target") = "alveo-u55c",
        py::arg("workload_ns") = 0.0, py::arg("inputs_cross_link") = true, py::arg("tiny_bytes") = 64 * 1024,
-       py::arg("tiny_flood_count") = 1000, py::arg("latency_kernel_ns") = 5000, py::arg("top_buffers") = 20);
+       py::arg("tiny_flood_count") = 1000, py::arg("latency_kernel_ns") = 5000, py::arg("top_buffers") = 20,
+       py::arg("region_rows") = "path");
   }
 }

@@ -144,23 +144,27 @@ class Profile:
         return roofline.ceilings(self)
 
     def roofline(self, by: str = "op", **kwargs: Any) -> Any:
-        """Roofline rows per "op", "region", "kernel" (name) or the "trace" dict: intensity,
-        achieved FLOP/s and B/s, percent of the applicable roof, bound."""
+        """Roofline rows per "op", "region" (one per region path, instances summed),
+        "region_instance" (one per region record), "kernel" (name) or the "trace" dict:
+        intensity, achieved FLOP/s and B/s, percent of the applicable roof, bound."""
         from fpgaprof import roofline
 
         return roofline.roofline(self, by=by, **kwargs)
 
-    def transfer_report(self, **kwargs: Any) -> dict:
-        """Copies per direction for the trace, each region and HLO op; pageable/tiny flags."""
+    def transfer_report(self, by: str = "region", **kwargs: Any) -> dict:
+        """Copies per direction for the trace, each region path (``by="region"``, instances
+        summed) or region record (``by="region_instance"``) and HLO op; pageable/tiny flags."""
         from fpgaprof import roofline
 
-        return roofline.transfers(self, **kwargs)
+        return roofline.transfers(self, by=by, **kwargs)
 
-    def memory_report(self, **kwargs: Any) -> dict:
-        """Device-memory timeline, peaks per trace/device/region, largest buffers."""
+    def memory_report(self, by: str = "region", **kwargs: Any) -> dict:
+        """Device-memory timeline, peaks per trace/device, per region path (``by="region"``:
+        highest instance peak, allocations summed) or region record (``by="region_instance"``),
+        largest buffers."""
         from fpgaprof import roofline
 
-        return roofline.memory(self, **kwargs)
+        return roofline.memory(self, by=by, **kwargs)
 
     def fpga_candidates(self, target: Any = "alveo-u55c", by: str = "op", **kwargs: Any) -> Any:
         """HLO ops (``by="op"``) or fpgaprof.region() paths (``by="region"``) ranked for FPGA

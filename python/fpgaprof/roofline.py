@@ -2,6 +2,10 @@
 
 Everything is computed by the C++ core in one pass (``fpgaprof._core.analysis.analyze``); this
 module picks the pieces and turns them into tables. Rules and sources: docs/roofline.md.
+
+Region results (transfer groups, memory regions, roofline regions) come one row per region
+*path* ("outer > inner", every instance summed; ``by="region"``, the default) or, on request,
+one row per region record (``by="region_instance"``). docs/roofline.md, "Regions".
 """
 from __future__ import annotations
 
@@ -9,7 +13,11 @@ from typing import Any, Iterable, Mapping
 
 from fpgaprof import _core
 
-__all__ = ["Table", "ceilings", "analyze", "roofline", "transfers", "memory"]
+__all__ = ["Table", "ceilings", "analyze", "roofline", "transfers", "memory", "REGION_BY"]
+
+# by= values that choose the region rows: one per path (default) or one per region record.
+REGION_BY = {"region": "path", "regions": "path", "region_instance": "instance",
+             "region_instances": "instance"}
 
 
 class Table(list):
@@ -75,22 +83,26 @@ def _device_uuid(prof: Any, device: int) -> str:
 def analyze(prof: Any, *, target: str | Mapping | Any = "alveo-u55c", ceilings_override: Mapping | None = None,
             workload_s: float | None = None, inputs_cross_link: bool = True,
             tiny_bytes: int = 64 * 1024, tiny_flood_count: int = 1000, latency_kernel_ns: int = 5000,
-            top_buffers: int = 20) -> dict:
+            top_buffers: int = 20, region_rows: str = "path") -> dict:
     """The whole analysis as one dict: ceilings, transfers, memory, roofline, fpga.
 
-    Cached on ``prof`` per argument set (a Profile is immutable once the trace stopped)."""
+    ``region_rows``: "path" (default: one transfer group, memory row and roofline point per
+    region path, instances summed) or "instance" (one per region record). Cached on ``prof``
+    per argument set (a Profile is immutable once the trace stopped)."""
     from fpgaprof import fpga
 
+    if region_rows not in ("path", "instance"):
+        raise ValueError(f"region_rows={region_rows!r}: use 'path' or 'instance'")
     tgt = fpga.target_spec(target)
     key = repr((tgt, ceilings_override, workload_s, inputs_cross_link, tiny_bytes, tiny_flood_count,
-                latency_kernel_ns, top_buffers))
+                latency_kernel_ns, top_buffers, region_rows))
     cache = getattr(prof, "_fpgaprof_analysis_cache", None)
     if isinstance(cache, dict) and key in cache:
         return cache[key]
     ceil = dict(ceilings_override) if ceilings_override is not None else ceilings(prof)
     result = _core.analysis.analyze(
         _store_of(prof), ceil, tgt, float(workload_s * 1e9) if workload_s else 0.0, bool(inputs_cross_link),
-        int(tiny_bytes), int(tiny_flood_count), int(latency_kernel_ns), int(top_buffers))
+        int(tiny_bytes), int(tiny_flood_count), int(latency_kernel_ns), int(top_buffers), region_rows)
     try:
         if not isinstance(cache, dict):
             cache = {}
@@ -101,30 +113,46 @@ def analyze(prof: Any, *, target: str | Mapping | Any = "alveo-u55c", ceilings_o
     return result
 
 
+def _region_rows(by: str) -> str:
+    rows = REGION_BY.get(by)
+    if rows is None:
+        raise ValueError(f"by={by!r}: use 'region' (one row per region path) or 'region_instance'")
+    return rows
+
+
 def roofline(prof: Any, by: str = "op", **kwargs: Any) -> Table | dict:
-    """Roofline points: ``by`` = "op" (HLO ops), "region" (user regions, inclusive), "kernel"
-    (kernel names) or "trace" (one dict). Each row: time, flops, bytes, intensity, achieved
-    FLOP/s and B/s, the roof and its precision, percent_of_roof, bound (memory | compute |
-    latency | unknown), and measured_* values when counters were collected."""
+    """Roofline points: ``by`` = "op" (HLO ops), "region" (one row per region path, e.g.
+    "outer > inner", inclusive, every instance summed: key ``region`` = the path, ``name``,
+    ``depth``, ``instances``), "region_instance" (one row per region record: ``region`` = its
+    name, ``index``, ``path``), "kernel" (kernel names) or "trace" (one dict). Each row: time,
+    flops, bytes, intensity, achieved FLOP/s and B/s, the roof and its precision,
+    percent_of_roof, bound (memory | compute | latency | unknown; a path's from its sums), and
+    measured_* values when counters were collected."""
+    if by in REGION_BY:
+        r = analyze(prof, region_rows=REGION_BY[by], **kwargs)["roofline"]
+        return Table(sorted(r["regions"], key=lambda x: -x["time_ns"]))
     r = analyze(prof, **kwargs)["roofline"]
     if by == "trace":
         return r["trace"]
-    key = {"op": "ops", "ops": "ops", "region": "regions", "regions": "regions",
-           "kernel": "kernels", "kernels": "kernels"}.get(by)
+    key = {"op": "ops", "ops": "ops", "kernel": "kernels", "kernels": "kernels"}.get(by)
     if key is None:
-        raise ValueError(f"by={by!r}: use 'op', 'region', 'kernel' or 'trace'")
+        raise ValueError(f"by={by!r}: use 'op', 'region', 'region_instance', 'kernel' or 'trace'")
     rows = sorted(r[key], key=lambda x: -x["time_ns"])
     return Table(rows)
 
 
-def transfers(prof: Any, **kwargs: Any) -> dict:
-    """Copies per direction for the trace, each region and each HLO op, with flags."""
-    return analyze(prof, **kwargs)["transfers"]
+def transfers(prof: Any, by: str = "region", **kwargs: Any) -> dict:
+    """Copies per direction for the trace, each region path (``by="region"``; groups of kind
+    "region_path" with ``region`` = the path and ``instances``) or each region record
+    (``by="region_instance"``; kind "region"), and each HLO op, with flags."""
+    return analyze(prof, region_rows=_region_rows(by), **kwargs)["transfers"]
 
 
-def memory(prof: Any, **kwargs: Any) -> dict:
-    """Device-memory timeline, peaks (trace, device, region) and the largest buffers."""
-    return analyze(prof, **kwargs)["memory"]
+def memory(prof: Any, by: str = "region", **kwargs: Any) -> dict:
+    """Device-memory timeline, peaks (trace, device) and the largest buffers; ``regions``: one
+    row per region path (``by="region"``: peak = the highest instance's, allocations summed) or
+    per region record (``by="region_instance"``)."""
+    return analyze(prof, region_rows=_region_rows(by), **kwargs)["memory"]
 
 
 def _rows(items: Iterable[Mapping]) -> Table:

@@ -58,6 +58,7 @@ TEST_CASE("Roofline per op, region, kernel name and kernel", "[analysis][rooflin
   REQUIRE(c.dram_bytes_per_s == Approx(1.024e12));
   RooflineOptions o;
   o.per_kernel = true;
+  o.region_rows = RegionRows::kInstances;
   const RooflineReport r = analyze_roofline(f.store, c, f.ops, f.op_of_kernel, o);
 
   // op0: 2 executions x (1e6 FLOP, 12e6 B) over 40 us: intensity 1/12 = 0.08333 FLOP/B;

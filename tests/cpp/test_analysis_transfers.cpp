@@ -85,7 +85,9 @@ TEST_CASE("IntervalSet union and overlap", "[analysis][transfers]") {
 
 TEST_CASE("Transfer accounting per trace, region and direction", "[analysis][transfers]") {
   const TraceStore s = transfer_trace();
-  const TransferReport r = analyze_transfers(s);
+  TransferOptions per_instance;
+  per_instance.region_rows = RegionRows::kInstances;  // region groups per record (R0, R1)
+  const TransferReport r = analyze_transfers(s, per_instance);
   const TransferGroup& t = group(r, GroupKind::kTrace, kNone32);
 
   // HtoD: C0 + C1 = 4000 B; busy = union [50,150)+[120,220) = [50,220) = 170 ns;
@@ -153,6 +155,7 @@ TEST_CASE("Tiny-transfer floods, per-op groups and a user link peak", "[analysis
   o.tiny_flood_count = 3;          // all 4 copies are < 64 KiB
   o.link_bytes_per_s = 20e9;
   o.link_source = "measured";
+  o.region_rows = RegionRows::kInstances;
   // C0 and C1 belong to op 2, C3 to op 0, C2 to none.
   const TransferReport r = analyze_transfers(s, o, {2, 2, kNone32, 0});
   int tiny = 0;
@@ -197,7 +200,7 @@ TEST_CASE("Device memory timeline, peaks, regions, largest buffers", "[analysis]
   RegionRecord r0; r0.start_ns = 5; r0.end_ns = 50; r0.thread_id = 7;
   RegionRecord r1; r1.start_ns = 15; r1.end_ns = 65; r1.thread_id = 7; r1.parent = 0; r1.depth = 1;
   s.regions = {r0, r1};
-  const MemoryReport m = analyze_memory(s, 2);
+  const MemoryReport m = analyze_memory(s, 2, {}, RegionRows::kInstances);
   REQUIRE(m.timeline.size() == 6);
   CHECK(m.timeline[1].in_use_bytes == 400);
   CHECK(m.timeline[4].in_use_bytes == 50);

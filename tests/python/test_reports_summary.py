@@ -69,11 +69,12 @@ def test_kernels_and_transfers_by_hand():
     # DtoH: 2e6 B in 0.2 ms = 10 GB/s, pinned destination, async
     assert dirs["DtoH"]["gbps"] == pytest.approx(10.0)
     assert (dirs["DtoH"]["pageable_count"], dirs["DtoH"]["async_count"]) == (0, 1)
-    # both copies ran in the first forward_project/64 instance; the device record has no PCIe
+    # both copies ran in the first forward_project/64 instance; `instances` counts every
+    # instance of the path (2), as the regions section does; the device record has no PCIe
     # generation/width, so the link's peak is unknown: link % is null, not 0
     (reg,) = s["transfers"]["by_region"]
     assert (reg["region"], reg["instances"], reg["count"], reg["bytes"]) == \
-        ("forward_project/64", 1, 2, 3_000_000)
+        ("forward_project/64", 2, 2, 3_000_000)
     assert reg["busy_s"] == pytest.approx(0.3e-3)
     assert {d["direction"] for d in reg["directions"]} == {"HtoD", "DtoH"}
     assert s["transfers"]["link_bytes_per_s"] is None
@@ -378,8 +379,12 @@ def test_transfers_inclusive_with_overlap_host_wait_and_link(schema):
     # as prof.transfer_report() counts them (the C++ transfer analysis)
     from fpgaprof import roofline
     (outer,) = [g for g in roofline.transfers(prof)["groups"]
-                if g["kind"] == "region" and g["index"] == 3]
+                if g["kind"] == "region_path" and g["region"] == "outer"]
     assert (outer["all"]["bytes"], outer["host_wait_ns"]) == (3_000_000, 100_000)
+    (outer,) = [g for g in roofline.transfers(prof, by="region_instance")["groups"]
+                if g["kind"] == "region" and g["index"] == 3]
+    assert (outer["all"]["bytes"], outer["host_wait_ns"], outer["path"]) == \
+        (3_000_000, 100_000, "outer")
     # regions by path: the nested instance is its own row
     paths = {r["path"]: r for r in s["regions"]["items"]}
     assert set(paths) == {"outer", "outer > forward_project/64", "forward_project/64",

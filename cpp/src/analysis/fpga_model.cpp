@@ -8,7 +8,7 @@
 #include <unordered_set>
 
 #include "fpgaprof/analysis/attribution.hpp"
-#include "fpgaprof/analysis/region_locator.hpp"
+#include "fpgaprof/analysis/region_paths.hpp"
 #include "fpgaprof/analysis/transfer_analysis.hpp"
 #include "fpgaprof/error.hpp"
 
@@ -290,53 +290,6 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
 
 namespace {
 
-// Region paths: one group per distinct "outer > inner" name path.
-struct RegionGroups {
-  std::vector<uint32_t> group_of;        // per TraceStore::regions entry
-  std::vector<std::string> path, name;
-  std::vector<uint32_t> parent, depth;   // per group
-  std::vector<uint64_t> instances;
-};
-
-RegionGroups group_regions(const TraceStore& store) {
-  RegionGroups g;
-  const std::vector<RegionRecord>& regions = store.regions;
-  const RegionLocator locator(regions);
-  g.group_of.assign(regions.size(), kNone32);
-  // Keyed by (enclosing path, name): a name that itself contains " > " stays its own path.
-  std::unordered_map<uint64_t, uint32_t> by_parent_and_name;
-  std::vector<uint32_t> chain;
-  for (uint32_t r = 0; r < regions.size(); ++r) {
-    // Up to the first ancestor already grouped (a cycle or a bad parent ends the path).
-    chain.clear();
-    uint32_t q = r;
-    while (q != kNone32 && g.group_of[q] == kNone32 && chain.size() <= regions.size()) {
-      if (std::find(chain.begin(), chain.end(), q) != chain.end()) break;
-      chain.push_back(q);
-      q = locator.parent(q);
-    }
-    uint32_t parent_group = q != kNone32 ? g.group_of[q] : kNone32;
-    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-      const StringId name_id = regions[*it].name;
-      auto [pos, fresh] = by_parent_and_name.try_emplace((static_cast<uint64_t>(parent_group) << 32) | name_id,
-                                                         static_cast<uint32_t>(g.path.size()));
-      if (fresh) {
-        const std::string name(store.strings.get(name_id));
-        const std::string shown = name.find(" > ") == std::string::npos ? name : "\"" + name + "\"";
-        g.path.push_back(parent_group == kNone32 ? shown : g.path[parent_group] + " > " + shown);
-        g.name.push_back(name);
-        g.parent.push_back(parent_group);
-        g.depth.push_back(parent_group == kNone32 ? 0 : g.depth[parent_group] + 1);
-        g.instances.push_back(0);
-      }
-      g.group_of[*it] = pos->second;
-      g.instances[pos->second] += 1;
-      parent_group = pos->second;
-    }
-  }
-  return g;
-}
-
 uint64_t pair_key(uint32_t group, uint32_t item) { return (static_cast<uint64_t>(group) << 32) | item; }
 
 struct SpanAcc {
@@ -357,8 +310,11 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
   std::vector<FpgaRegionCandidate> out;
   if (store.regions.empty()) return out;
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  const RegionGroups groups = group_regions(store);
-  const std::size_t n_groups = groups.path.size();
+  const RegionPaths own_paths = options.region_paths == nullptr ? RegionPaths(store) : RegionPaths();
+  const RegionPaths& groups = options.region_paths == nullptr ? own_paths : *options.region_paths;
+  if (groups.region_count() != store.regions.size())
+    throw Error(ErrorKind::kInvalidArgument, "FpgaOptions::region_paths was built from another store: build it from this one");
+  const std::size_t n_groups = groups.size();
 
   // Kernel time per (innermost region path, op) and the XlaModule ranges (one per module call)
   // seen per (path, module). Kernels run in a region path's order, so the last key is cached.
@@ -381,8 +337,8 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
   SpanAcc* last = nullptr;
   for (std::size_t i = 0; i < store.kernels.size(); ++i) {
     const KernelRecord& k = store.kernels[i];
-    if (k.region_index >= groups.group_of.size()) continue;
-    const uint32_t g = groups.group_of[k.region_index];
+    const uint32_t g = groups.path_of(k.region_index);
+    if (g == kNone32) continue;
     const uint32_t o = op_of_kernel.empty() ? kNone32 : op_of_kernel[i];
     const uint64_t key = pair_key(g, o < ops.size() ? o : kNone32);
     if (key != last_key) {
@@ -397,15 +353,13 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
     }
   }
   // Inclusive: every entry also counts for the enclosing paths.
-  const auto ancestors_inclusive = [&](uint32_t g, auto&& f) {
-    for (std::size_t steps = 0; g != kNone32 && steps <= n_groups; g = groups.parent[g], ++steps) f(g);
-  };
+  const auto ancestors_inclusive = [&](uint32_t g, auto&& f) { groups.for_self_and_ancestors(g, f); };
   // HtoD + DtoH bytes copied inside each path.
   std::vector<double> host_bytes(n_groups, 0.0);
   for (const MemcpyRecord& c : store.memcpys) {
     const Direction d = direction_of(c.copy_kind);
-    if (c.region_index < groups.group_of.size() && (d == Direction::kHtoD || d == Direction::kDtoH))
-      ancestors_inclusive(groups.group_of[c.region_index],
+    if (d == Direction::kHtoD || d == Direction::kDtoH)
+      ancestors_inclusive(groups.path_of(c.region_index),
                           [&](uint32_t g) { host_bytes[g] += static_cast<double>(c.bytes); });
   }
   std::vector<std::vector<std::pair<uint32_t, SpanAcc>>> ops_in(n_groups);
@@ -433,10 +387,10 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
     // The same op may arrive from several nested paths: merge.
     std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     FpgaRegionCandidate c;
-    c.path = groups.path[g];
-    c.name = groups.name[g];
-    c.depth = groups.depth[g];
-    c.instances = groups.instances[g];
+    c.path = groups.path(g);
+    c.name = groups.name(g);
+    c.depth = groups.depth(g);
+    c.instances = groups.instances(g);
     c.sram_bytes = target.sram_bytes;
     double est_ns = 0, kept_ns = 0, bound_w = 0, affinity_w = 0, op_time_s = 0;
     double bound_n = 0, affinity_n = 0;  // unweighted sums (for zero-duration kernels)

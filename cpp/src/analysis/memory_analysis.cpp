@@ -36,7 +36,8 @@ class RangeMax {
 }  // namespace
 
 MemoryReport analyze_memory(const TraceStore& store, std::size_t top_n,
-                            const std::vector<uint32_t>& op_of_allocation) {
+                            const std::vector<uint32_t>& op_of_allocation, RegionRows region_rows,
+                            const RegionPaths* region_paths) {
   const auto& allocs = store.allocations;
   if (!op_of_allocation.empty() && op_of_allocation.size() != allocs.size())
     throw Error(ErrorKind::kInvalidArgument,
@@ -142,6 +143,13 @@ MemoryReport analyze_memory(const TraceStore& store, std::size_t top_n,
   for (std::size_t k = 0; k < keep; ++k) report.largest.push_back(buffers[by_size[k]]);
 
   // Regions: level at start, peak while open, and bytes (de)allocated inside (inclusive).
+  // Per instance first: a path's peak is the highest of its instances' peaks.
+  const bool by_path = region_rows == RegionRows::kPaths;
+  const RegionPaths own_paths = by_path && region_paths == nullptr ? RegionPaths(store) : RegionPaths();
+  const RegionPaths& paths = region_paths != nullptr ? *region_paths : own_paths;
+  if (by_path && paths.region_count() != store.regions.size())
+    throw Error(ErrorKind::kInvalidArgument,
+                "analyze_memory: region_paths was built from another store: build it from this one");
   report.regions.resize(store.regions.size());
   if (!store.regions.empty()) {
     std::vector<uint64_t> times(report.timeline.size()), levels(report.timeline.size());
@@ -176,6 +184,33 @@ MemoryReport analyze_memory(const TraceStore& store, std::size_t top_n,
         }
       }
     }
+  }
+  if (by_path) {
+    report.region_paths.resize(paths.size());
+    for (uint32_t p = 0; p < paths.size(); ++p) {
+      report.region_paths[p].path = p;
+      report.region_paths[p].instances = paths.instances(p);
+    }
+    // Instances of one path never nest (a nested one has a longer path), so summing their
+    // inclusive counts counts every event once.
+    for (uint32_t r = 0; r < report.regions.size(); ++r) {
+      const RegionMemory& rm = report.regions[r];
+      RegionPathMemory& pm = report.region_paths[paths.path_of(r)];
+      const bool first = pm.peak_region_index == kNone32;
+      if (first || rm.peak_in_use_bytes > pm.peak_in_use_bytes ||
+          (rm.peak_in_use_bytes == pm.peak_in_use_bytes &&
+           store.regions[r].start_ns < store.regions[pm.peak_region_index].start_ns)) {
+        pm.peak_in_use_bytes = rm.peak_in_use_bytes;
+        pm.peak_region_index = r;
+        pm.in_use_at_start_bytes = rm.in_use_at_start_bytes;
+      }
+      pm.allocated_bytes += rm.allocated_bytes;
+      pm.freed_bytes += rm.freed_bytes;
+      pm.allocations += rm.allocations;
+      pm.frees += rm.frees;
+    }
+    report.regions.clear();
+    report.regions.shrink_to_fit();
   }
   return report;
 }

@@ -224,14 +224,20 @@ RooflineReport analyze_roofline(const TraceStore& store, const Ceilings& ceiling
   }
 
   const std::vector<MeasuredKernel> measured = measured_kernels(store);
-  const RegionLocator locator(store.regions);
+  const bool by_path = options.region_rows == RegionRows::kPaths;
+  const RegionPaths own_paths = by_path && options.region_paths == nullptr ? RegionPaths(store) : RegionPaths();
+  const RegionPaths& paths = options.region_paths != nullptr ? *options.region_paths : own_paths;
+  if (by_path && paths.region_count() != store.regions.size())
+    throw Error(ErrorKind::kInvalidArgument,
+                "RooflineOptions::region_paths was built from another store: build it from this one");
 
   RooflineReport report;
   report.ceilings = ceilings;
-  // Per kernel, only three accumulators are touched (its op, its name, its innermost region);
-  // the trace and the enclosing regions are summed afterwards.
+  // Per kernel, only three accumulators are touched (its op, its name, its innermost region
+  // or region path); the trace and the enclosing regions (paths) are summed afterwards.
   Acc unattributed_acc;
-  std::vector<Acc> op_acc(ops.size()), region_acc(store.regions.size()), name_acc(store.strings.size());
+  std::vector<Acc> op_acc(ops.size()), region_acc(by_path ? paths.size() : store.regions.size()),
+      name_acc(store.strings.size());
   if (options.per_kernel) report.kernels.resize(kernels.size());
   // Per-op constants of the per-kernel rows: the roof depends on the op's intensity only.
   std::vector<double> op_roof(ops.size(), 0), op_intensity(ops.size(), 0);
@@ -267,7 +273,8 @@ RooflineReport analyze_roofline(const TraceStore& store, const Ceilings& ceiling
       report.unattributed_ns += ns;
     }
     if (k.name < name_acc.size()) name_acc[k.name].add(ns, blocks, f, b, known, p, m);
-    if (k.region_index < region_acc.size()) region_acc[k.region_index].add(ns, blocks, f, b, known, p, m);
+    const uint32_t region = by_path ? paths.path_of(k.region_index) : k.region_index;
+    if (region < region_acc.size()) region_acc[region].add(ns, blocks, f, b, known, p, m);
     if (options.per_kernel) {
       KernelRoofline& kr = report.kernels[i];
       kr.flops = static_cast<float>(f);
@@ -294,7 +301,14 @@ RooflineReport analyze_roofline(const TraceStore& store, const Ceilings& ceiling
   Acc trace_acc = unattributed_acc;
   for (const Acc& a : op_acc) trace_acc.merge(a);
   // Inclusive regions: children (deeper first) add their totals to their parent.
-  {
+  if (by_path) {
+    // A path's parent has a smaller id: from the last id down, children come first.
+    for (std::size_t p = region_acc.size(); p-- > 0;) {
+      const uint32_t parent = paths.parent(static_cast<uint32_t>(p));
+      if (parent != kNone32 && parent < p) region_acc[parent].merge(region_acc[p]);
+    }
+  } else {
+    const RegionLocator locator(store.regions);
     std::vector<uint32_t> depth(region_acc.size(), 0);
     for (uint32_t r = 0; r < region_acc.size(); ++r) {
       uint32_t d = 0;
@@ -314,8 +328,9 @@ RooflineReport analyze_roofline(const TraceStore& store, const Ceilings& ceiling
   report.ops.reserve(ops.size());
   for (std::size_t o = 0; o < ops.size(); ++o)
     report.ops.push_back(finish(op_acc[o], executions[o], ops[o].precision, ceilings, sm_count, options));
-  report.regions.reserve(region_acc.size());
-  for (const Acc& a : region_acc) report.regions.push_back(finish(a, a.count, a.dominant(), ceilings, sm_count, options));
+  std::vector<RooflinePoint>& region_points = by_path ? report.region_paths : report.regions;
+  region_points.reserve(region_acc.size());
+  for (const Acc& a : region_acc) region_points.push_back(finish(a, a.count, a.dominant(), ceilings, sm_count, options));
   std::vector<StringId> names;
   for (StringId s = 0; s < name_acc.size(); ++s)
     if (name_acc[s].count > 0) names.push_back(s);

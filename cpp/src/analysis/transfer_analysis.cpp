@@ -60,6 +60,7 @@ const char* group_kind_name(GroupKind k) {
     case GroupKind::kTrace: return "trace";
     case GroupKind::kRegion: return "region";
     case GroupKind::kOp: return "op";
+    case GroupKind::kRegionPath: return "region_path";
   }
   return "trace";
 }
@@ -112,19 +113,36 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
     kernel_busy = &own_busy;
   }
   const RegionLocator locator(store.regions);
+  const bool by_path = options.region_rows == RegionRows::kPaths;
+  const RegionPaths own_paths = by_path && options.region_paths == nullptr ? RegionPaths(store) : RegionPaths();
+  const RegionPaths& paths = options.region_paths != nullptr ? *options.region_paths : own_paths;
+  if (by_path && paths.region_count() != store.regions.size())
+    throw Error(ErrorKind::kInvalidArgument,
+                "TransferOptions::region_paths was built from another store: build it from this one");
 
   std::vector<Slot> slots(1);
   slots[0].group.kind = GroupKind::kTrace;
-  std::vector<uint32_t> region_slot(store.regions.size(), kNone32);
+  // Region groups: one per path (id = path) or per region record (id = region index).
+  std::vector<uint32_t> region_slot(by_path ? paths.size() : store.regions.size(), kNone32);
   std::vector<uint32_t> op_slot;
-  const auto slot_for_region = [&](uint32_t r) {
-    if (region_slot[r] == kNone32) {
-      region_slot[r] = static_cast<uint32_t>(slots.size());
+  const auto slot_for_region = [&](uint32_t id) {
+    if (region_slot[id] == kNone32) {
+      region_slot[id] = static_cast<uint32_t>(slots.size());
       slots.emplace_back();
-      slots.back().group.kind = GroupKind::kRegion;
-      slots.back().group.index = r;
+      slots.back().group.kind = by_path ? GroupKind::kRegionPath : GroupKind::kRegion;
+      slots.back().group.index = id;
     }
-    return region_slot[r];
+    return region_slot[id];
+  };
+  // Inclusive: the innermost region (path) and every enclosing one.
+  const auto add_region_targets = [&](uint32_t inner, std::vector<uint32_t>& targets) {
+    if (by_path) {
+      paths.for_self_and_ancestors(paths.path_of(inner), [&](uint32_t p) { targets.push_back(slot_for_region(p)); });
+      return;
+    }
+    for (uint32_t r = inner, steps = 0; r != kNone32 && r < store.regions.size() && steps <= store.regions.size();
+         r = locator.parent(r), ++steps)
+      targets.push_back(slot_for_region(r));
   };
   const auto slot_for_op = [&](uint32_t op) {
     if (op >= op_slot.size()) op_slot.resize(static_cast<std::size_t>(op) + 1, kNone32);
@@ -155,10 +173,7 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
     const Direction dir = direction_of(c.copy_kind);
     const auto d = static_cast<std::size_t>(dir);
     targets.assign(1, 0u);
-    for (uint32_t r = c.region_index, steps = 0; r != kNone32 && r < store.regions.size() &&
-                                                 steps <= store.regions.size();
-         r = locator.parent(r), ++steps)
-      targets.push_back(slot_for_region(r));
+    add_region_targets(c.region_index, targets);
     if (!op_of_memcpy.empty() && op_of_memcpy[i] != kNone32) targets.push_back(slot_for_op(op_of_memcpy[i]));
 
     const bool host_side = dir == Direction::kHtoD || dir == Direction::kDtoH || dir == Direction::kHtoH;
@@ -195,9 +210,7 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
   for (const uint32_t i : sync_order) {
     const SyncRecord& w = store.syncs[i];
     targets.assign(1, 0u);
-    const uint32_t inner = locator.innermost(w.thread_id, w.start_ns);
-    for (uint32_t r = inner, steps = 0; r != kNone32 && steps <= store.regions.size(); r = locator.parent(r), ++steps)
-      targets.push_back(slot_for_region(r));
+    add_region_targets(locator.innermost(w.thread_id, w.start_ns), targets);
     for (const uint32_t t : targets) {
       Slot& slot = slots[t];
       slot.group.sync_calls += 1;
@@ -255,6 +268,10 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
                                 " each: per-copy latency dominates; batch them into fewer, larger transfers"});
   };
   const auto region_where = [&](const TransferGroup& g) {
+    if (g.kind == GroupKind::kRegionPath) {
+      const uint64_t n = paths.instances(g.index);
+      return "region '" + paths.path(g.index) + "' (" + std::to_string(n) + (n == 1 ? " instance)" : " instances)");
+    }
     return "region '" + store.strings.get(store.regions[g.index].name) + "' (#" + std::to_string(g.index) + ")";
   };
   const TransferGroup& trace_group = report.groups.front();
@@ -262,7 +279,7 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
   if (is_flood(trace_group)) flag_tiny(trace_group, "the trace");
   std::vector<const TransferGroup*> pageable_regions, tiny_regions;
   for (const TransferGroup& g : report.groups) {
-    if (g.kind != GroupKind::kRegion) continue;
+    if (g.kind != GroupKind::kRegion && g.kind != GroupKind::kRegionPath) continue;
     if (g.all.pageable_count > 0) pageable_regions.push_back(&g);
     if (is_flood(g)) tiny_regions.push_back(&g);
   }

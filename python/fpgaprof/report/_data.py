@@ -394,12 +394,15 @@ def _empty_transfers(reason: str, count: int = 0) -> dict:
             "by_direction": [], "by_region": []}
 
 
-def transfers_section(report: dict | None, copies: int, region_paths: dict[int, str],
+def transfers_section(report: dict | None, copies: int, region_paths: dict[int, str] | None = None,
                       reason: str | None = None) -> dict:
     """The transfers section from the C++ transfer analysis (`analyze(...)["transfers"]`):
     per direction for the trace, and per region path — inclusive, as the analysis counts them:
-    a copy made in a nested region counts for its ancestors too. The instances of one path are
-    summed. `copies`: rows of the copy table; `reason`: why `report` is None."""
+    a copy made in a nested region counts for its ancestors too. The analysis gives one group
+    per path ("region_path": instances already summed in C++, busy time a union over them); a
+    per-instance report (kind "region") is summed here by path (`region_paths`: path of each
+    region record, else the group's own). `copies`: rows of the copy table; `reason`: why
+    `report` is None."""
     if copies == 0:
         return _empty_transfers("no memory copies in this trace")
     if report is None:
@@ -410,12 +413,23 @@ def transfers_section(report: dict | None, copies: int, region_paths: dict[int, 
         return _empty_transfers("the transfer analysis has no trace group", copies)
     by_dir = [_stats_row(st, d, link) for d, st in trace.get("directions", {}).items()]
     by_dir.sort(key=lambda r: (-r["busy_s"], r["direction"]))
+    by_region = []
     by_path: dict[str, list[dict]] = {}
     for g in report.get("groups", []):
-        if g.get("kind") == "region" and g.get("index") is not None:
-            path = region_paths.get(int(g["index"]), str(g.get("name") or "?"))
+        if g.get("kind") == "region_path":
+            row = {"region": str(g.get("region") or g.get("name") or "?"),
+                   "instances": int(g.get("instances", 0))}
+            row.update(_stats_row(g.get("all", {}), None, link))
+            row["host_wait_s"] = int(g.get("host_wait_ns", 0)) / 1e9
+            row["sync_calls"] = int(g.get("sync_calls", 0))
+            row["directions"] = sorted((_stats_row(st, d, link)
+                                        for d, st in g.get("directions", {}).items()),
+                                       key=lambda r: (-r["busy_s"], r["direction"]))
+            by_region.append(row)
+        elif g.get("kind") == "region" and g.get("index") is not None:
+            path = (region_paths or {}).get(int(g["index"]),
+                                            str(g.get("path") or g.get("name") or "?"))
             by_path.setdefault(path, []).append(g)
-    by_region = []
     for path, gs in by_path.items():
         dirs: dict[str, list[dict]] = {}
         for g in gs:
@@ -532,7 +546,9 @@ def memory_section(report: dict | None, t0_ns: int, records: int,
 
 def name_paths(names: Any, parent: np.ndarray) -> list[str]:
     """The path of every region ("outer > inner"): its ancestors' names and its own, joined
-    with PATH_SEP. A parent index out of range (or a cycle) ends the path there."""
+    with PATH_SEP; a name that itself contains PATH_SEP is shown in double quotes, as the C++
+    analysis writes paths (RegionPaths), so both name a path alike. A parent index out of
+    range (or a cycle) ends the path there."""
     n = len(names)
     out: list[str | None] = [None] * n
     for i in range(n):
@@ -546,7 +562,10 @@ def name_paths(names: Any, parent: np.ndarray) -> list[str]:
             j = p if p != NONE32 and 0 <= p < n else None
         base = out[j] if j is not None else None
         for k in reversed(chain):
-            base = str(names[k]) if base is None else base + PATH_SEP + str(names[k])
+            name = str(names[k])
+            if PATH_SEP in name:
+                name = f'"{name}"'
+            base = name if base is None else base + PATH_SEP + name
             out[k] = base
     return [str(x) for x in out]
 

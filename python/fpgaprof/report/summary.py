@@ -478,7 +478,7 @@ def collect(prof: Any, *, target: str | None = None, trace_path: str | None = No
     candidates = _candidates_section(an["fpga"] if an is not None and fpga_reason is None
                                      else None, fpga_reason, tgt)
     transfers = D.transfers_section(an["transfers"] if an is not None else None, copies,
-                                    region_paths, an_reason)
+                                    reason=an_reason)
     memory = D.memory_section(an["memory"] if an is not None else None, facts["start_ns"],
                               D.table_len(D._get(prof, "allocations")), an_reason)
 

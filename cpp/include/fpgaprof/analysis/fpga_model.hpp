@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fpgaprof/analysis/ceilings.hpp"
+#include "fpgaprof/analysis/region_paths.hpp"
 #include "fpgaprof/analysis/roofline.hpp"
 
 namespace fpgaprof::analysis {
@@ -63,6 +64,9 @@ struct FpgaOptions {
   double gpu_link_bytes_per_s = 0;       // the GPU's host link (one direction), 0 unknown
   double workload_ns = 0;                // end-to-end time of the traced workload; 0: trace span
   double min_time_share = 0.0;           // drop ops below this share of GPU time from the table
+  // rank_fpga_regions: the store's region paths when the caller already has them (not owned;
+  // must be built from the same store); nullptr: built there.
+  const RegionPaths* region_paths = nullptr;
 };
 
 // One candidate with every input of its score and every intermediate of its what-if.
@@ -179,8 +183,9 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
 // any estimated op (estimated false: every derived field NaN) after them by GPU time). Region
 // paths are keyed by (enclosing path, name); a name containing " > " is shown in quotes. Nested paths
 // are ranked side by side, so their savings overlap and are not added up. `ops`, `roofline`
-// and `op_of_kernel` as given to analyze_roofline; options.min_time_share applies. Throws
-// Error(kInvalidArgument) on mismatched sizes or an invalid target.
+// and `op_of_kernel` as given to analyze_roofline; options.min_time_share applies. Paths are
+// RegionPaths' (options.region_paths when given). Throws Error(kInvalidArgument) on mismatched
+// sizes (a region_paths of another store included) or an invalid target.
 std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, const std::vector<OpCost>& ops,
                                                    const std::vector<uint32_t>& op_of_kernel,
                                                    const RooflineReport& roofline, const FpgaTarget& target,

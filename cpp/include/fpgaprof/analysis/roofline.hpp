@@ -1,6 +1,6 @@
 // Roofline: arithmetic intensity (FLOP/byte), achieved FLOP/s and bandwidth, percent of the
 // applicable roof and the bound (memory | compute | latency) per kernel, per kernel name, per
-// HLO op and per user region (inclusive). Static FLOPs/bytes come from the HLO cost model
+// HLO op and per user region path or region instance (inclusive; RooflineOptions::region_rows). Static FLOPs/bytes come from the HLO cost model
 // (OpCost, supplied by the caller with a kernel -> op mapping); measured ones from
 // TraceStore::counters when counters were collected; both are kept when both exist.
 // Rules (latency threshold, cost sharing between an op's kernels): docs/roofline.md.
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fpgaprof/analysis/ceilings.hpp"
+#include "fpgaprof/analysis/region_paths.hpp"
 #include "fpgaprof/hlo/hlo_module.hpp"
 #include "fpgaprof/trace_store.hpp"
 
@@ -48,6 +49,10 @@ struct RooflineOptions {
   double tiny_grid_fraction = 0.5;      // grid with fewer blocks than this x SMs ...
   double tiny_grid_percent = 10.0;      // ... and under this % of its roof: latency-bound
   bool per_kernel = false;              // fill RooflineReport::kernels (one entry per kernel)
+  RegionRows region_rows = RegionRows::kPaths;  // fill region_paths or regions
+  // The store's region paths when the caller has them (not owned; built from the same store);
+  // nullptr: built here when region_rows is kPaths.
+  const RegionPaths* region_paths = nullptr;
 };
 
 struct RooflinePoint {
@@ -92,7 +97,11 @@ struct RooflineReport {
   Ceilings ceilings;
   RooflinePoint trace;                  // every kernel
   std::vector<RooflinePoint> ops;       // one per OpCost, same order
-  std::vector<RooflinePoint> regions;   // one per TraceStore::regions entry (inclusive)
+  // RegionRows::kInstances: one per TraceStore::regions entry (inclusive); kPaths: empty.
+  std::vector<RooflinePoint> regions;
+  // RegionRows::kPaths: one per region path in RegionPaths order (inclusive, every instance's
+  // kernels summed, bound from the sums like any point); kInstances: empty.
+  std::vector<RooflinePoint> region_paths;
   std::vector<StringId> kernel_names;   // distinct kernel names, by time descending ...
   std::vector<RooflinePoint> by_kernel_name;  // ... and their points
   std::vector<KernelRoofline> kernels;  // per kernel when requested
@@ -111,7 +120,8 @@ struct MeasuredKernel {
 std::vector<MeasuredKernel> measured_kernels(const TraceStore& store);
 
 // `op_of_kernel`: empty (nothing attributed) or one op index (or kNone32) per kernel.
-// Throws Error(kInvalidArgument) on a mapping of the wrong size or an op index out of range.
+// Throws Error(kInvalidArgument) on a mapping of the wrong size, an op index out of range or
+// options.region_paths built from another store.
 RooflineReport analyze_roofline(const TraceStore& store, const Ceilings& ceilings,
                                 const std::vector<OpCost>& ops, const std::vector<uint32_t>& op_of_kernel,
                                 const RooflineOptions& options = {});

@@ -1,7 +1,10 @@
 // Transfer accounting: memcpy count, bytes, busy time, achieved bandwidth, pinned/pageable and
 // sync/async split, overlap with kernels and host wait, per direction, for the whole trace, per
-// user region (inclusive: a copy in a nested region also counts for its ancestors) and per HLO op
-// (when the caller supplies a copy -> op mapping). Flags pageable copies and floods of tiny
+// user region path or region instance (TransferOptions::region_rows; inclusive: a copy in a
+// nested region also counts for its ancestors) and per HLO op (when the caller supplies a
+// copy -> op mapping). A region path's busy time, kernel overlap and host wait are unions over
+// all its instances' copies (waits), like the trace's: instances that overlap in time (on
+// several threads) count the shared time once; count, bytes and duration_sum_ns are sums. Flags pageable copies and floods of tiny
 // copies (thresholds in TransferOptions, documented in docs/roofline.md). Pure function of
 // the store; thread-safe for concurrent calls on a store nobody mutates.
 #pragma once
@@ -12,6 +15,7 @@
 #include <vector>
 
 #include "fpgaprof/analysis/interval_set.hpp"
+#include "fpgaprof/analysis/region_paths.hpp"
 #include "fpgaprof/records.hpp"
 #include "fpgaprof/trace_store.hpp"
 
@@ -39,12 +43,13 @@ struct TransferStats {
   }
 };
 
-enum class GroupKind : uint8_t { kTrace = 0, kRegion = 1, kOp = 2 };
+// kRegion: one region record (instance); kRegionPath: every instance of one RegionPaths path.
+enum class GroupKind : uint8_t { kTrace = 0, kRegion = 1, kOp = 2, kRegionPath = 3 };
 const char* group_kind_name(GroupKind k);
 
 struct TransferGroup {
   GroupKind kind = GroupKind::kTrace;
-  uint32_t index = kNone32;        // region index / op index; kNone32 for the trace
+  uint32_t index = kNone32;        // region index / op index / path id; kNone32 for the trace
   std::array<TransferStats, kDirectionCount> by_direction{};
   TransferStats all;               // every direction together (busy = union over directions)
   uint64_t host_wait_ns = 0;       // union of SyncRecord intervals (trace, regions; 0 for ops)
@@ -67,11 +72,17 @@ struct TransferOptions {
   std::size_t max_region_flags = 10;     // per flag kind, the worst regions only (rest counted)
   double link_bytes_per_s = 0;           // host-link peak (one direction); 0: from the devices
   std::string link_source;               // "measured", "user", ...; default "table" / "unknown"
+  RegionRows region_rows = RegionRows::kPaths;  // region groups per path or per instance
+  // The store's region paths when the caller has them (not owned; built from the same store);
+  // nullptr: built here when region_rows is kPaths.
+  const RegionPaths* region_paths = nullptr;
 };
 
 struct TransferReport {
-  std::vector<TransferGroup> groups;     // [0] = trace; then regions with copies/syncs; then ops
-  std::vector<TransferFlag> flags;       // trace first, then the worst regions
+  // [0] = trace; then region paths (kRegionPath) or region instances (kRegion) with copies or
+  // syncs, in order of their first copy or sync; then ops.
+  std::vector<TransferGroup> groups;
+  std::vector<TransferFlag> flags;       // trace first, then the worst region paths (instances)
   uint64_t flags_left_out = 0;           // region flags beyond TransferOptions::max_region_flags
   double link_bytes_per_s = 0;           // peak used for link_percent, 0 unknown
   std::string link_source;               // "table", "measured", "user" or "unknown"
@@ -82,7 +93,8 @@ struct TransferReport {
 
 // `op_of_memcpy`: empty, or one op index (or kNone32) per TraceStore::memcpys entry.
 // `kernel_busy`: the union of kernel intervals when the caller already has it (else built here).
-// Throws Error(kInvalidArgument) when op_of_memcpy is non-empty and of the wrong size.
+// Throws Error(kInvalidArgument) when op_of_memcpy is non-empty and of the wrong size, or
+// options.region_paths was built from another store.
 TransferReport analyze_transfers(const TraceStore& store, const TransferOptions& options = {},
                                  const std::vector<uint32_t>& op_of_memcpy = {},
                                  const IntervalSet* kernel_busy = nullptr);
