@@ -201,6 +201,39 @@ TEST_CASE("Transfer flags name the region path and its instance count", "[analys
   CHECK(step_flags == 1);
 }
 
+TEST_CASE("A path whose flagged copies all come from one nested path is not flagged again", "[analysis][region_paths]") {
+  // "loop" [0,1000] holds "loop > body" [100,900]; both copies (1 kB, pageable) are in the body.
+  TraceStore s;
+  RegionRecord outer;
+  outer.name = s.strings.intern("loop"); outer.start_ns = 0; outer.end_ns = 1000; outer.thread_id = 1;
+  RegionRecord inner = outer;
+  inner.name = s.strings.intern("body"); inner.start_ns = 100; inner.end_ns = 900; inner.parent = 0; inner.depth = 1;
+  s.regions = {outer, inner};
+  for (uint64_t t : {200u, 400u}) {
+    MemcpyRecord c;
+    c.copy_kind = CopyKind::kHtoD; c.bytes = 1000; c.start_ns = t; c.end_ns = t + 50; c.region_index = 1;
+    c.src_kind = MemoryKind::kPageable; c.dst_kind = MemoryKind::kDevice;
+    s.memcpys.push_back(c);
+  }
+  TransferOptions o;
+  o.tiny_flood_count = 2;
+  const TransferReport r = analyze_transfers(s, o);
+  std::vector<std::string> where;
+  for (const TransferFlag& f : r.flags)
+    if (f.group_kind == GroupKind::kRegionPath) where.push_back(f.kind + " " + std::to_string(f.index));
+  // Path 0 "loop" has the same 2 copies as path 1 "loop > body": only the body is named.
+  CHECK(where == std::vector<std::string>{"pageable 1", "tiny_transfers 1"});
+  CHECK(r.flags_left_out == 0);
+  // A third copy in "loop" itself: the paths differ (3 vs 2 copies), both are flagged.
+  MemcpyRecord own = s.memcpys.front();
+  own.start_ns = 950; own.end_ns = 990; own.region_index = 0;
+  s.memcpys.push_back(own);
+  int pageable = 0;
+  for (const TransferFlag& f : analyze_transfers(s, o).flags)
+    pageable += f.group_kind == GroupKind::kRegionPath && f.kind == "pageable";
+  CHECK(pageable == 2);
+}
+
 TEST_CASE("Device memory per region path: highest peak, summed allocations", "[analysis][region_paths]") {
   const TraceStore s = paths_trace();
   // Levels after each event: @50 1000, @900 0, @2150 3000, @2600 3500, @2700 500, @3400 0, @6100 200.

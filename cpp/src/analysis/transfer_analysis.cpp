@@ -283,6 +283,25 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
     if (g.all.pageable_count > 0) pageable_regions.push_back(&g);
     if (is_flood(g)) tiny_regions.push_back(&g);
   }
+  // Per path, an enclosing path whose flagged copies all come from one nested path is not
+  // flagged again: the nested one says the same more precisely (a loop body
+  // "iteration > forward > project" gives one flag, not three).
+  const auto drop_enclosing = [&](std::vector<const TransferGroup*>& v, auto same) {
+    if (!by_path) return;
+    std::vector<char> covered(report.groups.size(), 0);  // by group (= slot) index
+    for (const TransferGroup* g : v) {
+      const uint32_t parent = paths.parent(g->index);
+      if (parent == kNone32 || region_slot[parent] == kNone32) continue;
+      if (same(report.groups[region_slot[parent]], *g)) covered[region_slot[parent]] = 1;
+    }
+    std::erase_if(v, [&](const TransferGroup* g) { return covered[static_cast<std::size_t>(g - report.groups.data())] != 0; });
+  };
+  drop_enclosing(pageable_regions, [](const TransferGroup& a, const TransferGroup& b) {
+    return a.all.pageable_count == b.all.pageable_count && a.all.pageable_bytes == b.all.pageable_bytes;
+  });
+  drop_enclosing(tiny_regions, [](const TransferGroup& a, const TransferGroup& b) {
+    return a.all.tiny_count == b.all.tiny_count && a.all.count == b.all.count;
+  });
   const auto keep_worst = [&](std::vector<const TransferGroup*>& v, auto key) {
     std::stable_sort(v.begin(), v.end(), [&](const TransferGroup* a, const TransferGroup* b) { return key(*a) > key(*b); });
     if (v.size() > options.max_region_flags) {
