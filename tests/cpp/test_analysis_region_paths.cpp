@@ -118,6 +118,31 @@ TEST_CASE("Region paths: ids, names, nesting and instance counts", "[analysis][r
   CHECK(up == std::vector<uint32_t>{1, 0});
 }
 
+TEST_CASE("Region paths: a nested record stored before its parent", "[analysis][region_paths]") {
+  // Regions are stored as they close, inner first: record 0 "inner" (parent 1), record 1 "outer".
+  TraceStore s;
+  RegionRecord inner;
+  inner.name = s.strings.intern("inner"); inner.start_ns = 10; inner.end_ns = 20; inner.thread_id = 1;
+  inner.parent = 1; inner.depth = 1;
+  RegionRecord outer = inner;
+  outer.name = s.strings.intern("outer"); outer.start_ns = 0; outer.end_ns = 30; outer.parent = kNone32; outer.depth = 0;
+  s.regions = {inner, outer};
+  const StringId k = s.strings.intern("k");
+  s.kernels = {testing::kernel(s, 12, 5, kNone32, 0, 1, k), testing::kernel(s, 25, 3, kNone32, 1, 1, k)};
+  const RegionPaths p(s);
+  REQUIRE(p.size() == 2);
+  CHECK(p.path(0) == "outer");  // numbered before the path inside it
+  CHECK(p.path(1) == "outer > inner");
+  CHECK(p.path_of(0) == 1);
+  CHECK(p.path_of(1) == 0);
+  // Inclusive roll-up: "outer" = 5 ns (inner's kernel) + 3 ns (its own).
+  const RooflineReport r = analyze_roofline(s, Ceilings{}, {}, {});
+  REQUIRE(r.region_paths.size() == 2);
+  CHECK(r.region_paths[0].time_ns == 8);
+  CHECK(r.region_paths[0].kernel_count == 2);
+  CHECK(r.region_paths[1].time_ns == 5);
+}
+
 TEST_CASE("Transfers per region path: sums and unions over instances", "[analysis][region_paths]") {
   const TraceStore s = paths_trace();
   const TransferReport r = analyze_transfers(s);

@@ -1,8 +1,9 @@
 // RegionPaths: the user regions (fpgaprof.region) of a store grouped by name path
 // ("outer > inner"). Every region record belongs to one path; a path is keyed by (enclosing
 // path, name), so a name that itself contains " > " stays one path (shown in quotes). Paths are
-// numbered in the order their first instance appears in TraceStore::regions, parents before
-// children, so two RegionPaths built from the same store agree on every id. Nesting comes from
+// numbered as TraceStore::regions first reaches them (a record's not yet numbered enclosing
+// paths just before its own), so an enclosing path always has a smaller id than the paths
+// inside it, and two RegionPaths built from the same store agree on every id. Nesting comes from
 // RegionLocator (parent links as correlate() set them, else time containment per thread).
 // Region results per path (transfers, memory, roofline, FPGA ranking) use this one grouping.
 // Read-only after build; safe to share between threads. Keeps no reference to the store.
