@@ -145,3 +145,48 @@ def test_summary_never_asks_for_per_instance_rows(monkeypatch):
         assert (call["groups"], call["memory"], call["roofline"]) == (3, 2, 2)
     by = {r["region"]: r for r in s["transfers"]["by_region"]}
     assert (by["step"]["instances"], by["step"]["count"], by["step"]["bytes"]) == (n, n, 1000 * n)
+
+
+def test_region_measurements_match_the_row_by_row_functions():
+    """summary.region_measurements (columns) gives exactly what measurements_from_regions ->
+    cap_measurements / measurement_stats give row by row: random names (with and without a
+    size, two spellings of one (operation, size)), tied starts and negative durations."""
+    import numpy as np
+    from fpgaprof.report import _data as D
+    from fpgaprof.report import summary as S
+
+    rng = np.random.default_rng(7)
+    pool = ["op%d/%d" % (i, s) for i in range(3) for s in (32, 64)] + ["plain", "op1@32", "z[4]"]
+    for _ in range(60):
+        n = int(rng.integers(0, 200))
+        names = np.array([pool[int(rng.integers(0, len(pool)))] for _ in range(n)], dtype=object)
+        start = rng.integers(0, 40, n).astype(np.int64)
+        end = start + rng.integers(-5, 30, n)
+        inst = D.RegionInstances(names, start, end)
+        runs, limit = int(rng.integers(1, 6)), int(rng.integers(1, 40))
+        rows = S.measurements_from_regions(inst.rows())
+        kept, left = S.cap_measurements(rows, runs=runs, limit=limit)
+        assert S.region_measurements(inst, runs=runs, limit=limit) == \
+            (kept, left, S.measurement_stats(rows, limit=limit))
+
+
+def test_summary_builds_no_dict_per_region_instance(monkeypatch):
+    """collect() takes the regions and the measurements from columns: the row-by-row
+    functions are never called, and 300 instances give 20 listed runs and one stats row."""
+    from fpgaprof.report import _data as D
+    from fpgaprof.report import summary as S
+
+    def per_instance(*a, **k):
+        raise AssertionError("the summary built one Python row per region instance")
+    monkeypatch.setattr(D.RegionInstances, "rows", per_instance)
+    monkeypatch.setattr(S, "measurements_from_regions", per_instance)
+    n = 300
+    s = S.collect(Profile(_core.analysis._store_from_lists(_spec(n))))
+    assert len(s["measurements"]) == S.MEASUREMENT_RUNS + 1  # "step" runs 0..19, "proj" run 0
+    assert s["measurements_left_out"] == n - S.MEASUREMENT_RUNS
+    st = {r["operation"]: r for r in s["measurement_stats"]["items"]}
+    # instance i of "step" lasts 900 ns; "proj" 450 ns
+    assert (st["step"]["runs"], st["step"]["total"]) == (n, pytest.approx(n * 900e-9))
+    assert (st["proj"]["runs"], st["proj"]["first"]) == (1, pytest.approx(450e-9))
+    paths = {r["path"]: r["count"] for r in s["regions"]["items"]}
+    assert paths == {"step": n, "step > proj": 1}

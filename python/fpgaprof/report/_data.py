@@ -551,6 +551,9 @@ def name_paths(names: Any, parent: np.ndarray) -> list[str]:
     range (or a cycle) ends the path there."""
     n = len(names)
     out: list[str | None] = [None] * n
+    # the instances of one path share one string (a loop of 10^5 nested regions builds each
+    # path once, not once per instance)
+    joined: dict[tuple, str] = {}
     for i in range(n):
         chain: list[int] = []
         seen: set[int] = set()
@@ -563,42 +566,69 @@ def name_paths(names: Any, parent: np.ndarray) -> list[str]:
         base = out[j] if j is not None else None
         for k in reversed(chain):
             name = str(names[k])
-            if PATH_SEP in name:
-                name = f'"{name}"'
-            base = name if base is None else base + PATH_SEP + name
-            out[k] = base
+            key = (base, name)
+            path = joined.get(key)
+            if path is None:
+                shown = f'"{name}"' if PATH_SEP in name else name
+                path = joined[key] = shown if base is None else base + PATH_SEP + shown
+            base = out[k] = path
     return [str(x) for x in out]
 
 
-def regions_section(prof: Any) -> tuple[dict, dict[int, str], list[dict]]:
+class RegionInstances:
+    """The region records as columns (no Python object per instance): `index`, `start_ns`,
+    `end_ns` (int64 arrays) and `names` (object array), in record order."""
+
+    def __init__(self, names: np.ndarray, start_ns: np.ndarray, end_ns: np.ndarray) -> None:
+        self.names = names
+        self.start_ns = start_ns
+        self.end_ns = end_ns
+        self.index = np.arange(len(start_ns), dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.start_ns)
+
+    def rows(self) -> list[dict]:
+        """One dict per instance (index, name, start_ns, end_ns): for small traces and tests."""
+        return [{"index": int(i), "name": str(self.names[i]), "start_ns": int(self.start_ns[i]),
+                 "end_ns": int(self.end_ns[i])} for i in self.index]
+
+
+def regions_section(prof: Any) -> tuple[dict, list[str], RegionInstances]:
     """Regions by name path (instances of one path summed; every path up to FULL_ROWS), the
-    path of each region record by index, and the instances (for the measurements)."""
+    path of each region record (by record index), and the instances as columns (for the
+    measurements). Nothing here builds a Python object per instance but the list of paths,
+    whose strings the instances of one path share."""
     table = _get(prof, "regions")
     c = columns(table, ("name", "start_ns", "end_ns", "depth", "thread_id", "parent"))
     n = nrows(c)
+    empty = np.zeros(0, dtype=np.int64)
     if n == 0:
         return (_unavailable("no fpgaprof.region() in this trace" if table is not None
-                             else "this profile has no region table"), {}, [])
+                             else "this profile has no region table"), [],
+                RegionInstances(np.zeros(0, dtype=object), empty, empty))
     names = names_of(c, n)
     start = col(c, "start_ns", n).astype(np.int64)
     end = col(c, "end_ns", n).astype(np.int64)
     depth = col(c, "depth", n).astype(np.int64)
     paths = name_paths(names, col(c, "parent", n, NONE32).astype(np.int64))
-    idx_paths = dict(enumerate(paths))
-    instances = [{"index": i, "name": str(names[i]), "start_ns": int(start[i]),
-                  "end_ns": int(end[i]), "depth": int(depth[i])} for i in range(n)]
-    agg: dict[str, dict] = {}
-    for inst, path in zip(instances, paths):
-        a = agg.setdefault(path, {"name": inst["name"], "path": path, "depth": inst["depth"],
-                                  "count": 0, "wall_s": 0.0})
-        a["count"] += 1
-        a["wall_s"] += max(inst["end_ns"] - inst["start_ns"], 0) / 1e9
-    items = sorted(agg.values(), key=lambda r: (-r["wall_s"], r["path"]))
+    uniq, inv = unique_names(np.asarray(paths, dtype=object))
+    k = len(uniq)
+    first = np.full(k, n, dtype=np.int64)  # each path's first record: its name and depth
+    np.minimum.at(first, inv, np.arange(n, dtype=np.int64))
+    count = np.bincount(inv, minlength=k)
+    # summed in record order, as adding one instance after the other would
+    wall = np.bincount(inv, weights=np.maximum(end - start, 0) / 1e9, minlength=k)
+    items = [{"name": str(names[first[p]]), "path": str(uniq[p]), "depth": int(depth[first[p]]),
+              "count": int(count[p]), "wall_s": float(wall[p])}
+             for p in np.argsort(first, kind="stable")]
+    items.sort(key=lambda r: (-r["wall_s"], r["path"]))
     return ({"available": True, "count": n, "paths": len(items), "items": items[:FULL_ROWS],
-             "rows_left_out": max(len(items) - FULL_ROWS, 0)}, idx_paths, instances)
+             "rows_left_out": max(len(items) - FULL_ROWS, 0)}, paths,
+            RegionInstances(names, start, end))
 
 
-def add_region_gpu_time(regions: dict, prof: Any, region_paths: dict[int, str]) -> None:
+def add_region_gpu_time(regions: dict, prof: Any, region_paths: Any) -> None:
     """GPU time of each region path: summed durations of the kernels, copies and memsets
     launched inside its instances, nested regions included (as Profile.summary() counts)."""
     if not regions.get("available"):
@@ -628,11 +658,20 @@ def add_region_gpu_time(regions: dict, prof: Any, region_paths: dict[int, str]) 
     for i in np.argsort(-depth, kind="stable"):  # children before parents
         if parent[i] != NONE32 and 0 <= parent[i] < n_r:
             inclusive[parent[i]] += inclusive[i]
+    # region_paths: the path of each record (a list, or a dict by record index)
+    if isinstance(region_paths, dict):
+        have = [i for i in range(n_r) if i in region_paths]
+        rec_paths = [region_paths[i] for i in have]
+    else:
+        have = list(range(min(n_r, len(region_paths))))
+        rec_paths = list(region_paths[:len(have)])
     per_path: dict[str, float] = {}
-    for i in range(n_r):
-        p = region_paths.get(i)
-        if p is not None:
-            per_path[p] = per_path.get(p, 0.0) + inclusive[i] / 1e9
+    if have:
+        uniq, inv = unique_names(np.asarray(rec_paths, dtype=object))
+        # summed in record order, as adding one record after the other would
+        sums = np.bincount(inv, weights=inclusive[np.asarray(have, dtype=np.int64)] / 1e9,
+                           minlength=len(uniq))
+        per_path = {str(p): float(v) for p, v in zip(uniq, sums)}
     for r in regions["items"]:
         r["gpu_s"] = per_path.get(r["path"], 0.0)
 

@@ -63,9 +63,13 @@ def read_environment(trace_path: str | os.PathLike | None) -> dict | None:
     return env if isinstance(env, dict) else None
 
 
-def measurements_from_regions(instances: list[dict]) -> list[dict]:
+def measurements_from_regions(instances: Any) -> list[dict]:
     """One measurement per region instance: operation and volume size from the region name,
-    run = how many times the same (operation, size) was seen before, time = wall seconds."""
+    run = how many times the same (operation, size) was seen before, time = wall seconds.
+    `instances`: dicts (index, name, start_ns, end_ns) or D.RegionInstances. collect() uses
+    region_measurements, which gives the same rows without one dict per instance."""
+    if isinstance(instances, D.RegionInstances):
+        instances = instances.rows()
     seen: dict[tuple, int] = {}
     parsed: dict[str, tuple] = {}  # names repeat (a loop body): each is parsed once
     out = []
@@ -86,6 +90,56 @@ def measurements_from_regions(instances: list[dict]) -> list[dict]:
 # Runs listed in `measurements` per (operation, volume size): the first ones, in start order
 # (run 0 usually includes compilation); every run is counted in `measurement_stats`.
 MEASUREMENT_RUNS = 20
+
+
+def region_measurements(inst: "D.RegionInstances", runs: int = MEASUREMENT_RUNS,
+                        limit: int = D.FULL_ROWS) -> tuple[list[dict], int, dict]:
+    """cap_measurements(measurements_from_regions(inst)) and measurement_stats of all of them,
+    from the region columns: dicts only for the listed runs and one per (operation, size), so
+    a loop of 10^5 instances builds 20 rows, not 10^5 (same values, same order)."""
+    import numpy as np
+    n = len(inst)
+    if n == 0:
+        return [], 0, measurement_stats([], limit)
+    # by start, then record index (as measurements_from_regions sorts)
+    order = np.lexsort((inst.index, inst.start_ns))
+    uniq, inv = D.unique_names(inst.names)
+    keys: dict[tuple, int] = {}
+    group_of_name = np.empty(len(uniq), dtype=np.int64)
+    key_list: list[tuple] = []
+    for u, name in enumerate(uniq):
+        m = _SIZE_RE.match(str(name))
+        key = (m.group("op"), int(m.group("size"))) if m else (str(name), None)
+        if key not in keys:
+            keys[key] = len(key_list)
+            key_list.append(key)
+        group_of_name[u] = keys[key]
+    g = group_of_name[inv][order]
+    t = (np.maximum(inst.end_ns - inst.start_ns, 0) / 1e9)[order]
+    # run = earlier runs of the same (operation, size) in start order
+    by_group = np.argsort(g, kind="stable")
+    gs = g[by_group]
+    starts = np.flatnonzero(np.r_[True, gs[1:] != gs[:-1]])
+    lengths = np.diff(np.r_[starts, n])
+    run = np.empty(n, dtype=np.int64)
+    run[by_group] = np.arange(n, dtype=np.int64) - np.repeat(starts, lengths)
+    listed = np.flatnonzero(run < runs)[:limit]
+    kept = [{"operation": key_list[g[i]][0], "volume_size": key_list[g[i]][1],
+             "run": int(run[i]), "time": float(t[i])} for i in listed]
+    # stats per group, groups in order of their first run (as measurement_stats meets them)
+    first_pos = by_group[starts]
+    items = []
+    for s0, ln, fp in sorted(zip(starts, lengths, first_pos), key=lambda x: x[2]):
+        ts = t[by_group[s0:s0 + ln]]  # this group's times in start order
+        op, size = key_list[gs[s0]]
+        items.append({"operation": op, "volume_size": size, "runs": int(ln),
+                      "total": float(ts.sum()), "mean": float(ts.mean()),
+                      "median": float(np.median(ts)), "min": float(ts.min()),
+                      "max": float(ts.max()), "first": float(ts[0])})
+    items.sort(key=lambda r: (-r["total"], r["operation"], str(r["volume_size"])))
+    stats = {"runs": n, "count": len(items), "items": items[:limit],
+             "items_left_out": max(len(items) - limit, 0)}
+    return kept, n - len(kept), stats
 
 
 def _group_key(m: Mapping) -> tuple:
@@ -491,9 +545,12 @@ def collect(prof: Any, *, target: str | None = None, trace_path: str | None = No
         env = environment_now()  # in the traced process itself
     for k in ("backend", "devices", "jax_version", "mbirjax_version"):
         env.setdefault(k, [] if k == "devices" else None)
-    all_meas = ([dict(m) for m in measurements] if measurements is not None
-                else measurements_from_regions(instances))
-    meas, meas_left_out = cap_measurements(all_meas)
+    if measurements is not None:
+        all_meas = [dict(m) for m in measurements]
+        meas, meas_left_out = cap_measurements(all_meas)
+        meas_stats = measurement_stats(all_meas)
+    else:
+        meas, meas_left_out, meas_stats = region_measurements(instances)
 
     extra = list(extra_warnings) + failures
     if an is not None:
@@ -520,7 +577,7 @@ def collect(prof: Any, *, target: str | None = None, trace_path: str | None = No
         "environment": env,
         "measurements": meas,
         "measurements_left_out": meas_left_out,
-        "measurement_stats": measurement_stats(all_meas),
+        "measurement_stats": meas_stats,
         "trace": facts,
         "device": dev,
         "devices": devices,
