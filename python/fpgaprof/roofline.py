@@ -102,7 +102,8 @@ def analyze(prof: Any, *, target: str | Mapping | Any = "alveo-u55c", ceilings_o
     ceil = dict(ceilings_override) if ceilings_override is not None else ceilings(prof)
     result = _core.analysis.analyze(
         _store_of(prof), ceil, tgt, float(workload_s * 1e9) if workload_s else 0.0, bool(inputs_cross_link),
-        int(tiny_bytes), int(tiny_flood_count), int(latency_kernel_ns), int(top_buffers), region_rows)
+        int(tiny_bytes), int(tiny_flood_count), int(latency_kernel_ns), int(top_buffers),
+        region_rows)
     try:
         if not isinstance(cache, dict):
             cache = {}

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-import fpgaprof  # noqa: F401
-from fpgaprof import _core, roofline
+import fpgaprof  # noqa: F401  (the package first, as the other tests)
+from fpgaprof import _core
 from fpgaprof._profile import Profile
 
 NONE32 = 0xFFFFFFFF
@@ -63,7 +63,8 @@ def test_transfer_report_one_group_per_path(prof):
     assert (nested["name"], nested["depth"], nested["instances"]) == ("proj", 1, 1)
     # "step": the 3 copies (instance 1's through its nested region), 3000 B in 3 x 100 ns
     assert (step["all"]["count"], step["all"]["bytes"], step["all"]["busy_ns"]) == (3, 3000, 300)
-    assert step["directions"]["HtoD"]["achieved_bytes_per_s"] == pytest.approx(1e10)  # 3000 B / 300 ns
+    # 3000 B / 300 ns = 10 GB/s
+    assert step["directions"]["HtoD"]["achieved_bytes_per_s"] == pytest.approx(1e10)
     assert (nested["all"]["count"], nested["all"]["bytes"]) == (1, 1000)
 
 
@@ -86,7 +87,8 @@ def test_memory_report_per_path_and_per_instance(prof):
     # allocations summed: 100 + 300 + 200 B in 3 calls; 100 + 300 freed in 2
     assert (step["allocated_bytes"], step["allocations"]) == (600, 3)
     assert (step["freed_bytes"], step["frees"]) == (400, 2)
-    assert (rows["step > proj"]["peak_in_use_bytes"], rows["step > proj"]["allocated_bytes"]) == (300, 300)
+    nested = rows["step > proj"]
+    assert (nested["peak_in_use_bytes"], nested["allocated_bytes"]) == (300, 300)
     inst = prof.memory_report(by="region_instance")["regions"]
     assert [(r["index"], r["region"], r["path"], r["peak_in_use_bytes"]) for r in inst] == \
         [(0, "step", "step", 100), (1, "step", "step", 300), (2, "step", "step", 200),

@@ -43,7 +43,8 @@ class RegionPaths {
   // for kNone32. Bounded: ids are checked and a path's parent always has a smaller id.
   template <class F>
   void for_self_and_ancestors(uint32_t p, F&& f) const {
-    for (std::size_t steps = 0; p != kNone32 && p < path_.size() && steps <= path_.size(); p = parent_[p], ++steps)
+    for (std::size_t steps = 0; p != kNone32 && p < path_.size() && steps <= path_.size();
+         p = parent_[p], ++steps)
       f(p);
   }
 
