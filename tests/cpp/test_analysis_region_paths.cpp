@@ -3,6 +3,8 @@
 // hand in the comments.
 #include <catch2/catch.hpp>
 
+#include "transfer_fixture.hpp"
+
 #include "analysis_fixture.hpp"
 #include "fpgaprof/analysis/fpga_model.hpp"
 #include "fpgaprof/analysis/memory_analysis.hpp"
@@ -13,6 +15,8 @@
 
 using namespace fpgaprof;
 using namespace fpgaprof::analysis;
+using fpgaprof::testing::dir;
+using fpgaprof::testing::group;
 
 namespace {
 
@@ -81,15 +85,6 @@ TraceStore paths_trace() {
   alloc(6100, 0x4000, 200, true, 4);
   return s;
 }
-
-const TransferGroup& group(const TransferReport& r, GroupKind kind, uint32_t index) {
-  for (const auto& g : r.groups)
-    if (g.kind == kind && g.index == index) return g;
-  FAIL("group not found");
-  return r.groups.front();
-}
-
-const TransferStats& dir(const TransferGroup& g, Direction d) { return g.by_direction[static_cast<std::size_t>(d)]; }
 
 }  // namespace
 
@@ -354,4 +349,22 @@ TEST_CASE("Roofline per region path: sums, intensity and bound recomputed", "[an
     if (cand.path == "step") CHECK(cand.instances == 3);
     if (cand.path == "step") CHECK(cand.kernel_count == 3);
   }
+}
+
+TEST_CASE("A RegionPaths from another store is refused, naming the option", "[analysis][region_paths]") {
+  const TraceStore s = paths_trace();
+  TraceStore other;                       // no regions: its grouping covers 0 records
+  const RegionPaths foreign(other);
+  TransferOptions o;
+  o.region_paths = &foreign;
+  try {
+    (void)analyze_transfers(s, o);
+    FAIL("accepted a grouping of another store");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::kInvalidArgument);
+    CHECK(std::string(e.what()).find("TransferOptions::region_paths was built from another store") !=
+          std::string::npos);
+  }
+  o.region_rows = RegionRows::kInstances;  // per record: the grouping is not used, not checked
+  CHECK_NOTHROW(analyze_transfers(s, o));
 }

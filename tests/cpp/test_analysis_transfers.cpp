@@ -2,6 +2,8 @@
 // number is worked out by hand in the comments.
 #include <catch2/catch.hpp>
 
+#include "transfer_fixture.hpp"
+
 #include "fpgaprof/analysis/interval_set.hpp"
 #include "fpgaprof/analysis/memory_analysis.hpp"
 #include "fpgaprof/analysis/transfer_analysis.hpp"
@@ -9,6 +11,8 @@
 
 using namespace fpgaprof;
 using namespace fpgaprof::analysis;
+using fpgaprof::testing::dir;
+using fpgaprof::testing::group;
 
 namespace {
 
@@ -60,15 +64,6 @@ TraceStore transfer_trace() {
   s.devices = {d};
   return s;
 }
-
-const TransferGroup& group(const TransferReport& r, GroupKind kind, uint32_t index) {
-  for (const auto& g : r.groups)
-    if (g.kind == kind && g.index == index) return g;
-  FAIL("group not found");
-  return r.groups.front();
-}
-
-const TransferStats& dir(const TransferGroup& g, Direction d) { return g.by_direction[static_cast<std::size_t>(d)]; }
 
 }  // namespace
 

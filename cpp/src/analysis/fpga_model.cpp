@@ -310,10 +310,8 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
   std::vector<FpgaRegionCandidate> out;
   if (store.regions.empty()) return out;
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  const RegionPaths own_paths = options.region_paths == nullptr ? RegionPaths(store) : RegionPaths();
-  const RegionPaths& groups = options.region_paths == nullptr ? own_paths : *options.region_paths;
-  if (groups.region_count() != store.regions.size())
-    throw Error(ErrorKind::kInvalidArgument, "FpgaOptions::region_paths was built from another store: build it from this one");
+  RegionPaths own_paths;
+  const RegionPaths& groups = RegionPaths::select(store, options.region_paths, true, own_paths, "FpgaOptions::region_paths");
   const std::size_t n_groups = groups.size();
 
   // Kernel time per (innermost region path, op) and the XlaModule ranges (one per module call)

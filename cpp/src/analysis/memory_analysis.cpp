@@ -145,11 +145,8 @@ MemoryReport analyze_memory(const TraceStore& store, std::size_t top_n,
   // Regions: level at start, peak while open, and bytes (de)allocated inside (inclusive).
   // Per instance first: a path's peak is the highest of its instances' peaks.
   const bool by_path = region_rows == RegionRows::kPaths;
-  const RegionPaths own_paths = by_path && region_paths == nullptr ? RegionPaths(store) : RegionPaths();
-  const RegionPaths& paths = region_paths != nullptr ? *region_paths : own_paths;
-  if (by_path && paths.region_count() != store.regions.size())
-    throw Error(ErrorKind::kInvalidArgument,
-                "analyze_memory: region_paths was built from another store: build it from this one");
+  RegionPaths own_paths;
+  const RegionPaths& paths = RegionPaths::select(store, region_paths, by_path, own_paths, "analyze_memory: region_paths");
   report.regions.resize(store.regions.size());
   if (!store.regions.empty()) {
     std::vector<uint64_t> times(report.timeline.size()), levels(report.timeline.size());

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "fpgaprof/analysis/region_locator.hpp"
+#include "fpgaprof/error.hpp"
 
 namespace fpgaprof::analysis {
 
@@ -41,6 +42,16 @@ RegionPaths::RegionPaths(const TraceStore& store) {
       parent_path = pos->second;
     }
   }
+}
+
+const RegionPaths& RegionPaths::select(const TraceStore& store, const RegionPaths* given, bool needed,
+                                       RegionPaths& own, const char* option) {
+  if (given == nullptr && needed) own = RegionPaths(store);
+  const RegionPaths& paths = given != nullptr ? *given : own;
+  if (needed && paths.region_count() != store.regions.size())
+    throw Error(ErrorKind::kInvalidArgument,
+                std::string(option) + " was built from another store: build it from this one");
+  return paths;
 }
 
 }  // namespace fpgaprof::analysis

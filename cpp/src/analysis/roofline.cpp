@@ -225,11 +225,9 @@ RooflineReport analyze_roofline(const TraceStore& store, const Ceilings& ceiling
 
   const std::vector<MeasuredKernel> measured = measured_kernels(store);
   const bool by_path = options.region_rows == RegionRows::kPaths;
-  const RegionPaths own_paths = by_path && options.region_paths == nullptr ? RegionPaths(store) : RegionPaths();
-  const RegionPaths& paths = options.region_paths != nullptr ? *options.region_paths : own_paths;
-  if (by_path && paths.region_count() != store.regions.size())
-    throw Error(ErrorKind::kInvalidArgument,
-                "RooflineOptions::region_paths was built from another store: build it from this one");
+  RegionPaths own_paths;
+  const RegionPaths& paths =
+      RegionPaths::select(store, options.region_paths, by_path, own_paths, "RooflineOptions::region_paths");
 
   RooflineReport report;
   report.ceilings = ceilings;

@@ -114,11 +114,9 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
   }
   const RegionLocator locator(store.regions);
   const bool by_path = options.region_rows == RegionRows::kPaths;
-  const RegionPaths own_paths = by_path && options.region_paths == nullptr ? RegionPaths(store) : RegionPaths();
-  const RegionPaths& paths = options.region_paths != nullptr ? *options.region_paths : own_paths;
-  if (by_path && paths.region_count() != store.regions.size())
-    throw Error(ErrorKind::kInvalidArgument,
-                "TransferOptions::region_paths was built from another store: build it from this one");
+  RegionPaths own_paths;
+  const RegionPaths& paths =
+      RegionPaths::select(store, options.region_paths, by_path, own_paths, "TransferOptions::region_paths");
 
   std::vector<Slot> slots(1);
   slots[0].group.kind = GroupKind::kTrace;

@@ -39,6 +39,12 @@ class RegionPaths {
   uint64_t instances(uint32_t p) const { return instances_[p]; }  // region records with this path
   std::size_t region_count() const { return path_of_.size(); }    // region records grouped
 
+  // The grouping an analysis works with: `given` when set, else `own`, built here from `store`
+  // when `needed`. When needed, the grouping must come from `store`: otherwise
+  // Error(kInvalidArgument) naming `option` (e.g. "TransferOptions::region_paths").
+  static const RegionPaths& select(const TraceStore& store, const RegionPaths* given, bool needed,
+                                   RegionPaths& own, const char* option);
+
   // Calls f(q) for `p` and each enclosing path, innermost first (inclusive roll-ups). No-op
   // for kNone32. Bounded: ids are checked and a path's parent always has a smaller id.
   template <class F>
