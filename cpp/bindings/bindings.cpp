@@ -447,6 +447,7 @@ PYBIND11_MODULE(_core, m) {
           return CounterSession::start(o);
         }, py::arg("max_ranges") = 2048, py::arg("device") = 0)
         .def("checkpoint", [](CounterSession& c) { py::gil_scoped_release nogil; c.checkpoint(); })
+        .def("finish", [](CounterSession& c) { py::gil_scoped_release nogil; c.finish(); })
         .def("stop_into", [](CounterSession& c, TraceStore& store) {
           CounterMatch m;
           {
@@ -456,6 +457,7 @@ PYBIND11_MODULE(_core, m) {
           py::dict d;
           d["matched"] = m.matched; d["unmatched_ranges"] = m.unmatched_ranges; d["dropped_ranges"] = m.dropped_ranges;
           d["unprofiled_kernels"] = m.unprofiled_kernels; d["ambiguous_windows"] = m.ambiguous_windows;
+          d["unpaired_kernels"] = m.unpaired_kernels;
           return d;
         }, py::arg("store"))
         .def_property_readonly("metrics", &CounterSession::metrics)

@@ -226,8 +226,13 @@ class trace:
         session, self._session = self._session, None
         if session is None:
             return
-        store = session.stop()
         counters, self._counters = self._counters, None
+        if counters is not None:
+            try:  # counting ends before the activity session: later kernels are in no window
+                counters.finish()
+            except Exception as e:  # noqa: BLE001 - timing data is still good
+                self._warnings.append(f"hardware counters could not be stopped: {e}")
+        store = session.stop()
         if counters is not None:
             try:
                 counters.stop_into(store)

@@ -124,9 +124,21 @@ TEST_CASE("Counter windows: membership by launch time, capacity, gaps and disagr
     const CounterMatch m = add_counter_windows(t.s, kMetrics, {window(0, 1000, 16, {{"0", {1, 0}}, {"1", {2, 0}}})});
     CHECK(m.matched == 0);
     CHECK(m.unmatched_ranges == 2);
+    CHECK(m.unpaired_kernels == 3);
     CHECK(m.ambiguous_windows == 1);
     REQUIRE(t.s.counters.size() == 4);  // kept, unpaired
     for (const CounterRecord& c : t.s.counters) CHECK(c.kernel_index == kNone32);
+  }
+  SECTION("a window in which CUPTI profiled nothing counts its kernels") {
+    Kernels t;
+    t.add("A", 1, 100, 90);
+    t.add("B", 2, 200, 190);
+    const CounterMatch m = add_counter_windows(t.s, kMetrics, {window(0, 1000, 16, {})});
+    CHECK(m.matched == 0);
+    CHECK(m.unmatched_ranges == 0);
+    CHECK(m.unpaired_kernels == 2);
+    CHECK(m.ambiguous_windows == 1);
+    CHECK(t.s.counters.empty());
   }
   SECTION("a range named otherwise than by number must carry its kernel's name") {
     Kernels t;

@@ -296,7 +296,8 @@ def cmd_fpgaprof(args: argparse.Namespace) -> int:
             c = prof.counters.columns(["kernel_index", "metric", "value"])
             per_kernel: dict[int, dict[str, float]] = {}
             for ki, m, v in zip(c["kernel_index"], c["metric"], c["value"]):
-                per_kernel.setdefault(int(ki), {})[str(m)] = float(v)
+                d = per_kernel.setdefault(int(ki), {})  # unpaired ranges share one index: summed
+                d[str(m)] = d.get(str(m), 0.0) + float(v)
             out["counter_records"] = out.get("counter_records", 0) + len(prof.counters)
             out["ops"][op]["counters"] = [{"name": k.name, "metrics": per_kernel.get(i, {})}
                                           for i, k in enumerate(kernels)]
@@ -397,7 +398,11 @@ def compare(ncu: dict[str, list[dict[str, Any]]], fp: dict[str, Any] | None,
         for q, a, b, e in rows:
             lines.append(f"{op:7s} {q:22s} {_fmt(a):>18s} {_fmt(b):>18s} {_fmt(e):>18s} "
                          f"{_ratio(b, a):>8s} {_ratio(a, e):>8s} {_ratio(b, e):>8s}")
-            if q in TOL_SAME_COUNTER:
+            # ncu flushes the caches before each pass (--cache-control all, set explicitly);
+            # whether CUPTI's kernel replay does is not documented, so the DRAM bytes of the
+            # matmul (~56 MB of operands against H100's 50 MB L2) are shown, not checked: the
+            # 1 GiB stream, which no cache holds, is the DRAM check.
+            if q in TOL_SAME_COUNTER and not (op == "matmul" and q.startswith("dram")):
                 check(f"{op} {q}: fpgaprof vs ncu", b, a, TOL_SAME_COUNTER[q])
             if q == "time ns (trace)":
                 check(f"{op} kernel time: fpgaprof trace vs ncu", b, a, TOL_TIME)
@@ -486,7 +491,7 @@ def cmd_all(args: argparse.Namespace) -> int:
         header.append(f"ncu: {ncu}: {' '.join(v.stdout.split()[-6:])}")
         for op in OPS:
             csv_path = os.path.join(args.out, f"ncu_{op}.csv")
-            cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off",
+            cmd = [ncu, "--clock-control", "none", "--cache-control", "all", "--profile-from-start", "off",
                    "--print-units", "base", "--csv", "--page", "raw",
                    "--metrics", ",".join(NCU_METRICS), "--log-file", csv_path,
                    sys.executable, me, "work", "--op", op]

@@ -50,13 +50,18 @@ class _RecordingCounters:
     def __init__(self, fail_at: int = 0):
         self.checkpoints = 0
         self.fail_at = fail_at
+        self.calls: list = []
 
     def checkpoint(self):
         self.checkpoints += 1
         if self.checkpoints == self.fail_at:
             raise RuntimeError("image decode failed")
 
+    def finish(self):
+        self.calls.append("finish")
+
     def stop_into(self, store):
+        self.calls.append(("stop_into", len(store.kernels)))
         return None
 
 
@@ -89,6 +94,8 @@ def test_counter_image_checkpoints_when_the_outermost_region_ends():
     finally:
         t.__exit__(None, None, None)
     assert rec.checkpoints == 3
+    # Counting ends before the activity session stops; then the complete store gets the values.
+    assert rec.calls == ["finish", ("stop_into", 0)]
 
 
 def test_a_failing_counter_checkpoint_warns_once_and_stops_checkpointing():

@@ -74,8 +74,8 @@ from fpgaprof import counters, errors
 out = {}
 try:
     out["chips"] = counters.chips()
-except errors.CuptiUnavailableError as e:
-    print(json.dumps({"unavailable": str(e)})); sys.exit(0)
+except errors.FpgaprofError as e:  # no CUPTI, one that needs a driver, or one without the Host API
+    print(json.dumps({"unavailable": f"{type(e).__name__}: {e}"})); sys.exit(0)
 out["gv11b"] = None
 try:
     counters.plan("GV11B")
@@ -88,7 +88,7 @@ for key, chip, metrics in [("GH100", "GH100", None), ("gh100", "gh100", None),
                            ("named", "GH100", ["dram__bytes_read.sum", "gpu__time_duration.sum"])]:
     out[key] = counters.plan(chip, metrics=metrics).to_dict()
 for key, chip, metrics in [("bad_chip", "XX100", None), ("bad_metric", "GH100", ["nonsense.sum", "dram__bytes_read.sum"]),
-                           ("no_chip", None, None)]:
+                           ("no_rollup", "GH100", ["dram__bytes_read"]), ("no_chip", None, None)]:
     try:
         counters.plan(chip, metrics=metrics)
         out[key] = None
@@ -185,6 +185,9 @@ def test_errors_say_the_cause_and_the_fix(plans):
     assert kind == "InvalidArgumentError"
     assert "nonsense.sum" in msg and "dram__bytes_read.sum" not in msg.split(":")[1]
     assert "ncu --query-metrics --chip gh100" in msg
+    kind, msg = plans["no_rollup"]  # CUPTI describes a bare name but cannot configure it
+    assert kind == "InvalidArgumentError"
+    assert "'dram__bytes_read' has no rollup" in msg and "'dram__bytes_read.sum'" in msg
     kind, msg = plans["no_chip"]  # this machine has no driver (CI, the dev box)
     if kind is not None:
         assert kind == "CuptiUnavailableError"

@@ -169,6 +169,7 @@ def test_many_distinct_names_cut_with_counts():
     sec = re.search(r'<section id="sec-measurements">(.*?)</section>', page, re.S).group(1)
     assert sec.count("<tr>") == D.TOP_ROWS + 1  # header + the first TOP_ROWS pairs
     assert f"{k - D.TOP_ROWS} more (operation, volume size) pairs not shown" in sec
+    assert f"{3 * k} runs in {k} (operation, volume size) pairs" in sec  # 62 pairs, 3 runs each
 
 
 def test_cap_limits_all_rows_and_counts_the_rest():

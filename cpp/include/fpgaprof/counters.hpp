@@ -71,6 +71,7 @@ struct CounterMatch {
   uint64_t unprofiled_kernels = 0;    // kernels on the device without a range: launched in a full
                                       // window past its capacity, or between two windows
   uint64_t ambiguous_windows = 0;     // windows whose kernel and range counts disagree: not paired
+  uint64_t unpaired_kernels = 0;      // kernels launched in those windows (no counters)
   uint64_t dropped_ranges = 0;        // ranges CUPTI could not store (reported by DecodeData)
 };
 // Pairs each window's ranges with the kernels launched inside it and appends one CounterRecord
@@ -150,6 +151,10 @@ class CounterSession {
   // Decodes what the counter image holds, keeps the values and re-initialises the image so that
   // collection continues (call between steps of long runs: an image holds max_ranges ranges).
   virtual void checkpoint() = 0;
+  // Ends counting: stops and decodes the last window (no store needed). Call before the
+  // activity session stops, so that kernels launched afterwards fall outside every window.
+  // Errors become warnings (the windows decoded so far are kept). stop_into() calls it too.
+  virtual void finish() = 0;
   // Stops, decodes and appends every range's values to store.counters (matched to kernels).
   virtual CounterMatch stop_into(TraceStore& store) = 0;
   virtual const std::vector<std::string>& metrics() const = 0;

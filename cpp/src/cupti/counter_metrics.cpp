@@ -151,6 +151,7 @@ CounterMatch add_counter_windows(TraceStore& store, const std::vector<std::strin
       match.unprofiled_kernels += in_window.size() - n;
     } else {
       match.unmatched_ranges += n;
+      match.unpaired_kernels += in_window.size();
       match.ambiguous_windows += n > 0 || !in_window.empty() ? 1 : 0;
     }
     for (std::size_t i = 0; i < n; ++i) {

@@ -258,6 +258,10 @@ std::vector<CounterMetricInfo> choose_metrics(const HostObject& host, const std:
   if (!requested.empty()) {
     std::vector<std::string> unknown;
     for (const std::string& m : requested) {
+      // CUPTI describes a bare base name but cannot configure it: a rollup is required.
+      if (m.find('.') == std::string::npos)
+        throw Error(ErrorKind::kInvalidArgument, "counter metric '" + m + "' has no rollup: name it with one, e.g. '" +
+                                                     m + ".sum' (or .avg, .min, .max)");
       CounterMetricInfo info;
       if (host.properties(m, &info)) out.push_back(std::move(info)); else unknown.push_back(m);
     }
@@ -423,25 +427,26 @@ class CuptiCounterSession final : public CounterSession {
       collect();
       configure_and_start();
     } catch (...) {
-      // Counting stopped: kernels from here on get no counters (counted in stop_into).
-      if (!running_) paused_since_ns_ = trace_clock_ns();
+      // Counting stopped: kernels from here on (from the lost window's start when its ranges
+      // could not be read) get no counters; counted in stop_into.
+      mark_pause();
       throw;
     }
+    close_pause(window_start_ns_);  // the pause ended where the new window began
   }
 
-  CounterMatch stop_into(TraceStore& store) override {
+  void finish() override {
     try {
       collect();
     } catch (const Error& e) {  // the windows collected at earlier checkpoints are still good
       warnings_.push_back(std::string("the last counter window could not be read back: ") + e.what());
+      mark_pause();
     }
-    if (paused_since_ns_ != 0) {
-      CounterWindow off;
-      off.start_ns = paused_since_ns_;
-      off.end_ns = trace_clock_ns();
-      off.device_id = device_id_;
-      windows_.push_back(off);
-    }
+    close_pause(trace_clock_ns());
+  }
+
+  CounterMatch stop_into(TraceStore& store) override {
+    finish();
     CounterMatch m = add_counter_windows(store, metrics_, windows_, 0);
     m.dropped_ranges = dropped_;
     if (dropped_ > 0)
@@ -452,9 +457,9 @@ class CuptiCounterSession final : public CounterSession {
                           "image's " + std::to_string(options_.max_ranges) + " ranges between two region ends, "
                           "or while counting paused at a checkpoint");
     if (m.ambiguous_windows > 0)
-      warnings_.push_back(std::to_string(m.unmatched_ranges) + " counter ranges in " +
-                          std::to_string(m.ambiguous_windows) + " window(s) were not paired with kernels: the "
-                          "window's kernel and range counts differ (kept unpaired rather than guessed)");
+      warnings_.push_back(std::to_string(m.unmatched_ranges) + " counter ranges and " +
+                          std::to_string(m.unpaired_kernels) + " kernels in " + std::to_string(m.ambiguous_windows) +
+                          " window(s) were not paired: the counts differ (ranges kept unpaired rather than guessed)");
     for (const std::string& w : warnings_) store.meta.warnings.push_back(w);
     teardown();
     return m;
@@ -465,6 +470,24 @@ class CuptiCounterSession final : public CounterSession {
 
  private:
   void ok(CUptiResult r, const char* what) const { check(*p_.cupti, r, what, chip_); }
+
+  // Counting was off from paused_since_ns_ until end_ns (a failed checkpoint, then a restart or
+  // the end): one window of capacity 0, so its kernels are counted as without counters.
+  void mark_pause() {
+    if (running_ || paused_since_ns_ != 0) return;
+    paused_since_ns_ = window_lost_ ? window_start_ns_ : trace_clock_ns();
+    window_lost_ = false;
+  }
+
+  void close_pause(uint64_t end_ns) {
+    if (paused_since_ns_ == 0) return;
+    CounterWindow off;
+    off.start_ns = paused_since_ns_;
+    off.end_ns = end_ns;
+    off.device_id = device_id_;
+    windows_.push_back(off);
+    paused_since_ns_ = 0;
+  }
 
   void configure_and_start() {
     auto ini = params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
@@ -505,6 +528,7 @@ class CuptiCounterSession final : public CounterSession {
     sp.pRangeProfilerObject = object_;
     ok(p_.api.Stop(&sp), "cuptiRangeProfilerStop");
     running_ = false;
+    window_lost_ = true;  // until its ranges are read
     auto dec = params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
     dec.pRangeProfilerObject = object_;
     ok(p_.api.DecodeData(&dec), "cuptiRangeProfilerDecodeData");
@@ -535,6 +559,7 @@ class CuptiCounterSession final : public CounterSession {
       window.ranges.push_back(std::move(range));
     }
     windows_.push_back(std::move(window));
+    window_lost_ = false;
   }
 
   // Best effort: errors while tearing down are not reported (the values are already kept).
@@ -579,6 +604,7 @@ class CuptiCounterSession final : public CounterSession {
   std::vector<CounterWindow> windows_;
   uint64_t window_start_ns_ = 0;
   uint64_t paused_since_ns_ = 0;  // a checkpoint could not restart counting at this time
+  bool window_lost_ = false;      // the last window was stopped but its ranges not read
   uint32_t device_id_ = kNone32;  // device of the profiled context
   std::vector<std::string> warnings_;
   uint64_t dropped_ = 0;
@@ -602,10 +628,15 @@ std::string device_chip(const Profiler& p, int device) {
   const cupti::CudaDriver* driver = cupti::CudaDriver::get();
   std::string why = "libcuda.so.1 cannot be loaded (no NVIDIA driver)";
   const int count = driver != nullptr ? driver->device_count(&why) : 0;
-  if (count <= 0)
+  if (count <= 0) {
+    std::string known;
+    try {
+      known = "; known chips: " + joined(supported_chips(p));
+    } catch (const Error&) {  // this libcupti cannot list them without a driver: leave the list out
+    }
     throw Error(ErrorKind::kCuptiUnavailable, "no GPU to read the chip from (" + why + "): name the chip, e.g. "
-                                                  "`fpgaprof counters --chip GH100`; known chips: " +
-                                                  joined(supported_chips(p)));
+                                                  "`fpgaprof counters --chip GH100`" + known);
+  }
   if (device < 0 || device >= count)
     throw Error(ErrorKind::kInvalidArgument, "device " + std::to_string(device) + " does not exist: this machine has " +
                                                  std::to_string(count) + " GPU(s) (ordinals from 0; CUDA_VISIBLE_DEVICES applies)");

@@ -83,9 +83,9 @@ def write_all(prof: Any, out_dir: str | os.PathLike, *, target: str | None = Non
     out_dir = os.fspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     bar = progress if progress is not None else Progress(len(WRITE_STAGES), "fpgaprof report")
-    # The analysis result collect() caches on the profile holds rows per region instance
-    # (about 7 kB each: 0.7 GB for 10^5 instances); a cache made only for this report is
-    # released before timeline.json, so its peak does not come on top.
+    # The analysis result collect() caches on the profile (ops, roofline, transfer and memory
+    # rows, per region path) is released before timeline.json when it was made only for this
+    # report, so its memory does not come on top of the timeline's peak.
     had_cache = _ANALYSIS_CACHE in getattr(prof, "__dict__", {})
     s = collect(prof, target=target, trace_path=trace_path, environment=environment,
                 measurements=measurements, extra_warnings=extra_warnings, progress=bar)

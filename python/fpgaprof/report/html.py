@@ -619,7 +619,7 @@ def _measurements(s: Mapping) -> str:
     runs = int(st.get("runs") or 0)
     not_listed = s.get("measurements_left_out")
     not_listed = max(runs - len(ms), 0) if not_listed is None else int(not_listed)
-    pairs = len(items) + left
+    pairs = len(items) + int(st.get("items_left_out") or 0)
     return (f'<p class="dim">{fmt_num(runs)} runs in {fmt_num(pairs)} (operation, volume size) '
             f'pair{"s" if pairs != 1 else ""}'
             + (f'; summary.json lists the first {MEASUREMENT_RUNS} runs of each in '
