@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Every fpgaprof benchmark in one command: builds bench/*_benchmark.cpp with -DFPGAPROF_BENCH=ON
-# (Release) into build/bench, runs each one that exists, then the GPU tracing-overhead benchmark
-# (bench/tracing_overhead.py; it reports "skipped" without a GPU), and prints a table.
+# (Release) into build/bench, runs each one that exists, then the report-size cases
+# (bench/report_scale.py: iterations, nested, names; need an importable fpgaprof, e.g. the
+# .venv's), the GPU tracing-overhead benchmark (bench/tracing_overhead.py; it reports "skipped"
+# without a GPU), and prints a table.
 # Full outputs go to build/bench/results/<name>.txt.
 #   BENCH_BUILD_DIR  build directory (default build/bench)
 #   BENCH_ARGS_<name> extra arguments for one benchmark, e.g. BENCH_ARGS_convert_benchmark=5
 #   OVERHEAD_ARGS    arguments for tracing_overhead.py (default none)
+#   SCALE_ARGS       arguments for report_scale.py (default none; e.g. "--scale 0.1")
 #   JOBS             parallel build jobs (default nproc)
 # Usage: bench/run_all.sh [--no-build] [--cpu-dry-run]
 #   --cpu-dry-run   without a GPU, run tracing_overhead.py --allow-cpu (labelled, not a GPU figure)
@@ -80,6 +83,15 @@ for b in $benches; do
   # shellcheck disable=SC2086
   run_one "$b" "$exe" ${!var:-}
 done
+
+if "$VPY" -c "import fpgaprof" >/dev/null 2>&1; then
+  for c in iterations nested names; do
+    # shellcheck disable=SC2086
+    run_one "report_scale[$c]" "$VPY" bench/report_scale.py "$c" ${SCALE_ARGS:-}
+  done
+else
+  rows+=("$(printf '%-26s %-11s %7s   %s' "report_scale" "not run" "-" "fpgaprof is not importable by $VPY (bash scripts/bootstrap.sh)")")
+fi
 
 overhead_args=${OVERHEAD_ARGS:-}
 overhead_name=tracing_overhead
