@@ -7,6 +7,7 @@ and the end-to-end speedup (Amdahl). Every input of the score is a column of the
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 from typing import Any, Mapping
@@ -14,7 +15,7 @@ from typing import Any, Mapping
 from fpgaprof import _core
 from fpgaprof._atomic import write_text_atomic
 from fpgaprof.errors import InvalidArgumentError
-from fpgaprof.roofline import Table, analyze, _store_of
+from fpgaprof.roofline import Table, _no_rows_note, _store_of, analyze
 
 __all__ = ["FpgaTarget", "presets", "target_spec", "fpga_candidates", "export_hlo", "hlo_module_for_op"]
 
@@ -102,11 +103,29 @@ def fpga_candidates(prof: Any, target: str | Mapping | FpgaTarget = "alveo-u55c"
     res = analyze(prof, target=target, inputs_cross_link=inputs_cross_link, workload_s=workload_s, **kwargs)
     f = res["fpga"]
     t = Table(f.get(key, []))
+    card = (f.get("target") or {}).get("name") or "the card"
     if key == "regions":
         t.meta = {k: f[k] for k in ("target", "workload_ns", "gpu_kernel_ns") if k in f}  # type: ignore[attr-defined]
+        t.title = f"FPGA offload candidates on {card}: region paths as whole units"
+        t.display = REGION_TEXT_COLUMNS
+        t.empty_note = _no_rows_note(prof, "no fpgaprof.region() in the trace")
     else:
         t.meta = {k: v for k, v in f.items() if k not in ("candidates", "regions")}  # type: ignore[attr-defined]
+        t.title = f"FPGA offload candidates on {card}: HLO ops"
+        t.display = OP_TEXT_COLUMNS
+        t.empty_note = _no_rows_note(prof, "no kernel was attributed to an HLO op")
+        combined, count = f.get("combined_speedup"), f.get("combined_count")
+        if t and isinstance(combined, float) and math.isfinite(combined) and count:
+            t.footer = (f"  all {count} estimated ops on {card} together: workload speedup "
+                        f"{combined:.2f}x (Amdahl)")
     return t
+
+
+# The columns print(prof.fpga_candidates(...)) shows (every column stays in the rows).
+OP_TEXT_COLUMNS = ("rank", "op", "score", "workload_speedup", "op_speedup", "time_share",
+                   "gpu_time_ns", "fpga_total_s", "pattern", "estimate_note")
+REGION_TEXT_COLUMNS = ("rank", "region", "score", "workload_speedup", "region_speedup",
+                       "time_share", "gpu_time_ns", "fpga_total_s", "instances", "estimate_note")
 
 
 # --- HLO export --------------------------------------------------------------------------

@@ -21,7 +21,20 @@ REGION_BY = {"region": "path", "regions": "path", "region_instance": "instance",
 
 
 class Table(list):
-    """Rows (dicts) of one analysis result, best first. ``to_pandas()`` gives a DataFrame."""
+    """Rows (dicts) of one analysis result, best first. ``to_pandas()`` gives a DataFrame;
+    ``print(table)`` a text table of its main columns (``title``, ``display``: the columns shown
+    first, ``empty_note``: why there are no rows, ``footer``: a closing line)."""
+
+    title = "rows"
+    display: tuple = ()
+    empty_note = ""
+    footer = ""
+
+    def __str__(self) -> str:
+        from fpgaprof.report.notebook import rows_text
+
+        return rows_text(self, self.title, self.display, empty_note=self.empty_note,
+                         footer=self.footer)
 
     def to_pandas(self):
         import pandas as pd
@@ -131,7 +144,10 @@ def roofline(prof: Any, by: str = "op", **kwargs: Any) -> Table | dict:
     measured_* values when counters were collected."""
     if by in REGION_BY:
         r = analyze(prof, region_rows=REGION_BY[by], **kwargs)["roofline"]
-        return Table(sorted(r["regions"], key=lambda x: -x["time_ns"]))
+        t = Table(sorted(r["regions"], key=lambda x: -x["time_ns"]))
+        t.title = f"roofline by {by}"
+        t.empty_note = _no_rows_note(prof, "no fpgaprof.region() in the trace")
+        return t
     r = analyze(prof, **kwargs)["roofline"]
     if by == "trace":
         return r["trace"]
@@ -139,7 +155,19 @@ def roofline(prof: Any, by: str = "op", **kwargs: Any) -> Table | dict:
     if key is None:
         raise ValueError(f"by={by!r}: use 'op', 'region', 'region_instance', 'kernel' or 'trace'")
     rows = sorted(r[key], key=lambda x: -x["time_ns"])
-    return Table(rows)
+    t = Table(rows)
+    t.title = f"roofline by {key[:-1]}"
+    t.empty_note = _no_rows_note(prof, "no kernel was attributed to an HLO op" if key == "ops" else "")
+    return t
+
+
+def _no_rows_note(prof: Any, otherwise: str) -> str:
+    """Why an analysis table of `prof` is empty: no GPU kernels at all, else `otherwise`."""
+    try:
+        n = len(getattr(_store_of(prof), "kernels"))
+    except Exception:  # noqa: BLE001 - only the note is at stake
+        return otherwise
+    return "the trace has no GPU kernels: trace on a machine with an NVIDIA GPU" if n == 0 else otherwise
 
 
 def transfers(prof: Any, by: str = "region", **kwargs: Any) -> dict:

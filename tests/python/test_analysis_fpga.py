@@ -599,3 +599,50 @@ def test_a_region_name_containing_the_path_separator_does_not_swallow_another_pa
     outer_x = [r for r in rows if r["name"] == "x" and r["depth"] == 0]
     assert len(outer_x) == 1 and outer_x[0]["kernel_count"] == 1
     assert sorted((r["name"], r["depth"], r["instances"]) for r in rows) == [("x", 0, 1), ("x > y", 0, 1), ("y", 1, 1)]
+
+
+def test_printed_tables_are_readable_text():
+    """print(table) shows the main columns, formatted by name, in rank order; every value
+    still sits in the rows. Expected cells follow from the rows (checked above by hand) and
+    the formatting rules: *_ns as time, *_share as percent, *_speedup as 'x', score 3 digits."""
+    store = _store(_hlo_text())
+    table = fpga.fpga_candidates(store, target="alveo-u55c")
+    text = str(table)
+    lines = text.splitlines()
+    assert lines[0] == f"FPGA offload candidates on alveo-u55c: HLO ops: {len(table)} rows"
+    assert lines[1].split() == ["rank", "op", "score", "workload_speedup", "op_speedup", "time_share",
+                                "gpu_time_ns", "fpga_total_s", "pattern", "estimate_note"]
+    row = next(r for r in table if r["op"] == "broadcast_add_fusion")
+    line = next(ln for ln in lines[2:] if "broadcast_add_fusion" in ln)
+    assert line.split()[0] == str(row["rank"])
+    assert f"{row['workload_speedup']:.2f}x" in line and f"{row['op_speedup']:.2f}x" in line
+    assert f"{100 * row['time_share']:.1f} %" in line       # 60 of 110 us: 54.5 %
+    assert "54.5 %" in line and "60.0 µs" in line             # gpu_time_ns = 60,000 ns
+    assert f"{row['score']:.3g}" in line
+    assert lines[-1].startswith(f"  all {table.meta['combined_count']} estimated ops on alveo-u55c "
+                                "together: workload speedup ")
+    assert lines[-1].endswith(f"{table.meta['combined_speedup']:.2f}x (Amdahl)")
+    # Rows are untouched: dicts with every column.
+    assert isinstance(table[0], dict) and "memory_boundness" in table[0]
+
+    rl = roofline.roofline(store, by="op")
+    assert str(rl).splitlines()[0] == f"roofline by op: {len(rl)} rows"
+    add = next(r for r in rl if r["op"] == "broadcast_add_fusion")
+    rline = next(ln for ln in str(rl).splitlines() if "broadcast_add_fusion" in ln)
+    assert f"{add['percent_of_roof']:.3g} %" in rline        # a percentage already: not x 100
+
+    # Many rows: the first 20 and a count of the rest.
+    from fpgaprof.report.notebook import rows_text
+    many = [{"rank": i + 1, "op": f"op{i}", "score": 1.0 / (i + 1), "estimate_note": "x" * 60}
+            for i in range(25)]
+    t = rows_text(many, "t").splitlines()
+    assert t[0] == "t: 25 rows" and t[1].split() == ["rank", "op", "score", "estimate_note"]
+    assert len(t) == 2 + 20 + 1 and t[-1] == "  … 5 more rows (.to_pandas() for every row and column)"
+    assert t[2].endswith("x" * 39 + "…")                     # cells are cut at 40 characters
+
+
+def test_an_empty_table_says_why():
+    empty = _core.TraceStore()
+    t = fpga.fpga_candidates(empty, target="versal-v80", by="region")
+    assert str(t) == ("FPGA offload candidates on versal-v80: region paths as whole units: no rows "
+                      "(the trace has no GPU kernels: trace on a machine with an NVIDIA GPU)\n")

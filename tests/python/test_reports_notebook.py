@@ -66,3 +66,16 @@ def test_progress_only_on_a_terminal(monkeypatch, capsys):
     monkeypatch.setenv("CI", "true")
     Progress(1, "x").step("a")
     assert tty2.getvalue() == ""
+
+
+def test_rows_print_as_a_text_table():
+    rows = N.Rows([{"name": "fusion.3", "total_ns": 1_500_000, "executions": 3, "bytes_accessed": 2.5e6},
+                   {"name": "dot.1", "total_ns": 20_000, "executions": 1, "bytes_accessed": 512}])
+    rows.title = "HLO ops"
+    # Of TEXT_FIRST the rows have name, total_ns, executions (in that order); text left-aligned,
+    # numbers right-aligned, *_ns as time; the column left out is counted.
+    assert str(rows) == ("HLO ops: 2 rows\n"
+                         "  name      total_ns  executions\n"
+                         "  fusion.3   1.50 ms           3\n"
+                         "  dot.1      20.0 µs           1\n"
+                         "  (1 more column: .to_pandas() or .columns())\n")

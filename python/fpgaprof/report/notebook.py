@@ -5,7 +5,10 @@ warnings; a table shows its size and first rows; analysis rows show every column
 """
 from __future__ import annotations
 
-from typing import Any
+import html as _html
+import json
+import math
+from typing import Any, Sequence
 
 from fpgaprof.report import _data as D
 from fpgaprof.report.html import _generic_cell, esc, fmt_bytes, fmt_num, fmt_pct, fmt_s
@@ -53,6 +56,70 @@ def rows_html(rows: Any, title: str = "rows", max_rows: int = 50) -> str:
     head = f"<b>{esc(title)}</b>: {len(recs)} rows"
     return (f'<div class="fpgaprof-nb">{STYLE}{head}'
             f'{_grid(keys, recs[:max_rows], len(recs), "rows") if recs else ""}</div>')
+
+
+# Columns a printed table shows first (those a row has, at most TEXT_COLUMNS of them): what it is,
+# its rank and score, what offloading would give, then time, cost and the roofline.
+TEXT_FIRST = ("rank", "op", "region", "name", "score", "workload_speedup", "op_speedup",
+              "region_speedup", "time_share", "gpu_time_ns", "time_ns", "total_ns", "fpga_total_s",
+              "card_time_s", "transfer_s", "flops", "bytes", "intensity", "percent_of_roof", "bound",
+              "pattern", "instances", "executions", "estimate_note")
+TEXT_COLUMNS = 10
+TEXT_CELL = 40  # characters; longer cells end in "…"
+
+
+def _text_cell(k: str, v: Any) -> str:
+    if isinstance(v, str):
+        t = v
+    elif isinstance(v, (list, dict)):
+        t = json.dumps(v)
+    elif isinstance(v, float) and k.lower().endswith("speedup") and math.isfinite(v):
+        t = f"{v:.2f}x"
+    elif isinstance(v, float) and "percent" in k.lower() and math.isfinite(v):
+        t = f"{v:.3g} %"  # already in percent (percent_of_roof)
+    else:
+        t = _html.unescape(_generic_cell(k, v)[0])
+    return t if len(t) <= TEXT_CELL else t[:TEXT_CELL - 1] + "…"
+
+
+def rows_text(rows: Any, title: str = "rows", columns: Sequence[str] | None = None,
+              max_rows: int = MAX_ROWS, empty_note: str = "", footer: str = "") -> str:
+    """Analysis rows as a plain-text table (what print() shows): the title and row count, the
+    chosen columns (else the TEXT_FIRST ones the rows have, else their first keys), the first
+    max_rows rows, and how many more there are. Values are formatted by column name as in
+    report.html (seconds, bytes, shares); the rows themselves are unchanged."""
+    recs = D.records_of(rows)
+    if not recs:
+        return f"{title}: no rows" + (f" ({empty_note})" if empty_note else "") + "\n"
+    keys: list[str] = []
+    for r in recs:
+        keys += [k for k in r if k not in keys]
+    cols = [c for c in (columns or ()) if c in keys]
+    if not cols:
+        cols = [k for k in TEXT_FIRST if k in keys][:TEXT_COLUMNS]
+    if len(cols) < 3:
+        cols = (cols + [k for k in keys if k not in cols])[:TEXT_COLUMNS]
+    shown = recs[:max_rows]
+    cells = [[_text_cell(c, r.get(c)) for c in cols] for r in shown]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
+    text_col = [all(isinstance(r.get(c), str) or r.get(c) is None for r in shown) for c in cols]
+
+    def line(values: list[str]) -> str:
+        return "  " + "  ".join(v.ljust(w) if left else v.rjust(w)
+                                for v, w, left in zip(values, widths, text_col)).rstrip()
+
+    out = [f"{title}: {len(recs)} rows", line(list(cols))]
+    out += [line(row) for row in cells]
+    more_rows, more_cols = len(recs) - len(shown), len(keys) - len(cols)
+    if more_rows:
+        out.append(f"  … {more_rows} more row{'s' if more_rows != 1 else ''} (.to_pandas() for "
+                   "every row and column)")
+    elif more_cols:
+        out.append(f"  ({more_cols} more column{'s' if more_cols != 1 else ''}: .to_pandas() or "
+                   ".columns())")
+    if footer:
+        out.append(footer)
+    return "\n".join(out) + "\n"
 
 
 def profile_html(prof: Any) -> str:
@@ -103,6 +170,9 @@ class Rows(list):
 
     def _repr_html_(self) -> str:
         return rows_html(self, self.title)
+
+    def __str__(self) -> str:
+        return rows_text(self, self.title)
 
 
 def _table_to_pandas(self):
