@@ -97,11 +97,23 @@ def cmd_report(args: argparse.Namespace) -> int:
     prof = _load(trace)
     paths = report.write_all(prof, out_dir, target=args.target, trace_path=trace, progress=bar)
     hlo = _write_hlo_modules(prof, os.path.join(out_dir, "hlo"))
+    _out(_digest_of(paths["summary"]).rstrip("\n"))
     for k in ("html", "summary", "timeline"):
         _out(f"{k:9s} {paths[k]}")
     if hlo:
         _out(f"{'hlo':9s} {hlo} modules in {os.path.join(out_dir, 'hlo')}")
     return 0
+
+
+def _digest_of(summary_path: str) -> str:
+    """The closing lines of run/report (report/digest.py); "" when the summary cannot be read
+    (the files were written: the digest is only a convenience)."""
+    try:
+        from fpgaprof.report.digest import digest
+        with open(summary_path, encoding="utf-8") as f:
+            return digest(json.load(f))
+    except Exception as e:  # noqa: BLE001
+        return f"{PROG}: (no digest: {_one_line(e)})\n"
 
 
 def _write_hlo_modules(prof: Any, folder: str) -> int:
@@ -577,6 +589,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                  progress=bar)
         if kept == 0:
             _write_hlo_modules(prof, os.path.join(out_dir, "hlo"))
+        sys.stderr.write(_digest_of(paths["summary"]))
         sys.stderr.write(f"{PROG} run: report {paths['html']} · summary {paths['summary']} · "
                          f"timeline {paths['timeline']}\n")
     except Exception as e:

@@ -637,7 +637,8 @@ def test_printed_tables_are_readable_text():
             for i in range(25)]
     t = rows_text(many, "t").splitlines()
     assert t[0] == "t: 25 rows" and t[1].split() == ["rank", "op", "score", "estimate_note"]
-    assert len(t) == 2 + 20 + 1 and t[-1] == "  … 5 more rows (.to_pandas() for every row and column)"
+    assert len(t) == 2 + 20 + 1
+    assert t[-1] == "  … 5 more rows (every row and column: .to_pandas() or .columns())"
     assert t[2].endswith("x" * 39 + "…")                     # cells are cut at 40 characters
 
 
@@ -646,3 +647,35 @@ def test_an_empty_table_says_why():
     t = fpga.fpga_candidates(empty, target="versal-v80", by="region")
     assert str(t) == ("FPGA offload candidates on versal-v80: region paths as whole units: no rows "
                       "(the trace has no GPU kernels: trace on a machine with an NVIDIA GPU)\n")
+
+
+def test_run_and_report_digest_lists_the_best_candidates():
+    """The closing lines of `fpgaprof run`/`report`: built only from summary.json, so the
+    terminal shows report.html's numbers. Region rows and the op rows come from the summary's
+    candidate tables (checked against prof.fpga_candidates above)."""
+    from fpgaprof.report import summary
+    from fpgaprof.report.digest import digest
+
+    s = json.loads(summary.dumps(summary.collect(_region_store(_hlo_text()))))
+    text = digest(s, top=1)
+    lines = text.splitlines()
+    tot = s["totals"]
+    assert lines[0].startswith(f"fpgaprof: {tot['kernel_count']} kernels, ")
+    regions, ops = s["candidates"]["regions"], s["candidates"]
+    assert lines[1] == f"FPGA offload on alveo-u55c, regions as whole units (best 1 of {regions['count']})"
+    assert lines[2].split() == ["rank", "region", "workload_speedup", "region_speedup", "time_share",
+                                "gpu_time_ns", "instances", "estimate_note"]
+    best = regions["items"][0]
+    assert lines[3].split()[:2] == ["1", best["region"]]
+    assert f"{best['workload_speedup']:.2f}x" in lines[3]
+    i = lines.index(f"FPGA offload on alveo-u55c, HLO ops (best 1 of {ops['count']})")
+    assert lines[i + 2].split()[:2] == ["1", ops["items"][0]["op"]]
+    w = ops["what_if"]
+    assert lines[-1] == (f"  all {w['combined_count']} estimated ops on alveo-u55c together: "
+                         f"workload speedup {w['combined_speedup']:.2f}x (Amdahl)")
+    # Without a GPU: the head line says so, each ranking says why it is empty.
+    empty = json.loads(summary.dumps(summary.collect(_core.TraceStore())))
+    e = digest(empty).splitlines()
+    assert e[0].startswith("fpgaprof: ") and "no GPU data" in e[0]
+    assert e[1].startswith("FPGA offload on alveo-u55c, regions as whole units: not available (")
+    assert e[2].startswith("FPGA offload on alveo-u55c, HLO ops: not available (")

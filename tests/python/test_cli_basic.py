@@ -10,7 +10,7 @@ import pytest
 from fpgaprof import cli
 from fpgaprof.report import summary as S
 
-COMMANDS = ["run", "report", "export", "compare", "calibrate", "devices"]
+COMMANDS = ["run", "report", "export", "compare", "calibrate", "devices", "counters"]
 
 
 def fp(*args, env=None, cwd=None, timeout=120):

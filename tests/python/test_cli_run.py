@@ -74,6 +74,11 @@ def test_exit_code_passes_through(run_exit3):
     out, r = run_exit3
     assert r.returncode == 3, r.stderr
     assert "script ran ['exit3', '--flag']" in r.stdout
+    # The run's digest goes to stderr (stdout is the program's), before the report paths.
+    err = r.stderr.splitlines()
+    first = next(i for i, ln in enumerate(err) if ln.startswith("fpgaprof: "))
+    assert any(ln.startswith("FPGA offload on alveo-u55c, regions as whole units") for ln in err[first:])
+    assert err[-1].startswith("fpgaprof run: report ")
 
 
 def test_outputs_written(run_exit3):
@@ -114,6 +119,10 @@ def test_report_regenerates(run_exit3, tmp_path):
     dest = tmp_path / "again"
     r = fp("report", str(out / "trace.fpgaprof"), "-o", str(dest))
     assert r.returncode == 0, r.stderr
+    # The digest first (report/digest.py), then the files written.
+    assert r.stdout.startswith("fpgaprof: ")
+    assert "FPGA offload on alveo-u55c, regions as whole units" in r.stdout
+    assert r.stdout.splitlines()[-3].startswith("html ")
     a = json.loads((out / "summary.json").read_text())
     b = json.loads((dest / "summary.json").read_text())
     assert a["measurements"] == b["measurements"]

@@ -83,10 +83,11 @@ def _text_cell(k: str, v: Any) -> str:
 
 
 def rows_text(rows: Any, title: str = "rows", columns: Sequence[str] | None = None,
-              max_rows: int = MAX_ROWS, empty_note: str = "", footer: str = "") -> str:
+              max_rows: int = MAX_ROWS, empty_note: str = "", footer: str = "",
+              more: str = ".to_pandas() or .columns()") -> str:
     """Analysis rows as a plain-text table (what print() shows): the title and row count, the
     chosen columns (else the TEXT_FIRST ones the rows have, else their first keys), the first
-    max_rows rows, and how many more there are. Values are formatted by column name as in
+    max_rows rows, and how many more there are (`more`: where to find them). Values are formatted by column name as in
     report.html (seconds, bytes, shares); the rows themselves are unchanged."""
     recs = D.records_of(rows)
     if not recs:
@@ -112,11 +113,10 @@ def rows_text(rows: Any, title: str = "rows", columns: Sequence[str] | None = No
     out += [line(row) for row in cells]
     more_rows, more_cols = len(recs) - len(shown), len(keys) - len(cols)
     if more_rows:
-        out.append(f"  … {more_rows} more row{'s' if more_rows != 1 else ''} (.to_pandas() for "
-                   "every row and column)")
+        out.append(f"  … {more_rows} more row{'s' if more_rows != 1 else ''} (every row and "
+                   f"column: {more})")
     elif more_cols:
-        out.append(f"  ({more_cols} more column{'s' if more_cols != 1 else ''}: .to_pandas() or "
-                   ".columns())")
+        out.append(f"  ({more_cols} more column{'s' if more_cols != 1 else ''}: {more})")
     if footer:
         out.append(footer)
     return "\n".join(out) + "\n"
