@@ -298,49 +298,6 @@ std::vector<CounterMetricInfo> choose_metrics(const HostObject& host, const std:
   return out;
 }
 
-// The profiled context: the calling thread's current one, else the device's primary context
-// (the one JAX uses), retained for the session. *ctx_device: the context's device ordinal.
-CUcontextOpaque profiled_context(int device, int* ctx_device, std::string* error) {
-  void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  if (cuda == nullptr) cuda = dlopen("libcuda.so.1", RTLD_NOW);
-  if (cuda == nullptr) {
-    *error = "libcuda.so.1 cannot be loaded (no NVIDIA driver): hardware counters need a GPU";
-    return nullptr;
-  }
-  auto init = reinterpret_cast<int (*)(unsigned)>(dlsym(cuda, "cuInit"));
-  auto get_current = reinterpret_cast<int (*)(CUcontextOpaque*)>(dlsym(cuda, "cuCtxGetCurrent"));
-  auto retain = reinterpret_cast<int (*)(CUcontextOpaque*, int)>(dlsym(cuda, "cuDevicePrimaryCtxRetain"));
-  auto set_current = reinterpret_cast<int (*)(CUcontextOpaque)>(dlsym(cuda, "cuCtxSetCurrent"));
-  auto get_device = reinterpret_cast<int (*)(int*)>(dlsym(cuda, "cuCtxGetDevice"));
-  if (init == nullptr || get_current == nullptr || retain == nullptr || set_current == nullptr) {
-    *error = "libcuda.so.1 lacks cuCtxGetCurrent/cuDevicePrimaryCtxRetain: update the NVIDIA driver";
-    return nullptr;
-  }
-  if (init(0) != 0) {
-    *error = "cuInit failed: no usable GPU for hardware counters";
-    return nullptr;
-  }
-  // The current context may belong to another device than `device`: counters and the chip
-  // name follow the context actually profiled.
-  const auto device_of_current = [&] {
-    int d = device;
-    if (get_device == nullptr || get_device(&d) != 0) d = device;
-    return d;
-  };
-  CUcontextOpaque ctx = nullptr;
-  if (get_current(&ctx) == 0 && ctx != nullptr) {
-    *ctx_device = device_of_current();
-    return ctx;
-  }
-  if (retain(&ctx, device) != 0 || ctx == nullptr) {
-    *error = "cannot retain the primary context of device " + std::to_string(device) + ": check CUDA_VISIBLE_DEVICES";
-    return nullptr;
-  }
-  set_current(ctx);
-  *ctx_device = device_of_current();
-  return ctx;
-}
-
 std::mutex g_active_mutex;
 bool g_active = false;  // a CounterSession holds cuptiProfilerInitialize
 
@@ -352,9 +309,13 @@ class CuptiCounterSession final : public CounterSession {
 
   void begin() {
     // A context first: without a driver and a GPU, CUPTI's profiler calls may crash (chip name).
+    const cupti::CudaDriver* driver = cupti::CudaDriver::get();
+    if (driver == nullptr)
+      throw Error(ErrorKind::kCuptiUnavailable,
+                  "libcuda.so.1 cannot be loaded (no NVIDIA driver): hardware counters need a GPU");
     std::string error;
     int ctx_device = options_.device;
-    ctx_ = profiled_context(options_.device, &ctx_device, &error);
+    ctx_ = driver->counting_context(options_.device, &ctx_device, &error);
     if (ctx_ == nullptr) throw Error(ErrorKind::kCuptiUnavailable, error);
     const ProfilerApi& api = p_.api;
 

@@ -61,6 +61,8 @@ const CudaDriver* CudaDriver::get() {
     resolve(h, {"cuCtxPushCurrent_v2", "cuCtxPushCurrent"}, d->CtxPushCurrent_);
     resolve(h, {"cuCtxPopCurrent_v2", "cuCtxPopCurrent"}, d->CtxPopCurrent_);
     resolve(h, {"cuCtxGetCurrent"}, d->CtxGetCurrent_);
+    resolve(h, {"cuCtxSetCurrent"}, d->CtxSetCurrent_);
+    resolve(h, {"cuCtxGetDevice"}, d->CtxGetDevice_);
     resolve(h, {"cuCtxSynchronize"}, d->CtxSynchronize_);
     if (d->Init_ == nullptr || d->DeviceGetCount_ == nullptr) return nullptr;
     return d.release();  // process lifetime, like the library
@@ -121,6 +123,39 @@ DeviceInfo CudaDriver::device_info(int ordinal) const {
   info.max_threads_per_sm = static_cast<uint32_t>(attr(kAttrMaxThreadsPerSm));
   info.max_registers_per_sm = static_cast<uint32_t>(attr(kAttrMaxRegistersPerSm));
   return info;
+}
+
+void* CudaDriver::counting_context(int ordinal, int* ctx_device, std::string* error) const {
+  if (CtxGetCurrent_ == nullptr || PrimaryCtxRetain_ == nullptr || CtxSetCurrent_ == nullptr ||
+      DeviceGet_ == nullptr) {
+    *error = "libcuda.so.1 lacks cuCtxGetCurrent/cuDevicePrimaryCtxRetain: update the NVIDIA driver";
+    return nullptr;
+  }
+  if (Init_(0) != 0) {
+    *error = "cuInit failed: no usable GPU for hardware counters";
+    return nullptr;
+  }
+  // The current context may belong to another device than `ordinal`: counters and the chip
+  // name follow the context actually profiled.
+  const auto device_of_current = [&] {
+    int d = ordinal;
+    if (CtxGetDevice_ == nullptr || CtxGetDevice_(&d) != 0) d = ordinal;
+    return d;
+  };
+  void* ctx = nullptr;
+  if (CtxGetCurrent_(&ctx) == 0 && ctx != nullptr) {
+    *ctx_device = device_of_current();
+    return ctx;
+  }
+  int dev = 0;
+  if (DeviceGet_(&dev, ordinal) != 0 || PrimaryCtxRetain_(&ctx, dev) != 0 || ctx == nullptr) {
+    *error = "cannot retain the primary context of device " + std::to_string(ordinal) +
+             ": check CUDA_VISIBLE_DEVICES";
+    return nullptr;
+  }
+  CtxSetCurrent_(ctx);
+  *ctx_device = device_of_current();
+  return ctx;
 }
 
 std::vector<std::string> CudaDriver::synchronize_all() const {

@@ -28,6 +28,11 @@ class CudaDriver {
   // Device facts from cuDeviceGetAttribute / cuDeviceGetName / cuDeviceGetUuid. Fields the
   // driver does not report stay 0 (PCIe generation and width: the driver has no attribute).
   DeviceInfo device_info(int ordinal) const;
+  // The context hardware counters profile: the calling thread's current one, else device
+  // `ordinal`'s primary context (the one JAX uses), retained for the process and made current.
+  // *ctx_device: the context's device (cuCtxGetDevice; `ordinal` when the driver cannot say).
+  // nullptr with the reason (cause + fix) in *error.
+  void* counting_context(int ordinal, int* ctx_device, std::string* error) const;
   // Synchronizes the calling thread's current context and the active primary context of
   // every device (pushed, synchronized, popped). Returns one warning per failure.
   std::vector<std::string> synchronize_all() const;
@@ -48,6 +53,8 @@ class CudaDriver {
   int (*CtxPushCurrent_)(void*) = nullptr;
   int (*CtxPopCurrent_)(void**) = nullptr;
   int (*CtxGetCurrent_)(void**) = nullptr;
+  int (*CtxSetCurrent_)(void*) = nullptr;
+  int (*CtxGetDevice_)(int*) = nullptr;
   Fn0 CtxSynchronize_ = nullptr;
 };
 
