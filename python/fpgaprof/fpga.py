@@ -114,11 +114,23 @@ def fpga_candidates(prof: Any, target: str | Mapping | FpgaTarget = "alveo-u55c"
         t.title = f"FPGA offload candidates on {card}: HLO ops"
         t.display = OP_TEXT_COLUMNS
         t.empty_note = _no_rows_note(prof, "no kernel was attributed to an HLO op")
-        combined, count = f.get("combined_speedup"), f.get("combined_count")
-        if t and isinstance(combined, float) and math.isfinite(combined) and count:
-            t.footer = (f"  all {count} estimated ops on {card} together: workload speedup "
-                        f"{combined:.2f}x (Amdahl)")
+        if t:
+            line = combined_speedup_text(f, card)
+            t.footer = f"  {line}" if line else ""
     return t
+
+
+def combined_speedup_text(what_if: Mapping, card: str) -> str:
+    """The Amdahl line under an op ranking (the table's footer, report.html, the run digest):
+    every op that gains (op_speedup > 1) moved to `card` together; "" when the analysis has no
+    combined figure. `what_if`: the FPGA result (``combined_speedup``, ``combined_count``)."""
+    combined, count = what_if.get("combined_speedup"), what_if.get("combined_count")
+    if not isinstance(combined, (int, float)) or not math.isfinite(combined):
+        return ""
+    if not count:
+        return f"no op gains from offloading to {card}"
+    return (f"offloading the {count} op{'s' if count != 1 else ''} that gain to {card}: "
+            f"workload speedup {combined:.2f}x (Amdahl)")
 
 
 # The columns print(prof.fpga_candidates(...)) shows (every column stays in the rows).

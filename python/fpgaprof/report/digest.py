@@ -6,17 +6,17 @@ same numbers as report.html; the full tables are in report.html and summary.json
 """
 from __future__ import annotations
 
-import math
 from typing import Mapping
 
+from fpgaprof.fpga import OP_TEXT_COLUMNS, REGION_TEXT_COLUMNS, combined_speedup_text
 from fpgaprof.report.html import fmt_bytes, fmt_num, fmt_pct, fmt_s
 from fpgaprof.report.notebook import rows_text
 
 TOP = 5
-OP_COLUMNS = ("rank", "op", "workload_speedup", "op_speedup", "time_share", "gpu_time_ns",
-              "pattern", "estimate_note")
-REGION_COLUMNS = ("rank", "region", "workload_speedup", "region_speedup", "time_share",
-                  "gpu_time_ns", "instances", "estimate_note")
+# The printed tables' columns without the score and the card time (a terminal is narrow).
+_NARROW = ("score", "fpga_total_s")
+OP_COLUMNS = tuple(c for c in OP_TEXT_COLUMNS if c not in _NARROW)
+REGION_COLUMNS = tuple(c for c in REGION_TEXT_COLUMNS if c not in _NARROW)
 
 
 def _ranked(section: Mapping, what: str, card: str, columns: tuple, top: int) -> list[str]:
@@ -47,9 +47,7 @@ def digest(summary: Mapping, top: int = TOP) -> str:
     regions = c.get("regions") or {"available": False, "reason": c.get("reason")}
     lines += _ranked(regions, "regions as whole units", card, REGION_COLUMNS, top)
     lines += _ranked(c, "HLO ops", card, OP_COLUMNS, top)
-    combined = (c.get("what_if") or {}).get("combined_speedup")
-    count = (c.get("what_if") or {}).get("combined_count")
-    if c.get("available") and isinstance(combined, (int, float)) and math.isfinite(combined) and count:
-        lines.append(f"  all {count} estimated ops on {card} together: workload speedup "
-                     f"{combined:.2f}x (Amdahl)")
+    line = combined_speedup_text(c.get("what_if") or {}, card) if c.get("available") else ""
+    if line:
+        lines.append(f"  {line}")
     return "\n".join(lines) + "\n"

@@ -13,6 +13,7 @@ import json
 import math
 from typing import Any, Iterable, Mapping
 
+from fpgaprof.fpga import combined_speedup_text
 from fpgaprof.report._data import TOP_ROWS
 from fpgaprof.report.summary import MEASUREMENT_RUNS, measurement_stats, write_atomic
 
@@ -579,11 +580,9 @@ def _candidates(s: Mapping) -> str:
     c = s["candidates"]
     head = f'<p>target card: <b>{esc(c.get("target"))}</b>'
     wi = c.get("what_if") or {}
-    if wi.get("combined_speedup") and wi.get("combined_count"):
-        head += (f' · offloading the {esc(wi.get("combined_count"))} ops that gain would '
-                 f'speed the traced workload up {float(wi["combined_speedup"]):.3g}× (Amdahl)')
-    elif wi.get("combined_speedup") is not None:
-        head += " · no op gains from offloading to this card"
+    combined = combined_speedup_text(wi, "this card")
+    if combined:
+        head += f" · {esc(combined)}"
     if wi.get("not_estimated_count"):
         ne_s = float(wi.get("not_estimated_gpu_ns") or 0) / 1e9
         head += (f' · {esc(wi["not_estimated_count"])} ops ({fmt_s(ne_s)}'
