@@ -1,5 +1,6 @@
 // Pure parts of counter collection (no CUPTI): metric choice per chip and range -> kernel matching.
 #include <algorithm>
+#include <numeric>
 #include <unordered_map>
 
 #include "fpgaprof/counters.hpp"
@@ -99,16 +100,29 @@ CounterMatch add_counter_windows(TraceStore& store, const std::vector<std::strin
   CounterMatch match;
   std::vector<StringId> metric_ids;
   for (const std::string& m : metrics) metric_ids.push_back(store.strings.intern(m));
-  // When each kernel's launching API call began (else the kernel's own start).
+  if (windows.empty()) return match;
+  // When each kernel's launching API call began (else the kernel's own start), and the kernels
+  // in that order: a window's kernels are one contiguous run of it.
   std::unordered_map<uint32_t, uint64_t> api_start;
-  if (!windows.empty())
-    for (const ApiRecord& a : store.api_calls) {
-      auto [it, fresh] = api_start.emplace(a.correlation_id, a.start_ns);
-      if (!fresh && a.start_ns < it->second) it->second = a.start_ns;
-    }
-  const auto launched_ns = [&](const KernelRecord& k) {
-    const auto it = api_start.find(k.correlation_id);
-    return it != api_start.end() ? it->second : k.start_ns;
+  for (const ApiRecord& a : store.api_calls) {
+    auto [it, fresh] = api_start.emplace(a.correlation_id, a.start_ns);
+    if (!fresh && a.start_ns < it->second) it->second = a.start_ns;
+  }
+  std::vector<uint64_t> launch(store.kernels.size());
+  for (uint32_t k = 0; k < store.kernels.size(); ++k) {
+    const auto it = api_start.find(store.kernels[k].correlation_id);
+    launch[k] = it != api_start.end() ? it->second : store.kernels[k].start_ns;
+  }
+  std::vector<uint32_t> by_launch(store.kernels.size());
+  std::iota(by_launch.begin(), by_launch.end(), 0u);
+  std::stable_sort(by_launch.begin(), by_launch.end(), [&](uint32_t a, uint32_t b) { return launch[a] < launch[b]; });
+  // The kernels launched within [start_ns, end_ns], in launch order.
+  const auto launched_within = [&](uint64_t start_ns, uint64_t end_ns) {
+    const auto lo = std::lower_bound(by_launch.begin(), by_launch.end(), start_ns,
+                                     [&](uint32_t k, uint64_t t) { return launch[k] < t; });
+    const auto hi = std::upper_bound(lo, by_launch.end(), end_ns,
+                                     [&](uint64_t t, uint32_t k) { return t < launch[k]; });
+    return std::pair{lo, hi};
   };
   // Kernels already holding counters (an earlier call) are skipped.
   std::vector<bool> taken(store.kernels.size(), false);
@@ -120,14 +134,12 @@ CounterMatch add_counter_windows(TraceStore& store, const std::vector<std::strin
   std::vector<bool> seen(store.kernels.size(), false);  // launched inside some window
   for (const CounterWindow& w : windows) {
     in_window.clear();
-    for (uint32_t k = 0; k < store.kernels.size(); ++k) {
-      const KernelRecord& r = store.kernels[k];
-      if (taken[k] || (w.device_id != kNone32 && r.device_id != w.device_id)) continue;
-      const uint64_t t = launched_ns(r);
-      if (t >= w.start_ns && t <= w.end_ns) {
-        in_window.push_back(k);
-        seen[k] = true;
-      }
+    const auto [lo, hi] = launched_within(w.start_ns, w.end_ns);
+    for (auto it = lo; it != hi; ++it) {
+      const uint32_t k = *it;
+      if (taken[k] || (w.device_id != kNone32 && store.kernels[k].device_id != w.device_id)) continue;
+      in_window.push_back(k);
+      seen[k] = true;
     }
     std::stable_sort(in_window.begin(), in_window.end(), [&](uint32_t a, uint32_t b) {
       const KernelRecord& x = store.kernels[a];
@@ -172,15 +184,11 @@ CounterMatch add_counter_windows(TraceStore& store, const std::vector<std::strin
     }
   }
   // Kernels launched while counting was paused between two windows (a checkpoint) have no range.
-  if (!windows.empty())
-    for (uint32_t k = 0; k < store.kernels.size(); ++k) {
-      const KernelRecord& r = store.kernels[k];
-      if (taken[k] || seen[k]) continue;
-      const uint32_t device = windows.front().device_id;
-      if (device != kNone32 && r.device_id != device) continue;
-      const uint64_t t = launched_ns(r);
-      if (t >= windows.front().start_ns && t <= windows.back().end_ns) match.unprofiled_kernels += 1;
-    }
+  const uint32_t device = windows.front().device_id;
+  const auto [lo, hi] = launched_within(windows.front().start_ns, windows.back().end_ns);
+  for (auto it = lo; it != hi; ++it)
+    if (!taken[*it] && !seen[*it] && (device == kNone32 || store.kernels[*it].device_id == device))
+      match.unprofiled_kernels += 1;
   return match;
 }
 
