@@ -106,8 +106,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def _digest_of(summary_path: str) -> str:
-    """The closing lines of run/report (report/digest.py); "" when the summary cannot be read
-    (the files were written: the digest is only a convenience)."""
+    """The closing lines of run/report (report/digest.py); one "(no digest: <why>)" line when
+    the summary cannot be read (the files were written: the digest is only a convenience)."""
     try:
         from fpgaprof.report.digest import digest
         with open(summary_path, encoding="utf-8") as f:
