@@ -42,4 +42,14 @@ echo "demo: outputs in $OUT/: summary.json (timings + profile per operation and 
 echo "      scaling.csv$( [ -f "$OUT/report.html" ] && echo ", report.html (open in a browser)")"
 if [ "$gpu" != 1 ]; then
   echo "demo: kernel-level results were NOT measured here (no GPU); run this on a machine with an NVIDIA GPU."
+  # A real GPU trace bundled with the repository (tests/data/traces/README.md), when there is one,
+  # shows the kernel-level outputs without a GPU: every report regenerated from it.
+  real=$(ls tests/data/traces/*.fpgaprof 2>/dev/null | head -n 1 || true)
+  if [ -n "$real" ]; then
+    echo
+    echo "demo: the kernel-level outputs from a bundled GPU trace ($real, made on the GPU its README names):"
+    "$VPY" -m fpgaprof report "$real" -o "$OUT/bundled_gpu_trace"
+  else
+    echo "demo: (no GPU trace is bundled yet under tests/data/traces/, so none is shown)"
+  fi
 fi
