@@ -345,7 +345,8 @@ PYBIND11_MODULE(_core, m) {
     const auto target_dict = [](const FpgaTarget& t) {
       py::dict d;
       d["name"] = t.name; d["description"] = t.description; d["hbm_bytes_per_s"] = t.hbm_bytes_per_s;
-      d["hbm_efficiency"] = t.hbm_efficiency; d["sram_bytes"] = t.sram_bytes; d["dsp_count"] = t.dsp_count;
+      d["hbm_efficiency"] = t.hbm_efficiency; d["random_access_efficiency"] = t.random_access_efficiency;
+      d["sram_bytes"] = t.sram_bytes; d["dsp_count"] = t.dsp_count;
       d["clock_hz"] = t.clock_hz; d["dsp_utilization"] = t.dsp_utilization;
       d["dsps_per_fma_fp64"] = t.dsps_per_fma_fp64; d["dsps_per_fma_fp32"] = t.dsps_per_fma_fp32;
       d["dsps_per_fma_fp16"] = t.dsps_per_fma_fp16; d["link_bytes_per_s"] = t.link_bytes_per_s;
@@ -361,6 +362,7 @@ PYBIND11_MODULE(_core, m) {
     const auto target_from = [](const py::dict& d) {
       static const std::pair<const char*, double FpgaTarget::*> kNumbers[] = {
           {"hbm_bytes_per_s", &FpgaTarget::hbm_bytes_per_s}, {"hbm_efficiency", &FpgaTarget::hbm_efficiency},
+          {"random_access_efficiency", &FpgaTarget::random_access_efficiency},
           {"sram_bytes", &FpgaTarget::sram_bytes}, {"clock_hz", &FpgaTarget::clock_hz},
           {"dsp_utilization", &FpgaTarget::dsp_utilization}, {"dsps_per_fma_fp64", &FpgaTarget::dsps_per_fma_fp64},
           {"dsps_per_fma_fp32", &FpgaTarget::dsps_per_fma_fp32}, {"dsps_per_fma_fp16", &FpgaTarget::dsps_per_fma_fp16},
@@ -696,6 +698,7 @@ PYBIND11_MODULE(_core, m) {
         d["working_set_bytes"] = cd.working_set_bytes; d["sram_bytes"] = cd.sram_bytes; d["fits_on_chip"] = cd.cost_known ? py::object(py::bool_(cd.fits_on_chip)) : py::object(py::none());
         d["onchip_factor"] = cd.onchip_factor; d["host_bytes_per_call"] = cd.host_bytes_per_call;
         d["link_factor"] = cd.link_factor; d["score"] = cd.score; d["flops"] = cd.flops; d["bytes"] = cd.bytes;
+        d["memory_efficiency"] = cd.memory_efficiency;
         d["card_compute_s"] = cd.card_compute_s; d["card_memory_s"] = cd.card_memory_s;
         d["card_latency_s"] = cd.card_latency_s; d["card_time_s"] = cd.card_time_s;
         d["transfer_bytes"] = cd.transfer_bytes; d["transfer_s"] = cd.transfer_s; d["fpga_total_s"] = cd.fpga_total_s;
@@ -721,6 +724,7 @@ PYBIND11_MODULE(_core, m) {
         d["link_factor"] = cd.link_factor; d["score"] = cd.score;
         d["module_calls"] = cd.module_calls; d["module_calls_counted"] = cd.module_calls_counted;
         d["flops"] = cd.flops; d["bytes"] = cd.bytes;
+        d["random_access_bytes"] = cd.random_access_bytes; d["memory_efficiency"] = cd.memory_efficiency;
         d["card_compute_s"] = cd.card_compute_s; d["card_memory_s"] = cd.card_memory_s;
         d["card_latency_s"] = cd.card_latency_s; d["kept_gpu_s"] = cd.kept_gpu_s; d["card_time_s"] = cd.card_time_s;
         d["transfer_bytes"] = cd.transfer_bytes; d["transfer_s"] = cd.transfer_s; d["fpga_total_s"] = cd.fpga_total_s;

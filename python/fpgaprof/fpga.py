@@ -23,8 +23,10 @@ __all__ = ["FpgaTarget", "presets", "target_spec", "fpga_candidates", "export_hl
 @dataclasses.dataclass
 class FpgaTarget:
     """A user FPGA card. Compute per precision = dsp_count x dsp_utilization / dsps_per_fma x 2 x
-    clock_hz; memory = hbm_bytes_per_s x hbm_efficiency; link = link_bytes_per_s x
-    link_efficiency. ``base`` starts from a preset and overrides the fields given; the name is
+    clock_hz; memory = hbm_bytes_per_s x hbm_efficiency, or x random_access_efficiency for the
+    bytes of gather/scatter ops (element-granular random accesses; docs/fpga-model.md, "Random
+    access"; equal to hbm_efficiency it gives the single-efficiency model); link =
+    link_bytes_per_s x link_efficiency. ``base`` starts from a preset and overrides the fields given; the name is
     then the preset's with " (modified)" unless ``name`` is given. Without ``base`` every rate
     is required. Bad values raise fpgaprof.InvalidArgumentError naming the field."""
 
@@ -32,6 +34,7 @@ class FpgaTarget:
     base: str | None = None
     hbm_bytes_per_s: float | None = None
     hbm_efficiency: float | None = None
+    random_access_efficiency: float | None = None
     sram_bytes: float | None = None
     dsp_count: int | None = None
     clock_hz: float | None = None
@@ -80,7 +83,9 @@ def fpga_candidates(prof: Any, target: str | Mapping | FpgaTarget = "alveo-u55c"
     region, name, depth, instances, kernel_count, op_count, top_op, estimate_note, gpu_time_ns,
     time_share, estimated_share, intensity, memory_boundness, pattern_affinity,
     working_set_bytes, sram_bytes, fits_on_chip, onchip_factor, host_bytes_per_instance,
-    link_factor, score, module_calls, module_calls_counted, flops, bytes, card_compute_s,
+    link_factor, score, module_calls, module_calls_counted, flops, bytes, random_access_bytes
+    (bytes of its gather/scatter ops), memory_efficiency (the share of the card's memory peak its
+    bytes got, the ops' efficiencies weighted by their bytes), card_compute_s,
     card_memory_s, card_latency_s, kept_gpu_s, card_time_s, transfer_bytes, transfer_s,
     fpga_total_s, region_speedup, workload_speedup. Nested paths overlap, so region savings
     are not combined.
@@ -89,7 +94,9 @@ def fpga_candidates(prof: Any, target: str | Mapping | FpgaTarget = "alveo-u55c"
     pattern, precision, executions, cost_known, estimate_note, gpu_time_ns, time_share,
     intensity, ridge, memory_boundness, pattern_affinity, working_set_bytes, sram_bytes,
     fits_on_chip, onchip_factor, host_bytes_per_call, link_factor, score, and the what-if:
-    card_compute_s, card_memory_s, card_latency_s, card_time_s, transfer_bytes, transfer_s,
+    memory_efficiency (the share of the card's memory peak its bytes get: the target's
+    random_access_efficiency for pattern gather_scatter, else hbm_efficiency), card_compute_s,
+    card_memory_s, card_latency_s, card_time_s, transfer_bytes, transfer_s,
     fpga_total_s, op_speedup, workload_speedup.
 
     Ops whose static cost is unknown (``cost_known`` False: a custom call the cost model has no
@@ -135,7 +142,7 @@ def combined_speedup_text(what_if: Mapping, card: str) -> str:
 
 # The columns print(prof.fpga_candidates(...)) shows (every column stays in the rows).
 OP_TEXT_COLUMNS = ("rank", "op", "score", "workload_speedup", "op_speedup", "time_share",
-                   "gpu_time_ns", "fpga_total_s", "pattern", "estimate_note")
+                   "gpu_time_ns", "fpga_total_s", "pattern", "memory_efficiency", "estimate_note")
 REGION_TEXT_COLUMNS = ("rank", "region", "score", "workload_speedup", "region_speedup",
                        "time_share", "gpu_time_ns", "fpga_total_s", "instances", "estimate_note")
 

@@ -611,7 +611,7 @@ def test_printed_tables_are_readable_text():
     lines = text.splitlines()
     assert lines[0] == f"FPGA offload candidates on alveo-u55c: HLO ops: {len(table)} rows"
     assert lines[1].split() == ["rank", "op", "score", "workload_speedup", "op_speedup", "time_share",
-                                "gpu_time_ns", "fpga_total_s", "pattern", "estimate_note"]
+                                "gpu_time_ns", "fpga_total_s", "pattern", "memory_efficiency", "estimate_note"]
     row = next(r for r in table if r["op"] == "broadcast_add_fusion")
     line = next(ln for ln in lines[2:] if "broadcast_add_fusion" in ln)
     assert line.split()[0] == str(row["rank"])
@@ -680,3 +680,94 @@ def test_run_and_report_digest_lists_the_best_candidates():
     assert e[0].startswith("fpgaprof: ") and "no GPU data" in e[0]
     assert e[1].startswith("FPGA offload on alveo-u55c, regions as whole units: not available (")
     assert e[2].startswith("FPGA offload on alveo-u55c, HLO ops: not available (")
+
+
+# --- random access: case D of docs/fpga-model.md ------------------------------------------
+
+# A gather of 1e6 f32 elements with s32 indices (the cost model: 4e6 B gathered + 4e6 B of
+# indices read, 4e6 B written) feeding an elementwise add (1e6 FLOP, 8e6 + 4e6 B).
+CASE_D_HLO = """HloModule jit_case_d
+
+ENTRY main {
+  x = f32[4000000]{0} parameter(0)
+  i = s32[1000000,1]{1,0} parameter(1)
+  gather = f32[1000000]{0} gather(x, i), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  ROOT add_fusion = f32[1000000]{0} add(gather, gather)
+}
+"""
+
+
+def _case_d_store():
+    # gather 100 us, add_fusion 20 us, both in region "recon"; the program took 1 ms.
+    return _core.analysis._store_from_lists({
+        "devices": [DEVICE],
+        "kernels": [{"name": "gather", "start_ns": 1_000, "end_ns": 101_000, "grid": 1000, "region": 0},
+                    {"name": "add_fusion", "start_ns": 200_000, "end_ns": 220_000, "grid": 1000, "region": 0}],
+        "regions": [{"name": "recon", "start_ns": 0, "end_ns": 999_999, "thread_id": 1}],
+        "hlo_modules": [{"name": "jit_case_d", "text": CASE_D_HLO}],
+        "start_ns": 0, "end_ns": 1_000_000,
+    })
+
+
+def test_case_d_gather_gets_the_random_access_efficiency():
+    ins = fpgaprof.hlo.analyze(CASE_D_HLO).instruction("gather")
+    assert ins.pattern == "gather_scatter" and ins.bytes_read + ins.bytes_written == 12e6
+    store = _case_d_store()
+    table = fpga.fpga_candidates(store, target="alveo-u55c", inputs_cross_link=False)
+    rows = {r["op"]: r for r in table}
+    g, a = rows["gather"], rows["add_fusion"]
+    assert table.meta["target"]["random_access_efficiency"] == 0.16
+    # gather: 12e6 B / (460e9 x 0.16 = 73.6e9 B/s) = 163.04 us + 10 us launch = 173.04 us.
+    assert g["memory_efficiency"] == 0.16
+    assert g["card_memory_s"] == pytest.approx(163.043e-6, rel=1e-5)
+    assert g["fpga_total_s"] == pytest.approx(173.043e-6, rel=1e-5)
+    assert g["op_speedup"] == pytest.approx(100 / 173.043, rel=1e-5)           # 0.578
+    assert g["workload_speedup"] == pytest.approx(1000 / 1073.043, rel=1e-5)   # 0.932
+    # add_fusion streams at 0.85: 12e6 / 391e9 = 30.69 us.
+    assert a["memory_efficiency"] == 0.85
+    assert a["card_memory_s"] == pytest.approx(30.691e-6, rel=1e-4)
+    assert table.meta["combined_count"] == 0 and table.meta["combined_speedup"] == 1.0
+    # The printed table shows the efficiency next to the pattern.
+    line = next(ln for ln in str(table).splitlines() if ln.split()[1:2] == ["gather"])
+    assert line.split()[-2:] == ["gather_scatter", "0.16"]
+    # Region "recon": each op at its own efficiency; 24e6 B in 193.73 us -> 0.2693 overall.
+    reg = fpga.fpga_candidates(store, target="alveo-u55c", by="region", inputs_cross_link=False)[0]
+    assert reg["region"] == "recon"
+    assert reg["random_access_bytes"] == 12e6
+    assert reg["card_memory_s"] == pytest.approx(193.734e-6, rel=1e-5)
+    assert reg["memory_efficiency"] == pytest.approx(2 / (1 / 0.16 + 1 / 0.85))
+    assert reg["region_speedup"] == pytest.approx(120 / 203.734, rel=1e-5)    # 0.589
+
+
+def test_case_d_old_model_is_one_setting_away():
+    # random_access_efficiency = hbm_efficiency: the gather streams at 0.85 again and looked
+    # 2.46x faster on the card than on the GPU (1.063x for the workload).
+    old = fpga.FpgaTarget(base="alveo-u55c", random_access_efficiency=0.85)
+    table = fpga.fpga_candidates(_case_d_store(), target=old, inputs_cross_link=False)
+    g = {r["op"]: r for r in table}["gather"]
+    assert table.meta["target"]["name"] == "alveo-u55c (modified)"
+    assert g["memory_efficiency"] == 0.85
+    assert g["fpga_total_s"] == pytest.approx(40.691e-6, rel=1e-4)
+    assert g["op_speedup"] == pytest.approx(100 / 40.691, rel=1e-4)
+    assert table.meta["combined_count"] == 1
+    assert table.meta["combined_speedup"] == pytest.approx(1000 / 940.691, rel=1e-4)
+
+
+@pytest.mark.parametrize("bad", [0, -0.5, 1.01, float("nan")])
+def test_random_access_efficiency_is_validated(bad):
+    with pytest.raises(fpgaprof.InvalidArgumentError, match=r"random_access_efficiency = .*\(0, 1\]"):
+        fpga.fpga_candidates(_case_d_store(), target=fpga.FpgaTarget(base="alveo-u55c", random_access_efficiency=bad))
+
+
+def test_memory_efficiency_column_in_summary_json_and_html():
+    from fpgaprof.report import html, summary
+
+    s = summary.collect(_case_d_store())
+    data = json.loads(summary.dumps(s))
+    items = {r["op"]: r for r in data["candidates"]["items"]}
+    assert items["gather"]["memory_efficiency"] == 0.16
+    assert items["add_fusion"]["memory_efficiency"] == 0.85
+    region = data["candidates"]["regions"]["items"][0]
+    assert region["random_access_bytes"] == 12e6
+    assert data["candidates"]["what_if"]["target"]["random_access_efficiency"] == 0.16
+    assert "memory_efficiency" in html.render(s)

@@ -17,6 +17,11 @@ namespace {
 
 constexpr double kBram36Bits = 36.0 * 1024.0;   // one 36 Kb block RAM
 constexpr double kUram288Bits = 288.0 * 1024.0; // one 288 Kb UltraRAM
+// Gather/scatter on HBM2/HBM2e (docs/fpga-model.md, "Random access"): per f32 element with an
+// s32 index, 12 counted bytes, of which the 4 gathered ones are random: 4/32 of a 32-byte
+// pseudo-channel burst (BL4 x 64 bit) at <= 50 % of the data rate for page-miss traffic (UG1556)
+// = 0.0625; the 8 streamed ones at 0.85. 12 / (4 / 0.0625 + 8 / 0.85) = 0.163 -> 0.16.
+constexpr double kHbmRandomAccessEfficiency = 0.16;
 
 std::vector<FpgaTarget> make_presets() {
   std::vector<FpgaTarget> out;
@@ -25,6 +30,7 @@ std::vector<FpgaTarget> make_presets() {
     t.name = "alveo-u55c";
     t.description = "AMD Alveo U55C: 16 GB HBM2 460 GB/s, 9,024 DSP48E2, 2,016 BRAM + 960 URAM, PCIe gen3 x16";
     t.hbm_bytes_per_s = 460e9;
+    t.random_access_efficiency = kHbmRandomAccessEfficiency;
     t.sram_bytes = (2016.0 * kBram36Bits + 960.0 * kUram288Bits) / 8.0;
     t.dsp_count = 9024;
     t.dsps_per_fma_fp64 = 14;  // PG060 full-DSP: double mul 11 + add 3
@@ -38,6 +44,7 @@ std::vector<FpgaTarget> make_presets() {
     t.name = "alveo-u280";
     t.description = "AMD Alveo U280: 8 GB HBM2 460 GB/s (+32 GB DDR4), 9,024 DSP48E2, 2,016 BRAM + 960 URAM, PCIe gen3 x16";
     t.hbm_bytes_per_s = 460e9;
+    t.random_access_efficiency = kHbmRandomAccessEfficiency;
     t.sram_bytes = (2016.0 * kBram36Bits + 960.0 * kUram288Bits) / 8.0;
     t.dsp_count = 9024;
     t.dsps_per_fma_fp64 = 14;
@@ -51,6 +58,7 @@ std::vector<FpgaTarget> make_presets() {
     t.name = "versal-v80";
     t.description = "AMD Alveo V80: 32 GB HBM2e 820 GB/s, 10,848 DSP58, ~541 Mb on-chip RAM, PCIe gen5 x8";
     t.hbm_bytes_per_s = 819.2e9;
+    t.random_access_efficiency = kHbmRandomAccessEfficiency;  // same 32 B pseudo-channel burst (PG313)
     t.sram_bytes = 541.0 * 1024.0 * 1024.0 / 8.0;
     t.dsp_count = 10848;
     t.dsps_per_fma_fp64 = 6;   // 53x53 mantissa product on 27x24 multipliers: 2 x 3 DSP58, add in fabric
@@ -63,6 +71,12 @@ std::vector<FpgaTarget> make_presets() {
 }
 
 }  // namespace
+
+bool is_random_access(hlo::AccessPattern p) { return p == hlo::AccessPattern::kGatherScatter; }
+
+double FpgaTarget::memory_efficiency(hlo::AccessPattern p) const {
+  return is_random_access(p) ? random_access_efficiency : hbm_efficiency;
+}
 
 double FpgaTarget::flops_per_s(Precision p) const {
   double per_fma = 0;
@@ -114,6 +128,7 @@ void validate_fpga_target(const FpgaTarget& t) {
   };
   positive("hbm_bytes_per_s", t.hbm_bytes_per_s, "must be the card's off-chip memory peak in bytes/s (> 0)");
   share("hbm_efficiency", t.hbm_efficiency);
+  share("random_access_efficiency", t.random_access_efficiency);
   positive("sram_bytes", t.sram_bytes, "must be the card's on-chip RAM in bytes (> 0)");
   positive("dsp_count", static_cast<double>(t.dsp_count), "must be the card's DSP slice count (> 0)");
   positive("clock_hz", t.clock_hz, "must be the kernel clock in Hz (> 0)");
@@ -218,6 +233,7 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
     c.ridge = rp.ridge_flops_per_byte;
     c.pattern_affinity = pattern_affinity(op.pattern);
     c.sram_bytes = target.sram_bytes;
+    c.memory_efficiency = target.memory_efficiency(op.pattern);
     const double exec = static_cast<double>(c.executions);
     c.host_bytes_per_call = host_bytes_per_op.empty() || exec <= 0 ? 0.0 : host_bytes_per_op[o] / exec;
     if (!op.cost_known) {
@@ -244,9 +260,10 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
     c.fits_on_chip = op.working_set_bytes <= target.sram_bytes;
     c.onchip_factor = onchip_factor(op.working_set_bytes, target.sram_bytes);
 
-    // Card roofline: the slower of compute and HBM streaming, plus a launch per execution.
+    // Card roofline: the slower of compute and HBM traffic (at the efficiency of the op's access
+    // pattern), plus a launch per execution.
     const double card_flops = target.flops_per_s(op.precision);
-    const double card_mem = target.memory_bytes_per_s();
+    const double card_mem = target.memory_bytes_per_s(op.pattern);
     c.card_compute_s = c.flops > 0 ? (card_flops > 0 ? c.flops / card_flops : 0.0) : 0.0;
     c.card_memory_s = c.bytes > 0 && card_mem > 0 ? c.bytes / card_mem : 0.0;
     c.card_latency_s = exec * target.call_latency_s;
@@ -377,7 +394,6 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
   const double workload_ns = options.workload_ns > 0 ? options.workload_ns : total_kernel_ns;
   const double total_s = workload_ns * 1e-9;
   const double link = effective_link(target, options);
-  const double card_mem = target.memory_bytes_per_s();
 
   for (uint32_t g = 0; g < n_groups; ++g) {
     std::vector<std::pair<uint32_t, SpanAcc>>& entries = ops_in[g];
@@ -438,10 +454,12 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
         continue;
       }
       const double f = op.flops * exec, b = op.bytes() * exec;
+      const double card_mem = target.memory_bytes_per_s(op.pattern);
       const double compute_s = f > 0 ? f / card_flops : 0.0;
       const double memory_s = b > 0 && card_mem > 0 ? b / card_mem : 0.0;
       c.flops += f;
       c.bytes += b;
+      if (is_random_access(op.pattern)) c.random_access_bytes += b;
       c.card_compute_s += compute_s;
       c.card_memory_s += memory_s;
       op_time_s += std::max(compute_s, memory_s);
@@ -491,11 +509,15 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
       c.intensity = c.memory_boundness = c.pattern_affinity = c.working_set_bytes = c.onchip_factor = kNaN;
       c.link_factor = c.score = c.flops = c.bytes = kNaN;
       c.card_compute_s = c.card_memory_s = c.card_latency_s = c.kept_gpu_s = c.card_time_s = kNaN;
+      c.random_access_bytes = c.memory_efficiency = kNaN;
       c.transfer_bytes = c.transfer_s = c.fpga_total_s = c.region_speedup = c.workload_speedup = kNaN;
       out.push_back(std::move(c));
       continue;
     }
     c.intensity = c.bytes > 0 ? c.flops / c.bytes : 0.0;
+    // The efficiency its bytes got overall: each op's own, weighted by its bytes.
+    c.memory_efficiency = c.bytes > 0 && c.card_memory_s > 0 ? c.bytes / (c.card_memory_s * target.hbm_bytes_per_s)
+                                                               : target.hbm_efficiency;
     // Weighted by GPU time; kernels of zero duration (all of them in a degenerate trace) weigh equally.
     c.memory_boundness = est_ns > 0 ? bound_w / est_ns : bound_n / estimated_ops;
     c.pattern_affinity = est_ns > 0 ? affinity_w / est_ns : affinity_n / estimated_ops;

@@ -539,13 +539,13 @@ def _generic_cell(k: str, v: Any) -> tuple[str, Any]:
 # other score input follows in the analysis' own order.
 CANDIDATE_FIRST = ("rank", "op", "score", "workload_speedup", "op_speedup", "time_share",
                    "gpu_time_ns", "fpga_total_s", "card_time_s", "transfer_s", "pattern",
-                   "source", "module")
+                   "memory_efficiency", "source", "module")
 
 
 # Region candidates: the same, for fpgaprof.region() paths.
 REGION_CANDIDATE_FIRST = ("rank", "region", "score", "workload_speedup", "region_speedup", "time_share",
                           "estimated_share", "gpu_time_ns", "fpga_total_s", "card_time_s", "transfer_s",
-                          "instances", "module_calls", "top_op", "estimate_note")
+                          "memory_efficiency", "instances", "module_calls", "top_op", "estimate_note")
 
 
 def _ranked_table(items: list, first: tuple) -> str:

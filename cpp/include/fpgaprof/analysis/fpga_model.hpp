@@ -16,14 +16,20 @@
 namespace fpgaprof::analysis {
 
 // One FPGA card. Compute rate per precision = dsp_count x dsp_utilization / dsps_per_fma x 2 x
-// clock_hz; memory = hbm_bytes_per_s x hbm_efficiency; link = link_bytes_per_s x link_efficiency.
-// A default-constructed target is not valid (no bandwidths): start from a preset or fill every
-// rate; validate_fpga_target states the rules.
+// clock_hz; memory = hbm_bytes_per_s x hbm_efficiency for streamed bytes, hbm_bytes_per_s x
+// random_access_efficiency for the bytes of ops whose pattern is random (is_random_access);
+// link = link_bytes_per_s x link_efficiency. A default-constructed target is not valid (no
+// bandwidths): start from a preset or fill every rate; validate_fpga_target states the rules.
 struct FpgaTarget {
   std::string name;                      // "alveo-u55c"
   std::string description;
   double hbm_bytes_per_s = 0;            // datasheet peak of the card's HBM
   double hbm_efficiency = 0.85;          // share of the peak a streaming kernel sustains
+  // Share of the peak that element-granular random accesses (gather/scatter) get: each access
+  // moves a whole 32-byte HBM burst for one element and mostly misses the open DRAM row.
+  // Derivation from published measurements: docs/fpga-model.md, "Random access".
+  // = hbm_efficiency gives the single-efficiency model of earlier versions.
+  double random_access_efficiency = 0.16;
   double sram_bytes = 0;                 // on-chip BRAM + URAM
   uint32_t dsp_count = 0;
   double clock_hz = 300e6;               // kernel clock
@@ -40,8 +46,17 @@ struct FpgaTarget {
   // fp64_tensor -> fp64, tf32_tensor -> fp32, fp16/fp8_tensor -> fp16). 0 if unsupported.
   double flops_per_s(Precision p) const;
   double memory_bytes_per_s() const { return hbm_bytes_per_s * hbm_efficiency; }
+  // The share of the peak an op of pattern `p` gets: random_access_efficiency for
+  // is_random_access(p), else hbm_efficiency.
+  double memory_efficiency(hlo::AccessPattern p) const;
+  double memory_bytes_per_s(hlo::AccessPattern p) const { return hbm_bytes_per_s * memory_efficiency(p); }
   double host_link_bytes_per_s() const { return link_bytes_per_s * link_efficiency; }
 };
+
+// True for the patterns whose device-memory traffic is element-granular and random on a card:
+// gather/scatter only. Sort (merge passes stream) and data movement (transposes go through
+// on-chip tiles in full bursts) keep hbm_efficiency; docs/fpga-model.md gives the reasons.
+bool is_random_access(hlo::AccessPattern p);
 
 // Presets: "alveo-u55c", "alveo-u280", "versal-v80" (figures and sources in docs/fpga-model.md).
 const std::vector<FpgaTarget>& fpga_presets();
@@ -52,8 +67,8 @@ std::string fpga_preset_names();
 
 // Throws Error(kInvalidArgument) naming the first bad field and the fix when `t` cannot be
 // modelled: a non-empty name; hbm_bytes_per_s, sram_bytes, dsp_count, clock_hz and
-// link_bytes_per_s positive and finite; hbm_efficiency, dsp_utilization and link_efficiency in
-// (0, 1]; dsps_per_fma_* finite and >= 0 (0: the card does not run that precision), at least
+// link_bytes_per_s positive and finite; hbm_efficiency, random_access_efficiency,
+// dsp_utilization and link_efficiency in (0, 1]; dsps_per_fma_* finite and >= 0 (0: the card does not run that precision), at least
 // one of them > 0; call_latency_s and transfer_latency_s finite and >= 0.
 void validate_fpga_target(const FpgaTarget& t);
 
@@ -100,6 +115,7 @@ struct FpgaCandidate {
   double score = 0;                      // time_share x (0.25 + 0.75 boundness) x affinity x onchip x link
   // what-if on the card (whole trace, seconds)
   double flops = 0, bytes = 0;           // whole trace
+  double memory_efficiency = 0;          // share of hbm_bytes_per_s its bytes get (by pattern)
   double card_compute_s = 0, card_memory_s = 0, card_latency_s = 0, card_time_s = 0;
   double transfer_bytes = 0, transfer_s = 0;
   double fpga_total_s = 0;               // card_time + transfer
@@ -159,6 +175,9 @@ struct FpgaRegionCandidate {
   double flops = 0, bytes = 0;           // estimated ops, whole trace
   double card_compute_s = 0;             // sum over estimated ops
   double card_memory_s = 0;              // sum over estimated ops
+  double random_access_bytes = 0;        // estimated ops' bytes at random_access_efficiency
+  double memory_efficiency = 0;          // bytes / (card_memory_s x hbm_bytes_per_s): the
+                                         //   efficiencies of its ops, weighted by their bytes
   double card_latency_s = 0;             // module_calls x call latency
   double kept_gpu_s = 0;                 // GPU time of the kernels not estimated (kept as is)
   double card_time_s = 0;                // sum of per-op max(compute, memory) + latency + kept
