@@ -1,7 +1,7 @@
 // FPGA offload model: ranks HLO ops by a documented score and estimates, for one FPGA card,
 // each op's time on the card (card roofline), the cost of moving its inputs/outputs over the
 // host link, and the end-to-end speedup of the traced workload (Amdahl). Formulas, presets and
-// two worked examples: docs/fpga-model.md. Pure functions; thread-safe.
+// worked examples (cases A-D): docs/fpga-model.md. Pure functions; thread-safe.
 #pragma once
 
 #include <array>
