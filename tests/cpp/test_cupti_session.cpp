@@ -214,8 +214,11 @@ TEST_CASE("another CUPTI subscriber is a ProfilerConflict naming it", "[cupti][s
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::kProfilerConflict);
     const std::string what = e.what();
-    CHECK(what.find("CUPTI for Nsight Systems") != std::string::npos);
-    CHECK(what.find("stop Nsight/jax.profiler.trace first") != std::string::npos);
+    // Pure V1: cuptiSubscribe cannot say who holds CUPTI, so the message names the likely ones.
+    CHECK(what.find("cuptiSubscribe returned CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (39)") == 0);
+    CHECK(what.find("Nsight Systems or Nsight Compute, jax.profiler.trace, or another fpgaprof trace") !=
+          std::string::npos);
+    CHECK(what.find("CUDA 13.3") != std::string::npos);
   }
   // The failed start left no session behind.
   use_fake("kernels", 4, 1);

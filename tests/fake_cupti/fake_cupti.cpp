@@ -13,7 +13,16 @@
 //   FAKE_CUPTI_THREADS = simulated host threads, each emitted by its own fake thread (default 1)
 //   FAKE_CUPTI_BARRIER = 1: every emitting thread waits, after its first buffer request, until
 //     all have made theirs (so with fewer buffers than threads some requests surely fail)
+//   FAKE_CUPTI_MARKERS = 0: no marker records; FAKE_CUPTI_STOP_SYNC = 1: see fake_cupti.hpp
+//   FAKE_CUPTI_FAIL = name=code[,name=code...]: the named CUPTI call returns that code (e.g.
+//     cuptiActivityEnable=39: a conflict that shows only after a successful subscribe)
+//   FAKE_CUPTI_NVTX_RESULT = what cuptiNvtxInitialize2 returns (default 0 = success)
+// Like CUPTI 13.3+, the fake refuses a process that mixes unversioned (V1) calls with the _v2
+// ones: once both families were called, every further call of either returns
+// CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (39). Every call is logged (fake_cupti_calls).
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -26,6 +35,7 @@
 #include <cupti_activity.h>
 #include <cupti_callbacks.h>
 #include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 #include <cupti_result.h>
 #include <cupti_version.h>
 
@@ -44,6 +54,16 @@ struct State {
   uint64_t kernels_per_thread = 100;
   uint64_t threads = 1;
   bool barrier = false;
+  bool markers = true;
+  bool stop_sync = false;
+  bool drain_pending = false;  // stop_sync: the next flush writes the drain records
+  std::vector<std::pair<std::string, int>> failures;  // FAKE_CUPTI_FAIL
+  bool used_v1 = false;
+  bool used_v2 = false;
+  std::vector<FakeCuptiCall> calls;
+  std::atomic<bool> all_sync_records{true};
+  std::atomic<bool> driver_cbid_off[1024] = {};
+  std::atomic<bool> runtime_cbid_off[1024] = {};
   std::atomic<uint64_t> first_requests{0};
   std::atomic<uint64_t> enabled{0};  // bit per kind (kinds < 64)
   bool subscribed = false;
@@ -70,6 +90,50 @@ uint64_t env_number(const char* name, uint64_t fallback) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return fallback;
   return std::strtoull(v, nullptr, 10);
+}
+
+uint32_t gettid_now() { return static_cast<uint32_t>(::syscall(SYS_gettid)); }
+
+// Parses FAKE_CUPTI_FAIL (caller holds the state mutex).
+void read_failures(State& s) {
+  s.failures.clear();
+  const char* v = std::getenv("FAKE_CUPTI_FAIL");
+  std::string rest = v != nullptr ? v : "";
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    const std::string item = rest.substr(0, comma);
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    const auto eq = item.find('=');
+    if (eq == std::string::npos) continue;
+    s.failures.emplace_back(item.substr(0, eq), std::atoi(item.c_str() + eq + 1));
+  }
+}
+
+enum class Family { kV1, kV2 };
+
+// Logs a call and says what it must return before doing anything: 39 once V1 and V2 calls
+// were mixed, the FAKE_CUPTI_FAIL code for its name, else CUPTI_SUCCESS. Takes the mutex.
+CUptiResult enter(const char* name, uint64_t arg, Family family) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  (family == Family::kV1 ? s.used_v1 : s.used_v2) = true;
+  CUptiResult result = CUPTI_SUCCESS;
+  if (s.used_v1 && s.used_v2) {
+    result = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  } else {
+    for (const auto& [fn, code] : s.failures) {
+      if (fn == name) result = static_cast<CUptiResult>(code);
+    }
+  }
+  if (s.calls.size() < 4096) {
+    FakeCuptiCall c{};
+    std::strncpy(c.name, name, sizeof c.name - 1);
+    c.arg = arg;
+    c.thread_id = gettid_now();
+    c.result = static_cast<int>(result);
+    s.calls.push_back(c);
+  }
+  return result;
 }
 
 bool enabled(CUpti_ActivityKind kind) {
@@ -146,7 +210,7 @@ const char kAllocSource[] = "fake_allocator";
 
 std::atomic<uint32_t> g_marker_id{1};
 
-uint32_t api(Writer& w, uint32_t cbid, uint32_t thread_id) {
+uint32_t api(Writer& w, uint32_t cbid, uint32_t thread_id, bool* written = nullptr) {
   CUpti_ActivityAPI a{};
   a.kind = CUPTI_ACTIVITY_KIND_DRIVER;
   a.cbid = cbid;
@@ -155,11 +219,26 @@ uint32_t api(Writer& w, uint32_t cbid, uint32_t thread_id) {
   a.threadId = thread_id;
   a.correlationId = state().next_correlation.fetch_add(1);
   a.end = now_ns();
-  if (w.put(a)) add(&FakeCuptiCounts::api_calls);
+  const bool ok = w.put(a);
+  if (ok) add(&FakeCuptiCounts::api_calls);
+  if (written != nullptr) *written = ok;
   return a.correlationId;
 }
 
+// A polling call: written only while its cbid is traced.
+void poll(Writer& w, uint32_t cbid, uint32_t thread_id) {
+  if (!enabled(CUPTI_ACTIVITY_KIND_DRIVER)) return;
+  if (state().driver_cbid_off[cbid].load()) {
+    add(&FakeCuptiCounts::polls_suppressed);
+    return;
+  }
+  bool written = false;
+  api(w, cbid, thread_id, &written);
+  if (written) add(&FakeCuptiCounts::polls);
+}
+
 uint32_t marker_start(Writer& w, const char* name, const char* domain, uint32_t thread_id, bool instant) {
+  if (!state().markers) return 0;
   CUpti_ActivityMarker2 m{};
   m.kind = CUPTI_ACTIVITY_KIND_MARKER;
   m.flags = instant ? CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS : CUPTI_ACTIVITY_FLAG_MARKER_START;
@@ -175,6 +254,7 @@ uint32_t marker_start(Writer& w, const char* name, const char* domain, uint32_t 
 }
 
 void marker_end(Writer& w, uint32_t id, uint32_t thread_id) {
+  if (!state().markers) return;
   CUpti_ActivityMarker2 m{};
   m.kind = CUPTI_ACTIVITY_KIND_MARKER;
   m.flags = CUPTI_ACTIVITY_FLAG_MARKER_END;
@@ -210,29 +290,30 @@ void memcpy_record(Writer& w, uint8_t kind, uint64_t bytes, uint32_t correlation
   }
 }
 
+void write_device(Writer& w) {
+  CUpti_ActivityDevice5 d{};
+  d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+  d.globalMemorySize = 80ull << 30;
+  d.l2CacheSize = 50u << 20;
+  d.numThreadsPerWarp = 32;
+  d.coreClockRate = 1980000;
+  d.numMultiprocessors = 132;
+  d.maxWarpsPerMultiprocessor = 64;
+  d.maxSharedMemoryPerMultiprocessor = 233472;
+  d.maxRegistersPerMultiprocessor = 65536;
+  d.computeCapabilityMajor = 9;
+  d.computeCapabilityMinor = 0;
+  d.id = 0;
+  for (int i = 0; i < 16; ++i) d.uuid.bytes[i] = static_cast<char>(i);
+  d.name = kDeviceName;
+  if (w.put(d)) add(&FakeCuptiCounts::devices);
+}
+
 void emit_thread(uint64_t t) {
   State& s = state();
   const uint32_t tid = static_cast<uint32_t>(4000 + t);
   const uint32_t stream = static_cast<uint32_t>(7 + t);
   Writer w;
-  if (t == 0) {
-    CUpti_ActivityDevice5 d{};
-    d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
-    d.globalMemorySize = 80ull << 30;
-    d.l2CacheSize = 50u << 20;
-    d.numThreadsPerWarp = 32;
-    d.coreClockRate = 1980000;
-    d.numMultiprocessors = 132;
-    d.maxWarpsPerMultiprocessor = 64;
-    d.maxSharedMemoryPerMultiprocessor = 233472;
-    d.maxRegistersPerMultiprocessor = 65536;
-    d.computeCapabilityMajor = 9;
-    d.computeCapabilityMinor = 0;
-    d.id = 0;
-    for (int i = 0; i < 16; ++i) d.uuid.bytes[i] = static_cast<char>(i);
-    d.name = kDeviceName;
-    if (w.put(d)) add(&FakeCuptiCounts::devices);
-  }
   {
     CUpti_ActivityMemory4 m{};
     m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
@@ -277,6 +358,8 @@ void emit_thread(uint64_t t) {
       if (incomplete) add(&FakeCuptiCounts::incomplete_kernels);
     }
     marker_end(w, thunk, tid);
+    poll(w, CUPTI_DRIVER_TRACE_CBID_cuEventQuery, tid);
+    poll(w, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, tid);
     if (i % 4 == 0) {
       const uint32_t c = api(w, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, tid);
       memcpy_record(w, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096 * (i + 1), c, stream);
@@ -303,6 +386,18 @@ void emit_thread(uint64_t t) {
     }
   }
   marker_end(w, module, tid);
+  if (s.all_sync_records.load()) {
+    CUpti_ActivitySynchronization2 y{};
+    y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    y.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE;
+    y.start = now_ns();
+    y.end = now_ns() + 1;
+    y.contextId = 1;
+    y.streamId = stream;
+    y.cudaEventId = 1;
+    y.returnValue = 600;  // CUDA_ERROR_NOT_READY
+    if (w.put(y)) add(&FakeCuptiCounts::unfinished_queries);
+  }
   {
     const uint32_t c = api(w, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, tid);
     CUpti_ActivitySynchronization2 y{};
@@ -338,6 +433,36 @@ void emit_thread(uint64_t t) {
   if (t == 0) marker_start(w, "still_open", "TSL", tid, false);
 }
 
+// FAKE_CUPTI_STOP_SYNC: what CUPTI records for the caller's device synchronize before a flush.
+void write_drain() {
+  Writer w;
+  const uint32_t tid = gettid_now();
+  bool written = false;
+  const uint32_t corr = api(w, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, tid, &written);
+  if (written) add(&FakeCuptiCounts::stop_thread_records);
+  CUpti_ActivitySynchronization2 y{};
+  y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  y.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
+  y.start = now_ns();
+  y.end = now_ns() + 1000;
+  y.correlationId = corr;
+  y.contextId = 1;
+  y.streamId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+  y.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+  if (w.put(y)) add(&FakeCuptiCounts::stop_thread_records);
+  CUpti_ActivityKernel10 k{};
+  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  k.start = now_ns();
+  k.end = k.start + 500;
+  k.contextId = 1;
+  k.streamId = 7;
+  k.gridX = k.gridY = k.gridZ = 1;
+  k.blockX = k.blockY = k.blockZ = 1;
+  k.correlationId = state().next_correlation.fetch_add(1);
+  k.name = "drain_kernel";
+  if (w.put(k)) add(&FakeCuptiCounts::drain_kernels);
+}
+
 void join_workers() {
   std::vector<std::thread> workers;
   {
@@ -347,13 +472,21 @@ void join_workers() {
   for (auto& w : workers) w.join();
 }
 
-CUptiResult subscribe_common(CUpti_SubscriberHandle* subscriber, CUpti_SubscriberParams* params) {
+void read_env() {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   s.scenario = std::getenv("FAKE_CUPTI_SCENARIO") ? std::getenv("FAKE_CUPTI_SCENARIO") : "kernels";
   s.kernels_per_thread = env_number("FAKE_CUPTI_KERNELS", 100);
   s.threads = env_number("FAKE_CUPTI_THREADS", 1);
   s.barrier = env_number("FAKE_CUPTI_BARRIER", 0) != 0;
+  s.markers = env_number("FAKE_CUPTI_MARKERS", 1) != 0;
+  s.stop_sync = env_number("FAKE_CUPTI_STOP_SYNC", 0) != 0;
+  read_failures(s);
+}
+
+CUptiResult subscribe_common(CUpti_SubscriberHandle* subscriber, CUpti_SubscriberParams* params) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
   if (s.scenario == "conflict" || s.subscribed) {
     if (params != nullptr && params->oldSubscriberName != nullptr && params->oldSubscriberSize > 0) {
       std::strncpy(params->oldSubscriberName, "CUPTI for Nsight Systems", params->oldSubscriberSize - 1);
@@ -363,6 +496,9 @@ CUptiResult subscribe_common(CUpti_SubscriberHandle* subscriber, CUpti_Subscribe
   }
   if (s.scenario == "nodriver") return CUPTI_ERROR_UNKNOWN;
   s.subscribed = true;
+  s.all_sync_records = true;
+  for (auto& off : s.driver_cbid_off) off = false;
+  for (auto& off : s.runtime_cbid_off) off = false;
   ++s.counts.subscribes;
   *subscriber = reinterpret_cast<CUpti_SubscriberHandle>(&s);
   return CUPTI_SUCCESS;
@@ -375,6 +511,7 @@ FAKE_EXPORT void fake_cupti_emit() {
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.emitted || !s.subscribed || s.request == nullptr) return;
   s.emitted = true;
+  s.drain_pending = s.stop_sync;
   s.first_buffer_done = false;
   s.first_requests.store(0);
   const auto keep = s.counts;
@@ -383,6 +520,7 @@ FAKE_EXPORT void fake_cupti_emit() {
   s.counts.unsubscribes = keep.unsubscribes;
   s.counts.enabled_kinds = keep.enabled_kinds;
   s.counts.nvtx_initializations = keep.nvtx_initializations;
+  s.counts.devices = keep.devices;
   for (uint64_t t = 0; t < s.threads; ++t) s.workers.emplace_back(emit_thread, t);
 }
 
@@ -393,6 +531,20 @@ FAKE_EXPORT void fake_cupti_counts(FakeCuptiCounts* out) {
   uint64_t n = 0;
   for (uint64_t bits = s.enabled.load(); bits != 0; bits &= bits - 1) ++n;
   out->enabled_kinds = n;
+}
+
+FAKE_EXPORT size_t fake_cupti_calls(FakeCuptiCall* out, size_t max) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  for (size_t i = 0; i < s.calls.size() && i < max; ++i) out[i] = s.calls[i];
+  return s.calls.size();
+}
+
+FAKE_EXPORT void fake_cupti_reset_calls() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.calls.clear();
+  s.used_v1 = s.used_v2 = false;
 }
 
 FAKE_EXPORT CUptiResult cuptiGetVersion(uint32_t* version) {
@@ -412,16 +564,21 @@ FAKE_EXPORT CUptiResult cuptiGetResultString(CUptiResult result, const char** st
 }
 
 FAKE_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc, void*) {
+  read_env();
+  if (const CUptiResult r = enter("cuptiSubscribe", 0, Family::kV1); r != CUPTI_SUCCESS) return r;
   return subscribe_common(subscriber, nullptr);
 }
 
 FAKE_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc, void*,
                                           CUpti_SubscriberParams* params) {
+  read_env();
+  if (const CUptiResult r = enter("cuptiSubscribe_v2", 0, Family::kV2); r != CUPTI_SUCCESS) return r;
   if (params != nullptr && params->structSize < CUpti_SubscriberParams_STRUCT_SIZE) return CUPTI_ERROR_INVALID_PARAMETER;
   return subscribe_common(subscriber, params);
 }
 
 FAKE_EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle) {
+  if (const CUptiResult r = enter("cuptiUnsubscribe", 0, Family::kV1); r != CUPTI_SUCCESS) return r;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (!s.subscribed) return CUPTI_ERROR_INVALID_PARAMETER;
@@ -431,12 +588,17 @@ FAKE_EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle) {
   return CUPTI_SUCCESS;
 }
 
-FAKE_EXPORT CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType) { return CUPTI_SUCCESS; }
+FAKE_EXPORT CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type) {
+  return enter("cuptiSetThreadIdType", static_cast<uint64_t>(type), Family::kV1);
+}
 
-FAKE_EXPORT CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute, size_t*, void*) { return CUPTI_SUCCESS; }
+FAKE_EXPORT CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, size_t*, void*) {
+  return enter("cuptiActivitySetAttribute", static_cast<uint64_t>(attr), Family::kV1);
+}
 
 FAKE_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
                                                        CUpti_BuffersCallbackCompleteFunc complete) {
+  if (const CUptiResult r = enter("cuptiActivityRegisterCallbacks", 0, Family::kV1); r != CUPTI_SUCCESS) return r;
   if (request == nullptr || complete == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
@@ -445,7 +607,9 @@ FAKE_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequ
   return CUPTI_SUCCESS;
 }
 
-FAKE_EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
+namespace {
+
+CUptiResult enable_kind(CUpti_ActivityKind kind) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (!s.subscribed) return CUPTI_ERROR_UNKNOWN;
@@ -454,20 +618,84 @@ FAKE_EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
   }
   if (static_cast<unsigned>(kind) >= 64 || fake_cupti::record_size(kind) == 0) return CUPTI_ERROR_INVALID_KIND;
   s.enabled |= 1ull << static_cast<unsigned>(kind);
+  // As in CUPTI: enabling the kind overrides earlier per-call settings.
+  if (kind == CUPTI_ACTIVITY_KIND_DRIVER) {
+    for (auto& off : s.driver_cbid_off) off = false;
+  }
+  if (kind == CUPTI_ACTIVITY_KIND_RUNTIME) {
+    for (auto& off : s.runtime_cbid_off) off = false;
+  }
+  return CUPTI_SUCCESS;
+}
+
+}  // namespace
+
+FAKE_EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
+  if (const CUptiResult r = enter("cuptiActivityEnable", static_cast<uint64_t>(kind), Family::kV1); r != CUPTI_SUCCESS) {
+    return r;
+  }
+  return enable_kind(kind);
+}
+
+FAKE_EXPORT CUptiResult cuptiActivityEnableAndDump(CUpti_ActivityKind kind) {
+  if (const CUptiResult r = enter("cuptiActivityEnableAndDump", static_cast<uint64_t>(kind), Family::kV1);
+      r != CUPTI_SUCCESS) {
+    return r;
+  }
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    if (state().request == nullptr) return CUPTI_ERROR_UNKNOWN;  // "if buffer is not initialized"
+  }
+  if (const CUptiResult r = enable_kind(kind); r != CUPTI_SUCCESS) return r;
+  if (kind == CUPTI_ACTIVITY_KIND_DEVICE) {
+    Writer w;  // completes its buffer when it goes out of scope
+    write_device(w);
+  }
   return CUPTI_SUCCESS;
 }
 
 FAKE_EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind) {
+  if (const CUptiResult r = enter("cuptiActivityDisable", static_cast<uint64_t>(kind), Family::kV1); r != CUPTI_SUCCESS) {
+    return r;
+  }
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (static_cast<unsigned>(kind) < 64) s.enabled &= ~(1ull << static_cast<unsigned>(kind));
   return CUPTI_SUCCESS;
 }
 
-FAKE_EXPORT CUptiResult cuptiActivityFlushAll(uint32_t) {
+FAKE_EXPORT CUptiResult cuptiActivityEnableAllSyncRecords(uint8_t enable) {
+  if (const CUptiResult r = enter("cuptiActivityEnableAllSyncRecords", enable, Family::kV1); r != CUPTI_SUCCESS) return r;
+  state().all_sync_records = enable != 0;
+  return CUPTI_SUCCESS;
+}
+
+FAKE_EXPORT CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable) {
+  if (const CUptiResult r = enter("cuptiActivityEnableDriverApi", cbid, Family::kV1); r != CUPTI_SUCCESS) return r;
+  if (cbid >= 1024) return CUPTI_ERROR_INVALID_PARAMETER;
+  state().driver_cbid_off[cbid] = enable == 0;
+  return CUPTI_SUCCESS;
+}
+
+FAKE_EXPORT CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable) {
+  if (const CUptiResult r = enter("cuptiActivityEnableRuntimeApi", cbid, Family::kV1); r != CUPTI_SUCCESS) return r;
+  if (cbid >= 1024) return CUPTI_ERROR_INVALID_PARAMETER;
+  state().runtime_cbid_off[cbid] = enable == 0;
+  return CUPTI_SUCCESS;
+}
+
+FAKE_EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag) {
+  if (const CUptiResult r = enter("cuptiActivityFlushAll", flag, Family::kV1); r != CUPTI_SUCCESS) return r;
   if (!state().subscribed) return CUPTI_ERROR_UNKNOWN;
   // Writers complete their partly filled buffers when their thread ends.
   join_workers();
+  bool drain = false;
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    drain = state().drain_pending;
+    state().drain_pending = false;
+  }
+  if (drain) write_drain();
   std::lock_guard<std::mutex> lock(state().mutex);
   ++state().counts.flushes;
   return CUPTI_SUCCESS;
@@ -478,6 +706,7 @@ FAKE_EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid
 }
 
 FAKE_EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* dropped) {
+  if (const CUptiResult r = enter("cuptiActivityGetNumDroppedRecords", 0, Family::kV1); r != CUPTI_SUCCESS) return r;
   if (dropped == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   *dropped = state().pending_dropped.exchange(0);
   add(&FakeCuptiCounts::dropped_reported, *dropped);
@@ -507,5 +736,5 @@ FAKE_EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32
 // to it when InitializeInjectionNvtx2 itself is absent (as here). 0 = success.
 FAKE_EXPORT int cuptiNvtxInitialize2(void*) {
   add(&FakeCuptiCounts::nvtx_initializations);
-  return 0;
+  return static_cast<int>(env_number("FAKE_CUPTI_NVTX_RESULT", 0));
 }

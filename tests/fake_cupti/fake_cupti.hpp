@@ -15,12 +15,28 @@
 //   then marker END of the module; DRIVER cuStreamSynchronize + SYNCHRONIZATION (stream);
 //     one EXTERNAL_CORRELATION and one OVERHEAD (CUPTI_BUFFER_FLUSH) record.
 //   thread 0 only, last: marker START "still_open" (TSL) that never ends.
+//   Also per kernel, as PJRT's polling: DRIVER cuEventQuery and DRIVER cuCtxGetCurrent, each only
+//     while its cbid is traced (cuptiActivityEnableDriverApi(cbid, 0) turns it off; enabling
+//     DRIVER afterwards turns it on again, as in CUPTI); counted in polls / polls_suppressed.
+//   Per thread, after the module: one SYNCHRONIZATION record of an event query that found the
+//     work unfinished (type EVENT_SYNCHRONIZE, returnValue 600 = CUDA_ERROR_NOT_READY), only
+//     while cuptiActivityEnableAllSyncRecords has not been set to 0 (counted in
+//     unfinished_queries).
+//   DEVICE records: only from cuptiActivityEnableAndDump(DEVICE), written at that call (a trace
+//     attached after CUDA init gets no DEVICE record from cuptiActivityEnable, as in CUPTI).
+// FAKE_CUPTI_MARKERS=0: no marker records at all (a process whose NVTX never reached CUPTI).
+// FAKE_CUPTI_STOP_SYNC=1: the first cuptiActivityFlushAll after an emit also writes, on the
+//   calling thread, what CUPTI records for the device synchronize that the collector does just
+//   before it: DRIVER cuCtxSynchronize + SYNCHRONIZATION CONTEXT_SYNCHRONIZE (if those kinds are
+//   enabled then; counted in stop_thread_records) and one CONCURRENT_KERNEL "drain_kernel" that
+//   finished during it (if enabled; counted in drain_kernels).
 // Scenario "dropped": CUPTI reports 17 dropped records after the first completed buffer, and
 // the first 3 kernels of thread 0 have start = end = 0.
 // Records that find no buffer (the request callback returned NULL) are lost and added to the
 // dropped count, as CUPTI does.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 struct FakeCuptiCounts {
@@ -47,6 +63,20 @@ struct FakeCuptiCounts {
   uint64_t flushes;
   uint64_t enabled_kinds;      // kinds enabled now
   uint64_t nvtx_initializations;
+  uint64_t polls;               // polling API records written
+  uint64_t polls_suppressed;    // polling API records not written (cbid turned off)
+  uint64_t unfinished_queries;  // SYNCHRONIZATION records with returnValue != 0 written
+  uint64_t stop_thread_records; // FAKE_CUPTI_STOP_SYNC: API + sync records written at the flush
+  uint64_t drain_kernels;       // FAKE_CUPTI_STOP_SYNC: kernels written at the flush
+};
+
+// One CUPTI call as the fake saw it (fake_cupti_calls). arg: the kind, cbid or flag the call
+// took (0 when none); result: what the fake returned.
+struct FakeCuptiCall {
+  char name[48];
+  uint64_t arg;
+  uint32_t thread_id;  // gettid() of the caller
+  int result;
 };
 
 extern "C" {
@@ -54,4 +84,10 @@ extern "C" {
 // joins them and completes the partly filled buffers. Resets the counts.
 void fake_cupti_emit();
 void fake_cupti_counts(FakeCuptiCounts* out);
+// Copies up to max logged calls (oldest first) into out; returns how many were logged (at most
+// 4096 are kept).
+size_t fake_cupti_calls(FakeCuptiCall* out, size_t max);
+// Forgets the call log and which API family (V1 unversioned / V2 _v2) was used, so a test can
+// start over in the same process.
+void fake_cupti_reset_calls();
 }

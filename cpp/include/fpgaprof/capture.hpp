@@ -82,6 +82,19 @@ uint64_t trace_clock_ns();
 // The OS thread id (gettid) of the calling thread.
 uint32_t current_thread_id();
 
+// What NVTX's injection hook (libfpgaprof.so's InitializeInjectionNvtx2) did in this process.
+// NVTX calls it at most once per process, at the first NVTX call (XLA's nvtxDomainCreateA), and
+// only when NVTX_INJECTION64_PATH names libfpgaprof.so by then; a 0 return leaves NVTX off for
+// the process. Without a success no XLA ranges reach CUPTI and HLO ops are attributed by
+// kernel name only. Thread-safe.
+struct NvtxInjectionStatus {
+  uint32_t calls = 0;        // times InitializeInjectionNvtx2 was called
+  int last_result = -1;      // what the last call returned (1 success, 0 failure); -1 never called
+  bool succeeded = false;    // some call returned non-zero
+  std::string detail;        // which libcupti entry point answered what, or why none did
+};
+NvtxInjectionStatus nvtx_injection_status();
+
 // Absolute path of the loaded libfpgaprof.so (dladdr on one of its symbols); "" if unknown.
 // The Python layer sets NVTX_INJECTION64_PATH to it before JAX starts: libfpgaprof.so exports
 // `extern "C" int InitializeInjectionNvtx2(void*)`, which hands NVTX to the libcupti that

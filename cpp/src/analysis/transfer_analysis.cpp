@@ -200,6 +200,7 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
   }
 
   // Host waits: sync records placed in the region open on their thread when the wait began.
+  // cuStreamWaitEvent (STREAM_WAIT_EVENT) only orders work on the device: no host wait.
   std::vector<uint32_t> sync_order(store.syncs.size());
   std::iota(sync_order.begin(), sync_order.end(), 0u);
   std::stable_sort(sync_order.begin(), sync_order.end(), [&](uint32_t a, uint32_t b) {
@@ -207,6 +208,7 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
   });
   for (const uint32_t i : sync_order) {
     const SyncRecord& w = store.syncs[i];
+    if (w.kind == SyncKind::kStreamWaitEvent) continue;
     targets.assign(1, 0u);
     add_region_targets(locator.innermost(w.thread_id, w.start_ns), targets);
     for (const uint32_t t : targets) {

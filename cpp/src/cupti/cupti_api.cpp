@@ -4,7 +4,9 @@
 #include <link.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
+#include <fstream>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -50,10 +52,13 @@ std::string fill(void* handle, CuptiApi& api) {
   resolve(handle, "cuptiActivityGetNextRecord", api.ActivityGetNextRecord);
   resolve(handle, "cuptiActivityGetNumDroppedRecords", api.ActivityGetNumDroppedRecords);
   resolve(handle, "cuptiGetTimestamp", api.GetTimestamp);
-  resolve(handle, "cuptiSubscribe_v2", api.Subscribe_v2);
   resolve(handle, "cuptiSetThreadIdType", api.SetThreadIdType);
   resolve(handle, "cuptiActivitySetAttribute", api.ActivitySetAttribute);
   resolve(handle, "cuptiGetCallbackName", api.GetCallbackName);
+  resolve(handle, "cuptiActivityEnableAndDump", api.ActivityEnableAndDump);
+  resolve(handle, "cuptiActivityEnableAllSyncRecords", api.ActivityEnableAllSyncRecords);
+  resolve(handle, "cuptiActivityEnableDriverApi", api.ActivityEnableDriverApi);
+  resolve(handle, "cuptiActivityEnableRuntimeApi", api.ActivityEnableRuntimeApi);
   resolve(handle, "InitializeInjectionNvtx2", api.InitializeInjectionNvtx2);
   resolve(handle, "cuptiNvtxInitialize2", api.NvtxInitialize2);
   const std::pair<const char*, bool> required[] = {
@@ -165,6 +170,25 @@ const CuptiApi* CuptiApi::get(std::string* error) {
         "to the path of libcupti.so.13";
   }
   return nullptr;
+}
+
+std::vector<std::string> CuptiApi::mapped_libraries() {
+  std::vector<std::string> out;
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    // The path is the sixth field and the only one that starts with '/'.
+    const auto slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    std::string path = line.substr(slash);
+    if (path.size() > 10 && path.compare(path.size() - 10, 10, " (deleted)") == 0) {
+      path.resize(path.size() - 10);
+    }
+    const auto base = path.rfind('/');
+    if (path.compare(base + 1, 10, "libcupti.s") != 0) continue;
+    if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
+  }
+  return out;
 }
 
 std::string CuptiApi::result_string(CUptiResult result) const {

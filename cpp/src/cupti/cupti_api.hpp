@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cupti/cupti_headers.hpp"
 
@@ -29,6 +30,10 @@ class CuptiApi {
   static const CuptiApi* get(std::string* error);
   // The table if libcupti was already loaded by get(); never loads. Thread-safe.
   static const CuptiApi* loaded();
+
+  // Every distinct libcupti file mapped into this process now (from /proc/self/maps, by
+  // file name libcupti.so*), in map order. Two entries mean two CUPTI instances.
+  static std::vector<std::string> mapped_libraries();
 
   // Text of a CUPTI result code ("CUPTI_ERROR_UNKNOWN (999)").
   std::string result_string(CUptiResult result) const;
@@ -51,12 +56,17 @@ class CuptiApi {
   CUptiResult (*ActivityGetNumDroppedRecords)(CUcontext, uint32_t, size_t*) = nullptr;
   CUptiResult (*GetTimestamp)(uint64_t*) = nullptr;
 
-  // Optional entry points (nullptr when this libcupti lacks them).
-  CUptiResult (*Subscribe_v2)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*,
-                              CUpti_SubscriberParams*) = nullptr;
+  // Optional entry points (nullptr when this libcupti lacks them). Only unversioned (V1)
+  // calls: CUPTI refuses a process that mixes them with the _v2 ones (such as
+  // cuptiSubscribe_v2) with CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, and XLA's own
+  // CUPTI tracer is V1 by default.
   CUptiResult (*SetThreadIdType)(CUpti_ActivityThreadIdType) = nullptr;
   CUptiResult (*ActivitySetAttribute)(CUpti_ActivityAttribute, size_t*, void*) = nullptr;
   CUptiResult (*GetCallbackName)(CUpti_CallbackDomain, uint32_t, const char**) = nullptr;
+  CUptiResult (*ActivityEnableAndDump)(CUpti_ActivityKind) = nullptr;
+  CUptiResult (*ActivityEnableAllSyncRecords)(uint8_t) = nullptr;
+  CUptiResult (*ActivityEnableDriverApi)(CUpti_CallbackId, uint8_t) = nullptr;
+  CUptiResult (*ActivityEnableRuntimeApi)(CUpti_CallbackId, uint8_t) = nullptr;
   // NVTX injection entry points libcupti exports without declaring them in a header.
   int (*InitializeInjectionNvtx2)(void*) = nullptr;
   int (*NvtxInitialize2)(void*) = nullptr;  // returns a CUptiResult (0 = success)

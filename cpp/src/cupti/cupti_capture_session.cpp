@@ -3,14 +3,18 @@
 // through the process-wide Collector.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "cupti/buffer_pool.hpp"
+#include "cupti/capture_messages.hpp"
 #include "cupti/cuda_driver.hpp"
 #include "cupti/cupti_api.hpp"
 #include "cupti/record_converter.hpp"
@@ -43,7 +47,9 @@ struct KindSpec {
   CUpti_ActivityKind kind;
   const char* name;
 };
-// MARKER before MARKER_DATA: CUPTI attaches marker data to enabled markers.
+// MARKER_DATA is not enabled: it only carries payloads, colors and categories, which the
+// store does not keep. DEVICE is enabled with cuptiActivityEnableAndDump where it exists (see
+// begin()).
 constexpr KindSpec kKinds[] = {
     {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL"},
     {CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY"},
@@ -57,8 +63,37 @@ constexpr KindSpec kKinds[] = {
     {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "EXTERNAL_CORRELATION"},
     {CUPTI_ACTIVITY_KIND_OVERHEAD, "OVERHEAD"},
     {CUPTI_ACTIVITY_KIND_MARKER, "MARKER"},
-    {CUPTI_ACTIVITY_KIND_MARKER_DATA, "MARKER_DATA"},
     {CUPTI_ACTIVITY_KIND_NAME, "NAME"},
+};
+
+struct ApiSpec {
+  CUpti_CallbackId cbid;
+  const char* name;
+};
+// API calls not traced (the one list; docs/capture.md shows it): JAX's PJRT polls events and
+// streams and switches contexts all the time, so these are most of the API records, yet they
+// launch no GPU work (no activity record carries their correlation id) and no analysis reads
+// them. Turned off per call after DRIVER/RUNTIME are enabled, since enabling the kind later
+// would turn them on again.
+constexpr ApiSpec kQuietDriverApis[] = {
+    {CUPTI_DRIVER_TRACE_CBID_cuEventQuery, "cuEventQuery"},
+    {CUPTI_DRIVER_TRACE_CBID_cuStreamQuery, "cuStreamQuery"},
+    {CUPTI_DRIVER_TRACE_CBID_cuStreamQuery_ptsz, "cuStreamQuery_ptsz"},
+    {CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, "cuCtxGetCurrent"},
+    {CUPTI_DRIVER_TRACE_CBID_cuCtxSetCurrent, "cuCtxSetCurrent"},
+    {CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice, "cuCtxGetDevice"},
+    {CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice_v2, "cuCtxGetDevice_v2"},
+    {CUPTI_DRIVER_TRACE_CBID_cuCtxPushCurrent, "cuCtxPushCurrent"},
+    {CUPTI_DRIVER_TRACE_CBID_cuCtxPushCurrent_v2, "cuCtxPushCurrent_v2"},
+    {CUPTI_DRIVER_TRACE_CBID_cuCtxPopCurrent, "cuCtxPopCurrent"},
+    {CUPTI_DRIVER_TRACE_CBID_cuCtxPopCurrent_v2, "cuCtxPopCurrent_v2"},
+};
+constexpr ApiSpec kQuietRuntimeApis[] = {
+    {CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020, "cudaEventQuery"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020, "cudaStreamQuery"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_ptsz_v7000, "cudaStreamQuery_ptsz"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, "cudaGetDevice"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020, "cudaSetDevice"},
 };
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
@@ -74,14 +109,13 @@ const char* callback_name(void* context, CUpti_CallbackDomain domain, uint32_t c
   return name;
 }
 
-std::string no_driver_reason(const CuptiApi& api, CUptiResult rc) {
-  if (CudaDriver::get() == nullptr) {
-    return "no CUDA driver found (libcuda.so.1 cannot be loaded): install the NVIDIA driver and "
-           "run on a machine with an NVIDIA GPU; only host-side regions are recorded";
-  }
-  return "CUPTI could not start (" + api.result_string(rc) +
-         "): check that a GPU is visible (nvidia-smi, CUDA_VISIBLE_DEVICES); only host-side "
-         "regions are recorded";
+// Why capture could not start when `call` returned rc (see start_failure_reason).
+std::string start_failure(const CuptiApi& api, const char* call, CUptiResult rc) {
+  const CudaDriver* driver = CudaDriver::get();
+  uint32_t cupti_version = 0;
+  if (api.GetVersion(&cupti_version) != CUPTI_SUCCESS) cupti_version = 0;
+  return start_failure_reason(call, static_cast<int>(rc), api.result_string(rc), driver != nullptr,
+                              cupti_version, driver != nullptr ? driver->driver_version() : 0);
 }
 
 class CuptiCaptureSession final : public CaptureSession {
@@ -112,6 +146,14 @@ class CuptiCaptureSession final : public CaptureSession {
     }
   }
   void go_host_only(std::string reason);
+  // A CUPTI call in begin() failed: a conflict (39) throws kProfilerConflict; otherwise
+  // CUPTI is released and the session becomes host-only.
+  void start_failed(const char* call, CUptiResult rc);
+  void enable_kinds();
+  void quiet_api_calls();
+  // Removes the API records made on thread_id from begin_ns on (stop()'s own driver calls)
+  // and the synchronization records of those calls.
+  void drop_own_calls(uint32_t thread_id, uint64_t begin_ns);
   void release_cupti();  // disable kinds, unsubscribe
 
   CaptureOptions options_;
@@ -150,6 +192,18 @@ void CuptiCaptureSession::go_host_only(std::string reason) {
   if (options_.require_gpu) throw Error(ErrorKind::kCuptiUnavailable, reason_);
 }
 
+void CuptiCaptureSession::start_failed(const char* call, CUptiResult rc) {
+  {
+    std::lock_guard<std::mutex> lock(collector().session_mutex);
+    if (collector().active == this) collector().active = nullptr;
+  }
+  release_cupti();
+  if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    throw Error(ErrorKind::kProfilerConflict, conflict_message(call));
+  }
+  go_host_only(start_failure(*api_, call, rc));
+}
+
 void CuptiCaptureSession::begin() {
   store_.meta.fpgaprof_version = version();
   store_.meta.start_ns = trace_clock_ns();
@@ -162,39 +216,21 @@ void CuptiCaptureSession::begin() {
   store_.meta.cupti_path = api_->path;
   uint32_t cupti_version = 0;
   if (api_->GetVersion(&cupti_version) == CUPTI_SUCCESS) store_.meta.cupti_version = cupti_version;
-
-  CUptiResult rc;
-  if (api_->Subscribe_v2 != nullptr) {
-    char old_name[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = {};
-    CUpti_SubscriberParams params{};
-    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-    params.subscriberName = "fpgaprof";
-    params.oldSubscriberName = old_name;
-    params.oldSubscriberSize = CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN;
-    rc = api_->Subscribe_v2(&subscriber_, on_callback, nullptr, &params);
-    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-      const std::string holder = old_name[0] != '\0' ? old_name : "another CUPTI client";
-      throw Error(ErrorKind::kProfilerConflict,
-                  "CUPTI is held by " + holder +
-                      ": stop Nsight/jax.profiler.trace first (only one CUPTI subscriber per "
-                      "process before CUPTI 13.2)");
-    }
-  } else {
-    rc = api_->Subscribe(&subscriber_, on_callback, nullptr);
-    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-      throw Error(ErrorKind::kProfilerConflict,
-                  "CUPTI is held by another CUPTI client (Nsight, cuda-gdb or jax.profiler.trace): "
-                  "stop Nsight/jax.profiler.trace first");
-    }
+  if (std::string w = multiple_cupti_warning(CuptiApi::mapped_libraries(), api_->path); !w.empty()) {
+    warnings_.push_back(std::move(w));
   }
-  if (rc != CUPTI_SUCCESS) {
+
+  // Unversioned (V1) calls only, as XLA's and Kineto's tracers: CUPTI refuses a process that
+  // mixes them with cuptiSubscribe_v2 and the other _v2 calls.
+  if (const CUptiResult rc = api_->Subscribe(&subscriber_, on_callback, nullptr); rc != CUPTI_SUCCESS) {
     subscriber_ = nullptr;
-    go_host_only(no_driver_reason(*api_, rc));
+    start_failed("cuptiSubscribe", rc);
     return;
   }
 
   if (api_->SetThreadIdType != nullptr) {
     if (const CUptiResult t = api_->SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM); t != CUPTI_SUCCESS) {
+      if (t == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) return start_failed("cuptiSetThreadIdType", t);
       warnings_.push_back("cuptiSetThreadIdType(SYSTEM) failed (" + api_->result_string(t) +
                           "): API thread ids are CUPTI's, not gettid()");
     }
@@ -204,15 +240,14 @@ void CuptiCaptureSession::begin() {
     std::size_t value_size = sizeof value;
     if (const CUptiResult a = api_->ActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &value_size, &value);
         a != CUPTI_SUCCESS) {
+      if (a == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) return start_failed("cuptiActivitySetAttribute", a);
       warnings_.push_back("device_buffer_bytes could not be set (" + api_->result_string(a) + ")");
     }
   }
   collector().pool.configure(options_.buffer_bytes, options_.max_buffers);
   if (const CUptiResult r = api_->ActivityRegisterCallbacks(on_buffer_requested, on_buffer_completed);
       r != CUPTI_SUCCESS) {
-    api_->Unsubscribe(subscriber_);
-    subscriber_ = nullptr;
-    go_host_only(no_driver_reason(*api_, r));
+    start_failed("cuptiActivityRegisterCallbacks", r);
     return;
   }
   {
@@ -226,26 +261,82 @@ void CuptiCaptureSession::begin() {
       collector().late_buffers = 0;
     }
   }
+  enable_kinds();
+}
+
+void CuptiCaptureSession::enable_kinds() {
+  // Only finished waits: by default CUPTI also records every event/stream query whose work
+  // was not done yet (PJRT polls thousands), which would count as host waits.
+  if (api_->ActivityEnableAllSyncRecords != nullptr) {
+    if (const CUptiResult y = api_->ActivityEnableAllSyncRecords(0); y != CUPTI_SUCCESS) {
+      if (y == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) return start_failed("cuptiActivityEnableAllSyncRecords", y);
+      warnings_.push_back("cuptiActivityEnableAllSyncRecords(0) failed (" + api_->result_string(y) +
+                          "): event/stream queries that found work unfinished are recorded; "
+                          "fpgaprof skips those (returnValue != 0), but finished queries may count as "
+                          "host waits");
+    }
+  } else {
+    warnings_.push_back("this libcupti lacks cuptiActivityEnableAllSyncRecords: event/stream query "
+                        "records may count as host waits (unfinished ones are skipped by their "
+                        "return value)");
+  }
   for (const KindSpec& spec : kKinds) {
-    const CUptiResult e = api_->ActivityEnable(spec.kind);
+    const char* call = "cuptiActivityEnable";
+    CUptiResult e;
+    // A trace that starts after CUDA init gets DEVICE records only from EnableAndDump (CUPTI
+    // emits them at driver init); without it the devices come from the driver at stop().
+    if (spec.kind == CUPTI_ACTIVITY_KIND_DEVICE && api_->ActivityEnableAndDump != nullptr) {
+      call = "cuptiActivityEnableAndDump";
+      e = api_->ActivityEnableAndDump(spec.kind);
+    } else {
+      e = api_->ActivityEnable(spec.kind);
+    }
     if (e == CUPTI_SUCCESS) {
       enabled_.push_back(spec.kind);
       continue;
     }
-    if (spec.kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
-      {
-        std::lock_guard<std::mutex> lock(collector().session_mutex);
-        collector().active = nullptr;
-      }
-      api_->Unsubscribe(subscriber_);
-      subscriber_ = nullptr;
-      go_host_only(no_driver_reason(*api_, e));
-      return;
+    if (e == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED || spec.kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+      return start_failed(call, e);
     }
     warnings_.push_back(std::string("CUPTI activity kind ") + spec.name + " could not be enabled (" +
                         api_->result_string(e) + "): those records are missing from this trace");
   }
+  quiet_api_calls();
   gpu_active_ = true;
+}
+
+void CuptiCaptureSession::quiet_api_calls() {
+  auto quiet = [this](const ApiSpec* begin, const ApiSpec* end, CUpti_ActivityKind kind,
+                      CUptiResult (*off)(CUpti_CallbackId, uint8_t), const char* call) {
+    if (std::find(enabled_.begin(), enabled_.end(), kind) == enabled_.end()) return;
+    if (off == nullptr) {
+      warnings_.push_back(std::string("this libcupti lacks ") + call +
+                          ": polling and context calls (cuEventQuery, cuCtxGetCurrent, ...) are "
+                          "traced too, which makes the trace larger and slower");
+      return;
+    }
+    for (const ApiSpec* a = begin; a != end; ++a) {
+      if (const CUptiResult r = off(a->cbid, 0); r != CUPTI_SUCCESS) {
+        warnings_.push_back(std::string(call) + "(" + a->name + ", 0) failed (" + api_->result_string(r) +
+                            "): those calls are traced");
+      }
+    }
+  };
+  quiet(std::begin(kQuietDriverApis), std::end(kQuietDriverApis), CUPTI_ACTIVITY_KIND_DRIVER,
+        api_->ActivityEnableDriverApi, "cuptiActivityEnableDriverApi");
+  quiet(std::begin(kQuietRuntimeApis), std::end(kQuietRuntimeApis), CUPTI_ACTIVITY_KIND_RUNTIME,
+        api_->ActivityEnableRuntimeApi, "cuptiActivityEnableRuntimeApi");
+}
+
+void CuptiCaptureSession::drop_own_calls(uint32_t thread_id, uint64_t begin_ns) {
+  std::unordered_set<uint32_t> own;
+  std::erase_if(store_.api_calls, [&](const ApiRecord& a) {
+    if (a.thread_id != thread_id || a.start_ns < begin_ns) return false;
+    own.insert(a.correlation_id);
+    return true;
+  });
+  if (own.empty()) return;
+  std::erase_if(store_.syncs, [&](const SyncRecord& y) { return own.count(y.correlation_id) != 0; });
 }
 
 void CuptiCaptureSession::release_cupti() {
@@ -262,6 +353,11 @@ TraceStore CuptiCaptureSession::stop() {
   std::lock_guard<std::mutex> lifecycle(c.lifecycle_mutex);
   if (stopped_) throw Error(ErrorKind::kState, "this trace was already stopped: start a new one");
   stopped_ = true;
+  // fpgaprof's own driver calls from here on (the synchronize) are removed from the trace
+  // after the flush. The kinds stay enabled: JAX may still be launching on its own threads
+  // after the traced block returned, and those launches' API records must stay.
+  const uint32_t stop_thread = current_thread_id();
+  const uint64_t stop_begin_ns = trace_clock_ns();
   if (gpu_active_) {
     // FlushAll does not wait for the GPU: without a synchronize, kernels still running would
     // be missing.
@@ -287,7 +383,12 @@ TraceStore CuptiCaptureSession::stop() {
     std::lock_guard<std::mutex> lock(c.session_mutex);
     if (gpu_active_) read_dropped();
     c.active = nullptr;
+    drop_own_calls(stop_thread, stop_begin_ns);
     converter_.finish(end_ns);
+  }
+  if (gpu_active_) {
+    const std::string w = nvtx_warning(nvtx_injection_status(), store_.kernels.size(), store_.markers.size());
+    if (!w.empty()) warnings_.push_back(w);
   }
   c.has_session = false;
   RegionRecorder::instance().end(end_ns, store_);

@@ -7,12 +7,33 @@
 // records.
 #include <dlfcn.h>
 
+#include <atomic>
+#include <mutex>
 #include <string>
 
 #include "cupti/cupti_api.hpp"
 #include "fpgaprof/capture.hpp"
 
 namespace fpgaprof {
+namespace {
+
+std::mutex g_nvtx_mutex;
+NvtxInjectionStatus g_nvtx_status;  // guarded by g_nvtx_mutex
+
+void record_injection(int result, std::string detail) {
+  std::lock_guard<std::mutex> lock(g_nvtx_mutex);
+  ++g_nvtx_status.calls;
+  g_nvtx_status.last_result = result;
+  if (result != 0) g_nvtx_status.succeeded = true;
+  g_nvtx_status.detail = std::move(detail);
+}
+
+}  // namespace
+
+NvtxInjectionStatus nvtx_injection_status() {
+  std::lock_guard<std::mutex> lock(g_nvtx_mutex);
+  return g_nvtx_status;
+}
 
 std::string library_path() {
   Dl_info info{};
@@ -25,12 +46,28 @@ std::string library_path() {
 }  // namespace fpgaprof
 
 // Returns 1 when NVTX was handed to CUPTI, 0 when CUPTI is unavailable (NVTX calls then stay
-// no-ops).
+// no-ops for the life of the process: NVTX asks once). Every call and its result are kept for
+// nvtx_injection_status(), so a trace can say why it has no NVTX ranges.
 extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(void* get_export_table) {
-  const fpgaprof::cupti::CuptiApi* api = fpgaprof::cupti::CuptiApi::get(nullptr);
-  if (api == nullptr) return 0;
+  std::string error;
+  const fpgaprof::cupti::CuptiApi* api = fpgaprof::cupti::CuptiApi::get(&error);
+  if (api == nullptr) {
+    fpgaprof::record_injection(0, "libcupti could not be loaded: " + error);
+    return 0;
+  }
   // libcupti's own injection entry point does CUPTI's setup before attaching to NVTX.
-  if (api->InitializeInjectionNvtx2 != nullptr) return api->InitializeInjectionNvtx2(get_export_table);
-  if (api->NvtxInitialize2 != nullptr) return api->NvtxInitialize2(get_export_table) == 0 ? 1 : 0;
+  if (api->InitializeInjectionNvtx2 != nullptr) {
+    const int result = api->InitializeInjectionNvtx2(get_export_table);
+    fpgaprof::record_injection(result, "InitializeInjectionNvtx2 of " + api->path + " returned " +
+                                           std::to_string(result));
+    return result;
+  }
+  if (api->NvtxInitialize2 != nullptr) {
+    const int rc = api->NvtxInitialize2(get_export_table);
+    fpgaprof::record_injection(rc == 0 ? 1 : 0, "cuptiNvtxInitialize2 of " + api->path + " returned " +
+                                                    std::to_string(rc) + " (0 = success)");
+    return rc == 0 ? 1 : 0;
+  }
+  fpgaprof::record_injection(0, api->path + " exports neither InitializeInjectionNvtx2 nor cuptiNvtxInitialize2");
   return 0;
 }

@@ -171,7 +171,10 @@ void RecordConverter::convert(const CUpti_Activity& record) {
       convert_memset(reinterpret_cast<const CUpti_ActivityMemset4&>(record));
       break;
     case CUPTI_ACTIVITY_KIND_MEMORY2:
-      convert_memory(reinterpret_cast<const CUpti_ActivityMemory4&>(record));
+      if (!convert_memory(reinterpret_cast<const CUpti_ActivityMemory4&>(record))) {
+        ++stats_.ignored;
+        return;
+      }
       break;
     case CUPTI_ACTIVITY_KIND_DEVICE:
       convert_device(reinterpret_cast<const CUpti_ActivityDevice5&>(record));
@@ -183,7 +186,10 @@ void RecordConverter::convert(const CUpti_Activity& record) {
       convert_api(reinterpret_cast<const CUpti_ActivityAPI&>(record), ApiKind::kDriver);
       break;
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
-      convert_sync(reinterpret_cast<const CUpti_ActivitySynchronization2&>(record));
+      if (!convert_sync(reinterpret_cast<const CUpti_ActivitySynchronization2&>(record))) {
+        ++stats_.ignored;
+        return;
+      }
       break;
     case CUPTI_ACTIVITY_KIND_MARKER:
       convert_marker(reinterpret_cast<const CUpti_ActivityMarker2&>(record));
@@ -315,7 +321,13 @@ void RecordConverter::convert_memset(const CUpti_ActivityMemset4& r) {
   store_.memsets.push_back(m);
 }
 
-void RecordConverter::convert_memory(const CUpti_ActivityMemory4& r) {
+bool RecordConverter::convert_memory(const CUpti_ActivityMemory4& r) {
+  // INVALID (0) is neither an allocation nor a release: counted, not guessed.
+  if (r.memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION &&
+      r.memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE) {
+    ++stats_.unknown_memory_operations;
+    return false;
+  }
   AllocationRecord a;
   a.timestamp_ns = r.timestamp;
   a.address = r.address;
@@ -326,10 +338,11 @@ void RecordConverter::convert_memory(const CUpti_ActivityMemory4& r) {
   a.context_id = r.contextId;
   a.stream_id = r.streamId;
   a.memory_kind = memory_kind(r.memoryKind);
-  a.is_alloc = r.memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+  a.is_alloc = r.memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
   a.is_async = r.isAsync != 0;
   a.source = intern(r.source);
   store_.allocations.push_back(a);
+  return true;
 }
 
 void RecordConverter::convert_device(const CUpti_ActivityDevice5& r) {
@@ -370,7 +383,13 @@ void RecordConverter::convert_api(const CUpti_ActivityAPI& r, ApiKind kind) {
   a.function = api_function(kind, r.cbid);
 }
 
-void RecordConverter::convert_sync(const CUpti_ActivitySynchronization2& r) {
+bool RecordConverter::convert_sync(const CUpti_ActivitySynchronization2& r) {
+  // An event or stream query that found the work unfinished (CUDA_ERROR_NOT_READY): a poll,
+  // not a wait. Only seen when cuptiActivityEnableAllSyncRecords(0) could not be set.
+  if (r.returnValue != 0) {
+    ++stats_.unfinished_sync_queries;
+    return false;
+  }
   SyncRecord s;
   s.start_ns = r.start;
   s.end_ns = r.end;
@@ -379,6 +398,7 @@ void RecordConverter::convert_sync(const CUpti_ActivitySynchronization2& r) {
   s.stream_id = r.streamId;  // CUPTI_SYNCHRONIZATION_INVALID_VALUE (all ones) == kNone32
   s.kind = sync_kind(r.type);
   store_.syncs.push_back(s);
+  return true;
 }
 
 void RecordConverter::convert_marker(const CUpti_ActivityMarker2& r) {
@@ -483,6 +503,16 @@ void RecordConverter::finish(uint64_t trace_end_ns) {
   if (stats_.unknown_kind > 0) {
     meta.warnings.push_back(std::to_string(stats_.unknown_kind) +
                             " CUPTI activity records of kinds fpgaprof does not read were skipped");
+  }
+  if (stats_.unknown_memory_operations > 0) {
+    meta.warnings.push_back(std::to_string(stats_.unknown_memory_operations) +
+                            " CUPTI memory records had operation type INVALID (neither allocation "
+                            "nor release) and were skipped");
+  }
+  if (stats_.unfinished_sync_queries > 0) {
+    meta.warnings.push_back(std::to_string(stats_.unfinished_sync_queries) +
+                            " CUPTI synchronization records of event/stream queries that found the "
+                            "work unfinished (returnValue != 0) were skipped: polls, not host waits");
   }
   if (still_open > 0) {
     meta.warnings.push_back(std::to_string(still_open) +

@@ -36,12 +36,15 @@ class RecordConverter {
   struct Stats {
     uint64_t records = 0;             // records seen (converted + ignored + unknown)
     uint64_t converted = 0;           // records that became an owned record
-    uint64_t ignored = 0;             // known kinds with nothing to keep (MARKER_DATA, NAME, ...)
+    uint64_t ignored = 0;             // known kinds with nothing to keep (MARKER_DATA, NAME, ...) and
+                                      // skipped records (see the two counts below)
     uint64_t unknown_kind = 0;        // kinds this converter does not know
     uint64_t incomplete = 0;          // start == end == 0 (device timestamp buffer ran out)
     uint64_t unmatched_marker_ends = 0;  // END records whose START came before the trace
     uint64_t buffers = 0;
     uint64_t buffer_errors = 0;       // walks that stopped on an error other than "end of buffer"
+    uint64_t unknown_memory_operations = 0;  // MEMORY2 records with operation type INVALID (0): skipped
+    uint64_t unfinished_sync_queries = 0;    // SYNCHRONIZATION records with returnValue != 0: skipped
   };
 
   // store: receives the records (must outlive the converter). names/context: API names.
@@ -70,10 +73,10 @@ class RecordConverter {
   void convert_memcpy(const CUpti_ActivityMemcpy6& r);
   void convert_peer_memcpy(const CUpti_ActivityMemcpyPtoP4& r);
   void convert_memset(const CUpti_ActivityMemset4& r);
-  void convert_memory(const CUpti_ActivityMemory4& r);
+  bool convert_memory(const CUpti_ActivityMemory4& r);  // false: skipped (counted in stats)
   void convert_device(const CUpti_ActivityDevice5& r);
   void convert_api(const CUpti_ActivityAPI& r, ApiKind kind);
-  void convert_sync(const CUpti_ActivitySynchronization2& r);
+  bool convert_sync(const CUpti_ActivitySynchronization2& r);     // false: skipped (counted in stats)
   void convert_marker(const CUpti_ActivityMarker2& r);
   void convert_overhead(const CUpti_ActivityOverhead3& r);
   void convert_external(const CUpti_ActivityExternalCorrelation& r);

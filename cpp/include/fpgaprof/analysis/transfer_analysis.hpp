@@ -52,8 +52,9 @@ struct TransferGroup {
   uint32_t index = kNone32;        // region index / op index / path id; kNone32 for the trace
   std::array<TransferStats, kDirectionCount> by_direction{};
   TransferStats all;               // every direction together (busy = union over directions)
-  uint64_t host_wait_ns = 0;       // union of SyncRecord intervals (trace, regions; 0 for ops)
-  uint64_t sync_calls = 0;
+  uint64_t host_wait_ns = 0;       // union of SyncRecord intervals (trace, regions; 0 for ops),
+                                   // stream-wait-event records left out (device-side, no host wait)
+  uint64_t sync_calls = 0;         // SyncRecords counted in host_wait_ns
 };
 
 struct TransferFlag {
