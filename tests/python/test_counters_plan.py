@@ -57,8 +57,10 @@ def _real_env(library: str | None = None) -> dict:
     env = dict(os.environ)
     for k in ("FPGAPROF_FAKE_CUPTI", "FPGAPROF_CUPTI_LIBRARY"):
         env.pop(k, None)
-    if library or _library:
-        env["FPGAPROF_CUPTI_LIBRARY"] = library or _library
+    if library is None:
+        library = _library
+    if library:
+        env["FPGAPROF_CUPTI_LIBRARY"] = library
     return env
 
 
@@ -98,8 +100,6 @@ print(json.dumps(out))
 """
 
 
-_first_failure: list = []  # what fpgaprof's own search gave when it could not plan
-
 
 @pytest.fixture(scope="module")
 def plans() -> dict:
@@ -113,8 +113,6 @@ def plans() -> dict:
             _library = lib
             return out
         tried.append(out["unavailable"])
-        if lib is None:
-            _first_failure.append(out["unavailable"])
     pytest.skip(f"no libcupti that plans counters on this machine: {tried}")
 
 
@@ -221,10 +219,43 @@ def test_a_chip_the_range_profiler_does_not_support_is_a_counters_error(plans):
     assert msg.startswith("CUPTI's Range Profiler does not support chip GV11B")
 
 
+def _wheel_cupti() -> str | None:
+    from fpgaprof import _env
+    for d in _env.wheel_lib_dirs():
+        p = os.path.join(d, "libcupti.so.13")
+        if os.path.isfile(p):
+            return p
+    return None
+
+
+_PLAN_PATH = """
+import json
+from fpgaprof import counters, errors
+try:
+    print(json.dumps({"path": counters.plan("GH100").cupti_path}))
+except errors.FpgaprofError as e:
+    print(json.dumps({"error": f"{type(e).__name__}: {e}"}))
+"""
+
+
+def test_without_a_driver_plans_come_from_the_toolkit_even_with_the_wheel_installed(plans):
+    wheel, toolkit = _wheel_cupti(), counters.toolkit_cupti()
+    if counters._driver_present() or wheel is None or toolkit is None:
+        pytest.skip("needs a machine without an NVIDIA driver, with the nvidia-cuda-cupti wheel "
+                    "and a CUDA toolkit (the CI machine)")
+    p = _run(_PLAN_PATH, library="")  # no FPGAPROF_CUPTI_LIBRARY: fpgaprof's own choice
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout.strip().splitlines()[-1]) == {"path": toolkit}
+
+
 def test_a_libcupti_that_needs_a_driver_says_which_library_to_use(plans):
-    if not _first_failure:
-        pytest.skip("fpgaprof's own libcupti search planned counters here")
-    msg = _first_failure[0]
+    wheel = _wheel_cupti()
+    if counters._driver_present() or wheel is None:
+        pytest.skip("needs a machine without an NVIDIA driver and with the nvidia-cuda-cupti wheel")
+    out = json.loads(_run(_PLAN_PATH, library=wheel).stdout.strip().splitlines()[-1])
+    if "path" in out:
+        pytest.skip(f"this wheel's libcupti ({wheel}) plans without a driver")
+    msg = out["error"]
     assert "answers CUPTI_ERROR_UNKNOWN on a machine without an NVIDIA driver" in msg
     assert "FPGAPROF_CUPTI_LIBRARY" in msg
 
