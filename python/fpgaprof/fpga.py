@@ -361,11 +361,33 @@ def _holds_instruction(text: str, op: str) -> bool:
     return re.search(r"^\s*(?:ROOT\s+)?%?" + re.escape(op) + r"\s*=", text, re.M) is not None
 
 
+class HloText(str):
+    """The exported module's text (a str), shown in a REPL as one line: what was written where."""
+
+    path = ""
+    op = ""
+
+    def __repr__(self) -> str:
+        return (f"<HLO module for op {self.op!r}: {self.count(chr(10)) + 1} lines, "
+                f"{len(self)} characters, written to {self.path}>")
+
+
+_INSTRUCTION_NAME = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=", re.M)
+
+
+def _near_names(texts: list, op: str) -> list[str]:
+    import difflib
+
+    names = sorted({m.group(1) for _n, _p, t in texts for m in _INSTRUCTION_NAME.finditer(t)})
+    return difflib.get_close_matches(op, names, n=3, cutoff=0.6)
+
+
 def export_hlo(prof: Any, op: str, path: str | os.PathLike, module: str | int | None = None) -> str:
     """Writes the HLO of op ``op`` (from the trace's optimized modules) as a standalone module to
-    ``path`` (atomically) and returns the text. When several different modules hold an
-    instruction of that name, ``module`` (a module name or program id) picks one; without it
-    that raises InvalidArgumentError listing them."""
+    ``path`` (atomically) and returns the text (an ``HloText``: a str whose repr is one line
+    saying what was written where). When several different modules hold an instruction of that
+    name, ``module`` (a module name or program id) picks one; without it that raises
+    InvalidArgumentError listing them."""
     texts = _core.analysis.hlo_module_texts(_store_of(prof))
     if not texts:
         raise InvalidArgumentError("this trace holds no HLO modules: trace a jitted JAX function "
@@ -381,7 +403,12 @@ def export_hlo(prof: Any, op: str, path: str | os.PathLike, module: str | int | 
     holders = [t for t in chosen if _holds_instruction(t[2], op)]
     if not holders:
         where = f"module {module!r}" if module is not None else "the trace's HLO modules"
-        raise InvalidArgumentError(f"op {op!r} is not in {where}: pass an HLO op name from prof.ops")
+        near = _near_names(chosen, op)
+        hint = f"did you mean {', '.join(repr(n) for n in near)}? " if near else ""
+        listed = ", ".join(names[:8]) + (f", ... ({len(names)} in all)" if len(names) > 8 else "")
+        raise InvalidArgumentError(
+            f"op {op!r} is not in {where}: {hint}pass an instruction name from prof.ops (ops "
+            f"with GPU time) or from the modules in prof.hlo_modules ({listed})")
     outs: dict[str, list[str]] = {}
     for name, pid, text in holders:
         outs.setdefault(hlo_module_for_op(text, op), []).append(f"{name} (program id {pid})")
@@ -389,6 +416,7 @@ def export_hlo(prof: Any, op: str, path: str | os.PathLike, module: str | int | 
         listed = "; ".join(", ".join(v) for v in outs.values())
         raise InvalidArgumentError(f"op {op!r} is in {len(outs)} different modules ({listed}): pass "
                                    "module=<name or program id>")
-    out = next(iter(outs))
+    out = HloText(next(iter(outs)))
     write_text_atomic(path, out)
+    out.path, out.op = os.fspath(path), op
     return out

@@ -266,6 +266,16 @@ def test_export_hlo_reparses(tmp_path):
     assert _core.hlo.analyze(one).computations[0].instructions[-1].opcode == "add"
     with pytest.raises(ValueError):
         fpga.export_hlo(store, "no_such_op", tmp_path / "x.hlo")
+    # a near miss is named, and the hint points at the modules, not only at prof.ops
+    with pytest.raises(fpgaprof.InvalidArgumentError,
+                       match=r"did you mean 'broadcast_add_fusion'\? .*prof.hlo_modules \(jit_f\)"):
+        fpga.export_hlo(store, "broadcast_add_fusio", tmp_path / "x.hlo")
+    # in a REPL the returned text shows as one line (it is still the whole text)
+    exported = fpga.export_hlo(store, "broadcast_add_fusion", tmp_path / "b.hlo")
+    assert isinstance(exported, str) and exported == (tmp_path / "b.hlo").read_text()
+    assert repr(exported) == (f"<HLO module for op 'broadcast_add_fusion': "
+                              f"{exported.count(chr(10)) + 1} lines, {len(exported)} characters, "
+                              f"written to {tmp_path / 'b.hlo'}>")
 
 
 def test_calibrate_without_gpu_and_cache(tmp_path, monkeypatch):
