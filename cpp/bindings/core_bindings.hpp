@@ -632,6 +632,16 @@ inline void bind_capture(py::module_& m) {
   m.def("trace_clock_ns", &trace_clock_ns, "Trace clock now (CLOCK_REALTIME ns).");
   m.def("current_thread_id", &current_thread_id, "gettid() of the calling thread.");
   m.def("library_path", &library_path, "Absolute path of libfpgaprof.so.");
+  m.def("nvtx_injection_status", [] {
+    const NvtxInjectionStatus st = nvtx_injection_status();
+    py::dict d;
+    d["calls"] = st.calls;
+    d["last_result"] = st.last_result;
+    d["succeeded"] = st.succeeded;
+    d["detail"] = st.detail;
+    return d;
+  }, "What NVTX's injection hook (libfpgaprof.so's InitializeInjectionNvtx2) did in this process: "
+     "calls, last_result (-1 never called), succeeded, detail.");
 }
 
 }  // namespace fpgaprof::bindings

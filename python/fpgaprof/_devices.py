@@ -48,10 +48,21 @@ def describe() -> str:
                 + (f" ({bw / 1e9:.0f} GB/s peak)" if bw else ""))
     else:
         lines.append("  GPUs: none")
+    lines.append("  NVTX injection: " + _nvtx_line())
     lines.append("  tracing: " + ("ready" if not s.problem else f"not possible: {s.problem}"))
     if s.devices and s.library_found:
         lines.append("  counters: " + _counters_line(s.devices[0].id))
     return "\n".join(lines) + "\n"
+
+
+def _nvtx_line() -> str:
+    """Whether NVTX (XLA's ranges) reaches CUPTI in this process so far."""
+    n = _core.nvtx_injection_status()
+    if n["succeeded"]:
+        return f"active ({n['detail']})"
+    if n["calls"] == 0:
+        return "not called yet (NVTX calls it at the process's first NVTX call)"
+    return f"failed: {n['detail']} (no XLA ranges in traces of this process)"
 
 
 def _counters_line(device: int) -> str:

@@ -402,3 +402,45 @@ def test_a_trace_without_a_file_or_a_finished_trace_leaves_sigterm_alone():
     with fpgaprof.trace():  # nothing to save: no handler
         assert _signal.getsignal(_signal.SIGTERM) == before
     assert _signal.getsignal(_signal.SIGTERM) == before
+
+
+def test_a_trace_without_nvtx_ranges_says_the_injection_was_not_active():
+    # FAKE_CUPTI_MARKERS=0: the fake writes no marker records, as when NVTX never reached
+    # CUPTI. First trace: no NVTX call yet in the process, so the injection was never called.
+    # Second trace: fpgaprof.region's NVTX push makes NVTX load libfpgaprof.so (import set
+    # NVTX_INJECTION64_PATH) and call InitializeInjectionNvtx2, which the fake's
+    # cuptiNvtxInitialize2 accepts: no warning any more.
+    got = run_traced("""
+        from fpgaprof import _core
+        before = _core.nvtx_injection_status()
+        with fpgaprof.trace() as prof:
+            emit()
+        with fpgaprof.trace() as prof2:
+            with fpgaprof.region("step"):
+                emit()
+        after = _core.nvtx_injection_status()
+        done({"before": before, "after": after, "w1": prof.meta["warnings"],
+              "w2": prof2.meta["warnings"], "k1": len(prof.kernels), "k2": len(prof2.kernels),
+              "m2": len(prof2.markers), "env": os.environ.get("NVTX_INJECTION64_PATH", "")})
+    """, kernels=4, extra_env={"FAKE_CUPTI_MARKERS": "0"})
+    assert os.path.basename(got["env"]) == "libfpgaprof.so"
+    assert got["before"] == {"calls": 0, "last_result": -1, "succeeded": False, "detail": ""}
+    assert got["k1"] == 4 and got["k2"] == 4
+    assert [w for w in got["w1"] if w.startswith("NVTX injection was not active")]
+    assert any("no XLA ranges, HLO attribution by kernel name only" in w for w in got["w1"])
+    assert got["after"]["calls"] == 1 and got["after"]["succeeded"] and got["after"]["last_result"] == 1
+    assert "cuptiNvtxInitialize2" in got["after"]["detail"]
+    assert got["m2"] == 0  # the fake writes no records for NVTX calls
+    assert not [w for w in got["w2"] if "NVTX injection" in w]
+
+
+def test_the_devices_report_says_whether_nvtx_reached_cupti():
+    got = run_traced("""
+        from fpgaprof import _devices
+        first = _devices.describe()
+        with fpgaprof.region("r"):
+            pass
+        done({"first": first, "second": _devices.describe()})
+    """, kernels=1)
+    assert "  NVTX injection: not called yet" in got["first"]
+    assert "  NVTX injection: active (cuptiNvtxInitialize2 of " in got["second"]
