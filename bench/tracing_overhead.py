@@ -16,7 +16,8 @@ JAX to show the script works; its figures are labelled CPU DRY RUN and say nothi
 overhead (no kernels are traced on CPU).
 
 --isolate runs every sample in a fresh interpreter (own CUPTI state and warm-up), for when
-jax.profiler and fpgaprof cannot take turns in one process (one CUPTI subscriber).
+jax.profiler and fpgaprof cannot take turns in one process (one CUPTI subscriber at a time:
+several need CUDA 13.3+, driver r610+ and an opt-in, docs/capture.md "CUPTI 13 facts").
 
 Usage: python bench/tracing_overhead.py [--size 128] [--reps 5] [--samples 7] [--json FILE]
        [--modes none,fpgaprof,jax] [--isolate] [--allow-cpu] [--check]

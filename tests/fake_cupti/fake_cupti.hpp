@@ -4,7 +4,6 @@
 //
 // Generation rule (per simulated host thread t in [0, FAKE_CUPTI_THREADS), thread id 4000+t,
 // N = FAKE_CUPTI_KERNELS):
-//   thread 0 only, first: one DEVICE record (id 0, "Fake H100", cc 9.0, 132 SMs, 80 GiB).
 //   per thread: MEMORY2 allocation of 1 MiB; marker START "XlaModule:#hlo_module=jit_f,program_id=3#"
 //     (domain "TSL"); one instantaneous marker "fake_mark" (domain "fpgaprof_test");
 //   for i in [0, N): marker START "Thunk:#hlo_op=fusion.<i%4>,unique_hlo_op_id=<7+i%4>#" (TSL);
@@ -22,7 +21,8 @@
 //     work unfinished (type EVENT_SYNCHRONIZE, returnValue 600 = CUDA_ERROR_NOT_READY), only
 //     while cuptiActivityEnableAllSyncRecords has not been set to 0 (counted in
 //     unfinished_queries).
-//   DEVICE records: only from cuptiActivityEnableAndDump(DEVICE), written at that call (a trace
+//   DEVICE record (id 0, "Fake H100", cc 9.0, 132 SMs, 80 GiB): only from
+//     cuptiActivityEnableAndDump(DEVICE), written on the calling thread at that call (a trace
 //     attached after CUDA init gets no DEVICE record from cuptiActivityEnable, as in CUPTI).
 // FAKE_CUPTI_MARKERS=0: no marker records at all (a process whose NVTX never reached CUPTI).
 // FAKE_CUPTI_STOP_SYNC=1: the first cuptiActivityFlushAll after an emit also writes, on the
