@@ -127,11 +127,9 @@ class Profile:
         """Time per HLO op, largest first: count (``kernel_count``, ``executions``),
         ``total_ns``, ``mean_ns`` (per execution), static cost of one execution (``flops``,
         ``bytes_accessed``, ``pattern``), ``source_file``/``source_line``, match ``method``."""
-        from fpgaprof.report.notebook import Rows
+        from fpgaprof.report.notebook import op_rows
 
-        rows = Rows(self.attribution.ops)
-        rows.title = "HLO ops"
-        return rows
+        return op_rows(self, self.attribution.ops)
 
     # -- analysis: ceilings, roofline, transfers, memory, FPGA (docs/roofline.md, fpga-model.md)
 

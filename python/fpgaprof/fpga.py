@@ -115,7 +115,7 @@ def fpga_candidates(prof: Any, target: str | Mapping | FpgaTarget = "alveo-u55c"
         t.meta = {k: f[k] for k in ("target", "workload_ns", "gpu_kernel_ns") if k in f}  # type: ignore[attr-defined]
         t.title = f"FPGA offload candidates on {card}: region paths as whole units"
         t.display = REGION_TEXT_COLUMNS
-        t.empty_note = _no_rows_note(prof, "no fpgaprof.region() in the trace")
+        t.empty_note = _no_rows_note(prof, "no fpgaprof.region() with GPU kernels inside", regions=True)
     else:
         t.meta = {k: v for k, v in f.items() if k not in ("candidates", "regions")}  # type: ignore[attr-defined]
         t.title = f"FPGA offload candidates on {card}: HLO ops"

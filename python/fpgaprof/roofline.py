@@ -27,6 +27,7 @@ class Table(list):
 
     title = "rows"
     display: tuple = ()
+    labels: Mapping[str, str] = {}  # headers of some columns (e.g. "FLOPs (total)")
     empty_note = ""
     footer = ""
 
@@ -34,7 +35,7 @@ class Table(list):
         from fpgaprof.report.notebook import rows_text
 
         return rows_text(self, self.title, self.display, empty_note=self.empty_note,
-                         footer=self.footer)
+                         footer=self.footer, labels=self.labels)
 
     def to_pandas(self):
         import pandas as pd
@@ -45,7 +46,7 @@ class Table(list):
         """Jupyter: every column, first rows (fpgaprof.report.notebook)."""
         from fpgaprof.report.notebook import rows_html
 
-        return rows_html(self, "rows")
+        return rows_html(self, self.title, labels=self.labels, empty_note=self.empty_note)
 
     def columns(self) -> dict:
         import numpy as np
@@ -60,6 +61,9 @@ class Table(list):
 
 def _store_of(prof: Any) -> Any:
     """The C++ TraceStore behind a Profile (or the store itself)."""
+    getter = getattr(prof, "_s", None)
+    if callable(getter):  # a Profile: its store, or the placeholder of a nested trace
+        return getter()
     for name in ("store", "_store"):
         s = getattr(prof, name, None)
         if s is not None and not callable(s):
@@ -142,11 +146,18 @@ def roofline(prof: Any, by: str = "op", **kwargs: Any) -> Table | dict:
     flops, bytes, intensity, achieved FLOP/s and B/s, the roof and its precision,
     percent_of_roof, bound (memory | compute | latency | unknown; a path's from its sums), and
     measured_* values when counters were collected."""
+    from fpgaprof.report.notebook import TOTAL_LABELS
+
     if by in REGION_BY:
         r = analyze(prof, region_rows=REGION_BY[by], **kwargs)["roofline"]
-        t = Table(sorted(r["regions"], key=lambda x: -x["time_ns"]))
+        # Without any kernel a region has no GPU time, FLOPs or bytes to show: rows of zeros
+        # would read as measured, so the table is empty and says why (as report.html).
+        rows = [] if _kernel_count(prof) == 0 else r["regions"]
+        t = Table(sorted(rows, key=lambda x: -x["time_ns"]))
         t.title = f"roofline by {by}"
-        t.empty_note = _no_rows_note(prof, "no fpgaprof.region() in the trace")
+        t.labels = TOTAL_LABELS
+        t.empty_note = _no_rows_note(prof, "no fpgaprof.region() with GPU kernels inside",
+                                     regions=True)
         return t
     r = analyze(prof, **kwargs)["roofline"]
     if by == "trace":
@@ -157,17 +168,33 @@ def roofline(prof: Any, by: str = "op", **kwargs: Any) -> Table | dict:
     rows = sorted(r[key], key=lambda x: -x["time_ns"])
     t = Table(rows)
     t.title = f"roofline by {key[:-1]}"
+    t.labels = TOTAL_LABELS
     t.empty_note = _no_rows_note(prof, "no kernel was attributed to an HLO op" if key == "ops" else "")
     return t
 
 
-def _no_rows_note(prof: Any, otherwise: str) -> str:
-    """Why an analysis table of `prof` is empty: no GPU kernels at all, else `otherwise`."""
+def _kernel_count(prof: Any) -> int | None:
     try:
-        n = len(getattr(_store_of(prof), "kernels"))
-    except Exception:  # noqa: BLE001 - only the note is at stake
-        return otherwise
-    return "the trace has no GPU kernels: trace on a machine with an NVIDIA GPU" if n == 0 else otherwise
+        return len(getattr(_store_of(prof), "kernels"))
+    except Exception:  # noqa: BLE001 - only a note is at stake
+        return None
+
+
+def _no_rows_note(prof: Any, otherwise: str, *, regions: bool = False) -> str:
+    """Why an analysis table of `prof` is empty, in the words of every report
+    (fpgaprof.report._data.empty_reason): no GPU kernels at all, else `otherwise`.
+    regions: a table of region rows, which says so when the trace has no fpgaprof.region()."""
+    from fpgaprof.report import _data as D
+
+    n = _kernel_count(prof)
+    if regions and n != 0:
+        try:
+            if len(getattr(_store_of(prof), "regions")) == 0:
+                return "no fpgaprof.region() in the trace"
+        except Exception:  # noqa: BLE001 - only the note is at stake
+            pass
+    gpu = bool(D._meta_dict(_store_of(prof)).get("gpu_available", False))
+    return D.empty_reason(n, otherwise, gpu)
 
 
 def transfers(prof: Any, by: str = "region", **kwargs: Any) -> dict:

@@ -73,9 +73,10 @@ def test_rows_print_as_a_text_table():
                    {"name": "dot.1", "total_ns": 20_000, "executions": 1, "bytes_accessed": 512}])
     rows.title = "HLO ops"
     # Of TEXT_FIRST the rows have name, total_ns, executions (in that order); text left-aligned,
-    # numbers right-aligned, *_ns as time; the column left out is counted.
+    # numbers right-aligned, *_ns as time (headed without the unit: the cells carry theirs);
+    # the column left out is counted.
     assert str(rows) == ("HLO ops: 2 rows\n"
-                         "  name      total_ns  executions\n"
-                         "  fusion.3   1.50 ms           3\n"
-                         "  dot.1      20.0 µs           1\n"
+                         "  name        total  executions\n"
+                         "  fusion.3  1.50 ms           3\n"
+                         "  dot.1     20.0 µs           1\n"
                          "  (1 more column: .to_pandas() or .columns())\n")

@@ -49,6 +49,31 @@ def _unavailable(reason: str) -> dict:
     return {"available": False, "reason": reason}
 
 
+# Why a GPU table (ops, roofline, candidates) is empty when the trace has no kernel at all: the
+# one wording of print(prof.ops), prof.roofline(), prof.fpga_candidates(), summary.json,
+# report.html and the run digest.
+NO_GPU_NOTE = "the trace has no GPU kernels: trace on a machine with an NVIDIA GPU"
+NO_KERNELS_NOTE = "the trace has no GPU kernels: the traced code launched nothing on the GPU"
+
+
+def empty_reason(kernel_count: int | None, otherwise: str, gpu_available: bool = False) -> str:
+    """Why a table built from GPU kernels has no rows: with no kernel in the trace, NO_GPU_NOTE
+    (or NO_KERNELS_NOTE when a GPU was traced and simply ran nothing); else `otherwise` (the
+    table's own reason, e.g. none of the kernels could be attributed). kernel_count None:
+    unknown, `otherwise`."""
+    if kernel_count == 0:
+        return NO_KERNELS_NOTE if gpu_available else NO_GPU_NOTE
+    return otherwise
+
+
+def unattributed_note(kernel_count: int | None) -> str:
+    """Why the per-op table is empty although the trace has kernels."""
+    if not kernel_count:
+        return "no kernel could be attributed to an HLO op"
+    return (f"none of the {kernel_count} kernels could be attributed to an HLO op "
+            "(prof.attribution.unattributed says why)")
+
+
 # ---------------------------------------------------------------------------------------------
 # Columns
 

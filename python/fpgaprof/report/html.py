@@ -75,6 +75,36 @@ def fmt_pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f} %"
 
 
+def fmt_speedup(x: float | None) -> str:
+    """A speedup as every report prints it: "1.91x" (two decimals; small ones to two
+    significant digits, "0.0049x", so a slowdown never reads as 0.00x)."""
+    if x is None or isinstance(x, bool) or not math.isfinite(float(x)):
+        return "–"
+    x = float(x)
+    return f"{x:.2f}x" if abs(x) >= 0.01 or x == 0 else f"{x:.2g}x"
+
+
+def is_time_key(k: str) -> bool:
+    """Columns in seconds or ns (by name): shown auto-scaled ("10.3 µs")."""
+    kl = k.lower()
+    return (kl.endswith("_s") and not kl.endswith("per_s")) or kl.endswith("seconds") \
+        or kl.endswith("_ns")
+
+
+def display_label(k: str, labels: Mapping[str, str] | None = None) -> str:
+    """The header shown for column `k`: labels[k] when given, else the key without its time
+    unit suffix for columns whose values are auto-scaled ("gpu_time_ns" shows "10.3 µs", so
+    its header is "gpu_time"); the key itself stays the name in JSON and pandas."""
+    if labels and k in labels:
+        return labels[k]
+    kl = k.lower()
+    if is_time_key(k):
+        for suffix in ("_seconds", "_ns", "_s"):
+            if kl.endswith(suffix) and len(k) > len(suffix):
+                return k[:-len(suffix)]
+    return k
+
+
 # ---------------------------------------------------------------------------------------------
 # building blocks
 
@@ -130,7 +160,9 @@ def _overview(s: Mapping) -> str:
               if dev else ""),
         _card("wall time", fmt_s(t["wall_time_s"]), f'{tot.get("region_count", 0)} regions'),
         _card("GPU busy", fmt_s(tot.get("gpu_busy_s")),
-              f'{fmt_pct(busy)} of wall · idle {fmt_s(tot.get("gpu_idle_s"))}'),
+              f'{fmt_pct(busy)} of wall · idle {fmt_s(tot.get("gpu_idle_s"))}')
+        if tot.get("gpu_busy_s") is not None else
+        _card("GPU busy", "n/a (no GPU)", "no GPU activity was traced"),
         _card("kernels", fmt_num(tot.get("kernel_count")),
               f'{fmt_s(tot.get("kernel_time_s"))} summed'),
         _card("transfers", fmt_bytes(tot.get("transfer_bytes")),
@@ -273,11 +305,12 @@ def _roofline_table(roof: Mapping) -> str:
     collected, the measured values beside them."""
     pts = list(roof.get("points") or [])
     measured = any(p.get("has_measured") for p in pts)
-    headers = [("HLO op", "text"), ("time", "num"), ("FLOPs", "num"), ("bytes", "num"),
-               ("FLOP/B", "num"), ("FLOP/s", "num"), ("B/s", "num"), ("% of roof", "num"),
-               ("bound", "text")]
+    # FLOPs and bytes of every execution together (the ops table shows one execution's)
+    headers = [("HLO op", "text"), ("time", "num"), ("FLOPs (total)", "num"),
+               ("bytes (total)", "num"), ("FLOP/B", "num"), ("FLOP/s", "num"), ("B/s", "num"),
+               ("% of roof", "num"), ("bound", "text")]
     if measured:
-        headers += [("measured FLOPs", "num"), ("measured bytes", "num"),
+        headers += [("measured FLOPs (total)", "num"), ("measured bytes (total)", "num"),
                     ("measured FLOP/B", "num"), ("measured % of roof", "num"),
                     ("measured bound", "text")]
     rows = []
@@ -336,8 +369,8 @@ def _ops(s: Mapping) -> str:
     left = shown_left + ops.get("rows_left_out", 0)
     where = "summary.json and prof.ops" if shown_left else "prof.ops"
     return _table([("HLO op", "text"), ("module", "text"), ("category", "text"),
-                   ("runs", "num"), ("total", "num"), ("mean", "num"), ("FLOPs", "num"),
-                   ("bytes", "num"), ("pattern", "text"), ("bound", "text"),
+                   ("runs", "num"), ("total", "num"), ("mean", "num"), ("FLOPs/exec", "num"),
+                   ("bytes/exec", "num"), ("pattern", "text"), ("bound", "text"),
                    ("source", "text")], rows) + \
         (f'<p class="dim">{left} more ops not shown (in {where})</p>' if left else "")
 
@@ -494,7 +527,8 @@ def _largest_buffers(rows: list | None) -> str:
         return ""
     keys = [k for k in ("bytes", "region", "api_call", "thread_id", "device_id", "alloc_s",
                         "free_s") if any(k in r for r in rows)]
-    headers = [(k, "text" if k in ("region", "api_call") else "num") for k in keys]
+    headers = [(display_label(k), "text" if k in ("region", "api_call") else "num")
+               for k in keys]
     return "<h3>Largest buffers</h3>" + _table(
         headers, [[_generic_cell(k, r.get(k)) for k in keys] for r in rows])
 
@@ -520,11 +554,16 @@ def _generic_cell(k: str, v: Any) -> tuple[str, Any]:
         return (fmt_num(v) if isinstance(v, bool) else "–", "" if v is None else int(v))
     if isinstance(v, (int, float)):
         kl = k.lower()
-        if kl.endswith("_s") or kl.endswith("seconds"):
-            return fmt_s(float(v)), v
+        if kl.endswith("speedup"):
+            return fmt_speedup(v), v
+        if kl.endswith("per_s"):  # a rate: B/s, FLOP/s
+            unit = "B/s" if "byte" in kl else "FLOP/s" if "flop" in kl else "/s"
+            return fmt_num(float(v), unit), v
         if kl.endswith("_ns"):
             return fmt_s(float(v) / 1e9), v
-        if "bytes" in kl and "per_s" not in kl:
+        if is_time_key(k):
+            return fmt_s(float(v)), v
+        if "bytes" in kl:
             return fmt_bytes(v), v
         if kl in ("share", "score") or kl.endswith("_fraction") or kl.endswith("_share"):
             return (f"{v:.3g}" if kl == "score" else fmt_pct(float(v))), v
@@ -548,13 +587,13 @@ REGION_CANDIDATE_FIRST = ("rank", "region", "score", "workload_speedup", "region
                           "memory_efficiency", "instances", "module_calls", "top_op", "estimate_note")
 
 
-def _ranked_table(items: list, first: tuple) -> str:
+def _ranked_table(items: list, first: tuple, labels: Mapping[str, str] | None = None) -> str:
     keys = [k for k in first if any(k in r for r in items)]
     for r in items:
         for k in r:
             if k not in keys:
                 keys.append(k)
-    headers = [(k, "num" if any(isinstance(r.get(k), (int, float)) and not
+    headers = [(display_label(k, labels), "num" if any(isinstance(r.get(k), (int, float)) and not
                                 isinstance(r.get(k), bool) for r in items) else "text")
                for k in keys]
     rows = [[_generic_cell(k, r.get(k)) for k in keys] for r in items]
@@ -730,7 +769,7 @@ def _extra_table(rows: list[Mapping]) -> str:
     keys: list[str] = []
     for r in rows:
         keys += [k for k in r if k not in keys]
-    headers = [(k, "num" if any(isinstance(r.get(k), (int, float)) and not
+    headers = [(display_label(k), "num" if any(isinstance(r.get(k), (int, float)) and not
                                 isinstance(r.get(k), bool) for r in rows) else "text")
                for k in keys]
     return _table(headers, [[_generic_cell(k, r.get(k)) for k in keys] for r in rows], "wide")

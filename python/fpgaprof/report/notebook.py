@@ -8,10 +8,11 @@ from __future__ import annotations
 import html as _html
 import json
 import math
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from fpgaprof.report import _data as D
-from fpgaprof.report.html import _generic_cell, esc, fmt_bytes, fmt_num, fmt_pct, fmt_s
+from fpgaprof.report.html import (_generic_cell, display_label, esc, fmt_bytes, fmt_num, fmt_pct,
+                                  fmt_s, fmt_speedup)
 
 STYLE = ("<style>.fpgaprof-nb table{border-collapse:collapse;font-size:12px}"
          ".fpgaprof-nb th,.fpgaprof-nb td{padding:2px 8px;border-bottom:1px solid #ddd;"
@@ -21,9 +22,10 @@ STYLE = ("<style>.fpgaprof-nb table{border-collapse:collapse;font-size:12px}"
 MAX_ROWS = 20
 
 
-def _grid(keys: list[str], rows: list[dict], total: int, what: str) -> str:
+def _grid(keys: list[str], rows: list[dict], total: int, what: str,
+          labels: Mapping[str, str] | None = None) -> str:
     out = ["<table><thead><tr>"]
-    out += [f"<th>{esc(k)}</th>" for k in keys]
+    out += [f"<th>{esc(display_label(k, labels))}</th>" for k in keys]
     out.append("</tr></thead><tbody>")
     for r in rows:
         out.append("<tr>" + "".join(f"<td>{_generic_cell(k, r.get(k))[0]}</td>" for k in keys)
@@ -47,15 +49,19 @@ def table_html(table: Any, title: str = "records", max_rows: int = MAX_ROWS) -> 
     return f'<div class="fpgaprof-nb">{STYLE}{head}{_grid(keys, rows, n, "rows")}</div>'
 
 
-def rows_html(rows: Any, title: str = "rows", max_rows: int = 50) -> str:
-    """Analysis results (ops, candidates: list of objects/dicts or a table)."""
+def rows_html(rows: Any, title: str = "rows", max_rows: int = 50,
+              labels: Mapping[str, str] | None = None, empty_note: str = "") -> str:
+    """Analysis results (ops, candidates: list of objects/dicts or a table). labels: headers
+    for some columns (else display_label); empty_note: why there are no rows."""
     recs = D.records_of(rows)
     keys: list[str] = []
     for r in recs:
         keys += [k for k in r if k not in keys]
     head = f"<b>{esc(title)}</b>: {len(recs)} rows"
+    if not recs and empty_note:
+        head += f' <span class="na">({esc(empty_note)})</span>'
     return (f'<div class="fpgaprof-nb">{STYLE}{head}'
-            f'{_grid(keys, recs[:max_rows], len(recs), "rows") if recs else ""}</div>')
+            f'{_grid(keys, recs[:max_rows], len(recs), "rows", labels) if recs else ""}</div>')
 
 
 # Columns a printed table shows first (those a row has, at most TEXT_COLUMNS of them): what it is,
@@ -73,25 +79,47 @@ def _text_cell(k: str, v: Any) -> str:
         t = v
     elif isinstance(v, (list, dict)):
         t = json.dumps(v)
-    elif isinstance(v, float) and k.lower().endswith("speedup") and math.isfinite(v):
-        t = f"{v:.2f}x"
+    elif isinstance(v, (int, float)) and k.lower().endswith("speedup"):
+        t = fmt_speedup(v)
     elif isinstance(v, float) and "percent" in k.lower() and math.isfinite(v):
         t = f"{v:.3g} %"  # already in percent (percent_of_roof)
     else:
         t = _html.unescape(_generic_cell(k, v)[0])
-    return t if len(t) <= TEXT_CELL else t[:TEXT_CELL - 1] + "…"
+    if len(t) <= TEXT_CELL:
+        return t
+    # a source location keeps its end (file name and line), anything else its start
+    return "…" + t[-(TEXT_CELL - 1):] if k == "source" else t[:TEXT_CELL - 1] + "…"
+
+
+def _with_source(recs: list[dict]) -> list[dict]:
+    """Rows with a display column "source" ("file:line") made from source_file/source_line
+    where they have those and no "source" of their own (copies; the rows are unchanged)."""
+    out = []
+    for r in recs:
+        if "source" not in r and "source_file" in r:
+            f, line = r.get("source_file") or "", r.get("source_line")
+            r = dict(r)
+            r["source"] = (f"{f}:{line}" if f and isinstance(line, int) and line >= 0 else f)
+        out.append(r)
+    return out
 
 
 def rows_text(rows: Any, title: str = "rows", columns: Sequence[str] | None = None,
               max_rows: int = MAX_ROWS, empty_note: str = "", footer: str = "",
-              more: str = ".to_pandas() or .columns()") -> str:
+              more: str = ".to_pandas() or .columns()",
+              labels: Mapping[str, str] | None = None) -> str:
     """Analysis rows as a plain-text table (what print() shows): the title and row count, the
     chosen columns (else the TEXT_FIRST ones the rows have, else their first keys), the first
-    max_rows rows, and how many more there are (`more`: where to find them). Values are formatted by column name as in
-    report.html (seconds, bytes, shares); the rows themselves are unchanged."""
+    max_rows rows, and how many more there are (`more`: where to find them). Values are
+    formatted by column name as in report.html (seconds, bytes, shares, "1.91x" speedups);
+    headers are display_label(column, labels) (no time unit suffix on auto-scaled columns);
+    the rows themselves are unchanged. A requested column "source" is made from
+    source_file:source_line when the rows have those."""
     recs = D.records_of(rows)
     if not recs:
         return f"{title}: no rows" + (f" ({empty_note})" if empty_note else "") + "\n"
+    if columns and "source" in columns:
+        recs = _with_source(recs)
     keys: list[str] = []
     for r in recs:
         keys += [k for k in r if k not in keys]
@@ -102,14 +130,15 @@ def rows_text(rows: Any, title: str = "rows", columns: Sequence[str] | None = No
         cols = (cols + [k for k in keys if k not in cols])[:TEXT_COLUMNS]
     shown = recs[:max_rows]
     cells = [[_text_cell(c, r.get(c)) for c in cols] for r in shown]
-    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
+    heads = [display_label(c, labels) for c in cols]
+    widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(heads)]
     text_col = [all(isinstance(r.get(c), str) or r.get(c) is None for r in shown) for c in cols]
 
     def line(values: list[str]) -> str:
         return "  " + "  ".join(v.ljust(w) if left else v.rjust(w)
                                 for v, w, left in zip(values, widths, text_col)).rstrip()
 
-    out = [f"{title}: {len(recs)} rows", line(list(cols))]
+    out = [f"{title}: {len(recs)} rows", line(heads)]
     out += [line(row) for row in cells]
     more_rows, more_cols = len(recs) - len(shown), len(keys) - len(cols)
     if more_rows:
@@ -133,7 +162,8 @@ def profile_html(prof: Any) -> str:
         ("device", esc(dev.get("name")) if dev else
          f'<span class="na">no GPU: {esc(t["unavailable_reason"])}</span>'),
         ("wall time", fmt_s(t["wall_time_s"])),
-        ("GPU busy", f'{fmt_s(tot["gpu_busy_s"])} ({fmt_pct(tot["gpu_busy_fraction"])})'),
+        ("GPU busy", f'{fmt_s(tot["gpu_busy_s"])} ({fmt_pct(tot["gpu_busy_fraction"])})'
+         if tot["gpu_busy_s"] is not None else "n/a (no GPU)"),
         ("kernels", f'{fmt_num(tot["kernel_count"])} · {fmt_s(tot["kernel_time_s"])}'),
         ("transfers", f'{fmt_num(tot["transfer_count"])} · {fmt_bytes(tot["transfer_bytes"])} · '
                       f'{fmt_pct(tot["transfer_share_of_wall"])} of wall'),
@@ -150,7 +180,8 @@ def profile_html(prof: Any) -> str:
     if s["ops"].get("available"):
         keys = ["op", "category", "count", "total_s", "flops", "bytes", "source"]
         out.append("<b>top HLO ops</b>")
-        out.append(_grid(keys, s["ops"]["items"][:10], s["ops"]["count"], "ops"))
+        out.append(_grid(keys, s["ops"]["items"][:10], s["ops"]["count"], "ops",
+                         SUMMARY_OP_LABELS))
     if s["warnings"]:
         out.append("<ul>" + "".join(f'<li class="warn">{esc(w)}</li>' for w in s["warnings"])
                    + "</ul>")
@@ -160,19 +191,53 @@ def profile_html(prof: Any) -> str:
 
 class Rows(list):
     """Analysis rows (objects or dicts) that show as a table in Jupyter and convert with
-    to_pandas()."""
+    to_pandas(). print() shows `display` columns first (else TEXT_FIRST), headed by `labels`;
+    `empty_note` says why there are no rows."""
 
     title = "rows"
+    display: tuple = ()
+    labels: Mapping[str, str] = {}
+    empty_note = ""
 
     def to_pandas(self):
         import pandas as pd
         return pd.DataFrame(D.records_of(self))
 
     def _repr_html_(self) -> str:
-        return rows_html(self, self.title)
+        return rows_html(self, self.title, labels=self.labels, empty_note=self.empty_note)
 
     def __str__(self) -> str:
-        return rows_text(self, self.title)
+        return rows_text(self, self.title, self.display, empty_note=self.empty_note,
+                         labels=self.labels)
+
+
+# print(prof.ops): what the op is, where it runs and comes from, its time and its static cost
+# (per execution, as the cost model gives it: "FLOPs/exec").
+OP_DISPLAY = ("hlo_op", "module_name", "executions", "total_ns", "mean_ns", "flops",
+              "bytes_accessed", "pattern", "source")
+# Headers of per-execution and whole-trace FLOPs/bytes (prof.ops and the roofline tables use
+# the same keys with different meanings: the header says which).
+OP_LABELS = {"flops": "FLOPs/exec", "bytes_accessed": "bytes/exec", "bytes": "bytes/exec"}
+SUMMARY_OP_LABELS = {"flops": "FLOPs/exec", "bytes": "bytes/exec", "total_s": "total",
+                     "count": "runs"}
+TOTAL_LABELS = {"flops": "FLOPs (total)", "bytes": "bytes (total)"}
+
+
+def op_rows(prof: Any, ops: Any) -> Rows:
+    """prof.ops as Rows: the OP_DISPLAY columns, and why there are none (no GPU kernels at all,
+    or kernels none of which could be attributed)."""
+    rows = Rows(ops)
+    rows.title = "HLO ops"
+    rows.display = OP_DISPLAY
+    rows.labels = OP_LABELS
+    if not rows:
+        try:
+            n = len(prof.kernels)
+        except Exception:  # noqa: BLE001 - only the note is at stake
+            n = None
+        gpu = bool(D._get(prof, "gpu_available", False))
+        rows.empty_note = D.empty_reason(n, D.unattributed_note(n), gpu)
+    return rows
 
 
 def _table_to_pandas(self):

@@ -262,15 +262,19 @@ def _op_key(module: Any, op: Any) -> tuple[str, str]:
     return ("" if module is None else str(module), str(op))
 
 
-def _ops_section(prof: Any, roof_rows: list[dict], warnings: list[str]) -> dict:
+def _ops_section(prof: Any, roof_rows: list[dict], warnings: list[str],
+                 kernel_count: int | None = None, gpu_available: bool = False) -> dict:
     """Every HLO op (up to D.FULL_ROWS, largest time first: `fpgaprof compare` reads the
-    complete table), with its bound from the roofline analysis joined by (module, op)."""
+    complete table), with its bound from the roofline analysis joined by (module, op).
+    kernel_count / gpu_available: say why there is no op (D.empty_reason)."""
+    if kernel_count == 0:  # nothing to attribute: the same reason as every GPU table
+        return D._unavailable(D.empty_reason(0, "", gpu_available))
     sec = D.analysis_section(lambda: _ops_of(prof), "per-op attribution (prof.ops)", warnings)
     if not sec["available"]:
         return sec
     rows = _ops_rows(sec["rows"])
     if not rows:
-        return D._unavailable("no kernel could be attributed to an HLO op")
+        return D._unavailable(D.unattributed_note(kernel_count))
     bound = {_op_key(r.get("module"), r.get("op")): r.get("bound") for r in roof_rows}
     for r in rows:
         r["bound"] = bound.get(_op_key(r["module"], r["op"]))
@@ -354,9 +358,11 @@ def _roofline_point(r: dict) -> dict:
 
 
 def _roofline_section(prof: Any, roof_rows: list[dict] | None, roof_reason: str | None,
-                      ops: dict) -> dict:
+                      ops: dict, kernel_count: int | None = None,
+                      gpu_available: bool = False) -> dict:
     """Points per HLO op from the roofline analysis; without it, from the ops' static cost and
-    measured time (intensity and achieved rates only, no bound)."""
+    measured time (intensity and achieved rates only, no bound). Without any kernel the reason
+    is D.empty_reason's, as for the ops."""
     ceilings, ceilings_reason = _ceilings(prof)
     points = []
     source = None
@@ -369,20 +375,28 @@ def _roofline_section(prof: Any, roof_rows: list[dict] | None, roof_reason: str 
             t, fl, b = r["total_s"], r["flops"], r["bytes"]
             if not t or fl is None or not b:
                 continue
+            # the ops' cost is per execution; a point's FLOPs and bytes are all executions'
+            # (as the roofline analysis gives them)
+            runs = r["count"] or 1
             p = {
-                "op": r["op"], "module": r.get("module"), "time_s": t, "flops": fl, "bytes": b,
-                "intensity": fl / b,
-                "achieved_flops_per_s": fl * r["count"] / t if r["count"] else fl / t,
-                "achieved_bytes_per_s": b * r["count"] / t if r["count"] else b / t,
+                "op": r["op"], "module": r.get("module"), "time_s": t, "flops": fl * runs,
+                "bytes": b * runs, "intensity": fl / b,
+                "achieved_flops_per_s": fl * runs / t,
+                "achieved_bytes_per_s": b * runs / t,
                 "roof_fraction": None, "bound": "unknown", "source": r["source"],
                 "has_measured": False}
             p.update({k: None for k in MEASURED_FIELDS})
             points.append(p)
     if not points:
-        reason = roof_reason if roof_rows is None else "the roofline has no points"
-        if ops.get("available") is False:
-            reason = f"{reason}; {ops['reason']}"
-        out = D._unavailable(reason or "no op with flops, bytes and time")
+        if kernel_count == 0:
+            reason = D.empty_reason(0, "", gpu_available)
+        elif roof_rows is None:
+            reason = roof_reason
+        elif ops.get("available") is False:
+            reason = f"no roofline point: {ops['reason']}"
+        else:
+            reason = None
+        out = D._unavailable(reason or "no op with FLOPs, bytes and a measured time")
         out["ceilings"] = ceilings
         return out
     points.sort(key=lambda p: -(p["time_s"] or 0.0))
@@ -396,16 +410,20 @@ def _roofline_section(prof: Any, roof_rows: list[dict] | None, roof_reason: str 
     return out
 
 
-def _candidates_section(fpga: dict | None, reason: str | None, tgt: str) -> dict:
+def _candidates_section(fpga: dict | None, reason: str | None, tgt: str,
+                        kernel_count: int | None = None, gpu_available: bool = False,
+                        region_count: int | None = None) -> dict:
     """Rows of the FPGA model (as prof.fpga_candidates(target) gives them), best first: the
-    first D.TOP_ROWS; the rest is counted in items_left_out."""
+    first D.TOP_ROWS; the rest is counted in items_left_out. Empty tables say why with
+    D.empty_reason (no kernel at all) or their own reason."""
     if fpga is None:
         return {**D._unavailable(reason or "the FPGA model gave no result"), "target": tgt}
     rows = [D._py(dict(c)) for c in fpga.get("candidates", [])]
-    regions = _region_candidates(fpga)
+    regions = _region_candidates(fpga, kernel_count, gpu_available, region_count)
     if not rows:
-        return {**D._unavailable("no candidate op (no attributed GPU time)"), "target": tgt,
-                "regions": regions}
+        why = D.empty_reason(kernel_count, "no candidate op (no attributed GPU time)",
+                             gpu_available)
+        return {**D._unavailable(why), "target": tgt, "regions": regions}
     return {"available": True, "target": tgt, **_best_rows(rows),
             "what_if": D._py({k: v for k, v in fpga.items() if k not in ("candidates", "regions")}),
             "regions": regions}
@@ -417,21 +435,37 @@ def _best_rows(rows: list) -> dict:
             "items_left_out": max(len(rows) - D.TOP_ROWS, 0)}
 
 
-def _region_candidates(fpga: dict) -> dict:
+def region_empty_reason(kernel_count: int | None, region_count: int | None,
+                        gpu_available: bool = False) -> str:
+    """Why there is no region row in a GPU table (region candidates, roofline by region):
+    no GPU kernels at all (D.empty_reason) first, then no region, then no kernel in one."""
+    if region_count == 0 and kernel_count != 0:
+        return "no fpgaprof.region() in the trace"
+    return D.empty_reason(kernel_count, "no fpgaprof.region() with GPU kernels inside",
+                          gpu_available)
+
+
+def _region_candidates(fpga: dict, kernel_count: int | None = None,
+                       gpu_available: bool = False, region_count: int | None = None) -> dict:
     """fpgaprof.region() paths ranked as offload units (prof.fpga_candidates(by="region")),
     best first: the first D.TOP_ROWS, the rest counted in items_left_out."""
     rows = [D._py(dict(c)) for c in fpga.get("regions", [])]
     if not rows:
-        return D._unavailable("no fpgaprof.region() with GPU kernels inside")
+        return D._unavailable(region_empty_reason(kernel_count, region_count, gpu_available))
     return {"available": True, **_best_rows(rows)}
 
 
 def _interval_totals(facts: dict, *parts: dict) -> dict:
+    """GPU busy (union of the kernel, copy and memset intervals), idle and busy share of the
+    wall time; all None for a trace without GPU data (nothing was measured, so no idle time
+    either), 0 busy for a traced GPU that ran nothing."""
     import numpy as np
     starts = [p["start"] for p in parts if p]
     ends = [p["end"] for p in parts if p]
     wall_s = facts["wall_time_s"]
     if not starts:
+        if not facts.get("gpu_available"):
+            return {"gpu_busy_s": None, "gpu_idle_s": None, "gpu_busy_fraction": None}
         return {"gpu_busy_s": 0.0, "gpu_idle_s": wall_s, "gpu_busy_fraction": 0.0}
     busy = D.union_ns(np.concatenate(starts), np.concatenate(ends)) / 1e9
     return {"gpu_busy_s": busy, "gpu_idle_s": max(wall_s - busy, 0.0),
@@ -527,10 +561,12 @@ def collect(prof: Any, *, target: str | None = None, trace_path: str | None = No
     if an is not None:
         roof_rows = sorted((dict(r) for r in an["roofline"]["ops"]),
                            key=lambda r: -(r.get("time_ns") or 0))
-    ops = _ops_section(prof, roof_rows or [], failures)
-    roofline = _roofline_section(prof, roof_rows, an_reason, ops)
+    n_kernels, gpu = kernels.get("count", 0), facts["gpu_available"]
+    ops = _ops_section(prof, roof_rows or [], failures, n_kernels, gpu)
+    roofline = _roofline_section(prof, roof_rows, an_reason, ops, n_kernels, gpu)
     candidates = _candidates_section(an["fpga"] if an is not None and fpga_reason is None
-                                     else None, fpga_reason, tgt)
+                                     else None, fpga_reason, tgt, n_kernels, gpu,
+                                     D.table_len(D._get(prof, "regions")))
     transfers = D.transfers_section(an["transfers"] if an is not None else None, copies,
                                     reason=an_reason)
     memory = D.memory_section(an["memory"] if an is not None else None, facts["start_ns"],
