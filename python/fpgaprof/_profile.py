@@ -274,16 +274,18 @@ def load(path: str | os.PathLike) -> Profile:
 # ---- summary -------------------------------------------------------------------------------
 
 
-def _ms(ns: float) -> str:
-    return f"{ns / 1e6:.3f}"
+def _t(ns: float) -> str:
+    """A duration auto-scaled as in every report ("240 ns", "10.3 µs", "2.25 ms")."""
+    from fpgaprof.report.html import fmt_s
+
+    return fmt_s(float(ns) / 1e9)
 
 
 def _bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
-        n /= 1024.0
-    return f"{n:.2f} TiB"
+    """Bytes in decimal SI units as in report.html and the digest ("778.24 kB")."""
+    from fpgaprof.report.html import fmt_bytes
+
+    return fmt_bytes(n)
 
 
 def _short(name: str, width: int) -> str:
@@ -301,7 +303,7 @@ def _summary(prof: Profile, top: int) -> str:
         gpu = "GPU (no device record)"
     else:
         gpu = "no GPU data: " + (prof.meta.get("unavailable_reason") or "unknown reason")
-    out.append(f"fpgaprof trace: wall time {_ms(wall)} ms; {gpu}")
+    out.append(f"fpgaprof trace: wall time {_t(wall)}; {gpu}")
 
     k = prof.kernels.columns(["name", "start_ns", "end_ns"])
     n_k = len(k["name"])
@@ -309,17 +311,17 @@ def _summary(prof: Profile, top: int) -> str:
     total_k = float(dur.sum())
     out.append("")
     out.append(f"Kernels: {n_k} launches, {len(set(k['name'])) if n_k else 0} distinct, "
-               f"{_ms(total_k)} ms GPU time")
+               f"{_t(total_k)} GPU time")
     if n_k:
         names, inv = np.unique(k["name"].astype(str), return_inverse=True)
         tot = np.bincount(inv, weights=dur, minlength=len(names))
         cnt = np.bincount(inv, minlength=len(names))
         order = np.argsort(-tot, kind="stable")[:top]
-        out.append(f"  {'kernel':60s} {'count':>8s} {'total ms':>11s} {'mean us':>10s} {'%':>6s}")
+        out.append(f"  {'kernel':60s} {'count':>8s} {'total':>11s} {'mean':>10s} {'%':>6s}")
         for i in order:
             pct = 100.0 * tot[i] / total_k if total_k else 0.0
-            out.append(f"  {_short(str(names[i]), 60):60s} {int(cnt[i]):8d} {_ms(tot[i]):>11s} "
-                       f"{tot[i] / cnt[i] / 1e3:10.2f} {pct:6.1f}")
+            out.append(f"  {_short(str(names[i]), 60):60s} {int(cnt[i]):8d} {_t(tot[i]):>11s} "
+                       f"{_t(tot[i] / cnt[i]):>10s} {pct:6.1f}")
         if len(names) > top:
             out.append(f"  ... {len(names) - top} more kernels")
 
@@ -338,7 +340,7 @@ def _summary(prof: Profile, top: int) -> str:
     out.append(f"Transfers: {n_t}")
     if n_t:
         tdur = (t["end_ns"].astype(np.int64) - t["start_ns"].astype(np.int64)).clip(min=0)
-        out.append(f"  {'direction':10s} {'count':>8s} {'bytes':>14s} {'busy ms':>11s} "
+        out.append(f"  {'direction':10s} {'count':>8s} {'bytes':>14s} {'busy':>11s} "
                    f"{'GB/s':>9s}")
         kinds = t["copy_kind"].astype(str)
         for kind in sorted(set(kinds)):
@@ -346,7 +348,7 @@ def _summary(prof: Profile, top: int) -> str:
             b = float(t["bytes"][sel].sum())
             busy = float(tdur[sel].sum())
             rate = f"{b / busy:9.2f}" if busy > 0 else f"{'-':>9s}"  # bytes/ns == GB/s
-            out.append(f"  {kind:10s} {int(sel.sum()):8d} {_bytes(b):>14s} {_ms(busy):>11s} {rate}")
+            out.append(f"  {kind:10s} {int(sel.sum()):8d} {_bytes(b):>14s} {_t(busy):>11s} {rate}")
         out.append("  (busy = sum of copy durations; GB/s = bytes / busy time)")
 
     out.extend(_region_lines(prof, top))
@@ -387,10 +389,13 @@ def _region_lines(prof: Profile, top: int) -> list[str]:
     cnt = np.bincount(inv, minlength=len(names))
     wall_tot = np.bincount(inv, weights=wall, minlength=len(names))
     gpu_tot = np.bincount(inv, weights=inclusive, minlength=len(names))
-    lines.append(f"  {'region':40s} {'count':>7s} {'wall ms':>11s} {'GPU ms':>11s}")
+    # Without GPU data there is no GPU time to show: "–", as report.html (not a measured 0).
+    no_gpu = not prof.gpu_available and len(prof.kernels) == 0
+    lines.append(f"  {'region':40s} {'count':>7s} {'wall':>11s} {'GPU':>11s}")
     for i in np.argsort(-wall_tot, kind="stable")[:top]:
-        lines.append(f"  {_short(str(names[i]), 40):40s} {int(cnt[i]):7d} {_ms(wall_tot[i]):>11s} "
-                     f"{_ms(gpu_tot[i]):>11s}")
+        gpu = "–" if no_gpu else _t(gpu_tot[i])
+        lines.append(f"  {_short(str(names[i]), 40):40s} {int(cnt[i]):7d} {_t(wall_tot[i]):>11s} "
+                     f"{gpu:>11s}")
     lines.append("  (GPU = kernel, copy and memset time launched inside the region, "
-                 "nested ones included)")
+                 "nested ones included" + ("; – : no GPU data in this trace)" if no_gpu else ")"))
     return lines

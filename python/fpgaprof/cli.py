@@ -32,9 +32,15 @@ class UsageError(Exception):
     """Bad command line: exit status 2."""
 
 
+def usage_error(prog: str, message: str) -> UsageError:
+    """The one-line usage error of every command: "<prog>: error: <message> (see `<prog>
+    --help`)", prog being "fpgaprof" or "fpgaprof <command>"."""
+    return UsageError(f"{prog}: error: {message} (see `{prog} --help`)")
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2
-        raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
+        raise usage_error(self.prog, message)
 
 
 def _out(text: str) -> None:
@@ -69,9 +75,10 @@ def _trace_in(path: str) -> str:
     return path
 
 
-def _check_target(target: str | None) -> None:
-    """An unknown FPGA card name is a usage error (listing the known ones) when this build
-    has the FPGA model; without it the candidates section says why it is missing."""
+def _check_target(target: str | None, prog: str = PROG) -> None:
+    """An unknown FPGA card name is a usage error of command `prog` (a close match suggested,
+    the known ones listed) when this build has the FPGA model; without it the candidates
+    section says why it is missing."""
     if not target:
         return
     try:
@@ -80,8 +87,11 @@ def _check_target(target: str | None) -> None:
     except Exception:
         return
     if names and target not in names:
-        raise UsageError(f"{PROG}: unknown FPGA target {target!r} (use --target with one of "
-                         f"{', '.join(names)})")
+        import difflib
+        close = difflib.get_close_matches(target, names, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]}? " if close else ""
+        raise usage_error(prog, f"unknown FPGA target {target!r} ({hint}use --target with one "
+                          f"of {', '.join(names)})")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -198,14 +208,37 @@ CSV_TABLES = ("kernels", "transfers", "memsets", "allocations", "api_calls", "ma
               "regions", "syncs", "ops")
 
 
+def _op_fields() -> list[str]:
+    """The columns of prof.ops (fields of the attribution's OpStats, in the order records_of
+    gives them): the CSV header of a trace with no op."""
+    try:
+        from fpgaprof import _core
+        cls = _core.attribution.OpStats
+    except (ImportError, AttributeError):
+        return []
+    return [k for k in dir(cls) if not k.startswith("_") and isinstance(getattr(cls, k), property)]
+
+
+def _csv_cell(v: Any, none32: bool) -> Any:
+    """One CSV cell: "none" (kNone32 in a uint32 column: no parent, no region, ...) and None
+    are empty; lists are joined with ";" (kernel_names)."""
+    if none32 and v == 0xFFFFFFFF:
+        return ""
+    if isinstance(v, (list, tuple)):
+        return ";".join("" if x is None else str(x) for x in v)
+    return "" if v is None else v
+
+
 def _csv_table(prof: Any, table: str, D: Any) -> str:
+    """One record table (or prof.ops) as CSV: a header always (also without rows), one line
+    per record; docs/reports.md, "CSV"."""
     obj = getattr(prof, table, None)
     if obj is None:
         raise _failure(f"this profile has no {table} table (choose one of "
                        f"{', '.join(CSV_TABLES)})")
     if table == "ops":
         rows = D.records_of(obj)
-        keys: list[str] = []
+        keys: list[str] = [] if rows else _op_fields()
         for r in rows:
             keys += [k for k in r if k not in keys]
         cols = {k: [r.get(k) for r in rows] for k in keys}
@@ -215,9 +248,10 @@ def _csv_table(prof: Any, table: str, D: Any) -> str:
     w = csv.writer(buf, lineterminator="\n")
     keys = list(cols)
     w.writerow(keys)
+    none32 = {k: getattr(cols[k], "dtype", None) == "uint32" for k in keys}
     n = len(next(iter(cols.values()))) if cols else 0
     for i in range(n):
-        w.writerow([D._py(cols[k][i]) for k in keys])
+        w.writerow([_csv_cell(D._py(cols[k][i]), none32[k]) for k in keys])
     return buf.getvalue()
 
 
@@ -392,9 +426,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
     wa, wb = wall(a), wall(b)
     _out(f"A: {args.a}  wall {fmt_s(wa if isinstance(wa, (int, float)) else None)}\n"
          f"B: {args.b}  wall {fmt_s(wb if isinstance(wb, (int, float)) else None)}")
-    for kind, note in (("op", "per HLO op (module:op)"), ("region", "per region (path)"),
-                       ("kernel", "per kernel (top kernels only)"),
-                       ("transfer", "per transfer direction")):
+    # What the times and bytes of each section are: ops and kernels GPU time summed over the
+    # trace, regions wall time, transfer directions busy time; op bytes are one execution's
+    # (the cost model's), transfer bytes all copies'.
+    heads = {"op": ("GPU", "bytes/exec"), "region": ("wall", ""), "kernel": ("GPU", ""),
+             "transfer": ("busy", "bytes")}
+    for kind, note in (("op", "per HLO op (module:op), GPU time"),
+                       ("region", "per region (path), wall time"),
+                       ("kernel", "per kernel (top kernels only), GPU time"),
+                       ("transfer", "per transfer direction, busy time")):
         sel = [r for r in rows if r["kind"] == kind]
         if not sel:
             why = []
@@ -407,8 +447,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
             _out(f"\n{note}: not available in either input ({'; '.join(why)})")
             continue
         _out(f"\n{note}, sorted by |change|:")
-        _out(f"  {'name':40s} {'A':>11s} {'B':>11s} {'change':>11s} {'B/A':>7s} "
-             f"{'bytes A':>10s} {'bytes B':>10s}  bound A→B")
+        t_head, b_head = heads[kind]
+        _out(f"  {'name':40s} {t_head + ' A':>11s} {t_head + ' B':>11s} {'change':>11s} "
+             f"{'B/A':>7s} {(b_head + ' A') if b_head else '':>12s} "
+             f"{(b_head + ' B') if b_head else '':>12s}  bound A→B".rstrip())
         for r in sel[:args.limit]:
             ratio = f"{r['change_ratio']:.2f}x" if r["change_ratio"] is not None else "–"
             bound = ""
@@ -424,9 +466,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
                 change = sign + fmt_s(abs(r["change_s"]))
             before = fmt_s(r["time_before_s"]) if r["time_before_s"] is not None else "absent"
             after = fmt_s(r["time_after_s"]) if r["time_after_s"] is not None else "absent"
+            ba = fmt_bytes(r["bytes_before"]) if b_head else ""
+            bb = fmt_bytes(r["bytes_after"]) if b_head else ""
             _out(f"  {name:40s} {before:>11s} {after:>11s} {change:>11s} {ratio:>7s} "
-                 f"{fmt_bytes(r['bytes_before']):>10s} {fmt_bytes(r['bytes_after']):>10s}  "
-                 f"{bound}")
+                 f"{ba:>12s} {bb:>12s}  {bound}".rstrip())
         if len(sel) > args.limit:
             _out(f"  ... {len(sel) - args.limit} more rows (--limit N, or --json for all)")
     return 0
@@ -691,12 +734,31 @@ def _one_line(e: BaseException) -> str:
     return " ".join(str(e).split()) or type(e).__name__
 
 
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """parse_args with usage errors that name what is wrong and whose help to read: options
+    without a command are unrecognized (not "COMMAND is required"), and an unknown option of
+    a command points at that command's --help."""
+    if argv and not any(not a.startswith("-") for a in argv):
+        unknown = [a for a in argv if a not in ("-h", "--help")]
+        if unknown:
+            raise usage_error(PROG, f"unrecognized arguments: {' '.join(unknown)}")
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        cmd = args.command_name
+        # options before the command are the top level's, after it the command's
+        before = argv.index(cmd) if cmd in argv else len(argv)
+        top = [a for a in extra if a in argv[:before]]
+        prog = PROG if top else f"{PROG} {cmd}"
+        raise usage_error(prog, f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
-        _check_target(getattr(args, "target", None))
+        args = _parse(parser, argv)
+        _check_target(getattr(args, "target", None), f"{PROG} {args.command_name}")
         return int(args.func(args) or 0)
     except UsageError as e:
         sys.stderr.write(f"{e}\n")

@@ -20,6 +20,11 @@ REGION_BY = {"region": "path", "regions": "path", "region_instance": "instance",
              "region_instances": "instance"}
 
 
+# Headers of the FLOPs and bytes of roofline and FPGA-candidate rows: every execution together
+# (prof.ops gives one execution's: "FLOPs/exec"); the keys stay "flops" and "bytes".
+TOTAL_LABELS = {"flops": "FLOPs (total)", "bytes": "bytes (total)"}
+
+
 class Table(list):
     """Rows (dicts) of one analysis result, best first. ``to_pandas()`` gives a DataFrame;
     ``print(table)`` a text table of its main columns (``title``, ``display``: the columns shown
@@ -27,7 +32,7 @@ class Table(list):
 
     title = "rows"
     display: tuple = ()
-    labels: Mapping[str, str] = {}  # headers of some columns (e.g. "FLOPs (total)")
+    labels: Mapping[str, str] = TOTAL_LABELS  # headers of some columns
     empty_note = ""
     footer = ""
 
@@ -146,8 +151,6 @@ def roofline(prof: Any, by: str = "op", **kwargs: Any) -> Table | dict:
     flops, bytes, intensity, achieved FLOP/s and B/s, the roof and its precision,
     percent_of_roof, bound (memory | compute | latency | unknown; a path's from its sums), and
     measured_* values when counters were collected."""
-    from fpgaprof.report.notebook import TOTAL_LABELS
-
     if by in REGION_BY:
         r = analyze(prof, region_rows=REGION_BY[by], **kwargs)["roofline"]
         # Without any kernel a region has no GPU time, FLOPs or bytes to show: rows of zeros
@@ -155,7 +158,6 @@ def roofline(prof: Any, by: str = "op", **kwargs: Any) -> Table | dict:
         rows = [] if _kernel_count(prof) == 0 else r["regions"]
         t = Table(sorted(rows, key=lambda x: -x["time_ns"]))
         t.title = f"roofline by {by}"
-        t.labels = TOTAL_LABELS
         t.empty_note = _no_rows_note(prof, "no fpgaprof.region() with GPU kernels inside",
                                      regions=True)
         return t
@@ -168,7 +170,6 @@ def roofline(prof: Any, by: str = "op", **kwargs: Any) -> Table | dict:
     rows = sorted(r[key], key=lambda x: -x["time_ns"])
     t = Table(rows)
     t.title = f"roofline by {key[:-1]}"
-    t.labels = TOTAL_LABELS
     t.empty_note = _no_rows_note(prof, "no kernel was attributed to an HLO op" if key == "ops" else "")
     return t
 

@@ -310,7 +310,8 @@ def test_summary_shows_kernels_transfers_regions_drops_and_warnings():
     s.append("kernels", correlation_id=1, name="k1", start_ns=1000, end_ns=3000)
     s.append("kernels", correlation_id=2, name="k1", start_ns=4000, end_ns=6000)
     s.append("kernels", correlation_id=3, name="k2", start_ns=7000, end_ns=8000)
-    # 2 HtoD copies: 1 MiB in 500 ns + 1 MiB in 1500 ns = 2 MiB in 2000 ns = 1048.576 GB/s.
+    # 2 HtoD copies: 1 MiB in 500 ns + 1 MiB in 1500 ns = 2 MiB in 2000 ns = 1048.576 GB/s;
+    # 2 MiB = 2,097,152 B shows as 2.10 MB (decimal units, as report.html).
     s.append("memcpys", copy_kind="HtoD", bytes=1 << 20, start_ns=100, end_ns=600)
     s.append("memcpys", copy_kind="HtoD", bytes=1 << 20, start_ns=700, end_ns=2200)
     s.append("regions", name="step", thread_id=9, start_ns=0, end_ns=45)  # holds launches 1 and 2
@@ -318,13 +319,27 @@ def test_summary_shows_kernels_transfers_regions_drops_and_warnings():
     text = fpgaprof.Profile(s).summary()
     assert "Kernels: 3 launches, 2 distinct" in text
     k1 = next(line for line in text.splitlines() if line.strip().startswith("k1"))
-    assert k1.split()[1:] == ["2", "0.004", "2.00", "80.0"]
+    assert k1.split()[1:] == ["2", "4.0", "µs", "2.0", "µs", "80.0"]  # times auto-scaled
     htod = next(line for line in text.splitlines() if line.strip().startswith("HtoD"))
-    assert htod.split() == ["HtoD", "2", "2.00", "MiB", "0.002", "1048.58"]
+    assert htod.split() == ["HtoD", "2", "2.10", "MB", "2.0", "µs", "1048.58"]
     step = next(line for line in text.splitlines() if line.strip().startswith("step"))
-    assert step.split() == ["step", "1", "0.000", "0.004"]  # 45 ns wall, 4000 ns of kernels
+    assert step.split() == ["step", "1", "45", "ns", "4.0", "µs"]  # 45 ns wall, 4000 ns of kernels
     assert "Dropped records: 7" in text
     assert "beware" in text
+
+
+def test_summary_without_gpu_shows_no_gpu_time():
+    """A trace without GPU data: region GPU time is "–" (nothing measured), not 0.000, and
+    times are auto-scaled as in report.html."""
+    s = _core.TraceStore()
+    s.set_meta(start_ns=0, end_ns=2_500_000, gpu_available=False, unavailable_reason="no driver")
+    s.append("regions", name="forward_project", thread_id=9, start_ns=500_000, end_ns=1_750_000)
+    s.correlate()
+    text = fpgaprof.Profile(s).summary()
+    assert text.splitlines()[0] == "fpgaprof trace: wall time 2.50 ms; no GPU data: no driver"
+    row = next(line for line in text.splitlines() if line.strip().startswith("forward_project"))
+    assert row.split() == ["forward_project", "1", "1.25", "ms", "–"]  # 1.25 ms wall
+    assert "– : no GPU data in this trace" in text
 
 
 def test_profile_of_a_running_trace_says_so():

@@ -15,6 +15,7 @@ from typing import Any, Iterable, Mapping
 
 from fpgaprof.fpga import combined_speedup_text
 from fpgaprof.report._data import TOP_ROWS
+from fpgaprof.roofline import TOTAL_LABELS
 from fpgaprof.report.summary import MEASUREMENT_RUNS, measurement_stats, write_atomic
 
 DEVICE_COLOURS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02")
@@ -610,7 +611,7 @@ def _region_candidates(c: Mapping) -> str:
     if not r.get("available"):
         return head + _na(r)
     left = r.get("items_left_out", 0)
-    return head + _ranked_table(r["items"], REGION_CANDIDATE_FIRST) + \
+    return head + _ranked_table(r["items"], REGION_CANDIDATE_FIRST, TOTAL_LABELS) + \
         (f'<p class="dim">{left} more regions not shown (prof.fpga_candidates(by="region") has all '
          f'{r.get("count", len(r["items"]) + left)})</p>' if left else "")
 
@@ -631,7 +632,7 @@ def _candidates(s: Mapping) -> str:
         return head + _na(c) + _region_candidates(c)
     items = c["items"]
     left = c.get("items_left_out", 0)
-    return head + _ranked_table(items, CANDIDATE_FIRST) + \
+    return head + _ranked_table(items, CANDIDATE_FIRST, TOTAL_LABELS) + \
         (f'<p class="dim">{left} more candidates not shown (prof.fpga_candidates() has all '
          f'{c.get("count", len(items) + left)})</p>' if left else "") + _region_candidates(c)
 

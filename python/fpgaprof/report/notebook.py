@@ -220,7 +220,6 @@ OP_DISPLAY = ("hlo_op", "module_name", "executions", "total_ns", "mean_ns", "flo
 OP_LABELS = {"flops": "FLOPs/exec", "bytes_accessed": "bytes/exec", "bytes": "bytes/exec"}
 SUMMARY_OP_LABELS = {"flops": "FLOPs/exec", "bytes": "bytes/exec", "total_s": "total",
                      "count": "runs"}
-TOTAL_LABELS = {"flops": "FLOPs (total)", "bytes": "bytes (total)"}
 
 
 def op_rows(prof: Any, ops: Any) -> Rows:
