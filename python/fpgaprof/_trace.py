@@ -264,10 +264,12 @@ class NestedProfile(Profile):
 
     The block is a region (``region_name``) of the run's trace, which CUPTI fills until the
     program ends. After the block: ``wall_time_ns`` (the block's host time), ``warnings``,
-    ``summary()`` and ``repr`` work; record tables and the analysis raise FpgaprofError
-    naming the run's trace file. When the run's trace stops (program end) the Profile is
-    attached to the whole run's records (filter by ``region_name``), and a ``path`` given to
-    trace() receives a copy of the run's trace file.
+    ``summary()`` and ``repr`` work; record tables are empty and the analysis tables
+    (``ops``, ``roofline()``, ``fpga_candidates()``) have no rows and say where the records are
+    (the run's trace file), so a script written for a plain ``fpgaprof.trace()`` runs on.
+    When the run's trace stops (program end) the Profile is attached to the whole run's
+    records (filter by ``region_name``), and a ``path`` given to trace() receives a copy of
+    the run's trace file.
     """
 
     def __init__(self, region_name: str, run_trace_path: str | None, path: str | None,
@@ -278,14 +280,44 @@ class NestedProfile(Profile):
         self._notes = list(notes)
         self._start_ns = 0
         self._end_ns = 0
+        self._placeholder: Any = None
+
+    @property
+    def pending_note(self) -> str:
+        """Why the tables are empty before the run's trace is attached ("" after)."""
+        if self._store is not None:
+            return ""
+        return (f"inside `fpgaprof run`: this block is region {self.region_name!r} of the run's "
+                f"trace, written to {self.run_trace_path} when the program ends (fpgaprof.load "
+                f"or `fpgaprof report` on it)")
 
     def _s(self) -> Any:
-        if self._store is None:
-            raise FpgaprofError(
-                f"this fpgaprof.trace() ran inside `fpgaprof run`, whose trace holds its records "
-                f"(region {self.region_name!r}) and is saved when the program ends: read them "
-                f"from {self.run_trace_path} (fpgaprof.load or `fpgaprof report`)")
-        return self._store
+        if self._store is not None:
+            return self._store
+        # Until the run ends there are no records to give; an empty store lets every table and
+        # analysis answer (no rows, with pending_note saying where the records will be) so that
+        # a script written for a plain trace() runs on unchanged.
+        if self._placeholder is None:
+            store = _core.TraceStore()
+            store.set_meta(gpu_available=False, unavailable_reason=self.pending_note)
+            self._placeholder = store
+        return self._placeholder
+
+    def _pending(self, table: Any) -> Any:
+        note = self.pending_note
+        if note:
+            table.empty_note = note
+        return table
+
+    @property
+    def ops(self) -> list:
+        return self._pending(super().ops)
+
+    def roofline(self, *args: Any, **kwargs: Any) -> Any:
+        return self._pending(super().roofline(*args, **kwargs))
+
+    def fpga_candidates(self, *args: Any, **kwargs: Any) -> Any:
+        return self._pending(super().fpga_candidates(*args, **kwargs))
 
     @property
     def wall_time_ns(self) -> int:
