@@ -114,8 +114,8 @@ def test_compare_ops_missing_on_one_side():
     assert {(r["module"], r["name"]) for r in ops} == {("jit_f", "fusion.1"), ("jit_f", "dot.2")}
     assert all(r["time_after_s"] is None and r["change_s"] is None for r in ops)
     # B has 4 kernels (the fixture's) and no HLO module to attribute them to
-    assert all(r["unknown"] == "B: none of the 4 kernels could be attributed to an HLO op "
-               "(prof.attribution.unattributed says why)" for r in ops)
+    assert all(r["unknown"] == "B: the trace has GPU kernels but none of its 4 kernels could "
+               "be attributed to an HLO op: prof.attribution.unattributed says why" for r in ops)
 
 
 def _summary_with_ops(ops, left_out=0):

@@ -70,8 +70,10 @@ def unattributed_note(kernel_count: int | None) -> str:
     """Why the per-op table is empty although the trace has kernels."""
     if not kernel_count:
         return "no kernel could be attributed to an HLO op"
-    return (f"none of the {kernel_count} kernels could be attributed to an HLO op "
-            "(prof.attribution.unattributed says why)")
+    what = ("its 1 kernel could not" if kernel_count == 1 else
+            f"none of its {kernel_count} kernels could")
+    return f"the trace has GPU kernels but {what} be attributed to an HLO op: " \
+        "prof.attribution.unattributed says why"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -167,10 +167,13 @@ def _overview(s: Mapping) -> str:
         _card("kernels", fmt_num(tot.get("kernel_count")),
               f'{fmt_s(tot.get("kernel_time_s"))} summed'),
         _card("transfers", fmt_bytes(tot.get("transfer_bytes")),
-              f'{fmt_num(tot.get("transfer_count"))} copies · busy '
-              f'{fmt_s(tot.get("transfer_busy_s"))}'),
+              f'{fmt_num(tot.get("transfer_count"))} copies'
+              + (f' · busy {fmt_s(tot.get("transfer_busy_s"))}'
+                 if tot.get("transfer_busy_s") is not None else "")),
         _card("time in transfers", fmt_pct(tot.get("transfer_share_of_wall")),
-              f'of wall · {fmt_pct(tot.get("transfer_share_of_gpu_busy"))} of GPU busy'),
+              f'of wall · {fmt_pct(tot.get("transfer_share_of_gpu_busy"))} of GPU busy')
+        if tot.get("gpu_busy_s") is not None else
+        _card("time in transfers", "n/a (no GPU)", ""),
         _card("dropped records", fmt_num(t["dropped_records"]),
               f'{fmt_num(t["incomplete_records"])} without timestamps'),
     ]

@@ -543,9 +543,11 @@ def collect(prof: Any, *, target: str | None = None, trace_path: str | None = No
         "kernel_time_s": kernels.get("total_s", 0.0),
         "transfer_count": copies,
         "transfer_bytes": t_bytes,
-        "transfer_busy_s": t_busy_s,
+        # without GPU data (busy None) copy time was not measured either: null, not 0
+        "transfer_busy_s": t_busy_s if totals["gpu_busy_s"] is not None else None,
         "transfer_share_of_wall": (t_busy_s / facts["wall_time_s"]
-                                   if facts["wall_time_s"] else None),
+                                   if facts["wall_time_s"] and totals["gpu_busy_s"] is not None
+                                   else None),
         "transfer_share_of_gpu_busy": (t_busy_s / totals["gpu_busy_s"]
                                        if totals["gpu_busy_s"] else None),
         "memset_count": D.table_len(D._get(prof, "memsets")),

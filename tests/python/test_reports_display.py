@@ -1,0 +1,249 @@
+"""What people read in printed tables, report.html, the CLI's compare/export and its usage
+errors: column headers that say what a value is (no unit suffix contradicting an auto-scaled
+value, per execution vs total), one reason for an empty GPU table, speedups as "1.91x", CSV
+cells for "none", lists and empty tables. Expected strings are worked out by hand in comments
+from the formatting rules of report/html.py (fmt_s, fmt_bytes, fmt_num, fmt_speedup)."""
+import json
+
+import _reports_fixtures as F
+import fpgaprof
+import pytest
+from fpgaprof import _core, cli, roofline
+from fpgaprof.report import _data as D
+from fpgaprof.report import html as H
+from fpgaprof.report import notebook as N
+from fpgaprof.report import summary as S
+
+NO_GPU = "the trace has no GPU kernels: trace on a machine with an NVIDIA GPU"
+
+
+def _profile(kernels=(), regions=(), gpu=False):
+    """A Profile over a hand-built store: kernels (start_ns, end_ns), each with its launch API
+    call 100 ns before it on thread 9; regions (name, start_ns, end_ns) on thread 9."""
+    s = _core.TraceStore()
+    s.set_meta(start_ns=0, end_ns=10_000_000, gpu_available=gpu)
+    for i, (a, b) in enumerate(kernels):
+        s.append("api_calls", correlation_id=i + 1, thread_id=9, start_ns=a - 100, end_ns=a - 50)
+        s.append("kernels", correlation_id=i + 1, name="k", start_ns=a, end_ns=b)
+    for name, a, b in regions:
+        s.append("regions", name=name, thread_id=9, start_ns=a, end_ns=b)
+    s.correlate()
+    return fpgaprof.Profile(s)
+
+
+# --- print(prof.ops) -------------------------------------------------------------------------
+
+OPS = [
+    {"hlo_op": "fusion.3", "module_name": "jit_f", "executions": 10, "total_ns": 10_262,
+     "mean_ns": 1026, "flops": 1024.0, "bytes_accessed": 8192.0, "pattern": "elementwise",
+     "source_file": "/src/model.py", "source_line": 13, "method": "nvtx_thunk",
+     "kernel_names": ["loop_fusion_3"]},
+    {"hlo_op": "dot.1", "module_name": "jit_f", "executions": 2, "total_ns": 3_000_000,
+     "mean_ns": 1_500_000, "flops": 2e9, "bytes_accessed": 1e7, "pattern": "dot",
+     "source_file": "/home/user/projects/reconstruction/mbirjax/forward_model.py",
+     "source_line": 1234, "method": "nvtx_thunk", "kernel_names": ["gemm_a", "gemm_b"]},
+]
+
+
+def test_print_ops_shows_what_the_op_is_and_its_cost_per_execution():
+    lines = str(N.op_rows(_profile(), OPS)).splitlines()
+    assert lines[0] == "HLO ops: 2 rows"
+    assert lines[1].split() == ["hlo_op", "module_name", "executions", "total", "mean",
+                                "FLOPs/exec", "bytes/exec", "pattern", "source"]
+    # fusion.3: 10,262 ns = 10.3 µs, mean 1,026 ns = 1.0 µs, 1024 FLOP = 1.02 k, 8192 B = 8.19 kB
+    assert lines[2].split() == ["fusion.3", "jit_f", "10", "10.3", "µs", "1.0", "µs", "1.02", "k",
+                                "8.19", "kB", "elementwise", "/src/model.py:13"]
+    # dot.1: 3 ms, mean 1.5 ms, 2e9 FLOP = 2 G, 1e7 B = 10.00 MB; the 64-character source is
+    # cut at its start so the file name and line stay: "…" + its last 39 characters
+    src = "/home/user/projects/reconstruction/mbirjax/forward_model.py:1234"
+    assert lines[3].split()[:-1] == ["dot.1", "jit_f", "2", "3.00", "ms", "1.50", "ms", "2", "G",
+                                     "10.00", "MB", "dot"]
+    assert lines[3].split()[-1] == "…" + src[-39:] and src[-39:].endswith("forward_model.py:1234")
+    # 12 keys + the display column source = 13; 9 shown
+    assert lines[4] == "  (4 more columns: .to_pandas() or .columns())"
+    # the rows themselves are unchanged (no "source" added)
+    assert "source" not in N.op_rows(_profile(), OPS)[0]
+
+
+def test_print_ops_says_why_it_is_empty():
+    assert str(_profile().ops) == f"HLO ops: no rows ({NO_GPU})\n"
+    assert str(_profile(gpu=True).ops) == ("HLO ops: no rows (the trace has no GPU kernels: the "
+                                           "traced code launched nothing on the GPU)\n")
+    # one kernel, no HLO module in the trace: nothing to attribute it to
+    assert str(_profile(kernels=[(5000, 6000)]).ops) == (
+        "HLO ops: no rows (the trace has GPU kernels but its 1 kernel could not be attributed "
+        "to an HLO op: prof.attribution.unattributed says why)\n")
+    assert D.unattributed_note(3).startswith("the trace has GPU kernels but none of its 3 kernels")
+
+
+# --- region tables ---------------------------------------------------------------------------
+
+
+def test_region_tables_say_why_they_are_empty():
+    # a region and no kernel (no GPU): the no-GPU note, and no rows of zeros
+    p = _profile(regions=[("forward_project", 0, 1000)])
+    for t in (p.fpga_candidates(by="region"), p.roofline(by="region")):
+        assert len(t) == 0 and t.empty_note == NO_GPU
+    assert str(p.roofline(by="region")) == f"roofline by region: no rows ({NO_GPU})\n"
+    # kernels but no region
+    p = _profile(kernels=[(5000, 6000)])
+    assert p.fpga_candidates(by="region").empty_note == "no fpgaprof.region() in the trace"
+    # a region, and the kernel outside it
+    p = _profile(kernels=[(5000, 6000)], regions=[("forward_project", 0, 1000)])
+    assert p.fpga_candidates(by="region").empty_note == \
+        "no fpgaprof.region() with GPU kernels inside"
+    assert S.region_empty_reason(1, 1) == "no fpgaprof.region() with GPU kernels inside"
+    assert S.region_empty_reason(1, 0) == "no fpgaprof.region() in the trace"
+    assert S.region_empty_reason(0, 0) == NO_GPU
+
+
+# --- summary.json / report.html --------------------------------------------------------------
+
+
+def test_traced_gpu_that_ran_nothing_is_busy_zero_not_unknown():
+    s = S.collect(_profile(gpu=True, regions=[("r", 0, 1000)]))
+    t = s["totals"]
+    # a GPU was traced and ran nothing for 10 ms: 0 busy, all 10 ms idle (measured)
+    assert (t["gpu_busy_s"], t["gpu_idle_s"], t["gpu_busy_fraction"]) == (0.0, 0.01, 0.0)
+    why = "the trace has no GPU kernels: the traced code launched nothing on the GPU"
+    assert s["ops"]["reason"] == why and s["candidates"]["reason"] == why
+    assert s["candidates"]["regions"]["reason"] == why
+
+
+def test_no_gpu_summary_has_null_busy_time_and_html_says_na(tmp_path):
+    s = S.collect(_profile(regions=[("r", 0, 1000)]))
+    t = s["totals"]
+    assert [t[k] for k in ("gpu_busy_s", "gpu_idle_s", "gpu_busy_fraction", "transfer_busy_s",
+                           "transfer_share_of_wall")] == [None] * 5
+    doc = H.render(s)
+    assert '<div class="value">n/a (no GPU)</div>' in doc
+    assert doc.count(f"not available: {NO_GPU}") == 4  # ops, roofline, op and region candidates
+    assert "no candidate op" not in doc and "attributed" not in doc.split("sec-warnings")[2]
+    # the notebook overview says the same
+    assert "<th>GPU busy</th><td style='text-align:left'>n/a (no GPU)</td>" in \
+        N.profile_html(_profile(regions=[("r", 0, 1000)]))
+
+
+def test_flops_per_execution_and_total_are_labelled():
+    s = S.collect(F.SyntheticProfile(with_ops=True))
+    # fusion.1: 2 executions of 1e6 FLOP and 4e6 B each (the fixture's ops)
+    op = next(r for r in s["ops"]["items"] if r["op"] == "fusion.1")
+    pt = next(p for p in s["roofline"]["points"] if p["op"] == "fusion.1")
+    assert (op["flops"], op["bytes"]) == (1e6, 4e6)          # per execution
+    assert (pt["flops"], pt["bytes"]) == (2e6, 8e6)          # both executions
+    doc = H.render(s)
+    roof = doc.split('id="sec-roofline"')[1].split('id="sec-ops"')[0]
+    ops = doc.split('id="sec-ops"')[1].split('id="sec-kernels"')[0]
+    assert ">FLOPs (total)</th>" in roof and ">bytes (total)</th>" in roof
+    assert 'data-v="2000000">2 M</td>' in roof and 'data-v="8000000">8.00 MB</td>' in roof
+    assert ">FLOPs/exec</th>" in ops and ">bytes/exec</th>" in ops
+    assert 'data-v="1000000">1 M</td>' in ops and 'data-v="4000000">4.00 MB</td>' in ops
+    # printed roofline rows: totals (10 executions of 1024 FLOP, 8192 B = 10.2 k, 81.92 kB)
+    t = roofline.Table([{"op": "fusion.3", "time_ns": 102_620, "flops": 10240.0,
+                         "bytes": 81920.0}])
+    lines = str(t).splitlines()
+    assert lines[1].split() == ["op", "time", "FLOPs", "(total)", "bytes", "(total)"]
+    assert lines[2].split() == ["fusion.3", "102.6", "µs", "10.2", "k", "81.92", "kB"]
+
+
+def test_headers_of_auto_scaled_columns_carry_no_unit():
+    assert H.display_label("gpu_time_ns") == "gpu_time"
+    assert H.display_label("fpga_total_s") == "fpga_total"
+    assert H.display_label("median_s") == "median"
+    assert H.display_label("achieved_bytes_per_s") == "achieved_bytes_per_s"  # values in B/s
+    assert H.display_label("bytes") == "bytes"
+    assert H.display_label("flops", {"flops": "FLOPs/exec"}) == "FLOPs/exec"
+    # a sweep's timing table (extra table) and the largest buffers
+    doc = H._extra_table([{"size": 64, "median_s": 0.00589, "warmup_s": 0.98947}])
+    assert ">median</th>" in doc and ">warmup</th>" in doc and "median_s" not in doc
+    assert ">5.89 ms</td>" in doc and ">989.47 ms</td>" in doc
+    doc = H._largest_buffers([{"bytes": 1000, "alloc_s": 0.43392, "free_s": None}])
+    assert ">alloc</th>" in doc and ">free</th>" in doc and ">433.92 ms</td>" in doc
+    # a rate is a rate, not a time: 2.5e9 B/s
+    assert H._generic_cell("achieved_bytes_per_s", 2.5e9)[0] == "2.5 GB/s"
+
+
+def test_candidate_tables_in_html_use_the_printed_formats():
+    row = {"rank": 1, "op": "fusion.3", "gpu_time_ns": 10_300, "fpga_total_s": 2.067e-4,
+           "op_speedup": 1.914, "workload_speedup": 0.0496, "flops": 10240.0}
+    doc = H._ranked_table([row], H.CANDIDATE_FIRST, roofline.TOTAL_LABELS)
+    heads = [h.split(">")[-1] for h in doc.split("</th>")[:-1]]
+    assert heads == ["rank", "op", "workload_speedup", "op_speedup", "gpu_time", "fpga_total",
+                     "FLOPs (total)"]
+    # 1.914 -> 1.91x; 0.0496 -> 0.05x (as the digest and print()); 10,300 ns; 206.7 µs
+    for cell in (">1.91x</td>", ">0.05x</td>", ">10.3 µs</td>", ">206.7 µs</td>", ">10.2 k</td>"):
+        assert cell in doc
+    assert H.fmt_speedup(0.00496) == "0.005x" and H.fmt_speedup(None) == "–"
+    assert N._text_cell("op_speedup", 1.914) == "1.91x"
+
+
+# --- fpgaprof export --format csv ------------------------------------------------------------
+
+
+def test_csv_has_empty_cells_for_none_and_always_a_header(tmp_path, capsys):
+    p = _profile(kernels=[(5000, 6000)], regions=[("forward_project", 0, 1000)])
+    path = p.save(str(tmp_path / "t.fpgaprof"))
+    assert cli.main(["export", path, "--format", "csv", "--table", "regions"]) == 0
+    head, row = capsys.readouterr().out.splitlines()
+    cells = dict(zip(head.split(","), row.split(",")))
+    assert cells["name"] == "forward_project" and cells["parent"] == ""  # top level: no parent
+    assert cli.main(["export", path, "--format", "csv", "--table", "kernels"]) == 0
+    head, row = capsys.readouterr().out.splitlines()
+    cells = dict(zip(head.split(","), row.split(",")))
+    assert cells["region_index"] == "" and cells["marker_index"] == ""  # outside any range
+    assert cells["start_ns"] == "5000" and "4294967295" not in row
+    # no op in the trace: the header alone, the fields of prof.ops' rows
+    assert cli.main(["export", path, "--format", "csv", "--table", "ops"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 and out[0].split(",")[:3] == ["bytes_accessed", "bytes_read",
+                                                       "bytes_written"]
+    assert "kernel_names" in out[0].split(",") and "hlo_op" in out[0].split(",")
+    # lists are joined with ";"
+    text = cli._csv_table(type("P", (), {"ops": OPS})(), "ops", D)
+    assert text.splitlines()[2].split(",")[-1] == "gemm_a;gemm_b"
+
+
+# --- fpgaprof compare ------------------------------------------------------------------------
+
+
+def test_compare_labels_what_it_compares(tmp_path, capsys):
+    s = S.collect(F.SyntheticProfile(with_ops=True))
+    S.write_summary(tmp_path / "a.json", s)
+    S.write_summary(tmp_path / "b.json", s)
+    assert cli.main(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+
+    def header(title):
+        i = lines.index(title)
+        return lines[i + 1].split()
+    assert header("per HLO op (module:op), GPU time, sorted by |change|:") == \
+        ["name", "GPU", "A", "GPU", "B", "change", "B/A", "bytes/exec", "A", "bytes/exec", "B",
+         "bound", "A→B"]
+    assert header("per region (path), wall time, sorted by |change|:") == \
+        ["name", "wall", "A", "wall", "B", "change", "B/A", "bound", "A→B"]
+    assert header("per kernel (top kernels only), GPU time, sorted by |change|:")[:3] == \
+        ["name", "GPU", "A"]
+    assert header("per transfer direction, busy time, sorted by |change|:")[:8] == \
+        ["name", "busy", "A", "busy", "B", "change", "B/A", "bytes"]
+
+
+# --- usage errors ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv,err", [
+    (["--bogus"], "fpgaprof: error: unrecognized arguments: --bogus (see `fpgaprof --help`)"),
+    (["calibrate", "--foo"], "fpgaprof calibrate: error: unrecognized arguments: --foo "
+     "(see `fpgaprof calibrate --help`)"),
+    (["report", "t.fpgaprof", "--target", "alveo-u55"],
+     "fpgaprof report: error: unknown FPGA target 'alveo-u55' (did you mean alveo-u55c? use "
+     "--target with one of alveo-u55c, alveo-u280, versal-v80) (see `fpgaprof report --help`)"),
+    (["export", "t.fpgaprof", "--format", "json", "--target", "zzz"],
+     "fpgaprof export: error: unknown FPGA target 'zzz' (use --target with one of alveo-u55c, "
+     "alveo-u280, versal-v80) (see `fpgaprof export --help`)"),
+    (["run", "--target", "versal-v8", "--", "true"],
+     "fpgaprof run: error: unknown FPGA target 'versal-v8' (did you mean versal-v80? use "
+     "--target with one of alveo-u55c, alveo-u280, versal-v80) (see `fpgaprof run --help`)"),
+])
+def test_usage_errors_name_the_problem_and_the_help_to_read(argv, err, capsys):
+    assert cli.main(argv) == 2
+    assert capsys.readouterr().err == err + "\n"
