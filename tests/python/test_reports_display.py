@@ -3,7 +3,6 @@ errors: column headers that say what a value is (no unit suffix contradicting an
 value, per execution vs total), one reason for an empty GPU table, speedups as "1.91x", CSV
 cells for "none", lists and empty tables. Expected strings are worked out by hand in comments
 from the formatting rules of report/html.py (fmt_s, fmt_bytes, fmt_num, fmt_speedup)."""
-import json
 
 import _reports_fixtures as F
 import fpgaprof
