@@ -31,6 +31,17 @@ def test_table_html_limits_rows():
     assert "<b>empty</b>: 0 rows" in empty and "<table>" not in empty
 
 
+def test_table_html_shows_timestamps_as_integers_and_none_as_a_dash():
+    # fusion_a starts at T0 + 1.1 ms (the fixture's layout); its region_index is F.NONE32
+    t = F.Table(start_ns=[F.ms(1.1)], end_ns=[F.ms(1.6)], duration_ns=[500_000],
+                region_index=[F.NONE32], parent=[3])
+    h = N.table_html(t, "kernels")
+    assert f"<td>{F.T0 + 1_100_000}</td>" in h and f"<td>{F.T0 + 1_600_000}</td>" in h
+    assert "<th>start_ns</th>" in h
+    assert "<td>–</td>" in h and "4.29 G" not in h
+    assert "500.0 µs" in h or "500.00 µs" in h  # a duration is still a duration
+
+
 def test_rows_html():
     h = N.rows_html([{"op": "a<b", "score": 0.5, "time_s": 0.002}], "candidates")
     assert "a&lt;b" in h and "2.00 ms" in h and "0.5" in h

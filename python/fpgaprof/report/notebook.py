@@ -45,8 +45,25 @@ def table_html(table: Any, title: str = "records", max_rows: int = MAX_ROWS) -> 
         return f'<div class="fpgaprof-nb">{STYLE}{head}</div>'
     cols = D.columns(table)
     keys = list(cols)
-    rows = [{k: D._py(cols[k][i]) for k in keys} for i in range(min(n, max_rows))]
-    return f'<div class="fpgaprof-nb">{STYLE}{head}{_grid(keys, rows, n, "rows")}</div>'
+    # Timestamps are CLOCK_REALTIME ns (docs/records.md), not durations: shown as the integers
+    # they are, under their own names, instead of as "1795347461.803 s".
+    stamps = [k for k in keys if k in TIMESTAMP_COLUMNS]
+    # Index columns hold 0xFFFFFFFF for "none" (docs/records.md): shown as "–", not "4.29 G".
+    links = [k for k in keys if k.endswith("_index") or k == "parent"]
+
+    def cell(k: str, v: Any) -> Any:
+        if k in stamps:
+            return str(int(v))
+        if k in links and int(v) == 0xFFFFFFFF:
+            return "–"
+        return D._py(v)
+
+    rows = [{k: cell(k, cols[k][i]) for k in keys} for i in range(min(n, max_rows))]
+    labels = {k: k for k in stamps}
+    return f'<div class="fpgaprof-nb">{STYLE}{head}{_grid(keys, rows, n, "rows", labels)}</div>'
+
+
+TIMESTAMP_COLUMNS = frozenset({"start_ns", "end_ns", "launch_ns", "timestamp_ns"})
 
 
 def rows_html(rows: Any, title: str = "rows", max_rows: int = 50,
