@@ -93,7 +93,7 @@ def attribute(store: Any):
 
 def format_ns(ns: float) -> str:
     ns = float(ns)
-    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
         if ns >= scale:
             return f"{ns / scale:.3g} {unit}"
     return f"{ns:.0f} ns"
