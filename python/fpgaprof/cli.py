@@ -493,9 +493,26 @@ def cmd_counters(args: argparse.Namespace) -> int:
     if args.chips:
         _out(" ".join(counters.chips()) + "\n")
         return 0
+    if args.chip:
+        _check_chip(args.chip, counters)
     plan = counters.plan(args.chip, metrics=args.metric or None, device=args.device)
     _out(json.dumps(plan.to_dict(), indent=1) + "\n" if args.json else str(plan))
     return 0
+
+
+def _check_chip(chip: str, counters) -> None:
+    """An unknown --chip is a usage error of `fpgaprof counters` (a close match suggested)."""
+    try:
+        names = counters.chips()
+    except Exception:  # noqa: BLE001 - no CUPTI to ask: plan() says why
+        return
+    if chip.strip().upper() in names:
+        return
+    import difflib
+    close = difflib.get_close_matches(chip.strip().upper(), names, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]}? " if close else ""
+    raise usage_error(f"{PROG} counters", f"unknown chip {chip!r} ({hint}CUPTI's chip names: "
+                      f"{', '.join(names)}; `{PROG} counters --chips` lists them)")
 
 
 def cmd_devices(args: argparse.Namespace) -> int:
@@ -556,8 +573,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if command and command[0] == "--":
         command = command[1:]
     if not command:
-        raise UsageError(f"{PROG} run: no command given (usage: {PROG} run [-o DIR] -- python "
-                         "script.py ARGS)")
+        raise usage_error(f"{PROG} run", f"no command given (usage: {PROG} run [-o DIR] -- "
+                          "python script.py ARGS)")
     out_dir = os.path.abspath(args.output)
     os.makedirs(out_dir, exist_ok=True)
     trace = os.path.join(out_dir, TRACE_NAME)

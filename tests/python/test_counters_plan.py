@@ -211,6 +211,12 @@ def test_cli_prints_the_plan_and_json(plans):
     p = _run("import sys; from fpgaprof.cli import main; sys.exit(main(sys.argv[1:]))",
              "counters", "--chips")
     assert p.returncode == 0 and p.stdout.split() == plans["chips"]
+    # an unknown chip is a usage error (exit 2) with the nearest of CUPTI's names
+    p = _run("import sys; from fpgaprof.cli import main; sys.exit(main(sys.argv[1:]))",
+             "counters", "--chip", "gh10")
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.startswith("fpgaprof counters: error: unknown chip 'gh10' (did you mean GH100? ")
+    assert p.stderr.rstrip().endswith("(see `fpgaprof counters --help`)")
 
 
 def test_a_chip_the_range_profiler_does_not_support_is_a_counters_error(plans):

@@ -242,6 +242,8 @@ def test_compare_labels_what_it_compares(tmp_path, capsys):
     (["run", "--target", "versal-v8", "--", "true"],
      "fpgaprof run: error: unknown FPGA target 'versal-v8' (did you mean versal-v80? use "
      "--target with one of alveo-u55c, alveo-u280, versal-v80) (see `fpgaprof run --help`)"),
+    (["run", "-o", "out"], "fpgaprof run: error: no command given (usage: fpgaprof run [-o DIR] -- "
+     "python script.py ARGS) (see `fpgaprof run --help`)"),
 ])
 def test_usage_errors_name_the_problem_and_the_help_to_read(argv, err, capsys):
     assert cli.main(argv) == 2
