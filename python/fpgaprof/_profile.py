@@ -36,6 +36,8 @@ class Profile:
     def _attach(self, store: Any, path: str | None) -> None:
         self._store = store
         self.path = path
+        # results computed before (a nested trace's placeholder) belong to another store
+        self.__dict__.pop("_fpgaprof_analysis_cache", None)
 
     def _s(self) -> Any:
         if self._store is None:

@@ -305,9 +305,20 @@ class NestedProfile(Profile):
 
     def _pending(self, table: Any) -> Any:
         note = self.pending_note
-        if note:
+        if note and isinstance(table, list):  # a Table/Rows; by="trace" gives a dict
             table.empty_note = note
         return table
+
+    def save(self, path: str | os.PathLike) -> str:
+        """Before the run's trace is written there is nothing of this block to save: raises
+        FpgaprofError naming the run's trace (``trace(path)`` gets its copy when it is)."""
+        if self._store is None:
+            raise FpgaprofError(
+                f"nothing to save yet: this fpgaprof.trace() ran inside `fpgaprof run`, whose "
+                f"trace holds its records (region {self.region_name!r}) and is written to "
+                f"{self.run_trace_path} when the program ends; pass the path to "
+                f"fpgaprof.trace(path) to get a copy then, or copy that file")
+        return super().save(path)
 
     @property
     def ops(self) -> list:

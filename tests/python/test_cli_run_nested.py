@@ -33,6 +33,11 @@ NESTED = textwrap.dedent("""
     print("ops:", str(prof.ops).strip().replace("\\n", " | "))
     print("cands:", str(prof.fpga_candidates("alveo-u55c")).strip().replace("\\n", " | "))
     print("roof:", str(prof.roofline(by="region")).strip().replace("\\n", " | "))
+    print("trace_point:", type(prof.roofline(by="trace")).__name__)
+    try:
+        prof.save("never.fpgaprof")
+    except fpgaprof.FpgaprofError as e:
+        print("save:", e)
     with fpgaprof.trace() as second:  # unnamed: region "trace"
         time.sleep(0.01)
     print("second", type(second).__name__, second.region_name)
@@ -84,6 +89,10 @@ def test_script_that_traces_itself_runs_and_exits_0(nested_run):
     for table in ("ops:", "cands:", "roof:"):
         line = next(ln for ln in r.stdout.splitlines() if ln.startswith(table))
         assert where in line, line
+    assert "trace_point: dict" in r.stdout
+    assert (f"save: nothing to save yet: this fpgaprof.trace() ran inside `fpgaprof run`, whose "
+            f"trace holds its records (region 'inner') and is written to "
+            f"{out / 'trace.fpgaprof'} when the program ends") in r.stdout
     assert str(out / "trace.fpgaprof") in r.stdout
     assert "second NestedProfile trace" in r.stdout
 
@@ -175,3 +184,20 @@ def test_marker_states(tmp_path):
     assert _runner.marker_state(str(tmp_path)) == "saved"
     claim.write_text("123\nnot-tracing\n")
     assert _runner.marker_state(str(tmp_path)) == "not-tracing"
+
+
+def test_results_asked_for_before_the_run_ends_are_recomputed_after_it():
+    # A NestedProfile answers from an empty placeholder until the run's trace is attached;
+    # what it answered then must not stick (the analysis cache belongs to the placeholder).
+    from fpgaprof import _core
+    from fpgaprof._trace import NestedProfile
+
+    prof = NestedProfile("blk", "/tmp/run/trace.fpgaprof", None, ["note"])
+    assert len(prof.roofline(by="kernel")) == 0
+    store = _core.analysis._store_from_lists({
+        "kernels": [{"name": "k", "start_ns": 100, "end_ns": 600},
+                    {"name": "k", "start_ns": 700, "end_ns": 900}],
+        "start_ns": 0, "end_ns": 1000})
+    prof._attach(store, None)
+    rows = list(prof.roofline(by="kernel"))
+    assert [(r["kernel"], r["time_ns"]) for r in rows] == [("k", 700)]  # 500 + 200 ns
