@@ -312,8 +312,11 @@ def _summary(prof: Profile, top: int) -> str:
     dur = (k["end_ns"].astype(np.int64) - k["start_ns"].astype(np.int64)).clip(min=0)
     total_k = float(dur.sum())
     out.append("")
-    out.append(f"Kernels: {n_k} launches, {len(set(k['name'])) if n_k else 0} distinct, "
-               f"{_t(total_k)} GPU time")
+    if n_k or prof.gpu_available:
+        out.append(f"Kernels: {n_k} launches, {len(set(k['name'])) if n_k else 0} distinct, "
+                   f"{_t(total_k)} GPU time")
+    else:
+        out.append("Kernels: – (no GPU data)")
     if n_k:
         names, inv = np.unique(k["name"].astype(str), return_inverse=True)
         tot = np.bincount(inv, weights=dur, minlength=len(names))
