@@ -135,7 +135,73 @@ TEST_CASE("FPGA what-if, case D: a gather on an Alveo U55C (docs/fpga-model.md)"
     // 12e6 B / (15.754e9 x 0.8) + 2 x 5 us = 952.1 + 10 = 962.1 us.
     CHECK(gp.transfer_s == Approx(12e6 / (pcie_bytes_per_s(3, 16) * 0.8) + 10e-6));
     CHECK(gp.card_time_s == Approx(g.card_time_s));
+    // link_factor = GPU time / (GPU time + transfer) = 100 / (100 + 962.148) = 0.094149;
+    // score = 100/120 x (0.25 + 0.75 x 1) x 0.4 x 1 x 0.094149 = 0.031383.
+    CHECK(gp.link_factor == Approx(100.0 / 1062.148).epsilon(1e-5));
+    CHECK(gp.score == Approx(0.031383).epsilon(1e-4));
+    // add_fusion: 20 / (20 + 962.148) = 0.020364; 20/120 x 0.995 x 1 x 1 x 0.020364 = 0.0033770.
+    const FpgaCandidate& ap = row(pcie, "add_fusion");
+    CHECK(ap.link_factor == Approx(20.0 / 982.148).epsilon(1e-5));
+    CHECK(ap.score == Approx(0.0033770).epsilon(1e-4));
   }
+}
+
+TEST_CASE("FPGA score: a slower card never scores higher (ops and regions, over PCIe)", "[analysis][fpga]") {
+  // Case D over PCIe on the U55C and on copies that differ only in the card's memory model.
+  // The old link_factor, card / (card + transfer), gave the gather 0.1524 at efficiency 0.16
+  // and 0.0406 at 0.85: the card that is 4.3x slower on it scored 3.8x higher (0.0508 against
+  // 0.0135). The score must not rise when the card gets slower.
+  GatherFixture f;
+  const RooflineReport r = analyze_roofline(f.store, table_ceilings(f.store.devices[0]), f.ops, f.op_of_kernel);
+  FpgaOptions o = resident();
+  o.inputs_cross_link = true;
+  const FpgaTarget& u55c = fpga_preset("alveo-u55c");
+  FpgaTarget fast_random = u55c;  // gathers stream like everything else
+  fast_random.name = "u55c, gathers at 0.85";
+  fast_random.random_access_efficiency = u55c.hbm_efficiency;
+  FpgaTarget slow_hbm = u55c;     // a card with half the HBM bandwidth
+  slow_hbm.name = "u55c, half the HBM";
+  slow_hbm.hbm_bytes_per_s = u55c.hbm_bytes_per_s / 2;
+  const struct {
+    const FpgaTarget* slow;
+    const FpgaTarget* fast;
+  } pairs[] = {{&u55c, &fast_random}, {&slow_hbm, &u55c}};
+  for (const auto& p : pairs) {
+    const FpgaReport slow = rank_fpga_candidates(f.ops, r, *p.slow, o);
+    const FpgaReport fast = rank_fpga_candidates(f.ops, r, *p.fast, o);
+    for (const char* name : {"gather", "add_fusion"}) {
+      INFO(p.slow->name << " vs " << p.fast->name << ": " << name);
+      // The premise: the card really is slower on this op (or no faster, for add_fusion
+      // when only the random-access efficiency differs).
+      CHECK(row(slow, name).card_time_s >= row(fast, name).card_time_s);
+      CHECK(row(slow, name).score <= row(fast, name).score);
+    }
+    // The gather: 163.04 us (0.16) against 30.69 us (0.85) on the card, the same link_factor
+    // 0.094149 and score 0.031383 on both (case D over PCIe, above).
+    CHECK(row(slow, "gather").card_time_s > row(fast, "gather").card_time_s);
+    CHECK(row(slow, "gather").score == Approx(0.031383).epsilon(1e-4));
+    const auto slow_regions = rank_fpga_regions(f.store, f.ops, f.op_of_kernel, r, *p.slow, o);
+    const auto fast_regions = rank_fpga_regions(f.store, f.ops, f.op_of_kernel, r, *p.fast, o);
+    REQUIRE(slow_regions.size() == 1);
+    REQUIRE(fast_regions.size() == 1);
+    CHECK(slow_regions[0].card_time_s > fast_regions[0].card_time_s);
+    CHECK(slow_regions[0].score <= fast_regions[0].score);
+  }
+  // Region "recon" over PCIe: one call, 24e6 B / 12.603e9 + 2 x 5 us = 1914.30 us;
+  // link_factor = 120 / (120 + 1914.30) = 0.058988; boundness (100 x 1 + 20 x 0.99333) / 120 =
+  // 0.998889, affinity (100 x 0.4 + 20 x 1) / 120 = 0.5, 12 MB fits: score = 1 x 1 x
+  // (0.25 + 0.75 x 0.998889) x 0.5 x 1 x 0.058988 = 0.029470 (old: 0.0481 at 0.16, 0.0180 at 0.85).
+  const auto regions = rank_fpga_regions(f.store, f.ops, f.op_of_kernel, r, u55c, o);
+  REQUIRE(regions.size() == 1);
+  CHECK(regions[0].transfer_s == Approx(1914.297e-6).epsilon(1e-5));
+  CHECK(regions[0].link_factor == Approx(120.0 / 2034.297).epsilon(1e-5));
+  CHECK(regions[0].score == Approx(0.029470).epsilon(1e-4));
+  // More bytes over the link lower the factor: a slower link (half the efficiency).
+  FpgaTarget slow_link = u55c;
+  slow_link.link_efficiency = u55c.link_efficiency / 2;
+  const FpgaReport narrow = rank_fpga_candidates(f.ops, r, slow_link, o);
+  CHECK(row(narrow, "gather").link_factor < 100.0 / 1062.148);
+  CHECK(rank_fpga_regions(f.store, f.ops, f.op_of_kernel, r, slow_link, o)[0].score < regions[0].score);
 }
 
 TEST_CASE("FPGA regions, case D: each op inside at its own pattern's efficiency", "[analysis][fpga]") {

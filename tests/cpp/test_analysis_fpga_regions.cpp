@@ -152,9 +152,10 @@ TEST_CASE("FPGA regions, case C: ops of a region on the card, data crossing at i
   const RegionFixture f(true);
   const auto regions = f.rank(true);
   REQUIRE(regions.size() == 3);
-  // Ranked: step (score 0.01614), step > proj (0.01252), other (not estimated) last.
-  CHECK(regions[0].path == "step");
-  CHECK(regions[1].path == "step > proj");
+  // Ranked: step > proj (score 0.05683), step (0.04444), other (not estimated) last. (With the
+  // old link_factor, card / fpga_total, step came first: 0.01614 against 0.01252.)
+  CHECK(regions[0].path == "step > proj");
+  CHECK(regions[1].path == "step");
   CHECK(regions[2].path == "other");
 
   const FpgaRegionCandidate& proj = find(regions, "step > proj");
@@ -194,9 +195,10 @@ TEST_CASE("FPGA regions, case C: ops of a region on the card, data crossing at i
   CHECK(proj.transfer_bytes == Approx(32e6));
   CHECK(proj.transfer_s == Approx(3220e-6));
   CHECK(proj.fpga_total_s == Approx(3304e-6));
-  CHECK(proj.link_factor == Approx(84.0 / 3304.0));
-  // 0.8 x 1 x (0.25 + 0.75 x 0.992698) x 0.990476 x 0.625 x 0.0254237 = 0.0125218.
-  CHECK(proj.score == Approx(0.0125218).epsilon(1e-4));
+  // link_factor = GPU time / (GPU time + transfer) = 420 / (420 + 3220) = 3 / 26 = 0.115385.
+  CHECK(proj.link_factor == Approx(420.0 / 3640.0));
+  // 0.8 x 1 x (0.25 + 0.75 x 0.992698 = 0.994524) x 0.990476 x 0.625 x 0.115385 = 0.0568299.
+  CHECK(proj.score == Approx(0.0568299).epsilon(1e-4));
   CHECK(proj.region_speedup == Approx(420.0 / 3304.0));                 // 0.1271
   CHECK(proj.workload_speedup == Approx(3000.0 / (3000 - 420 + 3304)));  // 0.5099
   // Host copies inside: DtoH 2 MB over 2 instances (the DtoD copy is not host traffic).
@@ -222,8 +224,11 @@ TEST_CASE("FPGA regions, case C: ops of a region on the card, data crossing at i
   // Boundness, affinity and working set come from the estimated ops only (as proj).
   CHECK(step.memory_boundness == Approx(0.9926984));
   CHECK(step.pattern_affinity == Approx(0.9904762));
-  // 0.914286 x 0.875 x 0.994524 x 0.990476 x 0.625 x (164 / 5004) = 0.0161419.
-  CHECK(step.score == Approx(0.0161419).epsilon(1e-4));
+  // link_factor = 480 / (480 + 4840) = 12 / 133 = 0.0902256 (the 60 us kept on the GPU count
+  // as GPU time: they are part of what the region costs today).
+  CHECK(step.link_factor == Approx(480.0 / 5320.0));
+  // 0.914286 x 0.875 x 0.994524 x 0.990476 x 0.625 x 0.0902256 = 0.0444384.
+  CHECK(step.score == Approx(0.0444384).epsilon(1e-4));
   CHECK(step.region_speedup == Approx(480.0 / 5004.0));
   CHECK(step.workload_speedup == Approx(3000.0 / (3000 - 480 + 5004)));  // 0.3987
   // HtoD 1 MB in step + DtoH 2 MB in its proj, over 2 instances.

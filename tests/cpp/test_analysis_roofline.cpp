@@ -191,8 +191,11 @@ TEST_CASE("FPGA what-if, case A: small elementwise op over PCIe (docs/fpga-model
   CHECK(a->transfer_s == Approx(24e6 / 12.6031e9 + 4 * 5e-6).epsilon(1e-4));  // 1924.3 us
   CHECK(a->fpga_total_s == Approx(2005.67e-6).epsilon(1e-4));
   CHECK(a->op_speedup == Approx(40e-6 / 2005.67e-6).epsilon(1e-4));  // 0.0199: PCIe kills it
-  CHECK(a->link_factor == Approx(81.381 / 2005.67).epsilon(1e-4));
-  CHECK(a->score == Approx(0.20833 * (0.25 + 0.75 * 0.99333) * 0.040576).epsilon(1e-3));
+  // link_factor = GPU time / (GPU time + transfer) = 40 / (40 + 1924.30) = 0.020364 (the card
+  // time does not enter it; it was 81.38 / 2005.67 = 0.04058, score 0.00841).
+  CHECK(a->link_factor == Approx(40.0 / (40.0 + 1924.30)).epsilon(1e-4));
+  // 0.20833 x (0.25 + 0.75 x 0.99333 = 0.995) x 1 x 1 x 0.020364 = 0.0042212.
+  CHECK(a->score == Approx(0.0042212).epsilon(1e-4));
   // Amdahl: 1 ms - 40 us + 2005.67 us = 2965.67 us -> 0.3372x.
   CHECK(a->workload_speedup == Approx(1000.0 / 2965.67).epsilon(1e-4));
   CHECK(rep.combined_count == 0);

@@ -89,6 +89,8 @@ def test_roofline_and_candidates_on_constructed_trace():
     assert row["card_memory_s"] == pytest.approx(add["bytes"] / (460e9 * 0.85))
     link = 8e9 * 128 / 130 / 8 * 16 * 0.8
     assert row["transfer_s"] == pytest.approx(add["bytes"] / link + 2 * 2 * 5e-6)
+    # link_factor: the link's cost against the op's GPU time (60 us), not against the card time.
+    assert row["link_factor"] == pytest.approx(60e-6 / (60e-6 + add["bytes"] / link + 2 * 2 * 5e-6))
     total = 1e-3
     assert row["workload_speedup"] == pytest.approx(total / (total - 60e-6 + row["fpga_total_s"]))
     assert table.meta["workload_ns"] == pytest.approx(1e6)
@@ -151,6 +153,7 @@ def test_regions_ranked_as_fpga_candidates():
     assert step["transfer_s"] == pytest.approx(2 * io / link + 2 * 2 * 5e-6)
     assert step["fpga_total_s"] == pytest.approx(card + step["transfer_s"])
     assert step["region_speedup"] == pytest.approx(110e-6 / step["fpga_total_s"])
+    assert step["link_factor"] == pytest.approx(110e-6 / (110e-6 + 2 * io / link + 2 * 2 * 5e-6))
     assert step["workload_speedup"] == pytest.approx(1e-3 / (1e-3 - 110e-6 + step["fpga_total_s"]))
     # Score factors: time-weighted boundness and affinity of its ops, largest working set.
     w = {n: ops[n]["gpu_time_ns"] for n in ops}
@@ -762,6 +765,46 @@ def test_case_d_old_model_is_one_setting_away():
     assert g["op_speedup"] == pytest.approx(100 / 40.691, rel=1e-4)
     assert table.meta["combined_count"] == 1
     assert table.meta["combined_speedup"] == pytest.approx(1000 / 940.691, rel=1e-4)
+
+
+def test_case_d_over_pcie_scores_by_hand():
+    # docs/fpga-model.md, case D over PCIe: transfer = 12e6 B / (15.754e9 x 0.8) + 2 x 5 us =
+    # 962.148 us per op; link_factor = GPU time / (GPU time + transfer).
+    #   gather: 100 / 1062.148 = 0.094149; score 100/120 x (0.25 + 0.75 x 1) x 0.4 x 1 x 0.094149 = 0.031383
+    #   add_fusion: 20 / 982.148 = 0.020364; score 20/120 x 0.995 x 1 x 1 x 0.020364 = 0.0033770
+    # region recon: one call of 24e6 B: 1914.297 us; 120 / 2034.297 = 0.058988;
+    #   score (0.25 + 0.75 x 0.998889) x 0.5 x 0.058988 = 0.029470
+    rows = {r["op"]: r for r in fpga.fpga_candidates(_case_d_store(), target="alveo-u55c")}
+    g, a = rows["gather"], rows["add_fusion"]
+    assert g["transfer_s"] == pytest.approx(962.148e-6, rel=1e-5)
+    assert g["link_factor"] == pytest.approx(0.094149, rel=1e-4)
+    assert g["score"] == pytest.approx(0.031383, rel=1e-4)
+    assert a["link_factor"] == pytest.approx(0.020364, rel=1e-4)
+    assert a["score"] == pytest.approx(0.0033770, rel=1e-4)
+    reg = fpga.fpga_candidates(_case_d_store(), target="alveo-u55c", by="region")[0]
+    assert reg["transfer_s"] == pytest.approx(1914.297e-6, rel=1e-5)
+    assert reg["link_factor"] == pytest.approx(0.058988, rel=1e-4)
+    assert reg["score"] == pytest.approx(0.029470, rel=1e-4)
+
+
+@pytest.mark.parametrize("slow, fast", [
+    (fpga.FpgaTarget(base="alveo-u55c"), fpga.FpgaTarget(base="alveo-u55c", random_access_efficiency=0.85)),
+    (fpga.FpgaTarget(base="alveo-u55c", hbm_bytes_per_s=230e9), fpga.FpgaTarget(base="alveo-u55c")),
+], ids=["random-access-0.16-vs-0.85", "hbm-230-vs-460"])
+@pytest.mark.parametrize("by", ["op", "region"])
+def test_a_slower_card_never_scores_higher(slow, fast, by):
+    # Over PCIe the old link_factor, card / (card + transfer), scored the gather 0.0508 at 0.16
+    # and 0.0135 at 0.85: the slower card ranked it higher. The score must not rise when only
+    # the card's memory gets slower.
+    key = "op" if by == "op" else "region"
+    s = {r[key]: r for r in fpga.fpga_candidates(_case_d_store(), target=slow, by=by)}
+    f = {r[key]: r for r in fpga.fpga_candidates(_case_d_store(), target=fast, by=by)}
+    assert set(s) == set(f)
+    slower = [k for k in s if s[k]["card_time_s"] > f[k]["card_time_s"]]
+    assert slower, "premise: the slow card is slower on something"
+    for k in s:
+        assert s[k]["card_time_s"] >= f[k]["card_time_s"]
+        assert s[k]["score"] <= f[k]["score"], (k, s[k]["score"], f[k]["score"])
 
 
 @pytest.mark.parametrize("bad", [0, -0.5, 1.01, float("nan")])

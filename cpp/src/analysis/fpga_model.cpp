@@ -196,6 +196,14 @@ double onchip_factor(double working_set_bytes, double sram_bytes) {
   return working_set_bytes <= sram_bytes ? 1.0 : 0.5 + 0.5 * sram_bytes / working_set_bytes;
 }
 
+// The host link's cost against what the op (or region) costs on the GPU today. It must not use
+// the card's time: card_time / (card_time + transfer) grew when the card got slower, so a
+// gather at random_access_efficiency outranked the same gather at hbm_efficiency.
+double link_factor(double gpu_s, double transfer_s) {
+  if (!(transfer_s > 0)) return 1.0;  // nothing crosses the link
+  return std::clamp(gpu_s / (gpu_s + transfer_s), 0.0, 1.0);
+}
+
 }  // namespace
 
 FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineReport& roofline,
@@ -273,9 +281,9 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
       c.transfer_s = c.transfer_bytes / link + exec * 2.0 * target.transfer_latency_s;
     }
     c.fpga_total_s = c.card_time_s + c.transfer_s;
-    c.link_factor = c.fpga_total_s > 0 ? c.card_time_s / c.fpga_total_s : 0.0;
-    c.score = c.time_share * (0.25 + 0.75 * c.memory_boundness) * c.pattern_affinity * c.onchip_factor * c.link_factor;
     const double gpu_s = c.gpu_time_ns * 1e-9;
+    c.link_factor = link_factor(gpu_s, c.transfer_s);
+    c.score = c.time_share * (0.25 + 0.75 * c.memory_boundness) * c.pattern_affinity * c.onchip_factor * c.link_factor;
     c.op_speedup = c.fpga_total_s > 0 ? gpu_s / c.fpga_total_s : 0.0;
     c.workload_speedup = amdahl_speedup(total_s, gpu_s, c.fpga_total_s);
     if (card_flops <= 0 && c.flops > 0) {
@@ -532,10 +540,10 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
       c.transfer_bytes = 0;
     }
     c.fpga_total_s = c.card_time_s + c.transfer_s;
-    c.link_factor = c.fpga_total_s > 0 ? c.card_time_s / c.fpga_total_s : 0.0;
+    const double gpu_s = c.gpu_time_ns * 1e-9;
+    c.link_factor = link_factor(gpu_s, c.transfer_s);
     c.score = c.time_share * c.estimated_share * (0.25 + 0.75 * c.memory_boundness) * c.pattern_affinity *
               c.onchip_factor * c.link_factor;
-    const double gpu_s = c.gpu_time_ns * 1e-9;
     c.region_speedup = c.fpga_total_s > 0 ? gpu_s / c.fpga_total_s : 0.0;
     c.workload_speedup = amdahl_speedup(total_s, gpu_s, c.fpga_total_s);
     if (kept_ns > 0) {

@@ -111,7 +111,10 @@ struct FpgaCandidate {
   bool fits_on_chip = false;
   double onchip_factor = 0;              // 1 if it fits, else 0.5 + 0.5 x sram / working set
   double host_bytes_per_call = 0;        // HtoD + DtoH bytes the op already moves per execution
-  double link_factor = 0;                // card_time / (card_time + transfer_time)
+  // gpu_time / (gpu_time + transfer_s), 1 when nothing crosses the link: what the host link
+  // costs against what the op costs on the GPU today. Independent of the card's compute and
+  // memory model, so a slower card never raises it (nor the score); more bytes lower it.
+  double link_factor = 0;
   double score = 0;                      // time_share x (0.25 + 0.75 boundness) x affinity x onchip x link
   // what-if on the card (whole trace, seconds)
   double flops = 0, bytes = 0;           // whole trace
@@ -166,7 +169,7 @@ struct FpgaRegionCandidate {
   bool fits_on_chip = false;
   double onchip_factor = 0;
   double host_bytes_per_instance = 0;    // HtoD + DtoH bytes copied inside, per instance (shown)
-  double link_factor = 0;                // card_time / (card_time + transfer_time)
+  double link_factor = 0;                // gpu_time / (gpu_time + transfer_s); 1 without transfer
   double score = 0;                      // time_share x estimated_share x (0.25 + 0.75 boundness)
                                          //   x affinity x onchip x link
   // what-if (whole trace, seconds)
