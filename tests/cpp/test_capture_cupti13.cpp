@@ -197,7 +197,8 @@ TEST_CASE("a conflict that shows only after subscribing is a ProfilerConflict na
   if (!use_fake("kernels", 2, 1)) return;
   for (const char* call : {"cuptiSetThreadIdType", "cuptiActivityRegisterCallbacks",
                            "cuptiActivityEnableAllSyncRecords", "cuptiActivityEnable",
-                           "cuptiActivityEnableAndDump"}) {
+                           "cuptiActivityEnableAndDump", "cuptiActivityEnableDriverApi",
+                           "cuptiActivityEnableRuntimeApi"}) {
     INFO(call);
     ::setenv("FAKE_CUPTI_FAIL", (std::string(call) + "=39").c_str(), 1);
     const FakeCuptiCounts before = fake_counts();
@@ -243,19 +244,84 @@ TEST_CASE("stop()'s own synchronize stays out of the trace; late work of other t
   const FakeCuptiCounts c = fake_counts();
   // CUPTI did record the stop thread's cuCtxSynchronize and its CONTEXT_SYNCHRONIZE ...
   CHECK(c.stop_thread_records == 2);
-  // ... but they are not in the trace. Per thread (N = 20): 20 launches + HtoD (i%4==0) 5 +
-  // DtoH (i%8==0) 3 + memset (i%16==0) 2 + 1 stream sync = 31 API records -> 93; 3 syncs.
-  for (const auto& a : store.api_calls) CHECK(a.thread_id != current_thread_id());
-  CHECK(store.api_calls.size() == 93);
-  REQUIRE(store.syncs.size() == 3);
-  for (const auto& y : store.syncs) CHECK(y.kind == SyncKind::kStreamSynchronize);
+  // ... but they are not in the trace, while the same thread's own work from before stop()
+  // (emit's caller: cuLaunchKernel + cuStreamSynchronize and its STREAM_SYNCHRONIZE) is.
+  // Per fake thread (N = 20): 20 launches + HtoD (i%4==0) 5 + DtoH (i%8==0) 3 + memset
+  // (i%16==0) 2 + 1 stream sync = 31 API records -> 93; + the caller's 2 = 95. Syncs: 3 + 1.
+  CHECK(c.caller_api_records == 2);
+  CHECK(c.caller_syncs == 1);
+  const uint32_t me = current_thread_id();
+  CHECK(store.api_calls.size() == 95);
+  std::set<uint32_t> mine;
+  for (const auto& a : store.api_calls) {
+    CHECK(store.api_functions[a.function].callback_id != CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize);
+    if (a.thread_id == me) mine.insert(a.correlation_id);
+  }
+  CHECK(mine.size() == 2);
+  REQUIRE(store.syncs.size() == 4);
+  int my_syncs = 0;
+  for (const auto& y : store.syncs) {
+    CHECK(y.kind == SyncKind::kStreamSynchronize);
+    my_syncs += mine.count(y.correlation_id) != 0 ? 1 : 0;
+  }
+  CHECK(my_syncs == 1);
   std::set<uint32_t> threads;
   for (const auto& a : store.api_calls) threads.insert(a.thread_id);
-  CHECK(threads == std::set<uint32_t>{4000, 4001, 4002});
+  CHECK(threads == std::set<uint32_t>{4000, 4001, 4002, me});
   // The kernel that finished while stop() synchronized is kept: GPU-side kinds stay on until
   // the flush. 60 + 1.
   CHECK(c.drain_kernels == 1);
   CHECK(store.kernels.size() == 61);
+}
+
+TEST_CASE("without DRIVER API records, stop()'s own context synchronize still stays out", "[cupti][capture13][stop]") {
+  if (!use_fake("kernels", 4, 2)) return;
+  ::setenv("FAKE_CUPTI_STOP_SYNC", "1", 1);
+  ::setenv("FAKE_CUPTI_FAIL", ("cuptiActivityEnable:" + std::to_string(CUPTI_ACTIVITY_KIND_DRIVER) + "=1").c_str(), 1);
+  auto session = CaptureSession::start(CaptureOptions{});
+  REQUIRE(session->gpu_active());
+  fake_emit();
+  TraceStore store = session->stop();
+  ::unsetenv("FAKE_CUPTI_FAIL");
+  ::unsetenv("FAKE_CUPTI_STOP_SYNC");
+  const FakeCuptiCounts c = fake_counts();
+  CHECK(has_warning(store, "CUPTI activity kind DRIVER could not be enabled"));
+  CHECK(store.api_calls.empty());
+  // Only the CONTEXT_SYNCHRONIZE of stop()'s synchronize was written (no API record).
+  CHECK(c.stop_thread_records == 1);
+  // Kept: 2 fake threads' stream syncs + the caller's one = 3, none without an API record
+  // dropped as a poll (no sync has an API record here).
+  REQUIRE(store.syncs.size() == 3);
+  for (const auto& y : store.syncs) CHECK(y.kind == SyncKind::kStreamSynchronize);
+  CHECK_FALSE(has_warning(store, "untraced calls"));
+}
+
+TEST_CASE("completed polls' sync records are dropped and counted; failed waits are kept and counted",
+          "[cupti][capture13][syncs]") {
+  if (!use_fake("kernels", 4, 2)) return;
+  ::setenv("FAKE_CUPTI_SYNC_EXTRAS", "1", 1);
+  auto session = CaptureSession::start(CaptureOptions{});
+  fake_emit();
+  TraceStore store = session->stop();
+  ::unsetenv("FAKE_CUPTI_SYNC_EXTRAS");
+  const FakeCuptiCounts c = fake_counts();
+  // Per thread: one completed cuEventQuery (untraced: no API record) with its sync record,
+  // one failed cuStreamSynchronize (719), one plain cuStreamSynchronize.
+  CHECK(c.completed_poll_syncs == 2);
+  CHECK(c.failed_waits == 2);
+  CHECK(c.polls == 0);
+  // Kept: 2 plain + 2 failed stream syncs; the 2 poll syncs are dropped.
+  REQUIRE(store.syncs.size() == 4);
+  std::set<uint32_t> traced;
+  for (const auto& a : store.api_calls) traced.insert(a.correlation_id);
+  for (const auto& y : store.syncs) {
+    CHECK(y.kind == SyncKind::kStreamSynchronize);
+    CHECK(traced.count(y.correlation_id) == 1);
+  }
+  CHECK(has_warning(store, "2 CUPTI synchronization records of untraced calls (event/stream queries that "
+                           "found the work complete) were skipped"));
+  CHECK(has_warning(store, "2 host waits returned an error (first: CUresult 719): kept as host waits"));
+  CHECK_FALSE(has_warning(store, "unfinished"));
 }
 
 TEST_CASE("a GPU trace without NVTX ranges says whether the injection ran and what it returned",
@@ -316,15 +382,35 @@ TEST_CASE("two libcupti files in the process are a warning naming both", "[cupti
   CHECK(mapped.size() == before.size() + 2);
   CHECK(std::count(mapped.begin(), mapped.end(), a) == 1);
   CHECK(std::count(mapped.begin(), mapped.end(), b) == 1);
+  auto count_warnings = [](const TraceStore& store, const std::string& text) {
+    return std::count_if(store.meta.warnings.begin(), store.meta.warnings.end(),
+                         [&](const std::string& w) { return w.find(text) != std::string::npos; });
+  };
   {
+    // Mapped before start(): begin() and stop() both see them, one warning.
     auto session = CaptureSession::start(CaptureOptions{});
     TraceStore store = session->stop();
+    CHECK(count_warnings(store, " libcupti files are mapped in this process (") == 1);
     CHECK(has_warning(store, std::to_string(mapped.size()) + " libcupti files are mapped in this process ("));
     CHECK(has_warning(store, a));
     CHECK(has_warning(store, b));
     CHECK(has_warning(store, "set FPGAPROF_CUPTI_LIBRARY to the libcupti JAX loads"));
   }
   ::dlclose(hb);
+  CHECK(cupti::CuptiApi::mapped_libraries().size() == before.size() + 1);
+  if (!before.empty()) {
+    WARN("a libcupti was already mapped before this test; the mapped-while-tracing case needs none");
+  } else {
+    // One libcupti file at start() (no warning then); the second is mapped while tracing (as
+    // JAX's plugin may load its libcupti after the trace started): stop() warns, naming it.
+    auto session = CaptureSession::start(CaptureOptions{});
+    void* hb2 = ::dlopen(b.c_str(), RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(hb2 != nullptr);
+    TraceStore store = session->stop();
+    ::dlclose(hb2);
+    CHECK(count_warnings(store, " libcupti files are mapped in this process (") == 1);
+    CHECK(has_warning(store, b));
+  }
   ::dlclose(ha);
   std::filesystem::remove_all(dir_a);
   std::filesystem::remove_all(dir_b);
@@ -391,6 +477,7 @@ TEST_CASE("memory records of operation type INVALID are counted, not taken for a
 }
 
 TEST_CASE("synchronization records of unfinished queries are skipped and counted", "[cupti][capture13][converter]") {
+  // 600 (CUDA_ERROR_NOT_READY) is a poll: skipped. 719 is a wait that failed: kept, counted.
   TraceStore store;
   cupti::RecordConverter converter(store);
   CUpti_ActivitySynchronization2 wait{};
@@ -398,15 +485,38 @@ TEST_CASE("synchronization records of unfinished queries are skipped and counted
   wait.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE;
   wait.start = 100;
   wait.end = 200;
+  wait.correlationId = 11;
   CUpti_ActivitySynchronization2 poll = wait;
   poll.returnValue = 600;  // CUDA_ERROR_NOT_READY
-  converter.convert(reinterpret_cast<const CUpti_Activity&>(wait));
-  converter.convert(reinterpret_cast<const CUpti_Activity&>(poll));
-  REQUIRE(store.syncs.size() == 1);
+  CUpti_ActivitySynchronization2 failed = wait;
+  failed.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+  failed.correlationId = 12;
+  failed.returnValue = 719;  // CUDA_ERROR_LAUNCH_FAILED
+  CUpti_ActivitySynchronization2 completed_poll = wait;
+  completed_poll.correlationId = 13;  // an untraced cuEventQuery: no API record
+  for (const auto* r : {&wait, &poll, &failed, &completed_poll}) {
+    converter.convert(reinterpret_cast<const CUpti_Activity&>(*r));
+  }
+  REQUIRE(store.syncs.size() == 3);
   CHECK(store.syncs[0].kind == SyncKind::kEventSynchronize);
+  CHECK(store.syncs[1].kind == SyncKind::kStreamSynchronize);
   CHECK(converter.stats().unfinished_sync_queries == 1);
+  CHECK(converter.stats().failed_sync_waits == 1);
+  // API records for 11 and 12 only: 13 goes.
+  ApiRecord a;
+  a.correlation_id = 11;
+  store.api_calls.push_back(a);
+  a.correlation_id = 12;
+  store.api_calls.push_back(a);
+  CHECK(converter.drop_syncs_without_api_call() == 1);
+  REQUIRE(store.syncs.size() == 2);
+  CHECK(store.syncs[0].correlation_id == 11);
+  CHECK(store.syncs[1].correlation_id == 12);
   converter.finish(0);
-  CHECK(has_warning(store, "1 CUPTI synchronization records of event/stream queries"));
+  CHECK(has_warning(store, "1 CUPTI synchronization records of event/stream queries that found the work "
+                           "unfinished (returnValue 600"));
+  CHECK(has_warning(store, "1 CUPTI synchronization records of untraced calls"));
+  CHECK(has_warning(store, "1 host waits returned an error (first: CUresult 719)"));
 }
 
 TEST_CASE("stream-wait-event records are no host wait", "[analysis][transfers][capture13]") {

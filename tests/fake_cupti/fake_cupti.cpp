@@ -14,8 +14,11 @@
 //   FAKE_CUPTI_BARRIER = 1: every emitting thread waits, after its first buffer request, until
 //     all have made theirs (so with fewer buffers than threads some requests surely fail)
 //   FAKE_CUPTI_MARKERS = 0: no marker records; FAKE_CUPTI_STOP_SYNC = 1: see fake_cupti.hpp
-//   FAKE_CUPTI_FAIL = name=code[,name=code...]: the named CUPTI call returns that code (e.g.
-//     cuptiActivityEnable=39: a conflict that shows only after a successful subscribe)
+//   FAKE_CUPTI_FAIL = name[:arg]=code[,...]: the named CUPTI call (only with that kind, cbid or
+//     flag argument when :arg is given) returns that code (e.g. cuptiActivityEnable=39: a
+//     conflict that shows only after a successful subscribe; cuptiActivityEnable:10=1: DRIVER
+//     cannot be enabled)
+//   FAKE_CUPTI_SYNC_EXTRAS = 1: see fake_cupti.hpp
 //   FAKE_CUPTI_NVTX_RESULT = what cuptiNvtxInitialize2 returns (default 0 = success)
 // Like CUPTI 13.3+, the fake refuses a process that mixes unversioned (V1) calls with the _v2
 // ones: once both families were called, every further call of either returns
@@ -57,7 +60,13 @@ struct State {
   bool markers = true;
   bool stop_sync = false;
   bool drain_pending = false;  // stop_sync: the next flush writes the drain records
-  std::vector<std::pair<std::string, int>> failures;  // FAKE_CUPTI_FAIL
+  bool sync_extras = false;
+  struct Failure {
+    std::string name;
+    long long arg = -1;  // -1: any argument
+    int code = 0;
+  };
+  std::vector<Failure> failures;  // FAKE_CUPTI_FAIL
   bool used_v1 = false;
   bool used_v2 = false;
   std::vector<FakeCuptiCall> calls;
@@ -105,7 +114,14 @@ void read_failures(State& s) {
     rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
     const auto eq = item.find('=');
     if (eq == std::string::npos) continue;
-    s.failures.emplace_back(item.substr(0, eq), std::atoi(item.c_str() + eq + 1));
+    State::Failure f;
+    f.name = item.substr(0, eq);
+    f.code = std::atoi(item.c_str() + eq + 1);
+    if (const auto colon = f.name.find(':'); colon != std::string::npos) {
+      f.arg = std::atoll(f.name.c_str() + colon + 1);
+      f.name.resize(colon);
+    }
+    s.failures.push_back(f);
   }
 }
 
@@ -121,8 +137,8 @@ CUptiResult enter(const char* name, uint64_t arg, Family family) {
   if (s.used_v1 && s.used_v2) {
     result = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
   } else {
-    for (const auto& [fn, code] : s.failures) {
-      if (fn == name) result = static_cast<CUptiResult>(code);
+    for (const auto& f : s.failures) {
+      if (f.name == name && (f.arg < 0 || static_cast<uint64_t>(f.arg) == arg)) result = static_cast<CUptiResult>(f.code);
     }
   }
   if (s.calls.size() < 4096) {
@@ -225,16 +241,32 @@ uint32_t api(Writer& w, uint32_t cbid, uint32_t thread_id, bool* written = nullp
   return a.correlationId;
 }
 
-// A polling call: written only while its cbid is traced.
-void poll(Writer& w, uint32_t cbid, uint32_t thread_id) {
-  if (!enabled(CUPTI_ACTIVITY_KIND_DRIVER)) return;
-  if (state().driver_cbid_off[cbid].load()) {
-    add(&FakeCuptiCounts::polls_suppressed);
-    return;
+// A polling call: written only while its cbid is traced. Returns its correlation id (the call
+// has one whether or not its API record is written).
+uint32_t poll(Writer& w, uint32_t cbid, uint32_t thread_id) {
+  if (!enabled(CUPTI_ACTIVITY_KIND_DRIVER) || state().driver_cbid_off[cbid].load()) {
+    if (enabled(CUPTI_ACTIVITY_KIND_DRIVER)) add(&FakeCuptiCounts::polls_suppressed);
+    return state().next_correlation.fetch_add(1);
   }
   bool written = false;
-  api(w, cbid, thread_id, &written);
+  const uint32_t corr = api(w, cbid, thread_id, &written);
   if (written) add(&FakeCuptiCounts::polls);
+  return corr;
+}
+
+void sync_record(Writer& w, CUpti_ActivitySynchronizationType type, uint32_t corr, uint32_t stream,
+                 uint32_t return_value, uint64_t FakeCuptiCounts::*count) {
+  CUpti_ActivitySynchronization2 y{};
+  y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  y.type = type;
+  y.start = now_ns();
+  y.end = now_ns() + 1;
+  y.correlationId = corr;
+  y.contextId = 1;
+  y.streamId = stream;
+  y.cudaEventId = type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE ? 1 : CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+  y.returnValue = return_value;
+  if (w.put(y)) add(count);
 }
 
 uint32_t marker_start(Writer& w, const char* name, const char* domain, uint32_t thread_id, bool instant) {
@@ -411,6 +443,17 @@ void emit_thread(uint64_t t) {
     y.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
     if (w.put(y)) add(&FakeCuptiCounts::syncs);
   }
+  if (s.sync_extras) {
+    // A cuEventQuery that found the event complete: CUPTI writes its sync record even with
+    // cuptiActivityEnableAllSyncRecords(0), under the query's correlation id.
+    const uint32_t q = poll(w, CUPTI_DRIVER_TRACE_CBID_cuEventQuery, tid);
+    sync_record(w, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, q, stream, 0,
+                &FakeCuptiCounts::completed_poll_syncs);
+    // A stream synchronize that reports a failed launch (CUDA_ERROR_LAUNCH_FAILED).
+    const uint32_t c = api(w, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, tid);
+    sync_record(w, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, c, stream, 719,
+                &FakeCuptiCounts::failed_waits);
+  }
   {
     CUpti_ActivityExternalCorrelation e{};
     e.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
@@ -481,6 +524,7 @@ void read_env() {
   s.barrier = env_number("FAKE_CUPTI_BARRIER", 0) != 0;
   s.markers = env_number("FAKE_CUPTI_MARKERS", 1) != 0;
   s.stop_sync = env_number("FAKE_CUPTI_STOP_SYNC", 0) != 0;
+  s.sync_extras = env_number("FAKE_CUPTI_SYNC_EXTRAS", 0) != 0;
   read_failures(s);
 }
 
@@ -504,13 +548,38 @@ CUptiResult subscribe_common(CUpti_SubscriberHandle* subscriber, CUpti_Subscribe
   return CUPTI_SUCCESS;
 }
 
+// FAKE_CUPTI_STOP_SYNC: the traced program's own work on the thread that calls emit (and
+// later stop()): a launch and a stream synchronize, before stop() begins.
+void write_caller_work() {
+  Writer w;
+  const uint32_t tid = gettid_now();
+  bool written = false;
+  api(w, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, tid, &written);
+  if (written) add(&FakeCuptiCounts::caller_api_records);
+  const uint32_t c = api(w, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, tid, &written);
+  if (written) add(&FakeCuptiCounts::caller_api_records);
+  sync_record(w, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, c, 7, 0, &FakeCuptiCounts::caller_syncs);
+}
+
+// Starts the emitting threads; false when already emitted or not ready. *caller_work: the
+// scenario wants write_caller_work() too.
+bool start_emit(bool* caller_work);
+
 }  // namespace
 
 FAKE_EXPORT void fake_cupti_emit() {
+  bool caller_work = false;
+  if (start_emit(&caller_work) && caller_work) write_caller_work();
+}
+
+namespace {
+
+bool start_emit(bool* caller_work) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  if (s.emitted || !s.subscribed || s.request == nullptr) return;
+  if (s.emitted || !s.subscribed || s.request == nullptr) return false;
   s.emitted = true;
+  *caller_work = s.stop_sync;
   s.drain_pending = s.stop_sync;
   s.first_buffer_done = false;
   s.first_requests.store(0);
@@ -522,7 +591,10 @@ FAKE_EXPORT void fake_cupti_emit() {
   s.counts.nvtx_initializations = keep.nvtx_initializations;
   s.counts.devices = keep.devices;
   for (uint64_t t = 0; t < s.threads; ++t) s.workers.emplace_back(emit_thread, t);
+  return true;
 }
+
+}  // namespace
 
 FAKE_EXPORT void fake_cupti_counts(FakeCuptiCounts* out) {
   State& s = state();

@@ -29,7 +29,17 @@
 //   calling thread, what CUPTI records for the device synchronize that the collector does just
 //   before it: DRIVER cuCtxSynchronize + SYNCHRONIZATION CONTEXT_SYNCHRONIZE (if those kinds are
 //   enabled then; counted in stop_thread_records) and one CONCURRENT_KERNEL "drain_kernel" that
-//   finished during it (if enabled; counted in drain_kernels).
+//   finished during it (if enabled; counted in drain_kernels). fake_cupti_emit() also writes,
+//   on its caller's thread (gettid()) before returning: DRIVER cuLaunchKernel and DRIVER
+//   cuStreamSynchronize (counted in caller_api_records) + SYNCHRONIZATION STREAM_SYNCHRONIZE
+//   with the latter's correlation id (counted in caller_syncs), i.e. the traced program's own
+//   work on the thread that later calls stop().
+// FAKE_CUPTI_SYNC_EXTRAS=1: per thread, after the module: a cuEventQuery that found the event
+//   complete (its DRIVER record only while traced, as the polls above) + SYNCHRONIZATION
+//   EVENT_SYNCHRONIZE, returnValue 0, with the query's correlation id (counted in
+//   completed_poll_syncs; CUPTI writes these even after cuptiActivityEnableAllSyncRecords(0));
+//   and DRIVER cuStreamSynchronize + SYNCHRONIZATION STREAM_SYNCHRONIZE with returnValue 719
+//   (CUDA_ERROR_LAUNCH_FAILED; counted in failed_waits).
 // Scenario "dropped": CUPTI reports 17 dropped records after the first completed buffer, and
 // the first 3 kernels of thread 0 have start = end = 0.
 // Records that find no buffer (the request callback returned NULL) are lost and added to the
@@ -68,6 +78,10 @@ struct FakeCuptiCounts {
   uint64_t unfinished_queries;  // SYNCHRONIZATION records with returnValue != 0 written
   uint64_t stop_thread_records; // FAKE_CUPTI_STOP_SYNC: API + sync records written at the flush
   uint64_t drain_kernels;       // FAKE_CUPTI_STOP_SYNC: kernels written at the flush
+  uint64_t caller_api_records;  // FAKE_CUPTI_STOP_SYNC: API records written on emit's caller
+  uint64_t caller_syncs;        // FAKE_CUPTI_STOP_SYNC: sync records written on emit's caller
+  uint64_t completed_poll_syncs;  // FAKE_CUPTI_SYNC_EXTRAS: syncs of completed cuEventQuery
+  uint64_t failed_waits;          // FAKE_CUPTI_SYNC_EXTRAS: syncs with returnValue 719
 };
 
 // One CUPTI call as the fake saw it (fake_cupti_calls). arg: the kind, cbid or flag the call

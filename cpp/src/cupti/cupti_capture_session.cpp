@@ -152,8 +152,14 @@ class CuptiCaptureSession final : public CaptureSession {
   void enable_kinds();
   void quiet_api_calls();
   // Removes the API records made on thread_id from begin_ns on (stop()'s own driver calls)
-  // and the synchronization records of those calls.
+  // and the synchronization records of those calls. Sync records carry no thread id, so a
+  // CONTEXT_SYNCHRONIZE from begin_ns on that has no API record (DRIVER could not be
+  // enabled) is taken for stop()'s own too: after the traced block, nothing else is expected
+  // to synchronize a whole context.
   void drop_own_calls(uint32_t thread_id, uint64_t begin_ns);
+  // Adds the two-libcupti warning once (begin() and stop() both look: JAX's plugin may map
+  // its copy only after the trace started).
+  void check_mapped_cupti();
   void release_cupti();  // disable kinds, unsubscribe
 
   CaptureOptions options_;
@@ -165,6 +171,7 @@ class CuptiCaptureSession final : public CaptureSession {
   std::vector<std::string> warnings_;
   bool gpu_active_ = false;
   bool stopped_ = false;
+  bool warned_mapped_cupti_ = false;
   std::string reason_;
 };
 
@@ -204,6 +211,14 @@ void CuptiCaptureSession::start_failed(const char* call, CUptiResult rc) {
   go_host_only(start_failure(*api_, call, rc));
 }
 
+void CuptiCaptureSession::check_mapped_cupti() {
+  if (warned_mapped_cupti_ || api_ == nullptr) return;
+  if (std::string w = multiple_cupti_warning(CuptiApi::mapped_libraries(), api_->path); !w.empty()) {
+    warnings_.push_back(std::move(w));
+    warned_mapped_cupti_ = true;
+  }
+}
+
 void CuptiCaptureSession::begin() {
   store_.meta.fpgaprof_version = version();
   store_.meta.start_ns = trace_clock_ns();
@@ -216,9 +231,7 @@ void CuptiCaptureSession::begin() {
   store_.meta.cupti_path = api_->path;
   uint32_t cupti_version = 0;
   if (api_->GetVersion(&cupti_version) == CUPTI_SUCCESS) store_.meta.cupti_version = cupti_version;
-  if (std::string w = multiple_cupti_warning(CuptiApi::mapped_libraries(), api_->path); !w.empty()) {
-    warnings_.push_back(std::move(w));
-  }
+  check_mapped_cupti();
 
   // Unversioned (V1) calls only, as XLA's and Kineto's tracers: CUPTI refuses a process that
   // mixes them with cuptiSubscribe_v2 and the other _v2 calls.
@@ -301,7 +314,7 @@ void CuptiCaptureSession::enable_kinds() {
     warnings_.push_back(std::string("CUPTI activity kind ") + spec.name + " could not be enabled (" +
                         api_->result_string(e) + "): those records are missing from this trace");
   }
-  quiet_api_calls();
+  quiet_api_calls();  // throws on a conflict
   gpu_active_ = true;
 }
 
@@ -317,6 +330,7 @@ void CuptiCaptureSession::quiet_api_calls() {
     }
     for (const ApiSpec* a = begin; a != end; ++a) {
       if (const CUptiResult r = off(a->cbid, 0); r != CUPTI_SUCCESS) {
+        if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) return start_failed(call, r);
         warnings_.push_back(std::string(call) + "(" + a->name + ", 0) failed (" + api_->result_string(r) +
                             "): those calls are traced");
       }
@@ -335,8 +349,13 @@ void CuptiCaptureSession::drop_own_calls(uint32_t thread_id, uint64_t begin_ns) 
     own.insert(a.correlation_id);
     return true;
   });
-  if (own.empty()) return;
-  std::erase_if(store_.syncs, [&](const SyncRecord& y) { return own.count(y.correlation_id) != 0; });
+  std::unordered_set<uint32_t> traced;
+  traced.reserve(store_.api_calls.size());
+  for (const ApiRecord& a : store_.api_calls) traced.insert(a.correlation_id);
+  std::erase_if(store_.syncs, [&](const SyncRecord& y) {
+    if (own.count(y.correlation_id) != 0) return true;
+    return y.kind == SyncKind::kContextSynchronize && y.start_ns >= begin_ns && traced.count(y.correlation_id) == 0;
+  });
 }
 
 void CuptiCaptureSession::release_cupti() {
@@ -358,6 +377,9 @@ TraceStore CuptiCaptureSession::stop() {
   // after the traced block returned, and those launches' API records must stay.
   const uint32_t stop_thread = current_thread_id();
   const uint64_t stop_begin_ns = trace_clock_ns();
+  const bool driver_api_traced =
+      std::find(enabled_.begin(), enabled_.end(), CUPTI_ACTIVITY_KIND_DRIVER) != enabled_.end();
+  check_mapped_cupti();
   if (gpu_active_) {
     // FlushAll does not wait for the GPU: without a synchronize, kernels still running would
     // be missing.
@@ -384,6 +406,9 @@ TraceStore CuptiCaptureSession::stop() {
     if (gpu_active_) read_dropped();
     c.active = nullptr;
     drop_own_calls(stop_thread, stop_begin_ns);
+    // With DRIVER API records, a wait without an API record comes from an untraced call (a
+    // completed event/stream poll). Without them no sync has one, so none is dropped.
+    if (driver_api_traced) converter_.drop_syncs_without_api_call();
     converter_.finish(end_ns);
   }
   if (gpu_active_) {

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <iterator>
 #include <string>
+#include <unordered_set>
 
 namespace fpgaprof::cupti {
 namespace {
@@ -384,11 +385,18 @@ void RecordConverter::convert_api(const CUpti_ActivityAPI& r, ApiKind kind) {
 }
 
 bool RecordConverter::convert_sync(const CUpti_ActivitySynchronization2& r) {
-  // An event or stream query that found the work unfinished (CUDA_ERROR_NOT_READY): a poll,
-  // not a wait. Only seen when cuptiActivityEnableAllSyncRecords(0) could not be set.
-  if (r.returnValue != 0) {
+  // An event or stream query that found the work unfinished: a poll, not a wait. Only seen
+  // when cuptiActivityEnableAllSyncRecords(0) could not be set.
+  constexpr uint32_t kCudaErrorNotReady = 600;
+  if (r.returnValue == kCudaErrorNotReady) {
     ++stats_.unfinished_sync_queries;
     return false;
+  }
+  // Any other error (e.g. 719, a launch failure reported by the synchronize): the host still
+  // waited until the call returned, so the record stays; counted so the failure is visible.
+  if (r.returnValue != 0) {
+    if (stats_.failed_sync_waits == 0) stats_.first_failed_sync_result = r.returnValue;
+    ++stats_.failed_sync_waits;
   }
   SyncRecord s;
   s.start_ns = r.start;
@@ -471,6 +479,16 @@ void RecordConverter::convert_external(const CUpti_ActivityExternalCorrelation& 
   store_.external_correlations.push_back(e);
 }
 
+std::size_t RecordConverter::drop_syncs_without_api_call() {
+  std::unordered_set<uint32_t> traced;
+  traced.reserve(store_.api_calls.size());
+  for (const ApiRecord& a : store_.api_calls) traced.insert(a.correlation_id);
+  const std::size_t removed = std::erase_if(
+      store_.syncs, [&](const SyncRecord& y) { return traced.count(y.correlation_id) == 0; });
+  stats_.untraced_sync_calls += removed;
+  return removed;
+}
+
 void RecordConverter::finish(uint64_t trace_end_ns) {
   auto close_at_end = [&](uint32_t index) {
     MarkerRecord& m = store_.markers[index];
@@ -512,7 +530,19 @@ void RecordConverter::finish(uint64_t trace_end_ns) {
   if (stats_.unfinished_sync_queries > 0) {
     meta.warnings.push_back(std::to_string(stats_.unfinished_sync_queries) +
                             " CUPTI synchronization records of event/stream queries that found the "
-                            "work unfinished (returnValue != 0) were skipped: polls, not host waits");
+                            "work unfinished (returnValue 600, CUDA_ERROR_NOT_READY) were skipped: "
+                            "polls, not host waits");
+  }
+  if (stats_.untraced_sync_calls > 0) {
+    meta.warnings.push_back(std::to_string(stats_.untraced_sync_calls) +
+                            " CUPTI synchronization records of untraced calls (event/stream queries "
+                            "that found the work complete) were skipped: polls, not host waits");
+  }
+  if (stats_.failed_sync_waits > 0) {
+    meta.warnings.push_back(std::to_string(stats_.failed_sync_waits) +
+                            " host waits returned an error (first: CUresult " +
+                            std::to_string(stats_.first_failed_sync_result) +
+                            "): kept as host waits, but the GPU work they waited for failed");
   }
   if (still_open > 0) {
     meta.warnings.push_back(std::to_string(still_open) +

@@ -44,7 +44,12 @@ class RecordConverter {
     uint64_t buffers = 0;
     uint64_t buffer_errors = 0;       // walks that stopped on an error other than "end of buffer"
     uint64_t unknown_memory_operations = 0;  // MEMORY2 records with operation type INVALID (0): skipped
-    uint64_t unfinished_sync_queries = 0;    // SYNCHRONIZATION records with returnValue != 0: skipped
+    uint64_t unfinished_sync_queries = 0;    // SYNCHRONIZATION records with returnValue 600
+                                             // (CUDA_ERROR_NOT_READY): a poll, skipped
+    uint64_t failed_sync_waits = 0;          // SYNCHRONIZATION records with another non-zero
+                                             // returnValue: kept (the host did wait)
+    uint32_t first_failed_sync_result = 0;   // the CUresult of the first of those
+    uint64_t untraced_sync_calls = 0;        // removed by drop_syncs_without_api_call()
   };
 
   // store: receives the records (must outlive the converter). names/context: API names.
@@ -58,6 +63,12 @@ class RecordConverter {
   std::size_t convert_buffer(uint8_t* buffer, std::size_t valid_bytes, NextRecordFn next);
   // Adds records CUPTI reports as dropped (cuptiActivityGetNumDroppedRecords).
   void add_dropped(uint64_t count);
+  // Removes the synchronization records whose correlation id is no API record's: with DRIVER
+  // API records on, those come from calls fpgaprof does not trace, i.e. the event/stream
+  // queries of kQuietDriverApis that found the work complete (cuptiActivityEnableAllSyncRecords(0)
+  // suppresses only the unfinished ones). Counted in stats().untraced_sync_calls; finish()
+  // warns. Only meaningful once every buffer was converted; returns how many were removed.
+  std::size_t drop_syncs_without_api_call();
   // Ends the trace at trace_end_ns: ranges still open get end_ns = trace_end_ns and
   // is_closed = false; meta.dropped_records / incomplete_records are final and one warning
   // per kind of loss is appended to meta.warnings. Call once, after the last buffer.
