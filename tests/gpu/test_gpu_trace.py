@@ -110,7 +110,9 @@ def test_record_census_matches_what_the_capture_layer_assumes_of_cupti_13():
     """What the CUDA 13 review (docs/capture.md, "CUPTI 13 facts") could not check without a
     driver: XLA's ranges arrive through the NVTX injection as TSL/Thunk markers, the polling
     calls are not traced, fpgaprof's own stop() leaves no records on the stopping thread, the
-    device's clocks and bus width come from the driver, and only finished waits are sync records.
+    device's clocks and bus width come from the driver, and only waits are sync records: every
+    kept sync record has an API record (those of the untraced, completed polls are dropped at
+    stop(), docs/capture.md "Sync records of untraced polls"), none is an unfinished query.
     The census itself is printed for docs/gpu-validation.md."""
     got = run("""
         import threading, time
@@ -136,6 +138,8 @@ def test_record_census_matches_what_the_capture_layer_assumes_of_cupti_13():
             "thunks": sum(str(n).startswith("Thunk:#") for n in m["name"]),
             "modules": sum(str(n).startswith("XlaModule:#") for n in m["name"]),
             "syncs": Counter(str(k) for k in prof.syncs.columns()["kind"]).most_common(),
+            "syncs_without_api": sorted(set(int(c) for c in prof.syncs.columns()["correlation_id"])
+                                        - set(int(c) for c in api["correlation_id"])),
             "device": d.to_dict() if d else None,
             "nvtx": dict(fpgaprof._core.nvtx_injection_status()) if hasattr(fpgaprof._core, "nvtx_injection_status") else None,
             "warnings": prof.warnings,
@@ -152,3 +156,5 @@ def test_record_census_matches_what_the_capture_layer_assumes_of_cupti_13():
     dev = got["device"]
     assert dev["sm_count"] > 0 and dev["memory_clock_khz"] > 0 and dev["memory_bus_width_bits"] > 0
     assert not any("NVTX injection was not active" in w for w in got["warnings"]), got["warnings"]
+    assert got["syncs_without_api"] == [], "sync records of untraced calls (polls) were kept"
+    assert not any("found the work unfinished" in w for w in got["warnings"]), got["warnings"]
