@@ -165,6 +165,9 @@ void add(uint64_t FakeCuptiCounts::*field, uint64_t n = 1) {
 // buffers; full buffers are completed from the fake's thread.
 class Writer {
  public:
+  // emitter: one of the simulated host threads (FAKE_CUPTI_BARRIER holds only those; a
+  // writer on the caller's thread, e.g. EnableAndDump's, would wait for them forever).
+  explicit Writer(bool emitter = false) : emitter_(emitter) {}
   ~Writer() { complete(); }
 
   template <typename Record>
@@ -175,7 +178,7 @@ class Writer {
       complete();
       size_t max_records = 0;
       state().request(&buffer_, &size_, &max_records);
-      if (!requested_) {
+      if (emitter_ && !requested_) {
         requested_ = true;
         State& s = state();
         s.first_requests.fetch_add(1);
@@ -198,7 +201,7 @@ class Writer {
     State& s = state();
     {
       std::lock_guard<std::mutex> lock(s.mutex);
-      if (!s.first_buffer_done) {
+      if (emitter_ && !s.first_buffer_done) {
         s.first_buffer_done = true;
         if (s.scenario == "dropped") s.pending_dropped.fetch_add(17);
       }
@@ -214,6 +217,7 @@ class Writer {
   size_t size_ = 0;
   size_t used_ = 0;
   bool requested_ = false;
+  bool emitter_ = false;
 };
 
 const char* const kKernelNames[4] = {"loop_fusion_0", "loop_fusion_1", "loop_fusion_2", "loop_fusion_3"};
@@ -345,7 +349,7 @@ void emit_thread(uint64_t t) {
   State& s = state();
   const uint32_t tid = static_cast<uint32_t>(4000 + t);
   const uint32_t stream = static_cast<uint32_t>(7 + t);
-  Writer w;
+  Writer w(true);
   {
     CUpti_ActivityMemory4 m{};
     m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;

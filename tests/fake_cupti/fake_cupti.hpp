@@ -40,8 +40,9 @@
 //   completed_poll_syncs; CUPTI writes these even after cuptiActivityEnableAllSyncRecords(0));
 //   and DRIVER cuStreamSynchronize + SYNCHRONIZATION STREAM_SYNCHRONIZE with returnValue 719
 //   (CUDA_ERROR_LAUNCH_FAILED; counted in failed_waits).
-// Scenario "dropped": CUPTI reports 17 dropped records after the first completed buffer, and
-// the first 3 kernels of thread 0 have start = end = 0.
+// Scenario "dropped": CUPTI reports 17 dropped records after the first buffer an emitting
+// thread completes (not EnableAndDump's), and the first 3 kernels of thread 0 have start =
+// end = 0.
 // Records that find no buffer (the request callback returned NULL) are lost and added to the
 // dropped count, as CUPTI does.
 #pragma once
