@@ -21,6 +21,7 @@
 #include "cupti/cupti_api.hpp"
 #include "cupti/cupti_headers.hpp"
 #include "cupti/record_converter.hpp"
+#include "fake_cupti_access.hpp"
 #include "fpgaprof/analysis/transfer_analysis.hpp"
 #include "fpgaprof/capture.hpp"
 #include "fpgaprof/error.hpp"
@@ -32,38 +33,12 @@ using namespace fpgaprof;
 
 namespace {
 
-// Points the collector at the fake (see test_cupti_session.cpp); false when another libcupti
-// is already loaded in this process.
+using namespace fpgaprof::fake_access;
+
+// Points the collector at the fake; false when another libcupti is already loaded in this
+// process.
 bool use_fake(const char* scenario, int kernels, int threads) {
-  ::setenv("FPGAPROF_CUPTI_LIBRARY", FPGAPROF_FAKE_CUPTI_PATH, 1);
-  ::setenv("FAKE_CUPTI_SCENARIO", scenario, 1);
-  ::setenv("FAKE_CUPTI_KERNELS", std::to_string(kernels).c_str(), 1);
-  ::setenv("FAKE_CUPTI_THREADS", std::to_string(threads).c_str(), 1);
-  std::string error;
-  const cupti::CuptiApi* api = cupti::CuptiApi::get(&error);
-  REQUIRE(api != nullptr);
-  if (api->path.find("fake_cupti") == std::string::npos) {
-    WARN("another libcupti is loaded in this process (" << api->path << "); run this test alone");
-    return false;
-  }
-  return true;
-}
-
-void* fake_symbol(const char* name) {
-  void* h = ::dlopen(FPGAPROF_FAKE_CUPTI_PATH, RTLD_NOW | RTLD_NOLOAD);
-  REQUIRE(h != nullptr);
-  void* sym = ::dlsym(h, name);
-  ::dlclose(h);
-  REQUIRE(sym != nullptr);
-  return sym;
-}
-
-void fake_emit() { reinterpret_cast<void (*)()>(fake_symbol("fake_cupti_emit"))(); }
-
-FakeCuptiCounts fake_counts() {
-  FakeCuptiCounts c{};
-  reinterpret_cast<void (*)(FakeCuptiCounts*)>(fake_symbol("fake_cupti_counts"))(&c);
-  return c;
+  return load_fake(scenario, kernels, threads) != nullptr;
 }
 
 void reset_calls() { reinterpret_cast<void (*)()>(fake_symbol("fake_cupti_reset_calls"))(); }
@@ -81,13 +56,6 @@ long find_call(const std::vector<FakeCuptiCall>& log, const std::string& name, l
     if (log[i].name == name && (arg < 0 || log[i].arg == static_cast<uint64_t>(arg))) return static_cast<long>(i);
   }
   return -1;
-}
-
-bool has_warning(const TraceStore& store, const std::string& text) {
-  for (const auto& w : store.meta.warnings) {
-    if (w.find(text) != std::string::npos) return true;
-  }
-  return false;
 }
 
 }  // namespace

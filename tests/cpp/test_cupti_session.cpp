@@ -17,6 +17,7 @@
 
 #include "../fake_cupti/fake_cupti.hpp"
 #include "cupti/cupti_api.hpp"
+#include "fake_cupti_access.hpp"
 #include "fpgaprof/capture.hpp"
 #include "fpgaprof/error.hpp"
 
@@ -27,46 +28,15 @@ using namespace fpgaprof;
 
 namespace {
 
-// Points the collector at the fake. Returns false (and says why) when this process already
-// loaded another libcupti, which fpgaprof then keeps using by design.
+using namespace fpgaprof::fake_access;
+
+// Points the collector at the fake; false (with a WARN) when this process already loaded
+// another libcupti.
 bool use_fake(const char* scenario, int kernels = 50, int threads = 3) {
-  ::setenv("FPGAPROF_CUPTI_LIBRARY", FPGAPROF_FAKE_CUPTI_PATH, 1);
-  ::setenv("FAKE_CUPTI_SCENARIO", scenario, 1);
-  ::setenv("FAKE_CUPTI_KERNELS", std::to_string(kernels).c_str(), 1);
-  ::setenv("FAKE_CUPTI_THREADS", std::to_string(threads).c_str(), 1);
-  std::string error;
-  const cupti::CuptiApi* api = cupti::CuptiApi::get(&error);
-  REQUIRE(api != nullptr);
-  if (api->path.find("fake_cupti") == std::string::npos) {
-    WARN("another libcupti is loaded in this process (" << api->path << "); run this test alone");
-    return false;
-  }
+  const cupti::CuptiApi* api = load_fake(scenario, kernels, threads);
+  if (api == nullptr) return false;
   CHECK(api->how_found == "FPGAPROF_CUPTI_LIBRARY");
   return true;
-}
-
-void* fake_symbol(const char* name) {
-  void* h = ::dlopen(FPGAPROF_FAKE_CUPTI_PATH, RTLD_NOW | RTLD_NOLOAD);
-  REQUIRE(h != nullptr);
-  void* sym = ::dlsym(h, name);
-  ::dlclose(h);
-  REQUIRE(sym != nullptr);
-  return sym;
-}
-
-void fake_emit() { reinterpret_cast<void (*)()>(fake_symbol("fake_cupti_emit"))(); }
-
-FakeCuptiCounts fake_counts() {
-  FakeCuptiCounts c{};
-  reinterpret_cast<void (*)(FakeCuptiCounts*)>(fake_symbol("fake_cupti_counts"))(&c);
-  return c;
-}
-
-bool has_warning(const TraceStore& store, const std::string& text) {
-  for (const auto& w : store.meta.warnings) {
-    if (w.find(text) != std::string::npos) return true;
-  }
-  return false;
 }
 
 }  // namespace
