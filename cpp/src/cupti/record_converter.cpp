@@ -503,56 +503,40 @@ void RecordConverter::finish(uint64_t trace_end_ns) {
   TraceMeta& meta = store_.meta;
   meta.dropped_records = dropped_;
   meta.incomplete_records = stats_.incomplete;
-  if (dropped_ > 0) {
-    meta.warnings.push_back(std::to_string(dropped_) +
-                            " CUPTI activity records were dropped (CUPTI ran out of buffers): "
-                            "raise buffer_bytes or max_buffers, or trace a shorter run");
-  }
-  if (stats_.incomplete > 0) {
-    meta.warnings.push_back(std::to_string(stats_.incomplete) +
-                            " GPU activity records have no timestamps (start=end=0: CUPTI's device "
-                            "timestamp buffer ran out): raise device_buffer_bytes");
-  }
-  if (stats_.buffer_errors > 0) {
-    meta.warnings.push_back(std::to_string(stats_.buffer_errors) +
-                            " CUPTI activity buffers held an invalid record and were read only up "
-                            "to it: records after it are lost");
-  }
-  if (stats_.unknown_kind > 0) {
-    meta.warnings.push_back(std::to_string(stats_.unknown_kind) +
-                            " CUPTI activity records of kinds fpgaprof does not read were skipped");
-  }
-  if (stats_.unknown_memory_operations > 0) {
-    meta.warnings.push_back(std::to_string(stats_.unknown_memory_operations) +
-                            " CUPTI memory records had operation type INVALID (neither allocation "
-                            "nor release) and were skipped");
-  }
-  if (stats_.unfinished_sync_queries > 0) {
-    meta.warnings.push_back(std::to_string(stats_.unfinished_sync_queries) +
-                            " CUPTI synchronization records of event/stream queries that found the "
-                            "work unfinished (returnValue 600, CUDA_ERROR_NOT_READY) were skipped: "
-                            "polls, not host waits");
-  }
-  if (stats_.untraced_sync_calls > 0) {
-    meta.warnings.push_back(std::to_string(stats_.untraced_sync_calls) +
-                            " CUPTI synchronization records of untraced calls (event/stream queries "
-                            "that found the work complete) were skipped: polls, not host waits");
-  }
-  if (stats_.failed_sync_waits > 0) {
-    meta.warnings.push_back(std::to_string(stats_.failed_sync_waits) +
-                            " host waits returned an error (first: CUresult " +
-                            std::to_string(stats_.first_failed_sync_result) +
-                            "): kept as host waits, but the GPU work they waited for failed");
-  }
-  if (still_open > 0) {
-    meta.warnings.push_back(std::to_string(still_open) +
-                            " NVTX ranges were still open when the trace stopped: they end at the "
-                            "trace end (is_closed=false)");
-  }
-  if (stats_.unmatched_marker_ends > 0) {
-    meta.warnings.push_back(std::to_string(stats_.unmatched_marker_ends) +
-                            " NVTX ranges ended in the trace but began before it: not recorded");
-  }
+  // One warning per kind of loss or skip that happened: "<count><what>".
+  auto warn_count = [&meta](uint64_t count, const std::string& what) {
+    if (count > 0) meta.warnings.push_back(std::to_string(count) + what);
+  };
+  warn_count(dropped_,
+             " CUPTI activity records were dropped (CUPTI ran out of buffers): "
+             "raise buffer_bytes or max_buffers, or trace a shorter run");
+  warn_count(stats_.incomplete,
+             " GPU activity records have no timestamps (start=end=0: CUPTI's device "
+             "timestamp buffer ran out): raise device_buffer_bytes");
+  warn_count(stats_.buffer_errors,
+             " CUPTI activity buffers held an invalid record and were read only up "
+             "to it: records after it are lost");
+  warn_count(stats_.unknown_kind,
+             " CUPTI activity records of kinds fpgaprof does not read were skipped");
+  warn_count(stats_.unknown_memory_operations,
+             " CUPTI memory records had operation type INVALID (neither allocation "
+             "nor release) and were skipped");
+  warn_count(stats_.unfinished_sync_queries,
+             " CUPTI synchronization records of event/stream queries that found the "
+             "work unfinished (returnValue 600, CUDA_ERROR_NOT_READY) were skipped: "
+             "polls, not host waits");
+  warn_count(stats_.untraced_sync_calls,
+             " CUPTI synchronization records of untraced calls (event/stream queries "
+             "that found the work complete) were skipped: polls, not host waits");
+  warn_count(stats_.failed_sync_waits,
+             " host waits returned an error (first: CUresult " +
+                 std::to_string(stats_.first_failed_sync_result) +
+                 "): kept as host waits, but the GPU work they waited for failed");
+  warn_count(still_open,
+             " NVTX ranges were still open when the trace stopped: they end at the "
+             "trace end (is_closed=false)");
+  warn_count(stats_.unmatched_marker_ends,
+             " NVTX ranges ended in the trace but began before it: not recorded");
 }
 
 }  // namespace fpgaprof::cupti
