@@ -152,11 +152,16 @@ class CuptiCaptureSession final : public CaptureSession {
   void enable_kinds();
   void quiet_api_calls();
   // Removes the API records made on thread_id from begin_ns on (stop()'s own driver calls)
-  // and the synchronization records of those calls. Sync records carry no thread id, so a
-  // CONTEXT_SYNCHRONIZE from begin_ns on that has no API record (DRIVER could not be
-  // enabled) is taken for stop()'s own too: after the traced block, nothing else is expected
-  // to synchronize a whole context.
-  void drop_own_calls(uint32_t thread_id, uint64_t begin_ns);
+  // and the synchronization records of those calls. Then, with DRIVER API records
+  // (driver_api_traced), every sync record without an API record comes from an untraced call
+  // (a completed event/stream poll): dropped and counted by the converter. Without them, sync
+  // records carry no thread id, so a CONTEXT_SYNCHRONIZE from begin_ns on that has no API
+  // record is taken for stop()'s own: after the traced block, nothing else is expected to
+  // synchronize a whole context.
+  void drop_own_calls(uint32_t thread_id, uint64_t begin_ns, bool driver_api_traced);
+  bool enabled(CUpti_ActivityKind kind) const {
+    return std::find(enabled_.begin(), enabled_.end(), kind) != enabled_.end();
+  }
   // Adds the two-libcupti warning once (begin() and stop() both look: JAX's plugin may map
   // its copy only after the trace started).
   void check_mapped_cupti();
@@ -321,7 +326,7 @@ void CuptiCaptureSession::enable_kinds() {
 void CuptiCaptureSession::quiet_api_calls() {
   auto quiet = [this](const ApiSpec* begin, const ApiSpec* end, CUpti_ActivityKind kind,
                       CUptiResult (*off)(CUpti_CallbackId, uint8_t), const char* call) {
-    if (std::find(enabled_.begin(), enabled_.end(), kind) == enabled_.end()) return;
+    if (!enabled(kind)) return;
     if (off == nullptr) {
       warnings_.push_back(std::string("this libcupti lacks ") + call +
                           ": polling and context calls (cuEventQuery, cuCtxGetCurrent, ...) are "
@@ -342,18 +347,23 @@ void CuptiCaptureSession::quiet_api_calls() {
         api_->ActivityEnableRuntimeApi, "cuptiActivityEnableRuntimeApi");
 }
 
-void CuptiCaptureSession::drop_own_calls(uint32_t thread_id, uint64_t begin_ns) {
+void CuptiCaptureSession::drop_own_calls(uint32_t thread_id, uint64_t begin_ns, bool driver_api_traced) {
   std::unordered_set<uint32_t> own;
   std::erase_if(store_.api_calls, [&](const ApiRecord& a) {
     if (a.thread_id != thread_id || a.start_ns < begin_ns) return false;
     own.insert(a.correlation_id);
     return true;
   });
+  // Own syncs first, so that the converter does not count them as polls below.
+  std::erase_if(store_.syncs, [&](const SyncRecord& y) { return own.count(y.correlation_id) != 0; });
+  if (driver_api_traced) {
+    converter_.drop_syncs_without_api_call();
+    return;
+  }
   std::unordered_set<uint32_t> traced;
   traced.reserve(store_.api_calls.size());
   for (const ApiRecord& a : store_.api_calls) traced.insert(a.correlation_id);
   std::erase_if(store_.syncs, [&](const SyncRecord& y) {
-    if (own.count(y.correlation_id) != 0) return true;
     return y.kind == SyncKind::kContextSynchronize && y.start_ns >= begin_ns && traced.count(y.correlation_id) == 0;
   });
 }
@@ -377,8 +387,7 @@ TraceStore CuptiCaptureSession::stop() {
   // after the traced block returned, and those launches' API records must stay.
   const uint32_t stop_thread = current_thread_id();
   const uint64_t stop_begin_ns = trace_clock_ns();
-  const bool driver_api_traced =
-      std::find(enabled_.begin(), enabled_.end(), CUPTI_ACTIVITY_KIND_DRIVER) != enabled_.end();
+  const bool driver_api_traced = enabled(CUPTI_ACTIVITY_KIND_DRIVER);
   check_mapped_cupti();
   if (gpu_active_) {
     // FlushAll does not wait for the GPU: without a synchronize, kernels still running would
@@ -405,10 +414,7 @@ TraceStore CuptiCaptureSession::stop() {
     std::lock_guard<std::mutex> lock(c.session_mutex);
     if (gpu_active_) read_dropped();
     c.active = nullptr;
-    drop_own_calls(stop_thread, stop_begin_ns);
-    // With DRIVER API records, a wait without an API record comes from an untraced call (a
-    // completed event/stream poll). Without them no sync has one, so none is dropped.
-    if (driver_api_traced) converter_.drop_syncs_without_api_call();
+    drop_own_calls(stop_thread, stop_begin_ns, driver_api_traced);
     converter_.finish(end_ns);
   }
   if (gpu_active_) {
