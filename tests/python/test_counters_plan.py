@@ -45,11 +45,8 @@ EXPECTED_GH100 = {
 }
 
 
-# The libcupti the plans are made with: fpgaprof's own search first; the 13.5 wheel's libcupti
-# answers CUPTI_ERROR_UNKNOWN to everything without a driver, so then a CUDA toolkit's copy.
-_TOOLKIT_CUPTI = [os.path.join(d, "libcupti.so.13") for d in (
-    os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "lib64"),
-    "/usr/local/cuda/lib64", "/usr/local/cuda/extras/CUPTI/lib64")]
+# The libcupti the plans are made with: fpgaprof's own search first (without a driver it takes
+# the CUDA toolkit's copy itself), then the toolkit's copy named explicitly.
 _library: str | None = None  # chosen by the plans fixture (None: fpgaprof's search)
 
 
@@ -105,7 +102,7 @@ print(json.dumps(out))
 def plans() -> dict:
     global _library
     tried = []
-    for lib in [None] + [p for p in dict.fromkeys(_TOOLKIT_CUPTI) if os.path.isfile(p)]:
+    for lib in [None] + [p for p in [counters.toolkit_cupti()] if p]:
         p = _run(_PLANS, library=lib)
         assert p.returncode == 0, p.stderr
         out = json.loads(p.stdout.strip().splitlines()[-1])
