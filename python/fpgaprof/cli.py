@@ -87,11 +87,15 @@ def _check_target(target: str | None, prog: str = PROG) -> None:
     except Exception:
         return
     if names and target not in names:
-        import difflib
-        close = difflib.get_close_matches(target, names, n=1, cutoff=0.6)
-        hint = f"did you mean {close[0]}? " if close else ""
-        raise usage_error(prog, f"unknown FPGA target {target!r} ({hint}use --target with one "
-                          f"of {', '.join(names)})")
+        raise usage_error(prog, f"unknown FPGA target {target!r} ({_did_you_mean(target, names)}"
+                          f"use --target with one of {', '.join(names)})")
+
+
+def _did_you_mean(given: str, names: Sequence[str]) -> str:
+    """"did you mean X? " for the closest of `names` to `given`, or "" when none is close."""
+    import difflib
+    close = difflib.get_close_matches(given, list(names), n=1, cutoff=0.6)
+    return f"did you mean {close[0]}? " if close else ""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -508,10 +512,8 @@ def _check_chip(chip: str, counters) -> None:
         return
     if chip.strip().upper() in names:
         return
-    import difflib
-    close = difflib.get_close_matches(chip.strip().upper(), names, n=1, cutoff=0.6)
-    hint = f"did you mean {close[0]}? " if close else ""
-    raise usage_error(f"{PROG} counters", f"unknown chip {chip!r} ({hint}CUPTI's chip names: "
+    raise usage_error(f"{PROG} counters", f"unknown chip {chip!r} "
+                      f"({_did_you_mean(chip.strip().upper(), names)}CUPTI's chip names: "
                       f"{', '.join(names)}; `{PROG} counters --chips` lists them)")
 
 
