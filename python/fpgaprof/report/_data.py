@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import operator
 import os
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -64,6 +64,16 @@ def empty_reason(kernel_count: int | None, otherwise: str, gpu_available: bool =
     if kernel_count == 0:
         return NO_KERNELS_NOTE if gpu_available else NO_GPU_NOTE
     return otherwise
+
+
+def source_location(r: Mapping) -> str | None:
+    """"file:line" from a row's source_file and source_line ("file" when the line is unknown,
+    i.e. missing or negative); None when the row names no file."""
+    f = r.get("source_file")
+    if not f:
+        return None
+    line = r.get("source_line")
+    return f"{f}:{line}" if line is not None and int(line) >= 0 else str(f)
 
 
 def unattributed_note(kernel_count: int | None) -> str:

@@ -114,9 +114,8 @@ def _with_source(recs: list[dict]) -> list[dict]:
     out = []
     for r in recs:
         if "source" not in r and "source_file" in r:
-            f, line = r.get("source_file") or "", r.get("source_line")
             r = dict(r)
-            r["source"] = (f"{f}:{line}" if f and isinstance(line, int) and line >= 0 else f)
+            r["source"] = D.source_location(r) or ""
         out.append(r)
     return out
 

@@ -208,10 +208,8 @@ def _ops_rows(rows: list[dict]) -> list[dict]:
                                or r.get("bytes_written") is not None):
             nbytes = (r.get("bytes_read") or 0) + (r.get("bytes_written") or 0)
         source = D.first(r, "source", "source_location")
-        if source is None and r.get("source_file"):
-            line = r.get("source_line")
-            source = (f"{r['source_file']}:{line}" if line is not None and int(line) >= 0
-                      else str(r["source_file"]))
+        if source is None:
+            source = D.source_location(r)
         out.append({
             "op": str(D.first(r, "hlo_op", "op", "name", "instruction", default="?")),
             "module": D.first(r, "module", "module_name", "hlo_module"),
