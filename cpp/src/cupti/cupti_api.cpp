@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <atomic>
 #include <fstream>
-#include <cstdlib>
 #include <memory>
 #include <mutex>
-#include <string_view>
 #include <vector>
+
+#include "cupti/cupti_search_order.hpp"
 
 namespace fpgaprof::cupti {
 namespace {
@@ -80,40 +80,6 @@ std::string fill(void* handle, CuptiApi& api) {
   return {};
 }
 
-struct Candidate {
-  std::string name;  // path or soname for dlopen
-  std::string how;
-};
-
-std::vector<Candidate> search_candidates() {
-  std::vector<Candidate> out;
-  if (const char* dirs = std::getenv("FPGAPROF_WHEEL_LIB_DIRS"); dirs != nullptr) {
-    std::string_view rest(dirs);
-    while (!rest.empty()) {
-      const auto colon = rest.find(':');
-      const std::string dir(rest.substr(0, colon));
-      rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
-      if (dir.empty()) continue;
-      for (const char* so : {"libcupti.so.13", "libcupti.so.12"}) {
-        out.push_back({dir + "/" + so, "pip wheel"});
-      }
-    }
-  }
-  std::vector<std::string> dirs;
-  if (const char* cuda_home = std::getenv("CUDA_HOME"); cuda_home != nullptr && *cuda_home) {
-    dirs.push_back(std::string(cuda_home) + "/lib64");
-    dirs.push_back(std::string(cuda_home) + "/extras/CUPTI/lib64");
-  }
-  dirs.emplace_back("/usr/local/cuda/lib64");
-  dirs.emplace_back("/usr/local/cuda/extras/CUPTI/lib64");
-  for (const auto& dir : dirs) {
-    for (const char* so : {"libcupti.so.13", "libcupti.so.12", "libcupti.so"}) {
-      out.push_back({dir + "/" + so, "CUDA toolkit"});
-    }
-  }
-  return out;
-}
-
 const CuptiApi* adopt(void* handle, const std::string& name, const std::string& how,
                       std::string* error) {
   auto api = std::make_unique<CuptiApi>();
@@ -145,24 +111,18 @@ const CuptiApi* CuptiApi::get(std::string* error) {
   for (const char* so : {"libcupti.so.13", "libcupti.so.12", "libcupti.so"}) {
     if (void* h = ::dlopen(so, RTLD_NOW | RTLD_NOLOAD)) return adopt(h, so, "already loaded", error);
   }
-  if (const char* exact = std::getenv("FPGAPROF_CUPTI_LIBRARY"); exact != nullptr && *exact) {
-    void* h = ::dlopen(exact, RTLD_NOW | RTLD_LOCAL);
-    if (h == nullptr) {
+  for (const auto& c : cupti_search_order(CuptiSearchInputs::from_process())) {
+    if (c.kind == CuptiCandidate::Kind::kFile && !file_exists(c.name)) continue;
+    void* h = ::dlopen(c.name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (h != nullptr) return adopt(h, c.name, c.how, error);
+    if (c.kind == CuptiCandidate::Kind::kExactPath) {
       const char* why = ::dlerror();
       if (error) {
-        *error = std::string("FPGAPROF_CUPTI_LIBRARY=") + exact + " could not be loaded (" +
+        *error = "FPGAPROF_CUPTI_LIBRARY=" + c.name + " could not be loaded (" +
                  (why ? why : "unknown dlopen error") + "): fix the path or unset it";
       }
       return nullptr;
     }
-    return adopt(h, exact, "FPGAPROF_CUPTI_LIBRARY", error);
-  }
-  for (const auto& c : search_candidates()) {
-    if (!file_exists(c.name)) continue;
-    if (void* h = ::dlopen(c.name.c_str(), RTLD_NOW | RTLD_LOCAL)) return adopt(h, c.name, c.how, error);
-  }
-  for (const char* so : {"libcupti.so.13", "libcupti.so"}) {
-    if (void* h = ::dlopen(so, RTLD_NOW | RTLD_LOCAL)) return adopt(h, so, "system library path", error);
   }
   if (error) {
     *error =

@@ -12,6 +12,8 @@
 //   4. $CUDA_HOME/lib64, $CUDA_HOME/extras/CUPTI/lib64, /usr/local/cuda/lib64,
 //      /usr/local/cuda/extras/CUPTI/lib64;
 //   5. dlopen("libcupti.so.13"), then "libcupti.so", on the system search path.
+// Without an NVIDIA driver (libcuda.so.1 does not load), 4 comes before 3 and how_found says
+// why (cupti_search_order.hpp: the wheel's libcupti cannot plan counters without a driver).
 #pragma once
 
 #include <cstdint>
@@ -39,7 +41,7 @@ class CuptiApi {
   std::string result_string(CUptiResult result) const;
 
   std::string path;        // file the library was loaded from
-  std::string how_found;   // "already loaded", "FPGAPROF_CUPTI_LIBRARY", "pip wheel", ...
+  std::string how_found;   // "already loaded", "FPGAPROF_CUPTI_LIBRARY", "pip wheel", "CUDA toolkit", ...
   void* handle = nullptr;  // dlopen handle (never closed)
 
   // Required entry points (non-null in a returned table).
