@@ -11,15 +11,15 @@ under ``missing`` with the unit CUPTI gave.
 ``plan()`` without a chip reads the chip of GPU ``device`` (needs the driver and the GPU). The
 plan is exact for the chip; which counters a particular board exposes (e.g. a MIG slice) is
 only known when counting starts, and ``trace(counters=True)`` warns about what it leaves out.
+
+Without an NVIDIA driver, fpgaprof's libcupti search takes the CUDA toolkit's copy before the
+nvidia-cuda-cupti wheel's, whose Profiler Host API needs a driver (docs/capture.md, "Loading
+libcupti"); ``FPGAPROF_CUPTI_LIBRARY`` still overrides it.
 """
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import dataclasses
-import glob
-import os
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 from fpgaprof import _core
 from fpgaprof.errors import InvalidArgumentError
@@ -64,58 +64,7 @@ class CounterPlan:
 
 def chips() -> list[str]:
     """The chip names this libcupti's Profiler Host API knows (GV100 ... GB20x for CUDA 13)."""
-    with _host_only_cupti():
-        return list(_core.analysis.counter_chips())
-
-
-def _driver_present() -> bool:
-    try:
-        ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return False
-    return True
-
-
-def _libcupti_mapped() -> bool:
-    try:
-        with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
-            return any("/libcupti.so" in line for line in f)
-    except OSError:
-        return False
-
-
-def toolkit_cupti() -> str | None:
-    """The CUDA toolkit's libcupti ($CUDA_HOME, then /usr/local/cuda), or None."""
-    roots = [r for r in (os.environ.get("CUDA_HOME"), "/usr/local/cuda") if r]
-    for root in roots:
-        for sub in ("lib64", "extras/CUPTI/lib64"):
-            found = sorted(glob.glob(os.path.join(root, sub, "libcupti.so.1[23]")))
-            if found:
-                return found[-1]
-    return None
-
-
-@contextlib.contextmanager
-def _host_only_cupti() -> Iterator[None]:
-    """Without an NVIDIA driver, plans come from the CUDA toolkit's libcupti when there is one.
-
-    The nvidia-cuda-cupti wheel's libcupti (13.5) answers CUPTI_ERROR_UNKNOWN to every Profiler
-    Host API call when no driver is installed, while the toolkit's copy (13.0) works there.
-    Without a driver nothing can be traced, so loading the toolkit's copy costs nothing; with
-    a driver, FPGAPROF_CUPTI_LIBRARY set, or a libcupti already in the process, the usual
-    search (docs/capture.md) decides."""
-    chosen = None
-    if (not os.environ.get("FPGAPROF_CUPTI_LIBRARY") and not _libcupti_mapped()
-            and not _driver_present()):
-        chosen = toolkit_cupti()
-    if chosen is None:
-        yield
-        return
-    os.environ["FPGAPROF_CUPTI_LIBRARY"] = chosen
-    try:
-        yield
-    finally:
-        os.environ.pop("FPGAPROF_CUPTI_LIBRARY", None)
+    return list(_core.analysis.counter_chips())
 
 
 def plan(chip: str | None = None, *, metrics: Sequence[str] | None = None,
@@ -136,8 +85,7 @@ def plan(chip: str | None = None, *, metrics: Sequence[str] | None = None,
         raise InvalidArgumentError(f"metrics must be non-empty metric names, not {names!r}")
     if not isinstance(device, int) or device < 0:
         raise InvalidArgumentError(f"device must be a GPU ordinal (0, 1, ...), not {device!r}")
-    with _host_only_cupti():
-        d = _core.analysis.counter_plan((chip or "").strip(), [m.strip() for m in names], device)
+    d = _core.analysis.counter_plan((chip or "").strip(), [m.strip() for m in names], device)
     return CounterPlan(chip=d["chip"], chip_from_device=d["chip_from_device"],
                        cupti_path=d["cupti_path"], metrics=list(d["metrics"]),
                        missing=list(d["missing"]), passes=int(d["passes"]),

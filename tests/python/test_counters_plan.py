@@ -16,6 +16,7 @@ Expected values come from outside fpgaprof's code:
 """
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import subprocess
@@ -48,6 +49,27 @@ EXPECTED_GH100 = {
 # The libcupti the plans are made with: fpgaprof's own search first (without a driver it takes
 # the CUDA toolkit's copy itself), then the toolkit's copy named explicitly.
 _library: str | None = None  # chosen by the plans fixture (None: fpgaprof's search)
+
+
+def _driver_present() -> bool:
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
+def _toolkit_cupti() -> str | None:
+    """The first toolkit libcupti of the search order docs/capture.md gives ($CUDA_HOME, then
+    /usr/local/cuda; lib64, then extras/CUPTI/lib64; .so.13, .so.12, .so), or None."""
+    roots = [r for r in (os.environ.get("CUDA_HOME"), "/usr/local/cuda") if r]
+    for root in roots:
+        for sub in ("lib64", "extras/CUPTI/lib64"):
+            for name in ("libcupti.so.13", "libcupti.so.12", "libcupti.so"):
+                path = os.path.join(root, sub, name)
+                if os.path.isfile(path):
+                    return path
+    return None
 
 
 def _real_env(library: str | None = None) -> dict:
@@ -102,7 +124,7 @@ print(json.dumps(out))
 def plans() -> dict:
     global _library
     tried = []
-    for lib in [None] + [p for p in [counters.toolkit_cupti()] if p]:
+    for lib in [None] + [p for p in [_toolkit_cupti()] if p]:
         p = _run(_PLANS, library=lib)
         assert p.returncode == 0, p.stderr
         out = json.loads(p.stdout.strip().splitlines()[-1])
@@ -233,27 +255,31 @@ def _wheel_cupti() -> str | None:
 
 _PLAN_PATH = """
 import json
-from fpgaprof import counters, errors
+from fpgaprof import _core, counters, errors
 try:
-    print(json.dumps({"path": counters.plan("GH100").cupti_path}))
+    out = {"path": counters.plan("GH100").cupti_path}
 except errors.FpgaprofError as e:
-    print(json.dumps({"error": f"{type(e).__name__}: {e}"}))
+    out = {"error": f"{type(e).__name__}: {e}"}
+out["how"] = _core.probe_cupti().how_found
+print(json.dumps(out))
 """
 
 
 def test_without_a_driver_plans_come_from_the_toolkit_even_with_the_wheel_installed(plans):
-    wheel, toolkit = _wheel_cupti(), counters.toolkit_cupti()
-    if counters._driver_present() or wheel is None or toolkit is None:
+    wheel, toolkit = _wheel_cupti(), _toolkit_cupti()
+    if _driver_present() or wheel is None or toolkit is None:
         pytest.skip("needs a machine without an NVIDIA driver, with the nvidia-cuda-cupti wheel "
                     "and a CUDA toolkit (the CI machine)")
     p = _run(_PLAN_PATH, library="")  # no FPGAPROF_CUPTI_LIBRARY: fpgaprof's own choice
     assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout.strip().splitlines()[-1]) == {"path": toolkit}
+    assert json.loads(p.stdout.strip().splitlines()[-1]) == {
+        "path": toolkit,
+        "how": "CUDA toolkit (no driver: the wheel's libcupti needs one for the Profiler Host API)"}
 
 
 def test_a_libcupti_that_needs_a_driver_says_which_library_to_use(plans):
     wheel = _wheel_cupti()
-    if counters._driver_present() or wheel is None:
+    if _driver_present() or wheel is None:
         pytest.skip("needs a machine without an NVIDIA driver and with the nvidia-cuda-cupti wheel")
     out = json.loads(_run(_PLAN_PATH, library=wheel).stdout.strip().splitlines()[-1])
     if "path" in out:
@@ -261,6 +287,7 @@ def test_a_libcupti_that_needs_a_driver_says_which_library_to_use(plans):
     msg = out["error"]
     assert "answers CUPTI_ERROR_UNKNOWN on a machine without an NVIDIA driver" in msg
     assert "FPGAPROF_CUPTI_LIBRARY" in msg
+    assert out["how"] == "FPGAPROF_CUPTI_LIBRARY"
 
 
 def test_arguments_are_checked_before_cupti_is_asked():

@@ -1,0 +1,77 @@
+"""Which libcupti fpgaprof loads, seen through `fpgaprof devices` in fresh interpreters.
+
+A wheel folder and a CUDA toolkit are laid out in tmp_path, each holding a copy of the CUPTI
+test double named libcupti.so.13, so the real dlopen path of the search is exercised without
+depending on which real libcupti files this machine has. The expected choice follows the order
+in docs/capture.md ("Loading libcupti"): with an NVIDIA driver the wheel's copy, without one the
+toolkit's copy with the reason, and FPGAPROF_CUPTI_LIBRARY over both, driver or not.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from _fake_cupti import need_fake
+
+NO_DRIVER_HOW = "CUDA toolkit (no driver: the wheel's libcupti needs one for the Profiler Host API)"
+
+
+def _driver_present() -> bool:
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
+@pytest.fixture()
+def layout(tmp_path):
+    fake = need_fake()
+    wheel = tmp_path / "site-packages" / "nvidia" / "cu13" / "lib"
+    toolkit = tmp_path / "cuda"
+    (toolkit / "lib64").mkdir(parents=True)
+    wheel.mkdir(parents=True)
+    shutil.copyfile(fake, wheel / "libcupti.so.13")
+    shutil.copyfile(fake, toolkit / "lib64" / "libcupti.so.13")
+    return {"fake": fake, "wheel": str(wheel / "libcupti.so.13"),
+            "toolkit": str(toolkit / "lib64" / "libcupti.so.13"),
+            "env": {"FPGAPROF_WHEEL_LIB_DIRS": str(wheel), "CUDA_HOME": str(toolkit)}}
+
+
+def _cupti_line(env_updates: dict) -> str:
+    env = dict(os.environ)
+    for k in ("FPGAPROF_CUPTI_LIBRARY", "FPGAPROF_WHEEL_LIB_DIRS", "CUDA_HOME",
+              "NVTX_INJECTION64_PATH"):
+        env.pop(k, None)
+    env.update(env_updates)
+    p = subprocess.run([sys.executable, "-m", "fpgaprof.cli", "devices"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("  CUPTI: ")]
+    assert len(lines) == 1, p.stdout
+    return lines[0]
+
+
+def test_search_takes_the_wheel_with_a_driver_and_the_toolkit_without(layout):
+    line = _cupti_line(layout["env"])
+    if _driver_present():
+        assert line.startswith(f"  CUPTI: {layout['wheel']} (found: pip wheel; API version ")
+    else:
+        assert line.startswith(f"  CUPTI: {layout['toolkit']} (found: {NO_DRIVER_HOW}; API version ")
+
+
+def test_without_a_wheel_folder_the_toolkit_needs_no_reason(layout):
+    env = dict(layout["env"], FPGAPROF_WHEEL_LIB_DIRS=os.pathsep)  # set, but names no folder
+    line = _cupti_line(env)
+    assert line.startswith(f"  CUPTI: {layout['toolkit']} (found: CUDA toolkit; API version ")
+
+
+def test_fpgaprof_cupti_library_wins_over_both(layout):
+    # How every traced Python test loads the test double (FPGAPROF_FAKE_CUPTI -> this variable).
+    env = dict(layout["env"], FPGAPROF_CUPTI_LIBRARY=layout["fake"])
+    line = _cupti_line(env)
+    assert line.startswith(f"  CUPTI: {layout['fake']} (found: FPGAPROF_CUPTI_LIBRARY; API version ")
