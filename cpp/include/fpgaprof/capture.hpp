@@ -81,7 +81,8 @@ void region_pop();
 // nanoseconds on Linux, so host-side and GPU-side times share one axis. Thread-safe.
 uint64_t trace_clock_ns();
 
-// The OS thread id (gettid) of the calling thread.
+// The OS thread id (gettid) of the calling thread, cached per thread; the cache is dropped
+// in a fork()ed child, so a child never reports its parent's tid. Thread-safe.
 uint32_t current_thread_id();
 
 // What NVTX's injection hook (libfpgaprof.so's InitializeInjectionNvtx2) did in this process.

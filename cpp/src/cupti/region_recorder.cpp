@@ -1,9 +1,11 @@
 #include "cupti/region_recorder.hpp"
 
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <string>
 
@@ -108,9 +110,33 @@ uint64_t trace_clock_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+namespace {
+
+// Bumped in a fork()ed child: the forking thread lives on there with a new tid but the same
+// thread_local cache, so caches from an older generation are stale.
+std::atomic<uint32_t> g_fork_generation{0};
+
+void after_fork_in_child() { g_fork_generation.fetch_add(1, std::memory_order_relaxed); }
+
+struct CachedTid {
+  uint32_t tid = 0;
+  uint32_t generation = 0;
+  bool valid = false;
+};
+
+}  // namespace
+
 uint32_t current_thread_id() {
-  thread_local const uint32_t tid = static_cast<uint32_t>(::syscall(SYS_gettid));
-  return tid;
+  // Registered before any tid is cached, so no cache can predate the handler.
+  static const bool registered = ::pthread_atfork(nullptr, nullptr, after_fork_in_child) == 0;
+  thread_local CachedTid cache;
+  const uint32_t generation = g_fork_generation.load(std::memory_order_relaxed);
+  if (!registered || !cache.valid || cache.generation != generation) {
+    cache.tid = static_cast<uint32_t>(::syscall(SYS_gettid));
+    cache.generation = generation;
+    cache.valid = registered;
+  }
+  return cache.tid;
 }
 
 void region_push(std::string_view name) {
