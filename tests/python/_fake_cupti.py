@@ -7,6 +7,7 @@ on its last line. ``emit()`` inside the code makes the fake emit its records.
 """
 from __future__ import annotations
 
+import ctypes
 import glob
 import json
 import os
@@ -37,6 +38,16 @@ def _sanitized(path: str) -> bool:
     except OSError:
         return True
     return b"libasan.so" in data or b"__asan_init" in data
+
+
+def driver_present() -> bool:
+    """Whether libcuda.so.1 loads (an NVIDIA driver is installed): which libcupti fpgaprof picks
+    depends on it (docs/capture.md, "Loading libcupti")."""
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
 
 
 def need_fake() -> str:

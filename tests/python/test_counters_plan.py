@@ -16,7 +16,6 @@ Expected values come from outside fpgaprof's code:
 """
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import subprocess
@@ -27,6 +26,7 @@ import pytest
 
 import fpgaprof
 from fpgaprof import counters
+from _fake_cupti import driver_present
 
 SASS = "sm__sass_thread_inst_executed_op_{}_pred_on.sum"
 EXPECTED_GH100 = {
@@ -49,14 +49,6 @@ EXPECTED_GH100 = {
 # The libcupti the plans are made with: fpgaprof's own search first (without a driver it takes
 # the CUDA toolkit's copy itself), then the toolkit's copy named explicitly.
 _library: str | None = None  # chosen by the plans fixture (None: fpgaprof's search)
-
-
-def _driver_present() -> bool:
-    try:
-        ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return False
-    return True
 
 
 def _toolkit_cupti() -> str | None:
@@ -267,7 +259,7 @@ print(json.dumps(out))
 
 def test_without_a_driver_plans_come_from_the_toolkit_even_with_the_wheel_installed(plans):
     wheel, toolkit = _wheel_cupti(), _toolkit_cupti()
-    if _driver_present() or wheel is None or toolkit is None:
+    if driver_present() or wheel is None or toolkit is None:
         pytest.skip("needs a machine without an NVIDIA driver, with the nvidia-cuda-cupti wheel "
                     "and a CUDA toolkit (the CI machine)")
     p = _run(_PLAN_PATH, library="")  # no FPGAPROF_CUPTI_LIBRARY: fpgaprof's own choice
@@ -279,7 +271,7 @@ def test_without_a_driver_plans_come_from_the_toolkit_even_with_the_wheel_instal
 
 def test_a_libcupti_that_needs_a_driver_says_which_library_to_use(plans):
     wheel = _wheel_cupti()
-    if _driver_present() or wheel is None:
+    if driver_present() or wheel is None:
         pytest.skip("needs a machine without an NVIDIA driver and with the nvidia-cuda-cupti wheel")
     out = json.loads(_run(_PLAN_PATH, library=wheel).stdout.strip().splitlines()[-1])
     if "path" in out:

@@ -8,24 +8,15 @@ toolkit's copy with the reason, and FPGAPROF_CUPTI_LIBRARY over both, driver or 
 """
 from __future__ import annotations
 
-import ctypes
 import os
 import shutil
 import subprocess
 import sys
 
 import pytest
-from _fake_cupti import need_fake
+from _fake_cupti import driver_present, need_fake
 
 NO_DRIVER_HOW = "CUDA toolkit (no driver: the wheel's libcupti needs one for the Profiler Host API)"
-
-
-def _driver_present() -> bool:
-    try:
-        ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return False
-    return True
 
 
 @pytest.fixture()
@@ -58,7 +49,7 @@ def _cupti_line(env_updates: dict) -> str:
 
 def test_search_takes_the_wheel_with_a_driver_and_the_toolkit_without(layout):
     line = _cupti_line(layout["env"])
-    if _driver_present():
+    if driver_present():
         assert line.startswith(f"  CUPTI: {layout['wheel']} (found: pip wheel; API version ")
     else:
         assert line.startswith(f"  CUPTI: {layout['toolkit']} (found: {NO_DRIVER_HOW}; API version ")
