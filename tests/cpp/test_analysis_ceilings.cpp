@@ -86,6 +86,43 @@ TEST_CASE("A100 SXM and V100 table ceilings", "[analysis][ceilings]") {
   CHECK(v.effective_precision(Precision::kTf32Tensor) == Precision::kFp32);
 }
 
+TEST_CASE("GeForce parts run tensor math with fp32 accumulate at half rate", "[analysis][ceilings]") {
+  DeviceInfo d;
+  d.name = "NVIDIA GeForce RTX 3090";
+  d.compute_capability_major = 8;
+  d.compute_capability_minor = 6;
+  d.sm_count = 82;
+  d.core_clock_khz = 1695000;
+  const Ceilings g = table_ceilings(d);
+  // GA102 whitepaper, RTX 3090: tf32 dense 35.6 TFLOP/s = 82 x 256 x 1.695e9 = 35.58e12;
+  // fp16 tensor with fp32 accumulate 71 = 82 x 512 x 1.695e9 = 71.16e12; fp32 unchanged:
+  // 82 x 256 x 1.695e9 = 35.58e12 (sheet 35.6).
+  CHECK(flops(g, Precision::kTf32Tensor) == Approx(35.6e12).epsilon(0.002));
+  CHECK(flops(g, Precision::kFp16Tensor) == Approx(71.16e12).epsilon(0.002));
+  CHECK(flops(g, Precision::kFp32) == Approx(35.6e12).epsilon(0.002));
+  CHECK(g.architecture.find("GeForce") != std::string::npos);
+
+  d.name = "NVIDIA RTX A6000";  // same chip, professional part: full rate
+  d.sm_count = 84;
+  d.core_clock_khz = 1800000;
+  const Ceilings a = table_ceilings(d);
+  // A6000 datasheet: tf32 154.8 with sparsity -> 77.4 dense = 84 x 512 x 1.8e9.
+  CHECK(flops(a, Precision::kTf32Tensor) == Approx(77.4e12).epsilon(0.002));
+  CHECK(a.architecture == "Ampere GA10x (sm_86)");
+
+  DeviceInfo ada;
+  ada.name = "NVIDIA GeForce RTX 4090";
+  ada.compute_capability_major = 8;
+  ada.compute_capability_minor = 9;
+  ada.sm_count = 128;
+  ada.core_clock_khz = 2520000;
+  const Ceilings r = table_ceilings(ada);
+  // Ada whitepaper, RTX 4090: tf32 82.6, fp8 with fp32 accumulate 330.3 (dense).
+  CHECK(flops(r, Precision::kTf32Tensor) == Approx(82.6e12).epsilon(0.002));
+  CHECK(flops(r, Precision::kFp8Tensor) == Approx(330.3e12).epsilon(0.002));
+  CHECK(flops(r, Precision::kFp64) == Approx(128 * 4 * 2.52e9));  // not a tensor pipe: unchanged
+}
+
 TEST_CASE("Unknown architecture and nearest minor", "[analysis][ceilings]") {
   DeviceInfo d;
   d.compute_capability_major = 3;

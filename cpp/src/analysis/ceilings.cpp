@@ -26,6 +26,16 @@ const ArchitectureRates kTable[] = {
 const char* const kPrecisionNames[kPrecisionCount] = {
     "fp64", "fp64_tensor", "fp32", "fp16", "fp16_tensor", "tf32_tensor", "fp8_tensor"};
 
+// GeForce parts from Turing on run fp16/bf16 and fp8 tensor math with fp32 accumulate (what
+// XLA emits) and tf32 at half the rate of the professional parts of the same chip (GA102
+// whitepaper: RTX 3090 71 vs RTX A6000 154.8 dense fp16 TFLOP/s at similar SM x clock; Ada
+// whitepaper: RTX 4090 82.6 tf32, 330.3 fp8). TITAN and Volta parts are full rate.
+bool geforce_half_rate_tensor(const DeviceInfo& device) {
+  const bool turing_or_later = device.compute_capability_major > 7 ||
+                               (device.compute_capability_major == 7 && device.compute_capability_minor >= 5);
+  return turing_or_later && device.name.find("GeForce") != std::string::npos;
+}
+
 }  // namespace
 
 const char* precision_name(Precision p) {
@@ -113,8 +123,13 @@ Ceilings table_ceilings(const DeviceInfo& device) {
     c.architecture = row->name;
     c.architecture_exact = exact;
     const double sm_hz = static_cast<double>(device.sm_count) * static_cast<double>(device.core_clock_khz) * 1e3;
+    const bool half_rate = geforce_half_rate_tensor(device);
+    if (half_rate) c.architecture += ", GeForce (half-rate tensor with fp32 accumulate)";
     for (std::size_t i = 0; i < kPrecisionCount; ++i) {
-      c.peak_flops_per_s[i] = row->flops_per_sm_per_cycle[i] * sm_hz;
+      const auto p = static_cast<Precision>(i);
+      const bool halved =
+          half_rate && (p == P::kFp16Tensor || p == P::kTf32Tensor || p == P::kFp8Tensor);
+      c.peak_flops_per_s[i] = row->flops_per_sm_per_cycle[i] * sm_hz * (halved ? 0.5 : 1.0);
       c.flops_source[i] = c.peak_flops_per_s[i] > 0 ? CeilingSource::kTable : CeilingSource::kUnknown;
     }
   }
