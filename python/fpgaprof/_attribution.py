@@ -92,11 +92,12 @@ def attribute(store: Any):
 
 
 def format_ns(ns: float) -> str:
-    ns = float(ns)
-    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if ns >= scale:
-            return f"{ns / scale:.3g} {unit}"
-    return f"{ns:.0f} ns"
+    """A duration to 3 significant digits ("999 µs", "1 ms": rounded before the unit is
+    picked, fpgaprof.report.html.scaled)."""
+    from fpgaprof.report.html import scaled
+
+    return scaled(float(ns), ((1e9, "s", ".3g"), (1e6, "ms", ".3g"), (1e3, "µs", ".3g"),
+                              (1.0, "ns", ".0f")))
 
 
 def _short_path(path: str) -> str:
@@ -131,7 +132,9 @@ def summary_lines(result: Any, top: int = 10) -> list[str]:
         share = 100.0 * op.total_ns / total if total else 0.0
         rate = ""
         if op.has_cost and not op.cost_unknown and op.mean_ns and op.flops:
-            rate = f"{op.flops / op.mean_ns:.3g}"
+            gflops = op.flops / op.mean_ns
+            # a fixed-unit column: 1234 GFLOP/s as "1234", not .3g's "1.23e+03"
+            rate = f"{gflops:.3g}" if abs(gflops) < 999.5 else f"{gflops:.0f}"
         name = f"{op.hlo_op} ({op.module_name})" if op.module_name else op.hlo_op
         src = f"{_short_path(op.source_file)}:{op.source_line}" if op.source_file and op.source_line >= 0 else ""
         lines.append(f"  {format_ns(t):>10} {share:5.1f}% {op.executions:>6} "

@@ -248,3 +248,56 @@ def test_compare_labels_what_it_compares(tmp_path, capsys):
 def test_usage_errors_name_the_problem_and_the_help_to_read(argv, err, capsys):
     assert cli.main(argv) == 2
     assert capsys.readouterr().err == err + "\n"
+
+
+# --- number formatting: rounding before the unit ---------------------------------------------
+
+
+@pytest.mark.parametrize("value,text", [
+    # 999.4e6 = 999.4 M -> 3 significant digits "999" (below 1000: stays in M)
+    (999.4e6, "999 MFLOP/s"),
+    # 999.6e6 = 999.6 M -> rounds to 1000 M = the next prefix: 1.00 G, printed "1" by .3g
+    (999.6e6, "1 GFLOP/s"),
+    (999.7e9, "1 TFLOP/s"),
+    (1e3, "1 kFLOP/s"),  # a float: prefixed
+    (1000, "1000 FLOP/s"),  # an int below 100000: exact
+    (0, "0 FLOP/s"), (0.0, "0 FLOP/s"),
+    (-999.6e6, "-1 GFLOP/s"),
+    (float("nan"), "–"), (float("inf"), "–"), (None, "–"),
+    (0.9996, "1 FLOP/s"),  # 0.9996 -> "1" reaches 1: no prefix either way
+])
+def test_fmt_num_rounds_before_it_picks_the_prefix(value, text):
+    assert H.fmt_num(value, "FLOP/s") == text
+
+
+@pytest.mark.parametrize("seconds,text", [
+    (0.99996e-3, "1.00 ms"),  # 999.96 µs -> "1000.0 µs" at 1 decimal: the next unit
+    (999.94e-6, "999.9 µs"),
+    (0.9999996, "1.000 s"),  # 999.9996 ms -> "1000.00 ms"
+    (999.96e-9, "1.0 µs"),  # 999.96 ns -> "1000 ns"
+    (999.4e-9, "999 ns"),
+    (-0.99996e-3, "-1.00 ms"),
+    (0, "0 s"), (float("nan"), "–"),
+])
+def test_fmt_s_rounds_before_it_picks_the_unit(seconds, text):
+    assert H.fmt_s(seconds) == text
+
+
+@pytest.mark.parametrize("nbytes,text", [
+    (999_999, "1.00 MB"),  # 999.999 kB -> "1000.00 kB"
+    (999_994, "999.99 kB"),
+    (999.6, "1.00 kB"),  # 999.6 B -> "1000 B"
+    (999.4, "999 B"), (0, "0 B"), (float("nan"), "–"),
+])
+def test_fmt_bytes_rounds_before_it_picks_the_unit(nbytes, text):
+    assert H.fmt_bytes(nbytes) == text
+
+
+def test_summary_op_times_round_before_the_unit():
+    # the printed summary's op table (fpgaprof._attribution.format_ns, 3 significant digits):
+    # 999 600 ns = 999.6 µs -> "1e+03 µs" before; 999 400 ns stays "999 µs"
+    from fpgaprof._attribution import format_ns
+    assert format_ns(999_600) == "1 ms"
+    assert format_ns(999_400) == "999 µs"
+    assert format_ns(999.6) == "1 µs"
+    assert format_ns(5) == "5 ns"

@@ -428,18 +428,56 @@ def _sum_stats(stats: list[dict]) -> dict:
 
 def _empty_transfers(reason: str, count: int = 0) -> dict:
     return {"available": False, "reason": reason, "count": count, "bytes": 0,
-            "by_direction": [], "by_region": []}
+            "by_direction": [], "by_region": [], "by_op": [], "flags": []}
+
+
+def _op_rows(report: dict, link: float, op_modules: list | None) -> list[dict]:
+    """One row per HLO op that made copies (groups of kind "op": a copy counts for the op
+    whose XLA thunk range launched it), most busy time first. `op_modules`: the module of each
+    op index (the roofline's op rows, in the analysis' op order)."""
+    rows = []
+    for g in report.get("groups", []):
+        if g.get("kind") != "op":
+            continue
+        i = g.get("index")
+        module = None
+        if op_modules is not None and i is not None and 0 <= int(i) < len(op_modules):
+            module = op_modules[int(i)]
+        row = {"op": str(g.get("name") or "?"), "module": module}
+        row.update(_stats_row(g.get("all", {}), None, link))
+        row["directions"] = sorted((_stats_row(st, d, link)
+                                    for d, st in g.get("directions", {}).items()),
+                                   key=lambda r: (-r["busy_s"], r["direction"]))
+        rows.append(row)
+    rows.sort(key=lambda r: (-r["busy_s"], -r["bytes"], str(r["module"] or ""), r["op"]))
+    return rows
+
+
+def _flag_rows(report: dict) -> list[dict]:
+    """The transfer flags of the analysis as rows: kind ("pageable", "tiny_transfers"),
+    scope (trace, region path, op), region path (null for the trace), count, bytes, message.
+    Every flag is also a warning (its message), see docs/reports.md "Warnings"."""
+    out = []
+    for f in report.get("flags", []) or []:
+        scope = str(f.get("group_kind") or "trace")
+        out.append({"kind": str(f.get("kind") or "?"),
+                    "scope": "region" if scope in ("region_path", "region") else scope,
+                    "region": (str(f["region"]) if f.get("region") is not None else None),
+                    "count": int(f.get("count", 0)), "bytes": int(f.get("bytes", 0)),
+                    "message": str(f.get("message") or "")})
+    return out
 
 
 def transfers_section(report: dict | None, copies: int, region_paths: dict[int, str] | None = None,
-                      reason: str | None = None) -> dict:
+                      reason: str | None = None, op_modules: list | None = None) -> dict:
     """The transfers section from the C++ transfer analysis (`analyze(...)["transfers"]`):
     per direction for the trace, and per region path — inclusive, as the analysis counts them:
     a copy made in a nested region counts for its ancestors too. The analysis gives one group
     per path ("region_path": instances already summed in C++, busy time a union over them); a
     per-instance report (kind "region") is summed here by path (`region_paths`: path of each
     region record, else the group's own). `copies`: rows of the copy table; `reason`: why
-    `report` is None."""
+    `report` is None. `by_op`: per HLO op (op_modules: module of each op index), the first
+    TOP_ROWS by busy time (`by_op_left_out`); `flags`: the analysis' transfer flags."""
     if copies == 0:
         return _empty_transfers("no memory copies in this trace")
     if report is None:
@@ -494,7 +532,13 @@ def transfers_section(report: dict | None, copies: int, region_paths: dict[int, 
             "link_description": str(report.get("link_description") or ""),
             "by_direction": by_dir,
             "by_region": by_region[:TOP_ROWS],
-            "by_region_left_out": max(len(by_region) - TOP_ROWS, 0)}
+            "by_region_left_out": max(len(by_region) - TOP_ROWS, 0),
+            "by_op": by_op[:TOP_ROWS],
+            "by_op_left_out": max(len(by_op) - TOP_ROWS, 0),
+            "flags": flags,
+            "flags_left_out": int(report.get("flags_left_out") or 0)}
+    by_op = _op_rows(report, link, op_modules)
+    flags = _flag_rows(report)
 
 
 def memsets_intervals(prof: Any) -> dict:
@@ -574,6 +618,7 @@ def memory_section(report: dict | None, t0_ns: int, records: int,
         "reallocated_live": int(report.get("reallocated_live", 0)),
         "never_freed_count": int(report.get("never_freed_count", 0)),
         "never_freed_bytes": int(report.get("never_freed_bytes", 0)),
+    regions = memory_region_rows(report)
         "devices": devices,
         "timeline_points": int(len(ts)),
         "timeline": [[(int(t) - t0_ns) / 1e9, int(v)] for t, v in zip(ts[pick], vals[pick])],
@@ -591,9 +636,32 @@ def name_paths(names: Any, parent: np.ndarray) -> list[str]:
     # the instances of one path share one string (a loop of 10^5 nested regions builds each
     # path once, not once per instance)
     joined: dict[tuple, str] = {}
+        "by_region": regions[:TOP_ROWS],
+        "by_region_left_out": max(len(regions) - TOP_ROWS, 0),
     for i in range(n):
         chain: list[int] = []
         seen: set[int] = set()
+def memory_region_rows(report: Mapping) -> list[dict]:
+    """Device memory per region path from the C++ memory analysis (rows of kind path: the
+    highest instance's peak of bytes in use on all devices while it was open, which counts
+    buffers allocated before it too; allocations and frees inside it, nested regions
+    included, summed over the instances), highest peak first."""
+    rows = []
+    for r in report.get("regions", []) or []:
+        if "path_index" not in r:  # a per-instance row (region_rows="instance")
+            continue
+        rows.append({"region": str(r.get("region")), "name": str(r.get("name")),
+                     "depth": int(r.get("depth", 0)), "instances": int(r.get("instances", 0)),
+                     "peak_bytes": int(r.get("peak_in_use_bytes", 0)),
+                     "in_use_at_start_bytes": int(r.get("in_use_at_start_bytes", 0)),
+                     "allocated_bytes": int(r.get("allocated_bytes", 0)),
+                     "freed_bytes": int(r.get("freed_bytes", 0)),
+                     "allocations": int(r.get("allocations", 0)),
+                     "frees": int(r.get("frees", 0))})
+    rows.sort(key=lambda r: (-r["peak_bytes"], r["region"]))
+    return rows
+
+
         j: int | None = i
         while j is not None and out[j] is None and j not in seen:
             chain.append(j)

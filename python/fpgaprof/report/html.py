@@ -31,29 +31,46 @@ def esc(x: Any) -> str:
 # number formatting
 
 
+def scaled(x: float, steps: Iterable[tuple[float, str, str]]) -> str:
+    """x in the largest of `steps` ((factor, unit, format spec), largest factor first, the
+    last one for anything smaller) that is at most |x|, moved one step up when the value
+    rounded as printed reaches the next step: 999.6e6 with 3 significant digits is "1 G",
+    not "1e+03 M", 0.99996 ms with 1 decimal in µs is "1.00 ms", not "1000.0 µs", while
+    999.4e6 stays "999 M". "–" for NaN and infinities."""
+    x = float(x)
+    if not math.isfinite(x):
+        return "–"
+    steps = list(steps)
+    i = next((j for j, st in enumerate(steps) if abs(x) >= st[0]), len(steps) - 1)
+    k, unit, spec = steps[i]
+    text = format(x / k, spec)
+    # the next step's factor in this step's units (1000 for SI), a hair under for float error
+    if i > 0 and abs(float(text)) >= steps[i - 1][0] / k * (1 - 1e-9):
+        k, unit, spec = steps[i - 1]
+        text = format(x / k, spec)
+    return f"{text} {unit}" if unit else text
+
+
+# fmt_s: ns as integers, µs with 1 decimal, ms with 2, s with 3 ("10.3 µs", "2.25 ms").
+TIME_STEPS = ((1.0, "s", ".3f"), (1e-3, "ms", ".2f"), (1e-6, "µs", ".1f"), (1e-9, "ns", ".0f"))
+BYTE_STEPS = ((1e9, "GB", ".2f"), (1e6, "MB", ".2f"), (1e3, "kB", ".2f"), (1.0, "B", ".0f"))
+# fmt_num: 3 significant digits under a decimal SI prefix.
+NUM_PREFIXES = (("E", 1e18), ("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3),
+                ("", 1.0))
+
+
 def fmt_s(s: float | None) -> str:
     if s is None:
         return "–"
-    a = abs(s)
-    if a == 0:
+    if s == 0:
         return "0 s"
-    if a < 1e-6:
-        return f"{s * 1e9:.0f} ns"
-    if a < 1e-3:
-        return f"{s * 1e6:.1f} µs"
-    if a < 1:
-        return f"{s * 1e3:.2f} ms"
-    return f"{s:.3f} s"
+    return scaled(s, TIME_STEPS)
 
 
 def fmt_bytes(b: float | None) -> str:
     if b is None:
         return "–"
-    b = float(b)
-    for unit, k in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(b) >= k:
-            return f"{b / k:.2f} {unit}"
-    return f"{b:.0f} B"
+    return scaled(b, BYTE_STEPS)
 
 
 def fmt_num(x: float | None, unit: str = "") -> str:
@@ -63,13 +80,7 @@ def fmt_num(x: float | None, unit: str = "") -> str:
         return "yes" if x else "no"
     if isinstance(x, int) and abs(x) < 100000:
         return f"{x}{(' ' + unit) if unit else ''}"
-    x = float(x)
-    if not math.isfinite(x):
-        return "–"
-    for p, k in (("E", 1e18), ("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(x) >= k:
-            return f"{x / k:.3g} {p}{unit}"
-    return f"{x:.3g}{(' ' + unit) if unit else ''}"
+    return scaled(x, ((k, f"{p}{unit}", ".3g") for p, k in NUM_PREFIXES))
 
 
 def fmt_pct(x: float | None) -> str:

@@ -411,6 +411,51 @@ def _roofline_section(prof: Any, roof_rows: list[dict] | None, roof_reason: str 
 def _candidates_section(fpga: dict | None, reason: str | None, tgt: str,
                         kernel_count: int | None = None, gpu_available: bool = False,
                         region_count: int | None = None) -> dict:
+def _totals_point(r: dict) -> dict:
+    """A roofline point that is not an op's (the trace, a region path): the point's values
+    (as _roofline_point) without op, module and source, with its kernel count and the share
+    of its kernel time whose static cost is known (cost_coverage)."""
+    p = _roofline_point(r)
+    for k in ("op", "module", "source"):
+        p.pop(k, None)
+    return {"kernel_count": int(r.get("kernel_count", 0)),
+            "cost_coverage": r.get("cost_coverage"), **p}
+
+
+def _region_roofline_point(r: dict) -> dict:
+    """A region path's roofline point (the analysis' row), keyed by the path (`region`)."""
+    return {"region": str(r.get("region")), "name": str(r.get("name")),
+            "depth": int(r.get("depth", 0)), "instances": int(r.get("instances", 0)),
+            **_totals_point(r)}
+
+
+def _roofline_totals(an: dict | None, reason: str | None, kernel_count: int | None,
+                     gpu_available: bool, region_count: int | None) -> dict:
+    """The roofline of the whole trace (`trace`: every kernel, attributed or not, with the
+    static cost of the attributed ones) and of each region path (`by_region`, inclusive of
+    nested regions, the ROOFLINE_POINTS with most kernel time; `items_left_out`), as
+    prof.roofline(by="trace") and prof.roofline(by="region") give them. They are there when
+    the analysis ran, also when no op has a point (`available` is about the op points)."""
+    if an is None:
+        why = reason or "the roofline analysis gave no result"
+        return {"trace": None, "by_region": D._unavailable(why)}
+    r = an["roofline"]
+    trace = None
+    if kernel_count != 0:
+        trace = _totals_point(dict(r["trace"]))
+    rows = [dict(x) for x in r.get("regions", []) if "path_index" in x] \
+        if kernel_count != 0 else []
+    rows = [x for x in rows if int(x.get("kernel_count", 0)) > 0]
+    if not rows:
+        return {"trace": trace, "by_region": D._unavailable(
+            region_empty_reason(kernel_count, region_count, gpu_available))}
+    rows.sort(key=lambda x: (-int(x.get("time_ns") or 0), str(x.get("region"))))
+    return {"trace": trace, "by_region": {
+        "available": True, "count": len(rows),
+        "items": [_region_roofline_point(x) for x in rows[:ROOFLINE_POINTS]],
+        "items_left_out": max(len(rows) - ROOFLINE_POINTS, 0)}}
+
+
     """Rows of the FPGA model (as prof.fpga_candidates(target) gives them), best first: the
     first D.TOP_ROWS; the rest is counted in items_left_out. Empty tables say why with
     D.empty_reason (no kernel at all) or their own reason."""
@@ -567,8 +612,12 @@ def collect(prof: Any, *, target: str | None = None, trace_path: str | None = No
     candidates = _candidates_section(an["fpga"] if an is not None and fpga_reason is None
                                      else None, fpga_reason, tgt, n_kernels, gpu,
                                      D.table_len(D._get(prof, "regions")))
+    roofline.update(_roofline_totals(an, an_reason, n_kernels, gpu,
+                                     D.table_len(D._get(prof, "regions"))))
     transfers = D.transfers_section(an["transfers"] if an is not None else None, copies,
-                                    reason=an_reason)
+                                    reason=an_reason,
+                                    op_modules=None if an is None else
+                                    [r.get("module") for r in an["roofline"]["ops"]])
     memory = D.memory_section(an["memory"] if an is not None else None, facts["start_ns"],
                               D.table_len(D._get(prof, "allocations")), an_reason)
 
