@@ -5,7 +5,9 @@
 // owns. What it emits is described in fake_cupti.hpp.
 //
 // Environment (read at subscribe):
-//   FAKE_CUPTI_SCENARIO = kernels (default) | dropped | conflict | nodriver | partial
+//   FAKE_CUPTI_SCENARIO = kernels (default) | dropped | conflict | nodriver | partial | transfers
+//     transfers: every copy kind, memsets, allocations and releases (fake_cupti.hpp) instead
+//               of the kernel loop;
 //     conflict: cuptiSubscribe(_v2) fails with MULTIPLE_SUBSCRIBERS, naming
 //               "CUPTI for Nsight Systems"; nodriver: subscribe fails with CUPTI_ERROR_UNKNOWN;
 //     partial:  enabling MEMORY2 and OVERHEAD fails with CUPTI_ERROR_NOT_COMPATIBLE.
@@ -345,11 +347,190 @@ void write_device(Writer& w) {
   if (w.put(d)) add(&FakeCuptiCounts::devices);
 }
 
+// Scenario "transfers" (fake_cupti.hpp has the table): every copy kind, pageable and sync
+// copies, memsets, allocations and releases on two devices, a flood of tiny copies. GPU-side
+// times are `base` + the table's offsets, so durations and gaps are exact.
+struct TransferCopy {
+  uint8_t copy_kind;
+  uint8_t src_kind;
+  uint8_t dst_kind;
+  bool async;
+  uint64_t bytes;
+  uint64_t start_offset_ns;
+  uint64_t end_offset_ns;
+  uint32_t cbid;
+};
+
+void transfer_copy(Writer& w, const TransferCopy& c, uint64_t base, uint32_t tid, uint32_t stream) {
+  const uint32_t corr = api(w, c.cbid, tid);
+  CUpti_ActivityMemcpy6 m{};
+  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  m.copyKind = c.copy_kind;
+  m.srcKind = c.src_kind;
+  m.dstKind = c.dst_kind;
+  m.flags = c.async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
+  m.bytes = c.bytes;
+  m.start = base + c.start_offset_ns;
+  m.end = base + c.end_offset_ns;
+  m.deviceId = 0;
+  m.contextId = 1;
+  m.streamId = stream;
+  m.correlationId = corr;
+  if (!w.put(m)) return;
+  switch (c.copy_kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+      add(&FakeCuptiCounts::memcpy_htod);
+      add(&FakeCuptiCounts::htod_bytes, c.bytes);
+      break;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+      add(&FakeCuptiCounts::memcpy_dtoh);
+      add(&FakeCuptiCounts::dtoh_bytes, c.bytes);
+      break;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: add(&FakeCuptiCounts::memcpy_dtod); break;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: add(&FakeCuptiCounts::memcpy_htoh); break;
+    default: break;
+  }
+}
+
+void transfer_memory(Writer& w, bool alloc, uint32_t device, uint64_t address, uint64_t bytes, uint64_t at_ns,
+                     uint32_t tid, uint32_t stream) {
+  CUpti_ActivityMemory4 m{};
+  m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+  m.memoryOperationType =
+      alloc ? CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION : CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+  m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  m.correlationId = api(w, alloc ? CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2 : CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, tid);
+  m.address = address;
+  m.bytes = bytes;
+  m.timestamp = at_ns;
+  m.processId = 1234;
+  m.deviceId = device;
+  m.contextId = device + 1;
+  m.streamId = stream;
+  m.source = kAllocSource;
+  if (w.put(m)) add(alloc ? &FakeCuptiCounts::allocations : &FakeCuptiCounts::releases);
+}
+
+void emit_transfers(uint64_t t) {
+  constexpr uint8_t kPageable = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+  constexpr uint8_t kPinned = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+  constexpr uint8_t kDevice = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  constexpr uint64_t kMiB = 1ull << 20;
+  const uint32_t tid = static_cast<uint32_t>(4000 + t);
+  const uint32_t stream = static_cast<uint32_t>(7 + t);
+  const uint64_t addr = 0x7f1000000000ull + (t << 36);
+  Writer w(true);
+  const uint64_t base = now_ns();
+  transfer_memory(w, true, 0, addr, 64 * kMiB, base + 10000, tid, stream);
+  transfer_memory(w, true, 0, addr + 0x10000000, 16 * kMiB, base + 20000, tid, stream);
+  transfer_memory(w, false, 0, addr + 0x10000000, 16 * kMiB, base + 50000, tid, stream);
+  transfer_memory(w, true, 0, addr + 0x20000000, 32 * kMiB, base + 60000, tid, stream);
+  const TransferCopy copies[] = {
+      {CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, kPinned, kDevice, true, 4000000, 0, 200000,
+       CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2},
+      {CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, kDevice, kDevice, true, 8000000, 100000, 150000,
+       CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2},
+      {CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, kDevice, kDevice, true, 8000000, 120000, 170000,
+       CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2},
+      {CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, kDevice, kPinned, true, 3000000, 200000, 300000,
+       CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2},
+      {CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, kPageable, kDevice, false, 2000000, 300000, 500000,
+       CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2},
+      {CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, kDevice, kPageable, false, 1000000, 600000, 700000,
+       CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2},
+      {CUPTI_ACTIVITY_MEMCPY_KIND_HTOH, kPageable, kPinned, false, 500000, 800000, 900000,
+       CUPTI_DRIVER_TRACE_CBID_cuMemcpy},
+  };
+  for (std::size_t i = 0; i < 4; ++i) transfer_copy(w, copies[i], base, tid, stream);
+  {
+    const uint32_t corr = api(w, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, tid);
+    CUpti_ActivityKernel10 k{};
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = base + 150000;
+    k.end = base + 250000;
+    k.contextId = 1;
+    k.streamId = stream;
+    k.gridX = k.gridY = k.gridZ = 1;
+    k.blockX = 128;
+    k.blockY = k.blockZ = 1;
+    k.correlationId = corr;
+    k.name = "xfer_kernel";
+    if (w.put(k)) add(&FakeCuptiCounts::kernels);
+  }
+  for (std::size_t i = 4; i < 6; ++i) transfer_copy(w, copies[i], base, tid, stream);
+  transfer_memory(w, true, 1, addr + 0x30000000, 8 * kMiB, base + 700000, tid, stream);
+  {
+    // A peer copy is a MEMCPY2 record: issued on device 0's stream, from device 2 to device 1.
+    CUpti_ActivityMemcpyPtoP4 p{};
+    p.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
+    p.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
+    p.srcKind = kDevice;
+    p.dstKind = kDevice;
+    p.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
+    p.bytes = 16000000;
+    p.start = base + 700000;
+    p.end = base + 780000;
+    p.deviceId = 0;
+    p.contextId = 1;
+    p.streamId = stream;
+    p.srcDeviceId = 2;
+    p.srcContextId = 3;
+    p.dstDeviceId = 1;
+    p.dstContextId = 2;
+    p.correlationId = api(w, CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync, tid);
+    if (w.put(p)) add(&FakeCuptiCounts::memcpy_ptop);
+  }
+  transfer_copy(w, copies[6], base, tid, stream);
+  const auto write_memset = [&](uint32_t cbid, bool async, uint32_t value, uint64_t bytes, uint64_t start, uint64_t end) {
+    CUpti_ActivityMemset4 m{};
+    m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    m.value = value;
+    m.bytes = bytes;
+    m.start = base + start;
+    m.end = base + end;
+    m.contextId = 1;
+    m.streamId = stream;
+    m.correlationId = api(w, cbid, tid);
+    m.flags = async ? CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC : 0;
+    m.memoryKind = kDevice;
+    if (w.put(m)) add(&FakeCuptiCounts::memsets);
+  };
+  write_memset(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, true, 0, kMiB, 900000, 950000);
+  write_memset(CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2, false, 0xFFFFFFFFu, 4096, 950000, 960000);
+  for (uint64_t k = 0; k < 1200; ++k) {
+    const uint64_t start = 1000000 + 1000 * k;
+    transfer_copy(w, {CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, kPinned, kDevice, true, 4096, start, start + 500,
+                      CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2},
+                  base, tid, stream);
+  }
+  {
+    const uint32_t corr = api(w, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, tid);
+    CUpti_ActivitySynchronization2 y{};
+    y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    y.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+    y.start = base + 2200000;
+    y.end = base + 2300000;
+    y.correlationId = corr;
+    y.contextId = 1;
+    y.streamId = stream;
+    y.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+    if (w.put(y)) add(&FakeCuptiCounts::syncs);
+  }
+  transfer_memory(w, false, 0, addr, 64 * kMiB, base + 2500000, tid, stream);
+  transfer_memory(w, false, 1, addr + 0x30000000, 8 * kMiB, base + 2550000, tid, stream);
+  // Released in the trace, allocated before it (e.g. by a pool set up earlier).
+  transfer_memory(w, false, 0, addr + 0x40000000, 8 * kMiB, base + 2600000, tid, stream);
+}
+
 void emit_thread(uint64_t t) {
   State& s = state();
   const uint32_t tid = static_cast<uint32_t>(4000 + t);
   const uint32_t stream = static_cast<uint32_t>(7 + t);
   Writer w(true);
+  if (s.scenario == "transfers") {
+    emit_transfers(t);
+    return;
+  }
   {
     CUpti_ActivityMemory4 m{};
     m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
@@ -803,6 +984,14 @@ FAKE_EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32
     case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2: *name = "cuMemcpyDtoHAsync_v2"; break;
     case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async: *name = "cuMemsetD8Async"; break;
     case CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize: *name = "cuStreamSynchronize"; break;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2: *name = "cuMemcpyHtoD_v2"; break;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2: *name = "cuMemcpyDtoH_v2"; break;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2: *name = "cuMemcpyDtoDAsync_v2"; break;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync: *name = "cuMemcpyPeerAsync"; break;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpy: *name = "cuMemcpy"; break;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2: *name = "cuMemsetD32_v2"; break;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2: *name = "cuMemAlloc_v2"; break;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2: *name = "cuMemFree_v2"; break;
     default: return CUPTI_ERROR_INVALID_PARAMETER;
   }
   return CUPTI_SUCCESS;

@@ -43,6 +43,35 @@
 // Scenario "dropped": CUPTI reports 17 dropped records after the first buffer an emitting
 // thread completes (not EnableAndDump's), and the first 3 kernels of thread 0 have start =
 // end = 0.
+// Scenario "transfers" (instead of everything above but the DEVICE record; thread t emits it
+// once, thread id 4000+t, stream 7+t, base B = the thread's now_ns() at its start, addresses
+// A = 0x7f1000000000 + (t << 36); every record has a DRIVER API record of the named call with
+// its correlation id; MEMCPY records have deviceId 0, context 1; times are B + offset in ns):
+//   MEMORY2 (memoryKind DEVICE; releases carry the freed buffer's bytes):
+//     alloc   dev 0  A              64 MiB  at  10000   cuMemAlloc_v2
+//     alloc   dev 0  A+0x10000000   16 MiB  at  20000
+//     release dev 0  A+0x10000000   16 MiB  at  50000   cuMemFree_v2
+//     alloc   dev 0  A+0x20000000   32 MiB  at  60000   (never released)
+//     alloc   dev 1  A+0x30000000    8 MiB  at 700000
+//     release dev 0  A              64 MiB  at 2500000
+//     release dev 1  A+0x30000000    8 MiB  at 2550000
+//     release dev 0  A+0x40000000    8 MiB  at 2600000  (allocated before the trace)
+//   MEMCPY (copyKind, srcKind -> dstKind, flags, bytes, [start, end), call):
+//     HtoD  PINNED   -> DEVICE   async  4000000  [0, 200000)        cuMemcpyHtoDAsync_v2
+//     DtoD  DEVICE   -> DEVICE   async  8000000  [100000, 150000)   cuMemcpyDtoDAsync_v2
+//     DtoD  DEVICE   -> DEVICE   async  8000000  [120000, 170000)   cuMemcpyDtoDAsync_v2
+//     DtoH  DEVICE   -> PINNED   async  3000000  [200000, 300000)   cuMemcpyDtoHAsync_v2
+//     HtoD  PAGEABLE -> DEVICE   sync   2000000  [300000, 500000)   cuMemcpyHtoD_v2
+//     DtoH  DEVICE   -> PAGEABLE sync   1000000  [600000, 700000)   cuMemcpyDtoH_v2
+//     HtoH  PAGEABLE -> PINNED   sync    500000  [800000, 900000)   cuMemcpy
+//     1200 x HtoD PINNED -> DEVICE async 4096 bytes [1000000 + 1000k, +500), k in [0, 1200)
+//   MEMCPY2 (CUpti_ActivityMemcpyPtoP4): PTOP DEVICE -> DEVICE async 16000000 bytes
+//     [700000, 780000), deviceId 0 (the issuing stream's), srcDeviceId 2, dstDeviceId 1,
+//     cuMemcpyPeerAsync
+//   CONCURRENT_KERNEL "xfer_kernel" [150000, 250000), cuLaunchKernel
+//   MEMSET (memoryKind DEVICE): async value 0, 1 MiB, [900000, 950000), cuMemsetD8Async;
+//     sync value 0xFFFFFFFF, 4096 bytes, [950000, 960000), cuMemsetD32_v2
+//   SYNCHRONIZATION STREAM_SYNCHRONIZE [2200000, 2300000), cuStreamSynchronize
 // Records that find no buffer (the request callback returned NULL) are lost and added to the
 // dropped count, as CUPTI does.
 #pragma once
@@ -83,6 +112,10 @@ struct FakeCuptiCounts {
   uint64_t caller_syncs;        // FAKE_CUPTI_STOP_SYNC: sync records written on emit's caller
   uint64_t completed_poll_syncs;  // FAKE_CUPTI_SYNC_EXTRAS: syncs of completed cuEventQuery
   uint64_t failed_waits;          // FAKE_CUPTI_SYNC_EXTRAS: syncs with returnValue 719
+  uint64_t memcpy_dtod;           // scenario "transfers": MEMCPY records by kind (HtoD and
+  uint64_t memcpy_htoh;           //   DtoH go to memcpy_htod/memcpy_dtoh above)
+  uint64_t memcpy_ptop;           // scenario "transfers": MEMCPY2 (peer) records
+  uint64_t releases;              // scenario "transfers": MEMORY2 release records
 };
 
 // One CUPTI call as the fake saw it (fake_cupti_calls). arg: the kind, cbid or flag the call

@@ -520,6 +520,8 @@ def transfers_section(report: dict | None, copies: int, region_paths: dict[int, 
         by_region.append(row)
     by_region.sort(key=lambda r: (-(r["busy_s"] + r["host_wait_s"]), r["region"]))
     every = trace.get("all", {})
+    by_op = _op_rows(report, link, op_modules)
+    flags = _flag_rows(report)
     return {"available": True,
             "count": int(every.get("count", 0)),
             "bytes": int(every.get("bytes", 0)),
@@ -537,8 +539,6 @@ def transfers_section(report: dict | None, copies: int, region_paths: dict[int, 
             "by_op_left_out": max(len(by_op) - TOP_ROWS, 0),
             "flags": flags,
             "flags_left_out": int(report.get("flags_left_out") or 0)}
-    by_op = _op_rows(report, link, op_modules)
-    flags = _flag_rows(report)
 
 
 def memsets_intervals(prof: Any) -> dict:
@@ -605,6 +605,7 @@ def memory_section(report: dict | None, t0_ns: int, records: int,
         row["free_s"] = rel_s(b.get("free_ns"))  # None: still allocated at the end
         largest.append(row)
     peak = int(report.get("peak_in_use_bytes", 0))
+    regions = memory_region_rows(report)
     return {
         "available": True,
         "events": int(report.get("allocation_count", 0)) + int(report.get("free_count", 0)),
@@ -618,29 +619,15 @@ def memory_section(report: dict | None, t0_ns: int, records: int,
         "reallocated_live": int(report.get("reallocated_live", 0)),
         "never_freed_count": int(report.get("never_freed_count", 0)),
         "never_freed_bytes": int(report.get("never_freed_bytes", 0)),
-    regions = memory_region_rows(report)
         "devices": devices,
         "timeline_points": int(len(ts)),
         "timeline": [[(int(t) - t0_ns) / 1e9, int(v)] for t, v in zip(ts[pick], vals[pick])],
         "largest": largest,
+        "by_region": regions[:TOP_ROWS],
+        "by_region_left_out": max(len(regions) - TOP_ROWS, 0),
     }
 
 
-def name_paths(names: Any, parent: np.ndarray) -> list[str]:
-    """The path of every region ("outer > inner"): its ancestors' names and its own, joined
-    with PATH_SEP; a name that itself contains PATH_SEP is shown in double quotes, as the C++
-    analysis writes paths (RegionPaths), so both name a path alike. A parent index out of
-    range (or a cycle) ends the path there."""
-    n = len(names)
-    out: list[str | None] = [None] * n
-    # the instances of one path share one string (a loop of 10^5 nested regions builds each
-    # path once, not once per instance)
-    joined: dict[tuple, str] = {}
-        "by_region": regions[:TOP_ROWS],
-        "by_region_left_out": max(len(regions) - TOP_ROWS, 0),
-    for i in range(n):
-        chain: list[int] = []
-        seen: set[int] = set()
 def memory_region_rows(report: Mapping) -> list[dict]:
     """Device memory per region path from the C++ memory analysis (rows of kind path: the
     highest instance's peak of bytes in use on all devices while it was open, which counts
@@ -662,6 +649,19 @@ def memory_region_rows(report: Mapping) -> list[dict]:
     return rows
 
 
+def name_paths(names: Any, parent: np.ndarray) -> list[str]:
+    """The path of every region ("outer > inner"): its ancestors' names and its own, joined
+    with PATH_SEP; a name that itself contains PATH_SEP is shown in double quotes, as the C++
+    analysis writes paths (RegionPaths), so both name a path alike. A parent index out of
+    range (or a cycle) ends the path there."""
+    n = len(names)
+    out: list[str | None] = [None] * n
+    # the instances of one path share one string (a loop of 10^5 nested regions builds each
+    # path once, not once per instance)
+    joined: dict[tuple, str] = {}
+    for i in range(n):
+        chain: list[int] = []
+        seen: set[int] = set()
         j: int | None = i
         while j is not None and out[j] is None and j not in seen:
             chain.append(j)

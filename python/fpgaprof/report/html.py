@@ -187,6 +187,9 @@ def _overview(s: Mapping) -> str:
         _card("time in transfers", "n/a (no GPU)", ""),
         _card("dropped records", fmt_num(t["dropped_records"]),
               f'{fmt_num(t["incomplete_records"])} without timestamps'),
+        _memory_card(s.get("memory") or {}),
+        _card("warnings", fmt_num(len(s.get("warnings") or [])),
+              f'{fmt_num(transfer_flag_count(s))} of them transfer flags'),
     ]
     bar = ""
     if busy is not None:
@@ -195,6 +198,20 @@ def _overview(s: Mapping) -> str:
                f'</div></div><div class="dim">GPU busy (kernels, copies, memsets; union of '
                f'intervals) vs idle over the traced wall time</div>')
     return f'<div class="cards">{"".join(cards)}</div>{bar}'
+
+
+def transfer_flag_count(s: Mapping) -> int:
+    """Transfer flags of a summary: each listed flag is one of its warnings (those the
+    analysis left out are counted in one more warning, `flags_left_out`)."""
+    return len((s.get("transfers") or {}).get("flags") or [])
+
+
+def _memory_card(m: Mapping) -> str:
+    if not m.get("available"):
+        return _card("device memory peak", "–", esc(m.get("reason") or ""))
+    at = f' at {fmt_s(m["peak_time_s"])}' if m.get("peak_time_s") is not None else ""
+    return _card("device memory peak", fmt_bytes(m.get("peak_bytes")),
+                 f'{at.strip()} · {fmt_bytes(m.get("end_bytes"))} at the end')
 
 
 def _roofline_svg(roof: Mapping, device: Mapping | None) -> str:
@@ -359,6 +376,54 @@ def _roofline_table(roof: Mapping) -> str:
                   if roof.get("points_left_out") else "") + "</p>" if left else ""))
 
 
+def _point_cells(p: Mapping) -> list[tuple[str, Any]]:
+    """time, kernels, FLOPs, bytes, FLOP/B, FLOP/s, B/s, % of roof, bound, cost coverage."""
+    b = p.get("bound") or ""
+    return [(fmt_s(p.get("time_s")), p.get("time_s")),
+            (fmt_num(p.get("kernel_count")), p.get("kernel_count")),
+            (fmt_num(p.get("flops")), p.get("flops")),
+            (fmt_bytes(p.get("bytes")), p.get("bytes")),
+            (fmt_num(p.get("intensity")), p.get("intensity")),
+            (fmt_num(p.get("achieved_flops_per_s")), p.get("achieved_flops_per_s")),
+            (fmt_num(p.get("achieved_bytes_per_s")), p.get("achieved_bytes_per_s")),
+            (fmt_pct(p.get("roof_fraction")), p.get("roof_fraction")), (esc(b), b),
+            (fmt_pct(p.get("cost_coverage")), p.get("cost_coverage"))]
+
+
+_POINT_HEADERS = [("kernel time", "num"), ("kernels", "num"), ("FLOPs (total)", "num"),
+                  ("bytes (total)", "num"), ("FLOP/B", "num"), ("FLOP/s", "num"),
+                  ("B/s", "num"), ("% of roof", "num"), ("bound", "text"),
+                  ("cost known for", "num")]
+
+
+def _roofline_totals(roof: Mapping) -> str:
+    """The whole trace and each region path as roofline points (a table; the chart is the
+    ops'): every kernel, FLOPs and bytes from the static cost of the attributed ones."""
+    out = ('<h3>Whole trace and regions</h3><p class="dim">all kernels of the trace / of each '
+           'region path (nested regions included, instances summed); FLOPs and bytes from the '
+           'static cost of the kernels attributed to an HLO op ("cost known for": their share '
+           'of the kernel time)</p>')
+    trace = roof.get("trace")
+    br = roof.get("by_region") or {}
+    if trace is None and (not br or (not br.get("available")
+                                     and br.get("reason") == roof.get("reason"))):
+        return ""  # an older summary, or the op roofline said why already (no kernels)
+    rows = []
+    if trace:
+        rows.append([("(whole trace)", "")] + _point_cells(trace))
+    items = list(br.get("items") or [])
+    for r in items[:TOP_ROWS]:
+        rows.append([(esc(r["region"]), r["region"])] + _point_cells(r))
+    out += _table([("region", "text")] + _POINT_HEADERS, rows, "wide") if rows else ""
+    if not br.get("available"):
+        out += _na(br) if br else ""
+    left = len(items) - min(len(items), TOP_ROWS) + int(br.get("items_left_out") or 0)
+    if left:
+        out += (f'<p class="dim">{left} more region paths not shown '
+                '(prof.roofline(by="region") has all)</p>')
+    return out
+
+
 def _ops(s: Mapping) -> str:
     ops = s["ops"]
     if not ops.get("available"):
@@ -455,7 +520,60 @@ def _transfers(s: Mapping) -> str:
     if left:
         out += f'<p class="dim">{left} more regions not shown (summary.json keeps the first ' \
                f'{len(t["by_region"])})</p>'
-    return out
+    return out + _transfers_by_op(t) + _transfer_flags(t)
+
+
+def _dir_rates(r: Mapping) -> str:
+    """"HtoD 1.00 MB 2.00 GB/s (3.2 % of link)" per direction of a row."""
+    return " · ".join(
+        f'{esc(d["direction"])} {fmt_bytes(d["bytes"])} {_rate(d["gbps"])}'
+        + (f' ({_link_pct(d["link_percent"])} of link)' if d.get("link_percent") is not None
+           else "")
+        for d in r.get("directions", []))
+
+
+def _transfers_by_op(t: Mapping) -> str:
+    """Copies per HLO op (the op whose XLA thunk launched them), most busy time first."""
+    items = list(t.get("by_op") or [])
+    head = ('<h3>By HLO op</h3><p class="dim">copies launched inside an op\'s XLA thunk range '
+            '(e.g. copy-start); copies launched outside every thunk (program inputs and '
+            'outputs) have no op</p>')
+    if not items:
+        return head + '<p class="na">not available: no copy was launched inside an XLA thunk</p>'
+    rows = []
+    for r in items[:TOP_ROWS]:
+        dirs = _dir_rates(r)
+        rows.append([(esc(r["op"]), r["op"]), (esc(r.get("module") or ""), r.get("module") or ""),
+                     (fmt_num(r["count"]), r["count"]), (fmt_bytes(r["bytes"]), r["bytes"]),
+                     (fmt_s(r["busy_s"]), r["busy_s"]), (_rate(r["gbps"]), r["gbps"]),
+                     (fmt_s(r.get("kernel_overlap_s")), r.get("kernel_overlap_s")),
+                     (fmt_num(r["pageable_count"]), r["pageable_count"]), (dirs, dirs)])
+    left = len(items) - len(rows) + int(t.get("by_op_left_out") or 0)
+    return head + _table(
+        [("HLO op", "text"), ("module", "text"), ("copies", "num"), ("bytes", "num"),
+         ("busy", "num"), ("achieved", "num"), ("overlaps kernels", "num"),
+         ("pageable", "num"), ("by direction", "text")], rows) + \
+        (f'<p class="dim">{left} more ops with copies not shown (prof.transfer_report() has '
+         f'all)</p>' if left else "")
+
+
+def _transfer_flags(t: Mapping) -> str:
+    """The transfer flags as a table (each one's message is also a warning)."""
+    flags = list(t.get("flags") or [])
+    left = int(t.get("flags_left_out") or 0)
+    if not flags:
+        return ""
+    rows = [[(esc(f["kind"]), f["kind"]), (esc(f["scope"]), f["scope"]),
+             (esc(f.get("region") or "(whole trace)"), f.get("region") or ""),
+             (fmt_num(f["count"]), f["count"]),
+             (fmt_bytes(f["bytes"]) if f.get("bytes") else "–", f.get("bytes"))]
+            for f in flags]
+    return ('<h3>Flags</h3><p class="dim">pageable host memory and floods of tiny copies; '
+            'each flag is also listed under Warnings with its advice</p>'
+            + _table([("flag", "text"), ("scope", "text"), ("region", "text"),
+                      ("copies", "num"), ("bytes", "num")], rows)
+            + (f'<p class="dim">{left} more region flags not shown '
+               '(prof.transfer_report()["flags"] has the worst regions)</p>' if left else ""))
 
 
 def _memory(s: Mapping) -> str:
@@ -481,7 +599,7 @@ def _memory(s: Mapping) -> str:
                           (fmt_s(d.get("peak_time_s")), d.get("peak_time_s")),
                           (fmt_bytes(d["end_bytes"]), d["end_bytes"])] for d in devs])
     if not pts:
-        return facts + _largest_buffers(m.get("largest"))
+        return facts + _largest_buffers(m.get("largest")) + _memory_by_region(m)
     # the chart spans the whole trace: nothing in use before the first event, the last value
     # held until the trace ends
     end_s = s["trace"].get("wall_time_s") or 0.0
@@ -534,7 +652,31 @@ def _memory(s: Mapping) -> str:
             f'first and its highest)</p>' if n_pts > len(m["timeline"]) else "")
     if legend:
         note = (f'<p class="dim">solid: all devices; dashed: {" · ".join(legend)}</p>') + note
-    return facts + svg + note + _largest_buffers(m.get("largest"))
+    return facts + svg + note + _largest_buffers(m.get("largest")) + _memory_by_region(m)
+
+
+def _memory_by_region(m: Mapping) -> str:
+    """Peak bytes in use per region path (the highest instance's), highest first."""
+    items = list(m.get("by_region") or [])
+    if not items:
+        return ""
+    rows = [[(esc(r["region"]), r["region"]), (fmt_num(r["instances"]), r["instances"]),
+             (fmt_bytes(r["peak_bytes"]), r["peak_bytes"]),
+             (fmt_bytes(r["in_use_at_start_bytes"]), r["in_use_at_start_bytes"]),
+             (fmt_bytes(r["allocated_bytes"]), r["allocated_bytes"]),
+             (fmt_bytes(r["freed_bytes"]), r["freed_bytes"]),
+             (fmt_num(r["allocations"]), r["allocations"]), (fmt_num(r["frees"]), r["frees"])]
+            for r in items[:TOP_ROWS]]
+    left = len(items) - len(rows) + int(m.get("by_region_left_out") or 0)
+    return ('<h3>By region</h3><p class="dim">peak: the most bytes in use on the device(s) '
+            'while an instance of the region path was open (buffers allocated before it '
+            'included; the highest instance); allocated and freed: inside it, nested regions '
+            'included, summed over its instances</p>'
+            + _table([("region", "text"), ("instances", "num"), ("peak", "num"),
+                      ("in use at start", "num"), ("allocated", "num"), ("freed", "num"),
+                      ("allocations", "num"), ("frees", "num")], rows)
+            + (f'<p class="dim">{left} more regions not shown (prof.memory_report() has '
+               'all)</p>' if left else ""))
 
 
 def _largest_buffers(rows: list | None) -> str:
@@ -559,7 +701,7 @@ def _regions(s: Mapping) -> str:
             for x in items[:TOP_ROWS]]
     left = len(items) - min(len(items), TOP_ROWS) + r.get("rows_left_out", 0)
     return _table([("region (path)", "text"), ("count", "num"), ("wall", "num"),
-                   ("GPU time (nested incl.)", "num")], rows) + \
+                   ("GPU time (summed, nested incl.)", "num")], rows) + \
         (f'<p class="dim">{left} more region paths not shown (summary.json has '
          f'{len(items)})</p>' if left else "")
 
@@ -804,8 +946,9 @@ def render(summary: Mapping, title: str | None = None,
         ("overview", "Overview", _overview(s) + _environment(s)),
         ("warnings", "Warnings", _warnings(s)),
         ("roofline", "Roofline (per HLO op)",
-         _roofline_svg(s["roofline"], s.get("device")) + _roofline_table(s["roofline"])
-         if s["roofline"].get("available") else _na(s["roofline"])),
+         (_roofline_svg(s["roofline"], s.get("device")) + _roofline_table(s["roofline"])
+          if s["roofline"].get("available") else _na(s["roofline"]))
+         + _roofline_totals(s["roofline"])),
         ("ops", "Top HLO ops", _ops(s)),
         ("kernels", "Top kernels", _kernels(s)),
         ("transfers", "Transfers", _transfers(s)),

@@ -408,9 +408,6 @@ def _roofline_section(prof: Any, roof_rows: list[dict] | None, roof_reason: str 
     return out
 
 
-def _candidates_section(fpga: dict | None, reason: str | None, tgt: str,
-                        kernel_count: int | None = None, gpu_available: bool = False,
-                        region_count: int | None = None) -> dict:
 def _totals_point(r: dict) -> dict:
     """A roofline point that is not an op's (the trace, a region path): the point's values
     (as _roofline_point) without op, module and source, with its kernel count and the share
@@ -456,6 +453,9 @@ def _roofline_totals(an: dict | None, reason: str | None, kernel_count: int | No
         "items_left_out": max(len(rows) - ROOFLINE_POINTS, 0)}}
 
 
+def _candidates_section(fpga: dict | None, reason: str | None, tgt: str,
+                        kernel_count: int | None = None, gpu_available: bool = False,
+                        region_count: int | None = None) -> dict:
     """Rows of the FPGA model (as prof.fpga_candidates(target) gives them), best first: the
     first D.TOP_ROWS; the rest is counted in items_left_out. Empty tables say why with
     D.empty_reason (no kernel at all) or their own reason."""
@@ -609,11 +609,11 @@ def collect(prof: Any, *, target: str | None = None, trace_path: str | None = No
     n_kernels, gpu = kernels.get("count", 0), facts["gpu_available"]
     ops = _ops_section(prof, roof_rows or [], failures, n_kernels, gpu)
     roofline = _roofline_section(prof, roof_rows, an_reason, ops, n_kernels, gpu)
+    roofline.update(_roofline_totals(an, an_reason, n_kernels, gpu,
+                                     D.table_len(D._get(prof, "regions"))))
     candidates = _candidates_section(an["fpga"] if an is not None and fpga_reason is None
                                      else None, fpga_reason, tgt, n_kernels, gpu,
                                      D.table_len(D._get(prof, "regions")))
-    roofline.update(_roofline_totals(an, an_reason, n_kernels, gpu,
-                                     D.table_len(D._get(prof, "regions"))))
     transfers = D.transfers_section(an["transfers"] if an is not None else None, copies,
                                     reason=an_reason,
                                     op_modules=None if an is None else
