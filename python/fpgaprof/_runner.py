@@ -20,6 +20,10 @@ is written. With no trace file after the command, the CLI tells from the marker 
 no claim = Python with the bootstrap never ran; no ``tracing`` = fpgaprof could not start;
 ``tracing`` without ``saved`` = the process ended without a normal interpreter exit
 (os._exit, a signal, a crash). See ``marker_state``.
+
+Further Python processes of the run (multiprocessing workers, subprocesses, forked children)
+are not traced; each leaves a marker in FPGAPROF_RUN_DIR/.fpgaprof-untraced/ (written by the
+bootstrap's _fpgaprof_untraced.py), which ``untraced_processes`` reads for the run's warning.
 """
 from __future__ import annotations
 
@@ -173,11 +177,40 @@ def stop() -> None:
     signals = _state.pop("signals", None)
     if signals is not None:
         signals.finishing()  # a SIGTERM now waits for the save, then ends the process
+    held = _hold_sigint()
     try:
         _stop_and_save(cm)
     finally:
+        if held is not None:
+            _release_sigint(held)
         if signals is not None:
             signals.uninstall()
+
+
+def _hold_sigint() -> Any:
+    """A SIGINT while the trace is saved would break the save with a KeyboardInterrupt (e.g.
+    the second copy when `kill -INT` went to both `fpgaprof run` and the program): it is
+    ignored until the save is done (stop() runs when the program ends anyway). Returns what
+    _release_sigint needs (None: nothing held)."""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    got: list[int] = []
+    try:
+        old = signal.signal(signal.SIGINT, lambda num, _f: got.append(num))
+    except (OSError, ValueError):
+        return None
+    return old, got
+
+
+def _release_sigint(held: Any) -> None:
+    import signal
+    old, _got = held
+    try:
+        signal.signal(signal.SIGINT, old)
+    except (OSError, ValueError):
+        pass
 
 
 def _stop_and_save(cm: Any) -> None:
@@ -198,3 +231,96 @@ def _stop_and_save(cm: Any) -> None:
         write_atomic(os.path.join(folder, ENVIRONMENT_FILE), json.dumps(env, indent=1) + "\n")
     except Exception as e:
         _say(f"environment.json not written: {type(e).__name__}: {e}")
+
+
+# --- Python processes of the run that were not traced ----------------------------------------
+
+UNTRACED_DIR = ".fpgaprof-untraced"  # written by _bootstrap/_fpgaprof_untraced.py
+UNTRACED_PREFIX = "further Python process"  # in the warning; see untraced_warning
+
+
+def _after_optimizations(folder: str | None) -> int | None:
+    if not folder:
+        return None
+    try:
+        return sum(1 for n in os.listdir(folder)
+                   if n.startswith("module_") and n.endswith("after_optimizations.txt"))
+    except OSError:
+        return 0  # XLA creates the folder on its first dump: none means nothing compiled
+
+
+def untraced_processes(out_dir: str) -> list[dict]:
+    """The markers the run's untraced Python processes left (see _fpgaprof_untraced.py), in
+    pid order, each with "label" (what the process was, one line) and "xla_modules" (optimized
+    HLO modules it compiled; None when unknown: a child forked after XLA had started). Python
+    processes that run no user code (multiprocessing's resource tracker) are left out."""
+    folder = os.path.join(out_dir, UNTRACED_DIR)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        if not name.endswith(".json") or name.startswith("."):
+            continue
+        try:
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                info = json.load(f)
+            pid = int(info["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        argv = [str(a) for a in info.get("argv") or []]
+        code = " ".join(argv)
+        if "multiprocessing.resource_tracker" in code:
+            continue
+        if "--multiprocessing-fork" in argv and "spawn_main" in code:
+            label = "multiprocessing spawn worker"
+        elif "multiprocessing.forkserver" in code:
+            label = "multiprocessing forkserver"
+        else:
+            label = _short_command(argv)
+        if info.get("how") == "forked":
+            label = f"forked child of `{label}`"
+        out.append({"pid": pid, "ppid": info.get("ppid"), "argv": argv, "how": info.get("how"),
+                    "label": label, "xla_modules": _after_optimizations(info.get("hlo_dir"))})
+    out.sort(key=lambda r: r["pid"])
+    return out
+
+
+def _short_command(argv: list[str], width: int = 60) -> str:
+    import shlex
+    if argv:
+        argv = [os.path.basename(argv[0])] + argv[1:]
+    text = shlex.join(argv) if argv else "python"
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def untraced_warning(procs: list[dict], show: int = 6) -> str:
+    """One line: how many further Python processes ran untraced, what they were (alike ones
+    counted together, the first `show` kinds listed) and whether they compiled XLA modules.
+    "" when there were none."""
+    if not procs:
+        return ""
+    groups: dict[str, list[dict]] = {}
+    for p in procs:
+        groups.setdefault(p["label"], []).append(p)
+    items = []
+    for label, ps in groups.items():
+        known = [p["xla_modules"] for p in ps if p["xla_modules"] is not None]
+        if len(known) < len(ps):
+            xla = "XLA compiles unknown" if not any(known) else f"{sum(known)}+ XLA modules compiled"
+        else:
+            xla = f"{sum(known)} XLA module{'s' if sum(known) != 1 else ''} compiled"
+        items.append(f"{len(ps)} × {label} ({xla})" if len(ps) > 1 else f"{label} ({xla})")
+    more = f"; and {len(items) - show} more kinds" if len(items) > show else ""
+    n = len(procs)
+    return (f"{n} {UNTRACED_PREFIX}{'es' if n != 1 else ''} ran untraced (`fpgaprof run` "
+            f"traces the first Python process only; GPU work of these is not in this trace: "
+            f"trace such a process itself with fpgaprof.trace(path)): "
+            + "; ".join(items[:show]) + more)
+
+
+def drop_untraced_markers(out_dir: str) -> None:
+    """Removes the markers and the untraced processes' HLO dumps (read by then)."""
+    import shutil
+    shutil.rmtree(os.path.join(out_dir, UNTRACED_DIR), ignore_errors=True)

@@ -1,7 +1,8 @@
 """Started by `fpgaprof run` through PYTHONPATH: begins tracing before the user's script.
 
 Only the first Python process of the run traces (it claims FPGAPROF_RUN_DIR/.fpgaprof-claim);
-Python processes it starts run untraced. Then the user's own sitecustomize, if any, runs.
+Python processes it starts run untraced and leave a marker saying so (_fpgaprof_untraced.py).
+Then the user's own sitecustomize, if any, runs.
 """
 import os
 import sys
@@ -12,8 +13,15 @@ def _fpgaprof_start() -> None:
     if not out_dir:
         return
     try:
+        import _fpgaprof_untraced as untraced  # beside this file; standard library only
+    except ImportError:
+        untraced = None
+    try:
         fd = os.open(os.path.join(out_dir, ".fpgaprof-claim"), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
     except FileExistsError:
+        if untraced is not None:  # another process of the run traces: say this one does not
+            untraced.note(out_dir, "started")
+            untraced.watch_forks(out_dir)
         return
     except OSError as e:
         sys.stderr.write(f"fpgaprof run: cannot claim {out_dir} ({e}); this process is not "
@@ -21,6 +29,8 @@ def _fpgaprof_start() -> None:
         return
     os.write(fd, str(os.getpid()).encode())
     os.close(fd)
+    if untraced is not None:
+        untraced.watch_forks(out_dir)  # os.fork / multiprocessing "fork" children run untraced
     try:
         from fpgaprof import _runner
     except Exception as e:  # never break the user's program

@@ -1,0 +1,86 @@
+"""Marks the Python processes of a `fpgaprof run` that are not traced.
+
+Only the first Python process of a run traces (it claims FPGAPROF_RUN_DIR/.fpgaprof-claim).
+Every other Python process that starts with the bootstrap (multiprocessing spawn and forkserver
+workers, the forkserver itself, ``subprocess.run([sys.executable, ...])``) and every child
+forked by a bootstrapped process (``os.fork``, multiprocessing "fork") leaves one marker file,
+FPGAPROF_RUN_DIR/.fpgaprof-untraced/<pid>.json, so that `fpgaprof run` can say how many Python
+processes ran untraced and what they were (fpgaprof._runner.untraced_processes reads them).
+
+Where such a process has not started its XLA backend yet, its HLO dump goes to its own folder
+.fpgaprof-untraced/<pid>.hlo instead of the run's hlo/ (it is not the traced program's HLO); the
+count of optimized modules found there tells whether it compiled XLA modules.
+
+Loaded by the bootstrap without importing fpgaprof (an untraced process must stay as light as
+without fpgaprof): standard library only. Never raises: a read-only or vanished run folder
+means no marker.
+"""
+import json
+import os
+import sys
+
+UNTRACED_DIR = ".fpgaprof-untraced"
+
+
+def _argv() -> list:
+    argv = getattr(sys, "orig_argv", None) or getattr(sys, "argv", None) or []
+    return [str(a) for a in argv]
+
+
+def _backend_started() -> bool:
+    bridge = sys.modules.get("jax._src.xla_bridge")
+    if bridge is None:
+        return False
+    started = getattr(bridge, "backends_are_initialized", None)
+    try:
+        return bool(started()) if started is not None else bool(getattr(bridge, "_backends", None))
+    except Exception:  # noqa: BLE001 - a private API: assume started (its flags are fixed)
+        return True
+
+
+def _repoint_dump(out_dir: str, own_dir: str) -> bool:
+    """Moves this process's XLA dump from the run's hlo/ to own_dir (XLA reads XLA_FLAGS when
+    its backend starts, so only before that). Returns whether it did."""
+    # The run's hlo/ or, in a child of an untraced process, that process's own folder.
+    ours = (os.path.join(out_dir, "hlo"), os.path.join(out_dir, UNTRACED_DIR) + os.sep)
+    flags = os.environ.get("XLA_FLAGS", "").split()
+    old = next((f for f in flags if f.startswith("--xla_dump_to=")
+                and (f[14:] == ours[0] or f[14:].startswith(ours[1]))), None)
+    if old is None or _backend_started():
+        return False
+    try:
+        os.makedirs(own_dir, exist_ok=True)
+    except OSError:
+        return False
+    os.environ["XLA_FLAGS"] = " ".join(f"--xla_dump_to={own_dir}" if f == old else f
+                                       for f in flags)
+    if os.environ.get("FPGAPROF_XLA_DUMP_DIR") == old[14:]:
+        os.environ["FPGAPROF_XLA_DUMP_DIR"] = own_dir  # an `import fpgaprof` here keeps it
+    return True
+
+
+def note(out_dir: str, how: str) -> None:
+    """Writes this process's marker (atomically: a temp file renamed into place). how:
+    "started" (a Python that ran the bootstrap but did not claim the run) or "forked"."""
+    try:
+        folder = os.path.join(out_dir, UNTRACED_DIR)
+        try:
+            os.mkdir(folder)  # not makedirs: a run folder that is gone stays gone
+        except FileExistsError:
+            pass
+        pid = os.getpid()
+        own_dump = os.path.join(folder, f"{pid}.hlo")
+        info = {"pid": pid, "ppid": os.getppid(), "argv": _argv(), "how": how,
+                "hlo_dir": own_dump if _repoint_dump(out_dir, own_dump) else None}
+        tmp = os.path.join(folder, f".{pid}.json.tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(info, f)
+        os.replace(tmp, os.path.join(folder, f"{pid}.json"))
+    except Exception:  # noqa: BLE001 - the marker only improves the run's report
+        pass
+
+
+def watch_forks(out_dir: str) -> None:
+    """Every child this process forks from now on leaves a "forked" marker."""
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=lambda: note(out_dir, "forked"))
