@@ -55,6 +55,7 @@ const CudaDriver* CudaDriver::get() {
     resolve(h, {"cuDeviceGetName"}, d->DeviceGetName_);
     resolve(h, {"cuDeviceGetUuid_v2", "cuDeviceGetUuid"}, d->DeviceGetUuid_);
     resolve(h, {"cuDeviceTotalMem_v2", "cuDeviceTotalMem"}, d->DeviceTotalMem_);
+    resolve(h, {"cuDeviceGetPCIBusId"}, d->DeviceGetPCIBusId_);
     resolve(h, {"cuDevicePrimaryCtxGetState"}, d->PrimaryCtxGetState_);
     resolve(h, {"cuDevicePrimaryCtxRetain"}, d->PrimaryCtxRetain_);
     resolve(h, {"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"}, d->PrimaryCtxRelease_);
@@ -123,6 +124,28 @@ DeviceInfo CudaDriver::device_info(int ordinal) const {
   info.max_threads_per_sm = static_cast<uint32_t>(attr(kAttrMaxThreadsPerSm));
   info.max_registers_per_sm = static_cast<uint32_t>(attr(kAttrMaxRegistersPerSm));
   return info;
+}
+
+std::string CudaDriver::pci_bus_id(int ordinal) const {
+  int dev = 0;
+  if (DeviceGetPCIBusId_ == nullptr || DeviceGet_ == nullptr || DeviceGet_(&dev, ordinal) != 0) return "";
+  // "dddddddd:bb:dd.f" at most (16 characters + NUL); 64 leaves room for a longer domain.
+  char id[64] = {};
+  if (DeviceGetPCIBusId_(id, static_cast<int>(sizeof id - 1), dev) != 0) return "";
+  return id;
+}
+
+PcieLink CudaDriver::pcie_link(int ordinal) const {
+  const std::string id = pci_bus_id(ordinal);
+  if (id.empty()) {
+    PcieLink unknown;
+    unknown.unknown_reason = DeviceGetPCIBusId_ == nullptr
+                                 ? "libcuda.so.1 lacks cuDeviceGetPCIBusId; measure the link with `fpgaprof calibrate`"
+                                 : "cuDeviceGetPCIBusId failed for device " + std::to_string(ordinal) +
+                                       "; measure the link with `fpgaprof calibrate`";
+    return unknown;
+  }
+  return read_pcie_link(sysfs_root(), id);
 }
 
 void* CudaDriver::counting_context(int ordinal, int* ctx_device, std::string* error) const {

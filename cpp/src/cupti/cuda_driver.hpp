@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "fpgaprof/pcie_link.hpp"
 #include "fpgaprof/records.hpp"
 
 namespace fpgaprof::cupti {
@@ -26,8 +27,14 @@ class CudaDriver {
   // cuInit + cuDeviceGetCount; 0 when no device (or the driver fails), reason in *error.
   int device_count(std::string* error) const;
   // Device facts from cuDeviceGetAttribute / cuDeviceGetName / cuDeviceGetUuid. Fields the
-  // driver does not report stay 0 (PCIe generation and width: the driver has no attribute).
+  // driver does not report stay 0 (PCIe generation and width: the driver has no attribute;
+  // pcie_link() reads them from sysfs).
   DeviceInfo device_info(int ordinal) const;
+  // cuDeviceGetPCIBusId: "0000:65:00.0" (the driver's case and domain width); "" when it fails.
+  std::string pci_bus_id(int ordinal) const;
+  // The device's PCIe link from sysfs (read_pcie_link under sysfs_root()) at its PCI bus id;
+  // unknown with the reason when the driver gives no bus id. Never throws.
+  PcieLink pcie_link(int ordinal) const;
   // The context hardware counters profile: the calling thread's current one, else device
   // `ordinal`'s primary context (the one JAX uses), retained for the process and made current.
   // *ctx_device: the context's device (cuCtxGetDevice; `ordinal` when the driver cannot say).
@@ -46,6 +53,7 @@ class CudaDriver {
   int (*DeviceGetAttribute_)(int*, int, int) = nullptr;
   int (*DeviceGetName_)(char*, int, int) = nullptr;
   int (*DeviceGetUuid_)(void*, int) = nullptr;
+  int (*DeviceGetPCIBusId_)(char*, int, int) = nullptr;
   int (*DeviceTotalMem_)(std::size_t*, int) = nullptr;
   int (*PrimaryCtxGetState_)(int, unsigned*, int*) = nullptr;
   int (*PrimaryCtxRetain_)(void**, int) = nullptr;

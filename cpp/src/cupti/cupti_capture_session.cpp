@@ -21,6 +21,7 @@
 #include "cupti/region_recorder.hpp"
 #include "fpgaprof/capture.hpp"
 #include "fpgaprof/error.hpp"
+#include "fpgaprof/pcie_link.hpp"
 #include "fpgaprof/version.hpp"
 
 namespace fpgaprof {
@@ -442,6 +443,16 @@ TraceStore CuptiCaptureSession::stop() {
       const int count = driver->device_count(&ignored);
       for (int i = 0; i < count; ++i) store_.devices.push_back(driver->device_info(i));
     }
+    // The driver has no attribute for the PCIe link: sysfs at the device's PCI bus id.
+    std::vector<std::pair<uint32_t, PcieLink>> links;
+    for (DeviceInfo& d : store_.devices) {
+      if (d.pcie_generation != 0 && d.pcie_link_width != 0) continue;
+      PcieLink link = driver->pcie_link(static_cast<int>(d.id));
+      d.pcie_generation = link.generation;
+      d.pcie_link_width = link.width;
+      links.emplace_back(d.id, std::move(link));
+    }
+    for (auto& w : pcie_link_warnings(links)) warnings_.push_back(std::move(w));
   }
   for (auto& w : warnings_) meta.warnings.push_back(std::move(w));
   warnings_.clear();
