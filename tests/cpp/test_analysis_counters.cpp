@@ -204,3 +204,20 @@ TEST_CASE("Why a device refuses the Range Profiler, one clause per blocking feat
                                 "support profiling; confidential computing is on: counters are not available "
                                 "in that mode");
 }
+
+TEST_CASE("The insufficient-privileges error names the call, the driver option and the ways out", "[analysis][counters]") {
+  // What CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (35) from cuptiProfilerHostInitialize ... becomes;
+  // the clauses are the fixes NVIDIA documents for ERR_NVGPUCTRPERM / error 35.
+  const std::string m = counter_privileges_message("cuptiRangeProfilerEnable");
+  CHECK(m.rfind("cuptiRangeProfilerEnable returned CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: ", 0) == 0);
+  CHECK(m.find("only admin users read GPU performance counters") != std::string::npos);
+  CHECK(m.find("run as root") != std::string::npos);
+  CHECK(m.find("--cap-add SYS_ADMIN") != std::string::npos);
+  CHECK(m.find("'options nvidia NVreg_RestrictProfilingToAdminUsers=0' to a file in /etc/modprobe.d/") !=
+        std::string::npos);
+  CHECK(m.find("https://developer.nvidia.com/CUPTI_ERROR_INSUFFICIENT_PRIVILEGES") != std::string::npos);
+  CHECK(m.substr(m.size() - 30) == "or trace without counters=True");
+  CHECK(m.find('\n') == std::string::npos);  // one line
+  // The call is whatever failed, not a fixed name.
+  CHECK(counter_privileges_message("cuptiProfilerHostInitialize").rfind("cuptiProfilerHostInitialize returned", 0) == 0);
+}

@@ -133,6 +133,13 @@ struct ProfilingSupport {
 };
 std::string profiling_refusal(const ProfilingSupport& support);
 
+// The Error(kCounters) text when CUPTI call `call` answered CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+// the driver lets only admin users read performance counters (the driver's default). One
+// line naming the error, the fixes (root or CAP_SYS_ADMIN; the admin's
+// NVreg_RestrictProfilingToAdminUsers=0 module option, then a driver reload) and the way out
+// (trace without counters=True). Pure.
+std::string counter_privileges_message(const std::string& call);
+
 struct CounterOptions {
   std::vector<std::string> metrics;   // empty: select_counter_metrics() for the chip
   std::size_t max_ranges = 2048;      // ranges per counter-data image before decode + re-init

@@ -95,6 +95,14 @@ std::string profiling_refusal(const ProfilingSupport& s) {
   return out;
 }
 
+std::string counter_privileges_message(const std::string& call) {
+  return call + " returned CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: the NVIDIA driver lets only admin "
+         "users read GPU performance counters; run as root (in a container: --cap-add SYS_ADMIN), or "
+         "have an admin add 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' to a file in "
+         "/etc/modprobe.d/ and reload the driver or reboot "
+         "(https://developer.nvidia.com/CUPTI_ERROR_INSUFFICIENT_PRIVILEGES); or trace without counters=True";
+}
+
 CounterMatch add_counter_windows(TraceStore& store, const std::vector<std::string>& metrics,
                                  const std::vector<CounterWindow>& windows, uint32_t first_range_index) {
   CounterMatch match;
