@@ -306,6 +306,19 @@ def _summary(prof: Profile, top: int) -> str:
     else:
         gpu = "no GPU data: " + (prof.meta.get("unavailable_reason") or "unknown reason")
     out.append(f"fpgaprof trace: wall time {_t(wall)}; {gpu}")
+    # summary.json's numbers (one analysis, cached on the profile): GPU busy, transfers,
+    # memory, regions and warnings mean here what they mean there. environment={}: nothing
+    # about this process is needed, and asking JAX for its devices could start a backend.
+    from fpgaprof.report.summary import collect
+
+    summary = collect(prof, environment={})
+    tot = summary["totals"]
+    if tot.get("gpu_busy_s") is not None:
+        frac = tot.get("gpu_busy_fraction")
+        out.append(f"GPU busy: {_t(tot['gpu_busy_s'] * 1e9)}"
+                   + (f" ({100 * frac:.1f} % of wall)" if frac is not None else "")
+                   + f", idle {_t(tot['gpu_idle_s'] * 1e9)} (busy = union of the kernel, copy "
+                   "and memset intervals on every device and stream)")
 
     k = prof.kernels.columns(["name", "start_ns", "end_ns"])
     n_k = len(k["name"])
@@ -314,7 +327,7 @@ def _summary(prof: Profile, top: int) -> str:
     out.append("")
     if n_k or prof.gpu_available:
         out.append(f"Kernels: {n_k} launches, {len(set(k['name'])) if n_k else 0} distinct, "
-                   f"{_t(total_k)} GPU time")
+                   f"{_t(total_k)} summed kernel time")
     else:
         out.append("Kernels: – (no GPU data)")
     if n_k:
@@ -339,68 +352,126 @@ def _summary(prof: Profile, top: int) -> str:
         except Exception as e:  # noqa: BLE001 - the rest of the summary stays useful
             out.append(f"HLO ops: attribution failed ({type(e).__name__}: {e})")
 
-    t = prof.transfers.columns(["copy_kind", "bytes", "start_ns", "end_ns"])
-    n_t = len(t["bytes"])
-    out.append("")
-    out.append(f"Transfers: {n_t}")
-    if n_t:
-        tdur = (t["end_ns"].astype(np.int64) - t["start_ns"].astype(np.int64)).clip(min=0)
-        out.append(f"  {'direction':10s} {'count':>8s} {'bytes':>14s} {'busy':>11s} "
-                   f"{'GB/s':>9s}")
-        kinds = t["copy_kind"].astype(str)
-        for kind in sorted(set(kinds)):
-            sel = kinds == kind
-            b = float(t["bytes"][sel].sum())
-            busy = float(tdur[sel].sum())
-            rate = f"{b / busy:9.2f}" if busy > 0 else f"{'-':>9s}"  # bytes/ns == GB/s
-            out.append(f"  {kind:10s} {int(sel.sum()):8d} {_bytes(b):>14s} {_t(busy):>11s} {rate}")
-        out.append("  (busy = sum of copy durations; GB/s = bytes / busy time)")
-
-    out.extend(_region_lines(prof, top))
+    out.extend(_transfer_lines(summary))
+    out.extend(_memory_lines(summary))
+    out.extend(_region_lines(prof, summary, top))
 
     out.append("")
     out.append(f"Dropped records: {prof.dropped_records}; "
                f"incomplete records: {prof.incomplete_records}")
-    warns = prof.warnings
-    out.append(f"Warnings: {len(warns)}" + ("" if warns else " (none)"))
+    # The warnings of summary.json and report.html: the trace's own, those the reports derive
+    # and every transfer flag (docs/reports.md, "Warnings").
+    warns = summary["warnings"]
+    flags = len((summary["transfers"] or {}).get("flags") or [])
+    out.append(f"Warnings: {len(warns)}" + (f" ({flags} of them transfer flags)" if flags else "")
+               + ("" if warns else " (none)"))
     for w in warns:
         out.append(f"  - {w}")
     return "\n".join(out) + "\n"
 
 
-def _region_lines(prof: Profile, top: int) -> list[str]:
-    """Per region name: instances, wall time, GPU time of the activities launched inside it
-    (including nested regions)."""
-    r = prof.regions.columns(["name", "start_ns", "end_ns", "parent", "depth"])
-    n = len(r["name"])
-    lines = ["", f"Regions: {n}"]
-    if n == 0:
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.1f}"
+
+
+def _link_text(t: dict) -> str:
+    """The host link's peak and where it comes from, as report.html says it."""
+    link = t.get("link_bytes_per_s")
+    if not link:
+        return ("host link peak unknown (no PCIe generation and width for the device, no "
+                "`fpgaprof calibrate` measurement): % of link n/a")
+    desc = t.get("link_description")
+    src = str(t.get("link_source") or "unknown")
+    return (f"host link peak {link / 1e9:.2f} GB/s ({src}"
+            + (f": {desc}" if desc and desc != src else "") + ")")
+
+
+def _transfer_lines(summary: dict) -> list[str]:
+    """Copies per direction from the transfer analysis (the numbers of summary.json): busy
+    time is the union of the copies' intervals, % of link for HtoD and DtoH; the flags."""
+    t = summary["transfers"]
+    n = int(t.get("count") or 0)
+    if not t.get("available"):
+        if not n:
+            return ["", "Transfers: 0"]
+        return ["", f"Transfers: {n} (analysis not available: {t.get('reason')})"]
+    out = ["", f"Transfers: {n} copies, {_bytes(t['bytes'])}, busy {_t(t['busy_s'] * 1e9)} "
+               f"({_t(t['kernel_overlap_s'] * 1e9)} of it overlapping kernels); the host waited "
+               f"{_t(t['host_wait_s'] * 1e9)} in {t['sync_calls']} synchronization calls",
+           f"  {_link_text(t)}",
+           f"  {'direction':10s} {'count':>8s} {'bytes':>14s} {'busy':>11s} {'GB/s':>9s} "
+           f"{'% link':>7s} {'pageable':>9s}"]
+    for r in t["by_direction"]:
+        rate = f"{r['gbps']:9.2f}" if r.get("gbps") is not None else f"{'-':>9s}"
+        out.append(f"  {r['direction']:10s} {r['count']:8d} {_bytes(r['bytes']):>14s} "
+                   f"{_t(r['busy_s'] * 1e9):>11s} {rate} {_pct(r.get('link_percent')):>7s} "
+                   f"{r['pageable_count']:9d}")
+    out.append("  (busy = union of the copies' intervals; GB/s = bytes / busy time; % link = "
+               "achieved rate in percent of the host link's peak, HtoD and DtoH)")
+    ops = t.get("by_op") or []
+    if ops:
+        left = len(ops) - min(len(ops), 5) + int(t.get("by_op_left_out") or 0)
+        out.append("  by HLO op (copies launched inside its XLA thunk): " + "; ".join(
+            f"{r['op']} {_bytes(r['bytes'])} in {_t(r['busy_s'] * 1e9)}" for r in ops[:5])
+            + (f"; {left} more" if left else ""))
+    flags = t.get("flags") or []
+    if flags:
+        kinds: dict[str, int] = {}
+        for f in flags:
+            kinds[f["kind"]] = kinds.get(f["kind"], 0) + 1
+        out.append(f"  Flags: {len(flags)} ("
+                   + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+                   + "); each is listed with its advice under Warnings")
+    return out
+
+
+def _memory_lines(summary: dict) -> list[str]:
+    """Device memory: the trace's peak (all devices) and bytes still in use at the end."""
+    m = summary["memory"]
+    if not m.get("available"):
+        return ["", f"Device memory: not available ({m.get('reason')})"]
+    at = (f" at {_t(m['peak_time_s'] * 1e9)}" if m.get("peak_time_s") is not None else "")
+    return ["", f"Device memory: peak {_bytes(m['peak_bytes'])}{at} (all devices), "
+                f"{_bytes(m['end_bytes'])} still allocated at the end; "
+                f"{m['allocation_count']} allocations, {m['free_count']} frees"
+                + (f", {m['unmatched_frees']} frees of buffers allocated before the trace"
+                   if m.get("unmatched_frees") else "")]
+
+
+def _region_lines(prof: Profile, summary: dict, top: int) -> list[str]:
+    """Per region path (summary.json's regions): instances, wall time, GPU time of the
+    activities launched inside it (summed durations, nested regions included) and the peak of
+    device memory in use while it was open (the memory analysis, highest instance)."""
+    from fpgaprof.report import _data as D
+
+    r = summary["regions"]
+    n = len(prof.regions)
+    lines = ["", f"Regions: {n}" + (f" ({r['paths']} paths)" if r.get("available")
+                                    and r.get("paths") != n else "")]
+    if not r.get("available"):
         return lines
-    own = np.zeros(n, dtype=np.float64)
-    for table in (prof.kernels, prof.transfers, prof.memsets):
-        c = table.columns(["region_index", "start_ns", "end_ns"])
-        idx = c["region_index"].astype(np.int64)
-        sel = idx != NONE32
-        if sel.any():
-            d = (c["end_ns"].astype(np.int64) - c["start_ns"].astype(np.int64)).clip(min=0)
-            own += np.bincount(idx[sel], weights=d[sel], minlength=n)[:n]
-    inclusive = own.copy()
-    parent = r["parent"].astype(np.int64)
-    for i in np.argsort(-r["depth"].astype(np.int64), kind="stable"):  # children before parents
-        if parent[i] != NONE32 and 0 <= parent[i] < n:
-            inclusive[parent[i]] += inclusive[i]
-    wall = (r["end_ns"].astype(np.int64) - r["start_ns"].astype(np.int64)).clip(min=0)
-    names, inv = np.unique(r["name"].astype(str), return_inverse=True)
-    cnt = np.bincount(inv, minlength=len(names))
-    wall_tot = np.bincount(inv, weights=wall, minlength=len(names))
-    gpu_tot = np.bincount(inv, weights=inclusive, minlength=len(names))
+    peaks: dict[str, int] = {}
+    if summary["memory"].get("available"):
+        from fpgaprof.report.summary import DEFAULT_TARGET, _analysis_of
+
+        res, _, _ = _analysis_of(prof, DEFAULT_TARGET, [])  # collect()'s, cached on prof
+        if res is not None:
+            peaks = {x["region"]: x["peak_bytes"] for x in D.memory_region_rows(res["memory"])}
     # Without GPU data there is no GPU time to show: "–", as report.html (not a measured 0).
     no_gpu = not prof.gpu_available and len(prof.kernels) == 0
-    lines.append(f"  {'region':40s} {'count':>7s} {'wall':>11s} {'GPU':>11s}")
-    for i in np.argsort(-wall_tot, kind="stable")[:top]:
-        gpu = "–" if no_gpu else _t(gpu_tot[i])
-        lines.append(f"  {_short(str(names[i]), 40):40s} {int(cnt[i]):7d} {_t(wall_tot[i]):>11s} "
-                     f"{gpu:>11s}")
-    lines.append("  (GPU = kernel, copy and memset time launched inside the region, "
-                 "nested ones included" + ("; – : no GPU data in this trace)" if no_gpu else ")"))
+    lines.append(f"  {'region':40s} {'count':>7s} {'wall':>11s} {'GPU':>11s} {'mem peak':>11s}")
+    items = r["items"]
+    for x in items[:top]:
+        gpu = "–" if no_gpu or x.get("gpu_s") is None else _t(x["gpu_s"] * 1e9)
+        peak = _bytes(peaks[x["path"]]) if x["path"] in peaks else "–"
+        lines.append(f"  {_short(x['path'], 40):40s} {x['count']:7d} {_t(x['wall_s'] * 1e9):>11s} "
+                     f"{gpu:>11s} {peak:>11s}")
+    left = len(items) - min(len(items), top) + int(r.get("rows_left_out") or 0)
+    if left:
+        lines.append(f"  ... {left} more region paths")
+    lines.append("  (GPU = summed durations of the kernels, copies and memsets launched inside "
+                 "the region, nested ones included: a sum, not a union"
+                 + ("; – : no GPU data in this trace" if no_gpu else "")
+                 + "; mem peak = most device memory in use while it was open"
+                 + ("" if peaks else ", – : no allocation records") + ")")
     return lines

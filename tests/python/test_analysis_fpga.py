@@ -676,6 +676,8 @@ def test_run_and_report_digest_lists_the_best_candidates():
     lines = text.splitlines()
     tot = s["totals"]
     assert lines[0].startswith(f"fpgaprof: {tot['kernel_count']} kernels, ")
+    # second line: link use, memory peak, warnings count (test_reports_constructed.py)
+    assert lines.pop(1) == f"  {len(s['warnings'])} warnings in report.html"  # no copy, no alloc
     regions, ops = s["candidates"]["regions"], s["candidates"]
     assert lines[1] == f"FPGA offload on alveo-u55c, regions as whole units (best 1 of {regions['count']})"
     assert lines[2].split() == ["rank", "region", "workload_speedup", "region_speedup", "time_share",
@@ -692,6 +694,7 @@ def test_run_and_report_digest_lists_the_best_candidates():
     empty = json.loads(summary.dumps(summary.collect(_core.TraceStore())))
     e = digest(empty).splitlines()
     assert e[0].startswith("fpgaprof: ") and "no GPU data" in e[0]
+    assert e.pop(1) == f"  {len(empty['warnings'])} warning in report.html"
     assert e[1].startswith("FPGA offload on alveo-u55c, regions as whole units: not available (")
     assert e[2].startswith("FPGA offload on alveo-u55c, HLO ops: not available (")
 

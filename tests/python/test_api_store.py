@@ -321,9 +321,11 @@ def test_summary_shows_kernels_transfers_regions_drops_and_warnings():
     k1 = next(line for line in text.splitlines() if line.strip().startswith("k1"))
     assert k1.split()[1:] == ["2", "4.0", "µs", "2.0", "µs", "80.0"]  # times auto-scaled
     htod = next(line for line in text.splitlines() if line.strip().startswith("HtoD"))
-    assert htod.split() == ["HtoD", "2", "2.10", "MB", "2.0", "µs", "1048.58"]
+    # busy is the union (here also the sum); % of link n/a: no device, no link peak; 0 pageable
+    assert htod.split() == ["HtoD", "2", "2.10", "MB", "2.0", "µs", "1048.58", "n/a", "0"]
     step = next(line for line in text.splitlines() if line.strip().startswith("step"))
-    assert step.split() == ["step", "1", "45", "ns", "4.0", "µs"]  # 45 ns wall, 4000 ns of kernels
+    # 45 ns wall, 4000 ns of kernels, no memory peak (no allocation records)
+    assert step.split() == ["step", "1", "45", "ns", "4.0", "µs", "–"]
     assert "Dropped records: 7" in text
     assert "beware" in text
 
@@ -338,7 +340,7 @@ def test_summary_without_gpu_shows_no_gpu_time():
     text = fpgaprof.Profile(s).summary()
     assert text.splitlines()[0] == "fpgaprof trace: wall time 2.50 ms; no GPU data: no driver"
     row = next(line for line in text.splitlines() if line.strip().startswith("forward_project"))
-    assert row.split() == ["forward_project", "1", "1.25", "ms", "–"]  # 1.25 ms wall
+    assert row.split() == ["forward_project", "1", "1.25", "ms", "–", "–"]  # 1.25 ms wall
     assert "– : no GPU data in this trace" in text
     assert "Kernels: – (no GPU data)" in text and "0 launches" not in text
 

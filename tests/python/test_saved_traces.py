@@ -99,13 +99,25 @@ def _hlo_trace(tmp_path_factory) -> str:
     return path
 
 
-@pytest.fixture(scope="module", params=["test-double", "constructed-hlo"] + [os.path.basename(p) for p in REAL])
+def _transfer_trace(tmp_path_factory) -> str:
+    """tests/python/_constructed_trace.py: every copy direction, pageable copies, a tiny-copy
+    flood, syncs, allocations, nested regions and copies attributed to ops."""
+    import _constructed_trace
+    path = str(tmp_path_factory.mktemp("xfer") / "transfers.fpgaprof")
+    _constructed_trace.store().save(path)
+    return path
+
+
+@pytest.fixture(scope="module", params=["test-double", "constructed-hlo", "constructed-transfers"]
+                + [os.path.basename(p) for p in REAL])
 def saved(request, tmp_path_factory):
     """(trace path, loaded Profile, folder with summary.json / timeline.json / report.html)."""
     if request.param == "test-double":
         path = _fake_trace(tmp_path_factory)
     elif request.param == "constructed-hlo":
         path = _hlo_trace(tmp_path_factory)
+    elif request.param == "constructed-transfers":
+        path = _transfer_trace(tmp_path_factory)
     else:
         path = os.path.join(TRACE_DIR, request.param)
     prof = fpgaprof.load(path)
@@ -173,6 +185,66 @@ def test_busy_time_is_a_union(saved):
     if len(d):
         assert t["gpu_busy_s"] >= float(d.max()) - 1e-12
     assert s["transfers"]["busy_s"] <= float(_durations_s(prof.transfers).sum()) + 1e-12
+
+
+def test_per_op_transfers_flags_memory_and_roofline_match_the_analysis(saved):
+    """summary.json's per-op copies, transfer flags, memory per region path and roofline of
+    the trace and of each region path are the analysis' own rows (prof.transfer_report(),
+    prof.memory_report(), prof.roofline()), cut to their first rows with the rest counted."""
+    _, prof, out = saved
+    s = _summary(out)
+    t = s["transfers"]
+    if t["available"]:
+        tr = prof.transfer_report()
+        groups = [g for g in tr["groups"] if g["kind"] == "op"]
+        assert len(t["by_op"]) + t["by_op_left_out"] == len(groups)
+        want = Counter((g["name"], g["all"]["count"], g["all"]["bytes"]) for g in groups)
+        got = Counter((r["op"], r["count"], r["bytes"]) for r in t["by_op"])
+        assert not got - want
+        assert [f["message"] for f in t["flags"]] == [f["message"] for f in tr["flags"]]
+        assert t["flags_left_out"] == tr["flags_left_out"]
+        assert all(f["message"] in s["warnings"] for f in t["flags"])  # flags are warnings
+    m = s["memory"]
+    if m["available"]:
+        rows = {r["region"]: r for r in prof.memory_report()["regions"]}
+        assert len(m["by_region"]) + m["by_region_left_out"] == len(rows)
+        for r in m["by_region"]:
+            assert r["peak_bytes"] == rows[r["region"]]["peak_in_use_bytes"] <= m["peak_bytes"]
+    r = s["roofline"]
+    if len(prof.kernels):
+        trace = prof.roofline(by="trace")
+        assert r["trace"]["time_s"] == pytest.approx(trace["time_s"], rel=1e-12)
+        assert r["trace"]["kernel_count"] == trace["kernel_count"] == len(prof.kernels)
+        with_kernels = [x for x in prof.roofline(by="region") if x["kernel_count"] > 0]
+        br = r["by_region"]
+        assert (br["count"] if br["available"] else 0) == len(with_kernels)
+        for x in br.get("items", []):
+            same = next(y for y in with_kernels if y["region"] == x["region"])
+            assert (x["time_s"], x["flops"], x["bytes"]) == (same["time_s"], same["flops"], same["bytes"])
+    else:
+        assert r["trace"] is None
+
+
+def test_printed_summary_and_digest_use_the_summary_numbers(saved):
+    """prof.summary() and the run digest count the warnings of summary.json (transfer flags
+    included) and show its GPU busy (the union) and memory peak."""
+    from fpgaprof.report.digest import digest
+    from fpgaprof.report.html import fmt_bytes, fmt_s
+
+    _, prof, out = saved
+    s = _summary(out)
+    text = prof.summary()
+    n = len(s["warnings"])
+    assert f"\nWarnings: {n}" in text
+    assert sum(1 for ln in text.splitlines() if ln.startswith("  - ")) == n
+    busy = s["totals"]["gpu_busy_s"]
+    if busy is not None:
+        assert f"GPU busy: {fmt_s(busy)}" in text
+    facts = digest(s).splitlines()[1]
+    assert f"{n} warning" in facts
+    if s["memory"]["available"]:
+        assert f"Device memory: peak {fmt_bytes(s['memory']['peak_bytes'])}" in text
+        assert f"device memory peak {fmt_bytes(s['memory']['peak_bytes'])}" in facts
 
 
 def test_ops_account_for_every_kernel_once(saved):

@@ -30,8 +30,37 @@ def _ranked(section: Mapping, what: str, card: str, columns: tuple, top: int) ->
     return [title] + text[1:]  # the row count is in the title already
 
 
+def _facts(summary: Mapping) -> list[str]:
+    """The host link use per direction (with the link's source), the device-memory peak and
+    the warnings count (transfer flags among them), each as summary.json has it."""
+    t = summary.get("transfers") or {}
+    m = summary.get("memory") or {}
+    parts = []
+    links = [f"{r['direction']} {r['link_percent']:.1f} %" for r in t.get("by_direction") or []
+             if r.get("link_percent") is not None]
+    if t.get("available") and links:
+        src = str(t.get("link_source") or "unknown")
+        desc = t.get("link_description")
+        parts.append("host link use: " + ", ".join(links) + " of "
+                     + fmt_num(t.get("link_bytes_per_s"), "B/s") + f" ({src}"
+                     + (f": {desc}" if desc and desc != src else "") + ")")
+    elif t.get("available") and any(r.get("direction") in ("HtoD", "DtoH")
+                                    for r in t.get("by_direction") or []):
+        parts.append("host link use: n/a (link peak unknown)")
+    if m.get("available"):
+        at = f" at {fmt_s(m['peak_time_s'])}" if m.get("peak_time_s") is not None else ""
+        parts.append(f"device memory peak {fmt_bytes(m.get('peak_bytes'))}{at}")
+    ws = summary.get("warnings") or []
+    flags = len(t.get("flags") or [])
+    parts.append(f"{len(ws)} warning{'s' if len(ws) != 1 else ''}"
+                 + (f" ({flags} transfer flag{'s' if flags != 1 else ''})" if flags else "")
+                 + (" in report.html" if ws else ""))
+    return ["  " + "; ".join(parts)]
+
+
 def digest(summary: Mapping, top: int = TOP) -> str:
-    """Text: the trace in one line, then the best `top` region and op candidates."""
+    """Text: the trace in one line; host link use, memory peak and the warnings count in a
+    second; then the best `top` region and op candidates."""
     t, tot = summary.get("trace") or {}, summary.get("totals") or {}
     if t.get("gpu_available") or tot.get("kernel_count"):
         head = (f"fpgaprof: {fmt_num(tot.get('kernel_count'))} kernels, "
@@ -41,7 +70,7 @@ def digest(summary: Mapping, top: int = TOP) -> str:
     else:
         head = (f"fpgaprof: {fmt_s(t.get('wall_time_s'))} wall, no GPU data "
                 f"({t.get('unavailable_reason') or 'no GPU trace'})")
-    lines = [head]
+    lines = [head] + _facts(summary)
     c = summary.get("candidates") or {}
     card = str(c.get("target") or "the card")
     regions = c.get("regions") or {"available": False, "reason": c.get("reason")}
