@@ -534,7 +534,8 @@ PYBIND11_MODULE(_core, m) {
         TransferOptions to;
         to.tiny_bytes = tiny_bytes; to.tiny_flood_count = tiny_flood_count;
         to.region_rows = region_rows; to.region_paths = &paths;
-        if (c.link_bytes_per_s > 0) { to.link_bytes_per_s = c.link_bytes_per_s; to.link_source = ceiling_source_name(c.link_source); }
+        if (c.link_bytes_per_s > 0) { to.link_bytes_per_s = c.link_bytes_per_s; to.link_source = ceiling_source_name(c.link_source);
+                                      to.link_description = c.link_description; }
         tr = analyze_transfers(store, to, in.op_of_memcpy, &busy);
         mr = analyze_memory(store, top_buffers, {}, region_rows, &paths);
         RooflineOptions ro;

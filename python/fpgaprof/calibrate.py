@@ -86,7 +86,9 @@ def merge(table: Mapping, measured: Mapping) -> dict:
     if measured.get("link_bytes_per_s"):
         out["link_bytes_per_s"] = float(measured["link_bytes_per_s"])
         out["link_source"] = "measured"
+        day = str(measured.get("measured_at") or "")[:10]  # "2026-11-22T..." -> the date
         out["link_description"] = "measured by fpgaprof calibrate" + (
+            f" on {day}" if day else "") + (
             f" ({out['link_description']})" if out.get("link_description") else "")
     return out
 

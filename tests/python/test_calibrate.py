@@ -155,6 +155,9 @@ def test_merge_uses_the_measured_link():
                                   "peak_flops_per_s": {"fp32": 9e12}})
     assert out["link_bytes_per_s"] == 5.24288e9 and out["link_source"] == "measured"
     assert out["link_description"] == "measured by fpgaprof calibrate (PCIe gen5 x16)"
+    dated = calibrate.merge(table, {"link_bytes_per_s": 5.24288e9,
+                                    "measured_at": "2026-11-22T13:05:00Z"})
+    assert dated["link_description"] == "measured by fpgaprof calibrate on 2026-11-22 (PCIe gen5 x16)"
     assert out["flops_source"] == {"fp32": "measured", "fp64": "table"}
     assert out["dram_source"] == "table" and table["link_source"] == "table"
 
@@ -250,11 +253,14 @@ def test_the_analysis_uses_the_stored_link_and_says_measured(tmp_path, monkeypat
         "start_ns": 0, "end_ns": 100_000})
     table = roofline.ceilings(store)
     assert table["link_source"] == "table"
-    calibrate._write_atomic(calibrate.cache_path("test-gpu", UUID), {"link_bytes_per_s": 5e9})
+    assert roofline.analyze(store)["transfers"]["link_description"] == "PCIe gen4 x16"
+    calibrate._write_atomic(calibrate.cache_path("test-gpu", UUID),
+                            {"link_bytes_per_s": 5e9, "measured_at": "2026-11-20T08:00:00Z"})
     ceil = roofline.ceilings(store)
     assert ceil["link_bytes_per_s"] == 5e9 and ceil["link_source"] == "measured"
     tr = roofline.analyze(store)["transfers"]
     assert tr["link_bytes_per_s"] == 5e9 and tr["link_source"] == "measured"
+    assert tr["link_description"] == "measured by fpgaprof calibrate on 2026-11-20 (PCIe gen4 x16)"
     trace_group = next(g for g in tr["groups"] if g["kind"] == "trace")
     # 4096 B / 1 us = 4.096e9 B/s = 81.92 % of the measured 5e9 B/s
     assert trace_group["directions"]["HtoD"]["link_percent"] == pytest.approx(81.92)

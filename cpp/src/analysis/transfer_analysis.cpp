@@ -224,7 +224,7 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
   if (options.link_bytes_per_s > 0) {
     report.link_bytes_per_s = options.link_bytes_per_s;
     report.link_source = options.link_source.empty() ? "user" : options.link_source;
-    report.link_description = report.link_source;
+    report.link_description = options.link_description.empty() ? report.link_source : options.link_description;
   } else {
     for (const DeviceInfo& dev : store.devices) {
       const double bw = pcie_bytes_per_s(dev.pcie_generation, dev.pcie_link_width);

@@ -73,6 +73,9 @@ struct TransferOptions {
   std::size_t max_region_flags = 10;     // per flag kind, the worst regions only (rest counted)
   double link_bytes_per_s = 0;           // host-link peak (one direction); 0: from the devices
   std::string link_source;               // "measured", "user", ...; default "table" / "unknown"
+  // What link_bytes_per_s is, for reports ("PCIe gen5 x16", "measured by fpgaprof calibrate on
+  // 2026-11-22 (PCIe gen5 x16)"); "": the report shows link_source instead.
+  std::string link_description;
   RegionRows region_rows = RegionRows::kPaths;  // region groups per path or per instance
   // The store's region paths when the caller has them (not owned; built from the same store);
   // nullptr: built here when region_rows is kPaths.

@@ -1,0 +1,75 @@
+// The host-link description that transfer reports carry (TransferOptions::link_description):
+// a caller's description (the ceilings' "PCIe gen5 x16" or calibrate's "measured by ...") is
+// shown as given; without one, the source name; without options, the device's PCIe link.
+#include <catch2/catch.hpp>
+
+#include "fpgaprof/analysis/ceilings.hpp"
+#include "fpgaprof/analysis/transfer_analysis.hpp"
+
+using namespace fpgaprof;
+using namespace fpgaprof::analysis;
+
+namespace {
+
+// One pinned 1 MB HtoD copy of 100 us on a gen4 x16 device.
+TraceStore one_copy_store() {
+  TraceStore s;
+  MemcpyRecord c;
+  c.copy_kind = CopyKind::kHtoD;
+  c.bytes = 1000000;
+  c.start_ns = 1000;
+  c.end_ns = 101000;
+  c.src_kind = MemoryKind::kPinned;
+  c.dst_kind = MemoryKind::kDevice;
+  c.is_async = true;
+  s.memcpys = {c};
+  DeviceInfo d;
+  d.pcie_generation = 4;
+  d.pcie_link_width = 16;
+  s.devices = {d};
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("Transfer reports carry the link description they were given", "[analysis][transfers]") {
+  const TraceStore s = one_copy_store();
+
+  SECTION("no options: the device's link, from its generation and width") {
+    const TransferReport r = analyze_transfers(s);
+    CHECK(r.link_source == "table");
+    CHECK(r.link_description == "PCIe gen4 x16");
+    // 16 GT/s x 128/130 / 8 x 16 lanes = 31.508 GB/s
+    CHECK(r.link_bytes_per_s == Approx(31.508e9).epsilon(1e-4));
+  }
+
+  SECTION("the table ceilings' link passed on with its description, as the bindings do") {
+    const Ceilings c = table_ceilings(s.devices.front());
+    TransferOptions o;
+    o.link_bytes_per_s = c.link_bytes_per_s;
+    o.link_source = ceiling_source_name(c.link_source);
+    o.link_description = c.link_description;
+    const TransferReport r = analyze_transfers(s, o);
+    CHECK(r.link_source == "table");
+    CHECK(r.link_description == "PCIe gen4 x16");
+  }
+
+  SECTION("a measured link keeps calibrate's description") {
+    TransferOptions o;
+    o.link_bytes_per_s = 25e9;
+    o.link_source = "measured";
+    o.link_description = "measured by fpgaprof calibrate on 2026-11-22 (PCIe gen4 x16)";
+    const TransferReport r = analyze_transfers(s, o);
+    CHECK(r.link_bytes_per_s == 25e9);
+    CHECK(r.link_source == "measured");
+    CHECK(r.link_description == "measured by fpgaprof calibrate on 2026-11-22 (PCIe gen4 x16)");
+  }
+
+  SECTION("a peak without a description: the source names it") {
+    TransferOptions o;
+    o.link_bytes_per_s = 20e9;
+    const TransferReport r = analyze_transfers(s, o);
+    CHECK(r.link_source == "user");
+    CHECK(r.link_description == "user");
+  }
+}
