@@ -366,6 +366,8 @@ PYBIND11_MODULE(_core, m) {
           {"sram_bytes", &FpgaTarget::sram_bytes}, {"clock_hz", &FpgaTarget::clock_hz},
           {"dsp_utilization", &FpgaTarget::dsp_utilization}, {"dsps_per_fma_fp64", &FpgaTarget::dsps_per_fma_fp64},
           {"dsps_per_fma_fp32", &FpgaTarget::dsps_per_fma_fp32}, {"dsps_per_fma_fp16", &FpgaTarget::dsps_per_fma_fp16},
+          {"fp64_flops_per_s", &FpgaTarget::fp64_flops_per_s}, {"fp32_flops_per_s", &FpgaTarget::fp32_flops_per_s},
+          {"fp16_flops_per_s", &FpgaTarget::fp16_flops_per_s},
           {"link_bytes_per_s", &FpgaTarget::link_bytes_per_s}, {"link_efficiency", &FpgaTarget::link_efficiency},
           {"call_latency_s", &FpgaTarget::call_latency_s}, {"transfer_latency_s", &FpgaTarget::transfer_latency_s}};
       std::string valid = "base, name, description, dsp_count";

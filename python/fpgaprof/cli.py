@@ -23,6 +23,8 @@ import subprocess
 import sys
 from typing import Any, Sequence
 
+from fpgaprof.errors import did_you_mean
+
 PROG = "fpgaprof"
 TRACE_NAME = "trace.fpgaprof"
 DEFAULT_TARGET = "alveo-u55c"
@@ -87,15 +89,8 @@ def _check_target(target: str | None, prog: str = PROG) -> None:
     except Exception:
         return
     if names and target not in names:
-        raise usage_error(prog, f"unknown FPGA target {target!r} ({_did_you_mean(target, names)}"
+        raise usage_error(prog, f"unknown FPGA target {target!r} ({did_you_mean(target, names)}"
                           f"use --target with one of {', '.join(names)})")
-
-
-def _did_you_mean(given: str, names: Sequence[str]) -> str:
-    """"did you mean X? " for the closest of `names` to `given`, or "" when none is close."""
-    import difflib
-    close = difflib.get_close_matches(given, list(names), n=1, cutoff=0.6)
-    return f"did you mean {close[0]}? " if close else ""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -513,7 +508,7 @@ def _check_chip(chip: str, counters) -> None:
     if chip.strip().upper() in names:
         return
     raise usage_error(f"{PROG} counters", f"unknown chip {chip!r} "
-                      f"({_did_you_mean(chip.strip().upper(), names)}CUPTI's chip names: "
+                      f"({did_you_mean(chip.strip().upper(), names)}CUPTI's chip names: "
                       f"{', '.join(names)}; `{PROG} counters --chips` lists them)")
 
 

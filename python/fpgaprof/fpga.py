@@ -14,15 +14,16 @@ from typing import Any, Mapping
 
 from fpgaprof import _core
 from fpgaprof._atomic import write_text_atomic
-from fpgaprof.errors import InvalidArgumentError
+from fpgaprof.errors import InvalidArgumentError, did_you_mean
 from fpgaprof.roofline import Table, _no_rows_note, _store_of, analyze
 
 __all__ = ["FpgaTarget", "presets", "target_spec", "fpga_candidates", "export_hlo", "hlo_module_for_op"]
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(init=False)
 class FpgaTarget:
-    """A user FPGA card. Compute per precision = dsp_count x dsp_utilization / dsps_per_fma x 2 x
+    """A user FPGA card. Compute per precision = ``<type>_flops_per_s`` when given (a vendor
+    figure, an HLS report, a measurement), else dsp_count x dsp_utilization / dsps_per_fma x 2 x
     clock_hz; memory = hbm_bytes_per_s x hbm_efficiency, or x random_access_efficiency for the
     bytes of gather/scatter ops (element-granular random accesses; docs/fpga-model.md, "Random
     access"; equal to hbm_efficiency it gives the single-efficiency model); link =
@@ -42,11 +43,28 @@ class FpgaTarget:
     dsps_per_fma_fp64: float | None = None
     dsps_per_fma_fp32: float | None = None
     dsps_per_fma_fp16: float | None = None
+    fp64_flops_per_s: float | None = None
+    fp32_flops_per_s: float | None = None
+    fp16_flops_per_s: float | None = None
     link_bytes_per_s: float | None = None
     link_efficiency: float | None = None
     call_latency_s: float | None = None
     transfer_latency_s: float | None = None
     description: str | None = None
+
+    def __init__(self, *args: Any, **fields: Any) -> None:
+        """Keyword arguments only; a field that does not exist raises InvalidArgumentError
+        naming the closest one and listing all (units are in the names: _hz, _bytes_per_s, _s)."""
+        names = [f.name for f in dataclasses.fields(self)]
+        if args:
+            raise InvalidArgumentError(f"FpgaTarget takes keyword arguments only, e.g. "
+                                       f"FpgaTarget(base={args[0]!r}), not FpgaTarget({args[0]!r})")
+        for key in fields:
+            if key not in names:
+                raise InvalidArgumentError(f"unknown FPGA target field {key!r} ({did_you_mean(key, names)}valid fields are "
+                                           f"{', '.join(names)})")
+        for name in names:
+            setattr(self, name, fields.get(name))
 
 
 def presets() -> list[dict]:

@@ -202,6 +202,55 @@ TEST_CASE("FPGA what-if, case A: small elementwise op over PCIe (docs/fpga-model
   CHECK(rep.combined_speedup == 1.0);
 }
 
+TEST_CASE("FPGA what-if: a user card given in FLOP/s per precision instead of DSPs", "[analysis][fpga]") {
+  Fixture f;
+  const Ceilings c = table_ceilings(f.store.devices[0]);
+  const RooflineReport r = analyze_roofline(f.store, c, f.ops, f.op_of_kernel);
+  FpgaTarget t;  // no DSP fields at all: dsp_count 0
+  t.name = "flops-only";
+  t.hbm_bytes_per_s = 100e9;   // x 0.85 = 85 GB/s
+  t.sram_bytes = 1e8;
+  t.link_bytes_per_s = 16e9;   // x 0.8 = 12.8 GB/s
+  t.fp32_flops_per_s = 0.5e9;  // a slow card: case A's op becomes compute-bound
+  CHECK_FALSE(t.uses_dsp_model());
+  CHECK_NOTHROW(validate_fpga_target(t));
+  CHECK(t.flops_per_s(Precision::kFp32) == 0.5e9);
+  CHECK(t.flops_per_s(Precision::kTf32Tensor) == 0.5e9);
+  CHECK(t.flops_per_s(Precision::kFp64) == 0.0);  // not given, no DSP mapping: not run
+  FpgaOptions o;
+  o.workload_ns = 1e6;
+  const FpgaReport rep = rank_fpga_candidates(f.ops, r, t, o);
+  const FpgaCandidate* a = nullptr;
+  for (const auto& cand : rep.candidates) if (cand.op_index == 0) a = &cand;
+  REQUIRE(a != nullptr);
+  // Case A's op, 2 executions: 2e6 FLOP / 0.5e9 = 4 ms; 24e6 B / 85e9 = 282.35 us; 2 x 10 us
+  // launch: card 4.020 ms. Transfer 24e6 / 12.8e9 = 1875 us + 4 x 5 us = 1895 us. Total 5.915 ms.
+  CHECK(a->card_compute_s == Approx(4e-3));
+  CHECK(a->card_memory_s == Approx(24e6 / 85e9));
+  CHECK(a->card_time_s == Approx(4.020e-3));
+  CHECK(a->transfer_s == Approx(1.895e-3));
+  CHECK(a->fpga_total_s == Approx(5.915e-3));
+
+  // A given rate replaces the DSP estimate of its precision only.
+  FpgaTarget u = fpga_preset("alveo-u55c");
+  u.fp32_flops_per_s = 1e12;
+  CHECK(u.flops_per_s(Precision::kFp32) == 1e12);
+  CHECK(u.flops_per_s(Precision::kFp64) == Approx(270.72e9));  // still 9024 x 0.7 / 14 x 2 x 300e6
+  CHECK(u.uses_dsp_model());
+
+  // Validation: a negative rate is named; DSP fields are required only where they are used;
+  // a card with no rate at all is refused.
+  FpgaTarget bad = t;
+  bad.fp16_flops_per_s = -1;
+  CHECK_THROWS_WITH(validate_fpga_target(bad), Catch::Contains("fp16_flops_per_s = -1"));
+  FpgaTarget dsp = t;
+  dsp.dsps_per_fma_fp64 = 14;  // fp64 from DSPs, but dsp_count is 0
+  CHECK_THROWS_WITH(validate_fpga_target(dsp), Catch::Contains("dsp_count is missing"));
+  FpgaTarget none = t;
+  none.fp32_flops_per_s = 0;
+  CHECK_THROWS_WITH(validate_fpga_target(none), Catch::Contains("no precision has a rate"));
+}
+
 TEST_CASE("FPGA what-if, case B: large stream with data resident on a V80 (docs/fpga-model.md)", "[analysis][fpga]") {
   // One stencil op: 1 execution, 1e8 FLOP, 0.6e9 B read + 0.4e9 B written, 10 ms on the GPU
   // (100 GB/s achieved), working set 32 MB; the workload took 20 ms.
@@ -358,6 +407,35 @@ TEST_CASE("FPGA target validation", "[analysis][fpga]") {
   t = fpga_preset("alveo-u55c");
   t.name.clear();
   CHECK(message(t).find("name") != std::string::npos);
+  // A field left out (0) is called missing, not blamed as a value the user gave.
+  CHECK(m.find("hbm_bytes_per_s is missing (or 0)") != std::string::npos);
+  // Values in the wrong unit are refused with the unit to use.
+  t = fpga_preset("alveo-u55c");
+  t.clock_hz = 250;  // MHz by mistake
+  CHECK(message(t).find("clock_hz = 250 is below 1 MHz: give hertz") != std::string::npos);
+  t = fpga_preset("alveo-u55c");
+  t.hbm_bytes_per_s = 77;  // GB/s by mistake
+  CHECK(message(t).find("not GB/s") != std::string::npos);
+  t = fpga_preset("alveo-u55c");
+  t.link_bytes_per_s = 15.75;
+  CHECK(message(t).find("link_bytes_per_s = 15.75") != std::string::npos);
+  t = fpga_preset("alveo-u55c");
+  t.sram_bytes = 44.7;  // MB by mistake
+  CHECK(message(t).find("not MB") != std::string::npos);
+  t = fpga_preset("alveo-u55c");
+  t.call_latency_s = 10;  // us by mistake
+  CHECK(message(t).find("not microseconds") != std::string::npos);
+  t = fpga_preset("alveo-u55c");
+  t.transfer_latency_s = 5;
+  CHECK(message(t).find("transfer_latency_s = 5 is over 1 s") != std::string::npos);
+  t = fpga_preset("alveo-u55c");
+  t.fp32_flops_per_s = 1.2;  // TFLOP/s by mistake
+  CHECK(message(t).find("not TFLOP/s") != std::string::npos);
+  t = fpga_preset("alveo-u55c");
+  t.clock_hz = 1e6;  // the smallest accepted clock
+  t.link_bytes_per_s = 1e7;
+  t.call_latency_s = 1.0;
+  CHECK(message(t) == "accepted");
   // The model itself refuses a bad target.
   Fixture f;
   const RooflineReport r = analyze_roofline(f.store, table_ceilings(f.store.devices[0]), f.ops, f.op_of_kernel);

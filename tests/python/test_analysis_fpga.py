@@ -400,7 +400,13 @@ def _analyze_with(target):
     ({"typo_field": 3}, ["typo_field", "hbm_bytes_per_s", "link_efficiency"]),
     ({"base": "alveo-u55c", "hbm_bytes_per_s": -1}, ["hbm_bytes_per_s = -1", "alveo-u55c"]),
     ({"hbm_bytes_per_s": -1}, ["hbm_bytes_per_s"]),
-    (fpga.FpgaTarget(), ["hbm_bytes_per_s = 0", "base=one of alveo-u55c, alveo-u280, versal-v80"]),
+    (fpga.FpgaTarget(), ["hbm_bytes_per_s is missing", "base=one of alveo-u55c, alveo-u280, versal-v80"]),
+    ({"base": "alveo-u55c", "clock_hz": 250}, ["clock_hz = 250 is below 1 MHz", "300e6"]),
+    ({"base": "alveo-u55c", "hbm_bytes_per_s": 77}, ["hbm_bytes_per_s = 77", "not GB/s"]),
+    ({"base": "alveo-u55c", "call_latency_s": 10}, ["call_latency_s = 10", "not microseconds"]),
+    ({"base": "alveo-u55c", "fp32_flops_per_s": -5}, ["fp32_flops_per_s = -5"]),
+    ({"hbm_bytes_per_s": 460e9, "sram_bytes": None, "link_bytes_per_s": 15e9, "fp32_flops_per_s": 1e12},
+     ["sram_bytes is missing"]),
     (fpga.FpgaTarget(base="alveo-u55c", clock_hz=float("nan")), ["clock_hz"]),
     (fpga.FpgaTarget(base="alveo-u55c", link_efficiency=1.5), ["link_efficiency", "(0, 1]"]),
     (fpga.FpgaTarget(base="alveo-u55c", link_bytes_per_s=float("inf")), ["link_bytes_per_s"]),
@@ -435,6 +441,32 @@ def test_user_target_keeps_the_preset_name():
     assert _analyze_with(full).meta["target"]["name"] == "user"
     # dsps_per_fma = 0 for a precision means the card does not run it: allowed.
     assert _analyze_with({**full, "dsps_per_fma_fp64": 0}).meta["target"]["fp64_flops_per_s"] == 0
+
+
+def test_user_target_in_flops_per_precision():
+    # A card known by its FLOP/s (vendor figure, HLS report) needs no DSP fields.
+    card = fpga.FpgaTarget(name="flops-card", hbm_bytes_per_s=77e9, sram_bytes=54e6,
+                           link_bytes_per_s=15.75e9, fp32_flops_per_s=2e12, fp16_flops_per_s=4e12)
+    t = _analyze_with(card).meta["target"]
+    assert (t["fp32_flops_per_s"], t["fp16_flops_per_s"], t["fp64_flops_per_s"]) == (2e12, 4e12, 0)
+    assert t["dsp_count"] == 0
+    # On a preset, a given rate replaces the DSP estimate of that precision only:
+    # fp64 stays 9024 x 0.7 / 14 x 2 x 300e6 = 270.72 GFLOP/s.
+    u = _analyze_with(fpga.FpgaTarget(base="alveo-u55c", fp32_flops_per_s=1e12)).meta["target"]
+    assert u["fp32_flops_per_s"] == 1e12
+    assert u["fp64_flops_per_s"] == pytest.approx(270.72e9)
+    # A preset's own table (with its derived rates) is accepted back as a user card, unchanged.
+    p = {k: v for k, v in fpga.presets()[0].items() if k not in ("name", "description")}
+    back = _analyze_with(p).meta["target"]
+    assert back["fp32_flops_per_s"] == pytest.approx(fpga.presets()[0]["fp32_flops_per_s"])
+
+
+def test_fpga_target_constructor_typo_is_a_typed_error():
+    with pytest.raises(fpgaprof.InvalidArgumentError) as e:
+        fpga.FpgaTarget(base="alveo-u55c", clock_mhz=250)
+    assert "did you mean clock_hz?" in str(e.value) and "fp32_flops_per_s" in str(e.value)
+    with pytest.raises(fpgaprof.InvalidArgumentError):
+        fpga.FpgaTarget("alveo-u55c")  # positional: keyword arguments only
 
 
 # --- HLO export against real XLA output ---------------------------------------------------

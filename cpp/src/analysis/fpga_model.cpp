@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <unordered_map>
+#include <utility>
 #include <unordered_set>
 
 #include "fpgaprof/analysis/attribution.hpp"
@@ -80,13 +81,20 @@ double FpgaTarget::memory_efficiency(hlo::AccessPattern p) const {
 
 double FpgaTarget::flops_per_s(Precision p) const {
   double per_fma = 0;
+  double given = 0;
   switch (p) {
-    case Precision::kFp64: case Precision::kFp64Tensor: per_fma = dsps_per_fma_fp64; break;
-    case Precision::kFp32: case Precision::kTf32Tensor: per_fma = dsps_per_fma_fp32; break;
-    default: per_fma = dsps_per_fma_fp16; break;
+    case Precision::kFp64: case Precision::kFp64Tensor: per_fma = dsps_per_fma_fp64; given = fp64_flops_per_s; break;
+    case Precision::kFp32: case Precision::kTf32Tensor: per_fma = dsps_per_fma_fp32; given = fp32_flops_per_s; break;
+    default: per_fma = dsps_per_fma_fp16; given = fp16_flops_per_s; break;
   }
+  if (given > 0) return given;
   if (per_fma <= 0) return 0.0;
   return static_cast<double>(dsp_count) * dsp_utilization / per_fma * 2.0 * clock_hz;
+}
+
+bool FpgaTarget::uses_dsp_model() const {
+  return (fp64_flops_per_s <= 0 && dsps_per_fma_fp64 > 0) || (fp32_flops_per_s <= 0 && dsps_per_fma_fp32 > 0) ||
+         (fp16_flops_per_s <= 0 && dsps_per_fma_fp16 > 0);
 }
 
 const std::vector<FpgaTarget>& fpga_presets() {
@@ -113,7 +121,17 @@ void validate_fpga_target(const FpgaTarget& t) {
   const auto fail = [&](const char* field, double v, const char* rule) {
     char value[32];
     std::snprintf(value, sizeof value, "%g", v);
-    throw Error(ErrorKind::kInvalidArgument, who + field + " = " + value + " " + rule + fix);
+    // A required field left out arrives as 0: say so rather than blame a value nobody gave.
+    const std::string what = v == 0 ? std::string(" is missing (or 0): it ") + rule : std::string(" = ") + value + " " + rule;
+    throw Error(ErrorKind::kInvalidArgument, who + field + what + fix);
+  };
+  // Values in the wrong unit (MHz for Hz, GB/s for bytes/s, us for s) are off by 1e3..1e9 and
+  // would give silently absurd estimates: refuse magnitudes no real card has.
+  const auto plausible = [&](const char* field, double v, bool ok, const char* hint) {
+    if (ok) return;
+    char value[32];
+    std::snprintf(value, sizeof value, "%g", v);
+    throw Error(ErrorKind::kInvalidArgument, who + field + " = " + value + " " + hint);
   };
   if (t.name.empty())
     throw Error(ErrorKind::kInvalidArgument, "FPGA target without a name: give it one (name=\"my-card\")");
@@ -130,20 +148,44 @@ void validate_fpga_target(const FpgaTarget& t) {
   share("hbm_efficiency", t.hbm_efficiency);
   share("random_access_efficiency", t.random_access_efficiency);
   positive("sram_bytes", t.sram_bytes, "must be the card's on-chip RAM in bytes (> 0)");
-  positive("dsp_count", static_cast<double>(t.dsp_count), "must be the card's DSP slice count (> 0)");
-  positive("clock_hz", t.clock_hz, "must be the kernel clock in Hz (> 0)");
-  share("dsp_utilization", t.dsp_utilization);
   non_negative("dsps_per_fma_fp64", t.dsps_per_fma_fp64, "must be >= 0 (0: no fp64)");
   non_negative("dsps_per_fma_fp32", t.dsps_per_fma_fp32, "must be >= 0 (0: no fp32)");
   non_negative("dsps_per_fma_fp16", t.dsps_per_fma_fp16, "must be >= 0 (0: no fp16)");
-  if (t.dsps_per_fma_fp64 <= 0 && t.dsps_per_fma_fp32 <= 0 && t.dsps_per_fma_fp16 <= 0)
+  non_negative("fp64_flops_per_s", t.fp64_flops_per_s, "must be a rate in FLOP/s, >= 0 (0: from the DSPs)");
+  non_negative("fp32_flops_per_s", t.fp32_flops_per_s, "must be a rate in FLOP/s, >= 0 (0: from the DSPs)");
+  non_negative("fp16_flops_per_s", t.fp16_flops_per_s, "must be a rate in FLOP/s, >= 0 (0: from the DSPs)");
+  if (t.uses_dsp_model()) {
+    positive("dsp_count", static_cast<double>(t.dsp_count), "must be the card's DSP slice count (> 0)");
+    positive("clock_hz", t.clock_hz, "must be the kernel clock in Hz (> 0)");
+    share("dsp_utilization", t.dsp_utilization);
+  }
+  if (t.dsps_per_fma_fp64 <= 0 && t.dsps_per_fma_fp32 <= 0 && t.dsps_per_fma_fp16 <= 0 &&
+      t.fp64_flops_per_s <= 0 && t.fp32_flops_per_s <= 0 && t.fp16_flops_per_s <= 0)
     throw Error(ErrorKind::kInvalidArgument,
-                who + "dsps_per_fma_fp64/fp32/fp16 are all 0, so the card computes nothing; give the DSP "
-                      "slices one FMA of at least one precision needs" + fix);
+                who + "no precision has a rate (dsps_per_fma_fp64/fp32/fp16 and fp64/fp32/fp16_flops_per_s are "
+                      "all 0), so the card computes nothing; give the FLOP/s of at least one precision, or "
+                      "the DSP slices one FMA of it needs" + fix);
   positive("link_bytes_per_s", t.link_bytes_per_s, "must be the host link's one-direction peak in bytes/s (> 0)");
   share("link_efficiency", t.link_efficiency);
   non_negative("call_latency_s", t.call_latency_s, "must be a time in seconds (>= 0)");
   non_negative("transfer_latency_s", t.transfer_latency_s, "must be a time in seconds (>= 0)");
+  plausible("hbm_bytes_per_s", t.hbm_bytes_per_s, t.hbm_bytes_per_s >= 1e8,
+            "is below 100 MB/s: give bytes per second (460 GB/s = 460e9), not GB/s");
+  plausible("link_bytes_per_s", t.link_bytes_per_s, t.link_bytes_per_s >= 1e7,
+            "is below 10 MB/s: give bytes per second (PCIe gen3 x16 = 15.75e9), not GB/s");
+  plausible("sram_bytes", t.sram_bytes, t.sram_bytes >= 1024,
+            "is below 1 KiB: give bytes (44.7 MB = 44.7e6), not MB");
+  if (t.uses_dsp_model())
+    plausible("clock_hz", t.clock_hz, t.clock_hz >= 1e6, "is below 1 MHz: give hertz (300 MHz = 300e6), not MHz");
+  const std::pair<const char*, double> rates[] = {
+      {"fp64_flops_per_s", t.fp64_flops_per_s}, {"fp32_flops_per_s", t.fp32_flops_per_s},
+      {"fp16_flops_per_s", t.fp16_flops_per_s}};
+  for (const auto& [field, v] : rates)
+    plausible(field, v, v == 0 || v >= 1e6, "is below 1 MFLOP/s: give FLOP per second (1 TFLOP/s = 1e12), not TFLOP/s");
+  plausible("call_latency_s", t.call_latency_s, t.call_latency_s <= 1.0,
+            "is over 1 s: give seconds (10 us = 10e-6), not microseconds");
+  plausible("transfer_latency_s", t.transfer_latency_s, t.transfer_latency_s <= 1.0,
+            "is over 1 s: give seconds (5 us = 5e-6), not microseconds");
 }
 
 double pattern_affinity(hlo::AccessPattern p) {
@@ -292,7 +334,7 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
       c.op_speedup = 0;
       c.workload_speedup = 1.0;
       c.estimate_note = std::string("the card has no DSP mapping for ") + precision_name(op.precision) +
-                        " (dsps_per_fma is 0): not offloadable";
+                        " (its dsps_per_fma and flops_per_s are 0): not offloadable";
     }
     report.candidates.push_back(std::move(c));
   }

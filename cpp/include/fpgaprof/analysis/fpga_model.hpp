@@ -37,14 +37,23 @@ struct FpgaTarget {
   double dsps_per_fma_fp64 = 0;          // DSP slices one pipelined FMA of that type needs
   double dsps_per_fma_fp32 = 0;
   double dsps_per_fma_fp16 = 0;
+  // Sustained FLOP/s per precision when known (a vendor figure, an HLS report, a measurement):
+  // > 0 replaces the DSP estimate of that precision; 0 (default) derives it from the DSPs.
+  double fp64_flops_per_s = 0;
+  double fp32_flops_per_s = 0;
+  double fp16_flops_per_s = 0;
   double link_bytes_per_s = 0;           // host link peak, one direction
   double link_efficiency = 0.8;
   double call_latency_s = 10e-6;         // host -> card kernel start per op execution
   double transfer_latency_s = 5e-6;      // per DMA transfer (one in, one out per execution)
 
   // Peak FLOP/s the card sustains for `p` (tensor precisions map to their element type:
-  // fp64_tensor -> fp64, tf32_tensor -> fp32, fp16/fp8_tensor -> fp16). 0 if unsupported.
+  // fp64_tensor -> fp64, tf32_tensor -> fp32, fp16/fp8_tensor -> fp16): the given
+  // <type>_flops_per_s when > 0, else dsp_count x dsp_utilization / dsps_per_fma x 2 x clock_hz.
+  // 0 if unsupported.
   double flops_per_s(Precision p) const;
+  // True when some precision takes its rate from the DSP fields (no FLOP/s given for it).
+  bool uses_dsp_model() const;
   double memory_bytes_per_s() const { return hbm_bytes_per_s * hbm_efficiency; }
   // The share of the peak an op of pattern `p` gets: random_access_efficiency for
   // is_random_access(p), else hbm_efficiency.
@@ -66,10 +75,12 @@ const FpgaTarget& fpga_preset(const std::string& name);
 std::string fpga_preset_names();
 
 // Throws Error(kInvalidArgument) naming the first bad field and the fix when `t` cannot be
-// modelled: a non-empty name; hbm_bytes_per_s, sram_bytes, dsp_count, clock_hz and
-// link_bytes_per_s positive and finite; hbm_efficiency, random_access_efficiency,
-// dsp_utilization and link_efficiency in (0, 1]; dsps_per_fma_* finite and >= 0 (0: the card does not run that precision), at least
-// one of them > 0; call_latency_s and transfer_latency_s finite and >= 0.
+// modelled: a non-empty name; hbm_bytes_per_s, sram_bytes and link_bytes_per_s positive and
+// finite; hbm_efficiency, random_access_efficiency and link_efficiency in (0, 1];
+// dsps_per_fma_* and *_flops_per_s finite and >= 0 (both 0: the card does not run that
+// precision), at least one precision with a rate; dsp_count, clock_hz (positive) and
+// dsp_utilization (0, 1] only when uses_dsp_model(); call_latency_s and transfer_latency_s
+// finite and >= 0.
 void validate_fpga_target(const FpgaTarget& t);
 
 struct FpgaOptions {
