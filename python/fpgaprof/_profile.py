@@ -446,8 +446,9 @@ def _region_lines(prof: Profile, summary: dict, top: int) -> list[str]:
 
     r = summary["regions"]
     n = len(prof.regions)
-    lines = ["", f"Regions: {n}" + (f" ({r['paths']} paths)" if r.get("available")
-                                    and r.get("paths") != n else "")]
+    paths = r.get("paths")
+    lines = ["", f"Regions: {n}" + (f" ({paths} path{'s' if paths != 1 else ''})"
+                                    if r.get("available") and paths != n else "")]
     if not r.get("available"):
         return lines
     peaks: dict[str, int] = {}

@@ -220,7 +220,8 @@ def test_per_op_transfers_flags_memory_and_roofline_match_the_analysis(saved):
         assert (br["count"] if br["available"] else 0) == len(with_kernels)
         for x in br.get("items", []):
             same = next(y for y in with_kernels if y["region"] == x["region"])
-            assert (x["time_s"], x["flops"], x["bytes"]) == (same["time_s"], same["flops"], same["bytes"])
+            assert (x["time_s"], x["flops"], x["bytes"]) == \
+                (same["time_s"], same["flops"], same["bytes"])
     else:
         assert r["trace"] is None
 
