@@ -104,7 +104,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     bar = report.Progress(1 + len(report.WRITE_STAGES), f"{PROG} report")
     bar.stage("loading trace")
     prof = _load(trace)
-    paths = report.write_all(prof, out_dir, target=args.target, trace_path=trace, progress=bar)
+    with _no_kernels_note_for(prof):
+        paths = report.write_all(prof, out_dir, target=args.target, trace_path=trace,
+                                 progress=bar)
     hlo = _write_hlo_modules(prof, os.path.join(out_dir, "hlo"))
     _out(_digest_of(paths["summary"]).rstrip("\n"))
     for k in ("html", "summary", "timeline"):
@@ -565,6 +567,139 @@ def child_environment(out_dir: str, *, keep_command_buffers: bool, counters: boo
     return env
 
 
+def _no_kernels_note_for(prof: Any) -> Any:
+    """While reports of `prof` are written: when the run had untraced Python processes (its
+    warning, see _runner.untraced_warning), an empty GPU table must not say "the traced code
+    launched nothing on the GPU" (they may have); the note says so instead."""
+    import contextlib
+    import re
+    from fpgaprof.report import _data as D
+    n = 0
+    try:
+        for w in prof.meta.get("warnings", []):
+            m = re.match(r"^(\d+) further Python process(?:es)? ran untraced", str(w))
+            if m:
+                n = int(m.group(1))
+    except Exception:  # noqa: BLE001 - no meta: nothing to adjust
+        n = 0
+    if not n or not hasattr(D, "NO_KERNELS_NOTE"):
+        return contextlib.nullcontext()
+
+    @contextlib.contextmanager
+    def note() -> Any:
+        old = D.NO_KERNELS_NOTE
+        D.NO_KERNELS_NOTE = ("the trace has no GPU kernels: the traced process launched nothing "
+                             f"on the GPU ({n} further Python process{'es' if n != 1 else ''} "
+                             f"ran untraced and may have)")
+        try:
+            yield
+        finally:
+            D.NO_KERNELS_NOTE = old
+    return note()
+
+
+SI_KERNEL = 0x80  # siginfo si_code of a signal the kernel sent (a terminal's Ctrl-C, a hangup)
+
+
+def _child_setup(watched: list[int], mask: Any, parent_pid: int) -> Any:
+    """The preexec function of the profiled command: signal dispositions and mask as this
+    process had them before run blocked them, and SIGTERM when this process dies (Linux
+    PR_SET_PDEATHSIG: a SIGKILLed `fpgaprof run` must not leave the program running; the
+    traced Python saves its trace on SIGTERM)."""
+    prctl = None
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            prctl = ctypes.CDLL(None, use_errno=True).prctl
+        except (OSError, AttributeError):
+            prctl = None
+
+    def setup() -> None:
+        for num in watched:
+            signal.signal(num, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        if prctl is not None:
+            prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+            if os.getppid() != parent_pid:  # died before the prctl: too late for it
+                os.kill(os.getpid(), signal.SIGTERM)
+    return setup
+
+
+def _run_forwarding_signals(command: list[str], env: dict) -> int:
+    """Runs the command and returns its wait status (negative: the signal that ended it).
+
+    SIGINT, SIGTERM and SIGHUP sent to this process alone (`kill <pid>`, a scheduler) are
+    passed on to the command: a traced Python saves its trace and ends as the signal would end
+    it, and the reports are still written here. Signals the kernel sent to the whole
+    foreground process group (Ctrl-C, a terminal hangup) reached the command already and are
+    not sent twice. Signals this process ignores (nohup, a background job) stay ignored by the
+    command. The command gets SIGTERM when this process dies, even by SIGKILL (Linux)."""
+    from fpgaprof._signals import SAVE_ON
+    watched = [num for num in (signal.SIGINT, *SAVE_ON)
+               if signal.getsignal(num) is not signal.SIG_IGN]
+    if not hasattr(signal, "sigtimedwait"):
+        return _run_forwarding_by_handlers(command, env, watched)
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, watched + [signal.SIGCHLD])
+    try:
+        proc = subprocess.Popen(command, env=env,
+                                preexec_fn=_child_setup(watched, old_mask, os.getpid()))
+        try:
+            same_group = os.getpgid(proc.pid) == os.getpgrp()
+        except OSError:
+            same_group = True
+        while proc.poll() is None:
+            info = signal.sigtimedwait(watched + [signal.SIGCHLD], 1.0)
+            if info is None or info.si_signo == signal.SIGCHLD:
+                continue
+            if info.si_code == SI_KERNEL and same_group:
+                continue  # the terminal sent it to the whole group: the command has it
+            try:
+                proc.send_signal(info.si_signo)
+            except OSError:
+                pass
+        # What came after the command ended is not passed on (nothing to pass it to).
+        while signal.sigtimedwait(watched + [signal.SIGCHLD], 0) is not None:
+            pass
+        return proc.wait()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+
+
+def _run_forwarding_by_handlers(command: list[str], env: dict, watched: list[int]) -> int:
+    """_run_forwarding_signals where sigtimedwait is missing (macOS): SIGTERM and SIGHUP are
+    passed on; SIGINT is left to the terminal (no way to tell who sent it)."""
+    child: list = []      # the program, once started
+    early: list[int] = []  # signals that came before it started
+
+    def _pass_on(signum: int, _frame: object) -> None:
+        if not child:
+            early.append(signum)
+            return
+        try:
+            child[0].send_signal(signum)
+        except OSError:
+            pass
+
+    # A Python-level no-op, not SIG_IGN: an ignored SIGINT would be inherited through exec and
+    # the program would never see KeyboardInterrupt; a caught one is reset to the default.
+    old_handlers: dict = {}
+    try:
+        for num in watched:
+            try:
+                old_handlers[num] = signal.signal(
+                    num, (lambda *_: None) if num == signal.SIGINT else _pass_on)
+            except (OSError, ValueError):
+                pass
+        proc = subprocess.Popen(command, env=env)
+        child.append(proc)
+        for num in early:
+            proc.send_signal(num)
+        return proc.wait()
+    finally:
+        for num, old in old_handlers.items():
+            signal.signal(num, old)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     command = list(args.command)
     if command and command[0] == "--":
@@ -580,6 +715,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                   "environment.json"):
         if os.path.exists(os.path.join(out_dir, stale)):
             os.unlink(os.path.join(out_dir, stale))
+    from fpgaprof import _runner
+    _runner.drop_untraced_markers(out_dir)
     hlo_dir = os.path.join(out_dir, "hlo")
     if os.path.isdir(hlo_dir):
         for name in os.listdir(hlo_dir):
@@ -593,45 +730,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     exe = shutil.which(command[0], path=env.get("PATH"))
     if exe is None and not os.path.exists(command[0]):
         raise FileNotFoundError(2, "command not found (check the name after --)", command[0])
-    # The child gets the terminal's signals itself; we only wait for it. SIGTERM/SIGHUP sent to
-    # this process alone (kill <pid>, a scheduler) are passed on: the traced program saves its
-    # trace and ends as the signal would end it, and the reports are still written here.
-    from fpgaprof._signals import SAVE_ON as forward
-    child: list = []      # the program, once started
-    early: list[int] = []  # signals that came before it started
-
-    def _pass_on(signum: int, _frame: object) -> None:
-        if not child:
-            early.append(signum)
-            return
-        try:
-            child[0].send_signal(signum)
-        except OSError:
-            pass
-
-    # A Python-level no-op, not SIG_IGN: an ignored SIGINT would be inherited through exec and
-    # the program would never see KeyboardInterrupt; a caught one is reset to the default.
-    old_int = signal.signal(signal.SIGINT, lambda *_: None)
-    old_handlers: dict = {}
-    try:
-        for num in forward:
-            try:
-                old_handlers[num] = signal.signal(num, _pass_on)
-            except (OSError, ValueError):
-                pass
-        proc = subprocess.Popen(command, env=env)
-        child.append(proc)
-        for num in early:
-            proc.send_signal(num)
-        status = proc.wait()
-    finally:
-        signal.signal(signal.SIGINT, old_int)
-        for num, old in old_handlers.items():
-            signal.signal(num, old)
+    status = _run_forwarding_signals(command, env)
     code = status if status >= 0 else 128 - status
+    untraced = _runner.untraced_warning(_runner.untraced_processes(out_dir))
+    _runner.drop_untraced_markers(out_dir)
     if not os.path.exists(trace):
-        from fpgaprof import _runner  # why: from the marker the traced process left
+        # why: from the marker the traced process left
         sys.stderr.write(f"{PROG} run: {_runner.no_trace_message(out_dir, code)}\n")
+        if untraced:
+            sys.stderr.write(f"{PROG} run: warning: {untraced}\n")
         return code if code else 1
     claim = os.path.join(out_dir, ".fpgaprof-claim")
     if os.path.exists(claim):
@@ -642,11 +749,18 @@ def cmd_run(args: argparse.Namespace) -> int:
         bar = report.Progress(1 + len(report.WRITE_STAGES), f"{PROG} run")
         bar.stage("loading trace")
         prof = _load(trace)
-        paths = report.write_all(prof, out_dir, target=args.target, trace_path=trace,
-                                 progress=bar)
+        if untraced:
+            # Kept in the trace file, so that `fpgaprof report` says it too.
+            prof._store.add_warning(untraced)
+            prof.save(trace)
+        with _no_kernels_note_for(prof):
+            paths = report.write_all(prof, out_dir, target=args.target, trace_path=trace,
+                                     progress=bar)
         if kept == 0:
             _write_hlo_modules(prof, os.path.join(out_dir, "hlo"))
         sys.stderr.write(_digest_of(paths["summary"]))
+        if untraced:
+            sys.stderr.write(f"{PROG} run: warning: {untraced}\n")
         sys.stderr.write(f"{PROG} run: report {paths['html']} · summary {paths['summary']} · "
                          f"timeline {paths['timeline']}\n")
     except Exception as e:

@@ -1,0 +1,157 @@
+"""Signals and `fpgaprof run` (trial 6, item 7): a SIGKILLed `fpgaprof run` must not leave the
+traced program running, a SIGINT sent to `fpgaprof run` alone reaches the program (which saves
+its trace as on Ctrl-C), and a Ctrl-C from the terminal reaches the program once, not twice."""
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+WAITER = textwrap.dedent("""
+    import os, sys, time
+    import fpgaprof
+    with fpgaprof.region("before-signal"):
+        time.sleep(0.02)
+    with open(sys.argv[1], "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(60)
+    print("still running")
+""")
+
+
+def _env():
+    env = dict(os.environ)
+    env.pop("FPGAPROF_RUN_DIR", None)
+    return env
+
+
+def _start(tmp_path, code=WAITER):
+    script = tmp_path / "prog.py"
+    script.write_text(code)
+    out, ready = tmp_path / "out", tmp_path / "ready"
+    proc = subprocess.Popen([sys.executable, "-m", "fpgaprof", "run", "-o", str(out), "--",
+                             sys.executable, str(script), str(ready)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=_env(), start_new_session=True)
+    deadline = time.time() + 120
+    while not (ready.exists() and ready.read_text()) and time.time() < deadline:
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    assert ready.exists(), proc.communicate()
+    return proc, out, int(ready.read_text())
+
+
+def _gone(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    # A zombie (not reaped yet: its parent died and init reaps it) counts as gone.
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_sigkill_of_fpgaprof_run_ends_the_program(tmp_path):
+    proc, out, child = _start(tmp_path)
+    try:
+        proc.kill()  # SIGKILL: no handler of `fpgaprof run` runs
+        proc.wait(timeout=30)
+        deadline = time.time() + 10
+        while not _gone(child) and time.time() < deadline:
+            time.sleep(0.05)
+        assert _gone(child), "the traced program ran on after `fpgaprof run` was SIGKILLed"
+        # It got SIGTERM, so the run's save-on-SIGTERM path wrote the trace (no reports: the
+        # process that writes them is gone).
+        deadline = time.time() + 10
+        while not (out / "trace.fpgaprof").exists() and time.time() < deadline:
+            time.sleep(0.05)
+        assert (out / "trace.fpgaprof").exists()
+    finally:
+        if not _gone(child):
+            os.kill(child, signal.SIGKILL)
+
+
+def test_sigint_to_fpgaprof_run_alone_is_passed_on(tmp_path):
+    proc, out, child = _start(tmp_path)
+    proc.send_signal(signal.SIGINT)  # `kill -INT <pid of fpgaprof run>`: the program only gets it passed on
+    stdout, stderr = proc.communicate(timeout=120)
+    assert "still running" not in stdout
+    assert "KeyboardInterrupt" in stderr, stderr[-1500:]
+    assert proc.returncode == 128 + signal.SIGINT, stderr[-1500:]  # Python ends by SIGINT
+    assert (out / "trace.fpgaprof").exists() and (out / "summary.json").exists(), stderr[-1500:]
+    assert _gone(child)
+
+
+def test_sigterm_to_fpgaprof_run_alone_saves_and_ends_143(tmp_path):
+    proc, out, child = _start(tmp_path)
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 143, stderr[-1500:]
+    assert "SIGTERM received: saving the trace" in stderr
+    assert (out / "trace.fpgaprof").exists() and (out / "report.html").exists()
+
+
+COUNTER = textwrap.dedent("""
+    import signal, sys, time
+    got = []
+    signal.signal(signal.SIGINT, lambda num, frame: got.append(num))
+    print("ready", flush=True)
+    t = time.time()
+    while time.time() - t < 3:
+        time.sleep(0.05)
+    print("SIGINTs:", len(got), flush=True)
+""")
+
+
+def test_ctrl_c_from_the_terminal_reaches_the_program_once(tmp_path):
+    # A real terminal: the kernel sends Ctrl-C's SIGINT to the whole foreground process group
+    # (`fpgaprof run` and the program). Passing it on as well would make it two.
+    script = tmp_path / "count.py"
+    script.write_text(COUNTER)
+    argv = [sys.executable, "-m", "fpgaprof", "run", "-o", str(tmp_path / "out"), "--",
+            sys.executable, str(script)]
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: session leader with the pty as its controlling terminal
+        try:
+            os.execve(argv[0], argv, _env())
+        finally:
+            os._exit(127)
+    text = b""
+    try:
+        deadline = time.time() + 120
+        while b"ready" not in text and time.time() < deadline:
+            if select.select([fd], [], [], 0.5)[0]:
+                try:
+                    text += os.read(fd, 4096)
+                except OSError:
+                    break
+        assert b"ready" in text, text[-1500:]
+        os.write(fd, b"\x03")  # Ctrl-C
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            if select.select([fd], [], [], 0.5)[0]:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:  # EIO: the other side closed
+                    break
+                if not chunk:
+                    break
+                text += chunk
+        _, status = os.waitpid(pid, 0)
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.close(fd)
+    assert b"SIGINTs: 1" in text, text[-2000:]
