@@ -226,3 +226,26 @@ def test_long_lists_are_cut_and_counted():
     assert f"{n - 50} more ops with copies not shown" in page
     assert f"{n - 50} more regions not shown (prof.memory_report() has all)" in page
     assert f"{n - 50} more region paths not shown" in page  # roofline by region: 50 of 60
+
+
+def test_page_with_the_new_tables_renders_in_chromium(s, tmp_path):
+    """The page's script runs without error over the new tables (status marker "ok")."""
+    import re
+    from test_reports_html import _chromium, _run_chromium
+    exe = _chromium()
+    if exe is None:
+        pytest.skip("chromium not installed (apt-get install chromium)")
+    path = tmp_path / "report.html"
+    report.write_html(str(path), s, "constructed")
+    r = _run_chromium(exe, ["--dump-dom", path.as_uri()])
+    assert r.returncode == 0, r.stderr[-2000:]
+    m = re.search(r'<div id="fpgaprof-status" data-status="(\w+)">([^<]*)</div>', r.stdout)
+    assert m and m.group(1) == "ok", m and m.group(2)
+    shot = tmp_path / "constructed.png"
+    r = _run_chromium(exe, [f"--screenshot={shot}", "--window-size=1200,5200", path.as_uri()])
+    assert r.returncode == 0 and shot.stat().st_size > 10_000
+    dest = os.environ.get("FPGAPROF_ARTIFACTS_DIR")
+    if dest:
+        import shutil
+        os.makedirs(dest, exist_ok=True)
+        shutil.copy(shot, dest)

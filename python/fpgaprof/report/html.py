@@ -503,8 +503,7 @@ def _transfers(s: Mapping) -> str:
          ("pageable", "num"), ("async", "num")], rows)
     rows = []
     for r in t["by_region"]:
-        dirs = " · ".join(f'{esc(d["direction"])} {fmt_bytes(d["bytes"])} {_rate(d["gbps"])}'
-                          for d in r.get("directions", []))
+        dirs = _dir_rates(r)
         rows.append([(esc(r["region"]), r["region"]), (fmt_num(r["count"]), r["count"]),
                      (fmt_bytes(r["bytes"]), r["bytes"]), (fmt_s(r["busy_s"]), r["busy_s"]),
                      (fmt_s(r.get("kernel_overlap_s")), r.get("kernel_overlap_s")),
@@ -945,7 +944,7 @@ def render(summary: Mapping, title: str | None = None,
     sections = [
         ("overview", "Overview", _overview(s) + _environment(s)),
         ("warnings", "Warnings", _warnings(s)),
-        ("roofline", "Roofline (per HLO op)",
+        ("roofline", "Roofline",
          (_roofline_svg(s["roofline"], s.get("device")) + _roofline_table(s["roofline"])
           if s["roofline"].get("available") else _na(s["roofline"]))
          + _roofline_totals(s["roofline"])),
