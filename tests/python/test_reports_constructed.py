@@ -249,3 +249,11 @@ def test_page_with_the_new_tables_renders_in_chromium(s, tmp_path):
         import shutil
         os.makedirs(dest, exist_ok=True)
         shutil.copy(shot, dest)
+
+
+def test_notebook_overview_has_memory_peak_and_warnings(prof):
+    from fpgaprof.report.notebook import profile_html
+    page = profile_html(prof)
+    assert "<tr><th>device memory peak</th><td style='text-align:left'>1.61 GB</td></tr>" in page
+    assert "<tr><th>warnings</th><td style='text-align:left'>5</td></tr>" in page
+    assert "2.00 ms summed" in page  # kernel time is a sum, said so

@@ -180,11 +180,14 @@ def profile_html(prof: Any) -> str:
         ("wall time", fmt_s(t["wall_time_s"])),
         ("GPU busy", f'{fmt_s(tot["gpu_busy_s"])} ({fmt_pct(tot["gpu_busy_fraction"])})'
          if tot["gpu_busy_s"] is not None else "n/a (no GPU)"),
-        ("kernels", f'{fmt_num(tot["kernel_count"])} · {fmt_s(tot["kernel_time_s"])}'),
+        ("kernels", f'{fmt_num(tot["kernel_count"])} · {fmt_s(tot["kernel_time_s"])} summed'),
         ("transfers", f'{fmt_num(tot["transfer_count"])} · {fmt_bytes(tot["transfer_bytes"])} · '
                       f'{fmt_pct(tot["transfer_share_of_wall"])} of wall'),
+        ("device memory peak", fmt_bytes(s["memory"]["peak_bytes"])
+         if s["memory"].get("available") else "–"),
         ("regions", fmt_num(tot["region_count"])),
         ("dropped records", fmt_num(t["dropped_records"])),
+        ("warnings", fmt_num(len(s["warnings"]))),
     ]
     out = [f'<div class="fpgaprof-nb">{STYLE}<b>fpgaprof Profile</b><table>']
     out += [f"<tr><th>{esc(k)}</th><td style='text-align:left'>{v}</td></tr>" for k, v in items]
