@@ -80,6 +80,15 @@ def _main_thread_position() -> tuple | None:
     return (id(frame), frame.f_lasti, frame.f_lineno)
 
 
+def _remove_temp_files() -> None:
+    """What atexit would remove: the temp HLO dump dir fpgaprof made for this process."""
+    try:
+        from fpgaprof import _xla_flags
+        _xla_flags.remove_owned_dump_dir()
+    except Exception:  # noqa: BLE001 - the next import fpgaprof prunes it (dead pid)
+        pass
+
+
 def _default_action_from_any_thread(signum: int) -> None:
     """SIG_DFL for ``signum`` and raise it, from a thread that signal.signal() refuses."""
     try:
@@ -205,6 +214,7 @@ class SaveOnSignal:
         except BaseException as e:  # the signal still ends the process below
             sys.stderr.write(f"{self._who}: saving the trace failed: {type(e).__name__}: "
                              f"{' '.join(str(e).split())}\n")
+        _remove_temp_files()  # the default action skips atexit, which would remove them
         self._end_by(signum)
 
     @staticmethod

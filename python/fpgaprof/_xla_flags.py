@@ -10,8 +10,10 @@ What it adds (never replacing a flag the user set):
 * ``--xla_dump_to=DIR --xla_dump_hlo_as_text``: XLA writes the optimized HLO of every module it
   compiles as ``module_NNNN.NAME.<platform>_after_optimizations.txt`` (NNNN is the module's
   unique id, the ``program_id`` of XLA's ``XlaModule`` NVTX ranges). DIR is a per-process temp
-  dir removed at exit, ``$FPGAPROF_HLO_DUMP_DIR`` (kept), or the user's own ``--xla_dump_to``
-  (kept; text dumping is added to it).
+  dir ``fpgaprof-hlo-<pid>-*`` removed at exit (also when a trace is saved on SIGTERM/SIGHUP;
+  ones left by killed processes are removed by the next ``import fpgaprof``),
+  ``$FPGAPROF_HLO_DUMP_DIR`` (kept), or the user's own ``--xla_dump_to`` (kept; text dumping is
+  added to it).
 * ``--xla_gpu_enable_command_buffer=`` (empty list): XLA otherwise captures thunks into CUDA
   graphs, which hides the per-thunk NVTX ranges that map kernels to HLO ops. Kept when the user
   set the flag, or with ``keep_command_buffers=True`` / ``FPGAPROF_KEEP_COMMAND_BUFFERS=1``.
@@ -46,6 +48,8 @@ __all__ = [
     "warn_if_backend_started",
     "modules_for_trace",
     "prune_dump_dir",
+    "prune_stale_dump_dirs",
+    "remove_owned_dump_dir",
 ]
 
 # Set in an environment that prepare() has already handled: the dump dir fpgaprof chose, so that
@@ -187,9 +191,11 @@ def prepare(
             os.makedirs(chosen, exist_ok=True)
             setup.dump_dir = os.path.abspath(chosen)
         else:
-            setup.dump_dir = tempfile.mkdtemp(prefix="fpgaprof-hlo-")
+            prune_stale_dump_dirs()
+            # The pid in the name lets a later process tell a folder whose owner is dead.
+            setup.dump_dir = tempfile.mkdtemp(prefix=f"{_OWNED_PREFIX}{os.getpid()}-")
             setup.dump_dir_owned = True
-            atexit.register(shutil.rmtree, setup.dump_dir, True)
+            atexit.register(_remove_dump_dir, setup.dump_dir, os.getpid())
         added.append(f"--xla_dump_to={setup.dump_dir}")
         env[_MARKER_ENV] = setup.dump_dir
 
@@ -224,6 +230,69 @@ def prepare(
     setup.flags_added = added
     setup.xla_flags = env.get("XLA_FLAGS", "")
     return setup
+
+
+_OWNED_PREFIX = "fpgaprof-hlo-"
+_OWNED_RE = re.compile(r"^fpgaprof-hlo-(\d+)-[^/]+$")
+
+
+def _remove_dump_dir(path: str, owner_pid: int) -> None:
+    # atexit callbacks are inherited by fork(): a child ending normally must not remove the
+    # folder its parent still dumps into.
+    if os.getpid() == owner_pid:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def remove_owned_dump_dir() -> None:
+    """Removes this process's temp dump dir now (the exit paths that skip atexit: a trace saved
+    on SIGTERM/SIGHUP, fpgaprof._signals). Never a dir fpgaprof did not create."""
+    setup = _process_setup
+    if setup is not None and setup.dump_dir_owned and setup.dump_dir:
+        m = _OWNED_RE.match(os.path.basename(setup.dump_dir))
+        if m:  # only a process that made it (a forked child keeps its parent's)
+            _remove_dump_dir(setup.dump_dir, int(m.group(1)))
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process (EPERM): alive
+    return True
+
+
+def prune_stale_dump_dirs(tmp_dir: str | None = None) -> int:
+    """Removes the temp dump dirs (``fpgaprof-hlo-<pid>-*`` in ``tmp_dir``, default the
+    system temp dir) that fpgaprof made for processes that are gone: a process ended by a
+    signal or os._exit() skips the atexit removal. Only this user's folders with that name and
+    a pid that no longer runs; folders without a pid in the name (older fpgaprof) are left.
+    Returns how many were removed."""
+    folder = tmp_dir or tempfile.gettempdir()
+    removed = 0
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    for entry in entries:
+        m = _OWNED_RE.match(entry.name)
+        if not m:
+            continue
+        pid = int(m.group(1))
+        try:
+            if not entry.is_dir(follow_symlinks=False) or pid == os.getpid():
+                continue
+            if uid is not None and entry.stat(follow_symlinks=False).st_uid != uid:
+                continue
+        except OSError:
+            continue
+        if _pid_alive(pid):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed += not os.path.exists(entry.path)
+    return removed
 
 
 def _backend_started() -> bool:
