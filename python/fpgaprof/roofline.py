@@ -51,7 +51,15 @@ class Table(list):
         """Jupyter: every column, first rows (fpgaprof.report.notebook)."""
         from fpgaprof.report.notebook import rows_html
 
-        return rows_html(self, self.title, labels=self.labels, empty_note=self.empty_note)
+        return rows_html(self, self.title, labels=self.labels, empty_note=self.empty_note,
+                         first=self.display)
+
+    # The REPL and IPython's terminal show the table print() shows, not a list of dicts.
+    def __repr__(self) -> str:
+        return self.__str__()
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(self.__str__() if not cycle else f"{self.title}: …")
 
     def columns(self) -> dict:
         import numpy as np
@@ -202,14 +210,20 @@ def transfers(prof: Any, by: str = "region", **kwargs: Any) -> dict:
     """Copies per direction for the trace, each region path (``by="region"``; groups of kind
     "region_path" with ``region`` = the path and ``instances``) or each region record
     (``by="region_instance"``; kind "region"), and each HLO op, with flags."""
-    return analyze(prof, region_rows=_region_rows(by), **kwargs)["transfers"]
+    from fpgaprof.report.notebook import transfer_report
+
+    an = analyze(prof, region_rows=_region_rows(by), **kwargs)
+    # a dict that prints (and shows in Jupyter) as tables; its items are the analysis' own
+    return transfer_report(prof, an["transfers"], [r.get("module") for r in an["roofline"]["ops"]])
 
 
 def memory(prof: Any, by: str = "region", **kwargs: Any) -> dict:
     """Device-memory timeline, peaks (trace, device) and the largest buffers; ``regions``: one
     row per region path (``by="region"``: peak = the highest instance's, allocations summed) or
     per region record (``by="region_instance"``)."""
-    return analyze(prof, region_rows=_region_rows(by), **kwargs)["memory"]
+    from fpgaprof.report.notebook import memory_report
+
+    return memory_report(prof, analyze(prof, region_rows=_region_rows(by), **kwargs)["memory"])
 
 
 def _rows(items: Iterable[Mapping]) -> Table:

@@ -13,7 +13,7 @@ import json
 import math
 from typing import Any, Iterable, Mapping
 
-from fpgaprof.fpga import combined_speedup_text
+from fpgaprof.fpga import OP_TEXT_COLUMNS, REGION_TEXT_COLUMNS, combined_speedup_text
 from fpgaprof.report._data import TOP_ROWS
 from fpgaprof.roofline import TOTAL_LABELS
 from fpgaprof.report.summary import MEASUREMENT_RUNS, measurement_stats, write_atomic
@@ -708,11 +708,18 @@ def _regions(s: Mapping) -> str:
 def _generic_cell(k: str, v: Any) -> tuple[str, Any]:
     if isinstance(v, bool) or v is None:
         return (fmt_num(v) if isinstance(v, bool) else "–", "" if v is None else int(v))
+# Ceilings the analysis does not know are 0 in its rows (docs/roofline.md: an unknown GPU has
+# no FLOP/s roof): shown as "–", not as a ridge of 0 FLOP/B.
+UNKNOWN_WHEN_ZERO = frozenset({"ridge", "ridge_flops_per_byte", "roof_flops_per_s"})
+
+
     if isinstance(v, (int, float)):
         kl = k.lower()
         if kl.endswith("speedup"):
             return fmt_speedup(v), v
         if kl.endswith("per_s"):  # a rate: B/s, FLOP/s
+        if kl in UNKNOWN_WHEN_ZERO and v == 0:
+            return "–", v
             unit = "B/s" if "byte" in kl else "FLOP/s" if "flop" in kl else "/s"
             return fmt_num(float(v), unit), v
         if kl.endswith("_ns"):
@@ -730,25 +737,24 @@ def _generic_cell(k: str, v: Any) -> tuple[str, Any]:
     return esc(v), str(v)
 
 
-# The columns read first (rank, the op, its score and what offloading it would give); every
-# other score input follows in the analysis' own order.
-CANDIDATE_FIRST = ("rank", "op", "score", "workload_speedup", "op_speedup", "time_share",
-                   "gpu_time_ns", "fpga_total_s", "card_time_s", "transfer_s", "pattern",
-                   "memory_efficiency", "source", "module")
+# The columns read first: those print(prof.fpga_candidates()) shows (rank, the op, its score
+# and what offloading it would give), in its order; then notebook.column_order's (TEXT_FIRST,
+# then every other score input in the analysis' own order).
+CANDIDATE_FIRST = OP_TEXT_COLUMNS + ("card_time_s", "transfer_s", "source", "module")
 
 
 # Region candidates: the same, for fpgaprof.region() paths.
-REGION_CANDIDATE_FIRST = ("rank", "region", "score", "workload_speedup", "region_speedup", "time_share",
-                          "estimated_share", "gpu_time_ns", "fpga_total_s", "card_time_s", "transfer_s",
-                          "memory_efficiency", "instances", "module_calls", "top_op", "estimate_note")
+REGION_CANDIDATE_FIRST = REGION_TEXT_COLUMNS + ("estimated_share", "card_time_s", "transfer_s",
+                                                "memory_efficiency", "module_calls", "top_op")
 
 
 def _ranked_table(items: list, first: tuple, labels: Mapping[str, str] | None = None) -> str:
-    keys = [k for k in first if any(k in r for r in items)]
+    from fpgaprof.report.notebook import column_order
+
+    keys: list[str] = []
     for r in items:
-        for k in r:
-            if k not in keys:
-                keys.append(k)
+        keys += [k for k in r if k not in keys]
+    keys = column_order(keys, first, labels)
     headers = [(display_label(k, labels), "num" if any(isinstance(r.get(k), (int, float)) and not
                                 isinstance(r.get(k), bool) for r in items) else "text")
                for k in keys]

@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 
 from fpgaprof.report import _data as D
 from fpgaprof.report.html import (_generic_cell, display_label, esc, fmt_bytes, fmt_num, fmt_pct,
-                                  fmt_s, fmt_speedup)
+                                  fmt_s, fmt_speedup, is_time_key)
 
 STYLE = ("<style>.fpgaprof-nb table{border-collapse:collapse;font-size:12px}"
          ".fpgaprof-nb th,.fpgaprof-nb td{padding:2px 8px;border-bottom:1px solid #ddd;"
@@ -45,6 +45,13 @@ def table_html(table: Any, title: str = "records", max_rows: int = MAX_ROWS) -> 
         return f'<div class="fpgaprof-nb">{STYLE}{head}</div>'
     cols = D.columns(table)
     keys = list(cols)
+    if "start_ns" in cols and "end_ns" in cols and "duration_ns" not in cols:
+        # a region or API call reads by its length; the stamps alone make one subtract
+        import numpy as np
+        cols = dict(cols)
+        cols["duration_ns"] = np.maximum(np.asarray(cols["end_ns"], dtype=np.int64)
+                                         - np.asarray(cols["start_ns"], dtype=np.int64), 0)
+        keys.insert(keys.index("end_ns") + 1, "duration_ns")
     # Timestamps are CLOCK_REALTIME ns (docs/records.md), not durations: shown as the integers
     # they are, under their own names, instead of as "1795347461.803 s".
     stamps = [k for k in keys if k in TIMESTAMP_COLUMNS]
@@ -67,13 +74,19 @@ TIMESTAMP_COLUMNS = frozenset({"start_ns", "end_ns", "launch_ns", "timestamp_ns"
 
 
 def rows_html(rows: Any, title: str = "rows", max_rows: int = 50,
-              labels: Mapping[str, str] | None = None, empty_note: str = "") -> str:
-    """Analysis results (ops, candidates: list of objects/dicts or a table). labels: headers
-    for some columns (else display_label); empty_note: why there are no rows."""
+              labels: Mapping[str, str] | None = None, empty_note: str = "",
+              first: Sequence[str] = ()) -> str:
+    """Analysis results (ops, candidates: list of objects/dicts or a table), every column in
+    column_order(keys, first): the columns print() shows (`first`, else TEXT_FIRST) lead, in
+    its order. labels: headers for some columns (else display_label); empty_note: why there
+    are no rows. A `first` column "source" is made from source_file:source_line."""
     recs = D.records_of(rows)
+    if "source" in first:
+        recs = _with_source(recs)
     keys: list[str] = []
     for r in recs:
         keys += [k for k in r if k not in keys]
+    keys = column_order(keys, first, labels)
     head = f"<b>{esc(title)}</b>: {len(recs)} rows"
     if not recs and empty_note:
         head += f' <span class="na">({esc(empty_note)})</span>'
@@ -89,6 +102,28 @@ TEXT_FIRST = ("rank", "op", "region", "name", "score", "workload_speedup", "op_s
               "pattern", "instances", "executions", "estimate_note")
 TEXT_COLUMNS = 10
 TEXT_CELL = 40  # characters; longer cells end in "…"
+
+
+def column_order(keys: Sequence[str], first: Sequence[str] = (),
+                 labels: Mapping[str, str] | None = None) -> list[str]:
+    """The one column order of print(), notebook HTML and report.html's ranked tables: the
+    `first` columns the rows have (a table's print() columns), then the TEXT_FIRST ones, then
+    the rest in record order. A time column whose header would repeat an earlier one's is left
+    out of the view (roofline rows carry time_ns and time_s, both headed "time": the same
+    value in two units); the rows keep it."""
+    out: list[str] = []
+    for k in list(first) + list(TEXT_FIRST) + list(keys):
+        if k in keys and k not in out:
+            out.append(k)
+    shown: set[str] = set()
+    kept = []
+    for k in out:
+        label = display_label(k, labels)
+        if label in shown and is_time_key(k):
+            continue
+        shown.add(label)
+        kept.append(k)
+    return kept
 
 
 def _text_cell(k: str, v: Any) -> str:
@@ -223,11 +258,19 @@ class Rows(list):
         return pd.DataFrame(D.records_of(self))
 
     def _repr_html_(self) -> str:
-        return rows_html(self, self.title, labels=self.labels, empty_note=self.empty_note)
+        return rows_html(self, self.title, labels=self.labels, empty_note=self.empty_note,
+                         first=self.display)
 
     def __str__(self) -> str:
         return rows_text(self, self.title, self.display, empty_note=self.empty_note,
                          labels=self.labels)
+
+    # The REPL and IPython's terminal show the table print() shows, not a list of objects.
+    def __repr__(self) -> str:
+        return self.__str__()
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(self.__str__() if not cycle else f"{self.title}: …")
 
 
 # print(prof.ops): what the op is, where it runs and comes from, its time and its static cost
@@ -283,3 +326,137 @@ def install(core: Any) -> int:
             cls._repr_html_ = _table_repr_html
         n += 1
     return n
+
+
+# ---- dict results: prof.transfer_report(), prof.memory_report() ------------------------------
+
+
+# Headers of the memory views' columns (times: seconds from the trace start).
+MEMORY_LABELS = {"peak_bytes": "peak", "in_use_at_start_bytes": "in use at start",
+                 "allocated_bytes": "allocated", "freed_bytes": "freed", "end_bytes": "at the end",
+                 "peak_time_s": "peak at", "alloc_s": "alloc at", "free_s": "free at"}
+
+
+def _sub_table(text: str) -> list[str]:
+    """A rows_text table as lines inside a report: its title indented by 2, the rest by 4."""
+    lines = text.rstrip("\n").splitlines()
+    return ["  " + lines[0]] + ["  " + x for x in lines[1:]]
+
+
+class ReportDict(dict):
+    """A dict result of the analysis that reads as tables: print(), the REPL and IPython's
+    terminal show text, Jupyter shows HTML (report.html's section for it). The keys and values
+    are the analysis' own, unchanged (json.dumps, ==, ["groups"] work as on the plain dict);
+    the views are drawn from `section`, the summary.json section made from it."""
+
+    title = "report"
+    section: Mapping = {}
+
+    def _text_lines(self) -> list[str]:
+        raise NotImplementedError
+
+    def _body_html(self) -> str:
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        keys = ", ".join(self)
+        return "\n".join([f"{self.title}:"] + self._text_lines()
+                         + [f"  (a dict with keys {keys}; docs/roofline.md)"]) + "\n"
+
+    def __repr__(self) -> str:
+        return self.__str__()
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(self.__str__() if not cycle else f"{self.title}: …")
+
+    def _repr_html_(self) -> str:
+        from fpgaprof.report import html as H
+        body = self._body_html() if self.section.get("available") else H._na(self.section)
+        return f'<div class="fpgaprof-nb">{STYLE}<b>{esc(self.title)}</b>{body}</div>'
+
+
+class TransferReport(ReportDict):
+    """prof.transfer_report(): copies per direction, per region path and per HLO op, flags."""
+
+    title = "transfers"
+
+    def _text_lines(self) -> list[str]:
+        from fpgaprof._profile import _transfer_lines
+        sec = self.section
+        # the printed summary's lines, the flags listed here (not "under Warnings")
+        lines = ["  " + x.replace("Transfers: ", "", 1) if i == 0 else
+                 x.replace("each is listed with its advice under Warnings", "each below")
+                 for i, x in enumerate(_transfer_lines({"transfers": sec})[1:])]
+        if not sec.get("available"):
+            return lines
+        regions = sec.get("by_region") or []
+        if regions:
+            lines += _sub_table(rows_text(
+                regions, "by region path (inclusive of nested regions, instances summed)",
+                ("region", "instances", "count", "bytes", "busy_s", "kernel_overlap_s",
+                 "host_wait_s", "sync_calls"), more="the dict's 'groups'",
+                labels={"count": "copies"}))
+        lines += [f"  - {f['message']}" for f in sec.get("flags") or [] if f.get("message")]
+        return lines
+
+    def _body_html(self) -> str:
+        from fpgaprof.report import html as H
+        return H._transfers({"transfers": self.section})
+
+
+class MemoryReport(ReportDict):
+    """prof.memory_report(): device memory peak, per device, per region path, largest
+    buffers (the timeline arrays stay in the dict: timeline_ns, timeline_in_use_bytes)."""
+
+    title = "device memory"
+    wall_s: float | None = None
+
+    def _text_lines(self) -> list[str]:
+        from fpgaprof._profile import _memory_lines
+        sec = self.section
+        lines = [x.replace("Device memory: ", "", 1) for x in
+                 _memory_lines({"memory": sec})[1:]]
+        lines = ["  " + x for x in lines]
+        if not sec.get("available"):
+            return lines
+        devs = sec.get("devices") or []
+        if len(devs) > 1:
+            lines += _sub_table(rows_text(devs, "per device", ("device_id", "peak_bytes",
+                                                               "peak_time_s", "end_bytes"),
+                                          more="the dict's 'devices'", labels=MEMORY_LABELS))
+        for rows, title, cols, key in (
+                (sec.get("by_region"), "by region path (peak: the highest instance's)",
+                 ("region", "instances", "peak_bytes", "in_use_at_start_bytes",
+                  "allocated_bytes", "freed_bytes", "allocations", "frees"), "regions"),
+                (sec.get("largest"), "largest buffers",
+                 ("bytes", "region", "api_call", "thread_id", "device_id", "alloc_s",
+                  "free_s"), "largest")):
+            if rows:
+                lines += _sub_table(rows_text(rows, title, cols, more=f"the dict's {key!r}",
+                                              labels=MEMORY_LABELS))
+        return lines
+
+    def _body_html(self) -> str:
+        from fpgaprof.report import html as H
+        return H._memory({"memory": self.section, "trace": {"wall_time_s": self.wall_s}})
+
+
+def transfer_report(prof: Any, report: Mapping, op_modules: list | None = None
+                    ) -> TransferReport:
+    """The transfer analysis' dict (analyze(...)["transfers"]) as a TransferReport of `prof`
+    (op_modules: the module of each roofline op, to name the ops)."""
+    out = TransferReport(report)
+    copies = D.table_len(D.transfer_table(prof))
+    out.section = D.transfers_section(dict(report), copies, op_modules=op_modules)
+    return out
+
+
+def memory_report(prof: Any, report: Mapping) -> MemoryReport:
+    """The memory analysis' dict (analyze(...)["memory"]) as a MemoryReport of `prof`; times
+    in its views are seconds from the trace start."""
+    out = MemoryReport(report)
+    facts = D.trace_facts(prof)
+    out.section = D.memory_section(dict(report), int(facts["start_ns"]),
+                                   D.table_len(D._get(prof, "allocations")))
+    out.wall_s = facts.get("wall_time_s")
+    return out
