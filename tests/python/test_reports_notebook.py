@@ -91,3 +91,171 @@ def test_rows_print_as_a_text_table():
                          "  fusion.3  1.50 ms           3\n"
                          "  dot.1     20.0 µs           1\n"
                          "  (1 more column: .to_pandas() or .columns())\n")
+
+
+# --- one column order for print(), notebook HTML and report.html -------------------------------
+
+def _heads(h):
+    import re
+    return re.findall(r"<th(?: [^>]*)?>(.*?)</th>", h)
+
+
+# An op candidate in the analysis' own key order (fpgaprof.fpga.fpga_candidates' docstring):
+# score 7th, the speedups last.
+CANDIDATE = {"rank": 1, "op": "fusion.3", "module": "jit_f", "source": "model.py:13",
+             "pattern": "elementwise", "gpu_time_ns": 10_300, "time_share": 0.25,
+             "ridge": 12.5, "memory_boundness": 0.99, "score": 0.0137, "flops": 10240.0,
+             "memory_efficiency": 0.85, "card_time_s": 2.0e-4, "transfer_s": 6.7e-6,
+             "fpga_total_s": 2.067e-4, "op_speedup": 0.05, "workload_speedup": 0.97,
+             "estimate_note": ""}
+
+
+def test_candidate_html_leads_with_the_printed_columns():
+    from fpgaprof import fpga, roofline
+    from fpgaprof.report import html as H
+    t = roofline.Table([dict(CANDIDATE)])
+    t.display = fpga.OP_TEXT_COLUMNS
+    heads = _heads(t._repr_html_())
+    # print()'s columns in print()'s order (OP_TEXT_COLUMNS, headers without time units) ...
+    printed = str(t).splitlines()[1].split()
+    assert printed == ["rank", "op", "score", "workload_speedup", "op_speedup", "time_share",
+                       "gpu_time", "fpga_total", "pattern", "memory_efficiency",
+                       "estimate_note"]
+    assert heads[:len(printed)] == printed
+    # ... then TEXT_FIRST's (card time, transfer, FLOPs), then the rest in record order
+    assert heads[len(printed):] == ["card_time", "transfer", "FLOPs (total)", "module", "source",
+                                    "ridge", "memory_boundness"]
+    # report.html's candidate table: the same order
+    doc = H._ranked_table([dict(CANDIDATE)], H.CANDIDATE_FIRST, roofline.TOTAL_LABELS)
+    assert [h.split(">")[-1] for h in doc.split("</th>")[:-1]][:len(printed)] == printed
+
+
+def test_ops_html_leads_with_the_printed_columns():
+    ops = N.Rows([{"bytes_read": 4096.0, "category": "loop fusion", "executions": 10,
+                   "flops": 1024.0, "hlo_op": "fusion.3", "mean_ns": 1026,
+                   "module_name": "jit_f", "bytes_accessed": 8192.0, "pattern": "elementwise",
+                   "source_file": "/src/model.py", "source_line": 13, "total_ns": 10_262}])
+    ops.display, ops.labels = N.OP_DISPLAY, N.OP_LABELS
+    h = ops._repr_html_()
+    # hlo_op was 5th and total 12th (alphabetical record order); source made from file:line
+    assert _heads(h) == ["hlo_op", "module_name", "executions", "total", "mean", "FLOPs/exec",
+                         "bytes/exec", "pattern", "source", "bytes_read", "category",
+                         "source_file", "source_line"]
+    assert "<td>/src/model.py:13</td>" in h and "<td>10.3 µs</td>" in h
+
+
+def test_roofline_html_has_one_time_column():
+    from fpgaprof import roofline
+    # the analysis gives time_ns and time_s (the same 10.262 µs): one column headed "time"
+    t = roofline.Table([{"op": "fusion.3", "time_ns": 10_262, "time_s": 10.262e-6,
+                         "mean_kernel_ns": 1026, "flops": 1024.0}])
+    heads = _heads(t._repr_html_())
+    assert heads == ["op", "time", "FLOPs (total)", "mean_kernel"]
+    assert t.columns()["time_s"][0] == 10.262e-6  # the row keeps both
+
+
+class _Printer:
+    """IPython's pretty printer as far as _repr_pretty_ uses it."""
+
+    def __init__(self):
+        self.out = ""
+
+    def text(self, s):
+        self.out += s
+
+
+def test_repl_repr_is_the_printed_table():
+    from fpgaprof import roofline
+    t = roofline.Table([dict(CANDIDATE)])
+    t.title = "FPGA offload candidates"
+    ops = N.Rows([{"hlo_op": "fusion.3", "total_ns": 1_500_000, "executions": 3}])
+    ops.title, ops.display = "HLO ops", N.OP_DISPLAY
+    for rows in (t, ops):
+        assert repr(rows) == str(rows) and "object at 0x" not in repr(rows)
+        p = _Printer()
+        rows._repr_pretty_(p, False)
+        assert p.out == str(rows)
+    assert repr(ops).splitlines()[:3] == ["HLO ops: 1 rows",
+                                          "  hlo_op    executions    total",
+                                          "  fusion.3           3  1.50 ms"]
+    # still the list it was
+    assert ops[0]["hlo_op"] == "fusion.3" and isinstance(t, list)
+
+
+def test_unknown_ridge_is_a_dash_not_zero():
+    # unknown ceilings give ridge 0 (docs/roofline.md); the model's memory_boundness is then
+    # its neutral 0.5 (docs/fpga-model.md) and is shown as it is
+    row = dict(CANDIDATE, ridge=0.0, memory_boundness=0.5)
+    h = N.rows_html([row], "c")
+    cells = dict(zip(_heads(h), __import__("re").findall(r"<td>(.*?)</td>", h)))
+    assert cells["ridge"] == "–" and cells["memory_boundness"] == "0.5"
+    assert N._text_cell("ridge_flops_per_byte", 0.0) == "–"
+    assert N._text_cell("roof_flops_per_s", 0) == "–"
+    assert N._text_cell("ridge", 12.5) == "12.5"
+
+
+def test_region_records_table_has_a_duration():
+    # the fixture's regions: [0.9, 4.0] ms, [5.0, 7.0] ms, [7.5, 9.0] ms -> 3.10, 2.00, 1.50 ms
+    h = N.table_html(F.regions(), "regions")
+    heads = _heads(h)
+    assert heads[heads.index("end_ns") + 1] == "duration"
+    for d in ("<td>3.10 ms</td>", "<td>2.00 ms</td>", "<td>1.50 ms</td>"):
+        assert d in h
+
+
+# --- prof.transfer_report() / prof.memory_report() views ---------------------------------------
+
+def test_transfer_report_prints_and_shows_as_tables():
+    import json
+
+    from fpgaprof import roofline
+    from test_reports_html import _transfers_memory_profile
+    prof = _transfers_memory_profile()
+    t = roofline.transfers(prof)
+    plain = roofline.analyze(prof)["transfers"]
+    # the dict the analysis gave, unchanged
+    assert isinstance(t, dict) and t == plain and json.loads(json.dumps(t)) == json.loads(
+        json.dumps(plain))
+    text = repr(t)
+    assert text == str(t) and "'groups'" not in text.splitlines()[0]
+    lines = text.splitlines()
+    # numbers of test_reports_summary::test_transfers_inclusive_with_overlap_host_wait_and_link:
+    # busy 0.1 + 0.4 ms, overlap 0.1 ms, wait 0.1 ms; HtoD 1 MB in 0.1 ms = 10 GB/s = 31.7 % of
+    # the gen4 x16 link (31.508 GB/s), DtoH 2 MB in 0.4 ms = 5 GB/s = 15.9 %
+    assert lines[0] == "transfers:"
+    assert lines[1] == ("  2 copies, 3.00 MB, busy 500.0 µs (100.0 µs of it overlapping "
+                        "kernels); the host waited 100.0 µs in 1 synchronization calls")
+    htod = next(x for x in lines if x.strip().startswith("HtoD")).split()
+    assert htod[1:7] == ["1", "1.00", "MB", "100.0", "µs", "10.00"] and htod[7] == "31.7"
+    # per region path (inclusive): both copies and the wait count for "outer"
+    outer = next(x for x in lines if x.strip().startswith("outer ") and "µs" in x).split()
+    assert outer[:6] == ["outer", "1", "2", "3.00", "MB", "500.0"]
+    assert any("pageable host memory" in x for x in lines)  # the flags, with their advice
+    h = t._repr_html_()
+    assert "<script" not in h and "<b>transfers</b>" in h
+    assert ">31.7 %</td>" in h and ">15.9 %</td>" in h and "By region" in h
+
+
+def test_memory_report_prints_and_shows_as_tables():
+    from fpgaprof import roofline
+    from test_reports_html import _transfers_memory_profile
+    prof = _transfers_memory_profile()
+    m = roofline.memory(prof)
+    assert isinstance(m, dict) and m == roofline.analyze(prof)["memory"]
+    lines = repr(m).splitlines()
+    # test_reports_summary::test_memory_two_devices_never_negative: peak 200 B first reached
+    # 2 ms after the start; end: dev0 30 B + dev1 100 + 70 B = 200 B; 4 allocations, 2 frees,
+    # one of them (dev1's B) of a buffer allocated before the trace
+    assert lines[1] == ("  peak 200 B at 2.00 ms (all devices), 200 B still allocated at the "
+                        "end; 4 allocations, 2 frees, 1 frees of buffers allocated before the "
+                        "trace")
+    # per device: dev0 100 B at 1 ms, 30 B at the end; dev1 170 B at 5 ms, 170 B at the end
+    i = lines.index("  per device: 2 rows")
+    assert lines[i + 1].split() == ["device_id", "peak", "peak", "at", "at", "the", "end"]
+    assert lines[i + 2].split() == ["0", "100", "B", "1.00", "ms", "30", "B"]
+    assert lines[i + 3].split() == ["1", "170", "B", "5.00", "ms", "170", "B"]
+    # largest buffer first: 100 B on dev0, allocated at 1 ms, freed at 3 ms
+    i = lines.index("  largest buffers: 4 rows")
+    assert lines[i + 2].split() == ["100", "B", "–", "–", "0", "0", "1.00", "ms", "3.00", "ms"]
+    h = m._repr_html_()
+    assert "<script" not in h and "<svg" in h and "Largest buffers" in h
