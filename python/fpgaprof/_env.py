@@ -115,8 +115,9 @@ def prepare_process() -> None:
         message = (
             "fpgaprof was imported after JAX started its backend: XLA's NVTX ranges (the link "
             "from kernels to HLO ops and source lines) and fpgaprof's XLA flags only take effect "
-            "in a fresh process. Fix: `import fpgaprof` before the first JAX computation, or run "
-            "the script with `fpgaprof run script.py`."
+            "in a fresh process. Fix: `import fpgaprof` before the first JAX computation (in "
+            "Jupyter or IPython: restart the kernel, then import fpgaprof before jax runs "
+            "anything), or run the script with `fpgaprof run script.py`."
         )
         # _xla_flags has already warned (its message covers NVTX too): one warning, not two.
         if not getattr(setup, "backend_already_started", False):

@@ -323,7 +323,8 @@ def warn_if_backend_started(setup: XlaSetup) -> bool:
         f"XLA_FLAGS or its NVTX tool: {lost}, XLA's NVTX ranges (the kernel -> HLO op links) "
         "may be missing, and XLA command buffers stay on (kernels inside them cannot be "
         "attributed to HLO ops by range). Fix: `import fpgaprof` before the first JAX "
-        "computation, or run the script with `fpgaprof run`."
+        "computation (in Jupyter or IPython: restart the kernel, then import fpgaprof before "
+        "jax runs anything), or run the script with `fpgaprof run`."
     )
     if msg not in setup.warnings:
         setup.warnings.append(msg)

@@ -187,6 +187,7 @@ def test_warning_when_jax_started_before_import():
     first, msg = r.stdout.strip().splitlines()[:2]
     assert first == "1 True 1"
     assert "import fpgaprof` before" in msg and "fpgaprof run" in msg  # the fix
+    assert "restart the kernel" in msg  # the fix in a notebook, where the import came late
     assert "no HLO is dumped" in msg  # what is lost
 
 
