@@ -97,6 +97,36 @@ def _check_target(target: str | None, prog: str = PROG) -> None:
 # commands
 
 
+def _timeline_options(args: argparse.Namespace) -> dict:
+    """write_all's timeline arguments from --no-timeline and --timeline-events (0: all)."""
+    n = getattr(args, "timeline_events", None)
+    return {"timeline": not getattr(args, "no_timeline", False),
+            "timeline_max_events": None if not n else int(n)}
+
+
+# fpgaprof.report.perfetto.MAX_EVENTS (not imported here: building the parser stays light).
+TIMELINE_EVENTS = 1_000_000
+
+
+def _add_timeline_options(r: argparse.ArgumentParser, no_timeline: bool = True) -> None:
+    if no_timeline:
+        r.add_argument("--no-timeline", action="store_true",
+                       help="do not write timeline.json (large for long runs)")
+    r.add_argument("--timeline-events", type=_non_negative_int, default=TIMELINE_EVENTS,
+                   metavar="N", help=f"timeline.json holds the first N records by start time "
+                   f"(default {TIMELINE_EVENTS:,}; 0: all, however large)")
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        n = int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{text} is negative (0 means no limit)")
+    return n
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from fpgaprof import report
     trace = _trace_in(args.trace)
@@ -106,11 +136,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     prof = _load(trace)
     with _no_kernels_note_for(prof):
         paths = report.write_all(prof, out_dir, target=args.target, trace_path=trace,
-                                 progress=bar)
+                                 progress=bar, **_timeline_options(args))
     hlo = _write_hlo_modules(prof, os.path.join(out_dir, "hlo"))
     _out(_digest_of(paths["summary"]).rstrip("\n"))
     for k in ("html", "summary", "timeline"):
-        _out(f"{k:9s} {paths[k]}")
+        if paths[k]:
+            _out(f"{k:9s} {paths[k]}" + (f" (first {args.timeline_events:,} records; see "
+                                         f"the warning)" if k == "timeline" and
+                                         paths.get("timeline_note") else ""))
     if hlo:
         _out(f"{'hlo':9s} {hlo} modules in {os.path.join(out_dir, 'hlo')}")
     return 0
@@ -190,8 +223,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     prof = _load(trace)
     if args.format == "perfetto":
         out = args.output or os.path.splitext(trace)[0] + ".timeline.json"
-        counts = perfetto.write_timeline(prof, out)
-        _out(f"{out}: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+        counts = perfetto.write_timeline(prof, out,
+                                         max_events=_timeline_options(args)["timeline_max_events"])
+        counts.pop("cut_ns", None)
+        _out(f"{out}: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())
+                                    if not k.startswith("omitted_")))
         return 0
     if args.format == "json":
         text = summary.dumps(summary.collect(prof, target=args.target, trace_path=trace))
@@ -755,14 +791,17 @@ def cmd_run(args: argparse.Namespace) -> int:
             prof.save(trace)
         with _no_kernels_note_for(prof):
             paths = report.write_all(prof, out_dir, target=args.target, trace_path=trace,
-                                     progress=bar)
+                                     progress=bar, **_timeline_options(args))
         if kept == 0:
             _write_hlo_modules(prof, os.path.join(out_dir, "hlo"))
         sys.stderr.write(_digest_of(paths["summary"]))
         if untraced:
             sys.stderr.write(f"{PROG} run: warning: {untraced}\n")
-        sys.stderr.write(f"{PROG} run: report {paths['html']} · summary {paths['summary']} · "
-                         f"timeline {paths['timeline']}\n")
+        if paths.get("timeline_note"):
+            sys.stderr.write(f"{PROG} run: {paths['timeline_note']}\n")
+        sys.stderr.write(f"{PROG} run: report {paths['html']} · summary {paths['summary']}"
+                         + (f" · timeline {paths['timeline']}" if paths["timeline"] else "")
+                         + "\n")
     except Exception as e:
         # The command's status still wins; the report failure is stated once.
         sys.stderr.write(f"{PROG} run: the trace {trace} was written but the reports failed: "
@@ -795,6 +834,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "inside them")
     r.add_argument("--target", default=DEFAULT_TARGET, metavar="CARD",
                    help=f"FPGA card for the what-if (default: {DEFAULT_TARGET})")
+    _add_timeline_options(r)
     r.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD ARGS",
                    help="the command, e.g. -- python script.py --size 64")
     r.set_defaults(func=cmd_run)
@@ -806,6 +846,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-o", "--output", metavar="DIR", help="output folder (default: the trace's)")
     r.add_argument("--target", default=DEFAULT_TARGET, metavar="CARD",
                    help=f"FPGA card for the what-if (default: {DEFAULT_TARGET})")
+    _add_timeline_options(r)
     r.set_defaults(func=cmd_report)
 
     r = sub.add_parser("export", help="export a trace as Perfetto JSON, summary JSON or CSV",
@@ -819,6 +860,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="FPGA card for the candidates in --format json")
     r.add_argument("-o", "--output", metavar="FILE",
                    help="output file (default: stdout; perfetto: TRACE.timeline.json)")
+    _add_timeline_options(r, no_timeline=False)
     r.set_defaults(func=cmd_export)
 
     r = sub.add_parser("compare", help="compare two traces or summaries (before/after)",

@@ -13,11 +13,12 @@ from typing import Any, Iterable, Mapping
 
 from fpgaprof.report.html import render as render_html
 from fpgaprof.report.html import write_html
+from fpgaprof.report.perfetto import MAX_EVENTS as TIMELINE_MAX_EVENTS
 from fpgaprof.report.perfetto import write_timeline
 from fpgaprof.report.summary import SCHEMA_VERSION, collect, write_summary
 
 __all__ = ["collect", "write_all", "write_html", "write_summary", "write_timeline",
-           "render_html", "SCHEMA_VERSION", "Progress", "WRITE_STAGES"]
+           "render_html", "SCHEMA_VERSION", "Progress", "WRITE_STAGES", "TIMELINE_MAX_EVENTS"]
 
 
 class Progress:
@@ -75,14 +76,22 @@ WRITE_STAGES = ("attribution", "analysis", "summary.json", "report.html", "timel
 def write_all(prof: Any, out_dir: str | os.PathLike, *, target: str | None = None,
               trace_path: str | None = None, environment: Mapping | None = None,
               measurements: Iterable[Mapping] | None = None,
-              extra_warnings: Iterable[str] = (), progress: Progress | None = None
+              extra_warnings: Iterable[str] = (), progress: Progress | None = None,
+              timeline: bool = True, timeline_max_events: int | None = TIMELINE_MAX_EVENTS
               ) -> dict[str, str]:
     """Writes summary.json, report.html and timeline.json into out_dir (each atomically).
-    Returns {"summary": path, "html": path, "timeline": path}. progress: a Progress with
-    room for WRITE_STAGES (one is made when not given); its bar ends here."""
+    Returns {"summary": path, "html": path, "timeline": path} ("timeline" is "" with
+    timeline=False, when timeline.json is not written and an old one is removed).
+    timeline.json holds the first `timeline_max_events` records by start time (None: all);
+    when more are left out, summary.json's warnings and "timeline_note" in the result say
+    how many. progress: a Progress with room for WRITE_STAGES (one is made when not given);
+    its bar ends here."""
     out_dir = os.fspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     bar = progress if progress is not None else Progress(len(WRITE_STAGES), "fpgaprof report")
+    note = _timeline_cut(prof, timeline_max_events) if timeline else ""
+    if note:
+        extra_warnings = list(extra_warnings) + [note]
     # The analysis result collect() caches on the profile (ops, roofline, transfer and memory
     # rows, per region path) is released before timeline.json when it was made only for this
     # report, so its memory does not come on top of the timeline's peak.
@@ -101,7 +110,28 @@ def write_all(prof: Any, out_dir: str | os.PathLike, *, target: str | None = Non
         title += f" — {os.path.basename(os.fspath(trace_path))}"
     bar.stage("report.html")
     write_html(paths["html"], s, title)
-    bar.stage("timeline.json")
-    write_timeline(prof, paths["timeline"])
+    if timeline:
+        bar.stage("timeline.json")
+        write_timeline(prof, paths["timeline"], max_events=timeline_max_events)
+        if note:
+            paths["timeline_note"] = note
+    else:
+        if os.path.exists(paths["timeline"]):  # an older one would pass for this trace's
+            os.unlink(paths["timeline"])
+        paths["timeline"] = ""
     bar.done()
     return paths
+
+
+def _timeline_cut(prof: Any, max_events: int | None) -> str:
+    """The warning for a timeline.json cut at max_events records ("" when all fit)."""
+    from fpgaprof.report import _data as D
+    tables = ("kernels", "transfers" if D._get(prof, "transfers") is not None else "memcpys",
+              "memsets", "api_calls", "markers", "regions")
+    total = sum(D.table_len(D._get(prof, t)) for t in tables)
+    if max_events is None or total <= max_events:
+        return ""
+    return (f"timeline.json shows the first {max_events:,} of {total:,} records by start time "
+            f"({total - max_events:,} later ones left out, a line marks the cut); `fpgaprof "
+            f"report TRACE --timeline-events 0` writes them all, --timeline-events N another "
+            f"number")

@@ -614,15 +614,49 @@ def _write_host(out: _Out, hc: tuple, hs: np.ndarray, he: np.ndarray, thread: np
     out.rows(fields, nh, {"cuda_api": na, "nvtx": nn, "region": nr})
 
 
-def write_timeline(prof: Any, path: str | os.PathLike) -> dict[str, int]:
+# Records written at most by default: about 125-250 bytes each, so 150-250 MB of JSON, which
+# Perfetto's UI still opens (files past a few hundred MB fail to load in the browser).
+MAX_EVENTS = 1_000_000
+CATEGORIES = ("kernel", "memcpy", "memset", "cuda_api", "nvtx", "region")
+
+
+def write_timeline(prof: Any, path: str | os.PathLike,
+                   max_events: int | None = MAX_EVENTS) -> dict[str, int]:
     """Writes the timeline JSON atomically. Returns the number of slices per category
-    ("kernel", "memcpy", "memset", "cuda_api", "nvtx", "region") and "flow" arrows."""
+    ("kernel", "memcpy", "memset", "cuda_api", "nvtx", "region") and "flow" arrows; when
+    records were left out (see write_timeline_to), also "omitted" (their number),
+    "omitted_<category>" and "cut_ns" (the trace time from which on they are left out)."""
     with open_atomic(path) as f:
-        counts = write_timeline_to(prof, f)
+        counts = write_timeline_to(prof, f, max_events=max_events)
     return counts
 
 
-def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
+def _first_records(cols: list[dict[str, np.ndarray]], max_events: int
+                   ) -> tuple[list[dict[str, np.ndarray]], list[int], int]:
+    """The first `max_events` records of all categories together, by start time (ties in
+    category order): the columns cut to them, the count left out per category, and the start
+    (ns) of the last record kept."""
+    sizes = [D.nrows(c) for c in cols]
+    starts = np.concatenate([_i64(c, "start_ns", n) for c, n in zip(cols, sizes)])
+    keep = np.zeros(len(starts), dtype=bool)
+    order = np.argsort(starts, kind="stable")[:max(max_events, 0)]
+    keep[order] = True
+    cut_ns = int(starts[order[-1]]) if len(order) else 0
+    out, omitted, lo = [], [], 0
+    for c, n in zip(cols, sizes):
+        m = keep[lo:lo + n]
+        lo += n
+        omitted.append(int(n - np.count_nonzero(m)))
+        out.append({k: np.asarray(v)[m] for k, v in c.items()} if omitted[-1] else c)
+    return out, omitted, cut_ns
+
+
+def write_timeline_to(prof: Any, f: IO[str], max_events: int | None = MAX_EVENTS
+                      ) -> dict[str, int]:
+    """The timeline JSON into `f`. With more than `max_events` records (None: no limit) only
+    the first `max_events` by start time are written (every category cut at the same trace
+    time, so the picture up to there is complete); the number left out per category is in
+    "otherData" and a global instant event marks the cut on the timeline."""
     g = D._get
     kc = D.columns(g(prof, "kernels"))
     kc.update(_kernel_attribution(prof, D.nrows(kc)))
@@ -634,6 +668,12 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
     rc = D.columns(g(prof, "regions"))
     facts = D.trace_facts(prof)
     devices = {d.get("id", i): d for i, d in enumerate(D.devices_of(prof))}
+    omitted = [0] * len(CATEGORIES)
+    cut_ns = 0
+    all_cols = [kc, mc, sc, ac, nc, rc]
+    if max_events is not None and sum(D.nrows(c) for c in all_cols) > max_events:
+        all_cols, omitted, cut_ns = _first_records(all_cols, max_events)
+        kc, mc, sc, ac, nc, rc = all_cols
     nk, nm, ns = D.nrows(kc), D.nrows(mc), D.nrows(sc)
     na, nn, nr = D.nrows(ac), D.nrows(nc), D.nrows(rc)
 
@@ -659,9 +699,20 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
 
     out = _Out(f)
     out.text('{"displayTimeUnit":"ns","otherData":')
-    out.text(json.dumps({"tool": "fpgaprof", "clock": facts["clock"], "t0_ns": t0,
-                         "dropped_records": facts["dropped_records"]}))
+    other = {"tool": "fpgaprof", "clock": facts["clock"], "t0_ns": t0,
+             "dropped_records": facts["dropped_records"]}
+    if sum(omitted):
+        other.update({"omitted_records": sum(omitted),
+                      "omitted_by_category": dict(zip(CATEGORIES, omitted)),
+                      "cut_ns": cut_ns, "note": _cut_note(omitted, max_events)})
+    out.text(json.dumps(other))
     out.text(',"traceEvents":[')
+    if sum(omitted):
+        # A global instant event: the viewer draws a line across every track at the cut.
+        rel = max(cut_ns - t0, 0)
+        out.event('{"ph":"i","s":"g","cat":"fpgaprof","name":' + json.dumps(
+            "timeline cut: " + _cut_note(omitted, max_events)) + f',"pid":{HOST_PID},"tid":0,'
+            f'"ts":{rel // 1000}.{rel % 1000:03d}' + '}')
 
     # --- GPU tracks: one per (device, stream), plus overlap lanes where slices partly overlap
     gdev = np.concatenate([_i64(c, "device_id", n) for c, n in ((kc, nk), (mc, nm), (sc, ns))])
@@ -759,4 +810,16 @@ def write_timeline_to(prof: Any, f: IO[str]) -> dict[str, int]:
 
     out.text("\n]}\n")
     out.counts["flow"] = len(flow_ids)
+    if sum(omitted):
+        out.counts["omitted"] = sum(omitted)
+        out.counts["cut_ns"] = cut_ns
+        for cat, n in zip(CATEGORIES, omitted):
+            out.counts[f"omitted_{cat}"] = n
     return out.counts
+
+
+def _cut_note(omitted: list[int], max_events: int | None) -> str:
+    parts = [f"{n:,} {cat}" for cat, n in zip(CATEGORIES, omitted) if n]
+    return (f"only the first {max_events:,} records by start time are shown; {sum(omitted):,} "
+            f"later ones are left out ({', '.join(parts)}); the trace file has them all "
+            f"(`fpgaprof report TRACE --timeline-events 0` writes every one)")
