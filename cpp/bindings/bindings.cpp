@@ -496,6 +496,14 @@ PYBIND11_MODULE(_core, m) {
       for (const FpgaTarget& t : fpga_presets()) out.append(target_dict(t));
       return out;
     });
+    // A card as the FPGA model sees it: a preset name or a user dict, validated
+    // (InvalidArgumentError naming the field), with its FLOP/s per precision.
+    r.def("fpga_target", [=](py::object target_obj) {
+      const FpgaTarget t = py::isinstance<py::str>(target_obj) ? fpga_preset(target_obj.cast<std::string>())
+                                                               : target_from(target_obj.cast<py::dict>());
+      validate_fpga_target(t);
+      return target_dict(t);
+    }, py::arg("target"));
     r.def("table_ceilings", [ceilings_dict](const TraceStore& store, std::size_t device) -> py::object {
       if (device >= store.devices.size()) return py::none();
       return ceilings_dict(table_ceilings(store.devices[device]));

@@ -78,19 +78,22 @@ def _trace_in(path: str) -> str:
 
 
 def _check_target(target: str | None, prog: str = PROG) -> None:
-    """An unknown FPGA card name is a usage error of command `prog` (a close match suggested,
-    the known ones listed) when this build has the FPGA model; without it the candidates
-    section says why it is missing."""
+    """An unknown FPGA card name, or a card file (.json) that cannot be read or describes no
+    valid card, is a usage error of command `prog` (a close match suggested, the known ones
+    listed) when this build has the FPGA model; without it the candidates section says why it
+    is missing."""
     if not target:
         return
     try:
         from fpgaprof import fpga
-        names = [p["name"] for p in fpga.presets()]
+        from fpgaprof.errors import FpgaprofError
+        fpga.presets()
     except Exception:
         return
-    if names and target not in names:
-        raise usage_error(prog, f"unknown FPGA target {target!r} ({did_you_mean(target, names)}"
-                          f"use --target with one of {', '.join(names)})")
+    try:
+        fpga.resolve_target(target)
+    except FpgaprofError as e:
+        raise usage_error(prog, f"--target: {e}") from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -833,7 +836,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="leave XLA command buffers (CUDA graphs) on; per-op attribution is lost "
                    "inside them")
     r.add_argument("--target", default=DEFAULT_TARGET, metavar="CARD",
-                   help=f"FPGA card for the what-if (default: {DEFAULT_TARGET})")
+                   help=f"FPGA card for the what-if: a preset or a card file CARD.json "
+                   f"(docs/fpga-model.md; default: {DEFAULT_TARGET})")
     _add_timeline_options(r)
     r.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD ARGS",
                    help="the command, e.g. -- python script.py --size 64")
@@ -845,7 +849,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("trace", metavar="TRACE", help="trace file (or a `fpgaprof run` folder)")
     r.add_argument("-o", "--output", metavar="DIR", help="output folder (default: the trace's)")
     r.add_argument("--target", default=DEFAULT_TARGET, metavar="CARD",
-                   help=f"FPGA card for the what-if (default: {DEFAULT_TARGET})")
+                   help=f"FPGA card for the what-if: a preset or a card file CARD.json "
+                   f"(docs/fpga-model.md; default: {DEFAULT_TARGET})")
     _add_timeline_options(r)
     r.set_defaults(func=cmd_report)
 
@@ -857,7 +862,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--table", default="kernels", choices=CSV_TABLES,
                    help="table for --format csv (default: kernels)")
     r.add_argument("--target", default=DEFAULT_TARGET, metavar="CARD",
-                   help="FPGA card for the candidates in --format json")
+                   help="FPGA card (preset or CARD.json) for the candidates in --format json")
     r.add_argument("-o", "--output", metavar="FILE",
                    help="output file (default: stdout; perfetto: TRACE.timeline.json)")
     _add_timeline_options(r, no_timeline=False)

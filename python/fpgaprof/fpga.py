@@ -14,10 +14,10 @@ from typing import Any, Mapping
 
 from fpgaprof import _core
 from fpgaprof._atomic import write_text_atomic
-from fpgaprof.errors import InvalidArgumentError, did_you_mean
+from fpgaprof.errors import FpgaprofIOError, InvalidArgumentError, did_you_mean
 from fpgaprof.roofline import Table, _no_rows_note, _store_of, analyze
 
-__all__ = ["FpgaTarget", "presets", "target_spec", "fpga_candidates", "export_hlo", "hlo_module_for_op"]
+__all__ = ["FpgaTarget", "presets", "target_spec", "card_file", "resolve_target", "fpga_candidates", "export_hlo", "hlo_module_for_op"]
 
 
 @dataclasses.dataclass(init=False)
@@ -72,14 +72,20 @@ def presets() -> list[dict]:
     return _core.analysis.fpga_presets()
 
 
-def target_spec(target: str | Mapping | FpgaTarget) -> str | dict:
-    """A preset name, or a dict the core accepts (None fields dropped). An unknown preset name
-    or a value of another type raises InvalidArgumentError; the core checks the dict's fields."""
+def target_spec(target: str | os.PathLike | Mapping | FpgaTarget) -> str | dict:
+    """A preset name, or a dict the core accepts (None fields dropped). A string ending in
+    ".json" (or a path object) is a card file: a JSON object with FpgaTarget's fields
+    (docs/fpga-model.md, "Your own card"). An unknown preset name, an unreadable or malformed
+    card file or a value of another type raises InvalidArgumentError (FpgaprofIOError for a
+    file that cannot be read); the core checks the dict's fields."""
+    if isinstance(target, os.PathLike) or (isinstance(target, str) and target.lower().endswith(".json")):
+        return card_file(target)
     if isinstance(target, str):
         names = [p["name"] for p in presets()]
         if target not in names:
-            raise InvalidArgumentError(f"unknown FPGA target {target!r}: use one of {', '.join(names)} "
-                                       "or pass fpgaprof.fpga.FpgaTarget(...)")
+            raise InvalidArgumentError(f"unknown FPGA target {target!r} ({_preset_hint(target, names)}use one of "
+                                       f"{', '.join(names)}, a card file such as my-card.json, "
+                                       "or fpgaprof.fpga.FpgaTarget(...))")
         return target
     if dataclasses.is_dataclass(target) and not isinstance(target, type):
         target = dataclasses.asdict(target)
@@ -87,6 +93,46 @@ def target_spec(target: str | Mapping | FpgaTarget) -> str | dict:
         raise InvalidArgumentError(f"target={target!r}: pass a preset name ({', '.join(p['name'] for p in presets())}), "
                                    "a fpgaprof.fpga.FpgaTarget or a dict of its fields")
     return {str(k): v for k, v in dict(target).items() if v is not None}
+
+
+def _preset_hint(given: str, names: list[str]) -> str:
+    """did_you_mean, except between names that differ only in digits: those are other models
+    (alveo-u250 is a DDR4 card, not a misspelt alveo-u280)."""
+    hint = did_you_mean(given, names)
+    close = hint[len("did you mean "):-2] if hint else ""
+    if close and re.sub(r"\d", "", close.lower()) == re.sub(r"\d", "", given.lower()):
+        return f"{given} is not a preset: describe it in a card file; "
+    return hint
+
+
+def card_file(path: str | os.PathLike) -> dict:
+    """The fields of a card file (a JSON object with FpgaTarget's fields, e.g. {"base":
+    "alveo-u55c", "clock_hz": 250e6} or a whole card), None fields dropped. Unreadable:
+    FpgaprofIOError; not JSON or not an object: InvalidArgumentError (the core then checks the
+    fields themselves)."""
+    import json
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise FpgaprofIOError(f"FPGA card file {os.fspath(path)!r} cannot be read ({e.strerror or e}): "
+                              "check the path") from None
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise InvalidArgumentError(f"FPGA card file {os.fspath(path)!r} is not valid JSON ({e}): write one JSON "
+                                   "object with FpgaTarget's fields, e.g. {\"base\": \"alveo-u55c\", \"clock_hz\": 250e6}"
+                                   ) from None
+    if not isinstance(data, dict):
+        raise InvalidArgumentError(f"FPGA card file {os.fspath(path)!r} holds a JSON {type(data).__name__}, not an "
+                                   "object: write {\"field\": value, ...} with FpgaTarget's fields")
+    return {str(k): v for k, v in data.items() if v is not None}
+
+
+def resolve_target(target: str | os.PathLike | Mapping | FpgaTarget) -> dict:
+    """The card as the model sees it (every field, with fp64/fp32/fp16_flops_per_s), after the
+    same validation fpga_candidates applies: a quick check of a target before a long run."""
+    return dict(_core.analysis.fpga_target(target_spec(target)))
 
 
 def fpga_candidates(prof: Any, target: str | Mapping | FpgaTarget = "alveo-u55c", *,

@@ -130,6 +130,36 @@ def test_report_regenerates(run_exit3, tmp_path):
     assert (dest / "report.html").is_file() and (dest / "timeline.json").is_file()
 
 
+def test_report_with_a_card_file(run_exit3, tmp_path):
+    """--target takes a card file: a JSON object with FpgaTarget's fields (here an Alveo U250
+    from its data sheet: 77 GB/s DDR4, 54 MB on-chip, 12,288 DSPs, PCIe gen3 x16). The card's
+    name is what the reports show; a bad file is a usage error naming the problem."""
+    out, _ = run_exit3
+    card = tmp_path / "u250.json"
+    card.write_text(json.dumps({"name": "my-u250", "hbm_bytes_per_s": 77e9, "sram_bytes": 54e6,
+                                "dsp_count": 12288, "dsps_per_fma_fp32": 5, "link_bytes_per_s": 15.75e9}))
+    dest = tmp_path / "u250"
+    r = fp("report", str(out / "trace.fpgaprof"), "-o", str(dest), "--target", str(card))
+    assert r.returncode == 0, r.stderr
+    assert "FPGA offload on my-u250" in r.stdout
+    s = json.loads((dest / "summary.json").read_text())
+    assert s["candidates"]["target"] == "my-u250"
+    # Wrong unit in the file, malformed JSON, a missing file: exit 2, one line each.
+    card.write_text(json.dumps({"base": "alveo-u55c", "clock_hz": 250}))
+    r = fp("report", str(out / "trace.fpgaprof"), "-o", str(dest), "--target", str(card))
+    assert r.returncode == 2 and "clock_hz = 250 is below 1 MHz" in r.stderr
+    card.write_text("{base: alveo-u55c}")
+    r = fp("report", str(out / "trace.fpgaprof"), "-o", str(dest), "--target", str(card))
+    assert r.returncode == 2 and "is not valid JSON" in r.stderr
+    r = fp("report", str(out / "trace.fpgaprof"), "--target", str(tmp_path / "none.json"))
+    assert r.returncode == 2 and "cannot be read" in r.stderr
+    for res in (r,):
+        assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+    # A real card that is not a preset is not "corrected" to a preset with another number.
+    r = fp("report", str(out / "trace.fpgaprof"), "--target", "alveo-u250")
+    assert r.returncode == 2 and "did you mean" not in r.stderr and "card file" in r.stderr
+
+
 def test_export_formats(run_exit3, tmp_path):
     out, _ = run_exit3
     trace = str(out / "trace.fpgaprof")

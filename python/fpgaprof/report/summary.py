@@ -461,6 +461,7 @@ def _candidates_section(fpga: dict | None, reason: str | None, tgt: str,
     D.empty_reason (no kernel at all) or their own reason."""
     if fpga is None:
         return {**D._unavailable(reason or "the FPGA model gave no result"), "target": tgt}
+    tgt = (fpga.get("target") or {}).get("name") or tgt  # a card file's card by its own name
     rows = [D._py(dict(c)) for c in fpga.get("candidates", [])]
     regions = _region_candidates(fpga, kernel_count, gpu_available, region_count)
     if not rows:
