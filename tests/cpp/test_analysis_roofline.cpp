@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "fpgaprof/analysis/fpga_model.hpp"
 #include "fpgaprof/analysis/roofline.hpp"
@@ -137,11 +138,79 @@ TEST_CASE("Roofline: tiny grid rule and measured counters", "[analysis][roofline
   CHECK(r.ops[0].measured_flops == Approx(2500));
   CHECK(r.ops[0].measured_bytes == Approx(4e6));
   CHECK(r.ops[0].measured_intensity == Approx(2500.0 / 4e6));
+  // Counters cover k0 only (20 us of op0's 40 us): measured intensity 2500 / 4e6 = 6.25e-4
+  // FLOP/B, roof min(12.8e12, 6.25e-4 x 1.024e12 = 640e6) = 640e6 FLOP/s; rate over k0's
+  // 20 us = 2500 / 20e-6 = 125e6 FLOP/s -> 19.531 % (over all 40 us it would read 9.766 %).
+  CHECK(r.ops[0].measured_kernel_count == 1);
+  CHECK(r.ops[0].measured_time_ns == 20000);
+  CHECK(r.ops[0].measured_coverage == Approx(0.5));
+  CHECK(r.ops[0].measured_percent_of_roof == Approx(19.53125));
+  // 10 blocks < 50 but 19.5 % >= the 10 % tiny-grid limit, 20 us >= 5 us, 6.25e-4 < ridge
+  // 12.5: memory-bound (the diluted 9.766 % would have made it latency-bound).
+  CHECK(r.ops[0].measured_bound == Bound::kMemory);
   CHECK_FALSE(r.ops[1].has_measured);
+  CHECK(r.ops[1].measured_kernel_count == 0);
+  CHECK(r.ops[1].measured_coverage == 0.0);
+  // Trace: k0's 20 us of 192 us of kernels have counters.
+  CHECK(r.trace.measured_kernel_count == 1);
+  CHECK(r.trace.measured_coverage == Approx(20000.0 / 192000.0));
   const auto m = measured_kernels(f.store);
   REQUIRE(m.size() == 5);
   CHECK(m[0].has);
   CHECK_FALSE(m[1].has);
+}
+
+TEST_CASE("Roofline: measured rates are over the kernels that have counters", "[analysis][roofline]") {
+  // Two 20 us kernels of one op (1000 blocks each), counters for the first only (the second
+  // ran past the counter image). Counters: 1000 ffma = 2000 FLOP, DRAM 3e6 + 1e6 = 4e6 B.
+  // Intensity 2000 / 4e6 = 5e-4 FLOP/B; roof = min(12.8e12, 5e-4 x 1.024e12) = 512e6 FLOP/s.
+  // Over the measured kernel's 20 us: 2000 / 20e-6 = 100e6 FLOP/s = 19.531 % of the roof
+  // (the same as 4e6 B / 20 us = 200 GB/s of 1024 GB/s). Over both kernels' 40 us it would
+  // read 9.766 %, as if the second kernel had done no work.
+  TraceStore s;
+  s.devices = {device()};
+  const StringId ew = s.strings.intern("ew");
+  s.kernels = {kernel(s, 0, 20000, kNone32, kNone32, 1000, ew), kernel(s, 30000, 20000, kNone32, kNone32, 1000, ew)};
+  const auto add_counters = [&](uint32_t kernel_index) {
+    for (const auto& [metric, v] : {std::pair{"dram__bytes_read.sum", 3e6}, std::pair{"dram__bytes_write.sum", 1e6},
+                                    std::pair{"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 1000.0}}) {
+      CounterRecord cr;
+      cr.kernel_index = kernel_index;
+      cr.metric = s.strings.intern(metric);
+      cr.value = v;
+      s.counters.push_back(cr);
+    }
+  };
+  add_counters(0);
+  OpCost op;
+  op.name = "add"; op.flops = 1e6; op.bytes_read = 8e6; op.bytes_written = 4e6;
+  op.pattern = hlo::AccessPattern::kElementwise;
+  const Ceilings c = table_ceilings(s.devices[0]);
+  const RooflineReport r = analyze_roofline(s, c, {op}, {0, 0});
+  const RooflinePoint& p = r.ops[0];
+  CHECK(p.kernel_count == 2);
+  CHECK(p.time_ns == 40000);
+  REQUIRE(p.has_measured);
+  CHECK(p.measured_kernel_count == 1);
+  CHECK(p.measured_time_ns == 20000);
+  CHECK(p.measured_coverage == Approx(0.5));
+  CHECK(p.measured_flops == Approx(2000));
+  CHECK(p.measured_bytes == Approx(4e6));
+  CHECK(p.measured_intensity == Approx(5e-4));
+  CHECK(p.measured_percent_of_roof == Approx(19.53125));
+  CHECK(p.measured_bound == Bound::kMemory);
+  // The kernel-name row and the trace hold the same two kernels: the same numbers.
+  REQUIRE(r.by_kernel_name.size() == 1);
+  CHECK(r.by_kernel_name[0].measured_percent_of_roof == Approx(19.53125));
+  CHECK(r.trace.measured_coverage == Approx(0.5));
+  // Counters on both kernels (the second the same as the first): 4000 FLOP over 40 us = the
+  // same 19.531 %, coverage 1.
+  add_counters(1);
+  const RooflinePoint full = analyze_roofline(s, c, {op}, {0, 0}).ops[0];
+  CHECK(full.measured_kernel_count == 2);
+  CHECK(full.measured_coverage == Approx(1.0));
+  CHECK(full.measured_flops == Approx(4000));
+  CHECK(full.measured_percent_of_roof == Approx(19.53125));
 }
 
 TEST_CASE("Roofline input validation", "[analysis][roofline]") {

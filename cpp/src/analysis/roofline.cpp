@@ -19,6 +19,8 @@ struct Acc {
   double flops = 0;
   double bytes = 0;
   uint64_t measured_count = 0;
+  uint64_t measured_ns = 0;
+  double measured_blocks = 0;
   double measured_flops = 0;
   double measured_bytes = 0;
   std::array<uint64_t, kPrecisionCount> precision_ns{};
@@ -35,6 +37,8 @@ struct Acc {
     }
     if (m != nullptr && m->has) {
       measured_count += 1;
+      measured_ns += ns;
+      measured_blocks += blocks_;
       measured_flops += m->flops;
       measured_bytes += m->dram_bytes;
     }
@@ -47,6 +51,8 @@ struct Acc {
     flops += o.flops;
     bytes += o.bytes;
     measured_count += o.measured_count;
+    measured_ns += o.measured_ns;
+    measured_blocks += o.measured_blocks;
     measured_flops += o.measured_flops;
     measured_bytes += o.measured_bytes;
     for (std::size_t i = 0; i < kPrecisionCount; ++i) precision_ns[i] += o.precision_ns[i];
@@ -114,13 +120,21 @@ RooflinePoint finish(const Acc& a, uint64_t executions, Precision p, const Ceili
                      sm_count, o);
   if (a.measured_count > 0) {
     r.has_measured = true;
+    r.measured_kernel_count = a.measured_count;
+    r.measured_time_ns = a.measured_ns;
+    r.measured_coverage = a.time_ns ? static_cast<double>(a.measured_ns) / static_cast<double>(a.time_ns) : 0.0;
     r.measured_flops = a.measured_flops;
     r.measured_bytes = a.measured_bytes;
+    // Rates, mean duration and grid of the kernels that have counters only: counters missing
+    // for the others (past the counter image, paused) would otherwise dilute the rate.
+    const double measured_count = static_cast<double>(a.measured_count);
+    const double mean_ns = static_cast<double>(a.measured_ns) / measured_count;
+    const auto mean_blocks = static_cast<uint64_t>(a.measured_blocks / measured_count);
     double roof = 0;
-    fill_roof(a.measured_flops, a.measured_bytes, static_cast<double>(a.time_ns) * 1e-9, p, c,
+    fill_roof(a.measured_flops, a.measured_bytes, static_cast<double>(a.measured_ns) * 1e-9, p, c,
               r.measured_intensity, roof, r.measured_percent_of_roof);
     r.measured_bound = bound_of(a.measured_flops, a.measured_bytes, r.measured_intensity,
-                                r.measured_percent_of_roof, r.mean_kernel_ns(), r.mean_blocks, p, c, sm_count, o);
+                                r.measured_percent_of_roof, mean_ns, mean_blocks, p, c, sm_count, o);
   }
   return r;
 }

@@ -71,12 +71,19 @@ struct RooflinePoint {
   double ridge_flops_per_byte = 0;
   double percent_of_roof = 0;           // achieved / roof (bandwidth / DRAM peak when flops = 0)
   Bound bound = Bound::kUnknown;
-  bool has_measured = false;            // counters covered these kernels
-  double measured_flops = 0;
-  double measured_bytes = 0;            // DRAM read + write
+  // Hardware counters (TraceStore::counters). They may cover only some of the point's kernels
+  // (kernels past the counter image or in a paused stretch have none): the measured_* values
+  // are over the covered kernels only, so the measured rates and percent are theirs and
+  // measured_coverage says how much of the point they stand for.
+  bool has_measured = false;            // counters covered at least one of these kernels
+  uint64_t measured_kernel_count = 0;   // kernels with counters
+  uint64_t measured_time_ns = 0;        // sum of their durations (kernel records)
+  double measured_coverage = 0;         // measured_time_ns / time_ns (0..1)
+  double measured_flops = 0;            // of the covered kernels
+  double measured_bytes = 0;            // DRAM read + write of the covered kernels
   double measured_intensity = 0;
-  double measured_percent_of_roof = 0;
-  Bound measured_bound = Bound::kUnknown;
+  double measured_percent_of_roof = 0;  // rate over measured_time_ns against the roof
+  Bound measured_bound = Bound::kUnknown;  // from the covered kernels' sums, mean duration and grid
   double mean_kernel_ns() const {
     return kernel_count ? static_cast<double>(time_ns) / static_cast<double>(kernel_count) : 0.0;
   }
