@@ -175,6 +175,198 @@ TEST_CASE("Tiny-transfer floods, per-op groups and a user link peak", "[analysis
   CHECK(capped.flags_left_out == 1);
 }
 
+namespace {
+
+MemcpyRecord copy_on(uint32_t device, CopyKind kind, uint64_t bytes, uint64_t s, uint64_t e, MemoryKind src,
+                     MemoryKind dst, bool async) {
+  MemcpyRecord c;
+  c.device_id = device;
+  c.copy_kind = kind;
+  c.bytes = bytes;
+  c.start_ns = s;
+  c.end_ns = e;
+  c.src_kind = src;
+  c.dst_kind = dst;
+  c.is_async = async;
+  c.thread_id = 7;
+  return c;
+}
+
+DeviceInfo pcie_device(uint32_t id, uint32_t generation) {
+  DeviceInfo d;
+  d.id = id;
+  d.pcie_generation = generation;
+  d.pcie_link_width = 16;
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("Every copy kind: its direction and host memory", "[analysis][transfers]") {
+  // One copy of each kind the converter produces besides plain HtoD/DtoD, 100 ns each, apart:
+  //   A PtoP  8000 B [0,100)      device -> device (dev 0 to dev 1)  async
+  //   B HtoH  1500 B [200,300)    pageable -> pinned                 sync
+  //   C DtoH  2000 B [400,500)    device -> pageable                 sync
+  //   D HtoA  1000 B [600,700)    pinned -> array                    async
+  //   E AtoH  3000 B [800,900)    array -> pinned                    async
+  //   F AtoD  5000 B [1000,1100)  array -> device                    async
+  // Directions (direction_of): A PtoP, B HtoH, C and E DtoH, D HtoD, F DtoD.
+  TraceStore s;
+  s.devices = {pcie_device(0, 4)};
+  s.memcpys = {copy_on(0, CopyKind::kPtoP, 8000, 0, 100, MemoryKind::kDevice, MemoryKind::kDevice, true),
+               copy_on(0, CopyKind::kHtoH, 1500, 200, 300, MemoryKind::kPageable, MemoryKind::kPinned, false),
+               copy_on(0, CopyKind::kDtoH, 2000, 400, 500, MemoryKind::kDevice, MemoryKind::kPageable, false),
+               copy_on(0, CopyKind::kHtoA, 1000, 600, 700, MemoryKind::kPinned, MemoryKind::kArray, true),
+               copy_on(0, CopyKind::kAtoH, 3000, 800, 900, MemoryKind::kArray, MemoryKind::kPinned, true),
+               copy_on(0, CopyKind::kAtoD, 5000, 1000, 1100, MemoryKind::kArray, MemoryKind::kDevice, true)};
+  s.memcpys[0].src_device_id = 0;
+  s.memcpys[0].dst_device_id = 1;
+  CHECK(direction_of(CopyKind::kHtoA) == Direction::kHtoD);
+  CHECK(direction_of(CopyKind::kAtoH) == Direction::kDtoH);
+  CHECK(direction_of(CopyKind::kAtoD) == Direction::kDtoD);
+  CHECK(direction_of(CopyKind::kDtoA) == Direction::kDtoD);
+  CHECK(direction_of(CopyKind::kAtoA) == Direction::kDtoD);
+  CHECK(direction_of(CopyKind::kPtoP) == Direction::kPtoP);
+  CHECK(direction_of(CopyKind::kUnknown) == Direction::kOther);
+  const TransferReport r = analyze_transfers(s);
+  const TransferGroup& t = group(r, GroupKind::kTrace, kNone32);
+
+  // PtoP: A alone, between devices: not DtoD, no host side.
+  const TransferStats& p2p = dir(t, Direction::kPtoP);
+  CHECK(p2p.count == 1);
+  CHECK(p2p.bytes == 8000);
+  CHECK(p2p.pinned_count + p2p.pageable_count == 0);
+  // DtoD: F only (5000 B); an array on the device is device memory: no host side either.
+  const TransferStats& d2d = dir(t, Direction::kDtoD);
+  CHECK(d2d.count == 1);
+  CHECK(d2d.bytes == 5000);
+  CHECK(d2d.pinned_count + d2d.pageable_count == 0);
+  // HtoH: B, its source pageable -> pageable (1500 B), though its destination is pinned.
+  const TransferStats& h2h = dir(t, Direction::kHtoH);
+  CHECK(h2h.count == 1);
+  CHECK(h2h.pageable_count == 1);
+  CHECK(h2h.pageable_bytes == 1500);
+  CHECK(h2h.pinned_count == 0);
+  CHECK(h2h.sync_count == 1);
+  // DtoH: C (into pageable: pageable, 2000 B) and E (array -> pinned: pinned); 5000 B in
+  // [400,500) + [800,900) = 200 ns.
+  const TransferStats& d2h = dir(t, Direction::kDtoH);
+  CHECK(d2h.count == 2);
+  CHECK(d2h.bytes == 5000);
+  CHECK(d2h.busy_ns == 200);
+  CHECK(d2h.pageable_count == 1);
+  CHECK(d2h.pageable_bytes == 2000);
+  CHECK(d2h.pinned_count == 1);
+  CHECK(d2h.sync_count == 1);
+  CHECK(d2h.async_count == 1);
+  // HtoD: D (pinned -> array), 1000 B in 100 ns = 10 GB/s of PCIe gen4 x16 (16e9 x 128/130 / 8
+  // x 16 = 31.508 GB/s) = 31.74 %. DtoH: 5000 B / 200 ns = 25 GB/s = 79.35 %.
+  const TransferStats& h2d = dir(t, Direction::kHtoD);
+  CHECK(h2d.count == 1);
+  CHECK(h2d.bytes == 1000);
+  CHECK(h2d.pinned_count == 1);
+  CHECK(h2d.pageable_count == 0);
+  CHECK(r.link_percent(t, Direction::kHtoD) == Approx(100.0 * 10e9 / 31.50769e9).epsilon(1e-4));
+  CHECK(r.link_percent(t, Direction::kDtoH) == Approx(100.0 * 25e9 / 31.50769e9).epsilon(1e-4));
+  // All: 6 copies, 20500 B; pageable B + C = 2 copies, 3500 B; pinned D + E = 2; sync B, C.
+  CHECK(t.all.count == 6);
+  CHECK(t.all.bytes == 20500);
+  CHECK(t.all.pageable_count == 2);
+  CHECK(t.all.pageable_bytes == 3500);
+  CHECK(t.all.pinned_count == 2);
+  CHECK(t.all.sync_count == 2);
+  CHECK(t.all.busy_ns == 600);
+  // One pageable flag for the trace, plural; no tiny flood (6 copies < 1000).
+  REQUIRE(r.flags.size() == 1);
+  CHECK(r.flags[0].kind == "pageable");
+  CHECK(r.flags[0].count == 2);
+  CHECK(r.flags[0].bytes == 3500);
+  CHECK(r.flags[0].message.rfind("2 copies (3.5 kB) in the trace use pageable host memory: they are staged", 0) == 0);
+}
+
+TEST_CASE("Transfer flag texts: one copy, the tiny threshold in bytes and decimal kB", "[analysis][transfers]") {
+  // One pageable DtoH copy of 4096 B: "1 copy ... uses ... it is"; with tiny_flood_count = 1
+  // it is also a flood of 1 tiny copy of 1: "1 of 1 copy ... moves less than 65,536 B
+  // (65.5 kB)" (the default tiny_bytes = 64 x 1024 = 65,536 B; reports state sizes in decimal kB).
+  TraceStore s;
+  s.memcpys = {copy_on(0, CopyKind::kDtoH, 4096, 0, 100, MemoryKind::kDevice, MemoryKind::kPageable, false)};
+  TransferOptions o;
+  o.tiny_flood_count = 1;
+  const TransferReport r = analyze_transfers(s, o);
+  REQUIRE(r.flags.size() == 2);
+  CHECK(r.flags[0].message ==
+        "1 copy (4.1 kB) in the trace uses pageable host memory: it is staged by the driver and cannot overlap "
+        "kernels; use pinned (page-locked) host buffers");
+  CHECK(r.flags[1].message ==
+        "1 of 1 copy in the trace moves less than 65,536 B (65.5 kB): per-copy latency dominates; batch them into "
+        "fewer, larger transfers");
+  // Two tiny copies of three, threshold 1,000,000 B: plural, "each".
+  s.memcpys.push_back(copy_on(0, CopyKind::kHtoD, 200, 200, 300, MemoryKind::kPinned, MemoryKind::kDevice, true));
+  s.memcpys.push_back(copy_on(0, CopyKind::kHtoD, 2000000, 400, 500, MemoryKind::kPinned, MemoryKind::kDevice, true));
+  o.tiny_bytes = 1000000;
+  o.tiny_flood_count = 2;
+  const TransferReport r2 = analyze_transfers(s, o);
+  REQUIRE(r2.flags.size() == 2);
+  CHECK(r2.flags[1].message.rfind("2 of 3 copies in the trace move less than 1,000,000 B (1.00 MB) each: ", 0) == 0);
+}
+
+TEST_CASE("Transfers: link percent per device", "[analysis][transfers]") {
+  // Device 0 on PCIe gen4 x16: P0 = 16e9 x 128/130 / 8 x 16 = 31.50769 GB/s; device 1 on gen3
+  // x16: P1 = 15.75385 GB/s; device 2 has no device record (peak unknown).
+  //   HtoD  dev0 [0,1000)     30000 B  (30 GB/s, 95.2 % of P0)
+  //   HtoD  dev1 [0,1000)     15000 B  (15 GB/s, 95.2 % of P1), at the same time
+  //   DtoH  dev0 [2000,3000)  15000 B  (47.6 % of P0)
+  //   DtoH  dev1 [4000,5000)  15000 B  (95.2 % of P1), in region 0 [3500,6000)
+  //   DtoH  dev2 [6000,7000)  10000 B  (no known link: left out of the link percent)
+  TraceStore s;
+  s.devices = {pcie_device(0, 4), pcie_device(1, 3)};
+  s.memcpys = {copy_on(0, CopyKind::kHtoD, 30000, 0, 1000, MemoryKind::kPinned, MemoryKind::kDevice, true),
+               copy_on(1, CopyKind::kHtoD, 15000, 0, 1000, MemoryKind::kPinned, MemoryKind::kDevice, true),
+               copy_on(0, CopyKind::kDtoH, 15000, 2000, 3000, MemoryKind::kDevice, MemoryKind::kPinned, true),
+               copy_on(1, CopyKind::kDtoH, 15000, 4000, 5000, MemoryKind::kDevice, MemoryKind::kPinned, true),
+               copy_on(2, CopyKind::kDtoH, 10000, 6000, 7000, MemoryKind::kDevice, MemoryKind::kPinned, true)};
+  s.memcpys[3].region_index = 0;
+  RegionRecord reg;
+  reg.start_ns = 3500; reg.end_ns = 6000; reg.thread_id = 7; reg.name = s.strings.intern("copy_back");
+  s.regions = {reg};
+  TransferOptions o;
+  o.region_rows = RegionRows::kInstances;
+  const TransferReport r = analyze_transfers(s, o);
+  const TransferGroup& t = group(r, GroupKind::kTrace, kNone32);
+  const double p0 = 31.50769e9, p1 = 15.75385e9;
+  // HtoD: 45000 B in the union [0,1000) = 45 GB/s, more than either link; the two links
+  // could move 1e-6 x (P0 + P1) = 31507.7 + 15753.8 = 47261.5 B then: 45000 / 47261.5 = 95.21 %
+  // (against device 0's peak alone: 142.8 %).
+  const TransferStats& h2d = dir(t, Direction::kHtoD);
+  CHECK(h2d.achieved_bytes_per_s() == Approx(45e9));
+  CHECK(h2d.link_bytes == 45000);
+  CHECK(h2d.link_capacity_bytes == Approx(1e-6 * (p0 + p1)).epsilon(1e-5));
+  CHECK(r.link_percent(t, Direction::kHtoD) == Approx(100.0 * 45000 / (1e-6 * (p0 + p1))).epsilon(1e-5));
+  CHECK(r.link_percent(t, Direction::kHtoD) == Approx(95.215).epsilon(1e-4));
+  // DtoH: 40000 B, busy 3000 ns; the link part: 30000 B of devices 0 and 1, each busy 1 us:
+  // 30000 / (31507.7 + 15753.8) = 63.48 % (device 2's 10000 B have no known link).
+  const TransferStats& d2h = dir(t, Direction::kDtoH);
+  CHECK(d2h.bytes == 40000);
+  CHECK(d2h.busy_ns == 3000);
+  CHECK(d2h.link_bytes == 30000);
+  CHECK(r.link_percent(t, Direction::kDtoH) == Approx(100.0 * 30000 / (1e-6 * (p0 + p1))).epsilon(1e-5));
+  // The region holds device 1's DtoH copy only: 15 GB/s of its own P1 = 95.21 % (against
+  // device 0's link it would read 47.6 %).
+  const TransferGroup& g = group(r, GroupKind::kRegion, 0);
+  CHECK(r.link_percent(g, Direction::kDtoH) == Approx(100.0 * 15e9 / p1).epsilon(1e-5));
+  // No HtoD in the region, and no link for DtoD: 0.
+  CHECK(r.link_percent(g, Direction::kHtoD) == 0.0);
+  CHECK(dir(t, Direction::kDtoD).link_capacity_bytes == 0.0);
+
+  // A user or measured peak applies to every link, device 2's too: 20 GB/s each.
+  // HtoD 45000 / (1e-6 x 2 x 20e9 = 40000) = 112.5 %; DtoH 40000 / (3 x 20000) = 66.67 %.
+  o.link_bytes_per_s = 20e9;
+  const TransferReport u = analyze_transfers(s, o);
+  const TransferGroup& ut = group(u, GroupKind::kTrace, kNone32);
+  CHECK(u.link_percent(ut, Direction::kHtoD) == Approx(112.5));
+  CHECK(u.link_percent(ut, Direction::kDtoH) == Approx(200.0 / 3.0));
+}
+
 TEST_CASE("Device memory timeline, peaks, regions, largest buffers", "[analysis][memory]") {
   TraceStore s;
   const auto a = [](uint64_t t, uint64_t addr, uint64_t bytes, bool alloc, uint32_t region) {

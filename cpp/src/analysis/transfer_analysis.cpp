@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
+#include <utility>
 
 #include "fpgaprof/analysis/ceilings.hpp"
 #include "fpgaprof/analysis/region_locator.hpp"
@@ -31,9 +32,17 @@ struct RunningUnion {
   }
 };
 
+// Per device, the union of its HtoD and its DtoH copies in one group (link capacity).
+struct DeviceLinkUnion {
+  uint32_t device_id = 0;
+  double link_bytes_per_s = 0;
+  std::array<RunningUnion, 2> copy_union{};  // [0] HtoD, [1] DtoH
+};
+
 struct Slot {
   TransferGroup group;
   std::array<RunningUnion, kDirectionCount + 1> copy_union{};  // last = all directions
+  std::vector<DeviceLinkUnion> device_links;  // one per device with link copies (few)
   RunningUnion wait_union;
 };
 
@@ -46,6 +55,21 @@ std::string human_bytes(uint64_t bytes) {
   else std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
   return buf;
 }
+
+// A byte threshold as every report states sizes (decimal kB/MB, docs/reports.md), with the
+// exact byte count first when rounding hides it: 65536 -> "65,536 B (65.5 kB)".
+std::string threshold_bytes(uint64_t bytes) {
+  if (bytes < 1000) return human_bytes(bytes);
+  const std::string digits = std::to_string(bytes);
+  std::string grouped;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) grouped += ',';
+    grouped += digits[i];
+  }
+  return grouped + " B (" + human_bytes(bytes) + ")";
+}
+
+std::string copies(uint64_t n) { return std::to_string(n) + (n == 1 ? " copy" : " copies"); }
 
 }  // namespace
 
@@ -78,8 +102,9 @@ Direction direction_of(CopyKind kind) {
 }
 
 double TransferReport::link_percent(const TransferGroup& g, Direction d) const {
-  if (link_bytes_per_s <= 0) return 0.0;
-  return 100.0 * g.by_direction[static_cast<std::size_t>(d)].achieved_bytes_per_s() / link_bytes_per_s;
+  const TransferStats& st = g.by_direction[static_cast<std::size_t>(d)];
+  if (st.link_capacity_bytes <= 0) return 0.0;
+  return 100.0 * static_cast<double>(st.link_bytes) / st.link_capacity_bytes;
 }
 
 IntervalSet kernel_busy_intervals(const TraceStore& store) {
@@ -158,6 +183,27 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
     st.kernel_overlap_ns += kernel_busy->overlap_ns(s, e);
   };
 
+  // Host-link peak of each device (bytes/s, 0 unknown): the user's or measured value for every
+  // link alike, else the device's PCIe generation and width.
+  std::vector<std::pair<uint32_t, double>> device_link_peaks;
+  for (const DeviceInfo& dev : store.devices)
+    device_link_peaks.emplace_back(dev.id, pcie_bytes_per_s(dev.pcie_generation, dev.pcie_link_width));
+  const auto link_peak_of = [&](uint32_t device_id) {
+    if (options.link_bytes_per_s > 0) return options.link_bytes_per_s;
+    for (const auto& [id, peak] : device_link_peaks)
+      if (id == device_id) return peak;
+    return 0.0;
+  };
+  const auto device_link = [](Slot& slot, uint32_t device_id, double peak) -> DeviceLinkUnion& {
+    for (DeviceLinkUnion& u : slot.device_links)
+      if (u.device_id == device_id) return u;
+    slot.device_links.push_back({device_id, peak, {}});
+    return slot.device_links.back();
+  };
+  const auto close_link = [](TransferStats& st, const DeviceLinkUnion& u, uint64_t s, uint64_t e) {
+    st.link_capacity_bytes += static_cast<double>(e - s) * 1e-9 * u.link_bytes_per_s;
+  };
+
   // Copies in start order, so each group's union can be built in one pass.
   std::vector<uint32_t> order(store.memcpys.size());
   std::iota(order.begin(), order.end(), 0u);
@@ -179,6 +225,8 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
     const bool pinned = host_side && !pageable &&
                         (c.src_kind == MemoryKind::kPinned || c.dst_kind == MemoryKind::kPinned);
     const bool tiny = c.bytes < options.tiny_bytes;
+    const int link_lane = dir == Direction::kHtoD ? 0 : dir == Direction::kDtoH ? 1 : -1;
+    const double link_peak = link_lane >= 0 ? link_peak_of(c.device_id) : 0.0;
     for (const uint32_t t : targets) {
       Slot& slot = slots[t];
       for (TransferStats* st : {&slot.group.by_direction[d], &slot.group.all}) {
@@ -192,10 +240,16 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
         st->async_count += c.is_async ? 1 : 0;
         st->tiny_count += tiny ? 1 : 0;
       }
+      if (link_peak > 0) slot.group.by_direction[d].link_bytes += c.bytes;
       if (c.end_ns <= c.start_ns) continue;
       uint64_t s = 0, e = 0;
       if (slot.copy_union[d].add(c.start_ns, c.end_ns, s, e)) close(slot.group.by_direction[d], s, e);
       if (slot.copy_union[kDirectionCount].add(c.start_ns, c.end_ns, s, e)) close(slot.group.all, s, e);
+      if (link_peak > 0) {
+        DeviceLinkUnion& u = device_link(slot, c.device_id, link_peak);
+        const auto lane = static_cast<std::size_t>(link_lane);
+        if (u.copy_union[lane].add(c.start_ns, c.end_ns, s, e)) close_link(slot.group.by_direction[d], u, s, e);
+      }
     }
   }
 
@@ -245,6 +299,12 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
       RunningUnion& u = slot.copy_union[d];
       if (u.open) close(d < kDirectionCount ? slot.group.by_direction[d] : slot.group.all, u.start_ns, u.end_ns);
     }
+    for (const DeviceLinkUnion& dl : slot.device_links)
+      for (std::size_t lane = 0; lane < dl.copy_union.size(); ++lane) {
+        const RunningUnion& u = dl.copy_union[lane];
+        const Direction d = lane == 0 ? Direction::kHtoD : Direction::kDtoH;
+        if (u.open) close_link(slot.group.by_direction[static_cast<std::size_t>(d)], dl, u.start_ns, u.end_ns);
+      }
     if (slot.wait_union.open) slot.group.host_wait_ns += slot.wait_union.end_ns - slot.wait_union.start_ns;
     report.groups.push_back(std::move(slot.group));
   }
@@ -252,20 +312,23 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
   // Flags: the trace, then at most options.max_region_flags regions per kind (the worst first),
   // so a loop of thousands of regions does not bury the report in identical lines.
   const auto flag_pageable = [&](const TransferGroup& g, const std::string& where) {
+    const bool one = g.all.pageable_count == 1;
     report.flags.push_back({"pageable", g.kind, g.index, g.all.pageable_count, g.all.pageable_bytes,
-                            std::to_string(g.all.pageable_count) + " copies (" + human_bytes(g.all.pageable_bytes) +
-                                ") in " + where + " use pageable host memory: they are staged by the driver and "
-                                "cannot overlap kernels; use pinned (page-locked) host buffers"});
+                            copies(g.all.pageable_count) + " (" + human_bytes(g.all.pageable_bytes) + ") in " +
+                                where + (one ? " uses pageable host memory: it is" : " use pageable host memory: they are") +
+                                " staged by the driver and cannot overlap kernels; use pinned (page-locked) host buffers"});
   };
   const auto is_flood = [&](const TransferGroup& g) {
     return g.all.count > 0 && g.all.tiny_count >= options.tiny_flood_count &&
            static_cast<double>(g.all.tiny_count) >= options.tiny_flood_fraction * static_cast<double>(g.all.count);
   };
   const auto flag_tiny = [&](const TransferGroup& g, const std::string& where) {
+    const bool one = g.all.tiny_count == 1;
     report.flags.push_back({"tiny_transfers", g.kind, g.index, g.all.tiny_count, 0,
-                            std::to_string(g.all.tiny_count) + " of " + std::to_string(g.all.count) + " copies in " +
-                                where + " move less than " + human_bytes(options.tiny_bytes) +
-                                " each: per-copy latency dominates; batch them into fewer, larger transfers"});
+                            std::to_string(g.all.tiny_count) + " of " + copies(g.all.count) + " in " + where +
+                                (one ? " moves" : " move") + " less than " + threshold_bytes(options.tiny_bytes) +
+                                (one ? "" : " each") +
+                                ": per-copy latency dominates; batch them into fewer, larger transfers"});
   };
   const auto region_where = [&](const TransferGroup& g) {
     if (g.kind == GroupKind::kRegionPath) {

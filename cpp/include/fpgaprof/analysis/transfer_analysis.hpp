@@ -37,6 +37,14 @@ struct TransferStats {
   uint64_t pageable_bytes = 0;
   uint64_t sync_count = 0, async_count = 0;
   uint64_t tiny_count = 0;         // copies below TransferOptions::tiny_bytes
+  // Host link (HtoD and DtoH stats only; 0 elsewhere). Each copy crosses the link of the device
+  // that ran it (MemcpyRecord::device_id), so the link's use is judged per device:
+  // link_bytes = bytes of the copies on devices whose link peak is known, link_capacity_bytes =
+  // sum over those devices of (union of that device's copy intervals) x its link peak, i.e.
+  // what the links in use could have moved while they were busy. Copies on two devices at the
+  // same time thus count against two links, never one.
+  uint64_t link_bytes = 0;
+  double link_capacity_bytes = 0;
   // bytes / busy time, bytes per second; 0 without busy time.
   double achieved_bytes_per_s() const {
     return busy_ns > 0 ? static_cast<double>(bytes) * 1e9 / static_cast<double>(busy_ns) : 0.0;
@@ -91,7 +99,13 @@ struct TransferReport {
   double link_bytes_per_s = 0;           // peak used for link_percent, 0 unknown
   std::string link_source;               // "table", "measured", "user" or "unknown"
   std::string link_description;
-  // Achieved HtoD/DtoH bandwidth of a group as a percentage of link_bytes_per_s (0 if unknown).
+  // Use of the host link(s) by a group's HtoD or DtoH copies, percent: 100 x link_bytes /
+  // link_capacity_bytes (TransferStats). With one device it is the achieved bandwidth over
+  // that device's link peak; with several, the links' own peaks weighted by how long each was
+  // busy, so it stays <= 100 % for physically possible copies however devices overlap. Each
+  // device's peak: TransferOptions::link_bytes_per_s when given (every link alike), else its
+  // DeviceInfo's PCIe generation and width; copies on a device without a known peak are left
+  // out. 0 when no copy of the group and direction has a known peak.
   double link_percent(const TransferGroup& g, Direction d) const;
 };
 
