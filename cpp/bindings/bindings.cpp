@@ -259,6 +259,7 @@ PYBIND11_MODULE(_core, m) {
         x.sm_count = u32(d, "sm_count", 0); x.core_clock_khz = u64(d, "core_clock_khz", 0);
         x.memory_clock_khz = u64(d, "memory_clock_khz", 0); x.memory_bus_width_bits = u32(d, "memory_bus_width_bits", 0);
         x.pcie_generation = u32(d, "pcie_generation", 0); x.pcie_link_width = u32(d, "pcie_link_width", 0);
+        x.id = u32(d, "id", static_cast<uint32_t>(s->devices.size()));
         s->devices.push_back(x);
       }
       for (auto h : rows("kernels")) {
@@ -276,6 +277,7 @@ PYBIND11_MODULE(_core, m) {
         c.copy_kind = static_cast<CopyKind>(u32(d, "copy_kind", 0));
         c.src_kind = static_cast<MemoryKind>(u32(d, "src_kind", 0)); c.dst_kind = static_cast<MemoryKind>(u32(d, "dst_kind", 0));
         c.is_async = d.contains("async") && d["async"].cast<bool>(); c.region_index = u32(d, "region", kNone32);
+        c.device_id = u32(d, "device", 0);
         s->memcpys.push_back(c);
       }
       for (auto h : rows("allocations")) {
@@ -426,6 +428,8 @@ PYBIND11_MODULE(_core, m) {
       d["percent_of_roof"] = p.percent_of_roof; d["bound"] = bound_name(p.bound);
       d["has_measured"] = p.has_measured;
       if (p.has_measured) {
+        d["measured_kernel_count"] = p.measured_kernel_count; d["measured_time_ns"] = p.measured_time_ns;
+        d["measured_coverage"] = p.measured_coverage;
         d["measured_flops"] = p.measured_flops; d["measured_bytes"] = p.measured_bytes;
         d["measured_intensity"] = p.measured_intensity; d["measured_percent_of_roof"] = p.measured_percent_of_roof;
         d["measured_bound"] = bound_name(p.measured_bound);
@@ -439,6 +443,7 @@ PYBIND11_MODULE(_core, m) {
       d["pageable_count"] = s.pageable_count; d["pageable_bytes"] = s.pageable_bytes; d["sync_count"] = s.sync_count;
       d["async_count"] = s.async_count; d["tiny_count"] = s.tiny_count;
       d["achieved_bytes_per_s"] = s.achieved_bytes_per_s();
+      d["link_bytes"] = s.link_bytes; d["link_capacity_bytes"] = s.link_capacity_bytes;
       return d;
     };
 
@@ -544,7 +549,9 @@ PYBIND11_MODULE(_core, m) {
         TransferOptions to;
         to.tiny_bytes = tiny_bytes; to.tiny_flood_count = tiny_flood_count;
         to.region_rows = region_rows; to.region_paths = &paths;
-        if (c.link_bytes_per_s > 0) { to.link_bytes_per_s = c.link_bytes_per_s; to.link_source = ceiling_source_name(c.link_source);
+        // A table link peak is device 0's: the analysis takes each device's own from its record
+        // (multi-GPU link %); a measured or user peak applies to every link.
+        if (c.link_bytes_per_s > 0 && c.link_source != CeilingSource::kTable) { to.link_bytes_per_s = c.link_bytes_per_s; to.link_source = ceiling_source_name(c.link_source);
                                       to.link_description = c.link_description; }
         tr = analyze_transfers(store, to, in.op_of_memcpy, &busy);
         mr = analyze_memory(store, top_buffers, {}, region_rows, &paths);
@@ -587,9 +594,11 @@ PYBIND11_MODULE(_core, m) {
           if (g.by_direction[k].count == 0) continue;
           py::dict sd = stats_dict(g.by_direction[k]);
           const auto dir = static_cast<Direction>(k);
-          // None when the link's peak is unknown (0 would read as an idle link).
+          // None when no copy's link peak is known (0 would read as an idle link); per device
+          // link, TransferReport::link_percent.
           if (dir == Direction::kHtoD || dir == Direction::kDtoH)
-            sd["link_percent"] = tr.link_bytes_per_s > 0 ? py::object(py::float_(tr.link_percent(g, dir))) : py::object(py::none());
+            sd["link_percent"] = g.by_direction[k].link_capacity_bytes > 0 ? py::object(py::float_(tr.link_percent(g, dir)))
+                                                                           : py::object(py::none());
           dirs[direction_name(dir)] = sd;
         }
         d["directions"] = dirs; d["all"] = stats_dict(g.all); d["host_wait_ns"] = g.host_wait_ns;

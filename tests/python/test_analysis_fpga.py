@@ -218,6 +218,34 @@ def test_candidate_working_set_is_the_largest_intermediate():
     assert row["working_set_bytes"] == 256 * 256 * 4
 
 
+def test_link_percent_per_device():
+    """Two GPUs copy HtoD at the same time: device 0 (PCIe gen4 x16, 31.508 GB/s) 30 kB and
+    device 1 (gen3 x16, 15.754 GB/s) 15 kB in the same 1 µs. Together 45 GB/s, more than
+    either link; against both links' capacity in that µs (31,507.7 + 15,753.8 B) 95.2 %, not
+    45 / 31.508 = 142.8 % (device 0's link alone). summary.json gives the same."""
+    from fpgaprof.report import _data as D
+    gen4, gen3 = 16e9 * 128 / 130 / 8 * 16, 8e9 * 128 / 130 / 8 * 16
+    dev = {k: v for k, v in DEVICE.items() if not k.startswith("pcie_")}
+    store = _core.analysis._store_from_lists({
+        "devices": [dict(dev, id=0, pcie_generation=4, pcie_link_width=16),
+                    dict(dev, id=1, pcie_generation=3, pcie_link_width=16)],
+        "memcpys": [{"copy_kind": 1, "src_kind": 2, "dst_kind": 3, "bytes": 30_000, "start_ns": 0,
+                     "end_ns": 1000, "device": 0},
+                    {"copy_kind": 1, "src_kind": 2, "dst_kind": 3, "bytes": 15_000, "start_ns": 0,
+                     "end_ns": 1000, "device": 1}],
+    })
+    tr = roofline.transfers(store)
+    htod = tr["groups"][0]["directions"]["HtoD"]
+    assert htod["achieved_bytes_per_s"] == pytest.approx(45e9)
+    assert htod["link_bytes"] == 45_000
+    assert htod["link_capacity_bytes"] == pytest.approx(1e-6 * (gen4 + gen3))
+    assert htod["link_percent"] == pytest.approx(100 * 45_000 / (1e-6 * (gen4 + gen3)))
+    assert htod["link_percent"] < 100
+    section = D.transfers_section(tr, copies=2)
+    row = next(r for r in section["by_direction"] if r["direction"] == "HtoD")
+    assert row["link_percent"] == pytest.approx(htod["link_percent"])
+
+
 def test_transfers_memory_ceilings():
     store = _store(_hlo_text())
     tr = roofline.transfers(store)

@@ -449,6 +449,39 @@ def test_measured_roofline_fields_from_counters(schema):
         s["candidates"]["items_left_out"]
     doc = H.render(s)
     assert "measured FLOP/B" in doc and "measured (counters): 0.0833 FLOP/B" in doc
+    assert p["measured_coverage"] == pytest.approx(1.0)
+    assert pts["ynn_fusion"]["measured_coverage"] is None
+
+
+def test_measured_roofline_over_the_kernels_with_counters(schema):
+    """Counters on the first broadcast_add_fusion kernel only (30 µs of the op's 60 µs): 8000 +
+    4000 B and 500 FFMA (1000 FLOP). The measured rate is over that kernel's 30 µs: 12000 B /
+    30e-6 s = 4e8 B/s of the 1.024e12 B/s DRAM roof = 0.0390625 % (over all 60 µs it would
+    read 0.01953 %); coverage 30 / 60 = 0.5; the trace: 30 µs of 110 µs of kernels."""
+    pytest.importorskip("jax")
+    import fpgaprof
+    from fpgaprof import roofline
+    from fpgaprof.report import html as H
+    from test_analysis_fpga import _hlo_text, _store
+    store = _store(_hlo_text())
+    store.append("counters", kernel_index=0, metric="dram__bytes_read.sum", value=8000.0)
+    store.append("counters", kernel_index=0, metric="dram__bytes_write.sum", value=4000.0)
+    store.append("counters", kernel_index=0,
+                 metric="smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", value=500.0)
+    prof = fpgaprof.Profile(store)
+    s = S.collect(prof)
+    validate(s, schema)
+    p = {q["op"]: q for q in s["roofline"]["points"]}["broadcast_add_fusion"]
+    assert (p["measured_flops"], p["measured_bytes"]) == (1000, 12000)
+    assert p["measured_roof_fraction"] == pytest.approx(12000 / 30e-6 / 1.024e12)
+    assert p["measured_coverage"] == pytest.approx(0.5)
+    row = {r["op"]: r for r in roofline.roofline(store, by="op")}["broadcast_add_fusion"]
+    assert (row["measured_kernel_count"], row["measured_time_ns"]) == (1, 30_000)
+    assert row["measured_percent_of_roof"] == pytest.approx(100 * 12000 / 30e-6 / 1.024e12)
+    trace = roofline.roofline(store, by="trace")
+    assert trace["measured_coverage"] == pytest.approx(30_000 / 110_000)
+    doc = H.render(s)
+    assert "measured coverage" in doc and "counters on 50.0 % of its time" in doc
 
 
 def test_left_out_counts():

@@ -374,11 +374,19 @@ def transfer_intervals(prof: Any) -> dict:
 _LINK_DIRECTIONS = ("HtoD", "DtoH")
 
 
-def _link_percent(direction: str, nbytes: int, busy_ns: int, link_bytes_per_s: float) -> Any:
-    """Achieved rate in percent of the host link's peak; None when the peak is unknown (never
-    0.0, which would read as an idle link) or for directions that do not cross the link."""
-    if direction not in _LINK_DIRECTIONS or not link_bytes_per_s or link_bytes_per_s <= 0 \
-            or not busy_ns:
+def _link_percent(direction: str, st: dict, link_bytes_per_s: float) -> Any:
+    """Use of the host link(s) in percent; None when no peak is known (never 0.0, which would
+    read as an idle link) or for directions that do not cross the link. The analysis gives
+    link_bytes / link_capacity_bytes, each device's copies against its own link
+    (TransferReport::link_percent, docs/roofline.md "Transfers"); stats without them (older
+    analyses): achieved rate over the one link peak."""
+    if direction not in _LINK_DIRECTIONS:
+        return None
+    if "link_capacity_bytes" in st:
+        cap = float(st.get("link_capacity_bytes") or 0.0)
+        return 100.0 * int(st.get("link_bytes", 0)) / cap if cap > 0 else None
+    busy_ns, nbytes = int(st.get("busy_ns", 0)), int(st.get("bytes", 0))
+    if not link_bytes_per_s or link_bytes_per_s <= 0 or not busy_ns:
         return None
     return 100.0 * (nbytes * 1e9 / busy_ns) / link_bytes_per_s
 
@@ -401,7 +409,7 @@ def _stats_row(st: dict, direction: str | None, link_bytes_per_s: float) -> dict
         "tiny_count": int(st.get("tiny_count", 0)),
     })
     if direction is not None:
-        row["link_percent"] = _link_percent(direction, nbytes, busy_ns, link_bytes_per_s)
+        row["link_percent"] = _link_percent(direction, st, link_bytes_per_s)
     return row
 
 
@@ -423,7 +431,12 @@ def _sum_stats(stats: list[dict]) -> dict:
         except KeyError:
             return tuple(st.get(k, 0) for k in _STAT_SUMS)
     totals = np.asarray(list(map(values, stats)), dtype=np.int64).sum(axis=0)
-    return dict(zip(_STAT_SUMS, totals.tolist()))
+    out = dict(zip(_STAT_SUMS, totals.tolist()))
+    # the link's bytes and capacity sum like the busy time (per-device link use, _link_percent)
+    if all("link_capacity_bytes" in st for st in stats):
+        out["link_bytes"] = sum(int(st.get("link_bytes", 0)) for st in stats)
+        out["link_capacity_bytes"] = sum(float(st["link_capacity_bytes"]) for st in stats)
+    return out
 
 
 def _empty_transfers(reason: str, count: int = 0) -> dict:

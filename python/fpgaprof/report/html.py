@@ -303,7 +303,8 @@ def _roofline_svg(roof: Mapping, device: Mapping | None) -> str:
                   f'{fmt_num(p.get("measured_flops"))} FLOP, '
                   f'{fmt_bytes(p.get("measured_bytes"))}, '
                   f'{fmt_pct(p.get("measured_roof_fraction"))} of roof, '
-                  f'{p.get("measured_bound") or "unknown"}-bound'
+                  f'{p.get("measured_bound") or "unknown"}-bound, '
+                  f'counters on {fmt_pct(p.get("measured_coverage"))} of its time'
                   if p.get("has_measured") else "")
                + (f' | {p["source"]}' if p.get("source") else ""))
         o.append(f'<circle class="pt" cx="{X(p["intensity"]):.1f}" '
@@ -344,7 +345,7 @@ def _roofline_table(roof: Mapping) -> str:
     if measured:
         headers += [("measured FLOPs (total)", "num"), ("measured bytes (total)", "num"),
                     ("measured FLOP/B", "num"), ("measured % of roof", "num"),
-                    ("measured bound", "text")]
+                    ("measured bound", "text"), ("measured coverage", "num")]
     rows = []
     for p in pts[:TOP_ROWS]:
         row = [(esc(p["op"]), p["op"]), (fmt_s(p.get("time_s")), p.get("time_s")),
@@ -362,10 +363,12 @@ def _roofline_table(roof: Mapping) -> str:
                     (fmt_num(p.get("measured_intensity")), p.get("measured_intensity")),
                     (fmt_pct(p.get("measured_roof_fraction")),
                      p.get("measured_roof_fraction")),
-                    (esc(mb), mb)]
+                    (esc(mb), mb),
+                    (fmt_pct(p.get("measured_coverage")), p.get("measured_coverage"))]
         rows.append(row)
     note = ("static cost from the XLA cost model; measured values from hardware counters "
-            "(kernel replay) beside them" if measured else
+            "(kernel replay) beside them, over the kernels that have counters (measured "
+            "coverage: their share of the op's time)" if measured else
             "static cost from the XLA cost model (no hardware counters in this trace: "
             "trace(counters=True) adds measured values)")
     left = len(pts) - len(rows) + int(roof.get("points_left_out") or 0)

@@ -316,8 +316,10 @@ def _ceilings(prof: Any) -> tuple[dict | None, str | None]:
 # Roofline points kept in summary.json and drawn (largest time first; the rest is counted).
 ROOFLINE_POINTS = 200
 # Hardware-counter values of a roofline row (docs/roofline.md); null where not collected.
+# measured_coverage: share (0..1) of the point's kernel time that has counters; the measured
+# rates and roof fraction are over that time only.
 MEASURED_FIELDS = ("measured_flops", "measured_bytes", "measured_intensity",
-                   "measured_roof_fraction", "measured_bound")
+                   "measured_roof_fraction", "measured_bound", "measured_coverage")
 
 
 def _roofline_point(r: dict) -> dict:
@@ -351,6 +353,7 @@ def _roofline_point(r: dict) -> dict:
         "measured_intensity": r.get("measured_intensity") if measured else None,
         "measured_roof_fraction": None if m_pct is None else float(m_pct) / 100.0,
         "measured_bound": r.get("measured_bound") if measured else None,
+        "measured_coverage": r.get("measured_coverage") if measured else None,
     })
     return p
 
