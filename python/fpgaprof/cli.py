@@ -353,10 +353,27 @@ def _number(v: Any, where: str) -> float:
     return float(v)
 
 
+def _count(v: Any, where: str) -> int | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise SummaryFormatError(f"{where} is {v!r}, not an integer")
+    return v
+
+
+def _per_run(time_s: float, count: int | None, mean_s: Any, where: str) -> float | None:
+    """Mean time of one run: the summary's mean where it has one, else time / count."""
+    if mean_s is not None:
+        return _number(mean_s, where)
+    return time_s / count if count else None
+
+
 def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
     """{key: entry} of one kind of row, whether the table is complete (nothing left out), and
     why it is missing. Keys: (module, op) for ops, the region path, the kernel name, the copy
-    direction."""
+    direction. Each entry: time_s (the whole trace's), count (runs: executions of the op,
+    instances of the region, kernel launches, copies) and mean_s (time per run; None for
+    copy directions, whose busy time is a union, not a sum of runs)."""
     out: dict = {}
     if kind == "op":
         rows, left, why = _section(s, "ops", "items")
@@ -370,8 +387,10 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
             if not isinstance(r, dict) or "op" not in r:
                 raise SummaryFormatError(f"{where} has no 'op'")
             key = (str(r.get("module") or ""), str(r["op"]))
-            out[key] = {"name": key[1], "module": key[0] or None,
-                        "time_s": _number(r.get("total_s"), f"{where}.total_s"),
+            t = _number(r.get("total_s"), f"{where}.total_s")
+            n = _count(r.get("count"), f"{where}.count")
+            out[key] = {"name": key[1], "module": key[0] or None, "time_s": t, "count": n,
+                        "mean_s": _per_run(t, n, r.get("mean_s"), f"{where}.mean_s"),
                         "bytes": r.get("bytes"),
                         "bound": r.get("bound") if "bound" in r else bounds.get(key)}
     elif kind == "region":
@@ -381,8 +400,10 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
             if not isinstance(r, dict) or not ("path" in r or "name" in r):
                 raise SummaryFormatError(f"{where} has no 'path' or 'name'")
             key = str(r.get("path") or r.get("name"))
-            out[key] = {"name": key, "module": None,
-                        "time_s": _number(r.get("wall_s"), f"{where}.wall_s"),
+            t = _number(r.get("wall_s"), f"{where}.wall_s")
+            n = _count(r.get("count"), f"{where}.count")
+            out[key] = {"name": key, "module": None, "time_s": t, "count": n,
+                        "mean_s": _per_run(t, n, None, f"{where}.mean_s"),
                         "bytes": None, "bound": None}
     elif kind == "kernel":
         rows, left, why = _section(s, "kernels", "top")
@@ -390,8 +411,11 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
             where = f"kernels.top[{i}]"
             if not isinstance(r, dict) or "name" not in r:
                 raise SummaryFormatError(f"{where} has no 'name'")
-            out[str(r["name"])] = {"name": str(r["name"]), "module": None,
-                                   "time_s": _number(r.get("total_s"), f"{where}.total_s"),
+            t = _number(r.get("total_s"), f"{where}.total_s")
+            n = _count(r.get("count"), f"{where}.count")
+            out[str(r["name"])] = {"name": str(r["name"]), "module": None, "time_s": t,
+                                   "count": n,
+                                   "mean_s": _per_run(t, n, r.get("mean_s"), f"{where}.mean_s"),
                                    "bytes": None, "bound": None}
     else:
         rows, _, why = _section(s, "transfers", "by_direction")
@@ -402,13 +426,15 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
                 raise SummaryFormatError(f"{where} has no 'direction'")
             out[str(r["direction"])] = {"name": str(r["direction"]), "module": None,
                                         "time_s": _number(r.get("busy_s"), f"{where}.busy_s"),
-                                        "bytes": r.get("bytes"), "bound": None}
+                                        "count": _count(r.get("count"), f"{where}.count"),
+                                        "mean_s": None, "bytes": r.get("bytes"), "bound": None}
     return out, left == 0 and why is None, why
 
 
 def compare_summaries(a: dict, b: dict) -> list[dict]:
-    """Rows (kind, name, module, before/after time, bytes, bound, change), largest |change|
-    first. Ops are keyed by (module, op), regions by their path. A row missing on a side whose
+    """Rows (kind, name, module, before/after time, runs (count_before/after: executions,
+    instances, launches, copies) and mean time per run, bytes, bound, change; change_ratio is
+    the whole time's B/A, mean_ratio the per-run time's), largest |change| first. Ops are keyed by (module, op), regions by their path. A row missing on a side whose
     table is complete is new or gone (time there: None, change against 0); missing on a side
     whose table is cut (kernels beyond the top rows, a section not available) it is unknown:
     change None, `unknown` says why, sorted last. SummaryFormatError for a malformed input."""
@@ -438,6 +464,12 @@ def compare_summaries(a: dict, b: dict) -> list[dict]:
                 "time_before_s": ta if x else None, "time_after_s": tb if y else None,
                 "change_s": None if unknown else tb - ta,
                 "change_ratio": (tb / ta) if x and y and ta else None,
+                "count_before": x["count"] if x else None,
+                "count_after": y["count"] if y else None,
+                "mean_before_s": x["mean_s"] if x else None,
+                "mean_after_s": y["mean_s"] if y else None,
+                "mean_ratio": (y["mean_s"] / x["mean_s"]) if x and y and x["mean_s"]
+                and y["mean_s"] is not None else None,
                 "bytes_before": x["bytes"] if x else None, "bytes_after": y["bytes"] if y else None,
                 "bound_before": x["bound"] if x else None, "bound_after": y["bound"] if y else None,
                 "unknown": unknown,
@@ -464,13 +496,20 @@ def cmd_compare(args: argparse.Namespace) -> int:
         t = s.get("trace")
         return t.get("wall_time_s") if isinstance(t, dict) else None
     wa, wb = wall(a), wall(b)
-    _out(f"A: {args.a}  wall {fmt_s(wa if isinstance(wa, (int, float)) else None)}\n"
-         f"B: {args.b}  wall {fmt_s(wb if isinstance(wb, (int, float)) else None)}")
+    # The traces' own wall times are the whole programs' (a bigger problem, more setup): the
+    # sections compare parts, and per run, so more runs do not read as slower runs.
+    _out(f"A: {args.a}  whole-program wall time "
+         f"{fmt_s(wa if isinstance(wa, (int, float)) else None)}\n"
+         f"B: {args.b}  whole-program wall time "
+         f"{fmt_s(wb if isinstance(wb, (int, float)) else None)}\n"
+         "(runs: executions of an op, instances of a region, launches of a kernel, copies in a "
+         "direction; mean: time per run; B/A: whole time, mean B/A: per run)")
     # What the times and bytes of each section are: ops and kernels GPU time summed over the
     # trace, regions wall time, transfer directions busy time; op bytes are one execution's
-    # (the cost model's), transfer bytes all copies'.
-    heads = {"op": ("GPU", "bytes/exec"), "region": ("wall", ""), "kernel": ("GPU", ""),
-             "transfer": ("busy", "bytes")}
+    # (the cost model's), transfer bytes all copies'. Transfer directions have no mean: their
+    # busy time is a union of copies, not a sum of runs.
+    heads = {"op": ("GPU", "bytes/exec", "runs"), "region": ("wall", "", "runs"),
+             "kernel": ("GPU", "", "runs"), "transfer": ("busy", "bytes", "copies")}
     for kind, note in (("op", "per HLO op (module:op), GPU time"),
                        ("region", "per region (path), wall time"),
                        ("kernel", "per kernel (top kernels only), GPU time"),
@@ -487,12 +526,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
             _out(f"\n{note}: not available in either input ({'; '.join(why)})")
             continue
         _out(f"\n{note}, sorted by |change|:")
-        t_head, b_head = heads[kind]
-        _out(f"  {'name':40s} {t_head + ' A':>11s} {t_head + ' B':>11s} {'change':>11s} "
-             f"{'B/A':>7s} {(b_head + ' A') if b_head else '':>12s} "
+        t_head, b_head, n_head = heads[kind]
+        means = kind != "transfer"
+        _out(f"  {'name':40s} {n_head + ' A':>8s} {n_head + ' B':>8s} {t_head + ' A':>11s} "
+             f"{t_head + ' B':>11s} {'change':>11s} {'B/A':>7s} "
+             + (f"{'mean A':>10s} {'mean B':>10s} {'mean B/A':>8s} " if means else "")
+             + f"{(b_head + ' A') if b_head else '':>12s} "
              f"{(b_head + ' B') if b_head else '':>12s}  bound A→B".rstrip())
         for r in sel[:args.limit]:
             ratio = f"{r['change_ratio']:.2f}x" if r["change_ratio"] is not None else "–"
+            runs = [str(r[k]) if r[k] is not None else "–" for k in ("count_before",
+                                                                    "count_after")]
+            mean = ""
+            if means:
+                m_ratio = f"{r['mean_ratio']:.2f}x" if r["mean_ratio"] is not None else "–"
+                mean = f"{fmt_s(r['mean_before_s']):>10s} {fmt_s(r['mean_after_s']):>10s} " \
+                       f"{m_ratio:>8s} "
             bound = ""
             if r["bound_before"] or r["bound_after"]:
                 bound = f"{r['bound_before'] or '–'}→{r['bound_after'] or '–'}"
@@ -508,8 +557,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
             after = fmt_s(r["time_after_s"]) if r["time_after_s"] is not None else "absent"
             ba = fmt_bytes(r["bytes_before"]) if b_head else ""
             bb = fmt_bytes(r["bytes_after"]) if b_head else ""
-            _out(f"  {name:40s} {before:>11s} {after:>11s} {change:>11s} {ratio:>7s} "
-                 f"{ba:>12s} {bb:>12s}  {bound}".rstrip())
+            _out(f"  {name:40s} {runs[0]:>8s} {runs[1]:>8s} {before:>11s} {after:>11s} "
+                 f"{change:>11s} {ratio:>7s} {mean}{ba:>12s} {bb:>12s}  {bound}".rstrip())
         if len(sel) > args.limit:
             _out(f"  ... {len(sel) - args.limit} more rows (--limit N, or --json for all)")
     return 0
@@ -870,7 +919,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("compare", help="compare two traces or summaries (before/after)",
                        description="Per op, region, kernel and transfer direction: time, bytes "
-                       "and bound before (A) and after (B), sorted by the size of the change. "
+                       "and bound before (A) and after (B), with runs (executions, "
+                       "instances, launches) and mean time per run, sorted by the size of the "
+                       "change. "
                        "A and B are trace files, summary.json files or `fpgaprof run` folders.")
     r.add_argument("a", metavar="A")
     r.add_argument("b", metavar="B")

@@ -216,14 +216,71 @@ def test_compare_labels_what_it_compares(tmp_path, capsys):
         i = lines.index(title)
         return lines[i + 1].split()
     assert header("per HLO op (module:op), GPU time, sorted by |change|:") == \
-        ["name", "GPU", "A", "GPU", "B", "change", "B/A", "bytes/exec", "A", "bytes/exec", "B",
-         "bound", "A→B"]
+        ["name", "runs", "A", "runs", "B", "GPU", "A", "GPU", "B", "change", "B/A", "mean", "A",
+         "mean", "B", "mean", "B/A", "bytes/exec", "A", "bytes/exec", "B", "bound", "A→B"]
     assert header("per region (path), wall time, sorted by |change|:") == \
-        ["name", "wall", "A", "wall", "B", "change", "B/A", "bound", "A→B"]
-    assert header("per kernel (top kernels only), GPU time, sorted by |change|:")[:3] == \
-        ["name", "GPU", "A"]
-    assert header("per transfer direction, busy time, sorted by |change|:")[:8] == \
-        ["name", "busy", "A", "busy", "B", "change", "B/A", "bytes"]
+        ["name", "runs", "A", "runs", "B", "wall", "A", "wall", "B", "change", "B/A", "mean",
+         "A", "mean", "B", "mean", "B/A", "bound", "A→B"]
+    assert header("per kernel (top kernels only), GPU time, sorted by |change|:")[:7] == \
+        ["name", "runs", "A", "runs", "B", "GPU", "A"]
+    # copy directions: no mean (busy time is a union of the copies, not a sum of runs)
+    assert header("per transfer direction, busy time, sorted by |change|:")[:12] == \
+        ["name", "copies", "A", "copies", "B", "busy", "A", "busy", "B", "change", "B/A",
+         "bytes"]
+    assert lines[0].endswith("whole-program wall time 10.00 ms")  # the fixture's trace
+
+
+def _summary_with_runs(ops, regions, wall_s):
+    """A summary whose op and region tables are `ops` (op, executions, total s) and `regions`
+    (path, instances, wall s), its trace `wall_s` long."""
+    s = S.collect(F.SyntheticProfile())
+    s["trace"]["wall_time_s"] = wall_s
+    s["ops"] = {"available": True, "count": len(ops), "rows_left_out": 0,
+                "items": [{"op": op, "module": "jit_f", "count": n, "total_s": t,
+                           "mean_s": t / n, "flops": None, "bytes": None, "source": None,
+                           "bound": None} for op, n, t in ops]}
+    s["regions"] = {"available": True, "count": len(regions), "paths": len(regions),
+                    "rows_left_out": 0,
+                    "items": [{"path": p, "name": p, "count": n, "wall_s": t, "gpu_s": None}
+                              for p, n, t in regions]}
+    return s
+
+
+def test_compare_shows_runs_and_time_per_run(tmp_path, capsys):
+    # A runs fusion.1 10 times (1 ms in all, 100 µs each) and region "sweep" 10 times (20 ms,
+    # 2 ms each) in a 0.5 s program; B the same work 100 times (10 ms, 200 ms) in a 3 s program:
+    # 10x the time, the same time per run.
+    a = _summary_with_runs([("fusion.1", 10, 1e-3)], [("sweep", 10, 20e-3)], 0.5)
+    b = _summary_with_runs([("fusion.1", 100, 10e-3)], [("sweep", 100, 200e-3)], 3.0)
+    rows = {(r["kind"], r["name"]): r for r in cli.compare_summaries(a, b)}
+    op, reg = rows[("op", "fusion.1")], rows[("region", "sweep")]
+    assert (op["count_before"], op["count_after"]) == (10, 100)
+    assert op["mean_before_s"] == pytest.approx(1e-4) and op["mean_after_s"] == pytest.approx(1e-4)
+    assert op["change_ratio"] == pytest.approx(10.0) and op["mean_ratio"] == pytest.approx(1.0)
+    assert (reg["count_before"], reg["count_after"]) == (10, 100)
+    # a region's mean is its wall time / instances: 20 ms / 10 = 200 ms / 100 = 2 ms
+    assert reg["mean_before_s"] == pytest.approx(2e-3) and reg["mean_ratio"] == pytest.approx(1.0)
+    S.write_summary(tmp_path / "a.json", a)
+    S.write_summary(tmp_path / "b.json", b)
+    assert cli.main(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"A: {tmp_path / 'a.json'}  whole-program wall time 500.00 ms"
+    assert out[1] == f"B: {tmp_path / 'b.json'}  whole-program wall time 3.000 s"
+    line = next(x for x in out if x.strip().startswith("jit_f:fusion.1")).split()
+    # runs 10 100, GPU 1.00 ms 10.00 ms, change +9.00 ms, 10.00x, mean 100.0 µs both, 1.00x
+    assert line == ["jit_f:fusion.1", "10", "100", "1.00", "ms", "10.00", "ms", "+9.00", "ms",
+                    "10.00x", "100.0", "µs", "100.0", "µs", "1.00x", "–", "–"]
+    line = next(x for x in out if x.strip().startswith("sweep")).split()
+    assert line == ["sweep", "10", "100", "20.00", "ms", "200.00", "ms", "+180.00", "ms",
+                    "10.00x", "2.00", "ms", "2.00", "ms", "1.00x"]
+
+
+def test_compare_rejects_a_count_that_is_not_an_integer():
+    a = _summary_with_runs([("fusion.1", 10, 1e-3)], [], 0.5)
+    b = _summary_with_runs([("fusion.1", 10, 1e-3)], [], 0.5)
+    b["ops"]["items"][0]["count"] = "ten"
+    with pytest.raises(cli.SummaryFormatError, match=r"B: ops.items\[0\].count is 'ten'"):
+        cli.compare_summaries(a, b)
 
 
 # --- usage errors ----------------------------------------------------------------------------
