@@ -266,10 +266,19 @@ class Profile:
 def load(path: str | os.PathLike) -> Profile:
     """Reads a trace file written by ``fpgaprof.trace(path)`` or ``Profile.save``.
 
+    ``path`` may also be the output folder of ``fpgaprof run`` (its trace.fpgaprof is read).
     Raises TraceFormatError (naming the file and the reason) for truncated, corrupted, empty
-    or future-version files, and FpgaprofIOError when it cannot be read.
+    or future-version files, and FpgaprofIOError when it cannot be read (missing, a folder
+    without trace.fpgaprof, no permission).
     """
     p = os.fspath(path)
+    if os.path.isdir(p):
+        inner = os.path.join(p, "trace.fpgaprof")
+        if not os.path.isfile(inner):
+            from fpgaprof.errors import FpgaprofIOError
+            raise FpgaprofIOError(f"{p}: a folder without trace.fpgaprof; give the trace file "
+                                  "itself or the output folder of `fpgaprof run`")
+        p = inner
     return Profile(_core.TraceStore.load(p), path=p)
 
 

@@ -11,8 +11,8 @@ from typing import Any
 
 from fpgaprof import _core, _env
 from fpgaprof._profile import Profile
-from fpgaprof.errors import (CuptiUnavailableError, FpgaprofError, FpgaprofWarning,
-                             ProfilerConflictError)
+from fpgaprof.errors import (CuptiUnavailableError, FpgaprofError, FpgaprofIOError,
+                             FpgaprofWarning, InvalidArgumentError, ProfilerConflictError)
 
 __all__ = ["trace", "region"]
 
@@ -42,6 +42,11 @@ class trace:
     ``prof.counters`` for the measured roofline; when they cannot be collected a
     FpgaprofWarning says why and the trace goes on without them.
 
+    ``path`` is checked when the block is entered, before the body runs: a folder as the path
+    raises InvalidArgumentError, a missing or unwritable folder FpgaprofIOError (one line each,
+    with the fix). A save that still fails at exit (the folder removed meanwhile, disk full)
+    raises FpgaprofIOError saying that ``prof`` still holds the records: ``prof.save(other)``.
+
     With ``path``, a SIGTERM or SIGHUP (a scheduler's time limit, a closed terminal) that the
     program has left at its default action saves the trace first (with a warning that it
     ends there) and then ends the process as the signal would have (fpgaprof._signals).
@@ -70,6 +75,8 @@ class trace:
 
     def __enter__(self) -> Profile:
         global _active
+        if self.path is not None:
+            _check_writable(self.path)  # before the body runs, not after it
         with _lock:
             outer = _active
             if outer is not None and outer.owned_by_run and outer._session is not None:
@@ -245,7 +252,12 @@ class trace:
         _attach_hlo_modules(store)
         self.profile._attach(store, self.path)
         if self.path is not None:
-            store.save(self.path)
+            try:
+                store.save(self.path)
+            except FpgaprofError as e:
+                raise type(e)(f"{' '.join(str(e).split())}; the trace is not lost: prof (the "
+                              "`as` target) still holds the records: prof.save(other_path)"
+                              ) from e
         with _lock:
             nested, self._nested = self._nested, []
         for prof, path in nested:
@@ -257,6 +269,35 @@ class trace:
             except Exception as e:  # noqa: BLE001 - the run's trace is saved; say what is not
                 warnings.warn(f"fpgaprof.trace({path!r}) inside `fpgaprof run`: the copy of the "
                               f"run's trace was not written: {e}", FpgaprofWarning, stacklevel=2)
+
+
+def _check_writable(path: str) -> None:
+    """Raises (one line: cause and fix) when the trace file cannot be written at ``path``: a
+    folder given as the path (InvalidArgumentError), a missing or unwritable folder
+    (FpgaprofIOError). Probes with a temporary file, the way the save writes (also right for
+    root, for whom os.access says yes to everything)."""
+    import tempfile
+    if os.path.isdir(path):
+        raise InvalidArgumentError(
+            f"fpgaprof.trace({path!r}): that path is a folder; give a file path such as "
+            f"{os.path.join(path, 'trace.fpgaprof')!r}")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        what = "is a file, not a folder" if os.path.exists(folder) else "does not exist"
+        raise FpgaprofIOError(
+            f"fpgaprof.trace({path!r}): the folder {folder} {what}; create the folder first "
+            "(os.makedirs) or choose another path")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".fpgaprof-probe-", dir=folder)
+    except OSError as e:
+        raise FpgaprofIOError(
+            f"fpgaprof.trace({path!r}): cannot write into {folder} ({e.strerror or e}); choose "
+            "a writable folder") from None
+    os.close(fd)
+    try:
+        os.unlink(probe)
+    except OSError:
+        pass
 
 
 class NestedProfile(Profile):

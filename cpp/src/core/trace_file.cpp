@@ -16,7 +16,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -669,13 +668,34 @@ void write_trace(const TraceStore& store, const std::string& path) {
 }
 
 TraceStore read_trace(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  // POSIX reads, not std::ifstream: libstdc++'s filebuf throws a plain std::ios_base::failure
+  // ("basic_filebuf::underflow ... Is a directory") that would reach Python untyped.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     throw Error(ErrorKind::kIo, path + ": cannot open trace file (" + std::strerror(errno) +
                                     "): check the path");
   }
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw Error(ErrorKind::kIo, path + ": read error");
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw Error(ErrorKind::kIo, path + ": is a folder, not a trace file: give the trace file (a `fpgaprof run` "
+                                    "folder holds it as trace.fpgaprof)");
+  }
+  std::string bytes;
+  if (st.st_size > 0) bytes.reserve(static_cast<std::size_t>(st.st_size));
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      throw Error(ErrorKind::kIo, path + ": read error (" + std::strerror(err) + ")");
+    }
+    if (n == 0) break;
+    bytes.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
   return deserialize_trace(bytes, path);
 }
 
