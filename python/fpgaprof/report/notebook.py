@@ -17,7 +17,13 @@ from fpgaprof.report.html import (_generic_cell, display_label, esc, fmt_bytes, 
 STYLE = ("<style>.fpgaprof-nb table{border-collapse:collapse;font-size:12px}"
          ".fpgaprof-nb th,.fpgaprof-nb td{padding:2px 8px;border-bottom:1px solid #ddd;"
          "text-align:right}.fpgaprof-nb th{text-align:left}.fpgaprof-nb .na{color:#8a5a00}"
-         ".fpgaprof-nb .warn{color:#8a1f11}</style>")
+         ".fpgaprof-nb .warn{color:#8a1f11}.fpgaprof-nb .dim{color:#6b6b70}"
+         ".fpgaprof-nb h3{font-size:13px;margin:10px 0 2px}"
+         # report.html's memory chart (transfer_report/memory_report views): its CSS, scoped
+         ".fpgaprof-nb svg .plot{fill:#fcfcfd;stroke:#ccc}"
+         ".fpgaprof-nb svg .tick{font-size:10px;fill:#666}"
+         ".fpgaprof-nb svg .axis{font-size:12px;fill:#333}"
+         ".fpgaprof-nb svg .memline{fill:none;stroke:#2b7bba;stroke-width:1.5}</style>")
 
 MAX_ROWS = 20
 
