@@ -24,6 +24,9 @@ def run(tmp_path, code, *args, env_extra=None, timeout=240):
     for k in ("FPGAPROF_RUN_DIR", "FPGAPROF_RUN_TRACE"):
         env.pop(k, None)
     env.update(env_extra or {})
+    if env.get("PYTHONPATH"):  # the program runs in tmp_path: a relative entry would miss
+        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in
+                                            env["PYTHONPATH"].split(os.pathsep) if p)
     r = subprocess.run([sys.executable, "-m", "fpgaprof", "run", "-o", str(out), "--",
                         sys.executable, "prog.py", *args], capture_output=True, text=True,
                        timeout=timeout, env=env, cwd=str(tmp_path))
