@@ -93,6 +93,9 @@ def traced(tmp_path_factory):
     fake.need_fake()
     path = tmp_path_factory.mktemp("xfer") / "transfers.fpgaprof"
     live = fake.run_traced(CODE, scenario="transfers", extra_env={"TRACE_OUT": str(path)})
+    # A libfake_cupti.so built before the scenario existed emits its default kernel loop.
+    assert len(live["copies"]["bytes"]) == 1208, \
+        f"{fake.fake_cupti_path()} does not know FAKE_CUPTI_SCENARIO=transfers: rebuild it"
     return live, fpgaprof.load(str(path))
 
 
