@@ -689,6 +689,15 @@ def _no_kernels_note_for(prof: Any) -> Any:
 SI_KERNEL = 0x80  # siginfo si_code of a signal the kernel sent (a terminal's Ctrl-C, a hangup)
 
 
+def _pass_on(si_code: int, same_group: bool) -> bool:
+    """Whether `run` sends a signal it received on to the command: not one the kernel sent
+    (si_code SI_KERNEL: a terminal's Ctrl-C or hangup goes to the whole foreground process
+    group, so a command in run's group has it already); one a process sent (SI_USER, SI_QUEUE,
+    SI_TKILL) was meant for run alone, or for both (`kill -INT -<pgid>`: then the command gets
+    two, see docs/reports.md)."""
+    return not (si_code == SI_KERNEL and same_group)
+
+
 def _child_setup(watched: list[int], mask: Any, parent_pid: int) -> Any:
     """The preexec function of the profiled command: signal dispositions and mask as this
     process had them before run blocked them, and SIGTERM when this process dies (Linux
@@ -739,8 +748,8 @@ def _run_forwarding_signals(command: list[str], env: dict) -> int:
             info = signal.sigtimedwait(watched + [signal.SIGCHLD], 1.0)
             if info is None or info.si_signo == signal.SIGCHLD:
                 continue
-            if info.si_code == SI_KERNEL and same_group:
-                continue  # the terminal sent it to the whole group: the command has it
+            if not _pass_on(info.si_code, same_group):
+                continue
             try:
                 proc.send_signal(info.si_signo)
             except OSError:

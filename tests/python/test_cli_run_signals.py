@@ -103,12 +103,14 @@ def test_sigterm_to_fpgaprof_run_alone_saves_and_ends_143(tmp_path):
 
 COUNTER = textwrap.dedent("""
     import signal, sys, time
+    # A Python handler: the traced process has other threads (the signal watchdog), so a
+    # SIGINT blocked on the main thread alone would still reach one of them.
     got = []
     signal.signal(signal.SIGINT, lambda num, frame: got.append(num))
     print("ready", flush=True)
     t = time.time()
     while time.time() - t < 3:
-        time.sleep(0.05)
+        time.sleep(0.01)
     print("SIGINTs:", len(got), flush=True)
 """)
 
@@ -154,4 +156,19 @@ def test_ctrl_c_from_the_terminal_reaches_the_program_once(tmp_path):
         except ProcessLookupError:
             pass
         os.close(fd)
-    assert b"SIGINTs: 1" in text, text[-2000:]
+    # Two copies can merge into one when the second comes before the program took the first,
+    # so this end-to-end check catches a doubled Ctrl-C only some of the time; the decision
+    # itself is tested below.
+    assert b"SIGINTs: 1" in text, text.decode(errors="replace")[-3000:]
+
+
+def test_which_signals_run_passes_on():
+    from fpgaprof import cli
+    si_user, si_queue, si_tkill = 0, -1, -6  # Linux si_code values (siginfo.h)
+    # Ctrl-C / hangup from the terminal: the kernel sent it to the whole group, not again.
+    assert not cli._pass_on(cli.SI_KERNEL, same_group=True)
+    # ... unless the command left run's process group (it did not get the terminal's copy).
+    assert cli._pass_on(cli.SI_KERNEL, same_group=False)
+    # `kill -INT <pid of run>`, sigqueue, tgkill: meant for run, passed on.
+    for code in (si_user, si_queue, si_tkill):
+        assert cli._pass_on(code, same_group=True)
