@@ -45,7 +45,7 @@ def describe() -> str:
                 f"{d.global_memory_bytes / 2**30:.1f} GiB, "
                 f"SM clock {d.core_clock_khz / 1e3:.0f} MHz, "
                 f"memory clock {d.memory_clock_khz / 1e3:.0f} MHz x {d.memory_bus_width_bits} bit"
-                + (f" ({bw / 1e9:.0f} GB/s peak)" if bw else ""))
+                + (f" ({bw / 1e9:.0f} GB/s peak)" if bw else "") + ", " + _link_text(d))
     else:
         lines.append("  GPUs: none")
     lines.append("  NVTX injection: " + _nvtx_line())
@@ -53,6 +53,14 @@ def describe() -> str:
     if s.devices and s.library_found:
         lines.append("  counters: " + _counters_line(s.devices[0].id))
     return "\n".join(lines) + "\n"
+
+
+def _link_text(d: Any) -> str:
+    """The host link as sysfs describes it (docs/capture.md), or why link % will be n/a."""
+    gen, width = int(d.pcie_generation), int(d.pcie_link_width)
+    if gen and width:
+        return f"PCIe gen{gen} x{width}"
+    return "PCIe link unknown (not in sysfs; `fpgaprof calibrate` measures it)"
 
 
 def _nvtx_line() -> str:

@@ -46,3 +46,23 @@ def test_measured_link_described_with_its_date(tmp_path, monkeypatch):
     s = S.collect(prof)
     assert s["transfers"]["link_description"] == want
     assert f"(measured: {want})" in html.render(s)
+
+
+def test_devices_report_shows_the_link_or_why_not(monkeypatch):
+    """`fpgaprof devices` names each GPU's PCIe link (filled from sysfs by the probe), or says
+    it is unknown. The probe needs a driver; here its answer is stood in for."""
+    import types
+
+    from fpgaprof import _devices
+
+    known, unknown = _core.DeviceInfo(), _core.DeviceInfo()
+    known.id, known.name, known.pcie_generation, known.pcie_link_width = 0, "gpu-a", 5, 16
+    unknown.id, unknown.name = 1, "gpu-b"
+    fake = types.SimpleNamespace(library_found=False, library_path="", how_found="",
+                                 cupti_version=0, driver_version=13000,
+                                 devices=[known, unknown], problem="")
+    monkeypatch.setattr(_devices, "status", lambda: fake)
+    lines = {ln.strip().split(":")[0]: ln for ln in _devices.describe().splitlines()}
+    assert lines["[0] gpu-a"].endswith(", PCIe gen5 x16")
+    assert lines["[1] gpu-b"].endswith(", PCIe link unknown (not in sysfs; `fpgaprof calibrate` "
+                                       "measures it)")

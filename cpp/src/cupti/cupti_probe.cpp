@@ -1,6 +1,7 @@
 // probe_cupti(): what fpgaprof sees of CUPTI, the driver and the GPUs, without starting a
 // trace. Never throws.
 #include <string>
+#include <utility>
 
 #include "cupti/cuda_driver.hpp"
 #include "cupti/cupti_api.hpp"
@@ -27,7 +28,13 @@ CuptiStatus probe_cupti() {
       // Devices are only listed when the driver reports some: CUPTI's device queries (such
       // as cuptiDeviceGetChipName) crash without one, so fpgaprof never calls them here.
       const int count = driver->device_count(&device_problem);
-      for (int i = 0; i < count; ++i) status.devices.push_back(driver->device_info(i));
+      for (int i = 0; i < count; ++i) {
+        DeviceInfo d = driver->device_info(i);
+        const PcieLink link = driver->pcie_link(i);  // sysfs: never throws
+        d.pcie_generation = link.generation;
+        d.pcie_link_width = link.width;
+        status.devices.push_back(std::move(d));
+      }
     }
     if (api == nullptr) {
       status.problem = error;
