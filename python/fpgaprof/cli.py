@@ -434,8 +434,9 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
 def compare_summaries(a: dict, b: dict) -> list[dict]:
     """Rows (kind, name, module, before/after time, runs (count_before/after: executions,
     instances, launches, copies) and mean time per run, bytes, bound, change; change_ratio is
-    the whole time's B/A, mean_ratio the per-run time's), largest |change| first. Ops are keyed by (module, op), regions by their path. A row missing on a side whose
-    table is complete is new or gone (time there: None, change against 0); missing on a side
+    the whole time's B/A, mean_ratio the per-run time's), largest |change| first. Ops are
+    keyed by (module, op), regions by their path. A row missing on a side whose table is
+    complete is new or gone (time there: None, change against 0); missing on a side
     whose table is cut (kernels beyond the top rows, a section not available) it is unknown:
     change None, `unknown` says why, sorted last. SummaryFormatError for a malformed input."""
     rows = []
