@@ -708,21 +708,21 @@ def _regions(s: Mapping) -> str:
          f'{len(items)})</p>' if left else "")
 
 
-def _generic_cell(k: str, v: Any) -> tuple[str, Any]:
-    if isinstance(v, bool) or v is None:
-        return (fmt_num(v) if isinstance(v, bool) else "–", "" if v is None else int(v))
 # Ceilings the analysis does not know are 0 in its rows (docs/roofline.md: an unknown GPU has
 # no FLOP/s roof): shown as "–", not as a ridge of 0 FLOP/B.
 UNKNOWN_WHEN_ZERO = frozenset({"ridge", "ridge_flops_per_byte", "roof_flops_per_s"})
 
 
+def _generic_cell(k: str, v: Any) -> tuple[str, Any]:
+    if isinstance(v, bool) or v is None:
+        return (fmt_num(v) if isinstance(v, bool) else "–", "" if v is None else int(v))
     if isinstance(v, (int, float)):
         kl = k.lower()
+        if kl in UNKNOWN_WHEN_ZERO and v == 0:
+            return "–", v
         if kl.endswith("speedup"):
             return fmt_speedup(v), v
         if kl.endswith("per_s"):  # a rate: B/s, FLOP/s
-        if kl in UNKNOWN_WHEN_ZERO and v == 0:
-            return "–", v
             unit = "B/s" if "byte" in kl else "FLOP/s" if "flop" in kl else "/s"
             return fmt_num(float(v), unit), v
         if kl.endswith("_ns"):
