@@ -415,12 +415,13 @@ def _roofline_totals(roof: Mapping) -> str:
     if trace:
         rows.append([("(whole trace)", "")] + _point_cells(trace))
     items = list(br.get("items") or [])
-    for r in items[:TOP_ROWS]:
+    shown = TOP_ROWS - len(rows)  # the trace's row counts: no table has more than TOP_ROWS
+    for r in items[:shown]:
         rows.append([(esc(r["region"]), r["region"])] + _point_cells(r))
     out += _table([("region", "text")] + _POINT_HEADERS, rows, "wide") if rows else ""
     if not br.get("available"):
         out += _na(br) if br else ""
-    left = len(items) - min(len(items), TOP_ROWS) + int(br.get("items_left_out") or 0)
+    left = len(items) - min(len(items), shown) + int(br.get("items_left_out") or 0)
     if left:
         out += (f'<p class="dim">{left} more region paths not shown '
                 '(prof.roofline(by="region") has all)</p>')
