@@ -259,3 +259,23 @@ def test_memory_report_prints_and_shows_as_tables():
     assert lines[i + 2].split() == ["100", "B", "–", "–", "0", "0", "1.00", "ms", "3.00", "ms"]
     h = m._repr_html_()
     assert "<script" not in h and "<svg" in h and "Largest buffers" in h
+
+
+def test_memory_report_per_region_record():
+    from fpgaprof import roofline
+    from test_reports_html import _transfers_memory_profile
+    m = roofline.memory(_transfers_memory_profile(), by="region_instance")
+    lines = repr(m).splitlines()
+    i = lines.index("  by region record (peak: bytes in use while it was open): 4 rows")
+    # bytes in use (all devices): 100 @1 ms, 200 @2, 100 @3, 170 @5, 200 @6. Records: fp/64
+    # [0.9, 4.0] ms starts at 0 and sees 200; fp/64 [5.0, 7.0] starts at 100 (C's +70 comes at
+    # 5.0) and sees 200 @6; back_project [7.5, 9.0] starts at 200; outer [0.5, 9.5] starts at 0.
+    # Every peak is 200 B: the order is by record index.
+    rows = [x.split() for x in lines[i + 2:i + 6]]
+    # from the end: frees, allocations, freed "0 B", allocated "0 B", in use at start, peak,
+    # index
+    assert [(r[-11], r[-10]) for r in rows] == [("0", "200"), ("1", "200"), ("2", "200"),
+                                                ("3", "200")]
+    assert [r[-8] for r in rows] == ["0", "100", "200", "0"]  # in use at start, bytes
+    assert lines[i + 2].split()[:3] == ["outer", ">", "forward_project/64"]
+    assert "by region record" in m._repr_html_()

@@ -338,7 +338,8 @@ def install(core: Any) -> int:
 
 
 # Headers of the memory views' columns (times: seconds from the trace start).
-MEMORY_LABELS = {"peak_bytes": "peak", "in_use_at_start_bytes": "in use at start",
+MEMORY_LABELS = {"peak_bytes": "peak", "peak_in_use_bytes": "peak",
+                 "in_use_at_start_bytes": "in use at start",
                  "allocated_bytes": "allocated", "freed_bytes": "freed", "end_bytes": "at the end",
                  "peak_time_s": "peak at", "alloc_s": "alloc at", "free_s": "free at"}
 
@@ -440,11 +441,34 @@ class MemoryReport(ReportDict):
             if rows:
                 lines += _sub_table(rows_text(rows, title, cols, more=f"the dict's {key!r}",
                                               labels=MEMORY_LABELS))
+        records = self._record_rows()
+        if records:
+            lines += _sub_table(rows_text(records, RECORD_TITLE, RECORD_COLUMNS,
+                                          more="the dict's 'regions'", labels=MEMORY_LABELS))
         return lines
+
+    def _record_rows(self) -> list[dict]:
+        """Per region record rows (by="region_instance": they have an `index`), highest peak
+        first; the summary section has only per-path rows."""
+        rows = [dict(r) for r in self.get("regions") or [] if "index" in r]
+        rows.sort(key=lambda r: (-int(r.get("peak_in_use_bytes", 0)), int(r["index"])))
+        return rows
 
     def _body_html(self) -> str:
         from fpgaprof.report import html as H
-        return H._memory({"memory": self.section, "trace": {"wall_time_s": self.wall_s}})
+        out = H._memory({"memory": self.section, "trace": {"wall_time_s": self.wall_s}})
+        records = self._record_rows()
+        if records:
+            out += (f"<h3>{esc(RECORD_TITLE)}</h3>"
+                    + rows_html(records, "region records", first=RECORD_COLUMNS,
+                                labels=MEMORY_LABELS))
+        return out
+
+
+# memory_report(by="region_instance"): one row per region record.
+RECORD_TITLE = "by region record (peak: bytes in use while it was open)"
+RECORD_COLUMNS = ("path", "index", "peak_in_use_bytes", "in_use_at_start_bytes",
+                  "allocated_bytes", "freed_bytes", "allocations", "frees")
 
 
 def transfer_report(prof: Any, report: Mapping, op_modules: list | None = None
