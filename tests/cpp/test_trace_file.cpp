@@ -386,6 +386,15 @@ TEST_CASE("write_trace is atomic and read_trace reports I/O errors", "[trace_fil
     REQUIRE(e.kind() == ErrorKind::kTraceFormat);
     REQUIRE(std::string(e.what()).find("empty.fpgaprof: ") != std::string::npos);
   }
+  // A folder opens (O_RDONLY) but cannot be read: a typed I/O error, not std::ios_base::failure
+  // from libstdc++'s filebuf ("basic_filebuf::underflow ... Is a directory").
+  try {
+    (void)read_trace(dir.string());
+    FAIL("reading a folder succeeded");
+  } catch (const Error& e) {
+    REQUIRE(e.kind() == ErrorKind::kIo);
+    REQUIRE(std::string(e.what()).find("is a folder, not a trace file") != std::string::npos);
+  }
   fs::remove_all(dir);
 }
 

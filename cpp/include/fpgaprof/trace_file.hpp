@@ -19,6 +19,7 @@ TraceStore deserialize_trace(std::string_view bytes, const std::string& origin);
 // Writes atomically: a temporary file in the same directory, fsync, rename, fsync of the
 // directory. Throws Error(kIo) naming the path when any step fails (the temporary is removed).
 void write_trace(const TraceStore& store, const std::string& path);
-// Reads a trace file: Error(kIo) if it cannot be opened/read, else as deserialize_trace.
+// Reads a trace file: Error(kIo) if it cannot be opened/read or is a folder, else as
+// deserialize_trace.
 TraceStore read_trace(const std::string& path);
 }  // namespace fpgaprof
