@@ -87,8 +87,13 @@ def _check_target(target: str | None, prog: str = PROG) -> None:
     try:
         from fpgaprof import fpga
         from fpgaprof.errors import FpgaprofError
-        fpga.presets()
+        names = [p["name"] for p in fpga.presets()]
     except Exception:
+        return
+    if not target.lower().endswith(".json"):
+        if target not in names:
+            raise usage_error(prog, f"unknown FPGA target {target!r} ({fpga._preset_hint(target, names)}"
+                              f"use --target with one of {', '.join(names)}, or a card file CARD.json)")
         return
     try:
         fpga.resolve_target(target)

@@ -96,11 +96,11 @@ def target_spec(target: str | os.PathLike | Mapping | FpgaTarget) -> str | dict:
 
 
 def _preset_hint(given: str, names: list[str]) -> str:
-    """did_you_mean, except between names that differ only in digits: those are other models
-    (alveo-u250 is a DDR4 card, not a misspelt alveo-u280)."""
+    """did_you_mean, except between names of one length that differ only in digits: those are
+    other models (alveo-u250 is a DDR4 card, not a misspelt alveo-u280; versal-v8 is a typo)."""
     hint = did_you_mean(given, names)
     close = hint[len("did you mean "):-2] if hint else ""
-    if close and re.sub(r"\d", "", close.lower()) == re.sub(r"\d", "", given.lower()):
+    if close and re.sub(r"\d", "#", close.lower()) == re.sub(r"\d", "#", given.lower()):
         return f"{given} is not a preset: describe it in a card file; "
     return hint
 

@@ -118,11 +118,13 @@ const FpgaTarget& fpga_preset(const std::string& name) {
 void validate_fpga_target(const FpgaTarget& t) {
   const std::string who = "FPGA target '" + t.name + "': ";
   const std::string fix = "; set it, or start from a preset (base=one of " + fpga_preset_names() + ")";
-  const auto fail = [&](const char* field, double v, const char* rule) {
+  const auto fail = [&](const char* field, double v, const char* rule, bool zero_is_missing = false) {
     char value[32];
     std::snprintf(value, sizeof value, "%g", v);
-    // A required field left out arrives as 0: say so rather than blame a value nobody gave.
-    const std::string what = v == 0 ? std::string(" is missing (or 0): it ") + rule : std::string(" = ") + value + " " + rule;
+    // A required field left out arrives as its default 0: say so rather than blame a value
+    // nobody gave.
+    const std::string what = zero_is_missing && v == 0 ? std::string(" is missing (or 0): it ") + rule
+                                                       : std::string(" = ") + value + " " + rule;
     throw Error(ErrorKind::kInvalidArgument, who + field + what + fix);
   };
   // Values in the wrong unit (MHz for Hz, GB/s for bytes/s, us for s) are off by 1e3..1e9 and
@@ -136,7 +138,7 @@ void validate_fpga_target(const FpgaTarget& t) {
   if (t.name.empty())
     throw Error(ErrorKind::kInvalidArgument, "FPGA target without a name: give it one (name=\"my-card\")");
   const auto positive = [&](const char* field, double v, const char* what) {
-    if (!(std::isfinite(v) && v > 0)) fail(field, v, what);
+    if (!(std::isfinite(v) && v > 0)) fail(field, v, what, true);  // fields whose default is 0
   };
   const auto share = [&](const char* field, double v) {
     if (!(std::isfinite(v) && v > 0 && v <= 1)) fail(field, v, "must be a share in (0, 1]");
