@@ -17,8 +17,20 @@
 namespace fpgaprof {
 namespace cupti {
 
+namespace {
+RegionRecorder* g_recorder = nullptr;  // set once, before the fork handlers that use it
+}  // namespace
+
 RegionRecorder& RegionRecorder::instance() {
-  static RegionRecorder* recorder = new RegionRecorder();  // outlives every thread that may pop
+  static RegionRecorder* recorder = [] {
+    g_recorder = new RegionRecorder();  // outlives every thread that may pop
+    // A fork() while another thread holds the lock would leave it locked for good in the
+    // child (that thread does not exist there): its first region would hang. The lock is
+    // held across the fork, so both sides go on with it free.
+    ::pthread_atfork([] { g_recorder->mutex_.lock(); }, [] { g_recorder->mutex_.unlock(); },
+                     [] { g_recorder->mutex_.unlock(); });
+    return g_recorder;
+  }();
   return *recorder;
 }
 
