@@ -404,7 +404,7 @@ def _transfer_lines(summary: dict) -> list[str]:
         if not n:
             return ["", "Transfers: 0"]
         return ["", f"Transfers: {n} (analysis not available: {t.get('reason')})"]
-    out = ["", f"Transfers: {n} copies, {_bytes(t['bytes'])}, busy {_t(t['busy_s'] * 1e9)} "
+    out = ["", f"Transfers: {n} {'copy' if n == 1 else 'copies'}, {_bytes(t['bytes'])}, busy {_t(t['busy_s'] * 1e9)} "
                f"({_t(t['kernel_overlap_s'] * 1e9)} of it overlapping kernels); the host waited "
                f"{_t(t['host_wait_s'] * 1e9)} in {t['sync_calls']} synchronization calls",
            f"  {_link_text(t)}",

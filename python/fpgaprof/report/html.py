@@ -178,7 +178,7 @@ def _overview(s: Mapping) -> str:
         _card("kernels", fmt_num(tot.get("kernel_count")),
               f'{fmt_s(tot.get("kernel_time_s"))} summed'),
         _card("transfers", fmt_bytes(tot.get("transfer_bytes")),
-              f'{fmt_num(tot.get("transfer_count"))} copies'
+              f'{fmt_num(tot.get("transfer_count"))} {"copy" if tot.get("transfer_count") == 1 else "copies"}'
               + (f' · busy {fmt_s(tot.get("transfer_busy_s"))}'
                  if tot.get("transfer_busy_s") is not None else "")),
         _card("time in transfers", fmt_pct(tot.get("transfer_share_of_wall")),
@@ -486,7 +486,7 @@ def _transfers(s: Mapping) -> str:
     if not t.get("available"):
         return _na(t)
     link = t.get("link_bytes_per_s")
-    head = (f'<p>{fmt_num(t["count"])} copies · {fmt_bytes(t["bytes"])} · busy '
+    head = (f'<p>{fmt_num(t["count"])} {"copy" if t["count"] == 1 else "copies"} · {fmt_bytes(t["bytes"])} · busy '
             f'{fmt_s(t.get("busy_s"))}, of which {fmt_s(t.get("kernel_overlap_s"))} overlap '
             f'kernels · the host waited {fmt_s(t.get("host_wait_s"))} in '
             f'{fmt_num(t.get("sync_calls", 0))} synchronization calls · host link peak '
