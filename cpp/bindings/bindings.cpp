@@ -645,7 +645,9 @@ PYBIND11_MODULE(_core, m) {
         d["bytes"] = b.bytes; d["address"] = b.address; d["alloc_ns"] = b.alloc_ns;
         d["free_ns"] = b.free_ns == kNone64 ? py::object(py::none()) : py::object(py::int_(b.free_ns));
         d["device_id"] = b.device_id; d["thread_id"] = b.thread_id;
-        d["region"] = b.region_index < store.regions.size() ? py::object(py::str(store.strings.get(store.regions[b.region_index].name))) : py::object(py::none());
+        // The region path ("outer > inner"), as the per-region rows name it.
+        const uint32_t bp = paths.path_of(b.region_index);
+        d["region"] = bp != kNone32 ? py::object(py::str(paths.path(bp))) : py::object(py::none());
         d["api_call"] = b.api_index < store.api_calls.size() ? py::object(py::str(store.strings.get(store.api_function_of(store.api_calls[b.api_index]).name))) : py::object(py::none());
         largest.append(d);
       }

@@ -93,6 +93,10 @@ def test_memory_report_per_path_and_per_instance(prof):
     assert [(r["index"], r["region"], r["path"], r["peak_in_use_bytes"]) for r in inst] == \
         [(0, "step", "step", 100), (1, "step", "step", 300), (2, "step", "step", 200),
          (3, "proj", "step > proj", 300)]
+    # The largest buffers name the region path that allocated them, as the rows above do:
+    # 300 B in R3 ("step > proj"), 200 B in R2, 100 B in R0.
+    assert [(b["bytes"], b["region"]) for b in m["largest"]] == \
+        [(300, "step > proj"), (200, "step"), (100, "step")]
 
 
 def test_roofline_by_region_is_per_path(prof):
