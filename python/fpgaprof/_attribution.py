@@ -137,9 +137,14 @@ def summary_lines(result: Any, top: int = 10) -> list[str]:
             rate = f"{gflops:.3g}" if abs(gflops) < 999.5 else f"{gflops:.0f}"
         name = f"{op.hlo_op} ({op.module_name})" if op.module_name else op.hlo_op
         src = f"{_short_path(op.source_file)}:{op.source_line}" if op.source_file and op.source_line >= 0 else ""
+        # an op that only launched copies (copy-start, a host transfer) has no kernel run
+        category = op.category or ("copies only" if not op.executions and op.memcpy_ns else "")
         lines.append(f"  {format_ns(t):>10} {share:5.1f}% {op.executions:>6} "
                      f"{format_ns(op.mean_ns):>10} {rate:>8}  {name[:44]:<44} "
-                     f"{op.category[:22]:<22} {src}")
+                     f"{category[:22]:<22} {src}")
+    if ops:
+        lines.append("  (time = the op's kernels + the copies it launched; % = its share of kernel "
+                     "time; execs and mean count kernel runs)")
     if result.unattributed_count:
         upct = 100.0 * result.unattributed_ns / total if total else 0.0
         lines.append(f"Unattributed kernels: {result.unattributed_count} "

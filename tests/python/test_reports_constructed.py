@@ -156,6 +156,16 @@ def test_printed_summary_says_what_summary_json_says(prof, s):
         assert f"  - {w}" in lines
 
 
+def test_printed_ops_table_explains_copy_only_ops(prof):
+    """copy-start.1 launched a 1 MB copy (500 us) and no kernel: its row shows the copy time,
+    0 % of kernel time and 0 runs, labelled "copies only", under a legend saying what the time,
+    % and runs count."""
+    lines = prof.summary().splitlines()
+    row = next(ln for ln in lines if "copy-start.1 (jit_step)" in ln)
+    assert row.split()[:4] == ["500", "µs", "0.0%", "0"] and "copies only" in row
+    assert any(ln.strip().startswith("(time = the op's kernels + the copies it launched") for ln in lines)
+
+
 def test_digest_has_link_memory_and_warnings(s):
     facts = digest(s).splitlines()[1]
     assert facts.startswith("  host link use: HtoD 55.2 %, DtoH 31.7 % of 63 GB/s (table")
