@@ -188,17 +188,34 @@ TEST_CASE("PCIe link from a fake sysfs tree", "[pcie]") {
     CHECK(l.limited_by.find("upstream port 0000:01:00.0 (gen4 x16)") != std::string::npos);
   }
 
-  SECTION("gen and width limited by different ports: both named") {
+  SECTION("gen and width lower on different ports: the path runs at its slowest single link") {
+    // Switch port gen4 x16 (31.5 GB/s) and root port gen5 x8 (31.5 GB/s): the path moves
+    // ~31.5 GB/s, not gen4 x8 (15.8). The first port met that is slower than the GPU's own
+    // link keeps it; the root port is not slower than that.
     sys.add(root_port, "32.0 GT/s PCIe", "8", "0x1022");
     const auto up = below(root_port, "0000:01:00.0");
     sys.add(up, "16.0 GT/s PCIe", "16", "0x1000");
     sys.add(below(up, "0000:02:00.0"), "32.0 GT/s PCIe", "16");
     const PcieLink l = read_pcie_link(sys.root(), "0000:02:00.0");
     CHECK(l.generation == 4);
+    CHECK(l.width == 16);
+    CHECK(l.limited_by ==
+          "device 0000:02:00.0 supports PCIe gen5 x16 but upstream port 0000:01:00.0 (gen4 x16) limits the path "
+          "to gen4 x16");
+  }
+
+  SECTION("a narrower root port below a faster switch port sets the path") {
+    // Switch gen5 x16 (63 GB/s), root port gen4 x8 (15.8 GB/s): gen4 x8 from the root port.
+    sys.add(root_port, "16.0 GT/s PCIe", "8", "0x1022");
+    const auto up = below(root_port, "0000:01:00.0");
+    sys.add(up, "32.0 GT/s PCIe", "16", "0x1000");
+    sys.add(below(up, "0000:02:00.0"), "32.0 GT/s PCIe", "16");
+    const PcieLink l = read_pcie_link(sys.root(), "0000:02:00.0");
+    CHECK(l.generation == 4);
     CHECK(l.width == 8);
     CHECK(l.limited_by ==
-          "device 0000:02:00.0 supports PCIe gen5 x16 but upstream port 0000:01:00.0 (gen4 x16), "
-          "0000:00:01.0 (gen5 x8) limits the path to gen4 x8");
+          "device 0000:02:00.0 supports PCIe gen5 x16 but upstream port 0000:00:01.0 (gen4 x8) limits the path "
+          "to gen4 x8");
   }
 
   SECTION("GPU straight on the host bridge (no upstream port, as on a VM's i440fx bus)") {

@@ -53,7 +53,8 @@ std::string sysfs_root();
 // Reads <sysfs_root>/bus/pci/devices/<name>/max_link_speed and max_link_width, resolves that
 // directory (it is a link into /sys/devices/pci<domain>:<bus>/...) and walks up through every
 // ancestor named like a PCI device (the upstream ports: switch ports, the root port), taking
-// the lowest generation and width seen, since a copy crosses every link on the path.
+// the slowest single link seen (its generation and its width, compared by bandwidth), since
+// a copy crosses every link on the path and runs at the slowest one.
 // Ancestors made by a hypervisor (vendor 0x1b36 QEMU, 0x15ad VMware, 0x1414 Microsoft,
 // 0x5853 Xen), whose link speed does not describe the physical link, are skipped, as are
 // ancestors without readable link files; both are named in `skipped`. An unknown GPU link

@@ -211,7 +211,14 @@ PcieLink read_pcie_link(const std::string& sysfs_root_dir, std::string_view bus_
   }
   link.generation = own.generation;
   link.width = own.width;
-  std::string gen_port, width_port;  // the upstream port that set each minimum
+  // A copy runs at the slowest single link on the path (one link's generation with that
+  // link's width: gen4 x16 and gen5 x8 are both ~31.5 GB/s, not gen4 x8).
+  const auto bandwidth = [](uint32_t gen, uint32_t width) {
+    // Per-lane GT/s after line encoding (the same figures as analysis::pcie_bytes_per_s).
+    static const double kPerLane[] = {0.0, 2.0, 4.0, 7.877, 15.754, 31.508, 60.5, 121.0};
+    return (gen < 8 ? kPerLane[gen] : kPerLane[7]) * static_cast<double>(width);
+  };
+  std::string slow_port;  // the upstream port of the slowest link, when slower than the device's
   for (fs::path p = dev.parent_path(); p.has_filename() && p != p.parent_path(); p = p.parent_path()) {
     const std::string port = p.filename().string();
     if (sysfs_pci_name(port) != port) break;  // "pci0000:00": the host bridge, end of the path
@@ -226,22 +233,16 @@ PcieLink read_pcie_link(const std::string& sysfs_root_dir, std::string_view bus_
       link.skipped += (link.skipped.empty() ? "" : "; ") + port + " (" + up.problem + ")";
       continue;
     }
-    if (up.generation < link.generation) {
+    if (bandwidth(up.generation, up.width) < bandwidth(link.generation, link.width)) {
       link.generation = up.generation;
-      gen_port = port + " (" + link_text(up.generation, up.width) + ")";
-    }
-    if (up.width < link.width) {
       link.width = up.width;
-      width_port = port + " (" + link_text(up.generation, up.width) + ")";
+      slow_port = port + " (" + link_text(up.generation, up.width) + ")";
     }
   }
-  if (!gen_port.empty() || !width_port.empty()) {
-    std::string ports = gen_port.empty() ? width_port : gen_port;
-    if (!gen_port.empty() && !width_port.empty() && width_port != gen_port) ports += ", " + width_port;
+  if (!slow_port.empty())
     link.limited_by = "device " + name + " supports PCIe " + link_text(own.generation, own.width) +
-                      " but upstream port " + ports + " limits the path to " +
+                      " but upstream port " + slow_port + " limits the path to " +
                       link_text(link.generation, link.width);
-  }
   return link;
 }
 
