@@ -52,6 +52,10 @@ def test_spawn_workers_are_reported(tmp_path):
         if __name__ == "__main__":
             with mp.get_context("spawn").Pool(2) as p:
                 print(p.map(work, range(4)))
+                # close + join: the pool's exit alone terminates a worker that got no task
+                # yet, maybe before its start-up wrote the marker
+                p.close()
+                p.join()
     """)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "[0, 2, 4, 6]" in r.stdout
