@@ -354,8 +354,13 @@ PYBIND11_MODULE(_core, m) {
       d["dsps_per_fma_fp16"] = t.dsps_per_fma_fp16; d["link_bytes_per_s"] = t.link_bytes_per_s;
       d["link_efficiency"] = t.link_efficiency; d["call_latency_s"] = t.call_latency_s;
       d["transfer_latency_s"] = t.transfer_latency_s;
-      d["fp64_flops_per_s"] = t.flops_per_s(Precision::kFp64); d["fp32_flops_per_s"] = t.flops_per_s(Precision::kFp32);
-      d["fp16_flops_per_s"] = t.flops_per_s(Precision::kFp16);
+      // The fields as given (0: from the DSPs), so a dict of them goes back in unchanged and an
+      // edited clock or DSP count still counts; card_* are the rates the model uses.
+      d["fp64_flops_per_s"] = t.fp64_flops_per_s; d["fp32_flops_per_s"] = t.fp32_flops_per_s;
+      d["fp16_flops_per_s"] = t.fp16_flops_per_s;
+      d["card_fp64_flops_per_s"] = t.flops_per_s(Precision::kFp64);
+      d["card_fp32_flops_per_s"] = t.flops_per_s(Precision::kFp32);
+      d["card_fp16_flops_per_s"] = t.flops_per_s(Precision::kFp16);
       return d;
     };
     // A user card from a dict: unknown keys, non-numbers and values validate_fpga_target rejects
@@ -392,6 +397,9 @@ PYBIND11_MODULE(_core, m) {
       for (const auto& item : d) {
         const std::string k = py::str(item.first);
         if (k == "base" || k == "name" || k == "description") continue;
+        // card_fp*_flops_per_s are outputs (the rates the model derives): a dict of a card,
+        // as presets() gives it, goes back in with them; they are worked out again.
+        if (k == "card_fp64_flops_per_s" || k == "card_fp32_flops_per_s" || k == "card_fp16_flops_per_s") continue;
         if (k == "dsp_count") {
           const double v = number(k);
           if (!(v >= 1 && v <= 4294967295.0 && v == static_cast<double>(static_cast<uint32_t>(v))))

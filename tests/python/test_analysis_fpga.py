@@ -46,7 +46,8 @@ def test_presets_derivation():
     p = {t["name"]: t for t in fpga.presets()}
     assert set(p) >= {"alveo-u55c", "alveo-u280", "versal-v80"}
     # 9024 DSP x 0.7 / 5 per FMA x 2 x 300 MHz
-    assert p["alveo-u55c"]["fp32_flops_per_s"] == pytest.approx(9024 * 0.7 / 5 * 2 * 300e6)
+    assert p["alveo-u55c"]["card_fp32_flops_per_s"] == pytest.approx(9024 * 0.7 / 5 * 2 * 300e6)
+    assert p["alveo-u55c"]["fp32_flops_per_s"] == 0  # not given: from the DSPs
     assert p["alveo-u55c"]["hbm_bytes_per_s"] == 460e9
     with pytest.raises(fpgaprof.InvalidArgumentError, match="alveo-u55c, alveo-u280, versal-v80"):
         fpga.target_spec("no-such-card")
@@ -465,10 +466,10 @@ def test_user_target_keeps_the_preset_name():
     assert named["name"] == "my-u280"
     # A complete spec without a base is accepted and called "user".
     full = {k: v for k, v in fpga.presets()[0].items()
-            if k not in ("name", "description") and not k.endswith("_flops_per_s")}
+            if k not in ("name", "description") and not k.startswith("card_")}
     assert _analyze_with(full).meta["target"]["name"] == "user"
     # dsps_per_fma = 0 for a precision means the card does not run it: allowed.
-    assert _analyze_with({**full, "dsps_per_fma_fp64": 0}).meta["target"]["fp64_flops_per_s"] == 0
+    assert _analyze_with({**full, "dsps_per_fma_fp64": 0}).meta["target"]["card_fp64_flops_per_s"] == 0
 
 
 def test_user_target_in_flops_per_precision():
@@ -476,17 +477,22 @@ def test_user_target_in_flops_per_precision():
     card = fpga.FpgaTarget(name="flops-card", hbm_bytes_per_s=77e9, sram_bytes=54e6,
                            link_bytes_per_s=15.75e9, fp32_flops_per_s=2e12, fp16_flops_per_s=4e12)
     t = _analyze_with(card).meta["target"]
-    assert (t["fp32_flops_per_s"], t["fp16_flops_per_s"], t["fp64_flops_per_s"]) == (2e12, 4e12, 0)
+    assert (t["card_fp32_flops_per_s"], t["card_fp16_flops_per_s"], t["card_fp64_flops_per_s"]) == (2e12, 4e12, 0)
+    assert t["fp32_flops_per_s"] == 2e12  # as given
     assert t["dsp_count"] == 0
     # On a preset, a given rate replaces the DSP estimate of that precision only:
     # fp64 stays 9024 x 0.7 / 14 x 2 x 300e6 = 270.72 GFLOP/s.
     u = _analyze_with(fpga.FpgaTarget(base="alveo-u55c", fp32_flops_per_s=1e12)).meta["target"]
-    assert u["fp32_flops_per_s"] == 1e12
-    assert u["fp64_flops_per_s"] == pytest.approx(270.72e9)
+    assert u["card_fp32_flops_per_s"] == 1e12
+    assert u["card_fp64_flops_per_s"] == pytest.approx(270.72e9)
     # A preset's own table (with its derived rates) is accepted back as a user card, unchanged.
     p = {k: v for k, v in fpga.presets()[0].items() if k not in ("name", "description")}
     back = _analyze_with(p).meta["target"]
-    assert back["fp32_flops_per_s"] == pytest.approx(fpga.presets()[0]["fp32_flops_per_s"])
+    assert back["card_fp32_flops_per_s"] == pytest.approx(fpga.presets()[0]["card_fp32_flops_per_s"])
+    # ... and an edited clock and DSP count in that table count (the derived card_* rates in it
+    # are outputs): 2x clock x 2x DSPs = 4x the fp32 rate, 4 x 758.016 GFLOP/s.
+    edited = _analyze_with({**p, "clock_hz": 600e6, "dsp_count": 2 * 9024}).meta["target"]
+    assert edited["card_fp32_flops_per_s"] == pytest.approx(4 * 758.016e9)
 
 
 def test_fpga_target_constructor_typo_is_a_typed_error():
