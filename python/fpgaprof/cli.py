@@ -853,9 +853,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         bar.stage("loading trace")
         prof = _load(trace)
         if untraced:
-            # Kept in the trace file, so that `fpgaprof report` says it too.
+            # Kept in the trace file, so that `fpgaprof report` says it too; the program's own
+            # trace is intact if this fails (a full disk), and the reports are still written.
             prof._store.add_warning(untraced)
-            prof.save(trace)
+            try:
+                prof.save(trace)
+            except Exception as e:  # noqa: BLE001 - only the extra warning line is lost
+                print(f"{PROG}: warning: could not add the untraced-process warning to {trace} "
+                      f"({e}); the reports below carry it", file=sys.stderr)
         with _no_kernels_note_for(prof):
             paths = report.write_all(prof, out_dir, target=args.target, trace_path=trace,
                                      progress=bar, **_timeline_options(args))

@@ -117,6 +117,9 @@ def card_file(path: str | os.PathLike) -> dict:
     except OSError as e:
         raise FpgaprofIOError(f"FPGA card file {os.fspath(path)!r} cannot be read ({e.strerror or e}): "
                               "check the path") from None
+    except UnicodeDecodeError as e:
+        raise InvalidArgumentError(f"FPGA card file {os.fspath(path)!r} is not UTF-8 text ({e.reason} at byte "
+                                   f"{e.start}): save it as UTF-8") from None
     try:
         data = json.loads(text)
     except ValueError as e:

@@ -73,3 +73,17 @@ TEST_CASE("Transfer reports carry the link description they were given", "[analy
     CHECK(r.link_description == "user");
   }
 }
+
+TEST_CASE("A copy without duration adds no bytes to link %", "[analysis][transfers]") {
+  // 1e6 B over 100 us on a gen4 x16 link (31.508 GB/s): 10 GB/s = 31.74 %. A second copy of
+  // 1e6 B whose end equals its start (a record without duration) adds no link capacity, so
+  // it must not add bytes either: still 31.74 %, not 63.5 %.
+  TraceStore s = one_copy_store();
+  MemcpyRecord z = s.memcpys.front();
+  z.start_ns = z.end_ns = 50000;
+  s.memcpys.push_back(z);
+  const TransferReport r = analyze_transfers(s);
+  const TransferGroup& g = r.groups.front();
+  CHECK(r.link_percent(g, Direction::kHtoD) == Approx(100.0 * 1e6 / (100e-6 * 31.508e9)).epsilon(1e-3));
+  CHECK(g.by_direction[static_cast<std::size_t>(Direction::kHtoD)].count == 2);  // still counted
+}

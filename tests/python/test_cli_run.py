@@ -153,6 +153,9 @@ def test_report_with_a_card_file(run_exit3, tmp_path):
     assert r.returncode == 2 and "is not valid JSON" in r.stderr
     r = fp("report", str(out / "trace.fpgaprof"), "--target", str(tmp_path / "none.json"))
     assert r.returncode == 2 and "cannot be read" in r.stderr
+    card.write_text('{"base": "alveo-u55c"}', encoding="utf-16")  # Windows Notepad / Out-File
+    r = fp("report", str(out / "trace.fpgaprof"), "--target", str(card))
+    assert r.returncode == 2 and "is not UTF-8 text" in r.stderr, r.stderr
     for res in (r,):
         assert len(res.stderr.strip().splitlines()) == 1, res.stderr
     # A real card that is not a preset is not "corrected" to a preset with another number.

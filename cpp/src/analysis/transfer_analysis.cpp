@@ -246,8 +246,9 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
         st->async_count += c.is_async ? 1 : 0;
         st->tiny_count += tiny ? 1 : 0;
       }
-      if (link_peak > 0) slot.group.by_direction[d].link_bytes += c.bytes;
+      // A copy without duration adds no link capacity, so its bytes stay out of link % too.
       if (c.end_ns <= c.start_ns) continue;
+      if (link_peak > 0) slot.group.by_direction[d].link_bytes += c.bytes;
       uint64_t s = 0, e = 0;
       if (slot.copy_union[d].add(c.start_ns, c.end_ns, s, e)) close(slot.group.by_direction[d], s, e);
       if (slot.copy_union[kDirectionCount].add(c.start_ns, c.end_ns, s, e)) close(slot.group.all, s, e);
