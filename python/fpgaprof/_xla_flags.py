@@ -195,6 +195,7 @@ def prepare(
             # The pid in the name lets a later process tell a folder whose owner is dead.
             setup.dump_dir = tempfile.mkdtemp(prefix=f"{_OWNED_PREFIX}{os.getpid()}-")
             setup.dump_dir_owned = True
+            _hold_owner_lock(setup.dump_dir)
             atexit.register(_remove_dump_dir, setup.dump_dir, os.getpid())
         added.append(f"--xla_dump_to={setup.dump_dir}")
         env[_MARKER_ENV] = setup.dump_dir
@@ -253,6 +254,40 @@ def remove_owned_dump_dir() -> None:
             _remove_dump_dir(setup.dump_dir, int(m.group(1)))
 
 
+# An flock held for the owner's lifetime inside its dump dir: the kernel drops it when the
+# owner dies, which a process in another pid namespace sharing /tmp (a container) can see
+# where kill(pid, 0) cannot.
+_LOCK_NAME = ".fpgaprof-owner.lock"
+_held_locks: list[int] = []
+
+
+def _hold_owner_lock(folder: str) -> None:
+    try:
+        import fcntl
+        fd = os.open(os.path.join(folder, _LOCK_NAME), os.O_CREAT | os.O_RDWR, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        _held_locks.append(fd)
+    except (ImportError, OSError):
+        pass  # no flock here: pruning falls back to the pid check alone
+
+
+def _owner_lock_held(folder: str) -> bool:
+    """True when the folder's owner lock is held by a live process (in any pid namespace);
+    False when it is free or absent (an older fpgaprof made no lock)."""
+    try:
+        import fcntl
+        fd = os.open(os.path.join(folder, _LOCK_NAME), os.O_RDWR)
+    except (ImportError, OSError):
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -266,8 +301,10 @@ def _pid_alive(pid: int) -> bool:
 def prune_stale_dump_dirs(tmp_dir: str | None = None) -> int:
     """Removes the temp dump dirs (``fpgaprof-hlo-<pid>-*`` in ``tmp_dir``, default the
     system temp dir) that fpgaprof made for processes that are gone: a process ended by a
-    signal or os._exit() skips the atexit removal. Only this user's folders with that name and
-    a pid that no longer runs; folders without a pid in the name (older fpgaprof) are left.
+    signal or os._exit() skips the atexit removal. Only this user's folders with that name, a
+    pid that no longer runs here and an owner lock no process holds (a live owner in another
+    pid namespace sharing /tmp keeps its folder); folders without a pid in the name (older
+    fpgaprof) are left.
     Returns how many were removed."""
     folder = tmp_dir or tempfile.gettempdir()
     removed = 0
@@ -288,7 +325,7 @@ def prune_stale_dump_dirs(tmp_dir: str | None = None) -> int:
                 continue
         except OSError:
             continue
-        if _pid_alive(pid):
+        if _pid_alive(pid) or _owner_lock_held(entry.path):
             continue
         shutil.rmtree(entry.path, ignore_errors=True)
         removed += not os.path.exists(entry.path)

@@ -40,6 +40,25 @@ def test_prune_removes_only_dead_owners_folders(tmp_path):
     assert alive.exists() and legacy.exists() and other.exists()
 
 
+def test_a_live_owner_in_another_pid_namespace_keeps_its_folder(tmp_path):
+    """A process in another pid namespace sharing /tmp (a container) has a pid kill(pid, 0)
+    cannot see here: its folder looks dead by pid, but its owner lock is held, so it stays.
+    Once the lock is free (the owner died), the folder goes."""
+    import fcntl
+    dead = _dead_pid()  # stands for the other namespace's pid: no such process here
+    folder = tmp_path / f"fpgaprof-hlo-{dead}-ns1"
+    folder.mkdir()
+    fd = os.open(folder / _xla_flags._LOCK_NAME, os.O_CREAT | os.O_RDWR, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the live owner's lock
+    try:
+        assert _xla_flags.prune_stale_dump_dirs(str(tmp_path)) == 0
+        assert folder.exists()
+    finally:
+        os.close(fd)  # the owner ends: the kernel drops its lock
+    assert _xla_flags.prune_stale_dump_dirs(str(tmp_path)) == 1
+    assert not folder.exists()
+
+
 def test_import_prunes_a_killed_processs_folder(tmp_path):
     # A process that imported fpgaprof and was SIGKILLed: its folder stays behind ...
     code = "import fpgaprof, os, time; print(fpgaprof._xla_flags.current().dump_dir, flush=True); time.sleep(60)"
