@@ -3,6 +3,8 @@
 // shown as given; without one, the source name; without options, the device's PCIe link.
 #include <catch2/catch.hpp>
 
+#include <vector>
+
 #include "fpgaprof/analysis/ceilings.hpp"
 #include "fpgaprof/analysis/transfer_analysis.hpp"
 
@@ -86,4 +88,24 @@ TEST_CASE("A copy without duration adds no bytes to link %", "[analysis][transfe
   const TransferGroup& g = r.groups.front();
   CHECK(r.link_percent(g, Direction::kHtoD) == Approx(100.0 * 1e6 / (100e-6 * 31.508e9)).epsilon(1e-3));
   CHECK(g.by_direction[static_cast<std::size_t>(Direction::kHtoD)].count == 2);  // still counted
+}
+
+TEST_CASE("Copies faster than the link peak flag the peak as wrong", "[analysis][transfers]") {
+  // 1e6 B in 100 us = 10 GB/s on a device whose sysfs link reads gen1 x1 (250 MB/s, as an
+  // emulated root port can): 4000 % of the peak. One flag for HtoD names the figure and the
+  // fix; DtoH has no copies, so no flag.
+  TraceStore s = one_copy_store();
+  s.devices.front().pcie_generation = 1;
+  s.devices.front().pcie_link_width = 1;
+  const TransferReport r = analyze_transfers(s);
+  std::vector<const TransferFlag*> exceeded;
+  for (const TransferFlag& f : r.flags)
+    if (f.kind == "link_exceeded") exceeded.push_back(&f);
+  REQUIRE(exceeded.size() == 1);
+  CHECK(exceeded[0]->message.rfind("HtoD copies in the trace ran at 4000 % of the host link's peak (PCIe gen1 x1)", 0) == 0);
+  CHECK(exceeded[0]->message.find("fpgaprof calibrate") != std::string::npos);
+  CHECK(exceeded[0]->bytes == 1000000);
+  // At 31.7 % of a gen4 x16 link nothing is flagged.
+  const TransferReport ok = analyze_transfers(one_copy_store());
+  for (const TransferFlag& f : ok.flags) CHECK(f.kind != "link_exceeded");
 }

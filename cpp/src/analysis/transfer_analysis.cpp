@@ -347,6 +347,22 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
   const TransferGroup& trace_group = report.groups.front();
   if (trace_group.all.pageable_count > 0) flag_pageable(trace_group, "the trace");
   if (is_flood(trace_group)) flag_tiny(trace_group, "the trace");
+  // Copies faster than the link peak by more than 10 %: the peak does not describe this
+  // machine (NVLink-C2C on Grace Hopper, a hypervisor's made-up PCIe port), so every link %
+  // built on it is wrong. Said once per direction, with the fix.
+  for (const Direction d : {Direction::kHtoD, Direction::kDtoH}) {
+    const TransferStats& st = trace_group.by_direction[static_cast<std::size_t>(d)];
+    const double pct = report.link_percent(trace_group, d);
+    if (!(pct > 110.0)) continue;
+    char text[64];
+    std::snprintf(text, sizeof text, "%.0f %%", pct);
+    const std::string link = report.link_description.empty() ? report.link_source : report.link_description;
+    report.flags.push_back({"link_exceeded", GroupKind::kTrace, trace_group.index, st.count, st.bytes,
+                            std::string(direction_name(d)) + " copies in the trace ran at " + text +
+                                " of the host link's peak (" + link + "): that peak does not describe this "
+                                "machine's link (NVLink-C2C, or a virtual machine's emulated PCIe port), so "
+                                "the link percentages are wrong; measure the link with `fpgaprof calibrate`"});
+  }
   std::vector<const TransferGroup*> pageable_regions, tiny_regions;
   for (const TransferGroup& g : report.groups) {
     if (g.kind != GroupKind::kRegion && g.kind != GroupKind::kRegionPath) continue;

@@ -467,7 +467,7 @@ def _op_rows(report: dict, link: float, op_modules: list | None) -> list[dict]:
 
 
 def _flag_rows(report: dict) -> list[dict]:
-    """The transfer flags of the analysis as rows: kind ("pageable", "tiny_transfers"),
+    """The transfer flags of the analysis as rows: kind ("pageable", "tiny_transfers", "link_exceeded"),
     scope (trace, region path, op), region path (null for the trace), count, bytes, message.
     Every flag is also a warning (its message), see docs/reports.md "Warnings"."""
     out = []

@@ -66,7 +66,8 @@ struct TransferGroup {
 };
 
 struct TransferFlag {
-  std::string kind;                // "pageable" or "tiny_transfers"
+  std::string kind;                // "pageable", "tiny_transfers" or "link_exceeded" (copies
+                                   // beat the link peak by > 10 %: the peak is wrong here)
   GroupKind group_kind = GroupKind::kTrace;
   uint32_t index = kNone32;
   uint64_t count = 0;
