@@ -37,6 +37,11 @@ struct PcieLink {
 // ("Unknown", "Unknown speed", "", "33 MHz PCI", a rate between generations). Pure.
 uint32_t pcie_generation_from_speed(std::string_view text);
 
+// Host-link bandwidth of PCIe generation `gen` (1..7) with `lanes` lanes, one direction, after
+// line encoding (8b/10b for gen1-2, 128b/130b for gen3-5, FLIT 242/256 for gen6-7), in bytes/s.
+// 0 when gen or lanes is unknown (0) or gen is out of range.
+double pcie_bytes_per_s(uint32_t gen, uint32_t lanes);
+
 // Lanes from a max_link_width text ("16", "16\n"). 0 unless it is one of the widths PCIe
 // defines (1, 2, 4, 8, 12, 16, 32). Pure.
 uint32_t pcie_width_from_text(std::string_view text);

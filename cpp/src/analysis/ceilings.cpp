@@ -97,22 +97,6 @@ double Ceilings::ridge_flops_per_byte(Precision p) const {
   return (f > 0 && dram_bytes_per_s > 0) ? f / dram_bytes_per_s : 0.0;
 }
 
-double pcie_bytes_per_s(uint32_t gen, uint32_t lanes) {
-  // Per lane, one direction, after line encoding.
-  static const double kPerLane[] = {
-      0.0,
-      2.5e9 * 8.0 / 10.0 / 8.0,      // gen1: 2.5 GT/s, 8b/10b  -> 250 MB/s
-      5.0e9 * 8.0 / 10.0 / 8.0,      // gen2: 5 GT/s            -> 500 MB/s
-      8.0e9 * 128.0 / 130.0 / 8.0,   // gen3: 8 GT/s, 128b/130b -> 984.6 MB/s
-      16.0e9 * 128.0 / 130.0 / 8.0,  // gen4                    -> 1969 MB/s
-      32.0e9 * 128.0 / 130.0 / 8.0,  // gen5                    -> 3938 MB/s
-      64.0e9 * 242.0 / 256.0 / 8.0,  // gen6: PAM4, FLIT        -> 7563 MB/s
-      128.0e9 * 242.0 / 256.0 / 8.0, // gen7                    -> 15125 MB/s
-  };
-  if (gen == 0 || gen > 7 || lanes == 0) return 0.0;
-  return kPerLane[gen] * static_cast<double>(lanes);
-}
-
 Ceilings table_ceilings(const DeviceInfo& device) {
   Ceilings c;
   c.device_name = device.name;

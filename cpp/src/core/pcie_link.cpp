@@ -184,6 +184,22 @@ std::string sysfs_root() {
   return root != nullptr && root[0] != '\0' ? std::string(root) : std::string("/sys");
 }
 
+double pcie_bytes_per_s(uint32_t gen, uint32_t lanes) {
+  // Per lane, one direction, after line encoding.
+  static const double kPerLane[] = {
+      0.0,
+      2.5e9 * 8.0 / 10.0 / 8.0,      // gen1: 2.5 GT/s, 8b/10b  -> 250 MB/s
+      5.0e9 * 8.0 / 10.0 / 8.0,      // gen2: 5 GT/s            -> 500 MB/s
+      8.0e9 * 128.0 / 130.0 / 8.0,   // gen3: 8 GT/s, 128b/130b -> 984.6 MB/s
+      16.0e9 * 128.0 / 130.0 / 8.0,  // gen4                    -> 1969 MB/s
+      32.0e9 * 128.0 / 130.0 / 8.0,  // gen5                    -> 3938 MB/s
+      64.0e9 * 242.0 / 256.0 / 8.0,  // gen6: PAM4, FLIT        -> 7563 MB/s
+      128.0e9 * 242.0 / 256.0 / 8.0, // gen7                    -> 15125 MB/s
+  };
+  if (gen == 0 || gen > 7 || lanes == 0) return 0.0;
+  return kPerLane[gen] * static_cast<double>(lanes);
+}
+
 PcieLink read_pcie_link(const std::string& sysfs_root_dir, std::string_view bus_id) {
   PcieLink link;
   const std::string name = sysfs_pci_name(bus_id);
@@ -213,11 +229,6 @@ PcieLink read_pcie_link(const std::string& sysfs_root_dir, std::string_view bus_
   link.width = own.width;
   // A copy runs at the slowest single link on the path (one link's generation with that
   // link's width: gen4 x16 and gen5 x8 are both ~31.5 GB/s, not gen4 x8).
-  const auto bandwidth = [](uint32_t gen, uint32_t width) {
-    // Per-lane GT/s after line encoding (the same figures as analysis::pcie_bytes_per_s).
-    static const double kPerLane[] = {0.0, 2.0, 4.0, 7.877, 15.754, 31.508, 60.5, 121.0};
-    return (gen < 8 ? kPerLane[gen] : kPerLane[7]) * static_cast<double>(width);
-  };
   std::string slow_port;  // the upstream port of the slowest link, when slower than the device's
   for (fs::path p = dev.parent_path(); p.has_filename() && p != p.parent_path(); p = p.parent_path()) {
     const std::string port = p.filename().string();
@@ -233,7 +244,7 @@ PcieLink read_pcie_link(const std::string& sysfs_root_dir, std::string_view bus_
       link.skipped += (link.skipped.empty() ? "" : "; ") + port + " (" + up.problem + ")";
       continue;
     }
-    if (bandwidth(up.generation, up.width) < bandwidth(link.generation, link.width)) {
+    if (pcie_bytes_per_s(up.generation, up.width) < pcie_bytes_per_s(link.generation, link.width)) {
       link.generation = up.generation;
       link.width = up.width;
       slow_port = port + " (" + link_text(up.generation, up.width) + ")";

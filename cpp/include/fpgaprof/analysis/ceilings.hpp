@@ -9,6 +9,7 @@
 #include <string>
 
 #include "fpgaprof/hlo/hlo_module.hpp"
+#include "fpgaprof/pcie_link.hpp"
 #include "fpgaprof/records.hpp"
 
 namespace fpgaprof::analysis {
@@ -70,10 +71,9 @@ struct Ceilings {
 // Unknown architecture: FLOP/s ceilings stay 0 (source kUnknown). Never throws.
 Ceilings table_ceilings(const DeviceInfo& device);
 
-// Host-link bandwidth of PCIe generation `gen` (1..7) with `lanes` lanes, one direction, after
-// line encoding (8b/10b for gen1-2, 128b/130b for gen3-5, FLIT 242/256 for gen6-7), in bytes/s.
-// 0 when gen or lanes is unknown (0) or gen is out of range.
-double pcie_bytes_per_s(uint32_t gen, uint32_t lanes);
+// Host-link bandwidth of a PCIe generation and width (fpgaprof/pcie_link.hpp, where the link
+// read from sysfs is ranked by it too).
+using fpgaprof::pcie_bytes_per_s;
 
 // Pipe an HLO instruction of element type `type` and access pattern `pattern` runs on:
 // dot/convolution use tensor pipes (f32 -> tf32 tensor, XLA's default precision on GPUs),
