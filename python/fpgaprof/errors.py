@@ -37,9 +37,15 @@ class FpgaprofWarning(RuntimeWarning):
     """Something the user should know about a trace: no GPU, dropped records, late import, ..."""
 
 
+def closest_name(given: str, names: "list[str] | tuple[str, ...]") -> "str | None":
+    """The closest of `names` to `given`, or None when none is close."""
+    import difflib
+    close = difflib.get_close_matches(given, list(names), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
 def did_you_mean(given: str, names: "list[str] | tuple[str, ...]") -> str:
     """"did you mean X? " for the closest of `names` to `given`, or "" when none is close
     (for one-line error messages that list the valid names after it)."""
-    import difflib
-    close = difflib.get_close_matches(given, list(names), n=1, cutoff=0.6)
-    return f"did you mean {close[0]}? " if close else ""
+    close = closest_name(given, names)
+    return f"did you mean {close}? " if close else ""

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from fpgaprof import _core
 from fpgaprof._atomic import write_text_atomic
-from fpgaprof.errors import FpgaprofIOError, InvalidArgumentError, did_you_mean
+from fpgaprof.errors import FpgaprofIOError, InvalidArgumentError, closest_name, did_you_mean
 from fpgaprof.roofline import Table, _no_rows_note, _store_of, analyze
 
 __all__ = ["FpgaTarget", "presets", "target_spec", "card_file", "resolve_target", "fpga_candidates", "export_hlo", "hlo_module_for_op"]
@@ -98,11 +98,10 @@ def target_spec(target: str | os.PathLike | Mapping | FpgaTarget) -> str | dict:
 def _preset_hint(given: str, names: list[str]) -> str:
     """did_you_mean, except between names of one length that differ only in digits: those are
     other models (alveo-u250 is a DDR4 card, not a misspelt alveo-u280; versal-v8 is a typo)."""
-    hint = did_you_mean(given, names)
-    close = hint[len("did you mean "):-2] if hint else ""
+    close = closest_name(given, names)
     if close and re.sub(r"\d", "#", close.lower()) == re.sub(r"\d", "#", given.lower()):
         return f"{given} is not a preset: describe it in a card file; "
-    return hint
+    return did_you_mean(given, names)
 
 
 def card_file(path: str | os.PathLike) -> dict:
