@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """fpgaprof on an MBIRJAX script: one forward and one back projection, traced and ranked.
 
-    python examples/mbirjax_forward.py [--size 64] [--target alveo-u55c] [--out forward.fpgaprof]
+    python examples/mbirjax_forward.py [--size 64] [--target alveo-u55c] [--out forward.fpgaprof] [--counters]
 
 The everyday use: `with fpgaprof.trace(path)` around the calls, each in an `fpgaprof.region`,
 after one warm-up call (so that XLA's compilation is not in the trace). It prints the profile
@@ -39,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", type=int, default=64, help="volume n x n x n and n views (default 64)")
     ap.add_argument("--target", default="alveo-u55c", help="FPGA card preset (fpgaprof.fpga.presets())")
     ap.add_argument("--out", default="forward.fpgaprof", help="trace file to write")
+    ap.add_argument("--counters", action="store_true",
+                    help="also read hardware counters per kernel (measured FLOPs and DRAM bytes for "
+                         "the roofline; each kernel is replayed, so the traced calls run slower)")
     args = ap.parse_args(argv)
 
     n = args.size
@@ -47,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     # Warm-up: compile both projectors outside the trace.
     jax.block_until_ready(model.back_project(jax.block_until_ready(model.forward_project(phantom))))
 
-    with fpgaprof.trace(args.out) as prof:
+    with fpgaprof.trace(args.out, counters=args.counters) as prof:
         with fpgaprof.region("forward_project"):
             sino = jax.block_until_ready(model.forward_project(phantom))
         with fpgaprof.region("back_project"):

@@ -172,7 +172,12 @@ def parse_ncu_csv(text: str) -> list[dict[str, Any]]:
 
 
 def role_of(metric: str) -> str | None:
-    """The quantity a metric measures, as both tools name it (GB20x: dram__bytes_op_*)."""
+    """The quantity a metric measures, as both tools name it (GB20x: dram__bytes_op_*). Only the
+    ``.sum`` rollup counts: ncu's ``--page raw`` expands each requested ``X.sum`` into X.avg,
+    X.max, X.min and X.sum columns (seen on an H100 with ncu 2025.3.1), and the avg is per unit
+    (per SM, per memory partition), not the kernel's total."""
+    if not metric.endswith(".sum"):
+        return None
     if metric.startswith(("dram__bytes_read.", "dram__bytes_op_read.")):
         return "dram_read"
     if metric.startswith(("dram__bytes_write.", "dram__bytes_op_write.")):
@@ -543,10 +548,10 @@ SAMPLE_DETAILS = '''{"op": "matmul"}
 '''
 
 SAMPLE_RAW = '''==PROF== Connected to process 77 (/usr/bin/python3)
-"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Device","CC","dram__bytes_read.sum","dram__bytes_write.sum","gpu__time_duration.sum","sm__sass_thread_inst_executed_op_ffma_pred_on.sum"
-"","","","","","","","","","byte","byte","nsecond","inst"
-"0","77","python3","h","void gemm<float, 128, 128>(float const*, float const*, float*, int, int, int)","1","7","0","9.0","50,331,648","33,554,432","412,576","8,589,934,592"
-"1","77","python3","h","loop_add_fusion","1","7","0","9.0","1,073,741,824","1,073,000,000","720,000","0"
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Device","CC","dram__bytes_read.avg","dram__bytes_read.sum","dram__bytes_write.sum","gpu__time_duration.sum","sm__sass_thread_inst_executed_op_ffma_pred_on.avg","sm__sass_thread_inst_executed_op_ffma_pred_on.max","sm__sass_thread_inst_executed_op_ffma_pred_on.sum"
+"","","","","","","","","","byte","byte","byte","nsecond","inst","inst","inst"
+"0","77","python3","h","void gemm<float, 128, 128>(float const*, float const*, float*, int, int, int)","1","7","0","9.0","1,258,291.20","50,331,648","33,554,432","412,576","65,075,262.06","67,108,864","8,589,934,592"
+"1","77","python3","h","loop_add_fusion","1","7","0","9.0","26,843,545.60","1,073,741,824","1,073,000,000","720,000","0","0","0"
 '''
 
 

@@ -73,6 +73,7 @@ step_env() {
   if command -v nvidia-smi >/dev/null; then
     timeout 60 nvidia-smi
     timeout 30 nvidia-smi --query-gpu=name,uuid,driver_version,memory.total,clocks.sm,clocks.max.sm,compute_cap --format=csv
+    timeout 30 nvidia-smi --query-gpu=pci.bus_id,pcie.link.gen.max,pcie.link.width.max,pcie.link.gen.gpumax,pcie.link.width.current,pcie.link.gen.current --format=csv
   else
     echo "nvidia-smi: not found"
   fi

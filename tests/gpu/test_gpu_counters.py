@@ -14,6 +14,8 @@ import pytest
 pytestmark = pytest.mark.gpu
 
 from _gpu import skip_without_gpu  # noqa: E402
+import textwrap  # noqa: E402
+
 from test_gpu_trace import run  # noqa: E402
 
 _COUNTER_SUMS = """
@@ -40,7 +42,7 @@ def _skip_if_not_permitted(got: dict) -> None:
 @skip_without_gpu
 def test_matmul_counters_give_2mnk_flops_within_2_percent():
     m, k, n = 1024, 1024, 2048
-    got = run(_COUNTER_SUMS + f"""
+    got = run(_COUNTER_SUMS + textwrap.dedent(f"""
         M, K, N = {m}, {k}, {n}
         f = jax.jit(lambda a, b: jnp.matmul(a, b, precision=jax.lax.Precision.HIGHEST))
         a = jnp.ones((M, K), jnp.float32)
@@ -53,7 +55,7 @@ def test_matmul_counters_give_2mnk_flops_within_2_percent():
         print(json.dumps({{"warnings": prof.warnings, "counter_records": len(prof.counters),
                           "kernels": [r.name for r in prof.kernels], "sums": sums,
                           "flops": fp32_flops(sums), "value": float(c[0, 0])}}))
-    """)
+    """))
     _skip_if_not_permitted(got)
     print(got)
     assert got["value"] == float(k)
@@ -65,7 +67,7 @@ def test_matmul_counters_give_2mnk_flops_within_2_percent():
 @skip_without_gpu
 def test_streaming_kernel_counters_give_2n_dram_bytes_within_5_percent():
     n_floats = 64 * 1024 * 1024          # 256 MiB: well past any L2 (50 MB on H100)
-    got = run(_COUNTER_SUMS + f"""
+    got = run(_COUNTER_SUMS + textwrap.dedent(f"""
         x = jnp.zeros(({n_floats},), jnp.float32)
         f = jax.jit(lambda a: a + 1.0)
         f(x).block_until_ready()
@@ -76,7 +78,7 @@ def test_streaming_kernel_counters_give_2n_dram_bytes_within_5_percent():
         print(json.dumps({{"warnings": prof.warnings, "counter_records": len(prof.counters),
                           "kernels": [r.name for r in prof.kernels], "sums": sums,
                           "dram": dram_bytes(sums), "nbytes": int(x.nbytes), "value": float(y[7])}}))
-    """)
+    """))
     _skip_if_not_permitted(got)
     print(got)
     assert got["value"] == 1.0
