@@ -406,7 +406,16 @@ def _entry_for_instruction(module_text: str, mod: Any, ci: int, ins: Any, taken:
     params: list[tuple[str, str]] = []
     for k, (name, item) in enumerate(zip(operands, items)):
         producer = texts.get((ci, name))
-        if producer is not None:
+        base, hash_, index = name.partition("#")
+        if producer is None and hash_ and index.isdigit() and (ci, base) in texts:
+            # XLA's tuple-element shorthand "%t#N": element N of the shape %t was printed with.
+            tuple_shape = _instruction_parts(texts[(ci, base)])[0].strip()
+            elements = _split_top(tuple_shape[1:-1]) if tuple_shape.startswith("(") else []
+            if int(index) >= len(elements):
+                raise InvalidArgumentError(f"operand {name!r} of {op!r}: {base!r} has shape {tuple_shape!r}, "
+                                           f"which has no element {index}")
+            pshape = re.sub(r"^/\*index=\d+\*/\s*", "", elements[int(index)])
+        elif producer is not None:
             pshape = _instruction_parts(producer)[0]
         else:
             im = re.match(r"^(.*\S)\s+%?[\w.\-]+$", item)

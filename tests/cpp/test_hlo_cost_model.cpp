@@ -3,8 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include "fpgaprof/hlo/cost_model.hpp"
+#include "fpgaprof/hlo/hlo_parser.hpp"
 
 using namespace fpgaprof::hlo;
 
@@ -332,4 +334,138 @@ ENTRY main {
   CHECK(g.cost.bytes_read == 80000);
   CHECK(g.cost.bytes_written == 40000);
   CHECK(m.total.flops == 2e6);
+}
+
+namespace {
+
+// XLA's tuple-element shorthand (as printed on an H100 by JAX 0.11: `%arg_tuple.1#2`) and the
+// same module with explicit get-tuple-element instructions, which is what the shorthand means.
+const char* kShorthand = R"(HloModule m, is_scheduled=true
+
+%fused_add (p0: f32[1024], p1: f32[1024]) -> f32[1024] {
+  %p0 = f32[1024]{0} parameter(0)
+  %p1 = f32[1024]{0} parameter(1)
+  ROOT %a = f32[1024]{0} add(%p0, %p1)
+}
+
+%body (arg: (s32[], f32[1024], f32[1024])) -> (s32[], f32[1024], f32[1024]) {
+  %arg = (s32[], f32[1024]{0}, f32[1024]{0}) parameter(0)
+  %one = s32[] constant(1)
+  %i = s32[] add(%arg#0, %one)
+  %f = f32[1024]{0} fusion(%arg#1, %arg#2), kind=kLoop, calls=%fused_add
+  ROOT %t = (s32[], f32[1024]{0}, f32[1024]{0}) tuple(%i, %f, %arg#2)
+}
+
+%cond (arg.c: (s32[], f32[1024], f32[1024])) -> pred[] {
+  %arg.c = (s32[], f32[1024]{0}, f32[1024]{0}) parameter(0)
+  %n = s32[] constant(8)
+  ROOT %lt = pred[] compare(%arg.c#0, %n), direction=LT
+}
+
+ENTRY %e (x: f32[1024], y: f32[1024]) -> f32[1024] {
+  %x = f32[1024]{0} parameter(0)
+  %y = f32[1024]{0} parameter(1)
+  %z = s32[] constant(0)
+  %init = (s32[], f32[1024]{0}, f32[1024]{0}) tuple(%z, %x, %y)
+  %w = (s32[], f32[1024]{0}, f32[1024]{0}) while(%init), condition=%cond, body=%body, backend_config={"known_trip_count":{"n":"8"}}
+  ROOT %neg = f32[1024]{0} negate(%w#1)
+}
+)";
+
+const char* kExplicit = R"(HloModule m, is_scheduled=true
+
+%fused_add (p0: f32[1024], p1: f32[1024]) -> f32[1024] {
+  %p0 = f32[1024]{0} parameter(0)
+  %p1 = f32[1024]{0} parameter(1)
+  ROOT %a = f32[1024]{0} add(%p0, %p1)
+}
+
+%body (arg: (s32[], f32[1024], f32[1024])) -> (s32[], f32[1024], f32[1024]) {
+  %arg = (s32[], f32[1024]{0}, f32[1024]{0}) parameter(0)
+  %g0 = s32[] get-tuple-element(%arg), index=0
+  %g1 = f32[1024]{0} get-tuple-element(%arg), index=1
+  %g2 = f32[1024]{0} get-tuple-element(%arg), index=2
+  %one = s32[] constant(1)
+  %i = s32[] add(%g0, %one)
+  %f = f32[1024]{0} fusion(%g1, %g2), kind=kLoop, calls=%fused_add
+  ROOT %t = (s32[], f32[1024]{0}, f32[1024]{0}) tuple(%i, %f, %g2)
+}
+
+%cond (arg.c: (s32[], f32[1024], f32[1024])) -> pred[] {
+  %arg.c = (s32[], f32[1024]{0}, f32[1024]{0}) parameter(0)
+  %gc = s32[] get-tuple-element(%arg.c), index=0
+  %n = s32[] constant(8)
+  ROOT %lt = pred[] compare(%gc, %n), direction=LT
+}
+
+ENTRY %e (x: f32[1024], y: f32[1024]) -> f32[1024] {
+  %x = f32[1024]{0} parameter(0)
+  %y = f32[1024]{0} parameter(1)
+  %z = s32[] constant(0)
+  %init = (s32[], f32[1024]{0}, f32[1024]{0}) tuple(%z, %x, %y)
+  %w = (s32[], f32[1024]{0}, f32[1024]{0}) while(%init), condition=%cond, body=%body, backend_config={"known_trip_count":{"n":"8"}}
+  %gw = f32[1024]{0} get-tuple-element(%w), index=1
+  ROOT %neg = f32[1024]{0} negate(%gw)
+}
+)";
+
+}  // namespace
+
+TEST_CASE("tuple-element shorthand %t#N costs what explicit get-tuple-element does", "[hlo][cost][parser]") {
+  Module s = analyze_hlo(kShorthand);
+  Module x = analyze_hlo(kExplicit);
+  // The shorthand becomes one get-tuple-element per distinct element, named as printed.
+  const Computation* body = s.find("body");
+  REQUIRE(body != nullptr);
+  const Instruction* g1 = body->find("arg#1");
+  REQUIRE(g1 != nullptr);
+  CHECK(g1->opcode == "get-tuple-element");
+  CHECK(g1->operands == std::vector<std::string>{"arg"});
+  CHECK(g1->attributes.at("index") == "1");
+  CHECK(g1->shape.dims == std::vector<int64_t>{1024});
+  CHECK(g1->line == 0);  // no text of its own
+  const Instruction& f = ins(s, "f");
+  REQUIRE(f.operand_shapes.size() == 2);
+  CHECK(f.operand_shapes[0].dims == std::vector<int64_t>{1024});
+  CHECK(body->instructions[f.operand_indices[1]].name == "arg#2");
+  // One get-tuple-element for arg#2 although it is used twice (by %f and by the ROOT tuple).
+  int count = 0;
+  for (const Instruction& i : body->instructions) count += i.name == "arg#2";
+  CHECK(count == 1);
+  // Every instruction both texts share costs the same; so do the totals.
+  for (const char* name : {"i", "f", "t", "lt", "init", "w", "neg"}) {
+    INFO(name);
+    CHECK(ins(s, name).cost.flops == ins(x, name).cost.flops);
+    CHECK(ins(s, name).cost.bytes_read == ins(x, name).cost.bytes_read);
+    CHECK(ins(s, name).cost.bytes_written == ins(x, name).cost.bytes_written);
+  }
+  CHECK(s.total.flops == x.total.flops);
+  CHECK(s.total.bytes_read == x.total.bytes_read);
+  CHECK(s.total.bytes_written == x.total.bytes_written);
+  // By hand: negate of element 1 of the loop result: 1024 flops, reads and writes 4096 B; the
+  // fused add in the body: 1024 flops, reads 2 x 4096 B, writes 4096 B per iteration.
+  CHECK(ins(s, "neg").cost.flops == 1024);
+  CHECK(ins(s, "neg").cost.bytes_read == 4096);
+  CHECK(ins(s, "neg").cost.bytes_written == 4096);
+  CHECK(ins(s, "f").cost.flops == 1024);
+  CHECK(ins(s, "f").cost.bytes_read == 8192);
+  CHECK(ins(s, "f").cost.bytes_written == 4096);
+}
+
+TEST_CASE("tuple-element shorthand errors name the operand and the fix", "[hlo][parser]") {
+  const std::string head = "HloModule m\nENTRY e {\n  p = (f32[2]{0}, f32[3]{0}) parameter(0)\n  q = f32[2]{0} parameter(1)\n";
+  auto message = [&](const std::string& line) -> std::string {
+    try {
+      parse_hlo_module(head + line + "}\n");
+    } catch (const HloParseError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  CHECK_THAT(message("  ROOT n = f32[2]{0} negate(p#2)\n"),
+             Catch::Contains("line 5") && Catch::Contains("'p#2' to name an element of a tuple-shaped instruction ('p' has 2 elements)"));
+  CHECK_THAT(message("  ROOT n = f32[2]{0} negate(q#0)\n"), Catch::Contains("('q' has no tuple shape)"));
+  CHECK_THAT(message("  ROOT n = f32[2]{0} negate(r#0)\n"), Catch::Contains("operand 'r' (of 'r#0') defined in computation 'e'"));
+  CHECK_THAT(message("  ROOT n = f32[2]{0} negate(p#)\n"), Catch::Contains("expected a tuple index after '#' in operand 'p'"));
+  CHECK(message("  ROOT n = f32[3]{0} negate(p#1)\n") == "no error");
 }

@@ -1,11 +1,14 @@
 #include "fpgaprof/hlo/hlo_parser.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace fpgaprof::hlo {
 namespace {
@@ -540,6 +543,7 @@ class HloParser {
     }
     if (comp.instructions.empty()) fail("at least one instruction in computation '" + comp.name + "'");
     if (!saw_root) comp.root_index = comp.instructions.size() - 1;
+    add_tuple_element_instructions(comp, local, comp_index);
     resolve_operands(comp, local);
     for (auto& [n, i] : local) comp.index.emplace(std::string(n), i);
     if (comp.is_entry) {
@@ -551,6 +555,47 @@ class HloParser {
       fail("a unique computation name (duplicate '" + comp.name + "')");
     }
     module_.computations.push_back(std::move(comp));
+  }
+
+  // A get-tuple-element for each distinct tuple-element operand `t#N` of the computation,
+  // appended after its instructions (named "t#N", line 0: it has no text of its own), so that
+  // the cost model and the users of a tuple see the same instructions as in HLO printed with
+  // explicit get-tuple-element.
+  void add_tuple_element_instructions(Computation& comp, std::unordered_map<std::string_view, std::size_t>& local,
+                                      std::size_t comp_index) {
+    std::vector<std::pair<std::string, int>> wanted;  // (operand name, line of its first user)
+    for (const Instruction& ins : comp.instructions) {
+      for (const std::string& o : ins.operands) {
+        if (o.find('#') != std::string::npos && local.find(o) == local.end() &&
+            std::none_of(wanted.begin(), wanted.end(), [&](const auto& w) { return w.first == o; })) {
+          wanted.emplace_back(o, ins.line);
+        }
+      }
+    }
+    for (const auto& [name, line] : wanted) {
+      const std::size_t hash = name.find('#');
+      const std::string base = name.substr(0, hash);
+      int64_t index = -1;
+      auto it = local.find(base);
+      if (it == local.end()) fail_line(line, "operand '" + base + "' (of '" + name + "') defined in computation '" + comp.name + "'");
+      const Shape& tuple = comp.instructions[it->second].shape;
+      if (!parse_int(std::string_view(name).substr(hash + 1), index) || !tuple.is_tuple() || index < 0 ||
+          static_cast<std::size_t>(index) >= tuple.tuple.size()) {
+        fail_line(line, "'" + name + "' to name an element of a tuple-shaped instruction ('" + base + "' has " +
+                            (tuple.is_tuple() ? std::to_string(tuple.tuple.size()) + " elements" : "no tuple shape") + ")");
+      }
+      Instruction gte;
+      gte.name = name;
+      gte.opcode = "get-tuple-element";
+      gte.shape = tuple.tuple[static_cast<std::size_t>(index)];
+      gte.operands = {base};
+      gte.attributes["index"] = std::to_string(index);
+      gte.computation_index = comp_index;
+      gte.line = 0;
+      comp.instructions.push_back(std::move(gte));
+      synthetic_names_.push_back(std::make_unique<std::string>(name));
+      local.emplace(*synthetic_names_.back(), comp.instructions.size() - 1);
+    }
   }
 
   void resolve_operands(Computation& comp, const std::unordered_map<std::string_view, std::size_t>& local) {
@@ -629,6 +674,16 @@ class HloParser {
         skip_blanks();
       }
       std::string_view operand = name_token("an operand name");
+      if (peek() == '#') {
+        // XLA's tuple-element shorthand (2025 on): `%t#2` is element 2 of tuple-shaped %t, printed
+        // in place of a get-tuple-element instruction. Kept as the name "t#2"; resolve_operands
+        // adds the get-tuple-element it stands for.
+        ++pos_;
+        const std::size_t digits = pos_;
+        while (pos_ < s_.size() && is_digit(s_[pos_])) ++pos_;
+        if (pos_ == digits) fail("a tuple index after '#' in operand '" + std::string(operand) + "'");
+        operand = s_.substr(operand.data() - s_.data(), pos_ - static_cast<std::size_t>(operand.data() - s_.data()));
+      }
       ins.operands.emplace_back(operand);
       ins.operand_shapes.push_back(std::move(inline_shape));
       skip_ws();
@@ -836,6 +891,7 @@ class HloParser {
   std::size_t pos_ = 0;
   int line_ = 1;
   Module module_;
+  std::vector<std::unique_ptr<std::string>> synthetic_names_;  // keys of `local` for "t#N" operands
   std::vector<std::string> file_names_;
   std::vector<std::string> function_names_;
   std::vector<Location> locations_;
