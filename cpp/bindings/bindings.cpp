@@ -474,7 +474,8 @@ PYBIND11_MODULE(_core, m) {
           py::dict d;
           d["matched"] = m.matched; d["unmatched_ranges"] = m.unmatched_ranges; d["dropped_ranges"] = m.dropped_ranges;
           d["unprofiled_kernels"] = m.unprofiled_kernels; d["ambiguous_windows"] = m.ambiguous_windows;
-          d["unpaired_kernels"] = m.unpaired_kernels;
+          d["unpaired_kernels"] = m.unpaired_kernels; d["matched_copies"] = m.matched_copies;
+          d["timed_from_counters"] = m.timed_from_counters;
           return d;
         }, py::arg("store"))
         .def_property_readonly("metrics", &CounterSession::metrics)

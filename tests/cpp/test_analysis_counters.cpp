@@ -221,3 +221,116 @@ TEST_CASE("The insufficient-privileges error names the call, the driver option a
   // The call is whatever failed, not a fixed name.
   CHECK(counter_privileges_message("cuptiProfilerHostInitialize").rfind("cuptiProfilerHostInitialize returned", 0) == 0);
 }
+
+TEST_CASE("Counter windows: device-to-device copies take ranges; replayed launches get the counter's time",
+          "[analysis][counters]") {
+  // The start of MBIRJAX's forward projection as an H100 traced it under counters=True (CUPTI 13,
+  // 2026-11-22): kernel replay left every kernel and DtoD copy with start = end = 0, and the
+  // Range Profiler made one range of each of them, in launch order. Correlation ids, copy sizes
+  // and range durations (ns) are the real ones; API call starts are made up (increasing).
+  TraceStore s;
+  s.meta.incomplete_records = 7;  // the 6 launches below and one HtoD copy
+  s.meta.warnings.push_back("7 GPU activity records have no timestamps (start=end=0: CUPTI's device "
+                            "timestamp buffer ran out): raise device_buffer_bytes");
+  auto api = [&](uint32_t corr, uint64_t t) {
+    ApiRecord a;
+    a.correlation_id = corr;
+    a.start_ns = t;
+    a.end_ns = t + 100000;
+    s.api_calls.push_back(a);
+  };
+  auto copy = [&](uint32_t corr, CopyKind kind, uint64_t bytes, uint64_t t) {
+    MemcpyRecord m;
+    m.correlation_id = corr;
+    m.copy_kind = kind;
+    m.bytes = bytes;
+    s.memcpys.push_back(m);
+    api(corr, t);
+  };
+  auto kernel = [&](uint32_t corr, const char* name, uint64_t t) {
+    KernelRecord k;
+    k.correlation_id = corr;
+    k.name = s.strings.intern(name);
+    s.kernels.push_back(k);
+    api(corr, t);
+  };
+  copy(91, CopyKind::kHtoD, 12384, 1000000);     // HtoD: no range
+  copy(107, CopyKind::kDtoD, 12384, 2000000);    // range 0: 2432 ns
+  kernel(108, "sort_4_1", 3000000);              // range 1: 27776 ns
+  copy(122, CopyKind::kDtoD, 12384, 4000000);    // range 2: 2400 ns
+  copy(136, CopyKind::kDtoD, 12384, 5000000);    // range 3: 2496 ns
+  copy(150, CopyKind::kDtoD, 1048576, 6000000);  // range 4: 2784 ns
+  kernel(180, "loop_compare_fusion", 7000000);   // range 5: 2816 ns
+  const std::vector<std::string> metrics = {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "gpu__time_duration.sum"};
+  const CounterMatch m = add_counter_windows(
+      s, metrics,
+      {window(0, 9000000, 2048,
+              {{"0", {0, 2432}}, {"1", {5, 27776}}, {"2", {0, 2400}}, {"3", {0, 2496}}, {"4", {0, 2784}}, {"5", {7, 2816}}})});
+  CHECK(m.matched == 2);         // the two kernels
+  CHECK(m.matched_copies == 4);  // the four DtoD copies
+  CHECK(m.unmatched_ranges == 0);
+  CHECK(m.ambiguous_windows == 0);
+  CHECK(m.timed_from_counters == 6);
+  REQUIRE(s.counters.size() == 12);
+  CHECK(s.counters[0].memcpy_index == 1);   // range 0 -> the first DtoD copy (memcpys[1])
+  CHECK(s.counters[0].kernel_index == kNone32);
+  CHECK(s.counters[2].kernel_index == 0);   // range 1 -> sort_4_1
+  CHECK(s.counters[2].memcpy_index == kNone32);
+  CHECK(s.counters[10].kernel_index == 1);  // range 5 -> loop_compare_fusion
+  // Times: start = the launch call's start, end = start + the range's duration.
+  CHECK(s.kernels[0].start_ns == 3000000);
+  CHECK(s.kernels[0].duration_ns() == 27776);
+  CHECK(s.kernels[1].duration_ns() == 2816);
+  CHECK(s.memcpys[4].start_ns == 6000000);
+  CHECK(s.memcpys[4].duration_ns() == 2784);
+  CHECK(s.memcpys[0].duration_ns() == 0);   // the HtoD copy had no range: untouched
+  CHECK(s.meta.incomplete_records == 1);
+  REQUIRE(s.meta.warnings.size() == 1);
+  CHECK(s.meta.warnings[0].rfind("1 GPU activity records have no timestamps", 0) == 0);
+  // The roofline reads the kernels' counters (ffma x 2) and their duration.
+  const auto measured = analysis::measured_kernels(s);
+  REQUIRE(measured.size() == 2);
+  CHECK(measured[0].flops == Approx(10));
+  CHECK(measured[0].duration_ns == Approx(27776));
+  CHECK(measured[1].flops == Approx(14));
+
+  SECTION("a record with GPU timestamps keeps them; a second call skips paired copies") {
+    TraceStore t;
+    KernelRecord k;
+    k.correlation_id = 1;
+    k.start_ns = 500;
+    k.end_ns = 900;
+    k.name = t.strings.intern("A");
+    t.kernels.push_back(k);
+    MemcpyRecord c;
+    c.correlation_id = 2;
+    c.copy_kind = CopyKind::kDtoD;
+    c.start_ns = 950;
+    c.end_ns = 990;
+    t.memcpys.push_back(c);
+    MemcpyRecord peer = c;  // a copy to another device: not profiled by this context
+    peer.correlation_id = 3;
+    peer.src_device_id = 0;
+    peer.dst_device_id = 1;
+    t.memcpys.push_back(peer);
+    const CounterMatch a = add_counter_windows(t, metrics, {window(0, 1000, 16, {{"0", {1, 400}}, {"1", {0, 40}}})});
+    CHECK(a.matched == 1);
+    CHECK(a.matched_copies == 1);
+    CHECK(a.timed_from_counters == 0);
+    CHECK(t.kernels[0].start_ns == 500);
+    CHECK(t.counters[2].memcpy_index == 0);
+    const CounterMatch b = add_counter_windows(t, metrics, {window(0, 1000, 16, {{"0", {1, 400}}})});
+    CHECK(b.matched + b.matched_copies == 0);
+    CHECK(b.ambiguous_windows == 1);
+  }
+  SECTION("a named range cannot be a copy") {
+    TraceStore t;
+    MemcpyRecord c;
+    c.correlation_id = 2;
+    c.copy_kind = CopyKind::kDtoD;
+    t.memcpys.push_back(c);
+    const CounterMatch a = add_counter_windows(t, metrics, {window(0, 1000, 16, {{"memcpy", {0, 40}}})});
+    CHECK(a.matched_copies == 0);
+    CHECK(a.ambiguous_windows == 1);
+  }
+}

@@ -67,6 +67,9 @@ struct CounterWindow {
 
 struct CounterMatch {
   uint64_t matched = 0;               // ranges paired with a traced kernel
+  uint64_t matched_copies = 0;        // ranges paired with a device-to-device copy
+  uint64_t timed_from_counters = 0;   // launches without GPU timestamps (kernel replay gives
+                                      // none) timed by their gpu__time_duration range
   uint64_t unmatched_ranges = 0;      // ranges left without a kernel (see ambiguous_windows)
   uint64_t unprofiled_kernels = 0;    // kernels on the device without a range: launched in a full
                                       // window past its capacity, or between two windows
@@ -74,12 +77,14 @@ struct CounterMatch {
   uint64_t unpaired_kernels = 0;      // kernels launched in those windows (no counters)
   uint64_t dropped_ranges = 0;        // ranges CUPTI could not store (reported by DecodeData)
 };
-// Pairs each window's ranges with the kernels launched inside it and appends one CounterRecord
-// per (range, metric) to store.counters. A window's kernels: those on its device whose launching
-// API call (same correlation id in store.api_calls; else the kernel's own start) began within
+// Pairs each window's ranges with the launches inside it and appends one CounterRecord per
+// (range, metric) to store.counters. Launches: kernels and device-to-device copies within one
+// device (the Range Profiler makes a range of those too: seen on an H100, CUPTI 13, where XLA's
+// DtoD copies interleave with its kernels). A window's launches: those on its device whose API
+// call (same correlation id in store.api_calls; else the record's own start) began within
 // [start_ns, end_ns] and that hold no counters yet, in execution order (start_ns, then
 // correlation id). Auto range profiles launches one at a time in that order, so range i is
-// kernel i:
+// launch i (a range named otherwise than by number must carry its kernel's name):
 //  - equal counts: paired one to one (a range whose name is not a number must equal its
 //    kernel's name, else the window counts as ambiguous);
 //  - more kernels than ranges with the window full (ranges == capacity): the first `capacity`
@@ -87,7 +92,10 @@ struct CounterMatch {
 //  - any other disagreement: nothing in the window is paired (records keep kernel_index =
 //    kNone32, counted in unmatched_ranges and ambiguous_windows): a guess would put numbers
 //    on the wrong kernel.
-// Pure; range_index numbers ranges across windows from `first_range_index`.
+// A paired launch without GPU timestamps (start = end = 0: kernel replay records none) gets
+// start = its API call's start and end = start + its gpu__time_duration value (when that metric
+// is in `metrics`); store.meta.incomplete_records and its warning are lowered by as many.
+// range_index numbers ranges across windows from `first_range_index`.
 CounterMatch add_counter_windows(TraceStore& store, const std::vector<std::string>& metrics,
                                  const std::vector<CounterWindow>& windows, uint32_t first_range_index = 0);
 

@@ -37,6 +37,7 @@ enum class FieldRef : uint8_t {
   kKernel,   // index into TraceStore::kernels
   kLaunchConfig,  // index into TraceStore::launch_configs
   kApiFunction,   // index into TraceStore::api_functions
+  kMemcpy,   // index into TraceStore::memcpys
 };
 
 // How the trace file encodes a column before compression (values are stable: they are
@@ -383,6 +384,7 @@ inline std::span<const FieldSpec<CounterRecord>> fields_of<CounterRecord>() {
       FPGAPROF_F(R, kernel_index, kDelta, FieldRef::kKernel),
       FPGAPROF_F(R, metric, kVarint, FieldRef::kString),
       FPGAPROF_F(R, value, kFixed64),
+      FPGAPROF_F(R, memcpy_index, kDelta, FieldRef::kMemcpy),
   };
   return k;
 }
@@ -421,6 +423,7 @@ std::size_t ref_target_size(const TraceStore& s, FieldRef ref, const std::vector
     case FieldRef::kMarker: return s.markers.size();
     case FieldRef::kSelf: return self.size();
     case FieldRef::kKernel: return s.kernels.size();
+    case FieldRef::kMemcpy: return s.memcpys.size();
     case FieldRef::kLaunchConfig: return s.launch_configs.size();
     case FieldRef::kApiFunction: return s.api_functions.size();
     case FieldRef::kString: return s.strings.size();

@@ -39,6 +39,8 @@ struct CounterRecord {
   uint32_t range_index = 0;    // order of the range in the counter session
   StringId range_name = kNoString;  // kernel name of the range
   uint32_t kernel_index = kNone32;  // index into TraceStore::kernels when matched
+  uint32_t memcpy_index = kNone32;  // index into TraceStore::memcpys when the range was a
+                                    // device-to-device copy (the Range Profiler counts those too)
   StringId metric = kNoString; // e.g. "dram__bytes_read.sum"
   double value = 0.0;
 };

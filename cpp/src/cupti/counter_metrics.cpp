@@ -107,24 +107,48 @@ CounterMatch add_counter_windows(TraceStore& store, const std::vector<std::strin
                                  const std::vector<CounterWindow>& windows, uint32_t first_range_index) {
   CounterMatch match;
   std::vector<StringId> metric_ids;
-  for (const std::string& m : metrics) metric_ids.push_back(store.strings.intern(m));
+  std::size_t duration_metric = SIZE_MAX;  // position of gpu__time_duration in `metrics`
+  for (std::size_t m = 0; m < metrics.size(); ++m) {
+    metric_ids.push_back(store.strings.intern(metrics[m]));
+    if (metrics[m].rfind("gpu__time_duration.", 0) == 0 && duration_metric == SIZE_MAX) duration_metric = m;
+  }
   if (windows.empty()) return match;
-  // When each kernel's launching API call began (else the kernel's own start), and the kernels
-  // in that order: a window's kernels are one contiguous run of it.
+  // What the Range Profiler's auto range profiles, one launch at a time: kernels and, as seen on
+  // an H100 with CUPTI 13 (MBIRJAX's XLA copies), device-to-device copies within one device.
+  // Launch k < kernels.size() is kernel k; launch kernels.size() + j is store.memcpys[j].
+  const uint32_t n_kernels = static_cast<uint32_t>(store.kernels.size());
+  std::vector<uint32_t> copies;
+  for (uint32_t j = 0; j < store.memcpys.size(); ++j) {
+    const MemcpyRecord& c = store.memcpys[j];
+    if (c.copy_kind == CopyKind::kDtoD && (c.src_device_id == kNone32 || c.src_device_id == c.dst_device_id))
+      copies.push_back(j);
+  }
+  const uint32_t n = n_kernels + static_cast<uint32_t>(copies.size());
+  const auto is_kernel = [&](uint32_t l) { return l < n_kernels; };
+  const auto copy_of = [&](uint32_t l) -> MemcpyRecord& { return store.memcpys[copies[l - n_kernels]]; };
+  const auto start_of = [&](uint32_t l) { return is_kernel(l) ? store.kernels[l].start_ns : copy_of(l).start_ns; };
+  const auto corr_of = [&](uint32_t l) {
+    return is_kernel(l) ? store.kernels[l].correlation_id : copy_of(l).correlation_id;
+  };
+  const auto device_of = [&](uint32_t l) { return is_kernel(l) ? store.kernels[l].device_id : copy_of(l).device_id; };
+  // When each launch's API call began (else its own start), and the launches in that order: a
+  // window's launches are one contiguous run of it.
   std::unordered_map<uint32_t, uint64_t> api_start;
   for (const ApiRecord& a : store.api_calls) {
     auto [it, fresh] = api_start.emplace(a.correlation_id, a.start_ns);
     if (!fresh && a.start_ns < it->second) it->second = a.start_ns;
   }
-  std::vector<uint64_t> launch(store.kernels.size());
-  for (uint32_t k = 0; k < store.kernels.size(); ++k) {
-    const auto it = api_start.find(store.kernels[k].correlation_id);
-    launch[k] = it != api_start.end() ? it->second : store.kernels[k].start_ns;
+  std::vector<uint64_t> launch(n);
+  std::vector<bool> has_api(n, false);
+  for (uint32_t l = 0; l < n; ++l) {
+    const auto it = api_start.find(corr_of(l));
+    has_api[l] = it != api_start.end();
+    launch[l] = has_api[l] ? it->second : start_of(l);
   }
-  std::vector<uint32_t> by_launch(store.kernels.size());
+  std::vector<uint32_t> by_launch(n);
   std::iota(by_launch.begin(), by_launch.end(), 0u);
   std::stable_sort(by_launch.begin(), by_launch.end(), [&](uint32_t a, uint32_t b) { return launch[a] < launch[b]; });
-  // The kernels launched within [start_ns, end_ns], in launch order.
+  // The launches within [start_ns, end_ns], in launch order.
   const auto launched_within = [&](uint64_t start_ns, uint64_t end_ns) {
     const auto lo = std::lower_bound(by_launch.begin(), by_launch.end(), start_ns,
                                      [&](uint32_t k, uint64_t t) { return launch[k] < t; });
@@ -132,58 +156,83 @@ CounterMatch add_counter_windows(TraceStore& store, const std::vector<std::strin
                                      [&](uint64_t t, uint32_t k) { return t < launch[k]; });
     return std::pair{lo, hi};
   };
-  // Kernels already holding counters (an earlier call) are skipped.
-  std::vector<bool> taken(store.kernels.size(), false);
-  for (const CounterRecord& c : store.counters)
-    if (c.kernel_index < taken.size()) taken[c.kernel_index] = true;
+  // Launches already holding counters (an earlier call) are skipped.
+  std::vector<bool> taken(n, false);
+  std::unordered_map<uint32_t, uint32_t> launch_of_memcpy;
+  for (uint32_t i = 0; i < copies.size(); ++i) launch_of_memcpy.emplace(copies[i], n_kernels + i);
+  for (const CounterRecord& c : store.counters) {
+    if (c.kernel_index < n_kernels) taken[c.kernel_index] = true;
+    const auto it = launch_of_memcpy.find(c.memcpy_index);
+    if (it != launch_of_memcpy.end()) taken[it->second] = true;
+  }
 
   uint32_t range_index = first_range_index;
   std::vector<uint32_t> in_window;
-  std::vector<bool> seen(store.kernels.size(), false);  // launched inside some window
+  std::vector<bool> seen(n, false);  // launched inside some window
   for (const CounterWindow& w : windows) {
     in_window.clear();
     const auto [lo, hi] = launched_within(w.start_ns, w.end_ns);
     for (auto it = lo; it != hi; ++it) {
-      const uint32_t k = *it;
-      if (taken[k] || (w.device_id != kNone32 && store.kernels[k].device_id != w.device_id)) continue;
-      in_window.push_back(k);
-      seen[k] = true;
+      const uint32_t l = *it;
+      if (taken[l] || (w.device_id != kNone32 && device_of(l) != w.device_id)) continue;
+      in_window.push_back(l);
+      seen[l] = true;
     }
+    // Execution order: GPU start, then correlation id (under kernel replay CUPTI gives the
+    // launches no timestamps, and each launch runs before the next is issued).
     std::stable_sort(in_window.begin(), in_window.end(), [&](uint32_t a, uint32_t b) {
-      const KernelRecord& x = store.kernels[a];
-      const KernelRecord& y = store.kernels[b];
-      return x.start_ns != y.start_ns ? x.start_ns < y.start_ns : x.correlation_id < y.correlation_id;
+      return start_of(a) != start_of(b) ? start_of(a) < start_of(b) : corr_of(a) < corr_of(b);
     });
-    const std::size_t n = w.ranges.size();
+    const std::size_t kernels_in_window =
+        static_cast<std::size_t>(std::count_if(in_window.begin(), in_window.end(), is_kernel));
+    const std::size_t r = w.ranges.size();
     if (w.capacity == 0) {  // counting was off (a failed checkpoint): nothing was profiled
-      match.unprofiled_kernels += in_window.size();
+      match.unprofiled_kernels += kernels_in_window;
       continue;
     }
-    bool paired = in_window.size() == n || (in_window.size() > n && n == w.capacity && n > 0);
-    for (std::size_t i = 0; paired && i < n; ++i) {
+    bool paired = in_window.size() == r || (in_window.size() > r && r == w.capacity && r > 0);
+    for (std::size_t i = 0; paired && i < r; ++i) {
       const std::string& name = w.ranges[i].name;
       const bool numeric = !name.empty() && std::all_of(name.begin(), name.end(),
                                                         [](unsigned char c) { return c >= '0' && c <= '9'; });
-      if (!numeric && name != store.strings.get(store.kernels[in_window[i]].name)) paired = false;
+      if (!numeric && (!is_kernel(in_window[i]) || name != store.strings.get(store.kernels[in_window[i]].name)))
+        paired = false;
     }
     if (paired) {
-      match.matched += n;
-      match.unprofiled_kernels += in_window.size() - n;
+      for (std::size_t i = 0; i < r; ++i) (is_kernel(in_window[i]) ? match.matched : match.matched_copies) += 1;
+      for (std::size_t i = r; i < in_window.size(); ++i) match.unprofiled_kernels += is_kernel(in_window[i]) ? 1 : 0;
     } else {
-      match.unmatched_ranges += n;
-      match.unpaired_kernels += in_window.size();
-      match.ambiguous_windows += n > 0 || !in_window.empty() ? 1 : 0;
+      match.unmatched_ranges += r;
+      match.unpaired_kernels += kernels_in_window;
+      match.ambiguous_windows += r > 0 || !in_window.empty() ? 1 : 0;
     }
-    for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t i = 0; i < r; ++i) {
       const CounterRange& range = w.ranges[i];
-      const uint32_t kernel = paired ? in_window[i] : kNone32;
-      if (kernel != kNone32) taken[kernel] = true;
+      const uint32_t l = paired ? in_window[i] : kNone32;
       const StringId name = store.strings.intern(range.name);
+      CounterRecord rec;
+      rec.range_index = range_index;
+      rec.range_name = name;
+      if (l != kNone32) {
+        taken[l] = true;
+        if (is_kernel(l)) {
+          rec.kernel_index = l;
+        } else {
+          rec.memcpy_index = copies[l - n_kernels];
+        }
+        // Kernel replay leaves the launch without GPU timestamps: its duration is the counter's
+        // and its start the launch call's (each replayed launch runs before the call returns).
+        if (duration_metric < range.values.size() && range.values[duration_metric] > 0 && has_api[l]) {
+          uint64_t& s0 = is_kernel(l) ? store.kernels[l].start_ns : copy_of(l).start_ns;
+          uint64_t& e0 = is_kernel(l) ? store.kernels[l].end_ns : copy_of(l).end_ns;
+          if (s0 == 0 && e0 == 0) {
+            s0 = launch[l];
+            e0 = launch[l] + static_cast<uint64_t>(range.values[duration_metric] + 0.5);
+            match.timed_from_counters += 1;
+          }
+        }
+      }
       for (std::size_t m = 0; m < metric_ids.size() && m < range.values.size(); ++m) {
-        CounterRecord rec;
-        rec.range_index = range_index;
-        rec.range_name = name;
-        rec.kernel_index = kernel;
         rec.metric = metric_ids[m];
         rec.value = range.values[m];
         store.counters.push_back(rec);
@@ -195,8 +244,24 @@ CounterMatch add_counter_windows(TraceStore& store, const std::vector<std::strin
   const uint32_t device = windows.front().device_id;
   const auto [lo, hi] = launched_within(windows.front().start_ns, windows.back().end_ns);
   for (auto it = lo; it != hi; ++it)
-    if (!taken[*it] && !seen[*it] && (device == kNone32 || store.kernels[*it].device_id == device))
+    if (is_kernel(*it) && !taken[*it] && !seen[*it] && (device == kNone32 || device_of(*it) == device))
       match.unprofiled_kernels += 1;
+  // Records that got their times from the counters no longer lack timestamps.
+  if (match.timed_from_counters > 0) {
+    TraceMeta& meta = store.meta;
+    meta.incomplete_records -= std::min<uint64_t>(meta.incomplete_records, match.timed_from_counters);
+    const std::string suffix = " GPU activity records have no timestamps";
+    for (auto it = meta.warnings.begin(); it != meta.warnings.end(); ++it) {
+      const std::size_t at = it->find(suffix);
+      if (at == std::string::npos || at == 0 || it->find_first_not_of("0123456789") != at) continue;
+      if (meta.incomplete_records == 0) {
+        meta.warnings.erase(it);
+      } else {
+        *it = std::to_string(meta.incomplete_records) + it->substr(at);
+      }
+      break;
+    }
+  }
   return match;
 }
 
