@@ -21,6 +21,8 @@ no XLA command buffers, so that the same kernels run in both.
 Usage (on a GPU machine; run_on_gpu.sh calls the first):
   python tests/gpu/ncu_crosscheck.py all --out DIR [--ncu PATH]
   python tests/gpu/ncu_crosscheck.py parse FILE.csv        # print parsed ncu CSV as JSON
+  python tests/gpu/ncu_crosscheck.py compare DIR           # the comparison again, from the files
+                                                           # `all` left in DIR (no GPU needed)
   python tests/gpu/ncu_crosscheck.py selftest              # the CSV parser on built-in samples
 Exit status of `all`: 0 when every check passed, 1 when one failed or a run gave no data.
 """
@@ -529,6 +531,22 @@ def cmd_all(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def compare_saved(directory: str) -> tuple[str, bool]:
+    """compare() on the files a run of `all` left in ``directory``: ncu_<op>.csv for each
+    workload and fpgaprof_counters.json."""
+    parsed: dict[str, list[dict[str, Any]]] = {}
+    notes: list[str] = []
+    for op in OPS:
+        path = os.path.join(directory, f"ncu_{op}.csv")
+        with open(path, errors="replace") as fh:
+            parsed[op] = parse_ncu_csv(fh.read())
+        if not parsed[op]:
+            notes.append(f"{path}: no kernel parsed")
+    with open(os.path.join(directory, "fpgaprof_counters.json")) as f:
+        fp = json.load(f)
+    return compare(parsed, fp, notes)
+
+
 # ---------------------------------------------------------------------------------------------
 # Self-test of the parser on hand-written samples in ncu's two CSV layouts
 
@@ -599,6 +617,9 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--op", choices=OPS, required=True)
     f = sub.add_parser("fpgaprof", help="both workloads under fpgaprof (internal)")
     f.add_argument("--json", required=True)
+    c = sub.add_parser("compare", help="the comparison again from the ncu_*.csv and "
+                       "fpgaprof_counters.json that `all` left in DIR (no GPU)")
+    c.add_argument("dir")
     pr = sub.add_parser("parse", help="print an ncu CSV file as parsed JSON")
     pr.add_argument("file")
     sub.add_parser("selftest", help="the CSV parser on built-in samples (no GPU)")
@@ -609,6 +630,10 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_work(args)
     if args.cmd == "fpgaprof":
         return cmd_fpgaprof(args)
+    if args.cmd == "compare":
+        text, ok = compare_saved(args.dir)
+        print(text)
+        return 0 if ok else 1
     if args.cmd == "parse":
         with open(args.file, errors="replace") as fh:
             print(json.dumps(parse_ncu_csv(fh.read()), indent=1))

@@ -109,3 +109,20 @@ def test_parse_value(text, unit, value):
 
 def test_builtin_selftest():
     assert ncu.selftest() == 0
+
+
+H100 = os.path.join(os.path.dirname(__file__), "..", "data", "ncu", "h100_2026-11-22")
+
+
+def test_real_h100_run_passes_every_check():
+    # tests/data/ncu/h100_2026-11-22: the files `ncu_crosscheck.py all` wrote on an H100 (ncu
+    # 2025.3.1, --page raw). Its report then (ncu_compare_as_run.txt) failed every ncu check
+    # because the parser took the X.avg column ncu prints next to X.sum; from the same files:
+    text, ok = ncu.compare_saved(H100)
+    assert ok, text
+    assert "PASS matmul ffma: fpgaprof vs ncu: 8,589,934,592 vs 8,589,934,592: 0.00 %" in text
+    assert "PASS stream dram_read: fpgaprof vs ncu: 1,073,803,264 vs 1,073,754,880" in text
+    assert "FAIL" in open(os.path.join(H100, "ncu_compare_as_run.txt")).read()
+    raw = ncu.parse_ncu_csv(open(os.path.join(H100, "ncu_matmul.csv")).read())
+    assert raw[0]["metrics"]["sm__sass_thread_inst_executed_op_ffma_pred_on.avg"] == 65075262.06
+    assert ncu.by_role(raw[0]["metrics"])["ffma"] == 8589934592.0   # the .sum, not the per-SM avg
