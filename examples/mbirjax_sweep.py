@@ -584,6 +584,12 @@ def profile_section(
     out: dict[str, Any] = {}
     if prof is None:
         return {"available": False, "reason": "this fpgaprof build has no fpgaprof.trace"}
+    if getattr(prof, "pending_note", ""):
+        # Under `fpgaprof run` this trace() is a region of the run's trace, whose records arrive
+        # when the program ends: the run's report has this operation (region "<op>/<n>").
+        return {"available": False,
+                "reason": f"under `fpgaprof run`: see region '{res.operation}/{res.volume_size}' "
+                          "in the run's report"}
     backend = jax.default_backend()
     if backend != "gpu":
         out.update(available=False, reason=NO_GPU_REASON.format(backend=backend))

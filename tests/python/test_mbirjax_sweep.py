@@ -289,3 +289,19 @@ def test_section_facts_roofline_position_by_hand(sweep):
     assert facts["kernels"] == {"available": False, "reason": "no kernels in this trace"}
     # A section missing from the summary is reported as missing, not invented.
     assert facts["fpga"]["available"] is False and "candidates" in facts["fpga"]["reason"]
+
+
+def test_profile_section_under_fpgaprof_run_points_to_the_runs_report(sweep):
+    """Under `fpgaprof run` the sweep's trace() is a region of the run's trace and its Profile
+    has no records until the program ends (an H100 sweep under `fpgaprof run` printed 0 kernels
+    for every operation): the facts say where they are instead of printing zeros."""
+    from fpgaprof._trace import NestedProfile
+
+    prof = NestedProfile("trace", "/run/trace.fpgaprof", None, [])
+    res = sweep.Result("parallel_forward_project", 32, times_s=[0.01])
+    res.profile = sweep.profile_section(prof, {"backend": "gpu", "devices": []}, res, None, None)
+    assert res.profile == {"available": False,
+                           "reason": "under `fpgaprof run`: see region 'parallel_forward_project/32' "
+                                     "in the run's report"}
+    table = sweep.format_trace_facts([res])
+    assert "0.0000" not in table and "not available: under `fpgaprof run`" in table
