@@ -67,6 +67,26 @@ def jax_backend_started() -> bool:
     return bool(getattr(bridge, "_backends", None))
 
 
+def jax_preallocates(env=None) -> bool:
+    """Whether JAX would hold a preallocated pool on the GPU under this environment: the
+    default (XLA_PYTHON_CLIENT_PREALLOCATE unset or true, 75 % of the GPU's memory) unless the
+    platform allocator (XLA_PYTHON_CLIENT_ALLOCATOR=platform) is chosen."""
+    env = os.environ if env is None else env
+    if env.get("XLA_PYTHON_CLIENT_ALLOCATOR", "").strip().lower() == "platform":
+        return False
+    return env.get("XLA_PYTHON_CLIENT_PREALLOCATE", "").strip().lower() not in ("false", "0")
+
+
+# Measured on an H100 (docs/roofline.md, "Timing under counters"; tests/gpu/replay_cost.py).
+COUNTERS_PREALLOCATION_WARNING = (
+    "fpgaprof.trace(counters=True) with JAX preallocating GPU memory (XLA_PYTHON_CLIENT_PREALLOCATE "
+    "is not 'false'): kernel replay saves and restores that pool around every kernel, so each kernel "
+    "takes seconds (on an H100 with JAX's default 75 % pool, one kernel did not finish in 45 s; with "
+    "XLA_PYTHON_CLIENT_PREALLOCATE=false, 0.3 s per kernel). Set XLA_PYTHON_CLIENT_PREALLOCATE=false "
+    "(or XLA_PYTHON_CLIENT_ALLOCATOR=platform) before JAX starts, in the shell or at the top of the "
+    "script; `fpgaprof run --counters` sets it")
+
+
 def _warn(message: str) -> None:
     if message not in process_warnings:
         process_warnings.append(message)

@@ -654,6 +654,10 @@ def child_environment(out_dir: str, *, keep_command_buffers: bool, counters: boo
     env["FPGAPROF_RUN_DIR"] = os.path.abspath(out_dir)
     env["FPGAPROF_RUN_TRACE"] = os.path.join(os.path.abspath(out_dir), TRACE_NAME)
     env["FPGAPROF_RUN_COUNTERS"] = "1" if counters else "0"
+    if counters and "XLA_PYTHON_CLIENT_PREALLOCATE" not in env and "XLA_PYTHON_CLIENT_ALLOCATOR" not in env:
+        # Kernel replay saves and restores JAX's preallocated pool around every kernel (seconds
+        # per kernel on an H100): the pool grows on demand instead. A value the user set is kept.
+        env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
     if keep_command_buffers:
         env["FPGAPROF_KEEP_COMMAND_BUFFERS"] = "1"
     if target:

@@ -115,3 +115,48 @@ def test_a_failing_counter_checkpoint_warns_once_and_stops_checkpointing():
     msgs = [str(w.message) for w in caught if "checkpoint" in str(w.message)]
     assert len(msgs) == 1 and "image decode failed" in msgs[0]
     assert any("checkpoint" in w for w in t.profile.warnings)
+
+
+def test_counters_warn_when_jax_preallocates_gpu_memory(monkeypatch):
+    """Kernel replay under JAX's preallocated pool took over 45 s per kernel on an H100: a
+    counting trace in a JAX process says so, with the fix, unless the pool is off."""
+    import sys
+    import types
+    import warnings
+
+    from fpgaprof import _core, _env
+
+    class _Stub:
+        @staticmethod
+        def start():
+            return _RecordingCounters()
+
+    class _Session:  # a capture session that reports a GPU (none here) and records nothing
+        gpu_active = True
+        unavailable_reason = ""
+
+        @staticmethod
+        def start(**_kw):
+            return _Session()
+
+        def stop(self):
+            return _core.TraceStore()
+
+    monkeypatch.setattr(_core.analysis, "CounterSession", _Stub)
+    monkeypatch.setattr(_core, "CaptureSession", _Session)
+    monkeypatch.setitem(sys.modules, "jax", sys.modules.get("jax") or types.ModuleType("jax"))
+    for env, expect in (({}, True), ({"XLA_PYTHON_CLIENT_PREALLOCATE": "true"}, True),
+                        ({"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}, False),
+                        ({"XLA_PYTHON_CLIENT_ALLOCATOR": "platform"}, False)):
+        monkeypatch.delenv("XLA_PYTHON_CLIENT_PREALLOCATE", raising=False)
+        monkeypatch.delenv("XLA_PYTHON_CLIENT_ALLOCATOR", raising=False)
+        for k, v in env.items():
+            monkeypatch.setenv(k, v)
+        assert _env.jax_preallocates() is expect
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with fpgaprof.trace(counters=True) as prof:
+                pass
+        said = [w for w in prof.warnings if "XLA_PYTHON_CLIENT_PREALLOCATE=false" in w]
+        assert bool(said) is expect, (env, prof.warnings)
+        assert any("XLA_PYTHON_CLIENT_PREALLOCATE=false" in str(w.message) for w in caught) is expect

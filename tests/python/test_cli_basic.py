@@ -205,11 +205,20 @@ def test_child_environment(tmp_path):
     assert os.path.isfile(os.path.join(pp[0], "sitecustomize.py"))
     assert env["FPGAPROF_RUN_TRACE"] == str(tmp_path / cli.TRACE_NAME)
     assert env["FPGAPROF_RUN_COUNTERS"] == "1" and env["FPGAPROF_RUN_TARGET"] == "alveo-u280"
+    # --counters: JAX's pool grows on demand (kernel replay would save and restore a 75 % pool
+    # around every kernel); a setting of the user's is kept.
+    assert env["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
+    for user in ({"XLA_PYTHON_CLIENT_PREALLOCATE": "true"}, {"XLA_PYTHON_CLIENT_ALLOCATOR": "platform"}):
+        mine = cli.child_environment(str(tmp_path), keep_command_buffers=False, counters=True,
+                                     target=None, base={**base, **user})
+        assert {k: mine.get(k) for k in user} == user
+        assert mine.get("XLA_PYTHON_CLIENT_PREALLOCATE") == user.get("XLA_PYTHON_CLIENT_PREALLOCATE")
     keep = cli.child_environment(str(tmp_path), keep_command_buffers=True, counters=False,
                                  target=None, base=base)
     assert _xla_flags.flag_value(_xla_flags.split_flags(keep["XLA_FLAGS"]),
                                  "xla_gpu_enable_command_buffer") is None
     assert keep["FPGAPROF_KEEP_COMMAND_BUFFERS"] == "1"
+    assert "XLA_PYTHON_CLIENT_PREALLOCATE" not in keep  # without --counters: untouched
 
 
 def test_child_environment_replaces_parent_dump_dir(tmp_path):
