@@ -576,15 +576,51 @@ def downsample_steps(values: np.ndarray, limit: int = MEMORY_POINTS) -> np.ndarr
     return np.unique(np.concatenate([firsts, np.asarray(highs, dtype=np.int64), [n - 1]]))
 
 
+POOL_FRACTION = 0.5   # one allocation this large a share of its GPU: an allocator's pool
+
+
+def device_memory_of(prof: Any) -> dict[int, int]:
+    """Device id -> total global memory in bytes, for the devices the trace knows."""
+    out: dict[int, int] = {}
+    for d in _get(prof, "devices") or []:
+        total = int(getattr(d, "global_memory_bytes", 0) or 0)
+        if total > 0:
+            out[int(getattr(d, "id", 0))] = total
+    return out
+
+
+def pool_allocation(largest: list[dict], device_memory: Mapping[int, int] | None) -> dict | None:
+    """The largest buffer when it holds at least POOL_FRACTION of its GPU's memory: under JAX,
+    XLA's preallocated pool (75 % by default), which the program's arrays are carved from
+    without further CUDA calls, so the peak says little about them (docs/roofline.md, "Device
+    memory"). None otherwise, or when the GPU's memory size is unknown."""
+    if not largest or not device_memory:
+        return None
+    b = largest[0]
+    total = device_memory.get(int(b.get("device_id") or 0), 0)
+    size = int(b.get("bytes") or 0)
+    if total <= 0 or size < POOL_FRACTION * total:
+        return None
+    from fpgaprof.report.html import fmt_bytes  # html imports this module
+    return {"bytes": size, "device_id": int(b.get("device_id") or 0), "alloc_s": b.get("alloc_s"),
+            "share_of_device": size / total,
+            "note": (f"one allocation of {size / total:.0%} of the GPU's memory "
+                     f"({fmt_bytes(size)}): under JAX, XLA's preallocated pool, which holds "
+                     "the program's arrays without further CUDA calls, so the peak is the "
+                     "pool's size, not the arrays'. For per-buffer records run with "
+                     "XLA_PYTHON_CLIENT_ALLOCATOR=platform (docs/roofline.md, \"Device memory\")")}
+
+
 def memory_section(report: dict | None, t0_ns: int, records: int,
-                   reason: str | None = None) -> dict:
+                   reason: str | None = None, device_memory: Mapping[int, int] | None = None) -> dict:
     """Device memory from the C++ memory analysis (`analyze(...)["memory"]`): a release is
     matched to the live allocation with the same device and address; a release of anything
     else is counted (unmatched_frees) and changes nothing, so bytes in use never go below
     zero. Per device: peak and bytes still allocated at the end. The timeline is all devices
     together; with more than one device, each device entry also has its own timeline (bytes in
     use on that device, drawn the same way). `records`: rows of the allocation table;
-    `reason`: why `report` is None."""
+    `reason`: why `report` is None; `device_memory`: device id -> its total memory (bytes),
+    for `pool` (pool_allocation(); null when there is none)."""
     if records == 0:
         return _unavailable("no device allocation records in this trace")
     if report is None:
@@ -636,6 +672,7 @@ def memory_section(report: dict | None, t0_ns: int, records: int,
         "timeline_points": int(len(ts)),
         "timeline": [[(int(t) - t0_ns) / 1e9, int(v)] for t, v in zip(ts[pick], vals[pick])],
         "largest": largest,
+        "pool": pool_allocation(largest, device_memory),
         "by_region": regions[:TOP_ROWS],
         "by_region_left_out": max(len(regions) - TOP_ROWS, 0),
     }

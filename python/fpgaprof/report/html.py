@@ -210,8 +210,10 @@ def _memory_card(m: Mapping) -> str:
     if not m.get("available"):
         return _card("device memory peak", "–", esc(m.get("reason") or ""))
     at = f' at {fmt_s(m["peak_time_s"])}' if m.get("peak_time_s") is not None else ""
+    pool = m.get("pool")
     return _card("device memory peak", fmt_bytes(m.get("peak_bytes")),
-                 f'{at.strip()} · {fmt_bytes(m.get("end_bytes"))} at the end')
+                 f'{at.strip()} · {fmt_bytes(m.get("end_bytes"))} at the end'
+                 + (f' · {esc(pool["note"])}' if pool else ""))
 
 
 def _roofline_svg(roof: Mapping, device: Mapping | None) -> str:

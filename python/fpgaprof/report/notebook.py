@@ -487,6 +487,7 @@ def memory_report(prof: Any, report: Mapping) -> MemoryReport:
     out = MemoryReport(report)
     facts = D.trace_facts(prof)
     out.section = D.memory_section(dict(report), int(facts["start_ns"]),
-                                   D.table_len(D._get(prof, "allocations")))
+                                   D.table_len(D._get(prof, "allocations")),
+                                   device_memory=D.device_memory_of(prof))
     out.wall_s = facts.get("wall_time_s")
     return out

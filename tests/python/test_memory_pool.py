@@ -1,0 +1,41 @@
+"""The device-memory peak under JAX's preallocated pool: one allocation of at least half the
+GPU's memory is named as the pool (report/_data.py pool_allocation), so that "peak 63.84 GB" is
+not read as the program's arrays. Expected values by hand, and from the real H100 trace of the
+MBIRJAX sweep under `fpgaprof run` (tests/data/traces), whose trace covers JAX's start."""
+import os
+
+import pytest
+
+import fpgaprof
+from fpgaprof.report import _data as D
+
+SWEEP = os.path.join(os.path.dirname(__file__), "..", "data", "traces", "mbirjax_sweep_32_64_run_h100.fpgaprof")
+
+
+def _buf(size, device=0):
+    return {"bytes": size, "device_id": device, "alloc_s": 1.5}
+
+
+def test_pool_threshold_by_hand():
+    gpu = {0: 80_000_000_000, 1: 16_000_000_000}
+    assert D.pool_allocation([_buf(39_999_999_999)], gpu) is None        # 49.99 %
+    p = D.pool_allocation([_buf(40_000_000_000)], gpu)                   # 50 %
+    assert p["bytes"] == 40_000_000_000 and p["share_of_device"] == 0.5 and p["alloc_s"] == 1.5
+    assert "XLA_PYTHON_CLIENT_ALLOCATOR=platform" in p["note"] and "50%" in p["note"]
+    assert D.pool_allocation([_buf(12_000_000_000, device=1)], gpu)["share_of_device"] == 0.75
+    assert D.pool_allocation([_buf(12_000_000_000, device=2)], gpu) is None  # size unknown
+    assert D.pool_allocation([], gpu) is None
+    assert D.pool_allocation([_buf(60_000_000_000)], None) is None
+
+
+@pytest.mark.skipif(not os.path.exists(SWEEP), reason="the saved H100 trace is not here")
+def test_the_real_sweep_trace_shows_jax_s_75_percent_pool():
+    prof = fpgaprof.load(SWEEP)
+    sec = prof.memory_report().section
+    pool = sec["pool"]
+    # H100 80GB HBM3: 85,017,493,504 B; JAX's pool: 63,763,906,560 B (cuMemSetAccess at 4.64 s)
+    assert prof.devices[0].global_memory_bytes == 85017493504
+    assert pool["bytes"] == 63763906560
+    assert pool["share_of_device"] == pytest.approx(63763906560 / 85017493504)
+    assert pool["share_of_device"] == pytest.approx(0.75, abs=1e-4)
+    assert sec["peak_bytes"] >= pool["bytes"]
