@@ -207,7 +207,7 @@ def combined_speedup_text(what_if: Mapping, card: str) -> str:
 
 
 # The columns print(prof.fpga_candidates(...)) shows (every column stays in the rows).
-OP_TEXT_COLUMNS = ("rank", "op", "score", "workload_speedup", "op_speedup", "time_share",
+OP_TEXT_COLUMNS = ("rank", "op", "module", "score", "workload_speedup", "op_speedup", "time_share",
                    "gpu_time_ns", "fpga_total_s", "pattern", "memory_efficiency", "estimate_note")
 REGION_TEXT_COLUMNS = ("rank", "region", "score", "workload_speedup", "region_speedup",
                        "time_share", "gpu_time_ns", "fpga_total_s", "instances", "estimate_note")

@@ -690,7 +690,7 @@ def test_printed_tables_are_readable_text():
     lines = text.splitlines()
     assert lines[0] == f"FPGA offload candidates on alveo-u55c: HLO ops: {len(table)} rows"
     # headers of auto-scaled time columns carry no unit ("60.0 µs" under gpu_time, not gpu_time_ns)
-    assert lines[1].split() == ["rank", "op", "score", "workload_speedup", "op_speedup", "time_share",
+    assert lines[1].split() == ["rank", "op", "module", "score", "workload_speedup", "op_speedup", "time_share",
                                 "gpu_time", "fpga_total", "pattern", "memory_efficiency", "estimate_note"]
     row = next(r for r in table if r["op"] == "broadcast_add_fusion")
     line = next(ln for ln in lines[2:] if "broadcast_add_fusion" in ln)

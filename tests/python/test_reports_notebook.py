@@ -118,12 +118,12 @@ def test_candidate_html_leads_with_the_printed_columns():
     heads = _heads(t._repr_html_())
     # print()'s columns in print()'s order (OP_TEXT_COLUMNS, headers without time units) ...
     printed = str(t).splitlines()[1].split()
-    assert printed == ["rank", "op", "score", "workload_speedup", "op_speedup", "time_share",
+    assert printed == ["rank", "op", "module", "score", "workload_speedup", "op_speedup", "time_share",
                        "gpu_time", "fpga_total", "pattern", "memory_efficiency",
                        "estimate_note"]
     assert heads[:len(printed)] == printed
     # ... then TEXT_FIRST's (card time, transfer, FLOPs), then the rest in record order
-    assert heads[len(printed):] == ["card_time", "transfer", "FLOPs (total)", "module", "source",
+    assert heads[len(printed):] == ["card_time", "transfer", "FLOPs (total)", "source",
                                     "ridge", "memory_boundness"]
     # report.html's candidate table: the same order
     doc = H._ranked_table([dict(CANDIDATE)], H.CANDIDATE_FIRST, roofline.TOTAL_LABELS)

@@ -746,7 +746,7 @@ def _generic_cell(k: str, v: Any) -> tuple[str, Any]:
 # The columns read first: those print(prof.fpga_candidates()) shows (rank, the op, its score
 # and what offloading it would give), in its order; then notebook.column_order's (TEXT_FIRST,
 # then every other score input in the analysis' own order).
-CANDIDATE_FIRST = OP_TEXT_COLUMNS + ("card_time_s", "transfer_s", "source", "module")
+CANDIDATE_FIRST = OP_TEXT_COLUMNS + ("card_time_s", "transfer_s", "source")
 
 
 # Region candidates: the same, for fpgaprof.region() paths.
