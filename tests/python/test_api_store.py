@@ -20,7 +20,7 @@ ENUMS = {
     ("syncs", "kind"): "stream_synchronize",
 }
 STRINGS = {"name", "domain", "source", "range_name", "metric"}
-INDEXES = {"api_index", "region_index", "marker_index", "parent", "kernel_index", "launch_config", "function"}
+INDEXES = {"api_index", "region_index", "marker_index", "parent", "kernel_index", "memcpy_index", "launch_config", "function"}
 BOOLS = {"is_async", "is_alloc", "is_range", "is_closed"}
 SMALL = {"depth": 0xFFFF, "object_kind": 0xFF}
 WIDE = {"start_ns", "end_ns", "launch_ns", "bytes", "timestamp_ns", "address", "pc", "graph_node_id",
