@@ -298,3 +298,24 @@ def test_end_to_end_through_fake_cupti(tmp_path):
     s = out["summary"]
     assert "HLO ops (top 4 of 4 by GPU time; 100.0% of kernel time attributed: 40 by thunk" in s
     assert "/src/model.py:12" in s
+
+
+def test_kernel_names_never_land_on_the_parser_s_tuple_element_instructions():
+    # MBIRJAX's forward projector as dumped on an H100 (tests/data/hlo): the while body uses
+    # %loop_cosine_sine_fusion#1, which the parser turns into a get-tuple-element named
+    # "loop_cosine_sine_fusion#1"; sanitised, that is "loop_cosine_sine_fusion_1", the kernel
+    # name of the real fusion "loop_cosine_sine_fusion.1" in ENTRY. A kernel of that name must
+    # go to the fusion (by name, no thunk ranges), with its cost.
+    import os
+    path = os.path.join(os.path.dirname(__file__), "..", "data", "hlo",
+                        "h100_jax0.11_jit_sparse_forward_project_fcn.21869.txt")
+    text = open(path).read()
+    assert "%loop_cosine_sine_fusion#1" in text and "%loop_cosine_sine_fusion.1 = " in text
+    s = _store_with_launches([("loop_cosine_sine_fusion_1", 10, 20, 30), ("loop_select_fusion_1", 40, 50, 60)], [])
+    s.add_hlo_module("jit_sparse_forward_project_fcn", 21869, text)
+    r = _attribution.attribute(s)
+    k0, k1 = r.kernels
+    assert (k0.method, k0.hlo_op) == ("kernel_name", "loop_cosine_sine_fusion.1")
+    assert (k1.method, k1.hlo_op) == ("kernel_name", "loop_select_fusion.1")
+    assert k0.category.startswith("fusion")
+    assert all("#" not in o.hlo_op for o in r.ops)

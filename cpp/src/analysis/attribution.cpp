@@ -228,6 +228,9 @@ class Attributor {
       for (const auto& comp : v.module->computations) {
         if (comp.is_fusion) continue;
         for (const auto& ins : comp.instructions) {
+          // The parser's get-tuple-element for a "%t#N" operand (line 0, no text): no kernel has
+          // its name, and "t#N" sanitises to "t_N", the kernel name of a real instruction "t.N".
+          if (ins.line == 0 && ins.name.find('#') != std::string::npos) continue;
           std::string k = sanitize_kernel_name(ins.name);
           if (v.by_kernel_name.emplace(k, &ins).second) by_kernel_[k].push_back(static_cast<uint32_t>(i));
         }
