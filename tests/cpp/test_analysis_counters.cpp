@@ -6,6 +6,8 @@
 #include "fpgaprof/counters.hpp"
 #include "fpgaprof/error.hpp"
 
+#include <limits>
+
 using namespace fpgaprof;
 
 TEST_CASE("Counter metrics per chip: preferred names, alternatives, missing roles", "[analysis][counters]") {
@@ -322,6 +324,59 @@ TEST_CASE("Counter windows: device-to-device copies take ranges; replayed launch
     const CounterMatch b = add_counter_windows(t, metrics, {window(0, 1000, 16, {{"0", {1, 400}}})});
     CHECK(b.matched + b.matched_copies == 0);
     CHECK(b.ambiguous_windows == 1);
+  }
+  SECTION("launches without timestamps keep their launch order among timed ones") {
+    // K1 and K3 replayed (no timestamps), the copy C2 between them kept its GPU times: the
+    // ranges follow launch order K1, C2, K3, not "untimed first".
+    TraceStore t;
+    auto launch = [&](uint32_t corr, uint64_t at) {
+      ApiRecord a;
+      a.correlation_id = corr;
+      a.start_ns = at;
+      a.end_ns = at + 10;
+      t.api_calls.push_back(a);
+    };
+    KernelRecord k1;
+    k1.correlation_id = 1;
+    k1.name = t.strings.intern("K1");
+    KernelRecord k3 = k1;
+    k3.correlation_id = 3;
+    k3.name = t.strings.intern("K3");
+    t.kernels = {k1, k3};
+    MemcpyRecord c2;
+    c2.correlation_id = 2;
+    c2.copy_kind = CopyKind::kDtoD;
+    c2.start_ns = 250;
+    c2.end_ns = 260;
+    t.memcpys.push_back(c2);
+    launch(1, 100);
+    launch(2, 200);
+    launch(3, 300);
+    const CounterMatch a = add_counter_windows(t, metrics, {window(0, 1000, 16, {{"0", {1, 11}}, {"1", {0, 12}}, {"2", {3, 13}}})});
+    CHECK(a.matched == 2);
+    CHECK(a.matched_copies == 1);
+    CHECK(t.counters[0].kernel_index == 0);   // range 0 -> K1
+    CHECK(t.counters[2].memcpy_index == 0);   // range 1 -> C2
+    CHECK(t.counters[4].kernel_index == 1);   // range 2 -> K3
+    CHECK(t.kernels[1].start_ns == 300);
+    CHECK(t.kernels[1].duration_ns() == 13);
+    CHECK(t.memcpys[0].start_ns == 250);      // had GPU times: kept
+  }
+  SECTION("a duration that is not a finite count of nanoseconds sets no time") {
+    TraceStore t;
+    KernelRecord k;
+    k.correlation_id = 1;
+    k.name = t.strings.intern("K");
+    t.kernels.push_back(k);
+    ApiRecord api;
+    api.correlation_id = 1;
+    api.start_ns = 100;
+    t.api_calls.push_back(api);
+    const CounterMatch a = add_counter_windows(
+        t, metrics, {window(0, 1000, 16, {{"0", {1, std::numeric_limits<double>::infinity()}}})});
+    CHECK(a.matched == 1);
+    CHECK(a.timed_from_counters == 0);
+    CHECK(t.kernels[0].end_ns == 0);
   }
   SECTION("a named range cannot be a copy") {
     TraceStore t;

@@ -1,5 +1,6 @@
 // Pure parts of counter collection (no CUPTI): metric choice per chip and range -> kernel matching.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <unordered_map>
 
@@ -178,10 +179,12 @@ CounterMatch add_counter_windows(TraceStore& store, const std::vector<std::strin
       in_window.push_back(l);
       seen[l] = true;
     }
-    // Execution order: GPU start, then correlation id (under kernel replay CUPTI gives the
-    // launches no timestamps, and each launch runs before the next is issued).
+    // Execution order: GPU start, then correlation id. A launch without GPU timestamps (kernel
+    // replay gives none; each replayed launch runs before the next is issued) is placed by its
+    // API call's start instead, so that it is not put before every timed launch.
+    const auto order_of = [&](uint32_t l) { return start_of(l) != 0 ? start_of(l) : launch[l]; };
     std::stable_sort(in_window.begin(), in_window.end(), [&](uint32_t a, uint32_t b) {
-      return start_of(a) != start_of(b) ? start_of(a) < start_of(b) : corr_of(a) < corr_of(b);
+      return order_of(a) != order_of(b) ? order_of(a) < order_of(b) : corr_of(a) < corr_of(b);
     });
     const std::size_t kernels_in_window =
         static_cast<std::size_t>(std::count_if(in_window.begin(), in_window.end(), is_kernel));
@@ -222,7 +225,8 @@ CounterMatch add_counter_windows(TraceStore& store, const std::vector<std::strin
         }
         // Kernel replay leaves the launch without GPU timestamps: its duration is the counter's
         // and its start the launch call's (each replayed launch runs before the call returns).
-        if (duration_metric < range.values.size() && range.values[duration_metric] > 0 && has_api[l]) {
+        if (duration_metric < range.values.size() && std::isfinite(range.values[duration_metric]) &&
+            range.values[duration_metric] > 0 && range.values[duration_metric] < 1e15 && has_api[l]) {
           uint64_t& s0 = is_kernel(l) ? store.kernels[l].start_ns : copy_of(l).start_ns;
           uint64_t& e0 = is_kernel(l) ? store.kernels[l].end_ns : copy_of(l).end_ns;
           if (s0 == 0 && e0 == 0) {
