@@ -72,9 +72,12 @@ def jax_preallocates(env=None) -> bool:
     default (XLA_PYTHON_CLIENT_PREALLOCATE unset or true, 75 % of the GPU's memory) unless the
     platform allocator (XLA_PYTHON_CLIENT_ALLOCATOR=platform) is chosen."""
     env = os.environ if env is None else env
-    if env.get("XLA_PYTHON_CLIENT_ALLOCATOR", "").strip().lower() == "platform":
+    # As jaxlib's xla_client reads them: the allocator name lower-cased; preallocation off
+    # only for exactly "false", "False" or "0" (unset or empty: JAX's default, on).
+    if env.get("XLA_PYTHON_CLIENT_ALLOCATOR", "default").lower() == "platform":
         return False
-    return env.get("XLA_PYTHON_CLIENT_PREALLOCATE", "").strip().lower() not in ("false", "0")
+    value = env.get("XLA_PYTHON_CLIENT_PREALLOCATE", "")
+    return not value or value not in ("false", "False", "0")
 
 
 # Measured on an H100 (docs/roofline.md, "Timing under counters"; tests/gpu/replay_cost.py).

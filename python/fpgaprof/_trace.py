@@ -149,13 +149,12 @@ class trace:
             try:
                 self._counters = _core.analysis.CounterSession.start()
                 self._counters_thread = threading.get_ident()
-                if "jax" in sys.modules and _env.jax_preallocates():
-                    msg = _env.COUNTERS_PREALLOCATION_WARNING
-                    self._warnings.append(msg)
-                    warnings.warn(msg, FpgaprofWarning, stacklevel=4)
-                return
             except Exception as e:  # noqa: BLE001 - CountersError / CuptiUnavailableError: say why
                 msg = f"fpgaprof.trace(counters=True): hardware counters not collected: {e}"
+            else:
+                if "jax" not in sys.modules or not _env.jax_preallocates():
+                    return
+                msg = _env.COUNTERS_PREALLOCATION_WARNING
         self._warnings.append(msg)
         warnings.warn(msg, FpgaprofWarning, stacklevel=4)
 

@@ -834,6 +834,15 @@ def cmd_run(args: argparse.Namespace) -> int:
                 os.unlink(p)
     env = child_environment(out_dir, keep_command_buffers=args.keep_command_buffers,
                             counters=args.counters, target=args.target)
+    if args.counters:
+        from fpgaprof import _env
+        if _env.jax_preallocates(env):  # the user's own allocator setting keeps JAX's pool
+            sys.stderr.write(
+                f"{PROG} run: warning: --counters with JAX's preallocated pool (kept by your "
+                f"XLA_PYTHON_CLIENT_PREALLOCATE={env.get('XLA_PYTHON_CLIENT_PREALLOCATE', '')!r} / "
+                f"XLA_PYTHON_CLIENT_ALLOCATOR={env.get('XLA_PYTHON_CLIENT_ALLOCATOR', '')!r}): kernel "
+                "replay saves and restores the pool around every kernel, seconds per kernel on an "
+                "H100; unset them or set XLA_PYTHON_CLIENT_PREALLOCATE=false\n")
     exe = shutil.which(command[0], path=env.get("PATH"))
     if exe is None and not os.path.exists(command[0]):
         raise FileNotFoundError(2, "command not found (check the name after --)", command[0])

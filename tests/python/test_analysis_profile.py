@@ -145,8 +145,16 @@ def test_counters_warn_when_jax_preallocates_gpu_memory(monkeypatch):
     monkeypatch.setattr(_core.analysis, "CounterSession", _Stub)
     monkeypatch.setattr(_core, "CaptureSession", _Session)
     monkeypatch.setitem(sys.modules, "jax", sys.modules.get("jax") or types.ModuleType("jax"))
+    # As jaxlib's xla_client: off only for exactly "false", "False", "0"; "FALSE" keeps the pool;
+    # the allocator name is lower-cased ("PLATFORM" is the platform allocator).
     for env, expect in (({}, True), ({"XLA_PYTHON_CLIENT_PREALLOCATE": "true"}, True),
                         ({"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}, False),
+                        ({"XLA_PYTHON_CLIENT_PREALLOCATE": "False"}, False),
+                        ({"XLA_PYTHON_CLIENT_PREALLOCATE": "0"}, False),
+                        ({"XLA_PYTHON_CLIENT_PREALLOCATE": "FALSE"}, True),
+                        ({"XLA_PYTHON_CLIENT_PREALLOCATE": ""}, True),
+                        ({"XLA_PYTHON_CLIENT_ALLOCATOR": "bfc"}, True),
+                        ({"XLA_PYTHON_CLIENT_ALLOCATOR": "PLATFORM"}, False),
                         ({"XLA_PYTHON_CLIENT_ALLOCATOR": "platform"}, False)):
         monkeypatch.delenv("XLA_PYTHON_CLIENT_PREALLOCATE", raising=False)
         monkeypatch.delenv("XLA_PYTHON_CLIENT_ALLOCATOR", raising=False)

@@ -299,3 +299,17 @@ def test_console_script_when_installed():
     assert os.path.isfile(exe), "console script missing from the environment"
     r = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "compare" in r.stdout
+
+
+def test_run_counters_warns_when_the_user_keeps_jax_s_pool(tmp_path):
+    base = {k: v for k, v in os.environ.items() if not k.startswith("XLA_PYTHON_CLIENT_")}
+    kept = fp("run", "-o", str(tmp_path), "--counters", "--", "no-such-program-fpgaprof",
+              env={**base, "XLA_PYTHON_CLIENT_PREALLOCATE": "true"})
+    assert kept.returncode == 1
+    assert ("fpgaprof run: warning: --counters with JAX's preallocated pool (kept by your "
+            "XLA_PYTHON_CLIENT_PREALLOCATE='true'") in kept.stderr
+    default = fp("run", "-o", str(tmp_path), "--counters", "--", "no-such-program-fpgaprof", env=base)
+    assert default.returncode == 1 and "preallocated pool" not in default.stderr   # set to false
+    platform = fp("run", "-o", str(tmp_path), "--counters", "--", "no-such-program-fpgaprof",
+                  env={**base, "XLA_PYTHON_CLIENT_ALLOCATOR": "platform"})
+    assert "preallocated pool" not in platform.stderr
