@@ -589,38 +589,55 @@ def device_memory_of(prof: Any) -> dict[int, int]:
     return out
 
 
-def pool_allocation(largest: list[dict], device_memory: Mapping[int, int] | None) -> dict | None:
-    """The largest buffer when it holds at least POOL_FRACTION of its GPU's memory: under JAX,
-    XLA's preallocated pool (75 % by default), which the program's arrays are carved from
-    without further CUDA calls, so the peak says little about them (docs/roofline.md, "Device
-    memory"). None otherwise, or when the GPU's memory size is unknown."""
-    if not largest or not device_memory:
+def pool_allocation(largest: list[dict], device_memory: Mapping[int, int] | None,
+                    xla: bool = True) -> dict | None:
+    """XLA's preallocated pool, when the trace shows one: on each GPU, its largest buffer if it
+    holds at least POOL_FRACTION of that GPU's memory (JAX's default pool is 75 %), in a trace
+    of XLA programs (`xla`: the trace holds HLO modules). The program's arrays are carved from
+    the pool without further CUDA calls, so the peak says little about them (docs/roofline.md,
+    "Device memory"). `bytes` sums the pools of all GPUs; `device_id`, `alloc_s` and
+    `share_of_device` are those of the largest. None otherwise, or when the GPUs' memory sizes
+    are unknown."""
+    if not xla or not largest or not device_memory:
         return None
-    b = largest[0]
-    total = device_memory.get(int(b.get("device_id") or 0), 0)
-    size = int(b.get("bytes") or 0)
-    if total <= 0 or size < POOL_FRACTION * total:
+    first: dict[int, dict] = {}
+    for b in largest:
+        d = int(b.get("device_id") or 0)
+        if d not in first or int(b.get("bytes") or 0) > int(first[d].get("bytes") or 0):
+            first[d] = b
+    pools = []
+    for d, b in first.items():
+        total = device_memory.get(d, 0)
+        if total > 0 and int(b.get("bytes") or 0) >= POOL_FRACTION * total:
+            pools.append((int(b.get("bytes") or 0) / total, d, b))
+    if not pools:
         return None
     from fpgaprof.report.html import fmt_bytes  # html imports this module
-    return {"bytes": size, "device_id": int(b.get("device_id") or 0), "alloc_s": b.get("alloc_s"),
-            "share_of_device": size / total,
-            "note": (f"one allocation of {size / total:.0%} of the GPU's memory "
-                     f"({fmt_bytes(size)}): under JAX, XLA's preallocated pool, which holds "
-                     "the program's arrays without further CUDA calls, so the peak is the "
-                     "pool's size, not the arrays'. For per-buffer records run with "
-                     "XLA_PYTHON_CLIENT_ALLOCATOR=platform (docs/roofline.md, \"Device memory\")")}
+
+    share, device, top = max(pools, key=lambda p: int(p[2].get("bytes") or 0))
+    total_bytes = sum(int(b.get("bytes") or 0) for _s, _d, b in pools)
+    what = (f"one allocation of {share:.0%} of the GPU's memory ({fmt_bytes(total_bytes)})" if len(pools) == 1
+            else f"one allocation per GPU on {len(pools)} GPUs, up to {share:.0%} of a GPU's memory "
+                 f"({fmt_bytes(total_bytes)} in all)")
+    return {"bytes": total_bytes, "device_id": device, "alloc_s": top.get("alloc_s"),
+            "share_of_device": share, "allocations": len(pools),
+            "note": (f"{what}: XLA's preallocated pool, which holds the program's arrays without "
+                     "further CUDA calls, so the peak is the pool's size, not the arrays'. For "
+                     "per-buffer records run with XLA_PYTHON_CLIENT_ALLOCATOR=platform "
+                     "(docs/roofline.md, \"Device memory\")")}
 
 
 def memory_section(report: dict | None, t0_ns: int, records: int,
-                   reason: str | None = None, device_memory: Mapping[int, int] | None = None) -> dict:
+                   reason: str | None = None, device_memory: Mapping[int, int] | None = None,
+                   xla: bool = True) -> dict:
     """Device memory from the C++ memory analysis (`analyze(...)["memory"]`): a release is
     matched to the live allocation with the same device and address; a release of anything
     else is counted (unmatched_frees) and changes nothing, so bytes in use never go below
     zero. Per device: peak and bytes still allocated at the end. The timeline is all devices
     together; with more than one device, each device entry also has its own timeline (bytes in
     use on that device, drawn the same way). `records`: rows of the allocation table;
-    `reason`: why `report` is None; `device_memory`: device id -> its total memory (bytes),
-    for `pool` (pool_allocation(); null when there is none)."""
+    `reason`: why `report` is None; `device_memory` (device id -> its total memory, bytes) and
+    `xla` (the trace holds HLO modules) for `pool` (pool_allocation(); null when none)."""
     if records == 0:
         return _unavailable("no device allocation records in this trace")
     if report is None:
@@ -672,7 +689,7 @@ def memory_section(report: dict | None, t0_ns: int, records: int,
         "timeline_points": int(len(ts)),
         "timeline": [[(int(t) - t0_ns) / 1e9, int(v)] for t, v in zip(ts[pick], vals[pick])],
         "largest": largest,
-        "pool": pool_allocation(largest, device_memory),
+        "pool": pool_allocation(largest, device_memory, xla),
         "by_region": regions[:TOP_ROWS],
         "by_region_left_out": max(len(regions) - TOP_ROWS, 0),
     }

@@ -488,6 +488,7 @@ def memory_report(prof: Any, report: Mapping) -> MemoryReport:
     facts = D.trace_facts(prof)
     out.section = D.memory_section(dict(report), int(facts["start_ns"]),
                                    D.table_len(D._get(prof, "allocations")),
-                                   device_memory=D.device_memory_of(prof))
+                                   device_memory=D.device_memory_of(prof),
+                                   xla=D.table_len(D._get(prof, "hlo_modules")) > 0)
     out.wall_s = facts.get("wall_time_s")
     return out
