@@ -231,9 +231,8 @@ TEST_CASE("Counter windows: device-to-device copies take ranges; replayed launch
   // Range Profiler made one range of each of them, in launch order. Correlation ids, copy sizes
   // and range durations (ns) are the real ones; API call starts are made up (increasing).
   TraceStore s;
-  s.meta.incomplete_records = 7;  // the 6 launches below and one HtoD copy
-  s.meta.warnings.push_back("7 GPU activity records have no timestamps (start=end=0: CUPTI's device "
-                            "timestamp buffer ran out): raise device_buffer_bytes");
+  s.meta.set_incomplete_records(7);  // the 6 launches below and one HtoD copy
+  REQUIRE(s.meta.warnings == std::vector<std::string>{incomplete_records_warning(7)});
   auto api = [&](uint32_t corr, uint64_t t) {
     ApiRecord a;
     a.correlation_id = corr;
@@ -388,4 +387,24 @@ TEST_CASE("Counter windows: device-to-device copies take ranges; replayed launch
     CHECK(a.matched_copies == 0);
     CHECK(a.ambiguous_windows == 1);
   }
+}
+
+TEST_CASE("The incomplete-records warning follows its count", "[analysis][counters]") {
+  TraceMeta m;
+  m.warnings = {"first"};
+  m.set_incomplete_records(0);  // nothing missing: no warning
+  CHECK(m.warnings == std::vector<std::string>{"first"});
+  m.set_incomplete_records(89);
+  CHECK(m.incomplete_records == 89);
+  REQUIRE(m.warnings.size() == 2);
+  CHECK(m.warnings[1] ==
+        "89 GPU activity records have no timestamps (start=end=0: CUPTI's device timestamp buffer ran out): "
+        "raise device_buffer_bytes");
+  m.warnings.push_back("last");
+  m.set_incomplete_records(3);  // reworded in place
+  CHECK(m.warnings == std::vector<std::string>{"first", incomplete_records_warning(3), "last"});
+  CHECK(m.warnings[1].rfind("3 GPU activity records", 0) == 0);
+  m.set_incomplete_records(0);  // removed
+  CHECK(m.warnings == std::vector<std::string>{"first", "last"});
+  CHECK(m.incomplete_records == 0);
 }

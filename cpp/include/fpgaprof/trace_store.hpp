@@ -60,7 +60,14 @@ struct TraceMeta {
   bool command_buffers_disabled = false; // XLA command buffers off while tracing
   std::string fpgaprof_version;
   std::vector<std::string> warnings;     // every warning shown to the user
+
+  // Sets incomplete_records and keeps its one warning (incomplete_records_warning) in step:
+  // added, reworded with the new count, or removed at 0.
+  void set_incomplete_records(uint64_t count);
 };
+
+// The warning for `count` GPU activity records without timestamps.
+std::string incomplete_records_warning(uint64_t count);
 
 class TraceStore {
  public:

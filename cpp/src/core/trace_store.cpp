@@ -1,10 +1,29 @@
 #include "fpgaprof/trace_store.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "fpgaprof/error.hpp"
 
 namespace fpgaprof {
+
+std::string incomplete_records_warning(uint64_t count) {
+  return std::to_string(count) +
+         " GPU activity records have no timestamps (start=end=0: CUPTI's device timestamp buffer ran out): "
+         "raise device_buffer_bytes";
+}
+
+void TraceMeta::set_incomplete_records(uint64_t count) {
+  const auto it = std::find(warnings.begin(), warnings.end(), incomplete_records_warning(incomplete_records));
+  incomplete_records = count;
+  if (it == warnings.end()) {
+    if (count > 0) warnings.push_back(incomplete_records_warning(count));
+  } else if (count == 0) {
+    warnings.erase(it);
+  } else {
+    *it = incomplete_records_warning(count);
+  }
+}
 
 std::size_t TraceStore::LaunchConfigHash::operator()(const LaunchConfig& c) const noexcept {
   // FNV-1a over the fields (not the bytes: padding is unspecified).

@@ -252,19 +252,8 @@ CounterMatch add_counter_windows(TraceStore& store, const std::vector<std::strin
       match.unprofiled_kernels += 1;
   // Records that got their times from the counters no longer lack timestamps.
   if (match.timed_from_counters > 0) {
-    TraceMeta& meta = store.meta;
-    meta.incomplete_records -= std::min<uint64_t>(meta.incomplete_records, match.timed_from_counters);
-    const std::string suffix = " GPU activity records have no timestamps";
-    for (auto it = meta.warnings.begin(); it != meta.warnings.end(); ++it) {
-      const std::size_t at = it->find(suffix);
-      if (at == std::string::npos || at == 0 || it->find_first_not_of("0123456789") != at) continue;
-      if (meta.incomplete_records == 0) {
-        meta.warnings.erase(it);
-      } else {
-        *it = std::to_string(meta.incomplete_records) + it->substr(at);
-      }
-      break;
-    }
+    const uint64_t left = store.meta.incomplete_records;
+    store.meta.set_incomplete_records(left - std::min<uint64_t>(left, match.timed_from_counters));
   }
   return match;
 }

@@ -502,7 +502,6 @@ void RecordConverter::finish(uint64_t trace_end_ns) {
   open_markers_overflow_.clear();
   TraceMeta& meta = store_.meta;
   meta.dropped_records = dropped_;
-  meta.incomplete_records = stats_.incomplete;
   // One warning per kind of loss or skip that happened: "<count><what>".
   auto warn_count = [&meta](uint64_t count, const std::string& what) {
     if (count > 0) meta.warnings.push_back(std::to_string(count) + what);
@@ -510,9 +509,7 @@ void RecordConverter::finish(uint64_t trace_end_ns) {
   warn_count(dropped_,
              " CUPTI activity records were dropped (CUPTI ran out of buffers): "
              "raise buffer_bytes or max_buffers, or trace a shorter run");
-  warn_count(stats_.incomplete,
-             " GPU activity records have no timestamps (start=end=0: CUPTI's device "
-             "timestamp buffer ran out): raise device_buffer_bytes");
+  meta.set_incomplete_records(stats_.incomplete);
   warn_count(stats_.buffer_errors,
              " CUPTI activity buffers held an invalid record and were read only up "
              "to it: records after it are lost");
