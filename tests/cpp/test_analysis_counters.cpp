@@ -32,6 +32,15 @@ TEST_CASE("Counter metrics per chip: preferred names, alternatives, missing role
 
 namespace {
 
+// The launching API call of correlation id `corr`: [start_ns, start_ns + duration_ns].
+void add_launch_call(TraceStore& s, uint32_t corr, uint64_t start_ns, uint64_t duration_ns) {
+  ApiRecord a;
+  a.correlation_id = corr;
+  a.start_ns = start_ns;
+  a.end_ns = start_ns + duration_ns;
+  s.api_calls.push_back(a);
+}
+
 // A trace with kernels (name, correlation id, GPU start, device) and one launch API call per
 // correlation id starting `launch_ns` before... given explicitly per kernel.
 struct Kernels {
@@ -44,13 +53,7 @@ struct Kernels {
     r.end_ns = start_ns + 1000;
     r.device_id = device;
     s.kernels.push_back(r);
-    if (launch_ns != 0) {
-      ApiRecord a;
-      a.correlation_id = corr;
-      a.start_ns = launch_ns;
-      a.end_ns = launch_ns + 500;
-      s.api_calls.push_back(a);
-    }
+    if (launch_ns != 0) add_launch_call(s, corr, launch_ns, 500);
   }
 };
 
@@ -233,27 +236,20 @@ TEST_CASE("Counter windows: device-to-device copies take ranges; replayed launch
   TraceStore s;
   s.meta.set_incomplete_records(7);  // the 6 launches below and one HtoD copy
   REQUIRE(s.meta.warnings == std::vector<std::string>{incomplete_records_warning(7)});
-  auto api = [&](uint32_t corr, uint64_t t) {
-    ApiRecord a;
-    a.correlation_id = corr;
-    a.start_ns = t;
-    a.end_ns = t + 100000;
-    s.api_calls.push_back(a);
-  };
   auto copy = [&](uint32_t corr, CopyKind kind, uint64_t bytes, uint64_t t) {
     MemcpyRecord m;
     m.correlation_id = corr;
     m.copy_kind = kind;
     m.bytes = bytes;
     s.memcpys.push_back(m);
-    api(corr, t);
+    add_launch_call(s, corr, t, 100000);
   };
   auto kernel = [&](uint32_t corr, const char* name, uint64_t t) {
     KernelRecord k;
     k.correlation_id = corr;
     k.name = s.strings.intern(name);
     s.kernels.push_back(k);
-    api(corr, t);
+    add_launch_call(s, corr, t, 100000);
   };
   copy(91, CopyKind::kHtoD, 12384, 1000000);     // HtoD: no range
   copy(107, CopyKind::kDtoD, 12384, 2000000);    // range 0: 2432 ns
@@ -328,13 +324,6 @@ TEST_CASE("Counter windows: device-to-device copies take ranges; replayed launch
     // K1 and K3 replayed (no timestamps), the copy C2 between them kept its GPU times: the
     // ranges follow launch order K1, C2, K3, not "untimed first".
     TraceStore t;
-    auto launch = [&](uint32_t corr, uint64_t at) {
-      ApiRecord a;
-      a.correlation_id = corr;
-      a.start_ns = at;
-      a.end_ns = at + 10;
-      t.api_calls.push_back(a);
-    };
     KernelRecord k1;
     k1.correlation_id = 1;
     k1.name = t.strings.intern("K1");
@@ -348,9 +337,9 @@ TEST_CASE("Counter windows: device-to-device copies take ranges; replayed launch
     c2.start_ns = 250;
     c2.end_ns = 260;
     t.memcpys.push_back(c2);
-    launch(1, 100);
-    launch(2, 200);
-    launch(3, 300);
+    add_launch_call(t, 1, 100, 10);
+    add_launch_call(t, 2, 200, 10);
+    add_launch_call(t, 3, 300, 10);
     const CounterMatch a = add_counter_windows(t, metrics, {window(0, 1000, 16, {{"0", {1, 11}}, {"1", {0, 12}}, {"2", {3, 13}}})});
     CHECK(a.matched == 2);
     CHECK(a.matched_copies == 1);
@@ -367,10 +356,7 @@ TEST_CASE("Counter windows: device-to-device copies take ranges; replayed launch
     k.correlation_id = 1;
     k.name = t.strings.intern("K");
     t.kernels.push_back(k);
-    ApiRecord api;
-    api.correlation_id = 1;
-    api.start_ns = 100;
-    t.api_calls.push_back(api);
+    add_launch_call(t, 1, 100, 0);
     const CounterMatch a = add_counter_windows(
         t, metrics, {window(0, 1000, 16, {{"0", {1, std::numeric_limits<double>::infinity()}}})});
     CHECK(a.matched == 1);
