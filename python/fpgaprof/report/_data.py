@@ -579,16 +579,6 @@ def downsample_steps(values: np.ndarray, limit: int = MEMORY_POINTS) -> np.ndarr
 POOL_FRACTION = 0.5   # one allocation this large a share of its GPU: an allocator's pool
 
 
-def device_memory_of(prof: Any) -> dict[int, int]:
-    """Device id -> total global memory in bytes, for the devices the trace knows."""
-    out: dict[int, int] = {}
-    for d in _get(prof, "devices") or []:
-        total = int(getattr(d, "global_memory_bytes", 0) or 0)
-        if total > 0:
-            out[int(getattr(d, "id", 0))] = total
-    return out
-
-
 def pool_allocation(largest: list[dict], device_memory: Mapping[int, int] | None,
                     xla: bool = True) -> dict | None:
     """XLA's preallocated pool, when the trace shows one: on each GPU, its largest buffer if it
@@ -693,6 +683,18 @@ def memory_section(report: dict | None, t0_ns: int, records: int,
         "by_region": regions[:TOP_ROWS],
         "by_region_left_out": max(len(regions) - TOP_ROWS, 0),
     }
+
+
+def memory_section_of(prof: Any, report: dict | None, t0_ns: int, reason: str | None = None) -> dict:
+    """memory_section() for a profile: its allocation count, its GPUs' memory sizes and whether
+    it holds HLO modules (an XLA program, for `pool`) taken from `prof`."""
+    device_memory: dict[int, int] = {}
+    for d in _get(prof, "devices") or []:
+        total = int(getattr(d, "global_memory_bytes", 0) or 0)
+        if total > 0:
+            device_memory[int(getattr(d, "id", 0))] = total
+    return memory_section(report, t0_ns, table_len(_get(prof, "allocations")), reason,
+                          device_memory=device_memory, xla=table_len(_get(prof, "hlo_modules")) > 0)
 
 
 def memory_region_rows(report: Mapping) -> list[dict]:

@@ -486,9 +486,6 @@ def memory_report(prof: Any, report: Mapping) -> MemoryReport:
     in its views are seconds from the trace start."""
     out = MemoryReport(report)
     facts = D.trace_facts(prof)
-    out.section = D.memory_section(dict(report), int(facts["start_ns"]),
-                                   D.table_len(D._get(prof, "allocations")),
-                                   device_memory=D.device_memory_of(prof),
-                                   xla=D.table_len(D._get(prof, "hlo_modules")) > 0)
+    out.section = D.memory_section_of(prof, dict(report), int(facts["start_ns"]))
     out.wall_s = facts.get("wall_time_s")
     return out

@@ -622,10 +622,7 @@ def collect(prof: Any, *, target: str | None = None, trace_path: str | None = No
                                     reason=an_reason,
                                     op_modules=None if an is None else
                                     [r.get("module") for r in an["roofline"]["ops"]])
-    memory = D.memory_section(an["memory"] if an is not None else None, facts["start_ns"],
-                              D.table_len(D._get(prof, "allocations")), an_reason,
-                              device_memory=D.device_memory_of(prof),
-                              xla=D.table_len(D._get(prof, "hlo_modules")) > 0)
+    memory = D.memory_section_of(prof, an["memory"] if an is not None else None, facts["start_ns"], an_reason)
 
     if environment is not None:
         env = dict(environment)
