@@ -56,3 +56,14 @@ def test_the_real_sweep_trace_shows_jax_s_75_percent_pool():
     assert pool["share_of_device"] == pytest.approx(63763906560 / 85017493504)
     assert pool["share_of_device"] == pytest.approx(0.75, abs=1e-4)
     assert sec["peak_bytes"] >= pool["bytes"]
+
+
+def test_digest_line_names_the_pool_on_one_or_several_gpus():
+    from fpgaprof.report import digest
+
+    mem = {"available": True, "peak_bytes": 72_000_000_000, "peak_time_s": 2.0,
+           "pool": {"bytes": 72_000_000_000, "allocations": 2}}
+    line = digest._facts({"memory": mem, "transfers": {}})[0]
+    assert "device memory peak 72.00 GB at 2.000 s (72.00 GB of it XLA's preallocated pool: report.html, Device memory)" in line
+    line = digest._facts({"memory": {**mem, "pool": None}, "transfers": {}})[0]
+    assert "preallocated" not in line

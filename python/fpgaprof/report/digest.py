@@ -51,8 +51,8 @@ def _facts(summary: Mapping) -> list[str]:
         at = f" at {fmt_s(m['peak_time_s'])}" if m.get("peak_time_s") is not None else ""
         pool = m.get("pool")
         parts.append(f"device memory peak {fmt_bytes(m.get('peak_bytes'))}{at}"
-                     + (f" ({fmt_bytes(pool['bytes'])} of it one allocation, XLA's preallocated pool"
-                        " under JAX: report.html, Device memory)" if pool else ""))
+                     + (f" ({fmt_bytes(pool['bytes'])} of it XLA's preallocated pool: report.html,"
+                        " Device memory)" if pool else ""))
     ws = summary.get("warnings") or []
     flags = len(t.get("flags") or [])
     parts.append(f"{len(ws)} warning{'s' if len(ws) != 1 else ''}"
