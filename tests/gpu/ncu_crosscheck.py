@@ -484,6 +484,19 @@ def _run(cmd: list[str], log: str, timeout: float) -> int:
     return rc
 
 
+def parse_ncu_files(directory: str, op: str) -> list[dict[str, Any]]:
+    """The kernels of ncu's run of `op` in `directory`: ncu_<op>.csv (--log-file should hold the
+    CSV), else ncu_<op>.log (stdout did); [] when neither has any."""
+    for name in (f"ncu_{op}.csv", f"ncu_{op}.log"):
+        path = os.path.join(directory, name)
+        if os.path.exists(path):
+            with open(path, errors="replace") as fh:
+                kernels = parse_ncu_csv(fh.read())
+            if kernels:
+                return kernels
+    return []
+
+
 def cmd_all(args: argparse.Namespace) -> int:
     os.makedirs(args.out, exist_ok=True)
     notes: list[str] = []
@@ -503,12 +516,7 @@ def cmd_all(args: argparse.Namespace) -> int:
                    "--metrics", ",".join(NCU_METRICS), "--log-file", csv_path,
                    sys.executable, me, "work", "--op", op]
             rc = _run(cmd, os.path.join(args.out, f"ncu_{op}.log"), args.timeout)
-            log_path = os.path.join(args.out, f"ncu_{op}.log")
-            parsed[op] = []
-            for path in (csv_path, log_path):  # --log-file should hold the CSV; else stdout did
-                if not parsed[op] and os.path.exists(path):
-                    with open(path, errors="replace") as fh:
-                        parsed[op] = parse_ncu_csv(fh.read())
+            parsed[op] = parse_ncu_files(args.out, op)
             if rc != 0 or not parsed[op]:
                 notes.append(f"ncu run for {op}: exit {rc}, {len(parsed[op])} kernel(s) parsed "
                              f"(see ncu_{op}.log and ncu_{op}.csv)")
@@ -532,16 +540,14 @@ def cmd_all(args: argparse.Namespace) -> int:
 
 
 def compare_saved(directory: str) -> tuple[str, bool]:
-    """compare() on the files a run of `all` left in ``directory``: ncu_<op>.csv for each
-    workload and fpgaprof_counters.json."""
+    """compare() on the files a run of `all` left in ``directory``: ncu's output for each
+    workload (parse_ncu_files) and fpgaprof_counters.json."""
     parsed: dict[str, list[dict[str, Any]]] = {}
     notes: list[str] = []
     for op in OPS:
-        path = os.path.join(directory, f"ncu_{op}.csv")
-        with open(path, errors="replace") as fh:
-            parsed[op] = parse_ncu_csv(fh.read())
+        parsed[op] = parse_ncu_files(directory, op)
         if not parsed[op]:
-            notes.append(f"{path}: no kernel parsed")
+            notes.append(f"ncu_{op}.csv / ncu_{op}.log in {directory}: no kernel parsed")
     with open(os.path.join(directory, "fpgaprof_counters.json")) as f:
         fp = json.load(f)
     return compare(parsed, fp, notes)
