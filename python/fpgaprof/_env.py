@@ -84,8 +84,8 @@ def jax_preallocates(env=None) -> bool:
 COUNTERS_PREALLOCATION_WARNING = (
     "fpgaprof.trace(counters=True) with JAX preallocating GPU memory (XLA_PYTHON_CLIENT_PREALLOCATE "
     "is not 'false'): kernel replay saves and restores that pool around every kernel, so each kernel "
-    "takes seconds (on an H100 with JAX's default 75 % pool, one kernel did not finish in 45 s; with "
-    "XLA_PYTHON_CLIENT_PREALLOCATE=false, 0.3 s per kernel). Set XLA_PYTHON_CLIENT_PREALLOCATE=false "
+    "takes seconds (on an H100 with JAX's default 75 % pool, a script counting one kernel did not finish "
+    "in 45 s, JAX's start included; with XLA_PYTHON_CLIENT_PREALLOCATE=false, 0.3 s per kernel). Set XLA_PYTHON_CLIENT_PREALLOCATE=false "
     "(or XLA_PYTHON_CLIENT_ALLOCATOR=platform) before JAX starts, in the shell or at the top of the "
     "script; `fpgaprof run --counters` sets it")
 

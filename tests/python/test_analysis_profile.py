@@ -118,7 +118,7 @@ def test_a_failing_counter_checkpoint_warns_once_and_stops_checkpointing():
 
 
 def test_counters_warn_when_jax_preallocates_gpu_memory(monkeypatch):
-    """Kernel replay under JAX's preallocated pool took over 45 s per kernel on an H100: a
+    """Under JAX's preallocated pool a script counting one kernel did not finish in 45 s on an H100: a
     counting trace in a JAX process says so, with the fix, unless the pool is off."""
     import sys
     import types
