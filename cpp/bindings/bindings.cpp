@@ -344,45 +344,60 @@ PYBIND11_MODULE(_core, m) {
       if (d.contains("link_description")) c.link_description = d["link_description"].cast<std::string>();
       return c;
     };
+    // The card's fields as plain numbers, and its calibrated ones as <field>, <field>_low,
+    // <field>_high (nominal and the ends of the measured spread).
+    static const std::pair<const char*, double FpgaTarget::*> kTargetNumbers[] = {
+        {"memory_channel_bytes_per_s", &FpgaTarget::memory_channel_bytes_per_s},
+        {"memory_capacity_bytes", &FpgaTarget::memory_capacity_bytes}, {"sram_bytes", &FpgaTarget::sram_bytes},
+        {"dsps_per_fma_fp64", &FpgaTarget::dsps_per_fma_fp64}, {"dsps_per_fma_fp32", &FpgaTarget::dsps_per_fma_fp32},
+        {"dsps_per_fma_fp16", &FpgaTarget::dsps_per_fma_fp16}, {"fp64_flops_per_s", &FpgaTarget::fp64_flops_per_s},
+        {"fp32_flops_per_s", &FpgaTarget::fp32_flops_per_s}, {"fp16_flops_per_s", &FpgaTarget::fp16_flops_per_s},
+        {"link_bytes_per_s", &FpgaTarget::link_bytes_per_s},
+        {"random_granule_bytes", &FpgaTarget::random_granule_bytes}};
+    static const std::pair<const char*, Calibrated FpgaTarget::*> kTargetCalibrated[] = {
+        {"clock_hz", &FpgaTarget::clock_hz}, {"dsp_utilization", &FpgaTarget::dsp_utilization},
+        {"stream_efficiency", &FpgaTarget::stream_efficiency}, {"channel_share", &FpgaTarget::channel_share},
+        {"random_reads_per_s", &FpgaTarget::random_reads_per_s}, {"rmw_updates_per_s", &FpgaTarget::rmw_updates_per_s},
+        {"cross_channel_factor", &FpgaTarget::cross_channel_factor}, {"onchip_share", &FpgaTarget::onchip_share},
+        {"onchip_lanes", &FpgaTarget::onchip_lanes},
+        {"sort_bytes_per_s", &FpgaTarget::sort_bytes_per_s}, {"link_efficiency", &FpgaTarget::link_efficiency},
+        {"transfer_latency_s", &FpgaTarget::transfer_latency_s}, {"call_latency_s", &FpgaTarget::call_latency_s}};
     const auto target_dict = [](const FpgaTarget& t) {
       py::dict d;
-      d["name"] = t.name; d["description"] = t.description; d["hbm_bytes_per_s"] = t.hbm_bytes_per_s;
-      d["hbm_efficiency"] = t.hbm_efficiency; d["random_access_efficiency"] = t.random_access_efficiency;
-      d["sram_bytes"] = t.sram_bytes; d["dsp_count"] = t.dsp_count;
-      d["clock_hz"] = t.clock_hz; d["dsp_utilization"] = t.dsp_utilization;
-      d["dsps_per_fma_fp64"] = t.dsps_per_fma_fp64; d["dsps_per_fma_fp32"] = t.dsps_per_fma_fp32;
-      d["dsps_per_fma_fp16"] = t.dsps_per_fma_fp16; d["link_bytes_per_s"] = t.link_bytes_per_s;
-      d["link_efficiency"] = t.link_efficiency; d["call_latency_s"] = t.call_latency_s;
-      d["transfer_latency_s"] = t.transfer_latency_s;
-      // The fields as given (0: from the DSPs), so a dict of them goes back in unchanged and an
-      // edited clock or DSP count still counts; card_* are the rates the model uses.
-      d["fp64_flops_per_s"] = t.fp64_flops_per_s; d["fp32_flops_per_s"] = t.fp32_flops_per_s;
-      d["fp16_flops_per_s"] = t.fp16_flops_per_s;
-      d["card_fp64_flops_per_s"] = t.flops_per_s(Precision::kFp64);
-      d["card_fp32_flops_per_s"] = t.flops_per_s(Precision::kFp32);
-      d["card_fp16_flops_per_s"] = t.flops_per_s(Precision::kFp16);
+      d["name"] = t.name; d["description"] = t.description; d["memory_type"] = t.memory_type;
+      d["memory_channels"] = t.memory_channels; d["dsp_count"] = t.dsp_count;
+      for (const auto& [k, member] : kTargetNumbers) d[k] = t.*member;
+      for (const auto& [k, member] : kTargetCalibrated) {
+        const Calibrated& c = t.*member;
+        d[k] = c.nominal;
+        d[(std::string(k) + "_low").c_str()] = c.low;
+        d[(std::string(k) + "_high").c_str()] = c.high;
+      }
+      // Outputs (the rates the model derives); a dict of them goes back in unchanged and an
+      // edited clock or DSP count still counts: they are worked out again.
+      d["memory_bytes_per_s"] = t.memory_bytes_per_s();
+      const auto prec = [&](const char* key, Precision p) {
+        d[(std::string("card_") + key + "_flops_per_s").c_str()] = t.flops_per_s(p);
+        d[(std::string("card_") + key + "_flops_per_s_low").c_str()] = t.flops_per_s(p, t.clock_hz.low, t.dsp_utilization.low);
+        d[(std::string("card_") + key + "_flops_per_s_high").c_str()] = t.flops_per_s(p, t.clock_hz.high, t.dsp_utilization.high);
+      };
+      prec("fp64", Precision::kFp64); prec("fp32", Precision::kFp32); prec("fp16", Precision::kFp16);
+      d["stream_bytes_per_s"] = static_cast<double>(t.memory_channels) * t.channel_share.nominal *
+                                t.memory_channel_bytes_per_s * t.stream_efficiency.nominal;
       return d;
     };
     // A user card from a dict: unknown keys, non-numbers and values validate_fpga_target rejects
     // raise InvalidArgumentError naming the field. With `base`, the preset's name is kept
-    // ("versal-v80 (modified)") unless `name` is given.
+    // ("versal-v80 (modified)") unless `name` is given. A calibrated field given alone is exact
+    // (its range collapses to it) unless its _low/_high are given too.
     const auto target_from = [](const py::dict& d) {
-      static const std::pair<const char*, double FpgaTarget::*> kNumbers[] = {
-          {"hbm_bytes_per_s", &FpgaTarget::hbm_bytes_per_s}, {"hbm_efficiency", &FpgaTarget::hbm_efficiency},
-          {"random_access_efficiency", &FpgaTarget::random_access_efficiency},
-          {"sram_bytes", &FpgaTarget::sram_bytes}, {"clock_hz", &FpgaTarget::clock_hz},
-          {"dsp_utilization", &FpgaTarget::dsp_utilization}, {"dsps_per_fma_fp64", &FpgaTarget::dsps_per_fma_fp64},
-          {"dsps_per_fma_fp32", &FpgaTarget::dsps_per_fma_fp32}, {"dsps_per_fma_fp16", &FpgaTarget::dsps_per_fma_fp16},
-          {"fp64_flops_per_s", &FpgaTarget::fp64_flops_per_s}, {"fp32_flops_per_s", &FpgaTarget::fp32_flops_per_s},
-          {"fp16_flops_per_s", &FpgaTarget::fp16_flops_per_s},
-          {"link_bytes_per_s", &FpgaTarget::link_bytes_per_s}, {"link_efficiency", &FpgaTarget::link_efficiency},
-          {"call_latency_s", &FpgaTarget::call_latency_s}, {"transfer_latency_s", &FpgaTarget::transfer_latency_s}};
-      std::string valid = "base, name, description, dsp_count";
-      for (const auto& [k, _] : kNumbers) valid += std::string(", ") + k;
-      const auto text = [&](const char* k) {
-        if (!py::isinstance<py::str>(d[k]))
-          throw Error(ErrorKind::kInvalidArgument, std::string("FPGA target field '") + k + "' must be a string");
-        return d[k].cast<std::string>();
+      std::string valid = "base, name, description, memory_type, memory_channels, memory_bytes_per_s, dsp_count";
+      for (const auto& [k, _] : kTargetNumbers) valid += std::string(", ") + k;
+      for (const auto& [k, _] : kTargetCalibrated) valid += std::string(", ") + k + " (+ _low, _high)";
+      const auto text = [&](const std::string& k) {
+        if (!py::isinstance<py::str>(d[k.c_str()]))
+          throw Error(ErrorKind::kInvalidArgument, "FPGA target field '" + k + "' must be a string");
+        return d[k.c_str()].cast<std::string>();
       };
       const auto number = [&](const std::string& k) {
         const py::handle v = d[k.c_str()];
@@ -391,32 +406,98 @@ PYBIND11_MODULE(_core, m) {
                                                        std::string(py::str(py::type::of(v).attr("__name__"))));
         return v.cast<double>();
       };
+      const auto whole = [&](const std::string& k, const char* what) {
+        const double v = number(k);
+        if (!(v >= 1 && v <= 4294967295.0 && v == static_cast<double>(static_cast<uint32_t>(v))))
+          throw Error(ErrorKind::kInvalidArgument, "FPGA target field '" + k + "' = " + std::string(py::str(d[k.c_str()])) +
+                                                       " must be a positive whole number of " + what);
+        return static_cast<uint32_t>(v);
+      };
       FpgaTarget t;
       std::string changed;
       if (d.contains("base")) t = fpga_preset(text("base"));
+      // The memory type first: a card without a base takes its calibration from it.
+      if (d.contains("memory_type")) {
+        const std::string type = text("memory_type");
+        if (!d.contains("base") || type != t.memory_type) {
+          const FpgaTarget cal = calibration_for(type);
+          for (const auto& [k, member] : kTargetCalibrated) {
+            if (std::string(k) == "clock_hz" || std::string(k) == "dsp_utilization") continue;
+            t.*member = cal.*member;
+          }
+          t.random_granule_bytes = cal.random_granule_bytes;
+          if (!d.contains("base")) t.clock_hz = cal.clock_hz, t.dsp_utilization = cal.dsp_utilization;
+        }
+        t.memory_type = type;
+        changed += "memory_type";
+      } else if (!d.contains("base")) {
+        const FpgaTarget cal = calibration_for("hbm2");
+        for (const auto& [k, member] : kTargetCalibrated) t.*member = cal.*member;
+        t.random_granule_bytes = cal.random_granule_bytes;
+      }
+      double total_bandwidth = 0;
+      std::string total_key;
       for (const auto& item : d) {
         const std::string k = py::str(item.first);
-        if (k == "base" || k == "name" || k == "description") continue;
-        // card_fp*_flops_per_s are outputs (the rates the model derives): a dict of a card,
-        // as presets() gives it, goes back in with them; they are worked out again.
-        if (k == "card_fp64_flops_per_s" || k == "card_fp32_flops_per_s" || k == "card_fp16_flops_per_s") continue;
+        if (k == "base" || k == "name" || k == "description" || k == "memory_type") continue;
+        // Outputs (the rates the model derives): a dict of a card, as presets() gives it, goes
+        // back in with them; they are worked out again.
+        if (k.rfind("card_", 0) == 0 || k == "stream_bytes_per_s") continue;
+        if (k == "memory_bytes_per_s" && d.contains("memory_channel_bytes_per_s")) continue;
+        if (k == "random_access_efficiency")
+          throw Error(ErrorKind::kInvalidArgument,
+                      "FPGA target field 'random_access_efficiency' is gone: the model now takes data-dependent "
+                      "accesses from measured rates; give random_reads_per_s (accesses per second per memory "
+                      "channel) instead (docs/fpga-model.md, \"Random access\")");
+        bool found = false;
         if (k == "dsp_count") {
-          const double v = number(k);
-          if (!(v >= 1 && v <= 4294967295.0 && v == static_cast<double>(static_cast<uint32_t>(v))))
-            throw Error(ErrorKind::kInvalidArgument, "FPGA target field 'dsp_count' = " + std::string(py::str(item.second)) +
-                                                         " must be a positive whole number of DSP slices");
-          t.dsp_count = static_cast<uint32_t>(v);
-        } else {
-          bool found = false;
-          for (const auto& [name, member] : kNumbers) {
-            if (k != name) continue;
-            t.*member = number(k);
+          t.dsp_count = whole(k, "DSP slices");
+          found = true;
+        } else if (k == "memory_channels") {
+          t.memory_channels = whole(k, "memory channels");
+          found = true;
+        } else if (k == "memory_bytes_per_s" || k == "hbm_bytes_per_s") {
+          // The whole memory's peak (hbm_bytes_per_s: its earlier name): split over the channels below.
+          total_bandwidth = number(k);
+          total_key = k;
+          found = true;
+        } else if (k == "hbm_efficiency") {
+          t.stream_efficiency = Calibrated::exact(number(k));  // its earlier name
+          found = true;
+        }
+        for (const auto& [name, member] : kTargetNumbers) {
+          if (found || k != name) continue;
+          t.*member = number(k);
+          found = true;
+        }
+        for (const auto& [name, member] : kTargetCalibrated) {
+          if (found) break;
+          const std::string n = name;
+          Calibrated& c = t.*member;
+          if (k == n) {
+            const double v = number(k);
+            c.nominal = v;
+            if (!d.contains((n + "_low").c_str())) c.low = v;
+            if (!d.contains((n + "_high").c_str())) c.high = v;
+            found = true;
+          } else if (k == n + "_low") {
+            c.low = number(k);
+            found = true;
+          } else if (k == n + "_high") {
+            c.high = number(k);
             found = true;
           }
-          if (!found)
-            throw Error(ErrorKind::kInvalidArgument, "unknown FPGA target field '" + k + "': valid fields are " + valid);
         }
+        if (!found)
+          throw Error(ErrorKind::kInvalidArgument, "unknown FPGA target field '" + k + "': valid fields are " + valid);
         changed += (changed.empty() ? "" : ", ") + k;
+      }
+      if (!total_key.empty()) {
+        if (t.memory_channels == 0)
+          throw Error(ErrorKind::kInvalidArgument,
+                      "FPGA target field '" + total_key + "' needs memory_channels (HBM pseudo-channels or DDR "
+                      "banks, e.g. 32 on an Alveo U55C, 4 on a U250): the bandwidth is split over them");
+        t.memory_channel_bytes_per_s = total_bandwidth / static_cast<double>(t.memory_channels);
       }
       if (d.contains("description")) t.description = text("description");
       else if (d.contains("base") && !changed.empty()) t.description += " (modified: " + changed + ")";
@@ -518,6 +599,65 @@ PYBIND11_MODULE(_core, m) {
       validate_fpga_target(t);
       return target_dict(t);
     }, py::arg("target"));
+    // The static what-if of a whole HLO module on a card (no trace): one row per op, the
+    // function's card time, transfers and total, each as nominal with its range.
+    r.def("estimate_hlo", [=](const std::string& text, py::object target_obj) {
+      const FpgaTarget target = py::isinstance<py::str>(target_obj) ? fpga_preset(target_obj.cast<std::string>())
+                                                                    : target_from(target_obj.cast<py::dict>());
+      ModuleEstimate est;
+      {
+        std::shared_ptr<hlo::Module> mod;
+        try {
+          py::gil_scoped_release nogil;
+          mod = std::make_shared<hlo::Module>(hlo::analyze_hlo(text));
+          est = estimate_module(*mod, target);
+        } catch (const hlo::HloParseError& e) {
+          py::object cls = py::module_::import("fpgaprof.errors").attr("HloParseError");
+          py::object exc = cls(e.what());
+          exc.attr("line") = e.line();
+          exc.attr("column") = e.column();
+          exc.attr("text") = e.found();
+          PyErr_SetObject(cls.ptr(), exc.ptr());
+          throw py::error_already_set();
+        }
+      }
+      const auto range = [](py::dict& d, const std::string& key, const TimeRange& r) {
+        d[key.c_str()] = r.nominal;
+        const std::string stem = key.size() > 2 && key.compare(key.size() - 2, 2, "_s") == 0 ? key.substr(0, key.size() - 2) : key;
+        d[(stem + "_low_s").c_str()] = r.low;
+        d[(stem + "_high_s").c_str()] = r.high;
+      };
+      py::dict out;
+      out["module"] = est.module; out["target"] = target_dict(est.target);
+      range(out, "card_time_s", est.card_time_s);
+      range(out, "restructured_card_time_s", est.restructured_card_time_s);
+      range(out, "call_latency_s", est.call_latency_s);
+      out["transfer_bytes"] = est.transfer_bytes; out["transfer_buffers"] = est.transfer_buffers;
+      range(out, "transfer_s", est.transfer_s);
+      range(out, "total_s", est.total_s);
+      range(out, "restructured_total_s", est.restructured_total_s);
+      out["not_estimated_count"] = est.not_estimated_count; out["notes"] = est.notes;
+      py::list rows;
+      for (const StaticOpEstimate& o : est.ops) {
+        py::dict d;
+        d["op"] = o.op; d["computation"] = o.computation; d["opcode"] = o.opcode;
+        d["pattern"] = hlo::access_pattern_name(o.pattern); d["precision"] = precision_name(o.precision);
+        d["source"] = o.source; d["executions"] = o.executions; d["estimated"] = o.estimated;
+        d["flops"] = o.flops; d["bytes"] = o.bytes; d["stream_bytes"] = o.stream_bytes;
+        d["random_bytes"] = o.random_bytes; d["compulsory_bytes"] = o.compulsory_bytes;
+        d["memory_efficiency"] = o.memory_efficiency; d["card_limit"] = o.card_limit;
+        range(d, "card_compute_s", o.card_compute_s);
+        range(d, "card_memory_s", o.card_memory_s);
+        d["card_latency_s"] = 0.0;
+        range(d, "card_time_s", o.card_time_s);
+        range(d, "restructured_card_time_s", o.restructured_time_s);
+        d["restructured_onchip"] = o.estimated ? py::object(py::bool_(o.restructured_onchip)) : py::object(py::none());
+        d["estimate_note"] = o.estimate_note;
+        rows.append(d);
+      }
+      out["ops"] = rows;
+      return out;
+    }, py::arg("hlo_text"), py::arg("target") = "alveo-u55c");
     r.def("table_ceilings", [ceilings_dict](const TraceStore& store, std::size_t device) -> py::object {
       if (device >= store.devices.size()) return py::none();
       return ceilings_dict(table_ceilings(store.devices[device]));
@@ -715,6 +855,9 @@ PYBIND11_MODULE(_core, m) {
       py::dict fd;
       fd["target"] = target_dict(fr.target); fd["workload_ns"] = fr.workload_ns; fd["gpu_kernel_ns"] = fr.gpu_kernel_ns;
       fd["combined_speedup"] = fr.combined_speedup; fd["combined_count"] = fr.combined_count;
+      fd["combined_speedup_low"] = fr.combined_speedup_low; fd["combined_speedup_high"] = fr.combined_speedup_high;
+      fd["restructured_combined_speedup"] = fr.restructured_combined_speedup;
+      fd["restructured_combined_count"] = fr.restructured_combined_count;
       fd["not_estimated_count"] = fr.not_estimated_count; fd["not_estimated_gpu_ns"] = fr.not_estimated_gpu_ns;
       py::list cands;
       uint32_t rank = 0;
@@ -729,11 +872,29 @@ PYBIND11_MODULE(_core, m) {
         d["working_set_bytes"] = cd.working_set_bytes; d["sram_bytes"] = cd.sram_bytes; d["fits_on_chip"] = cd.cost_known ? py::object(py::bool_(cd.fits_on_chip)) : py::object(py::none());
         d["onchip_factor"] = cd.onchip_factor; d["host_bytes_per_call"] = cd.host_bytes_per_call;
         d["link_factor"] = cd.link_factor; d["score"] = cd.score; d["flops"] = cd.flops; d["bytes"] = cd.bytes;
-        d["memory_efficiency"] = cd.memory_efficiency;
+        d["stream_bytes"] = cd.stream_bytes; d["random_bytes"] = cd.random_bytes;
+        d["memory_efficiency"] = cd.memory_efficiency; d["card_limit"] = cd.card_limit;
         d["card_compute_s"] = cd.card_compute_s; d["card_memory_s"] = cd.card_memory_s;
         d["card_latency_s"] = cd.card_latency_s; d["card_time_s"] = cd.card_time_s;
-        d["transfer_bytes"] = cd.transfer_bytes; d["transfer_s"] = cd.transfer_s; d["fpga_total_s"] = cd.fpga_total_s;
-        d["op_speedup"] = cd.op_speedup; d["workload_speedup"] = cd.workload_speedup;
+        d["card_time_low_s"] = cd.card_time_low_s; d["card_time_high_s"] = cd.card_time_high_s;
+        d["transfer_bytes"] = cd.transfer_bytes; d["transfer_s"] = cd.transfer_s;
+        d["transfer_low_s"] = cd.transfer_low_s; d["transfer_high_s"] = cd.transfer_high_s;
+        d["fpga_total_s"] = cd.fpga_total_s; d["fpga_total_low_s"] = cd.fpga_total_low_s;
+        d["fpga_total_high_s"] = cd.fpga_total_high_s;
+        d["op_speedup"] = cd.op_speedup; d["op_speedup_low"] = cd.op_speedup_low; d["op_speedup_high"] = cd.op_speedup_high;
+        d["workload_speedup"] = cd.workload_speedup; d["workload_speedup_low"] = cd.workload_speedup_low;
+        d["workload_speedup_high"] = cd.workload_speedup_high;
+        d["restructured_bytes"] = cd.restructured_bytes;
+        d["restructured_onchip"] = cd.cost_known ? py::object(py::bool_(cd.restructured_onchip)) : py::object(py::none());
+        d["restructured_card_time_s"] = cd.restructured_card_time_s;
+        d["restructured_card_time_low_s"] = cd.restructured_card_time_low_s;
+        d["restructured_card_time_high_s"] = cd.restructured_card_time_high_s;
+        d["restructured_fpga_total_s"] = cd.restructured_fpga_total_s;
+        d["restructured_op_speedup"] = cd.restructured_op_speedup;
+        d["restructured_op_speedup_low"] = cd.restructured_op_speedup_low;
+        d["restructured_op_speedup_high"] = cd.restructured_op_speedup_high;
+        d["restructured_workload_speedup"] = cd.restructured_workload_speedup;
+        d["scenario"] = cd.scenario;
         cands.append(d);
       }
       fd["candidates"] = cands;
@@ -758,8 +919,23 @@ PYBIND11_MODULE(_core, m) {
         d["random_access_bytes"] = cd.random_access_bytes; d["memory_efficiency"] = cd.memory_efficiency;
         d["card_compute_s"] = cd.card_compute_s; d["card_memory_s"] = cd.card_memory_s;
         d["card_latency_s"] = cd.card_latency_s; d["kept_gpu_s"] = cd.kept_gpu_s; d["card_time_s"] = cd.card_time_s;
-        d["transfer_bytes"] = cd.transfer_bytes; d["transfer_s"] = cd.transfer_s; d["fpga_total_s"] = cd.fpga_total_s;
-        d["region_speedup"] = cd.region_speedup; d["workload_speedup"] = cd.workload_speedup;
+        d["card_time_low_s"] = cd.card_time_low_s; d["card_time_high_s"] = cd.card_time_high_s;
+        d["transfer_bytes"] = cd.transfer_bytes; d["transfer_s"] = cd.transfer_s;
+        d["transfer_low_s"] = cd.transfer_low_s; d["transfer_high_s"] = cd.transfer_high_s;
+        d["fpga_total_s"] = cd.fpga_total_s; d["fpga_total_low_s"] = cd.fpga_total_low_s;
+        d["fpga_total_high_s"] = cd.fpga_total_high_s;
+        d["region_speedup"] = cd.region_speedup; d["region_speedup_low"] = cd.region_speedup_low;
+        d["region_speedup_high"] = cd.region_speedup_high;
+        d["workload_speedup"] = cd.workload_speedup; d["workload_speedup_low"] = cd.workload_speedup_low;
+        d["workload_speedup_high"] = cd.workload_speedup_high;
+        d["restructured_card_time_s"] = cd.restructured_card_time_s;
+        d["restructured_card_time_low_s"] = cd.restructured_card_time_low_s;
+        d["restructured_card_time_high_s"] = cd.restructured_card_time_high_s;
+        d["restructured_fpga_total_s"] = cd.restructured_fpga_total_s;
+        d["restructured_region_speedup"] = cd.restructured_region_speedup;
+        d["restructured_region_speedup_low"] = cd.restructured_region_speedup_low;
+        d["restructured_region_speedup_high"] = cd.restructured_region_speedup_high;
+        d["scenario"] = cd.scenario;
         rcands.append(d);
       }
       fd["regions"] = rcands;

@@ -17,29 +17,40 @@ from fpgaprof._atomic import write_text_atomic
 from fpgaprof.errors import FpgaprofIOError, InvalidArgumentError, closest_name, did_you_mean
 from fpgaprof.roofline import Table, _no_rows_note, _store_of, analyze
 
-__all__ = ["FpgaTarget", "presets", "target_spec", "card_file", "resolve_target", "fpga_candidates", "export_hlo", "hlo_module_for_op"]
+__all__ = ["FpgaTarget", "Estimate", "presets", "target_spec", "card_file", "resolve_target", "fpga_candidates",
+           "estimate", "estimate_hlo", "export_hlo", "hlo_module_for_op", "CALIBRATED_FIELDS"]
+
+
+# The card's calibrated quantities: each takes a nominal value and the ends of its measured
+# spread as <field>_low / <field>_high (docs/fpga-model.md, "Constants").
+CALIBRATED_FIELDS = ("clock_hz", "dsp_utilization", "stream_efficiency", "channel_share", "random_reads_per_s",
+                     "rmw_updates_per_s", "cross_channel_factor", "onchip_share", "onchip_lanes", "sort_bytes_per_s",
+                     "link_efficiency", "transfer_latency_s", "call_latency_s")
 
 
 @dataclasses.dataclass(init=False)
 class FpgaTarget:
-    """A user FPGA card. Compute per precision = ``<type>_flops_per_s`` when given (a vendor
-    figure, an HLS report, a measurement), else dsp_count x dsp_utilization / dsps_per_fma x 2 x
-    clock_hz; memory = hbm_bytes_per_s x hbm_efficiency, or x random_access_efficiency for the
-    bytes of gather/scatter ops (element-granular random accesses; docs/fpga-model.md, "Random
-    access"; equal to hbm_efficiency it gives the single-efficiency model); link =
-    link_bytes_per_s x link_efficiency. ``base`` starts from a preset and overrides the fields given; the name is
-    then the preset's with " (modified)" unless ``name`` is given. Without ``base`` every rate
-    is required. Bad values raise fpgaprof.InvalidArgumentError naming the field."""
+    """A user FPGA card (docs/fpga-model.md, "Your own card"). ``base`` starts from a preset and
+    overrides the fields given (the name is then the preset's with " (modified)" unless
+    ``name`` is given); without ``base`` the card's figures are required: memory_type ("hbm2",
+    "hbm2e" or "ddr4", whose measured calibration it takes), memory_channels,
+    memory_channel_bytes_per_s (or memory_bytes_per_s for all channels together),
+    memory_capacity_bytes, sram_bytes, link_bytes_per_s and the compute (dsp_count with
+    dsps_per_fma_<type>, or <type>_flops_per_s). Each calibrated quantity (CALIBRATED_FIELDS)
+    given alone is exact; give <field>_low / <field>_high for a range. Bad values raise
+    fpgaprof.InvalidArgumentError naming the field."""
 
     name: str | None = None
     base: str | None = None
+    description: str | None = None
+    memory_type: str | None = None
+    memory_channels: int | None = None
+    memory_channel_bytes_per_s: float | None = None
+    memory_bytes_per_s: float | None = None
     hbm_bytes_per_s: float | None = None
-    hbm_efficiency: float | None = None
-    random_access_efficiency: float | None = None
+    memory_capacity_bytes: float | None = None
     sram_bytes: float | None = None
     dsp_count: int | None = None
-    clock_hz: float | None = None
-    dsp_utilization: float | None = None
     dsps_per_fma_fp64: float | None = None
     dsps_per_fma_fp32: float | None = None
     dsps_per_fma_fp16: float | None = None
@@ -47,10 +58,47 @@ class FpgaTarget:
     fp32_flops_per_s: float | None = None
     fp16_flops_per_s: float | None = None
     link_bytes_per_s: float | None = None
+    random_granule_bytes: float | None = None
+    hbm_efficiency: float | None = None
+    clock_hz: float | None = None
+    clock_hz_low: float | None = None
+    clock_hz_high: float | None = None
+    dsp_utilization: float | None = None
+    dsp_utilization_low: float | None = None
+    dsp_utilization_high: float | None = None
+    stream_efficiency: float | None = None
+    stream_efficiency_low: float | None = None
+    stream_efficiency_high: float | None = None
+    channel_share: float | None = None
+    channel_share_low: float | None = None
+    channel_share_high: float | None = None
+    random_reads_per_s: float | None = None
+    random_reads_per_s_low: float | None = None
+    random_reads_per_s_high: float | None = None
+    rmw_updates_per_s: float | None = None
+    rmw_updates_per_s_low: float | None = None
+    rmw_updates_per_s_high: float | None = None
+    cross_channel_factor: float | None = None
+    cross_channel_factor_low: float | None = None
+    cross_channel_factor_high: float | None = None
+    onchip_share: float | None = None
+    onchip_share_low: float | None = None
+    onchip_share_high: float | None = None
+    onchip_lanes: float | None = None
+    onchip_lanes_low: float | None = None
+    onchip_lanes_high: float | None = None
+    sort_bytes_per_s: float | None = None
+    sort_bytes_per_s_low: float | None = None
+    sort_bytes_per_s_high: float | None = None
     link_efficiency: float | None = None
-    call_latency_s: float | None = None
+    link_efficiency_low: float | None = None
+    link_efficiency_high: float | None = None
     transfer_latency_s: float | None = None
-    description: str | None = None
+    transfer_latency_s_low: float | None = None
+    transfer_latency_s_high: float | None = None
+    call_latency_s: float | None = None
+    call_latency_s_low: float | None = None
+    call_latency_s_high: float | None = None
 
     def __init__(self, *args: Any, **fields: Any) -> None:
         """Keyword arguments only; a field that does not exist raises InvalidArgumentError
@@ -68,7 +116,9 @@ class FpgaTarget:
 
 
 def presets() -> list[dict]:
-    """The built-in cards (alveo-u55c, alveo-u280, versal-v80) with derived compute rates."""
+    """The built-in cards (alveo-u55c, alveo-u280, alveo-u250, alveo-u200, versal-v80): every
+    field, each calibrated one with its _low/_high, and the derived rates (card_<type>_flops_per_s,
+    memory_bytes_per_s, stream_bytes_per_s)."""
     return _core.analysis.fpga_presets()
 
 
@@ -195,22 +245,162 @@ def fpga_candidates(prof: Any, target: str | Mapping | FpgaTarget = "alveo-u55c"
 
 def combined_speedup_text(what_if: Mapping, card: str) -> str:
     """The Amdahl line under an op ranking (the table's footer, report.html, the run digest):
-    every op that gains (op_speedup > 1) moved to `card` together; "" when the analysis has no
-    combined figure. `what_if`: the FPGA result (``combined_speedup``, ``combined_count``)."""
+    every op that gains (op_speedup > 1) moved to `card` together, with its range, and what
+    restructured designs would give; "" when the analysis has no combined figure. `what_if`:
+    the FPGA result (``combined_speedup``, ``combined_count``, ``combined_speedup_low/high``,
+    ``restructured_combined_speedup``, ``restructured_combined_count``)."""
+    from fpgaprof.report.html import fmt_speedup, fmt_speedup_range
+
     combined, count = what_if.get("combined_speedup"), what_if.get("combined_count")
     if not isinstance(combined, (int, float)) or not math.isfinite(combined):
         return ""
+    rcount = what_if.get("restructured_combined_count") or 0
+    restructured = what_if.get("restructured_combined_speedup")
+    tail = ""
+    if rcount and isinstance(restructured, (int, float)):
+        tail = (f"; restructured designs: {rcount} op{'s' if rcount != 1 else ''} gain, "
+                f"workload {fmt_speedup(restructured)}")
     if not count:
-        return f"no op gains from offloading to {card}"
+        return f"no op gains from offloading to {card} as compiled{tail}"
+    rng = fmt_speedup_range(what_if.get("combined_speedup_low"), what_if.get("combined_speedup_high"))
     return (f"offloading the {count} op{'s' if count != 1 else ''} that gain to {card}: "
-            f"workload speedup {combined:.2f}x (Amdahl)")
+            f"workload speedup {fmt_speedup(combined)}{f' ({rng})' if rng else ''} (Amdahl){tail}")
 
 
-# The columns print(prof.fpga_candidates(...)) shows (every column stays in the rows).
-OP_TEXT_COLUMNS = ("rank", "op", "module", "score", "workload_speedup", "op_speedup", "time_share",
-                   "gpu_time_ns", "fpga_total_s", "pattern", "memory_efficiency", "estimate_note")
-REGION_TEXT_COLUMNS = ("rank", "region", "score", "workload_speedup", "region_speedup",
-                       "time_share", "gpu_time_ns", "fpga_total_s", "instances", "estimate_note")
+# The columns print(prof.fpga_candidates(...)) shows (every column stays in the rows); a
+# column with _low/_high companions prints its range beside it ("2.41x (1.6-3.1x)").
+OP_TEXT_COLUMNS = ("rank", "op", "module", "score", "scenario", "op_speedup", "restructured_op_speedup",
+                   "workload_speedup", "time_share", "gpu_time_ns", "fpga_total_s", "pattern", "card_limit",
+                   "estimate_note")
+REGION_TEXT_COLUMNS = ("rank", "region", "score", "scenario", "region_speedup", "restructured_region_speedup",
+                       "workload_speedup", "time_share", "gpu_time_ns", "fpga_total_s", "instances",
+                       "estimate_note")
+# And print(fpgaprof.fpga.estimate(...)).
+ESTIMATE_TEXT_COLUMNS = ("op", "opcode", "pattern", "precision", "executions", "card_time_s",
+                         "restructured_card_time_s", "card_limit", "memory_efficiency", "flops", "bytes",
+                         "estimate_note")
+
+
+class Estimate(Table):
+    """The static what-if of a whole function or HLO module on one card (``estimate()``,
+    ``estimate_hlo()``): one row per op (as ``fpga_candidates()``' rows, without GPU time:
+    op, computation, opcode, pattern, precision, executions, flops, bytes, stream_bytes,
+    random_bytes, compulsory_bytes, card_compute_s, card_memory_s, card_latency_s (0: one
+    launch for the whole function, below), card_time_s, restructured_card_time_s, each time
+    with its _low_s/_high_s, memory_efficiency, card_limit, scenario, estimate_note, source)
+    and the whole function as attributes, each a nominal value with its (low, high) range:
+    ``card_time_s`` / ``card_time_range_s`` (everything on the card, data resident in card
+    memory, one launch), ``restructured_card_time_s`` / ``restructured_card_time_range_s``,
+    ``transfer_s`` / ``transfer_range_s`` (arguments to the card and results back over the host
+    link, with the per-transfer latency), ``total_s`` / ``total_range_s`` (card + transfer),
+    ``restructured_total_s`` / ``restructured_total_range_s``; ``transfer_bytes``,
+    ``not_estimated_count``, ``notes``, ``target`` (the card as the model saw it),
+    ``module``."""
+
+    card_time_s = math.nan
+    card_time_range_s: tuple = (math.nan, math.nan)
+    restructured_card_time_s = math.nan
+    restructured_card_time_range_s: tuple = (math.nan, math.nan)
+    transfer_s = math.nan
+    transfer_range_s: tuple = (math.nan, math.nan)
+    total_s = math.nan
+    total_range_s: tuple = (math.nan, math.nan)
+    restructured_total_s = math.nan
+    restructured_total_range_s: tuple = (math.nan, math.nan)
+    transfer_bytes = 0.0
+    not_estimated_count = 0
+    notes: list = []
+    target: dict = {}
+    module = ""
+
+    def summary(self) -> dict:
+        """The whole-function figures as one dict (what summary.json and the CLI's --json hold)."""
+        keys = ("module", "card_time_s", "card_time_range_s", "restructured_card_time_s",
+                "restructured_card_time_range_s", "transfer_bytes", "transfer_s", "transfer_range_s",
+                "total_s", "total_range_s", "restructured_total_s", "restructured_total_range_s",
+                "not_estimated_count", "notes")
+        out = {k: getattr(self, k) for k in keys}
+        out["target"] = self.target.get("name")
+        return out
+
+
+def _static_scenario(row: Mapping) -> str:
+    a, b = row.get("card_time_s"), row.get("restructured_card_time_s")
+    if not isinstance(a, (int, float)) or not isinstance(b, (int, float)) or not (a > 0 and b > 0):
+        return ""
+    if not math.isfinite(a) or not math.isfinite(b):
+        return ""
+    return "as compiled" if a <= b * 1.01 else f"restructured {a / b:.1f}x faster"
+
+
+def _estimate_table(res: Mapping) -> Estimate:
+    from fpgaprof.report.html import fmt_s, fmt_s_range
+
+    rows = []
+    for r in res["ops"]:
+        r = dict(r)
+        r["scenario"] = _static_scenario(r)
+        rows.append(r)
+    t = Estimate(rows)
+    for key in ("card_time", "restructured_card_time", "transfer", "total", "restructured_total"):
+        setattr(t, f"{key}_s", res[f"{key}_s"])
+        setattr(t, f"{key}_range_s", (res[f"{key}_low_s"], res[f"{key}_high_s"]))
+    t.transfer_bytes = res["transfer_bytes"]
+    t.not_estimated_count = res["not_estimated_count"]
+    t.notes = list(res["notes"])
+    t.target = dict(res["target"])
+    t.module = res["module"]
+    card = t.target.get("name") or "the card"
+    t.title = f"FPGA estimate of {res['module'] or 'the module'} on {card}: ops"
+    t.display = ESTIMATE_TEXT_COLUMNS
+    t.empty_note = "the module computes nothing (only parameters, constants and tuples)"
+
+    def line(label: str, key: str) -> str:
+        nominal, (lo, hi) = getattr(t, f"{key}_s"), getattr(t, f"{key}_range_s")
+        return f"{label} {fmt_s(nominal)} ({fmt_s_range(lo, hi)})"
+
+    footer = [f"  whole function on {card}: " + ", ".join([
+        line("card", "card_time"), line("restructured", "restructured_card_time")]),
+        "  " + ", ".join([line("host link", "transfer"), line("total", "total"),
+                          line("restructured total", "restructured_total")])]
+    footer += [f"  note: {n}" for n in t.notes]
+    t.footer = "\n".join(footer)
+    return t
+
+
+def estimate_hlo(text: str, target: str | os.PathLike | Mapping | FpgaTarget = "alveo-u55c") -> Estimate:
+    """The static FPGA what-if of an HLO module (XLA's text, optimized or not): every op of its
+    entry computation and of the loops and calls it runs (a while body multiplied by XLA's
+    known_trip_count; unknown trip counts counted once and named in ``notes``), on ``target``
+    (a preset name, card file, dict or FpgaTarget), with data resident in card memory, plus the
+    function's transfers over the host link. No GPU needed. Text fpgaprof cannot parse raises
+    fpgaprof.HloParseError; a bad target InvalidArgumentError. docs/fpga-model.md, "Static
+    estimate"."""
+    if not isinstance(text, str):
+        raise InvalidArgumentError(f"estimate_hlo takes HLO text (a str), not {type(text).__name__}: read the "
+                                   "file first, or use fpgaprof.fpga.estimate(fn, *args) for a JAX function")
+    return _estimate_table(_core.analysis.estimate_hlo(text, target_spec(target)))
+
+
+def estimate(fn: Any, *args: Any, target: str | os.PathLike | Mapping | FpgaTarget = "alveo-u55c",
+             **kwargs: Any) -> Estimate:
+    """The static FPGA what-if of a JAX function: ``fn`` (plain or jitted) is lowered and
+    compiled by XLA for the backend at hand (the CPU is fine) with ``args`` / ``kwargs``
+    (arrays or ``jax.ShapeDtypeStruct``: nothing is allocated or run, so multi-GB shapes
+    work), and its optimized HLO estimated as estimate_hlo() does. ``target`` is keyword-only
+    (a function of your own with a ``target`` argument: pass it through functools.partial)."""
+    try:
+        import jax
+    except ImportError:
+        raise InvalidArgumentError("fpgaprof.fpga.estimate needs JAX: pip install 'fpgaprof[jax]' "
+                                   "(or estimate_hlo(text) on HLO text)") from None
+    if not callable(fn):
+        raise InvalidArgumentError(f"estimate takes a function, not {type(fn).__name__}: "
+                                   "fpgaprof.fpga.estimate(fn, *args, target=...)")
+    spec = target_spec(target)  # a bad card fails before the compilation
+    jitted = fn if hasattr(fn, "lower") else jax.jit(fn)
+    text = jitted.lower(*args, **kwargs).compile().as_text()
+    return _estimate_table(_core.analysis.estimate_hlo(text, spec))
 
 
 # --- HLO export --------------------------------------------------------------------------

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <deque>
+#include <set>
 #include <limits>
 #include <unordered_map>
-#include <utility>
 #include <unordered_set>
+#include <utility>
 
 #include "fpgaprof/analysis/attribution.hpp"
 #include "fpgaprof/analysis/region_paths.hpp"
@@ -16,70 +18,108 @@
 namespace fpgaprof::analysis {
 namespace {
 
-constexpr double kBram36Bits = 36.0 * 1024.0;   // one 36 Kb block RAM
-constexpr double kUram288Bits = 288.0 * 1024.0; // one 288 Kb UltraRAM
-// Gather/scatter on HBM2/HBM2e (docs/fpga-model.md, "Random access"): per f32 element with an
-// s32 index, 12 counted bytes, of which the 4 gathered ones are random: 4/32 of a 32-byte
-// pseudo-channel burst (BL4 x 64 bit) at <= 50 % of the data rate for page-miss traffic (UG1556)
-// = 0.0625; the 8 streamed ones at 0.85. 12 / (4 / 0.0625 + 8 / 0.85) = 0.163 -> 0.16.
-constexpr double kHbmRandomAccessEfficiency = 0.16;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kBram36Bytes = 36.0 * 1024.0 / 8.0;   // one 36 Kb block RAM: the smallest on-chip copy
+constexpr double kBram36Bits = 36.0 * 1024.0;
+constexpr double kUram288Bits = 288.0 * 1024.0;
+
+// ---- calibration ------------------------------------------------------------------------------
+// Every value below is recomputed from the measurements in python/fpgaprof/data/fpga_calibration.json
+// by tests/python/test_fpga_calibration.py (nominal = median, low/high = the ends, unless the
+// file states another rule); docs/fpga-model.md, "Constants", lists each source.
+
+// The fabric (UltraScale+ and Versal PL): clock and DSP share of large designs, on-chip share,
+// sort rate, and the host side (XDMA/QDMA over PCIe gen3 x16, XRT launches).
+void fabric_calibration(FpgaTarget& t) {
+  t.clock_hz = {222e6, 147e6, 297e6};            // AutoBridge/TAPA, 43 designs: 147 MHz avg before, 297 after floorplanning
+  t.dsp_utilization = {0.6675, 0.5005, 0.8518};  // DSP share of 8 published compute-bound designs
+  t.onchip_share = {0.5, 0.25, 0.75};            // design assumption (not measured)
+  t.onchip_lanes = {160, 128, 192};              // processing elements of published HBM SpMV designs
+  t.sort_bytes_per_s = {464.062e6, 464.062e6, 15.6e9};  // Vitis compoundSort (U280); TopSort (U280 HBM)
+  t.link_efficiency = {0.717752, 0.253906, 0.771532};    // xbutil DMA tests (U200/U250) / 15.754 GB/s; low: HPCC OpenCL
+  t.transfer_latency_s = {13.0099e-6, 5.17106e-6, 19e-6};  // small-buffer DMA / migrate / bo sync
+  t.call_latency_s = {40e-6, 16e-6, 100e-6};     // kernel dispatch: SDAccel guide, XRT issues
+}
+
+void hbm2_calibration(FpgaTarget& t) {
+  t.random_granule_bytes = 32;                   // BL4 x 64-bit pseudo-channel (PG276)
+  t.stream_efficiency = {0.91216, 0.852522, 0.923913};
+  t.channel_share = {0.5625, 0.5, 1.0};          // channels driven by 7 published HBM designs
+  t.random_reads_per_s = {92.5786e6, 74.278e6, 147.338e6};
+  t.rmw_updates_per_s = {4.00312e6, 4.00312e6, 46.2893e6};  // HPCC RandomAccess (U280); high: half the read rate
+  t.cross_channel_factor = {1.0, 0.116351, 1.34624};   // Vitis HBM tutorial: 4 PCs without / with RAMA
+}
+
+}  // namespace
+
+FpgaTarget calibration_for(const std::string& memory_type) {
+  FpgaTarget t;
+  t.memory_type = memory_type;
+  fabric_calibration(t);
+  if (memory_type == "hbm2") {
+    hbm2_calibration(t);
+  } else if (memory_type == "hbm2e") {
+    hbm2_calibration(t);  // access timing not measured on Versal HBM: UltraScale+ HBM's
+    t.stream_efficiency = {0.561523, 0.561523, 0.675};  // AMD: V80 "approaching 460 GB/s"; NoC link 17.28 GB/s of 25.6
+  } else if (memory_type == "ddr4") {
+    t.random_granule_bytes = 64;                 // BL8 x 64-bit channel
+    t.stream_efficiency = {0.788675, 0.678013, 0.892364};
+    t.channel_share = {1.0, 0.5, 1.0};
+    t.random_reads_per_s = {92.5786e6, 74.278e6, 147.338e6};  // not measured on DDR4: the port-bound HBM rates
+    t.rmw_updates_per_s = {20.0222e6, 19.8944e6, 46.2893e6};  // HPCC RandomAccess (U280 DDR)
+    t.cross_channel_factor = {1.0, 1.0, 1.0};
+  } else {
+    throw Error(ErrorKind::kInvalidArgument,
+                "memory_type '" + memory_type + "' is not modelled: use hbm2 (UltraScale+ HBM), hbm2e (Versal HBM) or ddr4");
+  }
+  return t;
+}
+
+namespace {
+
+FpgaTarget card(const char* name, const char* description, const char* memory, uint32_t channels,
+                double channel_bytes_per_s, double capacity_bytes, double bram36, double uram288,
+                uint32_t dsps, double link) {
+  FpgaTarget t = calibration_for(memory);
+  t.name = name;
+  t.description = description;
+  t.memory_channels = channels;
+  t.memory_channel_bytes_per_s = channel_bytes_per_s;
+  t.memory_capacity_bytes = capacity_bytes;
+  t.sram_bytes = (bram36 * kBram36Bits + uram288 * kUram288Bits) / 8.0;
+  t.dsp_count = dsps;
+  t.dsps_per_fma_fp64 = 14;  // PG060 full-DSP: double mul 11 + add 3
+  t.dsps_per_fma_fp32 = 5;   // single mul 3 + add 2
+  t.dsps_per_fma_fp16 = 2;   // half mul 1 + add 1
+  t.link_bytes_per_s = link;
+  return t;
+}
 
 std::vector<FpgaTarget> make_presets() {
   std::vector<FpgaTarget> out;
-  {
-    FpgaTarget t;
-    t.name = "alveo-u55c";
-    t.description = "AMD Alveo U55C: 16 GB HBM2 460 GB/s, 9,024 DSP48E2, 2,016 BRAM + 960 URAM, PCIe gen3 x16";
-    t.hbm_bytes_per_s = 460e9;
-    t.random_access_efficiency = kHbmRandomAccessEfficiency;
-    t.sram_bytes = (2016.0 * kBram36Bits + 960.0 * kUram288Bits) / 8.0;
-    t.dsp_count = 9024;
-    t.dsps_per_fma_fp64 = 14;  // PG060 full-DSP: double mul 11 + add 3
-    t.dsps_per_fma_fp32 = 5;   // single mul 3 + add 2
-    t.dsps_per_fma_fp16 = 2;   // half mul 1 + add 1
-    t.link_bytes_per_s = pcie_bytes_per_s(3, 16);
-    out.push_back(t);
-  }
-  {
-    FpgaTarget t;
-    t.name = "alveo-u280";
-    t.description = "AMD Alveo U280: 8 GB HBM2 460 GB/s (+32 GB DDR4), 9,024 DSP48E2, 2,016 BRAM + 960 URAM, PCIe gen3 x16";
-    t.hbm_bytes_per_s = 460e9;
-    t.random_access_efficiency = kHbmRandomAccessEfficiency;
-    t.sram_bytes = (2016.0 * kBram36Bits + 960.0 * kUram288Bits) / 8.0;
-    t.dsp_count = 9024;
-    t.dsps_per_fma_fp64 = 14;
-    t.dsps_per_fma_fp32 = 5;
-    t.dsps_per_fma_fp16 = 2;
-    t.link_bytes_per_s = pcie_bytes_per_s(3, 16);
-    out.push_back(t);
-  }
-  {
-    FpgaTarget t;
-    t.name = "versal-v80";
-    t.description = "AMD Alveo V80: 32 GB HBM2e 820 GB/s, 10,848 DSP58, ~541 Mb on-chip RAM, PCIe gen5 x8";
-    t.hbm_bytes_per_s = 819.2e9;
-    t.random_access_efficiency = kHbmRandomAccessEfficiency;  // same 32 B pseudo-channel burst (PG313)
-    t.sram_bytes = 541.0 * 1024.0 * 1024.0 / 8.0;
-    t.dsp_count = 10848;
-    t.dsps_per_fma_fp64 = 6;   // 53x53 mantissa product on 27x24 multipliers: 2 x 3 DSP58, add in fabric
-    t.dsps_per_fma_fp32 = 1;   // DSP58 native FP32 multiply-add (DSPFP32 mode)
-    t.dsps_per_fma_fp16 = 1;   // no packed fp16 mode: one fp16 FMA per DSPFP32
-    t.link_bytes_per_s = pcie_bytes_per_s(5, 8);
-    out.push_back(t);
-  }
+  constexpr double kGB = 1e9, kGiB = 1024.0 * 1024.0 * 1024.0;
+  out.push_back(card("alveo-u55c", "AMD Alveo U55C: 16 GB HBM2, 32 x 14.375 GB/s, 9,024 DSP48E2, 2,016 BRAM + 960 URAM, PCIe gen3 x16",
+                     "hbm2", 32, 14.375 * kGB, 16 * kGiB, 2016, 960, 9024, pcie_bytes_per_s(3, 16)));
+  out.push_back(card("alveo-u280", "AMD Alveo U280: 8 GB HBM2, 32 x 14.375 GB/s (its 32 GB DDR4 not modelled), 9,024 DSP48E2, 2,016 BRAM + 960 URAM, PCIe gen3 x16",
+                     "hbm2", 32, 14.375 * kGB, 8 * kGiB, 2016, 960, 9024, pcie_bytes_per_s(3, 16)));
+  out.push_back(card("alveo-u250", "AMD Alveo U250: 64 GB DDR4, 4 x 19.25 GB/s, 12,288 DSP48E2, 2,688 BRAM + 1,280 URAM, PCIe gen3 x16",
+                     "ddr4", 4, 19.25 * kGB, 64 * kGiB, 2688, 1280, 12288, pcie_bytes_per_s(3, 16)));
+  out.push_back(card("alveo-u200", "AMD Alveo U200: 64 GB DDR4, 4 x 19.25 GB/s, 6,840 DSP48E2, 2,160 BRAM + 960 URAM, PCIe gen3 x16",
+                     "ddr4", 4, 19.25 * kGB, 64 * kGiB, 2160, 960, 6840, pcie_bytes_per_s(3, 16)));
+  FpgaTarget v80 = card("versal-v80", "AMD Alveo V80: 32 GB HBM2e, 32 x 25.6 GB/s, 10,848 DSP58, ~541 Mb on-chip RAM, PCIe gen5 x8",
+                        "hbm2e", 32, 25.6 * kGB, 32 * kGiB, 0, 0, 10848, pcie_bytes_per_s(5, 8));
+  v80.sram_bytes = 541.0 * 1024.0 * 1024.0 / 8.0;
+  v80.dsps_per_fma_fp64 = 6;   // 53x53 mantissa product on 27x24 multipliers: 2 x 3 DSP58, add in fabric
+  v80.dsps_per_fma_fp32 = 1;   // DSP58 native FP32 multiply-add (DSPFP32 mode)
+  v80.dsps_per_fma_fp16 = 1;   // no packed fp16 mode: one fp16 FMA per DSPFP32
+  v80.link_efficiency = {0.634766, 0.444336, 0.825195};  // QDMA dma-perf on a gen5 x8 card: ~14, ~26 GB/s of 31.5
+  out.push_back(v80);
   return out;
 }
 
 }  // namespace
 
-bool is_random_access(hlo::AccessPattern p) { return p == hlo::AccessPattern::kGatherScatter; }
-
-double FpgaTarget::memory_efficiency(hlo::AccessPattern p) const {
-  return is_random_access(p) ? random_access_efficiency : hbm_efficiency;
-}
-
-double FpgaTarget::flops_per_s(Precision p) const {
+double FpgaTarget::flops_per_s(Precision p, double clock, double utilization) const {
   double per_fma = 0;
   double given = 0;
   switch (p) {
@@ -89,7 +129,7 @@ double FpgaTarget::flops_per_s(Precision p) const {
   }
   if (given > 0) return given;
   if (per_fma <= 0) return 0.0;
-  return static_cast<double>(dsp_count) * dsp_utilization / per_fma * 2.0 * clock_hz;
+  return static_cast<double>(dsp_count) * utilization / per_fma * 2.0 * clock;
 }
 
 bool FpgaTarget::uses_dsp_model() const {
@@ -115,41 +155,60 @@ const FpgaTarget& fpga_preset(const std::string& name) {
                                                fpga_preset_names() + " or pass your own FpgaTarget");
 }
 
+const char* scenario_name(Scenario s) { return s == Scenario::kAsCompiled ? "as compiled" : "restructured"; }
+
 void validate_fpga_target(const FpgaTarget& t) {
   const std::string who = "FPGA target '" + t.name + "': ";
   const std::string fix = "; set it, or start from a preset (base=one of " + fpga_preset_names() + ")";
-  const auto fail = [&](const char* field, double v, const char* rule, bool zero_is_missing = false) {
+  const auto text = [](double v) {
     char value[32];
     std::snprintf(value, sizeof value, "%g", v);
+    return std::string(value);
+  };
+  const auto fail = [&](const std::string& field, double v, const char* rule, bool zero_is_missing = false) {
     // A required field left out arrives as its default 0: say so rather than blame a value
     // nobody gave.
     const std::string what = zero_is_missing && v == 0 ? std::string(" is missing (or 0): it ") + rule
-                                                       : std::string(" = ") + value + " " + rule;
+                                                       : " = " + text(v) + " " + rule;
     throw Error(ErrorKind::kInvalidArgument, who + field + what + fix);
   };
   // Values in the wrong unit (MHz for Hz, GB/s for bytes/s, us for s) are off by 1e3..1e9 and
   // would give silently absurd estimates: refuse magnitudes no real card has.
-  const auto plausible = [&](const char* field, double v, bool ok, const char* hint) {
-    if (ok) return;
-    char value[32];
-    std::snprintf(value, sizeof value, "%g", v);
-    throw Error(ErrorKind::kInvalidArgument, who + field + " = " + value + " " + hint);
+  const auto plausible = [&](const std::string& field, double v, bool ok, const char* hint) {
+    if (!ok) throw Error(ErrorKind::kInvalidArgument, who + field + " = " + text(v) + " " + hint);
   };
   if (t.name.empty())
     throw Error(ErrorKind::kInvalidArgument, "FPGA target without a name: give it one (name=\"my-card\")");
+  if (t.memory_type != "hbm2" && t.memory_type != "hbm2e" && t.memory_type != "ddr4")
+    throw Error(ErrorKind::kInvalidArgument, who + "memory_type = '" + t.memory_type +
+                                                 "' is not modelled: use hbm2 (UltraScale+ HBM), hbm2e (Versal HBM) or ddr4");
   const auto positive = [&](const char* field, double v, const char* what) {
-    if (!(std::isfinite(v) && v > 0)) fail(field, v, what, true);  // fields whose default is 0
-  };
-  const auto share = [&](const char* field, double v) {
-    if (!(std::isfinite(v) && v > 0 && v <= 1)) fail(field, v, "must be a share in (0, 1]");
+    if (!(std::isfinite(v) && v > 0)) fail(field, v, what, true);
   };
   const auto non_negative = [&](const char* field, double v, const char* what) {
     if (!(std::isfinite(v) && v >= 0)) fail(field, v, what);
   };
-  positive("hbm_bytes_per_s", t.hbm_bytes_per_s, "must be the card's off-chip memory peak in bytes/s (> 0)");
-  share("hbm_efficiency", t.hbm_efficiency);
-  share("random_access_efficiency", t.random_access_efficiency);
+  // A calibrated field: finite, ordered, positive (or a share in (0, 1], or >= 0).
+  enum class Kind { kPositive, kShare, kNonNegative, kFactor };
+  const auto calibrated = [&](const char* field, const Calibrated& c, Kind kind) {
+    const std::pair<const char*, double> ends[] = {{"", c.nominal}, {"_low", c.low}, {"_high", c.high}};
+    for (const auto& [suffix, v] : ends) {
+      const std::string f = std::string(field) + suffix;
+      if (!std::isfinite(v)) fail(f, v, "must be a finite number");
+      if (kind == Kind::kShare && !(v > 0 && v <= 1)) fail(f, v, "must be a share in (0, 1]");
+      if ((kind == Kind::kPositive || kind == Kind::kFactor) && !(v > 0)) fail(f, v, "must be > 0", true);
+      if (kind == Kind::kNonNegative && !(v >= 0)) fail(f, v, "must be >= 0");
+    }
+    if (!(c.low <= c.nominal && c.nominal <= c.high))
+      throw Error(ErrorKind::kInvalidArgument, who + field + ": low " + text(c.low) + " <= " + text(c.nominal) +
+                                                   " <= high " + text(c.high) + " does not hold; give " + field +
+                                                   "_low and " + field + "_high around the value");
+  };
+  if (t.memory_channels < 1) fail("memory_channels", 0, "must be the number of memory channels (>= 1)", true);
+  positive("memory_channel_bytes_per_s", t.memory_channel_bytes_per_s, "must be one channel's peak in bytes/s (> 0)");
+  positive("memory_capacity_bytes", t.memory_capacity_bytes, "must be the card memory in bytes (> 0)");
   positive("sram_bytes", t.sram_bytes, "must be the card's on-chip RAM in bytes (> 0)");
+  positive("random_granule_bytes", t.random_granule_bytes, "must be the smallest memory access in bytes (> 0)");
   non_negative("dsps_per_fma_fp64", t.dsps_per_fma_fp64, "must be >= 0 (0: no fp64)");
   non_negative("dsps_per_fma_fp32", t.dsps_per_fma_fp32, "must be >= 0 (0: no fp32)");
   non_negative("dsps_per_fma_fp16", t.dsps_per_fma_fp16, "must be >= 0 (0: no fp16)");
@@ -158,8 +217,8 @@ void validate_fpga_target(const FpgaTarget& t) {
   non_negative("fp16_flops_per_s", t.fp16_flops_per_s, "must be a rate in FLOP/s, >= 0 (0: from the DSPs)");
   if (t.uses_dsp_model()) {
     positive("dsp_count", static_cast<double>(t.dsp_count), "must be the card's DSP slice count (> 0)");
-    positive("clock_hz", t.clock_hz, "must be the kernel clock in Hz (> 0)");
-    share("dsp_utilization", t.dsp_utilization);
+    calibrated("clock_hz", t.clock_hz, Kind::kPositive);
+    calibrated("dsp_utilization", t.dsp_utilization, Kind::kShare);
   }
   if (t.dsps_per_fma_fp64 <= 0 && t.dsps_per_fma_fp32 <= 0 && t.dsps_per_fma_fp16 <= 0 &&
       t.fp64_flops_per_s <= 0 && t.fp32_flops_per_s <= 0 && t.fp16_flops_per_s <= 0)
@@ -167,27 +226,263 @@ void validate_fpga_target(const FpgaTarget& t) {
                 who + "no precision has a rate (dsps_per_fma_fp64/fp32/fp16 and fp64/fp32/fp16_flops_per_s are "
                       "all 0), so the card computes nothing; give the FLOP/s of at least one precision, or "
                       "the DSP slices one FMA of it needs" + fix);
-  positive("link_bytes_per_s", t.link_bytes_per_s, "must be the host link's one-direction peak in bytes/s (> 0)");
-  share("link_efficiency", t.link_efficiency);
-  non_negative("call_latency_s", t.call_latency_s, "must be a time in seconds (>= 0)");
-  non_negative("transfer_latency_s", t.transfer_latency_s, "must be a time in seconds (>= 0)");
-  plausible("hbm_bytes_per_s", t.hbm_bytes_per_s, t.hbm_bytes_per_s >= 1e8,
-            "is below 100 MB/s: give bytes per second (460 GB/s = 460e9), not GB/s");
+  calibrated("stream_efficiency", t.stream_efficiency, Kind::kShare);
+  calibrated("channel_share", t.channel_share, Kind::kShare);
+  calibrated("random_reads_per_s", t.random_reads_per_s, Kind::kPositive);
+  calibrated("rmw_updates_per_s", t.rmw_updates_per_s, Kind::kPositive);
+  calibrated("cross_channel_factor", t.cross_channel_factor, Kind::kFactor);
+  calibrated("onchip_share", t.onchip_share, Kind::kShare);
+  calibrated("onchip_lanes", t.onchip_lanes, Kind::kPositive);
+  calibrated("sort_bytes_per_s", t.sort_bytes_per_s, Kind::kPositive);
+  positive("link_bytes_per_s", t.link_bytes_per_s, "must be the host link's one-direction line rate in bytes/s (> 0)");
+  calibrated("link_efficiency", t.link_efficiency, Kind::kShare);
+  calibrated("call_latency_s", t.call_latency_s, Kind::kNonNegative);
+  calibrated("transfer_latency_s", t.transfer_latency_s, Kind::kNonNegative);
+  plausible("memory_channel_bytes_per_s", t.memory_channel_bytes_per_s, t.memory_channel_bytes_per_s >= 1e8,
+            "is below 100 MB/s: give bytes per second (14.375 GB/s = 14.375e9), not GB/s");
   plausible("link_bytes_per_s", t.link_bytes_per_s, t.link_bytes_per_s >= 1e7,
             "is below 10 MB/s: give bytes per second (PCIe gen3 x16 = 15.75e9), not GB/s");
-  plausible("sram_bytes", t.sram_bytes, t.sram_bytes >= 1024,
-            "is below 1 KiB: give bytes (44.7 MB = 44.7e6), not MB");
+  plausible("sram_bytes", t.sram_bytes, t.sram_bytes >= 1024, "is below 1 KiB: give bytes (44.7 MB = 44.7e6), not MB");
+  plausible("memory_capacity_bytes", t.memory_capacity_bytes, t.memory_capacity_bytes >= 1e6,
+            "is below 1 MB: give bytes (16 GiB = 17179869184), not GB");
   if (t.uses_dsp_model())
-    plausible("clock_hz", t.clock_hz, t.clock_hz >= 1e6, "is below 1 MHz: give hertz (300 MHz = 300e6), not MHz");
+    plausible("clock_hz", t.clock_hz.low, t.clock_hz.low >= 1e6, "is below 1 MHz: give hertz (300 MHz = 300e6), not MHz");
+  plausible("random_reads_per_s", t.random_reads_per_s.low, t.random_reads_per_s.low >= 1e3,
+            "is below 1000 accesses/s: give accesses per second (92.6 M = 92.6e6)");
+  plausible("rmw_updates_per_s", t.rmw_updates_per_s.low, t.rmw_updates_per_s.low >= 1e3,
+            "is below 1000 updates/s: give updates per second (4 M = 4e6)");
+  plausible("sort_bytes_per_s", t.sort_bytes_per_s.low, t.sort_bytes_per_s.low >= 1e3,
+            "is below 1 kB/s: give bytes per second (464 MB/s = 464e6)");
   const std::pair<const char*, double> rates[] = {
       {"fp64_flops_per_s", t.fp64_flops_per_s}, {"fp32_flops_per_s", t.fp32_flops_per_s},
       {"fp16_flops_per_s", t.fp16_flops_per_s}};
   for (const auto& [field, v] : rates)
     plausible(field, v, v == 0 || v >= 1e6, "is below 1 MFLOP/s: give FLOP per second (1 TFLOP/s = 1e12), not TFLOP/s");
-  plausible("call_latency_s", t.call_latency_s, t.call_latency_s <= 1.0,
-            "is over 1 s: give seconds (10 us = 10e-6), not microseconds");
-  plausible("transfer_latency_s", t.transfer_latency_s, t.transfer_latency_s <= 1.0,
-            "is over 1 s: give seconds (5 us = 5e-6), not microseconds");
+  plausible("call_latency_s", t.call_latency_s.high, t.call_latency_s.high <= 1.0,
+            "is over 1 s: give seconds (40 us = 40e-6), not microseconds");
+  plausible("transfer_latency_s", t.transfer_latency_s.high, t.transfer_latency_s.high <= 1.0,
+            "is over 1 s: give seconds (13 us = 13e-6), not microseconds");
+}
+
+// ---- the card model ---------------------------------------------------------------------------
+namespace {
+
+// Every calibrated constant at one end of its spread (or at its nominal value).
+struct Corner {
+  double clock, dsp_util, stream_eff, channel_share, random_reads, rmw_updates, cross, onchip_share, onchip_lanes,
+      sort_rate, link_eff, transfer_latency, call_latency;
+};
+
+enum class End { kFast, kNominal, kSlow };
+
+double pick(const Calibrated& c, End e, bool larger_is_faster) {
+  if (e == End::kNominal) return c.nominal;
+  return (e == End::kFast) == larger_is_faster ? c.high : c.low;
+}
+
+Corner corner(const FpgaTarget& t, End e) {
+  return {pick(t.clock_hz, e, true),           pick(t.dsp_utilization, e, true),
+          pick(t.stream_efficiency, e, true),  pick(t.channel_share, e, true),
+          pick(t.random_reads_per_s, e, true), pick(t.rmw_updates_per_s, e, true),
+          pick(t.cross_channel_factor, e, true), pick(t.onchip_share, e, true),
+          pick(t.onchip_lanes, e, true),       pick(t.sort_bytes_per_s, e, true),   pick(t.link_efficiency, e, true),
+          pick(t.transfer_latency_s, e, false), pick(t.call_latency_s, e, false)};
+}
+
+constexpr End kEnds[] = {End::kFast, End::kNominal, End::kSlow};
+
+void set_end(TimeRange& r, End e, double v) {
+  (e == End::kFast ? r.low : e == End::kNominal ? r.nominal : r.high) = v;
+}
+
+// Streaming bandwidth of a design: the channels it drives, each at the streaming efficiency.
+double stream_bytes_per_s(const FpgaTarget& t, const Corner& c) {
+  return static_cast<double>(t.memory_channels) * c.channel_share * t.memory_channel_bytes_per_s * c.stream_eff;
+}
+
+// Seconds for the data-dependent accesses of one RandomTraffic against card memory. Each
+// access moves its run rounded up to the access granule; a channel serves at most
+// random_reads_per_s accesses (rmw_updates_per_s updates, each a read and a write) and no more
+// bytes than it streams. An array larger than one channel cannot be replicated per channel:
+// cross_channel_factor applies.
+double random_seconds(const RandomTraffic& r, const FpgaTarget& t, const Corner& c) {
+  if (!(r.accesses > 0)) return 0.0;
+  const double g = t.random_granule_bytes;
+  const double txn = std::max(1.0, std::ceil(std::max(r.run_bytes, 1.0) / g)) * g;
+  const double channel_bytes = t.memory_channel_bytes_per_s * c.stream_eff;
+  const double per_channel = r.read_modify_write ? std::min(c.rmw_updates, channel_bytes / (2 * txn))
+                                                 : std::min(c.random_reads, channel_bytes / txn);
+  const double channel_capacity = t.memory_capacity_bytes / static_cast<double>(t.memory_channels);
+  const double factor = r.source_bytes > channel_capacity ? c.cross : 1.0;
+  const double rate = static_cast<double>(t.memory_channels) * c.channel_share * per_channel * factor;
+  const double operations = r.read_modify_write ? r.accesses / 2 : r.accesses;
+  return rate > 0 ? operations / rate : 0.0;
+}
+
+// On chip: the array spread over block RAMs (and copied while room is left) serves up to
+// onchip_lanes accesses per cycle, one per lane, each block serving two (dual-ported; one
+// read-modify-write update).
+double onchip_seconds(const RandomTraffic& r, const FpgaTarget& t, const Corner& c) {
+  const double room = c.onchip_share * t.sram_bytes;
+  const double footprint = std::max(r.source_bytes, kBram36Bytes);
+  const double copies = std::max(1.0, std::floor(room / footprint));
+  const double blocks = copies * std::ceil(footprint / kBram36Bytes);
+  const double per_cycle = std::min(c.onchip_lanes, r.read_modify_write ? blocks : 2 * blocks);
+  const double operations = r.read_modify_write ? r.accesses / 2 : r.accesses;
+  return c.clock > 0 ? operations / (per_cycle * c.clock) : 0.0;
+}
+
+// Passes over card memory of a sort or FFT whose data does not fit on chip: a two-phase design
+// (runs or sub-transforms on chip, then one merge or transpose pass).
+double passes(const CardWork& w, const FpgaTarget& t, const Corner& c) {
+  const double room = c.onchip_share * t.sram_bytes;
+  if (w.sort_length > 0 && w.sort_length * w.sort_element_bytes > room) return 2.0;
+  if (w.fft_length > 0 && w.fft_length * w.fft_point_bytes > room) return 2.0;
+  return 1.0;
+}
+
+struct Parts {
+  double compute = 0, memory = 0, random = 0, sort = 0, onchip = 0;
+  double memory_bytes = 0;          // what the card moves in this design
+  bool restructured = false;        // the restructured design was faster and is the one given
+  double time() const { return std::max({compute, memory, sort, onchip}); }
+};
+
+// One stage's arithmetic: FLOPs at the card's rate of its precision, a sort at the sort rate
+// (its work is comparisons, not FLOPs).
+void stage_compute(const CardWork& w, Precision p, const FpgaTarget& t, const Corner& c, Parts& out) {
+  const double sort_bytes = w.sort_length * w.sort_count * w.sort_element_bytes;
+  if (sort_bytes > 0) {
+    out.sort += sort_bytes / c.sort_rate;
+  } else {
+    const double rate = t.flops_per_s(p, c.clock, c.dsp_util);
+    out.compute += w.flops > 0 && rate > 0 ? w.flops / rate : 0.0;
+  }
+}
+
+Parts as_compiled_parts(const CardWork& w, Precision p, const FpgaTarget& t, const Corner& c) {
+  Parts out;
+  stage_compute(w, p, t, c, out);
+  const double k = passes(w, t, c);
+  for (const RandomTraffic& r : w.random) out.random += random_seconds(r, t, c);
+  out.memory = k * w.stream_bytes / stream_bytes_per_s(t, c) + out.random;
+  out.memory_bytes = k * w.stream_bytes + w.random_bytes();
+  return out;
+}
+
+// Stages run as one dataflow pipeline: the `io_bytes` (inputs read once, outputs written once)
+// streamed, intermediates streamed from stage to stage on chip (FIFOs: the design consumes them
+// in the order they are produced), a sort's or FFT's extra passes over data that does not fit
+// on chip through card memory, the data-dependent accesses served from on-chip banks when every
+// array they land in fits on chip together (else they stay random against card memory), the
+// stages' arithmetic sharing the DSPs. The pipeline takes the longest of these.
+Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, const FpgaTarget& t, const Corner& c) {
+  Parts out;
+  const double room = c.onchip_share * t.sram_bytes;
+  double sources = 0, spill = 0;
+  for (const DataflowStage& s : stages)
+    for (const RandomTraffic& r : s.work->random) sources += r.source_bytes;
+  const bool fits = sources <= room;
+  for (const DataflowStage& s : stages) {
+    const CardWork& w = *s.work;
+    Parts one;
+    stage_compute(w, s.precision, t, c, one);
+    out.compute += s.executions * one.compute;
+    out.sort += s.executions * one.sort;
+    const double k = passes(w, t, c);
+    if (k > 1) spill += (k - 1) * s.executions * (w.input_bytes + w.output_bytes);
+    for (const RandomTraffic& r : w.random)
+      (fits ? out.onchip : out.random) += s.executions * (fits ? onchip_seconds(r, t, c) : random_seconds(r, t, c));
+  }
+  out.memory_bytes = io_bytes + spill;
+  out.memory = out.memory_bytes / stream_bytes_per_s(t, c) + out.random;
+  out.restructured = true;
+  return out;
+}
+
+Parts op_parts(const CardWork& w, Precision p, const FpgaTarget& t, const Corner& c, Scenario s) {
+  const Parts out = as_compiled_parts(w, p, t, c);
+  if (s == Scenario::kAsCompiled) return out;
+  // Restructured: the op alone as a dataflow design, its compulsory traffic streamed once (an
+  // op that reads only part of an operand, a slice, needs no more than it moves as compiled).
+  const DataflowStage stage{&w, p, 1.0, true};
+  const double io = w.random.empty() ? std::min(w.compulsory_bytes, w.stream_bytes) : w.compulsory_bytes;
+  const Parts r = dataflow_parts({stage}, passes(w, t, c) * io, t, c);
+  return r.time() < out.time() ? r : out;
+}
+
+std::string limit_of(const Parts& p) {
+  const double t = p.time();
+  if (t <= 0) return "";
+  if (p.sort == t) return "sort";
+  if (p.onchip == t) return "on-chip access";
+  if (p.compute == t) return "compute";
+  return p.random > p.memory - p.random ? "random access" : "memory";
+}
+
+}  // namespace
+
+OpCardEstimate estimate_op_on_card(const CardWork& work, Precision p, const FpgaTarget& t, Scenario scenario) {
+  OpCardEstimate e;
+  if (!work.known) {
+    e.note = "not estimated: no FLOP/byte count";
+    e.compute_s = e.memory_s = e.time_s = {kNaN, kNaN, kNaN};
+    e.memory_bytes = e.memory_efficiency = kNaN;
+    return e;
+  }
+  const bool sorts = work.sort_length > 0;
+  if (!sorts && work.flops > 0 && t.flops_per_s(p) <= 0) {
+    e.note = std::string("the card has no DSP mapping for ") + precision_name(p) +
+             " (its dsps_per_fma and flops_per_s are 0): not offloadable";
+    e.compute_s = e.memory_s = e.time_s = {kNaN, kNaN, kNaN};
+    e.memory_bytes = e.memory_efficiency = kNaN;
+    return e;
+  }
+  e.estimated = true;
+  Parts nominal;
+  for (End end : kEnds) {
+    const Parts parts = op_parts(work, p, t, corner(t, end), scenario);
+    set_end(e.compute_s, end, std::max(parts.compute, parts.sort));
+    set_end(e.memory_s, end, std::max(parts.memory, parts.onchip));
+    set_end(e.time_s, end, parts.time());
+    if (end == End::kNominal) nominal = parts;
+  }
+  e.onchip = nominal.restructured && nominal.onchip > 0;
+  e.memory_bytes = nominal.memory_bytes;
+  e.memory_efficiency = nominal.memory > 0 ? e.memory_bytes / (nominal.memory * t.memory_bytes_per_s())
+                                           : t.stream_efficiency.nominal * t.channel_share.nominal;
+  e.limit = limit_of(nominal);
+  if (sorts) e.note = "sort: at the measured sort rate of published designs";
+  return e;
+}
+
+TimeRange dataflow_time(const std::vector<DataflowStage>& stages, double io_bytes, const FpgaTarget& t,
+                        bool* onchip) {
+  TimeRange r;
+  for (End end : kEnds) {
+    const Parts parts = dataflow_parts(stages, io_bytes, t, corner(t, end));
+    set_end(r, end, parts.time());
+    if (end == End::kNominal && onchip != nullptr) *onchip = parts.onchip > 0;
+  }
+  return r;
+}
+
+TimeRange link_time(double bytes, double buffers, const FpgaTarget& t, double gpu_link_bytes_per_s) {
+  TimeRange r;
+  for (End end : kEnds) {
+    const Corner c = corner(t, end);
+    double link = t.link_bytes_per_s * c.link_eff;
+    if (gpu_link_bytes_per_s > 0) link = std::min(link, gpu_link_bytes_per_s);
+    set_end(r, end, (link > 0 ? bytes / link : 0.0) + buffers * c.transfer_latency);
+  }
+  return r;
+}
+
+std::string offload_scenario(double speedup, double restructured_speedup) {
+  if (!std::isfinite(speedup)) return "";
+  if (speedup > 1.0) return "as compiled";
+  if (restructured_speedup > 1.0) return "restructured only";
+  return "neither";
 }
 
 double pattern_affinity(hlo::AccessPattern p) {
@@ -211,13 +506,6 @@ double pattern_affinity(hlo::AccessPattern p) {
 namespace {
 
 // The host link the what-if uses: the card's, capped by the GPU's when that is known.
-double effective_link(const FpgaTarget& target, const FpgaOptions& options) {
-  double link = target.host_link_bytes_per_s();
-  if (options.gpu_link_bytes_per_s > 0)
-    link = link > 0 ? std::min(link, options.gpu_link_bytes_per_s) : options.gpu_link_bytes_per_s;
-  return link;
-}
-
 double memory_boundness(double intensity, double ridge) {
   return ridge > 0 ? std::clamp(1.0 - intensity / ridge, 0.0, 1.0) : 0.5;
 }
@@ -241,12 +529,20 @@ double onchip_factor(double working_set_bytes, double sram_bytes) {
 }
 
 // The host link's cost against what the op (or region) costs on the GPU today. It must not use
-// the card's time: card_time / (card_time + transfer) grew when the card got slower, so a
-// gather at random_access_efficiency outranked the same gather at hbm_efficiency.
+// the card's time: card_time / (card_time + transfer) grew when the card got slower.
 double link_factor(double gpu_s, double transfer_s) {
   if (!(transfer_s > 0)) return 1.0;  // nothing crosses the link
   return std::clamp(gpu_s / (gpu_s + transfer_s), 0.0, 1.0);
 }
+
+// What one execution of an op asks of the card: from its HLO when the trace has it, else from
+// the cost totals (every byte streamed).
+CardWork work_of(const OpCost& op) {
+  if (op.work.known || !op.cost_known) return op.work;
+  return card_work_from_totals(op.flops, op.bytes_read, op.bytes_written);
+}
+
+double safe_ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
 
 }  // namespace
 
@@ -257,14 +553,11 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
   if (!host_bytes_per_op.empty() && host_bytes_per_op.size() != ops.size())
     throw Error(ErrorKind::kInvalidArgument, "host_bytes_per_op needs one entry per op (or none)");
   validate_fpga_target(target);
-  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   FpgaReport report;
   report.target = target;
   report.gpu_kernel_ns = static_cast<double>(roofline.trace.time_ns);
   report.workload_ns = options.workload_ns > 0 ? options.workload_ns : report.gpu_kernel_ns;
   const double total_s = report.workload_ns * 1e-9;
-
-  const double link = effective_link(target, options);
 
   for (uint32_t o = 0; o < ops.size(); ++o) {
     const OpCost& op = ops[o];
@@ -285,7 +578,6 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
     c.ridge = rp.ridge_flops_per_byte;
     c.pattern_affinity = pattern_affinity(op.pattern);
     c.sram_bytes = target.sram_bytes;
-    c.memory_efficiency = target.memory_efficiency(op.pattern);
     const double exec = static_cast<double>(c.executions);
     c.host_bytes_per_call = host_bytes_per_op.empty() || exec <= 0 ? 0.0 : host_bytes_per_op[o] / exec;
     if (!op.cost_known) {
@@ -295,15 +587,23 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
       c.estimate_note = "not estimated: no FLOP/byte count (" +
                         (op.cost_unknown_reason.empty() ? std::string("static cost unknown") : op.cost_unknown_reason) +
                         ")";
-      c.flops = c.bytes = c.intensity = c.memory_boundness = kNaN;
-      c.working_set_bytes = c.onchip_factor = c.link_factor = c.score = kNaN;
-      c.card_compute_s = c.card_memory_s = c.card_latency_s = c.card_time_s = kNaN;
-      c.transfer_bytes = c.transfer_s = c.fpga_total_s = c.op_speedup = c.workload_speedup = kNaN;
+      for (double* f : {&c.flops, &c.bytes, &c.intensity, &c.memory_boundness, &c.working_set_bytes, &c.onchip_factor,
+                        &c.link_factor, &c.score, &c.stream_bytes, &c.random_bytes, &c.memory_efficiency,
+                        &c.card_compute_s, &c.card_memory_s, &c.card_latency_s, &c.card_time_s, &c.card_time_low_s,
+                        &c.card_time_high_s, &c.transfer_bytes, &c.transfer_s, &c.transfer_low_s, &c.transfer_high_s,
+                        &c.fpga_total_s, &c.fpga_total_low_s, &c.fpga_total_high_s, &c.op_speedup, &c.op_speedup_low,
+                        &c.op_speedup_high, &c.workload_speedup, &c.workload_speedup_low, &c.workload_speedup_high,
+                        &c.restructured_bytes, &c.restructured_card_time_s, &c.restructured_card_time_low_s,
+                        &c.restructured_card_time_high_s, &c.restructured_fpga_total_s, &c.restructured_op_speedup,
+                        &c.restructured_op_speedup_low, &c.restructured_op_speedup_high,
+                        &c.restructured_workload_speedup})
+        *f = kNaN;
       report.not_estimated_count += 1;
       report.not_estimated_gpu_ns += c.gpu_time_ns;
       report.candidates.push_back(std::move(c));
       continue;
     }
+    const CardWork w = work_of(op);
     c.flops = op.flops * exec;
     c.bytes = op.bytes() * exec;
     c.intensity = op.bytes() > 0 ? op.flops / op.bytes() : 0.0;
@@ -311,33 +611,76 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
     c.working_set_bytes = op.working_set_bytes;
     c.fits_on_chip = op.working_set_bytes <= target.sram_bytes;
     c.onchip_factor = onchip_factor(op.working_set_bytes, target.sram_bytes);
+    c.stream_bytes = w.stream_bytes * exec;
+    c.random_bytes = w.random_bytes() * exec;
 
-    // Card roofline: the slower of compute and HBM traffic (at the efficiency of the op's access
-    // pattern), plus a launch per execution.
-    const double card_flops = target.flops_per_s(op.precision);
-    const double card_mem = target.memory_bytes_per_s(op.pattern);
-    c.card_compute_s = c.flops > 0 ? (card_flops > 0 ? c.flops / card_flops : 0.0) : 0.0;
-    c.card_memory_s = c.bytes > 0 && card_mem > 0 ? c.bytes / card_mem : 0.0;
-    c.card_latency_s = exec * target.call_latency_s;
-    c.card_time_s = std::max(c.card_compute_s, c.card_memory_s) + c.card_latency_s;
-    if (options.inputs_cross_link && link > 0) {
-      c.transfer_bytes = c.bytes;
-      c.transfer_s = c.transfer_bytes / link + exec * 2.0 * target.transfer_latency_s;
-    }
-    c.fpga_total_s = c.card_time_s + c.transfer_s;
+    const OpCardEstimate as_compiled = estimate_op_on_card(w, op.precision, target, Scenario::kAsCompiled);
+    const OpCardEstimate restructured = estimate_op_on_card(w, op.precision, target, Scenario::kRestructured);
+    const TimeRange launches = TimeRange{target.call_latency_s.low, target.call_latency_s.nominal,
+                                         target.call_latency_s.high}.scaled(exec);
     const double gpu_s = c.gpu_time_ns * 1e-9;
+    TimeRange transfer;
+    if (options.inputs_cross_link) {
+      c.transfer_bytes = (w.input_bytes + w.output_bytes) * exec;
+      transfer = link_time(c.transfer_bytes, (w.input_buffers + w.output_buffers) * exec, target,
+                           options.gpu_link_bytes_per_s);
+    }
+    c.transfer_s = transfer.nominal;
+    c.transfer_low_s = transfer.low;
+    c.transfer_high_s = transfer.high;
     c.link_factor = link_factor(gpu_s, c.transfer_s);
     c.score = c.time_share * (0.25 + 0.75 * c.memory_boundness) * c.pattern_affinity * c.onchip_factor * c.link_factor;
-    c.op_speedup = c.fpga_total_s > 0 ? gpu_s / c.fpga_total_s : 0.0;
-    c.workload_speedup = amdahl_speedup(total_s, gpu_s, c.fpga_total_s);
-    if (card_flops <= 0 && c.flops > 0) {
+    if (!as_compiled.estimated) {
       // The card cannot run this precision: never a candidate.
+      c.estimate_note = as_compiled.note;
       c.score = 0;
-      c.op_speedup = 0;
-      c.workload_speedup = 1.0;
-      c.estimate_note = std::string("the card has no DSP mapping for ") + precision_name(op.precision) +
-                        " (its dsps_per_fma and flops_per_s are 0): not offloadable";
+      c.memory_efficiency = kNaN;
+      c.card_compute_s = c.card_memory_s = c.card_time_s = c.card_time_low_s = c.card_time_high_s = kNaN;
+      c.restructured_card_time_s = c.restructured_card_time_low_s = c.restructured_card_time_high_s = kNaN;
+      c.restructured_bytes = c.fpga_total_s = c.fpga_total_low_s = c.fpga_total_high_s = kNaN;
+      c.restructured_fpga_total_s = kNaN;
+      c.card_latency_s = launches.nominal;
+      c.op_speedup = c.op_speedup_low = c.op_speedup_high = 0;
+      c.restructured_op_speedup = c.restructured_op_speedup_low = c.restructured_op_speedup_high = 0;
+      c.workload_speedup = c.workload_speedup_low = c.workload_speedup_high = 1.0;
+      c.restructured_workload_speedup = 1.0;
+      c.scenario = "neither";
+      report.candidates.push_back(std::move(c));
+      continue;
     }
+    c.memory_efficiency = as_compiled.memory_efficiency;
+    c.card_limit = as_compiled.limit;
+    c.card_compute_s = as_compiled.compute_s.nominal * exec;
+    c.card_memory_s = as_compiled.memory_s.nominal * exec;
+    c.card_latency_s = launches.nominal;
+    TimeRange card = as_compiled.time_s.scaled(exec);
+    card += launches;
+    c.card_time_s = card.nominal;
+    c.card_time_low_s = card.low;
+    c.card_time_high_s = card.high;
+    c.fpga_total_s = card.nominal + transfer.nominal;
+    c.fpga_total_low_s = card.low + transfer.low;
+    c.fpga_total_high_s = card.high + transfer.high;
+    c.op_speedup = safe_ratio(gpu_s, c.fpga_total_s);
+    c.op_speedup_low = safe_ratio(gpu_s, c.fpga_total_high_s);
+    c.op_speedup_high = safe_ratio(gpu_s, c.fpga_total_low_s);
+    c.workload_speedup = amdahl_speedup(total_s, gpu_s, c.fpga_total_s);
+    c.workload_speedup_low = amdahl_speedup(total_s, gpu_s, c.fpga_total_high_s);
+    c.workload_speedup_high = amdahl_speedup(total_s, gpu_s, c.fpga_total_low_s);
+    c.restructured_bytes = restructured.memory_bytes * exec;
+    c.restructured_onchip = restructured.onchip;
+    TimeRange rcard = restructured.time_s.scaled(exec);
+    rcard += launches;
+    c.restructured_card_time_s = rcard.nominal;
+    c.restructured_card_time_low_s = rcard.low;
+    c.restructured_card_time_high_s = rcard.high;
+    c.restructured_fpga_total_s = rcard.nominal + transfer.nominal;
+    c.restructured_op_speedup = safe_ratio(gpu_s, c.restructured_fpga_total_s);
+    c.restructured_op_speedup_low = safe_ratio(gpu_s, rcard.high + transfer.high);
+    c.restructured_op_speedup_high = safe_ratio(gpu_s, rcard.low + transfer.low);
+    c.restructured_workload_speedup = amdahl_speedup(total_s, gpu_s, c.restructured_fpga_total_s);
+    c.scenario = offload_scenario(c.op_speedup, c.restructured_op_speedup);
+    if (!as_compiled.note.empty()) c.estimate_note = as_compiled.note;
     report.candidates.push_back(std::move(c));
   }
   // Scored ops by score; the not estimated ones (NaN score: no strict order) after them by GPU time.
@@ -346,14 +689,26 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
                      if (a.cost_known != b.cost_known) return a.cost_known;
                      return a.cost_known ? a.score > b.score : a.gpu_time_ns > b.gpu_time_ns;
                    });
-  double saved_s = 0;
+  double saved = 0, saved_low = 0, saved_high = 0, saved_restructured = 0;
   for (const FpgaCandidate& c : report.candidates) {
-    if (c.cost_known && c.op_speedup > 1.0) {
-      saved_s += c.gpu_time_ns * 1e-9 - c.fpga_total_s;
+    if (!c.cost_known) continue;
+    const double gpu_s = c.gpu_time_ns * 1e-9;
+    if (c.op_speedup > 1.0) {
+      saved += gpu_s - c.fpga_total_s;
+      saved_low += gpu_s - c.fpga_total_high_s;   // may be negative: the slow end loses time
+      saved_high += gpu_s - c.fpga_total_low_s;
       report.combined_count += 1;
     }
+    if (c.restructured_op_speedup > 1.0) {
+      saved_restructured += gpu_s - c.restructured_fpga_total_s;
+      report.restructured_combined_count += 1;
+    }
   }
-  report.combined_speedup = total_s - saved_s > 0 ? total_s / (total_s - saved_s) : 1.0;
+  const auto combined = [&](double s) { return total_s - s > 0 ? total_s / (total_s - s) : 1.0; };
+  report.combined_speedup = combined(saved);
+  report.combined_speedup_low = combined(saved_low);
+  report.combined_speedup_high = combined(saved_high);
+  report.restructured_combined_speedup = combined(saved_restructured);
   return report;
 }
 
@@ -378,7 +733,6 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
   validate_fpga_target(target);
   std::vector<FpgaRegionCandidate> out;
   if (store.regions.empty()) return out;
-  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   RegionPaths own_paths;
   const RegionPaths& groups = RegionPaths::select(store, options.region_paths, true, own_paths, "FpgaOptions::region_paths");
   const std::size_t n_groups = groups.size();
@@ -445,7 +799,19 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
   const double total_kernel_ns = static_cast<double>(roofline.trace.time_ns);
   const double workload_ns = options.workload_ns > 0 ? options.workload_ns : total_kernel_ns;
   const double total_s = workload_ns * 1e-9;
-  const double link = effective_link(target, options);
+
+  // One estimate per op, shared by every path it appears in.
+  std::vector<OpCardEstimate> as_compiled(ops.size()), restructured(ops.size());
+  std::vector<CardWork> works(ops.size());
+  std::vector<int8_t> estimated_op(ops.size(), -1);
+  const auto estimate = [&](uint32_t o) {
+    if (estimated_op[o] < 0) {
+      works[o] = work_of(ops[o]);
+      as_compiled[o] = estimate_op_on_card(works[o], ops[o].precision, target, Scenario::kAsCompiled);
+      restructured[o] = estimate_op_on_card(works[o], ops[o].precision, target, Scenario::kRestructured);
+      estimated_op[o] = 1;
+    }
+  };
 
   for (uint32_t g = 0; g < n_groups; ++g) {
     std::vector<std::pair<uint32_t, SpanAcc>>& entries = ops_in[g];
@@ -458,12 +824,15 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
     c.depth = groups.depth(g);
     c.instances = groups.instances(g);
     c.sram_bytes = target.sram_bytes;
-    double est_ns = 0, kept_ns = 0, bound_w = 0, affinity_w = 0, op_time_s = 0;
+    double est_ns = 0, kept_ns = 0, bound_w = 0, affinity_w = 0;
     double bound_n = 0, affinity_n = 0;  // unweighted sums (for zero-duration kernels)
+    double card_bytes = 0;
+    TimeRange ops_time, ops_restructured;
+    std::vector<DataflowStage> stages;
     uint32_t estimated_ops = 0;
     uint64_t top_ns = 0, unattributed_kernels = 0;
     std::vector<std::string> unknown_ops, unsupported_ops;
-    std::unordered_map<uint32_t, double> fallback_calls, io_of_module;
+    std::unordered_map<uint32_t, double> fallback_calls, io_of_module, buffers_of_module;
     for (std::size_t a = 0; a < entries.size();) {
       const uint32_t o = entries[a].first;
       SpanAcc acc;
@@ -493,36 +862,38 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
         double& f = fallback_calls[op.module_index];
         f = std::max(f, exec);
         if (op.module_io_bytes > 0) io_of_module[op.module_index] = op.module_io_bytes;
+        if (op.module_io_buffers > 0) buffers_of_module[op.module_index] = op.module_io_buffers;
       }
-      const double card_flops = target.flops_per_s(op.precision);
       if (!op.cost_known) {
         kept_ns += static_cast<double>(acc.ns);
         if (unknown_ops.size() < 3) unknown_ops.push_back(op.name);
         continue;
       }
-      if (card_flops <= 0 && op.flops > 0) {
+      estimate(o);
+      const OpCardEstimate& e = as_compiled[o];
+      if (!e.estimated) {
         kept_ns += static_cast<double>(acc.ns);
         if (unsupported_ops.size() < 3) unsupported_ops.push_back(op.name + " (" + precision_name(op.precision) + ")");
         continue;
       }
-      const double f = op.flops * exec, b = op.bytes() * exec;
-      const double card_mem = target.memory_bytes_per_s(op.pattern);
-      const double compute_s = f > 0 ? f / card_flops : 0.0;
-      const double memory_s = b > 0 && card_mem > 0 ? b / card_mem : 0.0;
-      c.flops += f;
-      c.bytes += b;
-      if (is_random_access(op.pattern)) c.random_access_bytes += b;
-      c.card_compute_s += compute_s;
-      c.card_memory_s += memory_s;
-      op_time_s += std::max(compute_s, memory_s);
-      const double w = static_cast<double>(acc.ns);
+      const CardWork& w = works[o];
+      stages.push_back({&w, op.precision, exec, op.module_result});
+      c.flops += op.flops * exec;
+      c.bytes += op.bytes() * exec;
+      c.random_access_bytes += w.random_bytes() * exec;
+      card_bytes += e.memory_bytes * exec;
+      c.card_compute_s += e.compute_s.nominal * exec;
+      c.card_memory_s += e.memory_s.nominal * exec;
+      ops_time += e.time_s.scaled(exec);
+      ops_restructured += restructured[o].time_s.scaled(exec);
+      const double weight = static_cast<double>(acc.ns);
       const double intensity = op.bytes() > 0 ? op.flops / op.bytes() : 0.0;
-      est_ns += w;
+      est_ns += weight;
       estimated_ops += 1;
       const double boundness = memory_boundness(intensity, rp.ridge_flops_per_byte);
-      bound_w += w * boundness;
+      bound_w += weight * boundness;
       bound_n += boundness;
-      affinity_w += w * pattern_affinity(op.pattern);
+      affinity_w += weight * pattern_affinity(op.pattern);
       affinity_n += pattern_affinity(op.pattern);
       c.working_set_bytes = std::max(c.working_set_bytes, op.working_set_bytes);
     }
@@ -533,6 +904,7 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
     // Module calls: counted from XlaModule ranges where the trace has them, else the most
     // executions of any of the module's ops inside (one call runs each op at least once).
     bool all_counted = !fallback_calls.empty();
+    double transfer_buffers = 0, io_bytes = 0;
     for (const auto& [m, fallback] : fallback_calls) {
       const auto it = calls_in.find(pair_key(g, m));
       const double calls = it != calls_in.end() ? it->second : fallback;
@@ -540,6 +912,9 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
       c.module_calls += calls;
       const auto io = io_of_module.find(m);
       if (io != io_of_module.end()) c.transfer_bytes += calls * io->second;
+      if (io != io_of_module.end()) io_bytes += calls * io->second;
+      const auto buffers = buffers_of_module.find(m);
+      transfer_buffers += calls * (buffers != buffers_of_module.end() ? buffers->second : 2.0);
     }
     c.module_calls_counted = all_counted;
 
@@ -558,38 +933,78 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
     c.estimated = estimated_ops > 0;
     if (!c.estimated) {
       c.estimate_note = "not estimated: nothing inside can be modelled on the card (" + kept_why + ")";
-      c.intensity = c.memory_boundness = c.pattern_affinity = c.working_set_bytes = c.onchip_factor = kNaN;
-      c.link_factor = c.score = c.flops = c.bytes = kNaN;
-      c.card_compute_s = c.card_memory_s = c.card_latency_s = c.kept_gpu_s = c.card_time_s = kNaN;
-      c.random_access_bytes = c.memory_efficiency = kNaN;
-      c.transfer_bytes = c.transfer_s = c.fpga_total_s = c.region_speedup = c.workload_speedup = kNaN;
+      for (double* f : {&c.intensity, &c.memory_boundness, &c.pattern_affinity, &c.working_set_bytes, &c.onchip_factor,
+                        &c.link_factor, &c.score, &c.flops, &c.bytes, &c.card_compute_s, &c.card_memory_s,
+                        &c.card_latency_s, &c.kept_gpu_s, &c.card_time_s, &c.card_time_low_s, &c.card_time_high_s,
+                        &c.random_access_bytes, &c.memory_efficiency, &c.transfer_bytes, &c.transfer_s,
+                        &c.transfer_low_s, &c.transfer_high_s, &c.fpga_total_s, &c.fpga_total_low_s,
+                        &c.fpga_total_high_s, &c.region_speedup, &c.region_speedup_low, &c.region_speedup_high,
+                        &c.workload_speedup, &c.workload_speedup_low, &c.workload_speedup_high,
+                        &c.restructured_card_time_s, &c.restructured_card_time_low_s,
+                        &c.restructured_card_time_high_s, &c.restructured_fpga_total_s,
+                        &c.restructured_region_speedup, &c.restructured_region_speedup_low,
+                        &c.restructured_region_speedup_high})
+        *f = kNaN;
       out.push_back(std::move(c));
       continue;
     }
     c.intensity = c.bytes > 0 ? c.flops / c.bytes : 0.0;
-    // The efficiency its bytes got overall: each op's own, weighted by its bytes.
-    c.memory_efficiency = c.bytes > 0 && c.card_memory_s > 0 ? c.bytes / (c.card_memory_s * target.hbm_bytes_per_s)
-                                                               : target.hbm_efficiency;
+    // The efficiency its card traffic got overall: each op's own, weighted by its bytes.
+    c.memory_efficiency = card_bytes > 0 && c.card_memory_s > 0 ? card_bytes / (c.card_memory_s * target.memory_bytes_per_s())
+                                                                : target.stream_efficiency.nominal;
     // Weighted by GPU time; kernels of zero duration (all of them in a degenerate trace) weigh equally.
     c.memory_boundness = est_ns > 0 ? bound_w / est_ns : bound_n / estimated_ops;
     c.pattern_affinity = est_ns > 0 ? affinity_w / est_ns : affinity_n / estimated_ops;
     c.fits_on_chip = c.working_set_bytes <= target.sram_bytes;
     c.onchip_factor = onchip_factor(c.working_set_bytes, target.sram_bytes);
-    c.card_latency_s = c.module_calls * target.call_latency_s;
+    const TimeRange launches = TimeRange{target.call_latency_s.low, target.call_latency_s.nominal,
+                                         target.call_latency_s.high}.scaled(c.module_calls);
+    c.card_latency_s = launches.nominal;
     c.kept_gpu_s = kept_ns * 1e-9;
-    c.card_time_s = op_time_s + c.card_latency_s + c.kept_gpu_s;
-    if (options.inputs_cross_link && link > 0) {
-      c.transfer_s = c.transfer_bytes / link + c.module_calls * 2.0 * target.transfer_latency_s;
+    const TimeRange kept{c.kept_gpu_s, c.kept_gpu_s, c.kept_gpu_s};
+    TimeRange card = ops_time;
+    card += launches;
+    card += kept;
+    // Restructured: the better of each op restructured alone and the region's ops as one
+    // dataflow design reading the jitted calls' arguments and writing their results once.
+    const TimeRange dataflow = dataflow_time(stages, io_bytes, target);
+    TimeRange rcard{std::min(ops_restructured.low, dataflow.low), std::min(ops_restructured.nominal, dataflow.nominal),
+                    std::min(ops_restructured.high, dataflow.high)};
+    rcard += launches;
+    rcard += kept;
+    TimeRange transfer;
+    if (options.inputs_cross_link) {
+      transfer = link_time(c.transfer_bytes, transfer_buffers, target, options.gpu_link_bytes_per_s);
     } else {
       c.transfer_bytes = 0;
     }
-    c.fpga_total_s = c.card_time_s + c.transfer_s;
+    c.card_time_s = card.nominal;
+    c.card_time_low_s = card.low;
+    c.card_time_high_s = card.high;
+    c.transfer_s = transfer.nominal;
+    c.transfer_low_s = transfer.low;
+    c.transfer_high_s = transfer.high;
+    c.fpga_total_s = card.nominal + transfer.nominal;
+    c.fpga_total_low_s = card.low + transfer.low;
+    c.fpga_total_high_s = card.high + transfer.high;
     const double gpu_s = c.gpu_time_ns * 1e-9;
     c.link_factor = link_factor(gpu_s, c.transfer_s);
     c.score = c.time_share * c.estimated_share * (0.25 + 0.75 * c.memory_boundness) * c.pattern_affinity *
               c.onchip_factor * c.link_factor;
-    c.region_speedup = c.fpga_total_s > 0 ? gpu_s / c.fpga_total_s : 0.0;
+    c.region_speedup = safe_ratio(gpu_s, c.fpga_total_s);
+    c.region_speedup_low = safe_ratio(gpu_s, c.fpga_total_high_s);
+    c.region_speedup_high = safe_ratio(gpu_s, c.fpga_total_low_s);
     c.workload_speedup = amdahl_speedup(total_s, gpu_s, c.fpga_total_s);
+    c.workload_speedup_low = amdahl_speedup(total_s, gpu_s, c.fpga_total_high_s);
+    c.workload_speedup_high = amdahl_speedup(total_s, gpu_s, c.fpga_total_low_s);
+    c.restructured_card_time_s = rcard.nominal;
+    c.restructured_card_time_low_s = rcard.low;
+    c.restructured_card_time_high_s = rcard.high;
+    c.restructured_fpga_total_s = rcard.nominal + transfer.nominal;
+    c.restructured_region_speedup = safe_ratio(gpu_s, c.restructured_fpga_total_s);
+    c.restructured_region_speedup_low = safe_ratio(gpu_s, rcard.high + transfer.high);
+    c.restructured_region_speedup_high = safe_ratio(gpu_s, rcard.low + transfer.low);
+    c.scenario = offload_scenario(c.region_speedup, c.restructured_region_speedup);
     if (kept_ns > 0) {
       char pct[32];
       std::snprintf(pct, sizeof pct, "%.1f %%", 100.0 * kept_ns / c.gpu_time_ns);
@@ -601,6 +1016,208 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
     if (a.estimated != b.estimated) return a.estimated;
     return a.estimated ? a.score > b.score : a.gpu_time_ns > b.gpu_time_ns;
   });
+  return out;
+}
+
+// ---- static estimate of a module --------------------------------------------------------------
+namespace {
+
+hlo::PrimitiveType element_type(const hlo::Shape& s) {
+  if (s.type != hlo::PrimitiveType::kTuple) return s.type;
+  for (const hlo::Shape& e : s.tuple) {
+    const hlo::PrimitiveType t = element_type(e);
+    if (t != hlo::PrimitiveType::kInvalid && t != hlo::PrimitiveType::kToken) return t;
+  }
+  return hlo::PrimitiveType::kInvalid;
+}
+
+bool no_code(const std::string& op) {
+  return op == "parameter" || op == "constant" || op == "get-tuple-element" || op == "bitcast" || op == "tuple" ||
+         op == "after-all" || op == "add-dependency" || op == "domain" || op == "opt-barrier" ||
+         op == "async-update" || op == "async-done" || op == "partition-id" || op == "replica-id";
+}
+
+double array_leaves(const hlo::Shape& s) {
+  if (!s.is_tuple()) return s.is_array() ? 1.0 : 0.0;
+  double n = 0;
+  for (const hlo::Shape& e : s.tuple) n += array_leaves(e);
+  return n;
+}
+
+class ModuleWalker {
+ public:
+  ModuleWalker(const hlo::Module& m, const FpgaTarget& t, ModuleEstimate& out) : m_(m), t_(t), out_(out) {
+    if (const hlo::Computation* e = m.entry()) {
+      if (const hlo::Instruction* root = e->root()) {
+        results_.insert(root->name);
+        if (root->opcode == "tuple")
+          for (const std::string& o : root->operands) results_.insert(o);
+      }
+    }
+  }
+
+  // The estimated ops as one dataflow design (see dataflow_time).
+  std::vector<DataflowStage> stages() const {
+    std::vector<DataflowStage> out;
+    for (const Stage& s : stages_) out.push_back({&s.work, s.precision, s.executions, s.result});
+    return out;
+  }
+
+  void walk(const hlo::Computation& comp, double executions, int depth) {
+    if (depth > 64) return;
+    for (const hlo::Instruction& ins : comp.instructions) {
+      const std::string& op = ins.opcode;
+      if (no_code(op)) continue;
+      if (op == "while") {
+        const hlo::Computation* body = called(ins, "body", 1);
+        const hlo::Computation* cond = called(ins, "condition", 0);
+        double trips = static_cast<double>(ins.known_trip_count);
+        if (ins.known_trip_count < 0) {
+          trips = 1;
+          out_.notes.push_back("while loop '" + ins.name + "': trip count unknown, its body counted once (a lower bound)");
+        }
+        if (cond != nullptr) walk(*cond, executions * trips, depth + 1);
+        if (body != nullptr) walk(*body, executions * trips, depth + 1);
+        continue;
+      }
+      if (op == "conditional") {
+        const hlo::Computation* heaviest = nullptr;
+        double most = -1;
+        for (const std::string& name : ins.called_computations) {
+          const hlo::Computation* b = m_.find(name);
+          if (b == nullptr) continue;
+          double cost = 0;
+          for (const hlo::Instruction& i : b->instructions) cost += i.cost.flops + i.cost.bytes_accessed();
+          if (cost > most) {
+            most = cost;
+            heaviest = b;
+          }
+        }
+        if (heaviest != nullptr) {
+          if (ins.called_computations.size() > 1)
+            out_.notes.push_back("conditional '" + ins.name + "': its costliest branch '" + heaviest->name + "' counted");
+          walk(*heaviest, executions, depth + 1);
+        }
+        continue;
+      }
+      if (op == "call" || op == "async-start") {
+        if (const hlo::Computation* callee = called(ins, "to_apply", 0)) walk(*callee, executions, depth + 1);
+        continue;
+      }
+      add_row(comp, ins, executions);
+    }
+  }
+
+ private:
+  const hlo::Computation* called(const hlo::Instruction& ins, const char* key, std::size_t fallback) const {
+    auto it = ins.attributes.find(key);
+    if (it != ins.attributes.end()) {
+      std::string n = it->second;
+      if (!n.empty() && n.front() == '%') n.erase(0, 1);
+      if (const hlo::Computation* c = m_.find(n)) return c;
+    }
+    if (fallback < ins.called_computations.size()) return m_.find(ins.called_computations[fallback]);
+    if (!ins.called_computations.empty()) return m_.find(ins.called_computations.front());
+    return nullptr;
+  }
+
+  void add_row(const hlo::Computation& comp, const hlo::Instruction& ins, double executions) {
+    StaticOpEstimate r;
+    r.op = ins.name;
+    r.computation = comp.name;
+    r.opcode = ins.opcode;
+    r.pattern = ins.pattern;
+    r.precision = precision_for(element_type(ins.shape), ins.pattern);
+    r.executions = executions;
+    if (!ins.metadata.source_file.empty())
+      r.source = ins.metadata.source_file + (ins.metadata.source_line >= 0 ? ":" + std::to_string(ins.metadata.source_line) : "");
+    const CardWork w = card_work(m_, ins);
+    r.flops = w.flops * executions;
+    r.bytes = w.bytes * executions;
+    r.stream_bytes = w.stream_bytes * executions;
+    r.random_bytes = w.random_bytes() * executions;
+    r.compulsory_bytes = w.compulsory_bytes * executions;
+    const OpCardEstimate a = estimate_op_on_card(w, r.precision, t_, Scenario::kAsCompiled);
+    const OpCardEstimate b = estimate_op_on_card(w, r.precision, t_, Scenario::kRestructured);
+    r.estimated = a.estimated;
+    if (!a.estimated) {
+      r.estimate_note = !w.known && !ins.custom_call_target.empty()
+                            ? "not estimated: custom call '" + ins.custom_call_target + "' has no cost rule"
+                        : !w.known ? "not estimated: it calls a custom call without a cost rule"
+                                   : a.note;
+      r.memory_efficiency = kNaN;
+      r.card_compute_s = r.card_memory_s = r.card_time_s = r.restructured_time_s = {kNaN, kNaN, kNaN};
+      out_.not_estimated_count += 1;
+      out_.ops.push_back(std::move(r));
+      return;
+    }
+    r.memory_efficiency = a.memory_efficiency;
+    r.card_limit = a.limit;
+    r.card_compute_s = a.compute_s.scaled(executions);
+    r.card_memory_s = a.memory_s.scaled(executions);
+    r.card_time_s = a.time_s.scaled(executions);
+    r.restructured_time_s = b.time_s.scaled(executions);
+    r.restructured_onchip = b.onchip;
+    r.estimate_note = a.note;
+    stages_.push_back({w, r.precision, executions, results_.count(ins.name) != 0});
+    out_.card_time_s += r.card_time_s;
+    out_.restructured_card_time_s += r.restructured_time_s;
+    out_.ops.push_back(std::move(r));
+  }
+
+  struct Stage {
+    CardWork work;
+    Precision precision;
+    double executions;
+    bool result;
+  };
+  const hlo::Module& m_;
+  const FpgaTarget& t_;
+  ModuleEstimate& out_;
+  std::set<std::string> results_;
+  std::deque<Stage> stages_;  // stable addresses for DataflowStage::work
+};
+
+}  // namespace
+
+ModuleEstimate estimate_module(const hlo::Module& module, const FpgaTarget& target) {
+  validate_fpga_target(target);
+  const hlo::Computation* entry = module.entry();
+  if (entry == nullptr)
+    throw Error(ErrorKind::kInvalidArgument, "HLO module '" + module.name + "' has no entry computation: "
+                                             "pass a whole module (with ENTRY), as XLA prints it");
+  ModuleEstimate out;
+  out.module = module.name;
+  out.target = target;
+  ModuleWalker walker(module, target, out);
+  walker.walk(*entry, 1.0, 0);
+  for (const hlo::Instruction& ins : entry->instructions) {
+    if (ins.opcode != "parameter") continue;
+    out.transfer_bytes += static_cast<double>(ins.shape.byte_size());
+    out.transfer_buffers += array_leaves(ins.shape);
+  }
+  if (const hlo::Instruction* root = entry->root()) {
+    out.transfer_bytes += static_cast<double>(root->shape.byte_size());
+    out.transfer_buffers += array_leaves(root->shape);
+  }
+  // Restructured: the better of each op restructured on its own (already summed) and the whole
+  // function as one dataflow design reading its arguments and writing its results once.
+  const TimeRange dataflow = dataflow_time(walker.stages(), out.transfer_bytes, target, &out.restructured_onchip);
+  TimeRange& r = out.restructured_card_time_s;
+  out.restructured_dataflow = dataflow.nominal < r.nominal;
+  r = {std::min(r.low, dataflow.low), std::min(r.nominal, dataflow.nominal), std::min(r.high, dataflow.high)};
+  // The whole function is one design: one launch, arguments in and results out once.
+  out.call_latency_s = {target.call_latency_s.low, target.call_latency_s.nominal, target.call_latency_s.high};
+  out.card_time_s += out.call_latency_s;
+  out.restructured_card_time_s += out.call_latency_s;
+  out.transfer_s = link_time(out.transfer_bytes, out.transfer_buffers, target);
+  out.total_s = out.card_time_s;
+  out.total_s += out.transfer_s;
+  out.restructured_total_s = out.restructured_card_time_s;
+  out.restructured_total_s += out.transfer_s;
+  if (out.not_estimated_count > 0)
+    out.notes.push_back(std::to_string(out.not_estimated_count) +
+                        " op(s) without a cost are in no time above: the card time is a lower bound");
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "fpgaprof/analysis/op_inputs.hpp"
 
+#include <algorithm>
+
 
 #include "fpgaprof/analysis/transfer_analysis.hpp"
 
@@ -24,6 +26,22 @@ hlo::PrimitiveType element_type(const hlo::Shape& s) {
 }
 
 }  // namespace
+
+double module_io_buffers(const hlo::Module& module) {
+  const hlo::Computation* entry = module.entry();
+  if (entry == nullptr) return 0.0;
+  const auto leaves = [](const hlo::Shape& s, auto&& self) -> double {
+    if (!s.is_tuple()) return s.is_array() ? 1.0 : 0.0;
+    double n = 0;
+    for (const hlo::Shape& e : s.tuple) n += self(e, self);
+    return n;
+  };
+  double n = 0;
+  for (const hlo::Instruction& ins : entry->instructions)
+    if (ins.opcode == "parameter") n += leaves(ins.shape, leaves);
+  if (const hlo::Instruction* root = entry->root()) n += leaves(root->shape, leaves);
+  return n;
+}
 
 double module_io_bytes(const hlo::Module& module) {
   const hlo::Computation* entry = module.entry();
@@ -55,7 +73,16 @@ OpInputs op_inputs(const TraceStore& store, const AttributionResult& attribution
     c.module_index = st.module_index;
     if (st.module_index < modules.size() && !modules[st.module_index].name.empty()) {
       c.module_io_bytes = module_io_bytes(modules[st.module_index]);
+      c.module_io_buffers = module_io_buffers(modules[st.module_index]);
       if (const hlo::Instruction* ins = modules[st.module_index].find_instruction(st.hlo_op)) {
+        if (c.cost_known) c.work = card_work(modules[st.module_index], *ins);
+        if (const hlo::Computation* entry = modules[st.module_index].entry()) {
+          if (const hlo::Instruction* root = entry->root()) {
+            c.module_result = root->name == ins->name ||
+                              (root->opcode == "tuple" &&
+                               std::find(root->operands.begin(), root->operands.end(), ins->name) != root->operands.end());
+          }
+        }
         c.precision = precision_for(element_type(ins->shape), c.pattern != hlo::AccessPattern::kUnknown ? c.pattern : ins->pattern);
         if (ins->cost.working_set_bytes > 0) c.working_set_bytes = ins->cost.working_set_bytes;
         if (ins->cost.unknown)

@@ -96,6 +96,72 @@ def fmt_speedup(x: float | None) -> str:
     return f"{x:.2f}x" if abs(x) >= 0.01 or x == 0 else f"{x:.2g}x"
 
 
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(float(x))
+
+
+def _sig2(x: float) -> str:
+    """x to two significant digits without an exponent: 130, 1.3, 0.81, 0.012."""
+    if x == 0 or not math.isfinite(x):
+        return "0" if x == 0 else "–"
+    digits = max(0, 1 - math.floor(math.log10(abs(x))))
+    text = f"{round(x, digits):.{digits}f}"
+    return text
+
+
+def fmt_speedup_range(low: float | None, high: float | None) -> str:
+    """A speedup range as every report prints it: "1.6-3.1x", "0.0049-0.012x" (two significant
+    digits, "" when either end is missing)."""
+    if not (_finite(low) and _finite(high)):
+        return ""
+    lo, hi = float(low), float(high)  # type: ignore[arg-type]
+    return f"{_sig2(lo)}-{_sig2(hi)}x"
+
+
+def fmt_s_range(low: float | None, high: float | None) -> str:
+    """A time range: "0.81-2.1 ms", "130-400 ms" (two significant digits, both ends in the unit
+    of the upper one), "" when either end is missing."""
+    if not (_finite(low) and _finite(high)):
+        return ""
+    lo, hi = float(low), float(high)  # type: ignore[arg-type]
+    k, unit = next(((k, u) for k, u, _ in TIME_STEPS if abs(hi) >= k), (1e-9, "ns"))
+    return f"{_sig2(lo / k)}-{_sig2(hi / k)} {unit}"
+
+
+def range_keys(k: str) -> tuple[str, str]:
+    """The columns holding column k's range: op_speedup -> op_speedup_low, op_speedup_high;
+    card_time_s -> card_time_low_s, card_time_high_s."""
+    if k.endswith("_s") and not k.endswith("per_s"):
+        stem = k[:-2]
+        return f"{stem}_low_s", f"{stem}_high_s"
+    return f"{k}_low", f"{k}_high"
+
+
+def range_text(k: str, row: Mapping) -> str:
+    """The range of column k in `row` as printed ("1.6-3.1x", "0.81-2.1 ms"); "" when the row
+    has none."""
+    lo_k, hi_k = range_keys(k)
+    if lo_k not in row or hi_k not in row:
+        return ""
+    if k.lower().endswith("speedup"):
+        return fmt_speedup_range(row.get(lo_k), row.get(hi_k))
+    if is_time_key(k):
+        return fmt_s_range(row.get(lo_k), row.get(hi_k))
+    return ""
+
+
+def is_range_key(k: str, keys: Iterable[str]) -> bool:
+    """True for a column that is the _low/_high end of another column in `keys` (shown with
+    that column, not on its own)."""
+    keys = set(keys)
+    for suffix in ("_low", "_high"):
+        if k.endswith(suffix) and k[: -len(suffix)] in keys:
+            return True
+        if k.endswith(suffix + "_s") and k[: -len(suffix) - 2] + "_s" in keys:
+            return True
+    return False
+
+
 def is_time_key(k: str) -> bool:
     """Columns in seconds or ns (by name): shown auto-scaled ("10.3 µs")."""
     kl = k.lower()
@@ -754,17 +820,25 @@ REGION_CANDIDATE_FIRST = REGION_TEXT_COLUMNS + ("estimated_share", "card_time_s"
                                                 "memory_efficiency", "module_calls", "top_op")
 
 
+def _ranked_cell(k: str, r: Mapping) -> tuple[str, Any]:
+    """A ranked table's cell: the value, and under it its range where the row has one."""
+    disp, val = _generic_cell(k, r.get(k))
+    rng = range_text(k, r)
+    return (f'{disp}<br><span class="dim">{esc(rng)}</span>' if rng else disp), val
+
+
 def _ranked_table(items: list, first: tuple, labels: Mapping[str, str] | None = None) -> str:
     from fpgaprof.report.notebook import column_order
 
     keys: list[str] = []
     for r in items:
         keys += [k for k in r if k not in keys]
-    keys = column_order(keys, first, labels)
+    # A range's ends are shown under their value, not as columns of their own.
+    keys = [k for k in column_order(keys, first, labels) if not is_range_key(k, keys)]
     headers = [(display_label(k, labels), "num" if any(isinstance(r.get(k), (int, float)) and not
                                 isinstance(r.get(k), bool) for r in items) else "text")
                for k in keys]
-    rows = [[_generic_cell(k, r.get(k)) for k in keys] for r in items]
+    rows = [[_ranked_cell(k, r) for k in keys] for r in items]
     return _table(headers, rows, "wide")
 
 

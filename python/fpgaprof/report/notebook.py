@@ -11,7 +11,7 @@ import math
 from typing import Any, Mapping, Sequence
 
 from fpgaprof.report import _data as D
-from fpgaprof.report.html import (_generic_cell, display_label, esc, fmt_bytes, fmt_num, fmt_pct,
+from fpgaprof.report.html import (_generic_cell, display_label, esc, fmt_bytes, fmt_num, fmt_pct, range_text,
                                   fmt_s, fmt_speedup, is_time_key)
 
 STYLE = ("<style>.fpgaprof-nb table{border-collapse:collapse;font-size:12px}"
@@ -132,7 +132,9 @@ def column_order(keys: Sequence[str], first: Sequence[str] = (),
     return kept
 
 
-def _text_cell(k: str, v: Any) -> str:
+def _text_cell(k: str, v: Any, rng: str = "") -> str:
+    if rng:
+        return f"{_text_cell(k, v)} ({rng})"
     if isinstance(v, str):
         t = v
     elif isinstance(v, (list, dict)):
@@ -186,7 +188,7 @@ def rows_text(rows: Any, title: str = "rows", columns: Sequence[str] | None = No
     if len(cols) < 3:
         cols = (cols + [k for k in keys if k not in cols])[:TEXT_COLUMNS]
     shown = recs[:max_rows]
-    cells = [[_text_cell(c, r.get(c)) for c in cols] for r in shown]
+    cells = [[_text_cell(c, r.get(c), range_text(c, r)) for c in cols] for r in shown]
     heads = [display_label(c, labels) for c in cols]
     widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(heads)]
     text_col = [all(isinstance(r.get(c), str) or r.get(c) is None for r in shown) for c in cols]

@@ -1,7 +1,11 @@
-// FPGA offload model: ranks HLO ops by a documented score and estimates, for one FPGA card,
-// each op's time on the card (card roofline), the cost of moving its inputs/outputs over the
-// host link, and the end-to-end speedup of the traced workload (Amdahl). Formulas, presets and
-// worked examples (cases A-D): docs/fpga-model.md. Pure functions; thread-safe.
+// FPGA offload model: what an HLO op (CardWork, card_work.hpp) would take on one FPGA card, with
+// a range from the spread of the published measurements every constant comes from, in two
+// scenarios (as XLA compiled it; restructured to compulsory traffic with on-chip reuse); and,
+// over a trace, a ranking of ops and regions by a documented score with the host-link cost and
+// the end-to-end speedup (Amdahl). One estimator (estimate_op_on_card) serves the trace
+// rankings and the static estimate of a module (estimate_module). Formulas, constants with
+// their sources and worked cases: docs/fpga-model.md; validation against measured FPGA
+// results: docs/fpga-validation.md. Pure functions; thread-safe.
 #pragma once
 
 #include <array>
@@ -9,79 +13,150 @@
 #include <string>
 #include <vector>
 
+#include "fpgaprof/analysis/card_work.hpp"
 #include "fpgaprof/analysis/ceilings.hpp"
 #include "fpgaprof/analysis/region_paths.hpp"
 #include "fpgaprof/analysis/roofline.hpp"
+#include "fpgaprof/hlo/hlo_module.hpp"
 
 namespace fpgaprof::analysis {
 
-// One FPGA card. Compute rate per precision = dsp_count x dsp_utilization / dsps_per_fma x 2 x
-// clock_hz; memory = hbm_bytes_per_s x hbm_efficiency for streamed bytes, hbm_bytes_per_s x
-// random_access_efficiency for the bytes of ops whose pattern is random (is_random_access);
-// link = link_bytes_per_s x link_efficiency. A default-constructed target is not valid (no
-// bandwidths): start from a preset or fill every rate; validate_fpga_target states the rules.
+// A measured quantity: the value the model uses and the ends of the spread of the published
+// measurements behind it (same unit; low <= nominal <= high). A value the user gives is exact
+// (all three equal) unless the user gives its ends too.
+struct Calibrated {
+  double nominal = 0, low = 0, high = 0;
+  static Calibrated exact(double v) { return {v, v, v}; }
+};
+
+// Seconds with their range: `low` with every constant at the fast end of its spread, `high` at
+// the slow end (times are monotone in each constant, so these bound the spread).
+struct TimeRange {
+  double low = 0, nominal = 0, high = 0;
+  TimeRange& operator+=(const TimeRange& o) {
+    low += o.low; nominal += o.nominal; high += o.high;
+    return *this;
+  }
+  TimeRange scaled(double k) const { return {low * k, nominal * k, high * k}; }
+};
+
+// One FPGA card: its memory (type, channels, per-channel peak), on-chip RAM, DSPs, host link,
+// and the calibrated design-level quantities (defaults from the memory type's and the fabric's
+// measured tables: calibration_for()). A default-constructed target is not valid: start from
+// a preset or fill the card's figures; validate_fpga_target states the rules.
 struct FpgaTarget {
   std::string name;                      // "alveo-u55c"
   std::string description;
-  double hbm_bytes_per_s = 0;            // datasheet peak of the card's HBM
-  double hbm_efficiency = 0.85;          // share of the peak a streaming kernel sustains
-  // Share of the peak that element-granular random accesses (gather/scatter) get: each access
-  // moves a whole 32-byte HBM burst for one element and mostly misses the open DRAM row.
-  // Derivation from published measurements: docs/fpga-model.md, "Random access".
-  // = hbm_efficiency gives the single-efficiency model of earlier versions.
-  double random_access_efficiency = 0.16;
+  std::string memory_type = "hbm2";      // "hbm2" (UltraScale+ HBM), "hbm2e" (Versal HBM), "ddr4"
+  uint32_t memory_channels = 0;          // HBM pseudo-channels, or DDR channels (banks)
+  double memory_channel_bytes_per_s = 0; // peak of one channel
+  double memory_capacity_bytes = 0;      // whole card memory (a channel holds capacity / channels)
   double sram_bytes = 0;                 // on-chip BRAM + URAM
   uint32_t dsp_count = 0;
-  double clock_hz = 300e6;               // kernel clock
-  double dsp_utilization = 0.7;          // share of DSPs a real design can use
   double dsps_per_fma_fp64 = 0;          // DSP slices one pipelined FMA of that type needs
   double dsps_per_fma_fp32 = 0;
   double dsps_per_fma_fp16 = 0;
-  // Sustained FLOP/s per precision when known (a vendor figure, an HLS report, a measurement):
-  // > 0 replaces the DSP estimate of that precision; 0 (default) derives it from the DSPs.
+  // Sustained FLOP/s per precision when known (an HLS report, a measurement): > 0 replaces the
+  // DSP estimate of that precision, exactly (no range).
   double fp64_flops_per_s = 0;
   double fp32_flops_per_s = 0;
   double fp16_flops_per_s = 0;
-  double link_bytes_per_s = 0;           // host link peak, one direction
-  double link_efficiency = 0.8;
-  double call_latency_s = 10e-6;         // host -> card kernel start per op execution
-  double transfer_latency_s = 5e-6;      // per DMA transfer (one in, one out per execution)
+  double link_bytes_per_s = 0;           // host link line rate, one direction
+  double random_granule_bytes = 32;      // smallest memory access: HBM BL4 x 64 bit, DDR4 BL8 x 64 bit
+  // Calibrated: nominal and the spread of the measurements (docs/fpga-model.md, "Constants").
+  Calibrated clock_hz;                   // kernel clock of a large design
+  Calibrated dsp_utilization;            // share of the DSPs a compute-heavy design uses
+  Calibrated stream_efficiency;          // share of a used channel's peak a streaming kernel reaches
+  Calibrated channel_share;              // share of the card's channels a design drives
+  Calibrated random_reads_per_s;         // data-dependent read accesses per second, per channel
+  Calibrated rmw_updates_per_s;          // data-dependent read-modify-write updates per second, per channel
+  Calibrated cross_channel_factor;       // random reads into an array larger than one channel
+  Calibrated onchip_share;               // share of the on-chip RAM one array may occupy
+  Calibrated onchip_lanes;               // data-dependent on-chip accesses per cycle of a banked design
+  Calibrated sort_bytes_per_s;           // sorted bytes per second of a sort kernel
+  Calibrated link_efficiency;            // achieved DMA bandwidth / link line rate
+  Calibrated transfer_latency_s;         // per buffer moved over the host link
+  Calibrated call_latency_s;             // per kernel launch
 
-  // Peak FLOP/s the card sustains for `p` (tensor precisions map to their element type:
-  // fp64_tensor -> fp64, tf32_tensor -> fp32, fp16/fp8_tensor -> fp16): the given
-  // <type>_flops_per_s when > 0, else dsp_count x dsp_utilization / dsps_per_fma x 2 x clock_hz.
+  double memory_bytes_per_s() const {
+    return static_cast<double>(memory_channels) * memory_channel_bytes_per_s;
+  }
+  // Peak FLOP/s the card sustains for `p` at a clock and DSP utilization (tensor precisions
+  // map to their element type: fp64_tensor -> fp64, tf32 -> fp32, fp16/fp8 -> fp16): the given
+  // <type>_flops_per_s when > 0, else dsp_count x utilization / dsps_per_fma x 2 x clock.
   // 0 if unsupported.
-  double flops_per_s(Precision p) const;
+  double flops_per_s(Precision p, double clock, double utilization) const;
+  double flops_per_s(Precision p) const { return flops_per_s(p, clock_hz.nominal, dsp_utilization.nominal); }
   // True when some precision takes its rate from the DSP fields (no FLOP/s given for it).
   bool uses_dsp_model() const;
-  double memory_bytes_per_s() const { return hbm_bytes_per_s * hbm_efficiency; }
-  // The share of the peak an op of pattern `p` gets: random_access_efficiency for
-  // is_random_access(p), else hbm_efficiency.
-  double memory_efficiency(hlo::AccessPattern p) const;
-  double memory_bytes_per_s(hlo::AccessPattern p) const { return hbm_bytes_per_s * memory_efficiency(p); }
-  double host_link_bytes_per_s() const { return link_bytes_per_s * link_efficiency; }
 };
 
-// True for the patterns whose device-memory traffic is element-granular and random on a card:
-// gather/scatter only. Sort (merge passes stream) and data movement (transposes go through
-// on-chip tiles in full bursts) keep hbm_efficiency; docs/fpga-model.md gives the reasons.
-bool is_random_access(hlo::AccessPattern p);
+// The calibrated defaults of a memory type ("hbm2", "hbm2e", "ddr4") and of the fabric (clock,
+// DSP use, on-chip share, sort, host link, launch): every field of FpgaTarget that is
+// Calibrated, plus random_granule_bytes. Throws Error(kInvalidArgument) for another type.
+FpgaTarget calibration_for(const std::string& memory_type);
 
-// Presets: "alveo-u55c", "alveo-u280", "versal-v80" (figures and sources in docs/fpga-model.md).
+// Presets: "alveo-u55c", "alveo-u280", "alveo-u250", "alveo-u200", "versal-v80".
 const std::vector<FpgaTarget>& fpga_presets();
 // Throws Error(kInvalidArgument) naming the presets when `name` is unknown.
 const FpgaTarget& fpga_preset(const std::string& name);
-// The presets' names, comma-separated ("alveo-u55c, alveo-u280, versal-v80").
+// The presets' names, comma-separated.
 std::string fpga_preset_names();
 
 // Throws Error(kInvalidArgument) naming the first bad field and the fix when `t` cannot be
-// modelled: a non-empty name; hbm_bytes_per_s, sram_bytes and link_bytes_per_s positive and
-// finite; hbm_efficiency, random_access_efficiency and link_efficiency in (0, 1];
-// dsps_per_fma_* and *_flops_per_s finite and >= 0 (both 0: the card does not run that
-// precision), at least one precision with a rate; dsp_count, clock_hz (positive) and
-// dsp_utilization (0, 1] only when uses_dsp_model(); call_latency_s and transfer_latency_s
-// finite and >= 0.
+// modelled: a name; a known memory_type; memory_channels >= 1; memory_channel_bytes_per_s,
+// memory_capacity_bytes, sram_bytes, link_bytes_per_s positive and finite (and of plausible
+// magnitude: a value in the wrong unit is refused); every Calibrated field with
+// low <= nominal <= high, positive, shares in (0, 1]; dsps_per_fma_* and *_flops_per_s >= 0 with
+// at least one precision that has a rate; dsp_count, clock and utilization when the DSP model
+// is used; latencies >= 0 and under 1 s.
 void validate_fpga_target(const FpgaTarget& t);
+
+enum class Scenario : uint8_t {
+  kAsCompiled,    // the HLO's own access pattern against card memory
+  kRestructured,  // compulsory traffic only (each input once, each output once) at streaming
+                  // efficiency, data-dependent accesses served on chip where their array fits
+};
+const char* scenario_name(Scenario s);
+
+// One execution of one op on the card.
+struct OpCardEstimate {
+  bool estimated = false;                // false: cost unknown, or a precision the card lacks
+  TimeRange compute_s;                   // FLOPs at the card's rate (a sort: its sort rate)
+  TimeRange memory_s;                    // streamed + data-dependent traffic (or on-chip accesses)
+  TimeRange time_s;                      // max(compute, memory): the op's time, launch excluded
+  double memory_bytes = 0;               // bytes the card moves in this scenario
+  double memory_efficiency = 0;          // memory_bytes / (memory_s.nominal x card memory peak)
+  std::string limit;                     // "compute", "memory", "random access", "sort", "on-chip access"
+  bool onchip = false;                   // restructured: its data-dependent accesses are served on chip
+  std::string note;                      // why not estimated, or what the estimate assumes
+};
+
+// The card time of one execution of `work` (precision `p`) in `scenario`. The restructured time
+// is never above the as-compiled one (a designer can keep what XLA did).
+OpCardEstimate estimate_op_on_card(const CardWork& work, Precision p, const FpgaTarget& t, Scenario scenario);
+
+// One stage of a dataflow design: an op's work (not owned), its precision, how often it runs,
+// and whether its output is one of the design's results (else an intermediate, streamed on chip).
+struct DataflowStage {
+  const CardWork* work = nullptr;
+  Precision precision = Precision::kFp32;
+  double executions = 1;
+  bool output_is_result = false;
+};
+
+// The restructured time of `stages` built as one dataflow pipeline: `io_bytes` (the design's
+// inputs read once and results written once) streamed; intermediates streamed between stages on
+// chip (in the order produced; a sort's or FFT's extra passes through card memory); data-dependent accesses served from
+// on-chip banks when every array they land in fits on chip together, else at the card
+// memory's random rates; the stages' arithmetic sharing the DSPs. The pipeline takes the
+// longest of compute, sort, memory and on-chip access. `onchip` (optional) says whether the
+// nominal design serves its data-dependent accesses on chip. docs/fpga-model.md, "Restructured".
+TimeRange dataflow_time(const std::vector<DataflowStage>& stages, double io_bytes, const FpgaTarget& t,
+                        bool* onchip = nullptr);
+
+// Moving `bytes` over the host link in `buffers` separate transfers.
+TimeRange link_time(double bytes, double buffers, const FpgaTarget& t, double gpu_link_bytes_per_s = 0);
 
 struct FpgaOptions {
   // true: each execution's inputs and outputs cross the host link (the rest of the program
@@ -95,11 +170,15 @@ struct FpgaOptions {
   const RegionPaths* region_paths = nullptr;
 };
 
+// The offload verdict of an op or region from its nominal speedups: "as compiled" (it gains
+// as XLA compiled it), "restructured only" (only a restructured design gains), "neither", or
+// "" when not estimated.
+std::string offload_scenario(double speedup, double restructured_speedup);
+
 // One candidate with every input of its score and every intermediate of its what-if.
 // Ops whose static cost is unknown (OpCost::cost_known false: a custom call without a cost rule,
-// or HLO that was not captured) get no estimate: every field derived from FLOPs or bytes (flops,
-// bytes, intensity, memory_boundness, working set and on-chip factor, link_factor, score and the
-// whole what-if) is NaN, `estimate_note` says why, and they rank after every scored op.
+// or HLO that was not captured) get no estimate: every field derived from FLOPs or bytes is NaN,
+// `estimate_note` says why, and they rank after every scored op.
 struct FpgaCandidate {
   uint32_t op_index = 0;
   std::string name;
@@ -127,14 +206,25 @@ struct FpgaCandidate {
   // memory model, so a slower card never raises it (nor the score); more bytes lower it.
   double link_factor = 0;
   double score = 0;                      // time_share x (0.25 + 0.75 boundness) x affinity x onchip x link
-  // what-if on the card (whole trace, seconds)
-  double flops = 0, bytes = 0;           // whole trace
-  double memory_efficiency = 0;          // share of hbm_bytes_per_s its bytes get (by pattern)
+  // what-if on the card, as compiled (whole trace, seconds; *_low / *_high: the range)
+  double flops = 0, bytes = 0;           // whole trace (static cost model)
+  double stream_bytes = 0, random_bytes = 0;  // card traffic as compiled, whole trace
+  double memory_efficiency = 0;          // card traffic / (card_memory_s x memory peak), nominal
+  std::string card_limit;                // what bounds the card time as compiled (nominal)
   double card_compute_s = 0, card_memory_s = 0, card_latency_s = 0, card_time_s = 0;
-  double transfer_bytes = 0, transfer_s = 0;
-  double fpga_total_s = 0;               // card_time + transfer
-  double op_speedup = 0;                 // gpu_time / fpga_total
-  double workload_speedup = 0;           // Amdahl: T / (T - min(gpu_time, T) + fpga_total)
+  double card_time_low_s = 0, card_time_high_s = 0;
+  double transfer_bytes = 0, transfer_s = 0, transfer_low_s = 0, transfer_high_s = 0;
+  double fpga_total_s = 0, fpga_total_low_s = 0, fpga_total_high_s = 0;  // card_time + transfer
+  double op_speedup = 0, op_speedup_low = 0, op_speedup_high = 0;        // gpu_time / fpga_total
+  double workload_speedup = 0, workload_speedup_low = 0, workload_speedup_high = 0;
+  // restructured (compulsory traffic, on-chip reuse): the design headroom
+  double restructured_bytes = 0;         // card traffic restructured, whole trace
+  bool restructured_onchip = false;      // its data-dependent accesses are served on chip
+  double restructured_card_time_s = 0, restructured_card_time_low_s = 0, restructured_card_time_high_s = 0;
+  double restructured_fpga_total_s = 0;
+  double restructured_op_speedup = 0, restructured_op_speedup_low = 0, restructured_op_speedup_high = 0;
+  double restructured_workload_speedup = 0;
+  std::string scenario;                  // offload_scenario(op_speedup, restructured_op_speedup)
 };
 
 struct FpgaReport {
@@ -142,9 +232,13 @@ struct FpgaReport {
   std::vector<FpgaCandidate> candidates; // ranked by score, best first; not estimated ones last
   double workload_ns = 0;
   double gpu_kernel_ns = 0;
-  // Every estimated candidate with op_speedup > 1 offloaded together (their savings add).
-  double combined_speedup = 1.0;
+  // Every estimated candidate with op_speedup > 1 offloaded together (their savings add); the
+  // range offloads the same ops at the ends of their ranges.
+  double combined_speedup = 1.0, combined_speedup_low = 1.0, combined_speedup_high = 1.0;
   uint32_t combined_count = 0;
+  // The same with every op whose restructured design gains.
+  double restructured_combined_speedup = 1.0;
+  uint32_t restructured_combined_count = 0;
   // Candidates without an estimate (unknown static cost) and their GPU time: not in the
   // combined speedup, which therefore covers only the rest of the GPU time.
   uint32_t not_estimated_count = 0;
@@ -153,11 +247,11 @@ struct FpgaReport {
 
 // A user region (fpgaprof.region) as an offload unit: every instance of one region path
 // ("outer > inner", inclusive of nested regions) moved to the card together. Its ops run on
-// the card one after another, each at the card's roofline; data crosses the host link at the
-// jitted calls (HLO module executions) inside it: each call's parameters in, its results out.
-// Kernels of ops without a static cost (or without an op, or in a precision the card cannot
-// run) are not modelled: they are assumed to take their GPU time on the card, and
-// `estimated_share` says how much of the region that is. docs/fpga-model.md, "Regions".
+// the card one after another; data crosses the host link at the jitted calls (HLO module
+// executions) inside it: each call's parameters in, its results out. Kernels of ops without a
+// static cost (or without an op, or in a precision the card cannot run) are not modelled: they
+// are assumed to take their GPU time on the card, and `estimated_share` says how much of the
+// region that is. docs/fpga-model.md, "Regions".
 struct FpgaRegionCandidate {
   std::string path;                      // region names from the outermost, joined by " > "
   std::string name;                      // the innermost name
@@ -183,23 +277,27 @@ struct FpgaRegionCandidate {
   double link_factor = 0;                // gpu_time / (gpu_time + transfer_s); 1 without transfer
   double score = 0;                      // time_share x estimated_share x (0.25 + 0.75 boundness)
                                          //   x affinity x onchip x link
-  // what-if (whole trace, seconds)
+  // what-if (whole trace, seconds), as compiled; *_low / *_high: the range
   double module_calls = 0;               // jitted calls inside (card invocations)
   bool module_calls_counted = false;     // true: counted from XlaModule ranges; false: estimated
   double flops = 0, bytes = 0;           // estimated ops, whole trace
   double card_compute_s = 0;             // sum over estimated ops
   double card_memory_s = 0;              // sum over estimated ops
-  double random_access_bytes = 0;        // estimated ops' bytes at random_access_efficiency
-  double memory_efficiency = 0;          // bytes / (card_memory_s x hbm_bytes_per_s): the
-                                         //   efficiencies of its ops, weighted by their bytes
+  double random_access_bytes = 0;        // estimated ops' data-dependent card traffic
+  double memory_efficiency = 0;          // card traffic / (card_memory_s x memory peak)
   double card_latency_s = 0;             // module_calls x call latency
   double kept_gpu_s = 0;                 // GPU time of the kernels not estimated (kept as is)
-  double card_time_s = 0;                // sum of per-op max(compute, memory) + latency + kept
+  double card_time_s = 0, card_time_low_s = 0, card_time_high_s = 0;  // ops + latency + kept
   double transfer_bytes = 0;             // module_calls x module parameters + results
-  double transfer_s = 0;
-  double fpga_total_s = 0;
-  double region_speedup = 0;             // gpu_time / fpga_total
-  double workload_speedup = 0;           // Amdahl over the traced workload (GPU time counted up to T)
+  double transfer_s = 0, transfer_low_s = 0, transfer_high_s = 0;
+  double fpga_total_s = 0, fpga_total_low_s = 0, fpga_total_high_s = 0;
+  double region_speedup = 0, region_speedup_low = 0, region_speedup_high = 0;  // gpu_time / fpga_total
+  double workload_speedup = 0, workload_speedup_low = 0, workload_speedup_high = 0;
+  // restructured: each estimated op at its restructured time
+  double restructured_card_time_s = 0, restructured_card_time_low_s = 0, restructured_card_time_high_s = 0;
+  double restructured_fpga_total_s = 0;
+  double restructured_region_speedup = 0, restructured_region_speedup_low = 0, restructured_region_speedup_high = 0;
+  std::string scenario;                  // offload_scenario(region_speedup, restructured_region_speedup)
 };
 
 // Pattern affinity used in the score (documented table).
@@ -223,5 +321,54 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
                                                    const std::vector<uint32_t>& op_of_kernel,
                                                    const RooflineReport& roofline, const FpgaTarget& target,
                                                    const FpgaOptions& options);
+
+// ---- static estimate of a whole module (no trace, no GPU) -------------------------------------
+
+// One op of the module as the card would run it: an instruction of the entry computation, or
+// of a computation it runs through while / conditional / call (multiplied by the loop's trip
+// count), fusions as one op. Times cover all `executions`.
+struct StaticOpEstimate {
+  std::string op;                        // instruction name
+  std::string computation;               // its computation
+  std::string opcode;
+  hlo::AccessPattern pattern = hlo::AccessPattern::kUnknown;
+  Precision precision = Precision::kFp32;
+  std::string source;                    // "file:line" or ""
+  double executions = 1;                 // product of the trip counts around it
+  bool estimated = false;
+  double flops = 0, bytes = 0;           // all executions (static cost model)
+  double stream_bytes = 0, random_bytes = 0, compulsory_bytes = 0;  // all executions
+  double memory_efficiency = 0;
+  std::string card_limit;
+  TimeRange card_compute_s, card_memory_s, card_time_s;     // as compiled
+  TimeRange restructured_time_s;
+  bool restructured_onchip = false;
+  std::string estimate_note;
+};
+
+struct ModuleEstimate {
+  std::string module;
+  FpgaTarget target;
+  std::vector<StaticOpEstimate> ops;     // program order
+  // Everything on the card, data resident in card memory, one launch: as compiled the ops one
+  // after another; restructured the better of each op restructured alone and the function as one
+  // dataflow design (restructured_dataflow: the latter; restructured_onchip: its data-dependent
+  // accesses served on chip).
+  TimeRange card_time_s, restructured_card_time_s;
+  bool restructured_dataflow = false;
+  bool restructured_onchip = false;
+  TimeRange call_latency_s;              // the one launch (included in the card times)
+  // Arguments to the card and results back over the host link (one buffer each).
+  double transfer_bytes = 0;
+  double transfer_buffers = 0;
+  TimeRange transfer_s;
+  TimeRange total_s, restructured_total_s;  // card time + transfer
+  uint32_t not_estimated_count = 0;      // ops without a cost (in no time above)
+  std::vector<std::string> notes;        // unknown trip counts, custom calls, ...
+};
+
+// The module's entry computation on `target` (validated). Throws Error(kInvalidArgument) when
+// the module has no entry computation.
+ModuleEstimate estimate_module(const hlo::Module& module, const FpgaTarget& target);
 
 }  // namespace fpgaprof::analysis

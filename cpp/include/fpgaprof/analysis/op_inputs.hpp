@@ -26,6 +26,8 @@ struct OpInputs {
 // Bytes one call of the module takes in and gives back: its entry computation's parameters
 // plus its root (tuple elements summed). 0 without an entry computation.
 double module_io_bytes(const hlo::Module& module);
+// How many arrays that is (entry parameters + root leaves): host-link transfers per call.
+double module_io_buffers(const hlo::Module& module);
 
 // `modules[i]` belongs to store.hlo_modules[i] (an empty name: unavailable); may be empty,
 // then precision and working set fall back to fp32 and bytes written.

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "fpgaprof/analysis/card_work.hpp"
 #include "fpgaprof/analysis/ceilings.hpp"
 #include "fpgaprof/analysis/region_paths.hpp"
 #include "fpgaprof/hlo/hlo_module.hpp"
@@ -41,6 +42,11 @@ struct OpCost {
   // region what-if (rank_fpga_regions), where data crosses the host link at module calls.
   uint32_t module_index = kNone32;
   double module_io_bytes = 0;
+  double module_io_buffers = 0;         // entry parameters + root arrays (0 unknown)
+  bool module_result = false;           // its output is (part of) the module's result
+  // What one execution asks of an FPGA card (card_work.hpp), from the op's HLO instruction;
+  // work.known false when the HLO was not at hand (the FPGA model then streams bytes()).
+  CardWork work;
   double bytes() const { return bytes_read + bytes_written; }
 };
 

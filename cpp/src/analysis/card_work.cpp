@@ -1,0 +1,314 @@
+#include "fpgaprof/analysis/card_work.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+
+namespace fpgaprof::analysis {
+namespace {
+
+using hlo::Computation;
+using hlo::Instruction;
+using hlo::Shape;
+
+// "{1,2}" -> {1,2}; anything else is skipped.
+std::vector<int64_t> int_list(const std::string* v) {
+  std::vector<int64_t> out;
+  if (v == nullptr) return out;
+  int64_t cur = 0;
+  bool in = false;
+  for (char c : *v) {
+    if (c >= '0' && c <= '9') {
+      if (cur < (int64_t{1} << 50)) cur = cur * 10 + (c - '0');
+      in = true;
+    } else {
+      if (in) out.push_back(cur);
+      cur = 0;
+      in = false;
+    }
+  }
+  if (in) out.push_back(cur);
+  return out;
+}
+
+const std::string* attr(const Instruction& ins, const char* key) {
+  auto it = ins.attributes.find(key);
+  return it == ins.attributes.end() ? nullptr : &it->second;
+}
+
+double leaf_bytes(const Shape& s) { return static_cast<double>(s.byte_size()); }
+
+double element_bytes(const Shape& s) {
+  const int bits = hlo::primitive_bits(s.type);
+  return bits <= 8 ? 1.0 : static_cast<double>(bits) / 8.0;
+}
+
+// Minor-to-major order of an array's dimensions: its printed layout, else XLA's default.
+std::vector<int64_t> minor_to_major(const Shape& s) {
+  if (s.has_layout && s.layout.size() == s.dims.size()) return s.layout;
+  std::vector<int64_t> order;
+  for (std::size_t d = s.dims.size(); d-- > 0;) order.push_back(static_cast<int64_t>(d));
+  return order;
+}
+
+// Contiguous bytes of a box of `extent` (per dimension) inside array `s`: walk the dimensions
+// from the most minor; each one spanned whole lets the run continue into the next.
+double run_bytes(const Shape& s, const std::vector<int64_t>& extent) {
+  double run = 1;
+  for (int64_t d : minor_to_major(s)) {
+    if (d < 0 || static_cast<std::size_t>(d) >= s.dims.size() || static_cast<std::size_t>(d) >= extent.size()) break;
+    const int64_t e = std::max<int64_t>(extent[static_cast<std::size_t>(d)], 1);
+    run *= static_cast<double>(e);
+    if (e != s.dims[static_cast<std::size_t>(d)]) break;
+  }
+  return run * element_bytes(s);
+}
+
+bool is_view(const std::string& op) { return op == "bitcast" || op == "reshape" || op == "copy"; }
+
+// The fused parameter `pos` reaches through bitcast/reshape/copy, or SIZE_MAX.
+std::size_t parameter_behind(const Computation& f, std::size_t pos) {
+  for (int steps = 0; pos < f.instructions.size() && steps < 32; ++steps) {
+    const Instruction& i = f.instructions[pos];
+    if (i.opcode == "parameter") return pos;
+    if (!is_view(i.opcode) || i.operand_indices.empty()) return SIZE_MAX;
+    pos = i.operand_indices[0];
+  }
+  return SIZE_MAX;
+}
+
+struct UpdateBytes {
+  double bytes = 0;       // all update arrays
+  double elements = 0;    // of the first
+};
+
+UpdateBytes scatter_updates(const Instruction& s) {
+  UpdateBytes u;
+  const std::size_t total = s.operand_shapes.size();
+  const std::size_t n = total >= 3 ? (total - 1) / 2 : 0;
+  for (std::size_t k = 0; k < n; ++k) u.bytes += leaf_bytes(s.operand_shapes[n + 1 + k]);
+  if (n > 0) u.elements = static_cast<double>(s.operand_shapes[n + 1].element_count());
+  return u;
+}
+
+RandomTraffic gather_traffic(const Instruction& g) {
+  RandomTraffic t;
+  t.run_bytes = gather_run_bytes(g);
+  t.bytes = leaf_bytes(g.shape);
+  t.accesses = t.run_bytes > 0 ? t.bytes / t.run_bytes : 0;
+  t.source_bytes = g.operand_shapes.empty() ? 0 : leaf_bytes(g.operand_shapes[0]);
+  return t;
+}
+
+RandomTraffic scatter_traffic(const Instruction& s) {
+  RandomTraffic t;
+  t.run_bytes = scatter_run_bytes(s);
+  t.bytes = 2 * scatter_updates(s).bytes;  // each update reads and writes its target
+  t.accesses = t.run_bytes > 0 ? t.bytes / t.run_bytes : 0;
+  t.source_bytes = s.operand_shapes.empty() ? 0 : leaf_bytes(s.operand_shapes[0]);
+  t.read_modify_write = true;
+  return t;
+}
+
+void sort_facts(const Instruction& s, CardWork& w) {
+  if (s.operand_shapes.empty()) return;
+  const Shape& keys = s.operand_shapes[0];
+  const std::vector<int64_t> d = int_list(attr(s, "dimensions"));
+  const int64_t axis = d.empty() ? static_cast<int64_t>(keys.dims.size()) - 1 : d.front();
+  const double n = static_cast<double>(keys.element_count());
+  w.sort_length = axis >= 0 && static_cast<std::size_t>(axis) < keys.dims.size()
+                      ? static_cast<double>(keys.dims[static_cast<std::size_t>(axis)]) : n;
+  w.sort_count = w.sort_length > 0 ? n / w.sort_length : 0;
+  w.sort_element_bytes = 0;
+  for (const Shape& o : s.operand_shapes) w.sort_element_bytes += element_bytes(o);
+}
+
+// An FFT's facts, and its arithmetic on a card: a radix-2 Cooley-Tukey transform of N points
+// takes 5 N log2 N real FLOPs (half for a real-input or real-output one), where XLA's cost
+// analysis counts 8 N log2 N; the card's FLOPs replace XLA's.
+void fft_facts(const Instruction& f, CardWork& w) {
+  if (f.operand_shapes.empty()) return;
+  double len = 1;
+  for (int64_t l : int_list(attr(f, "fft_length"))) len *= static_cast<double>(std::max<int64_t>(l, 1));
+  const Shape& in = f.operand_shapes[0];
+  const double points = static_cast<double>(std::max(in.element_count(), f.shape.is_tuple() ? 0 : f.shape.element_count()));
+  w.fft_length = len;
+  w.fft_count = len > 0 ? points / len : 0;
+  w.fft_point_bytes = std::max(element_bytes(in), element_bytes(f.shape));
+  const std::string* type = attr(f, "fft_type");
+  const bool real = type != nullptr && (*type == "RFFT" || *type == "IRFFT");
+  const double card_flops = (real ? 0.5 : 1.0) * 5.0 * len * std::log2(std::max(len, 1.0)) * w.fft_count;
+  w.flops += card_flops - f.cost.flops;
+  w.flops = std::max(w.flops, 0.0);
+}
+
+// Distinct operands (by name), each counted once: their bytes and how many arrays they are.
+std::pair<double, double> distinct_operands(const Instruction& ins) {
+  std::set<std::string> seen;
+  double sum = 0, count = 0;
+  for (std::size_t k = 0; k < ins.operand_shapes.size(); ++k) {
+    // An operand without a name (given only by its inline shape) is its own array.
+    if (k < ins.operands.size() && !seen.insert(ins.operands[k]).second) continue;
+    sum += leaf_bytes(ins.operand_shapes[k]);
+    count += ins.operand_shapes[k].is_tuple() ? static_cast<double>(ins.operand_shapes[k].tuple.size()) : 1.0;
+  }
+  return {sum, count};
+}
+
+double array_leaves(const Shape& s) {
+  if (!s.is_tuple()) return s.is_array() ? 1.0 : 0.0;
+  double n = 0;
+  for (const Shape& e : s.tuple) n += array_leaves(e);
+  return n;
+}
+
+}  // namespace
+
+double CardWork::random_bytes() const {
+  double b = 0;
+  for (const RandomTraffic& r : random) b += r.bytes;
+  return b;
+}
+
+CardWork card_work_from_totals(double flops, double bytes_read, double bytes_written) {
+  CardWork w;
+  w.known = true;
+  w.flops = flops;
+  w.bytes = w.stream_bytes = w.compulsory_bytes = bytes_read + bytes_written;
+  w.input_bytes = bytes_read;
+  w.output_bytes = w.working_set_bytes = bytes_written;
+  w.input_buffers = w.output_buffers = 1;
+  return w;
+}
+
+double gather_run_bytes(const Instruction& g) {
+  if (g.operand_shapes.empty()) return 0;
+  const Shape& src = g.operand_shapes[0];
+  std::vector<int64_t> slice = int_list(attr(g, "slice_sizes"));
+  if (slice.size() != src.dims.size()) slice.assign(src.dims.size(), 1);
+  return run_bytes(src, slice);
+}
+
+double scatter_run_bytes(const Instruction& s) {
+  if (s.operand_shapes.size() < 3) return 0;
+  const Shape& target = s.operand_shapes[0];
+  const std::size_t n = (s.operand_shapes.size() - 1) / 2;
+  const Shape& updates = s.operand_shapes[n + 1];
+  const std::vector<int64_t> window_dims = int_list(attr(s, "update_window_dims"));
+  std::set<int64_t> inserted;
+  for (int64_t d : int_list(attr(s, "inserted_window_dims"))) inserted.insert(d);
+  for (int64_t d : int_list(attr(s, "input_batching_dims"))) inserted.insert(d);
+  std::vector<int64_t> window(target.dims.size(), 1);
+  std::size_t j = 0;
+  for (std::size_t d = 0; d < target.dims.size(); ++d) {
+    if (inserted.count(static_cast<int64_t>(d)) != 0) continue;
+    if (j < window_dims.size()) {
+      const int64_t ud = window_dims[j++];
+      if (ud >= 0 && static_cast<std::size_t>(ud) < updates.dims.size()) window[d] = updates.dims[static_cast<std::size_t>(ud)];
+    }
+  }
+  return run_bytes(target, window);
+}
+
+CardWork card_work(const hlo::Module& module, const Instruction& ins) {
+  CardWork w;
+  const hlo::Cost& c = ins.cost;
+  w.known = !c.unknown;
+  w.flops = c.flops;
+  w.transcendentals = c.transcendentals;
+  w.bytes = c.bytes_accessed();
+  w.working_set_bytes = c.working_set_bytes;
+  w.output_bytes = leaf_bytes(ins.shape);
+  w.output_buffers = array_leaves(ins.shape);
+  std::tie(w.input_bytes, w.input_buffers) = distinct_operands(ins);
+  double stream = w.bytes;
+  bool in_place_root = false;
+
+  const Computation* fused = nullptr;
+  if (ins.opcode == "fusion" && !ins.called_computations.empty()) fused = module.find(ins.called_computations.front());
+
+  if (ins.opcode == "gather") {
+    w.random.push_back(gather_traffic(ins));
+  } else if (ins.opcode == "scatter") {
+    w.random.push_back(scatter_traffic(ins));
+    in_place_root = true;
+  } else if (ins.opcode == "sort") {
+    sort_facts(ins, w);
+  } else if (ins.opcode == "fft") {
+    fft_facts(ins, w);
+  } else if (fused != nullptr) {
+    const Computation& f = *fused;
+    // A kCustom fusion wrapping a gather or scatter costs as that op (hlo cost model).
+    const bool wraps = ins.fusion_kind == "kCustom";
+    std::set<std::size_t> random_params;
+    for (std::size_t k = 0; k < f.instructions.size(); ++k) {
+      const Instruction& i = f.instructions[k];
+      if (i.opcode == "sort" && w.sort_length == 0) sort_facts(i, w);
+      if (i.opcode == "fft" && w.fft_length == 0) fft_facts(i, w);
+      if ((i.opcode != "gather" && i.opcode != "scatter") || i.operand_indices.empty()) continue;
+      const std::size_t p = parameter_behind(f, i.operand_indices[0]);
+      // A source computed inside the fusion (iota, constant) never leaves the chip.
+      if (p == SIZE_MAX && !wraps) continue;
+      RandomTraffic t = i.opcode == "gather" ? gather_traffic(i) : scatter_traffic(i);
+      if (p != SIZE_MAX) t.source_bytes = leaf_bytes(f.instructions[p].shape);
+      w.random.push_back(t);
+      if (p != SIZE_MAX) random_params.insert(p);
+      if (i.opcode == "scatter" && (i.is_root || wraps)) in_place_root = true;
+      if (wraps) break;
+    }
+    if (!wraps) {
+      // A parameter read only through gathers and scatters (and views of it) is not streamed:
+      // take its one counted read back out (the cost model charges it whole).
+      std::vector<std::vector<std::size_t>> users(f.instructions.size());
+      for (std::size_t k = 0; k < f.instructions.size(); ++k)
+        for (std::size_t o : f.instructions[k].operand_indices)
+          if (o < users.size()) users[o].push_back(k);
+      for (std::size_t p : random_params) {
+        bool only_random = true;
+        std::vector<std::size_t> todo{p};
+        for (std::size_t steps = 0; !todo.empty() && only_random && steps < 4096; ++steps) {
+          const std::size_t cur = todo.back();
+          todo.pop_back();
+          for (std::size_t u : users[cur]) {
+            const Instruction& ui = f.instructions[u];
+            if (is_view(ui.opcode)) {
+              todo.push_back(u);
+            } else if ((ui.opcode != "gather" && ui.opcode != "scatter") || ui.operand_indices.empty() ||
+                       ui.operand_indices[0] != cur) {
+              only_random = false;
+              break;
+            }
+          }
+        }
+        if (only_random) stream -= leaf_bytes(f.instructions[p].shape);
+      }
+    }
+  }
+  // What the random accesses move replaces what the cost model counted for them: for a plain
+  // gather its result read (the gathered elements), for a scatter its two update-sized
+  // accesses of the target; a scatter into a fused parameter updates it in place, so the
+  // fusion's whole-array result write is not traffic either.
+  for (const RandomTraffic& t : w.random) {
+    if (ins.opcode == "gather" || (ins.opcode == "fusion" && ins.fusion_kind == "kCustom" && !t.read_modify_write))
+      stream -= t.bytes;
+    else if (ins.opcode == "scatter" || (ins.opcode == "fusion" && ins.fusion_kind == "kCustom"))
+      stream -= t.bytes;
+  }
+  if (in_place_root && ins.opcode == "fusion" && ins.fusion_kind != "kCustom") stream -= w.output_bytes;
+  w.stream_bytes = std::max(stream, 0.0);
+  if (fused != nullptr) {
+    // Inputs of a fusion: its operands (one per fused parameter) and large constants inside.
+    for (const Instruction& i : fused->instructions)
+      if (i.opcode == "constant" && i.shape.is_array() && i.shape.element_count() > 1) w.input_bytes += leaf_bytes(i.shape);
+  }
+  w.compulsory_bytes = w.input_bytes + w.output_bytes;
+  // Ops that read only part of their operands (slices, in-place updates) need no more than
+  // they move as compiled; nothing at all for the free ops (parameters, bitcasts, tuples).
+  if (w.random.empty()) w.compulsory_bytes = std::min(w.compulsory_bytes, w.bytes);
+  return w;
+}
+
+}  // namespace fpgaprof::analysis
