@@ -104,6 +104,11 @@ class FpgaTarget:
         """Keyword arguments only; a field that does not exist raises InvalidArgumentError
         naming the closest one and listing all (units are in the names: _hz, _bytes_per_s, _s)."""
         names = [f.name for f in dataclasses.fields(self)]
+        if "random_access_efficiency" in fields:
+            raise InvalidArgumentError(
+                "FPGA target field 'random_access_efficiency' is gone: the model now takes data-dependent accesses "
+                "from measured rates; give random_reads_per_s (accesses per second per memory channel) instead "
+                "(docs/fpga-model.md, \"Random access\")")
         if args:
             raise InvalidArgumentError(f"FpgaTarget takes keyword arguments only, e.g. "
                                        f"FpgaTarget(base={args[0]!r}), not FpgaTarget({args[0]!r})")

@@ -24,6 +24,19 @@ DEVICE = {"name": "test-gpu", "cc_major": 8, "cc_minor": 0, "sm_count": 100, "co
           "memory_clock_khz": 1_000_000, "memory_bus_width_bits": 4096, "pcie_generation": 4, "pcie_link_width": 16}
 
 
+# The alveo-u55c preset at its nominal constants (docs/fpga-model.md, "Constants"; each from
+# python/fpgaprof/data/fpga_calibration.json): 32 HBM2 pseudo-channels of 14.375 GB/s, a design
+# drives 56.25 % of them at 91.216 % of their peak; 9,024 DSPs at 66.75 % and 222 MHz, 5 DSPs
+# per fp32 FMA; PCIe gen3 x16 at 71.7752 %, 13.0099 us per buffer, 40 us per launch.
+U55C_STREAM = 32 * 0.5625 * 14.375e9 * 0.91216          # 236.02 GB/s
+U55C_FP32 = 9024 * 0.6675 / 5 * 2 * 222e6               # 534.88 GFLOP/s
+GEN3X16 = 8e9 * 128 / 130 / 8 * 16                      # 15.754 GB/s line rate
+LINK = GEN3X16 * 0.717752                               # 11.307 GB/s (the GPU's gen4 x16 is faster)
+LINK_LOW, LINK_HIGH = GEN3X16 * 0.771532, GEN3X16 * 0.253906   # the fast and the slow end
+BUFFER_S, BUFFER_LOW_S, BUFFER_HIGH_S = 13.0099e-6, 5.17106e-6, 19e-6
+LAUNCH_S, LAUNCH_LOW_S, LAUNCH_HIGH_S = 40e-6, 16e-6, 100e-6
+
+
 def _store(text):
     # broadcast_add_fusion twice (30 us each), the matmul fusion once (40 us), the final reduce
     # once (10 us): 110 us of kernels; the program took 1 ms.
@@ -44,12 +57,30 @@ def _store(text):
 
 def test_presets_derivation():
     p = {t["name"]: t for t in fpga.presets()}
-    assert set(p) >= {"alveo-u55c", "alveo-u280", "versal-v80"}
-    # 9024 DSP x 0.7 / 5 per FMA x 2 x 300 MHz
-    assert p["alveo-u55c"]["card_fp32_flops_per_s"] == pytest.approx(9024 * 0.7 / 5 * 2 * 300e6)
-    assert p["alveo-u55c"]["fp32_flops_per_s"] == 0  # not given: from the DSPs
-    assert p["alveo-u55c"]["hbm_bytes_per_s"] == 460e9
-    with pytest.raises(fpgaprof.InvalidArgumentError, match="alveo-u55c, alveo-u280, versal-v80"):
+    assert list(p) == ["alveo-u55c", "alveo-u280", "alveo-u250", "alveo-u200", "versal-v80"]
+    u = p["alveo-u55c"]
+    # 9024 DSP x 0.6675 / 5 per FMA x 2 x 222 MHz, and at the ends (0.5005 x 147 MHz, 0.8518 x 297 MHz)
+    assert u["card_fp32_flops_per_s"] == pytest.approx(U55C_FP32)
+    assert u["card_fp32_flops_per_s_low"] == pytest.approx(9024 * 0.5005 / 5 * 2 * 147e6)
+    assert u["card_fp32_flops_per_s_high"] == pytest.approx(9024 * 0.8518 / 5 * 2 * 297e6)
+    assert u["fp32_flops_per_s"] == 0  # not given: from the DSPs
+    assert (u["memory_type"], u["memory_channels"], u["memory_channel_bytes_per_s"]) == ("hbm2", 32, 14.375e9)
+    assert u["memory_bytes_per_s"] == pytest.approx(460e9)
+    assert u["stream_bytes_per_s"] == pytest.approx(U55C_STREAM)
+    assert (u["clock_hz_low"], u["clock_hz"], u["clock_hz_high"]) == (147e6, 222e6, 297e6)
+    # DDR4 cards: 4 banks of 19.25 GB/s driven whole at 78.87 %
+    d = p["alveo-u250"]
+    assert (d["memory_type"], d["memory_channels"], d["dsp_count"]) == ("ddr4", 4, 12288)
+    assert d["stream_bytes_per_s"] == pytest.approx(4 * 19.25e9 * 1.0 * 0.788675)
+    assert p["alveo-u200"]["dsp_count"] == 6840 and p["alveo-u200"]["random_granule_bytes"] == 64
+    # the V80: 32 HBM2e pseudo-channels of 25.6 GB/s, AMD's ~460 GB/s the nominal
+    v = p["versal-v80"]
+    assert v["memory_bytes_per_s"] == pytest.approx(819.2e9)
+    assert v["stream_efficiency"] == pytest.approx(460 / 819.2, rel=1e-5)
+    for t in p.values():  # every calibrated field: low <= nominal <= high
+        for f in fpga.CALIBRATED_FIELDS:
+            assert t[f + "_low"] <= t[f] <= t[f + "_high"], (t["name"], f)
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="alveo-u55c, alveo-u280, alveo-u250, alveo-u200, versal-v80"):
         fpga.target_spec("no-such-card")
 
 
@@ -85,22 +116,45 @@ def test_roofline_and_candidates_on_constructed_trace():
     # the op's output bytes.
     for r in table:
         assert r["working_set_bytes"] == pytest.approx(cost[r["op"]].working_set_bytes)
-    # What-if: card memory time = 2 x bytes / (460e9 x 0.85); transfers over PCIe gen3 x16 x 0.8
-    # (the slower of the card's and the GPU's gen4 x16 link).
-    assert row["card_memory_s"] == pytest.approx(add["bytes"] / (460e9 * 0.85))
-    link = 8e9 * 128 / 130 / 8 * 16 * 0.8
-    assert row["transfer_s"] == pytest.approx(add["bytes"] / link + 2 * 2 * 5e-6)
+    # What-if, by hand on the U55C's nominal constants (an elementwise fusion: every byte
+    # streams): card memory = 2 x bytes / 236.02 GB/s, compute = 2 x FLOPs / 534.88 GFLOP/s,
+    # card time = the larger + 2 launches of 40 us.
+    assert row["random_bytes"] == 0 and row["stream_bytes"] == pytest.approx(add["bytes"])
+    assert row["card_memory_s"] == pytest.approx(add["bytes"] / U55C_STREAM)
+    assert row["card_compute_s"] == pytest.approx(add["flops"] / U55C_FP32)
+    card = max(add["bytes"] / U55C_STREAM, add["flops"] / U55C_FP32) + 2 * LAUNCH_S
+    assert row["card_time_s"] == pytest.approx(card)
+    # Transfers: the fusion's distinct inputs and its output cross PCIe gen3 x16 (the slower of
+    # the card's and the GPU's gen4 x16 link) at 71.78 %, each buffer 13.01 us, per execution.
+    ins = next(i for c in mod.computations for i in c.instructions if i.name == "broadcast_add_fusion")
+    io = sum(sh.byte_size for sh in ins.operand_shapes) + ins.shape.byte_size
+    buffers = len(ins.operand_shapes) + 1
+    assert row["transfer_bytes"] == pytest.approx(2 * io)
+    assert row["transfer_s"] == pytest.approx(2 * io / LINK + 2 * buffers * BUFFER_S)
+    assert row["transfer_low_s"] == pytest.approx(2 * io / LINK_LOW + 2 * buffers * BUFFER_LOW_S)
+    assert row["transfer_high_s"] == pytest.approx(2 * io / LINK_HIGH + 2 * buffers * BUFFER_HIGH_S)
     # link_factor: the link's cost against the op's GPU time (60 us), not against the card time.
-    assert row["link_factor"] == pytest.approx(60e-6 / (60e-6 + add["bytes"] / link + 2 * 2 * 5e-6))
+    assert row["link_factor"] == pytest.approx(60e-6 / (60e-6 + row["transfer_s"]))
+    assert row["fpga_total_s"] == pytest.approx(card + row["transfer_s"])
+    assert row["op_speedup"] == pytest.approx(60e-6 / row["fpga_total_s"])
+    assert row["op_speedup_low"] == pytest.approx(60e-6 / row["fpga_total_high_s"])
+    assert row["op_speedup_high"] == pytest.approx(60e-6 / row["fpga_total_low_s"])
+    assert row["op_speedup_low"] < row["op_speedup"] < row["op_speedup_high"]
     total = 1e-3
     assert row["workload_speedup"] == pytest.approx(total / (total - 60e-6 + row["fpga_total_s"]))
+    # Restructured: the same bytes (it streams already), so the same card time; neither gains.
+    assert row["restructured_card_time_s"] == pytest.approx(row["card_time_s"])
+    assert row["scenario"] == "neither" and row["card_limit"] == "memory"
     assert table.meta["workload_ns"] == pytest.approx(1e6)
     df = table.to_pandas()
     assert {"score", "time_share", "memory_boundness", "pattern_affinity", "working_set_bytes",
             "host_bytes_per_call", "op_speedup"} <= set(df.columns)
+    # twice the memory (hbm_bytes_per_s: the earlier name of memory_bytes_per_s, over the
+    # preset's 32 channels): half the memory time
     user = fpga.FpgaTarget(name="mine", base="alveo-u55c", hbm_bytes_per_s=920e9)
     t2 = fpga.fpga_candidates(store, target=user)
     row2 = next(r for r in t2 if r["op"] == "broadcast_add_fusion")
+    assert t2.meta["target"]["memory_channel_bytes_per_s"] == pytest.approx(920e9 / 32)
     assert row2["card_memory_s"] == pytest.approx(row["card_memory_s"] / 2)
 
 
@@ -147,14 +201,23 @@ def test_regions_ranked_as_fpga_candidates():
     assert step["transfer_bytes"] == pytest.approx(2 * io)
     assert inner["transfer_bytes"] == pytest.approx(io)
     # The card time is the ops' own card times (all their executions are inside "step") plus
-    # one call latency per module call; the link adds the call bytes and 2 DMA latencies per call.
-    card = sum(max(o["card_compute_s"], o["card_memory_s"]) for o in ops.values()) + 2 * 10e-6
+    # one launch per module call; the link adds the call bytes and one buffer latency per
+    # argument and result (x, w in; the result out: 3 buffers) per call.
+    card = sum(max(o["card_compute_s"], o["card_memory_s"]) for o in ops.values()) + 2 * LAUNCH_S
     assert step["card_time_s"] == pytest.approx(card)
-    link = 8e9 * 128 / 130 / 8 * 16 * 0.8
-    assert step["transfer_s"] == pytest.approx(2 * io / link + 2 * 2 * 5e-6)
+    assert step["transfer_s"] == pytest.approx(2 * io / LINK + 2 * 3 * BUFFER_S)
     assert step["fpga_total_s"] == pytest.approx(card + step["transfer_s"])
     assert step["region_speedup"] == pytest.approx(110e-6 / step["fpga_total_s"])
-    assert step["link_factor"] == pytest.approx(110e-6 / (110e-6 + 2 * io / link + 2 * 2 * 5e-6))
+    assert step["link_factor"] == pytest.approx(110e-6 / (110e-6 + 2 * io / LINK + 2 * 3 * BUFFER_S))
+    assert step["card_time_low_s"] < step["card_time_s"] < step["card_time_high_s"]
+    # Restructured: never above as compiled; here the whole region as one dataflow design reads
+    # x and w and writes the result once per call (2 x io at 236.02 GB/s) or computes (the
+    # FLOPs of its ops at 534.88 GFLOP/s), whichever is longer, plus the same launches.
+    flops = sum(o["flops"] for o in ops.values())
+    dataflow = max(2 * io / U55C_STREAM, flops / U55C_FP32) + 2 * LAUNCH_S
+    restructured_ops = sum(o["restructured_card_time_s"] - o["card_latency_s"] for o in ops.values()) + 2 * LAUNCH_S
+    assert step["restructured_card_time_s"] == pytest.approx(min(dataflow, restructured_ops))
+    assert step["restructured_card_time_s"] <= step["card_time_s"]
     assert step["workload_speedup"] == pytest.approx(1e-3 / (1e-3 - 110e-6 + step["fpga_total_s"]))
     # Score factors: time-weighted boundness and affinity of its ops, largest working set.
     w = {n: ops[n]["gpu_time_ns"] for n in ops}
@@ -358,7 +421,9 @@ def _solver_store():
 
 WHAT_IF = ("flops", "bytes", "intensity", "memory_boundness", "working_set_bytes", "onchip_factor",
            "link_factor", "score", "card_compute_s", "card_memory_s", "card_latency_s", "card_time_s",
-           "transfer_bytes", "transfer_s", "fpga_total_s", "op_speedup", "workload_speedup")
+           "card_time_low_s", "card_time_high_s", "transfer_bytes", "transfer_s", "fpga_total_s",
+           "op_speedup", "op_speedup_low", "op_speedup_high", "workload_speedup",
+           "restructured_card_time_s", "restructured_op_speedup", "memory_efficiency")
 
 
 @pytest.mark.parametrize("cross", [True, False])
@@ -381,6 +446,7 @@ def test_unknown_cost_op_is_not_estimated(cross):
     assert table[-1]["op"] == "solve.1" and table[0]["op"] == "broadcast_add_fusion"
     assert known["cost_known"] is True and known["estimate_note"] == ""
     assert math.isfinite(known["op_speedup"]) and math.isfinite(known["score"])
+    assert solver["scenario"] == "" and known["scenario"] in ("as compiled", "restructured only", "neither")
     # The combined (Amdahl) speedup is the known op's alone: T / (T - gpu + fpga) when it gains.
     total = 20e-3
     gain = 30e-6 - known["fpga_total_s"]
@@ -389,16 +455,21 @@ def test_unknown_cost_op_is_not_estimated(cross):
     assert table.meta["combined_count"] == (1 if known["op_speedup"] > 1 else 0)
     assert table.meta["not_estimated_count"] == 1
     assert table.meta["not_estimated_gpu_ns"] == 10_000_000
-    # The known fusion by hand: card = max(F / 758.016e9, B / (460e9 x 0.85)) + 10 us launch;
-    # over PCIe gen3 x16 x 0.8 add B / link + 2 x 5 us. Both are under its 30 us on the GPU.
-    c = fpgaprof.hlo.analyze(_hlo_text()).instruction("broadcast_add_fusion")
+    # The known fusion by hand: card = max(F / 534.88 GFLOP/s, B / 236.02 GB/s) + 40 us launch;
+    # over PCIe gen3 x16 add its inputs and output at 11.31 GB/s + 13.01 us per buffer. Slower
+    # than its 30 us on the GPU either way: nothing is combined.
+    mod = fpgaprof.hlo.analyze(_hlo_text())
+    c = mod.instruction("broadcast_add_fusion")
     b = c.bytes_read + c.bytes_written
-    fpga_s = max(c.flops / 758.016e9, b / 391e9) + 10e-6
+    fpga_s = max(c.flops / U55C_FP32, b / U55C_STREAM) + LAUNCH_S
     if cross:
-        fpga_s += b / (8e9 * 128 / 130 / 8 * 16 * 0.8) + 10e-6
+        ins = next(i for i in _core.hlo.analyze(_hlo_text()).computations[-1].instructions
+                   if i.name == "broadcast_add_fusion")
+        io = sum(sh.byte_size for sh in ins.operand_shapes) + ins.shape.byte_size
+        fpga_s += io / LINK + (len(ins.operand_shapes) + 1) * BUFFER_S
     assert known["fpga_total_s"] == pytest.approx(fpga_s)
     assert known["op_speedup"] == pytest.approx(30e-6 / fpga_s)
-    assert table.meta["combined_count"] == 1
+    assert known["op_speedup"] < 1 and table.meta["combined_count"] == 0
     df = table.to_pandas()
     assert "cost_known" in df.columns and "estimate_note" in df.columns
     assert df.loc[df["op"] == "solve.1", "op_speedup"].isna().all()
@@ -417,6 +488,7 @@ def test_unknown_cost_op_in_summary_json_and_html():
     page = html.render(s)
     assert "not estimated" in page
     assert "14.1" not in page and "4.43" not in page
+    assert "solve.1" in page
 
 
 # --- user FPGA targets --------------------------------------------------------------------
@@ -426,16 +498,22 @@ def _analyze_with(target):
 
 
 @pytest.mark.parametrize("target, words", [
-    ({"typo_field": 3}, ["typo_field", "hbm_bytes_per_s", "link_efficiency"]),
-    ({"base": "alveo-u55c", "hbm_bytes_per_s": -1}, ["hbm_bytes_per_s = -1", "alveo-u55c"]),
-    ({"hbm_bytes_per_s": -1}, ["hbm_bytes_per_s"]),
-    (fpga.FpgaTarget(), ["hbm_bytes_per_s is missing", "base=one of alveo-u55c, alveo-u280, versal-v80"]),
+    ({"typo_field": 3}, ["typo_field", "memory_channel_bytes_per_s", "link_efficiency"]),
+    ({"base": "alveo-u55c", "memory_channel_bytes_per_s": -1}, ["memory_channel_bytes_per_s = -1", "alveo-u55c"]),
+    ({"memory_channels": 4, "memory_bytes_per_s": -1}, ["memory_channel_bytes_per_s"]),
+    ({"hbm_bytes_per_s": 460e9}, ["hbm_bytes_per_s", "needs memory_channels"]),
+    (fpga.FpgaTarget(), ["memory_channels is missing", "base=one of alveo-u55c, alveo-u280, alveo-u250"]),
     ({"base": "alveo-u55c", "clock_hz": 250}, ["clock_hz = 250 is below 1 MHz", "300e6"]),
-    ({"base": "alveo-u55c", "hbm_bytes_per_s": 77}, ["hbm_bytes_per_s = 77", "not GB/s"]),
-    ({"base": "alveo-u55c", "call_latency_s": 10}, ["call_latency_s = 10", "not microseconds"]),
+    ({"base": "alveo-u55c", "memory_channel_bytes_per_s": 14}, ["memory_channel_bytes_per_s = 14", "not GB/s"]),
+    ({"base": "alveo-u55c", "call_latency_s": 10}, ["call_latency_s", "not microseconds"]),
     ({"base": "alveo-u55c", "fp32_flops_per_s": -5}, ["fp32_flops_per_s = -5"]),
-    ({"hbm_bytes_per_s": 460e9, "sram_bytes": None, "link_bytes_per_s": 15e9, "fp32_flops_per_s": 1e12},
-     ["sram_bytes is missing"]),
+    ({"memory_type": "ddr4", "memory_channels": 4, "memory_bytes_per_s": 77e9, "memory_capacity_bytes": 6.4e10,
+      "link_bytes_per_s": 15e9, "fp32_flops_per_s": 1e12}, ["sram_bytes is missing"]),
+    ({"base": "alveo-u55c", "memory_type": "gddr6"}, ["gddr6", "hbm2", "ddr4"]),
+    ({"base": "alveo-u55c", "clock_hz_low": 400e6}, ["clock_hz: low 4e+08 <= 2.22e+08", "clock_hz_high"]),
+    ({"base": "alveo-u55c", "stream_efficiency_high": 1.2}, ["stream_efficiency_high = 1.2", "(0, 1]"]),
+    ({"base": "alveo-u55c", "random_access_efficiency": 0.16}, ["random_access_efficiency", "is gone",
+                                                                 "random_reads_per_s"]),
     (fpga.FpgaTarget(base="alveo-u55c", clock_hz=float("nan")), ["clock_hz"]),
     (fpga.FpgaTarget(base="alveo-u55c", link_efficiency=1.5), ["link_efficiency", "(0, 1]"]),
     (fpga.FpgaTarget(base="alveo-u55c", link_bytes_per_s=float("inf")), ["link_bytes_per_s"]),
@@ -455,10 +533,11 @@ def test_bad_fpga_targets_are_rejected(target, words):
 
 
 def test_user_target_keeps_the_preset_name():
-    t = _analyze_with(fpga.FpgaTarget(base="versal-v80", hbm_bytes_per_s=1e12)).meta["target"]
+    t = _analyze_with(fpga.FpgaTarget(base="versal-v80", memory_bytes_per_s=1e12)).meta["target"]
     assert t["name"] == "versal-v80 (modified)"
-    assert t["hbm_bytes_per_s"] == 1e12
-    assert t["description"].endswith("(modified: hbm_bytes_per_s)")
+    assert t["memory_bytes_per_s"] == pytest.approx(1e12)
+    assert t["memory_channel_bytes_per_s"] == pytest.approx(1e12 / 32)
+    assert t["description"].endswith("(modified: memory_bytes_per_s)")
     assert t["dsp_count"] == 10848  # the rest from the preset
     same = _analyze_with(fpga.FpgaTarget(base="versal-v80")).meta["target"]
     assert same["name"] == "versal-v80"
@@ -468,31 +547,44 @@ def test_user_target_keeps_the_preset_name():
     full = {k: v for k, v in fpga.presets()[0].items()
             if k not in ("name", "description") and not k.startswith("card_")}
     assert _analyze_with(full).meta["target"]["name"] == "user"
+    # A calibrated field given alone is exact (its range collapses to it); with its ends, a range.
+    clock = _analyze_with({"base": "alveo-u55c", "clock_hz": 250e6}).meta["target"]
+    assert (clock["clock_hz_low"], clock["clock_hz"], clock["clock_hz_high"]) == (250e6, 250e6, 250e6)
+    ranged = _analyze_with({"base": "alveo-u55c", "clock_hz": 250e6, "clock_hz_low": 200e6,
+                            "clock_hz_high": 300e6}).meta["target"]
+    assert (ranged["clock_hz_low"], ranged["clock_hz"], ranged["clock_hz_high"]) == (200e6, 250e6, 300e6)
+    # A card without a base takes its memory type's calibration.
+    ddr = _analyze_with({"name": "my-ddr", "memory_type": "ddr4", "memory_channels": 2,
+                         "memory_channel_bytes_per_s": 19.25e9, "memory_capacity_bytes": 3.2e10,
+                         "sram_bytes": 40e6, "link_bytes_per_s": 15.754e9, "fp32_flops_per_s": 1e12}).meta["target"]
+    assert ddr["stream_efficiency"] == pytest.approx(0.788675) and ddr["random_granule_bytes"] == 64
     # dsps_per_fma = 0 for a precision means the card does not run it: allowed.
     assert _analyze_with({**full, "dsps_per_fma_fp64": 0}).meta["target"]["card_fp64_flops_per_s"] == 0
 
 
 def test_user_target_in_flops_per_precision():
     # A card known by its FLOP/s (vendor figure, HLS report) needs no DSP fields.
-    card = fpga.FpgaTarget(name="flops-card", hbm_bytes_per_s=77e9, sram_bytes=54e6,
-                           link_bytes_per_s=15.75e9, fp32_flops_per_s=2e12, fp16_flops_per_s=4e12)
+    card = fpga.FpgaTarget(name="flops-card", memory_type="ddr4", memory_channels=4, memory_bytes_per_s=77e9,
+                           memory_capacity_bytes=6.4e10, sram_bytes=54e6, link_bytes_per_s=15.75e9,
+                           fp32_flops_per_s=2e12, fp16_flops_per_s=4e12)
     t = _analyze_with(card).meta["target"]
     assert (t["card_fp32_flops_per_s"], t["card_fp16_flops_per_s"], t["card_fp64_flops_per_s"]) == (2e12, 4e12, 0)
     assert t["fp32_flops_per_s"] == 2e12  # as given
     assert t["dsp_count"] == 0
-    # On a preset, a given rate replaces the DSP estimate of that precision only:
-    # fp64 stays 9024 x 0.7 / 14 x 2 x 300e6 = 270.72 GFLOP/s.
+    # On a preset, a given rate replaces the DSP estimate of that precision only (exactly: its
+    # range collapses): fp64 stays 9024 x 0.6675 / 14 x 2 x 222e6 = 191.04 GFLOP/s.
     u = _analyze_with(fpga.FpgaTarget(base="alveo-u55c", fp32_flops_per_s=1e12)).meta["target"]
-    assert u["card_fp32_flops_per_s"] == 1e12
-    assert u["card_fp64_flops_per_s"] == pytest.approx(270.72e9)
+    assert u["card_fp32_flops_per_s"] == 1e12 == u["card_fp32_flops_per_s_low"] == u["card_fp32_flops_per_s_high"]
+    assert u["card_fp64_flops_per_s"] == pytest.approx(9024 * 0.6675 / 14 * 2 * 222e6)
     # A preset's own table (with its derived rates) is accepted back as a user card, unchanged.
     p = {k: v for k, v in fpga.presets()[0].items() if k not in ("name", "description")}
     back = _analyze_with(p).meta["target"]
     assert back["card_fp32_flops_per_s"] == pytest.approx(fpga.presets()[0]["card_fp32_flops_per_s"])
     # ... and an edited clock and DSP count in that table count (the derived card_* rates in it
-    # are outputs): 2x clock x 2x DSPs = 4x the fp32 rate, 4 x 758.016 GFLOP/s.
-    edited = _analyze_with({**p, "clock_hz": 600e6, "dsp_count": 2 * 9024}).meta["target"]
-    assert edited["card_fp32_flops_per_s"] == pytest.approx(4 * 758.016e9)
+    # are outputs): 2x clock x 2x DSPs = 4x the fp32 rate (the clock given alone is exact).
+    edited = _analyze_with({**p, "clock_hz": 444e6, "clock_hz_low": 444e6, "clock_hz_high": 444e6,
+                            "dsp_count": 2 * 9024}).meta["target"]
+    assert edited["card_fp32_flops_per_s"] == pytest.approx(4 * U55C_FP32)
 
 
 def test_fpga_target_constructor_typo_is_a_typed_error():
@@ -690,19 +782,24 @@ def test_printed_tables_are_readable_text():
     lines = text.splitlines()
     assert lines[0] == f"FPGA offload candidates on alveo-u55c: HLO ops: {len(table)} rows"
     # headers of auto-scaled time columns carry no unit ("60.0 µs" under gpu_time, not gpu_time_ns)
-    assert lines[1].split() == ["rank", "op", "module", "score", "workload_speedup", "op_speedup", "time_share",
-                                "gpu_time", "fpga_total", "pattern", "memory_efficiency", "estimate_note"]
+    assert lines[1].split() == ["rank", "op", "module", "score", "scenario", "op_speedup", "restructured_op_speedup",
+                                "workload_speedup", "time_share", "gpu_time", "fpga_total", "pattern", "card_limit",
+                                "estimate_note"]
     row = next(r for r in table if r["op"] == "broadcast_add_fusion")
     line = next(ln for ln in lines[2:] if "broadcast_add_fusion" in ln)
     assert line.split()[0] == str(row["rank"])
-    assert f"{row['workload_speedup']:.2f}x" in line and f"{row['op_speedup']:.2f}x" in line
+    from fpgaprof.report.html import fmt_speedup_range
+    # each speedup with its range beside it: "0.033x (0.0086-0.081x)"
+    assert (f"{row['op_speedup']:.2g}x ({fmt_speedup_range(row['op_speedup_low'], row['op_speedup_high'])})"
+            in line or f"{row['op_speedup']:.2f}x ({fmt_speedup_range(row['op_speedup_low'], row['op_speedup_high'])})"
+            in line)
     assert f"{100 * row['time_share']:.1f} %" in line       # 60 of 110 us: 54.5 %
     assert "54.5 %" in line and "60.0 µs" in line             # gpu_time_ns = 60,000 ns
-    assert f"{row['score']:.3g}" in line
-    # Only the ops that gain (op_speedup > 1) are combined: 2 of the 3 here (wrapped_reduce 0.50x).
-    assert table.meta["combined_count"] == sum(1 for r in table if r["op_speedup"] > 1) == 2
-    assert lines[-1] == (f"  offloading the 2 ops that gain to alveo-u55c: workload speedup "
-                         f"{table.meta['combined_speedup']:.2f}x (Amdahl)")
+    assert f"{row['score']:.3g}" in line and "neither" in line
+    # Only the ops that gain (op_speedup > 1) are combined: none here (every op moves more over
+    # PCIe than it takes on the GPU).
+    assert table.meta["combined_count"] == sum(1 for r in table if r["op_speedup"] > 1) == 0
+    assert lines[-1] == "  no op gains from offloading to alveo-u55c as compiled"
     # Rows are untouched: dicts with every column.
     assert isinstance(table[0], dict) and "memory_boundness" in table[0]
 
@@ -746,16 +843,16 @@ def test_run_and_report_digest_lists_the_best_candidates():
     assert lines.pop(1) == f"  {len(s['warnings'])} warnings in report.html"  # no copy, no alloc
     regions, ops = s["candidates"]["regions"], s["candidates"]
     assert lines[1] == f"FPGA offload on alveo-u55c, regions as whole units (best 1 of {regions['count']})"
-    assert lines[2].split() == ["rank", "region", "workload_speedup", "region_speedup", "time_share",
-                                "gpu_time", "instances", "estimate_note"]
+    assert lines[2].split() == ["rank", "region", "scenario", "region_speedup", "restructured_region_speedup",
+                                "workload_speedup", "gpu_time", "estimate_note"]
     best = regions["items"][0]
     assert lines[3].split()[:2] == ["1", best["region"]]
     assert f"{best['workload_speedup']:.2f}x" in lines[3]
     i = lines.index(f"FPGA offload on alveo-u55c, HLO ops (best 1 of {ops['count']})")
     assert lines[i + 2].split()[:2] == ["1", ops["items"][0]["op"]]
     w = ops["what_if"]
-    assert lines[-1] == (f"  offloading the {w['combined_count']} ops that gain to alveo-u55c: "
-                         f"workload speedup {w['combined_speedup']:.2f}x (Amdahl)")
+    assert w["combined_count"] == 0
+    assert lines[-1] == "  no op gains from offloading to alveo-u55c as compiled"
     # Without a GPU: the head line says so, each ranking says why it is empty.
     empty = json.loads(summary.dumps(summary.collect(_core.TraceStore())))
     e = digest(empty).splitlines()
@@ -792,79 +889,110 @@ def _case_d_store():
     })
 
 
-def test_case_d_gather_gets_the_random_access_efficiency():
+def test_case_d_gather_at_the_measured_random_rates():
+    """docs/fpga-model.md, case D, on the U55C's nominal constants, data resident on the card.
+    gather: 1e6 data-dependent 4-byte reads into the 16 MB table x, each one 32-byte access
+    (the HBM granule), at 92.58 M accesses/s per pseudo-channel on 56.25 % of the 32:
+    1e6 / (18 x 92.5786e6 = 1.66642e9/s) = 600.09 us; its indices read and result written
+    stream (8e6 B / 236.02 GB/s = 33.90 us): 633.99 us, + 40 us launch = 673.99 us.
+    Effective: the 12e6 B it moves / (633.99 us x 460 GB/s) = 0.0411 of the card's peak."""
     ins = fpgaprof.hlo.analyze(CASE_D_HLO).instruction("gather")
     assert ins.pattern == "gather_scatter" and ins.bytes_read + ins.bytes_written == 12e6
     store = _case_d_store()
     table = fpga.fpga_candidates(store, target="alveo-u55c", inputs_cross_link=False)
     rows = {r["op"]: r for r in table}
     g, a = rows["gather"], rows["add_fusion"]
-    assert table.meta["target"]["random_access_efficiency"] == 0.16
-    # gather: 12e6 B / (460e9 x 0.16 = 73.6e9 B/s) = 163.04 us + 10 us launch = 173.04 us.
-    assert g["memory_efficiency"] == 0.16
-    assert g["card_memory_s"] == pytest.approx(163.043e-6, rel=1e-5)
-    assert g["fpga_total_s"] == pytest.approx(173.043e-6, rel=1e-5)
-    assert g["op_speedup"] == pytest.approx(100 / 173.043, rel=1e-5)           # 0.578
-    assert g["workload_speedup"] == pytest.approx(1000 / 1073.043, rel=1e-5)   # 0.932
-    # add_fusion streams at 0.85: 12e6 / 391e9 = 30.69 us.
-    assert a["memory_efficiency"] == 0.85
-    assert a["card_memory_s"] == pytest.approx(30.691e-6, rel=1e-4)
+    assert (g["stream_bytes"], g["random_bytes"]) == (8e6, 4e6)
+    assert g["card_memory_s"] == pytest.approx(633.986e-6, rel=1e-5)
+    assert g["card_time_s"] == pytest.approx(673.986e-6, rel=1e-5)
+    assert g["memory_efficiency"] == pytest.approx(0.0411475, rel=1e-4)
+    assert g["card_limit"] == "random access"
+    assert g["op_speedup"] == pytest.approx(100 / 673.986, rel=1e-5)             # 0.148
+    assert g["workload_speedup"] == pytest.approx(1000 / (1000 - 100 + 673.986), rel=1e-5)
+    # its range: every constant at its fast end (147.3 M accesses/s, all 32 channels, 16 us
+    # launch) 246.92 us; at its slow end (74.28 M/s, half the channels, 100 us) 982.23 us
+    assert g["card_time_low_s"] == pytest.approx(246.921e-6, rel=1e-5)
+    assert g["card_time_high_s"] == pytest.approx(982.233e-6, rel=1e-5)
+    # Restructured: the 16 MB table fits the U55C's on-chip room (half of 44.68 MB): it is read
+    # once with the indices and the result written once (24e6 B / 236.02 GB/s = 101.69 us),
+    # the 1e6 reads served on chip at 160 per cycle x 222 MHz (28.15 us): 101.69 + 40 = 141.69 us.
+    assert g["restructured_onchip"] is True
+    assert g["restructured_bytes"] == 24e6
+    assert g["restructured_card_time_s"] == pytest.approx(141.686e-6, rel=1e-5)
+    assert g["restructured_op_speedup"] == pytest.approx(100 / 141.686, rel=1e-5)
+    assert g["scenario"] == "neither"                                             # 0.15x / 0.71x
+    # add_fusion streams: 12e6 B / 236.02 GB/s = 50.84 us (+ 40 us); restructured it reads its
+    # one distinct input once: 8e6 B, 33.90 us (+ 40 us).
+    assert a["memory_efficiency"] == pytest.approx(0.5625 * 0.91216)
+    assert a["card_memory_s"] == pytest.approx(50.8428e-6, rel=1e-5)
+    assert a["restructured_card_time_s"] == pytest.approx(73.8952e-6, rel=1e-5)
     assert table.meta["combined_count"] == 0 and table.meta["combined_speedup"] == 1.0
-    # The printed table shows the efficiency next to the pattern.
+    # The printed table shows what limits the card next to the pattern.
     line = next(ln for ln in str(table).splitlines() if ln.split()[1:2] == ["gather"])
-    assert line.split()[-2:] == ["gather_scatter", "0.16"]
-    # Region "recon": each op at its own efficiency; 24e6 B in 193.73 us -> 0.2693 overall.
+    assert "gather_scatter" in line and "random access" in line
+    # Region "recon" (one call): the ops one after another, 633.99 + 50.84 us + one launch =
+    # 724.83 us; restructured as one dataflow design: x and i read and the result written once
+    # (24e6 B: 101.69 us; the table on chip), + 40 us = 141.69 us.
     reg = fpga.fpga_candidates(store, target="alveo-u55c", by="region", inputs_cross_link=False)[0]
     assert reg["region"] == "recon"
-    assert reg["random_access_bytes"] == 12e6
-    assert reg["card_memory_s"] == pytest.approx(193.734e-6, rel=1e-5)
-    assert reg["memory_efficiency"] == pytest.approx(2 / (1 / 0.16 + 1 / 0.85))
-    assert reg["region_speedup"] == pytest.approx(120 / 203.734, rel=1e-5)    # 0.589
+    assert reg["random_access_bytes"] == 4e6
+    assert reg["card_time_s"] == pytest.approx(724.829e-6, rel=1e-5)
+    assert reg["memory_efficiency"] == pytest.approx(0.0761853, rel=1e-4)
+    assert reg["region_speedup"] == pytest.approx(120 / 724.829, rel=1e-5)
+    assert reg["restructured_card_time_s"] == pytest.approx(141.686e-6, rel=1e-5)
+    assert reg["restructured_region_speedup"] == pytest.approx(120 / 141.686, rel=1e-5)
 
 
-def test_case_d_old_model_is_one_setting_away():
-    # random_access_efficiency = hbm_efficiency: the gather streams at 0.85 again and looked
-    # 2.46x faster on the card than on the GPU (1.063x for the workload).
-    old = fpga.FpgaTarget(base="alveo-u55c", random_access_efficiency=0.85)
-    table = fpga.fpga_candidates(_case_d_store(), target=old, inputs_cross_link=False)
+def test_case_d_a_card_with_faster_random_reads_is_one_setting_away():
+    # random_reads_per_s at 10x the measured rate: a pseudo-channel then runs out of bytes
+    # first: 32-byte accesses at 14.375 GB/s x 0.91216 = 409.76 M/s, so the random part drops
+    # from 600.09 to 1e6 / (18 x 409.76e6) = 135.58 us: 135.58 + 33.90 + 40 = 209.48 us.
+    fast = fpga.FpgaTarget(base="alveo-u55c", random_reads_per_s=925.786e6)
+    table = fpga.fpga_candidates(_case_d_store(), target=fast, inputs_cross_link=False)
     g = {r["op"]: r for r in table}["gather"]
     assert table.meta["target"]["name"] == "alveo-u55c (modified)"
-    assert g["memory_efficiency"] == 0.85
-    assert g["fpga_total_s"] == pytest.approx(40.691e-6, rel=1e-4)
-    assert g["op_speedup"] == pytest.approx(100 / 40.691, rel=1e-4)
-    assert table.meta["combined_count"] == 1
-    assert table.meta["combined_speedup"] == pytest.approx(1000 / 940.691, rel=1e-4)
+    per_channel = min(925.786e6, 14.375e9 * 0.91216 / 32)
+    assert g["card_time_s"] == pytest.approx((1e6 / (18 * per_channel) + 8e6 / U55C_STREAM + 40e-6), rel=1e-6)
+    # given alone, the rate is exact: no range from it (the other constants still spread)
+    assert table.meta["target"]["random_reads_per_s_low"] == 925.786e6
 
 
 def test_case_d_over_pcie_scores_by_hand():
-    # docs/fpga-model.md, case D over PCIe: transfer = 12e6 B / (15.754e9 x 0.8) + 2 x 5 us =
-    # 962.148 us per op; link_factor = GPU time / (GPU time + transfer).
-    #   gather: 100 / 1062.148 = 0.094149; score 100/120 x (0.25 + 0.75 x 1) x 0.4 x 1 x 0.094149 = 0.031383
-    #   add_fusion: 20 / 982.148 = 0.020364; score 20/120 x 0.995 x 1 x 1 x 0.020364 = 0.0033770
-    # region recon: one call of 24e6 B: 1914.297 us; 120 / 2034.297 = 0.058988;
-    #   score (0.25 + 0.75 x 0.998889) x 0.5 x 0.058988 = 0.029470
+    # Over PCIe gen3 x16 (11.307 GB/s, 13.01 us per buffer): the gather moves its inputs x
+    # (16e6 B) and i (4e6 B) in and its result (4e6 B) out: 24e6 / 11.307e9 + 3 x 13.01 us =
+    # 2161.54 us; link_factor = 100 / (100 + 2161.54) = 0.044218;
+    #   score 100/120 x (0.25 + 0.75 x 1) x 0.4 x 1 x 0.044218 = 0.014739
+    # add_fusion: 4e6 in (its one distinct input), 4e6 out, 2 buffers: 733.52 us;
+    #   20 / 753.52 = 0.026542; score 20/120 x (0.25 + 0.75 x 0.993333) x 1 x 1 x 0.026542 = 0.0044015
+    # region recon: one call of jit_case_d (x, i in; the result out: 24e6 B, 3 buffers):
+    #   2161.54 us; 120 / 2281.54 = 0.052596; score (0.25 + 0.75 x 0.998889) x 0.5 x 0.052596 = 0.026276
     rows = {r["op"]: r for r in fpga.fpga_candidates(_case_d_store(), target="alveo-u55c")}
     g, a = rows["gather"], rows["add_fusion"]
-    assert g["transfer_s"] == pytest.approx(962.148e-6, rel=1e-5)
-    assert g["link_factor"] == pytest.approx(0.094149, rel=1e-4)
-    assert g["score"] == pytest.approx(0.031383, rel=1e-4)
-    assert a["link_factor"] == pytest.approx(0.020364, rel=1e-4)
-    assert a["score"] == pytest.approx(0.0033770, rel=1e-4)
+    assert g["transfer_bytes"] == 24e6 and a["transfer_bytes"] == 8e6
+    assert g["transfer_s"] == pytest.approx(2161.54e-6, rel=1e-5)
+    assert g["link_factor"] == pytest.approx(0.0442176, rel=1e-4)
+    assert g["score"] == pytest.approx(0.0147392, rel=1e-4)
+    assert a["transfer_s"] == pytest.approx(733.524e-6, rel=1e-5)
+    assert a["link_factor"] == pytest.approx(0.0265420, rel=1e-4)
+    assert a["score"] == pytest.approx(0.00440154, rel=1e-4)
     reg = fpga.fpga_candidates(_case_d_store(), target="alveo-u55c", by="region")[0]
-    assert reg["transfer_s"] == pytest.approx(1914.297e-6, rel=1e-5)
-    assert reg["link_factor"] == pytest.approx(0.058988, rel=1e-4)
-    assert reg["score"] == pytest.approx(0.029470, rel=1e-4)
+    assert reg["transfer_s"] == pytest.approx(2161.54e-6, rel=1e-5)
+    assert reg["link_factor"] == pytest.approx(0.0525960, rel=1e-4)
+    assert reg["score"] == pytest.approx(0.0262761, rel=1e-4)
 
 
 @pytest.mark.parametrize("slow, fast", [
-    (fpga.FpgaTarget(base="alveo-u55c"), fpga.FpgaTarget(base="alveo-u55c", random_access_efficiency=0.85)),
-    (fpga.FpgaTarget(base="alveo-u55c", hbm_bytes_per_s=230e9), fpga.FpgaTarget(base="alveo-u55c")),
-], ids=["random-access-0.16-vs-0.85", "hbm-230-vs-460"])
+    (fpga.FpgaTarget(base="alveo-u55c"), fpga.FpgaTarget(base="alveo-u55c", random_reads_per_s=925.786e6,
+                                                        random_reads_per_s_low=925.786e6,
+                                                        random_reads_per_s_high=925.786e6)),
+    (fpga.FpgaTarget(base="alveo-u55c", memory_channel_bytes_per_s=7.1875e9), fpga.FpgaTarget(base="alveo-u55c")),
+    (fpga.FpgaTarget(base="alveo-u55c", channel_share=0.5, channel_share_low=0.5, channel_share_high=0.5),
+     fpga.FpgaTarget(base="alveo-u55c", channel_share=1.0, channel_share_low=1.0, channel_share_high=1.0)),
+], ids=["random-reads-1x-vs-10x", "hbm-230-vs-460", "half-vs-all-channels"])
 @pytest.mark.parametrize("by", ["op", "region"])
 def test_a_slower_card_never_scores_higher(slow, fast, by):
-    # Over PCIe the old link_factor, card / (card + transfer), scored the gather 0.0508 at 0.16
-    # and 0.0135 at 0.85: the slower card ranked it higher. The score must not rise when only
-    # the card's memory gets slower.
+    # Over PCIe an earlier link_factor, card / (card + transfer), scored a gather higher on the
+    # slower card. The score must not rise when only the card's memory gets slower.
     key = "op" if by == "op" else "region"
     s = {r[key]: r for r in fpga.fpga_candidates(_case_d_store(), target=slow, by=by)}
     f = {r[key]: r for r in fpga.fpga_candidates(_case_d_store(), target=fast, by=by)}
@@ -876,21 +1004,33 @@ def test_a_slower_card_never_scores_higher(slow, fast, by):
         assert s[k]["score"] <= f[k]["score"], (k, s[k]["score"], f[k]["score"])
 
 
-@pytest.mark.parametrize("bad", [0, -0.5, 1.01, float("nan")])
-def test_random_access_efficiency_is_validated(bad):
-    with pytest.raises(fpgaprof.InvalidArgumentError, match=r"random_access_efficiency = .*\(0, 1\]"):
-        fpga.fpga_candidates(_case_d_store(), target=fpga.FpgaTarget(base="alveo-u55c", random_access_efficiency=bad))
+@pytest.mark.parametrize("field, bad", [("random_reads_per_s", 0), ("random_reads_per_s", -5),
+                                        ("stream_efficiency", 1.01), ("channel_share", float("nan")),
+                                        ("onchip_share", 0)])
+def test_calibrated_fields_are_validated(field, bad):
+    with pytest.raises(fpgaprof.InvalidArgumentError, match=field):
+        fpga.fpga_candidates(_case_d_store(), target=fpga.FpgaTarget(base="alveo-u55c", **{field: bad}))
 
 
-def test_memory_efficiency_column_in_summary_json_and_html():
+def test_memory_efficiency_and_ranges_in_summary_json_and_html():
     from fpgaprof.report import html, summary
 
     s = summary.collect(_case_d_store())
     data = json.loads(summary.dumps(s))
     items = {r["op"]: r for r in data["candidates"]["items"]}
-    assert items["gather"]["memory_efficiency"] == 0.16
-    assert items["add_fusion"]["memory_efficiency"] == 0.85
+    assert items["gather"]["memory_efficiency"] == pytest.approx(0.0411475, rel=1e-4)
+    assert items["add_fusion"]["memory_efficiency"] == pytest.approx(0.5625 * 0.91216)
+    for r in items.values():
+        assert r["op_speedup_low"] <= r["op_speedup"] <= r["op_speedup_high"]
+        assert r["scenario"] in ("as compiled", "restructured only", "neither")
     region = data["candidates"]["regions"]["items"][0]
-    assert region["random_access_bytes"] == 12e6
-    assert data["candidates"]["what_if"]["target"]["random_access_efficiency"] == 0.16
-    assert "memory_efficiency" in html.render(s)
+    assert region["random_access_bytes"] == 4e6
+    assert region["region_speedup_low"] <= region["region_speedup"] <= region["region_speedup_high"]
+    what_if = data["candidates"]["what_if"]
+    assert what_if["target"]["random_reads_per_s"] == pytest.approx(92.5786e6)
+    assert what_if["combined_speedup_low"] <= what_if["combined_speedup"] <= what_if["combined_speedup_high"]
+    page = html.render(s)
+    assert "memory_efficiency" in page and "restructured_op_speedup" in page
+    from fpgaprof.report.html import fmt_speedup_range
+    g = items["gather"]
+    assert fmt_speedup_range(g["op_speedup_low"], g["op_speedup_high"]) in page

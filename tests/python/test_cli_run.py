@@ -131,13 +131,16 @@ def test_report_regenerates(run_exit3, tmp_path):
 
 
 def test_report_with_a_card_file(run_exit3, tmp_path):
-    """--target takes a card file: a JSON object with FpgaTarget's fields (here an Alveo U250
-    from its data sheet: 77 GB/s DDR4, 54 MB on-chip, 12,288 DSPs, PCIe gen3 x16). The card's
-    name is what the reports show; a bad file is a usage error naming the problem."""
+    """--target takes a card file: a JSON object with FpgaTarget's fields (here a DDR4 card
+    described whole: 4 channels of 19.25 GB/s, 64 GiB, 54 MB on-chip, 12,288 DSPs, PCIe gen3
+    x16). The card's name is what the reports show; a bad file is a usage error naming the
+    problem."""
     out, _ = run_exit3
     card = tmp_path / "u250.json"
-    card.write_text(json.dumps({"name": "my-u250", "hbm_bytes_per_s": 77e9, "sram_bytes": 54e6,
-                                "dsp_count": 12288, "dsps_per_fma_fp32": 5, "link_bytes_per_s": 15.75e9}))
+    card.write_text(json.dumps({"name": "my-u250", "memory_type": "ddr4", "memory_channels": 4,
+                                "memory_bytes_per_s": 77e9, "memory_capacity_bytes": 68719476736,
+                                "sram_bytes": 54e6, "dsp_count": 12288, "dsps_per_fma_fp32": 5,
+                                "link_bytes_per_s": 15.75e9}))
     dest = tmp_path / "u250"
     r = fp("report", str(out / "trace.fpgaprof"), "-o", str(dest), "--target", str(card))
     assert r.returncode == 0, r.stderr
@@ -159,7 +162,7 @@ def test_report_with_a_card_file(run_exit3, tmp_path):
     for res in (r,):
         assert len(res.stderr.strip().splitlines()) == 1, res.stderr
     # A real card that is not a preset is not "corrected" to a preset with another number.
-    r = fp("report", str(out / "trace.fpgaprof"), "--target", "alveo-u250")
+    r = fp("report", str(out / "trace.fpgaprof"), "--target", "versal-v70")
     assert r.returncode == 2 and "did you mean" not in r.stderr and "card file" in r.stderr
 
 

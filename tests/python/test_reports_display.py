@@ -167,13 +167,26 @@ def test_candidate_tables_in_html_use_the_printed_formats():
            "op_speedup": 1.914, "workload_speedup": 0.0496, "flops": 10240.0}
     doc = H._ranked_table([row], H.CANDIDATE_FIRST, roofline.TOTAL_LABELS)
     heads = [h.split(">")[-1] for h in doc.split("</th>")[:-1]]
-    assert heads == ["rank", "op", "workload_speedup", "op_speedup", "gpu_time", "fpga_total",
+    assert heads == ["rank", "op", "op_speedup", "workload_speedup", "gpu_time", "fpga_total",
                      "FLOPs (total)"]
     # 1.914 -> 1.91x; 0.0496 -> 0.05x (as the digest and print()); 10,300 ns; 206.7 µs
     for cell in (">1.91x</td>", ">0.05x</td>", ">10.3 µs</td>", ">206.7 µs</td>", ">10.2 k</td>"):
         assert cell in doc
+    # A value with a range: the range under it, its ends no columns of their own.
+    row.update(op_speedup_low=1.26, op_speedup_high=3.14, fpga_total_low_s=1.3e-4, fpga_total_high_s=3.1e-4)
+    doc = H._ranked_table([row], H.CANDIDATE_FIRST, roofline.TOTAL_LABELS)
+    heads = [h.split(">")[-1] for h in doc.split("</th>")[:-1]]
+    assert "op_speedup_low" not in heads and "fpga_total_high" not in heads
+    assert '>1.91x<br><span class="dim">1.3-3.1x</span></td>' in doc
+    assert '>206.7 µs<br><span class="dim">130-310 µs</span></td>' in doc
     assert H.fmt_speedup(0.00496) == "0.005x" and H.fmt_speedup(None) == "–"
     assert N._text_cell("op_speedup", 1.914) == "1.91x"
+    assert N._text_cell("op_speedup", 1.914, H.range_text("op_speedup", row)) == "1.91x (1.3-3.1x)"
+    # ranges: two significant digits, no exponent, both ends in the upper end's unit
+    assert H.fmt_speedup_range(0.004912, 0.0123) == "0.0049-0.012x"
+    assert H.fmt_s_range(0.1311, 0.4027) == "130-400 ms"
+    assert H.fmt_s_range(8.1e-4, 2.1e-3) == "0.81-2.1 ms"
+    assert H.fmt_speedup_range(None, 2.0) == "" and H.fmt_s_range(1.0, float("nan")) == ""
 
 
 # --- fpgaprof export --format csv ------------------------------------------------------------
@@ -292,19 +305,19 @@ def test_compare_rejects_a_count_that_is_not_an_integer():
      "(see `fpgaprof calibrate --help`)"),
     (["report", "t.fpgaprof", "--target", "alveo-u55"],
      "fpgaprof report: error: unknown FPGA target 'alveo-u55' (did you mean alveo-u55c? use "
-     "--target with one of alveo-u55c, alveo-u280, versal-v80, or a card file CARD.json) "
-     "(see `fpgaprof report --help`)"),
+     "--target with one of alveo-u55c, alveo-u280, alveo-u250, alveo-u200, versal-v80, or a card file "
+     "CARD.json) (see `fpgaprof report --help`)"),
     (["export", "t.fpgaprof", "--format", "json", "--target", "zzz"],
      "fpgaprof export: error: unknown FPGA target 'zzz' (use --target with one of alveo-u55c, "
-     "alveo-u280, versal-v80, or a card file CARD.json) (see `fpgaprof export --help`)"),
+     "alveo-u280, alveo-u250, alveo-u200, versal-v80, or a card file CARD.json) (see `fpgaprof export --help`)"),
     (["run", "--target", "versal-v8", "--", "true"],
      "fpgaprof run: error: unknown FPGA target 'versal-v8' (did you mean versal-v80? use "
-     "--target with one of alveo-u55c, alveo-u280, versal-v80, or a card file CARD.json) "
-     "(see `fpgaprof run --help`)"),
-    (["report", "t.fpgaprof", "--target", "alveo-u250"],
-     "fpgaprof report: error: unknown FPGA target 'alveo-u250' (alveo-u250 is not a preset: "
-     "describe it in a card file; use --target with one of alveo-u55c, alveo-u280, versal-v80, "
-     "or a card file CARD.json) (see `fpgaprof report --help`)"),
+     "--target with one of alveo-u55c, alveo-u280, alveo-u250, alveo-u200, versal-v80, or a card "
+     "file CARD.json) (see `fpgaprof run --help`)"),
+    (["report", "t.fpgaprof", "--target", "versal-v70"],
+     "fpgaprof report: error: unknown FPGA target 'versal-v70' (versal-v70 is not a preset: "
+     "describe it in a card file; use --target with one of alveo-u55c, alveo-u280, alveo-u250, "
+     "alveo-u200, versal-v80, or a card file CARD.json) (see `fpgaprof report --help`)"),
     (["run", "-o", "out"], "fpgaprof run: error: no command given (usage: fpgaprof run [-o DIR] -- "
      "python script.py ARGS) (see `fpgaprof run --help`)"),
 ])

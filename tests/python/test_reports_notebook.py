@@ -107,7 +107,8 @@ CANDIDATE = {"rank": 1, "op": "fusion.3", "module": "jit_f", "source": "model.py
              "ridge": 12.5, "memory_boundness": 0.99, "score": 0.0137, "flops": 10240.0,
              "memory_efficiency": 0.85, "card_time_s": 2.0e-4, "transfer_s": 6.7e-6,
              "fpga_total_s": 2.067e-4, "op_speedup": 0.05, "workload_speedup": 0.97,
-             "estimate_note": ""}
+             "estimate_note": "", "scenario": "neither", "restructured_op_speedup": 0.2,
+             "card_limit": "memory"}
 
 
 def test_candidate_html_leads_with_the_printed_columns():
@@ -118,13 +119,13 @@ def test_candidate_html_leads_with_the_printed_columns():
     heads = _heads(t._repr_html_())
     # print()'s columns in print()'s order (OP_TEXT_COLUMNS, headers without time units) ...
     printed = str(t).splitlines()[1].split()
-    assert printed == ["rank", "op", "module", "score", "workload_speedup", "op_speedup", "time_share",
-                       "gpu_time", "fpga_total", "pattern", "memory_efficiency",
+    assert printed == ["rank", "op", "module", "score", "scenario", "op_speedup", "restructured_op_speedup",
+                       "workload_speedup", "time_share", "gpu_time", "fpga_total", "pattern", "card_limit",
                        "estimate_note"]
     assert heads[:len(printed)] == printed
     # ... then TEXT_FIRST's (card time, transfer, FLOPs), then the rest in record order
     assert heads[len(printed):] == ["card_time", "transfer", "FLOPs (total)", "source",
-                                    "ridge", "memory_boundness"]
+                                    "ridge", "memory_boundness", "memory_efficiency"]
     # report.html's candidate table: the same order
     doc = H._ranked_table([dict(CANDIDATE)], H.CANDIDATE_FIRST, roofline.TOTAL_LABELS)
     assert [h.split(">")[-1] for h in doc.split("</th>")[:-1]][:len(printed)] == printed

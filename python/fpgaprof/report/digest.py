@@ -13,8 +13,9 @@ from fpgaprof.report.html import fmt_bytes, fmt_num, fmt_pct, fmt_s
 from fpgaprof.report.notebook import rows_text
 
 TOP = 5
-# The printed tables' columns without the score and the card time (a terminal is narrow).
-_NARROW = ("score", "fpga_total_s")
+# The printed tables' columns without the score, the module, the time share, the card time, the
+# pattern and what limits the card (a terminal is narrow; the speedups carry their ranges).
+_NARROW = ("score", "module", "time_share", "fpga_total_s", "pattern", "card_limit", "instances")
 OP_COLUMNS = tuple(c for c in OP_TEXT_COLUMNS if c not in _NARROW)
 REGION_COLUMNS = tuple(c for c in REGION_TEXT_COLUMNS if c not in _NARROW)
 

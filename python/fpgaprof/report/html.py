@@ -104,9 +104,8 @@ def _sig2(x: float) -> str:
     """x to two significant digits without an exponent: 130, 1.3, 0.81, 0.012."""
     if x == 0 or not math.isfinite(x):
         return "0" if x == 0 else "–"
-    digits = max(0, 1 - math.floor(math.log10(abs(x))))
-    text = f"{round(x, digits):.{digits}f}"
-    return text
+    digits = 1 - math.floor(math.log10(abs(x)))
+    return f"{round(x, digits):.{max(digits, 0)}f}"
 
 
 def fmt_speedup_range(low: float | None, high: float | None) -> str:
