@@ -108,11 +108,11 @@ class RecordedJit:
     attribute it binds like a method, as the jitted function does."""
 
     def __init__(self, recorder: "JitCallRecorder", jitted: Any, fun: Callable, jit_kwargs: dict):
+        functools.update_wrapper(self, fun)  # first: fun's __dict__ may hold these names too
         self._recorder = recorder
         self._jitted = jitted
         self._fun = fun
         self._jit_kwargs = jit_kwargs
-        functools.update_wrapper(self, fun)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         rec = self._recorder
