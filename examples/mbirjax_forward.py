@@ -10,10 +10,16 @@ the HLO ops ranked as FPGA offload candidates on the target card, and saves the 
 (re-analyse it anywhere: `fpgaprof report forward.fpgaprof --target versal-v80`).
 Without a GPU the calls still run; the summary says what is missing and the tables say why
 they are empty. The full sweep over every MBIRJAX operation and size is mbirjax_sweep.py.
+
+It ends with the projector kernels MBIRJAX used: XLA's, or (MBIRJAX 0.7 on an H100, H200 or
+A100) its Pallas/Triton kernels, which fpgaprof's cost model has no rule for (docs/mbirjax.md).
+Runs on MBIRJAX 0.6.17.1 and 0.7.x; on 0.7 forward_project and back_project return NumPy arrays
+by default, so each traced call includes the copy of its result to the host.
 """
 from __future__ import annotations
 
 import argparse
+import importlib.metadata as md
 import os
 import sys
 import types
@@ -32,6 +38,21 @@ import numpy as np  # noqa: E402
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # device-setup and viewer notices of MBIRJAX's import
     import mbirjax as mj  # noqa: E402
+
+
+def projector_kernels(model) -> str:
+    """Which projector kernels the traced calls ran: MBIRJAX 0.7 uses its Pallas (Triton) kernels
+    on H100, H200 and A100 GPUs and says so in get_compute_config(); other GPUs, the CPU,
+    MBIRJAX_DISABLE_PALLAS=1 and MBIRJAX 0.6 use XLA's."""
+    version = md.version("mbirjax")
+    get_config = getattr(model, "get_compute_config", None)
+    if get_config is None:
+        return f"MBIRJAX {version} projector kernels: XLA (get_compute_config() came with 0.7)"
+    kernels = get_config(print_results=False).get("kernels", {})
+    live = any(kernels.get(k) for k in ("fwd_pallas", "back_pallas", "fwd_pallas_band",
+                                        "back_pallas_band"))
+    return (f"MBIRJAX {version} projector kernels: {'Pallas (Triton)' if live else 'XLA'} "
+            f"(Pallas: {kernels.get('pallas_status')})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     print(prof.summary())
     print(prof.fpga_candidates(args.target, by="region"))
     print(prof.fpga_candidates(args.target))
+    print(projector_kernels(model))
     print(f"trace saved to {args.out}")
     return 0
 

@@ -6,11 +6,14 @@ calls, each synchronised with jax.block_until_ready and wrapped in fpgaprof.regi
 fpgaprof.trace per (operation, size). Reported per (operation, size):
   * wall time per run (median, min, max);
   * the warm-up call's compile breakdown (trace / lower / compile seconds from jax.monitoring), and an
-    explicit AOT breakdown (jit(...).trace / .lower / .compile / execute) of MBIRJAX's jitted projector entry
-    points where the operation reaches them;
+    explicit AOT breakdown (jitted.trace / .lower / .compile / execute, JAX's public AOT API) of every
+    jitted function the operation dispatches, found by recording its calls; where there is none, or a
+    step fails, the outputs say why and the sweep carries on;
+  * MBIRJAX's compute configuration (0.7: get_compute_config(), whether the Pallas kernels are live);
   * compilations during the timed runs (0 expected; anything else is flagged);
   * from the fpgaprof trace: kernels, transfers per direction, peak device memory, roofline, FPGA score
     (on CPU JAX no kernel data exists and the result says so explicitly).
+Runs on MBIRJAX 0.6.17.1 and 0.7.x.
 Outputs (--output DIR): summary.json, scaling.csv, scaling.txt, report.html (when fpgaprof.report exists).
 Usage: python examples/mbirjax_sweep.py --sizes 32 64 --runs 3 --operations parallel_forward_project
 See docs/mbirjax.md.
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import inspect
 import io
 import json
 import math
@@ -28,6 +32,7 @@ import os
 import platform
 import statistics
 import sys
+import threading
 import time
 import types
 import warnings
@@ -56,7 +61,234 @@ import fpgaprof  # noqa: E402  (before jax: NVTX injection and XLA dump flags ar
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
-with contextlib.redirect_stderr(io.StringIO()):  # the viewer warns that TkAgg is unavailable
+# ---------------------------------------------------------------------------------------------------------
+# AOT breakdown of the jitted functions an operation reaches, through JAX's public AOT API
+# (jitted.trace(*args).lower().compile(), then the compiled executable on the same arguments).
+#
+# The jitted functions are found by what the operation calls, not by name: while the sweep runs,
+# jax.jit hands out a thin wrapper around the real jitted function (JitCallRecorder.patched(),
+# active while MBIRJAX is imported, while its models are built and while each operation runs),
+# and during an operation's warm-up each wrapper records its top-level calls: calls made outside
+# any other jitted call and with no tracer among the arguments, i.e. the compiled programs the
+# operation dispatches itself. Nested calls are part of their caller's program and are not
+# recorded. This finds module-level jitted functions (MBIRJAX 0.7's projector drivers), jitted
+# functions a model builds for itself (0.6's per-model projectors) and closures jitted inside a
+# call (median_filter3d, the denoiser) alike, on any MBIRJAX version, without reaching into
+# MBIRJAX's internals. A step that fails (trace, lower, compile or execute) is recorded with its
+# reason for that function, and the sweep carries on.
+
+_TRACER = getattr(jax.core, "Tracer", ())
+
+
+def _arg_signature(x: Any) -> Any:
+    """A hashable key of an argument: shape and dtype for arrays, the value's repr otherwise."""
+    if hasattr(x, "shape") and hasattr(x, "dtype"):
+        return ("array", tuple(x.shape), str(x.dtype))
+    if isinstance(x, (tuple, list)):
+        return (type(x).__name__,) + tuple(_arg_signature(v) for v in x)
+    if isinstance(x, dict):
+        return ("dict",) + tuple(sorted((str(k), _arg_signature(v)) for k, v in x.items()))
+    try:
+        return repr(x)
+    except Exception:
+        return f"<{type(x).__name__} at {id(x):#x}>"
+
+
+def _as_set(x: Any) -> set:
+    if x is None:
+        return set()
+    if isinstance(x, (int, str)):
+        return {x}
+    return set(x)
+
+
+class RecordedJit:
+    """What jax.jit returns while a JitCallRecorder is patched in: the real jitted function, called
+    straight through. Attributes (lower, trace, eval_shape, ...) are the real one's; as a class
+    attribute it binds like a method, as the jitted function does."""
+
+    def __init__(self, recorder: "JitCallRecorder", jitted: Any, fun: Callable, jit_kwargs: dict):
+        functools.update_wrapper(self, fun)  # first: fun's __dict__ may hold these names too
+        self._recorder = recorder
+        self._jitted = jitted
+        self._fun = fun
+        self._jit_kwargs = jit_kwargs
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        rec = self._recorder
+        if not rec.active:
+            return self._jitted(*args, **kwargs)
+        local = rec._local
+        depth = getattr(local, "depth", 0)
+        if depth == 0:
+            rec._record(self, args, kwargs)
+        local.depth = depth + 1
+        try:
+            return self._jitted(*args, **kwargs)
+        finally:
+            local.depth = depth
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        return self if obj is None else types.MethodType(self, obj)
+
+    def __copy__(self) -> "RecordedJit":  # a model copied with copy.deepcopy shares its jitted
+        return self                        # functions, as it would share the real ones
+
+    def __deepcopy__(self, memo: dict) -> "RecordedJit":
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("_recorder", "_jitted", "_fun", "_jit_kwargs"):
+            raise AttributeError(name)
+        return getattr(self._jitted, name)
+
+    @property
+    def label(self) -> str:
+        fun = self._fun
+        name = getattr(fun, "__qualname__", None) or getattr(fun, "__name__", None)
+        if name is None and isinstance(fun, functools.partial):
+            name = getattr(fun.func, "__qualname__", None)
+        return f"{getattr(fun, '__module__', None) or '?'}.{name or type(fun).__name__}"
+
+    def dynamic_args(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """args and kwargs without the static ones: what the compiled executable takes."""
+        nums = {int(i) for i in _as_set(self._jit_kwargs.get("static_argnums"))}
+        names = {str(n) for n in _as_set(self._jit_kwargs.get("static_argnames"))}
+        try:
+            params = list(inspect.signature(self._fun).parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        nums = {i + len(args) if i < 0 else i for i in nums}
+        for i, name in enumerate(positional):
+            if name in names:
+                nums.add(i)
+            if i in nums:
+                names.add(name)
+        return (tuple(a for i, a in enumerate(args) if i not in nums),
+                {k: v for k, v in kwargs.items() if k not in names})
+
+
+class JitCallRecorder:
+    """Records the top-level calls of functions jitted while it is patched into jax.jit."""
+
+    def __init__(self) -> None:
+        self.active = False
+        self.calls: dict[tuple, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+        self._local = threading.local()  # nesting depth per thread (MBIRJAX 0.7: a thread per device)
+        self._real_jit: Callable | None = None
+
+    @contextlib.contextmanager
+    def patched(self):
+        """jax.jit returns RecordedJit wrappers inside this block (nestable)."""
+        if self._real_jit is not None:
+            yield self
+            return
+        real = jax.jit
+        self._real_jit = real
+
+        def jit(fun: Any = None, /, *args: Any, **kwargs: Any) -> Any:
+            if fun is None or args:  # decorator factory form, or an unexpected signature
+                if fun is None:
+                    return lambda f: jit(f, **kwargs)
+                return real(fun, *args, **kwargs)
+            return RecordedJit(self, real(fun, **kwargs), fun, kwargs)
+
+        jit.__doc__ = real.__doc__
+        jax.jit = jit
+        try:
+            yield self
+        finally:
+            jax.jit = real
+            self._real_jit = None
+
+    @contextlib.contextmanager
+    def recording(self):
+        """Records the top-level calls made inside this block (replacing earlier records)."""
+        self.calls = {}
+        self.active = True
+        try:
+            yield self
+        finally:
+            self.active = False
+
+    def _record(self, wrapper: RecordedJit, args: tuple, kwargs: dict) -> None:
+        leaves = jax.tree_util.tree_leaves((args, kwargs))
+        if _TRACER and any(isinstance(v, _TRACER) for v in leaves):
+            return  # inside a transformation (vmap, grad, another trace): not a dispatch
+        key = (wrapper, _arg_signature(args), _arg_signature(kwargs))
+        with self._lock:
+            entry = self.calls.get(key)
+            if entry is None:
+                entry = self.calls[key] = {"wrapper": wrapper, "args": args, "kwargs": kwargs,
+                                           "calls": 0}
+            entry["calls"] += 1
+
+    def entries(self) -> list[tuple[str, tuple, dict[str, Any]]]:
+        """(name, key, entry) per distinct (function, argument signature), in first-call order.
+        The name is the function's __name__, with "#2", "#3", ... for repeats."""
+        out, seen = [], {}
+        for key, entry in self.calls.items():
+            w = entry["wrapper"]
+            base = getattr(w, "__name__", None) or w.label.rsplit(".", 1)[-1]
+            seen[base] = seen.get(base, 0) + 1
+            out.append((base if seen[base] == 1 else f"{base}#{seen[base]}", key, entry))
+        return out
+
+
+JIT_CALLS = JitCallRecorder()
+
+
+def aot_breakdown_one(wrapper: RecordedJit, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """jitted.trace / .lower / .compile / execute seconds and XLA's cost analysis for one recorded
+    call; a step that fails ends the breakdown of this function with `error` saying where and why.
+    Call after jax.clear_caches(), so that the trace is not a cache hit."""
+    out: dict[str, Any] = {"function": wrapper.label}
+    jitted = wrapper._jitted
+    stage = "trace"
+    try:
+        t0 = time.perf_counter()
+        traced = jitted.trace(*args, **kwargs)
+        t1 = time.perf_counter()
+        stage = "lower"
+        lowered = traced.lower()
+        t2 = time.perf_counter()
+        stage = "compile"
+        compiled = lowered.compile()
+        t3 = time.perf_counter()
+    except Exception as exc:
+        out["error"] = f"{stage} failed: {_exc_text(exc)}"
+        return out
+    out.update(trace_s=t1 - t0, lower_s=t2 - t1, compile_s=t3 - t2, execute_s=None)
+    out["cost_analysis"] = _cost_summary(compiled)
+    dyn_args, dyn_kwargs = wrapper.dynamic_args(args, kwargs)
+    gone = [x for x in jax.tree_util.tree_leaves((dyn_args, dyn_kwargs))
+            if callable(getattr(x, "is_deleted", None)) and x.is_deleted()]
+    if gone:
+        out["execute_note"] = ("not executed: an argument was donated to the recorded call "
+                               "(donate_argnums) and no longer exists")
+        return out
+    try:
+        t4 = time.perf_counter()
+        jax.block_until_ready(compiled(*dyn_args, **dyn_kwargs))
+        out["execute_s"] = time.perf_counter() - t4
+    except Exception as exc:
+        out["execute_note"] = f"not executed: {_exc_text(exc)}"
+    return out
+
+
+def _exc_text(exc: BaseException, limit: int = 300) -> str:
+    text = f"{type(exc).__name__}: {exc}".strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
+    return first if len(first) <= limit else first[: limit - 3] + "..."
+
+
+# MBIRJAX jits most of its functions at import: import it with the recorder patched in. The viewer
+# warns that TkAgg is unavailable, and 0.7 that it was imported after JAX (so on CPU JAX keeps
+# its one device; see docs/mbirjax.md).
+with JIT_CALLS.patched(), contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
+    warnings.simplefilter("ignore")
     import mbirjax as mj  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------------------
@@ -111,100 +343,6 @@ class CompileMonitor:
         }
 
 
-# ---------------------------------------------------------------------------------------------------------
-# AOT breakdown of MBIRJAX's jitted projector entry points (Projectors.sparse_forward_project and
-# Projectors.sparse_back_project, both jax.jit objects). The other operations' jitted functions are local
-# closures (median_filter3d, the VCD subset updaters, the FBP/FDK filters) and not reachable from outside;
-# for those the warm-up's monitoring breakdown is the only one.
-ENTRY_POINTS = {"sparse_forward_project": (), "sparse_back_project": ("coeff_power",)}
-
-
-class EntryPointRecorder:
-    """While active, replaces a model's jitted projector entry points with wrappers that keep the first
-    call's arguments, so that the AOT breakdown can re-run exactly what the operation ran."""
-
-    def __init__(self, models: list[Any]) -> None:
-        self.models = [m for m in models if m is not None]
-        self.calls: dict[str, dict[str, Any]] = {}
-
-    def __enter__(self) -> "EntryPointRecorder":
-        self._saved = []
-        for model in self.models:
-            projectors = model.projector_functions
-            for name in ENTRY_POINTS:
-                original = getattr(projectors, name)
-                self._saved.append((projectors, name, original))
-                setattr(projectors, name, self._wrap(name, original))
-        return self
-
-    def _wrap(self, name: str, original: Callable) -> Callable:
-        def recording(*args: Any, **kwargs: Any) -> Any:
-            entry = self.calls.setdefault(
-                name, {"original": original, "args": args, "kwargs": kwargs, "calls": 0}
-            )
-            entry["calls"] += 1
-            return original(*args, **kwargs)
-
-        return recording
-
-    def __exit__(self, *exc: Any) -> None:
-        for projectors, name, original in self._saved:
-            setattr(projectors, name, original)
-
-    def signatures(self) -> dict[str, tuple]:
-        """Per recorded entry point: a hashable key of its arguments' shapes, dtypes and static values."""
-
-        def sig(x: Any) -> Any:
-            if hasattr(x, "shape") and hasattr(x, "dtype"):
-                return ("array", tuple(x.shape), str(x.dtype))
-            if isinstance(x, (tuple, list)):
-                return tuple(sig(v) for v in x)
-            return repr(x)
-
-        return {
-            name: (name, sig(e["args"]), tuple(sorted((k, sig(v)) for k, v in e["kwargs"].items())))
-            for name, e in self.calls.items()
-        }
-
-    def aot_breakdown(self, only: set[str] | None = None) -> dict[str, Any]:
-        """jit(...).trace / .lower / .compile / execute seconds for each entry point the operation called.
-        Call after jax.clear_caches(), so that neither the entry point nor the jitted per-batch projectors
-        it calls are cache hits; a fresh jax.jit of the same Python function is used all the same."""
-        out = {}
-        for name, entry in self.calls.items():
-            if only is not None and name not in only:
-                continue
-            static = ENTRY_POINTS[name]
-            python_fn = entry["original"].__wrapped__
-
-            @functools.wraps(python_fn)
-            def fresh(*a: Any, _fn: Callable = python_fn, **k: Any) -> Any:
-                return _fn(*a, **k)
-
-            jitted = jax.jit(fresh, static_argnames=static)
-            args, kwargs = entry["args"], entry["kwargs"]
-            t0 = time.perf_counter()
-            traced = jitted.trace(*args, **kwargs)
-            t1 = time.perf_counter()
-            lowered = traced.lower()
-            t2 = time.perf_counter()
-            compiled = lowered.compile()
-            t3 = time.perf_counter()
-            dynamic_kwargs = {k: v for k, v in kwargs.items() if k not in static}
-            jax.block_until_ready(compiled(*args, **dynamic_kwargs))
-            t4 = time.perf_counter()
-            cost = _cost_summary(compiled)
-            out[name] = {
-                "trace_s": t1 - t0,
-                "lower_s": t2 - t1,
-                "compile_s": t3 - t2,
-                "execute_s": t4 - t3,
-                "calls_per_operation": entry["calls"],
-                "cost_analysis": cost,
-            }
-        return out
-
-
 def _cost_summary(compiled: Any) -> dict[str, float] | None:
     try:
         cost = compiled.cost_analysis()
@@ -216,6 +354,82 @@ def _cost_summary(compiled: Any) -> dict[str, float] | None:
         return None
     keys = ("flops", "transcendentals", "bytes accessed")
     return {k: float(cost[k]) for k in keys if k in cost}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# MBIRJAX's compute configuration (0.7: TomographyModel.get_compute_config(), which says which
+# projector kernels a model uses: the Pallas/Triton ones on H100/H200/A100 GPUs, else XLA's).
+# One per model the sweep builds, "<geometry>/<n>" -> (config made JSON-safe, or None; reason).
+
+COMPUTE_CONFIGS: dict[str, tuple[Any, str | None]] = {}
+PALLAS_FLAGS = ("fwd_pallas", "back_pallas", "fwd_pallas_band", "back_pallas_band")
+
+
+def json_safe(x: Any, depth: int = 0) -> Any:
+    """x as JSON values: dicts (string keys), lists, numbers, strings, booleans, None; NumPy
+    scalars and arrays as numbers and lists; namedtuples and dataclasses as dicts; anything else
+    as its str()."""
+    if depth > 20:
+        return str(x)
+    if x is None or isinstance(x, (bool, str)):
+        return x
+    if isinstance(x, (int, float)):
+        return x if not isinstance(x, float) or math.isfinite(x) else str(x)
+    if isinstance(x, np.generic):
+        return json_safe(x.item(), depth + 1)
+    if isinstance(x, np.ndarray):
+        return json_safe(x.tolist(), depth + 1)
+    if isinstance(x, dict):
+        return {str(k): json_safe(v, depth + 1) for k, v in x.items()}
+    if hasattr(x, "_asdict"):
+        return json_safe(x._asdict(), depth + 1)
+    if isinstance(x, (list, tuple, set, frozenset)):
+        return [json_safe(v, depth + 1) for v in x]
+    import dataclasses
+
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return json_safe(dataclasses.asdict(x), depth + 1)
+    return str(x)
+
+
+def compute_config_of(model: Any) -> tuple[Any, str | None]:
+    """(model.get_compute_config() made JSON-safe, None), or (None, why there is none)."""
+    get = getattr(model, "get_compute_config", None)
+    if get is None:
+        return None, (f"mbirjax {_dist_version('mbirjax')} has no get_compute_config() "
+                      "(it came with MBIRJAX 0.7); its projectors are XLA's")
+    try:
+        with _quiet():
+            try:
+                cfg = get(print_results=False)
+            except TypeError:
+                cfg = get()
+    except Exception as exc:
+        return None, f"get_compute_config() failed: {_exc_text(exc)}"
+    return json_safe(cfg), None
+
+
+def pallas_live(config: Any) -> bool | None:
+    """Whether a compute config says a Pallas projector kernel is live (kernels.*_pallas*), or None
+    when it does not say."""
+    kernels = config.get("kernels") if isinstance(config, dict) else None
+    if not isinstance(kernels, dict):
+        return None
+    flags = [kernels[k] for k in PALLAS_FLAGS if k in kernels]
+    return any(bool(f) for f in flags) if flags else None
+
+
+def compute_config_line(label: str, config: Any, reason: str | None) -> str:
+    """One console line per model: whether the Pallas kernels are live, and why (not)."""
+    if config is None:
+        return f"compute config {label}: not available: {reason}"
+    kernels = config.get("kernels") if isinstance(config, dict) else {}
+    kernels = kernels if isinstance(kernels, dict) else {}
+    live = pallas_live(config)
+    flags = ", ".join(f"{k}={kernels[k]}" for k in PALLAS_FLAGS if k in kernels)
+    status = kernels.get("pallas_status")
+    return (f"compute config {label}: Pallas kernels {'LIVE' if live else 'not live' if live is False else '?'}"
+            + (f" ({status})" if status else "") + (f"; {flags}" if flags else ""))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -242,17 +456,22 @@ class SizeContext:
 
     def model(self, geometry: str) -> Any:
         n = self.n
+        built = geometry in self._cache
         if geometry == "parallel":
             angles = np.linspace(0.0, np.pi, n, endpoint=False)
-            return self._get("parallel", lambda: mj.ParallelBeamModel((n, n, n), angles))
-        # Cone geometry as in mbirjax.generate_demo_data: source-detector 4 n, magnification 2.
-        angles = np.linspace(-np.pi, np.pi, n, endpoint=False)
-        return self._get(
-            "cone",
-            lambda: mj.ConeBeamModel(
-                (n, n, n), angles, source_detector_dist=4.0 * n, source_iso_dist=2.0 * n
-            ),
-        )
+            model = self._get("parallel", lambda: mj.ParallelBeamModel((n, n, n), angles))
+        else:
+            # Cone geometry as in mbirjax.generate_demo_data: source-detector 4 n, magnification 2.
+            angles = np.linspace(-np.pi, np.pi, n, endpoint=False)
+            model = self._get(
+                "cone",
+                lambda: mj.ConeBeamModel(
+                    (n, n, n), angles, source_detector_dist=4.0 * n, source_iso_dist=2.0 * n
+                ),
+            )
+        if not built:
+            COMPUTE_CONFIGS[f"{geometry}/{n}"] = compute_config_of(model)
+        return model
 
     def phantom(self, geometry: str) -> Any:
         shape = self.model(geometry).get_params("recon_shape")
@@ -638,12 +857,14 @@ def sweep_row(res: "Result") -> dict[str, Any]:
         "warmup_compile_s": res.warmup_compile.get("compile_s"),
         "timed_compilations": res.timed_compile.get("compilations"),
     }
-    for name, a in sorted(res.aot.items()):
-        short = "fwd" if "forward" in name else "back"
-        row[f"aot_{short}_trace_s"] = a["trace_s"]
-        row[f"aot_{short}_lower_s"] = a["lower_s"]
-        row[f"aot_{short}_compile_s"] = a["compile_s"]
-        row[f"aot_{short}_execute_s"] = a["execute_s"]
+    ok = [a for a in res.aot.values() if not a.get("error")]
+    row["aot_functions"] = len(res.aot)
+    row["aot_broken_down"] = len(ok)
+    for key in ("trace_s", "lower_s", "compile_s"):
+        row[f"aot_{key}"] = sum(a[key] for a in ok) if ok else None
+    if res.aot_note:
+        row["aot_note"] = res.aot_note
+    row["pallas_live"] = res.pallas_live
     p = res.profile
     row["kernels"] = (p.get("kernels") or {}).get("count")
     row["peak_device_bytes"] = (p.get("peak_device_memory") or {}).get("peak_bytes")
@@ -665,6 +886,8 @@ class Result:
     warmup_compile: dict[str, Any] = field(default_factory=dict)
     timed_compile: dict[str, Any] = field(default_factory=dict)
     aot: dict[str, Any] = field(default_factory=dict)
+    aot_note: str | None = None
+    pallas_live: bool | None = None
     profile: dict[str, Any] = field(default_factory=dict)
     shapes: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
@@ -690,10 +913,46 @@ class Result:
             "timed_runs_compile": self.timed_compile,
             "recompiled_during_timed_runs": flagged,
             "aot": self.aot,
+            "aot_note": self.aot_note,
+            "pallas_live": self.pallas_live,
             "profile": self.profile,
             "shapes": self.shapes,
             "error": self.error,
         }
+
+
+def run_aot(
+    res: "Result", fn: Callable[[], Any], recorder: JitCallRecorder, aot_cache: dict[tuple, Any]
+) -> None:
+    """The AOT breakdown of every jitted function the warm-up dispatched (res.aot), or why there is
+    none (res.aot_note). Cold figures: every trace and executable cache is dropped first (the
+    warm-up filled them), then the operation is warmed up again for the timed runs. A function
+    called with the same argument signature by an earlier operation of this size reuses that
+    operation's figures (`measured_in`): forward_project, recon and prox_map reach the same
+    projector."""
+    entries = recorder.entries()
+    if not entries:
+        res.aot_note = ("nothing to break down: no jitted function was called at top level (the "
+                        "operation runs NumPy or eager JAX such as jax.numpy and lax.map, whose "
+                        "compilations the warm-up counts)")
+        return
+    todo = [(name, key, e) for name, key, e in entries if key not in aot_cache]
+    if todo:
+        jax.clear_caches()
+        with _quiet():
+            for name, key, e in todo:
+                aot_cache[key] = {**aot_breakdown_one(e["wrapper"], e["args"], e["kwargs"]),
+                                  "measured_in": res.operation}
+            jax.block_until_ready(fn())
+    for name, key, e in entries:
+        res.aot[name] = {**aot_cache[key], "calls_per_operation": e["calls"]}
+    failed = [n for n, a in res.aot.items() if a.get("error")]
+    if failed:
+        res.aot_note = (
+            f"{len(failed)} of {len(res.aot)} jitted function(s) could not be broken down: "
+            + "; ".join(f"{n}: {res.aot[n]['error']}" for n in failed[:3])
+            + ("; ..." if len(failed) > 3 else "")
+        )
 
 
 def measure(
@@ -716,32 +975,20 @@ def measure(
                 "sinogram": list(model.get_params("sinogram_shape")),
                 "recon": list(model.get_params("recon_shape")),
             }
-        recorder = EntryPointRecorder([ctx.model(op.geometry)] if op.geometry else [])
+            config, _ = COMPUTE_CONFIGS.get(f"{op.geometry}/{ctx.n}", (None, None))
+            res.pallas_live = pallas_live(config)
         monitor.reset()
-        with recorder, _quiet():
+        with JIT_CALLS.recording(), _quiet():
             t0 = time.perf_counter()
             jax.block_until_ready(fn())
             res.warmup_s = time.perf_counter() - t0
         res.warmup_compile = monitor.snapshot()
-        # Cold AOT figures: drop every trace and executable cache (the warm-up filled them), run
-        # trace/lower/compile on the recorded entry points, then warm up again for the timed runs.
-        # An entry point called with the same shapes by an earlier operation of this size reuses that
-        # operation's figures (forward_project, recon and prox_map all call the same projector).
         if aot_cache is not None:  # None: --no-aot
-            sigs = {name: (op.geometry, ctx.n, key) for name, key in recorder.signatures().items()}
-            todo = {name for name, key in sigs.items() if key not in aot_cache}
-            if todo:
-                jax.clear_caches()
-                with _quiet():
-                    fresh = recorder.aot_breakdown(todo)
-                    jax.block_until_ready(fn())
-                for name, figures in fresh.items():
-                    aot_cache[sigs[name]] = {**figures, "measured_in": op.name}
-            for name, key in sigs.items():
-                res.aot[name] = {
-                    **aot_cache[key],
-                    "calls_per_operation": recorder.calls[name]["calls"],
-                }
+            try:
+                run_aot(res, fn, JIT_CALLS, aot_cache)
+            except Exception as exc:  # the breakdown is optional: the timed runs still happen
+                res.aot_note = f"AOT breakdown failed: {_exc_text(exc)}"
+        JIT_CALLS.calls = {}  # drop the recorded arguments
 
         path = os.path.join(trace_dir, f"{op.name}_{ctx.n}.fpgaprof") if trace_dir else None
         trace_error = None
@@ -874,6 +1121,69 @@ def _finite(x: Any) -> float | None:
     return v if math.isfinite(v) else None
 
 
+def aot_status(res: Result) -> str:
+    """'complete' (every jitted function the operation dispatched broken down), 'partial', 'failed'
+    (none could be), 'none' (it dispatched no jitted function), 'error' (the operation failed)."""
+    if res.error:
+        return "error"
+    if not res.aot:
+        return "failed" if res.aot_note and res.aot_note.startswith("AOT breakdown failed") else "none"
+    ok = sum(1 for a in res.aot.values() if not a.get("error"))
+    return "complete" if ok == len(res.aot) else "partial" if ok else "failed"
+
+
+def aot_counts(results: list[Result]) -> dict[str, int]:
+    counts = {"complete": 0, "partial": 0, "failed": 0, "none": 0, "error": 0}
+    for r in results:
+        counts[aot_status(r)] += 1
+    return counts
+
+
+def format_aot(results: list[Result]) -> str:
+    """Per (operation, size): the jitted functions its warm-up dispatched, how many the AOT
+    breakdown covered, their summed trace/lower/compile seconds, and why where it could not."""
+    head = (f"{'operation':34s}{'n':>5s}{'jitted':>8s}{'done':>6s}{'trace s':>9s}{'lower s':>9s}"
+            f"{'compile s':>10s}  note")
+    lines = ["AOT breakdown (jitted.trace / .lower / .compile of each jitted function the operation "
+             "dispatched)", head, "-" * len(head)]
+    for r in results:
+        if r.error:
+            lines.append(f"{r.operation:34s}{r.volume_size:5d}  operation failed: {r.error}")
+            continue
+        ok = [a for a in r.aot.values() if not a.get("error")]
+
+        def total(key: str) -> str:
+            vals = [a[key] for a in ok if isinstance(a.get(key), (int, float))]
+            return f"{sum(vals):.3f}" if vals else "-"
+
+        lines.append(
+            f"{r.operation:34s}{r.volume_size:5d}{len(r.aot):8d}{len(ok):6d}{total('trace_s'):>9s}"
+            f"{total('lower_s'):>9s}{total('compile_s'):>10s}  {r.aot_note or ''}".rstrip()
+        )
+    c = aot_counts(results)
+    lines.append(
+        f"broken down completely: {c['complete']}, partly: {c['partial']}, not at all: {c['failed']}, "
+        f"nothing jitted to break down: {c['none']}, operation failed: {c['error']} "
+        f"(of {len(results)} operation x size)"
+    )
+    return "\n".join(lines)
+
+
+def environment_compute_config() -> dict[str, Any]:
+    """MBIRJAX's compute configuration per model the sweep built (get_compute_config(), MBIRJAX
+    0.7) and whether a Pallas projector kernel was live in any; null with the reason otherwise."""
+    configs = {k: c for k, (c, _) in COMPUTE_CONFIGS.items() if c is not None}
+    reasons = sorted({r for _, (c, r) in COMPUTE_CONFIGS.items() if c is None and r})
+    if not COMPUTE_CONFIGS:
+        reasons = ["no operation built an MBIRJAX model (get_compute_config() is a model method)"]
+    live = [pallas_live(c) for c in configs.values()]
+    return {
+        "compute_config": configs or None,
+        "compute_config_reason": "; ".join(reasons) or None,
+        "pallas_live": (any(live) if any(v is not None for v in live) else None),
+    }
+
+
 def format_offload_ranking(results: list[Result]) -> str:
     """MBIRJAX operations ranked as FPGA offload units: per (operation, size) the region what-if
     of the whole operation (fpgaprof.fpga_candidates(by="region")), best score first; operations
@@ -931,6 +1241,7 @@ def environment() -> dict[str, Any]:
         "backend": jax.default_backend(),
         "devices": [str(d) for d in devices],
         "jax_version": jax.__version__,
+        "jaxlib_version": _dist_version("jaxlib"),
         "mbirjax_version": getattr(mj, "__version__", None) or _dist_version("mbirjax"),
         "fpgaprof_version": getattr(fpgaprof, "__version__", None),
         "python": platform.python_version(),
@@ -975,6 +1286,7 @@ def write_outputs(
             "sizes": sizes,
             "runs": runs,
             "operations": [r.to_json() for r in results],
+            "aot_counts": aot_counts(results),
             "scaling": scaling_rows,
         },
     }
@@ -1042,6 +1354,21 @@ def render_html(
         f' · jax {e(env.get("jax_version"))} · mbirjax {e(env.get("mbirjax_version"))} · fpgaprof '
         f'{e(env.get("fpgaprof_version"))} · sizes {e(sizes)} · {runs} timed run(s) after a warm-up</p>',
     ]
+    live = env.get("pallas_live")
+    configs = env.get("compute_config") or {}
+    if configs:
+        parts.append(
+            "<p>MBIRJAX projector kernels: "
+            + ("<b>Pallas live</b>" if live else "XLA (Pallas not live)" if live is False else "?")
+            + " · "
+            + e("; ".join(
+                f"{k}: {((c.get('kernels') or {}).get('pallas_status') or '?')}"
+                for k, c in configs.items() if isinstance(c, dict)))
+            + "</p>"
+        )
+    elif env.get("compute_config_reason"):
+        parts.append(f'<p class="dim">MBIRJAX compute config: not available: '
+                     f'{e(env.get("compute_config_reason"))}</p>')
     if env.get("backend") != "gpu":
         parts.append(
             '<p class="na">' + e(NO_GPU_REASON.format(backend=env.get("backend"))) + "</p>"
@@ -1089,7 +1416,7 @@ def render_html(
             parts.append(
                 table(
                     [
-                        "jitted entry point",
+                        "jitted function",
                         "trace s",
                         "lower s",
                         "compile s",
@@ -1097,22 +1424,30 @@ def render_html(
                         "calls per op",
                         "XLA flops",
                         "XLA bytes accessed",
+                        "note",
                     ],
                     [
                         [
-                            e(n),
-                            num(a["trace_s"]),
-                            num(a["lower_s"]),
-                            num(a["compile_s"]),
-                            num(a["execute_s"]),
-                            num(a["calls_per_operation"]),
+                            f'<span title="{e(a.get("function"))}">{e(n)}</span>',
+                            num(a.get("trace_s")),
+                            num(a.get("lower_s")),
+                            num(a.get("compile_s")),
+                            num(a.get("execute_s")),
+                            num(a.get("calls_per_operation")),
                             num((a.get("cost_analysis") or {}).get("flops")),
                             num((a.get("cost_analysis") or {}).get("bytes accessed")),
+                            f'<span class="err">{e(a["error"])}</span>' if a.get("error")
+                            else e(a.get("execute_note") or (
+                                f"measured in {a['measured_in']}"
+                                if a.get("measured_in") not in (None, r.operation) else "")),
                         ]
-                        for n, a in sorted(r.aot.items())
+                        for n, a in r.aot.items()
                     ],
                 )
             )
+        if r.aot_note:
+            cls = "dim" if aot_status(r) == "none" else "na"
+            parts.append(f'<p class="{cls}">AOT breakdown: {e(r.aot_note)}</p>')
         p = r.profile or {}
         rows = [
             [e(k), facts(p.get(k))]
@@ -1170,14 +1505,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--persistent-cache",
         action="store_true",
-        help="keep MBIRJAX's persistent compilation cache (/tmp/jax_cache); off by default so that "
-        "warm-up compile times are real compiles",
+        help="keep MBIRJAX's persistent compilation cache (0.6: /tmp/jax_cache, 0.7: "
+        "~/.mbirjax/jax_cache); off by default so that warm-up compile times are real compiles",
     )
     p.add_argument(
         "--no-aot",
         action="store_true",
-        help="skip the AOT breakdown (it clears JAX's caches and recompiles the projector entry "
-        "points once per shape)",
+        help="skip the AOT breakdown (it clears JAX's caches and compiles each jitted function an "
+        "operation dispatches once more per argument signature)",
     )
     p.add_argument(
         "--no-section-reports",
@@ -1192,6 +1527,29 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.runs < 1 or any(n < 8 for n in args.sizes):
         p.error("--runs must be >= 1 and sizes >= 8")
     return args
+
+
+def print_result_line(res: Result, aot: bool) -> None:
+    n, name = res.volume_size, res.operation
+    if res.error:
+        print(f"  n={n:<4d} {name:34s} ERROR {res.error}", flush=True)
+        return
+    s = res.stats()
+    flag = (
+        f"  RECOMPILED {res.timed_compile['compilations']}x during timed runs"
+        if res.timed_compile.get("compilations")
+        else ""
+    )
+    done = sum(1 for a in res.aot.values() if not a.get("error"))
+    aot_part = f"  AOT {done}/{len(res.aot)}" if aot else ""
+    print(
+        f"  n={n:<4d} {name:34s} median {s['median_s']:.4f}s  min {s['min_s']:.4f}s  "
+        f"max {s['max_s']:.4f}s  warm-up {res.warmup_s:.2f}s "
+        f"({res.warmup_compile.get('compilations', 0)} compiles){aot_part}{flag}",
+        flush=True,
+    )
+    if aot and res.aot_note and res.aot:  # a failed breakdown says why, on its own line
+        print(f"         AOT: {res.aot_note}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1225,40 +1583,35 @@ def main(argv: list[str] | None = None) -> int:
     env = environment()
 
     results: list[Result] = []
-    aot_cache: dict[tuple, dict[str, Any]] | None = None if args.no_aot else {}
     t_start = time.perf_counter()
-    for n in args.sizes:
-        ctx = SizeContext(n, log_dir)
-        for name in args.operations:
-            res = measure(
-                OPERATIONS[name], ctx, args.runs, monitor, aot_cache, env, trace_dir, sections_dir
-            )
-            results.append(res)
-            s = res.stats()
-            if res.error:
-                print(f"  n={n:<4d} {name:34s} ERROR {res.error}")
-                continue
-            flag = (
-                f"  RECOMPILED {res.timed_compile['compilations']}x during timed runs"
-                if res.timed_compile.get("compilations")
-                else ""
-            )
-            print(
-                f"  n={n:<4d} {name:34s} median {s['median_s']:.4f}s  min {s['min_s']:.4f}s  "
-                f"max {s['max_s']:.4f}s  warm-up {res.warmup_s:.2f}s "
-                f"({res.warmup_compile.get('compilations', 0)} compiles){flag}",
-                flush=True,
-            )
-        del ctx
+    with JIT_CALLS.patched():  # jax.jit hands out recording wrappers (models, per-call closures)
+        for n in args.sizes:
+            ctx = SizeContext(n, log_dir)
+            aot_cache: dict[tuple, dict[str, Any]] | None = None if args.no_aot else {}
+            for name in args.operations:
+                res = measure(
+                    OPERATIONS[name], ctx, args.runs, monitor, aot_cache, env, trace_dir,
+                    sections_dir,
+                )
+                results.append(res)
+                print_result_line(res, aot=not args.no_aot)
+            for label, (config, reason) in COMPUTE_CONFIGS.items():
+                if label.endswith(f"/{n}"):
+                    print(f"  n={n:<4d} {compute_config_line(label, config, reason)}")
+            del ctx, aot_cache
 
     print("\n" + format_trace_facts(results))
     rows = scaling_table(results, args.sizes)
     text = format_scaling(rows, args.sizes)
     print("\n" + text)
+    aot_text = format_aot(results) if not args.no_aot else "AOT breakdown: skipped (--no-aot)"
+    print("\n" + aot_text)
+    text += "\n\n" + aot_text
     ranking = format_offload_ranking(results)
     if ranking:
         print("\n" + ranking)
         text += "\n\n" + ranking
+    env.update(environment_compute_config())
     paths = write_outputs(args.output, env, results, args.sizes, args.runs, text, rows)
     print(f"\nwrote {', '.join(paths.values())} in {time.perf_counter() - t_start:.1f}s")
     return 1 if any(r.error for r in results) else 0

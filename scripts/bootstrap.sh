@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
 # Sets up everything fpgaprof needs on a fresh Debian/Ubuntu machine, idempotently:
 # Debian packages (C++ test deps, clang for the fuzzers, chromium for the report test),
-# a project-local .venv with the Python dependencies, and fpgaprof itself (`pip install .`).
-# Usage: scripts/bootstrap.sh [--no-apt] [--extras test,mbirjax]
+# a project-local .venv with fpgaprof and the Python dependencies of its extras (by default
+# test,mbirjax: the current MBIRJAX release line, 0.7.x), and a second project-local venv,
+# .venv-mbirjax06, with MBIRJAX 0.6.17.1 and jax 0.10.2, the other MBIRJAX line the sweep is
+# tested on (docs/mbirjax.md). fpgaprof is built once, as a wheel (build/wheel/), and that wheel
+# is installed into both venvs.
+# Usage: scripts/bootstrap.sh [--no-apt] [--extras test,mbirjax] [--no-mbirjax06]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 apt_ok=1
 extras="test,mbirjax"
+line06=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-apt) apt_ok=0 ;;
     --extras) extras="$2"; shift ;;
-    *) echo "bootstrap: unknown option $1 (use --no-apt, --extras LIST)" >&2; exit 2 ;;
+    --no-mbirjax06) line06=0 ;;
+    *) echo "bootstrap: unknown option $1 (use --no-apt, --extras LIST, --no-mbirjax06)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -35,17 +41,43 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 VPY=.venv/bin/python
-stamp=.venv/.fpgaprof-deps-$(echo "$extras" | tr ',' '_')
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  echo "bootstrap: installing Python dependencies into .venv"
+if [ ! -f .venv/.fpgaprof-build-deps ] || [ pyproject.toml -nt .venv/.fpgaprof-build-deps ]; then
+  echo "bootstrap: installing build dependencies into .venv"
   $VPY -m pip install -q --upgrade pip
-  # Build dependencies too, so that `pip install --no-build-isolation .` below needs no network.
+  # So that the wheel below builds with --no-build-isolation (no network needed for it).
   $VPY -m pip install -q "scikit-build-core>=0.10" "pybind11>=2.10" "nlohmann-json>=3.11" \
       "nvidia-cuda-cupti>=13,<14" "nvidia-nvtx>=13,<14" cmake ninja
-  $VPY -m pip install -q "numpy>=1.24" "jax>=0.4.30" "pytest>=7" "pandas>=2" "perfetto>=0.9" "jsonschema>=4"
-  case ",$extras," in *,mbirjax,*) $VPY -m pip install -q "mbirjax==0.6.17.1" ;; esac
+  touch .venv/.fpgaprof-build-deps
+fi
+
+# One build (incremental, in build/<wheel tag>/), one wheel for both venvs.
+echo "bootstrap: building the fpgaprof wheel"
+rm -rf build/wheel
+$VPY -m pip wheel -q --no-build-isolation --no-deps -w build/wheel .
+whl=$(ls build/wheel/fpgaprof-*.whl)
+
+# .venv: fpgaprof with the dependencies of its extras, resolved by pip from pyproject.toml.
+stamp=.venv/.fpgaprof-deps-$(echo "$extras" | tr ',' '_')
+$VPY -m pip install -q --force-reinstall --no-deps "$whl"
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  echo "bootstrap: installing Python dependencies ($extras) into .venv"
+  $VPY -m pip install -q "$whl${extras:+[$extras]}"
   touch "$stamp"
 fi
 
-echo "bootstrap: building and installing fpgaprof into .venv"
-$VPY -m pip install -q --no-build-isolation --no-deps .
+# .venv-mbirjax06: the 0.6 line. MBIRJAX 0.6.17.1 works with jax 0.10.2, which 0.7.x excludes.
+if [ "$line06" = 1 ]; then
+  if [ ! -x .venv-mbirjax06/bin/python ]; then
+    echo "bootstrap: creating .venv-mbirjax06"
+    "$PY" -m venv .venv-mbirjax06
+  fi
+  V06=.venv-mbirjax06/bin/python
+  $V06 -m pip install -q --force-reinstall --no-deps "$whl"
+  stamp06=.venv-mbirjax06/.fpgaprof-deps
+  if [ ! -f "$stamp06" ] || [ pyproject.toml -nt "$stamp06" ]; then
+    echo "bootstrap: installing MBIRJAX 0.6.17.1, jax 0.10.2 and the test dependencies into .venv-mbirjax06"
+    $V06 -m pip install -q --upgrade pip
+    $V06 -m pip install -q "$whl[test]" "mbirjax==0.6.17.1" "jax==0.10.2" "jaxlib==0.10.2"
+    touch "$stamp06"
+  fi
+fi

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 bootstrap=1
 if [ "${1:-}" = "--no-bootstrap" ]; then bootstrap=0; shift; fi
 if [ "$bootstrap" = 1 ]; then
-  bash scripts/bootstrap.sh
+  bash scripts/bootstrap.sh --no-mbirjax06   # the demo runs the current MBIRJAX line (.venv)
 fi
 VPY=.venv/bin/python
 if ! "$VPY" -c "import fpgaprof, mbirjax" 2>/dev/null; then

@@ -3,9 +3,10 @@
 #   1. C++ unit tests (Catch2) through ctest
 #   2. the same C++ tests rebuilt under AddressSanitizer + UndefinedBehaviorSanitizer
 #   3. the libFuzzer targets, briefly, on their seed corpora (clang)
-#   4. the main job (examples/mbirjax_sweep.py) at 32^3 with 1 run
+#   4. the main job (examples/mbirjax_sweep.py) at 32^3 with 1 run, on both MBIRJAX lines:
+#      0.7.x in .venv and 0.6.17.1 in .venv-mbirjax06 (scripts/bootstrap.sh makes both)
 #   5. the Python tests against the installed package (pytest tests/python), and tests/gpu
-#      (which skip themselves where no GPU exists)
+#      (which skip themselves where no GPU exists); the MBIRJAX tests again on 0.6.17.1
 # Usage: scripts/test.sh [--quick]   (--quick skips the sanitizer and fuzzer stages)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -55,16 +56,39 @@ if [ "$quick" = 0 ]; then
   fi
 fi
 
-stage "the main job: MBIRJAX sweep at 32^3, 1 run (CPU JAX here: kernel data absent and marked so)"
-rm -rf build/sweep-ci
-MPLBACKEND=Agg "$VPY" examples/mbirjax_sweep.py --sizes 32 --runs 1 --output build/sweep-ci >build/sweep-ci.log 2>&1 \
-  || { tail -n 40 build/sweep-ci.log; echo "MBIRJAX sweep failed (log: build/sweep-ci.log)"; exit 1; }
-tail -n 3 build/sweep-ci.log
-for f in summary.json report.html scaling.txt; do
-  [ -s "build/sweep-ci/$f" ] || { echo "MBIRJAX sweep wrote no $f"; exit 1; }
-done
+# The main job on one MBIRJAX line: the sweep at 32^3 with 1 run, its files, and the version it ran.
+sweep_line() {  # python, expected mbirjax version prefix, output dir
+  local py=$1 want=$2 out=$3 t0 t1
+  rm -rf "$out"
+  t0=$(date +%s)
+  MPLBACKEND=Agg "$py" examples/mbirjax_sweep.py --sizes 32 --runs 1 --output "$out" >"$out.log" 2>&1 \
+    || { tail -n 40 "$out.log"; echo "MBIRJAX sweep failed (log: $out.log)"; exit 1; }
+  t1=$(date +%s)
+  for f in summary.json report.html scaling.txt; do
+    [ -s "$out/$f" ] || { echo "MBIRJAX sweep wrote no $f"; exit 1; }
+  done
+  "$py" - "$out/summary.json" "$want" "$((t1 - t0))" <<'PYEOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+env, counts = s["environment"], s["sweep"]["aot_counts"]
+assert env["mbirjax_version"].startswith(sys.argv[2]), env["mbirjax_version"]
+assert len(s["sweep"]["operations"]) == 28 and counts["error"] == 0, counts
+print(f"mbirjax {env['mbirjax_version']}, jax {env['jax_version']}: 28 operations in {sys.argv[3]} s; "
+      f"AOT breakdown complete for {counts['complete']}, partial {counts['partial']}, failed "
+      f"{counts['failed']}, nothing to break down {counts['none']}; Pallas live: {env['pallas_live']}"
+      + (f" ({env['compute_config_reason']})" if env.get("compute_config_reason") else ""))
+PYEOF
+}
+
+stage "the main job: MBIRJAX sweep at 32^3, 1 run, MBIRJAX 0.7.x (.venv; CPU JAX here: kernel data absent and marked so)"
+sweep_line "$VPY" 0.7. build/sweep-ci
+stage "the main job on MBIRJAX 0.6.17.1 (.venv-mbirjax06)"
+sweep_line "$ROOT/.venv-mbirjax06/bin/python" 0.6.17.1 build/sweep-ci-mbirjax06
 
 stage "Python tests"
 export FPGAPROF_FAKE_CUPTI="$ROOT/build/test/tests/libfake_cupti.so"
 export FPGAPROF_ARTIFACTS_DIR="$ROOT/build/artifacts"   # report screenshots from the HTML test
 "$VPY" -m pytest -q tests/python tests/gpu
+
+stage "MBIRJAX tests on 0.6.17.1 (.venv-mbirjax06)"
+"$ROOT/.venv-mbirjax06/bin/python" -m pytest -q tests/python/test_mbirjax_sweep.py tests/python/test_example_forward.py

@@ -3,6 +3,7 @@ subprocess: fpgaprof imported before jax) and leaves a trace that loads with its
 Without a GPU its tables must say why they are empty; on a GPU they must hold ranked rows."""
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import os
 import subprocess
@@ -19,6 +20,12 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("mbirjax") is None,
                                 reason="mbirjax not installed (pip install '.[mbirjax]')")
 
 
+def fpgaprof_backend() -> str:
+    """JAX's backend in a fresh process, as the example sees it."""
+    return subprocess.run([sys.executable, "-c", "import jax; print(jax.default_backend())"],
+                          capture_output=True, text=True, timeout=300).stdout.strip()
+
+
 def test_forward_example_traces_ranks_and_saves(tmp_path):
     env = dict(os.environ, MPLBACKEND="Agg")
     env.pop("DISPLAY", None)
@@ -29,6 +36,15 @@ def test_forward_example_traces_ranks_and_saves(tmp_path):
     out = p.stdout
     assert out.startswith("fpgaprof trace: wall time ")
     assert "trace saved to fwd.fpgaprof" in out
+    # Which projector kernels ran: XLA's without an H100/H200/A100 (and always on MBIRJAX 0.6).
+    version = importlib.metadata.version("mbirjax")
+    kernels = next(line for line in out.splitlines() if "projector kernels:" in line)
+    if version.startswith("0.6."):
+        assert kernels == (f"MBIRJAX {version} projector kernels: XLA "
+                           "(get_compute_config() came with 0.7)")
+    elif "cpu" in fpgaprof_backend():
+        assert kernels == (f"MBIRJAX {version} projector kernels: XLA "
+                           "(Pallas: not a GPU platform (cpu))")
     prof = fpgaprof.load(tmp_path / "fwd.fpgaprof")
     names = [prof.regions[i].name for i in range(len(prof.regions))]
     assert names == ["forward_project", "back_project"]

@@ -6,14 +6,19 @@ numbers are worked out by hand in the comments.
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
 import importlib.util
 import json
 import math
 import os
 import subprocess
 import sys
+import typing
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,6 +28,14 @@ pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("mbirjax") is None,
     reason="mbirjax not installed (pip install '.[mbirjax]')",
 )
+
+# The sweep runs on both MBIRJAX lines (0.6.17.1 and 0.7.x); these tests run on the installed one.
+MBIRJAX_VERSION = (importlib.metadata.version("mbirjax")
+                   if importlib.util.find_spec("mbirjax") is not None else None)
+LINE_07 = MBIRJAX_VERSION is not None and MBIRJAX_VERSION.startswith("0.7.")
+# get_compute_config()["kernels"] flags of MBIRJAX 0.7.3 (tomography_model.py) saying which
+# projector paths run as Pallas kernels.
+PALLAS_FLAGS = ("fwd_pallas", "back_pallas", "fwd_pallas_band", "back_pallas_band")
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +123,23 @@ def test_sweep_size_32_outputs(tmp_path):
     env = summary["environment"]
     for key in ("backend", "devices", "jax_version", "mbirjax_version"):
         assert key in env
-    assert env["mbirjax_version"] == "0.6.17.1"
+    assert env["mbirjax_version"] == MBIRJAX_VERSION
+    assert env["jax_version"] == importlib.metadata.version("jax")
+    # MBIRJAX's compute configuration: one per model built (the parallel model at n = 16 and 32)
+    # from get_compute_config() on 0.7; on 0.6 null with the reason.
+    if LINE_07:
+        assert set(env["compute_config"]) == {"parallel/16", "parallel/32"}
+        for cfg in env["compute_config"].values():
+            assert cfg["versions"]["mbirjax"] == MBIRJAX_VERSION
+            assert set(PALLAS_FLAGS) <= set(cfg["kernels"])
+        assert env["compute_config_reason"] is None
+        if env["backend"] == "cpu":  # the Pallas kernels need an H100/H200/A100 GPU
+            assert env["pallas_live"] is False
+            assert all(cfg["kernels"]["pallas_status"] == "not a GPU platform (cpu)"
+                       for cfg in env["compute_config"].values())
+    else:
+        assert env["compute_config"] is None and env["pallas_live"] is None
+        assert "get_compute_config" in env["compute_config_reason"]
 
     # The timing schema: one measurement per (operation, size, run), positive seconds.
     ms = summary["measurements"]
@@ -131,14 +160,31 @@ def test_sweep_size_32_outputs(tmp_path):
         if env["backend"] == "cpu":  # no kernel data without a GPU, and it must say so
             assert prof["available"] is False and prof["reason"]
 
-    # The forward projector's jitted entry point is reachable: a real AOT breakdown.
-    aot = ops[("parallel_forward_project", 32)]["aot"]["sparse_forward_project"]
+    # The jitted forward projector the operation dispatches is found and broken down (0.6:
+    # Projectors' per-model sparse_forward_project_fcn; 0.7: the module-level
+    # _sparse_forward_project driver).
+    fwd = ops[("parallel_forward_project", 32)]
+    assert fwd["aot_note"] is None
+    aot = [a for name, a in fwd["aot"].items() if "sparse_forward_project" in name]
+    assert len(aot) == 1, sorted(fwd["aot"])
     for key in ("trace_s", "lower_s", "compile_s", "execute_s"):
-        assert aot[key] > 0, key
-    assert aot["calls_per_operation"] >= 1
+        assert aot[0][key] > 0, key
+    assert aot[0]["calls_per_operation"] >= 1
+    assert all("error" not in a for a in fwd["aot"].values())
     # A sparse back projection of a 32^3 volume costs real flops in XLA's cost model.
-    sbp = ops[("parallel_sparse_back_project", 32)]["aot"]["sparse_back_project"]
-    assert sbp["cost_analysis"]["flops"] > 32**3
+    sbp = [a for name, a in ops[("parallel_sparse_back_project", 32)]["aot"].items()
+           if "sparse_back_project" in name]
+    assert len(sbp) == 1 and sbp[0]["cost_analysis"]["flops"] > 32**3
+    # median_filter3d: 0.6 jits a closure per call (broken down), 0.7 runs an eager lax.map (nothing
+    # to break down, and the note says so).
+    med = ops[("median_filter3d", 32)]
+    if med["aot"]:
+        assert all("error" not in a for a in med["aot"].values())
+    else:
+        assert med["aot_note"].startswith("nothing to break down")
+    counts = summary["sweep"]["aot_counts"]
+    assert sum(counts.values()) == len(ops) and counts["error"] == 0 and counts["failed"] == 0
+    assert "AOT breakdown" in (tmp_path / "scaling.txt").read_text()
 
     # Scaling: the exponent in the files is the least-squares slope of the medians in them.
     rows = {r["operation"]: r for r in summary["sweep"]["scaling"]}
@@ -305,3 +351,222 @@ def test_profile_section_under_fpgaprof_run_points_to_the_runs_report(sweep):
                                      "in the run's report"}
     table = sweep.format_trace_facts([res])
     assert "0.0000" not in table and "not available: under `fpgaprof run`" in table
+
+
+# --- The AOT breakdown's discovery of jitted functions, on hand-made ones -------------------------
+# Functions jitted while the recorder is patched into jax.jit record their top-level calls during
+# recording(); each recorded (function, argument signature) is then broken down through
+# jitted.trace(...).lower().compile(). XLA's cost analysis of these one-fusion programs on
+# float32[8] is worked out by hand: x * 2 + 1 is 8 multiplies + 8 adds = 16 flops, x * 3 is 8
+# flops, and each fusion reads 8 x 4 = 32 B and writes 32 B (64 B accessed).
+
+
+def _double_plus_one(x):
+    return x * 2.0 + 1.0
+
+
+def _scale(x, k):
+    return x * k
+
+
+def test_recorder_finds_the_jitted_functions_an_operation_calls(sweep):
+    import jax
+    import jax.numpy as jnp
+
+    rec = sweep.JitCallRecorder()
+    real_jit = jax.jit
+    with rec.patched():
+        f = jax.jit(_double_plus_one)
+        g = jax.jit(_scale, static_argnames="k")
+        outer = jax.jit(lambda x: f(x) * 2.0)  # calls f inside its own trace
+    assert jax.jit is real_jit  # restored on exit
+    x = jnp.arange(8.0, dtype=jnp.float32)
+
+    def operation():
+        return g(f(x), k=3.0), g(f(x), k=3.0), outer(x)
+
+    with rec.recording():
+        operation()
+    g(x, k=3.0)  # outside recording(): not recorded
+    names = [name for name, _, _ in rec.entries()]
+    calls = [e["calls"] for _, _, e in rec.entries()]
+    # f called twice at top level, g twice, outer once; f inside outer is part of outer's program.
+    assert names == ["_double_plus_one", "_scale", "<lambda>"]
+    assert calls == [2, 2, 1]
+
+    res = sweep.Result("two_jitted", 8)
+    sweep.run_aot(res, operation, rec, {})
+    assert list(res.aot) == names and res.aot_note is None
+    assert sweep.aot_status(res) == "complete"
+    flops = {name: a["cost_analysis"]["flops"] for name, a in res.aot.items()}
+    assert flops == {"_double_plus_one": 16.0, "_scale": 8.0, "<lambda>": 24.0}  # 16 + 8
+    for name, a in res.aot.items():
+        assert a["cost_analysis"]["bytes accessed"] == 64.0
+        for key in ("trace_s", "lower_s", "compile_s", "execute_s"):
+            assert a[key] > 0, (name, key)
+        assert a["measured_in"] == "two_jitted"
+    assert res.aot["_double_plus_one"]["function"].endswith("._double_plus_one")
+    assert res.aot["_scale"]["calls_per_operation"] == 2
+
+    # A second operation calling g with the same signature reuses the figures measured for the
+    # first (measured_in), as operations of one size share MBIRJAX's projectors.
+    cache: dict = {}
+    first = sweep.Result("first", 8)
+    with rec.recording():
+        g(x, k=3.0)
+    sweep.run_aot(first, lambda: g(x, k=3.0), rec, cache)
+    second = sweep.Result("second", 8)
+    with rec.recording():
+        g(x, k=3.0)
+        g(x, k=3.0)
+    sweep.run_aot(second, lambda: g(x, k=3.0), rec, cache)
+    assert second.aot["_scale"]["measured_in"] == "first"
+    assert second.aot["_scale"]["calls_per_operation"] == 2
+
+
+def test_recorder_binds_jitted_methods_and_drops_static_arguments(sweep):
+    import jax
+    import jax.numpy as jnp
+
+    rec = sweep.JitCallRecorder()
+    with rec.patched():
+        class Model:  # self (hashable) and k static, as MBIRJAX jits some of its model methods
+            @functools.partial(jax.jit, static_argnums=(0, 2))
+            def scale_by(self, x, k):
+                return x * k
+
+    m = Model()
+    x = jnp.ones(8, dtype=jnp.float32)
+    with rec.recording():
+        y = m.scale_by(x, 3.0)  # self and k static: the executable takes x only
+    assert float(y[0]) == 3.0
+    assert m.scale_by == m.scale_by  # bound like a method: equal (and hashable) per instance
+    [(name, _, entry)] = rec.entries()
+    assert name == "scale_by"
+    out = sweep.aot_breakdown_one(entry["wrapper"], entry["args"], entry["kwargs"])
+    assert "error" not in out and out["execute_s"] > 0
+    assert out["cost_analysis"]["flops"] == 8.0  # 8 multiplies by the static k
+
+
+def test_a_function_that_cannot_be_broken_down_says_why(sweep):
+    import jax
+    import jax.numpy as jnp
+
+    traces = []
+
+    def traced_once(x):  # a Python side effect at trace time: it cannot be traced (nor lowered)
+        # again, so its AOT breakdown fails at its first step
+        traces.append(1)
+        if len(traces) > 1:
+            raise ValueError("this function cannot be traced twice")
+        return x - 1.0
+
+    rec = sweep.JitCallRecorder()
+    with rec.patched():
+        ok = jax.jit(_double_plus_one)
+        bad = jax.jit(traced_once)
+        donating = jax.jit(_double_plus_one, donate_argnums=0)
+    x = jnp.arange(8.0, dtype=jnp.float32)
+    gift = jnp.arange(8.0, dtype=jnp.float32)
+
+    def operation():
+        return ok(x), bad(x)
+
+    with rec.recording():
+        operation()
+        donating(gift)
+    res = sweep.Result("half_broken", 8)
+    # No exception; the warm-up after the breakdown is given a call that can be traced again.
+    sweep.run_aot(res, lambda: ok(x), rec, {})
+    assert res.aot["_double_plus_one"]["compile_s"] > 0
+    assert res.aot["traced_once"]["error"] == (
+        "trace failed: ValueError: this function cannot be traced twice")
+    assert "trace_s" not in res.aot["traced_once"]
+    assert res.aot_note == ("1 of 3 jitted function(s) could not be broken down: traced_once: "
+                            "trace failed: ValueError: this function cannot be traced twice")
+    assert sweep.aot_status(res) == "partial"
+    # The donated argument is gone after the recorded call: compiled, not executed, and why.
+    donated = res.aot["_double_plus_one#2"]
+    assert donated["compile_s"] > 0 and donated["execute_s"] is None
+    assert "donated" in donated["execute_note"]
+    # The text output carries the reason too.
+    row = next(line for line in sweep.format_aot([res]).splitlines()
+               if line.startswith("half_broken"))
+    assert row.split()[:4] == ["half_broken", "8", "3", "2"]
+    assert "traced_once: trace failed: ValueError" in row
+
+    # An operation that dispatches no jitted function has nothing to break down, and says so.
+    empty = sweep.Result("numpy_only", 8)
+    with rec.recording():
+        pass
+    sweep.run_aot(empty, lambda: None, rec, {})
+    assert empty.aot == {} and empty.aot_note.startswith("nothing to break down")
+    assert sweep.aot_status(empty) == "none"
+    assert sweep.aot_counts([res, empty]) == {
+        "complete": 0, "partial": 1, "failed": 0, "none": 1, "error": 0}
+
+
+# --- MBIRJAX's compute configuration -----------------------------------------------------------
+
+
+class _Tiles(typing.NamedTuple):  # MBIRJAX 0.7's tile policy is a namedtuple
+    fwd_view_batch: Any
+    fwd_pallas: bool
+    back_pallas: bool
+
+
+class _FakeModel07:
+    """get_compute_config() as MBIRJAX 0.7.3 lays it out, with a NumPy integer and a namedtuple
+    inside (made JSON-safe by the sweep); it prints unless print_results=False."""
+
+    def __init__(self, fwd: bool, back: bool, status: str):
+        self.fwd, self.back, self.status = fwd, back, status
+
+    def get_compute_config(self, print_results=True):
+        if print_results:
+            print("Compute configuration:")
+        return {
+            "versions": {"mbirjax": "0.7.3", "jax": "0.10.1"},
+            "devices": {"count": 1, "device_kind": "NVIDIA H100 80GB HBM3"},
+            "tiles": _Tiles(np.int64(32), self.fwd, self.back),
+            "kernels": {"pallas_available": self.fwd or self.back, "pallas_status": self.status,
+                        "back_pallas": self.back, "fwd_pallas": self.fwd,
+                        "back_pallas_band": False, "fwd_pallas_band": False},
+            "jit_cache": {"persistent_cache_dir": None},
+        }
+
+
+def test_compute_config_recorded_json_safe_with_pallas_state(sweep, monkeypatch, capsys):
+    live, reason = sweep.compute_config_of(_FakeModel07(False, True, "available (NVIDIA H100)"))
+    assert reason is None
+    assert capsys.readouterr().out == ""  # fetched silently
+    assert live["tiles"] == {"fwd_view_batch": 32, "fwd_pallas": False, "back_pallas": True}
+    assert type(live["tiles"]["fwd_view_batch"]) is int
+    assert json.loads(json.dumps(live)) == live
+    assert sweep.pallas_live(live) is True  # the back projector runs as a Pallas kernel
+    off, _ = sweep.compute_config_of(_FakeModel07(False, False, "not a GPU platform (cpu)"))
+    assert sweep.pallas_live(off) is False
+    assert sweep.compute_config_line("cone/64", off, None) == (
+        "compute config cone/64: Pallas kernels not live (not a GPU platform (cpu)); "
+        "fwd_pallas=False, back_pallas=False, fwd_pallas_band=False, back_pallas_band=False")
+
+    class Model06:  # MBIRJAX 0.6: no get_compute_config()
+        pass
+
+    class Broken:
+        def get_compute_config(self, print_results=True):
+            raise RuntimeError("no devices")
+
+    none, why = sweep.compute_config_of(Model06())
+    assert none is None and "no get_compute_config()" in why
+    assert sweep.compute_config_of(Broken()) == (
+        None, "get_compute_config() failed: RuntimeError: no devices")
+
+    monkeypatch.setattr(sweep, "COMPUTE_CONFIGS", {"parallel/64": (off, None),
+                                                   "cone/64": (live, None)})
+    env = sweep.environment_compute_config()
+    assert env["pallas_live"] is True and env["compute_config_reason"] is None
+    assert env["compute_config"] == {"parallel/64": off, "cone/64": live}
+    monkeypatch.setattr(sweep, "COMPUTE_CONFIGS", {"parallel/64": (None, why)})
+    assert sweep.environment_compute_config() == {
+        "compute_config": None, "compute_config_reason": why, "pallas_live": None}
