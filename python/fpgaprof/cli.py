@@ -45,6 +45,17 @@ class _Parser(argparse.ArgumentParser):
         raise usage_error(self.prog, message)
 
 
+def _positive_int(text: str) -> int:
+    """argparse type of a count option: a whole number >= 1."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{v} must be 1 or more")
+    return v
+
+
 def _out(text: str) -> None:
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
@@ -570,6 +581,42 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_estimate(args: argparse.Namespace) -> int:
+    """The static FPGA what-if of an HLO module (fpgaprof.fpga.estimate_hlo): the ops table,
+    the whole function's card time, transfers and total with their ranges; --json for all."""
+    from fpgaprof import fpga
+    from fpgaprof.errors import HloParseError
+    try:
+        with open(args.module, encoding="utf-8") as f:
+            text = f.read()
+    except UnicodeDecodeError as e:
+        raise usage_error(f"{PROG} estimate", f"{args.module} is not UTF-8 text ({e.reason} at byte {e.start}): "
+                          "give an HLO text file (XLA's --xla_dump_to output, or compiled.as_text())")
+    except OSError as e:
+        raise usage_error(f"{PROG} estimate", f"cannot read {args.module}: {e.strerror or e}")
+    try:
+        est = fpga.estimate_hlo(text, target=fpga.target_spec(args.target))
+    except HloParseError as e:
+        raise _failure(f"{args.module}: not HLO text fpgaprof can read ({_one_line(e)})")
+    if args.json:
+        out = {"summary": est.summary(), "target": est.target, "ops": list(est)}
+        _out(json.dumps(out, indent=1, default=_json_default, allow_nan=False) + "\n")
+        return 0
+    if args.limit is not None and args.limit < len(est):
+        shown = type(est)(sorted(est, key=lambda r: -(r.get("card_time_s") or 0))[:args.limit])
+        for k in ("title", "display", "footer", "empty_note"):
+            setattr(shown, k, getattr(est, k))
+        shown.title = est.title + f" (the {args.limit} longest of {len(est)})"
+        _out(str(shown))
+    else:
+        _out(str(est))
+    return 0
+
+
+def _json_default(x: Any) -> Any:
+    return None
+
+
 def cmd_calibrate(args: argparse.Namespace) -> int:
     try:
         from fpgaprof import calibrate
@@ -962,6 +1009,19 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--limit", type=int, default=20, help="rows per section (default 20)")
     r.add_argument("--target", default=DEFAULT_TARGET, metavar="CARD", help=argparse.SUPPRESS)
     r.set_defaults(func=cmd_compare)
+
+    r = sub.add_parser("estimate", help="estimate an HLO module on an FPGA card (no trace, no GPU)",
+                       description="The static FPGA what-if of an HLO module (XLA's text, e.g. an "
+                       "--xla_dump_to file or jax.jit(f).lower(...).compile().as_text()): every op "
+                       "on the card as compiled and restructured, the whole function's card time, "
+                       "host-link transfers and total, each with its range (docs/fpga-model.md).")
+    r.add_argument("module", metavar="MODULE.hlo", help="HLO text file")
+    r.add_argument("--target", default=DEFAULT_TARGET, metavar="CARD",
+                   help=f"FPGA card: a preset or a card file CARD.json (default: {DEFAULT_TARGET})")
+    r.add_argument("--json", action="store_true", help="print the whole estimate as JSON")
+    r.add_argument("--limit", type=_positive_int, default=None, metavar="N",
+                   help="show the N ops with the longest card time (default: all)")
+    r.set_defaults(func=cmd_estimate)
 
     r = sub.add_parser("calibrate", help="measure this GPU's achieved ceilings",
                        description="Measures achieved DRAM bandwidth and FLOP/s on this GPU and "

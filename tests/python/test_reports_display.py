@@ -177,15 +177,18 @@ def test_candidate_tables_in_html_use_the_printed_formats():
     doc = H._ranked_table([row], H.CANDIDATE_FIRST, roofline.TOTAL_LABELS)
     heads = [h.split(">")[-1] for h in doc.split("</th>")[:-1]]
     assert "op_speedup_low" not in heads and "fpga_total_high" not in heads
-    assert '>1.91x<br><span class="dim">1.3-3.1x</span></td>' in doc
+    assert '>1.91x<br><span class="dim">1.2-3.2x</span></td>' in doc
     assert '>206.7 µs<br><span class="dim">130-310 µs</span></td>' in doc
     assert H.fmt_speedup(0.00496) == "0.005x" and H.fmt_speedup(None) == "–"
     assert N._text_cell("op_speedup", 1.914) == "1.91x"
-    assert N._text_cell("op_speedup", 1.914, H.range_text("op_speedup", row)) == "1.91x (1.3-3.1x)"
-    # ranges: two significant digits, no exponent, both ends in the upper end's unit
-    assert H.fmt_speedup_range(0.004912, 0.0123) == "0.0049-0.012x"
-    assert H.fmt_s_range(0.1311, 0.4027) == "130-400 ms"
+    assert N._text_cell("op_speedup", 1.914, H.range_text("op_speedup", row)) == "1.91x (1.2-3.2x)"
+    # ranges: two significant digits, no exponent, both ends in the upper end's unit, the low
+    # end rounded down and the high end up (the printed range holds the value: 564.9 us sits
+    # in "17-570 us", not "17-560 us")
+    assert H.fmt_speedup_range(0.004912, 0.0123) == "0.0049-0.013x"
+    assert H.fmt_s_range(0.1311, 0.4027) == "130-410 ms"
     assert H.fmt_s_range(8.1e-4, 2.1e-3) == "0.81-2.1 ms"
+    assert H.fmt_s_range(1.7e-5, 5.649e-4) == "17-570 µs"
     assert H.fmt_speedup_range(None, 2.0) == "" and H.fmt_s_range(1.0, float("nan")) == ""
 
 

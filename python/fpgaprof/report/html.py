@@ -100,31 +100,37 @@ def _finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(float(x))
 
 
-def _sig2(x: float) -> str:
-    """x to two significant digits without an exponent: 130, 1.3, 0.81, 0.012."""
+def _sig2(x: float, direction: int = 0) -> str:
+    """x to two significant digits without an exponent: 130, 1.3, 0.81, 0.012; rounded down
+    (direction -1) or up (+1) for the ends of a range, so the printed range holds the value."""
     if x == 0 or not math.isfinite(x):
         return "0" if x == 0 else "–"
     digits = 1 - math.floor(math.log10(abs(x)))
-    return f"{round(x, digits):.{max(digits, 0)}f}"
+    scale = 10.0 ** digits
+    # a hair of slack so an end that is already round is not moved by float error
+    v = (math.floor(x * scale * (1 + 1e-12)) if direction < 0 else
+         math.ceil(x * scale * (1 - 1e-12)) if direction > 0 else round(x * scale)) / scale
+    return f"{v:.{max(digits, 0)}f}"
 
 
 def fmt_speedup_range(low: float | None, high: float | None) -> str:
-    """A speedup range as every report prints it: "1.6-3.1x", "0.0049-0.012x" (two significant
-    digits, "" when either end is missing)."""
+    """A speedup range as every report prints it: "1.6-3.2x", "0.0049-0.013x" (two significant
+    digits, the low end rounded down and the high end up; "" when either end is missing)."""
     if not (_finite(low) and _finite(high)):
         return ""
     lo, hi = float(low), float(high)  # type: ignore[arg-type]
-    return f"{_sig2(lo)}-{_sig2(hi)}x"
+    return f"{_sig2(lo, -1)}-{_sig2(hi, +1)}x"
 
 
 def fmt_s_range(low: float | None, high: float | None) -> str:
-    """A time range: "0.81-2.1 ms", "130-400 ms" (two significant digits, both ends in the unit
-    of the upper one), "" when either end is missing."""
+    """A time range: "0.81-2.1 ms", "130-410 ms" (two significant digits, the low end rounded
+    down and the high end up, both in the unit of the upper one), "" when either end is
+    missing."""
     if not (_finite(low) and _finite(high)):
         return ""
     lo, hi = float(low), float(high)  # type: ignore[arg-type]
     k, unit = next(((k, u) for k, u, _ in TIME_STEPS if abs(hi) >= k), (1e-9, "ns"))
-    return f"{_sig2(lo / k)}-{_sig2(hi / k)} {unit}"
+    return f"{_sig2(lo / k, -1)}-{_sig2(hi / k, +1)} {unit}"
 
 
 def range_keys(k: str) -> tuple[str, str]:

@@ -1,0 +1,268 @@
+"""The static FPGA what-if: fpgaprof.fpga.estimate(fn, *args), estimate_hlo(text) and
+`fpgaprof estimate MODULE.hlo`. Expected numbers are worked out by hand from the documented
+model (docs/fpga-model.md) and the preset's nominal constants and their ends."""
+import json
+import math
+import subprocess
+import sys
+
+import fpgaprof  # noqa: F401  (before jax)
+import pytest
+from fpgaprof import fpga
+
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
+
+N = 1 << 20
+# b + 3 c as one loop fusion: reads b and c (8N B), writes the result (4N B), 2N FLOPs.
+TRIAD_HLO = f"""HloModule triad
+
+%fused (p0: f32[{N}], p1: f32[{N}]) -> f32[{N}] {{
+  %p0 = f32[{N}]{{0}} parameter(0)
+  %p1 = f32[{N}]{{0}} parameter(1)
+  %three = f32[] constant(3)
+  %bc = f32[{N}]{{0}} broadcast(%three), dimensions={{}}
+  %m = f32[{N}]{{0}} multiply(%bc, %p1)
+  ROOT %a = f32[{N}]{{0}} add(%p0, %m)
+}}
+
+ENTRY %main (b: f32[{N}], c: f32[{N}]) -> f32[{N}] {{
+  %b = f32[{N}]{{0}} parameter(0)
+  %c = f32[{N}]{{0}} parameter(1)
+  ROOT %triad = f32[{N}]{{0}} fusion(%b, %c), kind=kLoop, calls=%fused
+}}
+"""
+
+# alveo-u280 (docs/fpga-model.md, "Constants"): 32 pseudo-channels x 14.375 GB/s; a design
+# drives 56.25 % (50-100 %) of them at 91.216 % (85.25-92.39 %) of their peak; PCIe gen3 x16
+# at 71.78 % (25.39-77.15 %) of 15.754 GB/s, 13.01 us (5.17-19 us) per buffer; 40 us (16-100 us)
+# per launch.
+STREAM = {"nominal": 32 * 0.5625 * 14.375e9 * 0.91216, "low": 32 * 1.0 * 14.375e9 * 0.923913,
+          "high": 32 * 0.5 * 14.375e9 * 0.852522}
+LINK = {"nominal": 15.753846e9 * 0.717752, "low": 15.753846e9 * 0.771532, "high": 15.753846e9 * 0.253906}
+BUFFER = {"nominal": 13.0099e-6, "low": 5.17106e-6, "high": 19e-6}
+LAUNCH = {"nominal": 40e-6, "low": 16e-6, "high": 100e-6}
+
+
+def _triad_by_hand(end):
+    op = 12 * N / STREAM[end]                    # memory-bound: 2N FLOPs take 3.9 us at 534.9 GFLOP/s
+    card = op + LAUNCH[end]                      # one launch for the whole function
+    transfer = 12 * N / LINK[end] + 3 * BUFFER[end]   # b, c in; the result out: 3 buffers
+    return op, card, transfer
+
+
+def test_estimate_hlo_of_a_triad_by_hand():
+    est = fpga.estimate_hlo(TRIAD_HLO, target="alveo-u280")
+    assert len(est) == 1
+    row = est[0]
+    assert (row["op"], row["opcode"], row["pattern"], row["precision"]) == ("triad", "fusion", "elementwise", "fp32")
+    assert (row["flops"], row["bytes"], row["executions"]) == (2 * N, 12 * N, 1)
+    assert row["stream_bytes"] == 12 * N and row["random_bytes"] == 0 and row["compulsory_bytes"] == 12 * N
+    op, card, transfer = _triad_by_hand("nominal")
+    assert row["card_memory_s"] == pytest.approx(op, rel=1e-6)                  # 53.31 us
+    assert row["card_compute_s"] == pytest.approx(2 * N / (9024 * 0.6675 / 5 * 2 * 222e6), rel=1e-6)
+    assert row["card_time_s"] == pytest.approx(op, rel=1e-6)
+    assert row["card_latency_s"] == 0                # the launch is the function's, below
+    assert row["card_limit"] == "memory"
+    assert row["memory_efficiency"] == pytest.approx(0.5625 * 0.91216)
+    lo, _, lo_t = _triad_by_hand("low")
+    hi, _, hi_t = _triad_by_hand("high")
+    assert (row["card_time_low_s"], row["card_time_high_s"]) == (pytest.approx(lo, rel=1e-6), pytest.approx(hi, rel=1e-6))
+    # the whole function: 93.31 us on the card, 1151.9 us over the link, 1245.2 us in all
+    assert est.card_time_s == pytest.approx(card, rel=1e-6)
+    assert est.card_time_range_s == (pytest.approx(lo + 16e-6, rel=1e-6), pytest.approx(hi + 100e-6, rel=1e-6))
+    assert est.transfer_bytes == 12 * N
+    assert est.transfer_s == pytest.approx(transfer, rel=1e-6)
+    assert est.transfer_range_s == (pytest.approx(lo_t, rel=1e-6), pytest.approx(hi_t, rel=1e-6))
+    assert est.total_s == pytest.approx(card + transfer, rel=1e-6)
+    assert est.total_range_s[0] < est.total_s < est.total_range_s[1]
+    # It streams already: restructured is the same design.
+    assert est.restructured_card_time_s == pytest.approx(est.card_time_s)
+    assert row["scenario"] == "as compiled"
+    assert est.not_estimated_count == 0 and est.notes == [] and est.module == "triad"
+    assert est.target["name"] == "alveo-u280"
+    # What print() shows: the op row with its range, and the whole function with its ranges.
+    text = str(est)
+    assert text.splitlines()[0] == "FPGA estimate of triad on alveo-u280: ops: 1 rows"
+    assert "53.3 µs (29-65 µs)" in text
+    assert "whole function on alveo-u280: card 93.3 µs (45-170 µs)" in text
+    assert "total 1.25 ms (1.0-3.4 ms)" in text
+
+
+LOOP_HLO = f"""HloModule loops
+
+%body (s: (s32[], f32[{N}])) -> (s32[], f32[{N}]) {{
+  %s = (s32[], f32[{N}]) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %x = f32[{N}]{{0}} get-tuple-element(%s), index=1
+  %one = s32[] constant(1)
+  %j = s32[] add(%i, %one)
+  %y = f32[{N}]{{0}} multiply(%x, %x)
+  ROOT %t = (s32[], f32[{N}]) tuple(%j, %y)
+}}
+
+%cond (s: (s32[], f32[{N}])) -> pred[] {{
+  %s = (s32[], f32[{N}]) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %ten = s32[] constant(10)
+  ROOT %lt = pred[] compare(%i, %ten), direction=LT
+}}
+
+ENTRY %main (x: f32[{N}]) -> f32[{N}] {{
+  %x = f32[{N}]{{0}} parameter(0)
+  %zero = s32[] constant(0)
+  %init = (s32[], f32[{N}]) tuple(%zero, %x)
+  %known = (s32[], f32[{N}]) while(%init), condition=%cond, body=%body, backend_config={{"known_trip_count":{{"n":"10"}}}}
+  %unknown = (s32[], f32[{N}]) while(%known), condition=%cond, body=%body
+  ROOT %r = f32[{N}]{{0}} get-tuple-element(%unknown), index=1
+}}
+"""
+
+
+def test_estimate_hlo_multiplies_loop_bodies_by_their_trip_count():
+    est = fpga.estimate_hlo(LOOP_HLO, target="alveo-u55c")
+    by = {}
+    for r in est:
+        by.setdefault((r["op"], r["executions"]), r)
+    # the body's multiply x * x (N FLOPs; XLA counts each operand read, 8N B, and 4N written)
+    # runs 10 times in the first loop and once (unknown trip count: a lower bound) in the
+    # second; the scalar adds and compares too
+    mul10, mul1 = by[("y", 10)], by[("y", 1)]
+    assert mul10["bytes"] == 10 * 12 * N and mul10["flops"] == 10 * N
+    assert mul1["bytes"] == 12 * N
+    assert mul10["card_time_s"] == pytest.approx(10 * mul1["card_time_s"])
+    assert mul10["card_time_s"] == pytest.approx(10 * 12 * N / (32 * 0.5625 * 14.375e9 * 0.91216), rel=1e-6)
+    # restructured, x is read once: 4N in, 4N out per execution
+    assert mul10["compulsory_bytes"] == 10 * 8 * N
+    assert mul10["restructured_card_time_s"] == pytest.approx(10 * 8 * N / (32 * 0.5625 * 14.375e9 * 0.91216), rel=1e-6)
+    assert any("'unknown'" in n and "trip count unknown" in n for n in est.notes)
+    assert not any("'known'" in n for n in est.notes)
+    assert est.card_time_s == pytest.approx(sum(r["card_time_s"] for r in est) + 40e-6, rel=1e-9)
+
+
+CUSTOM_HLO = """HloModule custom
+
+ENTRY %main (a: f32[1024,1024], b: f32[1024]) -> f32[1024] {
+  %a = f32[1024,1024]{1,0} parameter(0)
+  %b = f32[1024]{0} parameter(1)
+  %s = f32[1024,1024]{1,0} custom-call(%a, %b), custom_call_target="my_vendor_solver"
+  %zero = f32[] constant(0)
+  ROOT %r = f32[1024]{0} reduce(%s, %zero), dimensions={0}, to_apply=%add
+}
+
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %z = f32[] add(%x, %y)
+}
+"""
+
+
+def test_an_op_without_a_cost_is_listed_not_estimated_and_named():
+    est = fpga.estimate_hlo(CUSTOM_HLO, target="alveo-u250")
+    rows = {r["op"]: r for r in est}
+    s, r = rows["s"], rows["r"]
+    assert s["estimated"] is False and math.isnan(s["card_time_s"]) and math.isnan(s["card_time_low_s"])
+    assert "my_vendor_solver" in s["estimate_note"] and "not estimated" in s["estimate_note"]
+    assert r["estimated"] is True and math.isfinite(r["card_time_s"])
+    assert est.not_estimated_count == 1
+    assert any("lower bound" in n for n in est.notes)
+    # the card time holds only what is estimated (the reduce) and the launch
+    assert est.card_time_s == pytest.approx(r["card_time_s"] + 40e-6)
+
+
+GATHER_HLO = """HloModule g
+
+ENTRY %main (x: f32[4000000], i: s32[1000000,1]) -> f32[1000000] {
+  %x = f32[4000000]{0} parameter(0)
+  %i = s32[1000000,1]{1,0} parameter(1)
+  ROOT %gather = f32[1000000]{0} gather(%x, %i), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+}
+"""
+
+
+def test_a_gather_as_compiled_and_restructured_on_a_ddr4_card():
+    """alveo-u250 (4 DDR4 banks of 19.25 GB/s, all driven, at 78.87 %: 60.73 GB/s; 64-byte
+    granule; 92.58 M accesses/s per bank): 1e6 4-byte reads into the 16 MB x, each a 64-byte
+    access: 1e6 / (4 x 92.58e6) = 2700.4 us; indices and result stream: 8e6 / 60.73e9 = 131.7 us.
+    Restructured: x fits half the U250's 54.1 MB on chip; x, i read and the result written once
+    (24e6 B: 395.2 us); the 1e6 reads at 160 per cycle x 222 MHz (28.2 us): 395.2 us."""
+    est = fpga.estimate_hlo(GATHER_HLO, target="alveo-u250")
+    g = est[0]
+    stream = 4 * 19.25e9 * 0.788675
+    assert g["random_bytes"] == 4e6 and g["stream_bytes"] == 8e6
+    assert g["card_time_s"] == pytest.approx(1e6 / (4 * 92.5786e6) + 8e6 / stream, rel=1e-6)
+    assert g["card_limit"] == "random access"
+    assert g["restructured_onchip"] is True
+    assert g["restructured_card_time_s"] == pytest.approx(24e6 / stream, rel=1e-6)
+    assert g["scenario"] == f"restructured {g['card_time_s'] / g['restructured_card_time_s']:.1f}x faster"
+    assert est.restructured_card_time_s == pytest.approx(24e6 / stream + 40e-6, rel=1e-6)
+
+
+def test_estimate_of_a_jax_function_is_estimate_hlo_of_its_compiled_module():
+    # 8 GB arrays: only shapes, nothing is allocated.
+    def triad(b, c):
+        return b + 3.0 * c
+
+    big = jax.ShapeDtypeStruct((1 << 31,), jnp.float32)
+    est = fpga.estimate(triad, big, big, target="versal-v80")
+    text = jax.jit(triad).lower(big, big).compile().as_text()
+    again = fpga.estimate_hlo(text, target="versal-v80")
+    assert est.card_time_s == again.card_time_s and [r["op"] for r in est] == [r["op"] for r in again]
+    # XLA's own byte count of the module (its cost analysis) is what the rows move
+    xla = jax.jit(triad).lower(big, big).compile().cost_analysis()
+    xla = xla[0] if isinstance(xla, (list, tuple)) else xla
+    assert sum(r["bytes"] for r in est) == pytest.approx(xla["bytes accessed"])
+    assert est.transfer_bytes == 3 * 4 * (1 << 31)
+    # a jitted function goes in as it is; kwargs reach it
+    est2 = fpga.estimate(jax.jit(triad), b=big, c=big, target="versal-v80")
+    assert est2.card_time_s == pytest.approx(est.card_time_s)
+    summary = est.summary()
+    assert summary["target"] == "versal-v80" and summary["card_time_range_s"] == est.card_time_range_s
+
+
+def test_bad_inputs_are_typed_errors():
+    with pytest.raises(fpgaprof.HloParseError):
+        fpga.estimate_hlo("HloModule m\nENTRY %e { this is not HLO }", target="alveo-u55c")
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="HLO text"):
+        fpga.estimate_hlo(b"HloModule m", target="alveo-u55c")
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="unknown FPGA target"):
+        fpga.estimate(lambda x: x, jnp.ones(3), target="no-card")
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="a function"):
+        fpga.estimate(3, jnp.ones(3))
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "fpgaprof.cli", *args], capture_output=True, text=True)
+
+
+def test_cli_estimate(tmp_path):
+    path = tmp_path / "triad.hlo"
+    path.write_text(TRIAD_HLO)
+    r = _cli("estimate", str(path), "--target", "alveo-u280")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == "FPGA estimate of triad on alveo-u280: ops: 1 rows"
+    assert "whole function on alveo-u280: card 93.3 µs (45-170 µs)" in r.stdout
+    r = _cli("estimate", str(path), "--target", "alveo-u280", "--json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    op, card, transfer = _triad_by_hand("nominal")
+    assert data["summary"]["card_time_s"] == pytest.approx(card, rel=1e-6)
+    assert data["summary"]["total_s"] == pytest.approx(card + transfer, rel=1e-6)
+    assert data["ops"][0]["op"] == "triad" and data["target"]["name"] == "alveo-u280"
+    card_file = tmp_path / "card.json"
+    card_file.write_text(json.dumps({"base": "alveo-u280", "clock_hz": 300e6}))
+    r = _cli("estimate", str(path), "--target", str(card_file))
+    assert r.returncode == 0 and "alveo-u280 (modified)" in r.stdout
+    # bad input: a usage error (exit 2) or a one-line error (exit 1), never a traceback
+    r = _cli("estimate", str(tmp_path / "none.hlo"))
+    assert r.returncode == 2 and "cannot read" in r.stderr
+    bad = tmp_path / "bad.hlo"
+    bad.write_text("not HLO at all")
+    r = _cli("estimate", str(bad))
+    assert r.returncode == 1 and "not HLO text fpgaprof can read" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    r = _cli("estimate", str(path), "--limit", "0")
+    assert r.returncode == 2 and "--limit" in r.stderr
+    r = _cli("estimate", str(path), "--target", "alveo-u55")
+    assert r.returncode == 2 and "did you mean alveo-u55c" in r.stderr
