@@ -506,12 +506,16 @@ def test_left_out_counts():
 def _valid_candidate():
     return {"rank": 1, "op": "fusion.1", "module": "jit_f", "pattern": "elementwise",
             "gpu_time_ns": 1e6, "time_share": 0.5, "score": 0.3, "card_time_s": 1e-4,
-            "fpga_total_s": 2e-4, "op_speedup": 2.0, "workload_speedup": 1.3}
+            "card_time_low_s": 5e-5, "card_time_high_s": 3e-4, "fpga_total_s": 2e-4,
+            "op_speedup": 2.0, "op_speedup_low": 1.1, "op_speedup_high": 3.2, "workload_speedup": 1.3,
+            "restructured_card_time_s": 8e-5, "restructured_op_speedup": 2.2, "scenario": "as compiled"}
 
 
 @pytest.mark.parametrize("mutate", [
     lambda s: s["candidates"]["items"][0].update(score="high"),
     lambda s: s["candidates"]["items"][0].pop("score"),
+    lambda s: s["candidates"]["items"][0].pop("op_speedup_low"),
+    lambda s: s["candidates"]["items"][0].update(scenario="maybe"),
     lambda s: s["candidates"]["items"][0].update(rank=0),
     lambda s: s["roofline"]["points"][0].update(bound="bogus"),
     lambda s: s["roofline"]["points"][0].update(measured_bound="bogus"),
@@ -525,7 +529,7 @@ def _valid_candidate():
     lambda s: s["transfers"].pop("host_wait_s"),
     lambda s: s["ops"]["items"][0].update(bound="bogus"),
     lambda s: s["regions"]["items"][0].pop("path"),
-], ids=["score-string", "score-missing", "rank-0", "bound-bogus", "measured-bound-bogus",
+], ids=["score-string", "score-missing", "range-missing", "scenario-unknown", "rank-0", "bound-bogus", "measured-bound-bogus",
         "measured-missing", "peak-negative", "end-negative", "timeline-negative",
         "device-end-negative", "link-percent-string", "direction-unknown", "host-wait-missing",
         "op-bound-bogus", "region-path-missing"])

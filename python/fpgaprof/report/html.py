@@ -874,6 +874,11 @@ def _candidates(s: Mapping) -> str:
         head += (f' · {esc(wi["not_estimated_count"])} ops ({fmt_s(ne_s)}'
                  ' of GPU time) not estimated: no static cost (see estimate_note)')
     head += "</p>"
+    head += ('<p class="dim">each estimate with its range under it (every constant of the card model at '
+             'the ends of its measured spread); as compiled: the op accesses card memory as XLA compiled '
+             'it; restructured: a dataflow design reading each input once and writing each output once, '
+             'data-dependent accesses served on chip where their array fits; scenario: which of the two '
+             'gains (docs/fpga-model.md, docs/fpga-validation.md)</p>')
     if not c.get("available"):
         return head + _na(c) + _region_candidates(c)
     items = c["items"]
