@@ -53,6 +53,7 @@ PYBIND11_MODULE(_core, m) {
         .def_readonly("working_set_bytes", &Cost::working_set_bytes)
         .def_readonly("per_iteration", &Cost::per_iteration)
         .def_readonly("unknown", &Cost::unknown)
+        .def_readonly("from_author", &Cost::from_author)
         .def_property_readonly("bytes_accessed", &Cost::bytes_accessed);
     py::class_<Shape>(h, "Shape")
         .def_property_readonly("dtype", [](const Shape& s) { return std::string(primitive_name(s.type)); })
@@ -512,6 +513,8 @@ PYBIND11_MODULE(_core, m) {
       d["time_s"] = static_cast<double>(p.time_ns) * 1e-9; d["mean_kernel_ns"] = p.mean_kernel_ns();
       d["mean_blocks"] = p.mean_blocks; d["flops"] = p.flops; d["bytes"] = p.bytes; d["cost_coverage"] = p.cost_coverage;
       d["intensity"] = p.intensity; d["achieved_flops_per_s"] = p.achieved_flops_per_s;
+      d["lower_bound_bytes"] = p.lower_bound_bytes;
+      d["lower_bound_bytes_per_s"] = p.lower_bound_bytes_per_s > 0 ? py::object(py::float_(p.lower_bound_bytes_per_s)) : py::object(py::none());
       d["achieved_bytes_per_s"] = p.achieved_bytes_per_s; d["precision"] = precision_name(p.precision);
       d["roof_flops_per_s"] = p.roof_flops_per_s; d["ridge_flops_per_byte"] = p.ridge_flops_per_byte;
       d["percent_of_roof"] = p.percent_of_roof; d["bound"] = bound_name(p.bound);
@@ -830,6 +833,9 @@ PYBIND11_MODULE(_core, m) {
         py::dict d;
         d["op"] = in.ops[o].name; d["module"] = in.ops[o].module; d["pattern"] = hlo::access_pattern_name(in.ops[o].pattern);
         d["source"] = in.sources[o]; d["category"] = in.categories[o]; d["cost_known"] = in.ops[o].cost_known;
+        // Where its FLOPs and bytes come from: the cost rules, the custom kernel's own metadata,
+        // or (no rule) its operands and results only: a lower bound of the bytes, FLOPs unknown.
+        d["cost_basis"] = in.ops[o].cost_from_author ? "author" : in.ops[o].cost_known ? "static" : "lower bound";
         ops.append(point_dict(rr.ops[o], d));
       }
       for (std::size_t g = 0; g < rr.regions.size(); ++g) {

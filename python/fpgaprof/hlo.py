@@ -49,6 +49,7 @@ class HloInstruction:
     working_set_bytes = property(lambda self: self._i.cost.working_set_bytes)
     per_iteration = property(lambda self: self._i.cost.per_iteration)
     unknown_cost = property(lambda self: self._i.cost.unknown)
+    cost_from_author = property(lambda self: self._i.cost.from_author)
     pattern = property(lambda self: self._i.pattern)
     # attribution
     op_type = property(lambda self: self._i.op_type)

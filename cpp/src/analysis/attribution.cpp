@@ -233,6 +233,13 @@ class Attributor {
           if (ins.line == 0 && ins.name.find('#') != std::string::npos) continue;
           std::string k = sanitize_kernel_name(ins.name);
           if (v.by_kernel_name.emplace(k, &ins).second) by_kernel_[k].push_back(static_cast<uint32_t>(i));
+          // A Pallas/Triton custom call's kernel carries the kernel function's name (Pallas
+          // sanitizes it for PTX before lowering), not the instruction's.
+          if (hlo::is_triton_custom_call(ins)) {
+            const std::string kernel = sanitize_kernel_name(hlo::backend_config_string(ins, "name"));
+            if (!kernel.empty() && v.by_kernel_name.emplace(kernel, &ins).second)
+              by_kernel_[kernel].push_back(static_cast<uint32_t>(i));
+          }
         }
       }
     }
@@ -664,6 +671,7 @@ class Attributor {
             s.bytes_accessed = ins->cost.bytes_accessed();
             s.cost_per_iteration = ins->cost.per_iteration;
             s.cost_unknown = ins->cost.unknown;
+            s.cost_from_author = ins->cost.from_author;
             s.pattern = hlo::access_pattern_name(ins->pattern);
           }
         }

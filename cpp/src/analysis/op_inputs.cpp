@@ -68,6 +68,7 @@ OpInputs op_inputs(const TraceStore& store, const AttributionResult& attribution
     c.working_set_bytes = st.bytes_written;
     c.pattern = pattern_from_name(st.pattern);
     c.cost_known = st.has_cost && !st.cost_unknown;
+    c.cost_from_author = st.cost_from_author;
     c.executions = st.executions;
     c.precision = Precision::kFp32;
     c.module_index = st.module_index;

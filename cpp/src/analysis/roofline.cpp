@@ -23,6 +23,8 @@ struct Acc {
   double measured_blocks = 0;
   double measured_flops = 0;
   double measured_bytes = 0;
+  uint64_t lower_bound_ns = 0;   // kernels of ops without a cost: their operands + results only
+  double lower_bound_bytes = 0;
   std::array<uint64_t, kPrecisionCount> precision_ns{};
 
   void add(uint64_t ns, double blocks_, double f, double b, bool known, Precision p, const MeasuredKernel* m) {
@@ -34,6 +36,9 @@ struct Acc {
       flops += f;
       bytes += b;
       precision_ns[static_cast<std::size_t>(p)] += ns;
+    } else if (b > 0) {
+      lower_bound_ns += ns;
+      lower_bound_bytes += b;
     }
     if (m != nullptr && m->has) {
       measured_count += 1;
@@ -50,6 +55,8 @@ struct Acc {
     blocks += o.blocks;
     flops += o.flops;
     bytes += o.bytes;
+    lower_bound_ns += o.lower_bound_ns;
+    lower_bound_bytes += o.lower_bound_bytes;
     measured_count += o.measured_count;
     measured_ns += o.measured_ns;
     measured_blocks += o.measured_blocks;
@@ -106,6 +113,8 @@ RooflinePoint finish(const Acc& a, uint64_t executions, Precision p, const Ceili
   r.flops = a.flops;
   r.bytes = a.bytes;
   r.cost_coverage = a.time_ns ? static_cast<double>(a.known_ns) / static_cast<double>(a.time_ns) : 0.0;
+  r.lower_bound_bytes = a.lower_bound_bytes;
+  r.lower_bound_bytes_per_s = a.lower_bound_ns > 0 ? a.lower_bound_bytes / (static_cast<double>(a.lower_bound_ns) * 1e-9) : 0.0;
   r.precision = c.effective_precision(p);
   r.ridge_flops_per_byte = c.ridge_flops_per_byte(p);
   // Achieved rates over the time of the kernels whose cost is known, so unattributed kernels
@@ -274,7 +283,8 @@ RooflineReport analyze_roofline(const TraceStore& store, const Ceilings& ceiling
     const uint32_t op = attributed ? op_of_kernel[i] : kNone32;
     const bool known = op != kNone32 && ops[op].cost_known;
     const double f = known ? flops_per_kernel[op] : 0.0;
-    const double b = known ? bytes_per_kernel[op] : 0.0;
+    // An op without a cost still moves at least its operands and results: kept apart as a bound.
+    const double b = op != kNone32 ? bytes_per_kernel[op] : 0.0;
     const Precision p = op != kNone32 ? ops[op].precision : Precision::kFp32;
     const MeasuredKernel* m = measured.empty() ? nullptr : &measured[i];
     if (op != kNone32) {
@@ -290,7 +300,7 @@ RooflineReport analyze_roofline(const TraceStore& store, const Ceilings& ceiling
     if (options.per_kernel) {
       KernelRoofline& kr = report.kernels[i];
       kr.flops = static_cast<float>(f);
-      kr.bytes = static_cast<float>(b);
+      kr.bytes = static_cast<float>(known ? b : 0.0);
       kr.precision = op != kNone32 ? op_precision[op] : ceilings.effective_precision(p);
       double percent = 0;
       if (known && ns > 0) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <zlib.h>
 
 #include "fpgaprof/hlo/hlo_parser.hpp"
 
@@ -110,6 +111,81 @@ bool is_data_movement_op(const std::string& op) {
 bool is_free_op(const std::string& op) {
   return op == "parameter" || op == "constant" || op == "get-tuple-element" || op == "bitcast" ||
          op == "after-all" || op == "add-dependency" || op == "domain" || op == "opt-barrier";
+}
+
+// The figures a custom kernel's author attached to it: Pallas's Triton lowering drops
+// pallas_call(cost_estimate=...), but keeps pallas_call(metadata={...}) as a JSON object in the
+// custom call (backend_config serialized_metadata, or inside the zlib-compressed `opaque` of
+// triton_kernel_call_ffi). The keys are CostEstimate's: "flops", "transcendentals",
+// "bytes_accessed" (numbers or strings of numbers; docs/cost-model.md, "Custom kernels").
+struct AuthorCost {
+  double flops = -1, transcendentals = 0, bytes_accessed = -1;
+};
+
+std::string inflate_all(const std::string& in) {
+  std::string out;
+  if (in.empty() || in.size() > (std::size_t{64} << 20)) return out;
+  z_stream zs{};
+  if (inflateInit(&zs) != Z_OK) return out;
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs.avail_in = static_cast<uInt>(in.size());
+  char buf[65536];
+  int rc = Z_OK;
+  while (rc == Z_OK && out.size() < (std::size_t{256} << 20)) {
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = sizeof buf;
+    rc = inflate(&zs, Z_NO_FLUSH);
+    out.append(buf, sizeof buf - zs.avail_out);
+  }
+  inflateEnd(&zs);
+  return rc == Z_STREAM_END ? out : std::string();
+}
+
+bool read_author_cost(const nlohmann::json& j, AuthorCost& c) {
+  if (!j.is_object()) return false;
+  const auto number = [&](const char* key, double& v) {
+    auto it = j.find(key);
+    if (it == j.end()) return false;
+    try {
+      const double x = it->is_string() ? std::stod(it->get<std::string>()) : it->get<double>();
+      if (!(std::isfinite(x) && x >= 0)) return false;
+      v = x;
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
+  };
+  if (!number("flops", c.flops)) return false;
+  number("transcendentals", c.transcendentals);
+  number("bytes_accessed", c.bytes_accessed);
+  return true;
+}
+
+bool author_cost(const Instruction& ins, AuthorCost& c) {
+  if (!is_triton_custom_call(ins)) return false;
+  const std::string meta = backend_config_string(ins, "serialized_metadata");
+  if (!meta.empty()) {
+    try {
+      if (read_author_cost(nlohmann::json::parse(meta), c)) return true;
+    } catch (const std::exception&) {
+    }
+  }
+  // triton_kernel_call_ffi: the metadata's JSON object sits inside the compressed call proto.
+  const std::string proto = inflate_all(backend_config_string(ins, "opaque"));
+  for (std::size_t at = proto.find("{\""); at != std::string::npos; at = proto.find("{\"", at + 1)) {
+    int depth = 0;
+    std::size_t end = at;
+    for (; end < proto.size() && end < at + 65536; ++end) {
+      if (proto[end] == '{') ++depth;
+      if (proto[end] == '}' && --depth == 0) break;
+    }
+    if (depth != 0 || end >= proto.size()) continue;
+    try {
+      if (read_author_cost(nlohmann::json::parse(proto.substr(at, end - at + 1)), c)) return true;
+    } catch (const std::exception&) {
+    }
+  }
+  return false;
 }
 
 bool is_cublas_gemm(const std::string& target) {
@@ -667,11 +743,21 @@ class CostModel {
       ins.pattern = AccessPattern::kDot;
       return;
     }
-    // No rule: bytes are the operands and results (a lower bound), flops unknown.
+    // No rule: bytes are the operands and results (a lower bound), flops unknown, unless the
+    // kernel's author gave its figures.
     double r = 0;
     for (const Shape& s : ins.operand_shapes) r += leaf_bytes(s);
     cost.bytes_read = r;
     cost.bytes_written = leaf_bytes(ins.shape);
+    AuthorCost a;
+    if (author_cost(ins, a)) {
+      cost.flops = a.flops;
+      cost.transcendentals = a.transcendentals;
+      if (a.bytes_accessed >= 0) cost.bytes_read = std::max(a.bytes_accessed - cost.bytes_written, 0.0);
+      cost.from_author = true;
+      ins.pattern = AccessPattern::kLibraryCall;
+      return;
+    }
     cost.unknown = true;
     if (t.rfind("__cudnn$conv", 0) == 0) {
       ins.pattern = AccessPattern::kConvolution;

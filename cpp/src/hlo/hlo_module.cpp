@@ -59,6 +59,48 @@ const char* primitive_name(PrimitiveType t) {
   return "invalid";
 }
 
+std::string backend_config_string(const Instruction& ins, std::string_view key) {
+  const std::string& c = ins.backend_config;
+  const auto hex = [](char ch) -> int {
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+    return -1;
+  };
+  std::size_t pos = 0;
+  while ((pos = c.find(key, pos)) != std::string::npos) {
+    // the key as a whole word: after '{', ',' or a space, followed by ' = "'
+    const bool starts = pos == 0 || c[pos - 1] == '{' || c[pos - 1] == ' ' || c[pos - 1] == ',';
+    std::size_t q = pos + key.size();
+    while (q < c.size() && c[q] == ' ') ++q;
+    if (!starts || q >= c.size() || c[q] != '=') {
+      pos += key.size();
+      continue;
+    }
+    ++q;
+    while (q < c.size() && c[q] == ' ') ++q;
+    if (q >= c.size() || c[q] != '"') return {};
+    std::string out;
+    for (++q; q < c.size() && c[q] != '"'; ++q) {
+      if (c[q] != '\\' || q + 1 >= c.size()) {
+        out += c[q];
+      } else if (q + 2 < c.size() && hex(c[q + 1]) >= 0 && hex(c[q + 2]) >= 0) {
+        out += static_cast<char>(hex(c[q + 1]) * 16 + hex(c[q + 2]));
+        q += 2;
+      } else {
+        out += c[++q];
+      }
+    }
+    return out;
+  }
+  return {};
+}
+
+bool is_triton_custom_call(const Instruction& ins) {
+  return ins.opcode == "custom-call" &&
+         (ins.custom_call_target == "__gpu$xla.gpu.triton" || ins.custom_call_target == "triton_kernel_call_ffi");
+}
+
 const char* access_pattern_name(AccessPattern p) {
   switch (p) {
     case AccessPattern::kUnknown: return "unknown";

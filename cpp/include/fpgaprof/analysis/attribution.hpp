@@ -144,6 +144,7 @@ struct OpStats {
   double bytes_written = 0;
   bool cost_per_iteration = false;
   bool cost_unknown = false;
+  bool cost_from_author = false;      // a custom kernel's own figures (hlo::Cost::from_author)
   std::string pattern;               // hlo::access_pattern_name
 };
 

@@ -33,6 +33,7 @@ struct OpCost {
   hlo::AccessPattern pattern = hlo::AccessPattern::kUnknown;
   Precision precision = Precision::kFp32;
   bool cost_known = true;               // false: custom call without a cost rule, or no HLO
+  bool cost_from_author = false;        // a custom kernel's own figures (its metadata), not a rule
   std::string cost_unknown_reason;      // why cost_known is false ("custom call 'x' has no cost rule")
   // Times the op ran in the trace; 0: derived (distinct NVTX thunk ranges among its kernels,
   // else its kernel count).
@@ -69,6 +70,11 @@ struct RooflinePoint {
   double flops = 0;                     // static, whole trace
   double bytes = 0;                     // static, whole trace
   double cost_coverage = 0;             // share of time_ns spent in kernels with a known cost
+  // Kernels of ops without a static cost (a custom call without a rule): the bytes their
+  // operands and results alone take (a lower bound; FLOPs unknown) and the rate that gives over
+  // those kernels' time (a lower bound of the bandwidth they reached). 0 when none.
+  double lower_bound_bytes = 0;
+  double lower_bound_bytes_per_s = 0;
   double intensity = 0;                 // FLOP/byte (static)
   double achieved_flops_per_s = 0;
   double achieved_bytes_per_s = 0;

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fpgaprof::hlo {
@@ -66,7 +67,8 @@ struct Cost {
   double output_bytes = 0;
   double working_set_bytes = 0;     // largest live intermediate inside (fusions), else output size
   bool per_iteration = false;       // while/conditional: cost of one iteration/branch
-  bool unknown = false;             // custom call with no cost rule
+  bool unknown = false;             // custom call with no cost rule (bytes: operands + results, a lower bound)
+  bool from_author = false;         // a custom kernel's own figures (its metadata), not a rule
   double bytes_accessed() const { return bytes_read + bytes_written; }
 };
 
@@ -99,6 +101,15 @@ struct Instruction {
   Cost cost;                         // filled by the cost model
   AccessPattern pattern = AccessPattern::kUnknown;
 };
+
+// A field of an instruction's backend_config printed as an MLIR dictionary (typed-FFI custom
+// calls: `backend_config={name = "add_kernel", grid_x = 4 : i32, ...}`), its string value
+// unescaped (MLIR's \XX hex escapes); "" when absent or not a string.
+std::string backend_config_string(const Instruction& ins, std::string_view key);
+
+// A Pallas/Triton custom call: target __gpu$xla.gpu.triton (jaxlib <= 0.10.2) or
+// triton_kernel_call_ffi (later). Its kernel's name is backend_config_string(ins, "name").
+bool is_triton_custom_call(const Instruction& ins);
 
 struct Computation {
   std::string name;
