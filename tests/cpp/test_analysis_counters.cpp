@@ -227,7 +227,7 @@ TEST_CASE("The insufficient-privileges error names the call, the driver option a
   CHECK(counter_privileges_message("cuptiProfilerHostInitialize").rfind("cuptiProfilerHostInitialize returned", 0) == 0);
 }
 
-TEST_CASE("Counter windows: device-to-device copies take ranges; replayed launches get the counter's time",
+TEST_CASE("Counter windows: device-to-device copies take ranges, replayed launches get the counter's time",
           "[analysis][counters]") {
   // The start of MBIRJAX's forward projection as an H100 traced it under counters=True (CUPTI 13,
   // 2026-11-22): kernel replay left every kernel and DtoD copy with start = end = 0, and the

@@ -1,6 +1,6 @@
-// FPGA what-if for user regions (rank_fpga_regions) on a constructed trace. Every expected
-// number is worked out by hand below (and the same case step by step in docs/fpga-model.md,
-// "Case C").
+// FPGA what-if for user regions (rank_fpga_regions) on a constructed trace, on the round card
+// of fpga_fixture.hpp. Every expected number is worked out by hand below (and the same case
+// step by step in docs/fpga-model-cases.md, "Case C").
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -10,6 +10,7 @@
 #include "fpgaprof/analysis/roofline.hpp"
 #include "fpgaprof/error.hpp"
 #include "analysis_fixture.hpp"
+#include "fpga_fixture.hpp"
 
 using namespace fpgaprof;
 using namespace fpgaprof::analysis;
@@ -19,26 +20,9 @@ namespace {
 // The GPU of the other analysis tests: fp32 12.8e12 FLOP/s, DRAM 1.024e12 B/s, ridge fp32 = 12.5 FLOP/B.
 DeviceInfo device() { return testing::sm80_device(); }
 
-// A card with round figures: 500 GB/s memory, fp32 = 1000 DSP / 1 per FMA x 2 x 500 MHz =
-// 1e12 FLOP/s, no fp64, 1 MB on chip, 10 GB/s link, 10 us per call, 5 us per transfer.
-FpgaTarget round_card() {
-  FpgaTarget t;
-  t.name = "round";
-  t.hbm_bytes_per_s = 500e9;
-  t.hbm_efficiency = 1.0;
-  t.sram_bytes = 1e6;
-  t.dsp_count = 1000;
-  t.clock_hz = 500e6;
-  t.dsp_utilization = 1.0;
-  t.dsps_per_fma_fp64 = 0;
-  t.dsps_per_fma_fp32 = 1;
-  t.dsps_per_fma_fp16 = 1;
-  t.link_bytes_per_s = 10e9;
-  t.link_efficiency = 1.0;
-  t.call_latency_s = 10e-6;
-  t.transfer_latency_s = 5e-6;
-  return t;
-}
+using testing::round_card;
+
+Approx near(double v) { return Approx(v).epsilon(1e-9); }
 
 RegionRecord region(TraceStore& s, const char* name, uint64_t start, uint64_t end, uint32_t parent) {
   RegionRecord r;
@@ -76,9 +60,10 @@ MemcpyRecord copy(CopyKind kind, uint64_t bytes, uint32_t region) {
 //   r2 step [1, 2 ms)       r3 step > proj
 //   r4 other [2, 3 ms)
 // Ops: op0 add_fusion (elementwise f32, 1e6 FLOP, 8e6 + 4e6 B, working set 4 MB) and op1
-// reduce (reduction f32, 1e6 FLOP, 4e6 B read, working set 0.5 MB) in module 0 (16 MB of
-// parameters + results per call); op2 solver (custom call, cost unknown) in module 1 (8 MB per
-// call); op3 dgemm (fp64 dot: the card has no fp64).
+// reduce (reduction f32, 1e6 FLOP, 4e6 B read, working set 0.5 MB) in module 0 (8 MB of
+// parameters + results per call, in 3 arrays; add_fusion's output feeds reduce inside the
+// call); op2 solver (custom call, cost unknown) in module 1 (8 MB per call, array count
+// unknown: 2 per call); op3 dgemm (fp64 dot: the card has no fp64).
 // Kernels: in each proj, add_fusion 200 us and reduce 10 us under one XlaModule range of
 // module 0; in each step (outside proj), solver 30 us under an XlaModule range of module 1;
 // in other, a 5 us kernel without an op and dgemm 40 us. All kernels: 525 us.
@@ -94,11 +79,11 @@ struct RegionFixture {
     OpCost add;
     add.name = "add_fusion"; add.flops = 1e6; add.bytes_read = 8e6; add.bytes_written = 4e6;
     add.working_set_bytes = 4e6; add.pattern = hlo::AccessPattern::kElementwise; add.executions = 2;
-    add.module_index = 0; add.module_io_bytes = 16e6;
+    add.module_index = 0; add.module_io_bytes = 8e6; add.module_io_buffers = 3;
     OpCost reduce;
     reduce.name = "reduce"; reduce.flops = 1e6; reduce.bytes_read = 4e6; reduce.working_set_bytes = 0.5e6;
     reduce.pattern = hlo::AccessPattern::kReduction; reduce.executions = 2;
-    reduce.module_index = 0; reduce.module_io_bytes = 16e6;
+    reduce.module_index = 0; reduce.module_io_bytes = 8e6; reduce.module_io_buffers = 3;
     OpCost solver;
     solver.name = "solver"; solver.cost_known = false; solver.executions = 2;
     solver.pattern = hlo::AccessPattern::kLibraryCall; solver.module_index = 1; solver.module_io_bytes = 8e6;
@@ -152,8 +137,7 @@ TEST_CASE("FPGA regions, case C: ops of a region on the card, data crossing at i
   const RegionFixture f(true);
   const auto regions = f.rank(true);
   REQUIRE(regions.size() == 3);
-  // Ranked: step > proj (score 0.05683), step (0.04444), other (not estimated) last. (With the
-  // old link_factor, card / fpga_total, step came first: 0.01614 against 0.01252.)
+  // Ranked: step > proj (score 0.13346), step (0.08259), other (not estimated) last.
   CHECK(regions[0].path == "step > proj");
   CHECK(regions[1].path == "step");
   CHECK(regions[2].path == "other");
@@ -165,85 +149,149 @@ TEST_CASE("FPGA regions, case C: ops of a region on the card, data crossing at i
   CHECK(proj.kernel_count == 4);
   CHECK(proj.op_count == 2);
   CHECK(proj.top_op == "add_fusion");
+  CHECK(proj.estimated);
   CHECK(proj.gpu_time_ns == 420000.0);
-  CHECK(proj.time_share == Approx(420.0 / 525.0));  // 0.8
+  CHECK(proj.time_share == near(420.0 / 525.0));  // 0.8
   CHECK(proj.estimated_share == 1.0);
   CHECK(proj.estimate_note.empty());
   // add_fusion: 2 executions here (both of its kernels are inside): 2e6 FLOP, 24e6 B;
   // reduce: 2e6 FLOP, 8e6 B. Intensity 4e6 / 32e6 = 0.125 FLOP/B.
-  CHECK(proj.flops == Approx(4e6));
-  CHECK(proj.bytes == Approx(32e6));
-  CHECK(proj.intensity == Approx(0.125));
-  // Boundness per op: 1 - (1/12)/12.5 = 0.99333 and 1 - 0.25/12.5 = 0.98, weighted by GPU
+  CHECK(proj.flops == near(4e6));
+  CHECK(proj.bytes == near(32e6));
+  CHECK(proj.intensity == near(0.125));
+  // Boundness per op: 1 - (1/12)/12.5 = 0.993333 and 1 - 0.25/12.5 = 0.98, weighted by GPU
   // time 400 : 20 -> 0.992698; affinity (400 x 1.0 + 20 x 0.8) / 420 = 0.990476.
-  CHECK(proj.memory_boundness == Approx(0.9926984));
-  CHECK(proj.pattern_affinity == Approx(0.9904762));
-  // Largest working set 4 MB > 1 MB on chip: 0.5 + 0.5 x 1/4 = 0.625.
+  CHECK(proj.memory_boundness == near((400 * (1 - (1.0 / 12.0) / 12.5) + 20 * 0.98) / 420));
+  CHECK(proj.pattern_affinity == near(416.0 / 420.0));
+  // Largest working set 4e6 B <= 4,608,000 B on chip.
   CHECK(proj.working_set_bytes == 4e6);
-  CHECK_FALSE(proj.fits_on_chip);
-  CHECK(proj.onchip_factor == Approx(0.625));
-  // Card: add_fusion max(2e6/1e12 = 2 us, 24e6/500e9 = 48 us) + reduce max(2 us, 16 us) = 64 us;
-  // 2 calls of module 0 (two XlaModule ranges) x 10 us = 20 us -> 84 us.
+  CHECK(proj.fits_on_chip);
+  CHECK(proj.onchip_factor == 1.0);
+  // Per execution on the round card: add_fusion compute 1e6 / (800e9, 200e9, 50e9) = 1.25, 5,
+  // 20 us, memory 12e6 / (40e9, 16e9, 5e9) = 0.3, 0.75, 2.4 ms; reduce memory 4e6 / rate = 0.1,
+  // 0.25, 0.8 ms. Ops: 2 x 0.3 + 2 x 0.1 = 0.8 ms, 2 x 0.75 + 2 x 0.25 = 2 ms, 2 x 2.4 +
+  // 2 x 0.8 = 6.4 ms. 2 calls of module 0 (two XlaModule ranges) x (10, 20, 40) us.
   CHECK(proj.module_calls == 2.0);
   CHECK(proj.module_calls_counted);
-  CHECK(proj.card_compute_s == Approx(4e-6));
-  CHECK(proj.card_memory_s == Approx(64e-6));
-  CHECK(proj.card_latency_s == Approx(20e-6));
+  CHECK(proj.card_compute_s == near(20e-6));
+  CHECK(proj.card_memory_s == near(2e-3));
+  CHECK(proj.random_access_bytes == 0);
+  CHECK(proj.memory_efficiency == near(0.4));  // 32e6 / (2e-3 x 40e9)
+  CHECK(proj.card_latency_s == near(40e-6));
   CHECK(proj.kept_gpu_s == 0.0);
-  CHECK(proj.card_time_s == Approx(84e-6));
-  // Link: 2 calls x 16 MB = 32 MB / 10 GB/s = 3200 us + 2 calls x 2 x 5 us = 3220 us.
-  CHECK(proj.transfer_bytes == Approx(32e6));
-  CHECK(proj.transfer_s == Approx(3220e-6));
-  CHECK(proj.fpga_total_s == Approx(3304e-6));
-  // link_factor = GPU time / (GPU time + transfer) = 420 / (420 + 3220) = 3 / 26 = 0.115385.
-  CHECK(proj.link_factor == Approx(420.0 / 3640.0));
-  // 0.8 x 1 x (0.25 + 0.75 x 0.992698 = 0.994524) x 0.990476 x 0.625 x 0.115385 = 0.0568299.
-  CHECK(proj.score == Approx(0.0568299).epsilon(1e-4));
-  CHECK(proj.region_speedup == Approx(420.0 / 3304.0));                 // 0.1271
-  CHECK(proj.workload_speedup == Approx(3000.0 / (3000 - 420 + 3304)));  // 0.5099
+  CHECK(proj.card_time_low_s == near(0.82e-3));
+  CHECK(proj.card_time_s == near(2.04e-3));
+  CHECK(proj.card_time_high_s == near(6.48e-3));
+  // Link: 2 calls x 8e6 = 16e6 B in 2 x 3 = 6 arrays: 16e6 / (10e9, 8e9, 5e9) + 6 x (5, 10,
+  // 20) us = 1.63, 2.06, 3.32 ms.
+  CHECK(proj.transfer_bytes == near(16e6));
+  CHECK(proj.transfer_low_s == near(1.63e-3));
+  CHECK(proj.transfer_s == near(2.06e-3));
+  CHECK(proj.transfer_high_s == near(3.32e-3));
+  CHECK(proj.fpga_total_low_s == near(2.45e-3));
+  CHECK(proj.fpga_total_s == near(4.1e-3));
+  CHECK(proj.fpga_total_high_s == near(9.8e-3));
+  // link_factor = 420 / (420 + 2060) = 0.169355.
+  CHECK(proj.link_factor == near(420.0 / 2480.0));
+  // 0.8 x 1 x (0.25 + 0.75 x 0.992698) x 0.990476 x 1 x 0.169355 = 0.133459.
+  CHECK(proj.score == near(0.8 * (0.25 + 0.75 * proj.memory_boundness) * (416.0 / 420.0) * 420.0 / 2480.0));
+  CHECK(proj.score == Approx(0.133459).epsilon(1e-5));
+  // 420 us / 4.1 ms = 0.102439 (range 420 / 9800 = 0.042857 to 420 / 2450 = 0.171429).
+  CHECK(proj.region_speedup == near(420.0 / 4100.0));
+  CHECK(proj.region_speedup_low == near(420.0 / 9800.0));
+  CHECK(proj.region_speedup_high == near(420.0 / 2450.0));
+  // Amdahl: 3 / (3 - 0.42 + 4.1) = 0.449102 (range 3 / 12.38 to 3 / 5.03).
+  CHECK(proj.workload_speedup == near(3.0 / 6.68));
+  CHECK(proj.workload_speedup_low == near(3.0 / 12.38));
+  CHECK(proj.workload_speedup_high == near(3.0 / 5.03));
+  // Restructured: each op alone gains nothing (known by totals: every byte compulsory): 0.8,
+  // 2, 6.4 ms. As one dataflow design reading the calls' arguments and writing their results
+  // once: 2 x 8e6 = 16e6 B / (40e9, 16e9, 5e9) = 0.4, 1, 3.2 ms (compute 2 x 2 x 1e6 FLOP:
+  // 5, 20, 80 us; add_fusion's 4e6 B result streams to reduce on chip). The better: 0.4, 1,
+  // 3.2 ms; + launches: 0.42, 1.04, 3.28 ms.
+  CHECK(proj.restructured_card_time_low_s == near(0.42e-3));
+  CHECK(proj.restructured_card_time_s == near(1.04e-3));
+  CHECK(proj.restructured_card_time_high_s == near(3.28e-3));
+  CHECK(proj.restructured_fpga_total_s == near(1.04e-3 + 2.06e-3));
+  // 420 / 3100 = 0.135484 (range 420 / (3.28 + 3.32 ms) to 420 / (0.42 + 1.63 ms)).
+  CHECK(proj.restructured_region_speedup == near(420.0 / 3100.0));
+  CHECK(proj.restructured_region_speedup_low == near(420.0 / 6600.0));
+  CHECK(proj.restructured_region_speedup_high == near(420.0 / 2050.0));
+  CHECK(proj.scenario == "neither");
   // Host copies inside: DtoH 2 MB over 2 instances (the DtoD copy is not host traffic).
-  CHECK(proj.host_bytes_per_instance == Approx(1e6));
+  CHECK(proj.host_bytes_per_instance == near(1e6));
 
   const FpgaRegionCandidate& step = find(regions, "step");
   CHECK(step.instances == 2);
   CHECK(step.depth == 0);
   CHECK(step.kernel_count == 6);
   CHECK(step.gpu_time_ns == 480000.0);  // proj's 420 us + solver 2 x 30 us
-  CHECK(step.time_share == Approx(480.0 / 525.0));
-  CHECK(step.estimated_share == Approx(420.0 / 480.0));  // solver has no cost: kept
-  CHECK(step.kept_gpu_s == Approx(60e-6));
+  CHECK(step.time_share == near(480.0 / 525.0));
+  CHECK(step.estimated_share == near(420.0 / 480.0));  // solver has no cost: kept
+  CHECK(step.kept_gpu_s == near(60e-6));
   CHECK(step.estimate_note == "12.5 % of its GPU time kept at GPU speed (no FLOP/byte count for 'solver')");
-  // 2 calls of module 0 + 2 of module 1; 2 x 16 MB + 2 x 8 MB = 48 MB.
+  // 2 calls of module 0 + 2 of module 1: 2 x 8e6 + 2 x 8e6 = 32e6 B in 2 x 3 + 2 x 2 = 10
+  // arrays (module 1's count unknown: 2 per call).
   CHECK(step.module_calls == 4.0);
   CHECK(step.module_calls_counted);
-  CHECK(step.transfer_bytes == Approx(48e6));
-  // Card 64 us + 4 x 10 us + 60 us kept = 164 us; link 4800 us + 4 x 2 x 5 us = 4840 us.
-  CHECK(step.card_time_s == Approx(164e-6));
-  CHECK(step.transfer_s == Approx(4840e-6));
-  CHECK(step.fpga_total_s == Approx(5004e-6));
-  // Boundness, affinity and working set come from the estimated ops only (as proj).
-  CHECK(step.memory_boundness == Approx(0.9926984));
-  CHECK(step.pattern_affinity == Approx(0.9904762));
-  // link_factor = 480 / (480 + 4840) = 12 / 133 = 0.0902256 (the 60 us kept on the GPU count
-  // as GPU time: they are part of what the region costs today).
-  CHECK(step.link_factor == Approx(480.0 / 5320.0));
-  // 0.914286 x 0.875 x 0.994524 x 0.990476 x 0.625 x 0.0902256 = 0.0444384.
-  CHECK(step.score == Approx(0.0444384).epsilon(1e-4));
-  CHECK(step.region_speedup == Approx(480.0 / 5004.0));
-  CHECK(step.workload_speedup == Approx(3000.0 / (3000 - 480 + 5004)));  // 0.3987
+  CHECK(step.transfer_bytes == near(32e6));
+  // Card: ops 0.8, 2, 6.4 ms + 4 x (10, 20, 40) us + 60 us kept = 0.9, 2.14, 6.62 ms.
+  // Link: 32e6 / (10e9, 8e9, 5e9) + 10 x (5, 10, 20) us = 3.25, 4.1, 6.6 ms.
+  CHECK(step.card_latency_s == near(80e-6));
+  CHECK(step.card_time_low_s == near(0.9e-3));
+  CHECK(step.card_time_s == near(2.14e-3));
+  CHECK(step.card_time_high_s == near(6.62e-3));
+  CHECK(step.transfer_low_s == near(3.25e-3));
+  CHECK(step.transfer_s == near(4.1e-3));
+  CHECK(step.transfer_high_s == near(6.6e-3));
+  CHECK(step.fpga_total_s == near(6.24e-3));
+  // Boundness, affinity and working set from the estimated ops only (as proj).
+  CHECK(step.memory_boundness == near(proj.memory_boundness));
+  CHECK(step.pattern_affinity == near(416.0 / 420.0));
+  // link_factor = 480 / (480 + 4100) = 0.104803 (the 60 us kept on the GPU count as GPU time).
+  CHECK(step.link_factor == near(480.0 / 4580.0));
+  // 0.914286 x 0.875 x 0.994524 x 0.990476 x 1 x 0.104803 = 0.082590.
+  CHECK(step.score == near(480.0 / 525.0 * 420.0 / 480.0 * (0.25 + 0.75 * proj.memory_boundness) * (416.0 / 420.0) *
+                           480.0 / 4580.0));
+  CHECK(step.score == Approx(0.0825895).epsilon(1e-5));
+  CHECK(step.region_speedup == near(480.0 / 6240.0));
+  CHECK(step.region_speedup_low == near(480.0 / 13220.0));
+  CHECK(step.region_speedup_high == near(480.0 / 4150.0));
+  CHECK(step.workload_speedup == near(3.0 / 8.76));  // 3 / (3 - 0.48 + 6.24) = 0.342466
   // HtoD 1 MB in step + DtoH 2 MB in its proj, over 2 instances.
-  CHECK(step.host_bytes_per_instance == Approx(1.5e6));
+  CHECK(step.host_bytes_per_instance == near(1.5e6));
 
   // other: a kernel without an op and an fp64 dot the card cannot run: nothing to estimate.
   const FpgaRegionCandidate& other = find(regions, "other");
+  CHECK_FALSE(other.estimated);
   CHECK(other.gpu_time_ns == 45000.0);
   CHECK(other.estimated_share == 0.0);
   CHECK(std::isnan(other.score));
   CHECK(std::isnan(other.fpga_total_s));
   CHECK(std::isnan(other.workload_speedup));
+  CHECK(std::isnan(other.restructured_card_time_s));
+  CHECK(std::isnan(other.restructured_region_speedup));
+  CHECK(other.scenario.empty());
   CHECK(other.estimate_note ==
         "not estimated: nothing inside can be modelled on the card (the card has no DSP mapping for "
         "'dgemm (fp64)'; 1 kernel(s) without an HLO op)");
+}
+
+TEST_CASE("FPGA regions, case C: the dataflow design streams only the io of the calls it runs",
+          "[analysis][fpga][regions]") {
+  // io_bytes, what the region's dataflow design streams, counts calls x module io only for
+  // modules with an estimated op: module 1, whose only op (the solver) has no cost, is kept at
+  // its GPU time (that time already covers its own reads and writes).
+  // By hand: dataflow io = 2 x 8e6 = 16e6 B / (40e9, 16e9, 5e9) = 0.4, 1, 3.2 ms < each op
+  // restructured (0.8, 2, 6.4 ms); + 4 launches (40, 80, 160 us) + 60 us kept =
+  // 0.5, 1.14, 3.42 ms (with module 1's 16e6 B as well it would be 0.9, 2.14, 6.62 ms).
+  const RegionFixture f(true);
+  const auto regions = f.rank(true);
+  const FpgaRegionCandidate& step = find(regions, "step");
+  CHECK(step.restructured_card_time_low_s == near(0.5e-3));
+  CHECK(step.restructured_card_time_s == near(1.14e-3));
+  CHECK(step.restructured_card_time_high_s == near(3.42e-3));
+  CHECK(step.restructured_region_speedup == near(480.0 / (1.14e3 + 4.1e3)));
 }
 
 TEST_CASE("FPGA regions: data already on the card, and module calls without XlaModule ranges",
@@ -255,9 +303,14 @@ TEST_CASE("FPGA regions: data already on the card, and module calls without XlaM
     CHECK(proj.transfer_bytes == 0.0);
     CHECK(proj.transfer_s == 0.0);
     CHECK(proj.link_factor == 1.0);
-    CHECK(proj.fpga_total_s == Approx(84e-6));
-    CHECK(proj.region_speedup == Approx(5.0));                           // 420 / 84
-    CHECK(proj.workload_speedup == Approx(3000.0 / (3000 - 420 + 84)));  // 1.1261
+    CHECK(proj.fpga_total_s == near(2.04e-3));
+    CHECK(proj.region_speedup == near(420.0 / 2040.0));                       // 0.205882
+    CHECK(proj.workload_speedup == near(3.0 / (3 - 0.42 + 2.04)));            // 0.649351
+    // The dataflow design still reads the calls' arguments from card memory: 1.04 ms.
+    CHECK(proj.restructured_card_time_s == near(1.04e-3));
+    CHECK(proj.restructured_region_speedup == near(420.0 / 1040.0));          // 0.403846
+    // Score: 0.8 x 0.994524 x 0.990476 x 1 x 1 = 0.788034.
+    CHECK(proj.score == near(0.8 * (0.25 + 0.75 * proj.memory_boundness) * (416.0 / 420.0)));
   }
   SECTION("no NVTX ranges: calls estimated as the most executions of one of the module's ops") {
     const RegionFixture f(false);
@@ -265,7 +318,8 @@ TEST_CASE("FPGA regions: data already on the card, and module calls without XlaM
     const FpgaRegionCandidate& proj = find(regions, "step > proj");
     CHECK(proj.module_calls == 2.0);  // add_fusion and reduce ran twice each inside
     CHECK_FALSE(proj.module_calls_counted);
-    CHECK(proj.transfer_bytes == Approx(32e6));
+    CHECK(proj.transfer_bytes == near(16e6));
+    CHECK(proj.transfer_s == near(2.06e-3));
     CHECK(find(regions, "step").module_calls == 4.0);
   }
   SECTION("min_time_share drops small regions") {
@@ -282,7 +336,7 @@ TEST_CASE("FPGA regions: data already on the card, and module calls without XlaM
     const RooflineReport r = analyze_roofline(f.store, table_ceilings(f.store.devices[0]), f.ops, f.op_of_kernel);
     CHECK_THROWS_AS(rank_fpga_regions(f.store, f.ops, {0, 1}, r, round_card(), {}), Error);
     FpgaTarget bad = round_card();
-    bad.hbm_bytes_per_s = 0;
+    bad.memory_channel_bytes_per_s = 0;
     CHECK_THROWS_AS(rank_fpga_regions(f.store, f.ops, f.op_of_kernel, r, bad, {}), Error);
     TraceStore empty;
     CHECK(rank_fpga_regions(empty, {}, {}, analyze_roofline(empty, Ceilings{}, {}, {}), round_card(), {}).empty());
@@ -326,9 +380,9 @@ TEST_CASE("FPGA regions: paths, nesting by time and degenerate traces", "[analys
     CHECK(find(regions, "x > y").depth == 1);  // y nested in x
   }
   SECTION("kernels on two streams that sum past the workload: at most T is saved (Amdahl)") {
-    // One region, T = 60 us, kernels 30 + 30 + 50 = 110 us overlapping. Card: each add runs
-    // max(1e6 / 1e12, 12e6 / 500e9 = 24 us) = 24 us, 3 executions -> 72 us; the op has no
-    // module, so no calls (no latency, no transfer).
+    // One region, T = 60 us, kernels 30 + 30 + 50 = 110 us overlapping. On the 64-channel
+    // round card each add runs max(1e6 / 200e9 = 5 us, 12e6 / 256e9 = 46.875 us); 3 executions
+    // -> 140.625 us; the op has no module, so no calls (no latency, no transfer).
     TraceStore s;
     s.devices = {device()};
     s.regions = {region(s, "main", 0, 60000, kNone32)};
@@ -339,14 +393,16 @@ TEST_CASE("FPGA regions: paths, nesting by time and degenerate traces", "[analys
     FpgaOptions o;
     o.workload_ns = 60000;
     o.inputs_cross_link = false;
-    const auto regions = rank_fpga_regions(s, {three}, {0, 0, 0}, r, round_card(), o);
+    const auto regions = rank_fpga_regions(s, {three}, {0, 0, 0}, r, testing::wide_round_card(), o);
     REQUIRE(regions.size() == 1);
     const FpgaRegionCandidate& m = regions[0];
     CHECK(m.gpu_time_ns == 110000.0);
     CHECK(m.module_calls == 0.0);  // no module known: no call latency, no transfer
-    CHECK(m.fpga_total_s == Approx(72e-6));
-    // T - min(110, 60) + 72 = 72 us -> 60 / 72 = 0.8333 (the sum would give 60 / 22 = 2.7x).
-    CHECK(m.workload_speedup == Approx(60.0 / 72.0));
+    CHECK(m.card_latency_s == 0.0);
+    CHECK(m.fpga_total_s == near(140.625e-6));
+    // T - min(110, 60) + 140.625 = 140.625 us -> 60 / 140.625 = 0.426667 (the sum would give
+    // 60 / (60 - 110 + 140.625) = 0.662).
+    CHECK(m.workload_speedup == near(60.0 / 140.625));
   }
   SECTION("zero-duration kernels of an op with a cost are still estimated") {
     TraceStore s;
@@ -357,7 +413,7 @@ TEST_CASE("FPGA regions: paths, nesting by time and degenerate traces", "[analys
     REQUIRE(regions.size() == 1);
     CHECK(regions[0].estimated);
     CHECK(regions[0].estimate_note.empty());
-    CHECK(regions[0].memory_boundness == Approx(1.0 - (1.0 / 12.0) / 12.5));
-    CHECK(regions[0].card_time_s == Approx(24e-6));
+    CHECK(regions[0].memory_boundness == near(1.0 - (1.0 / 12.0) / 12.5));
+    CHECK(regions[0].card_time_s == near(0.75e-3));  // 12e6 / 16e9, no module: no launch
   }
 }

@@ -1,5 +1,5 @@
 // Roofline and FPGA what-if on a constructed trace; every expected number is worked out by
-// hand in the comments (and the FPGA cases step by step in docs/fpga-model.md).
+// hand in the comments (the FPGA cases A and B step by step in docs/fpga-model-cases.md).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -10,6 +10,7 @@
 #include "fpgaprof/analysis/roofline.hpp"
 #include "fpgaprof/error.hpp"
 #include "analysis_fixture.hpp"
+#include "fpga_fixture.hpp"
 
 using namespace fpgaprof;
 using namespace fpgaprof::analysis;
@@ -223,290 +224,325 @@ TEST_CASE("Roofline input validation", "[analysis][roofline]") {
   CHECK(r.trace.bound == Bound::kUnknown);  // no cost known anywhere, mean 38.4 us
 }
 
-TEST_CASE("FPGA presets follow the documented derivation", "[analysis][fpga]") {
-  const FpgaTarget& u55c = fpga_preset("alveo-u55c");
-  // 9024 DSP x 0.7 / 5 DSP per FMA x 2 FLOP x 300 MHz = 758.0 GFLOP/s fp32.
-  CHECK(u55c.flops_per_s(Precision::kFp32) == Approx(758.016e9));
-  // fp64: 9024 x 0.7 / 14 x 2 x 300e6 = 270.7 GFLOP/s.
-  CHECK(u55c.flops_per_s(Precision::kFp64) == Approx(270.72e9));
-  // BRAM 2016 x 36 Kib + URAM 960 x 288 Kib = 357,433,344 bit = 44,679,168 B.
-  CHECK(u55c.sram_bytes == Approx(44679168.0));
-  CHECK(u55c.host_link_bytes_per_s() == Approx(12.603e9).epsilon(1e-4));  // 15.754e9 x 0.8
-  CHECK(fpga_preset("versal-v80").flops_per_s(Precision::kFp32) == Approx(4.55616e12));  // 10848 x .7 x 2 x 300e6
-  CHECK(fpga_presets().size() >= 3);
-  CHECK_THROWS_AS(fpga_preset("stratix"), Error);
+namespace {
+
+Approx near(double v) { return Approx(v).epsilon(1e-9); }
+
+const FpgaCandidate& candidate(const FpgaReport& rep, const std::string& name) {
+  for (const FpgaCandidate& c : rep.candidates)
+    if (c.name == name) return c;
+  FAIL("no candidate " << name);
+  return rep.candidates.front();
 }
 
-TEST_CASE("FPGA what-if, case A: small elementwise op over PCIe (docs/fpga-model.md)", "[analysis][fpga]") {
+}  // namespace
+
+TEST_CASE("FPGA what-if, case A: small elementwise op over PCIe on the round card", "[analysis][fpga]") {
+  // docs/fpga-model-cases.md, case A. The fixture's ops have no HLO: the card streams their
+  // bytes (card_work_from_totals): add_fusion 1e6 FLOP, 8e6 B in + 4e6 B out per execution.
   Fixture f;
   const Ceilings c = table_ceilings(f.store.devices[0]);
   const RooflineReport r = analyze_roofline(f.store, c, f.ops, f.op_of_kernel);
   FpgaOptions o;
   o.workload_ns = 1e6;  // the traced program took 1 ms
-  const FpgaReport rep = rank_fpga_candidates(f.ops, r, fpga_preset("alveo-u55c"), o);
+  const FpgaReport rep = rank_fpga_candidates(f.ops, r, testing::round_card(), o);
   REQUIRE(rep.candidates.size() == 2);
-  const FpgaCandidate* a = nullptr;
-  for (const auto& cand : rep.candidates) if (cand.op_index == 0) a = &cand;
-  REQUIRE(a != nullptr);
-  // Step by step (docs/fpga-model.md, case A):
-  CHECK(a->time_share == Approx(40000.0 / 192000.0));                 // 0.20833
-  CHECK(a->memory_boundness == Approx(1.0 - (1.0 / 12.0) / 12.5));   // 0.99333
-  CHECK(a->pattern_affinity == 1.0);
-  CHECK(a->fits_on_chip);                                            // 4 MB < 44.7 MB
-  CHECK(a->card_compute_s == Approx(2e6 / 758.016e9));               // 2.638 us
-  CHECK(a->card_memory_s == Approx(24e6 / 391e9));                   // 61.38 us
-  CHECK(a->card_latency_s == Approx(20e-6));                         // 2 x 10 us
-  CHECK(a->card_time_s == Approx(81.381e-6).epsilon(1e-4));
-  CHECK(a->transfer_s == Approx(24e6 / 12.6031e9 + 4 * 5e-6).epsilon(1e-4));  // 1924.3 us
-  CHECK(a->fpga_total_s == Approx(2005.67e-6).epsilon(1e-4));
-  CHECK(a->op_speedup == Approx(40e-6 / 2005.67e-6).epsilon(1e-4));  // 0.0199: PCIe kills it
-  // link_factor = GPU time / (GPU time + transfer) = 40 / (40 + 1924.30) = 0.020364 (the card
-  // time does not enter it; it was 81.38 / 2005.67 = 0.04058, score 0.00841).
-  CHECK(a->link_factor == Approx(40.0 / (40.0 + 1924.30)).epsilon(1e-4));
-  // 0.20833 x (0.25 + 0.75 x 0.99333 = 0.995) x 1 x 1 x 0.020364 = 0.0042212.
-  CHECK(a->score == Approx(0.0042212).epsilon(1e-4));
-  // Amdahl: 1 ms - 40 us + 2005.67 us = 2965.67 us -> 0.3372x.
-  CHECK(a->workload_speedup == Approx(1000.0 / 2965.67).epsilon(1e-4));
+  const FpgaCandidate& a = candidate(rep, "add_fusion");
+  CHECK(a.executions == 2);
+  // Score inputs: 40 of 192 us; intensity 1e6 / 12e6 = 1/12, ridge 12.5: boundness
+  // 1 - (1/12) / 12.5 = 0.993333; elementwise 1; 4e6 B <= 4,608,000 B on chip: 1.
+  CHECK(a.time_share == near(40.0 / 192.0));
+  CHECK(a.memory_boundness == near(1.0 - (1.0 / 12.0) / 12.5));
+  CHECK(a.pattern_affinity == 1.0);
+  CHECK(a.fits_on_chip);
+  CHECK(a.onchip_factor == 1.0);
+  // Card, per execution: compute 1e6 / (800e9, 200e9, 50e9) = 1.25, 5, 20 us; memory
+  // 12e6 / (40e9, 16e9, 5e9) = 0.3, 0.75, 2.4 ms. Two executions + two launches of
+  // (10, 20, 40) us: card = 0.62, 1.54, 4.88 ms.
+  CHECK(a.flops == near(2e6));
+  CHECK(a.bytes == near(24e6));
+  CHECK(a.stream_bytes == near(24e6));
+  CHECK(a.random_bytes == 0);
+  CHECK(a.card_compute_s == near(10e-6));
+  CHECK(a.card_memory_s == near(1.5e-3));
+  CHECK(a.card_latency_s == near(40e-6));
+  CHECK(a.card_limit == "memory");
+  CHECK(a.memory_efficiency == near(0.4));
+  CHECK(a.card_time_low_s == near(0.62e-3));
+  CHECK(a.card_time_s == near(1.54e-3));
+  CHECK(a.card_time_high_s == near(4.88e-3));
+  // Transfer: (8e6 + 4e6) x 2 = 24e6 B in (1 + 1) x 2 = 4 buffers: 24e6 / (10e9, 8e9, 5e9) +
+  // 4 x (5, 10, 20) us = 2.42, 3.04, 4.88 ms.
+  CHECK(a.transfer_bytes == near(24e6));
+  CHECK(a.transfer_low_s == near(2.42e-3));
+  CHECK(a.transfer_s == near(3.04e-3));
+  CHECK(a.transfer_high_s == near(4.88e-3));
+  // Total 3.04, 4.58, 9.76 ms; op_speedup 40 us / 4.58 ms = 0.0087336 (range 40 / 9760 =
+  // 0.0040984 to 40 / 3040 = 0.0131579).
+  CHECK(a.fpga_total_low_s == near(3.04e-3));
+  CHECK(a.fpga_total_s == near(4.58e-3));
+  CHECK(a.fpga_total_high_s == near(9.76e-3));
+  CHECK(a.op_speedup == near(40e-6 / 4.58e-3));
+  CHECK(a.op_speedup_low == near(40e-6 / 9.76e-3));
+  CHECK(a.op_speedup_high == near(40e-6 / 3.04e-3));
+  // Amdahl: 1 ms - 40 us + 4.58 ms = 5.54 ms -> 0.180505; range 1 / 10.72 = 0.093284 to
+  // 1 / 4 = 0.25.
+  CHECK(a.workload_speedup == near(1.0 / 5.54));
+  CHECK(a.workload_speedup_low == near(1.0 / 10.72));
+  CHECK(a.workload_speedup_high == near(0.25));
+  // link_factor = 40 / (40 + 3040) = 0.012987; score = 0.208333 x (0.25 + 0.75 x 0.993333 =
+  // 0.995) x 1 x 1 x 0.012987 = 0.0026921.
+  CHECK(a.link_factor == near(40.0 / 3080.0));
+  CHECK(a.score == near(40.0 / 192.0 * 0.995 * 40.0 / 3080.0));
+  // Every byte is compulsory: restructured = as compiled.
+  CHECK(a.restructured_bytes == near(24e6));
+  CHECK_FALSE(a.restructured_onchip);
+  CHECK(a.restructured_card_time_s == near(1.54e-3));
+  CHECK(a.restructured_card_time_low_s == near(0.62e-3));
+  CHECK(a.restructured_card_time_high_s == near(4.88e-3));
+  CHECK(a.restructured_op_speedup == near(40e-6 / 4.58e-3));
+  CHECK(a.scenario == "neither");
+
+  // dot (tf32 -> fp32 on the card): 2e9 FLOP / (800e9, 200e9, 50e9) = 2.5, 10, 40 ms >
+  // memory 6e6 / rate = 0.15, 0.375, 1.2 ms; + 1 launch: 2.51, 10.02, 40.04 ms. Transfer 6e6 B
+  // in 2 buffers: 0.61, 0.77, 1.24 ms. Total 10.79 ms: 150 us / 10.79 ms = 0.013902.
+  const FpgaCandidate& d = candidate(rep, "dot");
+  CHECK(d.card_limit == "compute");
+  CHECK(d.card_time_s == near(10.02e-3));
+  CHECK(d.transfer_s == near(0.77e-3));
+  CHECK(d.fpga_total_low_s == near(2.51e-3 + 0.61e-3));
+  CHECK(d.fpga_total_high_s == near(40.04e-3 + 1.24e-3));
+  CHECK(d.op_speedup == near(150e-6 / 10.79e-3));
+  // Score: 150/192 x (0.25 + 0.75 x 0: intensity 333 > ridge 100) x 0.3 x 1 x
+  // 150 / (150 + 770) = 0.0095533: ranked before add_fusion (0.0026921).
+  CHECK(d.memory_boundness == 0.0);
+  CHECK(d.score == near(150.0 / 192.0 * 0.25 * 0.3 * 150.0 / 920.0));
+  CHECK(rep.candidates[0].name == "dot");
+  // Nothing gains.
   CHECK(rep.combined_count == 0);
   CHECK(rep.combined_speedup == 1.0);
+  CHECK(rep.combined_speedup_low == 1.0);
+  CHECK(rep.combined_speedup_high == 1.0);
+  CHECK(rep.restructured_combined_count == 0);
+  CHECK(rep.restructured_combined_speedup == 1.0);
+  CHECK(rep.workload_ns == 1e6);
+  CHECK(rep.gpu_kernel_ns == 192000);
+
+  SECTION("the GPU's own host link caps the transfer") {
+    // 6e9 B/s: 24e6 / 6e9 = 4 ms + 4 x 10 us = 4.04 ms (nominal; the card's 8e9 is faster).
+    FpgaOptions capped = o;
+    capped.gpu_link_bytes_per_s = 6e9;
+    CHECK(candidate(rank_fpga_candidates(f.ops, r, testing::round_card(), capped), "add_fusion").transfer_s ==
+          near(4.04e-3));
+  }
+  SECTION("data resident on the card: no transfer") {
+    FpgaOptions resident = o;
+    resident.inputs_cross_link = false;
+    const FpgaReport resident_report = rank_fpga_candidates(f.ops, r, testing::round_card(), resident);
+    const FpgaCandidate& ar = candidate(resident_report, "add_fusion");
+    CHECK(ar.transfer_s == 0.0);
+    CHECK(ar.transfer_bytes == 0.0);
+    CHECK(ar.link_factor == 1.0);
+    CHECK(ar.fpga_total_s == near(1.54e-3));
+    CHECK(ar.op_speedup == near(40e-6 / 1.54e-3));  // 0.025974
+  }
+  SECTION("min_time_share drops the small op") {
+    FpgaOptions big = o;
+    big.min_time_share = 0.5;  // add_fusion 0.208, dot 0.781
+    const FpgaReport only = rank_fpga_candidates(f.ops, r, testing::round_card(), big);
+    REQUIRE(only.candidates.size() == 1);
+    CHECK(only.candidates[0].name == "dot");
+  }
 }
 
 TEST_CASE("FPGA what-if: a user card given in FLOP/s per precision instead of DSPs", "[analysis][fpga]") {
   Fixture f;
-  const Ceilings c = table_ceilings(f.store.devices[0]);
-  const RooflineReport r = analyze_roofline(f.store, c, f.ops, f.op_of_kernel);
-  FpgaTarget t;  // no DSP fields at all: dsp_count 0
+  const RooflineReport r = analyze_roofline(f.store, table_ceilings(f.store.devices[0]), f.ops, f.op_of_kernel);
+  FpgaTarget t = testing::round_card();
   t.name = "flops-only";
-  t.hbm_bytes_per_s = 100e9;   // x 0.85 = 85 GB/s
-  t.sram_bytes = 1e8;
-  t.link_bytes_per_s = 16e9;   // x 0.8 = 12.8 GB/s
+  t.dsp_count = 0;
+  t.dsps_per_fma_fp32 = t.dsps_per_fma_fp16 = 0;
   t.fp32_flops_per_s = 0.5e9;  // a slow card: case A's op becomes compute-bound
   CHECK_FALSE(t.uses_dsp_model());
   CHECK_NOTHROW(validate_fpga_target(t));
   CHECK(t.flops_per_s(Precision::kFp32) == 0.5e9);
   CHECK(t.flops_per_s(Precision::kTf32Tensor) == 0.5e9);
-  CHECK(t.flops_per_s(Precision::kFp64) == 0.0);  // not given, no DSP mapping: not run
+  CHECK(t.flops_per_s(Precision::kFp64) == 0.0);
+  CHECK(t.flops_per_s(Precision::kFp16) == 0.0);
   FpgaOptions o;
   o.workload_ns = 1e6;
   const FpgaReport rep = rank_fpga_candidates(f.ops, r, t, o);
-  const FpgaCandidate* a = nullptr;
-  for (const auto& cand : rep.candidates) if (cand.op_index == 0) a = &cand;
-  REQUIRE(a != nullptr);
-  // Case A's op, 2 executions: 2e6 FLOP / 0.5e9 = 4 ms; 24e6 B / 85e9 = 282.35 us; 2 x 10 us
-  // launch: card 4.020 ms. Transfer 24e6 / 12.8e9 = 1875 us + 4 x 5 us = 1895 us. Total 5.915 ms.
-  CHECK(a->card_compute_s == Approx(4e-3));
-  CHECK(a->card_memory_s == Approx(24e6 / 85e9));
-  CHECK(a->card_time_s == Approx(4.020e-3));
-  CHECK(a->transfer_s == Approx(1.895e-3));
-  CHECK(a->fpga_total_s == Approx(5.915e-3));
-
-  // A given rate replaces the DSP estimate of its precision only.
-  FpgaTarget u = fpga_preset("alveo-u55c");
-  u.fp32_flops_per_s = 1e12;
-  CHECK(u.flops_per_s(Precision::kFp32) == 1e12);
-  CHECK(u.flops_per_s(Precision::kFp64) == Approx(270.72e9));  // still 9024 x 0.7 / 14 x 2 x 300e6
-  CHECK(u.uses_dsp_model());
-
-  // Validation: a negative rate is named; DSP fields are required only where they are used;
-  // a card with no rate at all is refused.
-  FpgaTarget bad = t;
-  bad.fp16_flops_per_s = -1;
-  CHECK_THROWS_WITH(validate_fpga_target(bad), Catch::Contains("fp16_flops_per_s = -1"));
-  FpgaTarget dsp = t;
-  dsp.dsps_per_fma_fp64 = 14;  // fp64 from DSPs, but dsp_count is 0
-  CHECK_THROWS_WITH(validate_fpga_target(dsp), Catch::Contains("dsp_count is missing"));
-  FpgaTarget none = t;
-  none.fp32_flops_per_s = 0;
-  CHECK_THROWS_WITH(validate_fpga_target(none), Catch::Contains("no precision has a rate"));
+  const FpgaCandidate& a = candidate(rep, "add_fusion");
+  // Per execution: 1e6 / 0.5e9 = 2 ms at every corner (a given rate has no range) > memory
+  // 0.3, 0.75, 2.4 ms... except at the slow corner: 2.4 ms. Two executions: 4, 4, 4.8 ms;
+  // + launches 20, 40, 80 us: 4.02, 4.04, 4.88 ms.
+  CHECK(a.card_compute_s == near(4e-3));
+  CHECK(a.card_memory_s == near(1.5e-3));
+  CHECK(a.card_limit == "compute");
+  CHECK(a.card_time_low_s == near(4.02e-3));
+  CHECK(a.card_time_s == near(4.04e-3));
+  CHECK(a.card_time_high_s == near(4.88e-3));
+  CHECK(a.fpga_total_s == near(4.04e-3 + 3.04e-3));
+  // The dot is tf32 -> fp32: 2e9 / 0.5e9 = 4 s.
+  CHECK(candidate(rep, "dot").card_compute_s == near(4.0));
 }
 
-TEST_CASE("FPGA what-if, case B: large stream with data resident on a V80 (docs/fpga-model.md)", "[analysis][fpga]") {
-  // One stencil op: 1 execution, 1e8 FLOP, 0.6e9 B read + 0.4e9 B written, 10 ms on the GPU
-  // (100 GB/s achieved), working set 32 MB; the workload took 20 ms.
+namespace {
+
+// Case B: one stencil op, 1 execution, 1e8 FLOP, 0.6e9 B read + 0.4e9 B written, working set
+// 32 MB, on the fictional GPU (one kernel of `gpu_ns`); optionally a custom call without a cost
+// rule (one 10 ms kernel).
+struct StencilTrace {
   TraceStore s;
-  s.devices = {device()};
-  s.kernels = {kernel(s, 0, 10000000, 1, kNone32, 1000, s.strings.intern("stencil"))};
-  OpCost op;
-  op.name = "stencil_fusion"; op.flops = 1e8; op.bytes_read = 0.6e9; op.bytes_written = 0.4e9;
-  op.working_set_bytes = 32e6; op.pattern = hlo::AccessPattern::kStencil; op.precision = Precision::kFp32;
-  const std::vector<OpCost> ops = {op};
-  const RooflineReport r = analyze_roofline(s, table_ceilings(s.devices[0]), ops, {0});
+  std::vector<OpCost> ops;
+  std::vector<uint32_t> op_of_kernel;
+  StencilTrace(uint64_t gpu_ns, bool with_solver) {
+    s.devices = {device()};
+    s.kernels = {kernel(s, 0, gpu_ns, 1, kNone32, 1000, s.strings.intern("stencil"))};
+    OpCost st;
+    st.name = "stencil_fusion"; st.flops = 1e8; st.bytes_read = 0.6e9; st.bytes_written = 0.4e9;
+    st.working_set_bytes = 32e6; st.pattern = hlo::AccessPattern::kStencil; st.precision = Precision::kFp32;
+    ops = {st};
+    op_of_kernel = {0};
+    if (with_solver) {
+      s.kernels.push_back(kernel(s, gpu_ns + 1000000, 10000000, 2, kNone32, 1000, s.strings.intern("solver_kernel")));
+      OpCost solver;
+      solver.name = "solver"; solver.bytes_read = 4194304; solver.bytes_written = 4194304;
+      solver.working_set_bytes = 4194304; solver.pattern = hlo::AccessPattern::kLibraryCall;
+      solver.cost_known = false;
+      solver.cost_unknown_reason = "custom call 'my_vendor_solver' has no cost rule";
+      ops.push_back(solver);
+      op_of_kernel.push_back(1);
+    }
+  }
+  RooflineReport roofline() const { return analyze_roofline(s, table_ceilings(s.devices[0]), ops, op_of_kernel); }
+};
+
+FpgaOptions resident(double workload_ns) {
   FpgaOptions o;
-  o.workload_ns = 20e6;
+  o.workload_ns = workload_ns;
   o.inputs_cross_link = false;
-  const FpgaReport rep = rank_fpga_candidates(ops, r, fpga_preset("versal-v80"), o);
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("FPGA what-if, case B: a large stream with data resident on a 64-channel round card", "[analysis][fpga]") {
+  // docs/fpga-model-cases.md, case B: 10 ms on the GPU, the workload 20 ms.
+  const StencilTrace tr(10000000, false);
+  const FpgaReport rep = rank_fpga_candidates(tr.ops, tr.roofline(), testing::wide_round_card(), resident(20e6));
   REQUIRE(rep.candidates.size() == 1);
   const FpgaCandidate& b = rep.candidates[0];
-  // Memory: 1e9 B / (819.2e9 x 0.85 = 696.32e9 B/s) = 1436.1 us; compute 1e8 / 4.556e12 = 21.9 us.
-  CHECK(b.card_memory_s == Approx(1e9 / 696.32e9));
-  CHECK(b.card_compute_s == Approx(1e8 / 4.55616e12));
-  // + 1 launch of 10 us = 1446.1 us; no transfer.
-  CHECK(b.fpga_total_s == Approx(1446.1e-6).epsilon(1e-4));
+  // Memory 1e9 B / (640e9, 256e9, 80e9) = 1.5625, 3.90625, 12.5 ms; compute 1e8 / (800e9,
+  // 200e9, 50e9) = 0.125, 0.5, 2 ms; + 1 launch (10, 20, 40 us): 1.5725, 3.92625, 12.54 ms.
+  CHECK(b.card_memory_s == near(3.90625e-3));
+  CHECK(b.card_compute_s == near(0.5e-3));
+  CHECK(b.card_limit == "memory");
+  CHECK(b.memory_efficiency == near(0.4));  // 1e9 / (3.90625e-3 x 640e9 peak)
+  CHECK(b.card_time_low_s == near(1.5725e-3));
+  CHECK(b.card_time_s == near(3.92625e-3));
+  CHECK(b.card_time_high_s == near(12.54e-3));
   CHECK(b.transfer_s == 0.0);
   CHECK(b.link_factor == 1.0);
-  CHECK(b.op_speedup == Approx(10e-3 / 1446.1e-6).epsilon(1e-4));     // 6.915x
-  // Amdahl: 20 ms -> 20 - 10 + 1.4461 = 11.4461 ms: 1.7473x.
-  CHECK(b.workload_speedup == Approx(20.0 / 11.4461).epsilon(1e-4));
+  CHECK(b.fpga_total_s == near(3.92625e-3));
+  // op_speedup 10 / 3.92625 = 2.546960 (range 10 / 12.54 = 0.797448 to 10 / 1.5725 = 6.359300).
+  CHECK(b.op_speedup == near(10.0 / 3.92625));
+  CHECK(b.op_speedup_low == near(10.0 / 12.54));
+  CHECK(b.op_speedup_high == near(10.0 / 1.5725));
+  // Amdahl: 20 / (20 - 10 + 3.92625) = 1.436137 (range 20 / 22.54 = 0.887311 to
+  // 20 / 11.5725 = 1.728235).
+  CHECK(b.workload_speedup == near(20.0 / 13.92625));
+  CHECK(b.workload_speedup_low == near(20.0 / 22.54));
+  CHECK(b.workload_speedup_high == near(20.0 / 11.5725));
+  // Restructured: every byte compulsory (no HLO): the same; it gains as compiled.
+  CHECK(b.restructured_card_time_s == near(3.92625e-3));
+  CHECK(b.restructured_op_speedup == near(10.0 / 3.92625));
+  CHECK(b.scenario == "as compiled");
+  // One op offloaded: combined = its workload speedup, at the ends of its range (the slow end
+  // loses 2.54 ms: 20 / 22.54).
   CHECK(rep.combined_count == 1);
-  CHECK(rep.combined_speedup == Approx(20.0 / 11.4461).epsilon(1e-4));
-  // Score: share 1, intensity 0.1 (ridge 12.5 -> boundness 0.992), affinity 1, fits, link 1.
-  CHECK(b.score == Approx(1.0 * (0.25 + 0.75 * 0.992)).epsilon(1e-4));
+  CHECK(rep.combined_speedup == near(20.0 / 13.92625));
+  CHECK(rep.combined_speedup_low == near(20.0 / 22.54));
+  CHECK(rep.combined_speedup_high == near(20.0 / 11.5725));
+  CHECK(rep.restructured_combined_count == 1);
+  CHECK(rep.restructured_combined_speedup == near(20.0 / 13.92625));
+  // Score: share 1; intensity 0.1, boundness 1 - 0.1 / 12.5 = 0.992; stencil 1; 32e6 B >
+  // 4,608,000 B on chip: 0.5 + 0.5 x 4.608 / 32 = 0.572; link 1:
+  // (0.25 + 0.75 x 0.992 = 0.994) x 0.572 = 0.568568.
+  CHECK_FALSE(b.fits_on_chip);
+  CHECK(b.onchip_factor == near(0.572));
+  CHECK(b.score == near(0.994 * 0.572));
 }
 
 TEST_CASE("FPGA what-if: an op with unknown static cost gets no estimate and no share of the combined speedup",
           "[analysis][fpga]") {
-  // Two ops on the fictional GPU, the workload took 20 ms:
-  //  op0 "stencil_fusion": case B's op (1e8 FLOP, 1e9 B, 32 MB working set), one 2 ms kernel.
-  //  op1 "solver": custom call without a cost rule (cost_known false): its operand/output shapes
-  //      give 4.194304e6 B read + 4.194304e6 B written and no FLOPs; one 10 ms kernel.
-  TraceStore s;
-  s.devices = {device()};
-  s.kernels = {kernel(s, 0, 2000000, 1, kNone32, 1000, s.strings.intern("stencil")),
-               kernel(s, 3000000, 10000000, 2, kNone32, 1000, s.strings.intern("solver_kernel"))};
-  OpCost st;
-  st.name = "stencil_fusion"; st.flops = 1e8; st.bytes_read = 0.6e9; st.bytes_written = 0.4e9;
-  st.working_set_bytes = 32e6; st.pattern = hlo::AccessPattern::kStencil; st.precision = Precision::kFp32;
-  OpCost solver;
-  solver.name = "solver"; solver.bytes_read = 4194304; solver.bytes_written = 4194304;
-  solver.working_set_bytes = 4194304; solver.pattern = hlo::AccessPattern::kLibraryCall;
-  solver.cost_known = false;
-  solver.cost_unknown_reason = "custom call 'my_vendor_solver' has no cost rule";
-  const std::vector<OpCost> ops = {st, solver};
-  const RooflineReport r = analyze_roofline(s, table_ceilings(s.devices[0]), ops, {0, 1});
-
-  SECTION("data resident on a V80") {
-    FpgaOptions o;
-    o.workload_ns = 20e6;
-    o.inputs_cross_link = false;
-    const FpgaReport rep = rank_fpga_candidates(ops, r, fpga_preset("versal-v80"), o);
+  // Case B's stencil with one 5 ms kernel, and a solver (custom call without a cost rule, one
+  // 10 ms kernel); the workload took 20 ms. Kernels: 15 ms.
+  const StencilTrace tr(5000000, true);
+  const RooflineReport r = tr.roofline();
+  SECTION("data resident on the 64-channel round card") {
+    const FpgaReport rep = rank_fpga_candidates(tr.ops, r, testing::wide_round_card(), resident(20e6));
     REQUIRE(rep.candidates.size() == 2);
-    // Scored first even though the solver, estimated from its 8.39 MB of operands as if it did
-    // no work, would score (10/12) x (0.25 + 0.75 x 1) x 0.3 x 1 x 1 = 0.25 > the stencil's
-    // (2/12) x (0.25 + 0.75 x 0.992) = 0.16567.
+    // Scored first, though the solver, estimated as if it did no work, would score higher.
     const FpgaCandidate& a = rep.candidates[0];
     const FpgaCandidate& b = rep.candidates[1];
     CHECK(a.name == "stencil_fusion");
     CHECK(a.cost_known);
     CHECK(a.estimate_note.empty());
-    CHECK(a.score == Approx(2.0 / 12.0 * (0.25 + 0.75 * 0.992)).epsilon(1e-4));
-    // Card time as case B: 1436.1 us memory + 10 us launch = 1446.1 us -> 2 ms / 1.4461 ms.
-    CHECK(a.op_speedup == Approx(2e-3 / 1446.1e-6).epsilon(1e-4));                // 1.383x
-    CHECK(a.workload_speedup == Approx(20.0 / (20.0 - 2.0 + 1.4461)).epsilon(1e-4));  // 1.0285x
+    // 5 / 15 x 0.994 x 1 x 0.572 x 1 = 0.189523.
+    CHECK(a.score == near(5.0 / 15.0 * 0.994 * 0.572));
+    // Card 3.92625 ms (case B): 5 / 3.92625 = 1.273480; workload 20 / (20 - 5 + 3.92625) = 1.056733.
+    CHECK(a.op_speedup == near(5.0 / 3.92625));
+    CHECK(a.workload_speedup == near(20.0 / 18.92625));
     CHECK(b.name == "solver");
     CHECK_FALSE(b.cost_known);
     CHECK(b.estimate_note == "not estimated: no FLOP/byte count (custom call 'my_vendor_solver' has no cost rule)");
-    CHECK(b.time_share == Approx(10.0 / 12.0));          // known: it is GPU time
-    CHECK(b.pattern_affinity == Approx(0.3));
+    CHECK(b.time_share == near(10.0 / 15.0));
+    CHECK(b.pattern_affinity == near(0.3));
     for (double v : {b.flops, b.bytes, b.intensity, b.memory_boundness, b.working_set_bytes, b.onchip_factor,
-                     b.link_factor, b.score, b.card_compute_s, b.card_memory_s, b.card_latency_s, b.card_time_s,
-                     b.transfer_bytes, b.transfer_s, b.fpga_total_s, b.op_speedup, b.workload_speedup})
+                     b.link_factor, b.score, b.stream_bytes, b.random_bytes, b.memory_efficiency, b.card_compute_s,
+                     b.card_memory_s, b.card_latency_s, b.card_time_s, b.card_time_low_s, b.card_time_high_s,
+                     b.transfer_bytes, b.transfer_s, b.fpga_total_s, b.op_speedup, b.op_speedup_low,
+                     b.op_speedup_high, b.workload_speedup, b.restructured_bytes, b.restructured_card_time_s,
+                     b.restructured_op_speedup, b.restructured_workload_speedup})
       CHECK(std::isnan(v));
-    // Combined: only the stencil is offloaded: 20 / (20 - 2 + 1.4461) ms.
+    CHECK(b.scenario.empty());
+    // Combined: the stencil alone.
     CHECK(rep.combined_count == 1);
-    CHECK(rep.combined_speedup == Approx(20.0 / 19.4461).epsilon(1e-4));
+    CHECK(rep.combined_speedup == near(20.0 / 18.92625));
     CHECK(rep.not_estimated_count == 1);
     CHECK(rep.not_estimated_gpu_ns == 10e6);
   }
-  SECTION("the reviewer's case: over PCIe on a U55C the solver alone looked 14.1x faster") {
-    // Without the cost check: card 8388608 / 391e9 = 21.45 us + 10 us launch, transfer
-    // 8388608 / 12.603e9 = 665.6 us + 2 x 5 us -> 707.1 us against 10 ms: 14.1x, and the
-    // workload 20 / (20 - 10 + 0.7071) = 1.87x. Now: no estimate, nothing offloaded. The
-    // stencil over PCIe: 1e9 B / 12.603e9 = 79.3 ms of transfers, slower than the GPU.
+  SECTION("over PCIe nothing gains") {
+    // The stencil moves 0.6e9 + 0.4e9 B in 2 buffers: 1e9 / 8e9 = 125 ms + 20 us of transfer.
     FpgaOptions o;
     o.workload_ns = 20e6;
-    const FpgaReport rep = rank_fpga_candidates(ops, r, fpga_preset("alveo-u55c"), o);
+    const FpgaReport rep = rank_fpga_candidates(tr.ops, r, testing::wide_round_card(), o);
     REQUIRE(rep.candidates.size() == 2);
+    CHECK(rep.candidates[0].transfer_s == near(125.02e-3));
+    CHECK(rep.candidates[0].op_speedup == near(5e-3 / (3.92625e-3 + 125.02e-3)));
     CHECK(rep.candidates[1].name == "solver");
     CHECK(std::isnan(rep.candidates[1].op_speedup));
-    CHECK(rep.candidates[0].op_speedup < 1.0);
     CHECK(rep.combined_count == 0);
     CHECK(rep.combined_speedup == 1.0);
   }
   SECTION("two not estimated ops rank after the scored one by GPU time") {
-    std::vector<OpCost> three = {solver, st, solver};
-    three[0].name = "small_solver";
-    s.kernels.push_back(kernel(s, 14000000, 1000000, 3, kNone32, 1000, s.strings.intern("small")));
-    const RooflineReport r3 = analyze_roofline(s, table_ceilings(s.devices[0]), three, {1, 2, 0});
-    const FpgaReport rep = rank_fpga_candidates(three, r3, fpga_preset("versal-v80"), FpgaOptions{});
+    StencilTrace three(5000000, true);
+    OpCost small = three.ops[1];
+    small.name = "small_solver";
+    three.ops.push_back(small);
+    three.s.kernels.push_back(kernel(three.s, 17000000, 1000000, 3, kNone32, 1000, three.s.strings.intern("small")));
+    three.op_of_kernel.push_back(2);
+    const FpgaReport rep = rank_fpga_candidates(three.ops, three.roofline(), testing::wide_round_card(), FpgaOptions{});
     REQUIRE(rep.candidates.size() == 3);
     CHECK(rep.candidates[0].name == "stencil_fusion");
     CHECK(rep.candidates[1].name == "solver");        // 10 ms
     CHECK(rep.candidates[2].name == "small_solver");  // 1 ms
+    CHECK(rep.not_estimated_count == 2);
     CHECK(rep.not_estimated_gpu_ns == 11e6);
   }
-}
-
-TEST_CASE("FPGA target validation", "[analysis][fpga]") {
-  for (const FpgaTarget& t : fpga_presets()) CHECK_NOTHROW(validate_fpga_target(t));
-  const auto message = [](const FpgaTarget& t) {
-    try {
-      validate_fpga_target(t);
-    } catch (const Error& e) {
-      CHECK(e.kind() == ErrorKind::kInvalidArgument);
-      return std::string(e.what());
-    }
-    return std::string("accepted");
-  };
-  FpgaTarget empty;
-  empty.name = "user";
-  // Zero bandwidth would make memory time free: rejected, naming the field and the presets.
-  const std::string m = message(empty);
-  CHECK(m.find("hbm_bytes_per_s") != std::string::npos);
-  CHECK(m.find("alveo-u55c") != std::string::npos);
-  FpgaTarget t = fpga_preset("alveo-u55c");
-  t.hbm_bytes_per_s = -1;
-  CHECK(message(t).find("hbm_bytes_per_s = -1") != std::string::npos);
-  t = fpga_preset("alveo-u55c");
-  t.clock_hz = std::numeric_limits<double>::quiet_NaN();
-  CHECK(message(t).find("clock_hz") != std::string::npos);
-  t = fpga_preset("alveo-u55c");
-  t.link_efficiency = 1.5;
-  CHECK(message(t).find("link_efficiency") != std::string::npos);
-  t = fpga_preset("alveo-u55c");
-  t.link_bytes_per_s = std::numeric_limits<double>::infinity();
-  CHECK(message(t).find("link_bytes_per_s") != std::string::npos);
-  t = fpga_preset("alveo-u55c");
-  t.dsps_per_fma_fp64 = t.dsps_per_fma_fp32 = t.dsps_per_fma_fp16 = 0;
-  CHECK(message(t).find("dsps_per_fma") != std::string::npos);
-  t = fpga_preset("alveo-u55c");
-  t.dsps_per_fma_fp64 = 0;  // no fp64 on this card: allowed
-  CHECK(message(t) == "accepted");
-  t.call_latency_s = -1e-6;
-  CHECK(message(t).find("call_latency_s") != std::string::npos);
-  t = fpga_preset("alveo-u55c");
-  t.name.clear();
-  CHECK(message(t).find("name") != std::string::npos);
-  // A field left out (0) is called missing, not blamed as a value the user gave.
-  CHECK(m.find("hbm_bytes_per_s is missing (or 0)") != std::string::npos);
-  // Values in the wrong unit are refused with the unit to use.
-  t = fpga_preset("alveo-u55c");
-  t.clock_hz = 250;  // MHz by mistake
-  CHECK(message(t).find("clock_hz = 250 is below 1 MHz: give hertz") != std::string::npos);
-  t = fpga_preset("alveo-u55c");
-  t.hbm_bytes_per_s = 77;  // GB/s by mistake
-  CHECK(message(t).find("not GB/s") != std::string::npos);
-  t = fpga_preset("alveo-u55c");
-  t.link_bytes_per_s = 15.75;
-  CHECK(message(t).find("link_bytes_per_s = 15.75") != std::string::npos);
-  t = fpga_preset("alveo-u55c");
-  t.sram_bytes = 44.7;  // MB by mistake
-  CHECK(message(t).find("not MB") != std::string::npos);
-  t = fpga_preset("alveo-u55c");
-  t.call_latency_s = 10;  // us by mistake
-  CHECK(message(t).find("not microseconds") != std::string::npos);
-  t = fpga_preset("alveo-u55c");
-  t.transfer_latency_s = 5;
-  CHECK(message(t).find("transfer_latency_s = 5 is over 1 s") != std::string::npos);
-  t = fpga_preset("alveo-u55c");
-  t.fp32_flops_per_s = 1.2;  // TFLOP/s by mistake
-  CHECK(message(t).find("not TFLOP/s") != std::string::npos);
-  t = fpga_preset("alveo-u55c");
-  t.clock_hz = 1e6;  // the smallest accepted clock
-  t.link_bytes_per_s = 1e7;
-  t.call_latency_s = 1.0;
-  CHECK(message(t) == "accepted");
-  // The model itself refuses a bad target.
-  Fixture f;
-  const RooflineReport r = analyze_roofline(f.store, table_ceilings(f.store.devices[0]), f.ops, f.op_of_kernel);
-  CHECK_THROWS_AS(rank_fpga_candidates(f.ops, r, empty, FpgaOptions{}), Error);
+  SECTION("mismatched inputs are refused") {
+    CHECK_THROWS_AS(rank_fpga_candidates({tr.ops[0]}, r, testing::wide_round_card(), FpgaOptions{}), Error);
+    CHECK_THROWS_AS(rank_fpga_candidates(tr.ops, r, testing::wide_round_card(), FpgaOptions{}, {1.0}), Error);
+  }
 }

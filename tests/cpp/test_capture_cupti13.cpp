@@ -201,7 +201,7 @@ TEST_CASE("a conflict that shows only after subscribing is a ProfilerConflict na
   session->stop();
 }
 
-TEST_CASE("stop()'s own synchronize stays out of the trace; late work of other threads stays in",
+TEST_CASE("stop()'s own synchronize stays out of the trace, late work of other threads stays in",
           "[cupti][capture13][stop]") {
   if (!use_fake("kernels", 20, 3)) return;
   ::setenv("FAKE_CUPTI_STOP_SYNC", "1", 1);
@@ -264,7 +264,7 @@ TEST_CASE("without DRIVER API records, stop()'s own context synchronize still st
   CHECK_FALSE(has_warning(store, "untraced calls"));
 }
 
-TEST_CASE("completed polls' sync records are dropped and counted; failed waits are kept and counted",
+TEST_CASE("completed polls' sync records are dropped and counted, failed waits are kept and counted",
           "[cupti][capture13][syncs]") {
   if (!use_fake("kernels", 4, 2)) return;
   ::setenv("FAKE_CUPTI_SYNC_EXTRAS", "1", 1);

@@ -234,7 +234,7 @@ TEST_CASE("range boundaries: start is inside, end is outside", "[correlate]") {
   REQUIRE(s.kernels[2].region_index == 0);        // last ns inside
 }
 
-TEST_CASE("same-start ranges nest longer-first; equal ranges nest in listed order", "[correlate]") {
+TEST_CASE("same-start ranges nest longer-first, equal ranges nest in listed order", "[correlate]") {
   TraceStore s;
   s.regions = {region(1, 10, 20), region(1, 10, 50), region(1, 10, 20)};
   correlate(s);

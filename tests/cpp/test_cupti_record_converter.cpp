@@ -341,7 +341,7 @@ TEST_CASE("device, API, synchronization, external correlation and overhead recor
   CHECK(store.overheads[0].object_id == 4242);
 }
 
-TEST_CASE("marker START/END pairs become ranges; open ones end at the trace end", "[cupti][converter][markers]") {
+TEST_CASE("marker START/END pairs become ranges, open ones end at the trace end", "[cupti][converter][markers]") {
   Buffer b;
   const char* module = "XlaModule:#hlo_module=jit_f,program_id=3#";
   const char* thunk = "Thunk:#hlo_op=fusion.1,unique_hlo_op_id=7#";
@@ -423,7 +423,7 @@ TEST_CASE("dropped and incomplete records are counted and reported", "[cupti][co
   CHECK(hits == 2);
 }
 
-TEST_CASE("a bad record ends the walk and is reported; unknown kinds are counted", "[cupti][converter]") {
+TEST_CASE("a bad record ends the walk and is reported, unknown kinds are counted", "[cupti][converter]") {
   Buffer b;
   CUpti_ActivityAPI api{};
   api.kind = CUPTI_ACTIVITY_KIND_DRIVER;

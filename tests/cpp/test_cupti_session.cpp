@@ -224,7 +224,7 @@ TEST_CASE("without a driver a session is host-only, or an error with require_gpu
   }
 }
 
-TEST_CASE("kinds that fail to enable are warnings; the rest is captured", "[cupti][session]") {
+TEST_CASE("kinds that fail to enable are warnings, the rest is captured", "[cupti][session]") {
   if (!use_fake("partial", 8, 1)) return;
   auto session = CaptureSession::start(CaptureOptions{});
   REQUIRE(session->gpu_active());

@@ -30,7 +30,7 @@ const char* kAdd = R"(add {
 
 }  // namespace
 
-TEST_CASE("elementwise: one flop per output element; transcendentals separate", "[hlo][cost]") {
+TEST_CASE("elementwise: one flop per output element, transcendentals separate", "[hlo][cost]") {
   Module m = run(R"(  x = f32[100,10]{1,0} parameter(0)
   y = f32[100,10]{1,0} multiply(x, x)
   ROOT z = f32[100,10]{1,0} exponential(y)
@@ -47,7 +47,7 @@ TEST_CASE("elementwise: one flop per output element; transcendentals separate", 
   CHECK(m.total.bytes_accessed() == 12000 + 8000);
 }
 
-TEST_CASE("data movement: no flops; slice reads only its output; bitcast and parameters are free",
+TEST_CASE("data movement: no flops, slice reads only its output, bitcast and parameters are free",
           "[hlo][cost]") {
   Module m = run(R"(  x = f32[64,32]{1,0} parameter(0)
   b = f32[32,64]{0,1} transpose(x), dimensions={1,0}
@@ -155,7 +155,7 @@ TEST_CASE("gather and scatter read the slices they touch, not the whole operand"
   CHECK(ins(m, "sc").pattern == AccessPattern::kGatherScatter);
 }
 
-TEST_CASE("sort: n * ceil(log2 n); fft: 8 * prod(floor(log2 len)) * n", "[hlo][cost]") {
+TEST_CASE("sort: n * ceil(log2 n), fft: 8 * prod(floor(log2 len)) * n", "[hlo][cost]") {
   Module m = run(R"(  x = f32[1000]{0} parameter(0)
   y = s32[1000]{0} parameter(1)
   s = (f32[1000]{0}, s32[1000]{0}) sort(x, y), dimensions={0}, to_apply=lt
@@ -286,7 +286,7 @@ f {
   CHECK(ins(m, "cnd").cost.per_iteration);
 }
 
-TEST_CASE("custom calls: cuBLAS GEMM from backend_config; others unknown and counted", "[hlo][cost]") {
+TEST_CASE("custom calls: cuBLAS GEMM from backend_config, others unknown and counted", "[hlo][cost]") {
   Module m = run(R"(  a = f16[64,128]{1,0} parameter(0)
   b = f16[128,32]{1,0} parameter(1)
   g = (f16[64,32]{1,0}, s8[4194304]{0}) custom-call(a, b), custom_call_target="__cublas$gemm", backend_config={"gemm_backend_config":{"alpha_real":1,"dot_dimension_numbers":{"lhs_contracting_dimensions":["1"],"rhs_contracting_dimensions":["0"],"lhs_batch_dimensions":[],"rhs_batch_dimensions":[]}}}

@@ -66,7 +66,7 @@ TEST_CASE("parses module header, computations and instructions", "[hlo][parser]"
   CHECK(e->find("x.1")->parameter_number == 0);
 }
 
-TEST_CASE("stack_frame_id resolves to the innermost frame; parents are printed id + 1", "[hlo][parser]") {
+TEST_CASE("stack_frame_id resolves to the innermost frame, parents are printed id + 1", "[hlo][parser]") {
   Module m = parse_hlo_module(kNewForm);
   const Instruction* cos = m.find_instruction("cos.0");
   REQUIRE(cos != nullptr);

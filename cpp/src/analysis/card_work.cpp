@@ -69,13 +69,35 @@ double run_bytes(const Shape& s, const std::vector<int64_t>& extent) {
 
 bool is_view(const std::string& op) { return op == "bitcast" || op == "reshape" || op == "copy"; }
 
-// The fused parameter `pos` reaches through bitcast/reshape/copy, or SIZE_MAX.
+// An elementwise op computed per element on the way to a gather (a convert, a negate, a scale by
+// a broadcast scalar): the operand it takes its elements from, the one of the result's size
+// when exactly one is; SIZE_MAX otherwise.
+std::size_t elementwise_source(const Computation& f, const Instruction& i) {
+  if (i.pattern != hlo::AccessPattern::kElementwise || i.opcode == "rng" || i.opcode == "rng-bit-generator")
+    return SIZE_MAX;
+  const int64_t n = i.shape.is_array() ? i.shape.element_count() : -1;
+  std::size_t found = SIZE_MAX;
+  for (std::size_t k = 0; k < i.operand_indices.size() && k < i.operand_shapes.size(); ++k) {
+    if (i.operand_shapes[k].element_count() != n) continue;
+    const std::size_t o = i.operand_indices[k];
+    if (o < f.instructions.size() && f.instructions[o].opcode == "broadcast") continue;  // a scalar spread
+    if (found != SIZE_MAX) return SIZE_MAX;
+    found = o;
+  }
+  return found;
+}
+
+// The fused parameter `pos` reaches through views and per-element ops, or SIZE_MAX.
 std::size_t parameter_behind(const Computation& f, std::size_t pos) {
   for (int steps = 0; pos < f.instructions.size() && steps < 32; ++steps) {
     const Instruction& i = f.instructions[pos];
     if (i.opcode == "parameter") return pos;
-    if (!is_view(i.opcode) || i.operand_indices.empty()) return SIZE_MAX;
-    pos = i.operand_indices[0];
+    if (is_view(i.opcode) && !i.operand_indices.empty()) {
+      pos = i.operand_indices[0];
+    } else {
+      pos = elementwise_source(f, i);
+      if (pos == SIZE_MAX) return SIZE_MAX;
+    }
   }
   return SIZE_MAX;
 }
@@ -274,7 +296,7 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
           todo.pop_back();
           for (std::size_t u : users[cur]) {
             const Instruction& ui = f.instructions[u];
-            if (is_view(ui.opcode)) {
+            if (is_view(ui.opcode) || elementwise_source(f, ui) == cur) {
               todo.push_back(u);
             } else if ((ui.opcode != "gather" && ui.opcode != "scatter") || ui.operand_indices.empty() ||
                        ui.operand_indices[0] != cur) {
@@ -300,11 +322,12 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
   if (in_place_root && ins.opcode == "fusion" && ins.fusion_kind != "kCustom") stream -= w.output_bytes;
   w.stream_bytes = std::max(stream, 0.0);
   if (fused != nullptr) {
-    // Inputs of a fusion: its operands (one per fused parameter) and large constants inside.
+    // A fusion also reads its large constants from card memory (they are in the design, not
+    // sent from the host with each call).
     for (const Instruction& i : fused->instructions)
-      if (i.opcode == "constant" && i.shape.is_array() && i.shape.element_count() > 1) w.input_bytes += leaf_bytes(i.shape);
+      if (i.opcode == "constant" && i.shape.is_array() && i.shape.element_count() > 1) w.constant_bytes += leaf_bytes(i.shape);
   }
-  w.compulsory_bytes = w.input_bytes + w.output_bytes;
+  w.compulsory_bytes = w.input_bytes + w.constant_bytes + w.output_bytes;
   // Ops that read only part of their operands (slices, in-place updates) need no more than
   // they move as compiled; nothing at all for the free ops (parameters, bitcasts, tuples).
   if (w.random.empty()) w.compulsory_bytes = std::min(w.compulsory_bytes, w.bytes);

@@ -20,6 +20,7 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kBram36Bytes = 36.0 * 1024.0 / 8.0;   // one 36 Kb block RAM: the smallest on-chip copy
+constexpr double kPortBytes = 8.0;                     // a block RAM / UltraRAM port: 72 bits with 8 of ECC
 constexpr double kBram36Bits = 36.0 * 1024.0;
 constexpr double kUram288Bits = 288.0 * 1024.0;
 
@@ -319,17 +320,23 @@ double random_seconds(const RandomTraffic& r, const FpgaTarget& t, const Corner&
   return rate > 0 ? operations / rate : 0.0;
 }
 
-// On chip: the array spread over block RAMs (and copied while room is left) serves up to
-// onchip_lanes accesses per cycle, one per lane, each block serving two (dual-ported; one
-// read-modify-write update).
+// On chip: the array spread over block RAMs serves up to onchip_lanes accesses per cycle, each
+// block two reads (dual-ported) or one read-modify-write update. While room is left a read-only
+// array is copied (any lane reads any element of its copy); an updated array is instead
+// partitioned by index into as many banks (each update routed to the bank that holds its
+// element, as the shuffle units of the published HBM SpMV designs do: HiSparse, Serpens), which
+// takes the same blocks; updates spread evenly over the banks is the assumption (a histogram
+// of one hot bin would serialize). A block RAM port is 72 bits wide (UG573): an access of r
+// bytes takes ceil(r / 8) port cycles.
 double onchip_seconds(const RandomTraffic& r, const FpgaTarget& t, const Corner& c) {
   const double room = c.onchip_share * t.sram_bytes;
   const double footprint = std::max(r.source_bytes, kBram36Bytes);
-  const double copies = std::max(1.0, std::floor(room / footprint));
+  const double copies = std::max(1.0, std::floor(room / footprint));  // copies or partitions
   const double blocks = copies * std::ceil(footprint / kBram36Bytes);
   const double per_cycle = std::min(c.onchip_lanes, r.read_modify_write ? blocks : 2 * blocks);
   const double operations = r.read_modify_write ? r.accesses / 2 : r.accesses;
-  return c.clock > 0 ? operations / (per_cycle * c.clock) : 0.0;
+  const double cycles_each = std::ceil(std::max(r.run_bytes, 1.0) / kPortBytes);
+  return c.clock > 0 ? operations * cycles_each / (per_cycle * c.clock) : 0.0;
 }
 
 // Passes over card memory of a sort or FFT whose data does not fit on chip: a two-phase design
@@ -373,7 +380,8 @@ Parts as_compiled_parts(const CardWork& w, Precision p, const FpgaTarget& t, con
 // Stages run as one dataflow pipeline: the `io_bytes` (inputs read once, outputs written once)
 // streamed, intermediates streamed from stage to stage on chip (FIFOs: the design consumes them
 // in the order they are produced), a sort's or FFT's extra passes over data that does not fit
-// on chip through card memory, the data-dependent accesses served from on-chip banks when every
+// on chip through card memory, and the state a repeated stage (a loop body) hands to its next
+// repetition through card memory when it does not fit on chip, the data-dependent accesses served from on-chip banks when every
 // array they land in fits on chip together (else they stay random against card memory), the
 // stages' arithmetic sharing the DSPs. The pipeline takes the longest of these.
 Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, const FpgaTarget& t, const Corner& c) {
@@ -391,6 +399,9 @@ Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, 
     out.sort += s.executions * one.sort;
     const double k = passes(w, t, c);
     if (k > 1) spill += (k - 1) * s.executions * (w.input_bytes + w.output_bytes);
+    // A stage repeated inside one design invocation (a loop body) hands its result to its next
+    // repetition: larger than the on-chip room, it goes out to card memory and back each time.
+    if (s.repeats > 0 && w.output_bytes > room) spill += 2 * s.repeats * w.output_bytes;
     for (const RandomTraffic& r : w.random)
       (fits ? out.onchip : out.random) += s.executions * (fits ? onchip_seconds(r, t, c) : random_seconds(r, t, c));
   }
@@ -405,9 +416,9 @@ Parts op_parts(const CardWork& w, Precision p, const FpgaTarget& t, const Corner
   if (s == Scenario::kAsCompiled) return out;
   // Restructured: the op alone as a dataflow design, its compulsory traffic streamed once (an
   // op that reads only part of an operand, a slice, needs no more than it moves as compiled).
-  const DataflowStage stage{&w, p, 1.0, true};
+  const DataflowStage stage{&w, p, 1.0, 0.0};
   const double io = w.random.empty() ? std::min(w.compulsory_bytes, w.stream_bytes) : w.compulsory_bytes;
-  const Parts r = dataflow_parts({stage}, passes(w, t, c) * io, t, c);
+  const Parts r = dataflow_parts({stage}, io, t, c);  // a second pass over memory is added there
   return r.time() < out.time() ? r : out;
 }
 
@@ -829,6 +840,8 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
     double card_bytes = 0;
     TimeRange ops_time, ops_restructured;
     std::vector<DataflowStage> stages;
+    std::vector<uint32_t> stage_module;
+    std::unordered_set<uint32_t> estimated_modules;
     uint32_t estimated_ops = 0;
     uint64_t top_ns = 0, unattributed_kernels = 0;
     std::vector<std::string> unknown_ops, unsupported_ops;
@@ -877,7 +890,9 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
         continue;
       }
       const CardWork& w = works[o];
-      stages.push_back({&w, op.precision, exec, op.module_result});
+      stages.push_back({&w, op.precision, exec, 0.0});
+      stage_module.push_back(op.module_index);
+      if (op.module_index != kNone32) estimated_modules.insert(op.module_index);
       c.flops += op.flops * exec;
       c.bytes += op.bytes() * exec;
       c.random_access_bytes += w.random_bytes() * exec;
@@ -905,6 +920,7 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
     // executions of any of the module's ops inside (one call runs each op at least once).
     bool all_counted = !fallback_calls.empty();
     double transfer_buffers = 0, io_bytes = 0;
+    std::unordered_map<uint32_t, double> calls_of_module;
     for (const auto& [m, fallback] : fallback_calls) {
       const auto it = calls_in.find(pair_key(g, m));
       const double calls = it != calls_in.end() ? it->second : fallback;
@@ -912,7 +928,10 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
       c.module_calls += calls;
       const auto io = io_of_module.find(m);
       if (io != io_of_module.end()) c.transfer_bytes += calls * io->second;
-      if (io != io_of_module.end()) io_bytes += calls * io->second;
+      // The dataflow design reads and writes only the calls it runs: a module whose ops are all
+      // kept at GPU speed is not part of it (its GPU time already holds its own traffic).
+      if (io != io_of_module.end() && estimated_modules.count(m) != 0) io_bytes += calls * io->second;
+      calls_of_module[m] = calls;
       const auto buffers = buffers_of_module.find(m);
       transfer_buffers += calls * (buffers != buffers_of_module.end() ? buffers->second : 2.0);
     }
@@ -966,7 +985,12 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
     card += launches;
     card += kept;
     // Restructured: the better of each op restructured alone and the region's ops as one
-    // dataflow design reading the jitted calls' arguments and writing their results once.
+    // dataflow design reading the jitted calls' arguments and writing their results once. An op
+    // that runs more often than its module is called repeats inside a call (a loop body).
+    for (std::size_t k = 0; k < stages.size(); ++k) {
+      const auto it = calls_of_module.find(stage_module[k]);
+      if (it != calls_of_module.end()) stages[k].repeats = std::max(stages[k].executions - it->second, 0.0);
+    }
     const TimeRange dataflow = dataflow_time(stages, io_bytes, target);
     TimeRange rcard{std::min(ops_restructured.low, dataflow.low), std::min(ops_restructured.nominal, dataflow.nominal),
                     std::min(ops_restructured.high, dataflow.high)};
@@ -1046,20 +1070,13 @@ double array_leaves(const hlo::Shape& s) {
 
 class ModuleWalker {
  public:
-  ModuleWalker(const hlo::Module& m, const FpgaTarget& t, ModuleEstimate& out) : m_(m), t_(t), out_(out) {
-    if (const hlo::Computation* e = m.entry()) {
-      if (const hlo::Instruction* root = e->root()) {
-        results_.insert(root->name);
-        if (root->opcode == "tuple")
-          for (const std::string& o : root->operands) results_.insert(o);
-      }
-    }
-  }
+  ModuleWalker(const hlo::Module& m, const FpgaTarget& t, ModuleEstimate& out) : m_(m), t_(t), out_(out) {}
 
   // The estimated ops as one dataflow design (see dataflow_time).
   std::vector<DataflowStage> stages() const {
     std::vector<DataflowStage> out;
-    for (const Stage& s : stages_) out.push_back({&s.work, s.precision, s.executions, s.result});
+    // One invocation of the function: a stage inside a loop repeats (executions - 1) times.
+    for (const Stage& s : stages_) out.push_back({&s.work, s.precision, s.executions, std::max(s.executions - 1, 0.0)});
     return out;
   }
 
@@ -1076,7 +1093,8 @@ class ModuleWalker {
           trips = 1;
           out_.notes.push_back("while loop '" + ins.name + "': trip count unknown, its body counted once (a lower bound)");
         }
-        if (cond != nullptr) walk(*cond, executions * trips, depth + 1);
+        // The condition runs once more than the body (the test that ends the loop).
+        if (cond != nullptr) walk(*cond, executions * (ins.known_trip_count < 0 ? trips : trips + 1), depth + 1);
         if (body != nullptr) walk(*body, executions * trips, depth + 1);
         continue;
       }
@@ -1159,7 +1177,7 @@ class ModuleWalker {
     r.restructured_time_s = b.time_s.scaled(executions);
     r.restructured_onchip = b.onchip;
     r.estimate_note = a.note;
-    stages_.push_back({w, r.precision, executions, results_.count(ins.name) != 0});
+    stages_.push_back({w, r.precision, executions});
     out_.card_time_s += r.card_time_s;
     out_.restructured_card_time_s += r.restructured_time_s;
     out_.ops.push_back(std::move(r));
@@ -1169,12 +1187,10 @@ class ModuleWalker {
     CardWork work;
     Precision precision;
     double executions;
-    bool result;
   };
   const hlo::Module& m_;
   const FpgaTarget& t_;
   ModuleEstimate& out_;
-  std::set<std::string> results_;
   std::deque<Stage> stages_;  // stable addresses for DataflowStage::work
 };
 
@@ -1202,9 +1218,13 @@ ModuleEstimate estimate_module(const hlo::Module& module, const FpgaTarget& targ
   }
   // Restructured: the better of each op restructured on its own (already summed) and the whole
   // function as one dataflow design reading its arguments and writing its results once.
-  const TimeRange dataflow = dataflow_time(walker.stages(), out.transfer_bytes, target, &out.restructured_onchip);
+  bool dataflow_onchip = false;
+  const TimeRange dataflow = dataflow_time(walker.stages(), out.transfer_bytes, target, &dataflow_onchip);
   TimeRange& r = out.restructured_card_time_s;
   out.restructured_dataflow = dataflow.nominal < r.nominal;
+  out.restructured_onchip = out.restructured_dataflow
+                                ? dataflow_onchip
+                                : std::any_of(out.ops.begin(), out.ops.end(), [](const StaticOpEstimate& o) { return o.restructured_onchip; });
   r = {std::min(r.low, dataflow.low), std::min(r.nominal, dataflow.nominal), std::min(r.high, dataflow.high)};
   // The whole function is one design: one launch, arguments in and results out once.
   out.call_latency_s = {target.call_latency_s.low, target.call_latency_s.nominal, target.call_latency_s.high};

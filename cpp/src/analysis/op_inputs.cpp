@@ -77,13 +77,7 @@ OpInputs op_inputs(const TraceStore& store, const AttributionResult& attribution
       c.module_io_buffers = module_io_buffers(modules[st.module_index]);
       if (const hlo::Instruction* ins = modules[st.module_index].find_instruction(st.hlo_op)) {
         if (c.cost_known) c.work = card_work(modules[st.module_index], *ins);
-        if (const hlo::Computation* entry = modules[st.module_index].entry()) {
-          if (const hlo::Instruction* root = entry->root()) {
-            c.module_result = root->name == ins->name ||
-                              (root->opcode == "tuple" &&
-                               std::find(root->operands.begin(), root->operands.end(), ins->name) != root->operands.end());
-          }
-        }
+
         c.precision = precision_for(element_type(ins->shape), c.pattern != hlo::AccessPattern::kUnknown ? c.pattern : ins->pattern);
         if (ins->cost.working_set_bytes > 0) c.working_set_bytes = ins->cost.working_set_bytes;
         if (ins->cost.unknown)

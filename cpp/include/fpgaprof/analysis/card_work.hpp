@@ -33,10 +33,12 @@ struct CardWork {
   // data-dependent accesses of the gathers and scatters (none for other ops).
   double stream_bytes = 0;
   std::vector<RandomTraffic> random;
-  // Compulsory: each distinct input array read once and each output written once.
+  // Compulsory: each distinct input array read once, the large constants inside, each output
+  // written once.
   double compulsory_bytes = 0;
+  double constant_bytes = 0;          // constants of more than one element inside a fusion
   double working_set_bytes = 0;       // hlo::Cost::working_set_bytes
-  double input_bytes = 0;             // distinct inputs (entry of the compulsory traffic)
+  double input_bytes = 0;             // distinct operands: what crosses the host link in
   double output_bytes = 0;            // outputs (array leaves)
   double input_buffers = 0;           // distinct input arrays (host-link transfers in)
   double output_buffers = 0;          // output array leaves (host-link transfers out)
@@ -49,8 +51,9 @@ struct CardWork {
 };
 
 // The card work of `ins`, an instruction of `module` (costed by analyze_costs). Fusions are
-// read through their fused computation: a gather whose operand 0 is (a bitcast or reshape of)
-// a fused parameter reads that parameter at random instead of streaming it; a scatter into a
+// read through their fused computation: a gather whose operand 0 is a fused parameter (through
+// views and per-element ops: a bitcast, a convert, a scale by a broadcast scalar) reads that
+// parameter at random instead of streaming it; a scatter into a
 // fused parameter updates it in place at random (read and write). Other ops stream.
 CardWork card_work(const hlo::Module& module, const hlo::Instruction& ins);
 

@@ -137,17 +137,19 @@ struct OpCardEstimate {
 OpCardEstimate estimate_op_on_card(const CardWork& work, Precision p, const FpgaTarget& t, Scenario scenario);
 
 // One stage of a dataflow design: an op's work (not owned), its precision, how often it runs,
-// and whether its output is one of the design's results (else an intermediate, streamed on chip).
+// and how many of those runs repeat it inside one invocation of the design (a loop body: its
+// result goes to its next repetition).
 struct DataflowStage {
   const CardWork* work = nullptr;
   Precision precision = Precision::kFp32;
   double executions = 1;
-  bool output_is_result = false;
+  double repeats = 0;
 };
 
 // The restructured time of `stages` built as one dataflow pipeline: `io_bytes` (the design's
 // inputs read once and results written once) streamed; intermediates streamed between stages on
-// chip (in the order produced; a sort's or FFT's extra passes through card memory); data-dependent accesses served from
+// chip (in the order produced; a sort's or FFT's extra passes, and a repeated stage's state that
+// does not fit on chip, through card memory); data-dependent accesses served from
 // on-chip banks when every array they land in fits on chip together, else at the card
 // memory's random rates; the stages' arithmetic sharing the DSPs. The pipeline takes the
 // longest of compute, sort, memory and on-chip access. `onchip` (optional) says whether the

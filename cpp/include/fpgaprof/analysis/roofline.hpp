@@ -44,7 +44,6 @@ struct OpCost {
   uint32_t module_index = kNone32;
   double module_io_bytes = 0;
   double module_io_buffers = 0;         // entry parameters + root arrays (0 unknown)
-  bool module_result = false;           // its output is (part of) the module's result
   // What one execution asks of an FPGA card (card_work.hpp), from the op's HLO instruction;
   // work.known false when the HLO was not at hand (the FPGA model then streams bytes()).
   CardWork work;

@@ -1,0 +1,487 @@
+// CardWork (card_work.hpp): what one execution of an HLO instruction asks of an FPGA card, read
+// from hand-written HLO costed by hlo::analyze_hlo. Every expected number is worked out by hand
+// in the comments: first the cost model's count (docs/cost-model.md), then the card's split of
+// it (docs/fpga-model-cases.md, "What an op asks of the card").
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "fpgaprof/analysis/card_work.hpp"
+#include "fpgaprof/analysis/op_inputs.hpp"
+#include "fpgaprof/hlo/cost_model.hpp"
+
+using namespace fpgaprof;
+using namespace fpgaprof::analysis;
+
+namespace {
+
+hlo::Module module(const std::string& entry_body, const std::string& computations = "") {
+  return hlo::analyze_hlo("HloModule t\n" + computations + "\nENTRY e {\n" + entry_body + "}\n");
+}
+
+const hlo::Instruction& ins(const hlo::Module& m, const char* name) {
+  const hlo::Instruction* i = m.find_instruction(name);
+  REQUIRE(i != nullptr);
+  return *i;
+}
+
+CardWork work(const hlo::Module& m, const char* name) { return card_work(m, ins(m, name)); }
+
+const char* kAdd = R"(add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+)";
+
+}  // namespace
+
+TEST_CASE("card_work: a plain gather reads its table at random, indices and result stream", "[analysis][fpga][card_work]") {
+  const hlo::Module m = module(R"(  t = f32[1000]{0} parameter(0)
+  i = s32[5,1]{1,0} parameter(1)
+  t2 = f32[1000,8]{1,0} parameter(2)
+  g = f32[5]{0} gather(t, i), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  r = f32[5,8]{1,0} gather(t2, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}
+  ROOT o = (f32[5]{0}, f32[5,8]{1,0}) tuple(g, r)
+)");
+  // Element gather g: the cost model reads the 5 gathered f32 (20 B) + 5 s32 indices (20 B)
+  // and writes 20 B: 60 B, no FLOPs.
+  const CardWork g = work(m, "g");
+  CHECK(g.known);
+  CHECK(g.flops == 0);
+  CHECK(g.bytes == 60);
+  // One random traffic: the 20 gathered bytes, each access one f32 (slice {1} of a 1-D table:
+  // run 1 element x 4 B = 4 B), 20 / 4 = 5 accesses, into the 4000 B table.
+  REQUIRE(g.random.size() == 1);
+  CHECK(g.random[0].bytes == 20);
+  CHECK(g.random[0].run_bytes == 4);
+  CHECK(g.random[0].accesses == 5);
+  CHECK(g.random[0].source_bytes == 4000);
+  CHECK_FALSE(g.random[0].read_modify_write);
+  CHECK(g.random_bytes() == 20);
+  // Streamed: 60 - 20 = 40 B (indices read, result written).
+  CHECK(g.stream_bytes == 40);
+  // Compulsory: the distinct inputs, table 4000 + indices 20 = 4020 B (2 arrays), and the
+  // output 20 B (1 array): 4040 B. A gather has random traffic, so it is not capped by bytes.
+  CHECK(g.input_bytes == 4020);
+  CHECK(g.input_buffers == 2);
+  CHECK(g.output_bytes == 20);
+  CHECK(g.output_buffers == 1);
+  CHECK(g.compulsory_bytes == 4040);
+  CHECK(g.working_set_bytes == 20);
+
+  // Row gather r: slice {1,8} of f32[1000,8]{1,0}: the minor dimension (8) is spanned whole,
+  // so the run goes on into dimension 0 (extent 1): 8 x 1 elements x 4 B = 32 B per access.
+  // Cost: 160 B gathered + 20 B indices read, 160 B written = 340 B.
+  const CardWork r = work(m, "r");
+  CHECK(r.bytes == 340);
+  REQUIRE(r.random.size() == 1);
+  CHECK(r.random[0].bytes == 160);
+  CHECK(r.random[0].run_bytes == 32);
+  CHECK(r.random[0].accesses == 5);            // 160 / 32
+  CHECK(r.random[0].source_bytes == 32000);    // 1000 x 8 x 4
+  CHECK(r.stream_bytes == 180);                // 340 - 160
+  CHECK(r.compulsory_bytes == 32000 + 20 + 160);
+}
+
+TEST_CASE("gather_run_bytes: contiguous bytes per access follow the operand's layout", "[analysis][fpga][card_work]") {
+  const hlo::Module m = module(R"(  v = f32[32,32,32]{2,1,0} parameter(0)
+  w = f32[32,32,32]{1,2,0} parameter(1)
+  n = f32[32,32,32] parameter(2)
+  d = f64[16,16]{1,0} parameter(3)
+  i = s32[10,3]{1,0} parameter(4)
+  j = s32[10,1]{1,0} parameter(5)
+  a = f32[10,32]{1,0} gather(v, i), offset_dims={1}, collapsed_slice_dims={0,2}, start_index_map={0,1,2}, index_vector_dim=1, slice_sizes={1,32,1}
+  b = f32[10,32]{1,0} gather(v, i), offset_dims={1}, collapsed_slice_dims={0,1}, start_index_map={0,1,2}, index_vector_dim=1, slice_sizes={1,1,32}
+  c = f32[10,32]{1,0} gather(w, i), offset_dims={1}, collapsed_slice_dims={0,2}, start_index_map={0,1,2}, index_vector_dim=1, slice_sizes={1,32,1}
+  e = f32[10,32]{1,0} gather(w, i), offset_dims={1}, collapsed_slice_dims={0,1}, start_index_map={0,1,2}, index_vector_dim=1, slice_sizes={1,1,32}
+  f = f32[10,32,32]{2,1,0} gather(v, i), offset_dims={1,2}, collapsed_slice_dims={0}, start_index_map={0,1,2}, index_vector_dim=1, slice_sizes={1,32,32}
+  g = f32[10,32]{1,0} gather(n, i), offset_dims={1}, collapsed_slice_dims={0,1}, start_index_map={0,1,2}, index_vector_dim=1, slice_sizes={1,1,32}
+  h = f32[10]{0} gather(v, i), offset_dims={}, collapsed_slice_dims={0,1,2}, start_index_map={0,1,2}, index_vector_dim=1, slice_sizes={1,1}
+  k = f64[10,16]{1,0} gather(d, j), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,16}
+  ROOT o = (f32[10,32]{1,0}, f32[10,32]{1,0}) tuple(a, b)
+)");
+  // v: layout {2,1,0}, minor-to-major 2, 1, 0.
+  //   a, slice {1,32,1}: dimension 2 (extent 1 of 32) ends the run at once: 1 x 4 B = 4 B
+  //     (the 32 elements along dimension 1 lie 32 elements apart: one f32 per access).
+  CHECK(gather_run_bytes(ins(m, "a")) == 4);
+  //   b, slice {1,1,32}: dimension 2 whole (32), then dimension 1 (extent 1): 32 x 4 = 128 B.
+  CHECK(gather_run_bytes(ins(m, "b")) == 128);
+  //   f, slice {1,32,32}: dimensions 2 and 1 whole, then dimension 0 (1): 1024 x 4 = 4096 B.
+  CHECK(gather_run_bytes(ins(m, "f")) == 4096);
+  // w: layout {1,2,0}: dimension 1 is the most minor, then 2.
+  //   c, slice {1,32,1}: dimension 1 whole (32), then dimension 2 (extent 1): 128 B.
+  CHECK(gather_run_bytes(ins(m, "c")) == 128);
+  //   e, slice {1,1,32}: dimension 1 (extent 1 of 32) ends it: 4 B.
+  CHECK(gather_run_bytes(ins(m, "e")) == 4);
+  // n: no layout printed: XLA's default, minor-to-major 2, 1, 0 -> as b: 128 B.
+  CHECK(gather_run_bytes(ins(m, "g")) == 128);
+  // h: slice_sizes of the wrong rank (2 for a rank-3 operand) are read as all ones: 4 B.
+  CHECK(gather_run_bytes(ins(m, "h")) == 4);
+  // k: f64 rows of 16: 16 x 8 B = 128 B.
+  CHECK(gather_run_bytes(ins(m, "k")) == 128);
+  // The run sets the accesses: b gathers 10 x 32 x 4 = 1280 B in 1280 / 128 = 10 accesses,
+  // a the same bytes in 1280 / 4 = 320.
+  CHECK(work(m, "b").random.at(0).accesses == 10);
+  CHECK(work(m, "a").random.at(0).accesses == 320);
+}
+
+TEST_CASE("card_work: a scatter-add reads and writes each target at random", "[analysis][fpga][card_work]") {
+  const hlo::Module m = module(R"(  x = f32[1000,8]{1,0} parameter(0)
+  i = s32[5,1]{1,0} parameter(1)
+  u = f32[5,8]{1,0} parameter(2)
+  i2 = s32[5,2]{1,0} parameter(3)
+  u2 = f32[5]{0} parameter(4)
+  u3 = f32[5,4]{1,0} parameter(5)
+  sc = f32[1000,8]{1,0} scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  se = f32[1000,8]{1,0} scatter(x, i2, u2), update_window_dims={}, inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=add
+  sw = f32[1000,8]{1,0} scatter(x, i, u3), update_window_dims={1}, inserted_window_dims={1}, scatter_dims_to_operand_dims={1}, index_vector_dim=1, to_apply=add
+  ROOT o = (f32[1000,8]{1,0}, f32[1000,8]{1,0}, f32[1000,8]{1,0}) tuple(sc, se, sw)
+)", kAdd);
+  // sc: cost model 2 x 160 B (target part read, updates read) + 20 B indices read, 160 B
+  // written = 500 B; 40 adds.
+  const CardWork sc = work(m, "sc");
+  CHECK(sc.bytes == 500);
+  CHECK(sc.flops == 40);
+  REQUIRE(sc.random.size() == 1);
+  const RandomTraffic& t = sc.random[0];
+  CHECK(t.read_modify_write);
+  // Every update reads and writes its target: 2 x 160 = 320 B.
+  CHECK(t.bytes == 320);
+  // Window: operand dimension 0 is inserted (extent 1), dimension 1 takes update window
+  // dimension 1 (8): box {1,8} of f32[1000,8]{1,0} -> 8 whole, then 1: 32 B per access.
+  CHECK(t.run_bytes == 32);
+  CHECK(scatter_run_bytes(ins(m, "sc")) == 32);
+  CHECK(t.accesses == 10);        // 320 / 32: 5 updates, each a read and a write
+  CHECK(t.source_bytes == 32000);
+  // Streamed: 500 - 320 = 180 B (updates read 160 + indices 20).
+  CHECK(sc.stream_bytes == 180);
+  // Compulsory: inputs x 32000 + i 20 + u 160 = 32180 B (3 arrays), output 32000 B (1).
+  CHECK(sc.input_bytes == 32180);
+  CHECK(sc.input_buffers == 3);
+  CHECK(sc.output_bytes == 32000);
+  CHECK(sc.compulsory_bytes == 64180);
+
+  // se: element updates (both target dimensions inserted): box {1,1}: 4 B per access;
+  // 2 x 20 B = 40 B in 10 accesses.
+  CHECK(scatter_run_bytes(ins(m, "se")) == 4);
+  CHECK(work(m, "se").random.at(0).bytes == 40);
+  CHECK(work(m, "se").random.at(0).accesses == 10);
+  // sw: dimension 1 inserted, dimension 0 takes update dimension 1 (4): box {4,1} of
+  // f32[1000,8]{1,0}: the minor dimension has extent 1 of 8, so the run stops there: 4 B.
+  CHECK(scatter_run_bytes(ins(m, "sw")) == 4);
+  CHECK(work(m, "sw").random.at(0).accesses == 2 * 80 / 4);  // 2 x (5 x 4 x 4 B) / 4 B = 40
+}
+
+TEST_CASE("card_work: fusions read through their fused computation", "[analysis][fpga][card_work]") {
+  const hlo::Module m = module(R"(  x = f32[1000,8]{1,0} parameter(0)
+  i = s32[5,1]{1,0} parameter(1)
+  u = f32[5,8]{1,0} parameter(2)
+  fb = f32[5,8]{1,0} fusion(x, i), kind=kLoop, calls=gather_bitcast
+  fe = (f32[5,8]{1,0}, f32[1000,8]{1,0}) fusion(x, i), kind=kLoop, calls=gather_and_multiply
+  fc = f32[5,8]{1,0} fusion(x, i), kind=kCustom, calls=wrapped_gather
+  fs = f32[1000,8]{1,0} fusion(x, i, u), kind=kLoop, calls=scatter_root
+  fx = f32[1000,8]{1,0} fusion(x, i, u), kind=kCustom, calls=wrapped_scatter
+  fi = f32[5,8]{1,0} fusion(i), kind=kLoop, calls=gather_iota
+  ROOT o = (f32[5,8]{1,0}, f32[1000,8]{1,0}) tuple(fb, fs)
+)", std::string(kAdd) + R"(gather_bitcast {
+  p0 = f32[1000,8]{1,0} parameter(0)
+  p1 = s32[5,1]{1,0} parameter(1)
+  b = f32[8000]{0} bitcast(p0)
+  g = f32[5,8]{1,0} gather(b, p1), offset_dims={1}, collapsed_slice_dims={}, start_index_map={0}, index_vector_dim=1, slice_sizes={8}
+  ROOT n = f32[5,8]{1,0} negate(g)
+}
+gather_and_multiply {
+  q0 = f32[1000,8]{1,0} parameter(0)
+  q1 = s32[5,1]{1,0} parameter(1)
+  qb = f32[8000]{0} bitcast(q0)
+  qg = f32[5,8]{1,0} gather(qb, q1), offset_dims={1}, collapsed_slice_dims={}, start_index_map={0}, index_vector_dim=1, slice_sizes={8}
+  qn = f32[5,8]{1,0} negate(qg)
+  qm = f32[1000,8]{1,0} multiply(q0, q0)
+  ROOT qt = (f32[5,8]{1,0}, f32[1000,8]{1,0}) tuple(qn, qm)
+}
+wrapped_gather {
+  w0 = f32[1000,8]{1,0} parameter(0)
+  w1 = s32[5,1]{1,0} parameter(1)
+  ROOT wg = f32[5,8]{1,0} gather(w0, w1), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}
+}
+scatter_root {
+  s0 = f32[1000,8]{1,0} parameter(0)
+  s1 = s32[5,1]{1,0} parameter(1)
+  s2 = f32[5,8]{1,0} parameter(2)
+  sn = f32[5,8]{1,0} negate(s2)
+  ROOT ss = f32[1000,8]{1,0} scatter(s0, s1, sn), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}
+wrapped_scatter {
+  v0 = f32[1000,8]{1,0} parameter(0)
+  v1 = s32[5,1]{1,0} parameter(1)
+  v2 = f32[5,8]{1,0} parameter(2)
+  ROOT vs = f32[1000,8]{1,0} scatter(v0, v1, v2), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}
+gather_iota {
+  j1 = s32[5,1]{1,0} parameter(0)
+  io = f32[1000,8]{1,0} iota(), iota_dimension=0
+  jg = f32[5,8]{1,0} gather(io, j1), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}
+  ROOT jn = f32[5,8]{1,0} negate(jg)
+}
+)");
+  SECTION("kLoop: a gather reading a fused parameter through a bitcast") {
+    // Cost: the bitcast user of p0 reads it whole, 32000 B; p1 20 B; written 160 B:
+    // 32180 B; 40 FLOPs (negate).
+    const CardWork w = work(m, "fb");
+    CHECK(w.bytes == 32180);
+    CHECK(w.flops == 40);
+    REQUIRE(w.random.size() == 1);
+    // Slice {8} of the bitcast f32[8000]: 8 x 4 = 32 B per access, 160 B in 5 accesses, into
+    // the array behind the bitcast (the fused parameter, 32000 B).
+    CHECK(w.random[0].bytes == 160);
+    CHECK(w.random[0].run_bytes == 32);
+    CHECK(w.random[0].accesses == 5);
+    CHECK(w.random[0].source_bytes == 32000);
+    // p0 is read only through the gather: its counted read (32000 B) is not streamed:
+    // 32180 - 32000 = 180 B (indices 20 + result 160).
+    CHECK(w.stream_bytes == 180);
+    CHECK(w.input_bytes == 32020);
+    CHECK(w.output_bytes == 160);
+    CHECK(w.compulsory_bytes == 32180);
+  }
+  SECTION("kLoop: the gathered parameter also has an elementwise user: it stays streamed") {
+    // Cost: q0 read once (32000 B, shared by the bitcast and the multiply) + q1 20 B;
+    // written 160 + 32000 B (tuple of two arrays): 64180 B; 40 + 8000 FLOPs.
+    const CardWork w = work(m, "fe");
+    CHECK(w.bytes == 64180);
+    CHECK(w.flops == 8040);
+    REQUIRE(w.random.size() == 1);
+    CHECK(w.random[0].bytes == 160);
+    CHECK(w.stream_bytes == 64180);  // nothing taken out: the multiply streams q0
+    CHECK(w.output_bytes == 32160);
+    CHECK(w.output_buffers == 2);
+    CHECK(w.input_buffers == 2);
+  }
+  SECTION("kCustom fusion wrapping a gather: costed and split as the gather") {
+    // Cost = the gather's: 160 + 20 read, 160 written = 340 B; random 160 B; stream 180 B.
+    const CardWork w = work(m, "fc");
+    CHECK(w.bytes == 340);
+    REQUIRE(w.random.size() == 1);
+    CHECK(w.random[0].bytes == 160);
+    CHECK(w.random[0].run_bytes == 32);
+    CHECK(w.random[0].source_bytes == 32000);
+    CHECK(w.stream_bytes == 180);
+    CHECK(w.compulsory_bytes == 32020 + 160);
+  }
+  SECTION("kLoop fusion whose root scatters into a fused parameter: updated in place") {
+    // Cost: s0 read whole 32000 B (the scatter), s1 20 B, s2 160 B (negate); written the whole
+    // result 32000 B: 64180 B. FLOPs: negate 40 + 40 adds = 80.
+    const CardWork w = work(m, "fs");
+    CHECK(w.bytes == 64180);
+    CHECK(w.flops == 80);
+    REQUIRE(w.random.size() == 1);
+    CHECK(w.random[0].read_modify_write);
+    CHECK(w.random[0].bytes == 320);      // 2 x 160
+    CHECK(w.random[0].run_bytes == 32);
+    CHECK(w.random[0].accesses == 10);
+    CHECK(w.random[0].source_bytes == 32000);
+    // Stream: 64180 - 32000 (s0 read only by the scatter) - 32000 (the result, written in
+    // place) = 180 B: indices 20 + updates 160.
+    CHECK(w.stream_bytes == 180);
+    CHECK(w.input_bytes == 32180);
+    CHECK(w.input_buffers == 3);
+    CHECK(w.output_bytes == 32000);
+    CHECK(w.compulsory_bytes == 64180);
+  }
+  SECTION("kCustom fusion wrapping a scatter: as the scatter") {
+    // Cost = the scatter's 500 B; random 320 B; stream 180 B.
+    const CardWork w = work(m, "fx");
+    CHECK(w.bytes == 500);
+    REQUIRE(w.random.size() == 1);
+    CHECK(w.random[0].read_modify_write);
+    CHECK(w.random[0].bytes == 320);
+    CHECK(w.stream_bytes == 180);
+  }
+  SECTION("a gather from an array computed inside the fusion stays on chip") {
+    // Cost: j1 20 B read, 160 B written, 40 FLOPs (the iota is data movement): 180 B.
+    const CardWork w = work(m, "fi");
+    CHECK(w.bytes == 180);
+    CHECK(w.random.empty());
+    CHECK(w.stream_bytes == 180);
+    CHECK(w.compulsory_bytes == 180);  // min(inputs 20 + output 160, bytes 180)
+  }
+}
+
+TEST_CASE("card_work: sort facts", "[analysis][fpga][card_work]") {
+  const hlo::Module m = module(R"(  k = f32[8,1000]{1,0} parameter(0)
+  v = s32[8,1000]{1,0} parameter(1)
+  k2 = f32[1000,8]{1,0} parameter(2)
+  s = (f32[8,1000]{1,0}, s32[8,1000]{1,0}) sort(k, v), dimensions={1}, to_apply=lt
+  s2 = f32[1000,8]{1,0} sort(k2), dimensions={0}, to_apply=lt1
+  ROOT o = f32[1000,8]{1,0} negate(s2)
+)", R"(lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT r = pred[] compare(a, b), direction=LT
+}
+lt1 {
+  a1 = f32[] parameter(0)
+  b1 = f32[] parameter(1)
+  ROOT r1 = pred[] compare(a1, b1), direction=LT
+}
+)");
+  // Key + value sort along dimension 1 of [8,1000]: 1000 keys per sort, 8000 / 1000 = 8
+  // sorts, each element moves 4 B key + 4 B value = 8 B.
+  const CardWork s = work(m, "s");
+  CHECK(s.sort_length == 1000);
+  CHECK(s.sort_count == 8);
+  CHECK(s.sort_element_bytes == 8);
+  // Cost: 8000 x ceil(log2 8000) = 8000 x 13 = 104000 FLOPs; read 32000 + 32000, written both
+  // arrays 64000: 128000 B, all streamed; compulsory min(64000 + 64000, 128000) = 128000.
+  CHECK(s.flops == 104000);
+  CHECK(s.bytes == 128000);
+  CHECK(s.stream_bytes == 128000);
+  CHECK(s.random.empty());
+  CHECK(s.compulsory_bytes == 128000);
+  CHECK(s.input_buffers == 2);
+  CHECK(s.output_buffers == 2);
+  CHECK(s.fft_length == 0);
+  // Key-only sort along dimension 0 of [1000,8]: 1000 keys, 8 sorts, 4 B per element.
+  const CardWork s2 = work(m, "s2");
+  CHECK(s2.sort_length == 1000);
+  CHECK(s2.sort_count == 8);
+  CHECK(s2.sort_element_bytes == 4);
+}
+
+TEST_CASE("card_work: FFT facts and the card's 5 N log2 N FLOPs", "[analysis][fpga][card_work]") {
+  const hlo::Module m = module(R"(  c = c64[4,256]{1,0} parameter(0)
+  x = f32[4,256]{1,0} parameter(1)
+  c2 = c64[4,16,16]{2,1,0} parameter(2)
+  h = c64[4,129]{1,0} parameter(3)
+  f = c64[4,256]{1,0} fft(c), fft_type=FFT, fft_length={256}
+  r = c64[4,129]{1,0} fft(x), fft_type=RFFT, fft_length={256}
+  f2 = c64[4,16,16]{2,1,0} fft(c2), fft_type=FFT, fft_length={16,16}
+  ir = f32[4,256]{1,0} fft(h), fft_type=IRFFT, fft_length={256}
+  ROOT o = (c64[4,256]{1,0}, c64[4,129]{1,0}) tuple(f, r)
+)");
+  // Complex FFT of 256 points, 4 transforms (1024 points / 256), 8 B per c64 point.
+  // XLA counts 2 x 4 x log2(256) x 1024 = 65536 FLOPs; the card 5 N log2 N per transform:
+  // 5 x 256 x 8 x 4 = 40960.
+  CHECK(ins(m, "f").cost.flops == 65536);
+  const CardWork f = work(m, "f");
+  CHECK(f.fft_length == 256);
+  CHECK(f.fft_count == 4);
+  CHECK(f.fft_point_bytes == 8);
+  CHECK(f.flops == 40960);
+  // Bytes unchanged: 8192 read + 8192 written, streamed.
+  CHECK(f.bytes == 16384);
+  CHECK(f.stream_bytes == 16384);
+  CHECK(f.sort_length == 0);
+  // Real-input FFT: half the FLOPs, 0.5 x 40960 = 20480; 1024 input points (the result has
+  // 4 x 129 = 516), 4 transforms, 8 B per point (the larger of f32 4 B and c64 8 B).
+  const CardWork r = work(m, "r");
+  CHECK(r.fft_length == 256);
+  CHECK(r.fft_count == 4);
+  CHECK(r.fft_point_bytes == 8);
+  CHECK(r.flops == 20480);
+  // 2-D FFT of 16 x 16 = 256 points: XLA 2 x 4 x (4 x 4) x 1024 = 131072; card 40960.
+  CHECK(ins(m, "f2").cost.flops == 131072);
+  CHECK(work(m, "f2").fft_length == 256);
+  CHECK(work(m, "f2").flops == 40960);
+  // Inverse real FFT: 1024 output points (516 input), 4 transforms: 20480; XLA counted
+  // 2 x 4 x 8 x 516 = 33024.
+  CHECK(ins(m, "ir").cost.flops == 33024);
+  CHECK(work(m, "ir").fft_count == 4);
+  CHECK(work(m, "ir").flops == 20480);
+}
+
+TEST_CASE("card_work: compulsory bytes, inputs and outputs", "[analysis][fpga][card_work]") {
+  const hlo::Module m = module(R"(  x = f32[64,32]{1,0} parameter(0)
+  y = f32[1000]{0} parameter(1)
+  z = f32[100,10]{1,0} parameter(2)
+  i = s32[] parameter(3)
+  j = s32[] parameter(4)
+  q = f32[4]{0} parameter(5)
+  s = f32[8,32]{1,0} slice(x), slice={[0:8], [0:32]}
+  mul = f32[1000]{0} multiply(y, y)
+  add2 = f32[1000]{0} add(mul, y)
+  d = f32[4,10]{1,0} slice(z), slice={[0:4], [0:10]}
+  u = f32[100,10]{1,0} dynamic-update-slice(z, d, i, j)
+  bc = f32[32,64]{1,0} bitcast(x)
+  fk = f32[4]{0} fusion(q), kind=kLoop, calls=with_constant
+  ROOT o = (f32[8,32]{1,0}, f32[1000]{0}) tuple(s, add2)
+)", R"(with_constant {
+  p = f32[4]{0} parameter(0)
+  k = f32[4]{0} constant({1, 2, 3, 4})
+  ROOT a = f32[4]{0} add(p, k)
+}
+)");
+  // Slice: moves 1024 B in and 1024 B out (2048 B); inputs + output = 8192 + 1024 = 9216 B,
+  // but without random traffic the compulsory bytes are at most what it moves: 2048 B.
+  const CardWork s = work(m, "s");
+  CHECK(s.bytes == 2048);
+  CHECK(s.input_bytes == 8192);
+  CHECK(s.output_bytes == 1024);
+  CHECK(s.compulsory_bytes == 2048);
+  // multiply(y, y): the cost model reads y twice (8000 B) and writes 4000 B: 12000 B; the
+  // distinct input y once: 4000 B (1 array) + output 4000 B = 8000 B.
+  const CardWork mul = work(m, "mul");
+  CHECK(mul.bytes == 12000);
+  CHECK(mul.input_bytes == 4000);
+  CHECK(mul.input_buffers == 1);
+  CHECK(mul.compulsory_bytes == 8000);
+  CHECK(mul.stream_bytes == 12000);
+  // add(mul, y): two distinct arrays, 8000 B in + 4000 B out = 12000 B = what it moves.
+  CHECK(work(m, "add2").compulsory_bytes == 12000);
+  CHECK(work(m, "add2").input_buffers == 2);
+  // In-place dynamic-update-slice: moves the 160 B update + 4 B index in, 160 B out = 324 B;
+  // its inputs are z 4000 + d 160 + i 4 + j 4 = 4168 B in 4 arrays: compulsory min(4168 +
+  // 4000, 324) = 324 B.
+  const CardWork u = work(m, "u");
+  CHECK(u.bytes == 324);
+  CHECK(u.input_bytes == 4168);
+  CHECK(u.input_buffers == 4);
+  CHECK(u.compulsory_bytes == 324);
+  // A bitcast moves nothing: compulsory 0.
+  CHECK(work(m, "bc").bytes == 0);
+  CHECK(work(m, "bc").compulsory_bytes == 0);
+  // A fusion with a 4-element constant inside: the constant is read (16 B) though not an
+  // operand, so it counts in the compulsory traffic, but it is part of the design, not data the
+  // host sends: inputs 16 B (q) in 1 array, constants 16 B; cost 16 + 16 read + 16 written =
+  // 48 B; compulsory inputs 16 + constants 16 + output 16 = 48 B.
+  const CardWork fk = work(m, "fk");
+  CHECK(fk.bytes == 48);
+  CHECK(fk.input_bytes == 16);
+  CHECK(fk.constant_bytes == 16);
+  CHECK(fk.input_buffers == 1);
+  CHECK(fk.compulsory_bytes == 48);
+}
+
+TEST_CASE("card_work: unknown cost, totals only, module inputs and outputs", "[analysis][fpga][card_work]") {
+  const hlo::Module m = module(R"(  x = f32[1000]{0} parameter(0)
+  pt = (f32[10]{0}, s32[5]{0}) parameter(1)
+  u = f32[8]{0} custom-call(x), custom_call_target="my_kernel"
+  ROOT o = (f32[1000]{0}, f32[8]{0}) tuple(x, u)
+)");
+  // A custom call without a cost rule: unknown.
+  CHECK_FALSE(work(m, "u").known);
+  // Module: parameters 4000 B (1 array) + a tuple of 40 + 20 B (2 arrays); result a tuple of
+  // 4000 + 32 B (2 arrays): 8092 B in 5 buffers.
+  CHECK(module_io_bytes(m) == 8092);
+  CHECK(module_io_buffers(m) == 5);
+
+  // An op known by its totals only: every byte streams, one buffer each way.
+  const CardWork w = card_work_from_totals(1e6, 8e6, 4e6);
+  CHECK(w.known);
+  CHECK(w.flops == 1e6);
+  CHECK(w.bytes == 12e6);
+  CHECK(w.stream_bytes == 12e6);
+  CHECK(w.random.empty());
+  CHECK(w.random_bytes() == 0);
+  CHECK(w.compulsory_bytes == 12e6);
+  CHECK(w.input_bytes == 8e6);
+  CHECK(w.output_bytes == 4e6);
+  CHECK(w.working_set_bytes == 4e6);
+  CHECK(w.input_buffers == 1);
+  CHECK(w.output_buffers == 1);
+  CHECK(w.sort_length == 0);
+  CHECK(w.fft_length == 0);
+}

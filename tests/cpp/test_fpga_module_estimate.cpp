@@ -1,0 +1,355 @@
+// estimate_module: the static estimate of a whole HLO module on an FPGA card (no trace), on
+// hand-written HLO and the round card of fpga_fixture.hpp. Every expected number is worked out
+// by hand in the comments (docs/fpga-model-cases.md, "Case E").
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+
+#include "fpgaprof/analysis/fpga_model.hpp"
+#include "fpgaprof/error.hpp"
+#include "fpgaprof/hlo/cost_model.hpp"
+#include "fpga_fixture.hpp"
+
+using namespace fpgaprof;
+using namespace fpgaprof::analysis;
+using fpgaprof::testing::round_card;
+
+namespace {
+
+Approx near(double v) { return Approx(v).epsilon(1e-9); }
+
+void check_range(const TimeRange& r, double low, double nominal, double high) {
+  CHECK(r.low == near(low));
+  CHECK(r.nominal == near(nominal));
+  CHECK(r.high == near(high));
+}
+
+// x -> 10 (or an unknown number of) iterations of v = v * v, a 4e6 B f32 array carried with an
+// s32 counter.
+std::string loop_module(bool known_trips) {
+  return std::string(R"(HloModule loop
+body {
+  p = (s32[], f32[1000000]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  v = f32[1000000]{0} get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  n = f32[1000000]{0} multiply(v, v)
+  ROOT r = (s32[], f32[1000000]{0}) tuple(j, n)
+}
+cond {
+  q = (s32[], f32[1000000]{0}) parameter(0)
+  qi = s32[] get-tuple-element(q), index=0
+  k = s32[] constant(10)
+  ROOT c = pred[] compare(qi, k), direction=LT
+}
+ENTRY e {
+  x = f32[1000000]{0} parameter(0)
+  z = s32[] constant(0)
+  t = (s32[], f32[1000000]{0}) tuple(z, x)
+  w = (s32[], f32[1000000]{0}) while(t), condition=cond, body=body)") +
+         (known_trips ? R"(, backend_config={"known_trip_count":{"n":"10"}})" : "") + R"(
+  ROOT y = f32[1000000]{0} get-tuple-element(w), index=1
+}
+)";
+}
+
+const StaticOpEstimate& row(const ModuleEstimate& m, const std::string& op) {
+  for (const StaticOpEstimate& r : m.ops)
+    if (r.op == op) return r;
+  FAIL("no row " << op);
+  return m.ops.front();
+}
+
+}  // namespace
+
+TEST_CASE("estimate_module: a while loop with a known trip count runs its body that often", "[analysis][fpga][module]") {
+  const hlo::Module m = hlo::analyze_hlo(loop_module(true));
+  const ModuleEstimate e = estimate_module(m, round_card());
+  CHECK(e.module == "loop");
+  CHECK(e.target.name == "round");
+  // Rows in program order: the condition's compare, then the body's add and multiply (the
+  // tuple, get-tuple-element, constant and parameter instructions run no code). The body runs
+  // 10 times; the condition once more (the test that ends the loop): 11 times.
+  REQUIRE(e.ops.size() == 3);
+  CHECK(e.ops[0].op == "c");
+  CHECK(e.ops[0].computation == "cond");
+  CHECK(e.ops[0].executions == 11);
+  CHECK(e.ops[1].op == "j");
+  CHECK(e.ops[1].executions == 10);
+  CHECK(e.ops[2].op == "n");
+  CHECK(e.ops[2].executions == 10);
+  for (const StaticOpEstimate& r : e.ops) {
+    CHECK(r.estimated);
+    CHECK(r.precision == Precision::kFp32);  // pred and s32 count as fp32 work
+  }
+  // n = v * v: per iteration 1e6 FLOPs, 8e6 B read (v twice) + 4e6 B written = 12e6 B,
+  // compulsory v once + the result = 8e6 B. x 10: 1e7 FLOPs, 1.2e8 B, 8e7 B.
+  const StaticOpEstimate& n = e.ops[2];
+  CHECK(n.opcode == "multiply");
+  CHECK(n.computation == "body");
+  CHECK(n.pattern == hlo::AccessPattern::kElementwise);
+  CHECK(n.flops == near(1e7));
+  CHECK(n.bytes == near(1.2e8));
+  CHECK(n.stream_bytes == near(1.2e8));
+  CHECK(n.random_bytes == 0);
+  CHECK(n.compulsory_bytes == near(8e7));
+  CHECK(n.card_limit == "memory");
+  CHECK(n.memory_efficiency == near(0.4));
+  // Per iteration 12e6 / (40e9, 16e9, 5e9) = 0.3, 0.75, 2.4 ms; x 10 = 3, 7.5, 24 ms.
+  check_range(n.card_time_s, 3e-3, 7.5e-3, 24e-3);
+  check_range(n.card_memory_s, 3e-3, 7.5e-3, 24e-3);
+  // compute 1e6 / (800e9, 200e9, 50e9) x 10 = 12.5, 50, 200 us.
+  check_range(n.card_compute_s, 12.5e-6, 50e-6, 200e-6);
+  // Restructured alone: 8e6 B / rate x 10 = 2, 5, 16 ms.
+  check_range(n.restructured_time_s, 2e-3, 5e-3, 16e-3);
+  CHECK_FALSE(n.restructured_onchip);
+  // c = compare(qi, k): 4 + 4 B read, 1 B (pred) written = 9 B per test: 9 / rate x 11 =
+  // 2.475, 6.1875, 19.8 ns. j = add(i, one): 12 B: 12 / rate x 10 = 3, 7.5, 24 ns.
+  check_range(e.ops[0].card_time_s, 2.475e-9, 6.1875e-9, 19.8e-9);
+  check_range(e.ops[1].card_time_s, 3e-9, 7.5e-9, 24e-9);
+  // As compiled: the ops one after another, 3.000005475, 7.5000136875, 24.0000438 ms, + one
+  // launch (10, 20, 40 us).
+  check_range(e.call_latency_s, 10e-6, 20e-6, 40e-6);
+  check_range(e.card_time_s, 3.010005475e-3, 7.5200136875e-3, 24.0400438e-3);
+  // Restructured: each op alone sums to 2.000005475, 5.0000136875, 16.0000438 ms. The whole
+  // function as one dataflow design reads x and writes y once (8e6 B) and hands v from one
+  // iteration to the next: 9 repeats of the body. Fast: v (4e6 B) fits in 4,608,000 B of
+  // on-chip room: 8e6 / 40e9 = 0.2 ms. Nominal and slow: 4e6 > 2,304,000 and 1,152,000 B: v
+  // goes out and back each repeat, 2 x 9 x 4e6 = 72e6 B: 80e6 / 16e9 = 5 ms, 80e6 / 5e9 = 16 ms.
+  // Its 10 x (1e6 + 1) + 11 FLOPs take about 12.5, 50, 200 us. The dataflow design is no slower at
+  // any corner (5 ms < 5.0000136875 ms), + launch: 0.21, 5.02, 16.04 ms.
+  CHECK(e.restructured_dataflow);
+  CHECK_FALSE(e.restructured_onchip);
+  check_range(e.restructured_card_time_s, 0.21e-3, 5.02e-3, 16.04e-3);
+  // Transfer: x in, y out: 8e6 B in 2 arrays: 8e6 / (10e9, 8e9, 5e9) + 2 x (5, 10, 20) us.
+  CHECK(e.transfer_bytes == 8e6);
+  CHECK(e.transfer_buffers == 2);
+  check_range(e.transfer_s, 0.81e-3, 1.02e-3, 1.64e-3);
+  check_range(e.total_s, 3.820005475e-3, 8.5400136875e-3, 25.6800438e-3);
+  check_range(e.restructured_total_s, 1.02e-3, 6.04e-3, 17.68e-3);
+  CHECK(e.not_estimated_count == 0);
+  CHECK(e.notes.empty());
+}
+
+TEST_CASE("estimate_module: a while loop without a trip count is counted once, with a note", "[analysis][fpga][module]") {
+  const ModuleEstimate e = estimate_module(hlo::analyze_hlo(loop_module(false)), round_card());
+  REQUIRE(e.ops.size() == 3);
+  for (const StaticOpEstimate& r : e.ops) CHECK(r.executions == 1);
+  REQUIRE(e.notes.size() == 1);
+  CHECK(e.notes[0] == "while loop 'w': trip count unknown, its body counted once (a lower bound)");
+  // One iteration: 0.75 ms + 0.5625 ns + 0.75 ns, + 20 us.
+  CHECK(e.card_time_s.nominal == near(0.75e-3 + 0.5625e-9 + 0.75e-9 + 20e-6));
+  // Restructured: the dataflow design 8e6 / 16e9 = 0.5 ms (< 0.5 ms + 1.3125 ns alone), + 20 us.
+  CHECK(e.restructured_card_time_s.nominal == near(0.52e-3));
+}
+
+TEST_CASE("estimate_module: loops in loops multiply their trip counts", "[analysis][fpga][module]") {
+  const hlo::Module m = hlo::analyze_hlo(R"(HloModule nested
+inner_body {
+  ip = (s32[], f32[1000]{0}) parameter(0)
+  ii = s32[] get-tuple-element(ip), index=0
+  iv = f32[1000]{0} get-tuple-element(ip), index=1
+  ione = s32[] constant(1)
+  ij = s32[] add(ii, ione)
+  ineg = f32[1000]{0} negate(iv)
+  ROOT ir = (s32[], f32[1000]{0}) tuple(ij, ineg)
+}
+inner_cond {
+  cp = (s32[], f32[1000]{0}) parameter(0)
+  ci = s32[] get-tuple-element(cp), index=0
+  ck = s32[] constant(4)
+  ROOT icc = pred[] compare(ci, ck), direction=LT
+}
+outer_body {
+  op = (s32[], f32[1000]{0}) parameter(0)
+  oi = s32[] get-tuple-element(op), index=0
+  ov = f32[1000]{0} get-tuple-element(op), index=1
+  oz = s32[] constant(0)
+  ot = (s32[], f32[1000]{0}) tuple(oz, ov)
+  iw = (s32[], f32[1000]{0}) while(ot), condition=inner_cond, body=inner_body, backend_config={"known_trip_count":{"n":"4"}}
+  iy = f32[1000]{0} get-tuple-element(iw), index=1
+  oone = s32[] constant(1)
+  oj = s32[] add(oi, oone)
+  ROOT orr = (s32[], f32[1000]{0}) tuple(oj, iy)
+}
+outer_cond {
+  dp = (s32[], f32[1000]{0}) parameter(0)
+  di = s32[] get-tuple-element(dp), index=0
+  dk = s32[] constant(3)
+  ROOT occ = pred[] compare(di, dk), direction=LT
+}
+ENTRY e {
+  x = f32[1000]{0} parameter(0)
+  z = s32[] constant(0)
+  t = (s32[], f32[1000]{0}) tuple(z, x)
+  w = (s32[], f32[1000]{0}) while(t), condition=outer_cond, body=outer_body, backend_config={"known_trip_count":{"n":"3"}}
+  ROOT y = f32[1000]{0} get-tuple-element(w), index=1
+}
+)");
+  const ModuleEstimate e = estimate_module(m, round_card());
+  // The outer body 3 times, its condition 3 + 1 = 4; the inner body 3 x 4 = 12 times, its
+  // condition 3 x (4 + 1) = 15.
+  REQUIRE(e.ops.size() == 5);
+  CHECK(e.ops[0].op == "occ");
+  CHECK(e.ops[0].executions == 4);
+  CHECK(e.ops[1].op == "icc");
+  CHECK(e.ops[1].executions == 15);
+  CHECK(e.ops[2].op == "ij");
+  CHECK(e.ops[2].executions == 12);
+  CHECK(e.ops[3].op == "ineg");
+  CHECK(e.ops[3].executions == 12);
+  CHECK(e.ops[3].flops == 12000);  // 1000 negations x 12
+  CHECK(e.ops[4].op == "oj");
+  CHECK(e.ops[4].executions == 3);
+  CHECK(e.notes.empty());
+}
+
+TEST_CASE("estimate_module: a conditional counts its costliest branch", "[analysis][fpga][module]") {
+  const hlo::Module m = hlo::analyze_hlo(R"(HloModule cond
+t_branch {
+  a = f32[1000000]{0} parameter(0)
+  ROOT e1 = f32[1000000]{0} exponential(a)
+}
+f_branch {
+  a2 = f32[1000000]{0} parameter(0)
+  b2 = f32[1000000]{0} multiply(a2, a2)
+  ROOT s2 = f32[1000000]{0} add(b2, a2)
+}
+ENTRY e {
+  p = pred[] parameter(0)
+  x = f32[1000000]{0} parameter(1)
+  ROOT cnd = f32[1000000]{0} conditional(p, x, x), true_computation=t_branch, false_computation=f_branch
+}
+)");
+  const ModuleEstimate e = estimate_module(m, round_card());
+  // Branch cost (FLOPs + bytes): t_branch exp 0 + 8e6 = 8e6; f_branch multiply 1e6 + 12e6 and
+  // add 1e6 + 12e6 = 26e6: f_branch.
+  REQUIRE(e.notes.size() == 1);
+  CHECK(e.notes[0] == "conditional 'cnd': its costliest branch 'f_branch' counted");
+  REQUIRE(e.ops.size() == 2);
+  CHECK(e.ops[0].op == "b2");
+  CHECK(e.ops[0].computation == "f_branch");
+  CHECK(e.ops[1].op == "s2");
+  // b2 = a2 * a2: 12e6 B as compiled (0.3, 0.75, 2.4 ms), 8e6 compulsory (0.2, 0.5, 1.6 ms);
+  // s2 = b2 + a2: 12e6 B, all compulsory: 0.3, 0.75, 2.4 ms either way.
+  check_range(e.ops[0].restructured_time_s, 0.2e-3, 0.5e-3, 1.6e-3);
+  check_range(e.ops[1].restructured_time_s, 0.3e-3, 0.75e-3, 2.4e-3);
+  // As compiled 0.6, 1.5, 4.8 ms + launch = 0.61, 1.52, 4.84 ms.
+  check_range(e.card_time_s, 0.61e-3, 1.52e-3, 4.84e-3);
+  // Transfer: p 1 B + x 4e6 B in, the result 4e6 B out: 8,000,001 B in 3 arrays:
+  // / (10e9, 8e9, 5e9) + 3 x (5, 10, 20) us = 815.0001, 1030.000125, 1660.0002 us.
+  CHECK(e.transfer_bytes == 8000001);
+  CHECK(e.transfer_buffers == 3);
+  check_range(e.transfer_s, 815.0001e-6, 1030.000125e-6, 1660.0002e-6);
+  // Restructured: alone 0.5, 1.25, 4 ms; as one design 8,000,001 B / (40e9, 16e9, 5e9) =
+  // 200.000025, 500.0000625, 1600.0002 us (compute 2e6 FLOPs: 2.5, 10, 40 us): the design.
+  CHECK(e.restructured_dataflow);
+  check_range(e.restructured_card_time_s, 210.000025e-6, 520.0000625e-6, 1640.0002e-6);
+}
+
+TEST_CASE("estimate_module: calls are walked, a custom call without a rule is not estimated", "[analysis][fpga][module]") {
+  const hlo::Module m = hlo::analyze_hlo(R"(HloModule calls
+g_callee {
+  a3 = f32[1000000]{0} parameter(0)
+  ROOT m3 = f32[1000000]{0} multiply(a3, a3)
+}
+ENTRY e {
+  x = f32[1000000]{0} parameter(0)
+  c = f32[1000000]{0} call(x), to_apply=g_callee
+  u = f32[1000000]{0} custom-call(c), custom_call_target="my_solver"
+  ROOT r = (f32[1000000]{0}, f32[1000000]{0}) tuple(c, u)
+}
+)");
+  const ModuleEstimate e = estimate_module(m, round_card());
+  REQUIRE(e.ops.size() == 2);
+  const StaticOpEstimate& m3 = row(e, "m3");
+  CHECK(m3.computation == "g_callee");
+  CHECK(m3.executions == 1);
+  CHECK(m3.estimated);
+  const StaticOpEstimate& u = row(e, "u");
+  CHECK_FALSE(u.estimated);
+  CHECK(u.opcode == "custom-call");
+  CHECK(u.estimate_note == "not estimated: custom call 'my_solver' has no cost rule");
+  CHECK(std::isnan(u.card_time_s.nominal));
+  CHECK(std::isnan(u.restructured_time_s.low));
+  CHECK(std::isnan(u.memory_efficiency));
+  CHECK(e.not_estimated_count == 1);
+  REQUIRE(e.notes.size() == 1);
+  CHECK(e.notes[0] == "1 op(s) without a cost are in no time above: the card time is a lower bound");
+  // m3 only: 0.3, 0.75, 2.4 ms + launch = 0.31, 0.77, 2.44 ms.
+  check_range(e.card_time_s, 0.31e-3, 0.77e-3, 2.44e-3);
+  // Transfer: x 4e6 B in; the result, a tuple of two 4e6 B arrays, out: 12e6 B in 3 arrays:
+  // / (10e9, 8e9, 5e9) + 3 x (5, 10, 20) us = 1.215, 1.53, 2.46 ms.
+  CHECK(e.transfer_bytes == 12e6);
+  CHECK(e.transfer_buffers == 3);
+  check_range(e.transfer_s, 1.215e-3, 1.53e-3, 2.46e-3);
+  check_range(e.total_s, 1.525e-3, 2.3e-3, 4.9e-3);
+  // Restructured: m3 alone streams its compulsory 8e6 B (0.2, 0.5, 1.6 ms); one design for
+  // the function would stream its 12e6 B of arguments and results (0.3, 0.75, 2.4 ms): the op
+  // alone is better. + launch: 0.21, 0.52, 1.64 ms.
+  CHECK_FALSE(e.restructured_dataflow);
+  check_range(e.restructured_card_time_s, 0.21e-3, 0.52e-3, 1.64e-3);
+  check_range(e.restructured_total_s, 1.425e-3, 2.05e-3, 4.1e-3);
+}
+
+TEST_CASE("estimate_module: case D's module, the gather's table on chip", "[analysis][fpga][module]") {
+  const hlo::Module m = hlo::analyze_hlo(R"(HloModule case_d
+add_y {
+  a = f32[1000000]{0} parameter(0)
+  b = f32[1000000]{0} parameter(1)
+  ROOT s = f32[1000000]{0} add(a, b)
+}
+ENTRY e {
+  table = f32[262144]{0} parameter(0)
+  idx = s32[1000000,1]{1,0} parameter(1)
+  y = f32[1000000]{0} parameter(2)
+  gather = f32[1000000]{0} gather(table, idx), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  ROOT add_fusion = f32[1000000]{0} fusion(gather, y), kind=kLoop, calls=add_y
+}
+)");
+  const ModuleEstimate e = estimate_module(m, round_card());
+  // Two rows: the gather and the fusion (one op; its fused computation is not walked).
+  REQUIRE(e.ops.size() == 2);
+  const StaticOpEstimate& g = row(e, "gather");
+  CHECK(g.pattern == hlo::AccessPattern::kGatherScatter);
+  CHECK(g.stream_bytes == 8e6);
+  CHECK(g.random_bytes == 4e6);
+  CHECK(g.compulsory_bytes == 9048576);
+  CHECK(g.card_limit == "random access");
+  // As in test_analysis_fpga_random_access.cpp: 1.45, 5.5, 21.6 ms as compiled; restructured
+  // with the table on chip 226.2144, 565.536, 1809.7152 us.
+  check_range(g.card_time_s, 1.45e-3, 5.5e-3, 21.6e-3);
+  check_range(g.restructured_time_s, 226.2144e-6, 565.536e-6, 1809.7152e-6);
+  CHECK(g.restructured_onchip);
+  const StaticOpEstimate& a = row(e, "add_fusion");
+  CHECK(a.opcode == "fusion");
+  check_range(a.card_time_s, 0.3e-3, 0.75e-3, 2.4e-3);
+  // As compiled: 1.75, 6.25, 24 ms + launch.
+  check_range(e.card_time_s, 1.76e-3, 6.27e-3, 24.04e-3);
+  // Transfer: table 1,048,576 + idx 4e6 + y 4e6 in, 4e6 out: 13,048,576 B in 4 arrays:
+  // / (10e9, 8e9, 5e9) + 4 x (5, 10, 20) us = 1324.8576, 1671.072, 2689.7152 us.
+  CHECK(e.transfer_bytes == 13048576);
+  CHECK(e.transfer_buffers == 4);
+  check_range(e.transfer_s, 1324.8576e-6, 1671.072e-6, 2689.7152e-6);
+  // Restructured: the ops alone 526.2144, 1315.536, 4209.7152 us; as one design the 13,048,576
+  // B once: 326.2144, 815.536, 2609.7152 us, the gather served on chip (78.125, 312.5,
+  // 1250 us): the design; + launch: 336.2144, 835.536, 2649.7152 us (as region "recon").
+  CHECK(e.restructured_dataflow);
+  CHECK(e.restructured_onchip);
+  check_range(e.restructured_card_time_s, 336.2144e-6, 835.536e-6, 2649.7152e-6);
+  check_range(e.restructured_total_s, 336.2144e-6 + 1324.8576e-6, 835.536e-6 + 1671.072e-6,
+              2649.7152e-6 + 2689.7152e-6);
+}
+
+TEST_CASE("estimate_module: what it refuses", "[analysis][fpga][module]") {
+  hlo::Module no_entry;
+  no_entry.name = "empty";
+  CHECK_THROWS_AS(estimate_module(no_entry, round_card()), Error);
+  CHECK_THROWS_WITH(estimate_module(no_entry, round_card()), Catch::Contains("has no entry computation"));
+  FpgaTarget bad = round_card();
+  bad.link_bytes_per_s = 0;
+  CHECK_THROWS_WITH(estimate_module(hlo::analyze_hlo(loop_module(true)), bad),
+                    Catch::Contains("link_bytes_per_s is missing"));
+}
