@@ -1,23 +1,34 @@
 #!/usr/bin/env bash
-# Downloads into .whl/ what the lent GPU machine's image lacks for tests/gpu/run_on_gpu.sh (it has
-# no network): mbirjax==0.6.17.1 and every dependency of it, walked recursively through the
-# wheels' Requires-Dist (extras skipped, markers evaluated for CPython 3.12 on Linux x86_64), that
-# is not in the image's package list (IMAGE_PACKAGES below: KINDS.md, as read on 2026-11-17);
-# nlohmann-json (our CMake falls back to the pip package's headers when no nlohmann_json CMake
-# package / Debian header is found); and, in .whl/deb/, Debian's zlib1g-dev, used by
-# run_on_gpu.sh only if the image has no zlib.h. Wheels are cp312 manylinux x86_64 (or pure).
-# Versions: the one this machine's .venv has (the set mbirjax is tested with here) when it
+# Downloads into .whl/ the Python wheels that the CUDA validation machine's image lacks for
+# tests/gpu/run_on_gpu.sh (that machine has no network; .whl/ goes along with the checkout):
+#   .whl/           mbirjax==0.7.3 (the current line) and every dependency of it, walked
+#                   recursively through the wheels' Requires-Dist (extras skipped, markers
+#                   evaluated for CPython 3.12 on Linux x86_64), that is not in the image's
+#                   package list (IMAGE_PACKAGES below, as read on the image on 2026-11-17);
+#                   nlohmann-json (our CMake falls back to the pip package's headers when no
+#                   nlohmann_json CMake package or Debian header is found)
+#   .whl/mbirjax06/ mbirjax==0.6.17.1 alone (the earlier line, which the saved H100 traces ran;
+#                   run_on_gpu.sh installs it into its own folder, used with MBIRJAX_LINE=0.6):
+#                   its dependencies are a subset of 0.7.3's, checked here
+#   .whl/deb/       Debian's zlib1g-dev, used by run_on_gpu.sh only if the image has no zlib.h
+# Which are needed: on the image as found on 2026-11-22 (Python 3.12.3, JAX 0.11.2 with the
+# CUDA 13 plugin, nvidia-cuda-cupti, pybind11, scikit-build-core, cmake, ninja; zlib.h and
+# nlohmann/json.hpp present) only mbirjax and the dependencies listed as downloaded; the
+# nlohmann-json wheel and the zlib1g-dev .deb are fallbacks that were not used there.
+# Wheels are cp312 manylinux x86_64 (or pure). Versions: the one this machine's .venv has when it
 # satisfies the requirement, else pip's newest match.
 # Idempotent: a package that already has a wheel in .whl/ is not downloaded again (its METADATA
-# is still walked); one version per package. Prints the list and the total size, which must stay
-# well under the device tool's 64 MiB per call (the working tree counts too).
+# is still walked); one version per package per folder. Prints the list and the total size; the
+# whole .whl/ should stay a few MiB (it travels with the checkout).
 # Usage: scripts/gpu_wheels.sh            (env: PYTHON = a Python with pip, default .venv/bin/python)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 [ -x "$PY" ] || PY=python3
 DEST=.whl
-mkdir -p "$DEST/deb"
+mkdir -p "$DEST/deb" "$DEST/mbirjax06"
+# An older layout kept 0.6.17.1 in .whl/ itself: one mbirjax per folder.
+for w in "$DEST"/mbirjax-0.6.*.whl; do [ -f "$w" ] && mv "$w" "$DEST/mbirjax06/"; done
 
 "$PY" - "$DEST" <<'PYEOF'
 import email.parser
@@ -34,9 +45,10 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
 dest = sys.argv[1]
-ROOTS = ["mbirjax==0.6.17.1", "nlohmann-json==3.12.0"]
+ROOTS = ["mbirjax==0.7.3", "nlohmann-json==3.12.0"]
+SECOND_LINE = ("mbirjax==0.6.17.1", os.path.join(dest, "mbirjax06"))  # its own folder, own deps checked
 
-# KINDS.md, "Python packages already there" (nvidia-h100-x1, nvidia-h200; image 'cuda', 2026-11-17).
+# The CUDA validation image's Python packages (H100 and H200 machines, read on 2026-11-17).
 IMAGE_PACKAGES = """
 absl-py accelerate aiofiles aiohappyeyeballs aiohttp aiosignal annotated-doc anyio attrs botorch
 build certifi charset-normalizer chex click cloudpickle cmake colorama contourpy coverage
@@ -79,13 +91,13 @@ PLATFORMS = ["manylinux1_x86_64", "manylinux2010_x86_64", "manylinux2014_x86_64"
     f"manylinux_2_{n}_x86_64" for n in range(5, 40)]
 
 
-def have() -> dict[str, str]:
-    """canonical name -> wheel path, for the wheels already in dest."""
+def have(folder: str = dest) -> dict[str, str]:
+    """canonical name -> wheel path, for the wheels already in `folder`."""
     got: dict[str, str] = {}
-    for path in sorted(glob.glob(os.path.join(dest, "*.whl"))):
+    for path in sorted(glob.glob(os.path.join(folder, "*.whl"))):
         name = canonicalize_name(parse_wheel_filename(os.path.basename(path))[0])
         if name in got:
-            sys.exit(f"gpu_wheels: two wheels of {name} in {dest} ({got[name]}, {path}): remove "
+            sys.exit(f"gpu_wheels: two wheels of {name} in {folder} ({got[name]}, {path}): remove "
                      "one (pip installs neither)")
         got[name] = path
     return got
@@ -98,7 +110,7 @@ def local_version(name: str) -> str | None:
         return None
 
 
-def download(req: Requirement) -> str:
+def download(req: Requirement, folder: str = dest) -> str:
     spec = str(req.specifier)
     pinned = local_version(req.name)
     want = f"{req.name}=={pinned}" if pinned and (not spec or req.specifier.contains(
@@ -116,7 +128,7 @@ def download(req: Requirement) -> str:
         files = glob.glob(os.path.join(tmp, "*.whl"))
         if p.returncode != 0 or len(files) != 1:
             sys.exit(f"gpu_wheels: no cp312 manylinux x86_64 wheel for {want}:\n{p.stderr[-2000:]}")
-        target = os.path.join(dest, os.path.basename(files[0]))
+        target = os.path.join(folder, os.path.basename(files[0]))
         os.replace(files[0], target)
         return target
 
@@ -154,6 +166,29 @@ while queue:
     seen[name] = parent
     queue += [(r, name) for r in requires(wheels[name])]
 
+# The earlier line in its own folder: its wheel only; every need met by the image or the above.
+text, folder = SECOND_LINE
+req = Requirement(text)
+second = have(folder).get(canonicalize_name(req.name))
+if second is None or not req.specifier.contains(parse_wheel_filename(os.path.basename(second))[1]):
+    if second:
+        os.remove(second)
+    second = download(req, folder)
+    print(f"gpu_wheels: downloaded {os.path.relpath(second, dest)}")
+for r in requires(second):
+    rq = Requirement(r)
+    if rq.marker is not None and not rq.marker.evaluate(ENV):
+        continue
+    n = canonicalize_name(rq.name)
+    if n in IMAGE or n in PROVIDED_BY:
+        continue
+    if n not in seen:
+        notes.append(f"{text} needs {r}, which neither the image nor .whl/ has: add it to ROOTS")
+    else:
+        v = parse_wheel_filename(os.path.basename(wheels[n]))[1]
+        if rq.specifier and not rq.specifier.contains(v, prereleases=True):
+            notes.append(f"{text} needs {r}; .whl/ has {n} {v}")
+
 extra = sorted(set(wheels) - set(seen))
 if extra:
     notes.append("wheels in .whl/ that nothing here needs (kept; remove by hand if stale): "
@@ -164,11 +199,14 @@ for name in sorted(seen):
     size = os.path.getsize(wheels[name])
     total += size
     print(f"  {os.path.basename(wheels[name]):70s} {size / 2**20:7.2f} MiB  (for {seen[name]})")
+size = os.path.getsize(second)
+total += size
+print(f"  {os.path.relpath(second, dest):70s} {size / 2**20:7.2f} MiB  (the 0.6 line, MBIRJAX_LINE=0.6)")
 print("gpu_wheels: not carried (the image has them): " + ", ".join(
     f"{n} [{w.split(' (')[0]}]" if "provides" in w else n for n, w in sorted(skipped.items())))
 for n in notes:
     print("gpu_wheels: NOTE: " + n)
-print(f"gpu_wheels: {len(seen)} wheels, {total / 2**20:.2f} MiB")
+print(f"gpu_wheels: {len(seen) + 1} wheels, {total / 2**20:.2f} MiB")
 PYEOF
 
 # zlib.h for the build, only used when the image has none (run_on_gpu.sh checks).
@@ -182,5 +220,5 @@ if ! ls "$DEST"/deb/zlib1g-dev_*_amd64.deb >/dev/null 2>&1; then
     echo "gpu_wheels: no apt-get here: zlib1g-dev not fetched; the GPU build needs the image's zlib.h then"
   fi
 fi
-du -cb "$DEST"/*.whl "$DEST"/deb/*.deb 2>/dev/null | tail -n 1 \
-  | awk '{printf "gpu_wheels: .whl/ total %.2f MiB (device tool limit: 64 MiB per call, working tree included)\n", $1 / 1048576}'
+du -cb "$DEST"/*.whl "$DEST"/mbirjax06/*.whl "$DEST"/deb/*.deb 2>/dev/null | tail -n 1 \
+  | awk '{printf "gpu_wheels: .whl/ total %.2f MiB (wheels and the .deb)\n", $1 / 1048576}'

@@ -1,22 +1,41 @@
 #!/usr/bin/env bash
-# GPU validation of fpgaprof in one command, for a lent GPU machine without network (the device
-# tool: docs/gpu-validation.md). Steps, in this order (each logged, each under its own time limit,
-# one failing does not stop the others; a summary table of step -> status, rc, seconds at the end):
-#   env        machine, driver, GPU, Python, JAX devices, ncu/nvcc/cmake versions, build headers
-#   wheels     pip-installs the carried wheels .whl/*.whl into $WHEEL_SITE (scripts/gpu_wheels.sh)
-#   build      pip install --no-build-isolation --no-deps --target $FP_SITE . (kept while the
-#              machine stays warm: the next call reuses it when the sources are unchanged)
-#   devices    fpgaprof devices            counters   fpgaprof counters (the chip's counter plan)
-#   pytest     pytest tests/gpu -v         ncu        tests/gpu/ncu_crosscheck.py (ncu vs fpgaprof)
-#   calibrate  fpgaprof calibrate          sweep      fpgaprof run -- examples/mbirjax_sweep.py
-# Usage: tests/gpu/run_on_gpu.sh [all | STEP...]     (env, wheels and build are added when needed)
+# GPU validation of fpgaprof on a CUDA machine without network (docs/gpu-validation.md): every
+# check that needs a real GPU, as steps run in this order (each logged, each under its own time
+# limit, one failing does not stop the others; a summary table of step -> status, rc, seconds at
+# the end):
+#   env          machine, driver, GPU, Python, JAX devices, ncu/nvcc/cmake versions, build headers
+#   wheels       pip-installs the wheels in .whl/ into $WHEEL_SITE (scripts/gpu_wheels.sh made
+#                them; MBIRJAX 0.6.17.1 goes to $WHEEL_SITE06, used when MBIRJAX_LINE=0.6)
+#   build        pip install --no-build-isolation --no-deps --target $FP_SITE . (reused while
+#                the sources are unchanged; also from a carried .whl/fpgaprof-site-HASH.tgz,
+#                which a fresh build writes to $OUT)
+#   devices      fpgaprof devices              counters     fpgaprof counters (the chip's plan)
+#   pytest       pytest tests/gpu -v           ncu          tests/gpu/ncu_crosscheck.py all
+#   conecounters tests/gpu/cone_counters.py: counters on MBIRJAX cone-beam projection, 64^3
+#   calibrate    fpgaprof calibrate
+#   overhead     bench/tracing_overhead.py: no profiler / fpgaprof / jax.profiler / counters,
+#                alternating; kernel-dense loop and MBIRJAX forward_project 128^3
+#   sweep64      fpgaprof run -- examples/mbirjax_sweep.py at 64^3, the 28 operations with
+#                MBIRJAX's Pallas projectors (its default on H100/H200/A100), then the
+#                projector operations with MBIRJAX_DISABLE_PALLAS=1
+#   sweep128     the same at 128^3
+#   sweep256     the projectors and recon at 256^3, Pallas on and off
+#   sweep        the older single sweep: SWEEP_SIZES, SWEEP_OPS, SWEEP_RUNS, SWEEP_PALLAS (on/off)
+# Groups, each sized to end within GPUVAL_BUDGET_S (540 s):
+#   validate = env wheels build devices counters pytest ncu conecounters
+#   perf     = env wheels build calibrate overhead sweep64
+#   sizes    = env wheels build sweep128 sweep256
+# Usage: tests/gpu/run_on_gpu.sh [all | GROUP | STEP...]   (env, wheels, build added when needed)
 # Env: PYTHON (python3), OUT (./gpu-logs), GPUVAL_BUDGET_S (540: the whole run's limit; a step
-#   that would not fit is skipped), SWEEP_SIZES ("32 64"), SWEEP_OPS, SWEEP_RUNS (2),
-#   GPUVAL_CAP_<step> (a step's own limit, s), GPUVAL_FORCE=1 (run the GPU-only steps without a
-#   GPU too), WHEELS (.whl), WHEEL_SITE
-#   (/tmp/site), FP_SITE (build/gpu-site), FP_BUILD (build/gpu-build), GPUVAL_WORK (/tmp/gpuval).
-# $OUT receives at most 8 files (the device tool returns no more): summary.txt, logs.tgz (every
-# log), pytest.log, ncu_compare.txt, trace.fpgaprof and summary.json (the sweep's `fpgaprof run`).
+#   that would not fit is skipped), GPUVAL_CAP_<step> (a step's own limit, s), GPUVAL_FORCE=1
+#   (run the GPU-only steps without a GPU too), SWEEP_RUNS (3), SWEEP_SIZES ("64"), SWEEP_OPS,
+#   SWEEP_PALLAS (on), OVERHEAD_ARGS (extra arguments), MBIRJAX_LINE (0.7; 0.6 for 0.6.17.1),
+#   WHEELS (.whl), WHEEL_SITE (/tmp/site), WHEEL_SITE06 (/tmp/site06), FP_SITE (build/gpu-site),
+#   FP_BUILD (build/gpu-build), GPUVAL_WORK (/tmp/gpuval).
+# $OUT receives at most 8 files: summary.txt, logs.tgz (every log and small result), and per step
+# its results (pytest.log, ncu_compare.txt, overhead.json, cone_counters_64.fpgaprof,
+# sweep<N>_pallas.fpgaprof, sweep<N>_xla.fpgaprof, fpgaprof-site-HASH.tgz). A file over 15 MiB
+# comes back in 15 MiB parts NAME.partNN (cat NAME.part* > NAME) while fewer than 8 files are out.
 # Exit status: 0 when no step failed (skips are not failures), else 1.
 # shellcheck disable=SC2317  # the step_* functions are called as "step_$STEP"
 set -uo pipefail
@@ -30,11 +49,34 @@ export WHEELS=${WHEELS:-$ROOT/.whl}
 export WHEEL_SITE=${WHEEL_SITE:-/tmp/site}
 export FP_SITE=${FP_SITE:-$ROOT/build/gpu-site}
 export FP_BUILD=${FP_BUILD:-$ROOT/build/gpu-build}
-export SWEEP_SIZES=${SWEEP_SIZES:-32 64}
-export SWEEP_OPS=${SWEEP_OPS:-parallel_forward_project parallel_back_project cone_forward_project cone_back_project parallel_recon}
-export SWEEP_RUNS=${SWEEP_RUNS:-2}
+export WHEEL_SITE06=${WHEEL_SITE06:-/tmp/site06}
+export MBIRJAX_LINE=${MBIRJAX_LINE:-0.7}
+# examples/mbirjax_sweep.py --list-operations: all 28, and those that run a projector (the ones
+# MBIRJAX 0.7's Pallas kernels change; the rest run the same code either way).
+ALL_OPS="parallel_forward_project parallel_back_project parallel_sparse_forward_project
+  parallel_sparse_back_project parallel_compute_hessian_diagonal parallel_direct_filter
+  parallel_fbp_filter parallel_fbp_recon parallel_direct_recon parallel_recon parallel_prox_map
+  cone_forward_project cone_back_project cone_sparse_forward_project cone_sparse_back_project
+  cone_compute_hessian_diagonal cone_direct_filter cone_fdk_filter cone_fdk_recon cone_direct_recon
+  cone_recon cone_prox_map gen_weights gen_weights_mar qggmrf_denoise median_filter3d
+  gen_pixel_partition shepp_logan_phantom"
+PROJECTOR_OPS="parallel_forward_project parallel_back_project parallel_sparse_forward_project
+  parallel_sparse_back_project parallel_compute_hessian_diagonal parallel_fbp_recon
+  parallel_direct_recon parallel_recon parallel_prox_map cone_forward_project cone_back_project
+  cone_sparse_forward_project cone_sparse_back_project cone_compute_hessian_diagonal cone_fdk_recon
+  cone_direct_recon cone_recon cone_prox_map gen_weights_mar"
+BIG_OPS="parallel_forward_project parallel_back_project cone_forward_project cone_back_project
+  parallel_recon cone_recon"
+export SWEEP_SIZES=${SWEEP_SIZES:-64}
+export SWEEP_OPS=${SWEEP_OPS:-$ALL_OPS}
+export SWEEP_RUNS=${SWEEP_RUNS:-3}
+export SWEEP_PALLAS=${SWEEP_PALLAS:-on}
 export GPUVAL_FORCE=${GPUVAL_FORCE:-0}
-export PYTHONPATH="$FP_SITE:$WHEEL_SITE${PYTHONPATH:+:$PYTHONPATH}"
+if [ "$MBIRJAX_LINE" = 0.6 ]; then
+  export PYTHONPATH="$FP_SITE:$WHEEL_SITE06:$WHEEL_SITE${PYTHONPATH:+:$PYTHONPATH}"
+else
+  export PYTHONPATH="$FP_SITE:$WHEEL_SITE${PYTHONPATH:+:$PYTHONPATH}"
+fi
 export PYTHONUNBUFFERED=1 MPLBACKEND=Agg
 LOGS=$WORK/logs
 SKIP=200   # a step's exit status for "skipped"; the reason is in $WORK/status/STEP
@@ -54,15 +96,22 @@ find_ncu() {
 fp() { (cd "$WORK" && "$PY" -m fpgaprof "$@"); }   # outside the checkout: the installed package
 fp_installed() { (cd "$WORK" && "$PY" -c "import fpgaprof._core" 2>/dev/null); }
 need_fp() { fp_installed || skip "fpgaprof is not installed (the build step failed or did not run)"; }
-# Copies $1 to $OUT/$2 unless it is over the device tool's 16 MiB per file.
+# Copies $1 to $OUT/$2. Over 15 MiB it goes in 15 MiB parts $2.partNN, as long as $OUT keeps
+# at most 8 files (summary.txt and logs.tgz, written last, counted).
 to_out() {
-  local size
+  local size parts have
   size=$(stat -c %s "$1" 2>/dev/null) || { note "$1 was not written"; return 1; }
-  if [ "$size" -gt $((15 * 1024 * 1024)) ]; then
-    note "$2 not returned: $size bytes (over 15 MiB); left in $1"
+  if [ "$size" -le $((15 * 1024 * 1024)) ]; then
+    cp "$1" "$OUT/$2" && note "$2: $size bytes"
+    return
+  fi
+  parts=$(( (size + 15 * 1024 * 1024 - 1) / (15 * 1024 * 1024) ))
+  have=$(find "$OUT" -maxdepth 1 -type f ! -name summary.txt ! -name logs.tgz | wc -l)
+  if [ $((have + parts + 2)) -gt 8 ]; then
+    note "$2 not returned: $size bytes would need $parts parts, and $OUT has $have files; left in $1"
     return 1
   fi
-  cp "$1" "$OUT/$2" && note "$2: $size bytes"
+  split -b 15M -d "$1" "$OUT/$2.part" && note "$2: $size bytes in $parts parts (cat $2.part* > $2)"
 }
 
 # --------------------------------------------------------------------------------------- steps
@@ -103,27 +152,36 @@ step_env() {
   ls -d /usr/local/cuda*/include/cupti.h /usr/local/cuda*/extras/CUPTI/include/cupti.h /usr/local/cuda*/include/nvtx3 2>/dev/null
   ldconfig -p 2>/dev/null | grep -E 'libcupti|libcuda\.so|libz\.so' || true
   find / -xdev -name 'libcupti.so*' -not -path '*/proc/*' 2>/dev/null | head -n 8
-  [ "$gpu" = 1 ] || [ "$GPUVAL_FORCE" = 1 ] || echo "NOTE: no GPU: the GPU-only steps (counters, ncu, calibrate, sweep) will be skipped"
+  [ "$gpu" = 1 ] || [ "$GPUVAL_FORCE" = 1 ] || echo "NOTE: no GPU: the GPU-only steps (counters, ncu, conecounters, calibrate, overhead, sweep*) will be skipped"
 }
 
 step_wheels() {
-  compgen -G "$WHEELS/*.whl" >/dev/null || skip "no wheels in $WHEELS (run scripts/gpu_wheels.sh here and carry .whl)"
+  compgen -G "$WHEELS/*.whl" >/dev/null || skip "no wheels in $WHEELS (make them with scripts/gpu_wheels.sh where PyPI is reachable)"
   "$PY" -c "import sys; sys.exit(sys.version_info[:2] != (3, 12))" \
     || skip "the wheels are for CPython 3.12; $PY is $("$PY" -c 'import sys; print(sys.version.split()[0])')"
   "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target "$WHEEL_SITE" "$WHEELS"/*.whl || return 1
   ls "$WHEEL_SITE"
+  if compgen -G "$WHEELS/mbirjax06/*.whl" >/dev/null; then
+    # The 0.6 line's own mbirjax only; its other needs are the 0.7 line's, in $WHEEL_SITE.
+    "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+      --target "$WHEEL_SITE06" "$WHEELS"/mbirjax06/*.whl || return 1
+  fi
   # As examples/mbirjax_sweep.py does: easygui (a Tk GUI) replaced by an empty module if it
   # cannot be imported (no Tk, no display).
-  (cd "$WORK" && "$PY" -c "
+  local check="
 import sys, types, importlib.metadata as md
 try:
     import easygui
 except Exception:
     sys.modules['easygui'] = types.ModuleType('easygui')
-    print('easygui stubbed (as the sweep does)')
 import nlohmann_json, mbirjax
-print('mbirjax', md.version('mbirjax'), 'and nlohmann_json import')")
+print('mbirjax', md.version('mbirjax'), 'imports (with nlohmann_json), from', mbirjax.__file__)"
+  (cd "$WORK" && PYTHONPATH="$WHEEL_SITE" "$PY" -c "$check") || return 1
+  if [ -d "$WHEEL_SITE06" ]; then
+    (cd "$WORK" && PYTHONPATH="$WHEEL_SITE06:$WHEEL_SITE" "$PY" -c "$check") || return 1
+  fi
+  echo "MBIRJAX_LINE=$MBIRJAX_LINE: the steps use $("$PY" -c 'import importlib.metadata as md; print("mbirjax", md.version("mbirjax"))' 2>/dev/null)"
 }
 
 source_hash() {
@@ -132,11 +190,22 @@ source_hash() {
 }
 
 step_build() {
-  local hash args=""
+  local hash args="" tgz
   hash=$(source_hash)
   if [ "$(cat "$FP_SITE/.gpuval-stamp" 2>/dev/null)" = "$hash" ] && fp_installed; then
     echo "fpgaprof already built from these sources ($hash) in $FP_SITE: reused"
     return 0
+  fi
+  tgz="$WHEELS/fpgaprof-site-$hash.tgz"
+  if [ -f "$tgz" ]; then
+    rm -rf "$FP_SITE" && mkdir -p "$FP_SITE" && tar xzf "$tgz" -C "$FP_SITE" \
+      && echo "$hash" > "$FP_SITE/.gpuval-stamp"
+    if fp_installed; then
+      note "fpgaprof from the carried $(basename "$tgz") (built earlier from these sources): no build"
+      (cd "$WORK" && "$PY" -c "import fpgaprof; print('fpgaprof', fpgaprof.__version__, fpgaprof.__file__)")
+      return 0
+    fi
+    note "the carried $(basename "$tgz") does not import here: building"
   fi
   if [ ! -f /usr/include/zlib.h ] && [ ! -f /usr/local/include/zlib.h ]; then
     local deb libz
@@ -160,6 +229,8 @@ step_build() {
   mv "$FP_SITE.new" "$FP_SITE" && echo "$hash" > "$FP_SITE/.gpuval-stamp"
   note "built in $((SECONDS - t0)) s with CMAKE_BUILD_PARALLEL_LEVEL=$CMAKE_BUILD_PARALLEL_LEVEL"
   (cd "$WORK" && "$PY" -c "import fpgaprof; print('fpgaprof', getattr(fpgaprof, '__version__', '?'), fpgaprof.__file__)")
+  # The built package, for a later run on a fresh machine (put it into .whl/: no build then).
+  tar czf "$WORK/fpgaprof-site-$hash.tgz" -C "$FP_SITE" . && to_out "$WORK/fpgaprof-site-$hash.tgz" "fpgaprof-site-$hash.tgz"
 }
 
 step_devices() {
@@ -199,39 +270,136 @@ step_ncu() {
   return "$rc"
 }
 
+need_mbirjax() {
+  "$PY" -c "import importlib.util as u, sys; sys.exit(u.find_spec('mbirjax') is None)" \
+    || skip "mbirjax is not installed (its wheels: scripts/gpu_wheels.sh)"
+}
+
+step_conecounters() {
+  need_fp
+  need_gpu
+  need_mbirjax
+  local n=${CONE_SIZE:-64} rc t0=$SECONDS
+  (cd "$WORK" && "$PY" "$ROOT/tests/gpu/cone_counters.py" --size "$n" --out "$WORK/cone_counters_$n.fpgaprof") \
+    | tee "$LOGS/cone_counters_$n.out"
+  rc=${PIPESTATUS[0]}
+  [ "$rc" = 77 ] && skip "cone_counters.py: no GPU or no mbirjax"
+  [ "$rc" = 2 ] && skip "the driver restricts hardware counters to admin users"
+  to_out "$WORK/cone_counters_$n.fpgaprof" "cone_counters_$n.fpgaprof"
+  # The XLA projectors too, when MBIRJAX's Pallas kernels ran above and there is time.
+  if grep -q '"fwd_pallas": true\|"back_pallas": true' "$LOGS/cone_counters_$n.out" \
+     && [ $((STEP_LIMIT - (SECONDS - t0))) -gt 120 ]; then
+    echo "--- the same with MBIRJAX_DISABLE_PALLAS=1 (XLA's projector kernels)"
+    (cd "$WORK" && MBIRJAX_DISABLE_PALLAS=1 "$PY" "$ROOT/tests/gpu/cone_counters.py" --size "$n" \
+       --out "$WORK/cone_counters_${n}_xla.fpgaprof") | tee "$LOGS/cone_counters_${n}_xla.out"
+    local rc2=${PIPESTATUS[0]}
+    to_out "$WORK/cone_counters_${n}_xla.fpgaprof" "cone_counters_${n}_xla.fpgaprof"
+    [ "$rc" = 0 ] && rc=$rc2
+  fi
+  return "$rc"
+}
+
 step_calibrate() {
   need_fp
   need_gpu
   fp calibrate
 }
 
+step_overhead() {
+  need_fp
+  need_gpu
+  local rc args=()
+  "$PY" -c "import importlib.util as u, sys; sys.exit(u.find_spec('mbirjax') is None)" \
+    || { args+=(--workloads dense); note "mbirjax is not installed: the kernel-dense loop only"; }
+  # shellcheck disable=SC2086  # OVERHEAD_ARGS is a word list
+  (cd "$WORK" && "$PY" "$ROOT/bench/tracing_overhead.py" --json "$WORK/overhead.json" \
+     --keep "$WORK/overhead_outputs" --max-seconds $((STEP_LIMIT - 30)) ${args[@]+"${args[@]}"} ${OVERHEAD_ARGS:-})
+  rc=$?
+  [ "$rc" = 77 ] && skip "tracing_overhead.py: no GPU"
+  to_out "$WORK/overhead.json" overhead.json
+  ls -la "$WORK/overhead_outputs" 2>/dev/null
+  return "$rc"
+}
+
+# One `fpgaprof run` of the sweep: $1 name (its trace comes back as $1.fpgaprof), $2 on|off
+# (MBIRJAX's Pallas projectors; off: MBIRJAX_DISABLE_PALLAS=1), $3 sizes, $4 operations, $5 its
+# time limit in seconds. At the limit the program gets SIGTERM: it saves its trace, `fpgaprof
+# run` still writes summary.json, and the step copies what there is (exit 3).
+run_sweep() {
+  local name=$1 pallas=$2 sizes=$3 ops=$4 limit=$5 dir="$WORK/$1" rc
+  if [ "$limit" -lt 60 ]; then
+    note "$name skipped: ${limit} s left of the step (it needs 60)"
+    return 3
+  fi
+  rm -rf "$dir"
+  local pal=()
+  [ "$pallas" = off ] && pal=(MBIRJAX_DISABLE_PALLAS=1)
+  echo "--- $name: sizes $sizes, Pallas $pallas, $SWEEP_RUNS runs, $(echo "$ops" | wc -w) operations, limit ${limit} s"
+  local t0=$SECONDS
+  # shellcheck disable=SC2086  # the sizes and operations are word lists
+  env ${pal[@]+"${pal[@]}"} timeout -k 30 "$limit" "$PY" -m fpgaprof run --no-timeline -o "$dir" -- \
+    "$PY" "$ROOT/examples/mbirjax_sweep.py" --sizes $sizes --runs "$SWEEP_RUNS" --operations $ops \
+    --no-aot --no-section-reports --output "$dir/mbirjax"
+  rc=$?
+  if [ "$rc" = 124 ]; then
+    note "$name ran out of its ${limit} s and was stopped (SIGTERM); its trace is kept"
+    rc=3
+  fi
+  note "$name: $((SECONDS - t0)) s, exit $rc"
+  ls -la "$dir" "$dir/mbirjax" 2>/dev/null
+  to_out "$dir/trace.fpgaprof" "$name.fpgaprof"
+  if [ -f "$dir/trace.fpgaprof" ]; then  # what committing it would do to tests/data/traces (20 MB in all)
+    note "$name.fpgaprof $(du -k "$dir/trace.fpgaprof" | cut -f1) KiB; tests/data/traces holds $(du -ck "$ROOT"/tests/data/traces/*.fpgaprof | tail -n 1 | cut -f1) KiB"
+  fi
+  [ -f "$dir/summary.json" ] && cp "$dir/summary.json" "$LOGS/${name}_summary.json"
+  local f
+  for f in scaling.txt scaling.csv summary.json; do
+    [ -f "$dir/mbirjax/$f" ] && cp "$dir/mbirjax/$f" "$LOGS/${name}_mbirjax_$f"
+  done
+  return "$rc"
+}
+
+# Whether the sweep $1 ran MBIRJAX's Pallas kernels (any "pallas_live": true in its summary).
+pallas_was_live() {
+  "$PY" - "$WORK/$1/mbirjax/summary.json" <<'PYEOF'
+import json, sys
+def walk(x):
+    if isinstance(x, dict):
+        return any(v is True for k, v in x.items() if k == "pallas_live") or any(walk(v) for v in x.values())
+    return isinstance(x, list) and any(walk(v) for v in x)
+try:
+    sys.exit(0 if walk(json.load(open(sys.argv[1]))) else 1)
+except OSError:
+    sys.exit(0)  # no summary (stopped early): assume live, run the XLA sweep too
+PYEOF
+}
+
+# $1 size, $2 operations with Pallas, $3 operations without: the Pallas sweep gets 60 % of the
+# step's time, the XLA sweep the rest (skipped when Pallas was not live: it would repeat it).
+sweep_pair() {
+  local n=$1 t0=$SECONDS rc rc2
+  local budget=$((STEP_LIMIT - 40))
+  run_sweep "sweep${n}_pallas" on "$n" "$2" $((budget * 60 / 100))
+  rc=$?
+  if ! pallas_was_live "sweep${n}_pallas"; then
+    note "sweep${n}_xla skipped: MBIRJAX's Pallas kernels were not live in sweep${n}_pallas (it ran XLA's projectors already)"
+    return "$rc"
+  fi
+  run_sweep "sweep${n}_xla" off "$n" "$3" $((budget - (SECONDS - t0)))
+  rc2=$?
+  [ "$rc" = 0 ] && rc=$rc2
+  return "$rc"
+}
+
+step_sweep64() { need_fp; need_gpu; need_mbirjax; sweep_pair 64 "$ALL_OPS" "$PROJECTOR_OPS"; }
+step_sweep128() { need_fp; need_gpu; need_mbirjax; sweep_pair 128 "$ALL_OPS" "$PROJECTOR_OPS"; }
+step_sweep256() { need_fp; need_gpu; need_mbirjax; sweep_pair 256 "$BIG_OPS" "$BIG_OPS"; }
+
 step_sweep() {
   need_fp
   need_gpu
-  "$PY" -c "import importlib.util as u, sys; sys.exit(u.find_spec('mbirjax') is None)" \
-    || skip "mbirjax is not installed (carry .whl: scripts/gpu_wheels.sh)"
-  local dir="$WORK/sweep" rc inner=$((STEP_LIMIT - 45))
-  # Its limit plus the 30 s kill grace must end inside the step's, or nothing is copied back.
-  [ "$STEP_LIMIT" -lt 90 ] && skip "out of time: the sweep needs 90 s, ${STEP_LIMIT} s left"
-  rm -rf "$dir"
-  # Its own limit, inside the step's: on SIGTERM the traced program saves its trace and
-  # `fpgaprof run` still writes the reports, with time left here to copy them.
-  # shellcheck disable=SC2086  # the sizes and operations are word lists
-  timeout -k 30 "$inner" "$PY" -m fpgaprof run -o "$dir" -- "$PY" "$ROOT/examples/mbirjax_sweep.py" \
-    --sizes $SWEEP_SIZES --runs "$SWEEP_RUNS" --operations $SWEEP_OPS --no-aot --output "$dir/mbirjax"
-  rc=$?
-  if [ "$rc" = 124 ]; then
-    note "the sweep ran out of its ${inner} s and was stopped (SIGTERM; exit 3 here); its trace is kept"
-    rc=3
-  fi
-  ls -la "$dir" "$dir/mbirjax" 2>/dev/null
-  to_out "$dir/trace.fpgaprof" trace.fpgaprof
-  to_out "$dir/summary.json" summary.json
-  local f
-  for f in scaling.txt scaling.csv summary.json; do
-    [ -f "$dir/mbirjax/$f" ] && cp "$dir/mbirjax/$f" "$LOGS/sweep_mbirjax_$f"
-  done
-  return "$rc"
+  need_mbirjax
+  run_sweep sweep "$SWEEP_PALLAS" "$SWEEP_SIZES" "$SWEEP_OPS" $((STEP_LIMIT - 40))
 }
 
 # ------------------------------------------------------------------------------------- driver
@@ -242,19 +410,28 @@ if [ "${1:-}" = "__step" ]; then   # one step, run by the driver below under `ti
   exit $?
 fi
 
-ORDER=(env wheels build devices counters pytest ncu calibrate sweep)
+ORDER=(env wheels build devices counters pytest ncu conecounters calibrate overhead sweep64 sweep128
+       sweep256 sweep)
 declare -A CAP=([env]=150 [wheels]=60 [build]=360 [devices]=60 [counters]=60 [pytest]=300
-                [ncu]=300 [calibrate]=180 [sweep]=300)
+                [ncu]=300 [conecounters]=180 [calibrate]=180 [overhead]=270 [sweep64]=300
+                [sweep128]=330 [sweep256]=240 [sweep]=420)
+declare -A GROUP=([validate]="devices counters pytest ncu conecounters" [perf]="overhead sweep64"
+                  [sizes]="sweep128 sweep256")
 declare -A WANT=()
 if [ $# -eq 0 ] || [ "$1" = all ]; then
   for s in "${ORDER[@]}"; do WANT[$s]=1; done
 else
   for s in "$@"; do
-    [ -n "${CAP[$s]:-}" ] || { echo "run_on_gpu.sh: unknown step '$s' (steps: all ${ORDER[*]})" >&2; exit 2; }
+    if [ -n "${GROUP[$s]:-}" ]; then
+      for g in ${GROUP[$s]}; do WANT[$g]=1; done
+      continue
+    fi
+    [ -n "${CAP[$s]:-}" ] || { echo "run_on_gpu.sh: unknown step '$s' (groups: all ${!GROUP[*]}; steps: ${ORDER[*]})" >&2; exit 2; }
     WANT[$s]=1
   done
   WANT[env]=1
-  for s in devices counters pytest ncu calibrate sweep; do
+  for s in "${ORDER[@]}"; do
+    case $s in env|wheels|build) continue ;; esac
     [ -n "${WANT[$s]:-}" ] && { WANT[wheels]=1; WANT[build]=1; }
   done
 fi
@@ -264,9 +441,8 @@ RESERVE=15   # seconds kept for packing the logs at the end
 T0=$SECONDS
 mkdir -p "$OUT" "$LOGS"
 rm -rf "$WORK/status" "$WORK/notes" "${LOGS:?}"/*
-for f in summary.txt logs.tgz pytest.log ncu_compare.txt trace.fpgaprof summary.json; do
-  rm -f "${OUT:?}/$f"
-done
+(cd "$OUT" && rm -f -- summary.txt logs.tgz pytest.log ncu_compare.txt overhead.json summary.json \
+   ./*.fpgaprof ./*.fpgaprof.part?? ./fpgaprof-site-*.tgz)
 mkdir -p "$WORK/status" "$WORK/notes"
 ROWS=()
 FAILED=0
@@ -276,7 +452,7 @@ pack() {
   {
     echo "fpgaprof GPU validation: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(hostname), $((SECONDS - T0)) s"
     echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1 || echo none)"
-    printf '%-10s %-60s %5s %6s  %s\n' step status rc secs log
+    printf '%-12s %-60s %5s %6s  %s\n' step status rc secs log
     printf '%s\n' "${ROWS[@]}"
     for s in "${ORDER[@]}"; do
       [ -s "$WORK/notes/$s" ] && sed "s/^/  $s: /" "$WORK/notes/$s"
@@ -302,7 +478,7 @@ for s in "${ORDER[@]}"; do
   [ "$limit" -gt "$left" ] && limit=$left
   log="logs/$s.log"
   if [ "$left" -lt 20 ]; then
-    ROWS+=("$(printf '%-10s %-60s %5s %6s  %s' "$s" "skipped: out of time (GPUVAL_BUDGET_S=$BUDGET)" - 0 -)")
+    ROWS+=("$(printf '%-12s %-60s %5s %6s  %s' "$s" "skipped: out of time (GPUVAL_BUDGET_S=$BUDGET)" - 0 -)")
     continue
   fi
   echo "=== $s (limit ${limit} s; log $WORK/$log)"
@@ -322,7 +498,7 @@ for s in "${ORDER[@]}"; do
   [ "$s" = pytest ] && cp "$WORK/$log" "$OUT/pytest.log" 2>/dev/null
   case "$status" in FAILED*) lines=25 ;; *) lines=5 ;; esac
   tail -n "$lines" "$WORK/$log" | sed 's/^/    /'
-  ROWS+=("$(printf '%-10s %-60s %5s %6s  %s' "$s" "$status" "$rc" "$secs" "$log")")
+  ROWS+=("$(printf '%-12s %-60s %5s %6s  %s' "$s" "$status" "$rc" "$secs" "$log")")
   pack
 done
 pack

@@ -138,8 +138,8 @@ def test_device_to_device_copy_counters_give_2n_dram_bytes():
     writes N bytes of DRAM. On an H100 the Range Profiler made a range of each of XLA's DtoD
     copies (MBIRJAX, 2026-11-22: a 1 MiB copy that missed L2 read 1,048,832 B and wrote 972,288 B);
     fpgaprof pairs them by launch order and keeps their values under memcpy_index. 1 GiB here, so
-    that L2 (50 MB) holds under 5 % of it. Written 2026-11-22 after the device time ran out: not
-    yet run on a GPU."""
+    that L2 (50 MB) holds under 5 % of it. Not yet run on a GPU (written after the 2026-11-22
+    H100 run)."""
     n_floats = 256 * 1024 * 1024
     got = run(f"""
         x = jnp.arange({n_floats}, dtype=jnp.float32)

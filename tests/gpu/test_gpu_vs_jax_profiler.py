@@ -6,8 +6,8 @@ complete event per GPU activity on the device's "Stream" threads. Expected: the 
 kernels, and the same count per kernel name (XProf may demangle C++ names that CUPTI gives
 mangled: those are compared by count only).
 
-Written 2026-11-22 after the session's device time ran out: not yet run on a GPU. Skipped without
-a GPU or without mbirjax."""
+Not yet run on a GPU (written after the 2026-11-22 H100 run). Skipped without a GPU or without
+mbirjax."""
 import collections
 import glob
 import gzip
