@@ -17,6 +17,7 @@
 #include <string>
 
 #include "fpgaprof/analysis/attribution.hpp"
+#include "fpgaprof/analysis/device_analysis.hpp"
 #include "fpgaprof/analysis/fpga_model.hpp"
 #include "fpgaprof/analysis/op_inputs.hpp"
 #include "fpgaprof/analysis/region_paths.hpp"
@@ -236,6 +237,9 @@ int main(int argc, char** argv) {
   const MemoryReport mr = analyze_memory(s, 20, {}, RegionRows::kPaths, &paths);
   const double memory_s = seconds_since(t);
   t = std::chrono::steady_clock::now();
+  const DeviceReport dr = analyze_devices(s, {}, &mr);
+  const double devices_s = seconds_since(t);
+  t = std::chrono::steady_clock::now();
   RooflineOptions ro;
   ro.per_kernel = per_kernel;
   ro.region_paths = &paths;
@@ -263,6 +267,8 @@ int main(int argc, char** argv) {
               static_cast<double>(span_ns) / 1e6);
   std::printf("transfers: %.3f s (%zu groups, %zu flags)\n", transfer_s, tr.groups.size(), tr.flags.size());
   std::printf("memory: %.3f s (peak %.1f MB)\n", memory_s, static_cast<double>(mr.peak_in_use_bytes) / 1e6);
+  std::printf("devices: %.3f s (%zu devices, busiest/mean busy %.3f)\n", devices_s, dr.devices.size(),
+              dr.balance.imbalance);
   std::printf("roofline: %.3f s (%zu ops, %zu region paths, %zu kernel names, %zu per-kernel rows)\n", roofline_s,
               rr.ops.size(), rr.region_paths.size(), rr.kernel_names.size(), rr.kernels.size());
   std::printf("fpga ranking: %.4f s (%zu candidates, best score %.4f)\n", fpga_s, fr.candidates.size(),

@@ -8,6 +8,7 @@
 #include "core_bindings.hpp"  // errors, store, capture sections
 #include "fpgaprof/analysis/attribution.hpp"
 #include "fpgaprof/analysis/ceilings.hpp"
+#include "fpgaprof/analysis/device_analysis.hpp"
 #include "fpgaprof/analysis/fpga_model.hpp"
 #include "fpgaprof/analysis/memory_analysis.hpp"
 #include "fpgaprof/analysis/op_inputs.hpp"
@@ -270,6 +271,7 @@ PYBIND11_MODULE(_core, m) {
         LaunchConfig c; c.grid_x = u32(d, "grid", 1); c.grid_y = 1; c.grid_z = 1;
         k.launch_config = s->intern_launch_config(c);
         k.region_index = u32(d, "region", kNone32); k.marker_index = u32(d, "marker", kNone32);
+        k.device_id = u32(d, "device", 0); k.thread_id = u32(d, "thread_id", 0);
         s->kernels.push_back(k);
       }
       for (auto h : rows("memcpys")) {
@@ -278,13 +280,20 @@ PYBIND11_MODULE(_core, m) {
         c.copy_kind = static_cast<CopyKind>(u32(d, "copy_kind", 0));
         c.src_kind = static_cast<MemoryKind>(u32(d, "src_kind", 0)); c.dst_kind = static_cast<MemoryKind>(u32(d, "dst_kind", 0));
         c.is_async = d.contains("async") && d["async"].cast<bool>(); c.region_index = u32(d, "region", kNone32);
-        c.device_id = u32(d, "device", 0);
+        c.device_id = u32(d, "device", 0); c.thread_id = u32(d, "thread_id", 0);
         s->memcpys.push_back(c);
+      }
+      for (auto h : rows("memsets")) {
+        auto d = h.cast<py::dict>(); MemsetRecord m;
+        m.start_ns = u64(d, "start_ns", 0); m.end_ns = u64(d, "end_ns", 0); m.bytes = u64(d, "bytes", 0);
+        m.device_id = u32(d, "device", 0); m.thread_id = u32(d, "thread_id", 0); m.region_index = u32(d, "region", kNone32);
+        s->memsets.push_back(m);
       }
       for (auto h : rows("allocations")) {
         auto d = h.cast<py::dict>(); AllocationRecord a;
         a.timestamp_ns = u64(d, "timestamp_ns", 0); a.address = u64(d, "address", 0); a.bytes = u64(d, "bytes", 0);
         a.is_alloc = !d.contains("alloc") || d["alloc"].cast<bool>(); a.region_index = u32(d, "region", kNone32);
+        a.device_id = u32(d, "device", 0);
         s->allocations.push_back(a);
       }
       for (auto h : rows("regions")) {
@@ -685,6 +694,7 @@ PYBIND11_MODULE(_core, m) {
                                                                     : target_from(target_obj.cast<py::dict>());
       TransferReport tr; MemoryReport mr; RooflineReport rr; FpgaReport fr; OpInputs in;
       std::vector<FpgaRegionCandidate> fregions;
+      DeviceReport dvr;  // per-device rows and load balance
       std::vector<std::string> warnings;
       RegionPaths paths;  // one grouping for every per-path table
       {
@@ -707,6 +717,9 @@ PYBIND11_MODULE(_core, m) {
                                       to.link_description = c.link_description; }
         tr = analyze_transfers(store, to, in.op_of_memcpy, &busy);
         mr = analyze_memory(store, top_buffers, {}, region_rows, &paths);
+        DeviceOptions dvo;
+        dvo.link_bytes_per_s = to.link_bytes_per_s;  // a measured or user peak: every link alike
+        dvr = analyze_devices(store, dvo, &mr);
         RooflineOptions ro;
         ro.latency_kernel_ns = latency_kernel_ns;
         ro.region_rows = region_rows; ro.region_paths = &paths;
@@ -825,6 +838,78 @@ PYBIND11_MODULE(_core, m) {
       }
       md["regions"] = regs;
       out["memory"] = md;
+      // Devices: one row per device and the load balance (docs/roofline.md, "Several GPUs").
+      // Each row's ceilings are its device's table ceilings; a measured or user link peak
+      // replaces every device's (as for the transfers), and the first device also takes every
+      // value the roofline's ceilings `c` give (measured where calibrated, or the user's).
+      {
+        py::dict dd, bal;
+        py::list drows;
+        for (const DeviceRow& r : dvr.devices) {
+          py::dict d, dirs, mem;
+          d["device_id"] = r.device_id; d["has_record"] = r.has_record;
+          const bool first = !store.devices.empty() && store.devices.front().id == r.device_id;
+          Ceilings rc = r.ceilings;
+          if (c.link_bytes_per_s > 0 && (c.link_source != CeilingSource::kTable || first)) {
+            rc.link_bytes_per_s = c.link_bytes_per_s; rc.link_source = c.link_source;
+            rc.link_description = c.link_description;
+          }
+          if (first) {
+            for (std::size_t k = 0; k < kPrecisionCount; ++k)
+              if (c.peak_flops_per_s[k] > 0) { rc.peak_flops_per_s[k] = c.peak_flops_per_s[k]; rc.flops_source[k] = c.flops_source[k]; }
+            if (c.dram_bytes_per_s > 0) { rc.dram_bytes_per_s = c.dram_bytes_per_s; rc.dram_source = c.dram_source; }
+          }
+          d["name"] = r.ceilings.device_name; d["ceilings"] = ceilings_dict(rc);
+          d["kernel_count"] = r.kernel_count; d["kernel_time_ns"] = r.kernel_time_ns;
+          d["kernel_busy_ns"] = r.kernel_busy_ns; d["copy_count"] = r.copy_count;
+          d["copy_bytes"] = r.copy_bytes; d["copy_busy_ns"] = r.copy_busy_ns;
+          d["memset_count"] = r.memset_count; d["memset_bytes"] = r.memset_bytes;
+          d["busy_ns"] = r.busy_ns; d["idle_ns"] = r.idle_ns;
+          d["busy_fraction"] = r.busy_fraction; d["idle_fraction"] = r.idle_fraction;
+          const bool active = r.last_end_ns > r.first_start_ns;
+          d["first_start_ns"] = active ? py::object(py::int_(r.first_start_ns)) : py::object(py::none());
+          d["last_end_ns"] = active ? py::object(py::int_(r.last_end_ns)) : py::object(py::none());
+          for (std::size_t k = 0; k < kDirectionCount; ++k) {
+            const DeviceCopyStats& st = r.by_direction[k];
+            if (st.count == 0) continue;
+            const auto dir = static_cast<Direction>(k);
+            const bool link_dir = dir == Direction::kHtoD || dir == Direction::kDtoH;
+            py::dict sd;
+            sd["count"] = st.count; sd["bytes"] = st.bytes; sd["busy_ns"] = st.busy_ns;
+            sd["achieved_bytes_per_s"] = st.achieved_bytes_per_s();
+            sd["link_bytes"] = st.link_bytes;
+            // None when the direction does not cross the host link or the link's peak is unknown
+            sd["link_bytes_per_s"] = link_dir && st.link_bytes_per_s > 0 ? py::object(py::float_(st.link_bytes_per_s)) : py::object(py::none());
+            sd["link_percent"] = link_dir && st.link_bytes_per_s > 0 && st.busy_ns > 0 ? py::object(py::float_(st.link_percent())) : py::object(py::none());
+            dirs[direction_name(dir)] = sd;
+          }
+          d["directions"] = dirs;
+          if (r.has_memory) {
+            mem["peak_in_use_bytes"] = r.memory_peak_bytes; mem["peak_ns"] = r.memory_peak_ns;
+            mem["final_in_use_bytes"] = r.memory_final_bytes;
+            d["memory"] = mem;
+          } else {
+            d["memory"] = py::none();
+          }
+          py::list threads;
+          for (const DeviceThread& t : r.threads) {
+            py::dict td2;
+            td2["thread_id"] = t.thread_id; td2["kernel_count"] = t.kernel_count; td2["kernel_time_ns"] = t.kernel_time_ns;
+            threads.append(td2);
+          }
+          d["threads"] = threads;
+          drows.append(d);
+        }
+        const LoadBalance& b = dvr.balance;
+        bal["device_count"] = b.device_count; bal["active_devices"] = b.active_devices;
+        bal["max_busy_ns"] = b.max_busy_ns; bal["min_busy_ns"] = b.min_busy_ns; bal["mean_busy_ns"] = b.mean_busy_ns;
+        bal["imbalance"] = b.mean_busy_ns > 0 ? py::object(py::float_(b.imbalance)) : py::object(py::none());
+        bal["slowest_device"] = b.slowest_device == kNone32 ? py::object(py::none()) : py::object(py::int_(b.slowest_device));
+        bal["least_busy_device"] = b.least_busy_device == kNone32 ? py::object(py::none()) : py::object(py::int_(b.least_busy_device));
+        bal["spread_ns"] = b.spread_ns; bal["spread_fraction"] = b.spread_fraction;
+        dd["wall_ns"] = dvr.wall_ns; dd["rows"] = drows; dd["balance"] = bal;
+        out["devices"] = dd;
+      }
       // Roofline
       py::dict rd;
       rd["trace"] = point_dict(rr.trace, py::dict());
@@ -834,8 +919,12 @@ PYBIND11_MODULE(_core, m) {
         d["op"] = in.ops[o].name; d["module"] = in.ops[o].module; d["pattern"] = hlo::access_pattern_name(in.ops[o].pattern);
         d["source"] = in.sources[o]; d["category"] = in.categories[o]; d["cost_known"] = in.ops[o].cost_known;
         // Where its FLOPs and bytes come from: the cost rules, the custom kernel's own metadata,
-        // or (no rule) its operands and results only: a lower bound of the bytes, FLOPs unknown.
-        d["cost_basis"] = in.ops[o].cost_from_author ? "author" : in.ops[o].cost_known ? "static" : "lower bound";
+        // or (no rule) the counters where they measured it (its measured_* columns), else its
+        // operands and results only: a lower bound of the bytes, FLOPs unknown.
+        d["cost_basis"] = in.ops[o].cost_from_author ? "author"
+                          : in.ops[o].cost_known     ? "static"
+                          : rr.ops[o].has_measured   ? "measured"
+                                                     : "lower bound";
         ops.append(point_dict(rr.ops[o], d));
       }
       for (std::size_t g = 0; g < rr.regions.size(); ++g) {
@@ -865,6 +954,8 @@ PYBIND11_MODULE(_core, m) {
       fd["restructured_combined_speedup"] = fr.restructured_combined_speedup;
       fd["restructured_combined_count"] = fr.restructured_combined_count;
       fd["not_estimated_count"] = fr.not_estimated_count; fd["not_estimated_gpu_ns"] = fr.not_estimated_gpu_ns;
+      fd["bounded_count"] = fr.bounded_count; fd["ruled_out_count"] = fr.ruled_out_count;
+      fd["ruled_out_gpu_ns"] = fr.ruled_out_gpu_ns;
       py::list cands;
       uint32_t rank = 0;
       for (const FpgaCandidate& cd : fr.candidates) {
@@ -873,6 +964,9 @@ PYBIND11_MODULE(_core, m) {
         d["pattern"] = hlo::access_pattern_name(cd.pattern); d["precision"] = precision_name(cd.precision);
         d["executions"] = cd.executions; d["kernel_count"] = cd.kernel_count;
         d["cost_known"] = cd.cost_known; d["estimate_note"] = cd.estimate_note;
+        d["estimate_basis"] = cd.estimate_basis.empty() ? py::object(py::none()) : py::object(py::str(cd.estimate_basis));
+        d["measured_coverage"] = cd.estimate_basis == "measured bound" ? py::object(py::float_(cd.measured_coverage)) : py::object(py::none());
+        d["measured_traffic_ratio"] = cd.measured_traffic_ratio > 0 ? py::object(py::float_(cd.measured_traffic_ratio)) : py::object(py::none());
         d["gpu_time_ns"] = cd.gpu_time_ns; d["time_share"] = cd.time_share; d["intensity"] = cd.intensity;
         d["ridge"] = cd.ridge; d["memory_boundness"] = cd.memory_boundness; d["pattern_affinity"] = cd.pattern_affinity;
         d["working_set_bytes"] = cd.working_set_bytes; d["sram_bytes"] = cd.sram_bytes; d["fits_on_chip"] = cd.cost_known ? py::object(py::bool_(cd.fits_on_chip)) : py::object(py::none());

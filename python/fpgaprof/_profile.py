@@ -166,6 +166,16 @@ class Profile:
 
         return roofline.memory(self, by=by, **kwargs)
 
+    def device_report(self, **kwargs: Any) -> dict:
+        """Several GPUs: per device its kernels, busy time (union of its kernels, copies and
+        memsets), idle share of the wall time, copies per direction with the use of its own
+        host link, memory peak, ceilings and the threads that launched its kernels (``rows``);
+        the load balance between the devices (``balance``: busiest / mean busy, the busiest
+        device, the spread). docs/roofline.md, "Several GPUs"."""
+        from fpgaprof import roofline
+
+        return roofline.devices(self, **kwargs)
+
     def fpga_candidates(self, target: Any = "alveo-u55c", by: str = "op", **kwargs: Any) -> Any:
         """HLO ops (``by="op"``) or fpgaprof.region() paths (``by="region"``) ranked for FPGA
         offload on ``target`` (preset name or FpgaTarget), with every score input and the
@@ -363,6 +373,7 @@ def _summary(prof: Profile, top: int) -> str:
 
     out.extend(_transfer_lines(summary))
     out.extend(_memory_lines(summary))
+    out.extend(_device_lines(summary))
     out.extend(_region_lines(prof, summary, top))
 
     out.append("")
@@ -445,6 +456,24 @@ def _memory_lines(summary: dict) -> list[str]:
                 f"{m['allocation_count']} allocations, {m['free_count']} frees"
                 + (f", {m['unmatched_frees']} frees of buffers allocated before the trace"
                    if m.get("unmatched_frees") else "")]
+
+
+def _device_lines(summary: dict) -> list[str]:
+    """Several GPUs: the load balance and one row per device (summary.json's by_device);
+    nothing for a single device."""
+    from fpgaprof.report import _data as D
+    from fpgaprof.report.html import multi_device
+    from fpgaprof.report.notebook import _sub_table, rows_text
+
+    if not multi_device(summary):
+        return []
+    d = summary["by_device"]
+    return (["", f"Devices: {d['count']}; {d['balance']['text']}"]
+            + _sub_table(rows_text(D.device_table_rows(d), "per device",
+                                   ("device_id", "name", "kernel_count", "kernel_time_s", "busy_s",
+                                    "busy_fraction", "copy_bytes", "htod_link_percent",
+                                    "memory_peak_bytes", "threads"),
+                                   more="prof.device_report()", labels=D.DEVICE_LABELS)))
 
 
 def _region_lines(prof: Profile, summary: dict, top: int) -> list[str]:

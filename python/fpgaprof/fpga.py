@@ -212,19 +212,26 @@ def fpga_candidates(prof: Any, target: str | Mapping | FpgaTarget = "alveo-u55c"
     are not combined.
 
     ``by="op"``: columns rank, op, module, source,
-    pattern, precision, executions, cost_known, estimate_note, gpu_time_ns, time_share,
-    intensity, ridge, memory_boundness, pattern_affinity, working_set_bytes, sram_bytes,
-    fits_on_chip, onchip_factor, host_bytes_per_call, link_factor, score, and the what-if:
-    memory_efficiency (the share of the card's memory peak its bytes get: the target's
-    random_access_efficiency for pattern gather_scatter, else hbm_efficiency), card_compute_s,
-    card_memory_s, card_latency_s, card_time_s, transfer_bytes, transfer_s,
-    fpga_total_s, op_speedup, workload_speedup.
+    pattern, precision, executions, cost_known, estimate_basis, measured_coverage,
+    estimate_note, gpu_time_ns, time_share, intensity, ridge, memory_boundness,
+    pattern_affinity, working_set_bytes, sram_bytes, fits_on_chip, onchip_factor,
+    host_bytes_per_call, link_factor, score, and the what-if (docs/fpga-model.md): flops,
+    bytes, stream_bytes, random_bytes, memory_efficiency (the share of the card's memory peak
+    its traffic gets), card_limit, card_compute_s, card_memory_s, card_latency_s, card_time_s,
+    transfer_bytes, transfer_s, fpga_total_s, op_speedup, workload_speedup (each time and
+    speedup with its _low/_high range), the restructured_* columns and scenario.
 
-    Ops whose static cost is unknown (``cost_known`` False: a custom call the cost model has no
-    rule for) are not estimated: every field built on FLOPs or bytes is NaN (``fits_on_chip``
-    None), ``estimate_note`` says why, they come after the scored ops and stay out of the
-    combined speedup. ``Table.meta`` holds the target, the combined speedup and
-    ``not_estimated_count`` / ``not_estimated_gpu_ns``."""
+    ``estimate_basis`` says what a row's what-if rests on: "static" (the cost model's rule),
+    "author" (a custom kernel's own figures), or, for ops whose static cost is unknown
+    (``cost_known`` False: a custom call the cost model has no rule for), a bound: "measured
+    bound" (counters over ``measured_coverage`` of its time) or "operand bound" (its operands
+    and results alone), where every card time is a lower bound and every speedup an upper
+    bound; None when not even that is known (every field built on FLOPs or bytes NaN). Such ops
+    have no score (NaN, ``fits_on_chip`` None), ``estimate_note`` says why, they come after the
+    scored ops and stay out of the combined speedup; ``scenario`` is "neither" when even their
+    upper bounds stay under 1 at the fast ends, else "". ``Table.meta`` holds the target, the
+    combined speedup, ``not_estimated_count`` / ``not_estimated_gpu_ns``, ``bounded_count`` and
+    ``ruled_out_count`` / ``ruled_out_gpu_ns``."""
     key = {"op": "candidates", "ops": "candidates", "region": "regions", "regions": "regions"}.get(by)
     if key is None:
         raise InvalidArgumentError(f"by={by!r}: use 'op' (HLO ops) or 'region' (fpgaprof.region paths)")

@@ -13,7 +13,8 @@ from typing import Any, Iterable, Mapping
 
 from fpgaprof import _core
 
-__all__ = ["Table", "ceilings", "analyze", "roofline", "transfers", "memory", "REGION_BY"]
+__all__ = ["Table", "ceilings", "analyze", "roofline", "transfers", "memory", "devices",
+           "REGION_BY"]
 
 # by= values that choose the region rows: one per path (default) or one per region record.
 REGION_BY = {"region": "path", "regions": "path", "region_instance": "instance",
@@ -224,6 +225,15 @@ def memory(prof: Any, by: str = "region", **kwargs: Any) -> dict:
     from fpgaprof.report.notebook import memory_report
 
     return memory_report(prof, analyze(prof, region_rows=_region_rows(by), **kwargs)["memory"])
+
+
+def devices(prof: Any, **kwargs: Any) -> dict:
+    """One row per GPU (kernels, busy and idle time, copies per direction against that
+    device's own host link, memory peak, ceilings, launching threads) and the load balance
+    between them (``balance``): the analysis' ``devices`` dict, printing as tables."""
+    from fpgaprof.report.notebook import device_report
+
+    return device_report(prof, analyze(prof, **kwargs)["devices"])
 
 
 def _rows(items: Iterable[Mapping]) -> Table:

@@ -477,10 +477,11 @@ TEST_CASE("FPGA what-if, case B: a large stream with data resident on a 64-chann
 TEST_CASE("FPGA what-if: an op with unknown static cost gets no estimate and no share of the combined speedup",
           "[analysis][fpga]") {
   // Case B's stencil with one 5 ms kernel, and a solver (custom call without a cost rule, one
-  // 10 ms kernel); the workload took 20 ms. Kernels: 15 ms.
+  // 10 ms kernel, 4,194,304 B of operands and as many of results); the workload took 20 ms.
+  // Kernels: 15 ms.
   const StencilTrace tr(5000000, true);
   const RooflineReport r = tr.roofline();
-  SECTION("data resident on the 64-channel round card") {
+  SECTION("data resident on the 64-channel round card: an operand bound") {
     const FpgaReport rep = rank_fpga_candidates(tr.ops, r, testing::wide_round_card(), resident(20e6));
     REQUIRE(rep.candidates.size() == 2);
     // Scored first, though the solver, estimated as if it did no work, would score higher.
@@ -488,6 +489,7 @@ TEST_CASE("FPGA what-if: an op with unknown static cost gets no estimate and no 
     const FpgaCandidate& b = rep.candidates[1];
     CHECK(a.name == "stencil_fusion");
     CHECK(a.cost_known);
+    CHECK(a.estimate_basis == "static");
     CHECK(a.estimate_note.empty());
     // 5 / 15 x 0.994 x 1 x 0.572 x 1 = 0.189523.
     CHECK(a.score == near(5.0 / 15.0 * 0.994 * 0.572));
@@ -496,22 +498,100 @@ TEST_CASE("FPGA what-if: an op with unknown static cost gets no estimate and no 
     CHECK(a.workload_speedup == near(20.0 / 18.92625));
     CHECK(b.name == "solver");
     CHECK_FALSE(b.cost_known);
-    CHECK(b.estimate_note == "not estimated: no FLOP/byte count (custom call 'my_vendor_solver' has no cost rule)");
+    CHECK(b.estimate_basis == "operand bound");
+    CHECK(b.is_bound());
+    CHECK(b.estimate_note ==
+          "bound only: no static cost (custom call 'my_vendor_solver' has no cost rule); its operands and results "
+          "alone, streamed once (FLOPs unknown): the card times are lower bounds, the speedups upper bounds");
     CHECK(b.time_share == near(10.0 / 15.0));
     CHECK(b.pattern_affinity == near(0.3));
-    for (double v : {b.flops, b.bytes, b.intensity, b.memory_boundness, b.working_set_bytes, b.onchip_factor,
-                     b.link_factor, b.score, b.stream_bytes, b.random_bytes, b.memory_efficiency, b.card_compute_s,
-                     b.card_memory_s, b.card_latency_s, b.card_time_s, b.card_time_low_s, b.card_time_high_s,
-                     b.transfer_bytes, b.transfer_s, b.fpga_total_s, b.op_speedup, b.op_speedup_low,
-                     b.op_speedup_high, b.workload_speedup, b.restructured_bytes, b.restructured_card_time_s,
-                     b.restructured_op_speedup, b.restructured_workload_speedup})
+    // No score, no FLOPs, no intensity: nothing to rank it by.
+    for (double v : {b.flops, b.bytes, b.intensity, b.memory_boundness, b.working_set_bytes, b.onchip_factor, b.score})
       CHECK(std::isnan(v));
+    // The bound: 8,388,608 B streamed at (640e9, 256e9, 80e9) B/s = 13.1072, 32.768, 104.8576 us,
+    // + 1 launch (10, 20, 40 us) = 23.1072, 52.768, 144.8576 us: the card needs at least that.
+    CHECK(b.stream_bytes == 8388608);
+    CHECK(b.card_limit == "memory");
+    CHECK(b.card_time_low_s == near(23.1072e-6));
+    CHECK(b.card_time_s == near(52.768e-6));
+    CHECK(b.card_time_high_s == near(144.8576e-6));
+    // So it is at most 10 / 0.052768 = 189.5087x faster (10 / 0.0231072 = 432.766x at the fast
+    // end): no verdict. Restructured moves the same 8,388,608 B: the same bound.
+    CHECK(b.op_speedup == near(10.0 / 52.768e-3));
+    CHECK(b.op_speedup_high == near(10.0 / 23.1072e-3));
+    CHECK(b.restructured_card_time_s == near(52.768e-6));
+    CHECK(b.restructured_op_speedup == near(10.0 / 52.768e-3));
     CHECK(b.scenario.empty());
     // Combined: the stencil alone.
     CHECK(rep.combined_count == 1);
     CHECK(rep.combined_speedup == near(20.0 / 18.92625));
     CHECK(rep.not_estimated_count == 1);
     CHECK(rep.not_estimated_gpu_ns == 10e6);
+    CHECK(rep.bounded_count == 1);
+    CHECK(rep.ruled_out_count == 0);
+  }
+  SECTION("counters measured the solver: a measured bound, and a bound that rules it out") {
+    // Counters over half of its time: 1e9 FLOPs and 10e9 DRAM bytes there, so 2e9 FLOPs and
+    // 20e9 B over all of it (1 execution).
+    RooflineReport m = r;
+    RooflinePoint& p = m.ops[1];
+    p.has_measured = true;
+    p.measured_coverage = 0.5;
+    p.measured_flops = 1e9;
+    p.measured_bytes = 10e9;
+    const FpgaReport rep = rank_fpga_candidates(tr.ops, m, testing::wide_round_card(), resident(20e6));
+    const FpgaCandidate& b = rep.candidates[1];
+    CHECK(b.estimate_basis == "measured bound");
+    CHECK(b.measured_coverage == 0.5);
+    CHECK(b.estimate_note ==
+          "bound only: no static cost (custom call 'my_vendor_solver' has no cost rule); FLOPs and DRAM bytes "
+          "measured by counters over 50% of its time, streamed at the card's best (access pattern unknown): the "
+          "card times are lower bounds, the speedups upper bounds");
+    CHECK(b.flops == near(2e9));
+    CHECK(b.bytes == near(20e9));
+    CHECK(b.intensity == near(0.1));
+    // 20e9 B of DRAM traffic for 8,388,608 B of operands and results: 2384.185791x.
+    CHECK(b.measured_traffic_ratio == near(20e9 / 8388608));
+    CHECK(std::isnan(b.score));
+    // As compiled: 20e9 B / (640e9, 256e9, 80e9) = 31.25, 78.125, 250 ms (compute 2e9 / (800e9,
+    // 200e9, 50e9) = 2.5, 10, 40 ms) + launch = 31.26, 78.145, 250.04 ms.
+    CHECK(b.card_time_low_s == near(31.26e-3));
+    CHECK(b.card_time_s == near(78.145e-3));
+    CHECK(b.card_time_high_s == near(250.04e-3));
+    CHECK(b.op_speedup == near(10.0 / 78.145));
+    CHECK(b.op_speedup_high == near(10.0 / 31.26));
+    // Restructured: its operands and results once (8,388,608 B < 20e9 B: 13.1072 us at the fast
+    // end), so compute-bound: 2.5, 10, 40 ms + launch = 2.51, 10.02, 40.04 ms; at most
+    // 10 / 10.02 = 0.998x, 10 / 2.51 = 3.984x at the fast end: not ruled out.
+    CHECK(b.restructured_card_time_low_s == near(2.51e-3));
+    CHECK(b.restructured_card_time_s == near(10.02e-3));
+    CHECK(b.restructured_card_time_high_s == near(40.04e-3));
+    CHECK(b.restructured_op_speedup_high == near(10.0 / 2.51));
+    CHECK(b.scenario.empty());
+    CHECK(rep.ruled_out_count == 0);
+    // 5 times the FLOPs (1e10 over all of it): restructured 12.5 ms + 10 us at the fast end:
+    // at most 10 / 12.51 = 0.799x; as compiled at most 10 / 31.26 = 0.320x: ruled out.
+    p.measured_flops = 5e9;
+    const FpgaReport out = rank_fpga_candidates(tr.ops, m, testing::wide_round_card(), resident(20e6));
+    const FpgaCandidate& c = out.candidates[1];
+    CHECK(c.restructured_op_speedup_high == near(10.0 / 12.51));
+    CHECK(c.op_speedup_high == near(10.0 / 31.26));
+    CHECK(c.scenario == "neither");
+    CHECK(out.ruled_out_count == 1);
+    CHECK(out.ruled_out_gpu_ns == 10e6);
+    CHECK(out.combined_count == 1);  // still the stencil alone
+    // Without bytes to go by (no operands, no counters): not estimated at all.
+    std::vector<OpCost> bare = tr.ops;
+    bare[1].bytes_read = bare[1].bytes_written = 0;
+    const FpgaReport none =
+        rank_fpga_candidates(bare, analyze_roofline(tr.s, table_ceilings(tr.s.devices[0]), bare, tr.op_of_kernel),
+                             testing::wide_round_card(), resident(20e6));
+    const FpgaCandidate& n = none.candidates[1];
+    CHECK(n.estimate_basis.empty());
+    CHECK(n.estimate_note == "not estimated: no FLOP/byte count (custom call 'my_vendor_solver' has no cost rule)");
+    for (double v : {n.card_time_s, n.op_speedup, n.restructured_op_speedup, n.transfer_s, n.score})
+      CHECK(std::isnan(v));
+    CHECK(none.bounded_count == 0);
   }
   SECTION("over PCIe nothing gains") {
     // The stencil moves 0.6e9 + 0.4e9 B in 2 buffers: 1e9 / 8e9 = 125 ms + 20 us of transfer.
@@ -521,8 +601,11 @@ TEST_CASE("FPGA what-if: an op with unknown static cost gets no estimate and no 
     REQUIRE(rep.candidates.size() == 2);
     CHECK(rep.candidates[0].transfer_s == near(125.02e-3));
     CHECK(rep.candidates[0].op_speedup == near(5e-3 / (3.92625e-3 + 125.02e-3)));
+    // The solver's bound over PCIe: its 8,388,608 B in 2 buffers cross the link, 1.048576 ms +
+    // 20 us, + 52.768 us on the card: at most 10 / 1.121344 = 8.918x.
     CHECK(rep.candidates[1].name == "solver");
-    CHECK(std::isnan(rep.candidates[1].op_speedup));
+    CHECK(rep.candidates[1].transfer_s == near(8388608 / 8e9 + 20e-6));
+    CHECK(rep.candidates[1].op_speedup == near(10e-3 / (52.768e-6 + 8388608 / 8e9 + 20e-6)));
     CHECK(rep.combined_count == 0);
     CHECK(rep.combined_speedup == 1.0);
   }

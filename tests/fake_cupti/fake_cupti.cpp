@@ -6,8 +6,12 @@
 //
 // Environment (read at subscribe):
 //   FAKE_CUPTI_SCENARIO = kernels (default) | dropped | conflict | nodriver | partial | transfers
+//                         | devices
 //     transfers: every copy kind, memsets, allocations and releases (fake_cupti.hpp) instead
 //               of the kernel loop;
+//     devices:  two DEVICE records; emit() only sets the time base and each call of
+//               fake_cupti_device_work(device, offset) writes that device's work on the
+//               calling thread (fake_cupti.hpp);
 //     conflict: cuptiSubscribe(_v2) fails with MULTIPLE_SUBSCRIBERS, naming
 //               "CUPTI for Nsight Systems"; nodriver: subscribe fails with CUPTI_ERROR_UNKNOWN;
 //     partial:  enabling MEMORY2 and OVERHEAD fails with CUPTI_ERROR_NOT_COMPATIBLE.
@@ -83,6 +87,7 @@ struct State {
   std::vector<std::thread> workers;
   std::atomic<uint64_t> pending_dropped{0};
   std::atomic<uint32_t> next_correlation{1};
+  std::atomic<uint64_t> base_ns{0};  // scenario "devices": now_ns() at emit
   FakeCuptiCounts counts{};
 };
 
@@ -328,7 +333,7 @@ void memcpy_record(Writer& w, uint8_t kind, uint64_t bytes, uint32_t correlation
   }
 }
 
-void write_device(Writer& w) {
+void write_device(Writer& w, uint32_t id = 0) {
   CUpti_ActivityDevice5 d{};
   d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
   d.globalMemorySize = 80ull << 30;
@@ -341,8 +346,8 @@ void write_device(Writer& w) {
   d.maxRegistersPerMultiprocessor = 65536;
   d.computeCapabilityMajor = 9;
   d.computeCapabilityMinor = 0;
-  d.id = 0;
-  for (int i = 0; i < 16; ++i) d.uuid.bytes[i] = static_cast<char>(i);
+  d.id = id;
+  for (int i = 0; i < 16; ++i) d.uuid.bytes[i] = static_cast<char>(i + 16 * id);
   d.name = kDeviceName;
   if (w.put(d)) add(&FakeCuptiCounts::devices);
 }
@@ -526,6 +531,7 @@ void emit_thread(uint64_t t) {
   State& s = state();
   const uint32_t tid = static_cast<uint32_t>(4000 + t);
   const uint32_t stream = static_cast<uint32_t>(7 + t);
+  if (s.scenario == "devices") return;  // the work comes from fake_cupti_device_work
   Writer w(true);
   if (s.scenario == "transfers") {
     emit_transfers(t);
@@ -768,6 +774,7 @@ bool start_emit(bool* caller_work) {
   s.drain_pending = s.stop_sync;
   s.first_buffer_done = false;
   s.first_requests.store(0);
+  s.base_ns.store(now_ns());
   const auto keep = s.counts;
   s.counts = FakeCuptiCounts{};
   s.counts.subscribes = keep.subscribes;
@@ -780,6 +787,107 @@ bool start_emit(bool* caller_work) {
 }
 
 }  // namespace
+
+namespace {
+
+// Scenario "devices" (fake_cupti.hpp has the table): one device's work, written on the calling
+// thread (its gettid() in every API and marker record) so that the regions it opened hold it.
+// GPU-side times are the emit base + offset_ns + the table's offsets.
+void device_work(uint32_t device, uint64_t offset_ns) {
+  constexpr uint64_t kMiB = 1ull << 20;
+  constexpr uint8_t kPinned = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+  constexpr uint8_t kDevice = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  const uint32_t tid = gettid_now();
+  const uint32_t stream = 7 + device;
+  const uint64_t b = state().base_ns.load() + offset_ns;
+  Writer w;
+  const uint64_t addr = 0x7f2000000000ull + (static_cast<uint64_t>(device) << 36);
+  if (device == 0) {
+    transfer_memory(w, true, 0, addr, 64 * kMiB, b + 10, tid, stream);
+  } else {
+    transfer_memory(w, true, device, addr, 32 * kMiB, b + 20, tid, stream);
+    transfer_memory(w, true, device, addr + 0x10000000, 16 * kMiB, b + 30, tid, stream);
+  }
+  struct Launch {
+    uint32_t op;  // fusion.<op> / loop_fusion_<op>
+    uint64_t start, end;
+  };
+  const Launch dev0[] = {{0, 0, 400000}, {1, 400000, 700000}};
+  const Launch dev1[] = {{0, 0, 200000}, {1, 300000, 400000}};
+  const uint32_t module = marker_start(w, kModuleName, "TSL", tid, false);
+  for (const Launch& l : device == 0 ? dev0 : dev1) {
+    const uint32_t thunk = marker_start(w, kThunkNames[l.op], "TSL", tid, false);
+    CUpti_ActivityKernel10 k{};
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.correlationId = api(w, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, tid);
+    k.registersPerThread = 32;
+    k.start = b + l.start;
+    k.end = b + l.end;
+    k.deviceId = device;
+    k.contextId = device + 1;
+    k.streamId = stream;
+    k.gridX = 264;
+    k.gridY = k.gridZ = 1;
+    k.blockX = 256;
+    k.blockY = k.blockZ = 1;
+    k.name = kKernelNames[l.op];
+    if (w.put(k)) add(&FakeCuptiCounts::kernels);
+    marker_end(w, thunk, tid);
+  }
+  marker_end(w, module, tid);
+  const auto copy = [&](uint8_t kind, uint32_t cbid, uint64_t bytes, uint64_t start, uint64_t end) {
+    CUpti_ActivityMemcpy6 m{};
+    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    m.copyKind = kind;
+    m.srcKind = kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD ? kPinned : kDevice;
+    m.dstKind = kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD ? kDevice : kPinned;
+    m.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
+    m.bytes = bytes;
+    m.start = b + start;
+    m.end = b + end;
+    m.deviceId = device;
+    m.contextId = device + 1;
+    m.streamId = stream;
+    m.correlationId = api(w, cbid, tid);
+    if (!w.put(m)) return;
+    const bool htod = kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+    add(htod ? &FakeCuptiCounts::memcpy_htod : &FakeCuptiCounts::memcpy_dtoh);
+    add(htod ? &FakeCuptiCounts::htod_bytes : &FakeCuptiCounts::dtoh_bytes, bytes);
+  };
+  if (device == 0) {
+    copy(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, 8000000, 700000, 900000);
+    copy(CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2, 1000000, 900000, 1000000);
+    transfer_memory(w, false, 0, addr, 64 * kMiB, b + 999000, tid, stream);
+  } else {
+    CUpti_ActivityMemset4 m{};
+    m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    m.value = 0;
+    m.bytes = kMiB;
+    m.start = b + 200000;
+    m.end = b + 250000;
+    m.deviceId = device;
+    m.contextId = device + 1;
+    m.streamId = stream;
+    m.correlationId = api(w, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, tid);
+    m.flags = CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC;
+    m.memoryKind = kDevice;
+    if (w.put(m)) add(&FakeCuptiCounts::memsets);
+    copy(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, 2000000, 400000, 500000);
+    transfer_memory(w, false, device, addr + 0x10000000, 16 * kMiB, b + 600000, tid, stream);
+    transfer_memory(w, false, device, addr, 32 * kMiB, b + 999000, tid, stream);
+  }
+}
+
+}  // namespace
+
+FAKE_EXPORT void fake_cupti_device_work(uint32_t device, uint64_t offset_ns) {
+  {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (!s.subscribed || s.request == nullptr || s.scenario != "devices") return;
+  }
+  device_work(device, offset_ns);
+}
 
 FAKE_EXPORT void fake_cupti_counts(FakeCuptiCounts* out) {
   State& s = state();
@@ -907,6 +1015,7 @@ FAKE_EXPORT CUptiResult cuptiActivityEnableAndDump(CUpti_ActivityKind kind) {
   if (kind == CUPTI_ACTIVITY_KIND_DEVICE) {
     Writer w;  // completes its buffer when it goes out of scope
     write_device(w);
+    if (state().scenario == "devices") write_device(w, 1);
   }
   return CUPTI_SUCCESS;
 }

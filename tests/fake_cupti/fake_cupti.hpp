@@ -72,6 +72,26 @@
 //   MEMSET (memoryKind DEVICE): async value 0, 1 MiB, [900000, 950000), cuMemsetD8Async;
 //     sync value 0xFFFFFFFF, 4096 bytes, [950000, 960000), cuMemsetD32_v2
 //   SYNCHRONIZATION STREAM_SYNCHRONIZE [2200000, 2300000), cuStreamSynchronize
+// Scenario "devices" (several GPUs with a host thread per device, as MBIRJAX's run_per_device):
+//   cuptiActivityEnableAndDump(DEVICE) writes two DEVICE records, ids 0 and 1 (both "Fake H100",
+//   uuid bytes i and 16 + i). fake_cupti_emit() writes nothing: it sets the time base B (its
+//   now_ns()). Each fake_cupti_device_work(d, O) writes device d's work on the CALLING thread
+//   (thread id = its gettid(), so the fpgaprof.region()s that thread opened hold the launches;
+//   API and marker records at now_ns()), stream 7 + d, context d + 1, GPU times B + O + offset:
+//     MEMORY2 (DEVICE), address A = 0x7f2000000000 + (d << 36):
+//       d 0: alloc A 64 MiB @10; release A @999000
+//       d 1: alloc A 32 MiB @20; alloc A+0x10000000 16 MiB @30; release A+0x10000000 @600000;
+//            release A @999000
+//     marker START "XlaModule:#hlo_module=jit_f,program_id=3#" (TSL); per kernel: marker START
+//       "Thunk:#hlo_op=fusion.<k>,unique_hlo_op_id=<7+k>#", DRIVER cuLaunchKernel +
+//       CONCURRENT_KERNEL "loop_fusion_<k>" (grid 264, block 256, 32 registers), marker END;
+//       then marker END of the module:
+//       d 0: k 0 [0, 400000), k 1 [400000, 700000)
+//       d 1: k 0 [0, 200000), k 1 [300000, 400000)
+//     after the module, each with its DRIVER call (async, pinned host memory):
+//       d 0: MEMCPY HtoD 8000000 B [700000, 900000); MEMCPY DtoH 1000000 B [900000, 1000000)
+//       d 1: MEMSET 1 MiB value 0 [200000, 250000); MEMCPY HtoD 2000000 B [400000, 500000)
+//   It writes nothing before emit() or in another scenario.
 // Records that find no buffer (the request callback returned NULL) are lost and added to the
 // dropped count, as CUPTI does.
 #pragma once
@@ -135,6 +155,9 @@ void fake_cupti_counts(FakeCuptiCounts* out);
 // Copies up to max logged calls (oldest first) into out; returns how many were logged (at most
 // 4096 are kept).
 size_t fake_cupti_calls(FakeCuptiCall* out, size_t max);
+// Scenario "devices": writes device `device`'s work on the calling thread, `offset_ns` after
+// the time base of fake_cupti_emit() (the table above).
+void fake_cupti_device_work(uint32_t device, uint64_t offset_ns);
 // Forgets the call log and which API family (V1 unversioned / V2 _v2) was used, so a test can
 // start over in the same process.
 void fake_cupti_reset_calls();

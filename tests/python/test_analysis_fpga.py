@@ -465,42 +465,56 @@ def _solver_store():
     })
 
 
-WHAT_IF = ("flops", "bytes", "intensity", "memory_boundness", "working_set_bytes", "onchip_factor",
-           "link_factor", "score", "card_compute_s", "card_memory_s", "card_latency_s", "card_time_s",
-           "card_time_low_s", "card_time_high_s", "transfer_bytes", "transfer_s", "fpga_total_s",
-           "op_speedup", "op_speedup_low", "op_speedup_high", "workload_speedup",
-           "restructured_card_time_s", "restructured_op_speedup", "memory_efficiency")
+# Without a cost, nothing is estimated from FLOPs (no score, no intensity) ...
+NO_ESTIMATE = ("flops", "bytes", "intensity", "memory_boundness", "working_set_bytes", "onchip_factor", "score")
+# ... but its operands and results still bound the card time from below (speedups from above).
+BOUNDED = ("card_time_s", "card_time_low_s", "card_time_high_s", "transfer_s", "fpga_total_s", "op_speedup",
+           "op_speedup_low", "op_speedup_high", "workload_speedup", "restructured_card_time_s",
+           "restructured_op_speedup")
+SOLVER_IO = 2 * 1024 * 1024 * 4 + 1024 * 4  # a and the result (4,194,304 B each) + b (4096 B)
 
 
 @pytest.mark.parametrize("cross", [True, False])
-def test_unknown_cost_op_is_not_estimated(cross):
+def test_unknown_cost_op_gets_a_bound_not_an_estimate(cross):
     store = _solver_store()
     roof = {r["op"]: r for r in roofline.roofline(store)}
     assert roof["solve.1"]["cost_known"] is False
     table = fpga.fpga_candidates(store, target="alveo-u55c", inputs_cross_link=cross)
     rows = {r["op"]: r for r in table}
     solver, known = rows["solve.1"], rows["broadcast_add_fusion"]
-    # Before the fix its 8.39 MB of operands made it 14.1x faster on the card (4.43x for the
-    # workload); now nothing derived from FLOPs or bytes is given, and the row says why.
-    assert solver["cost_known"] is False
-    assert all(math.isnan(solver[k]) for k in WHAT_IF), {k: solver[k] for k in WHAT_IF}
-    assert solver["fits_on_chip"] is None
-    assert "my_vendor_solver" in solver["estimate_note"] and "not estimated" in solver["estimate_note"]
+    # Its 8.39 MB of operands once made it 14.1x faster on the card (4.43x for the workload) as
+    # an estimate; now it has no estimate and no score, only a labelled bound.
+    assert solver["cost_known"] is False and solver["estimate_basis"] == "operand bound"
+    assert all(math.isnan(solver[k]) for k in NO_ESTIMATE), {k: solver[k] for k in NO_ESTIMATE}
+    assert all(math.isfinite(solver[k]) for k in BOUNDED), {k: solver[k] for k in BOUNDED}
+    assert solver["fits_on_chip"] is None and solver["measured_coverage"] is None
+    assert solver["measured_traffic_ratio"] is None
+    assert "my_vendor_solver" in solver["estimate_note"] and "bound only" in solver["estimate_note"]
     assert solver["time_share"] == pytest.approx(10_000 / 10_030)  # GPU time is known
     assert solver["gpu_time_ns"] == 10_000_000
+    # By hand: 8,392,704 B streamed at 236.02 GB/s + one 40 us launch is the least the card
+    # needs; over PCIe gen3 x16 its 3 arrays cross at 11.31 GB/s + 13.01 us each.
+    card = SOLVER_IO / U55C_STREAM + LAUNCH_S
+    total = card + ((SOLVER_IO / LINK + 3 * BUFFER_S) if cross else 0.0)
+    assert solver["card_time_s"] == pytest.approx(card)
+    assert solver["fpga_total_s"] == pytest.approx(total)
+    assert solver["op_speedup"] == pytest.approx(10e-3 / total)  # at most
+    # No verdict: the bound does not rule it out.
+    assert solver["scenario"] == ""
     # Ranked after every scored op, although its time share is 99.7 %.
     assert table[-1]["op"] == "solve.1" and table[0]["op"] == "broadcast_add_fusion"
-    assert known["cost_known"] is True and known["estimate_note"] == ""
+    assert known["cost_known"] is True and known["estimate_note"] == "" and known["estimate_basis"] == "static"
     assert math.isfinite(known["op_speedup"]) and math.isfinite(known["score"])
-    assert solver["scenario"] == "" and known["scenario"] in ("as compiled", "restructured only", "neither")
+    assert known["scenario"] in ("as compiled", "restructured only", "neither")
     # The combined (Amdahl) speedup is the known op's alone: T / (T - gpu + fpga) when it gains.
-    total = 20e-3
+    program = 20e-3
     gain = 30e-6 - known["fpga_total_s"]
-    expect = total / (total - gain) if known["op_speedup"] > 1 else 1.0
+    expect = program / (program - gain) if known["op_speedup"] > 1 else 1.0
     assert table.meta["combined_speedup"] == pytest.approx(expect)
     assert table.meta["combined_count"] == (1 if known["op_speedup"] > 1 else 0)
-    assert table.meta["not_estimated_count"] == 1
+    assert table.meta["not_estimated_count"] == 1 and table.meta["bounded_count"] == 1
     assert table.meta["not_estimated_gpu_ns"] == 10_000_000
+    assert table.meta["ruled_out_count"] == 0
     # The known fusion by hand: card = max(F / 534.88 GFLOP/s, B / 236.02 GB/s) + 40 us launch;
     # over PCIe gen3 x16 add its inputs and output at 11.31 GB/s + 13.01 us per buffer. Slower
     # than its 30 us on the GPU either way: nothing is combined.
@@ -517,8 +531,13 @@ def test_unknown_cost_op_is_not_estimated(cross):
     assert known["op_speedup"] == pytest.approx(30e-6 / fpga_s)
     assert known["op_speedup"] < 1 and table.meta["combined_count"] == 0
     df = table.to_pandas()
-    assert "cost_known" in df.columns and "estimate_note" in df.columns
-    assert df.loc[df["op"] == "solve.1", "op_speedup"].isna().all()
+    assert {"cost_known", "estimate_note", "estimate_basis"} <= set(df.columns)
+    assert df.loc[df["op"] == "solve.1", "score"].isna().all()
+    # print() marks the bound: "≤" before its speedups, "≥" before its card time.
+    text = str(table)
+    line = next(ln for ln in text.splitlines() if "solve.1" in ln)
+    assert "≤ " in line and "≥ " in line
+    assert "≤" not in next(ln for ln in text.splitlines() if "broadcast_add_fusion" in ln)
 
 
 def test_unknown_cost_op_in_summary_json_and_html():
@@ -528,12 +547,19 @@ def test_unknown_cost_op_in_summary_json_and_html():
     s = summary.collect(store)
     data = json.loads(summary.dumps(s))  # NaN is not JSON: not estimated values become null
     items = {r["op"]: r for r in data["candidates"]["items"]}
-    assert items["solve.1"]["op_speedup"] is None and items["solve.1"]["workload_speedup"] is None
-    assert items["solve.1"]["cost_known"] is False
-    assert data["candidates"]["what_if"]["not_estimated_count"] == 1
+    solver = items["solve.1"]
+    assert solver["score"] is None and solver["intensity"] is None
+    assert solver["cost_known"] is False and solver["estimate_basis"] == "operand bound"
+    # over PCIe (the default): at most 10 ms / (card + link)
+    total = SOLVER_IO / U55C_STREAM + LAUNCH_S + SOLVER_IO / LINK + 3 * BUFFER_S
+    assert solver["op_speedup"] == pytest.approx(10e-3 / total)
+    wi = data["candidates"]["what_if"]
+    assert wi["not_estimated_count"] == 1 and wi["bounded_count"] == 1 and wi["ruled_out_count"] == 0
     page = html.render(s)
-    assert "not estimated" in page
-    assert "14.1" not in page and "4.43" not in page
+    assert "not estimated" in page and "1 of them bounded" in page
+    # its speedup appears only as a bound ("≤ 11.67x"), never as an estimate
+    shown = html.fmt_speedup(solver["op_speedup"])
+    assert f"≤ {shown}" in page and f">{shown}" not in page
     assert "solve.1" in page
 
 

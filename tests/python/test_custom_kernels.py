@@ -72,7 +72,12 @@ def test_kernels_are_attributed_by_the_kernel_name_and_get_a_labelled_lower_boun
     assert op["lower_bound_bytes"] == 2 * 3 * N * 4
     assert op["lower_bound_bytes_per_s"] == pytest.approx(2 * 3 * N * 4 / 40e-6)
     cand = {r["op"]: r for r in fpga.fpga_candidates(store, target="alveo-u55c")}["pallas_call.1"]
-    assert cand["cost_known"] is False and "not estimated" in cand["estimate_note"]
+    assert cand["cost_known"] is False and cand["estimate_basis"] == "operand bound"
+    assert math.isnan(cand["score"]) and "bound only" in cand["estimate_note"]
+    # the note names the kernel and how to give its cost
+    assert "Triton kernel '_scaled_add'" in cand["estimate_note"] and "metadata=" in cand["estimate_note"]
+    # by hand: 2 executions x 12 x 4096 B streamed at 236.02 GB/s + 2 launches of 40 us, at least
+    assert cand["card_time_s"] == pytest.approx(2 * 12 * N / (32 * 0.5625 * 14.375e9 * 0.91216) + 2 * 40e-6)
 
 
 def test_the_authors_figures_make_it_estimated():
@@ -93,3 +98,35 @@ def test_the_authors_figures_make_it_estimated():
     # metadata that is not a cost (no "flops") leaves it unknown
     other = fpgaprof.hlo.analyze(_hlo(metadata={"note": "x"})).instruction("pallas_call.1")
     assert other.unknown_cost is True
+
+
+def test_counters_give_a_measured_bound():
+    """Counters on the first of its two launches (half its time): 65,536 B read (x and y each
+    twice: no cache reuse), 16,384 B written, 4096 FMAs. Scaled to both launches: 16,384 FLOPs
+    and 163,840 B; still only a bound (the access pattern is unknown: streamed at the card's
+    best), not an estimate."""
+    ffma = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"
+    store = _store(_hlo(), counters=[(0, "dram__bytes_read.sum", 65536.0), (0, "dram__bytes_write.sum", 16384.0),
+                                     (0, ffma, 4096.0)])
+    op = {r["op"]: r for r in roofline.roofline(store, by="op")}["pallas_call.1"]
+    assert op["cost_basis"] == "measured" and op["measured_coverage"] == pytest.approx(0.5)
+    # its measured roofline point: 8192 FLOPs over 81,920 B in the first 20 us launch
+    assert op["measured_flops"] == 8192 and op["measured_bytes"] == 81920
+    assert op["measured_intensity"] == pytest.approx(0.1)
+    cand = {r["op"]: r for r in fpga.fpga_candidates(store, target="alveo-u55c")}["pallas_call.1"]
+    assert cand["estimate_basis"] == "measured bound" and cand["measured_coverage"] == pytest.approx(0.5)
+    assert cand["cost_known"] is False and math.isnan(cand["score"])
+    assert "counters over 50% of its time" in cand["estimate_note"]
+    assert cand["flops"] == pytest.approx(2 * 2 * 4096) and cand["bytes"] == pytest.approx(2 * 81920)
+    # it moved 81,920 B of DRAM traffic per launch for 49,152 B of operands and result: 5/3
+    assert cand["measured_traffic_ratio"] == pytest.approx(81920 / 49152)
+    stream = 32 * 0.5625 * 14.375e9 * 0.91216  # U55C, nominal (docs/fpga-model.md)
+    # as compiled: the measured 81,920 B per launch streamed (8192 FLOPs take 15 ns), + 40 us each
+    assert cand["card_time_s"] == pytest.approx(2 * 81920 / stream + 2 * 40e-6)
+    # restructured: its operands and result once, 49,152 B per launch
+    assert cand["restructured_card_time_s"] == pytest.approx(2 * 49152 / stream + 2 * 40e-6)
+    # 40 us on the GPU against at least 80 us of launches alone: ruled out, even at the fast end
+    assert cand["op_speedup_high"] < 1 and cand["restructured_op_speedup_high"] < 1
+    assert cand["scenario"] == "neither"
+    table = fpga.fpga_candidates(store, target="alveo-u55c")
+    assert table.meta["ruled_out_count"] == 1 and table.meta["ruled_out_gpu_ns"] == 40_000

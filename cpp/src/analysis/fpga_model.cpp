@@ -591,13 +591,26 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
     c.sram_bytes = target.sram_bytes;
     const double exec = static_cast<double>(c.executions);
     c.host_bytes_per_call = host_bytes_per_op.empty() || exec <= 0 ? 0.0 : host_bytes_per_op[o] / exec;
-    if (!op.cost_known) {
+    CardWork w;
+    if (op.cost_known) {
+      c.estimate_basis = op.cost_from_author ? "author" : "static";
+      w = work_of(op);
+      c.flops = op.flops * exec;
+      c.bytes = op.bytes() * exec;
+      c.intensity = op.bytes() > 0 ? op.flops / op.bytes() : 0.0;
+      c.memory_boundness = memory_boundness(c.intensity, c.ridge);
+      c.working_set_bytes = op.working_set_bytes;
+      c.fits_on_chip = op.working_set_bytes <= target.sram_bytes;
+      c.onchip_factor = onchip_factor(op.working_set_bytes, target.sram_bytes);
+    } else {
       // Without FLOPs and bytes the card time, the transfers and every factor built on them
       // would be invented (a custom call's operand bytes alone made a 10 ms solver look 14x
-      // faster on the card): not estimated, and kept out of the combined speedup.
-      c.estimate_note = "not estimated: no FLOP/byte count (" +
-                        (op.cost_unknown_reason.empty() ? std::string("static cost unknown") : op.cost_unknown_reason) +
-                        ")";
+      // faster on the card): not estimated, not scored, kept out of the combined speedup. What
+      // the trace does know still bounds it: the card time from below, the speedup from above.
+      const std::string why = op.cost_unknown_reason.empty() ? std::string("static cost unknown") : op.cost_unknown_reason;
+      const bool measured = rp.has_measured && rp.measured_coverage > 0 && rp.measured_bytes > 0 && exec > 0;
+      report.not_estimated_count += 1;
+      report.not_estimated_gpu_ns += c.gpu_time_ns;
       for (double* f : {&c.flops, &c.bytes, &c.intensity, &c.memory_boundness, &c.working_set_bytes, &c.onchip_factor,
                         &c.link_factor, &c.score, &c.stream_bytes, &c.random_bytes, &c.memory_efficiency,
                         &c.card_compute_s, &c.card_memory_s, &c.card_latency_s, &c.card_time_s, &c.card_time_low_s,
@@ -609,19 +622,45 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
                         &c.restructured_op_speedup_low, &c.restructured_op_speedup_high,
                         &c.restructured_workload_speedup})
         *f = kNaN;
-      report.not_estimated_count += 1;
-      report.not_estimated_gpu_ns += c.gpu_time_ns;
-      report.candidates.push_back(std::move(c));
-      continue;
+      if ((!measured && !(op.bytes() > 0)) || !(exec > 0)) {
+        c.estimate_note = "not estimated: no FLOP/byte count (" + why + ")";
+        report.candidates.push_back(std::move(c));
+        continue;
+      }
+      if (measured) {
+        // The counters' FLOPs and DRAM bytes over the covered kernels, scaled to all of the
+        // op's time, per execution; the operands and results are what crosses the link and
+        // what a restructured design must read and write at least once.
+        const double scale = 1.0 / (rp.measured_coverage * exec);
+        w = card_work_from_totals(rp.measured_flops * scale, op.bytes_read, op.bytes_written);
+        w.stream_bytes = w.bytes = rp.measured_bytes * scale;
+        w.compulsory_bytes = std::min(w.compulsory_bytes, w.stream_bytes);
+        c.estimate_basis = "measured bound";
+        c.measured_coverage = rp.measured_coverage;
+        c.measured_traffic_ratio = op.bytes() > 0 ? w.stream_bytes / op.bytes() : 0.0;
+        c.flops = rp.measured_flops / rp.measured_coverage;
+        c.bytes = rp.measured_bytes / rp.measured_coverage;
+        c.intensity = c.bytes > 0 ? c.flops / c.bytes : 0.0;
+        c.memory_boundness = memory_boundness(c.intensity, c.ridge);
+        char pct[16];
+        std::snprintf(pct, sizeof pct, "%.0f%%", 100.0 * rp.measured_coverage);
+        c.estimate_note = "bound only: no static cost (" + why + "); FLOPs and DRAM bytes measured by counters over " +
+                          pct + " of its time, streamed at the card's best (access pattern unknown): the card " +
+                          "times are lower bounds, the speedups upper bounds";
+      } else {
+        w = card_work_from_totals(0.0, op.bytes_read, op.bytes_written);
+        c.estimate_basis = "operand bound";
+        c.estimate_note = "bound only: no static cost (" + why + "); its operands and results alone, streamed " +
+                          "once (FLOPs unknown): the card times are lower bounds, the speedups upper bounds";
+      }
+      // The arrays it reads and writes, from its HLO where the trace has it (the cost totals
+      // give one of each).
+      if (op.work.input_buffers + op.work.output_buffers > 0) {
+        w.input_buffers = op.work.input_buffers;
+        w.output_buffers = op.work.output_buffers;
+      }
+      report.bounded_count += 1;
     }
-    const CardWork w = work_of(op);
-    c.flops = op.flops * exec;
-    c.bytes = op.bytes() * exec;
-    c.intensity = op.bytes() > 0 ? op.flops / op.bytes() : 0.0;
-    c.memory_boundness = memory_boundness(c.intensity, c.ridge);
-    c.working_set_bytes = op.working_set_bytes;
-    c.fits_on_chip = op.working_set_bytes <= target.sram_bytes;
-    c.onchip_factor = onchip_factor(op.working_set_bytes, target.sram_bytes);
     c.stream_bytes = w.stream_bytes * exec;
     c.random_bytes = w.random_bytes() * exec;
 
@@ -640,7 +679,9 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
     c.transfer_low_s = transfer.low;
     c.transfer_high_s = transfer.high;
     c.link_factor = link_factor(gpu_s, c.transfer_s);
-    c.score = c.time_share * (0.25 + 0.75 * c.memory_boundness) * c.pattern_affinity * c.onchip_factor * c.link_factor;
+    c.score = c.is_bound() ? kNaN
+                           : c.time_share * (0.25 + 0.75 * c.memory_boundness) * c.pattern_affinity * c.onchip_factor *
+                                 c.link_factor;
     if (!as_compiled.estimated) {
       // The card cannot run this precision: never a candidate.
       c.estimate_note = as_compiled.note;
@@ -690,6 +731,18 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
     c.restructured_op_speedup_low = safe_ratio(gpu_s, rcard.high + transfer.high);
     c.restructured_op_speedup_high = safe_ratio(gpu_s, rcard.low + transfer.low);
     c.restructured_workload_speedup = amdahl_speedup(total_s, gpu_s, c.restructured_fpga_total_s);
+    if (c.is_bound()) {
+      // Each time a lower bound at its corner, each speedup an upper bound; no verdict unless
+      // even the fast ends stay under 1.
+      const bool ruled_out = c.op_speedup_high < 1.0 && c.restructured_op_speedup_high < 1.0;
+      c.scenario = ruled_out ? "neither" : "";
+      if (ruled_out) {
+        report.ruled_out_count += 1;
+        report.ruled_out_gpu_ns += c.gpu_time_ns;
+      }
+      report.candidates.push_back(std::move(c));
+      continue;
+    }
     c.scenario = offload_scenario(c.op_speedup, c.restructured_op_speedup);
     if (!as_compiled.note.empty()) c.estimate_note = as_compiled.note;
     report.candidates.push_back(std::move(c));

@@ -76,14 +76,19 @@ OpInputs op_inputs(const TraceStore& store, const AttributionResult& attribution
       c.module_io_bytes = module_io_bytes(modules[st.module_index]);
       c.module_io_buffers = module_io_buffers(modules[st.module_index]);
       if (const hlo::Instruction* ins = modules[st.module_index].find_instruction(st.hlo_op)) {
-        if (c.cost_known) c.work = card_work(modules[st.module_index], *ins);
+        // Without a cost (work.known false) it still gives the op's arrays: what crosses the link.
+        c.work = card_work(modules[st.module_index], *ins);
 
         c.precision = precision_for(element_type(ins->shape), c.pattern != hlo::AccessPattern::kUnknown ? c.pattern : ins->pattern);
         if (ins->cost.working_set_bytes > 0) c.working_set_bytes = ins->cost.working_set_bytes;
-        if (ins->cost.unknown)
-          c.cost_unknown_reason = !ins->custom_call_target.empty()
-                                      ? "custom call '" + ins->custom_call_target + "' has no cost rule"
-                                      : "it calls a custom call without a cost rule";
+        if (ins->cost.unknown) {
+          const std::string kernel = hlo::is_triton_custom_call(*ins) ? hlo::backend_config_string(*ins, "name") : "";
+          c.cost_unknown_reason =
+              !kernel.empty() ? "Triton kernel '" + kernel + "' (" + ins->custom_call_target +
+                                    ") has no cost: give pallas_call(metadata={'flops': ..., 'bytes_accessed': ...})"
+              : !ins->custom_call_target.empty() ? "custom call '" + ins->custom_call_target + "' has no cost rule"
+                                                 : "it calls a custom call without a cost rule";
+        }
       }
     }
     if (!c.cost_known && c.cost_unknown_reason.empty())

@@ -697,6 +697,165 @@ def memory_section_of(prof: Any, report: dict | None, t0_ns: int, reason: str | 
                           device_memory=device_memory, xla=table_len(_get(prof, "hlo_modules")) > 0)
 
 
+# Precisions whose peaks a device row shows first (fp32: XLA's elementwise work; tf32 tensor:
+# XLA's f32 dots by default), docs/roofline.md "Ceilings".
+DEVICE_PEAKS = ("fp32", "tf32_tensor")
+
+
+def _device_ceilings(c: Mapping | None) -> dict:
+    """A device row's ceilings in report form: None for every value that is unknown (0)."""
+    c = c or {}
+
+    def known(v: Any) -> float | None:
+        v = _finite(v)
+        return v if v is not None and v > 0 else None
+    peaks = {str(k): known(v) for k, v in (c.get("peak_flops_per_s") or {}).items()}
+    return {"architecture": str(c.get("architecture") or "") or None,
+            "peak_flops_per_s": peaks,
+            "flops_source": {str(k): str(v) for k, v in (c.get("flops_source") or {}).items()},
+            "dram_bytes_per_s": known(c.get("dram_bytes_per_s")),
+            "dram_source": str(c.get("dram_source") or "unknown"),
+            "link_bytes_per_s": known(c.get("link_bytes_per_s")),
+            "link_source": str(c.get("link_source") or "unknown"),
+            "link_description": str(c.get("link_description") or "")}
+
+
+def devices_section(report: Mapping | None, t0_ns: int, reason: str | None = None) -> dict:
+    """summary.json's `by_device` from the C++ device analysis (`analyze(...)["devices"]`): one
+    item per device (every DeviceInfo and every device id an activity names, by id) with its
+    kernels, busy time (union of its kernels, copies and memsets), idle share of the traced wall
+    time, copies per direction with the use of that device's own host link, its device-memory
+    peak, ceilings and the host threads that launched its kernels; and `balance`, how evenly
+    the devices were kept busy (docs/roofline.md, "Several GPUs"). Times are seconds (activity
+    times from the trace start), sizes bytes. `reason`: why `report` is None."""
+    if report is None:
+        return _unavailable(reason or "the device analysis gave no result")
+    rows = list(report.get("rows") or [])
+    if not rows:
+        return _unavailable("no GPU device in this trace (no device record, no GPU activity)")
+
+    def rel_s(ns: Any) -> float | None:
+        return None if ns is None else (int(ns) - t0_ns) / 1e9
+
+    items = []
+    for r in rows:
+        dirs = []
+        for d, st in (r.get("directions") or {}).items():
+            busy_ns, nbytes = int(st.get("busy_ns", 0)), int(st.get("bytes", 0))
+            dirs.append({"direction": str(d), "count": int(st.get("count", 0)), "bytes": nbytes,
+                         "busy_s": busy_ns / 1e9,
+                         "gbps": (nbytes / busy_ns) if busy_ns else None,  # bytes/ns == GB/s
+                         "link_bytes_per_s": _finite(st.get("link_bytes_per_s")),
+                         "link_percent": _finite(st.get("link_percent"))})
+        dirs.sort(key=lambda x: (-x["busy_s"], x["direction"]))
+        mem = r.get("memory")
+        threads = [{"thread_id": int(t.get("thread_id", 0)),
+                    "kernel_count": int(t.get("kernel_count", 0)),
+                    "kernel_time_s": int(t.get("kernel_time_ns", 0)) / 1e9}
+                   for t in r.get("threads") or []]
+        items.append({
+            "device_id": int(r["device_id"]),
+            "name": str(r.get("name") or "") or None,
+            "has_record": bool(r.get("has_record")),
+            "kernel_count": int(r.get("kernel_count", 0)),
+            "kernel_time_s": int(r.get("kernel_time_ns", 0)) / 1e9,
+            "kernel_busy_s": int(r.get("kernel_busy_ns", 0)) / 1e9,
+            "busy_s": int(r.get("busy_ns", 0)) / 1e9,
+            "idle_s": int(r.get("idle_ns", 0)) / 1e9,
+            "busy_fraction": _finite(r.get("busy_fraction")) if report.get("wall_ns") else None,
+            "idle_fraction": _finite(r.get("idle_fraction")) if report.get("wall_ns") else None,
+            "copy_count": int(r.get("copy_count", 0)),
+            "copy_bytes": int(r.get("copy_bytes", 0)),
+            "copy_busy_s": int(r.get("copy_busy_ns", 0)) / 1e9,
+            "memset_count": int(r.get("memset_count", 0)),
+            "memset_bytes": int(r.get("memset_bytes", 0)),
+            "first_start_s": rel_s(r.get("first_start_ns")),
+            "last_end_s": rel_s(r.get("last_end_ns")),
+            "by_direction": dirs,
+            "memory_peak_bytes": int(mem["peak_in_use_bytes"]) if mem else None,
+            "memory_peak_time_s": (rel_s(mem["peak_ns"]) if mem and mem.get("peak_in_use_bytes")
+                                   else None),
+            "memory_end_bytes": int(mem["final_in_use_bytes"]) if mem else None,
+            "ceilings": _device_ceilings(r.get("ceilings")),
+            "threads": threads[:TOP_ROWS],
+            "threads_left_out": max(len(threads) - TOP_ROWS, 0),
+        })
+    b = report.get("balance") or {}
+    balance = {
+        "device_count": int(b.get("device_count", len(items))),
+        "active_devices": int(b.get("active_devices", 0)),
+        "imbalance": _finite(b.get("imbalance")),
+        "slowest_device": b.get("slowest_device"),
+        "least_busy_device": b.get("least_busy_device"),
+        "max_busy_s": int(b.get("max_busy_ns", 0)) / 1e9,
+        "min_busy_s": int(b.get("min_busy_ns", 0)) / 1e9,
+        "mean_busy_s": float(b.get("mean_busy_ns", 0.0)) / 1e9,
+        "spread_s": int(b.get("spread_ns", 0)) / 1e9,
+        "spread_fraction": _finite(b.get("spread_fraction")),
+    }
+    balance["text"] = balance_text(balance, items)
+    return {"available": True, "count": len(items),
+            "wall_time_s": int(report.get("wall_ns", 0)) / 1e9,
+            "items": items, "balance": balance}
+
+
+def device_table_rows(section: Mapping) -> list[dict]:
+    """The by_device items as flat rows for printed and notebook tables: per device its name,
+    kernels, busy and idle shares, copies, the host-link use of its HtoD and DtoH copies, its
+    memory peak, its fp32 and DRAM peaks and the threads that launched its kernels."""
+    rows = []
+    for i in section.get("items") or []:
+        dirs = {d["direction"]: d for d in i.get("by_direction") or []}
+        c = i.get("ceilings") or {}
+        threads = ", ".join(f"{t['thread_id']} ({t['kernel_count']})"
+                            for t in i.get("threads") or [])
+        if i.get("threads_left_out"):
+            threads += f", {i['threads_left_out']} more"
+        rows.append({"device_id": i["device_id"], "name": i.get("name") or "",
+                     "kernel_count": i["kernel_count"], "kernel_time_s": i["kernel_time_s"],
+                     "busy_s": i["busy_s"], "busy_fraction": i.get("busy_fraction"),
+                     "idle_fraction": i.get("idle_fraction"), "copy_bytes": i["copy_bytes"],
+                     "htod_link_percent": (dirs.get("HtoD") or {}).get("link_percent"),
+                     "dtoh_link_percent": (dirs.get("DtoH") or {}).get("link_percent"),
+                     "memory_peak_bytes": i.get("memory_peak_bytes"),
+                     "fp32_flops_per_s": (c.get("peak_flops_per_s") or {}).get("fp32"),
+                     "dram_bytes_per_s": c.get("dram_bytes_per_s"),
+                     "threads": threads})
+    return rows
+
+
+# Headers of device_table_rows' columns.
+DEVICE_LABELS = {"device_id": "device", "name": "name", "kernel_count": "kernels",
+                 "kernel_time_s": "kernel time",
+                 "busy_s": "busy", "busy_fraction": "busy share", "idle_fraction": "idle share",
+                 "copy_bytes": "copied", "htod_link_percent": "HtoD % link",
+                 "dtoh_link_percent": "DtoH % link", "memory_peak_bytes": "memory peak",
+                 "fp32_flops_per_s": "fp32 peak", "dram_bytes_per_s": "DRAM peak",
+                 "threads": "threads (kernels)"}
+
+
+def balance_text(b: Mapping, items: list[Mapping]) -> str:
+    """The load balance in one line, as report.html, the digest and print(prof.device_report())
+    say it: "load balance over 2 devices: busiest/mean busy 1.38 (1.00 = even); device 0 the
+    busiest (1 ms), device 1 the least busy (450 µs), spread 550 µs (55.0 % of the busiest)"."""
+    from fpgaprof.report.html import fmt_pct, fmt_s  # html imports this module
+
+    n = int(b.get("device_count") or len(items))
+    active = int(b.get("active_devices") or 0)
+    if b.get("imbalance") is None:
+        return f"load balance over {n} device{'s' if n != 1 else ''}: no device was busy"
+    head = f"load balance over {n} device{'s' if n != 1 else ''}"
+    if active < n:
+        idle = [str(i["device_id"]) for i in items if not i.get("busy_s")]
+        head += (f" ({active} active; device{'s' if len(idle) != 1 else ''} "
+                 f"{', '.join(idle)} ran nothing)")
+    return (f"{head}: busiest/mean busy {float(b['imbalance']):.2f} (1.00 = even); "
+            f"device {b.get('slowest_device')} the busiest ({fmt_s(b.get('max_busy_s'))}), "
+            f"device {b.get('least_busy_device')} the least busy ({fmt_s(b.get('min_busy_s'))}), "
+            f"spread {fmt_s(b.get('spread_s'))} ({fmt_pct(b.get('spread_fraction'))} of the "
+            "busiest)")
+
+
 def memory_region_rows(report: Mapping) -> list[dict]:
     """Device memory per region path from the C++ memory analysis (rows of kind path: the
     highest instance's peak of bytes in use on all devices while it was open, which counts

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from fpgaprof.fpga import OP_TEXT_COLUMNS, REGION_TEXT_COLUMNS, combined_speedup_text
-from fpgaprof.report.html import fmt_bytes, fmt_num, fmt_pct, fmt_s
+from fpgaprof.report.html import fmt_bytes, fmt_num, fmt_pct, fmt_s, multi_device
 from fpgaprof.report.notebook import rows_text
 
 TOP = 5
@@ -62,9 +62,21 @@ def _facts(summary: Mapping) -> list[str]:
     return ["  " + "; ".join(parts)]
 
 
+def _devices_line(summary: Mapping) -> list[str]:
+    """With several GPUs, one line: the load balance between them and each one's busy share
+    (nothing for one device)."""
+    if not multi_device(summary):
+        return []
+    d = summary["by_device"]
+    shares = ", ".join(f"device {i['device_id']} {fmt_pct(i.get('busy_fraction'))}"
+                       for i in d.get("items") or [])
+    return [f"  {d['balance']['text']}; busy share of wall: {shares}"]
+
+
 def digest(summary: Mapping, top: int = TOP) -> str:
-    """Text: the trace in one line; host link use, memory peak and the warnings count in a
-    second; then the best `top` region and op candidates."""
+    """Text: the trace in one line; with several GPUs, their load balance in a second; host
+    link use, memory peak and the warnings count in the next; then the best `top` region and
+    op candidates."""
     t, tot = summary.get("trace") or {}, summary.get("totals") or {}
     if t.get("gpu_available") or tot.get("kernel_count"):
         head = (f"fpgaprof: {fmt_num(tot.get('kernel_count'))} kernels, "
@@ -74,7 +86,7 @@ def digest(summary: Mapping, top: int = TOP) -> str:
     else:
         head = (f"fpgaprof: {fmt_s(t.get('wall_time_s'))} wall, no GPU data "
                 f"({t.get('unavailable_reason') or 'no GPU trace'})")
-    lines = [head] + _facts(summary)
+    lines = [head] + _devices_line(summary) + _facts(summary)
     c = summary.get("candidates") or {}
     card = str(c.get("target") or "the card")
     regions = c.get("regions") or {"available": False, "reason": c.get("reason")}

@@ -155,6 +155,23 @@ def range_text(k: str, row: Mapping) -> str:
     return ""
 
 
+# estimate_basis values whose times are lower bounds and speedups upper bounds (an op without a
+# static cost, bounded by its counters or by its operands and results: docs/fpga-model.md).
+BOUND_BASES = ("measured bound", "operand bound")
+_BOUNDED_TIMES = ("card_time_s", "fpga_total_s", "restructured_card_time_s", "restructured_fpga_total_s",
+                  "card_compute_s", "card_memory_s")
+
+
+def bound_mark(k: str, row: Mapping) -> str:
+    """"≤ " before a speedup and "≥ " before a card time of a row that is only a bound
+    (estimate_basis in BOUND_BASES), else ""."""
+    if row.get("estimate_basis") not in BOUND_BASES:
+        return ""
+    if k.lower().endswith("speedup"):
+        return "≤ "
+    return "≥ " if k in _BOUNDED_TIMES else ""
+
+
 def is_range_key(k: str, keys: Iterable[str]) -> bool:
     """True for a column that is the _low/_high end of another column in `keys` (shown with
     that column, not on its own)."""
@@ -731,6 +748,101 @@ def _memory(s: Mapping) -> str:
     return facts + svg + note + _largest_buffers(m.get("largest")) + _memory_by_region(m)
 
 
+def multi_device(s: Mapping) -> bool:
+    """True when the summary's per-device section has more than one device (report.html then
+    shows its Devices section, the digest its load-balance line)."""
+    d = s.get("by_device") or {}
+    return bool(d.get("available")) and int(d.get("count") or 0) > 1
+
+
+def _devices(s: Mapping) -> str:
+    """The devices side by side (one column each) and the load balance between them."""
+    d = s.get("by_device") or {}
+    if not d.get("available"):
+        return _na(d)
+    items = list(d.get("items") or [])
+    directions = []
+    for i in items:
+        for r in i.get("by_direction") or []:
+            if r["direction"] not in directions:
+                directions.append(r["direction"])
+
+    def busy(i: Mapping) -> str:
+        frac = i.get("busy_fraction")
+        pct = 0.0 if frac is None else max(0.0, min(100.0, 100 * float(frac)))
+        return (f'{fmt_s(i["busy_s"])} ({fmt_pct(frac)} of wall)'
+                f'<div class="busybar" title="busy {pct:.1f} %"><div style="width:{pct:.2f}%">'
+                f'</div></div>')
+
+    def direction(i: Mapping, name: str) -> str:
+        r = next((x for x in i.get("by_direction") or [] if x["direction"] == name), None)
+        if r is None:
+            return "–"
+        return (f'{fmt_num(r["count"])} · {fmt_bytes(r["bytes"])} · {_rate(r.get("gbps"))}'
+                + (f' · {_link_pct(r["link_percent"])} of link'
+                   if r.get("link_percent") is not None else ""))
+
+    def memory(i: Mapping) -> str:
+        if i.get("memory_peak_bytes") is None:
+            return "–"
+        at = (f' at {fmt_s(i["memory_peak_time_s"])}'
+              if i.get("memory_peak_time_s") is not None else "")
+        return (f'{fmt_bytes(i["memory_peak_bytes"])}{at} · '
+                f'{fmt_bytes(i.get("memory_end_bytes"))} at the end')
+
+    def peak(i: Mapping, prec: str) -> str:
+        v = ((i.get("ceilings") or {}).get("peak_flops_per_s") or {}).get(prec)
+        return "–" if v is None else fmt_num(v, "FLOP/s")
+
+    def link(i: Mapping) -> str:
+        c = i.get("ceilings") or {}
+        if c.get("link_bytes_per_s") is None:
+            return "unknown"
+        desc = c.get("link_description")
+        return (f'{fmt_num(c["link_bytes_per_s"], "B/s")} ({esc(c.get("link_source"))}'
+                + (f': {esc(desc)}' if desc and desc != c.get("link_source") else "") + ")")
+
+    def threads(i: Mapping) -> str:
+        ts = [f'{esc(t["thread_id"])} ({fmt_num(t["kernel_count"])} kernels, '
+              f'{fmt_s(t["kernel_time_s"])})' for t in i.get("threads") or []]
+        if i.get("threads_left_out"):
+            ts.append(f'{fmt_num(i["threads_left_out"])} more')
+        return "<br>".join(ts) or "–"
+
+    rows: list[tuple[str, Any]] = [
+        ("name", lambda i: esc(i.get("name") or "–")),
+        ("kernels",
+         lambda i: f'{fmt_num(i["kernel_count"])} · {fmt_s(i["kernel_time_s"])} summed'),
+        ("busy", busy),
+        ("idle", lambda i: f'{fmt_s(i["idle_s"])} ({fmt_pct(i.get("idle_fraction"))} of wall)'),
+        ("copies", lambda i: f'{fmt_num(i["copy_count"])} · {fmt_bytes(i["copy_bytes"])} · busy '
+                             f'{fmt_s(i["copy_busy_s"])}'),
+    ]
+    rows += [(f"{esc(name)} copies", (lambda name: lambda i: direction(i, name))(name))
+             for name in directions]
+    rows += [
+        ("memsets", lambda i: fmt_num(i["memset_count"])),
+        ("memory peak", memory),
+        ("fp32 peak", lambda i: peak(i, "fp32")),
+        ("tf32 tensor peak", lambda i: peak(i, "tf32_tensor")),
+        ("DRAM peak", lambda i: fmt_num((i.get("ceilings") or {}).get("dram_bytes_per_s"), "B/s")
+         if (i.get("ceilings") or {}).get("dram_bytes_per_s") else "–"),
+        ("host link", link),
+        ("launching threads", threads),
+    ]
+    head = "".join(f'<th>device {esc(i["device_id"])}</th>' for i in items)
+    body = "".join(f'<tr><th>{label}</th>' + "".join(f'<td>{fn(i)}</td>' for i in items) + "</tr>"
+                   for label, fn in rows)
+    b = d.get("balance") or {}
+    return (f'<p>{esc(b.get("text"))}</p>'
+            f'<table class="devices"><thead><tr><th></th>{head}</tr></thead><tbody>{body}'
+            '</tbody></table>'
+            '<p class="dim">busy = union of the device\'s kernel, copy and memset intervals; '
+            'idle = the rest of the traced wall time; % of link: the copies\' rate in percent of '
+            'that device\'s own host link; load balance: busiest / mean busy time over every '
+            'device in the trace (1.00 = even)</p>')
+
+
 def _memory_by_region(m: Mapping) -> str:
     """Peak bytes in use per region path (the highest instance's), highest first."""
     items = list(m.get("by_region") or [])
@@ -828,6 +940,9 @@ REGION_CANDIDATE_FIRST = REGION_TEXT_COLUMNS + ("estimated_share", "card_time_s"
 def _ranked_cell(k: str, r: Mapping) -> tuple[str, Any]:
     """A ranked table's cell: the value, and under it its range where the row has one."""
     disp, val = _generic_cell(k, r.get(k))
+    mark = bound_mark(k, r)
+    if mark and disp != "–":
+        disp = esc(mark) + disp
     rng = range_text(k, r)
     return (f'{disp}<br><span class="dim">{esc(rng)}</span>' if rng else disp), val
 
@@ -873,6 +988,13 @@ def _candidates(s: Mapping) -> str:
         ne_s = float(wi.get("not_estimated_gpu_ns") or 0) / 1e9
         head += (f' · {esc(wi["not_estimated_count"])} ops ({fmt_s(ne_s)}'
                  ' of GPU time) not estimated: no static cost (see estimate_note)')
+        if wi.get("bounded_count"):
+            head += (f'; {esc(wi["bounded_count"])} of them bounded (≥ card time, ≤ speedup: '
+                     'estimate_basis)')
+        if wi.get("ruled_out_count"):
+            ro_s = float(wi.get("ruled_out_gpu_ns") or 0) / 1e9
+            head += (f', {esc(wi["ruled_out_count"])} ({fmt_s(ro_s)}) ruled out: no gain even at '
+                     'the fast end of the bound')
     head += "</p>"
     head += ('<p class="dim">each estimate with its range under it (every constant of the card model at '
              'the ends of its measured spread); as compiled: the op accesses card memory as XLA compiled '
@@ -1048,6 +1170,7 @@ def render(summary: Mapping, title: str | None = None,
         ("kernels", "Top kernels", _kernels(s)),
         ("transfers", "Transfers", _transfers(s)),
         ("memory", "Device memory", _memory(s)),
+        *([("devices", "Devices", _devices(s))] if multi_device(s) else []),
         ("regions", "Regions", _regions(s)),
         ("candidates", "FPGA candidates", _candidates(s)),
         ("measurements", "Measurements", _measurements(s)),

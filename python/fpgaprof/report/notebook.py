@@ -11,8 +11,8 @@ import math
 from typing import Any, Mapping, Sequence
 
 from fpgaprof.report import _data as D
-from fpgaprof.report.html import (_generic_cell, display_label, esc, fmt_bytes, fmt_num, fmt_pct, range_text,
-                                  fmt_s, fmt_speedup, is_time_key)
+from fpgaprof.report.html import (_generic_cell, bound_mark, display_label, esc, fmt_bytes, fmt_num, fmt_pct,
+                                  fmt_s, fmt_speedup, is_time_key, range_text)
 
 STYLE = ("<style>.fpgaprof-nb table{border-collapse:collapse;font-size:12px}"
          ".fpgaprof-nb th,.fpgaprof-nb td{padding:2px 8px;border-bottom:1px solid #ddd;"
@@ -151,6 +151,12 @@ def _text_cell(k: str, v: Any, rng: str = "") -> str:
     return "…" + t[-(TEXT_CELL - 1):] if k == "source" else t[:TEXT_CELL - 1] + "…"
 
 
+def _bounded(k: str, row: Mapping, text: str) -> str:
+    """A cell's text with "≤ " / "≥ " before it where the row is only a bound (bound_mark)."""
+    mark = bound_mark(k, row)
+    return mark + text if mark and text != "–" else text
+
+
 def _with_source(recs: list[dict]) -> list[dict]:
     """Rows with a display column "source" ("file:line") made from source_file/source_line
     where they have those and no "source" of their own (copies; the rows are unchanged)."""
@@ -188,7 +194,7 @@ def rows_text(rows: Any, title: str = "rows", columns: Sequence[str] | None = No
     if len(cols) < 3:
         cols = (cols + [k for k in keys if k not in cols])[:TEXT_COLUMNS]
     shown = recs[:max_rows]
-    cells = [[_text_cell(c, r.get(c), range_text(c, r)) for c in cols] for r in shown]
+    cells = [[_bounded(c, r, _text_cell(c, r.get(c), range_text(c, r))) for c in cols] for r in shown]
     heads = [display_label(c, labels) for c in cols]
     widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(heads)]
     text_col = [all(isinstance(r.get(c), str) or r.get(c) is None for r in shown) for c in cols]
@@ -336,7 +342,7 @@ def install(core: Any) -> int:
     return n
 
 
-# ---- dict results: prof.transfer_report(), prof.memory_report() ------------------------------
+# ---- dict results: prof.transfer_report(), prof.memory_report(), prof.device_report() --------
 
 
 # Headers of the memory views' columns (times: seconds from the trace start).
@@ -465,6 +471,37 @@ class MemoryReport(ReportDict):
                     + rows_html(records, "region records", first=RECORD_COLUMNS,
                                 labels=MEMORY_LABELS))
         return out
+
+
+class DeviceReport(ReportDict):
+    """prof.device_report(): one row per GPU and the load balance between them (the analysis'
+    dict: wall_ns, rows, balance)."""
+
+    title = "devices"
+
+    def _text_lines(self) -> list[str]:
+        sec = self.section
+        if not sec.get("available"):
+            return [f"  not available: {sec.get('reason')}"]
+        lines = ["  " + sec["balance"]["text"]]
+        lines += _sub_table(rows_text(D.device_table_rows(sec), "per device",
+                                      tuple(D.DEVICE_LABELS), more="the dict's 'rows'",
+                                      labels=D.DEVICE_LABELS))
+        lines.append("  (busy = union of the device's kernel, copy and memset intervals; % link "
+                     "= its HtoD or DtoH copies' rate in percent of its own host link)")
+        return lines
+
+    def _body_html(self) -> str:
+        from fpgaprof.report import html as H
+        return H._devices({"by_device": self.section})
+
+
+def device_report(prof: Any, report: Mapping) -> DeviceReport:
+    """The device analysis' dict (analyze(...)["devices"]) as a DeviceReport of `prof`; times
+    in its views are seconds from the trace start."""
+    out = DeviceReport(report)
+    out.section = D.devices_section(dict(report), int(D.trace_facts(prof)["start_ns"]))
+    return out
 
 
 # memory_report(by="region_instance"): one row per region record.

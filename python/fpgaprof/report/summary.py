@@ -2,7 +2,8 @@
 
 It carries the fields of the MBIRJAX timing JSON (`environment`, `measurements`) so existing
 tooling keeps working, plus the profile: device, trace facts, totals, kernels, transfers, memory,
-regions, ops, roofline, FPGA candidates and every warning. Sections that cannot be filled say
+per-device rows and their load balance (`by_device`), regions, ops, roofline, FPGA candidates
+and every warning. Sections that cannot be filled say
 why ({"available": false, "reason": ...}).
 """
 from __future__ import annotations
@@ -623,6 +624,9 @@ def collect(prof: Any, *, target: str | None = None, trace_path: str | None = No
                                     op_modules=None if an is None else
                                     [r.get("module") for r in an["roofline"]["ops"]])
     memory = D.memory_section_of(prof, an["memory"] if an is not None else None, facts["start_ns"], an_reason)
+    by_device = D.devices_section(an.get("devices") if an is not None else None, facts["start_ns"],
+                                  an_reason if an is None else
+                                  "the device analysis is not in this fpgaprof build")
 
     if environment is not None:
         env = dict(environment)
@@ -673,6 +677,7 @@ def collect(prof: Any, *, target: str | None = None, trace_path: str | None = No
         "kernels": kernels,
         "transfers": transfers,
         "memory": memory,
+        "by_device": by_device,
         "regions": regions,
         "ops": ops,
         "roofline": roofline,

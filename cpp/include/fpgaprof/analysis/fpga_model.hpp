@@ -179,8 +179,15 @@ std::string offload_scenario(double speedup, double restructured_speedup);
 
 // One candidate with every input of its score and every intermediate of its what-if.
 // Ops whose static cost is unknown (OpCost::cost_known false: a custom call without a cost rule,
-// or HLO that was not captured) get no estimate: every field derived from FLOPs or bytes is NaN,
-// `estimate_note` says why, and they rank after every scored op.
+// or HLO that was not captured) get no estimate and no score (NaN), rank after every scored op
+// and stay out of the combined speedups. Where the trace still bounds them, their card times are
+// lower bounds and their speedups upper bounds (`estimate_basis`):
+//   "measured bound": hardware counters measured the op's FLOPs and DRAM bytes on the GPU (over
+//     `measured_coverage` of its time, scaled to all of it); a card as compiled, without the
+//     GPU's caches, moves at least those bytes, streamed at its best (its access pattern is
+//     unknown); restructured, at least its operands and results once.
+//   "operand bound": its operands and results alone (FLOPs unknown), streamed once.
+// Otherwise (no bytes known either) every field derived from FLOPs or bytes is NaN.
 struct FpgaCandidate {
   uint32_t op_index = 0;
   std::string name;
@@ -190,6 +197,14 @@ struct FpgaCandidate {
   uint64_t executions = 0;
   uint64_t kernel_count = 0;
   bool cost_known = true;                // OpCost::cost_known
+  // What the what-if rests on: "static" (the cost model's rule for the HLO op), "author" (a
+  // custom kernel's own figures), "measured bound" / "operand bound" (bounds, above), or "" (none).
+  std::string estimate_basis;
+  double measured_coverage = 0;          // share of its GPU time the counters covered ("measured bound")
+  // "measured bound": the DRAM bytes it moved on the GPU over its operands and results. Above 1
+  // the GPU re-read data from memory (a design keeping it on chip saves the difference); below 1
+  // it read part of its operands or found them in the L2 cache. 0 otherwise.
+  double measured_traffic_ratio = 0;
   std::string estimate_note;             // empty, or why the score / what-if is not estimated
   // score inputs
   double gpu_time_ns = 0;
@@ -226,7 +241,10 @@ struct FpgaCandidate {
   double restructured_fpga_total_s = 0;
   double restructured_op_speedup = 0, restructured_op_speedup_low = 0, restructured_op_speedup_high = 0;
   double restructured_workload_speedup = 0;
-  std::string scenario;                  // offload_scenario(op_speedup, restructured_op_speedup)
+  // offload_scenario(op_speedup, restructured_op_speedup); for a bound, "neither" when even the
+  // fast ends of both upper bounds stay under 1, else "" (undecided without a cost).
+  std::string scenario;
+  bool is_bound() const { return estimate_basis == "measured bound" || estimate_basis == "operand bound"; }
 };
 
 struct FpgaReport {
@@ -242,9 +260,14 @@ struct FpgaReport {
   double restructured_combined_speedup = 1.0;
   uint32_t restructured_combined_count = 0;
   // Candidates without an estimate (unknown static cost) and their GPU time: not in the
-  // combined speedup, which therefore covers only the rest of the GPU time.
+  // combined speedup, which therefore covers only the rest of the GPU time. Of them, those with
+  // a bound (estimate_basis "measured bound" / "operand bound") and those the bound rules out
+  // (scenario "neither": no gain even at the fast ends).
   uint32_t not_estimated_count = 0;
   double not_estimated_gpu_ns = 0;
+  uint32_t bounded_count = 0;
+  uint32_t ruled_out_count = 0;
+  double ruled_out_gpu_ns = 0;
 };
 
 // A user region (fpgaprof.region) as an offload unit: every instance of one region path
