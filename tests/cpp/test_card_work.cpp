@@ -485,3 +485,29 @@ TEST_CASE("card_work: unknown cost, totals only, module inputs and outputs", "[a
   CHECK(w.sort_length == 0);
   CHECK(w.fft_length == 0);
 }
+
+TEST_CASE("card_work: a library call's scratch buffer is not an output", "[analysis][fpga][card_work]") {
+  // cuBLAS GEMM as XLA:GPU prints it: (result, workspace). a f32[64,32] x b f32[32,64]: 2 x 64 x
+  // 64 x 32 = 262,144 FLOPs; inputs 8192 + 8192 B; the result 64 x 64 x 4 = 16,384 B. The
+  // 1024 B workspace is the GPU library's: outputs 16,384 B in 1 array, compulsory 32,768 B.
+  const hlo::Module m = module(R"(  a = f32[64,32]{1,0} parameter(0)
+  b = f32[32,64]{1,0} parameter(1)
+  g = (f32[64,64]{1,0}, s8[1024]{0}) custom-call(a, b), custom_call_target="__cublas$gemm", backend_config={"gemm_backend_config":{"dot_dimension_numbers":{"lhs_contracting_dimensions":["1"],"rhs_contracting_dimensions":["0"],"lhs_batch_dimensions":[],"rhs_batch_dimensions":[]}}}
+  ROOT r = f32[64,64]{1,0} get-tuple-element(g), index=0
+)");
+  const CardWork g = work(m, "g");
+  CHECK(g.known);
+  CHECK(g.flops == 262144);
+  CHECK(g.input_bytes == 16384);
+  CHECK(g.input_buffers == 2);
+  CHECK(g.output_bytes == 16384);
+  CHECK(g.output_buffers == 1);
+  CHECK(g.compulsory_bytes == 32768);
+  // A custom call without a rule keeps every leaf of its result (nothing says which is scratch).
+  const hlo::Module u = module(R"(  x = f32[100]{0} parameter(0)
+  k = (f32[100]{0}, s8[64]{0}) custom-call(x), custom_call_target="my_kernel"
+  ROOT o = f32[100]{0} get-tuple-element(k), index=0
+)");
+  CHECK(work(u, "k").output_bytes == 464);
+  CHECK(work(u, "k").output_buffers == 2);
+}

@@ -2,6 +2,11 @@
 // comments (XLA's HloCostAnalysis conventions, docs/cost-model.md).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -329,11 +334,248 @@ ENTRY main {
 )");
   const Instruction& g = ins(m, "custom-call.1");
   CHECK(g.custom_call_target == "__cublas$lt$matmul");
+  // XLA's GpuHloCostAnalysisTest.CublasCustomCall (gpu_hlo_cost_analysis_test.cc, newer than
+  // the corpus) expects 40,000 B read per operand and 40,000 B written: the f32 result, not the
+  // s8 workspace.
   // 100*100 outputs x 100 x 2
   CHECK(g.cost.flops == 2e6);
   CHECK(g.cost.bytes_read == 80000);
   CHECK(g.cost.bytes_written == 40000);
   CHECK(m.total.flops == 2e6);
+}
+
+TEST_CASE("cuDNN convolution custom call: XLA's GPU cost analysis test, its flops and bytes", "[hlo][cost]") {
+  // The module of XLA's GpuHloCostAnalysisTest.ConvCustomCall
+  // (xla/service/gpu/model/gpu_hlo_cost_analysis_test.cc), written as XLA's tests write it
+  // (no shape on the ROOT tuple). XLA's expectations there: operand bytes 128*12*24*24*4,
+  // 16*12*5*5*4 and 4*16, output bytes 128*4*24*24*4 (the s8 result, not the u8[0] scratch),
+  // flop_count 159694848.
+  Module m = analyze_hlo(R"(HloModule module, is_scheduled=true
+
+ENTRY entry {
+  p0 = s8[128,12,24,24,4]{4,3,2,1,0} parameter(0)
+  p1 = s8[16,12,5,5,4]{4,3,2,1,0} parameter(1)
+  p2 = f32[16]{0} parameter(2)
+  conv1 = (s8[128,4,24,24,4]{4,3,2,1,0}, u8[0]{0}) custom-call(p0, p1, p2),
+              window={size=5x5 pad=2_2x2_2},
+              dim_labels=bf01_oi01->bf01,
+              custom_call_target="__cudnn$convBiasActivationForward"
+  ROOT tuple = tuple(conv1)
+}
+)");
+  const Instruction& c = ins(m, "conv1");
+  CHECK_FALSE(c.cost.unknown);
+  CHECK(c.pattern == AccessPattern::kConvolution);
+  CHECK(c.cost.flops == 159694848);
+  CHECK(c.cost.bytes_read == 128 * 12 * 24 * 24 * 4 + 16 * 12 * 5 * 5 * 4 + 4 * 16);
+  CHECK(c.cost.bytes_written == 128 * 4 * 24 * 24 * 4);
+  CHECK(c.cost.output_bytes == 128 * 4 * 24 * 24 * 4);
+  // By hand, the same figure: per spatial dimension the 5 taps over 24 outputs with pad 2 meet
+  // 22 + 23 + 24 + 23 + 22 = 114 real inputs; input features 12 (the dim labelled f, not the
+  // vector dim), output features 4, batch 128: 2 x 12 x 4 x 128 x 114^2 = 159,694,848.
+  CHECK(c.cost.flops == 2.0 * 12 * 4 * 128 * 114 * 114);
+  CHECK(m.unknown_cost_instructions == 0);
+}
+
+TEST_CASE("cuDNN backward-input call: dim_labels read against operand 0 and the result as XLA does", "[hlo][cost]") {
+  // The call of XLA's conv_padding_legalization_test.cc (a constant kernel made a parameter).
+  // For a backward-input call dim_labels give the cuDNN view (conv_rewriter.cc,
+  // MatchBackwardInput): bf01 is the result (dx), b01f operand 0 (dy). XLA's
+  // GetConvolutionFlops still takes operand 0 as input and the result as output:
+  //   input features = operand 0 dim 1 = 2, batch = operand 0 dim 0 = 2,
+  //   output features = result dim 3 = 4,
+  //   spatial 0: 2 taps x 2 outputs, stride 2, input extent 2 (operand 0 dim 2):
+  //     output 0 meets inputs 0, 1; output 1 meets 2, 3 (out): 2 pairs,
+  //   spatial 1: 3 taps x 4 outputs (result dim 2), stride 2, input extent 3 (operand 0 dim 3):
+  //     output 0: 0, 1, 2; output 1: 2 (3, 4 out); outputs 2, 3: none: 4 pairs,
+  //   2 x 2 x 4 x 2 x (2 x 4) = 256 FLOPs.
+  // (Read the cuDNN way, dx 4x4 with 2 features to dy 2x2 with 3, the multiply-adds are
+  // 2 x 2 x 3 x (4 x 5) = 240: 480 FLOPs. fpgaprof reports XLA's figure.)
+  Module m = run(R"(  dy = f64[2,2,2,3]{3,2,1,0} parameter(0)
+  w = f64[2,3,2,3]{3,2,1,0} parameter(1)
+  ROOT c = (f64[2,2,4,4]{3,2,1,0}, u8[0]{0}) custom-call(dy, w), window={size=2x3 stride=2x2 pad=0_0x0_1}, dim_labels=bf01_01io->b01f, custom_call_target="__cudnn$convBackwardInput"
+)");
+  const Instruction& c = ins(m, "c");
+  CHECK_FALSE(c.cost.unknown);
+  CHECK(c.cost.flops == 256);
+  // reads 24 + 36 f64, writes the 64 f64 of dx
+  CHECK(c.cost.bytes_read == 480);
+  CHECK(c.cost.bytes_written == 512);
+}
+
+TEST_CASE("cuDNN backward-filter call: dim_labels read against operand 1 and the result as XLA does", "[hlo][cost]") {
+  // The call of XLA's cudnn_support_utils_test.cc. For a backward-filter call dim_labels give
+  // the cuDNN view (conv_rewriter.cc, MatchBackwardFilter): 01io is the result (dw), b01f
+  // after '->' operand 1 (dy); XLA reads operand 1 as kernel and the result as output:
+  //   input features = operand 0 dim 3 = 41, batch = operand 0 dim 0 = 10,
+  //   output features = result dim 3 = 40,
+  //   spatial 0: kernel extent 10 (operand 1 dim 0), 2 outputs (result dim 1), input 20:
+  //     o + k < 20 always: 20 pairs,
+  //   spatial 1: kernel extent 20 (operand 1 dim 1), 41 outputs (result dim 2), input 30:
+  //     tap k meets outputs o < 30 - k: sum over k < 20 of (30 - k) = 410 pairs,
+  //   2 x 41 x 40 x 10 x (20 x 410) = 268,960,000 FLOPs.
+  Module m = run(R"(  x = f16[10,20,30,41] parameter(0)
+  dy = f16[10,20,30,40] parameter(1)
+  c = (f16[2,2,41,40], u8[0]) custom-call(x, dy), window={size=2x2}, dim_labels=b01f_01io->b01f, custom_call_target="__cudnn$convBackwardFilter"
+  ROOT g = f16[2,2,41,40] get-tuple-element(c), index=0
+)");
+  const Instruction& c = ins(m, "c");
+  CHECK(c.cost.flops == 268960000);
+  // reads 246,000 + 240,000 f16, writes the 6,560 f16 of dw
+  CHECK(c.cost.bytes_read == 2 * (246000 + 240000));
+  CHECK(c.cost.bytes_written == 2 * 6560);
+}
+
+TEST_CASE("cuDNN forward call with feature groups, written over several lines", "[hlo][cost]") {
+  // The call of XLA's cudnn_pad_for_convolutions_test.cc (its continuation-line form):
+  //   input fb01 f16[704,48,1,49]: features 704 / 16 groups = 44, batch 48,
+  //   kernel io01 f16[44,768,1,50], output 01bf f16[1,128,48,768]: output features 768,
+  //   spatial 0: 1 pair; spatial 1: 50 taps, 128 outputs, input 49, pad 64 each side:
+  //     tap k meets outputs 64 - k .. 112 - k, 49 each: 2450 pairs,
+  //   2 x 44 x 768 x 48 x 2450 = 7,947,878,400 FLOPs.
+  Module m = analyze_hlo(R"(HloModule TestModule
+
+ENTRY TestComputation {
+  input = f16[704,48,1,49]{3,2,1,0} parameter(0)
+  filter = f16[44,768,1,50]{3,2,1,0} parameter(1)
+  ROOT result = (f16[1,128,48,768]{3,2,1,0}, u8[0]{0})
+    custom-call(input, filter)
+    , window={size=1x50 pad=0_0x64_64}
+    , dim_labels=fb01_io01->01bf
+    , feature_group_count=16
+    , custom_call_target="__cudnn$convForward"
+}
+)");
+  const Instruction& c = ins(m, "result");
+  CHECK(c.cost.flops == 7947878400.0);
+  // reads 704*48*49 + 44*768*50 f16, writes 128*48*768 f16
+  CHECK(c.cost.bytes_read == 2.0 * (704 * 48 * 49 + 44 * 768 * 50));
+  CHECK(c.cost.bytes_written == 2.0 * 128 * 48 * 768);
+}
+
+TEST_CASE("cuDNN graph convolution: scale operands read, only the convolution result written", "[hlo][cost]") {
+  // The call of XLA's conv_layout_normalization_test.cc: an f8 convolution with scales whose
+  // result tuple also holds an f32[] amax and the scratch; XLA counts its element 0.
+  //   input b01f f8[2,1,378,128], kernel o01i f8[128,1,5,128], output features 128,
+  //   spatial 1: 5 taps, 378 outputs, input 378, pad 2: 376+377+378+377+376 = 1884 pairs,
+  //   2 x 128 x 128 x 2 x 1884 = 123,469,824 FLOPs.
+  Module m = run(R"(  x = f8e4m3fn[2,1,378,128]{3,2,1,0} parameter(0)
+  w = f8e4m3fn[128,1,5,128]{1,0,2,3} parameter(1)
+  s0 = f32[] parameter(2)
+  s1 = f32[] parameter(3)
+  s2 = f32[] parameter(4)
+  ROOT c = (f8e4m3fn[2,1,378,128]{3,2,1,0}, f32[], u8[0]{0}) custom-call(x, w, s0, s1, s2), window={size=1x5 pad=0_0x2_2}, dim_labels=b01f_o01i->b01f, custom_call_target="__cudnn$convForwardGraph", backend_config={"cudnn_conv_backend_config":{"conv_result_scale":1,"serialized_graph":"28:[f32]conv();30:[f32]scale(28);"}}
+)");
+  const Instruction& c = ins(m, "c");
+  CHECK(c.cost.flops == 123469824);
+  // reads 96,768 + 81,920 one-byte elements and three f32 scales, writes the 96,768 B result
+  CHECK(c.cost.bytes_read == 96768 + 81920 + 12);
+  CHECK(c.cost.bytes_written == 96768);
+  CHECK(c.cost.output_bytes == 96768);
+}
+
+TEST_CASE("cuDNN calls XLA does not cost stay unknown: filter reorder, no dim_labels", "[hlo][cost]") {
+  Module m = run(R"(  w = s8[32,32,3,3]{3,2,1,0} parameter(0)
+  r = s8[32,32,3,3]{3,2,1,0} custom-call(w), custom_call_target="__cudnn$convReorderFilter"
+  x = f32[1,8,8,4]{3,2,1,0} parameter(1)
+  ROOT c = (f32[1,8,8,4]{3,2,1,0}, u8[0]{0}) custom-call(x, x), custom_call_target="__cudnn$convForward"
+)");
+  CHECK(ins(m, "r").cost.unknown);
+  CHECK(ins(m, "r").pattern == AccessPattern::kDataMovement);
+  // operands and result as a lower bound: 9216 B each way
+  CHECK(ins(m, "r").cost.bytes_read == 9216);
+  CHECK(ins(m, "c").cost.unknown);
+  CHECK(ins(m, "c").pattern == AccessPattern::kConvolution);
+  CHECK(m.unknown_cost_instructions == 2);
+}
+
+TEST_CASE("Mosaic GPU custom call: no cost rule, its kernel name read from the module", "[hlo][cost]") {
+  // The form JAX 0.10.2 lowers a Pallas Mosaic GPU kernel to (tests/python/
+  // test_mosaic_gpu_kernels.py lowers real ones): a typed-FFI call whose backend_config holds
+  // the kernel's MLIR bytecode, printed with \XX escapes; in its string table the dialect
+  // "stable_mosaic_gpu" and the host function "<name>_mosaic_gpu", NUL-terminated.
+  const std::string module_bytes =
+      R"(ML\EFR\01MLIR23.0.0git\00\01\9D\11builtin\00stable_mosaic_gpu\00llvm\00gpu\00)"
+      R"(sym_name\00mosaic_gpu_init_tma_desc\00llvm.emit_c_interface\00scaled_add_mosaic_gpu\00ordering\00)";
+  auto module_with = [](const std::string& bytes, const std::string& target) {
+    return analyze_hlo("HloModule jit_f\n\nENTRY main.1 {\n  x.1 = f32[4096]{0} parameter(0)\n"
+                       "  y.1 = f32[4096]{0} parameter(1)\n"
+                       "  ROOT pallas_call.1 = f32[4096]{0} custom-call(x.1, y.1), custom_call_target=\"" + target +
+                       "\", api_version=API_VERSION_TYPED_FFI, backend_config={kernel_hash = \"\\C2Fj\\1B\", "
+                       "module = \"" + bytes + "\", use_custom_barrier = false}\n}\n");
+  };
+  Module m = module_with(module_bytes, "mosaic_gpu_v2");
+  const Instruction& c = ins(m, "pallas_call.1");
+  CHECK(is_mosaic_gpu_custom_call(c));
+  CHECK_FALSE(is_triton_custom_call(c));
+  // JAX drops cost_estimate and metadata: no rule, the operands and result as a lower bound
+  CHECK(c.cost.unknown);
+  CHECK_FALSE(c.cost.from_author);
+  CHECK(c.cost.flops == 0);
+  CHECK(c.cost.bytes_read == 2 * 4096 * 4);
+  CHECK(c.cost.bytes_written == 4096 * 4);
+  CHECK(c.pattern == AccessPattern::kLibraryCall);
+  // gpu-kernel-outlining names the kernel after the host function: <name>_mosaic_gpu_kernel
+  CHECK(custom_kernel_name(c) == "scaled_add_mosaic_gpu_kernel");
+  // two candidate host functions: not knowable; none: none
+  CHECK(custom_kernel_name(ins(module_with(module_bytes + R"(other_mosaic_gpu\00)", "mosaic_gpu_v2"), "pallas_call.1")).empty());
+  CHECK(custom_kernel_name(ins(module_with(R"(ML\EFR\00stable_mosaic_gpu\00)", "mosaic_gpu_v2"), "pallas_call.1")).empty());
+  // the older target keeps hash and module in one string: no name read
+  CHECK(custom_kernel_name(ins(module_with(module_bytes, "mosaic_gpu"), "pallas_call.1")).empty());
+}
+
+namespace {
+
+// XLA's HLO test corpus (docs/cost-model.md): FPGAPROF_XLA_HLO_CORPUS, else the workspace's copy.
+std::string xla_hlo_corpus_dir() {
+  const char* env = std::getenv("FPGAPROF_XLA_HLO_CORPUS");
+  return env != nullptr && *env != '\0' ? env : "/work/shared/corpora/xla-hlo";
+}
+
+bool is_gpu_library_conv_or_gemm(const std::string& t) {
+  return t.rfind("__cudnn$conv", 0) == 0 || t.rfind("__cublas$", 0) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("every XLA corpus module with a cuDNN convolution or cuBLAS GEMM parses and costs them", "[hlo][cost][corpus]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = xla_hlo_corpus_dir();
+  if (!fs::is_directory(dir)) {
+    WARN("XLA HLO corpus not found at " << dir.string() << " (set FPGAPROF_XLA_HLO_CORPUS): not checked");
+    return;
+  }
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() == ".hlo") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  int modules = 0, convs = 0, gemms = 0;
+  for (const fs::path& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (text.find("\"__cudnn$conv") == std::string::npos && text.find("\"__cublas$") == std::string::npos) continue;
+    INFO(f.filename().string());
+    ++modules;
+    Module m = analyze_hlo(text);  // a parse error fails the test
+    for (const Computation& c : m.computations) {
+      for (const Instruction& i : c.instructions) {
+        if (i.opcode != "custom-call" || !is_gpu_library_conv_or_gemm(i.custom_call_target)) continue;
+        INFO(i.name << " " << i.custom_call_target);
+        const bool conv = i.custom_call_target.rfind("__cudnn$conv", 0) == 0;
+        (conv ? convs : gemms) += 1;
+        CHECK_FALSE(i.cost.unknown);
+        CHECK(i.cost.flops > 0);
+        CHECK(i.cost.bytes_written > 0);
+        CHECK(i.pattern == (conv ? AccessPattern::kConvolution : AccessPattern::kDot));
+      }
+    }
+  }
+  // The corpus of 2025-10-31 (SOURCE.md there): 59 convolution calls in 59 modules, 166 GEMM
+  // calls (162 __cublas$gemm, 3 __cublas$lt$matmul$f8, 1 __cublas$lt$matmul).
+  CHECK(modules > 0);
+  CHECK(convs >= 59);
+  CHECK(gemms >= 166);
 }
 
 namespace {

@@ -212,3 +212,69 @@ StackFrames
   CHECK(m.find_instruction("c")->called_computations == std::vector<std::string>{"comp"});
   CHECK_FALSE(m.find("comp")->is_fusion);
 }
+
+TEST_CASE("XLA test syntax: shapes left to the parser, operands written in place, split lines", "[hlo][parser]") {
+  // The form of XLA's own GPU tests (xla/service/gpu/transforms/*_test.cc): some instructions
+  // without a shape, operands written as instructions in place, the opcode and attributes on
+  // continuation lines.
+  const Module m = parse_hlo_module(R"(HloModule t
+
+ENTRY e {
+  w = pad(s8[3,3,10,10] parameter(0), s8[] constant(0)), padding=0_0x0_0x0_0x1_4_2
+  conv = (s8[10,10,10,10], u8[0])
+    custom-call(s8[10,10,10,10] parameter(1), w)
+    , window={size=3x3}, dim_labels=b01f_01io->b01f
+    , custom_call_target="__cudnn$convForward"
+  r = get-tuple-element(conv), index=0
+  n = negate(r)
+  c = compare(n, r), direction=GT
+  s = select(c, n, r)
+  ROOT t = tuple(s, c)
+}
+)");
+  const Computation* e = m.entry();
+  REQUIRE(e != nullptr);
+  // Operands written in place become instructions of their own, before their user, named
+  // "<user>/<operand position>".
+  const Instruction* p0 = e->find("w/0");
+  const Instruction* zero = e->find("w/1");
+  const Instruction* p1 = e->find("conv/0");
+  REQUIRE(p0 != nullptr);
+  REQUIRE(zero != nullptr);
+  REQUIRE(p1 != nullptr);
+  CHECK(p0->opcode == "parameter");
+  CHECK(p0->parameter_number == 0);
+  CHECK(p0->shape.dims == std::vector<int64_t>{3, 3, 10, 10});
+  CHECK(zero->opcode == "constant");
+  CHECK(p1->parameter_number == 1);
+  CHECK(e->find("w")->operands == std::vector<std::string>{"w/0", "w/1"});
+  CHECK(e->index.at("w/0") < e->index.at("w"));
+  CHECK(e->index.at("conv/0") < e->index.at("conv"));
+  // pad: 10 + 1 + 4 + 9 x 2 interior = 33 in the last dimension
+  CHECK(e->find("w")->shape.dims == std::vector<int64_t>{3, 3, 10, 33});
+  CHECK(e->find("w")->shape.type == PrimitiveType::kS8);
+  // the split custom call: all its attributes
+  const Instruction* conv = e->find("conv");
+  CHECK(conv->opcode == "custom-call");
+  CHECK(conv->custom_call_target == "__cudnn$convForward");
+  CHECK(conv->attributes.at("dim_labels") == "b01f_01io->b01f");
+  CHECK(conv->operand_shapes[1].dims == std::vector<int64_t>{3, 3, 10, 33});
+  // inferred: get-tuple-element, elementwise, compare, select, tuple
+  CHECK(e->find("r")->shape.dims == std::vector<int64_t>{10, 10, 10, 10});
+  CHECK(e->find("n")->shape.type == PrimitiveType::kS8);
+  CHECK(e->find("c")->shape.type == PrimitiveType::kPred);
+  CHECK(e->find("s")->shape.type == PrimitiveType::kS8);
+  const Instruction* t = e->find("t");
+  REQUIRE(t->shape.is_tuple());
+  REQUIRE(t->shape.tuple.size() == 2);
+  CHECK(t->shape.tuple[1].type == PrimitiveType::kPred);
+  CHECK(e->root() == t);
+  // A shape fpgaprof cannot infer is an error naming the instruction.
+  try {
+    parse_hlo_module("HloModule m\nENTRY e {\n  p = f32[4]{0} parameter(0)\n  ROOT b = broadcast(p), dimensions={0}\n}\n");
+    FAIL("no error");
+  } catch (const HloParseError& err) {
+    CHECK(err.line() == 4);
+    CHECK_THAT(err.what(), Catch::Contains("a shape before the opcode of 'b'"));
+  }
+}

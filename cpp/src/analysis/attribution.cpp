@@ -233,10 +233,10 @@ class Attributor {
           if (ins.line == 0 && ins.name.find('#') != std::string::npos) continue;
           std::string k = sanitize_kernel_name(ins.name);
           if (v.by_kernel_name.emplace(k, &ins).second) by_kernel_[k].push_back(static_cast<uint32_t>(i));
-          // A Pallas/Triton custom call's kernel carries the kernel function's name (Pallas
-          // sanitizes it for PTX before lowering), not the instruction's.
-          if (hlo::is_triton_custom_call(ins)) {
-            const std::string kernel = sanitize_kernel_name(hlo::backend_config_string(ins, "name"));
+          // A Pallas custom call's kernel carries the kernel function's name (Triton: as
+          // sanitized for PTX; Mosaic GPU: `<name>_mosaic_gpu_kernel`), not the instruction's.
+          if (ins.opcode == "custom-call") {
+            const std::string kernel = sanitize_kernel_name(hlo::custom_kernel_name(ins));
             if (!kernel.empty() && v.by_kernel_name.emplace(kernel, &ins).second)
               by_kernel_[kernel].push_back(static_cast<uint32_t>(i));
           }

@@ -245,6 +245,13 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
   w.working_set_bytes = c.working_set_bytes;
   w.output_bytes = leaf_bytes(ins.shape);
   w.output_buffers = array_leaves(ins.shape);
+  // A library call with a rule (cuBLAS GEMM, cuDNN convolution) returns (result, scratch): the
+  // scratch or workspace buffer is the GPU library's, not an output a card design produces.
+  if (ins.opcode == "custom-call" && !c.unknown && !c.from_author && ins.shape.is_tuple() &&
+      c.bytes_written < w.output_bytes) {
+    w.output_bytes = c.bytes_written;
+    w.output_buffers = 1;
+  }
   std::tie(w.input_bytes, w.input_buffers) = distinct_operands(ins);
   double stream = w.bytes;
   bool in_place_root = false;

@@ -192,6 +192,15 @@ bool is_cublas_gemm(const std::string& target) {
   return target == "__cublas$gemm" || target == "__cublas$lt$matmul" || target == "__cublas$lt$matmul$f8";
 }
 
+// XLA:GPU's convolutions as cuDNN calls (xla/service/gpu/cublas_cudnn.cc,
+// IsCustomCallToDnnConvolution): a tuple (convolution result, u8[] scratch) with the
+// convolution's window=, dim_labels= and group counts.
+bool is_cudnn_convolution(const std::string& target) {
+  return target == "__cudnn$convForward" || target == "__cudnn$convForwardGraph" ||
+         target == "__cudnn$convBackwardInput" || target == "__cudnn$convBackwardFilter" ||
+         target == "__cudnn$convBiasActivationForward";
+}
+
 class CostModel {
  public:
   explicit CostModel(Module& m) : m_(m) {
@@ -618,6 +627,10 @@ class CostModel {
 
   // Number of multiply-adds of a convolution: per spatial dimension, the (kernel, output)
   // position pairs that land on a real (not padding, not dilation hole) input element.
+  // Operand 0 is the input, operand 1 the kernel, the result (its first array for a cuDNN
+  // call's tuple) the output, each read through its part of dim_labels: XLA's
+  // HloCostAnalysis::GetConvolutionFlops, which the GPU cost analysis applies unchanged to the
+  // backward-input and backward-filter calls too.
   static double convolution_flops(const Instruction& ins) {
     if (ins.operand_shapes.size() < 2) return 0;
     const Shape& lhs = ins.operand_shapes[0];
@@ -655,7 +668,14 @@ class CostModel {
       const WindowDim& d = w[k];
       const int64_t kl = dim(rhs, spatial(k_l, k)), ol = dim(out, spatial(o_l, k)), il = dim(lhs, spatial(in_l, k));
       int64_t valid = 0;
-      if (static_cast<double>(kl) * static_cast<double>(ol) > 1e8) {
+      if (d.stride == 1 && d.lhs_dilate == 1) {
+        // Unit stride, no base dilation: kernel tap kk meets input positions o - pad_lo +
+        // kk * rhs_dilate, o in [0, ol): those in [0, il) count.
+        for (int64_t kk = 0; kk < kl; ++kk) {
+          const int64_t shift = d.pad_lo - kk * d.rhs_dilate;
+          valid += std::max<int64_t>(std::min(il + shift, ol) - std::max<int64_t>(shift, 0), 0);
+        }
+      } else if (static_cast<double>(kl) * static_cast<double>(ol) > 1e8) {
         valid = ol * kl;  // too large to enumerate; upper bound
       } else {
         for (int64_t kk = 0; kk < kl; ++kk) {
@@ -704,6 +724,21 @@ class CostModel {
   void custom_call(Instruction& ins) {
     Cost& cost = ins.cost;
     const std::string& t = ins.custom_call_target;
+    if (is_cudnn_convolution(t) && ins.operand_shapes.size() >= 2 && attr(ins, "dim_labels") != nullptr) {
+      // XLA's GpuHloCostAnalysis::HandleCustomCall: the convolution's FLOPs; bytes are the
+      // operands (bias, side input and scales included) and the convolution result, not the
+      // scratch buffer of the result tuple.
+      const Shape& result = first_array(ins.shape);
+      cost.flops = convolution_flops(ins);
+      double r = 0;
+      for (const Shape& s : ins.operand_shapes) r += xla_size(s);
+      cost.bytes_read = r;
+      cost.bytes_written = xla_size(result);
+      cost.output_bytes = leaf_bytes(result);
+      cost.working_set_bytes = cost.output_bytes;
+      ins.pattern = AccessPattern::kConvolution;
+      return;
+    }
     if (is_cublas_gemm(t) && ins.operand_shapes.size() >= 2) {
       const Shape& result = first_array(ins.shape);
       const Shape& lhs = ins.operand_shapes[0];
@@ -759,7 +794,9 @@ class CostModel {
       return;
     }
     cost.unknown = true;
-    if (t.rfind("__cudnn$conv", 0) == 0) {
+    if (t.rfind("__cudnn$convReorder", 0) == 0) {
+      ins.pattern = AccessPattern::kDataMovement;  // a filter (and bias) relayout for int8x32
+    } else if (t.rfind("__cudnn$conv", 0) == 0) {
       ins.pattern = AccessPattern::kConvolution;
     } else if (t == "TopK" || t.find("topk") != std::string::npos) {
       ins.pattern = AccessPattern::kSort;

@@ -101,6 +101,41 @@ bool is_triton_custom_call(const Instruction& ins) {
          (ins.custom_call_target == "__gpu$xla.gpu.triton" || ins.custom_call_target == "triton_kernel_call_ffi");
 }
 
+bool is_mosaic_gpu_custom_call(const Instruction& ins) {
+  return ins.opcode == "custom-call" &&
+         (ins.custom_call_target == "mosaic_gpu_v2" || ins.custom_call_target == "mosaic_gpu");
+}
+
+std::string custom_kernel_name(const Instruction& ins) {
+  if (is_triton_custom_call(ins)) return backend_config_string(ins, "name");
+  if (ins.opcode != "custom-call" || ins.custom_call_target != "mosaic_gpu_v2") return {};
+  // The module is MLIR bytecode whose string table holds each symbol name as a NUL-terminated
+  // string. The host function JAX builds is `<kernel name>_mosaic_gpu`
+  // (jax/experimental/mosaic/gpu/core.py, JAX 0.7 on; before, `mosaic_gpu_<name>` with a
+  // name Pallas did not set). "stable_mosaic_gpu" is the serialized dialect's name.
+  const std::string module = backend_config_string(ins, "module");
+  static constexpr std::string_view kSuffix = "_mosaic_gpu";
+  std::string found;
+  for (std::size_t at = module.find(kSuffix); at != std::string::npos; at = module.find(kSuffix, at + 1)) {
+    const std::size_t end = at + kSuffix.size();
+    if (end >= module.size() || module[end] != '\0') continue;
+    std::size_t begin = at;
+    while (begin > 0) {
+      const char c = module[begin - 1];
+      const bool name_char = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                             c == '_' || c == '.' || c == '-' || c == '$';
+      if (!name_char) break;
+      --begin;
+    }
+    if (begin == at || (begin > 0 && module[begin - 1] != '\0')) continue;
+    const std::string name = module.substr(begin, end - begin);
+    if (name == "stable_mosaic_gpu" || name == found) continue;
+    if (!found.empty()) return {};  // two candidates: not knowable
+    found = name;
+  }
+  return found.empty() ? std::string() : found + "_kernel";
+}
+
 const char* access_pattern_name(AccessPattern p) {
   switch (p) {
     case AccessPattern::kUnknown: return "unknown";

@@ -525,10 +525,24 @@ class HloParser {
         break;
       }
       comp.instructions.emplace_back();
-      Instruction& ins = comp.instructions.back();
-      ins.computation_index = comp_index;
-      std::string_view name = parse_instruction(ins);
-      if (ins.is_root) {
+      comp.instructions.back().computation_index = comp_index;
+      std::string_view name = parse_instruction(comp.instructions.back());
+      if (!nested_.empty()) {
+        // Instructions written in place as operands come first, as if on lines of their own.
+        Instruction outer = std::move(comp.instructions.back());
+        comp.instructions.pop_back();
+        for (Instruction& n : nested_) {
+          n.computation_index = comp_index;
+          comp.instructions.push_back(std::move(n));
+          synthetic_names_.push_back(std::make_unique<std::string>(comp.instructions.back().name));
+          if (!local.emplace(*synthetic_names_.back(), comp.instructions.size() - 1).second) {
+            fail_at(pos_, "a unique instruction name (duplicate '" + *synthetic_names_.back() + "')");
+          }
+        }
+        nested_.clear();
+        comp.instructions.push_back(std::move(outer));
+      }
+      if (comp.instructions.back().is_root) {
         saw_root = true;
         comp.root_index = comp.instructions.size() - 1;
       }
@@ -613,7 +627,101 @@ class HloParser {
                                   comp.name + "'");
         }
       }
+      if (ins.shape.type == PrimitiveType::kInvalid && !infer_shape(ins)) {
+        fail_line(ins.line, "a shape before the opcode of '" + ins.name +
+                                "' (fpgaprof infers it only for tuple, get-tuple-element, pad, while, opt-barrier, "
+                                "select, clamp, compare and elementwise arithmetic, from operands defined "
+                                "before it)");
+      }
     }
+  }
+
+  // XLA's own tests write some instructions without a shape (`t = tuple(a, b)`,
+  // `g = get-tuple-element(t), index=0`) and let XLA's parser infer it: the same inference for
+  // the opcodes such text uses, from the operands' shapes.
+  static bool infer_shape(Instruction& ins) {
+    const std::vector<Shape>& ops = ins.operand_shapes;
+    for (const Shape& s : ops) {
+      if (s.type == PrimitiveType::kInvalid) return false;
+    }
+    const std::string& op = ins.opcode;
+    auto int_attr = [&](const char* key, int64_t& v) {
+      auto it = ins.attributes.find(key);
+      return it != ins.attributes.end() && parse_int(trim(it->second), v);
+    };
+    if (op == "tuple") {
+      ins.shape.type = PrimitiveType::kTuple;
+      ins.shape.tuple = ops;
+      return true;
+    }
+    if (op == "get-tuple-element") {
+      int64_t index = -1;
+      if (ops.size() != 1 || !ops[0].is_tuple() || !int_attr("index", index) || index < 0 ||
+          static_cast<std::size_t>(index) >= ops[0].tuple.size()) {
+        return false;
+      }
+      ins.shape = ops[0].tuple[static_cast<std::size_t>(index)];
+      return true;
+    }
+    if (op == "pad") {
+      // padding=lo_hi[_interior] per dimension, joined by 'x'
+      auto it = ins.attributes.find("padding");
+      if (ops.size() != 2 || ops[0].is_tuple() || it == ins.attributes.end()) return false;
+      std::vector<std::vector<int64_t>> dims;
+      std::string_view v = trim(it->second);
+      while (!v.empty()) {
+        const std::size_t x = v.find('x');
+        std::string_view part = v.substr(0, x);
+        std::vector<int64_t> lhi;
+        while (!part.empty()) {
+          const std::size_t u = part.find('_');
+          int64_t n = 0;
+          if (!parse_int(part.substr(0, u), n) || n > (int64_t{1} << 40) || n < -(int64_t{1} << 40)) return false;
+          lhi.push_back(n);
+          part = u == std::string_view::npos ? std::string_view() : part.substr(u + 1);
+        }
+        if (lhi.size() < 2 || lhi.size() > 3) return false;
+        dims.push_back(std::move(lhi));
+        v = x == std::string_view::npos ? std::string_view() : v.substr(x + 1);
+      }
+      if (dims.size() != ops[0].dims.size()) return false;
+      ins.shape.type = ops[0].type;
+      for (std::size_t d = 0; d < dims.size(); ++d) {
+        const int64_t in = ops[0].dims[d];
+        const int64_t interior = dims[d].size() > 2 ? dims[d][2] : 0;
+        const double out = static_cast<double>(dims[d][0]) + static_cast<double>(dims[d][1]) + static_cast<double>(in) +
+                           (in > 0 ? static_cast<double>(in - 1) * static_cast<double>(interior) : 0.0);
+        if (interior < 0 || out < 0 || out > 1e15) return false;
+        ins.shape.dims.push_back(static_cast<int64_t>(out));
+      }
+      return true;
+    }
+    static const char* const kSameShape[] = {
+        "abs", "add", "and", "atan2", "cbrt", "ceil", "copy", "cosine", "divide", "exponential",
+        "exponential-minus-one", "floor", "log", "log-plus-one", "logistic", "maximum", "minimum",
+        "multiply", "negate", "not", "or", "power", "remainder", "round-nearest-afz",
+        "round-nearest-even", "rsqrt", "shift-left", "shift-right-arithmetic", "shift-right-logical",
+        "sign", "sine", "sqrt", "subtract", "tan", "tanh", "xor"};
+    const bool same = std::any_of(std::begin(kSameShape), std::end(kSameShape), [&](const char* o) { return op == o; });
+    if (same && !ops.empty() && ops[0].is_array()) {
+      ins.shape = ops[0];
+      return true;
+    }
+    if ((op == "while" || op == "opt-barrier") && ops.size() == 1) {  // the loop state
+      ins.shape = ops[0];
+      return true;
+    }
+    if ((op == "select" || op == "clamp") && ops.size() == 3 && ops[1].is_array()) {
+      ins.shape = ops[1];
+      return true;
+    }
+    if (op == "compare" && ops.size() == 2 && ops[0].is_array()) {
+      ins.shape = ops[0];
+      ins.shape.type = PrimitiveType::kPred;
+      ins.shape.element_size_in_bits = 0;
+      return true;
+    }
+    return false;
   }
 
   [[noreturn]] void fail_line(int line, std::string_view expected) const {
@@ -634,8 +742,29 @@ class HloParser {
     skip_blanks();
     expect_char('=', "'=' after the instruction name");
     skip_blanks();
-    parse_shape(ins.shape);
-    skip_blanks();
+    if (at_shape_less_opcode()) {
+      // No shape (XLA's tests leave it to the parser): resolve_operands infers it.
+    } else {
+      parse_shape(ins.shape);
+      skip_blanks();
+      if (peek() == '\n') skip_ws();  // hand-written HLO may put the opcode on the next line
+    }
+    parse_opcode_and_operands(ins);
+    parse_attributes(ins);
+    return name;
+  }
+
+  // `name(` where a shape is expected: an instruction written without its shape.
+  bool at_shape_less_opcode() const {
+    if (at_shape_start()) return false;
+    std::size_t i = pos_;
+    while (i < s_.size() && is_name_char(s_[i])) ++i;
+    return i > pos_ && i < s_.size() && s_[i] == '(';
+  }
+
+  // The opcode and what follows it up to the attributes: operands, a parameter number or a
+  // constant's literal.
+  void parse_opcode_and_operands(Instruction& ins) {
     std::size_t op_start = pos_;
     while (pos_ < s_.size() && is_name_char(s_[pos_])) ++pos_;
     if (pos_ == op_start) fail("an opcode");
@@ -655,8 +784,6 @@ class HloParser {
     } else {
       parse_operands(ins);
     }
-    parse_attributes(ins);
-    return name;
   }
 
   void parse_operands(Instruction& ins) {
@@ -672,6 +799,29 @@ class HloParser {
       if (at_shape_start()) {
         parse_shape(inline_shape);
         skip_blanks();
+      }
+      if (inline_shape.type != PrimitiveType::kInvalid && at_shape_less_opcode()) {
+        // XLA's tests write an operand as an instruction in place (`pad(s8[4] parameter(0),
+        // s8[] constant(0))`): it becomes an instruction of its own before this one, named
+        // "<user>/<operand position>".
+        if (nested_depth_ >= 32) fail("operands written in place less deeply nested");
+        Instruction nested;
+        nested.name = ins.name + "/" + std::to_string(ins.operands.size());
+        nested.line = line_;
+        nested.shape = inline_shape;
+        ++nested_depth_;
+        parse_opcode_and_operands(nested);
+        --nested_depth_;
+        ins.operands.push_back(nested.name);
+        ins.operand_shapes.push_back(std::move(inline_shape));
+        nested_.push_back(std::move(nested));
+        skip_ws();
+        if (peek() == ',') {
+          ++pos_;
+          continue;
+        }
+        expect_char(')', "',' or ')' in the operand list");
+        return;
       }
       std::string_view operand = name_token("an operand name");
       if (peek() == '#') {
@@ -699,7 +849,18 @@ class HloParser {
   void parse_attributes(Instruction& ins) {
     while (true) {
       skip_blanks();
-      if (eof() || peek() == '\n') return;
+      if (eof()) return;
+      if (peek() == '\n') {
+        // Hand-written HLO may start a continuation line with the ',' before its attribute.
+        const std::size_t at = pos_;
+        const int line = line_;
+        skip_ws();
+        if (peek() != ',') {
+          pos_ = at;
+          line_ = line;
+          return;
+        }
+      }
       if (peek() == '}') return;  // a computation closed on the same line
       expect_char(',', "',' before an attribute or end of line");
       skip_ws();  // hand-written HLO may continue the attribute list on the next line
@@ -892,6 +1053,9 @@ class HloParser {
   int line_ = 1;
   Module module_;
   std::vector<std::unique_ptr<std::string>> synthetic_names_;  // keys of `local` for "t#N" operands
+                                                               // and operands written in place
+  std::vector<Instruction> nested_;  // operands written in place in the instruction being parsed
+  int nested_depth_ = 0;
   std::vector<std::string> file_names_;
   std::vector<std::string> function_names_;
   std::vector<Location> locations_;

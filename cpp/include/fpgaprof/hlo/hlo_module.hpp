@@ -111,6 +111,17 @@ std::string backend_config_string(const Instruction& ins, std::string_view key);
 // triton_kernel_call_ffi (later). Its kernel's name is backend_config_string(ins, "name").
 bool is_triton_custom_call(const Instruction& ins);
 
+// A Mosaic GPU custom call (Pallas's Mosaic GPU backend, jax.experimental.mosaic.gpu): target
+// mosaic_gpu_v2 (typed FFI, backend_config {kernel_hash, module = MLIR bytecode, ...}) or
+// mosaic_gpu (older JAX, and its forward-compatible export form).
+bool is_mosaic_gpu_custom_call(const Instruction& ins);
+
+// The name the GPU kernel of a custom kernel call runs under, when the HLO tells it; "" when
+// it does not. Triton: backend_config's `name`. Mosaic GPU (JAX 0.7 on): the host function
+// `<name>_mosaic_gpu` found in the call's MLIR module, whose launch MLIR's
+// gpu-kernel-outlining turns into the kernel `<name>_mosaic_gpu_kernel`.
+std::string custom_kernel_name(const Instruction& ins);
+
 struct Computation {
   std::string name;
   bool is_entry = false;
