@@ -281,7 +281,7 @@ def markdown(rows: list[dict]) -> str:
         extra = " sets |" if role == "calibration" else ""
         out += [f"### {title}", "",
                 "| anchor | kernel | card | size | timed | measured | design | estimate (range) | "
-                f"other scenario | ratio | limit |{extra}",
+                f"other scenario | ratio | limit as compiled |{extra}",
                 "|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if extra else "")]
         for r in rows:
             if r["role"] != role:
