@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""XLA's HLO test corpus through fpgaprof and through XLA itself.
+
+Every module of the corpus (FPGAPROF_XLA_HLO_CORPUS, default /work/shared/corpora/xla-hlo: HLO
+text from openxla/xla's tests, every one accepted by XLA's parser) is parsed and costed twice,
+in worker processes with a time limit per module:
+
+* fpgaprof: ``fpgaprof.hlo.analyze(text)`` (module FLOPs, transcendentals, bytes accessed);
+* XLA: ``hlo_module_from_text`` and ``hlo_module_cost_analysis`` on a CPU client (jaxlib), i.e.
+  XLA's base ``HloCostAnalysis`` with the CPU shape-size function.
+
+Reports parse failures by cause, and over the modules without custom calls, FLOP and byte
+agreement (within 1 %) and the modules differing per opcode (modules differing / modules having
+the opcode). The figures of docs/hlo-validation.md come from here; the CI test
+(tests/python/test_hlo_xla_corpus.py) runs the same code.
+
+    scripts/xla_corpus.py [--jobs N] [--timeout S] [--json out.json] [--list] [--only NAME...]
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import multiprocessing as mp
+import os
+import pathlib
+import re
+import sys
+import time
+
+DEFAULT_CORPUS = "/work/shared/corpora/xla-hlo"
+TOLERANCE = 0.01  # relative, on module FLOPs and on module bytes accessed
+
+
+def corpus_dir() -> pathlib.Path:
+    return pathlib.Path(os.environ.get("FPGAPROF_XLA_HLO_CORPUS") or DEFAULT_CORPUS)
+
+
+def corpus_files(root: pathlib.Path | None = None) -> list[pathlib.Path]:
+    return sorted((root or corpus_dir()).glob("*.hlo"))
+
+
+# ---- one module, in a worker ------------------------------------------------------------------
+
+_OPCODE_RE = re.compile(r"^\s*(?:ROOT\s+)?%?[^\s=]+\s*=\s*.*?\b([a-z][a-z0-9-]*)\(", re.M)
+
+
+def _fpgaprof_side(text: str) -> dict:
+    import fpgaprof
+
+    try:
+        m = fpgaprof.hlo.analyze(text)
+    except fpgaprof.HloParseError as e:
+        return {"status": "parse_error", "message": str(e), "line": e.line, "column": e.column}
+    except Exception as e:  # an untyped error: a bug
+        return {"status": "error", "message": f"{type(e).__name__}: {e}"}
+    opcodes = set()
+    custom = 0
+    for comp in m.computations:
+        for i in comp.instructions:
+            opcodes.add(i.opcode)
+            custom += i.opcode == "custom-call"
+    return {"status": "ok", "flops": m.flops, "transcendentals": m.transcendentals,
+            "bytes": m.bytes_accessed, "custom_calls": custom, "opcodes": sorted(opcodes)}
+
+
+_XLA = None
+
+
+def _xla_side(text: str) -> dict:
+    global _XLA
+    if _XLA is None:
+        import jax
+        from jax._src import lib
+
+        parser = getattr(lib, "hlo", None) or lib._jax
+        _XLA = (parser, lib._jax, jax.devices("cpu")[0].client)
+    parser, jax_lib, client = _XLA
+    try:
+        module = parser.hlo_module_from_text(text)
+    except Exception as e:
+        return {"status": "parse_error", "message": f"{type(e).__name__}: {e}"[:500]}
+    opcodes = set()
+    custom = 0
+    for comp in module.computations():
+        for ins in comp.instructions():
+            op = str(ins.opcode).rsplit(".", 1)[-1]
+            opcodes.add(op)
+    printed = module.to_string()
+    # canonical opcode names (HloOpcode's enum names are CamelCase): from the printed text
+    names = set(_OPCODE_RE.findall(printed))
+    custom = printed.count(" custom-call(")
+    try:
+        cost = jax_lib.hlo_module_cost_analysis(client, module)
+    except Exception as e:
+        return {"status": "cost_error", "message": f"{type(e).__name__}: {e}"[:500],
+                "opcodes": sorted(names), "custom_calls": custom}
+    return {"status": "ok", "flops": float(cost.get("flops", 0.0)),
+            "transcendentals": float(cost.get("transcendentals", 0.0)),
+            "bytes": float(cost.get("bytes accessed", 0.0)), "opcodes": sorted(names),
+            "custom_calls": custom}
+
+
+def measure_one(path: str, with_xla: bool = True) -> dict:
+    text = pathlib.Path(path).read_text(encoding="utf-8")
+    out = {"name": pathlib.Path(path).name, "size": len(text.encode())}
+    t0 = time.perf_counter()
+    out["fpgaprof"] = _fpgaprof_side(text)
+    out["fpgaprof_s"] = time.perf_counter() - t0
+    if with_xla:
+        t0 = time.perf_counter()
+        out["xla"] = _xla_side(text)
+        out["xla_s"] = time.perf_counter() - t0
+    return out
+
+
+def _worker(conn, with_xla: bool) -> None:
+    while True:
+        try:
+            path = conn.recv()
+        except EOFError:
+            return
+        if path is None:
+            return
+        conn.send(measure_one(path, with_xla))
+
+
+def measure(paths: list[pathlib.Path], jobs: int | None = None, timeout: float = 60.0,
+            with_xla: bool = True) -> list[dict]:
+    """Every module in worker processes, each with `timeout` seconds; a worker that dies
+    (crash) or overruns (hang) is replaced and the module recorded as such."""
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    ctx = mp.get_context("spawn")  # jax and threads: a fresh interpreter per worker
+    pending = [str(p) for p in paths]
+    pending.reverse()
+    results: list[dict] = []
+    workers: dict = {}  # conn -> (process, path, started)
+
+    def start():
+        parent, child = ctx.Pipe()
+        p = ctx.Process(target=_worker, args=(child, with_xla), daemon=True)
+        p.start()
+        child.close()
+        return parent, p
+
+    idle = [start() for _ in range(min(jobs, len(pending)))]
+    from multiprocessing.connection import wait
+
+    while pending or workers:
+        while idle and pending:
+            conn, proc = idle.pop()
+            path = pending.pop()
+            conn.send(path)
+            workers[conn] = (proc, path, time.monotonic())
+        now = time.monotonic()
+        first_deadline = min(s for _, _, s in workers.values()) + timeout
+        ready = wait(list(workers), timeout=max(0.0, first_deadline - now) + 0.05)
+        for conn in ready:
+            proc, path, _ = workers.pop(conn)
+            try:
+                results.append(conn.recv())
+                idle.append((conn, proc))
+            except (EOFError, OSError):
+                proc.join(5)
+                results.append({"name": pathlib.Path(path).name, "fpgaprof": {
+                    "status": "crash", "message": f"worker died (exit code {proc.exitcode})"}})
+                idle.append(start())
+        now = time.monotonic()
+        for conn, (proc, path, started) in list(workers.items()):
+            if now - started > timeout:
+                proc.kill()
+                proc.join(5)
+                del workers[conn]
+                results.append({"name": pathlib.Path(path).name, "fpgaprof": {
+                    "status": "timeout", "message": f"no answer within {timeout:g} s"}})
+                if pending:
+                    idle.append(start())
+    for conn, proc in idle:
+        try:
+            conn.send(None)
+        except OSError:
+            pass
+        proc.join(5)
+    results.sort(key=lambda r: r["name"])
+    return results
+
+
+# ---- classification ---------------------------------------------------------------------------
+
+def within(ours: float, xla: float, rel: float = TOLERANCE) -> bool:
+    return abs(ours - xla) <= rel * max(abs(xla), 1.0)
+
+
+def parse_failure_cause(message: str) -> str:
+    """A parse error's message reduced to its cause (what fpgaprof expected)."""
+    m = re.search(r"expected (.*?), found", message)
+    cause = m.group(1) if m else message
+    cause = re.sub(r"'[^']*'", "'…'", cause)
+    cause = re.sub(r"\(fpgaprof infers it only for.*", "(shape not inferred)", cause)
+    return cause[:120]
+
+
+def compared(r: dict) -> bool:
+    """Modules compared on cost: both parsed and costed, no custom call."""
+    f, x = r.get("fpgaprof", {}), r.get("xla", {})
+    return f.get("status") == "ok" and x.get("status") == "ok" and x.get("custom_calls", 0) == 0
+
+
+def summarize(results: list[dict]) -> dict:
+    status = collections.Counter(r["fpgaprof"]["status"] for r in results)
+    causes = collections.Counter(parse_failure_cause(r["fpgaprof"]["message"])
+                                 for r in results if r["fpgaprof"]["status"] == "parse_error")
+    xla_status = collections.Counter(r.get("xla", {}).get("status", "-") for r in results)
+    comp = [r for r in results if compared(r)]
+    flops_ok = [r for r in comp if within(r["fpgaprof"]["flops"], r["xla"]["flops"])]
+    bytes_ok = [r for r in comp if within(r["fpgaprof"]["bytes"], r["xla"]["bytes"])]
+    both_ok = [r for r in comp if within(r["fpgaprof"]["flops"], r["xla"]["flops"])
+               and within(r["fpgaprof"]["bytes"], r["xla"]["bytes"])]
+    trans_ok = [r for r in comp if within(r["fpgaprof"]["transcendentals"], r["xla"]["transcendentals"])]
+    having = collections.Counter()
+    differing = collections.Counter()
+    ok_names = {r["name"] for r in both_ok}
+    for r in comp:
+        for op in r["xla"]["opcodes"]:
+            having[op] += 1
+            if r["name"] not in ok_names:
+                differing[op] += 1
+    return {
+        "modules": len(results), "fpgaprof_status": dict(status), "parse_failure_causes": dict(causes),
+        "xla_status": dict(xla_status), "compared": len(comp), "flops_within": len(flops_ok),
+        "bytes_within": len(bytes_ok), "both_within": len(both_ok), "transcendentals_within": len(trans_ok),
+        "opcodes": {op: [differing[op], having[op]] for op in having},
+        "differing": sorted(r["name"] for r in comp if r["name"] not in ok_names),
+    }
+
+
+def print_summary(s: dict, results: list[dict], show_list: bool = False) -> None:
+    print(f"modules: {s['modules']}; fpgaprof: {s['fpgaprof_status']}; XLA: {s['xla_status']}")
+    if s["parse_failure_causes"]:
+        print("parse failures by cause:")
+        for cause, n in sorted(s["parse_failure_causes"].items(), key=lambda kv: -kv[1]):
+            print(f"  {n:5d}  {cause}")
+    for r in results:
+        st = r["fpgaprof"]["status"]
+        if st in ("error", "crash", "timeout"):
+            print(f"  {st}: {r['name']}: {r['fpgaprof']['message'][:200]}")
+    c = s["compared"]
+    pct = lambda n: f"{n}/{c} ({100.0 * n / max(c, 1):.1f} %)"
+    print(f"modules without custom calls, both parsed: {c}")
+    print(f"  FLOPs within 1 %: {pct(s['flops_within'])}; bytes within 1 %: {pct(s['bytes_within'])}; "
+          f"both: {pct(s['both_within'])}; transcendentals: {pct(s['transcendentals_within'])}")
+    rows = [(op, d, h) for op, (d, h) in s["opcodes"].items() if d]
+    rows.sort(key=lambda t: (-t[1] / t[2], -t[1]))
+    print("opcodes of differing modules (differing / having), by share:")
+    for op, d, h in rows[:60]:
+        print(f"  {op:32s} {d:4d} / {h:4d}")
+    if show_list:
+        by_name = {r["name"]: r for r in results}
+        for n in s["differing"]:
+            f, x = by_name[n]["fpgaprof"], by_name[n]["xla"]
+            print(f"  {n}: flops {f['flops']:g} vs {x['flops']:g}; bytes {f['bytes']:g} vs {x['bytes']:g}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--jobs", type=int, default=os.cpu_count())
+    ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--json", help="write every module's result here")
+    ap.add_argument("--list", action="store_true", help="list the differing modules")
+    ap.add_argument("--only", nargs="*", help="module file names (or substrings)")
+    ap.add_argument("--no-xla", action="store_true", help="fpgaprof only (parse figures)")
+    a = ap.parse_args(argv)
+    root = corpus_dir()
+    if not root.is_dir():
+        print(f"corpus not found at {root} (set FPGAPROF_XLA_HLO_CORPUS)")
+        return 2
+    paths = corpus_files(root)
+    if a.only:
+        paths = [p for p in paths if any(o in p.name for o in a.only)]
+    t0 = time.monotonic()
+    results = measure(paths, a.jobs, a.timeout, with_xla=not a.no_xla)
+    wall = time.monotonic() - t0
+    s = summarize(results) if not a.no_xla else None
+    if s:
+        print_summary(s, results, a.list)
+    else:
+        status = collections.Counter(r["fpgaprof"]["status"] for r in results)
+        print(f"modules: {len(results)}; fpgaprof: {dict(status)}")
+        causes = collections.Counter(parse_failure_cause(r["fpgaprof"]["message"])
+                                     for r in results if r["fpgaprof"]["status"] == "parse_error")
+        for cause, n in sorted(causes.items(), key=lambda kv: -kv[1]):
+            print(f"  {n:5d}  {cause}")
+    print(f"wall time {wall:.1f} s with {a.jobs} worker processes")
+    if a.json:
+        pathlib.Path(a.json).write_text(json.dumps({"summary": s, "results": results}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
