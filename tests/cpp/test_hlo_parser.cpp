@@ -110,7 +110,9 @@ ENTRY e {
   CHECK(p->shape.dynamic_dims[1]);
   CHECK(p->shape.layout == std::vector<int64_t>{1, 0});
   CHECK(p->shape.memory_space == 1);
-  CHECK(p->shape.byte_size() == 4 * 16 * 2);
+  // a dynamic array also holds its dimension sizes, an s32 each (XLA's shape size)
+  CHECK(p->shape.byte_size() == 4 * 16 * 2 + 2 * 4);
+  CHECK(p->shape.is_dynamic());
   const Instruction* t = e->find("t");
   REQUIRE(t->shape.tuple.size() == 3);
   CHECK(t->shape.tuple[2].type == PrimitiveType::kToken);
@@ -269,9 +271,9 @@ ENTRY e {
   REQUIRE(t->shape.tuple.size() == 2);
   CHECK(t->shape.tuple[1].type == PrimitiveType::kPred);
   CHECK(e->root() == t);
-  // A shape fpgaprof cannot infer is an error naming the instruction.
+  // A shape XLA does not infer (slice, iota, ...) is an error naming the instruction.
   try {
-    parse_hlo_module("HloModule m\nENTRY e {\n  p = f32[4]{0} parameter(0)\n  ROOT b = broadcast(p), dimensions={0}\n}\n");
+    parse_hlo_module("HloModule m\nENTRY e {\n  p = f32[4]{0} parameter(0)\n  ROOT b = slice(p), slice={[0:2]}\n}\n");
     FAIL("no error");
   } catch (const HloParseError& err) {
     CHECK(err.line() == 4);

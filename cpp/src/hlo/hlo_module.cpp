@@ -5,6 +5,7 @@ namespace fpgaprof::hlo {
 int primitive_bits(PrimitiveType t) {
   switch (t) {
     case PrimitiveType::kPred: return 8;
+    case PrimitiveType::kS1: case PrimitiveType::kU1: return 1;
     case PrimitiveType::kS2: case PrimitiveType::kU2: return 2;
     case PrimitiveType::kS4: case PrimitiveType::kU4: case PrimitiveType::kF4E2M1FN: return 4;
     case PrimitiveType::kS8: case PrimitiveType::kU8: case PrimitiveType::kF8E5M2:
@@ -25,6 +26,8 @@ const char* primitive_name(PrimitiveType t) {
   switch (t) {
     case PrimitiveType::kInvalid: return "invalid";
     case PrimitiveType::kPred: return "pred";
+    case PrimitiveType::kS1: return "s1";
+    case PrimitiveType::kU1: return "u1";
     case PrimitiveType::kS2: return "s2";
     case PrimitiveType::kS4: return "s4";
     case PrimitiveType::kS8: return "s8";
@@ -167,12 +170,23 @@ int64_t Shape::byte_size() const {
     for (const Shape& e : tuple) sum += e.byte_size();
     return sum;
   }
+  if (type == PrimitiveType::kOpaque) return 8;  // a pointer (XLA's shape size with 8-byte pointers)
   const int bits = primitive_bits(type);
   if (bits == 0) return 0;
+  // Each dimension of a dynamic array carries its size as an s32 (XLA:CPU and XLA:GPU
+  // ShapeSizeBytes).
+  const int64_t metadata = is_dynamic() ? 4 * static_cast<int64_t>(dims.size()) : 0;
   if (element_size_in_bits > 0 && element_size_in_bits < 8) {
-    return (element_count() * element_size_in_bits + 7) / 8;
+    return (element_count() * element_size_in_bits + 7) / 8 + metadata;
   }
-  return element_count() * ((bits + 7) / 8);
+  return element_count() * ((bits + 7) / 8) + metadata;
+}
+
+bool Shape::is_dynamic() const {
+  for (bool d : dynamic_dims) {
+    if (d) return true;
+  }
+  return false;
 }
 
 const Instruction* Computation::root() const {

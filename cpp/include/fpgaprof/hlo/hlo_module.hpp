@@ -15,10 +15,10 @@ namespace fpgaprof::hlo {
 enum class PrimitiveType : uint8_t {
   kInvalid, kPred, kS2, kS4, kS8, kS16, kS32, kS64, kU2, kU4, kU8, kU16, kU32, kU64,
   kF16, kBF16, kF32, kF64, kF8E5M2, kF8E4M3FN, kF8E4M3B11FNUZ, kF8E5M2FNUZ, kF8E4M3FNUZ,
-  kF8E4M3, kF8E3M4, kF8E8M0FNU, kF4E2M1FN, kC64, kC128, kToken, kTuple, kOpaque,
+  kF8E4M3, kF8E3M4, kF8E8M0FNU, kF4E2M1FN, kC64, kC128, kToken, kTuple, kOpaque, kS1, kU1,
 };
 
-// Size of one element in bits (0 for token/tuple/opaque).
+// Size of one element in bits (0 for token/tuple/opaque; 64 for opaque in byte sizes: a pointer).
 int primitive_bits(PrimitiveType t);
 const char* primitive_name(PrimitiveType t);
 
@@ -27,13 +27,17 @@ struct Shape {
   std::vector<int64_t> dims;                  // empty for scalars
   std::vector<int64_t> layout;                // minor-to-major, empty if not printed
   std::vector<Shape> tuple;                   // elements when type == kTuple
-  std::vector<bool> dynamic_dims;             // true where the dim was printed `<=N` (N kept in dims); empty if none
+  std::vector<bool> dynamic_dims;             // true where the dim was printed `<=N` (N kept in dims) or `?`
+                                              // (unbounded: 0 in dims); empty if none
   int element_size_in_bits = 0;               // layout `E(n)`: packed sub-byte storage; 0 = one byte or more per element
   int memory_space = 0;                       // layout `S(n)`
   bool has_layout = false;                    // a `{...}` layout was printed
   int64_t element_count() const;              // product of dims (1 for scalars); 0 for tuples
   int64_t byte_size() const;                  // sum over tuple elements; sub-byte types take a whole byte each
-                                              // unless the layout packs them (E(n)): then ceil(count*n/8)
+                                              // unless the layout packs them (E(n)): then ceil(count*n/8); a
+                                              // dynamic array adds 4 bytes of size per dimension (XLA's CPU and
+                                              // GPU shape size); opaque 8 bytes (a pointer), token 0
+  bool is_dynamic() const;                    // an array with a `<=N` or `?` dimension
   bool is_tuple() const { return type == PrimitiveType::kTuple; }
   bool is_array() const { return !is_tuple() && type != PrimitiveType::kToken && type != PrimitiveType::kOpaque; }
 };
@@ -87,9 +91,12 @@ struct Instruction {
   std::vector<Shape> operand_shapes; // resolved by the parser
   std::vector<std::size_t> operand_indices;  // position of each operand in the same computation
                                              // (SIZE_MAX for an operand given only by inline shape)
-  std::map<std::string, std::string> attributes;  // raw text of every attribute (kind=, calls=, ...)
+  std::map<std::string, std::string, std::less<>> attributes;  // raw text of every attribute (kind=, calls=,
+                                                               // ...); a value re-wrapped over lines as on one
   std::string fusion_kind;           // "kLoop", "kInput", "kOutput", "kCustom" or empty
   std::vector<std::string> called_computations;   // calls=, to_apply=, body=, condition=, branch_computations=
+                                                  // (a computation written in place there is named
+                                                  // "<instruction>.<attribute>[.<position>]")
   std::string custom_call_target;
   std::string backend_config;        // raw JSON/text
   Metadata metadata;
