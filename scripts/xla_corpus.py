@@ -89,7 +89,7 @@ def _xla_side(text: str) -> dict:
     printed = module.to_string()
     # canonical opcode names (HloOpcode's enum names are CamelCase): from the printed text
     names = set(_OPCODE_RE.findall(printed))
-    custom = printed.count(" custom-call(")
+    custom = len(re.findall(r" custom-call(?:-start)?\(", printed))
     try:
         cost = jax_lib.hlo_module_cost_analysis(client, module)
     except Exception as e:
