@@ -145,6 +145,7 @@ def _xla_side(text: str) -> dict:
     except Exception as e:
         return {"status": "parse_error", "message": f"{type(e).__name__}: {e}"[:500]}
     printed = module.to_string()
+    shapes = _shape_check(text, printed)
     # canonical opcode names (HloOpcode's enum names are CamelCase): from the printed text
     names = set(_OPCODE_RE.findall(printed))
     custom = len(re.findall(r" custom-call(?:-start)?\(", printed))
@@ -156,7 +157,41 @@ def _xla_side(text: str) -> dict:
     return {"status": "ok", "flops": float(cost.get("flops", 0.0)),
             "transcendentals": float(cost.get("transcendentals", 0.0)),
             "bytes": float(cost.get("bytes accessed", 0.0)), "opcodes": sorted(names),
-            "custom_calls": custom}
+            "custom_calls": custom, "shapes": shapes}
+
+
+def _shape_key(s):
+    return ("tuple", tuple(_shape_key(e) for e in s.tuple)) if s.tuple else (s.dtype, tuple(s.dims))
+
+
+def _shape_check(text: str, printed: str) -> dict:
+    """Every instruction's shape as fpgaprof reads (or infers) it from the text against the
+    shape XLA printed for it, matched by name, in modules whose instruction names are unique
+    across computations (XLA renames clashing names module-wide, which would pair different
+    instructions); instructions written in place as operands, which XLA names itself, are
+    left out."""
+    import fpgaprof
+
+    try:
+        ours, theirs = fpgaprof.hlo.analyze(text), fpgaprof.hlo.analyze(printed)
+    except Exception as e:  # a parse failure is reported by the other checks
+        return {"checked": 0, "differing": [], "error": f"{type(e).__name__}: {e}"[:200]}
+
+    def unique(m):
+        seen, dup = {}, set()
+        for c in m.computations:
+            for i in c.instructions:
+                if i.name in seen:
+                    dup.add(i.name)
+                seen[i.name] = i
+        return {n: i for n, i in seen.items() if n not in dup}
+
+    a, b = unique(ours), unique(theirs)
+    if len(a) != sum(len(c.instructions) for c in ours.computations):
+        return {"checked": 0, "differing": []}
+    differing = [f"{n}: {_shape_key(a[n].shape)} vs XLA {_shape_key(b[n].shape)}"
+                 for n in a if n in b and _shape_key(a[n].shape) != _shape_key(b[n].shape)]
+    return {"checked": sum(1 for n in a if n in b), "differing": differing[:10]}
 
 
 def measure_one(path: str, with_xla: bool = True, progress=None) -> dict:
@@ -337,6 +372,9 @@ def summarize(results: list[dict]) -> dict:
         "exact": len(exact), "within_1e-5": len(close),
         "with_custom_calls": len(cc), "custom_call_modules_agreeing": len(cc_ok),
         "custom_call_modules_differing": sorted(r["name"] for r in cc if not agrees(r)),
+        "shapes_checked": sum(r.get("xla", {}).get("shapes", {}).get("checked", 0) for r in results),
+        "shape_differences": {r["name"]: r["xla"]["shapes"]["differing"] for r in results
+                              if r.get("xla", {}).get("shapes", {}).get("differing")},
     }
 
 
@@ -360,6 +398,10 @@ def print_summary(s: dict, results: list[dict], show_list: bool = False) -> None
           f"charged XLA's -1: {s['custom_call_modules_agreeing']}")
     for n in s["custom_call_modules_differing"][:20]:
         print(f"  differs with custom calls charged as XLA does: {n}")
+    print(f"instruction shapes read or inferred against XLA's: {s['shapes_checked']} checked, "
+          f"{len(s['shape_differences'])} modules with a difference")
+    for n, d in list(s["shape_differences"].items())[:10]:
+        print(f"  {n}: {d[:3]}")
     rows = [(op, d, h) for op, (d, h) in s["opcodes"].items() if d]
     rows.sort(key=lambda t: (-t[1] / t[2], -t[1]))
     print("opcodes of differing modules (differing / having), by share:")

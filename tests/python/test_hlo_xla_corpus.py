@@ -102,6 +102,15 @@ def test_costs_are_xlas_or_documented(corpus_run):
     assert not stale, f"listed in {DIFFERENCES.name} but now equal to XLA: {stale}"
 
 
+def test_shapes_are_xlas(corpus_run):
+    """Every instruction's shape, read or inferred (XLA's shape inference), is the one XLA
+    gives it: checked on each instruction whose name is unique in the module and in XLA's
+    printed form of it."""
+    _, _, s = corpus_run
+    assert s["shapes_checked"] > 60000
+    assert not s["shape_differences"]
+
+
 def test_at_least_99_percent_within_one_percent(corpus_run):
     _, _, s = corpus_run
     assert s["both_within"] >= 0.99 * s["compared"]

@@ -43,23 +43,41 @@ inline bool is_space(char c) { return kChars.space[static_cast<unsigned char>(c)
 inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 PrimitiveType primitive_from_name(std::string_view n) {
-  if (n.empty() || n.size() > 13) return PrimitiveType::kInvalid;
-  static const std::unordered_map<std::string_view, PrimitiveType> kTypes = {
-      {"pred", PrimitiveType::kPred}, {"s1", PrimitiveType::kS1}, {"s2", PrimitiveType::kS2},
-      {"s4", PrimitiveType::kS4}, {"s8", PrimitiveType::kS8}, {"s16", PrimitiveType::kS16},
-      {"s32", PrimitiveType::kS32}, {"s64", PrimitiveType::kS64}, {"u1", PrimitiveType::kU1},
-      {"u2", PrimitiveType::kU2}, {"u4", PrimitiveType::kU4}, {"u8", PrimitiveType::kU8},
-      {"u16", PrimitiveType::kU16}, {"u32", PrimitiveType::kU32}, {"u64", PrimitiveType::kU64},
-      {"f16", PrimitiveType::kF16}, {"bf16", PrimitiveType::kBF16}, {"f32", PrimitiveType::kF32},
-      {"f64", PrimitiveType::kF64}, {"f8e5m2", PrimitiveType::kF8E5M2}, {"f8e4m3fn", PrimitiveType::kF8E4M3FN},
+  if (n.size() < 2 || n.size() > 13) return PrimitiveType::kInvalid;
+  struct Entry {
+    std::string_view name;
+    PrimitiveType type;
+  };
+  // By first letter: a name is compared only with the few types that start like it.
+  static constexpr Entry kF[] = {
+      {"f32", PrimitiveType::kF32}, {"f16", PrimitiveType::kF16}, {"f64", PrimitiveType::kF64},
+      {"f8e5m2", PrimitiveType::kF8E5M2}, {"f8e4m3fn", PrimitiveType::kF8E4M3FN},
       {"f8e4m3b11fnuz", PrimitiveType::kF8E4M3B11FNUZ}, {"f8e5m2fnuz", PrimitiveType::kF8E5M2FNUZ},
       {"f8e4m3fnuz", PrimitiveType::kF8E4M3FNUZ}, {"f8e4m3", PrimitiveType::kF8E4M3},
       {"f8e3m4", PrimitiveType::kF8E3M4}, {"f8e8m0fnu", PrimitiveType::kF8E8M0FNU},
-      {"f4e2m1fn", PrimitiveType::kF4E2M1FN}, {"c64", PrimitiveType::kC64}, {"c128", PrimitiveType::kC128},
-      {"token", PrimitiveType::kToken}, {"opaque", PrimitiveType::kOpaque},
+      {"f4e2m1fn", PrimitiveType::kF4E2M1FN}};
+  static constexpr Entry kS[] = {
+      {"s32", PrimitiveType::kS32}, {"s64", PrimitiveType::kS64}, {"s8", PrimitiveType::kS8},
+      {"s16", PrimitiveType::kS16}, {"s4", PrimitiveType::kS4}, {"s2", PrimitiveType::kS2}, {"s1", PrimitiveType::kS1}};
+  static constexpr Entry kU[] = {
+      {"u32", PrimitiveType::kU32}, {"u8", PrimitiveType::kU8}, {"u64", PrimitiveType::kU64},
+      {"u16", PrimitiveType::kU16}, {"u4", PrimitiveType::kU4}, {"u2", PrimitiveType::kU2}, {"u1", PrimitiveType::kU1}};
+  static constexpr Entry kOther[] = {
+      {"pred", PrimitiveType::kPred}, {"bf16", PrimitiveType::kBF16}, {"c64", PrimitiveType::kC64},
+      {"c128", PrimitiveType::kC128}, {"token", PrimitiveType::kToken}, {"opaque", PrimitiveType::kOpaque}};
+  auto find = [&](const auto& table) {
+    for (const Entry& e : table) {
+      if (e.name == n) return e.type;
+    }
+    return PrimitiveType::kInvalid;
   };
-  auto it = kTypes.find(n);
-  return it == kTypes.end() ? PrimitiveType::kInvalid : it->second;
+  switch (n[0]) {
+    case 'f': return find(kF);
+    case 's': return find(kS);
+    case 'u': return find(kU);
+    case 'p': case 'b': case 'c': case 't': case 'o': return find(kOther);
+    default: return PrimitiveType::kInvalid;
+  }
 }
 
 // Strips one level of quotes and resolves backslash escapes ("a\"b" -> a"b).
@@ -379,7 +397,8 @@ class HloParser {
       if (pos_ == key_start) fail("a module attribute name");
       const std::string_view key = s_.substr(key_start, pos_ - key_start);
       skip_ws();
-      expect_char('=', "'=' after module attribute '" + std::string(key) + "'");
+      if (peek() != '=') fail("'=' after module attribute '" + std::string(key) + "'");
+      ++pos_;
       const std::size_t value_pos = pos_;
       const std::string_view value = scan_value();
       if (value.empty()) fail_at(value_pos, "a value for module attribute '" + std::string(key) + "'");
@@ -468,10 +487,9 @@ class HloParser {
     if (c == '(') return true;
     const std::size_t e = ident_end(pos_);
     if (e == pos_) return false;
-    const std::string_view word = s_.substr(pos_, e - pos_);
-    if (word == "b" && e < s_.size() && s_[e] == '(') return true;
+    if (e == pos_ + 1 && c == 'b' && e < s_.size() && s_[e] == '(') return true;
     // An element type name and '[' (an instruction may be named `s2`).
-    return primitive_from_name(word) != PrimitiveType::kInvalid && next_char_after(e) == '[';
+    return next_char_after(e) == '[' && primitive_from_name(s_.substr(pos_, e - pos_)) != PrimitiveType::kInvalid;
   }
 
   // The first character at or after `at` that is not whitespace ('\0' at the end).
@@ -639,7 +657,8 @@ class HloParser {
     }
     parse_computation_attributes();
     skip_ws();
-    expect_char('{', "'{' opening the body of computation '" + comp.name + "'");
+    if (peek() != '{') fail("'{' opening the body of computation '" + comp.name + "'");
+    ++pos_;
     parse_instruction_list(comp);
     parse_computation_attributes();  // trailing `, execution_thread="..."`
     add_computation(std::move(comp));
@@ -684,7 +703,21 @@ class HloParser {
     if (++computation_depth_ > 8) fail("computations written in place less deeply nested");
     std::unordered_map<std::string_view, std::size_t> local;
     bool saw_root = false;
-    comp.instructions.reserve(16);
+    {
+      // About one instruction a line, up to the first line that starts with '}': reserving
+      // spares moving instructions as the vector grows. Linear: each body is scanned once more.
+      std::size_t lines = 1;
+      for (const char* p = s_.data() + pos_; p < s_.data() + s_.size();) {
+        const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(s_.data() + s_.size() - p));
+        if (nl == nullptr) break;
+        p = static_cast<const char*>(nl) + 1;
+        while (p < s_.data() + s_.size() && (*p == ' ' || *p == '\t')) ++p;
+        if (p < s_.data() + s_.size() && *p == '}') break;
+        ++lines;
+      }
+      comp.instructions.reserve(std::min<std::size_t>(lines, 1 << 16));
+      local.reserve(std::min<std::size_t>(lines, 1 << 16));
+    }
     while (true) {
       skip_ws();
       if (eof()) fail("'}' closing computation '" + comp.name + "'");
@@ -973,7 +1006,8 @@ class HloParser {
       if (pos_ == key_start) fail("an attribute name");
       const std::string_view key = s_.substr(key_start, pos_ - key_start);
       skip_ws();
-      expect_char('=', "'=' after attribute '" + std::string(key) + "'");
+      if (peek() != '=') fail("'=' after attribute '" + std::string(key) + "'");
+      ++pos_;
       skip_ws();
       if (is_computation_attribute(key)) {
         parse_computation_attribute(ins, key);
@@ -1008,7 +1042,11 @@ class HloParser {
         text += "%" + name;
         return;
       }
-      const std::string_view n = name_token("a computation name for " + std::string(key) + "=");
+      if (peek() == '%') ++pos_;
+      const std::size_t start = pos_;
+      pos_ = ident_end(pos_);
+      if (pos_ == start) fail("a computation name for " + std::string(key) + "=");
+      const std::string_view n = s_.substr(start, pos_ - start);
       ins.called_computations.emplace_back(n);
       text += "%";
       text += n;
