@@ -414,6 +414,79 @@ def print_summary(s: dict, results: list[dict], show_list: bool = False) -> None
             print(f"  {n}: flops {f['flops']:g} vs {x['flops']:g}; bytes {f['bytes']:g} vs {x['bytes']:g}")
 
 
+BEGIN_MARK = "<!-- xla-corpus:begin (scripts/xla_corpus.py --markdown writes this section) -->"
+END_MARK = "<!-- xla-corpus:end -->"
+
+
+def markdown(s: dict, results: list[dict], wall: float, jobs: int) -> str:
+    """The corpus figures as the generated section of docs/hlo-validation.md."""
+    import platform
+
+    try:
+        import jax
+        import jaxlib
+
+        versions = f"JAX {jax.__version__}, jaxlib {jaxlib.__version__}"
+    except Exception:  # pragma: no cover - the XLA side needs jax anyway
+        versions = "jaxlib unknown"
+    c, cc = s["compared"], s["with_custom_calls"]
+    pct = lambda n, d: f"{n} of {d} ({100.0 * n / max(d, 1):.1f} %)"
+    slowest_fp = max((r.get("fpgaprof_s", 0.0) for r in results), default=0.0)
+    slowest_xla = max((r.get("xla_s", 0.0) for r in results), default=0.0)
+    status = ", ".join(f"{k} {v}" for k, v in sorted(s["fpgaprof_status"].items()))
+    causes = s["parse_failure_causes"]
+    lines = [
+        BEGIN_MARK,
+        "",
+        f"{s['modules']} modules, {versions} (XLA on a CPU client), Python {platform.python_version()}; "
+        f"{wall:.1f} s with {jobs} worker processes (slowest module: fpgaprof {slowest_fp * 1000:.0f} ms, "
+        f"XLA {slowest_xla * 1000:.0f} ms).",
+        "",
+        "| | modules |",
+        "|---|---:|",
+        f"| fpgaprof: {status} | {s['modules']} |",
+        f"| parse failures | {sum(causes.values())} |",
+        f"| without custom calls, compared | {c} |",
+        f"| — FLOPs within 1 % of XLA's | {pct(s['flops_within'], c)} |",
+        f"| — bytes accessed within 1 % | {pct(s['bytes_within'], c)} |",
+        f"| — both within 1 % | {pct(s['both_within'], c)} |",
+        f"| — FLOPs, transcendentals and bytes equal | {pct(s['exact'], c)} |",
+        f"| — all within 10⁻⁵ (XLA sums in float32) | {pct(s['within_1e-5'], c)} |",
+        f"| with custom calls, agreeing within 1 % once each call is charged XLA's −1 | "
+        f"{pct(s['custom_call_modules_agreeing'], cc)} |",
+        f"| instruction shapes read or inferred, checked against XLA's | {s['shapes_checked']} instructions, "
+        f"{len(s['shape_differences'])} modules differing |",
+        "",
+    ]
+    if causes:
+        lines += ["Parse failures by cause:", ""]
+        lines += [f"- {n}: {cause}" for cause, n in sorted(causes.items(), key=lambda kv: -kv[1])]
+        lines.append("")
+    differing = [(op, d, h) for op, (d, h) in s["opcodes"].items() if d]
+    if differing:
+        lines += ["Modules differing by more than 1 % (no custom call), by opcode they contain "
+                  "(differing / having):", ""]
+        lines += [f"- `{op}`: {d} / {h}" for op, d, h in sorted(differing, key=lambda t: -t[1])[:30]]
+        lines.append("")
+    else:
+        lines += ["No module without custom calls differs by more than 1 %; "
+                  "none differs beyond XLA's float32 rounding.", ""]
+    lines.append(END_MARK)
+    return "\n".join(lines)
+
+
+def write_markdown(path: str, section: str) -> None:
+    p = pathlib.Path(path)
+    text = p.read_text(encoding="utf-8")
+    if BEGIN_MARK in text and END_MARK in text:
+        head = text[:text.index(BEGIN_MARK)]
+        tail = text[text.index(END_MARK) + len(END_MARK):]
+        text = head + section + tail
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    p.write_text(text, encoding="utf-8")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
@@ -422,6 +495,8 @@ def main(argv=None) -> int:
     ap.add_argument("--list", action="store_true", help="list the differing modules")
     ap.add_argument("--only", nargs="*", help="module file names (or substrings)")
     ap.add_argument("--no-xla", action="store_true", help="fpgaprof only (parse figures)")
+    ap.add_argument("--markdown", metavar="DOC", help="write the figures into DOC's generated section "
+                    "(docs/hlo-validation.md)")
     a = ap.parse_args(argv)
     root = corpus_dir()
     if not root.is_dir():
@@ -444,6 +519,9 @@ def main(argv=None) -> int:
         for cause, n in sorted(causes.items(), key=lambda kv: -kv[1]):
             print(f"  {n:5d}  {cause}")
     print(f"wall time {wall:.1f} s with {a.jobs} worker processes")
+    if a.markdown and s:
+        write_markdown(a.markdown, markdown(s, results, wall, a.jobs))
+        print(f"wrote the corpus section of {a.markdown}")
     if a.json:
         pathlib.Path(a.json).write_text(json.dumps({"summary": s, "results": results}, indent=1))
     return 0

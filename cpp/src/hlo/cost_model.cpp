@@ -911,7 +911,7 @@ class CostModel {
       for (std::size_t o : i.operand_indices) {
         if (o >= u.size()) continue;
         auto& list = u[o];
-        if (std::find(list.begin(), list.end(), k) == list.end()) list.push_back(k);
+        if (list.empty() || list.back() != k) list.push_back(k);  // k ascends: repeats are adjacent
       }
     }
     return users_.emplace(comp_idx, std::move(u)).first->second;
