@@ -161,7 +161,12 @@ def _xla_side(text: str) -> dict:
 
 
 def _shape_key(s):
-    return ("tuple", tuple(_shape_key(e) for e in s.tuple)) if s.tuple else (s.dtype, tuple(s.dims))
+    """Element type, dimensions and layout (minor to major; XLA's default where none is given)."""
+    if s.tuple:
+        return ("tuple", tuple(_shape_key(e) for e in s.tuple))
+    dims = tuple(s.dims)
+    layout = tuple(s.layout) if len(s.layout) == len(dims) else tuple(range(len(dims) - 1, -1, -1))
+    return (s.dtype, dims, layout)
 
 
 def _shape_check(text: str, printed: str) -> dict:

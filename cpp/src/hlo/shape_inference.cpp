@@ -279,10 +279,33 @@ std::string infer(Instruction& ins, const Module& m) {
   if (op == "transpose") {
     if (!need(1) || !array(0)) return "an array operand";
     const std::vector<int64_t> perm = attr::ints(ins, "dimensions");
-    if (perm.size() != ops[0].dims.size() || !valid_dims(perm, perm.size())) return "a permutation in dimensions=";
+    std::vector<int64_t> sorted = perm;
+    std::sort(sorted.begin(), sorted.end());
+    if (perm.size() != ops[0].dims.size() || !valid_dims(perm, perm.size()) ||
+        std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+      return "a permutation in dimensions=";
+    }
     Builder b(ops[0].type);
     for (int64_t p : perm) b.add_from(ops[0], static_cast<std::size_t>(p));
     ins.shape = b.done();
+    // ShapeUtil::PermuteDimensions keeps the elements where they are: the layout follows the
+    // dimensions (the operand's, or XLA's default), so the transpose is a bitcast.
+    const std::size_t rank = perm.size();
+    std::vector<int64_t> in_layout = ops[0].layout;
+    if (in_layout.size() != rank) {
+      in_layout.resize(rank);
+      for (std::size_t k = 0; k < rank; ++k) in_layout[k] = static_cast<int64_t>(rank - 1 - k);
+    }
+    std::vector<int64_t> inverse(rank, 0);
+    for (std::size_t i = 0; i < rank; ++i) inverse[static_cast<std::size_t>(perm[i])] = static_cast<int64_t>(i);
+    ins.shape.layout.resize(rank);
+    for (std::size_t k = 0; k < rank; ++k) {
+      const int64_t l = in_layout[k];
+      if (l < 0 || static_cast<std::size_t>(l) >= rank) return "a valid operand layout";
+      ins.shape.layout[k] = inverse[static_cast<std::size_t>(l)];
+    }
+    ins.shape.has_layout = true;
+    ins.shape.element_size_in_bits = ops[0].element_size_in_bits;
     return {};
   }
   if (op == "concatenate") {
@@ -299,6 +322,10 @@ std::string infer(Instruction& ins, const Module& m) {
     }
     r.type = ops[0].type;
     for (std::size_t k = 1; k < n; ++k) r.type = higher_precision(r.type, ops[k].type);
+    r.layout.clear();  // a new shape: XLA's default layout
+    r.has_layout = false;
+    r.element_size_in_bits = 0;
+    r.memory_space = 0;
     ins.shape = std::move(r);
     return {};
   }
