@@ -898,3 +898,17 @@ TEST_CASE("dynamic shapes: a size per dimension, an unbounded dimension counts n
   CHECK(ins(u, "n").cost.flops == 0);
   CHECK(ins(u, "n").cost.bytes_accessed() == 16);
 }
+
+TEST_CASE("absurd dimension sizes saturate instead of overflowing", "[hlo][cost]") {
+  // Found by the fuzzer: a kernel of 10^16 x 11 x 11 x ... elements. Sizes saturate at
+  // INT64_MAX, a convolution too large to enumerate counts the upper bound; nothing overflows.
+  Module m = run(R"(  lhs = f32[3,3,7,7] parameter(0)
+  rhs = f32[9999999999999995,11,11,2,7] parameter(1)
+  big = f32[4611686018427387904,4] parameter(2)
+  n = f32[4611686018427387904,4] negate(big)
+  ROOT c = f32[3,3,7,7] convolution(lhs, rhs), window={size=11811 pad=3_26x3_6 stride=2x1}, dim_labels=01bf_o01i->f01b
+)");
+  CHECK(ins(m, "n").cost.flops == static_cast<double>(INT64_MAX));
+  CHECK(ins(m, "n").cost.bytes_written == static_cast<double>(INT64_MAX));
+  CHECK(ins(m, "c").cost.flops >= 0);
+}

@@ -675,6 +675,13 @@ class CostModel {
       const int64_t kl = dim(rhs, cd.kernel_spatial[k]), ol = dim(out, cd.output_spatial[k]),
                     il = dim(lhs, cd.input_spatial[k]);
       int64_t valid = 0;
+      constexpr int64_t kBig = int64_t{1} << 31;  // beyond any real convolution: no overflow below
+      const bool huge = kl > kBig || ol > kBig || il > kBig || std::abs(d.pad_lo) > kBig || d.stride > kBig ||
+                        d.stride < 1 || d.base_dilation > kBig || d.base_dilation < 1 || d.window_dilation > kBig;
+      if (huge || kl > 10'000'000) {
+        positions *= static_cast<double>(ol) * static_cast<double>(kl);  // too large to enumerate; upper bound
+        continue;
+      }
       if (d.stride == 1 && d.base_dilation == 1) {
         // Unit stride, no base dilation: kernel tap kk meets input positions o - pad_lo +
         // kk * window_dilation, o in [0, ol): those in [0, il) count.

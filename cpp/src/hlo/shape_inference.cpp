@@ -1,6 +1,7 @@
 #include "hlo/shape_inference.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string_view>
 #include <vector>
 
@@ -122,12 +123,18 @@ bool window_output(const Shape& base, const std::vector<attr::WindowDim>& w, Bui
       why = "a window with positive sizes, strides and dilations";
       return false;
     }
-    const int64_t b = base.dims[i];
-    const int64_t dilated_base = b == 0 ? 0 : (b - 1) * d.base_dilation + 1;
-    const int64_t padded = d.pad_lo + dilated_base + d.pad_hi;
-    const int64_t dilated_window = (d.size - 1) * d.window_dilation + 1;
-    const int64_t n = padded <= 0 || dilated_window > padded ? 0 : (padded - dilated_window) / d.stride + 1;
-    out.add(n, dynamic(base, i));
+    // In double: sizes beyond 2^40 are no real shape and must not overflow.
+    const double b = static_cast<double>(base.dims[i]);
+    const double dilated_base = b == 0 ? 0 : (b - 1) * static_cast<double>(d.base_dilation) + 1;
+    const double padded = static_cast<double>(d.pad_lo) + dilated_base + static_cast<double>(d.pad_hi);
+    const double dilated_window = static_cast<double>(d.size - 1) * static_cast<double>(d.window_dilation) + 1;
+    const double n =
+        padded <= 0 || dilated_window > padded ? 0 : std::floor((padded - dilated_window) / static_cast<double>(d.stride)) + 1;
+    if (n > static_cast<double>(kMaxDim)) {
+      why = "a window leaving a valid size";
+      return false;
+    }
+    out.add(static_cast<int64_t>(n), dynamic(base, i));
   }
   return true;
 }
@@ -317,8 +324,8 @@ std::string infer(Instruction& ins, const Module& m) {
     const auto d = static_cast<std::size_t>(dim[0]);
     for (std::size_t k = 1; k < n; ++k) {
       if (!array(k) || ops[k].dims.size() != r.dims.size()) return "operands of the same rank";
+      if (r.dims[d] > kMaxDim || ops[k].dims[d] > kMaxDim) return "smaller operands";
       r.dims[d] += ops[k].dims[d];
-      if (r.dims[d] > kMaxDim) return "smaller operands";
     }
     r.type = ops[0].type;
     for (std::size_t k = 1; k < n; ++k) r.type = higher_precision(r.type, ops[k].type);
@@ -335,12 +342,13 @@ std::string infer(Instruction& ins, const Module& m) {
     if (!attr::padding(ins, pads) || pads.size() != ops[0].dims.size()) return "padding= for every dimension";
     Builder b(ops[0].type);
     for (std::size_t d = 0; d < pads.size(); ++d) {
-      const int64_t size = ops[0].dims[d];
+      const double size = static_cast<double>(ops[0].dims[d]);
       const attr::PadDim& p = pads[d];
       if (p.interior < 0) return "non-negative interior padding";
-      const int64_t out = p.lo + p.hi + size + std::max<int64_t>(size - 1, 0) * p.interior;
-      if (out < 0 || out > kMaxDim) return "padding that leaves a valid size";
-      b.add(out, dynamic(ops[0], d));
+      const double out = static_cast<double>(p.lo) + static_cast<double>(p.hi) + size +
+                         std::max(size - 1, 0.0) * static_cast<double>(p.interior);
+      if (out < 0 || out > static_cast<double>(kMaxDim)) return "padding that leaves a valid size";
+      b.add(static_cast<int64_t>(out), dynamic(ops[0], d));
     }
     ins.shape = b.done();
     return {};
