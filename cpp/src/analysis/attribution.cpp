@@ -801,6 +801,11 @@ AttributionResult attribute(const TraceStore& store, const std::vector<hlo::Modu
   return at.run();
 }
 
+std::string module_parse_warning(const HloModuleText& module, std::string_view why) {
+  return "HLO module " + module.name + " (program_id " + std::to_string(module.program_id) + ") could not be analysed (" +
+         std::string(why) + "); its kernels get op names from XLA's ranges only, without costs";
+}
+
 AttributionResult attribute(const TraceStore& store) {
   std::vector<hlo::Module> modules(store.hlo_modules.size());
   std::vector<std::string> warnings;
@@ -811,9 +816,7 @@ AttributionResult attribute(const TraceStore& store) {
       // Error(kHloParse) normally; anything else from the parser is reported the same way
       // rather than losing the whole attribution.
       modules[i] = hlo::Module{};
-      warnings.push_back("HLO module " + store.hlo_modules[i].name + " (program_id " +
-                         std::to_string(store.hlo_modules[i].program_id) + ") could not be analysed (" +
-                         e.what() + "); its kernels get op names from XLA's ranges only, without costs");
+      warnings.push_back(module_parse_warning(store.hlo_modules[i], e.what()));
     }
   }
   AttributionResult res = attribute(store, modules);

@@ -174,6 +174,12 @@ const char* bound_name(Bound b) {
   }
 }
 
+const char* cost_basis_name(const OpCost& op, const RooflinePoint& point) {
+  if (op.cost_from_author) return "author";
+  if (op.cost_known) return "static";
+  return point.has_measured ? "measured" : "lower bound";
+}
+
 std::vector<MeasuredKernel> measured_kernels(const TraceStore& store) {
   std::vector<MeasuredKernel> out;
   if (store.counters.empty()) return out;

@@ -173,8 +173,13 @@ struct AttributionResult {
 };
 
 // Attributes with modules parsed (and costed) from store.hlo_modules; a module that fails to
-// parse is skipped with a warning (its kernels can still get module/op names from ranges).
+// parse is skipped with a warning (module_parse_warning; its kernels can still get module/op
+// names from ranges).
 AttributionResult attribute(const TraceStore& store);
+
+// The warning attribute(store) puts first in AttributionResult::warnings for a module of the
+// store that could not be parsed or costed (`why`: the parser's message).
+std::string module_parse_warning(const HloModuleText& module, std::string_view why);
 
 // Same with already analysed modules: modules[i] belongs to store.hlo_modules[i] (a module with
 // an empty name stands for one that is unavailable). Throws Error(kInvalidArgument) when the

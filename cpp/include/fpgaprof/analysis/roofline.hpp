@@ -144,6 +144,11 @@ RooflineReport analyze_roofline(const TraceStore& store, const Ceilings& ceiling
                                 const std::vector<OpCost>& ops, const std::vector<uint32_t>& op_of_kernel,
                                 const RooflineOptions& options = {});
 
+// Where an op's FLOPs and bytes come from: "author" (a custom kernel's own figures), "static"
+// (the cost rules), "measured" (no rule; the counters measured its kernels: `point`'s measured_*
+// values), else "lower bound" (its operands and results only; FLOPs unknown).
+const char* cost_basis_name(const OpCost& op, const RooflinePoint& point);
+
 // Bound of one point under `ceilings` (used by analyze_roofline; exposed for tests).
 Bound classify(const RooflinePoint& p, const Ceilings& ceilings, uint32_t sm_count,
                const RooflineOptions& options);
