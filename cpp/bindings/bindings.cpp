@@ -14,6 +14,7 @@
 #include "fpgaprof/analysis/op_inputs.hpp"
 #include "fpgaprof/analysis/region_paths.hpp"
 #include "fpgaprof/analysis/roofline.hpp"
+#include "fpgaprof/analysis/trace_analysis.hpp"
 #include "fpgaprof/analysis/transfer_analysis.hpp"
 #include "fpgaprof/counters.hpp"
 #include "fpgaprof/error.hpp"
@@ -236,8 +237,9 @@ PYBIND11_MODULE(_core, m) {
       d["unique_hlo_op_id"] = r.unique_hlo_op_id;
       return d;
     }, py::arg("text"));
-    a.def("sanitize_kernel_name", [](const std::string& s) { return sanitize_kernel_name(s); });
-    a.def("library_of_kernel", [](const std::string& s) { return library_of_kernel(s); });
+    a.def("sanitize_kernel_name", [](const std::string& s) { return sanitize_kernel_name(s); }, py::arg("hlo_name"),
+          "The kernel name XLA gives an HLO instruction: each character outside [A-Za-z0-9_$] becomes '_'.");
+    a.def("library_of_kernel", [](const std::string& s) { return library_of_kernel(s); }, py::arg("kernel_name"));
   }
   // -- roofline/fpga --
   {
@@ -300,7 +302,7 @@ PYBIND11_MODULE(_core, m) {
         auto d = h.cast<py::dict>(); RegionRecord g;
         g.start_ns = u64(d, "start_ns", 0); g.end_ns = u64(d, "end_ns", 0); g.thread_id = u32(d, "thread_id", 0);
         g.name = s->strings.intern(d.contains("name") ? d["name"].cast<std::string>() : "");
-        g.parent = u32(d, "parent", kNone32);
+        g.parent = u32(d, "parent", kNone32); g.depth = u32(d, "depth", 0);
         s->regions.push_back(g);
       }
       for (auto h : rows("syncs")) {
@@ -675,65 +677,42 @@ PYBIND11_MODULE(_core, m) {
       return ceilings_dict(table_ceilings(store.devices[device]));
     }, py::arg("store"), py::arg("device") = 0);
 
-    // The whole analysis in one call (GIL released for the C++ part). `ceilings`: a dict as
-    // table_ceilings returns (e.g. merged with measured values) or None for the table.
-    // `region_rows`: "path" (one row per region path, instances summed) or "instance" (one row
-    // per region record) for the transfer groups, memory regions and roofline regions.
+    // The whole analysis in one call: analyze_trace (GIL released), its result converted.
+    // `ceilings`: a dict as table_ceilings returns (e.g. merged with measured values) or None for
+    // the table. `region_rows`: "path" (one row per region path, instances summed) or "instance"
+    // (one row per region record) for the transfer groups, memory regions and roofline regions.
+    // `with_attribution`: also return the analysis' AttributionResult under "attribution" (equal
+    // to attribution.attribute(store); not kept otherwise, 4 bytes per kernel).
     r.def("analyze", [=](const TraceStore& store, py::object ceilings_obj, py::object target_obj,
                          double workload_ns, bool inputs_cross_link, uint64_t tiny_bytes,
                          uint64_t tiny_flood_count, uint64_t latency_kernel_ns, std::size_t top_buffers,
-                         const std::string& region_rows_name) {
+                         const std::string& region_rows_name, bool with_attribution) {
       if (region_rows_name != "path" && region_rows_name != "instance")
         throw Error(ErrorKind::kInvalidArgument, "region_rows='" + region_rows_name +
                                                      "': use 'path' (one row per region path) or 'instance'");
-      const RegionRows region_rows = region_rows_name == "path" ? RegionRows::kPaths : RegionRows::kInstances;
-      Ceilings c;
-      if (!ceilings_obj.is_none()) c = ceilings_from(ceilings_obj.cast<py::dict>());
-      else if (!store.devices.empty()) c = table_ceilings(store.devices.front());
-      const FpgaTarget target = py::isinstance<py::str>(target_obj) ? fpga_preset(target_obj.cast<std::string>())
-                                                                    : target_from(target_obj.cast<py::dict>());
-      TransferReport tr; MemoryReport mr; RooflineReport rr; FpgaReport fr; OpInputs in;
-      std::vector<FpgaRegionCandidate> fregions;
-      DeviceReport dvr;  // per-device rows and load balance
-      std::vector<std::string> warnings;
-      RegionPaths paths;  // one grouping for every per-path table
+      AnalysisOptions o;
+      o.region_rows = region_rows_name == "path" ? RegionRows::kPaths : RegionRows::kInstances;
+      if (!ceilings_obj.is_none()) o.ceilings = ceilings_from(ceilings_obj.cast<py::dict>());
+      o.fpga_target = py::isinstance<py::str>(target_obj) ? fpga_preset(target_obj.cast<std::string>())
+                                                          : target_from(target_obj.cast<py::dict>());
+      o.workload_ns = workload_ns; o.inputs_cross_link = inputs_cross_link;
+      o.tiny_bytes = tiny_bytes; o.tiny_flood_count = tiny_flood_count;
+      o.latency_kernel_ns = latency_kernel_ns; o.top_buffers = top_buffers;
+      TraceAnalysis a;
       {
         py::gil_scoped_release nogil;
-        paths = RegionPaths(store);
-        std::vector<hlo::Module> modules;
-        for (const HloModuleText& t : store.hlo_modules) {
-          try { modules.push_back(hlo::analyze_hlo(t.text)); }
-          catch (const std::exception& e) { modules.emplace_back(); warnings.push_back("HLO module '" + t.name + "': " + e.what()); }
-        }
-        const AttributionResult attr = attribute(store, modules);
-        in = op_inputs(store, attr, modules);
-        const IntervalSet busy = kernel_busy_intervals(store);
-        TransferOptions to;
-        to.tiny_bytes = tiny_bytes; to.tiny_flood_count = tiny_flood_count;
-        to.region_rows = region_rows; to.region_paths = &paths;
-        // A table link peak is device 0's: the analysis takes each device's own from its record
-        // (multi-GPU link %); a measured or user peak applies to every link.
-        if (c.link_bytes_per_s > 0 && c.link_source != CeilingSource::kTable) { to.link_bytes_per_s = c.link_bytes_per_s; to.link_source = ceiling_source_name(c.link_source);
-                                      to.link_description = c.link_description; }
-        tr = analyze_transfers(store, to, in.op_of_memcpy, &busy);
-        mr = analyze_memory(store, top_buffers, {}, region_rows, &paths);
-        DeviceOptions dvo;
-        dvo.link_bytes_per_s = to.link_bytes_per_s;  // a measured or user peak: every link alike
-        dvr = analyze_devices(store, dvo, &mr);
-        RooflineOptions ro;
-        ro.latency_kernel_ns = latency_kernel_ns;
-        ro.region_rows = region_rows; ro.region_paths = &paths;
-        rr = analyze_roofline(store, c, in.ops, in.op_of_kernel, ro);
-        FpgaOptions fo;
-        fo.inputs_cross_link = inputs_cross_link;
-        fo.gpu_link_bytes_per_s = c.link_bytes_per_s;
-        fo.region_paths = &paths;
-        fo.workload_ns = workload_ns > 0 ? workload_ns
-                         : store.meta.end_ns > store.meta.start_ns ? static_cast<double>(store.meta.end_ns - store.meta.start_ns)
-                         : 0.0;
-        fr = rank_fpga_candidates(in.ops, rr, target, fo, in.host_bytes);
-        fregions = rank_fpga_regions(store, in.ops, in.op_of_kernel, rr, target, fo);
+        a = analyze_trace(store, o);
       }
+      const Ceilings& c = a.ceilings;
+      const RegionPaths& paths = a.region_paths;
+      const OpInputs& in = a.op_inputs;
+      const TransferReport& tr = a.transfers;
+      const MemoryReport& mr = a.memory;
+      const DeviceReport& dvr = a.devices;
+      const RooflineReport& rr = a.roofline;
+      const FpgaReport& fr = a.fpga;
+      const std::vector<FpgaRegionCandidate>& fregions = a.fpga_regions;
+      const std::vector<std::string>& warnings = a.warnings;
       py::dict out;
       out["ceilings"] = ceilings_dict(c);
       out["warnings"] = warnings;
@@ -845,21 +824,11 @@ PYBIND11_MODULE(_core, m) {
       {
         py::dict dd, bal;
         py::list drows;
-        for (const DeviceRow& r : dvr.devices) {
+        for (std::size_t i = 0; i < dvr.devices.size(); ++i) {
+          const DeviceRow& r = dvr.devices[i];
           py::dict d, dirs, mem;
           d["device_id"] = r.device_id; d["has_record"] = r.has_record;
-          const bool first = !store.devices.empty() && store.devices.front().id == r.device_id;
-          Ceilings rc = r.ceilings;
-          if (c.link_bytes_per_s > 0 && (c.link_source != CeilingSource::kTable || first)) {
-            rc.link_bytes_per_s = c.link_bytes_per_s; rc.link_source = c.link_source;
-            rc.link_description = c.link_description;
-          }
-          if (first) {
-            for (std::size_t k = 0; k < kPrecisionCount; ++k)
-              if (c.peak_flops_per_s[k] > 0) { rc.peak_flops_per_s[k] = c.peak_flops_per_s[k]; rc.flops_source[k] = c.flops_source[k]; }
-            if (c.dram_bytes_per_s > 0) { rc.dram_bytes_per_s = c.dram_bytes_per_s; rc.dram_source = c.dram_source; }
-          }
-          d["name"] = r.ceilings.device_name; d["ceilings"] = ceilings_dict(rc);
+          d["name"] = r.ceilings.device_name; d["ceilings"] = ceilings_dict(a.device_ceilings[i]);
           d["kernel_count"] = r.kernel_count; d["kernel_time_ns"] = r.kernel_time_ns;
           d["kernel_busy_ns"] = r.kernel_busy_ns; d["copy_count"] = r.copy_count;
           d["copy_bytes"] = r.copy_bytes; d["copy_busy_ns"] = r.copy_busy_ns;
@@ -921,10 +890,7 @@ PYBIND11_MODULE(_core, m) {
         // Where its FLOPs and bytes come from: the cost rules, the custom kernel's own metadata,
         // or (no rule) the counters where they measured it (its measured_* columns), else its
         // operands and results only: a lower bound of the bytes, FLOPs unknown.
-        d["cost_basis"] = in.ops[o].cost_from_author ? "author"
-                          : in.ops[o].cost_known     ? "static"
-                          : rr.ops[o].has_measured   ? "measured"
-                                                     : "lower bound";
+        d["cost_basis"] = cost_basis_name(in.ops[o], rr.ops[o]);
         ops.append(point_dict(rr.ops[o], d));
       }
       for (std::size_t g = 0; g < rr.regions.size(); ++g) {
@@ -1040,10 +1006,45 @@ PYBIND11_MODULE(_core, m) {
       }
       fd["regions"] = rcands;
       out["fpga"] = fd;
+      // Trace totals the reports show (docs/architecture.md, "The analysis result"): busy-time
+      // unions, per region path GPU time, kernels by name, per-device DRAM peaks.
+      const GpuBusyTime& b = a.busy;
+      py::dict totals;
+      totals["kernel_count"] = b.kernel_count; totals["kernel_time_ns"] = b.kernel_time_ns;
+      totals["kernel_busy_ns"] = b.kernel_busy_ns; totals["copy_count"] = b.copy_count;
+      totals["copy_bytes"] = b.copy_bytes; totals["copy_busy_ns"] = b.copy_busy_ns;
+      totals["memset_count"] = b.memset_count; totals["memset_busy_ns"] = b.memset_busy_ns;
+      totals["gpu_busy_ns"] = b.busy_ns;
+      out["totals"] = totals;
+      py::list prows;
+      for (uint32_t p = 0; p < paths.size(); ++p) {
+        const RegionPathGpuTime& g = a.region_path_gpu[p];
+        py::dict d;
+        d["path_index"] = p; path_keys(d, p);
+        d["parent"] = paths.parent(p) == kNone32 ? py::object(py::none()) : py::object(py::int_(paths.parent(p)));
+        d["kernel_count"] = g.kernel_count; d["kernel_ns"] = g.kernel_ns;
+        d["copy_count"] = g.copy_count; d["copy_ns"] = g.copy_ns;
+        d["memset_count"] = g.memset_count; d["memset_ns"] = g.memset_ns; d["gpu_ns"] = g.gpu_ns();
+        prows.append(d);
+      }
+      out["region_paths"] = prows;
+      py::list path_of;
+      for (uint32_t i = 0; i < paths.region_count(); ++i) path_of.append(paths.path_of(i));
+      out["region_path_of"] = path_of;
+      py::list knames;
+      for (const KernelNameStats& k : a.kernels_by_name) {
+        py::dict d;
+        d["kernel"] = store.strings.get(k.name); d["count"] = k.count; d["total_ns"] = k.total_ns;
+        d["min_ns"] = k.min_ns; d["max_ns"] = k.max_ns;
+        knames.append(d);
+      }
+      out["kernels_by_name"] = knames;
+      out["device_dram_bytes_per_s"] = a.device_dram_bytes_per_s;
+      if (with_attribution) out["attribution"] = std::make_shared<AttributionResult>(std::move(a.attribution));
       return out;
     }, py::arg("store"), py::arg("ceilings") = py::none(), py::arg("target") = "alveo-u55c",
        py::arg("workload_ns") = 0.0, py::arg("inputs_cross_link") = true, py::arg("tiny_bytes") = 64 * 1024,
        py::arg("tiny_flood_count") = 1000, py::arg("latency_kernel_ns") = 5000, py::arg("top_buffers") = 20,
-       py::arg("region_rows") = "path");
+       py::arg("region_rows") = "path", py::arg("with_attribution") = false);
   }
 }

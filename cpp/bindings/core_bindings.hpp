@@ -475,6 +475,17 @@ inline void bind_device(py::module_& m) {
 
 inline void bind_store(py::module_& m) {
   bind_device(m);
+  // The names of the record enums, indexed by value (record_schema.hpp; the trace file keeps the
+  // values): COPY_KIND_NAMES[1] == "HtoD".
+  const auto names = [](std::span<const char* const> v) {
+    py::tuple t(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) t[i] = py::str(v[i]);
+    return t;
+  };
+  m.attr("COPY_KIND_NAMES") = names(kCopyKindNames);
+  m.attr("MEMORY_KIND_NAMES") = names(kMemoryKindNames);
+  m.attr("API_KIND_NAMES") = names(kApiKindNames);
+  m.attr("SYNC_KIND_NAMES") = names(kSyncKindNames);
   py::class_<HloModuleText>(m, "HloModuleText")
       .def(py::init([](std::string name, int64_t program_id, std::string text) {
              return HloModuleText{std::move(name), program_id, std::move(text)};
