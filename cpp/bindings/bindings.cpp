@@ -16,7 +16,7 @@
 #include "fpgaprof/analysis/roofline.hpp"
 #include "fpgaprof/analysis/trace_analysis.hpp"
 #include "fpgaprof/analysis/transfer_analysis.hpp"
-#include "fpgaprof/counters.hpp"
+#include "fpgaprof/cupti/counters.hpp"
 #include "fpgaprof/error.hpp"
 #include "fpgaprof/hlo/cost_model.hpp"
 #include "fpgaprof/hlo/hlo_parser.hpp"

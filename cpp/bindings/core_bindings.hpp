@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "fpgaprof/capture.hpp"
+#include "fpgaprof/cupti/capture.hpp"
 #include "fpgaprof/correlate.hpp"
 #include "fpgaprof/error.hpp"
 #include "fpgaprof/record_schema.hpp"

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "fpgaprof/analysis/roofline.hpp"
-#include "fpgaprof/counters.hpp"
+#include "fpgaprof/cupti/counters.hpp"
 #include "fpgaprof/error.hpp"
 
 #include <limits>

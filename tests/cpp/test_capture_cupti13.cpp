@@ -23,7 +23,7 @@
 #include "cupti/record_converter.hpp"
 #include "fake_cupti_access.hpp"
 #include "fpgaprof/analysis/transfer_analysis.hpp"
-#include "fpgaprof/capture.hpp"
+#include "fpgaprof/cupti/capture.hpp"
 #include "fpgaprof/error.hpp"
 #include "transfer_fixture.hpp"
 

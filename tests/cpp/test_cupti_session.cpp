@@ -18,7 +18,7 @@
 #include "../fake_cupti/fake_cupti.hpp"
 #include "cupti/cupti_api.hpp"
 #include "fake_cupti_access.hpp"
-#include "fpgaprof/capture.hpp"
+#include "fpgaprof/cupti/capture.hpp"
 #include "fpgaprof/error.hpp"
 
 extern char** environ;

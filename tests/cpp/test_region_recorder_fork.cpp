@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "cupti/region_recorder.hpp"
-#include "fpgaprof/capture.hpp"
+#include "fpgaprof/cupti/capture.hpp"
 #include "fpgaprof/trace_store.hpp"
 
 using namespace fpgaprof;

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "fpgaprof/capture.hpp"
+#include "fpgaprof/cupti/capture.hpp"
 
 namespace fpgaprof::cupti {
 

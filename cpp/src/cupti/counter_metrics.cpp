@@ -4,7 +4,7 @@
 #include <numeric>
 #include <unordered_map>
 
-#include "fpgaprof/counters.hpp"
+#include "fpgaprof/cupti/counters.hpp"
 
 namespace fpgaprof {
 

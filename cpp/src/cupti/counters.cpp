@@ -22,8 +22,8 @@
 
 #include "cupti/cuda_driver.hpp"
 #include "cupti/cupti_api.hpp"
-#include "fpgaprof/capture.hpp"
-#include "fpgaprof/counters.hpp"
+#include "fpgaprof/cupti/capture.hpp"
+#include "fpgaprof/cupti/counters.hpp"
 #include "fpgaprof/error.hpp"
 
 namespace fpgaprof {

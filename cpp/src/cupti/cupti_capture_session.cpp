@@ -19,7 +19,7 @@
 #include "cupti/cupti_api.hpp"
 #include "cupti/record_converter.hpp"
 #include "cupti/region_recorder.hpp"
-#include "fpgaprof/capture.hpp"
+#include "fpgaprof/cupti/capture.hpp"
 #include "fpgaprof/error.hpp"
 #include "fpgaprof/pcie_link.hpp"
 #include "fpgaprof/version.hpp"
