@@ -4,15 +4,18 @@
 // Usage: analysis_benchmark [kernel_count] [--no-per-kernel] [--attribution]
 //   --attribution  the trace also holds what XLA emits around each kernel (an XlaModule NVTX
 //                  range per step, a Thunk range per kernel) and the optimized HLO module, and
-//                  the benchmark runs the pipeline of fpgaprof._core.analysis.analyze (the
-//                  Python path): HLO parse + cost, attribution, op inputs, then the rest.
-//                  Without it the benchmark supplies the kernel -> op mapping itself.
+//                  the benchmark runs analyze_trace (trace_analysis.hpp), the pipeline that
+//                  fpgaprof._core.analysis.analyze converts (the Python path): HLO parse + cost,
+//                  attribution, op inputs, then the rest, each stage timed from its on_stage call.
+//                  Without it the benchmark supplies the kernel -> op mapping itself and calls
+//                  the stages one by one.
 #include <sys/resource.h>
 #include <time.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <random>
 #include <string>
 
@@ -24,6 +27,7 @@
 #include "fpgaprof/hlo/cost_model.hpp"
 #include "fpgaprof/analysis/memory_analysis.hpp"
 #include "fpgaprof/analysis/roofline.hpp"
+#include "fpgaprof/analysis/trace_analysis.hpp"
 #include "fpgaprof/analysis/transfer_analysis.hpp"
 
 using namespace fpgaprof;
@@ -202,29 +206,64 @@ int main(int argc, char** argv) {
               "RSS after building %.0f MB\n",
               sizeof(KernelRecord), sizeof(ApiRecord), s.launch_configs.size(), build_s, trace_rss);
 
+  if (with_attribution) {
+    // The Python path: analyze_trace, each stage timed from its start to the next one's.
+    AnalysisOptions o;
+    o.per_kernel = per_kernel;
+    o.workload_ns = static_cast<double>(span_ns);
+    o.keep_record_attribution = false;  // as the bindings' analyze by default
+    std::map<std::string, double> stage_s;
+    std::string current;
+    auto t = std::chrono::steady_clock::now();
+    o.on_stage = [&](std::string_view name) {
+      if (!current.empty()) stage_s[current] += seconds_since(t);
+      current = name;
+      t = std::chrono::steady_clock::now();
+    };
+    const auto t_all = std::chrono::steady_clock::now();
+    const double cpu0 = thread_cpu_s();
+    const TraceAnalysis a = analyze_trace(s, o);
+    stage_s[current] += seconds_since(t);
+    const double total_s = seconds_since(t_all);
+    const double total_cpu_s = thread_cpu_s() - cpu0;
+    const double peak_rss = max_rss_mb();
+    std::printf("HLO parse + attribution + op inputs: %.3f s (%zu markers, %zu attribution sites, %zu ops)\n",
+                stage_s["hlo"] + stage_s["attribution"] + stage_s["op inputs"], s.markers.size(),
+                a.attribution.op_of_site.size(), a.attribution.ops.size());
+    std::printf("region paths + busy unions: %.3f s (kernels %.1f ms busy of %.1f ms, GPU %.1f ms)\n",
+                stage_s["region paths"] + stage_s["busy"], static_cast<double>(a.busy.kernel_busy_ns) / 1e6,
+                static_cast<double>(span_ns) / 1e6, static_cast<double>(a.busy.busy_ns) / 1e6);
+    std::printf("transfers: %.3f s (%zu groups, %zu flags)\n", stage_s["transfers"], a.transfers.groups.size(),
+                a.transfers.flags.size());
+    std::printf("memory: %.3f s (peak %.1f MB)\n", stage_s["memory"],
+                static_cast<double>(a.memory.peak_in_use_bytes) / 1e6);
+    std::printf("devices: %.3f s (%zu devices, busiest/mean busy %.3f)\n", stage_s["devices"],
+                a.devices.devices.size(), a.devices.balance.imbalance);
+    std::printf("roofline: %.3f s (%zu ops, %zu region paths, %zu kernel names, %zu per-kernel rows)\n",
+                stage_s["roofline"], a.roofline.ops.size(), a.roofline.region_paths.size(),
+                a.roofline.kernel_names.size(), a.roofline.kernels.size());
+    std::printf("fpga ranking: %.4f s (%zu candidates, best score %.4f)\n", stage_s["fpga ops"],
+                a.fpga.candidates.size(), a.fpga.candidates.empty() ? 0.0 : a.fpga.candidates[0].score);
+    std::printf("fpga region ranking: %.3f s (%zu region paths, best %s, %.0f module calls counted)\n",
+                stage_s["fpga regions"], a.fpga_regions.size(),
+                a.fpga_regions.empty() ? "-" : a.fpga_regions[0].path.c_str(),
+                a.fpga_regions.empty() ? 0.0 : a.fpga_regions[0].module_calls);
+    std::printf("region GPU time + kernels by name: %.3f s (%zu region paths, %zu kernel names)\n",
+                stage_s["region gpu time"] + stage_s["kernels by name"], a.region_path_gpu.size(),
+                a.kernels_by_name.size());
+    std::printf("TOTAL analysis (analyze_trace): %.3f s wall, %.3f s CPU on one thread; peak RSS %.0f MB (trace "
+                "alone %.0f MB, analysis adds %.0f MB)\n",
+                total_s, total_cpu_s, peak_rss, trace_rss, peak_rss - trace_rss);
+    return 0;
+  }
+
   const auto t_all = std::chrono::steady_clock::now();
   const double cpu0 = thread_cpu_s();
   auto t = std::chrono::steady_clock::now();
-  std::vector<uint32_t> op_of_memcpy;
-  std::vector<double> host_bytes;
-  double attribution_s = 0.0;
-  std::size_t sites = 0, attributed_ops = 0;
-  if (with_attribution) {
-    std::vector<hlo::Module> modules;
-    for (const HloModuleText& m : s.hlo_modules) modules.push_back(hlo::analyze_hlo(m.text));
-    const AttributionResult attr = attribute(s, modules);
-    OpInputs in = op_inputs(s, attr, modules);
-    ops = std::move(in.ops);
-    op_of_kernel = std::move(in.op_of_kernel);
-    op_of_memcpy = std::move(in.op_of_memcpy);
-    host_bytes = std::move(in.host_bytes);
-    sites = attr.kernels.sites().size();
-    attributed_ops = attr.ops.size();
-    attribution_s = seconds_since(t);
-    t = std::chrono::steady_clock::now();
-  }
+  const std::vector<uint32_t> op_of_memcpy;
+  const std::vector<double> host_bytes;
   const Ceilings c = table_ceilings(s.devices[0]);
-  // Region paths once for every per-path table, as the Python path (bindings' analyze) does.
+  // Region paths once for every per-path table, as analyze_trace does.
   const RegionPaths paths(s);
   const IntervalSet busy = kernel_busy_intervals(s);
   const double busy_s = seconds_since(t);
@@ -259,10 +298,6 @@ int main(int argc, char** argv) {
   const double total_cpu_s = thread_cpu_s() - cpu0;
   const double peak_rss = max_rss_mb();
 
-  if (with_attribution) {
-    std::printf("HLO parse + attribution + op inputs: %.3f s (%zu markers, %zu attribution sites, %zu ops)\n",
-                attribution_s, s.markers.size(), sites, attributed_ops);
-  }
   std::printf("kernel busy union: %.3f s (%.1f ms busy of %.1f ms)\n", busy_s, static_cast<double>(busy.total_ns()) / 1e6,
               static_cast<double>(span_ns) / 1e6);
   std::printf("transfers: %.3f s (%zu groups, %zu flags)\n", transfer_s, tr.groups.size(), tr.flags.size());

@@ -698,6 +698,7 @@ PYBIND11_MODULE(_core, m) {
       o.workload_ns = workload_ns; o.inputs_cross_link = inputs_cross_link;
       o.tiny_bytes = tiny_bytes; o.tiny_flood_count = tiny_flood_count;
       o.latency_kernel_ns = latency_kernel_ns; o.top_buffers = top_buffers;
+      o.keep_record_attribution = with_attribution;
       TraceAnalysis a;
       {
         py::gil_scoped_release nogil;

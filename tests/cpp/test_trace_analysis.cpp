@@ -155,6 +155,23 @@ TEST_CASE("analyze_trace attributes once, and its op rows are the stage function
   }
 }
 
+TEST_CASE("analyze_trace without the per-record attribution keeps the ops and drops the lists",
+          "[analysis][trace_analysis]") {
+  const TraceStore s = xla_trace();
+  AnalysisOptions o;
+  o.keep_record_attribution = false;
+  const TraceAnalysis a = analyze_trace(s, o);
+  CHECK(a.attribution.kernels.empty());
+  CHECK(a.attribution.memcpys.empty());
+  REQUIRE(a.attribution.ops.size() == 2);
+  CHECK(a.attribution.ops[0].total_ns == 300);  // fusion.0, as above
+  CHECK(a.attribution.unattributed_ns == 10);
+  // The analyses after it saw the whole attribution: k0 and k2 are fusion.0's (op 0), k1 is
+  // fusion.1's, k3 nobody's.
+  CHECK(a.op_inputs.op_of_kernel == std::vector<uint32_t>{0, 1, 0, kNone32});
+  CHECK(a.roofline.ops[0].time_ns == 300);
+}
+
 TEST_CASE("analyze_trace: a module that does not parse is a warning, worded as attribute() words it",
           "[analysis][trace_analysis]") {
   TraceStore s = xla_trace();

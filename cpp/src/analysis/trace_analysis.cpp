@@ -212,6 +212,11 @@ TraceAnalysis analyze_trace(const TraceStore& store, const AnalysisOptions& opti
   stage("op inputs");
   r.op_inputs = op_inputs(store, r.attribution, modules);
   std::vector<hlo::Module>().swap(modules);  // the op inputs hold what the later stages need
+  if (!options.keep_record_attribution) {
+    r.attribution.kernels = {};
+    r.attribution.memcpys = {};
+    r.attribution.memsets = {};
+  }
 
   stage("busy");
   const IntervalSet kernel_busy = kernel_busy_intervals(store);

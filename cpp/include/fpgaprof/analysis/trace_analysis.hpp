@@ -53,6 +53,10 @@ struct AnalysisOptions {
   uint64_t latency_kernel_ns = 5000;    // RooflineOptions::latency_kernel_ns
   bool per_kernel = false;              // RooflineOptions::per_kernel (24 bytes per kernel)
   std::size_t top_buffers = 20;         // MemoryReport::largest keeps this many buffers
+  // false: TraceAnalysis::attribution drops its per-record lists (kernels, memcpys, memsets:
+  // 4 bytes per record) once the op inputs are built; its ops, sites and totals stay. For a
+  // caller that needs only the tables (the bindings' analyze unless asked for the attribution).
+  bool keep_record_attribution = true;
   // One transfer group, memory row and roofline point per region path (instances summed) or
   // per region record. The FPGA region ranking and TraceAnalysis::region_path_gpu are per path
   // either way.
@@ -108,7 +112,8 @@ struct TraceAnalysis {
   // kernels still get op names from XLA's ranges, without costs.
   std::vector<std::string> warnings;
   RegionPaths region_paths;        // the grouping of every per-path table below
-  // Computed once; equal to attribute(store) (its warnings included).
+  // Computed once; equal to attribute(store) (its warnings included), but for the per-record
+  // lists when AnalysisOptions::keep_record_attribution is false (then empty).
   AttributionResult attribution;
   OpInputs op_inputs;              // ops in attribution.ops order
   GpuBusyTime busy;
