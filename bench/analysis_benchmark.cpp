@@ -22,13 +22,13 @@
 #include "fpgaprof/analysis/attribution.hpp"
 #include "fpgaprof/analysis/device_analysis.hpp"
 #include "fpgaprof/analysis/fpga_model.hpp"
+#include "fpgaprof/analysis/memory_analysis.hpp"
 #include "fpgaprof/analysis/op_inputs.hpp"
 #include "fpgaprof/analysis/region_paths.hpp"
-#include "fpgaprof/hlo/cost_model.hpp"
-#include "fpgaprof/analysis/memory_analysis.hpp"
 #include "fpgaprof/analysis/roofline.hpp"
 #include "fpgaprof/analysis/trace_analysis.hpp"
 #include "fpgaprof/analysis/transfer_analysis.hpp"
+#include "fpgaprof/hlo/cost_model.hpp"
 
 using namespace fpgaprof;
 using namespace fpgaprof::analysis;
@@ -54,9 +54,12 @@ int main(int argc, char** argv) {
   bool per_kernel = true;
   bool with_attribution = false;
   for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--no-per-kernel") per_kernel = false;
-    else if (std::string(argv[i]) == "--attribution") with_attribution = true;
-    else n_kernels = std::strtoull(argv[i], nullptr, 10);
+    if (std::string(argv[i]) == "--no-per-kernel")
+      per_kernel = false;
+    else if (std::string(argv[i]) == "--attribution")
+      with_attribution = true;
+    else
+      n_kernels = std::strtoull(argv[i], nullptr, 10);
   }
   const std::size_t n_ops = 500, n_names = 600, n_regions = 2000;
   const std::size_t n_copies = n_kernels / 100, n_allocs = n_kernels / 200, n_syncs = n_kernels / 1000;
@@ -66,8 +69,13 @@ int main(int argc, char** argv) {
   TraceStore s;
   DeviceInfo d;
   d.name = "synthetic H100";
-  d.compute_capability_major = 9; d.sm_count = 132; d.core_clock_khz = 1980000;
-  d.memory_clock_khz = 2619000; d.memory_bus_width_bits = 5120; d.pcie_generation = 5; d.pcie_link_width = 16;
+  d.compute_capability_major = 9;
+  d.sm_count = 132;
+  d.core_clock_khz = 1980000;
+  d.memory_clock_khz = 2619000;
+  d.memory_bus_width_bits = 5120;
+  d.pcie_generation = 5;
+  d.pcie_link_width = 16;
   s.devices = {d};
   std::vector<StringId> names;
   for (std::size_t i = 0; i < n_names; ++i) names.push_back(s.strings.intern("loop_fusion_" + std::to_string(i)));
@@ -81,9 +89,13 @@ int main(int argc, char** argv) {
     RegionRecord outer;
     outer.start_ns = r * (span_ns / (n_regions / 2));
     outer.end_ns = outer.start_ns + span_ns / (n_regions / 2) - 1;
-    outer.thread_id = 1; outer.name = s.strings.intern("step");
+    outer.thread_id = 1;
+    outer.name = s.strings.intern("step");
     RegionRecord inner = outer;
-    inner.start_ns += 10; inner.end_ns -= 10; inner.parent = static_cast<uint32_t>(s.regions.size()); inner.depth = 1;
+    inner.start_ns += 10;
+    inner.end_ns -= 10;
+    inner.parent = static_cast<uint32_t>(s.regions.size());
+    inner.depth = 1;
     inner.name = s.strings.intern("inner");
     s.regions.push_back(outer);
     s.regions.push_back(inner);
@@ -105,14 +117,22 @@ int main(int argc, char** argv) {
     k.name = names[op % n_names];
     k.stream_id = static_cast<uint32_t>(i & 1);
     LaunchConfig lc;
-    lc.grid_x = 256 + (op % 4) * 512; lc.grid_y = 1; lc.grid_z = 1;
-    lc.block_x = 256; lc.block_y = 1; lc.block_z = 1;
+    lc.grid_x = 256 + (op % 4) * 512;
+    lc.grid_y = 1;
+    lc.grid_z = 1;
+    lc.block_x = 256;
+    lc.block_y = 1;
+    lc.block_z = 1;
     k.launch_config = s.intern_launch_config(lc);
     k.api_index = static_cast<uint32_t>(i);
-    k.region_index = static_cast<uint32_t>(std::min<uint64_t>(start / (span_ns / (n_regions / 2)), n_regions / 2 - 1) * 2 + 1);
+    k.region_index =
+        static_cast<uint32_t>(std::min<uint64_t>(start / (span_ns / (n_regions / 2)), n_regions / 2 - 1) * 2 + 1);
     k.marker_index = with_attribution ? static_cast<uint32_t>(i) : kNone32;
     ApiRecord& a = s.api_calls[i];
-    a.start_ns = k.launch_ns; a.end_ns = k.launch_ns + 2500; a.correlation_id = k.correlation_id; a.thread_id = 1;
+    a.start_ns = k.launch_ns;
+    a.end_ns = k.launch_ns + 2500;
+    a.correlation_id = k.correlation_id;
+    a.thread_id = 1;
     a.function = launch;
   }
   for (std::size_t i = 0; i < n_copies; ++i) {
@@ -124,7 +144,8 @@ int main(int argc, char** argv) {
     c.src_kind = (i % 2) ? MemoryKind::kPinned : MemoryKind::kDevice;
     c.dst_kind = (i % 2) ? MemoryKind::kDevice : MemoryKind::kPageable;
     c.thread_id = 1;
-    c.region_index = static_cast<uint32_t>(std::min<uint64_t>(c.start_ns / (span_ns / (n_regions / 2)), n_regions / 2 - 1) * 2 + 1);
+    c.region_index =
+        static_cast<uint32_t>(std::min<uint64_t>(c.start_ns / (span_ns / (n_regions / 2)), n_regions / 2 - 1) * 2 + 1);
     s.memcpys.push_back(c);
   }
   for (std::size_t i = 0; i < n_allocs; ++i) {
@@ -148,7 +169,8 @@ int main(int argc, char** argv) {
     // step, the parent of the Thunk ranges in it. One HLO module: a chain of n_ops loop fusions.
     const std::size_t steps = n_regions / 2;
     std::vector<StringId> thunk_names(n_ops);
-    for (std::size_t o = 0; o < n_ops; ++o) thunk_names[o] = s.strings.intern("Thunk:#hlo_op=fusion." + std::to_string(o) + "#");
+    for (std::size_t o = 0; o < n_ops; ++o)
+      thunk_names[o] = s.strings.intern("Thunk:#hlo_op=fusion." + std::to_string(o) + "#");
     const StringId module_range = s.strings.intern("XlaModule:#hlo_module=jit_step,program_id=1#");
     const StringId tsl = s.strings.intern("TSL");
     s.markers.resize(n_kernels + steps);
@@ -156,22 +178,30 @@ int main(int argc, char** argv) {
       MarkerRecord& m = s.markers[n_kernels + r];
       m.start_ns = s.regions[2 * r].start_ns + 20;
       m.end_ns = s.regions[2 * r].end_ns - 20;
-      m.thread_id = 1; m.domain = tsl; m.name = module_range; m.depth = 0;
+      m.thread_id = 1;
+      m.domain = tsl;
+      m.name = module_range;
+      m.depth = 0;
     }
     for (std::size_t i = 0; i < n_kernels; ++i) {
       MarkerRecord& m = s.markers[i];
       const KernelRecord& k = s.kernels[i];
-      m.start_ns = k.launch_ns - 100; m.end_ns = k.launch_ns + 2600;
-      m.thread_id = 1; m.domain = tsl; m.depth = 1;
-      const uint32_t op = op_of_kernel[i] == kNone32 ? static_cast<uint32_t>((i * 2654435761u) % n_ops) : op_of_kernel[i];
+      m.start_ns = k.launch_ns - 100;
+      m.end_ns = k.launch_ns + 2600;
+      m.thread_id = 1;
+      m.domain = tsl;
+      m.depth = 1;
+      const uint32_t op =
+          op_of_kernel[i] == kNone32 ? static_cast<uint32_t>((i * 2654435761u) % n_ops) : op_of_kernel[i];
       m.name = thunk_names[op];
       m.parent = static_cast<uint32_t>(n_kernels + (s.kernels[i].region_index - 1) / 2);
     }
     std::string text = "HloModule jit_step\n\n";
     for (std::size_t o = 0; o < n_ops; ++o) {
-      text += "fused_" + std::to_string(o) + " {\n  p0 = f32[262144]{0} parameter(0)\n" +
-              "  ROOT m = f32[262144]{0} multiply(p0, p0), metadata={op_name=\"jit(step)/mul\" source_file=\"/work/step.py\" source_line=" +
-              std::to_string(10 + o) + "}\n}\n\n";
+      text +=
+          "fused_" + std::to_string(o) + " {\n  p0 = f32[262144]{0} parameter(0)\n" +
+          "  ROOT m = f32[262144]{0} multiply(p0, p0), metadata={op_name=\"jit(step)/mul\" source_file=\"/work/step.py\" source_line=" +
+          std::to_string(10 + o) + "}\n}\n\n";
     }
     text += "ENTRY main {\n  fusion.x = f32[262144]{0} parameter(0)\n";
     std::string prev = "fusion.x";
@@ -202,9 +232,10 @@ int main(int argc, char** argv) {
   std::printf("trace: %zu kernels, %zu API calls, %zu copies, %zu allocation records, %zu syncs, %zu regions\n",
               s.kernels.size(), s.api_calls.size(), s.memcpys.size(), s.allocations.size(), s.syncs.size(),
               s.regions.size());
-  std::printf("record sizes: KernelRecord %zu B, ApiRecord %zu B, %zu launch configurations; built in %.2f s, "
-              "RSS after building %.0f MB\n",
-              sizeof(KernelRecord), sizeof(ApiRecord), s.launch_configs.size(), build_s, trace_rss);
+  std::printf(
+      "record sizes: KernelRecord %zu B, ApiRecord %zu B, %zu launch configurations; built in %.2f s, "
+      "RSS after building %.0f MB\n",
+      sizeof(KernelRecord), sizeof(ApiRecord), s.launch_configs.size(), build_s, trace_rss);
 
   if (with_attribution) {
     // The Python path: analyze_trace, each stage timed from its start to the next one's.
@@ -237,8 +268,8 @@ int main(int argc, char** argv) {
                 a.transfers.flags.size());
     std::printf("memory: %.3f s (peak %.1f MB)\n", stage_s["memory"],
                 static_cast<double>(a.memory.peak_in_use_bytes) / 1e6);
-    std::printf("devices: %.3f s (%zu devices, busiest/mean busy %.3f)\n", stage_s["devices"],
-                a.devices.devices.size(), a.devices.balance.imbalance);
+    std::printf("devices: %.3f s (%zu devices, busiest/mean busy %.3f)\n", stage_s["devices"], a.devices.devices.size(),
+                a.devices.balance.imbalance);
     std::printf("roofline: %.3f s (%zu ops, %zu region paths, %zu kernel names, %zu per-kernel rows)\n",
                 stage_s["roofline"], a.roofline.ops.size(), a.roofline.region_paths.size(),
                 a.roofline.kernel_names.size(), a.roofline.kernels.size());
@@ -251,9 +282,10 @@ int main(int argc, char** argv) {
     std::printf("region GPU time + kernels by name: %.3f s (%zu region paths, %zu kernel names)\n",
                 stage_s["region gpu time"] + stage_s["kernels by name"], a.region_path_gpu.size(),
                 a.kernels_by_name.size());
-    std::printf("TOTAL analysis (analyze_trace): %.3f s wall, %.3f s CPU on one thread; peak RSS %.0f MB (trace "
-                "alone %.0f MB, analysis adds %.0f MB)\n",
-                total_s, total_cpu_s, peak_rss, trace_rss, peak_rss - trace_rss);
+    std::printf(
+        "TOTAL analysis (analyze_trace): %.3f s wall, %.3f s CPU on one thread; peak RSS %.0f MB (trace "
+        "alone %.0f MB, analysis adds %.0f MB)\n",
+        total_s, total_cpu_s, peak_rss, trace_rss, peak_rss - trace_rss);
     return 0;
   }
 
@@ -298,8 +330,8 @@ int main(int argc, char** argv) {
   const double total_cpu_s = thread_cpu_s() - cpu0;
   const double peak_rss = max_rss_mb();
 
-  std::printf("kernel busy union: %.3f s (%.1f ms busy of %.1f ms)\n", busy_s, static_cast<double>(busy.total_ns()) / 1e6,
-              static_cast<double>(span_ns) / 1e6);
+  std::printf("kernel busy union: %.3f s (%.1f ms busy of %.1f ms)\n", busy_s,
+              static_cast<double>(busy.total_ns()) / 1e6, static_cast<double>(span_ns) / 1e6);
   std::printf("transfers: %.3f s (%zu groups, %zu flags)\n", transfer_s, tr.groups.size(), tr.flags.size());
   std::printf("memory: %.3f s (peak %.1f MB)\n", memory_s, static_cast<double>(mr.peak_in_use_bytes) / 1e6);
   std::printf("devices: %.3f s (%zu devices, busiest/mean busy %.3f)\n", devices_s, dr.devices.size(),
@@ -311,8 +343,9 @@ int main(int argc, char** argv) {
   std::printf("fpga region ranking: %.3f s (%zu region paths, best %s, %.0f module calls counted)\n", fpga_regions_s,
               fregions.size(), fregions.empty() ? "-" : fregions[0].path.c_str(),
               fregions.empty() ? 0.0 : fregions[0].module_calls);
-  std::printf("TOTAL analysis: %.3f s wall, %.3f s CPU on one thread; peak RSS %.0f MB (trace alone %.0f MB, "
-              "analysis adds %.0f MB)\n",
-              total_s, total_cpu_s, peak_rss, trace_rss, peak_rss - trace_rss);
+  std::printf(
+      "TOTAL analysis: %.3f s wall, %.3f s CPU on one thread; peak RSS %.0f MB (trace alone %.0f MB, "
+      "analysis adds %.0f MB)\n",
+      total_s, total_cpu_s, peak_rss, trace_rss, peak_rss - trace_rss);
   return 0;
 }

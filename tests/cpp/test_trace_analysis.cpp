@@ -333,9 +333,10 @@ TEST_CASE("Kernels by name: count, time, shortest and longest, most time first, 
   TraceStore s;
   const StringId b = s.strings.intern("b"), a = s.strings.intern("a"), c = s.strings.intern("c"),
                  z = s.strings.intern("z");
-  s.kernels = {testing::kernel(s, 0, 10, kNone32, kNone32, 1, b),  testing::kernel(s, 100, 25, kNone32, kNone32, 1, a),
-               testing::kernel(s, 200, 30, kNone32, kNone32, 1, b), testing::kernel(s, 300, 100, kNone32, kNone32, 1, c),
-               testing::kernel(s, 500, 20, kNone32, kNone32, 1, b), testing::kernel(s, 600, 35, kNone32, kNone32, 1, a)};
+  s.kernels = {
+      testing::kernel(s, 0, 10, kNone32, kNone32, 1, b),   testing::kernel(s, 100, 25, kNone32, kNone32, 1, a),
+      testing::kernel(s, 200, 30, kNone32, kNone32, 1, b), testing::kernel(s, 300, 100, kNone32, kNone32, 1, c),
+      testing::kernel(s, 500, 20, kNone32, kNone32, 1, b), testing::kernel(s, 600, 35, kNone32, kNone32, 1, a)};
   KernelRecord backwards = testing::kernel(s, 900, 0, kNone32, kNone32, 1, z);
   backwards.end_ns = 800;
   s.kernels.push_back(backwards);

@@ -182,8 +182,10 @@ TraceAnalysis analyze_trace(const TraceStore& store, const AnalysisOptions& opti
   validate_fpga_target(options.fpga_target);
   TraceAnalysis r;
   r.region_rows = options.region_rows;
-  if (options.ceilings) r.ceilings = *options.ceilings;
-  else if (!store.devices.empty()) r.ceilings = table_ceilings(store.devices.front());
+  if (options.ceilings)
+    r.ceilings = *options.ceilings;
+  else if (!store.devices.empty())
+    r.ceilings = table_ceilings(store.devices.front());
   const Ceilings& c = r.ceilings;
 
   stage("region paths");
@@ -261,14 +263,15 @@ TraceAnalysis analyze_trace(const TraceStore& store, const AnalysisOptions& opti
   fo.inputs_cross_link = options.inputs_cross_link;
   fo.gpu_link_bytes_per_s = c.link_bytes_per_s;
   fo.region_paths = &r.region_paths;
-  fo.workload_ns = options.workload_ns > 0                ? options.workload_ns
-                   : store.meta.end_ns > store.meta.start_ns ? static_cast<double>(store.meta.end_ns - store.meta.start_ns)
-                                                             : 0.0;
+  fo.workload_ns = options.workload_ns > 0 ? options.workload_ns
+                   : store.meta.end_ns > store.meta.start_ns
+                       ? static_cast<double>(store.meta.end_ns - store.meta.start_ns)
+                       : 0.0;
   r.fpga = rank_fpga_candidates(r.op_inputs.ops, r.roofline, options.fpga_target, fo, r.op_inputs.host_bytes);
 
   stage("fpga regions");
-  r.fpga_regions = rank_fpga_regions(store, r.op_inputs.ops, r.op_inputs.op_of_kernel, r.roofline,
-                                     options.fpga_target, fo);
+  r.fpga_regions =
+      rank_fpga_regions(store, r.op_inputs.ops, r.op_inputs.op_of_kernel, r.roofline, options.fpga_target, fo);
 
   stage("region gpu time");
   r.region_path_gpu = region_path_gpu_time(store, r.region_paths);

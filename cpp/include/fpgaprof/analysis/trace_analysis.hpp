@@ -48,11 +48,11 @@ struct AnalysisOptions {
   // FpgaOptions::inputs_cross_link: each offloaded execution's inputs and outputs cross the
   // card's host link (true) or already live on the card (false).
   bool inputs_cross_link = true;
-  uint64_t tiny_bytes = 64 * 1024;      // TransferOptions::tiny_bytes
-  uint64_t tiny_flood_count = 1000;     // TransferOptions::tiny_flood_count
-  uint64_t latency_kernel_ns = 5000;    // RooflineOptions::latency_kernel_ns
-  bool per_kernel = false;              // RooflineOptions::per_kernel (24 bytes per kernel)
-  std::size_t top_buffers = 20;         // MemoryReport::largest keeps this many buffers
+  uint64_t tiny_bytes = 64 * 1024;    // TransferOptions::tiny_bytes
+  uint64_t tiny_flood_count = 1000;   // TransferOptions::tiny_flood_count
+  uint64_t latency_kernel_ns = 5000;  // RooflineOptions::latency_kernel_ns
+  bool per_kernel = false;            // RooflineOptions::per_kernel (24 bytes per kernel)
+  std::size_t top_buffers = 20;       // MemoryReport::largest keeps this many buffers
   // false: TraceAnalysis::attribution drops its per-record lists (kernels, memcpys, memsets:
   // 4 bytes per record) once the op inputs are built; its ops, sites and totals stay. For a
   // caller that needs only the tables (the bindings' analyze unless asked for the attribution).
@@ -71,14 +71,14 @@ struct AnalysisOptions {
 // Union of the GPU activity intervals of the whole trace (every device together; per device:
 // DeviceRow::kernel_busy_ns, copy_busy_ns, busy_ns). An interval with end <= start is empty.
 struct GpuBusyTime {
-  uint64_t kernel_busy_ns = 0;     // union of the kernels' [start_ns, end_ns)
-  uint64_t copy_busy_ns = 0;       // union of the copies' (TraceStore::memcpys)
-  uint64_t memset_busy_ns = 0;     // union of the memsets'
-  uint64_t busy_ns = 0;            // union of kernels, copies and memsets together
-  uint64_t kernel_count = 0;       // records in each table
-  uint64_t kernel_time_ns = 0;     // sum of kernel durations (end - start, 0 when end <= start)
+  uint64_t kernel_busy_ns = 0;  // union of the kernels' [start_ns, end_ns)
+  uint64_t copy_busy_ns = 0;    // union of the copies' (TraceStore::memcpys)
+  uint64_t memset_busy_ns = 0;  // union of the memsets'
+  uint64_t busy_ns = 0;         // union of kernels, copies and memsets together
+  uint64_t kernel_count = 0;    // records in each table
+  uint64_t kernel_time_ns = 0;  // sum of kernel durations (end - start, 0 when end <= start)
   uint64_t copy_count = 0;
-  uint64_t copy_bytes = 0;         // sum of MemcpyRecord::bytes
+  uint64_t copy_bytes = 0;  // sum of MemcpyRecord::bytes
   uint64_t memset_count = 0;
 };
 
@@ -98,7 +98,7 @@ struct RegionPathGpuTime {
 
 // The kernels of one name (KernelRecord::name). Durations as above.
 struct KernelNameStats {
-  StringId name = 0;               // into the store's strings
+  StringId name = 0;  // into the store's strings
   uint64_t count = 0;
   uint64_t total_ns = 0;
   uint64_t min_ns = 0;
@@ -106,16 +106,16 @@ struct KernelNameStats {
 };
 
 struct TraceAnalysis {
-  Ceilings ceilings;               // the roofline's (AnalysisOptions::ceilings or the table's)
+  Ceilings ceilings;  // the roofline's (AnalysisOptions::ceilings or the table's)
   RegionRows region_rows = RegionRows::kPaths;
   // HLO modules that could not be parsed, one line each ("HLO module 'NAME': why"): their
   // kernels still get op names from XLA's ranges, without costs.
   std::vector<std::string> warnings;
-  RegionPaths region_paths;        // the grouping of every per-path table below
+  RegionPaths region_paths;  // the grouping of every per-path table below
   // Computed once; equal to attribute(store) (its warnings included), but for the per-record
   // lists when AnalysisOptions::keep_record_attribution is false (then empty).
   AttributionResult attribution;
-  OpInputs op_inputs;              // ops in attribution.ops order
+  OpInputs op_inputs;  // ops in attribution.ops order
   GpuBusyTime busy;
   TransferReport transfers;
   MemoryReport memory;
@@ -127,8 +127,8 @@ struct TraceAnalysis {
   // Per TraceStore::devices entry: DeviceInfo::peak_dram_bandwidth_bytes_per_s()
   // (2 x memory clock x bus width / 8), bytes per second; 0 unknown.
   std::vector<double> device_dram_bytes_per_s;
-  RooflineReport roofline;         // ops in op_inputs.ops order
-  FpgaReport fpga;                 // op candidates
+  RooflineReport roofline;  // ops in op_inputs.ops order
+  FpgaReport fpga;          // op candidates
   std::vector<FpgaRegionCandidate> fpga_regions;
   std::vector<RegionPathGpuTime> region_path_gpu;  // one per region path, in RegionPaths order
   // Every distinct kernel name, most total time first (ties: by name, byte order).
