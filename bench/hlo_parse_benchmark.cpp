@@ -3,8 +3,8 @@
 // the input is about 64 MB, then parsed and costed module by module.
 // Usage: hlo_parse_benchmark [file.hlo] [target_mb]
 #include <chrono>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -14,7 +14,8 @@
 
 namespace {
 
-const char* kBuiltin = R"(HloModule jit_f, is_scheduled=true, entry_computation_layout={(f32[64,32]{1,0}, f32[64,32]{1,0})->f32[64]{0}}
+const char* kBuiltin =
+    R"(HloModule jit_f, is_scheduled=true, entry_computation_layout={(f32[64,32]{1,0}, f32[64,32]{1,0})->f32[64]{0}}
 
 FileNames
 1 "/home/user/prog.py"
@@ -100,9 +101,10 @@ int main(int argc, char** argv) {
   // CPU time of this (single-threaded) process: the one-core figure even on a busy machine.
   const double cpu_s = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
   const double mb = static_cast<double>(total) / 1e6;
-  std::printf("parsed+costed %.1f MB (%zu modules of %zu B, %zu instructions): wall %.3f s = %.1f MB/s; "
-              "cpu %.3f s = %.1f MB/s, %.2f M instructions/s (checksum %.0f)\n",
-              mb, inputs.size(), module.size(), instructions, s, mb / s, cpu_s, mb / cpu_s,
-              static_cast<double>(instructions) / 1e6 / cpu_s, flops);
+  std::printf(
+      "parsed+costed %.1f MB (%zu modules of %zu B, %zu instructions): wall %.3f s = %.1f MB/s; "
+      "cpu %.3f s = %.1f MB/s, %.2f M instructions/s (checksum %.0f)\n",
+      mb, inputs.size(), module.size(), instructions, s, mb / s, cpu_s, mb / cpu_s,
+      static_cast<double>(instructions) / 1e6 / cpu_s, flops);
   return 0;
 }

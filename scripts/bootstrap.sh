@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything fpgaprof needs on a fresh Debian/Ubuntu machine, idempotently:
-# Debian packages (C++ test deps, clang for the fuzzers, chromium for the report test),
+# Debian packages (C++ test deps, clang for the fuzzers, clang-format for the style check,
+# chromium for the report test),
 # a project-local .venv with fpgaprof and the Python dependencies of its extras (by default
 # test,mbirjax: the current MBIRJAX release line, 0.7.x), and a second project-local venv,
 # .venv-mbirjax06, with MBIRJAX 0.6.17.1 and jax 0.10.2, the other MBIRJAX line the sweep is
@@ -23,7 +24,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-APT_PKGS="build-essential cmake ninja-build zlib1g-dev catch2 nlohmann-json3-dev clang-14 libclang-rt-14-dev chromium python3-venv"
+APT_PKGS="build-essential cmake ninja-build zlib1g-dev catch2 nlohmann-json3-dev clang-14 libclang-rt-14-dev clang-format chromium python3-venv"
 if [ "$apt_ok" = 1 ] && command -v apt-get >/dev/null; then
   missing=""
   for p in $APT_PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done

@@ -8,7 +8,8 @@ using namespace fpgaprof::hlo;
 namespace {
 
 // Newer XLA form (JAX 0.10 on CPU): stack-frame tables in the header, stack_frame_id in metadata.
-const char* kNewForm = R"(HloModule jit_f, is_scheduled=true, entry_computation_layout={(f32[8]{0})->f32[8]{0}}, frontend_attributes={fingerprint="abc,{}"}
+const char* kNewForm =
+    R"(HloModule jit_f, is_scheduled=true, entry_computation_layout={(f32[8]{0})->f32[8]{0}}, frontend_attributes={fingerprint="abc,{}"}
 
 FileNames
 1 "/home/u/prog.py"
@@ -160,8 +161,10 @@ TEST_CASE("parse errors carry line, column and the text found", "[hlo][parser]")
     CHECK_THROWS_AS(parse_hlo_module("HloModule m\nENTRY e {\n  ROOT a = f32[] negate(b)\n}\n"), HloParseError);
   }
   SECTION("unknown called computation") {
-    CHECK_THROWS_AS(parse_hlo_module("HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT a = f32[] call(p), to_apply=nope\n}\n"),
-                    HloParseError);
+    CHECK_THROWS_AS(
+        parse_hlo_module(
+            "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT a = f32[] call(p), to_apply=nope\n}\n"),
+        HloParseError);
   }
   SECTION("truncated input") {
     CHECK_THROWS_AS(parse_hlo_module("HloModule m\nENTRY e {\n  p = f32[2]{0} parameter(0)"), HloParseError);
@@ -271,7 +274,8 @@ ENTRY e {
   CHECK(e->root() == t);
   // A shape fpgaprof cannot infer is an error naming the instruction.
   try {
-    parse_hlo_module("HloModule m\nENTRY e {\n  p = f32[4]{0} parameter(0)\n  ROOT b = broadcast(p), dimensions={0}\n}\n");
+    parse_hlo_module(
+        "HloModule m\nENTRY e {\n  p = f32[4]{0} parameter(0)\n  ROOT b = broadcast(p), dimensions={0}\n}\n");
     FAIL("no error");
   } catch (const HloParseError& err) {
     CHECK(err.line() == 4);

@@ -7,8 +7,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <zlib.h>
+#include <nlohmann/json.hpp>
 
 #include "fpgaprof/hlo/hlo_parser.hpp"
 
@@ -81,36 +81,77 @@ int64_t log2_ceil(uint64_t v) {
 
 bool is_transcendental_op(const std::string& op) {
   static const std::unordered_set<std::string> kOps = {
-      "exponential", "log", "logistic", "power", "sqrt", "cbrt", "rsqrt", "tanh", "sine", "cosine",
-      "exponential-minus-one", "log-plus-one", "atan2", "tan", "erf"};
+      "exponential",           "log",          "logistic", "power", "sqrt", "cbrt", "rsqrt", "tanh", "sine", "cosine",
+      "exponential-minus-one", "log-plus-one", "atan2",    "tan",   "erf"};
   return kOps.count(op) != 0;
 }
 
 bool is_elementwise_op(const std::string& op) {
-  static const std::unordered_set<std::string> kOps = {
-      "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "clz", "compare", "complex", "convert",
-      "cosine", "divide", "erf", "exponential", "exponential-minus-one", "floor", "imag", "is-finite",
-      "log", "log-plus-one", "logistic", "maximum", "minimum", "multiply", "negate", "not", "or",
-      "popcnt", "power", "real", "reduce-precision", "remainder", "round-nearest-afz",
-      "round-nearest-even", "rsqrt", "select", "shift-left", "shift-right-arithmetic",
-      "shift-right-logical", "sign", "sine", "sqrt", "subtract", "tan", "tanh", "xor",
-      "stochastic-convert"};
+  static const std::unordered_set<std::string> kOps = {"abs",
+                                                       "add",
+                                                       "and",
+                                                       "atan2",
+                                                       "cbrt",
+                                                       "ceil",
+                                                       "clamp",
+                                                       "clz",
+                                                       "compare",
+                                                       "complex",
+                                                       "convert",
+                                                       "cosine",
+                                                       "divide",
+                                                       "erf",
+                                                       "exponential",
+                                                       "exponential-minus-one",
+                                                       "floor",
+                                                       "imag",
+                                                       "is-finite",
+                                                       "log",
+                                                       "log-plus-one",
+                                                       "logistic",
+                                                       "maximum",
+                                                       "minimum",
+                                                       "multiply",
+                                                       "negate",
+                                                       "not",
+                                                       "or",
+                                                       "popcnt",
+                                                       "power",
+                                                       "real",
+                                                       "reduce-precision",
+                                                       "remainder",
+                                                       "round-nearest-afz",
+                                                       "round-nearest-even",
+                                                       "rsqrt",
+                                                       "select",
+                                                       "shift-left",
+                                                       "shift-right-arithmetic",
+                                                       "shift-right-logical",
+                                                       "sign",
+                                                       "sine",
+                                                       "sqrt",
+                                                       "subtract",
+                                                       "tan",
+                                                       "tanh",
+                                                       "xor",
+                                                       "stochastic-convert"};
   return kOps.count(op) != 0;
 }
 
 // Ops that move or view data without arithmetic.
 bool is_data_movement_op(const std::string& op) {
   static const std::unordered_set<std::string> kOps = {
-      "broadcast", "reshape", "transpose", "copy", "bitcast", "slice", "dynamic-slice",
-      "dynamic-update-slice", "concatenate", "pad", "reverse", "iota", "bitcast-convert",
-      "copy-start", "copy-done", "dynamic-reshape"};
+      "broadcast",       "reshape",    "transpose",     "copy",
+      "bitcast",         "slice",      "dynamic-slice", "dynamic-update-slice",
+      "concatenate",     "pad",        "reverse",       "iota",
+      "bitcast-convert", "copy-start", "copy-done",     "dynamic-reshape"};
   return kOps.count(op) != 0;
 }
 
 // Ops that neither compute nor touch memory.
 bool is_free_op(const std::string& op) {
-  return op == "parameter" || op == "constant" || op == "get-tuple-element" || op == "bitcast" ||
-         op == "after-all" || op == "add-dependency" || op == "domain" || op == "opt-barrier";
+  return op == "parameter" || op == "constant" || op == "get-tuple-element" || op == "bitcast" || op == "after-all" ||
+         op == "add-dependency" || op == "domain" || op == "opt-barrier";
 }
 
 // The figures a custom kernel's author attached to it: Pallas's Triton lowering drops
@@ -167,8 +208,7 @@ bool author_cost(const Instruction& ins, AuthorCost& c) {
   if (!meta.empty()) {
     try {
       if (read_author_cost(nlohmann::json::parse(meta), c)) return true;
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
   }
   // triton_kernel_call_ffi: the metadata's JSON object sits inside the compressed call proto.
   const std::string proto = inflate_all(backend_config_string(ins, "opaque"));
@@ -182,8 +222,7 @@ bool author_cost(const Instruction& ins, AuthorCost& c) {
     if (depth != 0 || end >= proto.size()) continue;
     try {
       if (read_author_cost(nlohmann::json::parse(proto.substr(at, end - at + 1)), c)) return true;
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
   }
   return false;
 }
@@ -251,9 +290,7 @@ class CostModel {
     if (k >= ins.called_computations.size()) return nullptr;
     return m_.find(ins.called_computations[k]);
   }
-  std::size_t callee_index(const Computation* c) const {
-    return static_cast<std::size_t>(c - m_.computations.data());
-  }
+  std::size_t callee_index(const Computation* c) const { return static_cast<std::size_t>(c - m_.computations.data()); }
   const Computation* named_callee(const Instruction& ins, const char* key) const {
     const std::string* v = attr(ins, key);
     if (v == nullptr) return nullptr;
@@ -338,7 +375,8 @@ class CostModel {
     if (op == "fft") {
       double log_factors = 1;
       if (const std::string* fl = attr(ins, "fft_length")) {
-        for (int64_t d : int_list(*fl)) log_factors *= static_cast<double>(log2_floor(static_cast<uint64_t>(std::max<int64_t>(d, 1))));
+        for (int64_t d : int_list(*fl))
+          log_factors *= static_cast<double>(log2_floor(static_cast<uint64_t>(std::max<int64_t>(d, 1))));
       }
       const double n = ins.operand_shapes.empty() ? 0 : elements(first_array(ins.operand_shapes[0]));
       cost.flops = 2.0 * 4.0 * log_factors * n;
@@ -691,8 +729,8 @@ class CostModel {
       positions *= static_cast<double>(valid);
     }
     const double fma = static_cast<double>(in_feature / group("feature_group_count")) *
-                       static_cast<double>(out_feature) *
-                       static_cast<double>(batch / group("batch_group_count")) * positions;
+                       static_cast<double>(out_feature) * static_cast<double>(batch / group("batch_group_count")) *
+                       positions;
     return 2.0 * fma;
   }
 
@@ -865,8 +903,8 @@ class CostModel {
     // Working set: the largest value computed inside the fusion.
     double ws = 0;
     for (const Instruction& i : f.instructions) {
-      if (i.opcode == "parameter" || i.opcode == "constant" || i.opcode == "get-tuple-element" ||
-          i.opcode == "tuple" || i.opcode == "bitcast") {
+      if (i.opcode == "parameter" || i.opcode == "constant" || i.opcode == "get-tuple-element" || i.opcode == "tuple" ||
+          i.opcode == "bitcast") {
         continue;
       }
       ws = std::max(ws, std::max(leaf_bytes(i.shape), i.cost.working_set_bytes));

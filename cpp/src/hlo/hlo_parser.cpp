@@ -14,25 +14,42 @@ namespace fpgaprof::hlo {
 namespace {
 
 bool is_name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '.' || c == '-' || c == '$';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+         c == '-' || c == '$';
 }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 PrimitiveType primitive_from_name(std::string_view n) {
   static const std::unordered_map<std::string_view, PrimitiveType> kTypes = {
-      {"pred", PrimitiveType::kPred}, {"s2", PrimitiveType::kS2}, {"s4", PrimitiveType::kS4},
-      {"s8", PrimitiveType::kS8}, {"s16", PrimitiveType::kS16}, {"s32", PrimitiveType::kS32},
-      {"s64", PrimitiveType::kS64}, {"u2", PrimitiveType::kU2}, {"u4", PrimitiveType::kU4},
-      {"u8", PrimitiveType::kU8}, {"u16", PrimitiveType::kU16}, {"u32", PrimitiveType::kU32},
-      {"u64", PrimitiveType::kU64}, {"f16", PrimitiveType::kF16}, {"bf16", PrimitiveType::kBF16},
-      {"f32", PrimitiveType::kF32}, {"f64", PrimitiveType::kF64},
-      {"f8e5m2", PrimitiveType::kF8E5M2}, {"f8e4m3fn", PrimitiveType::kF8E4M3FN},
-      {"f8e4m3b11fnuz", PrimitiveType::kF8E4M3B11FNUZ}, {"f8e5m2fnuz", PrimitiveType::kF8E5M2FNUZ},
-      {"f8e4m3fnuz", PrimitiveType::kF8E4M3FNUZ}, {"f8e4m3", PrimitiveType::kF8E4M3},
-      {"f8e3m4", PrimitiveType::kF8E3M4}, {"f8e8m0fnu", PrimitiveType::kF8E8M0FNU},
-      {"f4e2m1fn", PrimitiveType::kF4E2M1FN}, {"c64", PrimitiveType::kC64},
-      {"c128", PrimitiveType::kC128}, {"token", PrimitiveType::kToken},
+      {"pred", PrimitiveType::kPred},
+      {"s2", PrimitiveType::kS2},
+      {"s4", PrimitiveType::kS4},
+      {"s8", PrimitiveType::kS8},
+      {"s16", PrimitiveType::kS16},
+      {"s32", PrimitiveType::kS32},
+      {"s64", PrimitiveType::kS64},
+      {"u2", PrimitiveType::kU2},
+      {"u4", PrimitiveType::kU4},
+      {"u8", PrimitiveType::kU8},
+      {"u16", PrimitiveType::kU16},
+      {"u32", PrimitiveType::kU32},
+      {"u64", PrimitiveType::kU64},
+      {"f16", PrimitiveType::kF16},
+      {"bf16", PrimitiveType::kBF16},
+      {"f32", PrimitiveType::kF32},
+      {"f64", PrimitiveType::kF64},
+      {"f8e5m2", PrimitiveType::kF8E5M2},
+      {"f8e4m3fn", PrimitiveType::kF8E4M3FN},
+      {"f8e4m3b11fnuz", PrimitiveType::kF8E4M3B11FNUZ},
+      {"f8e5m2fnuz", PrimitiveType::kF8E5M2FNUZ},
+      {"f8e4m3fnuz", PrimitiveType::kF8E4M3FNUZ},
+      {"f8e4m3", PrimitiveType::kF8E4M3},
+      {"f8e3m4", PrimitiveType::kF8E3M4},
+      {"f8e8m0fnu", PrimitiveType::kF8E8M0FNU},
+      {"f4e2m1fn", PrimitiveType::kF4E2M1FN},
+      {"c64", PrimitiveType::kC64},
+      {"c128", PrimitiveType::kC128},
+      {"token", PrimitiveType::kToken},
       {"opaque", PrimitiveType::kOpaque},
   };
   auto it = kTypes.find(n);
@@ -407,7 +424,8 @@ class HloParser {
     std::size_t start = pos_;
     while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) != 0)) ++pos_;
     shape.type = primitive_from_name(s_.substr(start, pos_ - start));
-    if (shape.type == PrimitiveType::kInvalid) fail_at(start, "a shape (element type such as f32, bf16, s32, pred, token)");
+    if (shape.type == PrimitiveType::kInvalid)
+      fail_at(start, "a shape (element type such as f32, bf16, s32, pred, token)");
     expect_char('[', "'[' after the element type");
     skip_blanks();
     if (peek() != ']') {
@@ -591,12 +609,14 @@ class HloParser {
       const std::string base = name.substr(0, hash);
       int64_t index = -1;
       auto it = local.find(base);
-      if (it == local.end()) fail_line(line, "operand '" + base + "' (of '" + name + "') defined in computation '" + comp.name + "'");
+      if (it == local.end())
+        fail_line(line, "operand '" + base + "' (of '" + name + "') defined in computation '" + comp.name + "'");
       const Shape& tuple = comp.instructions[it->second].shape;
       if (!parse_int(std::string_view(name).substr(hash + 1), index) || !tuple.is_tuple() || index < 0 ||
           static_cast<std::size_t>(index) >= tuple.tuple.size()) {
         fail_line(line, "'" + name + "' to name an element of a tuple-shaped instruction ('" + base + "' has " +
-                            (tuple.is_tuple() ? std::to_string(tuple.tuple.size()) + " elements" : "no tuple shape") + ")");
+                            (tuple.is_tuple() ? std::to_string(tuple.tuple.size()) + " elements" : "no tuple shape") +
+                            ")");
       }
       Instruction gte;
       gte.name = name;
@@ -696,12 +716,42 @@ class HloParser {
       }
       return true;
     }
-    static const char* const kSameShape[] = {
-        "abs", "add", "and", "atan2", "cbrt", "ceil", "copy", "cosine", "divide", "exponential",
-        "exponential-minus-one", "floor", "log", "log-plus-one", "logistic", "maximum", "minimum",
-        "multiply", "negate", "not", "or", "power", "remainder", "round-nearest-afz",
-        "round-nearest-even", "rsqrt", "shift-left", "shift-right-arithmetic", "shift-right-logical",
-        "sign", "sine", "sqrt", "subtract", "tan", "tanh", "xor"};
+    static const char* const kSameShape[] = {"abs",
+                                             "add",
+                                             "and",
+                                             "atan2",
+                                             "cbrt",
+                                             "ceil",
+                                             "copy",
+                                             "cosine",
+                                             "divide",
+                                             "exponential",
+                                             "exponential-minus-one",
+                                             "floor",
+                                             "log",
+                                             "log-plus-one",
+                                             "logistic",
+                                             "maximum",
+                                             "minimum",
+                                             "multiply",
+                                             "negate",
+                                             "not",
+                                             "or",
+                                             "power",
+                                             "remainder",
+                                             "round-nearest-afz",
+                                             "round-nearest-even",
+                                             "rsqrt",
+                                             "shift-left",
+                                             "shift-right-arithmetic",
+                                             "shift-right-logical",
+                                             "sign",
+                                             "sine",
+                                             "sqrt",
+                                             "subtract",
+                                             "tan",
+                                             "tanh",
+                                             "xor"};
     const bool same = std::any_of(std::begin(kSameShape), std::end(kSameShape), [&](const char* o) { return op == o; });
     if (same && !ops.empty() && ops[0].is_array()) {
       ins.shape = ops[0];

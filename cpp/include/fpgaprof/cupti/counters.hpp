@@ -17,8 +17,19 @@ namespace fpgaprof {
 
 // What a collected metric means to the roofline (analysis/roofline.cpp decodes values by name).
 enum class CounterRole : uint8_t {
-  kDramRead, kDramWrite, kFp32Add, kFp32Mul, kFp32Fma, kFp64Add, kFp64Mul, kFp64Fma,
-  kFp16Add, kFp16Mul, kFp16Fma, kTensorInstructions, kDuration,
+  kDramRead,
+  kDramWrite,
+  kFp32Add,
+  kFp32Mul,
+  kFp32Fma,
+  kFp64Add,
+  kFp64Mul,
+  kFp64Fma,
+  kFp16Add,
+  kFp16Mul,
+  kFp16Fma,
+  kTensorInstructions,
+  kDuration,
 };
 
 // The role's name as reports and errors show it: "dram_read", "fp32_fma", "duration", ...
@@ -39,9 +50,9 @@ struct CounterMetric {
 const std::vector<CounterMetric>& counter_metrics();
 
 struct MetricSelection {
-  std::vector<std::string> metrics;   // chosen names, one per available role
-  std::vector<CounterRole> roles;     // parallel to metrics
-  std::vector<std::string> missing;   // roles with no supported candidate: "fp16_fma (tried ...)"
+  std::vector<std::string> metrics;  // chosen names, one per available role
+  std::vector<CounterRole> roles;    // parallel to metrics
+  std::vector<std::string> missing;  // roles with no supported candidate: "fp16_fma (tried ...)"
 };
 // Picks, per role, the first candidate whose base name (the part before the last '.') is in
 // `supported_base_metrics` (what cuptiProfilerHostGetBaseMetrics lists for the chip). Pure.
@@ -49,33 +60,33 @@ MetricSelection select_counter_metrics(const std::vector<std::string>& supported
 
 // One profiled range (one kernel launch in auto-range mode) with its metric values.
 struct CounterRange {
-  std::string name;                   // CUPTI's range name: in auto range a number by execution
-                                      // order ("0", "1", ...), not the kernel's name
-  std::vector<double> values;         // parallel to the session's metric list
+  std::string name;            // CUPTI's range name: in auto range a number by execution
+                               // order ("0", "1", ...), not the kernel's name
+  std::vector<double> values;  // parallel to the session's metric list
 };
 
 // The ranges decoded from one counter-data image: everything profiled between one
 // cuptiRangeProfilerStart and the following Stop (a trace has one window per checkpoint + 1).
 struct CounterWindow {
-  uint64_t start_ns = 0;              // trace clock just after Start returned
-  uint64_t end_ns = 0;                // trace clock just before Stop was called
-  uint32_t device_id = kNone32;       // device of the profiled context; kNone32: any device
-  std::size_t capacity = 0;           // maxRangesPerPass: CUPTI profiles at most this many kernels;
-                                      // 0: counting was off in this window (its kernels unprofiled)
-  std::vector<CounterRange> ranges;   // in execution order
+  uint64_t start_ns = 0;             // trace clock just after Start returned
+  uint64_t end_ns = 0;               // trace clock just before Stop was called
+  uint32_t device_id = kNone32;      // device of the profiled context; kNone32: any device
+  std::size_t capacity = 0;          // maxRangesPerPass: CUPTI profiles at most this many kernels;
+                                     // 0: counting was off in this window (its kernels unprofiled)
+  std::vector<CounterRange> ranges;  // in execution order
 };
 
 struct CounterMatch {
-  uint64_t matched = 0;               // ranges paired with a traced kernel
-  uint64_t matched_copies = 0;        // ranges paired with a device-to-device copy
-  uint64_t timed_from_counters = 0;   // launches without GPU timestamps (kernel replay gives
-                                      // none) timed by their gpu__time_duration range
-  uint64_t unmatched_ranges = 0;      // ranges left without a kernel (see ambiguous_windows)
-  uint64_t unprofiled_kernels = 0;    // kernels on the device without a range: launched in a full
-                                      // window past its capacity, or between two windows
-  uint64_t ambiguous_windows = 0;     // windows whose kernel and range counts disagree: not paired
-  uint64_t unpaired_kernels = 0;      // kernels launched in those windows (no counters)
-  uint64_t dropped_ranges = 0;        // ranges CUPTI could not store (reported by DecodeData)
+  uint64_t matched = 0;              // ranges paired with a traced kernel
+  uint64_t matched_copies = 0;       // ranges paired with a device-to-device copy
+  uint64_t timed_from_counters = 0;  // launches without GPU timestamps (kernel replay gives
+                                     // none) timed by their gpu__time_duration range
+  uint64_t unmatched_ranges = 0;     // ranges left without a kernel (see ambiguous_windows)
+  uint64_t unprofiled_kernels = 0;   // kernels on the device without a range: launched in a full
+                                     // window past its capacity, or between two windows
+  uint64_t ambiguous_windows = 0;    // windows whose kernel and range counts disagree: not paired
+  uint64_t unpaired_kernels = 0;     // kernels launched in those windows (no counters)
+  uint64_t dropped_ranges = 0;       // ranges CUPTI could not store (reported by DecodeData)
 };
 // Pairs each window's ranges with the launches inside it and appends one CounterRecord per
 // (range, metric) to store.counters. Launches: kernels and device-to-device copies within one
@@ -101,22 +112,22 @@ CounterMatch add_counter_windows(TraceStore& store, const std::vector<std::strin
 
 // One metric of a counter plan, with what CUPTI says of it (cuptiProfilerHostGetMetricProperties).
 struct CounterMetricInfo {
-  std::string role;          // counter_role_name(); "" for a metric the caller named
-  std::string name;          // with its rollup: "dram__bytes_read.sum"
-  std::string description;   // CUPTI's one-line description
-  std::string hw_unit;       // the hardware unit counted: "dram", "sm", "gpu"
-  std::string unit;          // the dimension of its values: "byte", "instruction", "nanosecond"
+  std::string role;         // counter_role_name(); "" for a metric the caller named
+  std::string name;         // with its rollup: "dram__bytes_read.sum"
+  std::string description;  // CUPTI's one-line description
+  std::string hw_unit;      // the hardware unit counted: "dram", "sm", "gpu"
+  std::string unit;         // the dimension of its values: "byte", "instruction", "nanosecond"
 };
 
 // What trace(counters=True) collects on a chip: the metric per role, the roles the chip cannot
 // give (with the reason), and the replay cost (every kernel runs `passes` times while counting).
 struct CounterPlan {
-  std::string chip;                         // CUPTI's chip name, e.g. "GH100"
-  bool chip_from_device = false;            // read from the GPU (true) or named by the caller
-  std::string cupti_path;                   // the libcupti that made the plan
+  std::string chip;               // CUPTI's chip name, e.g. "GH100"
+  bool chip_from_device = false;  // read from the GPU (true) or named by the caller
+  std::string cupti_path;         // the libcupti that made the plan
   std::vector<CounterMetricInfo> metrics;
-  std::vector<std::string> missing;         // "dram_read (tried ...)" or "... (unit 'x', expected 'y')"
-  std::size_t passes = 0;                   // replay passes per kernel
+  std::vector<std::string> missing;  // "dram_read (tried ...)" or "... (unit 'x', expected 'y')"
+  std::size_t passes = 0;            // replay passes per kernel
   std::size_t config_image_bytes = 0;
 };
 
@@ -128,8 +139,7 @@ struct CounterPlan {
 // Throws Error(kInvalidArgument) for an unknown chip (the message lists the known ones) or
 // metric, Error(kCuptiUnavailable) without CUPTI, or without a driver/GPU when `chip` is empty,
 // Error(kCounters) when this libcupti lacks the Profiler Host API (CUDA < 12.6).
-CounterPlan plan_counters(const std::string& chip, const std::vector<std::string>& metrics = {},
-                          int device = 0);
+CounterPlan plan_counters(const std::string& chip, const std::vector<std::string>& metrics = {}, int device = 0);
 // The chips this libcupti's Profiler Host API knows (cuptiProfilerHostGetSupportedChips).
 std::vector<std::string> counter_chips();
 
@@ -149,9 +159,9 @@ std::string profiling_refusal(const ProfilingSupport& support);
 std::string counter_privileges_message(const std::string& call);
 
 struct CounterOptions {
-  std::vector<std::string> metrics;   // empty: select_counter_metrics() for the chip
-  std::size_t max_ranges = 2048;      // ranges per counter-data image before decode + re-init
-  int device = 0;                     // CUDA device ordinal whose primary context is profiled
+  std::vector<std::string> metrics;  // empty: select_counter_metrics() for the chip
+  std::size_t max_ranges = 2048;     // ranges per counter-data image before decode + re-init
+  int device = 0;                    // CUDA device ordinal whose primary context is profiled
 };
 
 // One counter collection on the current (or device's primary) CUDA context. At most one per

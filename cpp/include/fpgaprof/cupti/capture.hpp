@@ -15,11 +15,11 @@
 namespace fpgaprof {
 
 struct CaptureOptions {
-  std::size_t buffer_bytes = 8u << 20;      // size of each activity buffer handed to CUPTI
-  std::size_t max_buffers = 0;              // 0: grow without bound (drops are then impossible on our side);
-                                            // else requests beyond it are refused and CUPTI's drops are counted
-  std::size_t device_buffer_bytes = 0;      // CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE; 0 keeps CUPTI's default
-  bool require_gpu = false;                 // true: throw Error(kCuptiUnavailable) instead of degrading
+  std::size_t buffer_bytes = 8u << 20;  // size of each activity buffer handed to CUPTI
+  std::size_t max_buffers = 0;          // 0: grow without bound (drops are then impossible on our side);
+                                        // else requests beyond it are refused and CUPTI's drops are counted
+  std::size_t device_buffer_bytes = 0;  // CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE; 0 keeps CUPTI's default
+  bool require_gpu = false;             // true: throw Error(kCuptiUnavailable) instead of degrading
 };
 
 // What fpgaprof sees of CUPTI and the GPUs. probe_cupti() never throws; it loads libcupti
@@ -37,12 +37,12 @@ struct CaptureOptions {
 // why: the nvidia-cuda-cupti wheel's libcupti needs a driver for the Profiler Host API.
 struct CuptiStatus {
   bool library_found = false;
-  std::string library_path;        // the libcupti it uses / would load
-  std::string how_found;           // "already loaded", "FPGAPROF_CUPTI_LIBRARY", "pip wheel", ...
+  std::string library_path;  // the libcupti it uses / would load
+  std::string how_found;     // "already loaded", "FPGAPROF_CUPTI_LIBRARY", "pip wheel", ...
   uint32_t cupti_version = 0;
-  uint32_t driver_version = 0;     // 0: no driver
+  uint32_t driver_version = 0;  // 0: no driver
   std::vector<DeviceInfo> devices;
-  std::string problem;             // empty when tracing would work; else cause + fix, one line
+  std::string problem;  // empty when tracing would work; else cause + fix, one line
 };
 CuptiStatus probe_cupti();
 
@@ -91,10 +91,10 @@ uint32_t current_thread_id();
 // the process. Without a success no XLA ranges reach CUPTI and HLO ops are attributed by
 // kernel name only. Thread-safe.
 struct NvtxInjectionStatus {
-  uint32_t calls = 0;        // times InitializeInjectionNvtx2 was called
-  int last_result = -1;      // what the last call returned (1 success, 0 failure); -1 never called
-  bool succeeded = false;    // some call returned non-zero
-  std::string detail;        // which libcupti entry point answered what, or why none did
+  uint32_t calls = 0;      // times InitializeInjectionNvtx2 was called
+  int last_result = -1;    // what the last call returned (1 success, 0 failure); -1 never called
+  bool succeeded = false;  // some call returned non-zero
+  std::string detail;      // which libcupti entry point answered what, or why none did
 };
 NvtxInjectionStatus nvtx_injection_status();
 
