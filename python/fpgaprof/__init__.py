@@ -1,10 +1,10 @@
 """fpgaprof: GPU kernel, transfer and roofline profiling for JAX/XLA, ranked for FPGA offload."""
-from fpgaprof import _env
+from fpgaprof.capture import process_env
 
-_env.prepare_process()  # before anything can import jax: NVTX injection, XLA dump flags
+process_env.prepare_process()  # before anything can import jax: NVTX injection, XLA dump flags
 
 from fpgaprof._core import __version__  # noqa: E402
-from fpgaprof.errors import (  # noqa: E402
+from fpgaprof.base.errors import (  # noqa: E402
     CountersError,
     CuptiUnavailableError,
     FpgaprofError,

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from fpgaprof import _core
-from fpgaprof.errors import FpgaprofError
+from fpgaprof.base.errors import FpgaprofError
+from fpgaprof.base.units import fmt_bytes, fmt_s, shorten
 
 __all__ = ["Profile", "load"]
 
@@ -285,7 +286,7 @@ def load(path: str | os.PathLike) -> Profile:
     if os.path.isdir(p):
         inner = os.path.join(p, "trace.fpgaprof")
         if not os.path.isfile(inner):
-            from fpgaprof.errors import FpgaprofIOError
+            from fpgaprof.base.errors import FpgaprofIOError
             raise FpgaprofIOError(f"{p}: a folder without trace.fpgaprof; give the trace file "
                                   "itself or the output folder of `fpgaprof run`")
         p = inner
@@ -297,20 +298,7 @@ def load(path: str | os.PathLike) -> Profile:
 
 def _t(ns: float) -> str:
     """A duration auto-scaled as in every report ("240 ns", "10.3 µs", "2.25 ms")."""
-    from fpgaprof.report.html import fmt_s
-
     return fmt_s(float(ns) / 1e9)
-
-
-def _bytes(n: float) -> str:
-    """Bytes in decimal SI units as in report.html and the digest ("778.24 kB")."""
-    from fpgaprof.report.html import fmt_bytes
-
-    return fmt_bytes(n)
-
-
-def _short(name: str, width: int) -> str:
-    return name if len(name) <= width else name[: width - 1] + "…"
 
 
 def _summary(prof: Profile, top: int) -> str:
@@ -357,7 +345,7 @@ def _summary(prof: Profile, top: int) -> str:
         out.append(f"  {'kernel':60s} {'count':>8s} {'total':>11s} {'mean':>10s} {'%':>6s}")
         for i in order:
             pct = 100.0 * tot[i] / total_k if total_k else 0.0
-            out.append(f"  {_short(str(names[i]), 60):60s} {int(cnt[i]):8d} {_t(tot[i]):>11s} "
+            out.append(f"  {shorten(str(names[i]), 60):60s} {int(cnt[i]):8d} {_t(tot[i]):>11s} "
                        f"{_t(tot[i] / cnt[i]):>10s} {pct:6.1f}")
         if len(names) > top:
             out.append(f"  ... {len(names) - top} more kernels")
@@ -415,7 +403,7 @@ def _transfer_lines(summary: dict) -> list[str]:
         if not n:
             return ["", "Transfers: 0"]
         return ["", f"Transfers: {n} (analysis not available: {t.get('reason')})"]
-    out = ["", f"Transfers: {n} {'copy' if n == 1 else 'copies'}, {_bytes(t['bytes'])}, busy {_t(t['busy_s'] * 1e9)} "
+    out = ["", f"Transfers: {n} {'copy' if n == 1 else 'copies'}, {fmt_bytes(t['bytes'])}, busy {_t(t['busy_s'] * 1e9)} "
                f"({_t(t['kernel_overlap_s'] * 1e9)} of it overlapping kernels); the host waited "
                f"{_t(t['host_wait_s'] * 1e9)} in {t['sync_calls']} synchronization calls",
            f"  {_link_text(t)}",
@@ -423,7 +411,7 @@ def _transfer_lines(summary: dict) -> list[str]:
            f"{'% link':>7s} {'pageable':>9s}"]
     for r in t["by_direction"]:
         rate = f"{r['gbps']:9.2f}" if r.get("gbps") is not None else f"{'-':>9s}"
-        out.append(f"  {r['direction']:10s} {r['count']:8d} {_bytes(r['bytes']):>14s} "
+        out.append(f"  {r['direction']:10s} {r['count']:8d} {fmt_bytes(r['bytes']):>14s} "
                    f"{_t(r['busy_s'] * 1e9):>11s} {rate} {_pct(r.get('link_percent')):>7s} "
                    f"{r['pageable_count']:9d}")
     out.append("  (busy = union of the copies' intervals; GB/s = bytes / busy time; % link = "
@@ -432,7 +420,7 @@ def _transfer_lines(summary: dict) -> list[str]:
     if ops:
         left = len(ops) - min(len(ops), 5) + int(t.get("by_op_left_out") or 0)
         out.append("  by HLO op (copies launched inside its XLA thunk): " + "; ".join(
-            f"{r['op']} {_bytes(r['bytes'])} in {_t(r['busy_s'] * 1e9)}" for r in ops[:5])
+            f"{r['op']} {fmt_bytes(r['bytes'])} in {_t(r['busy_s'] * 1e9)}" for r in ops[:5])
             + (f"; {left} more" if left else ""))
     flags = t.get("flags") or []
     if flags:
@@ -451,8 +439,8 @@ def _memory_lines(summary: dict) -> list[str]:
     if not m.get("available"):
         return ["", f"Device memory: not available ({m.get('reason')})"]
     at = (f" at {_t(m['peak_time_s'] * 1e9)}" if m.get("peak_time_s") is not None else "")
-    return ["", f"Device memory: peak {_bytes(m['peak_bytes'])}{at} (all devices), "
-                f"{_bytes(m['end_bytes'])} still allocated at the end; "
+    return ["", f"Device memory: peak {fmt_bytes(m['peak_bytes'])}{at} (all devices), "
+                f"{fmt_bytes(m['end_bytes'])} still allocated at the end; "
                 f"{m['allocation_count']} allocations, {m['free_count']} frees"
                 + (f", {m['unmatched_frees']} frees of buffers allocated before the trace"
                    if m.get("unmatched_frees") else "")]
@@ -502,8 +490,8 @@ def _region_lines(prof: Profile, summary: dict, top: int) -> list[str]:
     items = r["items"]
     for x in items[:top]:
         gpu = "–" if no_gpu or x.get("gpu_s") is None else _t(x["gpu_s"] * 1e9)
-        peak = _bytes(peaks[x["path"]]) if x["path"] in peaks else "–"
-        lines.append(f"  {_short(x['path'], 40):40s} {x['count']:7d} {_t(x['wall_s'] * 1e9):>11s} "
+        peak = fmt_bytes(peaks[x["path"]]) if x["path"] in peaks else "–"
+        lines.append(f"  {shorten(x['path'], 40):40s} {x['count']:7d} {_t(x['wall_s'] * 1e9):>11s} "
                      f"{gpu:>11s} {peak:>11s}")
     left = len(items) - min(len(items), top) + int(r.get("rows_left_out") or 0)
     if left:

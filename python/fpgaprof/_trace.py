@@ -10,9 +10,11 @@ import time
 import warnings
 from typing import Any
 
-from fpgaprof import _core, _env
+from fpgaprof import _core
+from fpgaprof.capture import hlo_dump, process_env
+from fpgaprof.capture.signals import SaveOnSignal
 from fpgaprof._profile import Profile
-from fpgaprof.errors import (CuptiUnavailableError, FpgaprofError, FpgaprofIOError,
+from fpgaprof.base.errors import (CuptiUnavailableError, FpgaprofError, FpgaprofIOError,
                              FpgaprofWarning, InvalidArgumentError, ProfilerConflictError)
 
 __all__ = ["trace", "region"]
@@ -50,7 +52,7 @@ class trace:
 
     With ``path``, a SIGTERM or SIGHUP (a scheduler's time limit, a closed terminal) that the
     program has left at its default action saves the trace first (with a warning that it
-    ends there) and then ends the process as the signal would have (fpgaprof._signals).
+    ends there) and then ends the process as the signal would have (fpgaprof.capture.signals).
     """
 
     def __init__(self, path: str | os.PathLike | None = None, *, require_gpu: bool = False,
@@ -72,7 +74,7 @@ class trace:
         self.owned_by_run = False
         self._outer: "trace | None" = None  # the run's trace, when this one is nested in it
         self._nested: list[tuple["NestedProfile", str | None]] = []
-        self._signals: Any = None  # saves the file on SIGTERM/SIGHUP (fpgaprof._signals)
+        self._signals: Any = None  # saves the file on SIGTERM/SIGHUP (capture.signals)
 
     def __enter__(self) -> Profile:
         global _active
@@ -126,7 +128,6 @@ class trace:
             self._start_counters()
         if self.path is not None and not self.owned_by_run:  # `fpgaprof run` has its own
             try:
-                from fpgaprof._signals import SaveOnSignal
                 self._signals = SaveOnSignal(self._save_on_signal, "fpgaprof.trace")
                 self._signals.install()
             except Exception as e:  # noqa: BLE001 - tracing goes on; only this safety net is missing
@@ -152,9 +153,9 @@ class trace:
             except Exception as e:  # noqa: BLE001 - CountersError / CuptiUnavailableError: say why
                 msg = f"fpgaprof.trace(counters=True): hardware counters not collected: {e}"
             else:
-                if "jax" not in sys.modules or not _env.jax_preallocates():
+                if "jax" not in sys.modules or not process_env.jax_preallocates():
                     return
-                msg = _env.COUNTERS_PREALLOCATION_WARNING
+                msg = process_env.COUNTERS_PREALLOCATION_WARNING
         self._warnings.append(msg)
         warnings.warn(msg, FpgaprofWarning, stacklevel=4)
 
@@ -250,7 +251,7 @@ class trace:
             except Exception as e:  # noqa: BLE001 - timing data is still good
                 self._warnings.append(f"hardware counters could not be read back: {e}")
         store.correlate()
-        for w in _env.process_warnings + self._warnings:
+        for w in process_env.process_warnings + self._warnings:
             if w not in store.meta["warnings"]:
                 store.add_warning(w)
         _attach_hlo_modules(store)
@@ -408,13 +409,9 @@ class NestedProfile(Profile):
 
 
 def _attach_hlo_modules(store: Any) -> None:
-    """Copies the HLO modules XLA dumped for this trace into the store (attribution layer)."""
+    """Copies the HLO modules XLA dumped for this trace into the store (capture.hlo_dump)."""
     try:
-        from fpgaprof import _attribution
-    except ImportError:
-        return
-    try:
-        _attribution.attach_hlo_modules(store)
+        hlo_dump.attach_hlo_modules(store)
     except Exception as e:  # noqa: BLE001 - the trace itself is fine; say what is missing
         store.add_warning(f"HLO modules could not be attached to the trace "
                           f"({type(e).__name__}: {e}); "

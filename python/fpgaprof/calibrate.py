@@ -37,8 +37,8 @@ import time
 import warnings
 from typing import Any, Callable, Mapping, Sequence
 
-from fpgaprof._atomic import write_text_atomic
-from fpgaprof.errors import CuptiUnavailableError, FpgaprofError, FpgaprofWarning
+from fpgaprof.base.atomic import write_text_atomic
+from fpgaprof.base.errors import CuptiUnavailableError, FpgaprofError, FpgaprofWarning
 
 __all__ = ["run", "load", "merge", "cache_path", "repeat_seconds"]
 

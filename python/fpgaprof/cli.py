@@ -23,7 +23,10 @@ import subprocess
 import sys
 from typing import Any, Sequence
 
-from fpgaprof.errors import did_you_mean
+from fpgaprof.base.errors import did_you_mean
+from fpgaprof.capture import process_env, runner, xla_flags
+from fpgaprof.capture.signals import SAVE_ON
+from fpgaprof.base.units import fmt_bytes, fmt_s
 
 PROG = "fpgaprof"
 TRACE_NAME = "trace.fpgaprof"
@@ -97,7 +100,7 @@ def _check_target(target: str | None, prog: str = PROG) -> None:
         return
     try:
         from fpgaprof import fpga
-        from fpgaprof.errors import FpgaprofError
+        from fpgaprof.base.errors import FpgaprofError
         names = [p["name"] for p in fpga.presets()]
     except Exception:
         return
@@ -312,7 +315,7 @@ def _csv_table(prof: Any, table: str, D: Any) -> str:
 
 
 def _failure(msg: str) -> Exception:
-    from fpgaprof.errors import FpgaprofError
+    from fpgaprof.base.errors import FpgaprofError
     return FpgaprofError(msg)
 
 
@@ -497,7 +500,6 @@ def compare_summaries(a: dict, b: dict) -> list[dict]:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from fpgaprof.report.html import fmt_bytes, fmt_s
     a = _summary_of(args.a, args.target)
     b = _summary_of(args.b, args.target)
     try:
@@ -585,7 +587,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     """The static FPGA what-if of an HLO module (fpgaprof.fpga.estimate_hlo): the ops table,
     the whole function's card time, transfers and total with their ranges; --json for all."""
     from fpgaprof import fpga
-    from fpgaprof.errors import HloParseError
+    from fpgaprof.base.errors import HloParseError
     try:
         with open(args.module, encoding="utf-8") as f:
             text = f.read()
@@ -674,13 +676,12 @@ def child_environment(out_dir: str, *, keep_command_buffers: bool, counters: boo
     starts fpgaprof.trace() before the script), fpgaprof's XLA flags with the HLO dump in
     out_dir/hlo, and the FPGAPROF_RUN_* settings the bootstrap reads."""
     env = dict(os.environ if base is None else base)
-    from fpgaprof import _xla_flags
     # This process may have prepared its own environment on import (a temp dump dir that it
     # removes at exit): the child gets a clean preparation of its own instead.
-    marker = env.pop(getattr(_xla_flags, "_MARKER_ENV", "FPGAPROF_XLA_DUMP_DIR"), None)
+    marker = env.pop(xla_flags.MARKER_ENV, None)
     if marker:
-        flags = _xla_flags.split_flags(env.get("XLA_FLAGS", ""))
-        setup = _xla_flags.current() if base is None else None
+        flags = xla_flags.split_flags(env.get("XLA_FLAGS", ""))
+        setup = xla_flags.current() if base is None else None
         # The marker may come from an ancestor process too (then this process added nothing):
         # its dump dir is always dropped, and its command-buffer flag when the user asks to
         # keep command buffers.
@@ -693,7 +694,7 @@ def child_environment(out_dir: str, *, keep_command_buffers: bool, counters: boo
             env["XLA_FLAGS"] = " ".join(kept)
         else:
             env.pop("XLA_FLAGS", None)
-    _xla_flags.prepare(env, keep_command_buffers=keep_command_buffers,
+    xla_flags.prepare(env, keep_command_buffers=keep_command_buffers,
                        dump_dir=os.path.join(out_dir, "hlo"))
     boot = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bootstrap")
     env["PYTHONPATH"] = os.pathsep.join([boot] + [p for p in env.get("PYTHONPATH", "").split(
@@ -714,17 +715,12 @@ def child_environment(out_dir: str, *, keep_command_buffers: bool, counters: boo
 
 def _no_kernels_note_for(prof: Any) -> Any:
     """While reports of `prof` are written: when the run had untraced Python processes (its
-    warning, see _runner.untraced_warning), an empty GPU table must not say "the traced code
+    warning, see capture.runner.untraced_warning), an empty GPU table must not say "the traced code
     launched nothing on the GPU" (they may have); the note says so instead."""
     import contextlib
-    import re
     from fpgaprof.report import _data as D
-    n = 0
     try:
-        for w in prof.meta.get("warnings", []):
-            m = re.match(r"^(\d+) further Python process(?:es)? ran untraced", str(w))
-            if m:
-                n = int(m.group(1))
+        n = runner.untraced_count(prof.meta.get("warnings", []))
     except Exception:  # noqa: BLE001 - no meta: nothing to adjust
         n = 0
     if not n or not hasattr(D, "NO_KERNELS_NOTE"):
@@ -788,7 +784,6 @@ def _run_forwarding_signals(command: list[str], env: dict) -> int:
     foreground process group (Ctrl-C, a terminal hangup) reached the command already and are
     not sent twice. Signals this process ignores (nohup, a background job) stay ignored by the
     command. The command gets SIGTERM when this process dies, even by SIGKILL (Linux)."""
-    from fpgaprof._signals import SAVE_ON
     watched = [num for num in (signal.SIGINT, *SAVE_ON)
                if signal.getsignal(num) is not signal.SIG_IGN]
     if not hasattr(signal, "sigtimedwait"):
@@ -869,8 +864,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                   "environment.json"):
         if os.path.exists(os.path.join(out_dir, stale)):
             os.unlink(os.path.join(out_dir, stale))
-    from fpgaprof import _runner
-    _runner.drop_untraced_markers(out_dir)
+    runner.drop_untraced_markers(out_dir)
     hlo_dir = os.path.join(out_dir, "hlo")
     if os.path.isdir(hlo_dir):
         for name in os.listdir(hlo_dir):
@@ -882,8 +876,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     env = child_environment(out_dir, keep_command_buffers=args.keep_command_buffers,
                             counters=args.counters, target=args.target)
     if args.counters:
-        from fpgaprof import _env
-        if _env.jax_preallocates(env):  # the user's own allocator setting keeps JAX's pool
+        if process_env.jax_preallocates(env):  # the user's own allocator setting keeps JAX's pool
             sys.stderr.write(
                 f"{PROG} run: warning: --counters with JAX's preallocated pool (kept by your "
                 f"XLA_PYTHON_CLIENT_PREALLOCATE={env.get('XLA_PYTHON_CLIENT_PREALLOCATE', '')!r} / "
@@ -895,11 +888,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise FileNotFoundError(2, "command not found (check the name after --)", command[0])
     status = _run_forwarding_signals(command, env)
     code = status if status >= 0 else 128 - status
-    untraced = _runner.untraced_warning(_runner.untraced_processes(out_dir))
-    _runner.drop_untraced_markers(out_dir)
+    untraced = runner.untraced_warning(runner.untraced_processes(out_dir))
+    runner.drop_untraced_markers(out_dir)
     if not os.path.exists(trace):
         # why: from the marker the traced process left
-        sys.stderr.write(f"{PROG} run: {_runner.no_trace_message(out_dir, code)}\n")
+        sys.stderr.write(f"{PROG} run: {runner.no_trace_message(out_dir, code)}\n")
         if untraced:
             sys.stderr.write(f"{PROG} run: warning: {untraced}\n")
         return code if code else 1
@@ -1091,7 +1084,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"{PROG}: error: {_one_line(e)}\n")
         return 1
     except Exception as e:
-        from fpgaprof.errors import FpgaprofError
+        from fpgaprof.base.errors import FpgaprofError
         if isinstance(e, FpgaprofError):
             sys.stderr.write(f"{PROG}: error: {_one_line(e)}\n")
             return 1

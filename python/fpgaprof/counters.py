@@ -22,7 +22,7 @@ import dataclasses
 from typing import Any, Sequence
 
 from fpgaprof import _core
-from fpgaprof.errors import InvalidArgumentError
+from fpgaprof.base.errors import InvalidArgumentError
 
 __all__ = ["CounterPlan", "plan", "chips"]
 

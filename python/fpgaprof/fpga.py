@@ -13,8 +13,9 @@ import re
 from typing import Any, Mapping
 
 from fpgaprof import _core
-from fpgaprof._atomic import write_text_atomic
-from fpgaprof.errors import FpgaprofIOError, InvalidArgumentError, closest_name, did_you_mean
+from fpgaprof.base.atomic import write_text_atomic
+from fpgaprof.base.units import fmt_s, fmt_s_range, fmt_speedup, fmt_speedup_range
+from fpgaprof.base.errors import FpgaprofIOError, InvalidArgumentError, closest_name, did_you_mean
 from fpgaprof.roofline import Table, _no_rows_note, _store_of, analyze
 
 __all__ = ["FpgaTarget", "Estimate", "presets", "target_spec", "card_file", "resolve_target", "fpga_candidates",
@@ -261,8 +262,6 @@ def combined_speedup_text(what_if: Mapping, card: str) -> str:
     restructured designs would give; "" when the analysis has no combined figure. `what_if`:
     the FPGA result (``combined_speedup``, ``combined_count``, ``combined_speedup_low/high``,
     ``restructured_combined_speedup``, ``restructured_combined_count``)."""
-    from fpgaprof.report.html import fmt_speedup, fmt_speedup_range
-
     combined, count = what_if.get("combined_speedup"), what_if.get("combined_count")
     if not isinstance(combined, (int, float)) or not math.isfinite(combined):
         return ""
@@ -346,8 +345,6 @@ def _static_scenario(row: Mapping) -> str:
 
 
 def _estimate_table(res: Mapping) -> Estimate:
-    from fpgaprof.report.html import fmt_s, fmt_s_range
-
     rows = []
     for r in res["ops"]:
         r = dict(r)

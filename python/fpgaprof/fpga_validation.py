@@ -18,6 +18,8 @@ import statistics
 from importlib import resources
 from typing import Any, Callable, Mapping
 
+from fpgaprof.base.units import fmt_s, fmt_s_range, fmt_speedup, fmt_speedup_range
+
 __all__ = ["anchors", "calibration", "table", "summary", "markdown", "BUILDERS"]
 
 # Goals of docs/fpga-validation.md: every validation anchor within 2x of its measurement, the
@@ -256,18 +258,6 @@ def summary(rows: list[dict]) -> dict:
     }
 
 
-def _t(s: float) -> str:
-    from fpgaprof.report.html import fmt_s
-
-    return fmt_s(s)
-
-
-def _range(lo: float, hi: float) -> str:
-    from fpgaprof.report.html import fmt_s_range
-
-    return fmt_s_range(lo, hi)
-
-
 def markdown(rows: list[dict]) -> str:
     """The validation tables of docs/fpga-validation.md (generated: scripts/fpga_validation.py)."""
     s = summary(rows)
@@ -291,8 +281,8 @@ def markdown(rows: list[dict]) -> str:
             sets = f" {r['reason'].split(':')[0]} ({r['sets']}) |" if extra else ""
             out.append(
                 f"| {r['id']} | {r['kernel']} | {r['card']} | {r['size']} | {r['timed']} | "
-                f"{_t(r['measured_s'])} | {r['scenario']} | {_t(r[pre + '_s'])} "
-                f"({_range(r[pre + '_low_s'], r[pre + '_high_s'])}) | {_t(r[other + '_s'])} | "
+                f"{fmt_s(r['measured_s'])} | {r['scenario']} | {fmt_s(r[pre + '_s'])} "
+                f"({fmt_s_range(r[pre + '_low_s'], r[pre + '_high_s'])}) | {fmt_s(r[other + '_s'])} | "
                 f"{r['ratio']:.2f} | {r.get('card_limit', '')} |{sets}")
         out.append("")
     out += ["### Out of model (listed, not estimated)", "", "| anchor | kernel | card | size | measured | why |",
@@ -316,7 +306,6 @@ def trace_conclusions(paths: list[str], cards: tuple = ("alveo-u55c", "alveo-u28
 
     import fpgaprof
     from fpgaprof import fpga
-    from fpgaprof.report.html import fmt_s, fmt_speedup, fmt_speedup_range
 
     def sp(r: Mapping, key: str) -> str:
         return f"{fmt_speedup(r[key])} ({fmt_speedup_range(r[key + '_low'], r[key + '_high'])})"

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from fpgaprof import _core
+from fpgaprof.base.columns import TOTAL_LABELS
 
 __all__ = ["Table", "ceilings", "analyze", "roofline", "transfers", "memory", "devices",
            "REGION_BY"]
@@ -21,9 +22,6 @@ REGION_BY = {"region": "path", "regions": "path", "region_instance": "instance",
              "region_instances": "instance"}
 
 
-# Headers of the FLOPs and bytes of roofline and FPGA-candidate rows: every execution together
-# (prof.ops gives one execution's: "FLOPs/exec"); the keys stay "flops" and "bytes".
-TOTAL_LABELS = {"flops": "FLOPs (total)", "bytes": "bytes (total)"}
 
 
 class Table(list):

@@ -124,7 +124,8 @@ def test_counters_warn_when_jax_preallocates_gpu_memory(monkeypatch):
     import types
     import warnings
 
-    from fpgaprof import _core, _env
+    from fpgaprof import _core
+    from fpgaprof.capture import process_env
 
     class _Stub:
         @staticmethod
@@ -160,7 +161,7 @@ def test_counters_warn_when_jax_preallocates_gpu_memory(monkeypatch):
         monkeypatch.delenv("XLA_PYTHON_CLIENT_ALLOCATOR", raising=False)
         for k, v in env.items():
             monkeypatch.setenv(k, v)
-        assert _env.jax_preallocates() is expect
+        assert process_env.jax_preallocates() is expect
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             with fpgaprof.trace(counters=True) as prof:

@@ -334,7 +334,7 @@ def test_import_sets_nvtx_injection_to_libfpgaprof():
 
 def test_a_different_nvtx_injection_is_kept_with_one_warning():
     p = _python("import warnings; warnings.simplefilter('always'); import os, fpgaprof; "
-                "import fpgaprof._env as e; e.prepare_process(); print(os.environ['NVTX_INJECTION64_PATH'])",
+                "import fpgaprof.capture.process_env as e; e.prepare_process(); print(os.environ['NVTX_INJECTION64_PATH'])",
                 {"NVTX_INJECTION64_PATH": "/opt/other/libinject.so"})
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "/opt/other/libinject.so"

@@ -154,7 +154,8 @@ def test_parse_xla_range_name_binding():
 _ATTACH_SCRIPT = """
 import json
 import fpgaprof
-from fpgaprof import _attribution, _core, _xla_flags
+from fpgaprof import _attribution, _core
+from fpgaprof.capture import hlo_dump, xla_flags
 import jax, jax.numpy as jnp
 
 def double_cos(v):
@@ -163,7 +164,7 @@ def double_cos(v):
 v = jnp.ones((1000,), jnp.float32)
 jax.jit(double_cos)(v).block_until_ready()
 ops = [i.name for i in fpgaprof.hlo.analyze(
-    [m for m in _xla_flags.read_dumped_modules() if m.name == "jit_double_cos"][0].text
+    [m for m in xla_flags.read_dumped_modules() if m.name == "jit_double_cos"][0].text
 ).instructions if i.opcode == "fusion"]
 s = _core.TraceStore()
 s.append("api_calls", start_ns=1, end_ns=2, correlation_id=9, thread_id=3, name="cuLaunchKernel",
@@ -171,8 +172,8 @@ s.append("api_calls", start_ns=1, end_ns=2, correlation_id=9, thread_id=3, name=
 s.append("kernels", name=_core.attribution.sanitize_kernel_name(ops[0]), start_ns=5, end_ns=25,
          correlation_id=9)
 s.correlate()
-added = _attribution.attach_hlo_modules(s)
-again = _attribution.attach_hlo_modules(s)
+added = hlo_dump.attach_hlo_modules(s)
+again = hlo_dump.attach_hlo_modules(s)
 r = _attribution.attribute(s)
 print(json.dumps({"added": added, "again": again, "modules": [m.name for m in s.hlo_modules],
                   "method": r.kernels[0].method, "line": r.kernels[0].source_line,
@@ -192,7 +193,7 @@ def test_attach_hlo_modules_reads_this_processes_dump(tmp_path):
     assert out["added"] == 1 and out["again"] == 0  # only the module holding the kernel
     assert out["modules"] == ["jit_double_cos"]
     assert out["method"] == "kernel_name"
-    assert out["file"] == str(script) and out["line"] == 8  # `return jnp.cos(v) * 2.0`
+    assert out["file"] == str(script) and out["line"] == 9  # `return jnp.cos(v) * 2.0`
 
 
 # --- end to end through the libcupti test double -----------------------------------------------

@@ -191,15 +191,15 @@ def test_internal_error_is_one_line(monkeypatch, capsys):
 
 
 def test_child_environment(tmp_path):
-    from fpgaprof import _xla_flags
+    from fpgaprof.capture import xla_flags
     base = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": "/user/path",
             "XLA_FLAGS": "--xla_cpu_enable_fast_math=false"}
     env = cli.child_environment(str(tmp_path), keep_command_buffers=False, counters=True,
                                 target="alveo-u280", base=base)
-    flags = _xla_flags.split_flags(env["XLA_FLAGS"])
+    flags = xla_flags.split_flags(env["XLA_FLAGS"])
     assert flags[0] == "--xla_cpu_enable_fast_math=false"  # the user's flag is kept, first
-    assert _xla_flags.flag_value(flags, "xla_dump_to") == str(tmp_path / "hlo")
-    assert _xla_flags.flag_value(flags, "xla_gpu_enable_command_buffer") == ""
+    assert xla_flags.flag_value(flags, "xla_dump_to") == str(tmp_path / "hlo")
+    assert xla_flags.flag_value(flags, "xla_gpu_enable_command_buffer") == ""
     pp = env["PYTHONPATH"].split(os.pathsep)
     assert pp[0].endswith(os.path.join("fpgaprof", "_bootstrap")) and pp[1] == "/user/path"
     assert os.path.isfile(os.path.join(pp[0], "sitecustomize.py"))
@@ -215,7 +215,7 @@ def test_child_environment(tmp_path):
         assert mine.get("XLA_PYTHON_CLIENT_PREALLOCATE") == user.get("XLA_PYTHON_CLIENT_PREALLOCATE")
     keep = cli.child_environment(str(tmp_path), keep_command_buffers=True, counters=False,
                                  target=None, base=base)
-    assert _xla_flags.flag_value(_xla_flags.split_flags(keep["XLA_FLAGS"]),
+    assert xla_flags.flag_value(xla_flags.split_flags(keep["XLA_FLAGS"]),
                                  "xla_gpu_enable_command_buffer") is None
     assert keep["FPGAPROF_KEEP_COMMAND_BUFFERS"] == "1"
     assert "XLA_PYTHON_CLIENT_PREALLOCATE" not in keep  # without --counters: untouched
@@ -224,13 +224,13 @@ def test_child_environment(tmp_path):
 def test_child_environment_replaces_parent_dump_dir(tmp_path):
     """A parent that prepared its own environment (temp dump dir removed at its exit) must not
     hand that dir to the child."""
-    from fpgaprof import _xla_flags
+    from fpgaprof.capture import xla_flags
     parent = {"PATH": os.environ.get("PATH", ""), "XLA_FLAGS": "--xla_foo=1"}
-    _xla_flags.prepare(parent, dump_dir=str(tmp_path / "parent_dump"))
+    xla_flags.prepare(parent, dump_dir=str(tmp_path / "parent_dump"))
     env = cli.child_environment(str(tmp_path / "out"), keep_command_buffers=False,
                                 counters=False, target=None, base=parent)
-    flags = _xla_flags.split_flags(env["XLA_FLAGS"])
-    assert _xla_flags.flag_value(flags, "xla_dump_to") == str(tmp_path / "out" / "hlo")
+    flags = xla_flags.split_flags(env["XLA_FLAGS"])
+    assert xla_flags.flag_value(flags, "xla_dump_to") == str(tmp_path / "out" / "hlo")
     assert "--xla_foo=1" in flags
     assert sum(f.startswith("--xla_dump_to") for f in flags) == 1
 
@@ -255,16 +255,16 @@ def test_unknown_target_is_usage_error(tmp_path):
 def test_child_environment_ancestor_marker(tmp_path):
     """The marker of an ancestor (this process added nothing itself): its dump dir is
     replaced all the same."""
-    from fpgaprof import _xla_flags
+    from fpgaprof.capture import xla_flags
     grand = {"PATH": os.environ.get("PATH", "")}
-    _xla_flags.prepare(grand, dump_dir=str(tmp_path / "grandparent"))
+    xla_flags.prepare(grand, dump_dir=str(tmp_path / "grandparent"))
     parent = dict(grand)
-    _xla_flags.prepare(parent)  # idempotent: adds nothing, as in a child process
+    xla_flags.prepare(parent)  # idempotent: adds nothing, as in a child process
     env = cli.child_environment(str(tmp_path / "out"), keep_command_buffers=True,
                                 counters=False, target=None, base=parent)
-    flags = _xla_flags.split_flags(env["XLA_FLAGS"])
-    assert _xla_flags.flag_value(flags, "xla_dump_to") == str(tmp_path / "out" / "hlo")
-    assert _xla_flags.flag_value(flags, "xla_gpu_enable_command_buffer") is None
+    flags = xla_flags.split_flags(env["XLA_FLAGS"])
+    assert xla_flags.flag_value(flags, "xla_dump_to") == str(tmp_path / "out" / "hlo")
+    assert xla_flags.flag_value(flags, "xla_gpu_enable_command_buffer") is None
 
 
 def test_devices_command():

@@ -172,18 +172,18 @@ def test_no_python_is_explained(tmp_path):
 
 
 def test_marker_states(tmp_path):
-    from fpgaprof import _runner
+    from fpgaprof.capture import runner
 
-    assert _runner.marker_state(str(tmp_path)) == "none"
-    claim = tmp_path / _runner.CLAIM_NAME
+    assert runner.marker_state(str(tmp_path)) == "none"
+    claim = tmp_path / runner.CLAIM_NAME
     claim.write_text("123")
-    assert _runner.marker_state(str(tmp_path)) == "claimed"
+    assert runner.marker_state(str(tmp_path)) == "claimed"
     claim.write_text("123\ntracing\n")
-    assert _runner.marker_state(str(tmp_path)) == "tracing"
+    assert runner.marker_state(str(tmp_path)) == "tracing"
     claim.write_text("123\ntracing\nsaved\n")
-    assert _runner.marker_state(str(tmp_path)) == "saved"
+    assert runner.marker_state(str(tmp_path)) == "saved"
     claim.write_text("123\nnot-tracing\n")
-    assert _runner.marker_state(str(tmp_path)) == "not-tracing"
+    assert runner.marker_state(str(tmp_path)) == "not-tracing"
 
 
 def test_results_asked_for_before_the_run_ends_are_recomputed_after_it():

@@ -189,11 +189,11 @@ def test_sigint_sent_to_the_whole_group_keeps_the_trace(tmp_path):
 
 
 def test_the_save_is_not_broken_by_a_sigint():
-    from fpgaprof import _runner
+    from fpgaprof.capture import runner
     before = signal.getsignal(signal.SIGINT)
-    held = _runner._hold_sigint()
+    held = runner.hold_sigint()
     assert held is not None
     os.kill(os.getpid(), signal.SIGINT)  # would raise KeyboardInterrupt here without the hold
     time.sleep(0.05)
-    _runner._release_sigint(held)
+    runner.release_sigint(held)
     assert signal.getsignal(signal.SIGINT) is before

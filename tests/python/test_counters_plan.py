@@ -237,8 +237,8 @@ def test_a_chip_the_range_profiler_does_not_support_is_a_counters_error(plans):
 
 
 def _wheel_cupti() -> str | None:
-    from fpgaprof import _env
-    for d in _env.wheel_lib_dirs():
+    from fpgaprof.capture import process_env
+    for d in process_env.wheel_lib_dirs():
         p = os.path.join(d, "libcupti.so.13")
         if os.path.isfile(p):
             return p

@@ -8,6 +8,7 @@ import _reports_fixtures as F
 import fpgaprof
 import pytest
 from fpgaprof import _core, cli, roofline
+from fpgaprof.base.markup import html_cell
 from fpgaprof.report import _data as D
 from fpgaprof.report import html as H
 from fpgaprof.report import notebook as N
@@ -159,7 +160,7 @@ def test_headers_of_auto_scaled_columns_carry_no_unit():
     doc = H._largest_buffers([{"bytes": 1000, "alloc_s": 0.43392, "free_s": None}])
     assert ">alloc</th>" in doc and ">free</th>" in doc and ">433.92 ms</td>" in doc
     # a rate is a rate, not a time: 2.5e9 B/s
-    assert H._generic_cell("achieved_bytes_per_s", 2.5e9)[0] == "2.5 GB/s"
+    assert html_cell("achieved_bytes_per_s", 2.5e9)[0] == "2.5 GB/s"
 
 
 def test_candidate_tables_in_html_use_the_printed_formats():

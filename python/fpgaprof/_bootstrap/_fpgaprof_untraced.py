@@ -5,7 +5,7 @@ Every other Python process that starts with the bootstrap (multiprocessing spawn
 workers, the forkserver itself, ``subprocess.run([sys.executable, ...])``) and every child
 forked by a bootstrapped process (``os.fork``, multiprocessing "fork") leaves one marker file,
 FPGAPROF_RUN_DIR/.fpgaprof-untraced/<pid>.json, so that `fpgaprof run` can say how many Python
-processes ran untraced and what they were (fpgaprof._runner.untraced_processes reads them).
+processes ran untraced and what they were (fpgaprof.capture.runner.untraced_processes reads them).
 
 Where such a process has not started its XLA backend yet, its HLO dump goes to its own folder
 .fpgaprof-untraced/<pid>.hlo instead of the run's hlo/ (it is not the traced program's HLO); the

@@ -32,12 +32,13 @@ def _fpgaprof_start() -> None:
     if untraced is not None:
         untraced.watch_forks(out_dir)  # os.fork / multiprocessing "fork" children run untraced
     try:
-        from fpgaprof import _runner
+        import fpgaprof
+        from fpgaprof.capture import runner
     except Exception as e:  # never break the user's program
         sys.stderr.write(f"fpgaprof run: this Python cannot import fpgaprof ({type(e).__name__}: "
                          f"{e}); run the command with the Python fpgaprof is installed in\n")
         return
-    _runner.start_from_environment()
+    runner.start_from_environment(fpgaprof.trace)
 
 
 def _chain_user_sitecustomize() -> None:

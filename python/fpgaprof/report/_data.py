@@ -13,28 +13,39 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
-# CopyKind values of records.hpp (stable in the trace file).
-COPY_KIND_NAMES = {
-    0: "unknown", 1: "HtoD", 2: "DtoH", 3: "DtoD", 4: "HtoH", 5: "PtoP",
-    6: "HtoA", 7: "AtoH", 8: "AtoA", 9: "AtoD", 10: "DtoA",
-}
-# MemoryKind values of records.hpp.
-MEMORY_KIND_NAMES = {
-    0: "unknown", 1: "pageable", 2: "pinned", 3: "device", 4: "array", 5: "managed",
-    6: "device_static", 7: "managed_static",
-}
-NONE32 = 0xFFFFFFFF
+from fpgaprof.base.constants import (
+    COPY_KIND_NAMES,
+    FULL_ROWS,
+    MEMORY_KIND_NAMES,
+    NONE32,
+    PATH_SEP,
+    TOP_ROWS,
+)
+from fpgaprof.base.records import (
+    attr_or,
+    col,
+    columns,
+    first,
+    meta_dict,
+    names_of,
+    nrows,
+    one_line,
+    records_of,
+    source_location,
+    table_len,
+    to_plain,
+    unique_names,
+)
+from fpgaprof.base.units import fmt_bytes, fmt_pct, fmt_s
 
-# How many rows a list section keeps in summary.json / the HTML (the rest is counted).
-TOP_ROWS = 50
-# The tables `fpgaprof compare` reads (ops, regions) are complete in summary.json up to this
-# many rows (the HTML shows the first TOP_ROWS); more are counted in rows_left_out.
-FULL_ROWS = 10_000
+_get = attr_or
+_py = to_plain
+_meta_dict = meta_dict
+
 # Points kept in the memory timeline (at most about this many: per time bucket its first
 # point and its highest, so no spike is lost).
 MEMORY_POINTS = 400
-# Joins the names of nested regions into a region's path ("outer > inner").
-PATH_SEP = " > "
+
 
 
 class MissingAnalysis(AttributeError):
@@ -66,16 +77,6 @@ def empty_reason(kernel_count: int | None, otherwise: str, gpu_available: bool =
     return otherwise
 
 
-def source_location(r: Mapping) -> str | None:
-    """"file:line" from a row's source_file and source_line ("file" when the line is unknown,
-    i.e. missing or negative); None when the row names no file."""
-    f = r.get("source_file")
-    if not f:
-        return None
-    line = r.get("source_line")
-    return f"{f}:{line}" if line is not None and int(line) >= 0 else str(f)
-
-
 def unattributed_note(kernel_count: int | None) -> str:
     """Why the per-op table is empty although the trace has kernels."""
     if not kernel_count:
@@ -88,76 +89,6 @@ def unattributed_note(kernel_count: int | None) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # Columns
-
-
-def columns(table: Any, fields: Iterable[str] = ()) -> dict[str, np.ndarray]:
-    """Columns of one record table as numpy arrays.
-
-    Uses the table's own `columns()` (the fast path of fpgaprof's tables); otherwise reads the
-    named fields off each record (slow, for plain lists of objects). Missing tables give {}.
-    """
-    if table is None:
-        return {}
-    cols = getattr(table, "columns", None)
-    if callable(cols):
-        out = cols()
-        return {k: np.asarray(v) for k, v in dict(out).items()}
-    if isinstance(cols, dict):
-        return {k: np.asarray(v) for k, v in cols.items()}
-    rows = list(table)
-    names = list(fields)
-    if not names and rows:
-        first = rows[0]
-        names = [n for n in dir(first) if not n.startswith("_") and not callable(getattr(first, n))]
-    return {n: np.asarray([getattr(r, n) for r in rows]) for n in names}
-
-
-def table_len(table: Any) -> int:
-    if table is None:
-        return 0
-    try:
-        return len(table)
-    except TypeError:
-        return 0
-
-
-def col(c: dict[str, np.ndarray], name: str, n: int, default: Any = 0) -> np.ndarray:
-    """One column, or `default` repeated when the table does not have it."""
-    if name in c:
-        return c[name]
-    return np.full(n, default)
-
-
-def nrows(c: dict[str, np.ndarray]) -> int:
-    for v in c.values():
-        return len(v)
-    return 0
-
-
-def names_of(c: dict[str, np.ndarray], n: int) -> np.ndarray:
-    v = c.get("name")
-    if v is None:
-        return np.full(n, "", dtype=object)
-    return v.astype(object)
-
-
-def unique_names(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(values, return_inverse=True) for a column of strings, without sorting the
-    whole column: names repeat (kernels), so the distinct ones are found by hashing and only
-    they are sorted."""
-    lst = values.tolist()
-    index = dict.fromkeys(lst)
-    try:
-        uniq = sorted(index)
-    except TypeError:  # values that do not sort together: numpy says so as before
-        u, inv = np.unique(values, return_inverse=True)
-        return u, inv.reshape(-1)
-    for i, v in enumerate(uniq):
-        index[v] = i
-    inv = np.fromiter(map(index.__getitem__, lst), dtype=np.int64, count=len(lst))
-    out = np.empty(len(uniq), dtype=object)
-    out[:] = uniq
-    return out, inv
 
 
 def _enum_names(values: np.ndarray, names: dict[int, str]) -> np.ndarray:
@@ -204,26 +135,6 @@ def _finite(x: float | None) -> float | None:
 
 # ---------------------------------------------------------------------------------------------
 # Facts about the profile
-
-
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    try:
-        v = getattr(obj, name)
-    except Exception:  # a property of another engineer's code may raise: treat as missing
-        return default
-    return default if v is None else v
-
-
-def _meta_dict(prof: Any) -> dict:
-    meta = _get(prof, "meta")
-    if meta is None:
-        return {}
-    if isinstance(meta, dict):
-        return dict(meta)
-    keys = ("start_ns", "end_ns", "dropped_records", "incomplete_records", "driver_version",
-            "cupti_version", "cupti_path", "clock", "gpu_available", "unavailable_reason",
-            "command_buffers_disabled", "fpgaprof_version", "warnings")
-    return {k: getattr(meta, k) for k in keys if hasattr(meta, k)}
 
 
 def device_dict(d: Any) -> dict:
@@ -602,8 +513,6 @@ def pool_allocation(largest: list[dict], device_memory: Mapping[int, int] | None
             pools.append((int(b.get("bytes") or 0) / total, d, b))
     if not pools:
         return None
-    from fpgaprof.report.html import fmt_bytes  # html imports this module
-
     share, device, top = max(pools, key=lambda p: int(p[2].get("bytes") or 0))
     total_bytes = sum(int(b.get("bytes") or 0) for _s, _d, b in pools)
     what = (f"one allocation of {share:.0%} of the GPU's memory ({fmt_bytes(total_bytes)})" if len(pools) == 1
@@ -838,8 +747,6 @@ def balance_text(b: Mapping, items: list[Mapping]) -> str:
     """The load balance in one line, as report.html, the digest and print(prof.device_report())
     say it: "load balance over 2 devices: busiest/mean busy 1.38 (1.00 = even); device 0 the
     busiest (1 ms), device 1 the least busy (450 µs), spread 550 µs (55.0 % of the busiest)"."""
-    from fpgaprof.report.html import fmt_pct, fmt_s  # html imports this module
-
     n = int(b.get("device_count") or len(items))
     active = int(b.get("active_devices") or 0)
     if b.get("imbalance") is None:
@@ -1011,57 +918,6 @@ def add_region_gpu_time(regions: dict, prof: Any, region_paths: Any) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # Sections from other engineers' analyses (ops, roofline, candidates): read defensively
-
-
-def records_of(obj: Any) -> list[dict]:
-    """Rows of an analysis result as dicts: accepts a table with columns(), a pandas frame,
-    a list of dicts or of objects (dataclasses, pybind11 records)."""
-    if obj is None:
-        return []
-    if hasattr(obj, "to_dict") and hasattr(obj, "columns") and not callable(obj.columns):
-        return obj.to_dict("records")  # pandas DataFrame
-    cols = getattr(obj, "columns", None)
-    if callable(cols):
-        c = cols()
-        n = nrows(c)
-        keys = list(c.keys())
-        return [{k: _py(c[k][i]) for k in keys} for i in range(n)]
-    rows = []
-    for r in obj:
-        if isinstance(r, dict):
-            rows.append({k: _py(v) for k, v in r.items()})
-        elif hasattr(r, "__dataclass_fields__"):
-            rows.append({k: _py(getattr(r, k)) for k in r.__dataclass_fields__})
-        else:
-            rows.append({k: _py(getattr(r, k)) for k in dir(r)
-                         if not k.startswith("_") and not callable(getattr(r, k))})
-    return rows
-
-
-def _py(v: Any) -> Any:
-    if isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    if isinstance(v, (str, int, float, bool)) or v is None:
-        return v
-    if isinstance(v, dict):
-        return {str(k): _py(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple, np.ndarray)):
-        return [_py(x) for x in v]
-    return str(v)
-
-
-def first(row: dict, *keys: str, default: Any = None) -> Any:
-    for k in keys:
-        if k in row and row[k] is not None:
-            return row[k]
-    return default
-
-
-def one_line(e: BaseException, limit: int = 300) -> str:
-    text = " ".join(str(e).split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def is_missing_analysis(e: BaseException) -> bool:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Mapping
 
 from fpgaprof.fpga import OP_TEXT_COLUMNS, REGION_TEXT_COLUMNS, combined_speedup_text
-from fpgaprof.report.html import fmt_bytes, fmt_num, fmt_pct, fmt_s, multi_device
+from fpgaprof.base.units import fmt_bytes, fmt_num, fmt_pct, fmt_s
+from fpgaprof.report.html import multi_device
 from fpgaprof.report.notebook import rows_text
 
 TOP = 5

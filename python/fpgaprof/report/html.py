@@ -8,226 +8,43 @@ Every user-provided string (kernel, op, region names, paths, warnings) is HTML-e
 """
 from __future__ import annotations
 
-import html
 import json
 import math
 from typing import Any, Iterable, Mapping
 
+from fpgaprof.base.columns import (
+    BOUND_BASES,
+    TOTAL_LABELS,
+    bound_mark,
+    column_order,
+    display_label,
+    is_range_key,
+    is_time_key,
+    range_keys,
+    range_text,
+)
+from fpgaprof.base.markup import esc, html_cell, html_table, not_available
+from fpgaprof.base.units import (
+    BYTE_STEPS,
+    NUM_PREFIXES,
+    TIME_STEPS,
+    fmt_bytes,
+    fmt_num,
+    fmt_pct,
+    fmt_s,
+    fmt_s_range,
+    fmt_speedup,
+    fmt_speedup_range,
+    scaled,
+)
 from fpgaprof.fpga import OP_TEXT_COLUMNS, REGION_TEXT_COLUMNS, combined_speedup_text
 from fpgaprof.report._data import TOP_ROWS
-from fpgaprof.roofline import TOTAL_LABELS
 from fpgaprof.report.summary import MEASUREMENT_RUNS, measurement_stats, write_atomic
 
 DEVICE_COLOURS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02")
 BOUND_COLOURS = {"memory": "#2b7bba", "compute": "#d7301f", "latency": "#7a7a7a",
                  "unknown": "#9e6ebd"}
 
-
-def esc(x: Any) -> str:
-    return html.escape("" if x is None else str(x), quote=True)
-
-
-# ---------------------------------------------------------------------------------------------
-# number formatting
-
-
-def scaled(x: float, steps: Iterable[tuple[float, str, str]]) -> str:
-    """x in the largest of `steps` ((factor, unit, format spec), largest factor first, the
-    last one for anything smaller) that is at most |x|, moved one step up when the value
-    rounded as printed reaches the next step: 999.6e6 with 3 significant digits is "1 G",
-    not "1e+03 M", 0.99996 ms with 1 decimal in µs is "1.00 ms", not "1000.0 µs", while
-    999.4e6 stays "999 M". "–" for NaN and infinities."""
-    x = float(x)
-    if not math.isfinite(x):
-        return "–"
-    steps = list(steps)
-    i = next((j for j, st in enumerate(steps) if abs(x) >= st[0]), len(steps) - 1)
-    k, unit, spec = steps[i]
-    text = format(x / k, spec)
-    # the next step's factor in this step's units (1000 for SI), a hair under for float error
-    if i > 0 and abs(float(text)) >= steps[i - 1][0] / k * (1 - 1e-9):
-        k, unit, spec = steps[i - 1]
-        text = format(x / k, spec)
-    return f"{text} {unit}" if unit else text
-
-
-# fmt_s: ns as integers, µs with 1 decimal, ms with 2, s with 3 ("10.3 µs", "2.25 ms").
-TIME_STEPS = ((1.0, "s", ".3f"), (1e-3, "ms", ".2f"), (1e-6, "µs", ".1f"), (1e-9, "ns", ".0f"))
-BYTE_STEPS = ((1e9, "GB", ".2f"), (1e6, "MB", ".2f"), (1e3, "kB", ".2f"), (1.0, "B", ".0f"))
-# fmt_num: 3 significant digits under a decimal SI prefix.
-NUM_PREFIXES = (("E", 1e18), ("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3),
-                ("", 1.0))
-
-
-def fmt_s(s: float | None) -> str:
-    if s is None:
-        return "–"
-    if s == 0:
-        return "0 s"
-    return scaled(s, TIME_STEPS)
-
-
-def fmt_bytes(b: float | None) -> str:
-    if b is None:
-        return "–"
-    return scaled(b, BYTE_STEPS)
-
-
-def fmt_num(x: float | None, unit: str = "") -> str:
-    if x is None:
-        return "–"
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    if isinstance(x, int) and abs(x) < 100000:
-        return f"{x}{(' ' + unit) if unit else ''}"
-    return scaled(x, ((k, f"{p}{unit}", ".3g") for p, k in NUM_PREFIXES))
-
-
-def fmt_pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.1f} %"
-
-
-def fmt_speedup(x: float | None) -> str:
-    """A speedup as every report prints it: "1.91x" (two decimals; small ones to two
-    significant digits, "0.0049x", so a slowdown never reads as 0.00x)."""
-    if x is None or isinstance(x, bool) or not math.isfinite(float(x)):
-        return "–"
-    x = float(x)
-    return f"{x:.2f}x" if abs(x) >= 0.01 or x == 0 else f"{x:.2g}x"
-
-
-def _finite(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(float(x))
-
-
-def _sig2(x: float, direction: int = 0) -> str:
-    """x to two significant digits without an exponent: 130, 1.3, 0.81, 0.012; rounded down
-    (direction -1) or up (+1) for the ends of a range, so the printed range holds the value."""
-    if x == 0 or not math.isfinite(x):
-        return "0" if x == 0 else "–"
-    digits = 1 - math.floor(math.log10(abs(x)))
-    scale = 10.0 ** digits
-    # a hair of slack so an end that is already round is not moved by float error
-    v = (math.floor(x * scale * (1 + 1e-12)) if direction < 0 else
-         math.ceil(x * scale * (1 - 1e-12)) if direction > 0 else round(x * scale)) / scale
-    return f"{v:.{max(digits, 0)}f}"
-
-
-def fmt_speedup_range(low: float | None, high: float | None) -> str:
-    """A speedup range as every report prints it: "1.6-3.2x", "0.0049-0.013x" (two significant
-    digits, the low end rounded down and the high end up; "" when either end is missing)."""
-    if not (_finite(low) and _finite(high)):
-        return ""
-    lo, hi = float(low), float(high)  # type: ignore[arg-type]
-    return f"{_sig2(lo, -1)}-{_sig2(hi, +1)}x"
-
-
-def fmt_s_range(low: float | None, high: float | None) -> str:
-    """A time range: "0.81-2.1 ms", "130-410 ms" (two significant digits, the low end rounded
-    down and the high end up, both in the unit of the upper one), "" when either end is
-    missing."""
-    if not (_finite(low) and _finite(high)):
-        return ""
-    lo, hi = float(low), float(high)  # type: ignore[arg-type]
-    k, unit = next(((k, u) for k, u, _ in TIME_STEPS if abs(hi) >= k), (1e-9, "ns"))
-    return f"{_sig2(lo / k, -1)}-{_sig2(hi / k, +1)} {unit}"
-
-
-def range_keys(k: str) -> tuple[str, str]:
-    """The columns holding column k's range: op_speedup -> op_speedup_low, op_speedup_high;
-    card_time_s -> card_time_low_s, card_time_high_s."""
-    if k.endswith("_s") and not k.endswith("per_s"):
-        stem = k[:-2]
-        return f"{stem}_low_s", f"{stem}_high_s"
-    return f"{k}_low", f"{k}_high"
-
-
-def range_text(k: str, row: Mapping) -> str:
-    """The range of column k in `row` as printed ("1.6-3.1x", "0.81-2.1 ms"); "" when the row
-    has none."""
-    lo_k, hi_k = range_keys(k)
-    if lo_k not in row or hi_k not in row:
-        return ""
-    if k.lower().endswith("speedup"):
-        return fmt_speedup_range(row.get(lo_k), row.get(hi_k))
-    if is_time_key(k):
-        return fmt_s_range(row.get(lo_k), row.get(hi_k))
-    return ""
-
-
-# estimate_basis values whose times are lower bounds and speedups upper bounds (an op without a
-# static cost, bounded by its counters or by its operands and results: docs/fpga-model.md).
-BOUND_BASES = ("measured bound", "operand bound")
-_BOUNDED_TIMES = ("card_time_s", "fpga_total_s", "restructured_card_time_s", "restructured_fpga_total_s",
-                  "card_compute_s", "card_memory_s")
-
-
-def bound_mark(k: str, row: Mapping) -> str:
-    """"≤ " before a speedup and "≥ " before a card time of a row that is only a bound
-    (estimate_basis in BOUND_BASES), else ""."""
-    if row.get("estimate_basis") not in BOUND_BASES:
-        return ""
-    if k.lower().endswith("speedup"):
-        return "≤ "
-    return "≥ " if k in _BOUNDED_TIMES else ""
-
-
-def is_range_key(k: str, keys: Iterable[str]) -> bool:
-    """True for a column that is the _low/_high end of another column in `keys` (shown with
-    that column, not on its own)."""
-    keys = set(keys)
-    for suffix in ("_low", "_high"):
-        if k.endswith(suffix) and k[: -len(suffix)] in keys:
-            return True
-        if k.endswith(suffix + "_s") and k[: -len(suffix) - 2] + "_s" in keys:
-            return True
-    return False
-
-
-def is_time_key(k: str) -> bool:
-    """Columns in seconds or ns (by name): shown auto-scaled ("10.3 µs")."""
-    kl = k.lower()
-    return (kl.endswith("_s") and not kl.endswith("per_s")) or kl.endswith("seconds") \
-        or kl.endswith("_ns")
-
-
-def display_label(k: str, labels: Mapping[str, str] | None = None) -> str:
-    """The header shown for column `k`: labels[k] when given, else the key without its time
-    unit suffix for columns whose values are auto-scaled ("gpu_time_ns" shows "10.3 µs", so
-    its header is "gpu_time"); the key itself stays the name in JSON and pandas."""
-    if labels and k in labels:
-        return labels[k]
-    kl = k.lower()
-    if is_time_key(k):
-        for suffix in ("_seconds", "_ns", "_s"):
-            if kl.endswith(suffix) and len(k) > len(suffix):
-                return k[:-len(suffix)]
-    return k
-
-
-# ---------------------------------------------------------------------------------------------
-# building blocks
-
-
-def _na(sec: Mapping) -> str:
-    return f'<p class="na">not available: {esc(sec.get("reason", "unknown reason"))}</p>'
-
-
-def _table(headers: list[tuple[str, str]], rows: Iterable[list[tuple[str, Any]]],
-           cls: str = "") -> str:
-    """headers: (label, 'num'|'text'); rows: cells (display html, sort value)."""
-    out = [f'<table class="sortable {cls}"><thead><tr>']
-    for label, kind in headers:
-        out.append(f'<th data-kind="{kind}" tabindex="0">{esc(label)}</th>')
-    out.append("</tr></thead><tbody>")
-    for row in rows:
-        out.append("<tr>")
-        for (disp, val), (_, kind) in zip(row, headers):
-            v = "" if val is None else (f"{val:.9g}" if isinstance(val, float) else str(val))
-            out.append(f'<td class="{kind}" data-v="{esc(v)}">{disp}</td>')
-        out.append("</tr>")
-    out.append("</tbody></table>")
-    return "".join(out)
 
 
 def _card(label: str, value: str, sub: str = "") -> str:
@@ -463,7 +280,7 @@ def _roofline_table(roof: Mapping) -> str:
             "trace(counters=True) adds measured values)")
     left = len(pts) - len(rows) + int(roof.get("points_left_out") or 0)
     total = roof.get("count", len(pts))
-    return (f'<h3>Points</h3><p class="dim">{esc(note)}</p>' + _table(headers, rows, "wide")
+    return (f'<h3>Points</h3><p class="dim">{esc(note)}</p>' + html_table(headers, rows, "wide")
             + (f'<p class="dim">{left} more of {total} ops not shown'
                + (f' (the chart draws the {len(pts)} with most time)'
                   if roof.get("points_left_out") else "") + "</p>" if left else ""))
@@ -508,9 +325,9 @@ def _roofline_totals(roof: Mapping) -> str:
     shown = TOP_ROWS - len(rows)  # the trace's row counts: no table has more than TOP_ROWS
     for r in items[:shown]:
         rows.append([(esc(r["region"]), r["region"])] + _point_cells(r))
-    out += _table([("region", "text")] + _POINT_HEADERS, rows, "wide") if rows else ""
+    out += html_table([("region", "text")] + _POINT_HEADERS, rows, "wide") if rows else ""
     if not br.get("available"):
-        out += _na(br) if br else ""
+        out += not_available(br) if br else ""
     left = len(items) - min(len(items), shown) + int(br.get("items_left_out") or 0)
     if left:
         out += (f'<p class="dim">{left} more region paths not shown '
@@ -521,7 +338,7 @@ def _roofline_totals(roof: Mapping) -> str:
 def _ops(s: Mapping) -> str:
     ops = s["ops"]
     if not ops.get("available"):
-        return _na(ops)
+        return not_available(ops)
     rows = []
     items = ops["items"]
     for r in items[:TOP_ROWS]:
@@ -542,7 +359,7 @@ def _ops(s: Mapping) -> str:
     shown_left = len(items) - len(rows)
     left = shown_left + ops.get("rows_left_out", 0)
     where = "summary.json and prof.ops" if shown_left else "prof.ops"
-    return _table([("HLO op", "text"), ("module", "text"), ("category", "text"),
+    return html_table([("HLO op", "text"), ("module", "text"), ("category", "text"),
                    ("runs", "num"), ("total", "num"), ("mean", "num"), ("FLOPs/exec", "num"),
                    ("bytes/exec", "num"), ("pattern", "text"), ("bound", "text"),
                    ("source", "text")], rows) + \
@@ -552,13 +369,13 @@ def _ops(s: Mapping) -> str:
 def _kernels(s: Mapping) -> str:
     k = s["kernels"]
     if not k.get("available"):
-        return _na(k)
+        return not_available(k)
     rows = [[(f'<code>{esc(r["name"])}</code>', r["name"]), (fmt_num(r["count"]), r["count"]),
              (fmt_s(r["total_s"]), r["total_s"]), (fmt_pct(r["share"]), r["share"]),
              (fmt_s(r["mean_s"]), r["mean_s"]), (fmt_s(r["min_s"]), r["min_s"]),
              (fmt_s(r["max_s"]), r["max_s"])] for r in k["top"]]
     left = k.get("rows_left_out", 0)
-    return _table([("kernel", "text"), ("count", "num"), ("total", "num"), ("share", "num"),
+    return html_table([("kernel", "text"), ("count", "num"), ("total", "num"), ("share", "num"),
                    ("mean", "num"), ("min", "num"), ("max", "num")], rows) + \
         (f'<p class="dim">{left} more kernels not shown</p>' if left else "")
 
@@ -574,7 +391,7 @@ def _link_pct(v: float | None) -> str:
 def _transfers(s: Mapping) -> str:
     t = s["transfers"]
     if not t.get("available"):
-        return _na(t)
+        return not_available(t)
     link = t.get("link_bytes_per_s")
     head = (f'<p>{fmt_num(t["count"])} {"copy" if t["count"] == 1 else "copies"} · {fmt_bytes(t["bytes"])} · busy '
             f'{fmt_s(t.get("busy_s"))}, of which {fmt_s(t.get("kernel_overlap_s"))} overlap '
@@ -591,7 +408,7 @@ def _transfers(s: Mapping) -> str:
              (fmt_s(r.get("kernel_overlap_s")), r.get("kernel_overlap_s")),
              (fmt_num(r["pageable_count"]), r["pageable_count"]),
              (fmt_num(r["async_count"]), r["async_count"])] for r in t["by_direction"]]
-    out = head + "<h3>By direction</h3>" + _table(
+    out = head + "<h3>By direction</h3>" + html_table(
         [("direction", "text"), ("copies", "num"), ("bytes", "num"), ("busy", "num"),
          ("achieved", "num"), ("% of link", "num"), ("overlaps kernels", "num"),
          ("pageable", "num"), ("async", "num")], rows)
@@ -605,7 +422,7 @@ def _transfers(s: Mapping) -> str:
                      (dirs, dirs)])
     out += ("<h3>By region</h3><p class=\"dim\">inclusive: a copy or wait inside a nested "
             "region counts for its enclosing regions too; instances of one region path are "
-            "summed</p>" + _table(
+            "summed</p>" + html_table(
                 [("region", "text"), ("copies", "num"), ("bytes", "num"), ("busy", "num"),
                  ("overlaps kernels", "num"), ("host wait", "num"), ("by direction", "text")],
                 rows))
@@ -642,7 +459,7 @@ def _transfers_by_op(t: Mapping) -> str:
                      (fmt_s(r.get("kernel_overlap_s")), r.get("kernel_overlap_s")),
                      (fmt_num(r["pageable_count"]), r["pageable_count"]), (dirs, dirs)])
     left = len(items) - len(rows) + int(t.get("by_op_left_out") or 0)
-    return head + _table(
+    return head + html_table(
         [("HLO op", "text"), ("module", "text"), ("copies", "num"), ("bytes", "num"),
          ("busy", "num"), ("achieved", "num"), ("overlaps kernels", "num"),
          ("pageable", "num"), ("by direction", "text")], rows) + \
@@ -663,7 +480,7 @@ def _transfer_flags(t: Mapping) -> str:
             for f in flags]
     return ('<h3>Flags</h3><p class="dim">pageable host memory and floods of tiny copies; '
             'each flag is also listed under Warnings with its advice</p>'
-            + _table([("flag", "text"), ("scope", "text"), ("region", "text"),
+            + html_table([("flag", "text"), ("scope", "text"), ("region", "text"),
                       ("copies", "num"), ("bytes", "num")], rows)
             + (f'<p class="dim">{left} more region flags not shown '
                '(prof.transfer_report()["flags"] has the worst regions)</p>' if left else ""))
@@ -672,7 +489,7 @@ def _transfer_flags(t: Mapping) -> str:
 def _memory(s: Mapping) -> str:
     m = s["memory"]
     if not m.get("available"):
-        return _na(m)
+        return not_available(m)
     pts = list(m["timeline"])
     facts = (f'<p>peak {fmt_bytes(m["peak_bytes"])}'
              + (f' at {fmt_s(m["peak_time_s"])}' if m.get("peak_time_s") is not None else "")
@@ -685,7 +502,7 @@ def _memory(s: Mapping) -> str:
              + "</p>")
     devs = m.get("devices") or []
     if len(devs) > 1:
-        facts += _table([("device", "num"), ("peak", "num"), ("peak at", "num"),
+        facts += html_table([("device", "num"), ("peak", "num"), ("peak at", "num"),
                          ("at the end", "num")],
                         [[(fmt_num(d["device_id"]), d["device_id"]),
                           (fmt_bytes(d["peak_bytes"]), d["peak_bytes"]),
@@ -759,7 +576,7 @@ def _devices(s: Mapping) -> str:
     """The devices side by side (one column each) and the load balance between them."""
     d = s.get("by_device") or {}
     if not d.get("available"):
-        return _na(d)
+        return not_available(d)
     items = list(d.get("items") or [])
     directions = []
     for i in items:
@@ -860,7 +677,7 @@ def _memory_by_region(m: Mapping) -> str:
             'while an instance of the region path was open (buffers allocated before it '
             'included; the highest instance); allocated and freed: inside it, nested regions '
             'included, summed over its instances</p>'
-            + _table([("region", "text"), ("instances", "num"), ("peak", "num"),
+            + html_table([("region", "text"), ("instances", "num"), ("peak", "num"),
                       ("in use at start", "num"), ("allocated", "num"), ("freed", "num"),
                       ("allocations", "num"), ("frees", "num")], rows)
             + (f'<p class="dim">{left} more regions not shown (prof.memory_report() has '
@@ -874,56 +691,24 @@ def _largest_buffers(rows: list | None) -> str:
                         "free_s") if any(k in r for r in rows)]
     headers = [(display_label(k), "text" if k in ("region", "api_call") else "num")
                for k in keys]
-    return "<h3>Largest buffers</h3>" + _table(
-        headers, [[_generic_cell(k, r.get(k)) for k in keys] for r in rows])
+    return "<h3>Largest buffers</h3>" + html_table(
+        headers, [[html_cell(k, r.get(k)) for k in keys] for r in rows])
 
 
 def _regions(s: Mapping) -> str:
     r = s["regions"]
     if not r.get("available"):
-        return _na(r)
+        return not_available(r)
     items = r["items"]
     rows = [[(esc(x.get("path") or x["name"]), x.get("path") or x["name"]),
              (fmt_num(x["count"]), x["count"]),
              (fmt_s(x["wall_s"]), x["wall_s"]), (fmt_s(x.get("gpu_s")), x.get("gpu_s"))]
             for x in items[:TOP_ROWS]]
     left = len(items) - min(len(items), TOP_ROWS) + r.get("rows_left_out", 0)
-    return _table([("region (path)", "text"), ("count", "num"), ("wall", "num"),
+    return html_table([("region (path)", "text"), ("count", "num"), ("wall", "num"),
                    ("GPU time (summed, nested incl.)", "num")], rows) + \
         (f'<p class="dim">{left} more region paths not shown (summary.json has '
          f'{len(items)})</p>' if left else "")
-
-
-# Ceilings the analysis does not know are 0 in its rows (docs/roofline.md: an unknown GPU has
-# no FLOP/s roof): shown as "–", not as a ridge of 0 FLOP/B.
-UNKNOWN_WHEN_ZERO = frozenset({"ridge", "ridge_flops_per_byte", "roof_flops_per_s"})
-
-
-def _generic_cell(k: str, v: Any) -> tuple[str, Any]:
-    if isinstance(v, bool) or v is None:
-        return (fmt_num(v) if isinstance(v, bool) else "–", "" if v is None else int(v))
-    if isinstance(v, (int, float)):
-        kl = k.lower()
-        if kl in UNKNOWN_WHEN_ZERO and v == 0:
-            return "–", v
-        if kl.endswith("speedup"):
-            return fmt_speedup(v), v
-        if kl.endswith("per_s"):  # a rate: B/s, FLOP/s
-            unit = "B/s" if "byte" in kl else "FLOP/s" if "flop" in kl else "/s"
-            return fmt_num(float(v), unit), v
-        if kl.endswith("_ns"):
-            return fmt_s(float(v) / 1e9), v
-        if is_time_key(k):
-            return fmt_s(float(v)), v
-        if "bytes" in kl:
-            return fmt_bytes(v), v
-        if kl in ("share", "score") or kl.endswith("_fraction") or kl.endswith("_share"):
-            return (f"{v:.3g}" if kl == "score" else fmt_pct(float(v))), v
-        return fmt_num(v), v
-    if isinstance(v, (list, dict)):
-        t = json.dumps(v)
-        return esc(t), t
-    return esc(v), str(v)
 
 
 # The columns read first: those print(prof.fpga_candidates()) shows (rank, the op, its score
@@ -939,7 +724,7 @@ REGION_CANDIDATE_FIRST = REGION_TEXT_COLUMNS + ("estimated_share", "card_time_s"
 
 def _ranked_cell(k: str, r: Mapping) -> tuple[str, Any]:
     """A ranked table's cell: the value, and under it its range where the row has one."""
-    disp, val = _generic_cell(k, r.get(k))
+    disp, val = html_cell(k, r.get(k))
     mark = bound_mark(k, r)
     if mark and disp != "–":
         disp = esc(mark) + disp
@@ -948,8 +733,6 @@ def _ranked_cell(k: str, r: Mapping) -> tuple[str, Any]:
 
 
 def _ranked_table(items: list, first: tuple, labels: Mapping[str, str] | None = None) -> str:
-    from fpgaprof.report.notebook import column_order
-
     keys: list[str] = []
     for r in items:
         keys += [k for k in r if k not in keys]
@@ -959,7 +742,7 @@ def _ranked_table(items: list, first: tuple, labels: Mapping[str, str] | None = 
                                 isinstance(r.get(k), bool) for r in items) else "text")
                for k in keys]
     rows = [[_ranked_cell(k, r) for k in keys] for r in items]
-    return _table(headers, rows, "wide")
+    return html_table(headers, rows, "wide")
 
 
 def _region_candidates(c: Mapping) -> str:
@@ -970,7 +753,7 @@ def _region_candidates(c: Mapping) -> str:
             'its ops on the card and data crossing the link at its jitted calls; nested paths '
             'overlap, so their gains do not add up (docs/fpga-model.md, "Regions")</p>')
     if not r.get("available"):
-        return head + _na(r)
+        return head + not_available(r)
     left = r.get("items_left_out", 0)
     return head + _ranked_table(r["items"], REGION_CANDIDATE_FIRST, TOTAL_LABELS) + \
         (f'<p class="dim">{left} more regions not shown (prof.fpga_candidates(by="region") has all '
@@ -1002,7 +785,7 @@ def _candidates(s: Mapping) -> str:
              'data-dependent accesses served on chip where their array fits; scenario: which of the two '
              'gains (docs/fpga-model.md, docs/fpga-validation.md)</p>')
     if not c.get("available"):
-        return head + _na(c) + _region_candidates(c)
+        return head + not_available(c) + _region_candidates(c)
     items = c["items"]
     left = c.get("items_left_out", 0)
     return head + _ranked_table(items, CANDIDATE_FIRST, TOTAL_LABELS) + \
@@ -1037,7 +820,7 @@ def _measurements(s: Mapping) -> str:
             + (f'; summary.json lists the first {MEASUREMENT_RUNS} runs of each in '
                f'measurements, the other {fmt_num(not_listed)} only in these figures '
                '(measurements_left_out)' if not_listed else "") + '</p>'
-            + _table([("operation", "text"), ("volume size", "num"), ("runs", "num"),
+            + html_table([("operation", "text"), ("volume size", "num"), ("runs", "num"),
                       ("first run", "num"), ("median", "num"), ("min", "num"), ("max", "num"),
                       ("total", "num")], rows)
             + (f'<p class="dim">{left} more (operation, volume size) pairs not shown '
@@ -1146,7 +929,7 @@ def _extra_table(rows: list[Mapping]) -> str:
     headers = [(display_label(k), "num" if any(isinstance(r.get(k), (int, float)) and not
                                 isinstance(r.get(k), bool) for r in rows) else "text")
                for k in keys]
-    return _table(headers, [[_generic_cell(k, r.get(k)) for k in keys] for r in rows], "wide")
+    return html_table(headers, [[html_cell(k, r.get(k)) for k in keys] for r in rows], "wide")
 
 
 def render(summary: Mapping, title: str | None = None,
@@ -1164,7 +947,7 @@ def render(summary: Mapping, title: str | None = None,
         ("warnings", "Warnings", _warnings(s)),
         ("roofline", "Roofline",
          (_roofline_svg(s["roofline"], s.get("device")) + _roofline_table(s["roofline"])
-          if s["roofline"].get("available") else _na(s["roofline"]))
+          if s["roofline"].get("available") else not_available(s["roofline"]))
          + _roofline_totals(s["roofline"])),
         ("ops", "Top HLO ops", _ops(s)),
         ("kernels", "Top kernels", _kernels(s)),

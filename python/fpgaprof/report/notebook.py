@@ -5,14 +5,22 @@ warnings; a table shows its size and first rows; analysis rows show every column
 """
 from __future__ import annotations
 
-import html as _html
 import json
 import math
 from typing import Any, Mapping, Sequence
 
+from fpgaprof.base.columns import (
+    TEXT_COLUMNS,
+    TEXT_FIRST,
+    bound_mark,
+    cell,
+    column_order,
+    display_label,
+    range_text,
+)
+from fpgaprof.base.markup import esc, html_cell, not_available
+from fpgaprof.base.units import fmt_bytes, fmt_num, fmt_pct, fmt_s, fmt_speedup
 from fpgaprof.report import _data as D
-from fpgaprof.report.html import (_generic_cell, bound_mark, display_label, esc, fmt_bytes, fmt_num, fmt_pct,
-                                  fmt_s, fmt_speedup, is_time_key, range_text)
 
 STYLE = ("<style>.fpgaprof-nb table{border-collapse:collapse;font-size:12px}"
          ".fpgaprof-nb th,.fpgaprof-nb td{padding:2px 8px;border-bottom:1px solid #ddd;"
@@ -34,7 +42,7 @@ def _grid(keys: list[str], rows: list[dict], total: int, what: str,
     out += [f"<th>{esc(display_label(k, labels))}</th>" for k in keys]
     out.append("</tr></thead><tbody>")
     for r in rows:
-        out.append("<tr>" + "".join(f"<td>{_generic_cell(k, r.get(k))[0]}</td>" for k in keys)
+        out.append("<tr>" + "".join(f"<td>{html_cell(k, r.get(k))[0]}</td>" for k in keys)
                    + "</tr>")
     out.append("</tbody></table>")
     if total > len(rows):
@@ -100,36 +108,7 @@ def rows_html(rows: Any, title: str = "rows", max_rows: int = 50,
             f'{_grid(keys, recs[:max_rows], len(recs), "rows", labels) if recs else ""}</div>')
 
 
-# Columns a printed table shows first (those a row has, at most TEXT_COLUMNS of them): what it is,
-# its rank and score, what offloading would give, then time, cost and the roofline.
-TEXT_FIRST = ("rank", "op", "region", "name", "score", "workload_speedup", "op_speedup",
-              "region_speedup", "time_share", "gpu_time_ns", "time_ns", "total_ns", "fpga_total_s",
-              "card_time_s", "transfer_s", "flops", "bytes", "intensity", "percent_of_roof", "bound",
-              "pattern", "instances", "executions", "estimate_note")
-TEXT_COLUMNS = 10
 TEXT_CELL = 40  # characters; longer cells end in "…"
-
-
-def column_order(keys: Sequence[str], first: Sequence[str] = (),
-                 labels: Mapping[str, str] | None = None) -> list[str]:
-    """The one column order of print(), notebook HTML and report.html's ranked tables: the
-    `first` columns the rows have (a table's print() columns), then the TEXT_FIRST ones, then
-    the rest in record order. A time column whose header would repeat an earlier one's is left
-    out of the view (roofline rows carry time_ns and time_s, both headed "time": the same
-    value in two units); the rows keep it."""
-    out: list[str] = []
-    for k in list(first) + list(TEXT_FIRST) + list(keys):
-        if k in keys and k not in out:
-            out.append(k)
-    shown: set[str] = set()
-    kept = []
-    for k in out:
-        label = display_label(k, labels)
-        if label in shown and is_time_key(k):
-            continue
-        shown.add(label)
-        kept.append(k)
-    return kept
 
 
 def _text_cell(k: str, v: Any, rng: str = "") -> str:
@@ -144,7 +123,7 @@ def _text_cell(k: str, v: Any, rng: str = "") -> str:
     elif isinstance(v, float) and "percent" in k.lower() and math.isfinite(v):
         t = f"{v:.3g} %"  # already in percent (percent_of_roof)
     else:
-        t = _html.unescape(_generic_cell(k, v)[0])
+        t = cell(k, v)[0]
     if len(t) <= TEXT_CELL:
         return t
     # a source location keeps its end (file name and line), anything else its start
@@ -386,7 +365,7 @@ class ReportDict(dict):
 
     def _repr_html_(self) -> str:
         from fpgaprof.report import html as H
-        body = self._body_html() if self.section.get("available") else H._na(self.section)
+        body = self._body_html() if self.section.get("available") else not_available(self.section)
         return f'<div class="fpgaprof-nb">{STYLE}<b>{esc(self.title)}</b>{body}</div>'
 
 

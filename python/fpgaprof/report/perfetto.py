@@ -30,7 +30,7 @@ from typing import IO, Any, Sequence
 
 import numpy as np
 
-from fpgaprof._atomic import open_atomic
+from fpgaprof.base.atomic import open_atomic
 from fpgaprof.report import _data as D
 
 HOST_PID = 1

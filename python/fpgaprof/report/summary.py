@@ -12,56 +12,17 @@ import json
 import math
 import os
 import re
-import sys
 from typing import Any, Iterable, Mapping
 
-from fpgaprof._atomic import write_text_atomic
+from fpgaprof.base.atomic import write_text_atomic
+from fpgaprof.capture.run_environment import ENVIRONMENT_FILE, environment_now, read_environment
 from fpgaprof.report import _data as D
 
 SCHEMA_VERSION = 1
-ENVIRONMENT_FILE = "environment.json"
 
 # Region names "<operation>/<size>", "<operation>@<size>", "<operation>[<size>]" or
 # "<operation> size=<size>" give a measurement a volume size.
 _SIZE_RE = re.compile(r"^(?P<op>.+?)(?:[/@]|\s+size=|\[)(?P<size>\d+)\]?$")
-
-
-def environment_now() -> dict:
-    """The MBIRJAX-style environment of this process. Imports nothing: a module the program
-    did not load is reported as None."""
-    env: dict[str, Any] = {"backend": None, "devices": [], "jax_version": None,
-                           "mbirjax_version": None}
-    jax = sys.modules.get("jax")
-    if jax is not None:
-        env["jax_version"] = getattr(jax, "__version__", None)
-        try:
-            env["backend"] = jax.default_backend()
-            env["devices"] = [str(d) for d in jax.devices()]
-        except Exception as e:  # a broken backend is reported, not fatal for the report
-            env["backend"] = f"unavailable ({type(e).__name__}: {e})"
-    mj = sys.modules.get("mbirjax")
-    if mj is not None:
-        env["mbirjax_version"] = getattr(mj, "__version__", None)
-        if env["mbirjax_version"] is None:
-            try:
-                from importlib.metadata import version
-                env["mbirjax_version"] = version("mbirjax")
-            except Exception:
-                pass
-    return env
-
-
-def read_environment(trace_path: str | os.PathLike | None) -> dict | None:
-    """environment.json saved beside a trace by `fpgaprof run`, or None."""
-    if not trace_path:
-        return None
-    p = os.path.join(os.path.dirname(os.path.abspath(os.fspath(trace_path))), ENVIRONMENT_FILE)
-    try:
-        with open(p, encoding="utf-8") as f:
-            env = json.load(f)
-    except (OSError, ValueError):
-        return None
-    return env if isinstance(env, dict) else None
 
 
 def measurements_from_regions(instances: Any) -> list[dict]:

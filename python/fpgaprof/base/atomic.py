@@ -6,6 +6,8 @@ import os
 import tempfile
 from typing import IO, Iterator
 
+__all__ = ["open_atomic", "write_text_atomic"]
+
 
 def _file_mode() -> int:
     """0666 less the umask: what open() would have given (mkstemp makes files 0600)."""

@@ -35,6 +35,18 @@ import threading
 import weakref
 from typing import Any, Callable
 
+from fpgaprof.capture import xla_flags
+
+__all__ = [
+    "SaveOnSignal",
+    "SAVE_ON",
+    "GRACE_ENV",
+    "DEFAULT_GRACE_S",
+    "signal_name",
+    "native_handler_installed",
+    "grace_s",
+]
+
 # Signals whose default action ends the process and that schedulers and terminals send.
 SAVE_ON = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
 GRACE_ENV = "FPGAPROF_SIGNAL_GRACE_S"
@@ -83,8 +95,7 @@ def _main_thread_position() -> tuple | None:
 def _remove_temp_files() -> None:
     """What atexit would remove: the temp HLO dump dir fpgaprof made for this process."""
     try:
-        from fpgaprof import _xla_flags
-        _xla_flags.remove_owned_dump_dir()
+        xla_flags.remove_owned_dump_dir()
     except Exception:  # noqa: BLE001 - the next import fpgaprof prunes it (dead pid)
         pass
 
