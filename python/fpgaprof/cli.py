@@ -23,6 +23,8 @@ import subprocess
 import sys
 from typing import Any, Sequence
 
+from fpgaprof.analysis import sections
+from fpgaprof.base import records
 from fpgaprof.base.errors import did_you_mean
 from fpgaprof.capture import process_env, runner, xla_flags
 from fpgaprof.capture.signals import SAVE_ON
@@ -100,13 +102,14 @@ def _check_target(target: str | None, prog: str = PROG) -> None:
         return
     try:
         from fpgaprof import fpga
+        from fpgaprof.analysis import targets
         from fpgaprof.base.errors import FpgaprofError
         names = [p["name"] for p in fpga.presets()]
     except Exception:
         return
     if not target.lower().endswith(".json"):
         if target not in names:
-            raise usage_error(prog, f"unknown FPGA target {target!r} ({fpga._preset_hint(target, names)}"
+            raise usage_error(prog, f"unknown FPGA target {target!r} ({targets.preset_hint(target, names)}"
                               f"use --target with one of {', '.join(names)}, or a card file CARD.json)")
         return
     try:
@@ -239,7 +242,6 @@ def prune_hlo_dump(folder: str) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from fpgaprof.report import _data as D
     from fpgaprof.report import perfetto, summary
     trace = _trace_in(args.trace)
     prof = _load(trace)
@@ -254,7 +256,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.format == "json":
         text = summary.dumps(summary.collect(prof, target=args.target, trace_path=trace))
     else:
-        text = _csv_table(prof, args.table, D)
+        text = csv_table(prof, args.table)
     if args.output and args.output != "-":
         summary.write_atomic(args.output, text)
         _out(args.output)
@@ -288,7 +290,7 @@ def _csv_cell(v: Any, none32: bool) -> Any:
     return "" if v is None else v
 
 
-def _csv_table(prof: Any, table: str, D: Any) -> str:
+def csv_table(prof: Any, table: str) -> str:
     """One record table (or prof.ops) as CSV: a header always (also without rows), one line
     per record; docs/reports.md, "CSV"."""
     obj = getattr(prof, table, None)
@@ -296,13 +298,13 @@ def _csv_table(prof: Any, table: str, D: Any) -> str:
         raise _failure(f"this profile has no {table} table (choose one of "
                        f"{', '.join(CSV_TABLES)})")
     if table == "ops":
-        rows = D.records_of(obj)
+        rows = records.records_of(obj)
         keys: list[str] = [] if rows else _op_fields()
         for r in rows:
             keys += [k for k in r if k not in keys]
         cols = {k: [r.get(k) for r in rows] for k in keys}
     else:
-        cols = D.columns(obj)
+        cols = records.columns(obj)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     keys = list(cols)
@@ -310,7 +312,7 @@ def _csv_table(prof: Any, table: str, D: Any) -> str:
     none32 = {k: getattr(cols[k], "dtype", None) == "uint32" for k in keys}
     n = len(next(iter(cols.values()))) if cols else 0
     for i in range(n):
-        w.writerow([_csv_cell(D._py(cols[k][i]), none32[k]) for k in keys])
+        w.writerow([_csv_cell(records.to_plain(cols[k][i]), none32[k]) for k in keys])
     return buf.getvalue()
 
 
@@ -658,11 +660,9 @@ def _check_chip(chip: str, counters) -> None:
 
 
 def cmd_devices(args: argparse.Namespace) -> int:
-    try:
-        from fpgaprof import _devices
-    except ImportError as e:
-        raise _failure(f"this fpgaprof build cannot list devices ({e}); update fpgaprof")
-    _out(_devices.describe())
+    from fpgaprof.api import devices
+
+    _out(devices.describe())
     return 0
 
 
@@ -718,24 +718,23 @@ def _no_kernels_note_for(prof: Any) -> Any:
     warning, see capture.runner.untraced_warning), an empty GPU table must not say "the traced code
     launched nothing on the GPU" (they may have); the note says so instead."""
     import contextlib
-    from fpgaprof.report import _data as D
     try:
         n = runner.untraced_count(prof.meta.get("warnings", []))
     except Exception:  # noqa: BLE001 - no meta: nothing to adjust
         n = 0
-    if not n or not hasattr(D, "NO_KERNELS_NOTE"):
+    if not n:
         return contextlib.nullcontext()
 
     @contextlib.contextmanager
     def note() -> Any:
-        old = D.NO_KERNELS_NOTE
-        D.NO_KERNELS_NOTE = ("the trace has no GPU kernels: the traced process launched nothing "
+        old = sections.NO_KERNELS_NOTE
+        sections.NO_KERNELS_NOTE = ("the trace has no GPU kernels: the traced process launched nothing "
                              f"on the GPU ({n} further Python process{'es' if n != 1 else ''} "
                              f"ran untraced and may have)")
         try:
             yield
         finally:
-            D.NO_KERNELS_NOTE = old
+            sections.NO_KERNELS_NOTE = old
     return note()
 
 

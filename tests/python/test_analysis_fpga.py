@@ -3,9 +3,11 @@
 import json
 import math
 
+from fpgaprof.base import units
 import fpgaprof  # before jax: fpgaprof sets XLA flags
 import pytest
 from fpgaprof import _core, calibrate, fpga, roofline
+from fpgaprof.analysis.ceilings import save_measured
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -333,7 +335,7 @@ def test_link_percent_per_device():
     device 1 (gen3 x16, 15.754 GB/s) 15 kB in the same 1 µs. Together 45 GB/s, more than
     either link; against both links' capacity in that µs (31,507.7 + 15,753.8 B) 95.2 %, not
     45 / 31.508 = 142.8 % (device 0's link alone). summary.json gives the same."""
-    from fpgaprof.report import _data as D
+    from fpgaprof.analysis import sections
     gen4, gen3 = 16e9 * 128 / 130 / 8 * 16, 8e9 * 128 / 130 / 8 * 16
     dev = {k: v for k, v in DEVICE.items() if not k.startswith("pcie_")}
     store = _core.analysis._store_from_lists({
@@ -351,7 +353,7 @@ def test_link_percent_per_device():
     assert htod["link_capacity_bytes"] == pytest.approx(1e-6 * (gen4 + gen3))
     assert htod["link_percent"] == pytest.approx(100 * 45_000 / (1e-6 * (gen4 + gen3)))
     assert htod["link_percent"] < 100
-    section = D.transfers_section(tr, copies=2)
+    section = sections.transfers_section(tr, copies=2)
     row = next(r for r in section["by_direction"] if r["direction"] == "HtoD")
     assert row["link_percent"] == pytest.approx(htod["link_percent"])
 
@@ -430,7 +432,7 @@ def test_calibrate_without_gpu_and_cache(tmp_path, monkeypatch):
             calibrate.run()
     p = calibrate.cache_path("test-gpu")
     assert p.startswith(str(tmp_path))
-    calibrate._write_atomic(p, {"peak_flops_per_s": {"fp32": 1e12}, "dram_bytes_per_s": 5e11})
+    save_measured(p, {"peak_flops_per_s": {"fp32": 1e12}, "dram_bytes_per_s": 5e11})
     store = _store(_hlo_text())
     ceil = roofline.ceilings(store)
     assert ceil["peak_flops_per_s"]["fp32"] == 1e12
@@ -558,7 +560,7 @@ def test_unknown_cost_op_in_summary_json_and_html():
     page = html.render(s)
     assert "not estimated" in page and "1 of them bounded" in page
     # its speedup appears only as a bound ("≤ 11.67x"), never as an estimate
-    shown = html.fmt_speedup(solver["op_speedup"])
+    shown = units.fmt_speedup(solver["op_speedup"])
     assert f"≤ {shown}" in page and f">{shown}" not in page
     assert "solve.1" in page
 
@@ -862,7 +864,7 @@ def test_printed_tables_are_readable_text():
     row = next(r for r in table if r["op"] == "broadcast_add_fusion")
     line = next(ln for ln in lines[2:] if "broadcast_add_fusion" in ln)
     assert line.split()[0] == str(row["rank"])
-    from fpgaprof.report.html import fmt_speedup_range
+    from fpgaprof.base.units import fmt_speedup_range
     # each speedup with its range beside it: "0.033x (0.0086-0.081x)"
     assert (f"{row['op_speedup']:.2g}x ({fmt_speedup_range(row['op_speedup_low'], row['op_speedup_high'])})"
             in line or f"{row['op_speedup']:.2f}x ({fmt_speedup_range(row['op_speedup_low'], row['op_speedup_high'])})"
@@ -884,7 +886,7 @@ def test_printed_tables_are_readable_text():
     assert f"{add['percent_of_roof']:.3g} %" in rline        # a percentage already: not x 100
 
     # Many rows: the first 20 and a count of the rest.
-    from fpgaprof.report.notebook import rows_text
+    from fpgaprof.api.views import rows_text
     many = [{"rank": i + 1, "op": f"op{i}", "score": 1.0 / (i + 1), "estimate_note": "x" * 60}
             for i in range(25)]
     t = rows_text(many, "t").splitlines()
@@ -914,7 +916,8 @@ def test_run_and_report_digest_lists_the_best_candidates():
     tot = s["totals"]
     assert lines[0].startswith(f"fpgaprof: {tot['kernel_count']} kernels, ")
     # second line: link use, memory peak, warnings count (test_reports_constructed.py)
-    assert lines.pop(1) == f"  {len(s['warnings'])} warnings in report.html"  # no copy, no alloc
+    n = len(s["warnings"])
+    assert lines.pop(1) == f"  {n} warning{'s' if n != 1 else ''} in report.html"  # no copy, no alloc
     regions, ops = s["candidates"]["regions"], s["candidates"]
     assert lines[1] == f"FPGA offload on alveo-u55c, regions as whole units (best 1 of {regions['count']})"
     assert lines[2].split() == ["rank", "region", "scenario", "region_speedup", "restructured_region_speedup",
@@ -1105,6 +1108,6 @@ def test_memory_efficiency_and_ranges_in_summary_json_and_html():
     assert what_if["combined_speedup_low"] <= what_if["combined_speedup"] <= what_if["combined_speedup_high"]
     page = html.render(s)
     assert "memory_efficiency" in page and "restructured_op_speedup" in page
-    from fpgaprof.report.html import fmt_speedup_range
+    from fpgaprof.base.units import fmt_speedup_range
     g = items["gather"]
     assert fmt_speedup_range(g["op_speedup_low"], g["op_speedup_high"]) in page

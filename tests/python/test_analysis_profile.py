@@ -1,7 +1,7 @@
 """Profile methods of the analysis layer delegate to fpgaprof.roofline / fpgaprof.fpga."""
 import fpgaprof  # noqa: F401  (before jax)
 import pytest
-from fpgaprof._profile import Profile
+from fpgaprof import Profile
 
 pytest.importorskip("jax")
 from test_analysis_fpga import _hlo_text, _store  # noqa: E402

@@ -16,7 +16,7 @@ import pytest
 
 import fpgaprof  # noqa: F401  (the package first, as the other tests)
 from fpgaprof import _core
-from fpgaprof._profile import Profile
+from fpgaprof import Profile
 
 NONE32 = 0xFFFFFFFF
 
@@ -120,8 +120,8 @@ def test_paths_match_the_fpga_region_candidates():
     spec["regions"][2]["name"] = "a > b"
     p = Profile(_core.analysis._store_from_lists(spec))
     assert {r["region"] for r in p.roofline(by="region")} == {"step", "step > proj", '"a > b"'}
-    from fpgaprof.report import _data as D
-    regions, _, _ = D.regions_section(p)
+    from fpgaprof.analysis import sections
+    regions, _, _ = sections.regions_section(p)
     assert {r["path"] for r in regions["items"]} == {"step", "step > proj", '"a > b"'}
 
 
@@ -158,7 +158,7 @@ def test_region_measurements_match_the_row_by_row_functions():
     cap_measurements / measurement_stats give row by row: random names (with and without a
     size, two spellings of one (operation, size)), tied starts and negative durations."""
     import numpy as np
-    from fpgaprof.report import _data as D
+    from fpgaprof.analysis import sections
     from fpgaprof.report import summary as S
 
     rng = np.random.default_rng(7)
@@ -168,7 +168,7 @@ def test_region_measurements_match_the_row_by_row_functions():
         names = np.array([pool[int(rng.integers(0, len(pool)))] for _ in range(n)], dtype=object)
         start = rng.integers(0, 40, n).astype(np.int64)
         end = start + rng.integers(-5, 30, n)
-        inst = D.RegionInstances(names, start, end)
+        inst = sections.RegionInstances(names, start, end)
         runs, limit = int(rng.integers(1, 6)), int(rng.integers(1, 40))
         rows = S.measurements_from_regions(inst.rows())
         kept, left = S.cap_measurements(rows, runs=runs, limit=limit)
@@ -179,12 +179,12 @@ def test_region_measurements_match_the_row_by_row_functions():
 def test_summary_builds_no_dict_per_region_instance(monkeypatch):
     """collect() takes the regions and the measurements from columns: the row-by-row
     functions are never called, and 300 instances give 20 listed runs and one stats row."""
-    from fpgaprof.report import _data as D
+    from fpgaprof.analysis import sections
     from fpgaprof.report import summary as S
 
     def per_instance(*a, **k):
         raise AssertionError("the summary built one Python row per region instance")
-    monkeypatch.setattr(D.RegionInstances, "rows", per_instance)
+    monkeypatch.setattr(sections.RegionInstances, "rows", per_instance)
     monkeypatch.setattr(S, "measurements_from_regions", per_instance)
     n = 300
     s = S.collect(Profile(_core.analysis._store_from_lists(_spec(n))))

@@ -355,15 +355,15 @@ def test_python_m_fpgaprof_devices():
     p = subprocess.run([sys.executable, "-m", "fpgaprof", "devices"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert "CUPTI" in p.stdout and "tracing:" in p.stdout
-    from fpgaprof import _devices
-    assert _devices.describe().splitlines()[0] == p.stdout.splitlines()[0]
+    from fpgaprof.api import devices as device_info
+    assert device_info.describe().splitlines()[0] == p.stdout.splitlines()[0]
 
 
 def test_devices_with_the_fake_library():
     need_fake()
     got = run_traced("""
-        from fpgaprof import _devices
-        done({"text": _devices.describe(), "n": len(fpgaprof.devices())})
+        from fpgaprof.api import devices as device_info
+        done({"text": device_info.describe(), "n": len(fpgaprof.devices())})
     """)
     assert "libfake_cupti.so" in got["text"]
     assert got["n"] >= 0
@@ -436,11 +436,11 @@ def test_a_trace_without_nvtx_ranges_says_the_injection_was_not_active():
 
 def test_the_devices_report_says_whether_nvtx_reached_cupti():
     got = run_traced("""
-        from fpgaprof import _devices
-        first = _devices.describe()
+        from fpgaprof.api import devices as device_info
+        first = device_info.describe()
         with fpgaprof.region("r"):
             pass
-        done({"first": first, "second": _devices.describe()})
+        done({"first": first, "second": device_info.describe()})
     """, kernels=1)
     assert "  NVTX injection: not called yet" in got["first"]
     assert "  NVTX injection: active (cuptiNvtxInitialize2 of " in got["second"]

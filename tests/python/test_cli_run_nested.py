@@ -190,7 +190,7 @@ def test_results_asked_for_before_the_run_ends_are_recomputed_after_it():
     # A NestedProfile answers from an empty placeholder until the run's trace is attached;
     # what it answered then must not stick (the analysis cache belongs to the placeholder).
     from fpgaprof import _core
-    from fpgaprof._trace import NestedProfile
+    from fpgaprof.api.trace import NestedProfile
 
     prof = NestedProfile("blk", "/tmp/run/trace.fpgaprof", None, ["note"])
     assert len(prof.roofline(by="kernel")) == 0
@@ -198,6 +198,6 @@ def test_results_asked_for_before_the_run_ends_are_recomputed_after_it():
         "kernels": [{"name": "k", "start_ns": 100, "end_ns": 600},
                     {"name": "k", "start_ns": 700, "end_ns": 900}],
         "start_ns": 0, "end_ns": 1000})
-    prof._attach(store, None)
+    prof.attach(store, None)
     rows = list(prof.roofline(by="kernel"))
     assert [(r["kernel"], r["time_ns"]) for r in rows] == [("k", 700)]  # 500 + 200 ns

@@ -4,6 +4,7 @@ from the device's generation and width, calibrate's "measured by ..." when a mea
 stored), not just the source name ("table")."""
 import fpgaprof
 from fpgaprof import _core, calibrate
+from fpgaprof.analysis.ceilings import save_measured
 from fpgaprof.report import html
 from fpgaprof.report import summary as S
 
@@ -37,7 +38,7 @@ def test_table_link_described_by_generation_and_width(tmp_path, monkeypatch):
 
 def test_measured_link_described_with_its_date(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    calibrate._write_atomic(calibrate.cache_path("link-test-gpu", UUID),
+    save_measured(calibrate.cache_path("link-test-gpu", UUID),
                             {"link_bytes_per_s": 5e9, "measured_at": "2026-11-20T08:00:00Z"})
     prof = _profile()
     want = "measured by fpgaprof calibrate on 2026-11-20 (PCIe gen4 x16)"
@@ -53,7 +54,7 @@ def test_devices_report_shows_the_link_or_why_not(monkeypatch):
     it is unknown. The probe needs a driver; here its answer is stood in for."""
     import types
 
-    from fpgaprof import _devices
+    from fpgaprof.api import devices as device_info
 
     known, unknown = _core.DeviceInfo(), _core.DeviceInfo()
     known.id, known.name, known.pcie_generation, known.pcie_link_width = 0, "gpu-a", 5, 16
@@ -61,8 +62,8 @@ def test_devices_report_shows_the_link_or_why_not(monkeypatch):
     fake = types.SimpleNamespace(library_found=False, library_path="", how_found="",
                                  cupti_version=0, driver_version=13000,
                                  devices=[known, unknown], problem="")
-    monkeypatch.setattr(_devices, "status", lambda: fake)
-    lines = {ln.strip().split(":")[0]: ln for ln in _devices.describe().splitlines()}
+    monkeypatch.setattr(device_info, "status", lambda: fake)
+    lines = {ln.strip().split(":")[0]: ln for ln in device_info.describe().splitlines()}
     assert lines["[0] gpu-a"].endswith(", PCIe gen5 x16")
     assert lines["[1] gpu-b"].endswith(", PCIe link unknown (not in sysfs; `fpgaprof calibrate` "
                                        "measures it)")

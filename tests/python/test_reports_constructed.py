@@ -265,7 +265,7 @@ def test_page_with_the_new_tables_renders_in_chromium(s, tmp_path):
 
 
 def test_notebook_overview_has_memory_peak_and_warnings(prof):
-    from fpgaprof.report.notebook import profile_html
+    from fpgaprof.api.profile_views import profile_html
     page = profile_html(prof)
     assert "<tr><th>device memory peak</th><td style='text-align:left'>1.61 GB</td></tr>" in page
     assert "<tr><th>warnings</th><td style='text-align:left'>5</td></tr>" in page

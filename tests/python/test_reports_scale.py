@@ -16,7 +16,8 @@ import pytest
 
 import _reports_fixtures as F
 from fpgaprof.report import html, summary as S
-from fpgaprof.report import _data as D
+from fpgaprof.analysis import sections
+from fpgaprof.base import constants
 
 US = 1_000
 STEP_NS = 40 * US  # instance i starts at T0 + i * STEP_NS
@@ -106,7 +107,7 @@ def test_no_list_grows_with_instances(one_path):
     assert s["regions"]["count"] == N and s["totals"]["region_count"] == N
     # the longest list may be the memory timeline: <= 200 buckets x (first, highest) + last
     longest = max(list_lengths(s).items(), key=lambda kv: kv[1])
-    assert longest[1] <= 2 * (D.MEMORY_POINTS // 2) + 1, longest
+    assert longest[1] <= 2 * (sections.MEMORY_POINTS // 2) + 1, longest
     assert s["memory"]["timeline_points"] == 2 * N  # 2 events per instance, all counted
 
 
@@ -157,18 +158,18 @@ def test_nested_paths_aggregate():
 
 
 def test_many_distinct_names_cut_with_counts():
-    k = D.TOP_ROWS + 12  # distinct names, 3 instances each
+    k = constants.TOP_ROWS + 12  # distinct names, 3 instances each
     s = S.collect(loop_profile(3 * k, [f"op{j}/64" for j in range(k)]))
     st = s["measurement_stats"]
     assert (st["runs"], st["count"], st["items_left_out"]) == (3 * k, k, 0)
     assert all(r["runs"] == 3 and r["volume_size"] == 64 for r in st["items"])
     assert len(s["measurements"]) == 3 * k and s["measurements_left_out"] == 0
-    assert len(s["transfers"]["by_region"]) == D.TOP_ROWS
-    assert s["transfers"]["by_region_left_out"] == k - D.TOP_ROWS
+    assert len(s["transfers"]["by_region"]) == constants.TOP_ROWS
+    assert s["transfers"]["by_region_left_out"] == k - constants.TOP_ROWS
     page = html.render(s)
     sec = re.search(r'<section id="sec-measurements">(.*?)</section>', page, re.S).group(1)
-    assert sec.count("<tr>") == D.TOP_ROWS + 1  # header + the first TOP_ROWS pairs
-    assert f"{k - D.TOP_ROWS} more (operation, volume size) pairs not shown" in sec
+    assert sec.count("<tr>") == constants.TOP_ROWS + 1  # header + the first TOP_ROWS pairs
+    assert f"{k - constants.TOP_ROWS} more (operation, volume size) pairs not shown" in sec
     assert f"{3 * k} runs in {k} (operation, volume size) pairs" in sec  # 62 pairs, 3 runs each
 
 
@@ -185,7 +186,7 @@ def test_cap_limits_all_rows_and_counts_the_rest():
 def test_html_tables_bounded(one_path):
     page = html.render(one_path)
     for table in re.findall(r"<table.*?</table>", page, re.S):
-        assert table.count("<tr>") <= D.TOP_ROWS + 1
+        assert table.count("<tr>") <= constants.TOP_ROWS + 1
     sec = re.search(r'<section id="sec-measurements">(.*?)</section>', page, re.S).group(1)
     assert sec.count("<tr>") == 2  # header + one (operation, volume size) pair
     assert f"the other {N - S.MEASUREMENT_RUNS} only in these figures" in sec
@@ -200,14 +201,14 @@ def test_summary_json_size_does_not_grow_with_instances():
 
 
 def test_write_all_releases_only_the_analysis_cache_it_made(tmp_path):
+    import fpgaprof
     from fpgaprof import report, roofline
-    prof = loop_profile(50, ["iteration"])
+    prof = fpgaprof.Profile(loop_profile(50, ["iteration"]).store)  # a Profile: it has the cache
     report.write_all(prof, tmp_path / "a")
-    assert "_fpgaprof_analysis_cache" not in prof.__dict__  # made for the report: released
-    roofline.analyze(prof)  # the user's own call: kept across write_all
-    cache = prof.__dict__["_fpgaprof_analysis_cache"]
+    assert len(prof.analyses) == 0  # made for the report: released
+    mine = roofline.analyze(prof)  # the user's own call: kept across write_all
     report.write_all(prof, tmp_path / "b")
-    assert prof.__dict__["_fpgaprof_analysis_cache"] is cache
+    assert len(prof.analyses) == 1 and roofline.analyze(prof) is mine
     with open(tmp_path / "b" / "summary.json", encoding="utf-8") as f:
         s = json.load(f)
     assert s["measurements_left_out"] == 50 - S.MEASUREMENT_RUNS

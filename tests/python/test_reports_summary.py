@@ -6,7 +6,9 @@ import pathlib
 
 import _reports_fixtures as F
 import pytest
-from fpgaprof.report import _data as D
+from fpgaprof.analysis import sections
+from fpgaprof.api import overview
+from fpgaprof.capture.run_environment import ENVIRONMENT_FILE
 from fpgaprof.report import summary as S
 
 jsonschema = pytest.importorskip("jsonschema")
@@ -28,10 +30,10 @@ def validate(doc, schema):
 def test_union_of_intervals():
     import numpy as np
     # [0,10) ∪ [5,12) ∪ [20,21) ∪ [11,15) = [0,15) + [20,21) = 16
-    assert D.union_ns(np.array([0, 5, 20, 11]), np.array([10, 12, 21, 15])) == 16
+    assert sections.union_ns(np.array([0, 5, 20, 11]), np.array([10, 12, 21, 15])) == 16
     # contained interval, zero length, reversed end (clamped to start)
-    assert D.union_ns(np.array([0, 2, 30, 40]), np.array([10, 3, 30, 35])) == 10
-    assert D.union_ns(np.array([], dtype=np.int64), np.array([], dtype=np.int64)) == 0
+    assert sections.union_ns(np.array([0, 2, 30, 40]), np.array([10, 3, 30, 35])) == 10
+    assert sections.union_ns(np.array([], dtype=np.int64), np.array([], dtype=np.int64)) == 0
 
 
 def test_totals_by_hand(schema):
@@ -131,7 +133,7 @@ def test_given_environment_and_measurements_win(schema):
 def test_environment_json_beside_trace(tmp_path):
     env = {"backend": "cpu", "devices": ["TFRT_CPU_0"], "jax_version": "0.10.2",
            "mbirjax_version": None}
-    (tmp_path / S.ENVIRONMENT_FILE).write_text(json.dumps(env))
+    (tmp_path / ENVIRONMENT_FILE).write_text(json.dumps(env))
     s = S.collect(F.SyntheticProfile(), trace_path=str(tmp_path / "trace.fpgaprof"))
     assert s["environment"] == env
     assert s["trace"]["path"].endswith("trace.fpgaprof")
@@ -327,9 +329,9 @@ def test_memory_timeline_keeps_spikes_when_downsampled():
     v = np.zeros(10_000, dtype=np.int64)
     v[1234] = 7  # one short spike in a long flat series
     v[9000] = 5
-    pick = D.downsample_steps(v, 400)
+    pick = sections.downsample_steps(v, 400)
     assert len(pick) <= 401 and 1234 in pick and 9000 in pick and pick[-1] == 9999
-    assert list(D.downsample_steps(np.arange(5))) == [0, 1, 2, 3, 4]
+    assert list(sections.downsample_steps(np.arange(5))) == [0, 1, 2, 3, 4]
 
 
 def _nested_profile_with_sync():
@@ -395,11 +397,11 @@ def test_transfers_inclusive_with_overlap_host_wait_and_link(schema):
 
 
 def test_analysis_failure_is_a_warning_not_a_missing_feature(monkeypatch):
-    from fpgaprof import roofline
+    from fpgaprof.api import roofline as api_roofline
 
     def broken(prof, **kw):
         return None.peak  # an AttributeError from a bug inside the analysis
-    monkeypatch.setattr(roofline, "analyze", broken)
+    monkeypatch.setattr(api_roofline, "analyze", broken)
     s = S.collect(F.SyntheticProfile())
     why = ("the analysis (fpgaprof.roofline.analyze) failed: AttributeError: 'NoneType' "
            "object has no attribute 'peak'")
@@ -488,11 +490,11 @@ def test_left_out_counts():
     rows = [{"op": f"op{i}", "module": "m", "time_ns": 1000 - i, "flops": 1.0, "bytes": 1.0,
              "intensity": 1.0, "achieved_flops_per_s": 1.0, "bound": "memory"}
             for i in range(250)]
-    roof = S._roofline_section(F.SyntheticProfile(), rows, None, {"available": False,
+    roof = overview.roofline_section(F.SyntheticProfile(), rows, None, {"available": False,
                                                                    "reason": "x"})
     assert (roof["count"], len(roof["points"]), roof["points_left_out"]) == (250, 200, 50)
     assert roof["points"][0]["op"] == "op0"  # most time first
-    cands = S._candidates_section({"candidates": [{"rank": i + 1, "op": f"op{i}"}
+    cands = overview.candidates_section({"candidates": [{"rank": i + 1, "op": f"op{i}"}
                                                   for i in range(60)]}, None, "alveo-u55c")
     assert (cands["count"], len(cands["items"]), cands["items_left_out"]) == (60, 50, 10)
     from fpgaprof.report import html as H

@@ -230,7 +230,7 @@ def test_printed_summary_and_digest_use_the_summary_numbers(saved):
     """prof.summary() and the run digest count the warnings of summary.json (transfer flags
     included) and show its GPU busy (the union) and memory peak."""
     from fpgaprof.report.digest import digest
-    from fpgaprof.report.html import fmt_bytes, fmt_s
+    from fpgaprof.base.units import fmt_bytes, fmt_s
 
     _, prof, out = saved
     s = _summary(out)

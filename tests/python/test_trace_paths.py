@@ -27,7 +27,7 @@ def test_missing_folder_is_refused_before_the_body_runs(tmp_path):
     assert ran == []
     msg = str(e.value)
     assert "\n" not in msg and "does not exist" in msg and "os.makedirs" in msg
-    assert not fpgaprof._trace.active()  # nothing left running: a next trace works
+    assert not fpgaprof.api.trace.active()  # nothing left running: a next trace works
     with fpgaprof.trace(str(tmp_path / "ok.fpgaprof")):
         pass
     assert (tmp_path / "ok.fpgaprof").is_file()

@@ -19,6 +19,7 @@ __all__ = [
     "names_of",
     "unique_names",
     "records_of",
+    "row_dict",
     "to_plain",
     "first",
     "attr_or",
@@ -106,10 +107,12 @@ def unique_names(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def records_of(obj: Any) -> list[dict]:
-    """Rows of an analysis result as dicts: accepts a table with columns(), a pandas frame,
-    a list of dicts or of objects (dataclasses, pybind11 records)."""
+    """Rows of an analysis result as dicts (row_dict): accepts a list of rows (dicts, objects),
+    a table with columns(), a pandas frame."""
     if obj is None:
         return []
+    if isinstance(obj, list):
+        return [row_dict(r) for r in obj]
     if hasattr(obj, "to_dict") and hasattr(obj, "columns") and not callable(obj.columns):
         return obj.to_dict("records")  # pandas DataFrame
     cols = getattr(obj, "columns", None)
@@ -118,21 +121,21 @@ def records_of(obj: Any) -> list[dict]:
         n = nrows(c)
         keys = list(c.keys())
         return [{k: to_plain(c[k][i]) for k in keys} for i in range(n)]
-    rows = []
-    for r in obj:
-        if isinstance(r, dict):
-            rows.append({k: to_plain(v) for k, v in r.items()})
-        elif hasattr(r, "__dataclass_fields__"):
-            rows.append({k: to_plain(getattr(r, k)) for k in r.__dataclass_fields__})
-        else:
-            rows.append(
-                {
-                    k: to_plain(getattr(r, k))
-                    for k in dir(r)
-                    if not k.startswith("_") and not callable(getattr(r, k))
-                }
-            )
-    return rows
+    return [row_dict(r) for r in obj]
+
+
+def row_dict(r: Any) -> dict:
+    """One row as a dict of JSON-safe values: a dict's items, a dataclass's fields or an
+    object's public attributes (pybind11 records)."""
+    if isinstance(r, dict):
+        return {k: to_plain(v) for k, v in r.items()}
+    if hasattr(r, "__dataclass_fields__"):
+        return {k: to_plain(getattr(r, k)) for k in r.__dataclass_fields__}
+    return {
+        k: to_plain(getattr(r, k))
+        for k in dir(r)
+        if not k.startswith("_") and not callable(getattr(r, k))
+    }
 
 
 def to_plain(v: Any) -> Any:

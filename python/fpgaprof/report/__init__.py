@@ -6,11 +6,13 @@
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
 from typing import Any, Iterable, Mapping
 
+from fpgaprof.analysis.trace_analysis import AnalysisCache
 from fpgaprof.report.html import render as render_html
 from fpgaprof.report.html import write_html
 from fpgaprof.report.perfetto import MAX_EVENTS as TIMELINE_MAX_EVENTS
@@ -66,9 +68,6 @@ class Progress:
             self._draw("done", "\n")
 
 
-# Where fpgaprof.roofline.analyze caches its result on a profile.
-_ANALYSIS_CACHE = "_fpgaprof_analysis_cache"
-
 # Stages write_all reports itself (a caller that loads the trace first adds "loading trace").
 WRITE_STAGES = ("attribution", "analysis", "summary.json", "report.html", "timeline.json")
 
@@ -95,11 +94,10 @@ def write_all(prof: Any, out_dir: str | os.PathLike, *, target: str | None = Non
     # The analysis result collect() caches on the profile (ops, roofline, transfer and memory
     # rows, per region path) is released before timeline.json when it was made only for this
     # report, so its memory does not come on top of the timeline's peak.
-    had_cache = _ANALYSIS_CACHE in getattr(prof, "__dict__", {})
-    s = collect(prof, target=target, trace_path=trace_path, environment=environment,
-                measurements=measurements, extra_warnings=extra_warnings, progress=bar)
-    if not had_cache:
-        getattr(prof, "__dict__", {}).pop(_ANALYSIS_CACHE, None)
+    cache = getattr(prof, "analyses", None)
+    with cache.transient() if isinstance(cache, AnalysisCache) else contextlib.nullcontext():
+        s = collect(prof, target=target, trace_path=trace_path, environment=environment,
+                    measurements=measurements, extra_warnings=extra_warnings, progress=bar)
     paths = {"summary": os.path.join(out_dir, "summary.json"),
              "html": os.path.join(out_dir, "report.html"),
              "timeline": os.path.join(out_dir, "timeline.json")}
@@ -125,10 +123,10 @@ def write_all(prof: Any, out_dir: str | os.PathLike, *, target: str | None = Non
 
 def _timeline_cut(prof: Any, max_events: int | None) -> str:
     """The warning for a timeline.json cut at max_events records ("" when all fit)."""
-    from fpgaprof.report import _data as D
-    tables = ("kernels", "transfers" if D._get(prof, "transfers") is not None else "memcpys",
+    from fpgaprof.base import records
+    tables = ("kernels", "transfers" if records.attr_or(prof, "transfers") is not None else "memcpys",
               "memsets", "api_calls", "markers", "regions")
-    total = sum(D.table_len(D._get(prof, t)) for t in tables)
+    total = sum(records.table_len(records.attr_or(prof, t)) for t in tables)
     if max_events is None or total <= max_events:
         return ""
     return (f"timeline.json shows the first {max_events:,} of {total:,} records by start time "

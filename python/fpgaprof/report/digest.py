@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from fpgaprof.fpga import OP_TEXT_COLUMNS, REGION_TEXT_COLUMNS, combined_speedup_text
+from fpgaprof.api.fpga import OP_TEXT_COLUMNS, REGION_TEXT_COLUMNS, combined_speedup_text
+from fpgaprof.api.section_views import multi_device
+from fpgaprof.api.views import rows_text
 from fpgaprof.base.units import fmt_bytes, fmt_num, fmt_pct, fmt_s
-from fpgaprof.report.html import multi_device
-from fpgaprof.report.notebook import rows_text
 
 TOP = 5
 # The printed tables' columns without the score, the module, the time share, the card time, the

@@ -37,11 +37,11 @@ from fpgaprof.base.units import (
     fmt_speedup_range,
     scaled,
 )
-from fpgaprof.fpga import OP_TEXT_COLUMNS, REGION_TEXT_COLUMNS, combined_speedup_text
-from fpgaprof.report._data import TOP_ROWS
+from fpgaprof.api.fpga import OP_TEXT_COLUMNS, REGION_TEXT_COLUMNS, combined_speedup_text
+from fpgaprof.api.section_views import devices_html, memory_html, multi_device, transfers_html
+from fpgaprof.base.constants import TOP_ROWS
 from fpgaprof.report.summary import MEASUREMENT_RUNS, measurement_stats, write_atomic
 
-DEVICE_COLOURS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02")
 BOUND_COLOURS = {"memory": "#2b7bba", "compute": "#d7301f", "latency": "#7a7a7a",
                  "unknown": "#9e6ebd"}
 
@@ -380,321 +380,6 @@ def _kernels(s: Mapping) -> str:
         (f'<p class="dim">{left} more kernels not shown</p>' if left else "")
 
 
-def _rate(gbps: float | None) -> str:
-    return "–" if gbps is None else fmt_num(float(gbps) * 1e9, "B/s")
-
-
-def _link_pct(v: float | None) -> str:
-    return "n/a" if v is None else f"{float(v):.1f} %"
-
-
-def _transfers(s: Mapping) -> str:
-    t = s["transfers"]
-    if not t.get("available"):
-        return not_available(t)
-    link = t.get("link_bytes_per_s")
-    head = (f'<p>{fmt_num(t["count"])} {"copy" if t["count"] == 1 else "copies"} · {fmt_bytes(t["bytes"])} · busy '
-            f'{fmt_s(t.get("busy_s"))}, of which {fmt_s(t.get("kernel_overlap_s"))} overlap '
-            f'kernels · the host waited {fmt_s(t.get("host_wait_s"))} in '
-            f'{fmt_num(t.get("sync_calls", 0))} synchronization calls · host link peak '
-            + (f'{fmt_num(link, "B/s")} ({esc(t.get("link_source"))}'
-               + (f': {esc(t.get("link_description"))}'
-                  if t.get("link_description") not in (None, "", t.get("link_source")) else "")
-               + ")" if link else "unknown (link % n/a)") + "</p>")
-    rows = [[(esc(r["direction"]), r["direction"]), (fmt_num(r["count"]), r["count"]),
-             (fmt_bytes(r["bytes"]), r["bytes"]), (fmt_s(r["busy_s"]), r["busy_s"]),
-             (_rate(r["gbps"]), r["gbps"]),
-             (_link_pct(r.get("link_percent")), r.get("link_percent")),
-             (fmt_s(r.get("kernel_overlap_s")), r.get("kernel_overlap_s")),
-             (fmt_num(r["pageable_count"]), r["pageable_count"]),
-             (fmt_num(r["async_count"]), r["async_count"])] for r in t["by_direction"]]
-    out = head + "<h3>By direction</h3>" + html_table(
-        [("direction", "text"), ("copies", "num"), ("bytes", "num"), ("busy", "num"),
-         ("achieved", "num"), ("% of link", "num"), ("overlaps kernels", "num"),
-         ("pageable", "num"), ("async", "num")], rows)
-    rows = []
-    for r in t["by_region"]:
-        dirs = _dir_rates(r)
-        rows.append([(esc(r["region"]), r["region"]), (fmt_num(r["count"]), r["count"]),
-                     (fmt_bytes(r["bytes"]), r["bytes"]), (fmt_s(r["busy_s"]), r["busy_s"]),
-                     (fmt_s(r.get("kernel_overlap_s")), r.get("kernel_overlap_s")),
-                     (fmt_s(r.get("host_wait_s")), r.get("host_wait_s")),
-                     (dirs, dirs)])
-    out += ("<h3>By region</h3><p class=\"dim\">inclusive: a copy or wait inside a nested "
-            "region counts for its enclosing regions too; instances of one region path are "
-            "summed</p>" + html_table(
-                [("region", "text"), ("copies", "num"), ("bytes", "num"), ("busy", "num"),
-                 ("overlaps kernels", "num"), ("host wait", "num"), ("by direction", "text")],
-                rows))
-    left = t.get("by_region_left_out", 0)
-    if left:
-        out += f'<p class="dim">{left} more regions not shown (summary.json keeps the first ' \
-               f'{len(t["by_region"])})</p>'
-    return out + _transfers_by_op(t) + _transfer_flags(t)
-
-
-def _dir_rates(r: Mapping) -> str:
-    """"HtoD 1.00 MB 2.00 GB/s (3.2 % of link)" per direction of a row."""
-    return " · ".join(
-        f'{esc(d["direction"])} {fmt_bytes(d["bytes"])} {_rate(d["gbps"])}'
-        + (f' ({_link_pct(d["link_percent"])} of link)' if d.get("link_percent") is not None
-           else "")
-        for d in r.get("directions", []))
-
-
-def _transfers_by_op(t: Mapping) -> str:
-    """Copies per HLO op (the op whose XLA thunk launched them), most busy time first."""
-    items = list(t.get("by_op") or [])
-    head = ('<h3>By HLO op</h3><p class="dim">copies launched inside an op\'s XLA thunk range '
-            '(e.g. copy-start); copies launched outside every thunk (program inputs and '
-            'outputs) have no op</p>')
-    if not items:
-        return head + '<p class="na">not available: no copy was launched inside an XLA thunk</p>'
-    rows = []
-    for r in items[:TOP_ROWS]:
-        dirs = _dir_rates(r)
-        rows.append([(esc(r["op"]), r["op"]), (esc(r.get("module") or ""), r.get("module") or ""),
-                     (fmt_num(r["count"]), r["count"]), (fmt_bytes(r["bytes"]), r["bytes"]),
-                     (fmt_s(r["busy_s"]), r["busy_s"]), (_rate(r["gbps"]), r["gbps"]),
-                     (fmt_s(r.get("kernel_overlap_s")), r.get("kernel_overlap_s")),
-                     (fmt_num(r["pageable_count"]), r["pageable_count"]), (dirs, dirs)])
-    left = len(items) - len(rows) + int(t.get("by_op_left_out") or 0)
-    return head + html_table(
-        [("HLO op", "text"), ("module", "text"), ("copies", "num"), ("bytes", "num"),
-         ("busy", "num"), ("achieved", "num"), ("overlaps kernels", "num"),
-         ("pageable", "num"), ("by direction", "text")], rows) + \
-        (f'<p class="dim">{left} more ops with copies not shown (prof.transfer_report() has '
-         f'all)</p>' if left else "")
-
-
-def _transfer_flags(t: Mapping) -> str:
-    """The transfer flags as a table (each one's message is also a warning)."""
-    flags = list(t.get("flags") or [])
-    left = int(t.get("flags_left_out") or 0)
-    if not flags:
-        return ""
-    rows = [[(esc(f["kind"]), f["kind"]), (esc(f["scope"]), f["scope"]),
-             (esc(f.get("region") or "(whole trace)"), f.get("region") or ""),
-             (fmt_num(f["count"]), f["count"]),
-             (fmt_bytes(f["bytes"]) if f.get("bytes") else "–", f.get("bytes"))]
-            for f in flags]
-    return ('<h3>Flags</h3><p class="dim">pageable host memory and floods of tiny copies; '
-            'each flag is also listed under Warnings with its advice</p>'
-            + html_table([("flag", "text"), ("scope", "text"), ("region", "text"),
-                      ("copies", "num"), ("bytes", "num")], rows)
-            + (f'<p class="dim">{left} more region flags not shown '
-               '(prof.transfer_report()["flags"] has the worst regions)</p>' if left else ""))
-
-
-def _memory(s: Mapping) -> str:
-    m = s["memory"]
-    if not m.get("available"):
-        return not_available(m)
-    pts = list(m["timeline"])
-    facts = (f'<p>peak {fmt_bytes(m["peak_bytes"])}'
-             + (f' at {fmt_s(m["peak_time_s"])}' if m.get("peak_time_s") is not None else "")
-             + f' (all devices together) · {fmt_bytes(m["end_bytes"])} still allocated at the '
-             f'end · {fmt_num(m.get("allocation_count"))} allocations, '
-             f'{fmt_num(m.get("free_count"))} frees'
-             + (f' · {fmt_num(m["unmatched_frees"])} frees of buffers allocated before the '
-                f'trace ({fmt_bytes(m.get("unmatched_free_bytes"))}) left out'
-                if m.get("unmatched_frees") else "")
-             + "</p>")
-    devs = m.get("devices") or []
-    if len(devs) > 1:
-        facts += html_table([("device", "num"), ("peak", "num"), ("peak at", "num"),
-                         ("at the end", "num")],
-                        [[(fmt_num(d["device_id"]), d["device_id"]),
-                          (fmt_bytes(d["peak_bytes"]), d["peak_bytes"]),
-                          (fmt_s(d.get("peak_time_s")), d.get("peak_time_s")),
-                          (fmt_bytes(d["end_bytes"]), d["end_bytes"])] for d in devs])
-    if not pts:
-        return facts + _largest_buffers(m.get("largest")) + _memory_by_region(m)
-    # the chart spans the whole trace: nothing in use before the first event, the last value
-    # held until the trace ends
-    end_s = s["trace"].get("wall_time_s") or 0.0
-    if pts[0][0] > 0:
-        pts.insert(0, [0.0, 0])
-    if end_s > pts[-1][0]:
-        pts.append([end_s, pts[-1][1]])
-    W, H, L, R, T, B = 760, 220, 70, 20, 14, 36
-    tmin = min(p[0] for p in pts)
-    tmax = max(p[0] for p in pts)
-    span = (tmax - tmin) or 1.0
-    vmax = max(max(p[1] for p in pts), 1)
-
-    def X(t: float) -> float:
-        return L + (t - tmin) / span * (W - L - R)
-
-    def Y(v: float) -> float:
-        return H - B - v / vmax * (H - T - B)
-
-    def step_path(series: list) -> str:
-        d = [f"M{X(series[0][0]):.1f},{Y(0):.1f}"]
-        prev = 0
-        for t, v in series:
-            d.append(f"L{X(t):.1f},{Y(prev):.1f}L{X(t):.1f},{Y(v):.1f}")
-            prev = v
-        return "".join(d)
-
-    # With several devices each gets its own line (held to the trace end like the total).
-    dev_paths, legend = [], []
-    for k, dv in enumerate(d for d in devs if d.get("timeline")):
-        series = [list(p) for p in dv["timeline"]]
-        if end_s > series[-1][0]:
-            series.append([end_s, series[-1][1]])
-        colour = DEVICE_COLOURS[k % len(DEVICE_COLOURS)]
-        dev_paths.append(f'<path d="{step_path(series)}" fill="none" stroke="{colour}" '
-                         f'stroke-width="1.2" stroke-dasharray="4 2" class="memdev"/>')
-        legend.append(f'<span style="color:{colour}">― device {esc(dv["device_id"])}</span>')
-    svg = (f'<svg viewBox="0 0 {W} {H}" width="{W}" height="{H}" id="memory">'
-           f'<rect x="{L}" y="{T}" width="{W - L - R}" height="{H - T - B}" class="plot"/>'
-           f'<path d="{step_path(pts)}" class="memline"/>' + "".join(dev_paths) +
-           f'<text x="{L - 6}" y="{Y(vmax) + 4:.1f}" class="tick" text-anchor="end">'
-           f'{fmt_bytes(vmax)}</text>'
-           f'<text x="{L - 6}" y="{Y(0) + 4:.1f}" class="tick" text-anchor="end">0</text>'
-           f'<text x="{L}" y="{H - B + 16}" class="tick">{fmt_s(tmin)}</text>'
-           f'<text x="{W - R}" y="{H - B + 16}" class="tick" text-anchor="end">{fmt_s(tmax)}</text>'
-           f'<text x="{(L + W - R) / 2}" y="{H - 6}" class="axis" text-anchor="middle">'
-           f'time since trace start (bytes in use, all devices)</text></svg>')
-    n_pts = m.get("timeline_points", len(m["timeline"]))
-    note = (f'<p class="dim">{len(m["timeline"])} of {n_pts} steps drawn (per time bucket its '
-            f'first and its highest)</p>' if n_pts > len(m["timeline"]) else "")
-    if legend:
-        note = (f'<p class="dim">solid: all devices; dashed: {" · ".join(legend)}</p>') + note
-    return facts + svg + note + _largest_buffers(m.get("largest")) + _memory_by_region(m)
-
-
-def multi_device(s: Mapping) -> bool:
-    """True when the summary's per-device section has more than one device (report.html then
-    shows its Devices section, the digest its load-balance line)."""
-    d = s.get("by_device") or {}
-    return bool(d.get("available")) and int(d.get("count") or 0) > 1
-
-
-def _devices(s: Mapping) -> str:
-    """The devices side by side (one column each) and the load balance between them."""
-    d = s.get("by_device") or {}
-    if not d.get("available"):
-        return not_available(d)
-    items = list(d.get("items") or [])
-    directions = []
-    for i in items:
-        for r in i.get("by_direction") or []:
-            if r["direction"] not in directions:
-                directions.append(r["direction"])
-
-    def busy(i: Mapping) -> str:
-        frac = i.get("busy_fraction")
-        pct = 0.0 if frac is None else max(0.0, min(100.0, 100 * float(frac)))
-        return (f'{fmt_s(i["busy_s"])} ({fmt_pct(frac)} of wall)'
-                f'<div class="busybar" title="busy {pct:.1f} %"><div style="width:{pct:.2f}%">'
-                f'</div></div>')
-
-    def direction(i: Mapping, name: str) -> str:
-        r = next((x for x in i.get("by_direction") or [] if x["direction"] == name), None)
-        if r is None:
-            return "–"
-        return (f'{fmt_num(r["count"])} · {fmt_bytes(r["bytes"])} · {_rate(r.get("gbps"))}'
-                + (f' · {_link_pct(r["link_percent"])} of link'
-                   if r.get("link_percent") is not None else ""))
-
-    def memory(i: Mapping) -> str:
-        if i.get("memory_peak_bytes") is None:
-            return "–"
-        at = (f' at {fmt_s(i["memory_peak_time_s"])}'
-              if i.get("memory_peak_time_s") is not None else "")
-        return (f'{fmt_bytes(i["memory_peak_bytes"])}{at} · '
-                f'{fmt_bytes(i.get("memory_end_bytes"))} at the end')
-
-    def peak(i: Mapping, prec: str) -> str:
-        v = ((i.get("ceilings") or {}).get("peak_flops_per_s") or {}).get(prec)
-        return "–" if v is None else fmt_num(v, "FLOP/s")
-
-    def link(i: Mapping) -> str:
-        c = i.get("ceilings") or {}
-        if c.get("link_bytes_per_s") is None:
-            return "unknown"
-        desc = c.get("link_description")
-        return (f'{fmt_num(c["link_bytes_per_s"], "B/s")} ({esc(c.get("link_source"))}'
-                + (f': {esc(desc)}' if desc and desc != c.get("link_source") else "") + ")")
-
-    def threads(i: Mapping) -> str:
-        ts = [f'{esc(t["thread_id"])} ({fmt_num(t["kernel_count"])} kernels, '
-              f'{fmt_s(t["kernel_time_s"])})' for t in i.get("threads") or []]
-        if i.get("threads_left_out"):
-            ts.append(f'{fmt_num(i["threads_left_out"])} more')
-        return "<br>".join(ts) or "–"
-
-    rows: list[tuple[str, Any]] = [
-        ("name", lambda i: esc(i.get("name") or "–")),
-        ("kernels",
-         lambda i: f'{fmt_num(i["kernel_count"])} · {fmt_s(i["kernel_time_s"])} summed'),
-        ("busy", busy),
-        ("idle", lambda i: f'{fmt_s(i["idle_s"])} ({fmt_pct(i.get("idle_fraction"))} of wall)'),
-        ("copies", lambda i: f'{fmt_num(i["copy_count"])} · {fmt_bytes(i["copy_bytes"])} · busy '
-                             f'{fmt_s(i["copy_busy_s"])}'),
-    ]
-    rows += [(f"{esc(name)} copies", (lambda name: lambda i: direction(i, name))(name))
-             for name in directions]
-    rows += [
-        ("memsets", lambda i: fmt_num(i["memset_count"])),
-        ("memory peak", memory),
-        ("fp32 peak", lambda i: peak(i, "fp32")),
-        ("tf32 tensor peak", lambda i: peak(i, "tf32_tensor")),
-        ("DRAM peak", lambda i: fmt_num((i.get("ceilings") or {}).get("dram_bytes_per_s"), "B/s")
-         if (i.get("ceilings") or {}).get("dram_bytes_per_s") else "–"),
-        ("host link", link),
-        ("launching threads", threads),
-    ]
-    head = "".join(f'<th>device {esc(i["device_id"])}</th>' for i in items)
-    body = "".join(f'<tr><th>{label}</th>' + "".join(f'<td>{fn(i)}</td>' for i in items) + "</tr>"
-                   for label, fn in rows)
-    b = d.get("balance") or {}
-    return (f'<p>{esc(b.get("text"))}</p>'
-            f'<table class="devices"><thead><tr><th></th>{head}</tr></thead><tbody>{body}'
-            '</tbody></table>'
-            '<p class="dim">busy = union of the device\'s kernel, copy and memset intervals; '
-            'idle = the rest of the traced wall time; % of link: the copies\' rate in percent of '
-            'that device\'s own host link; load balance: busiest / mean busy time over every '
-            'device in the trace (1.00 = even)</p>')
-
-
-def _memory_by_region(m: Mapping) -> str:
-    """Peak bytes in use per region path (the highest instance's), highest first."""
-    items = list(m.get("by_region") or [])
-    if not items:
-        return ""
-    rows = [[(esc(r["region"]), r["region"]), (fmt_num(r["instances"]), r["instances"]),
-             (fmt_bytes(r["peak_bytes"]), r["peak_bytes"]),
-             (fmt_bytes(r["in_use_at_start_bytes"]), r["in_use_at_start_bytes"]),
-             (fmt_bytes(r["allocated_bytes"]), r["allocated_bytes"]),
-             (fmt_bytes(r["freed_bytes"]), r["freed_bytes"]),
-             (fmt_num(r["allocations"]), r["allocations"]), (fmt_num(r["frees"]), r["frees"])]
-            for r in items[:TOP_ROWS]]
-    left = len(items) - len(rows) + int(m.get("by_region_left_out") or 0)
-    return ('<h3>By region</h3><p class="dim">peak: the most bytes in use on the device(s) '
-            'while an instance of the region path was open (buffers allocated before it '
-            'included; the highest instance); allocated and freed: inside it, nested regions '
-            'included, summed over its instances</p>'
-            + html_table([("region", "text"), ("instances", "num"), ("peak", "num"),
-                      ("in use at start", "num"), ("allocated", "num"), ("freed", "num"),
-                      ("allocations", "num"), ("frees", "num")], rows)
-            + (f'<p class="dim">{left} more regions not shown (prof.memory_report() has '
-               'all)</p>' if left else ""))
-
-
-def _largest_buffers(rows: list | None) -> str:
-    if not rows:
-        return ""
-    keys = [k for k in ("bytes", "region", "api_call", "thread_id", "device_id", "alloc_s",
-                        "free_s") if any(k in r for r in rows)]
-    headers = [(display_label(k), "text" if k in ("region", "api_call") else "num")
-               for k in keys]
-    return "<h3>Largest buffers</h3>" + html_table(
-        headers, [[html_cell(k, r.get(k)) for k in keys] for r in rows])
-
-
 def _regions(s: Mapping) -> str:
     r = s["regions"]
     if not r.get("available"):
@@ -732,7 +417,7 @@ def _ranked_cell(k: str, r: Mapping) -> tuple[str, Any]:
     return (f'{disp}<br><span class="dim">{esc(rng)}</span>' if rng else disp), val
 
 
-def _ranked_table(items: list, first: tuple, labels: Mapping[str, str] | None = None) -> str:
+def ranked_table_html(items: list, first: tuple, labels: Mapping[str, str] | None = None) -> str:
     keys: list[str] = []
     for r in items:
         keys += [k for k in r if k not in keys]
@@ -755,7 +440,7 @@ def _region_candidates(c: Mapping) -> str:
     if not r.get("available"):
         return head + not_available(r)
     left = r.get("items_left_out", 0)
-    return head + _ranked_table(r["items"], REGION_CANDIDATE_FIRST, TOTAL_LABELS) + \
+    return head + ranked_table_html(r["items"], REGION_CANDIDATE_FIRST, TOTAL_LABELS) + \
         (f'<p class="dim">{left} more regions not shown (prof.fpga_candidates(by="region") has all '
          f'{r.get("count", len(r["items"]) + left)})</p>' if left else "")
 
@@ -788,7 +473,7 @@ def _candidates(s: Mapping) -> str:
         return head + not_available(c) + _region_candidates(c)
     items = c["items"]
     left = c.get("items_left_out", 0)
-    return head + _ranked_table(items, CANDIDATE_FIRST, TOTAL_LABELS) + \
+    return head + ranked_table_html(items, CANDIDATE_FIRST, TOTAL_LABELS) + \
         (f'<p class="dim">{left} more candidates not shown (prof.fpga_candidates() has all '
          f'{c.get("count", len(items) + left)})</p>' if left else "") + _region_candidates(c)
 
@@ -920,7 +605,7 @@ JS = r"""
 """
 
 
-def _extra_table(rows: list[Mapping]) -> str:
+def extra_table_html(rows: list[Mapping]) -> str:
     if not rows:
         return '<p class="na">not available: no rows</p>'
     keys: list[str] = []
@@ -951,15 +636,15 @@ def render(summary: Mapping, title: str | None = None,
          + _roofline_totals(s["roofline"])),
         ("ops", "Top HLO ops", _ops(s)),
         ("kernels", "Top kernels", _kernels(s)),
-        ("transfers", "Transfers", _transfers(s)),
-        ("memory", "Device memory", _memory(s)),
-        *([("devices", "Devices", _devices(s))] if multi_device(s) else []),
+        ("transfers", "Transfers", transfers_html(s)),
+        ("memory", "Device memory", memory_html(s)),
+        *([("devices", "Devices", devices_html(s))] if multi_device(s) else []),
         ("regions", "Regions", _regions(s)),
         ("candidates", "FPGA candidates", _candidates(s)),
         ("measurements", "Measurements", _measurements(s)),
     ]
     for i, (t, rows) in enumerate(extra_tables):
-        sections.append((f"extra{i}", str(t), _extra_table(list(rows))))
+        sections.append((f"extra{i}", str(t), extra_table_html(list(rows))))
     nav = "".join(f'<a href="#sec-{k}">{esc(t)}</a>' for k, t, _ in sections)
     body = "".join(f'<section id="sec-{k}"><h2>{esc(t)}</h2>{h}</section>'
                    for k, t, h in sections)

@@ -30,8 +30,11 @@ from typing import IO, Any, Sequence
 
 import numpy as np
 
+from fpgaprof.analysis import attribution
+from fpgaprof.api.overview import attribution_of
 from fpgaprof.base.atomic import open_atomic
-from fpgaprof.report import _data as D
+from fpgaprof.analysis import sections
+from fpgaprof.base import records
 
 HOST_PID = 1
 GPU_PID_BASE = 1000
@@ -481,9 +484,7 @@ def _kernel_attribution(prof: Any, n: int) -> dict[str, np.ndarray]:
     if n == 0:
         return {}
     try:
-        from fpgaprof import _attribution
-        from fpgaprof.report.summary import _attribution_of
-        cols = _attribution.kernel_columns(_attribution_of(prof))
+        cols = attribution.kernel_columns(attribution_of(prof))
     except Exception:  # no attribution in this build or for this profile: args stay plain
         return {}
     out = {}
@@ -512,7 +513,7 @@ def _attr_fields(attr: dict[str, np.ndarray]) -> list:
     for k, v in attr.items():
         ids, uniq = _factorize(v)
         table = [b"" if u is None or str(u) == "" else
-                 f',"{k}":{json.dumps(D._py(u))}'.encode("ascii") for u in uniq]
+                 f',"{k}":{json.dumps(records.to_plain(u))}'.encode("ascii") for u in uniq]
         out.append(_Str(ids, table))
     return out
 
@@ -532,7 +533,7 @@ def _gbps(nbytes: np.ndarray, dur: np.ndarray) -> _Str:
 
 
 def _i64(c: dict[str, np.ndarray], name: str, n: int) -> np.ndarray:
-    return np.asarray(D.col(c, name, n)).astype(np.int64)
+    return np.asarray(records.col(c, name, n)).astype(np.int64)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -583,9 +584,9 @@ def _write_host(out: _Out, hc: tuple, hs: np.ndarray, he: np.ndarray, thread: np
     heads = [b',\n{"ph":"X","cat":"cuda_api","name":', b',\n{"ph":"X","cat":"nvtx","name":',
              b',\n{"ph":"i","s":"t","cat":"nvtx","name":', b',\n{"ph":"X","cat":"region","name":']
     name_ids, names = _factorize(np.concatenate(
-        [D.names_of(c, n).astype(object) for c, n in hc]))
+        [records.names_of(c, n).astype(object) for c, n in hc]))
     name_ids = name_ids.astype(np.int32)[order]
-    api_kind_ids, api_kinds = _factorize(D.col(ac, "kind", na))
+    api_kind_ids, api_kinds = _factorize(records.col(ac, "kind", na))
     dom = nc.get("domain", np.full(nn, "", dtype=object)) if nn else np.zeros(0, object)
     dom_ids, doms = _factorize(np.asarray(dom, dtype=object))
     cid = spread(api_corr, 0)
@@ -598,8 +599,8 @@ def _write_host(out: _Out, hc: tuple, hs: np.ndarray, he: np.ndarray, thread: np
         _Lit(',"bind_id":', has_flow), _Int(cid, has_flow), _Lit(',"flow_out":true', has_flow),
         _Lit(',"args":{'),
         _Lit('"correlation_id":', is_api), _Int(cid, is_api),
-        _Lit(',"cbid":', is_api), _Int(spread(D.col(ac, "callback_id", na), 0), is_api),
-        _Lit(',"return":', is_api), _Int(spread(D.col(ac, "return_value", na), 0), is_api),
+        _Lit(',"cbid":', is_api), _Int(spread(records.col(ac, "callback_id", na), 0), is_api),
+        _Lit(',"return":', is_api), _Int(spread(records.col(ac, "return_value", na), 0), is_api),
         _Lit(',"api":', is_api),
         _Str(spread(api_kind_ids.astype(np.int32), 0), [json.dumps(
             k if isinstance(k, str) else ("runtime" if int(k) == 0 else "driver")).encode()
@@ -608,7 +609,7 @@ def _write_host(out: _Out, hc: tuple, hs: np.ndarray, he: np.ndarray, thread: np
         _Str(spread(dom_ids.astype(np.int32), na), [json.dumps(str(u)).encode() for u in doms],
              is_nvtx),
         _Lit(',"closed":false', open_nvtx),
-        _Lit('"depth":', is_reg), _Int(spread(D.col(rc, "depth", nr), na + nn), is_reg),
+        _Lit('"depth":', is_reg), _Int(spread(records.col(rc, "depth", nr), na + nn), is_reg),
         _Lit("}}"),
     ]
     out.rows(fields, nh, {"cuda_api": na, "nvtx": nn, "region": nr})
@@ -636,7 +637,7 @@ def _first_records(cols: list[dict[str, np.ndarray]], max_events: int
     """The first `max_events` records of all categories together, by start time (ties in
     category order): the columns cut to them, the count left out per category, and the start
     (ns) of the last record kept."""
-    sizes = [D.nrows(c) for c in cols]
+    sizes = [records.nrows(c) for c in cols]
     starts = np.concatenate([_i64(c, "start_ns", n) for c, n in zip(cols, sizes)])
     keep = np.zeros(len(starts), dtype=bool)
     order = np.argsort(starts, kind="stable")[:max(max_events, 0)]
@@ -657,29 +658,29 @@ def write_timeline_to(prof: Any, f: IO[str], max_events: int | None = MAX_EVENTS
     the first `max_events` by start time are written (every category cut at the same trace
     time, so the picture up to there is complete); the number left out per category is in
     "otherData" and a global instant event marks the cut on the timeline."""
-    g = D._get
-    kc = D.columns(g(prof, "kernels"))
-    kc.update(_kernel_attribution(prof, D.nrows(kc)))
+    g = records.attr_or
+    kc = records.columns(g(prof, "kernels"))
+    kc.update(_kernel_attribution(prof, records.nrows(kc)))
     tbl = g(prof, "transfers")
-    mc = D.columns(tbl if tbl is not None else g(prof, "memcpys"))
-    sc = D.columns(g(prof, "memsets"))
-    ac = D.columns(g(prof, "api_calls"))
-    nc = D.columns(g(prof, "markers"))
-    rc = D.columns(g(prof, "regions"))
-    facts = D.trace_facts(prof)
-    devices = {d.get("id", i): d for i, d in enumerate(D.devices_of(prof))}
+    mc = records.columns(tbl if tbl is not None else g(prof, "memcpys"))
+    sc = records.columns(g(prof, "memsets"))
+    ac = records.columns(g(prof, "api_calls"))
+    nc = records.columns(g(prof, "markers"))
+    rc = records.columns(g(prof, "regions"))
+    facts = sections.trace_facts(prof)
+    devices = {d.get("id", i): d for i, d in enumerate(sections.devices_of(prof))}
     omitted = [0] * len(CATEGORIES)
     cut_ns = 0
     all_cols = [kc, mc, sc, ac, nc, rc]
-    if max_events is not None and sum(D.nrows(c) for c in all_cols) > max_events:
+    if max_events is not None and sum(records.nrows(c) for c in all_cols) > max_events:
         all_cols, omitted, cut_ns = _first_records(all_cols, max_events)
         kc, mc, sc, ac, nc, rc = all_cols
-    nk, nm, ns = D.nrows(kc), D.nrows(mc), D.nrows(sc)
-    na, nn, nr = D.nrows(ac), D.nrows(nc), D.nrows(rc)
+    nk, nm, ns = records.nrows(kc), records.nrows(mc), records.nrows(sc)
+    na, nn, nr = records.nrows(ac), records.nrows(nc), records.nrows(rc)
 
     starts = [int(facts["start_ns"])] if facts["start_ns"] else []
     for c in (kc, mc, sc, ac, nc, rc):
-        if D.nrows(c):
+        if records.nrows(c):
             starts.append(int(np.min(c["start_ns"])))
     t0 = min(starts) if starts else 0
 
@@ -742,14 +743,14 @@ def write_timeline_to(prof: Any, f: IO[str], max_events: int | None = MAX_EVENTS
         graph = _i64(kc, "graph_id", nk)
         has_graph = graph != 0
         shared = _i64(kc, "static_shared_bytes", nk) + _i64(kc, "dynamic_shared_bytes", nk)
-        corr = np.asarray(D.col(kc, "correlation_id", nk))
-        fields = _gpu_head("kernel", _names(D.names_of(kc, nk)), g, sl, kflow, corr) + [
+        corr = np.asarray(records.col(kc, "correlation_id", nk))
+        fields = _gpu_head("kernel", _names(records.names_of(kc, nk)), g, sl, kflow, corr) + [
             _Lit(',"args":{"correlation_id":'), _Int(corr),
-            _Lit(',"grid":['), _Int(D.col(kc, "grid_x", nk)), _Lit(","),
-            _Int(D.col(kc, "grid_y", nk)), _Lit(","), _Int(D.col(kc, "grid_z", nk)),
-            _Lit('],"block":['), _Int(D.col(kc, "block_x", nk)), _Lit(","),
-            _Int(D.col(kc, "block_y", nk)), _Lit(","), _Int(D.col(kc, "block_z", nk)),
-            _Lit('],"registers_per_thread":'), _Int(D.col(kc, "registers_per_thread", nk)),
+            _Lit(',"grid":['), _Int(records.col(kc, "grid_x", nk)), _Lit(","),
+            _Int(records.col(kc, "grid_y", nk)), _Lit(","), _Int(records.col(kc, "grid_z", nk)),
+            _Lit('],"block":['), _Int(records.col(kc, "block_x", nk)), _Lit(","),
+            _Int(records.col(kc, "block_y", nk)), _Lit(","), _Int(records.col(kc, "block_z", nk)),
+            _Lit('],"registers_per_thread":'), _Int(records.col(kc, "registers_per_thread", nk)),
             _Lit(',"shared_bytes":'), _Int(shared),
             _Lit(',"graph_id":', has_graph), _Int(graph, has_graph),
         ] + _attr_fields(_attribution_cols(kc)) + [_Lit("}}")]
@@ -758,14 +759,14 @@ def write_timeline_to(prof: Any, f: IO[str], max_events: int | None = MAX_EVENTS
 
     if nm:
         sl = slice(nk, nk + nm)
-        kind_ids, kinds = _factorize(D.col(mc, "copy_kind", nm))
-        kind_names = D.copy_kind_names(np.array(kinds, dtype=object)).tolist()
-        src_ids, srcs = _factorize(D.col(mc, "src_kind", nm))
-        dst_ids, dsts = _factorize(D.col(mc, "dst_kind", nm))
-        src_names = D.memory_kind_names(np.array(srcs, dtype=object)).tolist()
-        dst_names = D.memory_kind_names(np.array(dsts, dtype=object)).tolist()
+        kind_ids, kinds = _factorize(records.col(mc, "copy_kind", nm))
+        kind_names = sections.copy_kind_names(np.array(kinds, dtype=object)).tolist()
+        src_ids, srcs = _factorize(records.col(mc, "src_kind", nm))
+        dst_ids, dsts = _factorize(records.col(mc, "dst_kind", nm))
+        src_names = sections.memory_kind_names(np.array(srcs, dtype=object)).tolist()
+        dst_names = sections.memory_kind_names(np.array(dsts, dtype=object)).tolist()
         nbytes = _i64(mc, "bytes", nm)
-        corr = np.asarray(D.col(mc, "correlation_id", nm))
+        corr = np.asarray(records.col(mc, "correlation_id", nm))
         mnames = _Str(kind_ids, [json.dumps(f"Memcpy {k}").encode() for k in kind_names])
         fields = _gpu_head("memcpy", mnames, g, sl, mflow, corr) + [
             _Lit(',"args":{"bytes":'), _Int(nbytes), _Lit(',"GB/s":'), _gbps(nbytes, gdur[sl]),
@@ -773,7 +774,7 @@ def write_timeline_to(prof: Any, f: IO[str], max_events: int | None = MAX_EVENTS
             _Lit(',"src_kind":'), _Str(src_ids, [json.dumps(k).encode() for k in src_names]),
             _Lit(',"dst_kind":'), _Str(dst_ids, [json.dumps(k).encode() for k in dst_names]),
             _Lit(',"async":'),
-            _Str(np.asarray(D.col(mc, "is_async", nm)).astype(bool).astype(np.int64),
+            _Str(np.asarray(records.col(mc, "is_async", nm)).astype(bool).astype(np.int64),
                  [b"false", b"true"]),
             _Lit(',"correlation_id":'), _Int(corr),
         ] + _attr_fields(_attribution_cols(mc)) + [_Lit("}}")]
@@ -782,11 +783,11 @@ def write_timeline_to(prof: Any, f: IO[str], max_events: int | None = MAX_EVENTS
     if ns:
         sl = slice(nk + nm, nk + nm + ns)
         nbytes = _i64(sc, "bytes", ns)
-        corr = np.asarray(D.col(sc, "correlation_id", ns))
+        corr = np.asarray(records.col(sc, "correlation_id", ns))
         fields = _gpu_head("memset", _Str(np.zeros(ns, np.int64), [b'"Memset"']), g, sl, sflow,
                            corr) + [
             _Lit(',"args":{"bytes":'), _Int(nbytes), _Lit(',"GB/s":'), _gbps(nbytes, gdur[sl]),
-            _Lit(',"value":'), _Int(D.col(sc, "value", ns)),
+            _Lit(',"value":'), _Int(records.col(sc, "value", ns)),
             _Lit(',"correlation_id":'), _Int(corr), _Lit("}}")]
         out.rows(fields, ns, {"memset": ns})
     del gdev, gst, gs, ge, gkid, glanes, g, gdur  # before the host rows need memory

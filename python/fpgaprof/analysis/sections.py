@@ -1,8 +1,18 @@
-"""Reads a Profile into plain columns and JSON-ready facts for every report.
+"""The analysis of one trace in report units, and the trace-level facts every report shows.
 
-Every report (summary.json, report.html, the CLI's compare) is built from the one dict that
-`collect()` returns, so they cannot disagree. A section whose data the profile cannot give is
-{"available": false, "reason": "..."}: it is never filled with invented numbers.
+Each function turns one part of a trace (its record tables, read through base.records) or of
+the C++ analysis result (analysis.trace_analysis) into a JSON-ready section: seconds instead
+of ns, GB/s, region paths, rows sorted and cut to TOP_ROWS with the rest counted. A section
+whose data the trace cannot give is {"available": false, "reason": "..."}: it is never filled
+with invented numbers. prof.summary(), the Jupyter views, summary.json and report.html all
+build their sections here, so they cannot disagree.
+
+Python re-computations of results the C++ analysis will give (issue #20's follow-up reads them
+from the C++ result instead): ``union_ns`` (GPU and copy busy time), ``name_paths`` and
+``regions_section`` (region paths), ``add_region_gpu_time`` (GPU time per region path),
+``kernels_section`` (top kernels), ``_sum_stats`` (transfer groups of region instances
+summed by path), the DRAM peak formula in ``device_dict``, ``copy_kind_names`` /
+``memory_kind_names`` (base.constants.COPY_KIND_NAMES).
 """
 from __future__ import annotations
 
@@ -25,22 +35,16 @@ from fpgaprof.base.records import (
     attr_or,
     col,
     columns,
-    first,
     meta_dict,
     names_of,
     nrows,
     one_line,
     records_of,
-    source_location,
     table_len,
     to_plain,
     unique_names,
 )
 from fpgaprof.base.units import fmt_bytes, fmt_pct, fmt_s
-
-_get = attr_or
-_py = to_plain
-_meta_dict = meta_dict
 
 # Points kept in the memory timeline (at most about this many: per time bucket its first
 # point and its highest, so no spike is lost).
@@ -52,11 +56,8 @@ class MissingAnalysis(AttributeError):
     """An analysis this fpgaprof build does not have (its module or function is missing)."""
 
 
-class Unavailable(Exception):
-    """A section cannot be built; the message says why (shown as "not available: <why>")."""
-
-
-def _unavailable(reason: str) -> dict:
+def unavailable(reason: str) -> dict:
+    """A section that cannot be filled: {"available": False, "reason": reason}."""
     return {"available": False, "reason": reason}
 
 
@@ -67,13 +68,32 @@ NO_GPU_NOTE = "the trace has no GPU kernels: trace on a machine with an NVIDIA G
 NO_KERNELS_NOTE = "the trace has no GPU kernels: the traced code launched nothing on the GPU"
 
 
-def empty_reason(kernel_count: int | None, otherwise: str, gpu_available: bool = False) -> str:
-    """Why a table built from GPU kernels has no rows: with no kernel in the trace, NO_GPU_NOTE
-    (or NO_KERNELS_NOTE when a GPU was traced and simply ran nothing); else `otherwise` (the
-    table's own reason, e.g. none of the kernels could be attributed). kernel_count None:
-    unknown, `otherwise`."""
+def no_kernels_note(gpu_available: bool, untraced_processes: int = 0) -> str:
+    """Why a trace has no GPU kernel: NO_GPU_NOTE without GPU data; NO_KERNELS_NOTE when a GPU
+    was traced and simply ran nothing, unless `untraced_processes` further Python processes of
+    a `fpgaprof run` ran untraced (they may have launched kernels: the note says so)."""
+    if not gpu_available:
+        return NO_GPU_NOTE
+    if untraced_processes:
+        n = untraced_processes
+        return (
+            "the trace has no GPU kernels: the traced process launched nothing on the GPU "
+            f"({n} further Python process{'es' if n != 1 else ''} ran untraced and may have)"
+        )
+    return NO_KERNELS_NOTE
+
+
+def empty_reason(
+    kernel_count: int | None,
+    otherwise: str,
+    gpu_available: bool = False,
+    untraced_processes: int = 0,
+) -> str:
+    """Why a table built from GPU kernels has no rows: with no kernel in the trace,
+    no_kernels_note(); else `otherwise` (the table's own reason, e.g. none of the kernels could
+    be attributed). kernel_count None: unknown, `otherwise`."""
     if kernel_count == 0:
-        return NO_KERNELS_NOTE if gpu_available else NO_GPU_NOTE
+        return no_kernels_note(gpu_available, untraced_processes)
     return otherwise
 
 
@@ -164,13 +184,13 @@ def device_dict(d: Any) -> dict:
 
 
 def trace_facts(prof: Any, path: str | None = None) -> dict:
-    meta = _meta_dict(prof)
+    meta = meta_dict(prof)
     start_ns = int(meta.get("start_ns", 0) or 0)
     end_ns = int(meta.get("end_ns", 0) or 0)
-    wall_ns = _get(prof, "wall_time_ns")
+    wall_ns = attr_or(prof, "wall_time_ns")
     if wall_ns is None:
         wall_ns = max(end_ns - start_ns, 0)
-    gpu = _get(prof, "gpu_available", meta.get("gpu_available", False))
+    gpu = attr_or(prof, "gpu_available", meta.get("gpu_available", False))
     return {
         "path": os.fspath(path) if path else None,
         "start_ns": start_ns,
@@ -179,8 +199,8 @@ def trace_facts(prof: Any, path: str | None = None) -> dict:
         "clock": str(meta.get("clock", "CLOCK_REALTIME")),
         "gpu_available": bool(gpu),
         "unavailable_reason": str(meta.get("unavailable_reason", "") or ""),
-        "dropped_records": int(_get(prof, "dropped_records", meta.get("dropped_records", 0))),
-        "incomplete_records": int(_get(prof, "incomplete_records",
+        "dropped_records": int(attr_or(prof, "dropped_records", meta.get("dropped_records", 0))),
+        "incomplete_records": int(attr_or(prof, "incomplete_records",
                                        meta.get("incomplete_records", 0))),
         "command_buffers_disabled": bool(meta.get("command_buffers_disabled", False)),
         "cupti_version": int(meta.get("cupti_version", 0) or 0),
@@ -190,7 +210,7 @@ def trace_facts(prof: Any, path: str | None = None) -> dict:
 
 
 def devices_of(prof: Any) -> list[dict]:
-    devs = _get(prof, "devices", [])
+    devs = attr_or(prof, "devices", [])
     try:
         return [device_dict(d) for d in devs]
     except TypeError:
@@ -200,7 +220,7 @@ def devices_of(prof: Any) -> list[dict]:
 def warnings_of(prof: Any, facts: dict, extra: Iterable[str] = ()) -> list[str]:
     """Every warning the user must see: the trace's own plus the ones reports derive."""
     out: list[str] = []
-    for w in list(_get(prof, "warnings", []) or []) + list(_meta_dict(prof).get("warnings", [])):
+    for w in list(attr_or(prof, "warnings", []) or []) + list(meta_dict(prof).get("warnings", [])):
         w = str(w)
         if w not in out:
             out.append(w)
@@ -229,7 +249,7 @@ def warnings_of(prof: Any, facts: dict, extra: Iterable[str] = ()) -> list[str]:
 
 def kernels_section(prof: Any) -> tuple[dict, dict]:
     """Top kernels by total time, and (busy intervals) totals."""
-    table = _get(prof, "kernels")
+    table = attr_or(prof, "kernels")
     c = columns(table, ("name", "start_ns", "end_ns", "stream_id", "device_id"))
     n = nrows(c)
     if n == 0:
@@ -267,8 +287,8 @@ def kernels_section(prof: Any) -> tuple[dict, dict]:
 
 
 def transfer_table(prof: Any) -> Any:
-    table = _get(prof, "transfers")
-    return table if table is not None else _get(prof, "memcpys")
+    table = attr_or(prof, "transfers")
+    return table if table is not None else attr_or(prof, "memcpys")
 
 
 def transfer_intervals(prof: Any) -> dict:
@@ -466,7 +486,7 @@ def transfers_section(report: dict | None, copies: int, region_paths: dict[int, 
 
 
 def memsets_intervals(prof: Any) -> dict:
-    c = columns(_get(prof, "memsets"), ("start_ns", "end_ns"))
+    c = columns(attr_or(prof, "memsets"), ("start_ns", "end_ns"))
     n = nrows(c)
     if n == 0:
         return {}
@@ -538,9 +558,9 @@ def memory_section(report: dict | None, t0_ns: int, records: int,
     `reason`: why `report` is None; `device_memory` (device id -> its total memory, bytes) and
     `xla` (the trace holds HLO modules) for `pool` (pool_allocation(); null when none)."""
     if records == 0:
-        return _unavailable("no device allocation records in this trace")
+        return unavailable("no device allocation records in this trace")
     if report is None:
-        return _unavailable(reason or "the memory analysis gave no result")
+        return unavailable(reason or "the memory analysis gave no result")
     ts = np.asarray(report.get("timeline_ns", []), dtype=np.int64)
     vals = np.asarray(report.get("timeline_in_use_bytes", []), dtype=np.int64)
     pick = downsample_steps(vals)
@@ -565,7 +585,7 @@ def memory_section(report: dict | None, t0_ns: int, records: int,
                 d["timeline"] = [[(int(ts[k]) - t0_ns) / 1e9, int(dev_vals[k])] for k in dpick]
     largest = []
     for b in report.get("largest", []) or []:
-        row = {k: _py(v) for k, v in dict(b).items() if k not in ("alloc_ns", "free_ns")}
+        row = {k: to_plain(v) for k, v in dict(b).items() if k not in ("alloc_ns", "free_ns")}
         row["alloc_s"] = rel_s(b.get("alloc_ns"))
         row["free_s"] = rel_s(b.get("free_ns"))  # None: still allocated at the end
         largest.append(row)
@@ -598,12 +618,12 @@ def memory_section_of(prof: Any, report: dict | None, t0_ns: int, reason: str | 
     """memory_section() for a profile: its allocation count, its GPUs' memory sizes and whether
     it holds HLO modules (an XLA program, for `pool`) taken from `prof`."""
     device_memory: dict[int, int] = {}
-    for d in _get(prof, "devices") or []:
+    for d in attr_or(prof, "devices") or []:
         total = int(getattr(d, "global_memory_bytes", 0) or 0)
         if total > 0:
             device_memory[int(getattr(d, "id", 0))] = total
-    return memory_section(report, t0_ns, table_len(_get(prof, "allocations")), reason,
-                          device_memory=device_memory, xla=table_len(_get(prof, "hlo_modules")) > 0)
+    return memory_section(report, t0_ns, table_len(attr_or(prof, "allocations")), reason,
+                          device_memory=device_memory, xla=table_len(attr_or(prof, "hlo_modules")) > 0)
 
 
 # Precisions whose peaks a device row shows first (fp32: XLA's elementwise work; tf32 tensor:
@@ -638,10 +658,10 @@ def devices_section(report: Mapping | None, t0_ns: int, reason: str | None = Non
     the devices were kept busy (docs/roofline.md, "Several GPUs"). Times are seconds (activity
     times from the trace start), sizes bytes. `reason`: why `report` is None."""
     if report is None:
-        return _unavailable(reason or "the device analysis gave no result")
+        return unavailable(reason or "the device analysis gave no result")
     rows = list(report.get("rows") or [])
     if not rows:
-        return _unavailable("no GPU device in this trace (no device record, no GPU activity)")
+        return unavailable("no GPU device in this trace (no device record, no GPU activity)")
 
     def rel_s(ns: Any) -> float | None:
         return None if ns is None else (int(ns) - t0_ns) / 1e9
@@ -839,12 +859,12 @@ def regions_section(prof: Any) -> tuple[dict, list[str], RegionInstances]:
     path of each region record (by record index), and the instances as columns (for the
     measurements). Nothing here builds a Python object per instance but the list of paths,
     whose strings the instances of one path share."""
-    table = _get(prof, "regions")
+    table = attr_or(prof, "regions")
     c = columns(table, ("name", "start_ns", "end_ns", "depth", "thread_id", "parent"))
     n = nrows(c)
     empty = np.zeros(0, dtype=np.int64)
     if n == 0:
-        return (_unavailable("no fpgaprof.region() in this trace" if table is not None
+        return (unavailable("no fpgaprof.region() in this trace" if table is not None
                              else "this profile has no region table"), [],
                 RegionInstances(np.zeros(0, dtype=object), empty, empty))
     names = names_of(c, n)
@@ -873,12 +893,12 @@ def add_region_gpu_time(regions: dict, prof: Any, region_paths: Any) -> None:
     launched inside its instances, nested regions included (as Profile.summary() counts)."""
     if not regions.get("available"):
         return
-    rc = columns(_get(prof, "regions"), ("parent", "depth"))
+    rc = columns(attr_or(prof, "regions"), ("parent", "depth"))
     n_r = nrows(rc)
     own = np.zeros(n_r, dtype=np.float64)
     have_index = False
     for name in ("kernels", "transfers", "memsets"):
-        c = columns(_get(prof, name), ("start_ns", "end_ns", "region_index"))
+        c = columns(attr_or(prof, name), ("start_ns", "end_ns", "region_index"))
         n = nrows(c)
         if n == 0 or "region_index" not in c:
             continue
@@ -960,12 +980,12 @@ def analysis_section(getter: Callable[[], Any], what: str,
     (failures also become warnings, see run_analysis)."""
     obj, why = run_analysis(getter, what, warnings)
     if why is not None:
-        return _unavailable(why)
+        return unavailable(why)
     try:
         rows = records_of(obj)
     except Exception as e:
         why = f"{what} returned rows reports cannot read: {type(e).__name__}: {one_line(e)}"
         if warnings is not None:
             warnings.append(why)
-        return _unavailable(why)
+        return unavailable(why)
     return {"available": True, "rows": rows}

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from fpgaprof import _core
+from fpgaprof.api import counters
 
 __all__ = ["describe", "devices", "status"]
 
@@ -51,7 +52,7 @@ def describe() -> str:
     lines.append("  NVTX injection: " + _nvtx_line())
     lines.append("  tracing: " + ("ready" if not s.problem else f"not possible: {s.problem}"))
     if s.devices and s.library_found:
-        lines.append("  counters: " + _counters_line(s.devices[0].id))
+        lines.append("  counters: " + counters_line(s.devices[0].id))
     return "\n".join(lines) + "\n"
 
 
@@ -73,10 +74,9 @@ def _nvtx_line() -> str:
     return f"failed: {n['detail']} (no XLA ranges in traces of this process)"
 
 
-def _counters_line(device: int) -> str:
+def counters_line(device: int) -> str:
     """What trace(counters=True) would collect on GPU `device` (never raises)."""
     try:
-        from fpgaprof import counters
         p = counters.plan(device=device)
     except Exception as e:  # noqa: BLE001 - a report line, not a failure of `devices`
         return f"not available ({' '.join(str(e).split())})"

@@ -5,6 +5,7 @@ import contextlib
 import functools
 import os
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -12,8 +13,9 @@ from typing import Any
 
 from fpgaprof import _core
 from fpgaprof.capture import hlo_dump, process_env
+from fpgaprof.base.markup import esc
 from fpgaprof.capture.signals import SaveOnSignal
-from fpgaprof._profile import Profile
+from fpgaprof.api.profile import Profile
 from fpgaprof.base.errors import (CuptiUnavailableError, FpgaprofError, FpgaprofIOError,
                              FpgaprofWarning, InvalidArgumentError, ProfilerConflictError)
 
@@ -255,7 +257,7 @@ class trace:
             if w not in store.meta["warnings"]:
                 store.add_warning(w)
         _attach_hlo_modules(store)
-        self.profile._attach(store, self.path)
+        self.profile.attach(store, self.path)
         if self.path is not None:
             try:
                 store.save(self.path)
@@ -266,7 +268,7 @@ class trace:
         with _lock:
             nested, self._nested = self._nested, []
         for prof, path in nested:
-            prof._attach(store, path if path is not None else self.path)
+            prof.attach(store, path if path is not None else self.path)
             if path is None:
                 continue
             try:
@@ -281,7 +283,6 @@ def _check_writable(path: str) -> None:
     folder given as the path (InvalidArgumentError), a missing or unwritable folder
     (FpgaprofIOError). Probes with a temporary file, the way the save writes (also right for
     root, for whom os.access says yes to everything)."""
-    import tempfile
     if os.path.isdir(path):
         raise InvalidArgumentError(
             f"fpgaprof.trace({path!r}): that path is a folder; give a file path such as "
@@ -397,9 +398,7 @@ class NestedProfile(Profile):
     def _repr_html_(self) -> str:
         if self._store is not None:
             return super()._repr_html_()
-        import html
-
-        return "<pre>" + html.escape(self.summary()) + "</pre>"
+        return "<pre>" + esc(self.summary()) + "</pre>"
 
     def __repr__(self) -> str:
         if self._store is not None:
