@@ -13,7 +13,7 @@ from fpgaprof._core import __version__  # noqa: E402
 from fpgaprof.api.devices import devices  # noqa: E402
 from fpgaprof.api.profile import Profile, load  # noqa: E402
 from fpgaprof.api.trace import region, trace  # noqa: E402
-from fpgaprof.base.errors import (  # noqa: E402
+from fpgaprof.errors import (  # noqa: E402
     CountersError,
     CuptiUnavailableError,
     FpgaprofError,

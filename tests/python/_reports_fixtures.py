@@ -243,8 +243,8 @@ STORE_TABLES = (("kernels", "kernels"), ("transfers", "memcpys"), ("memsets", "m
 
 def store_of(prof):
     """A fpgaprof._core.TraceStore holding prof's records, devices and trace facts."""
-    from fpgaprof import _core
-    s = _core.TraceStore()
+    from fpgaprof.base.core import core
+    s = core.TraceStore()
     for attr, table in STORE_TABLES + (("syncs", "syncs"),):
         if not hasattr(prof, attr):
             continue  # (syncs: only where a test adds them)
@@ -256,7 +256,7 @@ def store_of(prof):
         for i in range(n):
             s.append(table, **{k: _plain(src[k][i]) for k in keys})
     for d in prof.devices:
-        info = _core.DeviceInfo()
+        info = core.DeviceInfo()
         for k, v in d.items():
             setattr(info, k, v)
         s.add_device(info)

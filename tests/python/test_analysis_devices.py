@@ -4,7 +4,9 @@ section. Every expected number is worked out by hand in the comments (the same t
 tests/cpp/test_analysis_devices.cpp, plus an idle third GPU)."""
 import pytest
 
-from fpgaprof import _core, roofline
+from fpgaprof import roofline
+
+from fpgaprof.base.core import core
 from fpgaprof.analysis import sections
 from fpgaprof.api import section_views
 
@@ -26,7 +28,7 @@ def _store():
       HtoD 3000 B [500,1500), DtoD 1000 B [5200,5300); busy [500,2500) + [5000,5500) = 2500;
       +5000 B @400, never freed.
     device 2 "idle GPU": a record, nothing else."""
-    return _core.analysis._store_from_lists({
+    return core.analysis._store_from_lists({
         "devices": [dict(SM80, id=0, name="<b>GPU&0</b>", pcie_generation=2, pcie_link_width=16),
                     dict(SM80, id=1, name="GPU 1", sm_count=50, pcie_generation=1,
                          pcie_link_width=16),
@@ -142,7 +144,7 @@ def test_summary_section_text_and_html():
 
 
 def test_no_device_at_all():
-    dr = roofline.devices(_core.analysis._store_from_lists({}))
+    dr = roofline.devices(core.analysis._store_from_lists({}))
     assert dr["rows"] == [] and dr["balance"]["imbalance"] is None
     assert dr["balance"]["slowest_device"] is None
     sec = sections.devices_section(dict(dr), 0)

@@ -324,7 +324,7 @@ def _python(code: str, env_updates: dict | None = None) -> subprocess.CompletedP
 
 
 def test_import_sets_nvtx_injection_to_libfpgaprof():
-    p = _python("import os, fpgaprof, fpgaprof._core as c; print(os.environ['NVTX_INJECTION64_PATH']); "
+    p = _python("import os, fpgaprof, fpgaprof.base.core as fc; c = fc.core; print(os.environ['NVTX_INJECTION64_PATH']); "
                 "print(c.library_path())")
     assert p.returncode == 0, p.stderr
     env_path, lib = p.stdout.split()
@@ -411,14 +411,14 @@ def test_a_trace_without_nvtx_ranges_says_the_injection_was_not_active():
     # NVTX_INJECTION64_PATH) and call InitializeInjectionNvtx2, which the fake's
     # cuptiNvtxInitialize2 accepts: no warning any more.
     got = run_traced("""
-        from fpgaprof import _core
-        before = _core.nvtx_injection_status()
+        from fpgaprof.base.core import core
+        before = core.nvtx_injection_status()
         with fpgaprof.trace() as prof:
             emit()
         with fpgaprof.trace() as prof2:
             with fpgaprof.region("step"):
                 emit()
-        after = _core.nvtx_injection_status()
+        after = core.nvtx_injection_status()
         done({"before": before, "after": after, "w1": prof.meta["warnings"],
               "w2": prof2.meta["warnings"], "k1": len(prof.kernels), "k2": len(prof2.kernels),
               "m2": len(prof2.markers), "env": os.environ.get("NVTX_INJECTION64_PATH", "")})

@@ -16,7 +16,7 @@ jax = pytest.importorskip("jax")
 jnp = jax.numpy
 
 import fpgaprof  # noqa: E402
-from fpgaprof import _core  # noqa: E402
+from fpgaprof.base.core import core  # noqa: E402
 from fpgaprof.analysis import attribution  # noqa: E402
 from fpgaprof.api.profile_views import hlo_op_lines  # noqa: E402
 
@@ -46,10 +46,10 @@ def _entry_fusions(hlo_text: str) -> list[str]:
 
 
 def _store_with_launches(kernels: list[tuple[str, int, int, int]],
-                         ranges: list[tuple[str, int, int]]) -> "_core.TraceStore":
+                         ranges: list[tuple[str, int, int]]) -> "core.TraceStore":
     """kernels: (name, launch_ns, start_ns, duration_ns), launched from thread 77;
     ranges: (name, start_ns, end_ns) NVTX ranges on thread 77 (domain TSL)."""
-    s = _core.TraceStore()
+    s = core.TraceStore()
     for name, start, end in ranges:
         s.append("markers", name=name, domain="TSL", start_ns=start, end_ns=end, thread_id=77)
     for i, (name, launch, start, dur) in enumerate(kernels):
@@ -68,7 +68,7 @@ def test_thunk_ranges_attribute_kernels_to_a_real_module():
     fusions = _entry_fusions(text)
     assert len(fusions) == 1  # XLA fuses sin, mul, add into one loop fusion
     op = fusions[0]
-    kname = _core.attribution.sanitize_kernel_name(op)
+    kname = core.attribution.sanitize_kernel_name(op)
     module_name = fpgaprof.hlo.analyze(text).name
 
     # two executions of the module; the second kernel runs after its launch range closed
@@ -118,12 +118,12 @@ def test_kernel_name_fallback_survives_save_and_load(tmp_path):
     x = jnp.ones((64,), jnp.float32)
     text, _ = _compiled(scaled_sine, x, x)
     op = _entry_fusions(text)[0]
-    kname = _core.attribution.sanitize_kernel_name(op)
+    kname = core.attribution.sanitize_kernel_name(op)
     s = _store_with_launches([(kname, 10, 20, 30)], [])
     s.add_hlo_module("jit_scaled_sine", 5, text)
     path = str(tmp_path / "t.fpgaprof")
     s.save(path)
-    loaded = _core.TraceStore.load(path)
+    loaded = core.TraceStore.load(path)
     assert [m.name for m in loaded.hlo_modules] == ["jit_scaled_sine"]
     loaded.correlate()
     r = attribution.attribute(loaded)
@@ -145,7 +145,7 @@ def test_unparsable_module_is_a_warning_not_an_error():
 
 
 def test_parse_xla_range_name_binding():
-    p = _core.attribution.parse_xla_range_name
+    p = core.attribution.parse_xla_range_name
     assert p("XlaModule:#hlo_module=jit_f,program_id=3#") == {
         "kind": "module", "hlo_module": "jit_f", "program_id": 3, "prefix": "", "hlo_op": "",
         "name": "", "unique_hlo_op_id": -1}
@@ -156,7 +156,7 @@ def test_parse_xla_range_name_binding():
 _ATTACH_SCRIPT = """
 import json
 import fpgaprof
-from fpgaprof import _core
+from fpgaprof.base.core import core
 from fpgaprof.capture import hlo_dump, xla_flags
 import jax, jax.numpy as jnp
 
@@ -168,10 +168,10 @@ jax.jit(double_cos)(v).block_until_ready()
 ops = [i.name for i in fpgaprof.hlo.analyze(
     [m for m in xla_flags.read_dumped_modules() if m.name == "jit_double_cos"][0].text
 ).instructions if i.opcode == "fusion"]
-s = _core.TraceStore()
+s = core.TraceStore()
 s.append("api_calls", start_ns=1, end_ns=2, correlation_id=9, thread_id=3, name="cuLaunchKernel",
          kind="driver")
-s.append("kernels", name=_core.attribution.sanitize_kernel_name(ops[0]), start_ns=5, end_ns=25,
+s.append("kernels", name=core.attribution.sanitize_kernel_name(ops[0]), start_ns=5, end_ns=25,
          correlation_id=9)
 s.correlate()
 added = hlo_dump.attach_hlo_modules(s)

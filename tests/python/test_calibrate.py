@@ -241,14 +241,15 @@ def test_x64_context_is_the_current_jax_api():
 
 def test_the_analysis_uses_the_stored_link_and_says_measured(tmp_path, monkeypatch):
     """What calibrate stored (by uuid) reaches the transfer analysis: link peak and source."""
-    from fpgaprof import _core, roofline
+    from fpgaprof import roofline
+    from fpgaprof.base.core import core
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     # sm_80-like device, PCIe gen4 x16 in the table; one HtoD copy of 4096 B in 1000 ns
     device = {"name": "test-gpu", "uuid": UUID, "cc_major": 8, "cc_minor": 0, "sm_count": 100,
               "core_clock_khz": 1_000_000, "memory_clock_khz": 1_000_000,
               "memory_bus_width_bits": 4096, "pcie_generation": 4, "pcie_link_width": 16}
-    store = _core.analysis._store_from_lists({
+    store = core.analysis._store_from_lists({
         "devices": [device],
         "kernels": [{"name": "k", "start_ns": 0, "end_ns": 10_000, "grid": 1000}],
         "memcpys": [{"copy_kind": 1, "src_kind": 1, "dst_kind": 3, "bytes": 4096,

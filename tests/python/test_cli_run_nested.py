@@ -189,12 +189,12 @@ def test_marker_states(tmp_path):
 def test_results_asked_for_before_the_run_ends_are_recomputed_after_it():
     # A NestedProfile answers from an empty placeholder until the run's trace is attached;
     # what it answered then must not stick (the analysis cache belongs to the placeholder).
-    from fpgaprof import _core
+    from fpgaprof.base.core import core
     from fpgaprof.api.trace import NestedProfile
 
     prof = NestedProfile("blk", "/tmp/run/trace.fpgaprof", None, ["note"])
     assert len(prof.roofline(by="kernel")) == 0
-    store = _core.analysis._store_from_lists({
+    store = core.analysis._store_from_lists({
         "kernels": [{"name": "k", "start_ns": 100, "end_ns": 600},
                     {"name": "k", "start_ns": 700, "end_ns": 900}],
         "start_ns": 0, "end_ns": 1000})

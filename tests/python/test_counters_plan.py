@@ -247,12 +247,13 @@ def _wheel_cupti() -> str | None:
 
 _PLAN_PATH = """
 import json
-from fpgaprof import _core, counters, errors
+from fpgaprof import counters, errors
+from fpgaprof.base.core import core
 try:
     out = {"path": counters.plan("GH100").cupti_path}
 except errors.FpgaprofError as e:
     out = {"error": f"{type(e).__name__}: {e}"}
-out["how"] = _core.probe_cupti().how_found
+out["how"] = core.probe_cupti().how_found
 print(json.dumps(out))
 """
 

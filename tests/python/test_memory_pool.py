@@ -63,7 +63,7 @@ def test_digest_line_names_the_pool_on_one_or_several_gpus():
 
     mem = {"available": True, "peak_bytes": 72_000_000_000, "peak_time_s": 2.0,
            "pool": {"bytes": 72_000_000_000, "allocations": 2}}
-    line = digest._facts({"memory": mem, "transfers": {}})[0]
+    line = digest.facts_lines({"memory": mem, "transfers": {}})[0]
     assert "device memory peak 72.00 GB at 2.000 s (72.00 GB of it XLA's preallocated pool: report.html, Device memory)" in line
-    line = digest._facts({"memory": {**mem, "pool": None}, "transfers": {}})[0]
+    line = digest.facts_lines({"memory": {**mem, "pool": None}, "transfers": {}})[0]
     assert "preallocated" not in line

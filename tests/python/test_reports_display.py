@@ -9,12 +9,15 @@ from fpgaprof.base import columns
 from fpgaprof.base import units
 import fpgaprof
 import pytest
-from fpgaprof import _core, cli, roofline
+from fpgaprof import cli, roofline
+from fpgaprof.base.core import core
+from fpgaprof.cli import commands as cli_commands
+from fpgaprof.cli import compare
 from fpgaprof.base.markup import html_cell
 from fpgaprof.analysis import sections
 from fpgaprof.report import html as H
 from fpgaprof.api import overview, profile_views, section_views, views
-from fpgaprof.report import summary as S
+from fpgaprof.report import model, summary_json
 
 NO_GPU = "the trace has no GPU kernels: trace on a machine with an NVIDIA GPU"
 
@@ -22,7 +25,7 @@ NO_GPU = "the trace has no GPU kernels: trace on a machine with an NVIDIA GPU"
 def _profile(kernels=(), regions=(), gpu=False):
     """A Profile over a hand-built store: kernels (start_ns, end_ns), each with its launch API
     call 100 ns before it on thread 9; regions (name, start_ns, end_ns) on thread 9."""
-    s = _core.TraceStore()
+    s = core.TraceStore()
     s.set_meta(start_ns=0, end_ns=10_000_000, gpu_available=gpu)
     for i, (a, b) in enumerate(kernels):
         s.append("api_calls", correlation_id=i + 1, thread_id=9, start_ns=a - 100, end_ns=a - 50)
@@ -103,7 +106,7 @@ def test_region_tables_say_why_they_are_empty():
 
 
 def test_traced_gpu_that_ran_nothing_is_busy_zero_not_unknown():
-    s = S.collect(_profile(gpu=True, regions=[("r", 0, 1000)]))
+    s = model.collect(_profile(gpu=True, regions=[("r", 0, 1000)]))
     t = s["totals"]
     # a GPU was traced and ran nothing for 10 ms: 0 busy, all 10 ms idle (measured)
     assert (t["gpu_busy_s"], t["gpu_idle_s"], t["gpu_busy_fraction"]) == (0.0, 0.01, 0.0)
@@ -113,7 +116,7 @@ def test_traced_gpu_that_ran_nothing_is_busy_zero_not_unknown():
 
 
 def test_no_gpu_summary_has_null_busy_time_and_html_says_na(tmp_path):
-    s = S.collect(_profile(regions=[("r", 0, 1000)]))
+    s = model.collect(_profile(regions=[("r", 0, 1000)]))
     t = s["totals"]
     assert [t[k] for k in ("gpu_busy_s", "gpu_idle_s", "gpu_busy_fraction", "transfer_busy_s",
                            "transfer_share_of_wall")] == [None] * 5
@@ -127,7 +130,7 @@ def test_no_gpu_summary_has_null_busy_time_and_html_says_na(tmp_path):
 
 
 def test_flops_per_execution_and_total_are_labelled():
-    s = S.collect(F.SyntheticProfile(with_ops=True))
+    s = model.collect(F.SyntheticProfile(with_ops=True))
     # fusion.1: 2 executions of 1e6 FLOP and 4e6 B each (the fixture's ops)
     op = next(r for r in s["ops"]["items"] if r["op"] == "fusion.1")
     pt = next(p for p in s["roofline"]["points"] if p["op"] == "fusion.1")
@@ -217,7 +220,7 @@ def test_csv_has_empty_cells_for_none_and_always_a_header(tmp_path, capsys):
                                                        "bytes_written"]
     assert "kernel_names" in out[0].split(",") and "hlo_op" in out[0].split(",")
     # lists are joined with ";"
-    text = cli.csv_table(type("P", (), {"ops": OPS})(), "ops")
+    text = cli_commands.csv_table(type("P", (), {"ops": OPS})(), "ops")
     assert text.splitlines()[2].split(",")[-1] == "gemm_a;gemm_b"
 
 
@@ -225,9 +228,9 @@ def test_csv_has_empty_cells_for_none_and_always_a_header(tmp_path, capsys):
 
 
 def test_compare_labels_what_it_compares(tmp_path, capsys):
-    s = S.collect(F.SyntheticProfile(with_ops=True))
-    S.write_summary(tmp_path / "a.json", s)
-    S.write_summary(tmp_path / "b.json", s)
+    s = model.collect(F.SyntheticProfile(with_ops=True))
+    summary_json.write_summary(tmp_path / "a.json", s)
+    summary_json.write_summary(tmp_path / "b.json", s)
     assert cli.main(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 0
     lines = capsys.readouterr().out.splitlines()
 
@@ -252,7 +255,7 @@ def test_compare_labels_what_it_compares(tmp_path, capsys):
 def _summary_with_runs(ops, regions, wall_s):
     """A summary whose op and region tables are `ops` (op, executions, total s) and `regions`
     (path, instances, wall s), its trace `wall_s` long."""
-    s = S.collect(F.SyntheticProfile())
+    s = model.collect(F.SyntheticProfile())
     s["trace"]["wall_time_s"] = wall_s
     s["ops"] = {"available": True, "count": len(ops), "rows_left_out": 0,
                 "items": [{"op": op, "module": "jit_f", "count": n, "total_s": t,
@@ -271,7 +274,7 @@ def test_compare_shows_runs_and_time_per_run(tmp_path, capsys):
     # 10x the time, the same time per run.
     a = _summary_with_runs([("fusion.1", 10, 1e-3)], [("sweep", 10, 20e-3)], 0.5)
     b = _summary_with_runs([("fusion.1", 100, 10e-3)], [("sweep", 100, 200e-3)], 3.0)
-    rows = {(r["kind"], r["name"]): r for r in cli.compare_summaries(a, b)}
+    rows = {(r["kind"], r["name"]): r for r in compare.compare_summaries(a, b)}
     op, reg = rows[("op", "fusion.1")], rows[("region", "sweep")]
     assert (op["count_before"], op["count_after"]) == (10, 100)
     assert op["mean_before_s"] == pytest.approx(1e-4) and op["mean_after_s"] == pytest.approx(1e-4)
@@ -279,8 +282,8 @@ def test_compare_shows_runs_and_time_per_run(tmp_path, capsys):
     assert (reg["count_before"], reg["count_after"]) == (10, 100)
     # a region's mean is its wall time / instances: 20 ms / 10 = 200 ms / 100 = 2 ms
     assert reg["mean_before_s"] == pytest.approx(2e-3) and reg["mean_ratio"] == pytest.approx(1.0)
-    S.write_summary(tmp_path / "a.json", a)
-    S.write_summary(tmp_path / "b.json", b)
+    summary_json.write_summary(tmp_path / "a.json", a)
+    summary_json.write_summary(tmp_path / "b.json", b)
     assert cli.main(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"A: {tmp_path / 'a.json'}  whole-program wall time 500.00 ms"
@@ -298,8 +301,8 @@ def test_compare_rejects_a_count_that_is_not_an_integer():
     a = _summary_with_runs([("fusion.1", 10, 1e-3)], [], 0.5)
     b = _summary_with_runs([("fusion.1", 10, 1e-3)], [], 0.5)
     b["ops"]["items"][0]["count"] = "ten"
-    with pytest.raises(cli.SummaryFormatError, match=r"B: ops.items\[0\].count is 'ten'"):
-        cli.compare_summaries(a, b)
+    with pytest.raises(compare.SummaryFormatError, match=r"B: ops.items\[0\].count is 'ten'"):
+        compare.compare_summaries(a, b)
 
 
 # --- usage errors ----------------------------------------------------------------------------

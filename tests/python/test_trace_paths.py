@@ -8,7 +8,7 @@ import warnings
 
 import fpgaprof
 import pytest
-from fpgaprof import _core
+from fpgaprof.base.core import core
 
 
 @pytest.fixture(autouse=True)
@@ -96,4 +96,4 @@ def test_the_cpp_reader_types_a_folder_as_an_io_error(tmp_path):
     # Before: libstdc++'s "basic_filebuf::underflow error reading the file: Is a directory"
     # came through as builtins.RuntimeError.
     with pytest.raises(fpgaprof.FpgaprofIOError, match="is a folder, not a trace file"):
-        _core.TraceStore.load(str(tmp_path))
+        core.TraceStore.load(str(tmp_path))

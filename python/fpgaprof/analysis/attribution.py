@@ -11,14 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from fpgaprof import _core
+from fpgaprof.base.core import core
 
 __all__ = ["attribute", "kernel_columns"]
 
 
 def attribute(store: Any) -> Any:
     """Runs the attribution over a correlated store (GIL released inside)."""
-    return _core.attribution.attribute(store)
+    return core.attribution.attribute(store)
 
 
 def kernel_columns(result: Any) -> dict[str, Any]:

@@ -14,8 +14,8 @@ import os
 import re
 from typing import Any, Mapping
 
-from fpgaprof import _core
 from fpgaprof.base.atomic import write_text_atomic
+from fpgaprof.base.core import core
 
 __all__ = [
     "cache_path",
@@ -78,7 +78,7 @@ def merge_measured(table: Mapping, measured: Mapping) -> dict:
 
 def table_ceilings(store: Any, device: int = 0) -> dict | None:
     """The architecture table's ceilings of GPU `device` of the store (None without one)."""
-    return _core.analysis.table_ceilings(store, device)
+    return core.analysis.table_ceilings(store, device)
 
 
 def device_uuid(store: Any, device: int) -> str:

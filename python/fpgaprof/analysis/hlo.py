@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from fpgaprof import _core
+from fpgaprof.base.core import core
 
 __all__ = ["analyze", "from_jax", "HloModule", "HloComputation", "HloInstruction"]
 
@@ -160,7 +160,7 @@ def analyze(hlo_text: str) -> HloModule:
     """
     if isinstance(hlo_text, bytes):
         hlo_text = hlo_text.decode("utf-8", errors="replace")
-    return HloModule(_core.hlo.analyze(hlo_text))
+    return HloModule(core.hlo.analyze(hlo_text))
 
 
 def from_jax(fn, *args, **kwargs) -> HloModule:

@@ -9,8 +9,8 @@ import os
 import re
 from typing import Any
 
-from fpgaprof import _core
 from fpgaprof.base.atomic import write_text_atomic
+from fpgaprof.base.core import core
 from fpgaprof.base.errors import InvalidArgumentError
 
 __all__ = ["HloText", "hlo_module_for_op", "export_hlo"]
@@ -142,7 +142,7 @@ def hlo_module_for_op(module_text: str, op: str) -> str:
     the instruction that produced it. Every computation it calls (loop body and condition,
     reducers, comparators, nested fusions) is copied along, transitively. Raises
     InvalidArgumentError when ``op`` is not in the module or cannot stand alone."""
-    mod = _core.hlo.analyze(module_text)
+    mod = core.hlo.analyze(module_text)
     hits = [(ci, ins) for ci, c in enumerate(mod.computations) for ins in c.instructions if ins.name == op]
     if not hits:
         raise InvalidArgumentError(f"instruction {op!r} is not in the module: pass an HLO op name from prof.ops")
@@ -261,7 +261,7 @@ def export_hlo(store: Any, op: str, path: str | os.PathLike, module: str | int |
     saying what was written where). When several different modules hold an instruction of that
     name, ``module`` (a module name or program id) picks one; without it that raises
     InvalidArgumentError listing them."""
-    texts = _core.analysis.hlo_module_texts(store)
+    texts = core.analysis.hlo_module_texts(store)
     if not texts:
         raise InvalidArgumentError("this trace holds no HLO modules: trace a jitted JAX function "
                                    "(fpgaprof enables the XLA dump)")

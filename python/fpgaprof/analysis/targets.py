@@ -8,7 +8,7 @@ import os
 import re
 from typing import Any, Mapping
 
-from fpgaprof import _core
+from fpgaprof.base.core import core
 from fpgaprof.base.errors import FpgaprofIOError, InvalidArgumentError, closest_name, did_you_mean
 
 __all__ = [
@@ -125,7 +125,7 @@ def presets() -> list[dict]:
     """The built-in cards (alveo-u55c, alveo-u280, alveo-u250, alveo-u200, versal-v80): every
     field, each calibrated one with its _low/_high, and the derived rates (card_<type>_flops_per_s,
     memory_bytes_per_s, stream_bytes_per_s)."""
-    return _core.analysis.fpga_presets()
+    return core.analysis.fpga_presets()
 
 
 def target_spec(target: str | os.PathLike | Mapping | FpgaTarget) -> str | dict:
@@ -189,4 +189,4 @@ def card_file(path: str | os.PathLike) -> dict:
 def resolve_target(target: str | os.PathLike | Mapping | FpgaTarget) -> dict:
     """The card as the model sees it (every field, with fp64/fp32/fp16_flops_per_s), after the
     same validation fpga_candidates applies: a quick check of a target before a long run."""
-    return dict(_core.analysis.fpga_target(target_spec(target)))
+    return dict(core.analysis.fpga_target(target_spec(target)))

@@ -13,11 +13,11 @@ import contextlib
 import dataclasses
 from typing import Any, Callable, Iterator, Mapping, TypedDict
 
-from fpgaprof import _core
 from fpgaprof.analysis import attribution
 from fpgaprof.analysis.ceilings import ceilings as store_ceilings
 from fpgaprof.analysis.targets import target_spec
 from fpgaprof.base.constants import DEFAULT_TARGET
+from fpgaprof.base.core import core
 
 __all__ = [
     "REGION_ROWS",
@@ -91,7 +91,7 @@ def run(store: Any, options: AnalysisOptions, ceilings: Mapping[str, Any] | None
     (options.ceilings, when given, wins; None: no ceilings known)."""
     o = options
     ceil = o.ceilings if o.ceilings is not None else ceilings
-    result: AnalysisResult = _core.analysis.analyze(
+    result: AnalysisResult = core.analysis.analyze(
         store,
         dict(ceil) if ceil is not None else None,
         o.target,

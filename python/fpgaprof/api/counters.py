@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Sequence
 
-from fpgaprof import _core
+from fpgaprof.base.core import core
 from fpgaprof.base.errors import InvalidArgumentError
 
 __all__ = ["CounterPlan", "plan", "chips"]
@@ -64,7 +64,7 @@ class CounterPlan:
 
 def chips() -> list[str]:
     """The chip names this libcupti's Profiler Host API knows (GV100 ... GB20x for CUDA 13)."""
-    return list(_core.analysis.counter_chips())
+    return list(core.analysis.counter_chips())
 
 
 def plan(chip: str | None = None, *, metrics: Sequence[str] | None = None,
@@ -85,7 +85,7 @@ def plan(chip: str | None = None, *, metrics: Sequence[str] | None = None,
         raise InvalidArgumentError(f"metrics must be non-empty metric names, not {names!r}")
     if not isinstance(device, int) or device < 0:
         raise InvalidArgumentError(f"device must be a GPU ordinal (0, 1, ...), not {device!r}")
-    d = _core.analysis.counter_plan((chip or "").strip(), [m.strip() for m in names], device)
+    d = core.analysis.counter_plan((chip or "").strip(), [m.strip() for m in names], device)
     return CounterPlan(chip=d["chip"], chip_from_device=d["chip_from_device"],
                        cupti_path=d["cupti_path"], metrics=list(d["metrics"]),
                        missing=list(d["missing"]), passes=int(d["passes"]),

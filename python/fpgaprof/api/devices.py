@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fpgaprof import _core
 from fpgaprof.api import counters
+from fpgaprof.base.core import core
 
 __all__ = ["describe", "devices", "status"]
 
@@ -12,7 +12,7 @@ __all__ = ["describe", "devices", "status"]
 def status() -> Any:
     """The CuptiStatus from probing (never raises): library_found, library_path, how_found,
     cupti_version, driver_version, devices, problem."""
-    return _core.probe_cupti()
+    return core.probe_cupti()
 
 
 def devices() -> list:
@@ -28,8 +28,8 @@ def _version(v: int) -> str:
 def describe() -> str:
     """A readable report of the CUPTI library, driver, GPUs and, if tracing cannot work, why."""
     s = status()
-    lines = [f"fpgaprof {_core.__version__}",
-             f"  libfpgaprof: {_core.library_path() or '(unknown)'}"]
+    lines = [f"fpgaprof {core.__version__}",
+             f"  libfpgaprof: {core.library_path() or '(unknown)'}"]
     if s.library_found:
         lines.append(f"  CUPTI: {s.library_path} (found: {s.how_found}; "
                      f"API version {s.cupti_version})")
@@ -66,7 +66,7 @@ def _link_text(d: Any) -> str:
 
 def _nvtx_line() -> str:
     """Whether NVTX (XLA's ranges) reaches CUPTI in this process so far."""
-    n = _core.nvtx_injection_status()
+    n = core.nvtx_injection_status()
     if n["succeeded"]:
         return f"active ({n['detail']})"
     if n["calls"] == 0:

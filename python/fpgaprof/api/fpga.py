@@ -12,7 +12,6 @@ import math
 import os
 from typing import Any, Mapping
 
-from fpgaprof import _core
 from fpgaprof.analysis import hlo_export
 from fpgaprof.analysis.hlo_export import HloText, hlo_module_for_op
 from fpgaprof.analysis.targets import (
@@ -26,6 +25,7 @@ from fpgaprof.analysis.targets import (
 from fpgaprof.analysis.trace_analysis import store_of
 from fpgaprof.api.roofline import Table, analyze, no_rows_note
 from fpgaprof.base.constants import DEFAULT_TARGET
+from fpgaprof.base.core import core
 from fpgaprof.base.errors import InvalidArgumentError
 from fpgaprof.base.units import fmt_s, fmt_s_range, fmt_speedup, fmt_speedup_range
 
@@ -245,7 +245,7 @@ def estimate_hlo(text: str, target: str | os.PathLike | Mapping | FpgaTarget = D
     if not isinstance(text, str):
         raise InvalidArgumentError(f"estimate_hlo takes HLO text (a str), not {type(text).__name__}: read the "
                                    "file first, or use fpgaprof.fpga.estimate(fn, *args) for a JAX function")
-    return _estimate_table(_core.analysis.estimate_hlo(text, target_spec(target)))
+    return _estimate_table(core.analysis.estimate_hlo(text, target_spec(target)))
 
 
 def estimate(fn: Any, *args: Any, target: str | os.PathLike | Mapping | FpgaTarget = DEFAULT_TARGET,
@@ -266,7 +266,7 @@ def estimate(fn: Any, *args: Any, target: str | os.PathLike | Mapping | FpgaTarg
     spec = target_spec(target)  # a bad card fails before the compilation
     jitted = fn if hasattr(fn, "lower") else jax.jit(fn)
     text = jitted.lower(*args, **kwargs).compile().as_text()
-    return _estimate_table(_core.analysis.estimate_hlo(text, spec))
+    return _estimate_table(core.analysis.estimate_hlo(text, spec))
 
 
 def export_hlo(prof: Any, op: str, path: str | os.PathLike, module: str | int | None = None) -> HloText:

@@ -15,9 +15,8 @@ import numpy as np
 
 from fpgaprof.analysis import attribution, sections
 from fpgaprof.analysis.targets import target_spec
-from fpgaprof.analysis.trace_analysis import AnalysisResult
+from fpgaprof.analysis.trace_analysis import AnalysisResult, store_of
 from fpgaprof.api import roofline
-from fpgaprof.analysis.trace_analysis import store_of
 from fpgaprof.base import records
 from fpgaprof.base.constants import DEFAULT_TARGET, FULL_ROWS, TOP_ROWS
 

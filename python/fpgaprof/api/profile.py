@@ -10,15 +10,15 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from fpgaprof import _core
 from fpgaprof.analysis.trace_analysis import AnalysisCache
 from fpgaprof.api import fpga, profile_views, resource_reports, roofline, views
 from fpgaprof.base.constants import DEFAULT_TARGET, TRACE_FILE_NAME
+from fpgaprof.base.core import core
 from fpgaprof.base.errors import FpgaprofError, FpgaprofIOError
 
 __all__ = ["Profile", "load"]
 
-views.install_record_views(_core)  # to_pandas() and _repr_html_ on the record tables
+views.install_record_views(core)  # to_pandas() and _repr_html_ on the record tables
 
 
 class Profile:
@@ -277,4 +277,4 @@ def load(path: str | os.PathLike) -> Profile:
             raise FpgaprofIOError(f"{p}: a folder without {TRACE_FILE_NAME}; give the trace file "
                                   "itself or the output folder of `fpgaprof run`")
         p = inner
-    return Profile(_core.TraceStore.load(p), path=p)
+    return Profile(core.TraceStore.load(p), path=p)

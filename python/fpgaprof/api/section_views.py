@@ -11,13 +11,12 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from fpgaprof.analysis import sections
-from fpgaprof.base import records
-from fpgaprof.base.markup import esc, html_table, not_available
-from fpgaprof.base.units import fmt_bytes, fmt_num, fmt_pct, fmt_s
 from fpgaprof.api.views import STYLE, rows_html, rows_text, sub_table
+from fpgaprof.base import records
 from fpgaprof.base.columns import display_label
-from fpgaprof.base.markup import html_cell
 from fpgaprof.base.constants import TOP_ROWS
+from fpgaprof.base.markup import esc, html_cell, html_table, not_available
+from fpgaprof.base.units import fmt_bytes, fmt_num, fmt_pct, fmt_s
 
 __all__ = [
     "ReportDict",

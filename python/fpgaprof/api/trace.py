@@ -11,13 +11,19 @@ import time
 import warnings
 from typing import Any
 
-from fpgaprof import _core
-from fpgaprof.capture import hlo_dump, process_env
-from fpgaprof.base.markup import esc
-from fpgaprof.capture.signals import SaveOnSignal
 from fpgaprof.api.profile import Profile
-from fpgaprof.base.errors import (CuptiUnavailableError, FpgaprofError, FpgaprofIOError,
-                             FpgaprofWarning, InvalidArgumentError, ProfilerConflictError)
+from fpgaprof.base.core import core
+from fpgaprof.base.errors import (
+    CuptiUnavailableError,
+    FpgaprofError,
+    FpgaprofIOError,
+    FpgaprofWarning,
+    InvalidArgumentError,
+    ProfilerConflictError,
+)
+from fpgaprof.base.markup import esc
+from fpgaprof.capture import hlo_dump, process_env
+from fpgaprof.capture.signals import SaveOnSignal
 
 __all__ = ["trace", "region"]
 
@@ -96,7 +102,7 @@ class trace:
         if outer is not None:
             return self._enter_nested(outer)
         try:
-            self._session = _core.CaptureSession.start(buffer_bytes=self.buffer_size,
+            self._session = core.CaptureSession.start(buffer_bytes=self.buffer_size,
                                                        require_gpu=self.require_gpu)
         except BaseException:
             with _lock:
@@ -150,7 +156,7 @@ class trace:
             msg = "fpgaprof.trace(counters=True): no GPU trace, so no hardware counters"
         else:
             try:
-                self._counters = _core.analysis.CounterSession.start()
+                self._counters = core.analysis.CounterSession.start()
                 self._counters_thread = threading.get_ident()
             except Exception as e:  # noqa: BLE001 - CountersError / CuptiUnavailableError: say why
                 msg = f"fpgaprof.trace(counters=True): hardware counters not collected: {e}"
@@ -200,12 +206,12 @@ class trace:
         self._outer = outer
         warnings.warn(msg, FpgaprofWarning, stacklevel=3)
         prof._start_ns = time.time_ns()
-        _core.region_push(name)
+        core.region_push(name)
         return prof
 
     def _exit_nested(self) -> None:
         outer, self._outer = self._outer, None
-        _core.region_pop()
+        core.region_pop()
         prof = self.profile
         if isinstance(prof, NestedProfile):
             prof._end_ns = time.time_ns()
@@ -345,7 +351,7 @@ class NestedProfile(Profile):
         # analysis answer (no rows, with pending_note saying where the records will be) so that
         # a script written for a plain trace() runs on unchanged.
         if self._placeholder is None:
-            store = _core.TraceStore()
+            store = core.TraceStore()
             store.set_meta(gpu_available=False, unavailable_reason=self.pending_note)
             self._placeholder = store
         return self._placeholder
@@ -446,12 +452,12 @@ class region(contextlib.ContextDecorator):
         self.name = str(name)
 
     def __enter__(self) -> "region":
-        _core.region_push(self.name)
+        core.region_push(self.name)
         _region_depth.n = getattr(_region_depth, "n", 0) + 1
         return self
 
     def __exit__(self, *exc: Any) -> bool:
-        _core.region_pop()
+        core.region_pop()
         depth = _region_depth.n = max(getattr(_region_depth, "n", 1) - 1, 0)
         t = _active
         if depth == 0 and t is not None and t._counters is not None:

@@ -32,7 +32,7 @@ def _ranked(section: Mapping, what: str, card: str, columns: tuple, top: int) ->
     return [title] + text[1:]  # the row count is in the title already
 
 
-def _facts(summary: Mapping) -> list[str]:
+def facts_lines(summary: Mapping) -> list[str]:
     """The host link use per direction (with the link's source), the device-memory peak and
     the warnings count (transfer flags among them), each as summary.json has it."""
     t = summary.get("transfers") or {}
@@ -87,7 +87,7 @@ def digest(summary: Mapping, top: int = TOP) -> str:
     else:
         head = (f"fpgaprof: {fmt_s(t.get('wall_time_s'))} wall, no GPU data "
                 f"({t.get('unavailable_reason') or 'no GPU trace'})")
-    lines = [head] + _devices_line(summary) + _facts(summary)
+    lines = [head] + _devices_line(summary) + facts_lines(summary)
     c = summary.get("candidates") or {}
     card = str(c.get("target") or "the card")
     regions = c.get("regions") or {"available": False, "reason": c.get("reason")}

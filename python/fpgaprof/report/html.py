@@ -1,7 +1,8 @@
 """report.html: one self-contained page (inline CSS, JS and SVG; no server, no network).
 
-Rendered server-side from the summary dict (fpgaprof.report.summary.collect), so the page and
-summary.json show the same numbers. The page's small script only adds interaction (sortable
+A renderer of the report layer: rendered server-side from the summary (report.model.collect),
+never from a Profile, so the page and summary.json show the same numbers. The transfer, memory
+and device sections are the ones a Profile shows in Jupyter (api.section_views). The page's small script only adds interaction (sortable
 tables, roofline tooltips) and, once it has run without error, sets
 <div id="fpgaprof-status" data-status="ok">: the headless-browser test reads that marker.
 Every user-provided string (kernel, op, region names, paths, warnings) is HTML-escaped.
@@ -12,35 +13,29 @@ import json
 import math
 from typing import Any, Iterable, Mapping
 
+from fpgaprof.api.fpga import OP_TEXT_COLUMNS, REGION_TEXT_COLUMNS, combined_speedup_text
+from fpgaprof.api.section_views import devices_html, memory_html, multi_device, transfers_html
+from fpgaprof.base.atomic import write_text_atomic
 from fpgaprof.base.columns import (
-    BOUND_BASES,
     TOTAL_LABELS,
     bound_mark,
     column_order,
     display_label,
     is_range_key,
-    is_time_key,
-    range_keys,
     range_text,
 )
+from fpgaprof.base.constants import TOP_ROWS
 from fpgaprof.base.markup import esc, html_cell, html_table, not_available
 from fpgaprof.base.units import (
-    BYTE_STEPS,
-    NUM_PREFIXES,
-    TIME_STEPS,
     fmt_bytes,
     fmt_num,
     fmt_pct,
     fmt_s,
-    fmt_s_range,
-    fmt_speedup,
-    fmt_speedup_range,
-    scaled,
 )
-from fpgaprof.api.fpga import OP_TEXT_COLUMNS, REGION_TEXT_COLUMNS, combined_speedup_text
-from fpgaprof.api.section_views import devices_html, memory_html, multi_device, transfers_html
-from fpgaprof.base.constants import TOP_ROWS
-from fpgaprof.report.summary import MEASUREMENT_RUNS, measurement_stats, write_atomic
+from fpgaprof.report.model import MEASUREMENT_RUNS, measurement_stats
+
+__all__ = ["render", "write_html", "ranked_table_html", "extra_table_html", "transfer_flag_count",
+           "CANDIDATE_FIRST", "REGION_CANDIDATE_FIRST", "CSS", "JS"]
 
 BOUND_COLOURS = {"memory": "#2b7bba", "compute": "#d7301f", "latency": "#7a7a7a",
                  "unknown": "#9e6ebd"}
@@ -661,4 +656,4 @@ def render(summary: Mapping, title: str | None = None,
 
 def write_html(path: str, summary: Mapping, title: str | None = None,
                extra_tables: Iterable[tuple[str, list[Mapping]]] = ()) -> None:
-    write_atomic(path, render(summary, title, extra_tables))
+    write_text_atomic(path, render(summary, title, extra_tables))

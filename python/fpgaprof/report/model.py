@@ -1,26 +1,42 @@
-"""summary.json: the machine-readable report (schema: docs/summary.schema.json).
+"""The report layer's data model: ``collect(prof)`` builds the summary (the dict written as
+summary.json, schema docs/summary.schema.json) that every renderer takes: summary_json,
+html, digest. The timeline, whose records are too many for the summary, takes
+``timeline_records(prof)``. Renderers never see the Profile.
 
-It carries the fields of the MBIRJAX timing JSON (`environment`, `measurements`) so existing
-tooling keeps working, plus the profile: device, trace facts, totals, kernels, transfers, memory,
-per-device rows and their load balance (`by_device`), regions, ops, roofline, FPGA candidates
-and every warning. Sections that cannot be filled say
+The summary carries the fields of the MBIRJAX timing JSON (`environment`, `measurements`) so
+existing tooling keeps working, plus the trace overview (api.overview): device, trace facts,
+totals, kernels, transfers, memory, per-device rows and their load balance (`by_device`),
+regions, ops, roofline, FPGA candidates and every warning. Sections that cannot be filled say
 why ({"available": false, "reason": ...}).
 """
 from __future__ import annotations
 
-import json
+import dataclasses
 import math
-import os
 import re
 from typing import Any, Iterable, Mapping
 
-from fpgaprof import _core
-from fpgaprof.base.atomic import write_text_atomic
-from fpgaprof.capture.run_environment import environment_now, read_environment
-from fpgaprof.analysis import sections
-from fpgaprof.api.overview import trace_overview
+import numpy as np
+
+from fpgaprof.analysis import attribution, sections
+from fpgaprof.api.overview import attribution_of, trace_overview
 from fpgaprof.base import records
 from fpgaprof.base.constants import FULL_ROWS
+from fpgaprof.base.core import core
+from fpgaprof.capture.run_environment import environment_now, read_environment
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "MEASUREMENT_RUNS",
+    "collect",
+    "measurements_from_regions",
+    "region_measurements",
+    "cap_measurements",
+    "measurement_stats",
+    "TimelineRecords",
+    "timeline_records",
+    "timeline_cut_note",
+]
 
 SCHEMA_VERSION = 1
 
@@ -206,22 +222,79 @@ def collect(prof: Any, *, target: str | None = None, trace_path: str | None = No
 
 
 def _version() -> str:
-    return str(_core.__version__)
+    return str(core.__version__)
 
 
-def _clean(obj: Any) -> Any:
-    """JSON-safe copy: numpy scalars to Python, NaN/inf to null."""
-    return records.to_plain(obj)
+# ---- the timeline's model ---------------------------------------------------------------------
 
 
-def dumps(summary: Mapping) -> str:
-    return json.dumps(_clean(dict(summary)), indent=1, allow_nan=False) + "\n"
+@dataclasses.dataclass
+class TimelineRecords:
+    """What timeline.json is drawn from: the record columns of each category (kernels with
+    their HLO op, module and source line where the attribution knows them), the trace facts
+    (sections.trace_facts) and the devices (sections.devices_of)."""
+
+    kernels: dict[str, np.ndarray]
+    memcpys: dict[str, np.ndarray]
+    memsets: dict[str, np.ndarray]
+    api_calls: dict[str, np.ndarray]
+    markers: dict[str, np.ndarray]
+    regions: dict[str, np.ndarray]
+    facts: dict
+    devices: list[dict]
+
+    def take(self) -> tuple[dict[str, np.ndarray], ...]:
+        """The columns (kernels, memcpys, memsets, api_calls, markers, regions), handed over:
+        the model keeps none, so the writer can free each as it is done with it."""
+        out = (self.kernels, self.memcpys, self.memsets, self.api_calls, self.markers,
+               self.regions)
+        self.kernels = self.memcpys = self.memsets = {}
+        self.api_calls = self.markers = self.regions = {}
+        return out
 
 
-def write_atomic(path: str | os.PathLike, text: str) -> None:
-    """Writes a text file atomically: a temp file in the same folder, fsync, rename."""
-    write_text_atomic(path, text)
+def _kernel_attribution(prof: Any, n: int) -> dict[str, np.ndarray]:
+    """hlo_op / module / source columns per kernel from the attribution, when available."""
+    if n == 0:
+        return {}
+    try:
+        cols = attribution.kernel_columns(attribution_of(prof))
+    except Exception:  # noqa: BLE001 - no attribution for this profile: args stay plain
+        return {}
+    out = {}
+    for k in ("hlo_op", "module", "source"):
+        v = cols.get(k)
+        if v is not None and len(v) == n:
+            out[k] = np.asarray(v, dtype=object)
+    return out
 
 
-def write_summary(path: str | os.PathLike, summary: Mapping) -> None:
-    write_atomic(path, dumps(summary))
+def timeline_records(prof: Any) -> TimelineRecords:
+    """The timeline's model of a Profile (or an object with the same tables)."""
+    g = records.attr_or
+    kc = records.columns(g(prof, "kernels"))
+    kc.update(_kernel_attribution(prof, records.nrows(kc)))
+    tbl = g(prof, "transfers")
+    return TimelineRecords(
+        kernels=kc,
+        memcpys=records.columns(tbl if tbl is not None else g(prof, "memcpys")),
+        memsets=records.columns(g(prof, "memsets")),
+        api_calls=records.columns(g(prof, "api_calls")),
+        markers=records.columns(g(prof, "markers")),
+        regions=records.columns(g(prof, "regions")),
+        facts=sections.trace_facts(prof),
+        devices=sections.devices_of(prof),
+    )
+
+
+def timeline_cut_note(prof: Any, max_events: int | None) -> str:
+    """The warning for a timeline.json cut at max_events records ("" when all fit)."""
+    tables = ("kernels", "transfers" if records.attr_or(prof, "transfers") is not None
+              else "memcpys", "memsets", "api_calls", "markers", "regions")
+    total = sum(records.table_len(records.attr_or(prof, t)) for t in tables)
+    if max_events is None or total <= max_events:
+        return ""
+    return (f"timeline.json shows the first {max_events:,} of {total:,} records by start time "
+            f"({total - max_events:,} later ones left out, a line marks the cut); `fpgaprof "
+            f"report TRACE --timeline-events 0` writes them all, --timeline-events N another "
+            f"number")
