@@ -4,6 +4,7 @@ The package is laid in layers, each importing only the ones below it (docs/archi
 CONTRIBUTING.md): base -> capture -> analysis -> api -> report -> cli. ``import fpgaprof`` loads
 the api (and what it needs), never the report renderers.
 """
+
 from fpgaprof.capture import process_env
 
 process_env.prepare_process()  # before anything can import jax: NVTX injection, XLA dump flags

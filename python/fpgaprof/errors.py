@@ -1,5 +1,6 @@
 """``fpgaprof.errors``: the exception classes (defined in fpgaprof.base.errors). The C++ core
 raises them by this module's name."""
+
 from fpgaprof.base.errors import (
     CountersError,
     CuptiUnavailableError,

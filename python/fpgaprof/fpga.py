@@ -1,5 +1,6 @@
 """``fpgaprof.fpga``: FPGA offload candidates, the static what-if of a function or HLO module,
 the cards and HLO export for HLS (defined in fpgaprof.api.fpga; docs/fpga-model.md)."""
+
 from fpgaprof.api.fpga import (
     CALIBRATED_FIELDS,
     ESTIMATE_TEXT_COLUMNS,

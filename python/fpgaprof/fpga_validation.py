@@ -3,6 +3,7 @@
 
     python -m fpgaprof.fpga_validation            # the table as Markdown
 """
+
 from fpgaprof.api.fpga_validation import (
     BUILDERS,
     anchors,
@@ -15,8 +16,17 @@ from fpgaprof.api.fpga_validation import (
     trace_conclusions,
 )
 
-__all__ = ["anchors", "calibration", "table", "summary", "markdown", "BUILDERS",
-           "estimate_anchor", "measured_seconds", "trace_conclusions"]
+__all__ = [
+    "anchors",
+    "calibration",
+    "table",
+    "summary",
+    "markdown",
+    "BUILDERS",
+    "estimate_anchor",
+    "measured_seconds",
+    "trace_conclusions",
+]
 
 if __name__ == "__main__":
     print(markdown(table()))

@@ -1,4 +1,5 @@
 """``fpgaprof.hlo``: static analysis of XLA HLO text (defined in fpgaprof.analysis.hlo)."""
+
 from fpgaprof.analysis.hlo import (
     HloComputation,
     HloInstruction,

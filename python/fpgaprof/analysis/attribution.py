@@ -5,6 +5,7 @@ docs/attribution.md).
   unattributed kernels with the reason).
 * ``kernel_columns(result)``: per-kernel attribution columns (parallel to the kernel table).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -29,9 +30,21 @@ def kernel_columns(result: Any) -> dict[str, Any]:
     kernels = result.kernels
     sites = list(kernels.sites)
     index = np.asarray(kernels.site_index, dtype=np.int64)
-    per_site: dict[str, list] = {k: [] for k in (
-        "module", "program_id", "hlo_op", "category", "library", "op_name", "source_file",
-        "source_line", "source", "method")}
+    per_site: dict[str, list] = {
+        k: []
+        for k in (
+            "module",
+            "program_id",
+            "hlo_op",
+            "category",
+            "library",
+            "op_name",
+            "source_file",
+            "source_line",
+            "source",
+            "method",
+        )
+    }
     for a in sites:
         per_site["module"].append(a.module_name)
         per_site["program_id"].append(a.program_id)

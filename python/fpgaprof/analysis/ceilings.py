@@ -7,12 +7,14 @@ Measured ceilings are stored atomically in ``$XDG_CACHE_HOME/fpgaprof/ceilings-<
 (default ``~/.cache``), key = the GPU's UUID when known, else its name; ``load_measured()``
 looks up the UUID first, then the name.
 """
+
 from __future__ import annotations
 
 import json
 import os
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from fpgaprof.base.atomic import write_text_atomic
 from fpgaprof.base.core import core
@@ -84,7 +86,7 @@ def table_ceilings(store: Any, device: int = 0) -> dict | None:
 def device_uuid(store: Any, device: int) -> str:
     """The UUID of GPU `device` of the store ("" when unknown)."""
     try:
-        devs = getattr(store, "devices")
+        devs = store.devices
         devs = devs() if callable(devs) else devs
         d = devs[device]
         return str((d.get("uuid") if isinstance(d, Mapping) else getattr(d, "uuid", "")) or "")

@@ -8,9 +8,11 @@ Totals follow XLA's HloCostAnalysis conventions (docs/cost-model.md); while loop
 conditionals are costed per iteration / per branch (``per_iteration`` is set).
 Parse errors raise :class:`fpgaprof.HloParseError` with ``line``, ``column`` and ``text``.
 """
+
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
+from typing import cast
 
 from fpgaprof.base.core import core
 
@@ -22,7 +24,7 @@ class HloInstruction:
 
     __slots__ = ("_i", "_module")
 
-    def __init__(self, cpp_instruction, module: "HloModule"):
+    def __init__(self, cpp_instruction, module: HloModule):
         self._i = cpp_instruction
         self._module = module
 
@@ -65,13 +67,15 @@ class HloInstruction:
         """Name of the computation holding this instruction."""
         return self._module._m.computations[self._i.computation_index].name
 
-    def called(self) -> list["HloComputation"]:
+    def called(self) -> list[HloComputation]:
         """Computations this instruction calls (fused computation, loop body, reducer, ...)."""
         return [self._module.computation(n) for n in self._i.called_computations]
 
     def __repr__(self) -> str:
-        return (f"HloInstruction({self.name!r}, opcode={self.opcode!r}, flops={self.flops:g}, "
-                f"bytes_accessed={self.bytes_accessed:g})")
+        return (
+            f"HloInstruction({self.name!r}, opcode={self.opcode!r}, flops={self.flops:g}, "
+            f"bytes_accessed={self.bytes_accessed:g})"
+        )
 
 
 class HloComputation:
@@ -79,7 +83,7 @@ class HloComputation:
 
     __slots__ = ("_c", "_module")
 
-    def __init__(self, cpp_computation, module: "HloModule"):
+    def __init__(self, cpp_computation, module: HloModule):
         self._c = cpp_computation
         self._module = module
 
@@ -149,11 +153,13 @@ class HloModule:
         return HloInstruction(self._by_name[name], self)
 
     def __repr__(self) -> str:
-        return (f"HloModule({self.name!r}, flops={self.flops:g}, "
-                f"bytes_accessed={self.bytes_accessed:g})")
+        return (
+            f"HloModule({self.name!r}, flops={self.flops:g}, "
+            f"bytes_accessed={self.bytes_accessed:g})"
+        )
 
 
-def analyze(hlo_text: str) -> HloModule:
+def analyze(hlo_text: str | bytes) -> HloModule:
     """Parses HLO text (``compiled.as_text()`` or an XLA dump) and costs it.
 
     Raises fpgaprof.HloParseError (with ``line``, ``column``, ``text``) on text it cannot parse.
@@ -174,4 +180,5 @@ def from_jax(fn, *args, **kwargs) -> HloModule:
 
     jitted = fn if hasattr(fn, "lower") else jax.jit(fn)
     compiled = jitted.lower(*args, **kwargs).compile()
-    return analyze(compiled.as_text())
+    # jax types as_text() Optional; a compiled function always has its HLO text
+    return analyze(cast(str, compiled.as_text()))

@@ -2,6 +2,7 @@
 ``fpgaprof.fpga.export_hlo``; docs/fpga-model.md): a fusion's computation becomes the ENTRY, any
 other instruction gets an ENTRY taking its operands, and every computation it calls comes along.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -77,7 +78,7 @@ def _balanced_end(s: str, start: int) -> int:
             if depth == 0:
                 return i + 1
         i += 1
-    raise InvalidArgumentError(f"unbalanced brackets in HLO text: {s[start:start + 120]!r}")
+    raise InvalidArgumentError(f"unbalanced brackets in HLO text: {s[start : start + 120]!r}")
 
 
 def _split_top(s: str) -> list[str]:
@@ -102,7 +103,7 @@ def _instruction_parts(text: str) -> tuple[str, str, str, str]:
     m = _INSTRUCTION.match(text)
     if not m:
         raise InvalidArgumentError(f"cannot read the HLO instruction {text[:120]!r}")
-    rest = text[m.end():]
+    rest = text[m.end() :]
     if rest.startswith("("):
         end = _balanced_end(rest, 0)
     else:
@@ -112,7 +113,7 @@ def _instruction_parts(text: str) -> tuple[str, str, str, str]:
     if not om or om.end() >= len(rest) or rest[om.end()] != "(":
         raise InvalidArgumentError(f"cannot read the HLO instruction {text[:120]!r}")
     close = _balanced_end(rest, om.end())
-    return shape, om.group(0), rest[om.end() + 1:close - 1], rest[close:]
+    return shape, om.group(0), rest[om.end() + 1 : close - 1], rest[close:]
 
 
 def _instruction_texts(module_text: str, mod: Any) -> dict[tuple[int, str], str]:
@@ -127,8 +128,12 @@ def _instruction_texts(module_text: str, mod: Any) -> dict[tuple[int, str], str]
                 continue
             parts = [lines[k].strip()]
             j = k + 1
-            while j < len(lines) and lines[j].strip() != "}" and not _INSTRUCTION.match(lines[j]) \
-                    and not _HEADER.match(lines[j]):
+            while (
+                j < len(lines)
+                and lines[j].strip() != "}"
+                and not _INSTRUCTION.match(lines[j])
+                and not _HEADER.match(lines[j])
+            ):
                 parts.append(lines[j].strip())
                 j += 1
             out[(ci, ins.name)] = " ".join(parts)
@@ -143,17 +148,28 @@ def hlo_module_for_op(module_text: str, op: str) -> str:
     reducers, comparators, nested fusions) is copied along, transitively. Raises
     InvalidArgumentError when ``op`` is not in the module or cannot stand alone."""
     mod = core.hlo.analyze(module_text)
-    hits = [(ci, ins) for ci, c in enumerate(mod.computations) for ins in c.instructions if ins.name == op]
+    hits = [
+        (ci, ins)
+        for ci, c in enumerate(mod.computations)
+        for ins in c.instructions
+        if ins.name == op
+    ]
     if not hits:
-        raise InvalidArgumentError(f"instruction {op!r} is not in the module: pass an HLO op name from prof.ops")
+        raise InvalidArgumentError(
+            f"instruction {op!r} is not in the module: pass an HLO op name from prof.ops"
+        )
     ci, ins = hits[0]
     comp = mod.computations[ci]
     if ins.opcode == "parameter":
-        raise InvalidArgumentError(f"{op!r} is a parameter of computation {comp.name!r}: export an "
-                                   "instruction that computes something")
+        raise InvalidArgumentError(
+            f"{op!r} is a parameter of computation {comp.name!r}: export an "
+            "instruction that computes something"
+        )
     comp_index = {c.name: i for i, c in enumerate(mod.computations)}
     texts = _split_computations(module_text)
-    root_comp = ins.called_computations[0] if ins.opcode == "fusion" and ins.called_computations else None
+    root_comp = (
+        ins.called_computations[0] if ins.opcode == "fusion" and ins.called_computations else None
+    )
     needed: set[str] = set()
     stack = [root_comp] if root_comp else list(ins.called_computations)
     while stack:
@@ -161,7 +177,9 @@ def hlo_module_for_op(module_text: str, op: str) -> str:
         if c in needed:
             continue
         if c not in comp_index or c not in texts:
-            raise InvalidArgumentError(f"{op!r} calls computation {c!r}, which is not in the module text")
+            raise InvalidArgumentError(
+                f"{op!r} calls computation {c!r}, which is not in the module text"
+            )
         needed.add(c)
         for i in mod.computations[comp_index[c]].instructions:
             stack.extend(i.called_computations)
@@ -174,7 +192,9 @@ def hlo_module_for_op(module_text: str, op: str) -> str:
         first, rest = texts[root_comp].split("\n", 1)
         parts.append("ENTRY " + re.sub(r"^\s*(ENTRY\s+)?", "", first) + "\n" + rest)
     else:
-        taken = set(needed) | {i.name for c in needed for i in mod.computations[comp_index[c]].instructions}
+        taken = set(needed) | {
+            i.name for c in needed for i in mod.computations[comp_index[c]].instructions
+        }
         parts.append(_entry_for_instruction(module_text, mod, ci, ins, taken))
     return "\n".join(parts) + "\n"
 
@@ -192,8 +212,10 @@ def _entry_for_instruction(module_text: str, mod: Any, ci: int, ins: Any, taken:
     operands = list(ins.operands)
     items = _split_top(operand_text)
     if operands and len(items) != len(operands):
-        raise InvalidArgumentError(f"cannot match the operands of {op!r} ({operand_text[:120]!r}) to "
-                                   f"{len(operands)} parsed operands")
+        raise InvalidArgumentError(
+            f"cannot match the operands of {op!r} ({operand_text[:120]!r}) to "
+            f"{len(operands)} parsed operands"
+        )
 
     def fresh(base: str) -> str:
         name, k = base, 0
@@ -212,16 +234,20 @@ def _entry_for_instruction(module_text: str, mod: Any, ci: int, ins: Any, taken:
             tuple_shape = _instruction_parts(texts[(ci, base)])[0].strip()
             elements = _split_top(tuple_shape[1:-1]) if tuple_shape.startswith("(") else []
             if int(index) >= len(elements):
-                raise InvalidArgumentError(f"operand {name!r} of {op!r}: {base!r} has shape {tuple_shape!r}, "
-                                           f"which has no element {index}")
+                raise InvalidArgumentError(
+                    f"operand {name!r} of {op!r}: {base!r} has shape {tuple_shape!r}, "
+                    f"which has no element {index}"
+                )
             pshape = re.sub(r"^/\*index=\d+\*/\s*", "", elements[int(index)])
         elif producer is not None:
             pshape = _instruction_parts(producer)[0]
         else:
             im = re.match(r"^(.*\S)\s+%?[\w.\-]+$", item)
             if not im:
-                raise InvalidArgumentError(f"operand {name!r} of {op!r} has no producer in computation "
-                                           f"{mod.computations[ci].name!r} and no printed shape")
+                raise InvalidArgumentError(
+                    f"operand {name!r} of {op!r} has no producer in computation "
+                    f"{mod.computations[ci].name!r} and no printed shape"
+                )
             pshape = im.group(1)
         params.append((fresh(f"p{k}"), pshape))
     args = ", ".join(f"%{n}" for n, _ in params) if operands else operand_text
@@ -243,8 +269,10 @@ class HloText(str):
     op = ""
 
     def __repr__(self) -> str:
-        return (f"<HLO module for op {self.op!r}: {self.count(chr(10)) + 1} lines, "
-                f"{len(self)} characters, written to {self.path}>")
+        return (
+            f"<HLO module for op {self.op!r}: {self.count(chr(10)) + 1} lines, "
+            f"{len(self)} characters, written to {self.path}>"
+        )
 
 
 _INSTRUCTION_NAME = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=", re.M)
@@ -255,7 +283,9 @@ def _near_names(texts: list, op: str) -> list[str]:
     return difflib.get_close_matches(op, names, n=3, cutoff=0.6)
 
 
-def export_hlo(store: Any, op: str, path: str | os.PathLike, module: str | int | None = None) -> HloText:
+def export_hlo(
+    store: Any, op: str, path: str | os.PathLike, module: str | int | None = None
+) -> HloText:
     """Writes the HLO of op ``op`` (from the store's optimized modules) as a standalone module to
     ``path`` (atomically) and returns the text (an ``HloText``: a str whose repr is one line
     saying what was written where). When several different modules hold an instruction of that
@@ -263,14 +293,18 @@ def export_hlo(store: Any, op: str, path: str | os.PathLike, module: str | int |
     InvalidArgumentError listing them."""
     texts = core.analysis.hlo_module_texts(store)
     if not texts:
-        raise InvalidArgumentError("this trace holds no HLO modules: trace a jitted JAX function "
-                                   "(fpgaprof enables the XLA dump)")
+        raise InvalidArgumentError(
+            "this trace holds no HLO modules: trace a jitted JAX function "
+            "(fpgaprof enables the XLA dump)"
+        )
     names = sorted({name for name, _pid, _t in texts})
     if module is not None:
         chosen = [t for t in texts if t[0] == module or str(t[1]) == str(module)]
         if not chosen:
-            raise InvalidArgumentError(f"module={module!r} is not in the trace: use one of {', '.join(names)} "
-                                       "or a program id")
+            raise InvalidArgumentError(
+                f"module={module!r} is not in the trace: use one of {', '.join(names)} "
+                "or a program id"
+            )
     else:
         chosen = list(texts)
     holders = [t for t in chosen if _holds_instruction(t[2], op)]
@@ -281,14 +315,17 @@ def export_hlo(store: Any, op: str, path: str | os.PathLike, module: str | int |
         listed = ", ".join(names[:8]) + (f", ... ({len(names)} in all)" if len(names) > 8 else "")
         raise InvalidArgumentError(
             f"op {op!r} is not in {where}: {hint}pass an instruction name from prof.ops (ops "
-            f"with GPU time) or from the modules in prof.hlo_modules ({listed})")
+            f"with GPU time) or from the modules in prof.hlo_modules ({listed})"
+        )
     outs: dict[str, list[str]] = {}
     for name, pid, text in holders:
         outs.setdefault(hlo_module_for_op(text, op), []).append(f"{name} (program id {pid})")
     if len(outs) > 1:
         listed = "; ".join(", ".join(v) for v in outs.values())
-        raise InvalidArgumentError(f"op {op!r} is in {len(outs)} different modules ({listed}): pass "
-                                   "module=<name or program id>")
+        raise InvalidArgumentError(
+            f"op {op!r} is in {len(outs)} different modules ({listed}): pass "
+            "module=<name or program id>"
+        )
     out = HloText(next(iter(outs)))
     write_text_atomic(path, out)
     out.path, out.op = os.fspath(path), op

@@ -1,12 +1,14 @@
 """FPGA cards as the model takes them: the presets, card files, ``FpgaTarget`` and the
 validation of each (docs/fpga-model.md, "Your own card"). ``fpgaprof.fpga`` re-exports them."""
+
 from __future__ import annotations
 
 import dataclasses
 import json
 import os
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from fpgaprof.base.core import core
 from fpgaprof.base.errors import FpgaprofIOError, InvalidArgumentError, closest_name, did_you_mean
@@ -24,9 +26,21 @@ __all__ = [
 
 # The card's calibrated quantities: each takes a nominal value and the ends of its measured
 # spread as <field>_low / <field>_high (docs/fpga-model.md, "Constants").
-CALIBRATED_FIELDS = ("clock_hz", "dsp_utilization", "stream_efficiency", "channel_share", "random_reads_per_s",
-                     "rmw_updates_per_s", "cross_channel_factor", "onchip_share", "onchip_lanes", "sort_bytes_per_s",
-                     "link_efficiency", "transfer_latency_s", "call_latency_s")
+CALIBRATED_FIELDS = (
+    "clock_hz",
+    "dsp_utilization",
+    "stream_efficiency",
+    "channel_share",
+    "random_reads_per_s",
+    "rmw_updates_per_s",
+    "cross_channel_factor",
+    "onchip_share",
+    "onchip_lanes",
+    "sort_bytes_per_s",
+    "link_efficiency",
+    "transfer_latency_s",
+    "call_latency_s",
+)
 
 
 @dataclasses.dataclass(init=False)
@@ -107,16 +121,24 @@ class FpgaTarget:
         names = [f.name for f in dataclasses.fields(self)]
         if "random_access_efficiency" in fields:
             raise InvalidArgumentError(
-                "FPGA target field 'random_access_efficiency' is gone: the model now takes data-dependent accesses "
-                "from measured rates; give random_reads_per_s (accesses per second per memory channel) instead "
-                "(docs/fpga-model.md, \"Random access\")")
+                "FPGA target field 'random_access_efficiency' is gone: the model now takes "
+                "data-dependent accesses "
+                "from measured rates; give random_reads_per_s (accesses per second per memory "
+                "channel) instead "
+                '(docs/fpga-model.md, "Random access")'
+            )
         if args:
-            raise InvalidArgumentError(f"FpgaTarget takes keyword arguments only, e.g. "
-                                       f"FpgaTarget(base={args[0]!r}), not FpgaTarget({args[0]!r})")
+            raise InvalidArgumentError(
+                f"FpgaTarget takes keyword arguments only, e.g. "
+                f"FpgaTarget(base={args[0]!r}), not FpgaTarget({args[0]!r})"
+            )
         for key in fields:
             if key not in names:
-                raise InvalidArgumentError(f"unknown FPGA target field {key!r} ({did_you_mean(key, names)}valid fields are "
-                                           f"{', '.join(names)})")
+                raise InvalidArgumentError(
+                    f"unknown FPGA target field {key!r} ({did_you_mean(key, names)}"
+                    "valid fields are "
+                    f"{', '.join(names)})"
+                )
         for name in names:
             setattr(self, name, fields.get(name))
 
@@ -134,20 +156,26 @@ def target_spec(target: str | os.PathLike | Mapping | FpgaTarget) -> str | dict:
     (docs/fpga-model.md, "Your own card"). An unknown preset name, an unreadable or malformed
     card file or a value of another type raises InvalidArgumentError (FpgaprofIOError for a
     file that cannot be read); the core checks the dict's fields."""
-    if isinstance(target, os.PathLike) or (isinstance(target, str) and target.lower().endswith(".json")):
+    if isinstance(target, os.PathLike) or (
+        isinstance(target, str) and target.lower().endswith(".json")
+    ):
         return card_file(target)
     if isinstance(target, str):
         names = [p["name"] for p in presets()]
         if target not in names:
-            raise InvalidArgumentError(f"unknown FPGA target {target!r} ({preset_hint(target, names)}use one of "
-                                       f"{', '.join(names)}, a card file such as my-card.json, "
-                                       "or fpgaprof.fpga.FpgaTarget(...))")
+            raise InvalidArgumentError(
+                f"unknown FPGA target {target!r} ({preset_hint(target, names)}use one of "
+                f"{', '.join(names)}, a card file such as my-card.json, "
+                "or fpgaprof.fpga.FpgaTarget(...))"
+            )
         return target
     if dataclasses.is_dataclass(target) and not isinstance(target, type):
         target = dataclasses.asdict(target)
     if not isinstance(target, Mapping):
-        raise InvalidArgumentError(f"target={target!r}: pass a preset name ({', '.join(p['name'] for p in presets())}), "
-                                   "a fpgaprof.fpga.FpgaTarget or a dict of its fields")
+        raise InvalidArgumentError(
+            f"target={target!r}: pass a preset name ({', '.join(p['name'] for p in presets())}), "
+            "a fpgaprof.fpga.FpgaTarget or a dict of its fields"
+        )
     return {str(k): v for k, v in dict(target).items() if v is not None}
 
 
@@ -169,20 +197,26 @@ def card_file(path: str | os.PathLike) -> dict:
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except OSError as e:
-        raise FpgaprofIOError(f"FPGA card file {os.fspath(path)!r} cannot be read ({e.strerror or e}): "
-                              "check the path") from None
+        raise FpgaprofIOError(
+            f"FPGA card file {os.fspath(path)!r} cannot be read ({e.strerror or e}): check the path"
+        ) from None
     except UnicodeDecodeError as e:
-        raise InvalidArgumentError(f"FPGA card file {os.fspath(path)!r} is not UTF-8 text ({e.reason} at byte "
-                                   f"{e.start}): save it as UTF-8") from None
+        raise InvalidArgumentError(
+            f"FPGA card file {os.fspath(path)!r} is not UTF-8 text ({e.reason} at byte "
+            f"{e.start}): save it as UTF-8"
+        ) from None
     try:
         data = json.loads(text)
     except ValueError as e:
-        raise InvalidArgumentError(f"FPGA card file {os.fspath(path)!r} is not valid JSON ({e}): write one JSON "
-                                   "object with FpgaTarget's fields, e.g. {\"base\": \"alveo-u55c\", \"clock_hz\": 250e6}"
-                                   ) from None
+        raise InvalidArgumentError(
+            f"FPGA card file {os.fspath(path)!r} is not valid JSON ({e}): write one JSON "
+            'object with FpgaTarget\'s fields, e.g. {"base": "alveo-u55c", "clock_hz": 250e6}'
+        ) from None
     if not isinstance(data, dict):
-        raise InvalidArgumentError(f"FPGA card file {os.fspath(path)!r} holds a JSON {type(data).__name__}, not an "
-                                   "object: write {\"field\": value, ...} with FpgaTarget's fields")
+        raise InvalidArgumentError(
+            f"FPGA card file {os.fspath(path)!r} holds a JSON {type(data).__name__}, not an "
+            'object: write {"field": value, ...} with FpgaTarget\'s fields'
+        )
     return {str(k): v for k, v in data.items() if v is not None}
 
 

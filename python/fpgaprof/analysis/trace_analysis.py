@@ -7,11 +7,13 @@ docs/fpga-model.md). ``AnalysisCache`` keeps one result per set of options (and 
 attribution) for one store: a Profile is immutable once its trace stopped, so every table,
 report and facade of a Profile reads the same result instead of computing it again.
 """
+
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-from typing import Any, Callable, Iterator, Mapping, TypedDict
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypedDict
 
 from fpgaprof.analysis import attribution
 from fpgaprof.analysis.ceilings import ceilings as store_ceilings
@@ -79,7 +81,7 @@ class AnalysisOptions:
         if self.region_rows not in REGION_ROWS:
             raise ValueError(f"region_rows={self.region_rows!r}: use 'path' or 'instance'")
         # a card file or FpgaTarget is read and checked once, here (InvalidArgumentError)
-        object.__setattr__(self, "target", target_spec(self.target))  # type: ignore[arg-type]
+        object.__setattr__(self, "target", target_spec(self.target))
 
     def key(self) -> str:
         """A string that is equal for equal options (the cache key: dicts are not hashable)."""

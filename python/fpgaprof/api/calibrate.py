@@ -28,12 +28,14 @@ A measurement that fails is a FpgaprofWarning naming it and the cause (``timing`
 "failed: ..."); when none succeeds ``run()`` raises FpgaprofError (the CLI: one line, exit 1).
 Without a GPU visible to JAX it raises CuptiUnavailableError.
 """
+
 from __future__ import annotations
 
 import contextlib
 import time
 import warnings
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from fpgaprof.analysis.ceilings import cache_path, save_measured
 from fpgaprof.analysis.ceilings import load_measured as load
@@ -73,8 +75,9 @@ def profiler() -> tuple[Any, Any]:
     return trace, region
 
 
-def repeat_seconds(start_ns: Sequence, end_ns: Sequence, region_index: Sequence,
-                   repeat_regions: Sequence[int]) -> tuple[float, str] | None:
+def repeat_seconds(
+    start_ns: Sequence, end_ns: Sequence, region_index: Sequence, repeat_regions: Sequence[int]
+) -> tuple[float, str] | None:
     """Best repeat's device time from the records of one measurement.
 
     ``repeat_regions[i]``: the region index of repeat i. Per repeat the durations of its
@@ -140,8 +143,13 @@ def _device_seconds(prof: Any, region_names: Sequence[str], what: str) -> tuple[
     return got[0], f"{label} {got[1]}, fastest of {len(region_names)} (fpgaprof trace)"
 
 
-def _best_seconds(label: str, fn: Callable[[], Any], repeats: int, what: str = "kernels",
-                  ident: dict | None = None) -> tuple[float, str]:
+def _best_seconds(
+    label: str,
+    fn: Callable[[], Any],
+    repeats: int,
+    what: str = "kernels",
+    ident: dict | None = None,
+) -> tuple[float, str]:
     """Seconds of the best of ``repeats`` runs of fn (see the module doc) and how measured.
     ``ident`` receives the traced GPU's name and uuid when the trace knows them."""
     trace, region = profiler()
@@ -192,7 +200,7 @@ def enable_x64() -> Any:
     state = getattr(jax, "enable_x64", None)
     if state is not None and callable(state):
         return state(True)
-    from jax.experimental import enable_x64  # older JAX
+    from jax.experimental import enable_x64  # type: ignore[attr-defined]  # older JAX
 
     return enable_x64()
 
@@ -217,8 +225,9 @@ def array_bytes(requested: int, free: int | None, copies: int) -> int:
 # ---------------------------------------------------------------------------------------------
 
 
-def run(repeats: int = 5, copy_bytes: int = 1 << 30, link_bytes: int = 256 << 20,
-        save: bool = True) -> dict:
+def run(
+    repeats: int = 5, copy_bytes: int = 1 << 30, link_bytes: int = 256 << 20, save: bool = True
+) -> dict:
     """Measures and stores this GPU's achieved ceilings; returns them (with ``path`` when
     saved). Raises CuptiUnavailableError when JAX sees no GPU, FpgaprofError when no ceiling
     could be measured; warns (FpgaprofWarning) once per measurement that failed."""
@@ -229,29 +238,39 @@ def run(repeats: int = 5, copy_bytes: int = 1 << 30, link_bytes: int = 256 << 20
         import jax.numpy as jnp
         import numpy as np
     except ImportError as e:
-        raise CuptiUnavailableError(f"calibrate needs JAX with a GPU backend ({e}): "
-                                    "pip install 'jax[cuda13]'")
+        raise CuptiUnavailableError(
+            f"calibrate needs JAX with a GPU backend ({e}): pip install 'jax[cuda13]'"
+        )
     try:
         gpus = jax.devices("gpu")
     except RuntimeError:
         gpus = []
     if not gpus:
-        raise CuptiUnavailableError("no GPU visible to JAX: run fpgaprof calibrate on a machine "
-                                    "with an NVIDIA GPU and jax[cuda13] installed")
+        raise CuptiUnavailableError(
+            "no GPU visible to JAX: run fpgaprof calibrate on a machine "
+            "with an NVIDIA GPU and jax[cuda13] installed"
+        )
     dev = gpus[0]
     ident: dict = {}
-    result: dict[str, Any] = {"device_name": str(getattr(dev, "device_kind", "gpu")),
-                              "device_uuid": "", "peak_flops_per_s": {}, "timing": {},
-                              "repeats": repeats,
-                              "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    result: dict[str, Any] = {
+        "device_name": str(getattr(dev, "device_kind", "gpu")),
+        "device_uuid": "",
+        "peak_flops_per_s": {},
+        "timing": {},
+        "repeats": repeats,
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
     failures: list[str] = []
 
     def failed(what: str, e: BaseException) -> None:
         msg = f"{type(e).__name__}: {' '.join(str(e).split())}"
         result["timing"][what] = f"failed: {msg}"
         failures.append(f"{what} ({msg})")
-        warnings.warn(f"fpgaprof calibrate: {what} not measured ({msg}); reports keep the table "
-                      f"value for it", FpgaprofWarning, stacklevel=3)
+        warnings.warn(
+            f"fpgaprof calibrate: {what} not measured ({msg}); reports keep the table value for it",
+            FpgaprofWarning,
+            stacklevel=3,
+        )
 
     free = _free_device_bytes(dev)
     try:
@@ -271,8 +290,13 @@ def run(repeats: int = 5, copy_bytes: int = 1 << 30, link_bytes: int = 256 << 20
         # warm-up + traced repeats + wall-time repeats (fallback) each need a fresh array
         l_bytes = array_bytes(link_bytes, free, 2 * repeats + 3)
         host = np.ones((l_bytes // 4,), np.float32)
-        s, how = _best_seconds("htod", lambda: jax.device_put(host, dev).block_until_ready(),
-                               repeats, what="HtoD", ident=ident)
+        s, how = _best_seconds(
+            "htod",
+            lambda: jax.device_put(host, dev).block_until_ready(),
+            repeats,
+            what="HtoD",
+            ident=ident,
+        )
         link["HtoD"] = l_bytes / s
         result["timing"]["link_htod"] = how
         # A device array caches its host copy after the first transfer: one fresh array per run.
@@ -281,9 +305,11 @@ def run(repeats: int = 5, copy_bytes: int = 1 << 30, link_bytes: int = 256 << 20
         pending = [fresh(src) for _ in range(2 * repeats + 1)]
         for a in pending:
             a.block_until_ready()
-        s, how = _best_seconds("dtoh", lambda: np.asarray(pending.pop()), repeats, what="DtoH",
-                               ident=ident)
-        src = pending = None
+        s, how = _best_seconds(
+            "dtoh", lambda: np.asarray(pending.pop()), repeats, what="DtoH", ident=ident
+        )
+        src = None  # the device arrays go before the next measurement
+        pending.clear()
         link["DtoH"] = l_bytes / s
         result["timing"]["link_dtoh"] = how
         result["link_bytes"] = l_bytes
@@ -302,10 +328,15 @@ def run(repeats: int = 5, copy_bytes: int = 1 << 30, link_bytes: int = 256 << 20
                 if str(a.dtype) != dtype:  # JAX silently narrows float64 without x64
                     raise FpgaprofError(f"JAX made a {a.dtype} array for {dtype}")
                 mm = jax.jit(lambda p, q, _pr=jprec: jnp.matmul(p, q, precision=_pr))
-                s, how = _best_seconds(prec, lambda: mm(a, a).block_until_ready(), repeats,
-                                       ident=ident)
+                # the lambda is called inside this iteration only (B023 does not apply)
+                s, how = _best_seconds(
+                    prec,
+                    lambda: mm(a, a).block_until_ready(),  # noqa: B023
+                    repeats,
+                    ident=ident,
+                )
                 a = None
-            result["peak_flops_per_s"][prec] = 2.0 * size ** 3 / s
+            result["peak_flops_per_s"][prec] = 2.0 * size**3 / s
             result["timing"][prec] = how
         except Exception as e:  # noqa: BLE001 - a precision the GPU or JAX build lacks
             failed(prec, e)
@@ -314,9 +345,12 @@ def run(repeats: int = 5, copy_bytes: int = 1 << 30, link_bytes: int = 256 << 20
         result["device_name"] = ident["name"]
     result["device_uuid"] = ident.get("uuid", "")
     if not result["peak_flops_per_s"] and "dram_bytes_per_s" not in result and not link:
-        raise FpgaprofError("fpgaprof calibrate measured no ceiling: " + "; ".join(failures)
-                            + " (check that JAX runs on this GPU: python -c 'import jax; "
-                            "print(jax.devices())')")
+        raise FpgaprofError(
+            "fpgaprof calibrate measured no ceiling: "
+            + "; ".join(failures)
+            + " (check that JAX runs on this GPU: python -c 'import jax; "
+            "print(jax.devices())')"
+        )
     if save:
         path = cache_path(result["device_name"], result["device_uuid"])
         save_measured(path, result)

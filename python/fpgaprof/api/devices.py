@@ -1,4 +1,5 @@
 """What fpgaprof sees of CUPTI, the CUDA driver and the GPUs (``fpgaprof devices``)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -28,11 +29,11 @@ def _version(v: int) -> str:
 def describe() -> str:
     """A readable report of the CUPTI library, driver, GPUs and, if tracing cannot work, why."""
     s = status()
-    lines = [f"fpgaprof {core.__version__}",
-             f"  libfpgaprof: {core.library_path() or '(unknown)'}"]
+    lines = [f"fpgaprof {core.__version__}", f"  libfpgaprof: {core.library_path() or '(unknown)'}"]
     if s.library_found:
-        lines.append(f"  CUPTI: {s.library_path} (found: {s.how_found}; "
-                     f"API version {s.cupti_version})")
+        lines.append(
+            f"  CUPTI: {s.library_path} (found: {s.how_found}; API version {s.cupti_version})"
+        )
     else:
         lines.append("  CUPTI: not found")
     lines.append(f"  CUDA driver: {_version(s.driver_version)}")
@@ -46,7 +47,10 @@ def describe() -> str:
                 f"{d.global_memory_bytes / 2**30:.1f} GiB, "
                 f"SM clock {d.core_clock_khz / 1e3:.0f} MHz, "
                 f"memory clock {d.memory_clock_khz / 1e3:.0f} MHz x {d.memory_bus_width_bits} bit"
-                + (f" ({bw / 1e9:.0f} GB/s peak)" if bw else "") + ", " + _link_text(d))
+                + (f" ({bw / 1e9:.0f} GB/s peak)" if bw else "")
+                + ", "
+                + _link_text(d)
+            )
     else:
         lines.append("  GPUs: none")
     lines.append("  NVTX injection: " + _nvtx_line())
@@ -81,5 +85,7 @@ def counters_line(device: int) -> str:
     except Exception as e:  # noqa: BLE001 - a report line, not a failure of `devices`
         return f"not available ({' '.join(str(e).split())})"
     missing = f", missing: {'; '.join(p.missing)}" if p.missing else ""
-    return (f"chip {p.chip}, {len(p.metrics)} metrics, {p.passes} kernel-replay passes"
-            f"{missing} (fpgaprof counters)")
+    return (
+        f"chip {p.chip}, {len(p.metrics)} metrics, {p.passes} kernel-replay passes"
+        f"{missing} (fpgaprof counters)"
+    )

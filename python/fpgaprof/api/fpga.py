@@ -6,11 +6,13 @@ export of one instruction is analysis.hlo_export's.
 by a documented score and estimates each one's time on the card, the host-link transfer cost
 and the end-to-end speedup (Amdahl). Every input of the score is a column of the returned table.
 """
+
 from __future__ import annotations
 
 import math
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from fpgaprof.analysis import hlo_export
 from fpgaprof.analysis.hlo_export import HloText, hlo_module_for_op
@@ -50,9 +52,15 @@ __all__ = [
 ]
 
 
-def fpga_candidates(prof: Any, target: str | Mapping | FpgaTarget = DEFAULT_TARGET, *,
-                    by: str = "op", inputs_cross_link: bool = True, workload_s: float | None = None,
-                    **kwargs: Any) -> Table:
+def fpga_candidates(
+    prof: Any,
+    target: str | Mapping | FpgaTarget = DEFAULT_TARGET,
+    *,
+    by: str = "op",
+    inputs_cross_link: bool = True,
+    workload_s: float | None = None,
+    **kwargs: Any,
+) -> Table:
     """HLO ops (``by="op"``, default) or user regions (``by="region"``) ranked by FPGA offload
     score, best first.
 
@@ -90,20 +98,28 @@ def fpga_candidates(prof: Any, target: str | Mapping | FpgaTarget = DEFAULT_TARG
     upper bounds stay under 1 at the fast ends, else "". ``Table.meta`` holds the target, the
     combined speedup, ``not_estimated_count`` / ``not_estimated_gpu_ns``, ``bounded_count`` and
     ``ruled_out_count`` / ``ruled_out_gpu_ns``."""
-    key = {"op": "candidates", "ops": "candidates", "region": "regions", "regions": "regions"}.get(by)
+    key = {"op": "candidates", "ops": "candidates", "region": "regions", "regions": "regions"}.get(
+        by
+    )
     if key is None:
-        raise InvalidArgumentError(f"by={by!r}: use 'op' (HLO ops) or 'region' (fpgaprof.region paths)")
-    res = analyze(prof, target=target, inputs_cross_link=inputs_cross_link, workload_s=workload_s, **kwargs)
+        raise InvalidArgumentError(
+            f"by={by!r}: use 'op' (HLO ops) or 'region' (fpgaprof.region paths)"
+        )
+    res = analyze(
+        prof, target=target, inputs_cross_link=inputs_cross_link, workload_s=workload_s, **kwargs
+    )
     f = res["fpga"]
     t = Table(f.get(key, []))
     card = (f.get("target") or {}).get("name") or "the card"
     if key == "regions":
-        t.meta = {k: f[k] for k in ("target", "workload_ns", "gpu_kernel_ns") if k in f}  # type: ignore[attr-defined]
+        t.meta = {k: f[k] for k in ("target", "workload_ns", "gpu_kernel_ns") if k in f}
         t.title = f"FPGA offload candidates on {card}: region paths as whole units"
         t.display = REGION_TEXT_COLUMNS
-        t.empty_note = no_rows_note(prof, "no fpgaprof.region() with GPU kernels inside", regions=True)
+        t.empty_note = no_rows_note(
+            prof, "no fpgaprof.region() with GPU kernels inside", regions=True
+        )
     else:
-        t.meta = {k: v for k, v in f.items() if k not in ("candidates", "regions")}  # type: ignore[attr-defined]
+        t.meta = {k: v for k, v in f.items() if k not in ("candidates", "regions")}
         t.title = f"FPGA offload candidates on {card}: HLO ops"
         t.display = OP_TEXT_COLUMNS
         t.empty_note = no_rows_note(prof, "no kernel was attributed to an HLO op")
@@ -126,27 +142,68 @@ def combined_speedup_text(what_if: Mapping, card: str) -> str:
     restructured = what_if.get("restructured_combined_speedup")
     tail = ""
     if rcount and isinstance(restructured, (int, float)):
-        tail = (f"; restructured designs: {rcount} op{'s' if rcount != 1 else ''} gain, "
-                f"workload {fmt_speedup(restructured)}")
+        tail = (
+            f"; restructured designs: {rcount} op{'s' if rcount != 1 else ''} gain, "
+            f"workload {fmt_speedup(restructured)}"
+        )
     if not count:
         return f"no op gains from offloading to {card} as compiled{tail}"
-    rng = fmt_speedup_range(what_if.get("combined_speedup_low"), what_if.get("combined_speedup_high"))
-    return (f"offloading the {count} op{'s' if count != 1 else ''} that gain to {card}: "
-            f"workload speedup {fmt_speedup(combined)}{f' ({rng})' if rng else ''} (Amdahl){tail}")
+    rng = fmt_speedup_range(
+        what_if.get("combined_speedup_low"), what_if.get("combined_speedup_high")
+    )
+    return (
+        f"offloading the {count} op{'s' if count != 1 else ''} that gain to {card}: "
+        f"workload speedup {fmt_speedup(combined)}{f' ({rng})' if rng else ''} (Amdahl){tail}"
+    )
 
 
 # The columns print(prof.fpga_candidates(...)) shows (every column stays in the rows); a
 # column with _low/_high companions prints its range beside it ("2.41x (1.6-3.1x)").
-OP_TEXT_COLUMNS = ("rank", "op", "module", "score", "scenario", "op_speedup", "restructured_op_speedup",
-                   "workload_speedup", "time_share", "gpu_time_ns", "fpga_total_s", "pattern", "card_limit",
-                   "estimate_note")
-REGION_TEXT_COLUMNS = ("rank", "region", "score", "scenario", "region_speedup", "restructured_region_speedup",
-                       "workload_speedup", "time_share", "gpu_time_ns", "fpga_total_s", "instances",
-                       "estimate_note")
+OP_TEXT_COLUMNS = (
+    "rank",
+    "op",
+    "module",
+    "score",
+    "scenario",
+    "op_speedup",
+    "restructured_op_speedup",
+    "workload_speedup",
+    "time_share",
+    "gpu_time_ns",
+    "fpga_total_s",
+    "pattern",
+    "card_limit",
+    "estimate_note",
+)
+REGION_TEXT_COLUMNS = (
+    "rank",
+    "region",
+    "score",
+    "scenario",
+    "region_speedup",
+    "restructured_region_speedup",
+    "workload_speedup",
+    "time_share",
+    "gpu_time_ns",
+    "fpga_total_s",
+    "instances",
+    "estimate_note",
+)
 # And print(fpgaprof.fpga.estimate(...)).
-ESTIMATE_TEXT_COLUMNS = ("op", "opcode", "pattern", "precision", "executions", "card_time_s",
-                         "restructured_card_time_s", "card_limit", "memory_efficiency", "flops", "bytes",
-                         "estimate_note")
+ESTIMATE_TEXT_COLUMNS = (
+    "op",
+    "opcode",
+    "pattern",
+    "precision",
+    "executions",
+    "card_time_s",
+    "restructured_card_time_s",
+    "card_limit",
+    "memory_efficiency",
+    "flops",
+    "bytes",
+    "estimate_note",
+)
 
 
 class Estimate(Table):
@@ -183,10 +240,22 @@ class Estimate(Table):
 
     def summary(self) -> dict:
         """The whole-function figures as one dict (what summary.json and the CLI's --json hold)."""
-        keys = ("module", "card_time_s", "card_time_range_s", "restructured_card_time_s",
-                "restructured_card_time_range_s", "transfer_bytes", "transfer_s", "transfer_range_s",
-                "total_s", "total_range_s", "restructured_total_s", "restructured_total_range_s",
-                "not_estimated_count", "notes")
+        keys = (
+            "module",
+            "card_time_s",
+            "card_time_range_s",
+            "restructured_card_time_s",
+            "restructured_card_time_range_s",
+            "transfer_bytes",
+            "transfer_s",
+            "transfer_range_s",
+            "total_s",
+            "total_range_s",
+            "restructured_total_s",
+            "restructured_total_range_s",
+            "not_estimated_count",
+            "notes",
+        )
         out = {k: getattr(self, k) for k in keys}
         out["target"] = self.target.get("name")
         return out
@@ -225,16 +294,26 @@ def _estimate_table(res: Mapping) -> Estimate:
         nominal, (lo, hi) = getattr(t, f"{key}_s"), getattr(t, f"{key}_range_s")
         return f"{label} {fmt_s(nominal)} ({fmt_s_range(lo, hi)})"
 
-    footer = [f"  whole function on {card}: " + ", ".join([
-        line("card", "card_time"), line("restructured", "restructured_card_time")]),
-        "  " + ", ".join([line("host link", "transfer"), line("total", "total"),
-                          line("restructured total", "restructured_total")])]
+    footer = [
+        f"  whole function on {card}: "
+        + ", ".join([line("card", "card_time"), line("restructured", "restructured_card_time")]),
+        "  "
+        + ", ".join(
+            [
+                line("host link", "transfer"),
+                line("total", "total"),
+                line("restructured total", "restructured_total"),
+            ]
+        ),
+    ]
     footer += [f"  note: {n}" for n in t.notes]
     t.footer = "\n".join(footer)
     return t
 
 
-def estimate_hlo(text: str, target: str | os.PathLike | Mapping | FpgaTarget = DEFAULT_TARGET) -> Estimate:
+def estimate_hlo(
+    text: str, target: str | os.PathLike | Mapping | FpgaTarget = DEFAULT_TARGET
+) -> Estimate:
     """The static FPGA what-if of an HLO module (XLA's text, optimized or not): every op of its
     entry computation and of the loops and calls it runs (a while body multiplied by XLA's
     known_trip_count; unknown trip counts counted once and named in ``notes``), on ``target``
@@ -243,13 +322,19 @@ def estimate_hlo(text: str, target: str | os.PathLike | Mapping | FpgaTarget = D
     fpgaprof.HloParseError; a bad target InvalidArgumentError. docs/fpga-model.md, "Static
     estimate"."""
     if not isinstance(text, str):
-        raise InvalidArgumentError(f"estimate_hlo takes HLO text (a str), not {type(text).__name__}: read the "
-                                   "file first, or use fpgaprof.fpga.estimate(fn, *args) for a JAX function")
+        raise InvalidArgumentError(
+            f"estimate_hlo takes HLO text (a str), not {type(text).__name__}: read the "
+            "file first, or use fpgaprof.fpga.estimate(fn, *args) for a JAX function"
+        )
     return _estimate_table(core.analysis.estimate_hlo(text, target_spec(target)))
 
 
-def estimate(fn: Any, *args: Any, target: str | os.PathLike | Mapping | FpgaTarget = DEFAULT_TARGET,
-             **kwargs: Any) -> Estimate:
+def estimate(
+    fn: Any,
+    *args: Any,
+    target: str | os.PathLike | Mapping | FpgaTarget = DEFAULT_TARGET,
+    **kwargs: Any,
+) -> Estimate:
     """The static FPGA what-if of a JAX function: ``fn`` (plain or jitted) is lowered and
     compiled by XLA for the backend at hand (the CPU is fine) with ``args`` / ``kwargs``
     (arrays or ``jax.ShapeDtypeStruct``: nothing is allocated or run, so multi-GB shapes
@@ -258,18 +343,24 @@ def estimate(fn: Any, *args: Any, target: str | os.PathLike | Mapping | FpgaTarg
     try:
         import jax
     except ImportError:
-        raise InvalidArgumentError("fpgaprof.fpga.estimate needs JAX: pip install 'fpgaprof[jax]' "
-                                   "(or estimate_hlo(text) on HLO text)") from None
+        raise InvalidArgumentError(
+            "fpgaprof.fpga.estimate needs JAX: pip install 'fpgaprof[jax]' "
+            "(or estimate_hlo(text) on HLO text)"
+        ) from None
     if not callable(fn):
-        raise InvalidArgumentError(f"estimate takes a function, not {type(fn).__name__}: "
-                                   "fpgaprof.fpga.estimate(fn, *args, target=...)")
+        raise InvalidArgumentError(
+            f"estimate takes a function, not {type(fn).__name__}: "
+            "fpgaprof.fpga.estimate(fn, *args, target=...)"
+        )
     spec = target_spec(target)  # a bad card fails before the compilation
     jitted = fn if hasattr(fn, "lower") else jax.jit(fn)
     text = jitted.lower(*args, **kwargs).compile().as_text()
     return _estimate_table(core.analysis.estimate_hlo(text, spec))
 
 
-def export_hlo(prof: Any, op: str, path: str | os.PathLike, module: str | int | None = None) -> HloText:
+def export_hlo(
+    prof: Any, op: str, path: str | os.PathLike, module: str | int | None = None
+) -> HloText:
     """Writes the HLO of op ``op`` (from the trace's optimized modules) as a standalone module to
     ``path`` (atomically) and returns the text (an ``HloText``: a str whose repr is one line
     saying what was written where). When several different modules hold an instruction of that

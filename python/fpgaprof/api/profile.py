@@ -5,6 +5,7 @@ Record tables (``prof.kernels``, ``prof.transfers``, ...) are the store's tables
 indexing, iteration (rows with the C++ field names as attributes, strings resolved) and
 ``columns()`` (numpy arrays, one copy). Units are in the field names (``*_ns``, ``*bytes``).
 """
+
 from __future__ import annotations
 
 import os
@@ -44,7 +45,8 @@ class Profile:
         if self._store is None:
             raise FpgaprofError(
                 "the trace is still running: read the Profile after the `with fpgaprof.trace()` "
-                "block has ended")
+                "block has ended"
+            )
         return self._store
 
     @property
@@ -247,9 +249,11 @@ class Profile:
             return "<fpgaprof.Profile (trace running)>"
         dev = self.device
         gpu = dev.name if dev is not None else ("GPU" if self.gpu_available else "no GPU")
-        return (f"<fpgaprof.Profile {self.wall_time_ns / 1e9:.3f} s, {gpu}: "
-                f"{len(self.kernels)} kernels, "
-                f"{len(self.transfers)} transfers, {len(self.regions)} regions>")
+        return (
+            f"<fpgaprof.Profile {self.wall_time_ns / 1e9:.3f} s, {gpu}: "
+            f"{len(self.kernels)} kernels, "
+            f"{len(self.transfers)} transfers, {len(self.regions)} regions>"
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Profile):
@@ -274,7 +278,9 @@ def load(path: str | os.PathLike) -> Profile:
     if os.path.isdir(p):
         inner = os.path.join(p, TRACE_FILE_NAME)
         if not os.path.isfile(inner):
-            raise FpgaprofIOError(f"{p}: a folder without {TRACE_FILE_NAME}; give the trace file "
-                                  "itself or the output folder of `fpgaprof run`")
+            raise FpgaprofIOError(
+                f"{p}: a folder without {TRACE_FILE_NAME}; give the trace file "
+                "itself or the output folder of `fpgaprof run`"
+            )
         p = inner
     return Profile(core.TraceStore.load(p), path=p)

@@ -1,5 +1,6 @@
 """How a Profile reads: ``prof.summary()`` (text) and the Profile in Jupyter (HTML), both from
 the trace overview (api.overview), so their numbers are summary.json's and report.html's."""
+
 from __future__ import annotations
 
 import os
@@ -30,8 +31,10 @@ def summary_text(prof: Any, top: int = 15) -> str:
     wall = prof.wall_time_ns
     dev = prof.device
     if dev is not None:
-        gpu = (f"{dev.name} (cc {dev.compute_capability_major}.{dev.compute_capability_minor}, "
-               f"{dev.sm_count} SMs)")
+        gpu = (
+            f"{dev.name} (cc {dev.compute_capability_major}.{dev.compute_capability_minor}, "
+            f"{dev.sm_count} SMs)"
+        )
     elif prof.gpu_available:
         gpu = "GPU (no device record)"
     else:
@@ -44,10 +47,12 @@ def summary_text(prof: Any, top: int = 15) -> str:
     tot = summary["totals"]
     if tot.get("gpu_busy_s") is not None:
         frac = tot.get("gpu_busy_fraction")
-        out.append(f"GPU busy: {_t(tot['gpu_busy_s'] * 1e9)}"
-                   + (f" ({100 * frac:.1f} % of wall)" if frac is not None else "")
-                   + f", idle {_t(tot['gpu_idle_s'] * 1e9)} (busy = union of the kernel, copy "
-                   "and memset intervals on every device and stream)")
+        out.append(
+            f"GPU busy: {_t(tot['gpu_busy_s'] * 1e9)}"
+            + (f" ({100 * frac:.1f} % of wall)" if frac is not None else "")
+            + f", idle {_t(tot['gpu_idle_s'] * 1e9)} (busy = union of the kernel, copy "
+            "and memset intervals on every device and stream)"
+        )
 
     k = prof.kernels.columns(["name", "start_ns", "end_ns"])
     n_k = len(k["name"])
@@ -55,8 +60,10 @@ def summary_text(prof: Any, top: int = 15) -> str:
     total_k = float(dur.sum())
     out.append("")
     if n_k or prof.gpu_available:
-        out.append(f"Kernels: {n_k} launches, {len(set(k['name'])) if n_k else 0} distinct, "
-                   f"{_t(total_k)} summed kernel time")
+        out.append(
+            f"Kernels: {n_k} launches, {len(set(k['name'])) if n_k else 0} distinct, "
+            f"{_t(total_k)} summed kernel time"
+        )
     else:
         out.append("Kernels: – (no GPU data)")
     if n_k:
@@ -67,8 +74,10 @@ def summary_text(prof: Any, top: int = 15) -> str:
         out.append(f"  {'kernel':60s} {'count':>8s} {'total':>11s} {'mean':>10s} {'%':>6s}")
         for i in order:
             pct = 100.0 * tot[i] / total_k if total_k else 0.0
-            out.append(f"  {shorten(str(names[i]), 60):60s} {int(cnt[i]):8d} {_t(tot[i]):>11s} "
-                       f"{_t(tot[i] / cnt[i]):>10s} {pct:6.1f}")
+            out.append(
+                f"  {shorten(str(names[i]), 60):60s} {int(cnt[i]):8d} {_t(tot[i]):>11s} "
+                f"{_t(tot[i] / cnt[i]):>10s} {pct:6.1f}"
+            )
         if len(names) > top:
             out.append(f"  ... {len(names) - top} more kernels")
 
@@ -85,14 +94,18 @@ def summary_text(prof: Any, top: int = 15) -> str:
     out.extend(_region_lines(prof, overview, top))
 
     out.append("")
-    out.append(f"Dropped records: {prof.dropped_records}; "
-               f"incomplete records: {prof.incomplete_records}")
+    out.append(
+        f"Dropped records: {prof.dropped_records}; incomplete records: {prof.incomplete_records}"
+    )
     # The warnings of summary.json and report.html: the trace's own, those the reports derive
     # and every transfer flag (docs/reports.md, "Warnings").
     warns = summary["warnings"]
     flags = len((summary["transfers"] or {}).get("flags") or [])
-    out.append(f"Warnings: {len(warns)}" + (f" ({flags} of them transfer flags)" if flags else "")
-               + ("" if warns else " (none)"))
+    out.append(
+        f"Warnings: {len(warns)}"
+        + (f" ({flags} of them transfer flags)" if flags else "")
+        + ("" if warns else " (none)")
+    )
     for w in warns:
         out.append(f"  - {w}")
     return "\n".join(out) + "\n"
@@ -104,12 +117,26 @@ def _device_lines(summary: dict) -> list[str]:
     if not multi_device(summary):
         return []
     d = summary["by_device"]
-    return (["", f"Devices: {d['count']}; {d['balance']['text']}"]
-            + sub_table(rows_text(sections.device_table_rows(d), "per device",
-                                   ("device_id", "name", "kernel_count", "kernel_time_s", "busy_s",
-                                    "busy_fraction", "copy_bytes", "htod_link_percent",
-                                    "memory_peak_bytes", "threads"),
-                                   more="prof.device_report()", labels=sections.DEVICE_LABELS)))
+    return ["", f"Devices: {d['count']}; {d['balance']['text']}"] + sub_table(
+        rows_text(
+            sections.device_table_rows(d),
+            "per device",
+            (
+                "device_id",
+                "name",
+                "kernel_count",
+                "kernel_time_s",
+                "busy_s",
+                "busy_fraction",
+                "copy_bytes",
+                "htod_link_percent",
+                "memory_peak_bytes",
+                "threads",
+            ),
+            more="prof.device_report()",
+            labels=sections.DEVICE_LABELS,
+        )
+    )
 
 
 def _region_lines(prof: Any, overview: TraceOverview, top: int) -> list[str]:
@@ -120,8 +147,15 @@ def _region_lines(prof: Any, overview: TraceOverview, top: int) -> list[str]:
     r = summary["regions"]
     n = len(prof.regions)
     paths = r.get("paths")
-    lines = ["", f"Regions: {n}" + (f" ({paths} path{'s' if paths != 1 else ''})"
-                                    if r.get("available") and paths != n else "")]
+    lines = [
+        "",
+        f"Regions: {n}"
+        + (
+            f" ({paths} path{'s' if paths != 1 else ''})"
+            if r.get("available") and paths != n
+            else ""
+        ),
+    ]
     if not r.get("available"):
         return lines
     peaks: dict[str, int] = {}
@@ -135,16 +169,21 @@ def _region_lines(prof: Any, overview: TraceOverview, top: int) -> list[str]:
     for x in items[:top]:
         gpu = "–" if no_gpu or x.get("gpu_s") is None else _t(x["gpu_s"] * 1e9)
         peak = fmt_bytes(peaks[x["path"]]) if x["path"] in peaks else "–"
-        lines.append(f"  {shorten(x['path'], 40):40s} {x['count']:7d} {_t(x['wall_s'] * 1e9):>11s} "
-                     f"{gpu:>11s} {peak:>11s}")
+        lines.append(
+            f"  {shorten(x['path'], 40):40s} {x['count']:7d} {_t(x['wall_s'] * 1e9):>11s} "
+            f"{gpu:>11s} {peak:>11s}"
+        )
     left = len(items) - min(len(items), top) + int(r.get("rows_left_out") or 0)
     if left:
         lines.append(f"  ... {left} more region paths")
-    lines.append("  (GPU = summed durations of the kernels, copies and memsets launched inside "
-                 "the region, nested ones included: a sum, not a union"
-                 + ("; – : no GPU data in this trace" if no_gpu else "")
-                 + "; mem peak = most device memory in use while it was open"
-                 + ("" if peaks else ", – : no allocation records") + ")")
+    lines.append(
+        "  (GPU = summed durations of the kernels, copies and memsets launched inside "
+        "the region, nested ones included: a sum, not a union"
+        + ("; – : no GPU data in this trace" if no_gpu else "")
+        + "; mem peak = most device memory in use while it was open"
+        + ("" if peaks else ", – : no allocation records")
+        + ")"
+    )
     return lines
 
 
@@ -171,10 +210,13 @@ def hlo_op_lines(result: Any, top: int = 10) -> list[str]:
     lines.append(
         f"HLO ops (top {min(top, len(ops))} of {len(ops)} by GPU time; {pct:.1f}% of kernel "
         f"time attributed: {by['nvtx_thunk']} by thunk range, {by['kernel_name']} by kernel "
-        f"name, {by['library']} library)")
+        f"name, {by['library']} library)"
+    )
     if ops:
-        lines.append(f"  {'time':>10} {'%':>6} {'execs':>6} {'mean':>10} {'GFLOP/s':>8}  "
-                     f"{'op (module)':<44} {'category':<22} source")
+        lines.append(
+            f"  {'time':>10} {'%':>6} {'execs':>6} {'mean':>10} {'GFLOP/s':>8}  "
+            f"{'op (module)':<44} {'category':<22} source"
+        )
     for op in ops[:top]:
         t = op.total_ns + op.memcpy_ns
         share = 100.0 * op.total_ns / total if total else 0.0
@@ -184,19 +226,29 @@ def hlo_op_lines(result: Any, top: int = 10) -> list[str]:
             # a fixed-unit column: 1234 GFLOP/s as "1234", not .3g's "1.23e+03"
             rate = f"{gflops:.3g}" if abs(gflops) < 999.5 else f"{gflops:.0f}"
         name = f"{op.hlo_op} ({op.module_name})" if op.module_name else op.hlo_op
-        src = f"{_short_path(op.source_file)}:{op.source_line}" if op.source_file and op.source_line >= 0 else ""
+        src = (
+            f"{_short_path(op.source_file)}:{op.source_line}"
+            if op.source_file and op.source_line >= 0
+            else ""
+        )
         # an op that only launched copies (copy-start, a host transfer) has no kernel run
         category = op.category or ("copies only" if not op.executions and op.memcpy_ns else "")
-        lines.append(f"  {fmt_ns(t):>10} {share:5.1f}% {op.executions:>6} "
-                     f"{fmt_ns(op.mean_ns):>10} {rate:>8}  {name[:44]:<44} "
-                     f"{category[:22]:<22} {src}")
+        lines.append(
+            f"  {fmt_ns(t):>10} {share:5.1f}% {op.executions:>6} "
+            f"{fmt_ns(op.mean_ns):>10} {rate:>8}  {name[:44]:<44} "
+            f"{category[:22]:<22} {src}"
+        )
     if ops:
-        lines.append("  (time = the op's kernels + the copies it launched; % = its share of kernel "
-                     "time; execs and mean count kernel runs)")
+        lines.append(
+            "  (time = the op's kernels + the copies it launched; % = its share of kernel "
+            "time; execs and mean count kernel runs)"
+        )
     if result.unattributed_count:
         upct = 100.0 * result.unattributed_ns / total if total else 0.0
-        lines.append(f"Unattributed kernels: {result.unattributed_count} "
-                     f"({fmt_ns(result.unattributed_ns)}, {upct:.1f}% of kernel time)")
+        lines.append(
+            f"Unattributed kernels: {result.unattributed_count} "
+            f"({fmt_ns(result.unattributed_ns)}, {upct:.1f}% of kernel time)"
+        )
         for u in list(result.unattributed)[:top]:
             lines.append(f"  {u.name[:60]} x{u.count}, {fmt_ns(u.total_ns)}: {u.reason}")
     for w in result.warnings:
@@ -211,16 +263,29 @@ def profile_html(prof: Any) -> str:
     s = trace_overview(prof).data
     t, tot, dev = s["trace"], s["totals"], s.get("device") or {}
     items = [
-        ("device", esc(dev.get("name")) if dev else
-         f'<span class="na">no GPU: {esc(t["unavailable_reason"])}</span>'),
+        (
+            "device",
+            esc(dev.get("name"))
+            if dev
+            else f'<span class="na">no GPU: {esc(t["unavailable_reason"])}</span>',
+        ),
         ("wall time", fmt_s(t["wall_time_s"])),
-        ("GPU busy", f'{fmt_s(tot["gpu_busy_s"])} ({fmt_pct(tot["gpu_busy_fraction"])})'
-         if tot["gpu_busy_s"] is not None else "n/a (no GPU)"),
-        ("kernels", f'{fmt_num(tot["kernel_count"])} · {fmt_s(tot["kernel_time_s"])} summed'),
-        ("transfers", f'{fmt_num(tot["transfer_count"])} · {fmt_bytes(tot["transfer_bytes"])} · '
-                      f'{fmt_pct(tot["transfer_share_of_wall"])} of wall'),
-        ("device memory peak", fmt_bytes(s["memory"]["peak_bytes"])
-         if s["memory"].get("available") else "–"),
+        (
+            "GPU busy",
+            f"{fmt_s(tot['gpu_busy_s'])} ({fmt_pct(tot['gpu_busy_fraction'])})"
+            if tot["gpu_busy_s"] is not None
+            else "n/a (no GPU)",
+        ),
+        ("kernels", f"{fmt_num(tot['kernel_count'])} · {fmt_s(tot['kernel_time_s'])} summed"),
+        (
+            "transfers",
+            f"{fmt_num(tot['transfer_count'])} · {fmt_bytes(tot['transfer_bytes'])} · "
+            f"{fmt_pct(tot['transfer_share_of_wall'])} of wall",
+        ),
+        (
+            "device memory peak",
+            fmt_bytes(s["memory"]["peak_bytes"]) if s["memory"].get("available") else "–",
+        ),
         ("regions", fmt_num(tot["region_count"])),
         ("dropped records", fmt_num(t["dropped_records"])),
         ("warnings", fmt_num(len(s["warnings"]))),
@@ -235,10 +300,12 @@ def profile_html(prof: Any) -> str:
     if s["ops"].get("available"):
         keys = ["op", "category", "count", "total_s", "flops", "bytes", "source"]
         out.append("<b>top HLO ops</b>")
-        out.append(grid_html(keys, s["ops"]["items"][:10], s["ops"]["count"], "ops",
-                         SUMMARY_OP_LABELS))
+        out.append(
+            grid_html(keys, s["ops"]["items"][:10], s["ops"]["count"], "ops", SUMMARY_OP_LABELS)
+        )
     if s["warnings"]:
-        out.append("<ul>" + "".join(f'<li class="warn">{esc(w)}</li>' for w in s["warnings"])
-                   + "</ul>")
+        out.append(
+            "<ul>" + "".join(f'<li class="warn">{esc(w)}</li>' for w in s["warnings"]) + "</ul>"
+        )
     out.append("</div>")
     return "".join(out)

@@ -2,6 +2,7 @@
 ``fpgaprof.roofline.transfers``, ``.memory``, ``.devices``): copies, device memory and GPUs of a
 trace, from the Profile's cached analysis, as dicts that print and show in Jupyter as tables
 (api.section_views). docs/roofline.md, "Transfers", "Device memory", "Several GPUs"."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -9,13 +9,20 @@ Region results come one row per region *path* ("outer > inner", every instance s
 ``by="region"``, the default) or, on request, one row per region record
 (``by="region_instance"``). docs/roofline.md, "Regions".
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from fpgaprof.analysis import ceilings as gpu_ceilings
 from fpgaprof.analysis import sections
-from fpgaprof.analysis.trace_analysis import AnalysisCache, AnalysisOptions, store_of
+from fpgaprof.analysis.trace_analysis import (
+    AnalysisCache,
+    AnalysisOptions,
+    AnalysisResult,
+    store_of,
+)
 from fpgaprof.analysis.trace_analysis import run as run_analysis
 from fpgaprof.api import views
 from fpgaprof.base import records
@@ -33,6 +40,7 @@ __all__ = [
     "kernel_count",
     "no_rows_note",
 ]
+
 
 class Table(views.Table):
     """Rows of a roofline or FPGA analysis (dicts), best first: an api.views.Table whose FLOPs
@@ -58,19 +66,35 @@ def ceilings(prof: Any, device: int = 0, *, use_measured: bool = True) -> dict |
     return gpu_ceilings.ceilings(store_of(prof), device, use_measured=use_measured)
 
 
-def analyze(prof: Any, *, target: str | Mapping | Any = DEFAULT_TARGET, ceilings_override: Mapping | None = None,
-            workload_s: float | None = None, inputs_cross_link: bool = True,
-            tiny_bytes: int = 64 * 1024, tiny_flood_count: int = 1000, latency_kernel_ns: int = 5000,
-            top_buffers: int = 20, region_rows: str = "path") -> dict:
+def analyze(
+    prof: Any,
+    *,
+    target: str | Mapping | Any = DEFAULT_TARGET,
+    ceilings_override: Mapping | None = None,
+    workload_s: float | None = None,
+    inputs_cross_link: bool = True,
+    tiny_bytes: int = 64 * 1024,
+    tiny_flood_count: int = 1000,
+    latency_kernel_ns: int = 5000,
+    top_buffers: int = 20,
+    region_rows: str = "path",
+) -> AnalysisResult:
     """The whole analysis as one dict: ceilings, transfers, memory, roofline, fpga.
 
     ``region_rows``: "path" (default: one transfer group, memory row and roofline point per
     region path, instances summed) or "instance" (one per region record). Cached on ``prof``
     per argument set (a Profile is immutable once the trace stopped)."""
-    options = AnalysisOptions(target=target, ceilings=ceilings_override, workload_s=workload_s,
-                              inputs_cross_link=inputs_cross_link, tiny_bytes=tiny_bytes,
-                              tiny_flood_count=tiny_flood_count, latency_kernel_ns=latency_kernel_ns,
-                              top_buffers=top_buffers, region_rows=region_rows)
+    options = AnalysisOptions(
+        target=target,
+        ceilings=ceilings_override,
+        workload_s=workload_s,
+        inputs_cross_link=inputs_cross_link,
+        tiny_bytes=tiny_bytes,
+        tiny_flood_count=tiny_flood_count,
+        latency_kernel_ns=latency_kernel_ns,
+        top_buffers=top_buffers,
+        region_rows=region_rows,
+    )
     store = store_of(prof)
     cache = getattr(prof, "analyses", None)
     if isinstance(cache, AnalysisCache):
@@ -101,8 +125,9 @@ def roofline(prof: Any, by: str = "op", **kwargs: Any) -> Table | dict:
         rows = [] if kernel_count(prof) == 0 else r["regions"]
         t = Table(sorted(rows, key=lambda x: -x["time_ns"]))
         t.title = f"roofline by {by}"
-        t.empty_note = no_rows_note(prof, "no fpgaprof.region() with GPU kernels inside",
-                                     regions=True)
+        t.empty_note = no_rows_note(
+            prof, "no fpgaprof.region() with GPU kernels inside", regions=True
+        )
         return t
     r = analyze(prof, **kwargs)["roofline"]
     if by == "trace":
@@ -113,14 +138,16 @@ def roofline(prof: Any, by: str = "op", **kwargs: Any) -> Table | dict:
     rows = sorted(r[key], key=lambda x: -x["time_ns"])
     t = Table(rows)
     t.title = f"roofline by {key[:-1]}"
-    t.empty_note = no_rows_note(prof, "no kernel was attributed to an HLO op" if key == "ops" else "")
+    t.empty_note = no_rows_note(
+        prof, "no kernel was attributed to an HLO op" if key == "ops" else ""
+    )
     return t
 
 
 def kernel_count(prof: Any) -> int | None:
     """Kernels in the trace of `prof` (None when its store cannot say)."""
     try:
-        return len(getattr(store_of(prof), "kernels"))
+        return len(store_of(prof).kernels)
     except Exception:  # noqa: BLE001 - only a note is at stake
         return None
 
@@ -132,7 +159,7 @@ def no_rows_note(prof: Any, otherwise: str, *, regions: bool = False) -> str:
     n = kernel_count(prof)
     if regions and n != 0:
         try:
-            if len(getattr(store_of(prof), "regions")) == 0:
+            if len(store_of(prof).regions) == 0:
                 return "no fpgaprof.region() in the trace"
         except Exception:  # noqa: BLE001 - only the note is at stake
             pass

@@ -6,11 +6,13 @@ fpgaprof.fpga.estimate()); ``rows_text`` and ``rows_html`` draw rows as text and
 tables ``to_pandas()`` and ``_repr_html_``. Values are formatted by column name (base.columns),
 as in report.html. HTML is small, escaped, without script (notebooks sanitize scripts away).
 """
+
 from __future__ import annotations
 
 import json
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -47,32 +49,42 @@ __all__ = [
     "TIMESTAMP_COLUMNS",
 ]
 
-STYLE = ("<style>.fpgaprof-nb table{border-collapse:collapse;font-size:12px}"
-         ".fpgaprof-nb th,.fpgaprof-nb td{padding:2px 8px;border-bottom:1px solid #ddd;"
-         "text-align:right}.fpgaprof-nb th{text-align:left}.fpgaprof-nb .na{color:#8a5a00}"
-         ".fpgaprof-nb .warn{color:#8a1f11}.fpgaprof-nb .dim{color:#6b6b70}"
-         ".fpgaprof-nb h3{font-size:13px;margin:10px 0 2px}"
-         # report.html's memory chart (transfer_report/memory_report views): its CSS, scoped
-         ".fpgaprof-nb svg .plot{fill:#fcfcfd;stroke:#ccc}"
-         ".fpgaprof-nb svg .tick{font-size:10px;fill:#666}"
-         ".fpgaprof-nb svg .axis{font-size:12px;fill:#333}"
-         ".fpgaprof-nb svg .memline{fill:none;stroke:#2b7bba;stroke-width:1.5}</style>")
+STYLE = (
+    "<style>.fpgaprof-nb table{border-collapse:collapse;font-size:12px}"
+    ".fpgaprof-nb th,.fpgaprof-nb td{padding:2px 8px;border-bottom:1px solid #ddd;"
+    "text-align:right}.fpgaprof-nb th{text-align:left}.fpgaprof-nb .na{color:#8a5a00}"
+    ".fpgaprof-nb .warn{color:#8a1f11}.fpgaprof-nb .dim{color:#6b6b70}"
+    ".fpgaprof-nb h3{font-size:13px;margin:10px 0 2px}"
+    # report.html's memory chart (transfer_report/memory_report views): its CSS, scoped
+    ".fpgaprof-nb svg .plot{fill:#fcfcfd;stroke:#ccc}"
+    ".fpgaprof-nb svg .tick{font-size:10px;fill:#666}"
+    ".fpgaprof-nb svg .axis{font-size:12px;fill:#333}"
+    ".fpgaprof-nb svg .memline{fill:none;stroke:#2b7bba;stroke-width:1.5}</style>"
+)
 
 MAX_ROWS = 20
 
 
-def grid_html(keys: list[str], rows: list[dict], total: int, what: str,
-          labels: Mapping[str, str] | None = None) -> str:
+def grid_html(
+    keys: list[str],
+    rows: list[dict],
+    total: int,
+    what: str,
+    labels: Mapping[str, str] | None = None,
+) -> str:
     out = ["<table><thead><tr>"]
     out += [f"<th>{esc(display_label(k, labels))}</th>" for k in keys]
     out.append("</tr></thead><tbody>")
     for r in rows:
-        out.append("<tr>" + "".join(f"<td>{html_cell(k, r.get(k))[0]}</td>" for k in keys)
-                   + "</tr>")
+        out.append(
+            "<tr>" + "".join(f"<td>{html_cell(k, r.get(k))[0]}</td>" for k in keys) + "</tr>"
+        )
     out.append("</tbody></table>")
     if total > len(rows):
-        out.append(f"<div>… {total - len(rows)} more {esc(what)} (use .to_pandas() or "
-                   f".columns() for all)</div>")
+        out.append(
+            f"<div>… {total - len(rows)} more {esc(what)} (use .to_pandas() or "
+            f".columns() for all)</div>"
+        )
     return "".join(out)
 
 
@@ -87,9 +99,13 @@ def table_html(table: Any, title: str = "records", max_rows: int = MAX_ROWS) -> 
     if "start_ns" in cols and "end_ns" in cols and "duration_ns" not in cols:
         # a region or API call reads by its length; the stamps alone make one subtract
         import numpy as np
+
         cols = dict(cols)
-        cols["duration_ns"] = np.maximum(np.asarray(cols["end_ns"], dtype=np.int64)
-                                         - np.asarray(cols["start_ns"], dtype=np.int64), 0)
+        cols["duration_ns"] = np.maximum(
+            np.asarray(cols["end_ns"], dtype=np.int64)
+            - np.asarray(cols["start_ns"], dtype=np.int64),
+            0,
+        )
         keys.insert(keys.index("end_ns") + 1, "duration_ns")
     # Timestamps are CLOCK_REALTIME ns (docs/records.md), not durations: shown as the integers
     # they are, under their own names, instead of as "1795347461.803 s".
@@ -112,9 +128,14 @@ def table_html(table: Any, title: str = "records", max_rows: int = MAX_ROWS) -> 
 TIMESTAMP_COLUMNS = frozenset({"start_ns", "end_ns", "launch_ns", "timestamp_ns"})
 
 
-def rows_html(rows: Any, title: str = "rows", max_rows: int = 50,
-              labels: Mapping[str, str] | None = None, empty_note: str = "",
-              first: Sequence[str] = ()) -> str:
+def rows_html(
+    rows: Any,
+    title: str = "rows",
+    max_rows: int = 50,
+    labels: Mapping[str, str] | None = None,
+    empty_note: str = "",
+    first: Sequence[str] = (),
+) -> str:
     """Analysis results (ops, candidates: list of objects/dicts or a table), every column in
     column_order(keys, first): the columns print() shows (`first`, else TEXT_FIRST) lead, in
     its order. labels: headers for some columns (else display_label); empty_note: why there
@@ -129,8 +150,10 @@ def rows_html(rows: Any, title: str = "rows", max_rows: int = 50,
     head = f"<b>{esc(title)}</b>: {len(recs)} rows"
     if not recs and empty_note:
         head += f' <span class="na">({esc(empty_note)})</span>'
-    return (f'<div class="fpgaprof-nb">{STYLE}{head}'
-            f'{grid_html(keys, recs[:max_rows], len(recs), "rows", labels) if recs else ""}</div>')
+    return (
+        f'<div class="fpgaprof-nb">{STYLE}{head}'
+        f"{grid_html(keys, recs[:max_rows], len(recs), 'rows', labels) if recs else ''}</div>"
+    )
 
 
 TEXT_CELL = 40  # characters; longer cells end in "…"
@@ -152,7 +175,7 @@ def text_cell(k: str, v: Any, rng: str = "") -> str:
     if len(t) <= TEXT_CELL:
         return t
     # a source location keeps its end (file name and line), anything else its start
-    return "…" + t[-(TEXT_CELL - 1):] if k == "source" else t[:TEXT_CELL - 1] + "…"
+    return "…" + t[-(TEXT_CELL - 1) :] if k == "source" else t[: TEXT_CELL - 1] + "…"
 
 
 def bounded_text(k: str, row: Mapping, text: str) -> str:
@@ -173,10 +196,16 @@ def with_source(recs: list[dict]) -> list[dict]:
     return out
 
 
-def rows_text(rows: Any, title: str = "rows", columns: Sequence[str] | None = None,
-              max_rows: int = MAX_ROWS, empty_note: str = "", footer: str = "",
-              more: str = ".to_pandas() or .columns()",
-              labels: Mapping[str, str] | None = None) -> str:
+def rows_text(
+    rows: Any,
+    title: str = "rows",
+    columns: Sequence[str] | None = None,
+    max_rows: int = MAX_ROWS,
+    empty_note: str = "",
+    footer: str = "",
+    more: str = ".to_pandas() or .columns()",
+    labels: Mapping[str, str] | None = None,
+) -> str:
     """Analysis rows as a plain-text table (what print() shows): the title and row count, the
     chosen columns (else the TEXT_FIRST ones the rows have, else their first keys), the first
     max_rows rows, and how many more there are (`more`: where to find them). Values are
@@ -198,21 +227,29 @@ def rows_text(rows: Any, title: str = "rows", columns: Sequence[str] | None = No
     if len(cols) < 3:
         cols = (cols + [k for k in keys if k not in cols])[:TEXT_COLUMNS]
     shown = recs[:max_rows]
-    cells = [[bounded_text(c, r, text_cell(c, r.get(c), range_text(c, r))) for c in cols] for r in shown]
+    cells = [
+        [bounded_text(c, r, text_cell(c, r.get(c), range_text(c, r))) for c in cols] for r in shown
+    ]
     heads = [display_label(c, labels) for c in cols]
     widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(heads)]
     text_col = [all(isinstance(r.get(c), str) or r.get(c) is None for r in shown) for c in cols]
 
     def line(values: list[str]) -> str:
-        return "  " + "  ".join(v.ljust(w) if left else v.rjust(w)
-                                for v, w, left in zip(values, widths, text_col)).rstrip()
+        return (
+            "  "
+            + "  ".join(
+                v.ljust(w) if left else v.rjust(w) for v, w, left in zip(values, widths, text_col)
+            ).rstrip()
+        )
 
     out = [f"{title}: {len(recs)} rows", line(heads)]
     out += [line(row) for row in cells]
     more_rows, more_cols = len(recs) - len(shown), len(keys) - len(cols)
     if more_rows:
-        out.append(f"  … {more_rows} more row{'s' if more_rows != 1 else ''} (every row and "
-                   f"column: {more})")
+        out.append(
+            f"  … {more_rows} more row{'s' if more_rows != 1 else ''} (every row and "
+            f"column: {more})"
+        )
     elif more_cols:
         out.append(f"  ({more_cols} more column{'s' if more_cols != 1 else ''}: {more})")
     if footer:
@@ -232,13 +269,20 @@ class Table(list):
     labels: Mapping[str, str] = {}
     empty_note = ""
     footer = ""
+    meta: dict[str, Any]  # facts of the whole result where a table has them (fpga_candidates)
 
     def _records(self) -> list:
         return [r if isinstance(r, Mapping) else records.row_dict(r) for r in self]
 
     def __str__(self) -> str:
-        return rows_text(self, self.title, self.display, empty_note=self.empty_note,
-                         footer=self.footer, labels=self.labels)
+        return rows_text(
+            self,
+            self.title,
+            self.display,
+            empty_note=self.empty_note,
+            footer=self.footer,
+            labels=self.labels,
+        )
 
     def to_pandas(self) -> Any:
         """The rows as a pandas DataFrame (every column)."""
@@ -248,8 +292,9 @@ class Table(list):
 
     def _repr_html_(self) -> str:
         """Jupyter: every column, first rows."""
-        return rows_html(self, self.title, labels=self.labels, empty_note=self.empty_note,
-                         first=self.display)
+        return rows_html(
+            self, self.title, labels=self.labels, empty_note=self.empty_note, first=self.display
+        )
 
     # The REPL and IPython's terminal show the table print() shows, not a list of dicts.
     def __repr__(self) -> str:
@@ -271,13 +316,26 @@ class Table(list):
 
 # print(prof.ops): what the op is, where it runs and comes from, its time and its static cost
 # (per execution, as the cost model gives it: "FLOPs/exec").
-OP_DISPLAY = ("hlo_op", "module_name", "executions", "total_ns", "mean_ns", "flops",
-              "bytes_accessed", "pattern", "source")
+OP_DISPLAY = (
+    "hlo_op",
+    "module_name",
+    "executions",
+    "total_ns",
+    "mean_ns",
+    "flops",
+    "bytes_accessed",
+    "pattern",
+    "source",
+)
 # Headers of per-execution and whole-trace FLOPs/bytes (prof.ops and the roofline tables use
 # the same keys with different meanings: the header says which).
 OP_LABELS = {"flops": "FLOPs/exec", "bytes_accessed": "bytes/exec", "bytes": "bytes/exec"}
-SUMMARY_OP_LABELS = {"flops": "FLOPs/exec", "bytes": "bytes/exec", "total_s": "total",
-                     "count": "runs"}
+SUMMARY_OP_LABELS = {
+    "flops": "FLOPs/exec",
+    "bytes": "bytes/exec",
+    "total_s": "total",
+    "count": "runs",
+}
 
 
 def op_rows(prof: Any, ops: Any) -> Table:
@@ -300,6 +358,7 @@ def op_rows(prof: Any, ops: Any) -> Table:
 def _table_to_pandas(self):
     """The table as a pandas DataFrame (one column per record field, strings resolved)."""
     import pandas as pd
+
     return pd.DataFrame(self.columns())
 
 
@@ -317,9 +376,9 @@ def install_record_views(core: Any) -> int:
         if not (isinstance(cls, type) and name.endswith("Table") and hasattr(cls, "columns")):
             continue
         if not hasattr(cls, "to_pandas"):
-            cls.to_pandas = _table_to_pandas
+            cls.to_pandas = _table_to_pandas  # type: ignore[attr-defined]  # added to a C++ class
         if not hasattr(cls, "_repr_html_"):
-            cls._repr_html_ = _table_repr_html
+            cls._repr_html_ = _table_repr_html  # type: ignore[attr-defined]  # added to a C++ class
         n += 1
     return n
 
@@ -328,5 +387,3 @@ def sub_table(text: str) -> list[str]:
     """A rows_text table as lines inside a report: its title indented by 2, the rest by 4."""
     lines = text.rstrip("\n").splitlines()
     return ["  " + lines[0]] + ["  " + x for x in lines[1:]]
-
-

@@ -5,10 +5,12 @@ Analysis rows carry their units in their keys (``*_ns``, ``*_s``, ``*bytes*``, `
 report.html, the run digest) formats a value by its column name through ``cell`` and orders
 its columns through ``column_order``, so one value reads alike everywhere.
 """
+
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from fpgaprof.base.units import (
     fmt_bytes,
@@ -73,7 +75,7 @@ _BOUNDED_TIMES = (
 
 
 def bound_mark(k: str, row: Mapping) -> str:
-    """"≤ " before a speedup and "≥ " before a card time of a row that is only a bound
+    """ "≤ " before a speedup and "≥ " before a card time of a row that is only a bound
     (estimate_basis in BOUND_BASES), else ""."""
     if row.get("estimate_basis") not in BOUND_BASES:
         return ""

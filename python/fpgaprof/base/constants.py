@@ -1,4 +1,5 @@
 """Values more than one layer needs (one place each)."""
+
 from __future__ import annotations
 
 __all__ = [

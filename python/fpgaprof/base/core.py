@@ -5,6 +5,7 @@ Every layer reaches it through this module (``from fpgaprof.base.core import cor
 compiled module is part of the base layer in the import graph too: the import contract cannot
 see a compiled module, and the package root must stay out of the layers' imports.
 """
+
 from fpgaprof import _core as core
 
 __all__ = ["core"]

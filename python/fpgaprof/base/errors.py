@@ -1,4 +1,5 @@
 """Typed errors. Every message says the cause and the fix."""
+
 from __future__ import annotations
 
 import difflib
@@ -27,7 +28,8 @@ class CuptiUnavailableError(FpgaprofError):
 
 
 class ProfilerConflictError(FpgaprofError):
-    """Another CUPTI subscriber (Nsight, jax.profiler.trace, ...) holds the GPU, or trace() was nested."""
+    """Another CUPTI subscriber (Nsight, jax.profiler.trace, ...) holds the GPU, or trace() was
+    nested."""
 
 
 class TraceFormatError(FpgaprofError):
@@ -61,7 +63,7 @@ def closest_name(given: str, names: list[str] | tuple[str, ...]) -> str | None:
 
 
 def did_you_mean(given: str, names: list[str] | tuple[str, ...]) -> str:
-    """"did you mean X? " for the closest of `names` to `given`, or "" when none is close
+    """ "did you mean X? " for the closest of `names` to `given`, or "" when none is close
     (for one-line error messages that list the valid names after it)."""
     close = closest_name(given, names)
     return f"did you mean {close}? " if close else ""

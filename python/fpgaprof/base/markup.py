@@ -1,10 +1,12 @@
 """HTML building blocks shared by report.html and the Jupyter views: escaping, cells formatted
 by column name, sortable tables and the "not available" line. Every user-provided string
 (kernel, op, region names, paths, warnings) goes through ``esc``."""
+
 from __future__ import annotations
 
 import html
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from fpgaprof.base.columns import cell
 

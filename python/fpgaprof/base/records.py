@@ -4,10 +4,12 @@ A record table is anything with ``len()`` and ``columns()`` (the C++ store's tab
 doubles' tables); a row is a dict, a dataclass or an object with attributes (pybind11 records).
 Values are made JSON-safe by ``to_plain`` (numpy scalars to Python, NaN and infinities to None).
 """
+
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -204,7 +206,7 @@ def one_line(e: BaseException, limit: int = 300) -> str:
 
 
 def source_location(r: Mapping) -> str | None:
-    """"file:line" from a row's source_file and source_line ("file" when the line is unknown,
+    """ "file:line" from a row's source_file and source_line ("file" when the line is unknown,
     i.e. missing or negative); None when the row names no file."""
     f = r.get("source_file")
     if not f:

@@ -5,10 +5,12 @@ run digest, printed tables and the docs generators all format through these func
 Values are rounded before the unit is chosen (``scaled``): 999.6e6 with 3 significant digits
 is "1 G", not "1e+03 M". Missing values (None) and NaN/infinities read "–".
 """
+
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 __all__ = [
     "scaled",

@@ -4,6 +4,7 @@
 XlaModule ranges or kernel names refer to; fpgaprof.capture.xla_flags) and adds them to the
 store, so that the trace file carries them and the analysis can attribute kernels to HLO ops.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -42,11 +43,14 @@ def attach_hlo_modules(store: Any, setup: xla_flags.XlaSetup | None = None) -> i
     for w in setup.warnings:
         _add_warning(store, w)
     # Our flag only took effect if XLA had not parsed its flags before fpgaprof set them.
-    ours_too_late = (setup.backend_already_started
-                     and "--xla_gpu_enable_command_buffer=" in setup.flags_added)
+    ours_too_late = (
+        setup.backend_already_started and "--xla_gpu_enable_command_buffer=" in setup.flags_added
+    )
     set_meta = getattr(store, "set_meta", None)
     if callable(set_meta):
-        set_meta(command_buffers_disabled=bool(setup.command_buffers_disabled and not ours_too_late))
+        set_meta(
+            command_buffers_disabled=bool(setup.command_buffers_disabled and not ours_too_late)
+        )
     markers = _names(getattr(store, "markers", None))
     kernels = _names(getattr(store, "kernels", None))
     have = {(m.name, m.program_id) for m in (getattr(store, "hlo_modules", None) or [])}
@@ -58,11 +62,16 @@ def attach_hlo_modules(store: Any, setup: xla_flags.XlaSetup | None = None) -> i
         have.add((mod.name, mod.program_id))
         added += 1
     if kernels and added == 0 and not have and setup.dump_as_text:
-        _add_warning(store, (
-            "no optimized HLO was found for the traced kernels in " + (setup.dump_dir or "?") +
-            ": kernels get HLO op names from XLA's NVTX ranges only, without costs or source "
-            "lines. Import fpgaprof before JAX starts (or use `fpgaprof run`), and keep "
-            "JAX's persistent compilation cache off while profiling."))
+        _add_warning(
+            store,
+            (
+                "no optimized HLO was found for the traced kernels in "
+                + (setup.dump_dir or "?")
+                + ": kernels get HLO op names from XLA's NVTX ranges only, without costs or source "
+                "lines. Import fpgaprof before JAX starts (or use `fpgaprof run`), and keep "
+                "JAX's persistent compilation cache off while profiling."
+            ),
+        )
     xla_flags.prune_dump_dir(setup)
     return added
 

@@ -10,6 +10,7 @@
 * XLA flags (HLO dumps, command buffers off): ``xla_flags.current()``.
 * If JAX's backend already started, NVTX and XLA_FLAGS come too late: one warning.
 """
+
 from __future__ import annotations
 
 import glob
@@ -77,12 +78,18 @@ def jax_preallocates(env=None) -> bool:
 
 # Measured on an H100 (docs/roofline.md, "Timing under counters"; tests/gpu/replay_cost.py).
 COUNTERS_PREALLOCATION_WARNING = (
-    "fpgaprof.trace(counters=True) with JAX preallocating GPU memory (XLA_PYTHON_CLIENT_PREALLOCATE "
-    "is not 'false'): kernel replay saves and restores that pool around every kernel, so each kernel "
-    "takes seconds (on an H100 with JAX's default 75 % pool, a script counting one kernel did not finish "
-    "in 45 s, JAX's start included; with XLA_PYTHON_CLIENT_PREALLOCATE=false, 0.3 s per kernel). Set XLA_PYTHON_CLIENT_PREALLOCATE=false "
-    "(or XLA_PYTHON_CLIENT_ALLOCATOR=platform) before JAX starts, in the shell or at the top of the "
-    "script; `fpgaprof run --counters` sets it")
+    "fpgaprof.trace(counters=True) with JAX preallocating GPU memory "
+    "(XLA_PYTHON_CLIENT_PREALLOCATE "
+    "is not 'false'): kernel replay saves and restores that pool around every kernel, so each "
+    "kernel "
+    "takes seconds (on an H100 with JAX's default 75 % pool, a script counting one kernel did "
+    "not finish "
+    "in 45 s, JAX's start included; with XLA_PYTHON_CLIENT_PREALLOCATE=false, 0.3 s per "
+    "kernel). Set XLA_PYTHON_CLIENT_PREALLOCATE=false "
+    "(or XLA_PYTHON_CLIENT_ALLOCATOR=platform) before JAX starts, in the shell or at the top of "
+    "the "
+    "script; `fpgaprof run --counters` sets it"
+)
 
 
 def _warn(message: str) -> None:

@@ -4,6 +4,7 @@
 `fpgaprof run` writes it beside the trace when the traced process ends (environment.json), so
 that `fpgaprof report` on another machine reports the run's environment, not its own.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,7 +35,7 @@ def environment_now() -> dict:
         try:
             env["backend"] = jax.default_backend()
             env["devices"] = [str(d) for d in jax.devices()]
-        except Exception as e:  # a broken backend is reported, not fatal for the report
+        except Exception as e:  # noqa: BLE001 - a broken backend is reported, not fatal
             env["backend"] = f"unavailable ({type(e).__name__}: {e})"
     mj = sys.modules.get("mbirjax")
     if mj is not None:

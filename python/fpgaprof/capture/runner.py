@@ -26,6 +26,7 @@ Further Python processes of the run (multiprocessing workers, subprocesses, fork
 are not traced; each leaves a marker in FPGAPROF_RUN_DIR/.fpgaprof-untraced/ (written by the
 bootstrap's _fpgaprof_untraced.py), which ``untraced_processes`` reads for the run's warning.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -39,7 +40,8 @@ import signal
 import sys
 import threading
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from fpgaprof.capture.run_environment import write_environment
 from fpgaprof.capture.signals import SaveOnSignal
@@ -96,20 +98,28 @@ def no_trace_message(out_dir: str, code: int) -> str:
     """One line for `fpgaprof run` when the command left no trace (exit status ``code``)."""
     state = marker_state(out_dir)
     if state == "none":
-        return (f"no trace was written (the command exited with {code} without starting a "
-                f"Python that runs fpgaprof's bootstrap; run a Python script with the Python "
-                f"fpgaprof is installed in, without -S or -I)")
+        return (
+            f"no trace was written (the command exited with {code} without starting a "
+            f"Python that runs fpgaprof's bootstrap; run a Python script with the Python "
+            f"fpgaprof is installed in, without -S or -I)"
+        )
     if state == "claimed":
-        return (f"no trace was written (the command exited with {code}; its Python could not "
-                f"import fpgaprof, see the message above: run it with the Python that has "
-                f"fpgaprof installed)")
+        return (
+            f"no trace was written (the command exited with {code}; its Python could not "
+            f"import fpgaprof, see the message above: run it with the Python that has "
+            f"fpgaprof installed)"
+        )
     if state == "not-tracing":
-        return (f"no trace was written (the command exited with {code}; tracing did not "
-                f"start, see the message above)")
+        return (
+            f"no trace was written (the command exited with {code}; tracing did not "
+            f"start, see the message above)"
+        )
     how = f"exit status {code}" + (f", signal {code - 128}" if 128 < code <= 128 + 64 else "")
-    return (f"no trace was written: the traced process ended without a normal interpreter "
-            f"exit ({how}; e.g. os._exit(), SIGKILL or a crash), so the trace could not be "
-            f"saved; let the program end by returning, sys.exit() or an exception")
+    return (
+        f"no trace was written: the traced process ended without a normal interpreter "
+        f"exit ({how}; e.g. os._exit(), SIGKILL or a crash), so the trace could not be "
+        f"saved; let the program end by returning, sys.exit() or an exception"
+    )
 
 
 def _say(msg: str) -> None:
@@ -131,8 +141,10 @@ def start_from_environment(trace: Callable[..., Any]) -> bool:
             if "counters" in params:
                 kwargs["counters"] = True
             else:
-                _state["note"] = ("--counters was asked for but this fpgaprof build cannot "
-                                  "collect hardware counters; timings only")
+                _state["note"] = (
+                    "--counters was asked for but this fpgaprof build cannot "
+                    "collect hardware counters; timings only"
+                )
                 _say(_state["note"])
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -141,9 +153,11 @@ def start_from_environment(trace: Callable[..., Any]) -> bool:
             cm.__enter__()
         for w in caught:  # one line each, not Python's two-line warning format
             _say(" ".join(str(w.message).split()))
-    except Exception as e:
-        _say(f"tracing did not start ({type(e).__name__}: {' '.join(str(e).split())}); the "
-             f"program runs untraced")
+    except Exception as e:  # noqa: BLE001 - the program runs untraced, with one line why
+        _say(
+            f"tracing did not start ({type(e).__name__}: {' '.join(str(e).split())}); the "
+            f"program runs untraced"
+        )
         _mark("not-tracing")
         return False
     _mark("tracing")
@@ -238,7 +252,7 @@ def _stop_and_save(cm: Any) -> None:
     exc = _state.get("exc", (None, None, None))
     try:
         cm.__exit__(*exc)
-    except BaseException as e:
+    except BaseException as e:  # noqa: BLE001 - the user's exception, or our failure said
         if e is exc[1]:
             pass  # trace() re-raised the user's exception: already reported by the interpreter
         else:
@@ -247,7 +261,7 @@ def _stop_and_save(cm: Any) -> None:
     _mark("saved")
     try:
         write_environment(os.path.dirname(os.path.abspath(_state["trace_path"])))
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - only environment.json is missing then
         _say(f"environment.json not written: {type(e).__name__}: {e}")
 
 
@@ -261,8 +275,11 @@ def _after_optimizations(folder: str | None) -> int | None:
     if not folder:
         return None
     try:
-        return sum(1 for n in os.listdir(folder)
-                   if n.startswith("module_") and n.endswith("after_optimizations.txt"))
+        return sum(
+            1
+            for n in os.listdir(folder)
+            if n.startswith("module_") and n.endswith("after_optimizations.txt")
+        )
     except OSError:
         return 0  # XLA creates the folder on its first dump: none means nothing compiled
 
@@ -299,8 +316,16 @@ def untraced_processes(out_dir: str) -> list[dict]:
             label = _short_command(argv)
         if info.get("how") == "forked":
             label = f"forked child of `{label}`"
-        out.append({"pid": pid, "ppid": info.get("ppid"), "argv": argv, "how": info.get("how"),
-                    "label": label, "xla_modules": _after_optimizations(info.get("hlo_dir"))})
+        out.append(
+            {
+                "pid": pid,
+                "ppid": info.get("ppid"),
+                "argv": argv,
+                "how": info.get("how"),
+                "label": label,
+                "xla_modules": _after_optimizations(info.get("hlo_dir")),
+            }
+        )
     out.sort(key=lambda r: r["pid"])
     return out
 
@@ -325,16 +350,19 @@ def untraced_warning(procs: list[dict], show: int = 6) -> str:
     for label, ps in groups.items():
         known = [p["xla_modules"] for p in ps if p["xla_modules"] is not None]
         if len(known) < len(ps):
-            xla = "XLA compiles unknown" if not any(known) else f"{sum(known)}+ XLA modules compiled"
+            xla = (
+                "XLA compiles unknown" if not any(known) else f"{sum(known)}+ XLA modules compiled"
+            )
         else:
             xla = f"{sum(known)} XLA module{'s' if sum(known) != 1 else ''} compiled"
         items.append(f"{len(ps)} × {label} ({xla})" if len(ps) > 1 else f"{label} ({xla})")
     more = f"; and {len(items) - show} more kinds" if len(items) > show else ""
     n = len(procs)
-    return (f"{n} {UNTRACED_PREFIX}{'es' if n != 1 else ''} ran untraced (`fpgaprof run` "
-            f"traces the first Python process only; GPU work of these is not in this trace: "
-            f"trace such a process itself with fpgaprof.trace(path)): "
-            + "; ".join(items[:show]) + more)
+    return (
+        f"{n} {UNTRACED_PREFIX}{'es' if n != 1 else ''} ran untraced (`fpgaprof run` "
+        f"traces the first Python process only; GPU work of these is not in this trace: "
+        f"trace such a process itself with fpgaprof.trace(path)): " + "; ".join(items[:show]) + more
+    )
 
 
 _UNTRACED_COUNT = re.compile(rf"^(\d+) {UNTRACED_PREFIX}(?:es)? ran untraced")

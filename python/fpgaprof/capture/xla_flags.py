@@ -67,16 +67,16 @@ _HLO_MODULE_NAME_RE = re.compile(r"^\s*HloModule\s+([^\s,]+)", re.MULTILINE)
 class XlaSetup:
     """What prepare() did to one environment."""
 
-    dump_dir: str = ""                  # where XLA writes HLO text ("" if none)
-    dump_dir_owned: bool = False        # fpgaprof created it and removes it at exit
-    dump_dir_from_user: bool = False    # the user's own --xla_dump_to
-    dump_as_text: bool = True           # False: the user turned text dumping off; nothing to read
+    dump_dir: str = ""  # where XLA writes HLO text ("" if none)
+    dump_dir_owned: bool = False  # fpgaprof created it and removes it at exit
+    dump_dir_from_user: bool = False  # the user's own --xla_dump_to
+    dump_as_text: bool = True  # False: the user turned text dumping off; nothing to read
     command_buffers_disabled: bool = False
     compilation_cache_disabled: bool = False
     compilation_cache_set_by_us: bool = False  # JAX_ENABLE_COMPILATION_CACHE=false came from us
     flags_added: list[str] = field(default_factory=list)
-    xla_flags: str = ""                 # XLA_FLAGS after the merge
-    prepared_ns: int = 0                # start of this process, ns (dumps older than this are another run's)
+    xla_flags: str = ""  # XLA_FLAGS after the merge
+    prepared_ns: int = 0  # start of this process, ns (dumps older than this are another run's)
     backend_already_started: bool = False
     warnings: list[str] = field(default_factory=list)
 
@@ -227,7 +227,8 @@ def prepare(
         setup.compilation_cache_set_by_us = True
     else:
         setup.compilation_cache_disabled = not _truthy(
-            env.get("JAX_ENABLE_COMPILATION_CACHE", "true"))
+            env.get("JAX_ENABLE_COMPILATION_CACHE", "true")
+        )
 
     if added:
         env["XLA_FLAGS"] = " ".join(flags + added)
@@ -267,6 +268,7 @@ _held_locks: list[int] = []
 def _hold_owner_lock(folder: str) -> None:
     try:
         import fcntl
+
         fd = os.open(os.path.join(folder, OWNER_LOCK_NAME), os.O_CREAT | os.O_RDWR, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         _held_locks.append(fd)
@@ -279,6 +281,7 @@ def _owner_lock_held(folder: str) -> bool:
     False when it is free or absent (an older fpgaprof made no lock)."""
     try:
         import fcntl
+
         fd = os.open(os.path.join(folder, OWNER_LOCK_NAME), os.O_RDWR)
     except (ImportError, OSError):
         return False
@@ -358,10 +361,12 @@ def warn_if_backend_started(setup: XlaSetup) -> bool:
     if not jax_backend_started():
         return False
     setup.backend_already_started = True
-    lost = ("the HLO is still read from your own --xla_dump_to dir"
-            if setup.dump_dir_from_user and setup.dump_as_text else
-            "no HLO is dumped (kernels are matched by kernel name only, without HLO costs or "
-            "source lines)")
+    lost = (
+        "the HLO is still read from your own --xla_dump_to dir"
+        if setup.dump_dir_from_user and setup.dump_as_text
+        else "no HLO is dumped (kernels are matched by kernel name only, without HLO costs or "
+        "source lines)"
+    )
     msg = (
         "fpgaprof was imported after JAX had started its backend, so XLA never saw fpgaprof's "
         f"XLA_FLAGS or its NVTX tool: {lost}, XLA's NVTX ranges (the kernel -> HLO op links) "
@@ -488,9 +493,7 @@ def modules_for_trace(
         m = _MODULE_RANGE_RE.match(text or "")
         if not m:
             continue
-        fields = dict(
-            kv.split("=", 1) for kv in m.group(1).split(",") if "=" in kv
-        )
+        fields = dict(kv.split("=", 1) for kv in m.group(1).split(",") if "=" in kv)
         if fields.get("program_id", "").isdigit():
             pids.add(int(fields["program_id"]))
         elif fields.get("hlo_module"):
@@ -504,7 +507,8 @@ def modules_for_trace(
         return read_dumped_modules(setup)
     every = read_dumped_modules(setup)
     return [
-        d for d in every
+        d
+        for d in every
         if d.program_id in pids or d.name in names or (kernels and _holds_kernel(d.text, kernels))
     ]
 
@@ -524,8 +528,11 @@ def prune_dump_dir(setup: XlaSetup | None = None, *, force: bool = False) -> int
         try:
             if entry.is_dir(follow_symlinks=False):
                 # PJRT's per-module folders (compile options, MLIR).
-                freed += sum(os.path.getsize(os.path.join(root, f))
-                             for root, _, files in os.walk(entry.path) for f in files)
+                freed += sum(
+                    os.path.getsize(os.path.join(root, f))
+                    for root, _, files in os.walk(entry.path)
+                    for f in files
+                )
                 shutil.rmtree(entry.path, ignore_errors=True)
             elif not _AFTER_OPT_RE.match(entry.name):
                 size = entry.stat(follow_symlinks=False).st_size

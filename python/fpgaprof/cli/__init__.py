@@ -10,11 +10,12 @@
 Exit status: 0 success, 1 failure, 2 bad usage; `run` passes the command's own status through.
 Errors are one line on stderr saying the cause and the fix, never a traceback.
 """
+
 from __future__ import annotations
 
 import os
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from fpgaprof.base.errors import FpgaprofError
 from fpgaprof.cli.common import PROG, UsageError, check_target, one_line
@@ -48,6 +49,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("FPGAPROF_DEBUG"):
             raise
         # A bug of fpgaprof: still one line (the promise), with the way to the traceback.
-        sys.stderr.write(f"{PROG}: internal error: {type(e).__name__}: {one_line(e)} (rerun "
-                         f"with FPGAPROF_DEBUG=1 for the traceback and report it)\n")
+        sys.stderr.write(
+            f"{PROG}: internal error: {type(e).__name__}: {one_line(e)} (rerun "
+            f"with FPGAPROF_DEBUG=1 for the traceback and report it)\n"
+        )
         return 1

@@ -1,4 +1,5 @@
 """``python -m fpgaprof.cli ...``: the fpgaprof command line."""
+
 import sys
 
 from fpgaprof.cli import main

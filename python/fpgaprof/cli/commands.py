@@ -1,5 +1,6 @@
 """The commands of `fpgaprof` that read a trace or ask the core: report, export, estimate,
 calibrate, counters, devices (run: cli.run; compare: cli.compare)."""
+
 from __future__ import annotations
 
 import argparse
@@ -49,16 +50,27 @@ def cmd_report(args: argparse.Namespace) -> int:
     bar = report.Progress(1 + len(report.WRITE_STAGES), f"{PROG} report")
     bar.stage("loading trace")
     prof = load_trace(trace)
-    paths = report.write_all(prof, out_dir, target=args.target, trace_path=trace,
-                             progress=bar, untraced_processes=untraced_count_of(prof),
-                             **timeline_options(args))
+    paths = report.write_all(
+        prof,
+        out_dir,
+        target=args.target,
+        trace_path=trace,
+        progress=bar,
+        untraced_processes=untraced_count_of(prof),
+        **timeline_options(args),
+    )
     hlo = write_hlo_modules(prof, os.path.join(out_dir, "hlo"))
     out(digest_of(paths["summary"]).rstrip("\n"))
     for k in ("html", "summary", "timeline"):
         if paths[k]:
-            out(f"{k:9s} {paths[k]}" + (f" (first {args.timeline_events:,} records; see "
-                                         f"the warning)" if k == "timeline" and
-                                         paths.get("timeline_note") else ""))
+            out(
+                f"{k:9s} {paths[k]}"
+                + (
+                    f" (first {args.timeline_events:,} records; see the warning)"
+                    if k == "timeline" and paths.get("timeline_note")
+                    else ""
+                )
+            )
     if hlo:
         out(f"{'hlo':9s} {hlo} modules in {os.path.join(out_dir, 'hlo')}")
     return 0
@@ -69,11 +81,16 @@ def cmd_export(args: argparse.Namespace) -> int:
     prof = load_trace(trace)
     if args.format == "perfetto":
         path = args.output or os.path.splitext(trace)[0] + ".timeline.json"
-        counts = report.write_timeline(prof, path,
-                                       max_events=timeline_options(args)["timeline_max_events"])
+        counts = report.write_timeline(
+            prof, path, max_events=timeline_options(args)["timeline_max_events"]
+        )
         counts.pop("cut_ns", None)
-        out(f"{path}: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())
-                                    if not k.startswith("omitted_")))
+        out(
+            f"{path}: "
+            + ", ".join(
+                f"{v} {k}" for k, v in sorted(counts.items()) if not k.startswith("omitted_")
+            )
+        )
         return 0
     if args.format == "json":
         text = summary_json.dumps(report.collect(prof, target=args.target, trace_path=trace))
@@ -87,8 +104,17 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-CSV_TABLES = ("kernels", "transfers", "memsets", "allocations", "api_calls", "markers",
-              "regions", "syncs", "ops")
+CSV_TABLES = (
+    "kernels",
+    "transfers",
+    "memsets",
+    "allocations",
+    "api_calls",
+    "markers",
+    "regions",
+    "syncs",
+    "ops",
+)
 
 
 def _op_fields() -> list[str]:
@@ -116,8 +142,8 @@ def csv_table(prof: Any, table: str) -> str:
     per record; docs/reports.md, "CSV"."""
     obj = getattr(prof, table, None)
     if obj is None:
-        raise failure(f"this profile has no {table} table (choose one of "
-                       f"{', '.join(CSV_TABLES)})")
+        raise failure(f"this profile has no {table} table (choose one of {', '.join(CSV_TABLES)})")
+    cols: dict[str, Any]
     if table == "ops":
         rows = records.records_of(obj)
         keys: list[str] = [] if rows else _op_fields()
@@ -144,8 +170,11 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         with open(args.module, encoding="utf-8") as f:
             text = f.read()
     except UnicodeDecodeError as e:
-        raise usage_error(f"{PROG} estimate", f"{args.module} is not UTF-8 text ({e.reason} at byte {e.start}): "
-                          "give an HLO text file (XLA's --xla_dump_to output, or compiled.as_text())")
+        raise usage_error(
+            f"{PROG} estimate",
+            f"{args.module} is not UTF-8 text ({e.reason} at byte {e.start}): "
+            "give an HLO text file (XLA's --xla_dump_to output, or compiled.as_text())",
+        )
     except OSError as e:
         raise usage_error(f"{PROG} estimate", f"cannot read {args.module}: {e.strerror or e}")
     try:
@@ -157,7 +186,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         out(json.dumps(whole, indent=1, default=_json_default, allow_nan=False) + "\n")
         return 0
     if args.limit is not None and args.limit < len(est):
-        shown = type(est)(sorted(est, key=lambda r: -(r.get("card_time_s") or 0))[:args.limit])
+        shown = type(est)(sorted(est, key=lambda r: -(r.get("card_time_s") or 0))[: args.limit])
         for k in ("title", "display", "footer", "empty_note"):
             setattr(shown, k, getattr(est, k))
         shown.title = est.title + f" (the {args.limit} longest of {len(est)})"
@@ -199,9 +228,12 @@ def _check_chip(chip: str) -> None:
         return
     if chip.strip().upper() in names:
         return
-    raise usage_error(f"{PROG} counters", f"unknown chip {chip!r} "
-                      f"({did_you_mean(chip.strip().upper(), names)}CUPTI's chip names: "
-                      f"{', '.join(names)}; `{PROG} counters --chips` lists them)")
+    raise usage_error(
+        f"{PROG} counters",
+        f"unknown chip {chip!r} "
+        f"({did_you_mean(chip.strip().upper(), names)}CUPTI's chip names: "
+        f"{', '.join(names)}; `{PROG} counters --chips` lists them)",
+    )
 
 
 def cmd_devices(args: argparse.Namespace) -> int:

@@ -1,5 +1,6 @@
 """What the commands of `fpgaprof` share: the program name, usage errors, output, loading a
 trace, the card check, the digest and the HLO files."""
+
 from __future__ import annotations
 
 import argparse
@@ -56,8 +57,9 @@ def out(text: str) -> None:
 def load_trace(path: str) -> Profile:
     """A Profile from a trace file, or a clear error."""
     if not os.path.exists(path):
-        raise FileNotFoundError(2, "no such trace file (give the path fpgaprof run/trace wrote)",
-                                path)
+        raise FileNotFoundError(
+            2, "no such trace file (give the path fpgaprof run/trace wrote)", path
+        )
     return load(path)
 
 
@@ -67,8 +69,7 @@ def trace_in(path: str) -> str:
         cand = os.path.join(path, TRACE_NAME)
         if os.path.exists(cand):
             return cand
-        raise FileNotFoundError(2, f"folder has no {TRACE_NAME} (give the trace file itself)",
-                                path)
+        raise FileNotFoundError(2, f"folder has no {TRACE_NAME} (give the trace file itself)", path)
     return path
 
 
@@ -85,8 +86,11 @@ def check_target(target: str | None, prog: str = PROG) -> None:
         return
     if not target.lower().endswith(".json"):
         if target not in names:
-            raise usage_error(prog, f"unknown FPGA target {target!r} ({targets.preset_hint(target, names)}"
-                              f"use --target with one of {', '.join(names)}, or a card file CARD.json)")
+            raise usage_error(
+                prog,
+                f"unknown FPGA target {target!r} ({targets.preset_hint(target, names)}"
+                f"use --target with one of {', '.join(names)}, or a card file CARD.json)",
+            )
         return
     try:
         fpga.resolve_target(target)
@@ -97,8 +101,10 @@ def check_target(target: str | None, prog: str = PROG) -> None:
 def timeline_options(args: argparse.Namespace) -> dict:
     """write_all's timeline arguments from --no-timeline and --timeline-events (0: all)."""
     n = getattr(args, "timeline_events", None)
-    return {"timeline": not getattr(args, "no_timeline", False),
-            "timeline_max_events": None if not n else int(n)}
+    return {
+        "timeline": not getattr(args, "no_timeline", False),
+        "timeline_max_events": None if not n else int(n),
+    }
 
 
 def untraced_count_of(prof: Any) -> int:
@@ -128,7 +134,7 @@ def write_hlo_modules(prof: Any, folder: str) -> int:
         if owner is None:
             continue
         try:
-            mods = getattr(owner, "hlo_modules")
+            mods = owner.hlo_modules
         except Exception:  # noqa: BLE001 - a running or odd profile: no modules to write
             mods = None
         if mods is not None:
@@ -161,5 +167,3 @@ def one_line(e: BaseException) -> str:
     if isinstance(e, OSError) and e.filename:
         return f"{e.filename}: {e.strerror or e}"
     return " ".join(str(e).split()) or type(e).__name__
-
-

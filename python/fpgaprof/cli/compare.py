@@ -1,5 +1,6 @@
 """`fpgaprof compare A B`: two traces or summaries side by side, per op, region, kernel and
 copy direction (time, runs, mean per run, bytes, bound), largest change first."""
+
 from __future__ import annotations
 
 import argparse
@@ -88,13 +89,17 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
     instances of the region, kernel launches, copies) and mean_s (time per run; None for
     copy directions, whose busy time is a union, not a sum of runs)."""
     out: dict = {}
+    key: tuple[str, str] | str
     if kind == "op":
         rows, left, why = _section(s, "ops", "items")
         bounds = {}
         roof = s.get("roofline")
         if isinstance(roof, dict) and isinstance(roof.get("points"), list):
-            bounds = {(p.get("module") or "", str(p.get("op"))): p.get("bound")
-                      for p in roof["points"] if isinstance(p, dict)}
+            bounds = {
+                (p.get("module") or "", str(p.get("op"))): p.get("bound")
+                for p in roof["points"]
+                if isinstance(p, dict)
+            }
         for i, r in enumerate(rows):
             where = f"ops.items[{i}]"
             if not isinstance(r, dict) or "op" not in r:
@@ -102,10 +107,15 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
             key = (str(r.get("module") or ""), str(r["op"]))
             t = _number(r.get("total_s"), f"{where}.total_s")
             n = _count(r.get("count"), f"{where}.count")
-            out[key] = {"name": key[1], "module": key[0] or None, "time_s": t, "count": n,
-                        "mean_s": _per_run(t, n, r.get("mean_s"), f"{where}.mean_s"),
-                        "bytes": r.get("bytes"),
-                        "bound": r.get("bound") if "bound" in r else bounds.get(key)}
+            out[key] = {
+                "name": key[1],
+                "module": key[0] or None,
+                "time_s": t,
+                "count": n,
+                "mean_s": _per_run(t, n, r.get("mean_s"), f"{where}.mean_s"),
+                "bytes": r.get("bytes"),
+                "bound": r.get("bound") if "bound" in r else bounds.get(key),
+            }
     elif kind == "region":
         rows, left, why = _section(s, "regions", "items")
         for i, r in enumerate(rows):
@@ -115,9 +125,15 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
             key = str(r.get("path") or r.get("name"))
             t = _number(r.get("wall_s"), f"{where}.wall_s")
             n = _count(r.get("count"), f"{where}.count")
-            out[key] = {"name": key, "module": None, "time_s": t, "count": n,
-                        "mean_s": _per_run(t, n, None, f"{where}.mean_s"),
-                        "bytes": None, "bound": None}
+            out[key] = {
+                "name": key,
+                "module": None,
+                "time_s": t,
+                "count": n,
+                "mean_s": _per_run(t, n, None, f"{where}.mean_s"),
+                "bytes": None,
+                "bound": None,
+            }
     elif kind == "kernel":
         rows, left, why = _section(s, "kernels", "top")
         for i, r in enumerate(rows):
@@ -126,10 +142,15 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
                 raise SummaryFormatError(f"{where} has no 'name'")
             t = _number(r.get("total_s"), f"{where}.total_s")
             n = _count(r.get("count"), f"{where}.count")
-            out[str(r["name"])] = {"name": str(r["name"]), "module": None, "time_s": t,
-                                   "count": n,
-                                   "mean_s": _per_run(t, n, r.get("mean_s"), f"{where}.mean_s"),
-                                   "bytes": None, "bound": None}
+            out[str(r["name"])] = {
+                "name": str(r["name"]),
+                "module": None,
+                "time_s": t,
+                "count": n,
+                "mean_s": _per_run(t, n, r.get("mean_s"), f"{where}.mean_s"),
+                "bytes": None,
+                "bound": None,
+            }
     else:
         rows, _, why = _section(s, "transfers", "by_direction")
         left = 0
@@ -137,10 +158,15 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
             where = f"transfers.by_direction[{i}]"
             if not isinstance(r, dict) or "direction" not in r:
                 raise SummaryFormatError(f"{where} has no 'direction'")
-            out[str(r["direction"])] = {"name": str(r["direction"]), "module": None,
-                                        "time_s": _number(r.get("busy_s"), f"{where}.busy_s"),
-                                        "count": _count(r.get("count"), f"{where}.count"),
-                                        "mean_s": None, "bytes": r.get("bytes"), "bound": None}
+            out[str(r["direction"])] = {
+                "name": str(r["direction"]),
+                "module": None,
+                "time_s": _number(r.get("busy_s"), f"{where}.busy_s"),
+                "count": _count(r.get("count"), f"{where}.count"),
+                "mean_s": None,
+                "bytes": r.get("bytes"),
+                "bound": None,
+            }
     return out, left == 0 and why is None, why
 
 
@@ -167,29 +193,45 @@ def compare_summaries(a: dict, b: dict) -> list[dict]:
             x, y = ea.get(key), eb.get(key)
             unknown = None
             if x is None and not full_a:
-                unknown = (f"A: {why_a}" if why_a else "A: not among its top rows")
+                unknown = f"A: {why_a}" if why_a else "A: not among its top rows"
             if y is None and not full_b:
-                unknown = (f"B: {why_b}" if why_b else "B: not among its top rows")
+                unknown = f"B: {why_b}" if why_b else "B: not among its top rows"
             ta = x["time_s"] if x else 0.0
             tb = y["time_s"] if y else 0.0
-            e = x or y
-            rows.append({
-                "kind": kind, "name": e["name"], "module": e["module"],
-                "time_before_s": ta if x else None, "time_after_s": tb if y else None,
-                "change_s": None if unknown else tb - ta,
-                "change_ratio": (tb / ta) if x and y and ta else None,
-                "count_before": x["count"] if x else None,
-                "count_after": y["count"] if y else None,
-                "mean_before_s": x["mean_s"] if x else None,
-                "mean_after_s": y["mean_s"] if y else None,
-                "mean_ratio": (y["mean_s"] / x["mean_s"]) if x and y and x["mean_s"]
-                and y["mean_s"] is not None else None,
-                "bytes_before": x["bytes"] if x else None, "bytes_after": y["bytes"] if y else None,
-                "bound_before": x["bound"] if x else None, "bound_after": y["bound"] if y else None,
-                "unknown": unknown,
-            })
-    rows.sort(key=lambda r: (r["change_s"] is None, -abs(r["change_s"] or 0.0), r["kind"],
-                             r["module"] or "", r["name"]))
+            either = x if x is not None else y
+            assert either is not None  # key is in ea or eb
+            rows.append(
+                {
+                    "kind": kind,
+                    "name": either["name"],
+                    "module": either["module"],
+                    "time_before_s": ta if x else None,
+                    "time_after_s": tb if y else None,
+                    "change_s": None if unknown else tb - ta,
+                    "change_ratio": (tb / ta) if x and y and ta else None,
+                    "count_before": x["count"] if x else None,
+                    "count_after": y["count"] if y else None,
+                    "mean_before_s": x["mean_s"] if x else None,
+                    "mean_after_s": y["mean_s"] if y else None,
+                    "mean_ratio": (y["mean_s"] / x["mean_s"])
+                    if x and y and x["mean_s"] and y["mean_s"] is not None
+                    else None,
+                    "bytes_before": x["bytes"] if x else None,
+                    "bytes_after": y["bytes"] if y else None,
+                    "bound_before": x["bound"] if x else None,
+                    "bound_after": y["bound"] if y else None,
+                    "unknown": unknown,
+                }
+            )
+    rows.sort(
+        key=lambda r: (
+            r["change_s"] is None,
+            -abs(r["change_s"] or 0.0),
+            r["kind"],
+            r["module"] or "",
+            r["name"],
+        )
+    )
     return rows
 
 
@@ -199,8 +241,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     try:
         rows = compare_summaries(a, b)
     except SummaryFormatError as e:
-        raise failure(f"{args.a} vs {args.b}: malformed summary.json ({e}); regenerate it with "
-                       f"`{PROG} report TRACE` or compare the traces themselves")
+        raise failure(
+            f"{args.a} vs {args.b}: malformed summary.json ({e}); regenerate it with "
+            f"`{PROG} report TRACE` or compare the traces themselves"
+        )
     if args.json:
         out(json.dumps({"a": args.a, "b": args.b, "rows": rows}, indent=1))
         return 0
@@ -208,25 +252,34 @@ def cmd_compare(args: argparse.Namespace) -> int:
     def wall(s: dict) -> Any:
         t = s.get("trace")
         return t.get("wall_time_s") if isinstance(t, dict) else None
+
     wa, wb = wall(a), wall(b)
     # The traces' own wall times are the whole programs' (a bigger problem, more setup): the
     # sections compare parts, and per run, so more runs do not read as slower runs.
-    out(f"A: {args.a}  whole-program wall time "
-         f"{fmt_s(wa if isinstance(wa, (int, float)) else None)}\n"
-         f"B: {args.b}  whole-program wall time "
-         f"{fmt_s(wb if isinstance(wb, (int, float)) else None)}\n"
-         "(runs: executions of an op, instances of a region, launches of a kernel, copies in a "
-         "direction; mean: time per run; B/A: whole time, mean B/A: per run)")
+    out(
+        f"A: {args.a}  whole-program wall time "
+        f"{fmt_s(wa if isinstance(wa, (int, float)) else None)}\n"
+        f"B: {args.b}  whole-program wall time "
+        f"{fmt_s(wb if isinstance(wb, (int, float)) else None)}\n"
+        "(runs: executions of an op, instances of a region, launches of a kernel, copies in a "
+        "direction; mean: time per run; B/A: whole time, mean B/A: per run)"
+    )
     # What the times and bytes of each section are: ops and kernels GPU time summed over the
     # trace, regions wall time, transfer directions busy time; op bytes are one execution's
     # (the cost model's), transfer bytes all copies'. Transfer directions have no mean: their
     # busy time is a union of copies, not a sum of runs.
-    heads = {"op": ("GPU", "bytes/exec", "runs"), "region": ("wall", "", "runs"),
-             "kernel": ("GPU", "", "runs"), "transfer": ("busy", "bytes", "copies")}
-    for kind, note in (("op", "per HLO op (module:op), GPU time"),
-                       ("region", "per region (path), wall time"),
-                       ("kernel", "per kernel (top kernels only), GPU time"),
-                       ("transfer", "per transfer direction, busy time")):
+    heads = {
+        "op": ("GPU", "bytes/exec", "runs"),
+        "region": ("wall", "", "runs"),
+        "kernel": ("GPU", "", "runs"),
+        "transfer": ("busy", "bytes", "copies"),
+    }
+    for kind, note in (
+        ("op", "per HLO op (module:op), GPU time"),
+        ("region", "per region (path), wall time"),
+        ("kernel", "per kernel (top kernels only), GPU time"),
+        ("transfer", "per transfer direction, busy time"),
+    ):
         sel = [r for r in rows if r["kind"] == kind]
         if not sel:
             why = []
@@ -241,20 +294,23 @@ def cmd_compare(args: argparse.Namespace) -> int:
         out(f"\n{note}, sorted by |change|:")
         t_head, b_head, n_head = heads[kind]
         means = kind != "transfer"
-        out(f"  {'name':40s} {n_head + ' A':>8s} {n_head + ' B':>8s} {t_head + ' A':>11s} "
-             f"{t_head + ' B':>11s} {'change':>11s} {'B/A':>7s} "
-             + (f"{'mean A':>10s} {'mean B':>10s} {'mean B/A':>8s} " if means else "")
-             + f"{(b_head + ' A') if b_head else '':>12s} "
-             f"{(b_head + ' B') if b_head else '':>12s}  bound A→B".rstrip())
-        for r in sel[:args.limit]:
+        out(
+            f"  {'name':40s} {n_head + ' A':>8s} {n_head + ' B':>8s} {t_head + ' A':>11s} "
+            f"{t_head + ' B':>11s} {'change':>11s} {'B/A':>7s} "
+            + (f"{'mean A':>10s} {'mean B':>10s} {'mean B/A':>8s} " if means else "")
+            + f"{(b_head + ' A') if b_head else '':>12s} "
+            f"{(b_head + ' B') if b_head else '':>12s}  bound A→B".rstrip()
+        )
+        for r in sel[: args.limit]:
             ratio = f"{r['change_ratio']:.2f}x" if r["change_ratio"] is not None else "–"
-            runs = [str(r[k]) if r[k] is not None else "–" for k in ("count_before",
-                                                                    "count_after")]
+            runs = [str(r[k]) if r[k] is not None else "–" for k in ("count_before", "count_after")]
             mean = ""
             if means:
                 m_ratio = f"{r['mean_ratio']:.2f}x" if r["mean_ratio"] is not None else "–"
-                mean = f"{fmt_s(r['mean_before_s']):>10s} {fmt_s(r['mean_after_s']):>10s} " \
-                       f"{m_ratio:>8s} "
+                mean = (
+                    f"{fmt_s(r['mean_before_s']):>10s} {fmt_s(r['mean_after_s']):>10s} "
+                    f"{m_ratio:>8s} "
+                )
             bound = ""
             if r["bound_before"] or r["bound_after"]:
                 bound = f"{r['bound_before'] or '–'}→{r['bound_after'] or '–'}"
@@ -270,8 +326,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
             after = fmt_s(r["time_after_s"]) if r["time_after_s"] is not None else "absent"
             ba = fmt_bytes(r["bytes_before"]) if b_head else ""
             bb = fmt_bytes(r["bytes_after"]) if b_head else ""
-            out(f"  {name:40s} {runs[0]:>8s} {runs[1]:>8s} {before:>11s} {after:>11s} "
-                 f"{change:>11s} {ratio:>7s} {mean}{ba:>12s} {bb:>12s}  {bound}".rstrip())
+            out(
+                f"  {name:40s} {runs[0]:>8s} {runs[1]:>8s} {before:>11s} {after:>11s} "
+                f"{change:>11s} {ratio:>7s} {mean}{ba:>12s} {bb:>12s}  {bound}".rstrip()
+            )
         if len(sel) > args.limit:
             out(f"  ... {len(sel) - args.limit} more rows (--limit N, or --json for all)")
     return 0

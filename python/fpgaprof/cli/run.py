@@ -1,6 +1,7 @@
 """`fpgaprof run -- CMD`: an unmodified program traced from its first line (the bootstrap on
 PYTHONPATH starts fpgaprof.trace() in it: capture.runner), signals passed on to it, its trace
 saved at exit, then every report written from the trace."""
+
 from __future__ import annotations
 
 import argparse
@@ -52,8 +53,14 @@ def prune_hlo_dump(folder: str) -> int:
     return kept
 
 
-def child_environment(out_dir: str, *, keep_command_buffers: bool, counters: bool,
-                      target: str | None, base: dict | None = None) -> dict:
+def child_environment(
+    out_dir: str,
+    *,
+    keep_command_buffers: bool,
+    counters: bool,
+    target: str | None,
+    base: dict | None = None,
+) -> dict:
     """The environment the profiled command starts with: the bootstrap on PYTHONPATH (it
     starts fpgaprof.trace() before the script), fpgaprof's XLA flags with the HLO dump in
     out_dir/hlo, and the FPGAPROF_RUN_* settings the bootstrap reads."""
@@ -76,16 +83,22 @@ def child_environment(out_dir: str, *, keep_command_buffers: bool, counters: boo
             env["XLA_FLAGS"] = " ".join(kept)
         else:
             env.pop("XLA_FLAGS", None)
-    xla_flags.prepare(env, keep_command_buffers=keep_command_buffers,
-                       dump_dir=os.path.join(out_dir, "hlo"))
+    xla_flags.prepare(
+        env, keep_command_buffers=keep_command_buffers, dump_dir=os.path.join(out_dir, "hlo")
+    )
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # fpgaprof/
     boot = os.path.join(package, "_bootstrap")
-    env["PYTHONPATH"] = os.pathsep.join([boot] + [p for p in env.get("PYTHONPATH", "").split(
-        os.pathsep) if p])
+    env["PYTHONPATH"] = os.pathsep.join(
+        [boot] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    )
     env["FPGAPROF_RUN_DIR"] = os.path.abspath(out_dir)
     env["FPGAPROF_RUN_TRACE"] = os.path.join(os.path.abspath(out_dir), TRACE_NAME)
     env["FPGAPROF_RUN_COUNTERS"] = "1" if counters else "0"
-    if counters and "XLA_PYTHON_CLIENT_PREALLOCATE" not in env and "XLA_PYTHON_CLIENT_ALLOCATOR" not in env:
+    if (
+        counters
+        and "XLA_PYTHON_CLIENT_PREALLOCATE" not in env
+        and "XLA_PYTHON_CLIENT_ALLOCATOR" not in env
+    ):
         # Kernel replay saves and restores JAX's preallocated pool around every kernel (seconds
         # per kernel on an H100): the pool grows on demand instead. A value the user set is kept.
         env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
@@ -117,6 +130,7 @@ def _child_setup(watched: list[int], mask: Any, parent_pid: int) -> Any:
     if sys.platform.startswith("linux"):
         try:
             import ctypes
+
             prctl = ctypes.CDLL(None, use_errno=True).prctl
         except (OSError, AttributeError):
             prctl = None
@@ -129,6 +143,7 @@ def _child_setup(watched: list[int], mask: Any, parent_pid: int) -> Any:
             prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
             if os.getppid() != parent_pid:  # died before the prctl: too late for it
                 os.kill(os.getpid(), signal.SIGTERM)
+
     return setup
 
 
@@ -141,14 +156,16 @@ def _run_forwarding_signals(command: list[str], env: dict) -> int:
     foreground process group (Ctrl-C, a terminal hangup) reached the command already and are
     not sent twice. Signals this process ignores (nohup, a background job) stay ignored by the
     command. The command gets SIGTERM when this process dies, even by SIGKILL (Linux)."""
-    watched = [num for num in (signal.SIGINT, *SAVE_ON)
-               if signal.getsignal(num) is not signal.SIG_IGN]
+    watched = [
+        num for num in (signal.SIGINT, *SAVE_ON) if signal.getsignal(num) is not signal.SIG_IGN
+    ]
     if not hasattr(signal, "sigtimedwait"):
         return _run_forwarding_by_handlers(command, env, watched)
     old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, watched + [signal.SIGCHLD])
     try:
-        proc = subprocess.Popen(command, env=env,
-                                preexec_fn=_child_setup(watched, old_mask, os.getpid()))
+        proc = subprocess.Popen(
+            command, env=env, preexec_fn=_child_setup(watched, old_mask, os.getpid())
+        )
         try:
             same_group = os.getpgid(proc.pid) == os.getpgrp()
         except OSError:
@@ -174,7 +191,7 @@ def _run_forwarding_signals(command: list[str], env: dict) -> int:
 def _run_forwarding_by_handlers(command: list[str], env: dict, watched: list[int]) -> int:
     """_run_forwarding_signals where sigtimedwait is missing (macOS): SIGTERM and SIGHUP are
     passed on; SIGINT is left to the terminal (no way to tell who sent it)."""
-    child: list = []      # the program, once started
+    child: list = []  # the program, once started
     early: list[int] = []  # signals that came before it started
 
     def _pass_on(signum: int, _frame: object) -> None:
@@ -193,7 +210,8 @@ def _run_forwarding_by_handlers(command: list[str], env: dict, watched: list[int
         for num in watched:
             try:
                 old_handlers[num] = signal.signal(
-                    num, (lambda *_: None) if num == signal.SIGINT else _pass_on)
+                    num, (lambda *_: None) if num == signal.SIGINT else _pass_on
+                )
             except (OSError, ValueError):
                 pass
         proc = subprocess.Popen(command, env=env)
@@ -211,14 +229,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     if command and command[0] == "--":
         command = command[1:]
     if not command:
-        raise usage_error(f"{PROG} run", f"no command given (usage: {PROG} run [-o DIR] -- "
-                          "python script.py ARGS)")
+        raise usage_error(
+            f"{PROG} run", f"no command given (usage: {PROG} run [-o DIR] -- python script.py ARGS)"
+        )
     out_dir = os.path.abspath(args.output)
     os.makedirs(out_dir, exist_ok=True)
     trace = os.path.join(out_dir, TRACE_NAME)
     # Outputs of an earlier run in the same folder would pass for this run's.
-    for stale in (TRACE_NAME, ".fpgaprof-claim", "report.html", "summary.json", "timeline.json",
-                  "environment.json"):
+    for stale in (
+        TRACE_NAME,
+        ".fpgaprof-claim",
+        "report.html",
+        "summary.json",
+        "timeline.json",
+        "environment.json",
+    ):
         if os.path.exists(os.path.join(out_dir, stale)):
             os.unlink(os.path.join(out_dir, stale))
     runner.drop_untraced_markers(out_dir)
@@ -230,16 +255,22 @@ def cmd_run(args: argparse.Namespace) -> int:
                 shutil.rmtree(p, ignore_errors=True)
             elif name.startswith("module_"):
                 os.unlink(p)
-    env = child_environment(out_dir, keep_command_buffers=args.keep_command_buffers,
-                            counters=args.counters, target=args.target)
+    env = child_environment(
+        out_dir,
+        keep_command_buffers=args.keep_command_buffers,
+        counters=args.counters,
+        target=args.target,
+    )
     if args.counters:
         if process_env.jax_preallocates(env):  # the user's own allocator setting keeps JAX's pool
             sys.stderr.write(
                 f"{PROG} run: warning: --counters with JAX's preallocated pool (kept by your "
                 f"XLA_PYTHON_CLIENT_PREALLOCATE={env.get('XLA_PYTHON_CLIENT_PREALLOCATE', '')!r} / "
-                f"XLA_PYTHON_CLIENT_ALLOCATOR={env.get('XLA_PYTHON_CLIENT_ALLOCATOR', '')!r}): kernel "
+                "XLA_PYTHON_CLIENT_ALLOCATOR="
+                f"{env.get('XLA_PYTHON_CLIENT_ALLOCATOR', '')!r}): kernel "
                 "replay saves and restores the pool around every kernel, seconds per kernel on an "
-                "H100; unset them or set XLA_PYTHON_CLIENT_PREALLOCATE=false\n")
+                "H100; unset them or set XLA_PYTHON_CLIENT_PREALLOCATE=false\n"
+            )
     exe = shutil.which(command[0], path=env.get("PATH"))
     if exe is None and not os.path.exists(command[0]):
         raise FileNotFoundError(2, "command not found (check the name after --)", command[0])
@@ -268,11 +299,20 @@ def cmd_run(args: argparse.Namespace) -> int:
             try:
                 prof.save(trace)
             except Exception as e:  # noqa: BLE001 - only the extra warning line is lost
-                print(f"{PROG}: warning: could not add the untraced-process warning to {trace} "
-                      f"({e}); the reports below carry it", file=sys.stderr)
-        paths = report.write_all(prof, out_dir, target=args.target, trace_path=trace,
-                                 progress=bar, untraced_processes=untraced_count_of(prof),
-                                 **timeline_options(args))
+                print(
+                    f"{PROG}: warning: could not add the untraced-process warning to {trace} "
+                    f"({e}); the reports below carry it",
+                    file=sys.stderr,
+                )
+        paths = report.write_all(
+            prof,
+            out_dir,
+            target=args.target,
+            trace_path=trace,
+            progress=bar,
+            untraced_processes=untraced_count_of(prof),
+            **timeline_options(args),
+        )
         if kept == 0:
             write_hlo_modules(prof, os.path.join(out_dir, "hlo"))
         sys.stderr.write(digest_of(paths["summary"]))
@@ -280,12 +320,16 @@ def cmd_run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"{PROG} run: warning: {untraced}\n")
         if paths.get("timeline_note"):
             sys.stderr.write(f"{PROG} run: {paths['timeline_note']}\n")
-        sys.stderr.write(f"{PROG} run: report {paths['html']} · summary {paths['summary']}"
-                         + (f" · timeline {paths['timeline']}" if paths["timeline"] else "")
-                         + "\n")
-    except Exception as e:
+        sys.stderr.write(
+            f"{PROG} run: report {paths['html']} · summary {paths['summary']}"
+            + (f" · timeline {paths['timeline']}" if paths["timeline"] else "")
+            + "\n"
+        )
+    except Exception as e:  # noqa: BLE001 - the command's status wins; the failure is said
         # The command's status still wins; the report failure is stated once.
-        sys.stderr.write(f"{PROG} run: the trace {trace} was written but the reports failed: "
-                         f"{one_line(e)} (retry with `{PROG} report {trace}`)\n")
+        sys.stderr.write(
+            f"{PROG} run: the trace {trace} was written but the reports failed: "
+            f"{one_line(e)} (retry with `{PROG} report {trace}`)\n"
+        )
         return code if code else 1
     return code

@@ -10,11 +10,13 @@ take it, never the Profile, and never import each other: ``summary_json`` (summa
 ``timeline`` (timeline.json, from ``model.timeline_records(prof)``: its records are too many
 for the summary).
 """
+
 from __future__ import annotations
 
 import contextlib
 import os
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from fpgaprof.analysis.trace_analysis import AnalysisCache
 from fpgaprof.base.constants import TIMELINE_MAX_EVENTS
@@ -25,27 +27,46 @@ from fpgaprof.report.model import SCHEMA_VERSION, collect, timeline_cut_note, ti
 from fpgaprof.report.progress import Progress
 from fpgaprof.report.summary_json import write_summary
 
-__all__ = ["collect", "write_all", "write_html", "write_summary", "write_timeline",
-           "render_html", "SCHEMA_VERSION", "Progress", "WRITE_STAGES", "TIMELINE_MAX_EVENTS"]
+__all__ = [
+    "collect",
+    "write_all",
+    "write_html",
+    "write_summary",
+    "write_timeline",
+    "render_html",
+    "SCHEMA_VERSION",
+    "Progress",
+    "WRITE_STAGES",
+    "TIMELINE_MAX_EVENTS",
+]
 
 # Stages write_all reports itself (a caller that loads the trace first adds "loading trace").
 WRITE_STAGES = ("attribution", "analysis", "summary.json", "report.html", "timeline.json")
 
 
-def write_timeline(prof: Any, path: str | os.PathLike,
-                   max_events: int | None = TIMELINE_MAX_EVENTS) -> dict[str, int]:
+def write_timeline(
+    prof: Any, path: str | os.PathLike, max_events: int | None = TIMELINE_MAX_EVENTS
+) -> dict[str, int]:
     """Writes timeline.json (Chrome/Perfetto trace-event JSON) of a Profile atomically: the
     first `max_events` records by start time (None: all). Returns the slices per category
     (report.timeline.write_timeline)."""
     return timeline_renderer.write_timeline(timeline_records(prof), path, max_events=max_events)
 
 
-def write_all(prof: Any, out_dir: str | os.PathLike, *, target: str | None = None,
-              trace_path: str | None = None, environment: Mapping | None = None,
-              measurements: Iterable[Mapping] | None = None,
-              extra_warnings: Iterable[str] = (), progress: Progress | None = None,
-              timeline: bool = True, timeline_max_events: int | None = TIMELINE_MAX_EVENTS,
-              untraced_processes: int = 0) -> dict[str, str]:
+def write_all(
+    prof: Any,
+    out_dir: str | os.PathLike,
+    *,
+    target: str | None = None,
+    trace_path: str | None = None,
+    environment: Mapping | None = None,
+    measurements: Iterable[Mapping] | None = None,
+    extra_warnings: Iterable[str] = (),
+    progress: Progress | None = None,
+    timeline: bool = True,
+    timeline_max_events: int | None = TIMELINE_MAX_EVENTS,
+    untraced_processes: int = 0,
+) -> dict[str, str]:
     """Writes summary.json, report.html and timeline.json into out_dir (each atomically).
     Returns {"summary": path, "html": path, "timeline": path} ("timeline" is "" with
     timeline=False, when timeline.json is not written and an old one is removed).
@@ -64,12 +85,21 @@ def write_all(prof: Any, out_dir: str | os.PathLike, *, target: str | None = Non
     # report, so its memory does not come on top of the timeline's peak.
     cache = getattr(prof, "analyses", None)
     with cache.transient() if isinstance(cache, AnalysisCache) else contextlib.nullcontext():
-        s = collect(prof, target=target, trace_path=trace_path, environment=environment,
-                    measurements=measurements, extra_warnings=extra_warnings, progress=bar,
-                    untraced_processes=untraced_processes)
-    paths = {"summary": os.path.join(out_dir, "summary.json"),
-             "html": os.path.join(out_dir, "report.html"),
-             "timeline": os.path.join(out_dir, "timeline.json")}
+        s = collect(
+            prof,
+            target=target,
+            trace_path=trace_path,
+            environment=environment,
+            measurements=measurements,
+            extra_warnings=extra_warnings,
+            progress=bar,
+            untraced_processes=untraced_processes,
+        )
+    paths = {
+        "summary": os.path.join(out_dir, "summary.json"),
+        "html": os.path.join(out_dir, "report.html"),
+        "timeline": os.path.join(out_dir, "timeline.json"),
+    }
     bar.stage("summary.json")
     write_summary(paths["summary"], s)
     title = "fpgaprof report"

@@ -2,16 +2,19 @@
 
 A renderer of the report layer: rendered server-side from the summary (report.model.collect),
 never from a Profile, so the page and summary.json show the same numbers. The transfer, memory
-and device sections are the ones a Profile shows in Jupyter (api.section_views). The page's small script only adds interaction (sortable
+and device sections are the ones a Profile shows in Jupyter (api.section_views). The page's
+small script only adds interaction (sortable
 tables, roofline tooltips) and, once it has run without error, sets
 <div id="fpgaprof-status" data-status="ok">: the headless-browser test reads that marker.
 Every user-provided string (kernel, op, region names, paths, warnings) is HTML-escaped.
 """
+
 from __future__ import annotations
 
 import json
 import math
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from fpgaprof.api.fpga import OP_TEXT_COLUMNS, REGION_TEXT_COLUMNS, combined_speedup_text
 from fpgaprof.api.section_views import devices_html, memory_html, multi_device, transfers_html
@@ -34,21 +37,35 @@ from fpgaprof.base.units import (
 )
 from fpgaprof.report.model import MEASUREMENT_RUNS, measurement_stats
 
-__all__ = ["render", "write_html", "ranked_table_html", "extra_table_html", "transfer_flag_count",
-           "CANDIDATE_FIRST", "REGION_CANDIDATE_FIRST", "CSS", "JS"]
+__all__ = [
+    "render",
+    "write_html",
+    "ranked_table_html",
+    "extra_table_html",
+    "transfer_flag_count",
+    "CANDIDATE_FIRST",
+    "REGION_CANDIDATE_FIRST",
+    "CSS",
+    "JS",
+]
 
-BOUND_COLOURS = {"memory": "#2b7bba", "compute": "#d7301f", "latency": "#7a7a7a",
-                 "unknown": "#9e6ebd"}
-
+BOUND_COLOURS = {
+    "memory": "#2b7bba",
+    "compute": "#d7301f",
+    "latency": "#7a7a7a",
+    "unknown": "#9e6ebd",
+}
 
 
 def _card(label: str, value: str, sub: str = "") -> str:
-    return (f'<div class="card"><div class="label">{esc(label)}</div>'
-            f'<div class="value">{value}</div><div class="sub">{sub}</div></div>')
+    return (
+        f'<div class="card"><div class="label">{esc(label)}</div>'
+        f'<div class="value">{value}</div><div class="sub">{sub}</div></div>'
+    )
 
 
 def _log_ticks(lo: float, hi: float) -> list[float]:
-    return [10.0 ** e for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)]
+    return [10.0**e for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -60,43 +77,80 @@ def _overview(s: Mapping) -> str:
     busy = tot.get("gpu_busy_fraction")
     dev_txt = esc(dev.get("name", "no GPU")) if dev else "no GPU"
     if dev.get("compute_capability_major"):
-        dev_txt += f' <span class="dim">sm_{dev["compute_capability_major"]}' \
-                   f'{dev.get("compute_capability_minor", 0)}</span>'
+        dev_txt += (
+            f' <span class="dim">sm_{dev["compute_capability_major"]}'
+            f"{dev.get('compute_capability_minor', 0)}</span>"
+        )
     cards = [
-        _card("device", dev_txt, esc(t["unavailable_reason"]) if not t["gpu_available"] else
-              " · ".join(x for x in (
-                  fmt_bytes(dev.get("global_memory_bytes")) if dev.get("global_memory_bytes")
-                  else "",
-                  fmt_num(dev.get("peak_dram_bandwidth_bytes_per_s"), "B/s") + " peak"
-                  if dev.get("peak_dram_bandwidth_bytes_per_s") else "") if x)
-              if dev else ""),
-        _card("wall time", fmt_s(t["wall_time_s"]), f'{tot.get("region_count", 0)} regions'),
-        _card("GPU busy", fmt_s(tot.get("gpu_busy_s")),
-              f'{fmt_pct(busy)} of wall · idle {fmt_s(tot.get("gpu_idle_s"))}')
-        if tot.get("gpu_busy_s") is not None else
-        _card("GPU busy", "n/a (no GPU)", "no GPU activity was traced"),
-        _card("kernels", fmt_num(tot.get("kernel_count")),
-              f'{fmt_s(tot.get("kernel_time_s"))} summed'),
-        _card("transfers", fmt_bytes(tot.get("transfer_bytes")),
-              f'{fmt_num(tot.get("transfer_count"))} {"copy" if tot.get("transfer_count") == 1 else "copies"}'
-              + (f' · busy {fmt_s(tot.get("transfer_busy_s"))}'
-                 if tot.get("transfer_busy_s") is not None else "")),
-        _card("time in transfers", fmt_pct(tot.get("transfer_share_of_wall")),
-              f'of wall · {fmt_pct(tot.get("transfer_share_of_gpu_busy"))} of GPU busy')
-        if tot.get("gpu_busy_s") is not None else
-        _card("time in transfers", "n/a (no GPU)", ""),
-        _card("dropped records", fmt_num(t["dropped_records"]),
-              f'{fmt_num(t["incomplete_records"])} without timestamps'),
+        _card(
+            "device",
+            dev_txt,
+            esc(t["unavailable_reason"])
+            if not t["gpu_available"]
+            else " · ".join(
+                x
+                for x in (
+                    fmt_bytes(dev.get("global_memory_bytes"))
+                    if dev.get("global_memory_bytes")
+                    else "",
+                    fmt_num(dev.get("peak_dram_bandwidth_bytes_per_s"), "B/s") + " peak"
+                    if dev.get("peak_dram_bandwidth_bytes_per_s")
+                    else "",
+                )
+                if x
+            )
+            if dev
+            else "",
+        ),
+        _card("wall time", fmt_s(t["wall_time_s"]), f"{tot.get('region_count', 0)} regions"),
+        _card(
+            "GPU busy",
+            fmt_s(tot.get("gpu_busy_s")),
+            f"{fmt_pct(busy)} of wall · idle {fmt_s(tot.get('gpu_idle_s'))}",
+        )
+        if tot.get("gpu_busy_s") is not None
+        else _card("GPU busy", "n/a (no GPU)", "no GPU activity was traced"),
+        _card(
+            "kernels", fmt_num(tot.get("kernel_count")), f"{fmt_s(tot.get('kernel_time_s'))} summed"
+        ),
+        _card(
+            "transfers",
+            fmt_bytes(tot.get("transfer_bytes")),
+            f"{fmt_num(tot.get('transfer_count'))} "
+            f"{'copy' if tot.get('transfer_count') == 1 else 'copies'}"
+            + (
+                f" · busy {fmt_s(tot.get('transfer_busy_s'))}"
+                if tot.get("transfer_busy_s") is not None
+                else ""
+            ),
+        ),
+        _card(
+            "time in transfers",
+            fmt_pct(tot.get("transfer_share_of_wall")),
+            f"of wall · {fmt_pct(tot.get('transfer_share_of_gpu_busy'))} of GPU busy",
+        )
+        if tot.get("gpu_busy_s") is not None
+        else _card("time in transfers", "n/a (no GPU)", ""),
+        _card(
+            "dropped records",
+            fmt_num(t["dropped_records"]),
+            f"{fmt_num(t['incomplete_records'])} without timestamps",
+        ),
         _memory_card(s.get("memory") or {}),
-        _card("warnings", fmt_num(len(s.get("warnings") or [])),
-              f'{fmt_num(transfer_flag_count(s))} of them transfer flags'),
+        _card(
+            "warnings",
+            fmt_num(len(s.get("warnings") or [])),
+            f"{fmt_num(transfer_flag_count(s))} of them transfer flags",
+        ),
     ]
     bar = ""
     if busy is not None:
         pct = max(0.0, min(100.0, 100 * busy))
-        bar = (f'<div class="busybar" title="GPU busy {pct:.1f} %"><div style="width:{pct:.2f}%">'
-               f'</div></div><div class="dim">GPU busy (kernels, copies, memsets; union of '
-               f'intervals) vs idle over the traced wall time</div>')
+        bar = (
+            f'<div class="busybar" title="GPU busy {pct:.1f} %"><div style="width:{pct:.2f}%">'
+            f'</div></div><div class="dim">GPU busy (kernels, copies, memsets; union of '
+            f"intervals) vs idle over the traced wall time</div>"
+        )
     return f'<div class="cards">{"".join(cards)}</div>{bar}'
 
 
@@ -109,23 +163,35 @@ def transfer_flag_count(s: Mapping) -> int:
 def _memory_card(m: Mapping) -> str:
     if not m.get("available"):
         return _card("device memory peak", "–", esc(m.get("reason") or ""))
-    at = f' at {fmt_s(m["peak_time_s"])}' if m.get("peak_time_s") is not None else ""
+    at = f" at {fmt_s(m['peak_time_s'])}" if m.get("peak_time_s") is not None else ""
     pool = m.get("pool")
-    return _card("device memory peak", fmt_bytes(m.get("peak_bytes")),
-                 f'{at.strip()} · {fmt_bytes(m.get("end_bytes"))} at the end'
-                 + (f' · {esc(pool["note"])}' if pool else ""))
+    return _card(
+        "device memory peak",
+        fmt_bytes(m.get("peak_bytes")),
+        f"{at.strip()} · {fmt_bytes(m.get('end_bytes'))} at the end"
+        + (f" · {esc(pool['note'])}" if pool else ""),
+    )
 
 
 def _roofline_svg(roof: Mapping, device: Mapping | None) -> str:
-    pts = [p for p in roof.get("points", [])
-           if p.get("intensity") and p.get("achieved_flops_per_s")
-           and p["intensity"] > 0 and p["achieved_flops_per_s"] > 0]
+    pts = [
+        p
+        for p in roof.get("points", [])
+        if p.get("intensity")
+        and p.get("achieved_flops_per_s")
+        and p["intensity"] > 0
+        and p["achieved_flops_per_s"] > 0
+    ]
     if not pts:
-        return ('<p class="na">not available: no op has both FLOPs and bytes with a measured '
-                'time</p>')
+        return (
+            '<p class="na">not available: no op has both FLOPs and bytes with a measured time</p>'
+        )
     ceil = roof.get("ceilings") or {}
-    peak_bw = ceil.get("dram_bytes_per_s") or ceil.get("peak_dram_bandwidth_bytes_per_s") or \
-        (device or {}).get("peak_dram_bandwidth_bytes_per_s")
+    peak_bw = (
+        ceil.get("dram_bytes_per_s")
+        or ceil.get("peak_dram_bandwidth_bytes_per_s")
+        or (device or {}).get("peak_dram_bandwidth_bytes_per_s")
+    )
     peaks = ceil.get("peak_flops_per_s")
     if not isinstance(peaks, dict):
         peaks = {k: v for k, v in ceil.items() if "flop" in k.lower()}
@@ -151,88 +217,128 @@ def _roofline_svg(roof: Mapping, device: Mapping | None) -> str:
     W, H, L, R, T, B = 760, 420, 70, 20, 20, 50
 
     def X(v: float) -> float:
-        return L + (math.log10(v) - math.log10(xlo)) / (math.log10(xhi) - math.log10(xlo)) \
-            * (W - L - R)
+        return L + (math.log10(v) - math.log10(xlo)) / (math.log10(xhi) - math.log10(xlo)) * (
+            W - L - R
+        )
 
     def Y(v: float) -> float:
-        return H - B - (math.log10(v) - math.log10(ylo)) / (math.log10(yhi) - math.log10(ylo)) \
-            * (H - T - B)
+        return (
+            H
+            - B
+            - (math.log10(v) - math.log10(ylo)) / (math.log10(yhi) - math.log10(ylo)) * (H - T - B)
+        )
 
-    o = [f'<svg id="roofline" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
-         f'role="img" aria-label="roofline">']
+    o = [
+        f'<svg id="roofline" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
+        f'role="img" aria-label="roofline">'
+    ]
     o.append(f'<rect x="{L}" y="{T}" width="{W - L - R}" height="{H - T - B}" class="plot"/>')
     for v in _log_ticks(xlo, xhi):
         if xlo <= v <= xhi:
-            o.append(f'<line x1="{X(v):.1f}" x2="{X(v):.1f}" y1="{T}" y2="{H - B}" class="grid"/>'
-                     f'<text x="{X(v):.1f}" y="{H - B + 16}" class="tick" text-anchor="middle">'
-                     f'{fmt_num(v)}</text>')
+            o.append(
+                f'<line x1="{X(v):.1f}" x2="{X(v):.1f}" y1="{T}" y2="{H - B}" class="grid"/>'
+                f'<text x="{X(v):.1f}" y="{H - B + 16}" class="tick" text-anchor="middle">'
+                f"{fmt_num(v)}</text>"
+            )
     for v in _log_ticks(ylo, yhi):
         if ylo <= v <= yhi:
-            o.append(f'<line x1="{L}" x2="{W - R}" y1="{Y(v):.1f}" y2="{Y(v):.1f}" class="grid"/>'
-                     f'<text x="{L - 6}" y="{Y(v) + 4:.1f}" class="tick" text-anchor="end">'
-                     f'{fmt_num(v)}</text>')
-    o.append(f'<text x="{(L + W - R) / 2}" y="{H - 12}" text-anchor="middle" class="axis">'
-             f'arithmetic intensity (FLOP/byte)</text>')
-    o.append(f'<text x="16" y="{(T + H - B) / 2}" text-anchor="middle" class="axis" '
-             f'transform="rotate(-90 16 {(T + H - B) / 2})">achieved FLOP/s</text>')
-    o.append(f'<clipPath id="plotclip"><rect x="{L}" y="{T}" width="{W - L - R}" '
-             f'height="{H - T - B}"/></clipPath><g clip-path="url(#plotclip)">')
+            o.append(
+                f'<line x1="{L}" x2="{W - R}" y1="{Y(v):.1f}" y2="{Y(v):.1f}" class="grid"/>'
+                f'<text x="{L - 6}" y="{Y(v) + 4:.1f}" class="tick" text-anchor="end">'
+                f"{fmt_num(v)}</text>"
+            )
+    o.append(
+        f'<text x="{(L + W - R) / 2}" y="{H - 12}" text-anchor="middle" class="axis">'
+        f"arithmetic intensity (FLOP/byte)</text>"
+    )
+    o.append(
+        f'<text x="16" y="{(T + H - B) / 2}" text-anchor="middle" class="axis" '
+        f'transform="rotate(-90 16 {(T + H - B) / 2})">achieved FLOP/s</text>'
+    )
+    o.append(
+        f'<clipPath id="plotclip"><rect x="{L}" y="{T}" width="{W - L - R}" '
+        f'height="{H - T - B}"/></clipPath><g clip-path="url(#plotclip)">'
+    )
     if peak_bw:
         top = max(compute_roofs.values(), default=yhi * 10)
         # memory roof up to the highest compute roof, then each compute roof flat
         x_ridge = top / peak_bw
-        o.append(f'<line class="roof" x1="{X(xlo):.1f}" y1="{Y(peak_bw * xlo):.1f}" '
-                 f'x2="{X(x_ridge):.1f}" y2="{Y(top):.1f}"/>')
-        o.append(f'<text class="rooflabel" x="{X(xlo) + 6:.1f}" y="{Y(peak_bw * xlo) - 6:.1f}">'
-                 f'DRAM {fmt_num(peak_bw, "B/s")}</text>')
+        o.append(
+            f'<line class="roof" x1="{X(xlo):.1f}" y1="{Y(peak_bw * xlo):.1f}" '
+            f'x2="{X(x_ridge):.1f}" y2="{Y(top):.1f}"/>'
+        )
+        o.append(
+            f'<text class="rooflabel" x="{X(xlo) + 6:.1f}" y="{Y(peak_bw * xlo) - 6:.1f}">'
+            f"DRAM {fmt_num(peak_bw, 'B/s')}</text>"
+        )
     for name, v in sorted(compute_roofs.items(), key=lambda kv: -kv[1]):
         # flat from the ridge point (from the left edge when the DRAM roof is unknown)
         xr = v / peak_bw if peak_bw else xlo
-        o.append(f'<line class="roof" x1="{X(max(xr, xlo)):.1f}" y1="{Y(v):.1f}" '
-                 f'x2="{X(xhi):.1f}" y2="{Y(v):.1f}"/>'
-                 f'<text class="rooflabel" x="{X(xhi) - 4:.1f}" y="{Y(v) - 4:.1f}" '
-                 f'text-anchor="end">{esc(name)} {fmt_num(v, "FLOP/s")}</text>')
+        o.append(
+            f'<line class="roof" x1="{X(max(xr, xlo)):.1f}" y1="{Y(v):.1f}" '
+            f'x2="{X(xhi):.1f}" y2="{Y(v):.1f}"/>'
+            f'<text class="rooflabel" x="{X(xhi) - 4:.1f}" y="{Y(v) - 4:.1f}" '
+            f'text-anchor="end">{esc(name)} {fmt_num(v, "FLOP/s")}</text>'
+        )
     tmax = max((p.get("time_s") or 0) for p in pts) or 1.0
     for p in sorted(pts, key=lambda p: -(p.get("time_s") or 0)):
         r = 3 + 14 * math.sqrt((p.get("time_s") or 0) / tmax)
         bound = str(p.get("bound") or "unknown")
         colour = BOUND_COLOURS.get(bound, BOUND_COLOURS["unknown"])
-        tip = (f'{p["op"]} | {bound}-bound | time {fmt_s(p.get("time_s"))} | '
-               f'{fmt_num(p["intensity"])} FLOP/B | {fmt_num(p["achieved_flops_per_s"], "FLOP/s")}'
-               f' | {fmt_num(p.get("achieved_bytes_per_s"), "B/s")}'
-               + (f' | {fmt_pct(p["roof_fraction"])} of roof' if p.get("roof_fraction") else "")
-               + (f' | measured (counters): {fmt_num(p.get("measured_intensity"))} FLOP/B, '
-                  f'{fmt_num(p.get("measured_flops"))} FLOP, '
-                  f'{fmt_bytes(p.get("measured_bytes"))}, '
-                  f'{fmt_pct(p.get("measured_roof_fraction"))} of roof, '
-                  f'{p.get("measured_bound") or "unknown"}-bound, '
-                  f'counters on {fmt_pct(p.get("measured_coverage"))} of its time'
-                  if p.get("has_measured") else "")
-               + (f' | {p["source"]}' if p.get("source") else ""))
-        o.append(f'<circle class="pt" cx="{X(p["intensity"]):.1f}" '
-                 f'cy="{Y(p["achieved_flops_per_s"]):.1f}" r="{r:.1f}" fill="{colour}" '
-                 f'data-tip="{esc(tip)}"><title>{esc(tip)}</title></circle>')
+        tip = (
+            f"{p['op']} | {bound}-bound | time {fmt_s(p.get('time_s'))} | "
+            f"{fmt_num(p['intensity'])} FLOP/B | {fmt_num(p['achieved_flops_per_s'], 'FLOP/s')}"
+            f" | {fmt_num(p.get('achieved_bytes_per_s'), 'B/s')}"
+            + (f" | {fmt_pct(p['roof_fraction'])} of roof" if p.get("roof_fraction") else "")
+            + (
+                f" | measured (counters): {fmt_num(p.get('measured_intensity'))} FLOP/B, "
+                f"{fmt_num(p.get('measured_flops'))} FLOP, "
+                f"{fmt_bytes(p.get('measured_bytes'))}, "
+                f"{fmt_pct(p.get('measured_roof_fraction'))} of roof, "
+                f"{p.get('measured_bound') or 'unknown'}-bound, "
+                f"counters on {fmt_pct(p.get('measured_coverage'))} of its time"
+                if p.get("has_measured")
+                else ""
+            )
+            + (f" | {p['source']}" if p.get("source") else "")
+        )
+        o.append(
+            f'<circle class="pt" cx="{X(p["intensity"]):.1f}" '
+            f'cy="{Y(p["achieved_flops_per_s"]):.1f}" r="{r:.1f}" fill="{colour}" '
+            f'data-tip="{esc(tip)}"><title>{esc(tip)}</title></circle>'
+        )
     o.append("</g></svg>")
-    legend = " ".join(f'<span class="swatch" style="background:{c}"></span>{esc(b)}'
-                      for b, c in BOUND_COLOURS.items())
+    legend = " ".join(
+        f'<span class="swatch" style="background:{c}"></span>{esc(b)}'
+        for b, c in BOUND_COLOURS.items()
+    )
     note = ""
     if not peak_bw and not compute_roofs:
-        note = (f'<p class="na">device ceilings not available: '
-                f'{esc(roof.get("ceilings_reason") or "no peak bandwidth or FLOP/s known")}</p>')
+        note = (
+            f'<p class="na">device ceilings not available: '
+            f"{esc(roof.get('ceilings_reason') or 'no peak bandwidth or FLOP/s known')}</p>"
+        )
     elif not peak_bw:
-        note = ('<p class="na">DRAM roof not drawn: the device record has no memory clock or '
-                'bus width</p>')
-    src = ("points from the roofline analysis" if roof.get("points_from") == "analysis" else
-           "points from per-op static cost (XLA cost model) and measured time; bound not computed")
+        note = (
+            '<p class="na">DRAM roof not drawn: the device record has no memory clock or '
+            "bus width</p>"
+        )
+    src = (
+        "points from the roofline analysis"
+        if roof.get("points_from") == "analysis"
+        else "points from per-op static cost (XLA cost model) and measured time; bound not computed"
+    )
     if ceil.get("architecture"):
         src += f" · ceilings: {ceil['architecture']}"
         srcs = set((ceil.get("flops_source") or {}).values()) | {ceil.get("dram_source")}
         srcs.discard(None)
         if srcs:
             src += f" ({', '.join(sorted(map(str, srcs)))})"
-    return (f'<div class="legend">{legend} · circle area ∝ time · {esc(src)}</div>'
-            f'<div class="svgwrap">{"".join(o)}<div id="tip" class="tip" hidden></div></div>'
-            f'{note}')
+    return (
+        f'<div class="legend">{legend} · circle area ∝ time · {esc(src)}</div>'
+        f'<div class="svgwrap">{"".join(o)}<div id="tip" class="tip" hidden></div></div>'
+        f"{note}"
+    )
 
 
 def _roofline_table(roof: Mapping) -> str:
@@ -241,77 +347,122 @@ def _roofline_table(roof: Mapping) -> str:
     pts = list(roof.get("points") or [])
     measured = any(p.get("has_measured") for p in pts)
     # FLOPs and bytes of every execution together (the ops table shows one execution's)
-    headers = [("HLO op", "text"), ("time", "num"), ("FLOPs (total)", "num"),
-               ("bytes (total)", "num"), ("FLOP/B", "num"), ("FLOP/s", "num"), ("B/s", "num"),
-               ("% of roof", "num"), ("bound", "text")]
+    headers = [
+        ("HLO op", "text"),
+        ("time", "num"),
+        ("FLOPs (total)", "num"),
+        ("bytes (total)", "num"),
+        ("FLOP/B", "num"),
+        ("FLOP/s", "num"),
+        ("B/s", "num"),
+        ("% of roof", "num"),
+        ("bound", "text"),
+    ]
     if measured:
-        headers += [("measured FLOPs (total)", "num"), ("measured bytes (total)", "num"),
-                    ("measured FLOP/B", "num"), ("measured % of roof", "num"),
-                    ("measured bound", "text"), ("measured coverage", "num")]
+        headers += [
+            ("measured FLOPs (total)", "num"),
+            ("measured bytes (total)", "num"),
+            ("measured FLOP/B", "num"),
+            ("measured % of roof", "num"),
+            ("measured bound", "text"),
+            ("measured coverage", "num"),
+        ]
     rows = []
     for p in pts[:TOP_ROWS]:
-        row = [(esc(p["op"]), p["op"]), (fmt_s(p.get("time_s")), p.get("time_s")),
-               (fmt_num(p.get("flops")), p.get("flops")),
-               (fmt_bytes(p.get("bytes")), p.get("bytes")),
-               (fmt_num(p.get("intensity")), p.get("intensity")),
-               (fmt_num(p.get("achieved_flops_per_s")), p.get("achieved_flops_per_s")),
-               (fmt_num(p.get("achieved_bytes_per_s")), p.get("achieved_bytes_per_s")),
-               (fmt_pct(p.get("roof_fraction")), p.get("roof_fraction")),
-               (esc(p.get("bound") or ""), p.get("bound") or "")]
-        if measured:
-            mb = p.get("measured_bound") or ""
-            row += [(fmt_num(p.get("measured_flops")), p.get("measured_flops")),
-                    (fmt_bytes(p.get("measured_bytes")), p.get("measured_bytes")),
-                    (fmt_num(p.get("measured_intensity")), p.get("measured_intensity")),
-                    (fmt_pct(p.get("measured_roof_fraction")),
-                     p.get("measured_roof_fraction")),
-                    (esc(mb), mb),
-                    (fmt_pct(p.get("measured_coverage")), p.get("measured_coverage"))]
-        rows.append(row)
-    note = ("static cost from the XLA cost model; measured values from hardware counters "
-            "(kernel replay) beside them, over the kernels that have counters (measured "
-            "coverage: their share of the op's time)" if measured else
-            "static cost from the XLA cost model (no hardware counters in this trace: "
-            "trace(counters=True) adds measured values)")
-    left = len(pts) - len(rows) + int(roof.get("points_left_out") or 0)
-    total = roof.get("count", len(pts))
-    return (f'<h3>Points</h3><p class="dim">{esc(note)}</p>' + html_table(headers, rows, "wide")
-            + (f'<p class="dim">{left} more of {total} ops not shown'
-               + (f' (the chart draws the {len(pts)} with most time)'
-                  if roof.get("points_left_out") else "") + "</p>" if left else ""))
-
-
-def _point_cells(p: Mapping) -> list[tuple[str, Any]]:
-    """time, kernels, FLOPs, bytes, FLOP/B, FLOP/s, B/s, % of roof, bound, cost coverage."""
-    b = p.get("bound") or ""
-    return [(fmt_s(p.get("time_s")), p.get("time_s")),
-            (fmt_num(p.get("kernel_count")), p.get("kernel_count")),
+        row = [
+            (esc(p["op"]), p["op"]),
+            (fmt_s(p.get("time_s")), p.get("time_s")),
             (fmt_num(p.get("flops")), p.get("flops")),
             (fmt_bytes(p.get("bytes")), p.get("bytes")),
             (fmt_num(p.get("intensity")), p.get("intensity")),
             (fmt_num(p.get("achieved_flops_per_s")), p.get("achieved_flops_per_s")),
             (fmt_num(p.get("achieved_bytes_per_s")), p.get("achieved_bytes_per_s")),
-            (fmt_pct(p.get("roof_fraction")), p.get("roof_fraction")), (esc(b), b),
-            (fmt_pct(p.get("cost_coverage")), p.get("cost_coverage"))]
+            (fmt_pct(p.get("roof_fraction")), p.get("roof_fraction")),
+            (esc(p.get("bound") or ""), p.get("bound") or ""),
+        ]
+        if measured:
+            mb = p.get("measured_bound") or ""
+            row += [
+                (fmt_num(p.get("measured_flops")), p.get("measured_flops")),
+                (fmt_bytes(p.get("measured_bytes")), p.get("measured_bytes")),
+                (fmt_num(p.get("measured_intensity")), p.get("measured_intensity")),
+                (fmt_pct(p.get("measured_roof_fraction")), p.get("measured_roof_fraction")),
+                (esc(mb), mb),
+                (fmt_pct(p.get("measured_coverage")), p.get("measured_coverage")),
+            ]
+        rows.append(row)
+    note = (
+        "static cost from the XLA cost model; measured values from hardware counters "
+        "(kernel replay) beside them, over the kernels that have counters (measured "
+        "coverage: their share of the op's time)"
+        if measured
+        else "static cost from the XLA cost model (no hardware counters in this trace: "
+        "trace(counters=True) adds measured values)"
+    )
+    left = len(pts) - len(rows) + int(roof.get("points_left_out") or 0)
+    total = roof.get("count", len(pts))
+    return (
+        f'<h3>Points</h3><p class="dim">{esc(note)}</p>'
+        + html_table(headers, rows, "wide")
+        + (
+            f'<p class="dim">{left} more of {total} ops not shown'
+            + (
+                f" (the chart draws the {len(pts)} with most time)"
+                if roof.get("points_left_out")
+                else ""
+            )
+            + "</p>"
+            if left
+            else ""
+        )
+    )
 
 
-_POINT_HEADERS = [("kernel time", "num"), ("kernels", "num"), ("FLOPs (total)", "num"),
-                  ("bytes (total)", "num"), ("FLOP/B", "num"), ("FLOP/s", "num"),
-                  ("B/s", "num"), ("% of roof", "num"), ("bound", "text"),
-                  ("cost known for", "num")]
+def _point_cells(p: Mapping) -> list[tuple[str, Any]]:
+    """time, kernels, FLOPs, bytes, FLOP/B, FLOP/s, B/s, % of roof, bound, cost coverage."""
+    b = p.get("bound") or ""
+    return [
+        (fmt_s(p.get("time_s")), p.get("time_s")),
+        (fmt_num(p.get("kernel_count")), p.get("kernel_count")),
+        (fmt_num(p.get("flops")), p.get("flops")),
+        (fmt_bytes(p.get("bytes")), p.get("bytes")),
+        (fmt_num(p.get("intensity")), p.get("intensity")),
+        (fmt_num(p.get("achieved_flops_per_s")), p.get("achieved_flops_per_s")),
+        (fmt_num(p.get("achieved_bytes_per_s")), p.get("achieved_bytes_per_s")),
+        (fmt_pct(p.get("roof_fraction")), p.get("roof_fraction")),
+        (esc(b), b),
+        (fmt_pct(p.get("cost_coverage")), p.get("cost_coverage")),
+    ]
+
+
+_POINT_HEADERS = [
+    ("kernel time", "num"),
+    ("kernels", "num"),
+    ("FLOPs (total)", "num"),
+    ("bytes (total)", "num"),
+    ("FLOP/B", "num"),
+    ("FLOP/s", "num"),
+    ("B/s", "num"),
+    ("% of roof", "num"),
+    ("bound", "text"),
+    ("cost known for", "num"),
+]
 
 
 def _roofline_totals(roof: Mapping) -> str:
     """The whole trace and each region path as roofline points (a table; the chart is the
     ops'): every kernel, FLOPs and bytes from the static cost of the attributed ones."""
-    out = ('<h3>Whole trace and regions</h3><p class="dim">all kernels of the trace / of each '
-           'region path (nested regions included, instances summed); FLOPs and bytes from the '
-           'static cost of the kernels attributed to an HLO op ("cost known for": their share '
-           'of the kernel time)</p>')
+    out = (
+        '<h3>Whole trace and regions</h3><p class="dim">all kernels of the trace / of each '
+        "region path (nested regions included, instances summed); FLOPs and bytes from the "
+        'static cost of the kernels attributed to an HLO op ("cost known for": their share '
+        "of the kernel time)</p>"
+    )
     trace = roof.get("trace")
     br = roof.get("by_region") or {}
-    if trace is None and (not br or (not br.get("available")
-                                     and br.get("reason") == roof.get("reason"))):
+    if trace is None and (
+        not br or (not br.get("available") and br.get("reason") == roof.get("reason"))
+    ):
         return ""  # an older summary, or the op roofline said why already (no kernels)
     rows = []
     if trace:
@@ -325,8 +476,10 @@ def _roofline_totals(roof: Mapping) -> str:
         out += not_available(br) if br else ""
     left = len(items) - min(len(items), shown) + int(br.get("items_left_out") or 0)
     if left:
-        out += (f'<p class="dim">{left} more region paths not shown '
-                '(prof.roofline(by="region") has all)</p>')
+        out += (
+            f'<p class="dim">{left} more region paths not shown '
+            '(prof.roofline(by="region") has all)</p>'
+        )
     return out
 
 
@@ -338,41 +491,71 @@ def _ops(s: Mapping) -> str:
     items = ops["items"]
     for r in items[:TOP_ROWS]:
         bound = r.get("bound") or ""
-        rows.append([
-            (esc(r["op"]), r["op"]),
-            (esc(r.get("module") or ""), r.get("module") or ""),
-            (esc(r.get("category") or ""), r.get("category") or ""),
-            (fmt_num(r["count"]), r["count"]),
-            (fmt_s(r["total_s"]), r["total_s"]),
-            (fmt_s(r["mean_s"]), r["mean_s"]),
-            (fmt_num(r.get("flops")), r.get("flops")),
-            (fmt_bytes(r.get("bytes")), r.get("bytes")),
-            (esc(r.get("pattern") or ""), r.get("pattern") or ""),
-            (esc(bound), bound),
-            (f'<code>{esc(r.get("source") or "")}</code>', r.get("source") or ""),
-        ])
+        rows.append(
+            [
+                (esc(r["op"]), r["op"]),
+                (esc(r.get("module") or ""), r.get("module") or ""),
+                (esc(r.get("category") or ""), r.get("category") or ""),
+                (fmt_num(r["count"]), r["count"]),
+                (fmt_s(r["total_s"]), r["total_s"]),
+                (fmt_s(r["mean_s"]), r["mean_s"]),
+                (fmt_num(r.get("flops")), r.get("flops")),
+                (fmt_bytes(r.get("bytes")), r.get("bytes")),
+                (esc(r.get("pattern") or ""), r.get("pattern") or ""),
+                (esc(bound), bound),
+                (f"<code>{esc(r.get('source') or '')}</code>", r.get("source") or ""),
+            ]
+        )
     shown_left = len(items) - len(rows)
     left = shown_left + ops.get("rows_left_out", 0)
     where = "summary.json and prof.ops" if shown_left else "prof.ops"
-    return html_table([("HLO op", "text"), ("module", "text"), ("category", "text"),
-                   ("runs", "num"), ("total", "num"), ("mean", "num"), ("FLOPs/exec", "num"),
-                   ("bytes/exec", "num"), ("pattern", "text"), ("bound", "text"),
-                   ("source", "text")], rows) + \
-        (f'<p class="dim">{left} more ops not shown (in {where})</p>' if left else "")
+    return html_table(
+        [
+            ("HLO op", "text"),
+            ("module", "text"),
+            ("category", "text"),
+            ("runs", "num"),
+            ("total", "num"),
+            ("mean", "num"),
+            ("FLOPs/exec", "num"),
+            ("bytes/exec", "num"),
+            ("pattern", "text"),
+            ("bound", "text"),
+            ("source", "text"),
+        ],
+        rows,
+    ) + (f'<p class="dim">{left} more ops not shown (in {where})</p>' if left else "")
 
 
 def _kernels(s: Mapping) -> str:
     k = s["kernels"]
     if not k.get("available"):
         return not_available(k)
-    rows = [[(f'<code>{esc(r["name"])}</code>', r["name"]), (fmt_num(r["count"]), r["count"]),
-             (fmt_s(r["total_s"]), r["total_s"]), (fmt_pct(r["share"]), r["share"]),
-             (fmt_s(r["mean_s"]), r["mean_s"]), (fmt_s(r["min_s"]), r["min_s"]),
-             (fmt_s(r["max_s"]), r["max_s"])] for r in k["top"]]
+    rows = [
+        [
+            (f"<code>{esc(r['name'])}</code>", r["name"]),
+            (fmt_num(r["count"]), r["count"]),
+            (fmt_s(r["total_s"]), r["total_s"]),
+            (fmt_pct(r["share"]), r["share"]),
+            (fmt_s(r["mean_s"]), r["mean_s"]),
+            (fmt_s(r["min_s"]), r["min_s"]),
+            (fmt_s(r["max_s"]), r["max_s"]),
+        ]
+        for r in k["top"]
+    ]
     left = k.get("rows_left_out", 0)
-    return html_table([("kernel", "text"), ("count", "num"), ("total", "num"), ("share", "num"),
-                   ("mean", "num"), ("min", "num"), ("max", "num")], rows) + \
-        (f'<p class="dim">{left} more kernels not shown</p>' if left else "")
+    return html_table(
+        [
+            ("kernel", "text"),
+            ("count", "num"),
+            ("total", "num"),
+            ("share", "num"),
+            ("mean", "num"),
+            ("min", "num"),
+            ("max", "num"),
+        ],
+        rows,
+    ) + (f'<p class="dim">{left} more kernels not shown</p>' if left else "")
 
 
 def _regions(s: Mapping) -> str:
@@ -380,15 +563,29 @@ def _regions(s: Mapping) -> str:
     if not r.get("available"):
         return not_available(r)
     items = r["items"]
-    rows = [[(esc(x.get("path") or x["name"]), x.get("path") or x["name"]),
-             (fmt_num(x["count"]), x["count"]),
-             (fmt_s(x["wall_s"]), x["wall_s"]), (fmt_s(x.get("gpu_s")), x.get("gpu_s"))]
-            for x in items[:TOP_ROWS]]
+    rows = [
+        [
+            (esc(x.get("path") or x["name"]), x.get("path") or x["name"]),
+            (fmt_num(x["count"]), x["count"]),
+            (fmt_s(x["wall_s"]), x["wall_s"]),
+            (fmt_s(x.get("gpu_s")), x.get("gpu_s")),
+        ]
+        for x in items[:TOP_ROWS]
+    ]
     left = len(items) - min(len(items), TOP_ROWS) + r.get("rows_left_out", 0)
-    return html_table([("region (path)", "text"), ("count", "num"), ("wall", "num"),
-                   ("GPU time (summed, nested incl.)", "num")], rows) + \
-        (f'<p class="dim">{left} more region paths not shown (summary.json has '
-         f'{len(items)})</p>' if left else "")
+    return html_table(
+        [
+            ("region (path)", "text"),
+            ("count", "num"),
+            ("wall", "num"),
+            ("GPU time (summed, nested incl.)", "num"),
+        ],
+        rows,
+    ) + (
+        f'<p class="dim">{left} more region paths not shown (summary.json has {len(items)})</p>'
+        if left
+        else ""
+    )
 
 
 # The columns read first: those print(prof.fpga_candidates()) shows (rank, the op, its score
@@ -398,8 +595,14 @@ CANDIDATE_FIRST = OP_TEXT_COLUMNS + ("card_time_s", "transfer_s", "source")
 
 
 # Region candidates: the same, for fpgaprof.region() paths.
-REGION_CANDIDATE_FIRST = REGION_TEXT_COLUMNS + ("estimated_share", "card_time_s", "transfer_s",
-                                                "memory_efficiency", "module_calls", "top_op")
+REGION_CANDIDATE_FIRST = REGION_TEXT_COLUMNS + (
+    "estimated_share",
+    "card_time_s",
+    "transfer_s",
+    "memory_efficiency",
+    "module_calls",
+    "top_op",
+)
 
 
 def _ranked_cell(k: str, r: Mapping) -> tuple[str, Any]:
@@ -418,9 +621,17 @@ def ranked_table_html(items: list, first: tuple, labels: Mapping[str, str] | Non
         keys += [k for k in r if k not in keys]
     # A range's ends are shown under their value, not as columns of their own.
     keys = [k for k in column_order(keys, first, labels) if not is_range_key(k, keys)]
-    headers = [(display_label(k, labels), "num" if any(isinstance(r.get(k), (int, float)) and not
-                                isinstance(r.get(k), bool) for r in items) else "text")
-               for k in keys]
+    headers = [
+        (
+            display_label(k, labels),
+            "num"
+            if any(
+                isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool) for r in items
+            )
+            else "text",
+        )
+        for k in keys
+    ]
     rows = [[_ranked_cell(k, r) for k in keys] for r in items]
     return html_table(headers, rows, "wide")
 
@@ -429,48 +640,75 @@ def _region_candidates(c: Mapping) -> str:
     r = c.get("regions")
     if not isinstance(r, Mapping):
         return ""
-    head = ('<h3>Regions as offload units</h3><p class="dim">each fpgaprof.region() path with all '
-            'its ops on the card and data crossing the link at its jitted calls; nested paths '
-            'overlap, so their gains do not add up (docs/fpga-model.md, "Regions")</p>')
+    head = (
+        '<h3>Regions as offload units</h3><p class="dim">each fpgaprof.region() path with all '
+        "its ops on the card and data crossing the link at its jitted calls; nested paths "
+        'overlap, so their gains do not add up (docs/fpga-model.md, "Regions")</p>'
+    )
     if not r.get("available"):
         return head + not_available(r)
     left = r.get("items_left_out", 0)
-    return head + ranked_table_html(r["items"], REGION_CANDIDATE_FIRST, TOTAL_LABELS) + \
-        (f'<p class="dim">{left} more regions not shown (prof.fpga_candidates(by="region") has all '
-         f'{r.get("count", len(r["items"]) + left)})</p>' if left else "")
+    return (
+        head
+        + ranked_table_html(r["items"], REGION_CANDIDATE_FIRST, TOTAL_LABELS)
+        + (
+            f'<p class="dim">{left} more regions not shown '
+            f'(prof.fpga_candidates(by="region") has all '
+            f"{r.get('count', len(r['items']) + left)})</p>"
+            if left
+            else ""
+        )
+    )
 
 
 def _candidates(s: Mapping) -> str:
     c = s["candidates"]
-    head = f'<p>target card: <b>{esc(c.get("target"))}</b>'
+    head = f"<p>target card: <b>{esc(c.get('target'))}</b>"
     wi = c.get("what_if") or {}
     combined = combined_speedup_text(wi, "this card")
     if combined:
         head += f" · {esc(combined)}"
     if wi.get("not_estimated_count"):
         ne_s = float(wi.get("not_estimated_gpu_ns") or 0) / 1e9
-        head += (f' · {esc(wi["not_estimated_count"])} ops ({fmt_s(ne_s)}'
-                 ' of GPU time) not estimated: no static cost (see estimate_note)')
+        head += (
+            f" · {esc(wi['not_estimated_count'])} ops ({fmt_s(ne_s)}"
+            " of GPU time) not estimated: no static cost (see estimate_note)"
+        )
         if wi.get("bounded_count"):
-            head += (f'; {esc(wi["bounded_count"])} of them bounded (≥ card time, ≤ speedup: '
-                     'estimate_basis)')
+            head += (
+                f"; {esc(wi['bounded_count'])} of them bounded (≥ card time, ≤ speedup: "
+                "estimate_basis)"
+            )
         if wi.get("ruled_out_count"):
             ro_s = float(wi.get("ruled_out_gpu_ns") or 0) / 1e9
-            head += (f', {esc(wi["ruled_out_count"])} ({fmt_s(ro_s)}) ruled out: no gain even at '
-                     'the fast end of the bound')
+            head += (
+                f", {esc(wi['ruled_out_count'])} ({fmt_s(ro_s)}) ruled out: no gain even at "
+                "the fast end of the bound"
+            )
     head += "</p>"
-    head += ('<p class="dim">each estimate with its range under it (every constant of the card model at '
-             'the ends of its measured spread); as compiled: the op accesses card memory as XLA compiled '
-             'it; restructured: a dataflow design reading each input once and writing each output once, '
-             'data-dependent accesses served on chip where their array fits; scenario: which of the two '
-             'gains (docs/fpga-model.md, docs/fpga-validation.md)</p>')
+    head += (
+        '<p class="dim">each estimate with its range under it (every constant of the card model at '
+        "the ends of its measured spread); as compiled: the op accesses card memory as XLA "
+        "compiled "
+        "it; restructured: a dataflow design reading each input once and writing each output once, "
+        "data-dependent accesses served on chip where their array fits; scenario: which of the two "
+        "gains (docs/fpga-model.md, docs/fpga-validation.md)</p>"
+    )
     if not c.get("available"):
         return head + not_available(c) + _region_candidates(c)
     items = c["items"]
     left = c.get("items_left_out", 0)
-    return head + ranked_table_html(items, CANDIDATE_FIRST, TOTAL_LABELS) + \
-        (f'<p class="dim">{left} more candidates not shown (prof.fpga_candidates() has all '
-         f'{c.get("count", len(items) + left)})</p>' if left else "") + _region_candidates(c)
+    return (
+        head
+        + ranked_table_html(items, CANDIDATE_FIRST, TOTAL_LABELS)
+        + (
+            f'<p class="dim">{left} more candidates not shown (prof.fpga_candidates() has all '
+            f"{c.get('count', len(items) + left)})</p>"
+            if left
+            else ""
+        )
+        + _region_candidates(c)
+    )
 
 
 def _measurements(s: Mapping) -> str:
@@ -482,29 +720,59 @@ def _measurements(s: Mapping) -> str:
         st = measurement_stats(ms)
     items = list(st.get("items") or [])
     if not items:
-        return '<p class="na">not available: no measurements (wrap operations in ' \
-               'fpgaprof.region("op/size"))</p>'
-    rows = [[(esc(m.get("operation")), m.get("operation") or ""),
-             (fmt_num(m.get("volume_size")), m.get("volume_size")),
-             (fmt_num(m.get("runs")), m.get("runs")), (fmt_s(m.get("first")), m.get("first")),
-             (fmt_s(m.get("median")), m.get("median")), (fmt_s(m.get("min")), m.get("min")),
-             (fmt_s(m.get("max")), m.get("max")), (fmt_s(m.get("total")), m.get("total"))]
-            for m in items[:TOP_ROWS]]
+        return (
+            '<p class="na">not available: no measurements (wrap operations in '
+            'fpgaprof.region("op/size"))</p>'
+        )
+    rows = [
+        [
+            (esc(m.get("operation")), m.get("operation") or ""),
+            (fmt_num(m.get("volume_size")), m.get("volume_size")),
+            (fmt_num(m.get("runs")), m.get("runs")),
+            (fmt_s(m.get("first")), m.get("first")),
+            (fmt_s(m.get("median")), m.get("median")),
+            (fmt_s(m.get("min")), m.get("min")),
+            (fmt_s(m.get("max")), m.get("max")),
+            (fmt_s(m.get("total")), m.get("total")),
+        ]
+        for m in items[:TOP_ROWS]
+    ]
     left = len(items) - len(rows) + int(st.get("items_left_out") or 0)
     runs = int(st.get("runs") or 0)
     not_listed = s.get("measurements_left_out")
     not_listed = max(runs - len(ms), 0) if not_listed is None else int(not_listed)
     pairs = len(items) + int(st.get("items_left_out") or 0)
-    return (f'<p class="dim">{fmt_num(runs)} runs in {fmt_num(pairs)} (operation, volume size) '
-            f'pair{"s" if pairs != 1 else ""}'
-            + (f'; summary.json lists the first {MEASUREMENT_RUNS} runs of each in '
-               f'measurements, the other {fmt_num(not_listed)} only in these figures '
-               '(measurements_left_out)' if not_listed else "") + '</p>'
-            + html_table([("operation", "text"), ("volume size", "num"), ("runs", "num"),
-                      ("first run", "num"), ("median", "num"), ("min", "num"), ("max", "num"),
-                      ("total", "num")], rows)
-            + (f'<p class="dim">{left} more (operation, volume size) pairs not shown '
-               f'(summary.json measurement_stats has {len(items)})</p>' if left else ""))
+    return (
+        f'<p class="dim">{fmt_num(runs)} runs in {fmt_num(pairs)} (operation, volume size) '
+        f"pair{'s' if pairs != 1 else ''}"
+        + (
+            f"; summary.json lists the first {MEASUREMENT_RUNS} runs of each in "
+            f"measurements, the other {fmt_num(not_listed)} only in these figures "
+            "(measurements_left_out)"
+            if not_listed
+            else ""
+        )
+        + "</p>"
+        + html_table(
+            [
+                ("operation", "text"),
+                ("volume size", "num"),
+                ("runs", "num"),
+                ("first run", "num"),
+                ("median", "num"),
+                ("min", "num"),
+                ("max", "num"),
+                ("total", "num"),
+            ],
+            rows,
+        )
+        + (
+            f'<p class="dim">{left} more (operation, volume size) pairs not shown '
+            f"(summary.json measurement_stats has {len(items)})</p>"
+            if left
+            else ""
+        )
+    )
 
 
 def _warnings(s: Mapping) -> str:
@@ -517,11 +785,13 @@ def _warnings(s: Mapping) -> str:
 def _environment(s: Mapping) -> str:
     e = s.get("environment") or {}
     devs = e.get("devices") or []
-    return (f'<p class="dim">backend {esc(e.get("backend") or "–")} · jax '
-            f'{esc(e.get("jax_version") or "–")} · mbirjax {esc(e.get("mbirjax_version") or "–")}'
-            f' · devices {esc(", ".join(map(str, devs)) or "–")} · fpgaprof '
-            f'{esc(s.get("generated_by", {}).get("version"))} · trace '
-            f'<code>{esc(s["trace"].get("path") or "(in memory)")}</code></p>')
+    return (
+        f'<p class="dim">backend {esc(e.get("backend") or "–")} · jax '
+        f"{esc(e.get('jax_version') or '–')} · mbirjax {esc(e.get('mbirjax_version') or '–')}"
+        f" · devices {esc(', '.join(map(str, devs)) or '–')} · fpgaprof "
+        f"{esc(s.get('generated_by', {}).get('version'))} · trace "
+        f"<code>{esc(s['trace'].get('path') or '(in memory)')}</code></p>"
+    )
 
 
 CSS = """
@@ -606,29 +876,47 @@ def extra_table_html(rows: list[Mapping]) -> str:
     keys: list[str] = []
     for r in rows:
         keys += [k for k in r if k not in keys]
-    headers = [(display_label(k), "num" if any(isinstance(r.get(k), (int, float)) and not
-                                isinstance(r.get(k), bool) for r in rows) else "text")
-               for k in keys]
+    headers = [
+        (
+            display_label(k),
+            "num"
+            if any(
+                isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool) for r in rows
+            )
+            else "text",
+        )
+        for k in keys
+    ]
     return html_table(headers, [[html_cell(k, r.get(k)) for k in keys] for r in rows], "wide")
 
 
-def render(summary: Mapping, title: str | None = None,
-           extra_tables: Iterable[tuple[str, list[Mapping]]] = ()) -> str:
+def render(
+    summary: Mapping,
+    title: str | None = None,
+    extra_tables: Iterable[tuple[str, list[Mapping]]] = (),
+) -> str:
     """The whole page as a string. extra_tables: (title, rows as dicts) shown as sections at
     the end (e.g. a sweep's per-operation, per-size results); escaped like everything else."""
     s = summary
     ttl = title or "fpgaprof report"
     # The summary is embedded for scripts and for people saving the page; "<" is escaped so
     # that no string in it can close the script element.
-    data = json.dumps({"schema_version": s.get("schema_version"), "totals": s.get("totals")},
-                      default=str).replace("<", "\\u003c")
+    data = json.dumps(
+        {"schema_version": s.get("schema_version"), "totals": s.get("totals")}, default=str
+    ).replace("<", "\\u003c")
     sections = [
         ("overview", "Overview", _overview(s) + _environment(s)),
         ("warnings", "Warnings", _warnings(s)),
-        ("roofline", "Roofline",
-         (_roofline_svg(s["roofline"], s.get("device")) + _roofline_table(s["roofline"])
-          if s["roofline"].get("available") else not_available(s["roofline"]))
-         + _roofline_totals(s["roofline"])),
+        (
+            "roofline",
+            "Roofline",
+            (
+                _roofline_svg(s["roofline"], s.get("device")) + _roofline_table(s["roofline"])
+                if s["roofline"].get("available")
+                else not_available(s["roofline"])
+            )
+            + _roofline_totals(s["roofline"]),
+        ),
         ("ops", "Top HLO ops", _ops(s)),
         ("kernels", "Top kernels", _kernels(s)),
         ("transfers", "Transfers", transfers_html(s)),
@@ -641,19 +929,24 @@ def render(summary: Mapping, title: str | None = None,
     for i, (t, rows) in enumerate(extra_tables):
         sections.append((f"extra{i}", str(t), extra_table_html(list(rows))))
     nav = "".join(f'<a href="#sec-{k}">{esc(t)}</a>' for k, t, _ in sections)
-    body = "".join(f'<section id="sec-{k}"><h2>{esc(t)}</h2>{h}</section>'
-                   for k, t, h in sections)
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
-            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-            "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
-            f"<title>{esc(ttl)}</title><style>{CSS}</style></head><body>"
-            f"<h1>{esc(ttl)}</h1><nav>{nav}</nav>{body}"
-            f'<script type="application/json" id="fpgaprof-data">{data}</script>'
-            '<div id="fpgaprof-status" data-status="pending">script did not run</div>'
-            f"<script>{JS}</script></body></html>\n")
+    body = "".join(f'<section id="sec-{k}"><h2>{esc(t)}</h2>{h}</section>' for k, t, h in sections)
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
+        f"<title>{esc(ttl)}</title><style>{CSS}</style></head><body>"
+        f"<h1>{esc(ttl)}</h1><nav>{nav}</nav>{body}"
+        f'<script type="application/json" id="fpgaprof-data">{data}</script>'
+        '<div id="fpgaprof-status" data-status="pending">script did not run</div>'
+        f"<script>{JS}</script></body></html>\n"
+    )
 
 
-def write_html(path: str, summary: Mapping, title: str | None = None,
-               extra_tables: Iterable[tuple[str, list[Mapping]]] = ()) -> None:
+def write_html(
+    path: str,
+    summary: Mapping,
+    title: str | None = None,
+    extra_tables: Iterable[tuple[str, list[Mapping]]] = (),
+) -> None:
     write_text_atomic(path, render(summary, title, extra_tables))

@@ -8,11 +8,13 @@ NUL bytes (JSON text never contains NUL: json.dumps escapes control characters),
 is squeezed out and the chunk goes straight to the file (``EventWriter``). Memory: a few
 per-row index arrays and one chunk (CHUNK_BYTES of rows), whatever the size of the file.
 """
+
 from __future__ import annotations
 
 import codecs
 import json
-from typing import IO, Any, Sequence
+from collections.abc import Sequence
+from typing import IO, Any
 
 import numpy as np
 
@@ -27,6 +29,7 @@ __all__ = [
     "dense_ids",
     "CHUNK_BYTES",
 ]
+
 
 def dense_ids(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(sorted distinct values, index of each element in them) of an int64 array; by table
@@ -58,8 +61,8 @@ CHUNK_BYTES = 16 << 20
 def factorize(values: Any) -> tuple[np.ndarray, list]:
     """(ids, distinct values in first-seen order, or sorted for integer arrays)."""
     if isinstance(values, np.ndarray) and values.dtype.kind in "iu" and values.dtype != np.uint64:
-        uniq, inv = dense_ids(values.astype(np.int64))
-        return inv, uniq.tolist()
+        distinct, inv = dense_ids(values.astype(np.int64))
+        return inv, distinct.tolist()
     lst = values.tolist() if isinstance(values, np.ndarray) else list(values)
     d = dict.fromkeys(lst)
     uniq = list(d)
@@ -87,14 +90,18 @@ class Int:
 class Str:
     """Pre-escaped JSON text per row: table[ids[i]] (b"" writes nothing)."""
 
-    def __init__(self, ids: np.ndarray | None, table: Sequence[bytes],
-                 present: np.ndarray | None = None):
+    def __init__(
+        self, ids: np.ndarray | None, table: Sequence[bytes], present: np.ndarray | None = None
+    ):
         self.ids = ids if ids is not None else np.arange(len(table), dtype=np.int64)
         self.table = list(table)
         self.lens = np.fromiter((len(t) for t in table), dtype=np.int64, count=len(table))
         width = max(int(self.lens.max()) if len(table) else 1, 1)
-        self.mat = (np.array(self.table, dtype=f"S{width}").view(np.uint8)
-                    .reshape(len(table), width) if table else np.zeros((0, 1), np.uint8))
+        self.mat = (
+            np.array(self.table, dtype=f"S{width}").view(np.uint8).reshape(len(table), width)
+            if table
+            else np.zeros((0, 1), np.uint8)
+        )
         self.present = present
 
 
@@ -127,7 +134,7 @@ def _put_digits(blk: np.ndarray, x: np.ndarray) -> None:
         q, r = np.divmod(x, hundred)
         t16[:, npair - 1 - k] = _PAIRS[r.astype(np.intp) + (x < hundred) * (200 if k == 0 else 100)]
         x = q
-    blk[:] = tmp[:, 2 * npair - w:]
+    blk[:] = tmp[:, 2 * npair - w :]
 
 
 def _put_3digits(blk: np.ndarray, r: np.ndarray) -> None:
@@ -139,7 +146,7 @@ def _put_3digits(blk: np.ndarray, r: np.ndarray) -> None:
 def render_rows(fields: list, lo: int, hi: int) -> list:
     """Rows lo..hi of a template as a list of byte buffers (in order)."""
     m = hi - lo
-    plan = []
+    plan: list[tuple[Any, int, int, Any, Any]] = []
     width = 0
     uses: dict[tuple[int, bool], int] = {}  # one column in several places: rendered once
     for f in fields:
@@ -179,10 +186,10 @@ def render_rows(fields: list, lo: int, hi: int) -> list:
             plan.append((f, width, w, pres, (ids, long_rows)))
         width += w
     mat = np.empty((m, width), dtype=np.uint8)
-    splices = []
+    splices: list[tuple[int, np.ndarray, np.ndarray, Str]] = []
     done: dict[tuple[int, bool], np.ndarray] = {}
     for f, a0, w, pres, extra in plan:
-        blk = mat[:, a0:a0 + w]
+        blk = mat[:, a0 : a0 + w]
         if isinstance(f, Lit):
             blk[:] = f.b
         elif isinstance(f, Int) and (id(f.v), f.us) in done:
@@ -196,16 +203,16 @@ def render_rows(fields: list, lo: int, hi: int) -> list:
                 q, r = np.divmod(x, 1000) if not const else divmod(int(x[0]), 1000)
                 if const:
                     txt = f"{q}.{r:03d}".encode()
-                    blk[:, :len(blk[0]) - len(txt)] = 0
-                    blk[:, len(blk[0]) - len(txt):] = np.frombuffer(txt, np.uint8)
+                    blk[:, : len(blk[0]) - len(txt)] = 0
+                    blk[:, len(blk[0]) - len(txt) :] = np.frombuffer(txt, np.uint8)
                 else:
                     _put_digits(blk[:, :-4], q)
                     blk[:, -4] = 46  # "."
                     _put_3digits(blk[:, -3:], r)
             elif const:
                 txt = str(int(x[0])).encode()
-                blk[:, :blk.shape[1] - len(txt)] = 0
-                blk[:, blk.shape[1] - len(txt):] = np.frombuffer(txt, np.uint8)
+                blk[:, : blk.shape[1] - len(txt)] = 0
+                blk[:, blk.shape[1] - len(txt) :] = np.frombuffer(txt, np.uint8)
             else:
                 _put_digits(blk, x)
         else:
@@ -216,9 +223,9 @@ def render_rows(fields: list, lo: int, hi: int) -> list:
                 blk[long_rows] = 0
                 splices.append((a0, long_rows, ids[long_rows], f))
         if isinstance(f, Int) and uses[(id(f.v), f.us)] > 1 and (id(f.v), f.us) not in done:
-            done[(id(f.v), f.us)] = mat[:, a0:a0 + w].copy()  # with the sign column
+            done[(id(f.v), f.us)] = mat[:, a0 : a0 + w].copy()  # with the sign column
         if pres is not None:
-            mat[~pres, a0:a0 + w] = 0
+            mat[~pres, a0 : a0 + w] = 0
     keep = mat != 0
     flat = mat[keep]
     if not splices:
@@ -249,7 +256,7 @@ def merge_literals(fields: list) -> list:
     out: list = []
     for f in fields:
         prev = out[-1] if out else None
-        if (isinstance(f, Lit) and isinstance(prev, Lit) and prev.present is f.present):
+        if isinstance(f, Lit) and isinstance(prev, Lit) and prev.present is f.present:
             merged = Lit("", f.present)
             merged.b = np.concatenate([prev.b, f.b])
             out[-1] = merged
@@ -294,8 +301,9 @@ class EventWriter:
         self.first = False
 
     def meta(self, kind: str, pid: int, tid: int, name: str) -> None:
-        self.event(json.dumps({"ph": "M", "name": kind, "pid": pid, "tid": tid,
-                               "args": {"name": name}}))
+        self.event(
+            json.dumps({"ph": "M", "name": kind, "pid": pid, "tid": tid, "args": {"name": name}})
+        )
 
     def rows(self, fields: list, n: int, counts: dict[str, int] | None = None) -> None:
         """Renders n rows of a template whose rows start with ",\\n"."""
@@ -313,5 +321,3 @@ class EventWriter:
         for cat, k in (counts or {}).items():
             if k:
                 self.counts[cat] = self.counts.get(cat, 0) + k
-
-

@@ -9,12 +9,14 @@ totals, kernels, transfers, memory, per-device rows and their load balance (`by_
 regions, ops, roofline, FPGA candidates and every warning. Sections that cannot be filled say
 why ({"available": false, "reason": ...}).
 """
+
 from __future__ import annotations
 
 import dataclasses
 import math
 import re
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -64,8 +66,14 @@ def measurements_from_regions(instances: Any) -> list[dict]:
         op, size = key
         run = seen.get((op, size), 0)
         seen[(op, size)] = run + 1
-        out.append({"operation": op, "volume_size": size, "run": run,
-                    "time": max(inst["end_ns"] - inst["start_ns"], 0) / 1e9})
+        out.append(
+            {
+                "operation": op,
+                "volume_size": size,
+                "run": run,
+                "time": max(inst["end_ns"] - inst["start_ns"], 0) / 1e9,
+            }
+        )
     return out
 
 
@@ -74,12 +82,14 @@ def measurements_from_regions(instances: Any) -> list[dict]:
 MEASUREMENT_RUNS = 20
 
 
-def region_measurements(inst: "sections.RegionInstances", runs: int = MEASUREMENT_RUNS,
-                        limit: int = FULL_ROWS) -> tuple[list[dict], int, dict]:
+def region_measurements(
+    inst: sections.RegionInstances, runs: int = MEASUREMENT_RUNS, limit: int = FULL_ROWS
+) -> tuple[list[dict], int, dict]:
     """cap_measurements(measurements_from_regions(inst)) and measurement_stats of all of them,
     from the region columns: dicts only for the listed runs and one per (operation, size), so
     a loop of 10^5 instances builds 20 rows, not 10^5 (same values, same order)."""
     import numpy as np
+
     n = len(inst)
     if n == 0:
         return [], 0, measurement_stats([], limit)
@@ -106,21 +116,41 @@ def region_measurements(inst: "sections.RegionInstances", runs: int = MEASUREMEN
     run = np.empty(n, dtype=np.int64)
     run[by_group] = np.arange(n, dtype=np.int64) - np.repeat(starts, lengths)
     listed = np.flatnonzero(run < runs)[:limit]
-    kept = [{"operation": key_list[g[i]][0], "volume_size": key_list[g[i]][1],
-             "run": int(run[i]), "time": float(t[i])} for i in listed]
+    kept = [
+        {
+            "operation": key_list[g[i]][0],
+            "volume_size": key_list[g[i]][1],
+            "run": int(run[i]),
+            "time": float(t[i]),
+        }
+        for i in listed
+    ]
     # stats per group, groups in order of their first run (as measurement_stats meets them)
     first_pos = by_group[starts]
     items = []
-    for s0, ln, fp in sorted(zip(starts, lengths, first_pos), key=lambda x: x[2]):
-        ts = t[by_group[s0:s0 + ln]]  # this group's times in start order
+    for s0, ln, _first in sorted(zip(starts, lengths, first_pos), key=lambda x: x[2]):
+        ts = t[by_group[s0 : s0 + ln]]  # this group's times in start order
         op, size = key_list[gs[s0]]
-        items.append({"operation": op, "volume_size": size, "runs": int(ln),
-                      "total": float(ts.sum()), "mean": float(ts.mean()),
-                      "median": float(np.median(ts)), "min": float(ts.min()),
-                      "max": float(ts.max()), "first": float(ts[0])})
+        items.append(
+            {
+                "operation": op,
+                "volume_size": size,
+                "runs": int(ln),
+                "total": float(ts.sum()),
+                "mean": float(ts.mean()),
+                "median": float(np.median(ts)),
+                "min": float(ts.min()),
+                "max": float(ts.max()),
+                "first": float(ts[0]),
+            }
+        )
     items.sort(key=lambda r: (-r["total"], r["operation"], str(r["volume_size"])))
-    stats = {"runs": n, "count": len(items), "items": items[:limit],
-             "items_left_out": max(len(items) - limit, 0)}
+    stats = {
+        "runs": n,
+        "count": len(items),
+        "items": items[:limit],
+        "items_left_out": max(len(items) - limit, 0),
+    }
     return kept, n - len(kept), stats
 
 
@@ -128,13 +158,14 @@ def _group_key(m: Mapping) -> tuple:
     return (str(m.get("operation")), m.get("volume_size"))
 
 
-def cap_measurements(ms: list[dict], runs: int = MEASUREMENT_RUNS,
-                     limit: int = FULL_ROWS) -> tuple[list[dict], int]:
+def cap_measurements(
+    ms: list[dict], runs: int = MEASUREMENT_RUNS, limit: int = FULL_ROWS
+) -> tuple[list[dict], int]:
     """The measurements listed in summary.json: per (operation, volume size) the first `runs`
     in list order, at most `limit` in all; and how many were left out (all of them are in
     measurement_stats). A loop of 10^5 region instances lists 20 runs, not 10^5."""
     seen: dict[tuple, int] = {}
-    kept = []
+    kept: list[dict] = []
     for m in ms:
         k = _group_key(m)
         n = seen.get(k, 0)
@@ -149,6 +180,7 @@ def measurement_stats(ms: Iterable[Mapping], limit: int = FULL_ROWS) -> dict:
     first run's time (compilation included, usually), most total time first; `limit` rows,
     the rest counted in items_left_out."""
     import numpy as np
+
     groups: dict[tuple, list[float]] = {}
     total_runs = 0
     for m in ms:
@@ -159,24 +191,40 @@ def measurement_stats(ms: Iterable[Mapping], limit: int = FULL_ROWS) -> dict:
     for (op, size), ts in groups.items():
         a = np.asarray(ts, dtype=np.float64)
         ok = a[np.isfinite(a)]
-        items.append({"operation": op, "volume_size": size, "runs": len(ts),
-                      "total": float(ok.sum()),
-                      "mean": float(ok.mean()) if len(ok) else None,
-                      "median": float(np.median(ok)) if len(ok) else None,
-                      "min": float(ok.min()) if len(ok) else None,
-                      "max": float(ok.max()) if len(ok) else None,
-                      "first": ts[0] if math.isfinite(ts[0]) else None})
+        items.append(
+            {
+                "operation": op,
+                "volume_size": size,
+                "runs": len(ts),
+                "total": float(ok.sum()),
+                "mean": float(ok.mean()) if len(ok) else None,
+                "median": float(np.median(ok)) if len(ok) else None,
+                "min": float(ok.min()) if len(ok) else None,
+                "max": float(ok.max()) if len(ok) else None,
+                "first": ts[0] if math.isfinite(ts[0]) else None,
+            }
+        )
     # ties in a stable order whatever types a caller gave as sizes
     items.sort(key=lambda r: (-r["total"], r["operation"], str(r["volume_size"])))
-    return {"runs": total_runs, "count": len(items), "items": items[:limit],
-            "items_left_out": max(len(items) - limit, 0)}
+    return {
+        "runs": total_runs,
+        "count": len(items),
+        "items": items[:limit],
+        "items_left_out": max(len(items) - limit, 0),
+    }
 
 
-def collect(prof: Any, *, target: str | None = None, trace_path: str | None = None,
-            environment: Mapping | None = None,
-            measurements: Iterable[Mapping] | None = None,
-            extra_warnings: Iterable[str] = (), progress: Any = None,
-            untraced_processes: int = 0) -> dict:
+def collect(
+    prof: Any,
+    *,
+    target: str | None = None,
+    trace_path: str | None = None,
+    environment: Mapping | None = None,
+    measurements: Iterable[Mapping] | None = None,
+    extra_warnings: Iterable[str] = (),
+    progress: Any = None,
+    untraced_processes: int = 0,
+) -> dict:
     """Builds the whole summary (the dict written as summary.json) from a Profile: the trace
     overview (api.overview: facts, sections, warnings) with the run's environment and
     measurements.
@@ -191,9 +239,14 @@ def collect(prof: Any, *, target: str | None = None, trace_path: str | None = No
     untraced_processes: further Python processes of a `fpgaprof run` that ran untraced (an
     empty GPU table then says they may have launched kernels).
     """
-    overview = trace_overview(prof, target=target, trace_path=trace_path,
-                              extra_warnings=extra_warnings, progress=progress,
-                              untraced_processes=untraced_processes)
+    overview = trace_overview(
+        prof,
+        target=target,
+        trace_path=trace_path,
+        extra_warnings=extra_warnings,
+        progress=progress,
+        untraced_processes=untraced_processes,
+    )
     if environment is not None:
         env = dict(environment)
     elif trace_path:
@@ -246,8 +299,7 @@ class TimelineRecords:
     def take(self) -> tuple[dict[str, np.ndarray], ...]:
         """The columns (kernels, memcpys, memsets, api_calls, markers, regions), handed over:
         the model keeps none, so the writer can free each as it is done with it."""
-        out = (self.kernels, self.memcpys, self.memsets, self.api_calls, self.markers,
-               self.regions)
+        out = (self.kernels, self.memcpys, self.memsets, self.api_calls, self.markers, self.regions)
         self.kernels = self.memcpys = self.memsets = {}
         self.api_calls = self.markers = self.regions = {}
         return out
@@ -289,12 +341,20 @@ def timeline_records(prof: Any) -> TimelineRecords:
 
 def timeline_cut_note(prof: Any, max_events: int | None) -> str:
     """The warning for a timeline.json cut at max_events records ("" when all fit)."""
-    tables = ("kernels", "transfers" if records.attr_or(prof, "transfers") is not None
-              else "memcpys", "memsets", "api_calls", "markers", "regions")
+    tables = (
+        "kernels",
+        "transfers" if records.attr_or(prof, "transfers") is not None else "memcpys",
+        "memsets",
+        "api_calls",
+        "markers",
+        "regions",
+    )
     total = sum(records.table_len(records.attr_or(prof, t)) for t in tables)
     if max_events is None or total <= max_events:
         return ""
-    return (f"timeline.json shows the first {max_events:,} of {total:,} records by start time "
-            f"({total - max_events:,} later ones left out, a line marks the cut); `fpgaprof "
-            f"report TRACE --timeline-events 0` writes them all, --timeline-events N another "
-            f"number")
+    return (
+        f"timeline.json shows the first {max_events:,} of {total:,} records by start time "
+        f"({total - max_events:,} later ones left out, a line marks the cut); `fpgaprof "
+        f"report TRACE --timeline-events 0` writes them all, --timeline-events N another "
+        f"number"
+    )

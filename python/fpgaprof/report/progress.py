@@ -1,4 +1,5 @@
 """A progress bar on stderr for long report work (`fpgaprof report`, `fpgaprof run`)."""
+
 from __future__ import annotations
 
 import os
@@ -19,8 +20,11 @@ class Progress:
         self.total, self.done_count, self.label = total, 0, label
         self.stream = sys.stderr if stream is None else stream
         isatty = getattr(self.stream, "isatty", None)
-        self.enabled = bool(isatty and isatty()) and not os.environ.get("CI") \
+        self.enabled = (
+            bool(isatty and isatty())
+            and not os.environ.get("CI")
             and os.environ.get("TERM") != "dumb"
+        )
         self.t0 = time.monotonic()
         self.current: str | None = None
 
@@ -29,9 +33,11 @@ class Progress:
             return
         width = 24
         filled = int(width * self.done_count / max(self.total, 1))
-        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] "
-                          f"{self.done_count}/{self.total} {text:<32.32} "
-                          f"{time.monotonic() - self.t0:6.1f} s{end}")
+        self.stream.write(
+            f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] "
+            f"{self.done_count}/{self.total} {text:<32.32} "
+            f"{time.monotonic() - self.t0:6.1f} s{end}"
+        )
         self.stream.flush()
 
     def stage(self, what: str) -> None:

@@ -1,10 +1,11 @@
 """summary.json: the summary (report.model.collect) as JSON, the machine-readable report
 (schema: docs/summary.schema.json). NaN and infinities are written as null."""
+
 from __future__ import annotations
 
 import json
 import os
-from typing import Mapping
+from collections.abc import Mapping
 
 from fpgaprof.base.atomic import write_text_atomic
 from fpgaprof.base.records import to_plain

@@ -18,11 +18,13 @@ the record columns, never a Profile) and writes it column-wise (report.json_rows
 category is a row template rendered with numpy in chunks). Memory: the record columns, a few
 per-row index arrays and one chunk (16 MB of rows), whatever the size of the file.
 """
+
 from __future__ import annotations
 
 import json
 import os
-from typing import IO, Any, Sequence
+from collections.abc import Sequence
+from typing import IO, Any
 
 import numpy as np
 
@@ -54,8 +56,12 @@ HOST_LANE_STRIDE = 10_000_000  # above any Linux thread id (pid_max <= 4194304)
 
 
 def gpu_tid(device_id: int, stream_id: int, lane: int = 0) -> int:
-    return (GPU_TID_BASE + min(int(lane), MAX_GPU_LANES - 1) * 100_000_000
-            + (int(device_id) % 100) * 1_000_000 + (int(stream_id) % 1_000_000))
+    return (
+        GPU_TID_BASE
+        + min(int(lane), MAX_GPU_LANES - 1) * 100_000_000
+        + (int(device_id) % 100) * 1_000_000
+        + (int(stream_id) % 1_000_000)
+    )
 
 
 def host_tid(thread_id: int, lane: int = 0) -> int:
@@ -200,8 +206,11 @@ def _tracks(kid: np.ndarray, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 def _attribution_cols(c: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Per-record HLO op / source line columns when the table carries them."""
     out = {}
-    for key, alts in (("hlo_op", ("hlo_op", "op")), ("module", ("module", "hlo_module")),
-                      ("source", ("source", "source_line", "source_location"))):
+    for key, alts in (
+        ("hlo_op", ("hlo_op", "op")),
+        ("module", ("module", "hlo_module")),
+        ("source", ("source", "source_line", "source_location")),
+    ):
         for a in alts:
             if a in c:
                 out[key] = c[a]
@@ -214,8 +223,12 @@ def _attr_fields(attr: dict[str, np.ndarray]) -> list:
     out = []
     for k, v in attr.items():
         ids, uniq = factorize(v)
-        table = [b"" if u is None or str(u) == "" else
-                 f',"{k}":{json.dumps(records.to_plain(u))}'.encode("ascii") for u in uniq]
+        table = [
+            b""
+            if u is None or str(u) == ""
+            else f',"{k}":{json.dumps(records.to_plain(u))}'.encode("ascii")
+            for u in uniq
+        ]
         out.append(Str(ids, table))
     return out
 
@@ -229,8 +242,10 @@ def _names(values: np.ndarray) -> Str:
 def _gbps(nbytes: np.ndarray, dur: np.ndarray) -> Str:
     """GB/s = bytes/ns rounded to 3 decimals as Python writes it (null for zero time)."""
     # float.__repr__ is what json.dumps writes for a float
-    txt = [repr(round(b / d, 3)).encode("ascii") if d else b"null"
-           for b, d in zip(nbytes.tolist(), dur.tolist())]
+    txt = [
+        repr(round(b / d, 3)).encode("ascii") if d else b"null"
+        for b, d in zip(nbytes.tolist(), dur.tolist())
+    ]
     return Str(None, txt)
 
 
@@ -242,20 +257,39 @@ def _i64(c: dict[str, np.ndarray], name: str, n: int) -> np.ndarray:
 # Writer
 
 
-def _gpu_head(cat: str, name: Str, g: dict[str, np.ndarray], sl: slice, flow: np.ndarray,
-              corr: np.ndarray) -> list:
+def _gpu_head(
+    cat: str, name: Str, g: dict[str, np.ndarray], sl: slice, flow: np.ndarray, corr: np.ndarray
+) -> list:
     """Fields of a GPU slice up to its args; g: pid, tid, ts, dur of all GPU rows."""
     has_flow = flow != 0  # where it is set, the flow id is the correlation id
-    return [Lit(f',\n{{"ph":"X","cat":"{cat}","name":'), name,
-            Lit(',"pid":'), Int(g["pid"][sl]), Lit(',"tid":'), Int(g["tid"][sl]),
-            Lit(',"ts":'), Int(g["ts"][sl], us=True),
-            Lit(',"dur":'), Int(g["dur"][sl], us=True),
-            Lit(',"bind_id":', has_flow), Int(corr, has_flow),
-            Lit(',"flow_in":true', has_flow)]
+    return [
+        Lit(f',\n{{"ph":"X","cat":"{cat}","name":'),
+        name,
+        Lit(',"pid":'),
+        Int(g["pid"][sl]),
+        Lit(',"tid":'),
+        Int(g["tid"][sl]),
+        Lit(',"ts":'),
+        Int(g["ts"][sl], us=True),
+        Lit(',"dur":'),
+        Int(g["dur"][sl], us=True),
+        Lit(',"bind_id":', has_flow),
+        Int(corr, has_flow),
+        Lit(',"flow_in":true', has_flow),
+    ]
 
 
-def _write_host(out: EventWriter, hc: tuple, hs: np.ndarray, he: np.ndarray, thread: np.ndarray,
-                lanes: np.ndarray, t0: int, api_corr: np.ndarray, flow_ids: np.ndarray) -> None:
+def _write_host(
+    out: EventWriter,
+    hc: tuple,
+    hs: np.ndarray,
+    he: np.ndarray,
+    thread: np.ndarray,
+    lanes: np.ndarray,
+    t0: int,
+    api_corr: np.ndarray,
+    flow_ids: np.ndarray,
+) -> None:
     """API calls, NVTX ranges/markers and regions as one template, written longest-first at
     equal start so that viewers nest them: (start, -duration, category, record order)."""
     (ac, na), (nc, nn), (rc, nr) = hc
@@ -270,23 +304,34 @@ def _write_host(out: EventWriter, hc: tuple, hs: np.ndarray, he: np.ndarray, thr
         """One category's column over all host rows (0 elsewhere), in written order."""
         v = np.asarray(v)
         a = np.zeros(nh, dtype=v.dtype)
-        a[lo:lo + len(v)] = v
+        a[lo : lo + len(v)] = v
         return a[order]
 
     cat = spread(np.repeat(np.arange(3, dtype=np.int8), [na, nn, nr]), 0)
     is_api, is_nvtx, is_reg = cat == 0, cat == 1, cat == 2
-    ranged = ~spread(~np.asarray(nc["is_range"]).astype(bool), na) if nn and "is_range" in nc \
+    ranged = (
+        ~spread(~np.asarray(nc["is_range"]).astype(bool), na)
+        if nn and "is_range" in nc
         else np.ones(nh, dtype=bool)
-    open_nvtx = spread(~np.asarray(nc["is_closed"]).astype(bool), na) if nn and "is_closed" in nc \
+    )
+    open_nvtx = (
+        spread(~np.asarray(nc["is_closed"]).astype(bool), na)
+        if nn and "is_closed" in nc
         else np.zeros(nh, dtype=bool)
+    )
     # head: 0 api, 1 nvtx range, 2 nvtx instant, 3 region
     head = np.where(cat == 2, np.int8(3), cat)
     head[is_nvtx & ~ranged] = 2
     del cat
-    heads = [b',\n{"ph":"X","cat":"cuda_api","name":', b',\n{"ph":"X","cat":"nvtx","name":',
-             b',\n{"ph":"i","s":"t","cat":"nvtx","name":', b',\n{"ph":"X","cat":"region","name":']
-    name_ids, names = factorize(np.concatenate(
-        [records.names_of(c, n).astype(object) for c, n in hc]))
+    heads = [
+        b',\n{"ph":"X","cat":"cuda_api","name":',
+        b',\n{"ph":"X","cat":"nvtx","name":',
+        b',\n{"ph":"i","s":"t","cat":"nvtx","name":',
+        b',\n{"ph":"X","cat":"region","name":',
+    ]
+    name_ids, names = factorize(
+        np.concatenate([records.names_of(c, n).astype(object) for c, n in hc])
+    )
     name_ids = name_ids.astype(np.int32)[order]
     api_kind_ids, api_kinds = factorize(records.col(ac, "kind", na))
     dom = nc.get("domain", np.full(nn, "", dtype=object)) if nn else np.zeros(0, object)
@@ -294,24 +339,44 @@ def _write_host(out: EventWriter, hc: tuple, hs: np.ndarray, he: np.ndarray, thr
     cid = spread(api_corr, 0)
     has_flow = is_api & np.isin(cid, flow_ids)
     fields = [
-        Str(head, heads), Str(name_ids, [json.dumps(str(u)).encode() for u in names]),
-        Lit(f',"pid":{HOST_PID},"tid":'), Int(tid),
-        Lit(',"ts":'), Int(ts, us=True),
-        Lit(',"dur":', ranged), Int(dur, ranged, us=True),
-        Lit(',"bind_id":', has_flow), Int(cid, has_flow), Lit(',"flow_out":true', has_flow),
+        Str(head, heads),
+        Str(name_ids, [json.dumps(str(u)).encode() for u in names]),
+        Lit(f',"pid":{HOST_PID},"tid":'),
+        Int(tid),
+        Lit(',"ts":'),
+        Int(ts, us=True),
+        Lit(',"dur":', ranged),
+        Int(dur, ranged, us=True),
+        Lit(',"bind_id":', has_flow),
+        Int(cid, has_flow),
+        Lit(',"flow_out":true', has_flow),
         Lit(',"args":{'),
-        Lit('"correlation_id":', is_api), Int(cid, is_api),
-        Lit(',"cbid":', is_api), Int(spread(records.col(ac, "callback_id", na), 0), is_api),
-        Lit(',"return":', is_api), Int(spread(records.col(ac, "return_value", na), 0), is_api),
+        Lit('"correlation_id":', is_api),
+        Int(cid, is_api),
+        Lit(',"cbid":', is_api),
+        Int(spread(records.col(ac, "callback_id", na), 0), is_api),
+        Lit(',"return":', is_api),
+        Int(spread(records.col(ac, "return_value", na), 0), is_api),
         Lit(',"api":', is_api),
-        Str(spread(api_kind_ids.astype(np.int32), 0), [json.dumps(
-            k if isinstance(k, str) else ("runtime" if int(k) == 0 else "driver")).encode()
-            for k in api_kinds], is_api),
+        Str(
+            spread(api_kind_ids.astype(np.int32), 0),
+            [
+                json.dumps(
+                    k if isinstance(k, str) else ("runtime" if int(k) == 0 else "driver")
+                ).encode()
+                for k in api_kinds
+            ],
+            is_api,
+        ),
         Lit('"domain":', is_nvtx),
-        Str(spread(dom_ids.astype(np.int32), na), [json.dumps(str(u)).encode() for u in doms],
-             is_nvtx),
+        Str(
+            spread(dom_ids.astype(np.int32), na),
+            [json.dumps(str(u)).encode() for u in doms],
+            is_nvtx,
+        ),
         Lit(',"closed":false', open_nvtx),
-        Lit('"depth":', is_reg), Int(spread(records.col(rc, "depth", nr), na + nn), is_reg),
+        Lit('"depth":', is_reg),
+        Int(spread(records.col(rc, "depth", nr), na + nn), is_reg),
         Lit("}}"),
     ]
     out.rows(fields, nh, {"cuda_api": na, "nvtx": nn, "region": nr})
@@ -322,8 +387,9 @@ MAX_EVENTS = TIMELINE_MAX_EVENTS
 CATEGORIES = ("kernel", "memcpy", "memset", "cuda_api", "nvtx", "region")
 
 
-def write_timeline(timeline: TimelineRecords, path: str | os.PathLike,
-                   max_events: int | None = MAX_EVENTS) -> dict[str, int]:
+def write_timeline(
+    timeline: TimelineRecords, path: str | os.PathLike, max_events: int | None = MAX_EVENTS
+) -> dict[str, int]:
     """Writes the timeline JSON of `timeline` (report.model.timeline_records; its columns are
     handed over: the model is empty afterwards) atomically. Returns the number of slices per
     category
@@ -335,28 +401,30 @@ def write_timeline(timeline: TimelineRecords, path: str | os.PathLike,
     return counts
 
 
-def _first_records(cols: list[dict[str, np.ndarray]], max_events: int
-                   ) -> tuple[list[dict[str, np.ndarray]], list[int], int]:
+def _first_records(
+    cols: list[dict[str, np.ndarray]], max_events: int
+) -> tuple[list[dict[str, np.ndarray]], list[int], int]:
     """The first `max_events` records of all categories together, by start time (ties in
     category order): the columns cut to them, the count left out per category, and the start
     (ns) of the last record kept."""
     sizes = [records.nrows(c) for c in cols]
     starts = np.concatenate([_i64(c, "start_ns", n) for c, n in zip(cols, sizes)])
     keep = np.zeros(len(starts), dtype=bool)
-    order = np.argsort(starts, kind="stable")[:max(max_events, 0)]
+    order = np.argsort(starts, kind="stable")[: max(max_events, 0)]
     keep[order] = True
     cut_ns = int(starts[order[-1]]) if len(order) else 0
     out, omitted, lo = [], [], 0
     for c, n in zip(cols, sizes):
-        m = keep[lo:lo + n]
+        m = keep[lo : lo + n]
         lo += n
         omitted.append(int(n - np.count_nonzero(m)))
         out.append({k: np.asarray(v)[m] for k, v in c.items()} if omitted[-1] else c)
     return out, omitted, cut_ns
 
 
-def write_timeline_to(timeline: TimelineRecords, f: IO[str],
-                      max_events: int | None = MAX_EVENTS) -> dict[str, int]:
+def write_timeline_to(
+    timeline: TimelineRecords, f: IO[str], max_events: int | None = MAX_EVENTS
+) -> dict[str, int]:
     """The timeline JSON into `f`. With more than `max_events` records (None: no limit) only
     the first `max_events` by start time are written (every category cut at the same trace
     time, so the picture up to there is complete); the number left out per category is in
@@ -396,20 +464,32 @@ def write_timeline_to(timeline: TimelineRecords, f: IO[str],
 
     out = EventWriter(f)
     out.text('{"displayTimeUnit":"ns","otherData":')
-    other = {"tool": "fpgaprof", "clock": facts["clock"], "t0_ns": t0,
-             "dropped_records": facts["dropped_records"]}
+    other = {
+        "tool": "fpgaprof",
+        "clock": facts["clock"],
+        "t0_ns": t0,
+        "dropped_records": facts["dropped_records"],
+    }
     if sum(omitted):
-        other.update({"omitted_records": sum(omitted),
-                      "omitted_by_category": dict(zip(CATEGORIES, omitted)),
-                      "cut_ns": cut_ns, "note": _cut_note(omitted, max_events)})
+        other.update(
+            {
+                "omitted_records": sum(omitted),
+                "omitted_by_category": dict(zip(CATEGORIES, omitted)),
+                "cut_ns": cut_ns,
+                "note": _cut_note(omitted, max_events),
+            }
+        )
     out.text(json.dumps(other))
     out.text(',"traceEvents":[')
     if sum(omitted):
         # A global instant event: the viewer draws a line across every track at the cut.
         rel = max(cut_ns - t0, 0)
-        out.event('{"ph":"i","s":"g","cat":"fpgaprof","name":' + json.dumps(
-            "timeline cut: " + _cut_note(omitted, max_events)) + f',"pid":{HOST_PID},"tid":0,'
-            f'"ts":{rel // 1000}.{rel % 1000:03d}' + '}')
+        out.event(
+            '{"ph":"i","s":"g","cat":"fpgaprof","name":'
+            + json.dumps("timeline cut: " + _cut_note(omitted, max_events))
+            + f',"pid":{HOST_PID},"tid":0,'
+            f'"ts":{rel // 1000}.{rel % 1000:03d}' + "}"
+        )
 
     # --- GPU tracks: one per (device, stream), plus overlap lanes where slices partly overlap
     gdev = np.concatenate([_i64(c, "device_id", n) for c, n in ((kc, nk), (mc, nm), (sc, ns))])
@@ -426,12 +506,23 @@ def write_timeline_to(timeline: TimelineRecords, f: IO[str],
         dname = devices.get(dev, {}).get("name", "")
         out.meta("process_name", GPU_PID_BASE + dev, 0, f"GPU {dev}: {dname}".rstrip(": "))
     for (dev, st), ln in zip(gkeys[tk].tolist(), tl.tolist()):
-        out.meta("thread_name", GPU_PID_BASE + dev, gpu_tid(dev, st, ln),
-                 f"stream {st}" + (f" (overlap {ln})" if ln else ""))
-    g = {"pid": GPU_PID_BASE + gdev,
-         "tid": (GPU_TID_BASE + np.minimum(glanes, MAX_GPU_LANES - 1) * 100_000_000
-                 + (gdev % 100) * 1_000_000 + gst % 1_000_000),
-         "ts": gs - t0, "dur": np.maximum(ge - gs, 0)}
+        out.meta(
+            "thread_name",
+            GPU_PID_BASE + dev,
+            gpu_tid(dev, st, ln),
+            f"stream {st}" + (f" (overlap {ln})" if ln else ""),
+        )
+    g = {
+        "pid": GPU_PID_BASE + gdev,
+        "tid": (
+            GPU_TID_BASE
+            + np.minimum(glanes, MAX_GPU_LANES - 1) * 100_000_000
+            + (gdev % 100) * 1_000_000
+            + gst % 1_000_000
+        ),
+        "ts": gs - t0,
+        "dur": np.maximum(ge - gs, 0),
+    }
     gdur = g["dur"]
 
     if nk:
@@ -440,16 +531,33 @@ def write_timeline_to(timeline: TimelineRecords, f: IO[str],
         has_graph = graph != 0
         shared = _i64(kc, "static_shared_bytes", nk) + _i64(kc, "dynamic_shared_bytes", nk)
         corr = np.asarray(records.col(kc, "correlation_id", nk))
-        fields = _gpu_head("kernel", _names(records.names_of(kc, nk)), g, sl, kflow, corr) + [
-            Lit(',"args":{"correlation_id":'), Int(corr),
-            Lit(',"grid":['), Int(records.col(kc, "grid_x", nk)), Lit(","),
-            Int(records.col(kc, "grid_y", nk)), Lit(","), Int(records.col(kc, "grid_z", nk)),
-            Lit('],"block":['), Int(records.col(kc, "block_x", nk)), Lit(","),
-            Int(records.col(kc, "block_y", nk)), Lit(","), Int(records.col(kc, "block_z", nk)),
-            Lit('],"registers_per_thread":'), Int(records.col(kc, "registers_per_thread", nk)),
-            Lit(',"shared_bytes":'), Int(shared),
-            Lit(',"graph_id":', has_graph), Int(graph, has_graph),
-        ] + _attr_fields(_attribution_cols(kc)) + [Lit("}}")]
+        fields = (
+            _gpu_head("kernel", _names(records.names_of(kc, nk)), g, sl, kflow, corr)
+            + [
+                Lit(',"args":{"correlation_id":'),
+                Int(corr),
+                Lit(',"grid":['),
+                Int(records.col(kc, "grid_x", nk)),
+                Lit(","),
+                Int(records.col(kc, "grid_y", nk)),
+                Lit(","),
+                Int(records.col(kc, "grid_z", nk)),
+                Lit('],"block":['),
+                Int(records.col(kc, "block_x", nk)),
+                Lit(","),
+                Int(records.col(kc, "block_y", nk)),
+                Lit(","),
+                Int(records.col(kc, "block_z", nk)),
+                Lit('],"registers_per_thread":'),
+                Int(records.col(kc, "registers_per_thread", nk)),
+                Lit(',"shared_bytes":'),
+                Int(shared),
+                Lit(',"graph_id":', has_graph),
+                Int(graph, has_graph),
+            ]
+            + _attr_fields(_attribution_cols(kc))
+            + [Lit("}}")]
+        )
         out.rows(fields, nk, {"kernel": nk})
         kc.clear()  # the kernel columns (names as Python strings) are done with
 
@@ -464,27 +572,49 @@ def write_timeline_to(timeline: TimelineRecords, f: IO[str],
         nbytes = _i64(mc, "bytes", nm)
         corr = np.asarray(records.col(mc, "correlation_id", nm))
         mnames = Str(kind_ids, [json.dumps(f"Memcpy {k}").encode() for k in kind_names])
-        fields = _gpu_head("memcpy", mnames, g, sl, mflow, corr) + [
-            Lit(',"args":{"bytes":'), Int(nbytes), Lit(',"GB/s":'), _gbps(nbytes, gdur[sl]),
-            Lit(',"copy_kind":'), Str(kind_ids, [json.dumps(k).encode() for k in kind_names]),
-            Lit(',"src_kind":'), Str(src_ids, [json.dumps(k).encode() for k in src_names]),
-            Lit(',"dst_kind":'), Str(dst_ids, [json.dumps(k).encode() for k in dst_names]),
-            Lit(',"async":'),
-            Str(np.asarray(records.col(mc, "is_async", nm)).astype(bool).astype(np.int64),
-                 [b"false", b"true"]),
-            Lit(',"correlation_id":'), Int(corr),
-        ] + _attr_fields(_attribution_cols(mc)) + [Lit("}}")]
+        fields = (
+            _gpu_head("memcpy", mnames, g, sl, mflow, corr)
+            + [
+                Lit(',"args":{"bytes":'),
+                Int(nbytes),
+                Lit(',"GB/s":'),
+                _gbps(nbytes, gdur[sl]),
+                Lit(',"copy_kind":'),
+                Str(kind_ids, [json.dumps(k).encode() for k in kind_names]),
+                Lit(',"src_kind":'),
+                Str(src_ids, [json.dumps(k).encode() for k in src_names]),
+                Lit(',"dst_kind":'),
+                Str(dst_ids, [json.dumps(k).encode() for k in dst_names]),
+                Lit(',"async":'),
+                Str(
+                    np.asarray(records.col(mc, "is_async", nm)).astype(bool).astype(np.int64),
+                    [b"false", b"true"],
+                ),
+                Lit(',"correlation_id":'),
+                Int(corr),
+            ]
+            + _attr_fields(_attribution_cols(mc))
+            + [Lit("}}")]
+        )
         out.rows(fields, nm, {"memcpy": nm})
 
     if ns:
         sl = slice(nk + nm, nk + nm + ns)
         nbytes = _i64(sc, "bytes", ns)
         corr = np.asarray(records.col(sc, "correlation_id", ns))
-        fields = _gpu_head("memset", Str(np.zeros(ns, np.int64), [b'"Memset"']), g, sl, sflow,
-                           corr) + [
-            Lit(',"args":{"bytes":'), Int(nbytes), Lit(',"GB/s":'), _gbps(nbytes, gdur[sl]),
-            Lit(',"value":'), Int(records.col(sc, "value", ns)),
-            Lit(',"correlation_id":'), Int(corr), Lit("}}")]
+        fields = _gpu_head(
+            "memset", Str(np.zeros(ns, np.int64), [b'"Memset"']), g, sl, sflow, corr
+        ) + [
+            Lit(',"args":{"bytes":'),
+            Int(nbytes),
+            Lit(',"GB/s":'),
+            _gbps(nbytes, gdur[sl]),
+            Lit(',"value":'),
+            Int(records.col(sc, "value", ns)),
+            Lit(',"correlation_id":'),
+            Int(corr),
+            Lit("}}"),
+        ]
         out.rows(fields, ns, {"memset": ns})
     del gdev, gst, gs, ge, gkid, glanes, g, gdur  # before the host rows need memory
 
@@ -500,8 +630,12 @@ def write_timeline_to(timeline: TimelineRecords, f: IO[str],
     if len(tk):
         out.meta("process_name", HOST_PID, 0, "host")
     for t, ln in zip(hkeys[tk].tolist(), tl.tolist()):
-        out.meta("thread_name", HOST_PID, host_tid(t, ln),
-                 f"thread {t}" + (f" (overlap {ln})" if ln else ""))
+        out.meta(
+            "thread_name",
+            HOST_PID,
+            host_tid(t, ln),
+            f"thread {t}" + (f" (overlap {ln})" if ln else ""),
+        )
     if nh:
         _write_host(out, hc, hs, he, hkeys[hkid], hlanes, t0, api_corr, flow_ids)
 
@@ -517,6 +651,8 @@ def write_timeline_to(timeline: TimelineRecords, f: IO[str],
 
 def _cut_note(omitted: list[int], max_events: int | None) -> str:
     parts = [f"{n:,} {cat}" for cat, n in zip(CATEGORIES, omitted) if n]
-    return (f"only the first {max_events:,} records by start time are shown; {sum(omitted):,} "
-            f"later ones are left out ({', '.join(parts)}); the trace file has them all "
-            f"(`fpgaprof report TRACE --timeline-events 0` writes every one)")
+    return (
+        f"only the first {max_events:,} records by start time are shown; {sum(omitted):,} "
+        f"later ones are left out ({', '.join(parts)}); the trace file has them all "
+        f"(`fpgaprof report TRACE --timeline-events 0` writes every one)"
+    )
