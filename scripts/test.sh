@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Runs every fpgaprof test on this machine, doing its own setup first (scripts/bootstrap.sh):
+#   0. the Python package's checks (seconds): ruff format --check, ruff check, the import
+#      contracts of the layers (lint-imports), mypy (pyproject.toml configures each)
 #   1. C++ unit tests (Catch2) through ctest
 #   2. the same C++ tests rebuilt under AddressSanitizer + UndefinedBehaviorSanitizer
 #   3. the libFuzzer targets, briefly, on their seed corpora (clang)
@@ -22,6 +24,13 @@ stage "setup"
 bash scripts/bootstrap.sh
 VPY=$ROOT/.venv/bin/python
 export PATH="$ROOT/.venv/bin:$PATH"   # cmake/ninja from the venv where Debian's are missing
+
+stage "Python checks: format, lint, import contracts, types"
+"$ROOT/.venv/bin/ruff" format --check
+"$ROOT/.venv/bin/ruff" check
+# on the source tree (python/), not the installed copy: the layers of docs/architecture.md
+(cd python && "$ROOT/.venv/bin/lint-imports" ../pyproject.toml)
+"$ROOT/.venv/bin/mypy"
 
 stage "C++ tests"
 cmake -S . -B build/test -G Ninja -DCMAKE_BUILD_TYPE=Release -DFPGAPROF_TESTS=ON -DFPGAPROF_PYTHON=OFF \
