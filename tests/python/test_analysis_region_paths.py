@@ -77,6 +77,20 @@ def test_transfer_report_per_instance_on_request(prof):
     assert all(g["all"]["bytes"] == 1000 for g in regions)
 
 
+def test_analyze_names_the_region_rows_as_the_tables_do(prof):
+    """roofline.analyze takes by= as prof.roofline()/transfer_report() do; region_rows= is the
+    analysis' own name for the same choice: one cached result for both spellings."""
+    from fpgaprof import roofline
+    per_record = roofline.analyze(prof, by="region_instance")
+    assert roofline.analyze(prof, region_rows="instance") is per_record
+    assert roofline.analyze(prof) is roofline.analyze(prof, by="region")
+    assert [g["kind"] for g in per_record["transfers"]["groups"]].count("region") == 4
+    with pytest.raises(ValueError, match="disagree"):
+        roofline.analyze(prof, by="region", region_rows="instance")
+    with pytest.raises(ValueError, match="region_instance"):
+        roofline.analyze(prof, by="op")
+
+
 def test_memory_report_per_path_and_per_instance(prof):
     m = prof.memory_report()
     rows = {r["region"]: r for r in m["regions"]}

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import operator
 import os
+import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -1144,8 +1145,6 @@ def is_missing_analysis(e: BaseException) -> bool:
     if isinstance(e, ImportError):
         return (e.name or "").startswith("fpgaprof")
     if isinstance(e, AttributeError):
-        import types
-
         obj = getattr(e, "obj", None)
         return isinstance(obj, types.ModuleType) and obj.__name__.startswith("fpgaprof._core")
     return False

@@ -37,6 +37,8 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from fpgaprof.analysis.ceilings import cache_path, save_measured
 from fpgaprof.analysis.ceilings import load_measured as load
 from fpgaprof.analysis.ceilings import merge_measured as merge
@@ -85,8 +87,6 @@ def repeat_seconds(
     Grouping: by ``region_index`` when every repeat has records; else, when the records'
     count is a multiple of the repeats, by launch order (start time) in equal groups; else
     None (no trustworthy grouping)."""
-    import numpy as np
-
     start = np.asarray(start_ns, dtype=np.int64)
     end = np.asarray(end_ns, dtype=np.int64)
     reg = np.asarray(region_index, dtype=np.int64)
@@ -115,8 +115,6 @@ def _table_columns(table: Any, names: Sequence[str]) -> dict | None:
 def _device_seconds(prof: Any, region_names: Sequence[str], what: str) -> tuple[float, str] | None:
     """The best repeat's time from a finished trace: ``what`` is "kernels" or a copy kind
     ("HtoD", "DtoH")."""
-    import numpy as np
-
     regions = _table_columns(prof.regions, ["name"])
     index_of: dict[str, int] = {}
     if regions is not None:
@@ -236,7 +234,6 @@ def run(
     try:
         import jax
         import jax.numpy as jnp
-        import numpy as np
     except ImportError as e:
         raise CuptiUnavailableError(
             f"calibrate needs JAX with a GPU backend ({e}): pip install 'jax[cuda13]'"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fpgaprof.api.roofline import analyze, region_rows
+from fpgaprof.api.roofline import analyze
 from fpgaprof.api.section_views import device_report, memory_report, transfer_report
 
 __all__ = ["transfers", "memory", "devices"]
@@ -17,7 +17,7 @@ def transfers(prof: Any, by: str = "region", **kwargs: Any) -> dict:
     """Copies per direction for the trace, each region path (``by="region"``; groups of kind
     "region_path" with ``region`` = the path and ``instances``) or each region record
     (``by="region_instance"``; kind "region"), and each HLO op, with flags."""
-    an = analyze(prof, region_rows=region_rows(by), **kwargs)
+    an = analyze(prof, by=by, **kwargs)
     # a dict that prints (and shows in Jupyter) as tables; its items are the analysis' own
     return transfer_report(prof, an["transfers"], [r.get("module") for r in an["roofline"]["ops"]])
 
@@ -26,7 +26,7 @@ def memory(prof: Any, by: str = "region", **kwargs: Any) -> dict:
     """Device-memory timeline, peaks (trace, device) and the largest buffers; ``regions``: one
     row per region path (``by="region"``: peak = the highest instance's, allocations summed) or
     per region record (``by="region_instance"``)."""
-    return memory_report(prof, analyze(prof, region_rows=region_rows(by), **kwargs)["memory"])
+    return memory_report(prof, analyze(prof, by=by, **kwargs)["memory"])
 
 
 def devices(prof: Any, **kwargs: Any) -> dict:

@@ -36,7 +36,7 @@ __all__ = [
     "roofline",
     "REGION_BY",
     "TOTAL_LABELS",
-    "region_rows",
+    "region_rows_of",
     "kernel_count",
     "no_rows_note",
 ]
@@ -77,13 +77,21 @@ def analyze(
     tiny_flood_count: int = 1000,
     latency_kernel_ns: int = 5000,
     top_buffers: int = 20,
-    region_rows: str = "path",
+    by: str | None = None,
+    region_rows: str | None = None,
 ) -> AnalysisResult:
     """The whole analysis as one dict: ceilings, transfers, memory, roofline, fpga.
 
-    ``region_rows``: "path" (default: one transfer group, memory row and roofline point per
-    region path, instances summed) or "instance" (one per region record). Cached on ``prof``
-    per argument set (a Profile is immutable once the trace stopped)."""
+    ``by``: "region" (default: one transfer group, memory row and roofline point per region
+    path, instances summed) or "region_instance" (one per region record), as every table of a
+    Profile names it; ``region_rows`` ("path" or "instance") is the analysis' own name for the
+    same choice (analysis.trace_analysis.AnalysisOptions). Cached on ``prof`` per argument set
+    (a Profile is immutable once the trace stopped)."""
+    rows = region_rows_of(by) if by is not None else "path"
+    if region_rows is not None:
+        if by is not None and region_rows != rows:
+            raise ValueError(f"by={by!r} and region_rows={region_rows!r} disagree: give one")
+        rows = region_rows
     options = AnalysisOptions(
         target=target,
         ceilings=ceilings_override,
@@ -93,7 +101,7 @@ def analyze(
         tiny_flood_count=tiny_flood_count,
         latency_kernel_ns=latency_kernel_ns,
         top_buffers=top_buffers,
-        region_rows=region_rows,
+        region_rows=rows,
     )
     store = store_of(prof)
     cache = getattr(prof, "analyses", None)
@@ -102,7 +110,7 @@ def analyze(
     return run_analysis(store, options, ceilings(prof) if options.ceilings is None else None)
 
 
-def region_rows(by: str) -> str:
+def region_rows_of(by: str) -> str:
     """The analysis' region_rows ("path" or "instance") of a by= value."""
     rows = REGION_BY.get(by)
     if rows is None:
@@ -119,7 +127,7 @@ def roofline(prof: Any, by: str = "op", **kwargs: Any) -> Table | dict:
     percent_of_roof, bound (memory | compute | latency | unknown; a path's from its sums), and
     measured_* values when counters were collected."""
     if by in REGION_BY:
-        r = analyze(prof, region_rows=REGION_BY[by], **kwargs)["roofline"]
+        r = analyze(prof, by=by, **kwargs)["roofline"]
         # Without any kernel a region has no GPU time, FLOPs or bytes to show: rows of zeros
         # would read as measured, so the table is empty and says why (as report.html).
         rows = [] if kernel_count(prof) == 0 else r["regions"]

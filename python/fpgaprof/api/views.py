@@ -98,8 +98,6 @@ def table_html(table: Any, title: str = "records", max_rows: int = MAX_ROWS) -> 
     keys = list(cols)
     if "start_ns" in cols and "end_ns" in cols and "duration_ns" not in cols:
         # a region or API call reads by its length; the stamps alone make one subtract
-        import numpy as np
-
         cols = dict(cols)
         cols["duration_ns"] = np.maximum(
             np.asarray(cols["end_ns"], dtype=np.int64)

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import glob
+import importlib.util
 import os
 import warnings
 
@@ -50,8 +51,6 @@ def wheel_lib_dirs() -> list[str]:
     (nvidia-cuda-cupti: nvidia/cu13/lib, older wheels nvidia/cuda_cupti/lib)."""
     dirs: list[str] = []
     try:
-        import importlib.util
-
         spec = importlib.util.find_spec("nvidia")
     except (ImportError, ValueError):
         spec = None

@@ -88,7 +88,6 @@ def region_measurements(
     """cap_measurements(measurements_from_regions(inst)) and measurement_stats of all of them,
     from the region columns: dicts only for the listed runs and one per (operation, size), so
     a loop of 10^5 instances builds 20 rows, not 10^5 (same values, same order)."""
-    import numpy as np
 
     n = len(inst)
     if n == 0:
@@ -179,7 +178,6 @@ def measurement_stats(ms: Iterable[Mapping], limit: int = FULL_ROWS) -> dict:
     """Every run per (operation, volume size): runs, total, mean, median, min, max and the
     first run's time (compilation included, usually), most total time first; `limit` rows,
     the rest counted in items_left_out."""
-    import numpy as np
 
     groups: dict[tuple, list[float]] = {}
     total_runs = 0
