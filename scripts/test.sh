@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every fpgaprof test on this machine, doing its own setup first (scripts/bootstrap.sh):
-#   0. the C++ style check: clang-format over the tracked C++ files (scripts/format.sh --check)
+#   0. style and structure (seconds): clang-format over the tracked C++ files
+#      (scripts/format.sh --check); the Python package's ruff format --check, ruff check, the
+#      import contracts of the layers (lint-imports), mypy (pyproject.toml configures each)
 #   1. C++ unit tests (Catch2) and the layering check through ctest
 #   2. the same C++ tests rebuilt under AddressSanitizer + UndefinedBehaviorSanitizer
 #   3. the libFuzzer targets, briefly, on their seed corpora (clang)
@@ -27,6 +29,13 @@ export PATH="$ROOT/.venv/bin:$PATH"   # cmake/ninja from the venv where Debian's
 
 stage "C++ style (clang-format)"
 bash scripts/format.sh --check
+
+stage "Python checks: format, lint, import contracts, types"
+"$ROOT/.venv/bin/ruff" format --check
+"$ROOT/.venv/bin/ruff" check
+# on the source tree (python/), not the installed copy: the layers of docs/architecture.md
+(cd python && "$ROOT/.venv/bin/lint-imports" ../pyproject.toml)
+"$ROOT/.venv/bin/mypy"
 
 stage "C++ tests"
 cmake -S . -B build/test -G Ninja -DCMAKE_BUILD_TYPE=Release -DFPGAPROF_TESTS=ON -DFPGAPROF_PYTHON=OFF \

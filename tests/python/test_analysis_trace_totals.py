@@ -1,7 +1,7 @@
-"""The keys `_core.analysis.analyze` added for what the reports compute in Python today
+"""The keys `core.analysis.analyze` added for what the reports compute in Python today
 (issue #20): trace totals (busy-time unions), GPU time per region path, region path names,
 kernels by name, per-device DRAM peaks, the analysis' own attribution, the record enums' names.
-Each must equal the Python computation it is to replace (fpgaprof.report._data, _xla_flags),
+Each must equal the Python computation it is to replace (fpgaprof.analysis.sections, fpgaprof.capture.xla_flags),
 on the saved GPU traces and on a constructed trace with nested regions and overlapping copies;
 the keys the package reads today keep their order."""
 from __future__ import annotations
@@ -13,9 +13,11 @@ import numpy as np
 import pytest
 
 import fpgaprof
-from fpgaprof import _core, _xla_flags
-from fpgaprof._profile import Profile
-from fpgaprof.report import _data as D
+from fpgaprof.analysis import sections
+from fpgaprof.api.profile import Profile
+from fpgaprof.base import constants, records
+from fpgaprof.base.core import core
+from fpgaprof.capture import xla_flags
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRACES = sorted(glob.glob(os.path.join(HERE, "..", "data", "traces", "*.fpgaprof")))
@@ -50,7 +52,7 @@ SPEC = {
 
 
 def _profiles():
-    out = [("constructed", Profile(_core.analysis._store_from_lists(SPEC)))]
+    out = [("constructed", Profile(core.analysis._store_from_lists(SPEC)))]
     out += [(os.path.basename(p), fpgaprof.load(p)) for p in TRACES]
     return out
 
@@ -58,35 +60,35 @@ def _profiles():
 @pytest.fixture(scope="module", params=_profiles(), ids=lambda p: p[0])
 def analysed(request):
     _, prof = request.param
-    return prof, _core.analysis.analyze(prof._store, with_attribution=True)
+    return prof, core.analysis.analyze(prof._store, with_attribution=True)
 
 
 def _intervals(prof, table):
-    c = D.columns(getattr(prof, table), ("start_ns", "end_ns"))
-    n = D.nrows(c)
-    return (D.col(c, "start_ns", n).astype(np.int64), D.col(c, "end_ns", n).astype(np.int64))
+    c = records.columns(getattr(prof, table), ("start_ns", "end_ns"))
+    n = records.nrows(c)
+    return (records.col(c, "start_ns", n).astype(np.int64), records.col(c, "end_ns", n).astype(np.int64))
 
 
 def test_busy_unions_are_the_reports_unions(analysed):
     prof, an = analysed
     t = an["totals"]
     parts = [_intervals(prof, name) for name in ("kernels", "transfers", "memsets")]
-    assert t["gpu_busy_ns"] == D.union_ns(np.concatenate([p[0] for p in parts]),
+    assert t["gpu_busy_ns"] == sections.union_ns(np.concatenate([p[0] for p in parts]),
                                           np.concatenate([p[1] for p in parts]))
-    assert t["kernel_busy_ns"] == D.union_ns(*parts[0])
-    assert t["copy_busy_ns"] == D.union_ns(*parts[1])
-    assert t["memset_busy_ns"] == D.union_ns(*parts[2])
-    kernels, _ = D.kernels_section(prof)
+    assert t["kernel_busy_ns"] == sections.union_ns(*parts[0])
+    assert t["copy_busy_ns"] == sections.union_ns(*parts[1])
+    assert t["memset_busy_ns"] == sections.union_ns(*parts[2])
+    kernels, _ = sections.kernels_section(prof)
     assert t["kernel_count"] == kernels["count"] == len(prof.kernels)
     assert t["kernel_time_ns"] / 1e9 == pytest.approx(kernels.get("total_s", 0.0), rel=1e-12, abs=0)
     assert (t["copy_count"], t["memset_count"]) == (len(prof.transfers), len(prof.memsets))
-    copy_bytes = D.col(D.columns(prof.transfers, ("bytes",)), "bytes", len(prof.transfers))
+    copy_bytes = records.col(records.columns(prof.transfers, ("bytes",)), "bytes", len(prof.transfers))
     assert t["copy_bytes"] == int(np.asarray(copy_bytes, dtype=np.int64).sum())
 
 
 def test_kernels_by_name_are_the_reports_kernel_rows(analysed):
     prof, an = analysed
-    kernels, _ = D.kernels_section(prof)
+    kernels, _ = sections.kernels_section(prof)
     rows = an["kernels_by_name"]
     assert len(rows) == kernels.get("distinct", 0)
     for mine, theirs in zip(rows, kernels.get("top", [])):
@@ -98,14 +100,14 @@ def test_kernels_by_name_are_the_reports_kernel_rows(analysed):
 
 def test_region_paths_and_their_gpu_time_are_the_reports(analysed):
     prof, an = analysed
-    regions, paths, _ = D.regions_section(prof)
+    regions, paths, _ = sections.regions_section(prof)
     rows = an["region_paths"]
     assert [rows[p]["region"] for p in an["region_path_of"]] == paths
     assert [r["path_index"] for r in rows] == list(range(len(rows)))
     if not regions.get("available"):
         assert rows == []
         return
-    D.add_region_gpu_time(regions, prof, paths)
+    sections.add_region_gpu_time(regions, prof, paths)
     by_path = {r["region"]: r for r in rows}
     assert len(by_path) == len(rows) == regions["paths"]
     for item in regions["items"]:
@@ -126,7 +128,7 @@ def test_the_constructed_trace_by_hand():
     (copy in R2) = 385; top-level fwd 20. Kernels by name: b 60 + 100, a 90 + 20, c 10, z 0. Busy: kernels [200, 340) + [600, 610) + [2200, 2300) +
     [5010, 5030) = 140 + 10 + 100 + 20 = 270; everything adds the copy [2600, 2700) and the memset
     [2400, 2405) (the copy [210, 230) lies inside the kernels): 375."""
-    an = _core.analysis.analyze(_core.analysis._store_from_lists(SPEC))
+    an = core.analysis.analyze(core.analysis._store_from_lists(SPEC))
     assert [r["region"] for r in an["region_paths"]] == ["step", "step > fwd", "step > fwd > inner", "fwd"]
     assert an["region_path_of"] == [0, 1, 0, 1, 2, 3]
     assert [r["gpu_ns"] for r in an["region_paths"]] == [385, 275, 80, 20]
@@ -141,13 +143,13 @@ def test_the_constructed_trace_by_hand():
 
 def test_device_dram_peaks_are_the_reports(analysed):
     prof, an = analysed
-    want = [D.device_dict(d).get("peak_dram_bandwidth_bytes_per_s", 0.0) for d in prof.devices]
+    want = [sections.device_dict(d).get("peak_dram_bandwidth_bytes_per_s", 0.0) for d in prof.devices]
     assert an["device_dram_bytes_per_s"] == want
 
 
 def test_the_analysis_attribution_is_attribute_of_the_store(analysed):
     prof, an = analysed
-    mine, theirs = an["attribution"], _core.attribution.attribute(prof._store)
+    mine, theirs = an["attribution"], core.attribution.attribute(prof._store)
     assert [(o.module_name, o.hlo_op, o.total_ns, o.kernel_count) for o in mine.ops] == \
            [(o.module_name, o.hlo_op, o.total_ns, o.kernel_count) for o in theirs.ops]
     assert np.array_equal(mine.kernels.site_index, theirs.kernels.site_index)
@@ -165,8 +167,8 @@ def test_the_keys_the_package_reads_keep_their_order(analysed):
 
 
 def test_enum_names_and_kernel_names_come_from_the_core():
-    assert dict(enumerate(_core.COPY_KIND_NAMES)) == D.COPY_KIND_NAMES
-    assert dict(enumerate(_core.MEMORY_KIND_NAMES)) == D.MEMORY_KIND_NAMES
+    assert dict(enumerate(core.COPY_KIND_NAMES)) == constants.COPY_KIND_NAMES
+    assert dict(enumerate(core.MEMORY_KIND_NAMES)) == constants.MEMORY_KIND_NAMES
     # (XLA's names are ASCII; for other text the core, like XLA, replaces each byte)
     for name in ("fusion.12", "loop_add_fusion", "a-b/c d", "custom-call.3$x", ""):
-        assert _core.attribution.sanitize_kernel_name(name) == _xla_flags.sanitize_kernel_name(name)
+        assert core.attribution.sanitize_kernel_name(name) == xla_flags.sanitize_kernel_name(name)

@@ -1,13 +1,14 @@
 """The traced side of `fpgaprof run`: starts fpgaprof.trace() in the profiled process and
 saves the trace when the interpreter exits (normal end, sys.exit, uncaught exception).
 
-Started by fpgaprof/_bootstrap/sitecustomize.py; settings come from the FPGAPROF_RUN_*
+Started by fpgaprof/_bootstrap/sitecustomize.py, which passes it ``fpgaprof.trace`` (the api
+layer's; this layer starts it, it does not import it); settings come from the FPGAPROF_RUN_*
 variables that `fpgaprof run` sets. Never breaks the user's program: a failure to start or
 save is one line on stderr.
 
 SIGTERM and SIGHUP (a batch scheduler's time limit, a closed terminal) would end the process
 without an interpreter exit: where the program left them at their default action, the trace is
-saved first and the signal then ends the process as it would have (fpgaprof._signals). Not
+saved first and the signal then ends the process as it would have (capture.signals). Not
 covered: os._exit(), SIGKILL and crashes.
 
 The script may open ``fpgaprof.trace()`` itself: the trace started here is marked
@@ -25,14 +26,41 @@ Further Python processes of the run (multiprocessing workers, subprocesses, fork
 are not traced; each leaves a marker in FPGAPROF_RUN_DIR/.fpgaprof-untraced/ (written by the
 bootstrap's _fpgaprof_untraced.py), which ``untraced_processes`` reads for the run's warning.
 """
+
 from __future__ import annotations
 
 import atexit
 import inspect
 import json
 import os
+import re
+import shlex
+import shutil
+import signal
 import sys
+import threading
+import warnings
+from collections.abc import Callable
 from typing import Any
+
+from fpgaprof.capture.run_environment import write_environment
+from fpgaprof.capture.signals import SaveOnSignal
+
+__all__ = [
+    "CLAIM_NAME",
+    "UNTRACED_DIR",
+    "UNTRACED_PREFIX",
+    "marker_state",
+    "no_trace_message",
+    "start_from_environment",
+    "stop",
+    "hold_sigint",
+    "release_sigint",
+    "untraced_processes",
+    "untraced_warning",
+    "untraced_count",
+    "drop_untraced_markers",
+]
 
 _state: dict[str, Any] = {}
 CLAIM_NAME = ".fpgaprof-claim"
@@ -70,55 +98,66 @@ def no_trace_message(out_dir: str, code: int) -> str:
     """One line for `fpgaprof run` when the command left no trace (exit status ``code``)."""
     state = marker_state(out_dir)
     if state == "none":
-        return (f"no trace was written (the command exited with {code} without starting a "
-                f"Python that runs fpgaprof's bootstrap; run a Python script with the Python "
-                f"fpgaprof is installed in, without -S or -I)")
+        return (
+            f"no trace was written (the command exited with {code} without starting a "
+            f"Python that runs fpgaprof's bootstrap; run a Python script with the Python "
+            f"fpgaprof is installed in, without -S or -I)"
+        )
     if state == "claimed":
-        return (f"no trace was written (the command exited with {code}; its Python could not "
-                f"import fpgaprof, see the message above: run it with the Python that has "
-                f"fpgaprof installed)")
+        return (
+            f"no trace was written (the command exited with {code}; its Python could not "
+            f"import fpgaprof, see the message above: run it with the Python that has "
+            f"fpgaprof installed)"
+        )
     if state == "not-tracing":
-        return (f"no trace was written (the command exited with {code}; tracing did not "
-                f"start, see the message above)")
+        return (
+            f"no trace was written (the command exited with {code}; tracing did not "
+            f"start, see the message above)"
+        )
     how = f"exit status {code}" + (f", signal {code - 128}" if 128 < code <= 128 + 64 else "")
-    return (f"no trace was written: the traced process ended without a normal interpreter "
-            f"exit ({how}; e.g. os._exit(), SIGKILL or a crash), so the trace could not be "
-            f"saved; let the program end by returning, sys.exit() or an exception")
+    return (
+        f"no trace was written: the traced process ended without a normal interpreter "
+        f"exit ({how}; e.g. os._exit(), SIGKILL or a crash), so the trace could not be "
+        f"saved; let the program end by returning, sys.exit() or an exception"
+    )
 
 
 def _say(msg: str) -> None:
     sys.stderr.write(f"fpgaprof run: {msg}\n")
 
 
-def start_from_environment() -> bool:
-    """Starts the trace described by FPGAPROF_RUN_TRACE / FPGAPROF_RUN_COUNTERS. Returns
-    whether tracing started."""
+def start_from_environment(trace: Callable[..., Any]) -> bool:
+    """Starts the trace described by FPGAPROF_RUN_TRACE / FPGAPROF_RUN_COUNTERS with `trace`
+    (``fpgaprof.trace``: the context manager is entered here and exited by ``stop()``).
+    Returns whether tracing started."""
     trace_path = os.environ.get("FPGAPROF_RUN_TRACE")
     if not trace_path or _state:
         return False
     try:
-        import fpgaprof
         kwargs: dict[str, Any] = {}
         want_counters = os.environ.get("FPGAPROF_RUN_COUNTERS") == "1"
-        params = inspect.signature(fpgaprof.trace).parameters
+        params = inspect.signature(trace).parameters
         if want_counters:
             if "counters" in params:
                 kwargs["counters"] = True
             else:
-                _state["note"] = ("--counters was asked for but this fpgaprof build cannot "
-                                  "collect hardware counters; timings only")
+                _state["note"] = (
+                    "--counters was asked for but this fpgaprof build cannot "
+                    "collect hardware counters; timings only"
+                )
                 _say(_state["note"])
-        import warnings
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            cm = fpgaprof.trace(trace_path, **kwargs)
+            cm = trace(trace_path, **kwargs)
             cm.owned_by_run = True  # the script's own fpgaprof.trace() blocks nest in it
             cm.__enter__()
         for w in caught:  # one line each, not Python's two-line warning format
             _say(" ".join(str(w.message).split()))
-    except Exception as e:
-        _say(f"tracing did not start ({type(e).__name__}: {' '.join(str(e).split())}); the "
-             f"program runs untraced")
+    except Exception as e:  # noqa: BLE001 - the program runs untraced, with one line why
+        _say(
+            f"tracing did not start ({type(e).__name__}: {' '.join(str(e).split())}); the "
+            f"program runs untraced"
+        )
         _mark("not-tracing")
         return False
     _mark("tracing")
@@ -132,7 +171,6 @@ def start_from_environment() -> bool:
 
 def _install_signal_handlers() -> None:
     """Saves the trace on SIGTERM/SIGHUP where the program has not chosen its own handling."""
-    from fpgaprof._signals import SaveOnSignal
 
     def save(name: str) -> None:
         cm = _state.get("cm")
@@ -150,7 +188,6 @@ def _install_signal_handlers() -> None:
 def _install_exit_hooks() -> None:
     # threading's exit hooks run when the main thread ends, before atexit callbacks: the trace
     # is stopped before JAX tears its backend down. atexit is the fallback (stop() runs once).
-    import threading
     register = getattr(threading, "_register_atexit", None)
     if register is not None:
         try:
@@ -177,23 +214,21 @@ def stop() -> None:
     signals = _state.pop("signals", None)
     if signals is not None:
         signals.finishing()  # a SIGTERM now waits for the save, then ends the process
-    held = _hold_sigint()
+    held = hold_sigint()
     try:
         _stop_and_save(cm)
     finally:
         if held is not None:
-            _release_sigint(held)
+            release_sigint(held)
         if signals is not None:
             signals.uninstall()
 
 
-def _hold_sigint() -> Any:
+def hold_sigint() -> Any:
     """A SIGINT while the trace is saved would break the save with a KeyboardInterrupt (e.g.
     the second copy when `kill -INT` went to both `fpgaprof run` and the program): it is
     ignored until the save is done (stop() runs when the program ends anyway). Returns what
-    _release_sigint needs (None: nothing held)."""
-    import signal
-    import threading
+    release_sigint needs (None: nothing held)."""
     if threading.current_thread() is not threading.main_thread():
         return None
     got: list[int] = []
@@ -204,8 +239,8 @@ def _hold_sigint() -> Any:
     return old, got
 
 
-def _release_sigint(held: Any) -> None:
-    import signal
+def release_sigint(held: Any) -> None:
+    """Puts back the SIGINT handling hold_sigint() replaced."""
     old, _got = held
     try:
         signal.signal(signal.SIGINT, old)
@@ -217,7 +252,7 @@ def _stop_and_save(cm: Any) -> None:
     exc = _state.get("exc", (None, None, None))
     try:
         cm.__exit__(*exc)
-    except BaseException as e:
+    except BaseException as e:  # noqa: BLE001 - the user's exception, or our failure said
         if e is exc[1]:
             pass  # trace() re-raised the user's exception: already reported by the interpreter
         else:
@@ -225,11 +260,8 @@ def _stop_and_save(cm: Any) -> None:
             return
     _mark("saved")
     try:
-        from fpgaprof.report.summary import ENVIRONMENT_FILE, environment_now, write_atomic
-        env = environment_now()
-        folder = os.path.dirname(os.path.abspath(_state["trace_path"]))
-        write_atomic(os.path.join(folder, ENVIRONMENT_FILE), json.dumps(env, indent=1) + "\n")
-    except Exception as e:
+        write_environment(os.path.dirname(os.path.abspath(_state["trace_path"])))
+    except Exception as e:  # noqa: BLE001 - only environment.json is missing then
         _say(f"environment.json not written: {type(e).__name__}: {e}")
 
 
@@ -243,8 +275,11 @@ def _after_optimizations(folder: str | None) -> int | None:
     if not folder:
         return None
     try:
-        return sum(1 for n in os.listdir(folder)
-                   if n.startswith("module_") and n.endswith("after_optimizations.txt"))
+        return sum(
+            1
+            for n in os.listdir(folder)
+            if n.startswith("module_") and n.endswith("after_optimizations.txt")
+        )
     except OSError:
         return 0  # XLA creates the folder on its first dump: none means nothing compiled
 
@@ -281,14 +316,21 @@ def untraced_processes(out_dir: str) -> list[dict]:
             label = _short_command(argv)
         if info.get("how") == "forked":
             label = f"forked child of `{label}`"
-        out.append({"pid": pid, "ppid": info.get("ppid"), "argv": argv, "how": info.get("how"),
-                    "label": label, "xla_modules": _after_optimizations(info.get("hlo_dir"))})
+        out.append(
+            {
+                "pid": pid,
+                "ppid": info.get("ppid"),
+                "argv": argv,
+                "how": info.get("how"),
+                "label": label,
+                "xla_modules": _after_optimizations(info.get("hlo_dir")),
+            }
+        )
     out.sort(key=lambda r: r["pid"])
     return out
 
 
 def _short_command(argv: list[str], width: int = 60) -> str:
-    import shlex
     if argv:
         argv = [os.path.basename(argv[0])] + argv[1:]
     text = shlex.join(argv) if argv else "python"
@@ -308,19 +350,35 @@ def untraced_warning(procs: list[dict], show: int = 6) -> str:
     for label, ps in groups.items():
         known = [p["xla_modules"] for p in ps if p["xla_modules"] is not None]
         if len(known) < len(ps):
-            xla = "XLA compiles unknown" if not any(known) else f"{sum(known)}+ XLA modules compiled"
+            xla = (
+                "XLA compiles unknown" if not any(known) else f"{sum(known)}+ XLA modules compiled"
+            )
         else:
             xla = f"{sum(known)} XLA module{'s' if sum(known) != 1 else ''} compiled"
         items.append(f"{len(ps)} × {label} ({xla})" if len(ps) > 1 else f"{label} ({xla})")
     more = f"; and {len(items) - show} more kinds" if len(items) > show else ""
     n = len(procs)
-    return (f"{n} {UNTRACED_PREFIX}{'es' if n != 1 else ''} ran untraced (`fpgaprof run` "
-            f"traces the first Python process only; GPU work of these is not in this trace: "
-            f"trace such a process itself with fpgaprof.trace(path)): "
-            + "; ".join(items[:show]) + more)
+    return (
+        f"{n} {UNTRACED_PREFIX}{'es' if n != 1 else ''} ran untraced (`fpgaprof run` "
+        f"traces the first Python process only; GPU work of these is not in this trace: "
+        f"trace such a process itself with fpgaprof.trace(path)): " + "; ".join(items[:show]) + more
+    )
+
+
+_UNTRACED_COUNT = re.compile(rf"^(\d+) {UNTRACED_PREFIX}(?:es)? ran untraced")
+
+
+def untraced_count(warnings_list: list[str]) -> int:
+    """How many further Python processes ran untraced, read back from a trace's warnings (the
+    line untraced_warning() wrote into it); 0 when there is none."""
+    n = 0
+    for w in warnings_list:
+        m = _UNTRACED_COUNT.match(str(w))
+        if m:
+            n = int(m.group(1))
+    return n
 
 
 def drop_untraced_markers(out_dir: str) -> None:
     """Removes the markers and the untraced processes' HLO dumps (read by then)."""
-    import shutil
     shutil.rmtree(os.path.join(out_dir, UNTRACED_DIR), ignore_errors=True)

@@ -1,9 +1,11 @@
 """What fpgaprof sees of CUPTI, the CUDA driver and the GPUs (``fpgaprof devices``)."""
+
 from __future__ import annotations
 
 from typing import Any
 
-from fpgaprof import _core
+from fpgaprof.api import counters
+from fpgaprof.base.core import core
 
 __all__ = ["describe", "devices", "status"]
 
@@ -11,7 +13,7 @@ __all__ = ["describe", "devices", "status"]
 def status() -> Any:
     """The CuptiStatus from probing (never raises): library_found, library_path, how_found,
     cupti_version, driver_version, devices, problem."""
-    return _core.probe_cupti()
+    return core.probe_cupti()
 
 
 def devices() -> list:
@@ -27,11 +29,11 @@ def _version(v: int) -> str:
 def describe() -> str:
     """A readable report of the CUPTI library, driver, GPUs and, if tracing cannot work, why."""
     s = status()
-    lines = [f"fpgaprof {_core.__version__}",
-             f"  libfpgaprof: {_core.library_path() or '(unknown)'}"]
+    lines = [f"fpgaprof {core.__version__}", f"  libfpgaprof: {core.library_path() or '(unknown)'}"]
     if s.library_found:
-        lines.append(f"  CUPTI: {s.library_path} (found: {s.how_found}; "
-                     f"API version {s.cupti_version})")
+        lines.append(
+            f"  CUPTI: {s.library_path} (found: {s.how_found}; API version {s.cupti_version})"
+        )
     else:
         lines.append("  CUPTI: not found")
     lines.append(f"  CUDA driver: {_version(s.driver_version)}")
@@ -45,13 +47,16 @@ def describe() -> str:
                 f"{d.global_memory_bytes / 2**30:.1f} GiB, "
                 f"SM clock {d.core_clock_khz / 1e3:.0f} MHz, "
                 f"memory clock {d.memory_clock_khz / 1e3:.0f} MHz x {d.memory_bus_width_bits} bit"
-                + (f" ({bw / 1e9:.0f} GB/s peak)" if bw else "") + ", " + _link_text(d))
+                + (f" ({bw / 1e9:.0f} GB/s peak)" if bw else "")
+                + ", "
+                + _link_text(d)
+            )
     else:
         lines.append("  GPUs: none")
     lines.append("  NVTX injection: " + _nvtx_line())
     lines.append("  tracing: " + ("ready" if not s.problem else f"not possible: {s.problem}"))
     if s.devices and s.library_found:
-        lines.append("  counters: " + _counters_line(s.devices[0].id))
+        lines.append("  counters: " + counters_line(s.devices[0].id))
     return "\n".join(lines) + "\n"
 
 
@@ -65,7 +70,7 @@ def _link_text(d: Any) -> str:
 
 def _nvtx_line() -> str:
     """Whether NVTX (XLA's ranges) reaches CUPTI in this process so far."""
-    n = _core.nvtx_injection_status()
+    n = core.nvtx_injection_status()
     if n["succeeded"]:
         return f"active ({n['detail']})"
     if n["calls"] == 0:
@@ -73,13 +78,14 @@ def _nvtx_line() -> str:
     return f"failed: {n['detail']} (no XLA ranges in traces of this process)"
 
 
-def _counters_line(device: int) -> str:
+def counters_line(device: int) -> str:
     """What trace(counters=True) would collect on GPU `device` (never raises)."""
     try:
-        from fpgaprof import counters
         p = counters.plan(device=device)
     except Exception as e:  # noqa: BLE001 - a report line, not a failure of `devices`
         return f"not available ({' '.join(str(e).split())})"
     missing = f", missing: {'; '.join(p.missing)}" if p.missing else ""
-    return (f"chip {p.chip}, {len(p.metrics)} metrics, {p.passes} kernel-replay passes"
-            f"{missing} (fpgaprof counters)")
+    return (
+        f"chip {p.chip}, {len(p.metrics)} metrics, {p.passes} kernel-replay passes"
+        f"{missing} (fpgaprof counters)"
+    )

@@ -26,6 +26,7 @@ the process as it would have (the same signal, so the same exit status; the prog
   when it returns); the watchdog is off where the program uses the wakeup fd itself (asyncio's
   signal handlers take it over; Trio warns that it found one set).
 """
+
 from __future__ import annotations
 
 import os
@@ -33,14 +34,27 @@ import signal
 import sys
 import threading
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
+
+from fpgaprof.capture import xla_flags
+
+__all__ = [
+    "SaveOnSignal",
+    "SAVE_ON",
+    "GRACE_ENV",
+    "DEFAULT_GRACE_S",
+    "signal_name",
+    "native_handler_installed",
+    "grace_s",
+]
 
 # Signals whose default action ends the process and that schedulers and terminals send.
 SAVE_ON = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
 GRACE_ENV = "FPGAPROF_SIGNAL_GRACE_S"
 DEFAULT_GRACE_S = 10.0
 
-_instances: "weakref.WeakSet[SaveOnSignal]" = weakref.WeakSet()
+_instances: weakref.WeakSet[SaveOnSignal] = weakref.WeakSet()
 _fork_hook_registered = False
 
 
@@ -83,8 +97,7 @@ def _main_thread_position() -> tuple | None:
 def _remove_temp_files() -> None:
     """What atexit would remove: the temp HLO dump dir fpgaprof made for this process."""
     try:
-        from fpgaprof import _xla_flags
-        _xla_flags.remove_owned_dump_dir()
+        xla_flags.remove_owned_dump_dir()
     except Exception:  # noqa: BLE001 - the next import fpgaprof prunes it (dead pid)
         pass
 
@@ -93,6 +106,7 @@ def _default_action_from_any_thread(signum: int) -> None:
     """SIG_DFL for ``signum`` and raise it, from a thread that signal.signal() refuses."""
     try:
         import ctypes
+
         libc = ctypes.CDLL(None, use_errno=True)
         libc.signal.restype = ctypes.c_void_p
         libc.signal(ctypes.c_int(signum), ctypes.c_void_p(0))  # SIG_DFL
@@ -170,8 +184,11 @@ class SaveOnSignal:
             return
         _instances.add(self)
         if not _fork_hook_registered and hasattr(os, "register_at_fork"):
-            os.register_at_fork(before=_before_fork, after_in_parent=_unblock_after_fork,
-                                after_in_child=_after_fork_in_child)
+            os.register_at_fork(
+                before=_before_fork,
+                after_in_parent=_unblock_after_fork,
+                after_in_child=_after_fork_in_child,
+            )
             _fork_hook_registered = True
         self._start_watchdog()
 
@@ -208,12 +225,16 @@ class SaveOnSignal:
             return
         self._fired = True
         name = signal_name(signum)
-        sys.stderr.write(f"{self._who}: {name} received: saving the trace, then ending as {name} would\n")
+        sys.stderr.write(
+            f"{self._who}: {name} received: saving the trace, then ending as {name} would\n"
+        )
         try:
             self._save(name)
-        except BaseException as e:  # the signal still ends the process below
-            sys.stderr.write(f"{self._who}: saving the trace failed: {type(e).__name__}: "
-                             f"{' '.join(str(e).split())}\n")
+        except BaseException as e:  # noqa: BLE001 - the signal still ends the process below
+            sys.stderr.write(
+                f"{self._who}: saving the trace failed: {type(e).__name__}: "
+                f"{' '.join(str(e).split())}\n"
+            )
         _remove_temp_files()  # the default action skips atexit, which would remove them
         self._end_by(signum)
 
@@ -246,8 +267,9 @@ class SaveOnSignal:
             os.close(w)
             return
         self._wakeup = (r, w)
-        threading.Thread(target=self._watch, args=(r, grace), daemon=True,
-                         name="fpgaprof-signal-watchdog").start()
+        threading.Thread(
+            target=self._watch, args=(r, grace), daemon=True, name="fpgaprof-signal-watchdog"
+        ).start()
 
     def _restore_defaults(self) -> None:
         """SIG_DFL back for each signal this handler still holds (main thread only)."""
@@ -301,10 +323,12 @@ class SaveOnSignal:
                         # inherited the wakeup fd).
                         continue
                     name = signal_name(signum)
-                    sys.stderr.write(f"{self._who}: {name} received, but the program did not return "
-                                     f"to Python within {grace:g} s (stuck in native code?): ending "
-                                     f"it as {name} would, without saving the trace ({GRACE_ENV} sets "
-                                     "the wait)\n")
+                    sys.stderr.write(
+                        f"{self._who}: {name} received, but the program did not return "
+                        f"to Python within {grace:g} s (stuck in native code?): ending "
+                        f"it as {name} would, without saving the trace ({GRACE_ENV} sets "
+                        "the wait)\n"
+                    )
                     _default_action_from_any_thread(signum)
         except OSError:
             return

@@ -1,10 +1,14 @@
 """Atomic file writes: every file fpgaprof writes appears whole or not at all."""
+
 from __future__ import annotations
 
 import contextlib
 import os
 import tempfile
-from typing import IO, Iterator
+from collections.abc import Iterator
+from typing import IO
+
+__all__ = ["open_atomic", "write_text_atomic"]
 
 
 def _file_mode() -> int:

@@ -7,17 +7,30 @@
   the ranges. A value the user set is kept (with one warning if it is not fpgaprof's).
 * ``FPGAPROF_WHEEL_LIB_DIRS`` = the ``site-packages/nvidia/*/lib`` folders, where the capture
   layer looks for the pip wheel's libcupti (unless the user set it).
-* XLA flags (HLO dumps, command buffers off): ``_xla_flags.current()``.
+* XLA flags (HLO dumps, command buffers off): ``xla_flags.current()``.
 * If JAX's backend already started, NVTX and XLA_FLAGS come too late: one warning.
 """
+
 from __future__ import annotations
 
 import glob
+import importlib.util
 import os
-import sys
 import warnings
 
-from fpgaprof.errors import FpgaprofWarning
+from fpgaprof.base.errors import FpgaprofWarning
+from fpgaprof.capture import xla_flags
+from fpgaprof.capture.xla_flags import jax_backend_started
+
+__all__ = [
+    "prepare_process",
+    "process_warnings",
+    "fpgaprof_library",
+    "wheel_lib_dirs",
+    "jax_backend_started",
+    "jax_preallocates",
+    "COUNTERS_PREALLOCATION_WARNING",
+]
 
 _LIB_NAME = "libfpgaprof.so"
 
@@ -28,8 +41,8 @@ _prepared = False
 
 def fpgaprof_library() -> str:
     """Absolute path of libfpgaprof.so next to this package ("" if it is not there)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    path = os.path.join(here, _LIB_NAME)
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # fpgaprof/
+    path = os.path.join(package, _LIB_NAME)
     return os.path.realpath(path) if os.path.exists(path) else ""
 
 
@@ -38,8 +51,6 @@ def wheel_lib_dirs() -> list[str]:
     (nvidia-cuda-cupti: nvidia/cu13/lib, older wheels nvidia/cuda_cupti/lib)."""
     dirs: list[str] = []
     try:
-        import importlib.util
-
         spec = importlib.util.find_spec("nvidia")
     except (ImportError, ValueError):
         spec = None
@@ -49,22 +60,6 @@ def wheel_lib_dirs() -> list[str]:
             if lib not in dirs and glob.glob(os.path.join(lib, "libcupti.so*")):
                 dirs.append(lib)
     return dirs
-
-
-def jax_backend_started() -> bool:
-    """True when JAX has already initialized a backend in this process."""
-    if "jax" not in sys.modules:
-        return False
-    bridge = sys.modules.get("jax._src.xla_bridge")
-    if bridge is None:
-        return False
-    started = getattr(bridge, "backends_are_initialized", None)
-    if callable(started):
-        try:
-            return bool(started())
-        except Exception:  # noqa: BLE001 - private API; assume not started
-            return False
-    return bool(getattr(bridge, "_backends", None))
 
 
 def jax_preallocates(env=None) -> bool:
@@ -82,12 +77,18 @@ def jax_preallocates(env=None) -> bool:
 
 # Measured on an H100 (docs/roofline.md, "Timing under counters"; tests/gpu/replay_cost.py).
 COUNTERS_PREALLOCATION_WARNING = (
-    "fpgaprof.trace(counters=True) with JAX preallocating GPU memory (XLA_PYTHON_CLIENT_PREALLOCATE "
-    "is not 'false'): kernel replay saves and restores that pool around every kernel, so each kernel "
-    "takes seconds (on an H100 with JAX's default 75 % pool, a script counting one kernel did not finish "
-    "in 45 s, JAX's start included; with XLA_PYTHON_CLIENT_PREALLOCATE=false, 0.3 s per kernel). Set XLA_PYTHON_CLIENT_PREALLOCATE=false "
-    "(or XLA_PYTHON_CLIENT_ALLOCATOR=platform) before JAX starts, in the shell or at the top of the "
-    "script; `fpgaprof run --counters` sets it")
+    "fpgaprof.trace(counters=True) with JAX preallocating GPU memory "
+    "(XLA_PYTHON_CLIENT_PREALLOCATE "
+    "is not 'false'): kernel replay saves and restores that pool around every kernel, so each "
+    "kernel "
+    "takes seconds (on an H100 with JAX's default 75 % pool, a script counting one kernel did "
+    "not finish "
+    "in 45 s, JAX's start included; with XLA_PYTHON_CLIENT_PREALLOCATE=false, 0.3 s per "
+    "kernel). Set XLA_PYTHON_CLIENT_PREALLOCATE=false "
+    "(or XLA_PYTHON_CLIENT_ALLOCATOR=platform) before JAX starts, in the shell or at the top of "
+    "the "
+    "script; `fpgaprof run --counters` sets it"
+)
 
 
 def _warn(message: str) -> None:
@@ -131,9 +132,7 @@ def prepare_process() -> None:
 
     # XLA reads XLA_FLAGS once, when its first backend starts: add the HLO dump and command
     # buffer flags now (it warns once itself if a JAX backend is already running).
-    from fpgaprof import _xla_flags
-
-    setup = _xla_flags.current()
+    setup = xla_flags.current()
     if jax_backend_started():
         message = (
             "fpgaprof was imported after JAX started its backend: XLA's NVTX ranges (the link "
@@ -142,6 +141,6 @@ def prepare_process() -> None:
             "Jupyter or IPython: restart the kernel, then import fpgaprof before jax runs "
             "anything), or run the script with `fpgaprof run script.py`."
         )
-        # _xla_flags has already warned (its message covers NVTX too): one warning, not two.
+        # xla_flags has already warned (its message covers NVTX too): one warning, not two.
         if not getattr(setup, "backend_already_started", False):
             _warn(message)

@@ -3,7 +3,7 @@
 XLA parses ``XLA_FLAGS`` once, when the first backend starts (``jax.devices()``, the first
 array, the first ``jit`` call), not when ``jax`` is imported. ``prepare(env)`` therefore has
 to run before that: ``import fpgaprof`` calls it for its own process (through
-``_env.prepare_process``) and ``fpgaprof run`` calls it for the child's environment.
+``process_env.prepare_process``) and ``fpgaprof run`` calls it for the child's environment.
 
 What it adds (never replacing a flag the user set):
 
@@ -50,11 +50,14 @@ __all__ = [
     "prune_dump_dir",
     "prune_stale_dump_dirs",
     "remove_owned_dump_dir",
+    "jax_backend_started",
+    "MARKER_ENV",
+    "OWNER_LOCK_NAME",
 ]
 
 # Set in an environment that prepare() has already handled: the dump dir fpgaprof chose, so that
 # a child (``fpgaprof run``) or a second call recognises the flags as fpgaprof's, not the user's.
-_MARKER_ENV = "FPGAPROF_XLA_DUMP_DIR"
+MARKER_ENV = "FPGAPROF_XLA_DUMP_DIR"
 
 _AFTER_OPT_RE = re.compile(r"^module_(\d+)\.(.+?)\.(?:[^.]*_)?after_optimizations\.txt$")
 _HLO_MODULE_NAME_RE = re.compile(r"^\s*HloModule\s+([^\s,]+)", re.MULTILINE)
@@ -64,16 +67,16 @@ _HLO_MODULE_NAME_RE = re.compile(r"^\s*HloModule\s+([^\s,]+)", re.MULTILINE)
 class XlaSetup:
     """What prepare() did to one environment."""
 
-    dump_dir: str = ""                  # where XLA writes HLO text ("" if none)
-    dump_dir_owned: bool = False        # fpgaprof created it and removes it at exit
-    dump_dir_from_user: bool = False    # the user's own --xla_dump_to
-    dump_as_text: bool = True           # False: the user turned text dumping off; nothing to read
+    dump_dir: str = ""  # where XLA writes HLO text ("" if none)
+    dump_dir_owned: bool = False  # fpgaprof created it and removes it at exit
+    dump_dir_from_user: bool = False  # the user's own --xla_dump_to
+    dump_as_text: bool = True  # False: the user turned text dumping off; nothing to read
     command_buffers_disabled: bool = False
     compilation_cache_disabled: bool = False
     compilation_cache_set_by_us: bool = False  # JAX_ENABLE_COMPILATION_CACHE=false came from us
     flags_added: list[str] = field(default_factory=list)
-    xla_flags: str = ""                 # XLA_FLAGS after the merge
-    prepared_ns: int = 0                # start of this process, ns (dumps older than this are another run's)
+    xla_flags: str = ""  # XLA_FLAGS after the merge
+    prepared_ns: int = 0  # start of this process, ns (dumps older than this are another run's)
     backend_already_started: bool = False
     warnings: list[str] = field(default_factory=list)
 
@@ -178,7 +181,7 @@ def prepare(
     added: list[str] = []
 
     user_dump = flag_value(flags, "xla_dump_to")
-    ours = env.get(_MARKER_ENV)
+    ours = env.get(MARKER_ENV)
     if user_dump and ours and os.path.normpath(user_dump) == os.path.normpath(ours):
         # Prepared before (this process or a parent): the dir belongs to whoever created it.
         setup.dump_dir = user_dump
@@ -198,7 +201,7 @@ def prepare(
             _hold_owner_lock(setup.dump_dir)
             atexit.register(_remove_dump_dir, setup.dump_dir, os.getpid())
         added.append(f"--xla_dump_to={setup.dump_dir}")
-        env[_MARKER_ENV] = setup.dump_dir
+        env[MARKER_ENV] = setup.dump_dir
 
     as_text = flag_value(flags, "xla_dump_hlo_as_text")
     if as_text is None:
@@ -224,7 +227,8 @@ def prepare(
         setup.compilation_cache_set_by_us = True
     else:
         setup.compilation_cache_disabled = not _truthy(
-            env.get("JAX_ENABLE_COMPILATION_CACHE", "true"))
+            env.get("JAX_ENABLE_COMPILATION_CACHE", "true")
+        )
 
     if added:
         env["XLA_FLAGS"] = " ".join(flags + added)
@@ -246,7 +250,7 @@ def _remove_dump_dir(path: str, owner_pid: int) -> None:
 
 def remove_owned_dump_dir() -> None:
     """Removes this process's temp dump dir now (the exit paths that skip atexit: a trace saved
-    on SIGTERM/SIGHUP, fpgaprof._signals). Never a dir fpgaprof did not create."""
+    on SIGTERM/SIGHUP, fpgaprof.capture.signals). Never a dir fpgaprof did not create."""
     setup = _process_setup
     if setup is not None and setup.dump_dir_owned and setup.dump_dir:
         m = _OWNED_RE.match(os.path.basename(setup.dump_dir))
@@ -257,14 +261,15 @@ def remove_owned_dump_dir() -> None:
 # An flock held for the owner's lifetime inside its dump dir: the kernel drops it when the
 # owner dies, which a process in another pid namespace sharing /tmp (a container) can see
 # where kill(pid, 0) cannot.
-_LOCK_NAME = ".fpgaprof-owner.lock"
+OWNER_LOCK_NAME = ".fpgaprof-owner.lock"
 _held_locks: list[int] = []
 
 
 def _hold_owner_lock(folder: str) -> None:
     try:
         import fcntl
-        fd = os.open(os.path.join(folder, _LOCK_NAME), os.O_CREAT | os.O_RDWR, 0o600)
+
+        fd = os.open(os.path.join(folder, OWNER_LOCK_NAME), os.O_CREAT | os.O_RDWR, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         _held_locks.append(fd)
     except (ImportError, OSError):
@@ -276,7 +281,8 @@ def _owner_lock_held(folder: str) -> bool:
     False when it is free or absent (an older fpgaprof made no lock)."""
     try:
         import fcntl
-        fd = os.open(os.path.join(folder, _LOCK_NAME), os.O_RDWR)
+
+        fd = os.open(os.path.join(folder, OWNER_LOCK_NAME), os.O_RDWR)
     except (ImportError, OSError):
         return False
     try:
@@ -332,12 +338,16 @@ def prune_stale_dump_dirs(tmp_dir: str | None = None) -> int:
     return removed
 
 
-def _backend_started() -> bool:
+def jax_backend_started() -> bool:
+    """True when JAX has already initialized a backend in this process (XLA has read
+    XLA_FLAGS then: flags set now come too late for it)."""
+    if "jax" not in sys.modules:
+        return False
     bridge = sys.modules.get("jax._src.xla_bridge")
     if bridge is None:
         return False
     started = getattr(bridge, "backends_are_initialized", None)
-    if started is not None:
+    if callable(started):
         try:
             return bool(started())
         except Exception:  # noqa: BLE001 - a private API that may change; assume not started
@@ -348,13 +358,15 @@ def _backend_started() -> bool:
 def warn_if_backend_started(setup: XlaSetup) -> bool:
     """Warns once per process when a JAX backend started before fpgaprof set XLA_FLAGS."""
     global _warned_started
-    if not _backend_started():
+    if not jax_backend_started():
         return False
     setup.backend_already_started = True
-    lost = ("the HLO is still read from your own --xla_dump_to dir"
-            if setup.dump_dir_from_user and setup.dump_as_text else
-            "no HLO is dumped (kernels are matched by kernel name only, without HLO costs or "
-            "source lines)")
+    lost = (
+        "the HLO is still read from your own --xla_dump_to dir"
+        if setup.dump_dir_from_user and setup.dump_as_text
+        else "no HLO is dumped (kernels are matched by kernel name only, without HLO costs or "
+        "source lines)"
+    )
     msg = (
         "fpgaprof was imported after JAX had started its backend, so XLA never saw fpgaprof's "
         f"XLA_FLAGS or its NVTX tool: {lost}, XLA's NVTX ranges (the kernel -> HLO op links) "
@@ -481,9 +493,7 @@ def modules_for_trace(
         m = _MODULE_RANGE_RE.match(text or "")
         if not m:
             continue
-        fields = dict(
-            kv.split("=", 1) for kv in m.group(1).split(",") if "=" in kv
-        )
+        fields = dict(kv.split("=", 1) for kv in m.group(1).split(",") if "=" in kv)
         if fields.get("program_id", "").isdigit():
             pids.add(int(fields["program_id"]))
         elif fields.get("hlo_module"):
@@ -497,7 +507,8 @@ def modules_for_trace(
         return read_dumped_modules(setup)
     every = read_dumped_modules(setup)
     return [
-        d for d in every
+        d
+        for d in every
         if d.program_id in pids or d.name in names or (kernels and _holds_kernel(d.text, kernels))
     ]
 
@@ -517,8 +528,11 @@ def prune_dump_dir(setup: XlaSetup | None = None, *, force: bool = False) -> int
         try:
             if entry.is_dir(follow_symlinks=False):
                 # PJRT's per-module folders (compile options, MLIR).
-                freed += sum(os.path.getsize(os.path.join(root, f))
-                             for root, _, files in os.walk(entry.path) for f in files)
+                freed += sum(
+                    os.path.getsize(os.path.join(root, f))
+                    for root, _, files in os.walk(entry.path)
+                    for f in files
+                )
                 shutil.rmtree(entry.path, ignore_errors=True)
             elif not _AFTER_OPT_RE.match(entry.name):
                 size = entry.stat(follow_symlinks=False).st_size

@@ -1,26 +1,38 @@
 """``fpgaprof.trace()`` and ``fpgaprof.region()``."""
+
 from __future__ import annotations
 
 import contextlib
 import functools
 import os
 import sys
+import tempfile
 import threading
 import time
 import warnings
-from typing import Any
+from typing import Any, Literal
 
-from fpgaprof import _core, _env
-from fpgaprof._profile import Profile
-from fpgaprof.errors import (CuptiUnavailableError, FpgaprofError, FpgaprofIOError,
-                             FpgaprofWarning, InvalidArgumentError, ProfilerConflictError)
+from fpgaprof.api.profile import Profile
+from fpgaprof.api.views import Table
+from fpgaprof.base.core import core
+from fpgaprof.base.errors import (
+    CuptiUnavailableError,
+    FpgaprofError,
+    FpgaprofIOError,
+    FpgaprofWarning,
+    InvalidArgumentError,
+    ProfilerConflictError,
+)
+from fpgaprof.base.markup import esc
+from fpgaprof.capture import hlo_dump, process_env
+from fpgaprof.capture.signals import SaveOnSignal
 
 __all__ = ["trace", "region"]
 
 # Re-entrant: `fpgaprof run` saves the trace from a SIGTERM handler, which runs on the main
 # thread and may interrupt it while it holds this lock.
 _lock = threading.RLock()
-_active: "trace | None" = None
+_active: trace | None = None
 
 
 class trace:
@@ -50,12 +62,18 @@ class trace:
 
     With ``path``, a SIGTERM or SIGHUP (a scheduler's time limit, a closed terminal) that the
     program has left at its default action saves the trace first (with a warning that it
-    ends there) and then ends the process as the signal would have (fpgaprof._signals).
+    ends there) and then ends the process as the signal would have (fpgaprof.capture.signals).
     """
 
-    def __init__(self, path: str | os.PathLike | None = None, *, require_gpu: bool = False,
-                 buffer_size: int = 8 << 20, counters: bool = False,
-                 name: str | None = None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike | None = None,
+        *,
+        require_gpu: bool = False,
+        buffer_size: int = 8 << 20,
+        counters: bool = False,
+        name: str | None = None,
+    ) -> None:
         if not isinstance(buffer_size, int) or isinstance(buffer_size, bool) or buffer_size < 4096:
             raise ValueError(f"buffer_size must be an int >= 4096 bytes, got {buffer_size!r}")
         self.path = os.fspath(path) if path is not None else None
@@ -70,9 +88,9 @@ class trace:
         self.name = str(name) if name is not None else None
         # Set by `fpgaprof run`'s runner on the trace it starts: traces opened inside it nest.
         self.owned_by_run = False
-        self._outer: "trace | None" = None  # the run's trace, when this one is nested in it
-        self._nested: list[tuple["NestedProfile", str | None]] = []
-        self._signals: Any = None  # saves the file on SIGTERM/SIGHUP (fpgaprof._signals)
+        self._outer: trace | None = None  # the run's trace, when this one is nested in it
+        self._nested: list[tuple[NestedProfile, str | None]] = []
+        self._signals: Any = None  # saves the file on SIGTERM/SIGHUP (capture.signals)
 
     def __enter__(self) -> Profile:
         global _active
@@ -86,14 +104,16 @@ class trace:
                 raise ProfilerConflictError(
                     "fpgaprof.trace() is already running in this process (nested or concurrent "
                     "traces are not supported): end the outer `with fpgaprof.trace()` block first, "
-                    "or use fpgaprof.region() to mark parts of one trace")
+                    "or use fpgaprof.region() to mark parts of one trace"
+                )
             else:
                 _active = self
         if outer is not None:
             return self._enter_nested(outer)
         try:
-            self._session = _core.CaptureSession.start(buffer_bytes=self.buffer_size,
-                                                       require_gpu=self.require_gpu)
+            self._session = core.CaptureSession.start(
+                buffer_bytes=self.buffer_size, require_gpu=self.require_gpu
+            )
         except BaseException:
             with _lock:
                 _active = None
@@ -118,15 +138,16 @@ class trace:
     def _after_start(self) -> None:
         if not self._session.gpu_active:
             reason = self._session.unavailable_reason or "CUPTI could not be started"
-            msg = (f"fpgaprof.trace: no GPU activity is recorded ({reason}); the profile holds "
-                   "wall time and regions only. Pass require_gpu=True to make this an error.")
+            msg = (
+                f"fpgaprof.trace: no GPU activity is recorded ({reason}); the profile holds "
+                "wall time and regions only. Pass require_gpu=True to make this an error."
+            )
             self._warnings.append(msg)
             warnings.warn(msg, FpgaprofWarning, stacklevel=3)
         if self.counters:
             self._start_counters()
         if self.path is not None and not self.owned_by_run:  # `fpgaprof run` has its own
             try:
-                from fpgaprof._signals import SaveOnSignal
                 self._signals = SaveOnSignal(self._save_on_signal, "fpgaprof.trace")
                 self._signals.install()
             except Exception as e:  # noqa: BLE001 - tracing goes on; only this safety net is missing
@@ -136,7 +157,9 @@ class trace:
 
     def _note_ended_by(self, signal_name: str) -> None:
         """Marks the trace as cut short by a signal (a warning saved with it)."""
-        self._warnings.append(f"the program was ended by {signal_name}: the trace covers it up to then")
+        self._warnings.append(
+            f"the program was ended by {signal_name}: the trace covers it up to then"
+        )
 
     def _save_on_signal(self, name: str) -> None:
         self._note_ended_by(name)
@@ -147,14 +170,14 @@ class trace:
             msg = "fpgaprof.trace(counters=True): no GPU trace, so no hardware counters"
         else:
             try:
-                self._counters = _core.analysis.CounterSession.start()
+                self._counters = core.analysis.CounterSession.start()
                 self._counters_thread = threading.get_ident()
             except Exception as e:  # noqa: BLE001 - CountersError / CuptiUnavailableError: say why
                 msg = f"fpgaprof.trace(counters=True): hardware counters not collected: {e}"
             else:
-                if "jax" not in sys.modules or not _env.jax_preallocates():
+                if "jax" not in sys.modules or not process_env.jax_preallocates():
                     return
-                msg = _env.COUNTERS_PREALLOCATION_WARNING
+                msg = process_env.COUNTERS_PREALLOCATION_WARNING
         self._warnings.append(msg)
         warnings.warn(msg, FpgaprofWarning, stacklevel=4)
 
@@ -170,23 +193,29 @@ class trace:
             counters.checkpoint()
         except Exception as e:  # noqa: BLE001 - counters are extra; the run must go on
             self._counters_thread = None
-            msg = (f"fpgaprof.trace(counters=True): counter checkpoint at the end of a region failed "
-                   f"({e}); no more checkpoints in this trace: kernels past the image's capacity "
-                   "or after the failure get no counters (counted when the trace ends)")
+            msg = (
+                f"fpgaprof.trace(counters=True): counter checkpoint at the end of a region failed "
+                f"({e}); no more checkpoints in this trace: kernels past the image's capacity "
+                "or after the failure get no counters (counted when the trace ends)"
+            )
             self._warnings.append(msg)
             warnings.warn(msg, FpgaprofWarning, stacklevel=3)
 
-    def _enter_nested(self, outer: "trace") -> "NestedProfile":
+    def _enter_nested(self, outer: trace) -> NestedProfile:
         if self.require_gpu and not outer._session.gpu_active:
             raise CuptiUnavailableError(
                 "fpgaprof.trace(require_gpu=True) inside `fpgaprof run`: the run's trace records "
-                "no GPU activity (" + (outer._session.unavailable_reason or "CUPTI not started")
-                + "): run it on a machine with an NVIDIA GPU and its driver")
+                "no GPU activity ("
+                + (outer._session.unavailable_reason or "CUPTI not started")
+                + "): run it on a machine with an NVIDIA GPU and its driver"
+            )
         name = self.name or "trace"
-        parts = [f"fpgaprof.trace() inside `fpgaprof run`: the program is traced already, so "
-                 f"this block is recorded as region {name!r} of the run's trace "
-                 f"({outer.path}); the Profile it gives fills with the whole run's records "
-                 f"when the program ends (read them with `fpgaprof report` on the run's folder)"]
+        parts = [
+            f"fpgaprof.trace() inside `fpgaprof run`: the program is traced already, so "
+            f"this block is recorded as region {name!r} of the run's trace "
+            f"({outer.path}); the Profile it gives fills with the whole run's records "
+            f"when the program ends (read them with `fpgaprof report` on the run's folder)"
+        ]
         if self.path is not None:
             parts.append(f"{self.path} receives a copy of the run's trace then")
         if self.counters and not outer.counters:
@@ -197,20 +226,21 @@ class trace:
         self._outer = outer
         warnings.warn(msg, FpgaprofWarning, stacklevel=3)
         prof._start_ns = time.time_ns()
-        _core.region_push(name)
+        core.region_push(name)
         return prof
 
     def _exit_nested(self) -> None:
         outer, self._outer = self._outer, None
-        _core.region_pop()
+        core.region_pop()
         prof = self.profile
-        if isinstance(prof, NestedProfile):
-            prof._end_ns = time.time_ns()
+        if not isinstance(prof, NestedProfile):
+            return
+        prof._end_ns = time.time_ns()
         if outer is not None:
             with _lock:
                 outer._nested.append((prof, self.path))
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> Literal[False]:
         global _active
         if self._outer is not None:
             self._exit_nested()
@@ -224,8 +254,11 @@ class trace:
             if exc_type is None:
                 raise
             # The body's exception wins; ours is reported, not lost.
-            warnings.warn(f"fpgaprof.trace could not finish the trace after the body raised: {err}",
-                          FpgaprofWarning, stacklevel=2)
+            warnings.warn(
+                f"fpgaprof.trace could not finish the trace after the body raised: {err}",
+                FpgaprofWarning,
+                stacklevel=2,
+            )
         finally:
             with _lock:
                 _active = None
@@ -250,29 +283,34 @@ class trace:
             except Exception as e:  # noqa: BLE001 - timing data is still good
                 self._warnings.append(f"hardware counters could not be read back: {e}")
         store.correlate()
-        for w in _env.process_warnings + self._warnings:
+        for w in process_env.process_warnings + self._warnings:
             if w not in store.meta["warnings"]:
                 store.add_warning(w)
         _attach_hlo_modules(store)
-        self.profile._attach(store, self.path)
+        self.profile.attach(store, self.path)
         if self.path is not None:
             try:
                 store.save(self.path)
             except FpgaprofError as e:
-                raise type(e)(f"{' '.join(str(e).split())}; the trace is not lost: prof (the "
-                              "`as` target) still holds the records: prof.save(other_path)"
-                              ) from e
+                raise type(e)(
+                    f"{' '.join(str(e).split())}; the trace is not lost: prof (the "
+                    "`as` target) still holds the records: prof.save(other_path)"
+                ) from e
         with _lock:
             nested, self._nested = self._nested, []
         for prof, path in nested:
-            prof._attach(store, path if path is not None else self.path)
+            prof.attach(store, path if path is not None else self.path)
             if path is None:
                 continue
             try:
                 store.save(path)
             except Exception as e:  # noqa: BLE001 - the run's trace is saved; say what is not
-                warnings.warn(f"fpgaprof.trace({path!r}) inside `fpgaprof run`: the copy of the "
-                              f"run's trace was not written: {e}", FpgaprofWarning, stacklevel=2)
+                warnings.warn(
+                    f"fpgaprof.trace({path!r}) inside `fpgaprof run`: the copy of the "
+                    f"run's trace was not written: {e}",
+                    FpgaprofWarning,
+                    stacklevel=2,
+                )
 
 
 def _check_writable(path: str) -> None:
@@ -280,23 +318,25 @@ def _check_writable(path: str) -> None:
     folder given as the path (InvalidArgumentError), a missing or unwritable folder
     (FpgaprofIOError). Probes with a temporary file, the way the save writes (also right for
     root, for whom os.access says yes to everything)."""
-    import tempfile
     if os.path.isdir(path):
         raise InvalidArgumentError(
             f"fpgaprof.trace({path!r}): that path is a folder; give a file path such as "
-            f"{os.path.join(path, 'trace.fpgaprof')!r}")
+            f"{os.path.join(path, 'trace.fpgaprof')!r}"
+        )
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         what = "is a file, not a folder" if os.path.exists(folder) else "does not exist"
         raise FpgaprofIOError(
             f"fpgaprof.trace({path!r}): the folder {folder} {what}; create the folder first "
-            "(os.makedirs) or choose another path")
+            "(os.makedirs) or choose another path"
+        )
     try:
         fd, probe = tempfile.mkstemp(prefix=".fpgaprof-probe-", dir=folder)
     except OSError as e:
         raise FpgaprofIOError(
             f"fpgaprof.trace({path!r}): cannot write into {folder} ({e.strerror or e}); choose "
-            "a writable folder") from None
+            "a writable folder"
+        ) from None
     os.close(fd)
     try:
         os.unlink(probe)
@@ -317,8 +357,9 @@ class NestedProfile(Profile):
     the run's trace file.
     """
 
-    def __init__(self, region_name: str, run_trace_path: str | None, path: str | None,
-                 notes: list[str]) -> None:
+    def __init__(
+        self, region_name: str, run_trace_path: str | None, path: str | None, notes: list[str]
+    ) -> None:
         super().__init__(None, path=path)
         self.region_name = region_name
         self.run_trace_path = run_trace_path
@@ -332,9 +373,11 @@ class NestedProfile(Profile):
         """Why the tables are empty before the run's trace is attached ("" after)."""
         if self._store is not None:
             return ""
-        return (f"inside `fpgaprof run`: this block is region {self.region_name!r} of the run's "
-                f"trace, written to {self.run_trace_path} when the program ends (fpgaprof.load "
-                f"or `fpgaprof report` on it)")
+        return (
+            f"inside `fpgaprof run`: this block is region {self.region_name!r} of the run's "
+            f"trace, written to {self.run_trace_path} when the program ends (fpgaprof.load "
+            f"or `fpgaprof report` on it)"
+        )
 
     def _s(self) -> Any:
         if self._store is not None:
@@ -343,14 +386,14 @@ class NestedProfile(Profile):
         # analysis answer (no rows, with pending_note saying where the records will be) so that
         # a script written for a plain trace() runs on unchanged.
         if self._placeholder is None:
-            store = _core.TraceStore()
+            store = core.TraceStore()
             store.set_meta(gpu_available=False, unavailable_reason=self.pending_note)
             self._placeholder = store
         return self._placeholder
 
     def _pending(self, table: Any) -> Any:
         note = self.pending_note
-        if note and isinstance(table, list):  # a Table/Rows; by="trace" gives a dict
+        if note and isinstance(table, Table):  # by="trace" gives a dict
             table.empty_note = note
         return table
 
@@ -362,7 +405,8 @@ class NestedProfile(Profile):
                 f"nothing to save yet: this fpgaprof.trace() ran inside `fpgaprof run`, whose "
                 f"trace holds its records (region {self.region_name!r}) and is written to "
                 f"{self.run_trace_path} when the program ends; pass the path to "
-                f"fpgaprof.trace(path) to get a copy then, or copy that file")
+                f"fpgaprof.trace(path) to get a copy then, or copy that file"
+            )
         return super().save(path)
 
     @property
@@ -382,43 +426,44 @@ class NestedProfile(Profile):
 
     @property
     def warnings(self) -> list[str]:
-        return list(self._notes) + (list(self._store.meta["warnings"]) if self._store is not None
-                                    else [])
+        return list(self._notes) + (
+            list(self._store.meta["warnings"]) if self._store is not None else []
+        )
 
     def summary(self, top: int = 15) -> str:
         if self._store is not None:
             return super().summary(top)
-        return (f"fpgaprof.trace region {self.region_name!r} inside `fpgaprof run`: "
-                f"{self.wall_time_ns / 1e6:.3f} ms wall time; kernels, copies and the "
-                f"analysis are in the run's trace {self.run_trace_path} once the program "
-                f"ends\n")
+        return (
+            f"fpgaprof.trace region {self.region_name!r} inside `fpgaprof run`: "
+            f"{self.wall_time_ns / 1e6:.3f} ms wall time; kernels, copies and the "
+            f"analysis are in the run's trace {self.run_trace_path} once the program "
+            f"ends\n"
+        )
 
     def _repr_html_(self) -> str:
         if self._store is not None:
             return super()._repr_html_()
-        import html
-
-        return "<pre>" + html.escape(self.summary()) + "</pre>"
+        return "<pre>" + esc(self.summary()) + "</pre>"
 
     def __repr__(self) -> str:
         if self._store is not None:
             return super().__repr__()
-        return (f"<fpgaprof.NestedProfile region {self.region_name!r} of the `fpgaprof run` "
-                f"trace, {self.wall_time_ns / 1e9:.3f} s>")
+        return (
+            f"<fpgaprof.NestedProfile region {self.region_name!r} of the `fpgaprof run` "
+            f"trace, {self.wall_time_ns / 1e9:.3f} s>"
+        )
 
 
 def _attach_hlo_modules(store: Any) -> None:
-    """Copies the HLO modules XLA dumped for this trace into the store (attribution layer)."""
+    """Copies the HLO modules XLA dumped for this trace into the store (capture.hlo_dump)."""
     try:
-        from fpgaprof import _attribution
-    except ImportError:
-        return
-    try:
-        _attribution.attach_hlo_modules(store)
+        hlo_dump.attach_hlo_modules(store)
     except Exception as e:  # noqa: BLE001 - the trace itself is fine; say what is missing
-        store.add_warning(f"HLO modules could not be attached to the trace "
-                          f"({type(e).__name__}: {e}); "
-                          "kernels are attributed by name only")
+        store.add_warning(
+            f"HLO modules could not be attached to the trace "
+            f"({type(e).__name__}: {e}); "
+            "kernels are attributed by name only"
+        )
 
 
 _region_depth = threading.local()  # open fpgaprof regions on this thread
@@ -449,13 +494,13 @@ class region(contextlib.ContextDecorator):
             raise TypeError("fpgaprof.region() needs a name: region('solve')")
         self.name = str(name)
 
-    def __enter__(self) -> "region":
-        _core.region_push(self.name)
+    def __enter__(self) -> region:
+        core.region_push(self.name)
         _region_depth.n = getattr(_region_depth, "n", 0) + 1
         return self
 
-    def __exit__(self, *exc: Any) -> bool:
-        _core.region_pop()
+    def __exit__(self, *exc: Any) -> Literal[False]:
+        core.region_pop()
         depth = _region_depth.n = max(getattr(_region_depth, "n", 1) - 1, 0)
         t = _active
         if depth == 0 and t is not None and t._counters is not None:
