@@ -4,27 +4,31 @@
 // Usage: analysis_benchmark [kernel_count] [--no-per-kernel] [--attribution]
 //   --attribution  the trace also holds what XLA emits around each kernel (an XlaModule NVTX
 //                  range per step, a Thunk range per kernel) and the optimized HLO module, and
-//                  the benchmark runs the pipeline of fpgaprof._core.analysis.analyze (the
-//                  Python path): HLO parse + cost, attribution, op inputs, then the rest.
-//                  Without it the benchmark supplies the kernel -> op mapping itself.
+//                  the benchmark runs analyze_trace (trace_analysis.hpp), the pipeline that
+//                  fpgaprof._core.analysis.analyze converts (the Python path): HLO parse + cost,
+//                  attribution, op inputs, then the rest, each stage timed from its on_stage call.
+//                  Without it the benchmark supplies the kernel -> op mapping itself and calls
+//                  the stages one by one.
 #include <sys/resource.h>
 #include <time.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <random>
 #include <string>
 
 #include "fpgaprof/analysis/attribution.hpp"
 #include "fpgaprof/analysis/device_analysis.hpp"
 #include "fpgaprof/analysis/fpga_model.hpp"
+#include "fpgaprof/analysis/memory_analysis.hpp"
 #include "fpgaprof/analysis/op_inputs.hpp"
 #include "fpgaprof/analysis/region_paths.hpp"
-#include "fpgaprof/hlo/cost_model.hpp"
-#include "fpgaprof/analysis/memory_analysis.hpp"
 #include "fpgaprof/analysis/roofline.hpp"
+#include "fpgaprof/analysis/trace_analysis.hpp"
 #include "fpgaprof/analysis/transfer_analysis.hpp"
+#include "fpgaprof/hlo/cost_model.hpp"
 
 using namespace fpgaprof;
 using namespace fpgaprof::analysis;
@@ -50,9 +54,12 @@ int main(int argc, char** argv) {
   bool per_kernel = true;
   bool with_attribution = false;
   for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--no-per-kernel") per_kernel = false;
-    else if (std::string(argv[i]) == "--attribution") with_attribution = true;
-    else n_kernels = std::strtoull(argv[i], nullptr, 10);
+    if (std::string(argv[i]) == "--no-per-kernel")
+      per_kernel = false;
+    else if (std::string(argv[i]) == "--attribution")
+      with_attribution = true;
+    else
+      n_kernels = std::strtoull(argv[i], nullptr, 10);
   }
   const std::size_t n_ops = 500, n_names = 600, n_regions = 2000;
   const std::size_t n_copies = n_kernels / 100, n_allocs = n_kernels / 200, n_syncs = n_kernels / 1000;
@@ -62,8 +69,13 @@ int main(int argc, char** argv) {
   TraceStore s;
   DeviceInfo d;
   d.name = "synthetic H100";
-  d.compute_capability_major = 9; d.sm_count = 132; d.core_clock_khz = 1980000;
-  d.memory_clock_khz = 2619000; d.memory_bus_width_bits = 5120; d.pcie_generation = 5; d.pcie_link_width = 16;
+  d.compute_capability_major = 9;
+  d.sm_count = 132;
+  d.core_clock_khz = 1980000;
+  d.memory_clock_khz = 2619000;
+  d.memory_bus_width_bits = 5120;
+  d.pcie_generation = 5;
+  d.pcie_link_width = 16;
   s.devices = {d};
   std::vector<StringId> names;
   for (std::size_t i = 0; i < n_names; ++i) names.push_back(s.strings.intern("loop_fusion_" + std::to_string(i)));
@@ -77,9 +89,13 @@ int main(int argc, char** argv) {
     RegionRecord outer;
     outer.start_ns = r * (span_ns / (n_regions / 2));
     outer.end_ns = outer.start_ns + span_ns / (n_regions / 2) - 1;
-    outer.thread_id = 1; outer.name = s.strings.intern("step");
+    outer.thread_id = 1;
+    outer.name = s.strings.intern("step");
     RegionRecord inner = outer;
-    inner.start_ns += 10; inner.end_ns -= 10; inner.parent = static_cast<uint32_t>(s.regions.size()); inner.depth = 1;
+    inner.start_ns += 10;
+    inner.end_ns -= 10;
+    inner.parent = static_cast<uint32_t>(s.regions.size());
+    inner.depth = 1;
     inner.name = s.strings.intern("inner");
     s.regions.push_back(outer);
     s.regions.push_back(inner);
@@ -101,14 +117,22 @@ int main(int argc, char** argv) {
     k.name = names[op % n_names];
     k.stream_id = static_cast<uint32_t>(i & 1);
     LaunchConfig lc;
-    lc.grid_x = 256 + (op % 4) * 512; lc.grid_y = 1; lc.grid_z = 1;
-    lc.block_x = 256; lc.block_y = 1; lc.block_z = 1;
+    lc.grid_x = 256 + (op % 4) * 512;
+    lc.grid_y = 1;
+    lc.grid_z = 1;
+    lc.block_x = 256;
+    lc.block_y = 1;
+    lc.block_z = 1;
     k.launch_config = s.intern_launch_config(lc);
     k.api_index = static_cast<uint32_t>(i);
-    k.region_index = static_cast<uint32_t>(std::min<uint64_t>(start / (span_ns / (n_regions / 2)), n_regions / 2 - 1) * 2 + 1);
+    k.region_index =
+        static_cast<uint32_t>(std::min<uint64_t>(start / (span_ns / (n_regions / 2)), n_regions / 2 - 1) * 2 + 1);
     k.marker_index = with_attribution ? static_cast<uint32_t>(i) : kNone32;
     ApiRecord& a = s.api_calls[i];
-    a.start_ns = k.launch_ns; a.end_ns = k.launch_ns + 2500; a.correlation_id = k.correlation_id; a.thread_id = 1;
+    a.start_ns = k.launch_ns;
+    a.end_ns = k.launch_ns + 2500;
+    a.correlation_id = k.correlation_id;
+    a.thread_id = 1;
     a.function = launch;
   }
   for (std::size_t i = 0; i < n_copies; ++i) {
@@ -120,7 +144,8 @@ int main(int argc, char** argv) {
     c.src_kind = (i % 2) ? MemoryKind::kPinned : MemoryKind::kDevice;
     c.dst_kind = (i % 2) ? MemoryKind::kDevice : MemoryKind::kPageable;
     c.thread_id = 1;
-    c.region_index = static_cast<uint32_t>(std::min<uint64_t>(c.start_ns / (span_ns / (n_regions / 2)), n_regions / 2 - 1) * 2 + 1);
+    c.region_index =
+        static_cast<uint32_t>(std::min<uint64_t>(c.start_ns / (span_ns / (n_regions / 2)), n_regions / 2 - 1) * 2 + 1);
     s.memcpys.push_back(c);
   }
   for (std::size_t i = 0; i < n_allocs; ++i) {
@@ -144,7 +169,8 @@ int main(int argc, char** argv) {
     // step, the parent of the Thunk ranges in it. One HLO module: a chain of n_ops loop fusions.
     const std::size_t steps = n_regions / 2;
     std::vector<StringId> thunk_names(n_ops);
-    for (std::size_t o = 0; o < n_ops; ++o) thunk_names[o] = s.strings.intern("Thunk:#hlo_op=fusion." + std::to_string(o) + "#");
+    for (std::size_t o = 0; o < n_ops; ++o)
+      thunk_names[o] = s.strings.intern("Thunk:#hlo_op=fusion." + std::to_string(o) + "#");
     const StringId module_range = s.strings.intern("XlaModule:#hlo_module=jit_step,program_id=1#");
     const StringId tsl = s.strings.intern("TSL");
     s.markers.resize(n_kernels + steps);
@@ -152,22 +178,30 @@ int main(int argc, char** argv) {
       MarkerRecord& m = s.markers[n_kernels + r];
       m.start_ns = s.regions[2 * r].start_ns + 20;
       m.end_ns = s.regions[2 * r].end_ns - 20;
-      m.thread_id = 1; m.domain = tsl; m.name = module_range; m.depth = 0;
+      m.thread_id = 1;
+      m.domain = tsl;
+      m.name = module_range;
+      m.depth = 0;
     }
     for (std::size_t i = 0; i < n_kernels; ++i) {
       MarkerRecord& m = s.markers[i];
       const KernelRecord& k = s.kernels[i];
-      m.start_ns = k.launch_ns - 100; m.end_ns = k.launch_ns + 2600;
-      m.thread_id = 1; m.domain = tsl; m.depth = 1;
-      const uint32_t op = op_of_kernel[i] == kNone32 ? static_cast<uint32_t>((i * 2654435761u) % n_ops) : op_of_kernel[i];
+      m.start_ns = k.launch_ns - 100;
+      m.end_ns = k.launch_ns + 2600;
+      m.thread_id = 1;
+      m.domain = tsl;
+      m.depth = 1;
+      const uint32_t op =
+          op_of_kernel[i] == kNone32 ? static_cast<uint32_t>((i * 2654435761u) % n_ops) : op_of_kernel[i];
       m.name = thunk_names[op];
       m.parent = static_cast<uint32_t>(n_kernels + (s.kernels[i].region_index - 1) / 2);
     }
     std::string text = "HloModule jit_step\n\n";
     for (std::size_t o = 0; o < n_ops; ++o) {
-      text += "fused_" + std::to_string(o) + " {\n  p0 = f32[262144]{0} parameter(0)\n" +
-              "  ROOT m = f32[262144]{0} multiply(p0, p0), metadata={op_name=\"jit(step)/mul\" source_file=\"/work/step.py\" source_line=" +
-              std::to_string(10 + o) + "}\n}\n\n";
+      text +=
+          "fused_" + std::to_string(o) + " {\n  p0 = f32[262144]{0} parameter(0)\n" +
+          "  ROOT m = f32[262144]{0} multiply(p0, p0), metadata={op_name=\"jit(step)/mul\" source_file=\"/work/step.py\" source_line=" +
+          std::to_string(10 + o) + "}\n}\n\n";
     }
     text += "ENTRY main {\n  fusion.x = f32[262144]{0} parameter(0)\n";
     std::string prev = "fusion.x";
@@ -198,33 +232,70 @@ int main(int argc, char** argv) {
   std::printf("trace: %zu kernels, %zu API calls, %zu copies, %zu allocation records, %zu syncs, %zu regions\n",
               s.kernels.size(), s.api_calls.size(), s.memcpys.size(), s.allocations.size(), s.syncs.size(),
               s.regions.size());
-  std::printf("record sizes: KernelRecord %zu B, ApiRecord %zu B, %zu launch configurations; built in %.2f s, "
-              "RSS after building %.0f MB\n",
-              sizeof(KernelRecord), sizeof(ApiRecord), s.launch_configs.size(), build_s, trace_rss);
+  std::printf(
+      "record sizes: KernelRecord %zu B, ApiRecord %zu B, %zu launch configurations; built in %.2f s, "
+      "RSS after building %.0f MB\n",
+      sizeof(KernelRecord), sizeof(ApiRecord), s.launch_configs.size(), build_s, trace_rss);
+
+  if (with_attribution) {
+    // The Python path: analyze_trace, each stage timed from its start to the next one's.
+    AnalysisOptions o;
+    o.per_kernel = per_kernel;
+    o.workload_ns = static_cast<double>(span_ns);
+    o.keep_record_attribution = false;  // as the bindings' analyze by default
+    std::map<std::string, double> stage_s;
+    std::string current;
+    auto t = std::chrono::steady_clock::now();
+    o.on_stage = [&](std::string_view name) {
+      if (!current.empty()) stage_s[current] += seconds_since(t);
+      current = name;
+      t = std::chrono::steady_clock::now();
+    };
+    const auto t_all = std::chrono::steady_clock::now();
+    const double cpu0 = thread_cpu_s();
+    const TraceAnalysis a = analyze_trace(s, o);
+    stage_s[current] += seconds_since(t);
+    const double total_s = seconds_since(t_all);
+    const double total_cpu_s = thread_cpu_s() - cpu0;
+    const double peak_rss = max_rss_mb();
+    std::printf("HLO parse + attribution + op inputs: %.3f s (%zu markers, %zu attribution sites, %zu ops)\n",
+                stage_s["hlo"] + stage_s["attribution"] + stage_s["op inputs"], s.markers.size(),
+                a.attribution.op_of_site.size(), a.attribution.ops.size());
+    std::printf("region paths + busy unions: %.3f s (kernels %.1f ms busy of %.1f ms, GPU %.1f ms)\n",
+                stage_s["region paths"] + stage_s["busy"], static_cast<double>(a.busy.kernel_busy_ns) / 1e6,
+                static_cast<double>(span_ns) / 1e6, static_cast<double>(a.busy.busy_ns) / 1e6);
+    std::printf("transfers: %.3f s (%zu groups, %zu flags)\n", stage_s["transfers"], a.transfers.groups.size(),
+                a.transfers.flags.size());
+    std::printf("memory: %.3f s (peak %.1f MB)\n", stage_s["memory"],
+                static_cast<double>(a.memory.peak_in_use_bytes) / 1e6);
+    std::printf("devices: %.3f s (%zu devices, busiest/mean busy %.3f)\n", stage_s["devices"], a.devices.devices.size(),
+                a.devices.balance.imbalance);
+    std::printf("roofline: %.3f s (%zu ops, %zu region paths, %zu kernel names, %zu per-kernel rows)\n",
+                stage_s["roofline"], a.roofline.ops.size(), a.roofline.region_paths.size(),
+                a.roofline.kernel_names.size(), a.roofline.kernels.size());
+    std::printf("fpga ranking: %.4f s (%zu candidates, best score %.4f)\n", stage_s["fpga ops"],
+                a.fpga.candidates.size(), a.fpga.candidates.empty() ? 0.0 : a.fpga.candidates[0].score);
+    std::printf("fpga region ranking: %.3f s (%zu region paths, best %s, %.0f module calls counted)\n",
+                stage_s["fpga regions"], a.fpga_regions.size(),
+                a.fpga_regions.empty() ? "-" : a.fpga_regions[0].path.c_str(),
+                a.fpga_regions.empty() ? 0.0 : a.fpga_regions[0].module_calls);
+    std::printf("region GPU time + kernels by name: %.3f s (%zu region paths, %zu kernel names)\n",
+                stage_s["region gpu time"] + stage_s["kernels by name"], a.region_path_gpu.size(),
+                a.kernels_by_name.size());
+    std::printf(
+        "TOTAL analysis (analyze_trace): %.3f s wall, %.3f s CPU on one thread; peak RSS %.0f MB (trace "
+        "alone %.0f MB, analysis adds %.0f MB)\n",
+        total_s, total_cpu_s, peak_rss, trace_rss, peak_rss - trace_rss);
+    return 0;
+  }
 
   const auto t_all = std::chrono::steady_clock::now();
   const double cpu0 = thread_cpu_s();
   auto t = std::chrono::steady_clock::now();
-  std::vector<uint32_t> op_of_memcpy;
-  std::vector<double> host_bytes;
-  double attribution_s = 0.0;
-  std::size_t sites = 0, attributed_ops = 0;
-  if (with_attribution) {
-    std::vector<hlo::Module> modules;
-    for (const HloModuleText& m : s.hlo_modules) modules.push_back(hlo::analyze_hlo(m.text));
-    const AttributionResult attr = attribute(s, modules);
-    OpInputs in = op_inputs(s, attr, modules);
-    ops = std::move(in.ops);
-    op_of_kernel = std::move(in.op_of_kernel);
-    op_of_memcpy = std::move(in.op_of_memcpy);
-    host_bytes = std::move(in.host_bytes);
-    sites = attr.kernels.sites().size();
-    attributed_ops = attr.ops.size();
-    attribution_s = seconds_since(t);
-    t = std::chrono::steady_clock::now();
-  }
+  const std::vector<uint32_t> op_of_memcpy;
+  const std::vector<double> host_bytes;
   const Ceilings c = table_ceilings(s.devices[0]);
-  // Region paths once for every per-path table, as the Python path (bindings' analyze) does.
+  // Region paths once for every per-path table, as analyze_trace does.
   const RegionPaths paths(s);
   const IntervalSet busy = kernel_busy_intervals(s);
   const double busy_s = seconds_since(t);
@@ -259,12 +330,8 @@ int main(int argc, char** argv) {
   const double total_cpu_s = thread_cpu_s() - cpu0;
   const double peak_rss = max_rss_mb();
 
-  if (with_attribution) {
-    std::printf("HLO parse + attribution + op inputs: %.3f s (%zu markers, %zu attribution sites, %zu ops)\n",
-                attribution_s, s.markers.size(), sites, attributed_ops);
-  }
-  std::printf("kernel busy union: %.3f s (%.1f ms busy of %.1f ms)\n", busy_s, static_cast<double>(busy.total_ns()) / 1e6,
-              static_cast<double>(span_ns) / 1e6);
+  std::printf("kernel busy union: %.3f s (%.1f ms busy of %.1f ms)\n", busy_s,
+              static_cast<double>(busy.total_ns()) / 1e6, static_cast<double>(span_ns) / 1e6);
   std::printf("transfers: %.3f s (%zu groups, %zu flags)\n", transfer_s, tr.groups.size(), tr.flags.size());
   std::printf("memory: %.3f s (peak %.1f MB)\n", memory_s, static_cast<double>(mr.peak_in_use_bytes) / 1e6);
   std::printf("devices: %.3f s (%zu devices, busiest/mean busy %.3f)\n", devices_s, dr.devices.size(),
@@ -276,8 +343,9 @@ int main(int argc, char** argv) {
   std::printf("fpga region ranking: %.3f s (%zu region paths, best %s, %.0f module calls counted)\n", fpga_regions_s,
               fregions.size(), fregions.empty() ? "-" : fregions[0].path.c_str(),
               fregions.empty() ? 0.0 : fregions[0].module_calls);
-  std::printf("TOTAL analysis: %.3f s wall, %.3f s CPU on one thread; peak RSS %.0f MB (trace alone %.0f MB, "
-              "analysis adds %.0f MB)\n",
-              total_s, total_cpu_s, peak_rss, trace_rss, peak_rss - trace_rss);
+  std::printf(
+      "TOTAL analysis: %.3f s wall, %.3f s CPU on one thread; peak RSS %.0f MB (trace alone %.0f MB, "
+      "analysis adds %.0f MB)\n",
+      total_s, total_cpu_s, peak_rss, trace_rss, peak_rss - trace_rss);
   return 0;
 }

@@ -37,7 +37,8 @@ struct Names {
   Names() {
     for (int i = 0; i < 64; ++i) {
       kernels.push_back("loop_multiply_fusion_" + std::to_string(i));
-      thunks.push_back("Thunk:#hlo_op=multiply_fusion." + std::to_string(i) + ",unique_hlo_op_id=" + std::to_string(100 + i) + "#");
+      thunks.push_back("Thunk:#hlo_op=multiply_fusion." + std::to_string(i) +
+                       ",unique_hlo_op_id=" + std::to_string(100 + i) + "#");
     }
   }
 };
@@ -79,8 +80,12 @@ std::vector<uint64_t> make_buffer(size_t bytes, const Names& names, size_t* vali
     k.correlationId = corr++;
     // Each of the 64 kernels has its own launch configuration (as XLA's do), so consecutive
     // kernels differ and the converter's configuration interning does real lookups.
-    k.gridX = 128 + static_cast<uint32_t>(i % 64) * 8; k.gridY = 1; k.gridZ = 1;
-    k.blockX = 256; k.blockY = 1; k.blockZ = 1;
+    k.gridX = 128 + static_cast<uint32_t>(i % 64) * 8;
+    k.gridY = 1;
+    k.gridZ = 1;
+    k.blockX = 256;
+    k.blockY = 1;
+    k.blockZ = 1;
     k.registersPerThread = 32 + static_cast<uint16_t>(i % 64 % 7);
     k.streamId = 7;
     k.name = names.kernels[i % 64].c_str();
@@ -155,9 +160,12 @@ double run(const char* label, RecordConverter::NextRecordFn walker, uint8_t* buf
       store.markers.reserve(n / 4);
       store.memcpys.reserve(n / 16);
       store.memsets.reserve(n / 64);
-      for (auto* v : {&store.kernels}) std::memset(static_cast<void*>(v->data()), 0, v->capacity() * sizeof(v->front()));
-      std::memset(static_cast<void*>(store.api_calls.data()), 0, store.api_calls.capacity() * sizeof(fpgaprof::ApiRecord));
-      std::memset(static_cast<void*>(store.markers.data()), 0, store.markers.capacity() * sizeof(fpgaprof::MarkerRecord));
+      for (auto* v : {&store.kernels})
+        std::memset(static_cast<void*>(v->data()), 0, v->capacity() * sizeof(v->front()));
+      std::memset(static_cast<void*>(store.api_calls.data()), 0,
+                  store.api_calls.capacity() * sizeof(fpgaprof::ApiRecord));
+      std::memset(static_cast<void*>(store.markers.data()), 0,
+                  store.markers.capacity() * sizeof(fpgaprof::MarkerRecord));
     }
     RecordConverter converter(store, names_fn, nullptr);
     const auto t0 = clock::now();

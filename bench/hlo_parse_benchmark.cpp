@@ -5,8 +5,8 @@
 // Usage: hlo_parse_benchmark [file.hlo | directory] [target_mb]
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -17,7 +17,8 @@
 
 namespace {
 
-const char* kBuiltin = R"(HloModule jit_f, is_scheduled=true, entry_computation_layout={(f32[64,32]{1,0}, f32[64,32]{1,0})->f32[64]{0}}
+const char* kBuiltin =
+    R"(HloModule jit_f, is_scheduled=true, entry_computation_layout={(f32[64,32]{1,0}, f32[64,32]{1,0})->f32[64]{0}}
 
 FileNames
 1 "/home/user/prog.py"
@@ -68,7 +69,6 @@ ENTRY %main.2 (x.1: f32[64,32], y.1: f32[64,32]) -> f32[64] {
   ROOT %ynn_fusion = f32[64]{0} fusion(%broadcast_add_fusion, %y.1), kind=kCustom, calls=%fused_computation, metadata={op_name="jit(f)/reduce_sum" stack_frame_id=2}, backend_config={"fusion_config":{"kind":"__ynn_fusion"},"outer_dimension_partitions":[]}
 }
 )";
-
 
 bool read_file(const std::string& path, std::string& out) {
   std::ifstream in(path, std::ios::binary);
@@ -132,9 +132,10 @@ int main(int argc, char** argv) {
   // CPU time of this (single-threaded) process: the one-core figure even on a busy machine.
   const double cpu_s = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
   const double mb = static_cast<double>(total) / 1e6;
-  std::printf("parsed+costed %.1f MB (%zu modules of %zu B on average, %zu instructions): wall %.3f s = %.1f MB/s; "
-              "cpu %.3f s = %.1f MB/s, %.2f M instructions/s (checksum %.0f)\n",
-              mb, inputs.size(), total / inputs.size(), instructions, s, mb / s, cpu_s, mb / cpu_s,
-              static_cast<double>(instructions) / 1e6 / cpu_s, flops);
+  std::printf(
+      "parsed+costed %.1f MB (%zu modules of %zu B on average, %zu instructions): wall %.3f s = %.1f MB/s; "
+      "cpu %.3f s = %.1f MB/s, %.2f M instructions/s (checksum %.0f)\n",
+      mb, inputs.size(), total / inputs.size(), instructions, s, mb / s, cpu_s, mb / cpu_s,
+      static_cast<double>(instructions) / 1e6 / cpu_s, flops);
   return 0;
 }

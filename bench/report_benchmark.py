@@ -13,7 +13,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
                                 "python"))
 import _reports_fixtures as F  # noqa: E402
-from fpgaprof.report import perfetto, summary  # noqa: E402
+from fpgaprof import report  # noqa: E402
 
 
 def synthetic_profile(n: int) -> F.SyntheticProfile:
@@ -67,10 +67,10 @@ def main() -> None:
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
     print(f"{n} kernels: synthetic trace built, peak RSS so far {rss_mb:.0f} MB")
     t, c = time.perf_counter(), os.times()
-    summary.collect(prof)
+    report.collect(prof)
     t_summary, c_summary = time.perf_counter() - t, _cpu(c)
     t, c = time.perf_counter(), os.times()
-    counts = perfetto.write_timeline(prof, out)
+    counts = report.write_timeline(prof, out)
     t_timeline, c_timeline = time.perf_counter() - t, _cpu(c)
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
     print(f"{n} kernels: summary {t_summary:.2f} s wall / {c_summary}, timeline.json "

@@ -112,19 +112,19 @@ def since(m):
     return {"wall_s": round(w - m[0], 3), "cpu_s": round(c - m[1], 3),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3)}
 import fpgaprof
-from fpgaprof.report import collect, html, perfetto, summary
+from fpgaprof.report import collect, html, summary_json, write_timeline
 trace, out = sys.argv[1], sys.argv[2]
 res = {}
 m = mark(); prof = fpgaprof.load(trace); res["load"] = since(m)
 m = mark(); s = collect(prof, trace_path=trace); res["collect"] = since(m)
 p = os.path.join(out, "summary.json")
-m = mark(); summary.write_summary(p, s); res["summary.json"] = since(m)
+m = mark(); summary_json.write_summary(p, s); res["summary.json"] = since(m)
 res["summary.json"]["bytes"] = os.path.getsize(p)
 p = os.path.join(out, "report.html")
 m = mark(); html.write_html(p, s); res["report.html"] = since(m)
 res["report.html"]["bytes"] = os.path.getsize(p)
 p = os.path.join(out, "timeline.json")
-m = mark(); perfetto.write_timeline(prof, p); res["timeline.json"] = since(m)
+m = mark(); write_timeline(prof, p); res["timeline.json"] = since(m)
 res["timeline.json"]["bytes"] = os.path.getsize(p)
 res["sections"] = {k: len(json.dumps(v)) for k, v in s.items()}
 print(json.dumps(res))

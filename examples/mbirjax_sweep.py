@@ -1308,9 +1308,9 @@ def write_outputs(
 
 
 def _write_atomic(path: str, text: str) -> None:
-    from fpgaprof.report.summary import write_atomic
+    from fpgaprof.base.atomic import write_text_atomic
 
-    write_atomic(path, text)
+    write_text_atomic(path, text)
 
 
 def render_html(

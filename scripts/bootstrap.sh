@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Sets up everything fpgaprof needs on a fresh Debian/Ubuntu machine, idempotently:
-# Debian packages (C++ test deps, clang for the fuzzers, chromium for the report test),
+# Debian packages (C++ test deps, clang for the fuzzers, clang-format for the style check,
+# chromium for the report test),
 # a project-local .venv with fpgaprof and the Python dependencies of its extras (by default
-# test,mbirjax: the current MBIRJAX release line, 0.7.x), and a second project-local venv,
+# test,dev,mbirjax: pytest and friends, the lint/type/import-contract tools, and the current
+# MBIRJAX release line, 0.7.x), and a second project-local venv,
 # .venv-mbirjax06, with MBIRJAX 0.6.17.1 and jax 0.10.2, the other MBIRJAX line the sweep is
 # tested on (docs/mbirjax.md). fpgaprof is built once, as a wheel (build/wheel/), and that wheel
 # is installed into both venvs.
-# Usage: scripts/bootstrap.sh [--no-apt] [--extras test,mbirjax] [--no-mbirjax06]
+# Usage: scripts/bootstrap.sh [--no-apt] [--extras test,dev,mbirjax] [--no-mbirjax06]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 apt_ok=1
-extras="test,mbirjax"
+extras="test,dev,mbirjax"
 line06=1
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -23,7 +25,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-APT_PKGS="build-essential cmake ninja-build zlib1g-dev catch2 nlohmann-json3-dev clang-14 libclang-rt-14-dev chromium python3-venv"
+APT_PKGS="build-essential cmake ninja-build zlib1g-dev catch2 nlohmann-json3-dev clang-14 libclang-rt-14-dev clang-format chromium python3-venv"
 if [ "$apt_ok" = 1 ] && command -v apt-get >/dev/null; then
   missing=""
   for p in $APT_PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done

@@ -248,7 +248,7 @@ def analyse(path: pathlib.Path, row: dict[str, str]) -> tuple[dict[str, Any], li
 
 
 def _fmt():
-    from fpgaprof.report.html import fmt_bytes, fmt_s, fmt_speedup, fmt_speedup_range
+    from fpgaprof.base.units import fmt_bytes, fmt_s, fmt_speedup, fmt_speedup_range
 
     return fmt_s, fmt_bytes, fmt_speedup, fmt_speedup_range
 

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Runs every fpgaprof test on this machine, doing its own setup first (scripts/bootstrap.sh):
-#   1. C++ unit tests (Catch2) through ctest
+#   0. style and structure (seconds): clang-format over the tracked C++ files
+#      (scripts/format.sh --check); the Python package's ruff format --check, ruff check, the
+#      import contracts of the layers (lint-imports), mypy (pyproject.toml configures each)
+#   1. C++ unit tests (Catch2) and the layering check through ctest
 #   2. the same C++ tests rebuilt under AddressSanitizer + UndefinedBehaviorSanitizer
 #   3. the libFuzzer targets, briefly, on their seed corpora (clang)
 #   4. the main job (examples/mbirjax_sweep.py) at 32^3 with 1 run, on both MBIRJAX lines:
 #      0.7.x in .venv and 0.6.17.1 in .venv-mbirjax06 (scripts/bootstrap.sh makes both)
-#   5. the Python tests against the installed package (pytest tests/python), and tests/gpu
-#      (which skip themselves where no GPU exists); the MBIRJAX tests again on 0.6.17.1
+#   5. the Python tests against the installed package (pytest tests/python, which also checks
+#      the committed _core type stubs against the built module: scripts/gen_stubs.sh), and
+#      tests/gpu (which skip themselves where no GPU exists); the MBIRJAX tests again on 0.6.17.1
 # Usage: scripts/test.sh [--quick]   (--quick skips the sanitizer and fuzzer stages)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +26,16 @@ stage "setup"
 bash scripts/bootstrap.sh
 VPY=$ROOT/.venv/bin/python
 export PATH="$ROOT/.venv/bin:$PATH"   # cmake/ninja from the venv where Debian's are missing
+
+stage "C++ style (clang-format)"
+bash scripts/format.sh --check
+
+stage "Python checks: format, lint, import contracts, types"
+"$ROOT/.venv/bin/ruff" format --check
+"$ROOT/.venv/bin/ruff" check
+# on the source tree (python/), not the installed copy: the layers of docs/architecture.md
+(cd python && "$ROOT/.venv/bin/lint-imports" ../pyproject.toml)
+"$ROOT/.venv/bin/mypy"
 
 stage "C++ tests"
 cmake -S . -B build/test -G Ninja -DCMAKE_BUILD_TYPE=Release -DFPGAPROF_TESTS=ON -DFPGAPROF_PYTHON=OFF \

@@ -14,8 +14,9 @@
 #include "fpgaprof/analysis/op_inputs.hpp"
 #include "fpgaprof/analysis/region_paths.hpp"
 #include "fpgaprof/analysis/roofline.hpp"
+#include "fpgaprof/analysis/trace_analysis.hpp"
 #include "fpgaprof/analysis/transfer_analysis.hpp"
-#include "fpgaprof/counters.hpp"
+#include "fpgaprof/cupti/counters.hpp"
 #include "fpgaprof/error.hpp"
 #include "fpgaprof/hlo/cost_model.hpp"
 #include "fpgaprof/hlo/hlo_parser.hpp"
@@ -85,7 +86,8 @@ PYBIND11_MODULE(_core, m) {
         .def_readonly("computation_index", &Instruction::computation_index)
         .def_readonly("known_trip_count", &Instruction::known_trip_count)
         .def_readonly("cost", &Instruction::cost)
-        .def_property_readonly("pattern", [](const Instruction& i) { return std::string(access_pattern_name(i.pattern)); })
+        .def_property_readonly("pattern",
+                               [](const Instruction& i) { return std::string(access_pattern_name(i.pattern)); })
         .def_property_readonly("op_type", [](const Instruction& i) { return i.metadata.op_type; })
         .def_property_readonly("op_name", [](const Instruction& i) { return i.metadata.op_name; })
         .def_property_readonly("source_file", [](const Instruction& i) { return i.metadata.source_file; })
@@ -110,22 +112,25 @@ PYBIND11_MODULE(_core, m) {
         });
     // Parse + cost without the GIL; a parse error becomes fpgaprof.HloParseError with
     // .line, .column and .text.
-    h.def("analyze", [](const std::string& text) {
-      std::shared_ptr<Module> mod;
-      try {
-        py::gil_scoped_release nogil;
-        mod = std::make_shared<Module>(analyze_hlo(text));
-      } catch (const HloParseError& e) {
-        py::object cls = py::module_::import("fpgaprof.errors").attr("HloParseError");
-        py::object exc = cls(e.what());
-        exc.attr("line") = e.line();
-        exc.attr("column") = e.column();
-        exc.attr("text") = e.found();
-        PyErr_SetObject(cls.ptr(), exc.ptr());
-        throw py::error_already_set();
-      }
-      return mod;
-    }, py::arg("hlo_text"));
+    h.def(
+        "analyze",
+        [](const std::string& text) {
+          std::shared_ptr<Module> mod;
+          try {
+            py::gil_scoped_release nogil;
+            mod = std::make_shared<Module>(analyze_hlo(text));
+          } catch (const HloParseError& e) {
+            py::object cls = py::module_::import("fpgaprof.errors").attr("HloParseError");
+            py::object exc = cls(e.what());
+            exc.attr("line") = e.line();
+            exc.attr("column") = e.column();
+            exc.attr("text") = e.found();
+            PyErr_SetObject(cls.ptr(), exc.ptr());
+            throw py::error_already_set();
+          }
+          return mod;
+        },
+        py::arg("hlo_text"));
   }
 
   // === analysis ===
@@ -135,9 +140,10 @@ PYBIND11_MODULE(_core, m) {
     auto a = m.def_submodule("attribution", "kernel -> XLA HLO op -> source line attribution");
     py::class_<ActivityAttribution>(a, "ActivityAttribution")
         .def_property_readonly("method", [](const ActivityAttribution& x) { return match_method_name(x.method); })
-        .def_property_readonly("module_index", [](const ActivityAttribution& x) -> py::object {
-          return x.module_index == kNone32 ? py::none() : py::cast(x.module_index);
-        })
+        .def_property_readonly("module_index",
+                               [](const ActivityAttribution& x) -> py::object {
+                                 return x.module_index == kNone32 ? py::none() : py::cast(x.module_index);
+                               })
         .def_readonly("module_name", &ActivityAttribution::module_name)
         .def_readonly("program_id", &ActivityAttribution::program_id)
         .def_readonly("hlo_op", &ActivityAttribution::hlo_op)
@@ -148,9 +154,10 @@ PYBIND11_MODULE(_core, m) {
         .def_readonly("source_line", &ActivityAttribution::source_line)
         .def_readonly("reason", &ActivityAttribution::reason);
     py::class_<OpStats>(a, "OpStats")
-        .def_property_readonly("module_index", [](const OpStats& x) -> py::object {
-          return x.module_index == kNone32 ? py::none() : py::cast(x.module_index);
-        })
+        .def_property_readonly("module_index",
+                               [](const OpStats& x) -> py::object {
+                                 return x.module_index == kNone32 ? py::none() : py::cast(x.module_index);
+                               })
         .def_readonly("module_name", &OpStats::module_name)
         .def_readonly("program_id", &OpStats::program_id)
         .def_readonly("hlo_op", &OpStats::hlo_op)
@@ -187,14 +194,16 @@ PYBIND11_MODULE(_core, m) {
     // (numpy uint32, one per record) so that columns are sites[site_index].
     py::class_<AttributionList>(a, "AttributionList")
         .def("__len__", &AttributionList::size)
-        .def("__getitem__", [](const AttributionList& l, py::ssize_t i) {
-          const auto n = static_cast<py::ssize_t>(l.size());
-          if (i < 0) i += n;
-          if (i < 0 || i >= n) throw py::index_error("attribution index out of range");
-          return l[static_cast<std::size_t>(i)];
-        })
-        .def("__iter__", [](const AttributionList& l) { return py::make_iterator(l.begin(), l.end()); },
-             py::keep_alive<0, 1>())
+        .def("__getitem__",
+             [](const AttributionList& l, py::ssize_t i) {
+               const auto n = static_cast<py::ssize_t>(l.size());
+               if (i < 0) i += n;
+               if (i < 0 || i >= n) throw py::index_error("attribution index out of range");
+               return l[static_cast<std::size_t>(i)];
+             })
+        .def(
+            "__iter__", [](const AttributionList& l) { return py::make_iterator(l.begin(), l.end()); },
+            py::keep_alive<0, 1>())
         .def_property_readonly("sites", [](const AttributionList& l) { return l.sites(); })
         .def_property_readonly("site_index", [](const AttributionList& l) {
           const std::vector<uint32_t>& v = l.site_indices();
@@ -213,31 +222,42 @@ PYBIND11_MODULE(_core, m) {
         .def_readonly("unattributed_ns", &AttributionResult::unattributed_ns)
         .def_readonly("attributed_count", &AttributionResult::attributed_count)
         .def_readonly("attributed_ns", &AttributionResult::attributed_ns)
-        .def_property_readonly("count_by_method", [](const AttributionResult& r) {
-          py::dict d;
-          for (int i = 0; i < 4; ++i) d[match_method_name(static_cast<MatchMethod>(i))] = r.count_by_method[i];
-          return d;
-        })
+        .def_property_readonly("count_by_method",
+                               [](const AttributionResult& r) {
+                                 py::dict d;
+                                 for (int i = 0; i < 4; ++i)
+                                   d[match_method_name(static_cast<MatchMethod>(i))] = r.count_by_method[i];
+                                 return d;
+                               })
         .def_readonly("warnings", &AttributionResult::warnings);
-    a.def("attribute", [](const TraceStore& store) {
-      py::gil_scoped_release nogil;
-      return std::make_shared<AttributionResult>(attribute(store));
-    }, py::arg("store"), "Attributes every kernel/copy of a correlated store (parses store.hlo_modules).");
-    a.def("parse_xla_range_name", [](const std::string& text) -> py::object {
-      const XlaRangeName r = parse_xla_range_name(text);
-      if (r.kind == XlaRangeName::Kind::kNone) return py::none();
-      py::dict d;
-      d["kind"] = r.kind == XlaRangeName::Kind::kModule ? "module" : "thunk";
-      d["hlo_module"] = r.hlo_module;
-      d["program_id"] = r.program_id;
-      d["prefix"] = r.prefix;
-      d["hlo_op"] = r.hlo_op;
-      d["name"] = r.name;
-      d["unique_hlo_op_id"] = r.unique_hlo_op_id;
-      return d;
-    }, py::arg("text"));
-    a.def("sanitize_kernel_name", [](const std::string& s) { return sanitize_kernel_name(s); });
-    a.def("library_of_kernel", [](const std::string& s) { return library_of_kernel(s); });
+    a.def(
+        "attribute",
+        [](const TraceStore& store) {
+          py::gil_scoped_release nogil;
+          return std::make_shared<AttributionResult>(attribute(store));
+        },
+        py::arg("store"), "Attributes every kernel/copy of a correlated store (parses store.hlo_modules).");
+    a.def(
+        "parse_xla_range_name",
+        [](const std::string& text) -> py::object {
+          const XlaRangeName r = parse_xla_range_name(text);
+          if (r.kind == XlaRangeName::Kind::kNone) return py::none();
+          py::dict d;
+          d["kind"] = r.kind == XlaRangeName::Kind::kModule ? "module" : "thunk";
+          d["hlo_module"] = r.hlo_module;
+          d["program_id"] = r.program_id;
+          d["prefix"] = r.prefix;
+          d["hlo_op"] = r.hlo_op;
+          d["name"] = r.name;
+          d["unique_hlo_op_id"] = r.unique_hlo_op_id;
+          return d;
+        },
+        py::arg("text"));
+    a.def(
+        "sanitize_kernel_name", [](const std::string& s) { return sanitize_kernel_name(s); }, py::arg("hlo_name"),
+        "The kernel name XLA gives an HLO instruction: each character outside [A-Za-z0-9_$] becomes '_'.");
+    a.def(
+        "library_of_kernel", [](const std::string& s) { return library_of_kernel(s); }, py::arg("kernel_name"));
   }
   // -- roofline/fpga --
   {
@@ -248,75 +268,118 @@ PYBIND11_MODULE(_core, m) {
     // TraceStore type only when the core section has not.
     if (py::detail::get_type_info(typeid(TraceStore)) == nullptr)
       py::class_<TraceStore, std::shared_ptr<TraceStore>>(r, "TraceStore").def(py::init<>());
-    r.def("_store_from_lists", [](const py::dict& spec) {
-      auto s = std::make_shared<TraceStore>();
-      const auto rows = [&](const char* k) { return spec.contains(k) ? spec[k].cast<py::list>() : py::list(); };
-      const auto u64 = [](const py::dict& d, const char* k, uint64_t def) { return d.contains(k) ? d[k].cast<uint64_t>() : def; };
-      const auto u32 = [](const py::dict& d, const char* k, uint32_t def) { return d.contains(k) ? d[k].cast<uint32_t>() : def; };
-      for (auto h : rows("devices")) {
-        auto d = h.cast<py::dict>(); DeviceInfo x;
-        x.name = d.contains("name") ? d["name"].cast<std::string>() : "";
-        x.uuid = d.contains("uuid") ? d["uuid"].cast<std::string>() : "";
-        x.compute_capability_major = u32(d, "cc_major", 0); x.compute_capability_minor = u32(d, "cc_minor", 0);
-        x.sm_count = u32(d, "sm_count", 0); x.core_clock_khz = u64(d, "core_clock_khz", 0);
-        x.memory_clock_khz = u64(d, "memory_clock_khz", 0); x.memory_bus_width_bits = u32(d, "memory_bus_width_bits", 0);
-        x.pcie_generation = u32(d, "pcie_generation", 0); x.pcie_link_width = u32(d, "pcie_link_width", 0);
-        x.id = u32(d, "id", static_cast<uint32_t>(s->devices.size()));
-        s->devices.push_back(x);
-      }
-      for (auto h : rows("kernels")) {
-        auto d = h.cast<py::dict>(); KernelRecord k;
-        k.start_ns = u64(d, "start_ns", 0); k.end_ns = u64(d, "end_ns", 0);
-        k.name = s->strings.intern(d.contains("name") ? d["name"].cast<std::string>() : "");
-        LaunchConfig c; c.grid_x = u32(d, "grid", 1); c.grid_y = 1; c.grid_z = 1;
-        k.launch_config = s->intern_launch_config(c);
-        k.region_index = u32(d, "region", kNone32); k.marker_index = u32(d, "marker", kNone32);
-        k.device_id = u32(d, "device", 0); k.thread_id = u32(d, "thread_id", 0);
-        s->kernels.push_back(k);
-      }
-      for (auto h : rows("memcpys")) {
-        auto d = h.cast<py::dict>(); MemcpyRecord c;
-        c.start_ns = u64(d, "start_ns", 0); c.end_ns = u64(d, "end_ns", 0); c.bytes = u64(d, "bytes", 0);
-        c.copy_kind = static_cast<CopyKind>(u32(d, "copy_kind", 0));
-        c.src_kind = static_cast<MemoryKind>(u32(d, "src_kind", 0)); c.dst_kind = static_cast<MemoryKind>(u32(d, "dst_kind", 0));
-        c.is_async = d.contains("async") && d["async"].cast<bool>(); c.region_index = u32(d, "region", kNone32);
-        c.device_id = u32(d, "device", 0); c.thread_id = u32(d, "thread_id", 0);
-        s->memcpys.push_back(c);
-      }
-      for (auto h : rows("memsets")) {
-        auto d = h.cast<py::dict>(); MemsetRecord m;
-        m.start_ns = u64(d, "start_ns", 0); m.end_ns = u64(d, "end_ns", 0); m.bytes = u64(d, "bytes", 0);
-        m.device_id = u32(d, "device", 0); m.thread_id = u32(d, "thread_id", 0); m.region_index = u32(d, "region", kNone32);
-        s->memsets.push_back(m);
-      }
-      for (auto h : rows("allocations")) {
-        auto d = h.cast<py::dict>(); AllocationRecord a;
-        a.timestamp_ns = u64(d, "timestamp_ns", 0); a.address = u64(d, "address", 0); a.bytes = u64(d, "bytes", 0);
-        a.is_alloc = !d.contains("alloc") || d["alloc"].cast<bool>(); a.region_index = u32(d, "region", kNone32);
-        a.device_id = u32(d, "device", 0);
-        s->allocations.push_back(a);
-      }
-      for (auto h : rows("regions")) {
-        auto d = h.cast<py::dict>(); RegionRecord g;
-        g.start_ns = u64(d, "start_ns", 0); g.end_ns = u64(d, "end_ns", 0); g.thread_id = u32(d, "thread_id", 0);
-        g.name = s->strings.intern(d.contains("name") ? d["name"].cast<std::string>() : "");
-        g.parent = u32(d, "parent", kNone32);
-        s->regions.push_back(g);
-      }
-      for (auto h : rows("syncs")) {
-        auto d = h.cast<py::dict>(); SyncRecord w;
-        w.start_ns = u64(d, "start_ns", 0); w.end_ns = u64(d, "end_ns", 0); w.thread_id = u32(d, "thread_id", 0);
-        s->syncs.push_back(w);
-      }
-      for (auto h : rows("hlo_modules")) {
-        auto d = h.cast<py::dict>(); HloModuleText t;
-        t.name = d["name"].cast<std::string>(); t.text = d["text"].cast<std::string>();
-        s->hlo_modules.push_back(t);
-      }
-      s->meta.start_ns = spec.contains("start_ns") ? spec["start_ns"].cast<uint64_t>() : 0;
-      s->meta.end_ns = spec.contains("end_ns") ? spec["end_ns"].cast<uint64_t>() : 0;
-      return s;
-    }, py::arg("spec"));
+    r.def(
+        "_store_from_lists",
+        [](const py::dict& spec) {
+          auto s = std::make_shared<TraceStore>();
+          const auto rows = [&](const char* k) { return spec.contains(k) ? spec[k].cast<py::list>() : py::list(); };
+          const auto u64 = [](const py::dict& d, const char* k, uint64_t def) {
+            return d.contains(k) ? d[k].cast<uint64_t>() : def;
+          };
+          const auto u32 = [](const py::dict& d, const char* k, uint32_t def) {
+            return d.contains(k) ? d[k].cast<uint32_t>() : def;
+          };
+          for (auto h : rows("devices")) {
+            auto d = h.cast<py::dict>();
+            DeviceInfo x;
+            x.name = d.contains("name") ? d["name"].cast<std::string>() : "";
+            x.uuid = d.contains("uuid") ? d["uuid"].cast<std::string>() : "";
+            x.compute_capability_major = u32(d, "cc_major", 0);
+            x.compute_capability_minor = u32(d, "cc_minor", 0);
+            x.sm_count = u32(d, "sm_count", 0);
+            x.core_clock_khz = u64(d, "core_clock_khz", 0);
+            x.memory_clock_khz = u64(d, "memory_clock_khz", 0);
+            x.memory_bus_width_bits = u32(d, "memory_bus_width_bits", 0);
+            x.pcie_generation = u32(d, "pcie_generation", 0);
+            x.pcie_link_width = u32(d, "pcie_link_width", 0);
+            x.id = u32(d, "id", static_cast<uint32_t>(s->devices.size()));
+            s->devices.push_back(x);
+          }
+          for (auto h : rows("kernels")) {
+            auto d = h.cast<py::dict>();
+            KernelRecord k;
+            k.start_ns = u64(d, "start_ns", 0);
+            k.end_ns = u64(d, "end_ns", 0);
+            k.name = s->strings.intern(d.contains("name") ? d["name"].cast<std::string>() : "");
+            LaunchConfig c;
+            c.grid_x = u32(d, "grid", 1);
+            c.grid_y = 1;
+            c.grid_z = 1;
+            k.launch_config = s->intern_launch_config(c);
+            k.region_index = u32(d, "region", kNone32);
+            k.marker_index = u32(d, "marker", kNone32);
+            k.device_id = u32(d, "device", 0);
+            k.thread_id = u32(d, "thread_id", 0);
+            s->kernels.push_back(k);
+          }
+          for (auto h : rows("memcpys")) {
+            auto d = h.cast<py::dict>();
+            MemcpyRecord c;
+            c.start_ns = u64(d, "start_ns", 0);
+            c.end_ns = u64(d, "end_ns", 0);
+            c.bytes = u64(d, "bytes", 0);
+            c.copy_kind = static_cast<CopyKind>(u32(d, "copy_kind", 0));
+            c.src_kind = static_cast<MemoryKind>(u32(d, "src_kind", 0));
+            c.dst_kind = static_cast<MemoryKind>(u32(d, "dst_kind", 0));
+            c.is_async = d.contains("async") && d["async"].cast<bool>();
+            c.region_index = u32(d, "region", kNone32);
+            c.device_id = u32(d, "device", 0);
+            c.thread_id = u32(d, "thread_id", 0);
+            s->memcpys.push_back(c);
+          }
+          for (auto h : rows("memsets")) {
+            auto d = h.cast<py::dict>();
+            MemsetRecord m;
+            m.start_ns = u64(d, "start_ns", 0);
+            m.end_ns = u64(d, "end_ns", 0);
+            m.bytes = u64(d, "bytes", 0);
+            m.device_id = u32(d, "device", 0);
+            m.thread_id = u32(d, "thread_id", 0);
+            m.region_index = u32(d, "region", kNone32);
+            s->memsets.push_back(m);
+          }
+          for (auto h : rows("allocations")) {
+            auto d = h.cast<py::dict>();
+            AllocationRecord a;
+            a.timestamp_ns = u64(d, "timestamp_ns", 0);
+            a.address = u64(d, "address", 0);
+            a.bytes = u64(d, "bytes", 0);
+            a.is_alloc = !d.contains("alloc") || d["alloc"].cast<bool>();
+            a.region_index = u32(d, "region", kNone32);
+            a.device_id = u32(d, "device", 0);
+            s->allocations.push_back(a);
+          }
+          for (auto h : rows("regions")) {
+            auto d = h.cast<py::dict>();
+            RegionRecord g;
+            g.start_ns = u64(d, "start_ns", 0);
+            g.end_ns = u64(d, "end_ns", 0);
+            g.thread_id = u32(d, "thread_id", 0);
+            g.name = s->strings.intern(d.contains("name") ? d["name"].cast<std::string>() : "");
+            g.parent = u32(d, "parent", kNone32);
+            g.depth = u32(d, "depth", 0);
+            s->regions.push_back(g);
+          }
+          for (auto h : rows("syncs")) {
+            auto d = h.cast<py::dict>();
+            SyncRecord w;
+            w.start_ns = u64(d, "start_ns", 0);
+            w.end_ns = u64(d, "end_ns", 0);
+            w.thread_id = u32(d, "thread_id", 0);
+            s->syncs.push_back(w);
+          }
+          for (auto h : rows("hlo_modules")) {
+            auto d = h.cast<py::dict>();
+            HloModuleText t;
+            t.name = d["name"].cast<std::string>();
+            t.text = d["text"].cast<std::string>();
+            s->hlo_modules.push_back(t);
+          }
+          s->meta.start_ns = spec.contains("start_ns") ? spec["start_ns"].cast<uint64_t>() : 0;
+          s->meta.end_ns = spec.contains("end_ns") ? spec["end_ns"].cast<uint64_t>() : 0;
+          return s;
+        },
+        py::arg("spec"));
 
     const auto ceilings_dict = [](const Ceilings& c) {
       py::dict d, peaks, sources;
@@ -324,10 +387,15 @@ PYBIND11_MODULE(_core, m) {
         peaks[precision_name(static_cast<Precision>(i))] = c.peak_flops_per_s[i];
         sources[precision_name(static_cast<Precision>(i))] = ceiling_source_name(c.flops_source[i]);
       }
-      d["device_name"] = c.device_name; d["architecture"] = c.architecture;
-      d["architecture_exact"] = c.architecture_exact; d["peak_flops_per_s"] = peaks; d["flops_source"] = sources;
-      d["dram_bytes_per_s"] = c.dram_bytes_per_s; d["dram_source"] = ceiling_source_name(c.dram_source);
-      d["link_bytes_per_s"] = c.link_bytes_per_s; d["link_source"] = ceiling_source_name(c.link_source);
+      d["device_name"] = c.device_name;
+      d["architecture"] = c.architecture;
+      d["architecture_exact"] = c.architecture_exact;
+      d["peak_flops_per_s"] = peaks;
+      d["flops_source"] = sources;
+      d["dram_bytes_per_s"] = c.dram_bytes_per_s;
+      d["dram_source"] = ceiling_source_name(c.dram_source);
+      d["link_bytes_per_s"] = c.link_bytes_per_s;
+      d["link_source"] = ceiling_source_name(c.link_source);
       d["link_description"] = c.link_description;
       return d;
     };
@@ -335,8 +403,10 @@ PYBIND11_MODULE(_core, m) {
     const auto ceilings_from = [](const py::dict& d) {
       Ceilings c;
       const auto src = [](const std::string& s) {
-        return s == "measured" ? CeilingSource::kMeasured : s == "table" ? CeilingSource::kTable
-             : s == "user" ? CeilingSource::kUser : CeilingSource::kUnknown;
+        return s == "measured" ? CeilingSource::kMeasured
+               : s == "table"  ? CeilingSource::kTable
+               : s == "user"   ? CeilingSource::kUser
+                               : CeilingSource::kUnknown;
       };
       if (d.contains("device_name")) c.device_name = d["device_name"].cast<std::string>();
       if (d.contains("architecture")) c.architecture = d["architecture"].cast<std::string>();
@@ -358,24 +428,37 @@ PYBIND11_MODULE(_core, m) {
     // <field>_high (nominal and the ends of the measured spread).
     static const std::pair<const char*, double FpgaTarget::*> kTargetNumbers[] = {
         {"memory_channel_bytes_per_s", &FpgaTarget::memory_channel_bytes_per_s},
-        {"memory_capacity_bytes", &FpgaTarget::memory_capacity_bytes}, {"sram_bytes", &FpgaTarget::sram_bytes},
-        {"dsps_per_fma_fp64", &FpgaTarget::dsps_per_fma_fp64}, {"dsps_per_fma_fp32", &FpgaTarget::dsps_per_fma_fp32},
-        {"dsps_per_fma_fp16", &FpgaTarget::dsps_per_fma_fp16}, {"fp64_flops_per_s", &FpgaTarget::fp64_flops_per_s},
-        {"fp32_flops_per_s", &FpgaTarget::fp32_flops_per_s}, {"fp16_flops_per_s", &FpgaTarget::fp16_flops_per_s},
+        {"memory_capacity_bytes", &FpgaTarget::memory_capacity_bytes},
+        {"sram_bytes", &FpgaTarget::sram_bytes},
+        {"dsps_per_fma_fp64", &FpgaTarget::dsps_per_fma_fp64},
+        {"dsps_per_fma_fp32", &FpgaTarget::dsps_per_fma_fp32},
+        {"dsps_per_fma_fp16", &FpgaTarget::dsps_per_fma_fp16},
+        {"fp64_flops_per_s", &FpgaTarget::fp64_flops_per_s},
+        {"fp32_flops_per_s", &FpgaTarget::fp32_flops_per_s},
+        {"fp16_flops_per_s", &FpgaTarget::fp16_flops_per_s},
         {"link_bytes_per_s", &FpgaTarget::link_bytes_per_s},
         {"random_granule_bytes", &FpgaTarget::random_granule_bytes}};
     static const std::pair<const char*, Calibrated FpgaTarget::*> kTargetCalibrated[] = {
-        {"clock_hz", &FpgaTarget::clock_hz}, {"dsp_utilization", &FpgaTarget::dsp_utilization},
-        {"stream_efficiency", &FpgaTarget::stream_efficiency}, {"channel_share", &FpgaTarget::channel_share},
-        {"random_reads_per_s", &FpgaTarget::random_reads_per_s}, {"rmw_updates_per_s", &FpgaTarget::rmw_updates_per_s},
-        {"cross_channel_factor", &FpgaTarget::cross_channel_factor}, {"onchip_share", &FpgaTarget::onchip_share},
+        {"clock_hz", &FpgaTarget::clock_hz},
+        {"dsp_utilization", &FpgaTarget::dsp_utilization},
+        {"stream_efficiency", &FpgaTarget::stream_efficiency},
+        {"channel_share", &FpgaTarget::channel_share},
+        {"random_reads_per_s", &FpgaTarget::random_reads_per_s},
+        {"rmw_updates_per_s", &FpgaTarget::rmw_updates_per_s},
+        {"cross_channel_factor", &FpgaTarget::cross_channel_factor},
+        {"onchip_share", &FpgaTarget::onchip_share},
         {"onchip_lanes", &FpgaTarget::onchip_lanes},
-        {"sort_bytes_per_s", &FpgaTarget::sort_bytes_per_s}, {"link_efficiency", &FpgaTarget::link_efficiency},
-        {"transfer_latency_s", &FpgaTarget::transfer_latency_s}, {"call_latency_s", &FpgaTarget::call_latency_s}};
+        {"sort_bytes_per_s", &FpgaTarget::sort_bytes_per_s},
+        {"link_efficiency", &FpgaTarget::link_efficiency},
+        {"transfer_latency_s", &FpgaTarget::transfer_latency_s},
+        {"call_latency_s", &FpgaTarget::call_latency_s}};
     const auto target_dict = [](const FpgaTarget& t) {
       py::dict d;
-      d["name"] = t.name; d["description"] = t.description; d["memory_type"] = t.memory_type;
-      d["memory_channels"] = t.memory_channels; d["dsp_count"] = t.dsp_count;
+      d["name"] = t.name;
+      d["description"] = t.description;
+      d["memory_type"] = t.memory_type;
+      d["memory_channels"] = t.memory_channels;
+      d["dsp_count"] = t.dsp_count;
       for (const auto& [k, member] : kTargetNumbers) d[k] = t.*member;
       for (const auto& [k, member] : kTargetCalibrated) {
         const Calibrated& c = t.*member;
@@ -388,10 +471,14 @@ PYBIND11_MODULE(_core, m) {
       d["memory_bytes_per_s"] = t.memory_bytes_per_s();
       const auto prec = [&](const char* key, Precision p) {
         d[(std::string("card_") + key + "_flops_per_s").c_str()] = t.flops_per_s(p);
-        d[(std::string("card_") + key + "_flops_per_s_low").c_str()] = t.flops_per_s(p, t.clock_hz.low, t.dsp_utilization.low);
-        d[(std::string("card_") + key + "_flops_per_s_high").c_str()] = t.flops_per_s(p, t.clock_hz.high, t.dsp_utilization.high);
+        d[(std::string("card_") + key + "_flops_per_s_low").c_str()] =
+            t.flops_per_s(p, t.clock_hz.low, t.dsp_utilization.low);
+        d[(std::string("card_") + key + "_flops_per_s_high").c_str()] =
+            t.flops_per_s(p, t.clock_hz.high, t.dsp_utilization.high);
       };
-      prec("fp64", Precision::kFp64); prec("fp32", Precision::kFp32); prec("fp16", Precision::kFp16);
+      prec("fp64", Precision::kFp64);
+      prec("fp32", Precision::kFp32);
+      prec("fp16", Precision::kFp16);
       d["stream_bytes_per_s"] = static_cast<double>(t.memory_channels) * t.channel_share.nominal *
                                 t.memory_channel_bytes_per_s * t.stream_efficiency.nominal;
       return d;
@@ -419,7 +506,8 @@ PYBIND11_MODULE(_core, m) {
       const auto whole = [&](const std::string& k, const char* what) {
         const double v = number(k);
         if (!(v >= 1 && v <= 4294967295.0 && v == static_cast<double>(static_cast<uint32_t>(v))))
-          throw Error(ErrorKind::kInvalidArgument, "FPGA target field '" + k + "' = " + std::string(py::str(d[k.c_str()])) +
+          throw Error(ErrorKind::kInvalidArgument, "FPGA target field '" + k +
+                                                       "' = " + std::string(py::str(d[k.c_str()])) +
                                                        " must be a positive whole number of " + what);
         return static_cast<uint32_t>(v);
       };
@@ -505,99 +593,158 @@ PYBIND11_MODULE(_core, m) {
       if (!total_key.empty()) {
         if (t.memory_channels == 0)
           throw Error(ErrorKind::kInvalidArgument,
-                      "FPGA target field '" + total_key + "' needs memory_channels (HBM pseudo-channels or DDR "
-                      "banks, e.g. 32 on an Alveo U55C, 4 on a U250): the bandwidth is split over them");
+                      "FPGA target field '" + total_key +
+                          "' needs memory_channels (HBM pseudo-channels or DDR "
+                          "banks, e.g. 32 on an Alveo U55C, 4 on a U250): the bandwidth is split over them");
         t.memory_channel_bytes_per_s = total_bandwidth / static_cast<double>(t.memory_channels);
       }
-      if (d.contains("description")) t.description = text("description");
-      else if (d.contains("base") && !changed.empty()) t.description += " (modified: " + changed + ")";
-      if (d.contains("name")) t.name = text("name");
-      else if (d.contains("base")) t.name += changed.empty() ? "" : " (modified)";
-      else t.name = "user";
+      if (d.contains("description"))
+        t.description = text("description");
+      else if (d.contains("base") && !changed.empty())
+        t.description += " (modified: " + changed + ")";
+      if (d.contains("name"))
+        t.name = text("name");
+      else if (d.contains("base"))
+        t.name += changed.empty() ? "" : " (modified)";
+      else
+        t.name = "user";
       validate_fpga_target(t);
       return t;
     };
     const auto point_dict = [](const RooflinePoint& p, py::dict d) {
-      d["kernel_count"] = p.kernel_count; d["executions"] = p.executions; d["time_ns"] = p.time_ns;
-      d["time_s"] = static_cast<double>(p.time_ns) * 1e-9; d["mean_kernel_ns"] = p.mean_kernel_ns();
-      d["mean_blocks"] = p.mean_blocks; d["flops"] = p.flops; d["bytes"] = p.bytes; d["cost_coverage"] = p.cost_coverage;
-      d["intensity"] = p.intensity; d["achieved_flops_per_s"] = p.achieved_flops_per_s;
+      d["kernel_count"] = p.kernel_count;
+      d["executions"] = p.executions;
+      d["time_ns"] = p.time_ns;
+      d["time_s"] = static_cast<double>(p.time_ns) * 1e-9;
+      d["mean_kernel_ns"] = p.mean_kernel_ns();
+      d["mean_blocks"] = p.mean_blocks;
+      d["flops"] = p.flops;
+      d["bytes"] = p.bytes;
+      d["cost_coverage"] = p.cost_coverage;
+      d["intensity"] = p.intensity;
+      d["achieved_flops_per_s"] = p.achieved_flops_per_s;
       d["lower_bound_bytes"] = p.lower_bound_bytes;
-      d["lower_bound_bytes_per_s"] = p.lower_bound_bytes_per_s > 0 ? py::object(py::float_(p.lower_bound_bytes_per_s)) : py::object(py::none());
-      d["achieved_bytes_per_s"] = p.achieved_bytes_per_s; d["precision"] = precision_name(p.precision);
-      d["roof_flops_per_s"] = p.roof_flops_per_s; d["ridge_flops_per_byte"] = p.ridge_flops_per_byte;
-      d["percent_of_roof"] = p.percent_of_roof; d["bound"] = bound_name(p.bound);
+      d["lower_bound_bytes_per_s"] =
+          p.lower_bound_bytes_per_s > 0 ? py::object(py::float_(p.lower_bound_bytes_per_s)) : py::object(py::none());
+      d["achieved_bytes_per_s"] = p.achieved_bytes_per_s;
+      d["precision"] = precision_name(p.precision);
+      d["roof_flops_per_s"] = p.roof_flops_per_s;
+      d["ridge_flops_per_byte"] = p.ridge_flops_per_byte;
+      d["percent_of_roof"] = p.percent_of_roof;
+      d["bound"] = bound_name(p.bound);
       d["has_measured"] = p.has_measured;
       if (p.has_measured) {
-        d["measured_kernel_count"] = p.measured_kernel_count; d["measured_time_ns"] = p.measured_time_ns;
+        d["measured_kernel_count"] = p.measured_kernel_count;
+        d["measured_time_ns"] = p.measured_time_ns;
         d["measured_coverage"] = p.measured_coverage;
-        d["measured_flops"] = p.measured_flops; d["measured_bytes"] = p.measured_bytes;
-        d["measured_intensity"] = p.measured_intensity; d["measured_percent_of_roof"] = p.measured_percent_of_roof;
+        d["measured_flops"] = p.measured_flops;
+        d["measured_bytes"] = p.measured_bytes;
+        d["measured_intensity"] = p.measured_intensity;
+        d["measured_percent_of_roof"] = p.measured_percent_of_roof;
         d["measured_bound"] = bound_name(p.measured_bound);
       }
       return d;
     };
     const auto stats_dict = [](const TransferStats& s) {
       py::dict d;
-      d["count"] = s.count; d["bytes"] = s.bytes; d["busy_ns"] = s.busy_ns; d["duration_sum_ns"] = s.duration_sum_ns;
-      d["kernel_overlap_ns"] = s.kernel_overlap_ns; d["pinned_count"] = s.pinned_count;
-      d["pageable_count"] = s.pageable_count; d["pageable_bytes"] = s.pageable_bytes; d["sync_count"] = s.sync_count;
-      d["async_count"] = s.async_count; d["tiny_count"] = s.tiny_count;
+      d["count"] = s.count;
+      d["bytes"] = s.bytes;
+      d["busy_ns"] = s.busy_ns;
+      d["duration_sum_ns"] = s.duration_sum_ns;
+      d["kernel_overlap_ns"] = s.kernel_overlap_ns;
+      d["pinned_count"] = s.pinned_count;
+      d["pageable_count"] = s.pageable_count;
+      d["pageable_bytes"] = s.pageable_bytes;
+      d["sync_count"] = s.sync_count;
+      d["async_count"] = s.async_count;
+      d["tiny_count"] = s.tiny_count;
       d["achieved_bytes_per_s"] = s.achieved_bytes_per_s();
-      d["link_bytes"] = s.link_bytes; d["link_capacity_bytes"] = s.link_capacity_bytes;
+      d["link_bytes"] = s.link_bytes;
+      d["link_capacity_bytes"] = s.link_capacity_bytes;
       return d;
     };
 
     // Hardware counters (cpp/src/cupti/counters.cpp); fpgaprof.trace(counters=True) drives it.
     py::class_<CounterSession>(r, "CounterSession")
-        .def_static("start", [](std::size_t max_ranges, int device) {
-          CounterOptions o;
-          o.max_ranges = max_ranges;
-          o.device = device;
-          return CounterSession::start(o);
-        }, py::arg("max_ranges") = 2048, py::arg("device") = 0)
-        .def("checkpoint", [](CounterSession& c) { py::gil_scoped_release nogil; c.checkpoint(); })
-        .def("finish", [](CounterSession& c) { py::gil_scoped_release nogil; c.finish(); })
-        .def("stop_into", [](CounterSession& c, TraceStore& store) {
-          CounterMatch m;
-          {
-            py::gil_scoped_release nogil;
-            m = c.stop_into(store);
-          }
-          py::dict d;
-          d["matched"] = m.matched; d["unmatched_ranges"] = m.unmatched_ranges; d["dropped_ranges"] = m.dropped_ranges;
-          d["unprofiled_kernels"] = m.unprofiled_kernels; d["ambiguous_windows"] = m.ambiguous_windows;
-          d["unpaired_kernels"] = m.unpaired_kernels; d["matched_copies"] = m.matched_copies;
-          d["timed_from_counters"] = m.timed_from_counters;
-          return d;
-        }, py::arg("store"))
+        .def_static(
+            "start",
+            [](std::size_t max_ranges, int device) {
+              CounterOptions o;
+              o.max_ranges = max_ranges;
+              o.device = device;
+              return CounterSession::start(o);
+            },
+            py::arg("max_ranges") = 2048, py::arg("device") = 0)
+        .def("checkpoint",
+             [](CounterSession& c) {
+               py::gil_scoped_release nogil;
+               c.checkpoint();
+             })
+        .def("finish",
+             [](CounterSession& c) {
+               py::gil_scoped_release nogil;
+               c.finish();
+             })
+        .def(
+            "stop_into",
+            [](CounterSession& c, TraceStore& store) {
+              CounterMatch m;
+              {
+                py::gil_scoped_release nogil;
+                m = c.stop_into(store);
+              }
+              py::dict d;
+              d["matched"] = m.matched;
+              d["unmatched_ranges"] = m.unmatched_ranges;
+              d["dropped_ranges"] = m.dropped_ranges;
+              d["unprofiled_kernels"] = m.unprofiled_kernels;
+              d["ambiguous_windows"] = m.ambiguous_windows;
+              d["unpaired_kernels"] = m.unpaired_kernels;
+              d["matched_copies"] = m.matched_copies;
+              d["timed_from_counters"] = m.timed_from_counters;
+              return d;
+            },
+            py::arg("store"))
         .def_property_readonly("metrics", &CounterSession::metrics)
         .def_property_readonly("warnings", &CounterSession::warnings);
-    r.def("counter_plan", [](const std::string& chip, const std::vector<std::string>& metrics, int device) {
-      CounterPlan p;
-      {
-        py::gil_scoped_release nogil;
-        p = plan_counters(chip, metrics, device);
-      }
-      py::list ms;
-      for (const CounterMetricInfo& m : p.metrics) {
-        py::dict d;
-        d["role"] = m.role; d["name"] = m.name; d["description"] = m.description;
-        d["hw_unit"] = m.hw_unit; d["unit"] = m.unit;
-        ms.append(d);
-      }
-      py::dict d;
-      d["chip"] = p.chip; d["chip_from_device"] = p.chip_from_device; d["cupti_path"] = p.cupti_path;
-      d["metrics"] = ms; d["missing"] = p.missing; d["passes"] = p.passes;
-      d["config_image_bytes"] = p.config_image_bytes;
-      return d;
-    }, py::arg("chip") = "", py::arg("metrics") = std::vector<std::string>{}, py::arg("device") = 0);
+    r.def(
+        "counter_plan",
+        [](const std::string& chip, const std::vector<std::string>& metrics, int device) {
+          CounterPlan p;
+          {
+            py::gil_scoped_release nogil;
+            p = plan_counters(chip, metrics, device);
+          }
+          py::list ms;
+          for (const CounterMetricInfo& m : p.metrics) {
+            py::dict d;
+            d["role"] = m.role;
+            d["name"] = m.name;
+            d["description"] = m.description;
+            d["hw_unit"] = m.hw_unit;
+            d["unit"] = m.unit;
+            ms.append(d);
+          }
+          py::dict d;
+          d["chip"] = p.chip;
+          d["chip_from_device"] = p.chip_from_device;
+          d["cupti_path"] = p.cupti_path;
+          d["metrics"] = ms;
+          d["missing"] = p.missing;
+          d["passes"] = p.passes;
+          d["config_image_bytes"] = p.config_image_bytes;
+          return d;
+        },
+        py::arg("chip") = "", py::arg("metrics") = std::vector<std::string>{}, py::arg("device") = 0);
     r.def("counter_chips", [] { return counter_chips(); });
-    r.def("hlo_module_texts", [](const TraceStore& store) {
-      py::list out;
-      for (const HloModuleText& t : store.hlo_modules) out.append(py::make_tuple(t.name, t.program_id, t.text));
-      return out;
-    }, py::arg("store"));
+    r.def(
+        "hlo_module_texts",
+        [](const TraceStore& store) {
+          py::list out;
+          for (const HloModuleText& t : store.hlo_modules) out.append(py::make_tuple(t.name, t.program_id, t.text));
+          return out;
+        },
+        py::arg("store"));
     r.def("fpga_presets", [target_dict]() {
       py::list out;
       for (const FpgaTarget& t : fpga_presets()) out.append(target_dict(t));
@@ -605,445 +752,621 @@ PYBIND11_MODULE(_core, m) {
     });
     // A card as the FPGA model sees it: a preset name or a user dict, validated
     // (InvalidArgumentError naming the field), with its FLOP/s per precision.
-    r.def("fpga_target", [=](py::object target_obj) {
-      const FpgaTarget t = py::isinstance<py::str>(target_obj) ? fpga_preset(target_obj.cast<std::string>())
-                                                               : target_from(target_obj.cast<py::dict>());
-      validate_fpga_target(t);
-      return target_dict(t);
-    }, py::arg("target"));
+    r.def(
+        "fpga_target",
+        [=](py::object target_obj) {
+          const FpgaTarget t = py::isinstance<py::str>(target_obj) ? fpga_preset(target_obj.cast<std::string>())
+                                                                   : target_from(target_obj.cast<py::dict>());
+          validate_fpga_target(t);
+          return target_dict(t);
+        },
+        py::arg("target"));
     // The static what-if of a whole HLO module on a card (no trace): one row per op, the
     // function's card time, transfers and total, each as nominal with its range.
-    r.def("estimate_hlo", [=](const std::string& text, py::object target_obj) {
-      const FpgaTarget target = py::isinstance<py::str>(target_obj) ? fpga_preset(target_obj.cast<std::string>())
-                                                                    : target_from(target_obj.cast<py::dict>());
-      ModuleEstimate est;
-      {
-        std::shared_ptr<hlo::Module> mod;
-        try {
-          py::gil_scoped_release nogil;
-          mod = std::make_shared<hlo::Module>(hlo::analyze_hlo(text));
-          est = estimate_module(*mod, target);
-        } catch (const hlo::HloParseError& e) {
-          py::object cls = py::module_::import("fpgaprof.errors").attr("HloParseError");
-          py::object exc = cls(e.what());
-          exc.attr("line") = e.line();
-          exc.attr("column") = e.column();
-          exc.attr("text") = e.found();
-          PyErr_SetObject(cls.ptr(), exc.ptr());
-          throw py::error_already_set();
-        }
-      }
-      const auto range = [](py::dict& d, const std::string& key, const TimeRange& r) {
-        d[key.c_str()] = r.nominal;
-        const std::string stem = key.size() > 2 && key.compare(key.size() - 2, 2, "_s") == 0 ? key.substr(0, key.size() - 2) : key;
-        d[(stem + "_low_s").c_str()] = r.low;
-        d[(stem + "_high_s").c_str()] = r.high;
-      };
-      py::dict out;
-      out["module"] = est.module; out["target"] = target_dict(est.target);
-      range(out, "card_time_s", est.card_time_s);
-      range(out, "restructured_card_time_s", est.restructured_card_time_s);
-      range(out, "call_latency_s", est.call_latency_s);
-      out["transfer_bytes"] = est.transfer_bytes; out["transfer_buffers"] = est.transfer_buffers;
-      range(out, "transfer_s", est.transfer_s);
-      range(out, "total_s", est.total_s);
-      range(out, "restructured_total_s", est.restructured_total_s);
-      out["not_estimated_count"] = est.not_estimated_count; out["notes"] = est.notes;
-      py::list rows;
-      for (const StaticOpEstimate& o : est.ops) {
-        py::dict d;
-        d["op"] = o.op; d["computation"] = o.computation; d["opcode"] = o.opcode;
-        d["pattern"] = hlo::access_pattern_name(o.pattern); d["precision"] = precision_name(o.precision);
-        d["source"] = o.source; d["executions"] = o.executions; d["estimated"] = o.estimated;
-        d["flops"] = o.flops; d["bytes"] = o.bytes; d["stream_bytes"] = o.stream_bytes;
-        d["random_bytes"] = o.random_bytes; d["compulsory_bytes"] = o.compulsory_bytes;
-        d["memory_efficiency"] = o.memory_efficiency; d["card_limit"] = o.card_limit;
-        range(d, "card_compute_s", o.card_compute_s);
-        range(d, "card_memory_s", o.card_memory_s);
-        d["card_latency_s"] = 0.0;
-        range(d, "card_time_s", o.card_time_s);
-        range(d, "restructured_card_time_s", o.restructured_time_s);
-        d["restructured_onchip"] = o.estimated ? py::object(py::bool_(o.restructured_onchip)) : py::object(py::none());
-        d["estimate_note"] = o.estimate_note;
-        rows.append(d);
-      }
-      out["ops"] = rows;
-      return out;
-    }, py::arg("hlo_text"), py::arg("target") = "alveo-u55c");
-    r.def("table_ceilings", [ceilings_dict](const TraceStore& store, std::size_t device) -> py::object {
-      if (device >= store.devices.size()) return py::none();
-      return ceilings_dict(table_ceilings(store.devices[device]));
-    }, py::arg("store"), py::arg("device") = 0);
+    r.def(
+        "estimate_hlo",
+        [=](const std::string& text, py::object target_obj) {
+          const FpgaTarget target = py::isinstance<py::str>(target_obj) ? fpga_preset(target_obj.cast<std::string>())
+                                                                        : target_from(target_obj.cast<py::dict>());
+          ModuleEstimate est;
+          {
+            std::shared_ptr<hlo::Module> mod;
+            try {
+              py::gil_scoped_release nogil;
+              mod = std::make_shared<hlo::Module>(hlo::analyze_hlo(text));
+              est = estimate_module(*mod, target);
+            } catch (const hlo::HloParseError& e) {
+              py::object cls = py::module_::import("fpgaprof.errors").attr("HloParseError");
+              py::object exc = cls(e.what());
+              exc.attr("line") = e.line();
+              exc.attr("column") = e.column();
+              exc.attr("text") = e.found();
+              PyErr_SetObject(cls.ptr(), exc.ptr());
+              throw py::error_already_set();
+            }
+          }
+          const auto range = [](py::dict& d, const std::string& key, const TimeRange& r) {
+            d[key.c_str()] = r.nominal;
+            const std::string stem =
+                key.size() > 2 && key.compare(key.size() - 2, 2, "_s") == 0 ? key.substr(0, key.size() - 2) : key;
+            d[(stem + "_low_s").c_str()] = r.low;
+            d[(stem + "_high_s").c_str()] = r.high;
+          };
+          py::dict out;
+          out["module"] = est.module;
+          out["target"] = target_dict(est.target);
+          range(out, "card_time_s", est.card_time_s);
+          range(out, "restructured_card_time_s", est.restructured_card_time_s);
+          range(out, "call_latency_s", est.call_latency_s);
+          out["transfer_bytes"] = est.transfer_bytes;
+          out["transfer_buffers"] = est.transfer_buffers;
+          range(out, "transfer_s", est.transfer_s);
+          range(out, "total_s", est.total_s);
+          range(out, "restructured_total_s", est.restructured_total_s);
+          out["not_estimated_count"] = est.not_estimated_count;
+          out["notes"] = est.notes;
+          py::list rows;
+          for (const StaticOpEstimate& o : est.ops) {
+            py::dict d;
+            d["op"] = o.op;
+            d["computation"] = o.computation;
+            d["opcode"] = o.opcode;
+            d["pattern"] = hlo::access_pattern_name(o.pattern);
+            d["precision"] = precision_name(o.precision);
+            d["source"] = o.source;
+            d["executions"] = o.executions;
+            d["estimated"] = o.estimated;
+            d["flops"] = o.flops;
+            d["bytes"] = o.bytes;
+            d["stream_bytes"] = o.stream_bytes;
+            d["random_bytes"] = o.random_bytes;
+            d["compulsory_bytes"] = o.compulsory_bytes;
+            d["memory_efficiency"] = o.memory_efficiency;
+            d["card_limit"] = o.card_limit;
+            range(d, "card_compute_s", o.card_compute_s);
+            range(d, "card_memory_s", o.card_memory_s);
+            d["card_latency_s"] = 0.0;
+            range(d, "card_time_s", o.card_time_s);
+            range(d, "restructured_card_time_s", o.restructured_time_s);
+            d["restructured_onchip"] =
+                o.estimated ? py::object(py::bool_(o.restructured_onchip)) : py::object(py::none());
+            d["estimate_note"] = o.estimate_note;
+            rows.append(d);
+          }
+          out["ops"] = rows;
+          return out;
+        },
+        py::arg("hlo_text"), py::arg("target") = "alveo-u55c");
+    r.def(
+        "table_ceilings",
+        [ceilings_dict](const TraceStore& store, std::size_t device) -> py::object {
+          if (device >= store.devices.size()) return py::none();
+          return ceilings_dict(table_ceilings(store.devices[device]));
+        },
+        py::arg("store"), py::arg("device") = 0);
 
-    // The whole analysis in one call (GIL released for the C++ part). `ceilings`: a dict as
-    // table_ceilings returns (e.g. merged with measured values) or None for the table.
-    // `region_rows`: "path" (one row per region path, instances summed) or "instance" (one row
-    // per region record) for the transfer groups, memory regions and roofline regions.
-    r.def("analyze", [=](const TraceStore& store, py::object ceilings_obj, py::object target_obj,
-                         double workload_ns, bool inputs_cross_link, uint64_t tiny_bytes,
-                         uint64_t tiny_flood_count, uint64_t latency_kernel_ns, std::size_t top_buffers,
-                         const std::string& region_rows_name) {
-      if (region_rows_name != "path" && region_rows_name != "instance")
-        throw Error(ErrorKind::kInvalidArgument, "region_rows='" + region_rows_name +
-                                                     "': use 'path' (one row per region path) or 'instance'");
-      const RegionRows region_rows = region_rows_name == "path" ? RegionRows::kPaths : RegionRows::kInstances;
-      Ceilings c;
-      if (!ceilings_obj.is_none()) c = ceilings_from(ceilings_obj.cast<py::dict>());
-      else if (!store.devices.empty()) c = table_ceilings(store.devices.front());
-      const FpgaTarget target = py::isinstance<py::str>(target_obj) ? fpga_preset(target_obj.cast<std::string>())
-                                                                    : target_from(target_obj.cast<py::dict>());
-      TransferReport tr; MemoryReport mr; RooflineReport rr; FpgaReport fr; OpInputs in;
-      std::vector<FpgaRegionCandidate> fregions;
-      DeviceReport dvr;  // per-device rows and load balance
-      std::vector<std::string> warnings;
-      RegionPaths paths;  // one grouping for every per-path table
-      {
-        py::gil_scoped_release nogil;
-        paths = RegionPaths(store);
-        std::vector<hlo::Module> modules;
-        for (const HloModuleText& t : store.hlo_modules) {
-          try { modules.push_back(hlo::analyze_hlo(t.text)); }
-          catch (const std::exception& e) { modules.emplace_back(); warnings.push_back("HLO module '" + t.name + "': " + e.what()); }
-        }
-        const AttributionResult attr = attribute(store, modules);
-        in = op_inputs(store, attr, modules);
-        const IntervalSet busy = kernel_busy_intervals(store);
-        TransferOptions to;
-        to.tiny_bytes = tiny_bytes; to.tiny_flood_count = tiny_flood_count;
-        to.region_rows = region_rows; to.region_paths = &paths;
-        // A table link peak is device 0's: the analysis takes each device's own from its record
-        // (multi-GPU link %); a measured or user peak applies to every link.
-        if (c.link_bytes_per_s > 0 && c.link_source != CeilingSource::kTable) { to.link_bytes_per_s = c.link_bytes_per_s; to.link_source = ceiling_source_name(c.link_source);
-                                      to.link_description = c.link_description; }
-        tr = analyze_transfers(store, to, in.op_of_memcpy, &busy);
-        mr = analyze_memory(store, top_buffers, {}, region_rows, &paths);
-        DeviceOptions dvo;
-        dvo.link_bytes_per_s = to.link_bytes_per_s;  // a measured or user peak: every link alike
-        dvr = analyze_devices(store, dvo, &mr);
-        RooflineOptions ro;
-        ro.latency_kernel_ns = latency_kernel_ns;
-        ro.region_rows = region_rows; ro.region_paths = &paths;
-        rr = analyze_roofline(store, c, in.ops, in.op_of_kernel, ro);
-        FpgaOptions fo;
-        fo.inputs_cross_link = inputs_cross_link;
-        fo.gpu_link_bytes_per_s = c.link_bytes_per_s;
-        fo.region_paths = &paths;
-        fo.workload_ns = workload_ns > 0 ? workload_ns
-                         : store.meta.end_ns > store.meta.start_ns ? static_cast<double>(store.meta.end_ns - store.meta.start_ns)
-                         : 0.0;
-        fr = rank_fpga_candidates(in.ops, rr, target, fo, in.host_bytes);
-        fregions = rank_fpga_regions(store, in.ops, in.op_of_kernel, rr, target, fo);
-      }
-      py::dict out;
-      out["ceilings"] = ceilings_dict(c);
-      out["warnings"] = warnings;
-      out["region_rows"] = region_rows_name;
-      // Per-path rows: "region" is the path (as in the FPGA region candidates), "name" the
-      // innermost name. Per-instance rows keep "region" = the record's name and add its "path".
-      const auto path_keys = [&paths](py::dict& d, uint32_t p) {
-        d["region"] = paths.path(p); d["name"] = paths.name(p); d["depth"] = paths.depth(p);
-        d["instances"] = paths.instances(p);
-      };
-      const auto instance_path = [&paths](uint32_t r) { return paths.path(paths.path_of(r)); };
-      // Transfers
-      py::list groups;
-      for (const TransferGroup& g : tr.groups) {
-        py::dict d, dirs;
-        d["kind"] = group_kind_name(g.kind);
-        d["index"] = g.index == kNone32 ? py::object(py::none()) : py::object(py::int_(g.index));
-        d["name"] = g.kind == GroupKind::kRegion ? py::object(py::str(store.strings.get(store.regions[g.index].name)))
-                    : g.kind == GroupKind::kOp ? py::object(py::str(in.ops[g.index].name)) : py::object(py::str("trace"));
-        if (g.kind == GroupKind::kRegionPath) path_keys(d, g.index);
-        if (g.kind == GroupKind::kRegion) d["path"] = instance_path(g.index);
-        for (std::size_t k = 0; k < kDirectionCount; ++k) {
-          if (g.by_direction[k].count == 0) continue;
-          py::dict sd = stats_dict(g.by_direction[k]);
-          const auto dir = static_cast<Direction>(k);
-          // None when no copy's link peak is known (0 would read as an idle link); per device
-          // link, TransferReport::link_percent.
-          if (dir == Direction::kHtoD || dir == Direction::kDtoH)
-            sd["link_percent"] = g.by_direction[k].link_capacity_bytes > 0 ? py::object(py::float_(tr.link_percent(g, dir)))
-                                                                           : py::object(py::none());
-          dirs[direction_name(dir)] = sd;
-        }
-        d["directions"] = dirs; d["all"] = stats_dict(g.all); d["host_wait_ns"] = g.host_wait_ns;
-        d["sync_calls"] = g.sync_calls;
-        groups.append(d);
-      }
-      py::list flags;
-      for (const TransferFlag& f : tr.flags) {
-        py::dict d;
-        d["kind"] = f.kind; d["group_kind"] = group_kind_name(f.group_kind);
-        d["index"] = f.index == kNone32 ? py::object(py::none()) : py::object(py::int_(f.index));
-        d["count"] = f.count; d["bytes"] = f.bytes; d["message"] = f.message;
-        if (f.group_kind == GroupKind::kRegionPath) d["region"] = paths.path(f.index);
-        flags.append(d);
-      }
-      py::dict td;
-      td["groups"] = groups; td["flags"] = flags; td["flags_left_out"] = tr.flags_left_out;
-      td["link_bytes_per_s"] = tr.link_bytes_per_s;
-      td["link_source"] = tr.link_source; td["link_description"] = tr.link_description;
-      out["transfers"] = td;
-      // Memory
-      py::dict md;
-      md["peak_in_use_bytes"] = mr.peak_in_use_bytes; md["peak_ns"] = mr.peak_ns;
-      md["allocation_count"] = mr.allocation_count; md["free_count"] = mr.free_count;
-      md["unmatched_frees"] = mr.unmatched_frees; md["unmatched_free_bytes"] = mr.unmatched_free_bytes;
-      md["reallocated_live"] = mr.reallocated_live; md["never_freed_count"] = mr.never_freed_count;
-      md["never_freed_bytes"] = mr.never_freed_bytes;
-      py::list ts, tb, tdev, tdb;
-      for (const MemoryPoint& p : mr.timeline) {
-        ts.append(p.timestamp_ns); tb.append(p.in_use_bytes);
-        tdev.append(store.allocations[p.allocation_index].device_id); tdb.append(p.device_in_use_bytes);
-      }
-      md["timeline_ns"] = ts; md["timeline_in_use_bytes"] = tb;
-      md["timeline_device_id"] = tdev; md["timeline_device_in_use_bytes"] = tdb;
-      py::list devs;
-      for (const DeviceMemory& dm : mr.devices) {
-        py::dict d; d["device_id"] = dm.device_id; d["peak_in_use_bytes"] = dm.peak_in_use_bytes;
-        d["peak_ns"] = dm.peak_ns; d["final_in_use_bytes"] = dm.final_in_use_bytes; devs.append(d);
-      }
-      md["devices"] = devs;
-      py::list largest;
-      for (const BufferInfo& b : mr.largest) {
-        py::dict d;
-        d["bytes"] = b.bytes; d["address"] = b.address; d["alloc_ns"] = b.alloc_ns;
-        d["free_ns"] = b.free_ns == kNone64 ? py::object(py::none()) : py::object(py::int_(b.free_ns));
-        d["device_id"] = b.device_id; d["thread_id"] = b.thread_id;
-        // The region path ("outer > inner"), as the per-region rows name it.
-        const uint32_t bp = paths.path_of(b.region_index);
-        d["region"] = bp != kNone32 ? py::object(py::str(paths.path(bp))) : py::object(py::none());
-        d["api_call"] = b.api_index < store.api_calls.size() ? py::object(py::str(store.strings.get(store.api_function_of(store.api_calls[b.api_index]).name))) : py::object(py::none());
-        largest.append(d);
-      }
-      md["largest"] = largest;
-      py::list regs;
-      for (const RegionMemory& rm : mr.regions) {
-        py::dict d;
-        d["region"] = store.strings.get(store.regions[rm.region_index].name); d["index"] = rm.region_index;
-        d["path"] = instance_path(rm.region_index);
-        d["in_use_at_start_bytes"] = rm.in_use_at_start_bytes; d["peak_in_use_bytes"] = rm.peak_in_use_bytes;
-        d["allocated_bytes"] = rm.allocated_bytes; d["freed_bytes"] = rm.freed_bytes;
-        d["allocations"] = rm.allocations; d["frees"] = rm.frees;
-        regs.append(d);
-      }
-      for (const RegionPathMemory& pm : mr.region_paths) {
-        py::dict d;
-        path_keys(d, pm.path); d["path_index"] = pm.path;
-        d["peak_in_use_bytes"] = pm.peak_in_use_bytes; d["peak_region_index"] = pm.peak_region_index;
-        d["in_use_at_start_bytes"] = pm.in_use_at_start_bytes;
-        d["allocated_bytes"] = pm.allocated_bytes; d["freed_bytes"] = pm.freed_bytes;
-        d["allocations"] = pm.allocations; d["frees"] = pm.frees;
-        regs.append(d);
-      }
-      md["regions"] = regs;
-      out["memory"] = md;
-      // Devices: one row per device and the load balance (docs/roofline.md, "Several GPUs").
-      // Each row's ceilings are its device's table ceilings; a measured or user link peak
-      // replaces every device's (as for the transfers), and the first device also takes every
-      // value the roofline's ceilings `c` give (measured where calibrated, or the user's).
-      {
-        py::dict dd, bal;
-        py::list drows;
-        for (const DeviceRow& r : dvr.devices) {
-          py::dict d, dirs, mem;
-          d["device_id"] = r.device_id; d["has_record"] = r.has_record;
-          const bool first = !store.devices.empty() && store.devices.front().id == r.device_id;
-          Ceilings rc = r.ceilings;
-          if (c.link_bytes_per_s > 0 && (c.link_source != CeilingSource::kTable || first)) {
-            rc.link_bytes_per_s = c.link_bytes_per_s; rc.link_source = c.link_source;
-            rc.link_description = c.link_description;
+    // The whole analysis in one call: analyze_trace (GIL released), its result converted.
+    // `ceilings`: a dict as table_ceilings returns (e.g. merged with measured values) or None for
+    // the table. `region_rows`: "path" (one row per region path, instances summed) or "instance"
+    // (one row per region record) for the transfer groups, memory regions and roofline regions.
+    // `with_attribution`: also return the analysis' AttributionResult under "attribution" (equal
+    // to attribution.attribute(store); not kept otherwise, 4 bytes per kernel).
+    r.def(
+        "analyze",
+        [=](const TraceStore& store, py::object ceilings_obj, py::object target_obj, double workload_ns,
+            bool inputs_cross_link, uint64_t tiny_bytes, uint64_t tiny_flood_count, uint64_t latency_kernel_ns,
+            std::size_t top_buffers, const std::string& region_rows_name, bool with_attribution) {
+          if (region_rows_name != "path" && region_rows_name != "instance")
+            throw Error(ErrorKind::kInvalidArgument,
+                        "region_rows='" + region_rows_name + "': use 'path' (one row per region path) or 'instance'");
+          AnalysisOptions o;
+          o.region_rows = region_rows_name == "path" ? RegionRows::kPaths : RegionRows::kInstances;
+          if (!ceilings_obj.is_none()) o.ceilings = ceilings_from(ceilings_obj.cast<py::dict>());
+          o.fpga_target = py::isinstance<py::str>(target_obj) ? fpga_preset(target_obj.cast<std::string>())
+                                                              : target_from(target_obj.cast<py::dict>());
+          o.workload_ns = workload_ns;
+          o.inputs_cross_link = inputs_cross_link;
+          o.tiny_bytes = tiny_bytes;
+          o.tiny_flood_count = tiny_flood_count;
+          o.latency_kernel_ns = latency_kernel_ns;
+          o.top_buffers = top_buffers;
+          o.keep_record_attribution = with_attribution;
+          TraceAnalysis a;
+          {
+            py::gil_scoped_release nogil;
+            a = analyze_trace(store, o);
           }
-          if (first) {
-            for (std::size_t k = 0; k < kPrecisionCount; ++k)
-              if (c.peak_flops_per_s[k] > 0) { rc.peak_flops_per_s[k] = c.peak_flops_per_s[k]; rc.flops_source[k] = c.flops_source[k]; }
-            if (c.dram_bytes_per_s > 0) { rc.dram_bytes_per_s = c.dram_bytes_per_s; rc.dram_source = c.dram_source; }
+          const Ceilings& c = a.ceilings;
+          const RegionPaths& paths = a.region_paths;
+          const OpInputs& in = a.op_inputs;
+          const TransferReport& tr = a.transfers;
+          const MemoryReport& mr = a.memory;
+          const DeviceReport& dvr = a.devices;
+          const RooflineReport& rr = a.roofline;
+          const FpgaReport& fr = a.fpga;
+          const std::vector<FpgaRegionCandidate>& fregions = a.fpga_regions;
+          const std::vector<std::string>& warnings = a.warnings;
+          py::dict out;
+          out["ceilings"] = ceilings_dict(c);
+          out["warnings"] = warnings;
+          out["region_rows"] = region_rows_name;
+          // Per-path rows: "region" is the path (as in the FPGA region candidates), "name" the
+          // innermost name. Per-instance rows keep "region" = the record's name and add its "path".
+          const auto path_keys = [&paths](py::dict& d, uint32_t p) {
+            d["region"] = paths.path(p);
+            d["name"] = paths.name(p);
+            d["depth"] = paths.depth(p);
+            d["instances"] = paths.instances(p);
+          };
+          const auto instance_path = [&paths](uint32_t r) { return paths.path(paths.path_of(r)); };
+          // Transfers
+          py::list groups;
+          for (const TransferGroup& g : tr.groups) {
+            py::dict d, dirs;
+            d["kind"] = group_kind_name(g.kind);
+            d["index"] = g.index == kNone32 ? py::object(py::none()) : py::object(py::int_(g.index));
+            d["name"] = g.kind == GroupKind::kRegion
+                            ? py::object(py::str(store.strings.get(store.regions[g.index].name)))
+                        : g.kind == GroupKind::kOp ? py::object(py::str(in.ops[g.index].name))
+                                                   : py::object(py::str("trace"));
+            if (g.kind == GroupKind::kRegionPath) path_keys(d, g.index);
+            if (g.kind == GroupKind::kRegion) d["path"] = instance_path(g.index);
+            for (std::size_t k = 0; k < kDirectionCount; ++k) {
+              if (g.by_direction[k].count == 0) continue;
+              py::dict sd = stats_dict(g.by_direction[k]);
+              const auto dir = static_cast<Direction>(k);
+              // None when no copy's link peak is known (0 would read as an idle link); per device
+              // link, TransferReport::link_percent.
+              if (dir == Direction::kHtoD || dir == Direction::kDtoH)
+                sd["link_percent"] = g.by_direction[k].link_capacity_bytes > 0
+                                         ? py::object(py::float_(tr.link_percent(g, dir)))
+                                         : py::object(py::none());
+              dirs[direction_name(dir)] = sd;
+            }
+            d["directions"] = dirs;
+            d["all"] = stats_dict(g.all);
+            d["host_wait_ns"] = g.host_wait_ns;
+            d["sync_calls"] = g.sync_calls;
+            groups.append(d);
           }
-          d["name"] = r.ceilings.device_name; d["ceilings"] = ceilings_dict(rc);
-          d["kernel_count"] = r.kernel_count; d["kernel_time_ns"] = r.kernel_time_ns;
-          d["kernel_busy_ns"] = r.kernel_busy_ns; d["copy_count"] = r.copy_count;
-          d["copy_bytes"] = r.copy_bytes; d["copy_busy_ns"] = r.copy_busy_ns;
-          d["memset_count"] = r.memset_count; d["memset_bytes"] = r.memset_bytes;
-          d["busy_ns"] = r.busy_ns; d["idle_ns"] = r.idle_ns;
-          d["busy_fraction"] = r.busy_fraction; d["idle_fraction"] = r.idle_fraction;
-          const bool active = r.last_end_ns > r.first_start_ns;
-          d["first_start_ns"] = active ? py::object(py::int_(r.first_start_ns)) : py::object(py::none());
-          d["last_end_ns"] = active ? py::object(py::int_(r.last_end_ns)) : py::object(py::none());
-          for (std::size_t k = 0; k < kDirectionCount; ++k) {
-            const DeviceCopyStats& st = r.by_direction[k];
-            if (st.count == 0) continue;
-            const auto dir = static_cast<Direction>(k);
-            const bool link_dir = dir == Direction::kHtoD || dir == Direction::kDtoH;
-            py::dict sd;
-            sd["count"] = st.count; sd["bytes"] = st.bytes; sd["busy_ns"] = st.busy_ns;
-            sd["achieved_bytes_per_s"] = st.achieved_bytes_per_s();
-            sd["link_bytes"] = st.link_bytes;
-            // None when the direction does not cross the host link or the link's peak is unknown
-            sd["link_bytes_per_s"] = link_dir && st.link_bytes_per_s > 0 ? py::object(py::float_(st.link_bytes_per_s)) : py::object(py::none());
-            sd["link_percent"] = link_dir && st.link_bytes_per_s > 0 && st.busy_ns > 0 ? py::object(py::float_(st.link_percent())) : py::object(py::none());
-            dirs[direction_name(dir)] = sd;
+          py::list flags;
+          for (const TransferFlag& f : tr.flags) {
+            py::dict d;
+            d["kind"] = f.kind;
+            d["group_kind"] = group_kind_name(f.group_kind);
+            d["index"] = f.index == kNone32 ? py::object(py::none()) : py::object(py::int_(f.index));
+            d["count"] = f.count;
+            d["bytes"] = f.bytes;
+            d["message"] = f.message;
+            if (f.group_kind == GroupKind::kRegionPath) d["region"] = paths.path(f.index);
+            flags.append(d);
           }
-          d["directions"] = dirs;
-          if (r.has_memory) {
-            mem["peak_in_use_bytes"] = r.memory_peak_bytes; mem["peak_ns"] = r.memory_peak_ns;
-            mem["final_in_use_bytes"] = r.memory_final_bytes;
-            d["memory"] = mem;
-          } else {
-            d["memory"] = py::none();
+          py::dict td;
+          td["groups"] = groups;
+          td["flags"] = flags;
+          td["flags_left_out"] = tr.flags_left_out;
+          td["link_bytes_per_s"] = tr.link_bytes_per_s;
+          td["link_source"] = tr.link_source;
+          td["link_description"] = tr.link_description;
+          out["transfers"] = td;
+          // Memory
+          py::dict md;
+          md["peak_in_use_bytes"] = mr.peak_in_use_bytes;
+          md["peak_ns"] = mr.peak_ns;
+          md["allocation_count"] = mr.allocation_count;
+          md["free_count"] = mr.free_count;
+          md["unmatched_frees"] = mr.unmatched_frees;
+          md["unmatched_free_bytes"] = mr.unmatched_free_bytes;
+          md["reallocated_live"] = mr.reallocated_live;
+          md["never_freed_count"] = mr.never_freed_count;
+          md["never_freed_bytes"] = mr.never_freed_bytes;
+          py::list ts, tb, tdev, tdb;
+          for (const MemoryPoint& p : mr.timeline) {
+            ts.append(p.timestamp_ns);
+            tb.append(p.in_use_bytes);
+            tdev.append(store.allocations[p.allocation_index].device_id);
+            tdb.append(p.device_in_use_bytes);
           }
-          py::list threads;
-          for (const DeviceThread& t : r.threads) {
-            py::dict td2;
-            td2["thread_id"] = t.thread_id; td2["kernel_count"] = t.kernel_count; td2["kernel_time_ns"] = t.kernel_time_ns;
-            threads.append(td2);
+          md["timeline_ns"] = ts;
+          md["timeline_in_use_bytes"] = tb;
+          md["timeline_device_id"] = tdev;
+          md["timeline_device_in_use_bytes"] = tdb;
+          py::list devs;
+          for (const DeviceMemory& dm : mr.devices) {
+            py::dict d;
+            d["device_id"] = dm.device_id;
+            d["peak_in_use_bytes"] = dm.peak_in_use_bytes;
+            d["peak_ns"] = dm.peak_ns;
+            d["final_in_use_bytes"] = dm.final_in_use_bytes;
+            devs.append(d);
           }
-          d["threads"] = threads;
-          drows.append(d);
-        }
-        const LoadBalance& b = dvr.balance;
-        bal["device_count"] = b.device_count; bal["active_devices"] = b.active_devices;
-        bal["max_busy_ns"] = b.max_busy_ns; bal["min_busy_ns"] = b.min_busy_ns; bal["mean_busy_ns"] = b.mean_busy_ns;
-        bal["imbalance"] = b.mean_busy_ns > 0 ? py::object(py::float_(b.imbalance)) : py::object(py::none());
-        bal["slowest_device"] = b.slowest_device == kNone32 ? py::object(py::none()) : py::object(py::int_(b.slowest_device));
-        bal["least_busy_device"] = b.least_busy_device == kNone32 ? py::object(py::none()) : py::object(py::int_(b.least_busy_device));
-        bal["spread_ns"] = b.spread_ns; bal["spread_fraction"] = b.spread_fraction;
-        dd["wall_ns"] = dvr.wall_ns; dd["rows"] = drows; dd["balance"] = bal;
-        out["devices"] = dd;
-      }
-      // Roofline
-      py::dict rd;
-      rd["trace"] = point_dict(rr.trace, py::dict());
-      py::list ops, regions, names;
-      for (std::size_t o = 0; o < rr.ops.size(); ++o) {
-        py::dict d;
-        d["op"] = in.ops[o].name; d["module"] = in.ops[o].module; d["pattern"] = hlo::access_pattern_name(in.ops[o].pattern);
-        d["source"] = in.sources[o]; d["category"] = in.categories[o]; d["cost_known"] = in.ops[o].cost_known;
-        // Where its FLOPs and bytes come from: the cost rules, the custom kernel's own metadata,
-        // or (no rule) the counters where they measured it (its measured_* columns), else its
-        // operands and results only: a lower bound of the bytes, FLOPs unknown.
-        d["cost_basis"] = in.ops[o].cost_from_author ? "author"
-                          : in.ops[o].cost_known     ? "static"
-                          : rr.ops[o].has_measured   ? "measured"
-                                                     : "lower bound";
-        ops.append(point_dict(rr.ops[o], d));
-      }
-      for (std::size_t g = 0; g < rr.regions.size(); ++g) {
-        py::dict d;
-        d["region"] = store.strings.get(store.regions[g].name); d["index"] = g;
-        d["path"] = instance_path(static_cast<uint32_t>(g));
-        regions.append(point_dict(rr.regions[g], d));
-      }
-      for (uint32_t p = 0; p < rr.region_paths.size(); ++p) {
-        py::dict d;
-        path_keys(d, p); d["path_index"] = p;
-        regions.append(point_dict(rr.region_paths[p], d));
-      }
-      for (std::size_t k = 0; k < rr.kernel_names.size(); ++k) {
-        py::dict d;
-        d["kernel"] = store.strings.get(rr.kernel_names[k]);
-        names.append(point_dict(rr.by_kernel_name[k], d));
-      }
-      rd["ops"] = ops; rd["regions"] = regions; rd["kernels"] = names;
-      rd["unattributed_kernels"] = rr.unattributed_kernels; rd["unattributed_ns"] = rr.unattributed_ns;
-      out["roofline"] = rd;
-      // FPGA
-      py::dict fd;
-      fd["target"] = target_dict(fr.target); fd["workload_ns"] = fr.workload_ns; fd["gpu_kernel_ns"] = fr.gpu_kernel_ns;
-      fd["combined_speedup"] = fr.combined_speedup; fd["combined_count"] = fr.combined_count;
-      fd["combined_speedup_low"] = fr.combined_speedup_low; fd["combined_speedup_high"] = fr.combined_speedup_high;
-      fd["restructured_combined_speedup"] = fr.restructured_combined_speedup;
-      fd["restructured_combined_count"] = fr.restructured_combined_count;
-      fd["not_estimated_count"] = fr.not_estimated_count; fd["not_estimated_gpu_ns"] = fr.not_estimated_gpu_ns;
-      fd["bounded_count"] = fr.bounded_count; fd["ruled_out_count"] = fr.ruled_out_count;
-      fd["ruled_out_gpu_ns"] = fr.ruled_out_gpu_ns;
-      py::list cands;
-      uint32_t rank = 0;
-      for (const FpgaCandidate& cd : fr.candidates) {
-        py::dict d;
-        d["rank"] = ++rank; d["op"] = cd.name; d["module"] = cd.module; d["source"] = in.sources[cd.op_index];
-        d["pattern"] = hlo::access_pattern_name(cd.pattern); d["precision"] = precision_name(cd.precision);
-        d["executions"] = cd.executions; d["kernel_count"] = cd.kernel_count;
-        d["cost_known"] = cd.cost_known; d["estimate_note"] = cd.estimate_note;
-        d["estimate_basis"] = cd.estimate_basis.empty() ? py::object(py::none()) : py::object(py::str(cd.estimate_basis));
-        d["measured_coverage"] = cd.estimate_basis == "measured bound" ? py::object(py::float_(cd.measured_coverage)) : py::object(py::none());
-        d["measured_traffic_ratio"] = cd.measured_traffic_ratio > 0 ? py::object(py::float_(cd.measured_traffic_ratio)) : py::object(py::none());
-        d["gpu_time_ns"] = cd.gpu_time_ns; d["time_share"] = cd.time_share; d["intensity"] = cd.intensity;
-        d["ridge"] = cd.ridge; d["memory_boundness"] = cd.memory_boundness; d["pattern_affinity"] = cd.pattern_affinity;
-        d["working_set_bytes"] = cd.working_set_bytes; d["sram_bytes"] = cd.sram_bytes; d["fits_on_chip"] = cd.cost_known ? py::object(py::bool_(cd.fits_on_chip)) : py::object(py::none());
-        d["onchip_factor"] = cd.onchip_factor; d["host_bytes_per_call"] = cd.host_bytes_per_call;
-        d["link_factor"] = cd.link_factor; d["score"] = cd.score; d["flops"] = cd.flops; d["bytes"] = cd.bytes;
-        d["stream_bytes"] = cd.stream_bytes; d["random_bytes"] = cd.random_bytes;
-        d["memory_efficiency"] = cd.memory_efficiency; d["card_limit"] = cd.card_limit;
-        d["card_compute_s"] = cd.card_compute_s; d["card_memory_s"] = cd.card_memory_s;
-        d["card_latency_s"] = cd.card_latency_s; d["card_time_s"] = cd.card_time_s;
-        d["card_time_low_s"] = cd.card_time_low_s; d["card_time_high_s"] = cd.card_time_high_s;
-        d["transfer_bytes"] = cd.transfer_bytes; d["transfer_s"] = cd.transfer_s;
-        d["transfer_low_s"] = cd.transfer_low_s; d["transfer_high_s"] = cd.transfer_high_s;
-        d["fpga_total_s"] = cd.fpga_total_s; d["fpga_total_low_s"] = cd.fpga_total_low_s;
-        d["fpga_total_high_s"] = cd.fpga_total_high_s;
-        d["op_speedup"] = cd.op_speedup; d["op_speedup_low"] = cd.op_speedup_low; d["op_speedup_high"] = cd.op_speedup_high;
-        d["workload_speedup"] = cd.workload_speedup; d["workload_speedup_low"] = cd.workload_speedup_low;
-        d["workload_speedup_high"] = cd.workload_speedup_high;
-        d["restructured_bytes"] = cd.restructured_bytes;
-        d["restructured_onchip"] = cd.cost_known ? py::object(py::bool_(cd.restructured_onchip)) : py::object(py::none());
-        d["restructured_card_time_s"] = cd.restructured_card_time_s;
-        d["restructured_card_time_low_s"] = cd.restructured_card_time_low_s;
-        d["restructured_card_time_high_s"] = cd.restructured_card_time_high_s;
-        d["restructured_fpga_total_s"] = cd.restructured_fpga_total_s;
-        d["restructured_op_speedup"] = cd.restructured_op_speedup;
-        d["restructured_op_speedup_low"] = cd.restructured_op_speedup_low;
-        d["restructured_op_speedup_high"] = cd.restructured_op_speedup_high;
-        d["restructured_workload_speedup"] = cd.restructured_workload_speedup;
-        d["scenario"] = cd.scenario;
-        cands.append(d);
-      }
-      fd["candidates"] = cands;
-      py::list rcands;
-      rank = 0;
-      for (const FpgaRegionCandidate& cd : fregions) {
-        const bool estimated = cd.estimated;
-        py::dict d;
-        d["rank"] = ++rank; d["region"] = cd.path; d["name"] = cd.name; d["depth"] = cd.depth;
-        d["estimated"] = cd.estimated;
-        d["instances"] = cd.instances; d["kernel_count"] = cd.kernel_count; d["op_count"] = cd.op_count;
-        d["top_op"] = cd.top_op; d["estimate_note"] = cd.estimate_note;
-        d["gpu_time_ns"] = cd.gpu_time_ns; d["time_share"] = cd.time_share; d["estimated_share"] = cd.estimated_share;
-        d["intensity"] = cd.intensity; d["memory_boundness"] = cd.memory_boundness;
-        d["pattern_affinity"] = cd.pattern_affinity; d["working_set_bytes"] = cd.working_set_bytes;
-        d["sram_bytes"] = cd.sram_bytes;
-        d["fits_on_chip"] = estimated ? py::object(py::bool_(cd.fits_on_chip)) : py::object(py::none());
-        d["onchip_factor"] = cd.onchip_factor; d["host_bytes_per_instance"] = cd.host_bytes_per_instance;
-        d["link_factor"] = cd.link_factor; d["score"] = cd.score;
-        d["module_calls"] = cd.module_calls; d["module_calls_counted"] = cd.module_calls_counted;
-        d["flops"] = cd.flops; d["bytes"] = cd.bytes;
-        d["random_access_bytes"] = cd.random_access_bytes; d["memory_efficiency"] = cd.memory_efficiency;
-        d["card_compute_s"] = cd.card_compute_s; d["card_memory_s"] = cd.card_memory_s;
-        d["card_latency_s"] = cd.card_latency_s; d["kept_gpu_s"] = cd.kept_gpu_s; d["card_time_s"] = cd.card_time_s;
-        d["card_time_low_s"] = cd.card_time_low_s; d["card_time_high_s"] = cd.card_time_high_s;
-        d["transfer_bytes"] = cd.transfer_bytes; d["transfer_s"] = cd.transfer_s;
-        d["transfer_low_s"] = cd.transfer_low_s; d["transfer_high_s"] = cd.transfer_high_s;
-        d["fpga_total_s"] = cd.fpga_total_s; d["fpga_total_low_s"] = cd.fpga_total_low_s;
-        d["fpga_total_high_s"] = cd.fpga_total_high_s;
-        d["region_speedup"] = cd.region_speedup; d["region_speedup_low"] = cd.region_speedup_low;
-        d["region_speedup_high"] = cd.region_speedup_high;
-        d["workload_speedup"] = cd.workload_speedup; d["workload_speedup_low"] = cd.workload_speedup_low;
-        d["workload_speedup_high"] = cd.workload_speedup_high;
-        d["restructured_card_time_s"] = cd.restructured_card_time_s;
-        d["restructured_card_time_low_s"] = cd.restructured_card_time_low_s;
-        d["restructured_card_time_high_s"] = cd.restructured_card_time_high_s;
-        d["restructured_fpga_total_s"] = cd.restructured_fpga_total_s;
-        d["restructured_region_speedup"] = cd.restructured_region_speedup;
-        d["restructured_region_speedup_low"] = cd.restructured_region_speedup_low;
-        d["restructured_region_speedup_high"] = cd.restructured_region_speedup_high;
-        d["scenario"] = cd.scenario;
-        rcands.append(d);
-      }
-      fd["regions"] = rcands;
-      out["fpga"] = fd;
-      return out;
-    }, py::arg("store"), py::arg("ceilings") = py::none(), py::arg("target") = "alveo-u55c",
-       py::arg("workload_ns") = 0.0, py::arg("inputs_cross_link") = true, py::arg("tiny_bytes") = 64 * 1024,
-       py::arg("tiny_flood_count") = 1000, py::arg("latency_kernel_ns") = 5000, py::arg("top_buffers") = 20,
-       py::arg("region_rows") = "path");
+          md["devices"] = devs;
+          py::list largest;
+          for (const BufferInfo& b : mr.largest) {
+            py::dict d;
+            d["bytes"] = b.bytes;
+            d["address"] = b.address;
+            d["alloc_ns"] = b.alloc_ns;
+            d["free_ns"] = b.free_ns == kNone64 ? py::object(py::none()) : py::object(py::int_(b.free_ns));
+            d["device_id"] = b.device_id;
+            d["thread_id"] = b.thread_id;
+            // The region path ("outer > inner"), as the per-region rows name it.
+            const uint32_t bp = paths.path_of(b.region_index);
+            d["region"] = bp != kNone32 ? py::object(py::str(paths.path(bp))) : py::object(py::none());
+            d["api_call"] =
+                b.api_index < store.api_calls.size()
+                    ? py::object(py::str(store.strings.get(store.api_function_of(store.api_calls[b.api_index]).name)))
+                    : py::object(py::none());
+            largest.append(d);
+          }
+          md["largest"] = largest;
+          py::list regs;
+          for (const RegionMemory& rm : mr.regions) {
+            py::dict d;
+            d["region"] = store.strings.get(store.regions[rm.region_index].name);
+            d["index"] = rm.region_index;
+            d["path"] = instance_path(rm.region_index);
+            d["in_use_at_start_bytes"] = rm.in_use_at_start_bytes;
+            d["peak_in_use_bytes"] = rm.peak_in_use_bytes;
+            d["allocated_bytes"] = rm.allocated_bytes;
+            d["freed_bytes"] = rm.freed_bytes;
+            d["allocations"] = rm.allocations;
+            d["frees"] = rm.frees;
+            regs.append(d);
+          }
+          for (const RegionPathMemory& pm : mr.region_paths) {
+            py::dict d;
+            path_keys(d, pm.path);
+            d["path_index"] = pm.path;
+            d["peak_in_use_bytes"] = pm.peak_in_use_bytes;
+            d["peak_region_index"] = pm.peak_region_index;
+            d["in_use_at_start_bytes"] = pm.in_use_at_start_bytes;
+            d["allocated_bytes"] = pm.allocated_bytes;
+            d["freed_bytes"] = pm.freed_bytes;
+            d["allocations"] = pm.allocations;
+            d["frees"] = pm.frees;
+            regs.append(d);
+          }
+          md["regions"] = regs;
+          out["memory"] = md;
+          // Devices: one row per device and the load balance (docs/roofline.md, "Several GPUs").
+          // Each row's ceilings are its device's table ceilings; a measured or user link peak
+          // replaces every device's (as for the transfers), and the first device also takes every
+          // value the roofline's ceilings `c` give (measured where calibrated, or the user's).
+          {
+            py::dict dd, bal;
+            py::list drows;
+            for (std::size_t i = 0; i < dvr.devices.size(); ++i) {
+              const DeviceRow& r = dvr.devices[i];
+              py::dict d, dirs, mem;
+              d["device_id"] = r.device_id;
+              d["has_record"] = r.has_record;
+              d["name"] = r.ceilings.device_name;
+              d["ceilings"] = ceilings_dict(a.device_ceilings[i]);
+              d["kernel_count"] = r.kernel_count;
+              d["kernel_time_ns"] = r.kernel_time_ns;
+              d["kernel_busy_ns"] = r.kernel_busy_ns;
+              d["copy_count"] = r.copy_count;
+              d["copy_bytes"] = r.copy_bytes;
+              d["copy_busy_ns"] = r.copy_busy_ns;
+              d["memset_count"] = r.memset_count;
+              d["memset_bytes"] = r.memset_bytes;
+              d["busy_ns"] = r.busy_ns;
+              d["idle_ns"] = r.idle_ns;
+              d["busy_fraction"] = r.busy_fraction;
+              d["idle_fraction"] = r.idle_fraction;
+              const bool active = r.last_end_ns > r.first_start_ns;
+              d["first_start_ns"] = active ? py::object(py::int_(r.first_start_ns)) : py::object(py::none());
+              d["last_end_ns"] = active ? py::object(py::int_(r.last_end_ns)) : py::object(py::none());
+              for (std::size_t k = 0; k < kDirectionCount; ++k) {
+                const DeviceCopyStats& st = r.by_direction[k];
+                if (st.count == 0) continue;
+                const auto dir = static_cast<Direction>(k);
+                const bool link_dir = dir == Direction::kHtoD || dir == Direction::kDtoH;
+                py::dict sd;
+                sd["count"] = st.count;
+                sd["bytes"] = st.bytes;
+                sd["busy_ns"] = st.busy_ns;
+                sd["achieved_bytes_per_s"] = st.achieved_bytes_per_s();
+                sd["link_bytes"] = st.link_bytes;
+                // None when the direction does not cross the host link or the link's peak is unknown
+                sd["link_bytes_per_s"] = link_dir && st.link_bytes_per_s > 0
+                                             ? py::object(py::float_(st.link_bytes_per_s))
+                                             : py::object(py::none());
+                sd["link_percent"] = link_dir && st.link_bytes_per_s > 0 && st.busy_ns > 0
+                                         ? py::object(py::float_(st.link_percent()))
+                                         : py::object(py::none());
+                dirs[direction_name(dir)] = sd;
+              }
+              d["directions"] = dirs;
+              if (r.has_memory) {
+                mem["peak_in_use_bytes"] = r.memory_peak_bytes;
+                mem["peak_ns"] = r.memory_peak_ns;
+                mem["final_in_use_bytes"] = r.memory_final_bytes;
+                d["memory"] = mem;
+              } else {
+                d["memory"] = py::none();
+              }
+              py::list threads;
+              for (const DeviceThread& t : r.threads) {
+                py::dict td2;
+                td2["thread_id"] = t.thread_id;
+                td2["kernel_count"] = t.kernel_count;
+                td2["kernel_time_ns"] = t.kernel_time_ns;
+                threads.append(td2);
+              }
+              d["threads"] = threads;
+              drows.append(d);
+            }
+            const LoadBalance& b = dvr.balance;
+            bal["device_count"] = b.device_count;
+            bal["active_devices"] = b.active_devices;
+            bal["max_busy_ns"] = b.max_busy_ns;
+            bal["min_busy_ns"] = b.min_busy_ns;
+            bal["mean_busy_ns"] = b.mean_busy_ns;
+            bal["imbalance"] = b.mean_busy_ns > 0 ? py::object(py::float_(b.imbalance)) : py::object(py::none());
+            bal["slowest_device"] =
+                b.slowest_device == kNone32 ? py::object(py::none()) : py::object(py::int_(b.slowest_device));
+            bal["least_busy_device"] =
+                b.least_busy_device == kNone32 ? py::object(py::none()) : py::object(py::int_(b.least_busy_device));
+            bal["spread_ns"] = b.spread_ns;
+            bal["spread_fraction"] = b.spread_fraction;
+            dd["wall_ns"] = dvr.wall_ns;
+            dd["rows"] = drows;
+            dd["balance"] = bal;
+            out["devices"] = dd;
+          }
+          // Roofline
+          py::dict rd;
+          rd["trace"] = point_dict(rr.trace, py::dict());
+          py::list ops, regions, names;
+          for (std::size_t o = 0; o < rr.ops.size(); ++o) {
+            py::dict d;
+            d["op"] = in.ops[o].name;
+            d["module"] = in.ops[o].module;
+            d["pattern"] = hlo::access_pattern_name(in.ops[o].pattern);
+            d["source"] = in.sources[o];
+            d["category"] = in.categories[o];
+            d["cost_known"] = in.ops[o].cost_known;
+            // Where its FLOPs and bytes come from: the cost rules, the custom kernel's own metadata,
+            // or (no rule) the counters where they measured it (its measured_* columns), else its
+            // operands and results only: a lower bound of the bytes, FLOPs unknown.
+            d["cost_basis"] = cost_basis_name(in.ops[o], rr.ops[o]);
+            ops.append(point_dict(rr.ops[o], d));
+          }
+          for (std::size_t g = 0; g < rr.regions.size(); ++g) {
+            py::dict d;
+            d["region"] = store.strings.get(store.regions[g].name);
+            d["index"] = g;
+            d["path"] = instance_path(static_cast<uint32_t>(g));
+            regions.append(point_dict(rr.regions[g], d));
+          }
+          for (uint32_t p = 0; p < rr.region_paths.size(); ++p) {
+            py::dict d;
+            path_keys(d, p);
+            d["path_index"] = p;
+            regions.append(point_dict(rr.region_paths[p], d));
+          }
+          for (std::size_t k = 0; k < rr.kernel_names.size(); ++k) {
+            py::dict d;
+            d["kernel"] = store.strings.get(rr.kernel_names[k]);
+            names.append(point_dict(rr.by_kernel_name[k], d));
+          }
+          rd["ops"] = ops;
+          rd["regions"] = regions;
+          rd["kernels"] = names;
+          rd["unattributed_kernels"] = rr.unattributed_kernels;
+          rd["unattributed_ns"] = rr.unattributed_ns;
+          out["roofline"] = rd;
+          // FPGA
+          py::dict fd;
+          fd["target"] = target_dict(fr.target);
+          fd["workload_ns"] = fr.workload_ns;
+          fd["gpu_kernel_ns"] = fr.gpu_kernel_ns;
+          fd["combined_speedup"] = fr.combined_speedup;
+          fd["combined_count"] = fr.combined_count;
+          fd["combined_speedup_low"] = fr.combined_speedup_low;
+          fd["combined_speedup_high"] = fr.combined_speedup_high;
+          fd["restructured_combined_speedup"] = fr.restructured_combined_speedup;
+          fd["restructured_combined_count"] = fr.restructured_combined_count;
+          fd["not_estimated_count"] = fr.not_estimated_count;
+          fd["not_estimated_gpu_ns"] = fr.not_estimated_gpu_ns;
+          fd["bounded_count"] = fr.bounded_count;
+          fd["ruled_out_count"] = fr.ruled_out_count;
+          fd["ruled_out_gpu_ns"] = fr.ruled_out_gpu_ns;
+          py::list cands;
+          uint32_t rank = 0;
+          for (const FpgaCandidate& cd : fr.candidates) {
+            py::dict d;
+            d["rank"] = ++rank;
+            d["op"] = cd.name;
+            d["module"] = cd.module;
+            d["source"] = in.sources[cd.op_index];
+            d["pattern"] = hlo::access_pattern_name(cd.pattern);
+            d["precision"] = precision_name(cd.precision);
+            d["executions"] = cd.executions;
+            d["kernel_count"] = cd.kernel_count;
+            d["cost_known"] = cd.cost_known;
+            d["estimate_note"] = cd.estimate_note;
+            d["estimate_basis"] =
+                cd.estimate_basis.empty() ? py::object(py::none()) : py::object(py::str(cd.estimate_basis));
+            d["measured_coverage"] = cd.estimate_basis == "measured bound"
+                                         ? py::object(py::float_(cd.measured_coverage))
+                                         : py::object(py::none());
+            d["measured_traffic_ratio"] = cd.measured_traffic_ratio > 0
+                                              ? py::object(py::float_(cd.measured_traffic_ratio))
+                                              : py::object(py::none());
+            d["gpu_time_ns"] = cd.gpu_time_ns;
+            d["time_share"] = cd.time_share;
+            d["intensity"] = cd.intensity;
+            d["ridge"] = cd.ridge;
+            d["memory_boundness"] = cd.memory_boundness;
+            d["pattern_affinity"] = cd.pattern_affinity;
+            d["working_set_bytes"] = cd.working_set_bytes;
+            d["sram_bytes"] = cd.sram_bytes;
+            d["fits_on_chip"] = cd.cost_known ? py::object(py::bool_(cd.fits_on_chip)) : py::object(py::none());
+            d["onchip_factor"] = cd.onchip_factor;
+            d["host_bytes_per_call"] = cd.host_bytes_per_call;
+            d["link_factor"] = cd.link_factor;
+            d["score"] = cd.score;
+            d["flops"] = cd.flops;
+            d["bytes"] = cd.bytes;
+            d["stream_bytes"] = cd.stream_bytes;
+            d["random_bytes"] = cd.random_bytes;
+            d["memory_efficiency"] = cd.memory_efficiency;
+            d["card_limit"] = cd.card_limit;
+            d["card_compute_s"] = cd.card_compute_s;
+            d["card_memory_s"] = cd.card_memory_s;
+            d["card_latency_s"] = cd.card_latency_s;
+            d["card_time_s"] = cd.card_time_s;
+            d["card_time_low_s"] = cd.card_time_low_s;
+            d["card_time_high_s"] = cd.card_time_high_s;
+            d["transfer_bytes"] = cd.transfer_bytes;
+            d["transfer_s"] = cd.transfer_s;
+            d["transfer_low_s"] = cd.transfer_low_s;
+            d["transfer_high_s"] = cd.transfer_high_s;
+            d["fpga_total_s"] = cd.fpga_total_s;
+            d["fpga_total_low_s"] = cd.fpga_total_low_s;
+            d["fpga_total_high_s"] = cd.fpga_total_high_s;
+            d["op_speedup"] = cd.op_speedup;
+            d["op_speedup_low"] = cd.op_speedup_low;
+            d["op_speedup_high"] = cd.op_speedup_high;
+            d["workload_speedup"] = cd.workload_speedup;
+            d["workload_speedup_low"] = cd.workload_speedup_low;
+            d["workload_speedup_high"] = cd.workload_speedup_high;
+            d["restructured_bytes"] = cd.restructured_bytes;
+            d["restructured_onchip"] =
+                cd.cost_known ? py::object(py::bool_(cd.restructured_onchip)) : py::object(py::none());
+            d["restructured_card_time_s"] = cd.restructured_card_time_s;
+            d["restructured_card_time_low_s"] = cd.restructured_card_time_low_s;
+            d["restructured_card_time_high_s"] = cd.restructured_card_time_high_s;
+            d["restructured_fpga_total_s"] = cd.restructured_fpga_total_s;
+            d["restructured_op_speedup"] = cd.restructured_op_speedup;
+            d["restructured_op_speedup_low"] = cd.restructured_op_speedup_low;
+            d["restructured_op_speedup_high"] = cd.restructured_op_speedup_high;
+            d["restructured_workload_speedup"] = cd.restructured_workload_speedup;
+            d["scenario"] = cd.scenario;
+            cands.append(d);
+          }
+          fd["candidates"] = cands;
+          py::list rcands;
+          rank = 0;
+          for (const FpgaRegionCandidate& cd : fregions) {
+            const bool estimated = cd.estimated;
+            py::dict d;
+            d["rank"] = ++rank;
+            d["region"] = cd.path;
+            d["name"] = cd.name;
+            d["depth"] = cd.depth;
+            d["estimated"] = cd.estimated;
+            d["instances"] = cd.instances;
+            d["kernel_count"] = cd.kernel_count;
+            d["op_count"] = cd.op_count;
+            d["top_op"] = cd.top_op;
+            d["estimate_note"] = cd.estimate_note;
+            d["gpu_time_ns"] = cd.gpu_time_ns;
+            d["time_share"] = cd.time_share;
+            d["estimated_share"] = cd.estimated_share;
+            d["intensity"] = cd.intensity;
+            d["memory_boundness"] = cd.memory_boundness;
+            d["pattern_affinity"] = cd.pattern_affinity;
+            d["working_set_bytes"] = cd.working_set_bytes;
+            d["sram_bytes"] = cd.sram_bytes;
+            d["fits_on_chip"] = estimated ? py::object(py::bool_(cd.fits_on_chip)) : py::object(py::none());
+            d["onchip_factor"] = cd.onchip_factor;
+            d["host_bytes_per_instance"] = cd.host_bytes_per_instance;
+            d["link_factor"] = cd.link_factor;
+            d["score"] = cd.score;
+            d["module_calls"] = cd.module_calls;
+            d["module_calls_counted"] = cd.module_calls_counted;
+            d["flops"] = cd.flops;
+            d["bytes"] = cd.bytes;
+            d["random_access_bytes"] = cd.random_access_bytes;
+            d["memory_efficiency"] = cd.memory_efficiency;
+            d["card_compute_s"] = cd.card_compute_s;
+            d["card_memory_s"] = cd.card_memory_s;
+            d["card_latency_s"] = cd.card_latency_s;
+            d["kept_gpu_s"] = cd.kept_gpu_s;
+            d["card_time_s"] = cd.card_time_s;
+            d["card_time_low_s"] = cd.card_time_low_s;
+            d["card_time_high_s"] = cd.card_time_high_s;
+            d["transfer_bytes"] = cd.transfer_bytes;
+            d["transfer_s"] = cd.transfer_s;
+            d["transfer_low_s"] = cd.transfer_low_s;
+            d["transfer_high_s"] = cd.transfer_high_s;
+            d["fpga_total_s"] = cd.fpga_total_s;
+            d["fpga_total_low_s"] = cd.fpga_total_low_s;
+            d["fpga_total_high_s"] = cd.fpga_total_high_s;
+            d["region_speedup"] = cd.region_speedup;
+            d["region_speedup_low"] = cd.region_speedup_low;
+            d["region_speedup_high"] = cd.region_speedup_high;
+            d["workload_speedup"] = cd.workload_speedup;
+            d["workload_speedup_low"] = cd.workload_speedup_low;
+            d["workload_speedup_high"] = cd.workload_speedup_high;
+            d["restructured_card_time_s"] = cd.restructured_card_time_s;
+            d["restructured_card_time_low_s"] = cd.restructured_card_time_low_s;
+            d["restructured_card_time_high_s"] = cd.restructured_card_time_high_s;
+            d["restructured_fpga_total_s"] = cd.restructured_fpga_total_s;
+            d["restructured_region_speedup"] = cd.restructured_region_speedup;
+            d["restructured_region_speedup_low"] = cd.restructured_region_speedup_low;
+            d["restructured_region_speedup_high"] = cd.restructured_region_speedup_high;
+            d["scenario"] = cd.scenario;
+            rcands.append(d);
+          }
+          fd["regions"] = rcands;
+          out["fpga"] = fd;
+          // Trace totals the reports show (docs/architecture.md, "The analysis result"): busy-time
+          // unions, per region path GPU time, kernels by name, per-device DRAM peaks.
+          const GpuBusyTime& b = a.busy;
+          py::dict totals;
+          totals["kernel_count"] = b.kernel_count;
+          totals["kernel_time_ns"] = b.kernel_time_ns;
+          totals["kernel_busy_ns"] = b.kernel_busy_ns;
+          totals["copy_count"] = b.copy_count;
+          totals["copy_bytes"] = b.copy_bytes;
+          totals["copy_busy_ns"] = b.copy_busy_ns;
+          totals["memset_count"] = b.memset_count;
+          totals["memset_busy_ns"] = b.memset_busy_ns;
+          totals["gpu_busy_ns"] = b.busy_ns;
+          out["totals"] = totals;
+          py::list prows;
+          for (uint32_t p = 0; p < paths.size(); ++p) {
+            const RegionPathGpuTime& g = a.region_path_gpu[p];
+            py::dict d;
+            d["path_index"] = p;
+            path_keys(d, p);
+            d["parent"] = paths.parent(p) == kNone32 ? py::object(py::none()) : py::object(py::int_(paths.parent(p)));
+            d["kernel_count"] = g.kernel_count;
+            d["kernel_ns"] = g.kernel_ns;
+            d["copy_count"] = g.copy_count;
+            d["copy_ns"] = g.copy_ns;
+            d["memset_count"] = g.memset_count;
+            d["memset_ns"] = g.memset_ns;
+            d["gpu_ns"] = g.gpu_ns();
+            prows.append(d);
+          }
+          out["region_paths"] = prows;
+          py::list path_of;
+          for (uint32_t i = 0; i < paths.region_count(); ++i) path_of.append(paths.path_of(i));
+          out["region_path_of"] = path_of;
+          py::list knames;
+          for (const KernelNameStats& k : a.kernels_by_name) {
+            py::dict d;
+            d["kernel"] = store.strings.get(k.name);
+            d["count"] = k.count;
+            d["total_ns"] = k.total_ns;
+            d["min_ns"] = k.min_ns;
+            d["max_ns"] = k.max_ns;
+            knames.append(d);
+          }
+          out["kernels_by_name"] = knames;
+          out["device_dram_bytes_per_s"] = a.device_dram_bytes_per_s;
+          if (with_attribution) out["attribution"] = std::make_shared<AttributionResult>(std::move(a.attribution));
+          return out;
+        },
+        py::arg("store"), py::arg("ceilings") = py::none(), py::arg("target") = "alveo-u55c",
+        py::arg("workload_ns") = 0.0, py::arg("inputs_cross_link") = true, py::arg("tiny_bytes") = 64 * 1024,
+        py::arg("tiny_flood_count") = 1000, py::arg("latency_kernel_ns") = 5000, py::arg("top_buffers") = 20,
+        py::arg("region_rows") = "path", py::arg("with_attribution") = false);
   }
 }

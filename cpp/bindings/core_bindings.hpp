@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "fpgaprof/capture.hpp"
 #include "fpgaprof/correlate.hpp"
+#include "fpgaprof/cupti/capture.hpp"
 #include "fpgaprof/error.hpp"
 #include "fpgaprof/record_schema.hpp"
 #include "fpgaprof/trace_file.hpp"
@@ -62,19 +62,25 @@ inline void bind_errors(py::module_& m) {
       PyErr_SetString(cls.ptr(), e.what());
     }
   });
-  m.def("_raise_error", [](const std::string& kind, const std::string& message) {
-    // For tests of the translation: raises Error(kind, message) from C++.
-    static const std::pair<const char*, ErrorKind> kinds[] = {
-        {"internal", ErrorKind::kInternal},          {"invalid_argument", ErrorKind::kInvalidArgument},
-        {"cupti_unavailable", ErrorKind::kCuptiUnavailable}, {"profiler_conflict", ErrorKind::kProfilerConflict},
-        {"trace_format", ErrorKind::kTraceFormat},   {"hlo_parse", ErrorKind::kHloParse},
-        {"io", ErrorKind::kIo},                      {"state", ErrorKind::kState},
-        {"counters", ErrorKind::kCounters}};
-    for (const auto& [name, k] : kinds) {
-      if (kind == name) throw Error(k, message);
-    }
-    throw Error(ErrorKind::kInvalidArgument, "unknown error kind '" + kind + "'");
-  }, py::arg("kind"), py::arg("message"));
+  m.def(
+      "_raise_error",
+      [](const std::string& kind, const std::string& message) {
+        // For tests of the translation: raises Error(kind, message) from C++.
+        static const std::pair<const char*, ErrorKind> kinds[] = {{"internal", ErrorKind::kInternal},
+                                                                  {"invalid_argument", ErrorKind::kInvalidArgument},
+                                                                  {"cupti_unavailable", ErrorKind::kCuptiUnavailable},
+                                                                  {"profiler_conflict", ErrorKind::kProfilerConflict},
+                                                                  {"trace_format", ErrorKind::kTraceFormat},
+                                                                  {"hlo_parse", ErrorKind::kHloParse},
+                                                                  {"io", ErrorKind::kIo},
+                                                                  {"state", ErrorKind::kState},
+                                                                  {"counters", ErrorKind::kCounters}};
+        for (const auto& [name, k] : kinds) {
+          if (kind == name) throw Error(k, message);
+        }
+        throw Error(ErrorKind::kInvalidArgument, "unknown error kind '" + kind + "'");
+      },
+      py::arg("kind"), py::arg("message"));
 }
 
 // ---- records and tables ---------------------------------------------------------------
@@ -119,7 +125,9 @@ struct Joined<KernelRecord> {
   static constexpr const char* kIndexField = "launch_config";
   static std::span<const FieldSpec<LaunchConfig>> fields() { return fields_of<LaunchConfig>(); }
   static const LaunchConfig& of(const TraceStore& s, const KernelRecord& k) { return s.launch_config_of(k); }
-  static void assign(TraceStore& s, KernelRecord& k, const LaunchConfig& c) { k.launch_config = s.intern_launch_config(c); }
+  static void assign(TraceStore& s, KernelRecord& k, const LaunchConfig& c) {
+    k.launch_config = s.intern_launch_config(c);
+  }
 };
 
 template <>
@@ -182,11 +190,14 @@ py::array column_of(const TraceStore& s, std::size_t n, const RowAt& row_at, con
   auto raw = [&](std::size_t i) { return f.get(row_at(i)); };
   switch (f.type) {
     case FieldType::kU64: return numeric_column<uint64_t>(n, raw);
-    case FieldType::kU32: return numeric_column<uint32_t>(n, [&](std::size_t i) { return static_cast<uint32_t>(raw(i)); });
-    case FieldType::kU16: return numeric_column<uint16_t>(n, [&](std::size_t i) { return static_cast<uint16_t>(raw(i)); });
+    case FieldType::kU32:
+      return numeric_column<uint32_t>(n, [&](std::size_t i) { return static_cast<uint32_t>(raw(i)); });
+    case FieldType::kU16:
+      return numeric_column<uint16_t>(n, [&](std::size_t i) { return static_cast<uint16_t>(raw(i)); });
     case FieldType::kU8: return numeric_column<uint8_t>(n, [&](std::size_t i) { return static_cast<uint8_t>(raw(i)); });
     case FieldType::kBool: return numeric_column<bool>(n, [&](std::size_t i) { return raw(i) != 0; });
-    case FieldType::kF64: return numeric_column<double>(n, [&](std::size_t i) { return std::bit_cast<double>(raw(i)); });
+    case FieldType::kF64:
+      return numeric_column<double>(n, [&](std::size_t i) { return std::bit_cast<double>(raw(i)); });
     case FieldType::kEnum: {
       std::vector<py::object> names;
       for (const char* name : f.enum_names) names.push_back(py::str(name));
@@ -209,12 +220,14 @@ py::array column_of(const TraceStore& s, std::size_t n, const RowAt& row_at, con
 
 template <class R>
 py::array column(const TraceStore& s, const std::vector<R>& rows, const FieldSpec<R>& f) {
-  return column_of(s, rows.size(), [&](std::size_t i) -> const R& { return rows[i]; }, f);
+  return column_of(
+      s, rows.size(), [&](std::size_t i) -> const R& { return rows[i]; }, f);
 }
 
 // Column of a joined field (see Joined) over every record of `rows`.
 template <class R>
-py::array joined_column(const TraceStore& s, const std::vector<R>& rows, const FieldSpec<typename Joined<R>::Target>& f) {
+py::array joined_column(const TraceStore& s, const std::vector<R>& rows,
+                        const FieldSpec<typename Joined<R>::Target>& f) {
   return column_of(
       s, rows.size(), [&](std::size_t i) -> const typename Joined<R>::Target& { return Joined<R>::of(s, rows[i]); }, f);
 }
@@ -250,13 +263,15 @@ void set_field_checked(TraceStore& s, const FieldSpec<R>& f, R& r, const py::han
       v = s.strings.intern(value.cast<std::string>());
     } else {
       v = value.cast<uint64_t>();
-      if (v >= s.strings.size()) throw Error(ErrorKind::kInvalidArgument, std::string(f.name) + ": string id out of range");
+      if (v >= s.strings.size())
+        throw Error(ErrorKind::kInvalidArgument, std::string(f.name) + ": string id out of range");
     }
   } else if (f.type == FieldType::kEnum && py::isinstance<py::str>(value)) {
     const std::string name = value.cast<std::string>();
     std::size_t k = 0;
     while (k < f.enum_names.size() && name != f.enum_names[k]) ++k;
-    if (k == f.enum_names.size()) throw Error(ErrorKind::kInvalidArgument, std::string(f.name) + ": unknown value '" + name + "'");
+    if (k == f.enum_names.size())
+      throw Error(ErrorKind::kInvalidArgument, std::string(f.name) + ": unknown value '" + name + "'");
     v = k;
   } else if (f.type == FieldType::kF64) {
     v = std::bit_cast<uint64_t>(value.cast<double>());
@@ -266,8 +281,8 @@ void set_field_checked(TraceStore& s, const FieldSpec<R>& f, R& r, const py::han
     v = value.cast<uint64_t>();
   }
   if (v > f.max_value) {
-    throw Error(ErrorKind::kInvalidArgument, std::string(f.name) + " = " + std::to_string(v) + " is out of range (max " +
-                                                 std::to_string(f.max_value) + ")");
+    throw Error(ErrorKind::kInvalidArgument, std::string(f.name) + " = " + std::to_string(v) +
+                                                 " is out of range (max " + std::to_string(f.max_value) + ")");
   }
   f.set(r, v);
 }
@@ -289,20 +304,19 @@ void bind_table(py::module_& m, py::class_<TraceStore, StorePtr>& store_cls, con
   if constexpr (Joined<R>::kPresent) {
     for (const auto& f : Joined<R>::fields()) {
       const auto* fp = &f;
-      row.def_property_readonly(f.name, [fp](const RowT& r) {
-        return field_value(*r.store, *fp, Joined<R>::of(*r.store, r.get()));
-      });
+      row.def_property_readonly(
+          f.name, [fp](const RowT& r) { return field_value(*r.store, *fp, Joined<R>::of(*r.store, r.get())); });
     }
   }
   if constexpr (requires(const R& r) { r.duration_ns(); }) {
     row.def_property_readonly("duration_ns", [](const RowT& r) { return r.get().duration_ns(); });
   }
   row.def_property_readonly("index", [](const RowT& r) { return r.index; });
-  row.def("to_dict", [spec](const RowT& r) { return row_dict(r, spec.fields); },
-          "Every field as a dict (strings resolved, enums as names).");
-  row.def("__eq__", [spec](const RowT& a, const RowT& b) {
-    return row_dict(a, spec.fields).equal(row_dict(b, spec.fields));
-  });
+  row.def(
+      "to_dict", [spec](const RowT& r) { return row_dict(r, spec.fields); },
+      "Every field as a dict (strings resolved, enums as names).");
+  row.def("__eq__",
+          [spec](const RowT& a, const RowT& b) { return row_dict(a, spec.fields).equal(row_dict(b, spec.fields)); });
   row.def("__repr__", [spec, row_name](const RowT& r) {
     std::string out = row_name + "(";
     bool first = true;
@@ -323,50 +337,58 @@ void bind_table(py::module_& m, py::class_<TraceStore, StorePtr>& store_cls, con
       });
   py::class_<TableT>(m, table_name.c_str())
       .def("__len__", [](const TableT& t) { return t.rows().size(); })
-      .def("__getitem__", [](const TableT& t, py::ssize_t i) {
-        const auto n = static_cast<py::ssize_t>(t.rows().size());
-        if (i < 0) i += n;
-        if (i < 0 || i >= n) throw py::index_error("record index out of range");
-        return RowT{t.store, t.spec.member, static_cast<std::size_t>(i)};
-      })
-      .def("__iter__", [](const TableT& t) { return TableIterator<R>{t, 0}; })
+      .def("__getitem__",
+           [](const TableT& t, py::ssize_t i) {
+             const auto n = static_cast<py::ssize_t>(t.rows().size());
+             if (i < 0) i += n;
+             if (i < 0 || i >= n) throw py::index_error("record index out of range");
+             return RowT{t.store, t.spec.member, static_cast<std::size_t>(i)};
+           })
+      .def("__iter__",
+           [](const TableT& t) {
+             return TableIterator<R>{t, 0};
+           })
       .def_property_readonly("name", [](const TableT& t) { return t.spec.name; })
-      .def_property_readonly("field_names", [](const TableT& t) {
-        std::vector<std::string> names;
-        for (const FieldSpec<R>& f : t.spec.fields) names.emplace_back(f.name);
-        if constexpr (Joined<R>::kPresent) {
-          for (const auto& f : Joined<R>::fields()) names.emplace_back(f.name);
-        }
-        return names;
-      })
-      .def("columns", [](const TableT& t, std::vector<std::string> names) {
-        // One pass per column straight into numpy memory.
-        py::dict out;
-        const TraceStore& s = *t.store;
-        if (names.empty()) {
-          for (const FieldSpec<R>& f : t.spec.fields) out[f.name] = column(s, t.rows(), f);
-          if constexpr (Joined<R>::kPresent) {
-            for (const auto& f : Joined<R>::fields()) out[f.name] = joined_column(s, t.rows(), f);
-          }
-          return out;
-        }
-        for (const std::string& name : names) {
-          if (const FieldSpec<R>* f = find_field(t.spec.fields, name)) {
-            out[f->name] = column(s, t.rows(), *f);
-            continue;
-          }
-          if constexpr (Joined<R>::kPresent) {
-            if (const auto* f = find_field(Joined<R>::fields(), name)) {
-              out[f->name] = joined_column(s, t.rows(), *f);
-              continue;
+      .def_property_readonly("field_names",
+                             [](const TableT& t) {
+                               std::vector<std::string> names;
+                               for (const FieldSpec<R>& f : t.spec.fields) names.emplace_back(f.name);
+                               if constexpr (Joined<R>::kPresent) {
+                                 for (const auto& f : Joined<R>::fields()) names.emplace_back(f.name);
+                               }
+                               return names;
+                             })
+      .def(
+          "columns",
+          [](const TableT& t, std::vector<std::string> names) {
+            // One pass per column straight into numpy memory.
+            py::dict out;
+            const TraceStore& s = *t.store;
+            if (names.empty()) {
+              for (const FieldSpec<R>& f : t.spec.fields) out[f.name] = column(s, t.rows(), f);
+              if constexpr (Joined<R>::kPresent) {
+                for (const auto& f : Joined<R>::fields()) out[f.name] = joined_column(s, t.rows(), f);
+              }
+              return out;
             }
-          }
-          throw Error(ErrorKind::kInvalidArgument, std::string(t.spec.name) + " has no field '" + name + "'");
-        }
-        return out;
-      }, py::arg("names") = std::vector<std::string>(),
-         "Columns as numpy arrays, {field: array}: integers/floats/bools with the C++ types, string "
-         "fields as str (object arrays), enums as their names. `names` picks fields.")
+            for (const std::string& name : names) {
+              if (const FieldSpec<R>* f = find_field(t.spec.fields, name)) {
+                out[f->name] = column(s, t.rows(), *f);
+                continue;
+              }
+              if constexpr (Joined<R>::kPresent) {
+                if (const auto* f = find_field(Joined<R>::fields(), name)) {
+                  out[f->name] = joined_column(s, t.rows(), *f);
+                  continue;
+                }
+              }
+              throw Error(ErrorKind::kInvalidArgument, std::string(t.spec.name) + " has no field '" + name + "'");
+            }
+            return out;
+          },
+          py::arg("names") = std::vector<std::string>(),
+          "Columns as numpy arrays, {field: array}: integers/floats/bools with the C++ types, string "
+          "fields as str (object arrays), enums as their names. `names` picks fields.")
       .def("__repr__", [](const TableT& t) {
         return "<" + std::string(t.spec.name) + ": " + std::to_string(t.rows().size()) + " records>";
       });
@@ -395,20 +417,34 @@ inline py::dict meta_dict(const TraceMeta& m) {
 inline void set_meta(TraceMeta& m, const py::kwargs& kw) {
   for (const auto& [key, value] : kw) {
     const std::string k = py::str(key);
-    if (k == "start_ns") m.start_ns = value.cast<uint64_t>();
-    else if (k == "end_ns") m.end_ns = value.cast<uint64_t>();
-    else if (k == "dropped_records") m.dropped_records = value.cast<uint64_t>();
-    else if (k == "incomplete_records") m.incomplete_records = value.cast<uint64_t>();
-    else if (k == "driver_version") m.driver_version = value.cast<uint32_t>();
-    else if (k == "cupti_version") m.cupti_version = value.cast<uint32_t>();
-    else if (k == "cupti_path") m.cupti_path = value.cast<std::string>();
-    else if (k == "clock") m.clock = value.cast<std::string>();
-    else if (k == "gpu_available") m.gpu_available = value.cast<bool>();
-    else if (k == "unavailable_reason") m.unavailable_reason = value.cast<std::string>();
-    else if (k == "command_buffers_disabled") m.command_buffers_disabled = value.cast<bool>();
-    else if (k == "fpgaprof_version") m.fpgaprof_version = value.cast<std::string>();
-    else if (k == "warnings") m.warnings = value.cast<std::vector<std::string>>();
-    else throw Error(ErrorKind::kInvalidArgument, "TraceMeta has no field '" + k + "'");
+    if (k == "start_ns")
+      m.start_ns = value.cast<uint64_t>();
+    else if (k == "end_ns")
+      m.end_ns = value.cast<uint64_t>();
+    else if (k == "dropped_records")
+      m.dropped_records = value.cast<uint64_t>();
+    else if (k == "incomplete_records")
+      m.incomplete_records = value.cast<uint64_t>();
+    else if (k == "driver_version")
+      m.driver_version = value.cast<uint32_t>();
+    else if (k == "cupti_version")
+      m.cupti_version = value.cast<uint32_t>();
+    else if (k == "cupti_path")
+      m.cupti_path = value.cast<std::string>();
+    else if (k == "clock")
+      m.clock = value.cast<std::string>();
+    else if (k == "gpu_available")
+      m.gpu_available = value.cast<bool>();
+    else if (k == "unavailable_reason")
+      m.unavailable_reason = value.cast<std::string>();
+    else if (k == "command_buffers_disabled")
+      m.command_buffers_disabled = value.cast<bool>();
+    else if (k == "fpgaprof_version")
+      m.fpgaprof_version = value.cast<std::string>();
+    else if (k == "warnings")
+      m.warnings = value.cast<std::vector<std::string>>();
+    else
+      throw Error(ErrorKind::kInvalidArgument, "TraceMeta has no field '" + k + "'");
   }
 }
 
@@ -445,36 +481,48 @@ inline void bind_device(py::module_& m) {
       .def_readwrite("pcie_link_width", &DeviceInfo::pcie_link_width)
       .def("peak_dram_bandwidth_bytes_per_s", &DeviceInfo::peak_dram_bandwidth_bytes_per_s,
            "2 x memory clock x bus width / 8, bytes/s (0 when unknown)")
-      .def("to_dict", [](const DeviceInfo& x) {
-        py::dict o;
-        o["id"] = x.id;
-        o["name"] = x.name;
-        o["uuid"] = x.uuid;
-        o["compute_capability_major"] = x.compute_capability_major;
-        o["compute_capability_minor"] = x.compute_capability_minor;
-        o["sm_count"] = x.sm_count;
-        o["core_clock_khz"] = x.core_clock_khz;
-        o["memory_clock_khz"] = x.memory_clock_khz;
-        o["memory_bus_width_bits"] = x.memory_bus_width_bits;
-        o["global_memory_bytes"] = x.global_memory_bytes;
-        o["l2_cache_bytes"] = x.l2_cache_bytes;
-        o["shared_memory_per_sm_bytes"] = x.shared_memory_per_sm_bytes;
-        o["max_threads_per_sm"] = x.max_threads_per_sm;
-        o["max_registers_per_sm"] = x.max_registers_per_sm;
-        o["pcie_generation"] = x.pcie_generation;
-        o["pcie_link_width"] = x.pcie_link_width;
-        o["peak_dram_bandwidth_bytes_per_s"] = x.peak_dram_bandwidth_bytes_per_s();
-        return o;
-      })
+      .def("to_dict",
+           [](const DeviceInfo& x) {
+             py::dict o;
+             o["id"] = x.id;
+             o["name"] = x.name;
+             o["uuid"] = x.uuid;
+             o["compute_capability_major"] = x.compute_capability_major;
+             o["compute_capability_minor"] = x.compute_capability_minor;
+             o["sm_count"] = x.sm_count;
+             o["core_clock_khz"] = x.core_clock_khz;
+             o["memory_clock_khz"] = x.memory_clock_khz;
+             o["memory_bus_width_bits"] = x.memory_bus_width_bits;
+             o["global_memory_bytes"] = x.global_memory_bytes;
+             o["l2_cache_bytes"] = x.l2_cache_bytes;
+             o["shared_memory_per_sm_bytes"] = x.shared_memory_per_sm_bytes;
+             o["max_threads_per_sm"] = x.max_threads_per_sm;
+             o["max_registers_per_sm"] = x.max_registers_per_sm;
+             o["pcie_generation"] = x.pcie_generation;
+             o["pcie_link_width"] = x.pcie_link_width;
+             o["peak_dram_bandwidth_bytes_per_s"] = x.peak_dram_bandwidth_bytes_per_s();
+             return o;
+           })
       .def("__repr__", [](const DeviceInfo& x) {
-        return "DeviceInfo(id=" + std::to_string(x.id) + ", name='" + x.name + "', cc=" +
-               std::to_string(x.compute_capability_major) + "." + std::to_string(x.compute_capability_minor) +
-               ", sm_count=" + std::to_string(x.sm_count) + ")";
+        return "DeviceInfo(id=" + std::to_string(x.id) + ", name='" + x.name +
+               "', cc=" + std::to_string(x.compute_capability_major) + "." +
+               std::to_string(x.compute_capability_minor) + ", sm_count=" + std::to_string(x.sm_count) + ")";
       });
 }
 
 inline void bind_store(py::module_& m) {
   bind_device(m);
+  // The names of the record enums, indexed by value (record_schema.hpp; the trace file keeps the
+  // values): COPY_KIND_NAMES[1] == "HtoD".
+  const auto names = [](std::span<const char* const> v) {
+    py::tuple t(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) t[i] = py::str(v[i]);
+    return t;
+  };
+  m.attr("COPY_KIND_NAMES") = names(kCopyKindNames);
+  m.attr("MEMORY_KIND_NAMES") = names(kMemoryKindNames);
+  m.attr("API_KIND_NAMES") = names(kApiKindNames);
+  m.attr("SYNC_KIND_NAMES") = names(kSyncKindNames);
   py::class_<HloModuleText>(m, "HloModuleText")
       .def(py::init([](std::string name, int64_t program_id, std::string text) {
              return HloModuleText{std::move(name), program_id, std::move(text)};
@@ -488,104 +536,127 @@ inline void bind_store(py::module_& m) {
                std::to_string(h.text.size()) + " chars)";
       });
 
-  py::class_<TraceStore, StorePtr> store(m, "TraceStore",
-                                         "Every record of one trace (owned; tables share it).");
+  py::class_<TraceStore, StorePtr> store(m, "TraceStore", "Every record of one trace (owned; tables share it).");
   store.def(py::init<>());
-  const char* const row_names[] = {"KernelRecord", "LaunchConfigRecord", "MemcpyRecord", "MemsetRecord", "AllocationRecord",
-                                          "ApiRecord", "ApiFunctionRecord", "SyncRecord", "MarkerRecord", "RegionRecord",
-                                          "OverheadRecord", "ExternalCorrelationRecord", "CounterRecord"};
+  const char* const row_names[] = {
+      "KernelRecord",   "LaunchConfigRecord",        "MemcpyRecord", "MemsetRecord", "AllocationRecord",
+      "ApiRecord",      "ApiFunctionRecord",         "SyncRecord",   "MarkerRecord", "RegionRecord",
+      "OverheadRecord", "ExternalCorrelationRecord", "CounterRecord"};
   std::size_t k = 0;
   for_each_table([&](const auto& spec) { bind_table(m, store, spec, row_names[k++]); });
   store
-      .def_property_readonly("table_names", [](const StorePtr&) {
-        std::vector<std::string> names;
-        for_each_table([&](const auto& spec) { names.emplace_back(spec.name); });
-        return names;
-      })
-      .def_property_readonly("meta", [](const StorePtr& s) { return meta_dict(s->meta); },
-                             "TraceMeta as a dict (a copy)")
-      .def("set_meta", [](const StorePtr& s, const py::kwargs& kw) { set_meta(s->meta, kw); },
-           "Sets TraceMeta fields by name (building stores in tests, adding warnings).")
+      .def_property_readonly("table_names",
+                             [](const StorePtr&) {
+                               std::vector<std::string> names;
+                               for_each_table([&](const auto& spec) { names.emplace_back(spec.name); });
+                               return names;
+                             })
+      .def_property_readonly(
+          "meta", [](const StorePtr& s) { return meta_dict(s->meta); }, "TraceMeta as a dict (a copy)")
+      .def(
+          "set_meta", [](const StorePtr& s, const py::kwargs& kw) { set_meta(s->meta, kw); },
+          "Sets TraceMeta fields by name (building stores in tests, adding warnings).")
       .def("add_warning", [](const StorePtr& s, const std::string& w) { s->meta.warnings.push_back(w); })
-      .def_property_readonly("devices", [](const StorePtr& s) { return s->devices; }, "DeviceInfo list (copies)")
+      .def_property_readonly(
+          "devices", [](const StorePtr& s) { return s->devices; }, "DeviceInfo list (copies)")
       .def("add_device", [](const StorePtr& s, const DeviceInfo& d) { s->devices.push_back(d); })
       .def_property_readonly("strings", [](const StorePtr& s) { return s->strings.all(); })
       .def_property_readonly("hlo_modules", [](const StorePtr& s) { return s->hlo_modules; })
-      .def("add_hlo_module", [](const StorePtr& s, std::string name, int64_t program_id, std::string text) {
-        s->hlo_modules.push_back({std::move(name), program_id, std::move(text)});
-      }, py::arg("name"), py::arg("program_id"), py::arg("text"))
-      .def("append", [](const StorePtr& s, const std::string& table, const py::kwargs& kw) {
-        std::size_t index = 0;
-        bool found = false;
-        for_each_table([&](const auto& spec) {
-          if (table != spec.name) return;
-          found = true;
-          auto& rows = (*s).*(spec.member);
-          using R = typename std::remove_reference_t<decltype(rows)>::value_type;
-          R rec{};
-          [[maybe_unused]] bool joined_given = false;
-          [[maybe_unused]] typename Joined<R>::Target joined{};
-          for (const auto& [key, value] : kw) {
-            const std::string k = py::str(key);
-            if (const auto* f = find_field(spec.fields, k)) {
-              set_field(*s, *f, rec, value);
-              continue;
-            }
-            if constexpr (Joined<R>::kPresent) {
-              if (const auto* f = find_field(Joined<R>::fields(), k)) {
-                set_field(*s, *f, joined, value);
-                joined_given = true;
-                continue;
+      .def(
+          "add_hlo_module",
+          [](const StorePtr& s, std::string name, int64_t program_id, std::string text) {
+            s->hlo_modules.push_back({std::move(name), program_id, std::move(text)});
+          },
+          py::arg("name"), py::arg("program_id"), py::arg("text"))
+      .def(
+          "append",
+          [](const StorePtr& s, const std::string& table, const py::kwargs& kw) {
+            std::size_t index = 0;
+            bool found = false;
+            for_each_table([&](const auto& spec) {
+              if (table != spec.name) return;
+              found = true;
+              auto& rows = (*s).*(spec.member);
+              using R = typename std::remove_reference_t<decltype(rows)>::value_type;
+              R rec{};
+              [[maybe_unused]] bool joined_given = false;
+              [[maybe_unused]] typename Joined<R>::Target joined{};
+              for (const auto& [key, value] : kw) {
+                const std::string k = py::str(key);
+                if (const auto* f = find_field(spec.fields, k)) {
+                  set_field(*s, *f, rec, value);
+                  continue;
+                }
+                if constexpr (Joined<R>::kPresent) {
+                  if (const auto* f = find_field(Joined<R>::fields(), k)) {
+                    set_field(*s, *f, joined, value);
+                    joined_given = true;
+                    continue;
+                  }
+                }
+                throw Error(ErrorKind::kInvalidArgument, table + " has no field '" + k + "'");
               }
-            }
-            throw Error(ErrorKind::kInvalidArgument, table + " has no field '" + k + "'");
-          }
-          if constexpr (Joined<R>::kPresent) {
-            if (joined_given) {
-              if (kw.contains(Joined<R>::kIndexField)) {
-                throw Error(ErrorKind::kInvalidArgument, table + ": give either " + Joined<R>::kIndexField +
-                                                             " (an index) or the fields it refers to, not both");
+              if constexpr (Joined<R>::kPresent) {
+                if (joined_given) {
+                  if (kw.contains(Joined<R>::kIndexField)) {
+                    throw Error(ErrorKind::kInvalidArgument, table + ": give either " + Joined<R>::kIndexField +
+                                                                 " (an index) or the fields it refers to, not both");
+                  }
+                  Joined<R>::assign(*s, rec, joined);
+                }
               }
-              Joined<R>::assign(*s, rec, joined);
+              rows.push_back(rec);
+              index = rows.size() - 1;
+            });
+            if (!found) throw Error(ErrorKind::kInvalidArgument, "no record table named '" + table + "'");
+            return index;
+          },
+          py::arg("table"),
+          "Appends one record to a table (fields by name; str for string fields and enum names). "
+          "For building stores in tests; returns the new record's index.")
+      .def(
+          "correlate",
+          [](const StorePtr& s) {
+            CorrelationStats st;
+            {
+              py::gil_scoped_release nogil;
+              st = correlate(*s);
             }
-          }
-          rows.push_back(rec);
-          index = rows.size() - 1;
-        });
-        if (!found) throw Error(ErrorKind::kInvalidArgument, "no record table named '" + table + "'");
-        return index;
-      }, py::arg("table"),
-         "Appends one record to a table (fields by name; str for string fields and enum names). "
-         "For building stores in tests; returns the new record's index.")
-      .def("correlate", [](const StorePtr& s) {
-        CorrelationStats st;
-        {
-          py::gil_scoped_release nogil;
-          st = correlate(*s);
-        }
-        return stats_dict(st);
-      }, "Joins records (fpgaprof/correlate.hpp); returns the unmatched counts.")
-      .def("save", [](const StorePtr& s, const std::string& path) {
-        py::gil_scoped_release nogil;
-        write_trace(*s, path);
-      }, py::arg("path"), "Writes the trace file atomically (temp file + fsync + rename).")
-      .def_static("load", [](const std::string& path) {
-        py::gil_scoped_release nogil;
-        return std::make_shared<TraceStore>(read_trace(path));
-      }, py::arg("path"))
-      .def("serialize", [](const StorePtr& s) {
-        std::string bytes;
-        {
-          py::gil_scoped_release nogil;
-          bytes = serialize_trace(*s);
-        }
-        return py::bytes(bytes);
-      })
-      .def_static("deserialize", [](const py::bytes& data, const std::string& origin) {
-        const std::string_view view(PyBytes_AS_STRING(data.ptr()), static_cast<std::size_t>(PyBytes_GET_SIZE(data.ptr())));
-        py::gil_scoped_release nogil;  // `data` stays alive: the caller holds it
-        return std::make_shared<TraceStore>(deserialize_trace(view, origin));
-      }, py::arg("data"), py::arg("origin") = "<bytes>");
+            return stats_dict(st);
+          },
+          "Joins records (fpgaprof/correlate.hpp); returns the unmatched counts.")
+      .def(
+          "save",
+          [](const StorePtr& s, const std::string& path) {
+            py::gil_scoped_release nogil;
+            write_trace(*s, path);
+          },
+          py::arg("path"), "Writes the trace file atomically (temp file + fsync + rename).")
+      .def_static(
+          "load",
+          [](const std::string& path) {
+            py::gil_scoped_release nogil;
+            return std::make_shared<TraceStore>(read_trace(path));
+          },
+          py::arg("path"))
+      .def("serialize",
+           [](const StorePtr& s) {
+             std::string bytes;
+             {
+               py::gil_scoped_release nogil;
+               bytes = serialize_trace(*s);
+             }
+             return py::bytes(bytes);
+           })
+      .def_static(
+          "deserialize",
+          [](const py::bytes& data, const std::string& origin) {
+            const std::string_view view(PyBytes_AS_STRING(data.ptr()),
+                                        static_cast<std::size_t>(PyBytes_GET_SIZE(data.ptr())));
+            py::gil_scoped_release nogil;  // `data` stays alive: the caller holds it
+            return std::make_shared<TraceStore>(deserialize_trace(view, origin));
+          },
+          py::arg("data"), py::arg("origin") = "<bytes>");
 }
 
 // ---- capture --------------------------------------------------------------------------
@@ -603,45 +674,57 @@ inline void bind_capture(py::module_& m) {
         return "CuptiStatus(library_found=" + std::string(s.library_found ? "True" : "False") + ", library_path='" +
                s.library_path + "', devices=" + std::to_string(s.devices.size()) + ", problem='" + s.problem + "')";
       });
-  m.def("probe_cupti", [] {
-    py::gil_scoped_release nogil;
-    return probe_cupti();
-  }, "What fpgaprof sees of CUPTI, the driver and the GPUs (never raises).");
+  m.def(
+      "probe_cupti",
+      [] {
+        py::gil_scoped_release nogil;
+        return probe_cupti();
+      },
+      "What fpgaprof sees of CUPTI, the driver and the GPUs (never raises).");
 
   py::class_<CaptureSession>(m, "CaptureSession")
-      .def_static("start", [](std::size_t buffer_bytes, std::size_t max_buffers, std::size_t device_buffer_bytes,
-                              bool require_gpu) {
-        CaptureOptions o;
-        o.buffer_bytes = buffer_bytes;
-        o.max_buffers = max_buffers;
-        o.device_buffer_bytes = device_buffer_bytes;
-        o.require_gpu = require_gpu;
-        py::gil_scoped_release nogil;
-        return CaptureSession::start(o);
-      }, py::arg("buffer_bytes") = std::size_t{8} << 20, py::arg("max_buffers") = 0,
-         py::arg("device_buffer_bytes") = 0, py::arg("require_gpu") = false)
-      .def("stop", [](CaptureSession& s) {
-        py::gil_scoped_release nogil;
-        return std::make_shared<TraceStore>(s.stop());
-      }, "Synchronizes, flushes and returns the (uncorrelated) TraceStore. Once only.")
+      .def_static(
+          "start",
+          [](std::size_t buffer_bytes, std::size_t max_buffers, std::size_t device_buffer_bytes, bool require_gpu) {
+            CaptureOptions o;
+            o.buffer_bytes = buffer_bytes;
+            o.max_buffers = max_buffers;
+            o.device_buffer_bytes = device_buffer_bytes;
+            o.require_gpu = require_gpu;
+            py::gil_scoped_release nogil;
+            return CaptureSession::start(o);
+          },
+          py::arg("buffer_bytes") = std::size_t{8} << 20, py::arg("max_buffers") = 0,
+          py::arg("device_buffer_bytes") = 0, py::arg("require_gpu") = false)
+      .def(
+          "stop",
+          [](CaptureSession& s) {
+            py::gil_scoped_release nogil;
+            return std::make_shared<TraceStore>(s.stop());
+          },
+          "Synchronizes, flushes and returns the (uncorrelated) TraceStore. Once only.")
       .def_property_readonly("gpu_active", &CaptureSession::gpu_active)
       .def_property_readonly("unavailable_reason", &CaptureSession::unavailable_reason);
 
-  m.def("region_push", [](const std::string& name) { region_push(name); }, py::arg("name"));
+  m.def(
+      "region_push", [](const std::string& name) { region_push(name); }, py::arg("name"));
   m.def("region_pop", [] { region_pop(); });
   m.def("trace_clock_ns", &trace_clock_ns, "Trace clock now (CLOCK_REALTIME ns).");
   m.def("current_thread_id", &current_thread_id, "gettid() of the calling thread.");
   m.def("library_path", &library_path, "Absolute path of libfpgaprof.so.");
-  m.def("nvtx_injection_status", [] {
-    const NvtxInjectionStatus st = nvtx_injection_status();
-    py::dict d;
-    d["calls"] = st.calls;
-    d["last_result"] = st.last_result;
-    d["succeeded"] = st.succeeded;
-    d["detail"] = st.detail;
-    return d;
-  }, "What NVTX's injection hook (libfpgaprof.so's InitializeInjectionNvtx2) did in this process: "
-     "calls, last_result (-1 never called), succeeded, detail.");
+  m.def(
+      "nvtx_injection_status",
+      [] {
+        const NvtxInjectionStatus st = nvtx_injection_status();
+        py::dict d;
+        d["calls"] = st.calls;
+        d["last_result"] = st.last_result;
+        d["succeeded"] = st.succeeded;
+        d["detail"] = st.detail;
+        return d;
+      },
+      "What NVTX's injection hook (libfpgaprof.so's InitializeInjectionNvtx2) did in this process: "
+      "calls, last_result (-1 never called), succeeded, detail.");
 }
 
 }  // namespace fpgaprof::bindings

@@ -1,9 +1,19 @@
-"""fpgaprof: GPU kernel, transfer and roofline profiling for JAX/XLA, ranked for FPGA offload."""
-from fpgaprof import _env
+"""fpgaprof: GPU kernel, transfer and roofline profiling for JAX/XLA, ranked for FPGA offload.
 
-_env.prepare_process()  # before anything can import jax: NVTX injection, XLA dump flags
+The package is laid in layers, each importing only the ones below it (docs/architecture.md,
+CONTRIBUTING.md): base -> capture -> analysis -> api -> report -> cli. ``import fpgaprof`` loads
+the api (and what it needs), never the report renderers.
+"""
 
+from fpgaprof.capture import process_env
+
+process_env.prepare_process()  # before anything can import jax: NVTX injection, XLA dump flags
+
+from fpgaprof import calibrate, counters, fpga, hlo, roofline  # noqa: E402
 from fpgaprof._core import __version__  # noqa: E402
+from fpgaprof.api.devices import devices  # noqa: E402
+from fpgaprof.api.profile import Profile, load  # noqa: E402
+from fpgaprof.api.trace import region, trace  # noqa: E402
 from fpgaprof.errors import (  # noqa: E402
     CountersError,
     CuptiUnavailableError,
@@ -15,11 +25,6 @@ from fpgaprof.errors import (  # noqa: E402
     ProfilerConflictError,
     TraceFormatError,
 )
-from fpgaprof._devices import devices  # noqa: E402
-from fpgaprof._profile import Profile, load  # noqa: E402
-from fpgaprof._trace import region, trace  # noqa: E402
-from fpgaprof import hlo  # noqa: E402
-from fpgaprof import calibrate, counters, fpga, roofline  # noqa: E402
 
 __all__ = [
     "__version__",

@@ -1,4 +1,5 @@
-"""``python -m fpgaprof ...``: the fpgaprof command line (fpgaprof/cli.py)."""
+"""``python -m fpgaprof ...``: the fpgaprof command line (fpgaprof/cli/)."""
+
 import sys
 
 from fpgaprof.cli import main

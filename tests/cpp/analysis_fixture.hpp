@@ -31,7 +31,9 @@ inline KernelRecord kernel(TraceStore& store, uint64_t s, uint64_t ns, uint32_t 
   k.marker_index = marker;
   k.region_index = region;
   LaunchConfig c;
-  c.grid_x = blocks; c.grid_y = 1; c.grid_z = 1;
+  c.grid_x = blocks;
+  c.grid_y = 1;
+  c.grid_z = 1;
   k.launch_config = store.intern_launch_config(c);
   k.name = name;
   return k;

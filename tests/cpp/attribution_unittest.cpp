@@ -68,7 +68,8 @@ uint32_t add_marker(TraceStore& s, const std::string& name, uint64_t start, uint
   return static_cast<uint32_t>(s.markers.size() - 1);
 }
 
-void add_kernel(TraceStore& s, const std::string& name, uint64_t start, uint64_t dur, uint32_t stream, uint32_t marker) {
+void add_kernel(TraceStore& s, const std::string& name, uint64_t start, uint64_t dur, uint32_t stream,
+                uint32_t marker) {
   KernelRecord k;
   k.name = s.strings.intern(name);
   k.start_ns = start;
@@ -197,15 +198,15 @@ TEST_CASE("attribution by thunk range, kernel name, library and context", "[attr
   const uint32_t m2 = add_marker(s, "Thunk:#name=dot_general,hlo_op=custom-call.2#", 210, 400, 1, m0);
   const uint32_t m3 = add_marker(s, "XlaModule:#hlo_module=jit_f,program_id=5#", 2000, 3000, 2, kNone32);
 
-  add_kernel(s, "loop_add_fusion_3", 150, 50, 1, m1);                      // k0: thunk m1
-  add_kernel(s, "sm90_xmma_gemm_f32f32_tn", 300, 100, 1, m2);             // k1: thunk m2, cuBLAS
-  add_kernel(s, "splitKreduce_kernel", 420, 10, 1, m2);                   // k2: thunk m2, cuBLAS
-  add_kernel(s, "reduce_4", 5000, 20, 7, kNone32);                        // k3: name, only in jit_g
-  add_kernel(s, "loop_add_fusion_3", 5100, 60, 7, kNone32);               // k4: ambiguous; neighbour k3 -> jit_g
-  add_kernel(s, "reduce_4__2", 9000, 25, 8, kNone32);                     // k5: clash suffix -> reduce.4
-  add_kernel(s, "my_custom_kernel", 9500, 15, 8, kNone32);                // k6: unattributed
-  add_kernel(s, "nvjet_tst_64x64", 2100, 40, 3, m3);                      // k7: library, module range jit_f
-  add_kernel(s, "loop_add_fusion_3", 2200, 30, 3, m3);                    // k8: ambiguous; range says jit_f
+  add_kernel(s, "loop_add_fusion_3", 150, 50, 1, m1);          // k0: thunk m1
+  add_kernel(s, "sm90_xmma_gemm_f32f32_tn", 300, 100, 1, m2);  // k1: thunk m2, cuBLAS
+  add_kernel(s, "splitKreduce_kernel", 420, 10, 1, m2);        // k2: thunk m2, cuBLAS
+  add_kernel(s, "reduce_4", 5000, 20, 7, kNone32);             // k3: name, only in jit_g
+  add_kernel(s, "loop_add_fusion_3", 5100, 60, 7, kNone32);    // k4: ambiguous; neighbour k3 -> jit_g
+  add_kernel(s, "reduce_4__2", 9000, 25, 8, kNone32);          // k5: clash suffix -> reduce.4
+  add_kernel(s, "my_custom_kernel", 9500, 15, 8, kNone32);     // k6: unattributed
+  add_kernel(s, "nvjet_tst_64x64", 2100, 40, 3, m3);           // k7: library, module range jit_f
+  add_kernel(s, "loop_add_fusion_3", 2200, 30, 3, m3);         // k8: ambiguous; range says jit_f
 
   MemcpyRecord c0;
   c0.start_ns = 405;
@@ -320,8 +321,10 @@ TEST_CASE("module resolution by program id, name and op", "[attribution]") {
   // Two compilations of jit_f (programs 5 and 6) with different ops, and jit_h.
   mods.push_back(module("jit_f", {comp("main", {instr("fusion.1", "fusion", "jit(f)/a", "/a.py", 1)}, true)}));
   s.hlo_modules.push_back(HloModuleText{"jit_f", 5, ""});
-  mods.push_back(module("jit_f", {comp("main", {instr("fusion.1", "fusion", "jit(f)/b", "/a.py", 2),
-                                                instr("fusion.2", "fusion", "jit(f)/c", "/a.py", 3)}, true)}));
+  mods.push_back(module("jit_f", {comp("main",
+                                       {instr("fusion.1", "fusion", "jit(f)/b", "/a.py", 2),
+                                        instr("fusion.2", "fusion", "jit(f)/c", "/a.py", 3)},
+                                       true)}));
   s.hlo_modules.push_back(HloModuleText{"jit_f", 6, ""});
   mods.push_back(module("jit_h", {comp("main", {instr("sort.7", "sort", "jit(h)/sort", "/h.py", 7)}, true)}));
   s.hlo_modules.push_back(HloModuleText{"jit_h", 11, ""});
@@ -339,9 +342,9 @@ TEST_CASE("module resolution by program id, name and op", "[attribution]") {
   const uint32_t loop = add_marker(s, "loop", 700, 710, 1, kNone32);
   s.markers[loop].parent = loop;
 
-  add_kernel(s, "fusion_1", 2, 5, 1, t6);     // program 6's fusion.1: line 2, not program 5's line 1
-  add_kernel(s, "fusion_2", 202, 5, 1, t2);   // no program id: the jit_f holding fusion.2 (program 6)
-  add_kernel(s, "sort_7", 401, 5, 1, lone);   // no module range: sort.7 exists only in jit_h
+  add_kernel(s, "fusion_1", 2, 5, 1, t6);        // program 6's fusion.1: line 2, not program 5's line 1
+  add_kernel(s, "fusion_2", 202, 5, 1, t2);      // no program id: the jit_f holding fusion.2 (program 6)
+  add_kernel(s, "sort_7", 401, 5, 1, lone);      // no module range: sort.7 exists only in jit_h
   add_kernel(s, "multiply_3", 503, 5, 1, user);  // module HLO not in the trace
   add_kernel(s, "k", 701, 5, 1, loop);
 
@@ -377,9 +380,9 @@ TEST_CASE("ambiguous names and library call sites stay unattributed without cont
   mods[0].computations[1].instructions.push_back(gemm2);
   mods[0].computations[1].index["custom-call.5"] = mods[0].computations[1].instructions.size() - 1;
 
-  add_kernel(s, "loop_add_fusion_3", 100, 10, 4, kNone32);        // alone on its stream: which module?
-  add_kernel(s, "custom_call_2", 200, 10, 5, kNone32);            // jit_f only -> context for the next
-  add_kernel(s, "sm80_xmma_gemm_bf16", 300, 10, 5, kNone32);      // 2 cuBLAS sites in jit_f
+  add_kernel(s, "loop_add_fusion_3", 100, 10, 4, kNone32);    // alone on its stream: which module?
+  add_kernel(s, "custom_call_2", 200, 10, 5, kNone32);        // jit_f only -> context for the next
+  add_kernel(s, "sm80_xmma_gemm_bf16", 300, 10, 5, kNone32);  // 2 cuBLAS sites in jit_f
   const AttributionResult r = attribute(s, mods);
   CHECK(r.kernels[0].method == MatchMethod::kUnattributed);
   CHECK(r.kernels[0].reason.find("2 modules") != std::string::npos);
@@ -401,8 +404,8 @@ TEST_CASE("attribution with a real XLA dump (CPU jit_f) and the HLO parser", "[a
   //   def f(x, y): return jnp.sin(x) * y + 1.0      (line 3 of /tmp/t1.py)
   // whose entry root is the fusion broadcast_add_fusion (metadata stack_frame_id=2 -> line 3).
   TraceStore s;
-  s.hlo_modules.push_back(
-      HloModuleText{"jit_f", 4, read_file(std::string(FPGAPROF_TEST_DATA_DIR) + "/attribution/jit_f_cpu_after_optimizations.txt")});
+  s.hlo_modules.push_back(HloModuleText{
+      "jit_f", 4, read_file(std::string(FPGAPROF_TEST_DATA_DIR) + "/attribution/jit_f_cpu_after_optimizations.txt")});
   s.hlo_modules.push_back(HloModuleText{"broken", 8, "HloModule broken\n\nENTRY %e { this is not HLO"});
   const uint32_t m = add_marker(s, "XlaModule:#prefix=jit(f),hlo_module=jit_f,program_id=4#", 0, 100, 1, kNone32);
   const uint32_t t = add_marker(s, "Thunk:#name=add,hlo_op=broadcast_add_fusion#", 1, 50, 1, m);

@@ -15,7 +15,7 @@ DeviceInfo h100_sxm(uint64_t clock_khz) {
   d.compute_capability_minor = 0;
   d.sm_count = 132;
   d.core_clock_khz = clock_khz;
-  d.memory_clock_khz = 2619000;   // HBM3, as the driver reports it for H100 SXM
+  d.memory_clock_khz = 2619000;  // HBM3, as the driver reports it for H100 SXM
   d.memory_bus_width_bits = 5120;
   d.pcie_generation = 5;
   d.pcie_link_width = 16;

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "fpgaprof/analysis/roofline.hpp"
-#include "fpgaprof/counters.hpp"
+#include "fpgaprof/cupti/counters.hpp"
 #include "fpgaprof/error.hpp"
 
 #include <limits>
@@ -82,7 +82,8 @@ TEST_CASE("Counter windows pair ranges with kernels in execution order", "[analy
   t.add("B", 9, 100, 50);
   t.add("C", 4, 2000, 1900, /*device=*/1);  // another device: not profiled by this context
   t.add("D", 5, 5000, 4900);                // launched after the window closed
-  const std::vector<CounterWindow> w = {window(10, 1000, 2048, {{"0", {100, 1e6}}, {"1", {0, 2e6}}, {"2", {300, 3e6}}})};
+  const std::vector<CounterWindow> w = {
+      window(10, 1000, 2048, {{"0", {100, 1e6}}, {"1", {0, 2e6}}, {"2", {300, 3e6}}})};
   const CounterMatch m = add_counter_windows(t.s, kMetrics, w);
   CHECK(m.matched == 3);
   CHECK(m.unmatched_ranges == 0);
@@ -96,10 +97,10 @@ TEST_CASE("Counter windows pair ranges with kernels in execution order", "[analy
   CHECK(t.s.strings.get(t.s.counters[0].range_name) == "0");
   // Value mapping: ffma counts 2 FLOPs each, DRAM read is bytes.
   const auto measured = analysis::measured_kernels(t.s);
-  REQUIRE(measured.size() == 5);              // one per kernel
-  CHECK(measured[2].flops == Approx(200));    // B: 100 ffma
+  REQUIRE(measured.size() == 5);            // one per kernel
+  CHECK(measured[2].flops == Approx(200));  // B: 100 ffma
   CHECK(measured[2].dram_bytes == Approx(1e6));
-  CHECK(measured[1].flops == Approx(600));    // second A: 300 ffma
+  CHECK(measured[1].flops == Approx(600));  // second A: 300 ffma
 }
 
 TEST_CASE("Counter windows: membership by launch time, capacity, gaps and disagreements", "[analysis][counters]") {
@@ -115,9 +116,10 @@ TEST_CASE("Counter windows: membership by launch time, capacity, gaps and disagr
   SECTION("a full window pairs the first `capacity` kernels and counts the rest") {
     Kernels t;
     for (uint32_t i = 0; i < 5; ++i) t.add("K", i + 1, 100 * (i + 1), 100 * (i + 1) - 10);
-    const CounterMatch m = add_counter_windows(t.s, kMetrics, {window(0, 1000, 3, {{"0", {1, 0}}, {"1", {2, 0}}, {"2", {3, 0}}})});
+    const CounterMatch m =
+        add_counter_windows(t.s, kMetrics, {window(0, 1000, 3, {{"0", {1, 0}}, {"1", {2, 0}}, {"2", {3, 0}}})});
     CHECK(m.matched == 3);
-    CHECK(m.unprofiled_kernels == 2);   // 5 kernels launched, capacity 3
+    CHECK(m.unprofiled_kernels == 2);  // 5 kernels launched, capacity 3
     CHECK(m.ambiguous_windows == 0);
     CHECK(t.s.counters[4].kernel_index == 2);
   }
@@ -159,22 +161,23 @@ TEST_CASE("Counter windows: membership by launch time, capacity, gaps and disagr
   }
   SECTION("two windows; kernels launched between them and after a failed restart are counted") {
     Kernels t;
-    t.add("A", 1, 100, 90);    // window 1
-    t.add("G", 2, 1100, 1050); // the checkpoint gap (1000, 1200)
-    t.add("B", 3, 1300, 1250); // window 2
-    t.add("C", 4, 1400, 1350); // window 2
-    t.add("E", 5, 2500, 2450); // counting off (failed restart at 2000)
-    t.add("F", 6, 9000, 8900); // after the trace's counting ended
+    t.add("A", 1, 100, 90);     // window 1
+    t.add("G", 2, 1100, 1050);  // the checkpoint gap (1000, 1200)
+    t.add("B", 3, 1300, 1250);  // window 2
+    t.add("C", 4, 1400, 1350);  // window 2
+    t.add("E", 5, 2500, 2450);  // counting off (failed restart at 2000)
+    t.add("F", 6, 9000, 8900);  // after the trace's counting ended
     CounterWindow off = window(2000, 3000, 0, {});
     const CounterMatch m = add_counter_windows(
-        t.s, kMetrics, {window(0, 1000, 16, {{"0", {1, 0}}}), window(1200, 1900, 16, {{"0", {2, 0}}, {"1", {3, 0}}}), off});
+        t.s, kMetrics,
+        {window(0, 1000, 16, {{"0", {1, 0}}}), window(1200, 1900, 16, {{"0", {2, 0}}, {"1", {3, 0}}}), off});
     CHECK(m.matched == 3);
     CHECK(m.unprofiled_kernels == 2);  // G (gap) and E (counting off); F is outside every window
     CHECK(m.ambiguous_windows == 0);
     CHECK(t.s.counters[0].kernel_index == 0);
     CHECK(t.s.counters[2].kernel_index == 2);  // window 2, range 0 -> B
     CHECK(t.s.counters[4].kernel_index == 3);
-    CHECK(t.s.counters[4].range_index == 2);   // numbered across windows
+    CHECK(t.s.counters[4].range_index == 2);  // numbered across windows
     // A later call skips kernels that already hold counters.
     const CounterMatch again = add_counter_windows(t.s, kMetrics, {window(0, 1000, 16, {{"0", {1, 0}}})});
     CHECK(again.matched == 0);
@@ -196,21 +199,24 @@ TEST_CASE("Counter session without a GPU says so", "[analysis][counters]") {
 }
 
 TEST_CASE("Why a device refuses the Range Profiler, one clause per blocking feature", "[analysis][counters]") {
-  CHECK(profiling_refusal({}).empty());                 // everything supported
+  CHECK(profiling_refusal({}).empty());  // everything supported
   ProfilingSupport s;
-  s.vgpu = 2;                                           // disabled: can be enabled
-  CHECK(profiling_refusal(s) == "profiling is disabled for this vGPU: enable it in the vGPU's settings "
-                                "(the hypervisor's enable_profiling option)");
+  s.vgpu = 2;  // disabled: can be enabled
+  CHECK(profiling_refusal(s) ==
+        "profiling is disabled for this vGPU: enable it in the vGPU's settings "
+        "(the hypervisor's enable_profiling option)");
   s.vgpu = 1;
   s.architecture = 1;
   s.confidential_compute = 1;
-  s.sli = 0;                                            // unknown: says nothing
-  CHECK(profiling_refusal(s) == "the GPU is older than Volta (compute capability 7.0); this vGPU does not "
-                                "support profiling; confidential computing is on: counters are not available "
-                                "in that mode");
+  s.sli = 0;  // unknown: says nothing
+  CHECK(profiling_refusal(s) ==
+        "the GPU is older than Volta (compute capability 7.0); this vGPU does not "
+        "support profiling; confidential computing is on: counters are not available "
+        "in that mode");
 }
 
-TEST_CASE("The insufficient-privileges error names the call, the driver option and the ways out", "[analysis][counters]") {
+TEST_CASE("The insufficient-privileges error names the call, the driver option and the ways out",
+          "[analysis][counters]") {
   // What CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (35) from cuptiProfilerHostInitialize ... becomes;
   // the clauses are the fixes NVIDIA documents for ERR_NVGPUCTRPERM / error 35.
   const std::string m = counter_privileges_message("cuptiRangeProfilerEnable");
@@ -224,7 +230,8 @@ TEST_CASE("The insufficient-privileges error names the call, the driver option a
   CHECK(m.substr(m.size() - 30) == "or trace without counters=True");
   CHECK(m.find('\n') == std::string::npos);  // one line
   // The call is whatever failed, not a fixed name.
-  CHECK(counter_privileges_message("cuptiProfilerHostInitialize").rfind("cuptiProfilerHostInitialize returned", 0) == 0);
+  CHECK(counter_privileges_message("cuptiProfilerHostInitialize").rfind("cuptiProfilerHostInitialize returned", 0) ==
+        0);
 }
 
 TEST_CASE("Counter windows: device-to-device copies take ranges, replayed launches get the counter's time",
@@ -258,20 +265,25 @@ TEST_CASE("Counter windows: device-to-device copies take ranges, replayed launch
   copy(136, CopyKind::kDtoD, 12384, 5000000);    // range 3: 2496 ns
   copy(150, CopyKind::kDtoD, 1048576, 6000000);  // range 4: 2784 ns
   kernel(180, "loop_compare_fusion", 7000000);   // range 5: 2816 ns
-  const std::vector<std::string> metrics = {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "gpu__time_duration.sum"};
-  const CounterMatch m = add_counter_windows(
-      s, metrics,
-      {window(0, 9000000, 2048,
-              {{"0", {0, 2432}}, {"1", {5, 27776}}, {"2", {0, 2400}}, {"3", {0, 2496}}, {"4", {0, 2784}}, {"5", {7, 2816}}})});
+  const std::vector<std::string> metrics = {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
+                                            "gpu__time_duration.sum"};
+  const CounterMatch m = add_counter_windows(s, metrics,
+                                             {window(0, 9000000, 2048,
+                                                     {{"0", {0, 2432}},
+                                                      {"1", {5, 27776}},
+                                                      {"2", {0, 2400}},
+                                                      {"3", {0, 2496}},
+                                                      {"4", {0, 2784}},
+                                                      {"5", {7, 2816}}})});
   CHECK(m.matched == 2);         // the two kernels
   CHECK(m.matched_copies == 4);  // the four DtoD copies
   CHECK(m.unmatched_ranges == 0);
   CHECK(m.ambiguous_windows == 0);
   CHECK(m.timed_from_counters == 6);
   REQUIRE(s.counters.size() == 12);
-  CHECK(s.counters[0].memcpy_index == 1);   // range 0 -> the first DtoD copy (memcpys[1])
+  CHECK(s.counters[0].memcpy_index == 1);  // range 0 -> the first DtoD copy (memcpys[1])
   CHECK(s.counters[0].kernel_index == kNone32);
-  CHECK(s.counters[2].kernel_index == 0);   // range 1 -> sort_4_1
+  CHECK(s.counters[2].kernel_index == 0);  // range 1 -> sort_4_1
   CHECK(s.counters[2].memcpy_index == kNone32);
   CHECK(s.counters[10].kernel_index == 1);  // range 5 -> loop_compare_fusion
   // Times: start = the launch call's start, end = start + the range's duration.
@@ -280,7 +292,7 @@ TEST_CASE("Counter windows: device-to-device copies take ranges, replayed launch
   CHECK(s.kernels[1].duration_ns() == 2816);
   CHECK(s.memcpys[4].start_ns == 6000000);
   CHECK(s.memcpys[4].duration_ns() == 2784);
-  CHECK(s.memcpys[0].duration_ns() == 0);   // the HtoD copy had no range: untouched
+  CHECK(s.memcpys[0].duration_ns() == 0);  // the HtoD copy had no range: untouched
   CHECK(s.meta.incomplete_records == 1);
   REQUIRE(s.meta.warnings.size() == 1);
   CHECK(s.meta.warnings[0].rfind("1 GPU activity records have no timestamps", 0) == 0);
@@ -340,15 +352,16 @@ TEST_CASE("Counter windows: device-to-device copies take ranges, replayed launch
     add_launch_call(t, 1, 100, 10);
     add_launch_call(t, 2, 200, 10);
     add_launch_call(t, 3, 300, 10);
-    const CounterMatch a = add_counter_windows(t, metrics, {window(0, 1000, 16, {{"0", {1, 11}}, {"1", {0, 12}}, {"2", {3, 13}}})});
+    const CounterMatch a =
+        add_counter_windows(t, metrics, {window(0, 1000, 16, {{"0", {1, 11}}, {"1", {0, 12}}, {"2", {3, 13}}})});
     CHECK(a.matched == 2);
     CHECK(a.matched_copies == 1);
-    CHECK(t.counters[0].kernel_index == 0);   // range 0 -> K1
-    CHECK(t.counters[2].memcpy_index == 0);   // range 1 -> C2
-    CHECK(t.counters[4].kernel_index == 1);   // range 2 -> K3
+    CHECK(t.counters[0].kernel_index == 0);  // range 0 -> K1
+    CHECK(t.counters[2].memcpy_index == 0);  // range 1 -> C2
+    CHECK(t.counters[4].kernel_index == 1);  // range 2 -> K3
     CHECK(t.kernels[1].start_ns == 300);
     CHECK(t.kernels[1].duration_ns() == 13);
-    CHECK(t.memcpys[0].start_ns == 250);      // had GPU times: kept
+    CHECK(t.memcpys[0].start_ns == 250);  // had GPU times: kept
   }
   SECTION("a duration that is not a finite count of nanoseconds sets no time") {
     TraceStore t;
@@ -357,8 +370,8 @@ TEST_CASE("Counter windows: device-to-device copies take ranges, replayed launch
     k.name = t.strings.intern("K");
     t.kernels.push_back(k);
     add_launch_call(t, 1, 100, 0);
-    const CounterMatch a = add_counter_windows(
-        t, metrics, {window(0, 1000, 16, {{"0", {1, std::numeric_limits<double>::infinity()}}})});
+    const CounterMatch a =
+        add_counter_windows(t, metrics, {window(0, 1000, 16, {{"0", {1, std::numeric_limits<double>::infinity()}}})});
     CHECK(a.matched == 1);
     CHECK(a.timed_from_counters == 0);
     CHECK(t.kernels[0].end_ns == 0);

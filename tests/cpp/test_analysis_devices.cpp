@@ -75,9 +75,16 @@ TraceStore two_devices() {
   s.meta.start_ns = 0;
   s.meta.end_ns = 10000;
   DeviceInfo d0 = sm80_device();
-  d0.id = 0; d0.name = "GPU zero"; d0.pcie_generation = 2; d0.pcie_link_width = 16;
+  d0.id = 0;
+  d0.name = "GPU zero";
+  d0.pcie_generation = 2;
+  d0.pcie_link_width = 16;
   DeviceInfo d1 = sm80_device();
-  d1.id = 1; d1.name = "GPU one"; d1.sm_count = 50; d1.pcie_generation = 1; d1.pcie_link_width = 16;
+  d1.id = 1;
+  d1.name = "GPU one";
+  d1.sm_count = 50;
+  d1.pcie_generation = 1;
+  d1.pcie_link_width = 16;
   s.devices = {d0, d1};
   s.kernels = {
       kernel(0, 100, 6000, 7000),  // K2
@@ -95,12 +102,13 @@ TraceStore two_devices() {
       copy(0, CopyKind::kHtoD, 500, 8000, 8000),   // C4: no duration
   };
   MemsetRecord m;
-  m.device_id = 0; m.start_ns = 3500; m.end_ns = 4500; m.bytes = 256;
+  m.device_id = 0;
+  m.start_ns = 3500;
+  m.end_ns = 4500;
+  m.bytes = 256;
   s.memsets = {m};
   s.allocations = {
-      alloc(0, 0x1000, 1000, 100, true),
-      alloc(0, 0x2000, 3000, 200, true),
-      alloc(0, 0x1000, 1000, 300, false),
+      alloc(0, 0x1000, 1000, 100, true), alloc(0, 0x2000, 3000, 200, true), alloc(0, 0x1000, 1000, 300, false),
       alloc(1, 0x1000, 5000, 400, true),  // never freed
   };
   return s;
@@ -313,7 +321,9 @@ void launch(TraceStore& s, uint32_t device, uint32_t thread, uint64_t launch_ns,
   KernelRecord k = kernel(device, 0, start, start + ns);
   k.correlation_id = a.correlation_id;
   LaunchConfig c;
-  c.grid_x = 1000; c.grid_y = 1; c.grid_z = 1;
+  c.grid_x = 1000;
+  c.grid_y = 1;
+  c.grid_z = 1;
   k.launch_config = s.intern_launch_config(c);
   k.name = s.strings.intern("loop_fusion");
   s.kernels.push_back(k);
@@ -358,22 +368,22 @@ TEST_CASE("Two device threads, each in its own region, each launching on its own
   TraceStore s;
   s.meta.start_ns = 0;
   s.meta.end_ns = 20000;
-  region(s, "sweep", 1, 0, 20000);       // R0
-  region(s, "gpu", 100, 100, 19000);     // R1
-  region(s, "step", 100, 200, 9000);     // R2
-  region(s, "step", 100, 9000, 18000);   // R3
-  region(s, "gpu", 200, 150, 19500);     // R4
-  region(s, "step", 200, 300, 9500);     // R5
-  region(s, "step", 200, 9500, 18500);   // R6
+  region(s, "sweep", 1, 0, 20000);      // R0
+  region(s, "gpu", 100, 100, 19000);    // R1
+  region(s, "step", 100, 200, 9000);    // R2
+  region(s, "step", 100, 9000, 18000);  // R3
+  region(s, "gpu", 200, 150, 19500);    // R4
+  region(s, "step", 200, 300, 9500);    // R5
+  region(s, "step", 200, 9500, 18500);  // R6
   // Thread 100 -> device 0: kernels launched at 1000 (R2) and 10000 (R3), 4000 ns each;
   // a copy at 1500 (R2), 2000 B in 1000 ns. Thread 200 -> device 1: kernels at 1100 (R5) and
   // 11000 (R6), 2000 ns each. A kernel launched by thread 100 at 18500, after its second step
   // closed (in R1 only), on device 0, 500 ns.
-  launch(s, 0, 100, 1000, 2000, 4000);    // K0
-  launch(s, 0, 100, 10000, 10000, 4000);  // K1
-  launch(s, 1, 200, 1100, 2000, 2000);    // K2
-  launch(s, 1, 200, 11000, 11000, 2000);  // K3
-  launch(s, 0, 100, 18500, 18600, 500);   // K4
+  launch(s, 0, 100, 1000, 2000, 4000);           // K0
+  launch(s, 0, 100, 10000, 10000, 4000);         // K1
+  launch(s, 1, 200, 1100, 2000, 2000);           // K2
+  launch(s, 1, 200, 11000, 11000, 2000);         // K3
+  launch(s, 0, 100, 18500, 18600, 500);          // K4
   copy_from(s, 0, 100, 1500, 1500, 1000, 2000);  // C0
   const CorrelationStats cs = correlate(s);
   CHECK(cs.regions_by_time == 0);  // both device threads opened regions: no time fallback
@@ -437,7 +447,7 @@ TEST_CASE("Pool threads without regions launch on two devices: the main thread's
   // [100, 9000) and waits; pool threads 300 and 400 (no region of their own) launch on devices 0
   // and 1, and thread 300 later on device 1 too (a pool thread has no device of its own).
   TraceStore s;
-  region(s, "recon", 1, 0, 10000);      // R0
+  region(s, "recon", 1, 0, 10000);       // R0
   region(s, "iteration", 1, 100, 9000);  // R1
   launch(s, 0, 300, 1000, 1000, 3000);   // K0: in R1 by time
   launch(s, 1, 400, 1000, 1200, 1000);   // K1: in R1 by time
@@ -491,8 +501,8 @@ TEST_CASE("Per-device unions match a brute-force union on shuffled random record
   }
   for (int i = 0; i < 300; ++i) {
     const uint64_t t = rnd(1000000);
-    s.memcpys.push_back(copy(static_cast<uint32_t>(rnd(3)), rnd(2) == 0 ? CopyKind::kHtoD : CopyKind::kDtoH,
-                             1000, t, t + rnd(5000)));
+    s.memcpys.push_back(
+        copy(static_cast<uint32_t>(rnd(3)), rnd(2) == 0 ? CopyKind::kHtoD : CopyKind::kDtoH, 1000, t, t + rnd(5000)));
   }
   for (int i = 0; i < 100; ++i) {
     MemsetRecord m;
@@ -506,7 +516,10 @@ TEST_CASE("Per-device unions match a brute-force union on shuffled random record
   for (uint32_t d = 0; d < 3; ++d) {
     std::vector<std::pair<uint64_t, uint64_t>> all, ks, cs, htod;
     for (const auto& k : s.kernels)
-      if (k.device_id == d) { ks.emplace_back(k.start_ns, k.end_ns); all.emplace_back(k.start_ns, k.end_ns); }
+      if (k.device_id == d) {
+        ks.emplace_back(k.start_ns, k.end_ns);
+        all.emplace_back(k.start_ns, k.end_ns);
+      }
     for (const auto& c : s.memcpys)
       if (c.device_id == d) {
         cs.emplace_back(c.start_ns, c.end_ns);

@@ -10,14 +10,14 @@
 #include <utility>
 #include <vector>
 
+#include "analysis_fixture.hpp"
+#include "fpga_fixture.hpp"
 #include "fpgaprof/analysis/card_work.hpp"
 #include "fpgaprof/analysis/fpga_model.hpp"
 #include "fpgaprof/analysis/op_inputs.hpp"
 #include "fpgaprof/analysis/roofline.hpp"
 #include "fpgaprof/error.hpp"
 #include "fpgaprof/hlo/cost_model.hpp"
-#include "analysis_fixture.hpp"
-#include "fpga_fixture.hpp"
 
 using namespace fpgaprof;
 using namespace fpgaprof::analysis;
@@ -270,7 +270,8 @@ TEST_CASE("FPGA what-if, case D: a gather on the round card (docs/fpga-model-cas
   }
 }
 
-TEST_CASE("FPGA regions, case D: the region's ops on the card and as one dataflow design", "[analysis][fpga][regions]") {
+TEST_CASE("FPGA regions, case D: the region's ops on the card and as one dataflow design",
+          "[analysis][fpga][regions]") {
   const GatherFixture f;
   const RooflineReport r = f.roofline();
   const std::vector<FpgaRegionCandidate> regions =

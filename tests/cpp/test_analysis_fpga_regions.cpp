@@ -6,11 +6,11 @@
 #include <cmath>
 #include <string>
 
+#include "analysis_fixture.hpp"
+#include "fpga_fixture.hpp"
 #include "fpgaprof/analysis/fpga_model.hpp"
 #include "fpgaprof/analysis/roofline.hpp"
 #include "fpgaprof/error.hpp"
-#include "analysis_fixture.hpp"
-#include "fpga_fixture.hpp"
 
 using namespace fpgaprof;
 using namespace fpgaprof::analysis;
@@ -77,19 +77,41 @@ struct RegionFixture {
                      region(store, "step", 1000000, 1999999, kNone32), region(store, "proj", 1000010, 1999000, 2),
                      region(store, "other", 2000000, 2999999, kNone32)};
     OpCost add;
-    add.name = "add_fusion"; add.flops = 1e6; add.bytes_read = 8e6; add.bytes_written = 4e6;
-    add.working_set_bytes = 4e6; add.pattern = hlo::AccessPattern::kElementwise; add.executions = 2;
-    add.module_index = 0; add.module_io_bytes = 8e6; add.module_io_buffers = 3;
+    add.name = "add_fusion";
+    add.flops = 1e6;
+    add.bytes_read = 8e6;
+    add.bytes_written = 4e6;
+    add.working_set_bytes = 4e6;
+    add.pattern = hlo::AccessPattern::kElementwise;
+    add.executions = 2;
+    add.module_index = 0;
+    add.module_io_bytes = 8e6;
+    add.module_io_buffers = 3;
     OpCost reduce;
-    reduce.name = "reduce"; reduce.flops = 1e6; reduce.bytes_read = 4e6; reduce.working_set_bytes = 0.5e6;
-    reduce.pattern = hlo::AccessPattern::kReduction; reduce.executions = 2;
-    reduce.module_index = 0; reduce.module_io_bytes = 8e6; reduce.module_io_buffers = 3;
+    reduce.name = "reduce";
+    reduce.flops = 1e6;
+    reduce.bytes_read = 4e6;
+    reduce.working_set_bytes = 0.5e6;
+    reduce.pattern = hlo::AccessPattern::kReduction;
+    reduce.executions = 2;
+    reduce.module_index = 0;
+    reduce.module_io_bytes = 8e6;
+    reduce.module_io_buffers = 3;
     OpCost solver;
-    solver.name = "solver"; solver.cost_known = false; solver.executions = 2;
-    solver.pattern = hlo::AccessPattern::kLibraryCall; solver.module_index = 1; solver.module_io_bytes = 8e6;
+    solver.name = "solver";
+    solver.cost_known = false;
+    solver.executions = 2;
+    solver.pattern = hlo::AccessPattern::kLibraryCall;
+    solver.module_index = 1;
+    solver.module_io_bytes = 8e6;
     OpCost dgemm;
-    dgemm.name = "dgemm"; dgemm.flops = 1e9; dgemm.bytes_read = 1e6; dgemm.precision = Precision::kFp64;
-    dgemm.pattern = hlo::AccessPattern::kDot; dgemm.executions = 1; dgemm.module_index = 2;
+    dgemm.name = "dgemm";
+    dgemm.flops = 1e9;
+    dgemm.bytes_read = 1e6;
+    dgemm.precision = Precision::kFp64;
+    dgemm.pattern = hlo::AccessPattern::kDot;
+    dgemm.executions = 1;
+    dgemm.module_index = 2;
     ops = {add, reduce, solver, dgemm};
     uint32_t m[8];
     for (uint32_t& x : m) x = kNone32;
@@ -98,12 +120,22 @@ struct RegionFixture {
       const std::string mod1 = "XlaModule:#hlo_module=jit_solve,program_id=2#";
       // markers: 0 mod0 (call 1), 1 thunk add, 2 thunk reduce, 3 mod0 (call 2), 4, 5 thunks,
       // 6 mod1 (call 1), 7 thunk solver, 8 mod1 (call 2), 9 thunk solver.
-      store.markers = {marker(store, mod0, kNone32), marker(store, "Thunk:#hlo_op=add_fusion#", 0),
-                       marker(store, "Thunk:#hlo_op=reduce#", 0), marker(store, mod0, kNone32),
-                       marker(store, "Thunk:#hlo_op=add_fusion#", 3), marker(store, "Thunk:#hlo_op=reduce#", 3),
-                       marker(store, mod1, kNone32), marker(store, "Thunk:#hlo_op=solver#", 6),
-                       marker(store, mod1, kNone32), marker(store, "Thunk:#hlo_op=solver#", 8)};
-      m[0] = 1; m[1] = 2; m[2] = 4; m[3] = 5; m[4] = 7; m[5] = 9;
+      store.markers = {marker(store, mod0, kNone32),
+                       marker(store, "Thunk:#hlo_op=add_fusion#", 0),
+                       marker(store, "Thunk:#hlo_op=reduce#", 0),
+                       marker(store, mod0, kNone32),
+                       marker(store, "Thunk:#hlo_op=add_fusion#", 3),
+                       marker(store, "Thunk:#hlo_op=reduce#", 3),
+                       marker(store, mod1, kNone32),
+                       marker(store, "Thunk:#hlo_op=solver#", 6),
+                       marker(store, mod1, kNone32),
+                       marker(store, "Thunk:#hlo_op=solver#", 8)};
+      m[0] = 1;
+      m[1] = 2;
+      m[2] = 4;
+      m[3] = 5;
+      m[4] = 7;
+      m[5] = 9;
     }
     store.kernels = {kernel(store, 100, 200000, 1, m[0]),      kernel(store, 300000, 10000, 1, m[1]),
                      kernel(store, 999100, 30000, 0, m[4]),    kernel(store, 1000100, 200000, 3, m[2]),
@@ -251,8 +283,8 @@ TEST_CASE("FPGA regions, case C: ops of a region on the card, data crossing at i
   // link_factor = 480 / (480 + 4100) = 0.104803 (the 60 us kept on the GPU count as GPU time).
   CHECK(step.link_factor == near(480.0 / 4580.0));
   // 0.914286 x 0.875 x 0.994524 x 0.990476 x 1 x 0.104803 = 0.082590.
-  CHECK(step.score == near(480.0 / 525.0 * 420.0 / 480.0 * (0.25 + 0.75 * proj.memory_boundness) * (416.0 / 420.0) *
-                           480.0 / 4580.0));
+  CHECK(step.score ==
+        near(480.0 / 525.0 * 420.0 / 480.0 * (0.25 + 0.75 * proj.memory_boundness) * (416.0 / 420.0) * 480.0 / 4580.0));
   CHECK(step.score == Approx(0.0825895).epsilon(1e-5));
   CHECK(step.region_speedup == near(480.0 / 6240.0));
   CHECK(step.region_speedup_low == near(480.0 / 13220.0));
@@ -304,11 +336,11 @@ TEST_CASE("FPGA regions: data already on the card, and module calls without XlaM
     CHECK(proj.transfer_s == 0.0);
     CHECK(proj.link_factor == 1.0);
     CHECK(proj.fpga_total_s == near(2.04e-3));
-    CHECK(proj.region_speedup == near(420.0 / 2040.0));                       // 0.205882
-    CHECK(proj.workload_speedup == near(3.0 / (3 - 0.42 + 2.04)));            // 0.649351
+    CHECK(proj.region_speedup == near(420.0 / 2040.0));             // 0.205882
+    CHECK(proj.workload_speedup == near(3.0 / (3 - 0.42 + 2.04)));  // 0.649351
     // The dataflow design still reads the calls' arguments from card memory: 1.04 ms.
     CHECK(proj.restructured_card_time_s == near(1.04e-3));
-    CHECK(proj.restructured_region_speedup == near(420.0 / 1040.0));          // 0.403846
+    CHECK(proj.restructured_region_speedup == near(420.0 / 1040.0));  // 0.403846
     // Score: 0.8 x 0.994524 x 0.990476 x 1 x 1 = 0.788034.
     CHECK(proj.score == near(0.8 * (0.25 + 0.75 * proj.memory_boundness) * (416.0 / 420.0)));
   }
@@ -346,7 +378,11 @@ TEST_CASE("FPGA regions: data already on the card, and module calls without XlaM
 TEST_CASE("FPGA regions: paths, nesting by time and degenerate traces", "[analysis][fpga][regions]") {
   const OpCost add = [] {
     OpCost op;
-    op.name = "add"; op.flops = 1e6; op.bytes_read = 8e6; op.bytes_written = 4e6; op.executions = 1;
+    op.name = "add";
+    op.flops = 1e6;
+    op.bytes_read = 8e6;
+    op.bytes_written = 4e6;
+    op.executions = 1;
     op.pattern = hlo::AccessPattern::kElementwise;
     return op;
   }();
@@ -370,8 +406,7 @@ TEST_CASE("FPGA regions: paths, nesting by time and degenerate traces", "[analys
   SECTION("a name containing the separator is its own path, shown in quotes") {
     TraceStore s;
     s.devices = {device()};
-    s.regions = {region(s, "x > y", 0, 100, kNone32), region(s, "x", 200, 400, kNone32),
-                 region(s, "y", 210, 300, 1)};
+    s.regions = {region(s, "x > y", 0, 100, kNone32), region(s, "x", 200, 400, kNone32), region(s, "y", 210, 300, 1)};
     s.kernels = {kernel(s, 10, 40, 0, kNone32), kernel(s, 250, 40, 2, kNone32)};
     const auto regions = rank(s, {0, 0}, 1000);
     REQUIRE(regions.size() == 3);

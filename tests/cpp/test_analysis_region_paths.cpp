@@ -39,7 +39,11 @@ TraceStore paths_trace() {
   const auto region = [&](const char* name, uint64_t b, uint64_t e, uint32_t thread, uint32_t parent, uint32_t depth) {
     RegionRecord r;
     r.name = s.strings.intern(name);
-    r.start_ns = b; r.end_ns = e; r.thread_id = thread; r.parent = parent; r.depth = depth;
+    r.start_ns = b;
+    r.end_ns = e;
+    r.thread_id = thread;
+    r.parent = parent;
+    r.depth = depth;
     s.regions.push_back(r);
   };
   region("step", 0, 1000, 1, kNone32, 0);
@@ -48,11 +52,16 @@ TraceStore paths_trace() {
   region("proj", 2100, 2600, 1, 1, 1);
   region("proj", 6000, 6500, 1, kNone32, 0);
   const StringId kname = s.strings.intern("k");
-  s.kernels = {testing::kernel(s, 100, 50, kNone32, 0, 1000, kname), testing::kernel(s, 2250, 100, kNone32, 3, 1000, kname),
-               testing::kernel(s, 2850, 100, kNone32, 2, 1000, kname), testing::kernel(s, 6100, 200, kNone32, 4, 1000, kname)};
+  s.kernels = {
+      testing::kernel(s, 100, 50, kNone32, 0, 1000, kname), testing::kernel(s, 2250, 100, kNone32, 3, 1000, kname),
+      testing::kernel(s, 2850, 100, kNone32, 2, 1000, kname), testing::kernel(s, 6100, 200, kNone32, 4, 1000, kname)};
   const auto copy = [&](CopyKind kind, uint64_t bytes, uint64_t b, uint64_t e, uint32_t r) {
     MemcpyRecord c;
-    c.copy_kind = kind; c.bytes = bytes; c.start_ns = b; c.end_ns = e; c.region_index = r;
+    c.copy_kind = kind;
+    c.bytes = bytes;
+    c.start_ns = b;
+    c.end_ns = e;
+    c.region_index = r;
     c.src_kind = kind == CopyKind::kHtoD ? MemoryKind::kPinned : MemoryKind::kDevice;
     c.dst_kind = kind == CopyKind::kHtoD ? MemoryKind::kDevice : MemoryKind::kPinned;
     c.is_async = true;
@@ -65,7 +74,9 @@ TraceStore paths_trace() {
   copy(CopyKind::kHtoD, 100, 6100, 6200, 4);
   const auto wait = [&](uint64_t b, uint64_t e, uint32_t thread) {
     SyncRecord w;
-    w.start_ns = b; w.end_ns = e; w.thread_id = thread;
+    w.start_ns = b;
+    w.end_ns = e;
+    w.thread_id = thread;
     s.syncs.push_back(w);
   };
   wait(2300, 2500, 1);
@@ -73,7 +84,11 @@ TraceStore paths_trace() {
   wait(2650, 2750, 1);
   const auto alloc = [&](uint64_t t, uint64_t address, uint64_t bytes, bool is_alloc, uint32_t r) {
     AllocationRecord a;
-    a.timestamp_ns = t; a.address = address; a.bytes = bytes; a.is_alloc = is_alloc; a.region_index = r;
+    a.timestamp_ns = t;
+    a.address = address;
+    a.bytes = bytes;
+    a.is_alloc = is_alloc;
+    a.region_index = r;
     s.allocations.push_back(a);
   };
   alloc(50, 0x1000, 1000, true, 0);
@@ -117,10 +132,18 @@ TEST_CASE("Region paths: a nested record stored before its parent", "[analysis][
   // Regions are stored as they close, inner first: record 0 "inner" (parent 1), record 1 "outer".
   TraceStore s;
   RegionRecord inner;
-  inner.name = s.strings.intern("inner"); inner.start_ns = 10; inner.end_ns = 20; inner.thread_id = 1;
-  inner.parent = 1; inner.depth = 1;
+  inner.name = s.strings.intern("inner");
+  inner.start_ns = 10;
+  inner.end_ns = 20;
+  inner.thread_id = 1;
+  inner.parent = 1;
+  inner.depth = 1;
   RegionRecord outer = inner;
-  outer.name = s.strings.intern("outer"); outer.start_ns = 0; outer.end_ns = 30; outer.parent = kNone32; outer.depth = 0;
+  outer.name = s.strings.intern("outer");
+  outer.start_ns = 0;
+  outer.end_ns = 30;
+  outer.parent = kNone32;
+  outer.depth = 0;
   s.regions = {inner, outer};
   const StringId k = s.strings.intern("k");
   s.kernels = {testing::kernel(s, 12, 5, kNone32, 0, 1, k), testing::kernel(s, 25, 3, kNone32, 1, 1, k)};
@@ -180,7 +203,7 @@ TEST_CASE("Transfers per region path: sums and unions over instances", "[analysi
   CHECK(nested.host_wait_ns == 200);
 
   const TransferGroup& top_proj = group(r, GroupKind::kRegionPath, 2);
-  CHECK(top_proj.all.bytes == 100);           // C4 only: not mixed with "step > proj"
+  CHECK(top_proj.all.bytes == 100);              // C4 only: not mixed with "step > proj"
   CHECK(top_proj.all.kernel_overlap_ns == 100);  // K3 [6100,6300) covers C4
   CHECK(top_proj.sync_calls == 0);
 
@@ -221,18 +244,31 @@ TEST_CASE("Transfer flags name the region path and its instance count", "[analys
   CHECK(step_flags == 1);
 }
 
-TEST_CASE("A path whose flagged copies all come from one nested path is not flagged again", "[analysis][region_paths]") {
+TEST_CASE("A path whose flagged copies all come from one nested path is not flagged again",
+          "[analysis][region_paths]") {
   // "loop" [0,1000] holds "loop > body" [100,900]; both copies (1 kB, pageable) are in the body.
   TraceStore s;
   RegionRecord outer;
-  outer.name = s.strings.intern("loop"); outer.start_ns = 0; outer.end_ns = 1000; outer.thread_id = 1;
+  outer.name = s.strings.intern("loop");
+  outer.start_ns = 0;
+  outer.end_ns = 1000;
+  outer.thread_id = 1;
   RegionRecord inner = outer;
-  inner.name = s.strings.intern("body"); inner.start_ns = 100; inner.end_ns = 900; inner.parent = 0; inner.depth = 1;
+  inner.name = s.strings.intern("body");
+  inner.start_ns = 100;
+  inner.end_ns = 900;
+  inner.parent = 0;
+  inner.depth = 1;
   s.regions = {outer, inner};
   for (uint64_t t : {200u, 400u}) {
     MemcpyRecord c;
-    c.copy_kind = CopyKind::kHtoD; c.bytes = 1000; c.start_ns = t; c.end_ns = t + 50; c.region_index = 1;
-    c.src_kind = MemoryKind::kPageable; c.dst_kind = MemoryKind::kDevice;
+    c.copy_kind = CopyKind::kHtoD;
+    c.bytes = 1000;
+    c.start_ns = t;
+    c.end_ns = t + 50;
+    c.region_index = 1;
+    c.src_kind = MemoryKind::kPageable;
+    c.dst_kind = MemoryKind::kDevice;
     s.memcpys.push_back(c);
   }
   TransferOptions o;
@@ -246,7 +282,9 @@ TEST_CASE("A path whose flagged copies all come from one nested path is not flag
   CHECK(r.flags_left_out == 0);
   // A third copy in "loop" itself: the paths differ (3 vs 2 copies), both are flagged.
   MemcpyRecord own = s.memcpys.front();
-  own.start_ns = 950; own.end_ns = 990; own.region_index = 0;
+  own.start_ns = 950;
+  own.end_ns = 990;
+  own.region_index = 0;
   s.memcpys.push_back(own);
   int pageable = 0;
   for (const TransferFlag& f : analyze_transfers(s, o).flags)
@@ -266,17 +304,17 @@ TEST_CASE("Device memory per region path: highest peak, summed allocations", "[a
   CHECK(step.path == 0);
   CHECK(step.instances == 3);
   CHECK(step.peak_in_use_bytes == 3500);
-  CHECK(step.peak_region_index == 1);       // R1 and R2 both reach 3500; R1 starts first
-  CHECK(step.in_use_at_start_bytes == 0);   // R1's level at its start
-  CHECK(step.allocated_bytes == 4500);      // 1000 (R0) + 3000 (R3 inside R1) + 500 (R2)
+  CHECK(step.peak_region_index == 1);      // R1 and R2 both reach 3500; R1 starts first
+  CHECK(step.in_use_at_start_bytes == 0);  // R1's level at its start
+  CHECK(step.allocated_bytes == 4500);     // 1000 (R0) + 3000 (R3 inside R1) + 500 (R2)
   CHECK(step.allocations == 3);
-  CHECK(step.freed_bytes == 4500);          // 1000 (R0) + 3000 (R1) + 500 (R2)
+  CHECK(step.freed_bytes == 4500);  // 1000 (R0) + 3000 (R1) + 500 (R2)
   CHECK(step.frees == 3);
   const RegionPathMemory& nested = m.region_paths[1];
   CHECK(nested.peak_in_use_bytes == 3500);
   CHECK(nested.peak_region_index == 3);
   CHECK(nested.allocated_bytes == 3000);
-  CHECK(nested.frees == 0);                 // the 3000 B are freed in R1 after R3 closed
+  CHECK(nested.frees == 0);  // the 3000 B are freed in R1 after R3 closed
   CHECK(m.region_paths[2].peak_in_use_bytes == 200);
   CHECK(m.region_paths[2].allocated_bytes == 200);
 
@@ -294,9 +332,13 @@ TEST_CASE("Roofline per region path: sums, intensity and bound recomputed", "[an
   c.peak_flops_per_s[static_cast<std::size_t>(Precision::kFp32)] = 1e11;
   c.dram_bytes_per_s = 1e11;
   OpCost op0;  // 2000 FLOP, 1000 B per execution: intensity 2 (compute-bound alone)
-  op0.name = "dot"; op0.flops = 2000; op0.bytes_read = 1000;
+  op0.name = "dot";
+  op0.flops = 2000;
+  op0.bytes_read = 1000;
   OpCost op1;  // 0 FLOP, 4000 B: memory-bound
-  op1.name = "copy"; op1.flops = 0; op1.bytes_read = 4000;
+  op1.name = "copy";
+  op1.flops = 0;
+  op1.bytes_read = 4000;
   RooflineOptions o;
   o.latency_kernel_ns = 10;  // every kernel (50-200 ns) counts as long enough to classify
   const std::vector<uint32_t> op_of_kernel = {0, 0, 1, 1};
@@ -343,7 +385,8 @@ TEST_CASE("Roofline per region path: sums, intensity and bound recomputed", "[an
   const RegionPaths p(s);
   FpgaOptions fo;
   fo.region_paths = &p;
-  const std::vector<FpgaRegionCandidate> ranked = rank_fpga_regions(s, {op0, op1}, op_of_kernel, r, fpga_preset("alveo-u55c"), fo);
+  const std::vector<FpgaRegionCandidate> ranked =
+      rank_fpga_regions(s, {op0, op1}, op_of_kernel, r, fpga_preset("alveo-u55c"), fo);
   REQUIRE(ranked.size() == 3);
   for (const FpgaRegionCandidate& cand : ranked) {
     if (cand.path == "step") CHECK(cand.instances == 3);
@@ -353,7 +396,7 @@ TEST_CASE("Roofline per region path: sums, intensity and bound recomputed", "[an
 
 TEST_CASE("A RegionPaths from another store is refused, naming the option", "[analysis][region_paths]") {
   const TraceStore s = paths_trace();
-  TraceStore other;                       // no regions: its grouping covers 0 records
+  TraceStore other;  // no regions: its grouping covers 0 records
   const RegionPaths foreign(other);
   TransferOptions o;
   o.region_paths = &foreign;

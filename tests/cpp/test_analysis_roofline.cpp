@@ -6,11 +6,11 @@
 #include <limits>
 #include <utility>
 
+#include "analysis_fixture.hpp"
+#include "fpga_fixture.hpp"
 #include "fpgaprof/analysis/fpga_model.hpp"
 #include "fpgaprof/analysis/roofline.hpp"
 #include "fpgaprof/error.hpp"
-#include "analysis_fixture.hpp"
-#include "fpga_fixture.hpp"
 
 using namespace fpgaprof;
 using namespace fpgaprof::analysis;
@@ -31,12 +31,22 @@ struct Fixture {
     const StringId tiny = store.strings.intern("tiny");
     // op0: elementwise f32, 1e6 FLOP, 8e6 B read + 4e6 B written per execution.
     OpCost op0;
-    op0.name = "add_fusion"; op0.flops = 1e6; op0.bytes_read = 8e6; op0.bytes_written = 4e6;
-    op0.working_set_bytes = 4e6; op0.pattern = hlo::AccessPattern::kElementwise; op0.precision = Precision::kFp32;
+    op0.name = "add_fusion";
+    op0.flops = 1e6;
+    op0.bytes_read = 8e6;
+    op0.bytes_written = 4e6;
+    op0.working_set_bytes = 4e6;
+    op0.pattern = hlo::AccessPattern::kElementwise;
+    op0.precision = Precision::kFp32;
     // op1: f32 dot -> tf32 tensor roof, 2e9 FLOP, 4e6 + 2e6 B per execution.
     OpCost op1;
-    op1.name = "dot"; op1.flops = 2e9; op1.bytes_read = 4e6; op1.bytes_written = 2e6;
-    op1.working_set_bytes = 2e6; op1.pattern = hlo::AccessPattern::kDot; op1.precision = Precision::kTf32Tensor;
+    op1.name = "dot";
+    op1.flops = 2e9;
+    op1.bytes_read = 4e6;
+    op1.bytes_written = 2e6;
+    op1.working_set_bytes = 2e6;
+    op1.pattern = hlo::AccessPattern::kDot;
+    op1.precision = Precision::kTf32Tensor;
     ops = {op0, op1};
     // k0, k1: op0 in two thunk ranges (5, 6) -> 2 executions, 20 us each.
     // k2, k3: op1, both in thunk range 7 -> 1 execution of 2 kernels (100 us + 50 us).
@@ -45,8 +55,16 @@ struct Fixture {
                      kernel(store, 60000, 100000, 7, 0, 1000, gemm), kernel(store, 170000, 50000, 7, 0, 1000, gemm),
                      kernel(store, 230000, 2000, kNone32, 1, 1, tiny)};
     op_of_kernel = {0, 0, 1, 1, kNone32};
-    RegionRecord r0; r0.start_ns = 0; r0.end_ns = 300000; r0.thread_id = 1;
-    RegionRecord r1; r1.start_ns = 225000; r1.end_ns = 240000; r1.thread_id = 1; r1.parent = 0; r1.depth = 1;
+    RegionRecord r0;
+    r0.start_ns = 0;
+    r0.end_ns = 300000;
+    r0.thread_id = 1;
+    RegionRecord r1;
+    r1.start_ns = 225000;
+    r1.end_ns = 240000;
+    r1.thread_id = 1;
+    r1.parent = 0;
+    r1.depth = 1;
     store.regions = {r0, r1};
   }
 };
@@ -115,7 +133,9 @@ TEST_CASE("Roofline: tiny grid rule and measured counters", "[analysis][roofline
   Fixture f;
   // 10 blocks < 0.5 x 100 SMs and (as below) < 10 % of the roof -> latency though it runs 20 us.
   LaunchConfig ten_blocks;
-  ten_blocks.grid_x = 10; ten_blocks.grid_y = 1; ten_blocks.grid_z = 1;
+  ten_blocks.grid_x = 10;
+  ten_blocks.grid_y = 1;
+  ten_blocks.grid_z = 1;
   f.store.kernels[0].launch_config = f.store.kernels[1].launch_config = f.store.intern_launch_config(ten_blocks);
   f.ops[0].bytes_read = 0.4e6;  // 2 x (1e6 FLOP, 0.8e6 B) in 40 us: 40 GB/s = 3.9 % of DRAM
   f.ops[0].bytes_written = 0.4e6;
@@ -184,7 +204,10 @@ TEST_CASE("Roofline: measured rates are over the kernels that have counters", "[
   };
   add_counters(0);
   OpCost op;
-  op.name = "add"; op.flops = 1e6; op.bytes_read = 8e6; op.bytes_written = 4e6;
+  op.name = "add";
+  op.flops = 1e6;
+  op.bytes_read = 8e6;
+  op.bytes_written = 4e6;
   op.pattern = hlo::AccessPattern::kElementwise;
   const Ceilings c = table_ceilings(s.devices[0]);
   const RooflineReport r = analyze_roofline(s, c, {op}, {0, 0});
@@ -400,15 +423,23 @@ struct StencilTrace {
     s.devices = {device()};
     s.kernels = {kernel(s, 0, gpu_ns, 1, kNone32, 1000, s.strings.intern("stencil"))};
     OpCost st;
-    st.name = "stencil_fusion"; st.flops = 1e8; st.bytes_read = 0.6e9; st.bytes_written = 0.4e9;
-    st.working_set_bytes = 32e6; st.pattern = hlo::AccessPattern::kStencil; st.precision = Precision::kFp32;
+    st.name = "stencil_fusion";
+    st.flops = 1e8;
+    st.bytes_read = 0.6e9;
+    st.bytes_written = 0.4e9;
+    st.working_set_bytes = 32e6;
+    st.pattern = hlo::AccessPattern::kStencil;
+    st.precision = Precision::kFp32;
     ops = {st};
     op_of_kernel = {0};
     if (with_solver) {
       s.kernels.push_back(kernel(s, gpu_ns + 1000000, 10000000, 2, kNone32, 1000, s.strings.intern("solver_kernel")));
       OpCost solver;
-      solver.name = "solver"; solver.bytes_read = 4194304; solver.bytes_written = 4194304;
-      solver.working_set_bytes = 4194304; solver.pattern = hlo::AccessPattern::kLibraryCall;
+      solver.name = "solver";
+      solver.bytes_read = 4194304;
+      solver.bytes_written = 4194304;
+      solver.working_set_bytes = 4194304;
+      solver.pattern = hlo::AccessPattern::kLibraryCall;
       solver.cost_known = false;
       solver.cost_unknown_reason = "custom call 'my_vendor_solver' has no cost rule";
       ops.push_back(solver);

@@ -102,7 +102,8 @@ TEST_CASE("Copies faster than the link peak flag the peak as wrong", "[analysis]
   for (const TransferFlag& f : r.flags)
     if (f.kind == "link_exceeded") exceeded.push_back(&f);
   REQUIRE(exceeded.size() == 1);
-  CHECK(exceeded[0]->message.rfind("HtoD copies in the trace ran at 4000 % of the host link's peak (PCIe gen1 x1)", 0) == 0);
+  CHECK(exceeded[0]->message.rfind("HtoD copies in the trace ran at 4000 % of the host link's peak (PCIe gen1 x1)",
+                                   0) == 0);
   CHECK(exceeded[0]->message.find("fpgaprof calibrate") != std::string::npos);
   CHECK(exceeded[0]->bytes == 1000000);
   // At 31.7 % of a gen4 x16 link nothing is flagged.

@@ -32,9 +32,15 @@ MemcpyRecord copy(CopyKind kind, uint64_t bytes, uint64_t s, uint64_t e, MemoryK
   c.is_async = async;
   c.region_index = region;
   c.thread_id = 7;
-  if (kind == CopyKind::kHtoD) { c.src_kind = host; c.dst_kind = MemoryKind::kDevice; }
-  else if (kind == CopyKind::kDtoH) { c.src_kind = MemoryKind::kDevice; c.dst_kind = host; }
-  else { c.src_kind = c.dst_kind = MemoryKind::kDevice; }
+  if (kind == CopyKind::kHtoD) {
+    c.src_kind = host;
+    c.dst_kind = MemoryKind::kDevice;
+  } else if (kind == CopyKind::kDtoH) {
+    c.src_kind = MemoryKind::kDevice;
+    c.dst_kind = host;
+  } else {
+    c.src_kind = c.dst_kind = MemoryKind::kDevice;
+  }
   return c;
 }
 
@@ -44,19 +50,36 @@ TraceStore transfer_trace() {
   TraceStore s;
   s.kernels = {kernel(100, 200), kernel(150, 300), kernel(1000, 1100)};
   s.memcpys = {
-      copy(CopyKind::kHtoD, 1000, 50, 150, MemoryKind::kPinned, true, 0),     // C0
-      copy(CopyKind::kHtoD, 3000, 120, 220, MemoryKind::kPageable, false, 1), // C1
-      copy(CopyKind::kDtoH, 500, 400, 500, MemoryKind::kPinned, false, kNone32), // C2
-      copy(CopyKind::kDtoD, 10000, 1050, 1250, MemoryKind::kDevice, true, 1), // C3
+      copy(CopyKind::kHtoD, 1000, 50, 150, MemoryKind::kPinned, true, 0),         // C0
+      copy(CopyKind::kHtoD, 3000, 120, 220, MemoryKind::kPageable, false, 1),     // C1
+      copy(CopyKind::kDtoH, 500, 400, 500, MemoryKind::kPinned, false, kNone32),  // C2
+      copy(CopyKind::kDtoD, 10000, 1050, 1250, MemoryKind::kDevice, true, 1),     // C3
   };
   RegionRecord r0;
-  r0.start_ns = 0; r0.end_ns = 2000; r0.thread_id = 7; r0.name = s.strings.intern("outer");
+  r0.start_ns = 0;
+  r0.end_ns = 2000;
+  r0.thread_id = 7;
+  r0.name = s.strings.intern("outer");
   RegionRecord r1;
-  r1.start_ns = 100; r1.end_ns = 1500; r1.thread_id = 7; r1.name = s.strings.intern("inner"); r1.parent = 0; r1.depth = 1;
+  r1.start_ns = 100;
+  r1.end_ns = 1500;
+  r1.thread_id = 7;
+  r1.name = s.strings.intern("inner");
+  r1.parent = 0;
+  r1.depth = 1;
   s.regions = {r0, r1};
-  SyncRecord w0; w0.start_ns = 600; w0.end_ns = 700; w0.thread_id = 7;    // inside R1 (and R0)
-  SyncRecord w1; w1.start_ns = 1600; w1.end_ns = 1900; w1.thread_id = 7;  // R1 closed: R0 only
-  SyncRecord w2; w2.start_ns = 650; w2.end_ns = 750; w2.thread_id = 9;    // other thread: no region
+  SyncRecord w0;
+  w0.start_ns = 600;
+  w0.end_ns = 700;
+  w0.thread_id = 7;  // inside R1 (and R0)
+  SyncRecord w1;
+  w1.start_ns = 1600;
+  w1.end_ns = 1900;
+  w1.thread_id = 7;  // R1 closed: R0 only
+  SyncRecord w2;
+  w2.start_ns = 650;
+  w2.end_ns = 750;
+  w2.thread_id = 9;  // other thread: no region
   s.syncs = {w0, w1, w2};
   DeviceInfo d;
   d.pcie_generation = 4;
@@ -70,9 +93,9 @@ TraceStore transfer_trace() {
 TEST_CASE("IntervalSet union and overlap", "[analysis][transfers]") {
   const IntervalSet s = IntervalSet::from({{150, 300}, {100, 200}, {1000, 1100}, {5, 5}});
   REQUIRE(s.intervals().size() == 2);
-  CHECK(s.total_ns() == 300);                 // 200 + 100
-  CHECK(s.overlap_ns(50, 220) == 120);        // [100,220)
-  CHECK(s.overlap_ns(250, 1050) == 100);      // [250,300) + [1000,1050)
+  CHECK(s.total_ns() == 300);             // 200 + 100
+  CHECK(s.overlap_ns(50, 220) == 120);    // [100,220)
+  CHECK(s.overlap_ns(250, 1050) == 100);  // [250,300) + [1000,1050)
   CHECK(s.overlap_ns(300, 1000) == 0);
   const IntervalSet t = IntervalSet::from({{0, 120}, {290, 1010}});
   CHECK(s.intersection_ns(t) == 20 + 10 + 10);  // [100,120) [290,300) [1000,1010)
@@ -147,7 +170,7 @@ TEST_CASE("Transfer accounting per trace, region and direction", "[analysis][tra
 TEST_CASE("Tiny-transfer floods, per-op groups and a user link peak", "[analysis][transfers]") {
   const TraceStore s = transfer_trace();
   TransferOptions o;
-  o.tiny_flood_count = 3;          // all 4 copies are < 64 KiB
+  o.tiny_flood_count = 3;  // all 4 copies are < 64 KiB
   o.link_bytes_per_s = 20e9;
   o.link_source = "measured";
   o.region_rows = RegionRows::kInstances;
@@ -327,7 +350,10 @@ TEST_CASE("Transfers: link percent per device", "[analysis][transfers]") {
                copy_on(2, CopyKind::kDtoH, 10000, 6000, 7000, MemoryKind::kDevice, MemoryKind::kPinned, true)};
   s.memcpys[3].region_index = 0;
   RegionRecord reg;
-  reg.start_ns = 3500; reg.end_ns = 6000; reg.thread_id = 7; reg.name = s.strings.intern("copy_back");
+  reg.start_ns = 3500;
+  reg.end_ns = 6000;
+  reg.thread_id = 7;
+  reg.name = s.strings.intern("copy_back");
   s.regions = {reg};
   TransferOptions o;
   o.region_rows = RegionRows::kInstances;
@@ -371,21 +397,33 @@ TEST_CASE("Device memory timeline, peaks, regions, largest buffers", "[analysis]
   TraceStore s;
   const auto a = [](uint64_t t, uint64_t addr, uint64_t bytes, bool alloc, uint32_t region) {
     AllocationRecord r;
-    r.timestamp_ns = t; r.address = addr; r.bytes = bytes; r.is_alloc = alloc; r.region_index = region;
+    r.timestamp_ns = t;
+    r.address = addr;
+    r.bytes = bytes;
+    r.is_alloc = alloc;
+    r.region_index = region;
     r.thread_id = 7;
     return r;
   };
   s.allocations = {
-      a(10, 0x1000, 100, true, 0),       // in use 100
-      a(20, 0x2000, 300, true, 1),       // 400
-      a(30, 0x1000, 100, false, 0),      // 300
-      a(40, 0x3000, 50, true, 1),        // 350
-      a(45, 0x9999, 77, false, kNone32), // unknown address: unmatched, not in the timeline
-      a(60, 0x2000, 300, false, 1),      // 50
-      a(70, 0x4000, 1000, true, kNone32) // 1050 (never freed)
+      a(10, 0x1000, 100, true, 0),        // in use 100
+      a(20, 0x2000, 300, true, 1),        // 400
+      a(30, 0x1000, 100, false, 0),       // 300
+      a(40, 0x3000, 50, true, 1),         // 350
+      a(45, 0x9999, 77, false, kNone32),  // unknown address: unmatched, not in the timeline
+      a(60, 0x2000, 300, false, 1),       // 50
+      a(70, 0x4000, 1000, true, kNone32)  // 1050 (never freed)
   };
-  RegionRecord r0; r0.start_ns = 5; r0.end_ns = 50; r0.thread_id = 7;
-  RegionRecord r1; r1.start_ns = 15; r1.end_ns = 65; r1.thread_id = 7; r1.parent = 0; r1.depth = 1;
+  RegionRecord r0;
+  r0.start_ns = 5;
+  r0.end_ns = 50;
+  r0.thread_id = 7;
+  RegionRecord r1;
+  r1.start_ns = 15;
+  r1.end_ns = 65;
+  r1.thread_id = 7;
+  r1.parent = 0;
+  r1.depth = 1;
   s.regions = {r0, r1};
   const MemoryReport m = analyze_memory(s, 2, {}, RegionRows::kInstances);
   REQUIRE(m.timeline.size() == 6);
@@ -425,7 +463,11 @@ TEST_CASE("Memory: each timeline point also gives its device's own bytes in use"
   TraceStore s;
   const auto a = [](uint64_t t, uint32_t dev, uint64_t addr, uint64_t bytes, bool alloc) {
     AllocationRecord r;
-    r.timestamp_ns = t; r.device_id = dev; r.address = addr; r.bytes = bytes; r.is_alloc = alloc;
+    r.timestamp_ns = t;
+    r.device_id = dev;
+    r.address = addr;
+    r.bytes = bytes;
+    r.is_alloc = alloc;
     return r;
   };
   s.allocations = {a(1, 0, 0x10, 100, true), a(2, 1, 0x10, 100, true), a(3, 0, 0x10, 100, false),
@@ -442,8 +484,13 @@ TEST_CASE("Memory: each timeline point also gives its device's own bytes in use"
 
 TEST_CASE("Memory: address reused without a release is counted", "[analysis][memory]") {
   TraceStore s;
-  AllocationRecord x; x.timestamp_ns = 1; x.address = 0x10; x.bytes = 64;
-  AllocationRecord y = x; y.timestamp_ns = 2; y.bytes = 32;
+  AllocationRecord x;
+  x.timestamp_ns = 1;
+  x.address = 0x10;
+  x.bytes = 64;
+  AllocationRecord y = x;
+  y.timestamp_ns = 2;
+  y.bytes = 32;
   s.allocations = {x, y};
   const MemoryReport m = analyze_memory(s);
   CHECK(m.reallocated_live == 1);

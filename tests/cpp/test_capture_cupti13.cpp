@@ -23,7 +23,7 @@
 #include "cupti/record_converter.hpp"
 #include "fake_cupti_access.hpp"
 #include "fpgaprof/analysis/transfer_analysis.hpp"
-#include "fpgaprof/capture.hpp"
+#include "fpgaprof/cupti/capture.hpp"
 #include "fpgaprof/error.hpp"
 #include "transfer_fixture.hpp"
 
@@ -104,14 +104,13 @@ TEST_CASE("the collector makes only unversioned (V1) CUPTI calls, in CUPTI's ord
       runtime_off.insert(log[i].arg);
     }
   }
-  CHECK(driver_off == std::set<uint64_t>{CUPTI_DRIVER_TRACE_CBID_cuEventQuery, CUPTI_DRIVER_TRACE_CBID_cuStreamQuery,
-                                         CUPTI_DRIVER_TRACE_CBID_cuStreamQuery_ptsz,
-                                         CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, CUPTI_DRIVER_TRACE_CBID_cuCtxSetCurrent,
-                                         CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice, CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice_v2,
-                                         CUPTI_DRIVER_TRACE_CBID_cuCtxPushCurrent,
-                                         CUPTI_DRIVER_TRACE_CBID_cuCtxPushCurrent_v2,
-                                         CUPTI_DRIVER_TRACE_CBID_cuCtxPopCurrent,
-                                         CUPTI_DRIVER_TRACE_CBID_cuCtxPopCurrent_v2});
+  CHECK(driver_off ==
+        std::set<uint64_t>{CUPTI_DRIVER_TRACE_CBID_cuEventQuery, CUPTI_DRIVER_TRACE_CBID_cuStreamQuery,
+                           CUPTI_DRIVER_TRACE_CBID_cuStreamQuery_ptsz, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,
+                           CUPTI_DRIVER_TRACE_CBID_cuCtxSetCurrent, CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice,
+                           CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice_v2, CUPTI_DRIVER_TRACE_CBID_cuCtxPushCurrent,
+                           CUPTI_DRIVER_TRACE_CBID_cuCtxPushCurrent_v2, CUPTI_DRIVER_TRACE_CBID_cuCtxPopCurrent,
+                           CUPTI_DRIVER_TRACE_CBID_cuCtxPopCurrent_v2});
   CHECK(runtime_off == std::set<uint64_t>{CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020,
                                           CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020,
                                           CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_ptsz_v7000,
@@ -164,9 +163,8 @@ TEST_CASE("a conflict that shows only after subscribing is a ProfilerConflict na
           "[cupti][capture13][conflict]") {
   if (!use_fake("kernels", 2, 1)) return;
   for (const char* call : {"cuptiSetThreadIdType", "cuptiActivityRegisterCallbacks",
-                           "cuptiActivityEnableAllSyncRecords", "cuptiActivityEnable",
-                           "cuptiActivityEnableAndDump", "cuptiActivityEnableDriverApi",
-                           "cuptiActivityEnableRuntimeApi"}) {
+                           "cuptiActivityEnableAllSyncRecords", "cuptiActivityEnable", "cuptiActivityEnableAndDump",
+                           "cuptiActivityEnableDriverApi", "cuptiActivityEnableRuntimeApi"}) {
     INFO(call);
     ::setenv("FAKE_CUPTI_FAIL", (std::string(call) + "=39").c_str(), 1);
     const FakeCuptiCounts before = fake_counts();
@@ -286,8 +284,9 @@ TEST_CASE("completed polls' sync records are dropped and counted, failed waits a
     CHECK(y.kind == SyncKind::kStreamSynchronize);
     CHECK(traced.count(y.correlation_id) == 1);
   }
-  CHECK(has_warning(store, "2 CUPTI synchronization records of untraced calls (event/stream queries that "
-                           "found the work complete) were skipped"));
+  CHECK(has_warning(store,
+                    "2 CUPTI synchronization records of untraced calls (event/stream queries that "
+                    "found the work complete) were skipped"));
   CHECK(has_warning(store, "2 host waits returned an error (first: CUresult 719): kept as host waits"));
   CHECK_FALSE(has_warning(store, "unfinished"));
 }
@@ -395,7 +394,8 @@ TEST_CASE("capture messages for states this machine cannot reach", "[cupti][capt
   CHECK(old_driver.find("FPGAPROF_CUPTI_LIBRARY") != std::string::npos);
   // Without a driver the driver is the problem, whatever CUPTI said.
   CHECK(cupti::start_failure_reason("cuptiSubscribe", 15, "x", false, 130001, 0).find("no CUDA driver found") == 0);
-  const std::string other = cupti::start_failure_reason("cuptiActivityEnable", 999, "CUPTI_ERROR_UNKNOWN (999)", true, 0, 13000);
+  const std::string other =
+      cupti::start_failure_reason("cuptiActivityEnable", 999, "CUPTI_ERROR_UNKNOWN (999)", true, 0, 13000);
   CHECK(other.find("CUPTI could not start (cuptiActivityEnable: CUPTI_ERROR_UNKNOWN (999))") == 0);
   CHECK(cupti::cuda_version_text(13000) == "13.0");
   CHECK(cupti::cuda_version_text(12080) == "12.8");
@@ -406,8 +406,8 @@ TEST_CASE("capture messages for states this machine cannot reach", "[cupti][capt
   CHECK(conflict.find("before CUPTI 13.2") == std::string::npos);
 
   NvtxInjectionStatus never;
-  CHECK(cupti::nvtx_warning(never, 0, 0).empty());   // no kernels: nothing to attribute
-  CHECK(cupti::nvtx_warning(never, 5, 1).empty());   // ranges arrived (another injection)
+  CHECK(cupti::nvtx_warning(never, 0, 0).empty());  // no kernels: nothing to attribute
+  CHECK(cupti::nvtx_warning(never, 5, 1).empty());  // ranges arrived (another injection)
   CHECK(cupti::nvtx_warning(never, 5, 0).find("NVTX injection was not active") == 0);
   NvtxInjectionStatus ok;
   ok.calls = 1;
@@ -416,7 +416,8 @@ TEST_CASE("capture messages for states this machine cannot reach", "[cupti][capt
   CHECK(cupti::nvtx_warning(ok, 5, 0).empty());
 
   CHECK(cupti::multiple_cupti_warning({"/a/libcupti.so.13"}, "/a/libcupti.so.13").empty());
-  const std::string two = cupti::multiple_cupti_warning({"/a/libcupti.so.13", "/b/libcupti.so.13"}, "/a/libcupti.so.13");
+  const std::string two =
+      cupti::multiple_cupti_warning({"/a/libcupti.so.13", "/b/libcupti.so.13"}, "/a/libcupti.so.13");
   CHECK(two.find("2 libcupti files are mapped in this process (/a/libcupti.so.13, /b/libcupti.so.13)") == 0);
 }
 
@@ -481,8 +482,9 @@ TEST_CASE("synchronization records of unfinished queries are skipped and counted
   CHECK(store.syncs[0].correlation_id == 11);
   CHECK(store.syncs[1].correlation_id == 12);
   converter.finish(0);
-  CHECK(has_warning(store, "1 CUPTI synchronization records of event/stream queries that found the work "
-                           "unfinished (returnValue 600"));
+  CHECK(has_warning(store,
+                    "1 CUPTI synchronization records of event/stream queries that found the work "
+                    "unfinished (returnValue 600"));
   CHECK(has_warning(store, "1 CUPTI synchronization records of untraced calls"));
   CHECK(has_warning(store, "1 host waits returned an error (first: CUresult 719)"));
 }

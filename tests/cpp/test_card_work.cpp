@@ -36,7 +36,8 @@ const char* kAdd = R"(add {
 
 }  // namespace
 
-TEST_CASE("card_work: a plain gather reads its table at random, indices and result stream", "[analysis][fpga][card_work]") {
+TEST_CASE("card_work: a plain gather reads its table at random, indices and result stream",
+          "[analysis][fpga][card_work]") {
   const hlo::Module m = module(R"(  t = f32[1000]{0} parameter(0)
   i = s32[5,1]{1,0} parameter(1)
   t2 = f32[1000,8]{1,0} parameter(2)
@@ -78,9 +79,9 @@ TEST_CASE("card_work: a plain gather reads its table at random, indices and resu
   REQUIRE(r.random.size() == 1);
   CHECK(r.random[0].bytes == 160);
   CHECK(r.random[0].run_bytes == 32);
-  CHECK(r.random[0].accesses == 5);            // 160 / 32
-  CHECK(r.random[0].source_bytes == 32000);    // 1000 x 8 x 4
-  CHECK(r.stream_bytes == 180);                // 340 - 160
+  CHECK(r.random[0].accesses == 5);          // 160 / 32
+  CHECK(r.random[0].source_bytes == 32000);  // 1000 x 8 x 4
+  CHECK(r.stream_bytes == 180);              // 340 - 160
   CHECK(r.compulsory_bytes == 32000 + 20 + 160);
 }
 
@@ -137,7 +138,8 @@ TEST_CASE("card_work: a scatter-add reads and writes each target at random", "[a
   se = f32[1000,8]{1,0} scatter(x, i2, u2), update_window_dims={}, inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=add
   sw = f32[1000,8]{1,0} scatter(x, i, u3), update_window_dims={1}, inserted_window_dims={1}, scatter_dims_to_operand_dims={1}, index_vector_dim=1, to_apply=add
   ROOT o = (f32[1000,8]{1,0}, f32[1000,8]{1,0}, f32[1000,8]{1,0}) tuple(sc, se, sw)
-)", kAdd);
+)",
+                               kAdd);
   // sc: cost model 2 x 160 B (target part read, updates read) + 20 B indices read, 160 B
   // written = 500 B; 40 adds.
   const CardWork sc = work(m, "sc");
@@ -152,7 +154,7 @@ TEST_CASE("card_work: a scatter-add reads and writes each target at random", "[a
   // dimension 1 (8): box {1,8} of f32[1000,8]{1,0} -> 8 whole, then 1: 32 B per access.
   CHECK(t.run_bytes == 32);
   CHECK(scatter_run_bytes(ins(m, "sc")) == 32);
-  CHECK(t.accesses == 10);        // 320 / 32: 5 updates, each a read and a write
+  CHECK(t.accesses == 10);  // 320 / 32: 5 updates, each a read and a write
   CHECK(t.source_bytes == 32000);
   // Streamed: 500 - 320 = 180 B (updates read 160 + indices 20).
   CHECK(sc.stream_bytes == 180);
@@ -184,7 +186,8 @@ TEST_CASE("card_work: fusions read through their fused computation", "[analysis]
   fx = f32[1000,8]{1,0} fusion(x, i, u), kind=kCustom, calls=wrapped_scatter
   fi = f32[5,8]{1,0} fusion(i), kind=kLoop, calls=gather_iota
   ROOT o = (f32[5,8]{1,0}, f32[1000,8]{1,0}) tuple(fb, fs)
-)", std::string(kAdd) + R"(gather_bitcast {
+)",
+                               std::string(kAdd) + R"(gather_bitcast {
   p0 = f32[1000,8]{1,0} parameter(0)
   p1 = s32[5,1]{1,0} parameter(1)
   b = f32[8000]{0} bitcast(p0)
@@ -277,7 +280,7 @@ gather_iota {
     CHECK(w.flops == 80);
     REQUIRE(w.random.size() == 1);
     CHECK(w.random[0].read_modify_write);
-    CHECK(w.random[0].bytes == 320);      // 2 x 160
+    CHECK(w.random[0].bytes == 320);  // 2 x 160
     CHECK(w.random[0].run_bytes == 32);
     CHECK(w.random[0].accesses == 10);
     CHECK(w.random[0].source_bytes == 32000);
@@ -315,7 +318,8 @@ TEST_CASE("card_work: sort facts", "[analysis][fpga][card_work]") {
   s = (f32[8,1000]{1,0}, s32[8,1000]{1,0}) sort(k, v), dimensions={1}, to_apply=lt
   s2 = f32[1000,8]{1,0} sort(k2), dimensions={0}, to_apply=lt1
   ROOT o = f32[1000,8]{1,0} negate(s2)
-)", R"(lt {
+)",
+                               R"(lt {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
   c = s32[] parameter(2)
@@ -408,7 +412,8 @@ TEST_CASE("card_work: compulsory bytes, inputs and outputs", "[analysis][fpga][c
   bc = f32[32,64]{1,0} bitcast(x)
   fk = f32[4]{0} fusion(q), kind=kLoop, calls=with_constant
   ROOT o = (f32[8,32]{1,0}, f32[1000]{0}) tuple(s, add2)
-)", R"(with_constant {
+)",
+                               R"(with_constant {
   p = f32[4]{0} parameter(0)
   k = f32[4]{0} constant({1, 2, 3, 4})
   ROOT a = f32[4]{0} add(p, k)

@@ -1,8 +1,8 @@
 // correlate(): API joins, nesting and attribution on hand-built stores whose expected links
 // are worked out by hand in the comments, plus a randomized check against a brute-force
 // search on properly nested intervals.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <random>
 
@@ -81,11 +81,11 @@ TraceStore hand_store() {
       region(100, 2600, 2700),  // 3 after the outer one closed
   };
   s.markers = {
-      marker(100, 1990, 2150),                // 0 Thunk
-      marker(100, 450, 2400),                 // 1 XlaModule
-      marker(100, 490, 550),                  // 2 Thunk
-      marker(100, 2000, 2000, false),         // 3 instantaneous
-      marker(200, 950, 960, true, false),     // 4 still open at stop
+      marker(100, 1990, 2150),             // 0 Thunk
+      marker(100, 450, 2400),              // 1 XlaModule
+      marker(100, 490, 550),               // 2 Thunk
+      marker(100, 2000, 2000, false),      // 3 instantaneous
+      marker(200, 950, 960, true, false),  // 4 still open at stop
   };
   return s;
 }
@@ -210,8 +210,7 @@ TEST_CASE("kernels launched from worker threads get the region open at launch ti
       api(6, 7, 800, 810),    // F: R0 [100,1000) and R2 [700,900) open; R2 started later -> R2
   };
   // E has no API record: its GPU start 600 is used -> R0.
-  s.kernels = {kernel(1, 5000), kernel(2, 5100), kernel(3, 5200), kernel(4, 5300), kernel(5, 600),
-               kernel(6, 5400)};
+  s.kernels = {kernel(1, 5000), kernel(2, 5100), kernel(3, 5200), kernel(4, 5300), kernel(5, 600), kernel(6, 5400)};
   const CorrelationStats st = correlate(s);
   REQUIRE(s.kernels[0].region_index == 0);
   REQUIRE(s.kernels[1].region_index == 1);
@@ -219,8 +218,8 @@ TEST_CASE("kernels launched from worker threads get the region open at launch ti
   REQUIRE(s.kernels[3].region_index == kNone32);
   REQUIRE(s.kernels[4].region_index == 0);
   REQUIRE(s.kernels[5].region_index == 2);
-  REQUIRE(st.regions_by_time == 4);           // A, B, E, F
-  REQUIRE(st.unattributed_to_region == 2);    // C, D
+  REQUIRE(st.regions_by_time == 4);         // A, B, E, F
+  REQUIRE(st.unattributed_to_region == 2);  // C, D
 }
 
 TEST_CASE("range boundaries: start is inside, end is outside", "[correlate]") {
@@ -317,7 +316,8 @@ TEST_CASE("correlate scales as n log n", "[correlate]") {
     s.api_calls.push_back(api(c, thread(rng), uint64_t{c} * 100, uint64_t{c} * 100 + 50));
     s.kernels.push_back(kernel(c, uint64_t{c} * 100 + 70));
   }
-  for (uint32_t r = 0; r < 100'000; ++r) s.regions.push_back(region(1 + r % 4, uint64_t{r} * 1000, uint64_t{r} * 1000 + 900));
+  for (uint32_t r = 0; r < 100'000; ++r)
+    s.regions.push_back(region(1 + r % 4, uint64_t{r} * 1000, uint64_t{r} * 1000 + 900));
   std::shuffle(s.api_calls.begin(), s.api_calls.end(), rng);
   std::shuffle(s.kernels.begin(), s.kernels.end(), rng);
   const auto t0 = std::chrono::steady_clock::now();

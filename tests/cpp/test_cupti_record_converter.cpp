@@ -71,8 +71,12 @@ TEST_CASE("kernel, copies, memset and allocation records convert field by field"
   k.deviceId = 1;
   k.contextId = 2;
   k.streamId = 13;
-  k.gridX = 4; k.gridY = 2; k.gridZ = 1;
-  k.blockX = 256; k.blockY = 1; k.blockZ = 1;
+  k.gridX = 4;
+  k.gridY = 2;
+  k.gridZ = 1;
+  k.blockX = 256;
+  k.blockY = 1;
+  k.blockZ = 1;
   k.staticSharedMemory = 2048;
   k.dynamicSharedMemory = 4096;
   k.localMemoryPerThread = 16;
@@ -89,8 +93,12 @@ TEST_CASE("kernel, copies, memset and allocation records convert field by field"
   h.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
   h.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
   h.bytes = 1 << 20;
-  h.start = 2000; h.end = 2600;
-  h.deviceId = 1; h.contextId = 2; h.streamId = 14; h.correlationId = 78;
+  h.start = 2000;
+  h.end = 2600;
+  h.deviceId = 1;
+  h.contextId = 2;
+  h.streamId = 14;
+  h.correlationId = 78;
   b.put(h);
   CUpti_ActivityMemcpy6 d = h;
   d.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
@@ -105,14 +113,24 @@ TEST_CASE("kernel, copies, memset and allocation records convert field by field"
   p.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_PTOP;
   p.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
   p.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  p.bytes = 4096; p.start = 3000; p.end = 3100;
-  p.deviceId = 0; p.srcDeviceId = 0; p.dstDeviceId = 1; p.correlationId = 79;
+  p.bytes = 4096;
+  p.start = 3000;
+  p.end = 3100;
+  p.deviceId = 0;
+  p.srcDeviceId = 0;
+  p.dstDeviceId = 1;
+  p.correlationId = 79;
   b.put(p);
 
   CUpti_ActivityMemset4 s{};
   s.kind = CUPTI_ACTIVITY_KIND_MEMSET;
-  s.value = 0xab; s.bytes = 512; s.start = 4000; s.end = 4010;
-  s.deviceId = 1; s.streamId = 15; s.correlationId = 80;
+  s.value = 0xab;
+  s.bytes = 512;
+  s.start = 4000;
+  s.end = 4010;
+  s.deviceId = 1;
+  s.streamId = 15;
+  s.correlationId = 80;
   s.flags = CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC;
   s.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_MANAGED;
   b.put(s);
@@ -121,13 +139,22 @@ TEST_CASE("kernel, copies, memset and allocation records convert field by field"
   a.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
   a.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
   a.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  a.correlationId = 81; a.address = 0x7f0012340000ull; a.bytes = 1 << 24; a.timestamp = 5000;
-  a.PC = 0x401000; a.deviceId = 1; a.contextId = 2; a.streamId = 16; a.isAsync = 1;
+  a.correlationId = 81;
+  a.address = 0x7f0012340000ull;
+  a.bytes = 1 << 24;
+  a.timestamp = 5000;
+  a.PC = 0x401000;
+  a.deviceId = 1;
+  a.contextId = 2;
+  a.streamId = 16;
+  a.isAsync = 1;
   a.source = "bfc_allocator";
   b.put(a);
   CUpti_ActivityMemory4 r = a;
   r.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
-  r.timestamp = 6000; r.isAsync = 0; r.source = nullptr;
+  r.timestamp = 6000;
+  r.isAsync = 0;
+  r.source = nullptr;
   b.put(r);
 
   TraceStore store;
@@ -204,13 +231,21 @@ TEST_CASE("kernels share one stored launch configuration per distinct configurat
   Buffer b;
   CUpti_ActivityKernel10 a{};
   a.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-  a.start = 10; a.end = 20; a.name = "k";
-  a.gridX = 132; a.gridY = 1; a.gridZ = 1; a.blockX = 128; a.blockY = 1; a.blockZ = 1;
+  a.start = 10;
+  a.end = 20;
+  a.name = "k";
+  a.gridX = 132;
+  a.gridY = 1;
+  a.gridZ = 1;
+  a.blockX = 128;
+  a.blockY = 1;
+  a.blockZ = 1;
   a.registersPerThread = 32;
   CUpti_ActivityKernel10 bb = a;
   bb.blockX = 256;
   CUpti_ActivityKernel10 c = a;
-  c.graphId = 1; c.graphNodeId = 7;
+  c.graphId = 1;
+  c.graphNodeId = 7;
   for (const auto* r : {&a, &bb, &a, &a, &c}) b.put(*r);
 
   TraceStore store;
@@ -255,7 +290,11 @@ TEST_CASE("device, API, synchronization, external correlation and overhead recor
   CUpti_ActivityAPI api{};
   api.kind = CUPTI_ACTIVITY_KIND_DRIVER;
   api.cbid = 307;
-  api.start = 100; api.end = 180; api.threadId = 4242; api.correlationId = 9; api.returnValue = 0;
+  api.start = 100;
+  api.end = 180;
+  api.threadId = 4242;
+  api.correlationId = 9;
+  api.returnValue = 0;
   b.put(api);
   b.put(api);  // same cbid: the name is looked up once
   CUpti_ActivityAPI rt = api;
@@ -269,7 +308,10 @@ TEST_CASE("device, API, synchronization, external correlation and overhead recor
   CUpti_ActivitySynchronization2 sy{};
   sy.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
   sy.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
-  sy.start = 200; sy.end = 900; sy.correlationId = 10; sy.contextId = 1;
+  sy.start = 200;
+  sy.end = 900;
+  sy.correlationId = 10;
+  sy.contextId = 1;
   sy.streamId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
   b.put(sy);
 
@@ -285,7 +327,8 @@ TEST_CASE("device, API, synchronization, external correlation and overhead recor
   ov.overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
   ov.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
   ov.objectId.pt.threadId = 4242;
-  ov.start = 300; ov.end = 350;
+  ov.start = 300;
+  ov.end = 350;
   b.put(ov);
 
   TraceStore store;
@@ -309,7 +352,9 @@ TEST_CASE("device, API, synchronization, external correlation and overhead recor
   CHECK(d.memory_clock_khz == 0);  // not in the DEVICE record: filled from the driver
 
   REQUIRE(store.api_calls.size() == 4);
-  const auto fn = [&](std::size_t i) -> const fpgaprof::ApiFunction& { return store.api_function_of(store.api_calls[i]); };
+  const auto fn = [&](std::size_t i) -> const fpgaprof::ApiFunction& {
+    return store.api_function_of(store.api_calls[i]);
+  };
   CHECK(store.strings.get(fn(0).name) == "cuLaunchKernel");
   CHECK(fn(0).kind == ApiKind::kDriver);
   CHECK(store.api_calls[0].thread_id == 4242);

@@ -13,8 +13,8 @@
 
 #include "cupti/cupti_search_order.hpp"
 
-using fpgaprof::cupti::CuptiCandidate;
 using fpgaprof::cupti::cupti_search_order;
+using fpgaprof::cupti::CuptiCandidate;
 using fpgaprof::cupti::CuptiSearchInputs;
 
 namespace {
@@ -73,10 +73,16 @@ class ScopedEnv {
  public:
   ScopedEnv(const char* name, const char* value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
-    if (value) ::setenv(name, value, 1); else ::unsetenv(name);
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
   }
   ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1); else ::unsetenv(name_);
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
   }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;
@@ -98,8 +104,7 @@ TEST_CASE("with a driver: wheel, then toolkit, then the system path", "[cupti][l
 }
 
 TEST_CASE("without a driver the toolkit comes before the wheel and says why", "[cupti][loader]") {
-  const std::string why =
-      "CUDA toolkit (no driver: the wheel's libcupti needs one for the Profiler Host API)";
+  const std::string why = "CUDA toolkit (no driver: the wheel's libcupti needs one for the Profiler Host API)";
   const auto order = cupti_search_order(inputs(false));
   CHECK(rows(order) == concat({toolkit_rows(why, true), kWheelRows, kSystemRows}));
 }

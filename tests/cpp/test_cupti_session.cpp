@@ -18,7 +18,7 @@
 #include "../fake_cupti/fake_cupti.hpp"
 #include "cupti/cupti_api.hpp"
 #include "fake_cupti_access.hpp"
-#include "fpgaprof/capture.hpp"
+#include "fpgaprof/cupti/capture.hpp"
 #include "fpgaprof/error.hpp"
 
 extern char** environ;
@@ -69,8 +69,14 @@ TEST_CASE("a session over the fake libcupti converts every record it emitted", "
   CHECK(store.markers.size() == 157);
   uint64_t htod = 0, dtoh = 0, htod_bytes = 0, dtoh_bytes = 0;
   for (const auto& m : store.memcpys) {
-    if (m.copy_kind == CopyKind::kHtoD) { ++htod; htod_bytes += m.bytes; }
-    if (m.copy_kind == CopyKind::kDtoH) { ++dtoh; dtoh_bytes += m.bytes; }
+    if (m.copy_kind == CopyKind::kHtoD) {
+      ++htod;
+      htod_bytes += m.bytes;
+    }
+    if (m.copy_kind == CopyKind::kDtoH) {
+      ++dtoh;
+      dtoh_bytes += m.bytes;
+    }
   }
   CHECK(htod == 39);
   CHECK(dtoh == 21);
@@ -84,7 +90,7 @@ TEST_CASE("a session over the fake libcupti converts every record it emitted", "
   CHECK(c.htod_bytes == htod_bytes);
   CHECK(c.lost_no_buffer == 0);
   CHECK(c.buffers_completed > 3);
-  CHECK(c.enabled_kinds == 0);    // all disabled at stop
+  CHECK(c.enabled_kinds == 0);  // all disabled at stop
   CHECK(c.unsubscribes == c.subscribes);
 
   CHECK(store.meta.gpu_available);
@@ -151,8 +157,8 @@ TEST_CASE("dropped and timestamp-less records surface as counts and warnings", "
   auto session = CaptureSession::start(CaptureOptions{});
   fake_emit();
   TraceStore store = session->stop();
-  CHECK(store.meta.dropped_records == 17);   // the fake reports 17 once
-  CHECK(store.meta.incomplete_records == 3); // thread 0's first 3 kernels
+  CHECK(store.meta.dropped_records == 17);    // the fake reports 17 once
+  CHECK(store.meta.incomplete_records == 3);  // thread 0's first 3 kernels
   CHECK(has_warning(store, "17 CUPTI activity records were dropped"));
   CHECK(has_warning(store, "3 GPU activity records have no timestamps"));
   CHECK(fake_counts().dropped_reported == 17);

@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "fpga_fixture.hpp"
 #include "fpgaprof/analysis/fpga_model.hpp"
 #include "fpgaprof/error.hpp"
-#include "fpga_fixture.hpp"
 
 using namespace fpgaprof;
 using namespace fpgaprof::analysis;
@@ -61,9 +61,7 @@ CardWork streaming_op(double flops = 1e6) { return work(flops, 12e6, 4e6, 4e6); 
 
 // An element gather of 1e6 f32 (4e6 B) with s32 indices from a table of `table` bytes:
 // indices 4e6 + result 4e6 stream; 1e6 accesses of 4 B at random.
-CardWork element_gather(double table) {
-  return work(0, 8e6, table + 4e6, 4e6, {random_traffic(4e6, 1e6, 4, table)});
-}
+CardWork element_gather(double table) { return work(0, 8e6, table + 4e6, 4e6, {random_traffic(4e6, 1e6, 4, table)}); }
 
 // A scatter-add of 1e6 f32 updates into a table of `table` bytes: indices 4e6 + updates 4e6
 // stream; 2 x 4e6 B at random in 2e6 accesses (1e6 read-modify-write updates); 1e6 adds.
@@ -76,12 +74,12 @@ CardWork scatter_add(double table) {
 TEST_CASE("round card: valid, and its rates at the three corners", "[analysis][fpga][card]") {
   const FpgaTarget t = round_card();
   CHECK_NOTHROW(validate_fpga_target(t));
-  CHECK(t.memory_bytes_per_s() == near(40e9));                            // 4 x 10e9
-  CHECK(t.flops_per_s(Precision::kFp32) == near(200e9));                  // 1000 x 0.5 / 1 x 2 x 200e6
+  CHECK(t.memory_bytes_per_s() == near(40e9));            // 4 x 10e9
+  CHECK(t.flops_per_s(Precision::kFp32) == near(200e9));  // 1000 x 0.5 / 1 x 2 x 200e6
   CHECK(t.flops_per_s(Precision::kFp32, 400e6, 1.0) == near(800e9));
-  CHECK(t.flops_per_s(Precision::kTf32Tensor) == near(200e9));            // tf32 -> fp32
-  CHECK(t.flops_per_s(Precision::kFp16Tensor) == near(200e9));            // fp16 tensor -> fp16, 1 DSP
-  CHECK(t.flops_per_s(Precision::kFp64) == 0.0);                          // no fp64
+  CHECK(t.flops_per_s(Precision::kTf32Tensor) == near(200e9));  // tf32 -> fp32
+  CHECK(t.flops_per_s(Precision::kFp16Tensor) == near(200e9));  // fp16 tensor -> fp16, 1 DSP
+  CHECK(t.flops_per_s(Precision::kFp64) == 0.0);                // no fp64
   CHECK(t.uses_dsp_model());
 }
 
@@ -146,8 +144,8 @@ TEST_CASE("estimate_op_on_card: gathers and scatters as compiled", "[analysis][f
     check_range(a.memory_s, 1.45e-3, 5.5e-3, 21.6e-3);
     check_range(a.time_s, 1.45e-3, 5.5e-3, 21.6e-3);
     check_range(a.compute_s, 0, 0, 0);
-    CHECK(a.limit == "random access");  // 5 ms random > 0.5 ms streamed
-    CHECK(a.memory_bytes == 12e6);      // 8e6 streamed + 4e6 at random
+    CHECK(a.limit == "random access");                           // 5 ms random > 0.5 ms streamed
+    CHECK(a.memory_bytes == 12e6);                               // 8e6 streamed + 4e6 at random
     CHECK(a.memory_efficiency == near(12e6 / (5.5e-3 * 40e9)));  // 0.054545
   }
   SECTION("a long run: bound by the channel's bandwidth") {
@@ -195,8 +193,8 @@ TEST_CASE("estimate_op_on_card: gathers and scatters as compiled", "[analysis][f
                 5.5e-3, 21.6e-3);
     // Restructured: 2e9 B never fits on chip, and its compulsory traffic (2.008e9 B) is far
     // more than it moves as compiled: it stays as compiled.
-    check_range(estimate_op_on_card(element_gather(2e9), Precision::kFp32, t, Scenario::kRestructured).time_s,
-                1.45e-3, 10.5e-3, 81.6e-3);
+    check_range(estimate_op_on_card(element_gather(2e9), Precision::kFp32, t, Scenario::kRestructured).time_s, 1.45e-3,
+                10.5e-3, 81.6e-3);
   }
 }
 
@@ -260,14 +258,14 @@ TEST_CASE("estimate_op_on_card: restructured, data-dependent accesses on chip", 
     //   slow: 20 ms + 12e6 / 5e9 = 2.4 ms = 22.4 ms > 21.6 ms: as compiled.
     const OpCardEstimate r = estimate_op_on_card(element_gather(4e6), Precision::kFp32, t, Scenario::kRestructured);
     check_range(r.time_s, 300e-6, 5.5e-3, 21.6e-3);
-    CHECK_FALSE(r.onchip);               // the nominal design is the compiled one
-    CHECK(r.memory_bytes == 12e6);       // as compiled: 8e6 + 4e6
+    CHECK_FALSE(r.onchip);          // the nominal design is the compiled one
+    CHECK(r.memory_bytes == 12e6);  // as compiled: 8e6 + 4e6
     CHECK(r.limit == "random access");
     // Table 8e6 B (compulsory 16e6 B): never fits (8e6 > 4,608,000):
     //   fast 16e6 / 40e9 = 0.4 + 1.25 = 1.65 ms > 1.45; nominal 1 + 5 = 6 ms > 5.5;
     //   slow 3.2 + 20 = 23.2 ms > 21.6: as compiled at every corner.
-    check_range(estimate_op_on_card(element_gather(8e6), Precision::kFp32, t, Scenario::kRestructured).time_s,
-                1.45e-3, 5.5e-3, 21.6e-3);
+    check_range(estimate_op_on_card(element_gather(8e6), Precision::kFp32, t, Scenario::kRestructured).time_s, 1.45e-3,
+                5.5e-3, 21.6e-3);
     // The scatter-add into 4e6 B: fast on chip, one update per cycle per lane: min(32, 869)
     // = 32: 78.125 us, streamed 16e6 / 40e9 = 400 us < 12.7 ms; nominal 16e6 / 16e9 = 1 ms +
     // 50 ms = 51 ms > 50.5; slow 3.2 + 200 = 203.2 ms > 201.6: as compiled.
@@ -336,8 +334,8 @@ TEST_CASE("estimate_op_on_card: sort at the sort rate, FFT passes", "[analysis][
     check_range(a2.time_s, 838.8608e-6, 2097.152e-6, 6710.8864e-6);
     CHECK(a2.memory_bytes == 33554432);
     // Restructured gains nothing on an op that moves only its compulsory bytes.
-    check_range(estimate_op_on_card(f2, Precision::kFp32, t, Scenario::kRestructured).time_s, 838.8608e-6,
-                2097.152e-6, 6710.8864e-6);
+    check_range(estimate_op_on_card(f2, Precision::kFp32, t, Scenario::kRestructured).time_s, 838.8608e-6, 2097.152e-6,
+                6710.8864e-6);
   }
 }
 
@@ -582,9 +580,7 @@ std::vector<std::pair<const char*, CardWork>> property_works() {
 std::vector<std::pair<const char*, std::function<void(FpgaTarget&)>>> slow_moves() {
   using F = std::function<void(FpgaTarget&)>;
   const auto lower = [](Calibrated FpgaTarget::*f) { return F([f](FpgaTarget& t) { (t.*f).nominal = (t.*f).low; }); };
-  const auto higher = [](Calibrated FpgaTarget::*f) {
-    return F([f](FpgaTarget& t) { (t.*f).nominal = (t.*f).high; });
-  };
+  const auto higher = [](Calibrated FpgaTarget::*f) { return F([f](FpgaTarget& t) { (t.*f).nominal = (t.*f).high; }); };
   return {{"clock_hz", lower(&FpgaTarget::clock_hz)},
           {"dsp_utilization", lower(&FpgaTarget::dsp_utilization)},
           {"stream_efficiency", lower(&FpgaTarget::stream_efficiency)},
@@ -609,10 +605,10 @@ TEST_CASE("FPGA presets: valid, ordered ranges, restructured never slower", "[an
   for (const FpgaTarget& t : cards) {
     INFO(t.name);
     CHECK_NOTHROW(validate_fpga_target(t));
-    for (const Calibrated* c : {&t.clock_hz, &t.dsp_utilization, &t.stream_efficiency, &t.channel_share,
-                                &t.random_reads_per_s, &t.rmw_updates_per_s, &t.cross_channel_factor, &t.onchip_share,
-                                &t.onchip_lanes, &t.sort_bytes_per_s, &t.link_efficiency, &t.transfer_latency_s,
-                                &t.call_latency_s}) {
+    for (const Calibrated* c :
+         {&t.clock_hz, &t.dsp_utilization, &t.stream_efficiency, &t.channel_share, &t.random_reads_per_s,
+          &t.rmw_updates_per_s, &t.cross_channel_factor, &t.onchip_share, &t.onchip_lanes, &t.sort_bytes_per_s,
+          &t.link_efficiency, &t.transfer_latency_s, &t.call_latency_s}) {
       CHECK(c->low <= c->nominal);
       CHECK(c->nominal <= c->high);
     }

@@ -6,10 +6,10 @@
 #include <cmath>
 #include <string>
 
+#include "fpga_fixture.hpp"
 #include "fpgaprof/analysis/fpga_model.hpp"
 #include "fpgaprof/error.hpp"
 #include "fpgaprof/hlo/cost_model.hpp"
-#include "fpga_fixture.hpp"
 
 using namespace fpgaprof;
 using namespace fpgaprof::analysis;
@@ -64,7 +64,8 @@ const StaticOpEstimate& row(const ModuleEstimate& m, const std::string& op) {
 
 }  // namespace
 
-TEST_CASE("estimate_module: a while loop with a known trip count runs its body that often", "[analysis][fpga][module]") {
+TEST_CASE("estimate_module: a while loop with a known trip count runs its body that often",
+          "[analysis][fpga][module]") {
   const hlo::Module m = hlo::analyze_hlo(loop_module(true));
   const ModuleEstimate e = estimate_module(m, round_card());
   CHECK(e.module == "loop");
@@ -133,7 +134,8 @@ TEST_CASE("estimate_module: a while loop with a known trip count runs its body t
   CHECK(e.notes.empty());
 }
 
-TEST_CASE("estimate_module: a while loop without a trip count is counted once, with a note", "[analysis][fpga][module]") {
+TEST_CASE("estimate_module: a while loop without a trip count is counted once, with a note",
+          "[analysis][fpga][module]") {
   const ModuleEstimate e = estimate_module(hlo::analyze_hlo(loop_module(false)), round_card());
   REQUIRE(e.ops.size() == 3);
   for (const StaticOpEstimate& r : e.ops) CHECK(r.executions == 1);
@@ -249,7 +251,8 @@ ENTRY e {
   check_range(e.restructured_card_time_s, 210.000025e-6, 520.0000625e-6, 1640.0002e-6);
 }
 
-TEST_CASE("estimate_module: calls are walked, a custom call without a rule is not estimated", "[analysis][fpga][module]") {
+TEST_CASE("estimate_module: calls are walked, a custom call without a rule is not estimated",
+          "[analysis][fpga][module]") {
   const hlo::Module m = hlo::analyze_hlo(R"(HloModule calls
 g_callee {
   a3 = f32[1000000]{0} parameter(0)

@@ -52,8 +52,7 @@ TEST_CASE("elementwise: one flop per output element, transcendentals separate", 
   CHECK(m.total.bytes_accessed() == 12000 + 8000);
 }
 
-TEST_CASE("data movement: no flops, slice reads only its output, bitcast and parameters are free",
-          "[hlo][cost]") {
+TEST_CASE("data movement: no flops, slice reads only its output, bitcast and parameters are free", "[hlo][cost]") {
   Module m = run(R"(  x = f32[64,32]{1,0} parameter(0)
   b = f32[32,64]{0,1} transpose(x), dimensions={1,0}
   c = f32[32,64]{1,0} transpose(x), dimensions={1,0}
@@ -101,7 +100,8 @@ TEST_CASE("reduce: (input - output elements) applications of the reducer", "[hlo
   Module m = run(R"(  x = f32[10,20]{1,0} parameter(0)
   z = f32[] constant(0)
   ROOT r = f32[10]{0} reduce(x, z), dimensions={1}, to_apply=add
-)", kAdd);
+)",
+                 kAdd);
   // 200 - 10 = 190 adds
   CHECK(ins(m, "r").cost.flops == 190);
   CHECK(ins(m, "r").pattern == AccessPattern::kReduction);
@@ -113,7 +113,8 @@ TEST_CASE("reduce-window: (window - 1) reducer applications per output", "[hlo][
   Module m = run(R"(  x = f32[8,8]{1,0} parameter(0)
   z = f32[] constant(0)
   ROOT r = f32[4,4]{1,0} reduce-window(x, z), window={size=2x2 stride=2x2}, to_apply=add
-)", kAdd);
+)",
+                 kAdd);
   // 16 outputs x 3 adds = 48
   CHECK(ins(m, "r").cost.flops == 48);
   CHECK(ins(m, "r").pattern == AccessPattern::kStencil);
@@ -123,7 +124,8 @@ TEST_CASE("reduce-window as a prefix sum over a whole padded dimension", "[hlo][
   Module m = run(R"(  x = f32[16]{0} parameter(0)
   z = f32[] constant(0)
   ROOT r = f32[16]{0} reduce-window(x, z), window={size=31 pad=15_15}, to_apply=add
-)", kAdd);
+)",
+                 kAdd);
   // XLA's cumsum rule: outputs/span + (span - 1) = 16/16 + 15 = 16
   CHECK(ins(m, "r").cost.flops == 16);
 }
@@ -133,7 +135,8 @@ TEST_CASE("select-and-scatter: (window-1) selects + 1 scatter per source element
   s = f32[2,2]{1,0} parameter(1)
   z = f32[] constant(0)
   ROOT r = f32[4,4]{1,0} select-and-scatter(x, s, z), window={size=2x2 stride=2x2}, select=ge, scatter=add
-)", std::string(kAdd) + R"(ge {
+)",
+                 std::string(kAdd) + R"(ge {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
   ROOT c = pred[] compare(a, b), direction=GE
@@ -149,7 +152,8 @@ TEST_CASE("gather and scatter read the slices they touch, not the whole operand"
   u = f32[5,8]{1,0} parameter(2)
   g = f32[5,8]{1,0} gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}
   ROOT sc = f32[1000,8]{1,0} scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
-)", kAdd);
+)",
+                 kAdd);
   // gather: output 160 B read from x + 20 B indices; 160 B written
   CHECK(ins(m, "g").cost.bytes_read == 180);
   CHECK(ins(m, "g").cost.bytes_written == 160);
@@ -166,7 +170,8 @@ TEST_CASE("sort: n * ceil(log2 n), fft: 8 * prod(floor(log2 len)) * n", "[hlo][c
   s = (f32[1000]{0}, s32[1000]{0}) sort(x, y), dimensions={0}, to_apply=lt
   c = c64[4,256]{1,0} parameter(2)
   ROOT f = c64[4,256]{1,0} fft(c), fft_type=FFT, fft_length={256}
-)", R"(lt {
+)",
+                 R"(lt {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
   c = s32[] parameter(2)
@@ -201,7 +206,8 @@ TEST_CASE("fusion: flops of the fused computation, bytes at the boundary only", 
   Module m = run(R"(  x = f32[256]{0} parameter(0)
   y = f32[256]{0} parameter(1)
   ROOT f = f32[256]{0} fusion(x, y), kind=kLoop, calls=fc
-)", R"(fc {
+)",
+                 R"(fc {
   p0 = f32[256]{0} parameter(0)
   p1 = f32[256]{0} parameter(1)
   m = f32[256]{0} multiply(p0, p1)
@@ -227,7 +233,8 @@ TEST_CASE("fusion with a dynamic-update-slice root writes only the update", "[hl
   u = f32[10]{0} parameter(1)
   i = s32[] parameter(2)
   ROOT f = f32[1000]{0} fusion(x, u, i), kind=kLoop, calls=fc
-)", R"(fc {
+)",
+                 R"(fc {
   p0 = f32[1000]{0} parameter(0)
   p1 = f32[10]{0} parameter(1)
   p2 = s32[] parameter(2)
@@ -246,7 +253,8 @@ TEST_CASE("while: one iteration of body + condition, flagged per_iteration", "[h
   z = s32[] constant(0)
   t = (s32[], f32[100]{0}) tuple(z, x)
   ROOT w = (s32[], f32[100]{0}) while(t), condition=cond, body=body, backend_config={"known_trip_count":{"n":"7"}}
-)", R"(body {
+)",
+                 R"(body {
   p = (s32[], f32[100]{0}) parameter(0)
   i = s32[] get-tuple-element(p), index=0
   v = f32[100]{0} get-tuple-element(p), index=1
@@ -276,7 +284,8 @@ TEST_CASE("conditional: the most expensive branch", "[hlo][cost]") {
   Module m = run(R"(  p = pred[] parameter(0)
   x = f32[10]{0} parameter(1)
   ROOT cnd = f32[10]{0} conditional(p, x, x), true_computation=t, false_computation=f
-)", R"(t {
+)",
+                 R"(t {
   a = f32[10]{0} parameter(0)
   ROOT e = f32[10]{0} exponential(a)
 }
@@ -498,11 +507,14 @@ TEST_CASE("Mosaic GPU custom call: no cost rule, its kernel name read from the m
       R"(ML\EFR\01MLIR23.0.0git\00\01\9D\11builtin\00stable_mosaic_gpu\00llvm\00gpu\00)"
       R"(sym_name\00mosaic_gpu_init_tma_desc\00llvm.emit_c_interface\00scaled_add_mosaic_gpu\00ordering\00)";
   auto module_with = [](const std::string& bytes, const std::string& target) {
-    return analyze_hlo("HloModule jit_f\n\nENTRY main.1 {\n  x.1 = f32[4096]{0} parameter(0)\n"
-                       "  y.1 = f32[4096]{0} parameter(1)\n"
-                       "  ROOT pallas_call.1 = f32[4096]{0} custom-call(x.1, y.1), custom_call_target=\"" + target +
-                       "\", api_version=API_VERSION_TYPED_FFI, backend_config={kernel_hash = \"\\C2Fj\\1B\", "
-                       "module = \"" + bytes + "\", use_custom_barrier = false}\n}\n");
+    return analyze_hlo(
+        "HloModule jit_f\n\nENTRY main.1 {\n  x.1 = f32[4096]{0} parameter(0)\n"
+        "  y.1 = f32[4096]{0} parameter(1)\n"
+        "  ROOT pallas_call.1 = f32[4096]{0} custom-call(x.1, y.1), custom_call_target=\"" +
+        target +
+        "\", api_version=API_VERSION_TYPED_FFI, backend_config={kernel_hash = \"\\C2Fj\\1B\", "
+        "module = \"" +
+        bytes + "\", use_custom_barrier = false}\n}\n");
   };
   Module m = module_with(module_bytes, "mosaic_gpu_v2");
   const Instruction& c = ins(m, "pallas_call.1");
@@ -518,8 +530,10 @@ TEST_CASE("Mosaic GPU custom call: no cost rule, its kernel name read from the m
   // gpu-kernel-outlining names the kernel after the host function: <name>_mosaic_gpu_kernel
   CHECK(custom_kernel_name(c) == "scaled_add_mosaic_gpu_kernel");
   // two candidate host functions: not knowable; none: none
-  CHECK(custom_kernel_name(ins(module_with(module_bytes + R"(other_mosaic_gpu\00)", "mosaic_gpu_v2"), "pallas_call.1")).empty());
-  CHECK(custom_kernel_name(ins(module_with(R"(ML\EFR\00stable_mosaic_gpu\00)", "mosaic_gpu_v2"), "pallas_call.1")).empty());
+  CHECK(custom_kernel_name(ins(module_with(module_bytes + R"(other_mosaic_gpu\00)", "mosaic_gpu_v2"), "pallas_call.1"))
+            .empty());
+  CHECK(custom_kernel_name(ins(module_with(R"(ML\EFR\00stable_mosaic_gpu\00)", "mosaic_gpu_v2"), "pallas_call.1"))
+            .empty());
   // the older target keeps hash and module in one string: no name read
   CHECK(custom_kernel_name(ins(module_with(module_bytes, "mosaic_gpu"), "pallas_call.1")).empty());
 }
@@ -538,7 +552,8 @@ bool is_gpu_library_conv_or_gemm(const std::string& t) {
 
 }  // namespace
 
-TEST_CASE("every XLA corpus module with a cuDNN convolution or cuBLAS GEMM parses and costs them", "[hlo][cost][corpus]") {
+TEST_CASE("every XLA corpus module with a cuDNN convolution or cuBLAS GEMM parses and costs them",
+          "[hlo][cost][corpus]") {
   namespace fs = std::filesystem;
   const fs::path dir = xla_hlo_corpus_dir();
   if (!fs::is_directory(dir)) {
@@ -695,7 +710,8 @@ TEST_CASE("tuple-element shorthand %t#N costs what explicit get-tuple-element do
 }
 
 TEST_CASE("tuple-element shorthand errors name the operand and the fix", "[hlo][parser]") {
-  const std::string head = "HloModule m\nENTRY e {\n  p = (f32[2]{0}, f32[3]{0}) parameter(0)\n  q = f32[2]{0} parameter(1)\n";
+  const std::string head =
+      "HloModule m\nENTRY e {\n  p = (f32[2]{0}, f32[3]{0}) parameter(0)\n  q = f32[2]{0} parameter(1)\n";
   auto message = [&](const std::string& line) -> std::string {
     try {
       parse_hlo_module(head + line + "}\n");
@@ -705,10 +721,13 @@ TEST_CASE("tuple-element shorthand errors name the operand and the fix", "[hlo][
     return "no error";
   };
   CHECK_THAT(message("  ROOT n = f32[2]{0} negate(p#2)\n"),
-             Catch::Contains("line 5") && Catch::Contains("'p#2' to name an element of a tuple-shaped instruction ('p' has 2 elements)"));
+             Catch::Contains("line 5") &&
+                 Catch::Contains("'p#2' to name an element of a tuple-shaped instruction ('p' has 2 elements)"));
   CHECK_THAT(message("  ROOT n = f32[2]{0} negate(q#0)\n"), Catch::Contains("('q' has no tuple shape)"));
-  CHECK_THAT(message("  ROOT n = f32[2]{0} negate(r#0)\n"), Catch::Contains("operand 'r' (of 'r#0') defined in computation 'e'"));
-  CHECK_THAT(message("  ROOT n = f32[2]{0} negate(p#)\n"), Catch::Contains("expected a tuple index after '#' in operand 'p'"));
+  CHECK_THAT(message("  ROOT n = f32[2]{0} negate(r#0)\n"),
+             Catch::Contains("operand 'r' (of 'r#0') defined in computation 'e'"));
+  CHECK_THAT(message("  ROOT n = f32[2]{0} negate(p#)\n"),
+             Catch::Contains("expected a tuple index after '#' in operand 'p'"));
   CHECK(message("  ROOT n = f32[3]{0} negate(p#1)\n") == "no error");
 }
 
@@ -756,7 +775,8 @@ TEST_CASE("infeed, outfeed, all-reduce, bitcast-convert, rng-bit-generator", "[h
   ar = (f32[8]{0}, f32[8]{0}) all-reduce(f, fc), to_apply=add
   st = u64[2]{0} parameter(0)
   ROOT rng = (u64[2]{0}, u32[4,8]{1,0}) rng-bit-generator(st), algorithm=rng_default
-)", kAdd);
+)",
+                 kAdd);
   CHECK(ins(m, "in").cost.bytes_read == 0);
   CHECK(ins(m, "in").cost.bytes_written == 40);
   CHECK(ins(m, "out").cost.bytes_read == 40);
@@ -789,7 +809,8 @@ TEST_CASE("async: a wrapped <op>-start costs the op, -update and -done their ope
   s = ((f32[64]{0}), f32[64]{0}, s32[]) async-start(a), calls=wrapped
   u = ((f32[64]{0}), f32[64]{0}, s32[]) async-update(s)
   ROOT d = f32[64]{0} async-done(u)
-)", "wrapped {\n  p = f32[64]{0} parameter(0)\n  ROOT n = f32[64]{0} negate(p)\n}\n");
+)",
+                  "wrapped {\n  p = f32[64]{0} parameter(0)\n  ROOT n = f32[64]{0} negate(p)\n}\n");
   CHECK(ins(m2, "s").cost.bytes_accessed() == 512);
   CHECK(ins(m2, "u").cost.bytes_accessed() == 540);
   CHECK(m2.total.flops == 64);
@@ -822,7 +843,8 @@ TEST_CASE("nested fusions: a dynamic-slice of a nested fusion reads its slice, a
   Module m = run(R"(  a = s8[64,32]{1,0} parameter(0)
   i = s32[] parameter(1)
   ROOT r = s8[8,32]{1,0} fusion(a, i), kind=kLoop, calls=outer
-)", R"(inner {
+)",
+                 R"(inner {
   p = s8[64,32]{1,0} parameter(0)
   ROOT c = s8[64,32]{1,0} copy(p)
 }
@@ -840,7 +862,8 @@ outer {
   // result only).
   Module m2 = run(R"(  a = f32[64]{0} parameter(0)
   ROOT r = f32[64]{0} fusion(a), kind=kLoop, calls=outer
-)", R"(inner {
+)",
+                  R"(inner {
   p = f32[64]{0} parameter(0)
   ROOT n = f32[64]{0} negate(p)
 }
@@ -861,7 +884,8 @@ TEST_CASE("conditional: bytes of the branch that accesses most, transpose bitcas
   x = f32[64]{0} parameter(1)
   t = (f32[64]{0}, f32[64]{0}) tuple(x, x)
   ROOT r = f32[1]{0} conditional(c, t, t), true_computation=big_read, false_computation=big_write
-)", R"(big_read {
+)",
+                 R"(big_read {
   p = (f32[64]{0}, f32[64]{0}) parameter(0)
   x = f32[64]{0} get-tuple-element(p), index=0
   y = f32[64]{0} get-tuple-element(p), index=1

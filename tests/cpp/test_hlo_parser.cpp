@@ -8,7 +8,8 @@ using namespace fpgaprof::hlo;
 namespace {
 
 // Newer XLA form (JAX 0.10 on CPU): stack-frame tables in the header, stack_frame_id in metadata.
-const char* kNewForm = R"(HloModule jit_f, is_scheduled=true, entry_computation_layout={(f32[8]{0})->f32[8]{0}}, frontend_attributes={fingerprint="abc,{}"}
+const char* kNewForm =
+    R"(HloModule jit_f, is_scheduled=true, entry_computation_layout={(f32[8]{0})->f32[8]{0}}, frontend_attributes={fingerprint="abc,{}"}
 
 FileNames
 1 "/home/u/prog.py"
@@ -162,8 +163,10 @@ TEST_CASE("parse errors carry line, column and the text found", "[hlo][parser]")
     CHECK_THROWS_AS(parse_hlo_module("HloModule m\nENTRY e {\n  ROOT a = f32[] negate(b)\n}\n"), HloParseError);
   }
   SECTION("unknown called computation") {
-    CHECK_THROWS_AS(parse_hlo_module("HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT a = f32[] call(p), to_apply=nope\n}\n"),
-                    HloParseError);
+    CHECK_THROWS_AS(
+        parse_hlo_module(
+            "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT a = f32[] call(p), to_apply=nope\n}\n"),
+        HloParseError);
   }
   SECTION("truncated input") {
     CHECK_THROWS_AS(parse_hlo_module("HloModule m\nENTRY e {\n  p = f32[2]{0} parameter(0)"), HloParseError);
@@ -291,7 +294,8 @@ std::vector<int64_t> dims_of(const Module& m, const char* name) {
 
 }  // namespace
 
-TEST_CASE("XLA's lexical rules: line breaks between any two tokens, comments, two instructions on a line", "[hlo][parser]") {
+TEST_CASE("XLA's lexical rules: line breaks between any two tokens, comments, two instructions on a line",
+          "[hlo][parser]") {
   // Forms from XLA's tests: the header continued, the opcode and its operands on other lines
   // than the shape, a value after a line break, `s32 [4]`, two instructions on one line, and
   // `//` comments after an instruction.

@@ -92,9 +92,9 @@ TEST_CASE("max_link_speed text to PCIe generation", "[pcie]") {
   CHECK(pcie_generation_from_speed("Unknown speed\n") == 0);
   CHECK(pcie_generation_from_speed("") == 0);
   CHECK(pcie_generation_from_speed("\n") == 0);
-  CHECK(pcie_generation_from_speed("16.0") == 0);           // no unit
-  CHECK(pcie_generation_from_speed("33 MHz PCI") == 0);     // conventional PCI
-  CHECK(pcie_generation_from_speed("12.0 GT/s PCIe") == 0); // between gen3 and gen4
+  CHECK(pcie_generation_from_speed("16.0") == 0);            // no unit
+  CHECK(pcie_generation_from_speed("33 MHz PCI") == 0);      // conventional PCI
+  CHECK(pcie_generation_from_speed("12.0 GT/s PCIe") == 0);  // between gen3 and gen4
   CHECK(pcie_generation_from_speed("2.55 GT/s") == 0);
   CHECK(pcie_generation_from_speed(".5 GT/s") == 0);
   CHECK(pcie_generation_from_speed("16. GT/s") == 0);
@@ -121,7 +121,7 @@ TEST_CASE("PCI bus ids as the driver prints them to sysfs names", "[pcie]") {
   CHECK(sysfs_pci_name("00000000:65:00.0") == "0000:65:00.0");  // nvidia-smi's 8-digit domain
   CHECK(sysfs_pci_name("0000:B3:00.0") == "0000:b3:00.0");
   CHECK(sysfs_pci_name("65:00.0") == "0000:65:00.0");
-  CHECK(sysfs_pci_name("10000:01:00.0") == "10000:01:00.0");    // Intel VMD domains
+  CHECK(sysfs_pci_name("10000:01:00.0") == "10000:01:00.0");  // Intel VMD domains
   CHECK(sysfs_pci_name("0000:65:00.0\n") == "0000:65:00.0");
   CHECK(sysfs_pci_name("0000:65:00") == "");
   CHECK(sysfs_pci_name("0000:65:20.0") == "");  // device numbers stop at 0x1f

@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "cupti/region_recorder.hpp"
-#include "fpgaprof/capture.hpp"
+#include "fpgaprof/cupti/capture.hpp"
 #include "fpgaprof/trace_store.hpp"
 
 using namespace fpgaprof;
@@ -56,7 +56,7 @@ bool has_warning(const TraceStore& store, const std::string& text) {
 
 TEST_CASE("a fork()ed child records regions under its own thread id", "[cupti][regions][fork]") {
   auto& recorder = cupti::RegionRecorder::instance();
-  REQUIRE_FALSE(recorder.recording());  // no session active in this test
+  REQUIRE_FALSE(recorder.recording());              // no session active in this test
   const uint32_t parent_tid = current_thread_id();  // caches the parent's tid in this thread
   REQUIRE(parent_tid == static_cast<uint32_t>(::gettid()));
   recorder.begin();

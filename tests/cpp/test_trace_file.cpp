@@ -50,7 +50,9 @@ void fill_table(TraceStore& s, const TableSpec<R>& t, std::size_t rows) {
       uint64_t v = 1000003ull * (i + 1) + 7919ull * (k + 1) + (uint64_t{1} << 40) * (i % 3);
       switch (f.type) {
         case FieldType::kU64: break;
-        case FieldType::kF64: v = std::bit_cast<uint64_t>(0.25 * static_cast<double>(i) - 3.5 * static_cast<double>(k)); break;
+        case FieldType::kF64:
+          v = std::bit_cast<uint64_t>(0.25 * static_cast<double>(i) - 3.5 * static_cast<double>(k));
+          break;
         default: v &= f.max_value; break;
       }
       if (f.type == FieldType::kEnum || f.type == FieldType::kBool) v = (i + k) % (f.max_value + 1);
@@ -236,7 +238,7 @@ TEST_CASE("an empty store round-trips", "[trace_file]") {
 TEST_CASE("hand-set extreme values survive", "[trace_file]") {
   TraceStore s;
   KernelRecord k;
-  k.start_ns = kNone64 - 5;   // end < start as stored: the relative encoding must wrap
+  k.start_ns = kNone64 - 5;  // end < start as stored: the relative encoding must wrap
   k.end_ns = 3;
   k.launch_ns = 0;
   LaunchConfig c_max;
@@ -345,8 +347,7 @@ TEST_CASE("out-of-range values written by a buggy writer are rejected", "[trace_
   require_format_error(with([](TraceStore& s) { s.syncs[0].kind = static_cast<SyncKind>(200); }), "out of range");
   // Limits themselves are accepted: kNone32 means "none".
   REQUIRE_NOTHROW(deserialize_trace(with([](TraceStore& s) { s.kernels[2].api_index = kNone32; }), "x"));
-  REQUIRE_NOTHROW(deserialize_trace(
-      with([](TraceStore& s) { s.memcpys[0].copy_kind = CopyKind::kDtoA; }), "x"));
+  REQUIRE_NOTHROW(deserialize_trace(with([](TraceStore& s) { s.memcpys[0].copy_kind = CopyKind::kDtoA; }), "x"));
 }
 
 TEST_CASE("write_trace is atomic and read_trace reports I/O errors", "[trace_file]") {
@@ -376,9 +377,7 @@ TEST_CASE("write_trace is atomic and read_trace reports I/O errors", "[trace_fil
   } catch (const Error& e) {
     REQUIRE(e.kind() == ErrorKind::kIo);
   }
-  {
-    std::ofstream empty(dir / "empty.fpgaprof");
-  }
+  { std::ofstream empty(dir / "empty.fpgaprof"); }
   try {
     (void)read_trace((dir / "empty.fpgaprof").string());
     FAIL("reading an empty file succeeded");
@@ -413,11 +412,15 @@ TraceStore realistic_store(std::size_t n_kernels) {
     double mean_ns;
   };
   std::vector<Kind> kinds;
-  const char* families[] = {"loop_multiply_fusion_", "input_reduce_fusion_",
+  const char* families[] = {"loop_multiply_fusion_",
+                            "input_reduce_fusion_",
                             "sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32_warpgroupsize1x1x1_execute_"
                             "segment_k_off_kernel__5x_cublas_",
-                            "loop_add_fusion_", "wrapped_transpose_", "cutlass_80_tensorop_s1688gemm_128x128_16x4_nn_",
-                            "input_scatter_fusion_", "loop_convert_fusion_"};
+                            "loop_add_fusion_",
+                            "wrapped_transpose_",
+                            "cutlass_80_tensorop_s1688gemm_128x128_16x4_nn_",
+                            "input_scatter_fusion_",
+                            "loop_convert_fusion_"};
   std::uniform_int_distribution<uint32_t> pow2(5, 14);
   for (int i = 0; i < 200; ++i) {
     Kind k{};

@@ -44,8 +44,8 @@
 #include <cupti_activity.h>
 #include <cupti_callbacks.h>
 #include <cupti_driver_cbid.h>
-#include <cupti_runtime_cbid.h>
 #include <cupti_result.h>
+#include <cupti_runtime_cbid.h>
 #include <cupti_version.h>
 
 #include "activity_layout.hpp"
@@ -145,7 +145,8 @@ CUptiResult enter(const char* name, uint64_t arg, Family family) {
     result = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
   } else {
     for (const auto& f : s.failures) {
-      if (f.name == name && (f.arg < 0 || static_cast<uint64_t>(f.arg) == arg)) result = static_cast<CUptiResult>(f.code);
+      if (f.name == name && (f.arg < 0 || static_cast<uint64_t>(f.arg) == arg))
+        result = static_cast<CUptiResult>(f.code);
     }
   }
   if (s.calls.size() < 4096) {
@@ -159,9 +160,7 @@ CUptiResult enter(const char* name, uint64_t arg, Family family) {
   return result;
 }
 
-bool enabled(CUpti_ActivityKind kind) {
-  return (state().enabled.load() >> static_cast<unsigned>(kind)) & 1u;
-}
+bool enabled(CUpti_ActivityKind kind) { return (state().enabled.load() >> static_cast<unsigned>(kind)) & 1u; }
 
 void add(uint64_t FakeCuptiCounts::*field, uint64_t n = 1) {
   std::lock_guard<std::mutex> lock(state().mutex);
@@ -275,7 +274,8 @@ void sync_record(Writer& w, CUpti_ActivitySynchronizationType type, uint32_t cor
   y.correlationId = corr;
   y.contextId = 1;
   y.streamId = stream;
-  y.cudaEventId = type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE ? 1 : CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+  y.cudaEventId =
+      type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE ? 1 : CUPTI_SYNCHRONIZATION_INVALID_VALUE;
   y.returnValue = return_value;
   if (w.put(y)) add(count);
 }
@@ -313,8 +313,10 @@ void memcpy_record(Writer& w, uint8_t kind, uint64_t bytes, uint32_t correlation
   CUpti_ActivityMemcpy6 m{};
   m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
   m.copyKind = kind;
-  m.srcKind = kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD ? CUPTI_ACTIVITY_MEMORY_KIND_PINNED : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-  m.dstKind = kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD ? CUPTI_ACTIVITY_MEMORY_KIND_DEVICE : CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+  m.srcKind =
+      kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD ? CUPTI_ACTIVITY_MEMORY_KIND_PINNED : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  m.dstKind =
+      kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD ? CUPTI_ACTIVITY_MEMORY_KIND_DEVICE : CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
   m.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
   m.bytes = bytes;
   m.start = now_ns();
@@ -486,7 +488,8 @@ void emit_transfers(uint64_t t) {
     if (w.put(p)) add(&FakeCuptiCounts::memcpy_ptop);
   }
   transfer_copy(w, copies[6], base, tid, stream);
-  const auto write_memset = [&](uint32_t cbid, bool async, uint32_t value, uint64_t bytes, uint64_t start, uint64_t end) {
+  const auto write_memset = [&](uint32_t cbid, bool async, uint32_t value, uint64_t bytes, uint64_t start,
+                                uint64_t end) {
     CUpti_ActivityMemset4 m{};
     m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
     m.value = value;
@@ -504,8 +507,9 @@ void emit_transfers(uint64_t t) {
   write_memset(CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2, false, 0xFFFFFFFFu, 4096, 950000, 960000);
   for (uint64_t k = 0; k < 1200; ++k) {
     const uint64_t start = 1000000 + 1000 * k;
-    transfer_copy(w, {CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, kPinned, kDevice, true, 4096, start, start + 500,
-                      CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2},
+    transfer_copy(w,
+                  {CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, kPinned, kDevice, true, 4096, start, start + 500,
+                   CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2},
                   base, tid, stream);
   }
   {
@@ -938,7 +942,8 @@ FAKE_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle* subscriber, CU
                                           CUpti_SubscriberParams* params) {
   read_env();
   if (const CUptiResult r = enter("cuptiSubscribe_v2", 0, Family::kV2); r != CUPTI_SUCCESS) return r;
-  if (params != nullptr && params->structSize < CUpti_SubscriberParams_STRUCT_SIZE) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (params != nullptr && params->structSize < CUpti_SubscriberParams_STRUCT_SIZE)
+    return CUPTI_ERROR_INVALID_PARAMETER;
   return subscribe_common(subscriber, params);
 }
 
@@ -996,7 +1001,8 @@ CUptiResult enable_kind(CUpti_ActivityKind kind) {
 }  // namespace
 
 FAKE_EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
-  if (const CUptiResult r = enter("cuptiActivityEnable", static_cast<uint64_t>(kind), Family::kV1); r != CUPTI_SUCCESS) {
+  if (const CUptiResult r = enter("cuptiActivityEnable", static_cast<uint64_t>(kind), Family::kV1);
+      r != CUPTI_SUCCESS) {
     return r;
   }
   return enable_kind(kind);
@@ -1021,7 +1027,8 @@ FAKE_EXPORT CUptiResult cuptiActivityEnableAndDump(CUpti_ActivityKind kind) {
 }
 
 FAKE_EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind) {
-  if (const CUptiResult r = enter("cuptiActivityDisable", static_cast<uint64_t>(kind), Family::kV1); r != CUPTI_SUCCESS) {
+  if (const CUptiResult r = enter("cuptiActivityDisable", static_cast<uint64_t>(kind), Family::kV1);
+      r != CUPTI_SUCCESS) {
     return r;
   }
   State& s = state();
@@ -1031,7 +1038,8 @@ FAKE_EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind) {
 }
 
 FAKE_EXPORT CUptiResult cuptiActivityEnableAllSyncRecords(uint8_t enable) {
-  if (const CUptiResult r = enter("cuptiActivityEnableAllSyncRecords", enable, Family::kV1); r != CUPTI_SUCCESS) return r;
+  if (const CUptiResult r = enter("cuptiActivityEnableAllSyncRecords", enable, Family::kV1); r != CUPTI_SUCCESS)
+    return r;
   state().all_sync_records = enable != 0;
   return CUPTI_SUCCESS;
 }

@@ -110,26 +110,26 @@ struct FakeCuptiCounts {
   uint64_t allocations;
   uint64_t api_calls;
   uint64_t syncs;
-  uint64_t marker_ranges;      // START records
+  uint64_t marker_ranges;  // START records
   uint64_t marker_instants;
   uint64_t devices;
   uint64_t external_correlations;
   uint64_t overheads;
-  uint64_t dropped_reported;   // sum returned by cuptiActivityGetNumDroppedRecords
-  uint64_t lost_no_buffer;     // records not written because no buffer was given
+  uint64_t dropped_reported;  // sum returned by cuptiActivityGetNumDroppedRecords
+  uint64_t lost_no_buffer;    // records not written because no buffer was given
   uint64_t buffers_completed;
   uint64_t subscribes;
   uint64_t unsubscribes;
   uint64_t flushes;
-  uint64_t enabled_kinds;      // kinds enabled now
+  uint64_t enabled_kinds;  // kinds enabled now
   uint64_t nvtx_initializations;
-  uint64_t polls;               // polling API records written
-  uint64_t polls_suppressed;    // polling API records not written (cbid turned off)
-  uint64_t unfinished_queries;  // SYNCHRONIZATION records with returnValue != 0 written
-  uint64_t stop_thread_records; // FAKE_CUPTI_STOP_SYNC: API + sync records written at the flush
-  uint64_t drain_kernels;       // FAKE_CUPTI_STOP_SYNC: kernels written at the flush
-  uint64_t caller_api_records;  // FAKE_CUPTI_STOP_SYNC: API records written on emit's caller
-  uint64_t caller_syncs;        // FAKE_CUPTI_STOP_SYNC: sync records written on emit's caller
+  uint64_t polls;                 // polling API records written
+  uint64_t polls_suppressed;      // polling API records not written (cbid turned off)
+  uint64_t unfinished_queries;    // SYNCHRONIZATION records with returnValue != 0 written
+  uint64_t stop_thread_records;   // FAKE_CUPTI_STOP_SYNC: API + sync records written at the flush
+  uint64_t drain_kernels;         // FAKE_CUPTI_STOP_SYNC: kernels written at the flush
+  uint64_t caller_api_records;    // FAKE_CUPTI_STOP_SYNC: API records written on emit's caller
+  uint64_t caller_syncs;          // FAKE_CUPTI_STOP_SYNC: sync records written on emit's caller
   uint64_t completed_poll_syncs;  // FAKE_CUPTI_SYNC_EXTRAS: syncs of completed cuEventQuery
   uint64_t failed_waits;          // FAKE_CUPTI_SYNC_EXTRAS: syncs with returnValue 719
   uint64_t memcpy_dtod;           // scenario "transfers": MEMCPY records by kind (HtoD and

@@ -26,7 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   while (pos < in.size()) {
     std::size_t end = in.find('\n', pos);
     if (in[pos] == 'H') {
-      store.hlo_modules.push_back(HloModuleText{"fuzz", static_cast<int64_t>(store.markers.size()), std::string(in.substr(pos + 1))});
+      store.hlo_modules.push_back(
+          HloModuleText{"fuzz", static_cast<int64_t>(store.markers.size()), std::string(in.substr(pos + 1))});
       break;
     }
     if (end == std::string_view::npos) end = in.size();

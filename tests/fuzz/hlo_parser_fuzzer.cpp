@@ -13,7 +13,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     fpgaprof::hlo::Module m = fpgaprof::hlo::analyze_hlo(text);
     (void)m.total.bytes_accessed();
-  } catch (const fpgaprof::hlo::HloParseError&) {
-  }
+  } catch (const fpgaprof::hlo::HloParseError&) {}
   return 0;
 }

@@ -54,8 +54,7 @@ void try_read(std::string_view bytes) {
     const fpgaprof::TraceStore store = fpgaprof::deserialize_trace(bytes, "fuzz");
     // A store that was accepted must be usable: serializing it again must work.
     (void)fpgaprof::serialize_trace(store);
-  } catch (const fpgaprof::Error&) {
-  }
+  } catch (const fpgaprof::Error&) {}
 }
 
 }  // namespace

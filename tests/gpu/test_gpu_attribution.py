@@ -19,7 +19,7 @@ from _gpu import skip_without_gpu  # noqa: E402
 _SCRIPT = '''
 import json, os, re
 import fpgaprof
-from fpgaprof import _xla_flags
+from fpgaprof.capture import xla_flags
 import jax, jax.numpy as jnp
 
 def scaled(x, y):
@@ -35,7 +35,7 @@ fs(x, x).block_until_ready(); fm(a, a).block_until_ready()       # compile outsi
 ca = fs.lower(x, x).compile().cost_analysis()
 ca = ca[0] if isinstance(ca, (list, tuple)) else ca
 dumped = {}
-for n in os.listdir(_xla_flags.current().dump_dir):
+for n in os.listdir(xla_flags.current().dump_dir):
     m = re.match(r"module_(\\d+)\\.(jit_scaled|jit_matmul)\\..*after_optimizations\\.txt$", n)
     if m:
         dumped.setdefault(m.group(2), []).append(int(m.group(1)))

@@ -18,7 +18,7 @@ from _gpu import skip_without_gpu  # noqa: E402
 
 
 def run(code: str) -> dict:
-    prelude = "import json, warnings\nimport fpgaprof\nimport jax, jax.numpy as jnp, numpy as np\n"
+    prelude = "import json, warnings\nimport fpgaprof, fpgaprof.base.core\nimport jax, jax.numpy as jnp, numpy as np\n"
     p = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)], capture_output=True,
                        text=True, timeout=600, env=dict(os.environ))
     sys.stderr.write(p.stderr[-4000:])
@@ -141,7 +141,7 @@ def test_record_census_matches_what_the_capture_layer_assumes_of_cupti_13():
             "syncs_without_api": sorted(set(int(c) for c in prof.syncs.columns()["correlation_id"])
                                         - set(int(c) for c in api["correlation_id"])),
             "device": d.to_dict() if d else None,
-            "nvtx": dict(fpgaprof._core.nvtx_injection_status()) if hasattr(fpgaprof._core, "nvtx_injection_status") else None,
+            "nvtx": dict(fpgaprof.base.core.core.nvtx_injection_status()),
             "warnings": prof.warnings,
             "kernels": len(prof.kernels), "value": float(host[0]),
         }, default=str))

@@ -69,10 +69,10 @@ COPIES = [  # (kind, bytes, start_ns, end_ns, src, dst, async)
 
 def store():
     """The trace as a fpgaprof._core.TraceStore, correlated."""
-    from fpgaprof import _core
-    s = _core.TraceStore()
+    from fpgaprof.base.core import core
+    s = core.TraceStore()
     s.set_meta(start_ns=0, end_ns=10 * MS, gpu_available=True, command_buffers_disabled=True)
-    d = _core.DeviceInfo()
+    d = core.DeviceInfo()
     for k, v in {"name": "H100 SXM (constructed)", "compute_capability_major": 9,
                  "compute_capability_minor": 0, "sm_count": 132, "core_clock_khz": 1_980_000,
                  "memory_clock_khz": 2_619_000, "memory_bus_width_bits": 5120,

@@ -194,7 +194,7 @@ class SyntheticProfile:
     # analysis (transfers, memory, roofline, FPGA model, attribution) on it. Built from the
     # tables as they are now (tests change them before collecting).
     @property
-    def _store(self):
+    def store(self):
         # rebuilt only when a test has replaced a table (or the devices)
         key = tuple(id(getattr(self, a, None)) for a, _ in STORE_TABLES + (("syncs", ""),)) \
             + (id(self.devices),)
@@ -209,8 +209,8 @@ class SyntheticProfile:
         if not self._with_ops:
             # what a real Profile gives for this trace: the attribution of its store, which
             # finds no op (no HLO module in the trace)
-            from fpgaprof import _attribution
-            return _attribution.attribute(self._store).ops
+            from fpgaprof.analysis import attribution
+            return attribution.attribute(self.store).ops
         # fusion_a: 2 kernels, 1.0 ms; 1e6 FLOPs and 4e6 bytes per call
         # gemm: 1 kernel, 1.0 ms; 2e9 FLOPs and 1e7 bytes per call
         return [
@@ -243,8 +243,8 @@ STORE_TABLES = (("kernels", "kernels"), ("transfers", "memcpys"), ("memsets", "m
 
 def store_of(prof):
     """A fpgaprof._core.TraceStore holding prof's records, devices and trace facts."""
-    from fpgaprof import _core
-    s = _core.TraceStore()
+    from fpgaprof.base.core import core
+    s = core.TraceStore()
     for attr, table in STORE_TABLES + (("syncs", "syncs"),):
         if not hasattr(prof, attr):
             continue  # (syncs: only where a test adds them)
@@ -256,7 +256,7 @@ def store_of(prof):
         for i in range(n):
             s.append(table, **{k: _plain(src[k][i]) for k in keys})
     for d in prof.devices:
-        info = _core.DeviceInfo()
+        info = core.DeviceInfo()
         for k, v in d.items():
             setattr(info, k, v)
         s.add_device(info)

@@ -4,9 +4,11 @@ section. Every expected number is worked out by hand in the comments (the same t
 tests/cpp/test_analysis_devices.cpp, plus an idle third GPU)."""
 import pytest
 
-from fpgaprof import _core, roofline
-from fpgaprof.report import _data as D
-from fpgaprof.report import html as H
+from fpgaprof import roofline
+
+from fpgaprof.base.core import core
+from fpgaprof.analysis import sections
+from fpgaprof.api import section_views
 
 # The fictional sm_80 of the C++ fixture: 100 SMs at 1 GHz -> fp32 100 x 128 x 1e9 = 12.8e12
 # FLOP/s; 1 GHz memory on a 4096-bit bus -> DRAM 2 x 1e9 x 4096 / 8 = 1.024e12 B/s.
@@ -26,7 +28,7 @@ def _store():
       HtoD 3000 B [500,1500), DtoD 1000 B [5200,5300); busy [500,2500) + [5000,5500) = 2500;
       +5000 B @400, never freed.
     device 2 "idle GPU": a record, nothing else."""
-    return _core.analysis._store_from_lists({
+    return core.analysis._store_from_lists({
         "devices": [dict(SM80, id=0, name="<b>GPU&0</b>", pcie_generation=2, pcie_link_width=16),
                     dict(SM80, id=1, name="GPU 1", sm_count=50, pcie_generation=1,
                          pcie_link_width=16),
@@ -111,7 +113,7 @@ def test_given_ceilings_apply_to_the_first_device_and_a_given_link_to_every_devi
 
 def test_summary_section_text_and_html():
     dr = roofline.devices(_store())
-    sec = D.devices_section(dict(dr), t0_ns=0)
+    sec = sections.devices_section(dict(dr), t0_ns=0)
     assert sec["available"] and sec["count"] == 3 and sec["wall_time_s"] == pytest.approx(1e-5)
     a = sec["items"][0]
     assert (a["busy_s"], a["idle_s"], a["kernel_time_s"]) == pytest.approx((6e-6, 4e-6, 5e-6))
@@ -131,7 +133,7 @@ def test_summary_section_text_and_html():
     printed = str(dr)
     assert text in printed
     assert "66.7 %" in printed and "75 %" in printed  # HtoD % link of devices 0 and 1
-    html = H._devices({"by_device": sec})
+    html = section_views.devices_html({"by_device": sec})
     assert "&lt;b&gt;GPU&amp;0&lt;/b&gt;" in html and "<b>GPU" not in html
     assert "<th>device 0</th><th>device 1</th><th>device 2</th>" in html
     assert "1 · 8.00 kB · 5.33 GB/s · 66.7 % of link" in html
@@ -142,10 +144,10 @@ def test_summary_section_text_and_html():
 
 
 def test_no_device_at_all():
-    dr = roofline.devices(_core.analysis._store_from_lists({}))
+    dr = roofline.devices(core.analysis._store_from_lists({}))
     assert dr["rows"] == [] and dr["balance"]["imbalance"] is None
     assert dr["balance"]["slowest_device"] is None
-    sec = D.devices_section(dict(dr), 0)
+    sec = sections.devices_section(dict(dr), 0)
     assert sec == {"available": False,
                    "reason": "no GPU device in this trace (no device record, no GPU activity)"}
     assert "not available: no GPU device" in str(dr)

@@ -3,9 +3,12 @@
 import json
 import math
 
+from fpgaprof.base import units
 import fpgaprof  # before jax: fpgaprof sets XLA flags
 import pytest
-from fpgaprof import _core, calibrate, fpga, roofline
+from fpgaprof import calibrate, fpga, roofline
+from fpgaprof.base.core import core
+from fpgaprof.analysis.ceilings import save_measured
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -42,7 +45,7 @@ def _store(text):
     # once (10 us): 110 us of kernels; the program took 1 ms.
     ks = [("broadcast_add_fusion", 0, 30_000), ("broadcast_add_fusion", 100_000, 30_000),
           ("ynn_fusion", 200_000, 40_000), ("wrapped_reduce", 300_000, 10_000)]
-    return _core.analysis._store_from_lists({
+    return core.analysis._store_from_lists({
         "devices": [DEVICE],
         "kernels": [{"name": n, "start_ns": s, "end_ns": s + d, "grid": 1000} for n, s, d in ks],
         "hlo_modules": [{"name": "jit_f", "text": text}],
@@ -87,7 +90,7 @@ def test_presets_derivation():
 def test_roofline_and_candidates_on_constructed_trace():
     text = _hlo_text()
     store = _store(text)
-    mod = _core.hlo.analyze(text)
+    mod = core.hlo.analyze(text)
     cost = {i.name: i.cost for c in mod.computations for i in c.instructions}
     ops = roofline.roofline(store, by="op", ceilings_override=None)
     by = {r["op"]: r for r in ops}
@@ -161,7 +164,7 @@ def test_roofline_and_candidates_on_constructed_trace():
 def _region_store(text):
     ks = [("broadcast_add_fusion", 0, 30_000, 0), ("broadcast_add_fusion", 100_000, 30_000, 0),
           ("ynn_fusion", 200_000, 40_000, 2), ("wrapped_reduce", 300_000, 10_000, 2)]
-    return _core.analysis._store_from_lists({
+    return core.analysis._store_from_lists({
         "devices": [DEVICE],
         "kernels": [{"name": n, "start_ns": s, "end_ns": s + d, "grid": 1000, "region": r} for n, s, d, r in ks],
         "regions": [{"name": "step", "start_ns": 0, "end_ns": 149_999, "thread_id": 1},
@@ -238,10 +241,10 @@ def test_regions_ranked_as_fpga_candidates():
 def test_region_candidates_in_summary_json_and_html():
     import pathlib
 
-    from fpgaprof.report import html, summary
+    from fpgaprof.report import html, model, summary_json
 
-    s = summary.collect(_region_store(_hlo_text()))
-    data = json.loads(summary.dumps(s))
+    s = model.collect(_region_store(_hlo_text()))
+    data = json.loads(summary_json.dumps(s))
     regions = data["candidates"]["regions"]
     assert regions["available"] is True and regions["count"] == 2 and regions["items_left_out"] == 0
     assert [r["region"] for r in regions["items"]] == [r["region"] for r in
@@ -253,7 +256,7 @@ def test_region_candidates_in_summary_json_and_html():
     page = html.render(s)
     assert "Regions as offload units" in page and "step &gt; inner" in page
     # Without regions the section says why.
-    empty = json.loads(summary.dumps(summary.collect(_store(_hlo_text()))))["candidates"]["regions"]
+    empty = json.loads(summary_json.dumps(model.collect(_store(_hlo_text()))))["candidates"]["regions"]
     assert empty["available"] is False and "fpgaprof.region()" in empty["reason"]
 
 
@@ -311,14 +314,14 @@ def test_candidate_working_set_is_the_largest_intermediate():
     # 256 x 4 = 1 KiB, but whose largest live intermediate is the 256 x 256 x 4 = 256 KiB outer
     # product. The on-chip test of the FPGA model must see the 256 KiB.
     text = _OUTER_EXP_SUM_HLO
-    mod = _core.hlo.analyze(text)
+    mod = core.hlo.analyze(text)
     entry = next(c for c in mod.computations if c.is_entry)
     fused = [i for i in entry.instructions if i.opcode == "fusion"]
     assert len(fused) == 1
     op = fused[0]
     assert op.cost.bytes_written == 256 * 4
     assert op.cost.working_set_bytes == 256 * 256 * 4
-    store = _core.analysis._store_from_lists({
+    store = core.analysis._store_from_lists({
         "devices": [DEVICE],
         "kernels": [{"name": op.name, "start_ns": 0, "end_ns": 50_000, "grid": 1000}],
         "hlo_modules": [{"name": "jit_g", "text": text}],
@@ -333,10 +336,10 @@ def test_link_percent_per_device():
     device 1 (gen3 x16, 15.754 GB/s) 15 kB in the same 1 µs. Together 45 GB/s, more than
     either link; against both links' capacity in that µs (31,507.7 + 15,753.8 B) 95.2 %, not
     45 / 31.508 = 142.8 % (device 0's link alone). summary.json gives the same."""
-    from fpgaprof.report import _data as D
+    from fpgaprof.analysis import sections
     gen4, gen3 = 16e9 * 128 / 130 / 8 * 16, 8e9 * 128 / 130 / 8 * 16
     dev = {k: v for k, v in DEVICE.items() if not k.startswith("pcie_")}
-    store = _core.analysis._store_from_lists({
+    store = core.analysis._store_from_lists({
         "devices": [dict(dev, id=0, pcie_generation=4, pcie_link_width=16),
                     dict(dev, id=1, pcie_generation=3, pcie_link_width=16)],
         "memcpys": [{"copy_kind": 1, "src_kind": 2, "dst_kind": 3, "bytes": 30_000, "start_ns": 0,
@@ -351,7 +354,7 @@ def test_link_percent_per_device():
     assert htod["link_capacity_bytes"] == pytest.approx(1e-6 * (gen4 + gen3))
     assert htod["link_percent"] == pytest.approx(100 * 45_000 / (1e-6 * (gen4 + gen3)))
     assert htod["link_percent"] < 100
-    section = D.transfers_section(tr, copies=2)
+    section = sections.transfers_section(tr, copies=2)
     row = next(r for r in section["by_direction"] if r["direction"] == "HtoD")
     assert row["link_percent"] == pytest.approx(htod["link_percent"])
 
@@ -367,7 +370,7 @@ def test_transfers_memory_ceilings():
     assert htod["link_percent"] == pytest.approx(100 * 4.096e9 / (16e9 * 128 / 130 / 8 * 16))
     assert htod["kernel_overlap_ns"] == 1000  # [110, 111) us lies inside the kernel at [100, 130) us
     # Without the device's PCIe generation/width the link peak is unknown: no percentage, not 0.
-    unknown = _core.analysis._store_from_lists({
+    unknown = core.analysis._store_from_lists({
         "devices": [{k: v for k, v in DEVICE.items() if not k.startswith("pcie_")}],
         "memcpys": [{"copy_kind": 1, "src_kind": 1, "dst_kind": 3, "bytes": 4096, "start_ns": 0, "end_ns": 1000}],
     })
@@ -387,7 +390,7 @@ def test_export_hlo_reparses(tmp_path):
     out = tmp_path / "op.hlo"
     exported = fpga.export_hlo(store, "broadcast_add_fusion", out)
     assert out.read_text() == exported
-    m = _core.hlo.analyze(exported)  # fpgaprof's parser
+    m = core.hlo.analyze(exported)  # fpgaprof's parser
     entry = m.computations[m.entry_index]
     params = [i for i in entry.instructions if i.opcode == "parameter"]
     assert len(params) == 1 and params[0].shape.dims == [64, 64]
@@ -404,7 +407,7 @@ def test_export_hlo_reparses(tmp_path):
              "  ROOT %add.1 = f32[4]{0} add(f32[4]{0} %a, f32[4]{0} %b)\n}\n")
     one = fpga.hlo_module_for_op(plain, "add.1")
     xla_hlo.hlo_module_from_text(one)
-    assert _core.hlo.analyze(one).computations[0].instructions[-1].opcode == "add"
+    assert core.hlo.analyze(one).computations[0].instructions[-1].opcode == "add"
     with pytest.raises(ValueError):
         fpga.export_hlo(store, "no_such_op", tmp_path / "x.hlo")
     # a near miss is named, and the hint points at the modules, not only at prof.ops
@@ -430,7 +433,7 @@ def test_calibrate_without_gpu_and_cache(tmp_path, monkeypatch):
             calibrate.run()
     p = calibrate.cache_path("test-gpu")
     assert p.startswith(str(tmp_path))
-    calibrate._write_atomic(p, {"peak_flops_per_s": {"fp32": 1e12}, "dram_bytes_per_s": 5e11})
+    save_measured(p, {"peak_flops_per_s": {"fp32": 1e12}, "dram_bytes_per_s": 5e11})
     store = _store(_hlo_text())
     ceil = roofline.ceilings(store)
     assert ceil["peak_flops_per_s"]["fp32"] == 1e12
@@ -456,7 +459,7 @@ ENTRY %main (a: f32[1024,1024], b: f32[1024]) -> f32[1024,1024] {
 def _solver_store():
     # The reviewer's case: a 10 ms custom call with no cost rule (its operands and output are
     # 8.39 MB) next to a known fusion of 30 us; the program took 20 ms.
-    return _core.analysis._store_from_lists({
+    return core.analysis._store_from_lists({
         "devices": [DEVICE],
         "kernels": [{"name": "solve_1", "start_ns": 0, "end_ns": 10_000_000, "grid": 1000},
                     {"name": "broadcast_add_fusion", "start_ns": 11_000_000, "end_ns": 11_030_000, "grid": 1000}],
@@ -523,7 +526,7 @@ def test_unknown_cost_op_gets_a_bound_not_an_estimate(cross):
     b = c.bytes_read + c.bytes_written
     fpga_s = max(c.flops / U55C_FP32, b / U55C_STREAM) + LAUNCH_S
     if cross:
-        ins = next(i for i in _core.hlo.analyze(_hlo_text()).computations[-1].instructions
+        ins = next(i for i in core.hlo.analyze(_hlo_text()).computations[-1].instructions
                    if i.name == "broadcast_add_fusion")
         io = sum(sh.byte_size for sh in ins.operand_shapes) + ins.shape.byte_size
         fpga_s += io / LINK + (len(ins.operand_shapes) + 1) * BUFFER_S
@@ -541,11 +544,11 @@ def test_unknown_cost_op_gets_a_bound_not_an_estimate(cross):
 
 
 def test_unknown_cost_op_in_summary_json_and_html():
-    from fpgaprof.report import html, summary
+    from fpgaprof.report import html, model, summary_json
 
     store = _solver_store()
-    s = summary.collect(store)
-    data = json.loads(summary.dumps(s))  # NaN is not JSON: not estimated values become null
+    s = model.collect(store)
+    data = json.loads(summary_json.dumps(s))  # NaN is not JSON: not estimated values become null
     items = {r["op"]: r for r in data["candidates"]["items"]}
     solver = items["solve.1"]
     assert solver["score"] is None and solver["intensity"] is None
@@ -558,7 +561,7 @@ def test_unknown_cost_op_in_summary_json_and_html():
     page = html.render(s)
     assert "not estimated" in page and "1 of them bounded" in page
     # its speedup appears only as a bound ("≤ 11.67x"), never as an estimate
-    shown = html.fmt_speedup(solver["op_speedup"])
+    shown = units.fmt_speedup(solver["op_speedup"])
     assert f"≤ {shown}" in page and f">{shown}" not in page
     assert "solve.1" in page
 
@@ -694,7 +697,7 @@ def _xla():
 def test_export_non_fusion_instructions_from_real_xla_output(tmp_path):
     text = _real_module()
     assert "sort(%" in text and "sort(f32" not in text  # operands printed without shapes
-    mod = _core.hlo.analyze(text)
+    mod = core.hlo.analyze(text)
     comp_of = {c.name: c for c in mod.computations}
     by_opcode = {}
     for c in mod.computations:
@@ -705,12 +708,12 @@ def test_export_non_fusion_instructions_from_real_xla_output(tmp_path):
     xla_hlo = _xla()
     from jax._src.lib import _jax
     client = jax.devices("cpu")[0].client
-    store = _core.analysis._store_from_lists({"devices": [DEVICE], "hlo_modules": [{"name": "jit_f", "text": text}]})
+    store = core.analysis._store_from_lists({"devices": [DEVICE], "hlo_modules": [{"name": "jit_f", "text": text}]})
     for opcode in wanted:
         ins = by_opcode[opcode]
         out = fpga.export_hlo(store, ins.name, tmp_path / f"{opcode}.hlo")
         xm = xla_hlo.hlo_module_from_text(out)  # XLA's own parser accepts it
-        m = _core.hlo.analyze(out)
+        m = core.hlo.analyze(out)
         entry = m.computations[m.entry_index]
         root = entry.instructions[-1]
         assert root.name == ins.name and root.opcode == opcode
@@ -759,24 +762,24 @@ def test_export_asks_for_the_module_when_the_name_is_ambiguous(tmp_path):
 
     t8 = jax.jit(s1).lower(jnp.ones((8,))).compile().as_text()
     t16 = jax.jit(s2).lower(jnp.ones((16,))).compile().as_text()
-    names8 = {i.name for c in _core.hlo.analyze(t8).computations for i in c.instructions if i.opcode == "sort"}
-    names16 = {i.name for c in _core.hlo.analyze(t16).computations for i in c.instructions if i.opcode == "sort"}
+    names8 = {i.name for c in core.hlo.analyze(t8).computations for i in c.instructions if i.opcode == "sort"}
+    names16 = {i.name for c in core.hlo.analyze(t16).computations for i in c.instructions if i.opcode == "sort"}
     common = sorted(names8 & names16)
     assert common, (names8, names16)
     op = common[0]
-    store = _core.analysis._store_from_lists({"devices": [DEVICE], "hlo_modules": [
+    store = core.analysis._store_from_lists({"devices": [DEVICE], "hlo_modules": [
         {"name": "jit_s1", "text": t8}, {"name": "jit_s2", "text": t16}]})
     with pytest.raises(fpgaprof.InvalidArgumentError) as e:
         fpga.export_hlo(store, op, tmp_path / "x.hlo")
     assert "jit_s1" in str(e.value) and "jit_s2" in str(e.value) and "module=" in str(e.value)
     assert not (tmp_path / "x.hlo").exists()
     out = fpga.export_hlo(store, op, tmp_path / "x.hlo", module="jit_s2")
-    entry = _core.hlo.analyze(out)
+    entry = core.hlo.analyze(out)
     assert entry.computations[entry.entry_index].instructions[0].shape.dims == [16]
     with pytest.raises(fpgaprof.InvalidArgumentError, match="jit_s1"):
         fpga.export_hlo(store, op, tmp_path / "y.hlo", module="jit_nope")
     # The same module captured twice (two program ids, same text) is not ambiguous.
-    twice = _core.analysis._store_from_lists({"devices": [DEVICE], "hlo_modules": [
+    twice = core.analysis._store_from_lists({"devices": [DEVICE], "hlo_modules": [
         {"name": "jit_s1", "text": t8}, {"name": "jit_s1", "text": t8}]})
     assert "f32[8]" in fpga.export_hlo(twice, op, tmp_path / "z.hlo")
 
@@ -791,7 +794,7 @@ def test_region_covering_overlapping_kernels_gets_a_positive_workload_speedup():
     # needs fpga_total_s must give a positive speedup (here at most T / fpga_total_s).
     ks = [("broadcast_add_fusion", 0, 30_000), ("broadcast_add_fusion", 0, 30_000),
           ("ynn_fusion", 10_000, 40_000), ("wrapped_reduce", 20_000, 10_000)]
-    store = _core.analysis._store_from_lists({
+    store = core.analysis._store_from_lists({
         "devices": [DEVICE],
         "kernels": [{"name": n, "start_ns": a, "end_ns": a + d, "grid": 1000, "region": 0} for n, a, d in ks],
         "regions": [{"name": "main", "start_ns": 0, "end_ns": 60_000, "thread_id": 1}],
@@ -806,7 +809,7 @@ def test_region_covering_overlapping_kernels_gets_a_positive_workload_speedup():
 def _two_kernels_in_regions(second_start_ns, second_region, regions):
     """A 40 ns broadcast_add_fusion at 10 ns in region 0 and a 40 ns ynn_fusion at
     `second_start_ns` in region `second_region`, over `regions`."""
-    return _core.analysis._store_from_lists({
+    return core.analysis._store_from_lists({
         "devices": [DEVICE],
         "kernels": [{"name": "broadcast_add_fusion", "start_ns": 10, "end_ns": 50, "grid": 1000, "region": 0},
                     {"name": "ynn_fusion", "start_ns": second_start_ns, "end_ns": second_start_ns + 40,
@@ -862,7 +865,7 @@ def test_printed_tables_are_readable_text():
     row = next(r for r in table if r["op"] == "broadcast_add_fusion")
     line = next(ln for ln in lines[2:] if "broadcast_add_fusion" in ln)
     assert line.split()[0] == str(row["rank"])
-    from fpgaprof.report.html import fmt_speedup_range
+    from fpgaprof.base.units import fmt_speedup_range
     # each speedup with its range beside it: "0.033x (0.0086-0.081x)"
     assert (f"{row['op_speedup']:.2g}x ({fmt_speedup_range(row['op_speedup_low'], row['op_speedup_high'])})"
             in line or f"{row['op_speedup']:.2f}x ({fmt_speedup_range(row['op_speedup_low'], row['op_speedup_high'])})"
@@ -884,7 +887,7 @@ def test_printed_tables_are_readable_text():
     assert f"{add['percent_of_roof']:.3g} %" in rline        # a percentage already: not x 100
 
     # Many rows: the first 20 and a count of the rest.
-    from fpgaprof.report.notebook import rows_text
+    from fpgaprof.api.views import rows_text
     many = [{"rank": i + 1, "op": f"op{i}", "score": 1.0 / (i + 1), "estimate_note": "x" * 60}
             for i in range(25)]
     t = rows_text(many, "t").splitlines()
@@ -895,7 +898,7 @@ def test_printed_tables_are_readable_text():
 
 
 def test_an_empty_table_says_why():
-    empty = _core.TraceStore()
+    empty = core.TraceStore()
     t = fpga.fpga_candidates(empty, target="versal-v80", by="region")
     assert str(t) == ("FPGA offload candidates on versal-v80: region paths as whole units: no rows "
                       "(the trace has no GPU kernels: trace on a machine with an NVIDIA GPU)\n")
@@ -905,16 +908,17 @@ def test_run_and_report_digest_lists_the_best_candidates():
     """The closing lines of `fpgaprof run`/`report`: built only from summary.json, so the
     terminal shows report.html's numbers. Region rows and the op rows come from the summary's
     candidate tables (checked against prof.fpga_candidates above)."""
-    from fpgaprof.report import summary
+    from fpgaprof.report import model, summary_json
     from fpgaprof.report.digest import digest
 
-    s = json.loads(summary.dumps(summary.collect(_region_store(_hlo_text()))))
+    s = json.loads(summary_json.dumps(model.collect(_region_store(_hlo_text()))))
     text = digest(s, top=1)
     lines = text.splitlines()
     tot = s["totals"]
     assert lines[0].startswith(f"fpgaprof: {tot['kernel_count']} kernels, ")
     # second line: link use, memory peak, warnings count (test_reports_constructed.py)
-    assert lines.pop(1) == f"  {len(s['warnings'])} warnings in report.html"  # no copy, no alloc
+    n = len(s["warnings"])
+    assert lines.pop(1) == f"  {n} warning{'s' if n != 1 else ''} in report.html"  # no copy, no alloc
     regions, ops = s["candidates"]["regions"], s["candidates"]
     assert lines[1] == f"FPGA offload on alveo-u55c, regions as whole units (best 1 of {regions['count']})"
     assert lines[2].split() == ["rank", "region", "scenario", "region_speedup", "restructured_region_speedup",
@@ -928,7 +932,7 @@ def test_run_and_report_digest_lists_the_best_candidates():
     assert w["combined_count"] == 0
     assert lines[-1] == "  no op gains from offloading to alveo-u55c as compiled"
     # Without a GPU: the head line says so, each ranking says why it is empty.
-    empty = json.loads(summary.dumps(summary.collect(_core.TraceStore())))
+    empty = json.loads(summary_json.dumps(model.collect(core.TraceStore())))
     e = digest(empty).splitlines()
     assert e[0].startswith("fpgaprof: ") and "no GPU data" in e[0]
     assert e.pop(1) == f"  {len(empty['warnings'])} warning in report.html"
@@ -953,7 +957,7 @@ ENTRY main {
 
 def _case_d_store():
     # gather 100 us, add_fusion 20 us, both in region "recon"; the program took 1 ms.
-    return _core.analysis._store_from_lists({
+    return core.analysis._store_from_lists({
         "devices": [DEVICE],
         "kernels": [{"name": "gather", "start_ns": 1_000, "end_ns": 101_000, "grid": 1000, "region": 0},
                     {"name": "add_fusion", "start_ns": 200_000, "end_ns": 220_000, "grid": 1000, "region": 0}],
@@ -1087,10 +1091,10 @@ def test_calibrated_fields_are_validated(field, bad):
 
 
 def test_memory_efficiency_and_ranges_in_summary_json_and_html():
-    from fpgaprof.report import html, summary
+    from fpgaprof.report import html, model, summary_json
 
-    s = summary.collect(_case_d_store())
-    data = json.loads(summary.dumps(s))
+    s = model.collect(_case_d_store())
+    data = json.loads(summary_json.dumps(s))
     items = {r["op"]: r for r in data["candidates"]["items"]}
     assert items["gather"]["memory_efficiency"] == pytest.approx(0.0411475, rel=1e-4)
     assert items["add_fusion"]["memory_efficiency"] == pytest.approx(0.5625 * 0.91216)
@@ -1105,6 +1109,6 @@ def test_memory_efficiency_and_ranges_in_summary_json_and_html():
     assert what_if["combined_speedup_low"] <= what_if["combined_speedup"] <= what_if["combined_speedup_high"]
     page = html.render(s)
     assert "memory_efficiency" in page and "restructured_op_speedup" in page
-    from fpgaprof.report.html import fmt_speedup_range
+    from fpgaprof.base.units import fmt_speedup_range
     g = items["gather"]
     assert fmt_speedup_range(g["op_speedup_low"], g["op_speedup_high"]) in page

@@ -1,7 +1,7 @@
 """Profile methods of the analysis layer delegate to fpgaprof.roofline / fpgaprof.fpga."""
 import fpgaprof  # noqa: F401  (before jax)
 import pytest
-from fpgaprof._profile import Profile
+from fpgaprof import Profile
 
 pytest.importorskip("jax")
 from test_analysis_fpga import _hlo_text, _store  # noqa: E402
@@ -28,10 +28,10 @@ def test_profile_methods(tmp_path):
 def test_trace_counters_without_gpu_warns():
     import warnings
 
-    from fpgaprof import _core
+    from fpgaprof.base.core import core
 
     try:
-        gpu = bool(_core.probe_cupti()["devices"]) if hasattr(_core, "probe_cupti") else False
+        gpu = bool(core.probe_cupti()["devices"]) if hasattr(core, "probe_cupti") else False
     except Exception:
         gpu = False
     if gpu:
@@ -45,7 +45,7 @@ def test_trace_counters_without_gpu_warns():
 
 
 class _RecordingCounters:
-    """Stands in for _core.analysis.CounterSession (no GPU here): records checkpoint calls."""
+    """Stands in for core.analysis.CounterSession (no GPU here): records checkpoint calls."""
 
     def __init__(self, fail_at: int = 0):
         self.checkpoints = 0
@@ -124,7 +124,8 @@ def test_counters_warn_when_jax_preallocates_gpu_memory(monkeypatch):
     import types
     import warnings
 
-    from fpgaprof import _core, _env
+    from fpgaprof.base.core import core
+    from fpgaprof.capture import process_env
 
     class _Stub:
         @staticmethod
@@ -140,10 +141,10 @@ def test_counters_warn_when_jax_preallocates_gpu_memory(monkeypatch):
             return _Session()
 
         def stop(self):
-            return _core.TraceStore()
+            return core.TraceStore()
 
-    monkeypatch.setattr(_core.analysis, "CounterSession", _Stub)
-    monkeypatch.setattr(_core, "CaptureSession", _Session)
+    monkeypatch.setattr(core.analysis, "CounterSession", _Stub)
+    monkeypatch.setattr(core, "CaptureSession", _Session)
     monkeypatch.setitem(sys.modules, "jax", sys.modules.get("jax") or types.ModuleType("jax"))
     # As jaxlib's xla_client: off only for exactly "false", "False", "0"; "FALSE" keeps the pool;
     # the allocator name is lower-cased ("PLATFORM" is the platform allocator).
@@ -160,7 +161,7 @@ def test_counters_warn_when_jax_preallocates_gpu_memory(monkeypatch):
         monkeypatch.delenv("XLA_PYTHON_CLIENT_ALLOCATOR", raising=False)
         for k, v in env.items():
             monkeypatch.setenv(k, v)
-        assert _env.jax_preallocates() is expect
+        assert process_env.jax_preallocates() is expect
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             with fpgaprof.trace(counters=True) as prof:

@@ -15,8 +15,8 @@ from __future__ import annotations
 import pytest
 
 import fpgaprof  # noqa: F401  (the package first, as the other tests)
-from fpgaprof import _core
-from fpgaprof._profile import Profile
+from fpgaprof.base.core import core
+from fpgaprof import Profile
 
 NONE32 = 0xFFFFFFFF
 
@@ -51,7 +51,7 @@ def _spec(n: int = 3) -> dict:
 
 @pytest.fixture
 def prof() -> Profile:
-    return Profile(_core.analysis._store_from_lists(_spec()))
+    return Profile(core.analysis._store_from_lists(_spec()))
 
 
 def test_transfer_report_one_group_per_path(prof):
@@ -75,6 +75,20 @@ def test_transfer_report_per_instance_on_request(prof):
     assert [(g["index"], g["name"], g["path"]) for g in regions] == \
         [(0, "step", "step"), (3, "proj", "step > proj"), (1, "step", "step"), (2, "step", "step")]
     assert all(g["all"]["bytes"] == 1000 for g in regions)
+
+
+def test_analyze_names_the_region_rows_as_the_tables_do(prof):
+    """roofline.analyze takes by= as prof.roofline()/transfer_report() do; region_rows= is the
+    analysis' own name for the same choice: one cached result for both spellings."""
+    from fpgaprof import roofline
+    per_record = roofline.analyze(prof, by="region_instance")
+    assert roofline.analyze(prof, region_rows="instance") is per_record
+    assert roofline.analyze(prof) is roofline.analyze(prof, by="region")
+    assert [g["kind"] for g in per_record["transfers"]["groups"]].count("region") == 4
+    with pytest.raises(ValueError, match="disagree"):
+        roofline.analyze(prof, by="region", region_rows="instance")
+    with pytest.raises(ValueError, match="region_instance"):
+        roofline.analyze(prof, by="op")
 
 
 def test_memory_report_per_path_and_per_instance(prof):
@@ -118,10 +132,10 @@ def test_paths_match_the_fpga_region_candidates():
     a name containing " > " in quotes)."""
     spec = _spec()
     spec["regions"][2]["name"] = "a > b"
-    p = Profile(_core.analysis._store_from_lists(spec))
+    p = Profile(core.analysis._store_from_lists(spec))
     assert {r["region"] for r in p.roofline(by="region")} == {"step", "step > proj", '"a > b"'}
-    from fpgaprof.report import _data as D
-    regions, _, _ = D.regions_section(p)
+    from fpgaprof.analysis import sections
+    regions, _, _ = sections.regions_section(p)
     assert {r["path"] for r in regions["items"]} == {"step", "step > proj", '"a > b"'}
 
 
@@ -129,10 +143,10 @@ def test_summary_never_asks_for_per_instance_rows(monkeypatch):
     """The summary step builds no Python row per region instance: with 400 instances of one
     path the analysis result it receives has one transfer group, memory row and roofline point
     per path, and it asks for nothing else."""
-    from fpgaprof.report import summary as S
+    from fpgaprof.report import model
 
     n = 400
-    real = _core.analysis.analyze
+    real = core.analysis.analyze
     seen: list[dict] = []
 
     def counting(*args, **kwargs):
@@ -142,8 +156,8 @@ def test_summary_never_asks_for_per_instance_rows(monkeypatch):
                      "memory": len(out["memory"]["regions"]),
                      "roofline": len(out["roofline"]["regions"])})
         return out
-    monkeypatch.setattr(_core.analysis, "analyze", counting)
-    s = S.collect(Profile(_core.analysis._store_from_lists(_spec(n))))
+    monkeypatch.setattr(core.analysis, "analyze", counting)
+    s = model.collect(Profile(core.analysis._store_from_lists(_spec(n))))
     assert seen, "the summary did not run the C++ analysis"
     for call in seen:
         assert call["region_rows"] == "path"
@@ -154,12 +168,12 @@ def test_summary_never_asks_for_per_instance_rows(monkeypatch):
 
 
 def test_region_measurements_match_the_row_by_row_functions():
-    """summary.region_measurements (columns) gives exactly what measurements_from_regions ->
+    """model.region_measurements (columns) gives exactly what measurements_from_regions ->
     cap_measurements / measurement_stats give row by row: random names (with and without a
     size, two spellings of one (operation, size)), tied starts and negative durations."""
     import numpy as np
-    from fpgaprof.report import _data as D
-    from fpgaprof.report import summary as S
+    from fpgaprof.analysis import sections
+    from fpgaprof.report import model
 
     rng = np.random.default_rng(7)
     pool = ["op%d/%d" % (i, s) for i in range(3) for s in (32, 64)] + ["plain", "op1@32", "z[4]"]
@@ -168,28 +182,28 @@ def test_region_measurements_match_the_row_by_row_functions():
         names = np.array([pool[int(rng.integers(0, len(pool)))] for _ in range(n)], dtype=object)
         start = rng.integers(0, 40, n).astype(np.int64)
         end = start + rng.integers(-5, 30, n)
-        inst = D.RegionInstances(names, start, end)
+        inst = sections.RegionInstances(names, start, end)
         runs, limit = int(rng.integers(1, 6)), int(rng.integers(1, 40))
-        rows = S.measurements_from_regions(inst.rows())
-        kept, left = S.cap_measurements(rows, runs=runs, limit=limit)
-        assert S.region_measurements(inst, runs=runs, limit=limit) == \
-            (kept, left, S.measurement_stats(rows, limit=limit))
+        rows = model.measurements_from_regions(inst.rows())
+        kept, left = model.cap_measurements(rows, runs=runs, limit=limit)
+        assert model.region_measurements(inst, runs=runs, limit=limit) == \
+            (kept, left, model.measurement_stats(rows, limit=limit))
 
 
 def test_summary_builds_no_dict_per_region_instance(monkeypatch):
     """collect() takes the regions and the measurements from columns: the row-by-row
     functions are never called, and 300 instances give 20 listed runs and one stats row."""
-    from fpgaprof.report import _data as D
-    from fpgaprof.report import summary as S
+    from fpgaprof.analysis import sections
+    from fpgaprof.report import model
 
     def per_instance(*a, **k):
         raise AssertionError("the summary built one Python row per region instance")
-    monkeypatch.setattr(D.RegionInstances, "rows", per_instance)
-    monkeypatch.setattr(S, "measurements_from_regions", per_instance)
+    monkeypatch.setattr(sections.RegionInstances, "rows", per_instance)
+    monkeypatch.setattr(model, "measurements_from_regions", per_instance)
     n = 300
-    s = S.collect(Profile(_core.analysis._store_from_lists(_spec(n))))
-    assert len(s["measurements"]) == S.MEASUREMENT_RUNS + 1  # "step" runs 0..19, "proj" run 0
-    assert s["measurements_left_out"] == n - S.MEASUREMENT_RUNS
+    s = model.collect(Profile(core.analysis._store_from_lists(_spec(n))))
+    assert len(s["measurements"]) == model.MEASUREMENT_RUNS + 1  # "step" runs 0..19, "proj" run 0
+    assert s["measurements_left_out"] == n - model.MEASUREMENT_RUNS
     st = {r["operation"]: r for r in s["measurement_stats"]["items"]}
     # instance i of "step" lasts 900 ns; "proj" 450 ns
     assert (st["step"]["runs"], st["step"]["total"]) == (n, pytest.approx(n * 900e-9))

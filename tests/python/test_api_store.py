@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import fpgaprof
-from fpgaprof import _core
+from fpgaprof.base.core import core
 
 ENUMS = {
     ("memcpys", "copy_kind"): "DtoH",
@@ -50,7 +50,7 @@ def value_for(table: str, field: str, t: int, f: int, row: int):
 
 
 def build_full_store():
-    s = _core.TraceStore()
+    s = core.TraceStore()
     for t, table in enumerate(s.table_names):
         fields = getattr(s, table).field_names
         for row in range(2):
@@ -62,7 +62,7 @@ def build_full_store():
                driver_version=13000, cupti_version=130001, cupti_path="/x/libcupti.so.13",
                gpu_available=True, command_buffers_disabled=True, fpgaprof_version="0.1.0",
                warnings=["w1", "w2 ü"])
-    d = _core.DeviceInfo()
+    d = core.DeviceInfo()
     d.id, d.name, d.sm_count, d.memory_clock_khz, d.memory_bus_width_bits = 0, "Test GPU", 132, 2_619_000, 5120
     s.add_device(d)
     s.add_hlo_module("jit_f", 3, "HloModule jit_f\n")
@@ -116,7 +116,7 @@ def test_columns_are_numpy_arrays_with_the_cpp_types():
 
 
 def test_append_validates_fields():
-    s = _core.TraceStore()
+    s = core.TraceStore()
     with pytest.raises(fpgaprof.InvalidArgumentError, match="no field"):
         s.append("kernels", bogus=1)
     with pytest.raises(fpgaprof.InvalidArgumentError, match="no record table"):
@@ -130,7 +130,7 @@ def test_append_validates_fields():
 
 
 def test_kernels_show_their_launch_configuration_stored_once():
-    s = _core.TraceStore()
+    s = core.TraceStore()
     # Two kernels with one configuration, one with another: 2 stored configurations.
     s.append("kernels", start_ns=0, end_ns=10, grid_x=132, grid_y=1, grid_z=1, block_x=256, graph_node_id=1 << 40)
     s.append("kernels", start_ns=20, end_ns=30, grid_x=132, grid_y=1, grid_z=1, block_x=256, graph_node_id=1 << 40)
@@ -150,15 +150,15 @@ def test_kernels_show_their_launch_configuration_stored_once():
     with pytest.raises(fpgaprof.InvalidArgumentError, match="not both"):
         s.append("kernels", launch_config=0, grid_x=3)
     # The file keeps both tables; a reference past the end of launch_configs is rejected.
-    back = _core.TraceStore.deserialize(s.serialize())
+    back = core.TraceStore.deserialize(s.serialize())
     assert list(back.kernels.columns(["grid_x"])["grid_x"]) == [132, 132, 8, 0, 8]
     s.append("kernels", launch_config=7)
     with pytest.raises(fpgaprof.TraceFormatError, match="launch_config"):
-        _core.TraceStore.deserialize(s.serialize())
+        core.TraceStore.deserialize(s.serialize())
 
 
 def test_api_calls_show_their_function_stored_once():
-    s = _core.TraceStore()
+    s = core.TraceStore()
     for i in range(3):
         s.append("api_calls", start_ns=10 * i, end_ns=10 * i + 5, correlation_id=i + 1, name="cuLaunchKernel",
                  callback_id=307, kind="driver")
@@ -170,7 +170,7 @@ def test_api_calls_show_their_function_stored_once():
     assert list(c["name"]) == ["cuLaunchKernel"] * 3 + ["cudaMemcpyAsync"]
     assert list(c["kind"]) == ["driver"] * 3 + ["runtime"]
     assert list(c["callback_id"]) == [307, 307, 307, 41] and c["return_value"][3] == 700
-    back = _core.TraceStore.deserialize(s.serialize())
+    back = core.TraceStore.deserialize(s.serialize())
     assert back.api_calls[3].to_dict()["name"] == "cudaMemcpyAsync"
 
 
@@ -182,7 +182,7 @@ def test_save_load_round_trip_keeps_every_field(tmp_path):
     s = build_full_store()
     path = tmp_path / "full.fpgaprof"
     s.save(str(path))
-    back = _core.TraceStore.load(str(path))
+    back = core.TraceStore.load(str(path))
     a, b = _columns_of(s), _columns_of(back)
     for table in s.table_names:
         assert set(a[table]) == set(b[table])
@@ -283,12 +283,12 @@ def test_io_errors_are_oserrors(tmp_path):
 ])
 def test_every_error_kind_maps_to_its_python_exception(kind, cls):
     with pytest.raises(cls, match="^cause; fix$") as e:
-        _core._raise_error(kind, "cause; fix")
+        core._raise_error(kind, "cause; fix")
     assert isinstance(e.value, fpgaprof.FpgaprofError)
 
 
 def test_correlate_from_python_counts_unmatched():
-    s = _core.TraceStore()
+    s = core.TraceStore()
     s.append("api_calls", correlation_id=5, thread_id=42, start_ns=100, end_ns=120, name="cuLaunchKernel")
     s.append("kernels", correlation_id=5, start_ns=200, end_ns=300, name="k")
     s.append("kernels", correlation_id=6, start_ns=400, end_ns=500, name="k")
@@ -301,7 +301,7 @@ def test_correlate_from_python_counts_unmatched():
 
 
 def test_summary_shows_kernels_transfers_regions_drops_and_warnings():
-    s = _core.TraceStore()
+    s = core.TraceStore()
     s.set_meta(start_ns=0, end_ns=10_000_000, dropped_records=7, gpu_available=True, warnings=["beware"])
     s.append("api_calls", correlation_id=1, thread_id=9, start_ns=10, end_ns=20)
     s.append("api_calls", correlation_id=2, thread_id=9, start_ns=30, end_ns=40)
@@ -333,7 +333,7 @@ def test_summary_shows_kernels_transfers_regions_drops_and_warnings():
 def test_summary_without_gpu_shows_no_gpu_time():
     """A trace without GPU data: region GPU time is "–" (nothing measured), not 0.000, and
     times are auto-scaled as in report.html."""
-    s = _core.TraceStore()
+    s = core.TraceStore()
     s.set_meta(start_ns=0, end_ns=2_500_000, gpu_available=False, unavailable_reason="no driver")
     s.append("regions", name="forward_project", thread_id=9, start_ns=500_000, end_ns=1_750_000)
     s.correlate()

@@ -324,7 +324,7 @@ def _python(code: str, env_updates: dict | None = None) -> subprocess.CompletedP
 
 
 def test_import_sets_nvtx_injection_to_libfpgaprof():
-    p = _python("import os, fpgaprof, fpgaprof._core as c; print(os.environ['NVTX_INJECTION64_PATH']); "
+    p = _python("import os, fpgaprof, fpgaprof.base.core as fc; c = fc.core; print(os.environ['NVTX_INJECTION64_PATH']); "
                 "print(c.library_path())")
     assert p.returncode == 0, p.stderr
     env_path, lib = p.stdout.split()
@@ -334,7 +334,7 @@ def test_import_sets_nvtx_injection_to_libfpgaprof():
 
 def test_a_different_nvtx_injection_is_kept_with_one_warning():
     p = _python("import warnings; warnings.simplefilter('always'); import os, fpgaprof; "
-                "import fpgaprof._env as e; e.prepare_process(); print(os.environ['NVTX_INJECTION64_PATH'])",
+                "import fpgaprof.capture.process_env as e; e.prepare_process(); print(os.environ['NVTX_INJECTION64_PATH'])",
                 {"NVTX_INJECTION64_PATH": "/opt/other/libinject.so"})
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "/opt/other/libinject.so"
@@ -355,15 +355,15 @@ def test_python_m_fpgaprof_devices():
     p = subprocess.run([sys.executable, "-m", "fpgaprof", "devices"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert "CUPTI" in p.stdout and "tracing:" in p.stdout
-    from fpgaprof import _devices
-    assert _devices.describe().splitlines()[0] == p.stdout.splitlines()[0]
+    from fpgaprof.api import devices as device_info
+    assert device_info.describe().splitlines()[0] == p.stdout.splitlines()[0]
 
 
 def test_devices_with_the_fake_library():
     need_fake()
     got = run_traced("""
-        from fpgaprof import _devices
-        done({"text": _devices.describe(), "n": len(fpgaprof.devices())})
+        from fpgaprof.api import devices as device_info
+        done({"text": device_info.describe(), "n": len(fpgaprof.devices())})
     """)
     assert "libfake_cupti.so" in got["text"]
     assert got["n"] >= 0
@@ -411,14 +411,14 @@ def test_a_trace_without_nvtx_ranges_says_the_injection_was_not_active():
     # NVTX_INJECTION64_PATH) and call InitializeInjectionNvtx2, which the fake's
     # cuptiNvtxInitialize2 accepts: no warning any more.
     got = run_traced("""
-        from fpgaprof import _core
-        before = _core.nvtx_injection_status()
+        from fpgaprof.base.core import core
+        before = core.nvtx_injection_status()
         with fpgaprof.trace() as prof:
             emit()
         with fpgaprof.trace() as prof2:
             with fpgaprof.region("step"):
                 emit()
-        after = _core.nvtx_injection_status()
+        after = core.nvtx_injection_status()
         done({"before": before, "after": after, "w1": prof.meta["warnings"],
               "w2": prof2.meta["warnings"], "k1": len(prof.kernels), "k2": len(prof2.kernels),
               "m2": len(prof2.markers), "env": os.environ.get("NVTX_INJECTION64_PATH", "")})
@@ -436,11 +436,11 @@ def test_a_trace_without_nvtx_ranges_says_the_injection_was_not_active():
 
 def test_the_devices_report_says_whether_nvtx_reached_cupti():
     got = run_traced("""
-        from fpgaprof import _devices
-        first = _devices.describe()
+        from fpgaprof.api import devices as device_info
+        first = device_info.describe()
         with fpgaprof.region("r"):
             pass
-        done({"first": first, "second": _devices.describe()})
+        done({"first": first, "second": device_info.describe()})
     """, kernels=1)
     assert "  NVTX injection: not called yet" in got["first"]
     assert "  NVTX injection: active (cuptiNvtxInitialize2 of " in got["second"]

@@ -16,7 +16,9 @@ jax = pytest.importorskip("jax")
 jnp = jax.numpy
 
 import fpgaprof  # noqa: E402
-from fpgaprof import _attribution, _core  # noqa: E402
+from fpgaprof.base.core import core  # noqa: E402
+from fpgaprof.analysis import attribution  # noqa: E402
+from fpgaprof.api.profile_views import hlo_op_lines  # noqa: E402
 
 SRC_FILE = os.path.abspath(__file__)
 
@@ -44,10 +46,10 @@ def _entry_fusions(hlo_text: str) -> list[str]:
 
 
 def _store_with_launches(kernels: list[tuple[str, int, int, int]],
-                         ranges: list[tuple[str, int, int]]) -> "_core.TraceStore":
+                         ranges: list[tuple[str, int, int]]) -> "core.TraceStore":
     """kernels: (name, launch_ns, start_ns, duration_ns), launched from thread 77;
     ranges: (name, start_ns, end_ns) NVTX ranges on thread 77 (domain TSL)."""
-    s = _core.TraceStore()
+    s = core.TraceStore()
     for name, start, end in ranges:
         s.append("markers", name=name, domain="TSL", start_ns=start, end_ns=end, thread_id=77)
     for i, (name, launch, start, dur) in enumerate(kernels):
@@ -66,7 +68,7 @@ def test_thunk_ranges_attribute_kernels_to_a_real_module():
     fusions = _entry_fusions(text)
     assert len(fusions) == 1  # XLA fuses sin, mul, add into one loop fusion
     op = fusions[0]
-    kname = _core.attribution.sanitize_kernel_name(op)
+    kname = core.attribution.sanitize_kernel_name(op)
     module_name = fpgaprof.hlo.analyze(text).name
 
     # two executions of the module; the second kernel runs after its launch range closed
@@ -80,7 +82,7 @@ def test_thunk_ranges_attribute_kernels_to_a_real_module():
     s = _store_with_launches(kernels, ranges)
     s.add_hlo_module(module_name, 41, text)
 
-    r = _attribution.attribute(s)
+    r = attribution.attribute(s)
     k0, k1, k2 = r.kernels
     assert (k0.method, k1.method, k2.method) == ("nvtx_thunk", "nvtx_thunk", "unattributed")
     assert k0.hlo_op == op and k0.module_name == module_name and k0.program_id == 41
@@ -101,12 +103,12 @@ def test_thunk_ranges_attribute_kernels_to_a_real_module():
     assert len(r.kernels.sites) == 2
     assert list(r.kernels.site_index) == [0, 0, 1]
     assert r.op_of_site == [0, 0xFFFFFFFF]
-    cols = _attribution.kernel_columns(r)
+    cols = attribution.kernel_columns(r)
     assert list(cols["hlo_op"]) == [op, op, ""]
     assert list(cols["source_line"]) == [_line_of_body(scaled_sine)] * 2 + [-1]
     assert list(cols["method"]) == ["nvtx_thunk", "nvtx_thunk", "unattributed"]
 
-    lines = _attribution.summary_lines(r)
+    lines = hlo_op_lines(r)
     assert lines[0].startswith("HLO ops (top 1 of 1 by GPU time; 95.2% of kernel time")  # 1000/1050
     assert any(op in ln and f":{_line_of_body(scaled_sine)}" in ln for ln in lines)
     assert any("stray_kernel" in ln for ln in lines)
@@ -116,15 +118,15 @@ def test_kernel_name_fallback_survives_save_and_load(tmp_path):
     x = jnp.ones((64,), jnp.float32)
     text, _ = _compiled(scaled_sine, x, x)
     op = _entry_fusions(text)[0]
-    kname = _core.attribution.sanitize_kernel_name(op)
+    kname = core.attribution.sanitize_kernel_name(op)
     s = _store_with_launches([(kname, 10, 20, 30)], [])
     s.add_hlo_module("jit_scaled_sine", 5, text)
     path = str(tmp_path / "t.fpgaprof")
     s.save(path)
-    loaded = _core.TraceStore.load(path)
+    loaded = core.TraceStore.load(path)
     assert [m.name for m in loaded.hlo_modules] == ["jit_scaled_sine"]
     loaded.correlate()
-    r = _attribution.attribute(loaded)
+    r = attribution.attribute(loaded)
     assert r.kernels[0].method == "kernel_name"
     assert r.kernels[0].hlo_op == op
     assert r.kernels[0].source_line == _line_of_body(scaled_sine)
@@ -135,7 +137,7 @@ def test_unparsable_module_is_a_warning_not_an_error():
                              [("XlaModule:#hlo_module=bad,program_id=2#", 0, 100),
                               ("Thunk:#hlo_op=fusion.1#", 5, 15)])
     s.add_hlo_module("bad", 2, "HloModule bad\nENTRY %e { garbage")
-    r = _attribution.attribute(s)
+    r = attribution.attribute(s)
     assert r.kernels[0].method == "nvtx_thunk" and r.kernels[0].hlo_op == "fusion.1"
     assert r.kernels[0].module_name == "bad"
     assert len(r.warnings) == 1 and "bad" in r.warnings[0]
@@ -143,7 +145,7 @@ def test_unparsable_module_is_a_warning_not_an_error():
 
 
 def test_parse_xla_range_name_binding():
-    p = _core.attribution.parse_xla_range_name
+    p = core.attribution.parse_xla_range_name
     assert p("XlaModule:#hlo_module=jit_f,program_id=3#") == {
         "kind": "module", "hlo_module": "jit_f", "program_id": 3, "prefix": "", "hlo_op": "",
         "name": "", "unique_hlo_op_id": -1}
@@ -154,7 +156,8 @@ def test_parse_xla_range_name_binding():
 _ATTACH_SCRIPT = """
 import json
 import fpgaprof
-from fpgaprof import _attribution, _core, _xla_flags
+from fpgaprof.base.core import core
+from fpgaprof.capture import hlo_dump, xla_flags
 import jax, jax.numpy as jnp
 
 def double_cos(v):
@@ -163,17 +166,17 @@ def double_cos(v):
 v = jnp.ones((1000,), jnp.float32)
 jax.jit(double_cos)(v).block_until_ready()
 ops = [i.name for i in fpgaprof.hlo.analyze(
-    [m for m in _xla_flags.read_dumped_modules() if m.name == "jit_double_cos"][0].text
+    [m for m in xla_flags.read_dumped_modules() if m.name == "jit_double_cos"][0].text
 ).instructions if i.opcode == "fusion"]
-s = _core.TraceStore()
+s = core.TraceStore()
 s.append("api_calls", start_ns=1, end_ns=2, correlation_id=9, thread_id=3, name="cuLaunchKernel",
          kind="driver")
-s.append("kernels", name=_core.attribution.sanitize_kernel_name(ops[0]), start_ns=5, end_ns=25,
+s.append("kernels", name=core.attribution.sanitize_kernel_name(ops[0]), start_ns=5, end_ns=25,
          correlation_id=9)
 s.correlate()
-added = _attribution.attach_hlo_modules(s)
-again = _attribution.attach_hlo_modules(s)
-r = _attribution.attribute(s)
+added = hlo_dump.attach_hlo_modules(s)
+again = hlo_dump.attach_hlo_modules(s)
+r = fpgaprof.analysis.attribution.attribute(s)
 print(json.dumps({"added": added, "again": again, "modules": [m.name for m in s.hlo_modules],
                   "method": r.kernels[0].method, "line": r.kernels[0].source_line,
                   "file": r.kernels[0].source_file}))
@@ -192,7 +195,7 @@ def test_attach_hlo_modules_reads_this_processes_dump(tmp_path):
     assert out["added"] == 1 and out["again"] == 0  # only the module holding the kernel
     assert out["modules"] == ["jit_double_cos"]
     assert out["method"] == "kernel_name"
-    assert out["file"] == str(script) and out["line"] == 8  # `return jnp.cos(v) * 2.0`
+    assert out["file"] == str(script) and out["line"] == 9  # `return jnp.cos(v) * 2.0`
 
 
 # --- end to end through the libcupti test double -----------------------------------------------
@@ -313,7 +316,7 @@ def test_kernel_names_never_land_on_the_parser_s_tuple_element_instructions():
     assert "%loop_cosine_sine_fusion#1" in text and "%loop_cosine_sine_fusion.1 = " in text
     s = _store_with_launches([("loop_cosine_sine_fusion_1", 10, 20, 30), ("loop_select_fusion_1", 40, 50, 60)], [])
     s.add_hlo_module("jit_sparse_forward_project_fcn", 21869, text)
-    r = _attribution.attribute(s)
+    r = attribution.attribute(s)
     k0, k1 = r.kernels
     assert (k0.method, k0.hlo_op) == ("kernel_name", "loop_cosine_sine_fusion.1")
     assert (k1.method, k1.hlo_op) == ("kernel_name", "loop_select_fusion.1")

@@ -11,6 +11,9 @@ import pytest
 
 import fpgaprof
 from fpgaprof import calibrate, cli
+from fpgaprof.api import calibrate as api_calibrate
+from fpgaprof.base import constants
+from fpgaprof.analysis.ceilings import save_measured
 from fpgaprof.errors import FpgaprofError, FpgaprofWarning
 
 REPEATS = 3
@@ -103,10 +106,10 @@ def fake_gpu(monkeypatch, tmp_path):
     monkeypatch.setattr(jax, "devices",
                         lambda backend=None: real("cpu") if backend == "gpu" else real(backend))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    monkeypatch.setattr(calibrate, "_MATMULS", (("fp32", "float32", "highest", 64),
+    monkeypatch.setattr(api_calibrate, "MATMULS", (("fp32", "float32", "highest", 64),
                                                 ("fp64_tensor", "float64", "highest", 32)))
     fake = FakeProfiler()
-    monkeypatch.setattr(calibrate, "_profiler", lambda: (fake.trace, fake.region))
+    monkeypatch.setattr(api_calibrate, "profiler", lambda: (fake.trace, fake.region))
     return fake
 
 
@@ -164,9 +167,9 @@ def test_merge_uses_the_measured_link():
 
 def test_load_by_uuid_then_by_name(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    calibrate._write_atomic(calibrate.cache_path("Some GPU"), {"dram_bytes_per_s": 1.0})
+    save_measured(calibrate.cache_path("Some GPU"), {"dram_bytes_per_s": 1.0})
     assert calibrate.load("Some GPU", "GPU-unknown") == {"dram_bytes_per_s": 1.0}
-    calibrate._write_atomic(calibrate.cache_path("Some GPU", "GPU-x"), {"dram_bytes_per_s": 2.0})
+    save_measured(calibrate.cache_path("Some GPU", "GPU-x"), {"dram_bytes_per_s": 2.0})
     assert calibrate.load("Some GPU", "GPU-x") == {"dram_bytes_per_s": 2.0}
     assert calibrate.load("Other GPU", "") is None
 
@@ -176,7 +179,7 @@ def test_repeat_seconds_groups_by_region_then_launch_order():
     got = calibrate.repeat_seconds([0, 100, 200], [10, 120, 225], [4, 4, 7], [4, 7])
     assert got == (pytest.approx(25e-9), "per repeat (by region)")
     # regions unknown, 4 records / 2 repeats: by start time (0,50 | 100,150): 30+10, 5+5 -> 10 ns
-    none = calibrate.NONE32
+    none = constants.NONE32
     got = calibrate.repeat_seconds([100, 0, 150, 50], [105, 30, 155, 60], [none] * 4, [none, none])
     assert got == (pytest.approx(10e-9), "per repeat (by launch order)")
     # 3 records for 2 repeats and no regions: no trustworthy grouping
@@ -193,7 +196,7 @@ def test_no_records_falls_back_to_wall_time(fake_gpu):
 
 
 def test_a_failed_precision_is_one_warning_and_the_rest_is_kept(fake_gpu, monkeypatch):
-    monkeypatch.setattr(calibrate, "_MATMULS", (("fp32", "float32", "highest", 64),
+    monkeypatch.setattr(api_calibrate, "MATMULS", (("fp32", "float32", "highest", 64),
                                                 ("fp16_tensor", "no_such_dtype", "default", 64)))
     with pytest.warns(FpgaprofWarning) as got:
         r = _run(save=False)
@@ -220,17 +223,17 @@ def test_nothing_measured_is_an_error_and_exit_1(fake_gpu, monkeypatch, capsys):
 
 
 def test_fit_keeps_arrays_within_half_the_free_memory():
-    assert calibrate._fit(1 << 30, None, 2) == 1 << 30
+    assert api_calibrate.array_bytes(1 << 30, None, 2) == 1 << 30
     # 1 GiB free, 2 arrays: each at most 1 GiB / 4 = 256 MiB
-    assert calibrate._fit(1 << 30, 1 << 30, 2) == 256 << 20
-    assert calibrate._fit(1 << 30, 1000, 2) == 1 << 20  # never below 1 MiB
-    assert calibrate._fit(10, None, 1) == 1 << 20
+    assert api_calibrate.array_bytes(1 << 30, 1 << 30, 2) == 256 << 20
+    assert api_calibrate.array_bytes(1 << 30, 1000, 2) == 1 << 20  # never below 1 MiB
+    assert api_calibrate.array_bytes(10, None, 1) == 1 << 20
 
 
 def test_x64_context_is_the_current_jax_api():
     import jax.numpy as jnp
 
-    with calibrate._x64():
+    with api_calibrate.enable_x64():
         assert jnp.ones(2, "float64").dtype == np.float64
     assert not jax.config.jax_enable_x64
     assert fpgaprof.calibrate is calibrate
@@ -238,14 +241,15 @@ def test_x64_context_is_the_current_jax_api():
 
 def test_the_analysis_uses_the_stored_link_and_says_measured(tmp_path, monkeypatch):
     """What calibrate stored (by uuid) reaches the transfer analysis: link peak and source."""
-    from fpgaprof import _core, roofline
+    from fpgaprof import roofline
+    from fpgaprof.base.core import core
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     # sm_80-like device, PCIe gen4 x16 in the table; one HtoD copy of 4096 B in 1000 ns
     device = {"name": "test-gpu", "uuid": UUID, "cc_major": 8, "cc_minor": 0, "sm_count": 100,
               "core_clock_khz": 1_000_000, "memory_clock_khz": 1_000_000,
               "memory_bus_width_bits": 4096, "pcie_generation": 4, "pcie_link_width": 16}
-    store = _core.analysis._store_from_lists({
+    store = core.analysis._store_from_lists({
         "devices": [device],
         "kernels": [{"name": "k", "start_ns": 0, "end_ns": 10_000, "grid": 1000}],
         "memcpys": [{"copy_kind": 1, "src_kind": 1, "dst_kind": 3, "bytes": 4096,
@@ -254,7 +258,7 @@ def test_the_analysis_uses_the_stored_link_and_says_measured(tmp_path, monkeypat
     table = roofline.ceilings(store)
     assert table["link_source"] == "table"
     assert roofline.analyze(store)["transfers"]["link_description"] == "PCIe gen4 x16"
-    calibrate._write_atomic(calibrate.cache_path("test-gpu", UUID),
+    save_measured(calibrate.cache_path("test-gpu", UUID),
                             {"link_bytes_per_s": 5e9, "measured_at": "2026-11-20T08:00:00Z"})
     ceil = roofline.ceilings(store)
     assert ceil["link_bytes_per_s"] == 5e9 and ceil["link_source"] == "measured"

@@ -1,4 +1,4 @@
-"""The capture layer's process setup (fpgaprof._env): run in fresh interpreters, since it acts
+"""The capture layer's process setup (fpgaprof.capture.process_env): run in fresh interpreters, since it acts
 at import time."""
 import json
 import os

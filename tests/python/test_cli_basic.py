@@ -8,7 +8,11 @@ import sys
 import _reports_fixtures as F
 import pytest
 from fpgaprof import cli
-from fpgaprof.report import summary as S
+from fpgaprof.cli import commands as cli_commands
+from fpgaprof.cli import common as cli_common
+from fpgaprof.cli import compare
+from fpgaprof.cli import run as cli_run
+from fpgaprof.report import model, summary_json
 
 COMMANDS = ["run", "report", "export", "compare", "calibrate", "devices", "counters"]
 
@@ -81,9 +85,9 @@ def _slower(prof):
 
 
 def test_compare_summaries(tmp_path):
-    a = S.collect(F.SyntheticProfile(with_ops=True))
-    b = S.collect(_slower(F.SyntheticProfile(with_ops=True)))
-    rows = cli.compare_summaries(a, b)
+    a = model.collect(F.SyntheticProfile(with_ops=True))
+    b = model.collect(_slower(F.SyntheticProfile(with_ops=True)))
+    rows = compare.compare_summaries(a, b)
     # the biggest change first: gemm<float> +2 ms (kernel), then the region +1 ms
     assert (rows[0]["kind"], rows[0]["name"]) == ("kernel", "gemm<float>")
     assert rows[0]["change_s"] == pytest.approx(2e-3)
@@ -92,9 +96,9 @@ def test_compare_summaries(tmp_path):
     assert rows[1]["change_s"] == pytest.approx(1e-3)
     assert all(r["change_s"] == 0 for r in rows[2:])
     # through the command, from summary.json files and a run folder
-    S.write_summary(tmp_path / "a.json", a)
+    summary_json.write_summary(tmp_path / "a.json", a)
     (tmp_path / "run_b").mkdir()
-    S.write_summary(tmp_path / "run_b" / "summary.json", b)
+    summary_json.write_summary(tmp_path / "run_b" / "summary.json", b)
     r = fp("compare", str(tmp_path / "a.json"), str(tmp_path / "run_b"))
     assert r.returncode == 0, r.stderr
     assert "per HLO op" in r.stdout and "per region" in r.stdout
@@ -108,9 +112,9 @@ def test_compare_summaries(tmp_path):
 
 def test_compare_ops_missing_on_one_side():
     """B has no op table at all (no op attributed): its ops are unknown, not gone."""
-    a = S.collect(F.SyntheticProfile(with_ops=True))
-    b = S.collect(F.SyntheticProfile(with_ops=False))
-    ops = [r for r in cli.compare_summaries(a, b) if r["kind"] == "op"]
+    a = model.collect(F.SyntheticProfile(with_ops=True))
+    b = model.collect(F.SyntheticProfile(with_ops=False))
+    ops = [r for r in compare.compare_summaries(a, b) if r["kind"] == "op"]
     assert {(r["module"], r["name"]) for r in ops} == {("jit_f", "fusion.1"), ("jit_f", "dot.2")}
     assert all(r["time_after_s"] is None and r["change_s"] is None for r in ops)
     # B has 4 kernels (the fixture's) and no HLO module to attribute them to
@@ -119,7 +123,7 @@ def test_compare_ops_missing_on_one_side():
 
 
 def _summary_with_ops(ops, left_out=0):
-    s = S.collect(F.SyntheticProfile())
+    s = model.collect(F.SyntheticProfile())
     s["ops"] = {"available": True, "count": len(ops) + left_out, "rows_left_out": left_out,
                 "items": [{"op": op, "module": mod, "count": 1, "total_s": t, "mean_s": t,
                            "flops": None, "bytes": None, "source": None, "bound": bound}
@@ -133,7 +137,7 @@ def test_compare_keys_ops_by_module_and_op():
                            ("jit_b", "fusion.3", 4e-3, "compute")])
     b = _summary_with_ops([("jit_a", "fusion.3", 2e-3, "memory"),
                            ("jit_b", "fusion.3", 1e-3, "latency")])
-    ops = {(r["module"], r["name"]): r for r in cli.compare_summaries(a, b)
+    ops = {(r["module"], r["name"]): r for r in compare.compare_summaries(a, b)
            if r["kind"] == "op"}
     assert set(ops) == {("jit_a", "fusion.3"), ("jit_b", "fusion.3")}
     assert ops[("jit_a", "fusion.3")]["change_s"] == pytest.approx(1e-3)
@@ -148,13 +152,13 @@ def test_compare_gone_vs_beyond_the_table():
     a = _summary_with_ops([("m", "x.1", 5e-3, None), ("m", "x.2", 2e-3, None)])
     b = _summary_with_ops([("m", "x.1", 5.5e-3, None)])
     c = _summary_with_ops([("m", "x.1", 5.5e-3, None)], left_out=1)
-    ops = {r["name"]: r for r in cli.compare_summaries(a, b) if r["kind"] == "op"}
+    ops = {r["name"]: r for r in compare.compare_summaries(a, b) if r["kind"] == "op"}
     assert ops["x.2"]["time_after_s"] is None and ops["x.2"]["change_s"] == pytest.approx(-2e-3)
     assert ops["x.2"]["unknown"] is None
-    rows = [r for r in cli.compare_summaries(a, c) if r["kind"] == "op"]
+    rows = [r for r in compare.compare_summaries(a, c) if r["kind"] == "op"]
     assert [r["name"] for r in rows] == ["x.1", "x.2"]
     assert rows[1]["change_s"] is None and rows[1]["unknown"] == "B: not among its top rows"
-    every = cli.compare_summaries(a, c)
+    every = compare.compare_summaries(a, c)
     assert every[-1]["name"] == "x.2"  # unknowns last, after all known changes
 
 
@@ -166,8 +170,8 @@ def test_compare_gone_vs_beyond_the_table():
     (lambda s: s["kernels"]["top"].append({"count": 3}), "has no 'name'"),
 ])
 def test_compare_malformed_summary_is_one_line(tmp_path, breakage, says):
-    a = S.collect(F.SyntheticProfile(with_ops=True))
-    S.write_summary(tmp_path / "a.json", a)
+    a = model.collect(F.SyntheticProfile(with_ops=True))
+    summary_json.write_summary(tmp_path / "a.json", a)
     bad = json.loads((tmp_path / "a.json").read_text())
     breakage(bad)
     (tmp_path / "b.json").write_text(json.dumps(bad))
@@ -182,7 +186,7 @@ def test_compare_malformed_summary_is_one_line(tmp_path, breakage, says):
 def test_internal_error_is_one_line(monkeypatch, capsys):
     def boom(args):
         raise KeyError("x")
-    monkeypatch.setattr(cli, "cmd_devices", boom)
+    monkeypatch.setattr(cli_commands, "cmd_devices", boom)
     monkeypatch.delenv("FPGAPROF_DEBUG", raising=False)
     assert cli.main(["devices"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
@@ -191,31 +195,31 @@ def test_internal_error_is_one_line(monkeypatch, capsys):
 
 
 def test_child_environment(tmp_path):
-    from fpgaprof import _xla_flags
+    from fpgaprof.capture import xla_flags
     base = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": "/user/path",
             "XLA_FLAGS": "--xla_cpu_enable_fast_math=false"}
-    env = cli.child_environment(str(tmp_path), keep_command_buffers=False, counters=True,
+    env = cli_run.child_environment(str(tmp_path), keep_command_buffers=False, counters=True,
                                 target="alveo-u280", base=base)
-    flags = _xla_flags.split_flags(env["XLA_FLAGS"])
+    flags = xla_flags.split_flags(env["XLA_FLAGS"])
     assert flags[0] == "--xla_cpu_enable_fast_math=false"  # the user's flag is kept, first
-    assert _xla_flags.flag_value(flags, "xla_dump_to") == str(tmp_path / "hlo")
-    assert _xla_flags.flag_value(flags, "xla_gpu_enable_command_buffer") == ""
+    assert xla_flags.flag_value(flags, "xla_dump_to") == str(tmp_path / "hlo")
+    assert xla_flags.flag_value(flags, "xla_gpu_enable_command_buffer") == ""
     pp = env["PYTHONPATH"].split(os.pathsep)
     assert pp[0].endswith(os.path.join("fpgaprof", "_bootstrap")) and pp[1] == "/user/path"
     assert os.path.isfile(os.path.join(pp[0], "sitecustomize.py"))
-    assert env["FPGAPROF_RUN_TRACE"] == str(tmp_path / cli.TRACE_NAME)
+    assert env["FPGAPROF_RUN_TRACE"] == str(tmp_path / cli_common.TRACE_NAME)
     assert env["FPGAPROF_RUN_COUNTERS"] == "1" and env["FPGAPROF_RUN_TARGET"] == "alveo-u280"
     # --counters: JAX's pool grows on demand (kernel replay would save and restore a 75 % pool
     # around every kernel); a setting of the user's is kept.
     assert env["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
     for user in ({"XLA_PYTHON_CLIENT_PREALLOCATE": "true"}, {"XLA_PYTHON_CLIENT_ALLOCATOR": "platform"}):
-        mine = cli.child_environment(str(tmp_path), keep_command_buffers=False, counters=True,
+        mine = cli_run.child_environment(str(tmp_path), keep_command_buffers=False, counters=True,
                                      target=None, base={**base, **user})
         assert {k: mine.get(k) for k in user} == user
         assert mine.get("XLA_PYTHON_CLIENT_PREALLOCATE") == user.get("XLA_PYTHON_CLIENT_PREALLOCATE")
-    keep = cli.child_environment(str(tmp_path), keep_command_buffers=True, counters=False,
+    keep = cli_run.child_environment(str(tmp_path), keep_command_buffers=True, counters=False,
                                  target=None, base=base)
-    assert _xla_flags.flag_value(_xla_flags.split_flags(keep["XLA_FLAGS"]),
+    assert xla_flags.flag_value(xla_flags.split_flags(keep["XLA_FLAGS"]),
                                  "xla_gpu_enable_command_buffer") is None
     assert keep["FPGAPROF_KEEP_COMMAND_BUFFERS"] == "1"
     assert "XLA_PYTHON_CLIENT_PREALLOCATE" not in keep  # without --counters: untouched
@@ -224,13 +228,13 @@ def test_child_environment(tmp_path):
 def test_child_environment_replaces_parent_dump_dir(tmp_path):
     """A parent that prepared its own environment (temp dump dir removed at its exit) must not
     hand that dir to the child."""
-    from fpgaprof import _xla_flags
+    from fpgaprof.capture import xla_flags
     parent = {"PATH": os.environ.get("PATH", ""), "XLA_FLAGS": "--xla_foo=1"}
-    _xla_flags.prepare(parent, dump_dir=str(tmp_path / "parent_dump"))
-    env = cli.child_environment(str(tmp_path / "out"), keep_command_buffers=False,
+    xla_flags.prepare(parent, dump_dir=str(tmp_path / "parent_dump"))
+    env = cli_run.child_environment(str(tmp_path / "out"), keep_command_buffers=False,
                                 counters=False, target=None, base=parent)
-    flags = _xla_flags.split_flags(env["XLA_FLAGS"])
-    assert _xla_flags.flag_value(flags, "xla_dump_to") == str(tmp_path / "out" / "hlo")
+    flags = xla_flags.split_flags(env["XLA_FLAGS"])
+    assert xla_flags.flag_value(flags, "xla_dump_to") == str(tmp_path / "out" / "hlo")
     assert "--xla_foo=1" in flags
     assert sum(f.startswith("--xla_dump_to") for f in flags) == 1
 
@@ -255,16 +259,16 @@ def test_unknown_target_is_usage_error(tmp_path):
 def test_child_environment_ancestor_marker(tmp_path):
     """The marker of an ancestor (this process added nothing itself): its dump dir is
     replaced all the same."""
-    from fpgaprof import _xla_flags
+    from fpgaprof.capture import xla_flags
     grand = {"PATH": os.environ.get("PATH", "")}
-    _xla_flags.prepare(grand, dump_dir=str(tmp_path / "grandparent"))
+    xla_flags.prepare(grand, dump_dir=str(tmp_path / "grandparent"))
     parent = dict(grand)
-    _xla_flags.prepare(parent)  # idempotent: adds nothing, as in a child process
-    env = cli.child_environment(str(tmp_path / "out"), keep_command_buffers=True,
+    xla_flags.prepare(parent)  # idempotent: adds nothing, as in a child process
+    env = cli_run.child_environment(str(tmp_path / "out"), keep_command_buffers=True,
                                 counters=False, target=None, base=parent)
-    flags = _xla_flags.split_flags(env["XLA_FLAGS"])
-    assert _xla_flags.flag_value(flags, "xla_dump_to") == str(tmp_path / "out" / "hlo")
-    assert _xla_flags.flag_value(flags, "xla_gpu_enable_command_buffer") is None
+    flags = xla_flags.split_flags(env["XLA_FLAGS"])
+    assert xla_flags.flag_value(flags, "xla_dump_to") == str(tmp_path / "out" / "hlo")
+    assert xla_flags.flag_value(flags, "xla_gpu_enable_command_buffer") is None
 
 
 def test_devices_command():

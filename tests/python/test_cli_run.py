@@ -207,7 +207,7 @@ def test_python_dash_m_fpgaprof():
 
 def test_hlo_dump_pruned(tmp_path):
     """`run` keeps each module's optimized HLO text and drops XLA's other dump files."""
-    from fpgaprof import cli
+    from fpgaprof.cli import run as cli_run
     hlo = tmp_path / "hlo"
     (hlo / "module_0001.jit_f").mkdir(parents=True)
     for name in ("module_0001.jit_f.cpu_after_optimizations.txt",
@@ -215,7 +215,7 @@ def test_hlo_dump_pruned(tmp_path):
                  "module_0001.jit_f.cpu_after_optimizations-buffer-assignment.txt",
                  "module_0001.jit_f.debug_options", "notes.txt"):
         (hlo / name).write_text("x")
-    assert cli.prune_hlo_dump(str(hlo)) == 1
+    assert cli_run.prune_hlo_dump(str(hlo)) == 1
     assert sorted(os.listdir(hlo)) == ["module_0001.jit_f.cpu_after_optimizations.txt",
                                        "notes.txt"]
 

@@ -172,32 +172,32 @@ def test_no_python_is_explained(tmp_path):
 
 
 def test_marker_states(tmp_path):
-    from fpgaprof import _runner
+    from fpgaprof.capture import runner
 
-    assert _runner.marker_state(str(tmp_path)) == "none"
-    claim = tmp_path / _runner.CLAIM_NAME
+    assert runner.marker_state(str(tmp_path)) == "none"
+    claim = tmp_path / runner.CLAIM_NAME
     claim.write_text("123")
-    assert _runner.marker_state(str(tmp_path)) == "claimed"
+    assert runner.marker_state(str(tmp_path)) == "claimed"
     claim.write_text("123\ntracing\n")
-    assert _runner.marker_state(str(tmp_path)) == "tracing"
+    assert runner.marker_state(str(tmp_path)) == "tracing"
     claim.write_text("123\ntracing\nsaved\n")
-    assert _runner.marker_state(str(tmp_path)) == "saved"
+    assert runner.marker_state(str(tmp_path)) == "saved"
     claim.write_text("123\nnot-tracing\n")
-    assert _runner.marker_state(str(tmp_path)) == "not-tracing"
+    assert runner.marker_state(str(tmp_path)) == "not-tracing"
 
 
 def test_results_asked_for_before_the_run_ends_are_recomputed_after_it():
     # A NestedProfile answers from an empty placeholder until the run's trace is attached;
     # what it answered then must not stick (the analysis cache belongs to the placeholder).
-    from fpgaprof import _core
-    from fpgaprof._trace import NestedProfile
+    from fpgaprof.base.core import core
+    from fpgaprof.api.trace import NestedProfile
 
     prof = NestedProfile("blk", "/tmp/run/trace.fpgaprof", None, ["note"])
     assert len(prof.roofline(by="kernel")) == 0
-    store = _core.analysis._store_from_lists({
+    store = core.analysis._store_from_lists({
         "kernels": [{"name": "k", "start_ns": 100, "end_ns": 600},
                     {"name": "k", "start_ns": 700, "end_ns": 900}],
         "start_ns": 0, "end_ns": 1000})
-    prof._attach(store, None)
+    prof.attach(store, None)
     rows = list(prof.roofline(by="kernel"))
     assert [(r["kernel"], r["time_ns"]) for r in rows] == [("k", 700)]  # 500 + 200 ns

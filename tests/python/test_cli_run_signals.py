@@ -163,15 +163,15 @@ def test_ctrl_c_from_the_terminal_reaches_the_program_once(tmp_path):
 
 
 def test_which_signals_run_passes_on():
-    from fpgaprof import cli
+    from fpgaprof.cli import run as cli_run
     si_user, si_queue, si_tkill = 0, -1, -6  # Linux si_code values (siginfo.h)
     # Ctrl-C / hangup from the terminal: the kernel sent it to the whole group, not again.
-    assert not cli._pass_on(cli.SI_KERNEL, same_group=True)
+    assert not cli_run.pass_on(cli_run.SI_KERNEL, same_group=True)
     # ... unless the command left run's process group (it did not get the terminal's copy).
-    assert cli._pass_on(cli.SI_KERNEL, same_group=False)
+    assert cli_run.pass_on(cli_run.SI_KERNEL, same_group=False)
     # `kill -INT <pid of run>`, sigqueue, tgkill: meant for run, passed on.
     for code in (si_user, si_queue, si_tkill):
-        assert cli._pass_on(code, same_group=True)
+        assert cli_run.pass_on(code, same_group=True)
 
 
 def test_sigint_sent_to_the_whole_group_keeps_the_trace(tmp_path):
@@ -189,11 +189,11 @@ def test_sigint_sent_to_the_whole_group_keeps_the_trace(tmp_path):
 
 
 def test_the_save_is_not_broken_by_a_sigint():
-    from fpgaprof import _runner
+    from fpgaprof.capture import runner
     before = signal.getsignal(signal.SIGINT)
-    held = _runner._hold_sigint()
+    held = runner.hold_sigint()
     assert held is not None
     os.kill(os.getpid(), signal.SIGINT)  # would raise KeyboardInterrupt here without the hold
     time.sleep(0.05)
-    _runner._release_sigint(held)
+    runner.release_sigint(held)
     assert signal.getsignal(signal.SIGINT) is before

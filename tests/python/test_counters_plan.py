@@ -237,8 +237,8 @@ def test_a_chip_the_range_profiler_does_not_support_is_a_counters_error(plans):
 
 
 def _wheel_cupti() -> str | None:
-    from fpgaprof import _env
-    for d in _env.wheel_lib_dirs():
+    from fpgaprof.capture import process_env
+    for d in process_env.wheel_lib_dirs():
         p = os.path.join(d, "libcupti.so.13")
         if os.path.isfile(p):
             return p
@@ -247,12 +247,13 @@ def _wheel_cupti() -> str | None:
 
 _PLAN_PATH = """
 import json
-from fpgaprof import _core, counters, errors
+from fpgaprof import counters, errors
+from fpgaprof.base.core import core
 try:
     out = {"path": counters.plan("GH100").cupti_path}
 except errors.FpgaprofError as e:
     out = {"error": f"{type(e).__name__}: {e}"}
-out["how"] = _core.probe_cupti().how_found
+out["how"] = core.probe_cupti().how_found
 print(json.dumps(out))
 """
 
@@ -311,19 +312,20 @@ def test_a_cupti_without_the_profiler_host_api_is_a_counters_error(tmp_path):
 
 
 def test_devices_report_line_gives_the_plan_or_why_not(monkeypatch):
-    from fpgaprof import _devices
+    from fpgaprof.api import counters as api_counters
+    from fpgaprof.api import devices as device_info
     plan = counters.CounterPlan(chip="GH100", chip_from_device=True, cupti_path="/x/libcupti.so.13",
                                 metrics=[{"role": "dram_read", "name": "dram__bytes_read.sum",
                                           "description": "", "hw_unit": "dram", "unit": "byte"}],
                                 missing=["fp16_fma (tried x)"], passes=2, config_image_bytes=10)
     seen = []
-    monkeypatch.setattr(counters, "plan", lambda device=0: seen.append(device) or plan)
-    assert _devices._counters_line(1) == ("chip GH100, 1 metrics, 2 kernel-replay passes, missing: "
+    monkeypatch.setattr(api_counters, "plan", lambda device=0: seen.append(device) or plan)
+    assert device_info.counters_line(1) == ("chip GH100, 1 metrics, 2 kernel-replay passes, missing: "
                                           "fp16_fma (tried x) (fpgaprof counters)")
     assert seen == [1]
 
     def refuse(device=0):
         raise fpgaprof.CountersError("cuptiProfilerInitialize failed:\n  CUPTI_ERROR_NOT_SUPPORTED")
-    monkeypatch.setattr(counters, "plan", refuse)
-    assert _devices._counters_line(0) == ("not available (cuptiProfilerInitialize failed: "
+    monkeypatch.setattr(api_counters, "plan", refuse)
+    assert device_info.counters_line(0) == ("not available (cuptiProfilerInitialize failed: "
                                           "CUPTI_ERROR_NOT_SUPPORTED)")

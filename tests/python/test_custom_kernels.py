@@ -7,7 +7,8 @@ import math
 
 import fpgaprof  # noqa: F401  (before jax)
 import pytest
-from fpgaprof import _core, fpga, roofline
+from fpgaprof import fpga, roofline
+from fpgaprof.base.core import core
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -40,7 +41,7 @@ def _hlo(metadata=None):
 
 def _store(text, counters=()):
     # two launches of the kernel (named after the kernel function), 20 us each; the program 1 ms
-    s = _core.analysis._store_from_lists({
+    s = core.analysis._store_from_lists({
         "devices": [DEVICE],
         "kernels": [{"name": "_scaled_add", "start_ns": t, "end_ns": t + 20_000, "grid": 16} for t in (0, 100_000)],
         "hlo_modules": [{"name": "jit_f", "text": text}],

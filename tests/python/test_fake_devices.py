@@ -199,13 +199,13 @@ def test_summary_html_and_digest(traced, tmp_path, monkeypatch):
     from fpgaprof import report
     from fpgaprof.report.digest import digest
 
-    from fpgaprof import roofline
+    from fpgaprof.api import roofline as api_roofline
 
     jsonschema = pytest.importorskip("jsonschema")
     _, loaded = traced
     # the host link's peak as `fpgaprof calibrate` would give it (the fake has no PCIe link);
     # a fresh Profile: none of the other tests' analyses cached on it
-    monkeypatch.setattr(roofline, "ceilings", lambda prof, device=0, use_measured=True: dict(LINK))
+    monkeypatch.setattr(api_roofline, "ceilings", lambda prof, device=0, use_measured=True: dict(LINK))
     prof = fpgaprof.load(loaded.path)
     paths = report.write_all(prof, tmp_path / "out")
     with open(paths["summary"], encoding="utf-8") as f:

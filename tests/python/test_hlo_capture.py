@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from fpgaprof import _xla_flags as xf
+from fpgaprof.capture import xla_flags as xf
 
 
 def _child_env(**extra: str) -> dict:
@@ -106,7 +106,7 @@ def test_split_and_flag_value_handle_quotes_and_booleans():
 _DUMP_SCRIPT = """
 import json, os, sys
 import fpgaprof
-from fpgaprof import _xla_flags as xf
+from fpgaprof.capture import xla_flags as xf
 import jax, jax.numpy as jnp
 
 def affine(x, y):
@@ -176,7 +176,7 @@ def test_warning_when_jax_started_before_import():
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         import fpgaprof
-        from fpgaprof import _xla_flags as xf
+        from fpgaprof.capture import xla_flags as xf
         xf.warn_if_backend_started(xf.current())   # a second check: still one warning
     msgs = [str(x.message) for x in w if "fpgaprof was imported after JAX" in str(x.message)]
     print(len(msgs), xf.current().backend_already_started, len(xf.current().warnings))
@@ -218,7 +218,7 @@ def test_no_warning_when_imported_first():
         import fpgaprof
         import jax.numpy as jnp
         jnp.ones(3).block_until_ready()
-    from fpgaprof import _xla_flags as xf
+    from fpgaprof.capture import xla_flags as xf
     print(sum("fpgaprof was imported after JAX" in str(x.message) for x in w),
           xf.current().backend_already_started)
     """
@@ -291,7 +291,7 @@ def test_persistent_cache_off_even_when_jax_was_imported_first(tmp_path):
     jax.config.update("jax_compilation_cache_dir", {str(tmp_path / 'cache')!r})
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
     import fpgaprof
-    from fpgaprof import _xla_flags as xf
+    from fpgaprof.capture import xla_flags as xf
     jax.jit(lambda v: jnp.cos(v) * 3.0)(jnp.ones(8)).block_until_ready()
     print(jax.config.jax_enable_compilation_cache, len(xf.read_dumped_modules()))
     """
@@ -319,7 +319,7 @@ def test_users_dump_dir_modules_from_before_the_import_are_read(tmp_path):
         return v * 2.0
     jax.jit(early)(jnp.ones(4)).block_until_ready()
     import fpgaprof
-    from fpgaprof import _xla_flags as xf
+    from fpgaprof.capture import xla_flags as xf
     print(sorted({m.name for m in xf.read_dumped_modules()}))
     """
     r = _run(code, XLA_FLAGS=f"--xla_dump_to={user_dir} --xla_dump_hlo_as_text")

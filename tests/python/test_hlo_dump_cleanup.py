@@ -8,7 +8,7 @@ import subprocess
 import sys
 import textwrap
 
-from fpgaprof import _xla_flags
+from fpgaprof.capture import xla_flags
 
 
 def _dead_pid():
@@ -35,7 +35,7 @@ def test_prune_removes_only_dead_owners_folders(tmp_path):
     for d in (stale, alive, legacy, other):
         d.mkdir()
         (d / "module_0000.x.txt").write_text("HloModule x")
-    assert _xla_flags.prune_stale_dump_dirs(str(tmp_path)) == 1
+    assert xla_flags.prune_stale_dump_dirs(str(tmp_path)) == 1
     assert not stale.exists()
     assert alive.exists() and legacy.exists() and other.exists()
 
@@ -48,20 +48,20 @@ def test_a_live_owner_in_another_pid_namespace_keeps_its_folder(tmp_path):
     dead = _dead_pid()  # stands for the other namespace's pid: no such process here
     folder = tmp_path / f"fpgaprof-hlo-{dead}-ns1"
     folder.mkdir()
-    fd = os.open(folder / _xla_flags._LOCK_NAME, os.O_CREAT | os.O_RDWR, 0o600)
+    fd = os.open(folder / xla_flags.OWNER_LOCK_NAME, os.O_CREAT | os.O_RDWR, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the live owner's lock
     try:
-        assert _xla_flags.prune_stale_dump_dirs(str(tmp_path)) == 0
+        assert xla_flags.prune_stale_dump_dirs(str(tmp_path)) == 0
         assert folder.exists()
     finally:
         os.close(fd)  # the owner ends: the kernel drops its lock
-    assert _xla_flags.prune_stale_dump_dirs(str(tmp_path)) == 1
+    assert xla_flags.prune_stale_dump_dirs(str(tmp_path)) == 1
     assert not folder.exists()
 
 
 def test_import_prunes_a_killed_processs_folder(tmp_path):
     # A process that imported fpgaprof and was SIGKILLed: its folder stays behind ...
-    code = "import fpgaprof, os, time; print(fpgaprof._xla_flags.current().dump_dir, flush=True); time.sleep(60)"
+    code = "import fpgaprof, os, time; print(fpgaprof.capture.xla_flags.current().dump_dir, flush=True); time.sleep(60)"
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
                          env=_env(tmp_path))
     left = p.stdout.readline().strip()
@@ -69,7 +69,7 @@ def test_import_prunes_a_killed_processs_folder(tmp_path):
     p.wait()
     assert os.path.basename(left).startswith(f"fpgaprof-hlo-{p.pid}-") and os.path.isdir(left)
     # ... until the next import of fpgaprof.
-    r = subprocess.run([sys.executable, "-c", "import fpgaprof; print(fpgaprof._xla_flags.current().dump_dir)"],
+    r = subprocess.run([sys.executable, "-c", "import fpgaprof; print(fpgaprof.capture.xla_flags.current().dump_dir)"],
                        capture_output=True, text=True, env=_env(tmp_path), timeout=120)
     assert r.returncode == 0, r.stderr
     assert not os.path.exists(left)
@@ -82,7 +82,7 @@ def test_a_trace_saved_on_sigterm_removes_its_dump_dir(tmp_path):
         import os, signal, time, warnings
         import fpgaprof
         warnings.simplefilter("ignore")
-        print(fpgaprof._xla_flags.current().dump_dir, flush=True)
+        print(fpgaprof.capture.xla_flags.current().dump_dir, flush=True)
         with fpgaprof.trace({str(tmp_path / "t.fpgaprof")!r}):
             with fpgaprof.region("r"):
                 pass
@@ -103,7 +103,7 @@ def test_a_forked_child_ending_normally_keeps_the_parents_dump_dir(tmp_path):
     code = textwrap.dedent("""
         import os, sys
         import fpgaprof
-        d = fpgaprof._xla_flags.current().dump_dir
+        d = fpgaprof.capture.xla_flags.current().dump_dir
         pid = os.fork()
         if pid == 0:
             sys.exit(0)  # a normal exit runs the atexit callbacks inherited from the parent

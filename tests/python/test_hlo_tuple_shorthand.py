@@ -13,7 +13,9 @@ import re
 
 import pytest
 
-from fpgaprof import _core, fpga, hlo
+from fpgaprof import fpga, hlo
+
+from fpgaprof.base.core import core
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "hlo")
 FILES = sorted(glob.glob(os.path.join(DATA, "h100_jax0.11_*.txt")))
@@ -91,7 +93,7 @@ def test_shorthand_costs_what_explicit_get_tuple_element_costs(path):
     text = open(path).read()
     rewritten = explicit_gte(text)
     assert "#" not in re.sub(r'"[^"]*"', "", rewritten.split("\n", 1)[1]).replace("/*index=", "")
-    short, expl = _core.hlo.analyze(text), _core.hlo.analyze(rewritten)
+    short, expl = core.hlo.analyze(text), core.hlo.analyze(rewritten)
     for q in ("flops", "transcendentals", "bytes_read", "bytes_written"):
         assert getattr(short.total, q) == getattr(expl.total, q), q
     assert short.total.bytes_read > 0

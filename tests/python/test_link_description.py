@@ -3,9 +3,11 @@ summary.json and the HTML page say which link the link % is measured against ("P
 from the device's generation and width, calibrate's "measured by ..." when a measured link is
 stored), not just the source name ("table")."""
 import fpgaprof
-from fpgaprof import _core, calibrate
+from fpgaprof import calibrate
+from fpgaprof.base.core import core
+from fpgaprof.analysis.ceilings import save_measured
 from fpgaprof.report import html
-from fpgaprof.report import summary as S
+from fpgaprof.report import model
 
 UUID = "GPU-00000000-0000-0000-0000-00000000c0de"
 
@@ -15,7 +17,7 @@ def _profile():
     device = {"name": "link-test-gpu", "uuid": UUID, "cc_major": 8, "cc_minor": 0,
               "sm_count": 100, "core_clock_khz": 1_000_000, "memory_clock_khz": 1_000_000,
               "memory_bus_width_bits": 4096, "pcie_generation": 4, "pcie_link_width": 16}
-    return fpgaprof.Profile(_core.analysis._store_from_lists({
+    return fpgaprof.Profile(core.analysis._store_from_lists({
         "devices": [device],
         "kernels": [{"name": "k", "start_ns": 0, "end_ns": 10_000, "grid": 1000}],
         "memcpys": [{"copy_kind": 1, "src_kind": 1, "dst_kind": 3, "bytes": 4096,
@@ -30,20 +32,20 @@ def test_table_link_described_by_generation_and_width(tmp_path, monkeypatch):
     assert (tr["link_source"], tr["link_description"]) == ("table", "PCIe gen4 x16")
     # 16 GT/s x 16 lanes x 128/130 / 8 = 31.508 GB/s
     assert abs(tr["link_bytes_per_s"] - 16e9 * 16 * 128 / 130 / 8) < 1e3
-    s = S.collect(prof)
+    s = model.collect(prof)
     assert s["transfers"]["link_description"] == "PCIe gen4 x16"
     assert "(table: PCIe gen4 x16)" in html.render(s)
 
 
 def test_measured_link_described_with_its_date(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    calibrate._write_atomic(calibrate.cache_path("link-test-gpu", UUID),
+    save_measured(calibrate.cache_path("link-test-gpu", UUID),
                             {"link_bytes_per_s": 5e9, "measured_at": "2026-11-20T08:00:00Z"})
     prof = _profile()
     want = "measured by fpgaprof calibrate on 2026-11-20 (PCIe gen4 x16)"
     tr = prof.transfer_report()
     assert (tr["link_source"], tr["link_description"]) == ("measured", want)
-    s = S.collect(prof)
+    s = model.collect(prof)
     assert s["transfers"]["link_description"] == want
     assert f"(measured: {want})" in html.render(s)
 
@@ -53,16 +55,16 @@ def test_devices_report_shows_the_link_or_why_not(monkeypatch):
     it is unknown. The probe needs a driver; here its answer is stood in for."""
     import types
 
-    from fpgaprof import _devices
+    from fpgaprof.api import devices as device_info
 
-    known, unknown = _core.DeviceInfo(), _core.DeviceInfo()
+    known, unknown = core.DeviceInfo(), core.DeviceInfo()
     known.id, known.name, known.pcie_generation, known.pcie_link_width = 0, "gpu-a", 5, 16
     unknown.id, unknown.name = 1, "gpu-b"
     fake = types.SimpleNamespace(library_found=False, library_path="", how_found="",
                                  cupti_version=0, driver_version=13000,
                                  devices=[known, unknown], problem="")
-    monkeypatch.setattr(_devices, "status", lambda: fake)
-    lines = {ln.strip().split(":")[0]: ln for ln in _devices.describe().splitlines()}
+    monkeypatch.setattr(device_info, "status", lambda: fake)
+    lines = {ln.strip().split(":")[0]: ln for ln in device_info.describe().splitlines()}
     assert lines["[0] gpu-a"].endswith(", PCIe gen5 x16")
     assert lines["[1] gpu-b"].endswith(", PCIe link unknown (not in sysfs; `fpgaprof calibrate` "
                                        "measures it)")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import fpgaprof
-from fpgaprof.report.html import fmt_s, fmt_speedup, fmt_speedup_range
+from fpgaprof.base.units import fmt_s, fmt_speedup, fmt_speedup_range
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "mbirjax_findings.py"

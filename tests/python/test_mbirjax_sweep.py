@@ -341,7 +341,7 @@ def test_profile_section_under_fpgaprof_run_points_to_the_runs_report(sweep):
     """Under `fpgaprof run` the sweep's trace() is a region of the run's trace and its Profile
     has no records until the program ends (an H100 sweep under `fpgaprof run` printed 0 kernels
     for every operation): the facts say where they are instead of printing zeros."""
-    from fpgaprof._trace import NestedProfile
+    from fpgaprof.api.trace import NestedProfile
 
     prof = NestedProfile("trace", "/run/trace.fpgaprof", None, [])
     res = sweep.Result("parallel_forward_project", 32, times_s=[0.01])

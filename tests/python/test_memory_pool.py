@@ -1,5 +1,5 @@
 """The device-memory peak under JAX's preallocated pool: one allocation of at least half the
-GPU's memory is named as the pool (report/_data.py pool_allocation), so that "peak 63.84 GB" is
+GPU's memory is named as the pool (analysis/sections.py pool_allocation), so that "peak 63.84 GB" is
 not read as the program's arrays. Expected values by hand, and from the real H100 trace of the
 MBIRJAX sweep under `fpgaprof run` (tests/data/traces), whose trace covers JAX's start."""
 import os
@@ -7,7 +7,7 @@ import os
 import pytest
 
 import fpgaprof
-from fpgaprof.report import _data as D
+from fpgaprof.analysis import sections
 
 SWEEP = os.path.join(os.path.dirname(__file__), "..", "data", "traces", "mbirjax_sweep_32_64_run_h100.fpgaprof")
 
@@ -18,30 +18,30 @@ def _buf(size, device=0):
 
 def test_pool_threshold_by_hand():
     gpu = {0: 80_000_000_000, 1: 16_000_000_000}
-    assert D.pool_allocation([_buf(39_999_999_999)], gpu) is None        # 49.99 %
-    p = D.pool_allocation([_buf(40_000_000_000)], gpu)                   # 50 %
+    assert sections.pool_allocation([_buf(39_999_999_999)], gpu) is None        # 49.99 %
+    p = sections.pool_allocation([_buf(40_000_000_000)], gpu)                   # 50 %
     assert p["bytes"] == 40_000_000_000 and p["share_of_device"] == 0.5 and p["alloc_s"] == 1.5
     assert p["allocations"] == 1
     assert "XLA_PYTHON_CLIENT_ALLOCATOR=platform" in p["note"] and "50%" in p["note"]
-    assert D.pool_allocation([_buf(12_000_000_000, device=1)], gpu)["share_of_device"] == 0.75
-    assert D.pool_allocation([_buf(12_000_000_000, device=2)], gpu) is None  # size unknown
-    assert D.pool_allocation([], gpu) is None
-    assert D.pool_allocation([_buf(60_000_000_000)], None) is None
+    assert sections.pool_allocation([_buf(12_000_000_000, device=1)], gpu)["share_of_device"] == 0.75
+    assert sections.pool_allocation([_buf(12_000_000_000, device=2)], gpu) is None  # size unknown
+    assert sections.pool_allocation([], gpu) is None
+    assert sections.pool_allocation([_buf(60_000_000_000)], None) is None
     # Not an XLA trace (no HLO modules: PyTorch, CuPy): a big buffer is only a big buffer.
-    assert D.pool_allocation([_buf(60_000_000_000)], gpu, xla=False) is None
+    assert sections.pool_allocation([_buf(60_000_000_000)], gpu, xla=False) is None
 
 
 def test_pools_on_two_gpus_are_summed_and_the_largest_described():
     gpu = {0: 80_000_000_000, 1: 16_000_000_000}
     # largest-first, as the memory analysis lists them: GPU 0's pool, GPU 1's pool, a small one
     bufs = [_buf(60_000_000_000, 0), _buf(12_000_000_000, 1), _buf(1_000_000, 0)]
-    p = D.pool_allocation(bufs, gpu)
+    p = sections.pool_allocation(bufs, gpu)
     assert p["allocations"] == 2
     assert p["bytes"] == 72_000_000_000
     assert p["device_id"] == 0 and p["share_of_device"] == 0.75
     assert "on 2 GPUs" in p["note"]
     # GPU 1's largest buffer is small: only GPU 0's pool counts
-    q = D.pool_allocation([_buf(60_000_000_000, 0), _buf(1_000_000_000, 1)], gpu)
+    q = sections.pool_allocation([_buf(60_000_000_000, 0), _buf(1_000_000_000, 1)], gpu)
     assert q["allocations"] == 1 and q["bytes"] == 60_000_000_000
 
 
@@ -63,7 +63,7 @@ def test_digest_line_names_the_pool_on_one_or_several_gpus():
 
     mem = {"available": True, "peak_bytes": 72_000_000_000, "peak_time_s": 2.0,
            "pool": {"bytes": 72_000_000_000, "allocations": 2}}
-    line = digest._facts({"memory": mem, "transfers": {}})[0]
+    line = digest.facts_lines({"memory": mem, "transfers": {}})[0]
     assert "device memory peak 72.00 GB at 2.000 s (72.00 GB of it XLA's preallocated pool: report.html, Device memory)" in line
-    line = digest._facts({"memory": {**mem, "pool": None}, "transfers": {}})[0]
+    line = digest.facts_lines({"memory": {**mem, "pool": None}, "transfers": {}})[0]
     assert "preallocated" not in line

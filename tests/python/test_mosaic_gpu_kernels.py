@@ -14,7 +14,8 @@ import math
 
 import fpgaprof  # noqa: F401  (before jax)
 import pytest
-from fpgaprof import _core, fpga, roofline
+from fpgaprof import fpga, roofline
+from fpgaprof.base.core import core
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -63,7 +64,7 @@ def _hlo_kernel(**kwargs):
 
 def _store(text, kernel):
     # two launches of the kernel, 20 us each; the program 1 ms; no XLA thunk ranges
-    return _core.analysis._store_from_lists({
+    return core.analysis._store_from_lists({
         "devices": [DEVICE],
         "kernels": [{"name": kernel, "start_ns": t, "end_ns": t + 20_000, "grid": 16} for t in (0, 100_000)],
         "hlo_modules": [{"name": "jit_f", "text": text}],

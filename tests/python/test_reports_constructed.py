@@ -14,7 +14,7 @@ import pytest
 
 import _constructed_trace as C
 from fpgaprof import report
-from fpgaprof.report import summary as S
+from fpgaprof.report import model, summary_json
 from fpgaprof.report.digest import digest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -34,7 +34,7 @@ def prof():
 @pytest.fixture(scope="module")
 def s(prof):
     # through JSON, as the file is read
-    return json.loads(S.dumps(S.collect(prof, environment={})))
+    return json.loads(summary_json.dumps(model.collect(prof, environment={})))
 
 
 def test_hand_figures():
@@ -191,8 +191,8 @@ def _many_paths_profile(n: int):
     """n region paths one after the other on thread 1, each 100 us: a kernel and a copy
     launched inside its own XLA thunk (op copy.<i>), and one allocation freed in it."""
     import fpgaprof
-    from fpgaprof import _core
-    st = _core.TraceStore()
+    from fpgaprof.base.core import core
+    st = core.TraceStore()
     st.set_meta(start_ns=0, end_ns=n * 100_000 + 1000, gpu_available=True,
                 command_buffers_disabled=True)
     cid = 0
@@ -224,7 +224,7 @@ def _many_paths_profile(n: int):
 
 def test_long_lists_are_cut_and_counted():
     n = 60  # more than the 50 rows of a list section
-    s = S.collect(_many_paths_profile(n), environment={})
+    s = model.collect(_many_paths_profile(n), environment={})
     m, t, br = s["memory"], s["transfers"], s["roofline"]["by_region"]
     assert len(m["by_region"]) == 50 and m["by_region_left_out"] == n - 50
     # highest peak first: region i allocated (i + 1) x 4096 B, nothing else was in use
@@ -265,7 +265,7 @@ def test_page_with_the_new_tables_renders_in_chromium(s, tmp_path):
 
 
 def test_notebook_overview_has_memory_peak_and_warnings(prof):
-    from fpgaprof.report.notebook import profile_html
+    from fpgaprof.api.profile_views import profile_html
     page = profile_html(prof)
     assert "<tr><th>device memory peak</th><td style='text-align:left'>1.61 GB</td></tr>" in page
     assert "<tr><th>warnings</th><td style='text-align:left'>5</td></tr>" in page

@@ -5,13 +5,19 @@ cells for "none", lists and empty tables. Expected strings are worked out by han
 from the formatting rules of report/html.py (fmt_s, fmt_bytes, fmt_num, fmt_speedup)."""
 
 import _reports_fixtures as F
+from fpgaprof.base import columns
+from fpgaprof.base import units
 import fpgaprof
 import pytest
-from fpgaprof import _core, cli, roofline
-from fpgaprof.report import _data as D
+from fpgaprof import cli, roofline
+from fpgaprof.base.core import core
+from fpgaprof.cli import commands as cli_commands
+from fpgaprof.cli import compare
+from fpgaprof.base.markup import html_cell
+from fpgaprof.analysis import sections
 from fpgaprof.report import html as H
-from fpgaprof.report import notebook as N
-from fpgaprof.report import summary as S
+from fpgaprof.api import overview, profile_views, section_views, views
+from fpgaprof.report import model, summary_json
 
 NO_GPU = "the trace has no GPU kernels: trace on a machine with an NVIDIA GPU"
 
@@ -19,7 +25,7 @@ NO_GPU = "the trace has no GPU kernels: trace on a machine with an NVIDIA GPU"
 def _profile(kernels=(), regions=(), gpu=False):
     """A Profile over a hand-built store: kernels (start_ns, end_ns), each with its launch API
     call 100 ns before it on thread 9; regions (name, start_ns, end_ns) on thread 9."""
-    s = _core.TraceStore()
+    s = core.TraceStore()
     s.set_meta(start_ns=0, end_ns=10_000_000, gpu_available=gpu)
     for i, (a, b) in enumerate(kernels):
         s.append("api_calls", correlation_id=i + 1, thread_id=9, start_ns=a - 100, end_ns=a - 50)
@@ -45,7 +51,7 @@ OPS = [
 
 
 def test_print_ops_shows_what_the_op_is_and_its_cost_per_execution():
-    lines = str(N.op_rows(_profile(), OPS)).splitlines()
+    lines = str(views.op_rows(_profile(), OPS)).splitlines()
     assert lines[0] == "HLO ops: 2 rows"
     assert lines[1].split() == ["hlo_op", "module_name", "executions", "total", "mean",
                                 "FLOPs/exec", "bytes/exec", "pattern", "source"]
@@ -61,7 +67,7 @@ def test_print_ops_shows_what_the_op_is_and_its_cost_per_execution():
     # 12 keys + the display column source = 13; 9 shown
     assert lines[4] == "  (4 more columns: .to_pandas() or .columns())"
     # the rows themselves are unchanged (no "source" added)
-    assert "source" not in N.op_rows(_profile(), OPS)[0]
+    assert "source" not in views.op_rows(_profile(), OPS)[0]
 
 
 def test_print_ops_says_why_it_is_empty():
@@ -72,7 +78,7 @@ def test_print_ops_says_why_it_is_empty():
     assert str(_profile(kernels=[(5000, 6000)]).ops) == (
         "HLO ops: no rows (the trace has GPU kernels but its 1 kernel could not be attributed "
         "to an HLO op: prof.attribution.unattributed says why)\n")
-    assert D.unattributed_note(3).startswith("the trace has GPU kernels but none of its 3 kernels")
+    assert sections.unattributed_note(3).startswith("the trace has GPU kernels but none of its 3 kernels")
 
 
 # --- region tables ---------------------------------------------------------------------------
@@ -91,16 +97,16 @@ def test_region_tables_say_why_they_are_empty():
     p = _profile(kernels=[(5000, 6000)], regions=[("forward_project", 0, 1000)])
     assert p.fpga_candidates(by="region").empty_note == \
         "no fpgaprof.region() with GPU kernels inside"
-    assert S.region_empty_reason(1, 1) == "no fpgaprof.region() with GPU kernels inside"
-    assert S.region_empty_reason(1, 0) == "no fpgaprof.region() in the trace"
-    assert S.region_empty_reason(0, 0) == NO_GPU
+    assert overview.region_empty_reason(1, 1) == "no fpgaprof.region() with GPU kernels inside"
+    assert overview.region_empty_reason(1, 0) == "no fpgaprof.region() in the trace"
+    assert overview.region_empty_reason(0, 0) == NO_GPU
 
 
 # --- summary.json / report.html --------------------------------------------------------------
 
 
 def test_traced_gpu_that_ran_nothing_is_busy_zero_not_unknown():
-    s = S.collect(_profile(gpu=True, regions=[("r", 0, 1000)]))
+    s = model.collect(_profile(gpu=True, regions=[("r", 0, 1000)]))
     t = s["totals"]
     # a GPU was traced and ran nothing for 10 ms: 0 busy, all 10 ms idle (measured)
     assert (t["gpu_busy_s"], t["gpu_idle_s"], t["gpu_busy_fraction"]) == (0.0, 0.01, 0.0)
@@ -110,7 +116,7 @@ def test_traced_gpu_that_ran_nothing_is_busy_zero_not_unknown():
 
 
 def test_no_gpu_summary_has_null_busy_time_and_html_says_na(tmp_path):
-    s = S.collect(_profile(regions=[("r", 0, 1000)]))
+    s = model.collect(_profile(regions=[("r", 0, 1000)]))
     t = s["totals"]
     assert [t[k] for k in ("gpu_busy_s", "gpu_idle_s", "gpu_busy_fraction", "transfer_busy_s",
                            "transfer_share_of_wall")] == [None] * 5
@@ -120,11 +126,11 @@ def test_no_gpu_summary_has_null_busy_time_and_html_says_na(tmp_path):
     assert "no candidate op" not in doc and "attributed" not in doc.split("sec-warnings")[2]
     # the notebook overview says the same
     assert "<th>GPU busy</th><td style='text-align:left'>n/a (no GPU)</td>" in \
-        N.profile_html(_profile(regions=[("r", 0, 1000)]))
+        profile_views.profile_html(_profile(regions=[("r", 0, 1000)]))
 
 
 def test_flops_per_execution_and_total_are_labelled():
-    s = S.collect(F.SyntheticProfile(with_ops=True))
+    s = model.collect(F.SyntheticProfile(with_ops=True))
     # fusion.1: 2 executions of 1e6 FLOP and 4e6 B each (the fixture's ops)
     op = next(r for r in s["ops"]["items"] if r["op"] == "fusion.1")
     pt = next(p for p in s["roofline"]["points"] if p["op"] == "fusion.1")
@@ -146,26 +152,26 @@ def test_flops_per_execution_and_total_are_labelled():
 
 
 def test_headers_of_auto_scaled_columns_carry_no_unit():
-    assert H.display_label("gpu_time_ns") == "gpu_time"
-    assert H.display_label("fpga_total_s") == "fpga_total"
-    assert H.display_label("median_s") == "median"
-    assert H.display_label("achieved_bytes_per_s") == "achieved_bytes_per_s"  # values in B/s
-    assert H.display_label("bytes") == "bytes"
-    assert H.display_label("flops", {"flops": "FLOPs/exec"}) == "FLOPs/exec"
+    assert columns.display_label("gpu_time_ns") == "gpu_time"
+    assert columns.display_label("fpga_total_s") == "fpga_total"
+    assert columns.display_label("median_s") == "median"
+    assert columns.display_label("achieved_bytes_per_s") == "achieved_bytes_per_s"  # values in B/s
+    assert columns.display_label("bytes") == "bytes"
+    assert columns.display_label("flops", {"flops": "FLOPs/exec"}) == "FLOPs/exec"
     # a sweep's timing table (extra table) and the largest buffers
-    doc = H._extra_table([{"size": 64, "median_s": 0.00589, "warmup_s": 0.98947}])
+    doc = H.extra_table_html([{"size": 64, "median_s": 0.00589, "warmup_s": 0.98947}])
     assert ">median</th>" in doc and ">warmup</th>" in doc and "median_s" not in doc
     assert ">5.89 ms</td>" in doc and ">989.47 ms</td>" in doc
-    doc = H._largest_buffers([{"bytes": 1000, "alloc_s": 0.43392, "free_s": None}])
+    doc = section_views.largest_buffers_html([{"bytes": 1000, "alloc_s": 0.43392, "free_s": None}])
     assert ">alloc</th>" in doc and ">free</th>" in doc and ">433.92 ms</td>" in doc
     # a rate is a rate, not a time: 2.5e9 B/s
-    assert H._generic_cell("achieved_bytes_per_s", 2.5e9)[0] == "2.5 GB/s"
+    assert html_cell("achieved_bytes_per_s", 2.5e9)[0] == "2.5 GB/s"
 
 
 def test_candidate_tables_in_html_use_the_printed_formats():
     row = {"rank": 1, "op": "fusion.3", "gpu_time_ns": 10_300, "fpga_total_s": 2.067e-4,
            "op_speedup": 1.914, "workload_speedup": 0.0496, "flops": 10240.0}
-    doc = H._ranked_table([row], H.CANDIDATE_FIRST, roofline.TOTAL_LABELS)
+    doc = H.ranked_table_html([row], H.CANDIDATE_FIRST, roofline.TOTAL_LABELS)
     heads = [h.split(">")[-1] for h in doc.split("</th>")[:-1]]
     assert heads == ["rank", "op", "op_speedup", "workload_speedup", "gpu_time", "fpga_total",
                      "FLOPs (total)"]
@@ -174,22 +180,22 @@ def test_candidate_tables_in_html_use_the_printed_formats():
         assert cell in doc
     # A value with a range: the range under it, its ends no columns of their own.
     row.update(op_speedup_low=1.26, op_speedup_high=3.14, fpga_total_low_s=1.3e-4, fpga_total_high_s=3.1e-4)
-    doc = H._ranked_table([row], H.CANDIDATE_FIRST, roofline.TOTAL_LABELS)
+    doc = H.ranked_table_html([row], H.CANDIDATE_FIRST, roofline.TOTAL_LABELS)
     heads = [h.split(">")[-1] for h in doc.split("</th>")[:-1]]
     assert "op_speedup_low" not in heads and "fpga_total_high" not in heads
     assert '>1.91x<br><span class="dim">1.2-3.2x</span></td>' in doc
     assert '>206.7 µs<br><span class="dim">130-310 µs</span></td>' in doc
-    assert H.fmt_speedup(0.00496) == "0.005x" and H.fmt_speedup(None) == "–"
-    assert N._text_cell("op_speedup", 1.914) == "1.91x"
-    assert N._text_cell("op_speedup", 1.914, H.range_text("op_speedup", row)) == "1.91x (1.2-3.2x)"
+    assert units.fmt_speedup(0.00496) == "0.005x" and units.fmt_speedup(None) == "–"
+    assert views.text_cell("op_speedup", 1.914) == "1.91x"
+    assert views.text_cell("op_speedup", 1.914, columns.range_text("op_speedup", row)) == "1.91x (1.2-3.2x)"
     # ranges: two significant digits, no exponent, both ends in the upper end's unit, the low
     # end rounded down and the high end up (the printed range holds the value: 564.9 us sits
     # in "17-570 us", not "17-560 us")
-    assert H.fmt_speedup_range(0.004912, 0.0123) == "0.0049-0.013x"
-    assert H.fmt_s_range(0.1311, 0.4027) == "130-410 ms"
-    assert H.fmt_s_range(8.1e-4, 2.1e-3) == "0.81-2.1 ms"
-    assert H.fmt_s_range(1.7e-5, 5.649e-4) == "17-570 µs"
-    assert H.fmt_speedup_range(None, 2.0) == "" and H.fmt_s_range(1.0, float("nan")) == ""
+    assert units.fmt_speedup_range(0.004912, 0.0123) == "0.0049-0.013x"
+    assert units.fmt_s_range(0.1311, 0.4027) == "130-410 ms"
+    assert units.fmt_s_range(8.1e-4, 2.1e-3) == "0.81-2.1 ms"
+    assert units.fmt_s_range(1.7e-5, 5.649e-4) == "17-570 µs"
+    assert units.fmt_speedup_range(None, 2.0) == "" and units.fmt_s_range(1.0, float("nan")) == ""
 
 
 # --- fpgaprof export --format csv ------------------------------------------------------------
@@ -214,7 +220,7 @@ def test_csv_has_empty_cells_for_none_and_always_a_header(tmp_path, capsys):
                                                        "bytes_written"]
     assert "kernel_names" in out[0].split(",") and "hlo_op" in out[0].split(",")
     # lists are joined with ";"
-    text = cli._csv_table(type("P", (), {"ops": OPS})(), "ops", D)
+    text = cli_commands.csv_table(type("P", (), {"ops": OPS})(), "ops")
     assert text.splitlines()[2].split(",")[-1] == "gemm_a;gemm_b"
 
 
@@ -222,9 +228,9 @@ def test_csv_has_empty_cells_for_none_and_always_a_header(tmp_path, capsys):
 
 
 def test_compare_labels_what_it_compares(tmp_path, capsys):
-    s = S.collect(F.SyntheticProfile(with_ops=True))
-    S.write_summary(tmp_path / "a.json", s)
-    S.write_summary(tmp_path / "b.json", s)
+    s = model.collect(F.SyntheticProfile(with_ops=True))
+    summary_json.write_summary(tmp_path / "a.json", s)
+    summary_json.write_summary(tmp_path / "b.json", s)
     assert cli.main(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 0
     lines = capsys.readouterr().out.splitlines()
 
@@ -249,7 +255,7 @@ def test_compare_labels_what_it_compares(tmp_path, capsys):
 def _summary_with_runs(ops, regions, wall_s):
     """A summary whose op and region tables are `ops` (op, executions, total s) and `regions`
     (path, instances, wall s), its trace `wall_s` long."""
-    s = S.collect(F.SyntheticProfile())
+    s = model.collect(F.SyntheticProfile())
     s["trace"]["wall_time_s"] = wall_s
     s["ops"] = {"available": True, "count": len(ops), "rows_left_out": 0,
                 "items": [{"op": op, "module": "jit_f", "count": n, "total_s": t,
@@ -268,7 +274,7 @@ def test_compare_shows_runs_and_time_per_run(tmp_path, capsys):
     # 10x the time, the same time per run.
     a = _summary_with_runs([("fusion.1", 10, 1e-3)], [("sweep", 10, 20e-3)], 0.5)
     b = _summary_with_runs([("fusion.1", 100, 10e-3)], [("sweep", 100, 200e-3)], 3.0)
-    rows = {(r["kind"], r["name"]): r for r in cli.compare_summaries(a, b)}
+    rows = {(r["kind"], r["name"]): r for r in compare.compare_summaries(a, b)}
     op, reg = rows[("op", "fusion.1")], rows[("region", "sweep")]
     assert (op["count_before"], op["count_after"]) == (10, 100)
     assert op["mean_before_s"] == pytest.approx(1e-4) and op["mean_after_s"] == pytest.approx(1e-4)
@@ -276,8 +282,8 @@ def test_compare_shows_runs_and_time_per_run(tmp_path, capsys):
     assert (reg["count_before"], reg["count_after"]) == (10, 100)
     # a region's mean is its wall time / instances: 20 ms / 10 = 200 ms / 100 = 2 ms
     assert reg["mean_before_s"] == pytest.approx(2e-3) and reg["mean_ratio"] == pytest.approx(1.0)
-    S.write_summary(tmp_path / "a.json", a)
-    S.write_summary(tmp_path / "b.json", b)
+    summary_json.write_summary(tmp_path / "a.json", a)
+    summary_json.write_summary(tmp_path / "b.json", b)
     assert cli.main(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"A: {tmp_path / 'a.json'}  whole-program wall time 500.00 ms"
@@ -295,8 +301,8 @@ def test_compare_rejects_a_count_that_is_not_an_integer():
     a = _summary_with_runs([("fusion.1", 10, 1e-3)], [], 0.5)
     b = _summary_with_runs([("fusion.1", 10, 1e-3)], [], 0.5)
     b["ops"]["items"][0]["count"] = "ten"
-    with pytest.raises(cli.SummaryFormatError, match=r"B: ops.items\[0\].count is 'ten'"):
-        cli.compare_summaries(a, b)
+    with pytest.raises(compare.SummaryFormatError, match=r"B: ops.items\[0\].count is 'ten'"):
+        compare.compare_summaries(a, b)
 
 
 # --- usage errors ----------------------------------------------------------------------------
@@ -346,7 +352,7 @@ def test_usage_errors_name_the_problem_and_the_help_to_read(argv, err, capsys):
     (0.9996, "1 FLOP/s"),  # 0.9996 -> "1" reaches 1: no prefix either way
 ])
 def test_fmt_num_rounds_before_it_picks_the_prefix(value, text):
-    assert H.fmt_num(value, "FLOP/s") == text
+    assert units.fmt_num(value, "FLOP/s") == text
 
 
 @pytest.mark.parametrize("seconds,text", [
@@ -359,7 +365,7 @@ def test_fmt_num_rounds_before_it_picks_the_prefix(value, text):
     (0, "0 s"), (float("nan"), "–"),
 ])
 def test_fmt_s_rounds_before_it_picks_the_unit(seconds, text):
-    assert H.fmt_s(seconds) == text
+    assert units.fmt_s(seconds) == text
 
 
 @pytest.mark.parametrize("nbytes,text", [
@@ -369,13 +375,13 @@ def test_fmt_s_rounds_before_it_picks_the_unit(seconds, text):
     (999.4, "999 B"), (0, "0 B"), (float("nan"), "–"),
 ])
 def test_fmt_bytes_rounds_before_it_picks_the_unit(nbytes, text):
-    assert H.fmt_bytes(nbytes) == text
+    assert units.fmt_bytes(nbytes) == text
 
 
 def test_summary_op_times_round_before_the_unit():
-    # the printed summary's op table (fpgaprof._attribution.format_ns, 3 significant digits):
+    # the printed summary's op table (fpgaprof.base.units.fmt_ns, 3 significant digits):
     # 999 600 ns = 999.6 µs -> "1e+03 µs" before; 999 400 ns stays "999 µs"
-    from fpgaprof._attribution import format_ns
+    from fpgaprof.base.units import fmt_ns as format_ns
     assert format_ns(999_600) == "1 ms"
     assert format_ns(999_400) == "999 µs"
     assert format_ns(999.6) == "1 µs"

@@ -9,14 +9,14 @@ import subprocess
 import _reports_fixtures as F
 import pytest
 from fpgaprof.report import html as H
-from fpgaprof.report import summary as S
+from fpgaprof.report import model
 
 URL_IN_MARKUP = re.compile(r"""(?:src|href|action|xlink:href)\s*=\s*["']?\s*(?:https?:)?//|"""
                            r"""url\(\s*["']?\s*(?:https?:)?//|@import""", re.I)
 
 
 def page(**kw):
-    return H.render(S.collect(F.SyntheticProfile(**kw)), "report <test>")
+    return H.render(model.collect(F.SyntheticProfile(**kw)), "report <test>")
 
 
 def test_no_external_resources():
@@ -103,7 +103,7 @@ def test_headless_chromium_renders(tmp_path, variant):
         prof = F.SyntheticProfile(**({"with_ops": True} if variant == "full" else
                                      {"with_gpu": False}))
     path = tmp_path / "report.html"
-    H.write_html(str(path), S.collect(prof), "fpgaprof report (test)")
+    H.write_html(str(path), model.collect(prof), "fpgaprof report (test)")
     url = path.as_uri()
     r = _run_chromium(exe, ["--dump-dom", url])
     assert r.returncode == 0, r.stderr[-2000:]
@@ -130,7 +130,7 @@ def test_sorting_script_sorts(tmp_path):
     exe = _chromium()
     if exe is None:
         pytest.skip("chromium not installed (apt-get install chromium)")
-    s = S.collect(F.SyntheticProfile())
+    s = model.collect(F.SyntheticProfile())
     doc = H.render(s)
     # after the page script: click "count" in the kernels table (sorts descending first),
     # then write the first kernel name into the status marker
@@ -149,7 +149,7 @@ def test_sorting_script_sorts(tmp_path):
 
 
 def test_extra_tables_escaped():
-    s = S.collect(F.SyntheticProfile())
+    s = model.collect(F.SyntheticProfile())
     doc = H.render(s, extra_tables=[("sweep <results>", [
         {"operation": "fbp<recon>", "volume_size": 64, "median_s": 0.0125},
         {"operation": "direct_filter", "volume_size": 32, "median_s": 0.5, "note": "x"}])])
@@ -160,7 +160,7 @@ def test_extra_tables_escaped():
 
 
 def test_roofline_ceilings_drawn():
-    doc = H.render(S.collect(F.SyntheticProfile(with_ops=True, with_ceilings=True)))
+    doc = H.render(model.collect(F.SyntheticProfile(with_ops=True, with_ceilings=True)))
     # fp64 and fp32 share one roof (same rate); fp8 (0 = no such pipe) is not drawn
     assert "fp64/fp32 67 TFLOP/s" in doc
     chart = doc.split('id="roofline"')[1].split("</svg>")[0]
@@ -176,7 +176,7 @@ def test_transfers_section_link_overlap_and_wait():
     sec = doc.split('id="sec-transfers"')[1].split("</section>")[0]
     assert "host link peak unknown (link % n/a)" in sec
     assert sec.count(">n/a</td>") == 2 and "0.0 %" not in sec
-    doc = H.render(S.collect(_transfers_memory_profile()))
+    doc = H.render(model.collect(_transfers_memory_profile()))
     sec = doc.split('id="sec-transfers"')[1].split("</section>")[0]
     # HtoD 10 GB/s of 31.508 GB/s = 31.7 %; DtoH 5 GB/s = 15.9 %; DtoH overlaps fusion_b 0.1 ms
     assert ">31.7 %</td>" in sec and ">15.9 %</td>" in sec
@@ -188,7 +188,7 @@ def test_transfers_section_link_overlap_and_wait():
 
 
 def test_memory_section_per_device():
-    doc = H.render(S.collect(_transfers_memory_profile()))
+    doc = H.render(model.collect(_transfers_memory_profile()))
     sec = doc.split('id="sec-memory"')[1].split("</section>")[0]
     assert "peak 200 B at 2.00 ms (all devices together)" in sec
     assert "200 B still allocated at the end" in sec

@@ -1,10 +1,10 @@
 """Notebook HTML (_repr_html_ helpers): escaped, the numbers of the summary, no script."""
 import _reports_fixtures as F
-from fpgaprof.report import notebook as N
+from fpgaprof.api import profile_views, views
 
 
 def test_profile_html():
-    h = N.profile_html(F.SyntheticProfile(with_ops=True))
+    h = profile_views.profile_html(F.SyntheticProfile(with_ops=True))
     assert "<script" not in h
     assert "NVIDIA H100 80GB HBM3 &lt;test&gt;" in h
     assert "gemm&lt;float&gt;" in h
@@ -15,19 +15,19 @@ def test_profile_html():
 
 
 def test_profile_html_without_gpu():
-    h = N.profile_html(F.SyntheticProfile(with_gpu=False))
+    h = profile_views.profile_html(F.SyntheticProfile(with_gpu=False))
     assert "no GPU: no CUDA driver found" in h
     assert "top kernels" not in h
 
 
 def test_table_html_limits_rows():
     t = F.kernels()
-    h = N.table_html(t, "kernels", max_rows=2)
+    h = views.table_html(t, "kernels", max_rows=2)
     assert "<b>kernels</b>: 4 rows" in h
     assert h.count("<tr>") == 3  # header + 2 rows
     assert "2 more rows" in h
     assert "gemm&lt;float&gt;" in h
-    empty = N.table_html(F.Table(), "empty")
+    empty = views.table_html(F.Table(), "empty")
     assert "<b>empty</b>: 0 rows" in empty and "<table>" not in empty
 
 
@@ -35,7 +35,7 @@ def test_table_html_shows_timestamps_as_integers_and_none_as_a_dash():
     # fusion_a starts at T0 + 1.1 ms (the fixture's layout); its region_index is F.NONE32
     t = F.Table(start_ns=[F.ms(1.1)], end_ns=[F.ms(1.6)], duration_ns=[500_000],
                 region_index=[F.NONE32], parent=[3])
-    h = N.table_html(t, "kernels")
+    h = views.table_html(t, "kernels")
     assert f"<td>{F.T0 + 1_100_000}</td>" in h and f"<td>{F.T0 + 1_600_000}</td>" in h
     assert "<th>start_ns</th>" in h
     assert "<td>–</td>" in h and "4.29 G" not in h
@@ -43,7 +43,7 @@ def test_table_html_shows_timestamps_as_integers_and_none_as_a_dash():
 
 
 def test_rows_html():
-    h = N.rows_html([{"op": "a<b", "score": 0.5, "time_s": 0.002}], "candidates")
+    h = views.rows_html([{"op": "a<b", "score": 0.5, "time_s": 0.002}], "candidates")
     assert "a&lt;b" in h and "2.00 ms" in h and "0.5" in h
 
 
@@ -80,7 +80,7 @@ def test_progress_only_on_a_terminal(monkeypatch, capsys):
 
 
 def test_rows_print_as_a_text_table():
-    rows = N.Rows([{"name": "fusion.3", "total_ns": 1_500_000, "executions": 3, "bytes_accessed": 2.5e6},
+    rows = views.Table([{"name": "fusion.3", "total_ns": 1_500_000, "executions": 3, "bytes_accessed": 2.5e6},
                    {"name": "dot.1", "total_ns": 20_000, "executions": 1, "bytes_accessed": 512}])
     rows.title = "HLO ops"
     # Of TEXT_FIRST the rows have name, total_ns, executions (in that order); text left-aligned,
@@ -127,16 +127,16 @@ def test_candidate_html_leads_with_the_printed_columns():
     assert heads[len(printed):] == ["card_time", "transfer", "FLOPs (total)", "source",
                                     "ridge", "memory_boundness", "memory_efficiency"]
     # report.html's candidate table: the same order
-    doc = H._ranked_table([dict(CANDIDATE)], H.CANDIDATE_FIRST, roofline.TOTAL_LABELS)
+    doc = H.ranked_table_html([dict(CANDIDATE)], H.CANDIDATE_FIRST, roofline.TOTAL_LABELS)
     assert [h.split(">")[-1] for h in doc.split("</th>")[:-1]][:len(printed)] == printed
 
 
 def test_ops_html_leads_with_the_printed_columns():
-    ops = N.Rows([{"bytes_read": 4096.0, "category": "loop fusion", "executions": 10,
+    ops = views.Table([{"bytes_read": 4096.0, "category": "loop fusion", "executions": 10,
                    "flops": 1024.0, "hlo_op": "fusion.3", "mean_ns": 1026,
                    "module_name": "jit_f", "bytes_accessed": 8192.0, "pattern": "elementwise",
                    "source_file": "/src/model.py", "source_line": 13, "total_ns": 10_262}])
-    ops.display, ops.labels = N.OP_DISPLAY, N.OP_LABELS
+    ops.display, ops.labels = views.OP_DISPLAY, views.OP_LABELS
     h = ops._repr_html_()
     # hlo_op was 5th and total 12th (alphabetical record order); source made from file:line
     assert _heads(h) == ["hlo_op", "module_name", "executions", "total", "mean", "FLOPs/exec",
@@ -169,8 +169,8 @@ def test_repl_repr_is_the_printed_table():
     from fpgaprof import roofline
     t = roofline.Table([dict(CANDIDATE)])
     t.title = "FPGA offload candidates"
-    ops = N.Rows([{"hlo_op": "fusion.3", "total_ns": 1_500_000, "executions": 3}])
-    ops.title, ops.display = "HLO ops", N.OP_DISPLAY
+    ops = views.Table([{"hlo_op": "fusion.3", "total_ns": 1_500_000, "executions": 3}])
+    ops.title, ops.display = "HLO ops", views.OP_DISPLAY
     for rows in (t, ops):
         assert repr(rows) == str(rows) and "object at 0x" not in repr(rows)
         p = _Printer()
@@ -187,17 +187,17 @@ def test_unknown_ridge_is_a_dash_not_zero():
     # unknown ceilings give ridge 0 (docs/roofline.md); the model's memory_boundness is then
     # its neutral 0.5 (docs/fpga-model.md) and is shown as it is
     row = dict(CANDIDATE, ridge=0.0, memory_boundness=0.5)
-    h = N.rows_html([row], "c")
+    h = views.rows_html([row], "c")
     cells = dict(zip(_heads(h), __import__("re").findall(r"<td>(.*?)</td>", h)))
     assert cells["ridge"] == "–" and cells["memory_boundness"] == "0.5"
-    assert N._text_cell("ridge_flops_per_byte", 0.0) == "–"
-    assert N._text_cell("roof_flops_per_s", 0) == "–"
-    assert N._text_cell("ridge", 12.5) == "12.5"
+    assert views.text_cell("ridge_flops_per_byte", 0.0) == "–"
+    assert views.text_cell("roof_flops_per_s", 0) == "–"
+    assert views.text_cell("ridge", 12.5) == "12.5"
 
 
 def test_region_records_table_has_a_duration():
     # the fixture's regions: [0.9, 4.0] ms, [5.0, 7.0] ms, [7.5, 9.0] ms -> 3.10, 2.00, 1.50 ms
-    h = N.table_html(F.regions(), "regions")
+    h = views.table_html(F.regions(), "regions")
     heads = _heads(h)
     assert heads[heads.index("end_ns") + 1] == "duration"
     for d in ("<td>3.10 ms</td>", "<td>2.00 ms</td>", "<td>1.50 ms</td>"):

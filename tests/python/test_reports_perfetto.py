@@ -16,13 +16,14 @@ from decimal import Decimal
 
 import _reports_fixtures as F
 import pytest
-from fpgaprof.report import perfetto as P
+from fpgaprof import report
+from fpgaprof.report import timeline as timeline_json
 
 
 @pytest.fixture(scope="module")
 def timeline(tmp_path_factory):
     path = tmp_path_factory.mktemp("tl") / "timeline.json"
-    counts = P.write_timeline(F.SyntheticProfile(), path)
+    counts = report.write_timeline(F.SyntheticProfile(), path)
     with open(path, encoding="utf-8") as f:
         # Decimal keeps the exact microsecond text (three decimals = whole ns)
         doc = json.load(f, parse_float=Decimal)
@@ -85,11 +86,11 @@ def test_tracks_and_names(timeline):
     procs = {e["pid"]: e["args"]["name"] for e in meta if e["name"] == "process_name"}
     threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in meta
                if e["name"] == "thread_name"}
-    assert procs == {P.GPU_PID_BASE: "GPU 0: NVIDIA H100 80GB HBM3 <test>", P.HOST_PID: "host"}
+    assert procs == {timeline_json.GPU_PID_BASE: "GPU 0: NVIDIA H100 80GB HBM3 <test>", timeline_json.HOST_PID: "host"}
     # two streams (7, 8) on GPU 0 and one host thread (101)
-    assert sorted(v for (pid, _), v in threads.items() if pid == P.GPU_PID_BASE) == \
+    assert sorted(v for (pid, _), v in threads.items() if pid == timeline_json.GPU_PID_BASE) == \
         ["stream 7", "stream 8"]
-    assert threads[(P.HOST_PID, 101)] == "thread 101"
+    assert threads[(timeline_json.HOST_PID, 101)] == "thread 101"
     kernel_tracks = {(e["pid"], e["tid"]) for e in slices(doc) if e["cat"] == "kernel"}
     assert len(kernel_tracks) == 2
 
@@ -126,8 +127,8 @@ def test_flows_bind_launch_to_activity(timeline):
     assert set(outs) == set(ins) == set(range(1, 8))
     for cid in outs:
         assert len(outs[cid]) == 1 and len(ins[cid]) == 1
-        assert outs[cid][0]["cat"] == "cuda_api" and outs[cid][0]["pid"] == P.HOST_PID
-        assert ins[cid][0]["pid"] == P.GPU_PID_BASE
+        assert outs[cid][0]["cat"] == "cuda_api" and outs[cid][0]["pid"] == timeline_json.HOST_PID
+        assert ins[cid][0]["pid"] == timeline_json.GPU_PID_BASE
         assert ins[cid][0]["args"]["correlation_id"] == cid
         assert outs[cid][0]["ts"] <= ins[cid][0]["ts"]  # launched before it ran
 
@@ -139,7 +140,7 @@ def test_user_strings_are_valid_json(tmp_path):
     c["name"] = np.array(['quote"back\\slash', "nl\nx", "ünï</script>", "\x01ctl"], dtype=object)
     prof.kernels = F.Table(**c)
     path = tmp_path / "t.json"
-    P.write_timeline(prof, path)
+    report.write_timeline(prof, path)
     doc = json.loads(path.read_text(encoding="utf-8"))
     names = {e["name"] for e in doc["traceEvents"] if e.get("cat") == "kernel"}
     assert names == {'quote"back\\slash', "nl\nx", "ünï</script>", "\x01ctl"}
@@ -148,7 +149,7 @@ def test_user_strings_are_valid_json(tmp_path):
 def test_empty_profile(tmp_path):
     prof = F.SyntheticProfile(with_gpu=False)
     path = tmp_path / "t.json"
-    counts = P.write_timeline(prof, path)
+    counts = report.write_timeline(prof, path)
     doc = json.loads(path.read_text())
     assert counts == {"region": 3, "flow": 0}
     assert len([e for e in doc["traceEvents"] if e["ph"] == "X"]) == 3
@@ -189,9 +190,9 @@ def test_assign_lanes_by_hand():
     keys = ["a", "a", "a", "a", "b"]
     starts = [0, 2, 4, 11, 3]
     ends = [10, 5, 12, 13, 4]
-    assert P.assign_lanes(keys, starts, ends) == [0, 0, 1, 0, 0]
+    assert timeline_json.assign_lanes(keys, starts, ends) == [0, 0, 1, 0, 0]
     # equal starts: the longer one is the parent, the shorter nests (same lane)
-    assert P.assign_lanes(["x", "x"], [5, 5], [6, 9]) == [0, 0]
+    assert timeline_json.assign_lanes(["x", "x"], [5, 5], [6, 9]) == [0, 0]
 
 
 def test_overlapping_kernels_get_an_overlap_track(tmp_path):
@@ -203,10 +204,10 @@ def test_overlapping_kernels_get_an_overlap_track(tmp_path):
     c["start_ns"][1] = F.ms(1.5)
     prof.kernels = F.Table(**c)
     path = tmp_path / "t.json"
-    P.write_timeline(prof, path)
+    report.write_timeline(prof, path)
     doc = json.loads(path.read_text())
     names = {e["args"]["name"] for e in doc["traceEvents"]
-             if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == P.GPU_PID_BASE}
+             if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == timeline_json.GPU_PID_BASE}
     assert names == {"stream 7", "stream 7 (overlap 1)", "stream 8"}
     gemm = [e for e in doc["traceEvents"] if e.get("name") == "gemm<float>"][0]
-    assert gemm["tid"] == P._gpu_tid(0, 7, 1)
+    assert gemm["tid"] == timeline_json.gpu_tid(0, 7, 1)

@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 import _reports_fixtures as F
-from fpgaprof.report import html, summary as S
-from fpgaprof.report import _data as D
+from fpgaprof.report import html, model, summary_json
+from fpgaprof.analysis import sections
+from fpgaprof.base import constants
 
 US = 1_000
 STEP_NS = 40 * US  # instance i starts at T0 + i * STEP_NS
@@ -98,7 +99,7 @@ N = 1200  # > every cap below, so a list with one row per instance cannot hide u
 
 @pytest.fixture(scope="module")
 def one_path():
-    return S.collect(loop_profile(N, ["iteration"]))
+    return model.collect(loop_profile(N, ["iteration"]))
 
 
 def test_no_list_grows_with_instances(one_path):
@@ -106,13 +107,13 @@ def test_no_list_grows_with_instances(one_path):
     assert s["regions"]["count"] == N and s["totals"]["region_count"] == N
     # the longest list may be the memory timeline: <= 200 buckets x (first, highest) + last
     longest = max(list_lengths(s).items(), key=lambda kv: kv[1])
-    assert longest[1] <= 2 * (D.MEMORY_POINTS // 2) + 1, longest
+    assert longest[1] <= 2 * (sections.MEMORY_POINTS // 2) + 1, longest
     assert s["memory"]["timeline_points"] == 2 * N  # 2 events per instance, all counted
 
 
 def test_measurements_first_runs_and_the_rest_counted(one_path):
     s = one_path
-    runs = S.MEASUREMENT_RUNS
+    runs = model.MEASUREMENT_RUNS
     assert [(m["operation"], m["volume_size"], m["run"]) for m in s["measurements"]] == \
         [("iteration", None, r) for r in range(runs)]
     assert [m["time"] for m in s["measurements"]] == \
@@ -142,11 +143,11 @@ def test_one_row_per_path_in_regions_and_transfers(one_path):
 
 def test_nested_paths_aggregate():
     n = 400
-    s = S.collect(loop_profile(n, ["iteration", "forward", "project"], nested=True))
+    s = model.collect(loop_profile(n, ["iteration", "forward", "project"], nested=True))
     paths = {r["path"]: r["count"] for r in s["regions"]["items"]}
     assert paths == {"iteration": n, "iteration > forward": n,
                      "iteration > forward > project": n}
-    runs = S.MEASUREMENT_RUNS
+    runs = model.MEASUREMENT_RUNS
     assert len(s["measurements"]) == 3 * runs
     assert s["measurements_left_out"] == 3 * (n - runs)
     assert {r["operation"]: r["runs"] for r in s["measurement_stats"]["items"]} == \
@@ -157,65 +158,65 @@ def test_nested_paths_aggregate():
 
 
 def test_many_distinct_names_cut_with_counts():
-    k = D.TOP_ROWS + 12  # distinct names, 3 instances each
-    s = S.collect(loop_profile(3 * k, [f"op{j}/64" for j in range(k)]))
+    k = constants.TOP_ROWS + 12  # distinct names, 3 instances each
+    s = model.collect(loop_profile(3 * k, [f"op{j}/64" for j in range(k)]))
     st = s["measurement_stats"]
     assert (st["runs"], st["count"], st["items_left_out"]) == (3 * k, k, 0)
     assert all(r["runs"] == 3 and r["volume_size"] == 64 for r in st["items"])
     assert len(s["measurements"]) == 3 * k and s["measurements_left_out"] == 0
-    assert len(s["transfers"]["by_region"]) == D.TOP_ROWS
-    assert s["transfers"]["by_region_left_out"] == k - D.TOP_ROWS
+    assert len(s["transfers"]["by_region"]) == constants.TOP_ROWS
+    assert s["transfers"]["by_region_left_out"] == k - constants.TOP_ROWS
     page = html.render(s)
     sec = re.search(r'<section id="sec-measurements">(.*?)</section>', page, re.S).group(1)
-    assert sec.count("<tr>") == D.TOP_ROWS + 1  # header + the first TOP_ROWS pairs
-    assert f"{k - D.TOP_ROWS} more (operation, volume size) pairs not shown" in sec
+    assert sec.count("<tr>") == constants.TOP_ROWS + 1  # header + the first TOP_ROWS pairs
+    assert f"{k - constants.TOP_ROWS} more (operation, volume size) pairs not shown" in sec
     assert f"{3 * k} runs in {k} (operation, volume size) pairs" in sec  # 62 pairs, 3 runs each
 
 
 def test_cap_limits_all_rows_and_counts_the_rest():
     ms = [{"operation": f"op{i % 30}", "volume_size": 8, "run": i // 30, "time": 1.0}
           for i in range(3000)]  # 30 pairs x 100 runs
-    kept, left = S.cap_measurements(ms, runs=5, limit=100)
+    kept, left = model.cap_measurements(ms, runs=5, limit=100)
     assert len(kept) == 100 and left == 2900
     assert {m["run"] for m in kept} == {0, 1, 2, 3}  # 30 x 3 = 90, then 10 of run 3
-    st = S.measurement_stats(ms, limit=7)
+    st = model.measurement_stats(ms, limit=7)
     assert (st["runs"], st["count"], len(st["items"]), st["items_left_out"]) == (3000, 30, 7, 23)
 
 
 def test_html_tables_bounded(one_path):
     page = html.render(one_path)
     for table in re.findall(r"<table.*?</table>", page, re.S):
-        assert table.count("<tr>") <= D.TOP_ROWS + 1
+        assert table.count("<tr>") <= constants.TOP_ROWS + 1
     sec = re.search(r'<section id="sec-measurements">(.*?)</section>', page, re.S).group(1)
     assert sec.count("<tr>") == 2  # header + one (operation, volume size) pair
-    assert f"the other {N - S.MEASUREMENT_RUNS} only in these figures" in sec
+    assert f"the other {N - model.MEASUREMENT_RUNS} only in these figures" in sec
 
 
 def test_summary_json_size_does_not_grow_with_instances():
     # the same loop 4x longer: the file differs only by numbers (same structure, same rows)
-    small = S.dumps(S.collect(loop_profile(N // 4, ["iteration"])))
-    large = S.dumps(S.collect(loop_profile(N, ["iteration"])))
+    small = summary_json.dumps(model.collect(loop_profile(N // 4, ["iteration"])))
+    large = summary_json.dumps(model.collect(loop_profile(N, ["iteration"])))
     assert list_lengths(json.loads(small)).keys() == list_lengths(json.loads(large)).keys()
     assert len(large) < 1.2 * len(small)
 
 
 def test_write_all_releases_only_the_analysis_cache_it_made(tmp_path):
+    import fpgaprof
     from fpgaprof import report, roofline
-    prof = loop_profile(50, ["iteration"])
+    prof = fpgaprof.Profile(loop_profile(50, ["iteration"]).store)  # a Profile: it has the cache
     report.write_all(prof, tmp_path / "a")
-    assert "_fpgaprof_analysis_cache" not in prof.__dict__  # made for the report: released
-    roofline.analyze(prof)  # the user's own call: kept across write_all
-    cache = prof.__dict__["_fpgaprof_analysis_cache"]
+    assert len(prof.analyses) == 0  # made for the report: released
+    mine = roofline.analyze(prof)  # the user's own call: kept across write_all
     report.write_all(prof, tmp_path / "b")
-    assert prof.__dict__["_fpgaprof_analysis_cache"] is cache
+    assert len(prof.analyses) == 1 and roofline.analyze(prof) is mine
     with open(tmp_path / "b" / "summary.json", encoding="utf-8") as f:
         s = json.load(f)
-    assert s["measurements_left_out"] == 50 - S.MEASUREMENT_RUNS
+    assert s["measurements_left_out"] == 50 - model.MEASUREMENT_RUNS
 
 
 def test_html_of_a_summary_without_stats_sums_the_listed_runs():
     # a summary.json written before measurement_stats existed: the page sums what it lists
-    s = S.collect(loop_profile(30, ["op/8"]))
+    s = model.collect(loop_profile(30, ["op/8"]))
     for k in ("measurement_stats", "measurements_left_out"):
         del s[k]
     sec = re.search(r'<section id="sec-measurements">(.*?)</section>', html.render(s),

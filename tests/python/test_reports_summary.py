@@ -6,8 +6,10 @@ import pathlib
 
 import _reports_fixtures as F
 import pytest
-from fpgaprof.report import _data as D
-from fpgaprof.report import summary as S
+from fpgaprof.analysis import sections
+from fpgaprof.api import overview
+from fpgaprof.capture.run_environment import ENVIRONMENT_FILE
+from fpgaprof.report import model, summary_json
 
 jsonschema = pytest.importorskip("jsonschema")
 SCHEMA_PATH = pathlib.Path(__file__).resolve().parents[2] / "docs" / "summary.schema.json"
@@ -28,14 +30,14 @@ def validate(doc, schema):
 def test_union_of_intervals():
     import numpy as np
     # [0,10) ∪ [5,12) ∪ [20,21) ∪ [11,15) = [0,15) + [20,21) = 16
-    assert D.union_ns(np.array([0, 5, 20, 11]), np.array([10, 12, 21, 15])) == 16
+    assert sections.union_ns(np.array([0, 5, 20, 11]), np.array([10, 12, 21, 15])) == 16
     # contained interval, zero length, reversed end (clamped to start)
-    assert D.union_ns(np.array([0, 2, 30, 40]), np.array([10, 3, 30, 35])) == 10
-    assert D.union_ns(np.array([], dtype=np.int64), np.array([], dtype=np.int64)) == 0
+    assert sections.union_ns(np.array([0, 2, 30, 40]), np.array([10, 3, 30, 35])) == 10
+    assert sections.union_ns(np.array([], dtype=np.int64), np.array([], dtype=np.int64)) == 0
 
 
 def test_totals_by_hand(schema):
-    s = S.collect(F.SyntheticProfile())
+    s = model.collect(F.SyntheticProfile())
     validate(s, schema)
     t = s["totals"]
     assert t["kernel_count"] == 4
@@ -56,7 +58,7 @@ def test_totals_by_hand(schema):
 
 
 def test_kernels_and_transfers_by_hand():
-    s = S.collect(F.SyntheticProfile())
+    s = model.collect(F.SyntheticProfile())
     top = {r["name"]: r for r in s["kernels"]["top"]}
     assert top["fusion_a"]["count"] == 2
     assert top["fusion_a"]["total_s"] == pytest.approx(1.0e-3)
@@ -82,7 +84,7 @@ def test_kernels_and_transfers_by_hand():
 
 
 def test_memory_timeline_by_hand():
-    m = S.collect(F.SyntheticProfile())["memory"]
+    m = model.collect(F.SyntheticProfile())["memory"]
     # in use: 1 MB @0.5, 3 MB @1, 2 MB @2, 6 MB @3, 4 MB @4, 0 @5
     assert m["peak_bytes"] == 6_000_000
     assert m["peak_time_s"] == pytest.approx(3e-3)
@@ -92,7 +94,7 @@ def test_memory_timeline_by_hand():
 
 
 def test_regions_and_measurements_by_hand():
-    s = S.collect(F.SyntheticProfile())
+    s = model.collect(F.SyntheticProfile())
     regions = {r["name"]: r for r in s["regions"]["items"]}
     # forward_project/64: 3.1 + 2.0 ms wall; GPU work launched in it: kernels 0.5 + 1.0 + 1.0
     # (#0) + 0.5 (#1), copies 0.1 + 0.2 (#0), memset 0.01 (#1) = 3.31 ms
@@ -114,7 +116,7 @@ def test_regions_and_measurements_by_hand():
     ("phantom", "phantom", None), ("a/b", "a/b", None),
 ])
 def test_measurement_names(name, op, size):
-    m = S.measurements_from_regions([{"index": 0, "name": name, "start_ns": 10, "end_ns": 2010}])
+    m = model.measurements_from_regions([{"index": 0, "name": name, "start_ns": 10, "end_ns": 2010}])
     assert m == [{"operation": op, "volume_size": size, "run": 0, "time": 2e-6}]
 
 
@@ -122,7 +124,7 @@ def test_given_environment_and_measurements_win(schema):
     env = {"backend": "gpu", "devices": ["cuda:0"], "jax_version": "0.4.35",
            "mbirjax_version": "0.6.17.1"}
     meas = [{"operation": "forward_project", "volume_size": 32, "run": 2, "time": 0.25}]
-    s = S.collect(F.SyntheticProfile(), environment=env, measurements=meas)
+    s = model.collect(F.SyntheticProfile(), environment=env, measurements=meas)
     validate(s, schema)
     assert s["environment"] == env
     assert s["measurements"] == meas
@@ -131,14 +133,14 @@ def test_given_environment_and_measurements_win(schema):
 def test_environment_json_beside_trace(tmp_path):
     env = {"backend": "cpu", "devices": ["TFRT_CPU_0"], "jax_version": "0.10.2",
            "mbirjax_version": None}
-    (tmp_path / S.ENVIRONMENT_FILE).write_text(json.dumps(env))
-    s = S.collect(F.SyntheticProfile(), trace_path=str(tmp_path / "trace.fpgaprof"))
+    (tmp_path / ENVIRONMENT_FILE).write_text(json.dumps(env))
+    s = model.collect(F.SyntheticProfile(), trace_path=str(tmp_path / "trace.fpgaprof"))
     assert s["environment"] == env
     assert s["trace"]["path"].endswith("trace.fpgaprof")
 
 
 def test_unavailable_sections_say_why(schema):
-    s = S.collect(F.SyntheticProfile(with_gpu=False))
+    s = model.collect(F.SyntheticProfile(with_gpu=False))
     validate(s, schema)
     assert s["kernels"]["available"] is False and "no kernels" in s["kernels"]["reason"]
     assert s["memory"]["available"] is False
@@ -157,14 +159,14 @@ def test_unavailable_sections_say_why(schema):
 
 
 def test_warnings_are_collected():
-    s = S.collect(F.SyntheticProfile())
+    s = model.collect(F.SyntheticProfile())
     ws = s["warnings"]
     assert "user <script>alert(1)</script> warning" in ws
     assert any(w.startswith("3 CUPTI records were dropped") for w in ws)
 
 
 def test_ops_and_roofline_from_ops(schema):
-    s = S.collect(F.SyntheticProfile(with_ops=True))
+    s = model.collect(F.SyntheticProfile(with_ops=True))
     validate(s, schema)
     ops = {r["op"]: r for r in s["ops"]["items"]}
     assert ops["fusion.1"]["source"] == "model.py:12"
@@ -185,7 +187,7 @@ def test_write_is_atomic_and_valid_json(tmp_path, schema):
     p = tmp_path / "out" / "summary.json"
     old_mask = os.umask(0o022)
     try:
-        S.write_summary(p, S.collect(F.SyntheticProfile()))
+        summary_json.write_summary(p, model.collect(F.SyntheticProfile()))
     finally:
         os.umask(old_mask)
     doc = json.loads(p.read_text())
@@ -202,14 +204,14 @@ def test_failed_write_keeps_old_file(tmp_path, monkeypatch):
         raise OSError(28, "No space left on device")
     monkeypatch.setattr(os, "fsync", fail)
     with pytest.raises(OSError):
-        S.write_summary(p, S.collect(F.SyntheticProfile()))
+        summary_json.write_summary(p, model.collect(F.SyntheticProfile()))
     old = "old"
     assert p.read_text() == old  # the previous file is untouched
     assert [x for x in os.listdir(p.parent) if x.startswith(".tmp-")] == []
 
 
 def test_nan_becomes_null():
-    txt = S.dumps({"a": float("nan"), "b": [float("inf"), 1.5]})
+    txt = summary_json.dumps({"a": float("nan"), "b": [float("inf"), 1.5]})
     assert json.loads(txt) == {"a": None, "b": [None, 1.5]}
 
 
@@ -236,7 +238,7 @@ def test_region_gpu_time_includes_nested_regions():
     # fusion_a #2 (0.5 ms) now launched in back_project
     k["region_index"] = np.array([0, 0, 2, 0], dtype=np.uint32)
     prof.kernels = F.Table(**k)
-    items = {x["name"]: x for x in S.collect(prof)["regions"]["items"]}
+    items = {x["name"]: x for x in model.collect(prof)["regions"]["items"]}
     assert items["back_project"]["gpu_s"] == pytest.approx(0.5e-3)
     assert items["outer"]["gpu_s"] == pytest.approx(0.5e-3)  # through its child
     # forward_project/64 lost that kernel: 0.5 + 1.0 + 1.0 + 0.3 copies + 0.01 memset
@@ -252,11 +254,11 @@ def test_unattributed_kernels_warning():
             return SimpleNamespace(unattributed_count=2, ops=[],
                                    unattributed=[SimpleNamespace(name="gemm<float>"),
                                                  SimpleNamespace(name="fusion_b")])
-    ws = S.collect(WithAttribution())["warnings"]
+    ws = model.collect(WithAttribution())["warnings"]
     assert "2 kernels could not be attributed to an HLO op (most time: gemm<float>, fusion_b)" \
         in ws
     # the plain profile's trace holds no HLO module: all 4 kernels are unattributed
-    ws = S.collect(F.SyntheticProfile())["warnings"]
+    ws = model.collect(F.SyntheticProfile())["warnings"]
     # (fusion_a 2 x 0.5 ms, gemm<float> and fusion_b 1 ms each: a tie, in any order)
     (w,) = [w for w in ws if "attributed" in w]
     head = "4 kernels could not be attributed to an HLO op (most time: "
@@ -267,7 +269,7 @@ def test_unattributed_kernels_warning():
 def test_saved_trace_without_environment_json_has_nulls(tmp_path):
     """Reporting a saved trace elsewhere must not pass off this process's jax as the traced
     program's."""
-    s = S.collect(F.SyntheticProfile(), trace_path=str(tmp_path / "trace.fpgaprof"))
+    s = model.collect(F.SyntheticProfile(), trace_path=str(tmp_path / "trace.fpgaprof"))
     assert s["environment"] == {"backend": None, "devices": [], "jax_version": None,
                                 "mbirjax_version": None}
 
@@ -290,7 +292,7 @@ def _two_device_allocations():
 def test_memory_two_devices_never_negative(schema):
     prof = F.SyntheticProfile()
     prof.allocations = _two_device_allocations()
-    s = S.collect(prof)
+    s = model.collect(prof)
     validate(s, schema)
     m = s["memory"]
     # a free matches the live allocation of the same device and address:
@@ -327,9 +329,9 @@ def test_memory_timeline_keeps_spikes_when_downsampled():
     v = np.zeros(10_000, dtype=np.int64)
     v[1234] = 7  # one short spike in a long flat series
     v[9000] = 5
-    pick = D.downsample_steps(v, 400)
+    pick = sections.downsample_steps(v, 400)
     assert len(pick) <= 401 and 1234 in pick and 9000 in pick and pick[-1] == 9999
-    assert list(D.downsample_steps(np.arange(5))) == [0, 1, 2, 3, 4]
+    assert list(sections.downsample_steps(np.arange(5))) == [0, 1, 2, 3, 4]
 
 
 def _nested_profile_with_sync():
@@ -354,7 +356,7 @@ def _nested_profile_with_sync():
 
 def test_transfers_inclusive_with_overlap_host_wait_and_link(schema):
     prof = _nested_profile_with_sync()
-    s = S.collect(prof)
+    s = model.collect(prof)
     validate(s, schema)
     t = s["transfers"]
     # busy 0.1 + 0.4 ms; overlap with kernels: DtoH [3.4, 3.8] ∩ fusion_b [2.5, 3.5] = 0.1 ms;
@@ -395,12 +397,12 @@ def test_transfers_inclusive_with_overlap_host_wait_and_link(schema):
 
 
 def test_analysis_failure_is_a_warning_not_a_missing_feature(monkeypatch):
-    from fpgaprof import roofline
+    from fpgaprof.api import roofline as api_roofline
 
     def broken(prof, **kw):
         return None.peak  # an AttributeError from a bug inside the analysis
-    monkeypatch.setattr(roofline, "analyze", broken)
-    s = S.collect(F.SyntheticProfile())
+    monkeypatch.setattr(api_roofline, "analyze", broken)
+    s = model.collect(F.SyntheticProfile())
     why = ("the analysis (fpgaprof.roofline.analyze) failed: AttributeError: 'NoneType' "
            "object has no attribute 'peak'")
     assert s["memory"] == {"available": False, "reason": why}
@@ -409,9 +411,9 @@ def test_analysis_failure_is_a_warning_not_a_missing_feature(monkeypatch):
 
 
 def test_missing_core_function_is_not_in_this_build(monkeypatch):
-    from fpgaprof import _core
-    monkeypatch.delattr(_core.analysis, "analyze")
-    s = S.collect(F.SyntheticProfile())
+    from fpgaprof.base.core import core
+    monkeypatch.delattr(core.analysis, "analyze")
+    s = model.collect(F.SyntheticProfile())
     assert s["memory"]["available"] is False
     assert "is not in this fpgaprof build" in s["memory"]["reason"]
     assert not any("analyze" in w for w in s["warnings"])
@@ -431,7 +433,7 @@ def test_measured_roofline_fields_from_counters(schema):
         store.append("counters", kernel_index=k, metric="dram__bytes_write.sum", value=4000.0)
         store.append("counters", kernel_index=k,
                      metric="smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", value=500.0)
-    s = S.collect(fpgaprof.Profile(store))
+    s = model.collect(fpgaprof.Profile(store))
     validate(s, schema)
     roof = s["roofline"]
     assert roof["has_measured"] is True
@@ -469,7 +471,7 @@ def test_measured_roofline_over_the_kernels_with_counters(schema):
     store.append("counters", kernel_index=0,
                  metric="smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", value=500.0)
     prof = fpgaprof.Profile(store)
-    s = S.collect(prof)
+    s = model.collect(prof)
     validate(s, schema)
     p = {q["op"]: q for q in s["roofline"]["points"]}["broadcast_add_fusion"]
     assert (p["measured_flops"], p["measured_bytes"]) == (1000, 12000)
@@ -488,15 +490,15 @@ def test_left_out_counts():
     rows = [{"op": f"op{i}", "module": "m", "time_ns": 1000 - i, "flops": 1.0, "bytes": 1.0,
              "intensity": 1.0, "achieved_flops_per_s": 1.0, "bound": "memory"}
             for i in range(250)]
-    roof = S._roofline_section(F.SyntheticProfile(), rows, None, {"available": False,
+    roof = overview.roofline_section(F.SyntheticProfile(), rows, None, {"available": False,
                                                                    "reason": "x"})
     assert (roof["count"], len(roof["points"]), roof["points_left_out"]) == (250, 200, 50)
     assert roof["points"][0]["op"] == "op0"  # most time first
-    cands = S._candidates_section({"candidates": [{"rank": i + 1, "op": f"op{i}"}
+    cands = overview.candidates_section({"candidates": [{"rank": i + 1, "op": f"op{i}"}
                                                   for i in range(60)]}, None, "alveo-u55c")
     assert (cands["count"], len(cands["items"]), cands["items_left_out"]) == (60, 50, 10)
     from fpgaprof.report import html as H
-    s = S.collect(F.SyntheticProfile())
+    s = model.collect(F.SyntheticProfile())
     s["roofline"], s["candidates"] = roof, cands
     doc = H.render(s)
     assert "10 more candidates not shown" in doc
@@ -535,7 +537,7 @@ def _valid_candidate():
         "op-bound-bogus", "region-path-missing"])
 def test_schema_rejects(mutate, schema):
     import copy
-    s = S.collect(F.SyntheticProfile(with_ops=True))
+    s = model.collect(F.SyntheticProfile(with_ops=True))
     s["candidates"] = {"available": True, "target": "alveo-u55c", "count": 1,
                        "items": [_valid_candidate()], "items_left_out": 0}
     validate(s, schema)  # the unmodified document is valid

@@ -12,8 +12,9 @@ from collections import Counter
 
 import _reports_fixtures as F
 import fpgaprof
-from fpgaprof import cli, report
-from fpgaprof.report import perfetto as P
+from fpgaprof import report
+from fpgaprof.cli import parser as cli_parser
+from fpgaprof.report import timeline as timeline_json
 
 CATS = {"kernel": "kernels", "memcpy": "transfers", "memset": "memsets",
         "cuda_api": "api_calls", "nvtx": "markers", "region": "regions"}
@@ -38,7 +39,7 @@ def test_the_cap_keeps_the_first_records_by_start_time(tmp_path):
     assert ordered[keep - 1][0] < ordered[keep][0], "the fixture has a tie at the cut"
     expected_out = Counter(cat for _, cat in ordered[keep:])
 
-    counts = P.write_timeline(prof, tmp_path / "t.json", max_events=keep)
+    counts = report.write_timeline(prof, tmp_path / "t.json", max_events=keep)
     doc = _load(tmp_path / "t.json")
     assert counts["omitted"] == 5
     assert {c: counts[f"omitted_{c}"] for c in CATS if counts[f"omitted_{c}"]} == dict(expected_out)
@@ -66,15 +67,15 @@ def test_the_cap_keeps_the_first_records_by_start_time(tmp_path):
 
 def test_no_cut_below_the_cap(tmp_path):
     prof = F.SyntheticProfile()
-    counts = P.write_timeline(prof, tmp_path / "t.json", max_events=len(_records(prof)))
+    counts = report.write_timeline(prof, tmp_path / "t.json", max_events=len(_records(prof)))
     doc = _load(tmp_path / "t.json")
     assert "omitted" not in counts and "omitted_records" not in doc["otherData"]
     assert not [e for e in doc["traceEvents"] if e.get("cat") == "fpgaprof"]
-    assert P.write_timeline(prof, tmp_path / "u.json", max_events=None).get("omitted") is None
+    assert report.write_timeline(prof, tmp_path / "u.json", max_events=None).get("omitted") is None
 
 
 def test_the_cli_default_is_the_writers(tmp_path):
-    assert cli.TIMELINE_EVENTS == P.MAX_EVENTS == report.TIMELINE_MAX_EVENTS
+    assert cli_parser.TIMELINE_EVENTS == timeline_json.MAX_EVENTS == report.TIMELINE_MAX_EVENTS
 
 
 def _saved_trace(tmp_path, n_regions):

@@ -11,7 +11,9 @@ from decimal import Decimal
 
 import _reports_fixtures as F
 import numpy as np
-from fpgaprof.report import perfetto as P
+from fpgaprof import report
+from fpgaprof.report import json_rows
+from fpgaprof.report import timeline as timeline_json
 
 S7 = 2_000_000_007  # GPU_TID_BASE + lane 0 * 1e8 + device 0 * 1e6 + stream 7
 S8 = 2_000_000_008
@@ -96,7 +98,7 @@ def _load(path):
 
 def test_every_event_as_worked_out_by_hand(tmp_path):
     path = tmp_path / "t.json"
-    counts = P.write_timeline(F.SyntheticProfile(), path)
+    counts = report.write_timeline(F.SyntheticProfile(), path)
     text, doc = _load(path)
     assert doc["displayTimeUnit"] == "ns"
     assert doc["otherData"] == {"tool": "fpgaprof", "clock": "CLOCK_REALTIME", "t0_ns": F.T0,
@@ -146,10 +148,10 @@ def _events(path):
 def test_chunks_and_long_names_give_the_same_events(tmp_path, monkeypatch):
     prof = _big_profile(5000, long_every=7)
     one = tmp_path / "one.json"
-    P.write_timeline(prof, one)
-    monkeypatch.setattr(P, "_CHUNK_BYTES", 1)  # 1024 rows per chunk: 5 chunks
+    report.write_timeline(prof, one)
+    monkeypatch.setattr(json_rows, "CHUNK_BYTES", 1)  # 1024 rows per chunk: 5 chunks
     many = tmp_path / "many.json"
-    P.write_timeline(prof, many)
+    report.write_timeline(prof, many)
     assert one.read_bytes() == many.read_bytes()
     evs = [json.loads(c) for c in _events(one).elements()]
     kern = [e for e in evs if e.get("cat") == "kernel"]
@@ -200,7 +202,7 @@ def test_lanes_match_the_plain_greedy_on_random_intervals():
         else:  # anything, including zero and negative lengths
             starts = [rng.randrange(100) for _ in range(n)]
             ends = [s + rng.randrange(-3, 40) for s in starts]
-        assert P.assign_lanes(keys, starts, ends) == _reference_lanes(keys, starts, ends)
+        assert timeline_json.assign_lanes(keys, starts, ends) == _reference_lanes(keys, starts, ends)
 
 
 def test_crossing_range_at_the_start_of_a_long_track(tmp_path):
@@ -210,7 +212,7 @@ def test_crossing_range_at_the_start_of_a_long_track(tmp_path):
     s = [-500] + [1000 * i + 2000 for i in range(n)] + [0]
     e = [1500] + [1000 * i + 2500 for i in range(n)] + [1_000_000 + 5000]
     keys = [101] * len(s)
-    lanes = P.assign_lanes(keys, s, e)
+    lanes = timeline_json.assign_lanes(keys, s, e)
     assert lanes == _reference_lanes(keys, s, e)
     assert lanes[-1] == 1 and sum(lanes) == 1
 
@@ -219,12 +221,12 @@ def test_row_renderer_signs_times_and_shared_columns():
     # one column used twice (as bind_id and correlation_id are) with negative values, and
     # nanoseconds as µs: -1500 ns = "-1.500", 999 = "0.999", 0 = "0.000", 123456 = "123.456"
     v = np.array([-5, 12, 0, -1000])
-    fields = [P._Lit(',\n{"a":'), P._Int(v), P._Lit(',"b":'), P._Int(v), P._Lit(',"c":'),
-              P._Int(np.array([-1500, 999, 0, 123456]), us=True),
-              P._Lit(',"d":', np.array([True, False, True, False])),
-              P._Int(np.array([7, 8, 10**18, 9]), np.array([True, False, True, False])),
-              P._Lit("}")]
-    text = b"".join(bytes(p) for p in P._render(P._merge_literals(fields), 0, 4)).decode()
+    fields = [json_rows.Lit(',\n{"a":'), json_rows.Int(v), json_rows.Lit(',"b":'), json_rows.Int(v), json_rows.Lit(',"c":'),
+              json_rows.Int(np.array([-1500, 999, 0, 123456]), us=True),
+              json_rows.Lit(',"d":', np.array([True, False, True, False])),
+              json_rows.Int(np.array([7, 8, 10**18, 9]), np.array([True, False, True, False])),
+              json_rows.Lit("}")]
+    text = b"".join(bytes(p) for p in json_rows.render_rows(json_rows.merge_literals(fields), 0, 4)).decode()
     assert text == (',\n{"a":-5,"b":-5,"c":-1.500,"d":7}'
                     ',\n{"a":12,"b":12,"c":0.999}'
                     ',\n{"a":0,"b":0,"c":0.000,"d":1000000000000000000}'
@@ -245,4 +247,4 @@ def test_lanes_with_records_far_apart_in_time():
             a = F.T0 + rng.randrange(10**6)
             starts.append(a)
             ends.append(a + rng.randrange(-5, 5000))
-    assert P.assign_lanes(keys, starts, ends) == _reference_lanes(keys, starts, ends)
+    assert timeline_json.assign_lanes(keys, starts, ends) == _reference_lanes(keys, starts, ends)

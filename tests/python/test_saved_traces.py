@@ -65,7 +65,7 @@ def _hlo_trace(tmp_path_factory) -> str:
     static cost and the candidates are scored."""
     jax = pytest.importorskip("jax")
     jnp = jax.numpy
-    from fpgaprof import _core
+    from fpgaprof.base.core import core
 
     def f(x, w, idx):
         y = jnp.sin(x) * 2.0 + 1.0
@@ -73,9 +73,9 @@ def _hlo_trace(tmp_path_factory) -> str:
 
     text = jax.jit(f).lower(jnp.ones((256, 256)), jnp.ones((256, 64)),
                             jnp.arange(128)).compile().as_text()
-    entry = next(c for c in _core.hlo.analyze(text).computations if c.is_entry)
+    entry = next(c for c in core.hlo.analyze(text).computations if c.is_entry)
     # GPU kernel names are the fusion names with '.' and '-' replaced, as XLA names them
-    names = [_core.attribution.sanitize_kernel_name(i.name) for i in entry.instructions
+    names = [core.attribution.sanitize_kernel_name(i.name) for i in entry.instructions
              if i.opcode == "fusion"]
     assert len(names) >= 4, names
     kernels, t = [], 1_000
@@ -84,7 +84,7 @@ def _hlo_trace(tmp_path_factory) -> str:
             d = 100_000 * (k + 1)
             kernels.append({"name": n, "start_ns": t, "end_ns": t + d, "grid": 64})
             t += d + 500
-    store = _core.analysis._store_from_lists({
+    store = core.analysis._store_from_lists({
         "devices": [{"name": "A100-like", "cc_major": 8, "cc_minor": 0, "sm_count": 108,
                      "core_clock_khz": 1_410_000, "memory_clock_khz": 1_215_000,
                      "memory_bus_width_bits": 5120, "pcie_generation": 4, "pcie_link_width": 16}],
@@ -230,7 +230,7 @@ def test_printed_summary_and_digest_use_the_summary_numbers(saved):
     """prof.summary() and the run digest count the warnings of summary.json (transfer flags
     included) and show its GPU busy (the union) and memory peak."""
     from fpgaprof.report.digest import digest
-    from fpgaprof.report.html import fmt_bytes, fmt_s
+    from fpgaprof.base.units import fmt_bytes, fmt_s
 
     _, prof, out = saved
     s = _summary(out)

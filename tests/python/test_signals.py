@@ -1,4 +1,4 @@
-"""SIGTERM/SIGHUP saving (fpgaprof._signals) in the hard cases: forked children, handlers the
+"""SIGTERM/SIGHUP saving (fpgaprof.capture.signals) in the hard cases: forked children, handlers the
 program or JAX install, a signal during the final save, a program stuck in native code. Each
 test says what it expects and why (found in review; the simple cases are in test_api_trace.py
 and test_cli_run.py)."""
@@ -132,12 +132,13 @@ def test_sigterm_while_the_trace_is_being_finished_does_not_lose_it(tmp_path):
     r = _python(f"""
         import os, signal, threading, time, warnings
         warnings.simplefilter("ignore")
-        import fpgaprof, fpgaprof._trace as T
-        orig = T._attach_hlo_modules
+        import fpgaprof
+        from fpgaprof.capture import hlo_dump
+        orig = hlo_dump.attach_hlo_modules
         def slow(store):
             time.sleep(1.5)
-            orig(store)
-        T._attach_hlo_modules = slow
+            return orig(store)
+        hlo_dump.attach_hlo_modules = slow
         with fpgaprof.trace({str(path)!r}):
             with fpgaprof.region("work"):
                 time.sleep(0.01)

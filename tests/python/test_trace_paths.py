@@ -8,7 +8,7 @@ import warnings
 
 import fpgaprof
 import pytest
-from fpgaprof import _core
+from fpgaprof.base.core import core
 
 
 @pytest.fixture(autouse=True)
@@ -27,7 +27,7 @@ def test_missing_folder_is_refused_before_the_body_runs(tmp_path):
     assert ran == []
     msg = str(e.value)
     assert "\n" not in msg and "does not exist" in msg and "os.makedirs" in msg
-    assert not fpgaprof._trace.active()  # nothing left running: a next trace works
+    assert not fpgaprof.api.trace.active()  # nothing left running: a next trace works
     with fpgaprof.trace(str(tmp_path / "ok.fpgaprof")):
         pass
     assert (tmp_path / "ok.fpgaprof").is_file()
@@ -96,4 +96,4 @@ def test_the_cpp_reader_types_a_folder_as_an_io_error(tmp_path):
     # Before: libstdc++'s "basic_filebuf::underflow error reading the file: Is a directory"
     # came through as builtins.RuntimeError.
     with pytest.raises(fpgaprof.FpgaprofIOError, match="is a folder, not a trace file"):
-        _core.TraceStore.load(str(tmp_path))
+        core.TraceStore.load(str(tmp_path))

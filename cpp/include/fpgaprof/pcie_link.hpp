@@ -16,9 +16,9 @@
 namespace fpgaprof {
 
 struct PcieLink {
-  uint32_t generation = 0;   // 1..7; 0 unknown
-  uint32_t width = 0;        // lanes (1, 2, 4, 8, 12, 16, 32); 0 unknown
-  std::string device_path;   // sysfs directory of the GPU after resolving links; "" not found
+  uint32_t generation = 0;  // 1..7; 0 unknown
+  uint32_t width = 0;       // lanes (1, 2, 4, 8, 12, 16, 32); 0 unknown
+  std::string device_path;  // sysfs directory of the GPU after resolving links; "" not found
   // Set when an upstream port's link is lower than the GPU's own (a gen5 GPU in a gen4 slot):
   // "device 0000:65:00.0 supports PCIe gen5 x16, upstream port 0000:00:01.0 only gen4 x16".
   std::string limited_by;

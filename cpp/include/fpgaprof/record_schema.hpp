@@ -28,16 +28,16 @@ enum class FieldType : uint8_t { kU64, kU32, kU16, kU8, kBool, kEnum, kString, k
 // What an index field refers to; the trace reader checks each one (kNone32 is always valid
 // for table references, meaning "none").
 enum class FieldRef : uint8_t {
-  kNone,     // plain value
-  kString,   // StringId into TraceStore::strings (0 = "")
-  kApi,      // index into TraceStore::api_calls
-  kRegion,   // index into TraceStore::regions
-  kMarker,   // index into TraceStore::markers
-  kSelf,     // index into the same table (parent links)
-  kKernel,   // index into TraceStore::kernels
+  kNone,          // plain value
+  kString,        // StringId into TraceStore::strings (0 = "")
+  kApi,           // index into TraceStore::api_calls
+  kRegion,        // index into TraceStore::regions
+  kMarker,        // index into TraceStore::markers
+  kSelf,          // index into the same table (parent links)
+  kKernel,        // index into TraceStore::kernels
   kLaunchConfig,  // index into TraceStore::launch_configs
   kApiFunction,   // index into TraceStore::api_functions
-  kMemcpy,   // index into TraceStore::memcpys
+  kMemcpy,        // index into TraceStore::memcpys
 };
 
 // How the trace file encodes a column before compression (values are stable: they are
@@ -51,25 +51,25 @@ enum class ColumnEncoding : uint8_t {
 
 template <class R>
 struct FieldSpec {
-  const char* name;             // the C++ member name
+  const char* name;  // the C++ member name
   FieldType type;
   FieldRef ref;
-  uint64_t max_value;           // largest valid raw value (enums: last enumerator)
+  uint64_t max_value;                       // largest valid raw value (enums: last enumerator)
   std::span<const char* const> enum_names;  // kEnum: name of each value (index = value)
   ColumnEncoding encoding;
-  const char* base;             // kRelative: the column it is relative to (earlier in the list)
+  const char* base;  // kRelative: the column it is relative to (earlier in the list)
   uint64_t (*get)(const R&);
-  void (*set)(R&, uint64_t);    // caller guarantees value <= max_value
+  void (*set)(R&, uint64_t);  // caller guarantees value <= max_value
 };
 
 // Names of the enum values as the Python API and the docs show them.
-inline constexpr std::array<const char*, 11> kCopyKindNames = {
-    "unknown", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA"};
+inline constexpr std::array<const char*, 11> kCopyKindNames = {"unknown", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP",
+                                                               "HtoA",    "AtoH", "AtoA", "AtoD", "DtoA"};
 inline constexpr std::array<const char*, 8> kMemoryKindNames = {
     "unknown", "pageable", "pinned", "device", "array", "managed", "device_static", "managed_static"};
 inline constexpr std::array<const char*, 2> kApiKindNames = {"runtime", "driver"};
-inline constexpr std::array<const char*, 5> kSyncKindNames = {
-    "unknown", "event_synchronize", "stream_wait_event", "stream_synchronize", "context_synchronize"};
+inline constexpr std::array<const char*, 5> kSyncKindNames = {"unknown", "event_synchronize", "stream_wait_event",
+                                                              "stream_synchronize", "context_synchronize"};
 
 namespace schema_detail {
 
@@ -115,21 +115,31 @@ void set(RecordOf<M>& r, uint64_t v) {
 template <auto M>
 constexpr FieldType type_of(FieldRef ref) {
   using T = TypeOf<M>;
-  if constexpr (std::is_same_v<T, double>) return FieldType::kF64;
-  else if constexpr (std::is_same_v<T, bool>) return FieldType::kBool;
-  else if constexpr (std::is_enum_v<T>) return FieldType::kEnum;
-  else if constexpr (std::is_same_v<T, uint64_t>) return FieldType::kU64;
-  else if constexpr (std::is_same_v<T, uint16_t>) return FieldType::kU16;
-  else if constexpr (std::is_same_v<T, uint8_t>) return FieldType::kU8;
-  else return ref == FieldRef::kString ? FieldType::kString : FieldType::kU32;
+  if constexpr (std::is_same_v<T, double>)
+    return FieldType::kF64;
+  else if constexpr (std::is_same_v<T, bool>)
+    return FieldType::kBool;
+  else if constexpr (std::is_enum_v<T>)
+    return FieldType::kEnum;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return FieldType::kU64;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    return FieldType::kU16;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return FieldType::kU8;
+  else
+    return ref == FieldRef::kString ? FieldType::kString : FieldType::kU32;
 }
 
 template <auto M>
 constexpr uint64_t max_of() {
   using T = TypeOf<M>;
-  if constexpr (std::is_same_v<T, double>) return std::numeric_limits<uint64_t>::max();
-  else if constexpr (std::is_same_v<T, bool>) return 1;
-  else return static_cast<uint64_t>(std::numeric_limits<T>::max());
+  if constexpr (std::is_same_v<T, double>)
+    return std::numeric_limits<uint64_t>::max();
+  else if constexpr (std::is_same_v<T, bool>)
+    return 1;
+  else
+    return static_cast<uint64_t>(std::numeric_limits<T>::max());
 }
 
 // A plain (non-enum) field.
@@ -142,8 +152,9 @@ constexpr FieldSpec<RecordOf<M>> f(const char* name, ColumnEncoding enc, FieldRe
 // An enum field whose valid values are 0 .. names.size()-1.
 template <auto M, std::size_t N>
 constexpr FieldSpec<RecordOf<M>> e(const char* name, const std::array<const char*, N>& names) {
-  return {name,          FieldType::kEnum, FieldRef::kNone, N - 1, std::span<const char* const>(names),
-          ColumnEncoding::kVarint, nullptr, &get<M>, &set<M>};
+  return {
+      name,    FieldType::kEnum, FieldRef::kNone, N - 1, std::span<const char* const>(names), ColumnEncoding::kVarint,
+      nullptr, &get<M>,          &set<M>};
 }
 
 }  // namespace schema_detail
@@ -308,12 +319,9 @@ template <>
 inline std::span<const FieldSpec<SyncRecord>> fields_of<SyncRecord>() {
   using R = SyncRecord;
   static const FieldSpec<R> k[] = {
-      FPGAPROF_F(R, start_ns, kDelta),
-      FPGAPROF_F(R, end_ns, kRelative, FieldRef::kNone, "start_ns"),
-      FPGAPROF_F(R, correlation_id, kDelta),
-      FPGAPROF_F(R, thread_id, kDelta),
-      FPGAPROF_F(R, context_id, kVarint),
-      FPGAPROF_F(R, stream_id, kDelta),
+      FPGAPROF_F(R, start_ns, kDelta),       FPGAPROF_F(R, end_ns, kRelative, FieldRef::kNone, "start_ns"),
+      FPGAPROF_F(R, correlation_id, kDelta), FPGAPROF_F(R, thread_id, kDelta),
+      FPGAPROF_F(R, context_id, kVarint),    FPGAPROF_F(R, stream_id, kDelta),
       FPGAPROF_E(R, kind, kSyncKindNames),
   };
   return k;
@@ -400,16 +408,14 @@ void for_each_table(Fn&& fn) {
   fn(TableSpec<LaunchConfig>{"launch_configs", "LCFG", &TraceStore::launch_configs, fields_of<LaunchConfig>()});
   fn(TableSpec<MemcpyRecord>{"memcpys", "MCPY", &TraceStore::memcpys, fields_of<MemcpyRecord>()});
   fn(TableSpec<MemsetRecord>{"memsets", "MSET", &TraceStore::memsets, fields_of<MemsetRecord>()});
-  fn(TableSpec<AllocationRecord>{"allocations", "ALOC", &TraceStore::allocations,
-                                 fields_of<AllocationRecord>()});
+  fn(TableSpec<AllocationRecord>{"allocations", "ALOC", &TraceStore::allocations, fields_of<AllocationRecord>()});
   fn(TableSpec<ApiRecord>{"api_calls", "APIC", &TraceStore::api_calls, fields_of<ApiRecord>()});
   fn(TableSpec<ApiFunction>{"api_functions", "APIF", &TraceStore::api_functions, fields_of<ApiFunction>()});
   fn(TableSpec<SyncRecord>{"syncs", "SYNC", &TraceStore::syncs, fields_of<SyncRecord>()});
   fn(TableSpec<MarkerRecord>{"markers", "MARK", &TraceStore::markers, fields_of<MarkerRecord>()});
   fn(TableSpec<RegionRecord>{"regions", "REGN", &TraceStore::regions, fields_of<RegionRecord>()});
   fn(TableSpec<OverheadRecord>{"overheads", "OVHD", &TraceStore::overheads, fields_of<OverheadRecord>()});
-  fn(TableSpec<ExternalCorrelationRecord>{"external_correlations", "XCOR",
-                                          &TraceStore::external_correlations,
+  fn(TableSpec<ExternalCorrelationRecord>{"external_correlations", "XCOR", &TraceStore::external_correlations,
                                           fields_of<ExternalCorrelationRecord>()});
   fn(TableSpec<CounterRecord>{"counters", "CNTR", &TraceStore::counters, fields_of<CounterRecord>()});
 }

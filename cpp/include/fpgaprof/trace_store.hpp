@@ -15,7 +15,10 @@ namespace fpgaprof {
 // Interned strings. Id 0 is the empty string.
 class StringTable {
  public:
-  StringTable() { strings_.emplace_back(); index_.emplace(std::string(), 0); }
+  StringTable() {
+    strings_.emplace_back();
+    index_.emplace(std::string(), 0);
+  }
   StringId intern(std::string_view s);
   const std::string& get(StringId id) const;  // throws Error(kInvalidArgument) if out of range
   std::size_t size() const { return strings_.size(); }
@@ -36,30 +39,30 @@ struct HloModuleText {
 // One hardware-counter value for one profiled range (one kernel in auto-range mode).
 // Counter data comes from kernel replay and is kept apart from timing data.
 struct CounterRecord {
-  uint32_t range_index = 0;    // order of the range in the counter session
+  uint32_t range_index = 0;         // order of the range in the counter session
   StringId range_name = kNoString;  // kernel name of the range
   uint32_t kernel_index = kNone32;  // index into TraceStore::kernels when matched
   uint32_t memcpy_index = kNone32;  // index into TraceStore::memcpys when the range was a
                                     // device-to-device copy (the Range Profiler counts those too)
-  StringId metric = kNoString; // e.g. "dram__bytes_read.sum"
+  StringId metric = kNoString;      // e.g. "dram__bytes_read.sum"
   double value = 0.0;
 };
 
 // Trace-level facts that are not records.
 struct TraceMeta {
-  uint64_t start_ns = 0;                 // trace clock when tracing started
-  uint64_t end_ns = 0;                   // trace clock when tracing stopped
-  uint64_t dropped_records = 0;          // CUPTI records lost (never silently)
-  uint64_t incomplete_records = 0;       // records with start=end=0 (device timestamp buffer full)
-  uint32_t driver_version = 0;           // e.g. 13000
-  uint32_t cupti_version = 0;            // CUPTI API version
-  std::string cupti_path;                // library the collector used
-  std::string clock = "CLOCK_REALTIME";  // the trace clock
-  bool gpu_available = false;            // false: only host-side data (regions, wall time)
-  std::string unavailable_reason;        // why, when !gpu_available
-  bool command_buffers_disabled = false; // XLA command buffers off while tracing
+  uint64_t start_ns = 0;                  // trace clock when tracing started
+  uint64_t end_ns = 0;                    // trace clock when tracing stopped
+  uint64_t dropped_records = 0;           // CUPTI records lost (never silently)
+  uint64_t incomplete_records = 0;        // records with start=end=0 (device timestamp buffer full)
+  uint32_t driver_version = 0;            // e.g. 13000
+  uint32_t cupti_version = 0;             // CUPTI API version
+  std::string cupti_path;                 // library the collector used
+  std::string clock = "CLOCK_REALTIME";   // the trace clock
+  bool gpu_available = false;             // false: only host-side data (regions, wall time)
+  std::string unavailable_reason;         // why, when !gpu_available
+  bool command_buffers_disabled = false;  // XLA command buffers off while tracing
   std::string fpgaprof_version;
-  std::vector<std::string> warnings;     // every warning shown to the user
+  std::vector<std::string> warnings;  // every warning shown to the user
 
   // Sets incomplete_records and keeps its one warning (incomplete_records_warning) in step:
   // added, reworded with the new count, or removed at 0.
@@ -80,7 +83,7 @@ class TraceStore {
   std::vector<MemsetRecord> memsets;
   std::vector<AllocationRecord> allocations;
   std::vector<ApiRecord> api_calls;
-  std::vector<ApiFunction> api_functions;    // distinct functions the API calls name
+  std::vector<ApiFunction> api_functions;  // distinct functions the API calls name
   std::vector<SyncRecord> syncs;
   std::vector<MarkerRecord> markers;
   std::vector<RegionRecord> regions;
@@ -93,7 +96,8 @@ class TraceStore {
 
   // Index of `config` in launch_configs, appending it when it is new. Amortised O(1): an
   // index over launch_configs is kept and extended with entries appended directly (e.g. by
-  // the trace reader) on the next call; entries are only ever appended, never changed. Throws Error(kInternal) past 2^32 - 2 entries.
+  // the trace reader) on the next call; entries are only ever appended, never changed. Throws Error(kInternal) past
+  // 2^32 - 2 entries.
   uint32_t intern_launch_config(const LaunchConfig& config);
 
   // Same for the function of an API call.

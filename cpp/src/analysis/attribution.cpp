@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <memory>
 #include <optional>
 #include <stdexcept>
-#include <tuple>
-#include <memory>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -48,8 +48,10 @@ std::vector<std::pair<std::string_view, std::string_view>> split_key_values(std:
     const bool at_end = i == body.size();
     if (!at_end) {
       const char c = body[i];
-      if (c == '(' || c == '[' || c == '{') ++depth;
-      else if ((c == ')' || c == ']' || c == '}') && depth > 0) --depth;
+      if (c == '(' || c == '[' || c == '{')
+        ++depth;
+      else if ((c == ')' || c == ']' || c == '}') && depth > 0)
+        --depth;
       if (c != ',' || depth != 0 || !starts_pair(i + 1)) continue;
     }
     std::string_view item = body.substr(begin, i - begin);
@@ -65,7 +67,10 @@ std::optional<int64_t> parse_int(std::string_view s) {
   int64_t v = 0;
   bool neg = false;
   std::size_t i = 0;
-  if (s[0] == '-') { neg = true; i = 1; }
+  if (s[0] == '-') {
+    neg = true;
+    i = 1;
+  }
   if (i == s.size()) return std::nullopt;
   for (; i < s.size(); ++i) {
     if (s[i] < '0' || s[i] > '9') return std::nullopt;
@@ -79,8 +84,7 @@ bool contains_ci(std::string_view hay, std::string_view needle) {
   for (std::size_t i = 0; i + needle.size() <= hay.size(); ++i) {
     bool ok = true;
     for (std::size_t j = 0; j < needle.size() && ok; ++j)
-      ok = std::tolower(static_cast<unsigned char>(hay[i + j])) ==
-           std::tolower(static_cast<unsigned char>(needle[j]));
+      ok = std::tolower(static_cast<unsigned char>(hay[i + j])) == std::tolower(static_cast<unsigned char>(needle[j]));
     if (ok) return true;
   }
   return false;
@@ -111,13 +115,19 @@ XlaRangeName parse_xla_range_name(std::string_view text) {
   if (close != std::string_view::npos) body = body.substr(0, close);
   for (const auto& [key, value] : split_key_values(body)) {
     if (kind == XlaRangeName::Kind::kModule) {
-      if (key == "hlo_module") r.hlo_module = value;
-      else if (key == "program_id") r.program_id = parse_int(value).value_or(-1);
-      else if (key == "prefix") r.prefix = value;
+      if (key == "hlo_module")
+        r.hlo_module = value;
+      else if (key == "program_id")
+        r.program_id = parse_int(value).value_or(-1);
+      else if (key == "prefix")
+        r.prefix = value;
     } else {
-      if (key == "hlo_op") r.hlo_op = value;
-      else if (key == "name") r.name = value;
-      else if (key == "unique_hlo_op_id") r.unique_hlo_op_id = parse_int(value).value_or(-1);
+      if (key == "hlo_op")
+        r.hlo_op = value;
+      else if (key == "name")
+        r.name = value;
+      else if (key == "unique_hlo_op_id")
+        r.unique_hlo_op_id = parse_int(value).value_or(-1);
     }
   }
   const bool ok = kind == XlaRangeName::Kind::kModule ? !r.hlo_module.empty() : !r.hlo_op.empty();
@@ -128,8 +138,8 @@ XlaRangeName parse_xla_range_name(std::string_view text) {
 std::string sanitize_kernel_name(std::string_view hlo_name) {
   std::string out(hlo_name);
   for (char& c : out) {
-    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                      c == '_' || c == '$';
+    const bool keep =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$';
     if (!keep) c = '_';
   }
   return out;
@@ -138,18 +148,16 @@ std::string sanitize_kernel_name(std::string_view hlo_name) {
 std::string library_of_kernel(std::string_view k) {
   // Order matters: cuDNN and cuBLAS kernels are often built from CUTLASS/xmma templates.
   if (contains_ci(k, "cudnn") || contains_ci(k, "implicit_convolve") || contains_ci(k, "winograd") ||
-      contains_ci(k, "convolve_") || contains_ci(k, "fprop") || contains_ci(k, "dgrad") ||
-      contains_ci(k, "wgrad"))
+      contains_ci(k, "convolve_") || contains_ci(k, "fprop") || contains_ci(k, "dgrad") || contains_ci(k, "wgrad"))
     return "cuDNN";
   if (contains_ci(k, "fft")) return "cuFFT";
-  if (contains_ci(k, "cusolver") || contains_ci(k, "potrf") || contains_ci(k, "getrf") ||
-      contains_ci(k, "syevj") || contains_ci(k, "geqrf") || contains_ci(k, "trsm"))
+  if (contains_ci(k, "cusolver") || contains_ci(k, "potrf") || contains_ci(k, "getrf") || contains_ci(k, "syevj") ||
+      contains_ci(k, "geqrf") || contains_ci(k, "trsm"))
     return "cuSOLVER";
-  if (contains_ci(k, "cublas") || contains_ci(k, "gemm") || contains_ci(k, "gemv") ||
-      contains_ci(k, "xmma") || contains_ci(k, "nvjet") || contains_ci(k, "splitkreduce") ||
-      contains_ci(k, "dot_kernel") || starts_with(k, "ampere_") || starts_with(k, "volta_") ||
-      starts_with(k, "turing_") || starts_with(k, "hopper_") || starts_with(k, "sm90_") ||
-      starts_with(k, "sm80_") || starts_with(k, "sm100_"))
+  if (contains_ci(k, "cublas") || contains_ci(k, "gemm") || contains_ci(k, "gemv") || contains_ci(k, "xmma") ||
+      contains_ci(k, "nvjet") || contains_ci(k, "splitkreduce") || contains_ci(k, "dot_kernel") ||
+      starts_with(k, "ampere_") || starts_with(k, "volta_") || starts_with(k, "turing_") || starts_with(k, "hopper_") ||
+      starts_with(k, "sm90_") || starts_with(k, "sm80_") || starts_with(k, "sm100_"))
     return "cuBLAS";
   if (contains_ci(k, "cutlass")) return "CUTLASS";
   if (starts_with(k, "_ZN3cub") || contains_ci(k, "cub::") || contains_ci(k, "thrust")) return "CUB";
@@ -199,11 +207,13 @@ std::string category_of(const hlo::Instruction& ins) {
 }
 
 bool instruction_serves_library(const hlo::Instruction& ins, const std::string& lib) {
-  if (lib == "cuFFT") return ins.opcode == "fft" || (ins.opcode == "custom-call" && contains_ci(ins.custom_call_target, "fft"));
+  if (lib == "cuFFT")
+    return ins.opcode == "fft" || (ins.opcode == "custom-call" && contains_ci(ins.custom_call_target, "fft"));
   if (ins.opcode != "custom-call" && !(ins.opcode == "fusion" && ins.fusion_kind == "kCustom")) return false;
   const std::string& t = ins.opcode == "custom-call" ? ins.custom_call_target : ins.backend_config;
   if (lib == "cuDNN") return contains_ci(t, "cudnn");
-  if (lib == "cuSOLVER") return contains_ci(t, "cusolver") || contains_ci(t, "solver") || contains_ci(t, "potrf") || contains_ci(t, "getrf");
+  if (lib == "cuSOLVER")
+    return contains_ci(t, "cusolver") || contains_ci(t, "solver") || contains_ci(t, "potrf") || contains_ci(t, "getrf");
   if (lib == "cuBLAS" || lib == "CUTLASS")
     return contains_ci(t, "cublas") || contains_ci(t, "gemm") || contains_ci(t, "cutlass") || contains_ci(t, "matmul");
   return ins.opcode == "custom-call";
@@ -335,8 +345,8 @@ class Attributor {
   // The site index of `a`, adding it when no equal site exists yet.
   uint32_t intern(const ActivityAttribution& a) {
     std::string key;
-    for (const std::string* f : {&a.module_name, &a.hlo_op, &a.category, &a.library, &a.op_name, &a.source_file,
-                                 &a.reason}) {
+    for (const std::string* f :
+         {&a.module_name, &a.hlo_op, &a.category, &a.library, &a.op_name, &a.source_file, &a.reason}) {
       key.append(*f).push_back('\x1f');
     }
     key.append(std::to_string(static_cast<int>(a.method))).push_back('\x1f');
@@ -442,7 +452,10 @@ class Attributor {
       uint32_t found = kNone32;
       int hits = 0;
       for (uint32_t idx = 0; idx < views_.size(); ++idx)
-        if (find_instruction(views_[idx], op)) { found = idx; ++hits; }
+        if (find_instruction(views_[idx], op)) {
+          found = idx;
+          ++hits;
+        }
       if (hits == 1) mi = found;
     }
     if (mi != kNone32) {
@@ -450,7 +463,10 @@ class Attributor {
       fill_from_instruction(mi, ins, a);
       if (!ins) a.reason = views_[mi].module ? "HLO op not found in its module" : "module HLO not parsed";
     } else {
-      if (rg.module) { a.module_name = rg.module->hlo_module; a.program_id = rg.module->program_id; }
+      if (rg.module) {
+        a.module_name = rg.module->hlo_module;
+        a.program_id = rg.module->program_id;
+      }
       a.reason = "HLO text of the module not in the trace";
     }
     a.hlo_op = op;
@@ -473,7 +489,10 @@ class Attributor {
     a.library = libraries_[lib];
     const std::string& kname = str(name);
     const uint32_t range_module = rg.module ? resolve_module(*rg.module, "") : kNone32;
-    if (rg.module) { a.module_name = rg.module->hlo_module; a.program_id = rg.module->program_id; }
+    if (rg.module) {
+      a.module_name = rg.module->hlo_module;
+      a.program_id = rg.module->program_id;
+    }
     uint8_t deferred = 0;
     const std::vector<uint32_t>* cands = candidates(kname);
     if (cands) {
@@ -543,7 +562,10 @@ class Attributor {
       for (const auto& comp : views_[mi].module->computations) {
         if (comp.is_fusion) continue;
         for (const auto& ins : comp.instructions)
-          if (instruction_serves_library(ins, libraries_[lib])) { only = &ins; ++n; }
+          if (instruction_serves_library(ins, libraries_[lib])) {
+            only = &ins;
+            ++n;
+          }
       }
       it = library_call_sites_.emplace(key, std::make_pair(only, n)).first;
     }
@@ -692,7 +714,10 @@ class Attributor {
     const auto first_pair = [](std::vector<uint32_t>& first, std::unordered_set<uint64_t>& more, uint32_t x,
                                uint32_t op) {
       if (x >= first.size()) return more.insert((uint64_t{x} << 32) | op).second;
-      if (first[x] == kNone32) { first[x] = op; return true; }
+      if (first[x] == kNone32) {
+        first[x] = op;
+        return true;
+      }
       if (first[x] == op) return false;
       return more.insert((uint64_t{x} << 32) | op).second;
     };
@@ -784,11 +809,11 @@ class Attributor {
   std::vector<uint8_t> library_of_name_;               // kernel name id -> libraries_ index
   std::vector<ActivityAttribution> sites_;
   std::unordered_map<std::string, uint32_t> site_index_;
-  std::vector<ActivityAttribution> protos_;            // thunk attributions without the library
-  std::unordered_map<uint64_t, uint32_t> thunk_proto_;  // (thunk name, module range name) -> protos_
-  std::unordered_map<uint64_t, uint32_t> thunk_site_;   // (proto, library) -> site
-  std::vector<uint8_t> site_deferred_;  // per site: 0, or 1 / 2 for a provisional site (see no_thunk)
-  std::unordered_map<uint64_t, uint32_t> no_thunk_;     // (kernel name, module range name) -> site
+  std::vector<ActivityAttribution> protos_;              // thunk attributions without the library
+  std::unordered_map<uint64_t, uint32_t> thunk_proto_;   // (thunk name, module range name) -> protos_
+  std::unordered_map<uint64_t, uint32_t> thunk_site_;    // (proto, library) -> site
+  std::vector<uint8_t> site_deferred_;                   // per site: 0, or 1 / 2 for a provisional site (see no_thunk)
+  std::unordered_map<uint64_t, uint32_t> no_thunk_;      // (kernel name, module range name) -> site
   std::unordered_map<uint64_t, uint32_t> by_name_site_;  // (kernel name, module) -> site
   std::unordered_map<uint64_t, std::pair<const hlo::Instruction*, int>> library_call_sites_;
   uint32_t not_in_thunk_ = kNone32;
@@ -801,6 +826,12 @@ AttributionResult attribute(const TraceStore& store, const std::vector<hlo::Modu
   return at.run();
 }
 
+std::string module_parse_warning(const HloModuleText& module, std::string_view why) {
+  return "HLO module " + module.name + " (program_id " + std::to_string(module.program_id) +
+         ") could not be analysed (" + std::string(why) +
+         "); its kernels get op names from XLA's ranges only, without costs";
+}
+
 AttributionResult attribute(const TraceStore& store) {
   std::vector<hlo::Module> modules(store.hlo_modules.size());
   std::vector<std::string> warnings;
@@ -811,9 +842,7 @@ AttributionResult attribute(const TraceStore& store) {
       // Error(kHloParse) normally; anything else from the parser is reported the same way
       // rather than losing the whole attribution.
       modules[i] = hlo::Module{};
-      warnings.push_back("HLO module " + store.hlo_modules[i].name + " (program_id " +
-                         std::to_string(store.hlo_modules[i].program_id) + ") could not be analysed (" +
-                         e.what() + "); its kernels get op names from XLA's ranges only, without costs");
+      warnings.push_back(module_parse_warning(store.hlo_modules[i], e.what()));
     }
   }
   AttributionResult res = attribute(store, modules);

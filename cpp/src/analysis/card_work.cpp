@@ -103,8 +103,8 @@ std::size_t parameter_behind(const Computation& f, std::size_t pos) {
 }
 
 struct UpdateBytes {
-  double bytes = 0;       // all update arrays
-  double elements = 0;    // of the first
+  double bytes = 0;     // all update arrays
+  double elements = 0;  // of the first
 };
 
 UpdateBytes scatter_updates(const Instruction& s) {
@@ -142,7 +142,8 @@ void sort_facts(const Instruction& s, CardWork& w) {
   const int64_t axis = d.empty() ? static_cast<int64_t>(keys.dims.size()) - 1 : d.front();
   const double n = static_cast<double>(keys.element_count());
   w.sort_length = axis >= 0 && static_cast<std::size_t>(axis) < keys.dims.size()
-                      ? static_cast<double>(keys.dims[static_cast<std::size_t>(axis)]) : n;
+                      ? static_cast<double>(keys.dims[static_cast<std::size_t>(axis)])
+                      : n;
   w.sort_count = w.sort_length > 0 ? n / w.sort_length : 0;
   w.sort_element_bytes = 0;
   for (const Shape& o : s.operand_shapes) w.sort_element_bytes += element_bytes(o);
@@ -156,7 +157,8 @@ void fft_facts(const Instruction& f, CardWork& w) {
   double len = 1;
   for (int64_t l : int_list(attr(f, "fft_length"))) len *= static_cast<double>(std::max<int64_t>(l, 1));
   const Shape& in = f.operand_shapes[0];
-  const double points = static_cast<double>(std::max(in.element_count(), f.shape.is_tuple() ? 0 : f.shape.element_count()));
+  const double points =
+      static_cast<double>(std::max(in.element_count(), f.shape.is_tuple() ? 0 : f.shape.element_count()));
   w.fft_length = len;
   w.fft_count = len > 0 ? points / len : 0;
   w.fft_point_bytes = std::max(element_bytes(in), element_bytes(f.shape));
@@ -229,7 +231,8 @@ double scatter_run_bytes(const Instruction& s) {
     if (inserted.count(static_cast<int64_t>(d)) != 0) continue;
     if (j < window_dims.size()) {
       const int64_t ud = window_dims[j++];
-      if (ud >= 0 && static_cast<std::size_t>(ud) < updates.dims.size()) window[d] = updates.dims[static_cast<std::size_t>(ud)];
+      if (ud >= 0 && static_cast<std::size_t>(ud) < updates.dims.size())
+        window[d] = updates.dims[static_cast<std::size_t>(ud)];
     }
   }
   return run_bytes(target, window);
@@ -332,7 +335,8 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
     // A fusion also reads its large constants from card memory (they are in the design, not
     // sent from the host with each call).
     for (const Instruction& i : fused->instructions)
-      if (i.opcode == "constant" && i.shape.is_array() && i.shape.element_count() > 1) w.constant_bytes += leaf_bytes(i.shape);
+      if (i.opcode == "constant" && i.shape.is_array() && i.shape.element_count() > 1)
+        w.constant_bytes += leaf_bytes(i.shape);
   }
   w.compulsory_bytes = w.input_bytes + w.constant_bytes + w.output_bytes;
   // Ops that read only part of their operands (slices, in-place updates) need no more than

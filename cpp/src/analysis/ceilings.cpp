@@ -23,8 +23,8 @@ const ArchitectureRates kTable[] = {
     {12, 0, "Blackwell RTX (sm_120)", {4, 0, 256, 256, 1024, 512, 2048}},
 };
 
-const char* const kPrecisionNames[kPrecisionCount] = {
-    "fp64", "fp64_tensor", "fp32", "fp16", "fp16_tensor", "tf32_tensor", "fp8_tensor"};
+const char* const kPrecisionNames[kPrecisionCount] = {"fp64",        "fp64_tensor", "fp32",      "fp16",
+                                                      "fp16_tensor", "tf32_tensor", "fp8_tensor"};
 
 // GeForce parts from Turing on run fp16/bf16 and fp8 tensor math with fp32 accumulate (what
 // XLA emits) and tf32 at half the rate of the professional parts of the same chip (GA102
@@ -46,9 +46,9 @@ const char* precision_name(Precision p) {
 Precision precision_from_name(const std::string& name) {
   for (std::size_t i = 0; i < kPrecisionCount; ++i)
     if (name == kPrecisionNames[i]) return static_cast<Precision>(i);
-  throw Error(ErrorKind::kInvalidArgument,
-              "unknown precision '" + name + "': use fp64, fp64_tensor, fp32, fp16, fp16_tensor, "
-              "tf32_tensor or fp8_tensor");
+  throw Error(ErrorKind::kInvalidArgument, "unknown precision '" + name +
+                                               "': use fp64, fp64_tensor, fp32, fp16, fp16_tensor, "
+                                               "tf32_tensor or fp8_tensor");
 }
 
 const char* ceiling_source_name(CeilingSource s) {
@@ -111,8 +111,7 @@ Ceilings table_ceilings(const DeviceInfo& device) {
     if (half_rate) c.architecture += ", GeForce (half-rate tensor with fp32 accumulate)";
     for (std::size_t i = 0; i < kPrecisionCount; ++i) {
       const auto p = static_cast<Precision>(i);
-      const bool halved =
-          half_rate && (p == P::kFp16Tensor || p == P::kTf32Tensor || p == P::kFp8Tensor);
+      const bool halved = half_rate && (p == P::kFp16Tensor || p == P::kTf32Tensor || p == P::kFp8Tensor);
       c.peak_flops_per_s[i] = row->flops_per_sm_per_cycle[i] * sm_hz * (halved ? 0.5 : 1.0);
       c.flops_source[i] = c.peak_flops_per_s[i] > 0 ? CeilingSource::kTable : CeilingSource::kUnknown;
     }
@@ -122,8 +121,8 @@ Ceilings table_ceilings(const DeviceInfo& device) {
   c.link_bytes_per_s = pcie_bytes_per_s(device.pcie_generation, device.pcie_link_width);
   if (c.link_bytes_per_s > 0) {
     c.link_source = CeilingSource::kTable;
-    c.link_description = "PCIe gen" + std::to_string(device.pcie_generation) + " x" +
-                         std::to_string(device.pcie_link_width);
+    c.link_description =
+        "PCIe gen" + std::to_string(device.pcie_generation) + " x" + std::to_string(device.pcie_link_width);
   }
   return c;
 }
@@ -133,19 +132,21 @@ Precision precision_for(hlo::PrimitiveType type, hlo::AccessPattern pattern) {
   const bool tensor = pattern == hlo::AccessPattern::kDot || pattern == hlo::AccessPattern::kConvolution;
   switch (type) {
     case T::kF64:
-    case T::kC128:
-      return tensor ? P::kFp64Tensor : P::kFp64;
+    case T::kC128: return tensor ? P::kFp64Tensor : P::kFp64;
     case T::kF16:
-    case T::kBF16:
-      return tensor ? P::kFp16Tensor : P::kFp16;
-    case T::kF8E5M2: case T::kF8E4M3FN: case T::kF8E4M3B11FNUZ: case T::kF8E5M2FNUZ:
-    case T::kF8E4M3FNUZ: case T::kF8E4M3: case T::kF8E3M4: case T::kF8E8M0FNU: case T::kF4E2M1FN:
-      return tensor ? P::kFp8Tensor : P::kFp16;
+    case T::kBF16: return tensor ? P::kFp16Tensor : P::kFp16;
+    case T::kF8E5M2:
+    case T::kF8E4M3FN:
+    case T::kF8E4M3B11FNUZ:
+    case T::kF8E5M2FNUZ:
+    case T::kF8E4M3FNUZ:
+    case T::kF8E4M3:
+    case T::kF8E3M4:
+    case T::kF8E8M0FNU:
+    case T::kF4E2M1FN: return tensor ? P::kFp8Tensor : P::kFp16;
     case T::kF32:
-    case T::kC64:
-      return tensor ? P::kTf32Tensor : P::kFp32;
-    default:
-      return P::kFp32;
+    case T::kC64: return tensor ? P::kTf32Tensor : P::kFp32;
+    default: return P::kFp32;
   }
 }
 

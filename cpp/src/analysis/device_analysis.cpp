@@ -34,7 +34,7 @@ struct Acc {
   std::array<Union, kDirectionCount> directions;
   std::unordered_map<uint32_t, DeviceThread> threads;
   DeviceThread* last_thread = nullptr;  // launches come in runs from one thread
-  bool any = false;  // some activity with a duration (for the span)
+  bool any = false;                     // some activity with a duration (for the span)
   void span(uint64_t s, uint64_t e) {
     if (e <= s) return;
     if (!any || s < row.first_start_ns) row.first_start_ns = s;
@@ -224,8 +224,7 @@ DeviceReport analyze_devices(const TraceStore& store, const DeviceOptions& optio
     b.mean_busy_ns = sum / static_cast<double>(b.device_count);
     b.imbalance = b.mean_busy_ns > 0 ? static_cast<double>(b.max_busy_ns) / b.mean_busy_ns : 0.0;
     b.spread_ns = b.max_busy_ns - b.min_busy_ns;
-    b.spread_fraction =
-        b.max_busy_ns > 0 ? static_cast<double>(b.spread_ns) / static_cast<double>(b.max_busy_ns) : 0.0;
+    b.spread_fraction = b.max_busy_ns > 0 ? static_cast<double>(b.spread_ns) / static_cast<double>(b.max_busy_ns) : 0.0;
   }
   return report;
 }

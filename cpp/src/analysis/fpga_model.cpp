@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
-#include <set>
 #include <limits>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -19,8 +19,8 @@ namespace fpgaprof::analysis {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kBram36Bytes = 36.0 * 1024.0 / 8.0;   // one 36 Kb block RAM: the smallest on-chip copy
-constexpr double kPortBytes = 8.0;                     // a block RAM / UltraRAM port: 72 bits with 8 of ECC
+constexpr double kBram36Bytes = 36.0 * 1024.0 / 8.0;  // one 36 Kb block RAM: the smallest on-chip copy
+constexpr double kPortBytes = 8.0;                    // a block RAM / UltraRAM port: 72 bits with 8 of ECC
 constexpr double kBram36Bits = 36.0 * 1024.0;
 constexpr double kUram288Bits = 288.0 * 1024.0;
 
@@ -32,23 +32,23 @@ constexpr double kUram288Bits = 288.0 * 1024.0;
 // The fabric (UltraScale+ and Versal PL): clock and DSP share of large designs, on-chip share,
 // sort rate, and the host side (XDMA/QDMA over PCIe gen3 x16, XRT launches).
 void fabric_calibration(FpgaTarget& t) {
-  t.clock_hz = {222e6, 147e6, 297e6};            // AutoBridge/TAPA, 43 designs: 147 MHz avg before, 297 after floorplanning
-  t.dsp_utilization = {0.6675, 0.5005, 0.8518};  // DSP share of 8 published compute-bound designs
-  t.onchip_share = {0.5, 0.25, 0.75};            // design assumption (not measured)
-  t.onchip_lanes = {160, 128, 192};              // processing elements of published HBM SpMV designs
+  t.clock_hz = {222e6, 147e6, 297e6};  // AutoBridge/TAPA, 43 designs: 147 MHz avg before, 297 after floorplanning
+  t.dsp_utilization = {0.6675, 0.5005, 0.8518};         // DSP share of 8 published compute-bound designs
+  t.onchip_share = {0.5, 0.25, 0.75};                   // design assumption (not measured)
+  t.onchip_lanes = {160, 128, 192};                     // processing elements of published HBM SpMV designs
   t.sort_bytes_per_s = {464.062e6, 464.062e6, 15.6e9};  // Vitis compoundSort (U280); TopSort (U280 HBM)
-  t.link_efficiency = {0.717752, 0.253906, 0.771532};    // xbutil DMA tests (U200/U250) / 15.754 GB/s; low: HPCC OpenCL
+  t.link_efficiency = {0.717752, 0.253906, 0.771532};   // xbutil DMA tests (U200/U250) / 15.754 GB/s; low: HPCC OpenCL
   t.transfer_latency_s = {13.0099e-6, 5.17106e-6, 19e-6};  // small-buffer DMA / migrate / bo sync
-  t.call_latency_s = {40e-6, 16e-6, 100e-6};     // kernel dispatch: SDAccel guide, XRT issues
+  t.call_latency_s = {40e-6, 16e-6, 100e-6};               // kernel dispatch: SDAccel guide, XRT issues
 }
 
 void hbm2_calibration(FpgaTarget& t) {
-  t.random_granule_bytes = 32;                   // BL4 x 64-bit pseudo-channel (PG276)
+  t.random_granule_bytes = 32;  // BL4 x 64-bit pseudo-channel (PG276)
   t.stream_efficiency = {0.91216, 0.852522, 0.923913};
-  t.channel_share = {0.5625, 0.5, 1.0};          // channels driven by 7 published HBM designs
+  t.channel_share = {0.5625, 0.5, 1.0};  // channels driven by 7 published HBM designs
   t.random_reads_per_s = {92.5786e6, 74.278e6, 147.338e6};
   t.rmw_updates_per_s = {4.00312e6, 4.00312e6, 46.2893e6};  // HPCC RandomAccess (U280); high: half the read rate
-  t.cross_channel_factor = {1.0, 0.116351, 1.34624};   // Vitis HBM tutorial: 4 PCs without / with RAMA
+  t.cross_channel_factor = {1.0, 0.116351, 1.34624};        // Vitis HBM tutorial: 4 PCs without / with RAMA
 }
 
 }  // namespace
@@ -60,18 +60,19 @@ FpgaTarget calibration_for(const std::string& memory_type) {
   if (memory_type == "hbm2") {
     hbm2_calibration(t);
   } else if (memory_type == "hbm2e") {
-    hbm2_calibration(t);  // access timing not measured on Versal HBM: UltraScale+ HBM's
+    hbm2_calibration(t);                                // access timing not measured on Versal HBM: UltraScale+ HBM's
     t.stream_efficiency = {0.561523, 0.561523, 0.675};  // AMD: V80 "approaching 460 GB/s"; NoC link 17.28 GB/s of 25.6
   } else if (memory_type == "ddr4") {
-    t.random_granule_bytes = 64;                 // BL8 x 64-bit channel
+    t.random_granule_bytes = 64;  // BL8 x 64-bit channel
     t.stream_efficiency = {0.788675, 0.678013, 0.892364};
     t.channel_share = {1.0, 0.5, 1.0};
     t.random_reads_per_s = {92.5786e6, 74.278e6, 147.338e6};  // not measured on DDR4: the port-bound HBM rates
     t.rmw_updates_per_s = {20.0222e6, 19.8944e6, 46.2893e6};  // HPCC RandomAccess (U280 DDR)
     t.cross_channel_factor = {1.0, 1.0, 1.0};
   } else {
-    throw Error(ErrorKind::kInvalidArgument,
-                "memory_type '" + memory_type + "' is not modelled: use hbm2 (UltraScale+ HBM), hbm2e (Versal HBM) or ddr4");
+    throw Error(
+        ErrorKind::kInvalidArgument,
+        "memory_type '" + memory_type + "' is not modelled: use hbm2 (UltraScale+ HBM), hbm2e (Versal HBM) or ddr4");
   }
   return t;
 }
@@ -79,8 +80,8 @@ FpgaTarget calibration_for(const std::string& memory_type) {
 namespace {
 
 FpgaTarget card(const char* name, const char* description, const char* memory, uint32_t channels,
-                double channel_bytes_per_s, double capacity_bytes, double bram36, double uram288,
-                uint32_t dsps, double link) {
+                double channel_bytes_per_s, double capacity_bytes, double bram36, double uram288, uint32_t dsps,
+                double link) {
   FpgaTarget t = calibration_for(memory);
   t.name = name;
   t.description = description;
@@ -99,20 +100,27 @@ FpgaTarget card(const char* name, const char* description, const char* memory, u
 std::vector<FpgaTarget> make_presets() {
   std::vector<FpgaTarget> out;
   constexpr double kGB = 1e9, kGiB = 1024.0 * 1024.0 * 1024.0;
-  out.push_back(card("alveo-u55c", "AMD Alveo U55C: 16 GB HBM2, 32 x 14.375 GB/s, 9,024 DSP48E2, 2,016 BRAM + 960 URAM, PCIe gen3 x16",
-                     "hbm2", 32, 14.375 * kGB, 16 * kGiB, 2016, 960, 9024, pcie_bytes_per_s(3, 16)));
-  out.push_back(card("alveo-u280", "AMD Alveo U280: 8 GB HBM2, 32 x 14.375 GB/s (its 32 GB DDR4 not modelled), 9,024 DSP48E2, 2,016 BRAM + 960 URAM, PCIe gen3 x16",
-                     "hbm2", 32, 14.375 * kGB, 8 * kGiB, 2016, 960, 9024, pcie_bytes_per_s(3, 16)));
-  out.push_back(card("alveo-u250", "AMD Alveo U250: 64 GB DDR4, 4 x 19.25 GB/s, 12,288 DSP48E2, 2,688 BRAM + 1,280 URAM, PCIe gen3 x16",
-                     "ddr4", 4, 19.25 * kGB, 64 * kGiB, 2688, 1280, 12288, pcie_bytes_per_s(3, 16)));
-  out.push_back(card("alveo-u200", "AMD Alveo U200: 64 GB DDR4, 4 x 19.25 GB/s, 6,840 DSP48E2, 2,160 BRAM + 960 URAM, PCIe gen3 x16",
+  out.push_back(card(
+      "alveo-u55c", "AMD Alveo U55C: 16 GB HBM2, 32 x 14.375 GB/s, 9,024 DSP48E2, 2,016 BRAM + 960 URAM, PCIe gen3 x16",
+      "hbm2", 32, 14.375 * kGB, 16 * kGiB, 2016, 960, 9024, pcie_bytes_per_s(3, 16)));
+  out.push_back(card(
+      "alveo-u280",
+      "AMD Alveo U280: 8 GB HBM2, 32 x 14.375 GB/s (its 32 GB DDR4 not modelled), 9,024 DSP48E2, 2,016 BRAM + 960 URAM, PCIe gen3 x16",
+      "hbm2", 32, 14.375 * kGB, 8 * kGiB, 2016, 960, 9024, pcie_bytes_per_s(3, 16)));
+  out.push_back(
+      card("alveo-u250",
+           "AMD Alveo U250: 64 GB DDR4, 4 x 19.25 GB/s, 12,288 DSP48E2, 2,688 BRAM + 1,280 URAM, PCIe gen3 x16", "ddr4",
+           4, 19.25 * kGB, 64 * kGiB, 2688, 1280, 12288, pcie_bytes_per_s(3, 16)));
+  out.push_back(card("alveo-u200",
+                     "AMD Alveo U200: 64 GB DDR4, 4 x 19.25 GB/s, 6,840 DSP48E2, 2,160 BRAM + 960 URAM, PCIe gen3 x16",
                      "ddr4", 4, 19.25 * kGB, 64 * kGiB, 2160, 960, 6840, pcie_bytes_per_s(3, 16)));
-  FpgaTarget v80 = card("versal-v80", "AMD Alveo V80: 32 GB HBM2e, 32 x 25.6 GB/s, 10,848 DSP58, ~541 Mb on-chip RAM, PCIe gen5 x8",
-                        "hbm2e", 32, 25.6 * kGB, 32 * kGiB, 0, 0, 10848, pcie_bytes_per_s(5, 8));
+  FpgaTarget v80 =
+      card("versal-v80", "AMD Alveo V80: 32 GB HBM2e, 32 x 25.6 GB/s, 10,848 DSP58, ~541 Mb on-chip RAM, PCIe gen5 x8",
+           "hbm2e", 32, 25.6 * kGB, 32 * kGiB, 0, 0, 10848, pcie_bytes_per_s(5, 8));
   v80.sram_bytes = 541.0 * 1024.0 * 1024.0 / 8.0;
-  v80.dsps_per_fma_fp64 = 6;   // 53x53 mantissa product on 27x24 multipliers: 2 x 3 DSP58, add in fabric
-  v80.dsps_per_fma_fp32 = 1;   // DSP58 native FP32 multiply-add (DSPFP32 mode)
-  v80.dsps_per_fma_fp16 = 1;   // no packed fp16 mode: one fp16 FMA per DSPFP32
+  v80.dsps_per_fma_fp64 = 6;  // 53x53 mantissa product on 27x24 multipliers: 2 x 3 DSP58, add in fabric
+  v80.dsps_per_fma_fp32 = 1;  // DSP58 native FP32 multiply-add (DSPFP32 mode)
+  v80.dsps_per_fma_fp16 = 1;  // no packed fp16 mode: one fp16 FMA per DSPFP32
   v80.link_efficiency = {0.634766, 0.444336, 0.825195};  // QDMA dma-perf on a gen5 x8 card: ~14, ~26 GB/s of 31.5
   out.push_back(v80);
   return out;
@@ -124,9 +132,20 @@ double FpgaTarget::flops_per_s(Precision p, double clock, double utilization) co
   double per_fma = 0;
   double given = 0;
   switch (p) {
-    case Precision::kFp64: case Precision::kFp64Tensor: per_fma = dsps_per_fma_fp64; given = fp64_flops_per_s; break;
-    case Precision::kFp32: case Precision::kTf32Tensor: per_fma = dsps_per_fma_fp32; given = fp32_flops_per_s; break;
-    default: per_fma = dsps_per_fma_fp16; given = fp16_flops_per_s; break;
+    case Precision::kFp64:
+    case Precision::kFp64Tensor:
+      per_fma = dsps_per_fma_fp64;
+      given = fp64_flops_per_s;
+      break;
+    case Precision::kFp32:
+    case Precision::kTf32Tensor:
+      per_fma = dsps_per_fma_fp32;
+      given = fp32_flops_per_s;
+      break;
+    default:
+      per_fma = dsps_per_fma_fp16;
+      given = fp16_flops_per_s;
+      break;
   }
   if (given > 0) return given;
   if (per_fma <= 0) return 0.0;
@@ -152,8 +171,8 @@ std::string fpga_preset_names() {
 const FpgaTarget& fpga_preset(const std::string& name) {
   for (const FpgaTarget& t : fpga_presets())
     if (t.name == name) return t;
-  throw Error(ErrorKind::kInvalidArgument, "unknown FPGA target '" + name + "': use one of " +
-                                               fpga_preset_names() + " or pass your own FpgaTarget");
+  throw Error(ErrorKind::kInvalidArgument,
+              "unknown FPGA target '" + name + "': use one of " + fpga_preset_names() + " or pass your own FpgaTarget");
 }
 
 const char* scenario_name(Scenario s) { return s == Scenario::kAsCompiled ? "as compiled" : "restructured"; }
@@ -169,8 +188,8 @@ void validate_fpga_target(const FpgaTarget& t) {
   const auto fail = [&](const std::string& field, double v, const char* rule, bool zero_is_missing = false) {
     // A required field left out arrives as its default 0: say so rather than blame a value
     // nobody gave.
-    const std::string what = zero_is_missing && v == 0 ? std::string(" is missing (or 0): it ") + rule
-                                                       : " = " + text(v) + " " + rule;
+    const std::string what =
+        zero_is_missing && v == 0 ? std::string(" is missing (or 0): it ") + rule : " = " + text(v) + " " + rule;
     throw Error(ErrorKind::kInvalidArgument, who + field + what + fix);
   };
   // Values in the wrong unit (MHz for Hz, GB/s for bytes/s, us for s) are off by 1e3..1e9 and
@@ -181,8 +200,9 @@ void validate_fpga_target(const FpgaTarget& t) {
   if (t.name.empty())
     throw Error(ErrorKind::kInvalidArgument, "FPGA target without a name: give it one (name=\"my-card\")");
   if (t.memory_type != "hbm2" && t.memory_type != "hbm2e" && t.memory_type != "ddr4")
-    throw Error(ErrorKind::kInvalidArgument, who + "memory_type = '" + t.memory_type +
-                                                 "' is not modelled: use hbm2 (UltraScale+ HBM), hbm2e (Versal HBM) or ddr4");
+    throw Error(ErrorKind::kInvalidArgument,
+                who + "memory_type = '" + t.memory_type +
+                    "' is not modelled: use hbm2 (UltraScale+ HBM), hbm2e (Versal HBM) or ddr4");
   const auto positive = [&](const char* field, double v, const char* what) {
     if (!(std::isfinite(v) && v > 0)) fail(field, v, what, true);
   };
@@ -221,12 +241,14 @@ void validate_fpga_target(const FpgaTarget& t) {
     calibrated("clock_hz", t.clock_hz, Kind::kPositive);
     calibrated("dsp_utilization", t.dsp_utilization, Kind::kShare);
   }
-  if (t.dsps_per_fma_fp64 <= 0 && t.dsps_per_fma_fp32 <= 0 && t.dsps_per_fma_fp16 <= 0 &&
-      t.fp64_flops_per_s <= 0 && t.fp32_flops_per_s <= 0 && t.fp16_flops_per_s <= 0)
+  if (t.dsps_per_fma_fp64 <= 0 && t.dsps_per_fma_fp32 <= 0 && t.dsps_per_fma_fp16 <= 0 && t.fp64_flops_per_s <= 0 &&
+      t.fp32_flops_per_s <= 0 && t.fp16_flops_per_s <= 0)
     throw Error(ErrorKind::kInvalidArgument,
-                who + "no precision has a rate (dsps_per_fma_fp64/fp32/fp16 and fp64/fp32/fp16_flops_per_s are "
-                      "all 0), so the card computes nothing; give the FLOP/s of at least one precision, or "
-                      "the DSP slices one FMA of it needs" + fix);
+                who +
+                    "no precision has a rate (dsps_per_fma_fp64/fp32/fp16 and fp64/fp32/fp16_flops_per_s are "
+                    "all 0), so the card computes nothing; give the FLOP/s of at least one precision, or "
+                    "the DSP slices one FMA of it needs" +
+                    fix);
   calibrated("stream_efficiency", t.stream_efficiency, Kind::kShare);
   calibrated("channel_share", t.channel_share, Kind::kShare);
   calibrated("random_reads_per_s", t.random_reads_per_s, Kind::kPositive);
@@ -247,16 +269,17 @@ void validate_fpga_target(const FpgaTarget& t) {
   plausible("memory_capacity_bytes", t.memory_capacity_bytes, t.memory_capacity_bytes >= 1e6,
             "is below 1 MB: give bytes (16 GiB = 17179869184), not GB");
   if (t.uses_dsp_model())
-    plausible("clock_hz", t.clock_hz.low, t.clock_hz.low >= 1e6, "is below 1 MHz: give hertz (300 MHz = 300e6), not MHz");
+    plausible("clock_hz", t.clock_hz.low, t.clock_hz.low >= 1e6,
+              "is below 1 MHz: give hertz (300 MHz = 300e6), not MHz");
   plausible("random_reads_per_s", t.random_reads_per_s.low, t.random_reads_per_s.low >= 1e3,
             "is below 1000 accesses/s: give accesses per second (92.6 M = 92.6e6)");
   plausible("rmw_updates_per_s", t.rmw_updates_per_s.low, t.rmw_updates_per_s.low >= 1e3,
             "is below 1000 updates/s: give updates per second (4 M = 4e6)");
   plausible("sort_bytes_per_s", t.sort_bytes_per_s.low, t.sort_bytes_per_s.low >= 1e3,
             "is below 1 kB/s: give bytes per second (464 MB/s = 464e6)");
-  const std::pair<const char*, double> rates[] = {
-      {"fp64_flops_per_s", t.fp64_flops_per_s}, {"fp32_flops_per_s", t.fp32_flops_per_s},
-      {"fp16_flops_per_s", t.fp16_flops_per_s}};
+  const std::pair<const char*, double> rates[] = {{"fp64_flops_per_s", t.fp64_flops_per_s},
+                                                  {"fp32_flops_per_s", t.fp32_flops_per_s},
+                                                  {"fp16_flops_per_s", t.fp16_flops_per_s}};
   for (const auto& [field, v] : rates)
     plausible(field, v, v == 0 || v >= 1e6, "is below 1 MFLOP/s: give FLOP per second (1 TFLOP/s = 1e12), not TFLOP/s");
   plausible("call_latency_s", t.call_latency_s.high, t.call_latency_s.high <= 1.0,
@@ -282,19 +305,24 @@ double pick(const Calibrated& c, End e, bool larger_is_faster) {
 }
 
 Corner corner(const FpgaTarget& t, End e) {
-  return {pick(t.clock_hz, e, true),           pick(t.dsp_utilization, e, true),
-          pick(t.stream_efficiency, e, true),  pick(t.channel_share, e, true),
-          pick(t.random_reads_per_s, e, true), pick(t.rmw_updates_per_s, e, true),
-          pick(t.cross_channel_factor, e, true), pick(t.onchip_share, e, true),
-          pick(t.onchip_lanes, e, true),       pick(t.sort_bytes_per_s, e, true),   pick(t.link_efficiency, e, true),
-          pick(t.transfer_latency_s, e, false), pick(t.call_latency_s, e, false)};
+  return {pick(t.clock_hz, e, true),
+          pick(t.dsp_utilization, e, true),
+          pick(t.stream_efficiency, e, true),
+          pick(t.channel_share, e, true),
+          pick(t.random_reads_per_s, e, true),
+          pick(t.rmw_updates_per_s, e, true),
+          pick(t.cross_channel_factor, e, true),
+          pick(t.onchip_share, e, true),
+          pick(t.onchip_lanes, e, true),
+          pick(t.sort_bytes_per_s, e, true),
+          pick(t.link_efficiency, e, true),
+          pick(t.transfer_latency_s, e, false),
+          pick(t.call_latency_s, e, false)};
 }
 
 constexpr End kEnds[] = {End::kFast, End::kNominal, End::kSlow};
 
-void set_end(TimeRange& r, End e, double v) {
-  (e == End::kFast ? r.low : e == End::kNominal ? r.nominal : r.high) = v;
-}
+void set_end(TimeRange& r, End e, double v) { (e == End::kFast ? r.low : e == End::kNominal ? r.nominal : r.high) = v; }
 
 // Streaming bandwidth of a design: the channels it drives, each at the streaming efficiency.
 double stream_bytes_per_s(const FpgaTarget& t, const Corner& c) {
@@ -350,8 +378,8 @@ double passes(const CardWork& w, const FpgaTarget& t, const Corner& c) {
 
 struct Parts {
   double compute = 0, memory = 0, random = 0, sort = 0, onchip = 0;
-  double memory_bytes = 0;          // what the card moves in this design
-  bool restructured = false;        // the restructured design was faster and is the one given
+  double memory_bytes = 0;    // what the card moves in this design
+  bool restructured = false;  // the restructured design was faster and is the one given
   double time() const { return std::max({compute, memory, sort, onchip}); }
 };
 
@@ -381,9 +409,9 @@ Parts as_compiled_parts(const CardWork& w, Precision p, const FpgaTarget& t, con
 // streamed, intermediates streamed from stage to stage on chip (FIFOs: the design consumes them
 // in the order they are produced), a sort's or FFT's extra passes over data that does not fit
 // on chip through card memory, and the state a repeated stage (a loop body) hands to its next
-// repetition through card memory when it does not fit on chip, the data-dependent accesses served from on-chip banks when every
-// array they land in fits on chip together (else they stay random against card memory), the
-// stages' arithmetic sharing the DSPs. The pipeline takes the longest of these.
+// repetition through card memory when it does not fit on chip, the data-dependent accesses served from on-chip banks
+// when every array they land in fits on chip together (else they stay random against card memory), the stages'
+// arithmetic sharing the DSPs. The pipeline takes the longest of these.
 Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, const FpgaTarget& t, const Corner& c) {
   Parts out;
   const double room = c.onchip_share * t.sram_bytes;
@@ -467,8 +495,7 @@ OpCardEstimate estimate_op_on_card(const CardWork& work, Precision p, const Fpga
   return e;
 }
 
-TimeRange dataflow_time(const std::vector<DataflowStage>& stages, double io_bytes, const FpgaTarget& t,
-                        bool* onchip) {
+TimeRange dataflow_time(const std::vector<DataflowStage>& stages, double io_bytes, const FpgaTarget& t, bool* onchip) {
   TimeRange r;
   for (End end : kEnds) {
     const Parts parts = dataflow_parts(stages, io_bytes, t, corner(t, end));
@@ -499,15 +526,15 @@ std::string offload_scenario(double speedup, double restructured_speedup) {
 double pattern_affinity(hlo::AccessPattern p) {
   using A = hlo::AccessPattern;
   switch (p) {
-    case A::kElementwise: return 1.0;   // streams through a pipeline at one element per cycle
-    case A::kStencil: return 1.0;       // line buffers in BRAM: each input read once
-    case A::kReduction: return 0.8;     // adder trees; loop-carried dependence needs care
-    case A::kFft: return 0.7;           // streaming FFT cores exist; GPU cuFFT is strong
-    case A::kConvolution: return 0.5;   // systolic arrays fit, but GPU tensor cores are faster
-    case A::kSort: return 0.5;          // sorting networks / merge trees
-    case A::kGatherScatter: return 0.4; // irregular HBM access hurts both, banks help a little
-    case A::kDataMovement: return 0.4;  // copies/transposes: little to win beyond bandwidth
-    case A::kDot: return 0.3;           // GPU tensor cores dominate dense matmul
+    case A::kElementwise: return 1.0;    // streams through a pipeline at one element per cycle
+    case A::kStencil: return 1.0;        // line buffers in BRAM: each input read once
+    case A::kReduction: return 0.8;      // adder trees; loop-carried dependence needs care
+    case A::kFft: return 0.7;            // streaming FFT cores exist; GPU cuFFT is strong
+    case A::kConvolution: return 0.5;    // systolic arrays fit, but GPU tensor cores are faster
+    case A::kSort: return 0.5;           // sorting networks / merge trees
+    case A::kGatherScatter: return 0.4;  // irregular HBM access hurts both, banks help a little
+    case A::kDataMovement: return 0.4;   // copies/transposes: little to win beyond bandwidth
+    case A::kDot: return 0.3;            // GPU tensor cores dominate dense matmul
     case A::kLibraryCall: return 0.3;
     case A::kControl: return 0.0;
     default: return 0.3;
@@ -530,8 +557,8 @@ double amdahl_speedup(double total_s, double gpu_s, double fpga_total_s) {
 
 void require_same_ops(const std::vector<OpCost>& ops, const RooflineReport& roofline) {
   if (roofline.ops.size() != ops.size())
-    throw Error(ErrorKind::kInvalidArgument, "roofline has " + std::to_string(roofline.ops.size()) +
-                                                 " ops but " + std::to_string(ops.size()) +
+    throw Error(ErrorKind::kInvalidArgument, "roofline has " + std::to_string(roofline.ops.size()) + " ops but " +
+                                                 std::to_string(ops.size()) +
                                                  " were given: pass the ops analyze_roofline used");
 }
 
@@ -607,19 +634,49 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
       // would be invented (a custom call's operand bytes alone made a 10 ms solver look 14x
       // faster on the card): not estimated, not scored, kept out of the combined speedup. What
       // the trace does know still bounds it: the card time from below, the speedup from above.
-      const std::string why = op.cost_unknown_reason.empty() ? std::string("static cost unknown") : op.cost_unknown_reason;
+      const std::string why =
+          op.cost_unknown_reason.empty() ? std::string("static cost unknown") : op.cost_unknown_reason;
       const bool measured = rp.has_measured && rp.measured_coverage > 0 && rp.measured_bytes > 0 && exec > 0;
       report.not_estimated_count += 1;
       report.not_estimated_gpu_ns += c.gpu_time_ns;
-      for (double* f : {&c.flops, &c.bytes, &c.intensity, &c.memory_boundness, &c.working_set_bytes, &c.onchip_factor,
-                        &c.link_factor, &c.score, &c.stream_bytes, &c.random_bytes, &c.memory_efficiency,
-                        &c.card_compute_s, &c.card_memory_s, &c.card_latency_s, &c.card_time_s, &c.card_time_low_s,
-                        &c.card_time_high_s, &c.transfer_bytes, &c.transfer_s, &c.transfer_low_s, &c.transfer_high_s,
-                        &c.fpga_total_s, &c.fpga_total_low_s, &c.fpga_total_high_s, &c.op_speedup, &c.op_speedup_low,
-                        &c.op_speedup_high, &c.workload_speedup, &c.workload_speedup_low, &c.workload_speedup_high,
-                        &c.restructured_bytes, &c.restructured_card_time_s, &c.restructured_card_time_low_s,
-                        &c.restructured_card_time_high_s, &c.restructured_fpga_total_s, &c.restructured_op_speedup,
-                        &c.restructured_op_speedup_low, &c.restructured_op_speedup_high,
+      for (double* f : {&c.flops,
+                        &c.bytes,
+                        &c.intensity,
+                        &c.memory_boundness,
+                        &c.working_set_bytes,
+                        &c.onchip_factor,
+                        &c.link_factor,
+                        &c.score,
+                        &c.stream_bytes,
+                        &c.random_bytes,
+                        &c.memory_efficiency,
+                        &c.card_compute_s,
+                        &c.card_memory_s,
+                        &c.card_latency_s,
+                        &c.card_time_s,
+                        &c.card_time_low_s,
+                        &c.card_time_high_s,
+                        &c.transfer_bytes,
+                        &c.transfer_s,
+                        &c.transfer_low_s,
+                        &c.transfer_high_s,
+                        &c.fpga_total_s,
+                        &c.fpga_total_low_s,
+                        &c.fpga_total_high_s,
+                        &c.op_speedup,
+                        &c.op_speedup_low,
+                        &c.op_speedup_high,
+                        &c.workload_speedup,
+                        &c.workload_speedup_low,
+                        &c.workload_speedup_high,
+                        &c.restructured_bytes,
+                        &c.restructured_card_time_s,
+                        &c.restructured_card_time_low_s,
+                        &c.restructured_card_time_high_s,
+                        &c.restructured_fpga_total_s,
+                        &c.restructured_op_speedup,
+                        &c.restructured_op_speedup_low,
+                        &c.restructured_op_speedup_high,
                         &c.restructured_workload_speedup})
         *f = kNaN;
       if ((!measured && !(op.bytes() > 0)) || !(exec > 0)) {
@@ -666,8 +723,8 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
 
     const OpCardEstimate as_compiled = estimate_op_on_card(w, op.precision, target, Scenario::kAsCompiled);
     const OpCardEstimate restructured = estimate_op_on_card(w, op.precision, target, Scenario::kRestructured);
-    const TimeRange launches = TimeRange{target.call_latency_s.low, target.call_latency_s.nominal,
-                                         target.call_latency_s.high}.scaled(exec);
+    const TimeRange launches =
+        TimeRange{target.call_latency_s.low, target.call_latency_s.nominal, target.call_latency_s.high}.scaled(exec);
     const double gpu_s = c.gpu_time_ns * 1e-9;
     TimeRange transfer;
     if (options.inputs_cross_link) {
@@ -759,7 +816,7 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
     const double gpu_s = c.gpu_time_ns * 1e-9;
     if (c.op_speedup > 1.0) {
       saved += gpu_s - c.fpga_total_s;
-      saved_low += gpu_s - c.fpga_total_high_s;   // may be negative: the slow end loses time
+      saved_low += gpu_s - c.fpga_total_high_s;  // may be negative: the slow end loses time
       saved_high += gpu_s - c.fpga_total_low_s;
       report.combined_count += 1;
     }
@@ -798,7 +855,8 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
   std::vector<FpgaRegionCandidate> out;
   if (store.regions.empty()) return out;
   RegionPaths own_paths;
-  const RegionPaths& groups = RegionPaths::select(store, options.region_paths, true, own_paths, "FpgaOptions::region_paths");
+  const RegionPaths& groups =
+      RegionPaths::select(store, options.region_paths, true, own_paths, "FpgaOptions::region_paths");
   const std::size_t n_groups = groups.size();
 
   // Kernel time per (innermost region path, op) and the XlaModule ranges (one per module call)
@@ -850,8 +908,9 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
   std::vector<std::vector<std::pair<uint32_t, SpanAcc>>> ops_in(n_groups);
   for (const auto& entry : spans) {
     const uint32_t op = static_cast<uint32_t>(entry.first);
-    ancestors_inclusive(static_cast<uint32_t>(entry.first >> 32),
-                        [&](uint32_t g) { ops_in[g].push_back({op, entry.second}); });
+    ancestors_inclusive(static_cast<uint32_t>(entry.first >> 32), [&](uint32_t g) {
+      ops_in[g].push_back({op, entry.second});
+    });
   }
   std::unordered_map<uint64_t, double> calls_in;
   for (const auto& entry : counted_calls) {
@@ -998,23 +1057,52 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
     };
     if (!unknown_ops.empty()) kept_why += "no FLOP/byte count for " + list(unknown_ops);
     if (!unsupported_ops.empty())
-      kept_why += (kept_why.empty() ? "" : "; ") + std::string("the card has no DSP mapping for ") + list(unsupported_ops);
+      kept_why +=
+          (kept_why.empty() ? "" : "; ") + std::string("the card has no DSP mapping for ") + list(unsupported_ops);
     if (unattributed_kernels > 0)
-      kept_why += (kept_why.empty() ? "" : "; ") + std::to_string(unattributed_kernels) + " kernel(s) without an HLO op";
+      kept_why +=
+          (kept_why.empty() ? "" : "; ") + std::to_string(unattributed_kernels) + " kernel(s) without an HLO op";
 
     c.estimated = estimated_ops > 0;
     if (!c.estimated) {
       c.estimate_note = "not estimated: nothing inside can be modelled on the card (" + kept_why + ")";
-      for (double* f : {&c.intensity, &c.memory_boundness, &c.pattern_affinity, &c.working_set_bytes, &c.onchip_factor,
-                        &c.link_factor, &c.score, &c.flops, &c.bytes, &c.card_compute_s, &c.card_memory_s,
-                        &c.card_latency_s, &c.kept_gpu_s, &c.card_time_s, &c.card_time_low_s, &c.card_time_high_s,
-                        &c.random_access_bytes, &c.memory_efficiency, &c.transfer_bytes, &c.transfer_s,
-                        &c.transfer_low_s, &c.transfer_high_s, &c.fpga_total_s, &c.fpga_total_low_s,
-                        &c.fpga_total_high_s, &c.region_speedup, &c.region_speedup_low, &c.region_speedup_high,
-                        &c.workload_speedup, &c.workload_speedup_low, &c.workload_speedup_high,
-                        &c.restructured_card_time_s, &c.restructured_card_time_low_s,
-                        &c.restructured_card_time_high_s, &c.restructured_fpga_total_s,
-                        &c.restructured_region_speedup, &c.restructured_region_speedup_low,
+      for (double* f : {&c.intensity,
+                        &c.memory_boundness,
+                        &c.pattern_affinity,
+                        &c.working_set_bytes,
+                        &c.onchip_factor,
+                        &c.link_factor,
+                        &c.score,
+                        &c.flops,
+                        &c.bytes,
+                        &c.card_compute_s,
+                        &c.card_memory_s,
+                        &c.card_latency_s,
+                        &c.kept_gpu_s,
+                        &c.card_time_s,
+                        &c.card_time_low_s,
+                        &c.card_time_high_s,
+                        &c.random_access_bytes,
+                        &c.memory_efficiency,
+                        &c.transfer_bytes,
+                        &c.transfer_s,
+                        &c.transfer_low_s,
+                        &c.transfer_high_s,
+                        &c.fpga_total_s,
+                        &c.fpga_total_low_s,
+                        &c.fpga_total_high_s,
+                        &c.region_speedup,
+                        &c.region_speedup_low,
+                        &c.region_speedup_high,
+                        &c.workload_speedup,
+                        &c.workload_speedup_low,
+                        &c.workload_speedup_high,
+                        &c.restructured_card_time_s,
+                        &c.restructured_card_time_low_s,
+                        &c.restructured_card_time_high_s,
+                        &c.restructured_fpga_total_s,
+                        &c.restructured_region_speedup,
+                        &c.restructured_region_speedup_low,
                         &c.restructured_region_speedup_high})
         *f = kNaN;
       out.push_back(std::move(c));
@@ -1022,15 +1110,17 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
     }
     c.intensity = c.bytes > 0 ? c.flops / c.bytes : 0.0;
     // The efficiency its card traffic got overall: each op's own, weighted by its bytes.
-    c.memory_efficiency = card_bytes > 0 && c.card_memory_s > 0 ? card_bytes / (c.card_memory_s * target.memory_bytes_per_s())
-                                                                : target.stream_efficiency.nominal;
+    c.memory_efficiency = card_bytes > 0 && c.card_memory_s > 0
+                              ? card_bytes / (c.card_memory_s * target.memory_bytes_per_s())
+                              : target.stream_efficiency.nominal;
     // Weighted by GPU time; kernels of zero duration (all of them in a degenerate trace) weigh equally.
     c.memory_boundness = est_ns > 0 ? bound_w / est_ns : bound_n / estimated_ops;
     c.pattern_affinity = est_ns > 0 ? affinity_w / est_ns : affinity_n / estimated_ops;
     c.fits_on_chip = c.working_set_bytes <= target.sram_bytes;
     c.onchip_factor = onchip_factor(c.working_set_bytes, target.sram_bytes);
-    const TimeRange launches = TimeRange{target.call_latency_s.low, target.call_latency_s.nominal,
-                                         target.call_latency_s.high}.scaled(c.module_calls);
+    const TimeRange launches =
+        TimeRange{target.call_latency_s.low, target.call_latency_s.nominal, target.call_latency_s.high}.scaled(
+            c.module_calls);
     c.card_latency_s = launches.nominal;
     c.kept_gpu_s = kept_ns * 1e-9;
     const TimeRange kept{c.kept_gpu_s, c.kept_gpu_s, c.kept_gpu_s};
@@ -1110,8 +1200,8 @@ hlo::PrimitiveType element_type(const hlo::Shape& s) {
 
 bool no_code(const std::string& op) {
   return op == "parameter" || op == "constant" || op == "get-tuple-element" || op == "bitcast" || op == "tuple" ||
-         op == "after-all" || op == "add-dependency" || op == "domain" || op == "opt-barrier" ||
-         op == "async-update" || op == "async-done" || op == "partition-id" || op == "replica-id";
+         op == "after-all" || op == "add-dependency" || op == "domain" || op == "opt-barrier" || op == "async-update" ||
+         op == "async-done" || op == "partition-id" || op == "replica-id";
 }
 
 double array_leaves(const hlo::Shape& s) {
@@ -1144,7 +1234,8 @@ class ModuleWalker {
         double trips = static_cast<double>(ins.known_trip_count);
         if (ins.known_trip_count < 0) {
           trips = 1;
-          out_.notes.push_back("while loop '" + ins.name + "': trip count unknown, its body counted once (a lower bound)");
+          out_.notes.push_back("while loop '" + ins.name +
+                               "': trip count unknown, its body counted once (a lower bound)");
         }
         // The condition runs once more than the body (the test that ends the loop).
         if (cond != nullptr) walk(*cond, executions * (ins.known_trip_count < 0 ? trips : trips + 1), depth + 1);
@@ -1166,7 +1257,8 @@ class ModuleWalker {
         }
         if (heaviest != nullptr) {
           if (ins.called_computations.size() > 1)
-            out_.notes.push_back("conditional '" + ins.name + "': its costliest branch '" + heaviest->name + "' counted");
+            out_.notes.push_back("conditional '" + ins.name + "': its costliest branch '" + heaviest->name +
+                                 "' counted");
           walk(*heaviest, executions, depth + 1);
         }
         continue;
@@ -1201,7 +1293,8 @@ class ModuleWalker {
     r.precision = precision_for(element_type(ins.shape), ins.pattern);
     r.executions = executions;
     if (!ins.metadata.source_file.empty())
-      r.source = ins.metadata.source_file + (ins.metadata.source_line >= 0 ? ":" + std::to_string(ins.metadata.source_line) : "");
+      r.source = ins.metadata.source_file +
+                 (ins.metadata.source_line >= 0 ? ":" + std::to_string(ins.metadata.source_line) : "");
     const CardWork w = card_work(m_, ins);
     r.flops = w.flops * executions;
     r.bytes = w.bytes * executions;
@@ -1253,8 +1346,9 @@ ModuleEstimate estimate_module(const hlo::Module& module, const FpgaTarget& targ
   validate_fpga_target(target);
   const hlo::Computation* entry = module.entry();
   if (entry == nullptr)
-    throw Error(ErrorKind::kInvalidArgument, "HLO module '" + module.name + "' has no entry computation: "
-                                             "pass a whole module (with ENTRY), as XLA prints it");
+    throw Error(ErrorKind::kInvalidArgument, "HLO module '" + module.name +
+                                                 "' has no entry computation: "
+                                                 "pass a whole module (with ENTRY), as XLA prints it");
   ModuleEstimate out;
   out.module = module.name;
   out.target = target;
@@ -1277,7 +1371,8 @@ ModuleEstimate estimate_module(const hlo::Module& module, const FpgaTarget& targ
   out.restructured_dataflow = dataflow.nominal < r.nominal;
   out.restructured_onchip = out.restructured_dataflow
                                 ? dataflow_onchip
-                                : std::any_of(out.ops.begin(), out.ops.end(), [](const StaticOpEstimate& o) { return o.restructured_onchip; });
+                                : std::any_of(out.ops.begin(), out.ops.end(),
+                                              [](const StaticOpEstimate& o) { return o.restructured_onchip; });
   r = {std::min(r.low, dataflow.low), std::min(r.nominal, dataflow.nominal), std::min(r.high, dataflow.high)};
   // The whole function is one design: one launch, arguments in and results out once.
   out.call_latency_s = {target.call_latency_s.low, target.call_latency_s.nominal, target.call_latency_s.high};

@@ -46,7 +46,10 @@ uint64_t IntervalSet::intersection_ns(const IntervalSet& other) const {
     const uint64_t lo = std::max(a[i].first, b[j].first);
     const uint64_t hi = std::min(a[i].second, b[j].second);
     if (hi > lo) covered += hi - lo;
-    if (a[i].second < b[j].second) ++i; else ++j;
+    if (a[i].second < b[j].second)
+      ++i;
+    else
+      ++j;
   }
   return covered;
 }

@@ -1,2 +1,4 @@
 // placeholder translation unit so the analysis layer target is never empty
-namespace fpgaprof { int layer_analysis() { return 0; } }
+namespace fpgaprof {
+int layer_analysis() { return 0; }
+}  // namespace fpgaprof

@@ -35,14 +35,13 @@ class RangeMax {
 
 }  // namespace
 
-MemoryReport analyze_memory(const TraceStore& store, std::size_t top_n,
-                            const std::vector<uint32_t>& op_of_allocation, RegionRows region_rows,
-                            const RegionPaths* region_paths) {
+MemoryReport analyze_memory(const TraceStore& store, std::size_t top_n, const std::vector<uint32_t>& op_of_allocation,
+                            RegionRows region_rows, const RegionPaths* region_paths) {
   const auto& allocs = store.allocations;
   if (!op_of_allocation.empty() && op_of_allocation.size() != allocs.size())
-    throw Error(ErrorKind::kInvalidArgument,
-                "op_of_allocation has " + std::to_string(op_of_allocation.size()) + " entries for " +
-                    std::to_string(allocs.size()) + " allocation records: pass one per record or none");
+    throw Error(ErrorKind::kInvalidArgument, "op_of_allocation has " + std::to_string(op_of_allocation.size()) +
+                                                 " entries for " + std::to_string(allocs.size()) +
+                                                 " allocation records: pass one per record or none");
   MemoryReport report;
   std::vector<uint32_t> order(allocs.size());
   std::iota(order.begin(), order.end(), 0u);
@@ -146,7 +145,8 @@ MemoryReport analyze_memory(const TraceStore& store, std::size_t top_n,
   // Per instance first: a path's peak is the highest of its instances' peaks.
   const bool by_path = region_rows == RegionRows::kPaths;
   RegionPaths own_paths;
-  const RegionPaths& paths = RegionPaths::select(store, region_paths, by_path, own_paths, "analyze_memory: region_paths");
+  const RegionPaths& paths =
+      RegionPaths::select(store, region_paths, by_path, own_paths, "analyze_memory: region_paths");
   report.regions.resize(store.regions.size());
   if (!store.regions.empty()) {
     std::vector<uint64_t> times(report.timeline.size()), levels(report.timeline.size());
@@ -160,17 +160,18 @@ MemoryReport analyze_memory(const TraceStore& store, std::size_t top_n,
       RegionMemory& rm = report.regions[r];
       rm.region_index = r;
       // Events with timestamp < start set the level at start; events inside [start, end] count.
-      const std::size_t lo = static_cast<std::size_t>(std::lower_bound(times.begin(), times.end(), reg.start_ns) - times.begin());
-      const std::size_t hi = static_cast<std::size_t>(std::upper_bound(times.begin(), times.end(), reg.end_ns) - times.begin());
+      const std::size_t lo =
+          static_cast<std::size_t>(std::lower_bound(times.begin(), times.end(), reg.start_ns) - times.begin());
+      const std::size_t hi =
+          static_cast<std::size_t>(std::upper_bound(times.begin(), times.end(), reg.end_ns) - times.begin());
       rm.in_use_at_start_bytes = lo > 0 ? levels[lo - 1] : 0;
       rm.peak_in_use_bytes = rm.in_use_at_start_bytes;
       if (hi > lo) rm.peak_in_use_bytes = std::max(rm.peak_in_use_bytes, range_max.query(lo, hi - 1));
     }
     const RegionLocator locator(store.regions);
     for (const AllocationRecord& a : allocs) {
-      for (uint32_t r = a.region_index, steps = 0; r != kNone32 && r < store.regions.size() &&
-                                                   steps <= store.regions.size();
-           r = locator.parent(r), ++steps) {
+      for (uint32_t r = a.region_index, steps = 0;
+           r != kNone32 && r < store.regions.size() && steps <= store.regions.size(); r = locator.parent(r), ++steps) {
         RegionMemory& rm = report.regions[r];
         if (a.is_alloc) {
           rm.allocated_bytes += a.bytes;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-
 #include "fpgaprof/analysis/transfer_analysis.hpp"
 
 namespace fpgaprof::analysis {
@@ -79,7 +78,8 @@ OpInputs op_inputs(const TraceStore& store, const AttributionResult& attribution
         // Without a cost (work.known false) it still gives the op's arrays: what crosses the link.
         c.work = card_work(modules[st.module_index], *ins);
 
-        c.precision = precision_for(element_type(ins->shape), c.pattern != hlo::AccessPattern::kUnknown ? c.pattern : ins->pattern);
+        c.precision = precision_for(element_type(ins->shape),
+                                    c.pattern != hlo::AccessPattern::kUnknown ? c.pattern : ins->pattern);
         if (ins->cost.working_set_bytes > 0) c.working_set_bytes = ins->cost.working_set_bytes;
         if (ins->cost.unknown) {
           const std::string kernel = hlo::custom_kernel_name(*ins);

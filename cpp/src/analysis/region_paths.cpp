@@ -44,8 +44,8 @@ RegionPaths::RegionPaths(const TraceStore& store) {
   }
 }
 
-const RegionPaths& RegionPaths::select(const TraceStore& store, const RegionPaths* given, bool needed,
-                                       RegionPaths& own, const char* option) {
+const RegionPaths& RegionPaths::select(const TraceStore& store, const RegionPaths* given, bool needed, RegionPaths& own,
+                                       const char* option) {
   if (given == nullptr && needed) own = RegionPaths(store);
   const RegionPaths& paths = given != nullptr ? *given : own;
   if (needed && paths.region_count() != store.regions.size())

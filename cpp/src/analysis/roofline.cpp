@@ -23,7 +23,7 @@ struct Acc {
   double measured_blocks = 0;
   double measured_flops = 0;
   double measured_bytes = 0;
-  uint64_t lower_bound_ns = 0;   // kernels of ops without a cost: their operands + results only
+  uint64_t lower_bound_ns = 0;  // kernels of ops without a cost: their operands + results only
   double lower_bound_bytes = 0;
   std::array<uint64_t, kPrecisionCount> precision_ns{};
 
@@ -114,7 +114,8 @@ RooflinePoint finish(const Acc& a, uint64_t executions, Precision p, const Ceili
   r.bytes = a.bytes;
   r.cost_coverage = a.time_ns ? static_cast<double>(a.known_ns) / static_cast<double>(a.time_ns) : 0.0;
   r.lower_bound_bytes = a.lower_bound_bytes;
-  r.lower_bound_bytes_per_s = a.lower_bound_ns > 0 ? a.lower_bound_bytes / (static_cast<double>(a.lower_bound_ns) * 1e-9) : 0.0;
+  r.lower_bound_bytes_per_s =
+      a.lower_bound_ns > 0 ? a.lower_bound_bytes / (static_cast<double>(a.lower_bound_ns) * 1e-9) : 0.0;
   r.precision = c.effective_precision(p);
   r.ridge_flops_per_byte = c.ridge_flops_per_byte(p);
   // Achieved rates over the time of the kernels whose cost is known, so unattributed kernels
@@ -125,8 +126,8 @@ RooflinePoint finish(const Acc& a, uint64_t executions, Precision p, const Ceili
     r.achieved_bytes_per_s = a.bytes / seconds;
   }
   fill_roof(a.flops, a.bytes, seconds, p, c, r.intensity, r.roof_flops_per_s, r.percent_of_roof);
-  r.bound = bound_of(a.flops, a.bytes, r.intensity, r.percent_of_roof, r.mean_kernel_ns(), r.mean_blocks, p, c,
-                     sm_count, o);
+  r.bound =
+      bound_of(a.flops, a.bytes, r.intensity, r.percent_of_roof, r.mean_kernel_ns(), r.mean_blocks, p, c, sm_count, o);
   if (a.measured_count > 0) {
     r.has_measured = true;
     r.measured_kernel_count = a.measured_count;
@@ -140,10 +141,10 @@ RooflinePoint finish(const Acc& a, uint64_t executions, Precision p, const Ceili
     const double mean_ns = static_cast<double>(a.measured_ns) / measured_count;
     const auto mean_blocks = static_cast<uint64_t>(a.measured_blocks / measured_count);
     double roof = 0;
-    fill_roof(a.measured_flops, a.measured_bytes, static_cast<double>(a.measured_ns) * 1e-9, p, c,
-              r.measured_intensity, roof, r.measured_percent_of_roof);
-    r.measured_bound = bound_of(a.measured_flops, a.measured_bytes, r.measured_intensity,
-                                r.measured_percent_of_roof, mean_ns, mean_blocks, p, c, sm_count, o);
+    fill_roof(a.measured_flops, a.measured_bytes, static_cast<double>(a.measured_ns) * 1e-9, p, c, r.measured_intensity,
+              roof, r.measured_percent_of_roof);
+    r.measured_bound = bound_of(a.measured_flops, a.measured_bytes, r.measured_intensity, r.measured_percent_of_roof,
+                                mean_ns, mean_blocks, p, c, sm_count, o);
   }
   return r;
 }
@@ -174,6 +175,12 @@ const char* bound_name(Bound b) {
   }
 }
 
+const char* cost_basis_name(const OpCost& op, const RooflinePoint& point) {
+  if (op.cost_from_author) return "author";
+  if (op.cost_known) return "static";
+  return point.has_measured ? "measured" : "lower bound";
+}
+
 std::vector<MeasuredKernel> measured_kernels(const TraceStore& store) {
   std::vector<MeasuredKernel> out;
   if (store.counters.empty()) return out;
@@ -188,9 +195,20 @@ std::vector<MeasuredKernel> measured_kernels(const TraceStore& store) {
     }
     MeasuredKernel& k = out[c.kernel_index];
     switch (roles[c.metric]) {
-      case Role::kDramRead: case Role::kDramWrite: k.dram_bytes += c.value; k.has = true; break;
-      case Role::kAdd: case Role::kMul: k.flops += c.value; k.has = true; break;
-      case Role::kFma: k.flops += 2.0 * c.value; k.has = true; break;
+      case Role::kDramRead:
+      case Role::kDramWrite:
+        k.dram_bytes += c.value;
+        k.has = true;
+        break;
+      case Role::kAdd:
+      case Role::kMul:
+        k.flops += c.value;
+        k.has = true;
+        break;
+      case Role::kFma:
+        k.flops += 2.0 * c.value;
+        k.has = true;
+        break;
       case Role::kDuration: k.duration_ns = c.value; break;
       default: break;
     }
@@ -207,9 +225,9 @@ RooflineReport analyze_roofline(const TraceStore& store, const Ceilings& ceiling
                                 const std::vector<uint32_t>& op_of_kernel, const RooflineOptions& options) {
   const auto& kernels = store.kernels;
   if (!op_of_kernel.empty() && op_of_kernel.size() != kernels.size())
-    throw Error(ErrorKind::kInvalidArgument,
-                "op_of_kernel has " + std::to_string(op_of_kernel.size()) + " entries for " +
-                    std::to_string(kernels.size()) + " kernels: pass one op index per kernel or none");
+    throw Error(ErrorKind::kInvalidArgument, "op_of_kernel has " + std::to_string(op_of_kernel.size()) +
+                                                 " entries for " + std::to_string(kernels.size()) +
+                                                 " kernels: pass one op index per kernel or none");
   const bool attributed = !op_of_kernel.empty();
   const uint32_t sm_count = store.devices.empty() ? 0 : store.devices.front().sm_count;
 
@@ -237,8 +255,9 @@ RooflineReport analyze_roofline(const TraceStore& store, const Ceilings& ceiling
   std::vector<uint64_t> executions(ops.size(), 0);
   std::vector<double> flops_per_kernel(ops.size(), 0), bytes_per_kernel(ops.size(), 0);
   for (std::size_t o = 0; o < ops.size(); ++o) {
-    executions[o] = ops[o].executions ? ops[o].executions
-                    : (op_all_marked[o] && op_ranges[o] > 0) ? op_ranges[o] : op_kernels[o];
+    executions[o] = ops[o].executions                        ? ops[o].executions
+                    : (op_all_marked[o] && op_ranges[o] > 0) ? op_ranges[o]
+                                                             : op_kernels[o];
     if (op_kernels[o] > 0) {
       const double share = static_cast<double>(executions[o]) / static_cast<double>(op_kernels[o]);
       flops_per_kernel[o] = ops[o].flops * share;
@@ -266,13 +285,15 @@ RooflineReport analyze_roofline(const TraceStore& store, const Ceilings& ceiling
   std::vector<Precision> op_precision(ops.size(), Precision::kFp32);
   for (std::size_t o = 0; o < ops.size(); ++o) {
     double percent = 0;
-    fill_roof(flops_per_kernel[o], bytes_per_kernel[o], 0.0, ops[o].precision, ceilings, op_intensity[o], op_roof[o], percent);
+    fill_roof(flops_per_kernel[o], bytes_per_kernel[o], 0.0, ops[o].precision, ceilings, op_intensity[o], op_roof[o],
+              percent);
     op_precision[o] = ceilings.effective_precision(ops[o].precision);
     const double ridge = ceilings.ridge_flops_per_byte(ops[o].precision);
     op_class[o] = !ops[o].cost_known || (flops_per_kernel[o] <= 0 && bytes_per_kernel[o] <= 0) ? Bound::kUnknown
-                  : flops_per_kernel[o] <= 0 ? Bound::kMemory
-                  : ridge <= 0 ? Bound::kUnknown
-                  : op_intensity[o] < ridge ? Bound::kMemory : Bound::kCompute;
+                  : flops_per_kernel[o] <= 0                                                   ? Bound::kMemory
+                  : ridge <= 0                                                                 ? Bound::kUnknown
+                  : op_intensity[o] < ridge                                                    ? Bound::kMemory
+                                                                                               : Bound::kCompute;
   }
   const double tiny_blocks = sm_count > 0 ? options.tiny_grid_fraction * static_cast<double>(sm_count) : 0.0;
 
@@ -307,16 +328,23 @@ RooflineReport analyze_roofline(const TraceStore& store, const Ceilings& ceiling
         const double per_s = 1e9 / static_cast<double>(ns);
         kr.achieved_flops_per_s = static_cast<float>(f * per_s);
         kr.achieved_bytes_per_s = static_cast<float>(b * per_s);
-        if (f > 0 && op_roof[op] > 0) percent = 100.0 * f * per_s / op_roof[op];
-        else if (b > 0 && ceilings.dram_bytes_per_s > 0) percent = 100.0 * b * per_s / ceilings.dram_bytes_per_s;
+        if (f > 0 && op_roof[op] > 0)
+          percent = 100.0 * f * per_s / op_roof[op];
+        else if (b > 0 && ceilings.dram_bytes_per_s > 0)
+          percent = 100.0 * b * per_s / ceilings.dram_bytes_per_s;
         kr.percent_of_roof = static_cast<float>(percent);
       }
-      if (ns == 0) kr.bound = Bound::kUnknown;
-      else if (ns < options.latency_kernel_ns) kr.bound = Bound::kLatency;
-      else if (!known) kr.bound = Bound::kUnknown;
-      else if (blocks > 0 && blocks < tiny_blocks && percent < options.tiny_grid_percent && op_class[op] != Bound::kUnknown)
+      if (ns == 0)
+        kr.bound = Bound::kUnknown;
+      else if (ns < options.latency_kernel_ns)
         kr.bound = Bound::kLatency;
-      else kr.bound = op_class[op];
+      else if (!known)
+        kr.bound = Bound::kUnknown;
+      else if (blocks > 0 && blocks < tiny_blocks && percent < options.tiny_grid_percent &&
+               op_class[op] != Bound::kUnknown)
+        kr.bound = Bound::kLatency;
+      else
+        kr.bound = op_class[op];
     }
   }
 
@@ -342,7 +370,8 @@ RooflineReport analyze_roofline(const TraceStore& store, const Ceilings& ceiling
     std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return depth[a] > depth[b]; });
     for (const uint32_t r : order) {
       const uint32_t parent = locator.parent(r);
-      if (parent != kNone32 && parent < region_acc.size() && depth[parent] < depth[r]) region_acc[parent].merge(region_acc[r]);
+      if (parent != kNone32 && parent < region_acc.size() && depth[parent] < depth[r])
+        region_acc[parent].merge(region_acc[r]);
     }
   }
 
@@ -352,7 +381,8 @@ RooflineReport analyze_roofline(const TraceStore& store, const Ceilings& ceiling
     report.ops.push_back(finish(op_acc[o], executions[o], ops[o].precision, ceilings, sm_count, options));
   std::vector<RooflinePoint>& region_points = by_path ? report.region_paths : report.regions;
   region_points.reserve(region_acc.size());
-  for (const Acc& a : region_acc) region_points.push_back(finish(a, a.count, a.dominant(), ceilings, sm_count, options));
+  for (const Acc& a : region_acc)
+    region_points.push_back(finish(a, a.count, a.dominant(), ceilings, sm_count, options));
   std::vector<StringId> names;
   for (StringId s = 0; s < name_acc.size(); ++s)
     if (name_acc[s].count > 0) names.push_back(s);
@@ -360,8 +390,8 @@ RooflineReport analyze_roofline(const TraceStore& store, const Ceilings& ceiling
                    [&](StringId a, StringId b) { return name_acc[a].time_ns > name_acc[b].time_ns; });
   for (const StringId s : names) {
     report.kernel_names.push_back(s);
-    report.by_kernel_name.push_back(finish(name_acc[s], name_acc[s].count, name_acc[s].dominant(), ceilings,
-                                           sm_count, options));
+    report.by_kernel_name.push_back(
+        finish(name_acc[s], name_acc[s].count, name_acc[s].dominant(), ceilings, sm_count, options));
   }
   return report;
 }

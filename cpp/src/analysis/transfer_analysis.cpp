@@ -42,17 +42,21 @@ struct DeviceLinkUnion {
 struct Slot {
   TransferGroup group;
   std::array<RunningUnion, kDirectionCount + 1> copy_union{};  // last = all directions
-  std::vector<DeviceLinkUnion> device_links;  // one per device with link copies (few)
+  std::vector<DeviceLinkUnion> device_links;                   // one per device with link copies (few)
   RunningUnion wait_union;
 };
 
 std::string human_bytes(uint64_t bytes) {
   char buf[64];
   const double b = static_cast<double>(bytes);
-  if (b >= 1e9) std::snprintf(buf, sizeof buf, "%.2f GB", b / 1e9);
-  else if (b >= 1e6) std::snprintf(buf, sizeof buf, "%.2f MB", b / 1e6);
-  else if (b >= 1e3) std::snprintf(buf, sizeof buf, "%.1f kB", b / 1e3);
-  else std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  if (b >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.2f GB", b / 1e9);
+  else if (b >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.2f MB", b / 1e6);
+  else if (b >= 1e3)
+    std::snprintf(buf, sizeof buf, "%.1f kB", b / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
   return buf;
 }
 
@@ -97,10 +101,14 @@ const char* group_kind_name(GroupKind k) {
 
 Direction direction_of(CopyKind kind) {
   switch (kind) {
-    case CopyKind::kHtoD: case CopyKind::kHtoA: return Direction::kHtoD;
-    case CopyKind::kDtoH: case CopyKind::kAtoH: return Direction::kDtoH;
-    case CopyKind::kDtoD: case CopyKind::kAtoA: case CopyKind::kAtoD: case CopyKind::kDtoA:
-      return Direction::kDtoD;
+    case CopyKind::kHtoD:
+    case CopyKind::kHtoA: return Direction::kHtoD;
+    case CopyKind::kDtoH:
+    case CopyKind::kAtoH: return Direction::kDtoH;
+    case CopyKind::kDtoD:
+    case CopyKind::kAtoA:
+    case CopyKind::kAtoD:
+    case CopyKind::kDtoA: return Direction::kDtoD;
     case CopyKind::kPtoP: return Direction::kPtoP;
     case CopyKind::kHtoH: return Direction::kHtoH;
     default: return Direction::kOther;
@@ -115,8 +123,8 @@ double TransferReport::link_percent(const TransferGroup& g, Direction d) const {
 
 IntervalSet kernel_busy_intervals(const TraceStore& store) {
   const auto& ks = store.kernels;
-  const bool sorted = std::is_sorted(ks.begin(), ks.end(),
-                                     [](const KernelRecord& a, const KernelRecord& b) { return a.start_ns < b.start_ns; });
+  const bool sorted = std::is_sorted(
+      ks.begin(), ks.end(), [](const KernelRecord& a, const KernelRecord& b) { return a.start_ns < b.start_ns; });
   std::vector<std::pair<uint64_t, uint64_t>> iv;
   if (!sorted) {
     iv.reserve(ks.size());
@@ -126,8 +134,10 @@ IntervalSet kernel_busy_intervals(const TraceStore& store) {
   // Kernels usually arrive in start order: merge while reading, never holding one pair per kernel.
   for (const auto& k : ks) {
     if (k.end_ns <= k.start_ns) continue;
-    if (!iv.empty() && k.start_ns <= iv.back().second) iv.back().second = std::max(iv.back().second, k.end_ns);
-    else iv.emplace_back(k.start_ns, k.end_ns);
+    if (!iv.empty() && k.start_ns <= iv.back().second)
+      iv.back().second = std::max(iv.back().second, k.end_ns);
+    else
+      iv.emplace_back(k.start_ns, k.end_ns);
   }
   return IntervalSet::from(std::move(iv));
 }
@@ -135,9 +145,9 @@ IntervalSet kernel_busy_intervals(const TraceStore& store) {
 TransferReport analyze_transfers(const TraceStore& store, const TransferOptions& options,
                                  const std::vector<uint32_t>& op_of_memcpy, const IntervalSet* kernel_busy) {
   if (!op_of_memcpy.empty() && op_of_memcpy.size() != store.memcpys.size())
-    throw Error(ErrorKind::kInvalidArgument,
-                "op_of_memcpy has " + std::to_string(op_of_memcpy.size()) + " entries for " +
-                    std::to_string(store.memcpys.size()) + " copies: pass one op index per copy or none");
+    throw Error(ErrorKind::kInvalidArgument, "op_of_memcpy has " + std::to_string(op_of_memcpy.size()) +
+                                                 " entries for " + std::to_string(store.memcpys.size()) +
+                                                 " copies: pass one op index per copy or none");
   IntervalSet own_busy;
   if (kernel_busy == nullptr) {
     own_busy = kernel_busy_intervals(store);
@@ -213,9 +223,8 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
   // Copies in start order, so each group's union can be built in one pass.
   std::vector<uint32_t> order(store.memcpys.size());
   std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return store.memcpys[a].start_ns < store.memcpys[b].start_ns;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return store.memcpys[a].start_ns < store.memcpys[b].start_ns; });
 
   std::vector<uint32_t> targets;
   for (const uint32_t i : order) {
@@ -228,8 +237,8 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
 
     const bool host_side = dir == Direction::kHtoD || dir == Direction::kDtoH || dir == Direction::kHtoH;
     const bool pageable = host_side && (c.src_kind == MemoryKind::kPageable || c.dst_kind == MemoryKind::kPageable);
-    const bool pinned = host_side && !pageable &&
-                        (c.src_kind == MemoryKind::kPinned || c.dst_kind == MemoryKind::kPinned);
+    const bool pinned =
+        host_side && !pageable && (c.src_kind == MemoryKind::kPinned || c.dst_kind == MemoryKind::kPinned);
     const bool tiny = c.bytes < options.tiny_bytes;
     const int link_lane = dir == Direction::kHtoD ? 0 : dir == Direction::kDtoH ? 1 : -1;
     const double link_peak = link_lane >= 0 ? link_peak_of(c.device_id) : 0.0;
@@ -264,9 +273,8 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
   // cuStreamWaitEvent (STREAM_WAIT_EVENT) only orders work on the device: no host wait.
   std::vector<uint32_t> sync_order(store.syncs.size());
   std::iota(sync_order.begin(), sync_order.end(), 0u);
-  std::stable_sort(sync_order.begin(), sync_order.end(), [&](uint32_t a, uint32_t b) {
-    return store.syncs[a].start_ns < store.syncs[b].start_ns;
-  });
+  std::stable_sort(sync_order.begin(), sync_order.end(),
+                   [&](uint32_t a, uint32_t b) { return store.syncs[a].start_ns < store.syncs[b].start_ns; });
   for (const uint32_t i : sync_order) {
     const SyncRecord& w = store.syncs[i];
     if (w.kind == SyncKind::kStreamWaitEvent) continue;
@@ -292,8 +300,8 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
       if (bw > 0) {
         report.link_bytes_per_s = bw;
         report.link_source = "table";
-        report.link_description = "PCIe gen" + std::to_string(dev.pcie_generation) + " x" +
-                                  std::to_string(dev.pcie_link_width);
+        report.link_description =
+            "PCIe gen" + std::to_string(dev.pcie_generation) + " x" + std::to_string(dev.pcie_link_width);
         break;
       }
     }
@@ -320,10 +328,11 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
   // so a loop of thousands of regions does not bury the report in identical lines.
   const auto flag_pageable = [&](const TransferGroup& g, const std::string& where) {
     const bool one = g.all.pageable_count == 1;
-    report.flags.push_back({"pageable", g.kind, g.index, g.all.pageable_count, g.all.pageable_bytes,
-                            copies(g.all.pageable_count) + " (" + human_bytes(g.all.pageable_bytes) + ") in " +
-                                where + (one ? " uses pageable host memory: it is" : " use pageable host memory: they are") +
-                                " staged by the driver and cannot overlap kernels; use pinned (page-locked) host buffers"});
+    report.flags.push_back(
+        {"pageable", g.kind, g.index, g.all.pageable_count, g.all.pageable_bytes,
+         copies(g.all.pageable_count) + " (" + human_bytes(g.all.pageable_bytes) + ") in " + where +
+             (one ? " uses pageable host memory: it is" : " use pageable host memory: they are") +
+             " staged by the driver and cannot overlap kernels; use pinned (page-locked) host buffers"});
   };
   const auto is_flood = [&](const TransferGroup& g) {
     return g.all.count > 0 && g.all.tiny_count >= options.tiny_flood_count &&
@@ -359,7 +368,8 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
     const std::string link = report.link_description.empty() ? report.link_source : report.link_description;
     report.flags.push_back({"link_exceeded", GroupKind::kTrace, trace_group.index, st.count, st.bytes,
                             std::string(direction_name(d)) + " copies in the trace ran at " + text +
-                                " of the host link's peak (" + link + "): that peak does not describe this "
+                                " of the host link's peak (" + link +
+                                "): that peak does not describe this "
                                 "machine's link (NVLink-C2C, or a virtual machine's emulated PCIe port), so "
                                 "the link percentages are wrong; measure the link with `fpgaprof calibrate`"});
   }
@@ -380,7 +390,8 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
       if (parent == kNone32 || region_slot[parent] == kNone32) continue;
       if (same(report.groups[region_slot[parent]], *g)) covered[region_slot[parent]] = 1;
     }
-    std::erase_if(v, [&](const TransferGroup* g) { return covered[static_cast<std::size_t>(g - report.groups.data())] != 0; });
+    std::erase_if(
+        v, [&](const TransferGroup* g) { return covered[static_cast<std::size_t>(g - report.groups.data())] != 0; });
   };
   drop_enclosing(pageable_regions, [](const TransferGroup& a, const TransferGroup& b) {
     return a.all.pageable_count == b.all.pageable_count && a.all.pageable_bytes == b.all.pageable_bytes;
@@ -389,7 +400,8 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
     return a.all.tiny_count == b.all.tiny_count && a.all.count == b.all.count;
   });
   const auto keep_worst = [&](std::vector<const TransferGroup*>& v, auto key) {
-    std::stable_sort(v.begin(), v.end(), [&](const TransferGroup* a, const TransferGroup* b) { return key(*a) > key(*b); });
+    std::stable_sort(v.begin(), v.end(),
+                     [&](const TransferGroup* a, const TransferGroup* b) { return key(*a) > key(*b); });
     if (v.size() > options.max_region_flags) {
       report.flags_left_out += v.size() - options.max_region_flags;
       v.resize(options.max_region_flags);

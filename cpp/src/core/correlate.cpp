@@ -63,8 +63,8 @@ uint64_t join_activities(std::vector<R>& records, const std::vector<ApiRecord>& 
 struct Interval {
   uint32_t thread_id;
   uint64_t start_ns;
-  uint64_t end_ns;     // effective end (kForever for unclosed ranges)
-  bool can_parent;     // ranges can contain others; instantaneous markers cannot
+  uint64_t end_ns;  // effective end (kForever for unclosed ranges)
+  bool can_parent;  // ranges can contain others; instantaneous markers cannot
 };
 
 // Indices of `iv` sorted by thread, start, longer first.
@@ -109,8 +109,8 @@ struct Query {
 // For every query: the innermost interval (index) with start <= time < end on its thread, or
 // kNone32. Both inputs sorted by (thread, time).
 template <class Assign>
-void attribute(const std::vector<Interval>& iv, const std::vector<uint32_t>& order,
-               const std::vector<Query>& queries, Assign assign) {
+void attribute(const std::vector<Interval>& iv, const std::vector<uint32_t>& order, const std::vector<Query>& queries,
+               Assign assign) {
   std::vector<uint32_t> stack;
   std::size_t p = 0;
   uint32_t thread = 0;
@@ -141,15 +141,12 @@ void attribute_any_thread(const std::vector<Interval>& iv, std::vector<Query> qu
   if (iv.empty() || queries.empty()) return;
   std::vector<uint32_t> by_start(iv.size());
   std::iota(by_start.begin(), by_start.end(), 0u);
-  std::sort(by_start.begin(), by_start.end(), [&](uint32_t a, uint32_t b) {
-    return std::tie(iv[a].start_ns, a) < std::tie(iv[b].start_ns, b);
-  });
+  std::sort(by_start.begin(), by_start.end(),
+            [&](uint32_t a, uint32_t b) { return std::tie(iv[a].start_ns, a) < std::tie(iv[b].start_ns, b); });
   std::sort(queries.begin(), queries.end(), [](const Query& a, const Query& b) {
     return std::tie(a.time_ns, a.table, a.index) < std::tie(b.time_ns, b.table, b.index);
   });
-  auto later_start = [&](uint32_t a, uint32_t b) {
-    return std::tie(iv[a].start_ns, a) < std::tie(iv[b].start_ns, b);
-  };
+  auto later_start = [&](uint32_t a, uint32_t b) { return std::tie(iv[a].start_ns, a) < std::tie(iv[b].start_ns, b); };
   std::vector<uint32_t> heap;
   std::size_t p = 0;
   for (const Query& q : queries) {
@@ -228,7 +225,8 @@ CorrelationStats correlate(TraceStore& store) {
   add(store.memsets, kMemsets);
   for (std::size_t i = 0; i < store.allocations.size(); ++i) {
     const AllocationRecord& r = store.allocations[i];
-    if (r.api_index != kNone32) queries.push_back({r.thread_id, r.timestamp_ns, kAllocations, static_cast<uint32_t>(i)});
+    if (r.api_index != kNone32)
+      queries.push_back({r.thread_id, r.timestamp_ns, kAllocations, static_cast<uint32_t>(i)});
   }
   std::sort(queries.begin(), queries.end(), [](const Query& a, const Query& b) {
     return std::tie(a.thread_id, a.time_ns, a.table, a.index) < std::tie(b.thread_id, b.time_ns, b.table, b.index);
@@ -265,8 +263,7 @@ CorrelationStats correlate(TraceStore& store) {
     std::sort(region_threads.begin(), region_threads.end());
     region_threads.erase(std::unique(region_threads.begin(), region_threads.end()), region_threads.end());
     for (const Query& q : queries) {
-      if (region_of(q) == kNone32 &&
-          !std::binary_search(region_threads.begin(), region_threads.end(), q.thread_id)) {
+      if (region_of(q) == kNone32 && !std::binary_search(region_threads.begin(), region_threads.end(), q.thread_id)) {
         orphans.push_back(q);
       }
     }
@@ -299,8 +296,7 @@ CorrelationStats correlate(TraceStore& store) {
     for (const auto& r : records) n += r.region_index == kNone32 ? 1 : 0;
     return n;
   };
-  stats.unattributed_to_region =
-      outside(store.kernels) + outside(store.memcpys) + outside(store.memsets);
+  stats.unattributed_to_region = outside(store.kernels) + outside(store.memcpys) + outside(store.memsets);
 
   std::vector<std::string> warnings;
   auto warn = [&](uint64_t n, const char* what) {

@@ -36,9 +36,12 @@ bool parse_hex(std::string_view s, std::size_t max_digits, uint32_t& out) {
   for (const char c : s) {
     const char l = lower(c);
     uint32_t d = 0;
-    if (is_digit(l)) d = static_cast<uint32_t>(l - '0');
-    else if (l >= 'a' && l <= 'f') d = static_cast<uint32_t>(l - 'a' + 10);
-    else return false;
+    if (is_digit(l))
+      d = static_cast<uint32_t>(l - '0');
+    else if (l >= 'a' && l <= 'f')
+      d = static_cast<uint32_t>(l - 'a' + 10);
+    else
+      return false;
     v = v * 16 + d;
   }
   out = v;
@@ -99,9 +102,12 @@ PortLink read_port(const fs::path& dir) {
   }
   if (has_speed) p.generation = pcie_generation_from_speed(speed);
   if (has_width) p.width = pcie_width_from_text(width);
-  if (!has_speed) p.problem = "has no max_link_speed";
-  else if (p.generation == 0) p.problem = "max_link_speed reads '" + shown(speed) + "'";
-  if (!has_width) p.problem += std::string(p.problem.empty() ? "" : ", ") + "has no max_link_width";
+  if (!has_speed)
+    p.problem = "has no max_link_speed";
+  else if (p.generation == 0)
+    p.problem = "max_link_speed reads '" + shown(speed) + "'";
+  if (!has_width)
+    p.problem += std::string(p.problem.empty() ? "" : ", ") + "has no max_link_width";
   else if (p.width == 0)
     p.problem += std::string(p.problem.empty() ? "" : ", ") + "max_link_width reads '" + shown(width) + "'";
   return p;
@@ -122,8 +128,10 @@ uint32_t pcie_generation_from_speed(std::string_view text) {
     std::size_t digits = 0;
     while (i < s.size() && is_digit(s[i])) {
       // Only one decimal place carries meaning; "2.50" is 2.5, "2.55" is no PCIe rate.
-      if (digits == 0) tenths += static_cast<uint64_t>(s[i] - '0');
-      else if (s[i] != '0') return 0;
+      if (digits == 0)
+        tenths += static_cast<uint64_t>(s[i] - '0');
+      else if (s[i] != '0')
+        return 0;
       ++digits;
       ++i;
     }
@@ -154,7 +162,13 @@ uint32_t pcie_width_from_text(std::string_view text) {
     lanes = lanes * 10 + static_cast<uint32_t>(c - '0');
   }
   switch (lanes) {
-    case 1: case 2: case 4: case 8: case 12: case 16: case 32: return lanes;
+    case 1:
+    case 2:
+    case 4:
+    case 8:
+    case 12:
+    case 16:
+    case 32: return lanes;
     default: return 0;
   }
 }
@@ -168,8 +182,10 @@ std::string sysfs_pci_name(std::string_view bus_id) {
   if (dot == std::string_view::npos) return "";
   uint32_t domain = 0, bus = 0, device = 0, function = 0;
   // "65:00.0" (no domain) is domain 0, as lspci prints it.
-  const std::string_view domain_text = c1 == std::string_view::npos || c1 == c2 ? std::string_view("0") : s.substr(0, c1);
-  const std::string_view bus_text = c1 == std::string_view::npos || c1 == c2 ? s.substr(0, c2) : s.substr(c1 + 1, c2 - c1 - 1);
+  const std::string_view domain_text =
+      c1 == std::string_view::npos || c1 == c2 ? std::string_view("0") : s.substr(0, c1);
+  const std::string_view bus_text =
+      c1 == std::string_view::npos || c1 == c2 ? s.substr(0, c2) : s.substr(c1 + 1, c2 - c1 - 1);
   if (!parse_hex(domain_text, 8, domain) || !parse_hex(bus_text, 2, bus) ||
       !parse_hex(s.substr(c2 + 1, dot - c2 - 1), 2, device) || !parse_hex(s.substr(dot + 1), 1, function) ||
       device > 0x1f || function > 7)
@@ -188,13 +204,13 @@ double pcie_bytes_per_s(uint32_t gen, uint32_t lanes) {
   // Per lane, one direction, after line encoding.
   static const double kPerLane[] = {
       0.0,
-      2.5e9 * 8.0 / 10.0 / 8.0,      // gen1: 2.5 GT/s, 8b/10b  -> 250 MB/s
-      5.0e9 * 8.0 / 10.0 / 8.0,      // gen2: 5 GT/s            -> 500 MB/s
-      8.0e9 * 128.0 / 130.0 / 8.0,   // gen3: 8 GT/s, 128b/130b -> 984.6 MB/s
-      16.0e9 * 128.0 / 130.0 / 8.0,  // gen4                    -> 1969 MB/s
-      32.0e9 * 128.0 / 130.0 / 8.0,  // gen5                    -> 3938 MB/s
-      64.0e9 * 242.0 / 256.0 / 8.0,  // gen6: PAM4, FLIT        -> 7563 MB/s
-      128.0e9 * 242.0 / 256.0 / 8.0, // gen7                    -> 15125 MB/s
+      2.5e9 * 8.0 / 10.0 / 8.0,       // gen1: 2.5 GT/s, 8b/10b  -> 250 MB/s
+      5.0e9 * 8.0 / 10.0 / 8.0,       // gen2: 5 GT/s            -> 500 MB/s
+      8.0e9 * 128.0 / 130.0 / 8.0,    // gen3: 8 GT/s, 128b/130b -> 984.6 MB/s
+      16.0e9 * 128.0 / 130.0 / 8.0,   // gen4                    -> 1969 MB/s
+      32.0e9 * 128.0 / 130.0 / 8.0,   // gen5                    -> 3938 MB/s
+      64.0e9 * 242.0 / 256.0 / 8.0,   // gen6: PAM4, FLIT        -> 7563 MB/s
+      128.0e9 * 242.0 / 256.0 / 8.0,  // gen7                    -> 15125 MB/s
   };
   if (gen == 0 || gen > 7 || lanes == 0) return 0.0;
   return kPerLane[gen] * static_cast<double>(lanes);
@@ -274,22 +290,24 @@ std::vector<std::string> pcie_link_warnings(const std::vector<std::pair<uint32_t
     return n == 1 ? "device " + ids : std::to_string(n) + " devices (" + ids + ")";
   };
   std::string reason;
-  const std::string unknown = grouped(
-      [](const PcieLink& l) { return l.known() ? nullptr : &l.unknown_reason; }, reason);
+  const std::string unknown =
+      grouped([](const PcieLink& l) { return l.known() ? nullptr : &l.unknown_reason; }, reason);
   if (!unknown.empty())
-    out.push_back("PCIe link unknown for " + unknown + ": " + reason +
-                  " (host-link % is n/a unless calibrated)");
+    out.push_back("PCIe link unknown for " + unknown + ": " + reason + " (host-link % is n/a unless calibrated)");
   for (const auto& [id, link] : links) {
     if (link.known() && !link.limited_by.empty())
       out.push_back("device " + std::to_string(id) + ": " + link.limited_by +
                     ": the host-link peak uses the lower link");
   }
   std::string skipped;
-  const std::string with_skipped = grouped(
-      [](const PcieLink& l) { return l.known() && !l.skipped.empty() ? &l.skipped : nullptr; }, skipped);
+  const std::string with_skipped =
+      grouped([](const PcieLink& l) { return l.known() && !l.skipped.empty() ? &l.skipped : nullptr; }, skipped);
   if (!with_skipped.empty())
-    out.push_back("PCIe link of " + with_skipped + " taken from the GPU and the upstream ports sysfs "
-                  "describes; skipped: " + skipped + ": the physical path may be slower, measure it "
+    out.push_back("PCIe link of " + with_skipped +
+                  " taken from the GPU and the upstream ports sysfs "
+                  "describes; skipped: " +
+                  skipped +
+                  ": the physical path may be slower, measure it "
                   "with `fpgaprof calibrate`");
   return out;
 }

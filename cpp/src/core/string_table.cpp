@@ -16,9 +16,8 @@ StringId StringTable::intern(std::string_view s) {
 
 const std::string& StringTable::get(StringId id) const {
   if (id >= strings_.size()) {
-    throw Error(ErrorKind::kInvalidArgument,
-                "string id " + std::to_string(id) + " is out of range (table has " +
-                    std::to_string(strings_.size()) + " strings)");
+    throw Error(ErrorKind::kInvalidArgument, "string id " + std::to_string(id) + " is out of range (table has " +
+                                                 std::to_string(strings_.size()) + " strings)");
   }
   return strings_[id];
 }

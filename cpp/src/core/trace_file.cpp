@@ -80,8 +80,8 @@ class ByteWriter {
 std::string zlib_compress(const std::string& raw) {
   uLongf bound = compressBound(static_cast<uLong>(raw.size()));
   std::string out(bound, '\0');
-  const int rc = compress2(reinterpret_cast<Bytef*>(out.data()), &bound,
-                           reinterpret_cast<const Bytef*>(raw.data()), static_cast<uLong>(raw.size()), 6);
+  const int rc = compress2(reinterpret_cast<Bytef*>(out.data()), &bound, reinterpret_cast<const Bytef*>(raw.data()),
+                           static_cast<uLong>(raw.size()), 6);
   if (rc != Z_OK) throw Error(ErrorKind::kInternal, "zlib compress2 failed with code " + std::to_string(rc));
   out.resize(bound);
   return out;
@@ -264,8 +264,8 @@ class ByteReader {
   std::size_t count(const char* item, std::size_t min_bytes_each) {
     const uint64_t n = varint();
     if (min_bytes_each > 0 && n > remaining() / min_bytes_each) {
-      fail(origin_, std::string("count of ") + item + " (" + std::to_string(n) + ") exceeds what " + what_ +
-                        " can hold");
+      fail(origin_,
+           std::string("count of ") + item + " (" + std::to_string(n) + ") exceeds what " + what_ + " can hold");
     }
     if (min_bytes_each == 0 && n > (uint64_t{1} << 32)) {
       fail(origin_, std::string("implausible count of ") + item + " (" + std::to_string(n) + ") in " + what_);
@@ -283,8 +283,7 @@ class ByteReader {
   const char* what_;
 };
 
-std::string decompress(std::string_view stored, uint64_t raw_bytes, const std::string& origin,
-                       const std::string& tag) {
+std::string decompress(std::string_view stored, uint64_t raw_bytes, const std::string& origin, const std::string& tag) {
   if (raw_bytes > stored.size() * kMaxZlibRatio + 64) {
     fail(origin, "section " + tag + " claims " + std::to_string(raw_bytes) + " bytes from " +
                      std::to_string(stored.size()) + " compressed bytes, more than zlib can produce");
@@ -318,8 +317,7 @@ std::string decompress(std::string_view stored, uint64_t raw_bytes, const std::s
 }
 
 template <class R>
-void decode_table(std::string_view payload, const TableSpec<R>& spec, TraceStore& store,
-                  const std::string& origin) {
+void decode_table(std::string_view payload, const TableSpec<R>& spec, TraceStore& store, const std::string& origin) {
   const std::string what = std::string("table ") + spec.name;
   ByteReader r(payload, origin, what.c_str());
   const std::size_t rows = r.count("records", 0);
@@ -327,8 +325,7 @@ void decode_table(std::string_view payload, const TableSpec<R>& spec, TraceStore
   // Every stored value takes at least one byte, so a column of `rows` values needs `rows`
   // bytes: check before allocating the records.
   if (columns > 0 && rows > r.remaining()) {
-    fail(origin, what + " claims " + std::to_string(rows) + " records in " + std::to_string(r.remaining()) +
-                     " bytes");
+    fail(origin, what + " claims " + std::to_string(rows) + " records in " + std::to_string(r.remaining()) + " bytes");
   }
   if (columns == 0 && rows != 0) fail(origin, what + " has records but no columns");
   struct Column {
@@ -389,9 +386,8 @@ void decode_table(std::string_view payload, const TableSpec<R>& spec, TraceStore
       seen[k] = true;
       for (std::size_t i = 0; i < rows; ++i) {
         if (values[i] > f.max_value) {
-          fail(origin, what + " record " + std::to_string(i) + " field " + f.name + " = " +
-                           std::to_string(values[i]) + " is out of range (max " + std::to_string(f.max_value) +
-                           ")");
+          fail(origin, what + " record " + std::to_string(i) + " field " + f.name + " = " + std::to_string(values[i]) +
+                           " is out of range (max " + std::to_string(f.max_value) + ")");
         }
         f.set(out[i], values[i]);
       }
@@ -410,8 +406,8 @@ void validate_refs(const TraceStore& store, const TableSpec<R>& spec, const std:
       const uint64_t v = f.get(rows[i]);
       if (f.ref != FieldRef::kString && v == kNone32) continue;
       if (v >= limit) {
-        fail(origin, std::string("table ") + spec.name + " record " + std::to_string(i) + " field " + f.name +
-                         " = " + std::to_string(v) + " refers past the end of " +
+        fail(origin, std::string("table ") + spec.name + " record " + std::to_string(i) + " field " + f.name + " = " +
+                         std::to_string(v) + " refers past the end of " +
                          (f.ref == FieldRef::kString ? std::string("the string table") : std::string("its table")) +
                          " (" + std::to_string(limit) + " entries)");
       }
@@ -533,18 +529,17 @@ std::string serialize_trace(const TraceStore& store, bool compress) {
 TraceStore deserialize_trace(std::string_view bytes, const std::string& origin) {
   if (bytes.empty()) fail(origin, "the file is empty");
   if (bytes.size() < sizeof kMagic || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
-    throw Error(ErrorKind::kTraceFormat,
-                origin + ": not an fpgaprof trace (wrong magic bytes; expected a file written by "
-                         "fpgaprof.trace(path=...) or Profile.save)");
+    throw Error(ErrorKind::kTraceFormat, origin +
+                                             ": not an fpgaprof trace (wrong magic bytes; expected a file written by "
+                                             "fpgaprof.trace(path=...) or Profile.save)");
   }
   ByteReader file(bytes, origin, "file header");
   file.bytes(sizeof kMagic);
   const uint32_t format_version = file.u32();
   if (format_version == 0 || format_version > kFormatVersion) {
-    throw Error(ErrorKind::kTraceFormat,
-                origin + ": trace format version " + std::to_string(format_version) +
-                    " is not supported (this fpgaprof " + version() + " reads version " +
-                    std::to_string(kFormatVersion) + "; upgrade fpgaprof to read it)");
+    throw Error(ErrorKind::kTraceFormat, origin + ": trace format version " + std::to_string(format_version) +
+                                             " is not supported (this fpgaprof " + version() + " reads version " +
+                                             std::to_string(kFormatVersion) + "; upgrade fpgaprof to read it)");
   }
   if (format_version < kOldestReadableVersion) {
     throw Error(ErrorKind::kTraceFormat,
@@ -571,8 +566,8 @@ TraceStore deserialize_trace(std::string_view bytes, const std::string& origin) 
     std::string printable;
     for (char ch : tag) printable += (ch >= 32 && ch < 127) ? ch : '?';
     if (stored_bytes > file.remaining()) {
-      fail(origin, "truncated: section " + printable + " needs " + std::to_string(stored_bytes) +
-                       " bytes but only " + std::to_string(file.remaining()) + " remain");
+      fail(origin, "truncated: section " + printable + " needs " + std::to_string(stored_bytes) + " bytes but only " +
+                       std::to_string(file.remaining()) + " remain");
     }
     const std::string_view stored = file.bytes(stored_bytes);
     if (section_crc(header, stored) != crc) {
@@ -623,16 +618,16 @@ void write_trace(const TraceStore& store, const std::string& path) {
   tmpl.push_back('\0');
   const int fd = mkstemp(tmpl.data());
   if (fd < 0) {
-    throw Error(ErrorKind::kIo, path + ": cannot create a temporary file in " + dir + " (" +
-                                    std::strerror(errno) + "): check that the directory exists and is writable");
+    throw Error(ErrorKind::kIo, path + ": cannot create a temporary file in " + dir + " (" + std::strerror(errno) +
+                                    "): check that the directory exists and is writable");
   }
   tmp.assign(tmpl.data());
   auto fail_io = [&](const char* step) {
     const int err = errno;
     ::close(fd);
     ::unlink(tmp.c_str());
-    throw Error(ErrorKind::kIo, path + ": " + step + " failed (" + std::strerror(err) +
-                                    "): check free disk space and permissions");
+    throw Error(ErrorKind::kIo,
+                path + ": " + step + " failed (" + std::strerror(err) + "): check free disk space and permissions");
   };
   std::size_t done = 0;
   while (done < bytes.size()) {
@@ -656,8 +651,8 @@ void write_trace(const TraceStore& store, const std::string& path) {
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
-    throw Error(ErrorKind::kIo, path + ": rename from temporary file failed (" + std::strerror(err) +
-                                    "): is the path a directory?");
+    throw Error(ErrorKind::kIo,
+                path + ": rename from temporary file failed (" + std::strerror(err) + "): is the path a directory?");
   }
   // Make the rename itself durable.
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
@@ -672,13 +667,13 @@ TraceStore read_trace(const std::string& path) {
   // ("basic_filebuf::underflow ... Is a directory") that would reach Python untyped.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    throw Error(ErrorKind::kIo, path + ": cannot open trace file (" + std::strerror(errno) +
-                                    "): check the path");
+    throw Error(ErrorKind::kIo, path + ": cannot open trace file (" + std::strerror(errno) + "): check the path");
   }
   struct stat st {};
   if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
     ::close(fd);
-    throw Error(ErrorKind::kIo, path + ": is a folder, not a trace file: give the trace file (a `fpgaprof run` "
+    throw Error(ErrorKind::kIo, path +
+                                    ": is a folder, not a trace file: give the trace file (a `fpgaprof run` "
                                     "folder holds it as trace.fpgaprof)");
   }
   std::string bytes;

@@ -61,7 +61,8 @@ uint32_t intern_into(std::vector<T>& table, Map& index, std::size_t& indexed, co
   const auto it = index.find(value);
   if (it != index.end()) return it->second;
   if (table.size() >= kNone32 - 1) {
-    throw Error(ErrorKind::kInternal, "more than " + std::to_string(kNone32 - 1) + " distinct " + what + " in one trace");
+    throw Error(ErrorKind::kInternal,
+                "more than " + std::to_string(kNone32 - 1) + " distinct " + what + " in one trace");
   }
   const auto id = static_cast<uint32_t>(table.size());
   table.push_back(value);

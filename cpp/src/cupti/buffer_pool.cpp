@@ -16,9 +16,7 @@ uint8_t* BufferPool::allocate(std::size_t bytes) {
   return static_cast<uint8_t*>(::operator new(bytes, std::align_val_t(kAlignment)));
 }
 
-void BufferPool::deallocate(uint8_t* buffer) {
-  ::operator delete(buffer, std::align_val_t(kAlignment));
-}
+void BufferPool::deallocate(uint8_t* buffer) { ::operator delete(buffer, std::align_val_t(kAlignment)); }
 
 void BufferPool::configure(std::size_t buffer_bytes, std::size_t max_buffers) {
   std::size_t bytes = buffer_bytes < kMinBytes ? kMinBytes : buffer_bytes;

@@ -33,8 +33,8 @@ class BufferPool {
   void release(uint8_t* buffer, std::size_t size);
 
   std::size_t buffer_bytes() const;
-  std::size_t buffers_created() const;   // allocations since construction
-  std::size_t buffers_owned() const;     // buffers existing now (idle + in flight)
+  std::size_t buffers_created() const;  // allocations since construction
+  std::size_t buffers_owned() const;    // buffers existing now (idle + in flight)
   std::size_t buffers_idle() const;
   std::size_t requests_refused() const;  // acquire() calls answered with nullptr
 

@@ -15,8 +15,8 @@ std::string cuda_version_text(uint32_t version) {
   return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
 }
 
-std::string start_failure_reason(const std::string& call, int result, const std::string& result_text,
-                                 bool driver_found, uint32_t cupti_version, uint32_t driver_version) {
+std::string start_failure_reason(const std::string& call, int result, const std::string& result_text, bool driver_found,
+                                 uint32_t cupti_version, uint32_t driver_version) {
   if (!driver_found) {
     return "no CUDA driver found (libcuda.so.1 cannot be loaded): install the NVIDIA driver and "
            "run on a machine with an NVIDIA GPU; only host-side regions are recorded";
@@ -24,16 +24,16 @@ std::string start_failure_reason(const std::string& call, int result, const std:
   // CUPTI_ERROR_NOT_INITIALIZED: with a driver present, almost always a libcupti built for a
   // newer CUDA than the driver supports.
   if (result == 15) {
-    const std::string cupti = cupti_version != 0 ? "libcupti (API version " + std::to_string(cupti_version) + ")"
-                                                 : "libcupti";
+    const std::string cupti =
+        cupti_version != 0 ? "libcupti (API version " + std::to_string(cupti_version) + ")" : "libcupti";
     const std::string driver = driver_version != 0
                                    ? "the driver, which supports CUDA " + cuda_version_text(driver_version) +
                                          " (cuDriverGetVersion " + std::to_string(driver_version) + ")"
                                    : "the driver";
-    const std::string pin = driver_version != 0 ? " (pip install 'nvidia-cuda-cupti-cu" +
-                                                      std::to_string(driver_version / 1000) + "==" +
-                                                      cuda_version_text(driver_version) + ".*')"
-                                                : "";
+    const std::string pin = driver_version != 0
+                                ? " (pip install 'nvidia-cuda-cupti-cu" + std::to_string(driver_version / 1000) +
+                                      "==" + cuda_version_text(driver_version) + ".*')"
+                                : "";
     return call + " returned " + result_text + ": " + cupti + " is likely newer than " + driver +
            ": install the nvidia-cuda-cupti matching the driver" + pin +
            " or set FPGAPROF_CUPTI_LIBRARY to a libcupti of that CUDA version, or update the driver; "
@@ -47,11 +47,10 @@ std::string start_failure_reason(const std::string& call, int result, const std:
 std::string nvtx_warning(const NvtxInjectionStatus& status, std::size_t kernels, std::size_t markers) {
   if (kernels == 0 || markers > 0 || status.succeeded) return {};
   const std::string what =
-      status.calls == 0
-          ? "NVTX injection was not active (InitializeInjectionNvtx2 of libfpgaprof.so was never "
-            "called: NVTX_INJECTION64_PATH did not name it at the process's first NVTX call; import "
-            "fpgaprof before jax)"
-          : "NVTX injection returned 0 (" + status.detail + ")";
+      status.calls == 0 ? "NVTX injection was not active (InitializeInjectionNvtx2 of libfpgaprof.so was never "
+                          "called: NVTX_INJECTION64_PATH did not name it at the process's first NVTX call; import "
+                          "fpgaprof before jax)"
+                        : "NVTX injection returned 0 (" + status.detail + ")";
   return what + ": no XLA ranges, HLO attribution by kernel name only";
 }
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "fpgaprof/capture.hpp"
+#include "fpgaprof/cupti/capture.hpp"
 
 namespace fpgaprof::cupti {
 
@@ -19,8 +19,8 @@ std::string conflict_message(const std::string& call);
 // Why capture could not start when `call` returned `result_text` (code `result`): no driver,
 // libcupti newer than the driver (CUPTI_ERROR_NOT_INITIALIZED, 15), or the general case.
 // cupti_version: cuptiGetVersion (0 unknown); driver_version: cuDriverGetVersion (0 unknown).
-std::string start_failure_reason(const std::string& call, int result, const std::string& result_text,
-                                 bool driver_found, uint32_t cupti_version, uint32_t driver_version);
+std::string start_failure_reason(const std::string& call, int result, const std::string& result_text, bool driver_found,
+                                 uint32_t cupti_version, uint32_t driver_version);
 
 // The warning for a GPU trace without NVTX ranges when the injection hook never succeeded;
 // "" when none is due (no kernels, ranges present, or the hook succeeded).

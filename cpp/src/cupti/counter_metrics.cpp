@@ -4,7 +4,7 @@
 #include <numeric>
 #include <unordered_map>
 
-#include "fpgaprof/counters.hpp"
+#include "fpgaprof/cupti/counters.hpp"
 
 namespace fpgaprof {
 
@@ -85,19 +85,24 @@ std::string profiling_refusal(const ProfilingSupport& s) {
   const auto add = [&](const std::string& clause) { out += (out.empty() ? "" : "; ") + clause; };
   if (s.architecture == kUnsupported) add("the GPU is older than Volta (compute capability 7.0)");
   if (s.sli == kUnsupported) add("SLI is enabled: disable SLI");
-  if (s.vgpu == kDisabled) add("profiling is disabled for this vGPU: enable it in the vGPU's settings "
-                               "(the hypervisor's enable_profiling option)");
-  else if (s.vgpu == kUnsupported) add("this vGPU does not support profiling");
-  if (s.confidential_compute == kUnsupported) add("confidential computing is on: counters are not "
-                                                  "available in that mode");
+  if (s.vgpu == kDisabled)
+    add("profiling is disabled for this vGPU: enable it in the vGPU's settings "
+        "(the hypervisor's enable_profiling option)");
+  else if (s.vgpu == kUnsupported)
+    add("this vGPU does not support profiling");
+  if (s.confidential_compute == kUnsupported)
+    add("confidential computing is on: counters are not "
+        "available in that mode");
   if (s.cmp == kUnsupported) add("NVIDIA CMP (crypto mining) boards have no profiling");
-  if (s.wsl == kUnsupported) add("this WSL setup does not support profiling: update the Windows "
-                                 "driver or run on Linux");
+  if (s.wsl == kUnsupported)
+    add("this WSL setup does not support profiling: update the Windows "
+        "driver or run on Linux");
   return out;
 }
 
 std::string counter_privileges_message(const std::string& call) {
-  return call + " returned CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: the NVIDIA driver lets only admin "
+  return call +
+         " returned CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: the NVIDIA driver lets only admin "
          "users read GPU performance counters; run as root (in a container: --cap-add SYS_ADMIN), or "
          "have an admin add 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' to a file in "
          "/etc/modprobe.d/ and reload the driver or reboot "
@@ -153,8 +158,8 @@ CounterMatch add_counter_windows(TraceStore& store, const std::vector<std::strin
   const auto launched_within = [&](uint64_t start_ns, uint64_t end_ns) {
     const auto lo = std::lower_bound(by_launch.begin(), by_launch.end(), start_ns,
                                      [&](uint32_t k, uint64_t t) { return launch[k] < t; });
-    const auto hi = std::upper_bound(lo, by_launch.end(), end_ns,
-                                     [&](uint64_t t, uint32_t k) { return t < launch[k]; });
+    const auto hi =
+        std::upper_bound(lo, by_launch.end(), end_ns, [&](uint64_t t, uint32_t k) { return t < launch[k]; });
     return std::pair{lo, hi};
   };
   // Launches already holding counters (an earlier call) are skipped.
@@ -196,8 +201,8 @@ CounterMatch add_counter_windows(TraceStore& store, const std::vector<std::strin
     bool paired = in_window.size() == r || (in_window.size() > r && r == w.capacity && r > 0);
     for (std::size_t i = 0; paired && i < r; ++i) {
       const std::string& name = w.ranges[i].name;
-      const bool numeric = !name.empty() && std::all_of(name.begin(), name.end(),
-                                                        [](unsigned char c) { return c >= '0' && c <= '9'; });
+      const bool numeric =
+          !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
       if (!numeric && (!is_kernel(in_window[i]) || name != store.strings.get(store.kernels[in_window[i]].name)))
         paired = false;
     }

@@ -22,8 +22,8 @@
 
 #include "cupti/cuda_driver.hpp"
 #include "cupti/cupti_api.hpp"
-#include "fpgaprof/capture.hpp"
-#include "fpgaprof/counters.hpp"
+#include "fpgaprof/cupti/capture.hpp"
+#include "fpgaprof/cupti/counters.hpp"
 #include "fpgaprof/error.hpp"
 
 namespace fpgaprof {
@@ -115,8 +115,8 @@ Profiler load_profiler() {
   resolve(h, "cuptiRangeProfilerCounterDataGetRangeInfo", api.GetRangeInfo, missing);
   api.DeviceSupported = reinterpret_cast<decltype(api.DeviceSupported)>(dlsym(h, "cuptiProfilerDeviceSupported"));
   if (!missing.empty())
-    throw Error(ErrorKind::kCounters, p.cupti->path + " lacks the Range Profiler (" + missing +
-                                          "): use CUPTI from CUDA 12.6 or newer");
+    throw Error(ErrorKind::kCounters,
+                p.cupti->path + " lacks the Range Profiler (" + missing + "): use CUPTI from CUDA 12.6 or newer");
   return p;
 }
 
@@ -134,8 +134,8 @@ void check(const cupti::CuptiApi& cupti, CUptiResult r, const char* what, const 
                     "/usr/local/cuda/lib64/libcupti.so.13), which plans counters without a driver, "
                     "or run on the GPU machine");
   if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) throw Error(ErrorKind::kCounters, counter_privileges_message(what));
-  throw Error(ErrorKind::kCounters, std::string(what) + " failed: " + cupti.result_string(r) + " (chip '" +
-                                        chip + "'): trace without counters=True");
+  throw Error(ErrorKind::kCounters, std::string(what) + " failed: " + cupti.result_string(r) + " (chip '" + chip +
+                                        "'): trace without counters=True");
 }
 
 using CUcontextOpaque = void*;
@@ -150,7 +150,8 @@ T params(std::size_t struct_size) {
 }
 
 std::vector<std::string> supported_chips(const Profiler& p) {
-  auto c = params<CUpti_Profiler_Host_GetSupportedChips_Params>(CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE);
+  auto c =
+      params<CUpti_Profiler_Host_GetSupportedChips_Params>(CUpti_Profiler_Host_GetSupportedChips_Params_STRUCT_SIZE);
   check(*p.cupti, p.api.HostGetSupportedChips(&c), "cuptiProfilerHostGetSupportedChips", "");
   std::vector<std::string> out;
   for (size_t i = 0; i < c.numChips; ++i)
@@ -167,8 +168,7 @@ std::string joined(const std::vector<std::string>& v) {
 // The profiler host object of one chip (RAII): metric lookup, properties, config image.
 class HostObject {
  public:
-  HostObject(const Profiler& p, std::string chip, const uint8_t* availability_image)
-      : p_(p), chip_(std::move(chip)) {
+  HostObject(const Profiler& p, std::string chip, const uint8_t* availability_image) : p_(p), chip_(std::move(chip)) {
     auto host = params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
     host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
     host.pChipName = chip_.c_str();
@@ -176,7 +176,8 @@ class HostObject {
     const CUptiResult r = p_.api.HostInitialize(&host);
     if (r == CUPTI_ERROR_NOT_SUPPORTED)  // listed as a chip, but not for the Range Profiler (GV11B)
       throw Error(ErrorKind::kCounters, "CUPTI's Range Profiler does not support chip " + chip_ + " (" +
-                                            p_.cupti->path + "): hardware counters cannot be collected on "
+                                            p_.cupti->path +
+                                            "): hardware counters cannot be collected on "
                                             "it; trace without counters=True");
     check(*p_.cupti, r, "cuptiProfilerHostInitialize", chip_);
     host_ = host.pHostObject;
@@ -192,7 +193,8 @@ class HostObject {
   CUpti_Profiler_Host_Object* get() const { return host_; }
 
   std::vector<std::string> base_counters() const {
-    auto base = params<CUpti_Profiler_Host_GetBaseMetrics_Params>(CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE);
+    auto base =
+        params<CUpti_Profiler_Host_GetBaseMetrics_Params>(CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE);
     base.pHostObject = host_;
     base.metricType = CUPTI_METRIC_TYPE_COUNTER;
     check(*p_.cupti, p_.api.HostGetBaseMetrics(&base), "cuptiProfilerHostGetBaseMetrics", chip_);
@@ -203,7 +205,8 @@ class HostObject {
 
   // False when the chip has no such metric.
   bool properties(const std::string& metric, CounterMetricInfo* info) const {
-    auto prop = params<CUpti_Profiler_Host_GetMetricProperties_Params>(CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE);
+    auto prop = params<CUpti_Profiler_Host_GetMetricProperties_Params>(
+        CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE);
     prop.pHostObject = host_;
     prop.pMetricName = metric.c_str();
     const CUptiResult r = p_.api.HostGetMetricProperties(&prop);
@@ -218,16 +221,19 @@ class HostObject {
 
   // The config image for `names`; *passes = replay passes per kernel (0 when CUPTI cannot say).
   std::vector<uint8_t> config_image(const std::vector<const char*>& names, std::size_t* passes) const {
-    auto add = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+    auto add =
+        params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
     add.pHostObject = host_;
     add.ppMetricNames = const_cast<const char**>(names.data());
     add.numMetrics = names.size();
     check(*p_.cupti, p_.api.HostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics", chip_);
-    auto csize = params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+    auto csize = params<CUpti_Profiler_Host_GetConfigImageSize_Params>(
+        CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
     csize.pHostObject = host_;
     check(*p_.cupti, p_.api.HostGetConfigImageSize(&csize), "cuptiProfilerHostGetConfigImageSize", chip_);
     std::vector<uint8_t> image(csize.configImageSize);
-    auto cimg = params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+    auto cimg =
+        params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
     cimg.pHostObject = host_;
     cimg.configImageSize = image.size();
     cimg.pConfigImage = image.data();
@@ -260,15 +266,20 @@ std::vector<CounterMetricInfo> choose_metrics(const HostObject& host, const std:
         throw Error(ErrorKind::kInvalidArgument, "counter metric '" + m + "' has no rollup: name it with one, e.g. '" +
                                                      m + ".sum' (or .avg, .min, .max)");
       CounterMetricInfo info;
-      if (host.properties(m, &info)) out.push_back(std::move(info)); else unknown.push_back(m);
+      if (host.properties(m, &info))
+        out.push_back(std::move(info));
+      else
+        unknown.push_back(m);
     }
     if (!unknown.empty()) {
       std::string lower = chip;
       std::transform(lower.begin(), lower.end(), lower.begin(),
                      [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
       throw Error(ErrorKind::kInvalidArgument, "counter metric(s) not available on chip " + chip + ": " +
-                                                   joined(unknown) + " (list the chip's metrics with `ncu "
-                                                   "--query-metrics --chip " + lower + "`)");
+                                                   joined(unknown) +
+                                                   " (list the chip's metrics with `ncu "
+                                                   "--query-metrics --chip " +
+                                                   lower + "`)");
     }
     return out;
   }
@@ -276,8 +287,8 @@ std::vector<CounterMetricInfo> choose_metrics(const HostObject& host, const std:
   *missing = sel.missing;
   const std::vector<CounterMetric>& table = counter_metrics();
   for (std::size_t i = 0; i < sel.metrics.size(); ++i) {
-    const auto spec = std::find_if(table.begin(), table.end(),
-                                   [&](const CounterMetric& m) { return m.role == sel.roles[i]; });
+    const auto spec =
+        std::find_if(table.begin(), table.end(), [&](const CounterMetric& m) { return m.role == sel.roles[i]; });
     CounterMetricInfo info;
     if (!host.properties(sel.metrics[i], &info)) {
       missing->push_back(std::string(counter_role_name(sel.roles[i])) + " (" + sel.metrics[i] +
@@ -285,8 +296,8 @@ std::vector<CounterMetricInfo> choose_metrics(const HostObject& host, const std:
       continue;
     }
     if (spec != table.end() && info.unit != spec->unit) {
-      missing->push_back(std::string(counter_role_name(sel.roles[i])) + " (" + sel.metrics[i] + ": unit '" +
-                         info.unit + "', expected '" + spec->unit + "')");
+      missing->push_back(std::string(counter_role_name(sel.roles[i])) + " (" + sel.metrics[i] + ": unit '" + info.unit +
+                         "', expected '" + spec->unit + "')");
       continue;
     }
     info.role = counter_role_name(sel.roles[i]);
@@ -326,12 +337,16 @@ class CuptiCounterSession final : public CounterSession {
       sup.api = CUPTI_PROFILER_RANGE_PROFILING;
       if (api.DeviceSupported(&sup) == CUPTI_SUCCESS && sup.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
         ProfilingSupport s;
-        s.architecture = sup.architecture; s.sli = sup.sli; s.vgpu = sup.vGpu;
-        s.confidential_compute = sup.confidentialCompute; s.cmp = sup.cmp; s.wsl = sup.wsl;
+        s.architecture = sup.architecture;
+        s.sli = sup.sli;
+        s.vgpu = sup.vGpu;
+        s.confidential_compute = sup.confidentialCompute;
+        s.cmp = sup.cmp;
+        s.wsl = sup.wsl;
         const std::string why = profiling_refusal(s);
         if (!why.empty())
-          throw Error(ErrorKind::kCounters, "device " + std::to_string(ctx_device) +
-                                                " cannot collect hardware counters: " + why);
+          throw Error(ErrorKind::kCounters,
+                      "device " + std::to_string(ctx_device) + " cannot collect hardware counters: " + why);
       }
     }
 
@@ -341,7 +356,8 @@ class CuptiCounterSession final : public CounterSession {
     ok(api.GetChipName(&chip), "cuptiDeviceGetChipName");
     chip_ = chip.pChipName != nullptr ? chip.pChipName : "";
 
-    auto avail = params<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
+    auto avail =
+        params<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
     avail.ctx = static_cast<CUcontext>(ctx_);
     ok(api.GetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability (size)");
     availability_.resize(avail.counterAvailabilityImageSize);
@@ -355,8 +371,8 @@ class CuptiCounterSession final : public CounterSession {
     for (const std::string& m : missing)
       warnings_.push_back("counter metric not available on " + chip_ + ": " + m + "; continuing without it");
     if (metrics_.empty())
-      throw Error(ErrorKind::kCounters, "no fpgaprof counter metric is available on chip " + chip_ +
-                                            ": trace without counters=True");
+      throw Error(ErrorKind::kCounters,
+                  "no fpgaprof counter metric is available on chip " + chip_ + ": trace without counters=True");
     for (const std::string& m : metrics_) metric_ptrs_.push_back(m.c_str());
     std::size_t passes = 0;
     config_ = host_->config_image(metric_ptrs_, &passes);
@@ -369,7 +385,8 @@ class CuptiCounterSession final : public CounterSession {
     ok(api.Enable(&en), "cuptiRangeProfilerEnable");
     object_ = en.pRangeProfilerObject;
 
-    auto dsize = params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
+    auto dsize = params<CUpti_RangeProfiler_GetCounterDataSize_Params>(
+        CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
     dsize.pRangeProfilerObject = object_;
     dsize.pMetricNames = metric_ptrs_.data();
     dsize.numMetrics = metric_ptrs_.size();
@@ -408,11 +425,15 @@ class CuptiCounterSession final : public CounterSession {
     CounterMatch m = add_counter_windows(store, metrics_, windows_, 0);
     m.dropped_ranges = dropped_;
     if (dropped_ > 0)
-      warnings_.push_back(std::to_string(dropped_) + " counter ranges were dropped (the counter image was full): "
+      warnings_.push_back(std::to_string(dropped_) +
+                          " counter ranges were dropped (the counter image was full): "
                           "lower the number of kernels between checkpoints");
     if (m.unprofiled_kernels > 0)
-      warnings_.push_back(std::to_string(m.unprofiled_kernels) + " kernels have no counters: launched past the "
-                          "image's " + std::to_string(options_.max_ranges) + " ranges between two region ends, "
+      warnings_.push_back(std::to_string(m.unprofiled_kernels) +
+                          " kernels have no counters: launched past the "
+                          "image's " +
+                          std::to_string(options_.max_ranges) +
+                          " ranges between two region ends, "
                           "or while counting paused at a checkpoint");
     if (m.ambiguous_windows > 0)
       warnings_.push_back(std::to_string(m.unmatched_ranges) + " counter ranges and " +
@@ -448,7 +469,8 @@ class CuptiCounterSession final : public CounterSession {
   }
 
   void configure_and_start() {
-    auto ini = params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
+    auto ini = params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(
+        CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
     ini.pRangeProfilerObject = object_;
     ini.counterDataSize = counter_data_.size();
     ini.pCounterData = counter_data_.data();
@@ -491,12 +513,14 @@ class CuptiCounterSession final : public CounterSession {
     dec.pRangeProfilerObject = object_;
     ok(p_.api.DecodeData(&dec), "cuptiRangeProfilerDecodeData");
     dropped_ += dec.numOfRangeDropped;
-    auto info = params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
+    auto info = params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(
+        CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
     info.pCounterDataImage = counter_data_.data();
     info.counterDataImageSize = counter_data_.size();
     ok(p_.api.GetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
     for (size_t i = 0; i < info.numTotalRanges; ++i) {
-      auto ri = params<CUpti_RangeProfiler_CounterData_GetRangeInfo_Params>(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE);
+      auto ri = params<CUpti_RangeProfiler_CounterData_GetRangeInfo_Params>(
+          CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE);
       ri.pCounterDataImage = counter_data_.data();
       ri.counterDataImageSize = counter_data_.size();
       ri.rangeIndex = i;
@@ -505,7 +529,8 @@ class CuptiCounterSession final : public CounterSession {
       CounterRange range;
       range.name = ri.rangeName != nullptr ? ri.rangeName : "";
       range.values.assign(metric_ptrs_.size(), 0.0);
-      auto ev = params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
+      auto ev = params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
+          CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
       ev.pHostObject = host_->get();
       ev.pCounterDataImage = counter_data_.data();
       ev.counterDataImageSize = counter_data_.size();
@@ -575,8 +600,8 @@ std::string known_chip(const Profiler& p, const std::string& chip) {
                  [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
   const std::vector<std::string> chips = supported_chips(p);
   if (std::find(chips.begin(), chips.end(), upper) == chips.end())
-    throw Error(ErrorKind::kInvalidArgument, "chip '" + chip + "' is not known to " + p.cupti->path +
-                                                 ": use one of " + joined(chips) +
+    throw Error(ErrorKind::kInvalidArgument, "chip '" + chip + "' is not known to " + p.cupti->path + ": use one of " +
+                                                 joined(chips) +
                                                  " (CUPTI's chip names; a newer CUPTI knows newer chips)");
   return upper;
 }
@@ -592,12 +617,15 @@ std::string device_chip(const Profiler& p, int device) {
       known = "; known chips: " + joined(supported_chips(p));
     } catch (const Error&) {  // this libcupti cannot list them without a driver: leave the list out
     }
-    throw Error(ErrorKind::kCuptiUnavailable, "no GPU to read the chip from (" + why + "): name the chip, e.g. "
-                                                  "`fpgaprof counters --chip GH100`" + known);
+    throw Error(ErrorKind::kCuptiUnavailable, "no GPU to read the chip from (" + why +
+                                                  "): name the chip, e.g. "
+                                                  "`fpgaprof counters --chip GH100`" +
+                                                  known);
   }
   if (device < 0 || device >= count)
     throw Error(ErrorKind::kInvalidArgument, "device " + std::to_string(device) + " does not exist: this machine has " +
-                                                 std::to_string(count) + " GPU(s) (ordinals from 0; CUDA_VISIBLE_DEVICES applies)");
+                                                 std::to_string(count) +
+                                                 " GPU(s) (ordinals from 0; CUDA_VISIBLE_DEVICES applies)");
   std::lock_guard<std::mutex> lock(g_active_mutex);
   // A running CounterSession already holds the profiler initialized; initializing again is not allowed.
   const bool own = !g_active;

@@ -35,10 +35,8 @@ void resolve(void* handle, std::initializer_list<const char*> names, Fn& out) {
 
 std::string gpu_uuid_text(const unsigned char* b) {
   char text[48];
-  std::snprintf(text, sizeof text,
-                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-                b[14], b[15]);
+  std::snprintf(text, sizeof text, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
   return text;
 }
 
@@ -149,8 +147,7 @@ PcieLink CudaDriver::pcie_link(int ordinal) const {
 }
 
 void* CudaDriver::counting_context(int ordinal, int* ctx_device, std::string* error) const {
-  if (CtxGetCurrent_ == nullptr || PrimaryCtxRetain_ == nullptr || CtxSetCurrent_ == nullptr ||
-      DeviceGet_ == nullptr) {
+  if (CtxGetCurrent_ == nullptr || PrimaryCtxRetain_ == nullptr || CtxSetCurrent_ == nullptr || DeviceGet_ == nullptr) {
     *error = "libcuda.so.1 lacks cuCtxGetCurrent/cuDevicePrimaryCtxRetain: update the NVIDIA driver";
     return nullptr;
   }
@@ -172,8 +169,7 @@ void* CudaDriver::counting_context(int ordinal, int* ctx_device, std::string* er
   }
   int dev = 0;
   if (DeviceGet_(&dev, ordinal) != 0 || PrimaryCtxRetain_(&ctx, dev) != 0 || ctx == nullptr) {
-    *error = "cannot retain the primary context of device " + std::to_string(ordinal) +
-             ": check CUDA_VISIBLE_DEVICES";
+    *error = "cannot retain the primary context of device " + std::to_string(ordinal) + ": check CUDA_VISIBLE_DEVICES";
     return nullptr;
   }
   CtxSetCurrent_(ctx);
@@ -190,8 +186,8 @@ std::vector<std::string> CudaDriver::synchronize_all() const {
   void* current = nullptr;
   if (CtxGetCurrent_ != nullptr && CtxGetCurrent_(&current) == 0 && current != nullptr) {
     if (const int rc = CtxSynchronize_(); rc != 0) {
-      warnings.push_back("cuCtxSynchronize on the current context failed (CUresult " +
-                         std::to_string(rc) + "): the last GPU activity may be missing");
+      warnings.push_back("cuCtxSynchronize on the current context failed (CUresult " + std::to_string(rc) +
+                         "): the last GPU activity may be missing");
     }
   }
   int count = 0;
@@ -208,9 +204,8 @@ std::vector<std::string> CudaDriver::synchronize_all() const {
     if (PrimaryCtxRetain_(&ctx, dev) != 0) continue;
     if (CtxPushCurrent_(ctx) == 0) {
       if (const int rc = CtxSynchronize_(); rc != 0) {
-        warnings.push_back("cuCtxSynchronize on device " + std::to_string(ordinal) +
-                           " failed (CUresult " + std::to_string(rc) +
-                           "): the last GPU activity may be missing");
+        warnings.push_back("cuCtxSynchronize on device " + std::to_string(ordinal) + " failed (CUresult " +
+                           std::to_string(rc) + "): the last GPU activity may be missing");
       }
       void* popped = nullptr;
       CtxPopCurrent_(&popped);

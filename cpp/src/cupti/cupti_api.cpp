@@ -80,8 +80,7 @@ std::string fill(void* handle, CuptiApi& api) {
   return {};
 }
 
-const CuptiApi* adopt(void* handle, const std::string& name, const std::string& how,
-                      std::string* error) {
+const CuptiApi* adopt(void* handle, const std::string& name, const std::string& how, std::string* error) {
   auto api = std::make_unique<CuptiApi>();
   const std::string missing = fill(handle, *api);
   if (!missing.empty()) {
@@ -118,8 +117,8 @@ const CuptiApi* CuptiApi::get(std::string* error) {
     if (c.kind == CuptiCandidate::Kind::kExactPath) {
       const char* why = ::dlerror();
       if (error) {
-        *error = "FPGAPROF_CUPTI_LIBRARY=" + c.name + " could not be loaded (" +
-                 (why ? why : "unknown dlopen error") + "): fix the path or unset it";
+        *error = "FPGAPROF_CUPTI_LIBRARY=" + c.name + " could not be loaded (" + (why ? why : "unknown dlopen error") +
+                 "): fix the path or unset it";
       }
       return nullptr;
     }

@@ -19,7 +19,7 @@
 #include "cupti/cupti_api.hpp"
 #include "cupti/record_converter.hpp"
 #include "cupti/region_recorder.hpp"
-#include "fpgaprof/capture.hpp"
+#include "fpgaprof/cupti/capture.hpp"
 #include "fpgaprof/error.hpp"
 #include "fpgaprof/pcie_link.hpp"
 #include "fpgaprof/version.hpp"
@@ -34,9 +34,9 @@ struct Collector {
   std::mutex lifecycle_mutex;  // serializes start/stop
   std::mutex session_mutex;    // guards active and the active session's store/converter
   CuptiCaptureSession* active = nullptr;
-  bool has_session = false;    // a session exists (host-only ones too); guarded by lifecycle_mutex
+  bool has_session = false;  // a session exists (host-only ones too); guarded by lifecycle_mutex
   BufferPool pool;
-  uint64_t late_buffers = 0;   // buffers completed with no session; guarded by session_mutex
+  uint64_t late_buffers = 0;  // buffers completed with no session; guarded by session_mutex
 };
 
 Collector& collector() {
@@ -115,8 +115,8 @@ std::string start_failure(const CuptiApi& api, const char* call, CUptiResult rc)
   const CudaDriver* driver = CudaDriver::get();
   uint32_t cupti_version = 0;
   if (api.GetVersion(&cupti_version) != CUPTI_SUCCESS) cupti_version = 0;
-  return start_failure_reason(call, static_cast<int>(rc), api.result_string(rc), driver != nullptr,
-                              cupti_version, driver != nullptr ? driver->driver_version() : 0);
+  return start_failure_reason(call, static_cast<int>(rc), api.result_string(rc), driver != nullptr, cupti_version,
+                              driver != nullptr ? driver->driver_version() : 0);
 }
 
 class CuptiCaptureSession final : public CaptureSession {
@@ -288,16 +288,18 @@ void CuptiCaptureSession::enable_kinds() {
   // was not done yet (PJRT polls thousands), which would count as host waits.
   if (api_->ActivityEnableAllSyncRecords != nullptr) {
     if (const CUptiResult y = api_->ActivityEnableAllSyncRecords(0); y != CUPTI_SUCCESS) {
-      if (y == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) return start_failed("cuptiActivityEnableAllSyncRecords", y);
+      if (y == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+        return start_failed("cuptiActivityEnableAllSyncRecords", y);
       warnings_.push_back("cuptiActivityEnableAllSyncRecords(0) failed (" + api_->result_string(y) +
                           "): event/stream queries that found work unfinished are recorded; "
                           "fpgaprof skips those (returnValue != 0), but finished queries may count as "
                           "host waits");
     }
   } else {
-    warnings_.push_back("this libcupti lacks cuptiActivityEnableAllSyncRecords: event/stream query "
-                        "records may count as host waits (unfinished ones are skipped by their "
-                        "return value)");
+    warnings_.push_back(
+        "this libcupti lacks cuptiActivityEnableAllSyncRecords: event/stream query "
+        "records may count as host waits (unfinished ones are skipped by their "
+        "return value)");
   }
   for (const KindSpec& spec : kKinds) {
     const char* call = "cuptiActivityEnable";

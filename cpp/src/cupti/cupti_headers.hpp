@@ -5,6 +5,6 @@
 #include <cupti_activity.h>
 #include <cupti_callbacks.h>
 #include <cupti_driver_cbid.h>
-#include <cupti_runtime_cbid.h>
 #include <cupti_result.h>
+#include <cupti_runtime_cbid.h>
 #include <cupti_version.h>

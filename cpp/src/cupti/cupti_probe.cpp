@@ -5,7 +5,7 @@
 
 #include "cupti/cuda_driver.hpp"
 #include "cupti/cupti_api.hpp"
-#include "fpgaprof/capture.hpp"
+#include "fpgaprof/cupti/capture.hpp"
 
 namespace fpgaprof {
 

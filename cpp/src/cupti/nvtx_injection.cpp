@@ -12,7 +12,7 @@
 #include <string>
 
 #include "cupti/cupti_api.hpp"
-#include "fpgaprof/capture.hpp"
+#include "fpgaprof/cupti/capture.hpp"
 
 namespace fpgaprof {
 namespace {
@@ -58,14 +58,14 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(v
   // libcupti's own injection entry point does CUPTI's setup before attaching to NVTX.
   if (api->InitializeInjectionNvtx2 != nullptr) {
     const int result = api->InitializeInjectionNvtx2(get_export_table);
-    fpgaprof::record_injection(result, "InitializeInjectionNvtx2 of " + api->path + " returned " +
-                                           std::to_string(result));
+    fpgaprof::record_injection(result,
+                               "InitializeInjectionNvtx2 of " + api->path + " returned " + std::to_string(result));
     return result;
   }
   if (api->NvtxInitialize2 != nullptr) {
     const int rc = api->NvtxInitialize2(get_export_table);
-    fpgaprof::record_injection(rc == 0 ? 1 : 0, "cuptiNvtxInitialize2 of " + api->path + " returned " +
-                                                    std::to_string(rc) + " (0 = success)");
+    fpgaprof::record_injection(
+        rc == 0 ? 1 : 0, "cuptiNvtxInitialize2 of " + api->path + " returned " + std::to_string(rc) + " (0 = success)");
     return rc == 0 ? 1 : 0;
   }
   fpgaprof::record_injection(0, api->path + " exports neither InitializeInjectionNvtx2 nor cuptiNvtxInitialize2");

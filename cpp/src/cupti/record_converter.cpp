@@ -18,7 +18,8 @@ namespace {
 // The converter reads the newest records through older struct versions: with headers that
 // have the newer versions, check at compile time that the fields used sit at the same offsets.
 #if defined(CUPTI_API_VERSION) && CUPTI_API_VERSION >= 130500
-#define FPGAPROF_SAME_OFFSET(Old, New, field) static_assert(offsetof(Old, field) == offsetof(New, field), #New "." #field)
+#define FPGAPROF_SAME_OFFSET(Old, New, field) \
+  static_assert(offsetof(Old, field) == offsetof(New, field), #New "." #field)
 FPGAPROF_SAME_OFFSET(CUpti_ActivityKernel10, CUpti_ActivityKernel13, name);
 FPGAPROF_SAME_OFFSET(CUpti_ActivityKernel10, CUpti_ActivityKernel13, correlationId);
 FPGAPROF_SAME_OFFSET(CUpti_ActivityKernel10, CUpti_ActivityKernel13, graphNodeId);
@@ -56,8 +57,7 @@ MemoryKind memory_kind(uint32_t k) {
 }
 
 SyncKind sync_kind(uint32_t t) {
-  return t <= CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE ? static_cast<SyncKind>(t)
-                                                                      : SyncKind::kUnknown;
+  return t <= CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE ? static_cast<SyncKind>(t) : SyncKind::kUnknown;
 }
 
 const char* overhead_name(uint32_t kind) {
@@ -131,7 +131,8 @@ StringId RecordConverter::intern(const char* text) {
 }
 
 uint32_t RecordConverter::api_function(ApiKind kind, uint32_t cbid) {
-  const CUpti_CallbackDomain domain = kind == ApiKind::kRuntime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+  const CUpti_CallbackDomain domain =
+      kind == ApiKind::kRuntime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
   const auto lookup = [&]() {
     ApiFunction f;
     f.kind = kind;
@@ -140,8 +141,8 @@ uint32_t RecordConverter::api_function(ApiKind kind, uint32_t cbid) {
     if (name != nullptr && *name != '\0') {
       f.name = store_.strings.intern(name);
     } else {
-      f.name = store_.strings.intern(std::string(kind == ApiKind::kRuntime ? "cuda_runtime_cbid_" : "cuda_driver_cbid_") +
-                                     std::to_string(cbid));
+      f.name = store_.strings.intern(
+          std::string(kind == ApiKind::kRuntime ? "cuda_runtime_cbid_" : "cuda_driver_cbid_") + std::to_string(cbid));
     }
     return store_.intern_api_function(f);
   };
@@ -159,27 +160,19 @@ void RecordConverter::convert(const CUpti_Activity& record) {
   ++stats_.records;
   switch (record.kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-    case CUPTI_ACTIVITY_KIND_KERNEL:
-      convert_kernel(reinterpret_cast<const CUpti_ActivityKernel10&>(record));
-      break;
-    case CUPTI_ACTIVITY_KIND_MEMCPY:
-      convert_memcpy(reinterpret_cast<const CUpti_ActivityMemcpy6&>(record));
-      break;
+    case CUPTI_ACTIVITY_KIND_KERNEL: convert_kernel(reinterpret_cast<const CUpti_ActivityKernel10&>(record)); break;
+    case CUPTI_ACTIVITY_KIND_MEMCPY: convert_memcpy(reinterpret_cast<const CUpti_ActivityMemcpy6&>(record)); break;
     case CUPTI_ACTIVITY_KIND_MEMCPY2:
       convert_peer_memcpy(reinterpret_cast<const CUpti_ActivityMemcpyPtoP4&>(record));
       break;
-    case CUPTI_ACTIVITY_KIND_MEMSET:
-      convert_memset(reinterpret_cast<const CUpti_ActivityMemset4&>(record));
-      break;
+    case CUPTI_ACTIVITY_KIND_MEMSET: convert_memset(reinterpret_cast<const CUpti_ActivityMemset4&>(record)); break;
     case CUPTI_ACTIVITY_KIND_MEMORY2:
       if (!convert_memory(reinterpret_cast<const CUpti_ActivityMemory4&>(record))) {
         ++stats_.ignored;
         return;
       }
       break;
-    case CUPTI_ACTIVITY_KIND_DEVICE:
-      convert_device(reinterpret_cast<const CUpti_ActivityDevice5&>(record));
-      break;
+    case CUPTI_ACTIVITY_KIND_DEVICE: convert_device(reinterpret_cast<const CUpti_ActivityDevice5&>(record)); break;
     case CUPTI_ACTIVITY_KIND_RUNTIME:
       convert_api(reinterpret_cast<const CUpti_ActivityAPI&>(record), ApiKind::kRuntime);
       break;
@@ -192,9 +185,7 @@ void RecordConverter::convert(const CUpti_Activity& record) {
         return;
       }
       break;
-    case CUPTI_ACTIVITY_KIND_MARKER:
-      convert_marker(reinterpret_cast<const CUpti_ActivityMarker2&>(record));
-      break;
+    case CUPTI_ACTIVITY_KIND_MARKER: convert_marker(reinterpret_cast<const CUpti_ActivityMarker2&>(record)); break;
     case CUPTI_ACTIVITY_KIND_OVERHEAD:
       convert_overhead(reinterpret_cast<const CUpti_ActivityOverhead3&>(record));
       break;
@@ -204,12 +195,8 @@ void RecordConverter::convert(const CUpti_Activity& record) {
     case CUPTI_ACTIVITY_KIND_MARKER_DATA:  // payload/color/category: the store keeps none
     case CUPTI_ACTIVITY_KIND_NAME:         // names of threads/streams: the store keeps none
     case CUPTI_ACTIVITY_KIND_CONTEXT:
-    case CUPTI_ACTIVITY_KIND_DEVICE_ATTRIBUTE:
-      ++stats_.ignored;
-      return;
-    default:
-      ++stats_.unknown_kind;
-      return;
+    case CUPTI_ACTIVITY_KIND_DEVICE_ATTRIBUTE: ++stats_.ignored; return;
+    default: ++stats_.unknown_kind; return;
   }
   ++stats_.converted;
 }
@@ -410,8 +397,7 @@ bool RecordConverter::convert_sync(const CUpti_ActivitySynchronization2& r) {
 }
 
 void RecordConverter::convert_marker(const CUpti_ActivityMarker2& r) {
-  const uint32_t thread =
-      r.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? r.objectId.pt.threadId : 0u;
+  const uint32_t thread = r.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? r.objectId.pt.threadId : 0u;
   if ((r.flags & CUPTI_ACTIVITY_FLAG_MARKER_END) != 0) {
     uint32_t index = kNone32;
     for (auto it = open_markers_.rbegin(); it != open_markers_.rend(); ++it) {
@@ -483,8 +469,8 @@ std::size_t RecordConverter::drop_syncs_without_api_call() {
   std::unordered_set<uint32_t> traced;
   traced.reserve(store_.api_calls.size());
   for (const ApiRecord& a : store_.api_calls) traced.insert(a.correlation_id);
-  const std::size_t removed = std::erase_if(
-      store_.syncs, [&](const SyncRecord& y) { return traced.count(y.correlation_id) == 0; });
+  const std::size_t removed =
+      std::erase_if(store_.syncs, [&](const SyncRecord& y) { return traced.count(y.correlation_id) == 0; });
   stats_.untraced_sync_calls += removed;
   return removed;
 }
@@ -513,8 +499,7 @@ void RecordConverter::finish(uint64_t trace_end_ns) {
   warn_count(stats_.buffer_errors,
              " CUPTI activity buffers held an invalid record and were read only up "
              "to it: records after it are lost");
-  warn_count(stats_.unknown_kind,
-             " CUPTI activity records of kinds fpgaprof does not read were skipped");
+  warn_count(stats_.unknown_kind, " CUPTI activity records of kinds fpgaprof does not read were skipped");
   warn_count(stats_.unknown_memory_operations,
              " CUPTI memory records had operation type INVALID (neither allocation "
              "nor release) and were skipped");
@@ -525,15 +510,13 @@ void RecordConverter::finish(uint64_t trace_end_ns) {
   warn_count(stats_.untraced_sync_calls,
              " CUPTI synchronization records of untraced calls (event/stream queries "
              "that found the work complete) were skipped: polls, not host waits");
-  warn_count(stats_.failed_sync_waits,
-             " host waits returned an error (first: CUresult " +
-                 std::to_string(stats_.first_failed_sync_result) +
-                 "): kept as host waits, but the GPU work they waited for failed");
+  warn_count(stats_.failed_sync_waits, " host waits returned an error (first: CUresult " +
+                                           std::to_string(stats_.first_failed_sync_result) +
+                                           "): kept as host waits, but the GPU work they waited for failed");
   warn_count(still_open,
              " NVTX ranges were still open when the trace stopped: they end at the "
              "trace end (is_closed=false)");
-  warn_count(stats_.unmatched_marker_ends,
-             " NVTX ranges ended in the trace but began before it: not recorded");
+  warn_count(stats_.unmatched_marker_ends, " NVTX ranges ended in the trace but began before it: not recorded");
 }
 
 }  // namespace fpgaprof::cupti

@@ -34,15 +34,15 @@ class RecordConverter {
   using NextRecordFn = CUptiResult (*)(uint8_t* buffer, size_t valid_bytes, CUpti_Activity** record);
 
   struct Stats {
-    uint64_t records = 0;             // records seen (converted + ignored + unknown)
-    uint64_t converted = 0;           // records that became an owned record
-    uint64_t ignored = 0;             // known kinds with nothing to keep (MARKER_DATA, NAME, ...) and
-                                      // skipped records (see the two counts below)
-    uint64_t unknown_kind = 0;        // kinds this converter does not know
-    uint64_t incomplete = 0;          // start == end == 0 (device timestamp buffer ran out)
+    uint64_t records = 0;                // records seen (converted + ignored + unknown)
+    uint64_t converted = 0;              // records that became an owned record
+    uint64_t ignored = 0;                // known kinds with nothing to keep (MARKER_DATA, NAME, ...) and
+                                         // skipped records (see the two counts below)
+    uint64_t unknown_kind = 0;           // kinds this converter does not know
+    uint64_t incomplete = 0;             // start == end == 0 (device timestamp buffer ran out)
     uint64_t unmatched_marker_ends = 0;  // END records whose START came before the trace
     uint64_t buffers = 0;
-    uint64_t buffer_errors = 0;       // walks that stopped on an error other than "end of buffer"
+    uint64_t buffer_errors = 0;              // walks that stopped on an error other than "end of buffer"
     uint64_t unknown_memory_operations = 0;  // MEMORY2 records with operation type INVALID (0): skipped
     uint64_t unfinished_sync_queries = 0;    // SYNCHRONIZATION records with returnValue 600
                                              // (CUDA_ERROR_NOT_READY): a poll, skipped
@@ -87,7 +87,7 @@ class RecordConverter {
   bool convert_memory(const CUpti_ActivityMemory4& r);  // false: skipped (counted in stats)
   void convert_device(const CUpti_ActivityDevice5& r);
   void convert_api(const CUpti_ActivityAPI& r, ApiKind kind);
-  bool convert_sync(const CUpti_ActivitySynchronization2& r);     // false: skipped (counted in stats)
+  bool convert_sync(const CUpti_ActivitySynchronization2& r);  // false: skipped (counted in stats)
   void convert_marker(const CUpti_ActivityMarker2& r);
   void convert_overhead(const CUpti_ActivityOverhead3& r);
   void convert_external(const CUpti_ActivityExternalCorrelation& r);
@@ -107,7 +107,7 @@ class RecordConverter {
   // Interning by pointer first: CUPTI shares one name string among the records of one
   // kernel; a hit is confirmed by comparing the text, so a reused pointer is never wrong.
   std::array<CacheSlot, kCacheSlots> cache_{};
-  std::vector<uint32_t> driver_functions_;   // api_functions index by cbid; kNone32 = not looked up yet
+  std::vector<uint32_t> driver_functions_;  // api_functions index by cbid; kNone32 = not looked up yet
   std::vector<uint32_t> runtime_functions_;
   // Ranges open now: (marker id, index in store.markers). Nearly always a handful (the
   // nesting depth times the threads), and ENDs close recent STARTs, so a vector searched

@@ -12,7 +12,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "cupti/cupti_api.hpp"
-#include "fpgaprof/capture.hpp"
+#include "fpgaprof/cupti/capture.hpp"
 
 namespace fpgaprof {
 namespace cupti {

@@ -8,8 +8,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <zlib.h>
+#include <nlohmann/json.hpp>
 
 #include "fpgaprof/hlo/hlo_parser.hpp"
 #include "hlo/hlo_attributes.hpp"
@@ -93,9 +93,10 @@ int64_t log2_ceil(uint64_t v) {
 // HandleElementwiseOp's transcendental opcodes.
 bool is_transcendental_op(const std::string& op) {
   static const std::unordered_set<std::string> kOps = {
-      "acos", "acosh", "asin", "asinh", "atan2", "atanh", "cbrt", "cosine", "cosh", "erf", "exponential",
-      "exponential-minus-one", "log", "log-plus-one", "logistic", "power", "rsqrt", "sine", "sinh", "sqrt",
-      "tan", "tanh"};
+      "acos", "acosh",        "asin",     "asinh", "atan2",       "atanh",
+      "cbrt", "cosine",       "cosh",     "erf",   "exponential", "exponential-minus-one",
+      "log",  "log-plus-one", "logistic", "power", "rsqrt",       "sine",
+      "sinh", "sqrt",         "tan",      "tanh"};
   return kOps.count(op) != 0;
 }
 
@@ -103,39 +104,89 @@ bool is_transcendental_op(const std::string& op) {
 // DfsHloVisitor's elementwise defaults, less copy (HloCostAnalysis::HandleCopy counts none),
 // plus select, clamp, compare, convert and reduce-precision.
 bool is_elementwise_op(const std::string& op) {
-  static const std::unordered_set<std::string> kOps = {
-      "abs", "acos", "acosh", "add", "and", "asin", "asinh", "atan2", "atanh", "bitcast-convert", "cbrt",
-      "ceil", "clamp", "compare", "complex", "convert", "cosine", "cosh", "count-leading-zeros", "divide",
-      "erf", "exponential", "exponential-minus-one", "floor", "imag", "is-finite", "log", "log-plus-one",
-      "logistic", "maximum", "minimum", "multiply", "negate", "not", "or", "popcnt", "power", "real",
-      "reduce-precision", "remainder", "round-nearest-afz", "round-nearest-even", "rsqrt", "select",
-      "shift-left", "shift-right-arithmetic", "shift-right-logical", "sign", "sine", "sinh", "sqrt",
-      "stochastic-convert", "subtract", "tan", "tanh", "xor"};
+  static const std::unordered_set<std::string> kOps = {"abs",
+                                                       "acos",
+                                                       "acosh",
+                                                       "add",
+                                                       "and",
+                                                       "asin",
+                                                       "asinh",
+                                                       "atan2",
+                                                       "atanh",
+                                                       "bitcast-convert",
+                                                       "cbrt",
+                                                       "ceil",
+                                                       "clamp",
+                                                       "compare",
+                                                       "complex",
+                                                       "convert",
+                                                       "cosine",
+                                                       "cosh",
+                                                       "count-leading-zeros",
+                                                       "divide",
+                                                       "erf",
+                                                       "exponential",
+                                                       "exponential-minus-one",
+                                                       "floor",
+                                                       "imag",
+                                                       "is-finite",
+                                                       "log",
+                                                       "log-plus-one",
+                                                       "logistic",
+                                                       "maximum",
+                                                       "minimum",
+                                                       "multiply",
+                                                       "negate",
+                                                       "not",
+                                                       "or",
+                                                       "popcnt",
+                                                       "power",
+                                                       "real",
+                                                       "reduce-precision",
+                                                       "remainder",
+                                                       "round-nearest-afz",
+                                                       "round-nearest-even",
+                                                       "rsqrt",
+                                                       "select",
+                                                       "shift-left",
+                                                       "shift-right-arithmetic",
+                                                       "shift-right-logical",
+                                                       "sign",
+                                                       "sine",
+                                                       "sinh",
+                                                       "sqrt",
+                                                       "stochastic-convert",
+                                                       "subtract",
+                                                       "tan",
+                                                       "tanh",
+                                                       "xor"};
   return kOps.count(op) != 0;
 }
 
 // Ops that move or view data without arithmetic.
 bool is_data_movement_op(const std::string& op) {
   static const std::unordered_set<std::string> kOps = {
-      "broadcast", "reshape", "transpose", "copy", "bitcast", "slice", "dynamic-slice", "dynamic-update-slice",
-      "concatenate", "pad", "reverse", "iota", "bitcast-convert", "copy-start", "copy-done", "dynamic-reshape",
+      "broadcast",       "reshape",    "transpose",     "copy",
+      "bitcast",         "slice",      "dynamic-slice", "dynamic-update-slice",
+      "concatenate",     "pad",        "reverse",       "iota",
+      "bitcast-convert", "copy-start", "copy-done",     "dynamic-reshape",
       "opt-barrier"};
   return kOps.count(op) != 0;
 }
 
 // Ops XLA counts neither operations nor bytes for: no code runs.
 bool is_free_op(const std::string& op) {
-  return op == "parameter" || op == "constant" || op == "get-tuple-element" || op == "bitcast" ||
-         op == "after-all" || op == "add-dependency" || op == "domain";
+  return op == "parameter" || op == "constant" || op == "get-tuple-element" || op == "bitcast" || op == "after-all" ||
+         op == "add-dependency" || op == "domain";
 }
 
 // Opcodes whose names end in -start/-update/-done; any other `<op>-start` is XLA's async
 // wrapper of <op> (hlo_parser.cc, ParseOpcode).
 bool is_native_async_name(const std::string& op) {
-  return op == "all-gather-start" || op == "all-gather-done" || op == "all-reduce-start" ||
-         op == "all-reduce-done" || op == "collective-permute-start" || op == "collective-permute-done" ||
-         op == "copy-start" || op == "copy-done" || op == "send-done" || op == "recv-done" ||
-         op == "async-start" || op == "async-update" || op == "async-done";
+  return op == "all-gather-start" || op == "all-gather-done" || op == "all-reduce-start" || op == "all-reduce-done" ||
+         op == "collective-permute-start" || op == "collective-permute-done" || op == "copy-start" ||
+         op == "copy-done" || op == "send-done" || op == "recv-done" || op == "async-start" || op == "async-update" ||
+         op == "async-done";
 }
 bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -195,8 +246,7 @@ bool author_cost(const Instruction& ins, AuthorCost& c) {
   if (!meta.empty()) {
     try {
       if (read_author_cost(nlohmann::json::parse(meta), c)) return true;
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
   }
   // triton_kernel_call_ffi: the metadata's JSON object sits inside the compressed call proto.
   const std::string proto = inflate_all(backend_config_string(ins, "opaque"));
@@ -210,8 +260,7 @@ bool author_cost(const Instruction& ins, AuthorCost& c) {
     if (depth != 0 || end >= proto.size()) continue;
     try {
       if (read_author_cost(nlohmann::json::parse(proto.substr(at, end - at + 1)), c)) return true;
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
   }
   return false;
 }
@@ -228,7 +277,6 @@ bool is_cudnn_convolution(const std::string& target) {
          target == "__cudnn$convBackwardInput" || target == "__cudnn$convBackwardFilter" ||
          target == "__cudnn$convBiasActivationForward";
 }
-
 
 class CostModel {
  public:
@@ -866,7 +914,8 @@ class CostModel {
           }
           if (!leaf.is_array()) continue;
           const Instruction* elem = root;
-          if (root->opcode == "tuple" && k < root->operand_indices.size() && root->operand_indices[k] < f.instructions.size()) {
+          if (root->opcode == "tuple" && k < root->operand_indices.size() &&
+              root->operand_indices[k] < f.instructions.size()) {
             elem = &f.instructions[root->operand_indices[k]];
           }
           written += elem->opcode == "dynamic-update-slice" && elem->operand_shapes.size() > 1
@@ -897,8 +946,8 @@ class CostModel {
     // Working set: the largest value computed inside the fusion.
     double ws = 0;
     for (const Instruction& i : f.instructions) {
-      if (i.opcode == "parameter" || i.opcode == "constant" || i.opcode == "get-tuple-element" ||
-          i.opcode == "tuple" || i.opcode == "bitcast") {
+      if (i.opcode == "parameter" || i.opcode == "constant" || i.opcode == "get-tuple-element" || i.opcode == "tuple" ||
+          i.opcode == "bitcast") {
         continue;
       }
       ws = std::max(ws, std::max(leaf_bytes(i.shape), i.cost.working_set_bytes));

@@ -37,7 +37,7 @@ struct ConvDims {
   int64_t input_batch = -1, input_feature = -1, kernel_input_feature = -1, kernel_output_feature = -1,
           output_batch = -1, output_feature = -1;
   std::vector<int64_t> input_spatial, kernel_spatial, output_spatial;  // by spatial index
-  std::size_t rank = 0;  // number of dimensions of each operand
+  std::size_t rank = 0;                                                // number of dimensions of each operand
 };
 ConvDims conv_dims(const Instruction& ins);
 

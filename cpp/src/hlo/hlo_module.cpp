@@ -5,18 +5,38 @@ namespace fpgaprof::hlo {
 int primitive_bits(PrimitiveType t) {
   switch (t) {
     case PrimitiveType::kPred: return 8;
-    case PrimitiveType::kS1: case PrimitiveType::kU1: return 1;
-    case PrimitiveType::kS2: case PrimitiveType::kU2: return 2;
-    case PrimitiveType::kS4: case PrimitiveType::kU4: case PrimitiveType::kF4E2M1FN: return 4;
-    case PrimitiveType::kS8: case PrimitiveType::kU8: case PrimitiveType::kF8E5M2:
-    case PrimitiveType::kF8E4M3FN: case PrimitiveType::kF8E4M3B11FNUZ: case PrimitiveType::kF8E5M2FNUZ:
-    case PrimitiveType::kF8E4M3FNUZ: case PrimitiveType::kF8E4M3: case PrimitiveType::kF8E3M4:
+    case PrimitiveType::kS1:
+    case PrimitiveType::kU1: return 1;
+    case PrimitiveType::kS2:
+    case PrimitiveType::kU2: return 2;
+    case PrimitiveType::kS4:
+    case PrimitiveType::kU4:
+    case PrimitiveType::kF4E2M1FN: return 4;
+    case PrimitiveType::kS8:
+    case PrimitiveType::kU8:
+    case PrimitiveType::kF8E5M2:
+    case PrimitiveType::kF8E4M3FN:
+    case PrimitiveType::kF8E4M3B11FNUZ:
+    case PrimitiveType::kF8E5M2FNUZ:
+    case PrimitiveType::kF8E4M3FNUZ:
+    case PrimitiveType::kF8E4M3:
+    case PrimitiveType::kF8E3M4:
     case PrimitiveType::kF8E8M0FNU: return 8;
-    case PrimitiveType::kS16: case PrimitiveType::kU16: case PrimitiveType::kF16: case PrimitiveType::kBF16: return 16;
-    case PrimitiveType::kS32: case PrimitiveType::kU32: case PrimitiveType::kF32: return 32;
-    case PrimitiveType::kS64: case PrimitiveType::kU64: case PrimitiveType::kF64: case PrimitiveType::kC64: return 64;
+    case PrimitiveType::kS16:
+    case PrimitiveType::kU16:
+    case PrimitiveType::kF16:
+    case PrimitiveType::kBF16: return 16;
+    case PrimitiveType::kS32:
+    case PrimitiveType::kU32:
+    case PrimitiveType::kF32: return 32;
+    case PrimitiveType::kS64:
+    case PrimitiveType::kU64:
+    case PrimitiveType::kF64:
+    case PrimitiveType::kC64: return 64;
     case PrimitiveType::kC128: return 128;
-    case PrimitiveType::kInvalid: case PrimitiveType::kToken: case PrimitiveType::kTuple:
+    case PrimitiveType::kInvalid:
+    case PrimitiveType::kToken:
+    case PrimitiveType::kTuple:
     case PrimitiveType::kOpaque: return 0;
   }
   return 0;
@@ -125,8 +145,8 @@ std::string custom_kernel_name(const Instruction& ins) {
     std::size_t begin = at;
     while (begin > 0) {
       const char c = module[begin - 1];
-      const bool name_char = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                             c == '_' || c == '.' || c == '-' || c == '$';
+      const bool name_char = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                             c == '.' || c == '-' || c == '$';
       if (!name_char) break;
       --begin;
     }

@@ -49,22 +49,27 @@ PrimitiveType primitive_from_name(std::string_view n) {
     PrimitiveType type;
   };
   // By first letter: a name is compared only with the few types that start like it.
-  static constexpr Entry kF[] = {
-      {"f32", PrimitiveType::kF32}, {"f16", PrimitiveType::kF16}, {"f64", PrimitiveType::kF64},
-      {"f8e5m2", PrimitiveType::kF8E5M2}, {"f8e4m3fn", PrimitiveType::kF8E4M3FN},
-      {"f8e4m3b11fnuz", PrimitiveType::kF8E4M3B11FNUZ}, {"f8e5m2fnuz", PrimitiveType::kF8E5M2FNUZ},
-      {"f8e4m3fnuz", PrimitiveType::kF8E4M3FNUZ}, {"f8e4m3", PrimitiveType::kF8E4M3},
-      {"f8e3m4", PrimitiveType::kF8E3M4}, {"f8e8m0fnu", PrimitiveType::kF8E8M0FNU},
-      {"f4e2m1fn", PrimitiveType::kF4E2M1FN}};
-  static constexpr Entry kS[] = {
-      {"s32", PrimitiveType::kS32}, {"s64", PrimitiveType::kS64}, {"s8", PrimitiveType::kS8},
-      {"s16", PrimitiveType::kS16}, {"s4", PrimitiveType::kS4}, {"s2", PrimitiveType::kS2}, {"s1", PrimitiveType::kS1}};
-  static constexpr Entry kU[] = {
-      {"u32", PrimitiveType::kU32}, {"u8", PrimitiveType::kU8}, {"u64", PrimitiveType::kU64},
-      {"u16", PrimitiveType::kU16}, {"u4", PrimitiveType::kU4}, {"u2", PrimitiveType::kU2}, {"u1", PrimitiveType::kU1}};
-  static constexpr Entry kOther[] = {
-      {"pred", PrimitiveType::kPred}, {"bf16", PrimitiveType::kBF16}, {"c64", PrimitiveType::kC64},
-      {"c128", PrimitiveType::kC128}, {"token", PrimitiveType::kToken}, {"opaque", PrimitiveType::kOpaque}};
+  static constexpr Entry kF[] = {{"f32", PrimitiveType::kF32},
+                                 {"f16", PrimitiveType::kF16},
+                                 {"f64", PrimitiveType::kF64},
+                                 {"f8e5m2", PrimitiveType::kF8E5M2},
+                                 {"f8e4m3fn", PrimitiveType::kF8E4M3FN},
+                                 {"f8e4m3b11fnuz", PrimitiveType::kF8E4M3B11FNUZ},
+                                 {"f8e5m2fnuz", PrimitiveType::kF8E5M2FNUZ},
+                                 {"f8e4m3fnuz", PrimitiveType::kF8E4M3FNUZ},
+                                 {"f8e4m3", PrimitiveType::kF8E4M3},
+                                 {"f8e3m4", PrimitiveType::kF8E3M4},
+                                 {"f8e8m0fnu", PrimitiveType::kF8E8M0FNU},
+                                 {"f4e2m1fn", PrimitiveType::kF4E2M1FN}};
+  static constexpr Entry kS[] = {{"s32", PrimitiveType::kS32}, {"s64", PrimitiveType::kS64}, {"s8", PrimitiveType::kS8},
+                                 {"s16", PrimitiveType::kS16}, {"s4", PrimitiveType::kS4},   {"s2", PrimitiveType::kS2},
+                                 {"s1", PrimitiveType::kS1}};
+  static constexpr Entry kU[] = {{"u32", PrimitiveType::kU32}, {"u8", PrimitiveType::kU8}, {"u64", PrimitiveType::kU64},
+                                 {"u16", PrimitiveType::kU16}, {"u4", PrimitiveType::kU4}, {"u2", PrimitiveType::kU2},
+                                 {"u1", PrimitiveType::kU1}};
+  static constexpr Entry kOther[] = {{"pred", PrimitiveType::kPred},   {"bf16", PrimitiveType::kBF16},
+                                     {"c64", PrimitiveType::kC64},     {"c128", PrimitiveType::kC128},
+                                     {"token", PrimitiveType::kToken}, {"opaque", PrimitiveType::kOpaque}};
   auto find = [&](const auto& table) {
     for (const Entry& e : table) {
       if (e.name == n) return e.type;
@@ -75,7 +80,11 @@ PrimitiveType primitive_from_name(std::string_view n) {
     case 'f': return find(kF);
     case 's': return find(kS);
     case 'u': return find(kU);
-    case 'p': case 'b': case 'c': case 't': case 'o': return find(kOther);
+    case 'p':
+    case 'b':
+    case 'c':
+    case 't':
+    case 'o': return find(kOther);
     default: return PrimitiveType::kInvalid;
   }
 }
@@ -151,9 +160,9 @@ std::string one_line(std::string_view v) {
 }
 
 bool is_computation_attribute(std::string_view key) {
-  return key == "calls" || key == "to_apply" || key == "body" || key == "condition" ||
-         key == "branch_computations" || key == "true_computation" || key == "false_computation" ||
-         key == "select" || key == "scatter" || key == "called_computations" || key == "comparator";
+  return key == "calls" || key == "to_apply" || key == "body" || key == "condition" || key == "branch_computations" ||
+         key == "true_computation" || key == "false_computation" || key == "select" || key == "scatter" ||
+         key == "called_computations" || key == "comparator";
 }
 
 class HloParser {
@@ -977,7 +986,8 @@ class HloParser {
           const std::size_t digits = pos_;
           while (pos_ < s_.size() && is_digit(s_[pos_])) ++pos_;
           if (pos_ == digits) {
-            fail("a tuple index after '#' in operand '" + std::string(s_.substr(ident_start, word_end - ident_start)) + "'");
+            fail("a tuple index after '#' in operand '" + std::string(s_.substr(ident_start, word_end - ident_start)) +
+                 "'");
           }
           word_end = pos_;
           skip_ws();

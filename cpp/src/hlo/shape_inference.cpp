@@ -15,13 +15,20 @@ constexpr int64_t kMaxDim = int64_t{1} << 40;
 bool is_complex(PrimitiveType t) { return t == PrimitiveType::kC64 || t == PrimitiveType::kC128; }
 bool is_floating(PrimitiveType t) {
   switch (t) {
-    case PrimitiveType::kF16: case PrimitiveType::kBF16: case PrimitiveType::kF32: case PrimitiveType::kF64:
-    case PrimitiveType::kF8E5M2: case PrimitiveType::kF8E4M3FN: case PrimitiveType::kF8E4M3B11FNUZ:
-    case PrimitiveType::kF8E5M2FNUZ: case PrimitiveType::kF8E4M3FNUZ: case PrimitiveType::kF8E4M3:
-    case PrimitiveType::kF8E3M4: case PrimitiveType::kF8E8M0FNU: case PrimitiveType::kF4E2M1FN:
-      return true;
-    default:
-      return false;
+    case PrimitiveType::kF16:
+    case PrimitiveType::kBF16:
+    case PrimitiveType::kF32:
+    case PrimitiveType::kF64:
+    case PrimitiveType::kF8E5M2:
+    case PrimitiveType::kF8E4M3FN:
+    case PrimitiveType::kF8E4M3B11FNUZ:
+    case PrimitiveType::kF8E5M2FNUZ:
+    case PrimitiveType::kF8E4M3FNUZ:
+    case PrimitiveType::kF8E4M3:
+    case PrimitiveType::kF8E3M4:
+    case PrimitiveType::kF8E8M0FNU:
+    case PrimitiveType::kF4E2M1FN: return true;
+    default: return false;
   }
 }
 
@@ -87,20 +94,95 @@ bool valid_dims(const std::vector<int64_t>& dims, std::size_t rank) {
   return std::all_of(dims.begin(), dims.end(), [&](int64_t d) { return d >= 0 && static_cast<std::size_t>(d) < rank; });
 }
 
-const char* const kUnaryOps[] = {
-    "abs", "acos", "acosh", "asin", "asinh", "atanh", "cbrt", "ceil", "count-leading-zeros", "copy", "cosh", "cosine", "erf",
-    "exponential", "exponential-minus-one", "floor", "imag", "is-finite", "log", "log-plus-one", "logistic",
-    "negate", "not", "popcnt", "real", "round-nearest-afz", "round-nearest-even", "rsqrt", "sign", "sine",
-    "sinh", "sqrt", "tan", "tanh"};
-const char* const kBinaryOps[] = {
-    "add", "and", "atan2", "compare", "complex", "divide", "maximum", "minimum", "multiply", "or", "power",
-    "remainder", "shift-left", "shift-right-arithmetic", "shift-right-logical", "subtract", "xor"};
-const char* const kOtherOps[] = {
-    "add-dependency", "after-all", "batch-norm-grad", "batch-norm-inference", "batch-norm-training", "broadcast",
-    "call", "cholesky", "clamp", "concatenate", "conditional", "convolution", "domain", "dot", "fft", "gather",
-    "get-dimension-size", "get-tuple-element", "map", "opt-barrier", "pad", "partition-id", "ragged-dot",
-    "reduce", "reduce-window", "replica-id", "reverse", "scaled-dot", "scatter", "select", "select-and-scatter",
-    "set-dimension-size", "sort", "topk", "transpose", "triangular-solve", "tuple", "while"};
+const char* const kUnaryOps[] = {"abs",
+                                 "acos",
+                                 "acosh",
+                                 "asin",
+                                 "asinh",
+                                 "atanh",
+                                 "cbrt",
+                                 "ceil",
+                                 "count-leading-zeros",
+                                 "copy",
+                                 "cosh",
+                                 "cosine",
+                                 "erf",
+                                 "exponential",
+                                 "exponential-minus-one",
+                                 "floor",
+                                 "imag",
+                                 "is-finite",
+                                 "log",
+                                 "log-plus-one",
+                                 "logistic",
+                                 "negate",
+                                 "not",
+                                 "popcnt",
+                                 "real",
+                                 "round-nearest-afz",
+                                 "round-nearest-even",
+                                 "rsqrt",
+                                 "sign",
+                                 "sine",
+                                 "sinh",
+                                 "sqrt",
+                                 "tan",
+                                 "tanh"};
+const char* const kBinaryOps[] = {"add",
+                                  "and",
+                                  "atan2",
+                                  "compare",
+                                  "complex",
+                                  "divide",
+                                  "maximum",
+                                  "minimum",
+                                  "multiply",
+                                  "or",
+                                  "power",
+                                  "remainder",
+                                  "shift-left",
+                                  "shift-right-arithmetic",
+                                  "shift-right-logical",
+                                  "subtract",
+                                  "xor"};
+const char* const kOtherOps[] = {"add-dependency",
+                                 "after-all",
+                                 "batch-norm-grad",
+                                 "batch-norm-inference",
+                                 "batch-norm-training",
+                                 "broadcast",
+                                 "call",
+                                 "cholesky",
+                                 "clamp",
+                                 "concatenate",
+                                 "conditional",
+                                 "convolution",
+                                 "domain",
+                                 "dot",
+                                 "fft",
+                                 "gather",
+                                 "get-dimension-size",
+                                 "get-tuple-element",
+                                 "map",
+                                 "opt-barrier",
+                                 "pad",
+                                 "partition-id",
+                                 "ragged-dot",
+                                 "reduce",
+                                 "reduce-window",
+                                 "replica-id",
+                                 "reverse",
+                                 "scaled-dot",
+                                 "scatter",
+                                 "select",
+                                 "select-and-scatter",
+                                 "set-dimension-size",
+                                 "sort",
+                                 "topk",
+                                 "transpose",
+                                 "triangular-solve",
+                                 "tuple",
+                                 "while"};
 
 bool in(const char* const* begin, const char* const* end, const std::string& op) {
   return std::any_of(begin, end, [&](const char* o) { return op == o; });
@@ -128,8 +210,9 @@ bool window_output(const Shape& base, const std::vector<attr::WindowDim>& w, Bui
     const double dilated_base = b == 0 ? 0 : (b - 1) * static_cast<double>(d.base_dilation) + 1;
     const double padded = static_cast<double>(d.pad_lo) + dilated_base + static_cast<double>(d.pad_hi);
     const double dilated_window = static_cast<double>(d.size - 1) * static_cast<double>(d.window_dilation) + 1;
-    const double n =
-        padded <= 0 || dilated_window > padded ? 0 : std::floor((padded - dilated_window) / static_cast<double>(d.stride)) + 1;
+    const double n = padded <= 0 || dilated_window > padded
+                         ? 0
+                         : std::floor((padded - dilated_window) / static_cast<double>(d.stride)) + 1;
     if (n > static_cast<double>(kMaxDim)) {
       why = "a window leaving a valid size";
       return false;

@@ -5,7 +5,7 @@ Every other Python process that starts with the bootstrap (multiprocessing spawn
 workers, the forkserver itself, ``subprocess.run([sys.executable, ...])``) and every child
 forked by a bootstrapped process (``os.fork``, multiprocessing "fork") leaves one marker file,
 FPGAPROF_RUN_DIR/.fpgaprof-untraced/<pid>.json, so that `fpgaprof run` can say how many Python
-processes ran untraced and what they were (fpgaprof._runner.untraced_processes reads them).
+processes ran untraced and what they were (fpgaprof.capture.runner.untraced_processes reads them).
 
 Where such a process has not started its XLA backend yet, its HLO dump goes to its own folder
 .fpgaprof-untraced/<pid>.hlo instead of the run's hlo/ (it is not the traced program's HLO); the
@@ -15,6 +15,7 @@ Loaded by the bootstrap without importing fpgaprof (an untraced process must sta
 without fpgaprof): standard library only. Never raises: a read-only or vanished run folder
 means no marker.
 """
+
 import json
 import os
 import sys
@@ -44,16 +45,21 @@ def _repoint_dump(out_dir: str, own_dir: str) -> bool:
     # The run's hlo/ or, in a child of an untraced process, that process's own folder.
     ours = (os.path.join(out_dir, "hlo"), os.path.join(out_dir, UNTRACED_DIR) + os.sep)
     flags = os.environ.get("XLA_FLAGS", "").split()
-    old = next((f for f in flags if f.startswith("--xla_dump_to=")
-                and (f[14:] == ours[0] or f[14:].startswith(ours[1]))), None)
+    old = next(
+        (
+            f
+            for f in flags
+            if f.startswith("--xla_dump_to=") and (f[14:] == ours[0] or f[14:].startswith(ours[1]))
+        ),
+        None,
+    )
     if old is None or _backend_started():
         return False
     try:
         os.makedirs(own_dir, exist_ok=True)
     except OSError:
         return False
-    os.environ["XLA_FLAGS"] = " ".join(f"--xla_dump_to={own_dir}" if f == old else f
-                                       for f in flags)
+    os.environ["XLA_FLAGS"] = " ".join(f"--xla_dump_to={own_dir}" if f == old else f for f in flags)
     if os.environ.get("FPGAPROF_XLA_DUMP_DIR") == old[14:]:
         os.environ["FPGAPROF_XLA_DUMP_DIR"] = own_dir  # an `import fpgaprof` here keeps it
     return True
@@ -70,8 +76,13 @@ def note(out_dir: str, how: str) -> None:
             pass
         pid = os.getpid()
         own_dump = os.path.join(folder, f"{pid}.hlo")
-        info = {"pid": pid, "ppid": os.getppid(), "argv": _argv(), "how": how,
-                "hlo_dir": own_dump if _repoint_dump(out_dir, own_dump) else None}
+        info = {
+            "pid": pid,
+            "ppid": os.getppid(),
+            "argv": _argv(),
+            "how": how,
+            "hlo_dir": own_dump if _repoint_dump(out_dir, own_dump) else None,
+        }
         tmp = os.path.join(folder, f".{pid}.json.tmp")
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(info, f)

@@ -4,6 +4,7 @@ Only the first Python process of the run traces (it claims FPGAPROF_RUN_DIR/.fpg
 Python processes it starts run untraced and leave a marker saying so (_fpgaprof_untraced.py).
 Then the user's own sitecustomize, if any, runs.
 """
+
 import os
 import sys
 
@@ -24,20 +25,24 @@ def _fpgaprof_start() -> None:
             untraced.watch_forks(out_dir)
         return
     except OSError as e:
-        sys.stderr.write(f"fpgaprof run: cannot claim {out_dir} ({e}); this process is not "
-                         "traced\n")
+        sys.stderr.write(
+            f"fpgaprof run: cannot claim {out_dir} ({e}); this process is not traced\n"
+        )
         return
     os.write(fd, str(os.getpid()).encode())
     os.close(fd)
     if untraced is not None:
         untraced.watch_forks(out_dir)  # os.fork / multiprocessing "fork" children run untraced
     try:
-        from fpgaprof import _runner
-    except Exception as e:  # never break the user's program
-        sys.stderr.write(f"fpgaprof run: this Python cannot import fpgaprof ({type(e).__name__}: "
-                         f"{e}); run the command with the Python fpgaprof is installed in\n")
+        import fpgaprof
+        from fpgaprof.capture import runner
+    except Exception as e:  # noqa: BLE001 - never break the user's program
+        sys.stderr.write(
+            f"fpgaprof run: this Python cannot import fpgaprof ({type(e).__name__}: "
+            f"{e}); run the command with the Python fpgaprof is installed in\n"
+        )
         return
-    _runner.start_from_environment()
+    runner.start_from_environment(fpgaprof.trace)
 
 
 def _chain_user_sitecustomize() -> None:
@@ -45,6 +50,7 @@ def _chain_user_sitecustomize() -> None:
     here = os.path.dirname(os.path.abspath(__file__))
     import importlib.machinery
     import importlib.util
+
     path = [p for p in sys.path if os.path.abspath(p or ".") != here]
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
     if spec is None or spec.loader is None:
@@ -52,9 +58,10 @@ def _chain_user_sitecustomize() -> None:
     mod = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(mod)
-    except Exception as e:
-        sys.stderr.write(f"fpgaprof run: the user's sitecustomize failed: "
-                         f"{type(e).__name__}: {e}\n")
+    except Exception as e:  # noqa: BLE001 - their sitecustomize: said, not fatal
+        sys.stderr.write(
+            f"fpgaprof run: the user's sitecustomize failed: {type(e).__name__}: {e}\n"
+        )
 
 
 _fpgaprof_start()

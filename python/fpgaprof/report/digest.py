@@ -4,13 +4,15 @@ the best FPGA offload candidates (regions as whole units, then HLO ops), from su
 Everything comes from the summary dict (report/summary.py: collect), so the terminal shows the
 same numbers as report.html; the full tables are in report.html and summary.json.
 """
+
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
-from fpgaprof.fpga import OP_TEXT_COLUMNS, REGION_TEXT_COLUMNS, combined_speedup_text
-from fpgaprof.report.html import fmt_bytes, fmt_num, fmt_pct, fmt_s, multi_device
-from fpgaprof.report.notebook import rows_text
+from fpgaprof.api.fpga import OP_TEXT_COLUMNS, REGION_TEXT_COLUMNS, combined_speedup_text
+from fpgaprof.api.section_views import multi_device
+from fpgaprof.api.views import rows_text
+from fpgaprof.base.units import fmt_bytes, fmt_num, fmt_pct, fmt_s
 
 TOP = 5
 # The printed tables' columns without the score, the module, the time share, the card time, the
@@ -22,43 +24,64 @@ REGION_COLUMNS = tuple(c for c in REGION_TEXT_COLUMNS if c not in _NARROW)
 
 def _ranked(section: Mapping, what: str, card: str, columns: tuple, top: int) -> list[str]:
     if not section.get("available"):
-        return [f"FPGA offload on {card}, {what}: not available ({section.get('reason') or 'no rows'})"]
+        return [
+            f"FPGA offload on {card}, {what}: not available ({section.get('reason') or 'no rows'})"
+        ]
     items = list(section.get("items") or [])
     count = int(section.get("count") or len(items))
     title = f"FPGA offload on {card}, {what} (best {min(top, count)} of {count})"
-    text = rows_text(items[:top], title, columns, max_rows=top,
-                     more="report.html, summary.json").splitlines()
+    text = rows_text(
+        items[:top], title, columns, max_rows=top, more="report.html, summary.json"
+    ).splitlines()
     return [title] + text[1:]  # the row count is in the title already
 
 
-def _facts(summary: Mapping) -> list[str]:
+def facts_lines(summary: Mapping) -> list[str]:
     """The host link use per direction (with the link's source), the device-memory peak and
     the warnings count (transfer flags among them), each as summary.json has it."""
     t = summary.get("transfers") or {}
     m = summary.get("memory") or {}
     parts = []
-    links = [f"{r['direction']} {r['link_percent']:.1f} %" for r in t.get("by_direction") or []
-             if r.get("link_percent") is not None]
+    links = [
+        f"{r['direction']} {r['link_percent']:.1f} %"
+        for r in t.get("by_direction") or []
+        if r.get("link_percent") is not None
+    ]
     if t.get("available") and links:
         src = str(t.get("link_source") or "unknown")
         desc = t.get("link_description")
-        parts.append("host link use: " + ", ".join(links) + " of "
-                     + fmt_num(t.get("link_bytes_per_s"), "B/s") + f" ({src}"
-                     + (f": {desc}" if desc and desc != src else "") + ")")
-    elif t.get("available") and any(r.get("direction") in ("HtoD", "DtoH")
-                                    for r in t.get("by_direction") or []):
+        parts.append(
+            "host link use: "
+            + ", ".join(links)
+            + " of "
+            + fmt_num(t.get("link_bytes_per_s"), "B/s")
+            + f" ({src}"
+            + (f": {desc}" if desc and desc != src else "")
+            + ")"
+        )
+    elif t.get("available") and any(
+        r.get("direction") in ("HtoD", "DtoH") for r in t.get("by_direction") or []
+    ):
         parts.append("host link use: n/a (link peak unknown)")
     if m.get("available"):
         at = f" at {fmt_s(m['peak_time_s'])}" if m.get("peak_time_s") is not None else ""
         pool = m.get("pool")
-        parts.append(f"device memory peak {fmt_bytes(m.get('peak_bytes'))}{at}"
-                     + (f" ({fmt_bytes(pool['bytes'])} of it XLA's preallocated pool: report.html,"
-                        " Device memory)" if pool else ""))
+        parts.append(
+            f"device memory peak {fmt_bytes(m.get('peak_bytes'))}{at}"
+            + (
+                f" ({fmt_bytes(pool['bytes'])} of it XLA's preallocated pool: report.html,"
+                " Device memory)"
+                if pool
+                else ""
+            )
+        )
     ws = summary.get("warnings") or []
     flags = len(t.get("flags") or [])
-    parts.append(f"{len(ws)} warning{'s' if len(ws) != 1 else ''}"
-                 + (f" ({flags} transfer flag{'s' if flags != 1 else ''})" if flags else "")
-                 + (" in report.html" if ws else ""))
+    parts.append(
+        f"{len(ws)} warning{'s' if len(ws) != 1 else ''}"
+        + (f" ({flags} transfer flag{'s' if flags != 1 else ''})" if flags else "")
+        + (" in report.html" if ws else "")
+    )
     return ["  " + "; ".join(parts)]
 
 
@@ -68,8 +91,9 @@ def _devices_line(summary: Mapping) -> list[str]:
     if not multi_device(summary):
         return []
     d = summary["by_device"]
-    shares = ", ".join(f"device {i['device_id']} {fmt_pct(i.get('busy_fraction'))}"
-                       for i in d.get("items") or [])
+    shares = ", ".join(
+        f"device {i['device_id']} {fmt_pct(i.get('busy_fraction'))}" for i in d.get("items") or []
+    )
     return [f"  {d['balance']['text']}; busy share of wall: {shares}"]
 
 
@@ -79,14 +103,19 @@ def digest(summary: Mapping, top: int = TOP) -> str:
     op candidates."""
     t, tot = summary.get("trace") or {}, summary.get("totals") or {}
     if t.get("gpu_available") or tot.get("kernel_count"):
-        head = (f"fpgaprof: {fmt_num(tot.get('kernel_count'))} kernels, "
-                f"{fmt_s(tot.get('gpu_busy_s'))} GPU busy "
-                f"({fmt_pct(tot.get('gpu_busy_fraction'))} of {fmt_s(t.get('wall_time_s'))} wall), "
-                f"{fmt_num(tot.get('transfer_count'))} transfers ({fmt_bytes(tot.get('transfer_bytes'))})")
+        head = (
+            f"fpgaprof: {fmt_num(tot.get('kernel_count'))} kernels, "
+            f"{fmt_s(tot.get('gpu_busy_s'))} GPU busy "
+            f"({fmt_pct(tot.get('gpu_busy_fraction'))} of {fmt_s(t.get('wall_time_s'))} wall), "
+            f"{fmt_num(tot.get('transfer_count'))} transfers "
+            f"({fmt_bytes(tot.get('transfer_bytes'))})"
+        )
     else:
-        head = (f"fpgaprof: {fmt_s(t.get('wall_time_s'))} wall, no GPU data "
-                f"({t.get('unavailable_reason') or 'no GPU trace'})")
-    lines = [head] + _devices_line(summary) + _facts(summary)
+        head = (
+            f"fpgaprof: {fmt_s(t.get('wall_time_s'))} wall, no GPU data "
+            f"({t.get('unavailable_reason') or 'no GPU trace'})"
+        )
+    lines = [head] + _devices_line(summary) + facts_lines(summary)
     c = summary.get("candidates") or {}
     card = str(c.get("target") or "the card")
     regions = c.get("regions") or {"available": False, "reason": c.get("reason")}

@@ -1,242 +1,71 @@
 """report.html: one self-contained page (inline CSS, JS and SVG; no server, no network).
 
-Rendered server-side from the summary dict (fpgaprof.report.summary.collect), so the page and
-summary.json show the same numbers. The page's small script only adds interaction (sortable
+A renderer of the report layer: rendered server-side from the summary (report.model.collect),
+never from a Profile, so the page and summary.json show the same numbers. The transfer, memory
+and device sections are the ones a Profile shows in Jupyter (api.section_views). The page's
+small script only adds interaction (sortable
 tables, roofline tooltips) and, once it has run without error, sets
 <div id="fpgaprof-status" data-status="ok">: the headless-browser test reads that marker.
 Every user-provided string (kernel, op, region names, paths, warnings) is HTML-escaped.
 """
+
 from __future__ import annotations
 
-import html
 import json
 import math
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-from fpgaprof.fpga import OP_TEXT_COLUMNS, REGION_TEXT_COLUMNS, combined_speedup_text
-from fpgaprof.report._data import TOP_ROWS
-from fpgaprof.roofline import TOTAL_LABELS
-from fpgaprof.report.summary import MEASUREMENT_RUNS, measurement_stats, write_atomic
+from fpgaprof.api.fpga import OP_TEXT_COLUMNS, REGION_TEXT_COLUMNS, combined_speedup_text
+from fpgaprof.api.section_views import devices_html, memory_html, multi_device, transfers_html
+from fpgaprof.base.atomic import write_text_atomic
+from fpgaprof.base.columns import (
+    TOTAL_LABELS,
+    bound_mark,
+    column_order,
+    display_label,
+    is_range_key,
+    range_text,
+)
+from fpgaprof.base.constants import TOP_ROWS
+from fpgaprof.base.markup import esc, html_cell, html_table, not_available
+from fpgaprof.base.units import (
+    fmt_bytes,
+    fmt_num,
+    fmt_pct,
+    fmt_s,
+)
+from fpgaprof.report.model import MEASUREMENT_RUNS, measurement_stats
 
-DEVICE_COLOURS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02")
-BOUND_COLOURS = {"memory": "#2b7bba", "compute": "#d7301f", "latency": "#7a7a7a",
-                 "unknown": "#9e6ebd"}
+__all__ = [
+    "render",
+    "write_html",
+    "ranked_table_html",
+    "extra_table_html",
+    "transfer_flag_count",
+    "CANDIDATE_FIRST",
+    "REGION_CANDIDATE_FIRST",
+    "CSS",
+    "JS",
+]
 
-
-def esc(x: Any) -> str:
-    return html.escape("" if x is None else str(x), quote=True)
-
-
-# ---------------------------------------------------------------------------------------------
-# number formatting
-
-
-def scaled(x: float, steps: Iterable[tuple[float, str, str]]) -> str:
-    """x in the largest of `steps` ((factor, unit, format spec), largest factor first, the
-    last one for anything smaller) that is at most |x|, moved one step up when the value
-    rounded as printed reaches the next step: 999.6e6 with 3 significant digits is "1 G",
-    not "1e+03 M", 0.99996 ms with 1 decimal in µs is "1.00 ms", not "1000.0 µs", while
-    999.4e6 stays "999 M". "–" for NaN and infinities."""
-    x = float(x)
-    if not math.isfinite(x):
-        return "–"
-    steps = list(steps)
-    i = next((j for j, st in enumerate(steps) if abs(x) >= st[0]), len(steps) - 1)
-    k, unit, spec = steps[i]
-    text = format(x / k, spec)
-    # the next step's factor in this step's units (1000 for SI), a hair under for float error
-    if i > 0 and abs(float(text)) >= steps[i - 1][0] / k * (1 - 1e-9):
-        k, unit, spec = steps[i - 1]
-        text = format(x / k, spec)
-    return f"{text} {unit}" if unit else text
-
-
-# fmt_s: ns as integers, µs with 1 decimal, ms with 2, s with 3 ("10.3 µs", "2.25 ms").
-TIME_STEPS = ((1.0, "s", ".3f"), (1e-3, "ms", ".2f"), (1e-6, "µs", ".1f"), (1e-9, "ns", ".0f"))
-BYTE_STEPS = ((1e9, "GB", ".2f"), (1e6, "MB", ".2f"), (1e3, "kB", ".2f"), (1.0, "B", ".0f"))
-# fmt_num: 3 significant digits under a decimal SI prefix.
-NUM_PREFIXES = (("E", 1e18), ("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3),
-                ("", 1.0))
-
-
-def fmt_s(s: float | None) -> str:
-    if s is None:
-        return "–"
-    if s == 0:
-        return "0 s"
-    return scaled(s, TIME_STEPS)
-
-
-def fmt_bytes(b: float | None) -> str:
-    if b is None:
-        return "–"
-    return scaled(b, BYTE_STEPS)
-
-
-def fmt_num(x: float | None, unit: str = "") -> str:
-    if x is None:
-        return "–"
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    if isinstance(x, int) and abs(x) < 100000:
-        return f"{x}{(' ' + unit) if unit else ''}"
-    return scaled(x, ((k, f"{p}{unit}", ".3g") for p, k in NUM_PREFIXES))
-
-
-def fmt_pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.1f} %"
-
-
-def fmt_speedup(x: float | None) -> str:
-    """A speedup as every report prints it: "1.91x" (two decimals; small ones to two
-    significant digits, "0.0049x", so a slowdown never reads as 0.00x)."""
-    if x is None or isinstance(x, bool) or not math.isfinite(float(x)):
-        return "–"
-    x = float(x)
-    return f"{x:.2f}x" if abs(x) >= 0.01 or x == 0 else f"{x:.2g}x"
-
-
-def _finite(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(float(x))
-
-
-def _sig2(x: float, direction: int = 0) -> str:
-    """x to two significant digits without an exponent: 130, 1.3, 0.81, 0.012; rounded down
-    (direction -1) or up (+1) for the ends of a range, so the printed range holds the value."""
-    if x == 0 or not math.isfinite(x):
-        return "0" if x == 0 else "–"
-    digits = 1 - math.floor(math.log10(abs(x)))
-    scale = 10.0 ** digits
-    # a hair of slack so an end that is already round is not moved by float error
-    v = (math.floor(x * scale * (1 + 1e-12)) if direction < 0 else
-         math.ceil(x * scale * (1 - 1e-12)) if direction > 0 else round(x * scale)) / scale
-    return f"{v:.{max(digits, 0)}f}"
-
-
-def fmt_speedup_range(low: float | None, high: float | None) -> str:
-    """A speedup range as every report prints it: "1.6-3.2x", "0.0049-0.013x" (two significant
-    digits, the low end rounded down and the high end up; "" when either end is missing)."""
-    if not (_finite(low) and _finite(high)):
-        return ""
-    lo, hi = float(low), float(high)  # type: ignore[arg-type]
-    return f"{_sig2(lo, -1)}-{_sig2(hi, +1)}x"
-
-
-def fmt_s_range(low: float | None, high: float | None) -> str:
-    """A time range: "0.81-2.1 ms", "130-410 ms" (two significant digits, the low end rounded
-    down and the high end up, both in the unit of the upper one), "" when either end is
-    missing."""
-    if not (_finite(low) and _finite(high)):
-        return ""
-    lo, hi = float(low), float(high)  # type: ignore[arg-type]
-    k, unit = next(((k, u) for k, u, _ in TIME_STEPS if abs(hi) >= k), (1e-9, "ns"))
-    return f"{_sig2(lo / k, -1)}-{_sig2(hi / k, +1)} {unit}"
-
-
-def range_keys(k: str) -> tuple[str, str]:
-    """The columns holding column k's range: op_speedup -> op_speedup_low, op_speedup_high;
-    card_time_s -> card_time_low_s, card_time_high_s."""
-    if k.endswith("_s") and not k.endswith("per_s"):
-        stem = k[:-2]
-        return f"{stem}_low_s", f"{stem}_high_s"
-    return f"{k}_low", f"{k}_high"
-
-
-def range_text(k: str, row: Mapping) -> str:
-    """The range of column k in `row` as printed ("1.6-3.1x", "0.81-2.1 ms"); "" when the row
-    has none."""
-    lo_k, hi_k = range_keys(k)
-    if lo_k not in row or hi_k not in row:
-        return ""
-    if k.lower().endswith("speedup"):
-        return fmt_speedup_range(row.get(lo_k), row.get(hi_k))
-    if is_time_key(k):
-        return fmt_s_range(row.get(lo_k), row.get(hi_k))
-    return ""
-
-
-# estimate_basis values whose times are lower bounds and speedups upper bounds (an op without a
-# static cost, bounded by its counters or by its operands and results: docs/fpga-model.md).
-BOUND_BASES = ("measured bound", "operand bound")
-_BOUNDED_TIMES = ("card_time_s", "fpga_total_s", "restructured_card_time_s", "restructured_fpga_total_s",
-                  "card_compute_s", "card_memory_s")
-
-
-def bound_mark(k: str, row: Mapping) -> str:
-    """"≤ " before a speedup and "≥ " before a card time of a row that is only a bound
-    (estimate_basis in BOUND_BASES), else ""."""
-    if row.get("estimate_basis") not in BOUND_BASES:
-        return ""
-    if k.lower().endswith("speedup"):
-        return "≤ "
-    return "≥ " if k in _BOUNDED_TIMES else ""
-
-
-def is_range_key(k: str, keys: Iterable[str]) -> bool:
-    """True for a column that is the _low/_high end of another column in `keys` (shown with
-    that column, not on its own)."""
-    keys = set(keys)
-    for suffix in ("_low", "_high"):
-        if k.endswith(suffix) and k[: -len(suffix)] in keys:
-            return True
-        if k.endswith(suffix + "_s") and k[: -len(suffix) - 2] + "_s" in keys:
-            return True
-    return False
-
-
-def is_time_key(k: str) -> bool:
-    """Columns in seconds or ns (by name): shown auto-scaled ("10.3 µs")."""
-    kl = k.lower()
-    return (kl.endswith("_s") and not kl.endswith("per_s")) or kl.endswith("seconds") \
-        or kl.endswith("_ns")
-
-
-def display_label(k: str, labels: Mapping[str, str] | None = None) -> str:
-    """The header shown for column `k`: labels[k] when given, else the key without its time
-    unit suffix for columns whose values are auto-scaled ("gpu_time_ns" shows "10.3 µs", so
-    its header is "gpu_time"); the key itself stays the name in JSON and pandas."""
-    if labels and k in labels:
-        return labels[k]
-    kl = k.lower()
-    if is_time_key(k):
-        for suffix in ("_seconds", "_ns", "_s"):
-            if kl.endswith(suffix) and len(k) > len(suffix):
-                return k[:-len(suffix)]
-    return k
-
-
-# ---------------------------------------------------------------------------------------------
-# building blocks
-
-
-def _na(sec: Mapping) -> str:
-    return f'<p class="na">not available: {esc(sec.get("reason", "unknown reason"))}</p>'
-
-
-def _table(headers: list[tuple[str, str]], rows: Iterable[list[tuple[str, Any]]],
-           cls: str = "") -> str:
-    """headers: (label, 'num'|'text'); rows: cells (display html, sort value)."""
-    out = [f'<table class="sortable {cls}"><thead><tr>']
-    for label, kind in headers:
-        out.append(f'<th data-kind="{kind}" tabindex="0">{esc(label)}</th>')
-    out.append("</tr></thead><tbody>")
-    for row in rows:
-        out.append("<tr>")
-        for (disp, val), (_, kind) in zip(row, headers):
-            v = "" if val is None else (f"{val:.9g}" if isinstance(val, float) else str(val))
-            out.append(f'<td class="{kind}" data-v="{esc(v)}">{disp}</td>')
-        out.append("</tr>")
-    out.append("</tbody></table>")
-    return "".join(out)
+BOUND_COLOURS = {
+    "memory": "#2b7bba",
+    "compute": "#d7301f",
+    "latency": "#7a7a7a",
+    "unknown": "#9e6ebd",
+}
 
 
 def _card(label: str, value: str, sub: str = "") -> str:
-    return (f'<div class="card"><div class="label">{esc(label)}</div>'
-            f'<div class="value">{value}</div><div class="sub">{sub}</div></div>')
+    return (
+        f'<div class="card"><div class="label">{esc(label)}</div>'
+        f'<div class="value">{value}</div><div class="sub">{sub}</div></div>'
+    )
 
 
 def _log_ticks(lo: float, hi: float) -> list[float]:
-    return [10.0 ** e for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)]
+    return [10.0**e for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -248,43 +77,80 @@ def _overview(s: Mapping) -> str:
     busy = tot.get("gpu_busy_fraction")
     dev_txt = esc(dev.get("name", "no GPU")) if dev else "no GPU"
     if dev.get("compute_capability_major"):
-        dev_txt += f' <span class="dim">sm_{dev["compute_capability_major"]}' \
-                   f'{dev.get("compute_capability_minor", 0)}</span>'
+        dev_txt += (
+            f' <span class="dim">sm_{dev["compute_capability_major"]}'
+            f"{dev.get('compute_capability_minor', 0)}</span>"
+        )
     cards = [
-        _card("device", dev_txt, esc(t["unavailable_reason"]) if not t["gpu_available"] else
-              " · ".join(x for x in (
-                  fmt_bytes(dev.get("global_memory_bytes")) if dev.get("global_memory_bytes")
-                  else "",
-                  fmt_num(dev.get("peak_dram_bandwidth_bytes_per_s"), "B/s") + " peak"
-                  if dev.get("peak_dram_bandwidth_bytes_per_s") else "") if x)
-              if dev else ""),
-        _card("wall time", fmt_s(t["wall_time_s"]), f'{tot.get("region_count", 0)} regions'),
-        _card("GPU busy", fmt_s(tot.get("gpu_busy_s")),
-              f'{fmt_pct(busy)} of wall · idle {fmt_s(tot.get("gpu_idle_s"))}')
-        if tot.get("gpu_busy_s") is not None else
-        _card("GPU busy", "n/a (no GPU)", "no GPU activity was traced"),
-        _card("kernels", fmt_num(tot.get("kernel_count")),
-              f'{fmt_s(tot.get("kernel_time_s"))} summed'),
-        _card("transfers", fmt_bytes(tot.get("transfer_bytes")),
-              f'{fmt_num(tot.get("transfer_count"))} {"copy" if tot.get("transfer_count") == 1 else "copies"}'
-              + (f' · busy {fmt_s(tot.get("transfer_busy_s"))}'
-                 if tot.get("transfer_busy_s") is not None else "")),
-        _card("time in transfers", fmt_pct(tot.get("transfer_share_of_wall")),
-              f'of wall · {fmt_pct(tot.get("transfer_share_of_gpu_busy"))} of GPU busy')
-        if tot.get("gpu_busy_s") is not None else
-        _card("time in transfers", "n/a (no GPU)", ""),
-        _card("dropped records", fmt_num(t["dropped_records"]),
-              f'{fmt_num(t["incomplete_records"])} without timestamps'),
+        _card(
+            "device",
+            dev_txt,
+            esc(t["unavailable_reason"])
+            if not t["gpu_available"]
+            else " · ".join(
+                x
+                for x in (
+                    fmt_bytes(dev.get("global_memory_bytes"))
+                    if dev.get("global_memory_bytes")
+                    else "",
+                    fmt_num(dev.get("peak_dram_bandwidth_bytes_per_s"), "B/s") + " peak"
+                    if dev.get("peak_dram_bandwidth_bytes_per_s")
+                    else "",
+                )
+                if x
+            )
+            if dev
+            else "",
+        ),
+        _card("wall time", fmt_s(t["wall_time_s"]), f"{tot.get('region_count', 0)} regions"),
+        _card(
+            "GPU busy",
+            fmt_s(tot.get("gpu_busy_s")),
+            f"{fmt_pct(busy)} of wall · idle {fmt_s(tot.get('gpu_idle_s'))}",
+        )
+        if tot.get("gpu_busy_s") is not None
+        else _card("GPU busy", "n/a (no GPU)", "no GPU activity was traced"),
+        _card(
+            "kernels", fmt_num(tot.get("kernel_count")), f"{fmt_s(tot.get('kernel_time_s'))} summed"
+        ),
+        _card(
+            "transfers",
+            fmt_bytes(tot.get("transfer_bytes")),
+            f"{fmt_num(tot.get('transfer_count'))} "
+            f"{'copy' if tot.get('transfer_count') == 1 else 'copies'}"
+            + (
+                f" · busy {fmt_s(tot.get('transfer_busy_s'))}"
+                if tot.get("transfer_busy_s") is not None
+                else ""
+            ),
+        ),
+        _card(
+            "time in transfers",
+            fmt_pct(tot.get("transfer_share_of_wall")),
+            f"of wall · {fmt_pct(tot.get('transfer_share_of_gpu_busy'))} of GPU busy",
+        )
+        if tot.get("gpu_busy_s") is not None
+        else _card("time in transfers", "n/a (no GPU)", ""),
+        _card(
+            "dropped records",
+            fmt_num(t["dropped_records"]),
+            f"{fmt_num(t['incomplete_records'])} without timestamps",
+        ),
         _memory_card(s.get("memory") or {}),
-        _card("warnings", fmt_num(len(s.get("warnings") or [])),
-              f'{fmt_num(transfer_flag_count(s))} of them transfer flags'),
+        _card(
+            "warnings",
+            fmt_num(len(s.get("warnings") or [])),
+            f"{fmt_num(transfer_flag_count(s))} of them transfer flags",
+        ),
     ]
     bar = ""
     if busy is not None:
         pct = max(0.0, min(100.0, 100 * busy))
-        bar = (f'<div class="busybar" title="GPU busy {pct:.1f} %"><div style="width:{pct:.2f}%">'
-               f'</div></div><div class="dim">GPU busy (kernels, copies, memsets; union of '
-               f'intervals) vs idle over the traced wall time</div>')
+        bar = (
+            f'<div class="busybar" title="GPU busy {pct:.1f} %"><div style="width:{pct:.2f}%">'
+            f'</div></div><div class="dim">GPU busy (kernels, copies, memsets; union of '
+            f"intervals) vs idle over the traced wall time</div>"
+        )
     return f'<div class="cards">{"".join(cards)}</div>{bar}'
 
 
@@ -297,23 +163,35 @@ def transfer_flag_count(s: Mapping) -> int:
 def _memory_card(m: Mapping) -> str:
     if not m.get("available"):
         return _card("device memory peak", "–", esc(m.get("reason") or ""))
-    at = f' at {fmt_s(m["peak_time_s"])}' if m.get("peak_time_s") is not None else ""
+    at = f" at {fmt_s(m['peak_time_s'])}" if m.get("peak_time_s") is not None else ""
     pool = m.get("pool")
-    return _card("device memory peak", fmt_bytes(m.get("peak_bytes")),
-                 f'{at.strip()} · {fmt_bytes(m.get("end_bytes"))} at the end'
-                 + (f' · {esc(pool["note"])}' if pool else ""))
+    return _card(
+        "device memory peak",
+        fmt_bytes(m.get("peak_bytes")),
+        f"{at.strip()} · {fmt_bytes(m.get('end_bytes'))} at the end"
+        + (f" · {esc(pool['note'])}" if pool else ""),
+    )
 
 
 def _roofline_svg(roof: Mapping, device: Mapping | None) -> str:
-    pts = [p for p in roof.get("points", [])
-           if p.get("intensity") and p.get("achieved_flops_per_s")
-           and p["intensity"] > 0 and p["achieved_flops_per_s"] > 0]
+    pts = [
+        p
+        for p in roof.get("points", [])
+        if p.get("intensity")
+        and p.get("achieved_flops_per_s")
+        and p["intensity"] > 0
+        and p["achieved_flops_per_s"] > 0
+    ]
     if not pts:
-        return ('<p class="na">not available: no op has both FLOPs and bytes with a measured '
-                'time</p>')
+        return (
+            '<p class="na">not available: no op has both FLOPs and bytes with a measured time</p>'
+        )
     ceil = roof.get("ceilings") or {}
-    peak_bw = ceil.get("dram_bytes_per_s") or ceil.get("peak_dram_bandwidth_bytes_per_s") or \
-        (device or {}).get("peak_dram_bandwidth_bytes_per_s")
+    peak_bw = (
+        ceil.get("dram_bytes_per_s")
+        or ceil.get("peak_dram_bandwidth_bytes_per_s")
+        or (device or {}).get("peak_dram_bandwidth_bytes_per_s")
+    )
     peaks = ceil.get("peak_flops_per_s")
     if not isinstance(peaks, dict):
         peaks = {k: v for k, v in ceil.items() if "flop" in k.lower()}
@@ -339,88 +217,128 @@ def _roofline_svg(roof: Mapping, device: Mapping | None) -> str:
     W, H, L, R, T, B = 760, 420, 70, 20, 20, 50
 
     def X(v: float) -> float:
-        return L + (math.log10(v) - math.log10(xlo)) / (math.log10(xhi) - math.log10(xlo)) \
-            * (W - L - R)
+        return L + (math.log10(v) - math.log10(xlo)) / (math.log10(xhi) - math.log10(xlo)) * (
+            W - L - R
+        )
 
     def Y(v: float) -> float:
-        return H - B - (math.log10(v) - math.log10(ylo)) / (math.log10(yhi) - math.log10(ylo)) \
-            * (H - T - B)
+        return (
+            H
+            - B
+            - (math.log10(v) - math.log10(ylo)) / (math.log10(yhi) - math.log10(ylo)) * (H - T - B)
+        )
 
-    o = [f'<svg id="roofline" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
-         f'role="img" aria-label="roofline">']
+    o = [
+        f'<svg id="roofline" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
+        f'role="img" aria-label="roofline">'
+    ]
     o.append(f'<rect x="{L}" y="{T}" width="{W - L - R}" height="{H - T - B}" class="plot"/>')
     for v in _log_ticks(xlo, xhi):
         if xlo <= v <= xhi:
-            o.append(f'<line x1="{X(v):.1f}" x2="{X(v):.1f}" y1="{T}" y2="{H - B}" class="grid"/>'
-                     f'<text x="{X(v):.1f}" y="{H - B + 16}" class="tick" text-anchor="middle">'
-                     f'{fmt_num(v)}</text>')
+            o.append(
+                f'<line x1="{X(v):.1f}" x2="{X(v):.1f}" y1="{T}" y2="{H - B}" class="grid"/>'
+                f'<text x="{X(v):.1f}" y="{H - B + 16}" class="tick" text-anchor="middle">'
+                f"{fmt_num(v)}</text>"
+            )
     for v in _log_ticks(ylo, yhi):
         if ylo <= v <= yhi:
-            o.append(f'<line x1="{L}" x2="{W - R}" y1="{Y(v):.1f}" y2="{Y(v):.1f}" class="grid"/>'
-                     f'<text x="{L - 6}" y="{Y(v) + 4:.1f}" class="tick" text-anchor="end">'
-                     f'{fmt_num(v)}</text>')
-    o.append(f'<text x="{(L + W - R) / 2}" y="{H - 12}" text-anchor="middle" class="axis">'
-             f'arithmetic intensity (FLOP/byte)</text>')
-    o.append(f'<text x="16" y="{(T + H - B) / 2}" text-anchor="middle" class="axis" '
-             f'transform="rotate(-90 16 {(T + H - B) / 2})">achieved FLOP/s</text>')
-    o.append(f'<clipPath id="plotclip"><rect x="{L}" y="{T}" width="{W - L - R}" '
-             f'height="{H - T - B}"/></clipPath><g clip-path="url(#plotclip)">')
+            o.append(
+                f'<line x1="{L}" x2="{W - R}" y1="{Y(v):.1f}" y2="{Y(v):.1f}" class="grid"/>'
+                f'<text x="{L - 6}" y="{Y(v) + 4:.1f}" class="tick" text-anchor="end">'
+                f"{fmt_num(v)}</text>"
+            )
+    o.append(
+        f'<text x="{(L + W - R) / 2}" y="{H - 12}" text-anchor="middle" class="axis">'
+        f"arithmetic intensity (FLOP/byte)</text>"
+    )
+    o.append(
+        f'<text x="16" y="{(T + H - B) / 2}" text-anchor="middle" class="axis" '
+        f'transform="rotate(-90 16 {(T + H - B) / 2})">achieved FLOP/s</text>'
+    )
+    o.append(
+        f'<clipPath id="plotclip"><rect x="{L}" y="{T}" width="{W - L - R}" '
+        f'height="{H - T - B}"/></clipPath><g clip-path="url(#plotclip)">'
+    )
     if peak_bw:
         top = max(compute_roofs.values(), default=yhi * 10)
         # memory roof up to the highest compute roof, then each compute roof flat
         x_ridge = top / peak_bw
-        o.append(f'<line class="roof" x1="{X(xlo):.1f}" y1="{Y(peak_bw * xlo):.1f}" '
-                 f'x2="{X(x_ridge):.1f}" y2="{Y(top):.1f}"/>')
-        o.append(f'<text class="rooflabel" x="{X(xlo) + 6:.1f}" y="{Y(peak_bw * xlo) - 6:.1f}">'
-                 f'DRAM {fmt_num(peak_bw, "B/s")}</text>')
+        o.append(
+            f'<line class="roof" x1="{X(xlo):.1f}" y1="{Y(peak_bw * xlo):.1f}" '
+            f'x2="{X(x_ridge):.1f}" y2="{Y(top):.1f}"/>'
+        )
+        o.append(
+            f'<text class="rooflabel" x="{X(xlo) + 6:.1f}" y="{Y(peak_bw * xlo) - 6:.1f}">'
+            f"DRAM {fmt_num(peak_bw, 'B/s')}</text>"
+        )
     for name, v in sorted(compute_roofs.items(), key=lambda kv: -kv[1]):
         # flat from the ridge point (from the left edge when the DRAM roof is unknown)
         xr = v / peak_bw if peak_bw else xlo
-        o.append(f'<line class="roof" x1="{X(max(xr, xlo)):.1f}" y1="{Y(v):.1f}" '
-                 f'x2="{X(xhi):.1f}" y2="{Y(v):.1f}"/>'
-                 f'<text class="rooflabel" x="{X(xhi) - 4:.1f}" y="{Y(v) - 4:.1f}" '
-                 f'text-anchor="end">{esc(name)} {fmt_num(v, "FLOP/s")}</text>')
+        o.append(
+            f'<line class="roof" x1="{X(max(xr, xlo)):.1f}" y1="{Y(v):.1f}" '
+            f'x2="{X(xhi):.1f}" y2="{Y(v):.1f}"/>'
+            f'<text class="rooflabel" x="{X(xhi) - 4:.1f}" y="{Y(v) - 4:.1f}" '
+            f'text-anchor="end">{esc(name)} {fmt_num(v, "FLOP/s")}</text>'
+        )
     tmax = max((p.get("time_s") or 0) for p in pts) or 1.0
     for p in sorted(pts, key=lambda p: -(p.get("time_s") or 0)):
         r = 3 + 14 * math.sqrt((p.get("time_s") or 0) / tmax)
         bound = str(p.get("bound") or "unknown")
         colour = BOUND_COLOURS.get(bound, BOUND_COLOURS["unknown"])
-        tip = (f'{p["op"]} | {bound}-bound | time {fmt_s(p.get("time_s"))} | '
-               f'{fmt_num(p["intensity"])} FLOP/B | {fmt_num(p["achieved_flops_per_s"], "FLOP/s")}'
-               f' | {fmt_num(p.get("achieved_bytes_per_s"), "B/s")}'
-               + (f' | {fmt_pct(p["roof_fraction"])} of roof' if p.get("roof_fraction") else "")
-               + (f' | measured (counters): {fmt_num(p.get("measured_intensity"))} FLOP/B, '
-                  f'{fmt_num(p.get("measured_flops"))} FLOP, '
-                  f'{fmt_bytes(p.get("measured_bytes"))}, '
-                  f'{fmt_pct(p.get("measured_roof_fraction"))} of roof, '
-                  f'{p.get("measured_bound") or "unknown"}-bound, '
-                  f'counters on {fmt_pct(p.get("measured_coverage"))} of its time'
-                  if p.get("has_measured") else "")
-               + (f' | {p["source"]}' if p.get("source") else ""))
-        o.append(f'<circle class="pt" cx="{X(p["intensity"]):.1f}" '
-                 f'cy="{Y(p["achieved_flops_per_s"]):.1f}" r="{r:.1f}" fill="{colour}" '
-                 f'data-tip="{esc(tip)}"><title>{esc(tip)}</title></circle>')
+        tip = (
+            f"{p['op']} | {bound}-bound | time {fmt_s(p.get('time_s'))} | "
+            f"{fmt_num(p['intensity'])} FLOP/B | {fmt_num(p['achieved_flops_per_s'], 'FLOP/s')}"
+            f" | {fmt_num(p.get('achieved_bytes_per_s'), 'B/s')}"
+            + (f" | {fmt_pct(p['roof_fraction'])} of roof" if p.get("roof_fraction") else "")
+            + (
+                f" | measured (counters): {fmt_num(p.get('measured_intensity'))} FLOP/B, "
+                f"{fmt_num(p.get('measured_flops'))} FLOP, "
+                f"{fmt_bytes(p.get('measured_bytes'))}, "
+                f"{fmt_pct(p.get('measured_roof_fraction'))} of roof, "
+                f"{p.get('measured_bound') or 'unknown'}-bound, "
+                f"counters on {fmt_pct(p.get('measured_coverage'))} of its time"
+                if p.get("has_measured")
+                else ""
+            )
+            + (f" | {p['source']}" if p.get("source") else "")
+        )
+        o.append(
+            f'<circle class="pt" cx="{X(p["intensity"]):.1f}" '
+            f'cy="{Y(p["achieved_flops_per_s"]):.1f}" r="{r:.1f}" fill="{colour}" '
+            f'data-tip="{esc(tip)}"><title>{esc(tip)}</title></circle>'
+        )
     o.append("</g></svg>")
-    legend = " ".join(f'<span class="swatch" style="background:{c}"></span>{esc(b)}'
-                      for b, c in BOUND_COLOURS.items())
+    legend = " ".join(
+        f'<span class="swatch" style="background:{c}"></span>{esc(b)}'
+        for b, c in BOUND_COLOURS.items()
+    )
     note = ""
     if not peak_bw and not compute_roofs:
-        note = (f'<p class="na">device ceilings not available: '
-                f'{esc(roof.get("ceilings_reason") or "no peak bandwidth or FLOP/s known")}</p>')
+        note = (
+            f'<p class="na">device ceilings not available: '
+            f"{esc(roof.get('ceilings_reason') or 'no peak bandwidth or FLOP/s known')}</p>"
+        )
     elif not peak_bw:
-        note = ('<p class="na">DRAM roof not drawn: the device record has no memory clock or '
-                'bus width</p>')
-    src = ("points from the roofline analysis" if roof.get("points_from") == "analysis" else
-           "points from per-op static cost (XLA cost model) and measured time; bound not computed")
+        note = (
+            '<p class="na">DRAM roof not drawn: the device record has no memory clock or '
+            "bus width</p>"
+        )
+    src = (
+        "points from the roofline analysis"
+        if roof.get("points_from") == "analysis"
+        else "points from per-op static cost (XLA cost model) and measured time; bound not computed"
+    )
     if ceil.get("architecture"):
         src += f" · ceilings: {ceil['architecture']}"
         srcs = set((ceil.get("flops_source") or {}).values()) | {ceil.get("dram_source")}
         srcs.discard(None)
         if srcs:
             src += f" ({', '.join(sorted(map(str, srcs)))})"
-    return (f'<div class="legend">{legend} · circle area ∝ time · {esc(src)}</div>'
-            f'<div class="svgwrap">{"".join(o)}<div id="tip" class="tip" hidden></div></div>'
-            f'{note}')
+    return (
+        f'<div class="legend">{legend} · circle area ∝ time · {esc(src)}</div>'
+        f'<div class="svgwrap">{"".join(o)}<div id="tip" class="tip" hidden></div></div>'
+        f"{note}"
+    )
 
 
 def _roofline_table(roof: Mapping) -> str:
@@ -429,77 +347,122 @@ def _roofline_table(roof: Mapping) -> str:
     pts = list(roof.get("points") or [])
     measured = any(p.get("has_measured") for p in pts)
     # FLOPs and bytes of every execution together (the ops table shows one execution's)
-    headers = [("HLO op", "text"), ("time", "num"), ("FLOPs (total)", "num"),
-               ("bytes (total)", "num"), ("FLOP/B", "num"), ("FLOP/s", "num"), ("B/s", "num"),
-               ("% of roof", "num"), ("bound", "text")]
+    headers = [
+        ("HLO op", "text"),
+        ("time", "num"),
+        ("FLOPs (total)", "num"),
+        ("bytes (total)", "num"),
+        ("FLOP/B", "num"),
+        ("FLOP/s", "num"),
+        ("B/s", "num"),
+        ("% of roof", "num"),
+        ("bound", "text"),
+    ]
     if measured:
-        headers += [("measured FLOPs (total)", "num"), ("measured bytes (total)", "num"),
-                    ("measured FLOP/B", "num"), ("measured % of roof", "num"),
-                    ("measured bound", "text"), ("measured coverage", "num")]
+        headers += [
+            ("measured FLOPs (total)", "num"),
+            ("measured bytes (total)", "num"),
+            ("measured FLOP/B", "num"),
+            ("measured % of roof", "num"),
+            ("measured bound", "text"),
+            ("measured coverage", "num"),
+        ]
     rows = []
     for p in pts[:TOP_ROWS]:
-        row = [(esc(p["op"]), p["op"]), (fmt_s(p.get("time_s")), p.get("time_s")),
-               (fmt_num(p.get("flops")), p.get("flops")),
-               (fmt_bytes(p.get("bytes")), p.get("bytes")),
-               (fmt_num(p.get("intensity")), p.get("intensity")),
-               (fmt_num(p.get("achieved_flops_per_s")), p.get("achieved_flops_per_s")),
-               (fmt_num(p.get("achieved_bytes_per_s")), p.get("achieved_bytes_per_s")),
-               (fmt_pct(p.get("roof_fraction")), p.get("roof_fraction")),
-               (esc(p.get("bound") or ""), p.get("bound") or "")]
-        if measured:
-            mb = p.get("measured_bound") or ""
-            row += [(fmt_num(p.get("measured_flops")), p.get("measured_flops")),
-                    (fmt_bytes(p.get("measured_bytes")), p.get("measured_bytes")),
-                    (fmt_num(p.get("measured_intensity")), p.get("measured_intensity")),
-                    (fmt_pct(p.get("measured_roof_fraction")),
-                     p.get("measured_roof_fraction")),
-                    (esc(mb), mb),
-                    (fmt_pct(p.get("measured_coverage")), p.get("measured_coverage"))]
-        rows.append(row)
-    note = ("static cost from the XLA cost model; measured values from hardware counters "
-            "(kernel replay) beside them, over the kernels that have counters (measured "
-            "coverage: their share of the op's time)" if measured else
-            "static cost from the XLA cost model (no hardware counters in this trace: "
-            "trace(counters=True) adds measured values)")
-    left = len(pts) - len(rows) + int(roof.get("points_left_out") or 0)
-    total = roof.get("count", len(pts))
-    return (f'<h3>Points</h3><p class="dim">{esc(note)}</p>' + _table(headers, rows, "wide")
-            + (f'<p class="dim">{left} more of {total} ops not shown'
-               + (f' (the chart draws the {len(pts)} with most time)'
-                  if roof.get("points_left_out") else "") + "</p>" if left else ""))
-
-
-def _point_cells(p: Mapping) -> list[tuple[str, Any]]:
-    """time, kernels, FLOPs, bytes, FLOP/B, FLOP/s, B/s, % of roof, bound, cost coverage."""
-    b = p.get("bound") or ""
-    return [(fmt_s(p.get("time_s")), p.get("time_s")),
-            (fmt_num(p.get("kernel_count")), p.get("kernel_count")),
+        row = [
+            (esc(p["op"]), p["op"]),
+            (fmt_s(p.get("time_s")), p.get("time_s")),
             (fmt_num(p.get("flops")), p.get("flops")),
             (fmt_bytes(p.get("bytes")), p.get("bytes")),
             (fmt_num(p.get("intensity")), p.get("intensity")),
             (fmt_num(p.get("achieved_flops_per_s")), p.get("achieved_flops_per_s")),
             (fmt_num(p.get("achieved_bytes_per_s")), p.get("achieved_bytes_per_s")),
-            (fmt_pct(p.get("roof_fraction")), p.get("roof_fraction")), (esc(b), b),
-            (fmt_pct(p.get("cost_coverage")), p.get("cost_coverage"))]
+            (fmt_pct(p.get("roof_fraction")), p.get("roof_fraction")),
+            (esc(p.get("bound") or ""), p.get("bound") or ""),
+        ]
+        if measured:
+            mb = p.get("measured_bound") or ""
+            row += [
+                (fmt_num(p.get("measured_flops")), p.get("measured_flops")),
+                (fmt_bytes(p.get("measured_bytes")), p.get("measured_bytes")),
+                (fmt_num(p.get("measured_intensity")), p.get("measured_intensity")),
+                (fmt_pct(p.get("measured_roof_fraction")), p.get("measured_roof_fraction")),
+                (esc(mb), mb),
+                (fmt_pct(p.get("measured_coverage")), p.get("measured_coverage")),
+            ]
+        rows.append(row)
+    note = (
+        "static cost from the XLA cost model; measured values from hardware counters "
+        "(kernel replay) beside them, over the kernels that have counters (measured "
+        "coverage: their share of the op's time)"
+        if measured
+        else "static cost from the XLA cost model (no hardware counters in this trace: "
+        "trace(counters=True) adds measured values)"
+    )
+    left = len(pts) - len(rows) + int(roof.get("points_left_out") or 0)
+    total = roof.get("count", len(pts))
+    return (
+        f'<h3>Points</h3><p class="dim">{esc(note)}</p>'
+        + html_table(headers, rows, "wide")
+        + (
+            f'<p class="dim">{left} more of {total} ops not shown'
+            + (
+                f" (the chart draws the {len(pts)} with most time)"
+                if roof.get("points_left_out")
+                else ""
+            )
+            + "</p>"
+            if left
+            else ""
+        )
+    )
 
 
-_POINT_HEADERS = [("kernel time", "num"), ("kernels", "num"), ("FLOPs (total)", "num"),
-                  ("bytes (total)", "num"), ("FLOP/B", "num"), ("FLOP/s", "num"),
-                  ("B/s", "num"), ("% of roof", "num"), ("bound", "text"),
-                  ("cost known for", "num")]
+def _point_cells(p: Mapping) -> list[tuple[str, Any]]:
+    """time, kernels, FLOPs, bytes, FLOP/B, FLOP/s, B/s, % of roof, bound, cost coverage."""
+    b = p.get("bound") or ""
+    return [
+        (fmt_s(p.get("time_s")), p.get("time_s")),
+        (fmt_num(p.get("kernel_count")), p.get("kernel_count")),
+        (fmt_num(p.get("flops")), p.get("flops")),
+        (fmt_bytes(p.get("bytes")), p.get("bytes")),
+        (fmt_num(p.get("intensity")), p.get("intensity")),
+        (fmt_num(p.get("achieved_flops_per_s")), p.get("achieved_flops_per_s")),
+        (fmt_num(p.get("achieved_bytes_per_s")), p.get("achieved_bytes_per_s")),
+        (fmt_pct(p.get("roof_fraction")), p.get("roof_fraction")),
+        (esc(b), b),
+        (fmt_pct(p.get("cost_coverage")), p.get("cost_coverage")),
+    ]
+
+
+_POINT_HEADERS = [
+    ("kernel time", "num"),
+    ("kernels", "num"),
+    ("FLOPs (total)", "num"),
+    ("bytes (total)", "num"),
+    ("FLOP/B", "num"),
+    ("FLOP/s", "num"),
+    ("B/s", "num"),
+    ("% of roof", "num"),
+    ("bound", "text"),
+    ("cost known for", "num"),
+]
 
 
 def _roofline_totals(roof: Mapping) -> str:
     """The whole trace and each region path as roofline points (a table; the chart is the
     ops'): every kernel, FLOPs and bytes from the static cost of the attributed ones."""
-    out = ('<h3>Whole trace and regions</h3><p class="dim">all kernels of the trace / of each '
-           'region path (nested regions included, instances summed); FLOPs and bytes from the '
-           'static cost of the kernels attributed to an HLO op ("cost known for": their share '
-           'of the kernel time)</p>')
+    out = (
+        '<h3>Whole trace and regions</h3><p class="dim">all kernels of the trace / of each '
+        "region path (nested regions included, instances summed); FLOPs and bytes from the "
+        'static cost of the kernels attributed to an HLO op ("cost known for": their share '
+        "of the kernel time)</p>"
+    )
     trace = roof.get("trace")
     br = roof.get("by_region") or {}
-    if trace is None and (not br or (not br.get("available")
-                                     and br.get("reason") == roof.get("reason"))):
+    if trace is None and (
+        not br or (not br.get("available") and br.get("reason") == roof.get("reason"))
+    ):
         return ""  # an older summary, or the op roofline said why already (no kernels)
     rows = []
     if trace:
@@ -508,422 +471,121 @@ def _roofline_totals(roof: Mapping) -> str:
     shown = TOP_ROWS - len(rows)  # the trace's row counts: no table has more than TOP_ROWS
     for r in items[:shown]:
         rows.append([(esc(r["region"]), r["region"])] + _point_cells(r))
-    out += _table([("region", "text")] + _POINT_HEADERS, rows, "wide") if rows else ""
+    out += html_table([("region", "text")] + _POINT_HEADERS, rows, "wide") if rows else ""
     if not br.get("available"):
-        out += _na(br) if br else ""
+        out += not_available(br) if br else ""
     left = len(items) - min(len(items), shown) + int(br.get("items_left_out") or 0)
     if left:
-        out += (f'<p class="dim">{left} more region paths not shown '
-                '(prof.roofline(by="region") has all)</p>')
+        out += (
+            f'<p class="dim">{left} more region paths not shown '
+            '(prof.roofline(by="region") has all)</p>'
+        )
     return out
 
 
 def _ops(s: Mapping) -> str:
     ops = s["ops"]
     if not ops.get("available"):
-        return _na(ops)
+        return not_available(ops)
     rows = []
     items = ops["items"]
     for r in items[:TOP_ROWS]:
         bound = r.get("bound") or ""
-        rows.append([
-            (esc(r["op"]), r["op"]),
-            (esc(r.get("module") or ""), r.get("module") or ""),
-            (esc(r.get("category") or ""), r.get("category") or ""),
-            (fmt_num(r["count"]), r["count"]),
-            (fmt_s(r["total_s"]), r["total_s"]),
-            (fmt_s(r["mean_s"]), r["mean_s"]),
-            (fmt_num(r.get("flops")), r.get("flops")),
-            (fmt_bytes(r.get("bytes")), r.get("bytes")),
-            (esc(r.get("pattern") or ""), r.get("pattern") or ""),
-            (esc(bound), bound),
-            (f'<code>{esc(r.get("source") or "")}</code>', r.get("source") or ""),
-        ])
+        rows.append(
+            [
+                (esc(r["op"]), r["op"]),
+                (esc(r.get("module") or ""), r.get("module") or ""),
+                (esc(r.get("category") or ""), r.get("category") or ""),
+                (fmt_num(r["count"]), r["count"]),
+                (fmt_s(r["total_s"]), r["total_s"]),
+                (fmt_s(r["mean_s"]), r["mean_s"]),
+                (fmt_num(r.get("flops")), r.get("flops")),
+                (fmt_bytes(r.get("bytes")), r.get("bytes")),
+                (esc(r.get("pattern") or ""), r.get("pattern") or ""),
+                (esc(bound), bound),
+                (f"<code>{esc(r.get('source') or '')}</code>", r.get("source") or ""),
+            ]
+        )
     shown_left = len(items) - len(rows)
     left = shown_left + ops.get("rows_left_out", 0)
     where = "summary.json and prof.ops" if shown_left else "prof.ops"
-    return _table([("HLO op", "text"), ("module", "text"), ("category", "text"),
-                   ("runs", "num"), ("total", "num"), ("mean", "num"), ("FLOPs/exec", "num"),
-                   ("bytes/exec", "num"), ("pattern", "text"), ("bound", "text"),
-                   ("source", "text")], rows) + \
-        (f'<p class="dim">{left} more ops not shown (in {where})</p>' if left else "")
+    return html_table(
+        [
+            ("HLO op", "text"),
+            ("module", "text"),
+            ("category", "text"),
+            ("runs", "num"),
+            ("total", "num"),
+            ("mean", "num"),
+            ("FLOPs/exec", "num"),
+            ("bytes/exec", "num"),
+            ("pattern", "text"),
+            ("bound", "text"),
+            ("source", "text"),
+        ],
+        rows,
+    ) + (f'<p class="dim">{left} more ops not shown (in {where})</p>' if left else "")
 
 
 def _kernels(s: Mapping) -> str:
     k = s["kernels"]
     if not k.get("available"):
-        return _na(k)
-    rows = [[(f'<code>{esc(r["name"])}</code>', r["name"]), (fmt_num(r["count"]), r["count"]),
-             (fmt_s(r["total_s"]), r["total_s"]), (fmt_pct(r["share"]), r["share"]),
-             (fmt_s(r["mean_s"]), r["mean_s"]), (fmt_s(r["min_s"]), r["min_s"]),
-             (fmt_s(r["max_s"]), r["max_s"])] for r in k["top"]]
+        return not_available(k)
+    rows = [
+        [
+            (f"<code>{esc(r['name'])}</code>", r["name"]),
+            (fmt_num(r["count"]), r["count"]),
+            (fmt_s(r["total_s"]), r["total_s"]),
+            (fmt_pct(r["share"]), r["share"]),
+            (fmt_s(r["mean_s"]), r["mean_s"]),
+            (fmt_s(r["min_s"]), r["min_s"]),
+            (fmt_s(r["max_s"]), r["max_s"]),
+        ]
+        for r in k["top"]
+    ]
     left = k.get("rows_left_out", 0)
-    return _table([("kernel", "text"), ("count", "num"), ("total", "num"), ("share", "num"),
-                   ("mean", "num"), ("min", "num"), ("max", "num")], rows) + \
-        (f'<p class="dim">{left} more kernels not shown</p>' if left else "")
-
-
-def _rate(gbps: float | None) -> str:
-    return "–" if gbps is None else fmt_num(float(gbps) * 1e9, "B/s")
-
-
-def _link_pct(v: float | None) -> str:
-    return "n/a" if v is None else f"{float(v):.1f} %"
-
-
-def _transfers(s: Mapping) -> str:
-    t = s["transfers"]
-    if not t.get("available"):
-        return _na(t)
-    link = t.get("link_bytes_per_s")
-    head = (f'<p>{fmt_num(t["count"])} {"copy" if t["count"] == 1 else "copies"} · {fmt_bytes(t["bytes"])} · busy '
-            f'{fmt_s(t.get("busy_s"))}, of which {fmt_s(t.get("kernel_overlap_s"))} overlap '
-            f'kernels · the host waited {fmt_s(t.get("host_wait_s"))} in '
-            f'{fmt_num(t.get("sync_calls", 0))} synchronization calls · host link peak '
-            + (f'{fmt_num(link, "B/s")} ({esc(t.get("link_source"))}'
-               + (f': {esc(t.get("link_description"))}'
-                  if t.get("link_description") not in (None, "", t.get("link_source")) else "")
-               + ")" if link else "unknown (link % n/a)") + "</p>")
-    rows = [[(esc(r["direction"]), r["direction"]), (fmt_num(r["count"]), r["count"]),
-             (fmt_bytes(r["bytes"]), r["bytes"]), (fmt_s(r["busy_s"]), r["busy_s"]),
-             (_rate(r["gbps"]), r["gbps"]),
-             (_link_pct(r.get("link_percent")), r.get("link_percent")),
-             (fmt_s(r.get("kernel_overlap_s")), r.get("kernel_overlap_s")),
-             (fmt_num(r["pageable_count"]), r["pageable_count"]),
-             (fmt_num(r["async_count"]), r["async_count"])] for r in t["by_direction"]]
-    out = head + "<h3>By direction</h3>" + _table(
-        [("direction", "text"), ("copies", "num"), ("bytes", "num"), ("busy", "num"),
-         ("achieved", "num"), ("% of link", "num"), ("overlaps kernels", "num"),
-         ("pageable", "num"), ("async", "num")], rows)
-    rows = []
-    for r in t["by_region"]:
-        dirs = _dir_rates(r)
-        rows.append([(esc(r["region"]), r["region"]), (fmt_num(r["count"]), r["count"]),
-                     (fmt_bytes(r["bytes"]), r["bytes"]), (fmt_s(r["busy_s"]), r["busy_s"]),
-                     (fmt_s(r.get("kernel_overlap_s")), r.get("kernel_overlap_s")),
-                     (fmt_s(r.get("host_wait_s")), r.get("host_wait_s")),
-                     (dirs, dirs)])
-    out += ("<h3>By region</h3><p class=\"dim\">inclusive: a copy or wait inside a nested "
-            "region counts for its enclosing regions too; instances of one region path are "
-            "summed</p>" + _table(
-                [("region", "text"), ("copies", "num"), ("bytes", "num"), ("busy", "num"),
-                 ("overlaps kernels", "num"), ("host wait", "num"), ("by direction", "text")],
-                rows))
-    left = t.get("by_region_left_out", 0)
-    if left:
-        out += f'<p class="dim">{left} more regions not shown (summary.json keeps the first ' \
-               f'{len(t["by_region"])})</p>'
-    return out + _transfers_by_op(t) + _transfer_flags(t)
-
-
-def _dir_rates(r: Mapping) -> str:
-    """"HtoD 1.00 MB 2.00 GB/s (3.2 % of link)" per direction of a row."""
-    return " · ".join(
-        f'{esc(d["direction"])} {fmt_bytes(d["bytes"])} {_rate(d["gbps"])}'
-        + (f' ({_link_pct(d["link_percent"])} of link)' if d.get("link_percent") is not None
-           else "")
-        for d in r.get("directions", []))
-
-
-def _transfers_by_op(t: Mapping) -> str:
-    """Copies per HLO op (the op whose XLA thunk launched them), most busy time first."""
-    items = list(t.get("by_op") or [])
-    head = ('<h3>By HLO op</h3><p class="dim">copies launched inside an op\'s XLA thunk range '
-            '(e.g. copy-start); copies launched outside every thunk (program inputs and '
-            'outputs) have no op</p>')
-    if not items:
-        return head + '<p class="na">not available: no copy was launched inside an XLA thunk</p>'
-    rows = []
-    for r in items[:TOP_ROWS]:
-        dirs = _dir_rates(r)
-        rows.append([(esc(r["op"]), r["op"]), (esc(r.get("module") or ""), r.get("module") or ""),
-                     (fmt_num(r["count"]), r["count"]), (fmt_bytes(r["bytes"]), r["bytes"]),
-                     (fmt_s(r["busy_s"]), r["busy_s"]), (_rate(r["gbps"]), r["gbps"]),
-                     (fmt_s(r.get("kernel_overlap_s")), r.get("kernel_overlap_s")),
-                     (fmt_num(r["pageable_count"]), r["pageable_count"]), (dirs, dirs)])
-    left = len(items) - len(rows) + int(t.get("by_op_left_out") or 0)
-    return head + _table(
-        [("HLO op", "text"), ("module", "text"), ("copies", "num"), ("bytes", "num"),
-         ("busy", "num"), ("achieved", "num"), ("overlaps kernels", "num"),
-         ("pageable", "num"), ("by direction", "text")], rows) + \
-        (f'<p class="dim">{left} more ops with copies not shown (prof.transfer_report() has '
-         f'all)</p>' if left else "")
-
-
-def _transfer_flags(t: Mapping) -> str:
-    """The transfer flags as a table (each one's message is also a warning)."""
-    flags = list(t.get("flags") or [])
-    left = int(t.get("flags_left_out") or 0)
-    if not flags:
-        return ""
-    rows = [[(esc(f["kind"]), f["kind"]), (esc(f["scope"]), f["scope"]),
-             (esc(f.get("region") or "(whole trace)"), f.get("region") or ""),
-             (fmt_num(f["count"]), f["count"]),
-             (fmt_bytes(f["bytes"]) if f.get("bytes") else "–", f.get("bytes"))]
-            for f in flags]
-    return ('<h3>Flags</h3><p class="dim">pageable host memory and floods of tiny copies; '
-            'each flag is also listed under Warnings with its advice</p>'
-            + _table([("flag", "text"), ("scope", "text"), ("region", "text"),
-                      ("copies", "num"), ("bytes", "num")], rows)
-            + (f'<p class="dim">{left} more region flags not shown '
-               '(prof.transfer_report()["flags"] has the worst regions)</p>' if left else ""))
-
-
-def _memory(s: Mapping) -> str:
-    m = s["memory"]
-    if not m.get("available"):
-        return _na(m)
-    pts = list(m["timeline"])
-    facts = (f'<p>peak {fmt_bytes(m["peak_bytes"])}'
-             + (f' at {fmt_s(m["peak_time_s"])}' if m.get("peak_time_s") is not None else "")
-             + f' (all devices together) · {fmt_bytes(m["end_bytes"])} still allocated at the '
-             f'end · {fmt_num(m.get("allocation_count"))} allocations, '
-             f'{fmt_num(m.get("free_count"))} frees'
-             + (f' · {fmt_num(m["unmatched_frees"])} frees of buffers allocated before the '
-                f'trace ({fmt_bytes(m.get("unmatched_free_bytes"))}) left out'
-                if m.get("unmatched_frees") else "")
-             + "</p>")
-    devs = m.get("devices") or []
-    if len(devs) > 1:
-        facts += _table([("device", "num"), ("peak", "num"), ("peak at", "num"),
-                         ("at the end", "num")],
-                        [[(fmt_num(d["device_id"]), d["device_id"]),
-                          (fmt_bytes(d["peak_bytes"]), d["peak_bytes"]),
-                          (fmt_s(d.get("peak_time_s")), d.get("peak_time_s")),
-                          (fmt_bytes(d["end_bytes"]), d["end_bytes"])] for d in devs])
-    if not pts:
-        return facts + _largest_buffers(m.get("largest")) + _memory_by_region(m)
-    # the chart spans the whole trace: nothing in use before the first event, the last value
-    # held until the trace ends
-    end_s = s["trace"].get("wall_time_s") or 0.0
-    if pts[0][0] > 0:
-        pts.insert(0, [0.0, 0])
-    if end_s > pts[-1][0]:
-        pts.append([end_s, pts[-1][1]])
-    W, H, L, R, T, B = 760, 220, 70, 20, 14, 36
-    tmin = min(p[0] for p in pts)
-    tmax = max(p[0] for p in pts)
-    span = (tmax - tmin) or 1.0
-    vmax = max(max(p[1] for p in pts), 1)
-
-    def X(t: float) -> float:
-        return L + (t - tmin) / span * (W - L - R)
-
-    def Y(v: float) -> float:
-        return H - B - v / vmax * (H - T - B)
-
-    def step_path(series: list) -> str:
-        d = [f"M{X(series[0][0]):.1f},{Y(0):.1f}"]
-        prev = 0
-        for t, v in series:
-            d.append(f"L{X(t):.1f},{Y(prev):.1f}L{X(t):.1f},{Y(v):.1f}")
-            prev = v
-        return "".join(d)
-
-    # With several devices each gets its own line (held to the trace end like the total).
-    dev_paths, legend = [], []
-    for k, dv in enumerate(d for d in devs if d.get("timeline")):
-        series = [list(p) for p in dv["timeline"]]
-        if end_s > series[-1][0]:
-            series.append([end_s, series[-1][1]])
-        colour = DEVICE_COLOURS[k % len(DEVICE_COLOURS)]
-        dev_paths.append(f'<path d="{step_path(series)}" fill="none" stroke="{colour}" '
-                         f'stroke-width="1.2" stroke-dasharray="4 2" class="memdev"/>')
-        legend.append(f'<span style="color:{colour}">― device {esc(dv["device_id"])}</span>')
-    svg = (f'<svg viewBox="0 0 {W} {H}" width="{W}" height="{H}" id="memory">'
-           f'<rect x="{L}" y="{T}" width="{W - L - R}" height="{H - T - B}" class="plot"/>'
-           f'<path d="{step_path(pts)}" class="memline"/>' + "".join(dev_paths) +
-           f'<text x="{L - 6}" y="{Y(vmax) + 4:.1f}" class="tick" text-anchor="end">'
-           f'{fmt_bytes(vmax)}</text>'
-           f'<text x="{L - 6}" y="{Y(0) + 4:.1f}" class="tick" text-anchor="end">0</text>'
-           f'<text x="{L}" y="{H - B + 16}" class="tick">{fmt_s(tmin)}</text>'
-           f'<text x="{W - R}" y="{H - B + 16}" class="tick" text-anchor="end">{fmt_s(tmax)}</text>'
-           f'<text x="{(L + W - R) / 2}" y="{H - 6}" class="axis" text-anchor="middle">'
-           f'time since trace start (bytes in use, all devices)</text></svg>')
-    n_pts = m.get("timeline_points", len(m["timeline"]))
-    note = (f'<p class="dim">{len(m["timeline"])} of {n_pts} steps drawn (per time bucket its '
-            f'first and its highest)</p>' if n_pts > len(m["timeline"]) else "")
-    if legend:
-        note = (f'<p class="dim">solid: all devices; dashed: {" · ".join(legend)}</p>') + note
-    return facts + svg + note + _largest_buffers(m.get("largest")) + _memory_by_region(m)
-
-
-def multi_device(s: Mapping) -> bool:
-    """True when the summary's per-device section has more than one device (report.html then
-    shows its Devices section, the digest its load-balance line)."""
-    d = s.get("by_device") or {}
-    return bool(d.get("available")) and int(d.get("count") or 0) > 1
-
-
-def _devices(s: Mapping) -> str:
-    """The devices side by side (one column each) and the load balance between them."""
-    d = s.get("by_device") or {}
-    if not d.get("available"):
-        return _na(d)
-    items = list(d.get("items") or [])
-    directions = []
-    for i in items:
-        for r in i.get("by_direction") or []:
-            if r["direction"] not in directions:
-                directions.append(r["direction"])
-
-    def busy(i: Mapping) -> str:
-        frac = i.get("busy_fraction")
-        pct = 0.0 if frac is None else max(0.0, min(100.0, 100 * float(frac)))
-        return (f'{fmt_s(i["busy_s"])} ({fmt_pct(frac)} of wall)'
-                f'<div class="busybar" title="busy {pct:.1f} %"><div style="width:{pct:.2f}%">'
-                f'</div></div>')
-
-    def direction(i: Mapping, name: str) -> str:
-        r = next((x for x in i.get("by_direction") or [] if x["direction"] == name), None)
-        if r is None:
-            return "–"
-        return (f'{fmt_num(r["count"])} · {fmt_bytes(r["bytes"])} · {_rate(r.get("gbps"))}'
-                + (f' · {_link_pct(r["link_percent"])} of link'
-                   if r.get("link_percent") is not None else ""))
-
-    def memory(i: Mapping) -> str:
-        if i.get("memory_peak_bytes") is None:
-            return "–"
-        at = (f' at {fmt_s(i["memory_peak_time_s"])}'
-              if i.get("memory_peak_time_s") is not None else "")
-        return (f'{fmt_bytes(i["memory_peak_bytes"])}{at} · '
-                f'{fmt_bytes(i.get("memory_end_bytes"))} at the end')
-
-    def peak(i: Mapping, prec: str) -> str:
-        v = ((i.get("ceilings") or {}).get("peak_flops_per_s") or {}).get(prec)
-        return "–" if v is None else fmt_num(v, "FLOP/s")
-
-    def link(i: Mapping) -> str:
-        c = i.get("ceilings") or {}
-        if c.get("link_bytes_per_s") is None:
-            return "unknown"
-        desc = c.get("link_description")
-        return (f'{fmt_num(c["link_bytes_per_s"], "B/s")} ({esc(c.get("link_source"))}'
-                + (f': {esc(desc)}' if desc and desc != c.get("link_source") else "") + ")")
-
-    def threads(i: Mapping) -> str:
-        ts = [f'{esc(t["thread_id"])} ({fmt_num(t["kernel_count"])} kernels, '
-              f'{fmt_s(t["kernel_time_s"])})' for t in i.get("threads") or []]
-        if i.get("threads_left_out"):
-            ts.append(f'{fmt_num(i["threads_left_out"])} more')
-        return "<br>".join(ts) or "–"
-
-    rows: list[tuple[str, Any]] = [
-        ("name", lambda i: esc(i.get("name") or "–")),
-        ("kernels",
-         lambda i: f'{fmt_num(i["kernel_count"])} · {fmt_s(i["kernel_time_s"])} summed'),
-        ("busy", busy),
-        ("idle", lambda i: f'{fmt_s(i["idle_s"])} ({fmt_pct(i.get("idle_fraction"))} of wall)'),
-        ("copies", lambda i: f'{fmt_num(i["copy_count"])} · {fmt_bytes(i["copy_bytes"])} · busy '
-                             f'{fmt_s(i["copy_busy_s"])}'),
-    ]
-    rows += [(f"{esc(name)} copies", (lambda name: lambda i: direction(i, name))(name))
-             for name in directions]
-    rows += [
-        ("memsets", lambda i: fmt_num(i["memset_count"])),
-        ("memory peak", memory),
-        ("fp32 peak", lambda i: peak(i, "fp32")),
-        ("tf32 tensor peak", lambda i: peak(i, "tf32_tensor")),
-        ("DRAM peak", lambda i: fmt_num((i.get("ceilings") or {}).get("dram_bytes_per_s"), "B/s")
-         if (i.get("ceilings") or {}).get("dram_bytes_per_s") else "–"),
-        ("host link", link),
-        ("launching threads", threads),
-    ]
-    head = "".join(f'<th>device {esc(i["device_id"])}</th>' for i in items)
-    body = "".join(f'<tr><th>{label}</th>' + "".join(f'<td>{fn(i)}</td>' for i in items) + "</tr>"
-                   for label, fn in rows)
-    b = d.get("balance") or {}
-    return (f'<p>{esc(b.get("text"))}</p>'
-            f'<table class="devices"><thead><tr><th></th>{head}</tr></thead><tbody>{body}'
-            '</tbody></table>'
-            '<p class="dim">busy = union of the device\'s kernel, copy and memset intervals; '
-            'idle = the rest of the traced wall time; % of link: the copies\' rate in percent of '
-            'that device\'s own host link; load balance: busiest / mean busy time over every '
-            'device in the trace (1.00 = even)</p>')
-
-
-def _memory_by_region(m: Mapping) -> str:
-    """Peak bytes in use per region path (the highest instance's), highest first."""
-    items = list(m.get("by_region") or [])
-    if not items:
-        return ""
-    rows = [[(esc(r["region"]), r["region"]), (fmt_num(r["instances"]), r["instances"]),
-             (fmt_bytes(r["peak_bytes"]), r["peak_bytes"]),
-             (fmt_bytes(r["in_use_at_start_bytes"]), r["in_use_at_start_bytes"]),
-             (fmt_bytes(r["allocated_bytes"]), r["allocated_bytes"]),
-             (fmt_bytes(r["freed_bytes"]), r["freed_bytes"]),
-             (fmt_num(r["allocations"]), r["allocations"]), (fmt_num(r["frees"]), r["frees"])]
-            for r in items[:TOP_ROWS]]
-    left = len(items) - len(rows) + int(m.get("by_region_left_out") or 0)
-    return ('<h3>By region</h3><p class="dim">peak: the most bytes in use on the device(s) '
-            'while an instance of the region path was open (buffers allocated before it '
-            'included; the highest instance); allocated and freed: inside it, nested regions '
-            'included, summed over its instances</p>'
-            + _table([("region", "text"), ("instances", "num"), ("peak", "num"),
-                      ("in use at start", "num"), ("allocated", "num"), ("freed", "num"),
-                      ("allocations", "num"), ("frees", "num")], rows)
-            + (f'<p class="dim">{left} more regions not shown (prof.memory_report() has '
-               'all)</p>' if left else ""))
-
-
-def _largest_buffers(rows: list | None) -> str:
-    if not rows:
-        return ""
-    keys = [k for k in ("bytes", "region", "api_call", "thread_id", "device_id", "alloc_s",
-                        "free_s") if any(k in r for r in rows)]
-    headers = [(display_label(k), "text" if k in ("region", "api_call") else "num")
-               for k in keys]
-    return "<h3>Largest buffers</h3>" + _table(
-        headers, [[_generic_cell(k, r.get(k)) for k in keys] for r in rows])
+    return html_table(
+        [
+            ("kernel", "text"),
+            ("count", "num"),
+            ("total", "num"),
+            ("share", "num"),
+            ("mean", "num"),
+            ("min", "num"),
+            ("max", "num"),
+        ],
+        rows,
+    ) + (f'<p class="dim">{left} more kernels not shown</p>' if left else "")
 
 
 def _regions(s: Mapping) -> str:
     r = s["regions"]
     if not r.get("available"):
-        return _na(r)
+        return not_available(r)
     items = r["items"]
-    rows = [[(esc(x.get("path") or x["name"]), x.get("path") or x["name"]),
-             (fmt_num(x["count"]), x["count"]),
-             (fmt_s(x["wall_s"]), x["wall_s"]), (fmt_s(x.get("gpu_s")), x.get("gpu_s"))]
-            for x in items[:TOP_ROWS]]
+    rows = [
+        [
+            (esc(x.get("path") or x["name"]), x.get("path") or x["name"]),
+            (fmt_num(x["count"]), x["count"]),
+            (fmt_s(x["wall_s"]), x["wall_s"]),
+            (fmt_s(x.get("gpu_s")), x.get("gpu_s")),
+        ]
+        for x in items[:TOP_ROWS]
+    ]
     left = len(items) - min(len(items), TOP_ROWS) + r.get("rows_left_out", 0)
-    return _table([("region (path)", "text"), ("count", "num"), ("wall", "num"),
-                   ("GPU time (summed, nested incl.)", "num")], rows) + \
-        (f'<p class="dim">{left} more region paths not shown (summary.json has '
-         f'{len(items)})</p>' if left else "")
-
-
-# Ceilings the analysis does not know are 0 in its rows (docs/roofline.md: an unknown GPU has
-# no FLOP/s roof): shown as "–", not as a ridge of 0 FLOP/B.
-UNKNOWN_WHEN_ZERO = frozenset({"ridge", "ridge_flops_per_byte", "roof_flops_per_s"})
-
-
-def _generic_cell(k: str, v: Any) -> tuple[str, Any]:
-    if isinstance(v, bool) or v is None:
-        return (fmt_num(v) if isinstance(v, bool) else "–", "" if v is None else int(v))
-    if isinstance(v, (int, float)):
-        kl = k.lower()
-        if kl in UNKNOWN_WHEN_ZERO and v == 0:
-            return "–", v
-        if kl.endswith("speedup"):
-            return fmt_speedup(v), v
-        if kl.endswith("per_s"):  # a rate: B/s, FLOP/s
-            unit = "B/s" if "byte" in kl else "FLOP/s" if "flop" in kl else "/s"
-            return fmt_num(float(v), unit), v
-        if kl.endswith("_ns"):
-            return fmt_s(float(v) / 1e9), v
-        if is_time_key(k):
-            return fmt_s(float(v)), v
-        if "bytes" in kl:
-            return fmt_bytes(v), v
-        if kl in ("share", "score") or kl.endswith("_fraction") or kl.endswith("_share"):
-            return (f"{v:.3g}" if kl == "score" else fmt_pct(float(v))), v
-        return fmt_num(v), v
-    if isinstance(v, (list, dict)):
-        t = json.dumps(v)
-        return esc(t), t
-    return esc(v), str(v)
+    return html_table(
+        [
+            ("region (path)", "text"),
+            ("count", "num"),
+            ("wall", "num"),
+            ("GPU time (summed, nested incl.)", "num"),
+        ],
+        rows,
+    ) + (
+        f'<p class="dim">{left} more region paths not shown (summary.json has {len(items)})</p>'
+        if left
+        else ""
+    )
 
 
 # The columns read first: those print(prof.fpga_candidates()) shows (rank, the op, its score
@@ -933,13 +595,19 @@ CANDIDATE_FIRST = OP_TEXT_COLUMNS + ("card_time_s", "transfer_s", "source")
 
 
 # Region candidates: the same, for fpgaprof.region() paths.
-REGION_CANDIDATE_FIRST = REGION_TEXT_COLUMNS + ("estimated_share", "card_time_s", "transfer_s",
-                                                "memory_efficiency", "module_calls", "top_op")
+REGION_CANDIDATE_FIRST = REGION_TEXT_COLUMNS + (
+    "estimated_share",
+    "card_time_s",
+    "transfer_s",
+    "memory_efficiency",
+    "module_calls",
+    "top_op",
+)
 
 
 def _ranked_cell(k: str, r: Mapping) -> tuple[str, Any]:
     """A ranked table's cell: the value, and under it its range where the row has one."""
-    disp, val = _generic_cell(k, r.get(k))
+    disp, val = html_cell(k, r.get(k))
     mark = bound_mark(k, r)
     if mark and disp != "–":
         disp = esc(mark) + disp
@@ -947,67 +615,100 @@ def _ranked_cell(k: str, r: Mapping) -> tuple[str, Any]:
     return (f'{disp}<br><span class="dim">{esc(rng)}</span>' if rng else disp), val
 
 
-def _ranked_table(items: list, first: tuple, labels: Mapping[str, str] | None = None) -> str:
-    from fpgaprof.report.notebook import column_order
-
+def ranked_table_html(items: list, first: tuple, labels: Mapping[str, str] | None = None) -> str:
     keys: list[str] = []
     for r in items:
         keys += [k for k in r if k not in keys]
     # A range's ends are shown under their value, not as columns of their own.
     keys = [k for k in column_order(keys, first, labels) if not is_range_key(k, keys)]
-    headers = [(display_label(k, labels), "num" if any(isinstance(r.get(k), (int, float)) and not
-                                isinstance(r.get(k), bool) for r in items) else "text")
-               for k in keys]
+    headers = [
+        (
+            display_label(k, labels),
+            "num"
+            if any(
+                isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool) for r in items
+            )
+            else "text",
+        )
+        for k in keys
+    ]
     rows = [[_ranked_cell(k, r) for k in keys] for r in items]
-    return _table(headers, rows, "wide")
+    return html_table(headers, rows, "wide")
 
 
 def _region_candidates(c: Mapping) -> str:
     r = c.get("regions")
     if not isinstance(r, Mapping):
         return ""
-    head = ('<h3>Regions as offload units</h3><p class="dim">each fpgaprof.region() path with all '
-            'its ops on the card and data crossing the link at its jitted calls; nested paths '
-            'overlap, so their gains do not add up (docs/fpga-model.md, "Regions")</p>')
+    head = (
+        '<h3>Regions as offload units</h3><p class="dim">each fpgaprof.region() path with all '
+        "its ops on the card and data crossing the link at its jitted calls; nested paths "
+        'overlap, so their gains do not add up (docs/fpga-model.md, "Regions")</p>'
+    )
     if not r.get("available"):
-        return head + _na(r)
+        return head + not_available(r)
     left = r.get("items_left_out", 0)
-    return head + _ranked_table(r["items"], REGION_CANDIDATE_FIRST, TOTAL_LABELS) + \
-        (f'<p class="dim">{left} more regions not shown (prof.fpga_candidates(by="region") has all '
-         f'{r.get("count", len(r["items"]) + left)})</p>' if left else "")
+    return (
+        head
+        + ranked_table_html(r["items"], REGION_CANDIDATE_FIRST, TOTAL_LABELS)
+        + (
+            f'<p class="dim">{left} more regions not shown '
+            f'(prof.fpga_candidates(by="region") has all '
+            f"{r.get('count', len(r['items']) + left)})</p>"
+            if left
+            else ""
+        )
+    )
 
 
 def _candidates(s: Mapping) -> str:
     c = s["candidates"]
-    head = f'<p>target card: <b>{esc(c.get("target"))}</b>'
+    head = f"<p>target card: <b>{esc(c.get('target'))}</b>"
     wi = c.get("what_if") or {}
     combined = combined_speedup_text(wi, "this card")
     if combined:
         head += f" · {esc(combined)}"
     if wi.get("not_estimated_count"):
         ne_s = float(wi.get("not_estimated_gpu_ns") or 0) / 1e9
-        head += (f' · {esc(wi["not_estimated_count"])} ops ({fmt_s(ne_s)}'
-                 ' of GPU time) not estimated: no static cost (see estimate_note)')
+        head += (
+            f" · {esc(wi['not_estimated_count'])} ops ({fmt_s(ne_s)}"
+            " of GPU time) not estimated: no static cost (see estimate_note)"
+        )
         if wi.get("bounded_count"):
-            head += (f'; {esc(wi["bounded_count"])} of them bounded (≥ card time, ≤ speedup: '
-                     'estimate_basis)')
+            head += (
+                f"; {esc(wi['bounded_count'])} of them bounded (≥ card time, ≤ speedup: "
+                "estimate_basis)"
+            )
         if wi.get("ruled_out_count"):
             ro_s = float(wi.get("ruled_out_gpu_ns") or 0) / 1e9
-            head += (f', {esc(wi["ruled_out_count"])} ({fmt_s(ro_s)}) ruled out: no gain even at '
-                     'the fast end of the bound')
+            head += (
+                f", {esc(wi['ruled_out_count'])} ({fmt_s(ro_s)}) ruled out: no gain even at "
+                "the fast end of the bound"
+            )
     head += "</p>"
-    head += ('<p class="dim">each estimate with its range under it (every constant of the card model at '
-             'the ends of its measured spread); as compiled: the op accesses card memory as XLA compiled '
-             'it; restructured: a dataflow design reading each input once and writing each output once, '
-             'data-dependent accesses served on chip where their array fits; scenario: which of the two '
-             'gains (docs/fpga-model.md, docs/fpga-validation.md)</p>')
+    head += (
+        '<p class="dim">each estimate with its range under it (every constant of the card model at '
+        "the ends of its measured spread); as compiled: the op accesses card memory as XLA "
+        "compiled "
+        "it; restructured: a dataflow design reading each input once and writing each output once, "
+        "data-dependent accesses served on chip where their array fits; scenario: which of the two "
+        "gains (docs/fpga-model.md, docs/fpga-validation.md)</p>"
+    )
     if not c.get("available"):
-        return head + _na(c) + _region_candidates(c)
+        return head + not_available(c) + _region_candidates(c)
     items = c["items"]
     left = c.get("items_left_out", 0)
-    return head + _ranked_table(items, CANDIDATE_FIRST, TOTAL_LABELS) + \
-        (f'<p class="dim">{left} more candidates not shown (prof.fpga_candidates() has all '
-         f'{c.get("count", len(items) + left)})</p>' if left else "") + _region_candidates(c)
+    return (
+        head
+        + ranked_table_html(items, CANDIDATE_FIRST, TOTAL_LABELS)
+        + (
+            f'<p class="dim">{left} more candidates not shown (prof.fpga_candidates() has all '
+            f"{c.get('count', len(items) + left)})</p>"
+            if left
+            else ""
+        )
+        + _region_candidates(c)
+    )
 
 
 def _measurements(s: Mapping) -> str:
@@ -1019,29 +720,59 @@ def _measurements(s: Mapping) -> str:
         st = measurement_stats(ms)
     items = list(st.get("items") or [])
     if not items:
-        return '<p class="na">not available: no measurements (wrap operations in ' \
-               'fpgaprof.region("op/size"))</p>'
-    rows = [[(esc(m.get("operation")), m.get("operation") or ""),
-             (fmt_num(m.get("volume_size")), m.get("volume_size")),
-             (fmt_num(m.get("runs")), m.get("runs")), (fmt_s(m.get("first")), m.get("first")),
-             (fmt_s(m.get("median")), m.get("median")), (fmt_s(m.get("min")), m.get("min")),
-             (fmt_s(m.get("max")), m.get("max")), (fmt_s(m.get("total")), m.get("total"))]
-            for m in items[:TOP_ROWS]]
+        return (
+            '<p class="na">not available: no measurements (wrap operations in '
+            'fpgaprof.region("op/size"))</p>'
+        )
+    rows = [
+        [
+            (esc(m.get("operation")), m.get("operation") or ""),
+            (fmt_num(m.get("volume_size")), m.get("volume_size")),
+            (fmt_num(m.get("runs")), m.get("runs")),
+            (fmt_s(m.get("first")), m.get("first")),
+            (fmt_s(m.get("median")), m.get("median")),
+            (fmt_s(m.get("min")), m.get("min")),
+            (fmt_s(m.get("max")), m.get("max")),
+            (fmt_s(m.get("total")), m.get("total")),
+        ]
+        for m in items[:TOP_ROWS]
+    ]
     left = len(items) - len(rows) + int(st.get("items_left_out") or 0)
     runs = int(st.get("runs") or 0)
     not_listed = s.get("measurements_left_out")
     not_listed = max(runs - len(ms), 0) if not_listed is None else int(not_listed)
     pairs = len(items) + int(st.get("items_left_out") or 0)
-    return (f'<p class="dim">{fmt_num(runs)} runs in {fmt_num(pairs)} (operation, volume size) '
-            f'pair{"s" if pairs != 1 else ""}'
-            + (f'; summary.json lists the first {MEASUREMENT_RUNS} runs of each in '
-               f'measurements, the other {fmt_num(not_listed)} only in these figures '
-               '(measurements_left_out)' if not_listed else "") + '</p>'
-            + _table([("operation", "text"), ("volume size", "num"), ("runs", "num"),
-                      ("first run", "num"), ("median", "num"), ("min", "num"), ("max", "num"),
-                      ("total", "num")], rows)
-            + (f'<p class="dim">{left} more (operation, volume size) pairs not shown '
-               f'(summary.json measurement_stats has {len(items)})</p>' if left else ""))
+    return (
+        f'<p class="dim">{fmt_num(runs)} runs in {fmt_num(pairs)} (operation, volume size) '
+        f"pair{'s' if pairs != 1 else ''}"
+        + (
+            f"; summary.json lists the first {MEASUREMENT_RUNS} runs of each in "
+            f"measurements, the other {fmt_num(not_listed)} only in these figures "
+            "(measurements_left_out)"
+            if not_listed
+            else ""
+        )
+        + "</p>"
+        + html_table(
+            [
+                ("operation", "text"),
+                ("volume size", "num"),
+                ("runs", "num"),
+                ("first run", "num"),
+                ("median", "num"),
+                ("min", "num"),
+                ("max", "num"),
+                ("total", "num"),
+            ],
+            rows,
+        )
+        + (
+            f'<p class="dim">{left} more (operation, volume size) pairs not shown '
+            f"(summary.json measurement_stats has {len(items)})</p>"
+            if left
+            else ""
+        )
+    )
 
 
 def _warnings(s: Mapping) -> str:
@@ -1054,11 +785,13 @@ def _warnings(s: Mapping) -> str:
 def _environment(s: Mapping) -> str:
     e = s.get("environment") or {}
     devs = e.get("devices") or []
-    return (f'<p class="dim">backend {esc(e.get("backend") or "–")} · jax '
-            f'{esc(e.get("jax_version") or "–")} · mbirjax {esc(e.get("mbirjax_version") or "–")}'
-            f' · devices {esc(", ".join(map(str, devs)) or "–")} · fpgaprof '
-            f'{esc(s.get("generated_by", {}).get("version"))} · trace '
-            f'<code>{esc(s["trace"].get("path") or "(in memory)")}</code></p>')
+    return (
+        f'<p class="dim">backend {esc(e.get("backend") or "–")} · jax '
+        f"{esc(e.get('jax_version') or '–')} · mbirjax {esc(e.get('mbirjax_version') or '–')}"
+        f" · devices {esc(', '.join(map(str, devs)) or '–')} · fpgaprof "
+        f"{esc(s.get('generated_by', {}).get('version'))} · trace "
+        f"<code>{esc(s['trace'].get('path') or '(in memory)')}</code></p>"
+    )
 
 
 CSS = """
@@ -1137,60 +870,83 @@ JS = r"""
 """
 
 
-def _extra_table(rows: list[Mapping]) -> str:
+def extra_table_html(rows: list[Mapping]) -> str:
     if not rows:
         return '<p class="na">not available: no rows</p>'
     keys: list[str] = []
     for r in rows:
         keys += [k for k in r if k not in keys]
-    headers = [(display_label(k), "num" if any(isinstance(r.get(k), (int, float)) and not
-                                isinstance(r.get(k), bool) for r in rows) else "text")
-               for k in keys]
-    return _table(headers, [[_generic_cell(k, r.get(k)) for k in keys] for r in rows], "wide")
+    headers = [
+        (
+            display_label(k),
+            "num"
+            if any(
+                isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool) for r in rows
+            )
+            else "text",
+        )
+        for k in keys
+    ]
+    return html_table(headers, [[html_cell(k, r.get(k)) for k in keys] for r in rows], "wide")
 
 
-def render(summary: Mapping, title: str | None = None,
-           extra_tables: Iterable[tuple[str, list[Mapping]]] = ()) -> str:
+def render(
+    summary: Mapping,
+    title: str | None = None,
+    extra_tables: Iterable[tuple[str, list[Mapping]]] = (),
+) -> str:
     """The whole page as a string. extra_tables: (title, rows as dicts) shown as sections at
     the end (e.g. a sweep's per-operation, per-size results); escaped like everything else."""
     s = summary
     ttl = title or "fpgaprof report"
     # The summary is embedded for scripts and for people saving the page; "<" is escaped so
     # that no string in it can close the script element.
-    data = json.dumps({"schema_version": s.get("schema_version"), "totals": s.get("totals")},
-                      default=str).replace("<", "\\u003c")
+    data = json.dumps(
+        {"schema_version": s.get("schema_version"), "totals": s.get("totals")}, default=str
+    ).replace("<", "\\u003c")
     sections = [
         ("overview", "Overview", _overview(s) + _environment(s)),
         ("warnings", "Warnings", _warnings(s)),
-        ("roofline", "Roofline",
-         (_roofline_svg(s["roofline"], s.get("device")) + _roofline_table(s["roofline"])
-          if s["roofline"].get("available") else _na(s["roofline"]))
-         + _roofline_totals(s["roofline"])),
+        (
+            "roofline",
+            "Roofline",
+            (
+                _roofline_svg(s["roofline"], s.get("device")) + _roofline_table(s["roofline"])
+                if s["roofline"].get("available")
+                else not_available(s["roofline"])
+            )
+            + _roofline_totals(s["roofline"]),
+        ),
         ("ops", "Top HLO ops", _ops(s)),
         ("kernels", "Top kernels", _kernels(s)),
-        ("transfers", "Transfers", _transfers(s)),
-        ("memory", "Device memory", _memory(s)),
-        *([("devices", "Devices", _devices(s))] if multi_device(s) else []),
+        ("transfers", "Transfers", transfers_html(s)),
+        ("memory", "Device memory", memory_html(s)),
+        *([("devices", "Devices", devices_html(s))] if multi_device(s) else []),
         ("regions", "Regions", _regions(s)),
         ("candidates", "FPGA candidates", _candidates(s)),
         ("measurements", "Measurements", _measurements(s)),
     ]
     for i, (t, rows) in enumerate(extra_tables):
-        sections.append((f"extra{i}", str(t), _extra_table(list(rows))))
+        sections.append((f"extra{i}", str(t), extra_table_html(list(rows))))
     nav = "".join(f'<a href="#sec-{k}">{esc(t)}</a>' for k, t, _ in sections)
-    body = "".join(f'<section id="sec-{k}"><h2>{esc(t)}</h2>{h}</section>'
-                   for k, t, h in sections)
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
-            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-            "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
-            f"<title>{esc(ttl)}</title><style>{CSS}</style></head><body>"
-            f"<h1>{esc(ttl)}</h1><nav>{nav}</nav>{body}"
-            f'<script type="application/json" id="fpgaprof-data">{data}</script>'
-            '<div id="fpgaprof-status" data-status="pending">script did not run</div>'
-            f"<script>{JS}</script></body></html>\n")
+    body = "".join(f'<section id="sec-{k}"><h2>{esc(t)}</h2>{h}</section>' for k, t, h in sections)
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
+        f"<title>{esc(ttl)}</title><style>{CSS}</style></head><body>"
+        f"<h1>{esc(ttl)}</h1><nav>{nav}</nav>{body}"
+        f'<script type="application/json" id="fpgaprof-data">{data}</script>'
+        '<div id="fpgaprof-status" data-status="pending">script did not run</div>'
+        f"<script>{JS}</script></body></html>\n"
+    )
 
 
-def write_html(path: str, summary: Mapping, title: str | None = None,
-               extra_tables: Iterable[tuple[str, list[Mapping]]] = ()) -> None:
-    write_atomic(path, render(summary, title, extra_tables))
+def write_html(
+    path: str,
+    summary: Mapping,
+    title: str | None = None,
+    extra_tables: Iterable[tuple[str, list[Mapping]]] = (),
+) -> None:
+    write_text_atomic(path, render(summary, title, extra_tables))

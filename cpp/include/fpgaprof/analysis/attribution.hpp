@@ -37,11 +37,11 @@ const char* match_method_name(MatchMethod m);  // "unattributed", "nvtx_thunk", 
 struct XlaRangeName {
   enum class Kind : uint8_t { kNone, kModule, kThunk };
   Kind kind = Kind::kNone;
-  std::string hlo_module;     // XlaModule ranges
-  int64_t program_id = -1;    // XlaModule ranges, -1 when not printed
-  std::string prefix;         // XlaModule: common op_name prefix of the module
-  std::string hlo_op;         // Thunk ranges: the HLO instruction name
-  std::string name;           // Thunk ranges: op_name below the module prefix (may hold ',' and '=')
+  std::string hlo_module;   // XlaModule ranges
+  int64_t program_id = -1;  // XlaModule ranges, -1 when not printed
+  std::string prefix;       // XlaModule: common op_name prefix of the module
+  std::string hlo_op;       // Thunk ranges: the HLO instruction name
+  std::string name;         // Thunk ranges: op_name below the module prefix (may hold ',' and '=')
   int64_t unique_hlo_op_id = -1;
 };
 // Parses `XlaModule:#k=v,...#` and `Thunk:#k=v,...#`. Values may contain commas inside (), [],
@@ -59,16 +59,16 @@ std::string library_of_kernel(std::string_view kernel_name);
 // kernel does), so AttributionResult stores each distinct one once as a "site".
 struct ActivityAttribution {
   MatchMethod method = MatchMethod::kUnattributed;
-  uint32_t module_index = kNone32;   // into TraceStore::hlo_modules (kNone32: none)
-  std::string module_name;           // from the module or the XlaModule range
+  uint32_t module_index = kNone32;  // into TraceStore::hlo_modules (kNone32: none)
+  std::string module_name;          // from the module or the XlaModule range
   int64_t program_id = -1;
-  std::string hlo_op;                // instruction name ("" when unattributed)
-  std::string category;              // "fusion:kLoop", "custom-call:__cublas$gemm", "cuBLAS", opcode
-  std::string library;               // library of the kernel, "" for XLA-generated kernels
-  std::string op_name;               // JAX op path from the HLO metadata (or the thunk range's name=)
+  std::string hlo_op;    // instruction name ("" when unattributed)
+  std::string category;  // "fusion:kLoop", "custom-call:__cublas$gemm", "cuBLAS", opcode
+  std::string library;   // library of the kernel, "" for XLA-generated kernels
+  std::string op_name;   // JAX op path from the HLO metadata (or the thunk range's name=)
   std::string source_file;
   int64_t source_line = -1;
-  std::string reason;                // unattributed (or partly): why
+  std::string reason;  // unattributed (or partly): why
 
   bool operator==(const ActivityAttribution&) const = default;
 };
@@ -86,7 +86,7 @@ class AttributionList {
   bool empty() const { return site_of_.empty(); }
   // Record i's attribution (i < size(); not checked).
   const ActivityAttribution& operator[](std::size_t i) const { return (*sites_)[site_of_[i]]; }
-  uint32_t site(std::size_t i) const { return site_of_[i]; }             // index into sites()
+  uint32_t site(std::size_t i) const { return site_of_[i]; }  // index into sites()
   const std::vector<uint32_t>& site_indices() const { return site_of_; }
   const std::vector<ActivityAttribution>& sites() const {
     static const std::vector<ActivityAttribution> kNoSites;
@@ -101,9 +101,17 @@ class AttributionList {
     Iterator(const AttributionList* list, std::size_t i) : list_(list), i_(i) {}
     const ActivityAttribution& operator*() const { return (*list_)[i_]; }
     const ActivityAttribution* operator->() const { return &(*list_)[i_]; }
-    Iterator& operator++() { ++i_; return *this; }
-    Iterator operator++(int) { Iterator t = *this; ++i_; return t; }
+    Iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    Iterator operator++(int) {
+      Iterator t = *this;
+      ++i_;
+      return t;
+    }
     bool operator==(const Iterator& o) const { return i_ == o.i_; }
+
    private:
     const AttributionList* list_ = nullptr;
     std::size_t i_ = 0;
@@ -128,24 +136,24 @@ struct OpStats {
   std::string source_file;
   int64_t source_line = -1;
   MatchMethod method = MatchMethod::kUnattributed;  // the method most of its kernels used
-  uint64_t kernel_count = 0;         // kernel executions attributed to the op
-  uint64_t executions = 0;           // thunk executions (distinct Thunk ranges), else kernel_count
-  uint64_t total_ns = 0;             // summed kernel duration
-  uint64_t mean_ns = 0;              // total_ns / executions
-  uint64_t memcpy_count = 0;         // copies/memsets launched inside the op's thunk
+  uint64_t kernel_count = 0;                        // kernel executions attributed to the op
+  uint64_t executions = 0;                          // thunk executions (distinct Thunk ranges), else kernel_count
+  uint64_t total_ns = 0;                            // summed kernel duration
+  uint64_t mean_ns = 0;                             // total_ns / executions
+  uint64_t memcpy_count = 0;                        // copies/memsets launched inside the op's thunk
   uint64_t memcpy_ns = 0;
   uint64_t memcpy_bytes = 0;
   std::vector<std::string> kernel_names;  // distinct, in first-seen order
-  bool has_cost = false;             // false: the module's HLO was not available or not parsed
-  double flops = 0;                  // static cost of ONE execution (hlo::Cost of the instruction)
+  bool has_cost = false;                  // false: the module's HLO was not available or not parsed
+  double flops = 0;                       // static cost of ONE execution (hlo::Cost of the instruction)
   double transcendentals = 0;
   double bytes_accessed = 0;
   double bytes_read = 0;
   double bytes_written = 0;
   bool cost_per_iteration = false;
   bool cost_unknown = false;
-  bool cost_from_author = false;      // a custom kernel's own figures (hlo::Cost::from_author)
-  std::string pattern;               // hlo::access_pattern_name
+  bool cost_from_author = false;  // a custom kernel's own figures (hlo::Cost::from_author)
+  std::string pattern;            // hlo::access_pattern_name
 };
 
 // A kernel name that could not be attributed.
@@ -157,24 +165,29 @@ struct UnattributedKernel {
 };
 
 struct AttributionResult {
-  AttributionList kernels;   // parallel to TraceStore::kernels
-  AttributionList memcpys;   // parallel to TraceStore::memcpys
-  AttributionList memsets;   // parallel to TraceStore::memsets
+  AttributionList kernels;  // parallel to TraceStore::kernels
+  AttributionList memcpys;  // parallel to TraceStore::memcpys
+  AttributionList memsets;  // parallel to TraceStore::memsets
   // op_of_site[s]: index into `ops` of site s (kernels.sites()), kNone32 when unattributed.
   std::vector<uint32_t> op_of_site;
-  std::vector<OpStats> ops;                   // by total_ns, largest first
+  std::vector<OpStats> ops;                      // by total_ns, largest first
   std::vector<UnattributedKernel> unattributed;  // by total_ns, largest first
-  uint64_t unattributed_count = 0;            // kernels
+  uint64_t unattributed_count = 0;               // kernels
   uint64_t unattributed_ns = 0;
-  uint64_t attributed_count = 0;              // kernels
+  uint64_t attributed_count = 0;  // kernels
   uint64_t attributed_ns = 0;
-  uint64_t count_by_method[4] = {0, 0, 0, 0}; // kernels, indexed by MatchMethod
-  std::vector<std::string> warnings;          // modules that failed to parse, ...
+  uint64_t count_by_method[4] = {0, 0, 0, 0};  // kernels, indexed by MatchMethod
+  std::vector<std::string> warnings;           // modules that failed to parse, ...
 };
 
 // Attributes with modules parsed (and costed) from store.hlo_modules; a module that fails to
-// parse is skipped with a warning (its kernels can still get module/op names from ranges).
+// parse is skipped with a warning (module_parse_warning; its kernels can still get module/op
+// names from ranges).
 AttributionResult attribute(const TraceStore& store);
+
+// The warning attribute(store) puts first in AttributionResult::warnings for a module of the
+// store that could not be parsed or costed (`why`: the parser's message).
+std::string module_parse_warning(const HloModuleText& module, std::string_view why);
 
 // Same with already analysed modules: modules[i] belongs to store.hlo_modules[i] (a module with
 // an empty name stands for one that is unavailable). Throws Error(kInvalidArgument) when the

@@ -17,18 +17,18 @@ namespace fpgaprof::analysis {
 
 // Data-dependent accesses of one gather or scatter into one array.
 struct RandomTraffic {
-  double bytes = 0;           // bytes the accesses move (read + written), per execution
-  double accesses = 0;        // number of data-dependent accesses (each reads or writes run_bytes)
-  double run_bytes = 0;       // contiguous bytes per access (element size x contiguous slice)
-  double source_bytes = 0;    // size of the array they land in
+  double bytes = 0;                // bytes the accesses move (read + written), per execution
+  double accesses = 0;             // number of data-dependent accesses (each reads or writes run_bytes)
+  double run_bytes = 0;            // contiguous bytes per access (element size x contiguous slice)
+  double source_bytes = 0;         // size of the array they land in
   bool read_modify_write = false;  // scatter: every update reads and writes its target
 };
 
 struct CardWork {
-  bool known = false;                 // the cost model has a FLOP/byte count (no unknown custom call)
-  double flops = 0;                   // as hlo::Cost::flops, but an FFT's at 5 N log2 N (docs/fpga-model.md)
+  bool known = false;  // the cost model has a FLOP/byte count (no unknown custom call)
+  double flops = 0;    // as hlo::Cost::flops, but an FFT's at 5 N log2 N (docs/fpga-model.md)
   double transcendentals = 0;
-  double bytes = 0;                   // as compiled, read + written (= hlo::Cost::bytes_accessed)
+  double bytes = 0;  // as compiled, read + written (= hlo::Cost::bytes_accessed)
   // As compiled: bytes - random bytes stream (contiguous, in bursts); `random` holds the
   // data-dependent accesses of the gathers and scatters (none for other ops).
   double stream_bytes = 0;
@@ -36,12 +36,12 @@ struct CardWork {
   // Compulsory: each distinct input array read once, the large constants inside, each output
   // written once.
   double compulsory_bytes = 0;
-  double constant_bytes = 0;          // constants of more than one element inside a fusion
-  double working_set_bytes = 0;       // hlo::Cost::working_set_bytes
-  double input_bytes = 0;             // distinct operands: what crosses the host link in
-  double output_bytes = 0;            // outputs (array leaves)
-  double input_buffers = 0;           // distinct input arrays (host-link transfers in)
-  double output_buffers = 0;          // output array leaves (host-link transfers out)
+  double constant_bytes = 0;     // constants of more than one element inside a fusion
+  double working_set_bytes = 0;  // hlo::Cost::working_set_bytes
+  double input_bytes = 0;        // distinct operands: what crosses the host link in
+  double output_bytes = 0;       // outputs (array leaves)
+  double input_buffers = 0;      // distinct input arrays (host-link transfers in)
+  double output_buffers = 0;     // output array leaves (host-link transfers out)
   // Sort: keys per sort (the sorted dimension), independent sorts, bytes per element moved
   // (keys + values of every operand).
   double sort_length = 0, sort_count = 0, sort_element_bytes = 0;

@@ -16,13 +16,13 @@ namespace fpgaprof::analysis {
 
 // The pipes a roofline can be drawn against. Tensor entries are dense (no sparsity) rates.
 enum class Precision : uint8_t {
-  kFp64 = 0,       // FP64 FMA pipe
-  kFp64Tensor,     // FP64 tensor cores (sm_80, sm_90, sm_100)
-  kFp32,           // FP32 FMA pipe (also used for integer work)
-  kFp16,           // FP16/BF16 without tensor cores (packed half2)
-  kFp16Tensor,     // FP16/BF16 tensor cores, FP32 accumulate
-  kTf32Tensor,     // TF32 tensor cores (f32 dots under XLA's default precision)
-  kFp8Tensor,      // FP8 tensor cores (sm_89+)
+  kFp64 = 0,    // FP64 FMA pipe
+  kFp64Tensor,  // FP64 tensor cores (sm_80, sm_90, sm_100)
+  kFp32,        // FP32 FMA pipe (also used for integer work)
+  kFp16,        // FP16/BF16 without tensor cores (packed half2)
+  kFp16Tensor,  // FP16/BF16 tensor cores, FP32 accumulate
+  kTf32Tensor,  // TF32 tensor cores (f32 dots under XLA's default precision)
+  kFp8Tensor,   // FP8 tensor cores (sm_89+)
   kCount,
 };
 inline constexpr std::size_t kPrecisionCount = static_cast<std::size_t>(Precision::kCount);
@@ -48,15 +48,15 @@ const char* ceiling_source_name(CeilingSource s);
 
 struct Ceilings {
   std::string device_name;
-  std::string architecture;              // table row name, "" when unknown
-  bool architecture_exact = false;       // false: nearest table row of the same major was used
+  std::string architecture;                                // table row name, "" when unknown
+  bool architecture_exact = false;                         // false: nearest table row of the same major was used
   std::array<double, kPrecisionCount> peak_flops_per_s{};  // 0 = this pipe does not exist / unknown
   std::array<CeilingSource, kPrecisionCount> flops_source{};
-  double dram_bytes_per_s = 0;           // 2 x memory clock x bus width / 8
+  double dram_bytes_per_s = 0;  // 2 x memory clock x bus width / 8
   CeilingSource dram_source = CeilingSource::kUnknown;
-  double link_bytes_per_s = 0;           // host link, one direction
+  double link_bytes_per_s = 0;  // host link, one direction
   CeilingSource link_source = CeilingSource::kUnknown;
-  std::string link_description;          // "PCIe gen5 x16"
+  std::string link_description;  // "PCIe gen5 x16"
 
   // Roof that applies to `p`: when that pipe is absent (0), the next slower pipe that computes
   // the same type (fp64_tensor -> fp64, tf32/fp16/fp8 tensor -> fp32 / fp16 -> fp32).

@@ -26,7 +26,7 @@ namespace fpgaprof::analysis {
 struct DeviceCopyStats {
   uint64_t count = 0;
   uint64_t bytes = 0;
-  uint64_t busy_ns = 0;            // union of their [start, end) intervals
+  uint64_t busy_ns = 0;  // union of their [start, end) intervals
   // HtoD and DtoH only (0 elsewhere): bytes of the copies with a duration, and this device's
   // host-link peak in bytes/s (DeviceOptions::link_bytes_per_s, else its PCIe generation x
   // width; 0 unknown).
@@ -50,26 +50,26 @@ struct DeviceCopyStats {
 struct DeviceThread {
   uint32_t thread_id = 0;
   uint64_t kernel_count = 0;
-  uint64_t kernel_time_ns = 0;     // sum of those kernels' durations
+  uint64_t kernel_time_ns = 0;  // sum of those kernels' durations
 };
 
 struct DeviceRow {
   uint32_t device_id = 0;
-  bool has_record = false;         // a DeviceInfo with this id is in the store
-  Ceilings ceilings;               // table_ceilings(its DeviceInfo); all 0 without a record
+  bool has_record = false;  // a DeviceInfo with this id is in the store
+  Ceilings ceilings;        // table_ceilings(its DeviceInfo); all 0 without a record
   uint64_t kernel_count = 0;
-  uint64_t kernel_time_ns = 0;     // sum of kernel durations
-  uint64_t kernel_busy_ns = 0;     // union of kernel intervals
+  uint64_t kernel_time_ns = 0;  // sum of kernel durations
+  uint64_t kernel_busy_ns = 0;  // union of kernel intervals
   uint64_t copy_count = 0;
   uint64_t copy_bytes = 0;
-  uint64_t copy_busy_ns = 0;       // union of its copies' intervals, every direction
+  uint64_t copy_busy_ns = 0;  // union of its copies' intervals, every direction
   uint64_t memset_count = 0;
   uint64_t memset_bytes = 0;
-  uint64_t busy_ns = 0;            // union of its kernels, copies and memsets
-  uint64_t idle_ns = 0;            // DeviceReport::wall_ns - busy_ns, never below 0
-  double busy_fraction = 0;        // busy_ns / wall_ns (0 when wall_ns is 0)
-  double idle_fraction = 0;        // idle_ns / wall_ns
-  uint64_t first_start_ns = 0;     // first activity start, last activity end (0, 0: none)
+  uint64_t busy_ns = 0;         // union of its kernels, copies and memsets
+  uint64_t idle_ns = 0;         // DeviceReport::wall_ns - busy_ns, never below 0
+  double busy_fraction = 0;     // busy_ns / wall_ns (0 when wall_ns is 0)
+  double idle_fraction = 0;     // idle_ns / wall_ns
+  uint64_t first_start_ns = 0;  // first activity start, last activity end (0, 0: none)
   uint64_t last_end_ns = 0;
   std::array<DeviceCopyStats, kDirectionCount> by_direction{};
   bool has_memory = false;         // allocation records name this device
@@ -81,8 +81,8 @@ struct DeviceRow {
 
 // How evenly the devices were kept busy (every row counts, idle ones included).
 struct LoadBalance {
-  uint32_t device_count = 0;       // rows compared
-  uint32_t active_devices = 0;     // rows with busy_ns > 0
+  uint32_t device_count = 0;    // rows compared
+  uint32_t active_devices = 0;  // rows with busy_ns > 0
   uint64_t max_busy_ns = 0;
   uint64_t min_busy_ns = 0;
   double mean_busy_ns = 0;
@@ -92,8 +92,8 @@ struct LoadBalance {
   // time it would finish last, so the others wait for it. kNone32 without rows.
   uint32_t slowest_device = kNone32;
   uint32_t least_busy_device = kNone32;  // fewest busy time (lowest id on ties)
-  uint64_t spread_ns = 0;          // max - min busy
-  double spread_fraction = 0;      // spread / max busy (0 when max is 0)
+  uint64_t spread_ns = 0;                // max - min busy
+  double spread_fraction = 0;            // spread / max busy (0 when max is 0)
 };
 
 struct DeviceOptions {

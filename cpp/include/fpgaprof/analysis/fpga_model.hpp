@@ -34,7 +34,9 @@ struct Calibrated {
 struct TimeRange {
   double low = 0, nominal = 0, high = 0;
   TimeRange& operator+=(const TimeRange& o) {
-    low += o.low; nominal += o.nominal; high += o.high;
+    low += o.low;
+    nominal += o.nominal;
+    high += o.high;
     return *this;
   }
   TimeRange scaled(double k) const { return {low * k, nominal * k, high * k}; }
@@ -45,15 +47,15 @@ struct TimeRange {
 // measured tables: calibration_for()). A default-constructed target is not valid: start from
 // a preset or fill the card's figures; validate_fpga_target states the rules.
 struct FpgaTarget {
-  std::string name;                      // "alveo-u55c"
+  std::string name;  // "alveo-u55c"
   std::string description;
-  std::string memory_type = "hbm2";      // "hbm2" (UltraScale+ HBM), "hbm2e" (Versal HBM), "ddr4"
-  uint32_t memory_channels = 0;          // HBM pseudo-channels, or DDR channels (banks)
-  double memory_channel_bytes_per_s = 0; // peak of one channel
-  double memory_capacity_bytes = 0;      // whole card memory (a channel holds capacity / channels)
-  double sram_bytes = 0;                 // on-chip BRAM + URAM
+  std::string memory_type = "hbm2";       // "hbm2" (UltraScale+ HBM), "hbm2e" (Versal HBM), "ddr4"
+  uint32_t memory_channels = 0;           // HBM pseudo-channels, or DDR channels (banks)
+  double memory_channel_bytes_per_s = 0;  // peak of one channel
+  double memory_capacity_bytes = 0;       // whole card memory (a channel holds capacity / channels)
+  double sram_bytes = 0;                  // on-chip BRAM + URAM
   uint32_t dsp_count = 0;
-  double dsps_per_fma_fp64 = 0;          // DSP slices one pipelined FMA of that type needs
+  double dsps_per_fma_fp64 = 0;  // DSP slices one pipelined FMA of that type needs
   double dsps_per_fma_fp32 = 0;
   double dsps_per_fma_fp16 = 0;
   // Sustained FLOP/s per precision when known (an HLS report, a measurement): > 0 replaces the
@@ -61,26 +63,24 @@ struct FpgaTarget {
   double fp64_flops_per_s = 0;
   double fp32_flops_per_s = 0;
   double fp16_flops_per_s = 0;
-  double link_bytes_per_s = 0;           // host link line rate, one direction
-  double random_granule_bytes = 32;      // smallest memory access: HBM BL4 x 64 bit, DDR4 BL8 x 64 bit
+  double link_bytes_per_s = 0;       // host link line rate, one direction
+  double random_granule_bytes = 32;  // smallest memory access: HBM BL4 x 64 bit, DDR4 BL8 x 64 bit
   // Calibrated: nominal and the spread of the measurements (docs/fpga-model.md, "Constants").
-  Calibrated clock_hz;                   // kernel clock of a large design
-  Calibrated dsp_utilization;            // share of the DSPs a compute-heavy design uses
-  Calibrated stream_efficiency;          // share of a used channel's peak a streaming kernel reaches
-  Calibrated channel_share;              // share of the card's channels a design drives
-  Calibrated random_reads_per_s;         // data-dependent read accesses per second, per channel
-  Calibrated rmw_updates_per_s;          // data-dependent read-modify-write updates per second, per channel
-  Calibrated cross_channel_factor;       // random reads into an array larger than one channel
-  Calibrated onchip_share;               // share of the on-chip RAM one array may occupy
-  Calibrated onchip_lanes;               // data-dependent on-chip accesses per cycle of a banked design
-  Calibrated sort_bytes_per_s;           // sorted bytes per second of a sort kernel
-  Calibrated link_efficiency;            // achieved DMA bandwidth / link line rate
-  Calibrated transfer_latency_s;         // per buffer moved over the host link
-  Calibrated call_latency_s;             // per kernel launch
+  Calibrated clock_hz;              // kernel clock of a large design
+  Calibrated dsp_utilization;       // share of the DSPs a compute-heavy design uses
+  Calibrated stream_efficiency;     // share of a used channel's peak a streaming kernel reaches
+  Calibrated channel_share;         // share of the card's channels a design drives
+  Calibrated random_reads_per_s;    // data-dependent read accesses per second, per channel
+  Calibrated rmw_updates_per_s;     // data-dependent read-modify-write updates per second, per channel
+  Calibrated cross_channel_factor;  // random reads into an array larger than one channel
+  Calibrated onchip_share;          // share of the on-chip RAM one array may occupy
+  Calibrated onchip_lanes;          // data-dependent on-chip accesses per cycle of a banked design
+  Calibrated sort_bytes_per_s;      // sorted bytes per second of a sort kernel
+  Calibrated link_efficiency;       // achieved DMA bandwidth / link line rate
+  Calibrated transfer_latency_s;    // per buffer moved over the host link
+  Calibrated call_latency_s;        // per kernel launch
 
-  double memory_bytes_per_s() const {
-    return static_cast<double>(memory_channels) * memory_channel_bytes_per_s;
-  }
+  double memory_bytes_per_s() const { return static_cast<double>(memory_channels) * memory_channel_bytes_per_s; }
   // Peak FLOP/s the card sustains for `p` at a clock and DSP utilization (tensor precisions
   // map to their element type: fp64_tensor -> fp64, tf32 -> fp32, fp16/fp8 -> fp16): the given
   // <type>_flops_per_s when > 0, else dsp_count x utilization / dsps_per_fma x 2 x clock.
@@ -121,15 +121,15 @@ const char* scenario_name(Scenario s);
 
 // One execution of one op on the card.
 struct OpCardEstimate {
-  bool estimated = false;                // false: cost unknown, or a precision the card lacks
-  TimeRange compute_s;                   // FLOPs at the card's rate (a sort: its sort rate)
-  TimeRange memory_s;                    // streamed + data-dependent traffic (or on-chip accesses)
-  TimeRange time_s;                      // max(compute, memory): the op's time, launch excluded
-  double memory_bytes = 0;               // bytes the card moves in this scenario
-  double memory_efficiency = 0;          // memory_bytes / (memory_s.nominal x card memory peak)
-  std::string limit;                     // "compute", "memory", "random access", "sort", "on-chip access"
-  bool onchip = false;                   // restructured: its data-dependent accesses are served on chip
-  std::string note;                      // why not estimated, or what the estimate assumes
+  bool estimated = false;        // false: cost unknown, or a precision the card lacks
+  TimeRange compute_s;           // FLOPs at the card's rate (a sort: its sort rate)
+  TimeRange memory_s;            // streamed + data-dependent traffic (or on-chip accesses)
+  TimeRange time_s;              // max(compute, memory): the op's time, launch excluded
+  double memory_bytes = 0;       // bytes the card moves in this scenario
+  double memory_efficiency = 0;  // memory_bytes / (memory_s.nominal x card memory peak)
+  std::string limit;             // "compute", "memory", "random access", "sort", "on-chip access"
+  bool onchip = false;           // restructured: its data-dependent accesses are served on chip
+  std::string note;              // why not estimated, or what the estimate assumes
 };
 
 // The card time of one execution of `work` (precision `p`) in `scenario`. The restructured time
@@ -164,9 +164,9 @@ struct FpgaOptions {
   // true: each execution's inputs and outputs cross the host link (the rest of the program
   // stays on the GPU); false: data already lives on the card.
   bool inputs_cross_link = true;
-  double gpu_link_bytes_per_s = 0;       // the GPU's host link (one direction), 0 unknown
-  double workload_ns = 0;                // end-to-end time of the traced workload; 0: trace span
-  double min_time_share = 0.0;           // drop ops below this share of GPU time from the table
+  double gpu_link_bytes_per_s = 0;  // the GPU's host link (one direction), 0 unknown
+  double workload_ns = 0;           // end-to-end time of the traced workload; 0: trace span
+  double min_time_share = 0.0;      // drop ops below this share of GPU time from the table
   // rank_fpga_regions: the store's region paths when the caller already has them (not owned;
   // must be built from the same store); nullptr: built there.
   const RegionPaths* region_paths = nullptr;
@@ -196,38 +196,38 @@ struct FpgaCandidate {
   Precision precision = Precision::kFp32;
   uint64_t executions = 0;
   uint64_t kernel_count = 0;
-  bool cost_known = true;                // OpCost::cost_known
+  bool cost_known = true;  // OpCost::cost_known
   // What the what-if rests on: "static" (the cost model's rule for the HLO op), "author" (a
   // custom kernel's own figures), "measured bound" / "operand bound" (bounds, above), or "" (none).
   std::string estimate_basis;
-  double measured_coverage = 0;          // share of its GPU time the counters covered ("measured bound")
+  double measured_coverage = 0;  // share of its GPU time the counters covered ("measured bound")
   // "measured bound": the DRAM bytes it moved on the GPU over its operands and results. Above 1
   // the GPU re-read data from memory (a design keeping it on chip saves the difference); below 1
   // it read part of its operands or found them in the L2 cache. 0 otherwise.
   double measured_traffic_ratio = 0;
-  std::string estimate_note;             // empty, or why the score / what-if is not estimated
+  std::string estimate_note;  // empty, or why the score / what-if is not estimated
   // score inputs
   double gpu_time_ns = 0;
-  double time_share = 0;                 // gpu_time / all kernels' time
-  double intensity = 0;                  // FLOP/byte (static)
-  double ridge = 0;                      // GPU ridge point for its precision
-  double memory_boundness = 0;           // clamp(1 - intensity / ridge, 0, 1); 0.5 if ridge unknown
-  double pattern_affinity = 0;           // table in docs/fpga-model.md
+  double time_share = 0;        // gpu_time / all kernels' time
+  double intensity = 0;         // FLOP/byte (static)
+  double ridge = 0;             // GPU ridge point for its precision
+  double memory_boundness = 0;  // clamp(1 - intensity / ridge, 0, 1); 0.5 if ridge unknown
+  double pattern_affinity = 0;  // table in docs/fpga-model.md
   double working_set_bytes = 0;
-  double sram_bytes = 0;                 // the card's on-chip memory
+  double sram_bytes = 0;  // the card's on-chip memory
   bool fits_on_chip = false;
-  double onchip_factor = 0;              // 1 if it fits, else 0.5 + 0.5 x sram / working set
-  double host_bytes_per_call = 0;        // HtoD + DtoH bytes the op already moves per execution
+  double onchip_factor = 0;        // 1 if it fits, else 0.5 + 0.5 x sram / working set
+  double host_bytes_per_call = 0;  // HtoD + DtoH bytes the op already moves per execution
   // gpu_time / (gpu_time + transfer_s), 1 when nothing crosses the link: what the host link
   // costs against what the op costs on the GPU today. Independent of the card's compute and
   // memory model, so a slower card never raises it (nor the score); more bytes lower it.
   double link_factor = 0;
-  double score = 0;                      // time_share x (0.25 + 0.75 boundness) x affinity x onchip x link
+  double score = 0;  // time_share x (0.25 + 0.75 boundness) x affinity x onchip x link
   // what-if on the card, as compiled (whole trace, seconds; *_low / *_high: the range)
-  double flops = 0, bytes = 0;           // whole trace (static cost model)
+  double flops = 0, bytes = 0;                // whole trace (static cost model)
   double stream_bytes = 0, random_bytes = 0;  // card traffic as compiled, whole trace
-  double memory_efficiency = 0;          // card traffic / (card_memory_s x memory peak), nominal
-  std::string card_limit;                // what bounds the card time as compiled (nominal)
+  double memory_efficiency = 0;               // card traffic / (card_memory_s x memory peak), nominal
+  std::string card_limit;                     // what bounds the card time as compiled (nominal)
   double card_compute_s = 0, card_memory_s = 0, card_latency_s = 0, card_time_s = 0;
   double card_time_low_s = 0, card_time_high_s = 0;
   double transfer_bytes = 0, transfer_s = 0, transfer_low_s = 0, transfer_high_s = 0;
@@ -235,8 +235,8 @@ struct FpgaCandidate {
   double op_speedup = 0, op_speedup_low = 0, op_speedup_high = 0;        // gpu_time / fpga_total
   double workload_speedup = 0, workload_speedup_low = 0, workload_speedup_high = 0;
   // restructured (compulsory traffic, on-chip reuse): the design headroom
-  double restructured_bytes = 0;         // card traffic restructured, whole trace
-  bool restructured_onchip = false;      // its data-dependent accesses are served on chip
+  double restructured_bytes = 0;     // card traffic restructured, whole trace
+  bool restructured_onchip = false;  // its data-dependent accesses are served on chip
   double restructured_card_time_s = 0, restructured_card_time_low_s = 0, restructured_card_time_high_s = 0;
   double restructured_fpga_total_s = 0;
   double restructured_op_speedup = 0, restructured_op_speedup_low = 0, restructured_op_speedup_high = 0;
@@ -249,7 +249,7 @@ struct FpgaCandidate {
 
 struct FpgaReport {
   FpgaTarget target;
-  std::vector<FpgaCandidate> candidates; // ranked by score, best first; not estimated ones last
+  std::vector<FpgaCandidate> candidates;  // ranked by score, best first; not estimated ones last
   double workload_ns = 0;
   double gpu_kernel_ns = 0;
   // Every estimated candidate with op_speedup > 1 offloaded together (their savings add); the
@@ -278,42 +278,42 @@ struct FpgaReport {
 // are assumed to take their GPU time on the card, and `estimated_share` says how much of the
 // region that is. docs/fpga-model.md, "Regions".
 struct FpgaRegionCandidate {
-  std::string path;                      // region names from the outermost, joined by " > "
-  std::string name;                      // the innermost name
-  uint32_t depth = 0;                    // 0: outermost
-  uint64_t instances = 0;                // region records with this path
-  uint64_t kernel_count = 0;             // kernels launched inside (nested regions included)
-  uint32_t op_count = 0;                 // distinct HLO ops among them
-  std::string top_op;                    // the op with the most GPU time inside ("" none)
-  bool estimated = false;                // at least one op inside can be modelled on the card
-  std::string estimate_note;             // empty, or what is not estimated and why
+  std::string path;           // region names from the outermost, joined by " > "
+  std::string name;           // the innermost name
+  uint32_t depth = 0;         // 0: outermost
+  uint64_t instances = 0;     // region records with this path
+  uint64_t kernel_count = 0;  // kernels launched inside (nested regions included)
+  uint32_t op_count = 0;      // distinct HLO ops among them
+  std::string top_op;         // the op with the most GPU time inside ("" none)
+  bool estimated = false;     // at least one op inside can be modelled on the card
+  std::string estimate_note;  // empty, or what is not estimated and why
   // score inputs
   double gpu_time_ns = 0;
-  double time_share = 0;                 // gpu_time / all kernels' time
-  double estimated_share = 0;            // share of gpu_time in ops the model can put on the card
-  double intensity = 0;                  // estimated ops' FLOPs / bytes
-  double memory_boundness = 0;           // estimated ops' memory_boundness, GPU-time weighted
-  double pattern_affinity = 0;           // estimated ops' pattern_affinity, GPU-time weighted
-  double working_set_bytes = 0;          // the largest working set among its estimated ops
+  double time_share = 0;         // gpu_time / all kernels' time
+  double estimated_share = 0;    // share of gpu_time in ops the model can put on the card
+  double intensity = 0;          // estimated ops' FLOPs / bytes
+  double memory_boundness = 0;   // estimated ops' memory_boundness, GPU-time weighted
+  double pattern_affinity = 0;   // estimated ops' pattern_affinity, GPU-time weighted
+  double working_set_bytes = 0;  // the largest working set among its estimated ops
   double sram_bytes = 0;
   bool fits_on_chip = false;
   double onchip_factor = 0;
-  double host_bytes_per_instance = 0;    // HtoD + DtoH bytes copied inside, per instance (shown)
-  double link_factor = 0;                // gpu_time / (gpu_time + transfer_s); 1 without transfer
-  double score = 0;                      // time_share x estimated_share x (0.25 + 0.75 boundness)
-                                         //   x affinity x onchip x link
+  double host_bytes_per_instance = 0;  // HtoD + DtoH bytes copied inside, per instance (shown)
+  double link_factor = 0;              // gpu_time / (gpu_time + transfer_s); 1 without transfer
+  double score = 0;                    // time_share x estimated_share x (0.25 + 0.75 boundness)
+                                       //   x affinity x onchip x link
   // what-if (whole trace, seconds), as compiled; *_low / *_high: the range
-  double module_calls = 0;               // jitted calls inside (card invocations)
-  bool module_calls_counted = false;     // true: counted from XlaModule ranges; false: estimated
-  double flops = 0, bytes = 0;           // estimated ops, whole trace
-  double card_compute_s = 0;             // sum over estimated ops
-  double card_memory_s = 0;              // sum over estimated ops
-  double random_access_bytes = 0;        // estimated ops' data-dependent card traffic
-  double memory_efficiency = 0;          // card traffic / (card_memory_s x memory peak)
-  double card_latency_s = 0;             // module_calls x call latency
-  double kept_gpu_s = 0;                 // GPU time of the kernels not estimated (kept as is)
+  double module_calls = 0;            // jitted calls inside (card invocations)
+  bool module_calls_counted = false;  // true: counted from XlaModule ranges; false: estimated
+  double flops = 0, bytes = 0;        // estimated ops, whole trace
+  double card_compute_s = 0;          // sum over estimated ops
+  double card_memory_s = 0;           // sum over estimated ops
+  double random_access_bytes = 0;     // estimated ops' data-dependent card traffic
+  double memory_efficiency = 0;       // card traffic / (card_memory_s x memory peak)
+  double card_latency_s = 0;          // module_calls x call latency
+  double kept_gpu_s = 0;              // GPU time of the kernels not estimated (kept as is)
   double card_time_s = 0, card_time_low_s = 0, card_time_high_s = 0;  // ops + latency + kept
-  double transfer_bytes = 0;             // module_calls x module parameters + results
+  double transfer_bytes = 0;                                          // module_calls x module parameters + results
   double transfer_s = 0, transfer_low_s = 0, transfer_high_s = 0;
   double fpga_total_s = 0, fpga_total_low_s = 0, fpga_total_high_s = 0;
   double region_speedup = 0, region_speedup_low = 0, region_speedup_high = 0;  // gpu_time / fpga_total
@@ -322,7 +322,7 @@ struct FpgaRegionCandidate {
   double restructured_card_time_s = 0, restructured_card_time_low_s = 0, restructured_card_time_high_s = 0;
   double restructured_fpga_total_s = 0;
   double restructured_region_speedup = 0, restructured_region_speedup_low = 0, restructured_region_speedup_high = 0;
-  std::string scenario;                  // offload_scenario(region_speedup, restructured_region_speedup)
+  std::string scenario;  // offload_scenario(region_speedup, restructured_region_speedup)
 };
 
 // Pattern affinity used in the score (documented table).
@@ -353,19 +353,19 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
 // of a computation it runs through while / conditional / call (multiplied by the loop's trip
 // count), fusions as one op. Times cover all `executions`.
 struct StaticOpEstimate {
-  std::string op;                        // instruction name
-  std::string computation;               // its computation
+  std::string op;           // instruction name
+  std::string computation;  // its computation
   std::string opcode;
   hlo::AccessPattern pattern = hlo::AccessPattern::kUnknown;
   Precision precision = Precision::kFp32;
-  std::string source;                    // "file:line" or ""
-  double executions = 1;                 // product of the trip counts around it
+  std::string source;     // "file:line" or ""
+  double executions = 1;  // product of the trip counts around it
   bool estimated = false;
-  double flops = 0, bytes = 0;           // all executions (static cost model)
+  double flops = 0, bytes = 0;                                      // all executions (static cost model)
   double stream_bytes = 0, random_bytes = 0, compulsory_bytes = 0;  // all executions
   double memory_efficiency = 0;
   std::string card_limit;
-  TimeRange card_compute_s, card_memory_s, card_time_s;     // as compiled
+  TimeRange card_compute_s, card_memory_s, card_time_s;  // as compiled
   TimeRange restructured_time_s;
   bool restructured_onchip = false;
   std::string estimate_note;
@@ -374,7 +374,7 @@ struct StaticOpEstimate {
 struct ModuleEstimate {
   std::string module;
   FpgaTarget target;
-  std::vector<StaticOpEstimate> ops;     // program order
+  std::vector<StaticOpEstimate> ops;  // program order
   // Everything on the card, data resident in card memory, one launch: as compiled the ops one
   // after another; restructured the better of each op restructured alone and the function as one
   // dataflow design (restructured_dataflow: the latter; restructured_onchip: its data-dependent
@@ -382,14 +382,14 @@ struct ModuleEstimate {
   TimeRange card_time_s, restructured_card_time_s;
   bool restructured_dataflow = false;
   bool restructured_onchip = false;
-  TimeRange call_latency_s;              // the one launch (included in the card times)
+  TimeRange call_latency_s;  // the one launch (included in the card times)
   // Arguments to the card and results back over the host link (one buffer each).
   double transfer_bytes = 0;
   double transfer_buffers = 0;
   TimeRange transfer_s;
   TimeRange total_s, restructured_total_s;  // card time + transfer
-  uint32_t not_estimated_count = 0;      // ops without a cost (in no time above)
-  std::vector<std::string> notes;        // unknown trip counts, custom calls, ...
+  uint32_t not_estimated_count = 0;         // ops without a cost (in no time above)
+  std::vector<std::string> notes;           // unknown trip counts, custom calls, ...
 };
 
 // The module's entry computation on `target` (validated). Throws Error(kInvalidArgument) when

@@ -15,12 +15,12 @@
 namespace fpgaprof::analysis {
 
 struct OpInputs {
-  std::vector<OpCost> ops;                 // one per AttributionResult::ops entry, same order
-  std::vector<std::string> sources;        // "file:line" per op ("" unknown)
-  std::vector<std::string> categories;     // attribution category per op
-  std::vector<uint32_t> op_of_kernel;      // per TraceStore::kernels entry (kNone32: none)
-  std::vector<uint32_t> op_of_memcpy;      // per TraceStore::memcpys entry
-  std::vector<double> host_bytes;          // per op: HtoD + DtoH bytes of copies in its thunks
+  std::vector<OpCost> ops;              // one per AttributionResult::ops entry, same order
+  std::vector<std::string> sources;     // "file:line" per op ("" unknown)
+  std::vector<std::string> categories;  // attribution category per op
+  std::vector<uint32_t> op_of_kernel;   // per TraceStore::kernels entry (kNone32: none)
+  std::vector<uint32_t> op_of_memcpy;   // per TraceStore::memcpys entry
+  std::vector<double> host_bytes;       // per op: HtoD + DtoH bytes of copies in its thunks
 };
 
 // Bytes one call of the module takes in and gives back: its entry computation's parameters

@@ -25,7 +25,11 @@ class RegionLocator {
   std::size_t size() const { return parents_.size(); }
 
  private:
-  struct Entry { uint64_t start_ns; uint64_t end_ns; uint32_t index; };
+  struct Entry {
+    uint64_t start_ns;
+    uint64_t end_ns;
+    uint32_t index;
+  };
   std::unordered_map<uint32_t, std::vector<Entry>> by_thread_;  // sorted by start_ns
   std::vector<uint32_t> parents_;
   std::vector<uint64_t> ends_ns_;

@@ -42,15 +42,14 @@ class RegionPaths {
   // The grouping an analysis works with: `given` when set, else `own`, built here from `store`
   // when `needed`. When needed, the grouping must come from `store`: otherwise
   // Error(kInvalidArgument) naming `option` (e.g. "TransferOptions::region_paths").
-  static const RegionPaths& select(const TraceStore& store, const RegionPaths* given, bool needed,
-                                   RegionPaths& own, const char* option);
+  static const RegionPaths& select(const TraceStore& store, const RegionPaths* given, bool needed, RegionPaths& own,
+                                   const char* option);
 
   // Calls f(q) for `p` and each enclosing path, innermost first (inclusive roll-ups). No-op
   // for kNone32. Bounded: ids are checked and a path's parent always has a smaller id.
   template <class F>
   void for_self_and_ancestors(uint32_t p, F&& f) const {
-    for (std::size_t steps = 0; p != kNone32 && p < path_.size() && steps <= path_.size();
-         p = parent_[p], ++steps)
+    for (std::size_t steps = 0; p != kNone32 && p < path_.size() && steps <= path_.size(); p = parent_[p], ++steps)
       f(p);
   }
 

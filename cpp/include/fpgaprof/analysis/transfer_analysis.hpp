@@ -4,9 +4,9 @@
 // nested region also counts for its ancestors) and per HLO op (when the caller supplies a
 // copy -> op mapping). A region path's busy time, kernel overlap and host wait are unions over
 // all its instances' copies (waits), like the trace's: instances that overlap in time (on
-// several threads) count the shared time once; count, bytes and duration_sum_ns are sums. Flags pageable copies and floods of tiny
-// copies (thresholds in TransferOptions, documented in docs/roofline.md). Pure function of
-// the store; thread-safe for concurrent calls on a store nobody mutates.
+// several threads) count the shared time once; count, bytes and duration_sum_ns are sums. Flags pageable copies and
+// floods of tiny copies (thresholds in TransferOptions, documented in docs/roofline.md). Pure function of the store;
+// thread-safe for concurrent calls on a store nobody mutates.
 #pragma once
 
 #include <array>
@@ -30,13 +30,13 @@ Direction direction_of(CopyKind kind);
 struct TransferStats {
   uint64_t count = 0;
   uint64_t bytes = 0;
-  uint64_t busy_ns = 0;            // union of the copies' [start, end) intervals
-  uint64_t duration_sum_ns = 0;    // plain sum (>= busy_ns when copies overlap)
-  uint64_t kernel_overlap_ns = 0;  // part of busy_ns during which some kernel ran
+  uint64_t busy_ns = 0;                           // union of the copies' [start, end) intervals
+  uint64_t duration_sum_ns = 0;                   // plain sum (>= busy_ns when copies overlap)
+  uint64_t kernel_overlap_ns = 0;                 // part of busy_ns during which some kernel ran
   uint64_t pinned_count = 0, pageable_count = 0;  // host side of HtoD/DtoH/HtoH copies
   uint64_t pageable_bytes = 0;
   uint64_t sync_count = 0, async_count = 0;
-  uint64_t tiny_count = 0;         // copies below TransferOptions::tiny_bytes
+  uint64_t tiny_count = 0;  // copies below TransferOptions::tiny_bytes
   // Host link (HtoD and DtoH stats only; 0 elsewhere). Each copy crosses the link of the device
   // that ran it (MemcpyRecord::device_id), so the link's use is judged per device:
   // link_bytes = bytes of the copies on devices whose link peak is known, link_capacity_bytes =
@@ -57,31 +57,31 @@ const char* group_kind_name(GroupKind k);
 
 struct TransferGroup {
   GroupKind kind = GroupKind::kTrace;
-  uint32_t index = kNone32;        // region index / op index / path id; kNone32 for the trace
+  uint32_t index = kNone32;  // region index / op index / path id; kNone32 for the trace
   std::array<TransferStats, kDirectionCount> by_direction{};
-  TransferStats all;               // every direction together (busy = union over directions)
-  uint64_t host_wait_ns = 0;       // union of SyncRecord intervals (trace, regions; 0 for ops),
-                                   // stream-wait-event records left out (device-side, no host wait)
-  uint64_t sync_calls = 0;         // SyncRecords counted in host_wait_ns
+  TransferStats all;          // every direction together (busy = union over directions)
+  uint64_t host_wait_ns = 0;  // union of SyncRecord intervals (trace, regions; 0 for ops),
+                              // stream-wait-event records left out (device-side, no host wait)
+  uint64_t sync_calls = 0;    // SyncRecords counted in host_wait_ns
 };
 
 struct TransferFlag {
-  std::string kind;                // "pageable", "tiny_transfers" or "link_exceeded" (copies
-                                   // beat the link peak by > 10 %: the peak is wrong here)
+  std::string kind;  // "pageable", "tiny_transfers" or "link_exceeded" (copies
+                     // beat the link peak by > 10 %: the peak is wrong here)
   GroupKind group_kind = GroupKind::kTrace;
   uint32_t index = kNone32;
   uint64_t count = 0;
   uint64_t bytes = 0;
-  std::string message;             // cause + fix, one line
+  std::string message;  // cause + fix, one line
 };
 
 struct TransferOptions {
-  uint64_t tiny_bytes = 64 * 1024;       // a copy below this is latency-bound on PCIe
-  uint64_t tiny_flood_count = 1000;      // flag when at least this many tiny copies ...
-  double tiny_flood_fraction = 0.5;      // ... and they are at least this share of all copies
-  std::size_t max_region_flags = 10;     // per flag kind, the worst regions only (rest counted)
-  double link_bytes_per_s = 0;           // host-link peak (one direction); 0: from the devices
-  std::string link_source;               // "measured", "user", ...; default "table" / "unknown"
+  uint64_t tiny_bytes = 64 * 1024;    // a copy below this is latency-bound on PCIe
+  uint64_t tiny_flood_count = 1000;   // flag when at least this many tiny copies ...
+  double tiny_flood_fraction = 0.5;   // ... and they are at least this share of all copies
+  std::size_t max_region_flags = 10;  // per flag kind, the worst regions only (rest counted)
+  double link_bytes_per_s = 0;        // host-link peak (one direction); 0: from the devices
+  std::string link_source;            // "measured", "user", ...; default "table" / "unknown"
   // What link_bytes_per_s is, for reports ("PCIe gen5 x16", "measured by fpgaprof calibrate on
   // 2026-11-22 (PCIe gen5 x16)"); "": the report shows link_source instead.
   std::string link_description;
@@ -95,10 +95,10 @@ struct TransferReport {
   // [0] = trace; then region paths (kRegionPath) or region instances (kRegion) with copies or
   // syncs, in order of their first copy or sync; then ops.
   std::vector<TransferGroup> groups;
-  std::vector<TransferFlag> flags;       // trace first, then the worst region paths (instances)
-  uint64_t flags_left_out = 0;           // region flags beyond TransferOptions::max_region_flags
-  double link_bytes_per_s = 0;           // peak used for link_percent, 0 unknown
-  std::string link_source;               // "table", "measured", "user" or "unknown"
+  std::vector<TransferFlag> flags;  // trace first, then the worst region paths (instances)
+  uint64_t flags_left_out = 0;      // region flags beyond TransferOptions::max_region_flags
+  double link_bytes_per_s = 0;      // peak used for link_percent, 0 unknown
+  std::string link_source;          // "table", "measured", "user" or "unknown"
   std::string link_description;
   // Use of the host link(s) by a group's HtoD or DtoH copies, percent: 100 x link_bytes /
   // link_capacity_bytes (TransferStats). With one device it is the achieved bandwidth over

@@ -13,9 +13,40 @@
 namespace fpgaprof::hlo {
 
 enum class PrimitiveType : uint8_t {
-  kInvalid, kPred, kS2, kS4, kS8, kS16, kS32, kS64, kU2, kU4, kU8, kU16, kU32, kU64,
-  kF16, kBF16, kF32, kF64, kF8E5M2, kF8E4M3FN, kF8E4M3B11FNUZ, kF8E5M2FNUZ, kF8E4M3FNUZ,
-  kF8E4M3, kF8E3M4, kF8E8M0FNU, kF4E2M1FN, kC64, kC128, kToken, kTuple, kOpaque, kS1, kU1,
+  kInvalid,
+  kPred,
+  kS2,
+  kS4,
+  kS8,
+  kS16,
+  kS32,
+  kS64,
+  kU2,
+  kU4,
+  kU8,
+  kU16,
+  kU32,
+  kU64,
+  kF16,
+  kBF16,
+  kF32,
+  kF64,
+  kF8E5M2,
+  kF8E4M3FN,
+  kF8E4M3B11FNUZ,
+  kF8E5M2FNUZ,
+  kF8E4M3FNUZ,
+  kF8E4M3,
+  kF8E3M4,
+  kF8E8M0FNU,
+  kF4E2M1FN,
+  kC64,
+  kC128,
+  kToken,
+  kTuple,
+  kOpaque,
+  kS1,
+  kU1,
 };
 
 // Size of one element in bits (0 for token/tuple/opaque; 64 for opaque in byte sizes: a pointer).
@@ -24,32 +55,32 @@ const char* primitive_name(PrimitiveType t);
 
 struct Shape {
   PrimitiveType type = PrimitiveType::kInvalid;
-  std::vector<int64_t> dims;                  // empty for scalars
-  std::vector<int64_t> layout;                // minor-to-major, empty if not printed
-  std::vector<Shape> tuple;                   // elements when type == kTuple
-  std::vector<bool> dynamic_dims;             // true where the dim was printed `<=N` (N kept in dims) or `?`
-                                              // (unbounded: 0 in dims); empty if none
-  int element_size_in_bits = 0;               // layout `E(n)`: packed sub-byte storage; 0 = one byte or more per element
-  int memory_space = 0;                       // layout `S(n)`
-  bool has_layout = false;                    // a `{...}` layout was printed
-  int64_t element_count() const;              // product of dims (1 for scalars); 0 for tuples
-  int64_t byte_size() const;                  // sum over tuple elements; sub-byte types take a whole byte each
-                                              // unless the layout packs them (E(n)): then ceil(count*n/8); a
-                                              // dynamic array adds 4 bytes of size per dimension (XLA's CPU and
-                                              // GPU shape size); opaque 8 bytes (a pointer), token 0
-  bool is_dynamic() const;                    // an array with a `<=N` or `?` dimension
+  std::vector<int64_t> dims;       // empty for scalars
+  std::vector<int64_t> layout;     // minor-to-major, empty if not printed
+  std::vector<Shape> tuple;        // elements when type == kTuple
+  std::vector<bool> dynamic_dims;  // true where the dim was printed `<=N` (N kept in dims) or `?`
+                                   // (unbounded: 0 in dims); empty if none
+  int element_size_in_bits = 0;    // layout `E(n)`: packed sub-byte storage; 0 = one byte or more per element
+  int memory_space = 0;            // layout `S(n)`
+  bool has_layout = false;         // a `{...}` layout was printed
+  int64_t element_count() const;   // product of dims (1 for scalars); 0 for tuples
+  int64_t byte_size() const;       // sum over tuple elements; sub-byte types take a whole byte each
+                                   // unless the layout packs them (E(n)): then ceil(count*n/8); a
+                                   // dynamic array adds 4 bytes of size per dimension (XLA's CPU and
+                                   // GPU shape size); opaque 8 bytes (a pointer), token 0
+  bool is_dynamic() const;         // an array with a `<=N` or `?` dimension
   bool is_tuple() const { return type == PrimitiveType::kTuple; }
   bool is_array() const { return !is_tuple() && type != PrimitiveType::kToken && type != PrimitiveType::kOpaque; }
 };
 
 struct Metadata {
   std::string op_type;
-  std::string op_name;                        // JAX op path, e.g. "jit(f)/jit(main)/mul"
+  std::string op_name;  // JAX op path, e.g. "jit(f)/jit(main)/mul"
   std::string source_file;
   int64_t source_line = -1;
-  int64_t stack_frame_id = -1;                // newer XLA: resolved into source_file/line by the parser
-  int64_t source_column = -1;                 // from the stack-frame table (newer XLA) when printed
-  std::string function_name;                  // from the stack-frame table (newer XLA) when printed
+  int64_t stack_frame_id = -1;  // newer XLA: resolved into source_file/line by the parser
+  int64_t source_column = -1;   // from the stack-frame table (newer XLA) when printed
+  std::string function_name;    // from the stack-frame table (newer XLA) when printed
 };
 
 // One row of the module's stack-frame table (newer XLA prints FileNames, FunctionNames,
@@ -59,53 +90,63 @@ struct StackFrame {
   std::string function;
   int64_t line = -1;
   int64_t column = -1;
-  int64_t parent_id = 0;                      // 0 = outermost frame
+  int64_t parent_id = 0;  // 0 = outermost frame
 };
 
 // Static cost of one instruction (for a fusion: of the whole fused computation, bytes at its boundary).
 struct Cost {
-  double flops = 0;                 // floating point + integer arithmetic ops (XLA's convention: see docs/cost-model.md)
+  double flops = 0;  // floating point + integer arithmetic ops (XLA's convention: see docs/cost-model.md)
   double transcendentals = 0;
-  double bytes_read = 0;            // bytes read from device memory (operands at the boundary)
-  double bytes_written = 0;         // bytes written to device memory
+  double bytes_read = 0;     // bytes read from device memory (operands at the boundary)
+  double bytes_written = 0;  // bytes written to device memory
   double output_bytes = 0;
-  double working_set_bytes = 0;     // largest live intermediate inside (fusions), else output size
-  bool per_iteration = false;       // while/conditional: cost of one iteration/branch
-  bool unknown = false;             // custom call with no cost rule (bytes: operands + results, a lower bound)
-  bool from_author = false;         // a custom kernel's own figures (its metadata), not a rule
+  double working_set_bytes = 0;  // largest live intermediate inside (fusions), else output size
+  bool per_iteration = false;    // while/conditional: cost of one iteration/branch
+  bool unknown = false;          // custom call with no cost rule (bytes: operands + results, a lower bound)
+  bool from_author = false;      // a custom kernel's own figures (its metadata), not a rule
   double bytes_accessed() const { return bytes_read + bytes_written; }
 };
 
 // Access pattern class, used by the FPGA model.
 enum class AccessPattern : uint8_t {
-  kUnknown, kElementwise, kStencil, kReduction, kGatherScatter, kDot, kConvolution, kFft, kSort,
-  kDataMovement, kControl, kLibraryCall,
+  kUnknown,
+  kElementwise,
+  kStencil,
+  kReduction,
+  kGatherScatter,
+  kDot,
+  kConvolution,
+  kFft,
+  kSort,
+  kDataMovement,
+  kControl,
+  kLibraryCall,
 };
 const char* access_pattern_name(AccessPattern p);
 
 struct Instruction {
-  std::string name;                  // without the leading '%'
-  std::string opcode;                // "fusion", "add", "custom-call", ...
+  std::string name;    // without the leading '%'
+  std::string opcode;  // "fusion", "add", "custom-call", ...
   Shape shape;
-  std::vector<std::string> operands; // operand instruction names (no '%')
-  std::vector<Shape> operand_shapes; // resolved by the parser
-  std::vector<std::size_t> operand_indices;  // position of each operand in the same computation
-                                             // (SIZE_MAX for an operand given only by inline shape)
+  std::vector<std::string> operands;                           // operand instruction names (no '%')
+  std::vector<Shape> operand_shapes;                           // resolved by the parser
+  std::vector<std::size_t> operand_indices;                    // position of each operand in the same computation
+                                                               // (SIZE_MAX for an operand given only by inline shape)
   std::map<std::string, std::string, std::less<>> attributes;  // raw text of every attribute (kind=, calls=,
                                                                // ...); a value re-wrapped over lines as on one
-  std::string fusion_kind;           // "kLoop", "kInput", "kOutput", "kCustom" or empty
-  std::vector<std::string> called_computations;   // calls=, to_apply=, body=, condition=, branch_computations=
-                                                  // (a computation written in place there is named
-                                                  // "<instruction>.<attribute>[.<position>]")
+  std::string fusion_kind;                                     // "kLoop", "kInput", "kOutput", "kCustom" or empty
+  std::vector<std::string> called_computations;  // calls=, to_apply=, body=, condition=, branch_computations=
+                                                 // (a computation written in place there is named
+                                                 // "<instruction>.<attribute>[.<position>]")
   std::string custom_call_target;
-  std::string backend_config;        // raw JSON/text
+  std::string backend_config;  // raw JSON/text
   Metadata metadata;
   bool is_root = false;
-  int line = 0;                      // 1-based line in the module text
-  std::size_t computation_index = 0; // position of the owning computation in Module::computations
-  int64_t parameter_number = -1;     // parameter(N)
-  int64_t known_trip_count = -1;     // while: backend_config known_trip_count, -1 if not printed
-  Cost cost;                         // filled by the cost model
+  int line = 0;                       // 1-based line in the module text
+  std::size_t computation_index = 0;  // position of the owning computation in Module::computations
+  int64_t parameter_number = -1;      // parameter(N)
+  int64_t known_trip_count = -1;      // while: backend_config known_trip_count, -1 if not printed
+  Cost cost;                          // filled by the cost model
   AccessPattern pattern = AccessPattern::kUnknown;
 };
 
@@ -132,24 +173,24 @@ std::string custom_kernel_name(const Instruction& ins);
 struct Computation {
   std::string name;
   bool is_entry = false;
-  bool is_fusion = false;            // called by a fusion instruction
+  bool is_fusion = false;  // called by a fusion instruction
   std::vector<Instruction> instructions;
   std::map<std::string, std::size_t> index;  // instruction name -> position
-  std::size_t root_index = 0;        // position of the ROOT instruction (last one if none is marked)
+  std::size_t root_index = 0;                // position of the ROOT instruction (last one if none is marked)
   const Instruction* root() const;
   const Instruction* find(const std::string& name) const;
 };
 
 struct Module {
-  std::string name;                  // HloModule name
+  std::string name;  // HloModule name
   std::vector<Computation> computations;
-  std::map<std::string, std::size_t> index;  // computation name -> position
+  std::map<std::string, std::size_t> index;       // computation name -> position
   std::map<std::string, std::string> attributes;  // HloModule line: is_scheduled, entry_computation_layout, ...
-  std::vector<StackFrame> stack_frames;      // stack_frames[id - 1]; empty for older XLA text
+  std::vector<StackFrame> stack_frames;           // stack_frames[id - 1]; empty for older XLA text
   std::size_t entry_index = 0;
   bool has_entry = false;
-  Cost total;                        // entry computation totals (what XLA's cost_analysis reports)
-  int unknown_cost_instructions = 0; // custom calls etc. counted, never silently dropped
+  Cost total;                         // entry computation totals (what XLA's cost_analysis reports)
+  int unknown_cost_instructions = 0;  // custom calls etc. counted, never silently dropped
   const Computation* entry() const;
   const Computation* find(const std::string& name) const;
   // Instruction by name across all computations (first match), nullptr if none.

@@ -18,8 +18,8 @@ class HloParseError : public Error {
  public:
   HloParseError(int line, int column, std::string found, const std::string& message)
       : Error(ErrorKind::kHloParse, message), line_(line), column_(column), found_(std::move(found)) {}
-  int line() const noexcept { return line_; }      // 1-based
-  int column() const noexcept { return column_; }  // 1-based, in bytes
+  int line() const noexcept { return line_; }                   // 1-based
+  int column() const noexcept { return column_; }               // 1-based, in bytes
   const std::string& found() const noexcept { return found_; }  // text at the error position
 
  private:

@@ -1,0 +1,284 @@
+#include "fpgaprof/analysis/trace_analysis.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "fpgaprof/analysis/interval_set.hpp"
+#include "fpgaprof/error.hpp"
+#include "fpgaprof/hlo/cost_model.hpp"
+#include "fpgaprof/hlo/hlo_parser.hpp"
+
+namespace fpgaprof::analysis {
+
+namespace {
+
+uint64_t duration_ns(uint64_t start_ns, uint64_t end_ns) { return end_ns > start_ns ? end_ns - start_ns : 0; }
+
+template <class R>
+IntervalSet intervals_of(const std::vector<R>& records) {
+  std::vector<std::pair<uint64_t, uint64_t>> iv;
+  iv.reserve(records.size());
+  for (const R& r : records) iv.emplace_back(r.start_ns, r.end_ns);
+  return IntervalSet::from(std::move(iv));
+}
+
+// Length of the union of disjoint, sorted interval lists, by merging them in start order: no
+// list is copied (the kernels' can hold one interval per kernel).
+uint64_t union_ns(const std::vector<const std::vector<std::pair<uint64_t, uint64_t>>*>& lists) {
+  std::vector<std::size_t> next(lists.size(), 0);
+  uint64_t total = 0, block_start = 0, block_end = 0;
+  bool open = false;
+  for (;;) {
+    std::size_t pick = lists.size();
+    for (std::size_t l = 0; l < lists.size(); ++l)
+      if (next[l] < lists[l]->size() &&
+          (pick == lists.size() || (*lists[l])[next[l]].first < (*lists[pick])[next[pick]].first))
+        pick = l;
+    if (pick == lists.size()) break;
+    const auto& [s, e] = (*lists[pick])[next[pick]++];
+    if (open && s <= block_end) {
+      block_end = std::max(block_end, e);
+    } else {
+      if (open) total += block_end - block_start;
+      block_start = s;
+      block_end = e;
+      open = true;
+    }
+  }
+  if (open) total += block_end - block_start;
+  return total;
+}
+
+GpuBusyTime busy_with(const TraceStore& store, const IntervalSet& kernels) {
+  GpuBusyTime b;
+  const IntervalSet copies = intervals_of(store.memcpys);
+  const IntervalSet memsets = intervals_of(store.memsets);
+  b.kernel_busy_ns = kernels.total_ns();
+  b.copy_busy_ns = copies.total_ns();
+  b.memset_busy_ns = memsets.total_ns();
+  b.busy_ns = union_ns({&kernels.intervals(), &copies.intervals(), &memsets.intervals()});
+  b.kernel_count = store.kernels.size();
+  for (const KernelRecord& k : store.kernels) b.kernel_time_ns += duration_ns(k.start_ns, k.end_ns);
+  b.copy_count = store.memcpys.size();
+  for (const MemcpyRecord& c : store.memcpys) b.copy_bytes += c.bytes;
+  b.memset_count = store.memsets.size();
+  return b;
+}
+
+// Each device row's ceilings: its table's, with a measured or user link peak on every row and
+// every value of `c` on the row of the store's first device (which `c` describes).
+std::vector<Ceilings> device_row_ceilings(const TraceStore& store, const DeviceReport& devices, const Ceilings& c) {
+  std::vector<Ceilings> out;
+  out.reserve(devices.devices.size());
+  for (const DeviceRow& row : devices.devices) {
+    const bool first = !store.devices.empty() && store.devices.front().id == row.device_id;
+    Ceilings rc = row.ceilings;
+    if (c.link_bytes_per_s > 0 && (c.link_source != CeilingSource::kTable || first)) {
+      rc.link_bytes_per_s = c.link_bytes_per_s;
+      rc.link_source = c.link_source;
+      rc.link_description = c.link_description;
+    }
+    if (first) {
+      for (std::size_t k = 0; k < kPrecisionCount; ++k) {
+        if (c.peak_flops_per_s[k] > 0) {
+          rc.peak_flops_per_s[k] = c.peak_flops_per_s[k];
+          rc.flops_source[k] = c.flops_source[k];
+        }
+      }
+      if (c.dram_bytes_per_s > 0) {
+        rc.dram_bytes_per_s = c.dram_bytes_per_s;
+        rc.dram_source = c.dram_source;
+      }
+    }
+    out.push_back(std::move(rc));
+  }
+  return out;
+}
+
+}  // namespace
+
+GpuBusyTime gpu_busy_time(const TraceStore& store) { return busy_with(store, kernel_busy_intervals(store)); }
+
+std::vector<RegionPathGpuTime> region_path_gpu_time(const TraceStore& store, const RegionPaths& paths) {
+  if (paths.region_count() != store.regions.size())
+    throw Error(ErrorKind::kInvalidArgument,
+                "region_path_gpu_time: the RegionPaths were built from another store: build them from this one");
+  std::vector<RegionPathGpuTime> out(paths.size());
+  // Each path's own records first, then every path added into its parent: a parent's id is
+  // always smaller than its children's, so going down the ids finishes a path before its parent
+  // takes it. One pass, whatever the nesting depth.
+  const auto own = [&](uint32_t region_index) -> RegionPathGpuTime* {
+    const uint32_t p = paths.path_of(region_index);
+    return p != kNone32 ? &out[p] : nullptr;
+  };
+  for (const KernelRecord& k : store.kernels) {
+    if (RegionPathGpuTime* t = own(k.region_index)) {
+      t->kernel_count += 1;
+      t->kernel_ns += duration_ns(k.start_ns, k.end_ns);
+    }
+  }
+  for (const MemcpyRecord& c : store.memcpys) {
+    if (RegionPathGpuTime* t = own(c.region_index)) {
+      t->copy_count += 1;
+      t->copy_ns += duration_ns(c.start_ns, c.end_ns);
+    }
+  }
+  for (const MemsetRecord& m : store.memsets) {
+    if (RegionPathGpuTime* t = own(m.region_index)) {
+      t->memset_count += 1;
+      t->memset_ns += duration_ns(m.start_ns, m.end_ns);
+    }
+  }
+  for (std::size_t p = out.size(); p-- > 0;) {
+    const uint32_t parent = paths.parent(static_cast<uint32_t>(p));
+    if (parent == kNone32 || parent >= p) continue;
+    RegionPathGpuTime& up = out[parent];
+    const RegionPathGpuTime& t = out[p];
+    up.kernel_count += t.kernel_count;
+    up.kernel_ns += t.kernel_ns;
+    up.copy_count += t.copy_count;
+    up.copy_ns += t.copy_ns;
+    up.memset_count += t.memset_count;
+    up.memset_ns += t.memset_ns;
+  }
+  return out;
+}
+
+std::vector<KernelNameStats> kernels_by_name(const TraceStore& store) {
+  std::vector<KernelNameStats> out;
+  std::vector<uint32_t> slot_of(store.strings.size(), kNone32);  // string id -> index into out
+  for (const KernelRecord& k : store.kernels) {
+    if (k.name >= slot_of.size()) slot_of.resize(static_cast<std::size_t>(k.name) + 1, kNone32);
+    uint32_t& slot = slot_of[k.name];
+    const uint64_t d = duration_ns(k.start_ns, k.end_ns);
+    if (slot == kNone32) {
+      slot = static_cast<uint32_t>(out.size());
+      out.push_back({k.name, 0, 0, d, d});
+    }
+    KernelNameStats& s = out[slot];
+    s.count += 1;
+    s.total_ns += d;
+    s.min_ns = std::min(s.min_ns, d);
+    s.max_ns = std::max(s.max_ns, d);
+  }
+  // A name id outside the table has no text: it sorts as "" (the store is what it is).
+  const auto text = [&](StringId id) -> std::string_view {
+    return id < store.strings.size() ? std::string_view(store.strings.get(id)) : std::string_view();
+  };
+  std::sort(out.begin(), out.end(), [&](const KernelNameStats& a, const KernelNameStats& b) {
+    if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
+    return text(a.name) < text(b.name);
+  });
+  return out;
+}
+
+TraceAnalysis analyze_trace(const TraceStore& store, const AnalysisOptions& options) {
+  const auto stage = [&](std::string_view name) {
+    if (options.on_stage) options.on_stage(name);
+  };
+  validate_fpga_target(options.fpga_target);
+  TraceAnalysis r;
+  r.region_rows = options.region_rows;
+  if (options.ceilings)
+    r.ceilings = *options.ceilings;
+  else if (!store.devices.empty())
+    r.ceilings = table_ceilings(store.devices.front());
+  const Ceilings& c = r.ceilings;
+
+  stage("region paths");
+  r.region_paths = RegionPaths(store);
+
+  stage("hlo");
+  std::vector<hlo::Module> modules;
+  modules.reserve(store.hlo_modules.size());
+  std::vector<std::string> parse_warnings;  // as attribute(store) words them
+  for (const HloModuleText& t : store.hlo_modules) {
+    try {
+      modules.push_back(hlo::analyze_hlo(t.text));
+    } catch (const std::exception& e) {
+      // Error(kHloParse) normally; anything else from the parser is reported the same way
+      // rather than losing the whole analysis.
+      modules.emplace_back();
+      r.warnings.push_back("HLO module '" + t.name + "': " + e.what());
+      parse_warnings.push_back(module_parse_warning(t, e.what()));
+    }
+  }
+
+  stage("attribution");
+  r.attribution = attribute(store, modules);
+  r.attribution.warnings.insert(r.attribution.warnings.begin(), parse_warnings.begin(), parse_warnings.end());
+
+  stage("op inputs");
+  r.op_inputs = op_inputs(store, r.attribution, modules);
+  std::vector<hlo::Module>().swap(modules);  // the op inputs hold what the later stages need
+  if (!options.keep_record_attribution) {
+    r.attribution.kernels = {};
+    r.attribution.memcpys = {};
+    r.attribution.memsets = {};
+  }
+
+  stage("busy");
+  const IntervalSet kernel_busy = kernel_busy_intervals(store);
+  r.busy = busy_with(store, kernel_busy);
+
+  stage("transfers");
+  TransferOptions to;
+  to.tiny_bytes = options.tiny_bytes;
+  to.tiny_flood_count = options.tiny_flood_count;
+  to.region_rows = options.region_rows;
+  to.region_paths = &r.region_paths;
+  // A table link peak is the first device's: the analysis takes each device's own from its
+  // record (multi-GPU link %); a measured or user peak applies to every link.
+  if (c.link_bytes_per_s > 0 && c.link_source != CeilingSource::kTable) {
+    to.link_bytes_per_s = c.link_bytes_per_s;
+    to.link_source = ceiling_source_name(c.link_source);
+    to.link_description = c.link_description;
+  }
+  r.transfers = analyze_transfers(store, to, r.op_inputs.op_of_memcpy, &kernel_busy);
+
+  stage("memory");
+  r.memory = analyze_memory(store, options.top_buffers, {}, options.region_rows, &r.region_paths);
+
+  stage("devices");
+  DeviceOptions dvo;
+  dvo.link_bytes_per_s = to.link_bytes_per_s;  // a measured or user peak: every link alike
+  r.devices = analyze_devices(store, dvo, &r.memory);
+  r.device_ceilings = device_row_ceilings(store, r.devices, c);
+  r.device_dram_bytes_per_s.reserve(store.devices.size());
+  for (const DeviceInfo& d : store.devices) r.device_dram_bytes_per_s.push_back(d.peak_dram_bandwidth_bytes_per_s());
+
+  stage("roofline");
+  RooflineOptions ro;
+  ro.latency_kernel_ns = options.latency_kernel_ns;
+  ro.per_kernel = options.per_kernel;
+  ro.region_rows = options.region_rows;
+  ro.region_paths = &r.region_paths;
+  r.roofline = analyze_roofline(store, c, r.op_inputs.ops, r.op_inputs.op_of_kernel, ro);
+
+  stage("fpga ops");
+  FpgaOptions fo;
+  fo.inputs_cross_link = options.inputs_cross_link;
+  fo.gpu_link_bytes_per_s = c.link_bytes_per_s;
+  fo.region_paths = &r.region_paths;
+  fo.workload_ns = options.workload_ns > 0 ? options.workload_ns
+                   : store.meta.end_ns > store.meta.start_ns
+                       ? static_cast<double>(store.meta.end_ns - store.meta.start_ns)
+                       : 0.0;
+  r.fpga = rank_fpga_candidates(r.op_inputs.ops, r.roofline, options.fpga_target, fo, r.op_inputs.host_bytes);
+
+  stage("fpga regions");
+  r.fpga_regions =
+      rank_fpga_regions(store, r.op_inputs.ops, r.op_inputs.op_of_kernel, r.roofline, options.fpga_target, fo);
+
+  stage("region gpu time");
+  r.region_path_gpu = region_path_gpu_time(store, r.region_paths);
+
+  stage("kernels by name");
+  r.kernels_by_name = kernels_by_name(store);
+  return r;
+}
+
+}  // namespace fpgaprof::analysis

@@ -1,0 +1,226 @@
+"""FPGA cards as the model takes them: the presets, card files, ``FpgaTarget`` and the
+validation of each (docs/fpga-model.md, "Your own card"). ``fpgaprof.fpga`` re-exports them."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from fpgaprof.base.core import core
+from fpgaprof.base.errors import FpgaprofIOError, InvalidArgumentError, closest_name, did_you_mean
+
+__all__ = [
+    "CALIBRATED_FIELDS",
+    "FpgaTarget",
+    "presets",
+    "target_spec",
+    "preset_hint",
+    "card_file",
+    "resolve_target",
+]
+
+
+# The card's calibrated quantities: each takes a nominal value and the ends of its measured
+# spread as <field>_low / <field>_high (docs/fpga-model.md, "Constants").
+CALIBRATED_FIELDS = (
+    "clock_hz",
+    "dsp_utilization",
+    "stream_efficiency",
+    "channel_share",
+    "random_reads_per_s",
+    "rmw_updates_per_s",
+    "cross_channel_factor",
+    "onchip_share",
+    "onchip_lanes",
+    "sort_bytes_per_s",
+    "link_efficiency",
+    "transfer_latency_s",
+    "call_latency_s",
+)
+
+
+@dataclasses.dataclass(init=False)
+class FpgaTarget:
+    """A user FPGA card (docs/fpga-model.md, "Your own card"). ``base`` starts from a preset and
+    overrides the fields given (the name is then the preset's with " (modified)" unless
+    ``name`` is given); without ``base`` the card's figures are required: memory_type ("hbm2",
+    "hbm2e" or "ddr4", whose measured calibration it takes), memory_channels,
+    memory_channel_bytes_per_s (or memory_bytes_per_s for all channels together),
+    memory_capacity_bytes, sram_bytes, link_bytes_per_s and the compute (dsp_count with
+    dsps_per_fma_<type>, or <type>_flops_per_s). Each calibrated quantity (CALIBRATED_FIELDS)
+    given alone is exact; give <field>_low / <field>_high for a range. Bad values raise
+    fpgaprof.InvalidArgumentError naming the field."""
+
+    name: str | None = None
+    base: str | None = None
+    description: str | None = None
+    memory_type: str | None = None
+    memory_channels: int | None = None
+    memory_channel_bytes_per_s: float | None = None
+    memory_bytes_per_s: float | None = None
+    hbm_bytes_per_s: float | None = None
+    memory_capacity_bytes: float | None = None
+    sram_bytes: float | None = None
+    dsp_count: int | None = None
+    dsps_per_fma_fp64: float | None = None
+    dsps_per_fma_fp32: float | None = None
+    dsps_per_fma_fp16: float | None = None
+    fp64_flops_per_s: float | None = None
+    fp32_flops_per_s: float | None = None
+    fp16_flops_per_s: float | None = None
+    link_bytes_per_s: float | None = None
+    random_granule_bytes: float | None = None
+    hbm_efficiency: float | None = None
+    clock_hz: float | None = None
+    clock_hz_low: float | None = None
+    clock_hz_high: float | None = None
+    dsp_utilization: float | None = None
+    dsp_utilization_low: float | None = None
+    dsp_utilization_high: float | None = None
+    stream_efficiency: float | None = None
+    stream_efficiency_low: float | None = None
+    stream_efficiency_high: float | None = None
+    channel_share: float | None = None
+    channel_share_low: float | None = None
+    channel_share_high: float | None = None
+    random_reads_per_s: float | None = None
+    random_reads_per_s_low: float | None = None
+    random_reads_per_s_high: float | None = None
+    rmw_updates_per_s: float | None = None
+    rmw_updates_per_s_low: float | None = None
+    rmw_updates_per_s_high: float | None = None
+    cross_channel_factor: float | None = None
+    cross_channel_factor_low: float | None = None
+    cross_channel_factor_high: float | None = None
+    onchip_share: float | None = None
+    onchip_share_low: float | None = None
+    onchip_share_high: float | None = None
+    onchip_lanes: float | None = None
+    onchip_lanes_low: float | None = None
+    onchip_lanes_high: float | None = None
+    sort_bytes_per_s: float | None = None
+    sort_bytes_per_s_low: float | None = None
+    sort_bytes_per_s_high: float | None = None
+    link_efficiency: float | None = None
+    link_efficiency_low: float | None = None
+    link_efficiency_high: float | None = None
+    transfer_latency_s: float | None = None
+    transfer_latency_s_low: float | None = None
+    transfer_latency_s_high: float | None = None
+    call_latency_s: float | None = None
+    call_latency_s_low: float | None = None
+    call_latency_s_high: float | None = None
+
+    def __init__(self, *args: Any, **fields: Any) -> None:
+        """Keyword arguments only; a field that does not exist raises InvalidArgumentError
+        naming the closest one and listing all (units are in the names: _hz, _bytes_per_s, _s)."""
+        names = [f.name for f in dataclasses.fields(self)]
+        if "random_access_efficiency" in fields:
+            raise InvalidArgumentError(
+                "FPGA target field 'random_access_efficiency' is gone: the model now takes "
+                "data-dependent accesses "
+                "from measured rates; give random_reads_per_s (accesses per second per memory "
+                "channel) instead "
+                '(docs/fpga-model.md, "Random access")'
+            )
+        if args:
+            raise InvalidArgumentError(
+                f"FpgaTarget takes keyword arguments only, e.g. "
+                f"FpgaTarget(base={args[0]!r}), not FpgaTarget({args[0]!r})"
+            )
+        for key in fields:
+            if key not in names:
+                raise InvalidArgumentError(
+                    f"unknown FPGA target field {key!r} ({did_you_mean(key, names)}"
+                    "valid fields are "
+                    f"{', '.join(names)})"
+                )
+        for name in names:
+            setattr(self, name, fields.get(name))
+
+
+def presets() -> list[dict]:
+    """The built-in cards (alveo-u55c, alveo-u280, alveo-u250, alveo-u200, versal-v80): every
+    field, each calibrated one with its _low/_high, and the derived rates (card_<type>_flops_per_s,
+    memory_bytes_per_s, stream_bytes_per_s)."""
+    return core.analysis.fpga_presets()
+
+
+def target_spec(target: str | os.PathLike | Mapping | FpgaTarget) -> str | dict:
+    """A preset name, or a dict the core accepts (None fields dropped). A string ending in
+    ".json" (or a path object) is a card file: a JSON object with FpgaTarget's fields
+    (docs/fpga-model.md, "Your own card"). An unknown preset name, an unreadable or malformed
+    card file or a value of another type raises InvalidArgumentError (FpgaprofIOError for a
+    file that cannot be read); the core checks the dict's fields."""
+    if isinstance(target, os.PathLike) or (
+        isinstance(target, str) and target.lower().endswith(".json")
+    ):
+        return card_file(target)
+    if isinstance(target, str):
+        names = [p["name"] for p in presets()]
+        if target not in names:
+            raise InvalidArgumentError(
+                f"unknown FPGA target {target!r} ({preset_hint(target, names)}use one of "
+                f"{', '.join(names)}, a card file such as my-card.json, "
+                "or fpgaprof.fpga.FpgaTarget(...))"
+            )
+        return target
+    if dataclasses.is_dataclass(target) and not isinstance(target, type):
+        target = dataclasses.asdict(target)
+    if not isinstance(target, Mapping):
+        raise InvalidArgumentError(
+            f"target={target!r}: pass a preset name ({', '.join(p['name'] for p in presets())}), "
+            "a fpgaprof.fpga.FpgaTarget or a dict of its fields"
+        )
+    return {str(k): v for k, v in dict(target).items() if v is not None}
+
+
+def preset_hint(given: str, names: list[str]) -> str:
+    """did_you_mean, except between names of one length that differ only in digits: those are
+    other models (alveo-u250 is a DDR4 card, not a misspelt alveo-u280; versal-v8 is a typo)."""
+    close = closest_name(given, names)
+    if close and re.sub(r"\d", "#", close.lower()) == re.sub(r"\d", "#", given.lower()):
+        return f"{given} is not a preset: describe it in a card file; "
+    return did_you_mean(given, names)
+
+
+def card_file(path: str | os.PathLike) -> dict:
+    """The fields of a card file (a JSON object with FpgaTarget's fields, e.g. {"base":
+    "alveo-u55c", "clock_hz": 250e6} or a whole card), None fields dropped. Unreadable:
+    FpgaprofIOError; not JSON or not an object: InvalidArgumentError (the core then checks the
+    fields themselves)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise FpgaprofIOError(
+            f"FPGA card file {os.fspath(path)!r} cannot be read ({e.strerror or e}): check the path"
+        ) from None
+    except UnicodeDecodeError as e:
+        raise InvalidArgumentError(
+            f"FPGA card file {os.fspath(path)!r} is not UTF-8 text ({e.reason} at byte "
+            f"{e.start}): save it as UTF-8"
+        ) from None
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise InvalidArgumentError(
+            f"FPGA card file {os.fspath(path)!r} is not valid JSON ({e}): write one JSON "
+            'object with FpgaTarget\'s fields, e.g. {"base": "alveo-u55c", "clock_hz": 250e6}'
+        ) from None
+    if not isinstance(data, dict):
+        raise InvalidArgumentError(
+            f"FPGA card file {os.fspath(path)!r} holds a JSON {type(data).__name__}, not an "
+            'object: write {"field": value, ...} with FpgaTarget\'s fields'
+        )
+    return {str(k): v for k, v in data.items() if v is not None}
+
+
+def resolve_target(target: str | os.PathLike | Mapping | FpgaTarget) -> dict:
+    """The card as the model sees it (every field, with fp64/fp32/fp16_flops_per_s), after the
+    same validation fpga_candidates applies: a quick check of a target before a long run."""
+    return dict(core.analysis.fpga_target(target_spec(target)))

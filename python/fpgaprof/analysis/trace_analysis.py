@@ -1,0 +1,173 @@
+"""One call of the C++ analysis of a trace store, typed: its options, its result, and the cache
+a Profile keeps of it.
+
+``run(store, options)`` calls ``fpgaprof._core.analysis.analyze`` once: transfers, device
+memory, roofline, FPGA model and per-device rows in one pass (docs/roofline.md,
+docs/fpga-model.md). ``AnalysisCache`` keeps one result per set of options (and the
+attribution) for one store: a Profile is immutable once its trace stopped, so every table,
+report and facade of a Profile reads the same result instead of computing it again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypedDict, cast
+
+from fpgaprof.analysis import attribution
+from fpgaprof.analysis.ceilings import ceilings as store_ceilings
+from fpgaprof.analysis.targets import target_spec
+from fpgaprof.base.constants import DEFAULT_TARGET
+from fpgaprof.base.core import core
+
+__all__ = [
+    "REGION_ROWS",
+    "AnalysisOptions",
+    "AnalysisResult",
+    "AnalysisCache",
+    "run",
+    "store_of",
+]
+
+# How region results come: one row per region path ("outer > inner", every instance summed)
+# or one per region record (docs/roofline.md, "Regions").
+REGION_ROWS = ("path", "instance")
+
+
+def store_of(trace: Any) -> Any:
+    """The C++ TraceStore behind a Profile (its ``store``; a nested trace's placeholder while
+    it runs) or behind an object with the same tables; the object itself when it is a store."""
+    store = getattr(trace, "store", None)
+    return store if store is not None and not callable(store) else trace
+
+
+class AnalysisResult(TypedDict):
+    """What the C++ analysis returns (docs/roofline.md): each value is the C++ result's dict."""
+
+    ceilings: dict | None
+    warnings: list
+    region_rows: str
+    transfers: dict
+    memory: dict
+    devices: dict
+    roofline: dict
+    fpga: dict
+
+
+@dataclasses.dataclass(frozen=True)
+class AnalysisOptions:
+    """The inputs of one analysis besides the store.
+
+    ``target``: the FPGA card (a preset name, card file, dict or FpgaTarget; kept as
+    targets.target_spec gives it). ``ceilings``: the GPU's ceilings to use (None: the store's
+    own, measured values included: analysis.ceilings). ``workload_s``: the whole workload's
+    time for the Amdahl speedups (None: the trace's GPU time). ``inputs_cross_link``: the FPGA
+    model moves each op's inputs over the host link. ``tiny_bytes``, ``tiny_flood_count``:
+    the tiny-copy flag; ``latency_kernel_ns``: a kernel at most this long is latency-bound;
+    ``top_buffers``: largest buffers listed; ``region_rows``: "path" or "instance"."""
+
+    target: str | Mapping[str, Any] = DEFAULT_TARGET
+    ceilings: Mapping[str, Any] | None = None
+    workload_s: float | None = None
+    inputs_cross_link: bool = True
+    tiny_bytes: int = 64 * 1024
+    tiny_flood_count: int = 1000
+    latency_kernel_ns: int = 5000
+    top_buffers: int = 20
+    region_rows: str = "path"
+
+    def __post_init__(self) -> None:
+        if self.region_rows not in REGION_ROWS:
+            raise ValueError(f"region_rows={self.region_rows!r}: use 'path' or 'instance'")
+        # a card file or FpgaTarget is read and checked once, here (InvalidArgumentError)
+        object.__setattr__(self, "target", target_spec(self.target))
+
+    def key(self) -> str:
+        """A string that is equal for equal options (the cache key: dicts are not hashable)."""
+        return repr(dataclasses.astuple(self))
+
+
+def run(store: Any, options: AnalysisOptions, ceilings: Mapping[str, Any] | None) -> AnalysisResult:
+    """The C++ analysis of `store` (GIL released inside) with the GPU ceilings `ceilings`
+    (options.ceilings, when given, wins; None: no ceilings known)."""
+    o = options
+    ceil = o.ceilings if o.ceilings is not None else ceilings
+    # the binding returns a plain dict with AnalysisResult's keys
+    result = cast(
+        AnalysisResult,
+        core.analysis.analyze(
+            store,
+            dict(ceil) if ceil is not None else None,
+            o.target,
+            float(o.workload_s * 1e9) if o.workload_s else 0.0,
+            bool(o.inputs_cross_link),
+            int(o.tiny_bytes),
+            int(o.tiny_flood_count),
+            int(o.latency_kernel_ns),
+            int(o.top_buffers),
+            o.region_rows,
+        ),
+    )
+    return result
+
+
+class AnalysisCache:
+    """The analyses of one trace store, each computed once: the attribution and one analysis
+    result per set of options. A Profile owns one (``Profile.analyses``); when the Profile is
+    given another store (a nested trace's placeholder replaced by the run's records) the
+    results of the old store are dropped. Not thread-safe: a Profile is read by one thread at
+    a time."""
+
+    def __init__(self) -> None:
+        self._store: Any = None
+        self._attribution: Any = None
+        self._results: dict[str, AnalysisResult] = {}
+
+    def _for(self, store: Any) -> None:
+        if store is not self._store:
+            self._store = store
+            self._attribution = None
+            self._results = {}
+
+    def attribution(self, store: Any) -> Any:
+        """The attribution of `store` (analysis.attribution.attribute), computed once."""
+        self._for(store)
+        if self._attribution is None:
+            self._attribution = attribution.attribute(store)
+        return self._attribution
+
+    def analysis(
+        self,
+        store: Any,
+        options: AnalysisOptions,
+        ceilings: Callable[[], Mapping[str, Any] | None] | None = None,
+    ) -> AnalysisResult:
+        """The analysis of `store` with `options` (run()), computed once per options.
+        `ceilings`: called for the GPU's ceilings when the options name none and the result is
+        not cached yet (None: the store's own, analysis.ceilings.ceilings)."""
+        self._for(store)
+        key = options.key()
+        result = self._results.get(key)
+        if result is None:
+            ceil = None
+            if options.ceilings is None:
+                ceil = ceilings() if ceilings is not None else store_ceilings(store)
+            result = run(store, options, ceil)
+            self._results[key] = result
+        return result
+
+    def __len__(self) -> int:
+        """How many analysis results are cached."""
+        return len(self._results)
+
+    @contextlib.contextmanager
+    def transient(self) -> Iterator[None]:
+        """Analysis results computed inside the block are dropped when it ends (those cached
+        before stay): a report that needs an analysis once does not keep its memory."""
+        before = set(self._results)
+        try:
+            yield
+        finally:
+            for key in set(self._results) - before:
+                del self._results[key]

@@ -1,0 +1,374 @@
+"""FPGA offload candidates and the what-if model (docs/fpga-model.md), and HLO export for HLS
+(``fpgaprof.fpga``). The cards (presets, card files, FpgaTarget) are analysis.targets'; the
+export of one instruction is analysis.hlo_export's.
+
+``fpga_candidates(prof, target="alveo-u55c")`` ranks HLO ops (``by="region"``: user regions)
+by a documented score and estimates each one's time on the card, the host-link transfer cost
+and the end-to-end speedup (Amdahl). Every input of the score is a column of the returned table.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from fpgaprof.analysis import hlo_export
+from fpgaprof.analysis.hlo_export import HloText, hlo_module_for_op
+from fpgaprof.analysis.targets import (
+    CALIBRATED_FIELDS,
+    FpgaTarget,
+    card_file,
+    presets,
+    resolve_target,
+    target_spec,
+)
+from fpgaprof.analysis.trace_analysis import store_of
+from fpgaprof.api.roofline import Table, analyze, no_rows_note
+from fpgaprof.base.constants import DEFAULT_TARGET
+from fpgaprof.base.core import core
+from fpgaprof.base.errors import InvalidArgumentError
+from fpgaprof.base.units import fmt_s, fmt_s_range, fmt_speedup, fmt_speedup_range
+
+__all__ = [
+    "FpgaTarget",
+    "Estimate",
+    "HloText",
+    "presets",
+    "target_spec",
+    "card_file",
+    "resolve_target",
+    "fpga_candidates",
+    "combined_speedup_text",
+    "estimate",
+    "estimate_hlo",
+    "export_hlo",
+    "hlo_module_for_op",
+    "CALIBRATED_FIELDS",
+    "OP_TEXT_COLUMNS",
+    "REGION_TEXT_COLUMNS",
+    "ESTIMATE_TEXT_COLUMNS",
+]
+
+
+def fpga_candidates(
+    prof: Any,
+    target: str | Mapping | FpgaTarget = DEFAULT_TARGET,
+    *,
+    by: str = "op",
+    inputs_cross_link: bool = True,
+    workload_s: float | None = None,
+    **kwargs: Any,
+) -> Table:
+    """HLO ops (``by="op"``, default) or user regions (``by="region"``) ranked by FPGA offload
+    score, best first.
+
+    ``by="region"``: one row per fpgaprof.region() path ("outer > inner", nested regions
+    included, instances summed), the region's ops moved to the card together and data crossing
+    the host link at the jitted calls inside it (docs/fpga-model.md, "Regions"). Columns: rank,
+    region, name, depth, instances, kernel_count, op_count, top_op, estimate_note, gpu_time_ns,
+    time_share, estimated_share, intensity, memory_boundness, pattern_affinity,
+    working_set_bytes, sram_bytes, fits_on_chip, onchip_factor, host_bytes_per_instance,
+    link_factor, score, module_calls, module_calls_counted, flops, bytes, random_access_bytes
+    (bytes of its gather/scatter ops), memory_efficiency (the share of the card's memory peak its
+    bytes got, the ops' efficiencies weighted by their bytes), card_compute_s,
+    card_memory_s, card_latency_s, kept_gpu_s, card_time_s, transfer_bytes, transfer_s,
+    fpga_total_s, region_speedup, workload_speedup. Nested paths overlap, so region savings
+    are not combined.
+
+    ``by="op"``: columns rank, op, module, source,
+    pattern, precision, executions, cost_known, estimate_basis, measured_coverage,
+    estimate_note, gpu_time_ns, time_share, intensity, ridge, memory_boundness,
+    pattern_affinity, working_set_bytes, sram_bytes, fits_on_chip, onchip_factor,
+    host_bytes_per_call, link_factor, score, and the what-if (docs/fpga-model.md): flops,
+    bytes, stream_bytes, random_bytes, memory_efficiency (the share of the card's memory peak
+    its traffic gets), card_limit, card_compute_s, card_memory_s, card_latency_s, card_time_s,
+    transfer_bytes, transfer_s, fpga_total_s, op_speedup, workload_speedup (each time and
+    speedup with its _low/_high range), the restructured_* columns and scenario.
+
+    ``estimate_basis`` says what a row's what-if rests on: "static" (the cost model's rule),
+    "author" (a custom kernel's own figures), or, for ops whose static cost is unknown
+    (``cost_known`` False: a custom call the cost model has no rule for), a bound: "measured
+    bound" (counters over ``measured_coverage`` of its time) or "operand bound" (its operands
+    and results alone), where every card time is a lower bound and every speedup an upper
+    bound; None when not even that is known (every field built on FLOPs or bytes NaN). Such ops
+    have no score (NaN, ``fits_on_chip`` None), ``estimate_note`` says why, they come after the
+    scored ops and stay out of the combined speedup; ``scenario`` is "neither" when even their
+    upper bounds stay under 1 at the fast ends, else "". ``Table.meta`` holds the target, the
+    combined speedup, ``not_estimated_count`` / ``not_estimated_gpu_ns``, ``bounded_count`` and
+    ``ruled_out_count`` / ``ruled_out_gpu_ns``."""
+    key = {"op": "candidates", "ops": "candidates", "region": "regions", "regions": "regions"}.get(
+        by
+    )
+    if key is None:
+        raise InvalidArgumentError(
+            f"by={by!r}: use 'op' (HLO ops) or 'region' (fpgaprof.region paths)"
+        )
+    res = analyze(
+        prof, target=target, inputs_cross_link=inputs_cross_link, workload_s=workload_s, **kwargs
+    )
+    f = res["fpga"]
+    t = Table(f.get(key, []))
+    card = (f.get("target") or {}).get("name") or "the card"
+    if key == "regions":
+        t.meta = {k: f[k] for k in ("target", "workload_ns", "gpu_kernel_ns") if k in f}
+        t.title = f"FPGA offload candidates on {card}: region paths as whole units"
+        t.display = REGION_TEXT_COLUMNS
+        t.empty_note = no_rows_note(
+            prof, "no fpgaprof.region() with GPU kernels inside", regions=True
+        )
+    else:
+        t.meta = {k: v for k, v in f.items() if k not in ("candidates", "regions")}
+        t.title = f"FPGA offload candidates on {card}: HLO ops"
+        t.display = OP_TEXT_COLUMNS
+        t.empty_note = no_rows_note(prof, "no kernel was attributed to an HLO op")
+        if t:
+            line = combined_speedup_text(f, card)
+            t.footer = f"  {line}" if line else ""
+    return t
+
+
+def combined_speedup_text(what_if: Mapping, card: str) -> str:
+    """The Amdahl line under an op ranking (the table's footer, report.html, the run digest):
+    every op that gains (op_speedup > 1) moved to `card` together, with its range, and what
+    restructured designs would give; "" when the analysis has no combined figure. `what_if`:
+    the FPGA result (``combined_speedup``, ``combined_count``, ``combined_speedup_low/high``,
+    ``restructured_combined_speedup``, ``restructured_combined_count``)."""
+    combined, count = what_if.get("combined_speedup"), what_if.get("combined_count")
+    if not isinstance(combined, (int, float)) or not math.isfinite(combined):
+        return ""
+    rcount = what_if.get("restructured_combined_count") or 0
+    restructured = what_if.get("restructured_combined_speedup")
+    tail = ""
+    if rcount and isinstance(restructured, (int, float)):
+        tail = (
+            f"; restructured designs: {rcount} op{'s' if rcount != 1 else ''} gain, "
+            f"workload {fmt_speedup(restructured)}"
+        )
+    if not count:
+        return f"no op gains from offloading to {card} as compiled{tail}"
+    rng = fmt_speedup_range(
+        what_if.get("combined_speedup_low"), what_if.get("combined_speedup_high")
+    )
+    return (
+        f"offloading the {count} op{'s' if count != 1 else ''} that gain to {card}: "
+        f"workload speedup {fmt_speedup(combined)}{f' ({rng})' if rng else ''} (Amdahl){tail}"
+    )
+
+
+# The columns print(prof.fpga_candidates(...)) shows (every column stays in the rows); a
+# column with _low/_high companions prints its range beside it ("2.41x (1.6-3.1x)").
+OP_TEXT_COLUMNS = (
+    "rank",
+    "op",
+    "module",
+    "score",
+    "scenario",
+    "op_speedup",
+    "restructured_op_speedup",
+    "workload_speedup",
+    "time_share",
+    "gpu_time_ns",
+    "fpga_total_s",
+    "pattern",
+    "card_limit",
+    "estimate_note",
+)
+REGION_TEXT_COLUMNS = (
+    "rank",
+    "region",
+    "score",
+    "scenario",
+    "region_speedup",
+    "restructured_region_speedup",
+    "workload_speedup",
+    "time_share",
+    "gpu_time_ns",
+    "fpga_total_s",
+    "instances",
+    "estimate_note",
+)
+# And print(fpgaprof.fpga.estimate(...)).
+ESTIMATE_TEXT_COLUMNS = (
+    "op",
+    "opcode",
+    "pattern",
+    "precision",
+    "executions",
+    "card_time_s",
+    "restructured_card_time_s",
+    "card_limit",
+    "memory_efficiency",
+    "flops",
+    "bytes",
+    "estimate_note",
+)
+
+
+class Estimate(Table):
+    """The static what-if of a whole function or HLO module on one card (``estimate()``,
+    ``estimate_hlo()``): one row per op (as ``fpga_candidates()``' rows, without GPU time:
+    op, computation, opcode, pattern, precision, executions, flops, bytes, stream_bytes,
+    random_bytes, compulsory_bytes, card_compute_s, card_memory_s, card_latency_s (0: one
+    launch for the whole function, below), card_time_s, restructured_card_time_s, each time
+    with its _low_s/_high_s, memory_efficiency, card_limit, scenario, estimate_note, source)
+    and the whole function as attributes, each a nominal value with its (low, high) range:
+    ``card_time_s`` / ``card_time_range_s`` (everything on the card, data resident in card
+    memory, one launch), ``restructured_card_time_s`` / ``restructured_card_time_range_s``,
+    ``transfer_s`` / ``transfer_range_s`` (arguments to the card and results back over the host
+    link, with the per-transfer latency), ``total_s`` / ``total_range_s`` (card + transfer),
+    ``restructured_total_s`` / ``restructured_total_range_s``; ``transfer_bytes``,
+    ``not_estimated_count``, ``notes``, ``target`` (the card as the model saw it),
+    ``module``."""
+
+    card_time_s = math.nan
+    card_time_range_s: tuple = (math.nan, math.nan)
+    restructured_card_time_s = math.nan
+    restructured_card_time_range_s: tuple = (math.nan, math.nan)
+    transfer_s = math.nan
+    transfer_range_s: tuple = (math.nan, math.nan)
+    total_s = math.nan
+    total_range_s: tuple = (math.nan, math.nan)
+    restructured_total_s = math.nan
+    restructured_total_range_s: tuple = (math.nan, math.nan)
+    transfer_bytes = 0.0
+    not_estimated_count = 0
+    notes: list = []
+    target: dict = {}
+    module = ""
+
+    def summary(self) -> dict:
+        """The whole-function figures as one dict (what summary.json and the CLI's --json hold)."""
+        keys = (
+            "module",
+            "card_time_s",
+            "card_time_range_s",
+            "restructured_card_time_s",
+            "restructured_card_time_range_s",
+            "transfer_bytes",
+            "transfer_s",
+            "transfer_range_s",
+            "total_s",
+            "total_range_s",
+            "restructured_total_s",
+            "restructured_total_range_s",
+            "not_estimated_count",
+            "notes",
+        )
+        out = {k: getattr(self, k) for k in keys}
+        out["target"] = self.target.get("name")
+        return out
+
+
+def _static_scenario(row: Mapping) -> str:
+    a, b = row.get("card_time_s"), row.get("restructured_card_time_s")
+    if not isinstance(a, (int, float)) or not isinstance(b, (int, float)) or not (a > 0 and b > 0):
+        return ""
+    if not math.isfinite(a) or not math.isfinite(b):
+        return ""
+    return "as compiled" if a <= b * 1.01 else f"restructured {a / b:.1f}x faster"
+
+
+def _estimate_table(res: Mapping) -> Estimate:
+    rows = []
+    for r in res["ops"]:
+        r = dict(r)
+        r["scenario"] = _static_scenario(r)
+        rows.append(r)
+    t = Estimate(rows)
+    for key in ("card_time", "restructured_card_time", "transfer", "total", "restructured_total"):
+        setattr(t, f"{key}_s", res[f"{key}_s"])
+        setattr(t, f"{key}_range_s", (res[f"{key}_low_s"], res[f"{key}_high_s"]))
+    t.transfer_bytes = res["transfer_bytes"]
+    t.not_estimated_count = res["not_estimated_count"]
+    t.notes = list(res["notes"])
+    t.target = dict(res["target"])
+    t.module = res["module"]
+    card = t.target.get("name") or "the card"
+    t.title = f"FPGA estimate of {res['module'] or 'the module'} on {card}: ops"
+    t.display = ESTIMATE_TEXT_COLUMNS
+    t.empty_note = "the module computes nothing (only parameters, constants and tuples)"
+
+    def line(label: str, key: str) -> str:
+        nominal, (lo, hi) = getattr(t, f"{key}_s"), getattr(t, f"{key}_range_s")
+        return f"{label} {fmt_s(nominal)} ({fmt_s_range(lo, hi)})"
+
+    footer = [
+        f"  whole function on {card}: "
+        + ", ".join([line("card", "card_time"), line("restructured", "restructured_card_time")]),
+        "  "
+        + ", ".join(
+            [
+                line("host link", "transfer"),
+                line("total", "total"),
+                line("restructured total", "restructured_total"),
+            ]
+        ),
+    ]
+    footer += [f"  note: {n}" for n in t.notes]
+    t.footer = "\n".join(footer)
+    return t
+
+
+def estimate_hlo(
+    text: str, target: str | os.PathLike | Mapping | FpgaTarget = DEFAULT_TARGET
+) -> Estimate:
+    """The static FPGA what-if of an HLO module (XLA's text, optimized or not): every op of its
+    entry computation and of the loops and calls it runs (a while body multiplied by XLA's
+    known_trip_count; unknown trip counts counted once and named in ``notes``), on ``target``
+    (a preset name, card file, dict or FpgaTarget), with data resident in card memory, plus the
+    function's transfers over the host link. No GPU needed. Text fpgaprof cannot parse raises
+    fpgaprof.HloParseError; a bad target InvalidArgumentError. docs/fpga-model.md, "Static
+    estimate"."""
+    if not isinstance(text, str):
+        raise InvalidArgumentError(
+            f"estimate_hlo takes HLO text (a str), not {type(text).__name__}: read the "
+            "file first, or use fpgaprof.fpga.estimate(fn, *args) for a JAX function"
+        )
+    return _estimate_table(core.analysis.estimate_hlo(text, target_spec(target)))
+
+
+def estimate(
+    fn: Any,
+    *args: Any,
+    target: str | os.PathLike | Mapping | FpgaTarget = DEFAULT_TARGET,
+    **kwargs: Any,
+) -> Estimate:
+    """The static FPGA what-if of a JAX function: ``fn`` (plain or jitted) is lowered and
+    compiled by XLA for the backend at hand (the CPU is fine) with ``args`` / ``kwargs``
+    (arrays or ``jax.ShapeDtypeStruct``: nothing is allocated or run, so multi-GB shapes
+    work), and its optimized HLO estimated as estimate_hlo() does. ``target`` is keyword-only
+    (a function of your own with a ``target`` argument: pass it through functools.partial)."""
+    try:
+        import jax
+    except ImportError:
+        raise InvalidArgumentError(
+            "fpgaprof.fpga.estimate needs JAX: pip install 'fpgaprof[jax]' "
+            "(or estimate_hlo(text) on HLO text)"
+        ) from None
+    if not callable(fn):
+        raise InvalidArgumentError(
+            f"estimate takes a function, not {type(fn).__name__}: "
+            "fpgaprof.fpga.estimate(fn, *args, target=...)"
+        )
+    spec = target_spec(target)  # a bad card fails before the compilation
+    jitted = fn if hasattr(fn, "lower") else jax.jit(fn)
+    text = jitted.lower(*args, **kwargs).compile().as_text()
+    if not isinstance(text, str):
+        raise InvalidArgumentError(
+            "estimate: this JAX gives no optimized HLO text for the function "
+            "(compiled.as_text() returned nothing): give the HLO to estimate_hlo(text)"
+        )
+    return _estimate_table(core.analysis.estimate_hlo(text, spec))
+
+
+def export_hlo(
+    prof: Any, op: str, path: str | os.PathLike, module: str | int | None = None
+) -> HloText:
+    """Writes the HLO of op ``op`` (from the trace's optimized modules) as a standalone module to
+    ``path`` (atomically) and returns the text (an ``HloText``: a str whose repr is one line
+    saying what was written where). When several different modules hold an instruction of that
+    name, ``module`` (a module name or program id) picks one; without it that raises
+    InvalidArgumentError listing them."""
+    return hlo_export.export_hlo(store_of(prof), op, path, module)

@@ -1,0 +1,311 @@
+"""How a Profile reads: ``prof.summary()`` (text) and the Profile in Jupyter (HTML), both from
+the trace overview (api.overview), so their numbers are summary.json's and report.html's."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from fpgaprof.analysis import sections
+from fpgaprof.api.overview import TraceOverview, trace_overview
+from fpgaprof.api.section_views import memory_lines, multi_device, transfer_lines
+from fpgaprof.api.views import STYLE, SUMMARY_OP_LABELS, grid_html, rows_text, sub_table
+from fpgaprof.base.markup import esc
+from fpgaprof.base.units import fmt_bytes, fmt_ns, fmt_num, fmt_pct, fmt_s, shorten
+
+__all__ = ["summary_text", "profile_html", "hlo_op_lines"]
+
+
+def _t(ns: float) -> str:
+    """A duration given in ns, auto-scaled as in every report ("240 ns", "10.3 µs")."""
+    return fmt_s(float(ns) / 1e9)
+
+
+def summary_text(prof: Any, top: int = 15) -> str:
+    """prof.summary(): the trace in text, with the numbers of summary.json (the overview):
+    wall time and device, GPU busy, top kernels, HLO ops with source lines, transfers, device
+    memory, several GPUs' balance, regions, dropped records and every warning."""
+    out: list[str] = []
+    wall = prof.wall_time_ns
+    dev = prof.device
+    if dev is not None:
+        gpu = (
+            f"{dev.name} (cc {dev.compute_capability_major}.{dev.compute_capability_minor}, "
+            f"{dev.sm_count} SMs)"
+        )
+    elif prof.gpu_available:
+        gpu = "GPU (no device record)"
+    else:
+        gpu = "no GPU data: " + (prof.meta.get("unavailable_reason") or "unknown reason")
+    out.append(f"fpgaprof trace: wall time {_t(wall)}; {gpu}")
+    # summary.json's numbers (one analysis, cached on the profile): GPU busy, transfers,
+    # memory, regions and warnings mean here what they mean there.
+    overview = trace_overview(prof)
+    summary = overview.data
+    tot = summary["totals"]
+    if tot.get("gpu_busy_s") is not None:
+        frac = tot.get("gpu_busy_fraction")
+        out.append(
+            f"GPU busy: {_t(tot['gpu_busy_s'] * 1e9)}"
+            + (f" ({100 * frac:.1f} % of wall)" if frac is not None else "")
+            + f", idle {_t(tot['gpu_idle_s'] * 1e9)} (busy = union of the kernel, copy "
+            "and memset intervals on every device and stream)"
+        )
+
+    k = prof.kernels.columns(["name", "start_ns", "end_ns"])
+    n_k = len(k["name"])
+    dur = (k["end_ns"].astype(np.int64) - k["start_ns"].astype(np.int64)).clip(min=0)
+    total_k = float(dur.sum())
+    out.append("")
+    if n_k or prof.gpu_available:
+        out.append(
+            f"Kernels: {n_k} launches, {len(set(k['name'])) if n_k else 0} distinct, "
+            f"{_t(total_k)} summed kernel time"
+        )
+    else:
+        out.append("Kernels: – (no GPU data)")
+    if n_k:
+        names, inv = np.unique(k["name"].astype(str), return_inverse=True)
+        tot = np.bincount(inv, weights=dur, minlength=len(names))
+        cnt = np.bincount(inv, minlength=len(names))
+        order = np.argsort(-tot, kind="stable")[:top]
+        out.append(f"  {'kernel':60s} {'count':>8s} {'total':>11s} {'mean':>10s} {'%':>6s}")
+        for i in order:
+            pct = 100.0 * tot[i] / total_k if total_k else 0.0
+            out.append(
+                f"  {shorten(str(names[i]), 60):60s} {int(cnt[i]):8d} {_t(tot[i]):>11s} "
+                f"{_t(tot[i] / cnt[i]):>10s} {pct:6.1f}"
+            )
+        if len(names) > top:
+            out.append(f"  ... {len(names) - top} more kernels")
+
+    if n_k:
+        out.append("")
+        try:
+            out.extend(hlo_op_lines(prof.attribution, top))
+        except Exception as e:  # noqa: BLE001 - the rest of the summary stays useful
+            out.append(f"HLO ops: attribution failed ({type(e).__name__}: {e})")
+
+    out.extend(transfer_lines(summary))
+    out.extend(memory_lines(summary))
+    out.extend(_device_lines(summary))
+    out.extend(_region_lines(prof, overview, top))
+
+    out.append("")
+    out.append(
+        f"Dropped records: {prof.dropped_records}; incomplete records: {prof.incomplete_records}"
+    )
+    # The warnings of summary.json and report.html: the trace's own, those the reports derive
+    # and every transfer flag (docs/reports.md, "Warnings").
+    warns = summary["warnings"]
+    flags = len((summary["transfers"] or {}).get("flags") or [])
+    out.append(
+        f"Warnings: {len(warns)}"
+        + (f" ({flags} of them transfer flags)" if flags else "")
+        + ("" if warns else " (none)")
+    )
+    for w in warns:
+        out.append(f"  - {w}")
+    return "\n".join(out) + "\n"
+
+
+def _device_lines(summary: dict) -> list[str]:
+    """Several GPUs: the load balance and one row per device (summary.json's by_device);
+    nothing for a single device."""
+    if not multi_device(summary):
+        return []
+    d = summary["by_device"]
+    return ["", f"Devices: {d['count']}; {d['balance']['text']}"] + sub_table(
+        rows_text(
+            sections.device_table_rows(d),
+            "per device",
+            (
+                "device_id",
+                "name",
+                "kernel_count",
+                "kernel_time_s",
+                "busy_s",
+                "busy_fraction",
+                "copy_bytes",
+                "htod_link_percent",
+                "memory_peak_bytes",
+                "threads",
+            ),
+            more="prof.device_report()",
+            labels=sections.DEVICE_LABELS,
+        )
+    )
+
+
+def _region_lines(prof: Any, overview: TraceOverview, top: int) -> list[str]:
+    """Per region path (summary.json's regions): instances, wall time, GPU time of the
+    activities launched inside it (summed durations, nested regions included) and the peak of
+    device memory in use while it was open (the memory analysis, highest instance)."""
+    summary = overview.data
+    r = summary["regions"]
+    n = len(prof.regions)
+    paths = r.get("paths")
+    lines = [
+        "",
+        f"Regions: {n}"
+        + (
+            f" ({paths} path{'s' if paths != 1 else ''})"
+            if r.get("available") and paths != n
+            else ""
+        ),
+    ]
+    if not r.get("available"):
+        return lines
+    peaks: dict[str, int] = {}
+    res = overview.analysis
+    if summary["memory"].get("available") and res is not None:
+        peaks = {x["region"]: x["peak_bytes"] for x in sections.memory_region_rows(res["memory"])}
+    # Without GPU data there is no GPU time to show: "–", as report.html (not a measured 0).
+    no_gpu = not prof.gpu_available and len(prof.kernels) == 0
+    lines.append(f"  {'region':40s} {'count':>7s} {'wall':>11s} {'GPU':>11s} {'mem peak':>11s}")
+    items = r["items"]
+    for x in items[:top]:
+        gpu = "–" if no_gpu or x.get("gpu_s") is None else _t(x["gpu_s"] * 1e9)
+        peak = fmt_bytes(peaks[x["path"]]) if x["path"] in peaks else "–"
+        lines.append(
+            f"  {shorten(x['path'], 40):40s} {x['count']:7d} {_t(x['wall_s'] * 1e9):>11s} "
+            f"{gpu:>11s} {peak:>11s}"
+        )
+    left = len(items) - min(len(items), top) + int(r.get("rows_left_out") or 0)
+    if left:
+        lines.append(f"  ... {left} more region paths")
+    lines.append(
+        "  (GPU = summed durations of the kernels, copies and memsets launched inside "
+        "the region, nested ones included: a sum, not a union"
+        + ("; – : no GPU data in this trace" if no_gpu else "")
+        + "; mem peak = most device memory in use while it was open"
+        + ("" if peaks else ", – : no allocation records")
+        + ")"
+    )
+    return lines
+
+
+def _short_path(path: str) -> str:
+    if not path:
+        return ""
+    try:
+        rel = os.path.relpath(path)
+        return rel if not rel.startswith("..") else path
+    except ValueError:
+        return path
+
+
+def hlo_op_lines(result: Any, top: int = 10) -> list[str]:
+    """The summary section: top ops by GPU time with source lines, then unattributed kernels."""
+    ops = list(result.ops)
+    total = result.attributed_ns + result.unattributed_ns
+    n_kernels = result.attributed_count + result.unattributed_count
+    lines: list[str] = []
+    if n_kernels == 0:
+        return ["HLO ops: no kernels in the trace"]
+    by = result.count_by_method
+    pct = 100.0 * result.attributed_ns / total if total else 0.0
+    lines.append(
+        f"HLO ops (top {min(top, len(ops))} of {len(ops)} by GPU time; {pct:.1f}% of kernel "
+        f"time attributed: {by['nvtx_thunk']} by thunk range, {by['kernel_name']} by kernel "
+        f"name, {by['library']} library)"
+    )
+    if ops:
+        lines.append(
+            f"  {'time':>10} {'%':>6} {'execs':>6} {'mean':>10} {'GFLOP/s':>8}  "
+            f"{'op (module)':<44} {'category':<22} source"
+        )
+    for op in ops[:top]:
+        t = op.total_ns + op.memcpy_ns
+        share = 100.0 * op.total_ns / total if total else 0.0
+        rate = ""
+        if op.has_cost and not op.cost_unknown and op.mean_ns and op.flops:
+            gflops = op.flops / op.mean_ns
+            # a fixed-unit column: 1234 GFLOP/s as "1234", not .3g's "1.23e+03"
+            rate = f"{gflops:.3g}" if abs(gflops) < 999.5 else f"{gflops:.0f}"
+        name = f"{op.hlo_op} ({op.module_name})" if op.module_name else op.hlo_op
+        src = (
+            f"{_short_path(op.source_file)}:{op.source_line}"
+            if op.source_file and op.source_line >= 0
+            else ""
+        )
+        # an op that only launched copies (copy-start, a host transfer) has no kernel run
+        category = op.category or ("copies only" if not op.executions and op.memcpy_ns else "")
+        lines.append(
+            f"  {fmt_ns(t):>10} {share:5.1f}% {op.executions:>6} "
+            f"{fmt_ns(op.mean_ns):>10} {rate:>8}  {name[:44]:<44} "
+            f"{category[:22]:<22} {src}"
+        )
+    if ops:
+        lines.append(
+            "  (time = the op's kernels + the copies it launched; % = its share of kernel "
+            "time; execs and mean count kernel runs)"
+        )
+    if result.unattributed_count:
+        upct = 100.0 * result.unattributed_ns / total if total else 0.0
+        lines.append(
+            f"Unattributed kernels: {result.unattributed_count} "
+            f"({fmt_ns(result.unattributed_ns)}, {upct:.1f}% of kernel time)"
+        )
+        for u in list(result.unattributed)[:top]:
+            lines.append(f"  {u.name[:60]} x{u.count}, {fmt_ns(u.total_ns)}: {u.reason}")
+    for w in result.warnings:
+        lines.append(f"warning: {w}")
+    return lines
+
+
+def profile_html(prof: Any) -> str:
+    """Overview of a Profile: device, wall time, GPU busy, kernels, transfers, top kernels,
+    warnings. Built from the same summary as report.html (without the FPGA what-if, which
+    needs a target: see prof.fpga_candidates)."""
+    s = trace_overview(prof).data
+    t, tot, dev = s["trace"], s["totals"], s.get("device") or {}
+    items = [
+        (
+            "device",
+            esc(dev.get("name"))
+            if dev
+            else f'<span class="na">no GPU: {esc(t["unavailable_reason"])}</span>',
+        ),
+        ("wall time", fmt_s(t["wall_time_s"])),
+        (
+            "GPU busy",
+            f"{fmt_s(tot['gpu_busy_s'])} ({fmt_pct(tot['gpu_busy_fraction'])})"
+            if tot["gpu_busy_s"] is not None
+            else "n/a (no GPU)",
+        ),
+        ("kernels", f"{fmt_num(tot['kernel_count'])} · {fmt_s(tot['kernel_time_s'])} summed"),
+        (
+            "transfers",
+            f"{fmt_num(tot['transfer_count'])} · {fmt_bytes(tot['transfer_bytes'])} · "
+            f"{fmt_pct(tot['transfer_share_of_wall'])} of wall",
+        ),
+        (
+            "device memory peak",
+            fmt_bytes(s["memory"]["peak_bytes"]) if s["memory"].get("available") else "–",
+        ),
+        ("regions", fmt_num(tot["region_count"])),
+        ("dropped records", fmt_num(t["dropped_records"])),
+        ("warnings", fmt_num(len(s["warnings"]))),
+    ]
+    out = [f'<div class="fpgaprof-nb">{STYLE}<b>fpgaprof Profile</b><table>']
+    out += [f"<tr><th>{esc(k)}</th><td style='text-align:left'>{v}</td></tr>" for k, v in items]
+    out.append("</table>")
+    if s["kernels"].get("available"):
+        keys = ["name", "count", "total_s", "mean_s", "share"]
+        out.append("<b>top kernels</b>")
+        out.append(grid_html(keys, s["kernels"]["top"][:10], len(s["kernels"]["top"]), "kernels"))
+    if s["ops"].get("available"):
+        keys = ["op", "category", "count", "total_s", "flops", "bytes", "source"]
+        out.append("<b>top HLO ops</b>")
+        out.append(
+            grid_html(keys, s["ops"]["items"][:10], s["ops"]["count"], "ops", SUMMARY_OP_LABELS)
+        )
+    if s["warnings"]:
+        out.append(
+            "<ul>" + "".join(f'<li class="warn">{esc(w)}</li>' for w in s["warnings"]) + "</ul>"
+        )
+    out.append("</div>")
+    return "".join(out)

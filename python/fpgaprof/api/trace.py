@@ -1,0 +1,516 @@
+"""``fpgaprof.trace()`` and ``fpgaprof.region()``."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from typing import Any, Literal
+
+from fpgaprof.api.profile import Profile
+from fpgaprof.api.views import Table
+from fpgaprof.base.core import core
+from fpgaprof.base.errors import (
+    CuptiUnavailableError,
+    FpgaprofError,
+    FpgaprofIOError,
+    FpgaprofWarning,
+    InvalidArgumentError,
+    ProfilerConflictError,
+)
+from fpgaprof.base.markup import esc
+from fpgaprof.capture import hlo_dump, process_env
+from fpgaprof.capture.signals import SaveOnSignal
+
+__all__ = ["trace", "region"]
+
+# Re-entrant: `fpgaprof run` saves the trace from a SIGTERM handler, which runs on the main
+# thread and may interrupt it while it holds this lock.
+_lock = threading.RLock()
+_active: trace | None = None
+
+
+class trace:
+    """Traces the GPU work of the ``with`` body; ``as`` gives the Profile (filled at exit).
+
+    ``with fpgaprof.trace("run.fpgaprof") as prof: step()`` records every kernel, copy,
+    memset, allocation, API call, NVTX range and region of the body, joins them, and saves
+    the trace file atomically when ``path`` is given. The body's exception (if any) is
+    propagated unchanged, after the trace is stopped and saved.
+
+    Without a usable GPU the body still runs and the Profile holds wall time and regions; one
+    FpgaprofWarning says what is missing and how to fix it (``require_gpu=True`` raises
+    CuptiUnavailableError instead). Another CUPTI user (Nsight, ``jax.profiler.trace``) or a
+    trace already running raises ProfilerConflictError — except under ``fpgaprof run``, where
+    the whole program is traced already: there the block becomes a region (named ``name``,
+    default "trace") of the run's trace, with one FpgaprofWarning saying so, and ``as`` gives a
+    NestedProfile (see there). ``buffer_size``: bytes per CUPTI
+    activity buffer. ``counters=True`` also collects per-kernel hardware counters (DRAM bytes,
+    FP instruction counts; CUPTI Range Profiler, kernel replay: kernels run once per pass) into
+    ``prof.counters`` for the measured roofline; when they cannot be collected a
+    FpgaprofWarning says why and the trace goes on without them.
+
+    ``path`` is checked when the block is entered, before the body runs: a folder as the path
+    raises InvalidArgumentError, a missing or unwritable folder FpgaprofIOError (one line each,
+    with the fix). A save that still fails at exit (the folder removed meanwhile, disk full)
+    raises FpgaprofIOError saying that ``prof`` still holds the records: ``prof.save(other)``.
+
+    With ``path``, a SIGTERM or SIGHUP (a scheduler's time limit, a closed terminal) that the
+    program has left at its default action saves the trace first (with a warning that it
+    ends there) and then ends the process as the signal would have (fpgaprof.capture.signals).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike | None = None,
+        *,
+        require_gpu: bool = False,
+        buffer_size: int = 8 << 20,
+        counters: bool = False,
+        name: str | None = None,
+    ) -> None:
+        if not isinstance(buffer_size, int) or isinstance(buffer_size, bool) or buffer_size < 4096:
+            raise ValueError(f"buffer_size must be an int >= 4096 bytes, got {buffer_size!r}")
+        self.path = os.fspath(path) if path is not None else None
+        self.require_gpu = bool(require_gpu)
+        self.buffer_size = buffer_size
+        self.profile = Profile()
+        self._session: Any = None
+        self._warnings: list[str] = []
+        self.counters = bool(counters)
+        self._counters: Any = None
+        self._counters_thread: int | None = None  # the thread that started them (checkpoints)
+        self.name = str(name) if name is not None else None
+        # Set by `fpgaprof run`'s runner on the trace it starts: traces opened inside it nest.
+        self.owned_by_run = False
+        self._outer: trace | None = None  # the run's trace, when this one is nested in it
+        self._nested: list[tuple[NestedProfile, str | None]] = []
+        self._signals: Any = None  # saves the file on SIGTERM/SIGHUP (capture.signals)
+
+    def __enter__(self) -> Profile:
+        global _active
+        if self.path is not None:
+            _check_writable(self.path)  # before the body runs, not after it
+        with _lock:
+            outer = _active
+            if outer is not None and outer.owned_by_run and outer._session is not None:
+                pass  # nested in the run's trace: a region of it (below)
+            elif outer is not None:
+                raise ProfilerConflictError(
+                    "fpgaprof.trace() is already running in this process (nested or concurrent "
+                    "traces are not supported): end the outer `with fpgaprof.trace()` block first, "
+                    "or use fpgaprof.region() to mark parts of one trace"
+                )
+            else:
+                _active = self
+        if outer is not None:
+            return self._enter_nested(outer)
+        try:
+            self._session = core.CaptureSession.start(
+                buffer_bytes=self.buffer_size, require_gpu=self.require_gpu
+            )
+        except BaseException:
+            with _lock:
+                _active = None
+            raise
+        try:
+            self._after_start()
+        except BaseException:
+            # e.g. a warning turned into an error (-W error): no trace may stay running
+            session, self._session = self._session, None
+            counters, self._counters = self._counters, None
+            try:
+                store = session.stop()
+                if counters is not None:
+                    counters.stop_into(store)
+            except Exception:  # noqa: BLE001 - the original error is the one to raise
+                pass
+            with _lock:
+                _active = None
+            raise
+        return self.profile
+
+    def _after_start(self) -> None:
+        if not self._session.gpu_active:
+            reason = self._session.unavailable_reason or "CUPTI could not be started"
+            msg = (
+                f"fpgaprof.trace: no GPU activity is recorded ({reason}); the profile holds "
+                "wall time and regions only. Pass require_gpu=True to make this an error."
+            )
+            self._warnings.append(msg)
+            warnings.warn(msg, FpgaprofWarning, stacklevel=3)
+        if self.counters:
+            self._start_counters()
+        if self.path is not None and not self.owned_by_run:  # `fpgaprof run` has its own
+            try:
+                self._signals = SaveOnSignal(self._save_on_signal, "fpgaprof.trace")
+                self._signals.install()
+            except Exception as e:  # noqa: BLE001 - tracing goes on; only this safety net is missing
+                msg = f"fpgaprof.trace: the trace will not be saved on SIGTERM/SIGHUP ({e})"
+                self._warnings.append(msg)
+                warnings.warn(msg, FpgaprofWarning, stacklevel=3)
+
+    def _note_ended_by(self, signal_name: str) -> None:
+        """Marks the trace as cut short by a signal (a warning saved with it)."""
+        self._warnings.append(
+            f"the program was ended by {signal_name}: the trace covers it up to then"
+        )
+
+    def _save_on_signal(self, name: str) -> None:
+        self._note_ended_by(name)
+        self.__exit__(None, None, None)
+
+    def _start_counters(self) -> None:
+        if not self._session.gpu_active:
+            msg = "fpgaprof.trace(counters=True): no GPU trace, so no hardware counters"
+        else:
+            try:
+                self._counters = core.analysis.CounterSession.start()
+                self._counters_thread = threading.get_ident()
+            except Exception as e:  # noqa: BLE001 - CountersError / CuptiUnavailableError: say why
+                msg = f"fpgaprof.trace(counters=True): hardware counters not collected: {e}"
+            else:
+                if "jax" not in sys.modules or not process_env.jax_preallocates():
+                    return
+                msg = process_env.COUNTERS_PREALLOCATION_WARNING
+        self._warnings.append(msg)
+        warnings.warn(msg, FpgaprofWarning, stacklevel=4)
+
+    def _counter_checkpoint(self) -> None:
+        """Called when the tracing thread leaves its outermost region: the counter image holds
+        a bounded number of ranges (one per kernel), so it is decoded and re-armed between
+        steps rather than overflowing (dropped ranges are counted, but lost). A failure stops
+        further checkpoints and is kept as a warning; timing data is unaffected."""
+        counters = self._counters
+        if counters is None or threading.get_ident() != self._counters_thread:
+            return
+        try:
+            counters.checkpoint()
+        except Exception as e:  # noqa: BLE001 - counters are extra; the run must go on
+            self._counters_thread = None
+            msg = (
+                f"fpgaprof.trace(counters=True): counter checkpoint at the end of a region failed "
+                f"({e}); no more checkpoints in this trace: kernels past the image's capacity "
+                "or after the failure get no counters (counted when the trace ends)"
+            )
+            self._warnings.append(msg)
+            warnings.warn(msg, FpgaprofWarning, stacklevel=3)
+
+    def _enter_nested(self, outer: trace) -> NestedProfile:
+        if self.require_gpu and not outer._session.gpu_active:
+            raise CuptiUnavailableError(
+                "fpgaprof.trace(require_gpu=True) inside `fpgaprof run`: the run's trace records "
+                "no GPU activity ("
+                + (outer._session.unavailable_reason or "CUPTI not started")
+                + "): run it on a machine with an NVIDIA GPU and its driver"
+            )
+        name = self.name or "trace"
+        parts = [
+            f"fpgaprof.trace() inside `fpgaprof run`: the program is traced already, so "
+            f"this block is recorded as region {name!r} of the run's trace "
+            f"({outer.path}); the Profile it gives fills with the whole run's records "
+            f"when the program ends (read them with `fpgaprof report` on the run's folder)"
+        ]
+        if self.path is not None:
+            parts.append(f"{self.path} receives a copy of the run's trace then")
+        if self.counters and not outer.counters:
+            parts.append("counters=True is ignored (use `fpgaprof run --counters`)")
+        msg = "; ".join(parts)
+        prof = NestedProfile(name, outer.path, self.path, [msg])
+        self.profile = prof
+        self._outer = outer
+        warnings.warn(msg, FpgaprofWarning, stacklevel=3)
+        prof._start_ns = time.time_ns()
+        core.region_push(name)
+        return prof
+
+    def _exit_nested(self) -> None:
+        outer, self._outer = self._outer, None
+        core.region_pop()
+        prof = self.profile
+        if not isinstance(prof, NestedProfile):
+            return
+        prof._end_ns = time.time_ns()
+        if outer is not None:
+            with _lock:
+                outer._nested.append((prof, self.path))
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> Literal[False]:
+        global _active
+        if self._outer is not None:
+            self._exit_nested()
+            return False
+        signals, self._signals = self._signals, None
+        if signals is not None:
+            signals.finishing()  # a SIGTERM now waits for the save below, then ends the process
+        try:
+            self._finish()
+        except Exception as err:
+            if exc_type is None:
+                raise
+            # The body's exception wins; ours is reported, not lost.
+            warnings.warn(
+                f"fpgaprof.trace could not finish the trace after the body raised: {err}",
+                FpgaprofWarning,
+                stacklevel=2,
+            )
+        finally:
+            with _lock:
+                _active = None
+            if signals is not None:
+                signals.uninstall()
+        return False
+
+    def _finish(self) -> None:
+        session, self._session = self._session, None
+        if session is None:
+            return
+        counters, self._counters = self._counters, None
+        if counters is not None:
+            try:  # counting ends before the activity session: later kernels are in no window
+                counters.finish()
+            except Exception as e:  # noqa: BLE001 - timing data is still good
+                self._warnings.append(f"hardware counters could not be stopped: {e}")
+        store = session.stop()
+        if counters is not None:
+            try:
+                counters.stop_into(store)
+            except Exception as e:  # noqa: BLE001 - timing data is still good
+                self._warnings.append(f"hardware counters could not be read back: {e}")
+        store.correlate()
+        for w in process_env.process_warnings + self._warnings:
+            if w not in store.meta["warnings"]:
+                store.add_warning(w)
+        _attach_hlo_modules(store)
+        self.profile.attach(store, self.path)
+        if self.path is not None:
+            try:
+                store.save(self.path)
+            except FpgaprofError as e:
+                raise type(e)(
+                    f"{' '.join(str(e).split())}; the trace is not lost: prof (the "
+                    "`as` target) still holds the records: prof.save(other_path)"
+                ) from e
+        with _lock:
+            nested, self._nested = self._nested, []
+        for prof, path in nested:
+            prof.attach(store, path if path is not None else self.path)
+            if path is None:
+                continue
+            try:
+                store.save(path)
+            except Exception as e:  # noqa: BLE001 - the run's trace is saved; say what is not
+                warnings.warn(
+                    f"fpgaprof.trace({path!r}) inside `fpgaprof run`: the copy of the "
+                    f"run's trace was not written: {e}",
+                    FpgaprofWarning,
+                    stacklevel=2,
+                )
+
+
+def _check_writable(path: str) -> None:
+    """Raises (one line: cause and fix) when the trace file cannot be written at ``path``: a
+    folder given as the path (InvalidArgumentError), a missing or unwritable folder
+    (FpgaprofIOError). Probes with a temporary file, the way the save writes (also right for
+    root, for whom os.access says yes to everything)."""
+    if os.path.isdir(path):
+        raise InvalidArgumentError(
+            f"fpgaprof.trace({path!r}): that path is a folder; give a file path such as "
+            f"{os.path.join(path, 'trace.fpgaprof')!r}"
+        )
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        what = "is a file, not a folder" if os.path.exists(folder) else "does not exist"
+        raise FpgaprofIOError(
+            f"fpgaprof.trace({path!r}): the folder {folder} {what}; create the folder first "
+            "(os.makedirs) or choose another path"
+        )
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".fpgaprof-probe-", dir=folder)
+    except OSError as e:
+        raise FpgaprofIOError(
+            f"fpgaprof.trace({path!r}): cannot write into {folder} ({e.strerror or e}); choose "
+            "a writable folder"
+        ) from None
+    os.close(fd)
+    try:
+        os.unlink(probe)
+    except OSError:
+        pass
+
+
+class NestedProfile(Profile):
+    """What ``fpgaprof.trace()`` gives inside a program that ``fpgaprof run`` traces already.
+
+    The block is a region (``region_name``) of the run's trace, which CUPTI fills until the
+    program ends. After the block: ``wall_time_ns`` (the block's host time), ``warnings``,
+    ``summary()`` and ``repr`` work; record tables are empty and the analysis tables
+    (``ops``, ``roofline()``, ``fpga_candidates()``) have no rows and say where the records are
+    (the run's trace file), so a script written for a plain ``fpgaprof.trace()`` runs on.
+    When the run's trace stops (program end) the Profile is attached to the whole run's
+    records (filter by ``region_name``), and a ``path`` given to trace() receives a copy of
+    the run's trace file.
+    """
+
+    def __init__(
+        self, region_name: str, run_trace_path: str | None, path: str | None, notes: list[str]
+    ) -> None:
+        super().__init__(None, path=path)
+        self.region_name = region_name
+        self.run_trace_path = run_trace_path
+        self._notes = list(notes)
+        self._start_ns = 0
+        self._end_ns = 0
+        self._placeholder: Any = None
+
+    @property
+    def pending_note(self) -> str:
+        """Why the tables are empty before the run's trace is attached ("" after)."""
+        if self._store is not None:
+            return ""
+        return (
+            f"inside `fpgaprof run`: this block is region {self.region_name!r} of the run's "
+            f"trace, written to {self.run_trace_path} when the program ends (fpgaprof.load "
+            f"or `fpgaprof report` on it)"
+        )
+
+    def _s(self) -> Any:
+        if self._store is not None:
+            return self._store
+        # Until the run ends there are no records to give; an empty store lets every table and
+        # analysis answer (no rows, with pending_note saying where the records will be) so that
+        # a script written for a plain trace() runs on unchanged.
+        if self._placeholder is None:
+            store = core.TraceStore()
+            store.set_meta(gpu_available=False, unavailable_reason=self.pending_note)
+            self._placeholder = store
+        return self._placeholder
+
+    def _pending(self, table: Any) -> Any:
+        note = self.pending_note
+        if note and isinstance(table, Table):  # by="trace" gives a dict
+            table.empty_note = note
+        return table
+
+    def save(self, path: str | os.PathLike) -> str:
+        """Before the run's trace is written there is nothing of this block to save: raises
+        FpgaprofError naming the run's trace (``trace(path)`` gets its copy when it is)."""
+        if self._store is None:
+            raise FpgaprofError(
+                f"nothing to save yet: this fpgaprof.trace() ran inside `fpgaprof run`, whose "
+                f"trace holds its records (region {self.region_name!r}) and is written to "
+                f"{self.run_trace_path} when the program ends; pass the path to "
+                f"fpgaprof.trace(path) to get a copy then, or copy that file"
+            )
+        return super().save(path)
+
+    @property
+    def ops(self) -> list:
+        return self._pending(super().ops)
+
+    def roofline(self, *args: Any, **kwargs: Any) -> Any:
+        return self._pending(super().roofline(*args, **kwargs))
+
+    def fpga_candidates(self, *args: Any, **kwargs: Any) -> Any:
+        return self._pending(super().fpga_candidates(*args, **kwargs))
+
+    @property
+    def wall_time_ns(self) -> int:
+        """The block's duration on the host, ns (0 while it runs)."""
+        return max(self._end_ns - self._start_ns, 0)
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(self._notes) + (
+            list(self._store.meta["warnings"]) if self._store is not None else []
+        )
+
+    def summary(self, top: int = 15) -> str:
+        if self._store is not None:
+            return super().summary(top)
+        return (
+            f"fpgaprof.trace region {self.region_name!r} inside `fpgaprof run`: "
+            f"{self.wall_time_ns / 1e6:.3f} ms wall time; kernels, copies and the "
+            f"analysis are in the run's trace {self.run_trace_path} once the program "
+            f"ends\n"
+        )
+
+    def _repr_html_(self) -> str:
+        if self._store is not None:
+            return super()._repr_html_()
+        return "<pre>" + esc(self.summary()) + "</pre>"
+
+    def __repr__(self) -> str:
+        if self._store is not None:
+            return super().__repr__()
+        return (
+            f"<fpgaprof.NestedProfile region {self.region_name!r} of the `fpgaprof run` "
+            f"trace, {self.wall_time_ns / 1e9:.3f} s>"
+        )
+
+
+def _attach_hlo_modules(store: Any) -> None:
+    """Copies the HLO modules XLA dumped for this trace into the store (capture.hlo_dump)."""
+    try:
+        hlo_dump.attach_hlo_modules(store)
+    except Exception as e:  # noqa: BLE001 - the trace itself is fine; say what is missing
+        store.add_warning(
+            f"HLO modules could not be attached to the trace "
+            f"({type(e).__name__}: {e}); "
+            "kernels are attributed by name only"
+        )
+
+
+_region_depth = threading.local()  # open fpgaprof regions on this thread
+
+
+class region(contextlib.ContextDecorator):
+    """Marks a named part of the program, as a context manager or a decorator.
+
+    ``with fpgaprof.region("solve"): ...`` or ``@fpgaprof.region("solve")`` (or bare
+    ``@fpgaprof.region``, named after the function). Recorded while a trace runs, on the
+    calling thread (thread-safe; each thread has its own nesting), also as an NVTX range in
+    domain "fpgaprof" for other tools. Costs almost nothing without a trace or a GPU.
+    """
+
+    def __new__(cls, name: Any = None) -> Any:
+        if callable(name) and not isinstance(name, str):
+            # Bare @region: the function names the region.
+            func = name
+            inner = super().__new__(cls)
+            inner.name = getattr(func, "__qualname__", getattr(func, "__name__", "region"))
+            return functools.wraps(func)(inner(func))
+        return super().__new__(cls)
+
+    def __init__(self, name: Any = None) -> None:
+        if callable(name) and not isinstance(name, str):
+            return
+        if name is None:
+            raise TypeError("fpgaprof.region() needs a name: region('solve')")
+        self.name = str(name)
+
+    def __enter__(self) -> region:
+        core.region_push(self.name)
+        _region_depth.n = getattr(_region_depth, "n", 0) + 1
+        return self
+
+    def __exit__(self, *exc: Any) -> Literal[False]:
+        core.region_pop()
+        depth = _region_depth.n = max(getattr(_region_depth, "n", 1) - 1, 0)
+        t = _active
+        if depth == 0 and t is not None and t._counters is not None:
+            t._counter_checkpoint()  # a step ended: empty the counter image (trace(counters=True))
+        return False
+
+    def __repr__(self) -> str:
+        return f"fpgaprof.region({self.name!r})"
+
+
+def active() -> bool:
+    """True while a trace runs in this process."""
+    return _active is not None

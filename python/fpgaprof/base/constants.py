@@ -1,0 +1,64 @@
+"""Values more than one layer needs (one place each)."""
+
+from __future__ import annotations
+
+__all__ = [
+    "DEFAULT_TARGET",
+    "NONE32",
+    "TRACE_FILE_NAME",
+    "PATH_SEP",
+    "TOP_ROWS",
+    "FULL_ROWS",
+    "TIMELINE_MAX_EVENTS",
+    "COPY_KIND_NAMES",
+    "MEMORY_KIND_NAMES",
+]
+
+# The FPGA card of the what-if when none is named (fpga_candidates, the reports, the CLI).
+DEFAULT_TARGET = "alveo-u55c"
+
+# "None" in a uint32 index column of the records (no parent, no region, ...: docs/records.md).
+NONE32 = 0xFFFFFFFF
+
+# The trace file in a `fpgaprof run` output folder.
+TRACE_FILE_NAME = "trace.fpgaprof"
+
+# Joins the names of nested regions into a region's path ("outer > inner"), as the C++
+# analysis does (RegionPaths).
+PATH_SEP = " > "
+
+# How many rows a list section keeps in summary.json / report.html (the rest is counted).
+TOP_ROWS = 50
+# The tables `fpgaprof compare` reads (ops, regions) are complete in summary.json up to this
+# many rows (the HTML shows the first TOP_ROWS); more are counted in rows_left_out.
+FULL_ROWS = 10_000
+
+# Records timeline.json holds by default: about 125-250 bytes each, so 150-250 MB of JSON,
+# which Perfetto's UI still opens (files past a few hundred MB fail to load in the browser).
+TIMELINE_MAX_EVENTS = 1_000_000
+
+# CopyKind values of records.hpp (stable in the trace file).
+COPY_KIND_NAMES = {
+    0: "unknown",
+    1: "HtoD",
+    2: "DtoH",
+    3: "DtoD",
+    4: "HtoH",
+    5: "PtoP",
+    6: "HtoA",
+    7: "AtoH",
+    8: "AtoA",
+    9: "AtoD",
+    10: "DtoA",
+}
+# MemoryKind values of records.hpp.
+MEMORY_KIND_NAMES = {
+    0: "unknown",
+    1: "pageable",
+    2: "pinned",
+    3: "device",
+    4: "array",
+    5: "managed",
+    6: "device_static",
+    7: "managed_static",
+}

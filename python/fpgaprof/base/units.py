@@ -1,0 +1,163 @@
+"""Numbers as people read them, in every report: times, bytes, counts with SI prefixes,
+shares, speedups and ranges. One place (as Tracy's TracyPrint): summary(), report.html, the
+run digest, printed tables and the docs generators all format through these functions.
+
+Values are rounded before the unit is chosen (``scaled``): 999.6e6 with 3 significant digits
+is "1 G", not "1e+03 M". Missing values (None) and NaN/infinities read "–".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = [
+    "scaled",
+    "TIME_STEPS",
+    "BYTE_STEPS",
+    "NUM_PREFIXES",
+    "fmt_s",
+    "fmt_ns",
+    "fmt_bytes",
+    "fmt_num",
+    "fmt_pct",
+    "fmt_speedup",
+    "fmt_speedup_range",
+    "fmt_s_range",
+    "is_finite_number",
+    "shorten",
+]
+
+
+def scaled(x: float, steps: Iterable[tuple[float, str, str]]) -> str:
+    """x in the largest of `steps` ((factor, unit, format spec), largest factor first, the
+    last one for anything smaller) that is at most |x|, moved one step up when the value
+    rounded as printed reaches the next step: 999.6e6 with 3 significant digits is "1 G",
+    not "1e+03 M", 0.99996 ms with 1 decimal in µs is "1.00 ms", not "1000.0 µs", while
+    999.4e6 stays "999 M". "–" for NaN and infinities."""
+    x = float(x)
+    if not math.isfinite(x):
+        return "–"
+    steps = list(steps)
+    i = next((j for j, st in enumerate(steps) if abs(x) >= st[0]), len(steps) - 1)
+    k, unit, spec = steps[i]
+    text = format(x / k, spec)
+    # the next step's factor in this step's units (1000 for SI), a hair under for float error
+    if i > 0 and abs(float(text)) >= steps[i - 1][0] / k * (1 - 1e-9):
+        k, unit, spec = steps[i - 1]
+        text = format(x / k, spec)
+    return f"{text} {unit}" if unit else text
+
+
+# fmt_s: ns as integers, µs with 1 decimal, ms with 2, s with 3 ("10.3 µs", "2.25 ms").
+TIME_STEPS = ((1.0, "s", ".3f"), (1e-3, "ms", ".2f"), (1e-6, "µs", ".1f"), (1e-9, "ns", ".0f"))
+BYTE_STEPS = ((1e9, "GB", ".2f"), (1e6, "MB", ".2f"), (1e3, "kB", ".2f"), (1.0, "B", ".0f"))
+# fmt_num: 3 significant digits under a decimal SI prefix.
+NUM_PREFIXES = (
+    ("E", 1e18),
+    ("P", 1e15),
+    ("T", 1e12),
+    ("G", 1e9),
+    ("M", 1e6),
+    ("k", 1e3),
+    ("", 1.0),
+)
+# fmt_ns: 3 significant digits in every unit (the HLO ops section of Profile.summary()).
+_NS_STEPS = ((1e9, "s", ".3g"), (1e6, "ms", ".3g"), (1e3, "µs", ".3g"), (1.0, "ns", ".0f"))
+
+
+def fmt_s(s: float | None) -> str:
+    """Seconds auto-scaled ("240 ns", "10.3 µs", "2.25 ms", "1.500 s"); "0 s"; "–" for None."""
+    if s is None:
+        return "–"
+    if s == 0:
+        return "0 s"
+    return scaled(s, TIME_STEPS)
+
+
+def fmt_ns(ns: float) -> str:
+    """Nanoseconds to 3 significant digits ("999 µs", "1 ms": rounded before the unit is
+    picked)."""
+    return scaled(float(ns), _NS_STEPS)
+
+
+def fmt_bytes(b: float | None) -> str:
+    """Bytes in decimal SI units ("778.24 kB", "1.00 MB"); "–" for None."""
+    if b is None:
+        return "–"
+    return scaled(b, BYTE_STEPS)
+
+
+def fmt_num(x: float | None, unit: str = "") -> str:
+    """A count or rate: integers under 100,000 as they are, else 3 significant digits under an
+    SI prefix ("1.02 k", "2.5 GB/s" with unit "B/s"); "yes"/"no" for booleans; "–" for None."""
+    if x is None:
+        return "–"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int) and abs(x) < 100000:
+        return f"{x}{(' ' + unit) if unit else ''}"
+    return scaled(x, ((k, f"{p}{unit}", ".3g") for p, k in NUM_PREFIXES))
+
+
+def fmt_pct(x: float | None) -> str:
+    """A fraction (0..1) in percent with one decimal ("12.5 %"); "–" for None."""
+    return "–" if x is None else f"{100 * x:.1f} %"
+
+
+def fmt_speedup(x: float | None) -> str:
+    """A speedup as every report prints it: "1.91x" (two decimals; small ones to two
+    significant digits, "0.0049x", so a slowdown never reads as 0.00x)."""
+    if x is None or isinstance(x, bool) or not math.isfinite(float(x)):
+        return "–"
+    x = float(x)
+    return f"{x:.2f}x" if abs(x) >= 0.01 or x == 0 else f"{x:.2g}x"
+
+
+def is_finite_number(x: Any) -> bool:
+    """True for an int or float (not a bool) that is neither NaN nor infinite."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(float(x))
+
+
+def _sig2(x: float, direction: int = 0) -> str:
+    """x to two significant digits without an exponent: 130, 1.3, 0.81, 0.012; rounded down
+    (direction -1) or up (+1) for the ends of a range, so the printed range holds the value."""
+    if x == 0 or not math.isfinite(x):
+        return "0" if x == 0 else "–"
+    digits = 1 - math.floor(math.log10(abs(x)))
+    scale = 10.0**digits
+    # a hair of slack so an end that is already round is not moved by float error
+    v = (
+        math.floor(x * scale * (1 + 1e-12))
+        if direction < 0
+        else math.ceil(x * scale * (1 - 1e-12))
+        if direction > 0
+        else round(x * scale)
+    ) / scale
+    return f"{v:.{max(digits, 0)}f}"
+
+
+def fmt_speedup_range(low: float | None, high: float | None) -> str:
+    """A speedup range as every report prints it: "1.6-3.2x", "0.0049-0.013x" (two significant
+    digits, the low end rounded down and the high end up; "" when either end is missing)."""
+    if low is None or high is None or not (is_finite_number(low) and is_finite_number(high)):
+        return ""
+    lo, hi = float(low), float(high)
+    return f"{_sig2(lo, -1)}-{_sig2(hi, +1)}x"
+
+
+def fmt_s_range(low: float | None, high: float | None) -> str:
+    """A time range: "0.81-2.1 ms", "130-410 ms" (two significant digits, the low end rounded
+    down and the high end up, both in the unit of the upper one), "" when either end is
+    missing."""
+    if low is None or high is None or not (is_finite_number(low) and is_finite_number(high)):
+        return ""
+    lo, hi = float(low), float(high)
+    k, unit = next(((k, u) for k, u, _ in TIME_STEPS if abs(hi) >= k), (1e-9, "ns"))
+    return f"{_sig2(lo / k, -1)}-{_sig2(hi / k, +1)} {unit}"
+
+
+def shorten(text: str, width: int) -> str:
+    """`text` cut to `width` characters, the last one "…" when it was longer."""
+    return text if len(text) <= width else text[: width - 1] + "…"

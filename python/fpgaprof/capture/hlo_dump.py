@@ -1,0 +1,89 @@
+"""The dumped HLO modules a trace needs, copied into its store when the trace ends.
+
+``attach_hlo_modules(store)`` reads the optimized HLO modules XLA dumped (those the trace's
+XlaModule ranges or kernel names refer to; fpgaprof.capture.xla_flags) and adds them to the
+store, so that the trace file carries them and the analysis can attribute kernels to HLO ops.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fpgaprof.capture import xla_flags
+
+__all__ = ["attach_hlo_modules"]
+
+
+def _names(table: Any, column: str = "name") -> list[str]:
+    """String column of a store table (api engineer's binding), tolerant of its shape."""
+    if table is None:
+        return []
+    cols = getattr(table, "columns", None)
+    if callable(cols):
+        try:
+            c = cols([column])
+            return [str(x) for x in c[column]]
+        except Exception:  # noqa: BLE001 - fall back to row access
+            pass
+    out = []
+    for row in table:
+        v = row.get(column) if isinstance(row, dict) else getattr(row, column, None)
+        if v is not None:
+            out.append(str(v))
+    return out
+
+
+def attach_hlo_modules(store: Any, setup: xla_flags.XlaSetup | None = None) -> int:
+    """Adds the dumped HLO modules this trace uses to ``store`` (skipping ones it already has).
+
+    Returns how many were added. Warnings (no dump, jax started first) go to the store's
+    warnings. Never raises for I/O problems: a module that cannot be read is skipped.
+    """
+    setup = setup or xla_flags.current()
+    for w in setup.warnings:
+        _add_warning(store, w)
+    # Our flag only took effect if XLA had not parsed its flags before fpgaprof set them.
+    ours_too_late = (
+        setup.backend_already_started and "--xla_gpu_enable_command_buffer=" in setup.flags_added
+    )
+    set_meta = getattr(store, "set_meta", None)
+    if callable(set_meta):
+        set_meta(
+            command_buffers_disabled=bool(setup.command_buffers_disabled and not ours_too_late)
+        )
+    markers = _names(getattr(store, "markers", None))
+    kernels = _names(getattr(store, "kernels", None))
+    have = {(m.name, m.program_id) for m in (getattr(store, "hlo_modules", None) or [])}
+    added = 0
+    for mod in xla_flags.modules_for_trace(markers, kernels, setup):
+        if (mod.name, mod.program_id) in have:
+            continue
+        store.add_hlo_module(mod.name, mod.program_id, mod.text)
+        have.add((mod.name, mod.program_id))
+        added += 1
+    if kernels and added == 0 and not have and setup.dump_as_text:
+        _add_warning(
+            store,
+            (
+                "no optimized HLO was found for the traced kernels in "
+                + (setup.dump_dir or "?")
+                + ": kernels get HLO op names from XLA's NVTX ranges only, without costs or source "
+                "lines. Import fpgaprof before JAX starts (or use `fpgaprof run`), and keep "
+                "JAX's persistent compilation cache off while profiling."
+            ),
+        )
+    xla_flags.prune_dump_dir(setup)
+    return added
+
+
+def _add_warning(store: Any, text: str) -> None:
+    meta = getattr(store, "meta", None)
+    if isinstance(meta, dict):
+        existing = list(meta.get("warnings") or [])
+    else:
+        existing = list(getattr(meta, "warnings", []) or []) if meta is not None else []
+    if text in existing:
+        return
+    add = getattr(store, "add_warning", None)
+    if callable(add):
+        add(text)

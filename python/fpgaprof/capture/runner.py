@@ -1,0 +1,384 @@
+"""The traced side of `fpgaprof run`: starts fpgaprof.trace() in the profiled process and
+saves the trace when the interpreter exits (normal end, sys.exit, uncaught exception).
+
+Started by fpgaprof/_bootstrap/sitecustomize.py, which passes it ``fpgaprof.trace`` (the api
+layer's; this layer starts it, it does not import it); settings come from the FPGAPROF_RUN_*
+variables that `fpgaprof run` sets. Never breaks the user's program: a failure to start or
+save is one line on stderr.
+
+SIGTERM and SIGHUP (a batch scheduler's time limit, a closed terminal) would end the process
+without an interpreter exit: where the program left them at their default action, the trace is
+saved first and the signal then ends the process as it would have (capture.signals). Not
+covered: os._exit(), SIGKILL and crashes.
+
+The script may open ``fpgaprof.trace()`` itself: the trace started here is marked
+``owned_by_run``, so such a block becomes a region of this trace (see fpgaprof.trace).
+
+Progress marker for `fpgaprof run`: the bootstrap writes its pid to FPGAPROF_RUN_DIR/
+.fpgaprof-claim; ``start_from_environment`` appends a line ``tracing`` once the trace runs
+(``not-tracing`` when it could not start), and ``stop`` appends ``saved`` once the trace file
+is written. With no trace file after the command, the CLI tells from the marker why:
+no claim = Python with the bootstrap never ran; no ``tracing`` = fpgaprof could not start;
+``tracing`` without ``saved`` = the process ended without a normal interpreter exit
+(os._exit, a signal, a crash). See ``marker_state``.
+
+Further Python processes of the run (multiprocessing workers, subprocesses, forked children)
+are not traced; each leaves a marker in FPGAPROF_RUN_DIR/.fpgaprof-untraced/ (written by the
+bootstrap's _fpgaprof_untraced.py), which ``untraced_processes`` reads for the run's warning.
+"""
+
+from __future__ import annotations
+
+import atexit
+import inspect
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import sys
+import threading
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from fpgaprof.capture.run_environment import write_environment
+from fpgaprof.capture.signals import SaveOnSignal
+
+__all__ = [
+    "CLAIM_NAME",
+    "UNTRACED_DIR",
+    "UNTRACED_PREFIX",
+    "marker_state",
+    "no_trace_message",
+    "start_from_environment",
+    "stop",
+    "hold_sigint",
+    "release_sigint",
+    "untraced_processes",
+    "untraced_warning",
+    "untraced_count",
+    "drop_untraced_markers",
+]
+
+_state: dict[str, Any] = {}
+CLAIM_NAME = ".fpgaprof-claim"
+
+
+def _mark(word: str) -> None:
+    """Appends one progress word to the run folder's claim file (see the module doc)."""
+    out_dir = os.environ.get("FPGAPROF_RUN_DIR")
+    if not out_dir:
+        return
+    try:
+        with open(os.path.join(out_dir, CLAIM_NAME), "a", encoding="utf-8") as f:
+            f.write("\n" + word + "\n")  # the bootstrap's pid may lack a newline
+    except OSError:
+        pass  # the marker only improves the CLI's message
+
+
+def marker_state(out_dir: str) -> str:
+    """What the traced process of a `fpgaprof run` got to, from its claim file: "none" (no
+    Python process ran the bootstrap), "claimed" (the bootstrap ran; fpgaprof was not
+    importable), "not-tracing" (the trace could not start), "tracing" (traced, never saved:
+    no normal interpreter exit), or "saved"."""
+    try:
+        with open(os.path.join(out_dir, CLAIM_NAME), encoding="utf-8") as f:
+            words = f.read().split()[1:]  # the first word is the pid
+    except OSError:
+        return "none"
+    for w in ("saved", "tracing", "not-tracing"):
+        if w in words:
+            return w
+    return "claimed"
+
+
+def no_trace_message(out_dir: str, code: int) -> str:
+    """One line for `fpgaprof run` when the command left no trace (exit status ``code``)."""
+    state = marker_state(out_dir)
+    if state == "none":
+        return (
+            f"no trace was written (the command exited with {code} without starting a "
+            f"Python that runs fpgaprof's bootstrap; run a Python script with the Python "
+            f"fpgaprof is installed in, without -S or -I)"
+        )
+    if state == "claimed":
+        return (
+            f"no trace was written (the command exited with {code}; its Python could not "
+            f"import fpgaprof, see the message above: run it with the Python that has "
+            f"fpgaprof installed)"
+        )
+    if state == "not-tracing":
+        return (
+            f"no trace was written (the command exited with {code}; tracing did not "
+            f"start, see the message above)"
+        )
+    how = f"exit status {code}" + (f", signal {code - 128}" if 128 < code <= 128 + 64 else "")
+    return (
+        f"no trace was written: the traced process ended without a normal interpreter "
+        f"exit ({how}; e.g. os._exit(), SIGKILL or a crash), so the trace could not be "
+        f"saved; let the program end by returning, sys.exit() or an exception"
+    )
+
+
+def _say(msg: str) -> None:
+    sys.stderr.write(f"fpgaprof run: {msg}\n")
+
+
+def start_from_environment(trace: Callable[..., Any]) -> bool:
+    """Starts the trace described by FPGAPROF_RUN_TRACE / FPGAPROF_RUN_COUNTERS with `trace`
+    (``fpgaprof.trace``: the context manager is entered here and exited by ``stop()``).
+    Returns whether tracing started."""
+    trace_path = os.environ.get("FPGAPROF_RUN_TRACE")
+    if not trace_path or _state:
+        return False
+    try:
+        kwargs: dict[str, Any] = {}
+        want_counters = os.environ.get("FPGAPROF_RUN_COUNTERS") == "1"
+        params = inspect.signature(trace).parameters
+        if want_counters:
+            if "counters" in params:
+                kwargs["counters"] = True
+            else:
+                _state["note"] = (
+                    "--counters was asked for but this fpgaprof build cannot "
+                    "collect hardware counters; timings only"
+                )
+                _say(_state["note"])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cm = trace(trace_path, **kwargs)
+            cm.owned_by_run = True  # the script's own fpgaprof.trace() blocks nest in it
+            cm.__enter__()
+        for w in caught:  # one line each, not Python's two-line warning format
+            _say(" ".join(str(w.message).split()))
+    except Exception as e:  # noqa: BLE001 - the program runs untraced, with one line why
+        _say(
+            f"tracing did not start ({type(e).__name__}: {' '.join(str(e).split())}); the "
+            f"program runs untraced"
+        )
+        _mark("not-tracing")
+        return False
+    _mark("tracing")
+    _state["cm"] = cm
+    _state["pid"] = os.getpid()
+    _state["trace_path"] = trace_path
+    _install_exit_hooks()
+    _install_signal_handlers()
+    return True
+
+
+def _install_signal_handlers() -> None:
+    """Saves the trace on SIGTERM/SIGHUP where the program has not chosen its own handling."""
+
+    def save(name: str) -> None:
+        cm = _state.get("cm")
+        if cm is not None:
+            cm._note_ended_by(name)
+        stop()
+
+    try:
+        _state["signals"] = SaveOnSignal(save, "fpgaprof run")
+        _state["signals"].install()
+    except Exception as e:  # noqa: BLE001 - the run goes on; only this safety net is missing
+        _say(f"the trace will not be saved on SIGTERM/SIGHUP ({type(e).__name__}: {e})")
+
+
+def _install_exit_hooks() -> None:
+    # threading's exit hooks run when the main thread ends, before atexit callbacks: the trace
+    # is stopped before JAX tears its backend down. atexit is the fallback (stop() runs once).
+    register = getattr(threading, "_register_atexit", None)
+    if register is not None:
+        try:
+            register(stop)
+        except RuntimeError:
+            pass
+    atexit.register(stop)
+    previous = sys.excepthook
+
+    def hook(tp, value, tb):  # the exception is printed first, then saved at exit as usual
+        _state.setdefault("exc", (tp, value, tb))
+        previous(tp, value, tb)
+
+    sys.excepthook = hook
+
+
+def stop() -> None:
+    """Stops and saves the trace (once), and writes environment.json beside it."""
+    if _state.get("pid", os.getpid()) != os.getpid():
+        return  # a forked child exiting: the trace is its parent's to save
+    cm = _state.pop("cm", None)
+    if cm is None:
+        return
+    signals = _state.pop("signals", None)
+    if signals is not None:
+        signals.finishing()  # a SIGTERM now waits for the save, then ends the process
+    held = hold_sigint()
+    try:
+        _stop_and_save(cm)
+    finally:
+        if held is not None:
+            release_sigint(held)
+        if signals is not None:
+            signals.uninstall()
+
+
+def hold_sigint() -> Any:
+    """A SIGINT while the trace is saved would break the save with a KeyboardInterrupt (e.g.
+    the second copy when `kill -INT` went to both `fpgaprof run` and the program): it is
+    ignored until the save is done (stop() runs when the program ends anyway). Returns what
+    release_sigint needs (None: nothing held)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    got: list[int] = []
+    try:
+        old = signal.signal(signal.SIGINT, lambda num, _f: got.append(num))
+    except (OSError, ValueError):
+        return None
+    return old, got
+
+
+def release_sigint(held: Any) -> None:
+    """Puts back the SIGINT handling hold_sigint() replaced."""
+    old, _got = held
+    try:
+        signal.signal(signal.SIGINT, old)
+    except (OSError, ValueError):
+        pass
+
+
+def _stop_and_save(cm: Any) -> None:
+    exc = _state.get("exc", (None, None, None))
+    try:
+        cm.__exit__(*exc)
+    except BaseException as e:  # noqa: BLE001 - the user's exception, or our failure said
+        if e is exc[1]:
+            pass  # trace() re-raised the user's exception: already reported by the interpreter
+        else:
+            _say(f"saving the trace failed: {type(e).__name__}: {' '.join(str(e).split())}")
+            return
+    _mark("saved")
+    try:
+        write_environment(os.path.dirname(os.path.abspath(_state["trace_path"])))
+    except Exception as e:  # noqa: BLE001 - only environment.json is missing then
+        _say(f"environment.json not written: {type(e).__name__}: {e}")
+
+
+# --- Python processes of the run that were not traced ----------------------------------------
+
+UNTRACED_DIR = ".fpgaprof-untraced"  # written by _bootstrap/_fpgaprof_untraced.py
+UNTRACED_PREFIX = "further Python process"  # in the warning; see untraced_warning
+
+
+def _after_optimizations(folder: str | None) -> int | None:
+    if not folder:
+        return None
+    try:
+        return sum(
+            1
+            for n in os.listdir(folder)
+            if n.startswith("module_") and n.endswith("after_optimizations.txt")
+        )
+    except OSError:
+        return 0  # XLA creates the folder on its first dump: none means nothing compiled
+
+
+def untraced_processes(out_dir: str) -> list[dict]:
+    """The markers the run's untraced Python processes left (see _fpgaprof_untraced.py), in
+    pid order, each with "label" (what the process was, one line) and "xla_modules" (optimized
+    HLO modules it compiled; None when unknown: a child forked after XLA had started). Python
+    processes that run no user code (multiprocessing's resource tracker) are left out."""
+    folder = os.path.join(out_dir, UNTRACED_DIR)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        if not name.endswith(".json") or name.startswith("."):
+            continue
+        try:
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                info = json.load(f)
+            pid = int(info["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        argv = [str(a) for a in info.get("argv") or []]
+        code = " ".join(argv)
+        if "multiprocessing.resource_tracker" in code:
+            continue
+        if "--multiprocessing-fork" in argv and "spawn_main" in code:
+            label = "multiprocessing spawn worker"
+        elif "multiprocessing.forkserver" in code:
+            label = "multiprocessing forkserver"
+        else:
+            label = _short_command(argv)
+        if info.get("how") == "forked":
+            label = f"forked child of `{label}`"
+        out.append(
+            {
+                "pid": pid,
+                "ppid": info.get("ppid"),
+                "argv": argv,
+                "how": info.get("how"),
+                "label": label,
+                "xla_modules": _after_optimizations(info.get("hlo_dir")),
+            }
+        )
+    out.sort(key=lambda r: r["pid"])
+    return out
+
+
+def _short_command(argv: list[str], width: int = 60) -> str:
+    if argv:
+        argv = [os.path.basename(argv[0])] + argv[1:]
+    text = shlex.join(argv) if argv else "python"
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def untraced_warning(procs: list[dict], show: int = 6) -> str:
+    """One line: how many further Python processes ran untraced, what they were (alike ones
+    counted together, the first `show` kinds listed) and whether they compiled XLA modules.
+    "" when there were none."""
+    if not procs:
+        return ""
+    groups: dict[str, list[dict]] = {}
+    for p in procs:
+        groups.setdefault(p["label"], []).append(p)
+    items = []
+    for label, ps in groups.items():
+        known = [p["xla_modules"] for p in ps if p["xla_modules"] is not None]
+        if len(known) < len(ps):
+            xla = (
+                "XLA compiles unknown" if not any(known) else f"{sum(known)}+ XLA modules compiled"
+            )
+        else:
+            xla = f"{sum(known)} XLA module{'s' if sum(known) != 1 else ''} compiled"
+        items.append(f"{len(ps)} × {label} ({xla})" if len(ps) > 1 else f"{label} ({xla})")
+    more = f"; and {len(items) - show} more kinds" if len(items) > show else ""
+    n = len(procs)
+    return (
+        f"{n} {UNTRACED_PREFIX}{'es' if n != 1 else ''} ran untraced (`fpgaprof run` "
+        f"traces the first Python process only; GPU work of these is not in this trace: "
+        f"trace such a process itself with fpgaprof.trace(path)): " + "; ".join(items[:show]) + more
+    )
+
+
+_UNTRACED_COUNT = re.compile(rf"^(\d+) {UNTRACED_PREFIX}(?:es)? ran untraced")
+
+
+def untraced_count(warnings_list: list[str]) -> int:
+    """How many further Python processes ran untraced, read back from a trace's warnings (the
+    line untraced_warning() wrote into it); 0 when there is none."""
+    n = 0
+    for w in warnings_list:
+        m = _UNTRACED_COUNT.match(str(w))
+        if m:
+            n = int(m.group(1))
+    return n
+
+
+def drop_untraced_markers(out_dir: str) -> None:
+    """Removes the markers and the untraced processes' HLO dumps (read by then)."""
+    shutil.rmtree(os.path.join(out_dir, UNTRACED_DIR), ignore_errors=True)

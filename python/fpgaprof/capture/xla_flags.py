@@ -1,0 +1,543 @@
+"""XLA flags that fpgaprof needs, merged into the user's environment before the XLA backend starts.
+
+XLA parses ``XLA_FLAGS`` once, when the first backend starts (``jax.devices()``, the first
+array, the first ``jit`` call), not when ``jax`` is imported. ``prepare(env)`` therefore has
+to run before that: ``import fpgaprof`` calls it for its own process (through
+``process_env.prepare_process``) and ``fpgaprof run`` calls it for the child's environment.
+
+What it adds (never replacing a flag the user set):
+
+* ``--xla_dump_to=DIR --xla_dump_hlo_as_text``: XLA writes the optimized HLO of every module it
+  compiles as ``module_NNNN.NAME.<platform>_after_optimizations.txt`` (NNNN is the module's
+  unique id, the ``program_id`` of XLA's ``XlaModule`` NVTX ranges). DIR is a per-process temp
+  dir ``fpgaprof-hlo-<pid>-*`` removed at exit (also when a trace is saved on SIGTERM/SIGHUP;
+  ones left by killed processes are removed by the next ``import fpgaprof``),
+  ``$FPGAPROF_HLO_DUMP_DIR`` (kept), or the user's own ``--xla_dump_to`` (kept; text dumping is
+  added to it).
+* ``--xla_gpu_enable_command_buffer=`` (empty list): XLA otherwise captures thunks into CUDA
+  graphs, which hides the per-thunk NVTX ranges that map kernels to HLO ops. Kept when the user
+  set the flag, or with ``keep_command_buffers=True`` / ``FPGAPROF_KEEP_COMMAND_BUFFERS=1``.
+  The flag is harmless (accepted, unused) on CPU.
+* ``JAX_ENABLE_COMPILATION_CACHE=false`` unless the user set it (or
+  ``FPGAPROF_KEEP_COMPILATION_CACHE=1``): a module loaded from JAX's persistent cache is not
+  compiled, so XLA dumps nothing for it and its kernels could only be matched by name.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Iterable, MutableMapping
+from dataclasses import dataclass, field
+
+__all__ = [
+    "XlaSetup",
+    "DumpedModule",
+    "prepare",
+    "current",
+    "split_flags",
+    "flag_value",
+    "read_dumped_modules",
+    "sanitize_kernel_name",
+    "warn_if_backend_started",
+    "modules_for_trace",
+    "prune_dump_dir",
+    "prune_stale_dump_dirs",
+    "remove_owned_dump_dir",
+    "jax_backend_started",
+    "MARKER_ENV",
+    "OWNER_LOCK_NAME",
+]
+
+# Set in an environment that prepare() has already handled: the dump dir fpgaprof chose, so that
+# a child (``fpgaprof run``) or a second call recognises the flags as fpgaprof's, not the user's.
+MARKER_ENV = "FPGAPROF_XLA_DUMP_DIR"
+
+_AFTER_OPT_RE = re.compile(r"^module_(\d+)\.(.+?)\.(?:[^.]*_)?after_optimizations\.txt$")
+_HLO_MODULE_NAME_RE = re.compile(r"^\s*HloModule\s+([^\s,]+)", re.MULTILINE)
+
+
+@dataclass
+class XlaSetup:
+    """What prepare() did to one environment."""
+
+    dump_dir: str = ""  # where XLA writes HLO text ("" if none)
+    dump_dir_owned: bool = False  # fpgaprof created it and removes it at exit
+    dump_dir_from_user: bool = False  # the user's own --xla_dump_to
+    dump_as_text: bool = True  # False: the user turned text dumping off; nothing to read
+    command_buffers_disabled: bool = False
+    compilation_cache_disabled: bool = False
+    compilation_cache_set_by_us: bool = False  # JAX_ENABLE_COMPILATION_CACHE=false came from us
+    flags_added: list[str] = field(default_factory=list)
+    xla_flags: str = ""  # XLA_FLAGS after the merge
+    prepared_ns: int = 0  # start of this process, ns (dumps older than this are another run's)
+    backend_already_started: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class DumpedModule:
+    """One optimized HLO module read from the dump dir."""
+
+    name: str
+    program_id: int
+    text: str
+    path: str
+    mtime_ns: int
+
+
+_process_setup: XlaSetup | None = None
+_warned_started = False
+
+
+def split_flags(xla_flags: str) -> list[str]:
+    """Splits an XLA_FLAGS value at whitespace outside quotes (quotes kept in the flag)."""
+    flags: list[str] = []
+    cur: list[str] = []
+    quote = ""
+    for ch in xla_flags:
+        if quote:
+            cur.append(ch)
+            if ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            cur.append(ch)
+            quote = ch
+        elif ch.isspace():
+            if cur:
+                flags.append("".join(cur))
+                cur = []
+        else:
+            cur.append(ch)
+    if cur:
+        flags.append("".join(cur))
+    return flags
+
+
+def flag_value(flags: Iterable[str], name: str) -> str | None:
+    """Value of the last ``--name=value`` (or ``--name`` → "true") among flags; None if absent."""
+    value = None
+    for f in flags:
+        body = f[2:] if f.startswith("--") else f[1:] if f.startswith("-") else None
+        if body is None:
+            continue
+        key, eq, val = body.partition("=")
+        if key == name:
+            value = val.strip("\"'") if eq else "true"
+        elif key == "no" + name:
+            value = "false"
+    return value
+
+
+def _process_start_ns() -> int:
+    """When this process started (wall clock, ns): a module XLA dumped before fpgaprof was
+    imported (JAX started first, the user's own --xla_dump_to) still belongs to this run.
+    Falls back to now where /proc is not readable."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        start_ticks = int(fields[19])  # field 22 of proc(5), counted after the ")" of comm
+        with open("/proc/stat", encoding="ascii") as f:
+            btime = next(int(ln.split()[1]) for ln in f if ln.startswith("btime "))
+        start_ns = (btime * 10**9) + start_ticks * 10**9 // os.sysconf("SC_CLK_TCK")
+        now = time.time_ns()
+        return start_ns if 0 < start_ns <= now else now
+    except (OSError, ValueError, IndexError, StopIteration):
+        return time.time_ns()
+
+
+def _truthy(value: str | None) -> bool:
+    return value is not None and value.strip().lower() in ("1", "true", "yes", "on")
+
+
+def prepare(
+    env: MutableMapping[str, str],
+    *,
+    keep_command_buffers: bool | None = None,
+    keep_compilation_cache: bool | None = None,
+    dump_dir: str | None = None,
+) -> XlaSetup:
+    """Merges fpgaprof's XLA flags into ``env["XLA_FLAGS"]`` and returns what it did.
+
+    Idempotent: a second call on an environment already prepared (also by a parent process)
+    adds nothing and reports the same dump dir. ``dump_dir`` (or ``$FPGAPROF_HLO_DUMP_DIR``)
+    names the dump dir; otherwise a fresh temp dir is created and registered for removal at
+    interpreter exit. Options left at None read ``FPGAPROF_KEEP_COMMAND_BUFFERS`` and
+    ``FPGAPROF_KEEP_COMPILATION_CACHE``. Never raises for odd user flags.
+    """
+    if keep_command_buffers is None:
+        keep_command_buffers = _truthy(env.get("FPGAPROF_KEEP_COMMAND_BUFFERS"))
+    if keep_compilation_cache is None:
+        keep_compilation_cache = _truthy(env.get("FPGAPROF_KEEP_COMPILATION_CACHE"))
+
+    setup = XlaSetup(prepared_ns=_process_start_ns())
+    flags = split_flags(env.get("XLA_FLAGS", ""))
+    added: list[str] = []
+
+    user_dump = flag_value(flags, "xla_dump_to")
+    ours = env.get(MARKER_ENV)
+    if user_dump and ours and os.path.normpath(user_dump) == os.path.normpath(ours):
+        # Prepared before (this process or a parent): the dir belongs to whoever created it.
+        setup.dump_dir = user_dump
+    elif user_dump:
+        setup.dump_dir = user_dump
+        setup.dump_dir_from_user = True
+    else:
+        chosen = dump_dir or env.get("FPGAPROF_HLO_DUMP_DIR")
+        if chosen:
+            os.makedirs(chosen, exist_ok=True)
+            setup.dump_dir = os.path.abspath(chosen)
+        else:
+            prune_stale_dump_dirs()
+            # The pid in the name lets a later process tell a folder whose owner is dead.
+            setup.dump_dir = tempfile.mkdtemp(prefix=f"{_OWNED_PREFIX}{os.getpid()}-")
+            setup.dump_dir_owned = True
+            _hold_owner_lock(setup.dump_dir)
+            atexit.register(_remove_dump_dir, setup.dump_dir, os.getpid())
+        added.append(f"--xla_dump_to={setup.dump_dir}")
+        env[MARKER_ENV] = setup.dump_dir
+
+    as_text = flag_value(flags, "xla_dump_hlo_as_text")
+    if as_text is None:
+        added.append("--xla_dump_hlo_as_text")
+    elif not _truthy(as_text):
+        setup.dump_as_text = False
+        setup.warnings.append(
+            "XLA_FLAGS sets --xla_dump_hlo_as_text=false, so fpgaprof cannot read the HLO of "
+            "the traced modules and matches kernels by name only; remove that flag to get "
+            "HLO ops, costs and source lines."
+        )
+
+    user_cb = flag_value(flags, "xla_gpu_enable_command_buffer")
+    if user_cb is not None:
+        setup.command_buffers_disabled = user_cb.strip() == ""
+    elif not keep_command_buffers:
+        added.append("--xla_gpu_enable_command_buffer=")
+        setup.command_buffers_disabled = True
+
+    if "JAX_ENABLE_COMPILATION_CACHE" not in env and not keep_compilation_cache:
+        env["JAX_ENABLE_COMPILATION_CACHE"] = "false"
+        setup.compilation_cache_disabled = True
+        setup.compilation_cache_set_by_us = True
+    else:
+        setup.compilation_cache_disabled = not _truthy(
+            env.get("JAX_ENABLE_COMPILATION_CACHE", "true")
+        )
+
+    if added:
+        env["XLA_FLAGS"] = " ".join(flags + added)
+    setup.flags_added = added
+    setup.xla_flags = env.get("XLA_FLAGS", "")
+    return setup
+
+
+_OWNED_PREFIX = "fpgaprof-hlo-"
+_OWNED_RE = re.compile(r"^fpgaprof-hlo-(\d+)-[^/]+$")
+
+
+def _remove_dump_dir(path: str, owner_pid: int) -> None:
+    # atexit callbacks are inherited by fork(): a child ending normally must not remove the
+    # folder its parent still dumps into.
+    if os.getpid() == owner_pid:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def remove_owned_dump_dir() -> None:
+    """Removes this process's temp dump dir now (the exit paths that skip atexit: a trace saved
+    on SIGTERM/SIGHUP, fpgaprof.capture.signals). Never a dir fpgaprof did not create."""
+    setup = _process_setup
+    if setup is not None and setup.dump_dir_owned and setup.dump_dir:
+        m = _OWNED_RE.match(os.path.basename(setup.dump_dir))
+        if m:  # only a process that made it (a forked child keeps its parent's)
+            _remove_dump_dir(setup.dump_dir, int(m.group(1)))
+
+
+# An flock held for the owner's lifetime inside its dump dir: the kernel drops it when the
+# owner dies, which a process in another pid namespace sharing /tmp (a container) can see
+# where kill(pid, 0) cannot.
+OWNER_LOCK_NAME = ".fpgaprof-owner.lock"
+_held_locks: list[int] = []
+
+
+def _hold_owner_lock(folder: str) -> None:
+    try:
+        import fcntl
+
+        fd = os.open(os.path.join(folder, OWNER_LOCK_NAME), os.O_CREAT | os.O_RDWR, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        _held_locks.append(fd)
+    except (ImportError, OSError):
+        pass  # no flock here: pruning falls back to the pid check alone
+
+
+def _owner_lock_held(folder: str) -> bool:
+    """True when the folder's owner lock is held by a live process (in any pid namespace);
+    False when it is free or absent (an older fpgaprof made no lock)."""
+    try:
+        import fcntl
+
+        fd = os.open(os.path.join(folder, OWNER_LOCK_NAME), os.O_RDWR)
+    except (ImportError, OSError):
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process (EPERM): alive
+    return True
+
+
+def prune_stale_dump_dirs(tmp_dir: str | None = None) -> int:
+    """Removes the temp dump dirs (``fpgaprof-hlo-<pid>-*`` in ``tmp_dir``, default the
+    system temp dir) that fpgaprof made for processes that are gone: a process ended by a
+    signal or os._exit() skips the atexit removal. Only this user's folders with that name, a
+    pid that no longer runs here and an owner lock no process holds (a live owner in another
+    pid namespace sharing /tmp keeps its folder); folders without a pid in the name (older
+    fpgaprof) are left.
+    Returns how many were removed."""
+    folder = tmp_dir or tempfile.gettempdir()
+    removed = 0
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    for entry in entries:
+        m = _OWNED_RE.match(entry.name)
+        if not m:
+            continue
+        pid = int(m.group(1))
+        try:
+            if not entry.is_dir(follow_symlinks=False) or pid == os.getpid():
+                continue
+            if uid is not None and entry.stat(follow_symlinks=False).st_uid != uid:
+                continue
+        except OSError:
+            continue
+        if _pid_alive(pid) or _owner_lock_held(entry.path):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed += not os.path.exists(entry.path)
+    return removed
+
+
+def jax_backend_started() -> bool:
+    """True when JAX has already initialized a backend in this process (XLA has read
+    XLA_FLAGS then: flags set now come too late for it)."""
+    if "jax" not in sys.modules:
+        return False
+    bridge = sys.modules.get("jax._src.xla_bridge")
+    if bridge is None:
+        return False
+    started = getattr(bridge, "backends_are_initialized", None)
+    if callable(started):
+        try:
+            return bool(started())
+        except Exception:  # noqa: BLE001 - a private API that may change; assume not started
+            return False
+    return bool(getattr(bridge, "_backends", None))
+
+
+def warn_if_backend_started(setup: XlaSetup) -> bool:
+    """Warns once per process when a JAX backend started before fpgaprof set XLA_FLAGS."""
+    global _warned_started
+    if not jax_backend_started():
+        return False
+    setup.backend_already_started = True
+    lost = (
+        "the HLO is still read from your own --xla_dump_to dir"
+        if setup.dump_dir_from_user and setup.dump_as_text
+        else "no HLO is dumped (kernels are matched by kernel name only, without HLO costs or "
+        "source lines)"
+    )
+    msg = (
+        "fpgaprof was imported after JAX had started its backend, so XLA never saw fpgaprof's "
+        f"XLA_FLAGS or its NVTX tool: {lost}, XLA's NVTX ranges (the kernel -> HLO op links) "
+        "may be missing, and XLA command buffers stay on (kernels inside them cannot be "
+        "attributed to HLO ops by range). Fix: `import fpgaprof` before the first JAX "
+        "computation (in Jupyter or IPython: restart the kernel, then import fpgaprof before "
+        "jax runs anything), or run the script with `fpgaprof run`."
+    )
+    if msg not in setup.warnings:
+        setup.warnings.append(msg)
+    if not _warned_started:
+        _warned_started = True
+        warnings.warn(msg, RuntimeWarning, stacklevel=3)
+    return True
+
+
+def current() -> XlaSetup:
+    """The setup of this process, preparing ``os.environ`` on first use."""
+    global _process_setup
+    if _process_setup is None:
+        _process_setup = prepare(os.environ)
+        _disable_cache_in_imported_jax(_process_setup)
+        warn_if_backend_started(_process_setup)
+    return _process_setup
+
+
+def _disable_cache_in_imported_jax(setup: XlaSetup) -> None:
+    # jax reads JAX_ENABLE_COMPILATION_CACHE when it is imported: if that already happened,
+    # the variable alone comes too late for this process.
+    jax = sys.modules.get("jax")
+    if jax is None or not setup.compilation_cache_set_by_us:
+        return
+    try:
+        jax.config.update("jax_enable_compilation_cache", False)
+    except Exception:  # noqa: BLE001 - an old jax without the option: nothing to turn off
+        pass
+
+
+def sanitize_kernel_name(hlo_name: str) -> str:
+    """The CUDA kernel name XLA gives a fusion: every char outside [A-Za-z0-9_$] becomes '_'."""
+    return re.sub(r"[^A-Za-z0-9_$]", "_", hlo_name)
+
+
+def read_dumped_modules(
+    setup: XlaSetup | None = None,
+    *,
+    since_ns: int | None = None,
+    program_ids: Iterable[int] | None = None,
+    names: Iterable[str] | None = None,
+    kernel_names: Iterable[str] | None = None,
+) -> list[DumpedModule]:
+    """Reads the optimized HLO modules XLA dumped into the setup's dump dir.
+
+    Only ``*after_optimizations.txt`` files count (not buffer assignments, not per-pass
+    dumps). Files older than ``since_ns`` (default: when this process started) are skipped, so a
+    user's long-lived dump dir does not leak old runs. Filters, when given and non-empty: keep a
+    module whose program id is in ``program_ids`` or whose name is in ``names`` (the modules the
+    trace's XlaModule ranges name); else, with ``kernel_names``, keep a module holding an
+    instruction whose sanitized name is one of them. Sorted by program id. Unreadable files are
+    skipped (a dump being written at the same time is read whole next time).
+    """
+    setup = setup or current()
+    if not setup.dump_dir or not os.path.isdir(setup.dump_dir):
+        return []
+    since = setup.prepared_ns if since_ns is None else since_ns
+    pid_set = set(program_ids or ())
+    name_set = set(names or ())
+    kernel_set = set(kernel_names or ())
+    found: list[DumpedModule] = []
+    for entry in os.scandir(setup.dump_dir):
+        m = _AFTER_OPT_RE.match(entry.name)
+        if not m or not entry.is_file():
+            continue
+        try:
+            st = entry.stat()
+            # Second resolution on some file systems: allow the whole second of prepare().
+            if st.st_mtime_ns < since - 1_000_000_000:
+                continue
+            with open(entry.path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        except OSError:
+            continue
+        header = _HLO_MODULE_NAME_RE.search(text)
+        name = header.group(1) if header else m.group(2)
+        found.append(DumpedModule(name, int(m.group(1)), text, entry.path, st.st_mtime_ns))
+    found.sort(key=lambda d: (d.program_id, d.path))
+    if pid_set or name_set:
+        return [d for d in found if d.program_id in pid_set or d.name in name_set]
+    if kernel_set:
+        return [d for d in found if _holds_kernel(d.text, kernel_set)]
+    return found
+
+
+_INSTR_NAME_RE = re.compile(r"^\s*(?:ROOT\s+)?%?([A-Za-z0-9_.\-$]+)\s*=", re.MULTILINE)
+
+
+def _holds_kernel(text: str, kernel_names: set[str]) -> bool:
+    for m in _INSTR_NAME_RE.finditer(text):
+        if sanitize_kernel_name(m.group(1)) in kernel_names:
+            return True
+    return False
+
+
+_MODULE_RANGE_RE = re.compile(r"^XlaModule:#(.*)#")
+_CLASH_SUFFIX_RE = re.compile(r"__\d+$")
+
+
+def modules_for_trace(
+    marker_names: Iterable[str],
+    kernel_names: Iterable[str],
+    setup: XlaSetup | None = None,
+) -> list[DumpedModule]:
+    """The dumped modules a trace needs, read at trace end.
+
+    ``marker_names`` are the trace's NVTX range names: modules named by an
+    ``XlaModule:#hlo_module=M,program_id=P#`` range are kept, plus the modules holding an
+    instruction named like one of ``kernel_names`` (kernels launched outside module ranges).
+    With neither ranges nor kernels (no GPU), every module dumped since the process started.
+    """
+    setup = setup or current()
+    pids: set[int] = set()
+    names: set[str] = set()
+    for text in marker_names:
+        m = _MODULE_RANGE_RE.match(text or "")
+        if not m:
+            continue
+        fields = dict(kv.split("=", 1) for kv in m.group(1).split(",") if "=" in kv)
+        if fields.get("program_id", "").isdigit():
+            pids.add(int(fields["program_id"]))
+        elif fields.get("hlo_module"):
+            names.add(fields["hlo_module"])
+    kernels = set()
+    for k in kernel_names:
+        if k:
+            kernels.add(k)
+            kernels.add(_CLASH_SUFFIX_RE.sub("", k))
+    if not pids and not names and not kernels:
+        return read_dumped_modules(setup)
+    every = read_dumped_modules(setup)
+    return [
+        d
+        for d in every
+        if d.program_id in pids or d.name in names or (kernels and _holds_kernel(d.text, kernels))
+    ]
+
+
+def prune_dump_dir(setup: XlaSetup | None = None, *, force: bool = False) -> int:
+    """Deletes what XLA dumps besides the optimized HLO text (IR, object files, buffer
+    assignments, unoptimized HLO) from the temp dump dir fpgaprof created (or, with
+    ``force``, from a dir fpgaprof chose, e.g. ``fpgaprof run``'s); returns the bytes freed.
+    A user's own --xla_dump_to dir is never touched."""
+    setup = setup or current()
+    if setup.dump_dir_from_user or not setup.dump_dir or not os.path.isdir(setup.dump_dir):
+        return 0
+    if not (setup.dump_dir_owned or force):
+        return 0
+    freed = 0
+    for entry in os.scandir(setup.dump_dir):
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                # PJRT's per-module folders (compile options, MLIR).
+                freed += sum(
+                    os.path.getsize(os.path.join(root, f))
+                    for root, _, files in os.walk(entry.path)
+                    for f in files
+                )
+                shutil.rmtree(entry.path, ignore_errors=True)
+            elif not _AFTER_OPT_RE.match(entry.name):
+                size = entry.stat(follow_symlinks=False).st_size
+                os.unlink(entry.path)
+                freed += size
+        except OSError:
+            pass
+    return freed

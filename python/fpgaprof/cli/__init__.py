@@ -1,0 +1,56 @@
+"""The `fpgaprof` command (also `python -m fpgaprof`).
+
+    fpgaprof run [-o DIR] [--counters] [--keep-command-buffers] [--target CARD] -- CMD ARGS...
+    fpgaprof report TRACE [-o DIR] [--target CARD]
+    fpgaprof export TRACE --format perfetto|json|csv [--table NAME] [-o FILE]
+    fpgaprof compare A B [--json]
+    fpgaprof calibrate
+    fpgaprof devices
+
+Exit status: 0 success, 1 failure, 2 bad usage; `run` passes the command's own status through.
+Errors are one line on stderr saying the cause and the fix, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+from fpgaprof.base.errors import FpgaprofError
+from fpgaprof.cli.common import PROG, UsageError, check_target, one_line
+from fpgaprof.cli.parser import build_parser, parse_args
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    try:
+        args = parse_args(parser, argv)
+        check_target(getattr(args, "target", None), f"{PROG} {args.command_name}")
+        return int(args.func(args) or 0)
+    except UsageError as e:
+        sys.stderr.write(f"{e}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write(f"{PROG}: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 1
+    except OSError as e:
+        sys.stderr.write(f"{PROG}: error: {one_line(e)}\n")
+        return 1
+    except Exception as e:
+        if isinstance(e, FpgaprofError):
+            sys.stderr.write(f"{PROG}: error: {one_line(e)}\n")
+            return 1
+        if os.environ.get("FPGAPROF_DEBUG"):
+            raise
+        # A bug of fpgaprof: still one line (the promise), with the way to the traceback.
+        sys.stderr.write(
+            f"{PROG}: internal error: {type(e).__name__}: {one_line(e)} (rerun "
+            f"with FPGAPROF_DEBUG=1 for the traceback and report it)\n"
+        )
+        return 1

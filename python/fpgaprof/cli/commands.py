@@ -1,0 +1,241 @@
+"""The commands of `fpgaprof` that read a trace or ask the core: report, export, estimate,
+calibrate, counters, devices (run: cli.run; compare: cli.compare)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import sys
+from typing import Any
+
+from fpgaprof import report
+from fpgaprof.api import calibrate, counters, devices, fpga
+from fpgaprof.base import records
+from fpgaprof.base.atomic import write_text_atomic
+from fpgaprof.base.core import core
+from fpgaprof.base.errors import HloParseError, did_you_mean
+from fpgaprof.cli.common import (
+    PROG,
+    digest_of,
+    failure,
+    load_trace,
+    one_line,
+    out,
+    timeline_options,
+    trace_in,
+    untraced_count_of,
+    usage_error,
+    write_hlo_modules,
+)
+from fpgaprof.report import summary_json
+
+__all__ = [
+    "cmd_report",
+    "cmd_export",
+    "cmd_estimate",
+    "cmd_calibrate",
+    "cmd_counters",
+    "cmd_devices",
+    "csv_table",
+    "CSV_TABLES",
+]
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    trace = trace_in(args.trace)
+    out_dir = args.output or os.path.dirname(os.path.abspath(trace))
+    bar = report.Progress(1 + len(report.WRITE_STAGES), f"{PROG} report")
+    bar.stage("loading trace")
+    prof = load_trace(trace)
+    paths = report.write_all(
+        prof,
+        out_dir,
+        target=args.target,
+        trace_path=trace,
+        progress=bar,
+        untraced_processes=untraced_count_of(prof),
+        **timeline_options(args),
+    )
+    hlo = write_hlo_modules(prof, os.path.join(out_dir, "hlo"))
+    out(digest_of(paths["summary"]).rstrip("\n"))
+    for k in ("html", "summary", "timeline"):
+        if paths[k]:
+            out(
+                f"{k:9s} {paths[k]}"
+                + (
+                    f" (first {args.timeline_events:,} records; see the warning)"
+                    if k == "timeline" and paths.get("timeline_note")
+                    else ""
+                )
+            )
+    if hlo:
+        out(f"{'hlo':9s} {hlo} modules in {os.path.join(out_dir, 'hlo')}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    trace = trace_in(args.trace)
+    prof = load_trace(trace)
+    if args.format == "perfetto":
+        path = args.output or os.path.splitext(trace)[0] + ".timeline.json"
+        counts = report.write_timeline(
+            prof, path, max_events=timeline_options(args)["timeline_max_events"]
+        )
+        counts.pop("cut_ns", None)
+        out(
+            f"{path}: "
+            + ", ".join(
+                f"{v} {k}" for k, v in sorted(counts.items()) if not k.startswith("omitted_")
+            )
+        )
+        return 0
+    if args.format == "json":
+        text = summary_json.dumps(report.collect(prof, target=args.target, trace_path=trace))
+    else:
+        text = csv_table(prof, args.table)
+    if args.output and args.output != "-":
+        write_text_atomic(args.output, text)
+        out(args.output)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+CSV_TABLES = (
+    "kernels",
+    "transfers",
+    "memsets",
+    "allocations",
+    "api_calls",
+    "markers",
+    "regions",
+    "syncs",
+    "ops",
+)
+
+
+def _op_fields() -> list[str]:
+    """The columns of prof.ops (fields of the attribution's OpStats, in the order records_of
+    gives them): the CSV header of a trace with no op."""
+    try:
+        cls = core.attribution.OpStats
+    except AttributeError:
+        return []
+    return [k for k in dir(cls) if not k.startswith("_") and isinstance(getattr(cls, k), property)]
+
+
+def _csv_cell(v: Any, none32: bool) -> Any:
+    """One CSV cell: "none" (kNone32 in a uint32 column: no parent, no region, ...) and None
+    are empty; lists are joined with ";" (kernel_names)."""
+    if none32 and v == 0xFFFFFFFF:
+        return ""
+    if isinstance(v, (list, tuple)):
+        return ";".join("" if x is None else str(x) for x in v)
+    return "" if v is None else v
+
+
+def csv_table(prof: Any, table: str) -> str:
+    """One record table (or prof.ops) as CSV: a header always (also without rows), one line
+    per record; docs/reports.md, "CSV"."""
+    obj = getattr(prof, table, None)
+    if obj is None:
+        raise failure(f"this profile has no {table} table (choose one of {', '.join(CSV_TABLES)})")
+    cols: dict[str, Any]
+    if table == "ops":
+        rows = records.records_of(obj)
+        keys: list[str] = [] if rows else _op_fields()
+        for r in rows:
+            keys += [k for k in r if k not in keys]
+        cols = {k: [r.get(k) for r in rows] for k in keys}
+    else:
+        cols = records.columns(obj)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    keys = list(cols)
+    w.writerow(keys)
+    none32 = {k: getattr(cols[k], "dtype", None) == "uint32" for k in keys}
+    n = len(next(iter(cols.values()))) if cols else 0
+    for i in range(n):
+        w.writerow([_csv_cell(records.to_plain(cols[k][i]), none32[k]) for k in keys])
+    return buf.getvalue()
+
+
+def cmd_estimate(args: argparse.Namespace) -> int:
+    """The static FPGA what-if of an HLO module (fpgaprof.fpga.estimate_hlo): the ops table,
+    the whole function's card time, transfers and total with their ranges; --json for all."""
+    try:
+        with open(args.module, encoding="utf-8") as f:
+            text = f.read()
+    except UnicodeDecodeError as e:
+        raise usage_error(
+            f"{PROG} estimate",
+            f"{args.module} is not UTF-8 text ({e.reason} at byte {e.start}): "
+            "give an HLO text file (XLA's --xla_dump_to output, or compiled.as_text())",
+        )
+    except OSError as e:
+        raise usage_error(f"{PROG} estimate", f"cannot read {args.module}: {e.strerror or e}")
+    try:
+        est = fpga.estimate_hlo(text, target=fpga.target_spec(args.target))
+    except HloParseError as e:
+        raise failure(f"{args.module}: not HLO text fpgaprof can read ({one_line(e)})")
+    if args.json:
+        whole = {"summary": est.summary(), "target": est.target, "ops": list(est)}
+        out(json.dumps(whole, indent=1, default=_json_default, allow_nan=False) + "\n")
+        return 0
+    if args.limit is not None and args.limit < len(est):
+        shown = type(est)(sorted(est, key=lambda r: -(r.get("card_time_s") or 0))[: args.limit])
+        for k in ("title", "display", "footer", "empty_note"):
+            setattr(shown, k, getattr(est, k))
+        shown.title = est.title + f" (the {args.limit} longest of {len(est)})"
+        out(str(shown))
+    else:
+        out(str(est))
+    return 0
+
+
+def _json_default(x: Any) -> Any:
+    return None
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    result = calibrate.run()
+    if isinstance(result, dict):
+        out(json.dumps(result, indent=1, default=str))
+    elif result is not None:
+        out(str(result))
+    return 0
+
+
+def cmd_counters(args: argparse.Namespace) -> int:
+    if args.chips:
+        out(" ".join(counters.chips()) + "\n")
+        return 0
+    if args.chip:
+        _check_chip(args.chip)
+    plan = counters.plan(args.chip, metrics=args.metric or None, device=args.device)
+    out(json.dumps(plan.to_dict(), indent=1) + "\n" if args.json else str(plan))
+    return 0
+
+
+def _check_chip(chip: str) -> None:
+    """An unknown --chip is a usage error of `fpgaprof counters` (a close match suggested)."""
+    try:
+        names = counters.chips()
+    except Exception:  # noqa: BLE001 - no CUPTI to ask: plan() says why
+        return
+    if chip.strip().upper() in names:
+        return
+    raise usage_error(
+        f"{PROG} counters",
+        f"unknown chip {chip!r} "
+        f"({did_you_mean(chip.strip().upper(), names)}CUPTI's chip names: "
+        f"{', '.join(names)}; `{PROG} counters --chips` lists them)",
+    )
+
+
+def cmd_devices(args: argparse.Namespace) -> int:
+    out(devices.describe())
+    return 0

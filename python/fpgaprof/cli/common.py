@@ -1,0 +1,169 @@
+"""What the commands of `fpgaprof` share: the program name, usage errors, output, loading a
+trace, the card check, the digest and the HLO files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from fpgaprof.analysis import targets
+from fpgaprof.analysis.trace_analysis import store_of
+from fpgaprof.api import fpga
+from fpgaprof.api.profile import Profile, load
+from fpgaprof.base.atomic import write_text_atomic
+from fpgaprof.base.constants import TRACE_FILE_NAME
+from fpgaprof.base.errors import FpgaprofError
+from fpgaprof.capture import runner
+from fpgaprof.report.digest import digest
+
+__all__ = [
+    "PROG",
+    "TRACE_NAME",
+    "UsageError",
+    "usage_error",
+    "failure",
+    "one_line",
+    "out",
+    "load_trace",
+    "trace_in",
+    "check_target",
+    "timeline_options",
+    "untraced_count_of",
+    "digest_of",
+    "write_hlo_modules",
+]
+
+PROG = "fpgaprof"
+TRACE_NAME = TRACE_FILE_NAME
+
+
+class UsageError(Exception):
+    """Bad command line: exit status 2."""
+
+
+def usage_error(prog: str, message: str) -> UsageError:
+    """The one-line usage error of every command: "<prog>: error: <message> (see `<prog>
+    --help`)", prog being "fpgaprof" or "fpgaprof <command>"."""
+    return UsageError(f"{prog}: error: {message} (see `{prog} --help`)")
+
+
+def out(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def load_trace(path: str) -> Profile:
+    """A Profile from a trace file, or a clear error."""
+    if not os.path.exists(path):
+        raise FileNotFoundError(
+            2, "no such trace file (give the path fpgaprof run/trace wrote)", path
+        )
+    return load(path)
+
+
+def trace_in(path: str) -> str:
+    """A trace path, also when given the output folder of `fpgaprof run`."""
+    if os.path.isdir(path):
+        cand = os.path.join(path, TRACE_NAME)
+        if os.path.exists(cand):
+            return cand
+        raise FileNotFoundError(2, f"folder has no {TRACE_NAME} (give the trace file itself)", path)
+    return path
+
+
+def check_target(target: str | None, prog: str = PROG) -> None:
+    """An unknown FPGA card name, or a card file (.json) that cannot be read or describes no
+    valid card, is a usage error of command `prog` (a close match suggested, the known ones
+    listed) when this build has the FPGA model; without it the candidates section says why it
+    is missing."""
+    if not target:
+        return
+    try:
+        names = [p["name"] for p in fpga.presets()]
+    except Exception:  # noqa: BLE001 - no FPGA model in this build: the section says why
+        return
+    if not target.lower().endswith(".json"):
+        if target not in names:
+            raise usage_error(
+                prog,
+                f"unknown FPGA target {target!r} ({targets.preset_hint(target, names)}"
+                f"use --target with one of {', '.join(names)}, or a card file CARD.json)",
+            )
+        return
+    try:
+        fpga.resolve_target(target)
+    except FpgaprofError as e:
+        raise usage_error(prog, f"--target: {e}") from None
+
+
+def timeline_options(args: argparse.Namespace) -> dict:
+    """write_all's timeline arguments from --no-timeline and --timeline-events (0: all)."""
+    n = getattr(args, "timeline_events", None)
+    return {
+        "timeline": not getattr(args, "no_timeline", False),
+        "timeline_max_events": None if not n else int(n),
+    }
+
+
+def untraced_count_of(prof: Any) -> int:
+    """Further Python processes of the `fpgaprof run` that wrote `prof` that ran untraced (the
+    count its warning names, capture.runner.untraced_count); 0 when none or unknown."""
+    try:
+        return runner.untraced_count(prof.meta.get("warnings", []))
+    except Exception:  # noqa: BLE001 - no meta: nothing to say
+        return 0
+
+
+def digest_of(summary_path: str) -> str:
+    """The closing lines of run/report (report/digest.py); one "(no digest: <why>)" line when
+    the summary cannot be read (the files were written: the digest is only a convenience)."""
+    try:
+        with open(summary_path, encoding="utf-8") as f:
+            return digest(json.load(f))
+    except Exception as e:  # noqa: BLE001
+        return f"{PROG}: (no digest: {one_line(e)})\n"
+
+
+def write_hlo_modules(prof: Any, folder: str) -> int:
+    """The optimized HLO modules stored in the trace, one text file each. Returns the count
+    (0 when the profile does not expose them)."""
+    mods = None
+    for owner in (prof, store_of(prof)):
+        if owner is None:
+            continue
+        try:
+            mods = owner.hlo_modules
+        except Exception:  # noqa: BLE001 - a running or odd profile: no modules to write
+            mods = None
+        if mods is not None:
+            break
+    if not mods:
+        return 0
+    existing = os.listdir(folder) if os.path.isdir(folder) else []
+    n = 0
+    for i, m in enumerate(mods):
+        name = m.get("name") if isinstance(m, dict) else getattr(m, "name", "")
+        text = m.get("text") if isinstance(m, dict) else getattr(m, "text", "")
+        pid = m.get("program_id", -1) if isinstance(m, dict) else getattr(m, "program_id", -1)
+        if not text:
+            continue
+        safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in str(name)) or f"m{i}"
+        fname = f"module_{int(pid):04d}.{safe}.txt" if int(pid) >= 0 else f"{safe}.txt"
+        if any(e.startswith(fname[:-3]) for e in existing):
+            continue  # XLA's own dump of this module is already there (`fpgaprof run`)
+        write_text_atomic(os.path.join(folder, fname), str(text))
+        n += 1
+    return n
+
+
+def failure(msg: str) -> FpgaprofError:
+    """A command's failure (exit status 1, one line)."""
+    return FpgaprofError(msg)
+
+
+def one_line(e: BaseException) -> str:
+    if isinstance(e, OSError) and e.filename:
+        return f"{e.filename}: {e.strerror or e}"
+    return " ".join(str(e).split()) or type(e).__name__

@@ -1,0 +1,335 @@
+"""`fpgaprof compare A B`: two traces or summaries side by side, per op, region, kernel and
+copy direction (time, runs, mean per run, bytes, bound), largest change first."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import Any
+
+from fpgaprof import report
+from fpgaprof.base.units import fmt_bytes, fmt_s
+from fpgaprof.cli.common import PROG, failure, load_trace, out, trace_in
+
+__all__ = ["SummaryFormatError", "summary_of", "compare_summaries", "cmd_compare"]
+
+
+class SummaryFormatError(Exception):
+    """A summary.json that is not what fpgaprof writes (exit status 1, one line)."""
+
+
+def summary_of(path: str, target: str | None) -> dict:
+    """A summary dict from summary.json, a run folder or a trace file."""
+    if os.path.isdir(path):
+        cand = os.path.join(path, "summary.json")
+        if os.path.exists(cand):
+            path = cand
+        else:
+            path = trace_in(path)
+    if path.endswith(".json"):
+        try:
+            with open(path, encoding="utf-8") as f:
+                s = json.load(f)
+        except ValueError as e:
+            raise failure(f"{path}: not valid JSON ({e}); give a summary.json or a trace file")
+        if not isinstance(s, dict) or "schema_version" not in s:
+            raise failure(f"{path}: not an fpgaprof summary.json (no schema_version)")
+        return s
+    return report.collect(load_trace(path), target=target, trace_path=path)
+
+
+def _section(s: dict, name: str, rows_key: str) -> tuple[list, int | None, str | None]:
+    """(rows, rows left out, why the section is unavailable) of one summary section."""
+    sec = s.get(name)
+    if sec is None:
+        return [], 0, f"no {name} section"
+    if not isinstance(sec, dict):
+        raise SummaryFormatError(f"'{name}' is a {type(sec).__name__}, not an object")
+    if sec.get("available") is False:
+        return [], 0, str(sec.get("reason") or "not available")
+    rows = sec.get(rows_key)
+    if rows is None:
+        rows = []
+    if not isinstance(rows, list):
+        raise SummaryFormatError(f"'{name}.{rows_key}' is a {type(rows).__name__}, not a list")
+    left = sec.get("rows_left_out", 0) or 0
+    if not isinstance(left, int):
+        raise SummaryFormatError(f"'{name}.rows_left_out' is not an integer")
+    return rows, left, None
+
+
+def _number(v: Any, where: str) -> float:
+    if v is None:
+        return 0.0
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise SummaryFormatError(f"{where} is {v!r}, not a number")
+    return float(v)
+
+
+def _count(v: Any, where: str) -> int | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise SummaryFormatError(f"{where} is {v!r}, not an integer")
+    return v
+
+
+def _per_run(time_s: float, count: int | None, mean_s: Any, where: str) -> float | None:
+    """Mean time of one run: the summary's mean where it has one, else time / count."""
+    if mean_s is not None:
+        return _number(mean_s, where)
+    return time_s / count if count else None
+
+
+def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
+    """{key: entry} of one kind of row, whether the table is complete (nothing left out), and
+    why it is missing. Keys: (module, op) for ops, the region path, the kernel name, the copy
+    direction. Each entry: time_s (the whole trace's), count (runs: executions of the op,
+    instances of the region, kernel launches, copies) and mean_s (time per run; None for
+    copy directions, whose busy time is a union, not a sum of runs)."""
+    out: dict = {}
+    key: tuple[str, str] | str
+    if kind == "op":
+        rows, left, why = _section(s, "ops", "items")
+        bounds = {}
+        roof = s.get("roofline")
+        if isinstance(roof, dict) and isinstance(roof.get("points"), list):
+            bounds = {
+                (p.get("module") or "", str(p.get("op"))): p.get("bound")
+                for p in roof["points"]
+                if isinstance(p, dict)
+            }
+        for i, r in enumerate(rows):
+            where = f"ops.items[{i}]"
+            if not isinstance(r, dict) or "op" not in r:
+                raise SummaryFormatError(f"{where} has no 'op'")
+            key = (str(r.get("module") or ""), str(r["op"]))
+            t = _number(r.get("total_s"), f"{where}.total_s")
+            n = _count(r.get("count"), f"{where}.count")
+            out[key] = {
+                "name": key[1],
+                "module": key[0] or None,
+                "time_s": t,
+                "count": n,
+                "mean_s": _per_run(t, n, r.get("mean_s"), f"{where}.mean_s"),
+                "bytes": r.get("bytes"),
+                "bound": r.get("bound") if "bound" in r else bounds.get(key),
+            }
+    elif kind == "region":
+        rows, left, why = _section(s, "regions", "items")
+        for i, r in enumerate(rows):
+            where = f"regions.items[{i}]"
+            if not isinstance(r, dict) or not ("path" in r or "name" in r):
+                raise SummaryFormatError(f"{where} has no 'path' or 'name'")
+            key = str(r.get("path") or r.get("name"))
+            t = _number(r.get("wall_s"), f"{where}.wall_s")
+            n = _count(r.get("count"), f"{where}.count")
+            out[key] = {
+                "name": key,
+                "module": None,
+                "time_s": t,
+                "count": n,
+                "mean_s": _per_run(t, n, None, f"{where}.mean_s"),
+                "bytes": None,
+                "bound": None,
+            }
+    elif kind == "kernel":
+        rows, left, why = _section(s, "kernels", "top")
+        for i, r in enumerate(rows):
+            where = f"kernels.top[{i}]"
+            if not isinstance(r, dict) or "name" not in r:
+                raise SummaryFormatError(f"{where} has no 'name'")
+            t = _number(r.get("total_s"), f"{where}.total_s")
+            n = _count(r.get("count"), f"{where}.count")
+            out[str(r["name"])] = {
+                "name": str(r["name"]),
+                "module": None,
+                "time_s": t,
+                "count": n,
+                "mean_s": _per_run(t, n, r.get("mean_s"), f"{where}.mean_s"),
+                "bytes": None,
+                "bound": None,
+            }
+    else:
+        rows, _, why = _section(s, "transfers", "by_direction")
+        left = 0
+        for i, r in enumerate(rows):
+            where = f"transfers.by_direction[{i}]"
+            if not isinstance(r, dict) or "direction" not in r:
+                raise SummaryFormatError(f"{where} has no 'direction'")
+            out[str(r["direction"])] = {
+                "name": str(r["direction"]),
+                "module": None,
+                "time_s": _number(r.get("busy_s"), f"{where}.busy_s"),
+                "count": _count(r.get("count"), f"{where}.count"),
+                "mean_s": None,
+                "bytes": r.get("bytes"),
+                "bound": None,
+            }
+    return out, left == 0 and why is None, why
+
+
+def compare_summaries(a: dict, b: dict) -> list[dict]:
+    """Rows (kind, name, module, before/after time, runs (count_before/after: executions,
+    instances, launches, copies) and mean time per run, bytes, bound, change; change_ratio is
+    the whole time's B/A, mean_ratio the per-run time's), largest |change| first. Ops are
+    keyed by (module, op), regions by their path. A row missing on a side whose table is
+    complete is new or gone (time there: None, change against 0); missing on a side
+    whose table is cut (kernels beyond the top rows, a section not available) it is unknown:
+    change None, `unknown` says why, sorted last. SummaryFormatError for a malformed input."""
+    rows = []
+    for kind in ("op", "region", "kernel", "transfer"):
+        sides = []
+        for label, s in (("A", a), ("B", b)):
+            if not isinstance(s, dict):
+                raise SummaryFormatError(f"{label} is not a JSON object")
+            try:
+                sides.append(_entries(s, kind))
+            except SummaryFormatError as e:
+                raise SummaryFormatError(f"{label}: {e}") from None
+        (ea, full_a, why_a), (eb, full_b, why_b) = sides
+        for key in sorted(set(ea) | set(eb), key=str):
+            x, y = ea.get(key), eb.get(key)
+            unknown = None
+            if x is None and not full_a:
+                unknown = f"A: {why_a}" if why_a else "A: not among its top rows"
+            if y is None and not full_b:
+                unknown = f"B: {why_b}" if why_b else "B: not among its top rows"
+            ta = x["time_s"] if x else 0.0
+            tb = y["time_s"] if y else 0.0
+            either = x if x is not None else y
+            assert either is not None  # key is in ea or eb
+            rows.append(
+                {
+                    "kind": kind,
+                    "name": either["name"],
+                    "module": either["module"],
+                    "time_before_s": ta if x else None,
+                    "time_after_s": tb if y else None,
+                    "change_s": None if unknown else tb - ta,
+                    "change_ratio": (tb / ta) if x and y and ta else None,
+                    "count_before": x["count"] if x else None,
+                    "count_after": y["count"] if y else None,
+                    "mean_before_s": x["mean_s"] if x else None,
+                    "mean_after_s": y["mean_s"] if y else None,
+                    "mean_ratio": (y["mean_s"] / x["mean_s"])
+                    if x and y and x["mean_s"] and y["mean_s"] is not None
+                    else None,
+                    "bytes_before": x["bytes"] if x else None,
+                    "bytes_after": y["bytes"] if y else None,
+                    "bound_before": x["bound"] if x else None,
+                    "bound_after": y["bound"] if y else None,
+                    "unknown": unknown,
+                }
+            )
+    rows.sort(
+        key=lambda r: (
+            r["change_s"] is None,
+            -abs(r["change_s"] or 0.0),
+            r["kind"],
+            r["module"] or "",
+            r["name"],
+        )
+    )
+    return rows
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    a = summary_of(args.a, args.target)
+    b = summary_of(args.b, args.target)
+    try:
+        rows = compare_summaries(a, b)
+    except SummaryFormatError as e:
+        raise failure(
+            f"{args.a} vs {args.b}: malformed summary.json ({e}); regenerate it with "
+            f"`{PROG} report TRACE` or compare the traces themselves"
+        )
+    if args.json:
+        out(json.dumps({"a": args.a, "b": args.b, "rows": rows}, indent=1))
+        return 0
+
+    def wall(s: dict) -> Any:
+        t = s.get("trace")
+        return t.get("wall_time_s") if isinstance(t, dict) else None
+
+    wa, wb = wall(a), wall(b)
+    # The traces' own wall times are the whole programs' (a bigger problem, more setup): the
+    # sections compare parts, and per run, so more runs do not read as slower runs.
+    out(
+        f"A: {args.a}  whole-program wall time "
+        f"{fmt_s(wa if isinstance(wa, (int, float)) else None)}\n"
+        f"B: {args.b}  whole-program wall time "
+        f"{fmt_s(wb if isinstance(wb, (int, float)) else None)}\n"
+        "(runs: executions of an op, instances of a region, launches of a kernel, copies in a "
+        "direction; mean: time per run; B/A: whole time, mean B/A: per run)"
+    )
+    # What the times and bytes of each section are: ops and kernels GPU time summed over the
+    # trace, regions wall time, transfer directions busy time; op bytes are one execution's
+    # (the cost model's), transfer bytes all copies'. Transfer directions have no mean: their
+    # busy time is a union of copies, not a sum of runs.
+    heads = {
+        "op": ("GPU", "bytes/exec", "runs"),
+        "region": ("wall", "", "runs"),
+        "kernel": ("GPU", "", "runs"),
+        "transfer": ("busy", "bytes", "copies"),
+    }
+    for kind, note in (
+        ("op", "per HLO op (module:op), GPU time"),
+        ("region", "per region (path), wall time"),
+        ("kernel", "per kernel (top kernels only), GPU time"),
+        ("transfer", "per transfer direction, busy time"),
+    ):
+        sel = [r for r in rows if r["kind"] == kind]
+        if not sel:
+            why = []
+            for label, s in (("A", a), ("B", b)):
+                try:
+                    reason = _entries(s, kind)[2]
+                except SummaryFormatError:
+                    reason = None
+                why.append(f"{label}: {reason or 'no rows'}")
+            out(f"\n{note}: not available in either input ({'; '.join(why)})")
+            continue
+        out(f"\n{note}, sorted by |change|:")
+        t_head, b_head, n_head = heads[kind]
+        means = kind != "transfer"
+        out(
+            f"  {'name':40s} {n_head + ' A':>8s} {n_head + ' B':>8s} {t_head + ' A':>11s} "
+            f"{t_head + ' B':>11s} {'change':>11s} {'B/A':>7s} "
+            + (f"{'mean A':>10s} {'mean B':>10s} {'mean B/A':>8s} " if means else "")
+            + f"{(b_head + ' A') if b_head else '':>12s} "
+            f"{(b_head + ' B') if b_head else '':>12s}  bound A→B".rstrip()
+        )
+        for r in sel[: args.limit]:
+            ratio = f"{r['change_ratio']:.2f}x" if r["change_ratio"] is not None else "–"
+            runs = [str(r[k]) if r[k] is not None else "–" for k in ("count_before", "count_after")]
+            mean = ""
+            if means:
+                m_ratio = f"{r['mean_ratio']:.2f}x" if r["mean_ratio"] is not None else "–"
+                mean = (
+                    f"{fmt_s(r['mean_before_s']):>10s} {fmt_s(r['mean_after_s']):>10s} "
+                    f"{m_ratio:>8s} "
+                )
+            bound = ""
+            if r["bound_before"] or r["bound_after"]:
+                bound = f"{r['bound_before'] or '–'}→{r['bound_after'] or '–'}"
+            name = f"{r['module']}:{r['name']}" if r.get("module") else r["name"]
+            name = name if len(name) <= 40 else name[:37] + "..."
+            if r["change_s"] is None:
+                change = "?"
+                bound = (bound + "  " if bound else "") + f"(unknown: {r['unknown']})"
+            else:
+                sign = "+" if r["change_s"] > 0 else ("-" if r["change_s"] < 0 else " ")
+                change = sign + fmt_s(abs(r["change_s"]))
+            before = fmt_s(r["time_before_s"]) if r["time_before_s"] is not None else "absent"
+            after = fmt_s(r["time_after_s"]) if r["time_after_s"] is not None else "absent"
+            ba = fmt_bytes(r["bytes_before"]) if b_head else ""
+            bb = fmt_bytes(r["bytes_after"]) if b_head else ""
+            out(
+                f"  {name:40s} {runs[0]:>8s} {runs[1]:>8s} {before:>11s} {after:>11s} "
+                f"{change:>11s} {ratio:>7s} {mean}{ba:>12s} {bb:>12s}  {bound}".rstrip()
+            )
+        if len(sel) > args.limit:
+            out(f"  ... {len(sel) - args.limit} more rows (--limit N, or --json for all)")
+    return 0

@@ -1,0 +1,256 @@
+"""The argument parser of `fpgaprof` (one subparser per command) and its usage errors: one
+line naming what is wrong and whose --help to read, exit status 2."""
+
+from __future__ import annotations
+
+import argparse
+from typing import NoReturn
+
+from fpgaprof.base.constants import DEFAULT_TARGET, TIMELINE_MAX_EVENTS
+from fpgaprof.cli import commands, compare, run
+from fpgaprof.cli.common import PROG, usage_error
+
+__all__ = ["build_parser", "parse_args", "TIMELINE_EVENTS"]
+
+TIMELINE_EVENTS = TIMELINE_MAX_EVENTS
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, exit 2
+        raise usage_error(self.prog, message)
+
+
+def _positive_int(text: str) -> int:
+    """argparse type of a count option: a whole number >= 1."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{v} must be 1 or more")
+    return v
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        n = int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{text} is negative (0 means no limit)")
+    return n
+
+
+def add_timeline_options(r: argparse.ArgumentParser, no_timeline: bool = True) -> None:
+    if no_timeline:
+        r.add_argument(
+            "--no-timeline",
+            action="store_true",
+            help="do not write timeline.json (large for long runs)",
+        )
+    r.add_argument(
+        "--timeline-events",
+        type=_non_negative_int,
+        default=TIMELINE_EVENTS,
+        metavar="N",
+        help=f"timeline.json holds the first N records by start time "
+        f"(default {TIMELINE_EVENTS:,}; 0: all, however large)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog=PROG,
+        description="Profile JAX/XLA programs on NVIDIA GPUs: kernels, "
+        "transfers, roofline, FPGA offload candidates.",
+    )
+    sub = p.add_subparsers(dest="command_name", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    r = sub.add_parser(
+        "run",
+        help="run a command under the profiler and write all reports",
+        description="Runs an unmodified program under the profiler. The trace "
+        "starts before the script and is saved at exit (also on exceptions and "
+        "sys.exit). Writes DIR/trace.fpgaprof, report.html, summary.json, "
+        "timeline.json and hlo/. The command's exit status is passed through.",
+    )
+    r.add_argument(
+        "-o",
+        "--output",
+        default="fpgaprof-out",
+        metavar="DIR",
+        help="output folder (default: fpgaprof-out)",
+    )
+    r.add_argument(
+        "--counters",
+        action="store_true",
+        help="collect hardware counters (kernel replay: slower, kept apart from timings)",
+    )
+    r.add_argument(
+        "--keep-command-buffers",
+        action="store_true",
+        help="leave XLA command buffers (CUDA graphs) on; per-op attribution is lost inside them",
+    )
+    r.add_argument(
+        "--target",
+        default=DEFAULT_TARGET,
+        metavar="CARD",
+        help=f"FPGA card for the what-if: a preset or a card file CARD.json "
+        f"(docs/fpga-model.md; default: {DEFAULT_TARGET})",
+    )
+    add_timeline_options(r)
+    r.add_argument(
+        "command",
+        nargs=argparse.REMAINDER,
+        metavar="-- CMD ARGS",
+        help="the command, e.g. -- python script.py --size 64",
+    )
+    r.set_defaults(func=run.cmd_run)
+
+    r = sub.add_parser(
+        "report",
+        help="regenerate every report from a saved trace",
+        description="Regenerates report.html, summary.json, timeline.json and "
+        "hlo/ from a saved trace, on any machine (no GPU needed).",
+    )
+    r.add_argument("trace", metavar="TRACE", help="trace file (or a `fpgaprof run` folder)")
+    r.add_argument("-o", "--output", metavar="DIR", help="output folder (default: the trace's)")
+    r.add_argument(
+        "--target",
+        default=DEFAULT_TARGET,
+        metavar="CARD",
+        help=f"FPGA card for the what-if: a preset or a card file CARD.json "
+        f"(docs/fpga-model.md; default: {DEFAULT_TARGET})",
+    )
+    add_timeline_options(r)
+    r.set_defaults(func=commands.cmd_report)
+
+    r = sub.add_parser(
+        "export",
+        help="export a trace as Perfetto JSON, summary JSON or CSV",
+        description="perfetto: Chrome/Perfetto trace-event JSON (ui.perfetto.dev); "
+        "json: the summary (docs/summary.schema.json); csv: one record table.",
+    )
+    r.add_argument("trace", metavar="TRACE")
+    r.add_argument("--format", required=True, choices=("perfetto", "json", "csv"))
+    r.add_argument(
+        "--table",
+        default="kernels",
+        choices=commands.CSV_TABLES,
+        help="table for --format csv (default: kernels)",
+    )
+    r.add_argument(
+        "--target",
+        default=DEFAULT_TARGET,
+        metavar="CARD",
+        help="FPGA card (preset or CARD.json) for the candidates in --format json",
+    )
+    r.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="output file (default: stdout; perfetto: TRACE.timeline.json)",
+    )
+    add_timeline_options(r, no_timeline=False)
+    r.set_defaults(func=commands.cmd_export)
+
+    r = sub.add_parser(
+        "compare",
+        help="compare two traces or summaries (before/after)",
+        description="Per op, region, kernel and transfer direction: time, bytes "
+        "and bound before (A) and after (B), with runs (executions, "
+        "instances, launches) and mean time per run, sorted by the size of the "
+        "change. "
+        "A and B are trace files, summary.json files or `fpgaprof run` folders.",
+    )
+    r.add_argument("a", metavar="A")
+    r.add_argument("b", metavar="B")
+    r.add_argument("--json", action="store_true", help="print the rows as JSON")
+    r.add_argument("--limit", type=int, default=20, help="rows per section (default 20)")
+    r.add_argument("--target", default=DEFAULT_TARGET, metavar="CARD", help=argparse.SUPPRESS)
+    r.set_defaults(func=compare.cmd_compare)
+
+    r = sub.add_parser(
+        "estimate",
+        help="estimate an HLO module on an FPGA card (no trace, no GPU)",
+        description="The static FPGA what-if of an HLO module (XLA's text, e.g. an "
+        "--xla_dump_to file or jax.jit(f).lower(...).compile().as_text()): every op "
+        "on the card as compiled and restructured, the whole function's card time, "
+        "host-link transfers and total, each with its range (docs/fpga-model.md).",
+    )
+    r.add_argument("module", metavar="MODULE.hlo", help="HLO text file")
+    r.add_argument(
+        "--target",
+        default=DEFAULT_TARGET,
+        metavar="CARD",
+        help=f"FPGA card: a preset or a card file CARD.json (default: {DEFAULT_TARGET})",
+    )
+    r.add_argument("--json", action="store_true", help="print the whole estimate as JSON")
+    r.add_argument(
+        "--limit",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="show the N ops with the longest card time (default: all)",
+    )
+    r.set_defaults(func=commands.cmd_estimate)
+
+    r = sub.add_parser(
+        "calibrate",
+        help="measure this GPU's achieved ceilings",
+        description="Measures achieved DRAM bandwidth and FLOP/s on this GPU and "
+        "stores them for the roofline (needs a GPU).",
+    )
+    r.set_defaults(func=commands.cmd_calibrate)
+
+    r = sub.add_parser(
+        "counters",
+        help="show the hardware counters trace(counters=True) collects on a chip",
+        description="Shows the metric per role, its unit, the roles the chip cannot give "
+        "and the kernel-replay passes, from CUPTI's Profiler Host API (no GPU needed "
+        "with --chip).",
+    )
+    r.add_argument(
+        "--chip", help="CUPTI chip name, e.g. GH100, GA100, AD102, GB100 (default: the GPU's)"
+    )
+    r.add_argument(
+        "--device", type=int, default=0, help="GPU ordinal whose chip to use (default 0)"
+    )
+    r.add_argument(
+        "--metric",
+        action="append",
+        metavar="NAME",
+        help="a metric with rollup (dram__bytes_read.sum) instead of fpgaprof's set; repeatable",
+    )
+    r.add_argument("--json", action="store_true", help="print the plan as JSON")
+    r.add_argument("--chips", action="store_true", help="list the chip names this CUPTI knows")
+    r.set_defaults(func=commands.cmd_counters)
+
+    r = sub.add_parser(
+        "devices",
+        help="show CUPTI, driver and GPUs as fpgaprof sees them",
+        description="Shows which libcupti fpgaprof uses, the driver and the GPUs, "
+        "and what is missing for tracing.",
+    )
+    r.set_defaults(func=commands.cmd_devices)
+    return p
+
+
+def parse_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """parse_args with usage errors that name what is wrong and whose help to read: options
+    without a command are unrecognized (not "COMMAND is required"), and an unknown option of
+    a command points at that command's --help."""
+    if argv and not any(not a.startswith("-") for a in argv):
+        unknown = [a for a in argv if a not in ("-h", "--help")]
+        if unknown:
+            raise usage_error(PROG, f"unrecognized arguments: {' '.join(unknown)}")
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        cmd = args.command_name
+        # options before the command are the top level's, after it the command's
+        before = argv.index(cmd) if cmd in argv else len(argv)
+        top = [a for a in extra if a in argv[:before]]
+        prog = PROG if top else f"{PROG} {cmd}"
+        raise usage_error(prog, f"unrecognized arguments: {' '.join(extra)}")
+    return args

@@ -1,0 +1,335 @@
+"""`fpgaprof run -- CMD`: an unmodified program traced from its first line (the bootstrap on
+PYTHONPATH starts fpgaprof.trace() in it: capture.runner), signals passed on to it, its trace
+saved at exit, then every report written from the trace."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from typing import Any
+
+from fpgaprof import report
+from fpgaprof.capture import process_env, runner, xla_flags
+from fpgaprof.capture.signals import SAVE_ON
+from fpgaprof.cli.common import (
+    PROG,
+    TRACE_NAME,
+    digest_of,
+    load_trace,
+    one_line,
+    timeline_options,
+    untraced_count_of,
+    usage_error,
+    write_hlo_modules,
+)
+
+__all__ = ["cmd_run", "child_environment", "prune_hlo_dump", "pass_on", "SI_KERNEL"]
+
+
+def prune_hlo_dump(folder: str) -> int:
+    """Keeps only the optimized HLO text of each module XLA dumped into folder
+    (module_NNNN.NAME.*after_optimizations.txt); removes XLA's other dump files (pre-
+    optimization HLO, buffer assignment, debug options, per-module folders). Returns how many
+    modules are kept."""
+    if not os.path.isdir(folder):
+        return 0
+    keep = re.compile(r"^module_\d+\..+after_optimizations\.txt$")
+    kept = 0
+    for name in os.listdir(folder):
+        p = os.path.join(folder, name)
+        if not name.startswith("module_"):
+            continue
+        if os.path.isdir(p) and not os.path.islink(p):
+            shutil.rmtree(p, ignore_errors=True)
+        elif keep.match(name):
+            kept += 1
+        else:
+            os.unlink(p)
+    return kept
+
+
+def child_environment(
+    out_dir: str,
+    *,
+    keep_command_buffers: bool,
+    counters: bool,
+    target: str | None,
+    base: dict | None = None,
+) -> dict:
+    """The environment the profiled command starts with: the bootstrap on PYTHONPATH (it
+    starts fpgaprof.trace() before the script), fpgaprof's XLA flags with the HLO dump in
+    out_dir/hlo, and the FPGAPROF_RUN_* settings the bootstrap reads."""
+    env = dict(os.environ if base is None else base)
+    # This process may have prepared its own environment on import (a temp dump dir that it
+    # removes at exit): the child gets a clean preparation of its own instead.
+    marker = env.pop(xla_flags.MARKER_ENV, None)
+    if marker:
+        flags = xla_flags.split_flags(env.get("XLA_FLAGS", ""))
+        setup = xla_flags.current() if base is None else None
+        # The marker may come from an ancestor process too (then this process added nothing):
+        # its dump dir is always dropped, and its command-buffer flag when the user asks to
+        # keep command buffers.
+        drop = set(setup.flags_added) if setup is not None else set()
+        drop.add(f"--xla_dump_to={marker}")
+        if keep_command_buffers:
+            drop.add("--xla_gpu_enable_command_buffer=")
+        kept = [f for f in flags if f not in drop]
+        if kept:
+            env["XLA_FLAGS"] = " ".join(kept)
+        else:
+            env.pop("XLA_FLAGS", None)
+    xla_flags.prepare(
+        env, keep_command_buffers=keep_command_buffers, dump_dir=os.path.join(out_dir, "hlo")
+    )
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # fpgaprof/
+    boot = os.path.join(package, "_bootstrap")
+    env["PYTHONPATH"] = os.pathsep.join(
+        [boot] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    )
+    env["FPGAPROF_RUN_DIR"] = os.path.abspath(out_dir)
+    env["FPGAPROF_RUN_TRACE"] = os.path.join(os.path.abspath(out_dir), TRACE_NAME)
+    env["FPGAPROF_RUN_COUNTERS"] = "1" if counters else "0"
+    if (
+        counters
+        and "XLA_PYTHON_CLIENT_PREALLOCATE" not in env
+        and "XLA_PYTHON_CLIENT_ALLOCATOR" not in env
+    ):
+        # Kernel replay saves and restores JAX's preallocated pool around every kernel (seconds
+        # per kernel on an H100): the pool grows on demand instead. A value the user set is kept.
+        env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
+    if keep_command_buffers:
+        env["FPGAPROF_KEEP_COMMAND_BUFFERS"] = "1"
+    if target:
+        env["FPGAPROF_RUN_TARGET"] = target
+    return env
+
+
+SI_KERNEL = 0x80  # siginfo si_code of a signal the kernel sent (a terminal's Ctrl-C, a hangup)
+
+
+def pass_on(si_code: int, same_group: bool) -> bool:
+    """Whether `run` sends a signal it received on to the command: not one the kernel sent
+    (si_code SI_KERNEL: a terminal's Ctrl-C or hangup goes to the whole foreground process
+    group, so a command in run's group has it already); one a process sent (SI_USER, SI_QUEUE,
+    SI_TKILL) was meant for run alone, or for both (`kill -INT -<pgid>`: then the command gets
+    two, see docs/reports.md)."""
+    return not (si_code == SI_KERNEL and same_group)
+
+
+def _child_setup(watched: list[int], mask: Any, parent_pid: int) -> Any:
+    """The preexec function of the profiled command: signal dispositions and mask as this
+    process had them before run blocked them, and SIGTERM when this process dies (Linux
+    PR_SET_PDEATHSIG: a SIGKILLed `fpgaprof run` must not leave the program running; the
+    traced Python saves its trace on SIGTERM)."""
+    prctl = None
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            prctl = ctypes.CDLL(None, use_errno=True).prctl
+        except (OSError, AttributeError):
+            prctl = None
+
+    def setup() -> None:
+        for num in watched:
+            signal.signal(num, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        if prctl is not None:
+            prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+            if os.getppid() != parent_pid:  # died before the prctl: too late for it
+                os.kill(os.getpid(), signal.SIGTERM)
+
+    return setup
+
+
+def _run_forwarding_signals(command: list[str], env: dict) -> int:
+    """Runs the command and returns its wait status (negative: the signal that ended it).
+
+    SIGINT, SIGTERM and SIGHUP sent to this process alone (`kill <pid>`, a scheduler) are
+    passed on to the command: a traced Python saves its trace and ends as the signal would end
+    it, and the reports are still written here. Signals the kernel sent to the whole
+    foreground process group (Ctrl-C, a terminal hangup) reached the command already and are
+    not sent twice. Signals this process ignores (nohup, a background job) stay ignored by the
+    command. The command gets SIGTERM when this process dies, even by SIGKILL (Linux)."""
+    watched = [
+        num for num in (signal.SIGINT, *SAVE_ON) if signal.getsignal(num) is not signal.SIG_IGN
+    ]
+    if not hasattr(signal, "sigtimedwait"):
+        return _run_forwarding_by_handlers(command, env, watched)
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, watched + [signal.SIGCHLD])
+    try:
+        proc = subprocess.Popen(
+            command, env=env, preexec_fn=_child_setup(watched, old_mask, os.getpid())
+        )
+        try:
+            same_group = os.getpgid(proc.pid) == os.getpgrp()
+        except OSError:
+            same_group = True
+        while proc.poll() is None:
+            info = signal.sigtimedwait(watched + [signal.SIGCHLD], 1.0)
+            if info is None or info.si_signo == signal.SIGCHLD:
+                continue
+            if not pass_on(info.si_code, same_group):
+                continue
+            try:
+                proc.send_signal(info.si_signo)
+            except OSError:
+                pass
+        # What came after the command ended is not passed on (nothing to pass it to).
+        while signal.sigtimedwait(watched + [signal.SIGCHLD], 0) is not None:
+            pass
+        return proc.wait()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+
+
+def _run_forwarding_by_handlers(command: list[str], env: dict, watched: list[int]) -> int:
+    """_run_forwarding_signals where sigtimedwait is missing (macOS): SIGTERM and SIGHUP are
+    passed on; SIGINT is left to the terminal (no way to tell who sent it)."""
+    child: list = []  # the program, once started
+    early: list[int] = []  # signals that came before it started
+
+    def _pass_on(signum: int, _frame: object) -> None:
+        if not child:
+            early.append(signum)
+            return
+        try:
+            child[0].send_signal(signum)
+        except OSError:
+            pass
+
+    # A Python-level no-op, not SIG_IGN: an ignored SIGINT would be inherited through exec and
+    # the program would never see KeyboardInterrupt; a caught one is reset to the default.
+    old_handlers: dict = {}
+    try:
+        for num in watched:
+            try:
+                old_handlers[num] = signal.signal(
+                    num, (lambda *_: None) if num == signal.SIGINT else _pass_on
+                )
+            except (OSError, ValueError):
+                pass
+        proc = subprocess.Popen(command, env=env)
+        child.append(proc)
+        for num in early:
+            proc.send_signal(num)
+        return proc.wait()
+    finally:
+        for num, old in old_handlers.items():
+            signal.signal(num, old)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        raise usage_error(
+            f"{PROG} run", f"no command given (usage: {PROG} run [-o DIR] -- python script.py ARGS)"
+        )
+    out_dir = os.path.abspath(args.output)
+    os.makedirs(out_dir, exist_ok=True)
+    trace = os.path.join(out_dir, TRACE_NAME)
+    # Outputs of an earlier run in the same folder would pass for this run's.
+    for stale in (
+        TRACE_NAME,
+        ".fpgaprof-claim",
+        "report.html",
+        "summary.json",
+        "timeline.json",
+        "environment.json",
+    ):
+        if os.path.exists(os.path.join(out_dir, stale)):
+            os.unlink(os.path.join(out_dir, stale))
+    runner.drop_untraced_markers(out_dir)
+    hlo_dir = os.path.join(out_dir, "hlo")
+    if os.path.isdir(hlo_dir):
+        for name in os.listdir(hlo_dir):
+            p = os.path.join(hlo_dir, name)
+            if name.startswith("module_") and os.path.isdir(p):
+                shutil.rmtree(p, ignore_errors=True)
+            elif name.startswith("module_"):
+                os.unlink(p)
+    env = child_environment(
+        out_dir,
+        keep_command_buffers=args.keep_command_buffers,
+        counters=args.counters,
+        target=args.target,
+    )
+    if args.counters:
+        if process_env.jax_preallocates(env):  # the user's own allocator setting keeps JAX's pool
+            sys.stderr.write(
+                f"{PROG} run: warning: --counters with JAX's preallocated pool (kept by your "
+                f"XLA_PYTHON_CLIENT_PREALLOCATE={env.get('XLA_PYTHON_CLIENT_PREALLOCATE', '')!r} / "
+                "XLA_PYTHON_CLIENT_ALLOCATOR="
+                f"{env.get('XLA_PYTHON_CLIENT_ALLOCATOR', '')!r}): kernel "
+                "replay saves and restores the pool around every kernel, seconds per kernel on an "
+                "H100; unset them or set XLA_PYTHON_CLIENT_PREALLOCATE=false\n"
+            )
+    exe = shutil.which(command[0], path=env.get("PATH"))
+    if exe is None and not os.path.exists(command[0]):
+        raise FileNotFoundError(2, "command not found (check the name after --)", command[0])
+    status = _run_forwarding_signals(command, env)
+    code = status if status >= 0 else 128 - status
+    untraced = runner.untraced_warning(runner.untraced_processes(out_dir))
+    runner.drop_untraced_markers(out_dir)
+    if not os.path.exists(trace):
+        # why: from the marker the traced process left
+        sys.stderr.write(f"{PROG} run: {runner.no_trace_message(out_dir, code)}\n")
+        if untraced:
+            sys.stderr.write(f"{PROG} run: warning: {untraced}\n")
+        return code if code else 1
+    claim = os.path.join(out_dir, ".fpgaprof-claim")
+    if os.path.exists(claim):
+        os.unlink(claim)
+    kept = prune_hlo_dump(os.path.join(out_dir, "hlo"))
+    try:
+        bar = report.Progress(1 + len(report.WRITE_STAGES), f"{PROG} run")
+        bar.stage("loading trace")
+        prof = load_trace(trace)
+        if untraced:
+            # Kept in the trace file, so that `fpgaprof report` says it too; the program's own
+            # trace is intact if this fails (a full disk), and the reports are still written.
+            prof.store.add_warning(untraced)
+            try:
+                prof.save(trace)
+            except Exception as e:  # noqa: BLE001 - only the extra warning line is lost
+                print(
+                    f"{PROG}: warning: could not add the untraced-process warning to {trace} "
+                    f"({e}); the reports below carry it",
+                    file=sys.stderr,
+                )
+        paths = report.write_all(
+            prof,
+            out_dir,
+            target=args.target,
+            trace_path=trace,
+            progress=bar,
+            untraced_processes=untraced_count_of(prof),
+            **timeline_options(args),
+        )
+        if kept == 0:
+            write_hlo_modules(prof, os.path.join(out_dir, "hlo"))
+        sys.stderr.write(digest_of(paths["summary"]))
+        if untraced:
+            sys.stderr.write(f"{PROG} run: warning: {untraced}\n")
+        if paths.get("timeline_note"):
+            sys.stderr.write(f"{PROG} run: {paths['timeline_note']}\n")
+        sys.stderr.write(
+            f"{PROG} run: report {paths['html']} · summary {paths['summary']}"
+            + (f" · timeline {paths['timeline']}" if paths["timeline"] else "")
+            + "\n"
+        )
+    except Exception as e:  # noqa: BLE001 - the command's status wins; the failure is said
+        # The command's status still wins; the report failure is stated once.
+        sys.stderr.write(
+            f"{PROG} run: the trace {trace} was written but the reports failed: "
+            f"{one_line(e)} (retry with `{PROG} report {trace}`)\n"
+        )
+        return code if code else 1
+    return code
