@@ -763,7 +763,8 @@ class HloParser {
     if (!saw_root) comp.root_index = comp.instructions.size() - 1;
     add_tuple_element_instructions(comp, local);
     resolve_operands(comp, local);
-    for (auto& [n, i] : local) comp.index.emplace(std::string(n), i);
+    comp.index.reserve(local.size());
+    for (std::size_t k = 0; k < comp.instructions.size(); ++k) comp.index.emplace(comp.instructions[k].name, k);
     --computation_depth_;
   }
 

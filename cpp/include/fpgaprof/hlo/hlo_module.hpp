@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace fpgaprof::hlo {
@@ -175,8 +176,8 @@ struct Computation {
   bool is_entry = false;
   bool is_fusion = false;  // called by a fusion instruction
   std::vector<Instruction> instructions;
-  std::map<std::string, std::size_t> index;  // instruction name -> position
-  std::size_t root_index = 0;                // position of the ROOT instruction (last one if none is marked)
+  std::unordered_map<std::string, std::size_t> index;  // instruction name -> position
+  std::size_t root_index = 0;                          // position of the ROOT instruction (last one if none is marked)
   const Instruction* root() const;
   const Instruction* find(const std::string& name) const;
 };
