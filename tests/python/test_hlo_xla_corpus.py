@@ -1,6 +1,7 @@
 """XLA's own HLO test corpus through fpgaprof and through XLA.
 
-Every module of the corpus (FPGAPROF_XLA_HLO_CORPUS, default /work/shared/corpora/xla-hlo: 2,638
+Every module of the corpus (FPGAPROF_XLA_HLO_CORPUS, default ../shared/corpora/xla-hlo beside the
+repository, else /work/shared/corpora/xla-hlo: 2,638
 modules from openxla/xla's tests, each accepted by XLA's parser) is parsed and costed by
 fpgaprof.hlo.analyze and by XLA (jaxlib: hlo_module_from_text, hlo_module_cost_analysis on a
 CPU client), in worker processes with a time limit per module (scripts/xla_corpus.py). Fails on
@@ -19,7 +20,11 @@ import time
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-CORPUS = pathlib.Path(os.environ.get("FPGAPROF_XLA_HLO_CORPUS") or "/work/shared/corpora/xla-hlo")
+# beside the repository (../shared, as the development machines and CI have it), else /work/shared
+CORPUS = pathlib.Path(
+    os.environ.get("FPGAPROF_XLA_HLO_CORPUS")
+    or next((str(p) for p in (ROOT.parent / "shared" / "corpora" / "xla-hlo",) if p.is_dir()),
+            "/work/shared/corpora/xla-hlo"))
 DIFFERENCES = ROOT / "tests" / "data" / "hlo" / "xla_corpus_differences.tsv"
 HEADERLESS = ROOT / "tests" / "data" / "hlo" / "xla_headerless"
 TIMEOUT_S = 30.0       # per module, both sides: the slowest takes well under a second
