@@ -247,3 +247,42 @@ TEST_CASE("the allocations part of a dump is what a trace keeps", "[buffer_assig
   CHECK(buffer_assignment_allocations_text(tail) == std::string(kept) + "\n");
   CHECK(parse_buffer_assignment(tail).allocations.size() == 8);
 }
+
+TEST_CASE("GPU-style allocations: one preallocated temp buffer at offsets, by hand", "[buffer_assignment]") {
+  // Written in the format of XLA's BufferAllocation::ToString for a GPU module (no GPU dump is
+  // committed): the temporaries share one preallocated buffer at offsets, a while loop's phi
+  // reuses the fusion's slice, a constant, a colored output tuple table.
+  std::ifstream f(std::string(FPGAPROF_TEST_DATA_DIR) + "/../fuzz/corpus/buffer_assignment_fuzzer/gpu_kinds.txt");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string text = ss.str();
+  const std::size_t cut = text.find("\n====\n");
+  REQUIRE(cut != std::string::npos);
+  const BufferAssignment a = parse_buffer_assignment(text.substr(0, cut));
+  const LiveRanges r = parse_live_ranges(text.substr(cut + 6));
+  REQUIRE(a.allocations.size() == 4);
+  CHECK(a.allocations[1].preallocated_temp);
+  CHECK(a.allocations[1].kind == AllocationKind::kTemporary);
+  CHECK(a.allocations[1].values[1].shape_index == "{1}");
+  CHECK(a.allocations[1].values[2].is_phi);
+  CHECK(a.allocations[2].kind == AllocationKind::kConstant);
+  CHECK(a.allocations[3].color == 1);
+  CHECK(a.allocations[3].kind == AllocationKind::kOutput);
+  CHECK(r.xla_peak_time == 2);
+  const ModuleMemory mm = module_memory("gpu", a, &r, nullptr);
+  // Slices: p0 4 B [0,4]; temp@0 1,024 B: fusion.1 [1,2] and the phi while.3{0} [3,4], one
+  // buffer over [1,4]; temp@1024 1,024 B: the custom call's workspace {1} at [2,2]; the
+  // constant 4 B without a live range: the whole schedule. The tuple table is left out.
+  CHECK(mm.live_bytes == std::vector<uint64_t>{8, 1032, 2056, 1032, 1032});
+  CHECK(mm.peak_bytes == 2056);
+  CHECK(mm.peak_position == 2);
+  CHECK(mm.peak_instruction == "custom-call.2");
+  CHECK(mm.temporary_bytes == 2048);
+  CHECK(mm.constant_bytes == 4);
+  CHECK(mm.parameter_bytes == 4);
+  CHECK(mm.tuple_table_bytes == 16);
+  CHECK(mm.unplaced_values == 0);
+  REQUIRE(mm.live_at_peak.size() == 4);
+  CHECK(mm.live_at_peak[0].producer == "fusion.1");  // the value live at 2 in the shared slice
+  CHECK(mm.live_at_peak[1].producer == "custom-call.2");
+}
