@@ -1,7 +1,9 @@
 """summary.json, report.html and timeline.json of every saved trace are byte for byte what they
 were before the Python package was re-laid in layers (tests/data/golden, written by
-`fpgaprof report` at the commit that added this test). A guard for a refactoring that must not
-change any output; it goes, with the golden files, once the refactoring has landed."""
+`fpgaprof report` at the commit that added this test; summary.json and report.html rewritten
+when the FPGA candidates gained onchip_source and the onchip_*_bytes columns, nothing else
+changed). A guard for a refactoring that must not change any output; it goes, with the golden
+files, once the refactoring has landed."""
 import gzip
 import pathlib
 import subprocess
