@@ -44,8 +44,7 @@ class ModuleMemoryReport(dict):
 
 def _module_memories(prof: Any, **kwargs: Any) -> list[dict]:
     """The analysis' ``module_memory`` dicts, largest peak first (ties by module name)."""
-    result: dict = dict(analyze(prof, **kwargs))
-    mems: list[dict] = list(result.get("module_memory", []))
+    mems: list[dict] = list(analyze(prof, **kwargs)["module_memory"])
     return sorted(mems, key=lambda m: (-m["peak_bytes"], m["module"]))
 
 
