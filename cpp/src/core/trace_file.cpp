@@ -494,6 +494,24 @@ void read_hlo(std::string_view payload, TraceStore& s, const std::string& origin
   if (!r.done()) fail(origin, "HLO module section has trailing bytes");
 }
 
+// HLBA: the buffer assignments and live ranges of the HLO modules that have them.
+void read_buffer_assignments(std::string_view payload, TraceStore& s, const std::string& origin) {
+  ByteReader r(payload, origin, "buffer assignment section");
+  const std::size_t n = r.count("buffer assignments", 3);
+  for (std::size_t i = 0; i < n; ++i) {
+    const uint64_t module = r.varint();
+    if (module >= s.hlo_modules.size())
+      fail(origin, "buffer assignment " + std::to_string(i) + " refers to HLO module " + std::to_string(module) +
+                       " of " + std::to_string(s.hlo_modules.size()));
+    HloModuleText& m = s.hlo_modules[module];
+    if (!m.buffer_assignment.empty() || !m.live_ranges.empty())
+      fail(origin, "HLO module " + std::to_string(module) + " has two buffer assignments");
+    m.buffer_assignment = std::string(r.str());
+    m.live_ranges = std::string(r.str());
+  }
+  if (!r.done()) fail(origin, "buffer assignment section has trailing bytes");
+}
+
 }  // namespace
 
 std::string serialize_trace(const TraceStore& store, bool compress) {
@@ -515,6 +533,22 @@ std::string serialize_trace(const TraceStore& store, bool compress) {
       w.str(m.text);
     }
     sections.emplace_back("HLOM", std::move(w.data()));
+  }
+  {
+    ByteWriter w;
+    std::size_t n = 0;
+    for (const HloModuleText& m : store.hlo_modules) n += !m.buffer_assignment.empty() || !m.live_ranges.empty();
+    if (n > 0) {
+      w.varint(n);
+      for (std::size_t i = 0; i < store.hlo_modules.size(); ++i) {
+        const HloModuleText& m = store.hlo_modules[i];
+        if (m.buffer_assignment.empty() && m.live_ranges.empty()) continue;
+        w.varint(i);
+        w.str(m.buffer_assignment);
+        w.str(m.live_ranges);
+      }
+      sections.emplace_back("HLBA", std::move(w.data()));
+    }
   }
   sections.emplace_back("END\0", std::string());
 
@@ -606,6 +640,8 @@ TraceStore deserialize_trace(std::string_view bytes, const std::string& origin) 
   for_each_table([&](const auto& t) { validate_refs(store, t, origin); });
   auto hlo = sections.find("HLOM");
   if (hlo != sections.end()) read_hlo(hlo->second, store, origin);
+  auto hlba = sections.find("HLBA");
+  if (hlba != sections.end()) read_buffer_assignments(hlba->second, store, origin);
   return store;
 }
 
