@@ -23,7 +23,7 @@ import numpy as np
 from fpgaprof.analysis import attribution, sections
 from fpgaprof.api.overview import attribution_of, trace_overview
 from fpgaprof.base import records
-from fpgaprof.base.constants import FULL_ROWS
+from fpgaprof.base.constants import DEFAULT_TARGET, FULL_ROWS
 from fpgaprof.base.core import core
 from fpgaprof.capture.run_environment import environment_now, read_environment
 
@@ -31,6 +31,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "MEASUREMENT_RUNS",
     "collect",
+    "collect_job",
     "measurements_from_regions",
     "region_measurements",
     "cap_measurements",
@@ -269,6 +270,18 @@ def collect(
         "measurements_left_out": meas_left_out,
         "measurement_stats": meas_stats,
         **overview.data,
+    }
+
+
+def collect_job(job: Any, *, target: str | None = None, on_rank: Any = None) -> dict:
+    """The job model (job.json; what job_html and job_text render) of an api.job.Job: its
+    summary, built by streaming over the rank traces (one in memory at a time), with the
+    generator's version. on_rank(done, total): told as each trace is analysed."""
+    from_job = job.summary(target or DEFAULT_TARGET, on_rank)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "generated_by": {"tool": "fpgaprof", "version": _version()},
+        **from_job,
     }
 
 
