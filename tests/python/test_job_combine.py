@@ -152,3 +152,19 @@ def test_job_folder_names_ranks_without_a_readable_trace(tmp_path):
         j.rank(1)
     # A run folder or trace file still loads as one Profile.
     assert isinstance(fpgaprof.load(out / "h-rank0"), fpgaprof.Profile)
+
+
+def test_names_from_traces_are_escaped_in_job_html_and_cleaned_in_job_txt():
+    from fpgaprof.report import job_html, job_text
+
+    bad = "<script>x</script>\x1b[31m"
+    rows = [row(0, bad, []), row(1, bad, [])]
+    for r in rows:
+        r["regions"] = [{"path": bad, "count": 1, "wall_s": 0.5 + r["process_index"], "gpu_s": 0.0}]
+        r["candidates"] = [{"module": bad, "op": bad, "gpu_s": 1.0, "fpga_s": None, "kernel_count": 1}]
+    model = job.combine(rows, [{"name": bad, "process_index": 2, "reason": bad}])
+    model["folder"] = bad
+    page = job_html.render(model)
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    text = job_text.render(model)
+    assert "\x1b" not in text and "<script>x</script>?[31m" in text
