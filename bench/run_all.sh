@@ -9,6 +9,8 @@
 #   BENCH_ARGS_<name> extra arguments for one benchmark, e.g. BENCH_ARGS_convert_benchmark=5
 #   OVERHEAD_ARGS    arguments for tracing_overhead.py (default none)
 #   SCALE_ARGS       arguments for report_scale.py (default none; e.g. "--scale 0.1")
+#   JOB_ARGS         arguments for job_merge.py (default: 64 ranks of 10^5 kernels; "--scale 1"
+#                    for 10^6 kernels per rank)
 #   JOBS             parallel build jobs (default nproc)
 # Usage: bench/run_all.sh [--no-build] [--cpu-dry-run]
 #   --cpu-dry-run   without a GPU, run tracing_overhead.py --allow-cpu (labelled, not a GPU figure)
@@ -89,6 +91,8 @@ if "$VPY" -c "import fpgaprof" >/dev/null 2>&1; then
     # shellcheck disable=SC2086
     run_one "report_scale[$c]" "$VPY" bench/report_scale.py "$c" ${SCALE_ARGS:-}
   done
+  # shellcheck disable=SC2086
+  run_one "job_merge" "$VPY" bench/job_merge.py ${JOB_ARGS:-}
 else
   rows+=("$(printf '%-26s %-11s %7s   %s' "report_scale" "not run" "-" "fpgaprof is not importable by $VPY (bash scripts/bootstrap.sh)")")
 fi

@@ -1483,6 +1483,23 @@ PYBIND11_MODULE(_core, m) {
           py::list mems;
           for (const ModuleMemory& mm : a.module_memory) mems.append(module_memory_dict(mm));
           out["module_memory"] = mems;
+          py::dict coll;
+          coll["kernel_count"] = a.collectives.kernel_count;
+          coll["kernel_ns"] = a.collectives.kernel_ns;
+          coll["busy_ns"] = a.collectives.busy_ns;
+          coll["compute_busy_ns"] = a.collectives.compute_busy_ns;
+          coll["overlap_ns"] = a.collectives.overlap_ns;
+          py::list kinds;
+          for (const CollectiveKindStats& k : a.collectives.by_kind) {
+            py::dict d;
+            d["kind"] = k.kind;
+            d["count"] = k.count;
+            d["total_ns"] = k.total_ns;
+            kinds.append(d);
+          }
+          coll["by_kind"] = kinds;
+          coll["first_end_ns"] = a.collectives.first_end_ns;
+          out["collectives"] = coll;
           if (with_attribution) out["attribution"] = std::make_shared<AttributionResult>(std::move(a.attribution));
           return out;
         },

@@ -412,6 +412,11 @@ inline py::dict meta_dict(const TraceMeta& m) {
   d["command_buffers_disabled"] = m.command_buffers_disabled;
   d["fpgaprof_version"] = m.fpgaprof_version;
   d["warnings"] = m.warnings;
+  d["process_index"] = m.process_index;
+  d["process_count"] = m.process_count;
+  d["process_source"] = m.process_source;
+  d["host_name"] = m.host_name;
+  d["global_device_ids"] = m.global_device_ids;
   return d;
 }
 
@@ -444,6 +449,16 @@ inline void set_meta(TraceMeta& m, const py::kwargs& kw) {
       m.fpgaprof_version = value.cast<std::string>();
     else if (k == "warnings")
       m.warnings = value.cast<std::vector<std::string>>();
+    else if (k == "process_index")
+      m.process_index = value.cast<int64_t>();
+    else if (k == "process_count")
+      m.process_count = value.cast<uint32_t>();
+    else if (k == "process_source")
+      m.process_source = value.cast<std::string>();
+    else if (k == "host_name")
+      m.host_name = value.cast<std::string>();
+    else if (k == "global_device_ids")
+      m.global_device_ids = value.cast<std::vector<int64_t>>();
     else
       throw Error(ErrorKind::kInvalidArgument, "TraceMeta has no field '" + k + "'");
   }

@@ -12,7 +12,8 @@ process_env.prepare_process()  # before anything can import jax: NVTX injection,
 from fpgaprof import calibrate, counters, fpga, hlo, roofline  # noqa: E402
 from fpgaprof._core import __version__  # noqa: E402
 from fpgaprof.api.devices import devices  # noqa: E402
-from fpgaprof.api.profile import Profile, load  # noqa: E402
+from fpgaprof.api.job import Job, load  # noqa: E402
+from fpgaprof.api.profile import Profile  # noqa: E402
 from fpgaprof.api.trace import region, trace  # noqa: E402
 from fpgaprof.errors import (  # noqa: E402
     CountersError,
@@ -32,6 +33,7 @@ __all__ = [
     "load",
     "region",
     "Profile",
+    "Job",
     "devices",
     "FpgaprofError",
     "FpgaprofIOError",

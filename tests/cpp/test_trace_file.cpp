@@ -82,6 +82,11 @@ TraceStore full_store(std::size_t rows) {
   s.meta.command_buffers_disabled = true;
   s.meta.fpgaprof_version = "9.9.9";
   s.meta.warnings = {"first warning", "second \"quoted\" warning"};
+  s.meta.process_index = 5;
+  s.meta.process_count = 8;
+  s.meta.process_source = "SLURM";
+  s.meta.host_name = "node-\"7\"";
+  s.meta.global_device_ids = {20, 21, -1};
   DeviceInfo d;
   d.id = 3;
   d.name = "NVIDIA H100 80GB HBM3";
@@ -142,6 +147,11 @@ void require_equal(const TraceStore& a, const TraceStore& b) {
   REQUIRE(a.meta.command_buffers_disabled == b.meta.command_buffers_disabled);
   REQUIRE(a.meta.fpgaprof_version == b.meta.fpgaprof_version);
   REQUIRE(a.meta.warnings == b.meta.warnings);
+  REQUIRE(a.meta.process_index == b.meta.process_index);
+  REQUIRE(a.meta.process_count == b.meta.process_count);
+  REQUIRE(a.meta.process_source == b.meta.process_source);
+  REQUIRE(a.meta.host_name == b.meta.host_name);
+  REQUIRE(a.meta.global_device_ids == b.meta.global_device_ids);
   REQUIRE(a.devices.size() == b.devices.size());
   for (std::size_t i = 0; i < a.devices.size(); ++i) {
     const DeviceInfo& x = a.devices[i];
@@ -541,6 +551,18 @@ TEST_CASE("uncompressed sections are read like compressed ones", "[trace_file]")
   std::string bad = plain;
   bad[16 + 8] = static_cast<char>(bad[16 + 8] + 1);  // META raw length (after tag and codec)
   REQUIRE_THROWS_AS(deserialize_trace(bad, "x"), Error);
+}
+
+TEST_CASE("a trace written before the job META keys reads as a process of a one-process job", "[trace_file]") {
+  // A copy of a seed written before process_index & co. existed: it reads with the defaults.
+  const TraceStore s = read_trace(std::string(FPGAPROF_TEST_DATA_DIR) +
+                                  "/../fuzz/corpus/trace_reader_fuzzer/before_job_meta_3.fpgaprof");
+  CHECK(s.meta.process_index == -1);
+  CHECK(s.meta.process_count == 0);
+  CHECK(s.meta.process_source.empty());
+  CHECK(s.meta.host_name.empty());
+  CHECK(s.meta.global_device_ids.empty());
+  CHECK(s.meta.fpgaprof_version == full_store(3).meta.fpgaprof_version);
 }
 
 namespace {

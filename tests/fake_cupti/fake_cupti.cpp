@@ -14,6 +14,8 @@
 //               calling thread (fake_cupti.hpp);
 //     conflict: cuptiSubscribe(_v2) fails with MULTIPLE_SUBSCRIBERS, naming
 //               "CUPTI for Nsight Systems"; nodriver: subscribe fails with CUPTI_ERROR_UNKNOWN;
+//     ranks:    as devices with one DEVICE record (id 0); fake_cupti_kernel(device, name, op,
+//               start, end) writes one kernel on the calling thread (fake_cupti.hpp);
 //     partial:  enabling MEMORY2 and OVERHEAD fails with CUPTI_ERROR_NOT_COMPATIBLE.
 //   FAKE_CUPTI_KERNELS = kernels per simulated thread (default 100)
 //   FAKE_CUPTI_THREADS = simulated host threads, each emitted by its own fake thread (default 1)
@@ -36,6 +38,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -231,6 +234,7 @@ const char* const kThunkNames[4] = {
     "Thunk:#hlo_op=fusion.0,unique_hlo_op_id=7#", "Thunk:#hlo_op=fusion.1,unique_hlo_op_id=8#",
     "Thunk:#hlo_op=fusion.2,unique_hlo_op_id=9#", "Thunk:#hlo_op=fusion.3,unique_hlo_op_id=10#"};
 const char* const kModuleName = "XlaModule:#hlo_module=jit_f,program_id=3#";
+const char* const kRanksModuleName = "XlaModule:#hlo_module=jit_step,program_id=5#";
 const char kDeviceName[] = "Fake H100";
 const char kAllocSource[] = "fake_allocator";
 
@@ -535,7 +539,8 @@ void emit_thread(uint64_t t) {
   State& s = state();
   const uint32_t tid = static_cast<uint32_t>(4000 + t);
   const uint32_t stream = static_cast<uint32_t>(7 + t);
-  if (s.scenario == "devices") return;  // the work comes from fake_cupti_device_work
+  // The work comes from fake_cupti_device_work / fake_cupti_kernel.
+  if (s.scenario == "devices" || s.scenario == "ranks") return;
   Writer w(true);
   if (s.scenario == "transfers") {
     emit_transfers(t);
@@ -891,6 +896,50 @@ FAKE_EXPORT void fake_cupti_device_work(uint32_t device, uint64_t offset_ns) {
     if (!s.subscribed || s.request == nullptr || s.scenario != "devices") return;
   }
   device_work(device, offset_ns);
+}
+
+FAKE_EXPORT void fake_cupti_kernel(uint32_t device, const char* name, const char* hlo_op, uint64_t start_ns,
+                                   uint64_t end_ns) {
+  static std::mutex names_mutex;
+  static std::deque<std::string> names;  // the records point at them until converted
+  const char* kernel_name = nullptr;
+  std::string thunk;
+  {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (!s.subscribed || s.request == nullptr || s.scenario != "ranks") return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(names_mutex);
+    names.emplace_back(name);
+    kernel_name = names.back().c_str();
+    if (hlo_op != nullptr && *hlo_op != 0) {
+      names.push_back(std::string("Thunk:#hlo_op=") + hlo_op + ",unique_hlo_op_id=1#");
+      thunk = names.back();
+    }
+  }
+  const uint32_t tid = gettid_now();
+  const uint64_t b = state().base_ns.load();
+  Writer w;
+  const uint32_t module = marker_start(w, kRanksModuleName, "TSL", tid, false);
+  const uint32_t range = thunk.empty() ? 0 : marker_start(w, thunk.c_str(), "TSL", tid, false);
+  CUpti_ActivityKernel10 k{};
+  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  k.correlationId = api(w, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, tid);
+  k.registersPerThread = 32;
+  k.start = b + start_ns;
+  k.end = b + end_ns;
+  k.deviceId = device;
+  k.contextId = device + 1;
+  k.streamId = 7 + device;
+  k.gridX = 132;
+  k.gridY = k.gridZ = 1;
+  k.blockX = 256;
+  k.blockY = k.blockZ = 1;
+  k.name = kernel_name;
+  if (w.put(k)) add(&FakeCuptiCounts::kernels);
+  if (!thunk.empty()) marker_end(w, range, tid);
+  marker_end(w, module, tid);
 }
 
 FAKE_EXPORT void fake_cupti_counts(FakeCuptiCounts* out) {

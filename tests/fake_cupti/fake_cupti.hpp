@@ -92,6 +92,14 @@
 //       d 0: MEMCPY HtoD 8000000 B [700000, 900000); MEMCPY DtoH 1000000 B [900000, 1000000)
 //       d 1: MEMSET 1 MiB value 0 [200000, 250000); MEMCPY HtoD 2000000 B [400000, 500000)
 //   It writes nothing before emit() or in another scenario.
+// Scenario "ranks" (one process of a job of several; the test writes the work itself): one
+//   DEVICE record (id 0) from cuptiActivityEnableAndDump(DEVICE); fake_cupti_emit() writes
+//   nothing and sets the time base B (its now_ns()). Each fake_cupti_kernel(d, name, op, S, E)
+//   writes, on the CALLING thread (thread id = its gettid()): marker START
+//   "XlaModule:#hlo_module=jit_step,program_id=5#" (TSL); when op is not empty, marker START
+//   "Thunk:#hlo_op=<op>,unique_hlo_op_id=1#"; DRIVER cuLaunchKernel + CONCURRENT_KERNEL `name`
+//   on device d (context d + 1, stream 7 + d, grid 132, block 256) at [B + S, B + E); the
+//   markers' ENDs. Nothing before emit() or in another scenario.
 // Records that find no buffer (the request callback returned NULL) are lost and added to the
 // dropped count, as CUPTI does.
 #pragma once
@@ -158,6 +166,9 @@ size_t fake_cupti_calls(FakeCuptiCall* out, size_t max);
 // Scenario "devices": writes device `device`'s work on the calling thread, `offset_ns` after
 // the time base of fake_cupti_emit() (the table above).
 void fake_cupti_device_work(uint32_t device, uint64_t offset_ns);
+// Scenario "ranks": writes one kernel `name` of HLO op `hlo_op` ("" none) on device `device` at
+// [B + start_ns, B + end_ns) on the calling thread (the table above).
+void fake_cupti_kernel(uint32_t device, const char* name, const char* hlo_op, uint64_t start_ns, uint64_t end_ns);
 // Forgets the call log and which API family (V1 unversioned / V2 _v2) was used, so a test can
 // start over in the same process.
 void fake_cupti_reset_calls();

@@ -68,6 +68,13 @@ struct TraceMeta {
   bool command_buffers_disabled = false;  // XLA command buffers off while tracing
   std::string fpgaprof_version;
   std::vector<std::string> warnings;  // every warning shown to the user
+  // The process in a job of several (docs/reports.md, "Jobs of several processes"); absent
+  // from traces of older writers, which read as a process of a one-process job.
+  int64_t process_index = -1;              // rank in the job; -1: not known (one process)
+  uint32_t process_count = 0;              // processes in the job; 0: not known
+  std::string process_source;              // where they came from: "jax", "SLURM", "OMPI", ...
+  std::string host_name;                   // the host the process ran on
+  std::vector<int64_t> global_device_ids;  // [local device id] -> JAX's global id (-1 unknown)
 
   // Sets incomplete_records and keeps its one warning (incomplete_records_warning) in step:
   // added, reworded with the new count, or removed at 0.

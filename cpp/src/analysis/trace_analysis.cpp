@@ -322,6 +322,12 @@ TraceAnalysis analyze_trace(const TraceStore& store, const AnalysisOptions& opti
 
   stage("kernels by name");
   r.kernels_by_name = kernels_by_name(store);
+
+  stage("collectives");
+  std::vector<std::string_view> op_names;
+  op_names.reserve(r.op_inputs.ops.size());
+  for (const OpCost& op : r.op_inputs.ops) op_names.emplace_back(op.name);
+  r.collectives = analyze_collectives(store, r.op_inputs.op_of_kernel, op_names);
   return r;
 }
 

@@ -173,6 +173,11 @@ nlohmann::json meta_json(const TraceStore& s) {
       {"command_buffers_disabled", m.command_buffers_disabled},
       {"fpgaprof_version", m.fpgaprof_version},
       {"warnings", m.warnings},
+      {"process_index", m.process_index},
+      {"process_count", m.process_count},
+      {"process_source", m.process_source},
+      {"host_name", m.host_name},
+      {"global_device_ids", m.global_device_ids},
   };
   nlohmann::json devices = nlohmann::json::array();
   for (const DeviceInfo& d : s.devices) {
@@ -441,6 +446,12 @@ void read_meta(const std::string& text, TraceStore& s, const std::string& origin
     meta.command_buffers_disabled = json_get<bool>(m, "command_buffers_disabled");
     meta.fpgaprof_version = json_get<std::string>(m, "fpgaprof_version");
     meta.warnings = json_get<std::vector<std::string>>(m, "warnings");
+    // Added after format version 2 was fixed: absent in older traces (a one-process job).
+    meta.process_index = m.value("process_index", int64_t{-1});
+    meta.process_count = m.value("process_count", uint32_t{0});
+    meta.process_source = m.value("process_source", std::string());
+    meta.host_name = m.value("host_name", std::string());
+    meta.global_device_ids = m.value("global_device_ids", std::vector<int64_t>());
     for (const nlohmann::json& d : j.at("devices")) {
       DeviceInfo info;
       info.id = json_get<uint32_t>(d, "id");

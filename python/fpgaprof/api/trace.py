@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from fpgaprof.api.profile import Profile
 from fpgaprof.api.views import Table
+from fpgaprof.base.constants import TRACE_FILE_NAME
 from fpgaprof.base.core import core
 from fpgaprof.base.errors import (
     CuptiUnavailableError,
@@ -24,7 +25,7 @@ from fpgaprof.base.errors import (
     ProfilerConflictError,
 )
 from fpgaprof.base.markup import esc
-from fpgaprof.capture import hlo_dump, process_env
+from fpgaprof.capture import hlo_dump, job_process, process_env
 from fpgaprof.capture.signals import SaveOnSignal
 
 __all__ = ["trace", "region"]
@@ -55,10 +56,15 @@ class trace:
     ``prof.counters`` for the measured roofline; when they cannot be collected a
     FpgaprofWarning says why and the trace goes on without them.
 
-    ``path`` is checked when the block is entered, before the body runs: a folder as the path
-    raises InvalidArgumentError, a missing or unwritable folder FpgaprofIOError (one line each,
-    with the fix). A save that still fails at exit (the folder removed meanwhile, disk full)
-    raises FpgaprofIOError saying that ``prof`` still holds the records: ``prof.save(other)``.
+    In a job of several processes (``jax.distributed`` initialised, or a launcher's rank
+    variables: fpgaprof.capture.job_process), ``path`` may name a folder shared by the job's
+    processes: each saves ``<path>/<host>-rank<k>/trace.fpgaprof``, with its process index and
+    count, host and global device ids in the trace's metadata (every trace gets those where they
+    are known). ``path`` is checked when the block is entered, before the body runs: a folder as
+    the path outside such a job raises InvalidArgumentError, a missing or unwritable folder
+    FpgaprofIOError (one line each, with the fix). A save that still fails at exit (the folder
+    removed meanwhile, disk full) raises FpgaprofIOError saying that ``prof`` still holds the
+    records: ``prof.save(other)``.
 
     With ``path``, a SIGTERM or SIGHUP (a scheduler's time limit, a closed terminal) that the
     program has left at its default action saves the trace first (with a warning that it
@@ -91,9 +97,14 @@ class trace:
         self._outer: trace | None = None  # the run's trace, when this one is nested in it
         self._nested: list[tuple[NestedProfile, str | None]] = []
         self._signals: Any = None  # saves the file on SIGTERM/SIGHUP (capture.signals)
+        self._job_folder: str | None = None  # `path` was the folder of a multi-process job
 
     def __enter__(self) -> Profile:
         global _active
+        if self.path is not None and os.path.isdir(self.path) and job_process.current():
+            self._job_folder = self.path
+            self.path = None  # known once the process index is final (at the save)
+            _check_writable(os.path.join(self._job_folder, TRACE_FILE_NAME))
         if self.path is not None:
             _check_writable(self.path)  # before the body runs, not after it
         with _lock:
@@ -146,7 +157,8 @@ class trace:
             warnings.warn(msg, FpgaprofWarning, stacklevel=3)
         if self.counters:
             self._start_counters()
-        if self.path is not None and not self.owned_by_run:  # `fpgaprof run` has its own
+        if (self.path is not None or self._job_folder) and not self.owned_by_run:
+            # `fpgaprof run` has its own
             try:
                 self._signals = SaveOnSignal(self._save_on_signal, "fpgaprof.trace")
                 self._signals.install()
@@ -286,6 +298,16 @@ class trace:
         for w in process_env.process_warnings + self._warnings:
             if w not in store.meta["warnings"]:
                 store.add_warning(w)
+        proc = job_process.current()
+        if proc is not None:
+            store.set_meta(**proc.meta())
+        if self._job_folder is not None:
+            folder = os.path.join(
+                self._job_folder,
+                proc.folder_name() if proc else job_process.rank_folder_name("unknown", 0),
+            )
+            os.makedirs(folder, exist_ok=True)
+            self.path = os.path.join(folder, TRACE_FILE_NAME)
         _attach_hlo_modules(store)
         self.profile.attach(store, self.path)
         if self.path is not None:
@@ -321,7 +343,8 @@ def _check_writable(path: str) -> None:
     if os.path.isdir(path):
         raise InvalidArgumentError(
             f"fpgaprof.trace({path!r}): that path is a folder; give a file path such as "
-            f"{os.path.join(path, 'trace.fpgaprof')!r}"
+            f"{os.path.join(path, 'trace.fpgaprof')!r} (a folder is taken only in a job of "
+            "several processes: after jax.distributed.initialize() or under a launcher)"
         )
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):

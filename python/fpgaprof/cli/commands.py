@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from fpgaprof import report
-from fpgaprof.api import calibrate, counters, devices, fpga
+from fpgaprof.api import calibrate, counters, devices, fpga, job
 from fpgaprof.base import records
 from fpgaprof.base.atomic import write_text_atomic
 from fpgaprof.base.core import core
@@ -45,6 +45,8 @@ __all__ = [
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    if job.is_job_folder(args.trace):
+        return _report_job(args)
     trace = trace_in(args.trace)
     out_dir = args.output or os.path.dirname(os.path.abspath(trace))
     bar = report.Progress(1 + len(report.WRITE_STAGES), f"{PROG} report")
@@ -73,6 +75,24 @@ def cmd_report(args: argparse.Namespace) -> int:
             )
     if hlo:
         out(f"{'hlo':9s} {hlo} modules in {os.path.join(out_dir, 'hlo')}")
+    return 0
+
+
+def _report_job(args: argparse.Namespace) -> int:
+    """`fpgaprof report JOB_FOLDER`: the job report, every rank trace read in turn."""
+    j = job.Job(args.trace)
+    out_dir = args.output or j.folder
+    bar = report.Progress(len(j.ranks), f"{PROG} report")
+    paths = report.write_job(
+        j,
+        out_dir,
+        target=args.target,
+        on_rank=lambda done, total: bar.stage(f"rank {done}/{total}"),
+    )
+    bar.done()
+    out(paths["text"].rstrip("\n"))
+    for k in ("html", "json", "text_file"):
+        out(f"{'job.' + k.split('_')[0].replace('text', 'txt'):9s} {paths[k]}")
     return 0
 
 

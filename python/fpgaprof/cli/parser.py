@@ -73,7 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Runs an unmodified program under the profiler. The trace "
         "starts before the script and is saved at exit (also on exceptions and "
         "sys.exit). Writes DIR/trace.fpgaprof, report.html, summary.json, "
-        "timeline.json and hlo/. The command's exit status is passed through.",
+        "timeline.json and hlo/. The command's exit status is passed through. Under a "
+        "launcher (srun, mpirun, torchrun: SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK or "
+        "RANK with a process count above 1) each process writes DIR/<host>-rank<k>/ instead; "
+        "`fpgaprof report DIR` then reports the job as one.",
     )
     r.add_argument(
         "-o",
@@ -112,9 +115,13 @@ def build_parser() -> argparse.ArgumentParser:
         "report",
         help="regenerate every report from a saved trace",
         description="Regenerates report.html, summary.json, timeline.json and "
-        "hlo/ from a saved trace, on any machine (no GPU needed).",
+        "hlo/ from a saved trace, on any machine (no GPU needed). Given a job folder of rank "
+        "traces (<host>-rank<k>/ folders of `fpgaprof run` under a launcher, or *.fpgaprof "
+        "files), writes job.json, job.html and job.txt there, the ranks read one at a time.",
     )
-    r.add_argument("trace", metavar="TRACE", help="trace file (or a `fpgaprof run` folder)")
+    r.add_argument(
+        "trace", metavar="TRACE", help="trace file, a `fpgaprof run` folder, or a job folder"
+    )
     r.add_argument("-o", "--output", metavar="DIR", help="output folder (default: the trace's)")
     r.add_argument(
         "--target",

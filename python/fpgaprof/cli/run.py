@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from fpgaprof import report
-from fpgaprof.capture import process_env, runner, xla_flags
+from fpgaprof.capture import job_process, process_env, runner, xla_flags
 from fpgaprof.capture.signals import SAVE_ON
 from fpgaprof.cli.common import (
     PROG,
@@ -233,6 +233,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"{PROG} run", f"no command given (usage: {PROG} run [-o DIR] -- python script.py ARGS)"
         )
     out_dir = os.path.abspath(args.output)
+    proc = job_process.from_environment()
+    if proc is not None:
+        # One process of a job started by a launcher (srun, mpirun, torchrun): every process
+        # gets its own run folder, out/<host>-rank<k>; `fpgaprof report out` reads them as one.
+        out_dir = os.path.join(out_dir, proc.folder_name())
     os.makedirs(out_dir, exist_ok=True)
     trace = os.path.join(out_dir, TRACE_NAME)
     # Outputs of an earlier run in the same folder would pass for this run's.

@@ -19,17 +19,27 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from fpgaprof.analysis.trace_analysis import AnalysisCache
+from fpgaprof.base.atomic import write_text_atomic
 from fpgaprof.base.constants import TIMELINE_MAX_EVENTS
+from fpgaprof.report import job_text
 from fpgaprof.report import timeline as timeline_renderer
 from fpgaprof.report.html import render as render_html
 from fpgaprof.report.html import write_html
-from fpgaprof.report.model import SCHEMA_VERSION, collect, timeline_cut_note, timeline_records
+from fpgaprof.report.job_html import write_job_html
+from fpgaprof.report.model import (
+    SCHEMA_VERSION,
+    collect,
+    collect_job,
+    timeline_cut_note,
+    timeline_records,
+)
 from fpgaprof.report.progress import Progress
 from fpgaprof.report.summary_json import write_summary
 
 __all__ = [
     "collect",
     "write_all",
+    "write_job",
     "write_html",
     "write_summary",
     "write_timeline",
@@ -117,4 +127,25 @@ def write_all(
             os.unlink(paths["timeline"])
         paths["timeline"] = ""
     bar.done()
+    return paths
+
+
+def write_job(
+    job: Any, out_dir: str | os.PathLike, *, target: str | None = None, on_rank: Any = None
+) -> dict[str, str]:
+    """Writes job.json, job.html and job.txt (the text `fpgaprof report` prints) of an
+    api.job.Job into out_dir, each atomically. Returns their paths and "text"."""
+    out_dir = os.fspath(out_dir)
+    os.makedirs(out_dir, exist_ok=True)
+    model = collect_job(job, target=target, on_rank=on_rank)
+    paths = {
+        "json": os.path.join(out_dir, "job.json"),
+        "html": os.path.join(out_dir, "job.html"),
+        "text_file": os.path.join(out_dir, "job.txt"),
+    }
+    write_summary(paths["json"], model)
+    write_job_html(paths["html"], model)
+    text = job_text.render(model)
+    write_text_atomic(paths["text_file"], text)
+    paths["text"] = text
     return paths

@@ -25,7 +25,7 @@ from fpgaprof.api.dataflow import dataflow_section
 from fpgaprof.api.module_memory import module_memory_section
 from fpgaprof.api.overview import attribution_of, trace_overview
 from fpgaprof.base import records
-from fpgaprof.base.constants import FULL_ROWS
+from fpgaprof.base.constants import DEFAULT_TARGET, FULL_ROWS
 from fpgaprof.base.core import core
 from fpgaprof.capture.run_environment import environment_now, read_environment
 
@@ -33,6 +33,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "MEASUREMENT_RUNS",
     "collect",
+    "collect_job",
     "measurements_from_regions",
     "region_measurements",
     "cap_measurements",
@@ -281,6 +282,18 @@ def collect(
         if dataflow is not None:
             out["dataflow"] = dataflow
     return out
+
+
+def collect_job(job: Any, *, target: str | None = None, on_rank: Any = None) -> dict:
+    """The job model (job.json; what job_html and job_text render) of an api.job.Job: its
+    summary, built by streaming over the rank traces (one in memory at a time), with the
+    generator's version. on_rank(done, total): told as each trace is analysed."""
+    from_job = job.summary(target or DEFAULT_TARGET, on_rank)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "generated_by": {"tool": "fpgaprof", "version": _version()},
+        **from_job,
+    }
 
 
 def _version() -> str:

@@ -21,6 +21,7 @@
 
 #include "fpgaprof/analysis/attribution.hpp"
 #include "fpgaprof/analysis/ceilings.hpp"
+#include "fpgaprof/analysis/collectives.hpp"
 #include "fpgaprof/analysis/device_analysis.hpp"
 #include "fpgaprof/analysis/fpga_model.hpp"
 #include "fpgaprof/analysis/memory_analysis.hpp"
@@ -138,6 +139,7 @@ struct TraceAnalysis {
   std::vector<RegionPathGpuTime> region_path_gpu;  // one per region path, in RegionPaths order
   // Every distinct kernel name, most total time first (ties: by name, byte order).
   std::vector<KernelNameStats> kernels_by_name;
+  CollectiveReport collectives;  // NCCL and XLA collective kernels, their overlap with compute
 };
 
 // Runs every analysis on `store` (processed by correlate()). An HLO module that fails to parse

@@ -1,0 +1,550 @@
+"""A job of several processes read as one: ``fpgaprof.load(folder)`` of a folder of rank traces
+(``fpgaprof run`` under a launcher, or ``fpgaprof.trace(folder)`` in each process), and the
+summary ``fpgaprof report folder`` renders (docs/reports.md, "Jobs of several processes").
+
+The rank traces are read one at a time: each is loaded, analysed once (the C++ analysis,
+collectives included) and reduced to its rows (``rank_summary``) before the next is loaded, so
+the memory a job takes is one trace's plus the rows. The job's tables (per rank, per device,
+stragglers, collectives, FPGA candidates over the whole job, clock alignment) are then built
+from the rows alone (``combine``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import os
+import statistics
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from fpgaprof.api import profile
+from fpgaprof.api.overview import trace_overview
+from fpgaprof.api.profile import Profile
+from fpgaprof.base.constants import DEFAULT_TARGET, TRACE_FILE_NAME
+from fpgaprof.base.core import core
+from fpgaprof.base.errors import FpgaprofError, FpgaprofIOError
+from fpgaprof.base.units import fmt_s
+from fpgaprof.capture import runner
+from fpgaprof.capture.job_process import RANK_FOLDER_RE
+
+__all__ = [
+    "load",
+    "Job",
+    "RankTrace",
+    "is_job_folder",
+    "find_rank_traces",
+    "rank_summary",
+    "combine",
+    "align_clocks",
+    "STRAGGLER_ROWS",
+    "CANDIDATE_ROWS",
+]
+
+STRAGGLER_ROWS = 50  # region paths shown, largest spread first
+CANDIDATE_ROWS = 50  # FPGA candidate ops over the job, most GPU time first
+
+
+@dataclasses.dataclass(frozen=True)
+class RankTrace:
+    """One rank's entry in a job folder: ``name`` (the rank folder, or the file for a trace
+    saved directly in the folder), ``path`` of its trace (None: none was written), and the
+    index and host its folder name says (None where the name does not say)."""
+
+    name: str
+    path: str | None
+    index: int | None
+    host: str | None
+
+
+def _rank_from_name(name: str) -> tuple[int | None, str | None]:
+    stem = name[: -len(".fpgaprof")] if name.endswith(".fpgaprof") else name
+    m = RANK_FOLDER_RE.match(stem)
+    return (int(m.group("index")), m.group("host")) if m else (None, None)
+
+
+def find_rank_traces(folder: str | os.PathLike) -> list[RankTrace]:
+    """The rank entries of a job folder, by name: every ``<host>-rank<k>/`` folder (with its
+    trace.fpgaprof, or without one: that rank wrote none) and every ``*.fpgaprof`` file directly
+    in the folder."""
+    base = os.fspath(folder)
+    out: list[RankTrace] = []
+    for name in sorted(os.listdir(base)):
+        p = os.path.join(base, name)
+        if os.path.isdir(p) and RANK_FOLDER_RE.match(name):
+            t = os.path.join(p, TRACE_FILE_NAME)
+            out.append(RankTrace(name, t if os.path.isfile(t) else None, *_rank_from_name(name)))
+        elif os.path.isfile(p) and name.endswith(".fpgaprof") and name != TRACE_FILE_NAME:
+            out.append(RankTrace(name, p, *_rank_from_name(name)))
+    return out
+
+
+def is_job_folder(folder: str | os.PathLike) -> bool:
+    """A folder without a trace.fpgaprof of its own that holds rank folders or trace files."""
+    p = os.fspath(folder)
+    return (
+        os.path.isdir(p)
+        and not os.path.isfile(os.path.join(p, TRACE_FILE_NAME))
+        and bool(find_rank_traces(p))
+    )
+
+
+def _s(ns: Any) -> float | None:
+    return None if ns is None else int(ns) / 1e9
+
+
+def _device_link(item: Mapping) -> dict:
+    """HtoD and DtoH bytes, GB/s and link % of one by_device item."""
+    out: dict[str, Any] = {}
+    for row in item.get("by_direction") or []:
+        d = str(row.get("direction"))
+        if d in ("HtoD", "DtoH"):
+            out[f"{d.lower()}_bytes"] = row.get("bytes")
+            out[f"{d.lower()}_gbps"] = row.get("gbps")
+            out[f"{d.lower()}_link_percent"] = row.get("link_percent")
+    return out
+
+
+def rank_summary(prof: Any, name: str, target: str = DEFAULT_TARGET) -> dict:
+    """The rows of one rank's trace that the job's tables need (a few per device, region path
+    and candidate op), from one analysis of the Profile."""
+    ov = trace_overview(prof, target=target)
+    data, an = ov.data, ov.analysis
+    meta = prof.meta
+    facts, totals = data["trace"], data["totals"]
+    index_from_name, host_from_name = _rank_from_name(name)
+    index = int(meta.get("process_index", -1))
+    ids = list(meta.get("global_device_ids") or [])
+    devices = []
+    bd = data.get("by_device") or {}
+    for it in bd.get("items") or []:
+        dev = int(it["device_id"])
+        devices.append(
+            {
+                "device_id": dev,
+                "global_device_id": ids[dev] if dev < len(ids) and ids[dev] >= 0 else None,
+                "name": it.get("name"),
+                "kernel_count": it.get("kernel_count"),
+                "kernel_time_s": it.get("kernel_time_s"),
+                "busy_s": it.get("busy_s"),
+                "busy_fraction": it.get("busy_fraction"),
+                "copy_count": it.get("copy_count"),
+                "copy_bytes": it.get("copy_bytes"),
+                "memory_peak_bytes": it.get("memory_peak_bytes"),
+                **_device_link(it),
+            }
+        )
+    regions: dict[str, Any] = dict(data.get("regions") or {})
+    an_map: Mapping[str, Any] = an if an is not None else {}
+    coll: dict[str, Any] = dict(an_map.get("collectives") or {})
+    candidates = []
+    if an is not None and an.get("fpga"):
+        for c in an["fpga"].get("candidates", []):
+            candidates.append(
+                {
+                    "module": str(c.get("module") or ""),
+                    "op": str(c.get("op") or ""),
+                    "gpu_s": _s(c.get("gpu_time_ns")) or 0.0,
+                    "fpga_s": c.get("fpga_total_s"),
+                    "kernel_count": int(c.get("kernel_count") or 0),
+                }
+            )
+    peaks = [d["memory_peak_bytes"] for d in devices if d.get("memory_peak_bytes") is not None]
+    return {
+        "name": name,
+        "process_index": index if index >= 0 else index_from_name,
+        "process_count": int(meta.get("process_count", 0)) or None,
+        "process_source": str(meta.get("process_source") or "") or None,
+        "host": str(meta.get("host_name") or "") or host_from_name,
+        "start_ns": int(meta.get("start_ns", 0)),
+        "end_ns": int(meta.get("end_ns", 0)),
+        "wall_time_s": facts.get("wall_time_s"),
+        "gpu_available": bool(facts.get("gpu_available")),
+        "kernel_count": totals.get("kernel_count"),
+        "kernel_time_s": totals.get("kernel_time_s"),
+        "busy_s": totals.get("gpu_busy_s"),
+        "copy_count": totals.get("transfer_count"),
+        "copy_bytes": totals.get("transfer_bytes"),
+        "memory_peak_bytes": max(peaks) if peaks else None,
+        "warning_count": len(data.get("warnings") or []),
+        "devices": devices,
+        "regions": [
+            {"path": r["path"], "count": r["count"], "wall_s": r["wall_s"], "gpu_s": r["gpu_s"]}
+            for r in regions.get("items") or []
+        ],
+        "collectives": {
+            "kernel_count": int(coll.get("kernel_count", 0)),
+            "kernel_s": _s(coll.get("kernel_ns", 0)),
+            "busy_s": _s(coll.get("busy_ns", 0)),
+            "overlap_s": _s(coll.get("overlap_ns", 0)),
+            "by_kind": [
+                {"kind": k["kind"], "count": int(k["count"]), "total_s": _s(k["total_ns"])}
+                for k in coll.get("by_kind", [])
+            ],
+            "first_end_ns": [int(x) for x in coll.get("first_end_ns", [])],
+        },
+        "candidates": candidates,
+    }
+
+
+def align_clocks(ranks: list[dict]) -> dict:
+    """Offsets that put every rank's timestamps on the clock of the first rank's host.
+
+    Ranks on one host share its clock (CLOCK_REALTIME): offset 0 among them. Another host is
+    aligned on the collectives: the i-th collective kernel of an SPMD job ends at nearly the same
+    moment on every rank (none can finish before the last one has joined), so the host's offset
+    is the median over i of (end_i on the reference rank - end_i on the host's first rank), and
+    its uncertainty the largest deviation of those differences from the median (None with
+    fewer than two common collectives). Without collectives the hosts' own clocks are taken as
+    they are (NTP/PTP-synchronised; uncertainty unknown)."""
+    if not ranks:
+        return {"method": "none", "hosts": [], "text": "no rank traces"}
+    ref = ranks[0]
+    first_of_host: dict[str, dict] = {}
+    for r in ranks:
+        first_of_host.setdefault(str(r.get("host")), r)
+    hosts: list[dict[str, Any]] = []
+    methods: set[str] = set()
+    for host, r in first_of_host.items():
+        if r is ref or host == str(ref.get("host")):
+            hosts.append(
+                {
+                    "host": host,
+                    "offset_ns": 0,
+                    "uncertainty_ns": 0,
+                    "anchors": 0,
+                    "method": "same host",
+                }
+            )
+            continue
+        a, b = ref["collectives"]["first_end_ns"], r["collectives"]["first_end_ns"]
+        n = min(len(a), len(b))
+        if n == 0:
+            methods.add("wall clock")
+            hosts.append(
+                {
+                    "host": host,
+                    "offset_ns": 0,
+                    "uncertainty_ns": None,
+                    "anchors": 0,
+                    "method": "wall clock",
+                }
+            )
+            continue
+        diffs = [a[i] - b[i] for i in range(n)]
+        off = int(statistics.median(diffs))
+        unc = max(abs(d - off) for d in diffs) if n >= 2 else None
+        methods.add("collectives")
+        hosts.append(
+            {
+                "host": host,
+                "offset_ns": off,
+                "uncertainty_ns": unc,
+                "anchors": n,
+                "method": "collectives",
+            }
+        )
+    if len(first_of_host) == 1:
+        text = "one host: all ranks share its clock (no alignment needed)"
+        method = "same host"
+    else:
+        known = [int(h["uncertainty_ns"]) for h in hosts if h["uncertainty_ns"] is not None]
+        method = " + ".join(sorted(methods)) or "same host"
+        worst = max(known) if known else None
+        text = (
+            f"{len(first_of_host)} hosts aligned on the first common collectives"
+            + (f" (uncertainty up to {fmt_s(worst / 1e9)})" if worst is not None else "")
+            if methods == {"collectives"}
+            else f"{len(first_of_host)} hosts: "
+            + method
+            + " (hosts without collectives keep their own clock, as synchronised by NTP/PTP;"
+            " uncertainty unknown)"
+        )
+    return {"method": method, "reference_host": str(ref.get("host")), "hosts": hosts, "text": text}
+
+
+def _spread(values: list[float]) -> dict:
+    mx, mn = max(values), min(values)
+    mean = sum(values) / len(values)
+    return {
+        "max": mx,
+        "min": mn,
+        "mean": mean,
+        "imbalance": mx / mean if mean > 0 else None,
+        "spread": mx - mn,
+        "spread_fraction": (mx - mn) / mx if mx > 0 else None,
+    }
+
+
+def combine(ranks: list[dict], missing: list[dict], target: str = DEFAULT_TARGET) -> dict:
+    """The job's tables from the ranks' rows (rank_summary) and the ranks that left no
+    readable trace (``missing``: name, process_index, reason)."""
+    ranks = sorted(
+        ranks, key=lambda r: (r["process_index"] is None, r["process_index"] or 0, r["name"])
+    )
+    counts = {r["process_count"] for r in ranks if r["process_count"]}
+    expected = max(counts) if counts else None
+    seen = {r["process_index"] for r in ranks if r["process_index"] is not None}
+    missing = list(missing)
+    named = {m.get("process_index") for m in missing}
+    if expected:
+        for k in range(expected):
+            if k not in seen and k not in named:
+                missing.append(
+                    {
+                        "name": None,
+                        "process_index": k,
+                        "reason": "no trace of this rank in the folder: the process ended "
+                        "before saving it (killed, crashed, os._exit), never traced, or saved "
+                        "elsewhere",
+                    }
+                )
+    missing.sort(key=lambda m: (m.get("process_index") is None, m.get("process_index") or 0))
+    clock = align_clocks(ranks)
+    offset_of = {h["host"]: h["offset_ns"] for h in clock.get("hosts", [])}
+    t0 = min((r["start_ns"] + offset_of.get(str(r["host"]), 0) for r in ranks), default=0)
+
+    rank_rows, device_rows = [], []
+    for r in ranks:
+        off = offset_of.get(str(r["host"]), 0)
+        c = r["collectives"]
+        rank_rows.append(
+            {
+                "process_index": r["process_index"],
+                "host": r["host"],
+                "name": r["name"],
+                "start_s": (r["start_ns"] + off - t0) / 1e9,
+                "wall_time_s": r["wall_time_s"],
+                "kernel_count": r["kernel_count"],
+                "kernel_time_s": r["kernel_time_s"],
+                "busy_s": r["busy_s"],
+                "copy_count": r["copy_count"],
+                "copy_bytes": r["copy_bytes"],
+                "memory_peak_bytes": r["memory_peak_bytes"],
+                "collective_s": c["busy_s"],
+                "collective_overlap_s": c["overlap_s"],
+                "warning_count": r["warning_count"],
+            }
+        )
+        for d in r["devices"]:
+            device_rows.append({"process_index": r["process_index"], "host": r["host"], **d})
+
+    busy = [float(r["busy_s"]) for r in ranks if r["busy_s"] is not None]
+    balance: dict[str, Any] = {"rank_count": len(ranks)}
+    if busy and len(busy) == len(ranks):
+        sp = _spread(busy)
+        slow = max(ranks, key=lambda r: r["busy_s"])
+        idle = min(ranks, key=lambda r: r["busy_s"])
+        balance.update(
+            {
+                "slowest_rank": slow["process_index"],
+                "least_busy_rank": idle["process_index"],
+                "max_busy_s": sp["max"],
+                "min_busy_s": sp["min"],
+                "mean_busy_s": sp["mean"],
+                "imbalance": sp["imbalance"],
+                "spread_s": sp["spread"],
+                "spread_fraction": sp["spread_fraction"],
+            }
+        )
+
+    # Stragglers: per region path, the rank whose instances took the most wall time.
+    per_path: dict[str, list[tuple[Any, dict]]] = {}
+    for r in ranks:
+        for g in r["regions"]:
+            per_path.setdefault(g["path"], []).append((r["process_index"], g))
+    stragglers = []
+    for path, rows in per_path.items():
+        if len(rows) < 2:
+            continue
+        walls = [float(g["wall_s"]) for _, g in rows]
+        sp = _spread(walls)
+        slow_rank, slow = max(rows, key=lambda x: x[1]["wall_s"])
+        fast_rank, _ = min(rows, key=lambda x: x[1]["wall_s"])
+        stragglers.append(
+            {
+                "path": path,
+                "ranks": len(rows),
+                "slowest_rank": slow_rank,
+                "fastest_rank": fast_rank,
+                "max_wall_s": sp["max"],
+                "min_wall_s": sp["min"],
+                "mean_wall_s": sp["mean"],
+                "spread_s": sp["spread"],
+                "spread_fraction": sp["spread_fraction"],
+                "slowest_gpu_s": slow["gpu_s"],
+            }
+        )
+    stragglers.sort(key=lambda s: (-s["spread_s"], s["path"]))
+
+    coll_rows = []
+    kinds: dict[str, dict] = {}
+    for r in ranks:
+        c = r["collectives"]
+        coll_rows.append(
+            {
+                "process_index": r["process_index"],
+                "kernel_count": c["kernel_count"],
+                "kernel_s": c["kernel_s"],
+                "busy_s": c["busy_s"],
+                "overlap_s": c["overlap_s"],
+                "overlap_fraction": c["overlap_s"] / c["busy_s"] if c["busy_s"] else None,
+                "share_of_busy": c["busy_s"] / r["busy_s"] if r["busy_s"] else None,
+            }
+        )
+        for k in c["by_kind"]:
+            t = kinds.setdefault(k["kind"], {"kind": k["kind"], "count": 0, "total_s": 0.0})
+            t["count"] += k["count"]
+            t["total_s"] += k["total_s"]
+    coll_busy = sum(float(x["busy_s"] or 0) for x in coll_rows)
+    coll_overlap = sum(float(x["overlap_s"] or 0) for x in coll_rows)
+    collectives = {
+        "kernel_count": sum(x["kernel_count"] for x in coll_rows),
+        "kernel_s": sum(float(x["kernel_s"] or 0) for x in coll_rows),
+        "busy_s": coll_busy,
+        "overlap_s": coll_overlap,
+        "overlap_fraction": coll_overlap / coll_busy if coll_busy else None,
+        "by_kind": sorted(kinds.values(), key=lambda k: (-k["total_s"], k["kind"])),
+        "by_rank": coll_rows,
+    }
+
+    ops: dict[tuple[str, str], dict] = {}
+    for r in ranks:
+        for c in r["candidates"]:
+            o = ops.setdefault(
+                (c["module"], c["op"]),
+                {
+                    "module": c["module"],
+                    "op": c["op"],
+                    "per_rank": [],
+                    "fpga_s": 0.0,
+                    "fpga_known": True,
+                },
+            )
+            o["per_rank"].append((r["process_index"], c["gpu_s"]))
+            if c["fpga_s"] is None:
+                o["fpga_known"] = False
+            else:
+                o["fpga_s"] += float(c["fpga_s"])
+    cand_rows = []
+    for o in ops.values():
+        per = [g for _, g in o["per_rank"]]
+        gpu = sum(per)
+        fpga = o["fpga_s"] if o["fpga_known"] else None
+        slow_rank, _ = max(o["per_rank"], key=lambda x: x[1])
+        cand_rows.append(
+            {
+                "module": o["module"],
+                "op": o["op"],
+                "ranks": len(per),
+                "gpu_s": gpu,
+                "fpga_s": fpga,
+                "speedup": gpu / fpga if fpga else None,
+                "rank_min_gpu_s": min(per),
+                "rank_max_gpu_s": max(per),
+                "rank_mean_gpu_s": gpu / len(per),
+                "slowest_rank": slow_rank,
+            }
+        )
+    cand_rows.sort(key=lambda c: (-c["gpu_s"], c["module"], c["op"]))
+
+    return {
+        "kind": "fpgaprof-job",
+        "target": target,
+        "process_count": expected,
+        "rank_count": len(ranks),
+        "missing": missing,
+        "clock": clock,
+        "ranks": rank_rows,
+        "devices": device_rows,
+        "balance": balance,
+        "stragglers": {"items": stragglers[:STRAGGLER_ROWS], "count": len(stragglers)},
+        "collectives": collectives,
+        "candidates": {"items": cand_rows[:CANDIDATE_ROWS], "count": len(cand_rows)},
+    }
+
+
+class Job:
+    """The ranks of one job, read from a job folder (``fpgaprof.load(folder)``).
+
+    ``ranks``: the RankTrace entries found; ``rank(i)``: the Profile of entry i (loaded on
+    demand; each call loads it again); ``summary(target)``: the job's tables (cached per
+    target), built by streaming over the traces: one trace in memory at a time. Traces that
+    cannot be read are listed in the summary's ``missing`` with the reason, as are ranks that
+    wrote none. ``on_rank``: called with (done, total) as each trace is analysed."""
+
+    def __init__(self, folder: str | os.PathLike) -> None:
+        self.folder = os.fspath(folder)
+        if not os.path.isdir(self.folder):
+            raise FpgaprofIOError(f"{self.folder}: not a folder; give a job folder of rank traces")
+        self.ranks = find_rank_traces(self.folder)
+        if not self.ranks:
+            raise FpgaprofIOError(
+                f"{self.folder}: no rank traces (<host>-rank<k>/{TRACE_FILE_NAME} or *.fpgaprof); "
+                "give the folder that `fpgaprof run` wrote under a launcher"
+            )
+        self._summaries: dict[str, dict] = {}
+
+    def rank(self, i: int) -> Profile:
+        e = self.ranks[i]
+        if e.path is None:
+            folder = os.path.join(self.folder, e.name)
+            raise FpgaprofIOError(f"{folder}: {_folder_reason(runner.marker_state(folder))}")
+        return Profile(core.TraceStore.load(e.path), path=e.path)
+
+    def summary(
+        self, target: str = DEFAULT_TARGET, on_rank: Callable[[int, int], None] | None = None
+    ) -> dict:
+        if target in self._summaries:
+            return self._summaries[target]
+        rows, missing = [], []
+        for i, e in enumerate(self.ranks):
+            if e.path is None:
+                folder = os.path.join(self.folder, e.name)
+                state = runner.marker_state(folder)
+                missing.append(
+                    {"name": e.name, "process_index": e.index, "reason": _folder_reason(state)}
+                )
+            else:
+                prof = None
+                try:
+                    prof = self.rank(i)
+                    rows.append(rank_summary(prof, e.name, target))
+                except FpgaprofError as err:
+                    missing.append(
+                        {
+                            "name": e.name,
+                            "process_index": e.index,
+                            "reason": " ".join(str(err).split()),
+                        }
+                    )
+                finally:
+                    del prof  # the next trace replaces this one in memory, not joins it
+                    gc.collect()
+            if on_rank is not None:
+                on_rank(i + 1, len(self.ranks))
+        out = combine(rows, missing, target)
+        out["folder"] = self.folder
+        self._summaries[target] = out
+        return out
+
+    def __repr__(self) -> str:
+        return f"<fpgaprof Job {self.folder!r}: {len(self.ranks)} rank entries>"
+
+
+def _folder_reason(state: str) -> str:
+    return {
+        "tracing": "no trace: the process was traced but ended without a normal exit "
+        "(killed, crashed or os._exit), so its trace was never saved",
+        "not-tracing": "no trace: tracing did not start in this process",
+        "claimed": "no trace: this process could not import fpgaprof",
+        "saved": "no trace: the process saved its trace but the file is gone",
+    }.get(state, "no trace: no process of this rank started fpgaprof's bootstrap")
+
+
+def load(path: str | os.PathLike) -> Profile | Job:
+    """``fpgaprof.load``: a trace file or a `fpgaprof run` folder gives its Profile
+    (api.profile.load); a job folder of rank traces (is_job_folder) gives a Job."""
+    if is_job_folder(path):
+        return Job(path)
+    return profile.load(path)

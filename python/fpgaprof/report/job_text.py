@@ -1,0 +1,127 @@
+"""The job report as text: the lines `fpgaprof report JOB_FOLDER` prints (and job.txt), from
+the job model (report.model.collect_job), never from a trace."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from fpgaprof.base.columns import cell
+from fpgaprof.base.units import fmt_s
+
+__all__ = ["render", "RANK_COLUMNS", "DEVICE_COLUMNS", "STRAGGLER_COLUMNS", "CANDIDATE_COLUMNS"]
+
+RANK_COLUMNS = (
+    "process_index",
+    "host",
+    "start_s",
+    "wall_time_s",
+    "busy_s",
+    "kernel_count",
+    "kernel_time_s",
+    "copy_count",
+    "copy_bytes",
+    "memory_peak_bytes",
+    "collective_s",
+    "collective_overlap_s",
+)
+DEVICE_COLUMNS = (
+    "process_index",
+    "host",
+    "device_id",
+    "global_device_id",
+    "busy_s",
+    "busy_fraction",
+    "kernel_count",
+    "copy_count",
+    "copy_bytes",
+    "memory_peak_bytes",
+    "htod_link_percent",
+    "dtoh_link_percent",
+)
+STRAGGLER_COLUMNS = (
+    "path",
+    "ranks",
+    "slowest_rank",
+    "max_wall_s",
+    "min_wall_s",
+    "spread_s",
+    "spread_fraction",
+)
+CANDIDATE_COLUMNS = (
+    "op",
+    "module",
+    "ranks",
+    "gpu_s",
+    "fpga_s",
+    "speedup",
+    "rank_min_gpu_s",
+    "rank_max_gpu_s",
+    "slowest_rank",
+)
+
+
+def _clean(text: Any) -> str:
+    """One line of plain text: names from traces may hold control characters."""
+    return "".join(ch if ch.isprintable() else "?" for ch in str(text))
+
+
+def table(rows: Iterable[Mapping], columns: Sequence[str]) -> str:
+    """Rows as aligned text columns, each cell formatted by its column name."""
+    body = [[_clean(cell(c, r.get(c))[0]) for c in columns] for r in rows]
+    widths = [max([len(c)] + [len(b[i]) for b in body]) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip()]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(b, widths)).rstrip() for b in body]
+    return "\n".join(lines)
+
+
+def _pct(x: Any) -> str:
+    return cell("x_fraction", x)[0]
+
+
+def render(model: Mapping) -> str:
+    """The job report as text: the job line, missing ranks, clock alignment, balance, ranks,
+    devices, collectives, stragglers and the FPGA candidates over the whole job."""
+    out = []
+    n, expected = model["rank_count"], model.get("process_count")
+    out.append(
+        f"job {_clean(model.get('folder', ''))}: {n} rank traces"
+        + (f" of {expected} processes" if expected else "")
+        + f", FPGA target {_clean(model.get('target'))}"
+    )
+    for m in model.get("missing") or []:
+        who = f"rank {m['process_index']}" if m.get("process_index") is not None else "a rank"
+        where = f" ({_clean(m['name'])})" if m.get("name") else ""
+        out.append(f"MISSING {who}{where}: {_clean(m['reason'])}")
+    out.append(f"clock: {_clean(model['clock']['text'])}")
+    b = model.get("balance") or {}
+    if b.get("imbalance") is not None:
+        out.append(
+            f"balance: busiest rank {b['slowest_rank']} {fmt_s(b['max_busy_s'])}, "
+            f"least busy rank {b['least_busy_rank']} {fmt_s(b['min_busy_s'])}, "
+            f"busiest/mean {b['imbalance']:.2f}, spread {_pct(b['spread_fraction'])} of the busiest"
+        )
+    out += ["", "ranks", table(model["ranks"], RANK_COLUMNS)]
+    if model.get("devices"):
+        out += ["", "devices", table(model["devices"], DEVICE_COLUMNS)]
+    c = model["collectives"]
+    out += [
+        "",
+        f"collectives: {c['kernel_count']} kernels, {fmt_s(c['busy_s'])} busy over all "
+        f"ranks, {_pct(c['overlap_fraction'])} of it overlapped with compute"
+        + (
+            " ("
+            + ", ".join(f"{_clean(k['kind'])} {fmt_s(k['total_s'])}" for k in c["by_kind"])
+            + ")"
+            if c["by_kind"]
+            else ""
+        ),
+    ]
+    s = model["stragglers"]
+    if s["items"]:
+        out += ["", f"stragglers (region paths, largest spread first; {s['count']} paths)"]
+        out.append(table(s["items"], STRAGGLER_COLUMNS))
+    k = model["candidates"]
+    out += ["", f"FPGA candidates over the job ({k['count']} ops, most GPU time first)"]
+    out.append(table(k["items"], CANDIDATE_COLUMNS) if k["items"] else "  none")
+    return "\n".join(out) + "\n"
