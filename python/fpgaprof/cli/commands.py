@@ -92,6 +92,12 @@ def cmd_export(args: argparse.Namespace) -> int:
             )
         )
         return 0
+    if args.format == "parquet":
+        out_dir = args.output or os.path.splitext(trace)[0] + ".parquet"
+        paths = report.write_parquet(prof, out_dir, target=args.target)
+        for name, path in paths.items():
+            out(f"{name:16s} {path}")
+        return 0
     if args.format == "json":
         text = summary_json.dumps(report.collect(prof, target=args.target, trace_path=trace))
     else:

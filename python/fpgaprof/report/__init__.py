@@ -8,7 +8,8 @@
 take it, never the Profile, and never import each other: ``summary_json`` (summary.json),
 ``html`` (report.html), ``digest`` (the closing lines of `fpgaprof run`/`report`), and
 ``timeline`` (timeline.json, from ``model.timeline_records(prof)``: its records are too many
-for the summary).
+for the summary) and ``parquet`` (the record and analysis tables, from
+``tables.data_tables(prof)``).
 """
 
 from __future__ import annotations
@@ -20,12 +21,14 @@ from typing import Any
 
 from fpgaprof.analysis.trace_analysis import AnalysisCache
 from fpgaprof.base.constants import TIMELINE_MAX_EVENTS
+from fpgaprof.report import parquet as parquet_renderer
 from fpgaprof.report import timeline as timeline_renderer
 from fpgaprof.report.html import render as render_html
 from fpgaprof.report.html import write_html
 from fpgaprof.report.model import SCHEMA_VERSION, collect, timeline_cut_note, timeline_records
 from fpgaprof.report.progress import Progress
 from fpgaprof.report.summary_json import write_summary
+from fpgaprof.report.tables import data_tables
 
 __all__ = [
     "collect",
@@ -33,6 +36,7 @@ __all__ = [
     "write_html",
     "write_summary",
     "write_timeline",
+    "write_parquet",
     "render_html",
     "SCHEMA_VERSION",
     "Progress",
@@ -51,6 +55,14 @@ def write_timeline(
     first `max_events` records by start time (None: all). Returns the slices per category
     (report.timeline.write_timeline)."""
     return timeline_renderer.write_timeline(timeline_records(prof), path, max_events=max_events)
+
+
+def write_parquet(
+    prof: Any, out_dir: str | os.PathLike, target: str | None = None
+) -> dict[str, str]:
+    """Writes every record and analysis table of a Profile as DIR/<table>.parquet and
+    DIR/index.json (report.parquet; needs pyarrow). Returns table name -> path."""
+    return parquet_renderer.write_parquet(data_tables(prof, target=target), out_dir)
 
 
 def write_all(
