@@ -92,6 +92,14 @@ def cmd_export(args: argparse.Namespace) -> int:
             )
         )
         return 0
+    if args.format == "xprof":
+        out_dir = args.output or os.path.splitext(trace)[0] + ".xprof"
+        path, notes = report.write_xspace(prof, out_dir)
+        for note in notes:
+            print(f"{PROG}: note: {note}", file=sys.stderr)
+        out(f"xplane    {path}")
+        out(f"open it:  xprof --logdir {out_dir}   (or tensorboard --logdir {out_dir})")
+        return 0
     if args.format == "parquet":
         out_dir = args.output or os.path.splitext(trace)[0] + ".parquet"
         paths = report.write_parquet(prof, out_dir, target=args.target)

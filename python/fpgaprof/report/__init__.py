@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -23,9 +24,16 @@ from fpgaprof.analysis.trace_analysis import AnalysisCache
 from fpgaprof.base.constants import TIMELINE_MAX_EVENTS
 from fpgaprof.report import parquet as parquet_renderer
 from fpgaprof.report import timeline as timeline_renderer
+from fpgaprof.report import xspace as xspace_renderer
 from fpgaprof.report.html import render as render_html
 from fpgaprof.report.html import write_html
-from fpgaprof.report.model import SCHEMA_VERSION, collect, timeline_cut_note, timeline_records
+from fpgaprof.report.model import (
+    SCHEMA_VERSION,
+    collect,
+    timeline_cut_note,
+    timeline_records,
+    xspace_records,
+)
 from fpgaprof.report.progress import Progress
 from fpgaprof.report.summary_json import write_summary
 from fpgaprof.report.tables import data_tables
@@ -37,6 +45,8 @@ __all__ = [
     "write_summary",
     "write_timeline",
     "write_parquet",
+    "write_xspace",
+    "XPROF_HOST",
     "render_html",
     "SCHEMA_VERSION",
     "Progress",
@@ -63,6 +73,23 @@ def write_parquet(
     """Writes every record and analysis table of a Profile as DIR/<table>.parquet and
     DIR/index.json (report.parquet; needs pyarrow). Returns table name -> path."""
     return parquet_renderer.write_parquet(data_tables(prof, target=target), out_dir)
+
+
+XPROF_HOST = "fpgaprof"  # the host name of an exported XSpace (<host>.xplane.pb)
+
+
+def write_xspace(
+    prof: Any, out_dir: str | os.PathLike, run: str | None = None, hostname: str = XPROF_HOST
+) -> tuple[str, list[str]]:
+    """Writes the trace as XProf's XSpace, DIR/plugins/profile/<run>/<hostname>.xplane.pb
+    (report.xspace; needs protobuf, and jax for the HLO modules). `run`: the run folder's
+    name (default: the trace's start time, as jax.profiler.trace names it, UTC). Returns the
+    path and the notes on what the XSpace could not hold."""
+    t = xspace_records(prof)
+    if run is None:
+        start_ns = int(t.facts.get("start_ns") or 0)
+        run = time.strftime("%Y_%m_%d_%H_%M_%S", time.gmtime(start_ns / 1e9))
+    return xspace_renderer.write_xspace(t, out_dir, run, hostname)
 
 
 def write_all(
