@@ -22,6 +22,8 @@ __all__ = [
     "METADATA_PLANE",
     "XLINE_STREAM_PREFIX",
     "HLO_PROTO_STAT",
+    "TASK_ENV_PLANE",
+    "FPGAPROF_STAT_PREFIX",
 ]
 
 GPU_PLANE_PREFIX = "/device:GPU:"
@@ -30,6 +32,9 @@ CUPTI_PLANE = "/host:CUPTI"  # CUDA API calls seen by CUPTI, one line per thread
 METADATA_PLANE = "/host:metadata"
 XLINE_STREAM_PREFIX = "Stream #"
 HLO_PROTO_STAT = "Hlo Proto"  # on the metadata plane's event metadata: a serialized HloProto
+TASK_ENV_PLANE = "Task Environment"  # stats profile_start_time, profile_stop_time
+# stats XLA has no name for carry this prefix (fpgaprof's export; its import reads them back)
+FPGAPROF_STAT_PREFIX = "fpgaprof_"
 
 
 def messages() -> ModuleType:

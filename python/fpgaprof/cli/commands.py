@@ -46,7 +46,10 @@ __all__ = [
 
 def cmd_report(args: argparse.Namespace) -> int:
     trace = trace_in(args.trace)
-    out_dir = args.output or os.path.dirname(os.path.abspath(trace))
+    # beside the trace; an XProf folder (a jax.profiler.trace output) gets them inside
+    out_dir = args.output or (
+        trace if os.path.isdir(trace) else os.path.dirname(os.path.abspath(trace))
+    )
     bar = report.Progress(1 + len(report.WRITE_STAGES), f"{PROG} report")
     bar.stage("loading trace")
     prof = load_trace(trace)

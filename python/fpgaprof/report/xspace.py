@@ -43,6 +43,25 @@ COPY_EVENT_NAMES = {
 }
 
 
+# fpgaprof's own stats (XLA has no name for them): what the XSpace import reads back so that a
+# trace exported and imported again gives the same analysis
+FP = xplane.FPGAPROF_STAT_PREFIX
+DEVICE_FIELDS = (
+    "name",
+    "uuid",
+    "memory_clock_khz",
+    "memory_bus_width_bits",
+    "l2_cache_bytes",
+    "pcie_generation",
+    "pcie_link_width",
+    "core_clock_khz",
+    "sm_count",
+    "global_memory_bytes",
+    "compute_capability_major",
+    "compute_capability_minor",
+)
+
+
 class _Plane:
     """An XPlane under construction: event and stat metadata interned by name."""
 
@@ -140,6 +159,10 @@ def _gpu_rows(kc: dict, mc: dict, sc: dict) -> list[tuple[int, int, str, int, in
                 "registers_per_thread",
                 "static_shared_bytes",
                 "dynamic_shared_bytes",
+                "local_bytes_per_thread",
+                "context_id",
+                "graph_id",
+                "launch_ns",
             )
         }
         hlo_op = kc.get("hlo_op")
@@ -158,7 +181,12 @@ def _gpu_rows(kc: dict, mc: dict, sc: dict) -> list[tuple[int, int, str, int, in
                 "kernel_details": details,
                 "device_id": c["device_id"],
                 "stream_id": c["stream_id"],
+                "context_id": c["context_id"],
+                FP + "launch_ns": c["launch_ns"],
+                FP + "local_bytes_per_thread": c["local_bytes_per_thread"],
             }
+            if c["graph_id"]:
+                st[FP + "graph_id"] = c["graph_id"]
             if hlo_op is not None and hlo_op[i]:
                 st["hlo_op"] = str(hlo_op[i])
             if module is not None and module[i]:
@@ -172,7 +200,20 @@ def _gpu_rows(kc: dict, mc: dict, sc: dict) -> list[tuple[int, int, str, int, in
         src = records.enum_names(records.col(mc, "src_kind", nm), core.MEMORY_KIND_NAMES)
         dst = records.enum_names(records.col(mc, "dst_kind", nm), core.MEMORY_KIND_NAMES)
         asyn = np.asarray(records.col(mc, "is_async", nm)).astype(bool)
-        cols = {k: _i64(mc, k, nm) for k in ("start_ns", "end_ns", "device_id", "stream_id")}
+        cols = {
+            k: _i64(mc, k, nm)
+            for k in (
+                "start_ns",
+                "end_ns",
+                "device_id",
+                "stream_id",
+                "context_id",
+                "launch_ns",
+                "src_device_id",
+                "dst_device_id",
+                "graph_id",
+            )
+        }
         nbytes = _i64(mc, "bytes", nm)
         corr = _i64(mc, "correlation_id", nm)
         for i in range(nm):
@@ -185,6 +226,13 @@ def _gpu_rows(kc: dict, mc: dict, sc: dict) -> list[tuple[int, int, str, int, in
                 ),
                 "device_id": int(cols["device_id"][i]),
                 "stream_id": int(cols["stream_id"][i]),
+                "context_id": int(cols["context_id"][i]),
+                FP + "copy_kind": kind,
+                FP + "bytes": int(nbytes[i]),
+                FP + "launch_ns": int(cols["launch_ns"][i]),
+                FP + "src_device_id": int(cols["src_device_id"][i]),
+                FP + "dst_device_id": int(cols["dst_device_id"][i]),
+                FP + "graph_id": int(cols["graph_id"][i]),
             }
             rows.append(
                 (
@@ -198,7 +246,11 @@ def _gpu_rows(kc: dict, mc: dict, sc: dict) -> list[tuple[int, int, str, int, in
             )
     ns = records.nrows(sc)
     if ns:
-        cols = {k: _i64(sc, k, ns) for k in ("start_ns", "end_ns", "device_id", "stream_id")}
+        cols = {
+            k: _i64(sc, k, ns)
+            for k in ("start_ns", "end_ns", "device_id", "stream_id", "context_id", "value")
+        }
+        mkind = records.enum_names(records.col(sc, "memory_kind", ns), core.MEMORY_KIND_NAMES)
         nbytes = _i64(sc, "bytes", ns)
         corr = _i64(sc, "correlation_id", ns)
         asyn = np.asarray(records.col(sc, "is_async", ns)).astype(bool)
@@ -208,6 +260,9 @@ def _gpu_rows(kc: dict, mc: dict, sc: dict) -> list[tuple[int, int, str, int, in
                 "memset_details": f"size:{int(nbytes[i])} async:{int(asyn[i])}",
                 "device_id": int(cols["device_id"][i]),
                 "stream_id": int(cols["stream_id"][i]),
+                "context_id": int(cols["context_id"][i]),
+                FP + "value": int(cols["value"][i]),
+                FP + "memory_kind": str(mkind[i]),
             }
             rows.append(
                 (
@@ -236,6 +291,10 @@ def _device_stats(p: _Plane, d: dict) -> None:
             p.stat(p.plane, theirs, int(d[ours]))
     if d.get("peak_dram_bandwidth_bytes_per_s"):
         p.stat(p.plane, "memory_bandwidth", int(d["peak_dram_bandwidth_bytes_per_s"]))
+    # what XLA has no stat for, under fpgaprof's own names (read back by the XSpace import)
+    for k in DEVICE_FIELDS:
+        if d.get(k) not in (None, ""):
+            p.stat(p.plane, FP + "device_" + k, d[k])
 
 
 def _thread_lines(
@@ -255,15 +314,17 @@ def _thread_lines(
         _add_events(p, line, [names[i] for i in m], starts[m], ends[m], [stats[i] for i in m])
 
 
-def _hlo_protos(pb: Any, modules: list[dict]) -> tuple[list[tuple[int, str, bytes]], list[str]]:
-    """(program id, name, serialized xla.HloProto) of each HLO module XLA's parser (jaxlib)
-    reads, and a note per module it could not convert (or one when jaxlib is missing)."""
+def _hlo_protos(pb: Any, modules: list[dict]) -> tuple[list[tuple[dict, bytes]], list[str]]:
+    """Each HLO module with its serialized xla.HloProto (b"" where XLA's parser, jaxlib's,
+    refuses its text), and a note per module left without one (or one when jaxlib is
+    missing)."""
     if not modules:
         return [], []
     try:
         from jax._src.lib import xla_client
     except ImportError as e:
-        return [], [f"no HLO modules in the XSpace: converting them needs jaxlib ({e})"]
+        note = f"the HLO modules are not in XProf's form: converting them needs jaxlib ({e})"
+        return [(m, b"") for m in modules], [note]
     out, notes = [], []
     for m in modules:
         try:
@@ -272,24 +333,34 @@ def _hlo_protos(pb: Any, modules: list[dict]) -> tuple[list[tuple[int, str, byte
         except Exception as e:  # noqa: BLE001 - XLA's parser refuses the text: said, skipped
             # the parser's first lines say where (its message repeats the whole line)
             why = " ".join(" ".join(str(e).splitlines()[:2]).split())[:300]
-            notes.append(f"HLO module {m['name']} (program {m['program_id']}) left out: {why}")
+            notes.append(
+                f"HLO module {m['name']} (program {m['program_id']}) is not in XProf's form "
+                f"(its ops are missing from hlo_stats and op_profile): {why}"
+            )
+            out.append((m, b""))
             continue
-        out.append((int(m["program_id"]), m["name"], proto.SerializeToString()))
+        out.append((m, proto.SerializeToString()))
     return out, notes
 
 
-def _metadata_plane(p: _Plane, protos: list[tuple[int, str, bytes]]) -> None:
+def _metadata_plane(p: _Plane, protos: list[tuple[dict, bytes]]) -> None:
     """The HLO modules as XLA's profiler stores them: one event metadata per program, named
-    "<module>(<program id>)", with the serialized HloProto ("Hlo Proto") and the program id."""
+    "<module>(<program id>)", with the serialized HloProto ("Hlo Proto", where XLA's parser
+    read the module) and the program id; and fpgaprof's own copy of the text."""
     p.plane.name = xplane.METADATA_PLANE
-    for program_id, name, data in protos:
-        md = p.plane.event_metadata[p.event_id(f"{name}({program_id})")]
-        st = md.stats.add()
-        st.metadata_id = p.stat_id(xplane.HLO_PROTO_STAT)
-        st.bytes_value = data
+    for m, data in protos:
+        program_id = int(m["program_id"])
+        md = p.plane.event_metadata[p.event_id(f"{m['name']}({program_id})")]
+        if data:
+            st = md.stats.add()
+            st.metadata_id = p.stat_id(xplane.HLO_PROTO_STAT)
+            st.bytes_value = data
         st = md.stats.add()
         st.metadata_id = p.stat_id("program_id")
         st.uint64_value = program_id
+        st = md.stats.add()
+        st.metadata_id = p.stat_id(FP + "hlo_text")
+        st.str_value = m["text"]
 
 
 def build_xspace(timeline: TimelineRecords, hostname: str) -> tuple[Any, list[str]]:
@@ -336,13 +407,23 @@ def build_xspace(timeline: TimelineRecords, hostname: str) -> tuple[Any, list[st
         p.plane.name = xplane.CUPTI_PLANE
         corr = _i64(ac, "correlation_id", na)
         kinds = records.enum_names(records.col(ac, "kind", na), core.API_KIND_NAMES)
+        cbid = _i64(ac, "callback_id", na)
+        ret = _i64(ac, "return_value", na)
         _thread_lines(
             p,
             [str(x) for x in records.names_of(ac, na).tolist()],
             _i64(ac, "start_ns", na),
             _i64(ac, "end_ns", na),
             _i64(ac, "thread_id", na),
-            [{"correlation_id": int(corr[i]), "api": str(kinds[i])} for i in range(na)],
+            [
+                {
+                    "correlation_id": int(corr[i]),
+                    "api": str(kinds[i]),
+                    FP + "cbid": int(cbid[i]),
+                    FP + "return": int(ret[i]),
+                }
+                for i in range(na)
+            ],
         )
 
     nn, nr = records.nrows(nc), records.nrows(rc)
@@ -351,9 +432,16 @@ def build_xspace(timeline: TimelineRecords, hostname: str) -> tuple[Any, list[st
         p.plane.id = plane_id
         p.plane.name = xplane.HOST_THREADS_PLANE
         dom = list(nc.get("domain", [""] * nn)) if nn else []
-        stats = [{"nvtx_domain": str(d)} for d in dom] + [
-            {"fpgaprof_region_depth": int(x)} for x in records.col(rc, "depth", nr)
-        ]
+        ranged = np.asarray(records.col(nc, "is_range", nn, 1)).astype(bool)
+        closed = np.asarray(records.col(nc, "is_closed", nn, 1)).astype(bool)
+        stats = [
+            {
+                "nvtx_domain": str(d),
+                FP + "instant": 0 if ranged[i] else 1,
+                FP + "open": 0 if closed[i] else 1,
+            }
+            for i, d in enumerate(dom)
+        ] + [{FP + "region_depth": int(x)} for x in records.col(rc, "depth", nr)]
         names = [str(x) for x in records.names_of(nc, nn).tolist()] if nn else []
         names += [str(x) for x in records.names_of(rc, nr).tolist()] if nr else []
         _thread_lines(
@@ -368,7 +456,20 @@ def build_xspace(timeline: TimelineRecords, hostname: str) -> tuple[Any, list[st
     if protos:
         p = _Plane(space.planes.add())
         p.plane.id = plane_id
+        plane_id += 1
         _metadata_plane(p, protos)
+    p = _Plane(space.planes.add())
+    p.plane.id = plane_id
+    p.plane.name = xplane.TASK_ENV_PLANE
+    facts = timeline.facts
+    p.stat(p.plane, "profile_start_time", int(facts.get("start_ns") or 0))
+    p.stat(p.plane, "profile_stop_time", int(facts.get("end_ns") or 0))
+    for k in ("dropped_records", "incomplete_records", "driver_version", "cupti_version"):
+        if facts.get(k):
+            p.stat(p.plane, FP + k, int(facts[k]))
+    p.stat(
+        p.plane, FP + "command_buffers_disabled", int(bool(facts.get("command_buffers_disabled")))
+    )
     return space, notes
 
 
