@@ -49,7 +49,7 @@ if [ ! -f .venv/.fpgaprof-build-deps ] || [ pyproject.toml -nt .venv/.fpgaprof-b
   $VPY -m pip install -q --upgrade pip
   # So that the wheel below builds with --no-build-isolation (no network needed for it).
   $VPY -m pip install -q "scikit-build-core>=0.10" "pybind11>=2.10" "nlohmann-json>=3.11" \
-      "nvidia-cuda-cupti>=13,<14" "nvidia-nvtx>=13,<14" cmake ninja
+      "grpcio-tools==1.85.1" "nvidia-cuda-cupti>=13,<14" "nvidia-nvtx>=13,<14" cmake ninja
   touch .venv/.fpgaprof-build-deps
 fi
 

@@ -14,7 +14,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 SOURCE = REPO / "python" / "fpgaprof"
 LAYERS = ("base", "capture", "analysis", "api", "report", "cli")
 RENDERERS = ("fpgaprof.report.html", "fpgaprof.report.digest", "fpgaprof.report.summary_json",
-             "fpgaprof.report.timeline")
+             "fpgaprof.report.timeline", "fpgaprof.report.parquet", "fpgaprof.report.xspace")
 # The public modules of the old layout, kept as re-exports of their layer's module.
 REEXPORTS = ("calibrate", "counters", "errors", "fpga", "fpga_validation", "hlo", "roofline")
 # Private names of the compiled core that only tests call (its bindings' own test helpers).

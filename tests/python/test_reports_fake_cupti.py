@@ -88,10 +88,10 @@ def test_timeline_from_real_trace(traced):
     with open(paths["timeline"], encoding="utf-8") as f:
         doc = json.load(f)
     cats = Counter(e["cat"] for e in doc["traceEvents"] if e["ph"] in ("X", "i"))
-    assert dict(cats) == {"kernel": 16, "memcpy": 6, "memset": 1, "cuda_api": 24, "nvtx": 19,
-                          "region": 1}
+    assert dict(cats) == {"kernel": 16, "gpu_memcpy": 6, "gpu_memset": 1, "cuda_driver": 24,
+                          "nvtx": 19, "region": 1}
     # the same counts as the loaded tables (records = slices)
-    assert cats["kernel"] == len(prof.kernels) and cats["cuda_api"] == len(prof.api_calls)
+    assert cats["kernel"] == len(prof.kernels) and cats["cuda_driver"] == len(prof.api_calls)
     outs = {e["bind_id"] for e in doc["traceEvents"] if e.get("flow_out")}
     ins = [e["bind_id"] for e in doc["traceEvents"] if e.get("flow_in")]
     assert len(outs) == len(ins) == len(set(ins)) == 23 and outs == set(ins)
@@ -101,7 +101,7 @@ def test_timeline_from_real_trace(traced):
             assert e["args"]["hlo_op"] == "fusion." + e["name"].rsplit("_", 1)[1]
             assert e["args"]["module"] == "jit_f"
     # the launching thread of the fake is 4000; slices on each track nest
-    assert any(e["tid"] == 4000 for e in doc["traceEvents"] if e.get("cat") == "cuda_api")
+    assert any(e["tid"] == 4000 for e in doc["traceEvents"] if e.get("cat") == "cuda_driver")
     tracks = {}
     for e in doc["traceEvents"]:
         if e["ph"] == "X":

@@ -38,12 +38,14 @@ def test_slice_counts_equal_record_counts(timeline):
     _, counts, doc = timeline
     by_cat = Counter(e["cat"] for e in slices(doc))
     prof = F.SyntheticProfile()
-    expected = {"kernel": len(prof.kernels), "memcpy": len(prof.transfers),
-                "memset": len(prof.memsets), "cuda_api": len(prof.api_calls),
+    # Kineto's categories: the fixture's API calls are all driver calls
+    expected = {"kernel": len(prof.kernels), "gpu_memcpy": len(prof.transfers),
+                "gpu_memset": len(prof.memsets), "cuda_driver": len(prof.api_calls),
                 "nvtx": len(prof.markers), "region": len(prof.regions)}
-    assert dict(by_cat) == expected == {"kernel": 4, "memcpy": 2, "memset": 1, "cuda_api": 7,
-                                        "nvtx": 2, "region": 3}
-    assert {k: v for k, v in counts.items() if k != "flow"} == expected
+    assert dict(by_cat) == expected == {"kernel": 4, "gpu_memcpy": 2, "gpu_memset": 1,
+                                        "cuda_driver": 7, "nvtx": 2, "region": 3}
+    assert {k: v for k, v in counts.items() if k != "flow"} == {
+        "kernel": 4, "memcpy": 2, "memset": 1, "cuda_api": 7, "nvtx": 2, "region": 3}
     # every activity has its API call: 7 flows
     assert counts["flow"] == 7
 
@@ -104,10 +106,10 @@ def test_times_and_args_exact(timeline):
     assert gemm["args"]["grid"] == [64, 1, 1] and gemm["args"]["block"] == [256, 1, 1]
     assert gemm["args"]["shared_bytes"] == 16384
     # its launch call starts 5 µs before it
-    api = [e for e in slices(doc) if e["cat"] == "cuda_api" and e["args"]["correlation_id"] == 2]
+    api = [e for e in slices(doc) if e["cat"] == "cuda_driver" and e["args"]["correlation"] == 2]
     assert api[0]["ts"] == Decimal("1995.000") and api[0]["dur"] == Decimal("4.000")
     # HtoD: 1e6 B in 100 µs = 10 GB/s
-    htod = ev[("memcpy", "Memcpy HtoD", Decimal("1000.000"))]
+    htod = ev[("gpu_memcpy", "Memcpy HtoD", Decimal("1000.000"))]
     assert htod["args"]["bytes"] == 1_000_000 and htod["args"]["GB/s"] == Decimal("10.0")
     assert htod["args"]["src_kind"] == "pageable"
     inst = [e for e in slices(doc) if e["ph"] == "i"]
@@ -127,9 +129,10 @@ def test_flows_bind_launch_to_activity(timeline):
     assert set(outs) == set(ins) == set(range(1, 8))
     for cid in outs:
         assert len(outs[cid]) == 1 and len(ins[cid]) == 1
-        assert outs[cid][0]["cat"] == "cuda_api" and outs[cid][0]["pid"] == timeline_json.HOST_PID
+        assert outs[cid][0]["cat"] == "cuda_driver"
+        assert outs[cid][0]["pid"] == timeline_json.HOST_PID
         assert ins[cid][0]["pid"] == timeline_json.GPU_PID_BASE
-        assert ins[cid][0]["args"]["correlation_id"] == cid
+        assert ins[cid][0]["args"]["correlation"] == cid
         assert outs[cid][0]["ts"] <= ins[cid][0]["ts"]  # launched before it ran
 
 
@@ -176,8 +179,8 @@ def test_perfetto_trace_processor_counts(timeline):
     try:
         rows = tp.query("select category as cat, count(*) as n from slice group by category")
         got = {r.cat: r.n for r in rows}
-        assert got == {"kernel": 4, "memcpy": 2, "memset": 1, "cuda_api": 7, "nvtx": 2,
-                       "region": 3}
+        assert got == {"kernel": 4, "gpu_memcpy": 2, "gpu_memset": 1, "cuda_driver": 7,
+                       "nvtx": 2, "region": 3}
         flows = next(iter(tp.query("select count(*) as n from flow"))).n
         assert flows == 7
     finally:

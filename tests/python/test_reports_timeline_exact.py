@@ -23,15 +23,15 @@ GPU = 1000  # GPU_PID_BASE + device 0
 def _kernel(name, ts, dur, corr, tid, grid_x, shared):
     return {"ph": "X", "cat": "kernel", "name": name, "pid": GPU, "tid": tid, "ts": ts,
             "dur": dur, "bind_id": corr, "flow_in": True,
-            "args": {"correlation_id": corr, "grid": [grid_x, 1, 1], "block": [256, 1, 1],
+            "args": {"device": 0, "stream": tid - S7 + 7, "correlation": corr, "grid": [grid_x, 1, 1], "block": [256, 1, 1],
                      "registers_per_thread": 32, "shared_bytes": shared}}
 
 
 def _api(name, ts, corr, cbid):
     # each launch call starts 5 µs before its activity and lasts 4 µs
-    return {"ph": "X", "cat": "cuda_api", "name": name, "pid": 1, "tid": 101, "ts": ts,
+    return {"ph": "X", "cat": "cuda_driver", "name": name, "pid": 1, "tid": 101, "ts": ts,
             "dur": "4.000", "bind_id": corr, "flow_out": True,
-            "args": {"correlation_id": corr, "cbid": cbid, "return": 0, "api": "driver"}}
+            "args": {"correlation": corr, "cbid": cbid, "return": 0}}
 
 
 EXPECTED = [
@@ -47,17 +47,18 @@ EXPECTED = [
     _kernel("fusion_a", "5100.000", "500.000", 3, S7, 128, 0),
     _kernel("fusion_b", "2500.000", "1000.000", 4, S8, 32, 0),
     # 1e6 B in 100 µs = 10 GB/s; 2e6 B in 200 µs = 10 GB/s; 4096 B in 10 µs = 0.4096 → 0.41
-    {"ph": "X", "cat": "memcpy", "name": "Memcpy HtoD", "pid": GPU, "tid": S7, "ts": "1000.000",
-     "dur": "100.000", "bind_id": 5, "flow_in": True,
-     "args": {"bytes": 1000000, "GB/s": "10.0", "copy_kind": "HtoD", "src_kind": "pageable",
-              "dst_kind": "device", "async": False, "correlation_id": 5}},
-    {"ph": "X", "cat": "memcpy", "name": "Memcpy DtoH", "pid": GPU, "tid": S7, "ts": "3600.000",
-     "dur": "200.000", "bind_id": 6, "flow_in": True,
-     "args": {"bytes": 2000000, "GB/s": "10.0", "copy_kind": "DtoH", "src_kind": "device",
-              "dst_kind": "pinned", "async": True, "correlation_id": 6}},
-    {"ph": "X", "cat": "memset", "name": "Memset", "pid": GPU, "tid": S7, "ts": "6000.000",
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "pid": GPU, "tid": S7,
+     "ts": "1000.000", "dur": "100.000", "bind_id": 5, "flow_in": True,
+     "args": {"device": 0, "stream": 7, "correlation": 5, "bytes": 1000000, "GB/s": "10.0", "copy_kind": "HtoD", "src_kind": "pageable",
+              "dst_kind": "device", "async": False}},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH", "pid": GPU, "tid": S7,
+     "ts": "3600.000", "dur": "200.000", "bind_id": 6, "flow_in": True,
+     "args": {"device": 0, "stream": 7, "correlation": 6, "bytes": 2000000, "GB/s": "10.0", "copy_kind": "DtoH", "src_kind": "device",
+              "dst_kind": "pinned", "async": True}},
+    {"ph": "X", "cat": "gpu_memset", "name": "Memset", "pid": GPU, "tid": S7, "ts": "6000.000",
      "dur": "10.000", "bind_id": 7, "flow_in": True,
-     "args": {"bytes": 4096, "GB/s": "0.41", "value": 0, "correlation_id": 7}},
+     "args": {"device": 0, "stream": 7, "correlation": 7, "bytes": 4096, "GB/s": "0.41",
+              "value": 0}},
     _api("cuLaunchKernel", "1095.000", 1, 307),
     _api("cuLaunchKernel", "1995.000", 2, 307),
     _api("cuLaunchKernel", "5095.000", 3, 307),
@@ -101,6 +102,11 @@ def test_every_event_as_worked_out_by_hand(tmp_path):
     counts = report.write_timeline(F.SyntheticProfile(), path)
     text, doc = _load(path)
     assert doc["displayTimeUnit"] == "ns"
+    # Kineto's header, as HTA reads it (the rank regex needs the space after the colon)
+    assert '"distributedInfo":{"rank": 0}' in text
+    assert doc["deviceProperties"] == [
+        {"id": 0, "name": "NVIDIA H100 80GB HBM3 <test>", "totalGlobalMem": 85_000_000_000,
+         "computeMajor": 9, "computeMinor": 0, "numSms": 132}]
     assert doc["otherData"] == {"tool": "fpgaprof", "clock": "CLOCK_REALTIME", "t0_ns": F.T0,
                                 "dropped_records": 3}
     got = Counter(_canon(e) for e in doc["traceEvents"])
@@ -162,7 +168,7 @@ def test_chunks_and_long_names_give_the_same_events(tmp_path, monkeypatch):
     # graph_id only where it is not 0: indices 1, 2, 4, 5, ... → 5000 - ceil(5000 / 3) = 3333
     assert sum("graph_id" in e["args"] for e in kern) == 3333
     # a kernel whose arguments are easy to check: index 1 (second stream, graph 1)
-    k1 = [e for e in kern if e["args"]["correlation_id"] == 101][0]
+    k1 = [e for e in kern if e["args"]["correlation"] == 101][0]
     assert k1["tid"] == S8 and k1["args"]["graph_id"] == 1 and k1["name"] == "k1"
     assert "bind_id" not in k1  # no launch call with this correlation id
 

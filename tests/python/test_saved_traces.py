@@ -267,9 +267,9 @@ def test_timeline_has_one_slice_per_record_and_paired_flows(saved):
         events = json.load(f)["traceEvents"]
     by_cat = Counter(e.get("cat") for e in events if e.get("ph") in ("X", "i"))
     assert by_cat["kernel"] == len(prof.kernels)
-    assert by_cat["memcpy"] == len(prof.transfers)
-    assert by_cat["memset"] == len(prof.memsets)
-    assert by_cat["cuda_api"] == len(prof.api_calls)
+    assert by_cat["gpu_memcpy"] == len(prof.transfers)
+    assert by_cat["gpu_memset"] == len(prof.memsets)
+    assert by_cat["cuda_runtime"] + by_cat["cuda_driver"] == len(prof.api_calls)
     assert by_cat["nvtx"] == len(prof.markers)
     assert by_cat["region"] == len(prof.regions)
     outs = Counter(e["bind_id"] for e in events if e.get("flow_out"))

@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from fpgaprof.analysis.trace_analysis import AnalysisCache
-from fpgaprof.api import fpga, profile_views, resource_reports, roofline, views
+from fpgaprof.api import fpga, profile_views, resource_reports, roofline, views, xspace_import
 from fpgaprof.base.constants import DEFAULT_TARGET, TRACE_FILE_NAME
 from fpgaprof.base.core import core
 from fpgaprof.base.errors import FpgaprofError, FpgaprofIOError
@@ -270,18 +270,26 @@ class Profile:
 def load(path: str | os.PathLike) -> Profile:
     """Reads a trace file written by ``fpgaprof.trace(path)`` or ``Profile.save``.
 
-    ``path`` may also be the output folder of ``fpgaprof run`` (its trace.fpgaprof is read).
-    Raises TraceFormatError (naming the file and the reason) for truncated, corrupted, empty
-    or future-version files, and FpgaprofIOError when it cannot be read (missing, a folder
-    without trace.fpgaprof, no permission).
+    ``path`` may also be the output folder of ``fpgaprof run`` (its trace.fpgaprof is read),
+    or an XProf profile: a ``jax.profiler.trace`` folder (its newest run) or one
+    ``.xplane.pb`` (api.xspace_import: kernels, copies, memsets, API calls, XLA's op and
+    module names, HLO modules; a profile without a GPU plane gives a Profile without GPU data
+    that says why). Raises TraceFormatError (naming the file and the reason) for truncated,
+    corrupted, empty or future-version files, and FpgaprofIOError when it cannot be read
+    (missing, a folder without trace.fpgaprof or an XProf profile, no permission).
     """
     p = os.fspath(path)
+    if not (os.path.isdir(p) and os.path.isfile(os.path.join(p, TRACE_FILE_NAME))):
+        xspace = xspace_import.xspace_file(p)
+        if xspace is not None:
+            return Profile(xspace_import.store_from_xspace(xspace), path=xspace)
     if os.path.isdir(p):
         inner = os.path.join(p, TRACE_FILE_NAME)
         if not os.path.isfile(inner):
             raise FpgaprofIOError(
-                f"{p}: a folder without {TRACE_FILE_NAME}; give the trace file "
-                "itself or the output folder of `fpgaprof run`"
+                f"{p}: a folder without {TRACE_FILE_NAME} or an XProf profile; give the "
+                "trace file itself, the output folder of `fpgaprof run`, or a "
+                "jax.profiler.trace folder"
             )
         p = inner
     return Profile(core.TraceStore.load(p), path=p)

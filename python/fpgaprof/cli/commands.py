@@ -48,7 +48,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     if job.is_job_folder(args.trace):
         return _report_job(args)
     trace = trace_in(args.trace)
-    out_dir = args.output or os.path.dirname(os.path.abspath(trace))
+    # beside the trace; an XProf folder (a jax.profiler.trace output) gets them inside
+    out_dir = args.output or (
+        trace if os.path.isdir(trace) else os.path.dirname(os.path.abspath(trace))
+    )
     bar = report.Progress(1 + len(report.WRITE_STAGES), f"{PROG} report")
     bar.stage("loading trace")
     prof = load_trace(trace)
@@ -111,6 +114,20 @@ def cmd_export(args: argparse.Namespace) -> int:
                 f"{v} {k}" for k, v in sorted(counts.items()) if not k.startswith("omitted_")
             )
         )
+        return 0
+    if args.format == "xprof":
+        out_dir = args.output or os.path.splitext(trace)[0] + ".xprof"
+        path, notes = report.write_xspace(prof, out_dir)
+        for note in notes:
+            print(f"{PROG}: note: {note}", file=sys.stderr)
+        out(f"xplane    {path}")
+        out(f"open it:  xprof --logdir {out_dir}   (or tensorboard --logdir {out_dir})")
+        return 0
+    if args.format == "parquet":
+        out_dir = args.output or os.path.splitext(trace)[0] + ".parquet"
+        paths = report.write_parquet(prof, out_dir, target=args.target)
+        for name, path in paths.items():
+            out(f"{name:16s} {path}")
         return 0
     if args.format == "json":
         text = summary_json.dumps(report.collect(prof, target=args.target, trace_path=trace))

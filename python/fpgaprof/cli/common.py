@@ -11,7 +11,7 @@ from typing import Any
 
 from fpgaprof.analysis import targets
 from fpgaprof.analysis.trace_analysis import store_of
-from fpgaprof.api import fpga
+from fpgaprof.api import fpga, xspace_import
 from fpgaprof.api.profile import Profile, load
 from fpgaprof.base.atomic import write_text_atomic
 from fpgaprof.base.constants import TRACE_FILE_NAME
@@ -64,12 +64,20 @@ def load_trace(path: str) -> Profile:
 
 
 def trace_in(path: str) -> str:
-    """A trace path, also when given the output folder of `fpgaprof run`."""
+    """A trace path, also when given the output folder of `fpgaprof run` or an XProf profile
+    (a jax.profiler.trace folder, returned as it is: fpgaprof.load reads it)."""
     if os.path.isdir(path):
         cand = os.path.join(path, TRACE_NAME)
         if os.path.exists(cand):
             return cand
-        raise FileNotFoundError(2, f"folder has no {TRACE_NAME} (give the trace file itself)", path)
+        if xspace_import.is_xspace_path(path):
+            return path
+        raise FileNotFoundError(
+            2,
+            f"folder has no {TRACE_NAME} and no XProf profile (give the trace file itself, "
+            "or a jax.profiler.trace folder)",
+            path,
+        )
     return path
 
 

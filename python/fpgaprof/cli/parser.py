@@ -135,12 +135,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser(
         "export",
-        help="export a trace as Perfetto JSON, summary JSON or CSV",
-        description="perfetto: Chrome/Perfetto trace-event JSON (ui.perfetto.dev); "
-        "json: the summary (docs/summary.schema.json); csv: one record table.",
+        help="export a trace as Perfetto JSON, summary JSON, CSV or Parquet tables",
+        description="perfetto: Chrome/Perfetto trace-event JSON (ui.perfetto.dev, HTA); "
+        "json: the summary (docs/summary.schema.json); csv: one record table; "
+        "parquet: every record and analysis table into a folder (needs pyarrow); "
+        "xprof: XProf's XSpace in a jax.profiler.trace folder (xprof/tensorboard --logdir).",
     )
     r.add_argument("trace", metavar="TRACE")
-    r.add_argument("--format", required=True, choices=("perfetto", "json", "csv"))
+    r.add_argument(
+        "--format", required=True, choices=("perfetto", "json", "csv", "parquet", "xprof")
+    )
     r.add_argument(
         "--table",
         default="kernels",
@@ -151,13 +155,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--target",
         default=DEFAULT_TARGET,
         metavar="CARD",
-        help="FPGA card (preset or CARD.json) for the candidates in --format json",
+        help="FPGA card (preset or CARD.json) for the candidates in --format json/parquet",
     )
     r.add_argument(
         "-o",
         "--output",
         metavar="FILE",
-        help="output file (default: stdout; perfetto: TRACE.timeline.json)",
+        help="output file (default: stdout; perfetto: TRACE.timeline.json); "
+        "parquet: output folder (default: TRACE.parquet/); xprof: output folder "
+        "(default: TRACE.xprof/)",
     )
     add_timeline_options(r, no_timeline=False)
     r.set_defaults(func=commands.cmd_export)

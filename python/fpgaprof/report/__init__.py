@@ -8,13 +8,15 @@
 take it, never the Profile, and never import each other: ``summary_json`` (summary.json),
 ``html`` (report.html), ``digest`` (the closing lines of `fpgaprof run`/`report`), and
 ``timeline`` (timeline.json, from ``model.timeline_records(prof)``: its records are too many
-for the summary).
+for the summary) and ``parquet`` (the record and analysis tables, from
+``tables.data_tables(prof)``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -22,7 +24,9 @@ from fpgaprof.analysis.trace_analysis import AnalysisCache
 from fpgaprof.base.atomic import write_text_atomic
 from fpgaprof.base.constants import TIMELINE_MAX_EVENTS
 from fpgaprof.report import job_text
+from fpgaprof.report import parquet as parquet_renderer
 from fpgaprof.report import timeline as timeline_renderer
+from fpgaprof.report import xspace as xspace_renderer
 from fpgaprof.report.html import render as render_html
 from fpgaprof.report.html import write_html
 from fpgaprof.report.job_html import write_job_html
@@ -32,9 +36,11 @@ from fpgaprof.report.model import (
     collect_job,
     timeline_cut_note,
     timeline_records,
+    xspace_records,
 )
 from fpgaprof.report.progress import Progress
 from fpgaprof.report.summary_json import write_summary
+from fpgaprof.report.tables import data_tables
 
 __all__ = [
     "collect",
@@ -43,6 +49,9 @@ __all__ = [
     "write_html",
     "write_summary",
     "write_timeline",
+    "write_parquet",
+    "write_xspace",
+    "XPROF_HOST",
     "render_html",
     "SCHEMA_VERSION",
     "Progress",
@@ -61,6 +70,31 @@ def write_timeline(
     first `max_events` records by start time (None: all). Returns the slices per category
     (report.timeline.write_timeline)."""
     return timeline_renderer.write_timeline(timeline_records(prof), path, max_events=max_events)
+
+
+def write_parquet(
+    prof: Any, out_dir: str | os.PathLike, target: str | None = None
+) -> dict[str, str]:
+    """Writes every record and analysis table of a Profile as DIR/<table>.parquet and
+    DIR/index.json (report.parquet; needs pyarrow). Returns table name -> path."""
+    return parquet_renderer.write_parquet(data_tables(prof, target=target), out_dir)
+
+
+XPROF_HOST = "fpgaprof"  # the host name of an exported XSpace (<host>.xplane.pb)
+
+
+def write_xspace(
+    prof: Any, out_dir: str | os.PathLike, run: str | None = None, hostname: str = XPROF_HOST
+) -> tuple[str, list[str]]:
+    """Writes the trace as XProf's XSpace, DIR/plugins/profile/<run>/<hostname>.xplane.pb
+    (report.xspace; needs protobuf, and jax for the HLO modules). `run`: the run folder's
+    name (default: the trace's start time, as jax.profiler.trace names it, UTC). Returns the
+    path and the notes on what the XSpace could not hold."""
+    t = xspace_records(prof)
+    if run is None:
+        start_ns = int(t.facts.get("start_ns") or 0)
+        run = time.strftime("%Y_%m_%d_%H_%M_%S", time.gmtime(start_ns / 1e9))
+    return xspace_renderer.write_xspace(t, out_dir, run, hostname)
 
 
 def write_all(

@@ -40,6 +40,7 @@ __all__ = [
     "measurement_stats",
     "TimelineRecords",
     "timeline_records",
+    "xspace_records",
     "timeline_cut_note",
 ]
 
@@ -317,6 +318,8 @@ class TimelineRecords:
     regions: dict[str, np.ndarray]
     facts: dict
     devices: list[dict]
+    # the trace's HLO modules ({"name", "program_id", "text"}): only xspace_records fills it
+    hlo_modules: list[dict] = dataclasses.field(default_factory=list)
 
     def take(self) -> tuple[dict[str, np.ndarray], ...]:
         """The columns (kernels, memcpys, memsets, api_calls, markers, regions), handed over:
@@ -336,7 +339,7 @@ def _kernel_attribution(prof: Any, n: int) -> dict[str, np.ndarray]:
     except Exception:  # noqa: BLE001 - no attribution for this profile: args stay plain
         return {}
     out = {}
-    for k in ("hlo_op", "module", "source"):
+    for k in ("hlo_op", "module", "program_id", "source"):
         v = cols.get(k)
         if v is not None and len(v) == n:
             out[k] = np.asarray(v, dtype=object)
@@ -359,6 +362,19 @@ def timeline_records(prof: Any) -> TimelineRecords:
         facts=sections.trace_facts(prof),
         devices=sections.devices_of(prof),
     )
+
+
+def xspace_records(prof: Any) -> TimelineRecords:
+    """The XSpace export's model: the timeline's, with the trace's HLO modules."""
+    t = timeline_records(prof)
+    mods = records.attr_or(prof, "hlo_modules", None)
+    if callable(mods):
+        mods = mods()
+    t.hlo_modules = [
+        {"name": str(m.name), "program_id": int(m.program_id), "text": str(m.text)}
+        for m in (mods or [])
+    ]
+    return t
 
 
 def timeline_cut_note(prof: Any, max_events: int | None) -> str:

@@ -9,6 +9,12 @@ Layout:
   flow arrows                  from each launching API call to the kernel/copy/memset it queued
                                (v2 flows: bind_id = CUPTI correlation id, flow_out/flow_in)
 
+It follows Kineto's conventions (PyTorch profiler traces), so Holistic Trace Analysis reads it
+as it reads Kineto's: categories "kernel", "gpu_memcpy", "gpu_memset" on the GPU and
+"cuda_runtime", "cuda_driver" (API calls), "nvtx", "region" on the host; GPU args "device",
+"stream", "correlation" (API calls: "correlation"); a top-level "distributedInfo" (rank 0) and
+"deviceProperties".
+
 Timestamps are microseconds from the trace start written from integer nanoseconds (three
 decimals: no rounding through doubles). Each record becomes exactly one slice ("X" events;
 instantaneous NVTX markers become "i" events), so slice counts equal record counts.
@@ -260,7 +266,9 @@ def _i64(c: dict[str, np.ndarray], name: str, n: int) -> np.ndarray:
 def _gpu_head(
     cat: str, name: Str, g: dict[str, np.ndarray], sl: slice, flow: np.ndarray, corr: np.ndarray
 ) -> list:
-    """Fields of a GPU slice up to its args; g: pid, tid, ts, dur of all GPU rows."""
+    """Fields of a GPU slice up to its Kineto args (device, stream, correlation: what HTA reads
+    to tell GPU work from host work and to join it to its launch); g: pid, tid, ts, dur,
+    device, stream of all GPU rows."""
     has_flow = flow != 0  # where it is set, the flow id is the correlation id
     return [
         Lit(f',\n{{"ph":"X","cat":"{cat}","name":'),
@@ -276,6 +284,12 @@ def _gpu_head(
         Lit(',"bind_id":', has_flow),
         Int(corr, has_flow),
         Lit(',"flow_in":true', has_flow),
+        Lit(',"args":{"device":'),
+        Int(g["device"][sl]),
+        Lit(',"stream":'),
+        Int(g["stream"][sl]),
+        Lit(',"correlation":'),
+        Int(corr),
     ]
 
 
@@ -319,21 +333,24 @@ def _write_host(
         if nn and "is_closed" in nc
         else np.zeros(nh, dtype=bool)
     )
-    # head: 0 api, 1 nvtx range, 2 nvtx instant, 3 region
+    # head: 0 runtime API call, 1 nvtx range, 2 nvtx instant, 3 region, 4 driver API call
     head = np.where(cat == 2, np.int8(3), cat)
     head[is_nvtx & ~ranged] = 2
+    api_kind_ids, api_kinds = factorize(records.col(ac, "kind", na))
+    driver_kind = np.array([_api_kind_name(k) == "driver" for k in api_kinds], dtype=bool)
+    head[is_api & spread(driver_kind[api_kind_ids] if na else np.zeros(0, bool), 0)] = 4
     del cat
     heads = [
-        b',\n{"ph":"X","cat":"cuda_api","name":',
+        b',\n{"ph":"X","cat":"cuda_runtime","name":',
         b',\n{"ph":"X","cat":"nvtx","name":',
         b',\n{"ph":"i","s":"t","cat":"nvtx","name":',
         b',\n{"ph":"X","cat":"region","name":',
+        b',\n{"ph":"X","cat":"cuda_driver","name":',
     ]
     name_ids, names = factorize(
         np.concatenate([records.names_of(c, n).astype(object) for c, n in hc])
     )
     name_ids = name_ids.astype(np.int32)[order]
-    api_kind_ids, api_kinds = factorize(records.col(ac, "kind", na))
     dom = nc.get("domain", np.full(nn, "", dtype=object)) if nn else np.zeros(0, object)
     dom_ids, doms = factorize(np.asarray(dom, dtype=object))
     cid = spread(api_corr, 0)
@@ -351,23 +368,12 @@ def _write_host(
         Int(cid, has_flow),
         Lit(',"flow_out":true', has_flow),
         Lit(',"args":{'),
-        Lit('"correlation_id":', is_api),
+        Lit('"correlation":', is_api),
         Int(cid, is_api),
         Lit(',"cbid":', is_api),
         Int(spread(records.col(ac, "callback_id", na), 0), is_api),
         Lit(',"return":', is_api),
         Int(spread(records.col(ac, "return_value", na), 0), is_api),
-        Lit(',"api":', is_api),
-        Str(
-            spread(api_kind_ids.astype(np.int32), 0),
-            [
-                json.dumps(
-                    k if isinstance(k, str) else ("runtime" if int(k) == 0 else "driver")
-                ).encode()
-                for k in api_kinds
-            ],
-            is_api,
-        ),
         Lit('"domain":', is_nvtx),
         Str(
             spread(dom_ids.astype(np.int32), na),
@@ -380,6 +386,27 @@ def _write_host(
         Lit("}}"),
     ]
     out.rows(fields, nh, {"cuda_api": na, "nvtx": nn, "region": nr})
+
+
+def _device_properties(d: dict) -> dict:
+    """A device as an entry of Kineto's deviceProperties (only the fields the trace knows)."""
+    out: dict[str, Any] = {"id": int(d.get("id", 0)), "name": str(d.get("name", ""))}
+    for ours, kineto in (
+        ("global_memory_bytes", "totalGlobalMem"),
+        ("compute_capability_major", "computeMajor"),
+        ("compute_capability_minor", "computeMinor"),
+        ("sm_count", "numSms"),
+    ):
+        if d.get(ours) is not None:
+            out[kineto] = int(d[ours])
+    return out
+
+
+def _api_kind_name(kind: Any) -> str:
+    """ "runtime" or "driver" of an API record's kind (its enum value or name)."""
+    if isinstance(kind, str):
+        return kind
+    return str(records.enum_names(np.asarray([kind]), core.API_KIND_NAMES)[0])
 
 
 # Records written at most by default (base.constants.TIMELINE_MAX_EVENTS).
@@ -463,7 +490,10 @@ def write_timeline_to(
     flow_ids = flow_ids[distinct]
 
     out = EventWriter(f)
-    out.text('{"displayTimeUnit":"ns","otherData":')
+    # Kineto's header: HTA finds the rank with the regex '"rank":\\s+(\\d+)' (a space is needed)
+    out.text('{"displayTimeUnit":"ns","distributedInfo":{"rank": 0},"deviceProperties":')
+    out.text(json.dumps([_device_properties(d) for d in timeline.devices]))
+    out.text(',"otherData":')
     other = {
         "tool": "fpgaprof",
         "clock": facts["clock"],
@@ -522,6 +552,8 @@ def write_timeline_to(
         ),
         "ts": gs - t0,
         "dur": np.maximum(ge - gs, 0),
+        "device": gdev,
+        "stream": gst,
     }
     gdur = g["dur"]
 
@@ -534,8 +566,6 @@ def write_timeline_to(
         fields = (
             _gpu_head("kernel", _names(records.names_of(kc, nk)), g, sl, kflow, corr)
             + [
-                Lit(',"args":{"correlation_id":'),
-                Int(corr),
                 Lit(',"grid":['),
                 Int(records.col(kc, "grid_x", nk)),
                 Lit(","),
@@ -573,9 +603,9 @@ def write_timeline_to(
         corr = np.asarray(records.col(mc, "correlation_id", nm))
         mnames = Str(kind_ids, [json.dumps(f"Memcpy {k}").encode() for k in kind_names])
         fields = (
-            _gpu_head("memcpy", mnames, g, sl, mflow, corr)
+            _gpu_head("gpu_memcpy", mnames, g, sl, mflow, corr)
             + [
-                Lit(',"args":{"bytes":'),
+                Lit(',"bytes":'),
                 Int(nbytes),
                 Lit(',"GB/s":'),
                 _gbps(nbytes, gdur[sl]),
@@ -590,8 +620,6 @@ def write_timeline_to(
                     np.asarray(records.col(mc, "is_async", nm)).astype(bool).astype(np.int64),
                     [b"false", b"true"],
                 ),
-                Lit(',"correlation_id":'),
-                Int(corr),
             ]
             + _attr_fields(_attribution_cols(mc))
             + [Lit("}}")]
@@ -603,16 +631,14 @@ def write_timeline_to(
         nbytes = _i64(sc, "bytes", ns)
         corr = np.asarray(records.col(sc, "correlation_id", ns))
         fields = _gpu_head(
-            "memset", Str(np.zeros(ns, np.int64), [b'"Memset"']), g, sl, sflow, corr
+            "gpu_memset", Str(np.zeros(ns, np.int64), [b'"Memset"']), g, sl, sflow, corr
         ) + [
-            Lit(',"args":{"bytes":'),
+            Lit(',"bytes":'),
             Int(nbytes),
             Lit(',"GB/s":'),
             _gbps(nbytes, gdur[sl]),
             Lit(',"value":'),
             Int(records.col(sc, "value", ns)),
-            Lit(',"correlation_id":'),
-            Int(corr),
             Lit("}}"),
         ]
         out.rows(fields, ns, {"memset": ns})

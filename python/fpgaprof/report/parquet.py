@@ -1,0 +1,93 @@
+"""Parquet tables: every record and analysis table of a trace as one Parquet file each, for
+pandas, Polars and DuckDB (docs/reports.md, "Parquet tables" has the schema).
+
+A renderer of the report layer: it takes the tables' model (report.tables.DataTables, never a
+Profile). Each file is written atomically; ``index.json`` beside them lists every table with
+its row count and column types, and the tables the trace could not give with the reason.
+Needs pyarrow (the ``parquet`` extra: ``pip install 'fpgaprof[parquet]'``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from fpgaprof.base.atomic import open_atomic_binary, write_text_atomic
+from fpgaprof.base.errors import FpgaprofError
+from fpgaprof.report.tables import DataTables
+
+__all__ = ["write_parquet", "INDEX_FILE", "FORMAT_VERSION"]
+
+INDEX_FILE = "index.json"
+FORMAT_VERSION = 1
+
+
+def _pyarrow() -> tuple[Any, Any]:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise FpgaprofError(
+            "the Parquet export needs pyarrow, which is not installed "
+            "(pip install 'fpgaprof[parquet]' or pip install pyarrow)"
+        )
+    return pa, pq
+
+
+INT_SUFFIXES = ("_ns", "_bytes", "_count", "_id", "_index", "count", "bytes", "calls")
+FLOAT_SUFFIXES = ("_s", "_per_s", "_fraction", "_factor", "_ratio", "_per_byte", "percent")
+
+
+def _type_of_empty(pa: Any, name: str) -> Any:
+    """The type of a column with no value (no rows, or missing everywhere in this trace), from
+    its name, so that a table's schema does not depend on the trace: int64 for times in ns,
+    bytes, counts, ids; float64 for seconds, rates, fractions; else string."""
+    if name.endswith(FLOAT_SUFFIXES):
+        return pa.float64()
+    if name.endswith(INT_SUFFIXES):
+        return pa.int64()
+    return pa.string()
+
+
+def _arrow_table(pa: Any, cols: dict[str, Any]) -> Any:
+    arrays = []
+    for name, values in cols.items():
+        try:
+            arr = pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            # mixed kinds in one analysis column (a number or a note): kept as text
+            arr = pa.array([None if v is None else str(v) for v in values])
+        if pa.types.is_null(arr.type):
+            arr = pa.array(list(values), type=_type_of_empty(pa, name))
+        arrays.append(arr)
+    return pa.Table.from_arrays(arrays, names=list(cols))
+
+
+def write_parquet(tables: DataTables, out_dir: str | os.PathLike) -> dict[str, str]:
+    """Writes DIR/<table>.parquet for every table of `tables` with at least one column, and
+    DIR/index.json. Returns table name -> path (index.json under "index")."""
+    pa, pq = _pyarrow()
+    out_dir = os.fspath(out_dir)
+    os.makedirs(out_dir, exist_ok=True)
+    paths: dict[str, str] = {}
+    index: dict[str, Any] = {"format_version": FORMAT_VERSION, "tables": {}, "missing": {}}
+    for name, cols in tables.tables.items():
+        if not cols:
+            index["missing"][name] = "no columns: the analysis returned no rows"
+            continue
+        table = _arrow_table(pa, cols)
+        path = os.path.join(out_dir, f"{name}.parquet")
+        with open_atomic_binary(path) as f:
+            pq.write_table(table, f)
+        paths[name] = path
+        index["tables"][name] = {
+            "file": os.path.basename(path),
+            "rows": table.num_rows,
+            "columns": {f.name: str(f.type) for f in table.schema},
+        }
+    index["missing"].update(tables.missing)
+    index_path = os.path.join(out_dir, INDEX_FILE)
+    write_text_atomic(index_path, json.dumps(index, indent=1) + "\n")
+    paths["index"] = index_path
+    return paths

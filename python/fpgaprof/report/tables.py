@@ -1,0 +1,209 @@
+"""The trace as tables: every record table and every analysis table as named columns, the model
+the Parquet export (report.parquet) writes (docs/reports.md, "Parquet tables").
+
+Record tables are the store's columns as they are (names carry units: ``start_ns``, ``bytes``);
+a uint32 id or index that is "none" (the records' kNone32, 4294967295) becomes a missing value,
+as an empty CSV cell does. Analysis tables come from the one cached C++ analysis of the Profile
+(``prof.ops``, ``prof.roofline()``, ``prof.transfer_report()``, ``prof.memory_report()``,
+``prof.fpga_candidates()``); the few of their columns whose names lack a unit get one
+(``RENAMED``). Nothing here is computed again: the tables are the analysis' rows, flattened.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from fpgaprof.base import records
+
+__all__ = [
+    "DataTables",
+    "data_tables",
+    "RECORD_TABLES",
+    "ANALYSIS_TABLES",
+    "RENAMED",
+    "NONE32",
+]
+
+NONE32 = 0xFFFFFFFF
+
+# name in the export -> the Profile's record table
+RECORD_TABLES = {
+    "kernels": "kernels",
+    "memcpys": "transfers",
+    "memsets": "memsets",
+    "allocations": "allocations",
+    "api_calls": "api_calls",
+    "markers": "markers",
+    "regions": "regions",
+    "syncs": "syncs",
+}
+
+ANALYSIS_TABLES = (
+    "ops",
+    "roofline",
+    "transfers",
+    "memory_timeline",
+    "memory_devices",
+    "memory_buffers",
+    "memory_regions",
+    "fpga_candidates",
+)
+
+# analysis columns whose names do not say their unit -> the exported name
+RENAMED = {
+    "intensity": "intensity_flops_per_byte",
+    "ridge": "ridge_flops_per_byte",
+    "mean_blocks": "mean_blocks_per_kernel",
+    "time_share": "time_share_fraction",
+    "cost_coverage": "cost_coverage_fraction",
+    "measured_coverage": "measured_coverage_fraction",
+    "memory_efficiency": "memory_efficiency_fraction",
+}
+
+# the columns of analysis tables whose rows are dicts, also when a trace gives no row (no
+# allocations, no regions): the schema does not depend on the trace
+MEMORY_COLUMNS = {
+    "memory_devices": ("device_id", "peak_in_use_bytes", "peak_ns", "final_in_use_bytes"),
+    "memory_buffers": (
+        "bytes",
+        "address",
+        "alloc_ns",
+        "free_ns",
+        "device_id",
+        "thread_id",
+        "region",
+        "api_call",
+    ),
+    "memory_regions": (
+        "region",
+        "name",
+        "depth",
+        "instances",
+        "path_index",
+        "peak_in_use_bytes",
+        "peak_region_index",
+        "in_use_at_start_bytes",
+        "allocated_bytes",
+        "freed_bytes",
+        "allocations",
+        "frees",
+    ),
+}
+
+Columns = dict[str, Any]
+
+
+@dataclasses.dataclass
+class DataTables:
+    """``tables``: export name -> columns (name -> numpy array or list, one entry per row), in
+    RECORD_TABLES then ANALYSIS_TABLES order; ``missing``: export name -> why the trace has no
+    such table (an analysis that is not available), for the tables left out."""
+
+    tables: dict[str, Columns]
+    missing: dict[str, str]
+
+
+def _record_columns(table: Any) -> Columns:
+    out: Columns = {}
+    for k, v in records.columns(table).items():
+        v = np.asarray(v)
+        if v.dtype == np.uint32 and (v == NONE32).any():
+            # a "none" id or index: a missing value (pandas: a nullable integer column)
+            out[k] = [None if x == NONE32 else int(x) for x in v.tolist()]
+        elif v.dtype == object:
+            out[k] = [records.to_plain(x) for x in v.tolist()]
+        else:
+            out[k] = v
+    return out
+
+
+def _rows_to_columns(rows: Iterable[Mapping[str, Any]], first: Iterable[str] = ()) -> Columns:
+    """Dict rows -> columns (keys in first-seen order; a key a row lacks is missing there)."""
+    rows = list(rows)
+    keys = list(first)
+    for r in rows:
+        keys += [k for k in r if k not in keys]
+    return {RENAMED.get(k, k): [records.to_plain(r.get(k)) for r in rows] for k in keys}
+
+
+def _table_columns(table: Any) -> Columns:
+    cols = table.columns()
+    return {RENAMED.get(k, k): [records.to_plain(x) for x in list(v)] for k, v in cols.items()}
+
+
+def _transfer_rows(rep: Mapping[str, Any]) -> list[dict]:
+    """One row per (group, direction) of the transfer analysis: the trace, each region path and
+    each device; direction "all" is the group's every copy together."""
+    out = []
+    for g in rep.get("groups", []):
+        dirs = dict(g.get("directions", {}))
+        dirs["all"] = g.get("all", {})
+        for d, stats in dirs.items():
+            row = {
+                "group_kind": g.get("kind"),
+                "group_index": g.get("index"),
+                "group_name": g.get("name"),
+                "direction": d,
+            }
+            row.update(stats)
+            row["group_host_wait_ns"] = g.get("host_wait_ns")
+            row["group_sync_calls"] = g.get("sync_calls")
+            out.append(row)
+    return out
+
+
+def _memory_tables(mem: Mapping[str, Any]) -> dict[str, Columns]:
+    timeline = {
+        "time_ns": list(mem.get("timeline_ns", [])),
+        "in_use_bytes": list(mem.get("timeline_in_use_bytes", [])),
+    }
+    dev = list(mem.get("timeline_device_id", []))
+    if len(dev) == len(timeline["time_ns"]):
+        timeline["device_id"] = dev
+        timeline["device_in_use_bytes"] = list(mem.get("timeline_device_in_use_bytes", []))
+    return {
+        "memory_timeline": timeline,
+        "memory_devices": _rows_to_columns(
+            mem.get("devices", []), MEMORY_COLUMNS["memory_devices"]
+        ),
+        "memory_buffers": _rows_to_columns(
+            mem.get("largest", []), MEMORY_COLUMNS["memory_buffers"]
+        ),
+        "memory_regions": _rows_to_columns(
+            mem.get("regions", []), MEMORY_COLUMNS["memory_regions"]
+        ),
+    }
+
+
+def _analysis(name: str, prof: Any, target: str | None) -> dict[str, Columns]:
+    kw = {"target": target} if target else {}
+    if name == "ops":
+        return {"ops": _rows_to_columns(records.records_of(prof.ops))}
+    if name == "roofline":
+        return {"roofline": _table_columns(prof.roofline())}
+    if name == "transfers":
+        return {"transfers": _rows_to_columns(_transfer_rows(prof.transfer_report()))}
+    if name == "memory":
+        return _memory_tables(prof.memory_report())
+    return {"fpga_candidates": _table_columns(prof.fpga_candidates(**kw))}
+
+
+def data_tables(prof: Any, target: str | None = None) -> DataTables:
+    """Every record table and analysis table of `prof` (a Profile) as columns; `target`: the
+    FPGA card of the candidates (None: the default card)."""
+    tables: dict[str, Columns] = {}
+    missing: dict[str, str] = {}
+    for name, attr in RECORD_TABLES.items():
+        tables[name] = _record_columns(records.attr_or(prof, attr))
+    for group in ("ops", "roofline", "transfers", "memory", "fpga_candidates"):
+        try:
+            tables.update(_analysis(group, prof, target))
+        except Exception as e:  # noqa: BLE001 - the analysis' own reason, said in the export
+            names = [n for n in ANALYSIS_TABLES if n.startswith(group)]
+            for n in names:
+                missing[n] = f"{type(e).__name__}: {e}"
+    return DataTables(tables=tables, missing=missing)
