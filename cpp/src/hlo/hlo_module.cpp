@@ -173,25 +173,44 @@ const char* access_pattern_name(AccessPattern p) {
   return "unknown";
 }
 
+namespace {
+
+// Shapes come from text: a dimension product or a byte size beyond int64 is no real shape, so
+// it saturates at INT64_MAX instead of wrapping to a negative size.
+int64_t saturating_mul(int64_t a, int64_t b) {
+  int64_t product = 0;
+  return __builtin_mul_overflow(a, b, &product) ? INT64_MAX : product;
+}
+int64_t saturating_add(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? INT64_MAX : sum;
+}
+
+}  // namespace
+
 int64_t Shape::element_count() const {
   if (type == PrimitiveType::kTuple) return 0;
   int64_t n = 1;
-  for (int64_t d : dims) n *= d;
+  for (int64_t d : dims) {
+    if (d <= 0) return 0;
+    n = saturating_mul(n, d);
+  }
   return n;
 }
 
 int64_t Shape::byte_size() const {
   if (type == PrimitiveType::kTuple) {
     int64_t sum = 0;
-    for (const Shape& e : tuple) sum += e.byte_size();
+    for (const Shape& e : tuple) sum = saturating_add(sum, e.byte_size());
     return sum;
   }
   const int bits = primitive_bits(type);
   if (bits == 0) return 0;
   if (element_size_in_bits > 0 && element_size_in_bits < 8) {
-    return (element_count() * element_size_in_bits + 7) / 8;
+    const int64_t total_bits = saturating_mul(element_count(), element_size_in_bits);
+    return total_bits / 8 + (total_bits % 8 != 0 ? 1 : 0);
   }
-  return element_count() * ((bits + 7) / 8);
+  return saturating_mul(element_count(), (bits + 7) / 8);
 }
 
 const Instruction* Computation::root() const {
