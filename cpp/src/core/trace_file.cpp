@@ -943,7 +943,15 @@ TraceStore read_trace(const std::string& path, const ReadOptions& options) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below).
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
-    throw Error(ErrorKind::kIo, path + ": cannot open trace file (" + std::strerror(errno) + "): check the path");
+    const int open_errno = errno;
+    struct stat st {};
+    if (open_errno == ENXIO && ::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
+      // A socket cannot be opened at all (ENXIO, "No such device or address"): say what it is.
+      throw Error(ErrorKind::kIo, path +
+                                      ": is a socket, not a trace file: give a trace file written by fpgaprof (only "
+                                      "regular files are read)");
+    }
+    throw Error(ErrorKind::kIo, path + ": cannot open trace file (" + std::strerror(open_errno) + "): check the path");
   }
   struct Close {
     int fd;

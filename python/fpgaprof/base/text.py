@@ -5,6 +5,7 @@ only when they are regular files of a bounded size (never a device or a FIFO).""
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 
@@ -51,6 +52,8 @@ def read_text_file(path: str | os.PathLike, what: str, max_bytes: int) -> str:
     try:
         fd = os.open(p, flags | getattr(os, "O_CLOEXEC", 0))
     except (OSError, ValueError) as e:
+        if getattr(e, "errno", None) == errno.ENXIO and _is_socket(p):
+            raise FpgaprofIOError(f"{p}: is a socket, not a file: give {what}") from None
         raise FpgaprofIOError(
             f"{p}: cannot read {what} ({getattr(e, 'strerror', None) or e}): check the path"
         ) from None
@@ -73,3 +76,10 @@ def read_text_file(path: str | os.PathLike, what: str, max_bytes: int) -> str:
             f"{p}: larger than {what} can be ({max_bytes:,} bytes at most): give {what}"
         )
     return data.decode("utf-8")
+
+
+def _is_socket(path: str) -> bool:
+    try:
+        return stat.S_ISSOCK(os.stat(path).st_mode)
+    except OSError:
+        return False
