@@ -118,16 +118,28 @@ class OutputSet:
     def __enter__(self) -> OutputSet:
         return self
 
+    def public_error(self, e: BaseException) -> BaseException:
+        """`e` with a file name inside the staging folder (a full disk while writing
+        summary.json) replaced by the name the file would have had in `folder`."""
+        name = getattr(e, "filename", None)
+        if isinstance(e, OSError) and isinstance(name, str) and name.startswith(self.staging):
+            final = os.path.join(self.folder, os.path.relpath(name, self.staging))
+            return OSError(e.errno, e.strerror or str(e), final)
+        return e
+
     def __exit__(
         self,
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> Literal[False]:
-        if exc_type is None:
+        if exc is None:
             self.commit()
-        else:
-            self.discard()
+            return False
+        self.discard()
+        public = self.public_error(exc)
+        if public is not exc:
+            raise public from exc
         return False
 
 

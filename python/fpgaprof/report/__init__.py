@@ -122,9 +122,13 @@ def write_all(
             paths["timeline"] = ""
         if output_set is None:
             outs.commit()
-    except BaseException:
-        if output_set is None:
-            outs.discard()
-        raise
+    except BaseException as e:
+        if output_set is not None:
+            raise
+        outs.discard()
+        public = outs.public_error(e)
+        if public is e:
+            raise
+        raise public from e
     bar.done()
     return paths
