@@ -135,7 +135,8 @@ def test_paths_match_the_fpga_region_candidates():
     p = Profile(core.analysis._store_from_lists(spec))
     assert {r["region"] for r in p.roofline(by="region")} == {"step", "step > proj", '"a > b"'}
     from fpgaprof.analysis import sections
-    regions, _, _ = sections.regions_section(p)
+    regions = sections.regions_section(p, fpgaprof.roofline.analyze(p),
+                                       sections.region_instances(p))
     assert {r["path"] for r in regions["items"]} == {"step", "step > proj", '"a > b"'}
 
 

@@ -1,32 +1,32 @@
-"""The keys `core.analysis.analyze` added for what the reports compute in Python today
-(issue #20): trace totals (busy-time unions), GPU time per region path, region path names,
-kernels by name, per-device DRAM peaks, the analysis' own attribution, the record enums' names.
-Each must equal the Python computation it is to replace (fpgaprof.analysis.sections, fpgaprof.capture.xla_flags),
-on the saved GPU traces and on a constructed trace with nested regions and overlapping copies;
-the keys the package reads today keep their order."""
+"""The trace totals, region paths, kernels by name, DRAM peaks and attribution of
+`core.analysis.analyze` (docs/architecture.md, "The analysis pipeline"), which every report
+section reads: by hand on a constructed trace with nested regions and overlapping copies, and
+on the saved GPU traces against plain reference computations written here (a sort-and-merge
+interval union, a per-name tally, a walk up the recorded parent links) from the raw record
+columns; summary.json's sections show the same numbers."""
 from __future__ import annotations
 
 import glob
 import os
+from collections import defaultdict
 
 import numpy as np
 import pytest
 
 import fpgaprof
-from fpgaprof.analysis import sections
 from fpgaprof.api.profile import Profile
-from fpgaprof.base import constants, records
+from fpgaprof.base import records
 from fpgaprof.base.core import core
 from fpgaprof.capture import xla_flags
+from fpgaprof.report import model
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRACES = sorted(glob.glob(os.path.join(HERE, "..", "data", "traces", "*.fpgaprof")))
+NONE32 = 0xFFFFFFFF
 
 # Regions: "step" [0, 1000] > "fwd" [100, 500] > "inner" [150, 400]; "step" [2000, 3000] >
 # "fwd" [2100, 2500]; a top-level "fwd" [5000, 5100]. Kernels, copies and memsets in them, two
 # kernels overlapping, a copy overlapping a kernel, one kernel with its end before its start.
-# Depths are given as capture records them: the reports' roll-up (add_region_gpu_time) goes by
-# them, the core's by the parent links alone.
 SPEC = {
     "devices": [{"name": "A", "cc_major": 8, "sm_count": 100, "core_clock_khz": 1_000_000,
                  "memory_clock_khz": 1_000_000, "memory_bus_width_bits": 4096},
@@ -60,65 +60,125 @@ def _profiles():
 @pytest.fixture(scope="module", params=_profiles(), ids=lambda p: p[0])
 def analysed(request):
     _, prof = request.param
-    return prof, core.analysis.analyze(prof._store, with_attribution=True)
+    return prof, core.analysis.analyze(prof.store, with_attribution=True)
+
+
+def _columns(prof, table, names):
+    c = records.columns(getattr(prof, table), names)
+    return c, records.nrows(c)
 
 
 def _intervals(prof, table):
-    c = records.columns(getattr(prof, table), ("start_ns", "end_ns"))
-    n = records.nrows(c)
-    return (records.col(c, "start_ns", n).astype(np.int64), records.col(c, "end_ns", n).astype(np.int64))
+    c, n = _columns(prof, table, ("start_ns", "end_ns"))
+    return [(int(s), int(e)) for s, e in zip(records.col(c, "start_ns", n), records.col(c, "end_ns", n))]
 
 
-def test_busy_unions_are_the_reports_unions(analysed):
+def _union(intervals):
+    """Length of the union of [start, end) intervals (an end before its start counts as empty):
+    sorted by start, merged one after the other."""
+    total, cur_s, cur_e = 0, None, None
+    for s, e in sorted((s, max(e, s)) for s, e in intervals):
+        if cur_e is None or s > cur_e:
+            if cur_e is not None:
+                total += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    return total + (cur_e - cur_s if cur_e is not None else 0)
+
+
+def test_the_reference_union_by_hand():
+    # [0,10) u [5,12) u [20,21) u [11,15) = [0,15) + [20,21) = 16; contained, empty and reversed
+    assert _union([(0, 10), (5, 12), (20, 21), (11, 15)]) == 16
+    assert _union([(0, 10), (2, 3), (30, 30), (40, 35)]) == 10
+    assert _union([]) == 0
+
+
+def test_busy_unions_and_counts(analysed):
     prof, an = analysed
     t = an["totals"]
-    parts = [_intervals(prof, name) for name in ("kernels", "transfers", "memsets")]
-    assert t["gpu_busy_ns"] == sections.union_ns(np.concatenate([p[0] for p in parts]),
-                                          np.concatenate([p[1] for p in parts]))
-    assert t["kernel_busy_ns"] == sections.union_ns(*parts[0])
-    assert t["copy_busy_ns"] == sections.union_ns(*parts[1])
-    assert t["memset_busy_ns"] == sections.union_ns(*parts[2])
-    kernels, _ = sections.kernels_section(prof)
-    assert t["kernel_count"] == kernels["count"] == len(prof.kernels)
-    assert t["kernel_time_ns"] / 1e9 == pytest.approx(kernels.get("total_s", 0.0), rel=1e-12, abs=0)
-    assert (t["copy_count"], t["memset_count"]) == (len(prof.transfers), len(prof.memsets))
-    copy_bytes = records.col(records.columns(prof.transfers, ("bytes",)), "bytes", len(prof.transfers))
-    assert t["copy_bytes"] == int(np.asarray(copy_bytes, dtype=np.int64).sum())
+    k, m, z = (_intervals(prof, name) for name in ("kernels", "transfers", "memsets"))
+    assert t["gpu_busy_ns"] == _union(k + m + z)
+    assert (t["kernel_busy_ns"], t["copy_busy_ns"], t["memset_busy_ns"]) == (_union(k), _union(m), _union(z))
+    assert (t["kernel_count"], t["copy_count"], t["memset_count"]) == (len(k), len(m), len(z))
+    assert t["kernel_time_ns"] == sum(max(e - s, 0) for s, e in k)
+    c, n = _columns(prof, "transfers", ("bytes",))
+    assert t["copy_bytes"] == sum(int(b) for b in records.col(c, "bytes", n))
 
 
-def test_kernels_by_name_are_the_reports_kernel_rows(analysed):
+def test_kernels_by_name(analysed):
     prof, an = analysed
-    kernels, _ = sections.kernels_section(prof)
-    rows = an["kernels_by_name"]
-    assert len(rows) == kernels.get("distinct", 0)
-    for mine, theirs in zip(rows, kernels.get("top", [])):
-        assert mine["kernel"] == theirs["name"]
-        assert mine["count"] == theirs["count"]
-        assert mine["total_ns"] / 1e9 == pytest.approx(theirs["total_s"], rel=1e-12, abs=0)
-        assert (mine["min_ns"] / 1e9, mine["max_ns"] / 1e9) == (theirs["min_s"], theirs["max_s"])
+    c, n = _columns(prof, "kernels", ("name", "start_ns", "end_ns"))
+    per: dict[str, list[int]] = defaultdict(list)
+    for name, s, e in zip(records.names_of(c, n), records.col(c, "start_ns", n), records.col(c, "end_ns", n)):
+        per[str(name)].append(max(int(e) - int(s), 0))
+    want = sorted(((k, len(v), sum(v), min(v), max(v)) for k, v in per.items()), key=lambda r: (-r[2], r[0]))
+    got = [(r["kernel"], r["count"], r["total_ns"], r["min_ns"], r["max_ns"]) for r in an["kernels_by_name"]]
+    assert got == want
 
 
-def test_region_paths_and_their_gpu_time_are_the_reports(analysed):
+def test_region_paths_and_their_gpu_time(analysed):
+    """Each region record's path is its recorded ancestors' names; a path's GPU time is the
+    durations of the kernels, copies and memsets whose region is one of its instances or a
+    region nested in one (walking the recorded parent links up)."""
     prof, an = analysed
-    regions, paths, _ = sections.regions_section(prof)
+    c, n = _columns(prof, "regions", ("name", "parent"))
+    names = [str(x) for x in records.names_of(c, n)]
+    parent = [int(p) for p in records.col(c, "parent", n, NONE32)]
     rows = an["region_paths"]
-    assert [rows[p]["region"] for p in an["region_path_of"]] == paths
     assert [r["path_index"] for r in rows] == list(range(len(rows)))
-    if not regions.get("available"):
-        assert rows == []
+    if n == 0:
+        assert rows == [] and an["region_path_of"] == []
         return
-    sections.add_region_gpu_time(regions, prof, paths)
-    by_path = {r["region"]: r for r in rows}
-    assert len(by_path) == len(rows) == regions["paths"]
-    for item in regions["items"]:
-        r = by_path[item["path"]]
-        assert (r["name"], r["depth"], r["instances"]) == (item["name"], item["depth"], item["count"])
-        assert r["gpu_ns"] == r["kernel_ns"] + r["copy_ns"] + r["memset_ns"]
-        assert r["gpu_ns"] / 1e9 == pytest.approx(item["gpu_s"], rel=1e-12, abs=0)
-        parent = r["parent"]
-        assert (parent is None) == (r["depth"] == 0)
-        if parent is not None:
-            assert r["region"].startswith(rows[parent]["region"] + " > ")
+
+    def chain(i):
+        out = [i]
+        while parent[out[-1]] != NONE32:
+            out.append(parent[out[-1]])
+        return out[::-1]
+
+    def shown(name):
+        return f'"{name}"' if " > " in name else name
+
+    want_path = [" > ".join(shown(names[j]) for j in chain(i)) for i in range(n)]
+    assert [rows[p]["region"] for p in an["region_path_of"]] == want_path
+    gpu = defaultdict(int)
+    for table in ("kernels", "transfers", "memsets"):
+        tc, tn = _columns(prof, table, ("start_ns", "end_ns", "region_index"))
+        if "region_index" not in tc:
+            continue
+        for s, e, r in zip(records.col(tc, "start_ns", tn), records.col(tc, "end_ns", tn), tc["region_index"]):
+            if int(r) == NONE32:
+                continue
+            # the path of every ancestor instance gets it once (a path never repeats in a chain)
+            for p in {want_path[j] for j in chain(int(r))}:
+                gpu[p] += max(int(e) - int(s), 0)
+    for r in rows:
+        assert r["gpu_ns"] == gpu[r["region"]] == r["kernel_ns"] + r["copy_ns"] + r["memset_ns"], r["region"]
+        assert r["instances"] == want_path.count(r["region"])
+        assert (r["parent"] is None) == (r["depth"] == 0)
+        if r["parent"] is not None:
+            assert r["region"].startswith(rows[r["parent"]]["region"] + " > ")
+
+
+def test_the_summary_shows_the_analysis(analysed):
+    """summary.json's totals, kernels and regions are the analysis' numbers in seconds."""
+    prof, an = analysed
+    s = model.collect(prof)
+    t = an["totals"]
+    assert s["totals"]["kernel_count"] == t["kernel_count"]
+    if t["kernel_count"] + t["copy_count"] + t["memset_count"]:
+        assert s["totals"]["gpu_busy_s"] == t["gpu_busy_ns"] / 1e9
+        assert s["totals"]["transfer_busy_s"] == t["copy_busy_ns"] / 1e9
+    assert s["totals"]["kernel_time_s"] == t["kernel_time_ns"] / 1e9
+    top = s["kernels"]["top"]
+    assert [(k["name"], k["count"], k["total_s"]) for k in top] == \
+        [(k["kernel"], k["count"], k["total_ns"] / 1e9) for k in an["kernels_by_name"][: len(top)]]
+    if s["regions"]["available"]:
+        by = {r["region"]: r for r in an["region_paths"]}
+        for item in s["regions"]["items"]:
+            assert item["gpu_s"] == by[item["path"]]["gpu_ns"] / 1e9
+            assert item["count"] == by[item["path"]]["instances"]
 
 
 def test_the_constructed_trace_by_hand():
@@ -141,15 +201,19 @@ def test_the_constructed_trace_by_hand():
     assert "attribution" not in an
 
 
-def test_device_dram_peaks_are_the_reports(analysed):
+def test_device_dram_peaks(analysed):
+    """2 x memory clock x bus width / 8 per device (0 when unknown)."""
     prof, an = analysed
-    want = [sections.device_dict(d).get("peak_dram_bandwidth_bytes_per_s", 0.0) for d in prof.devices]
+    want = []
+    for d in prof.devices:
+        clock, width = int(getattr(d, "memory_clock_khz", 0)), int(getattr(d, "memory_bus_width_bits", 0))
+        want.append(2.0 * clock * 1e3 * width / 8 if clock and width else 0.0)
     assert an["device_dram_bytes_per_s"] == want
 
 
 def test_the_analysis_attribution_is_attribute_of_the_store(analysed):
     prof, an = analysed
-    mine, theirs = an["attribution"], core.attribution.attribute(prof._store)
+    mine, theirs = an["attribution"], core.attribution.attribute(prof.store)
     assert [(o.module_name, o.hlo_op, o.total_ns, o.kernel_count) for o in mine.ops] == \
            [(o.module_name, o.hlo_op, o.total_ns, o.kernel_count) for o in theirs.ops]
     assert np.array_equal(mine.kernels.site_index, theirs.kernels.site_index)
@@ -167,8 +231,37 @@ def test_the_keys_the_package_reads_keep_their_order(analysed):
 
 
 def test_enum_names_and_kernel_names_come_from_the_core():
-    assert dict(enumerate(core.COPY_KIND_NAMES)) == constants.COPY_KIND_NAMES
-    assert dict(enumerate(core.MEMORY_KIND_NAMES)) == constants.MEMORY_KIND_NAMES
-    # (XLA's names are ASCII; for other text the core, like XLA, replaces each byte)
-    for name in ("fusion.12", "loop_add_fusion", "a-b/c d", "custom-call.3$x", ""):
-        assert core.attribution.sanitize_kernel_name(name) == xla_flags.sanitize_kernel_name(name)
+    # records.hpp's CopyKind and MemoryKind, by value
+    assert list(core.COPY_KIND_NAMES) == ["unknown", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "HtoA", "AtoH",
+                                          "AtoA", "AtoD", "DtoA"]
+    assert list(core.MEMORY_KIND_NAMES) == ["unknown", "pageable", "pinned", "device", "array", "managed",
+                                            "device_static", "managed_static"]
+    assert list(records.enum_names(np.array([1, 2, 99, "HtoD"], dtype=object), core.COPY_KIND_NAMES)) == \
+        ["HtoD", "DtoH", "kind99", "HtoD"]
+    # XLA's kernel names: every character outside [A-Za-z0-9_$] becomes "_"
+    for name, want in (("fusion.12", "fusion_12"), ("loop_add_fusion", "loop_add_fusion"),
+                       ("a-b/c d", "a_b_c_d"), ("custom-call.3$x", "custom_call_3$x"), ("", "")):
+        assert core.attribution.sanitize_kernel_name(name) == xla_flags.sanitize_kernel_name(name) == want
+
+
+def test_a_report_runs_one_analysis_and_attributes_once(monkeypatch, tmp_path):
+    """write_all: one C++ analysis, which brings its attribution; nothing attributes again."""
+    from fpgaprof import report
+
+    calls = {"attribute": 0, "analyze": []}
+    real_attribute, real_analyze = core.attribution.attribute, core.analysis.analyze
+
+    def attribute(*args, **kwargs):
+        calls["attribute"] += 1
+        return real_attribute(*args, **kwargs)
+
+    def analyze(*args, **kwargs):
+        calls["analyze"].append(bool(kwargs.get("with_attribution")))
+        return real_analyze(*args, **kwargs)
+
+    monkeypatch.setattr(core.attribution, "attribute", attribute)
+    monkeypatch.setattr(core.analysis, "analyze", analyze)
+    prof = fpgaprof.load(next(t for t in TRACES if "sweep" in t))
+    report.write_all(prof, tmp_path / "out")
+    assert calls == {"attribute": 0, "analyze": [True]}
+    assert prof.attribution is prof.analyses.attribution(prof.store)

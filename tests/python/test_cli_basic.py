@@ -72,14 +72,15 @@ def test_not_a_summary_is_exit_1(tmp_path):
 
 def _slower(prof):
     """The same profile with gemm<float> 3x longer (1 ms → 3 ms) and the second
-    forward_project region 1 ms longer (2 → 3 ms)."""
+    forward_project region 1 ms longer (2 → 3 ms), started 1 ms earlier: ending later, it would
+    enclose back_project's start and become its parent, as correlate() nests regions."""
     c = prof.kernels.columns()
     c["end_ns"] = c["end_ns"].copy()
     c["end_ns"][1] += 2 * F.MS
     prof.kernels = F.Table(**c)
     r = prof.regions.columns()
-    r["end_ns"] = r["end_ns"].copy()
-    r["end_ns"][1] += 1 * F.MS
+    r["start_ns"] = r["start_ns"].copy()
+    r["start_ns"][1] -= 1 * F.MS
     prof.regions = F.Table(**r)
     return prof
 

@@ -27,13 +27,25 @@ def validate(doc, schema):
     jsonschema.Draft202012Validator(schema).validate(doc)
 
 
+def _kernel_busy_ns(intervals):
+    """Kernel busy time (ns) of kernels at `intervals`, as the summary reads it: the C++
+    analysis' totals (each kernel at its own [start, end))."""
+    from fpgaprof import roofline
+    from fpgaprof.api.profile import Profile
+    from fpgaprof.base.core import core
+    spec = {"start_ns": 0, "end_ns": 100,
+            "kernels": [{"start_ns": s, "end_ns": e, "name": "k"} for s, e in intervals]}
+    return roofline.analyze(Profile(core.analysis._store_from_lists(spec)))["totals"]
+
+
 def test_union_of_intervals():
-    import numpy as np
-    # [0,10) ∪ [5,12) ∪ [20,21) ∪ [11,15) = [0,15) + [20,21) = 16
-    assert sections.union_ns(np.array([0, 5, 20, 11]), np.array([10, 12, 21, 15])) == 16
-    # contained interval, zero length, reversed end (clamped to start)
-    assert sections.union_ns(np.array([0, 2, 30, 40]), np.array([10, 3, 30, 35])) == 10
-    assert sections.union_ns(np.array([], dtype=np.int64), np.array([], dtype=np.int64)) == 0
+    # [0,10) ∪ [5,12) ∪ [20,21) ∪ [11,15) = [0,15) + [20,21) = 16; summed 10 + 7 + 1 + 4 = 22
+    t = _kernel_busy_ns([(0, 10), (5, 12), (20, 21), (11, 15)])
+    assert (t["kernel_busy_ns"], t["gpu_busy_ns"], t["kernel_time_ns"]) == (16, 16, 22)
+    # a contained interval and a zero-length one: [0,10) ∪ [2,3) ∪ [30,30) = 10
+    t = _kernel_busy_ns([(0, 10), (2, 3), (30, 30)])
+    assert (t["kernel_busy_ns"], t["kernel_time_ns"]) == (10, 11)
+    assert _kernel_busy_ns([])["gpu_busy_ns"] == 0
 
 
 def test_totals_by_hand(schema):
@@ -335,13 +347,13 @@ def test_memory_timeline_keeps_spikes_when_downsampled():
 
 
 def _nested_profile_with_sync():
-    """The fixture plus: region "outer" [0.5, 9.5] (index 3) enclosing the first
+    """The fixture plus: region "outer" [0.5, 4.5] (index 3) enclosing the first
     forward_project/64 instance; the DtoH copy moved to [3.4, 3.8] (2 MB), so it overlaps
     fusion_b [2.5, 3.5] by 0.1 ms; a host wait (cuStreamSynchronize) on thread 101 at
     [3.85, 3.95] inside that instance; the GPU on PCIe gen4 x16."""
     import numpy as np
     prof = F.SyntheticProfile()
-    _add_outer_region(prof, 0.5, 9.5, parent=[3, F.NONE32, F.NONE32, F.NONE32], depth=[1, 0, 0, 0])
+    _add_outer_region(prof, 0.5, 4.5, parent=[3, F.NONE32, F.NONE32, F.NONE32], depth=[1, 0, 0, 0])
     c = prof.transfers.columns()
     c["start_ns"] = np.array([F.ms(1.0), F.ms(3.4)], dtype=np.uint64)
     prof.transfers = F.Table(**c)
@@ -577,12 +589,12 @@ def test_progress_stages_cover_every_step(tmp_path, monkeypatch):
     bar = Recorder(1 + len(report.WRITE_STAGES), "fpgaprof report", stream=tty)
     bar.stage("loading trace")  # as the CLI does before fpgaprof.load
     report.write_all(F.SyntheticProfile(), tmp_path, progress=bar)
-    assert seen == ["loading trace", "attribution", "analysis", "summary.json", "report.html",
-                    "timeline.json"]
-    # drawn as each stage begins: the first frame says 0/6 and what runs; the last is 6/6
+    # the analysis attributes the kernels itself: no stage of its own for the attribution
+    assert seen == ["loading trace", "analysis", "summary.json", "report.html", "timeline.json"]
+    # drawn as each stage begins: the first frame says 0/5 and what runs; the last is 5/5
     frames = tty.text.split("\r")[1:]
-    assert "0/6 loading trace…" in frames[0] and "3/6 summary.json…" in frames[3]
-    assert "6/6 done" in frames[-1] and frames[-1].endswith("\n")
+    assert "0/5 loading trace…" in frames[0] and "2/5 summary.json…" in frames[2]
+    assert "5/5 done" in frames[-1] and frames[-1].endswith("\n")
 
 
 @pytest.mark.parametrize("env,tty", [({"CI": "true"}, True), ({"TERM": "dumb"}, True),

@@ -7,18 +7,14 @@ whose data the trace cannot give is {"available": false, "reason": "..."}: it is
 with invented numbers. prof.summary(), the Jupyter views, summary.json and report.html all
 build their sections here, so they cannot disagree.
 
-Python re-computations of results the C++ analysis will give (issue #20's follow-up reads them
-from the C++ result instead): ``union_ns`` (GPU and copy busy time), ``name_paths`` and
-``regions_section`` (region paths), ``add_region_gpu_time`` (GPU time per region path),
-``kernels_section`` (top kernels), ``_sum_stats`` (transfer groups of region instances
-summed by path), the DRAM peak formula in ``device_dict``, ``copy_kind_names`` /
-``memory_kind_names`` (base.constants.COPY_KIND_NAMES).
+What the C++ analysis computes is taken from its result, never computed again here
+(docs/architecture.md, "What the Python side takes from the analysis"): busy-time totals,
+kernels by name, region paths and their GPU time, transfer groups per region path, DRAM peaks.
 """
 
 from __future__ import annotations
 
 import math
-import operator
 import os
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -26,14 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from fpgaprof.base.constants import (
-    COPY_KIND_NAMES,
-    FULL_ROWS,
-    MEMORY_KIND_NAMES,
-    NONE32,
-    PATH_SEP,
-    TOP_ROWS,
-)
+from fpgaprof.base.constants import FULL_ROWS, TOP_ROWS
 from fpgaprof.base.records import (
     attr_or,
     col,
@@ -45,7 +34,6 @@ from fpgaprof.base.records import (
     records_of,
     table_len,
     to_plain,
-    unique_names,
 )
 from fpgaprof.base.units import fmt_bytes, fmt_pct, fmt_s
 
@@ -114,45 +102,6 @@ def unattributed_note(kernel_count: int | None) -> str:
     )
 
 
-# ---------------------------------------------------------------------------------------------
-# Columns
-
-
-def _enum_names(values: np.ndarray, names: dict[int, str]) -> np.ndarray:
-    """Enum values as names: strings stay, numbers go through `names` ("kindN" if unknown)."""
-    out = np.empty(len(values), dtype=object)
-    for i, v in enumerate(values):
-        out[i] = str(v) if isinstance(v, (str, np.str_)) else names.get(int(v), f"kind{int(v)}")
-    return out
-
-
-def copy_kind_names(values: np.ndarray) -> np.ndarray:
-    return _enum_names(values, COPY_KIND_NAMES)
-
-
-def memory_kind_names(values: np.ndarray) -> np.ndarray:
-    return _enum_names(values, MEMORY_KIND_NAMES)
-
-
-def union_ns(starts: np.ndarray, ends: np.ndarray) -> int:
-    """Length of the union of [start, end) intervals, in ns."""
-    if len(starts) == 0:
-        return 0
-    order = np.argsort(starts, kind="stable")
-    s = starts[order].astype(np.int64)
-    e = np.maximum(ends[order].astype(np.int64), s)
-    # running max of the ends so far: an interval starting after it opens a new block
-    run_end = np.maximum.accumulate(e)
-    new_block = np.empty(len(s), dtype=bool)
-    new_block[0] = True
-    new_block[1:] = s[1:] > run_end[:-1]
-    block_id = np.cumsum(new_block) - 1
-    block_start = s[new_block]
-    block_end = np.zeros(block_id[-1] + 1, dtype=np.int64)
-    np.maximum.at(block_end, block_id, e)
-    return int((block_end - block_start).sum())
-
-
 def _finite(x: float | None) -> float | None:
     if x is None:
         return None
@@ -164,7 +113,11 @@ def _finite(x: float | None) -> float | None:
 # Facts about the profile
 
 
-def device_dict(d: Any) -> dict:
+def device_dict(d: Any, dram_bytes_per_s: float | None = None) -> dict:
+    """A device (DeviceInfo or a dict with its fields) as summary.json's device dict; its peak
+    DRAM bandwidth (``peak_dram_bandwidth_bytes_per_s``, left out when unknown) is
+    `dram_bytes_per_s` (the analysis' ``device_dram_bytes_per_s``), else what the device itself
+    says (DeviceInfo.peak_dram_bandwidth_bytes_per_s(), the C++ record's)."""
     if d is None:
         return {}
     if isinstance(d, dict):
@@ -194,11 +147,11 @@ def device_dict(d: Any) -> dict:
         v = get(k, None)
         if v is not None:
             out[k] = v.item() if hasattr(v, "item") else v
-    peak = get("peak_dram_bandwidth_bytes_per_s", None)
-    if callable(peak):
-        peak = peak()
-    if peak is None and out.get("memory_clock_khz") and out.get("memory_bus_width_bits"):
-        peak = 2.0 * out["memory_clock_khz"] * 1e3 * out["memory_bus_width_bits"] / 8.0
+    peak = dram_bytes_per_s
+    if peak is None:
+        peak = get("peak_dram_bandwidth_bytes_per_s", None)
+        if callable(peak):
+            peak = peak()
     if peak:
         out["peak_dram_bandwidth_bytes_per_s"] = float(peak)
     return out
@@ -231,12 +184,17 @@ def trace_facts(prof: Any, path: str | None = None) -> dict:
     }
 
 
-def devices_of(prof: Any) -> list[dict]:
+def devices_of(prof: Any, dram_bytes_per_s: Sequence[float] | None = None) -> list[dict]:
+    """device_dict() of every device of `prof`; `dram_bytes_per_s`: the analysis'
+    ``device_dram_bytes_per_s`` (one per device, in the same order), if at hand."""
     devs = attr_or(prof, "devices", [])
     try:
-        return [device_dict(d) for d in devs]
+        devs = list(devs)
     except TypeError:
         return []
+    peaks: list[float | None] = list(dram_bytes_per_s or [])
+    peaks += [None] * (len(devs) - len(peaks))
+    return [device_dict(d, peak) for d, peak in zip(devs, peaks)]
 
 
 def warnings_of(prof: Any, facts: dict, extra: Iterable[str] = ()) -> list[str]:
@@ -275,79 +233,55 @@ def warnings_of(prof: Any, facts: dict, extra: Iterable[str] = ()) -> list[str]:
 # Sections built from the record tables
 
 
-def kernels_section(prof: Any) -> tuple[dict, dict]:
-    """Top kernels by total time, and (busy intervals) totals."""
+def kernels_section(prof: Any, analysis: Mapping | None, reason: str | None = None) -> dict:
+    """Top kernels by total time: the analysis' kernels by name (most time first, ties by
+    name) and its summed kernel time (``totals``), the first TOP_ROWS names (the rest counted
+    in rows_left_out). `analysis`: the C++ analysis result (None: `reason` says why)."""
     table = attr_or(prof, "kernels")
-    c = columns(table, ("name", "start_ns", "end_ns", "stream_id", "device_id"))
-    n = nrows(c)
+    n = table_len(table)
     if n == 0:
-        return (
-            {
-                "available": False,
-                "reason": "no kernels in this trace"
-                if table is not None
-                else "this profile has no kernel table",
-                "count": 0,
-                "total_s": 0.0,
-                "top": [],
-            },
-            {},
-        )
-    start = col(c, "start_ns", n).astype(np.int64)
-    end = col(c, "end_ns", n).astype(np.int64)
-    dur = np.maximum(end - start, 0)
-    names = names_of(c, n)
-    uniq, inv = unique_names(names)
-    k = len(uniq)
-    total = np.bincount(inv, weights=dur, minlength=k)
-    count = np.bincount(inv, minlength=k)
-    mn = np.full(k, np.iinfo(np.int64).max, dtype=np.int64)
-    mx = np.zeros(k, dtype=np.int64)
-    np.minimum.at(mn, inv, dur)
-    np.maximum.at(mx, inv, dur)
-    order = np.argsort(-total, kind="stable")
-    all_total = float(dur.sum())
+        return {
+            "available": False,
+            "reason": "no kernels in this trace"
+            if table is not None
+            else "this profile has no kernel table",
+            "count": 0,
+            "total_s": 0.0,
+            "top": [],
+        }
+    if analysis is None:
+        why = reason or "the analysis gave no result"
+        return {"available": False, "reason": why, "count": n, "total_s": None, "top": []}
+    totals = analysis["totals"]
+    all_ns = int(totals["kernel_time_ns"])
+    by_name = analysis["kernels_by_name"]
     top = []
-    for i in order[:TOP_ROWS]:
+    for k in by_name[:TOP_ROWS]:
+        total_ns, count = int(k["total_ns"]), int(k["count"])
         top.append(
             {
-                "name": str(uniq[i]),
-                "count": int(count[i]),
-                "total_s": float(total[i]) / 1e9,
-                "mean_s": float(total[i]) / count[i] / 1e9,
-                "min_s": int(mn[i]) / 1e9,
-                "max_s": int(mx[i]) / 1e9,
-                "share": float(total[i]) / all_total if all_total else 0.0,
+                "name": str(k["kernel"]),
+                "count": count,
+                "total_s": total_ns / 1e9,
+                "mean_s": total_ns / count / 1e9,
+                "min_s": int(k["min_ns"]) / 1e9,
+                "max_s": int(k["max_ns"]) / 1e9,
+                "share": total_ns / all_ns if all_ns else 0.0,
             }
         )
-    return (
-        {
-            "available": True,
-            "count": n,
-            "distinct": k,
-            "total_s": all_total / 1e9,
-            "top": top,
-            "rows_left_out": max(k - TOP_ROWS, 0),
-        },
-        {"start": start, "end": end},
-    )
+    return {
+        "available": True,
+        "count": int(totals["kernel_count"]),
+        "distinct": len(by_name),
+        "total_s": all_ns / 1e9,
+        "top": top,
+        "rows_left_out": max(len(by_name) - TOP_ROWS, 0),
+    }
 
 
 def transfer_table(prof: Any) -> Any:
     table = attr_or(prof, "transfers")
     return table if table is not None else attr_or(prof, "memcpys")
-
-
-def transfer_intervals(prof: Any) -> dict:
-    """[start, end) of every copy (for the GPU-busy union of the totals)."""
-    c = columns(transfer_table(prof), ("start_ns", "end_ns"))
-    n = nrows(c)
-    if n == 0:
-        return {}
-    return {
-        "start": col(c, "start_ns", n).astype(np.int64),
-        "end": col(c, "end_ns", n).astype(np.int64),
-    }
 
 
 # Directions whose achieved rate is compared with the host link's peak (as the C++ analysis).
@@ -393,42 +327,6 @@ def _stats_row(st: dict, direction: str | None, link_bytes_per_s: float) -> dict
     if direction is not None:
         row["link_percent"] = _link_percent(direction, st, link_bytes_per_s)
     return row
-
-
-_STAT_SUMS = (
-    "count",
-    "bytes",
-    "busy_ns",
-    "kernel_overlap_ns",
-    "pageable_count",
-    "pinned_count",
-    "async_count",
-    "sync_count",
-    "tiny_count",
-)
-
-
-_stat_values = operator.itemgetter(*_STAT_SUMS)
-
-
-def _sum_stats(stats: list[dict]) -> dict:
-    """Field-wise sum of TransferStats dicts (one instance: itself)."""
-    if len(stats) == 1:
-        return stats[0]
-
-    def values(st: dict) -> tuple:
-        try:
-            return _stat_values(st)
-        except KeyError:
-            return tuple(st.get(k, 0) for k in _STAT_SUMS)
-
-    totals = np.asarray(list(map(values, stats)), dtype=np.int64).sum(axis=0)
-    out = dict(zip(_STAT_SUMS, totals.tolist()))
-    # the link's bytes and capacity sum like the busy time (per-device link use, _link_percent)
-    if all("link_capacity_bytes" in st for st in stats):
-        out["link_bytes"] = sum(int(st.get("link_bytes", 0)) for st in stats)
-        out["link_capacity_bytes"] = sum(float(st["link_capacity_bytes"]) for st in stats)
-    return out
 
 
 def _empty_transfers(reason: str, count: int = 0) -> dict:
@@ -491,18 +389,18 @@ def _flag_rows(report: dict) -> list[dict]:
 def transfers_section(
     report: dict | None,
     copies: int,
-    region_paths: dict[int, str] | None = None,
     reason: str | None = None,
     op_modules: list | None = None,
 ) -> dict:
     """The transfers section from the C++ transfer analysis (`analyze(...)["transfers"]`):
-    per direction for the trace, and per region path — inclusive, as the analysis counts them:
-    a copy made in a nested region counts for its ancestors too. The analysis gives one group
-    per path ("region_path": instances already summed in C++, busy time a union over them); a
-    per-instance report (kind "region") is summed here by path (`region_paths`: path of each
-    region record, else the group's own). `copies`: rows of the copy table; `reason`: why
-    `report` is None. `by_op`: per HLO op (op_modules: module of each op index), the first
-    TOP_ROWS by busy time (`by_op_left_out`); `flags`: the analysis' transfer flags."""
+    per direction for the trace, and per region — inclusive, as the analysis counts them: a
+    copy made in a nested region counts for its ancestors too. `by_region` has the analysis'
+    rows as they are: one per region path for a per-path report (groups of kind
+    "region_path": instances summed in C++, busy time a union over them), one per region
+    record for a per-instance report (kind "region": `region` is the record's path, `index`
+    the record, `instances` 1). `copies`: rows of the copy table; `reason`: why `report` is
+    None. `by_op`: per HLO op (op_modules: module of each op index), the first TOP_ROWS by
+    busy time (`by_op_left_out`); `flags`: the analysis' transfer flags."""
     if copies == 0:
         return _empty_transfers("no memory copies in this trace")
     if report is None:
@@ -514,41 +412,32 @@ def transfers_section(
     by_dir = [_stats_row(st, d, link) for d, st in trace.get("directions", {}).items()]
     by_dir.sort(key=lambda r: (-r["busy_s"], r["direction"]))
     by_region: list[dict[str, Any]] = []
-    by_path: dict[str, list[dict]] = {}
     for g in report.get("groups", []):
+        row: dict[str, Any]
         if g.get("kind") == "region_path":
             row = {
                 "region": str(g.get("region") or g.get("name") or "?"),
                 "instances": int(g.get("instances", 0)),
             }
-            row.update(_stats_row(g.get("all", {}), None, link))
-            row["host_wait_s"] = int(g.get("host_wait_ns", 0)) / 1e9
-            row["sync_calls"] = int(g.get("sync_calls", 0))
-            row["directions"] = sorted(
-                (_stats_row(st, d, link) for d, st in g.get("directions", {}).items()),
-                key=lambda r: (-r["busy_s"], r["direction"]),
-            )
-            by_region.append(row)
         elif g.get("kind") == "region" and g.get("index") is not None:
-            path = (region_paths or {}).get(
-                int(g["index"]), str(g.get("path") or g.get("name") or "?")
-            )
-            by_path.setdefault(path, []).append(g)
-    for path, gs in by_path.items():
-        dirs: dict[str, list[dict]] = {}
-        for g in gs:
-            for d, st in g.get("directions", {}).items():
-                dirs.setdefault(d, []).append(st)
-        row = {"region": path, "instances": len(gs)}
-        row.update(_stats_row(_sum_stats([g.get("all", {}) for g in gs]), None, link))
-        row["host_wait_s"] = sum(int(g.get("host_wait_ns", 0)) for g in gs) / 1e9
-        row["sync_calls"] = sum(int(g.get("sync_calls", 0)) for g in gs)
+            row = {
+                "region": str(g.get("path") or g.get("name") or "?"),
+                "index": int(g["index"]),
+                "instances": 1,
+            }
+        else:
+            continue
+        row.update(_stats_row(g.get("all", {}), None, link))
+        row["host_wait_s"] = int(g.get("host_wait_ns", 0)) / 1e9
+        row["sync_calls"] = int(g.get("sync_calls", 0))
         row["directions"] = sorted(
-            (_stats_row(_sum_stats(sts), d, link) for d, sts in dirs.items()),
+            (_stats_row(st, d, link) for d, st in g.get("directions", {}).items()),
             key=lambda r: (-r["busy_s"], r["direction"]),
         )
         by_region.append(row)
-    by_region.sort(key=lambda r: (-(r["busy_s"] + r["host_wait_s"]), r["region"]))
+    by_region.sort(
+        key=lambda r: (-(r["busy_s"] + r["host_wait_s"]), r["region"], r.get("index", 0))
+    )
     every = trace.get("all", {})
     by_op = _op_rows(report, link, op_modules)
     flags = _flag_rows(report)
@@ -570,17 +459,6 @@ def transfers_section(
         "by_op_left_out": max(len(by_op) - TOP_ROWS, 0),
         "flags": flags,
         "flags_left_out": int(report.get("flags_left_out") or 0),
-    }
-
-
-def memsets_intervals(prof: Any) -> dict:
-    c = columns(attr_or(prof, "memsets"), ("start_ns", "end_ns"))
-    n = nrows(c)
-    if n == 0:
-        return {}
-    return {
-        "start": col(c, "start_ns", n).astype(np.int64),
-        "end": col(c, "end_ns", n).astype(np.int64),
     }
 
 
@@ -970,37 +848,6 @@ def memory_region_rows(report: Mapping) -> list[dict]:
     return rows
 
 
-def name_paths(names: Any, parent: np.ndarray) -> list[str]:
-    """The path of every region ("outer > inner"): its ancestors' names and its own, joined
-    with PATH_SEP; a name that itself contains PATH_SEP is shown in double quotes, as the C++
-    analysis writes paths (RegionPaths), so both name a path alike. A parent index out of
-    range (or a cycle) ends the path there."""
-    n = len(names)
-    out: list[str | None] = [None] * n
-    # the instances of one path share one string (a loop of 10^5 nested regions builds each
-    # path once, not once per instance)
-    joined: dict[tuple, str] = {}
-    for i in range(n):
-        chain: list[int] = []
-        seen: set[int] = set()
-        j: int | None = i
-        while j is not None and out[j] is None and j not in seen:
-            chain.append(j)
-            seen.add(j)
-            p = int(parent[j])
-            j = p if p != NONE32 and 0 <= p < n else None
-        base = out[j] if j is not None else None
-        for k in reversed(chain):
-            name = str(names[k])
-            key = (base, name)
-            path = joined.get(key)
-            if path is None:
-                shown = f'"{name}"' if PATH_SEP in name else name
-                path = joined[key] = shown if base is None else base + PATH_SEP + shown
-            base = out[k] = path
-    return [str(x) for x in out]
-
-
 class RegionInstances:
     """The region records as columns (no Python object per instance): `index`, `start_ns`,
     `end_ns` (int64 arrays) and `names` (object array), in record order."""
@@ -1027,109 +874,72 @@ class RegionInstances:
         ]
 
 
-def regions_section(prof: Any) -> tuple[dict, list[str], RegionInstances]:
-    """Regions by name path (instances of one path summed; every path up to FULL_ROWS), the
-    path of each region record (by record index), and the instances as columns (for the
-    measurements). Nothing here builds a Python object per instance but the list of paths,
-    whose strings the instances of one path share."""
-    table = attr_or(prof, "regions")
-    c = columns(table, ("name", "start_ns", "end_ns", "depth", "thread_id", "parent"))
+def region_instances(prof: Any) -> RegionInstances:
+    """The region records of `prof` as columns (for the measurements)."""
+    c = columns(attr_or(prof, "regions"), ("name", "start_ns", "end_ns"))
     n = nrows(c)
-    empty = np.zeros(0, dtype=np.int64)
-    if n == 0:
-        return (
-            unavailable(
-                "no fpgaprof.region() in this trace"
-                if table is not None
-                else "this profile has no region table"
-            ),
-            [],
-            RegionInstances(np.zeros(0, dtype=object), empty, empty),
-        )
-    names = names_of(c, n)
-    start = col(c, "start_ns", n).astype(np.int64)
-    end = col(c, "end_ns", n).astype(np.int64)
-    depth = col(c, "depth", n).astype(np.int64)
-    paths = name_paths(names, col(c, "parent", n, NONE32).astype(np.int64))
-    uniq, inv = unique_names(np.asarray(paths, dtype=object))
-    k = len(uniq)
-    first = np.full(k, n, dtype=np.int64)  # each path's first record: its name and depth
-    np.minimum.at(first, inv, np.arange(n, dtype=np.int64))
-    count = np.bincount(inv, minlength=k)
-    # summed in record order, as adding one instance after the other would
-    wall = np.bincount(inv, weights=np.maximum(end - start, 0) / 1e9, minlength=k)
-    items: list[dict[str, Any]] = [
-        {
-            "name": str(names[first[p]]),
-            "path": str(uniq[p]),
-            "depth": int(depth[first[p]]),
-            "count": int(count[p]),
-            "wall_s": float(wall[p]),
-        }
-        for p in np.argsort(first, kind="stable")
-    ]
-    items.sort(key=lambda r: (-r["wall_s"], r["path"]))
-    return (
-        {
-            "available": True,
-            "count": n,
-            "paths": len(items),
-            "items": items[:FULL_ROWS],
-            "rows_left_out": max(len(items) - FULL_ROWS, 0),
-        },
-        paths,
-        RegionInstances(names, start, end),
+    return RegionInstances(
+        names_of(c, n),
+        col(c, "start_ns", n).astype(np.int64),
+        col(c, "end_ns", n).astype(np.int64),
     )
 
 
-def add_region_gpu_time(regions: dict, prof: Any, region_paths: Any) -> None:
-    """GPU time of each region path: summed durations of the kernels, copies and memsets
-    launched inside its instances, nested regions included (as Profile.summary() counts)."""
-    if not regions.get("available"):
-        return
-    rc = columns(attr_or(prof, "regions"), ("parent", "depth"))
-    n_r = nrows(rc)
-    own = np.zeros(n_r, dtype=np.float64)
-    have_index = False
-    for name in ("kernels", "transfers", "memsets"):
-        c = columns(attr_or(prof, name), ("start_ns", "end_ns", "region_index"))
-        n = nrows(c)
-        if n == 0 or "region_index" not in c:
-            continue
-        have_index = True
-        idx = c["region_index"].astype(np.int64)
-        sel = (idx != NONE32) & (idx >= 0) & (idx < n_r)
-        d = np.maximum(
-            col(c, "end_ns", n).astype(np.int64) - col(c, "start_ns", n).astype(np.int64), 0
+def regions_section(
+    prof: Any,
+    analysis: Mapping | None,
+    instances: RegionInstances,
+    reason: str | None = None,
+) -> dict:
+    """Regions by name path, every path up to FULL_ROWS, most wall time first: the analysis'
+    region paths (name, path, depth, instances, and `gpu_s`: the summed durations of the
+    kernels, copies and memsets launched inside its instances, nested regions included; null
+    when the trace has no GPU activity at all) with `wall_s`, the summed wall time of its
+    instances (`instances`: region_instances(prof)). `analysis`: the C++ analysis result
+    (None: `reason` says why). Nothing here builds a Python object per instance."""
+    table = attr_or(prof, "regions")
+    n = len(instances)
+    if n == 0:
+        return unavailable(
+            "no fpgaprof.region() in this trace"
+            if table is not None
+            else "this profile has no region table"
         )
-        own += np.bincount(idx[sel], weights=d[sel], minlength=n_r)[:n_r]
-    if not have_index:
-        for r in regions["items"]:
-            r["gpu_s"] = None
-        return
-    inclusive = own.copy()
-    parent = col(rc, "parent", n_r, NONE32).astype(np.int64)
-    depth = col(rc, "depth", n_r).astype(np.int64)
-    for i in np.argsort(-depth, kind="stable"):  # children before parents
-        if parent[i] != NONE32 and 0 <= parent[i] < n_r:
-            inclusive[parent[i]] += inclusive[i]
-    # region_paths: the path of each record (a list, or a dict by record index)
-    if isinstance(region_paths, dict):
-        have = [i for i in range(n_r) if i in region_paths]
-        rec_paths = [region_paths[i] for i in have]
-    else:
-        have = list(range(min(n_r, len(region_paths))))
-        rec_paths = list(region_paths[: len(have)])
-    per_path: dict[str, float] = {}
-    if have:
-        uniq, inv = unique_names(np.asarray(rec_paths, dtype=object))
-        # summed in record order, as adding one record after the other would
-        sums = np.bincount(
-            inv, weights=inclusive[np.asarray(have, dtype=np.int64)] / 1e9, minlength=len(uniq)
+    if analysis is None:
+        return unavailable(f"no region paths: {reason or 'the analysis gave no result'}")
+    paths = analysis["region_paths"]
+    path_of = np.asarray(analysis["region_path_of"], dtype=np.int64)
+    if len(path_of) != n:
+        return unavailable(
+            f"the analysis grouped {len(path_of)} region records, the region table has {n}"
         )
-        per_path = {str(p): float(v) for p, v in zip(uniq, sums)}
-    for r in regions["items"]:
-        r["gpu_s"] = per_path.get(r["path"], 0.0)
+    # summed in record order, as adding one instance after the other would
+    wall = np.bincount(
+        path_of,
+        weights=np.maximum(instances.end_ns - instances.start_ns, 0) / 1e9,
+        minlength=len(paths),
+    )
+    t = analysis["totals"]
+    gpu_activity = int(t["kernel_count"]) + int(t["copy_count"]) + int(t["memset_count"]) > 0
+    items: list[dict[str, Any]] = [
+        {
+            "name": str(r["name"]),
+            "path": str(r["region"]),
+            "depth": int(r["depth"]),
+            "count": int(r["instances"]),
+            "wall_s": float(wall[p]),
+            "gpu_s": int(r["gpu_ns"]) / 1e9 if gpu_activity else None,
+        }
+        for p, r in enumerate(paths)
+    ]
+    items.sort(key=lambda r: (-r["wall_s"], r["path"]))
+    return {
+        "available": True,
+        "count": n,
+        "paths": len(items),
+        "items": items[:FULL_ROWS],
+        "rows_left_out": max(len(items) - FULL_ROWS, 0),
+    }
 
 
 # ---------------------------------------------------------------------------------------------

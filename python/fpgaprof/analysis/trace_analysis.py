@@ -1,11 +1,13 @@
 """One call of the C++ analysis of a trace store, typed: its options, its result, and the cache
 a Profile keeps of it.
 
-``run(store, options)`` calls ``fpgaprof._core.analysis.analyze`` once: transfers, device
-memory, roofline, FPGA model and per-device rows in one pass (docs/roofline.md,
-docs/fpga-model.md). ``AnalysisCache`` keeps one result per set of options (and the
-attribution) for one store: a Profile is immutable once its trace stopped, so every table,
-report and facade of a Profile reads the same result instead of computing it again.
+``run(store, options)`` calls ``fpgaprof._core.analysis.analyze`` once: attribution, region
+paths, busy-time totals, transfers, device memory, roofline, FPGA model, per-device rows,
+GPU time per region path and kernels by name in one pass (docs/architecture.md, "The analysis
+pipeline"; docs/roofline.md, docs/fpga-model.md). ``AnalysisCache`` keeps one result per set
+of options, and the attribution, for one store: a Profile is immutable once its trace stopped,
+so every table, report and facade of a Profile reads the same result instead of computing it
+again, and the attribution the first analysis computed is the Profile's attribution.
 """
 
 from __future__ import annotations
@@ -43,7 +45,14 @@ def store_of(trace: Any) -> Any:
 
 
 class AnalysisResult(TypedDict):
-    """What the C++ analysis returns (docs/roofline.md): each value is the C++ result's dict."""
+    """What the C++ analysis returns (docs/architecture.md, "The analysis pipeline";
+    docs/roofline.md): each value is the C++ result's dict or list. ``totals``: counts, summed
+    kernel time and busy-time unions of the trace (ns); ``region_paths``: one dict per region
+    path (name, depth, parent, instances, inclusive GPU time in ns); ``region_path_of``: the
+    path index of each region record; ``kernels_by_name``: per distinct kernel name, most time
+    first; ``device_dram_bytes_per_s``: per store device (0 unknown); ``attribution``: the
+    AttributionResult the analysis computed (every result of an AnalysisCache has it; run()
+    gives None unless asked for it)."""
 
     ceilings: dict | None
     warnings: list
@@ -53,6 +62,12 @@ class AnalysisResult(TypedDict):
     devices: dict
     roofline: dict
     fpga: dict
+    totals: dict
+    region_paths: list
+    region_path_of: list
+    kernels_by_name: list
+    device_dram_bytes_per_s: list
+    attribution: Any
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,9 +103,17 @@ class AnalysisOptions:
         return repr(dataclasses.astuple(self))
 
 
-def run(store: Any, options: AnalysisOptions, ceilings: Mapping[str, Any] | None) -> AnalysisResult:
+def run(
+    store: Any,
+    options: AnalysisOptions,
+    ceilings: Mapping[str, Any] | None,
+    with_attribution: bool = False,
+) -> AnalysisResult:
     """The C++ analysis of `store` (GIL released inside) with the GPU ceilings `ceilings`
-    (options.ceilings, when given, wins; None: no ceilings known)."""
+    (options.ceilings, when given, wins; None: no ceilings known). `with_attribution`: the
+    result's ``attribution`` is the attribution the analysis computed (equal to
+    analysis.attribution.attribute(store), with its per-record lists: 4 bytes per kernel, copy
+    and memset); otherwise None."""
     o = options
     ceil = o.ceilings if o.ceilings is not None else ceilings
     # the binding returns a plain dict with AnalysisResult's keys
@@ -107,17 +130,21 @@ def run(store: Any, options: AnalysisOptions, ceilings: Mapping[str, Any] | None
             int(o.latency_kernel_ns),
             int(o.top_buffers),
             o.region_rows,
+            with_attribution=with_attribution,
         ),
     )
+    result.setdefault("attribution", None)
     return result
 
 
 class AnalysisCache:
     """The analyses of one trace store, each computed once: the attribution and one analysis
-    result per set of options. A Profile owns one (``Profile.analyses``); when the Profile is
-    given another store (a nested trace's placeholder replaced by the run's records) the
-    results of the old store are dropped. Not thread-safe: a Profile is read by one thread at
-    a time."""
+    result per set of options. The first analysis brings the attribution it computed (the C++
+    analysis attributes every kernel anyway), so a report attributes once; every cached result
+    holds that attribution under ``attribution``. A Profile owns one (``Profile.analyses``);
+    when the Profile is given another store (a nested trace's placeholder replaced by the run's
+    records) the results of the old store are dropped. Not thread-safe: a Profile is read by
+    one thread at a time."""
 
     def __init__(self) -> None:
         self._store: Any = None
@@ -131,7 +158,8 @@ class AnalysisCache:
             self._results = {}
 
     def attribution(self, store: Any) -> Any:
-        """The attribution of `store` (analysis.attribution.attribute), computed once."""
+        """The attribution of `store`, computed once: the cached analysis' own, or, when no
+        analysis ran yet, analysis.attribution.attribute (the analyses that follow reuse it)."""
         self._for(store)
         if self._attribution is None:
             self._attribution = attribution.attribute(store)
@@ -143,7 +171,8 @@ class AnalysisCache:
         options: AnalysisOptions,
         ceilings: Callable[[], Mapping[str, Any] | None] | None = None,
     ) -> AnalysisResult:
-        """The analysis of `store` with `options` (run()), computed once per options.
+        """The analysis of `store` with `options` (run()), computed once per options; its
+        ``attribution`` is this cache's attribution (the first analysis computes it).
         `ceilings`: called for the GPU's ceilings when the options name none and the result is
         not cached yet (None: the store's own, analysis.ceilings.ceilings)."""
         self._for(store)
@@ -153,7 +182,11 @@ class AnalysisCache:
             ceil = None
             if options.ceilings is None:
                 ceil = ceilings() if ceilings is not None else store_ceilings(store)
-            result = run(store, options, ceil)
+            result = run(store, options, ceil, with_attribution=self._attribution is None)
+            if result["attribution"] is None:
+                result["attribution"] = self._attribution
+            else:
+                self._attribution = result["attribution"]
             self._results[key] = result
         return result
 

@@ -3,8 +3,9 @@
 (fpgaprof.report.model.collect) completes with the run's environment and measurements.
 
 Sections that cannot be filled say why ({"available": false, "reason": ...}); a failing
-analysis is a warning too (a bug to see, not a section dropped quietly). Ops, roofline points
-and FPGA candidates come from the one analysis the Profile caches (Profile.analyses).
+analysis is a warning too (a bug to see, not a section dropped quietly). Every section comes
+from the one C++ analysis the Profile caches (Profile.analyses), its attribution included:
+totals, kernels, regions, transfers, memory, devices, ops, roofline points and FPGA candidates.
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
-
-import numpy as np
 
 from fpgaprof.analysis import attribution, sections
 from fpgaprof.analysis.targets import target_spec
@@ -89,21 +88,24 @@ def _ops_rows(rows: list[dict]) -> list[dict]:
     return out
 
 
-def attribution_of(prof: Any) -> Any:
-    """The AttributionResult of a Profile (its cached prof.attribution), or of the store of a
-    profile-like object without one."""
+def attribution_of(prof: Any, analysis: Mapping | None = None) -> Any:
+    """The AttributionResult of a Profile (its cached prof.attribution: the analysis' own once
+    an analysis ran), else the one `analysis` (an analysis result of `prof`) holds, else the
+    attribution of the store of a profile-like object."""
     if getattr(type(prof), "attribution", None) is not None:
         return prof.attribution
+    if analysis is not None and analysis.get("attribution") is not None:
+        return analysis["attribution"]
     store = store_of(prof)
     if store is None:
         raise AttributeError("no attribution: this profile has no trace store")
     return attribution.attribute(store)
 
 
-def _ops_of(prof: Any) -> Any:
+def _ops_of(prof: Any, analysis: Mapping | None) -> Any:
     if getattr(type(prof), "ops", None) is not None or "ops" in getattr(prof, "__dict__", {}):
         return prof.ops
-    return attribution_of(prof).ops
+    return attribution_of(prof, analysis).ops
 
 
 def _op_key(module: Any, op: Any) -> tuple[str, str]:
@@ -112,6 +114,7 @@ def _op_key(module: Any, op: Any) -> tuple[str, str]:
 
 def _ops_section(
     prof: Any,
+    analysis: Mapping | None,
     roof_rows: list[dict],
     warnings: list[str],
     kernel_count: int | None = None,
@@ -124,7 +127,7 @@ def _ops_section(
     if kernel_count == 0:  # nothing to attribute: the same reason as every GPU table
         return sections.unavailable(sections.empty_reason(0, "", gpu_available, untraced_processes))
     sec = sections.analysis_section(
-        lambda: _ops_of(prof), "per-op attribution (prof.ops)", warnings
+        lambda: _ops_of(prof, analysis), "per-op attribution (prof.ops)", warnings
     )
     if not sec["available"]:
         return sec
@@ -436,22 +439,59 @@ def _region_candidates(
     return {"available": True, **_best_rows(rows)}
 
 
-def _interval_totals(facts: dict, *parts: dict) -> dict:
-    """GPU busy (union of the kernel, copy and memset intervals), idle and busy share of the
-    wall time; all None for a trace without GPU data (nothing was measured, so no idle time
-    either), 0 busy for a traced GPU that ran nothing."""
-    starts = [p["start"] for p in parts if p]
-    ends = [p["end"] for p in parts if p]
+def _totals(prof: Any, facts: dict, an: AnalysisResult | None) -> dict:
+    """summary.json's totals from the analysis' (an["totals"]): GPU busy (union of the kernel,
+    copy and memset intervals), idle and busy share of the wall time, all None for a trace
+    without GPU data (nothing was measured, so no idle time either), 0 busy for a traced GPU
+    that ran nothing; summed kernel time; copies, their bytes and busy time (union); record
+    counts. Without an analysis result (`an` None) the times and bytes are None."""
     wall_s = facts["wall_time_s"]
-    if not starts:
-        if not facts.get("gpu_available"):
-            return {"gpu_busy_s": None, "gpu_idle_s": None, "gpu_busy_fraction": None}
-        return {"gpu_busy_s": 0.0, "gpu_idle_s": wall_s, "gpu_busy_fraction": 0.0}
-    busy = sections.union_ns(np.concatenate(starts), np.concatenate(ends)) / 1e9
+    busy: float | None = None
+    copy_busy_s: float | None = None
+    kernel_time_s: float | None = None
+    copy_bytes: int | None = None
+    if an is None:
+        kernel_count = records.table_len(records.attr_or(prof, "kernels"))
+        copy_count = records.table_len(sections.transfer_table(prof))
+        memset_count = records.table_len(records.attr_or(prof, "memsets"))
+        idle = frac = None
+    else:
+        t = an["totals"]
+        kernel_count = int(t["kernel_count"])
+        copy_count = int(t["copy_count"])
+        memset_count = int(t["memset_count"])
+        kernel_time_s = int(t["kernel_time_ns"]) / 1e9
+        copy_bytes = int(t["copy_bytes"])
+        if kernel_count + copy_count + memset_count == 0:
+            if facts.get("gpu_available"):
+                busy, idle, frac = 0.0, wall_s, 0.0
+            else:
+                idle = frac = None
+        else:
+            busy = int(t["gpu_busy_ns"]) / 1e9
+            idle = max(wall_s - busy, 0.0)
+            frac = busy / wall_s if wall_s else None
+        # without GPU data (busy None) copy time was not measured either: null, not 0
+        copy_busy_s = int(t["copy_busy_ns"]) / 1e9 if busy is not None else None
     return {
         "gpu_busy_s": busy,
-        "gpu_idle_s": max(wall_s - busy, 0.0),
-        "gpu_busy_fraction": busy / wall_s if wall_s else None,
+        "gpu_idle_s": idle,
+        "gpu_busy_fraction": frac,
+        "kernel_count": kernel_count,
+        "kernel_time_s": kernel_time_s,
+        "transfer_count": copy_count,
+        "transfer_bytes": copy_bytes,
+        "transfer_busy_s": copy_busy_s,
+        "transfer_share_of_wall": (
+            copy_busy_s / wall_s if wall_s and copy_busy_s is not None else None
+        ),
+        "transfer_share_of_gpu_busy": (
+            copy_busy_s / busy if busy and copy_busy_s is not None else None
+        ),
+        "memset_count": memset_count,
+        "api_call_count": records.table_len(records.attr_or(prof, "api_calls")),
+        "marker_count": records.table_len(records.attr_or(prof, "markers")),
+        "region_count": records.table_len(records.attr_or(prof, "regions")),
     }
 
 
@@ -501,53 +541,25 @@ def trace_overview(
     the same tables): trace facts, devices, totals, kernels, transfers, memory, per-device rows,
     regions, ops, roofline, FPGA candidates for `target` and every warning (extra_warnings
     after the trace's own, then the analyses'). progress: an object with stage(name), told
-    when attribution and the analysis begin. untraced_processes: further Python processes of a
-    `fpgaprof run` that ran untraced (the reason of an empty GPU table says they may have
-    launched kernels). The analysis comes from the Profile's cache (Profile.analyses)."""
+    when the analysis (the attribution included) begins. untraced_processes: further Python
+    processes of a `fpgaprof run` that ran untraced (the reason of an empty GPU table says they
+    may have launched kernels). The analysis comes from the Profile's cache
+    (Profile.analyses)."""
     step = _Steps(progress)
     tgt = target or DEFAULT_TARGET
     failures: list[str] = []  # analyses that failed (not missing): shown as warnings
     facts = sections.trace_facts(prof, trace_path)
-    devices = sections.devices_of(prof)
-    dev = _get_device(prof, devices)
-    regions, region_paths, instances = sections.regions_section(prof)
-    kernels, k_iv = sections.kernels_section(prof)
-    copies = records.table_len(sections.transfer_table(prof))
-    t_iv = sections.transfer_intervals(prof)
-    m_iv = sections.memsets_intervals(prof)
-    sections.add_region_gpu_time(regions, prof, region_paths)
-    totals = _interval_totals(facts, k_iv, t_iv, m_iv)
-    t_busy_s = sections.union_ns(t_iv["start"], t_iv["end"]) / 1e9 if t_iv else 0.0
-    t_bytes = 0
-    if copies:
-        c = records.columns(sections.transfer_table(prof), ("bytes",))
-        t_bytes = int(records.col(c, "bytes", copies).astype("int64").sum())
-    totals.update(
-        {
-            "kernel_count": kernels.get("count", 0),
-            "kernel_time_s": kernels.get("total_s", 0.0),
-            "transfer_count": copies,
-            "transfer_bytes": t_bytes,
-            # without GPU data (busy None) copy time was not measured either: null, not 0
-            "transfer_busy_s": t_busy_s if totals["gpu_busy_s"] is not None else None,
-            "transfer_share_of_wall": (
-                t_busy_s / facts["wall_time_s"]
-                if facts["wall_time_s"] and totals["gpu_busy_s"] is not None
-                else None
-            ),
-            "transfer_share_of_gpu_busy": (
-                t_busy_s / totals["gpu_busy_s"] if totals["gpu_busy_s"] else None
-            ),
-            "memset_count": records.table_len(records.attr_or(prof, "memsets")),
-            "api_call_count": records.table_len(records.attr_or(prof, "api_calls")),
-            "marker_count": records.table_len(records.attr_or(prof, "markers")),
-            "region_count": regions.get("count", 0),
-        }
-    )
-    step("attribution")
-    unattributed, names = _unattributed_kernels(prof)
     step("analysis")
     an, an_reason, fpga_reason = analysis_of(prof, tgt, failures)
+    dram = an["device_dram_bytes_per_s"] if an is not None else None
+    devices = sections.devices_of(prof, dram)
+    dev = _get_device(prof, devices, dram)
+    instances = sections.region_instances(prof)
+    regions = sections.regions_section(prof, an, instances, an_reason)
+    kernels = sections.kernels_section(prof, an, an_reason)
+    totals = _totals(prof, facts, an)
+    copies = totals["transfer_count"]
+    unattributed, names = _unattributed_kernels(prof, an)
     roof_rows = None
     if an is not None:
         roof_rows = sorted(
@@ -555,7 +567,7 @@ def trace_overview(
         )
     n_kernels, gpu = kernels.get("count", 0), facts["gpu_available"]
     n_regions = records.table_len(records.attr_or(prof, "regions"))
-    ops = _ops_section(prof, roof_rows or [], failures, n_kernels, gpu, untraced_processes)
+    ops = _ops_section(prof, an, roof_rows or [], failures, n_kernels, gpu, untraced_processes)
     roofline_sec = roofline_section(
         prof, roof_rows, an_reason, ops, n_kernels, gpu, untraced_processes
     )
@@ -629,18 +641,20 @@ def trace_overview(
     return TraceOverview(data, instances, an)
 
 
-def _get_device(prof: Any, devices: list[dict]) -> dict | None:
+def _get_device(prof: Any, devices: list[dict], dram: list | None) -> dict | None:
+    """The device of `prof` (its first, prof.device) as a device dict; `dram`: the analysis'
+    DRAM peaks per device."""
     d = records.attr_or(prof, "device")
     if d is not None:
-        return sections.device_dict(d) or None
+        return sections.device_dict(d, dram[0] if dram else None) or None
     return devices[0] if devices else None
 
 
-def _unattributed_kernels(prof: Any) -> tuple[int | None, list[str]]:
+def _unattributed_kernels(prof: Any, an: Mapping | None) -> tuple[int | None, list[str]]:
     """How many kernels the attribution could not place and the names taking most time;
     (None, []) when the attribution is not available (the analysis' count is used then)."""
     try:
-        res = attribution_of(prof)
+        res = attribution_of(prof, an)
         names = [str(u.name) for u in list(res.unattributed)[:5]]
         return int(res.unattributed_count), names
     except Exception:  # noqa: BLE001 - the analysis' count is used then

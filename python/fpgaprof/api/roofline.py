@@ -80,7 +80,9 @@ def analyze(
     by: str | None = None,
     region_rows: str | None = None,
 ) -> AnalysisResult:
-    """The whole analysis as one dict: ceilings, transfers, memory, roofline, fpga.
+    """The whole analysis as one dict: ceilings, transfers, memory, roofline, fpga, the trace
+    totals, region paths, kernels by name, DRAM peaks and the attribution it computed
+    (analysis.trace_analysis.AnalysisResult).
 
     ``by``: "region" (default: one transfer group, memory row and roofline point per region
     path, instances summed) or "region_instance" (one per region record), as every table of a
@@ -107,7 +109,9 @@ def analyze(
     cache = getattr(prof, "analyses", None)
     if isinstance(cache, AnalysisCache):
         return cache.analysis(store, options, lambda: ceilings(prof))
-    return run_analysis(store, options, ceilings(prof) if options.ceilings is None else None)
+    return run_analysis(
+        store, options, ceilings(prof) if options.ceilings is None else None, with_attribution=True
+    )
 
 
 def region_rows_of(by: str) -> str:

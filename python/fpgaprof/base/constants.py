@@ -10,8 +10,6 @@ __all__ = [
     "TOP_ROWS",
     "FULL_ROWS",
     "TIMELINE_MAX_EVENTS",
-    "COPY_KIND_NAMES",
-    "MEMORY_KIND_NAMES",
 ]
 
 # The FPGA card of the what-if when none is named (fpga_candidates, the reports, the CLI).
@@ -36,29 +34,3 @@ FULL_ROWS = 10_000
 # Records timeline.json holds by default: about 125-250 bytes each, so 150-250 MB of JSON,
 # which Perfetto's UI still opens (files past a few hundred MB fail to load in the browser).
 TIMELINE_MAX_EVENTS = 1_000_000
-
-# CopyKind values of records.hpp (stable in the trace file).
-COPY_KIND_NAMES = {
-    0: "unknown",
-    1: "HtoD",
-    2: "DtoH",
-    3: "DtoD",
-    4: "HtoH",
-    5: "PtoP",
-    6: "HtoA",
-    7: "AtoH",
-    8: "AtoA",
-    9: "AtoD",
-    10: "DtoA",
-}
-# MemoryKind values of records.hpp.
-MEMORY_KIND_NAMES = {
-    0: "unknown",
-    1: "pageable",
-    2: "pinned",
-    3: "device",
-    4: "array",
-    5: "managed",
-    6: "device_static",
-    7: "managed_static",
-}

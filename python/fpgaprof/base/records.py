@@ -8,7 +8,7 @@ Values are made JSON-safe by ``to_plain`` (numpy scalars to Python, NaN and infi
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -20,6 +20,7 @@ __all__ = [
     "nrows",
     "names_of",
     "unique_names",
+    "enum_names",
     "records_of",
     "row_dict",
     "to_plain",
@@ -106,6 +107,19 @@ def unique_names(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     out = np.empty(len(uniq), dtype=object)
     out[:] = uniq
     return out, inv
+
+
+def enum_names(values: Sequence[Any] | np.ndarray, names: Sequence[str]) -> np.ndarray:
+    """A column of record enum values as names (object array): a number indexes `names` (the
+    core's names by value, e.g. core.COPY_KIND_NAMES; "kindN" outside it), a string stays."""
+    out = np.empty(len(values), dtype=object)
+    for i, v in enumerate(values):
+        if isinstance(v, (str, np.str_)):
+            out[i] = str(v)
+        else:
+            k = int(v)
+            out[i] = names[k] if 0 <= k < len(names) else f"kind{k}"
+    return out
 
 
 def records_of(obj: Any) -> list[dict]:

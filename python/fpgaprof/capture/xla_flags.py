@@ -36,6 +36,7 @@ import warnings
 from collections.abc import Iterable, MutableMapping
 from dataclasses import dataclass, field
 
+from fpgaprof.base.core import core
 from fpgaprof.base.errors import FpgaprofWarning
 
 __all__ = [
@@ -422,8 +423,9 @@ def _disable_cache_in_imported_jax(setup: XlaSetup) -> None:
 
 
 def sanitize_kernel_name(hlo_name: str) -> str:
-    """The CUDA kernel name XLA gives a fusion: every char outside [A-Za-z0-9_$] becomes '_'."""
-    return re.sub(r"[^A-Za-z0-9_$]", "_", hlo_name)
+    """The CUDA kernel name XLA gives a fusion: every char outside [A-Za-z0-9_$] becomes '_'
+    (the core's rule, core.attribution.sanitize_kernel_name, the attribution's own)."""
+    return str(core.attribution.sanitize_kernel_name(hlo_name))
 
 
 def read_dumped_modules(

@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 # Stages write_all reports itself (a caller that loads the trace first adds "loading trace").
-WRITE_STAGES = ("attribution", "analysis", "summary.json", "report.html", "timeline.json")
+WRITE_STAGES = ("analysis", "summary.json", "report.html", "timeline.json")
 
 
 def write_timeline(

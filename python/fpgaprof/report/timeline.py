@@ -28,10 +28,10 @@ from typing import IO, Any
 
 import numpy as np
 
-from fpgaprof.analysis.sections import copy_kind_names, memory_kind_names
 from fpgaprof.base import records
 from fpgaprof.base.atomic import open_atomic
 from fpgaprof.base.constants import TIMELINE_MAX_EVENTS
+from fpgaprof.base.core import core
 from fpgaprof.report.json_rows import EventWriter, Int, Lit, Str, dense_ids, factorize
 from fpgaprof.report.model import TimelineRecords
 
@@ -564,11 +564,11 @@ def write_timeline_to(
     if nm:
         sl = slice(nk, nk + nm)
         kind_ids, kinds = factorize(records.col(mc, "copy_kind", nm))
-        kind_names = copy_kind_names(np.array(kinds, dtype=object)).tolist()
+        kind_names = records.enum_names(kinds, core.COPY_KIND_NAMES).tolist()
         src_ids, srcs = factorize(records.col(mc, "src_kind", nm))
         dst_ids, dsts = factorize(records.col(mc, "dst_kind", nm))
-        src_names = memory_kind_names(np.array(srcs, dtype=object)).tolist()
-        dst_names = memory_kind_names(np.array(dsts, dtype=object)).tolist()
+        src_names = records.enum_names(srcs, core.MEMORY_KIND_NAMES).tolist()
+        dst_names = records.enum_names(dsts, core.MEMORY_KIND_NAMES).tolist()
         nbytes = _i64(mc, "bytes", nm)
         corr = np.asarray(records.col(mc, "correlation_id", nm))
         mnames = Str(kind_ids, [json.dumps(f"Memcpy {k}").encode() for k in kind_names])
