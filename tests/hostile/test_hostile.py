@@ -652,6 +652,25 @@ needs_namespaces = pytest.mark.skipif(
 )
 
 
+def test_d5_temp_folder_unusable_anywhere(tmp_path):
+    """The same without namespaces: Python's temp folder set to one that cannot be made (what
+    tempfile.gettempdir gives when none is writable); import warns once, the CLI works."""
+    code = (
+        "import sys, tempfile; tempfile.tempdir = sys.argv[1]\n"
+        "from fpgaprof.cli import main\n"
+        "sys.exit(main(['report', sys.argv[2], '-o', sys.argv[3]]))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "FPGAPROF_HLO_DUMP_DIR"}
+    r = run_cmd(
+        [sys.executable, "-c", code, str(tmp_path / "no" / "such"), str(BASE_TRACE), str(tmp_path / "out")],
+        env=env,
+    )
+    assert r.rc == 0, r.err
+    assert r.err.count("no writable temporary folder for XLA's HLO dump") == 1, r.err
+    assert "Traceback" not in r.err
+    assert (tmp_path / "out" / "summary.json").exists()
+
+
 @needs_namespaces
 def test_d5_no_writable_temp_folder(tmp_path):
     """/tmp, /var/tmp and the working folder read-only, TMPDIR unset: import and `report` go
