@@ -652,6 +652,13 @@ needs_namespaces = pytest.mark.skipif(
 )
 
 
+def clean_env() -> dict[str, str]:
+    """The environment without a temp folder or an HLO dump folder chosen already (an
+    `import fpgaprof` in this process puts its dump folder into XLA_FLAGS)."""
+    drop = ("TMPDIR", "TEMP", "TMP", "XLA_FLAGS", "FPGAPROF_HLO_DUMP_DIR", "FPGAPROF_XLA_DUMP_DIR")
+    return {k: v for k, v in os.environ.items() if k not in drop}
+
+
 def test_d5_temp_folder_unusable_anywhere(tmp_path):
     """The same without namespaces: Python's temp folder set to one that cannot be made (what
     tempfile.gettempdir gives when none is writable); import warns once, the CLI works."""
@@ -660,7 +667,7 @@ def test_d5_temp_folder_unusable_anywhere(tmp_path):
         "from fpgaprof.cli import main\n"
         "sys.exit(main(['report', sys.argv[2], '-o', sys.argv[3]]))"
     )
-    env = {k: v for k, v in os.environ.items() if k != "FPGAPROF_HLO_DUMP_DIR"}
+    env = clean_env()
     r = run_cmd(
         [sys.executable, "-c", code, str(tmp_path / "no" / "such"), str(BASE_TRACE), str(tmp_path / "out")],
         env=env,
@@ -683,8 +690,7 @@ def test_d5_no_writable_temp_folder(tmp_path):
         "mount -o remount,bind,ro /tmp; mount -t tmpfs -o ro tmpfs /var/tmp; cd /tmp; "
         'exec "$@"'
     )
-    env = {k: v for k, v in os.environ.items() if k not in ("TMPDIR", "TEMP", "TMP")}
-    env.pop("FPGAPROF_HLO_DUMP_DIR", None)
+    env = clean_env()
     cmd = ["unshare", "-rm", "sh", "-c", script, "sh", sys.executable, str(HERE / "driver.py")]
     r = run_cmd([*cmd, "cli", "report", str(BASE_TRACE), "-o", str(out)], env=env)
     assert r.rc == 0, r.err
