@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -32,7 +33,8 @@ const Shape& first_array(const Shape& s) {
   return *p;
 }
 
-// "{1,2}" -> {1,2}
+// "{1,2}" -> {1,2}; a number beyond int64 (text from a hostile trace) saturates at INT64_MAX
+// (-INT64_MAX with a minus) instead of overflowing.
 std::vector<int64_t> int_list(const std::string& v) {
   std::vector<int64_t> out;
   int64_t cur = 0;
@@ -40,7 +42,8 @@ std::vector<int64_t> int_list(const std::string& v) {
   bool neg = false;
   for (char c : v) {
     if (c >= '0' && c <= '9') {
-      cur = cur * 10 + (c - '0');
+      const int digit = c - '0';
+      cur = cur > (INT64_MAX - digit) / 10 ? INT64_MAX : cur * 10 + digit;
       in = true;
     } else if (c == '-' && !in) {
       neg = true;
