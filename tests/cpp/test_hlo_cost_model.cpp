@@ -730,3 +730,209 @@ TEST_CASE("tuple-element shorthand errors name the operand and the fix", "[hlo][
              Catch::Contains("expected a tuple index after '#' in operand 'p'"));
   CHECK(message("  ROOT n = f32[3]{0} negate(p#1)\n") == "no error");
 }
+
+// The rules below were measured against XLA's HloCostAnalysis as jaxlib 0.10.2 runs it on a CPU
+// client (hlo_module_from_text + hlo_module_cost_analysis): each module's XLA total is in the
+// comment, worked out instruction by instruction.
+
+TEST_CASE("default bytes: a tuple operand is its pointer table, a tuple result its arrays", "[hlo][cost]") {
+  // XLA: 2488 B = tuple 16 + opt-barrier (16 + 800) + recv 404 + recv-done (24 + 400)
+  //      + send (400 + 404) + send-done (24 + 0)
+  Module m = run(R"(  x = f32[100]{0} parameter(0)
+  y = s32[100]{0} parameter(1)
+  t = (f32[100]{0}, s32[100]{0}) tuple(x, y)
+  b = (f32[100]{0}, s32[100]{0}) opt-barrier(t)
+  tok = token[] after-all()
+  r = (f32[100]{0}, u32[], token[]) recv(tok), channel_id=1
+  rd = (f32[100]{0}, token[]) recv-done(r), channel_id=1
+  s = (f32[100]{0}, u32[], token[]) send(x, tok), channel_id=2
+  ROOT sd = token[] send-done(s), channel_id=2
+)");
+  CHECK(ins(m, "t").cost.bytes_written == 16);
+  CHECK(ins(m, "b").cost.bytes_read == 16);
+  CHECK(ins(m, "b").cost.bytes_written == 800);
+  CHECK(ins(m, "r").cost.bytes_accessed() == 404);
+  CHECK(ins(m, "rd").cost.bytes_read == 24);
+  CHECK(ins(m, "rd").cost.bytes_written == 400);
+  CHECK(ins(m, "s").cost.bytes_accessed() == 804);
+  CHECK(ins(m, "sd").cost.bytes_accessed() == 24);
+  CHECK(m.total.bytes_accessed() == 2488);
+}
+
+TEST_CASE("infeed, outfeed, all-reduce, bitcast-convert, rng-bit-generator", "[hlo][cost]") {
+  // XLA: 32 FLOPs, 34 transcendentals, 496 B:
+  //   infeed writes every leaf (32 + 8), reads nothing; outfeed reads every leaf (40);
+  //   bitcast-convert is elementwise: 8 FLOPs, 64 B each; all-reduce: 16 FLOPs (2 replicas
+  //   assumed), its arrays written (64) and operands read (64); rng-bit-generator: 2 + 32
+  //   transcendentals, 16 read, 16 + 128 written.
+  Module m = run(R"(  tok = token[] after-all()
+  in = ((f32[8]{0}, s32[2]{0}), token[]) infeed(tok)
+  d = (f32[8]{0}, s32[2]{0}) get-tuple-element(in), index=0
+  out = token[] outfeed(d, tok), outfeed_shape=(f32[8]{0}, s32[2]{0})
+  f = f32[8]{0} get-tuple-element(d), index=0
+  bc = s32[8]{0} bitcast-convert(f)
+  fc = f32[8]{0} bitcast-convert(bc)
+  ar = (f32[8]{0}, f32[8]{0}) all-reduce(f, fc), to_apply=add
+  st = u64[2]{0} parameter(0)
+  ROOT rng = (u64[2]{0}, u32[4,8]{1,0}) rng-bit-generator(st), algorithm=rng_default
+)",
+                 kAdd);
+  CHECK(ins(m, "in").cost.bytes_read == 0);
+  CHECK(ins(m, "in").cost.bytes_written == 40);
+  CHECK(ins(m, "out").cost.bytes_read == 40);
+  CHECK(ins(m, "out").cost.bytes_written == 0);
+  CHECK(ins(m, "bc").cost.flops == 8);
+  CHECK(ins(m, "ar").cost.flops == 16);
+  CHECK(ins(m, "ar").cost.bytes_accessed() == 128);
+  CHECK(ins(m, "rng").cost.transcendentals == 34);
+  CHECK(ins(m, "rng").cost.bytes_accessed() == 160);
+  CHECK(m.total.flops == 32);
+  CHECK(m.total.transcendentals == 34);
+  CHECK(m.total.bytes_accessed() == 496);
+}
+
+TEST_CASE("async: a wrapped <op>-start costs the op, -update and -done their operand and result", "[hlo][cost]") {
+  // add-start: XLA's async wrapper of add(a, b): 64 FLOPs, 3 x 256 B; add-done: the context
+  // tuple's pointer table (3 x 8) + its result 256. XLA: 64 FLOPs, 1048 B.
+  Module m = run(R"(  a = f32[64]{0} parameter(0)
+  b = f32[64]{0} parameter(1)
+  s = ((f32[64]{0}, f32[64]{0}), f32[64]{0}, u32[]) add-start(a, b)
+  ROOT d = f32[64]{0} add-done(s)
+)");
+  CHECK(ins(m, "s").cost.flops == 64);
+  CHECK(ins(m, "s").cost.bytes_accessed() == 768);
+  CHECK(ins(m, "d").cost.bytes_accessed() == 280);
+  CHECK(m.total.bytes_accessed() == 1048);
+  // async-start with its computation: that computation's cost; async-update writes the
+  // arrays of its result (256 + 256 + 4) after reading the context (24). XLA: 64 FLOPs, 1332 B.
+  Module m2 = run(R"(  a = f32[64]{0} parameter(0)
+  s = ((f32[64]{0}), f32[64]{0}, s32[]) async-start(a), calls=wrapped
+  u = ((f32[64]{0}), f32[64]{0}, s32[]) async-update(s)
+  ROOT d = f32[64]{0} async-done(u)
+)",
+                  "wrapped {\n  p = f32[64]{0} parameter(0)\n  ROOT n = f32[64]{0} negate(p)\n}\n");
+  CHECK(ins(m2, "s").cost.bytes_accessed() == 512);
+  CHECK(ins(m2, "u").cost.bytes_accessed() == 540);
+  CHECK(m2.total.flops == 64);
+  CHECK(m2.total.bytes_accessed() == 1332);
+}
+
+TEST_CASE("ragged-dot and scaled-dot FLOPs", "[hlo][cost]") {
+  // ragged-dot: XLA drops result dimension 0 (one rhs group dimension) before 2 x elements x
+  // contracted: 2 x (8 x 32) x 16 = 8192. scaled-dot: 2 x 16 x 32 x 64 = 65536.
+  Module m = run(R"(  lhs = f32[4,8,16]{2,1,0} parameter(0)
+  rhs = f32[2,4,16,32]{3,2,1,0} parameter(1)
+  g = s64[4,2]{1,0} parameter(2)
+  r = f32[4,8,32]{2,1,0} ragged-dot(lhs, rhs, g), lhs_batch_dims={0}, rhs_batch_dims={1}, lhs_contracting_dims={2}, rhs_contracting_dims={2}, lhs_ragged_dims={1}, rhs_group_dims={0}
+  l8 = f8e4m3fn[16,64]{1,0} parameter(3)
+  ls = f8e8m0fnu[16,2]{1,0} parameter(4)
+  r8 = f8e4m3fn[64,32]{1,0} parameter(5)
+  rs = f8e8m0fnu[2,32]{1,0} parameter(6)
+  ROOT sd = bf16[16,32]{1,0} scaled-dot(l8, ls, r8, rs), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+)");
+  CHECK(ins(m, "r").cost.flops == 8192);
+  CHECK(ins(m, "r").cost.bytes_accessed() == 22592);
+  CHECK(ins(m, "sd").cost.flops == 65536);
+  CHECK(ins(m, "sd").pattern == AccessPattern::kDot);
+}
+
+TEST_CASE("nested fusions: a dynamic-slice of a nested fusion reads its slice, a nested root nothing", "[hlo][cost]") {
+  // XLA's FusionParameterReadBytes: p0 feeds the nested fusion f directly into its root, and
+  // f's only user is a dynamic-slice of it: p0 reads the slice (8 x 32 = 256 B), p1 (an index)
+  // 4 B, the result 256 B. XLA: 516 B.
+  Module m = run(R"(  a = s8[64,32]{1,0} parameter(0)
+  i = s32[] parameter(1)
+  ROOT r = s8[8,32]{1,0} fusion(a, i), kind=kLoop, calls=outer
+)",
+                 R"(inner {
+  p = s8[64,32]{1,0} parameter(0)
+  ROOT c = s8[64,32]{1,0} copy(p)
+}
+outer {
+  p0 = s8[64,32]{1,0} parameter(0)
+  f = s8[64,32]{1,0} fusion(p0), kind=kLoop, calls=inner
+  z = s32[] constant(0)
+  p1 = s32[] parameter(1)
+  ROOT ds = s8[8,32]{1,0} dynamic-slice(f, p1, z), dynamic_slice_sizes={8,32}
+}
+)");
+  CHECK(ins(m, "r").cost.bytes_read == 260);
+  CHECK(ins(m, "r").cost.bytes_written == 256);
+  // A nested fusion at the root has no users: XLA counts no read of what feeds it (256 B of
+  // result only).
+  Module m2 = run(R"(  a = f32[64]{0} parameter(0)
+  ROOT r = f32[64]{0} fusion(a), kind=kLoop, calls=outer
+)",
+                  R"(inner {
+  p = f32[64]{0} parameter(0)
+  ROOT n = f32[64]{0} negate(p)
+}
+outer {
+  p0 = f32[64]{0} parameter(0)
+  ROOT f = f32[64]{0} fusion(p0), kind=kLoop, calls=inner
+}
+)");
+  CHECK(ins(m2, "r").cost.flops == 64);
+  CHECK(ins(m2, "r").cost.bytes_read == 0);
+  CHECK(ins(m2, "r").cost.bytes_written == 256);
+}
+
+TEST_CASE("conditional: bytes of the branch that accesses most, transpose bitcasts on default layouts", "[hlo][cost]") {
+  // big_read: add 768 + slice 8 = 776 B, 64 FLOPs; big_write: slice 8 B. XLA: tuple 16 +
+  // conditional 776 = 792 B.
+  Module m = run(R"(  c = pred[] parameter(0)
+  x = f32[64]{0} parameter(1)
+  t = (f32[64]{0}, f32[64]{0}) tuple(x, x)
+  ROOT r = f32[1]{0} conditional(c, t, t), true_computation=big_read, false_computation=big_write
+)",
+                 R"(big_read {
+  p = (f32[64]{0}, f32[64]{0}) parameter(0)
+  x = f32[64]{0} get-tuple-element(p), index=0
+  y = f32[64]{0} get-tuple-element(p), index=1
+  a = f32[64]{0} add(x, y)
+  ROOT s = f32[1]{0} slice(a), slice={[0:1]}
+}
+big_write {
+  p = (f32[64]{0}, f32[64]{0}) parameter(0)
+  x = f32[64]{0} get-tuple-element(p), index=0
+  ROOT b = f32[1]{0} slice(x), slice={[0:1]}
+}
+)");
+  CHECK(ins(m, "r").cost.flops == 64);
+  CHECK(ins(m, "r").cost.bytes_accessed() == 776);
+  CHECK(m.total.bytes_accessed() == 792);
+  // No layout printed: XLA's default (major to minor). [1,64,1] -> [64,1,1] swapping
+  // dimensions 0 and 1 moves no element, but XLA's TransposeIsBitcast compares layouts only:
+  // not a bitcast, 2 x 256 B.
+  Module t = run("  a = f32[1,64,1] parameter(0)\n  ROOT t = f32[64,1,1] transpose(a), dimensions={1,0,2}\n");
+  CHECK(ins(t, "t").cost.bytes_accessed() == 512);
+  // Layouts that keep the physical order: a bitcast, free.
+  Module b = run("  a = f32[8,4]{1,0} parameter(0)\n  ROOT t = f32[4,8]{0,1} transpose(a), dimensions={1,0}\n");
+  CHECK(ins(b, "t").cost.bytes_accessed() == 0);
+}
+
+TEST_CASE("dynamic shapes: a size per dimension, an unbounded dimension counts no elements", "[hlo][cost]") {
+  // f32[<=100]: 400 B of elements + 4 B of size each way; XLA: 100 FLOPs, 808 B.
+  Module m = run("  x = f32[<=100]{0} parameter(0)\n  ROOT n = f32[<=100]{0} negate(x)\n");
+  CHECK(ins(m, "n").cost.flops == 100);
+  CHECK(ins(m, "n").cost.bytes_accessed() == 808);
+  // f32[64,?]: no elements, 2 x 4 B of sizes each way. XLA: 0 FLOPs, 16 B (its element count
+  // overflows to 0 here; to INT64_MIN for an odd number of other elements, fpgaprof's 0 then).
+  Module u = run("  x = f32[64,?]{1,0} parameter(0)\n  ROOT n = f32[64,?]{1,0} negate(x)\n");
+  CHECK(ins(u, "n").cost.flops == 0);
+  CHECK(ins(u, "n").cost.bytes_accessed() == 16);
+}
+
+TEST_CASE("absurd dimension sizes saturate instead of overflowing", "[hlo][cost]") {
+  // Found by the fuzzer: a kernel of 10^16 x 11 x 11 x ... elements. Sizes saturate at
+  // INT64_MAX, a convolution too large to enumerate counts the upper bound; nothing overflows.
+  Module m = run(R"(  lhs = f32[3,3,7,7] parameter(0)
+  rhs = f32[9999999999999995,11,11,2,7] parameter(1)
+  big = f32[4611686018427387904,4] parameter(2)
+  n = f32[4611686018427387904,4] negate(big)
+  ROOT c = f32[3,3,7,7] convolution(lhs, rhs), window={size=11811 pad=3_26x3_6 stride=2x1}, dim_labels=01bf_o01i->f01b
+)");
+  CHECK(ins(m, "n").cost.flops == static_cast<double>(INT64_MAX));
+  CHECK(ins(m, "n").cost.bytes_written == static_cast<double>(INT64_MAX));
+  CHECK(ins(m, "c").cost.flops >= 0);
+}

@@ -70,14 +70,15 @@ TEST_CASE("shape sizes beyond int64 saturate, never wrap negative", "[hlo][parse
   }
 }
 
-TEST_CASE("numbers in attribute lists beyond int64 saturate", "[hlo][cost][hostile]") {
+TEST_CASE("numbers in attribute lists beyond int64 do not overflow", "[hlo][cost][hostile]") {
   // Found by hlo_parser_fuzzer under UBSan: fft_length={3244444444444444444x} overflowed int64
-  // while it was read. Saturated, the length is 2^63 - 1, whose floor(log2) is 62: an FFT over
-  // the 8 elements of c64[8] costs 2 * 4 * 62 * 8 = 3968 FLOPs (the model's 8 n log2(len)).
+  // while it was read. A number is now read until it passes 2^40: 3,244,444,444,444, whose
+  // floor(log2) is 41, so an FFT over the 8 elements of c64[8] costs 2 * 4 * 41 * 8 = 2624
+  // FLOPs (the model's 8 n log2(len)).
   const Module m = analyze_hlo(
       "HloModule m\n\nENTRY e {\n  p = c64[8]{0} parameter(0)\n"
       "  ROOT f = c64[8]{0} fft(p), fft_type=FFT, fft_length={32444444444444444444444}\n}\n");
-  CHECK(m.find_instruction("f")->cost.flops == 3968.0);
+  CHECK(m.find_instruction("f")->cost.flops == 2624.0);
   const Module neg = analyze_hlo(
       "HloModule m\n\nENTRY e {\n  p = f32[2,3]{1,0} parameter(0)\n"
       "  ROOT t = f32[3,2]{1,0} transpose(p), dimensions={-99999999999999999999,1}\n}\n");

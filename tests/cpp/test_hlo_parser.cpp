@@ -111,7 +111,9 @@ ENTRY e {
   CHECK(p->shape.dynamic_dims[1]);
   CHECK(p->shape.layout == std::vector<int64_t>{1, 0});
   CHECK(p->shape.memory_space == 1);
-  CHECK(p->shape.byte_size() == 4 * 16 * 2);
+  // a dynamic array also holds its dimension sizes, an s32 each (XLA's shape size)
+  CHECK(p->shape.byte_size() == 4 * 16 * 2 + 2 * 4);
+  CHECK(p->shape.is_dynamic());
   const Instruction* t = e->find("t");
   REQUIRE(t->shape.tuple.size() == 3);
   CHECK(t->shape.tuple[2].type == PrimitiveType::kToken);
@@ -272,13 +274,210 @@ ENTRY e {
   REQUIRE(t->shape.tuple.size() == 2);
   CHECK(t->shape.tuple[1].type == PrimitiveType::kPred);
   CHECK(e->root() == t);
-  // A shape fpgaprof cannot infer is an error naming the instruction.
+  // A shape XLA does not infer (slice, iota, ...) is an error naming the instruction.
   try {
-    parse_hlo_module(
-        "HloModule m\nENTRY e {\n  p = f32[4]{0} parameter(0)\n  ROOT b = broadcast(p), dimensions={0}\n}\n");
+    parse_hlo_module("HloModule m\nENTRY e {\n  p = f32[4]{0} parameter(0)\n  ROOT b = slice(p), slice={[0:2]}\n}\n");
     FAIL("no error");
   } catch (const HloParseError& err) {
     CHECK(err.line() == 4);
     CHECK_THAT(err.what(), Catch::Contains("a shape before the opcode of 'b'"));
   }
+}
+
+namespace {
+
+std::vector<int64_t> dims_of(const Module& m, const char* name) {
+  const Instruction* i = m.find_instruction(name);
+  REQUIRE(i != nullptr);
+  return i->shape.dims;
+}
+
+}  // namespace
+
+TEST_CASE("XLA's lexical rules: line breaks between any two tokens, comments, two instructions on a line",
+          "[hlo][parser]") {
+  // Forms from XLA's tests: the header continued, the opcode and its operands on other lines
+  // than the shape, a value after a line break, `s32 [4]`, two instructions on one line, and
+  // `//` comments after an instruction.
+  const Module m = parse_hlo_module(R"(HloModule m,
+  entry_computation_layout={(s32[4]{0})
+  ->f32[]}
+
+add {                         // the reducer
+  x = f32[] parameter(0) y = f32[] parameter(1)
+  ROOT
+    s =
+    f32[]
+    add(x,
+        /*index=1*/ y) // two instructions above share a line
+}
+
+ENTRY e {
+  p = s32 [4] parameter(0)
+  q = f32[4]{0} convert(p), metadata={op_name="a"
+    source_line=3}
+  r = f32[] constant(0)
+  ROOT red = f32[] reduce(q, r), dimensions={0}, to_apply=
+    add
+}
+)");
+  CHECK(m.name == "m");
+  CHECK(m.attributes.at("entry_computation_layout") == "{(s32[4]{0})->f32[]}");
+  const Computation* add = m.find("add");
+  REQUIRE(add != nullptr);
+  REQUIRE(add->instructions.size() == 3);
+  CHECK(add->root()->name == "s");
+  CHECK(add->root()->operands == std::vector<std::string>{"x", "y"});
+  CHECK(add->root()->line == 7);
+  CHECK(dims_of(m, "p") == std::vector<int64_t>{4});
+  CHECK(m.find_instruction("q")->metadata.source_line == 3);
+  CHECK(m.find_instruction("red")->called_computations == std::vector<std::string>{"add"});
+  CHECK(m.entry()->root()->name == "red");
+}
+
+TEST_CASE("text without the HloModule line, and the older header form", "[hlo][parser]") {
+  // A lit test split: computations only; XLA names the module after the entry, the last
+  // computation when none is marked ENTRY.
+  const Module f = parse_hlo_module("fusion {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}\n");
+  CHECK(f.name == "module_fusion");
+  CHECK(f.entry()->name == "fusion");
+  const Module e = parse_hlo_module(
+      "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = add(a, b)\n}\n\n"
+      "ENTRY %main (x: f32[8]) -> f32[] {\n  x = f32[8] parameter(0)\n  z = f32[] constant(0)\n"
+      "  ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=add\n}\n");
+  CHECK(e.name == "module_main");
+  CHECK(e.entry()->name == "main");
+  CHECK(e.find("add")->root()->shape.type == PrimitiveType::kF32);
+  const Module o = parse_hlo_module("HloModule convolution.167:\n\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n");
+  CHECK(o.name == "convolution.167");
+}
+
+TEST_CASE("operands and computations written in place", "[hlo][parser]") {
+  // cudnn_fused_conv_rewriter_test's form: nested instructions without shapes; a fusion whose
+  // computation is written in its calls= attribute (XLA's nested computations).
+  const Module m = parse_hlo_module(R"(HloModule t
+ENTRY e {
+  a = f32[4] parameter(0)
+  b = f32[4] parameter(1)
+  s = add(maximum(a, b), multiply(a, f32[4] constant({1, 2, 3, 4})))
+  ROOT f = f32[4] fusion(s), kind=kLoop, calls={
+    x = f32[4] parameter(0)
+    ROOT y = f32[4] negate(x)
+  }
+}
+)");
+  const Computation* e = m.entry();
+  REQUIRE(e != nullptr);
+  CHECK(e->find("s")->operands == std::vector<std::string>{"s/0", "s/1"});
+  CHECK(e->find("s/0")->opcode == "maximum");
+  CHECK(e->find("s/1")->operands == std::vector<std::string>{"a", "s/1/1"});
+  CHECK(e->find("s/1/1")->opcode == "constant");
+  CHECK(e->index.at("s/1/1") < e->index.at("s/1"));
+  CHECK(e->find("s")->shape.dims == std::vector<int64_t>{4});
+  const Instruction* f = e->find("f");
+  REQUIRE(f->called_computations == std::vector<std::string>{"f.calls"});
+  const Computation* fc = m.find("f.calls");
+  REQUIRE(fc != nullptr);
+  CHECK(fc->is_fusion);
+  CHECK(fc->root()->opcode == "negate");
+  CHECK_FALSE(fc->is_entry);
+}
+
+TEST_CASE("shapes left out are XLA's inferred shapes", "[hlo][parser]") {
+  // Each expected shape is the one XLA's parser infers (jaxlib 0.10.2, hlo_module_from_text).
+  const Module m = parse_hlo_module(R"(HloModule m
+add {
+  a0 = f32[] parameter(0)
+  a1 = f32[] parameter(1)
+  ROOT a2 = add(a0, a1)
+}
+ENTRY e {
+  x = f32[2,8,16] parameter(0)
+  w = f32[3,3,16,32] parameter(1)
+  i = f32[1,10,10,16] parameter(2)
+  d = dot(x, x), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}
+  c = convolution(i, w), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  zero = f32[] constant(0)
+  r = reduce(x, zero), dimensions={1}, to_apply=add
+  rw = reduce-window(i, zero), window={size=1x3x3x1 stride=1x2x2x1}, to_apply=add
+  b = broadcast(zero), dimensions={4,5}
+  t = transpose(x), dimensions={2,0,1}
+  cc = concatenate(x, x), dimensions={1}
+  idx = s32[5,1] parameter(3)
+  g = gather(x, idx), offset_dims={1,2}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,8,16}
+  rf = f32[4,8] parameter(4)
+  ff = fft(rf), fft_type=RFFT, fft_length={8}
+  tk = topk(rf), k=3, largest=true
+  cmp = compare(x, x), direction=LT
+  cx = complex(rf, rf)
+  ab = abs(cx)
+  ROOT out = tuple(d, c, r, rw, b, t, cc, g, ff, tk, cmp, ab)
+}
+)");
+  CHECK(dims_of(m, "d") == std::vector<int64_t>{2, 8, 8});
+  CHECK(dims_of(m, "c") == std::vector<int64_t>{1, 5, 5, 32});
+  CHECK(dims_of(m, "r") == std::vector<int64_t>{2, 16});
+  CHECK(dims_of(m, "rw") == std::vector<int64_t>{1, 4, 4, 16});
+  CHECK(dims_of(m, "b") == std::vector<int64_t>{4, 5});  // the old broadcast: new major sizes
+  CHECK(dims_of(m, "t") == std::vector<int64_t>{16, 2, 8});
+  // XLA permutes the layout with the dimensions: the transpose is a bitcast
+  CHECK(m.find_instruction("t")->shape.layout == std::vector<int64_t>{0, 2, 1});
+  CHECK(dims_of(m, "cc") == std::vector<int64_t>{2, 16, 16});
+  CHECK(dims_of(m, "g") == std::vector<int64_t>{5, 8, 16});
+  CHECK(dims_of(m, "ff") == std::vector<int64_t>{4, 5});
+  CHECK(m.find_instruction("ff")->shape.type == PrimitiveType::kC64);
+  const Shape& tk = m.find_instruction("tk")->shape;
+  REQUIRE(tk.tuple.size() == 2);
+  CHECK(tk.tuple[0].dims == std::vector<int64_t>{4, 3});
+  CHECK(tk.tuple[1].type == PrimitiveType::kS32);
+  CHECK(m.find_instruction("cmp")->shape.type == PrimitiveType::kPred);
+  CHECK(m.find_instruction("cx")->shape.type == PrimitiveType::kC64);
+  CHECK(m.find_instruction("ab")->shape.type == PrimitiveType::kF32);
+  CHECK(m.entry()->root()->shape.tuple.size() == 12);
+}
+
+TEST_CASE("shapes XLA builds from the operands, buffers, literals, names like element types", "[hlo][parser]") {
+  const Module m = parse_hlo_module(R"(HloModule m
+ENTRY e {
+  p = f32[3]{0} parameter(0)
+  t = (f32[3]{0}, f32[2]{0}) tuple(p, p)
+  tok = token[] after-all()
+  r = (f32[128,32], u32[], token[]) recv(tok), channel_id=5
+  rd = (f32[128,21], token[]) recv-done(r), channel_id=5
+  s2 = b(f32[3]) custom-call(p), custom_call_target="Pin", literal=s32[2]{0} {1, 2}
+  k = s4[4]{0:E(4)} constant({1, 2, 3, 4})
+  ROOT c = f32[3]{0} custom-call(s2), custom_call_target="Unpin", literal=( s32[1]{0} {4}, pred[] true )
+}
+)");
+  // XLA's CreateTuple and CreateRecvDone use the operands' shapes, not the text's
+  const Shape& t = m.find_instruction("t")->shape;
+  REQUIRE(t.tuple.size() == 2);
+  CHECK(t.tuple[1].dims == std::vector<int64_t>{3});
+  CHECK(m.find_instruction("rd")->shape.tuple[0].dims == std::vector<int64_t>{128, 32});
+  // a buffer is sized as its array; an instruction may be named like an element type
+  const Instruction* s2 = m.find_instruction("s2");
+  CHECK(s2->shape.type == PrimitiveType::kF32);
+  CHECK(s2->attributes.at("literal") == "s32[2]{0} {1, 2}");
+  CHECK(m.entry()->root()->operands == std::vector<std::string>{"s2"});
+  // a literal keeps no packed element size: 4 x 1 byte
+  CHECK(m.find_instruction("k")->shape.byte_size() == 4);
+}
+
+TEST_CASE("an unknown opcode's shape, unbalanced text and deep nesting are parse errors", "[hlo][parser]") {
+  CHECK_THROWS_AS(parse_hlo_module("HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT q = frobnicate(p)\n}\n"),
+                  HloParseError);
+  CHECK_THROWS_AS(parse_hlo_module("fusion {\n  p = f32[2] parameter(0)\n"), HloParseError);
+  std::string deep = "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = ";
+  for (int k = 0; k < 40; ++k) deep += "negate(";
+  deep += "p";
+  for (int k = 0; k < 40; ++k) deep += ")";
+  deep += "\n}\n";
+  CHECK_THROWS_AS(parse_hlo_module(deep), HloParseError);
+  std::string shallow = "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = ";
+  for (int k = 0; k < 20; ++k) shallow += "negate(";
+  shallow += "p";
+  for (int k = 0; k < 20; ++k) shallow += ")";
+  shallow += "\n}\n";
+  const Module m = parse_hlo_module(shallow);
+  CHECK(m.entry()->instructions.size() == 21);  // p and 20 negates (r the outermost)
 }

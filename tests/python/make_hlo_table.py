@@ -15,6 +15,9 @@ import fpgaprof  # noqa: E402
 import hlo_corpus  # noqa: E402
 
 
+CORPUS_HEADING = "## XLA's own HLO tests"
+
+
 def main(out_path="docs/hlo-validation.md"):
     corpus = hlo_corpus.build_corpus(include_mbirjax=True)
     lines = [
@@ -42,8 +45,15 @@ def main(out_path="docs/hlo-validation.md"):
         lines.append(f"| {c.program.name} | {xf:.0f} | {m.flops:.0f} | {xt:.0f} | {m.transcendentals:.0f} | "
                      f"{xb:.0f} | {m.bytes_accessed:.0f} | {'yes' if ok else '**no**'} |")
     lines += ["", f"{agree} of {len(corpus)} programs agree ({100.0 * agree / len(corpus):.0f} %).", ""]
+    # The XLA test corpus section that follows is written by scripts/xla_corpus.py: kept.
+    kept = ""
+    if os.path.exists(out_path):
+        with open(out_path) as f:
+            old = f.read()
+        if CORPUS_HEADING in old:
+            kept = "\n" + old[old.index(CORPUS_HEADING):]
     with open(out_path, "w") as f:
-        f.write("\n".join(lines))
+        f.write("\n".join(lines) + kept)
     print(f"wrote {out_path}: {agree}/{len(corpus)} agree")
 
 

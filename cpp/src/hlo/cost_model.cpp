@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -12,20 +12,39 @@
 #include <nlohmann/json.hpp>
 
 #include "fpgaprof/hlo/hlo_parser.hpp"
+#include "hlo/hlo_attributes.hpp"
+
+// The rules are XLA's HloCostAnalysis (xla/service/hlo_cost_analysis.cc, the base class the CPU
+// backend uses) with the CPU shape size (xla/service/cpu/cpu_executable.cc, ShapeSizeBytes),
+// reimplemented for fpgaprof's module, read from openxla/xla at 9a77a882 (2025-10-31); where
+// fpgaprof deliberately differs, docs/cost-model.md says so and why.
 
 namespace fpgaprof::hlo {
 namespace {
 
-// XLA's shape size: arrays by element count and type; a tuple is its table of 8-byte pointers.
+// XLA's shape size: an array by its elements (and a dynamic array's size metadata); a tuple
+// is its table of 8-byte pointers; a token nothing; an opaque a pointer.
 double xla_size(const Shape& s) {
   if (s.is_tuple()) return 8.0 * static_cast<double>(s.tuple.size());
   return static_cast<double>(s.byte_size());
 }
 
-// Bytes of every array leaf (what a tuple-shaped result really occupies).
+// Bytes of every array leaf (what a tuple-shaped value really occupies).
 double leaf_bytes(const Shape& s) { return static_cast<double>(s.byte_size()); }
 
 double elements(const Shape& s) { return static_cast<double>(s.is_tuple() ? 0 : s.element_count()); }
+
+// ShapeUtil::ElementsInRecursive: the elements of every array leaf.
+double elements_recursive(const Shape& s) {
+  if (!s.is_tuple()) return s.is_array() ? static_cast<double>(s.element_count()) : 0.0;
+  double n = 0;
+  for (const Shape& e : s.tuple) n += elements_recursive(e);
+  return n;
+}
+
+// The array itself, or a tuple's first element (XLA's `shape().IsArray() ? shape() :
+// shape().tuple_shapes(0)`).
+const Shape& array_or_first(const Shape& s) { return s.is_tuple() && !s.tuple.empty() ? s.tuple.front() : s; }
 
 const Shape& first_array(const Shape& s) {
   const Shape* p = &s;
@@ -33,35 +52,24 @@ const Shape& first_array(const Shape& s) {
   return *p;
 }
 
-// "{1,2}" -> {1,2}; a number beyond int64 (text from a hostile trace) saturates at INT64_MAX
-// (-INT64_MAX with a minus) instead of overflowing.
-std::vector<int64_t> int_list(const std::string& v) {
-  std::vector<int64_t> out;
-  int64_t cur = 0;
-  bool in = false;
-  bool neg = false;
-  for (char c : v) {
-    if (c >= '0' && c <= '9') {
-      const int digit = c - '0';
-      cur = cur > (INT64_MAX - digit) / 10 ? INT64_MAX : cur * 10 + digit;
-      in = true;
-    } else if (c == '-' && !in) {
-      neg = true;
-    } else {
-      if (in) out.push_back(neg ? -cur : cur);
-      cur = 0;
-      in = false;
-      neg = false;
-    }
-  }
-  if (in) out.push_back(neg ? -cur : cur);
-  return out;
+// Sizes of every array subshape (ShapeUtil::ForEachSubshape over arrays).
+double array_subshape_bytes(const Shape& s) {
+  if (!s.is_tuple()) return s.is_array() ? xla_size(s) : 0.0;
+  double n = 0;
+  for (const Shape& e : s.tuple) n += array_subshape_bytes(e);
+  return n;
+}
+double array_subshape_elements(const Shape& s) { return elements_recursive(s); }
+
+// Sizes of every leaf (arrays, tokens, opaques): ShapeUtil::ForEachLeafShape.
+double leaf_sizes(const Shape& s) {
+  if (!s.is_tuple()) return xla_size(s);
+  double n = 0;
+  for (const Shape& e : s.tuple) n += leaf_sizes(e);
+  return n;
 }
 
-const std::string* attr(const Instruction& ins, const char* key) {
-  auto it = ins.attributes.find(key);
-  return it == ins.attributes.end() ? nullptr : &it->second;
-}
+const std::string* attr(const Instruction& ins, const char* key) { return attr::find(ins, key); }
 
 int64_t dim(const Shape& s, int64_t d) {
   if (d < 0 || static_cast<std::size_t>(d) >= s.dims.size()) return 1;
@@ -82,26 +90,39 @@ int64_t log2_ceil(uint64_t v) {
   return (uint64_t{1} << f) == v ? f : f + 1;
 }
 
+// HandleElementwiseOp's transcendental opcodes.
 bool is_transcendental_op(const std::string& op) {
   static const std::unordered_set<std::string> kOps = {
-      "exponential",           "log",          "logistic", "power", "sqrt", "cbrt", "rsqrt", "tanh", "sine", "cosine",
-      "exponential-minus-one", "log-plus-one", "atan2",    "tan",   "erf"};
+      "acos", "acosh",        "asin",     "asinh", "atan2",       "atanh",
+      "cbrt", "cosine",       "cosh",     "erf",   "exponential", "exponential-minus-one",
+      "log",  "log-plus-one", "logistic", "power", "rsqrt",       "sine",
+      "sinh", "sqrt",         "tan",      "tanh"};
   return kOps.count(op) != 0;
 }
 
+// Opcodes XLA's visitor sends to HandleElementwiseOp (one operation per result element):
+// DfsHloVisitor's elementwise defaults, less copy (HloCostAnalysis::HandleCopy counts none),
+// plus select, clamp, compare, convert and reduce-precision.
 bool is_elementwise_op(const std::string& op) {
   static const std::unordered_set<std::string> kOps = {"abs",
+                                                       "acos",
+                                                       "acosh",
                                                        "add",
                                                        "and",
+                                                       "asin",
+                                                       "asinh",
                                                        "atan2",
+                                                       "atanh",
+                                                       "bitcast-convert",
                                                        "cbrt",
                                                        "ceil",
                                                        "clamp",
-                                                       "clz",
                                                        "compare",
                                                        "complex",
                                                        "convert",
                                                        "cosine",
+                                                       "cosh",
+                                                       "count-leading-zeros",
                                                        "divide",
                                                        "erf",
                                                        "exponential",
@@ -132,12 +153,13 @@ bool is_elementwise_op(const std::string& op) {
                                                        "shift-right-logical",
                                                        "sign",
                                                        "sine",
+                                                       "sinh",
                                                        "sqrt",
+                                                       "stochastic-convert",
                                                        "subtract",
                                                        "tan",
                                                        "tanh",
-                                                       "xor",
-                                                       "stochastic-convert"};
+                                                       "xor"};
   return kOps.count(op) != 0;
 }
 
@@ -147,14 +169,27 @@ bool is_data_movement_op(const std::string& op) {
       "broadcast",       "reshape",    "transpose",     "copy",
       "bitcast",         "slice",      "dynamic-slice", "dynamic-update-slice",
       "concatenate",     "pad",        "reverse",       "iota",
-      "bitcast-convert", "copy-start", "copy-done",     "dynamic-reshape"};
+      "bitcast-convert", "copy-start", "copy-done",     "dynamic-reshape",
+      "opt-barrier"};
   return kOps.count(op) != 0;
 }
 
-// Ops that neither compute nor touch memory.
+// Ops XLA counts neither operations nor bytes for: no code runs.
 bool is_free_op(const std::string& op) {
   return op == "parameter" || op == "constant" || op == "get-tuple-element" || op == "bitcast" || op == "after-all" ||
-         op == "add-dependency" || op == "domain" || op == "opt-barrier";
+         op == "add-dependency" || op == "domain";
+}
+
+// Opcodes whose names end in -start/-update/-done; any other `<op>-start` is XLA's async
+// wrapper of <op> (hlo_parser.cc, ParseOpcode).
+bool is_native_async_name(const std::string& op) {
+  return op == "all-gather-start" || op == "all-gather-done" || op == "all-reduce-start" || op == "all-reduce-done" ||
+         op == "collective-permute-start" || op == "collective-permute-done" || op == "copy-start" ||
+         op == "copy-done" || op == "send-done" || op == "recv-done" || op == "async-start" || op == "async-update" ||
+         op == "async-done";
+}
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // The figures a custom kernel's author attached to it: Pallas's Triton lowering drops
@@ -261,7 +296,9 @@ class CostModel {
     }
     for (const Computation& c : m_.computations) {
       for (const Instruction& i : c.instructions) {
-        if (i.cost.unknown && i.opcode == "custom-call") ++m_.unknown_cost_instructions;
+        if (i.cost.unknown && (i.opcode == "custom-call" || i.opcode == "custom-call-start")) {
+          ++m_.unknown_cost_instructions;
+        }
       }
     }
   }
@@ -269,8 +306,7 @@ class CostModel {
  private:
   // Sum of the instructions' costs of one computation (XLA's sub-computation properties).
   const Cost& computation_cost(std::size_t idx) {
-    if (comp_done_[idx] == 2) return comp_cost_[idx];
-    if (comp_done_[idx] == 1) return comp_cost_[idx];  // recursion: XLA HLO has none; stay finite
+    if (comp_done_[idx] != 0) return comp_cost_[idx];  // done, or recursion (XLA HLO has none): stay finite
     comp_done_[idx] = 1;
     Computation& c = m_.computations[idx];
     Cost sum;
@@ -297,18 +333,33 @@ class CostModel {
   const Computation* named_callee(const Instruction& ins, const char* key) const {
     const std::string* v = attr(ins, key);
     if (v == nullptr) return nullptr;
-    std::string n = *v;
-    if (!n.empty() && n.front() == '%') n.erase(0, 1);
-    return m_.find(n);
+    std::string_view n = *v;
+    if (!n.empty() && n.front() == '%') n.remove_prefix(1);
+    return m_.find(std::string(n));
   }
   // Flops/transcendentals of one application of a scalar computation (to_apply, ...).
   Cost sub(const Computation* c) { return c ? computation_cost(callee_index(c)) : Cost{}; }
 
-  void set_default_bytes(Instruction& ins) {
+  // HloCostAnalysis::Preprocess: each operand at XLA's shape size (a tuple operand: its
+  // pointer table), every leaf of the result (a tuple result: its arrays; jaxlib 0.10.2's XLA,
+  // measured: its sort, copy-start, send and opt-barrier results count their arrays).
+  static void set_default_bytes(Instruction& ins) {
     double r = 0;
     for (const Shape& s : ins.operand_shapes) r += xla_size(s);
     ins.cost.bytes_read = r;
-    ins.cost.bytes_written = xla_size(ins.shape);
+    ins.cost.bytes_written = leaf_sizes(ins.shape);
+  }
+
+  // The cost of the called computation, its bytes included (call, while, async-start,
+  // fusion's arithmetic).
+  static void take_all(Cost& cost, const Cost& b) {
+    cost.flops = b.flops;
+    cost.transcendentals = b.transcendentals;
+    cost.bytes_read = b.bytes_read;
+    cost.bytes_written = b.bytes_written;
+    cost.working_set_bytes = std::max(cost.working_set_bytes, b.working_set_bytes);
+    cost.unknown = b.unknown;
+    cost.per_iteration = b.per_iteration;
   }
 
   void cost_instruction(Instruction& ins, const Computation& comp) {
@@ -328,7 +379,7 @@ class CostModel {
     }
     if (is_elementwise_op(op)) {
       (is_transcendental_op(op) ? cost.transcendentals : cost.flops) = elements(ins.shape);
-      ins.pattern = AccessPattern::kElementwise;
+      ins.pattern = op == "bitcast-convert" ? AccessPattern::kDataMovement : AccessPattern::kElementwise;
       return;
     }
     if (op == "transpose" && transpose_is_bitcast(ins)) {
@@ -356,7 +407,8 @@ class CostModel {
       return;
     }
     if (op == "tuple") {
-      cost.bytes_read = 0;
+      cost.bytes_read = 0;  // gathers pointers: its index table is written
+      cost.bytes_written = xla_size(ins.shape);
       ins.pattern = AccessPattern::kDataMovement;
       cost.working_set_bytes = 0;
       return;
@@ -365,8 +417,20 @@ class CostModel {
       ins.pattern = AccessPattern::kDataMovement;
       return;
     }
-    if (op == "dot") {
-      cost.flops = dot_flops(ins);
+    if (op == "dot" || op == "scaled-dot") {
+      cost.flops = dot_flops(ins, ins.shape);
+      ins.pattern = AccessPattern::kDot;
+      return;
+    }
+    if (op == "ragged-dot") {
+      // HandleRaggedDot: the result with dimension i removed for each i < the number of rhs
+      // group dimensions (XLA deletes by position, not by the group dimension's number).
+      Shape result = ins.shape;
+      const std::size_t groups = attr::ints(ins, "rhs_group_dims").size();
+      for (std::size_t i = 0; i < groups && i < result.dims.size(); ++i) {
+        result.dims.erase(result.dims.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+      cost.flops = dot_flops(ins, result);
       ins.pattern = AccessPattern::kDot;
       return;
     }
@@ -377,18 +441,17 @@ class CostModel {
     }
     if (op == "fft") {
       double log_factors = 1;
-      if (const std::string* fl = attr(ins, "fft_length")) {
-        for (int64_t d : int_list(*fl))
-          log_factors *= static_cast<double>(log2_floor(static_cast<uint64_t>(std::max<int64_t>(d, 1))));
+      for (int64_t d : attr::ints(ins, "fft_length")) {
+        log_factors *= static_cast<double>(log2_floor(static_cast<uint64_t>(std::max<int64_t>(d, 1))));
       }
-      const double n = ins.operand_shapes.empty() ? 0 : elements(first_array(ins.operand_shapes[0]));
+      const double n = ins.operand_shapes.empty() ? 0 : elements(array_or_first(ins.operand_shapes[0]));
       cost.flops = 2.0 * 4.0 * log_factors * n;
       ins.pattern = AccessPattern::kFft;
       return;
     }
     if (op == "reduce") {
       const double in = ins.operand_shapes.empty() ? 0 : elements(ins.operand_shapes[0]);
-      const double out = elements(first_array(ins.shape));
+      const double out = elements(array_or_first(ins.shape));
       const Cost f = sub(callee(ins));
       cost.flops = f.flops * (in - out);
       cost.transcendentals = f.transcendentals * (in - out);
@@ -402,7 +465,8 @@ class CostModel {
     }
     if (op == "select-and-scatter") {
       const double src = ins.operand_shapes.size() > 1 ? elements(ins.operand_shapes[1]) : 0;
-      const double win = window_elements(ins);
+      double win = 1;
+      for (const attr::WindowDim& d : attr::window(ins)) win *= static_cast<double>(d.size);
       const Cost sel = sub(named_callee(ins, "select") ? named_callee(ins, "select") : callee(ins, 0));
       const Cost sc = sub(named_callee(ins, "scatter") ? named_callee(ins, "scatter") : callee(ins, 1));
       cost.flops = sel.flops * src * (win - 1) + sc.flops * src;
@@ -428,20 +492,33 @@ class CostModel {
     if (op == "sort") {
       const double n = ins.operand_shapes.empty() ? 0 : elements(ins.operand_shapes[0]);
       cost.flops = n * static_cast<double>(log2_ceil(static_cast<uint64_t>(n)));
-      // A multi-operand sort writes every array of its tuple result, not a pointer table.
-      cost.bytes_written = leaf_bytes(ins.shape);
       ins.pattern = AccessPattern::kSort;
       return;
     }
-    if (op == "rng" || op == "rng-bit-generator") {
-      double n = 0;
-      if (ins.shape.is_tuple()) {
-        for (const Shape& t : ins.shape.tuple) n += elements(t);
-      } else {
-        n = elements(ins.shape);
-      }
-      cost.transcendentals = n;
+    if (op == "rng") {
+      cost.transcendentals = elements(ins.shape);
       ins.pattern = AccessPattern::kElementwise;
+      return;
+    }
+    if (op == "rng-bit-generator") {
+      cost.transcendentals = elements_recursive(ins.shape);
+      ins.pattern = AccessPattern::kElementwise;
+      return;
+    }
+    if (op == "infeed") {
+      // HandleInfeed: every leaf of the result written, the token operand not read.
+      cost.bytes_read = 0;
+      cost.bytes_written = leaf_sizes(ins.shape);
+      ins.pattern = AccessPattern::kDataMovement;
+      return;
+    }
+    if (op == "outfeed") {
+      // HandleOutfeed: every leaf of the operands read, nothing written.
+      double r = 0;
+      for (const Shape& s : ins.operand_shapes) r += leaf_sizes(s);
+      cost.bytes_read = r;
+      cost.bytes_written = 0;
+      ins.pattern = AccessPattern::kDataMovement;
       return;
     }
     if (op == "fusion") {
@@ -451,47 +528,49 @@ class CostModel {
     if (op == "while") {
       const Cost b = sub(named_callee(ins, "body"));
       const Cost c = sub(named_callee(ins, "condition"));
-      add_sub(cost, b);
-      add_sub(cost, c);
+      cost.flops = b.flops + c.flops;
+      cost.transcendentals = b.transcendentals + c.transcendentals;
       cost.bytes_read = b.bytes_read + c.bytes_read;
       cost.bytes_written = b.bytes_written + c.bytes_written;
+      cost.working_set_bytes = std::max({cost.working_set_bytes, b.working_set_bytes, c.working_set_bytes});
+      cost.unknown = b.unknown || c.unknown;
       cost.per_iteration = true;
       ins.pattern = AccessPattern::kControl;
       return;
     }
     if (op == "conditional") {
+      // The largest of each property over the branches (bytes: the branch accessing most).
       Cost mx;
+      double best_bytes = -1;
       for (std::size_t k = 0; k < ins.called_computations.size(); ++k) {
         const Cost b = sub(callee(ins, k));
         mx.flops = std::max(mx.flops, b.flops);
         mx.transcendentals = std::max(mx.transcendentals, b.transcendentals);
-        mx.bytes_read = std::max(mx.bytes_read, b.bytes_read);
-        mx.bytes_written = std::max(mx.bytes_written, b.bytes_written);
+        if (b.bytes_accessed() > best_bytes) {
+          best_bytes = b.bytes_accessed();
+          mx.bytes_read = b.bytes_read;
+          mx.bytes_written = b.bytes_written;
+        }
         mx.working_set_bytes = std::max(mx.working_set_bytes, b.working_set_bytes);
         mx.unknown = mx.unknown || b.unknown;
       }
-      cost.flops = mx.flops;
-      cost.transcendentals = mx.transcendentals;
-      cost.bytes_read = mx.bytes_read;
-      cost.bytes_written = mx.bytes_written;
-      cost.working_set_bytes = std::max(cost.working_set_bytes, mx.working_set_bytes);
-      cost.unknown = mx.unknown;
+      take_all(cost, mx);
       cost.per_iteration = true;
       ins.pattern = AccessPattern::kControl;
       return;
     }
-    if (op == "call" || op == "async-start") {
-      const Cost b = sub(callee(ins));
-      add_sub(cost, b);
-      cost.bytes_read = b.bytes_read;
-      cost.bytes_written = b.bytes_written;
-      cost.per_iteration = b.per_iteration;
+    if (op == "call" || (op == "async-start" && !ins.called_computations.empty())) {
+      take_all(cost, sub(callee(ins)));
       ins.pattern = AccessPattern::kControl;
       return;
     }
-    if (op == "async-update" || op == "async-done") {
-      cost.bytes_read = cost.bytes_written = 0;
-      ins.pattern = AccessPattern::kControl;
+    if (ends_with(op, "-start") && !is_native_async_name(op)) {
+      async_wrapped_start(ins, comp);
+      return;
+    }
+    if (op == "async-update" || op == "async-done" ||
+        ((ends_with(op, "-update") || ends_with(op, "-done")) && !is_native_async_name(op))) {
+      ins.pattern = AccessPattern::kControl;  // default bytes: the result and the async context
       return;
     }
     if (op == "custom-call") {
@@ -499,13 +578,10 @@ class CostModel {
       return;
     }
     if (op == "all-reduce" || op == "all-reduce-start") {
-      double n = 0;
-      if (ins.shape.is_tuple()) {
-        for (const Shape& t : ins.shape.tuple) n += elements(t);
-      } else {
-        n = elements(ins.shape);
-      }
-      cost.flops = n;
+      // XLA assumes 2 replicas: one addition per result element; written: every array of the
+      // result.
+      cost.flops = array_subshape_elements(ins.shape);
+      cost.bytes_written = array_subshape_bytes(ins.shape);
       ins.pattern = AccessPattern::kReduction;
       return;
     }
@@ -523,139 +599,92 @@ class CostModel {
       ins.pattern = AccessPattern::kDot;
       return;
     }
-    // Remaining ops (collectives, send/recv, infeed, ...): default bytes, no arithmetic.
+    // Remaining ops (collectives, send/recv, iota, reshape, ...): default bytes, no arithmetic.
     ins.pattern = AccessPattern::kDataMovement;
   }
 
-  static void add_sub(Cost& cost, const Cost& b) {
-    cost.flops += b.flops;
-    cost.transcendentals += b.transcendentals;
-    cost.working_set_bytes = std::max(cost.working_set_bytes, b.working_set_bytes);
-    cost.unknown = cost.unknown || b.unknown;
+  // `<op>-start` printed for an async-start wrapping <op> (XLA's async wrapper computation:
+  // the op on parameters): the wrapped op's cost, its operands the start's, its result the
+  // second element of the start's tuple.
+  void async_wrapped_start(Instruction& ins, const Computation& comp) {
+    Instruction wrapped;
+    wrapped.opcode = ins.opcode.substr(0, ins.opcode.size() - 6);
+    wrapped.name = ins.name;
+    wrapped.operands = ins.operands;
+    wrapped.operand_shapes = ins.operand_shapes;
+    wrapped.attributes = ins.attributes;
+    wrapped.called_computations = ins.called_computations;
+    wrapped.custom_call_target = ins.custom_call_target;
+    wrapped.backend_config = ins.backend_config;
+    wrapped.fusion_kind = ins.fusion_kind;
+    wrapped.shape = ins.shape.is_tuple() && ins.shape.tuple.size() >= 2 ? ins.shape.tuple[1] : ins.shape;
+    if (wrapped.opcode == "fusion" || ends_with(wrapped.opcode, "-start")) {
+      // A fusion's parameter reads look at its users in the computation: none here.
+      wrapped.operand_indices.assign(wrapped.operands.size(), SIZE_MAX);
+    }
+    cost_instruction(wrapped, comp);
+    const double output_bytes = ins.cost.output_bytes;
+    ins.cost = wrapped.cost;
+    ins.cost.output_bytes = output_bytes;
+    ins.pattern = wrapped.pattern;
   }
 
-  // A transpose whose physical layout equals its operand's is a bitcast (no data moves).
+  // TransposeIsBitcast on the printed layouts, XLA's default (major-to-minor) where none is
+  // printed: the transpose keeps every element where it is.
   static bool transpose_is_bitcast(const Instruction& ins) {
     if (ins.operand_shapes.empty()) return false;
     const Shape& in = ins.operand_shapes[0];
     const Shape& out = ins.shape;
-    if (!in.has_layout || !out.has_layout || in.layout.size() != out.layout.size()) return false;
-    const std::string* d = attr(ins, "dimensions");
-    if (d == nullptr) return false;
-    const std::vector<int64_t> perm = int_list(*d);
-    if (perm.size() != out.layout.size()) return false;
-    for (std::size_t k = 0; k < out.layout.size(); ++k) {
-      const int64_t o = out.layout[k];
+    if (!in.is_array() || !out.is_array() || in.type != out.type || in.dims.size() != out.dims.size()) return false;
+    const std::vector<int64_t> perm = attr::ints(ins, "dimensions");
+    const std::size_t rank = out.dims.size();
+    if (perm.size() != rank) return false;
+    auto layout = [rank](const Shape& s) {
+      if (s.layout.size() == rank) return s.layout;
+      std::vector<int64_t> l(rank);
+      for (std::size_t k = 0; k < rank; ++k) l[k] = static_cast<int64_t>(rank - 1 - k);
+      return l;
+    };
+    const std::vector<int64_t> in_l = layout(in), out_l = layout(out);
+    for (std::size_t k = 0; k < rank; ++k) {
+      const int64_t o = out_l[k];
       if (o < 0 || static_cast<std::size_t>(o) >= perm.size()) return false;
-      if (perm[static_cast<std::size_t>(o)] != in.layout[k]) return false;
+      if (perm[static_cast<std::size_t>(o)] != in_l[k]) return false;
     }
     return true;
   }
 
-  static double dot_flops(const Instruction& ins) {
+  // GetDotFlops: 2 x result elements x the product of the lhs contracting dimensions.
+  static double dot_flops(const Instruction& ins, const Shape& result) {
     if (ins.operand_shapes.empty()) return 0;
     const Shape& lhs = ins.operand_shapes[0];
     double width = 1;
-    if (const std::string* c = attr(ins, "lhs_contracting_dims")) {
-      for (int64_t d : int_list(*c)) width *= static_cast<double>(dim(lhs, d));
-    }
-    return 2.0 * elements(first_array(ins.shape)) * width;
-  }
-
-  struct WindowDim {
-    int64_t size = 1, stride = 1, pad_lo = 0, pad_hi = 0, lhs_dilate = 1, rhs_dilate = 1;
-  };
-
-  // window={size=3x3 stride=2x2 pad=1_1x0_0 lhs_dilate=.. rhs_dilate=..}
-  static std::vector<WindowDim> parse_window(const Instruction& ins) {
-    std::vector<WindowDim> w;
-    const std::string* v = attr(ins, "window");
-    if (v == nullptr) return w;
-    std::string s = *v;
-    auto field = [&](const std::string& key) -> std::string {
-      std::size_t p = 0;
-      while ((p = s.find(key + "=", p)) != std::string::npos) {
-        if (p == 0 || s[p - 1] == ' ' || s[p - 1] == '{') break;
-        p += key.size();
-      }
-      if (p == std::string::npos) return {};
-      p += key.size() + 1;
-      std::size_t e = s.find_first_of(" }", p);
-      return s.substr(p, e == std::string::npos ? std::string::npos : e - p);
-    };
-    auto split = [](const std::string& t, char sep) {
-      std::vector<std::string> parts;
-      std::size_t a = 0;
-      while (true) {
-        std::size_t b = t.find(sep, a);
-        parts.push_back(t.substr(a, b == std::string::npos ? std::string::npos : b - a));
-        if (b == std::string::npos) break;
-        a = b + 1;
-      }
-      return parts;
-    };
-    auto to_i = [](const std::string& t) -> int64_t {
-      int64_t r = 0;
-      bool neg = false;
-      for (char c : t) {
-        if (c == '-') neg = true;
-        if (c >= '0' && c <= '9') r = r * 10 + (c - '0');
-        if (r > (int64_t{1} << 40)) break;
-      }
-      return neg ? -r : r;
-    };
-    const std::string size = field("size");
-    if (size.empty()) return w;
-    for (const std::string& p : split(size, 'x')) {
-      WindowDim d;
-      d.size = to_i(p);
-      w.push_back(d);
-    }
-    auto apply = [&](const std::string& key, auto setter) {
-      std::string f = field(key);
-      if (f.empty()) return;
-      auto parts = split(f, 'x');
-      for (std::size_t k = 0; k < parts.size() && k < w.size(); ++k) setter(w[k], parts[k]);
-    };
-    apply("stride", [&](WindowDim& d, const std::string& t) { d.stride = to_i(t); });
-    apply("lhs_dilate", [&](WindowDim& d, const std::string& t) { d.lhs_dilate = to_i(t); });
-    apply("rhs_dilate", [&](WindowDim& d, const std::string& t) { d.rhs_dilate = to_i(t); });
-    apply("pad", [&](WindowDim& d, const std::string& t) {
-      auto lh = split(t, '_');
-      d.pad_lo = to_i(lh[0]);
-      d.pad_hi = lh.size() > 1 ? to_i(lh[1]) : 0;
-    });
-    return w;
-  }
-
-  static double window_elements(const Instruction& ins) {
-    double n = 1;
-    for (const WindowDim& d : parse_window(ins)) n *= static_cast<double>(d.size);
-    return n;
+    for (int64_t d : attr::ints(ins, "lhs_contracting_dims")) width *= static_cast<double>(dim(lhs, d));
+    return 2.0 * elements(first_array(result)) * width;
   }
 
   void reduce_window(Instruction& ins) {
     Cost& cost = ins.cost;
-    const std::vector<WindowDim> w = parse_window(ins);
+    const std::vector<attr::WindowDim> w = attr::window(ins);
     double win = 1;
-    for (const WindowDim& d : w) win *= static_cast<double>(d.size);
-    const Shape& out = first_array(ins.shape);
+    for (const attr::WindowDim& d : w) win *= static_cast<double>(d.size);
+    const Shape& out = array_or_first(ins.shape);
     const double out_n = elements(out);
     double count = (win - 1) * out_n;
     // A window spanning a whole padded dimension is a reduce + broadcast (prefix sums):
     // XLA counts it as one pass over the dimension.
     int reducing = 0, padded = 0;
-    for (const WindowDim& d : w) {
+    for (const attr::WindowDim& d : w) {
       reducing += d.size != 1;
       padded += (d.pad_lo != 0 || d.pad_hi != 0);
     }
     if (reducing == 1 && padded == 1 && !ins.shape.is_tuple()) {
       for (std::size_t k = 0; k < w.size(); ++k) {
-        const WindowDim& d = w[k];
-        if (d.size != 1 && d.pad_lo != 0 && d.pad_lo == d.pad_hi && d.size == 2 * d.pad_lo + 1) {
+        const attr::WindowDim& d = w[k];
+        if (d.size != 1 && d.pad_lo != 0 && d.pad_hi != 0 && d.pad_lo == d.pad_hi && d.size == 2 * d.pad_lo + 1) {
           const int64_t span = dim(out, static_cast<int64_t>(k));
           if (d.pad_lo == span - 1 && span > 0) {
-            count = out_n / static_cast<double>(span) + static_cast<double>(span - 1);
+            count = std::floor(out_n / static_cast<double>(span)) + static_cast<double>(span - 1);
           }
           break;
         }
@@ -677,43 +706,35 @@ class CostModel {
     const Shape& lhs = ins.operand_shapes[0];
     const Shape& rhs = ins.operand_shapes[1];
     const Shape& out = first_array(ins.shape);
-    const std::string* labels = attr(ins, "dim_labels");
-    if (labels == nullptr) return 0;
-    // e.g. b01f_01io->b01f
-    const std::string& l = *labels;
-    std::size_t u = l.find('_'), a = l.find("->");
-    if (u == std::string::npos || a == std::string::npos || a < u) return 0;
-    const std::string in_l = l.substr(0, u), k_l = l.substr(u + 1, a - u - 1), o_l = l.substr(a + 2);
-    auto pos = [](const std::string& s, char c) -> int64_t {
-      std::size_t p = s.find(c);
-      return p == std::string::npos ? -1 : static_cast<int64_t>(p);
-    };
-    auto spatial = [](const std::string& s, std::size_t k) -> int64_t {
-      for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] >= '0' && s[i] <= '9' && static_cast<std::size_t>(s[i] - '0') == k) return static_cast<int64_t>(i);
-      }
-      return -1;
-    };
-    const int64_t in_feature = dim(lhs, pos(in_l, 'f'));
-    const int64_t batch = dim(lhs, pos(in_l, 'b'));
-    const int64_t out_feature = dim(out, pos(o_l, 'f'));
-    auto group = [&](const char* key) -> int64_t {
-      const std::string* g = attr(ins, key);
-      if (g == nullptr) return 1;
-      auto v = int_list(*g);
-      return v.empty() || v[0] <= 0 ? 1 : v[0];
-    };
-    std::vector<WindowDim> w = parse_window(ins);
+    const attr::ConvDims cd = attr::conv_dims(ins);
+    if (!cd.ok) return 0;
+    int64_t feature_groups = 1, batch_groups = 1;
+    attr::integer(ins, "feature_group_count", feature_groups);
+    attr::integer(ins, "batch_group_count", batch_groups);
+    if (feature_groups <= 0) feature_groups = 1;
+    if (batch_groups <= 0) batch_groups = 1;
+    const int64_t in_feature = dim(lhs, cd.input_feature);
+    const int64_t batch = dim(lhs, cd.input_batch);
+    const int64_t out_feature = dim(out, cd.output_feature);
+    const std::vector<attr::WindowDim> w = attr::window(ins);
     double positions = 1;
-    for (std::size_t k = 0; k < w.size(); ++k) {
-      const WindowDim& d = w[k];
-      const int64_t kl = dim(rhs, spatial(k_l, k)), ol = dim(out, spatial(o_l, k)), il = dim(lhs, spatial(in_l, k));
+    for (std::size_t k = 0; k < w.size() && k < cd.input_spatial.size(); ++k) {
+      const attr::WindowDim& d = w[k];
+      const int64_t kl = dim(rhs, cd.kernel_spatial[k]), ol = dim(out, cd.output_spatial[k]),
+                    il = dim(lhs, cd.input_spatial[k]);
       int64_t valid = 0;
-      if (d.stride == 1 && d.lhs_dilate == 1) {
+      constexpr int64_t kBig = int64_t{1} << 31;  // beyond any real convolution: no overflow below
+      const bool huge = kl > kBig || ol > kBig || il > kBig || std::abs(d.pad_lo) > kBig || d.stride > kBig ||
+                        d.stride < 1 || d.base_dilation > kBig || d.base_dilation < 1 || d.window_dilation > kBig;
+      if (huge || kl > 10'000'000) {
+        positions *= static_cast<double>(ol) * static_cast<double>(kl);  // too large to enumerate; upper bound
+        continue;
+      }
+      if (d.stride == 1 && d.base_dilation == 1) {
         // Unit stride, no base dilation: kernel tap kk meets input positions o - pad_lo +
-        // kk * rhs_dilate, o in [0, ol): those in [0, il) count.
+        // kk * window_dilation, o in [0, ol): those in [0, il) count.
         for (int64_t kk = 0; kk < kl; ++kk) {
-          const int64_t shift = d.pad_lo - kk * d.rhs_dilate;
+          const int64_t shift = d.pad_lo - kk * d.window_dilation;
           valid += std::max<int64_t>(std::min(il + shift, ol) - std::max<int64_t>(shift, 0), 0);
         }
       } else if (static_cast<double>(kl) * static_cast<double>(ol) > 1e8) {
@@ -721,9 +742,9 @@ class CostModel {
       } else {
         for (int64_t kk = 0; kk < kl; ++kk) {
           for (int64_t oo = 0; oo < ol; ++oo) {
-            const int64_t undilated = oo * d.stride - d.pad_lo + kk * d.rhs_dilate;
-            const int64_t base = d.lhs_dilate > 1 ? undilated / d.lhs_dilate : undilated;
-            if (d.lhs_dilate > 1 && base * d.lhs_dilate != undilated) continue;
+            const int64_t undilated = oo * d.stride - d.pad_lo + kk * d.window_dilation;
+            const int64_t base = d.base_dilation > 1 ? undilated / d.base_dilation : undilated;
+            if (d.base_dilation > 1 && base * d.base_dilation != undilated) continue;
             if (base < 0 || base >= il) continue;
             ++valid;
           }
@@ -731,9 +752,8 @@ class CostModel {
       }
       positions *= static_cast<double>(valid);
     }
-    const double fma = static_cast<double>(in_feature / group("feature_group_count")) *
-                       static_cast<double>(out_feature) * static_cast<double>(batch / group("batch_group_count")) *
-                       positions;
+    const double fma = static_cast<double>(in_feature / feature_groups) * static_cast<double>(out_feature) *
+                       static_cast<double>(batch / batch_groups) * positions;
     return 2.0 * fma;
   }
 
@@ -847,6 +867,8 @@ class CostModel {
   }
 
   // ---- fusions ---------------------------------------------------------------------------------
+  // HloCostAnalysis::HandleFusion: the fused computation's operations; bytes at the fusion's
+  // boundary only (intermediates stay on chip).
   void fusion(Instruction& ins, const Computation& /*comp*/) {
     Cost& cost = ins.cost;
     const Computation* fc = callee(ins);
@@ -856,7 +878,7 @@ class CostModel {
     const Computation& f = m_.computations[fi];
     ins.pattern = fusion_pattern(f);
 
-    // Custom fusions wrapping a gather/scatter cost as that op (XLA's rule).
+    // A custom fusion holding a gather or scatter costs as that instruction (XLA's rule).
     if (ins.fusion_kind == "kCustom") {
       for (const Instruction& i : f.instructions) {
         if (i.opcode == "gather" || i.opcode == "scatter") {
@@ -871,35 +893,53 @@ class CostModel {
     cost.unknown = inner.unknown;
     cost.per_iteration = inner.per_iteration;
 
-    // Written: each array leaf of the result; an in-place dynamic-update-slice root writes only
-    // its update.
+    // Written (FusionProcessOutputBytesAccessed): every array of the result; where the fused
+    // root, or an element of a tuple root, is a dynamic-update-slice only its update (the rest
+    // of the buffer is updated in place).
     const Instruction* root = f.root();
     double written = 0;
-    if (root != nullptr && !ins.shape.is_tuple()) {
-      written = root->opcode == "dynamic-update-slice" && root->operand_shapes.size() > 1
-                    ? xla_size(root->operand_shapes[1])
-                    : xla_size(ins.shape);
-    } else if (root != nullptr) {
-      for (std::size_t k = 0; k < ins.shape.tuple.size(); ++k) {
-        const Shape& leaf = ins.shape.tuple[k];
-        const Instruction* elem = nullptr;
-        if (root->opcode == "tuple" && k < root->operands.size()) elem = f.find(root->operands[k]);
-        if (elem != nullptr && elem->opcode == "dynamic-update-slice" && elem->operand_shapes.size() > 1) {
-          written += xla_size(elem->operand_shapes[1]);
-        } else {
-          written += leaf.is_tuple() ? leaf_bytes(leaf) : xla_size(leaf);
+    if (root != nullptr) {
+      if (!ins.shape.is_tuple()) {
+        if (ins.shape.is_array()) {
+          written = root->opcode == "dynamic-update-slice" && root->operand_shapes.size() > 1
+                        ? xla_size(root->operand_shapes[1])
+                        : xla_size(ins.shape);
+        }
+      } else {
+        for (std::size_t k = 0; k < ins.shape.tuple.size(); ++k) {
+          const Shape& leaf = ins.shape.tuple[k];
+          if (leaf.is_tuple()) {
+            written += array_subshape_bytes(leaf);
+            continue;
+          }
+          if (!leaf.is_array()) continue;
+          const Instruction* elem = root;
+          if (root->opcode == "tuple" && k < root->operand_indices.size() &&
+              root->operand_indices[k] < f.instructions.size()) {
+            elem = &f.instructions[root->operand_indices[k]];
+          }
+          written += elem->opcode == "dynamic-update-slice" && elem->operand_shapes.size() > 1
+                         ? xla_size(elem->operand_shapes[1])
+                         : xla_size(leaf);
         }
       }
     }
     cost.bytes_written = written;
 
-    // Read: large constants inside, plus what each parameter's users really read.
+    // Read: constants of more than one element inside (FusionCountConstantsMemoryAccess), plus
+    // what each parameter's users read (FusionProcessOperandBytesRead).
     double read = 0;
     const Users& users = users_of(fi);
     for (std::size_t k = 0; k < f.instructions.size(); ++k) {
       const Instruction& i = f.instructions[k];
       if (i.opcode == "constant" && i.shape.is_array() && i.shape.element_count() > 1) read += xla_size(i.shape);
-      if (i.opcode == "parameter") read += parameter_read_bytes(fi, k, users, 0);
+      if (i.opcode != "parameter") continue;
+      if (!i.shape.is_tuple()) {
+        read += parameter_read_bytes(fi, k, 0);
+      } else {
+        std::vector<int64_t> path;
+        read += tuple_parameter_read_bytes(fi, k, i.shape, path, users);
+      }
     }
     cost.bytes_read = read;
 
@@ -915,7 +955,7 @@ class CostModel {
     cost.working_set_bytes = ws;
   }
 
-  using Users = std::vector<std::vector<std::size_t>>;  // per instruction: unique user positions
+  using Users = std::vector<std::vector<std::size_t>>;  // per instruction: its distinct users, in order
 
   const Users& users_of(std::size_t comp_idx) {
     auto it = users_.find(comp_idx);
@@ -927,65 +967,119 @@ class CostModel {
       for (std::size_t o : i.operand_indices) {
         if (o >= u.size()) continue;
         auto& list = u[o];
-        if (list.empty() || list.back() != k) list.push_back(k);
+        if (list.empty() || list.back() != k) list.push_back(k);  // k ascends: repeats are adjacent
       }
     }
     return users_.emplace(comp_idx, std::move(u)).first->second;
   }
 
-  // Bytes a fused parameter (or a get-tuple-element of one) reads from memory: slicing users
-  // read their slice, broadcast/reshape users each read it all, others share one read.
-  double parameter_read_bytes(std::size_t comp_idx, std::size_t pos, const Users& users, int depth) {
-    const Computation& c = m_.computations[comp_idx];
-    const Instruction& p = c.instructions[pos];
-    if (p.shape.is_tuple()) {
-      double sum = 0;
-      for (std::size_t u : users[pos]) {
-        if (c.instructions[u].opcode == "get-tuple-element" && depth < 16) {
-          sum += parameter_read_bytes(comp_idx, u, users, depth + 1);
+  // A tuple-shaped fused parameter, leaf by leaf: the get-tuple-element chain down to the leaf
+  // (as far as it exists), read as FusionParameterReadBytes reads it.
+  double tuple_parameter_read_bytes(std::size_t comp_idx, std::size_t pos, const Shape& shape,
+                                    std::vector<int64_t>& path, const Users& users) {
+    if (path.size() > 16) return 0;
+    if (!shape.is_tuple()) {
+      const Computation& c = m_.computations[comp_idx];
+      std::size_t g = pos;
+      for (int64_t sub_index : path) {
+        for (std::size_t u : users[g]) {
+          const Instruction& user = c.instructions[u];
+          int64_t index = -1;
+          if (user.opcode == "get-tuple-element" && attr::integer(user, "index", index) && index == sub_index) {
+            g = u;
+            break;
+          }
         }
       }
-      return sum;
+      return parameter_read_bytes(comp_idx, g, 0);
     }
+    double sum = 0;
+    for (std::size_t k = 0; k < shape.tuple.size(); ++k) {
+      path.push_back(static_cast<int64_t>(k));
+      sum += tuple_parameter_read_bytes(comp_idx, pos, shape.tuple[k], path, users);
+      path.pop_back();
+    }
+    return sum;
+  }
+
+  // HloCostAnalysis::FusionParameterReadBytes: bytes a fused parameter (or a
+  // get-tuple-element of one) reads, by its users: a slice reads its result; a dynamic-slice
+  // of it its result; a broadcast or reshape all of it, each; a dynamic-update-slice into it
+  // nothing (in place); other users share one read of all of it; a nested fusion reads as its
+  // own users do where the parameter feeds the nested root directly, else as the nested
+  // parameter's users do, and nothing at all when it has no users (the fused root).
+  double parameter_read_bytes(std::size_t comp_idx, std::size_t pos, int depth) {
+    const Computation& c = m_.computations[comp_idx];
+    const Users& users = users_of(comp_idx);
+    const Instruction& p = c.instructions[pos];
     const double full = xla_size(p.shape);
     double size = 0;
-    bool shared = false;
+    bool seen = false;
+    auto is_operand0 = [](const Instruction& user, std::size_t at) {
+      return !user.operand_indices.empty() && user.operand_indices[0] == at;
+    };
     for (std::size_t u : users[pos]) {
       const Instruction& user = c.instructions[u];
       const std::string& op = user.opcode;
-      const bool first_operand = !user.operands.empty() && user.operands[0] == p.name;
-      if (op == "fusion" && depth < 16) {
+      if (op == "fusion") {
         const Computation* nested = callee(user);
-        if (nested == nullptr) continue;
+        if (nested == nullptr || depth >= 16) continue;
         const std::size_t ni = callee_index(nested);
-        const Users& nu = users_of(ni);
-        for (std::size_t k = 0; k < user.operands.size(); ++k) {
-          if (user.operands[k] != p.name) continue;
+        const Instruction* nroot = nested->root();
+        for (std::size_t idx = 0; idx < user.operand_indices.size(); ++idx) {
+          if (user.operand_indices[idx] != pos) continue;
+          std::size_t nparam = SIZE_MAX;
           for (std::size_t q = 0; q < nested->instructions.size(); ++q) {
             if (nested->instructions[q].opcode == "parameter" &&
-                nested->instructions[q].parameter_number == static_cast<int64_t>(k)) {
-              size += parameter_read_bytes(ni, q, nu, depth + 1);
+                nested->instructions[q].parameter_number == static_cast<int64_t>(idx)) {
+              nparam = q;
+              break;
+            }
+          }
+          if (nparam == SIZE_MAX) continue;
+          const bool simple = nroot == nullptr || nroot->operands.empty() ||
+                              (!nroot->operand_indices.empty() && nroot->operand_indices[0] == nparam);
+          bool nested_seen = false;
+          for (std::size_t fu : users[u]) {
+            const Instruction& fuser = c.instructions[fu];
+            if (simple && fuser.opcode == "slice") {
+              size += xla_size(fuser.shape);
+            } else if (simple && fuser.opcode == "dynamic-slice") {
+              if (is_operand0(fuser, u)) {
+                size += xla_size(fuser.shape);
+              } else if (!nested_seen) {
+                nested_seen = true;
+                size += xla_size(user.shape);
+              }
+            } else if (simple && fuser.opcode == "dynamic-update-slice") {
+              if (!is_operand0(fuser, u) && !nested_seen) {
+                nested_seen = true;
+                size += xla_size(user.shape);
+              }
+            } else if (!nested_seen) {
+              nested_seen = true;
+              size += parameter_read_bytes(ni, nparam, depth + 1);
             }
           }
         }
       } else if (op == "slice") {
         size += xla_size(user.shape);
       } else if (op == "dynamic-slice") {
-        if (first_operand) {
+        if (is_operand0(user, pos)) {
           size += xla_size(user.shape);
-        } else if (!shared) {
-          shared = true;
+        } else if (!seen) {
+          seen = true;
           size += full;
         }
       } else if (op == "dynamic-update-slice") {
-        if (!first_operand && !shared) {
-          shared = true;
+        if (!is_operand0(user, pos) && !seen) {
+          seen = true;
           size += full;
         }
       } else if (op == "broadcast" || op == "reshape") {
         size += full;
-      } else if (!shared) {
-        shared = true;
+      } else if (!seen) {
+        seen = true;
         size += full;
       }
     }

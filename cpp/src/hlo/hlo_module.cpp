@@ -5,6 +5,8 @@ namespace fpgaprof::hlo {
 int primitive_bits(PrimitiveType t) {
   switch (t) {
     case PrimitiveType::kPred: return 8;
+    case PrimitiveType::kS1:
+    case PrimitiveType::kU1: return 1;
     case PrimitiveType::kS2:
     case PrimitiveType::kU2: return 2;
     case PrimitiveType::kS4:
@@ -44,6 +46,8 @@ const char* primitive_name(PrimitiveType t) {
   switch (t) {
     case PrimitiveType::kInvalid: return "invalid";
     case PrimitiveType::kPred: return "pred";
+    case PrimitiveType::kS1: return "s1";
+    case PrimitiveType::kU1: return "u1";
     case PrimitiveType::kS2: return "s2";
     case PrimitiveType::kS4: return "s4";
     case PrimitiveType::kS8: return "s8";
@@ -175,15 +179,15 @@ const char* access_pattern_name(AccessPattern p) {
 
 namespace {
 
-// Shapes come from text: a dimension product or a byte size beyond int64 is no real shape, so
-// it saturates at INT64_MAX instead of wrapping to a negative size.
-int64_t saturating_mul(int64_t a, int64_t b) {
-  int64_t product = 0;
-  return __builtin_mul_overflow(a, b, &product) ? INT64_MAX : product;
+// Saturating arithmetic: a shape written with absurd dimensions counts INT64_MAX, never
+// overflows.
+int64_t mul_sat(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
 }
-int64_t saturating_add(int64_t a, int64_t b) {
-  int64_t sum = 0;
-  return __builtin_add_overflow(a, b, &sum) ? INT64_MAX : sum;
+int64_t add_sat(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
 }
 
 }  // namespace
@@ -193,7 +197,7 @@ int64_t Shape::element_count() const {
   int64_t n = 1;
   for (int64_t d : dims) {
     if (d <= 0) return 0;
-    n = saturating_mul(n, d);
+    n = mul_sat(n, d);
   }
   return n;
 }
@@ -201,16 +205,27 @@ int64_t Shape::element_count() const {
 int64_t Shape::byte_size() const {
   if (type == PrimitiveType::kTuple) {
     int64_t sum = 0;
-    for (const Shape& e : tuple) sum = saturating_add(sum, e.byte_size());
+    for (const Shape& e : tuple) sum = add_sat(sum, e.byte_size());
     return sum;
   }
+  if (type == PrimitiveType::kOpaque) return 8;  // a pointer (XLA's shape size with 8-byte pointers)
   const int bits = primitive_bits(type);
   if (bits == 0) return 0;
+  // Each dimension of a dynamic array carries its size as an s32 (XLA:CPU and XLA:GPU
+  // ShapeSizeBytes).
+  const int64_t metadata = is_dynamic() ? 4 * static_cast<int64_t>(dims.size()) : 0;
   if (element_size_in_bits > 0 && element_size_in_bits < 8) {
-    const int64_t total_bits = saturating_mul(element_count(), element_size_in_bits);
-    return total_bits / 8 + (total_bits % 8 != 0 ? 1 : 0);
+    const int64_t bits_total = mul_sat(element_count(), element_size_in_bits);
+    return add_sat(bits_total / 8 + (bits_total % 8 != 0 ? 1 : 0), metadata);
   }
-  return saturating_mul(element_count(), (bits + 7) / 8);
+  return add_sat(mul_sat(element_count(), (bits + 7) / 8), metadata);
+}
+
+bool Shape::is_dynamic() const {
+  for (bool d : dynamic_dims) {
+    if (d) return true;
+  }
+  return false;
 }
 
 const Instruction* Computation::root() const {

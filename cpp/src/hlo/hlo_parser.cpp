@@ -1,59 +1,92 @@
 #include "fpgaprof/hlo/hlo_parser.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "hlo/shape_inference.hpp"
+
+// A recursive-descent parser over the whole text with XLA's lexical rules
+// (xla/hlo/parser/hlo_lexer.cc): whitespace and line breaks are free between any two tokens,
+// `/* */` and `// ...` comments are whitespace. What ends an instruction is the grammar
+// (`name = shape? opcode(operands) (, attribute=value)*`), never the end of a line, so text
+// re-wrapped anywhere between tokens (XLA's own tests do it) reads as printed text does.
+
 namespace fpgaprof::hlo {
 namespace {
 
-bool is_name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-         c == '-' || c == '$';
-}
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+// Identifier characters: XLA's [A-Za-z0-9_.-], plus '$' (names in older dumps).
+struct CharTable {
+  bool ident[256] = {};
+  bool space[256] = {};
+  CharTable() {
+    for (int c = 'a'; c <= 'z'; ++c) ident[c] = true;
+    for (int c = 'A'; c <= 'Z'; ++c) ident[c] = true;
+    for (int c = '0'; c <= '9'; ++c) ident[c] = true;
+    ident[static_cast<unsigned char>('_')] = ident[static_cast<unsigned char>('.')] = true;
+    ident[static_cast<unsigned char>('-')] = ident[static_cast<unsigned char>('$')] = true;
+    space[static_cast<unsigned char>(' ')] = space[static_cast<unsigned char>('\t')] = true;
+    space[static_cast<unsigned char>('\n')] = space[static_cast<unsigned char>('\r')] = true;
+    space[static_cast<unsigned char>('\f')] = space[static_cast<unsigned char>('\v')] = true;
+  }
+};
+const CharTable kChars;
+
+inline bool is_ident(char c) { return kChars.ident[static_cast<unsigned char>(c)]; }
+inline bool is_space(char c) { return kChars.space[static_cast<unsigned char>(c)]; }
+inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 PrimitiveType primitive_from_name(std::string_view n) {
-  static const std::unordered_map<std::string_view, PrimitiveType> kTypes = {
-      {"pred", PrimitiveType::kPred},
-      {"s2", PrimitiveType::kS2},
-      {"s4", PrimitiveType::kS4},
-      {"s8", PrimitiveType::kS8},
-      {"s16", PrimitiveType::kS16},
-      {"s32", PrimitiveType::kS32},
-      {"s64", PrimitiveType::kS64},
-      {"u2", PrimitiveType::kU2},
-      {"u4", PrimitiveType::kU4},
-      {"u8", PrimitiveType::kU8},
-      {"u16", PrimitiveType::kU16},
-      {"u32", PrimitiveType::kU32},
-      {"u64", PrimitiveType::kU64},
-      {"f16", PrimitiveType::kF16},
-      {"bf16", PrimitiveType::kBF16},
-      {"f32", PrimitiveType::kF32},
-      {"f64", PrimitiveType::kF64},
-      {"f8e5m2", PrimitiveType::kF8E5M2},
-      {"f8e4m3fn", PrimitiveType::kF8E4M3FN},
-      {"f8e4m3b11fnuz", PrimitiveType::kF8E4M3B11FNUZ},
-      {"f8e5m2fnuz", PrimitiveType::kF8E5M2FNUZ},
-      {"f8e4m3fnuz", PrimitiveType::kF8E4M3FNUZ},
-      {"f8e4m3", PrimitiveType::kF8E4M3},
-      {"f8e3m4", PrimitiveType::kF8E3M4},
-      {"f8e8m0fnu", PrimitiveType::kF8E8M0FNU},
-      {"f4e2m1fn", PrimitiveType::kF4E2M1FN},
-      {"c64", PrimitiveType::kC64},
-      {"c128", PrimitiveType::kC128},
-      {"token", PrimitiveType::kToken},
-      {"opaque", PrimitiveType::kOpaque},
+  if (n.size() < 2 || n.size() > 13) return PrimitiveType::kInvalid;
+  struct Entry {
+    std::string_view name;
+    PrimitiveType type;
   };
-  auto it = kTypes.find(n);
-  return it == kTypes.end() ? PrimitiveType::kInvalid : it->second;
+  // By first letter: a name is compared only with the few types that start like it.
+  static constexpr Entry kF[] = {{"f32", PrimitiveType::kF32},
+                                 {"f16", PrimitiveType::kF16},
+                                 {"f64", PrimitiveType::kF64},
+                                 {"f8e5m2", PrimitiveType::kF8E5M2},
+                                 {"f8e4m3fn", PrimitiveType::kF8E4M3FN},
+                                 {"f8e4m3b11fnuz", PrimitiveType::kF8E4M3B11FNUZ},
+                                 {"f8e5m2fnuz", PrimitiveType::kF8E5M2FNUZ},
+                                 {"f8e4m3fnuz", PrimitiveType::kF8E4M3FNUZ},
+                                 {"f8e4m3", PrimitiveType::kF8E4M3},
+                                 {"f8e3m4", PrimitiveType::kF8E3M4},
+                                 {"f8e8m0fnu", PrimitiveType::kF8E8M0FNU},
+                                 {"f4e2m1fn", PrimitiveType::kF4E2M1FN}};
+  static constexpr Entry kS[] = {{"s32", PrimitiveType::kS32}, {"s64", PrimitiveType::kS64}, {"s8", PrimitiveType::kS8},
+                                 {"s16", PrimitiveType::kS16}, {"s4", PrimitiveType::kS4},   {"s2", PrimitiveType::kS2},
+                                 {"s1", PrimitiveType::kS1}};
+  static constexpr Entry kU[] = {{"u32", PrimitiveType::kU32}, {"u8", PrimitiveType::kU8}, {"u64", PrimitiveType::kU64},
+                                 {"u16", PrimitiveType::kU16}, {"u4", PrimitiveType::kU4}, {"u2", PrimitiveType::kU2},
+                                 {"u1", PrimitiveType::kU1}};
+  static constexpr Entry kOther[] = {{"pred", PrimitiveType::kPred},   {"bf16", PrimitiveType::kBF16},
+                                     {"c64", PrimitiveType::kC64},     {"c128", PrimitiveType::kC128},
+                                     {"token", PrimitiveType::kToken}, {"opaque", PrimitiveType::kOpaque}};
+  auto find = [&](const auto& table) {
+    for (const Entry& e : table) {
+      if (e.name == n) return e.type;
+    }
+    return PrimitiveType::kInvalid;
+  };
+  switch (n[0]) {
+    case 'f': return find(kF);
+    case 's': return find(kS);
+    case 'u': return find(kU);
+    case 'p':
+    case 'b':
+    case 'c':
+    case 't':
+    case 'o': return find(kOther);
+    default: return PrimitiveType::kInvalid;
+  }
 }
 
 // Strips one level of quotes and resolves backslash escapes ("a\"b" -> a"b).
@@ -79,8 +112,8 @@ std::string unquote(std::string_view v) {
 }
 
 std::string_view trim(std::string_view v) {
-  while (!v.empty() && (v.front() == ' ' || v.front() == '\t' || v.front() == '\r')) v.remove_prefix(1);
-  while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r')) v.remove_suffix(1);
+  while (!v.empty() && is_space(v.front())) v.remove_prefix(1);
+  while (!v.empty() && is_space(v.back())) v.remove_suffix(1);
   return v;
 }
 
@@ -91,17 +124,62 @@ bool parse_int(std::string_view v, int64_t& out) {
   return ec == std::errc() && p == v.data() + v.size();
 }
 
-// Recursive-descent parser over the whole text. One instance per parse.
+// Attribute value text with every run of whitespace that holds a line break (outside quoted
+// strings) made one blank: a value re-wrapped over lines reads as printed on one.
+std::string one_line(std::string_view v) {
+  if (v.find_first_of("\n\r\t") == std::string_view::npos) return std::string(v);
+  std::string out;
+  out.reserve(v.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const char c = v[i];
+    if (in_string) {
+      out.push_back(c);
+      if (c == '\\' && i + 1 < v.size()) {
+        out.push_back(v[++i]);
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (is_space(c)) {
+      std::size_t j = i;
+      bool breaks = false;
+      for (; j < v.size() && is_space(v[j]); ++j) breaks = breaks || v[j] == '\n' || v[j] == '\r' || v[j] == '\t';
+      if (breaks) {
+        // a blank only between two tokens that need one
+        if (!out.empty() && j < v.size() && is_ident(out.back()) && is_ident(v[j])) out.push_back(' ');
+        i = j - 1;
+        continue;
+      }
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+bool is_computation_attribute(std::string_view key) {
+  return key == "calls" || key == "to_apply" || key == "body" || key == "condition" || key == "branch_computations" ||
+         key == "true_computation" || key == "false_computation" || key == "select" || key == "scatter" ||
+         key == "called_computations" || key == "comparator";
+}
+
 class HloParser {
  public:
   explicit HloParser(std::string_view text) : s_(text) {}
 
   Module parse() {
     skip_ws();
-    expect_keyword("HloModule", "'HloModule'");
-    skip_blanks();
-    module_.name = std::string(name_token("module name"));
-    parse_module_attributes();
+    bool headerless = true;
+    if (at_word("HloModule")) {
+      headerless = false;
+      pos_ += 9;
+      skip_ws();
+      module_.name = std::string(name_token("a module name"));
+      if (peek() == ':') ++pos_;  // the older header form `HloModule name:`
+      parse_module_attributes();
+    }
     while (true) {
       skip_ws();
       if (eof()) break;
@@ -113,18 +191,20 @@ class HloParser {
     }
     if (module_.computations.empty()) fail("a computation");
     if (!module_.has_entry) {
-      // Short dumps without ENTRY: XLA's own parser takes the last computation.
+      // Without ENTRY XLA's parser takes the last computation.
       module_.has_entry = true;
       module_.entry_index = module_.computations.size() - 1;
       module_.computations.back().is_entry = true;
     }
+    // Text without the HloModule line (XLA's lit tests): XLA names it after the entry.
+    if (headerless) module_.name = "module_" + module_.computations[module_.entry_index].name;
     link_called_computations();
     resolve_stack_frames();
     return std::move(module_);
   }
 
  private:
-  // ---- errors -------------------------------------------------------------------------
+  // ---- errors ---------------------------------------------------------------------------------
   [[noreturn]] void fail(std::string_view expected) const { fail_at(pos_, expected); }
 
   [[noreturn]] void fail_at(std::size_t at, std::string_view expected) const {
@@ -150,80 +230,76 @@ class HloParser {
     throw HloParseError(line, column, found, msg);
   }
 
-  // ---- low-level scanning ---------------------------------------------------------------
+  // 1-based line of a position: counted forward from the last position asked for (positions
+  // come in increasing order while parsing, so the whole text is counted about once).
+  int line_of(std::size_t at) {
+    if (at < line_pos_) {
+      line_pos_ = 0;
+      line_no_ = 1;
+    }
+    if (at > s_.size()) at = s_.size();
+    const char* p = s_.data() + line_pos_;
+    const char* end = s_.data() + at;
+    while (p < end) {
+      const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
+      if (nl == nullptr) break;
+      ++line_no_;
+      p = static_cast<const char*>(nl) + 1;
+    }
+    line_pos_ = at;
+    return line_no_;
+  }
+
+  // ---- lexical level ----------------------------------------------------------------------------
   bool eof() const { return pos_ >= s_.size(); }
   char peek(std::size_t k = 0) const { return pos_ + k < s_.size() ? s_[pos_ + k] : '\0'; }
 
-  void skip_comment_block() {
-    // /*index=5*/ comments appear inside long operand and tuple lists.
-    std::size_t end = s_.find("*/", pos_ + 2);
-    if (end == std::string_view::npos) fail("'*/' closing the comment");
-    for (std::size_t i = pos_; i < end; ++i) {
-      if (s_[i] == '\n') ++line_;
-    }
-    pos_ = end + 2;
-  }
-
-  // Spaces and tabs on the current line, and /* */ comments.
-  void skip_blanks() {
-    while (pos_ < s_.size()) {
-      char c = s_[pos_];
-      if (c == ' ' || c == '\t' || c == '\r') {
-        ++pos_;
-      } else if (c == '/' && peek(1) == '*') {
-        skip_comment_block();
-      } else {
-        break;
-      }
-    }
-  }
-
-  // Whitespace including newlines, /* */ and // comments.
+  // Whitespace, line breaks and comments: free between any two tokens.
   void skip_ws() {
     while (pos_ < s_.size()) {
-      char c = s_[pos_];
-      if (c == ' ' || c == '\t' || c == '\r') {
+      const char c = s_[pos_];
+      if (is_space(c)) {
         ++pos_;
-      } else if (c == '\n') {
-        ++pos_;
-        ++line_;
       } else if (c == '/' && peek(1) == '*') {
-        skip_comment_block();
+        const std::size_t end = s_.find("*/", pos_ + 2);
+        if (end == std::string_view::npos) fail("'*/' closing the comment");
+        pos_ = end + 2;
       } else if (c == '/' && peek(1) == '/') {
-        while (pos_ < s_.size() && s_[pos_] != '\n') ++pos_;
+        const void* nl = std::memchr(s_.data() + pos_, '\n', s_.size() - pos_);
+        pos_ = nl == nullptr ? s_.size() : static_cast<std::size_t>(static_cast<const char*>(nl) - s_.data());
       } else {
         break;
       }
     }
   }
 
-  bool at_keyword(std::string_view kw) const {
-    if (s_.substr(pos_, kw.size()) != kw) return false;
-    return pos_ + kw.size() >= s_.size() || !is_name_char(s_[pos_ + kw.size()]);
+  std::size_t ident_end(std::size_t from) const {
+    while (from < s_.size() && is_ident(s_[from])) ++from;
+    return from;
   }
-  bool accept_keyword(std::string_view kw) {
-    if (!at_keyword(kw)) return false;
-    pos_ += kw.size();
-    return true;
+
+  // A keyword: the identifier at pos_ is exactly `kw`.
+  bool at_word(std::string_view kw) const {
+    if (s_.compare(pos_, kw.size(), kw) != 0) return false;
+    return pos_ + kw.size() >= s_.size() || !is_ident(s_[pos_ + kw.size()]);
   }
-  void expect_keyword(std::string_view kw, std::string_view what) {
-    if (!accept_keyword(kw)) fail(what);
-  }
+
   void expect_char(char c, std::string_view what) {
-    if (peek() != c || eof()) fail(what);
+    if (eof() || s_[pos_] != c) fail(what);
     ++pos_;
   }
 
+  // `%name` or `name`.
   std::string_view name_token(std::string_view what) {
     if (peek() == '%') ++pos_;
-    std::size_t start = pos_;
-    while (pos_ < s_.size() && is_name_char(s_[pos_])) ++pos_;
+    const std::size_t start = pos_;
+    pos_ = ident_end(pos_);
     if (pos_ == start) fail(what);
     return s_.substr(start, pos_ - start);
   }
 
   int64_t int_token(std::string_view what) {
-    std::size_t start = pos_;
+    const std::size_t start = pos_;
     if (peek() == '-') ++pos_;
     while (pos_ < s_.size() && is_digit(s_[pos_])) ++pos_;
     int64_t v = 0;
@@ -232,35 +308,51 @@ class HloParser {
     return v;
   }
 
-  // Skips a quoted string starting at pos_ (which is '"').
+  // A quoted string starting at pos_ (which is '"').
   void skip_string() {
-    std::size_t start = pos_;
+    const std::size_t start = pos_;
     ++pos_;
     while (pos_ < s_.size()) {
-      char c = s_[pos_];
+      const char c = s_[pos_];
       if (c == '\\') {
         pos_ += 2;
         continue;
       }
-      if (c == '\n') ++line_;
       ++pos_;
       if (c == '"') return;
     }
     fail_at(start, "a closing '\"' for this string");
   }
 
-  // Raw value text up to ',' or end of line at bracket depth 0 (or an unmatched closer).
+  // A comment inside a bracketed value, kept in its text but not read for brackets.
+  bool skip_comment_in_value() {
+    if (peek() != '/' || (peek(1) != '*' && peek(1) != '/')) return false;
+    if (peek(1) == '*') {
+      const std::size_t end = s_.find("*/", pos_ + 2);
+      if (end == std::string_view::npos) fail("'*/' closing the comment");
+      pos_ = end + 2;
+    } else {
+      const void* nl = std::memchr(s_.data() + pos_, '\n', s_.size() - pos_);
+      pos_ = nl == nullptr ? s_.size() : static_cast<std::size_t>(static_cast<const char*>(nl) - s_.data());
+    }
+    return true;
+  }
+
+  // An attribute value: bracketed groups (with anything inside, strings and comments
+  // included) and the characters between them, up to a ',' or a blank outside brackets, or an
+  // unmatched closer. Leading whitespace is skipped: a value may start on the next line.
   std::string_view scan_value() {
-    skip_blanks();
-    std::size_t start = pos_;
+    skip_ws();
+    const std::size_t start = pos_;
     int depth = 0;
     char stack[64];
     while (pos_ < s_.size()) {
-      char c = s_[pos_];
+      const char c = s_[pos_];
       if (c == '"') {
         skip_string();
         continue;
       }
+      if (depth > 0 && c == '/' && skip_comment_in_value()) continue;
       if (c == '{' || c == '(' || c == '[') {
         if (depth >= 64) fail("less deeply nested brackets");
         stack[depth++] = c == '{' ? '}' : (c == '(' ? ')' : ']');
@@ -268,28 +360,26 @@ class HloParser {
         if (depth == 0) break;
         if (stack[depth - 1] != c) fail(std::string("'") + stack[depth - 1] + "'");
         --depth;
-      } else if (depth == 0 && (c == ',' || c == '\n')) {
+      } else if (depth == 0 && (c == ',' || is_space(c) || (c == '/' && (peek(1) == '*' || peek(1) == '/')))) {
         break;
-      } else if (c == '\n') {
-        ++line_;
       }
       ++pos_;
     }
     if (depth != 0) fail(std::string("'") + stack[depth - 1] + "'");
-    return trim(s_.substr(start, pos_ - start));
+    return s_.substr(start, pos_ - start);
   }
 
-  // Skips a balanced (...) group starting at pos_ (which is '(').
+  // A balanced (...) group starting at pos_ (which is '('), strings and comments inside.
   void skip_balanced_parens() {
-    std::size_t start = pos_;
+    const std::size_t start = pos_;
     int depth = 0;
     while (pos_ < s_.size()) {
-      char c = s_[pos_];
+      const char c = s_[pos_];
       if (c == '"') {
         skip_string();
         continue;
       }
-      if (c == '\n') ++line_;
+      if (c == '/' && skip_comment_in_value()) continue;
       if (c == '(' || c == '{' || c == '[') ++depth;
       if (c == ')' || c == '}' || c == ']') {
         --depth;
@@ -304,64 +394,73 @@ class HloParser {
     fail_at(start, "a balanced '(...)'");
   }
 
-  // ---- module header --------------------------------------------------------------------
+  // ---- module header and tables -----------------------------------------------------------------
   void parse_module_attributes() {
     while (true) {
-      skip_blanks();
-      if (eof() || peek() == '\n') return;
-      expect_char(',', "',' or end of line after the module name");
-      skip_blanks();
-      std::string_view key = name_token("a module attribute name");
-      skip_blanks();
-      expect_char('=', "'=' after module attribute '" + std::string(key) + "'");
-      std::string_view value = scan_value();
-      module_.attributes[std::string(key)] = std::string(value);
+      skip_ws();
+      if (peek() != ',') return;
+      ++pos_;
+      skip_ws();
+      const std::size_t key_start = pos_;
+      pos_ = ident_end(pos_);
+      if (pos_ == key_start) fail("a module attribute name");
+      const std::string_view key = s_.substr(key_start, pos_ - key_start);
+      skip_ws();
+      if (peek() != '=') fail("'=' after module attribute '" + std::string(key) + "'");
+      ++pos_;
+      const std::size_t value_pos = pos_;
+      const std::string_view value = scan_value();
+      if (value.empty()) fail_at(value_pos, "a value for module attribute '" + std::string(key) + "'");
+      module_.attributes[std::string(key)] = one_line(value);
     }
   }
 
   bool at_table_keyword() const {
-    return at_keyword("FileNames") || at_keyword("FunctionNames") || at_keyword("FileLocations") ||
-           at_keyword("StackFrames");
+    return at_word("FileNames") || at_word("FunctionNames") || at_word("FileLocations") || at_word("StackFrames");
   }
 
   // FileNames / FunctionNames rows: `1 "text"`; FileLocations / StackFrames rows: `1 {k=v ...}`.
   void parse_table() {
-    std::string_view kind = name_token("a table name");
+    const std::string_view kind = name_token("a table name");
     // Row ids size the tables: XLA numbers rows 1, 2, 3, ..., so an id far beyond the rows
     // read so far is not XLA's and would make a few bytes of text allocate gigabytes.
     int64_t rows = 0;
     while (true) {
       skip_ws();
       if (!is_digit(peek())) return;
-      int64_t id = int_token("a row id");
-      skip_blanks();
+      const int64_t id = int_token("a row id");
+      skip_ws();
       if (id <= 0 || id > 2 * rows + 1024) fail("a row id between 1 and " + std::to_string(2 * rows + 1024));
       ++rows;
       const auto idx = static_cast<std::size_t>(id - 1);
       if (kind == "FileNames" || kind == "FunctionNames") {
         if (peek() != '"') fail("a quoted string");
-        std::size_t start = pos_;
+        const std::size_t start = pos_;
         skip_string();
         auto& table = kind == "FileNames" ? file_names_ : function_names_;
         if (table.size() <= idx) table.resize(idx + 1);
         table[idx] = unquote(s_.substr(start, pos_ - start));
       } else {
         if (peek() != '{') fail("'{'");
-        std::string_view body = scan_value();
+        const std::string_view body = scan_value();
         std::unordered_map<std::string_view, int64_t> kv;
         parse_int_fields(body, kv);
+        auto get = [&](std::string_view k, int64_t fallback) {
+          auto it = kv.find(k);
+          return it == kv.end() ? fallback : it->second;
+        };
         if (kind == "FileLocations") {
           if (locations_.size() <= idx) locations_.resize(idx + 1);
           Location& l = locations_[idx];
-          l.file_id = kv.count("file_name_id") ? kv["file_name_id"] : 0;
-          l.function_id = kv.count("function_name_id") ? kv["function_name_id"] : 0;
-          l.line = kv.count("line") ? kv["line"] : -1;
-          l.column = kv.count("column") ? kv["column"] : -1;
+          l.file_id = get("file_name_id", 0);
+          l.function_id = get("function_name_id", 0);
+          l.line = get("line", -1);
+          l.column = get("column", -1);
         } else {
           if (frames_.size() <= idx) frames_.resize(idx + 1);
-          frames_[idx].location_id = kv.count("file_location_id") ? kv["file_location_id"] : 0;
+          frames_[idx].location_id = get("file_location_id", 0);
           // Printed parent ids are one more than the parent's frame id; 1 means no parent.
-          const int64_t printed_parent = kv.count("parent_frame_id") ? kv["parent_frame_id"] : 0;
+          const int64_t printed_parent = get("parent_frame_id", 0);
           frames_[idx].parent_id = printed_parent > 0 ? printed_parent - 1 : 0;
         }
       }
@@ -374,32 +473,42 @@ class HloParser {
     if (!body.empty() && body.back() == '}') body.remove_suffix(1);
     std::size_t i = 0;
     while (i < body.size()) {
-      while (i < body.size() && (body[i] == ' ' || body[i] == ',' || body[i] == '\t')) ++i;
-      std::size_t k0 = i;
-      while (i < body.size() && body[i] != '=' && body[i] != ' ') ++i;
-      std::string_view key = body.substr(k0, i - k0);
+      while (i < body.size() && (is_space(body[i]) || body[i] == ',')) ++i;
+      const std::size_t k0 = i;
+      while (i < body.size() && body[i] != '=' && !is_space(body[i])) ++i;
+      const std::string_view key = body.substr(k0, i - k0);
       if (i >= body.size() || body[i] != '=') continue;
       ++i;
-      std::size_t v0 = i;
+      const std::size_t v0 = i;
       if (i < body.size() && body[i] == '"') {
         ++i;
         while (i < body.size() && body[i] != '"') i += body[i] == '\\' ? 2 : 1;
         ++i;
         continue;
       }
-      while (i < body.size() && body[i] != ' ' && body[i] != ',') ++i;
+      while (i < body.size() && !is_space(body[i]) && body[i] != ',') ++i;
       int64_t v = 0;
       if (parse_int(body.substr(v0, i - v0), v)) kv[key] = v;
     }
   }
 
-  // ---- shapes ----------------------------------------------------------------------------
+  // ---- shapes -----------------------------------------------------------------------------------
+  // A shape starts here: a tuple '(' or an element type name (a reserved word in XLA's lexer),
+  // or a buffer `b(`.
   bool at_shape_start() const {
-    if (peek() == '(') return true;
-    std::size_t i = pos_;
-    while (i < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i])) != 0)) ++i;
-    if (i == pos_ || i >= s_.size() || s_[i] != '[') return false;
-    return primitive_from_name(s_.substr(pos_, i - pos_)) != PrimitiveType::kInvalid;
+    const char c = peek();
+    if (c == '(') return true;
+    const std::size_t e = ident_end(pos_);
+    if (e == pos_) return false;
+    if (e == pos_ + 1 && c == 'b' && e < s_.size() && s_[e] == '(') return true;
+    // An element type name and '[' (an instruction may be named `s2`).
+    return next_char_after(e) == '[' && primitive_from_name(s_.substr(pos_, e - pos_)) != PrimitiveType::kInvalid;
+  }
+
+  // The first character at or after `at` that is not whitespace ('\0' at the end).
+  char next_char_after(std::size_t at) const {
+    while (at < s_.size() && is_space(s_[at])) ++at;
+    return at < s_.size() ? s_[at] : '\0';
   }
 
   void parse_shape(Shape& shape, int depth = 0) {
@@ -425,25 +534,39 @@ class HloParser {
         return;
       }
     }
-    std::size_t start = pos_;
-    while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) != 0)) ++pos_;
-    shape.type = primitive_from_name(s_.substr(start, pos_ - start));
-    if (shape.type == PrimitiveType::kInvalid)
+    const std::size_t start = pos_;
+    pos_ = ident_end(pos_);
+    const std::string_view word = s_.substr(start, pos_ - start);
+    if (word == "b" && peek() == '(') {
+      // A buffer `b(f32[4])`: sized as the array it holds.
+      ++pos_;
+      skip_ws();
+      parse_shape(shape, depth + 1);
+      if (!shape.is_array()) fail_at(start, "an array inside a buffer shape");
+      skip_ws();
+      expect_char(')', "')' closing the buffer shape");
+      return;
+    }
+    shape.type = primitive_from_name(word);
+    if (shape.type == PrimitiveType::kInvalid) {
       fail_at(start, "a shape (element type such as f32, bf16, s32, pred, token)");
+    }
+    skip_ws();
     expect_char('[', "'[' after the element type");
-    skip_blanks();
+    skip_ws();
     if (peek() != ']') {
       while (true) {
-        skip_blanks();
+        skip_ws();
         bool dynamic = false;
         if (peek() == '<' && peek(1) == '=') {
           pos_ += 2;
+          skip_ws();
           dynamic = true;
         }
         int64_t d = 0;
         if (peek() == '?') {
           ++pos_;
-          dynamic = true;
+          dynamic = true;  // unbounded: no size (counted as 0 elements)
         } else {
           d = int_token("a dimension size");
           if (d < 0) fail("a non-negative dimension size");
@@ -453,7 +576,8 @@ class HloParser {
           shape.dynamic_dims.back() = true;
         }
         shape.dims.push_back(d);
-        skip_blanks();
+        if (shape.dims.size() > 64) fail("at most 64 dimensions");
+        skip_ws();
         if (peek() == ',') {
           ++pos_;
           continue;
@@ -463,39 +587,55 @@ class HloParser {
     }
     expect_char(']', "',' or ']' in the dimensions");
     if (!shape.dynamic_dims.empty()) shape.dynamic_dims.resize(shape.dims.size(), false);
-    // A layout is printed glued to ']'; a '{' after a blank opens a computation body.
-    if (peek() == '{') parse_layout(shape);
+    // A layout: '{' then a number, ':' or '}' glued (XLA: '{' followed by an integer or ':').
+    // A '{' followed by anything else opens a computation body.
+    if (peek() == '{' && peek(1) == '}') {
+      pos_ += 2;
+      shape.has_layout = true;
+      return;
+    }
+    const std::size_t after = pos_;
+    skip_ws();
+    if (peek() == '{') {
+      std::size_t q = pos_ + 1;
+      while (q < s_.size() && is_space(s_[q])) ++q;
+      if (q < s_.size() && (is_digit(s_[q]) || s_[q] == ':')) {
+        parse_layout(shape);
+        return;
+      }
+    }
+    pos_ = after;
   }
 
   void parse_layout(Shape& shape) {
-    ++pos_;
+    ++pos_;  // '{'
     shape.has_layout = true;
     while (true) {
-      skip_blanks();
-      if (is_digit(peek())) {
-        shape.layout.push_back(int_token("a layout dimension"));
-        skip_blanks();
-        if (peek() == ',') {
-          ++pos_;
-          continue;
-        }
-      }
-      break;
+      skip_ws();
+      if (!is_digit(peek())) break;
+      shape.layout.push_back(int_token("a layout dimension"));
+      if (shape.layout.size() > 64) fail("at most 64 layout dimensions");
+      skip_ws();
+      if (peek() != ',') break;
+      ++pos_;
     }
+    skip_ws();
     if (peek() == ':') {
       ++pos_;
       // Tiling T(..), element size E(n), memory space S(n), and more: keep E and S.
       while (!eof() && peek() != '}') {
-        char c = peek();
+        const char c = peek();
         if ((c == 'E' || c == 'S') && peek(1) == '(') {
           pos_ += 2;
-          int64_t v = int_token("a number");
+          skip_ws();
+          const int64_t v = int_token("a number");
+          skip_ws();
           expect_char(')', "')'");
           if (v < 0 || v > 1024) fail("a small number");
           (c == 'E' ? shape.element_size_in_bits : shape.memory_space) = static_cast<int>(v);
         } else if (c == '(') {
           skip_balanced_parens();
-        } else if (c == '\n') {
+        } else if (c == '{' || c == ')' || c == ']' || c == '"') {
           fail("'}' closing the layout");
         } else {
           ++pos_;
@@ -505,83 +645,60 @@ class HloParser {
     expect_char('}', "'}' closing the layout");
   }
 
-  // ---- computations ------------------------------------------------------------------------
+  // ---- computations -----------------------------------------------------------------------------
   void parse_computation() {
     Computation comp;
-    comp.is_entry = accept_keyword("ENTRY");
+    comp.is_entry = at_word("ENTRY");
+    if (comp.is_entry) pos_ += 5;
     skip_ws();
     comp.name = std::string(name_token("a computation name or 'ENTRY'"));
-    skip_blanks();
-    if (peek() == '(') skip_balanced_parens();
-    skip_blanks();
+    skip_ws();
+    if (peek() == ':') {  // a name lexed as `name:` (XLA's kName)
+      ++pos_;
+      skip_ws();
+    }
+    if (peek() == '(') {
+      skip_balanced_parens();  // parameter list
+      skip_ws();
+    }
     if (peek() == '-' && peek(1) == '>') {
       pos_ += 2;
-      skip_blanks();
+      skip_ws();
       Shape result;
       parse_shape(result);
-      skip_blanks();
-    }
-    if (peek() == ',') {  // `, execution_thread="..."`
-      ++pos_;
-      scan_value();
-      skip_blanks();
-    }
-    skip_ws();
-    expect_char('{', "'{' opening the computation body");
-    {
-      // One instruction per line: reserving avoids moving large Instruction objects.
-      std::size_t end = s_.find("\n}", pos_);
-      if (end == std::string_view::npos) end = s_.size();
-      std::size_t lines = 0;
-      for (std::size_t i = pos_; i < end; ++i) lines += s_[i] == '\n';
-      comp.instructions.reserve(lines + 1);
-    }
-    const std::size_t comp_index = module_.computations.size();
-    std::unordered_map<std::string_view, std::size_t> local;
-    bool saw_root = false;
-    while (true) {
       skip_ws();
-      if (eof()) fail("'}' closing computation '" + comp.name + "'");
-      if (peek() == '}') {
-        ++pos_;
-        break;
-      }
-      comp.instructions.emplace_back();
-      comp.instructions.back().computation_index = comp_index;
-      std::string_view name = parse_instruction(comp.instructions.back());
-      if (!nested_.empty()) {
-        // Instructions written in place as operands come first, as if on lines of their own.
-        Instruction outer = std::move(comp.instructions.back());
-        comp.instructions.pop_back();
-        for (Instruction& n : nested_) {
-          n.computation_index = comp_index;
-          comp.instructions.push_back(std::move(n));
-          synthetic_names_.push_back(std::make_unique<std::string>(comp.instructions.back().name));
-          if (!local.emplace(*synthetic_names_.back(), comp.instructions.size() - 1).second) {
-            fail_at(pos_, "a unique instruction name (duplicate '" + *synthetic_names_.back() + "')");
-          }
-        }
-        nested_.clear();
-        comp.instructions.push_back(std::move(outer));
-      }
-      if (comp.instructions.back().is_root) {
-        saw_root = true;
-        comp.root_index = comp.instructions.size() - 1;
-      }
-      if (!local.emplace(name, comp.instructions.size() - 1).second) {
-        fail_at(pos_, "a unique instruction name (duplicate '" + std::string(name) + "')");
-      }
     }
-    skip_blanks();
-    if (peek() == ',') {  // trailing `, execution_thread="..."`
+    parse_computation_attributes();
+    skip_ws();
+    if (peek() != '{') fail("'{' opening the body of computation '" + comp.name + "'");
+    ++pos_;
+    parse_instruction_list(comp);
+    parse_computation_attributes();  // trailing `, execution_thread="..."`
+    add_computation(std::move(comp));
+  }
+
+  // `, execution_thread="..."` before or after a computation's body.
+  void parse_computation_attributes() {
+    while (true) {
+      const std::size_t at = pos_;
+      skip_ws();
+      if (peek() != ',') {
+        pos_ = at;
+        return;
+      }
       ++pos_;
-      scan_value();
+      skip_ws();
+      const std::size_t key_start = pos_;
+      pos_ = ident_end(pos_);
+      if (pos_ == key_start) fail("a computation attribute name");
+      skip_ws();
+      expect_char('=', "'=' after a computation attribute");
+      if (scan_value().empty()) fail("a value");
     }
-    if (comp.instructions.empty()) fail("at least one instruction in computation '" + comp.name + "'");
-    if (!saw_root) comp.root_index = comp.instructions.size() - 1;
-    add_tuple_element_instructions(comp, local, comp_index);
-    resolve_operands(comp, local);
-    for (auto& [n, i] : local) comp.index.emplace(std::string(n), i);
+  }
+
+  void add_computation(Computation&& comp) {
+    const std::size_t comp_index = module_.computations.size();
     if (comp.is_entry) {
       if (module_.has_entry) fail("only one ENTRY computation");
       module_.has_entry = true;
@@ -590,15 +707,76 @@ class HloParser {
     if (!module_.index.emplace(comp.name, comp_index).second) {
       fail("a unique computation name (duplicate '" + comp.name + "')");
     }
+    for (Instruction& ins : comp.instructions) ins.computation_index = comp_index;
     module_.computations.push_back(std::move(comp));
+  }
+
+  // `{ instruction+ }` with pos_ after the '{'; resolves operands and infers shapes.
+  void parse_instruction_list(Computation& comp) {
+    if (++computation_depth_ > 8) fail("computations written in place less deeply nested");
+    std::unordered_map<std::string_view, std::size_t> local;
+    bool saw_root = false;
+    {
+      // About one instruction a line, up to the first line that starts with '}': reserving
+      // spares moving instructions as the vector grows. Linear: each body is scanned once more.
+      std::size_t lines = 1;
+      for (const char* p = s_.data() + pos_; p < s_.data() + s_.size();) {
+        const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(s_.data() + s_.size() - p));
+        if (nl == nullptr) break;
+        p = static_cast<const char*>(nl) + 1;
+        while (p < s_.data() + s_.size() && (*p == ' ' || *p == '\t')) ++p;
+        if (p < s_.data() + s_.size() && *p == '}') break;
+        ++lines;
+      }
+      comp.instructions.reserve(std::min<std::size_t>(lines, 1 << 16));
+      local.reserve(std::min<std::size_t>(lines, 1 << 16));
+    }
+    while (true) {
+      skip_ws();
+      if (eof()) fail("'}' closing computation '" + comp.name + "'");
+      if (peek() == '}') {
+        ++pos_;
+        break;
+      }
+      comp.instructions.emplace_back();
+      std::string_view name = parse_instruction(comp.instructions.back());
+      if (!nested_.empty()) {
+        // Instructions written in place as operands come first, as if on lines of their own.
+        Instruction outer = std::move(comp.instructions.back());
+        comp.instructions.pop_back();
+        for (Instruction& n : nested_) {
+          comp.instructions.push_back(std::move(n));
+          synthetic_names_.push_back(std::make_unique<std::string>(comp.instructions.back().name));
+          if (!local.emplace(*synthetic_names_.back(), comp.instructions.size() - 1).second) {
+            fail("a unique instruction name (duplicate '" + *synthetic_names_.back() + "')");
+          }
+        }
+        nested_.clear();
+        comp.instructions.push_back(std::move(outer));
+      }
+      if (comp.instructions.back().is_root) {
+        if (saw_root) fail("one ROOT in computation '" + comp.name + "'");
+        saw_root = true;
+        comp.root_index = comp.instructions.size() - 1;
+      }
+      if (!local.emplace(name, comp.instructions.size() - 1).second) {
+        fail("a unique instruction name (duplicate '" + std::string(name) + "')");
+      }
+    }
+    if (comp.instructions.empty()) fail("at least one instruction in computation '" + comp.name + "'");
+    if (!saw_root) comp.root_index = comp.instructions.size() - 1;
+    add_tuple_element_instructions(comp, local);
+    resolve_operands(comp, local);
+    comp.index.reserve(local.size());
+    for (std::size_t k = 0; k < comp.instructions.size(); ++k) comp.index.emplace(comp.instructions[k].name, k);
+    --computation_depth_;
   }
 
   // A get-tuple-element for each distinct tuple-element operand `t#N` of the computation,
   // appended after its instructions (named "t#N", line 0: it has no text of its own), so that
   // the cost model and the users of a tuple see the same instructions as in HLO printed with
   // explicit get-tuple-element.
-  void add_tuple_element_instructions(Computation& comp, std::unordered_map<std::string_view, std::size_t>& local,
-                                      std::size_t comp_index) {
+  void add_tuple_element_instructions(Computation& comp, std::unordered_map<std::string_view, std::size_t>& local) {
     std::vector<std::pair<std::string, int>> wanted;  // (operand name, line of its first user)
     for (const Instruction& ins : comp.instructions) {
       for (const std::string& o : ins.operands) {
@@ -613,8 +791,9 @@ class HloParser {
       const std::string base = name.substr(0, hash);
       int64_t index = -1;
       auto it = local.find(base);
-      if (it == local.end())
+      if (it == local.end()) {
         fail_line(line, "operand '" + base + "' (of '" + name + "') defined in computation '" + comp.name + "'");
+      }
       const Shape& tuple = comp.instructions[it->second].shape;
       if (!parse_int(std::string_view(name).substr(hash + 1), index) || !tuple.is_tuple() || index < 0 ||
           static_cast<std::size_t>(index) >= tuple.tuple.size()) {
@@ -628,7 +807,6 @@ class HloParser {
       gte.shape = tuple.tuple[static_cast<std::size_t>(index)];
       gte.operands = {base};
       gte.attributes["index"] = std::to_string(index);
-      gte.computation_index = comp_index;
       gte.line = 0;
       comp.instructions.push_back(std::move(gte));
       synthetic_names_.push_back(std::make_unique<std::string>(name));
@@ -636,6 +814,8 @@ class HloParser {
     }
   }
 
+  // Operand shapes and positions, in order; a shape left out is inferred from them (XLA's
+  // parser requires operands defined before their users).
   void resolve_operands(Computation& comp, const std::unordered_map<std::string_view, std::size_t>& local) {
     for (Instruction& ins : comp.instructions) {
       const std::size_t n = ins.operands.size();
@@ -651,131 +831,59 @@ class HloParser {
                                   comp.name + "'");
         }
       }
-      if (ins.shape.type == PrimitiveType::kInvalid && !infer_shape(ins)) {
-        fail_line(ins.line, "a shape before the opcode of '" + ins.name +
-                                "' (fpgaprof infers it only for tuple, get-tuple-element, pad, while, opt-barrier, "
-                                "select, clamp, compare and elementwise arithmetic, from operands defined "
-                                "before it)");
+      use_constructed_shape(ins);
+      if (ins.shape.type == PrimitiveType::kInvalid) {
+        const std::string why = infer_shape(ins, module_);
+        if (!why.empty()) {
+          fail_line(ins.line, "a shape before the opcode of '" + ins.name + "' (XLA infers it for " + ins.opcode +
+                                  " only with " + why + ")");
+        }
       }
     }
   }
 
-  // XLA's own tests write some instructions without a shape (`t = tuple(a, b)`,
-  // `g = get-tuple-element(t), index=0`) and let XLA's parser infer it: the same inference for
-  // the opcodes such text uses, from the operands' shapes.
-  static bool infer_shape(Instruction& ins) {
-    const std::vector<Shape>& ops = ins.operand_shapes;
-    for (const Shape& s : ops) {
-      if (s.type == PrimitiveType::kInvalid) return false;
-    }
+  // Instructions whose shape XLA's parser builds from the operands whatever the text says
+  // (HloInstruction::CreateTuple, CreateSend, CreateRecvDone, ...), and constants, whose
+  // literal keeps no packed element size (xla/literal.cc).
+  static void use_constructed_shape(Instruction& ins) {
     const std::string& op = ins.opcode;
-    auto int_attr = [&](const char* key, int64_t& v) {
-      auto it = ins.attributes.find(key);
-      return it != ins.attributes.end() && parse_int(trim(it->second), v);
+    const std::vector<Shape>& ops = ins.operand_shapes;
+    auto all_known = [&] {
+      return std::all_of(ops.begin(), ops.end(), [](const Shape& o) { return o.type != PrimitiveType::kInvalid; });
     };
-    if (op == "tuple") {
+    auto scalar = [](PrimitiveType t) {
+      Shape r;
+      r.type = t;
+      return r;
+    };
+    if (op == "constant") {
+      clear_element_size(ins.shape, 0);
+    } else if (op == "tuple" && all_known()) {
+      ins.shape = Shape{};
       ins.shape.type = PrimitiveType::kTuple;
       ins.shape.tuple = ops;
-      return true;
-    }
-    if (op == "get-tuple-element") {
-      int64_t index = -1;
-      if (ops.size() != 1 || !ops[0].is_tuple() || !int_attr("index", index) || index < 0 ||
-          static_cast<std::size_t>(index) >= ops[0].tuple.size()) {
-        return false;
-      }
-      ins.shape = ops[0].tuple[static_cast<std::size_t>(index)];
-      return true;
-    }
-    if (op == "pad") {
-      // padding=lo_hi[_interior] per dimension, joined by 'x'
-      auto it = ins.attributes.find("padding");
-      if (ops.size() != 2 || ops[0].is_tuple() || it == ins.attributes.end()) return false;
-      std::vector<std::vector<int64_t>> dims;
-      std::string_view v = trim(it->second);
-      while (!v.empty()) {
-        const std::size_t x = v.find('x');
-        std::string_view part = v.substr(0, x);
-        std::vector<int64_t> lhi;
-        while (!part.empty()) {
-          const std::size_t u = part.find('_');
-          int64_t n = 0;
-          if (!parse_int(part.substr(0, u), n) || n > (int64_t{1} << 40) || n < -(int64_t{1} << 40)) return false;
-          lhi.push_back(n);
-          part = u == std::string_view::npos ? std::string_view() : part.substr(u + 1);
-        }
-        if (lhi.size() < 2 || lhi.size() > 3) return false;
-        dims.push_back(std::move(lhi));
-        v = x == std::string_view::npos ? std::string_view() : v.substr(x + 1);
-      }
-      if (dims.size() != ops[0].dims.size()) return false;
-      ins.shape.type = ops[0].type;
-      for (std::size_t d = 0; d < dims.size(); ++d) {
-        const int64_t in = ops[0].dims[d];
-        const int64_t interior = dims[d].size() > 2 ? dims[d][2] : 0;
-        const double out = static_cast<double>(dims[d][0]) + static_cast<double>(dims[d][1]) + static_cast<double>(in) +
-                           (in > 0 ? static_cast<double>(in - 1) * static_cast<double>(interior) : 0.0);
-        if (interior < 0 || out < 0 || out > 1e15) return false;
-        ins.shape.dims.push_back(static_cast<int64_t>(out));
-      }
-      return true;
-    }
-    static const char* const kSameShape[] = {"abs",
-                                             "add",
-                                             "and",
-                                             "atan2",
-                                             "cbrt",
-                                             "ceil",
-                                             "copy",
-                                             "cosine",
-                                             "divide",
-                                             "exponential",
-                                             "exponential-minus-one",
-                                             "floor",
-                                             "log",
-                                             "log-plus-one",
-                                             "logistic",
-                                             "maximum",
-                                             "minimum",
-                                             "multiply",
-                                             "negate",
-                                             "not",
-                                             "or",
-                                             "power",
-                                             "remainder",
-                                             "round-nearest-afz",
-                                             "round-nearest-even",
-                                             "rsqrt",
-                                             "shift-left",
-                                             "shift-right-arithmetic",
-                                             "shift-right-logical",
-                                             "sign",
-                                             "sine",
-                                             "sqrt",
-                                             "subtract",
-                                             "tan",
-                                             "tanh",
-                                             "xor"};
-    const bool same = std::any_of(std::begin(kSameShape), std::end(kSameShape), [&](const char* o) { return op == o; });
-    if (same && !ops.empty() && ops[0].is_array()) {
+    } else if (op == "send" && !ops.empty() && all_known()) {
+      ins.shape = Shape{};
+      ins.shape.type = PrimitiveType::kTuple;
+      ins.shape.tuple = {ops[0], scalar(PrimitiveType::kU32), scalar(PrimitiveType::kToken)};
+    } else if (op == "recv-done" && !ops.empty() && ops[0].is_tuple() && !ops[0].tuple.empty()) {
+      ins.shape = Shape{};
+      ins.shape.type = PrimitiveType::kTuple;
+      ins.shape.tuple = {ops[0].tuple[0], scalar(PrimitiveType::kToken)};
+    } else if (op == "send-done" || op == "after-all") {
+      ins.shape = scalar(PrimitiveType::kToken);
+    } else if (op == "replica-id" || op == "partition-id") {
+      ins.shape = scalar(PrimitiveType::kU32);
+    } else if (op == "add-dependency" && !ops.empty() && ops[0].type != PrimitiveType::kInvalid) {
       ins.shape = ops[0];
-      return true;
     }
-    if ((op == "while" || op == "opt-barrier") && ops.size() == 1) {  // the loop state
-      ins.shape = ops[0];
-      return true;
+  }
+
+  static void clear_element_size(Shape& s, int depth) {
+    s.element_size_in_bits = 0;
+    if (depth < 64) {
+      for (Shape& e : s.tuple) clear_element_size(e, depth + 1);
     }
-    if ((op == "select" || op == "clamp") && ops.size() == 3 && ops[1].is_array()) {
-      ins.shape = ops[1];
-      return true;
-    }
-    if (op == "compare" && ops.size() == 2 && ops[0].is_array()) {
-      ins.shape = ops[0];
-      ins.shape.type = PrimitiveType::kPred;
-      ins.shape.element_size_in_bits = 0;
-      return true;
-    }
-    return false;
   }
 
   [[noreturn]] void fail_line(int line, std::string_view expected) const {
@@ -786,54 +894,50 @@ class HloParser {
     fail_at(at, expected);
   }
 
-  // One instruction line. Returns its name (a view into the text).
+  // ---- instructions -----------------------------------------------------------------------------
+  // `ROOT? name = shape? opcode(operands) (, attribute=value)*`. Returns the name (a view into
+  // the text).
   std::string_view parse_instruction(Instruction& ins) {
-    ins.line = line_;
-    ins.is_root = accept_keyword("ROOT");
-    skip_blanks();
-    std::string_view name = name_token("an instruction name");
+    ins.line = line_of(pos_);
+    ins.is_root = at_word("ROOT");
+    if (ins.is_root) {
+      pos_ += 4;
+      skip_ws();
+    }
+    const std::string_view name = name_token("an instruction name");
     ins.name = std::string(name);
-    skip_blanks();
+    skip_ws();
     expect_char('=', "'=' after the instruction name");
-    skip_blanks();
-    if (at_shape_less_opcode()) {
-      // No shape (XLA's tests leave it to the parser): resolve_operands infers it.
-    } else {
+    skip_ws();
+    if (at_shape_start()) {
       parse_shape(ins.shape);
-      skip_blanks();
-      if (peek() == '\n') skip_ws();  // hand-written HLO may put the opcode on the next line
+      skip_ws();
+    } else if (next_char_after(ident_end(pos_)) == '[') {
+      fail("a shape (element type such as f32, bf16, s32, pred, token)");
     }
     parse_opcode_and_operands(ins);
     parse_attributes(ins);
     return name;
   }
 
-  // `name(` where a shape is expected: an instruction written without its shape.
-  bool at_shape_less_opcode() const {
-    if (at_shape_start()) return false;
-    std::size_t i = pos_;
-    while (i < s_.size() && is_name_char(s_[i])) ++i;
-    return i > pos_ && i < s_.size() && s_[i] == '(';
-  }
-
   // The opcode and what follows it up to the attributes: operands, a parameter number or a
   // constant's literal.
   void parse_opcode_and_operands(Instruction& ins) {
-    std::size_t op_start = pos_;
-    while (pos_ < s_.size() && is_name_char(s_[pos_])) ++pos_;
+    const std::size_t op_start = pos_;
+    pos_ = ident_end(pos_);
     if (pos_ == op_start) fail("an opcode");
     ins.opcode = std::string(s_.substr(op_start, pos_ - op_start));
-    skip_blanks();
+    skip_ws();
     if (peek() != '(') fail("'(' after the opcode");
     if (ins.opcode == "constant") {
-      std::size_t lit = pos_;
+      const std::size_t lit = pos_;
       skip_balanced_parens();
-      if (pos_ - lit <= 66) ins.attributes["literal"] = std::string(s_.substr(lit + 1, pos_ - lit - 2));
+      if (pos_ - lit <= 66) ins.attributes["literal"] = one_line(trim(s_.substr(lit + 1, pos_ - lit - 2)));
     } else if (ins.opcode == "parameter") {
       ++pos_;
-      skip_blanks();
+      skip_ws();
       ins.parameter_number = int_token("a parameter number");
-      skip_blanks();
+      skip_ws();
       expect_char(')', "')' after the parameter number");
     } else {
       parse_operands(ins);
@@ -852,45 +956,51 @@ class HloParser {
       Shape inline_shape;
       if (at_shape_start()) {
         parse_shape(inline_shape);
-        skip_blanks();
+        skip_ws();
       }
-      if (inline_shape.type != PrimitiveType::kInvalid && at_shape_less_opcode()) {
-        // XLA's tests write an operand as an instruction in place (`pad(s8[4] parameter(0),
-        // s8[] constant(0))`): it becomes an instruction of its own before this one, named
-        // "<user>/<operand position>".
+      const std::size_t word_start = pos_;
+      if (peek() == '%') ++pos_;
+      const std::size_t ident_start = pos_;
+      pos_ = ident_end(pos_);
+      if (pos_ == ident_start) fail("an operand name");
+      std::size_t word_end = pos_;
+      skip_ws();
+      if (peek() == '(' && s_[word_start] != '%') {
+        // An operand written as an instruction in place (`pad(s8[4] parameter(0), s8[]
+        // constant(0))`, `add(add(a, b), c)`): an instruction of its own before this one,
+        // named "<user>/<operand position>" (XLA: no attributes on it).
         if (nested_depth_ >= 32) fail("operands written in place less deeply nested");
         Instruction nested;
         nested.name = ins.name + "/" + std::to_string(ins.operands.size());
-        nested.line = line_;
-        nested.shape = inline_shape;
+        nested.line = line_of(word_start);
+        nested.shape = std::move(inline_shape);
+        pos_ = word_start;
         ++nested_depth_;
         parse_opcode_and_operands(nested);
         --nested_depth_;
         ins.operands.push_back(nested.name);
-        ins.operand_shapes.push_back(std::move(inline_shape));
+        ins.operand_shapes.push_back(nested.shape);
         nested_.push_back(std::move(nested));
         skip_ws();
-        if (peek() == ',') {
+      } else {
+        if (peek() == '#' && pos_ == word_end) {
+          // XLA's tuple-element shorthand (2025 on): `%t#2` is element 2 of tuple-shaped %t,
+          // printed in place of a get-tuple-element instruction. Kept as the name "t#2";
+          // add_tuple_element_instructions adds the get-tuple-element it stands for.
           ++pos_;
-          continue;
+          const std::size_t digits = pos_;
+          while (pos_ < s_.size() && is_digit(s_[pos_])) ++pos_;
+          if (pos_ == digits) {
+            fail("a tuple index after '#' in operand '" + std::string(s_.substr(ident_start, word_end - ident_start)) +
+                 "'");
+          }
+          word_end = pos_;
+          skip_ws();
         }
-        expect_char(')', "',' or ')' in the operand list");
-        return;
+        ins.operands.emplace_back(s_.substr(ident_start, word_end - ident_start));
+        ins.operand_shapes.push_back(std::move(inline_shape));
       }
-      std::string_view operand = name_token("an operand name");
-      if (peek() == '#') {
-        // XLA's tuple-element shorthand (2025 on): `%t#2` is element 2 of tuple-shaped %t, printed
-        // in place of a get-tuple-element instruction. Kept as the name "t#2"; resolve_operands
-        // adds the get-tuple-element it stands for.
-        ++pos_;
-        const std::size_t digits = pos_;
-        while (pos_ < s_.size() && is_digit(s_[pos_])) ++pos_;
-        if (pos_ == digits) fail("a tuple index after '#' in operand '" + std::string(operand) + "'");
-        operand = s_.substr(operand.data() - s_.data(), pos_ - static_cast<std::size_t>(operand.data() - s_.data()));
-      }
-      ins.operands.emplace_back(operand);
-      ins.operand_shapes.push_back(std::move(inline_shape));
-      skip_ws();
+      if (ins.operands.size() > 100000) fail("fewer operands");
       if (peek() == ',') {
         ++pos_;
         continue;
@@ -902,33 +1012,120 @@ class HloParser {
 
   void parse_attributes(Instruction& ins) {
     while (true) {
-      skip_blanks();
-      if (eof()) return;
-      if (peek() == '\n') {
-        // Hand-written HLO may start a continuation line with the ',' before its attribute.
-        const std::size_t at = pos_;
-        const int line = line_;
-        skip_ws();
-        if (peek() != ',') {
-          pos_ = at;
-          line_ = line;
-          return;
-        }
-      }
-      if (peek() == '}') return;  // a computation closed on the same line
-      expect_char(',', "',' before an attribute or end of line");
-      skip_ws();  // hand-written HLO may continue the attribute list on the next line
-      std::size_t key_start = pos_;
-      while (pos_ < s_.size() && is_name_char(s_[pos_])) ++pos_;
+      skip_ws();
+      if (peek() != ',') return;
+      ++pos_;
+      skip_ws();
+      const std::size_t key_start = pos_;
+      pos_ = ident_end(pos_);
       if (pos_ == key_start) fail("an attribute name");
-      std::string_view key = s_.substr(key_start, pos_ - key_start);
-      skip_blanks();
-      expect_char('=', "'=' after attribute '" + std::string(key) + "'");
-      std::size_t value_pos = pos_;
-      std::string_view value = scan_value();
+      const std::string_view key = s_.substr(key_start, pos_ - key_start);
+      skip_ws();
+      if (peek() != '=') fail("'=' after attribute '" + std::string(key) + "'");
+      ++pos_;
+      skip_ws();
+      if (is_computation_attribute(key)) {
+        parse_computation_attribute(ins, key);
+        continue;
+      }
+      const std::size_t value_pos = pos_;
+      std::string_view value;
+      if (key == "literal" && peek() != '(' && at_shape_start()) {
+        // A literal attribute (custom-call's `literal=s32[2]{0} {1, 2}`): a shape, then its value.
+        Shape literal_shape;
+        parse_shape(literal_shape);
+        scan_value();
+        value = s_.substr(value_pos, pos_ - value_pos);
+      } else {
+        value = scan_value();
+      }
       if (value.empty()) fail_at(value_pos, "a value for attribute '" + std::string(key) + "'");
       interpret_attribute(ins, key, value, value_pos);
     }
+  }
+
+  // calls=, to_apply=, body=, ...: a computation's name, a braced list of them, or a
+  // computation written in place (`calls={ p = f32[] parameter(0) ... }`, XLA's nested
+  // computations), which becomes a computation of its own named "<instruction>.<attribute>".
+  void parse_computation_attribute(Instruction& ins, std::string_view key) {
+    std::string text;
+    auto one = [&](int item) {
+      skip_ws();
+      if (peek() == '{') {
+        const std::string name = parse_computation_in_place(ins, key, item);
+        ins.called_computations.push_back(name);
+        text += "%" + name;
+        return;
+      }
+      if (peek() == '%') ++pos_;
+      const std::size_t start = pos_;
+      pos_ = ident_end(pos_);
+      if (pos_ == start) fail("a computation name for " + std::string(key) + "=");
+      const std::string_view n = s_.substr(start, pos_ - start);
+      ins.called_computations.emplace_back(n);
+      text += "%";
+      text += n;
+    };
+    if (peek() == '{' && !at_instruction_list()) {
+      ++pos_;
+      text = "{";
+      skip_ws();
+      int item = 0;
+      if (peek() != '}') {
+        while (true) {
+          if (item > 0) text += ", ";
+          one(item++);
+          skip_ws();
+          if (peek() == ',') {
+            ++pos_;
+            continue;
+          }
+          break;
+        }
+      }
+      expect_char('}', "'}' closing the list of computations");
+      text += "}";
+    } else {
+      one(-1);
+    }
+    ins.attributes[std::string(key)] = std::move(text);
+  }
+
+  // At '{': does an instruction list follow (`name =` or `ROOT`)?
+  bool at_instruction_list() {
+    const std::size_t save = pos_;
+    ++pos_;
+    skip_ws();
+    bool list = at_word("ROOT");
+    if (!list) {
+      if (peek() == '%') ++pos_;
+      const std::size_t e = ident_end(pos_);
+      if (e > pos_) {
+        pos_ = e;
+        skip_ws();
+        list = peek() == '=';
+      }
+    }
+    pos_ = save;
+    return list;
+  }
+
+  std::string parse_computation_in_place(const Instruction& ins, std::string_view key, int item) {
+    Computation comp;
+    comp.name = ins.name + "." + std::string(key) + (item >= 0 ? "." + std::to_string(item) : "");
+    for (int k = 1; module_.index.count(comp.name) != 0 && k < 1000; ++k) comp.name += "_";
+    ++pos_;  // '{'
+    // The enclosing instruction's operands written in place wait in nested_.
+    std::vector<Instruction> outer_nested;
+    outer_nested.swap(nested_);
+    const int outer_depth = nested_depth_;
+    nested_depth_ = 0;
+    parse_instruction_list(comp);
+    nested_.swap(outer_nested);
+    nested_depth_ = outer_depth;
+    std::string name = comp.name;
+    add_computation(std::move(comp));
+    return name;
   }
 
   void interpret_attribute(Instruction& ins, std::string_view key, std::string_view value, std::size_t value_pos) {
@@ -938,50 +1135,31 @@ class HloParser {
     }
     if (key == "kind") {
       ins.fusion_kind = std::string(value);
-    } else if (key == "calls" || key == "to_apply" || key == "body" || key == "condition" ||
-               key == "branch_computations" || key == "true_computation" || key == "false_computation" ||
-               key == "select" || key == "scatter" || key == "called_computations" || key == "comparator") {
-      add_computation_names(ins, value);
     } else if (key == "custom_call_target") {
       ins.custom_call_target = unquote(value);
     } else if (key == "backend_config") {
       ins.backend_config = value.front() == '"' ? unquote(value) : std::string(value);
-      auto tc = ins.backend_config.find("\"known_trip_count\"");
-      if (tc != std::string::npos) {
-        auto n = ins.backend_config.find("\"n\"", tc);
-        if (n != std::string::npos) {
-          std::size_t i = n + 3;
-          while (i < ins.backend_config.size() && !is_digit(ins.backend_config[i])) {
-            if (ins.backend_config[i] == '}') break;
-            ++i;
-          }
-          int64_t v = 0;
-          std::size_t j = i;
-          while (j < ins.backend_config.size() && is_digit(ins.backend_config[j])) ++j;
-          if (j > i && parse_int(std::string_view(ins.backend_config).substr(i, j - i), v)) ins.known_trip_count = v;
-        }
-      }
+      read_known_trip_count(ins);
       return;
     }
-    ins.attributes.emplace(std::string(key), std::string(value));
+    ins.attributes.emplace(std::string(key), one_line(value));
   }
 
-  void add_computation_names(Instruction& ins, std::string_view value) {
-    std::size_t i = 0;
-    while (i < value.size()) {
-      char c = value[i];
-      if (c == '{' || c == '}' || c == ',' || c == ' ' || c == '%') {
-        ++i;
-        continue;
-      }
-      std::size_t start = i;
-      while (i < value.size() && is_name_char(value[i])) ++i;
-      if (i == start) {
-        ++i;
-        continue;
-      }
-      ins.called_computations.emplace_back(value.substr(start, i - start));
+  static void read_known_trip_count(Instruction& ins) {
+    const std::string& bc = ins.backend_config;
+    const auto tc = bc.find("\"known_trip_count\"");
+    if (tc == std::string::npos) return;
+    const auto n = bc.find("\"n\"", tc);
+    if (n == std::string::npos) return;
+    std::size_t i = n + 3;
+    while (i < bc.size() && !is_digit(bc[i])) {
+      if (bc[i] == '}') return;
+      ++i;
     }
+    std::size_t j = i;
+    while (j < bc.size() && is_digit(bc[j])) ++j;
+    int64_t v = 0;
+    if (j > i && parse_int(std::string_view(bc).substr(i, j - i), v)) ins.known_trip_count = v;
   }
 
   // {op_type="..." op_name="..." source_file="..." source_line=N stack_frame_id=N ...}
@@ -990,14 +1168,14 @@ class HloParser {
     std::size_t i = 1;
     const std::size_t end = v.size() - 1;
     while (i < end) {
-      while (i < end && (v[i] == ' ' || v[i] == ',' || v[i] == '\n' || v[i] == '\t')) ++i;
+      while (i < end && (is_space(v[i]) || v[i] == ',')) ++i;
       if (i >= end) break;
-      std::size_t k0 = i;
-      while (i < end && v[i] != '=' && v[i] != ' ') ++i;
-      std::string_view key = v.substr(k0, i - k0);
+      const std::size_t k0 = i;
+      while (i < end && v[i] != '=' && !is_space(v[i])) ++i;
+      const std::string_view key = v.substr(k0, i - k0);
       if (i >= end || v[i] != '=') fail_at(value_pos + i, "'=' in metadata");
       ++i;
-      std::size_t v0 = i;
+      const std::size_t v0 = i;
       if (i < end && v[i] == '"') {
         ++i;
         while (i < end && v[i] != '"') i += v[i] == '\\' ? 2 : 1;
@@ -1013,9 +1191,9 @@ class HloParser {
           }
         }
       } else {
-        while (i < end && v[i] != ' ' && v[i] != ',') ++i;
+        while (i < end && !is_space(v[i]) && v[i] != ',') ++i;
       }
-      std::string_view val = v.substr(v0, i - v0);
+      const std::string_view val = v.substr(v0, i - v0);
       if (key == "op_name") {
         md.op_name = unquote(val);
       } else if (key == "op_type") {
@@ -1030,7 +1208,7 @@ class HloParser {
     }
   }
 
-  // ---- whole-module resolution -------------------------------------------------------------
+  // ---- whole-module resolution ------------------------------------------------------------------
   void link_called_computations() {
     for (Computation& c : module_.computations) {
       for (Instruction& ins : c.instructions) {
@@ -1104,12 +1282,14 @@ class HloParser {
 
   std::string_view s_;
   std::size_t pos_ = 0;
-  int line_ = 1;
+  std::size_t line_pos_ = 0;  // line_of's memo: the line at line_pos_ is line_no_
+  int line_no_ = 1;
   Module module_;
   std::vector<std::unique_ptr<std::string>> synthetic_names_;  // keys of `local` for "t#N" operands
                                                                // and operands written in place
   std::vector<Instruction> nested_;  // operands written in place in the instruction being parsed
   int nested_depth_ = 0;
+  int computation_depth_ = 0;
   std::vector<std::string> file_names_;
   std::vector<std::string> function_names_;
   std::vector<Location> locations_;

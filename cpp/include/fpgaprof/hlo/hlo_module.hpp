@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace fpgaprof::hlo {
@@ -45,9 +46,11 @@ enum class PrimitiveType : uint8_t {
   kToken,
   kTuple,
   kOpaque,
+  kS1,
+  kU1,
 };
 
-// Size of one element in bits (0 for token/tuple/opaque).
+// Size of one element in bits (0 for token/tuple/opaque; 64 for opaque in byte sizes: a pointer).
 int primitive_bits(PrimitiveType t);
 const char* primitive_name(PrimitiveType t);
 
@@ -56,13 +59,17 @@ struct Shape {
   std::vector<int64_t> dims;       // empty for scalars
   std::vector<int64_t> layout;     // minor-to-major, empty if not printed
   std::vector<Shape> tuple;        // elements when type == kTuple
-  std::vector<bool> dynamic_dims;  // true where the dim was printed `<=N` (N kept in dims); empty if none
+  std::vector<bool> dynamic_dims;  // true where the dim was printed `<=N` (N kept in dims) or `?`
+                                   // (unbounded: 0 in dims); empty if none
   int element_size_in_bits = 0;    // layout `E(n)`: packed sub-byte storage; 0 = one byte or more per element
   int memory_space = 0;            // layout `S(n)`
   bool has_layout = false;         // a `{...}` layout was printed
   int64_t element_count() const;   // product of dims (1 for scalars); 0 for tuples
   int64_t byte_size() const;       // sum over tuple elements; sub-byte types take a whole byte each
-                                   // unless the layout packs them (E(n)): then ceil(count*n/8)
+                                   // unless the layout packs them (E(n)): then ceil(count*n/8); a
+                                   // dynamic array adds 4 bytes of size per dimension (XLA's CPU and
+                                   // GPU shape size); opaque 8 bytes (a pointer), token 0
+  bool is_dynamic() const;         // an array with a `<=N` or `?` dimension
   bool is_tuple() const { return type == PrimitiveType::kTuple; }
   bool is_array() const { return !is_tuple() && type != PrimitiveType::kToken && type != PrimitiveType::kOpaque; }
 };
@@ -122,13 +129,16 @@ struct Instruction {
   std::string name;    // without the leading '%'
   std::string opcode;  // "fusion", "add", "custom-call", ...
   Shape shape;
-  std::vector<std::string> operands;              // operand instruction names (no '%')
-  std::vector<Shape> operand_shapes;              // resolved by the parser
-  std::vector<std::size_t> operand_indices;       // position of each operand in the same computation
-                                                  // (SIZE_MAX for an operand given only by inline shape)
-  std::map<std::string, std::string> attributes;  // raw text of every attribute (kind=, calls=, ...)
-  std::string fusion_kind;                        // "kLoop", "kInput", "kOutput", "kCustom" or empty
-  std::vector<std::string> called_computations;   // calls=, to_apply=, body=, condition=, branch_computations=
+  std::vector<std::string> operands;                           // operand instruction names (no '%')
+  std::vector<Shape> operand_shapes;                           // resolved by the parser
+  std::vector<std::size_t> operand_indices;                    // position of each operand in the same computation
+                                                               // (SIZE_MAX for an operand given only by inline shape)
+  std::map<std::string, std::string, std::less<>> attributes;  // raw text of every attribute (kind=, calls=,
+                                                               // ...); a value re-wrapped over lines as on one
+  std::string fusion_kind;                                     // "kLoop", "kInput", "kOutput", "kCustom" or empty
+  std::vector<std::string> called_computations;  // calls=, to_apply=, body=, condition=, branch_computations=
+                                                 // (a computation written in place there is named
+                                                 // "<instruction>.<attribute>[.<position>]")
   std::string custom_call_target;
   std::string backend_config;  // raw JSON/text
   Metadata metadata;
@@ -166,8 +176,8 @@ struct Computation {
   bool is_entry = false;
   bool is_fusion = false;  // called by a fusion instruction
   std::vector<Instruction> instructions;
-  std::map<std::string, std::size_t> index;  // instruction name -> position
-  std::size_t root_index = 0;                // position of the ROOT instruction (last one if none is marked)
+  std::unordered_map<std::string, std::size_t> index;  // instruction name -> position
+  std::size_t root_index = 0;                          // position of the ROOT instruction (last one if none is marked)
   const Instruction* root() const;
   const Instruction* find(const std::string& name) const;
 };
