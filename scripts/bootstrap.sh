@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up everything fpgaprof needs on a fresh Debian/Ubuntu machine, idempotently:
 # Debian packages (C++ test deps, clang for the fuzzers, clang-format for the style check,
-# chromium for the report test),
+# chromium for the report test, graphviz for report.html's dataflow graphs: optional, the
+# report lists the graphs' edges as a table without it),
 # a project-local .venv with fpgaprof and the Python dependencies of its extras (by default
 # test,dev,mbirjax: pytest and friends, the lint/type/import-contract tools, and the current
 # MBIRJAX release line, 0.7.x), and a second project-local venv,
@@ -25,7 +26,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-APT_PKGS="build-essential cmake ninja-build zlib1g-dev catch2 nlohmann-json3-dev clang-14 libclang-rt-14-dev clang-format chromium python3-venv"
+APT_PKGS="build-essential cmake ninja-build zlib1g-dev catch2 nlohmann-json3-dev clang-14 libclang-rt-14-dev clang-format chromium graphviz python3-venv"
 if [ "$apt_ok" = 1 ] && command -v apt-get >/dev/null; then
   missing=""
   for p in $APT_PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done

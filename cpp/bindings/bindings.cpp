@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <optional>
 
 #include "core_bindings.hpp"  // errors, store, capture sections
 #include "fpgaprof/analysis/attribution.hpp"
@@ -11,6 +12,7 @@
 #include "fpgaprof/analysis/device_analysis.hpp"
 #include "fpgaprof/analysis/fpga_model.hpp"
 #include "fpgaprof/analysis/memory_analysis.hpp"
+#include "fpgaprof/analysis/module_memory.hpp"
 #include "fpgaprof/analysis/op_inputs.hpp"
 #include "fpgaprof/analysis/region_paths.hpp"
 #include "fpgaprof/analysis/roofline.hpp"
@@ -18,6 +20,7 @@
 #include "fpgaprof/analysis/transfer_analysis.hpp"
 #include "fpgaprof/cupti/counters.hpp"
 #include "fpgaprof/error.hpp"
+#include "fpgaprof/hlo/buffer_assignment.hpp"
 #include "fpgaprof/hlo/cost_model.hpp"
 #include "fpgaprof/hlo/hlo_parser.hpp"
 #include "fpgaprof/records.hpp"
@@ -26,6 +29,66 @@
 
 namespace py = pybind11;
 using namespace fpgaprof;
+
+namespace {
+
+py::dict module_buffer_dict(const fpgaprof::analysis::ModuleBuffer& b) {
+  py::dict d;
+  d["allocation"] = b.allocation;
+  d["offset_bytes"] = b.offset_bytes;
+  d["size_bytes"] = b.size_bytes;
+  d["kind"] = std::string(fpgaprof::hlo::allocation_kind_name(b.kind));
+  d["producer"] = b.producer;
+  d["values"] = b.values;
+  d["shape"] = b.shape;
+  d["op_name"] = b.op_name;
+  d["source"] = b.source;
+  d["start"] = b.start;
+  d["end"] = b.end;
+  return d;
+}
+
+py::dict module_memory_dict(const fpgaprof::analysis::ModuleMemory& m) {
+  py::dict d;
+  d["module"] = m.module;
+  d["module_index"] = m.module_index;
+  d["program_id"] = m.program_id;
+  d["peak_source"] = m.peak_source;
+  d["peak_bytes"] = m.peak_bytes;
+  d["peak_position"] = m.peak_position;
+  d["peak_instruction"] = m.peak_instruction;
+  d["xla_peak_bytes"] = m.xla_peak_bytes;
+  d["parameter_bytes"] = m.parameter_bytes;
+  d["output_bytes"] = m.output_bytes;
+  d["temporary_bytes"] = m.temporary_bytes;
+  d["constant_bytes"] = m.constant_bytes;
+  d["thread_local_bytes"] = m.thread_local_bytes;
+  d["tuple_table_bytes"] = m.tuple_table_bytes;
+  d["allocation_bytes"] = m.allocation_bytes;
+  d["allocation_count"] = m.allocation_count;
+  d["unplaced_values"] = m.unplaced_values;
+  py::list live, all;
+  for (const auto& b : m.live_at_peak) live.append(module_buffer_dict(b));
+  for (const auto& b : m.buffers) all.append(module_buffer_dict(b));
+  d["live_at_peak"] = live;
+  d["buffers"] = all;
+  d["sequence"] = m.sequence;
+  d["live_bytes"] = m.live_bytes;
+  return d;
+}
+
+// A buffer-assignment or live-range dump that does not parse: fpgaprof.HloParseError with .line.
+[[noreturn]] void raise_buffer_parse_error(const fpgaprof::hlo::BufferAssignmentParseError& e) {
+  py::object cls = py::module_::import("fpgaprof.errors").attr("HloParseError");
+  py::object exc = cls(e.what());
+  exc.attr("line") = e.line();
+  exc.attr("column") = 0;
+  exc.attr("text") = "";
+  PyErr_SetObject(cls.ptr(), exc.ptr());
+  throw py::error_already_set();
+}
+
+}  // namespace
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "fpgaprof C++ core (private; use the fpgaprof package)";
@@ -85,6 +148,7 @@ PYBIND11_MODULE(_core, m) {
         .def_readonly("line", &Instruction::line)
         .def_readonly("computation_index", &Instruction::computation_index)
         .def_readonly("known_trip_count", &Instruction::known_trip_count)
+        .def_readonly("parameter_number", &Instruction::parameter_number)
         .def_readonly("cost", &Instruction::cost)
         .def_property_readonly("pattern",
                                [](const Instruction& i) { return std::string(access_pattern_name(i.pattern)); })
@@ -755,6 +819,51 @@ PYBIND11_MODULE(_core, m) {
           return target_dict(t);
         },
         py::arg("target"));
+    // XLA's buffer assignment of one module (and its live ranges, its HLO text when given):
+    // the module's memory over its schedule (module_memory.hpp) as a dict. A dump that does not
+    // parse raises fpgaprof.HloParseError (.line); bad HLO text too (.line, .column).
+    r.def(
+        "module_memory",
+        [](const std::string& buffer_assignment, const std::string& live_ranges, const std::string& hlo_text,
+           const std::string& name) {
+          ModuleMemory mm;
+          try {
+            py::gil_scoped_release nogil;
+            const hlo::BufferAssignment a = hlo::parse_buffer_assignment(buffer_assignment);
+            std::optional<hlo::LiveRanges> ranges;
+            if (!live_ranges.empty()) ranges = hlo::parse_live_ranges(live_ranges);
+            std::optional<hlo::Module> mod;
+            if (!hlo_text.empty()) mod = hlo::parse_hlo_module(hlo_text);
+            mm = module_memory(name.empty() && mod ? mod->name : name, a, ranges ? &*ranges : nullptr,
+                               mod ? &*mod : nullptr);
+          } catch (const hlo::BufferAssignmentParseError& e) {
+            raise_buffer_parse_error(e);
+          }
+          return module_memory_dict(mm);
+        },
+        py::arg("buffer_assignment"), py::arg("live_ranges") = "", py::arg("hlo_text") = "", py::arg("name") = "");
+    // What one instruction needs on chip (module_memory.hpp onchip_need): a dict of input_bytes,
+    // output_bytes, temporary_bytes, total_bytes; None when the module has no such instruction.
+    r.def(
+        "onchip_need",
+        [](const std::string& hlo_text, const std::string& buffer_assignment, const std::string& instruction) {
+          OnChipNeed need;
+          try {
+            py::gil_scoped_release nogil;
+            const hlo::Module mod = hlo::parse_hlo_module(hlo_text);
+            need = onchip_need(mod, hlo::parse_buffer_assignment(buffer_assignment), instruction);
+          } catch (const hlo::BufferAssignmentParseError& e) {
+            raise_buffer_parse_error(e);
+          }
+          if (!need.known) return py::object(py::none());
+          py::dict d;
+          d["input_bytes"] = need.input_bytes;
+          d["output_bytes"] = need.output_bytes;
+          d["temporary_bytes"] = need.temporary_bytes;
+          d["total_bytes"] = need.total_bytes();
+          return py::object(d);
+        },
+        py::arg("hlo_text"), py::arg("buffer_assignment"), py::arg("instruction"));
     // The static what-if of a whole HLO module on a card (no trace): one row per op, the
     // function's card time, transfers and total, each as nominal with its range.
     r.def(
@@ -1191,6 +1300,15 @@ PYBIND11_MODULE(_core, m) {
             d["memory_boundness"] = cd.memory_boundness;
             d["pattern_affinity"] = cd.pattern_affinity;
             d["working_set_bytes"] = cd.working_set_bytes;
+            d["onchip_source"] = cd.cost_known ? py::object(py::str(cd.onchip_source)) : py::object(py::none());
+            {
+              const OpCost& oc = a.op_inputs.ops[cd.op_index];
+              const bool xla = oc.working_set_source == "xla buffer assignment";
+              d["onchip_input_bytes"] = xla ? py::object(py::float_(oc.onchip_input_bytes)) : py::object(py::none());
+              d["onchip_output_bytes"] = xla ? py::object(py::float_(oc.onchip_output_bytes)) : py::object(py::none());
+              d["onchip_temporary_bytes"] =
+                  xla ? py::object(py::float_(oc.onchip_temporary_bytes)) : py::object(py::none());
+            }
             d["sram_bytes"] = cd.sram_bytes;
             d["fits_on_chip"] = cd.cost_known ? py::object(py::bool_(cd.fits_on_chip)) : py::object(py::none());
             d["onchip_factor"] = cd.onchip_factor;
@@ -1259,6 +1377,7 @@ PYBIND11_MODULE(_core, m) {
             d["memory_boundness"] = cd.memory_boundness;
             d["pattern_affinity"] = cd.pattern_affinity;
             d["working_set_bytes"] = cd.working_set_bytes;
+            d["onchip_source"] = estimated ? py::object(py::str(cd.onchip_source)) : py::object(py::none());
             d["sram_bytes"] = cd.sram_bytes;
             d["fits_on_chip"] = estimated ? py::object(py::bool_(cd.fits_on_chip)) : py::object(py::none());
             d["onchip_factor"] = cd.onchip_factor;
@@ -1349,6 +1468,9 @@ PYBIND11_MODULE(_core, m) {
           }
           out["kernels_by_name"] = knames;
           out["device_dram_bytes_per_s"] = a.device_dram_bytes_per_s;
+          py::list mems;
+          for (const ModuleMemory& mm : a.module_memory) mems.append(module_memory_dict(mm));
+          out["module_memory"] = mems;
           if (with_attribution) out["attribution"] = std::make_shared<AttributionResult>(std::move(a.attribution));
           return out;
         },

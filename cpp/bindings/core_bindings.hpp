@@ -22,6 +22,7 @@
 #include "fpgaprof/correlate.hpp"
 #include "fpgaprof/cupti/capture.hpp"
 #include "fpgaprof/error.hpp"
+#include "fpgaprof/hlo/buffer_assignment.hpp"
 #include "fpgaprof/hlo/hlo_parser.hpp"
 #include "fpgaprof/record_schema.hpp"
 #include "fpgaprof/trace_file.hpp"
@@ -559,13 +560,19 @@ inline void bind_store(py::module_& m) {
   m.attr("API_KIND_NAMES") = names(kApiKindNames);
   m.attr("SYNC_KIND_NAMES") = names(kSyncKindNames);
   py::class_<HloModuleText>(m, "HloModuleText")
-      .def(py::init([](std::string name, int64_t program_id, std::string text) {
-             return HloModuleText{std::move(name), program_id, std::move(text)};
+      .def(py::init([](std::string name, int64_t program_id, std::string text, std::string buffer_assignment,
+                       std::string live_ranges) {
+             return HloModuleText{std::move(name), program_id, std::move(text), std::move(buffer_assignment),
+                                  std::move(live_ranges)};
            }),
-           py::arg("name"), py::arg("program_id") = -1, py::arg("text") = "")
+           py::arg("name"), py::arg("program_id") = -1, py::arg("text") = "", py::arg("buffer_assignment") = "",
+           py::arg("live_ranges") = "")
       .def_readonly("name", &HloModuleText::name)
       .def_readonly("program_id", &HloModuleText::program_id)
       .def_readonly("text", &HloModuleText::text)
+      .def_readonly("buffer_assignment", &HloModuleText::buffer_assignment,
+                    "XLA's buffer assignment (its allocations), '' when not dumped")
+      .def_readonly("live_ranges", &HloModuleText::live_ranges, "XLA's live ranges, '' when not dumped")
       .def("__repr__", [](const HloModuleText& h) {
         return "HloModuleText(name='" + h.name + "', program_id=" + std::to_string(h.program_id) + ", " +
                std::to_string(h.text.size()) + " chars)";
@@ -599,10 +606,16 @@ inline void bind_store(py::module_& m) {
       .def_property_readonly("hlo_modules", [](const StorePtr& s) { return s->hlo_modules; })
       .def(
           "add_hlo_module",
-          [](const StorePtr& s, std::string name, int64_t program_id, std::string text) {
-            s->hlo_modules.push_back({std::move(name), program_id, std::move(text)});
+          [](const StorePtr& s, std::string name, int64_t program_id, std::string text, std::string buffer_assignment,
+             std::string live_ranges) {
+            // Only the allocations of a buffer-assignment dump are kept (XLA prints the module
+            // before them and a list of every value after them).
+            s->hlo_modules.push_back({std::move(name), program_id, std::move(text),
+                                      std::string(hlo::buffer_assignment_allocations_text(buffer_assignment)),
+                                      std::move(live_ranges)});
           },
-          py::arg("name"), py::arg("program_id"), py::arg("text"))
+          py::arg("name"), py::arg("program_id"), py::arg("text"), py::arg("buffer_assignment") = "",
+          py::arg("live_ranges") = "")
       .def(
           "append",
           [](const StorePtr& s, const std::string& table, const py::kwargs& kw) {

@@ -91,8 +91,8 @@ TEST_CASE("analyze_trace attributes once, and its op rows are the stage function
   o.on_stage = [&](std::string_view name) { stages.emplace_back(name); };
   const TraceAnalysis a = analyze_trace(s, o);
 
-  CHECK(stages == std::vector<std::string>{"region paths", "hlo", "attribution", "op inputs", "busy", "transfers",
-                                           "memory", "devices", "roofline", "fpga ops", "fpga regions",
+  CHECK(stages == std::vector<std::string>{"region paths", "hlo", "attribution", "op inputs", "module memory", "busy",
+                                           "transfers", "memory", "devices", "roofline", "fpga ops", "fpga regions",
                                            "region gpu time", "kernels by name"});
   CHECK(a.warnings.empty());
 

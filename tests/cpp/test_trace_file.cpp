@@ -106,6 +106,10 @@ TraceStore full_store(std::size_t rows) {
   for_each_table([&](const auto& t) { fill_table(s, t, rows); });
   s.hlo_modules.push_back({"jit_forward", 7, "HloModule jit_forward\nENTRY e { ROOT p = f32[] parameter(0) }\n"});
   s.hlo_modules.push_back({"jit_unknown", -1, ""});
+  s.hlo_modules.push_back(
+      {"jit_sized", 9, "HloModule jit_sized\nENTRY e { ROOT p = f32[] parameter(0) }\n",
+       "BufferAssignment:\nallocation 0: size 4, parameter 0:\n value: <0 p @0> (size=4,offset=0): f32[]\n",
+       "HloLiveRange (max 1):\n  InstructionSequence:\n    0:p\n"});
   return s;
 }
 
@@ -165,6 +169,8 @@ void require_equal(const TraceStore& a, const TraceStore& b) {
     REQUIRE(a.hlo_modules[i].name == b.hlo_modules[i].name);
     REQUIRE(a.hlo_modules[i].program_id == b.hlo_modules[i].program_id);
     REQUIRE(a.hlo_modules[i].text == b.hlo_modules[i].text);
+    REQUIRE(a.hlo_modules[i].buffer_assignment == b.hlo_modules[i].buffer_assignment);
+    REQUIRE(a.hlo_modules[i].live_ranges == b.hlo_modules[i].live_ranges);
   }
 }
 

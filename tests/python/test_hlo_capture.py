@@ -122,6 +122,8 @@ print(json.dumps({
     "dump_dir": s.dump_dir, "owned": s.dump_dir_owned, "xla_flags": os.environ["XLA_FLAGS"],
     "names": [m.name for m in mods], "ids": [m.program_id for m in mods],
     "affine_text": [m.text for m in mods if m.name == "jit_affine"],
+    "affine_ba": [m.buffer_assignment for m in mods if m.name == "jit_affine"],
+    "affine_lr": [m.live_ranges for m in mods if m.name == "jit_affine"],
     "picked": [m.name for m in picked], "freed": freed,
     "left": sorted(os.listdir(s.dump_dir)),
 }))
@@ -140,9 +142,16 @@ def test_import_dumps_optimized_hlo_on_cpu_and_cleans_up():
     assert "fusion(" in text  # after optimizations: fused
     # only the module holding the kernel's fusion is picked for a trace naming that kernel
     assert out["picked"] == ["jit_affine"]
-    # pruning keeps exactly the *after_optimizations.txt files
+    # each module brings XLA's buffer assignment and live ranges
+    assert "BufferAssignment:" in out["affine_ba"][0]
+    assert out["affine_lr"][0].startswith("HloLiveRange (max ")
+    # pruning keeps exactly the *after_optimizations.txt files, their buffer assignments and
+    # live ranges
     assert out["freed"] > 0
-    assert out["left"] and all(n.endswith("after_optimizations.txt") for n in out["left"])
+    kept = ("after_optimizations.txt", "-buffer-assignment.txt", "-live-range.txt")
+    assert out["left"] and all(n.endswith(kept) for n in out["left"])
+    assert not any(n.endswith("-buffer-assignment-values.txt") for n in out["left"])
+    assert any(n.endswith("after_optimizations-live-range.txt") for n in out["left"])
     assert out["owned"]
     assert not os.path.exists(out["dump_dir"]), "the temp dump dir must be removed at exit"
 

@@ -34,6 +34,11 @@ struct HloModuleText {
   std::string name;         // HloModule name, e.g. "jit_forward"
   int64_t program_id = -1;  // XLA program id (the dump file's module_NNNN), -1 unknown
   std::string text;         // HLO text after optimizations
+  // XLA's buffer assignment of the module (the allocations of its
+  // *after_optimizations-buffer-assignment.txt, hlo/buffer_assignment.hpp) and its live ranges
+  // (*-live-range.txt); empty when not dumped (traces written before they were kept).
+  std::string buffer_assignment;
+  std::string live_ranges;
 };
 
 // One hardware-counter value for one profiled range (one kernel in auto-range mode).

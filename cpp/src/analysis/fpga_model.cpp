@@ -627,6 +627,7 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
       c.intensity = op.bytes() > 0 ? op.flops / op.bytes() : 0.0;
       c.memory_boundness = memory_boundness(c.intensity, c.ridge);
       c.working_set_bytes = op.working_set_bytes;
+      c.onchip_source = op.working_set_source;
       c.fits_on_chip = op.working_set_bytes <= target.sram_bytes;
       c.onchip_factor = onchip_factor(op.working_set_bytes, target.sram_bytes);
     } else {
@@ -1022,7 +1023,10 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
       bound_n += boundness;
       affinity_w += weight * pattern_affinity(op.pattern);
       affinity_n += pattern_affinity(op.pattern);
-      c.working_set_bytes = std::max(c.working_set_bytes, op.working_set_bytes);
+      if (op.working_set_bytes > c.working_set_bytes || c.onchip_source.empty()) {
+        c.working_set_bytes = std::max(c.working_set_bytes, op.working_set_bytes);
+        c.onchip_source = op.working_set_source;
+      }
     }
     c.time_share = total_kernel_ns > 0 ? c.gpu_time_ns / total_kernel_ns : 0.0;
     if (c.time_share < options.min_time_share) continue;

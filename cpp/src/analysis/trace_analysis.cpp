@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <exception>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include "fpgaprof/analysis/interval_set.hpp"
 #include "fpgaprof/error.hpp"
+#include "fpgaprof/hlo/buffer_assignment.hpp"
 #include "fpgaprof/hlo/cost_model.hpp"
 #include "fpgaprof/hlo/hlo_parser.hpp"
 
@@ -175,6 +177,46 @@ std::vector<KernelNameStats> kernels_by_name(const TraceStore& store) {
   return out;
 }
 
+namespace {
+
+// Per module with a buffer assignment: its memory over the schedule (TraceAnalysis::
+// module_memory), and the on-chip need of its ops replacing the cost model's working set.
+// A dump that does not parse is a warning; the module's ops keep the cost model's sizes.
+void apply_buffer_assignments(const TraceStore& store, const std::vector<hlo::Module>& modules, TraceAnalysis& r) {
+  std::vector<std::optional<hlo::BufferAssignment>> assignments(store.hlo_modules.size());
+  for (std::size_t i = 0; i < store.hlo_modules.size(); ++i) {
+    const HloModuleText& t = store.hlo_modules[i];
+    if (t.buffer_assignment.empty()) continue;
+    try {
+      hlo::BufferAssignment a = hlo::parse_buffer_assignment(t.buffer_assignment);
+      std::optional<hlo::LiveRanges> ranges;
+      if (!t.live_ranges.empty()) ranges = hlo::parse_live_ranges(t.live_ranges);
+      const hlo::Module* mod = i < modules.size() && !modules[i].name.empty() ? &modules[i] : nullptr;
+      ModuleMemory mm = module_memory(t.name, a, ranges ? &*ranges : nullptr, mod);
+      mm.module_index = static_cast<uint32_t>(i);
+      mm.program_id = t.program_id;
+      r.module_memory.push_back(std::move(mm));
+      assignments[i] = std::move(a);
+    } catch (const std::exception& e) {
+      r.warnings.push_back("buffer assignment of HLO module '" + t.name + "': " + e.what() +
+                           "; its ops keep the cost model's on-chip sizes");
+    }
+  }
+  for (OpCost& op : r.op_inputs.ops) {
+    if (op.module_index >= assignments.size() || !assignments[op.module_index]) continue;
+    if (op.module_index >= modules.size() || modules[op.module_index].name.empty()) continue;
+    const OnChipNeed need = onchip_need(modules[op.module_index], *assignments[op.module_index], op.name);
+    if (!need.known) continue;
+    op.working_set_bytes = static_cast<double>(need.total_bytes());
+    op.working_set_source = "xla buffer assignment";
+    op.onchip_input_bytes = static_cast<double>(need.input_bytes);
+    op.onchip_output_bytes = static_cast<double>(need.output_bytes);
+    op.onchip_temporary_bytes = static_cast<double>(need.temporary_bytes);
+  }
+}
+
+}  // namespace
+
 TraceAnalysis analyze_trace(const TraceStore& store, const AnalysisOptions& options) {
   const auto stage = [&](std::string_view name) {
     if (options.on_stage) options.on_stage(name);
@@ -213,6 +255,8 @@ TraceAnalysis analyze_trace(const TraceStore& store, const AnalysisOptions& opti
 
   stage("op inputs");
   r.op_inputs = op_inputs(store, r.attribution, modules);
+  stage("module memory");
+  apply_buffer_assignments(store, modules, r);
   std::vector<hlo::Module>().swap(modules);  // the op inputs hold what the later stages need
   if (!options.keep_record_attribution) {
     r.attribution.kernels = {};

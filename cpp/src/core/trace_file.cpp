@@ -632,6 +632,28 @@ void read_hlo(std::string_view payload, TraceStore& s, const std::string& origin
   if (!r.done()) fail(origin, "HLO module section has trailing bytes");
 }
 
+// HLBA: the buffer assignments and live ranges of the HLO modules that have them (after HLOM,
+// whose modules it refers to by index).
+void read_buffer_assignments(std::string_view payload, TraceStore& s, const std::string& origin, MemoryBudget& budget) {
+  ByteReader r(payload, origin, "buffer assignment section");
+  const std::size_t n = r.count("buffer assignments", 3);
+  budget.keep(uint64_t{payload.size()}, "the buffer assignment section");
+  for (std::size_t i = 0; i < n; ++i) {
+    const uint64_t module = r.varint();
+    if (module >= s.hlo_modules.size())
+      fail(origin, "buffer assignment " + std::to_string(i) + " refers to HLO module " + std::to_string(module) +
+                       " of " + std::to_string(s.hlo_modules.size()));
+    HloModuleText& m = s.hlo_modules[module];
+    if (!m.buffer_assignment.empty() || !m.live_ranges.empty())
+      fail(origin, "HLO module " + std::to_string(module) + " has two buffer assignments");
+    m.buffer_assignment = std::string(r.str());
+    check_utf8(m.buffer_assignment, origin, "the buffer assignment of HLO module " + std::to_string(module));
+    m.live_ranges = std::string(r.str());
+    check_utf8(m.live_ranges, origin, "the live ranges of HLO module " + std::to_string(module));
+  }
+  if (!r.done()) fail(origin, "buffer assignment section has trailing bytes");
+}
+
 // Where a trace's bytes come from: memory (deserialize_trace) or a file read as it is decoded
 // (read_trace), so only one section is held at a time.
 class Input {
@@ -782,7 +804,7 @@ TraceStore decode_trace(Input& in, const std::string& origin, const ReadOptions&
       fail(origin, "truncated: section " + name + " needs " + std::to_string(stored_bytes) + " bytes but only " +
                        std::to_string(in.remaining()) + " remain");
     }
-    bool known = tag == "META" || tag == "STRS" || tag == "HLOM" || tag == std::string("END\0", 4);
+    bool known = tag == "META" || tag == "STRS" || tag == "HLOM" || tag == "HLBA" || tag == std::string("END\0", 4);
     for_each_table([&](const auto& t) { known = known || tag == std::string_view(t.tag, 4); });
     const std::string_view header_crc_part(header_copy, kSectionHeaderBytes - 4);
     std::string_view stored;
@@ -827,6 +849,8 @@ TraceStore decode_trace(Input& in, const std::string& origin, const ReadOptions&
       read_strings(raw, store, origin, budget);
     } else if (tag == "HLOM") {
       read_hlo(raw, store, origin, budget);
+    } else if (tag == "HLBA") {
+      read_buffer_assignments(raw, store, origin, budget);
     } else {
       for_each_table([&](const auto& t) {
         if (tag == std::string_view(t.tag, 4)) decode_table(raw, t, store, origin, budget, options);
@@ -868,6 +892,22 @@ std::string serialize_trace(const TraceStore& store, bool compress) {
       w.str(m.text);
     }
     sections.emplace_back("HLOM", std::move(w.data()));
+  }
+  {
+    ByteWriter w;
+    std::size_t n = 0;
+    for (const HloModuleText& m : store.hlo_modules) n += !m.buffer_assignment.empty() || !m.live_ranges.empty();
+    if (n > 0) {
+      w.varint(n);
+      for (std::size_t i = 0; i < store.hlo_modules.size(); ++i) {
+        const HloModuleText& m = store.hlo_modules[i];
+        if (m.buffer_assignment.empty() && m.live_ranges.empty()) continue;
+        w.varint(i);
+        w.str(m.buffer_assignment);
+        w.str(m.live_ranges);
+      }
+      sections.emplace_back("HLBA", std::move(w.data()));
+    }
   }
   sections.emplace_back("END\0", std::string());
 

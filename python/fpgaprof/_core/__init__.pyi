@@ -107,10 +107,20 @@ class DeviceInfo:
     def sm_count(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
 class HloModuleText:
-    def __init__(self, name: str, program_id: typing.SupportsInt | typing.SupportsIndex = -1, text: str = '') -> None:
+    def __init__(self, name: str, program_id: typing.SupportsInt | typing.SupportsIndex = -1, text: str = '', buffer_assignment: str = '', live_ranges: str = '') -> None:
         ...
     def __repr__(self) -> str:
         ...
+    @property
+    def buffer_assignment(self) -> str:
+        """
+        XLA's buffer assignment (its allocations), '' when not dumped
+        """
+    @property
+    def live_ranges(self) -> str:
+        """
+        XLA's live ranges, '' when not dumped
+        """
     @property
     def name(self) -> str:
         ...
@@ -136,7 +146,7 @@ class TraceStore:
         ...
     def add_device(self, arg0: DeviceInfo) -> None:
         ...
-    def add_hlo_module(self, name: str, program_id: typing.SupportsInt | typing.SupportsIndex, text: str) -> None:
+    def add_hlo_module(self, name: str, program_id: typing.SupportsInt | typing.SupportsIndex, text: str, buffer_assignment: str = '', live_ranges: str = '') -> None:
         ...
     def add_warning(self, arg0: str) -> None:
         ...

@@ -123,6 +123,9 @@ class Instruction:
     def operands(self) -> list[str]:
         ...
     @property
+    def parameter_number(self) -> int:
+        ...
+    @property
     def pattern(self) -> str:
         ...
     @property

@@ -43,6 +43,7 @@ class HloInstruction:
     is_root = property(lambda self: self._i.is_root)
     line = property(lambda self: self._i.line)
     known_trip_count = property(lambda self: self._i.known_trip_count)
+    parameter_number = property(lambda self: self._i.parameter_number)  # parameter(N); -1 others
     # cost (bytes are at the fusion boundary: what reaches device memory)
     flops = property(lambda self: self._i.cost.flops)
     transcendentals = property(lambda self: self._i.cost.transcendentals)

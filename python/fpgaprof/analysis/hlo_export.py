@@ -267,6 +267,7 @@ class HloText(str):
 
     path = ""
     op = ""
+    dataflow_paths: list[str] = []  # the op's dataflow graph files (api.fpga.export_hlo)
 
     def __repr__(self) -> str:
         return (

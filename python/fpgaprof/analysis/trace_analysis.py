@@ -50,7 +50,8 @@ class AnalysisResult(TypedDict):
     kernel time and busy-time unions of the trace (ns); ``region_paths``: one dict per region
     path (name, depth, parent, instances, inclusive GPU time in ns); ``region_path_of``: the
     path index of each region record; ``kernels_by_name``: per distinct kernel name, most time
-    first; ``device_dram_bytes_per_s``: per store device (0 unknown); ``attribution``: the
+    first; ``device_dram_bytes_per_s``: per store device (0 unknown); ``module_memory``: per HLO
+    module with XLA's buffer assignment, its memory over the schedule; ``attribution``: the
     AttributionResult the analysis computed (every result of an AnalysisCache has it; run()
     gives None unless asked for it)."""
 
@@ -67,6 +68,7 @@ class AnalysisResult(TypedDict):
     region_path_of: list
     kernels_by_name: list
     device_dram_bytes_per_s: list
+    module_memory: list
     attribution: Any
 
 

@@ -25,6 +25,7 @@ from fpgaprof.analysis.targets import (
     target_spec,
 )
 from fpgaprof.analysis.trace_analysis import store_of
+from fpgaprof.api.dataflow import export_dataflow
 from fpgaprof.api.roofline import Table, analyze, no_rows_note
 from fpgaprof.base.constants import DEFAULT_TARGET
 from fpgaprof.base.core import core
@@ -370,5 +371,9 @@ def export_hlo(
     ``path`` (atomically) and returns the text (an ``HloText``: a str whose repr is one line
     saying what was written where). When several different modules hold an instruction of that
     name, ``module`` (a module name or program id) picks one; without it that raises
-    InvalidArgumentError listing them."""
-    return hlo_export.export_hlo(store_of(prof), op, path, module)
+    InvalidArgumentError listing them. The op's dataflow graph goes next to it
+    (``<stem>.dataflow.dot``, and ``<stem>.dataflow.svg`` laid out by Graphviz when its dot is
+    installed; api.dataflow): their paths are the text's ``dataflow_paths``."""
+    out = hlo_export.export_hlo(store_of(prof), op, path, module)
+    out.dataflow_paths = export_dataflow(out, path)
+    return out

@@ -163,7 +163,8 @@ class Profile:
     def memory_report(self, by: str = "region", **kwargs: Any) -> dict:
         """Device-memory timeline, peaks per trace/device, per region path (``by="region"``:
         highest instance peak, allocations summed) or region record (``by="region_instance"``),
-        largest buffers."""
+        largest buffers. ``by="module"``: each HLO module's peak over its schedule and what is
+        live at it, from XLA's buffer assignment (docs/fpga-model.md)."""
         return resource_reports.memory(self, by=by, **kwargs)
 
     def device_report(self, **kwargs: Any) -> dict:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fpgaprof.api.module_memory import module_memory_report
 from fpgaprof.api.roofline import analyze
 from fpgaprof.api.section_views import device_report, memory_report, transfer_report
 
@@ -25,7 +26,10 @@ def transfers(prof: Any, by: str = "region", **kwargs: Any) -> dict:
 def memory(prof: Any, by: str = "region", **kwargs: Any) -> dict:
     """Device-memory timeline, peaks (trace, device) and the largest buffers; ``regions``: one
     row per region path (``by="region"``: peak = the highest instance's, allocations summed) or
-    per region record (``by="region_instance"``)."""
+    per region record (``by="region_instance"``). ``by="module"``: each HLO module's memory
+    over its schedule from XLA's buffer assignment (api.module_memory)."""
+    if by == "module":
+        return module_memory_report(prof, **kwargs)
     return memory_report(prof, analyze(prof, by=by, **kwargs)["memory"])
 
 

@@ -1,6 +1,7 @@
 """The dumped HLO modules a trace needs, copied into its store when the trace ends.
 
-``attach_hlo_modules(store)`` reads the optimized HLO modules XLA dumped (those the trace's
+``attach_hlo_modules(store)`` reads the optimized HLO modules XLA dumped, with their buffer
+assignments and live ranges where XLA wrote them, (those the trace's
 XlaModule ranges or kernel names refer to; fpgaprof.capture.xla_flags) and adds them to the
 store, so that the trace file carries them and the analysis can attribute kernels to HLO ops.
 """
@@ -58,7 +59,13 @@ def attach_hlo_modules(store: Any, setup: xla_flags.XlaSetup | None = None) -> i
     for mod in xla_flags.modules_for_trace(markers, kernels, setup):
         if (mod.name, mod.program_id) in have:
             continue
-        store.add_hlo_module(mod.name, mod.program_id, mod.text)
+        store.add_hlo_module(
+            mod.name,
+            mod.program_id,
+            mod.text,
+            buffer_assignment=mod.buffer_assignment,
+            live_ranges=mod.live_ranges,
+        )
         have.add((mod.name, mod.program_id))
         added += 1
     if kernels and added == 0 and not have and setup.dump_as_text:

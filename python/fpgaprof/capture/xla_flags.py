@@ -63,6 +63,13 @@ __all__ = [
 MARKER_ENV = "FPGAPROF_XLA_DUMP_DIR"
 
 _AFTER_OPT_RE = re.compile(r"^module_(\d+)\.(.+?)\.(?:[^.]*_)?after_optimizations\.txt$")
+# What prune_dump_dir keeps besides the HLO text: XLA's buffer assignment and live ranges of
+# each optimized module (read into the trace with it: DumpedModule.buffer_assignment).
+_KEPT_RE = re.compile(
+    r"^module_(\d+)\.(.+?)\.(?:[^.]*_)?after_optimizations(?:-buffer-assignment|-live-range)?\.txt$"
+)
+_BUFFER_ASSIGNMENT_SUFFIX = "-buffer-assignment.txt"
+_LIVE_RANGE_SUFFIX = "-live-range.txt"
 _HLO_MODULE_NAME_RE = re.compile(r"^\s*HloModule\s+([^\s,]+)", re.MULTILINE)
 
 
@@ -93,6 +100,10 @@ class DumpedModule:
     text: str
     path: str
     mtime_ns: int
+    # XLA's *after_optimizations-buffer-assignment.txt and *-live-range.txt next to it ("" when
+    # XLA did not write them).
+    buffer_assignment: str = ""
+    live_ranges: str = ""
 
 
 _process_setup: XlaSetup | None = None
@@ -428,6 +439,15 @@ def sanitize_kernel_name(hlo_name: str) -> str:
     return str(core.attribution.sanitize_kernel_name(hlo_name))
 
 
+def _read_optional(path: str) -> str:
+    """A dump file's text, "" when it is missing or unreadable."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+
 def read_dumped_modules(
     setup: XlaSetup | None = None,
     *,
@@ -438,8 +458,9 @@ def read_dumped_modules(
 ) -> list[DumpedModule]:
     """Reads the optimized HLO modules XLA dumped into the setup's dump dir.
 
-    Only ``*after_optimizations.txt`` files count (not buffer assignments, not per-pass
-    dumps). Files older than ``since_ns`` (default: when this process started) are skipped, so a
+    Only ``*after_optimizations.txt`` files count as modules (not per-pass dumps); each brings
+    the ``-buffer-assignment.txt`` and ``-live-range.txt`` XLA wrote next to it. Files older
+    than ``since_ns`` (default: when this process started) are skipped, so a
     user's long-lived dump dir does not leak old runs. Filters, when given and non-empty: keep a
     module whose program id is in ``program_ids`` or whose name is in ``names`` (the modules the
     trace's XlaModule ranges name); else, with ``kernel_names``, keep a module holding an
@@ -469,7 +490,18 @@ def read_dumped_modules(
             continue
         header = _HLO_MODULE_NAME_RE.search(text)
         name = header.group(1) if header else m.group(2)
-        found.append(DumpedModule(name, int(m.group(1)), text, entry.path, st.st_mtime_ns))
+        stem = entry.path[: -len(".txt")]
+        found.append(
+            DumpedModule(
+                name,
+                int(m.group(1)),
+                text,
+                entry.path,
+                st.st_mtime_ns,
+                _read_optional(stem + _BUFFER_ASSIGNMENT_SUFFIX),
+                _read_optional(stem + _LIVE_RANGE_SUFFIX),
+            )
+        )
     found.sort(key=lambda d: (d.program_id, d.path))
     if pid_set or name_set:
         return [d for d in found if d.program_id in pid_set or d.name in name_set]
@@ -532,10 +564,10 @@ def modules_for_trace(
 
 
 def prune_dump_dir(setup: XlaSetup | None = None, *, force: bool = False) -> int:
-    """Deletes what XLA dumps besides the optimized HLO text (IR, object files, buffer
-    assignments, unoptimized HLO) from the temp dump dir fpgaprof created (or, with
-    ``force``, from a dir fpgaprof chose, e.g. ``fpgaprof run``'s); returns the bytes freed.
-    A user's own --xla_dump_to dir is never touched."""
+    """Deletes what XLA dumps besides the optimized HLO text and its buffer assignment and live
+    ranges (IR, object files, unoptimized HLO, memory-usage reports) from the temp dump dir
+    fpgaprof created (or, with ``force``, from a dir fpgaprof chose, e.g. ``fpgaprof run``'s);
+    returns the bytes freed. A user's own --xla_dump_to dir is never touched."""
     setup = setup or current()
     if setup.dump_dir_from_user or not setup.dump_dir or not os.path.isdir(setup.dump_dir):
         return 0
@@ -552,7 +584,7 @@ def prune_dump_dir(setup: XlaSetup | None = None, *, force: bool = False) -> int
                     for f in files
                 )
                 shutil.rmtree(entry.path, ignore_errors=True)
-            elif not _AFTER_OPT_RE.match(entry.name):
+            elif not _KEPT_RE.match(entry.name):
                 size = entry.stat(follow_symlinks=False).st_size
                 os.unlink(entry.path)
                 freed += size

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from fpgaprof.api.fpga import OP_TEXT_COLUMNS, REGION_TEXT_COLUMNS, combined_speedup_text
+from fpgaprof.api.memory_views import dataflow_html, module_memory_html
 from fpgaprof.api.section_views import devices_html, memory_html, multi_device, transfers_html
 from fpgaprof.base.atomic import write_text_atomic
 from fpgaprof.base.columns import (
@@ -924,6 +925,17 @@ def render(
         *([("devices", "Devices", devices_html(s))] if multi_device(s) else []),
         ("regions", "Regions", _regions(s)),
         ("candidates", "FPGA candidates", _candidates(s)),
+        # traces with XLA's buffer assignment: the memory view and the dataflow graphs
+        *(
+            [("hlo-memory", "HLO memory (XLA buffer assignment)", module_memory_html(mm))]
+            if (mm := s.get("module_memory"))
+            else []
+        ),
+        *(
+            [("dataflow", "Dataflow graphs", dataflow_html(df))]
+            if (df := s.get("dataflow"))
+            else []
+        ),
         ("measurements", "Measurements", _measurements(s)),
     ]
     for i, (t, rows) in enumerate(extra_tables):

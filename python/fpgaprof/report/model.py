@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 
 from fpgaprof.analysis import attribution, sections
+from fpgaprof.api.dataflow import dataflow_section
+from fpgaprof.api.module_memory import module_memory_section
 from fpgaprof.api.overview import attribution_of, trace_overview
 from fpgaprof.base import records
 from fpgaprof.base.constants import FULL_ROWS
@@ -261,7 +263,7 @@ def collect(
     else:
         meas, meas_left_out, meas_stats = region_measurements(overview.region_instances)
 
-    return {
+    out = {
         "schema_version": SCHEMA_VERSION,
         "generated_by": {"tool": "fpgaprof", "version": _version()},
         "environment": env,
@@ -270,6 +272,15 @@ def collect(
         "measurement_stats": meas_stats,
         **overview.data,
     }
+    # XLA's buffer assignment (traces that kept it): the memory view and the dataflow graphs.
+    # Absent keys for older traces, whose summaries stay as they were.
+    module_memory = module_memory_section(prof, **({"target": target} if target else {}))
+    if module_memory is not None:
+        out["module_memory"] = module_memory
+        dataflow = dataflow_section(prof, out.get("candidates"))
+        if dataflow is not None:
+            out["dataflow"] = dataflow
+    return out
 
 
 def _version() -> str:

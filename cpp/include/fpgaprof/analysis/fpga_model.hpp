@@ -208,13 +208,14 @@ struct FpgaCandidate {
   std::string estimate_note;  // empty, or why the score / what-if is not estimated
   // score inputs
   double gpu_time_ns = 0;
-  double time_share = 0;        // gpu_time / all kernels' time
-  double intensity = 0;         // FLOP/byte (static)
-  double ridge = 0;             // GPU ridge point for its precision
-  double memory_boundness = 0;  // clamp(1 - intensity / ridge, 0, 1); 0.5 if ridge unknown
-  double pattern_affinity = 0;  // table in docs/fpga-model.md
-  double working_set_bytes = 0;
-  double sram_bytes = 0;  // the card's on-chip memory
+  double time_share = 0;         // gpu_time / all kernels' time
+  double intensity = 0;          // FLOP/byte (static)
+  double ridge = 0;              // GPU ridge point for its precision
+  double memory_boundness = 0;   // clamp(1 - intensity / ridge, 0, 1); 0.5 if ridge unknown
+  double pattern_affinity = 0;   // table in docs/fpga-model.md
+  double working_set_bytes = 0;  // OpCost::working_set_bytes
+  std::string onchip_source;     // where it comes from: OpCost::working_set_source
+  double sram_bytes = 0;         // the card's on-chip memory
   bool fits_on_chip = false;
   double onchip_factor = 0;        // 1 if it fits, else 0.5 + 0.5 x sram / working set
   double host_bytes_per_call = 0;  // HtoD + DtoH bytes the op already moves per execution
@@ -295,6 +296,7 @@ struct FpgaRegionCandidate {
   double memory_boundness = 0;   // estimated ops' memory_boundness, GPU-time weighted
   double pattern_affinity = 0;   // estimated ops' pattern_affinity, GPU-time weighted
   double working_set_bytes = 0;  // the largest working set among its estimated ops
+  std::string onchip_source;     // that op's OpCost::working_set_source
   double sram_bytes = 0;
   bool fits_on_chip = false;
   double onchip_factor = 0;

@@ -29,7 +29,14 @@ struct OpCost {
   double flops = 0;
   double bytes_read = 0;
   double bytes_written = 0;
+  // What one execution needs on chip: "xla buffer assignment" (module_memory.hpp onchip_need:
+  // its operands, results and the temporaries of what it calls, as XLA assigned them) where the
+  // trace has the module's buffer assignment, else "cost model" (the largest live intermediate
+  // the static cost model finds, or the bytes it writes).
   double working_set_bytes = 0;
+  std::string working_set_source = "cost model";
+  // Its parts with the buffer assignment (0 otherwise): operands, results, temporaries.
+  double onchip_input_bytes = 0, onchip_output_bytes = 0, onchip_temporary_bytes = 0;
   hlo::AccessPattern pattern = hlo::AccessPattern::kUnknown;
   Precision precision = Precision::kFp32;
   bool cost_known = true;           // false: custom call without a cost rule, or no HLO

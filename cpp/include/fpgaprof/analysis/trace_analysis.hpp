@@ -24,6 +24,7 @@
 #include "fpgaprof/analysis/device_analysis.hpp"
 #include "fpgaprof/analysis/fpga_model.hpp"
 #include "fpgaprof/analysis/memory_analysis.hpp"
+#include "fpgaprof/analysis/module_memory.hpp"
 #include "fpgaprof/analysis/op_inputs.hpp"
 #include "fpgaprof/analysis/region_paths.hpp"
 #include "fpgaprof/analysis/roofline.hpp"
@@ -62,7 +63,7 @@ struct AnalysisOptions {
   // either way.
   RegionRows region_rows = RegionRows::kPaths;
   // Called on the calling thread as each stage begins, with its name ("region paths", "hlo",
-  // "attribution", "op inputs", "busy", "transfers", "memory", "devices", "roofline",
+  // "attribution", "op inputs", "module memory", "busy", "transfers", "memory", "devices", "roofline",
   // "fpga ops", "fpga regions", "region gpu time", "kernels by name", in this order); for
   // benchmarks and progress displays. May be empty. What it throws propagates.
   std::function<void(std::string_view stage)> on_stage;
@@ -115,7 +116,11 @@ struct TraceAnalysis {
   // Computed once; equal to attribute(store) (its warnings included), but for the per-record
   // lists when AnalysisOptions::keep_record_attribution is false (then empty).
   AttributionResult attribution;
-  OpInputs op_inputs;  // ops in attribution.ops order
+  // Ops in attribution.ops order. Where the op's module has XLA's buffer assignment in the
+  // store, working_set_bytes is its on-chip need from it (OpCost::working_set_source).
+  OpInputs op_inputs;
+  // One per store.hlo_modules entry that has a buffer assignment which parses, in store order.
+  std::vector<ModuleMemory> module_memory;
   GpuBusyTime busy;
   TransferReport transfers;
   MemoryReport memory;
