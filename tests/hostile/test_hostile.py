@@ -488,6 +488,30 @@ def test_d10_long_module_names(tmp_path, baseline):
     assert any("\u00e9" in n for n in names)
 
 
+def with_buffer_assignment(module: int, text: bytes, live: bytes = b"") -> bytes:
+    """The base trace with an HLBA section (docs/trace-format.md) after HLOM."""
+    payload = g.varint(1) + g.varint(module) + g.varint(len(text)) + text
+    payload += g.varint(len(live)) + live
+    return g.build(g.insert_before_end(g.parse(BASE), g.Section(b"HLBA", payload)))
+
+
+@pytest.mark.parametrize(
+    "module, text, pattern",
+    [
+        (0, b"BufferAssignment:\nallocation 0: size 4\n", None),
+        (99, b"BufferAssignment:\n", r"buffer assignment 0 refers to HLO module 99 of \d+"),
+        (0, b"BufferAssignment:\xfe\n", r"buffer assignment of HLO module 0 is not UTF-8 text"),
+        (2**63, b"x", r"refers to HLO module 9223372036854775808"),
+    ],
+)
+def test_buffer_assignment_section(tmp_path, baseline, module, text, pattern):
+    res = load_case(tmp_path, with_buffer_assignment(module, text), baseline)
+    if pattern is None:
+        assert res == {"ok": {"kernels": 154, "transfers": 70}}
+    else:
+        expect_error(res, TRACE_ERROR, pattern)
+
+
 # --- injection strings in every rendered name --------------------------------------------------
 
 INJECTIONS = [
