@@ -512,6 +512,19 @@ def test_buffer_assignment_section(tmp_path, baseline, module, text, pattern):
         expect_error(res, TRACE_ERROR, pattern)
 
 
+def test_allocation_time_beyond_int64_reports(tmp_path, baseline):
+    """Found by tests/fuzz/python_api_fuzzer.py: a trace that loads (times are uint64 in the
+    format) whose memory timeline holds a time beyond int64 made report.collect raise
+    OverflowError. The input is the fuzzer's (its first byte picks the target)."""
+    found = HERE.parent / "fuzz" / "corpus" / "python_api_fuzzer" / "memory_time_beyond_int64"
+    data = g.fix_crcs(found.read_bytes()[1:])
+    (tmp_path / "t.fpgaprof").write_bytes(data)
+    r = run("cli", "report", str(tmp_path / "t.fpgaprof"), "-o", str(tmp_path / "out"))
+    assert r.rc == 0, r.err
+    within_memory(r, baseline, "report", len(data))
+    json.loads((tmp_path / "out" / "summary.json").read_text())
+
+
 # --- injection strings in every rendered name --------------------------------------------------
 
 INJECTIONS = [

@@ -155,3 +155,17 @@ def with_meta(sections: list[Section], change) -> list[Section]:
     change(obj)
     m.raw = json.dumps(obj).encode()
     return out
+
+
+def fix_crcs(data: bytes) -> bytes:
+    """`data` with every whole section's CRC made right for what is there (a fuzzer's input)."""
+    out = bytearray(data)
+    pos = HEADER.size
+    while pos + SECTION.size <= len(out):
+        stored = struct.unpack_from("<Q", out, pos + 16)[0]
+        if stored > len(out) - pos - SECTION.size:
+            break
+        body = out[pos + SECTION.size : pos + SECTION.size + stored]
+        struct.pack_into("<I", out, pos + 24, zlib.crc32(body, zlib.crc32(out[pos : pos + 24])))
+        pos += SECTION.size + stored
+    return bytes(out)
