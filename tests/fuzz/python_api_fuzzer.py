@@ -4,7 +4,8 @@ RecursionError, ...) on the way from the core to the user. Any bytes given to fp
 report.collect and the renderers, or hlo.analyze, must give a result or an FpgaprofError.
 
     pip install atheris
-    FPGAPROF_FAKE_CUPTI=... python tests/fuzz/python_api_fuzzer.py -runs=100000 CORPUS_DIR
+    FPGAPROF_FAKE_CUPTI=... python tests/fuzz/python_api_fuzzer.py -runs=100000 \
+        WORK_DIR tests/fuzz/corpus/python_api_fuzzer
 
 The first input byte picks the target: a trace file (its section CRCs recomputed, so that
 mutations reach the decoders, as in trace_reader_fuzzer.cpp) loaded and, when it loads,
