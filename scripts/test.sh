@@ -9,8 +9,10 @@
 #   4. the main job (examples/mbirjax_sweep.py) at 32^3 with 1 run, on both MBIRJAX lines:
 #      0.7.x in .venv and 0.6.17.1 in .venv-mbirjax06 (scripts/bootstrap.sh makes both)
 #   5. the Python tests against the installed package (pytest tests/python, which also checks
-#      the committed _core type stubs against the built module: scripts/gen_stubs.sh), and
-#      tests/gpu (which skip themselves where no GPU exists); the MBIRJAX tests again on 0.6.17.1
+#      the committed _core type stubs against the built module: scripts/gen_stubs.sh), the
+#      hostile-input suite tests/hostile (about 35 s: every case in its own process, its peak
+#      memory bounded) and tests/gpu (which skip themselves where no GPU exists); the MBIRJAX
+#      tests again on 0.6.17.1
 # Usage: scripts/test.sh [--quick]   (--quick skips the sanitizer and fuzzer stages)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -102,7 +104,7 @@ sweep_line "$ROOT/.venv-mbirjax06/bin/python" 0.6.17.1 build/sweep-ci-mbirjax06
 stage "Python tests"
 export FPGAPROF_FAKE_CUPTI="$ROOT/build/test/tests/libfake_cupti.so"
 export FPGAPROF_ARTIFACTS_DIR="$ROOT/build/artifacts"   # report screenshots from the HTML test
-"$VPY" -m pytest -q tests/python tests/gpu
+"$VPY" -m pytest -q tests/python tests/hostile tests/gpu
 
 stage "MBIRJAX tests on 0.6.17.1 (.venv-mbirjax06)"
 "$ROOT/.venv-mbirjax06/bin/python" -m pytest -q tests/python/test_mbirjax_sweep.py tests/python/test_example_forward.py

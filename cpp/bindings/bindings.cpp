@@ -184,13 +184,7 @@ PYBIND11_MODULE(_core, m) {
             py::gil_scoped_release nogil;
             mod = std::make_shared<Module>(analyze_hlo(text));
           } catch (const HloParseError& e) {
-            py::object cls = py::module_::import("fpgaprof.errors").attr("HloParseError");
-            py::object exc = cls(e.what());
-            exc.attr("line") = e.line();
-            exc.attr("column") = e.column();
-            exc.attr("text") = e.found();
-            PyErr_SetObject(cls.ptr(), exc.ptr());
-            throw py::error_already_set();
+            bindings::raise_hlo_parse_error(e);
           }
           return mod;
         },
@@ -885,13 +879,7 @@ PYBIND11_MODULE(_core, m) {
               mod = std::make_shared<hlo::Module>(hlo::analyze_hlo(text));
               est = estimate_module(*mod, target);
             } catch (const hlo::HloParseError& e) {
-              py::object cls = py::module_::import("fpgaprof.errors").attr("HloParseError");
-              py::object exc = cls(e.what());
-              exc.attr("line") = e.line();
-              exc.attr("column") = e.column();
-              exc.attr("text") = e.found();
-              PyErr_SetObject(cls.ptr(), exc.ptr());
-              throw py::error_already_set();
+              bindings::raise_hlo_parse_error(e);
             }
           }
           const auto range = [](py::dict& d, const std::string& key, const TimeRange& r) {

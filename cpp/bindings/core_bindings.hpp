@@ -12,7 +12,9 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +23,7 @@
 #include "fpgaprof/cupti/capture.hpp"
 #include "fpgaprof/error.hpp"
 #include "fpgaprof/hlo/buffer_assignment.hpp"
+#include "fpgaprof/hlo/hlo_parser.hpp"
 #include "fpgaprof/record_schema.hpp"
 #include "fpgaprof/trace_file.hpp"
 #include "fpgaprof/trace_store.hpp"
@@ -46,6 +49,38 @@ inline const char* python_error_class(ErrorKind kind) {
   return "FpgaprofError";
 }
 
+// Text for Python from bytes the core did not check (an error message naming a path or a name
+// read from a file): what is not UTF-8 is shown as \xNN instead of failing the conversion with
+// a UnicodeDecodeError in place of the real error.
+inline py::str lenient_str(const std::string& text) {
+  PyObject* s = PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "backslashreplace");
+  if (s == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(s);
+}
+
+// Raises fpgaprof.HloParseError with .line, .column and .text (the one place HLO parse
+// errors cross into Python).
+[[noreturn]] inline void raise_hlo_parse_error(const hlo::HloParseError& e) {
+  py::object cls = py::module_::import("fpgaprof.errors").attr("HloParseError");
+  py::object exc = cls(lenient_str(e.what()));
+  exc.attr("line") = e.line();
+  exc.attr("column") = e.column();
+  exc.attr("text") = lenient_str(e.found());
+  PyErr_SetObject(cls.ptr(), exc.ptr());
+  throw py::error_already_set();
+}
+
+// Read options that stop a long read on Ctrl-C (or any signal whose Python handler raises):
+// the handler's exception leaves the call as it would from Python code.
+inline ReadOptions interruptible_read() {
+  ReadOptions options;
+  options.poll = [] {
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  };
+  return options;
+}
+
 inline void bind_errors(py::module_& m) {
   // The classes live in fpgaprof.errors (pure Python, so users can catch them without the
   // extension); looked up when an error crosses, with the GIL held.
@@ -60,7 +95,7 @@ inline void bind_errors(py::module_& m) {
         PyErr_SetString(PyExc_RuntimeError, e.what());
         return;
       }
-      PyErr_SetString(cls.ptr(), e.what());
+      PyErr_SetObject(cls.ptr(), lenient_str(e.what()).ptr());
     }
   });
   m.def(
@@ -655,18 +690,21 @@ inline void bind_store(py::module_& m) {
           "Joins records (fpgaprof/correlate.hpp); returns the unmatched counts.")
       .def(
           "save",
-          [](const StorePtr& s, const std::string& path) {
+          [](const StorePtr& s, const std::filesystem::path& path) {
             py::gil_scoped_release nogil;
-            write_trace(*s, path);
+            write_trace(*s, path.string());
           },
-          py::arg("path"), "Writes the trace file atomically (temp file + fsync + rename).")
+          py::arg("path"),
+          "Writes the trace file atomically (temp file + fsync + rename). A bytes path is the system's bytes.")
       .def_static(
           "load",
-          [](const std::string& path) {
+          [](const std::filesystem::path& path) {
+            const ReadOptions options = interruptible_read();
             py::gil_scoped_release nogil;
-            return std::make_shared<TraceStore>(read_trace(path));
+            return std::make_shared<TraceStore>(read_trace(path.string(), options));
           },
-          py::arg("path"))
+          py::arg("path"),
+          "Reads a trace file (a bytes path is the system's bytes: names that are not UTF-8). Ctrl-C stops it.")
       .def("serialize",
            [](const StorePtr& s) {
              std::string bytes;
@@ -681,8 +719,9 @@ inline void bind_store(py::module_& m) {
           [](const py::bytes& data, const std::string& origin) {
             const std::string_view view(PyBytes_AS_STRING(data.ptr()),
                                         static_cast<std::size_t>(PyBytes_GET_SIZE(data.ptr())));
+            const ReadOptions options = interruptible_read();
             py::gil_scoped_release nogil;  // `data` stays alive: the caller holds it
-            return std::make_shared<TraceStore>(deserialize_trace(view, origin));
+            return std::make_shared<TraceStore>(deserialize_trace(view, origin, options));
           },
           py::arg("data"), py::arg("origin") = "<bytes>");
 }

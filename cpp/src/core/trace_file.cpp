@@ -14,15 +14,18 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "fpgaprof/error.hpp"
 #include "fpgaprof/record_schema.hpp"
+#include "fpgaprof/text.hpp"
 #include "fpgaprof/version.hpp"
 
 namespace fpgaprof {
@@ -288,23 +291,73 @@ class ByteReader {
   const char* what_;
 };
 
-std::string decompress(std::string_view stored, uint64_t raw_bytes, const std::string& origin, const std::string& tag) {
-  if (raw_bytes > stored.size() * kMaxZlibRatio + 64) {
-    fail(origin, "section " + tag + " claims " + std::to_string(raw_bytes) + " bytes from " +
-                     std::to_string(stored.size()) + " compressed bytes, more than zlib can produce");
+void poll(const ReadOptions& options) {
+  if (options.poll) options.poll();
+}
+
+std::string mib(uint64_t bytes) { return std::to_string((bytes + (uint64_t{1} << 19)) >> 20) + " MiB"; }
+
+// What reading one file may allocate (docs/trace-format.md, "Limits"): the records, strings
+// and module texts decoded so far plus the section being decoded stay below
+// kTraceMaxExpansion times the file size plus kTraceExpansionAllowanceBytes, so a small file
+// cannot claim gigabytes (zlib bombs, forged counts) whatever it says.
+class MemoryBudget {
+ public:
+  MemoryBudget(uint64_t input_bytes, const std::string& origin)
+      : limit_(input_bytes > (UINT64_MAX - kTraceExpansionAllowanceBytes) / kTraceMaxExpansion
+                   ? UINT64_MAX
+                   : input_bytes * kTraceMaxExpansion + kTraceExpansionAllowanceBytes),
+        input_bytes_(input_bytes),
+        origin_(origin) {}
+  // `bytes` needed while one section is decoded, on top of what is kept.
+  void check(uint64_t bytes, const std::string& what) const {
+    if (bytes > limit_ - kept_) {
+      fail(origin_, what + " would need " + mib(kept_ + bytes) + " of memory, more than a trace of " +
+                        std::to_string(input_bytes_) + " bytes can need (" + std::to_string(kTraceMaxExpansion) +
+                        " x its size + " + mib(kTraceExpansionAllowanceBytes) + "): a zlib bomb or a forged length");
+    }
   }
+  // `bytes` that stay (the decoded store).
+  void keep(uint64_t bytes, const std::string& what) {
+    check(bytes, what);
+    kept_ += bytes;
+  }
+
+ private:
+  uint64_t limit_;
+  uint64_t kept_ = 0;
+  uint64_t input_bytes_;
+  const std::string& origin_;
+};
+
+// The bytes a zlib section may claim: deflate never expands less than ~1:1032, so a larger
+// claimed ratio is a corrupt header.
+void check_zlib_claim(uint64_t stored_bytes, uint64_t raw_bytes, const std::string& origin, const std::string& tag) {
+  if (raw_bytes > stored_bytes * kMaxZlibRatio + 64) {
+    fail(origin, "section " + tag + " claims " + std::to_string(raw_bytes) + " bytes from " +
+                     std::to_string(stored_bytes) + " compressed bytes, more than zlib can produce");
+  }
+}
+
+std::string decompress(std::string_view stored, uint64_t raw_bytes, const std::string& origin, const std::string& tag,
+                       const ReadOptions& options) {
   std::string raw(static_cast<std::size_t>(raw_bytes), '\0');
   z_stream zs{};
   if (inflateInit(&zs) != Z_OK) throw Error(ErrorKind::kInternal, "zlib inflateInit failed");
+  struct End {
+    z_stream* zs;
+    ~End() { inflateEnd(zs); }
+  } end{&zs};
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(stored.data()));
   zs.next_out = reinterpret_cast<Bytef*>(raw.data());
   std::size_t in_left = stored.size();
   std::size_t out_left = raw.size();
   int rc = Z_OK;
-  // zlib counts in uInt (32 bits): feed both buffers in chunks.
+  // zlib counts in uInt (32 bits): feed both buffers in chunks, the output in small ones so
+  // that a long inflate can be interrupted.
   while (rc == Z_OK) {
     const uInt in_chunk = static_cast<uInt>(std::min<std::size_t>(in_left, 1u << 30));
-    const uInt out_chunk = static_cast<uInt>(std::min<std::size_t>(out_left, 1u << 30));
+    const uInt out_chunk = static_cast<uInt>(std::min<std::size_t>(out_left, 4u << 20));
     zs.avail_in = in_chunk;
     zs.avail_out = out_chunk;
     rc = inflate(&zs, Z_NO_FLUSH);
@@ -312,8 +365,8 @@ std::string decompress(std::string_view stored, uint64_t raw_bytes, const std::s
     out_left -= out_chunk - zs.avail_out;
     if (rc == Z_BUF_ERROR && (in_left == 0 || out_left == 0)) break;
     if (rc == Z_OK && in_chunk == zs.avail_in && out_chunk == zs.avail_out) break;  // no progress
+    poll(options);
   }
-  inflateEnd(&zs);
   if (rc != Z_STREAM_END || out_left != 0 || in_left != 0) {
     fail(origin, "section " + tag + " does not decompress to its declared " + std::to_string(raw_bytes) +
                      " bytes (zlib code " + std::to_string(rc) + ")");
@@ -322,7 +375,8 @@ std::string decompress(std::string_view stored, uint64_t raw_bytes, const std::s
 }
 
 template <class R>
-void decode_table(std::string_view payload, const TableSpec<R>& spec, TraceStore& store, const std::string& origin) {
+void decode_table(std::string_view payload, const TableSpec<R>& spec, TraceStore& store, const std::string& origin,
+                  MemoryBudget& budget, const ReadOptions& options) {
   const std::string what = std::string("table ") + spec.name;
   ByteReader r(payload, origin, what.c_str());
   const std::size_t rows = r.count("records", 0);
@@ -341,28 +395,33 @@ void decode_table(std::string_view payload, const TableSpec<R>& spec, TraceStore
   };
   std::vector<Column> cols(columns);
   std::vector<bool> is_base(columns, false);
+  std::size_t bases = 0;
   for (std::size_t c = 0; c < columns; ++c) {
     Column& col = cols[c];
     col.name = r.str();
     const uint8_t enc = r.u8();
     if (enc > static_cast<uint8_t>(ColumnEncoding::kFixed64)) {
-      fail(origin, what + " column '" + std::string(col.name) + "' has unknown encoding " + std::to_string(enc));
+      fail(origin, what + " column '" + printable(col.name) + "' has unknown encoding " + std::to_string(enc));
     }
     col.encoding = static_cast<ColumnEncoding>(enc);
     col.base = 0;
     if (col.encoding == ColumnEncoding::kRelative) {
       const uint64_t b = r.varint();
-      if (b >= c) fail(origin, what + " column '" + std::string(col.name) + "' is relative to a later column");
+      if (b >= c) fail(origin, what + " column '" + printable(col.name) + "' is relative to a later column");
       col.base = static_cast<std::size_t>(b);
+      bases += is_base[col.base] ? 0 : 1;
       is_base[col.base] = true;
     }
     col.data = r.str();
   }
   if (!r.done()) fail(origin, what + " has trailing bytes");
 
+  // The records stay; one column of values and the columns others are relative to live
+  // while the table is decoded.
+  budget.check(uint64_t{rows} * 8 * (1 + bases) + uint64_t{rows} * sizeof(R), what);
+  budget.keep(uint64_t{rows} * sizeof(R), what);
   std::vector<R>& out = store.*(spec.member);
   out.assign(rows, R{});
-  // Decoded values are kept only for columns that later columns are relative to.
   std::vector<std::vector<uint64_t>> kept(columns);
   std::vector<uint64_t> values(rows);
   std::vector<bool> seen(spec.fields.size(), false);
@@ -381,13 +440,13 @@ void decode_table(std::string_view payload, const TableSpec<R>& spec, TraceStore
         case ColumnEncoding::kFixed64: values[i] = in.u64(); break;
       }
     }
-    if (!in.done()) fail(origin, what + " column '" + std::string(col.name) + "' has trailing bytes");
+    if (!in.done()) fail(origin, what + " column '" + printable(col.name) + "' has trailing bytes");
     // Columns this reader does not know come from a newer writer of the same format
     // version: skip them. Known columns are validated before they touch a record.
     for (std::size_t k = 0; k < spec.fields.size(); ++k) {
       const FieldSpec<R>& f = spec.fields[k];
       if (col.name != f.name) continue;
-      if (seen[k]) fail(origin, what + " has column '" + std::string(col.name) + "' twice");
+      if (seen[k]) fail(origin, what + " has column '" + printable(col.name) + "' twice");
       seen[k] = true;
       for (std::size_t i = 0; i < rows; ++i) {
         if (values[i] > f.max_value) {
@@ -398,6 +457,7 @@ void decode_table(std::string_view payload, const TableSpec<R>& spec, TraceStore
       }
     }
     if (is_base[c]) kept[c] = values;
+    poll(options);
   }
 }
 
@@ -420,95 +480,196 @@ void validate_refs(const TraceStore& store, const TableSpec<R>& spec, const std:
   }
 }
 
-template <class T>
-T json_get(const nlohmann::json& j, const char* key) {
-  return j.at(key).get<T>();
+// META values, checked against their field: a JSON number that is negative, fractional or too
+// large for the field is refused, never wrapped or truncated.
+class MetaReader {
+ public:
+  MetaReader(const nlohmann::json& object, std::string where, const std::string& origin)
+      : j_(object), where_(std::move(where)), origin_(origin) {
+    if (!j_.is_object()) fail(origin_, "META " + where_ + " is not a JSON object");
+  }
+  uint64_t whole(const char* key, uint64_t max) const {
+    const nlohmann::json& v = at(key);
+    if (!v.is_number_unsigned() || v.get<uint64_t>() > max) {
+      bad(key, v, "a whole number from 0 to " + std::to_string(max));
+    }
+    return v.get<uint64_t>();
+  }
+  uint32_t whole32(const char* key) const { return static_cast<uint32_t>(whole(key, UINT32_MAX)); }
+  bool flag(const char* key) const {
+    const nlohmann::json& v = at(key);
+    if (!v.is_boolean()) bad(key, v, "true or false");
+    return v.get<bool>();
+  }
+  std::string text(const char* key) const {
+    const nlohmann::json& v = at(key);
+    if (!v.is_string()) bad(key, v, "a string");
+    return v.get<std::string>();
+  }
+  bool has(const char* key) const { return j_.find(key) != j_.end(); }
+  int64_t integer(const char* key, int64_t min, int64_t max) const { return integer_value(key, at(key), min, max); }
+  std::vector<int64_t> integers(const char* key, int64_t min, int64_t max) const {
+    const nlohmann::json& v = at(key);
+    if (!v.is_array()) bad(key, v, "a list of whole numbers");
+    std::vector<int64_t> out;
+    out.reserve(v.size());
+    for (const nlohmann::json& e : v) out.push_back(integer_value(key, e, min, max));
+    return out;
+  }
+  std::vector<std::string> texts(const char* key) const {
+    const nlohmann::json& v = at(key);
+    if (!v.is_array()) bad(key, v, "a list of strings");
+    std::vector<std::string> out;
+    for (const nlohmann::json& e : v) {
+      if (!e.is_string()) bad(key, v, "a list of strings");
+      out.push_back(e.get<std::string>());
+    }
+    return out;
+  }
+
+ private:
+  int64_t integer_value(const char* key, const nlohmann::json& v, int64_t min, int64_t max) const {
+    const std::string expected = "a whole number from " + std::to_string(min) + " to " + std::to_string(max);
+    if (!v.is_number_integer()) bad(key, v, expected);
+    if (v.is_number_unsigned()) {
+      if (v.get<uint64_t>() > static_cast<uint64_t>(max)) bad(key, v, expected);
+      return static_cast<int64_t>(v.get<uint64_t>());
+    }
+    const int64_t x = v.get<int64_t>();
+    if (x < min || x > max) bad(key, v, expected);
+    return x;
+  }
+  const nlohmann::json& at(const char* key) const {
+    const auto it = j_.find(key);
+    if (it == j_.end()) fail(origin_, "META " + where_ + " has no field '" + key + "'");
+    return *it;
+  }
+  [[noreturn]] void bad(const char* key, const nlohmann::json& v, const std::string& expected) const {
+    // Only scalars are printed: dumping a hostile nested value would recurse.
+    const std::string value = v.is_array() ? "a list" : v.is_object() ? "an object" : printable(v.dump());
+    fail(origin_, "META field " + where_ + "." + key + " = " + value + " is not " + expected);
+  }
+  const nlohmann::json& j_;
+  std::string where_;
+  const std::string& origin_;
+};
+
+void read_meta(std::string_view text, TraceStore& s, const std::string& origin, MemoryBudget& budget) {
+  // The parsed JSON lives only here; nlohmann's values take up to a few dozen bytes per byte
+  // of text (one node per number).
+  budget.check(uint64_t{text.size()} * 32, "the META section");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);  // checks UTF-8; parses and frees without recursion
+  } catch (const nlohmann::json::exception& e) {
+    fail(origin, "META section is malformed: " + printable(e.what(), 200));
+  }
+  if (!j.is_object() || !j.contains("format") || j["format"] != "fpgaprof-trace") {
+    fail(origin, "META section is not an fpgaprof trace description");
+  }
+  static const nlohmann::json kAbsent;
+  const nlohmann::json& meta_object = j.contains("meta") ? j.at("meta") : kAbsent;
+  const MetaReader m(meta_object, "meta", origin);
+  TraceMeta& meta = s.meta;
+  meta.start_ns = m.whole("start_ns", INT64_MAX);
+  meta.end_ns = m.whole("end_ns", INT64_MAX);
+  meta.dropped_records = m.whole("dropped_records", INT64_MAX);
+  meta.incomplete_records = m.whole("incomplete_records", INT64_MAX);
+  meta.driver_version = m.whole32("driver_version");
+  meta.cupti_version = m.whole32("cupti_version");
+  meta.cupti_path = m.text("cupti_path");
+  meta.clock = m.text("clock");
+  meta.gpu_available = m.flag("gpu_available");
+  meta.unavailable_reason = m.text("unavailable_reason");
+  meta.command_buffers_disabled = m.flag("command_buffers_disabled");
+  meta.fpgaprof_version = m.text("fpgaprof_version");
+  meta.warnings = m.texts("warnings");
+  // Added after format version 2 was fixed: absent in older traces (a one-process job).
+  if (m.has("process_index")) meta.process_index = m.integer("process_index", -1, INT32_MAX);
+  if (m.has("process_count")) meta.process_count = m.whole32("process_count");
+  if (m.has("process_source")) meta.process_source = m.text("process_source");
+  if (m.has("host_name")) meta.host_name = m.text("host_name");
+  if (m.has("global_device_ids")) meta.global_device_ids = m.integers("global_device_ids", -1, INT32_MAX);
+  if (meta.end_ns < meta.start_ns) {
+    fail(origin, "META end_ns " + std::to_string(meta.end_ns) + " is before start_ns " + std::to_string(meta.start_ns));
+  }
+  const auto devices = j.find("devices");
+  if (devices == j.end() || !devices->is_array()) fail(origin, "META has no list of devices");
+  for (std::size_t i = 0; i < devices->size(); ++i) {
+    const MetaReader d((*devices)[i], "devices[" + std::to_string(i) + "]", origin);
+    DeviceInfo info;
+    info.id = d.whole32("id");
+    info.name = d.text("name");
+    info.uuid = d.text("uuid");
+    info.compute_capability_major = d.whole32("compute_capability_major");
+    info.compute_capability_minor = d.whole32("compute_capability_minor");
+    info.sm_count = d.whole32("sm_count");
+    info.core_clock_khz = d.whole("core_clock_khz", INT64_MAX);
+    info.memory_clock_khz = d.whole("memory_clock_khz", INT64_MAX);
+    info.memory_bus_width_bits = d.whole32("memory_bus_width_bits");
+    info.global_memory_bytes = d.whole("global_memory_bytes", INT64_MAX);
+    info.l2_cache_bytes = d.whole("l2_cache_bytes", INT64_MAX);
+    info.shared_memory_per_sm_bytes = d.whole("shared_memory_per_sm_bytes", INT64_MAX);
+    info.max_threads_per_sm = d.whole32("max_threads_per_sm");
+    info.max_registers_per_sm = d.whole32("max_registers_per_sm");
+    info.pcie_generation = d.whole32("pcie_generation");
+    info.pcie_link_width = d.whole32("pcie_link_width");
+    s.devices.push_back(std::move(info));
+  }
+  budget.keep(uint64_t{text.size()} + s.devices.size() * sizeof(DeviceInfo), "the META section");
 }
 
-void read_meta(const std::string& text, TraceStore& s, const std::string& origin) {
-  try {
-    const nlohmann::json j = nlohmann::json::parse(text);
-    if (!j.is_object() || j.value("format", std::string()) != "fpgaprof-trace") {
-      fail(origin, "META section is not an fpgaprof trace description");
-    }
-    const nlohmann::json& m = j.at("meta");
-    TraceMeta& meta = s.meta;
-    meta.start_ns = json_get<uint64_t>(m, "start_ns");
-    meta.end_ns = json_get<uint64_t>(m, "end_ns");
-    meta.dropped_records = json_get<uint64_t>(m, "dropped_records");
-    meta.incomplete_records = json_get<uint64_t>(m, "incomplete_records");
-    meta.driver_version = json_get<uint32_t>(m, "driver_version");
-    meta.cupti_version = json_get<uint32_t>(m, "cupti_version");
-    meta.cupti_path = json_get<std::string>(m, "cupti_path");
-    meta.clock = json_get<std::string>(m, "clock");
-    meta.gpu_available = json_get<bool>(m, "gpu_available");
-    meta.unavailable_reason = json_get<std::string>(m, "unavailable_reason");
-    meta.command_buffers_disabled = json_get<bool>(m, "command_buffers_disabled");
-    meta.fpgaprof_version = json_get<std::string>(m, "fpgaprof_version");
-    meta.warnings = json_get<std::vector<std::string>>(m, "warnings");
-    // Added after format version 2 was fixed: absent in older traces (a one-process job).
-    meta.process_index = m.value("process_index", int64_t{-1});
-    meta.process_count = m.value("process_count", uint32_t{0});
-    meta.process_source = m.value("process_source", std::string());
-    meta.host_name = m.value("host_name", std::string());
-    meta.global_device_ids = m.value("global_device_ids", std::vector<int64_t>());
-    for (const nlohmann::json& d : j.at("devices")) {
-      DeviceInfo info;
-      info.id = json_get<uint32_t>(d, "id");
-      info.name = json_get<std::string>(d, "name");
-      info.uuid = json_get<std::string>(d, "uuid");
-      info.compute_capability_major = json_get<uint32_t>(d, "compute_capability_major");
-      info.compute_capability_minor = json_get<uint32_t>(d, "compute_capability_minor");
-      info.sm_count = json_get<uint32_t>(d, "sm_count");
-      info.core_clock_khz = json_get<uint64_t>(d, "core_clock_khz");
-      info.memory_clock_khz = json_get<uint64_t>(d, "memory_clock_khz");
-      info.memory_bus_width_bits = json_get<uint32_t>(d, "memory_bus_width_bits");
-      info.global_memory_bytes = json_get<uint64_t>(d, "global_memory_bytes");
-      info.l2_cache_bytes = json_get<uint64_t>(d, "l2_cache_bytes");
-      info.shared_memory_per_sm_bytes = json_get<uint64_t>(d, "shared_memory_per_sm_bytes");
-      info.max_threads_per_sm = json_get<uint32_t>(d, "max_threads_per_sm");
-      info.max_registers_per_sm = json_get<uint32_t>(d, "max_registers_per_sm");
-      info.pcie_generation = json_get<uint32_t>(d, "pcie_generation");
-      info.pcie_link_width = json_get<uint32_t>(d, "pcie_link_width");
-      s.devices.push_back(std::move(info));
-    }
-  } catch (const nlohmann::json::exception& e) {
-    fail(origin, std::string("META section is malformed: ") + e.what());
+// Bytes a string costs in the StringTable beyond its characters: two std::string (the list
+// and the index key) and a hash node.
+constexpr uint64_t kStringOverheadBytes = 2 * sizeof(std::string) + 48;
+
+void check_utf8(std::string_view s, const std::string& origin, const std::string& what) {
+  const std::size_t at = invalid_utf8_at(s);
+  if (at != std::string_view::npos) {
+    fail(origin, what + " is not UTF-8 text (byte " + printable(s.substr(at, 1)) + " at offset " + std::to_string(at) +
+                     " of \"" + printable(s, 40) + "\")");
   }
 }
 
-void read_strings(std::string_view payload, TraceStore& s, const std::string& origin) {
+void read_strings(std::string_view payload, TraceStore& s, const std::string& origin, MemoryBudget& budget) {
   ByteReader r(payload, origin, "string table");
   const std::size_t n = r.count("strings", 1);
   if (n == 0) fail(origin, "string table is empty (string 0 must be \"\")");
+  budget.keep(n * kStringOverheadBytes + 2 * uint64_t{payload.size()}, "the string table");
   for (std::size_t i = 0; i < n; ++i) {
     const std::string_view str = r.str();
     if (i == 0) {
       if (!str.empty()) fail(origin, "string 0 is not the empty string");
       continue;
     }
+    check_utf8(str, origin, "string " + std::to_string(i));
     if (s.strings.intern(str) != i) fail(origin, "string " + std::to_string(i) + " is a duplicate");
   }
   if (!r.done()) fail(origin, "string table has trailing bytes");
 }
 
-void read_hlo(std::string_view payload, TraceStore& s, const std::string& origin) {
+void read_hlo(std::string_view payload, TraceStore& s, const std::string& origin, MemoryBudget& budget) {
   ByteReader r(payload, origin, "HLO module section");
   const std::size_t n = r.count("HLO modules", 3);
+  budget.keep(n * sizeof(HloModuleText) + uint64_t{payload.size()}, "the HLO module section");
   for (std::size_t i = 0; i < n; ++i) {
     HloModuleText m;
     m.name = std::string(r.str());
+    check_utf8(m.name, origin, "the name of HLO module " + std::to_string(i));
     m.program_id = r.svarint();
     m.text = std::string(r.str());
+    check_utf8(m.text, origin, "the text of HLO module " + std::to_string(i) + " (" + printable(m.name, 40) + ")");
     s.hlo_modules.push_back(std::move(m));
   }
   if (!r.done()) fail(origin, "HLO module section has trailing bytes");
 }
 
-// HLBA: the buffer assignments and live ranges of the HLO modules that have them.
-void read_buffer_assignments(std::string_view payload, TraceStore& s, const std::string& origin) {
+// HLBA: the buffer assignments and live ranges of the HLO modules that have them (after HLOM,
+// whose modules it refers to by index).
+void read_buffer_assignments(std::string_view payload, TraceStore& s, const std::string& origin, MemoryBudget& budget) {
   ByteReader r(payload, origin, "buffer assignment section");
   const std::size_t n = r.count("buffer assignments", 3);
+  budget.keep(uint64_t{payload.size()}, "the buffer assignment section");
   for (std::size_t i = 0; i < n; ++i) {
     const uint64_t module = r.varint();
     if (module >= s.hlo_modules.size())
@@ -518,16 +679,235 @@ void read_buffer_assignments(std::string_view payload, TraceStore& s, const std:
     if (!m.buffer_assignment.empty() || !m.live_ranges.empty())
       fail(origin, "HLO module " + std::to_string(module) + " has two buffer assignments");
     m.buffer_assignment = std::string(r.str());
+    check_utf8(m.buffer_assignment, origin, "the buffer assignment of HLO module " + std::to_string(module));
     m.live_ranges = std::string(r.str());
+    check_utf8(m.live_ranges, origin, "the live ranges of HLO module " + std::to_string(module));
   }
   if (!r.done()) fail(origin, "buffer assignment section has trailing bytes");
+}
+
+// Where a trace's bytes come from: memory (deserialize_trace) or a file read as it is decoded
+// (read_trace), so only one section is held at a time.
+class Input {
+ public:
+  virtual ~Input() = default;
+  // Bytes left before the end (for a file: its size when it was opened).
+  virtual uint64_t remaining() const = 0;
+  // The next n <= remaining() bytes; valid until the next call.
+  virtual std::string_view take(std::size_t n) = 0;
+  // Passes over the next n <= remaining() bytes, returning zlib's CRC-32 of them continued
+  // from `crc`, without holding them (a file: a MiB at a time).
+  virtual uint32_t skip(uint64_t n, uint32_t crc) = 0;
+  // Whether anything follows the bytes taken so far.
+  virtual bool more() = 0;
+};
+
+class MemoryInput final : public Input {
+ public:
+  explicit MemoryInput(std::string_view bytes) : bytes_(bytes) {}
+  uint64_t remaining() const override { return bytes_.size() - pos_; }
+  std::string_view take(std::size_t n) override {
+    const std::string_view out = bytes_.substr(pos_, n);
+    pos_ += out.size();
+    return out;
+  }
+  bool more() override { return pos_ < bytes_.size(); }
+  uint32_t skip(uint64_t n, uint32_t crc) override {
+    const std::string_view part = take(static_cast<std::size_t>(n));
+    return static_cast<uint32_t>(crc32_z(crc, reinterpret_cast<const Bytef*>(part.data()), part.size()));
+  }
+
+ private:
+  std::string_view bytes_;
+  std::size_t pos_ = 0;
+};
+
+class FileInput final : public Input {
+ public:
+  FileInput(int fd, uint64_t size, const std::string& origin, const ReadOptions& options)
+      : fd_(fd), size_(size), origin_(origin), options_(options) {}
+  uint64_t remaining() const override { return size_ - pos_; }
+  std::string_view take(std::size_t n) override {
+    buffer_.resize(n);
+    std::size_t done = 0;
+    while (done < n) {
+      // In steps of a MiB, so that Ctrl-C is seen while a large section is read.
+      const std::size_t step = std::min<std::size_t>(n - done, std::size_t{1} << 20);
+      const std::size_t got = read_some(buffer_.data() + done, step);
+      if (got == 0) {
+        fail(origin_, "truncated: the file ended at byte " + std::to_string(pos_ + done) + " of the " +
+                          std::to_string(size_) + " it had when it was opened (is it still being written?)");
+      }
+      done += got;
+      poll(options_);
+    }
+    pos_ += n;
+    return std::string_view(buffer_.data(), n);
+  }
+  uint32_t skip(uint64_t n, uint32_t crc) override {
+    uLong c = crc;
+    while (n > 0) {
+      const std::string_view part = take(static_cast<std::size_t>(std::min<uint64_t>(n, uint64_t{1} << 20)));
+      c = crc32_z(c, reinterpret_cast<const Bytef*>(part.data()), part.size());
+      n -= part.size();
+    }
+    buffer_ = std::string();
+    return static_cast<uint32_t>(c);
+  }
+  bool more() override {
+    if (pos_ < size_) return true;
+    char c = 0;
+    return read_some(&c, 1) > 0;  // the file grew after it was opened
+  }
+
+ private:
+  std::size_t read_some(char* out, std::size_t n) {
+    for (;;) {
+      const ssize_t got = ::read(fd_, out, n);
+      if (got >= 0) return static_cast<std::size_t>(got);
+      if (errno == EINTR) {
+        poll(options_);
+        continue;
+      }
+      throw Error(ErrorKind::kIo, origin_ + ": read error (" + std::strerror(errno) + ")");
+    }
+  }
+  int fd_;
+  uint64_t size_;
+  uint64_t pos_ = 0;
+  std::string buffer_;
+  const std::string& origin_;
+  const ReadOptions& options_;
+};
+
+std::string printable_tag(std::string_view tag) {
+  std::string out;
+  for (char ch : tag) out += (ch >= 32 && ch < 127) ? ch : '?';
+  return out;
+}
+
+TraceStore decode_trace(Input& in, const std::string& origin, const ReadOptions& options) {
+  const uint64_t input_bytes = in.remaining();
+  if (input_bytes == 0) fail(origin, "the file is empty");
+  // The magic first: a file that is not a trace costs 8 bytes of reading, whatever its size.
+  if (input_bytes < sizeof kMagic || std::memcmp(in.take(sizeof kMagic).data(), kMagic, sizeof kMagic) != 0) {
+    throw Error(ErrorKind::kTraceFormat, origin +
+                                             ": not an fpgaprof trace (wrong magic bytes; expected a file written by "
+                                             "fpgaprof.trace(path=...) or Profile.save)");
+  }
+  if (in.remaining() < 8) fail(origin, "truncated file header");
+  const std::string_view header_bytes = in.take(8);
+  ByteReader header(header_bytes, origin, "file header");
+  const uint32_t format_version = header.u32();
+  if (format_version == 0 || format_version > kFormatVersion) {
+    throw Error(ErrorKind::kTraceFormat, origin + ": trace format version " + std::to_string(format_version) +
+                                             " is not supported (this fpgaprof " + version() + " reads version " +
+                                             std::to_string(kFormatVersion) + "; upgrade fpgaprof to read it)");
+  }
+  if (format_version < kOldestReadableVersion) {
+    throw Error(ErrorKind::kTraceFormat,
+                origin + ": trace format version " + std::to_string(format_version) +
+                    " was written by a development build of fpgaprof and is no longer read (this fpgaprof " +
+                    version() + " reads version " + std::to_string(kOldestReadableVersion) +
+                    " and later); record the trace again");
+  }
+  const uint32_t section_count = header.u32();
+  if (section_count > in.remaining() / kSectionHeaderBytes) {
+    fail(origin, "header claims " + std::to_string(section_count) + " sections, more than the file holds");
+  }
+
+  TraceStore store;
+  MemoryBudget budget(input_bytes, origin);
+  std::set<std::string> seen;
+  bool ended = false;
+  for (uint32_t i = 0; i < section_count; ++i) {
+    if (ended) fail(origin, "sections after the END section");
+    if (in.remaining() < kSectionHeaderBytes) fail(origin, "truncated section header");
+    char header_copy[kSectionHeaderBytes];
+    std::memcpy(header_copy, in.take(kSectionHeaderBytes).data(), kSectionHeaderBytes);
+    ByteReader h(std::string_view(header_copy, kSectionHeaderBytes), origin, "section header");
+    const std::string tag(h.bytes(4));
+    const uint32_t codec = h.u32();
+    const uint64_t raw_bytes = h.u64();
+    const uint64_t stored_bytes = h.u64();
+    const uint32_t crc = h.u32();
+    const std::string name = printable_tag(tag);
+    if (stored_bytes > in.remaining()) {
+      fail(origin, "truncated: section " + name + " needs " + std::to_string(stored_bytes) + " bytes but only " +
+                       std::to_string(in.remaining()) + " remain");
+    }
+    bool known = tag == "META" || tag == "STRS" || tag == "HLOM" || tag == "HLBA" || tag == std::string("END\0", 4);
+    for_each_table([&](const auto& t) { known = known || tag == std::string_view(t.tag, 4); });
+    const std::string_view header_crc_part(header_copy, kSectionHeaderBytes - 4);
+    std::string_view stored;
+    if (known) {
+      stored = in.take(static_cast<std::size_t>(stored_bytes));
+      if (section_crc(header_crc_part, stored) != crc)
+        fail(origin, "section " + name + " is corrupted (CRC32 mismatch)");
+    } else {
+      // Room for additions within a format version: CRC-checked as it passes, never held or
+      // inflated.
+      const uLong header_crc =
+          crc32_z(0, reinterpret_cast<const Bytef*>(header_crc_part.data()), header_crc_part.size());
+      if (in.skip(stored_bytes, static_cast<uint32_t>(header_crc)) != crc) {
+        fail(origin, "section " + name + " is corrupted (CRC32 mismatch)");
+      }
+    }
+    if (!seen.insert(tag).second) fail(origin, "section " + name + " appears twice");
+    if (tag == std::string("END\0", 4)) {
+      ended = true;
+      if (stored_bytes != 0 || raw_bytes != 0) fail(origin, "END section is not empty");
+      continue;
+    }
+    if (codec == kCodecStored) {
+      if (raw_bytes != stored_bytes) fail(origin, "stored section " + name + " has inconsistent lengths");
+    } else if (codec == kCodecZlib) {
+      check_zlib_claim(stored_bytes, raw_bytes, origin, name);
+    } else {
+      fail(origin, "section " + name + " uses unknown codec " + std::to_string(codec));
+    }
+    if (!known) continue;
+
+    std::string inflated;
+    std::string_view raw = stored;
+    if (codec == kCodecZlib) {
+      budget.check(raw_bytes, "section " + name);
+      inflated = decompress(stored, raw_bytes, origin, name, options);
+      raw = inflated;
+    }
+    if (tag == "META") {
+      read_meta(raw, store, origin, budget);
+    } else if (tag == "STRS") {
+      read_strings(raw, store, origin, budget);
+    } else if (tag == "HLOM") {
+      read_hlo(raw, store, origin, budget);
+    } else if (tag == "HLBA") {
+      read_buffer_assignments(raw, store, origin, budget);
+    } else {
+      for_each_table([&](const auto& t) {
+        if (tag == std::string_view(t.tag, 4)) decode_table(raw, t, store, origin, budget, options);
+      });
+    }
+    poll(options);
+  }
+  if (!ended) fail(origin, "truncated: no END section");
+  if (in.more()) {
+    const uint64_t left = in.remaining();
+    fail(origin, (left > 0 ? std::to_string(left) : std::string("some")) + " trailing bytes after the END section");
+  }
+  if (seen.count("META") == 0) fail(origin, "no META section");
+  if (seen.count("STRS") == 0) fail(origin, "no string table (STRS section)");
+  for_each_table([&](const auto& t) { validate_refs(store, t, origin); });
+  return store;
 }
 
 }  // namespace
 
 std::string serialize_trace(const TraceStore& store, bool compress) {
   std::vector<std::pair<const char*, std::string>> sections;
-  sections.emplace_back("META", meta_json(store).dump());
+  // A name from native code that is not UTF-8 (a path, an NVTX domain) is written with U+FFFD
+  // instead of failing the save; the reader accepts UTF-8 only.
+  sections.emplace_back("META", meta_json(store).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   {
     ByteWriter w;
     w.varint(store.strings.size());
@@ -571,89 +951,9 @@ std::string serialize_trace(const TraceStore& store, bool compress) {
   return std::move(file.data());
 }
 
-TraceStore deserialize_trace(std::string_view bytes, const std::string& origin) {
-  if (bytes.empty()) fail(origin, "the file is empty");
-  if (bytes.size() < sizeof kMagic || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
-    throw Error(ErrorKind::kTraceFormat, origin +
-                                             ": not an fpgaprof trace (wrong magic bytes; expected a file written by "
-                                             "fpgaprof.trace(path=...) or Profile.save)");
-  }
-  ByteReader file(bytes, origin, "file header");
-  file.bytes(sizeof kMagic);
-  const uint32_t format_version = file.u32();
-  if (format_version == 0 || format_version > kFormatVersion) {
-    throw Error(ErrorKind::kTraceFormat, origin + ": trace format version " + std::to_string(format_version) +
-                                             " is not supported (this fpgaprof " + version() + " reads version " +
-                                             std::to_string(kFormatVersion) + "; upgrade fpgaprof to read it)");
-  }
-  if (format_version < kOldestReadableVersion) {
-    throw Error(ErrorKind::kTraceFormat,
-                origin + ": trace format version " + std::to_string(format_version) +
-                    " was written by a development build of fpgaprof and is no longer read (this fpgaprof " +
-                    version() + " reads version " + std::to_string(kOldestReadableVersion) +
-                    " and later); record the trace again");
-  }
-  const uint32_t section_count = file.u32();
-  if (section_count > file.remaining() / kSectionHeaderBytes) {
-    fail(origin, "header claims " + std::to_string(section_count) + " sections, more than the file holds");
-  }
-  std::map<std::string, std::string> sections;
-  bool ended = false;
-  for (uint32_t i = 0; i < section_count; ++i) {
-    if (ended) fail(origin, "sections after the END section");
-    if (file.remaining() < kSectionHeaderBytes) fail(origin, "truncated section header");
-    const std::string_view header = bytes.substr(bytes.size() - file.remaining(), kSectionHeaderBytes - 4);
-    std::string tag(file.bytes(4));
-    const uint32_t codec = file.u32();
-    const uint64_t raw_bytes = file.u64();
-    const uint64_t stored_bytes = file.u64();
-    const uint32_t crc = file.u32();
-    std::string printable;
-    for (char ch : tag) printable += (ch >= 32 && ch < 127) ? ch : '?';
-    if (stored_bytes > file.remaining()) {
-      fail(origin, "truncated: section " + printable + " needs " + std::to_string(stored_bytes) + " bytes but only " +
-                       std::to_string(file.remaining()) + " remain");
-    }
-    const std::string_view stored = file.bytes(stored_bytes);
-    if (section_crc(header, stored) != crc) {
-      fail(origin, "section " + printable + " is corrupted (CRC32 mismatch)");
-    }
-    if (sections.count(tag) != 0) fail(origin, "section " + printable + " appears twice");
-    if (tag == std::string("END\0", 4)) {
-      ended = true;
-      if (stored_bytes != 0 || raw_bytes != 0) fail(origin, "END section is not empty");
-      continue;
-    }
-    if (codec == kCodecStored) {
-      if (raw_bytes != stored_bytes) fail(origin, "stored section " + printable + " has inconsistent lengths");
-      sections.emplace(tag, std::string(stored));
-    } else if (codec == kCodecZlib) {
-      sections.emplace(tag, decompress(stored, raw_bytes, origin, printable));
-    } else {
-      fail(origin, "section " + printable + " uses unknown codec " + std::to_string(codec));
-    }
-  }
-  if (!ended) fail(origin, "truncated: no END section");
-  if (!file.done()) fail(origin, std::to_string(file.remaining()) + " trailing bytes after the END section");
-
-  TraceStore store;
-  auto meta = sections.find("META");
-  if (meta == sections.end()) fail(origin, "no META section");
-  read_meta(meta->second, store, origin);
-  auto strs = sections.find("STRS");
-  if (strs == sections.end()) fail(origin, "no string table (STRS section)");
-  read_strings(strs->second, store, origin);
-  // A table missing from the file is empty (a writer with nothing to say may omit it).
-  for_each_table([&](const auto& t) {
-    auto it = sections.find(std::string(t.tag, 4));
-    if (it != sections.end()) decode_table(it->second, t, store, origin);
-  });
-  for_each_table([&](const auto& t) { validate_refs(store, t, origin); });
-  auto hlo = sections.find("HLOM");
-  if (hlo != sections.end()) read_hlo(hlo->second, store, origin);
-  auto hlba = sections.find("HLBA");
-  if (hlba != sections.end()) read_buffer_assignments(hlba->second, store, origin);
-  return store;
+TraceStore deserialize_trace(std::string_view bytes, const std::string& origin, const ReadOptions& options) {
+  MemoryInput in(bytes);
+  return decode_trace(in, origin, options);
 }
 
 void write_trace(const TraceStore& store, const std::string& path) {
@@ -709,36 +1009,49 @@ void write_trace(const TraceStore& store, const std::string& path) {
   }
 }
 
-TraceStore read_trace(const std::string& path) {
+TraceStore read_trace(const std::string& path, const ReadOptions& options) {
   // POSIX reads, not std::ifstream: libstdc++'s filebuf throws a plain std::ios_base::failure
   // ("basic_filebuf::underflow ... Is a directory") that would reach Python untyped.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
-    throw Error(ErrorKind::kIo, path + ": cannot open trace file (" + std::strerror(errno) + "): check the path");
+    const int open_errno = errno;
+    struct stat st {};
+    if (open_errno == ENXIO && ::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
+      // A socket cannot be opened at all (ENXIO, "No such device or address"): say what it is.
+      throw Error(ErrorKind::kIo, path +
+                                      ": is a socket, not a trace file: give a trace file written by fpgaprof (only "
+                                      "regular files are read)");
+    }
+    throw Error(ErrorKind::kIo, path + ": cannot open trace file (" + std::strerror(open_errno) + "): check the path");
   }
+  struct Close {
+    int fd;
+    ~Close() { ::close(fd); }
+  } close_fd{fd};
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    ::close(fd);
+  if (::fstat(fd, &st) != 0) {
+    throw Error(ErrorKind::kIo, path + ": cannot read trace file (" + std::strerror(errno) + ")");
+  }
+  if (S_ISDIR(st.st_mode)) {
     throw Error(ErrorKind::kIo, path +
                                     ": is a folder, not a trace file: give the trace file (a `fpgaprof run` "
                                     "folder holds it as trace.fpgaprof)");
   }
-  std::string bytes;
-  if (st.st_size > 0) bytes.reserve(static_cast<std::size_t>(st.st_size));
-  char buf[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      throw Error(ErrorKind::kIo, path + ": read error (" + std::strerror(err) + ")");
-    }
-    if (n == 0) break;
-    bytes.append(buf, static_cast<std::size_t>(n));
+  if (!S_ISREG(st.st_mode)) {
+    // A device (/dev/zero), FIFO or socket has no end, or no size to bound the reading by.
+    const char* kind = S_ISFIFO(st.st_mode)                         ? "a FIFO"
+                       : S_ISSOCK(st.st_mode)                       ? "a socket"
+                       : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                                    : "a special file";
+    throw Error(ErrorKind::kIo, path + ": is " + kind +
+                                    ", not a trace file: give a trace file written by fpgaprof (only regular "
+                                    "files are read)");
   }
-  ::close(fd);
-  return deserialize_trace(bytes, path);
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  FileInput in(fd, static_cast<uint64_t>(st.st_size), path, options);
+  return decode_trace(in, path, options);
 }
 
 }  // namespace fpgaprof

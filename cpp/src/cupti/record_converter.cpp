@@ -1,6 +1,7 @@
 #include "cupti/record_converter.hpp"
 
 #include "cupti/cuda_driver.hpp"
+#include "fpgaprof/text.hpp"
 
 #include <sys/mman.h>
 
@@ -124,7 +125,10 @@ StringId RecordConverter::intern(const char* text) {
   CacheSlot& slot = cache_[((bits >> 3) * 0x9E3779B97F4A7C15ull) >> (64 - 10)];
   static_assert(kCacheSlots == 1024);
   if (slot.text == text && std::strcmp(store_.strings.all()[slot.id].c_str(), text) == 0) return slot.id;
-  const StringId id = store_.strings.intern(text);
+  // Names from native code (NVTX ranges, CUPTI) may be any bytes; the store holds UTF-8 only
+  // (the trace reader refuses anything else).
+  const std::string_view view(text);
+  const StringId id = is_utf8(view) ? store_.strings.intern(view) : store_.strings.intern(to_utf8(view));
   slot.text = text;
   slot.id = id;
   return id;

@@ -422,12 +422,16 @@ class HloParser {
   // FileNames / FunctionNames rows: `1 "text"`; FileLocations / StackFrames rows: `1 {k=v ...}`.
   void parse_table() {
     const std::string_view kind = name_token("a table name");
+    // Row ids size the tables: XLA numbers rows 1, 2, 3, ..., so an id far beyond the rows
+    // read so far is not XLA's and would make a few bytes of text allocate gigabytes.
+    int64_t rows = 0;
     while (true) {
       skip_ws();
       if (!is_digit(peek())) return;
       const int64_t id = int_token("a row id");
       skip_ws();
-      if (id <= 0 || id > 10'000'000) fail("a row id between 1 and 10000000");
+      if (id <= 0 || id > 2 * rows + 1024) fail("a row id between 1 and " + std::to_string(2 * rows + 1024));
+      ++rows;
       const auto idx = static_cast<std::size_t>(id - 1);
       if (kind == "FileNames" || kind == "FunctionNames") {
         if (peek() != '"') fail("a quoted string");

@@ -3,6 +3,7 @@ fpgaprof C++ core (private; use the fpgaprof package)
 """
 from __future__ import annotations
 import collections.abc
+import os
 import typing
 from . import hlo
 from . import attribution
@@ -137,8 +138,10 @@ class TraceStore:
     def deserialize(data: bytes, origin: str = '<bytes>') -> TraceStore:
         ...
     @staticmethod
-    def load(path: str) -> TraceStore:
-        ...
+    def load(path: os.PathLike | str | bytes) -> TraceStore:
+        """
+        Reads a trace file (a bytes path is the system's bytes: names that are not UTF-8). Ctrl-C stops it.
+        """
     def __init__(self) -> None:
         ...
     def add_device(self, arg0: DeviceInfo) -> None:
@@ -155,9 +158,9 @@ class TraceStore:
         """
         Joins records (fpgaprof/correlate.hpp); returns the unmatched counts.
         """
-    def save(self, path: str) -> None:
+    def save(self, path: os.PathLike | str | bytes) -> None:
         """
-        Writes the trace file atomically (temp file + fsync + rename).
+        Writes the trace file atomically (temp file + fsync + rename). A bytes path is the system's bytes.
         """
     def serialize(self) -> bytes:
         ...

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from typing import cast
 
 from fpgaprof.base.core import core
+from fpgaprof.base.errors import HloParseError
+from fpgaprof.base.text import first_non_utf8
 
 __all__ = ["analyze", "from_jax", "HloModule", "HloComputation", "HloInstruction"]
 
@@ -167,6 +169,16 @@ def analyze(hlo_text: str | bytes) -> HloModule:
     """
     if isinstance(hlo_text, bytes):
         hlo_text = hlo_text.decode("utf-8", errors="replace")
+    bad = first_non_utf8(hlo_text)
+    if bad is not None:
+        line = hlo_text.count("\n", 0, bad) + 1
+        column = bad - (hlo_text.rfind("\n", 0, bad) + 1) + 1
+        e = HloParseError(
+            f"line {line}, column {column}: a lone surrogate ({hlo_text[bad]!r}) is not HLO "
+            "text (give the text XLA printed, or bytes)"
+        )
+        e.line, e.column, e.text = line, column, ascii(hlo_text[bad])
+        raise e
     return HloModule(core.hlo.analyze(hlo_text))
 
 

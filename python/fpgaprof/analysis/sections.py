@@ -545,7 +545,8 @@ def memory_section(
         return unavailable("no device allocation records in this trace")
     if report is None:
         return unavailable(reason or "the memory analysis gave no result")
-    ts = np.asarray(report.get("timeline_ns", []), dtype=np.int64)
+    # uint64 as in the trace: a valid trace may hold times beyond int64 (found by fuzzing)
+    ts = np.asarray(report.get("timeline_ns", []), dtype=np.uint64)
     vals = np.asarray(report.get("timeline_in_use_bytes", []), dtype=np.int64)
     pick = downsample_steps(vals)
 

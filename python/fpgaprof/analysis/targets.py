@@ -12,6 +12,7 @@ from typing import Any
 
 from fpgaprof.base.core import core
 from fpgaprof.base.errors import FpgaprofIOError, InvalidArgumentError, closest_name, did_you_mean
+from fpgaprof.base.text import read_text_file
 
 __all__ = [
     "CALIBRATED_FIELDS",
@@ -26,6 +27,9 @@ __all__ = [
 
 # The card's calibrated quantities: each takes a nominal value and the ends of its measured
 # spread as <field>_low / <field>_high (docs/fpga-model.md, "Constants").
+# A card file is a few hundred bytes of JSON; anything much larger is not one.
+CARD_FILE_MAX_BYTES = 1 << 20
+
 CALIBRATED_FIELDS = (
     "clock_hz",
     "dsp_utilization",
@@ -194,11 +198,11 @@ def card_file(path: str | os.PathLike) -> dict:
     FpgaprofIOError; not JSON or not an object: InvalidArgumentError (the core then checks the
     fields themselves)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
+        text = read_text_file(path, "an FPGA card file (JSON)", CARD_FILE_MAX_BYTES)
+    except FpgaprofIOError as e:
+        reason = str(e).removeprefix(f"{os.fspath(path)}: ")
         raise FpgaprofIOError(
-            f"FPGA card file {os.fspath(path)!r} cannot be read ({e.strerror or e}): check the path"
+            f"FPGA card file {os.fspath(path)!r} cannot be read: {reason}"
         ) from None
     except UnicodeDecodeError as e:
         raise InvalidArgumentError(
@@ -207,6 +211,11 @@ def card_file(path: str | os.PathLike) -> dict:
         ) from None
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise InvalidArgumentError(
+            f"FPGA card file {os.fspath(path)!r} nests JSON too deeply to be a card: write one "
+            'JSON object with FpgaTarget\'s fields, e.g. {"base": "alveo-u55c", "clock_hz": 250e6}'
+        ) from None
     except ValueError as e:
         raise InvalidArgumentError(
             f"FPGA card file {os.fspath(path)!r} is not valid JSON ({e}): write one JSON "

@@ -16,6 +16,7 @@ from fpgaprof.api import fpga, profile_views, resource_reports, roofline, views,
 from fpgaprof.base.constants import DEFAULT_TARGET, TRACE_FILE_NAME
 from fpgaprof.base.core import core
 from fpgaprof.base.errors import FpgaprofError, FpgaprofIOError
+from fpgaprof.base.text import native_path
 
 __all__ = ["Profile", "load"]
 
@@ -232,7 +233,7 @@ class Profile:
     def save(self, path: str | os.PathLike) -> str:
         """Writes the trace file atomically; returns the path."""
         p = os.fspath(path)
-        self._s().save(p)
+        self._s().save(native_path(p))
         return p
 
     def summary(self, top: int = 15) -> str:
@@ -292,4 +293,4 @@ def load(path: str | os.PathLike) -> Profile:
                 "jax.profiler.trace folder"
             )
         p = inner
-    return Profile(core.TraceStore.load(p), path=p)
+    return Profile(core.TraceStore.load(native_path(p)), path=p)

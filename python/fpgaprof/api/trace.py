@@ -25,6 +25,7 @@ from fpgaprof.base.errors import (
     ProfilerConflictError,
 )
 from fpgaprof.base.markup import esc
+from fpgaprof.base.text import native_path, utf8_safe
 from fpgaprof.capture import hlo_dump, job_process, process_env
 from fpgaprof.capture.signals import SaveOnSignal
 
@@ -238,7 +239,7 @@ class trace:
         self._outer = outer
         warnings.warn(msg, FpgaprofWarning, stacklevel=3)
         prof._start_ns = time.time_ns()
-        core.region_push(name)
+        core.region_push(utf8_safe(name))
         return prof
 
     def _exit_nested(self) -> None:
@@ -312,7 +313,7 @@ class trace:
         self.profile.attach(store, self.path)
         if self.path is not None:
             try:
-                store.save(self.path)
+                store.save(native_path(self.path))
             except FpgaprofError as e:
                 raise type(e)(
                     f"{' '.join(str(e).split())}; the trace is not lost: prof (the "
@@ -325,7 +326,7 @@ class trace:
             if path is None:
                 continue
             try:
-                store.save(path)
+                store.save(native_path(path))
             except Exception as e:  # noqa: BLE001 - the run's trace is saved; say what is not
                 warnings.warn(
                     f"fpgaprof.trace({path!r}) inside `fpgaprof run`: the copy of the "
@@ -518,7 +519,7 @@ class region(contextlib.ContextDecorator):
         self.name = str(name)
 
     def __enter__(self) -> region:
-        core.region_push(self.name)
+        core.region_push(utf8_safe(self.name))
         _region_depth.n = getattr(_region_depth, "n", 0) + 1
         return self
 

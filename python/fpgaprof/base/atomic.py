@@ -1,14 +1,20 @@
-"""Atomic file writes: every file fpgaprof writes appears whole or not at all."""
+"""Atomic file writes: every file fpgaprof writes appears whole or not at all, and the files
+of one report appear together or not at all (OutputSet)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
+import shutil
+import signal
 import tempfile
+import threading
 from collections.abc import Iterator
-from typing import IO, Any
+from types import TracebackType
+from typing import IO, Any, Literal
 
-__all__ = ["open_atomic", "open_atomic_binary", "write_text_atomic"]
+__all__ = ["open_atomic", "open_atomic_binary", "write_text_atomic", "OutputSet"]
 
 
 def _file_mode() -> int:
@@ -47,9 +53,12 @@ def _open_atomic(path: str | os.PathLike, mode: str) -> Iterator[IO[Any]]:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(e, OSError) and not e.filename:
+            # A failed write or fsync (ENOSPC, EDQUOT, EIO) names no file: say which one.
+            raise OSError(e.errno, e.strerror or str(e), path) from e
         raise
 
 
@@ -57,3 +66,132 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     """Writes `text` to `path` atomically (see open_atomic)."""
     with open_atomic(path) as f:
         f.write(text)
+
+
+_STAGING_PREFIX = ".fpgaprof-staging-"
+_STAGING_RE = re.compile(r"^\.fpgaprof-staging-(\d+)-")
+_HELD_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+class OutputSet:
+    """The files of one report, written as a set: each goes into a staging folder inside
+    `folder` (same file system), and commit() moves them all into place with SIGINT, SIGTERM
+    and SIGHUP held back until it is done; discard() (or leaving the ``with`` block by an
+    exception) removes the staging folder. So a failed, interrupted or terminated writer leaves
+    `folder` as it was, never new files beside old ones. Staging folders of processes that are
+    gone (SIGKILL) are removed by the next OutputSet in the same folder. Not thread-safe."""
+
+    def __init__(self, folder: str | os.PathLike) -> None:
+        self.folder = os.fspath(folder)
+        os.makedirs(self.folder, exist_ok=True)
+        _remove_stale_staging(self.folder)
+        self.staging = tempfile.mkdtemp(prefix=f"{_STAGING_PREFIX}{os.getpid()}-", dir=self.folder)
+        self._removals: list[str] = []
+        self._open = True
+
+    def path(self, name: str) -> str:
+        """Where to write `name` (relative to `folder`, subfolders allowed) before commit()."""
+        p = os.path.join(self.staging, name)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        return p
+
+    def final(self, name: str) -> str:
+        """Where `name` will be after commit()."""
+        return os.path.join(self.folder, name)
+
+    def remove(self, name: str) -> None:
+        """Delete `name` from `folder` at commit() (an older output this set does not replace)."""
+        self._removals.append(name)
+
+    def commit(self) -> None:
+        """Moves every staged file into `folder` (replacing files of the same name, merging
+        subfolders), deletes what remove() named, and removes the staging folder."""
+        if not self._open:
+            return
+        with _signals_held():
+            for root, _dirs, files in os.walk(self.staging):
+                rel = os.path.relpath(root, self.staging)
+                target = self.folder if rel == "." else os.path.join(self.folder, rel)
+                os.makedirs(target, exist_ok=True)
+                for f in files:
+                    os.replace(os.path.join(root, f), os.path.join(target, f))
+            for name in self._removals:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(os.path.join(self.folder, name))
+            self._open = False
+            shutil.rmtree(self.staging, ignore_errors=True)
+
+    def discard(self) -> None:
+        """Removes the staging folder and everything in it; `folder` stays as it was."""
+        self._open = False
+        shutil.rmtree(self.staging, ignore_errors=True)
+
+    def __enter__(self) -> OutputSet:
+        return self
+
+    def public_error(self, e: BaseException) -> BaseException:
+        """`e` with a file name inside the staging folder (a full disk while writing
+        summary.json) replaced by the name the file would have had in `folder`."""
+        name = getattr(e, "filename", None)
+        if isinstance(e, OSError) and isinstance(name, str) and name.startswith(self.staging):
+            final = os.path.join(self.folder, os.path.relpath(name, self.staging))
+            return OSError(e.errno, e.strerror or str(e), final)
+        return e
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> Literal[False]:
+        if exc is None:
+            self.commit()
+            return False
+        self.discard()
+        public = self.public_error(exc)
+        if public is not exc:
+            raise public from exc
+        return False
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP wait (in the main thread; elsewhere nothing changes) and are
+    delivered again, with the handlers they had, after the block."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = {}
+    for sig in _HELD_SIGNALS:
+        if signal.getsignal(sig) is None:
+            continue  # a handler set from C: it cannot be put back, so it is left in place
+        previous[sig] = signal.signal(sig, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        for sig in dict.fromkeys(caught):
+            os.kill(os.getpid(), sig)
+
+
+def _remove_stale_staging(folder: str) -> None:
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        m = _STAGING_RE.match(entry.name)
+        if not m or int(m.group(1)) == os.getpid():
+            continue
+        try:
+            os.kill(int(m.group(1)), 0)
+            continue  # its writer still runs
+        except ProcessLookupError:
+            pass
+        except OSError:
+            continue  # another user's live process
+        shutil.rmtree(entry.path, ignore_errors=True)

@@ -39,6 +39,10 @@ class TraceFormatError(FpgaprofError):
 class HloParseError(FpgaprofError):
     """HLO text that fpgaprof cannot parse; the message gives line, column and the text."""
 
+    line: int = 0  # 1-based, where the parser stopped
+    column: int = 0  # 1-based, in bytes
+    text: str = ""  # the text found there
+
 
 class CountersError(FpgaprofError):
     """Hardware counters could not be collected (privileges, unsupported chip, ...)."""

@@ -37,6 +37,7 @@ from collections.abc import Iterable, MutableMapping
 from dataclasses import dataclass, field
 
 from fpgaprof.base.core import core
+from fpgaprof.base.errors import FpgaprofWarning
 
 __all__ = [
     "XlaSetup",
@@ -207,14 +208,28 @@ def prepare(
             os.makedirs(chosen, exist_ok=True)
             setup.dump_dir = os.path.abspath(chosen)
         else:
-            prune_stale_dump_dirs()
-            # The pid in the name lets a later process tell a folder whose owner is dead.
-            setup.dump_dir = tempfile.mkdtemp(prefix=f"{_OWNED_PREFIX}{os.getpid()}-")
-            setup.dump_dir_owned = True
-            _hold_owner_lock(setup.dump_dir)
-            atexit.register(_remove_dump_dir, setup.dump_dir, os.getpid())
-        added.append(f"--xla_dump_to={setup.dump_dir}")
-        env[MARKER_ENV] = setup.dump_dir
+            try:
+                prune_stale_dump_dirs()
+                # The pid in the name lets a later process tell a folder whose owner is dead.
+                setup.dump_dir = tempfile.mkdtemp(prefix=f"{_OWNED_PREFIX}{os.getpid()}-")
+            except OSError as e:
+                # No writable temp dir (TMPDIR, /tmp, /var/tmp, the cwd): trace without HLO
+                # rather than fail `import fpgaprof`.
+                msg = (
+                    f"no writable temporary folder for XLA's HLO dump ({e.strerror or e}): "
+                    "kernels get HLO op names from XLA's NVTX ranges only, without costs or "
+                    "source lines. Fix: set TMPDIR (or FPGAPROF_HLO_DUMP_DIR) to a writable "
+                    "folder before importing fpgaprof"
+                )
+                setup.warnings.append(msg)
+                warnings.warn(msg, FpgaprofWarning, stacklevel=2)
+            else:
+                setup.dump_dir_owned = True
+                _hold_owner_lock(setup.dump_dir)
+                atexit.register(_remove_dump_dir, setup.dump_dir, os.getpid())
+        if setup.dump_dir:
+            added.append(f"--xla_dump_to={setup.dump_dir}")
+            env[MARKER_ENV] = setup.dump_dir
 
     as_text = flag_value(flags, "xla_dump_hlo_as_text")
     if as_text is None:

@@ -14,11 +14,19 @@ Errors are one line on stderr saying the cause and the fix, never a traceback.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Sequence
 
 from fpgaprof.base.errors import FpgaprofError
-from fpgaprof.cli.common import PROG, UsageError, check_target, one_line
+from fpgaprof.cli.common import (
+    PROG,
+    Terminated,
+    UsageError,
+    check_target,
+    one_line,
+    terminate_by_exception,
+)
 from fpgaprof.cli.parser import build_parser, parse_args
 
 __all__ = ["main"]
@@ -30,13 +38,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parse_args(parser, argv)
         check_target(getattr(args, "target", None), f"{PROG} {args.command_name}")
-        return int(args.func(args) or 0)
+        # run passes SIGTERM and SIGHUP on to its program instead
+        with terminate_by_exception(args.command_name != "run"):
+            return int(args.func(args) or 0)
     except UsageError as e:
         sys.stderr.write(f"{e}\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write(f"{PROG}: interrupted\n")
         return 130
+    except Terminated as e:
+        # What the command had begun is removed (finally blocks ran): now end as the signal
+        # would have, so the caller sees the usual status (143 for SIGTERM).
+        signal.signal(e.signum, signal.SIG_DFL)
+        os.kill(os.getpid(), e.signum)
+        return 128 + e.signum
     except BrokenPipeError:
         return 1
     except OSError as e:

@@ -14,9 +14,10 @@ from typing import Any
 from fpgaprof import report
 from fpgaprof.api import calibrate, counters, devices, fpga, job
 from fpgaprof.base import records
-from fpgaprof.base.atomic import write_text_atomic
+from fpgaprof.base.atomic import OutputSet, write_text_atomic
 from fpgaprof.base.core import core
 from fpgaprof.base.errors import HloParseError, did_you_mean
+from fpgaprof.base.text import read_text_file
 from fpgaprof.cli.common import (
     PROG,
     digest_of,
@@ -55,16 +56,19 @@ def cmd_report(args: argparse.Namespace) -> int:
     bar = report.Progress(1 + len(report.WRITE_STAGES), f"{PROG} report")
     bar.stage("loading trace")
     prof = load_trace(trace)
-    paths = report.write_all(
-        prof,
-        out_dir,
-        target=args.target,
-        trace_path=trace,
-        progress=bar,
-        untraced_processes=untraced_count_of(prof),
-        **timeline_options(args),
-    )
-    hlo = write_hlo_modules(prof, os.path.join(out_dir, "hlo"))
+    # Every output of this report appears at once, or none does (an error, Ctrl-C, SIGTERM).
+    with OutputSet(out_dir) as outs:
+        paths = report.write_all(
+            prof,
+            out_dir,
+            target=args.target,
+            trace_path=trace,
+            progress=bar,
+            untraced_processes=untraced_count_of(prof),
+            output_set=outs,
+            **timeline_options(args),
+        )
+        hlo = write_hlo_modules(prof, outs.final("hlo"), staging=outs)
     out(digest_of(paths["summary"]).rstrip("\n"))
     for k in ("html", "summary", "timeline"):
         if paths[k]:
@@ -141,6 +145,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+# XLA's largest optimized modules are tens of MB of text.
+HLO_FILE_MAX_BYTES = 1 << 30
+
 CSV_TABLES = (
     "kernels",
     "transfers",
@@ -204,8 +211,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     """The static FPGA what-if of an HLO module (fpgaprof.fpga.estimate_hlo): the ops table,
     the whole function's card time, transfers and total with their ranges; --json for all."""
     try:
-        with open(args.module, encoding="utf-8") as f:
-            text = f.read()
+        text = read_text_file(args.module, "an HLO text file", HLO_FILE_MAX_BYTES)
     except UnicodeDecodeError as e:
         raise usage_error(
             f"{PROG} estimate",
@@ -213,7 +219,8 @@ def cmd_estimate(args: argparse.Namespace) -> int:
             "give an HLO text file (XLA's --xla_dump_to output, or compiled.as_text())",
         )
     except OSError as e:
-        raise usage_error(f"{PROG} estimate", f"cannot read {args.module}: {e.strerror or e}")
+        reason = (e.strerror or str(e)).removeprefix(f"{args.module}: ")
+        raise usage_error(f"{PROG} estimate", f"cannot read {args.module}: {reason}")
     try:
         est = fpga.estimate_hlo(text, target=fpga.target_spec(args.target))
     except HloParseError as e:

@@ -4,16 +4,21 @@ trace, the card check, the digest and the HLO files."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import hashlib
 import json
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 from fpgaprof.analysis import targets
 from fpgaprof.analysis.trace_analysis import store_of
 from fpgaprof.api import fpga, xspace_import
 from fpgaprof.api.profile import Profile, load
-from fpgaprof.base.atomic import write_text_atomic
+from fpgaprof.base.atomic import OutputSet, write_text_atomic
 from fpgaprof.base.constants import TRACE_FILE_NAME
 from fpgaprof.base.errors import FpgaprofError
 from fpgaprof.capture import runner
@@ -34,6 +39,9 @@ __all__ = [
     "untraced_count_of",
     "digest_of",
     "write_hlo_modules",
+    "hlo_file_name",
+    "Terminated",
+    "terminate_by_exception",
 ]
 
 PROG = "fpgaprof"
@@ -42,6 +50,38 @@ TRACE_NAME = TRACE_FILE_NAME
 
 class UsageError(Exception):
     """Bad command line: exit status 2."""
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP reached a command (not `run`): raised in the main thread so that
+    finally blocks and OutputSet remove what the command had begun; main() then ends the
+    process by the same signal. A BaseException, so `except Exception` does not stop it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def terminate_by_exception(enabled: bool = True) -> Iterator[None]:
+    """Inside the block SIGTERM and SIGHUP raise Terminated where they would end the process
+    at once (their default action); a handler set by someone else, or an ignored signal,
+    stays. The handlers are put back after the block. Main thread only (elsewhere: nothing)."""
+    previous = {}
+    if enabled and threading.current_thread() is threading.main_thread():
+
+        def handler(signum: int, frame: Any) -> None:
+            raise Terminated(signum)
+
+        for name in ("SIGTERM", "SIGHUP"):
+            sig = getattr(signal, name, None)
+            if sig is not None and signal.getsignal(sig) == signal.SIG_DFL:
+                previous[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def usage_error(prog: str, message: str) -> UsageError:
@@ -86,8 +126,14 @@ def check_target(target: str | None, prog: str = PROG) -> None:
     valid card, is a usage error of command `prog` (a close match suggested, the known ones
     listed) when this build has the FPGA model; without it the candidates section says why it
     is missing."""
-    if not target:
+    if target is None:
         return
+    if not target.strip():
+        raise usage_error(
+            prog,
+            "--target is empty (give a card name such as alveo-u55c, or a card file CARD.json; "
+            "leave the option out for the default card)",
+        )
     try:
         names = [p["name"] for p in fpga.presets()]
     except Exception:  # noqa: BLE001 - no FPGA model in this build: the section says why
@@ -134,9 +180,27 @@ def digest_of(summary_path: str) -> str:
         return f"{PROG}: (no digest: {one_line(e)})\n"
 
 
-def write_hlo_modules(prof: Any, folder: str) -> int:
-    """The optimized HLO modules stored in the trace, one text file each. Returns the count
-    (0 when the profile does not expose them)."""
+def hlo_file_name(name: str, program_id: int, index: int) -> str:
+    """The file name of a stored HLO module in hlo/: XLA's own dump name (module_NNNN.NAME.txt),
+    the name's characters outside letters, digits and ._- as _. A name longer than 96 bytes
+    (file names end at 255) is cut and a hash of the whole name added, so long names stay
+    distinct."""
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name) or f"m{index}"
+    encoded = safe.encode("utf-8", "backslashreplace")
+    if len(encoded) > _HLO_NAME_BYTES:
+        digest = hashlib.sha256(name.encode("utf-8", "backslashreplace")).hexdigest()[:12]
+        safe = encoded[:_HLO_NAME_BYTES].decode("utf-8", "ignore") + "-" + digest
+    return f"module_{program_id:04d}.{safe}.txt" if program_id >= 0 else f"{safe}.txt"
+
+
+_HLO_NAME_BYTES = 96
+
+
+def write_hlo_modules(prof: Any, folder: str, *, staging: OutputSet | None = None) -> int:
+    """The optimized HLO modules stored in the trace, one text file each, in `folder` (with
+    `staging`: written into the set, to appear in `folder` when it is committed). Modules whose
+    file XLA already dumped there are skipped. Returns the count (0 when the profile does not
+    expose them)."""
     mods = None
     for owner in (prof, store_of(prof)):
         if owner is None:
@@ -157,11 +221,13 @@ def write_hlo_modules(prof: Any, folder: str) -> int:
         pid = m.get("program_id", -1) if isinstance(m, dict) else getattr(m, "program_id", -1)
         if not text:
             continue
-        safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in str(name)) or f"m{i}"
-        fname = f"module_{int(pid):04d}.{safe}.txt" if int(pid) >= 0 else f"{safe}.txt"
+        fname = hlo_file_name(str(name), int(pid), i)
         if any(e.startswith(fname[:-3]) for e in existing):
             continue  # XLA's own dump of this module is already there (`fpgaprof run`)
-        write_text_atomic(os.path.join(folder, fname), str(text))
+        path = os.path.join(folder, fname)
+        if staging is not None:
+            path = staging.path(os.path.relpath(path, staging.folder))
+        write_text_atomic(path, str(text))
         n += 1
     return n
 

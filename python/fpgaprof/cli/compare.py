@@ -9,10 +9,15 @@ import os
 from typing import Any
 
 from fpgaprof import report
+from fpgaprof.base.text import read_text_file
 from fpgaprof.base.units import fmt_bytes, fmt_s
 from fpgaprof.cli.common import PROG, failure, load_trace, out, trace_in
 
 __all__ = ["SummaryFormatError", "summary_of", "compare_summaries", "cmd_compare"]
+
+
+# summary.json's lists are capped (docs/reports.md): a few MB; far more is not a summary.
+SUMMARY_MAX_BYTES = 256 << 20
 
 
 class SummaryFormatError(Exception):
@@ -29,8 +34,12 @@ def summary_of(path: str, target: str | None) -> dict:
             path = trace_in(path)
     if path.endswith(".json"):
         try:
-            with open(path, encoding="utf-8") as f:
-                s = json.load(f)
+            s = json.loads(read_text_file(path, "a summary.json", SUMMARY_MAX_BYTES))
+        except RecursionError:
+            raise failure(
+                f"{path}: JSON nested too deeply to be a summary; give a summary.json or a trace "
+                "file"
+            ) from None
         except ValueError as e:
             raise failure(f"{path}: not valid JSON ({e}); give a summary.json or a trace file")
         if not isinstance(s, dict) or "schema_version" not in s:

@@ -4,6 +4,7 @@ line naming what is wrong and whose --help to read, exit status 2."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import NoReturn
 
 from fpgaprof.base.constants import DEFAULT_TARGET, TIMELINE_MAX_EVENTS
@@ -20,25 +21,27 @@ class _Parser(argparse.ArgumentParser):
         raise usage_error(self.prog, message)
 
 
-def _positive_int(text: str) -> int:
-    """argparse type of a count option: a whole number >= 1."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{v} must be 1 or more")
-    return v
+def _whole_number(minimum: int, maximum: int, too_small: str) -> Callable[[str], int]:
+    """argparse type of a numeric option: a whole number (1_000 and 1,000 allowed) from
+    `minimum` to `maximum`; below it, "<value> <too_small>". Anything else is a usage error."""
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text.replace("_", "").replace(",", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number") from None
+        if v < minimum:
+            raise argparse.ArgumentTypeError(f"{v} {too_small}")
+        if v > maximum:
+            raise argparse.ArgumentTypeError(f"{text[:40]} is larger than {maximum:,}")
+        return v
+
+    return parse
 
 
-def _non_negative_int(text: str) -> int:
-    try:
-        n = int(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"{text} is negative (0 means no limit)")
-    return n
+_positive_int = _whole_number(1, 10**9, "must be 1 or more")
+_non_negative_int = _whole_number(0, 2**62, "is negative (0 means no limit)")
+_device_ordinal = _whole_number(0, 2**31 - 1, "is negative (GPU ordinals start at 0)")
 
 
 def add_timeline_options(r: argparse.ArgumentParser, no_timeline: bool = True) -> None:
@@ -180,7 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("a", metavar="A")
     r.add_argument("b", metavar="B")
     r.add_argument("--json", action="store_true", help="print the rows as JSON")
-    r.add_argument("--limit", type=int, default=20, help="rows per section (default 20)")
+    r.add_argument(
+        "--limit", type=_positive_int, default=20, metavar="N", help="rows per section (default 20)"
+    )
     r.add_argument("--target", default=DEFAULT_TARGET, metavar="CARD", help=argparse.SUPPRESS)
     r.set_defaults(func=compare.cmd_compare)
 
@@ -228,7 +233,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--chip", help="CUPTI chip name, e.g. GH100, GA100, AD102, GB100 (default: the GPU's)"
     )
     r.add_argument(
-        "--device", type=int, default=0, help="GPU ordinal whose chip to use (default 0)"
+        "--device",
+        type=_device_ordinal,
+        default=0,
+        metavar="N",
+        help="GPU ordinal whose chip to use (default 0)",
     )
     r.add_argument(
         "--metric",

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from fpgaprof.analysis.trace_analysis import AnalysisCache
-from fpgaprof.base.atomic import write_text_atomic
+from fpgaprof.base.atomic import OutputSet, write_text_atomic
 from fpgaprof.base.constants import TIMELINE_MAX_EVENTS
 from fpgaprof.report import job_text
 from fpgaprof.report import parquet as parquet_renderer
@@ -110,16 +110,18 @@ def write_all(
     timeline: bool = True,
     timeline_max_events: int | None = TIMELINE_MAX_EVENTS,
     untraced_processes: int = 0,
+    output_set: OutputSet | None = None,
 ) -> dict[str, str]:
-    """Writes summary.json, report.html and timeline.json into out_dir (each atomically).
-    Returns {"summary": path, "html": path, "timeline": path} ("timeline" is "" with
-    timeline=False, when timeline.json is not written and an old one is removed).
-    timeline.json holds the first `timeline_max_events` records by start time (None: all);
-    when more are left out, summary.json's warnings and "timeline_note" in the result say
+    """Writes summary.json, report.html and timeline.json into out_dir as one set: they appear
+    together when all are written, and an error or a signal before that leaves out_dir as it
+    was (base.atomic.OutputSet). Returns {"summary": path, "html": path, "timeline": path}
+    ("timeline" is "" with timeline=False, when timeline.json is not written and an old one is
+    removed). timeline.json holds the first `timeline_max_events` records by start time (None:
+    all); when more are left out, summary.json's warnings and "timeline_note" in the result say
     how many. progress: a Progress with room for WRITE_STAGES (one is made when not given);
-    its bar ends here. untraced_processes: see collect()."""
-    out_dir = os.fspath(out_dir)
-    os.makedirs(out_dir, exist_ok=True)
+    its bar ends here. untraced_processes: see collect(). output_set: a set the caller commits
+    (with more files of its own); out_dir is then its folder."""
+    os.makedirs(os.fspath(out_dir), exist_ok=True)  # an unusable folder fails before the analysis
     bar = progress if progress is not None else Progress(len(WRITE_STAGES), "fpgaprof report")
     note = timeline_cut_note(prof, timeline_max_events) if timeline else ""
     if note:
@@ -139,27 +141,38 @@ def write_all(
             progress=bar,
             untraced_processes=untraced_processes,
         )
-    paths = {
-        "summary": os.path.join(out_dir, "summary.json"),
-        "html": os.path.join(out_dir, "report.html"),
-        "timeline": os.path.join(out_dir, "timeline.json"),
-    }
-    bar.stage("summary.json")
-    write_summary(paths["summary"], s)
-    title = "fpgaprof report"
-    if trace_path:
-        title += f" — {os.path.basename(os.fspath(trace_path))}"
-    bar.stage("report.html")
-    write_html(paths["html"], s, title)
-    if timeline:
-        bar.stage("timeline.json")
-        write_timeline(prof, paths["timeline"], max_events=timeline_max_events)
-        if note:
-            paths["timeline_note"] = note
-    else:
-        if os.path.exists(paths["timeline"]):  # an older one would pass for this trace's
-            os.unlink(paths["timeline"])
-        paths["timeline"] = ""
+    outs = output_set if output_set is not None else OutputSet(out_dir)
+    try:
+        paths = {
+            "summary": outs.final("summary.json"),
+            "html": outs.final("report.html"),
+            "timeline": outs.final("timeline.json"),
+        }
+        bar.stage("summary.json")
+        write_summary(outs.path("summary.json"), s)
+        title = "fpgaprof report"
+        if trace_path:
+            title += f" — {os.path.basename(os.fspath(trace_path))}"
+        bar.stage("report.html")
+        write_html(outs.path("report.html"), s, title)
+        if timeline:
+            bar.stage("timeline.json")
+            write_timeline(prof, outs.path("timeline.json"), max_events=timeline_max_events)
+            if note:
+                paths["timeline_note"] = note
+        else:
+            outs.remove("timeline.json")  # an older one would pass for this trace's
+            paths["timeline"] = ""
+        if output_set is None:
+            outs.commit()
+    except BaseException as e:
+        if output_set is not None:
+            raise
+        outs.discard()
+        public = outs.public_error(e)
+        if public is e:
+            raise
+        raise public from e
     bar.done()
     return paths
 

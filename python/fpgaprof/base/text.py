@@ -1,0 +1,85 @@
+"""Text from outside on its way in: the C++ core takes UTF-8 bytes only, so file names of any
+bytes go as the system's bytes (``os.fsencode``) and names with lone surrogates (which Python
+strings may hold and UTF-8 cannot) are escaped or refused; text files a user names are read
+only when they are regular files of a bounded size (never a device or a FIFO)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+from fpgaprof.base.errors import FpgaprofIOError
+
+__all__ = ["native_path", "utf8_safe", "first_non_utf8", "read_text_file"]
+
+
+def native_path(path: str | bytes | os.PathLike) -> bytes:
+    """The path as the system's bytes, for the core's file functions: a file name that is not
+    UTF-8 (``os.listdir`` gives it with surrogate escapes) reaches the right file. A str that
+    no file name can hold (a lone surrogate outside the escapes) raises FpgaprofIOError."""
+    try:
+        return os.fsencode(path)
+    except UnicodeEncodeError as e:
+        raise FpgaprofIOError(
+            f"{os.fspath(path)!r}: not a file name this system can use (character "
+            f"{e.object[e.start : e.end]!r} at {e.start} is a lone surrogate): fix the path"
+        ) from None
+
+
+def utf8_safe(text: str) -> str:
+    """`text` with each lone surrogate written as its escape (``\\udc80``): for names (regions,
+    traces) that only label records, so an odd name never breaks the traced program."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def first_non_utf8(text: str) -> int | None:
+    """The index of the first character UTF-8 cannot encode (a lone surrogate), or None."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        return e.start
+    return None
+
+
+def read_text_file(path: str | os.PathLike, what: str, max_bytes: int) -> str:
+    """The UTF-8 text of the regular file `path` (`what` names it in messages: "a card file").
+    A folder, device, FIFO or socket, or a file over `max_bytes`, raises FpgaprofIOError
+    before anything is read (a FIFO is opened without waiting for a writer); a file that
+    cannot be opened raises FpgaprofIOError; text that is not UTF-8 raises UnicodeDecodeError."""
+    p = os.fspath(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(p, flags | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError) as e:
+        if getattr(e, "errno", None) == errno.ENXIO and _is_socket(p):
+            raise FpgaprofIOError(f"{p}: is a socket, not a file: give {what}") from None
+        raise FpgaprofIOError(
+            f"{p}: cannot read {what} ({getattr(e, 'strerror', None) or e}): check the path"
+        ) from None
+    with open(fd, "rb", closefd=True) as f:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = (
+                "a folder"
+                if stat.S_ISDIR(mode)
+                else "a FIFO"
+                if stat.S_ISFIFO(mode)
+                else "a socket"
+                if stat.S_ISSOCK(mode)
+                else "a device"
+            )
+            raise FpgaprofIOError(f"{p}: is {kind}, not a file: give {what}")
+        data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise FpgaprofIOError(
+            f"{p}: larger than {what} can be ({max_bytes:,} bytes at most): give {what}"
+        )
+    return data.decode("utf-8")
+
+
+def _is_socket(path: str) -> bool:
+    try:
+        return stat.S_ISSOCK(os.stat(path).st_mode)
+    except OSError:
+        return False

@@ -1,0 +1,86 @@
+// HLO text from a hostile trace (issue #21): row ids of the stack-frame tables may not size the
+// tables beyond the rows written, and shape sizes beyond int64 saturate instead of wrapping.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <string>
+
+#include "fpgaprof/hlo/cost_model.hpp"
+#include "fpgaprof/hlo/hlo_parser.hpp"
+
+using namespace fpgaprof::hlo;
+
+namespace {
+
+std::string module_with_table(const std::string& table) {
+  return "HloModule m\n\n" + table +
+         "\nENTRY e {\n  ROOT p = f32[4]{0} parameter(0), metadata={op_name=\"x\" stack_frame_id=1}\n}\n";
+}
+
+std::string module_with_parameter(const std::string& shape) {
+  return "HloModule m\n\nENTRY e {\n  p = " + shape + " parameter(0)\n  ROOT n = " + shape + " negate(p)\n}\n";
+}
+
+}  // namespace
+
+TEST_CASE("a stack-frame row id far beyond the rows written is refused", "[hlo][parser][hostile]") {
+  for (const char* table : {"FileNames\n10000000 \"a.py\"\n", "FunctionNames\n2000 \"f\"\n",
+                            "FileLocations\n5000 {file_name_id=1 line=1}\n",
+                            "StackFrames\n1 {file_location_id=1 parent_frame_id=1}\n9999999 {file_location_id=1}\n"}) {
+    INFO(table);
+    REQUIRE_THROWS_AS(parse_hlo_module(module_with_table(table)), HloParseError);
+    try {
+      (void)parse_hlo_module(module_with_table(table));
+    } catch (const HloParseError& e) {
+      CHECK_THAT(std::string(e.what()), Catch::Contains("a row id between 1 and"));
+    }
+  }
+  // XLA's numbering (1, 2, 3, ...) and small gaps still parse.
+  const Module m = parse_hlo_module(
+      module_with_table("FileNames\n1 \"a.py\"\n3 \"b.py\"\n\nFileLocations\n1 {file_name_id=2 line=7}\n\nStackFrames\n"
+                        "1 {file_location_id=1 parent_frame_id=1}\n"));
+  REQUIRE(m.stack_frames.size() == 1);
+  CHECK(m.find_instruction("p")->metadata.source_line == 7);
+}
+
+TEST_CASE("shape sizes beyond int64 saturate, never wrap negative", "[hlo][parser][hostile]") {
+  SECTION("one huge dimension") {
+    const Module m = analyze_hlo(module_with_parameter("f32[9223372036854775807]{0}"));
+    const Instruction* p = m.find_instruction("p");
+    CHECK(p->shape.element_count() == INT64_MAX);
+    CHECK(p->shape.byte_size() == INT64_MAX);
+    CHECK(m.find_instruction("n")->cost.bytes_read > 0);
+    CHECK(m.total.bytes_accessed() > 0);
+  }
+  SECTION("a product of dimensions") {
+    const Module m = analyze_hlo(module_with_parameter("f32[4294967296,4294967296,3]{2,1,0}"));
+    CHECK(m.find_instruction("p")->shape.element_count() == INT64_MAX);
+    CHECK(m.find_instruction("p")->shape.byte_size() == INT64_MAX);
+  }
+  SECTION("packed sub-byte elements and tuples") {
+    const Module m = analyze_hlo(
+        "HloModule m\n\nENTRY e {\n  p = (s4[9223372036854775807]{0:E(4)}, f64[9223372036854775807]{0}) "
+        "parameter(0)\n  ROOT g = s4[9223372036854775807]{0:E(4)} get-tuple-element(p), index=0\n}\n");
+    CHECK(m.find_instruction("p")->shape.byte_size() == INT64_MAX);
+    CHECK(m.find_instruction("g")->shape.byte_size() > 0);
+  }
+  SECTION("a zero dimension still gives zero") {
+    const Module m = analyze_hlo(module_with_parameter("f32[0,9223372036854775807]{1,0}"));
+    CHECK(m.find_instruction("p")->shape.element_count() == 0);
+    CHECK(m.find_instruction("p")->shape.byte_size() == 0);
+  }
+}
+
+TEST_CASE("numbers in attribute lists beyond int64 do not overflow", "[hlo][cost][hostile]") {
+  // Found by hlo_parser_fuzzer under UBSan: fft_length={3244444444444444444x} overflowed int64
+  // while it was read. A number is now read until it passes 2^40: 3,244,444,444,444, whose
+  // floor(log2) is 41, so an FFT over the 8 elements of c64[8] costs 2 * 4 * 41 * 8 = 2624
+  // FLOPs (the model's 8 n log2(len)).
+  const Module m = analyze_hlo(
+      "HloModule m\n\nENTRY e {\n  p = c64[8]{0} parameter(0)\n"
+      "  ROOT f = c64[8]{0} fft(p), fft_type=FFT, fft_length={32444444444444444444444}\n}\n");
+  CHECK(m.find_instruction("f")->cost.flops == 2624.0);
+  const Module neg = analyze_hlo(
+      "HloModule m\n\nENTRY e {\n  p = f32[2,3]{1,0} parameter(0)\n"
+      "  ROOT t = f32[3,2]{1,0} transpose(p), dimensions={-99999999999999999999,1}\n}\n");
+  CHECK(neg.find_instruction("t")->cost.bytes_read >= 0);
+}

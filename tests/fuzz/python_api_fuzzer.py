@@ -1,0 +1,95 @@
+"""Python-level fuzz target (atheris, libFuzzer for Python) for what libFuzzer's C++ targets
+cannot see: an error that leaves fpgaprof untyped (a TypeError, UnicodeDecodeError,
+RecursionError, ...) on the way from the core to the user. Any bytes given to fpgaprof.load,
+report.collect and the renderers, or hlo.analyze, must give a result or an FpgaprofError.
+
+    pip install atheris
+    FPGAPROF_FAKE_CUPTI=... python tests/fuzz/python_api_fuzzer.py -runs=100000 \
+        WORK_DIR tests/fuzz/corpus/python_api_fuzzer
+
+The first input byte picks the target: a trace file (its section CRCs recomputed, so that
+mutations reach the decoders, as in trace_reader_fuzzer.cpp) loaded and, when it loads,
+summarised and rendered; or HLO text as str and as bytes. Seeds: the trace reader's and the HLO
+parser's corpora (tests/fuzz/corpus/*), each prefixed with its target byte.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import sys
+import tempfile
+import zlib
+
+import atheris
+
+with atheris.instrument_imports():
+    import fpgaprof
+    from fpgaprof import report
+    from fpgaprof.errors import FpgaprofError
+    from fpgaprof.report import digest, summary_json
+
+_FILE = os.path.join(
+    "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir(),
+    f"python_api_fuzzer-{os.getpid()}.fpgaprof",
+)
+
+
+def with_fixed_crcs(data: bytes) -> bytes:
+    """docs/trace-format.md: 16-byte header, then sections of a 28-byte header (CRC last) and
+    the payload; every CRC made right for what is there."""
+    out = bytearray(data)
+    pos = 16
+    while pos + 28 <= len(out):
+        (stored,) = struct.unpack_from("<Q", out, pos + 16)
+        if stored > len(out) - pos - 28:
+            break
+        crc = zlib.crc32(out[pos + 28 : pos + 28 + stored], zlib.crc32(out[pos : pos + 24]))
+        struct.pack_into("<I", out, pos + 24, crc)
+        pos += 28 + stored
+    return bytes(out)
+
+
+def one_trace(data: bytes) -> None:
+    with open(_FILE, "wb") as f:
+        f.write(with_fixed_crcs(data))
+    try:
+        prof = fpgaprof.load(_FILE)
+    except FpgaprofError:
+        return
+    s = report.collect(prof)
+    report.render_html(s, "fuzz")
+    summary_json.dumps(s)
+    digest.digest(s)
+
+
+def one_hlo(data: bytes, as_str: bool) -> None:
+    # as str, bytes that are not UTF-8 become lone surrogates (which a str may hold)
+    text: str | bytes = data.decode("utf-8", "surrogateescape") if as_str else data
+    try:
+        fpgaprof.hlo.analyze(text)
+    except FpgaprofError:
+        pass
+
+
+def test_one_input(data: bytes) -> None:
+    if not data:
+        return
+    kind, body = data[0] % 3, data[1:]
+    if kind == 0:
+        one_trace(body)
+    else:
+        one_hlo(body, as_str=kind == 1)
+
+
+def main() -> None:
+    try:
+        atheris.Setup(sys.argv, test_one_input)
+        atheris.Fuzz()
+    finally:
+        if os.path.exists(_FILE):
+            os.unlink(_FILE)
+
+
+if __name__ == "__main__":
+    main()
