@@ -545,6 +545,7 @@ def _folder_reason(state: str) -> str:
 def load(path: str | os.PathLike) -> Profile | Job:
     """``fpgaprof.load``: a trace file or a `fpgaprof run` folder gives its Profile
     (api.profile.load); a job folder of rank traces (is_job_folder) gives a Job."""
+    path = os.fsdecode(os.fspath(path))  # a bytes path as str with surrogate escapes
     if is_job_folder(path):
         return Job(path)
     return profile.load(path)

@@ -279,7 +279,9 @@ def load(path: str | os.PathLike) -> Profile:
     corrupted, empty or future-version files, and FpgaprofIOError when it cannot be read
     (missing, a folder without trace.fpgaprof or an XProf profile, no permission).
     """
-    p = os.fspath(path)
+    # bytes paths (a file name that is not UTF-8) as str with surrogate escapes; native_path
+    # turns them back into the same bytes for the core
+    p = os.fsdecode(os.fspath(path))
     if not (os.path.isdir(p) and os.path.isfile(os.path.join(p, TRACE_FILE_NAME))):
         xspace = xspace_import.xspace_file(p)
         if xspace is not None:
