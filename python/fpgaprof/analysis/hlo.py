@@ -12,13 +12,20 @@ Parse errors raise :class:`fpgaprof.HloParseError` with ``line``, ``column`` and
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import cast
+from typing import Any, cast
 
 from fpgaprof.base.core import core
 from fpgaprof.base.errors import HloParseError
 from fpgaprof.base.text import first_non_utf8
 
-__all__ = ["analyze", "from_jax", "HloModule", "HloComputation", "HloInstruction"]
+__all__ = [
+    "analyze",
+    "from_jax",
+    "xla_hlo_bindings",
+    "HloModule",
+    "HloComputation",
+    "HloInstruction",
+]
 
 
 class HloInstruction:
@@ -195,3 +202,17 @@ def from_jax(fn, *args, **kwargs) -> HloModule:
     compiled = jitted.lower(*args, **kwargs).compile()
     # jax types as_text() Optional; a compiled function always has its HLO text
     return analyze(cast(str, compiled.as_text()))
+
+
+def xla_hlo_bindings() -> Any:
+    """jaxlib's own HLO module bindings (``hlo_module_from_text``, ``HloModule`` with
+    ``from_serialized_hlo_module_proto``): ``xla_client.hlo`` (jaxlib._hlo) from jaxlib 0.10.2,
+    jaxlib._jax before it. Raises ImportError without jaxlib."""
+    from jax._src.lib import xla_client
+
+    bindings = getattr(xla_client, "hlo", None)
+    if bindings is not None and hasattr(bindings, "hlo_module_from_text"):
+        return bindings
+    from jax._src.lib import _jax
+
+    return _jax

@@ -27,6 +27,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from fpgaprof.analysis import hlo
 from fpgaprof.base import xplane
 from fpgaprof.base.core import core
 from fpgaprof.base.errors import FpgaprofIOError, TraceFormatError
@@ -165,13 +166,10 @@ def _hlo_text(hlo_proto: bytes, name: str, warnings: list[str]) -> str:
     """An HloProto's module as HLO text, by XLA's printer (jaxlib)."""
     pb = xplane.messages()
     try:
-        from jax._src.lib import xla_client
-
+        xla_hlo = hlo.xla_hlo_bindings()
         proto = pb.HloProto()
         proto.ParseFromString(hlo_proto)
-        return str(
-            xla_client.hlo.HloModule.from_serialized_hlo_module_proto(proto.hlo_module).to_string()
-        )
+        return str(xla_hlo.HloModule.from_serialized_hlo_module_proto(proto.hlo_module).to_string())
     except Exception as e:  # noqa: BLE001 - no jaxlib, or a proto it cannot read: said
         warnings.append(f"HLO module {name} of the XProf profile could not be read ({e})")
         return ""

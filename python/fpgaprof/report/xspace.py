@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from fpgaprof.analysis import hlo
 from fpgaprof.base import records, xplane
 from fpgaprof.base.atomic import open_atomic_binary
 from fpgaprof.base.core import core
@@ -321,14 +322,14 @@ def _hlo_protos(pb: Any, modules: list[dict]) -> tuple[list[tuple[dict, bytes]],
     if not modules:
         return [], []
     try:
-        from jax._src.lib import xla_client
+        xla_hlo = hlo.xla_hlo_bindings()
     except ImportError as e:
         note = f"the HLO modules are not in XProf's form: converting them needs jaxlib ({e})"
         return [(m, b"") for m in modules], [note]
     out, notes = [], []
     for m in modules:
         try:
-            mod = xla_client.hlo.hlo_module_from_text(m["text"])
+            mod = xla_hlo.hlo_module_from_text(m["text"])
             proto = pb.HloProto(hlo_module=mod.as_serialized_hlo_module_proto())
         except Exception as e:  # noqa: BLE001 - XLA's parser refuses the text: said, skipped
             # the parser's first lines say where (its message repeats the whole line)
