@@ -139,3 +139,56 @@ def test_export_refuses_an_element_the_tuple_lacks():
     bad = text.replace("%t#0", "%t#3")
     with pytest.raises(Exception, match=r"'t#3' to name an element of a tuple-shaped instruction \('t' has 1 elements\)"):
         fpga.hlo_module_for_op(bad, "c")
+
+
+# ---- the shorthand spelled out for parsers that predate it (XProf export through jaxlib) -----
+
+def test_without_tuple_shorthand_by_hand():
+    from fpgaprof.analysis.hlo_export import without_tuple_shorthand
+
+    text = ("HloModule m\n\nENTRY %e (a: f32[2], b: s32[3]) -> f32[2] {\n"
+            "  %a = f32[2]{0} parameter(0)\n  %b = s32[3]{0} parameter(1)\n"
+            "  %t = (f32[2]{0}, /*index=1*/s32[3]{0}) tuple(%a, %b)\n"
+            "  %t.element_1 = s32[3]{0} copy(%b)\n"
+            "  %c = s32[3]{0} add(%t#1, %t#1), metadata={op_name=\"x#1\"}\n"
+            "  ROOT %d = f32[2]{0} copy(%t#0)\n}\n")
+    want = ("HloModule m\n\nENTRY %e (a: f32[2], b: s32[3]) -> f32[2] {\n"
+            "  %a = f32[2]{0} parameter(0)\n  %b = s32[3]{0} parameter(1)\n"
+            "  %t = (f32[2]{0}, /*index=1*/s32[3]{0}) tuple(%a, %b)\n"
+            # element 1's own name is taken by an instruction of the module: one more "_"
+            "  %t.element_1_ = s32[3]{0} get-tuple-element(%t), index=1\n"
+            "  %t.element_0 = f32[2]{0} get-tuple-element(%t), index=0\n"
+            "  %t.element_1 = s32[3]{0} copy(%b)\n"
+            "  %c = s32[3]{0} add(%t.element_1_, %t.element_1_), metadata={op_name=\"x#1\"}\n"
+            "  ROOT %d = f32[2]{0} copy(%t.element_0)\n}\n")
+    assert without_tuple_shorthand(text) == want
+    plain = text.replace("%t#1", "%t.element_1").replace("%t#0", "%a")
+    assert without_tuple_shorthand(plain) == plain
+    with pytest.raises(Exception, match=r"%t#5: %t has shape .*without element 5"):
+        without_tuple_shorthand(text.replace("%t#0", "%t#5"))
+    with pytest.raises(Exception, match=r"%u#0: no instruction %u in its computation"):
+        without_tuple_shorthand(text.replace("%t#0", "%u#0"))
+
+
+@pytest.mark.parametrize("path", FILES, ids=os.path.basename)
+def test_xla_reads_the_spelled_out_module_and_costs_it_as_fpgaprof(path):
+    """jaxlib's own parser refuses the real H100 modules (its XLA predates the shorthand) and
+    reads them spelled out; XLA's HloCostAnalysis of that text equals fpgaprof's cost of the
+    original (float32 sums in XLA: 1e-5)."""
+    pytest.importorskip("jax")
+    import jax
+    from jax._src import lib
+
+    from fpgaprof.analysis.hlo import xla_hlo_bindings
+    from fpgaprof.analysis.hlo_export import without_tuple_shorthand
+
+    text = open(path).read()
+    xla = xla_hlo_bindings()
+    with pytest.raises(Exception, match="parse"):
+        xla.hlo_module_from_text(text)
+    module = xla.hlo_module_from_text(without_tuple_shorthand(text))
+    cost = lib._jax.hlo_module_cost_analysis(jax.devices("cpu")[0].client, module)
+    mine = hlo.analyze(text)
+    assert mine.flops == pytest.approx(float(cost.get("flops", 0.0)), rel=1e-5)
+    assert mine.bytes_read + mine.bytes_written == \
+        pytest.approx(float(cost.get("bytes accessed", 0.0)), rel=1e-5)

@@ -14,7 +14,7 @@ from fpgaprof.base.atomic import write_text_atomic
 from fpgaprof.base.core import core
 from fpgaprof.base.errors import InvalidArgumentError
 
-__all__ = ["HloText", "hlo_module_for_op", "export_hlo"]
+__all__ = ["HloText", "hlo_module_for_op", "export_hlo", "without_tuple_shorthand"]
 
 _HEADER = re.compile(r"^\s*(ENTRY\s+)?%?([\w.\-]+)\s*\(.*\)\s*->\s*.*\{\s*$")
 _INSTRUCTION = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*")
@@ -114,6 +114,70 @@ def _instruction_parts(text: str) -> tuple[str, str, str, str]:
         raise InvalidArgumentError(f"cannot read the HLO instruction {text[:120]!r}")
     close = _balanced_end(rest, om.end())
     return shape, om.group(0), rest[om.end() + 1 : close - 1], rest[close:]
+
+
+_SHORTHAND = re.compile(r"%([\w.\-]+)#(\d+)\b")
+_DEFINED = re.compile(r"^\s*(?:ROOT\s+)?%([\w.\-]+)\s*=")
+
+
+def without_tuple_shorthand(module_text: str) -> str:
+    """The module with XLA's tuple-element shorthand spelled out, for parsers that predate it
+    (jaxlib 0.10's): each `%t#N` an operand names becomes `%t.element_N`, a get-tuple-element
+    of element N of %t's printed tuple shape, defined on the line after %t. Nothing else
+    changes; text without the shorthand comes back as it is. Raises InvalidArgumentError when
+    %t is not defined in the same computation or has no element N."""
+    if "#" not in module_text:
+        return module_text
+    lines = module_text.split("\n")
+    out: list[str] = []
+    start = 0  # first line of the current computation
+    for i, line in enumerate(lines + ["}"]):
+        if not line.startswith("}"):
+            continue
+        comp = lines[start : i + 1] if i < len(lines) else lines[start:]
+        start = i + 1
+        defined = {m.group(1): k for k, ln in enumerate(comp) if (m := _DEFINED.match(ln))}
+        taken = set(defined)
+        wanted: dict[tuple[str, int], str] = {}
+        extra: dict[int, list[str]] = {}
+        for ln in comp:
+            body = ln.split("=", 1)[1] if _DEFINED.match(ln) else ""
+            for m in _SHORTHAND.finditer(body):
+                key = (m.group(1), int(m.group(2)))
+                if key in wanted:
+                    continue
+                base, index = key
+                if base not in defined:
+                    raise InvalidArgumentError(
+                        f"%{base}#{index}: no instruction %{base} in its computation"
+                    )
+                shape = _instruction_parts(comp[defined[base]])[0].strip()
+                elements = _split_top(shape[1:-1]) if shape.startswith("(") else []
+                if index >= len(elements):
+                    raise InvalidArgumentError(
+                        f"%{base}#{index}: %{base} has shape {shape[:200]!r}, "
+                        f"without element {index}"
+                    )
+                name = f"{base}.element_{index}"
+                while name in taken:
+                    name += "_"
+                taken.add(name)
+                wanted[key] = name
+                element = re.sub(r"^/\*index=\d+\*/\s*", "", elements[index])
+                extra.setdefault(defined[base], []).append(
+                    f"  %{name} = {element} get-tuple-element(%{base}), index={index}"
+                )
+
+        def spelled(m: re.Match, names: dict[tuple[str, int], str] = wanted) -> str:
+            return "%" + names.get((m.group(1), int(m.group(2))), m.group(0)[1:])
+
+        for k, ln in enumerate(comp):
+            if _DEFINED.match(ln):
+                head, body = ln.split("=", 1)
+                ln = head + "=" + _SHORTHAND.sub(spelled, body)
+            out.append(ln)
+            out.extend(extra.get(k, []))
+    return "\n".join(out)
 
 
 def _instruction_texts(module_text: str, mod: Any) -> dict[tuple[int, str], str]:

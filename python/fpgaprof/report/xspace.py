@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from fpgaprof.analysis import hlo
+from fpgaprof.analysis import hlo, hlo_export
 from fpgaprof.base import records, xplane
 from fpgaprof.base.atomic import open_atomic_binary
 from fpgaprof.base.core import core
@@ -329,7 +329,8 @@ def _hlo_protos(pb: Any, modules: list[dict]) -> tuple[list[tuple[dict, bytes]],
     out, notes = [], []
     for m in modules:
         try:
-            mod = xla_hlo.hlo_module_from_text(m["text"])
+            # jaxlib 0.10's parser predates XLA's "%t#N" (newer GPU dumps print it)
+            mod = xla_hlo.hlo_module_from_text(hlo_export.without_tuple_shorthand(m["text"]))
             proto = pb.HloProto(hlo_module=mod.as_serialized_hlo_module_proto())
         except Exception as e:  # noqa: BLE001 - XLA's parser refuses the text: said, skipped
             # the parser's first lines say where (its message repeats the whole line)
