@@ -98,6 +98,15 @@ def _split_top(s: str) -> list[str]:
     return out
 
 
+def _tuple_element(shape: str, index: int) -> str | None:
+    """Element `index` of a printed tuple shape ("(f32[2]{0}, /*index=1*/s32[3]{0})", XLA's
+    index comments dropped); None when the shape is no tuple or has no such element."""
+    elements = _split_top(shape[1:-1]) if shape.startswith("(") else []
+    if not 0 <= index < len(elements):
+        return None
+    return re.sub(r"^/\*index=\d+\*/\s*", "", elements[index])
+
+
 def _instruction_parts(text: str) -> tuple[str, str, str, str]:
     """(shape, opcode, operand list, attributes) of "%name = shape opcode(operands), attrs"."""
     m = _INSTRUCTION.match(text)
@@ -152,8 +161,8 @@ def without_tuple_shorthand(module_text: str) -> str:
                         f"%{base}#{index}: no instruction %{base} in its computation"
                     )
                 shape = _instruction_parts(comp[defined[base]])[0].strip()
-                elements = _split_top(shape[1:-1]) if shape.startswith("(") else []
-                if index >= len(elements):
+                element = _tuple_element(shape, index)
+                if element is None:
                     raise InvalidArgumentError(
                         f"%{base}#{index}: %{base} has shape {shape[:200]!r}, "
                         f"without element {index}"
@@ -163,7 +172,6 @@ def without_tuple_shorthand(module_text: str) -> str:
                     name += "_"
                 taken.add(name)
                 wanted[key] = name
-                element = re.sub(r"^/\*index=\d+\*/\s*", "", elements[index])
                 extra.setdefault(defined[base], []).append(
                     f"  %{name} = {element} get-tuple-element(%{base}), index={index}"
                 )
@@ -296,13 +304,13 @@ def _entry_for_instruction(module_text: str, mod: Any, ci: int, ins: Any, taken:
         if producer is None and hash_ and index.isdigit() and (ci, base) in texts:
             # XLA's tuple-element shorthand "%t#N": element N of the shape %t was printed with.
             tuple_shape = _instruction_parts(texts[(ci, base)])[0].strip()
-            elements = _split_top(tuple_shape[1:-1]) if tuple_shape.startswith("(") else []
-            if int(index) >= len(elements):
+            element = _tuple_element(tuple_shape, int(index))
+            if element is None:
                 raise InvalidArgumentError(
                     f"operand {name!r} of {op!r}: {base!r} has shape {tuple_shape!r}, "
                     f"which has no element {index}"
                 )
-            pshape = re.sub(r"^/\*index=\d+\*/\s*", "", elements[int(index)])
+            pshape = element
         elif producer is not None:
             pshape = _instruction_parts(producer)[0]
         else:
