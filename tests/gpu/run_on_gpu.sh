@@ -11,6 +11,8 @@
 #                which a fresh build writes to $OUT)
 #   devices      fpgaprof devices              counters     fpgaprof counters (the chip's plan)
 #   pytest       pytest tests/gpu -v           ncu          tests/gpu/ncu_crosscheck.py all
+#   pallas128    examples/mbirjax_forward.py at 128^3: Pallas projectors on and off, each without
+#                and with counters; four traces in pallas128.tgz
 #   conecounters tests/gpu/cone_counters.py: counters on MBIRJAX cone-beam projection, 64^3
 #   calibrate    fpgaprof calibrate
 #   overhead     bench/tracing_overhead.py: no profiler / fpgaprof / jax.profiler / counters,
@@ -299,6 +301,54 @@ step_conecounters() {
   return "$rc"
 }
 
+# MBIRJAX forward and back projection (examples/mbirjax_forward.py, parallel beam, PALLAS_SIZE^3,
+# 128 by default) with MBIRJAX's Pallas projectors on and off (MBIRJAX_DISABLE_PALLAS=1), each
+# traced without and with counters (XLA_PYTHON_CLIENT_PREALLOCATE=false for those: kernel replay
+# with JAX's preallocated pool is very slow). The four traces come back in one pallas<N>.tgz as
+# mbirjax073_parallel_<N>_{pallas,xla}[_counters].fpgaprof. The XLA runs are skipped when the
+# first run did not use the Pallas kernels (they would repeat it).
+step_pallas128() {
+  need_fp
+  need_gpu
+  need_mbirjax
+  local n=${PALLAS_SIZE:-128} t0=$SECONDS rc=0 names=() pallas counters name limit left
+  local tag
+  tag=$("$PY" -c 'import importlib.metadata as md; print(md.version("mbirjax").replace(".", "")[:3])')
+  for counters in no yes; do
+    for pallas in on off; do
+      name="mbirjax${tag}_parallel_${n}_$([ "$pallas" = on ] && echo pallas || echo xla)"
+      [ "$counters" = yes ] && name="${name}_counters"
+      if [ "$pallas" = off ] && ! grep -q "projector kernels: Pallas" "$LOGS/mbirjax${tag}_parallel_${n}_pallas.out" 2>/dev/null; then
+        note "$name skipped: the Pallas kernels were not live in the first run (it ran XLA's)"
+        continue
+      fi
+      left=$((STEP_LIMIT - (SECONDS - t0) - 15))
+      # The counted runs are the slow ones (0.3 s per kernel replayed): the uncounted ones get
+      # at most 110 s each, the first counted one at most 60 % of what is left.
+      limit=$left
+      [ "$counters" = no ] && [ "$limit" -gt 110 ] && limit=110
+      [ "$counters" = yes ] && [ "$pallas" = on ] && limit=$((left * 60 / 100))
+      if [ "$limit" -lt 40 ]; then note "$name skipped: ${limit} s left"; rc=3; continue; fi
+      local envs=() args=()
+      [ "$pallas" = off ] && envs+=(MBIRJAX_DISABLE_PALLAS=1)
+      [ "$counters" = yes ] && { envs+=(XLA_PYTHON_CLIENT_PREALLOCATE=false); args+=(--counters); }
+      echo "--- $name (limit ${limit} s): ${envs[*]} examples/mbirjax_forward.py --size $n ${args[*]}"
+      local t1=$SECONDS r
+      (cd "$WORK" && env ${envs[@]+"${envs[@]}"} timeout -k 10 "$limit" "$PY" "$ROOT/examples/mbirjax_forward.py" \
+         --size "$n" --out "$WORK/$name.fpgaprof" ${args[@]+"${args[@]}"}) > "$LOGS/$name.out" 2>&1
+      r=$?
+      tail -n 40 "$LOGS/$name.out"
+      note "$name: $((SECONDS - t1)) s, exit $r, $(stat -c %s "$WORK/$name.fpgaprof" 2>/dev/null || echo no) trace bytes"
+      [ "$r" = 0 ] || rc=1
+      [ -f "$WORK/$name.fpgaprof" ] && names+=("$name.fpgaprof")
+    done
+  done
+  if [ "${#names[@]}" -gt 0 ]; then
+    tar czf "$WORK/pallas$n.tgz" -C "$WORK" "${names[@]}" && to_out "$WORK/pallas$n.tgz" "pallas$n.tgz"
+  fi
+  return "$rc"
+}
+
 step_calibrate() {
   need_fp
   need_gpu
@@ -410,12 +460,13 @@ if [ "${1:-}" = "__step" ]; then   # one step, run by the driver below under `ti
   exit $?
 fi
 
-ORDER=(env wheels build devices counters pytest ncu conecounters calibrate overhead sweep64 sweep128
+ORDER=(env wheels build devices counters pallas128 pytest ncu conecounters calibrate overhead sweep64 sweep128
        sweep256 sweep)
-declare -A CAP=([env]=150 [wheels]=60 [build]=360 [devices]=60 [counters]=60 [pytest]=300
+declare -A CAP=([env]=150 [wheels]=60 [build]=360 [devices]=60 [counters]=60 [pallas128]=420 [pytest]=300
                 [ncu]=300 [conecounters]=180 [calibrate]=180 [overhead]=270 [sweep64]=300
                 [sweep128]=330 [sweep256]=240 [sweep]=420)
 declare -A GROUP=([validate]="devices counters pytest ncu conecounters" [perf]="overhead sweep64"
+                  [fixtures]="devices pallas128 pytest conecounters"
                   [sizes]="sweep128 sweep256")
 declare -A WANT=()
 if [ $# -eq 0 ] || [ "$1" = all ]; then
