@@ -439,16 +439,42 @@ TEST_CASE("FPGA regions: paths, nesting by time and degenerate traces", "[analys
     // 60 / (60 - 110 + 140.625) = 0.662).
     CHECK(m.workload_speedup == near(60.0 / 140.625));
   }
-  SECTION("zero-duration kernels of an op with a cost are still estimated") {
+  SECTION("kernels without GPU time (no timestamps) are not estimated: there is no time to compare") {
+    // Kernel replay whose counter window could not be paired leaves start = end = 0 (seen on an
+    // H200, docs/gpu-validation.md); a speedup over 0 s would read "0x", a verdict never made.
     TraceStore s;
     s.devices = {device()};
     s.regions = {region(s, "r", 0, 100, kNone32)};
     s.kernels = {kernel(s, 10, 0, 0, kNone32)};
     const auto regions = rank(s, {0}, 1000);
     REQUIRE(regions.size() == 1);
+    CHECK_FALSE(regions[0].estimated);
+    CHECK(regions[0].estimate_note.find("1 kernel(s) have no GPU time") != std::string::npos);
+    CHECK(std::isnan(regions[0].region_speedup));
+    CHECK(std::isnan(regions[0].restructured_region_speedup_high));
+    CHECK(std::isnan(regions[0].card_time_s));
+    const RooflineReport r = analyze_roofline(s, table_ceilings(s.devices[0]), {add}, {0});
+    FpgaOptions o;
+    o.workload_ns = 1000;
+    const FpgaReport ops = rank_fpga_candidates({add}, r, round_card(), o);
+    REQUIRE(ops.candidates.size() == 1);
+    const FpgaCandidate& c = ops.candidates[0];
+    CHECK_FALSE(c.cost_known);
+    CHECK(ops.not_estimated_count == 1);
+    CHECK(c.estimate_note.find("1 kernel(s) have no GPU time") != std::string::npos);
+    CHECK(std::isnan(c.op_speedup));
+    CHECK(std::isnan(c.op_speedup_high));
+    CHECK(std::isnan(c.score));
+    CHECK(std::isnan(c.card_time_s));
+  }
+  SECTION("a kernel with GPU time next to one without: the region is estimated on the time it has") {
+    TraceStore s;
+    s.devices = {device()};
+    s.regions = {region(s, "r", 0, 100, kNone32)};
+    s.kernels = {kernel(s, 10, 0, 0, kNone32), kernel(s, 20, 40, 0, kNone32)};
+    const auto regions = rank(s, {0, 0}, 1000);
+    REQUIRE(regions.size() == 1);
     CHECK(regions[0].estimated);
-    CHECK(regions[0].estimate_note.empty());
-    CHECK(regions[0].memory_boundness == near(1.0 - (1.0 / 12.0) / 12.5));
-    CHECK(regions[0].card_time_s == near(0.75e-3));  // 12e6 / 16e9, no module: no launch
+    CHECK(regions[0].gpu_time_ns == 40.0);
   }
 }

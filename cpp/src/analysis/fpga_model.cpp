@@ -582,6 +582,59 @@ CardWork work_of(const OpCost& op) {
 
 double safe_ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
 
+// The fields of an op's row that have no value when it is not estimated.
+std::vector<double*> not_estimated_fields(FpgaCandidate& c) {
+  return {&c.flops,
+          &c.bytes,
+          &c.intensity,
+          &c.memory_boundness,
+          &c.working_set_bytes,
+          &c.onchip_factor,
+          &c.link_factor,
+          &c.score,
+          &c.stream_bytes,
+          &c.random_bytes,
+          &c.memory_efficiency,
+          &c.card_compute_s,
+          &c.card_memory_s,
+          &c.card_latency_s,
+          &c.card_time_s,
+          &c.card_time_low_s,
+          &c.card_time_high_s,
+          &c.transfer_bytes,
+          &c.transfer_s,
+          &c.transfer_low_s,
+          &c.transfer_high_s,
+          &c.fpga_total_s,
+          &c.fpga_total_low_s,
+          &c.fpga_total_high_s,
+          &c.op_speedup,
+          &c.op_speedup_low,
+          &c.op_speedup_high,
+          &c.workload_speedup,
+          &c.workload_speedup_low,
+          &c.workload_speedup_high,
+          &c.restructured_bytes,
+          &c.restructured_card_time_s,
+          &c.restructured_card_time_low_s,
+          &c.restructured_card_time_high_s,
+          &c.restructured_fpga_total_s,
+          &c.restructured_op_speedup,
+          &c.restructured_op_speedup_low,
+          &c.restructured_op_speedup_high,
+          &c.restructured_workload_speedup};
+}
+
+void set_nan(const std::vector<double*>& fields) {
+  for (double* f : fields) *f = kNaN;
+}
+
+std::string no_gpu_time_note(uint64_t kernels) {
+  return "not estimated: its " + std::to_string(kernels) +
+         " kernel(s) have no GPU time (no timestamps: kernel replay for counters whose window could not be "
+         "paired, or a full timestamp buffer; see the trace's warnings): trace again without counters to time them";
+}
+
 }  // namespace
 
 FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineReport& roofline,
@@ -614,11 +667,22 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
     if (c.time_share < options.min_time_share) continue;
     c.cost_known = op.cost_known;
     c.ridge = rp.ridge_flops_per_byte;
+    // Kernels without GPU time (start = end = 0: kernel replay whose counter window could not be
+    // paired, or a timestamp buffer that ran out): a speedup over 0 s would read as "0x".
+    const bool untimed = rp.time_ns == 0 && rp.measured_time_ns == 0;
     c.pattern_affinity = pattern_affinity(op.pattern);
     c.sram_bytes = target.sram_bytes;
     const double exec = static_cast<double>(c.executions);
     c.host_bytes_per_call = host_bytes_per_op.empty() || exec <= 0 ? 0.0 : host_bytes_per_op[o] / exec;
     CardWork w;
+    if (untimed) {
+      c.cost_known = false;
+      report.not_estimated_count += 1;
+      set_nan(not_estimated_fields(c));
+      c.estimate_note = no_gpu_time_note(rp.kernel_count);
+      report.candidates.push_back(std::move(c));
+      continue;
+    }
     if (op.cost_known) {
       c.estimate_basis = op.cost_from_author ? "author" : "static";
       w = work_of(op);
@@ -640,46 +704,7 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
       const bool measured = rp.has_measured && rp.measured_coverage > 0 && rp.measured_bytes > 0 && exec > 0;
       report.not_estimated_count += 1;
       report.not_estimated_gpu_ns += c.gpu_time_ns;
-      for (double* f : {&c.flops,
-                        &c.bytes,
-                        &c.intensity,
-                        &c.memory_boundness,
-                        &c.working_set_bytes,
-                        &c.onchip_factor,
-                        &c.link_factor,
-                        &c.score,
-                        &c.stream_bytes,
-                        &c.random_bytes,
-                        &c.memory_efficiency,
-                        &c.card_compute_s,
-                        &c.card_memory_s,
-                        &c.card_latency_s,
-                        &c.card_time_s,
-                        &c.card_time_low_s,
-                        &c.card_time_high_s,
-                        &c.transfer_bytes,
-                        &c.transfer_s,
-                        &c.transfer_low_s,
-                        &c.transfer_high_s,
-                        &c.fpga_total_s,
-                        &c.fpga_total_low_s,
-                        &c.fpga_total_high_s,
-                        &c.op_speedup,
-                        &c.op_speedup_low,
-                        &c.op_speedup_high,
-                        &c.workload_speedup,
-                        &c.workload_speedup_low,
-                        &c.workload_speedup_high,
-                        &c.restructured_bytes,
-                        &c.restructured_card_time_s,
-                        &c.restructured_card_time_low_s,
-                        &c.restructured_card_time_high_s,
-                        &c.restructured_fpga_total_s,
-                        &c.restructured_op_speedup,
-                        &c.restructured_op_speedup_low,
-                        &c.restructured_op_speedup_high,
-                        &c.restructured_workload_speedup})
-        *f = kNaN;
+      set_nan(not_estimated_fields(c));
       if ((!measured && !(op.bytes() > 0)) || !(exec > 0)) {
         c.estimate_note = "not estimated: no FLOP/byte count (" + why + ")";
         report.candidates.push_back(std::move(c));
@@ -1067,9 +1092,11 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
       kept_why +=
           (kept_why.empty() ? "" : "; ") + std::to_string(unattributed_kernels) + " kernel(s) without an HLO op";
 
-    c.estimated = estimated_ops > 0;
+    const bool untimed = c.kernel_count > 0 && c.gpu_time_ns == 0;
+    c.estimated = estimated_ops > 0 && !untimed;
     if (!c.estimated) {
-      c.estimate_note = "not estimated: nothing inside can be modelled on the card (" + kept_why + ")";
+      c.estimate_note = untimed ? no_gpu_time_note(c.kernel_count)
+                                : "not estimated: nothing inside can be modelled on the card (" + kept_why + ")";
       for (double* f : {&c.intensity,
                         &c.memory_boundness,
                         &c.pattern_affinity,
