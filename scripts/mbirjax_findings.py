@@ -277,6 +277,10 @@ def verdict(u: Unit, short: bool = False) -> str:
                 + f": {compiled[0]} {fmt_speedup(compiled[1]['region_speedup'])} over PCIe")
     resident = best(u, "restructured_region_speedup", False)
     if resident is None:
+        if untimed(u):
+            return "not estimated (no GPU time)" if short else (
+                "not estimated: its kernels have no GPU time (kernel replay whose counter window could not be "
+                "paired; the trace's warnings say so)")
         return "not estimated (no HLO costs)"
     card, r = resident
     if r["restructured_region_speedup"] > 1:
@@ -291,6 +295,11 @@ def verdict(u: Unit, short: bool = False) -> str:
         return "no"
     return ("no: the GPU is faster on every card, even restructured with the data on the card (best "
             f"{card} {fmt_speedup(r['restructured_region_speedup'])})")
+
+
+def untimed(u: Unit) -> bool:
+    """Kernels without GPU time: a replayed window whose counter ranges could not be paired."""
+    return u.kernels > 0 and u.kernel_ns == 0
 
 
 def _per_call(ns: float, calls: int) -> str:
@@ -330,8 +339,9 @@ def render(traces: list[tuple[dict[str, Any], list[Unit]]]) -> str:
             topt = f"`{top['op']}` ({100 * top['share']:.0f} %)" if top else "–"
             b = best(u, "restructured_region_speedup", False)
             bt = f"{b[0]} {sp(b[1], 'restructured_region_speedup')}" if b else "not estimated"
+            gpu = "no GPU time" if untimed(u) else _per_call(u.kernel_ns, u.calls)
             out.append(f"| {u.op} | {_size(u)} | {f['name']} | {u.calls} | {wall} | "
-                       f"{_per_call(u.kernel_ns, u.calls)} ({u.kernels // max(u.calls, 1)} kernels) | {idle} | "
+                       f"{gpu} ({u.kernels // max(u.calls, 1)} kernels) | {idle} | "
                        f"{u.roofline.get('bound', '–')} | {topt} | {bt} | {verdict(u, short=True)} |")
     out.append("")
     out.append("### Per operation and size\n")
@@ -348,7 +358,12 @@ def render_unit(f: dict[str, Any], u: Unit) -> list[str]:
     idle = u.wall_ns - u.busy_ns
     copy_ns = sum(d.get("busy_ns", 0) for d in u.copies.values())
     calls = f"{u.calls} call{'s' if u.calls != 1 else ''}"
-    if u.replayed:
+    if u.replayed and untimed(u):
+        out.append(f"- **Where the time goes**: not known. Its {u.kernels / c:.0f} kernels per call ran under kernel "
+                   "replay for the counters, and the counter ranges of its window could not be paired with them "
+                   "(the trace's warnings say how many of each): they have neither timestamps nor counter values. "
+                   "The trace of the same calls without counters has the times.")
+    elif u.replayed:
         out.append(f"- **Where the time goes**, per call ({calls}): GPU kernels {_per_call(u.kernel_ns, c)} "
                    f"({u.kernels / c:.0f} kernels; times from the counters' gpu__time_duration); copies "
                    f"{_per_call(copy_ns, c)}. The wall time ({_per_call(u.wall_ns, c)}) is kernel replay for the "
@@ -389,6 +404,9 @@ def render_unit(f: dict[str, Any], u: Unit) -> list[str]:
         line += (f". Counters: DRAM {fmt_bytes(r['measured_bytes'] / c)} per call, measured intensity "
                  f"{r['measured_intensity']:.2g} FLOP/B, {r['measured_bound']}-bound; XLA's byte count is {ratio:.2f}x "
                  "the DRAM traffic (above 1: caches served the rest; L2 traffic itself is not in the counter set yet)")
+    elif untimed(u):
+        line += (". Its counter values could not be paired with its kernels: DRAM traffic not measured, and "
+                 "without kernel times the roofline has no rates")
     else:
         line += ". No counters in this trace: DRAM and L2 traffic not measured"
     out.append(line + ".")
