@@ -17,10 +17,10 @@ pytestmark = pytest.mark.gpu
 from _gpu import skip_without_gpu  # noqa: E402
 
 
-def run(code: str) -> dict:
+def run(code: str, env: dict | None = None) -> dict:
     prelude = "import json, warnings\nimport fpgaprof, fpgaprof.base.core\nimport jax, jax.numpy as jnp, numpy as np\n"
     p = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)], capture_output=True,
-                       text=True, timeout=600, env=dict(os.environ))
+                       text=True, timeout=600, env={**os.environ, **(env or {})})
     sys.stderr.write(p.stderr[-4000:])
     assert p.returncode == 0, p.stderr[-4000:]
     return json.loads(p.stdout.strip().splitlines()[-1])
