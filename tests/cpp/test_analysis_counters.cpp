@@ -17,9 +17,9 @@ TEST_CASE("Counter metrics per chip: preferred names, alternatives, missing role
   for (const char* op : {"fadd", "fmul", "ffma", "dadd", "dmul", "dfma"})
     gh100.push_back(std::string("sm__sass_thread_inst_executed_op_") + op + "_pred_on");
   const MetricSelection a = select_counter_metrics(gh100);
-  CHECK(a.metrics.size() == 10);  // 13 roles - 3 fp16 ones
+  CHECK(a.metrics.size() == 10);  // 14 roles - 3 fp16 ones - the thread-block count
   CHECK(a.metrics[0] == "dram__bytes_read.sum");
-  REQUIRE(a.missing.size() == 3);
+  REQUIRE(a.missing.size() == 4);
   CHECK(a.missing[0].find("fp16_add") == 0);
   CHECK(a.missing[0].find("hadd") != std::string::npos);
   // A GB202-like chip names DRAM bytes dram__bytes_op_read/_write.
@@ -27,7 +27,12 @@ TEST_CASE("Counter metrics per chip: preferred names, alternatives, missing role
   REQUIRE(b.metrics.size() == 2);
   CHECK(b.metrics[0] == "dram__bytes_op_read.sum");
   CHECK(b.metrics[1] == "dram__bytes_op_write.sum");
-  CHECK(b.missing.size() == 11);
+  CHECK(b.missing.size() == 12);
+  // sm__ctas_launched, where the chip has it, comes last (its values pair ranges with launches)
+  const MetricSelection c = select_counter_metrics({"gpu__time_duration", "sm__ctas_launched"});
+  REQUIRE(c.metrics.size() == 2);
+  CHECK(c.metrics[1] == "sm__ctas_launched.sum");
+  CHECK(counter_role_name(c.roles[1]) == std::string("ctas_launched"));
 }
 
 namespace {
@@ -54,6 +59,16 @@ struct Kernels {
     r.device_id = device;
     s.kernels.push_back(r);
     if (launch_ns != 0) add_launch_call(s, corr, launch_ns, 500);
+  }
+  // A kernel launched with `blocks` thread blocks (grid blocks x 1 x 1).
+  void add_grid(const char* name, uint32_t corr, uint64_t start_ns, uint64_t launch_ns, uint32_t blocks) {
+    add(name, corr, start_ns, launch_ns);
+    LaunchConfig c;
+    c.grid_x = blocks;
+    c.grid_y = c.grid_z = 1;
+    c.block_x = 128;
+    c.block_y = c.block_z = 1;
+    s.kernels.back().launch_config = s.intern_launch_config(c);
   }
 };
 
@@ -406,4 +421,107 @@ TEST_CASE("The incomplete-records warning follows its count", "[analysis][counte
   m.set_incomplete_records(0);  // removed
   CHECK(m.warnings == std::vector<std::string>{"first", "last"});
   CHECK(m.incomplete_records == 0);
+}
+
+TEST_CASE("Counter windows aligned by thread blocks (sm__ctas_launched)", "[analysis][counters]") {
+  // Metrics: FFMA, then the thread blocks each range launched. Kernels are launched 100 ns apart
+  // and run in that order; the window holds them all.
+  const std::vector<std::string> metrics = {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
+                                            "sm__ctas_launched.sum"};
+  const auto ranges = [](std::vector<double> ctas) {
+    std::vector<CounterRange> out;
+    for (std::size_t i = 0; i < ctas.size(); ++i)
+      out.push_back({std::to_string(i), {static_cast<double>(10 * (i + 1)), ctas[i]}});
+    return out;
+  };
+  const auto kernel_of_range = [](const TraceStore& s, uint32_t range) {
+    for (const CounterRecord& c : s.counters)
+      if (c.range_index == range) return c.kernel_index;
+    return kNone32;
+  };
+  SECTION("one range more than launches, like the H200's forward projection: only that range is left") {
+    // XLA's iota (9483 blocks), an untraced launch (7 blocks: no record), six cub sort kernels
+    // (128 blocks each), the gather (9483 blocks).
+    Kernels t;
+    t.add_grid("wrapped_iota", 1, 1000, 100, 9483);
+    for (uint32_t k = 0; k < 6; ++k) t.add_grid("cub_sort", 2 + k, 2000 + 100 * k, 200 + 100 * k, 128);
+    t.add_grid("loop_gather_select_fusion", 9, 3000, 900, 9483);
+    const CounterMatch m = add_counter_windows(
+        t.s, metrics, {window(0, 10000, 2048, ranges({9483, 7, 128, 128, 128, 128, 128, 128, 9483}))});
+    CHECK(m.aligned_windows == 1);
+    CHECK(m.matched == 8);
+    CHECK(m.unmatched_ranges == 1);
+    CHECK(m.unpaired_kernels == 0);
+    CHECK(m.ambiguous_windows == 1);  // the window is reported: one range has no launch
+    CHECK(kernel_of_range(t.s, 0) == 0);
+    CHECK(kernel_of_range(t.s, 1) == kNone32);  // the extra range
+    CHECK(kernel_of_range(t.s, 2) == 1);        // the first cub kernel
+    CHECK(kernel_of_range(t.s, 8) == 7);        // the gather
+  }
+  SECTION("equal counts and agreeing grids pair one to one, copies fitting any count") {
+    Kernels t;
+    t.add_grid("A", 1, 1000, 100, 99);
+    t.add_grid("B", 3, 3000, 300, 3161);
+    MemcpyRecord c;  // a device-to-device copy launched between them
+    c.correlation_id = 2;
+    c.copy_kind = CopyKind::kDtoD;
+    c.bytes = 4096;
+    c.start_ns = 2000;
+    c.end_ns = 2100;
+    t.s.memcpys.push_back(c);
+    add_launch_call(t.s, 2, 200, 10);
+    const CounterMatch m = add_counter_windows(t.s, metrics, {window(0, 10000, 2048, ranges({99, 0, 3161}))});
+    CHECK(m.matched == 2);
+    CHECK(m.matched_copies == 1);
+    CHECK(m.unmatched_ranges == 0);
+    CHECK(m.ambiguous_windows == 0);
+    CHECK(kernel_of_range(t.s, 2) == 1);
+  }
+  SECTION("equal counts whose grids disagree: only what the grids confirm is paired") {
+    // In order, range 1 (30 blocks) would go to B (20 blocks) and range 2 to C: the counts alone
+    // would pair both wrongly. Two alignments of least cost (2) exist, one with range 1 on C, one
+    // with range 2 on B: neither pair is certain.
+    Kernels t;
+    t.add_grid("A", 1, 1000, 100, 10);
+    t.add_grid("B", 2, 2000, 200, 20);
+    t.add_grid("C", 3, 3000, 300, 30);
+    const CounterMatch m = add_counter_windows(t.s, metrics, {window(0, 10000, 2048, ranges({10, 30, 20}))});
+    CHECK(m.matched == 1);
+    CHECK(kernel_of_range(t.s, 0) == 0);
+    CHECK(kernel_of_range(t.s, 1) == kNone32);
+    CHECK(kernel_of_range(t.s, 2) == kNone32);
+    CHECK(m.unmatched_ranges == 2);
+    CHECK(m.unpaired_kernels == 2);
+  }
+  SECTION("an extra range among alike launches is not guessed: none of them is paired") {
+    // Three ranges of 128 blocks for two kernels of 128: which range is the extra one is unknown.
+    Kernels t;
+    t.add_grid("K", 1, 1000, 100, 128);
+    t.add_grid("K", 2, 2000, 200, 128);
+    const CounterMatch m = add_counter_windows(t.s, metrics, {window(0, 10000, 2048, ranges({128, 128, 128}))});
+    CHECK(m.matched == 0);
+    CHECK(m.unmatched_ranges == 3);
+    CHECK(m.unpaired_kernels == 2);
+    CHECK(m.ambiguous_windows == 1);
+  }
+  SECTION("a launch without a range, between distinct grids, leaves only that launch unpaired") {
+    Kernels t;
+    t.add_grid("A", 1, 1000, 100, 10);
+    t.add_grid("B", 2, 2000, 200, 20);
+    t.add_grid("C", 3, 3000, 300, 30);
+    const CounterMatch m = add_counter_windows(t.s, metrics, {window(0, 10000, 2048, ranges({10, 30}))});
+    CHECK(m.matched == 2);
+    CHECK(kernel_of_range(t.s, 1) == 2);
+    CHECK(m.unmatched_ranges == 0);
+    CHECK(m.unpaired_kernels == 1);
+  }
+  SECTION("a full window keeps its rule: the first `capacity` launches, in order") {
+    Kernels t;
+    for (uint32_t i = 0; i < 4; ++i) t.add_grid("K", i + 1, 1000 * (i + 1), 100 * (i + 1), 5 + i);
+    const CounterMatch m = add_counter_windows(t.s, metrics, {window(0, 10000, 2, ranges({5, 6}))});
+    CHECK(m.matched == 2);
+    CHECK(m.unprofiled_kernels == 2);
+    CHECK(m.ambiguous_windows == 0);
+    CHECK(m.aligned_windows == 0);
+  }
 }

@@ -43,6 +43,7 @@ EXPECTED_GH100 = {
     "fp16_fma": (SASS.format("hfma"), "instruction"),
     "tensor_instructions": ("sm__inst_executed_pipe_tensor.sum", "instruction"),
     "duration": ("gpu__time_duration.sum", "nanosecond"),
+    "ctas_launched": ("sm__ctas_launched.sum", "cta"),
 }
 
 

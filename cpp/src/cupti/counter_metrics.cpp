@@ -1,6 +1,7 @@
 // Pure parts of counter collection (no CUPTI): metric choice per chip and range -> kernel matching.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <unordered_map>
 
@@ -23,11 +24,14 @@ const char* counter_role_name(CounterRole r) {
     case CounterRole::kFp16Fma: return "fp16_fma";
     case CounterRole::kTensorInstructions: return "tensor_instructions";
     case CounterRole::kDuration: return "duration";
+    case CounterRole::kCtasLaunched: return "ctas_launched";
   }
   return "?";
 }
 
 namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::string base_of(const std::string& metric) {
   const auto dot = metric.rfind('.');
@@ -35,6 +39,103 @@ std::string base_of(const std::string& metric) {
 }
 
 std::string sass(const char* op) { return std::string("sm__sass_thread_inst_executed_op_") + op + "_pred_on.sum"; }
+
+// Alignment of a window's ranges with its launches by thread blocks (add_counter_windows).
+// range_ctas[i]: range i's sm__ctas_launched; launch_ctas[j]: launch j's grid size, NaN for a
+// copy (matches any count). A range or launch left out costs 1; a range is paired with launch j
+// only when every least-cost alignment pairs it with j. Banded: launches further than the count
+// difference + kAlignSlack from a range's position are not considered.
+constexpr std::size_t kAlignSlack = 32;
+constexpr std::size_t kMaxAlignGap = 256;
+
+std::vector<uint32_t> align_by_ctas(const std::vector<double>& range_ctas, const std::vector<double>& launch_ctas) {
+  const std::size_t r = range_ctas.size(), n = launch_ctas.size();
+  std::vector<uint32_t> out(r, kNone32);
+  const std::size_t gap = r > n ? r - n : n - r;
+  if (gap > kMaxAlignGap || r == 0 || n == 0) return out;
+  const auto band = static_cast<std::ptrdiff_t>(gap + kAlignSlack);
+  const std::size_t width = static_cast<std::size_t>(2 * band + 1);
+  const auto in_band = [&](std::size_t i, std::size_t j) {
+    const std::ptrdiff_t d = static_cast<std::ptrdiff_t>(j) - static_cast<std::ptrdiff_t>(i);
+    return d >= -band && d <= band;
+  };
+  const auto at = [&](std::size_t i, std::size_t j) {
+    return i * width + static_cast<std::size_t>(static_cast<std::ptrdiff_t>(j) - static_cast<std::ptrdiff_t>(i) + band);
+  };
+  const auto fits = [&](std::size_t i, std::size_t j) {
+    const double want = launch_ctas[j];
+    return std::isfinite(range_ctas[i]) && (std::isnan(want) || std::fabs(range_ctas[i] - want) < 0.5);
+  };
+  constexpr uint32_t kInf = UINT32_MAX / 4;
+  // Alignment counts saturate here (their products must stay finite); a window with that many
+  // least-cost alignments is left unpaired.
+  constexpr double kManyWays = 1e150;
+  // f: least cost of ranges [0, i) with launches [0, j), nf: how many such alignments;
+  // b, nb: the same for ranges [i, r) with launches [j, n).
+  std::vector<uint32_t> f((r + 1) * width, kInf), b((r + 1) * width, kInf);
+  std::vector<double> nf((r + 1) * width, 0.0), nb((r + 1) * width, 0.0);
+  const auto take = [kManyWays](uint32_t& best, double& ways, uint32_t cost, double w) {
+    if (cost < best) {
+      best = cost;
+      ways = w;
+    } else if (cost == best) {
+      ways = std::min(ways + w, kManyWays);
+    }
+  };
+  for (std::size_t i = 0; i <= r; ++i) {
+    const std::size_t j0 = i > static_cast<std::size_t>(band) ? i - static_cast<std::size_t>(band) : 0;
+    const std::size_t j1 = std::min(n, i + static_cast<std::size_t>(band));
+    for (std::size_t j = j0; j <= j1; ++j) {
+      uint32_t best = kInf;
+      double ways = 0;
+      if (i == 0 && j == 0) {
+        best = 0;
+        ways = 1;
+      }
+      if (i > 0 && in_band(i - 1, j) && f[at(i - 1, j)] < kInf) take(best, ways, f[at(i - 1, j)] + 1, nf[at(i - 1, j)]);
+      if (j > 0 && in_band(i, j - 1) && f[at(i, j - 1)] < kInf) take(best, ways, f[at(i, j - 1)] + 1, nf[at(i, j - 1)]);
+      if (i > 0 && j > 0 && fits(i - 1, j - 1) && f[at(i - 1, j - 1)] < kInf)
+        take(best, ways, f[at(i - 1, j - 1)], nf[at(i - 1, j - 1)]);
+      f[at(i, j)] = best;
+      nf[at(i, j)] = ways;
+    }
+  }
+  for (std::size_t ii = r + 1; ii-- > 0;) {
+    const std::size_t j0 = ii > static_cast<std::size_t>(band) ? ii - static_cast<std::size_t>(band) : 0;
+    const std::size_t j1 = std::min(n, ii + static_cast<std::size_t>(band));
+    for (std::size_t j = j1 + 1; j-- > j0;) {
+      uint32_t best = kInf;
+      double ways = 0;
+      if (ii == r && j == n) {
+        best = 0;
+        ways = 1;
+      }
+      if (ii < r && in_band(ii + 1, j) && b[at(ii + 1, j)] < kInf)
+        take(best, ways, b[at(ii + 1, j)] + 1, nb[at(ii + 1, j)]);
+      if (j < n && in_band(ii, j + 1) && b[at(ii, j + 1)] < kInf)
+        take(best, ways, b[at(ii, j + 1)] + 1, nb[at(ii, j + 1)]);
+      if (ii < r && j < n && fits(ii, j) && b[at(ii + 1, j + 1)] < kInf)
+        take(best, ways, b[at(ii + 1, j + 1)], nb[at(ii + 1, j + 1)]);
+      b[at(ii, j)] = best;
+      nb[at(ii, j)] = ways;
+    }
+  }
+  const uint32_t least = f[at(r, n)];
+  const double all = nf[at(r, n)];
+  if (least >= kInf || !(all > 0) || all >= kManyWays) return out;
+  for (std::size_t i = 0; i < r; ++i) {
+    const std::size_t j0 = i > static_cast<std::size_t>(band) ? i - static_cast<std::size_t>(band) : 0;
+    const std::size_t j1 = std::min(n - 1, i + static_cast<std::size_t>(band));
+    for (std::size_t j = j0; j <= j1; ++j) {
+      if (!fits(i, j) || f[at(i, j)] >= kInf || b[at(i + 1, j + 1)] >= kInf) continue;
+      if (f[at(i, j)] + b[at(i + 1, j + 1)] != least) continue;
+      // Every least-cost alignment pairs range i with launch j.
+      if (nf[at(i, j)] * nb[at(i + 1, j + 1)] >= all * (1 - 1e-9)) out[i] = static_cast<uint32_t>(j);
+      break;  // on some least-cost alignment with j: with no other j if it is on all of them
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -53,6 +154,7 @@ const std::vector<CounterMetric>& counter_metrics() {
       {CounterRole::kFp16Fma, {sass("hfma")}, "instruction"},
       {CounterRole::kTensorInstructions, {"sm__inst_executed_pipe_tensor.sum"}, "instruction"},
       {CounterRole::kDuration, {"gpu__time_duration.sum"}, "nanosecond"},
+      {CounterRole::kCtasLaunched, {"sm__ctas_launched.sum"}, "cta"},
   };
   return metrics;
 }
@@ -114,9 +216,11 @@ CounterMatch add_counter_windows(TraceStore& store, const std::vector<std::strin
   CounterMatch match;
   std::vector<StringId> metric_ids;
   std::size_t duration_metric = SIZE_MAX;  // position of gpu__time_duration in `metrics`
+  std::size_t cta_metric = SIZE_MAX;       // position of sm__ctas_launched.sum
   for (std::size_t m = 0; m < metrics.size(); ++m) {
     metric_ids.push_back(store.strings.intern(metrics[m]));
     if (metrics[m].rfind("gpu__time_duration.", 0) == 0 && duration_metric == SIZE_MAX) duration_metric = m;
+    if (metrics[m] == "sm__ctas_launched.sum" && cta_metric == SIZE_MAX) cta_metric = m;
   }
   if (windows.empty()) return match;
   // What the Range Profiler's auto range profiles, one launch at a time: kernels and, as seen on
@@ -198,25 +302,62 @@ CounterMatch add_counter_windows(TraceStore& store, const std::vector<std::strin
       match.unprofiled_kernels += kernels_in_window;
       continue;
     }
-    bool paired = in_window.size() == r || (in_window.size() > r && r == w.capacity && r > 0);
-    for (std::size_t i = 0; paired && i < r; ++i) {
-      const std::string& name = w.ranges[i].name;
-      const bool numeric =
-          !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
-      if (!numeric && (!is_kernel(in_window[i]) || name != store.strings.get(store.kernels[in_window[i]].name)))
-        paired = false;
-    }
-    if (paired) {
-      for (std::size_t i = 0; i < r; ++i) (is_kernel(in_window[i]) ? match.matched : match.matched_copies) += 1;
-      for (std::size_t i = r; i < in_window.size(); ++i) match.unprofiled_kernels += is_kernel(in_window[i]) ? 1 : 0;
+    const auto numeric = [](const std::string& name) {
+      return !name.empty() &&
+             std::all_of(name.begin(), name.end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
+    };
+    const bool all_numeric =
+        std::all_of(w.ranges.begin(), w.ranges.end(), [&](const CounterRange& c) { return numeric(c.name); });
+    const bool full = in_window.size() > r && r == w.capacity && r > 0;
+    // pair[i]: the position in in_window of range i's launch, or kNone32
+    std::vector<uint32_t> pair(r, kNone32);
+    if (cta_metric != SIZE_MAX && all_numeric && !full) {
+      std::vector<double> range_ctas(r), launch_ctas(in_window.size());
+      for (std::size_t i = 0; i < r; ++i)
+        range_ctas[i] = cta_metric < w.ranges[i].values.size() ? w.ranges[i].values[cta_metric] : kNaN;
+      for (std::size_t i = 0; i < in_window.size(); ++i) {
+        const uint32_t l = in_window[i];
+        // A kernel's grid size; a copy, or a kernel whose launch configuration is unknown, fits any.
+        const uint32_t lc = is_kernel(l) ? store.kernels[l].launch_config : kNone32;
+        const uint64_t blocks = lc < store.launch_configs.size() ? store.launch_configs[lc].blocks() : 0;
+        launch_ctas[i] = blocks > 0 ? static_cast<double>(blocks) : kNaN;
+      }
+      pair = align_by_ctas(range_ctas, launch_ctas);
+      match.aligned_windows += r > 0 ? 1 : 0;
     } else {
-      match.unmatched_ranges += r;
-      match.unpaired_kernels += kernels_in_window;
-      match.ambiguous_windows += r > 0 || !in_window.empty() ? 1 : 0;
+      bool paired = in_window.size() == r || full;
+      for (std::size_t i = 0; paired && i < r; ++i) {
+        if (!numeric(w.ranges[i].name) &&
+            (!is_kernel(in_window[i]) || w.ranges[i].name != store.strings.get(store.kernels[in_window[i]].name)))
+          paired = false;
+      }
+      if (paired)
+        for (std::size_t i = 0; i < r; ++i) pair[i] = static_cast<uint32_t>(i);
+      for (std::size_t i = r; paired && i < in_window.size(); ++i)
+        match.unprofiled_kernels += is_kernel(in_window[i]) ? 1 : 0;
+    }
+    std::vector<bool> used(in_window.size(), false);
+    std::size_t left_ranges = 0;
+    for (std::size_t i = 0; i < r; ++i) {
+      if (pair[i] == kNone32) {
+        ++left_ranges;
+        continue;
+      }
+      used[pair[i]] = true;
+      (is_kernel(in_window[pair[i]]) ? match.matched : match.matched_copies) += 1;
+    }
+    // Kernels without a range: past a full window's capacity (counted above), else unpaired.
+    std::size_t left_kernels = 0;
+    for (std::size_t i = 0; i < in_window.size() && !(full && left_ranges == 0); ++i)
+      left_kernels += !used[i] && is_kernel(in_window[i]) ? 1 : 0;
+    if (left_ranges > 0 || left_kernels > 0) {
+      match.unmatched_ranges += left_ranges;
+      match.unpaired_kernels += left_kernels;
+      match.ambiguous_windows += 1;
     }
     for (std::size_t i = 0; i < r; ++i) {
       const CounterRange& range = w.ranges[i];
-      const uint32_t l = paired ? in_window[i] : kNone32;
+      const uint32_t l = pair[i] != kNone32 ? in_window[pair[i]] : kNone32;
       const StringId name = store.strings.intern(range.name);
       CounterRecord rec;
       rec.range_index = range_index;

@@ -438,7 +438,8 @@ class CuptiCounterSession final : public CounterSession {
     if (m.ambiguous_windows > 0)
       warnings_.push_back(std::to_string(m.unmatched_ranges) + " counter ranges and " +
                           std::to_string(m.unpaired_kernels) + " kernels in " + std::to_string(m.ambiguous_windows) +
-                          " window(s) were not paired: the counts differ (ranges kept unpaired rather than guessed)");
+                          " window(s) were not paired: their counts, or their thread-block counts, disagree with "
+                          "the launches (kept unpaired rather than guessed)");
     for (const std::string& w : warnings_) store.meta.warnings.push_back(w);
     teardown();
     return m;

@@ -30,6 +30,7 @@ enum class CounterRole : uint8_t {
   kFp16Fma,
   kTensorInstructions,
   kDuration,
+  kCtasLaunched,  // thread blocks launched: pairs ranges with launches by their grids
 };
 
 // The role's name as reports and errors show it: "dram_read", "fp32_fma", "duration", ...
@@ -45,8 +46,9 @@ struct CounterMetric {
 // The metrics fpgaprof asks for, per role: DRAM bytes read/written (dram__bytes_read.sum, or
 // dram__bytes_op_read.sum on GB20x), FP32/FP64/FP16 add/mul/fma thread instructions
 // (sm__sass_thread_inst_executed_op_{f,d,h}{add,mul,fma}_pred_on.sum), tensor-pipe instructions
-// (sm__inst_executed_pipe_tensor.sum, informational: not converted to FLOPs) and
-// gpu__time_duration.sum.
+// (sm__inst_executed_pipe_tensor.sum, informational: not converted to FLOPs),
+// gpu__time_duration.sum and sm__ctas_launched.sum (thread blocks launched: a kernel's range
+// holds its grid size, a copy engine's none; add_counter_windows pairs by it).
 const std::vector<CounterMetric>& counter_metrics();
 
 struct MetricSelection {
@@ -84,8 +86,9 @@ struct CounterMatch {
   uint64_t unmatched_ranges = 0;     // ranges left without a kernel (see ambiguous_windows)
   uint64_t unprofiled_kernels = 0;   // kernels on the device without a range: launched in a full
                                      // window past its capacity, or between two windows
-  uint64_t ambiguous_windows = 0;    // windows whose kernel and range counts disagree: not paired
-  uint64_t unpaired_kernels = 0;     // kernels launched in those windows (no counters)
+  uint64_t ambiguous_windows = 0;    // windows with ranges or kernels left unpaired (counts or grids disagree)
+  uint64_t unpaired_kernels = 0;     // kernels in those windows left without a range (no counters)
+  uint64_t aligned_windows = 0;      // windows paired by sm__ctas_launched (see add_counter_windows)
   uint64_t dropped_ranges = 0;       // ranges CUPTI could not store (reported by DecodeData)
 };
 // Pairs each window's ranges with the launches inside it and appends one CounterRecord per
@@ -95,14 +98,23 @@ struct CounterMatch {
 // call (same correlation id in store.api_calls; else the record's own start) began within
 // [start_ns, end_ns] and that hold no counters yet, in execution order (start_ns, then
 // correlation id). Auto range profiles launches one at a time in that order, so range i is
-// launch i (a range named otherwise than by number must carry its kernel's name):
+// launch i, as long as the two lists hold the same launches. They do not always: on an H200
+// (CUPTI 13, 2026-11-26) a window held one range more than it had kernels and same-device copies.
+// With sm__ctas_launched.sum in `metrics` (and every range named by number), ranges and launches
+// are aligned by it: a kernel's range holds its grid size (grid_x * grid_y * grid_z thread
+// blocks), a copy's is taken to match any count (a copy engine launches none, a driver-run copy
+// may launch some); a range or launch left out costs 1, and among the alignments of least cost a
+// range is paired only when every one of them pairs it with the same launch (extra or missing
+// ranges between alike launches stay unpaired rather than guessed). Without that metric:
 //  - equal counts: paired one to one (a range whose name is not a number must equal its
 //    kernel's name, else the window counts as ambiguous);
 //  - more kernels than ranges with the window full (ranges == capacity): the first `capacity`
-//    kernels are paired, the rest counted in unprofiled_kernels;
+//    kernels are paired, the rest counted in unprofiled_kernels (also with the metric);
 //  - any other disagreement: nothing in the window is paired (records keep kernel_index =
 //    kNone32, counted in unmatched_ranges and ambiguous_windows): a guess would put numbers
 //    on the wrong kernel.
+// Unpaired ranges and the kernels left without a range in a window count in unmatched_ranges,
+// unpaired_kernels and ambiguous_windows either way.
 // A paired launch without GPU timestamps (start = end = 0: kernel replay records none) gets
 // start = its API call's start and end = start + its gpu__time_duration value (when that metric
 // is in `metrics`); store.meta.incomplete_records and its warning are lowered by as many.
