@@ -5,7 +5,9 @@ attribution from XLA's hlo_op stats alone), and a real jax.profiler.trace of CPU
 (no GPU plane: a Profile without GPU data that says so, with the HLO modules XLA stored).
 
 The expected values are the original trace's own records and analysis, and, for the CPU profile,
-the jitted function run in the test.
+the jitted function run in the test. Kernels and copies without GPU timestamps (two H200 traces
+whose counter window was not paired) are not in the XSpace: there the expected values are the
+original's timed records, and the ops and FPGA rows of those records' time.
 """
 
 from __future__ import annotations
@@ -47,20 +49,37 @@ def round_trip(request, tmp_path_factory):
     return fpgaprof.load(path), fpgaprof.load(str(out)), out
 
 
-def _rows(table, keys):
+def _rows(table, keys, timed_only=False):
     c = table.columns()
-    return sorted(zip(*(list(map(str, c[k])) for k in keys)))
+    rows = zip(*(list(map(str, c[k])) for k in keys), c["start_ns"], c["end_ns"])
+    return sorted(r[:-2] for r in rows if not timed_only or r[-2] or r[-1])
+
+
+def _timed(table) -> int:
+    c = table.columns()
+    return sum(1 for s, e in zip(c["start_ns"], c["end_ns"]) if s or e)
+
+
+def _untimed(p) -> int:
+    return len(p.kernels) + len(p.transfers) - _timed(p.kernels) - _timed(p.transfers)
 
 
 def test_round_trip_keeps_every_record(round_trip):
     a, b, _ = round_trip
     for t in TABLES:
-        assert len(getattr(b, t)) == len(getattr(a, t)), t
+        want = _timed(getattr(a, t)) if t in ("kernels", "transfers", "memsets") else len(getattr(a, t))
+        assert len(getattr(b, t)) == want, t
     keys = ("name", "start_ns", "end_ns", "device_id", "stream_id", "correlation_id", "grid_x",
             "block_x", "registers_per_thread", "static_shared_bytes", "dynamic_shared_bytes")
-    assert _rows(b.kernels, keys) == _rows(a.kernels, keys)
+    assert _rows(b.kernels, keys) == _rows(a.kernels, keys, timed_only=True)
     keys = ("start_ns", "end_ns", "bytes", "copy_kind", "src_kind", "dst_kind", "is_async")
-    assert _rows(b.transfers, keys) == _rows(a.transfers, keys)
+    assert _rows(b.transfers, keys) == _rows(a.transfers, keys, timed_only=True)
+    # the hardware counter values of every kernel and copy the XSpace holds come back
+    assert len(b.counters) == sum(
+        1 for k, m in zip(*(a.counters.columns([c])[c].tolist() for c in ("kernel_index", "memcpy_index")))
+        if (k != 0xFFFFFFFF and (a.kernels[k].start_ns or a.kernels[k].end_ns))
+        or (m != 0xFFFFFFFF and (a.transfers[m].start_ns or a.transfers[m].end_ns))
+    )
     assert _rows(b.api_calls, ("name", "start_ns", "correlation_id", "thread_id", "kind")) == \
         _rows(a.api_calls, ("name", "start_ns", "correlation_id", "thread_id", "kind"))
     assert [d.name for d in b.devices] == [d.name for d in a.devices]
@@ -75,6 +94,18 @@ def test_round_trip_keeps_ops_and_fpga_ranking(round_trip):
         return sorted((str(o.module_name), int(o.program_id), str(o.hlo_op), int(o.kernel_count),
                        int(o.total_ns)) for o in p.ops)
 
+    if _untimed(a):
+        # ops whose kernels all lack times are gone; the others keep their time
+        def timed_ops(p):
+            return [o[:3] + o[4:] for o in ops(p) if o[4] > 0]
+
+        assert timed_ops(b) == timed_ops(a)
+        rows_a = {(r["op"], r["module"]): r for r in a.fpga_candidates() if r["gpu_time_ns"] > 0}
+        rows_b = {(r["op"], r["module"]): r for r in b.fpga_candidates()}
+        assert rows_a.keys() == rows_b.keys()
+        for k, r in rows_a.items():
+            assert (r["estimate_basis"], r["cost_known"]) == (rows_b[k]["estimate_basis"], rows_b[k]["cost_known"]), k
+        return
     assert ops(b) == ops(a)
     assert b.attribution.unattributed_count == a.attribution.unattributed_count
 
@@ -93,7 +124,7 @@ def test_report_reads_the_folder(round_trip):
     a, _, out = round_trip
     _cli("report", str(out))
     s = json.loads((out / "summary.json").read_text())
-    assert s["totals"]["kernel_count"] == len(a.kernels)
+    assert s["totals"]["kernel_count"] == _timed(a.kernels)
     assert any("imported from the XProf profile" in w for w in s["warnings"])
 
 
@@ -126,7 +157,7 @@ def test_an_xspace_in_xlas_own_form_is_attributed_from_the_hlo_op_stats(round_tr
     path = tmp_path / "host.xplane.pb"
     path.write_bytes(space.SerializeToString())
     b = fpgaprof.load(str(path))
-    assert len(b.kernels) == len(a.kernels) and len(b.markers) > 0
+    assert len(b.kernels) == _timed(a.kernels) and len(b.markers) > 0
     with_proto = {m.program_id for m in b.hlo_modules}
     assert with_proto
 
@@ -134,8 +165,8 @@ def test_an_xspace_in_xlas_own_form_is_attributed_from_the_hlo_op_stats(round_tr
         cols = attribution.kernel_columns(p.attribution)
         k = p.kernels.columns()
         return {(int(c), int(t)): (int(pid), str(op))
-                for c, t, pid, op in zip(k["correlation_id"], k["start_ns"],
-                                         cols["program_id"], cols["hlo_op"])}
+                for c, t, e, pid, op in zip(k["correlation_id"], k["start_ns"], k["end_ns"],
+                                            cols["program_id"], cols["hlo_op"]) if t or e}
 
     got, want = per_kernel(b), per_kernel(a)
     assert got.keys() == want.keys()

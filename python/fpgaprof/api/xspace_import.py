@@ -16,7 +16,11 @@ What comes in, by XLA's plane and stat names (xla/tsl/profiler/utils/xplane_sche
   (``XlaModule:#hlo_module=…,program_id=…#`` and ``Thunk:#hlo_op=…#``) around their launch
   call, one per launch, so the attribution reads them as it reads a CUPTI trace's.
 
-Not in an XSpace, so not imported: allocations, synchronizations, counters.
+- Hardware counter values of kernels and copies, where fpgaprof's export carried them
+  (``fpgaprof_counter:<metric>`` stats; XLA's own XSpaces have none).
+
+Not in an XSpace, so not imported: allocations, synchronizations, counter ranges that were not
+paired with a kernel or copy.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ __all__ = [
 ]
 
 FP = xplane.FPGAPROF_STAT_PREFIX
+COUNTER_STAT = xplane.COUNTER_STAT_PREFIX
 NONE32 = 0xFFFFFFFF
 NO_GPU_REASON = (
     "the XProf profile holds no GPU plane (/device:GPU:*): it was recorded without a GPU "
@@ -147,6 +152,17 @@ def _memory_kind(name: Any) -> str:
     return n if n in core.MEMORY_KIND_NAMES else "unknown"
 
 
+def _counters(store: Any, st: dict[str, Any], ranges: list[int], **target: int) -> None:
+    """The counter values fpgaprof's export put on a kernel or copy event, as one counter range
+    of that kernel or copy (ranges[0]: the ranges read so far, numbering them)."""
+    values = [(k[len(COUNTER_STAT) :], v) for k, v in st.items() if k.startswith(COUNTER_STAT)]
+    if not values:
+        return
+    for metric, value in values:
+        store.append("counters", range_index=ranges[0], metric=metric, value=float(value), **target)
+    ranges[0] += 1
+
+
 def _hlo_modules(store: Any, plane: _Plane, warnings: list[str]) -> None:
     for md in plane.plane.event_metadata.values():
         st = plane.stats(md)
@@ -159,7 +175,15 @@ def _hlo_modules(store: Any, plane: _Plane, warnings: list[str]) -> None:
         if not text and st.get(xplane.HLO_PROTO_STAT):
             text = _hlo_text(st[xplane.HLO_PROTO_STAT], md.name, warnings)
         if text:
-            store.add_hlo_module(name, program_id, str(text))
+            # fpgaprof's export carries XLA's buffer-assignment and live-range dumps (XLA's own
+            # XSpaces do not: then the FPGA model's on-chip sizes come from the cost model)
+            store.add_hlo_module(
+                name,
+                program_id,
+                str(text),
+                str(st.get(FP + "buffer_assignment") or ""),
+                str(st.get(FP + "live_ranges") or ""),
+            )
 
 
 def _hlo_text(hlo_proto: bytes, name: str, warnings: list[str]) -> str:
@@ -261,6 +285,7 @@ def store_from_xspace(path: str) -> Any:
             xla_ranges = xla_ranges or name.startswith("XlaModule:")
 
     thunks: list[tuple[int, int, int, str, str, int]] = []
+    ranges = [0]  # counter ranges read back (fpgaprof's export)
     for dev, plane in gpu:
         _device(store, dev, plane.stats(plane.plane))
         for line, name, start, end, st in plane.events():
@@ -293,6 +318,7 @@ def store_from_xspace(path: str) -> Any:
                     if FP + k in st:
                         rec[k] = _int(st[FP + k]) & NONE32
                 store.append("memcpys", **rec)
+                _counters(store, st, ranges, memcpy_index=len(store.memcpys) - 1)
             elif "memset_details" in st or name.startswith("Memset"):
                 d = _details(st.get("memset_details"))
                 store.append(
@@ -325,6 +351,7 @@ def store_from_xspace(path: str) -> Any:
                     local_bytes_per_thread=_int(st.get(FP + "local_bytes_per_thread")),
                     graph_id=_int(st.get(FP + "graph_id")),
                 )
+                _counters(store, st, ranges, kernel_index=len(store.kernels) - 1)
                 op, module = st.get("hlo_op"), st.get("hlo_module")
                 if op and module and api_end:
                     pid = _int(st.get("program_id"), -1)

@@ -24,6 +24,7 @@ __all__ = [
     "HLO_PROTO_STAT",
     "TASK_ENV_PLANE",
     "FPGAPROF_STAT_PREFIX",
+    "COUNTER_STAT_PREFIX",
 ]
 
 GPU_PLANE_PREFIX = "/device:GPU:"
@@ -35,6 +36,8 @@ HLO_PROTO_STAT = "Hlo Proto"  # on the metadata plane's event metadata: a serial
 TASK_ENV_PLANE = "Task Environment"  # stats profile_start_time, profile_stop_time
 # stats XLA has no name for carry this prefix (fpgaprof's export; its import reads them back)
 FPGAPROF_STAT_PREFIX = "fpgaprof_"
+# A hardware counter value of a kernel or copy: COUNTER_STAT_PREFIX + the metric name.
+COUNTER_STAT_PREFIX = FPGAPROF_STAT_PREFIX + "counter:"
 
 
 def messages() -> ModuleType:

@@ -346,32 +346,94 @@ def _kernel_attribution(prof: Any, n: int) -> dict[str, np.ndarray]:
     return out
 
 
-def timeline_records(prof: Any) -> TimelineRecords:
-    """The timeline's model of a Profile (or an object with the same tables)."""
+def _timed(cols: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], int]:
+    """The GPU records that have times, and how many had none (start = end = 0: kernel replay
+    whose counter window was not paired, or a full timestamp buffer). Those have no place on a
+    time axis: they are left out of the timelines, and their number is said there."""
+    n = records.nrows(cols)
+    if n == 0 or "start_ns" not in cols or "end_ns" not in cols:
+        return cols, 0
+    keep = (np.asarray(cols["start_ns"]) != 0) | (np.asarray(cols["end_ns"]) != 0)
+    left = int(n - np.count_nonzero(keep))
+    if left == 0:
+        return cols, 0
+    return {k: (v[keep] if len(v) == n else v) for k, v in cols.items()}, left
+
+
+def untimed_note(untimed: dict[str, int]) -> str:
+    """The note for GPU records left out of a timeline for want of times ("" when none)."""
+    parts = [f"{n:,} {what}" for what, n in untimed.items() if n]
+    if not parts:
+        return ""
+    return (
+        f"{' and '.join(parts)} without GPU timestamps (start = end = 0) are not on the "
+        "timeline: kernel replay whose counter window could not be paired, or a full timestamp "
+        "buffer (the trace's warnings say which); a trace without counters has their times"
+    )
+
+
+def _counter_values(prof: Any, nk: int, nm: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per kernel and per copy, its hardware counter values ({metric: value}, None without):
+    the XSpace export carries them as stats."""
+    per_kernel = np.full(nk, None, dtype=object)
+    per_copy = np.full(nm, None, dtype=object)
+    table = records.attr_or(prof, "counters")
+    if table is None or not records.table_len(table):
+        return per_kernel, per_copy
+    c = table.columns(["kernel_index", "memcpy_index", "metric", "value"])
+    for k, m, metric, value in zip(
+        c["kernel_index"].tolist(), c["memcpy_index"].tolist(), c["metric"], c["value"].tolist()
+    ):
+        target, i = (per_kernel, k) if k < nk else (per_copy, m)
+        if i < len(target):
+            if target[i] is None:
+                target[i] = {}
+            target[i][str(metric)] = float(value)
+    return per_kernel, per_copy
+
+
+def timeline_records(prof: Any, counters: bool = False) -> TimelineRecords:
+    """The timeline's model of a Profile (or an object with the same tables). GPU records
+    without times are left out (facts["untimed_records"] counts them per table). counters:
+    kernels and copies get a "counters" column ({metric: value} or None)."""
     g = records.attr_or
     kc = records.columns(g(prof, "kernels"))
     kc.update(_kernel_attribution(prof, records.nrows(kc)))
     tbl = g(prof, "transfers")
+    mc = records.columns(tbl if tbl is not None else g(prof, "memcpys"))
+    if counters:
+        kc["counters"], mc["counters"] = _counter_values(prof, records.nrows(kc), records.nrows(mc))
+    kc, k_left = _timed(kc)
+    mc, m_left = _timed(mc)
+    sc, s_left = _timed(records.columns(g(prof, "memsets")))
+    facts = sections.trace_facts(prof)
+    facts["untimed_records"] = {"kernels": k_left, "copies": m_left, "memsets": s_left}
     return TimelineRecords(
         kernels=kc,
-        memcpys=records.columns(tbl if tbl is not None else g(prof, "memcpys")),
-        memsets=records.columns(g(prof, "memsets")),
+        memcpys=mc,
+        memsets=sc,
         api_calls=records.columns(g(prof, "api_calls")),
         markers=records.columns(g(prof, "markers")),
         regions=records.columns(g(prof, "regions")),
-        facts=sections.trace_facts(prof),
+        facts=facts,
         devices=sections.devices_of(prof),
     )
 
 
 def xspace_records(prof: Any) -> TimelineRecords:
     """The XSpace export's model: the timeline's, with the trace's HLO modules."""
-    t = timeline_records(prof)
+    t = timeline_records(prof, counters=True)
     mods = records.attr_or(prof, "hlo_modules", None)
     if callable(mods):
         mods = mods()
     t.hlo_modules = [
-        {"name": str(m.name), "program_id": int(m.program_id), "text": str(m.text)}
+        {
+            "name": str(m.name),
+            "program_id": int(m.program_id),
+            "text": str(m.text),
+            "buffer_assignment": str(getattr(m, "buffer_assignment", "") or ""),
+            "live_ranges": str(getattr(m, "live_ranges", "") or ""),
+        }
         for m in (mods or [])
     ]
     return t

@@ -39,7 +39,7 @@ from fpgaprof.base.atomic import open_atomic
 from fpgaprof.base.constants import TIMELINE_MAX_EVENTS
 from fpgaprof.base.core import core
 from fpgaprof.report.json_rows import EventWriter, Int, Lit, Str, dense_ids, factorize
-from fpgaprof.report.model import TimelineRecords
+from fpgaprof.report.model import TimelineRecords, untimed_note
 
 __all__ = [
     "write_timeline",
@@ -500,6 +500,10 @@ def write_timeline_to(
         "t0_ns": t0,
         "dropped_records": facts["dropped_records"],
     }
+    untimed = facts.get("untimed_records") or {}
+    if any(untimed.values()):
+        other["untimed_records"] = dict(untimed)
+        other["untimed_note"] = untimed_note(untimed)
     if sum(omitted):
         other.update(
             {

@@ -30,7 +30,7 @@ from fpgaprof.analysis import hlo, hlo_export
 from fpgaprof.base import records, xplane
 from fpgaprof.base.atomic import open_atomic_binary
 from fpgaprof.base.core import core
-from fpgaprof.report.model import TimelineRecords
+from fpgaprof.report.model import TimelineRecords, untimed_note
 
 __all__ = ["build_xspace", "write_xspace", "COPY_EVENT_NAMES"]
 
@@ -47,6 +47,7 @@ COPY_EVENT_NAMES = {
 # fpgaprof's own stats (XLA has no name for them): what the XSpace import reads back so that a
 # trace exported and imported again gives the same analysis
 FP = xplane.FPGAPROF_STAT_PREFIX
+COUNTER_STAT = xplane.COUNTER_STAT_PREFIX
 DEVICE_FIELDS = (
     "name",
     "uuid",
@@ -137,6 +138,14 @@ def _i64(c: dict[str, np.ndarray], name: str, n: int) -> np.ndarray:
     return np.asarray(records.col(c, name, n)).astype(np.int64)
 
 
+def _counter_stats(st: dict[str, Any], counters: np.ndarray | None, i: int) -> None:
+    """Record i's hardware counter values as "fpgaprof_counter:<metric>" stats (XProf ignores
+    them; fpgaprof's import reads them back)."""
+    values = counters[i] if counters is not None and i < len(counters) else None
+    for metric, value in (values or {}).items():
+        st[COUNTER_STAT + metric] = float(value)
+
+
 def _gpu_rows(kc: dict, mc: dict, sc: dict) -> list[tuple[int, int, str, int, int, dict]]:
     """(device, stream, event name, start_ns, end_ns, stats) of every kernel, copy, memset."""
     rows = []
@@ -169,6 +178,7 @@ def _gpu_rows(kc: dict, mc: dict, sc: dict) -> list[tuple[int, int, str, int, in
         hlo_op = kc.get("hlo_op")
         module = kc.get("module")
         program_id = kc.get("program_id")
+        kcounters = kc.get("counters")
         for i in range(nk):
             c = {k: int(v[i]) for k, v in cols.items()}
             details = (
@@ -194,6 +204,7 @@ def _gpu_rows(kc: dict, mc: dict, sc: dict) -> list[tuple[int, int, str, int, in
                 st["hlo_module"] = str(module[i])
             if program_id is not None and st.get("hlo_op") and int(program_id[i]) >= 0:
                 st["program_id"] = int(program_id[i])
+            _counter_stats(st, kcounters, i)
             rows.append((c["device_id"], c["stream_id"], names[i], c["start_ns"], c["end_ns"], st))
     nm = records.nrows(mc)
     if nm:
@@ -217,6 +228,7 @@ def _gpu_rows(kc: dict, mc: dict, sc: dict) -> list[tuple[int, int, str, int, in
         }
         nbytes = _i64(mc, "bytes", nm)
         corr = _i64(mc, "correlation_id", nm)
+        mcounters = mc.get("counters")
         for i in range(nm):
             kind = str(kinds[i])
             st = {
@@ -235,6 +247,7 @@ def _gpu_rows(kc: dict, mc: dict, sc: dict) -> list[tuple[int, int, str, int, in
                 FP + "dst_device_id": int(cols["dst_device_id"][i]),
                 FP + "graph_id": int(cols["graph_id"][i]),
             }
+            _counter_stats(st, mcounters, i)
             rows.append(
                 (
                     int(cols["device_id"][i]),
@@ -363,6 +376,13 @@ def _metadata_plane(p: _Plane, protos: list[tuple[dict, bytes]]) -> None:
         st = md.stats.add()
         st.metadata_id = p.stat_id(FP + "hlo_text")
         st.str_value = m["text"]
+        # XLA's buffer-assignment and live-range dumps fpgaprof keeps with the module (the
+        # on-chip sizes of the FPGA model): the import reads them back
+        for key in ("buffer_assignment", "live_ranges"):
+            if m.get(key):
+                st = md.stats.add()
+                st.metadata_id = p.stat_id(FP + key)
+                st.str_value = m[key]
 
 
 def build_xspace(timeline: TimelineRecords, hostname: str) -> tuple[Any, list[str]]:
@@ -370,6 +390,9 @@ def build_xspace(timeline: TimelineRecords, hostname: str) -> tuple[Any, list[st
     and the notes on what it could not hold (HLO modules XLA's parser refused)."""
     pb = xplane.messages()
     protos, notes = _hlo_protos(pb, timeline.hlo_modules)
+    untimed = untimed_note(timeline.facts.get("untimed_records") or {})
+    if untimed:
+        notes.append(untimed)
     kc, mc, sc, ac, nc, rc = timeline.take()
     space = pb.XSpace()
     space.hostnames.append(hostname)
