@@ -247,6 +247,13 @@ def analyse(path: pathlib.Path, row: dict[str, str]) -> tuple[dict[str, Any], li
 # ---------------------------------------------------------------------------------- writing
 
 
+def kernel_display_name(name: str) -> str:
+    """A kernel's name as the reports show it (a mangled C++ symbol demangled and shortened)."""
+    from fpgaprof.base.units import kernel_display_name as show
+
+    return show(name)
+
+
 def _fmt():
     from fpgaprof.base.units import fmt_bytes, fmt_s, fmt_speedup, fmt_speedup_range
 
@@ -395,7 +402,8 @@ def render_unit(f: dict[str, Any], u: Unit) -> list[str]:
     if u.top_kernels:
         total = u.kernel_ns or 1.0
         out.append("- **Kernels**: " + "; ".join(
-            f"`{n}` {100 * ns / total:.0f} % ({cnt / c:.0f} per call)" for n, ns, cnt in u.top_kernels) + ".")
+            f"`{kernel_display_name(n)}` {100 * ns / total:.0f} % ({cnt / c:.0f} per call)"
+            for n, ns, cnt in u.top_kernels) + ".")
     r = u.roofline
     line = (f"- **Roofline** (XLA's static costs): {fmt_bytes(r['bytes'] / c)} and {r['flops'] / c / 1e6:.3g} MFLOP per call, "
             f"intensity {r['intensity']:.2g} FLOP/B, **{r['bound']}**-bound, {r['percent_of_roof']:.1f} % of the roof")

@@ -316,6 +316,9 @@ PYBIND11_MODULE(_core, m) {
         "The kernel name XLA gives an HLO instruction: each character outside [A-Za-z0-9_$] becomes '_'.");
     a.def(
         "library_of_kernel", [](const std::string& s) { return library_of_kernel(s); }, py::arg("kernel_name"));
+    a.def(
+        "demangle_kernel_name", [](const std::string& s) { return demangle_kernel_name(s); }, py::arg("name"),
+        "A mangled C++ kernel name demangled (as c++filt prints it); any other name unchanged.");
   }
   // -- roofline/fpga --
   {

@@ -465,3 +465,25 @@ TEST_CASE("kernels of CUDA graphs (command buffers) prefer their own name over t
   CHECK(r.kernels[3].method == MatchMethod::kNvtxThunk);
   CHECK(r.kernels[3].hlo_op == "loop_add_fusion.3");
 }
+
+TEST_CASE("kernel names demangled for display, as c++filt prints them", "[attribution]") {
+  // Expected text: binutils' c++filt on the same symbols (CUB's segmented radix sort as XLA's
+  // cub_sort_pairs launched it on an H200, 2026-11-26; XProf showed the same text).
+  CHECK(demangle_kernel_name(
+            "_ZN3cub39_V_300200_SM_750_800_900_1000_1100_12006detail10radix_sort30DeviceSegmentedRadixSortKernelINS1_"
+            "5radix10policy_hubIijiE10Policy1000ELb1ELNS0_9SortOrderE0EijPiS9_iNS1_21identity_decomposer_tEEEvPKT2_PSB_"
+            "PKT3_PSF_T4_T5_iiT7_") ==
+        "void cub::_V_300200_SM_750_800_900_1000_1100_1200::detail::radix_sort::DeviceSegmentedRadixSortKernel<"
+        "cub::_V_300200_SM_750_800_900_1000_1100_1200::detail::radix::policy_hub<int, unsigned int, int>::Policy1000, "
+        "true, (cub::_V_300200_SM_750_800_900_1000_1100_1200::SortOrder)0, int, unsigned int, int*, int*, int, "
+        "cub::_V_300200_SM_750_800_900_1000_1100_1200::detail::identity_decomposer_t>(int const*, int*, unsigned int "
+        "const*, unsigned int*, int*, int*, int, int, cub::_V_300200_SM_750_800_900_1000_1100_1200::detail::identity_"
+        "decomposer_t)");
+  CHECK(demangle_kernel_name("_Z6kernelPfi") == "kernel(float*, int)");
+  // XLA's and Triton's kernels are plain names; a broken symbol and "_Z" alone stay as they are
+  CHECK(demangle_kernel_name("loop_add_fusion") == "loop_add_fusion");
+  CHECK(demangle_kernel_name("_fwd_kernel__1") == "_fwd_kernel__1");
+  CHECK(demangle_kernel_name("_ZN3cub") == "_ZN3cub");
+  CHECK(demangle_kernel_name("_Z") == "_Z");
+  CHECK(demangle_kernel_name("") == "");
+}

@@ -1,8 +1,11 @@
 #include "fpgaprof/analysis/attribution.hpp"
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -143,6 +146,14 @@ std::string sanitize_kernel_name(std::string_view hlo_name) {
     if (!keep) c = '_';
   }
   return out;
+}
+
+std::string demangle_kernel_name(std::string_view name) {
+  if (name.size() < 3 || name.substr(0, 2) != "_Z") return std::string(name);
+  const std::string symbol(name);
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status), std::free);
+  return status == 0 && out ? std::string(out.get()) : symbol;
 }
 
 std::string library_of_kernel(std::string_view k) {

@@ -7,7 +7,7 @@ import fpgaprof._core
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['ActivityAttribution', 'AttributionList', 'AttributionResult', 'OpStats', 'UnattributedKernel', 'attribute', 'library_of_kernel', 'parse_xla_range_name', 'sanitize_kernel_name']
+__all__: list[str] = ['ActivityAttribution', 'AttributionList', 'AttributionResult', 'OpStats', 'UnattributedKernel', 'attribute', 'demangle_kernel_name', 'library_of_kernel', 'parse_xla_range_name', 'sanitize_kernel_name']
 class ActivityAttribution:
     @property
     def category(self) -> str:
@@ -190,6 +190,10 @@ class AttributionResult:
 def attribute(store: fpgaprof._core.TraceStore) -> AttributionResult:
     """
     Attributes every kernel/copy of a correlated store (parses store.hlo_modules).
+    """
+def demangle_kernel_name(name: str) -> str:
+    """
+    A mangled C++ kernel name demangled (as c++filt prints it); any other name unchanged.
     """
 def library_of_kernel(kernel_name: str) -> str:
     ...

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from fpgaprof.base.constants import FULL_ROWS, TOP_ROWS
+from fpgaprof.base.core import core
 from fpgaprof.base.records import (
     attr_or,
     col,
@@ -261,6 +262,7 @@ def kernels_section(prof: Any, analysis: Mapping | None, reason: str | None = No
         top.append(
             {
                 "name": str(k["kernel"]),
+                "demangled": str(core.attribution.demangle_kernel_name(str(k["kernel"]))),
                 "count": count,
                 "total_s": total_ns / 1e9,
                 "mean_s": total_ns / count / 1e9,

@@ -13,7 +13,15 @@ from fpgaprof.api.overview import TraceOverview, trace_overview
 from fpgaprof.api.section_views import memory_lines, multi_device, transfer_lines
 from fpgaprof.api.views import STYLE, SUMMARY_OP_LABELS, grid_html, rows_text, sub_table
 from fpgaprof.base.markup import esc
-from fpgaprof.base.units import fmt_bytes, fmt_ns, fmt_num, fmt_pct, fmt_s, shorten
+from fpgaprof.base.units import (
+    fmt_bytes,
+    fmt_ns,
+    fmt_num,
+    fmt_pct,
+    fmt_s,
+    kernel_display_name,
+    shorten,
+)
 
 __all__ = ["summary_text", "profile_html", "hlo_op_lines"]
 
@@ -74,8 +82,9 @@ def summary_text(prof: Any, top: int = 15) -> str:
         out.append(f"  {'kernel':60s} {'count':>8s} {'total':>11s} {'mean':>10s} {'%':>6s}")
         for i in order:
             pct = 100.0 * tot[i] / total_k if total_k else 0.0
+            shown = shorten(kernel_display_name(str(names[i])), 60)
             out.append(
-                f"  {shorten(str(names[i]), 60):60s} {int(cnt[i]):8d} {_t(tot[i]):>11s} "
+                f"  {shown:60s} {int(cnt[i]):8d} {_t(tot[i]):>11s} "
                 f"{_t(tot[i] / cnt[i]):>10s} {pct:6.1f}"
             )
         if len(names) > top:

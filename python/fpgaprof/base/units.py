@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 __all__ = [
+    "kernel_display_name",
     "scaled",
     "TIME_STEPS",
     "BYTE_STEPS",
@@ -161,3 +162,32 @@ def fmt_s_range(low: float | None, high: float | None) -> str:
 def shorten(text: str, width: int) -> str:
     """`text` cut to `width` characters, the last one "…" when it was longer."""
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def kernel_display_name(name: str, demangled: str | None = None) -> str:
+    """A kernel name for tables: a mangled C++ symbol ("_ZN3cub...", as CUPTI reports it)
+    demangled (``demangled``, or the core's demangle_kernel_name) and cut to its qualified name
+    with template arguments and parameters elided, its middle namespaces too
+    ("cub::…::DeviceSegmentedRadixSortKernel<…>"); XLA's and Triton's plain names unchanged."""
+    if demangled is None:
+        from fpgaprof.base.core import core
+
+        demangled = str(core.attribution.demangle_kernel_name(name))
+    if demangled == name:
+        return name
+    head, depth = [], 0
+    for ch in demangled:
+        if ch == "(" and depth == 0:
+            break  # the parameter list
+        if ch in "<(":
+            if depth == 0:
+                head.append("<…>")
+            depth += 1
+        elif ch in ">)":
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            head.append(ch)
+    text = "".join(head).strip()
+    text = text.rsplit(" ", 1)[-1] if " " in text else text  # the return type
+    parts = text.split("::")
+    return "::".join([parts[0], "…", parts[-1]]) if len(parts) > 2 else text

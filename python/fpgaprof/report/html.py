@@ -35,6 +35,7 @@ from fpgaprof.base.units import (
     fmt_num,
     fmt_pct,
     fmt_s,
+    kernel_display_name,
 )
 from fpgaprof.report.model import MEASUREMENT_RUNS, measurement_stats
 
@@ -528,13 +529,23 @@ def _ops(s: Mapping) -> str:
     ) + (f'<p class="dim">{left} more ops not shown (in {where})</p>' if left else "")
 
 
+def _kernel_cell(r: dict) -> str:
+    """A kernel's name: a mangled C++ symbol shown demangled and shortened, the whole demangled
+    name and the symbol as recorded on hover."""
+    full = str(r.get("demangled") or r["name"])
+    if full == r["name"]:
+        return f"<code>{esc(r['name'])}</code>"
+    short = kernel_display_name(str(r["name"]), full)
+    return f'<code title="{esc(full)}&#10;{esc(r["name"])}">{esc(short)}</code>'
+
+
 def _kernels(s: Mapping) -> str:
     k = s["kernels"]
     if not k.get("available"):
         return not_available(k)
     rows = [
         [
-            (f"<code>{esc(r['name'])}</code>", r["name"]),
+            (_kernel_cell(r), r["name"]),
             (fmt_num(r["count"]), r["count"]),
             (fmt_s(r["total_s"]), r["total_s"]),
             (fmt_pct(r["share"]), r["share"]),

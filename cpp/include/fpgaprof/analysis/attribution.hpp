@@ -51,6 +51,12 @@ XlaRangeName parse_xla_range_name(std::string_view text);
 // The kernel name XLA gives an HLO instruction: each char outside [A-Za-z0-9_$] becomes '_'.
 std::string sanitize_kernel_name(std::string_view hlo_name);
 
+// A kernel name as people read it: a C++ symbol CUPTI reports mangled ("_ZN3cub...") demangled
+// by the C++ runtime (the same text as c++filt, Nsight Systems and XProf show); any other name,
+// and a symbol the runtime cannot demangle, unchanged. For display only: attribution and
+// reports' keys use the name as recorded.
+std::string demangle_kernel_name(std::string_view name);
+
 // Library that a kernel name belongs to ("cuBLAS", "cuDNN", "cuFFT", "cuSOLVER", "CUTLASS",
 // "CUB"), or "" for an XLA-generated kernel.
 std::string library_of_kernel(std::string_view kernel_name);

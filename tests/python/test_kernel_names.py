@@ -1,0 +1,66 @@
+"""Kernel names as reports show them: CUPTI reports C++ kernels (CUB's sorts, cuBLAS) as mangled
+symbols; summary.json's kernel rows carry them demangled, the text summary and report.html show a
+short form, and the name as recorded stays the key everywhere. Expected texts come from binutils'
+c++filt (run here when it is installed; its output for the H200 trace's CUB kernel is also
+written out below) and, for the short form, by hand from c++filt's text."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import fpgaprof
+from fpgaprof import report
+from fpgaprof.base.units import kernel_display_name
+
+TRACE = Path(__file__).resolve().parents[1] / "data" / "traces" / "mbirjax073_parallel_128_pallas_h200.fpgaprof"
+CUB = (
+    "_ZN3cub39_V_300200_SM_750_800_900_1000_1100_12006detail10radix_sort30DeviceSegmentedRadixSortKernelINS1_"
+    "5radix10policy_hubIijiE10Policy1000ELb1ELNS0_9SortOrderE0EijPiS9_iNS1_21identity_decomposer_tEEEvPKT2_PSB_"
+    "PKT3_PSF_T4_T5_iiT7_"
+)
+CUB_FILT = (
+    "void cub::_V_300200_SM_750_800_900_1000_1100_1200::detail::radix_sort::DeviceSegmentedRadixSortKernel<"
+    "cub::_V_300200_SM_750_800_900_1000_1100_1200::detail::radix::policy_hub<int, unsigned int, int>::Policy1000, "
+    "true, (cub::_V_300200_SM_750_800_900_1000_1100_1200::SortOrder)0, int, unsigned int, int*, int*, int, "
+    "cub::_V_300200_SM_750_800_900_1000_1100_1200::detail::identity_decomposer_t>(int const*, int*, unsigned int "
+    "const*, unsigned int*, int*, int*, int, int, cub::_V_300200_SM_750_800_900_1000_1100_1200::detail::identity_"
+    "decomposer_t)"
+)
+
+
+def _cxxfilt(names: list[str]) -> list[str]:
+    exe = shutil.which("c++filt")
+    if exe is None:
+        pytest.skip("c++filt (binutils) is not installed")
+    out = subprocess.run([exe], input="\n".join(names) + "\n", capture_output=True, text=True, check=True)
+    return out.stdout.splitlines()
+
+
+def test_the_short_form_by_hand():
+    # from c++filt's text: the return type, template arguments, parameters and the middle
+    # namespaces dropped
+    assert kernel_display_name(CUB) == "cub::…::DeviceSegmentedRadixSortKernel<…>"
+    assert kernel_display_name("_Z6kernelPfi") == "kernel"
+    assert kernel_display_name("_ZN2ns6kernelEv") == "ns::kernel"
+    for plain in ("loop_add_fusion", "_fwd_kernel__1", "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n", "_Z"):
+        assert kernel_display_name(plain) == plain
+
+
+def test_summary_json_carries_each_kernel_demangled_as_cxxfilt_prints_it(tmp_path):
+    prof = fpgaprof.load(TRACE)
+    report.write_all(prof, str(tmp_path))
+    top = json.loads((tmp_path / "summary.json").read_text())["kernels"]["top"]
+    names = [r["name"] for r in top]
+    assert CUB in names  # the H200 trace's CUB sort, as CUPTI recorded it
+    assert [r["demangled"] for r in top] == _cxxfilt(names)
+    assert next(r["demangled"] for r in top if r["name"] == CUB) == CUB_FILT
+    html = (tmp_path / "report.html").read_text()
+    assert "cub::…::DeviceSegmentedRadixSortKernel&lt;…&gt;" in html
+    assert 'title="void cub::' in html  # the whole name on hover
+    text = prof.summary()
+    assert "cub::…::DeviceSegmentedRadixSortKernel<…>" in text and "_ZN3cub" not in text
