@@ -27,6 +27,7 @@
 #   validate = env wheels build devices counters pytest ncu conecounters
 #   perf     = env wheels build calibrate overhead sweep64
 #   sizes    = env wheels build sweep128 sweep256
+#   fixtures = env wheels build devices pallas128 pytest conecounters
 # Usage: tests/gpu/run_on_gpu.sh [all | GROUP | STEP...]   (env, wheels, build added when needed)
 # Env: PYTHON (python3), OUT (./gpu-logs), GPUVAL_BUDGET_S (540: the whole run's limit; a step
 #   that would not fit is skipped), GPUVAL_CAP_<step> (a step's own limit, s), GPUVAL_FORCE=1
