@@ -625,6 +625,48 @@ std::vector<double*> not_estimated_fields(FpgaCandidate& c) {
           &c.restructured_workload_speedup};
 }
 
+// The fields of a region's row that have no value when it is not estimated.
+std::vector<double*> not_estimated_fields(FpgaRegionCandidate& c) {
+  return {&c.intensity,
+          &c.memory_boundness,
+          &c.pattern_affinity,
+          &c.working_set_bytes,
+          &c.onchip_factor,
+          &c.link_factor,
+          &c.score,
+          &c.flops,
+          &c.bytes,
+          &c.card_compute_s,
+          &c.card_memory_s,
+          &c.card_latency_s,
+          &c.kept_gpu_s,
+          &c.card_time_s,
+          &c.card_time_low_s,
+          &c.card_time_high_s,
+          &c.random_access_bytes,
+          &c.memory_efficiency,
+          &c.transfer_bytes,
+          &c.transfer_s,
+          &c.transfer_low_s,
+          &c.transfer_high_s,
+          &c.fpga_total_s,
+          &c.fpga_total_low_s,
+          &c.fpga_total_high_s,
+          &c.region_speedup,
+          &c.region_speedup_low,
+          &c.region_speedup_high,
+          &c.workload_speedup,
+          &c.workload_speedup_low,
+          &c.workload_speedup_high,
+          &c.restructured_card_time_s,
+          &c.restructured_card_time_low_s,
+          &c.restructured_card_time_high_s,
+          &c.restructured_fpga_total_s,
+          &c.restructured_region_speedup,
+          &c.restructured_region_speedup_low,
+          &c.restructured_region_speedup_high};
+}
+
 void set_nan(const std::vector<double*>& fields) {
   for (double* f : fields) *f = kNaN;
 }
@@ -1097,45 +1139,7 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
     if (!c.estimated) {
       c.estimate_note = untimed ? no_gpu_time_note(c.kernel_count)
                                 : "not estimated: nothing inside can be modelled on the card (" + kept_why + ")";
-      for (double* f : {&c.intensity,
-                        &c.memory_boundness,
-                        &c.pattern_affinity,
-                        &c.working_set_bytes,
-                        &c.onchip_factor,
-                        &c.link_factor,
-                        &c.score,
-                        &c.flops,
-                        &c.bytes,
-                        &c.card_compute_s,
-                        &c.card_memory_s,
-                        &c.card_latency_s,
-                        &c.kept_gpu_s,
-                        &c.card_time_s,
-                        &c.card_time_low_s,
-                        &c.card_time_high_s,
-                        &c.random_access_bytes,
-                        &c.memory_efficiency,
-                        &c.transfer_bytes,
-                        &c.transfer_s,
-                        &c.transfer_low_s,
-                        &c.transfer_high_s,
-                        &c.fpga_total_s,
-                        &c.fpga_total_low_s,
-                        &c.fpga_total_high_s,
-                        &c.region_speedup,
-                        &c.region_speedup_low,
-                        &c.region_speedup_high,
-                        &c.workload_speedup,
-                        &c.workload_speedup_low,
-                        &c.workload_speedup_high,
-                        &c.restructured_card_time_s,
-                        &c.restructured_card_time_low_s,
-                        &c.restructured_card_time_high_s,
-                        &c.restructured_fpga_total_s,
-                        &c.restructured_region_speedup,
-                        &c.restructured_region_speedup_low,
-                        &c.restructured_region_speedup_high})
-        *f = kNaN;
+      set_nan(not_estimated_fields(c));
       out.push_back(std::move(c));
       continue;
     }
