@@ -73,7 +73,7 @@ std::vector<uint64_t> make_buffer(size_t bytes, const Names& names, size_t* vali
     api.end = t++;
     api.threadId = 4000 + i % 4;
     api.correlationId = corr;
-    CUpti_ActivityKernel10 k{};
+    fake_cupti::KernelRecordLayout k{};
     k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
     k.start = t++;
     k.end = t++;

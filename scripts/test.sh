@@ -3,7 +3,8 @@
 #   0. style and structure (seconds): clang-format over the tracked C++ files
 #      (scripts/format.sh --check); the Python package's ruff format --check, ruff check, the
 #      import contracts of the layers (lint-imports), mypy (pyproject.toml configures each)
-#   1. C++ unit tests (Catch2) and the layering check through ctest
+#   1. C++ unit tests (Catch2) and the layering check through ctest, built against CUDA 13's
+#      CUPTI headers and again against CUDA 12.8's (the nvidia-cuda-cupti-cu12 wheel)
 #   2. the same C++ tests rebuilt under AddressSanitizer + UndefinedBehaviorSanitizer
 #   3. the libFuzzer targets, briefly, on their seed corpora (clang)
 #   4. the main job (examples/mbirjax_sweep.py) at 32^3 with 1 run, on both MBIRJAX lines:
@@ -44,6 +45,21 @@ cmake -S . -B build/test -G Ninja -DCMAKE_BUILD_TYPE=Release -DFPGAPROF_TESTS=ON
       -DPython_EXECUTABLE="$VPY" >/dev/null
 cmake --build build/test -j "$JOBS"
 (cd build/test && ctest --output-on-failure -j "$JOBS")
+
+# The user's CUDA 12 image compiles against CUDA 12.8's CUPTI headers: the same core and tests
+# against the nvidia-cuda-cupti-cu12 12.8 wheel's headers (docs/capture.md, "CUDA 12 and 13").
+stage "C++ tests against CUDA 12.8's CUPTI headers (nvidia-cuda-cupti-cu12 12.8)"
+CU12=$ROOT/build/cupti-cu12-12.8
+if [ ! -f "$CU12/nvidia/cuda_cupti/include/cupti_version.h" ]; then
+  rm -rf "$CU12"
+  "$VPY" -m pip install -q --no-deps --target "$CU12" "nvidia-cuda-cupti-cu12==12.8.*"
+fi
+cmake -S . -B build/test-cu12 -G Ninja -DCMAKE_BUILD_TYPE=Release -DFPGAPROF_TESTS=ON -DFPGAPROF_PYTHON=OFF \
+      -DFPGAPROF_CUPTI_INCLUDE_DIR="$CU12/nvidia/cuda_cupti/include" -DPython_EXECUTABLE="$VPY" \
+  | grep -E "fpgaprof: CUPTI headers of CUDA 12 \(API version 26\)" \
+  || { echo "the cu12 build did not configure against CUPTI API version 26"; exit 1; }
+cmake --build build/test-cu12 -j "$JOBS"
+(cd build/test-cu12 && ctest --output-on-failure -j "$JOBS")
 
 if [ "$quick" = 0 ]; then
   stage "C++ tests under ASan + UBSan"

@@ -8,7 +8,9 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "../fake_cupti/fake_cupti.hpp"
 #include "cupti/cupti_api.hpp"
@@ -44,6 +46,16 @@ inline void* fake_symbol(const char* name) {
 }
 
 inline void fake_emit() { reinterpret_cast<void (*)()>(fake_symbol("fake_cupti_emit"))(); }
+
+// The double's call log (name and argument of each CUPTI call, in order) and its reset.
+inline void reset_calls() { reinterpret_cast<void (*)()>(fake_symbol("fake_cupti_reset_calls"))(); }
+
+inline std::vector<FakeCuptiCall> calls() {
+  auto fn = reinterpret_cast<size_t (*)(FakeCuptiCall*, size_t)>(fake_symbol("fake_cupti_calls"));
+  std::vector<FakeCuptiCall> out(4096);
+  out.resize(std::min<size_t>(fn(out.data(), out.size()), out.size()));
+  return out;
+}
 
 inline FakeCuptiCounts fake_counts() {
   FakeCuptiCounts c{};

@@ -63,7 +63,7 @@ CUpti_ActivityMarker2 marker(uint32_t flags, uint32_t id, uint64_t ts, uint32_t 
 
 TEST_CASE("kernel, copies, memset and allocation records convert field by field", "[cupti][converter]") {
   Buffer b;
-  CUpti_ActivityKernel10 k{};
+  fake_cupti::KernelRecordLayout k{};
   k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
   k.registersPerThread = 40;
   k.start = 1000;
@@ -229,7 +229,7 @@ TEST_CASE("kernels share one stored launch configuration per distinct configurat
   // Launches A, B, A, A, C where C differs from A only in the graph node: 3 configurations,
   // referenced as 0, 1, 0, 0, 2 whatever order the repeats come in.
   Buffer b;
-  CUpti_ActivityKernel10 a{};
+  fake_cupti::KernelRecordLayout a{};
   a.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
   a.start = 10;
   a.end = 20;
@@ -241,9 +241,9 @@ TEST_CASE("kernels share one stored launch configuration per distinct configurat
   a.blockY = 1;
   a.blockZ = 1;
   a.registersPerThread = 32;
-  CUpti_ActivityKernel10 bb = a;
+  fake_cupti::KernelRecordLayout bb = a;
   bb.blockX = 256;
-  CUpti_ActivityKernel10 c = a;
+  fake_cupti::KernelRecordLayout c = a;
   c.graphId = 1;
   c.graphNodeId = 7;
   for (const auto* r : {&a, &bb, &a, &a, &c}) b.put(*r);
@@ -443,7 +443,7 @@ TEST_CASE("marker START/END pairs become ranges, open ones end at the trace end"
 
 TEST_CASE("dropped and incomplete records are counted and reported", "[cupti][converter][dropped]") {
   Buffer b;
-  CUpti_ActivityKernel10 k{};
+  fake_cupti::KernelRecordLayout k{};
   k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
   k.name = "k";
   b.put(k);  // start = end = 0: the device timestamp buffer ran out
@@ -483,7 +483,7 @@ TEST_CASE("a bad record ends the walk and is reported, unknown kinds are counted
   CHECK(conv.convert_buffer(b.data(), b.used, next_record) == 1);
   CHECK(conv.stats().buffer_errors == 1);
   // A kind the walker knows but the converter does not keep.
-  CUpti_ActivityMarkerData2 md{};
+  fake_cupti::MarkerDataLayout md{};
   md.kind = CUPTI_ACTIVITY_KIND_MARKER_DATA;
   conv.convert(reinterpret_cast<const CUpti_Activity&>(md));
   CUpti_Activity odd{};
@@ -500,7 +500,7 @@ TEST_CASE("kernel names are interned by text, never trusted by pointer alone", "
   RecordConverter conv(store);
   char name[32] = "fusion_a";
   char copy[32] = "fusion_a";
-  CUpti_ActivityKernel10 k{};
+  fake_cupti::KernelRecordLayout k{};
   k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
   k.start = 1;
   k.end = 2;

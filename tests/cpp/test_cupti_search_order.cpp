@@ -50,6 +50,7 @@ const std::vector<Row> kWheelRows = {
 };
 const std::vector<Row> kSystemRows = {
     {"libcupti.so.13", "system library path"},
+    {"libcupti.so.12", "system library path"},  // CUDA 12 installs (jax[cuda12]'s image)
     {"libcupti.so", "system library path"},
 };
 
@@ -97,7 +98,7 @@ class ScopedEnv {
 TEST_CASE("with a driver: wheel, then toolkit, then the system path", "[cupti][loader]") {
   const auto order = cupti_search_order(inputs(true));
   CHECK(rows(order) == concat({kWheelRows, toolkit_rows("CUDA toolkit", true), kSystemRows}));
-  REQUIRE(order.size() == 4 + 12 + 2);
+  REQUIRE(order.size() == 4 + 12 + 3);
   for (std::size_t i = 0; i < 16; ++i) CHECK(order[i].kind == Kind::kFile);
   CHECK(order[16].kind == Kind::kSoname);
   CHECK(order[17].kind == Kind::kSoname);

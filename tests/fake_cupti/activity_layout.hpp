@@ -1,7 +1,9 @@
-// How libcupti 13.0 lays activity records out in a buffer: each record is the struct version
-// this CUPTI reports for its kind, back to back. Shared by the libcupti test double, the
-// converter tests and the conversion benchmark, which all build buffers like CUPTI's and walk
-// them like cuptiActivityGetNextRecord. Test support only; includes CUPTI headers.
+// How libcupti lays activity records out in a buffer: each record is the struct version that
+// CUPTI reports for its kind, back to back: with CUDA 13's headers 13.0's layout (kernel records
+// are CUpti_ActivityKernel10, 216 bytes), with CUDA 12's 12.8's (CUpti_ActivityKernel9, 208
+// bytes), so the converter is tested on the longer 13.0 record and on 12.8's alike. Shared by the libcupti test double,
+// the converter tests and the conversion benchmark, which all build buffers like CUPTI's and walk them like
+// cuptiActivityGetNextRecord. Test support only; includes CUPTI headers.
 #pragma once
 
 #include <cupti_activity.h>
@@ -11,11 +13,20 @@
 
 namespace fake_cupti {
 
-// Size of one record of `kind` in a CUPTI 13.0 buffer; 0 for kinds the fake never emits.
+// The kernel record the library of these headers' CUDA major emits.
+#if CUPTI_API_VERSION >= 130000
+using KernelRecordLayout = CUpti_ActivityKernel10;
+using MarkerDataLayout = CUpti_ActivityMarkerData2;
+#else
+using KernelRecordLayout = CUpti_ActivityKernel9;
+using MarkerDataLayout = CUpti_ActivityMarkerData;
+#endif
+
+// Size of one record of `kind` in such a buffer; 0 for kinds the fake never emits.
 constexpr std::size_t record_size(uint32_t kind) {
   switch (kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-    case CUPTI_ACTIVITY_KIND_KERNEL: return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_KERNEL: return sizeof(KernelRecordLayout);
     case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
     case CUPTI_ACTIVITY_KIND_MEMCPY2: return sizeof(CUpti_ActivityMemcpyPtoP4);
     case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
@@ -27,7 +38,7 @@ constexpr std::size_t record_size(uint32_t kind) {
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
     case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(CUpti_ActivityOverhead3);
     case CUPTI_ACTIVITY_KIND_MARKER: return sizeof(CUpti_ActivityMarker2);
-    case CUPTI_ACTIVITY_KIND_MARKER_DATA: return sizeof(CUpti_ActivityMarkerData2);
+    case CUPTI_ACTIVITY_KIND_MARKER_DATA: return sizeof(MarkerDataLayout);
     case CUPTI_ACTIVITY_KIND_NAME: return sizeof(CUpti_ActivityName);
     default: return 0;
   }

@@ -455,7 +455,7 @@ void emit_transfers(uint64_t t) {
   for (std::size_t i = 0; i < 4; ++i) transfer_copy(w, copies[i], base, tid, stream);
   {
     const uint32_t corr = api(w, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, tid);
-    CUpti_ActivityKernel10 k{};
+    fake_cupti::KernelRecordLayout k{};
     k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
     k.start = base + 150000;
     k.end = base + 250000;
@@ -566,7 +566,7 @@ void emit_thread(uint64_t t) {
   for (uint64_t i = 0; i < s.kernels_per_thread; ++i) {
     const uint32_t thunk = marker_start(w, kThunkNames[i % 4], "TSL", tid, false);
     const uint32_t corr = api(w, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, tid);
-    CUpti_ActivityKernel10 k{};
+    fake_cupti::KernelRecordLayout k{};
     k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
     k.registersPerThread = 32;
     const bool incomplete = s.scenario == "dropped" && t == 0 && i < 3;
@@ -693,7 +693,7 @@ void write_drain() {
   y.streamId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
   y.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
   if (w.put(y)) add(&FakeCuptiCounts::stop_thread_records);
-  CUpti_ActivityKernel10 k{};
+  fake_cupti::KernelRecordLayout k{};
   k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
   k.start = now_ns();
   k.end = k.start + 500;
@@ -728,13 +728,15 @@ void read_env() {
   read_failures(s);
 }
 
-CUptiResult subscribe_common(CUpti_SubscriberHandle* subscriber, CUpti_SubscriberParams* params) {
+// old_name/old_size: cuptiSubscribe_v2's CUpti_SubscriberParams buffer for the other
+// subscriber's name (nullptr/0 for cuptiSubscribe).
+CUptiResult subscribe_common(CUpti_SubscriberHandle* subscriber, char* old_name, std::size_t old_size) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.scenario == "conflict" || s.subscribed) {
-    if (params != nullptr && params->oldSubscriberName != nullptr && params->oldSubscriberSize > 0) {
-      std::strncpy(params->oldSubscriberName, "CUPTI for Nsight Systems", params->oldSubscriberSize - 1);
-      params->oldSubscriberName[params->oldSubscriberSize - 1] = '\0';
+    if (old_name != nullptr && old_size > 0) {
+      std::strncpy(old_name, "CUPTI for Nsight Systems", old_size - 1);
+      old_name[old_size - 1] = '\0';
     }
     return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
   }
@@ -826,7 +828,7 @@ void device_work(uint32_t device, uint64_t offset_ns) {
   const uint32_t module = marker_start(w, kModuleName, "TSL", tid, false);
   for (const Launch& l : device == 0 ? dev0 : dev1) {
     const uint32_t thunk = marker_start(w, kThunkNames[l.op], "TSL", tid, false);
-    CUpti_ActivityKernel10 k{};
+    fake_cupti::KernelRecordLayout k{};
     k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
     k.correlationId = api(w, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, tid);
     k.registersPerThread = 32;
@@ -923,7 +925,7 @@ FAKE_EXPORT void fake_cupti_kernel(uint32_t device, const char* name, const char
   Writer w;
   const uint32_t module = marker_start(w, kRanksModuleName, "TSL", tid, false);
   const uint32_t range = thunk.empty() ? 0 : marker_start(w, thunk.c_str(), "TSL", tid, false);
-  CUpti_ActivityKernel10 k{};
+  fake_cupti::KernelRecordLayout k{};
   k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
   k.correlationId = api(w, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, tid);
   k.registersPerThread = 32;
@@ -966,7 +968,11 @@ FAKE_EXPORT void fake_cupti_reset_calls() {
 }
 
 FAKE_EXPORT CUptiResult cuptiGetVersion(uint32_t* version) {
-  *version = state().scenario == "nodriver" ? 0 : CUPTI_API_VERSION;
+  // FAKE_CUPTI_API_VERSION: play another libcupti release (26 = CUDA 12.8, 24 = older).
+  const char* as = std::getenv("FAKE_CUPTI_API_VERSION");
+  *version = state().scenario == "nodriver" ? 0
+             : as != nullptr && *as != '\0' ? static_cast<uint32_t>(std::strtoul(as, nullptr, 10))
+                                            : CUPTI_API_VERSION;
   return CUPTI_SUCCESS;
 }
 
@@ -984,17 +990,19 @@ FAKE_EXPORT CUptiResult cuptiGetResultString(CUptiResult result, const char** st
 FAKE_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc, void*) {
   read_env();
   if (const CUptiResult r = enter("cuptiSubscribe", 0, Family::kV1); r != CUPTI_SUCCESS) return r;
-  return subscribe_common(subscriber, nullptr);
+  return subscribe_common(subscriber, nullptr, 0);
 }
 
+#if CUPTI_API_VERSION >= 130000  // cuptiSubscribe_v2 and its params came with CUDA 13
 FAKE_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc, void*,
                                           CUpti_SubscriberParams* params) {
   read_env();
   if (const CUptiResult r = enter("cuptiSubscribe_v2", 0, Family::kV2); r != CUPTI_SUCCESS) return r;
-  if (params != nullptr && params->structSize < CUpti_SubscriberParams_STRUCT_SIZE)
-    return CUPTI_ERROR_INVALID_PARAMETER;
-  return subscribe_common(subscriber, params);
+  if (params == nullptr) return subscribe_common(subscriber, nullptr, 0);
+  if (params->structSize < CUpti_SubscriberParams_STRUCT_SIZE) return CUPTI_ERROR_INVALID_PARAMETER;
+  return subscribe_common(subscriber, params->oldSubscriberName, params->oldSubscriberSize);
 }
+#endif
 
 FAKE_EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle) {
   if (const CUptiResult r = enter("cuptiUnsubscribe", 0, Family::kV1); r != CUPTI_SUCCESS) return r;

@@ -48,3 +48,25 @@ def test_wheel_lib_dirs_lists_nvidia_lib_folders_with_libcupti(tmp_path):
     dirs = (got["FPGAPROF_WHEEL_LIB_DIRS"] or "").split(os.pathsep)
     assert str(with_cupti) in dirs
     assert str(without) not in dirs
+
+
+def test_wheel_lib_dirs_put_the_libcupti_of_jaxs_cuda_plugin_first(tmp_path):
+    """With jax[cuda12] (jax_cuda12_plugin) beside both CUPTI wheels, CUDA 12's libcupti
+    folder comes first (alphabetically nvidia/cu13 would); without a plugin the order stays."""
+    import importlib.util
+
+    if importlib.util.find_spec("jax_cuda13_plugin") or importlib.util.find_spec(
+        "jax_cuda12_plugin"
+    ):
+        pytest.skip("a real JAX CUDA plugin is installed: the case needs exactly the fake one")
+    cu13 = tmp_path / "nvidia" / "cu13" / "lib"
+    cu12 = tmp_path / "nvidia" / "cuda_cupti" / "lib"
+    for d, so in ((cu13, "libcupti.so.13"), (cu12, "libcupti.so.12")):
+        d.mkdir(parents=True)
+        (d / so).write_bytes(b"")
+    plain = (_run({}, extra_path=str(tmp_path))["FPGAPROF_WHEEL_LIB_DIRS"] or "").split(os.pathsep)
+    assert plain.index(str(cu13)) < plain.index(str(cu12))
+    (tmp_path / "jax_cuda12_plugin").mkdir()
+    (tmp_path / "jax_cuda12_plugin" / "__init__.py").write_text("")
+    got = (_run({}, extra_path=str(tmp_path))["FPGAPROF_WHEEL_LIB_DIRS"] or "").split(os.pathsep)
+    assert got.index(str(cu12)) < got.index(str(cu13))

@@ -66,3 +66,49 @@ def test_fpgaprof_cupti_library_wins_over_both(layout):
     env = dict(layout["env"], FPGAPROF_CUPTI_LIBRARY=layout["fake"])
     line = _cupti_line(env)
     assert line.startswith(f"  CUPTI: {layout['fake']} (found: FPGAPROF_CUPTI_LIBRARY; API version ")
+
+
+def _devices(env_updates: dict) -> str:
+    env = dict(os.environ)
+    for k in ("FPGAPROF_WHEEL_LIB_DIRS", "CUDA_HOME", "NVTX_INJECTION64_PATH"):
+        env.pop(k, None)
+    env.update(env_updates)
+    p = subprocess.run([sys.executable, "-m", "fpgaprof.cli", "devices"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def _header_api_version() -> int:
+    """CUPTI_API_VERSION of the headers the build used, read from them here (not from fpgaprof):
+    the CMake cache of the build names the folder."""
+    import re
+
+    import fpgaprof
+
+    for cache in ("build/test/CMakeCache.txt", "build/dev/CMakeCache.txt"):
+        if os.path.exists(cache):
+            m = re.search(r"^FPGAPROF_CUPTI_INCLUDE_DIR:PATH=(.*)$", open(cache).read(), re.M)
+            if m:
+                text = open(os.path.join(m.group(1), "cupti_version.h")).read()
+                return int(re.search(r"#define CUPTI_API_VERSION (\d+)", text).group(1))
+    pytest.skip(f"no CMake cache beside {fpgaprof.__file__} names the CUPTI headers")
+
+
+def test_devices_names_the_headers_built_with_and_the_runtime_minimum(layout):
+    out = _devices({"FPGAPROF_CUPTI_LIBRARY": layout["fake"], "FAKE_CUPTI_API_VERSION": "26"})
+    assert "(found: FPGAPROF_CUPTI_LIBRARY; API version 26, CUDA 12.8)" in out, out
+    built = [ln for ln in out.splitlines() if ln.startswith("  built with: ")]
+    assert len(built) == 1, out
+    assert built[0].startswith(f"  built with: CUPTI headers API version {_header_api_version()}")
+    assert built[0].endswith("runs with libcupti API version 26, CUDA 12.8 or newer")
+
+
+def test_devices_refuses_a_libcupti_older_than_12_8_with_the_fix(layout):
+    out = _devices({"FPGAPROF_CUPTI_LIBRARY": layout["fake"], "FAKE_CUPTI_API_VERSION": "24"})
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("  tracing: ")]
+    assert line.startswith(
+        f"  tracing: not possible: libcupti at {layout['fake']} is API version 24, older than "
+        "the CUDA 12.8 (API version 26) this fpgaprof needs: pip install "
+        "'nvidia-cuda-cupti-cu12>=12.8'"
+    ), line

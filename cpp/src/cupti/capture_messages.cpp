@@ -15,6 +15,30 @@ std::string cuda_version_text(uint32_t version) {
   return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
 }
 
+std::string cupti_api_cuda_text(uint32_t api_version) {
+  if (api_version >= 130000) {
+    return std::to_string(api_version / 10000) + "." + std::to_string((api_version % 10000) / 100);
+  }
+  // CUDA 12's libcupti numbers its API versions on from CUDA 11's; only the releases fpgaprof
+  // meets are named (cupti_version.h of the nvidia-cuda-cupti-cu12 12.8.90 and 12.9.79 wheels).
+  switch (api_version) {
+    case 26: return "12.8";
+    case 28: return "12.9";
+    default: return {};
+  }
+}
+
+std::string old_cupti_reason(uint32_t runtime, uint32_t minimum, const std::string& path) {
+  if (runtime == 0 || runtime >= minimum) return {};
+  const std::string have = cupti_api_cuda_text(runtime);
+  const std::string need = cupti_api_cuda_text(minimum);
+  return "libcupti at " + path + " is API version " + std::to_string(runtime) +
+         (have.empty() ? "" : " (CUDA " + have + ")") + ", older than the CUDA " + need + " (API version " +
+         std::to_string(minimum) + ") this fpgaprof needs: pip install 'nvidia-cuda-cupti-cu12>=" + need +
+         "' (jax[cuda12] brings it) or 'nvidia-cuda-cupti>=13' for a CUDA 13 driver, or set "
+         "FPGAPROF_CUPTI_LIBRARY to a newer libcupti; only host-side regions are recorded";
+}
+
 std::string start_failure_reason(const std::string& call, int result, const std::string& result_text, bool driver_found,
                                  uint32_t cupti_version, uint32_t driver_version) {
   if (!driver_found) {
@@ -61,7 +85,8 @@ std::string multiple_cupti_warning(const std::vector<std::string>& mapped, const
   return std::to_string(mapped.size()) + " libcupti files are mapped in this process (" + list +
          "): each is a separate CUPTI and fpgaprof records only what " + used +
          " sees; set FPGAPROF_CUPTI_LIBRARY to the libcupti JAX loads (its CUDA plugin's "
-         "site-packages/nvidia/cu13/lib/libcupti.so.13) before importing fpgaprof";
+         "site-packages/nvidia/cu13/lib/libcupti.so.13, or nvidia/cuda_cupti/lib/libcupti.so.12 with "
+         "jax[cuda12]) before importing fpgaprof";
 }
 
 }  // namespace fpgaprof::cupti

@@ -30,6 +30,14 @@ std::string nvtx_warning(const NvtxInjectionStatus& status, std::size_t kernels,
 // CuptiApi::mapped_libraries); "" for one or none. used: the file fpgaprof uses.
 std::string multiple_cupti_warning(const std::vector<std::string>& mapped, const std::string& used);
 
+// The CUDA release of a CUPTI API version (cuptiGetVersion, CUPTI_API_VERSION): "12.8" for 26,
+// "12.9" for 28, "13.0" for 130001, "13.5" for 130500; "" for a 12.x version not listed.
+std::string cupti_api_cuda_text(uint32_t api_version);
+
+// Why a libcupti of API version `runtime` (at `path`) cannot be used by a build whose oldest
+// supported runtime is `minimum`; "" when runtime >= minimum or runtime is 0 (unknown).
+std::string old_cupti_reason(uint32_t runtime, uint32_t minimum, const std::string& path);
+
 // "13.0" from a CUDA version number such as 13000 (cuDriverGetVersion's encoding).
 std::string cuda_version_text(uint32_t version);
 

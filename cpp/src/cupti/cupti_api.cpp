@@ -24,6 +24,18 @@ bool file_exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
+// "" for a regular file (after symlinks), else what the path is instead.
+std::string not_a_library_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};  // missing: dlopen's own error says so
+  if (S_ISREG(st.st_mode)) return {};
+  if (S_ISFIFO(st.st_mode)) return "is a FIFO, not a library file";
+  if (S_ISDIR(st.st_mode)) return "is a folder, not a library file";
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return "is a device, not a library file";
+  if (S_ISSOCK(st.st_mode)) return "is a socket, not a library file";
+  return "is not a regular file";
+}
+
 std::string handle_path(void* handle, const std::string& fallback) {
   link_map* map = nullptr;
   if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr &&
@@ -112,6 +124,12 @@ const CuptiApi* CuptiApi::get(std::string* error) {
   }
   for (const auto& c : cupti_search_order(CuptiSearchInputs::from_process())) {
     if (c.kind == CuptiCandidate::Kind::kFile && !file_exists(c.name)) continue;
+    // dlopen of a FIFO blocks until a writer comes and a device may never end: regular files only.
+    if (std::string why = not_a_library_file(c.name); c.kind == CuptiCandidate::Kind::kExactPath && !why.empty()) {
+      if (error)
+        *error = "FPGAPROF_CUPTI_LIBRARY=" + c.name + " " + why + ": point it at a libcupti.so file or unset it";
+      return nullptr;
+    }
     void* h = ::dlopen(c.name.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (h != nullptr) return adopt(h, c.name, c.how, error);
     if (c.kind == CuptiCandidate::Kind::kExactPath) {
@@ -125,8 +143,8 @@ const CuptiApi* CuptiApi::get(std::string* error) {
   }
   if (error) {
     *error =
-        "libcupti not found: pip install nvidia-cuda-cupti or set FPGAPROF_CUPTI_LIBRARY "
-        "to the path of libcupti.so.13";
+        "libcupti not found: pip install nvidia-cuda-cupti (CUDA 13) or nvidia-cuda-cupti-cu12 (CUDA 12; "
+        "jax[cuda12] brings it), or set FPGAPROF_CUPTI_LIBRARY to the path of libcupti.so.13 or .so.12";
   }
   return nullptr;
 }

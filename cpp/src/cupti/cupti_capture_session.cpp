@@ -70,6 +70,7 @@ constexpr KindSpec kKinds[] = {
 struct ApiSpec {
   CUpti_CallbackId cbid;
   const char* name;
+  uint32_t min_runtime_api = 0;  // the libcupti API version that first knows cbid (0: every one)
 };
 // API calls not traced (the one list; docs/capture.md shows it): JAX's PJRT polls events and
 // streams and switches contexts all the time, so these are most of the API records, yet they
@@ -83,7 +84,10 @@ constexpr ApiSpec kQuietDriverApis[] = {
     {CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, "cuCtxGetCurrent"},
     {CUPTI_DRIVER_TRACE_CBID_cuCtxSetCurrent, "cuCtxSetCurrent"},
     {CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice, "cuCtxGetDevice"},
-    {CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice_v2, "cuCtxGetDevice_v2"},
+#if CUPTI_API_VERSION >= 130000
+    // CUDA 13's headers only; libcupti 12.x has no such id (its driver ids end at 784 in 12.9).
+    {CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice_v2, "cuCtxGetDevice_v2", kCuda13CuptiApiVersion},
+#endif
     {CUPTI_DRIVER_TRACE_CBID_cuCtxPushCurrent, "cuCtxPushCurrent"},
     {CUPTI_DRIVER_TRACE_CBID_cuCtxPushCurrent_v2, "cuCtxPushCurrent_v2"},
     {CUPTI_DRIVER_TRACE_CBID_cuCtxPopCurrent, "cuCtxPopCurrent"},
@@ -237,6 +241,10 @@ void CuptiCaptureSession::begin() {
   store_.meta.cupti_path = api_->path;
   uint32_t cupti_version = 0;
   if (api_->GetVersion(&cupti_version) == CUPTI_SUCCESS) store_.meta.cupti_version = cupti_version;
+  if (std::string old = old_cupti_reason(cupti_version, kMinRuntimeCuptiApiVersion, api_->path); !old.empty()) {
+    go_host_only(std::move(old));
+    return;
+  }
   check_mapped_cupti();
 
   // Unversioned (V1) calls only, as XLA's and Kineto's tracers: CUPTI refuses a process that
@@ -337,6 +345,8 @@ void CuptiCaptureSession::quiet_api_calls() {
       return;
     }
     for (const ApiSpec* a = begin; a != end; ++a) {
+      // A CUDA 13 build running with libcupti 12.x: that library does not know the id.
+      if (store_.meta.cupti_version < a->min_runtime_api) continue;
       if (const CUptiResult r = off(a->cbid, 0); r != CUPTI_SUCCESS) {
         if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) return start_failed(call, r);
         warnings_.push_back(std::string(call) + "(" + a->name + ", 0) failed (" + api_->result_string(r) +

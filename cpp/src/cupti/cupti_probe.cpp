@@ -3,14 +3,20 @@
 #include <string>
 #include <utility>
 
+#include "cupti/capture_messages.hpp"
 #include "cupti/cuda_driver.hpp"
 #include "cupti/cupti_api.hpp"
+#include "cupti/cupti_headers.hpp"
 #include "fpgaprof/cupti/capture.hpp"
 
 namespace fpgaprof {
 
 CuptiStatus probe_cupti() {
   CuptiStatus status;
+  status.header_cupti_version = cupti::kCuptiHeaderApiVersion;
+  status.min_cupti_version = cupti::kMinRuntimeCuptiApiVersion;
+  status.header_cuda = cupti::cupti_api_cuda_text(status.header_cupti_version);
+  status.min_cuda = cupti::cupti_api_cuda_text(status.min_cupti_version);
   try {
     std::string error;
     const cupti::CuptiApi* api = cupti::CuptiApi::get(&error);
@@ -20,6 +26,7 @@ CuptiStatus probe_cupti() {
       status.how_found = api->how_found;
       uint32_t version = 0;
       if (api->GetVersion(&version) == CUPTI_SUCCESS) status.cupti_version = version;
+      status.cupti_cuda = cupti::cupti_api_cuda_text(status.cupti_version);
     }
     const cupti::CudaDriver* driver = cupti::CudaDriver::get();
     std::string device_problem;
@@ -38,6 +45,10 @@ CuptiStatus probe_cupti() {
     }
     if (api == nullptr) {
       status.problem = error;
+    } else if (std::string old =
+                   cupti::old_cupti_reason(status.cupti_version, status.min_cupti_version, status.library_path);
+               !old.empty()) {
+      status.problem = std::move(old);
     } else if (driver == nullptr) {
       status.problem =
           "no CUDA driver found (libcuda.so.1 cannot be loaded): install the NVIDIA driver and run "

@@ -68,7 +68,7 @@ std::vector<CuptiCandidate> cupti_search_order(const CuptiSearchInputs& in) {
     out = std::move(wheel);
     add_toolkit(in.cuda_home, "CUDA toolkit", out);
   }
-  for (const char* so : {"libcupti.so.13", "libcupti.so"}) {
+  for (const char* so : {"libcupti.so.13", "libcupti.so.12", "libcupti.so"}) {
     out.push_back({CuptiCandidate::Kind::kSoname, so, "system library path"});
   }
   return out;

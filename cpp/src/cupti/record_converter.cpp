@@ -18,21 +18,48 @@ namespace {
 
 // The converter reads the newest records through older struct versions: with headers that
 // have the newer versions, check at compile time that the fields used sit at the same offsets.
-#if defined(CUPTI_API_VERSION) && CUPTI_API_VERSION >= 130500
+// Kernel records: CUDA 12's Kernel9 (KernelActivity) against CUDA 13's Kernel10 (13.0) and the
+// later ones (13.5's headers hold Kernel10-12 in cupti_activity_deprecated.h and Kernel13), so
+// one build reads what libcupti 12.8 and 13.x emit alike.
 #define FPGAPROF_SAME_OFFSET(Old, New, field) \
-  static_assert(offsetof(Old, field) == offsetof(New, field), #New "." #field)
-FPGAPROF_SAME_OFFSET(CUpti_ActivityKernel10, CUpti_ActivityKernel13, name);
-FPGAPROF_SAME_OFFSET(CUpti_ActivityKernel10, CUpti_ActivityKernel13, correlationId);
-FPGAPROF_SAME_OFFSET(CUpti_ActivityKernel10, CUpti_ActivityKernel13, graphNodeId);
-FPGAPROF_SAME_OFFSET(CUpti_ActivityKernel10, CUpti_ActivityKernel13, graphId);
+  static_assert(offsetof(Old, field) == offsetof(New, field), #New "." #field " moved")
+#define FPGAPROF_KERNEL_FIELDS_AGREE(New)                          \
+  FPGAPROF_SAME_OFFSET(KernelActivity, New, kind);                 \
+  FPGAPROF_SAME_OFFSET(KernelActivity, New, start);                \
+  FPGAPROF_SAME_OFFSET(KernelActivity, New, end);                  \
+  FPGAPROF_SAME_OFFSET(KernelActivity, New, correlationId);        \
+  FPGAPROF_SAME_OFFSET(KernelActivity, New, name);                 \
+  FPGAPROF_SAME_OFFSET(KernelActivity, New, deviceId);             \
+  FPGAPROF_SAME_OFFSET(KernelActivity, New, contextId);            \
+  FPGAPROF_SAME_OFFSET(KernelActivity, New, streamId);             \
+  FPGAPROF_SAME_OFFSET(KernelActivity, New, gridX);                \
+  FPGAPROF_SAME_OFFSET(KernelActivity, New, gridY);                \
+  FPGAPROF_SAME_OFFSET(KernelActivity, New, gridZ);                \
+  FPGAPROF_SAME_OFFSET(KernelActivity, New, blockX);               \
+  FPGAPROF_SAME_OFFSET(KernelActivity, New, blockY);               \
+  FPGAPROF_SAME_OFFSET(KernelActivity, New, blockZ);               \
+  FPGAPROF_SAME_OFFSET(KernelActivity, New, registersPerThread);   \
+  FPGAPROF_SAME_OFFSET(KernelActivity, New, staticSharedMemory);   \
+  FPGAPROF_SAME_OFFSET(KernelActivity, New, dynamicSharedMemory);  \
+  FPGAPROF_SAME_OFFSET(KernelActivity, New, localMemoryPerThread); \
+  FPGAPROF_SAME_OFFSET(KernelActivity, New, graphNodeId);          \
+  FPGAPROF_SAME_OFFSET(KernelActivity, New, graphId)
+#if CUPTI_API_VERSION >= 130000
+FPGAPROF_KERNEL_FIELDS_AGREE(CUpti_ActivityKernel10);
+#endif
+#if CUPTI_API_VERSION >= 130500
+FPGAPROF_KERNEL_FIELDS_AGREE(CUpti_ActivityKernel11);
+FPGAPROF_KERNEL_FIELDS_AGREE(CUpti_ActivityKernel12);
+FPGAPROF_KERNEL_FIELDS_AGREE(CUpti_ActivityKernel13);
 FPGAPROF_SAME_OFFSET(CUpti_ActivityMemcpy6, CUpti_ActivityMemcpy7, correlationId);
 FPGAPROF_SAME_OFFSET(CUpti_ActivityMemcpy6, CUpti_ActivityMemcpy7, graphId);
 FPGAPROF_SAME_OFFSET(CUpti_ActivityMemset4, CUpti_ActivityMemset5, memoryKind);
 FPGAPROF_SAME_OFFSET(CUpti_ActivityMemset4, CUpti_ActivityMemset5, graphId);
 FPGAPROF_SAME_OFFSET(CUpti_ActivityDevice5, CUpti_ActivityDevice6, name);
 FPGAPROF_SAME_OFFSET(CUpti_ActivityDevice5, CUpti_ActivityDevice6, uuid);
-#undef FPGAPROF_SAME_OFFSET
 #endif
+#undef FPGAPROF_KERNEL_FIELDS_AGREE
+#undef FPGAPROF_SAME_OFFSET
 
 constexpr std::size_t kMaxOpenInVector = 256;
 
@@ -164,7 +191,7 @@ void RecordConverter::convert(const CUpti_Activity& record) {
   ++stats_.records;
   switch (record.kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-    case CUPTI_ACTIVITY_KIND_KERNEL: convert_kernel(reinterpret_cast<const CUpti_ActivityKernel10&>(record)); break;
+    case CUPTI_ACTIVITY_KIND_KERNEL: convert_kernel(reinterpret_cast<const KernelActivity&>(record)); break;
     case CUPTI_ACTIVITY_KIND_MEMCPY: convert_memcpy(reinterpret_cast<const CUpti_ActivityMemcpy6&>(record)); break;
     case CUPTI_ACTIVITY_KIND_MEMCPY2:
       convert_peer_memcpy(reinterpret_cast<const CUpti_ActivityMemcpyPtoP4&>(record));
@@ -228,7 +255,7 @@ void RecordConverter::add_dropped(uint64_t count) {
   store_.meta.dropped_records = dropped_;
 }
 
-void RecordConverter::convert_kernel(const CUpti_ActivityKernel10& r) {
+void RecordConverter::convert_kernel(const KernelActivity& r) {
   if (r.start == 0 && r.end == 0) ++stats_.incomplete;
   KernelRecord& k = append(store_.kernels);
   k.start_ns = r.start;

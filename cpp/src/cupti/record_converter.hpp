@@ -5,7 +5,7 @@
 // Pure with respect to CUPTI: it never calls libcupti itself. The buffer walker and the API
 // name lookup are passed in, so tests can feed it real CUPTI structs laid into a buffer.
 // Records are read through the oldest struct version that has every field used
-// (CUpti_ActivityKernel10, Memcpy6, MemcpyPtoP4, Memset4, Memory4, Device5, Marker2, API,
+// (KernelActivity = CUpti_ActivityKernel9, Memcpy6, MemcpyPtoP4, Memset4, Memory4, Device5, Marker2, API,
 // Synchronization2, ExternalCorrelation, Overhead3): CUPTI only appends fields to newer
 // versions, and buffers are walked with the library's cuptiActivityGetNextRecord, never by
 // sizeof.
@@ -80,7 +80,7 @@ class RecordConverter {
   StringId intern(const char* text);
   uint32_t api_function(ApiKind kind, uint32_t cbid);  // index into store.api_functions
 
-  void convert_kernel(const CUpti_ActivityKernel10& r);
+  void convert_kernel(const KernelActivity& r);
   void convert_memcpy(const CUpti_ActivityMemcpy6& r);
   void convert_peer_memcpy(const CUpti_ActivityMemcpyPtoP4& r);
   void convert_memset(const CUpti_ActivityMemset4& r);

@@ -12,7 +12,9 @@ __all__ = ["describe", "devices", "status"]
 
 def status() -> Any:
     """The CuptiStatus from probing (never raises): library_found, library_path, how_found,
-    cupti_version, driver_version, devices, problem."""
+    cupti_version (and cupti_cuda, its CUDA release), header_cupti_version / header_cuda (the
+    CUPTI headers this build compiled with), min_cupti_version / min_cuda (the oldest libcupti it
+    runs with), driver_version, devices, problem."""
     return core.probe_cupti()
 
 
@@ -32,10 +34,15 @@ def describe() -> str:
     lines = [f"fpgaprof {core.__version__}", f"  libfpgaprof: {core.library_path() or '(unknown)'}"]
     if s.library_found:
         lines.append(
-            f"  CUPTI: {s.library_path} (found: {s.how_found}; API version {s.cupti_version})"
+            f"  CUPTI: {s.library_path} (found: {s.how_found}; "
+            f"{_api_text(s.cupti_version, s.cupti_cuda)})"
         )
     else:
         lines.append("  CUPTI: not found")
+    lines.append(
+        f"  built with: CUPTI headers {_api_text(s.header_cupti_version, s.header_cuda)}; runs "
+        f"with libcupti {_api_text(s.min_cupti_version, s.min_cuda)} or newer"
+    )
     lines.append(f"  CUDA driver: {_version(s.driver_version)}")
     if s.devices:
         lines.append(f"  GPUs: {len(s.devices)}")
@@ -58,6 +65,11 @@ def describe() -> str:
     if s.devices and s.library_found:
         lines.append("  counters: " + counters_line(s.devices[0].id))
     return "\n".join(lines) + "\n"
+
+
+def _api_text(version: int, cuda: str) -> str:
+    """'API version 26, CUDA 12.8' (the CUDA release left out where the core does not know it)."""
+    return f"API version {version}" + (f", CUDA {cuda}" if cuda else "")
 
 
 def _link_text(d: Any) -> str:

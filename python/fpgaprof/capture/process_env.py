@@ -46,9 +46,24 @@ def fpgaprof_library() -> str:
     return os.path.realpath(path) if os.path.exists(path) else ""
 
 
+def jax_cuda_plugin_major() -> str:
+    """ "12" or "13" when exactly one of JAX's CUDA plugins (jax[cuda12] / jax[cuda13]) is
+    installed, else "" (found without importing it)."""
+    found = []
+    for major in ("12", "13"):
+        try:
+            if importlib.util.find_spec(f"jax_cuda{major}_plugin") is not None:
+                found.append(major)
+        except (ImportError, ValueError):
+            pass
+    return found[0] if len(found) == 1 else ""
+
+
 def wheel_lib_dirs() -> list[str]:
     """site-packages/nvidia/*/lib folders of the installed NVIDIA wheels that hold a libcupti
-    (nvidia-cuda-cupti: nvidia/cu13/lib, older wheels nvidia/cuda_cupti/lib)."""
+    (nvidia-cuda-cupti: nvidia/cu13/lib; nvidia-cuda-cupti-cu12: nvidia/cuda_cupti/lib). The
+    folders of the libcupti that JAX's installed CUDA plugin loads come first, so that fpgaprof,
+    loading CUPTI before JAX does, takes the same library (docs/capture.md, "CUDA 12 and 13")."""
     dirs: list[str] = []
     try:
         spec = importlib.util.find_spec("nvidia")
@@ -59,6 +74,9 @@ def wheel_lib_dirs() -> list[str]:
         for lib in sorted(glob.glob(os.path.join(root, "*", "lib"))):
             if lib not in dirs and glob.glob(os.path.join(lib, "libcupti.so*")):
                 dirs.append(lib)
+    major = jax_cuda_plugin_major()
+    if major:
+        dirs.sort(key=lambda d: not glob.glob(os.path.join(d, f"libcupti.so.{major}*")))
     return dirs
 
 

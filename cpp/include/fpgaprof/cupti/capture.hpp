@@ -37,9 +37,14 @@ struct CaptureOptions {
 // why: the nvidia-cuda-cupti wheel's libcupti needs a driver for the Profiler Host API.
 struct CuptiStatus {
   bool library_found = false;
-  std::string library_path;  // the libcupti it uses / would load
-  std::string how_found;     // "already loaded", "FPGAPROF_CUPTI_LIBRARY", "pip wheel", ...
-  uint32_t cupti_version = 0;
+  std::string library_path;           // the libcupti it uses / would load
+  std::string how_found;              // "already loaded", "FPGAPROF_CUPTI_LIBRARY", "pip wheel", ...
+  uint32_t cupti_version = 0;         // cuptiGetVersion of that library (0: none or unknown)
+  uint32_t header_cupti_version = 0;  // CUPTI_API_VERSION of the headers this build compiled with
+  uint32_t min_cupti_version = 0;     // the oldest libcupti API version this build runs with
+  std::string cupti_cuda;             // the CUDA release of each of those three ("12.8", "13.0"; ""
+  std::string header_cuda;            //   when unknown)
+  std::string min_cuda;
   uint32_t driver_version = 0;  // 0: no driver
   std::vector<DeviceInfo> devices;
   std::string problem;  // empty when tracing would work; else cause + fix, one line
