@@ -11,6 +11,8 @@
 #                   run_on_gpu.sh installs it into its own folder, used with MBIRJAX_LINE=0.6):
 #                   its dependencies are a subset of 0.7.3's, checked here
 #   .whl/deb/       Debian's zlib1g-dev, used by run_on_gpu.sh only if the image has no zlib.h
+#   .whl/cupti12/   nvidia-cuda-cupti-cu12==12.8.* (CUDA 12.8's libcupti, what jax[cuda12] brings):
+#                   run_on_gpu.sh's cupti12 step traces through it and compares with CUDA 13's
 # Which are needed: on the image as found on 2026-11-22 (Python 3.12.3, JAX 0.11.2 with the
 # CUDA 13 plugin, nvidia-cuda-cupti, pybind11, scikit-build-core, cmake, ninja; zlib.h and
 # nlohmann/json.hpp present) only mbirjax and the dependencies listed as downloaded; the
@@ -26,7 +28,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 [ -x "$PY" ] || PY=python3
 DEST=.whl
-mkdir -p "$DEST/deb" "$DEST/mbirjax06"
+mkdir -p "$DEST/deb" "$DEST/mbirjax06" "$DEST/cupti12"
 # An older layout kept 0.6.17.1 in .whl/ itself: one mbirjax per folder.
 for w in "$DEST"/mbirjax-0.6.*.whl; do [ -f "$w" ] && mv "$w" "$DEST/mbirjax06/"; done
 
@@ -220,5 +222,11 @@ if ! ls "$DEST"/deb/zlib1g-dev_*_amd64.deb >/dev/null 2>&1; then
     echo "gpu_wheels: no apt-get here: zlib1g-dev not fetched; the GPU build needs the image's zlib.h then"
   fi
 fi
-du -cb "$DEST"/*.whl "$DEST"/mbirjax06/*.whl "$DEST"/deb/*.deb 2>/dev/null | tail -n 1 \
+# CUDA 12.8's libcupti for the cupti12 step (platform wheel: manylinux x86_64, any Python).
+if ! ls "$DEST"/cupti12/nvidia_cuda_cupti_cu12-12.8.*.whl >/dev/null 2>&1; then
+  "$PY" -m pip download -q --no-deps --only-binary=:all: --platform manylinux2014_x86_64 \
+    -d "$DEST/cupti12" "nvidia-cuda-cupti-cu12==12.8.*" \
+    || echo "gpu_wheels: could not download nvidia-cuda-cupti-cu12 12.8; the cupti12 step will be skipped"
+fi
+du -cb "$DEST"/*.whl "$DEST"/mbirjax06/*.whl "$DEST"/cupti12/*.whl "$DEST"/deb/*.deb 2>/dev/null | tail -n 1 \
   | awk '{printf "gpu_wheels: .whl/ total %.2f MiB (wheels and the .deb)\n", $1 / 1048576}'

@@ -15,6 +15,10 @@
 #                and with counters; four traces in pallas128.tgz
 #   conecounters tests/gpu/cone_counters.py: counters on MBIRJAX cone-beam projection, 64^3
 #   calibrate    fpgaprof calibrate
+#   cupti12      the same MBIRJAX projections (examples/mbirjax_forward.py, 64^3) traced through
+#                CUDA 12.8's libcupti (.whl/cupti12/: the nvidia-cuda-cupti-cu12 wheel, as
+#                jax[cuda12] brings it) and through CUDA 13's; tests/gpu/compare_cupti_runs.py
+#                checks the same kernels, copies and attribution; both traces in cupti12.tgz
 #   overhead     bench/tracing_overhead.py: no profiler / fpgaprof / jax.profiler / counters,
 #                alternating; kernel-dense loop and MBIRJAX forward_project 128^3
 #   sweep64      fpgaprof run -- examples/mbirjax_sweep.py at 64^3, the 28 operations with
@@ -25,6 +29,7 @@
 #   sweep        the older single sweep: SWEEP_SIZES, SWEEP_OPS, SWEEP_RUNS, SWEEP_PALLAS (on/off)
 # Groups, each sized to end within GPUVAL_BUDGET_S (540 s):
 #   validate = env wheels build devices counters pytest ncu conecounters
+#   cuda12   = env wheels build devices cupti12 sweep64 (the user's libcupti, then the sweep)
 #   perf     = env wheels build calibrate overhead sweep64
 #   sizes    = env wheels build sweep128 sweep256
 #   fixtures = env wheels build devices pallas128 pytest conecounters
@@ -446,6 +451,33 @@ step_sweep64() { need_fp; need_gpu; need_mbirjax; sweep_pair 64 "$ALL_OPS" "$PRO
 step_sweep128() { need_fp; need_gpu; need_mbirjax; sweep_pair 128 "$ALL_OPS" "$PROJECTOR_OPS"; }
 step_sweep256() { need_fp; need_gpu; need_mbirjax; sweep_pair 256 "$BIG_OPS" "$BIG_OPS"; }
 
+step_cupti12() {
+  need_fp
+  need_gpu
+  need_mbirjax
+  compgen -G "$WHEELS/cupti12/*.whl" >/dev/null || skip "no CUDA 12 CUPTI wheel in $WHEELS/cupti12 (scripts/gpu_wheels.sh)"
+  local site=$WORK/cupti12-site lib n=${CUPTI12_SIZE:-64} rc=0 name limit
+  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" \
+    "$WHEELS"/cupti12/*.whl || return 1
+  lib=$(ls "$site"/nvidia/cuda_cupti/lib/libcupti.so.12* 2>/dev/null | head -n 1)
+  [ -n "$lib" ] || { echo "no libcupti.so.12 in $site"; return 1; }
+  limit=$(((STEP_LIMIT - 30) / 2))
+  for name in cupti13 cupti12; do
+    local envs=(XLA_PYTHON_CLIENT_PREALLOCATE=false)
+    [ "$name" = cupti12 ] && envs+=("FPGAPROF_CUPTI_LIBRARY=$lib")
+    echo "--- $name (limit ${limit} s): ${envs[*]} examples/mbirjax_forward.py --size $n"
+    (cd "$WORK" && env "${envs[@]}" timeout -k 10 "$limit" "$PY" "$ROOT/examples/mbirjax_forward.py" \
+       --size "$n" --out "$WORK/$name.fpgaprof") > "$LOGS/$name.out" 2>&1 || rc=1
+    tail -n 15 "$LOGS/$name.out"
+  done
+  (cd "$WORK" && "$PY" "$ROOT/tests/gpu/compare_cupti_runs.py" cupti13.fpgaprof cupti12.fpgaprof) \
+    > "$LOGS/cupti12_compare.txt" 2>&1 || rc=1
+  cat "$LOGS/cupti12_compare.txt"
+  note "$(grep -E '^(A|B|RESULT):' "$LOGS/cupti12_compare.txt" | tr '\n' ' ')"
+  (cd "$WORK" && tar czf cupti12.tgz cupti13.fpgaprof cupti12.fpgaprof 2>/dev/null) && to_out "$WORK/cupti12.tgz" cupti12.tgz
+  return "$rc"
+}
+
 step_sweep() {
   need_fp
   need_gpu
@@ -461,14 +493,14 @@ if [ "${1:-}" = "__step" ]; then   # one step, run by the driver below under `ti
   exit $?
 fi
 
-ORDER=(env wheels build devices counters pallas128 pytest ncu conecounters calibrate overhead sweep64 sweep128
-       sweep256 sweep)
-declare -A CAP=([env]=150 [wheels]=60 [build]=360 [devices]=60 [counters]=60 [pallas128]=420 [pytest]=300
+ORDER=(env wheels build devices counters cupti12 pallas128 pytest ncu conecounters calibrate overhead sweep64
+       sweep128 sweep256 sweep)
+declare -A CAP=([env]=150 [wheels]=60 [build]=360 [devices]=60 [counters]=60 [cupti12]=200 [pallas128]=420 [pytest]=300
                 [ncu]=300 [conecounters]=180 [calibrate]=180 [overhead]=270 [sweep64]=300
                 [sweep128]=330 [sweep256]=240 [sweep]=420)
 declare -A GROUP=([validate]="devices counters pytest ncu conecounters" [perf]="overhead sweep64"
                   [fixtures]="devices pallas128 pytest conecounters"
-                  [sizes]="sweep128 sweep256")
+                  [sizes]="sweep128 sweep256" [cuda12]="devices cupti12 sweep64")
 declare -A WANT=()
 if [ $# -eq 0 ] || [ "$1" = all ]; then
   for s in "${ORDER[@]}"; do WANT[$s]=1; done
