@@ -27,8 +27,8 @@ def facts(path: str) -> dict:
     copies = collections.Counter()
     copy_bytes = collections.Counter()
     for kind, b in zip(t["copy_kind"], t["bytes"]):
-        copies[int(kind)] += 1
-        copy_bytes[int(kind)] += int(b)
+        copies[str(kind)] += 1
+        copy_bytes[str(kind)] += int(b)
     return {
         "cupti": f"{p.meta['cupti_path']} (API {p.meta['cupti_version']})",
         "kernels": collections.Counter(names),
