@@ -16,12 +16,9 @@
 #include <string>
 #include <vector>
 
-#include <cupti_profiler_host.h>
-#include <cupti_range_profiler.h>
-#include <cupti_target.h>
-
 #include "cupti/cuda_driver.hpp"
 #include "cupti/cupti_api.hpp"
+#include "cupti/profiler_headers.hpp"
 #include "fpgaprof/cupti/capture.hpp"
 #include "fpgaprof/cupti/counters.hpp"
 #include "fpgaprof/error.hpp"
