@@ -201,7 +201,8 @@ class CounterSession {
  public:
   // Throws Error(kCuptiUnavailable) without CUPTI/driver/GPU, Error(kCounters) when the driver
   // restricts counters (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: the message says to set
-  // NVreg_RestrictProfilingToAdminUsers=0 or run as root) or the chip is unsupported.
+  // NVreg_RestrictProfilingToAdminUsers=0 or run as root), the chip is unsupported, or this is
+  // WSL and CUPTI does not confirm that WSL supports profiling (wsl_counters_refusal).
   static std::unique_ptr<CounterSession> start(const CounterOptions& options);
   virtual ~CounterSession() = default;
   // Decodes what the counter image holds, keeps the values and re-initialises the image so that
