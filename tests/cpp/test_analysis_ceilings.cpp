@@ -159,3 +159,75 @@ TEST_CASE("Precision of HLO types and names", "[analysis][ceilings]") {
   CHECK(precision_from_name("tf32_tensor") == Precision::kTf32Tensor);
   CHECK_THROWS_AS(precision_from_name("fp7"), Error);
 }
+
+namespace {
+// A Blackwell RTX (sm_120) board as the driver describes it. GDDR7 memory clock as the driver
+// reports it: half the per-pin data rate (28 Gbps -> 14001 MHz, the clocks.max.memory that
+// nvidia-smi shows on an RTX PRO 6000 Blackwell Workstation Edition; 30 Gbps -> 15001 MHz).
+DeviceInfo sm120(const char* name, uint32_t sms, uint64_t clock_khz, uint64_t mem_khz, uint32_t bus_bits) {
+  DeviceInfo d;
+  d.name = name;
+  d.compute_capability_major = 12;
+  d.compute_capability_minor = 0;
+  d.sm_count = sms;
+  d.core_clock_khz = clock_khz;
+  d.memory_clock_khz = mem_khz;
+  d.memory_bus_width_bits = bus_bits;
+  d.pcie_generation = 5;
+  d.pcie_link_width = 16;
+  return d;
+}
+}  // namespace
+
+// NVIDIA's figures (docs/roofline.md, "Ceilings", cites each): FP32 TFLOPS, "AI TOPS" (FP4
+// tensor with sparsity: 8x the dense FP16-with-FP16-accumulate rate), memory bandwidth. The
+// dense tensor rates XLA's dots run at on GeForce (FP32 accumulate) are half of that rate.
+TEST_CASE("GeForce RTX 5080 (GB203) ceilings reproduce NVIDIA's figures", "[analysis][ceilings]") {
+  // 10,752 CUDA cores = 84 SMs, boost 2617 MHz, 16 GB GDDR7 on 256 bit at 30 Gbps.
+  const Ceilings c = table_ceilings(sm120("NVIDIA GeForce RTX 5080", 84, 2617000, 15001000, 256));
+  CHECK(c.architecture == "Blackwell RTX (sm_120), GeForce (half-rate tensor with fp32 accumulate)");
+  CHECK(c.architecture_exact);
+  CHECK(flops(c, Precision::kFp32) == Approx(56.3e12).epsilon(0.002));  // NVIDIA: 56.3 TFLOPS
+  // AI TOPS 1801 (FP4, sparse) / 8 = 225.1 dense FP16 (FP16 accumulate); FP32 accumulate: half.
+  CHECK(flops(c, Precision::kFp16Tensor) == Approx(1801e12 / 8 / 2).epsilon(0.002));
+  CHECK(flops(c, Precision::kFp8Tensor) == Approx(1801e12 / 4 / 2).epsilon(0.002));
+  CHECK(flops(c, Precision::kTf32Tensor) == Approx(1801e12 / 16 / 2).epsilon(0.002));
+  CHECK(flops(c, Precision::kFp64) == Approx(56.3e12 / 64).epsilon(0.002));  // 1/64 of FP32
+  CHECK(flops(c, Precision::kFp64Tensor) == 0.0);
+  CHECK(c.flops_for(Precision::kFp64Tensor) == flops(c, Precision::kFp64));
+  CHECK(c.dram_bytes_per_s == Approx(960e9).epsilon(0.001));  // NVIDIA: 960 GB/s
+  CHECK(c.link_description == "PCIe gen5 x16");
+}
+
+TEST_CASE("GeForce RTX 5090 (GB202) ceilings reproduce NVIDIA's figures", "[analysis][ceilings]") {
+  // 21,760 CUDA cores = 170 SMs, boost 2407 MHz, 32 GB GDDR7 on 512 bit at 28 Gbps.
+  const Ceilings c = table_ceilings(sm120("NVIDIA GeForce RTX 5090", 170, 2407000, 14001000, 512));
+  CHECK(flops(c, Precision::kFp32) == Approx(104.8e12).epsilon(0.002));  // NVIDIA: 104.8 TFLOPS
+  // AI TOPS 3352 / 8 = 419 dense FP16 (FP16 accumulate); 209.5 with FP32 accumulate.
+  CHECK(flops(c, Precision::kFp16Tensor) == Approx(209.5e12).epsilon(0.002));
+  CHECK(flops(c, Precision::kFp16Tensor) == Approx(3352e12 / 16).epsilon(0.002));
+  CHECK(flops(c, Precision::kFp8Tensor) == Approx(3352e12 / 8).epsilon(0.002));
+  CHECK(flops(c, Precision::kTf32Tensor) == Approx(104.8e12).epsilon(0.002));
+  CHECK(flops(c, Precision::kFp64) == Approx(1.637e12).epsilon(0.002));
+  CHECK(c.dram_bytes_per_s == Approx(1792e9).epsilon(0.001));  // NVIDIA: 1792 GB/s
+  // Ridge of f32 dots (tf32 tensor) vs fp32 vector: both 104.8e12 / 1.792e12 = 58.5 FLOP/B.
+  CHECK(c.ridge_flops_per_byte(Precision::kTf32Tensor) == Approx(58.5).epsilon(0.002));
+}
+
+TEST_CASE("RTX PRO 6000 Blackwell (GB202, professional) runs tensor math at full rate", "[analysis][ceilings]") {
+  // 24,064 CUDA cores = 188 SMs, boost 2617 MHz, 96 GB GDDR7 ECC on 512 bit at 28 Gbps.
+  const Ceilings c =
+      table_ceilings(sm120("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 188, 2617000, 14001000, 512));
+  CHECK(c.architecture == "Blackwell RTX (sm_120)");  // not a GeForce: no halving
+  // NVIDIA: "125 TFLOPS" single precision; 188 x 256 x 2.617e9 = 125.95e12.
+  CHECK(flops(c, Precision::kFp32) == Approx(125e12).epsilon(0.01));
+  // NVIDIA: "4000 AI TOPS" (FP4, sparse); 188 x 1024 x 2.617e9 x 8 = 4030e12, so 503.8 dense FP16
+  // with either accumulate, 1007.6 FP8, 251.9 TF32.
+  CHECK(flops(c, Precision::kFp16Tensor) * 8 == Approx(4000e12).epsilon(0.01));
+  CHECK(flops(c, Precision::kFp16Tensor) == Approx(503.8e12).epsilon(0.001));
+  CHECK(flops(c, Precision::kFp8Tensor) == Approx(1007.6e12).epsilon(0.001));
+  CHECK(flops(c, Precision::kTf32Tensor) == Approx(251.9e12).epsilon(0.001));
+  CHECK(flops(c, Precision::kFp64) == Approx(125.95e12 / 64).epsilon(0.001));
+  CHECK(c.dram_bytes_per_s == Approx(1792e9).epsilon(0.001));  // NVIDIA: 1792 GB/s
+  CHECK(c.link_bytes_per_s == Approx(63.015e9).epsilon(1e-4));
+}

@@ -1,6 +1,11 @@
 // Counter metric choice, range -> kernel matching and value mapping into the roofline; the
 // CUPTI session itself needs a GPU (not available here): only its no-GPU error is checked.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
 #include <random>
 
 #include "fpgaprof/analysis/roofline.hpp"
@@ -248,6 +253,73 @@ TEST_CASE("The insufficient-privileges error names the call, the driver option a
   // The call is whatever failed, not a fixed name.
   CHECK(counter_privileges_message("cuptiProfilerHostInitialize").rfind("cuptiProfilerHostInitialize returned", 0) ==
         0);
+}
+
+TEST_CASE("WSL: CUPTI's wsl level decides, /proc/version when CUPTI cannot say", "[analysis][counters]") {
+  // /proc/version of a WSL2 kernel (Microsoft's WSL2-Linux-Kernel 5.15 as WSL 2.x ships it) and
+  // of a Debian kernel.
+  const std::string wsl2 =
+      "Linux version 5.15.167.4-microsoft-standard-WSL2 (root@f9c826d3017f) (gcc (GCC) 11.2.0, GNU ld "
+      "(GNU Binutils) 2.37) #1 SMP Tue Nov 5 00:21:55 UTC 2024\n";
+  const std::string wsl1 = "Linux version 4.4.0-19041-Microsoft (Microsoft@Microsoft.com) (gcc version 5.4.0) #1237\n";
+  const std::string debian =
+      "Linux version 6.1.0-26-amd64 (debian-kernel@lists.debian.org) (gcc-12 (Debian 12.2.0-14) "
+      "12.2.0, GNU ld (GNU Binutils for Debian) 2.40) #1 SMP PREEMPT_DYNAMIC Debian 6.1.112-1\n";
+  // CUPTI answered "supported": counting goes on, also on WSL.
+  CHECK(wsl_counters_refusal(3, "/proc/version", wsl2).empty());
+  // CUPTI answered "unsupported" or "disabled": refused, whatever /proc/version says.
+  CHECK(wsl_counters_refusal(1, "/proc/version", debian)
+            .rfind("cuptiProfilerDeviceSupported reports WSL profiling as unsupported: ", 0) == 0);
+  CHECK(wsl_counters_refusal(2, "/proc/version", wsl2)
+            .rfind("cuptiProfilerDeviceSupported reports WSL profiling as disabled: ", 0) == 0);
+  // CUPTI could not say (no such call, a failed call, level 0): /proc/version decides.
+  for (int level : {kWslNotAsked, kWslQueryFailed, 0}) {
+    CHECK(wsl_counters_refusal(level, "/proc/version", debian).empty());
+    CHECK(wsl_counters_refusal(level, "/proc/version", "").empty());  // unreadable: not WSL
+    CHECK_FALSE(wsl_counters_refusal(level, "/proc/version", wsl1).empty());
+  }
+  const std::string m = wsl_counters_refusal(kWslNotAsked, "/tmp/v", wsl2);
+  CHECK(m.rfind("this is WSL (/tmp/v names a Microsoft kernel) and CUPTI cannot confirm that it supports "
+                "hardware counters here (cuptiProfilerDeviceSupported is not in this libcupti): ",
+                0) == 0);
+  CHECK(wsl_counters_refusal(kWslQueryFailed, "/proc/version", wsl2).find("(cuptiProfilerDeviceSupported failed)") !=
+        std::string::npos);
+  CHECK(m.find("Manage GPU Performance Counters") != std::string::npos);
+  CHECK(m.find("run on native Linux") != std::string::npos);
+  CHECK(m.substr(m.size() - 30) == "or trace without counters=True");
+  CHECK(m.find('\n') == std::string::npos);  // one line
+}
+
+TEST_CASE("The kernel version string is read from a regular file only, at most 4 KiB", "[analysis][counters]") {
+  const std::string dir = "/tmp/fpgaprof_test_proc_version_" + std::to_string(::getpid());
+  REQUIRE(std::system(("mkdir -p " + dir).c_str()) == 0);
+  const std::string file = dir + "/version";
+  {
+    std::FILE* f = std::fopen(file.c_str(), "wb");
+    REQUIRE(f != nullptr);
+    const std::string big(10000, 'x');
+    std::fputs(("Linux version 5.15.167.4-microsoft-standard-WSL2 " + big).c_str(), f);
+    std::fclose(f);
+  }
+  const std::string text = read_proc_version(file);
+  CHECK(text.size() == 4096);
+  CHECK(text.rfind("Linux version 5.15.167.4-microsoft", 0) == 0);
+  CHECK(read_proc_version(dir).empty());               // a folder
+  CHECK(read_proc_version(dir + "/missing").empty());  // no such file
+  CHECK(read_proc_version("/dev/zero").empty());       // a device: never read
+  const std::string fifo = dir + "/fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(read_proc_version(fifo).empty());  // a FIFO without a writer: returns at once, nothing read
+  std::remove(fifo.c_str());
+  std::remove(file.c_str());
+  ::rmdir(dir.c_str());
+  // The path: $FPGAPROF_PROC_VERSION when set and not empty, else /proc/version.
+  ::setenv("FPGAPROF_PROC_VERSION", file.c_str(), 1);
+  CHECK(proc_version_path() == file);
+  ::setenv("FPGAPROF_PROC_VERSION", "", 1);
+  CHECK(proc_version_path() == "/proc/version");
+  ::unsetenv("FPGAPROF_PROC_VERSION");
+  CHECK(proc_version_path() == "/proc/version");
 }
 
 TEST_CASE("Counter windows: device-to-device copies take ranges, replayed launches get the counter's time",

@@ -538,6 +538,30 @@ TEST_CASE("Mosaic GPU custom call: no cost rule, its kernel name read from the m
   CHECK(custom_kernel_name(ins(module_with(module_bytes, "mosaic_gpu"), "pallas_call.1")).empty());
 }
 
+TEST_CASE("An uninitialised output buffer (AllocateBuffer) is not read and costs nothing", "[hlo][cost]") {
+  // plgpu.kernel as JAX 0.10.1 lowers it (tests/python/test_mosaic_gpu_kernels.py lowers the
+  // real one): the output buffer comes from XLA's AllocateBuffer and is passed as a third
+  // operand aliased to the result.
+  Module m = analyze_hlo(
+      "HloModule jit_f\n\nENTRY main.1 {\n  x.1 = f32[256]{0} parameter(0)\n"
+      "  y.1 = f32[256]{0} parameter(1)\n"
+      "  empty.1 = f32[256]{0} custom-call(), custom_call_target=\"AllocateBuffer\"\n"
+      "  ROOT mpmd_map.1 = f32[256]{0} custom-call(x.1, y.1, empty.1), custom_call_target=\"mosaic_gpu_v2\", "
+      "output_to_operand_aliasing={{}: (2, {})}, api_version=API_VERSION_TYPED_FFI, "
+      "backend_config={kernel_hash = \"\\C2\", module = \"ML\\EFR\\00\"}\n}\n");
+  const Instruction& e = ins(m, "empty.1");
+  CHECK_FALSE(e.cost.unknown);
+  CHECK(e.cost.bytes_read == 0);
+  CHECK(e.cost.bytes_written == 0);
+  CHECK(e.pattern == AccessPattern::kControl);
+  const Instruction& c = ins(m, "mpmd_map.1");
+  CHECK(c.cost.unknown);
+  CHECK(c.cost.bytes_read == 2 * 256 * 4);  // x and y; the aliased buffer holds nothing to read
+  CHECK(c.cost.bytes_written == 256 * 4);
+  CHECK(m.unknown_cost_instructions == 1);  // the kernel only
+  CHECK(m.total.bytes_read + m.total.bytes_written == 3 * 256 * 4);
+}
+
 namespace {
 
 // XLA's HLO test corpus (docs/cost-model.md): FPGAPROF_XLA_HLO_CORPUS, else the workspace's copy.

@@ -751,3 +751,51 @@ def test_d11_disk_full_names_the_file(tmp_path):
     # the file as the user knows it, not its name in the staging folder
     assert re.search(re.escape(str(out)) + r"/(summary\.json|report\.html|timeline\.json)", r.err)
     assert ".fpgaprof-staging" not in r.err
+
+
+# --- FPGAPROF_PROC_VERSION: the file the WSL check reads instead of /proc/version -------------------
+
+
+@pytest.mark.parametrize("what", ["huge_sparse_wsl", "dev_zero", "fifo", "folder", "binary"])
+def test_proc_version_file_is_read_bounded(tmp_path, what):
+    """A huge file, a device, a FIFO without a writer, a folder or binary junk as the kernel's
+    version string: counters start answers at once with one line, reading at most 4 KiB (a
+    regular file only); a Microsoft kernel in the first 4 KiB is WSL, anything else is not."""
+    fake = os.environ.get("FPGAPROF_FAKE_CUPTI")
+    if not fake or not os.path.isfile(fake):
+        pytest.skip("needs the CUPTI test double (FPGAPROF_FAKE_CUPTI)")
+    path = tmp_path / "version"
+    if what == "huge_sparse_wsl":
+        with open(path, "wb") as f:
+            f.write(b"Linux version 5.15.167.4-microsoft-standard-WSL2 ")
+            f.truncate(4 << 30)  # 4 GiB, sparse
+    elif what == "dev_zero":
+        path = Path("/dev/zero")
+    elif what == "fifo":
+        os.mkfifo(path)
+    elif what == "folder":
+        path.mkdir()
+    else:
+        path.write_bytes(bytes(range(256)) * 64 + b"microsoft")  # past the first 4 KiB: not read
+    code = (
+        "from fpgaprof.base.core import core\n"
+        "try:\n"
+        "    core.analysis.CounterSession.start()\n"
+        "    results.append({'ok': None})\n"
+        "except fpgaprof.FpgaprofError as e:\n"
+        "    results.append({'error': type(e).__name__, 'message': str(e)})\n"
+    )
+    env = {**os.environ, "FPGAPROF_CUPTI_LIBRARY": fake, "FPGAPROF_PROC_VERSION": str(path)}
+    r = run("py", code, env=env, timeout=60)
+    # the same start with an ordinary version file: what loading CUPTI's test double takes
+    plain = tmp_path / "plain_version"
+    plain.write_text("Linux version 6.1.0-26-amd64 (debian-kernel@lists.debian.org)\n")
+    base = run("py", code, env={**env, "FPGAPROF_PROC_VERSION": str(plain)}, timeout=60)
+    within_memory(r, {"counters": base.peak_bytes}, "counters", 4096)
+    (res,) = r.results()
+    assert res["error"] == "CountersError"
+    one_line(res["message"])
+    if what == "huge_sparse_wsl":
+        assert "this is WSL (" in res["message"]
+    else:  # not WSL: the test double's own refusal
+        assert "WSL" not in res["message"] and "lacks the Range Profiler" in res["message"]

@@ -98,6 +98,7 @@ except errors.FpgaprofError as e:
 for key, chip, metrics in [("GH100", "GH100", None), ("gh100", "gh100", None),
                            ("GA100", "GA100", None), ("AD102", "AD102", None),
                            ("GB100", "GB100", None), ("GB202", "GB202", None),
+                           ("GB203", "GB203", None),
                            ("GA10B", "GA10B", None),
                            ("named", "GH100", ["dram__bytes_read.sum", "gpu__time_duration.sum"])]:
     out[key] = counters.plan(chip, metrics=metrics).to_dict()
@@ -156,11 +157,18 @@ def test_datacenter_and_workstation_chips_give_every_role(plans, chip):
     assert plans[chip]["missing"] == []
 
 
-def test_gb202_falls_back_to_the_op_dram_metrics(plans):
-    roles = _by_role(plans["GB202"])
+@pytest.mark.parametrize("chip", ["GB202", "GB203"])
+def test_gb20x_falls_back_to_the_op_dram_metrics(plans, chip):
+    # GB202: RTX 5090, RTX PRO 6000 Blackwell; GB203: RTX 5080 (the user's card). Every other
+    # role has the names and units it has on GH100; kernel replay as on the other chips.
+    roles = _by_role(plans[chip])
     assert roles["dram_read"] == ("dram__bytes_op_read.sum", "byte")
     assert roles["dram_write"] == ("dram__bytes_op_write.sum", "byte")
-    assert plans["GB202"]["missing"] == []
+    others = {r: v for r, v in EXPECTED_GH100.items() if not r.startswith("dram_")}
+    assert {r: v for r, v in roles.items() if not r.startswith("dram_")} == others
+    assert plans[chip]["missing"] == []
+    assert plans[chip]["passes"] == plans["GH100"]["passes"]
+    assert {m["hw_unit"] for m in plans[chip]["metrics"] if m["role"].startswith("dram")} == {"dram"}
 
 
 def test_chip_without_dram_counters_lists_them_as_missing_and_keeps_the_rest(plans):
@@ -183,7 +191,7 @@ def test_named_metrics_are_taken_as_given(plans):
 
 def test_supported_chips_cover_every_architecture_of_the_ceilings_table(plans):
     # docs/roofline.md's table runs Volta to Blackwell; CUPTI must know a chip of each.
-    for chip in ("GV100", "TU102", "GA100", "AD102", "GH100", "GB100", "GB202"):
+    for chip in ("GV100", "TU102", "GA100", "AD102", "GH100", "GB100", "GB202", "GB203"):
         assert chip in plans["chips"]
 
 
@@ -212,6 +220,10 @@ def test_cli_prints_the_plan_and_json(plans):
     assert f"kernel replay: {plans['GB202']['passes']} passes per kernel" in p.stdout
     row = [ln.split() for ln in p.stdout.splitlines() if ln.strip().startswith("dram_read")]
     assert row == [["dram_read", "dram__bytes_op_read.sum", "byte"]]
+    p = _run("import sys; from fpgaprof.cli import main; sys.exit(main(sys.argv[1:]))",
+             "counters", "--chip", "GB203", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout) == plans["GB203"]
     p = _run("import sys; from fpgaprof.cli import main; sys.exit(main(sys.argv[1:]))",
              "counters", "--chip", "GA10B", "--json")
     assert p.returncode == 0, p.stderr

@@ -1,6 +1,14 @@
-// Pure parts of counter collection (no CUPTI): metric choice per chip and range -> kernel matching.
+// CUPTI-free parts of counter collection: metric choice per chip, range -> kernel matching, the
+// refusal texts and the WSL check (with its bounded read of /proc/version).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <numeric>
 #include <unordered_map>
@@ -199,6 +207,61 @@ std::string profiling_refusal(const ProfilingSupport& s) {
   if (s.wsl == kUnsupported)
     add("this WSL setup does not support profiling: update the Windows "
         "driver or run on Linux");
+  return out;
+}
+
+std::string wsl_counters_refusal(int wsl_level, const std::string& proc_version_path,
+                                 const std::string& proc_version_text) {
+  constexpr int kUnsupported = 1, kDisabled = 2, kSupported = 3;
+  const std::string fix =
+      "counters under WSL2 need a Windows NVIDIA driver whose CUPTI reports WSL profiling support and "
+      "'Allow access to the GPU performance counters to all users' in the NVIDIA Control Panel "
+      "(Desktop > Enable Developer Settings, then Developer > Manage GPU Performance Counters); "
+      "else run on native Linux, or trace without counters=True";
+  if (wsl_level == kSupported) return "";  // CUPTI's own answer: WSL (if this is WSL) supports it
+  if (wsl_level == kUnsupported || wsl_level == kDisabled)
+    return std::string("cuptiProfilerDeviceSupported reports WSL profiling as ") +
+           (wsl_level == kUnsupported ? "unsupported" : "disabled") + ": " + fix;
+  std::string lower = proc_version_text;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower.find("microsoft") == std::string::npos) return "";  // not WSL: nothing to refuse
+  const char* unanswered = wsl_level == kWslNotAsked      ? "is not in this libcupti"
+                           : wsl_level == kWslQueryFailed ? "failed"
+                                                          : "did not say (wsl level unknown)";
+  return "this is WSL (" + proc_version_path +
+         " names a Microsoft kernel) and CUPTI cannot confirm that it supports hardware counters "
+         "here (cuptiProfilerDeviceSupported " +
+         unanswered + "): " + fix;
+}
+
+std::string proc_version_path() {
+  const char* env = std::getenv("FPGAPROF_PROC_VERSION");
+  return env != nullptr && *env != '\0' ? std::string(env) : std::string("/proc/version");
+}
+
+std::string read_proc_version(const std::string& path) {
+  // O_NONBLOCK: a FIFO named here must not hang the caller (it is refused below anyway).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string out;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    char buf[4096];
+    std::size_t have = 0;
+    while (have < sizeof buf) {
+      const ssize_t n = ::read(fd, buf + have, sizeof buf - have);
+      if (n > 0) {
+        have += static_cast<std::size_t>(n);
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else {
+        break;
+      }
+    }
+    out.assign(buf, have);
+  }
+  ::close(fd);
   return out;
 }
 

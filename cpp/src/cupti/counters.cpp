@@ -135,6 +135,14 @@ void check(const cupti::CuptiApi& cupti, CUptiResult r, const char* what, const 
                                         "'): trace without counters=True");
 }
 
+// Throws Error(kCounters) when this is WSL and CUPTI has not confirmed that WSL supports
+// counters (wsl_counters_refusal: CUPTI's `wsl` level first, /proc/version as the fallback).
+void refuse_counters_on_wsl(int wsl_level) {
+  const std::string path = proc_version_path();
+  const std::string why = wsl_counters_refusal(wsl_level, path, read_proc_version(path));
+  if (!why.empty()) throw Error(ErrorKind::kCounters, "hardware counters are not available: " + why);
+}
+
 using CUcontextOpaque = void*;
 
 // A zeroed CUPTI parameter struct with its size set (pPriv and every [in] field start at 0).
@@ -328,11 +336,14 @@ class CuptiCounterSession final : public CounterSession {
     ok(api.Initialize(&init), "cuptiProfilerInitialize");
     initialized_ = true;
 
+    int wsl_level = kWslNotAsked;          // cuptiProfilerDeviceSupported's wsl field, when it answers
     if (api.DeviceSupported != nullptr) {  // says why a device refuses (vGPU, WSL, ...) before it fails
       auto sup = params<CUpti_Profiler_DeviceSupported_Params>(CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
       sup.cuDevice = static_cast<CUdevice>(ctx_device);
       sup.api = CUPTI_PROFILER_RANGE_PROFILING;
-      if (api.DeviceSupported(&sup) == CUPTI_SUCCESS && sup.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
+      const bool answered = api.DeviceSupported(&sup) == CUPTI_SUCCESS;
+      wsl_level = answered ? static_cast<int>(sup.wsl) : kWslQueryFailed;
+      if (answered && sup.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
         ProfilingSupport s;
         s.architecture = sup.architecture;
         s.sli = sup.sli;
@@ -346,6 +357,7 @@ class CuptiCounterSession final : public CounterSession {
                       "device " + std::to_string(ctx_device) + " cannot collect hardware counters: " + why);
       }
     }
+    refuse_counters_on_wsl(wsl_level);  // before any replay: the Range Profiler is not enabled yet
 
     auto chip = params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
     chip.deviceIndex = static_cast<size_t>(ctx_device);
@@ -663,6 +675,14 @@ CounterPlan plan_counters(const std::string& chip, const std::vector<std::string
 }
 
 std::unique_ptr<CounterSession> CounterSession::start(const CounterOptions& options) {
+  {
+    // A libcupti without cuptiProfilerDeviceSupported can never say whether WSL supports
+    // counters: on WSL, refuse now, before the profiler is even loaded (/proc/version decides).
+    std::string error;
+    const cupti::CuptiApi* cupti = cupti::CuptiApi::get(&error);
+    if (cupti != nullptr && dlsym(cupti->handle, "cuptiProfilerDeviceSupported") == nullptr)
+      refuse_counters_on_wsl(kWslNotAsked);
+  }
   Profiler p = load_profiler();
   {
     std::lock_guard<std::mutex> lock(g_active_mutex);

@@ -574,7 +574,7 @@ class CostModel {
       return;
     }
     if (op == "custom-call") {
-      custom_call(ins);
+      custom_call(ins, comp);
       return;
     }
     if (op == "all-reduce" || op == "all-reduce-start") {
@@ -782,9 +782,21 @@ class CostModel {
     ins.pattern = AccessPattern::kGatherScatter;
   }
 
-  void custom_call(Instruction& ins) {
+  // XLA's `AllocateBuffer` custom call: an uninitialised buffer (no kernel, no data), e.g. the
+  // output buffer JAX 0.10's Mosaic GPU lowering passes to its kernel as an operand aliased to
+  // the result (`output_to_operand_aliasing`).
+  static bool is_allocate_buffer(const Instruction& ins) {
+    return ins.opcode == "custom-call" && ins.custom_call_target == "AllocateBuffer";
+  }
+
+  void custom_call(Instruction& ins, const Computation& comp) {
     Cost& cost = ins.cost;
     const std::string& t = ins.custom_call_target;
+    if (t == "AllocateBuffer") {  // no traffic and nothing to compute: a known zero cost
+      cost.bytes_read = cost.bytes_written = 0;
+      ins.pattern = AccessPattern::kControl;
+      return;
+    }
     if (is_cudnn_convolution(t) && ins.operand_shapes.size() >= 2 && attr(ins, "dim_labels") != nullptr) {
       // XLA's GpuHloCostAnalysis::HandleCustomCall: the convolution's FLOPs; bytes are the
       // operands (bias, side input and scales included) and the convolution result, not the
@@ -840,9 +852,13 @@ class CostModel {
       return;
     }
     // No rule: bytes are the operands and results (a lower bound), flops unknown, unless the
-    // kernel's author gave its figures.
+    // kernel's author gave its figures. An operand that is an uninitialised buffer
+    // (AllocateBuffer) holds nothing to read: left out, or the bound would not be one.
     double r = 0;
-    for (const Shape& s : ins.operand_shapes) r += leaf_bytes(s);
+    for (std::size_t i = 0; i < ins.operand_shapes.size(); ++i) {
+      const Instruction* producer = i < ins.operands.size() ? comp.find(ins.operands[i]) : nullptr;
+      if (producer == nullptr || !is_allocate_buffer(*producer)) r += leaf_bytes(ins.operand_shapes[i]);
+    }
     cost.bytes_read = r;
     cost.bytes_written = leaf_bytes(ins.shape);
     AuthorCost a;

@@ -163,6 +163,25 @@ struct ProfilingSupport {
 };
 std::string profiling_refusal(const ProfilingSupport& support);
 
+// WSL2 and counters. CUPTI's cuptiProfilerDeviceSupported says in its `wsl` field whether this
+// WSL setup supports profiling; that answer decides when there is one. Without one (a libcupti
+// without the call, a call that failed, or a `wsl` level of 0, unknown) the kernel's version
+// string decides: text containing "microsoft" (WSL2's kernels are "...-microsoft-standard-WSL2",
+// WSL1's "...-Microsoft") means WSL, where counters are refused before any replay starts rather
+// than failing inside one. `wsl_level`: the field (0 unknown, 1 unsupported, 2 disabled,
+// 3 supported) when the call answered, else kWslNotAsked or kWslQueryFailed. Returns the one-line
+// reason with the fix, "" when counting may go on. Pure.
+inline constexpr int kWslNotAsked = -1;     // this libcupti lacks cuptiProfilerDeviceSupported
+inline constexpr int kWslQueryFailed = -2;  // the call returned an error
+std::string wsl_counters_refusal(int wsl_level, const std::string& proc_version_path,
+                                 const std::string& proc_version_text);
+// Where the kernel's version string is read: $FPGAPROF_PROC_VERSION when set and not empty (tests
+// name a file of their own), else /proc/version.
+std::string proc_version_path();
+// The first 4 KiB of `path` when it is a regular file (as /proc/version is), else "" (missing,
+// unreadable, a folder, a FIFO or a device: never blocks, never reads more).
+std::string read_proc_version(const std::string& path);
+
 // The Error(kCounters) text when CUPTI call `call` answered CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
 // the driver lets only admin users read performance counters (the driver's default). One
 // line naming the error, the fixes (root or CAP_SYS_ADMIN; the admin's
@@ -182,7 +201,8 @@ class CounterSession {
  public:
   // Throws Error(kCuptiUnavailable) without CUPTI/driver/GPU, Error(kCounters) when the driver
   // restricts counters (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: the message says to set
-  // NVreg_RestrictProfilingToAdminUsers=0 or run as root) or the chip is unsupported.
+  // NVreg_RestrictProfilingToAdminUsers=0 or run as root), the chip is unsupported, or this is
+  // WSL and CUPTI does not confirm that WSL supports profiling (wsl_counters_refusal).
   static std::unique_ptr<CounterSession> start(const CounterOptions& options);
   virtual ~CounterSession() = default;
   // Decodes what the counter image holds, keeps the values and re-initialises the image so that
