@@ -45,7 +45,7 @@ void fabric_calibration(FpgaTarget& t) {
 void hbm2_calibration(FpgaTarget& t) {
   t.random_granule_bytes = 32;  // BL4 x 64-bit pseudo-channel (PG276)
   t.stream_efficiency = {0.91216, 0.852522, 0.923913};
-  t.channel_share = {0.59375, 0.5, 1.0};  // channels driven by 8 published HBM designs
+  t.channel_share = {0.71875, 0.5, 1.0};  // channels driven by 8 published HBM designs
   t.random_reads_per_s = {92.5786e6, 74.278e6, 147.338e6};
   t.rmw_updates_per_s = {4.00312e6, 4.00312e6, 46.2893e6};  // HPCC RandomAccess (U280); high: half the read rate
   t.cross_channel_factor = {1.0, 0.116351, 1.34624};        // Vitis HBM tutorial: 4 PCs without / with RAMA
