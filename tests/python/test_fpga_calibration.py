@@ -146,6 +146,16 @@ def test_every_cell_of_a_source_table_is_present():
     assert count("Table 2 (M") == 20
     assert count("Table 1 (") == 13
     assert count("Table 7 (") == 12
+
+    # The Vitis benchmark tables: SpMV double, 22 matrices; GEMV on the U280, 6 sizes with their
+    # kernel time (validation) and API time (out of model), and on the U50, 6 sizes (out of model)
+    def rows(prefix, role=None):
+        return [a for a in ANCHORS.values() if a["id"].startswith(prefix) and role in (None, a["role"])]
+
+    assert len(rows("vitis-spmv-fp64-u280-", "validation")) == 22
+    assert len(rows("vitis-gemv-fp64-u280-", "validation")) == 6
+    assert len(rows("vitis-gemv-fp64-u280-", "out of model")) == 6
+    assert len(rows("vitis-gemv-fp64-u50-")) == 6
     for a in ANCHORS.values():
         if a["role"] == "out of model":
             assert a["reason"], a["id"]
