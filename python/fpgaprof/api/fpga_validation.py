@@ -89,6 +89,27 @@ def stream_triad(n: int, dtype: str = "float32") -> tuple:
     return triad, (_sds((n,), dtype), _sds((n,), dtype))
 
 
+def stream_copy(n: int, dtype: str = "float32") -> tuple:
+    def copy(a):
+        return a + 0  # a new array of the same values (c = a): one read, one write per element
+
+    return copy, (_sds((n,), dtype),)
+
+
+def stream_scale(n: int, dtype: str = "float32") -> tuple:
+    def scale(c):
+        return 3.0 * c
+
+    return scale, (_sds((n,), dtype),)
+
+
+def stream_add(n: int, dtype: str = "float32") -> tuple:
+    def add(a, b):
+        return a + b
+
+    return add, (_sds((n,), dtype), _sds((n,), dtype))
+
+
 def gemm(m: int, n: int, k: int, dtype: str = "float32", update: bool = False) -> tuple:
     import jax
 
@@ -206,6 +227,9 @@ def ttmc(i: int, j: int, k: int, l: int, m: int, dtype: str = "float32") -> tupl
 
 BUILDERS: dict[str, Callable[..., tuple]] = {
     "stream_triad": stream_triad,
+    "stream_copy": stream_copy,
+    "stream_scale": stream_scale,
+    "stream_add": stream_add,
     "gemm": gemm,
     "gemv": gemv,
     "fft1d": fft1d,
@@ -284,6 +308,15 @@ def _predicted(est: Any, timed: str, scenario: str) -> tuple[float, float, float
     return nominal, low, high
 
 
+def _printed(measured: Mapping) -> str:
+    """The measured figure as the source prints it (a number with its unit, or a printed word such
+    as "inf" for a cell that is no measurement)."""
+    v = measured["value"]
+    return (
+        f"{v:g} {measured['unit']}" if isinstance(v, (int, float)) else f"{v} ({measured['unit']})"
+    )
+
+
 def _limit(est: Any) -> str:
     return next(
         (
@@ -331,7 +364,7 @@ def table(ids: list[str] | None = None) -> list[dict]:
             "source_id": a["source_id"],
             "timed": a.get("timed", ""),
             "scenario": a.get("scenario", ""),
-            "measured": f"{a['measured']['value']:g} {a['measured']['unit']}",
+            "measured": _printed(a["measured"]),
             "measured_s": measured_seconds(a) if a["role"] != "out of model" else None,
             "reason": a.get("reason", ""),
             "source": a["source"]["title"],
