@@ -266,3 +266,21 @@ def test_cli_estimate(tmp_path):
     assert r.returncode == 2 and "--limit" in r.stderr
     r = _cli("estimate", str(path), "--target", "alveo-u55")
     assert r.returncode == 2 and "did you mean alveo-u55c" in r.stderr
+
+
+def test_a_restructured_gather_on_chip_is_labelled_a_designers_target():
+    # A gather of 2^20 f32 from a 4 MB table (it fits on chip): its restructured figure rests on
+    # the SpMV designs' on-chip parallelism and says so; the triad (streaming only) does not.
+    import jax
+    import jax.numpy as jnp
+
+    def gather(x, i):
+        return x[i] * 2.0
+
+    est = fpga.estimate(gather, jax.ShapeDtypeStruct((1 << 20,), jnp.float32),
+                        jax.ShapeDtypeStruct((1 << 20,), jnp.int32), target="alveo-u55c")
+    (row,) = [r for r in est if r["random_bytes"] > 0]
+    assert row["restructured_onchip"] is True
+    assert row["restructured_basis"] == fpga.RESTRUCTURED_ONCHIP_BASIS
+    assert "designer's target" in row["restructured_basis"]
+    assert [r["restructured_basis"] for r in fpga.estimate_hlo(TRIAD_HLO, target="alveo-u280")] == [""]
