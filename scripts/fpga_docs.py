@@ -19,7 +19,7 @@ TRACES = ["tests/data/traces/mbirjax_parallel_128_h100.fpgaprof", "tests/data/tr
 def blocks() -> dict[tuple[str, str], str]:
     from fpgaprof import fpga_validation as V
 
-    return {("docs/fpga-validation.md", "validation-table"): V.markdown(V.table()),
+    return {("docs/fpga-validation.md", "validation-table"): V.markdown(V.table(), V.leave_one_source_out()),
             ("docs/fpga-model.md", "mbirjax-conclusions"): V.trace_conclusions([str(ROOT / t) for t in TRACES])}
 
 

@@ -6,6 +6,7 @@ from fpgaprof.api.fpga import (
     ESTIMATE_TEXT_COLUMNS,
     OP_TEXT_COLUMNS,
     REGION_TEXT_COLUMNS,
+    RESTRUCTURED_ONCHIP_BASIS,
     Estimate,
     FpgaTarget,
     HloText,
@@ -18,6 +19,7 @@ from fpgaprof.api.fpga import (
     hlo_module_for_op,
     presets,
     resolve_target,
+    restructured_basis,
     target_spec,
 )
 
@@ -39,4 +41,6 @@ __all__ = [
     "OP_TEXT_COLUMNS",
     "REGION_TEXT_COLUMNS",
     "ESTIMATE_TEXT_COLUMNS",
+    "RESTRUCTURED_ONCHIP_BASIS",
+    "restructured_basis",
 ]

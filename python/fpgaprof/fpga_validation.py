@@ -1,7 +1,7 @@
 """``fpgaprof.fpga_validation``: the FPGA model against published, measured FPGA results
 (defined in fpgaprof.api.fpga_validation; docs/fpga-validation.md).
 
-    python -m fpgaprof.fpga_validation            # the table as Markdown
+    python -m fpgaprof.fpga_validation            # the tables as Markdown
 """
 
 from fpgaprof.api.fpga_validation import (
@@ -9,8 +9,13 @@ from fpgaprof.api.fpga_validation import (
     anchors,
     calibration,
     estimate_anchor,
+    leave_one_source_out,
+    loso_summary,
     markdown,
     measured_seconds,
+    refit,
+    source_overlap,
+    sources,
     summary,
     table,
     trace_conclusions,
@@ -21,6 +26,11 @@ __all__ = [
     "calibration",
     "table",
     "summary",
+    "sources",
+    "source_overlap",
+    "refit",
+    "leave_one_source_out",
+    "loso_summary",
     "markdown",
     "BUILDERS",
     "estimate_anchor",
@@ -29,4 +39,4 @@ __all__ = [
 ]
 
 if __name__ == "__main__":
-    print(markdown(table()))
+    print(markdown(table(), leave_one_source_out()))

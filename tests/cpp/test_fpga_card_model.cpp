@@ -508,10 +508,12 @@ TEST_CASE("FPGA presets: derivation of their figures", "[analysis][fpga][presets
   // fp64: 9024 x 0.6675 / 14 x 2 x 222e6 = 191.031634e9.
   CHECK(u55c.flops_per_s(Precision::kFp32) == near(534.888576e9));
   CHECK(u55c.flops_per_s(Precision::kFp64) == near(9024 * 0.6675 / 14.0 * 2 * 222e6));
-  // A 1e9 B stream: 32 x 0.5625 x 14.375e9 x 0.91216 = 236.021400e9 B/s -> 4.236904 ms.
+  // A 1e9 B stream: 32 x 0.71875 x 14.375e9 x 0.91216 = 23 x 14.375e9 x 0.91216 = 301.582900e9 B/s
+  // -> 3.3158379 ms.
   const OpCardEstimate s =
       estimate_op_on_card(card_work_from_totals(0, 0.5e9, 0.5e9), Precision::kFp32, u55c, Scenario::kAsCompiled);
-  CHECK(s.time_s.nominal == near(1e9 / (32 * 0.5625 * 14.375e9 * 0.91216)));
+  CHECK(s.time_s.nominal == near(1e9 / (23 * 14.375e9 * 0.91216)));
+  CHECK(s.time_s.nominal == near(3.31583787e-3));
   // Fast end: 32 x 1.0 x 14.375e9 x 0.923913; slow end: 32 x 0.5 x 14.375e9 x 0.852522.
   CHECK(s.time_s.low == near(1e9 / (32 * 1.0 * 14.375e9 * 0.923913)));
   CHECK(s.time_s.high == near(1e9 / (32 * 0.5 * 14.375e9 * 0.852522)));

@@ -29,9 +29,9 @@ DEVICE = {"name": "test-gpu", "cc_major": 8, "cc_minor": 0, "sm_count": 100, "co
 
 # The alveo-u55c preset at its nominal constants (docs/fpga-model.md, "Constants"; each from
 # python/fpgaprof/data/fpga_calibration.json): 32 HBM2 pseudo-channels of 14.375 GB/s, a design
-# drives 56.25 % of them at 91.216 % of their peak; 9,024 DSPs at 66.75 % and 222 MHz, 5 DSPs
+# drives 71.875 % of them at 91.216 % of their peak; 9,024 DSPs at 66.75 % and 222 MHz, 5 DSPs
 # per fp32 FMA; PCIe gen3 x16 at 71.7752 %, 13.0099 us per buffer, 40 us per launch.
-U55C_STREAM = 32 * 0.5625 * 14.375e9 * 0.91216          # 236.02 GB/s
+U55C_STREAM = 32 * 0.71875 * 14.375e9 * 0.91216         # 301.58 GB/s
 U55C_FP32 = 9024 * 0.6675 / 5 * 2 * 222e6               # 534.88 GFLOP/s
 GEN3X16 = 8e9 * 128 / 130 / 8 * 16                      # 15.754 GB/s line rate
 LINK = GEN3X16 * 0.717752                               # 11.307 GB/s (the GPU's gen4 x16 is faster)
@@ -120,7 +120,7 @@ def test_roofline_and_candidates_on_constructed_trace():
     for r in table:
         assert r["working_set_bytes"] == pytest.approx(cost[r["op"]].working_set_bytes)
     # What-if, by hand on the U55C's nominal constants (an elementwise fusion: every byte
-    # streams): card memory = 2 x bytes / 236.02 GB/s, compute = 2 x FLOPs / 534.88 GFLOP/s,
+    # streams): card memory = 2 x bytes / 301.58 GB/s, compute = 2 x FLOPs / 534.88 GFLOP/s,
     # card time = the larger + 2 launches of 40 us.
     assert row["random_bytes"] == 0 and row["stream_bytes"] == pytest.approx(add["bytes"])
     assert row["card_memory_s"] == pytest.approx(add["bytes"] / U55C_STREAM)
@@ -214,7 +214,7 @@ def test_regions_ranked_as_fpga_candidates():
     assert step["link_factor"] == pytest.approx(110e-6 / (110e-6 + 2 * io / LINK + 2 * 3 * BUFFER_S))
     assert step["card_time_low_s"] < step["card_time_s"] < step["card_time_high_s"]
     # Restructured: never above as compiled; here the whole region as one dataflow design reads
-    # x and w and writes the result once per call (2 x io at 236.02 GB/s) or computes (the
+    # x and w and writes the result once per call (2 x io at 301.58 GB/s) or computes (the
     # FLOPs of its ops at 534.88 GFLOP/s), whichever is longer, plus the same launches.
     flops = sum(o["flops"] for o in ops.values())
     dataflow = max(2 * io / U55C_STREAM, flops / U55C_FP32) + 2 * LAUNCH_S
@@ -495,7 +495,7 @@ def test_unknown_cost_op_gets_a_bound_not_an_estimate(cross):
     assert "my_vendor_solver" in solver["estimate_note"] and "bound only" in solver["estimate_note"]
     assert solver["time_share"] == pytest.approx(10_000 / 10_030)  # GPU time is known
     assert solver["gpu_time_ns"] == 10_000_000
-    # By hand: 8,392,704 B streamed at 236.02 GB/s + one 40 us launch is the least the card
+    # By hand: 8,392,704 B streamed at 301.58 GB/s + one 40 us launch is the least the card
     # needs; over PCIe gen3 x16 its 3 arrays cross at 11.31 GB/s + 13.01 us each.
     card = SOLVER_IO / U55C_STREAM + LAUNCH_S
     total = card + ((SOLVER_IO / LINK + 3 * BUFFER_S) if cross else 0.0)
@@ -518,7 +518,7 @@ def test_unknown_cost_op_gets_a_bound_not_an_estimate(cross):
     assert table.meta["not_estimated_count"] == 1 and table.meta["bounded_count"] == 1
     assert table.meta["not_estimated_gpu_ns"] == 10_000_000
     assert table.meta["ruled_out_count"] == 0
-    # The known fusion by hand: card = max(F / 534.88 GFLOP/s, B / 236.02 GB/s) + 40 us launch;
+    # The known fusion by hand: card = max(F / 534.88 GFLOP/s, B / 301.58 GB/s) + 40 us launch;
     # over PCIe gen3 x16 add its inputs and output at 11.31 GB/s + 13.01 us per buffer. Slower
     # than its 30 us on the GPU either way: nothing is combined.
     mod = fpgaprof.hlo.analyze(_hlo_text())
@@ -560,7 +560,7 @@ def test_unknown_cost_op_in_summary_json_and_html():
     assert wi["not_estimated_count"] == 1 and wi["bounded_count"] == 1 and wi["ruled_out_count"] == 0
     page = html.render(s)
     assert "not estimated" in page and "1 of them bounded" in page
-    # its speedup appears only as a bound ("≤ 11.67x"), never as an estimate
+    # its speedup appears only as a bound ("≤ 11.78x"), never as an estimate
     shown = units.fmt_speedup(solver["op_speedup"])
     assert f"≤ {shown}" in page and f">{shown}" not in page
     assert "solve.1" in page
@@ -970,10 +970,10 @@ def _case_d_store():
 def test_case_d_gather_at_the_measured_random_rates():
     """docs/fpga-model.md, case D, on the U55C's nominal constants, data resident on the card.
     gather: 1e6 data-dependent 4-byte reads into the 16 MB table x, each one 32-byte access
-    (the HBM granule), at 92.58 M accesses/s per pseudo-channel on 56.25 % of the 32:
-    1e6 / (18 x 92.5786e6 = 1.66642e9/s) = 600.09 us; its indices read and result written
-    stream (8e6 B / 236.02 GB/s = 33.90 us): 633.99 us, + 40 us launch = 673.99 us.
-    Effective: the 12e6 B it moves / (633.99 us x 460 GB/s) = 0.0411 of the card's peak."""
+    (the HBM granule), at 92.58 M accesses/s per pseudo-channel on 71.875 % of the 32 (23):
+    1e6 / (23 x 92.5786e6 = 2.12931e9/s) = 469.64 us; its indices read and result written
+    stream (8e6 B / 301.58 GB/s = 26.53 us): 496.16 us, + 40 us launch = 536.16 us.
+    Effective: the 12e6 B it moves / (496.16 us x 460 GB/s) = 0.0526 of the card's peak."""
     ins = fpgaprof.hlo.analyze(CASE_D_HLO).instruction("gather")
     assert ins.pattern == "gather_scatter" and ins.bytes_read + ins.bytes_written == 12e6
     store = _case_d_store()
@@ -981,56 +981,61 @@ def test_case_d_gather_at_the_measured_random_rates():
     rows = {r["op"]: r for r in table}
     g, a = rows["gather"], rows["add_fusion"]
     assert (g["stream_bytes"], g["random_bytes"]) == (8e6, 4e6)
-    assert g["card_memory_s"] == pytest.approx(633.986e-6, rel=1e-5)
-    assert g["card_time_s"] == pytest.approx(673.986e-6, rel=1e-5)
-    assert g["memory_efficiency"] == pytest.approx(0.0411475, rel=1e-4)
+    assert g["card_memory_s"] == pytest.approx(496.163e-6, rel=1e-5)
+    assert g["card_time_s"] == pytest.approx(536.163e-6, rel=1e-5)
+    assert g["memory_efficiency"] == pytest.approx(0.0525774, rel=1e-4)
     assert g["card_limit"] == "random access"
-    assert g["op_speedup"] == pytest.approx(100 / 673.986, rel=1e-5)             # 0.148
-    assert g["workload_speedup"] == pytest.approx(1000 / (1000 - 100 + 673.986), rel=1e-5)
+    assert g["op_speedup"] == pytest.approx(100 / 536.163, rel=1e-5)             # 0.187
+    assert g["workload_speedup"] == pytest.approx(1000 / (1000 - 100 + 536.163), rel=1e-5)
     # its range: every constant at its fast end (147.3 M accesses/s, all 32 channels, 16 us
     # launch) 246.92 us; at its slow end (74.28 M/s, half the channels, 100 us) 982.23 us
     assert g["card_time_low_s"] == pytest.approx(246.921e-6, rel=1e-5)
     assert g["card_time_high_s"] == pytest.approx(982.233e-6, rel=1e-5)
     # Restructured: the 16 MB table fits the U55C's on-chip room (half of 44.68 MB): it is read
-    # once with the indices and the result written once (24e6 B / 236.02 GB/s = 101.69 us),
-    # the 1e6 reads served on chip at 160 per cycle x 222 MHz (28.15 us): 101.69 + 40 = 141.69 us.
+    # once with the indices and the result written once (24e6 B / 301.58 GB/s = 79.58 us),
+    # the 1e6 reads served on chip at 172.33 per cycle x 222 MHz (26.14 us): 79.58 + 40 = 119.58 us.
     assert g["restructured_onchip"] is True
     assert g["restructured_bytes"] == 24e6
-    assert g["restructured_card_time_s"] == pytest.approx(141.686e-6, rel=1e-5)
-    assert g["restructured_op_speedup"] == pytest.approx(100 / 141.686, rel=1e-5)
-    assert g["scenario"] == "neither"                                             # 0.15x / 0.71x
-    # add_fusion streams: 12e6 B / 236.02 GB/s = 50.84 us (+ 40 us); restructured it reads its
-    # one distinct input once: 8e6 B, 33.90 us (+ 40 us).
-    assert a["memory_efficiency"] == pytest.approx(0.5625 * 0.91216)
-    assert a["card_memory_s"] == pytest.approx(50.8428e-6, rel=1e-5)
-    assert a["restructured_card_time_s"] == pytest.approx(73.8952e-6, rel=1e-5)
+    # that figure rests on the SpMV designs' parallelism and is labelled so; the streaming
+    # add_fusion's is not
+    assert g["restructured_basis"].startswith("a designer's target") and "onchip_lanes" in g["restructured_basis"]
+    assert a["restructured_basis"] == ""
+    assert g["restructured_card_time_s"] == pytest.approx(119.580e-6, rel=1e-5)
+    assert g["restructured_op_speedup"] == pytest.approx(100 / 119.580, rel=1e-5)
+    assert g["scenario"] == "neither"                                             # 0.19x / 0.84x
+    # add_fusion streams: 12e6 B / 301.58 GB/s = 39.79 us (+ 40 us); restructured it reads its
+    # one distinct input once: 8e6 B, 26.53 us (+ 40 us).
+    assert a["memory_efficiency"] == pytest.approx(0.71875 * 0.91216)
+    assert a["card_memory_s"] == pytest.approx(39.7901e-6, rel=1e-5)
+    assert a["restructured_card_time_s"] == pytest.approx(66.5267e-6, rel=1e-5)
     assert table.meta["combined_count"] == 0 and table.meta["combined_speedup"] == 1.0
     # The printed table shows what limits the card next to the pattern.
     line = next(ln for ln in str(table).splitlines() if ln.split()[1:2] == ["gather"])
     assert "gather_scatter" in line and "random access" in line
-    # Region "recon" (one call): the ops one after another, 633.99 + 50.84 us + one launch =
-    # 724.83 us; restructured as one dataflow design: x and i read and the result written once
-    # (24e6 B: 101.69 us; the table on chip), + 40 us = 141.69 us.
+    # Region "recon" (one call): the ops one after another, 496.16 + 39.79 us + one launch =
+    # 575.95 us; restructured as one dataflow design: x and i read and the result written once
+    # (24e6 B: 79.58 us; the table on chip), + 40 us = 119.58 us.
     reg = fpga.fpga_candidates(store, target="alveo-u55c", by="region", inputs_cross_link=False)[0]
     assert reg["region"] == "recon"
     assert reg["random_access_bytes"] == 4e6
-    assert reg["card_time_s"] == pytest.approx(724.829e-6, rel=1e-5)
-    assert reg["memory_efficiency"] == pytest.approx(0.0761853, rel=1e-4)
-    assert reg["region_speedup"] == pytest.approx(120 / 724.829, rel=1e-5)
-    assert reg["restructured_card_time_s"] == pytest.approx(141.686e-6, rel=1e-5)
-    assert reg["restructured_region_speedup"] == pytest.approx(120 / 141.686, rel=1e-5)
+    assert reg["restructured_basis"] == fpga.RESTRUCTURED_ONCHIP_BASIS
+    assert reg["card_time_s"] == pytest.approx(575.953e-6, rel=1e-5)
+    assert reg["memory_efficiency"] == pytest.approx(0.0973479, rel=1e-4)
+    assert reg["region_speedup"] == pytest.approx(120 / 575.953, rel=1e-5)
+    assert reg["restructured_card_time_s"] == pytest.approx(119.580e-6, rel=1e-5)
+    assert reg["restructured_region_speedup"] == pytest.approx(120 / 119.580, rel=1e-5)
 
 
 def test_case_d_a_card_with_faster_random_reads_is_one_setting_away():
     # random_reads_per_s at 10x the measured rate: a pseudo-channel then runs out of bytes
     # first: 32-byte accesses at 14.375 GB/s x 0.91216 = 409.76 M/s, so the random part drops
-    # from 600.09 to 1e6 / (18 x 409.76e6) = 135.58 us: 135.58 + 33.90 + 40 = 209.48 us.
+    # from 469.64 to 1e6 / (23 x 409.76e6) = 106.11 us: 106.11 + 26.53 + 40 = 172.63 us.
     fast = fpga.FpgaTarget(base="alveo-u55c", random_reads_per_s=925.786e6)
     table = fpga.fpga_candidates(_case_d_store(), target=fast, inputs_cross_link=False)
     g = {r["op"]: r for r in table}["gather"]
     assert table.meta["target"]["name"] == "alveo-u55c (modified)"
     per_channel = min(925.786e6, 14.375e9 * 0.91216 / 32)
-    assert g["card_time_s"] == pytest.approx((1e6 / (18 * per_channel) + 8e6 / U55C_STREAM + 40e-6), rel=1e-6)
+    assert g["card_time_s"] == pytest.approx((1e6 / (23 * per_channel) + 8e6 / U55C_STREAM + 40e-6), rel=1e-6)
     # given alone, the rate is exact: no range from it (the other constants still spread)
     assert table.meta["target"]["random_reads_per_s_low"] == 925.786e6
 
@@ -1096,8 +1101,8 @@ def test_memory_efficiency_and_ranges_in_summary_json_and_html():
     s = model.collect(_case_d_store())
     data = json.loads(summary_json.dumps(s))
     items = {r["op"]: r for r in data["candidates"]["items"]}
-    assert items["gather"]["memory_efficiency"] == pytest.approx(0.0411475, rel=1e-4)
-    assert items["add_fusion"]["memory_efficiency"] == pytest.approx(0.5625 * 0.91216)
+    assert items["gather"]["memory_efficiency"] == pytest.approx(0.0525774, rel=1e-4)  # case D by hand, above
+    assert items["add_fusion"]["memory_efficiency"] == pytest.approx(0.71875 * 0.91216)
     for r in items.values():
         assert r["op_speedup_low"] <= r["op_speedup"] <= r["op_speedup_high"]
         assert r["scenario"] in ("as compiled", "restructured only", "neither")

@@ -77,8 +77,8 @@ def test_kernels_are_attributed_by_the_kernel_name_and_get_a_labelled_lower_boun
     assert math.isnan(cand["score"]) and "bound only" in cand["estimate_note"]
     # the note names the kernel and how to give its cost
     assert "Triton kernel '_scaled_add'" in cand["estimate_note"] and "metadata=" in cand["estimate_note"]
-    # by hand: 2 executions x 12 x 4096 B streamed at 236.02 GB/s + 2 launches of 40 us, at least
-    assert cand["card_time_s"] == pytest.approx(2 * 12 * N / (32 * 0.5625 * 14.375e9 * 0.91216) + 2 * 40e-6)
+    # by hand: 2 executions x 12 x 4096 B streamed at 301.58 GB/s + 2 launches of 40 us, at least
+    assert cand["card_time_s"] == pytest.approx(2 * 12 * N / (32 * 0.71875 * 14.375e9 * 0.91216) + 2 * 40e-6)
 
 
 def test_the_authors_figures_make_it_estimated():
@@ -94,8 +94,8 @@ def test_the_authors_figures_make_it_estimated():
     assert op["flops"] == 2 * 2 * N and op["intensity"] == pytest.approx(2 / 12)
     cand = {r["op"]: r for r in fpga.fpga_candidates(store, target="alveo-u55c")}["pallas_call.1"]
     assert cand["cost_known"] is True and math.isfinite(cand["op_speedup"])
-    # by hand: 2 executions x 12 x 4096 B streamed at 236.02 GB/s, + 2 launches of 40 us
-    assert cand["card_time_s"] == pytest.approx(2 * 12 * N / (32 * 0.5625 * 14.375e9 * 0.91216) + 2 * 40e-6)
+    # by hand: 2 executions x 12 x 4096 B streamed at 301.58 GB/s, + 2 launches of 40 us
+    assert cand["card_time_s"] == pytest.approx(2 * 12 * N / (32 * 0.71875 * 14.375e9 * 0.91216) + 2 * 40e-6)
     # metadata that is not a cost (no "flops") leaves it unknown
     other = fpgaprof.hlo.analyze(_hlo(metadata={"note": "x"})).instruction("pallas_call.1")
     assert other.unknown_cost is True
@@ -121,7 +121,7 @@ def test_counters_give_a_measured_bound():
     assert cand["flops"] == pytest.approx(2 * 2 * 4096) and cand["bytes"] == pytest.approx(2 * 81920)
     # it moved 81,920 B of DRAM traffic per launch for 49,152 B of operands and result: 5/3
     assert cand["measured_traffic_ratio"] == pytest.approx(81920 / 49152)
-    stream = 32 * 0.5625 * 14.375e9 * 0.91216  # U55C, nominal (docs/fpga-model.md)
+    stream = 32 * 0.71875 * 14.375e9 * 0.91216  # U55C, nominal (docs/fpga-model.md)
     # as compiled: the measured 81,920 B per launch streamed (8192 FLOPs take 15 ns), + 40 us each
     assert cand["card_time_s"] == pytest.approx(2 * 81920 / stream + 2 * 40e-6)
     # restructured: its operands and result once, 49,152 B per launch

@@ -76,3 +76,86 @@ def test_design_facts_are_marked():
     for field in ("channel_share", "dsp_utilization", "onchip_lanes"):
         for c in (c for c in CONSTANTS if c["field"] == field):
             assert c["measurements"] and all(m.get("design_fact") for m in c["measurements"]), (c["scope"], field)
+
+
+ANCHORS = {a["id"]: a for a in fpga_validation.anchors()}
+
+
+def test_calibration_and_validation_are_apart_by_source():
+    # A constant may use no fact (time, rate, PE count, channel count, DSP share) of a design whose
+    # source validates: every measurement and anchor names its source, and no source both sets a
+    # constant (or holds a calibration anchor) and holds a validation anchor.
+    for c in CONSTANTS:
+        for m in c["measurements"]:
+            assert m["source_id"], m["id"]
+    assert all(a["source_id"] for a in ANCHORS.values())
+    calibrating = {m["source_id"] for c in CONSTANTS for m in c["measurements"]}
+    calibrating |= {a["source_id"] for a in ANCHORS.values() if a["role"] == "calibration"}
+    validating = {a["source_id"] for a in ANCHORS.values() if a["role"] == "validation"}
+    assert validating, "no validation anchor"
+    assert calibrating & validating == set()
+    assert fpga_validation.source_overlap() == []
+
+
+def test_the_overlap_check_can_fail():
+    # The check sees a source that calibrates and validates: mark one calibration anchor of a
+    # source that sets a constant as validation and it is named.
+    import copy
+    from unittest import mock
+
+    from fpgaprof.api import fpga_validation as impl
+
+    changed = copy.deepcopy(list(ANCHORS.values()))
+    hit = next(a for a in changed if a["source_id"] == "hispmv" and a["role"] == "calibration")
+    hit["role"] = "validation"
+    with mock.patch.object(impl, "anchors", return_value=changed):
+        assert fpga_validation.source_overlap() == ["hispmv"]
+
+
+def test_achieved_lanes_are_each_designs_cells():
+    # onchip_lanes: each design's nonzeros per cycle, nnz / (time x its clock), time = the work
+    # count its source prints over the measured rate, the median over its cells; recomputed here
+    # from the anchors the measurement names.
+    lanes = next(c for c in CONSTANTS if c["field"] == "onchip_lanes")
+    assert len(lanes["measurements"]) >= 6
+    for m in lanes["measurements"]:
+        vals = []
+        for aid in m["cells"]:
+            a = ANCHORS[aid]
+            assert a["role"] == "calibration" and a["source_id"] == m["source_id"]
+            assert a["clock_mhz"] == m["clock_mhz"] and a["resources"]["pes"] == m["pes"]
+            seconds = a["work"]["value"] / (a["measured"]["value"] * 1e9)
+            vals.append(2 * a["size"]["nnz"] / (seconds * m["clock_mhz"] * 1e6))
+        assert m["value"] == pytest.approx(statistics.median(vals), rel=1e-12), m["id"]
+        # a design achieves less than one nonzero (two accesses) per PE per cycle
+        assert m["value"] < 2 * m["pes"]
+    # HiSpMV-16 on nd6k by hand: 49.05 GFLOP/s of 2 (6,897,316 + 18,000) FLOP is 281.97 us;
+    # 6,897,316 / (281.97e-6 s x 221e6 /s) = 110.68 nonzeros per cycle, 221.36 accesses
+    a = ANCHORS["hispmv16-spmv-fp32-u280-nd6k"]
+    assert 2 * 6897316 / (2 * (6897316 + 18000) / 49.05e9 * 221e6) == pytest.approx(221.36, abs=0.01)
+    assert a["measured"]["value"] == 49.05 and a["clock_mhz"] == 221 and a["size"]["nnz"] == 6897316
+
+
+def test_every_cell_of_a_source_table_is_present():
+    # HiSpMV Table 2 (20 matrices), Table 1 (7 designs x 2 matrices, one 'N / A'), HiSparse
+    # Table 7 (4 matrices x 3 designs): every cell is an anchor, estimated or out of model with
+    # its reason.
+    def count(where):
+        return sum(where in a["source"]["location"] for a in ANCHORS.values())
+
+    assert count("Table 2 (M") == 20
+    assert count("Table 1 (") == 13
+    assert count("Table 7 (") == 12
+
+    # The Vitis benchmark tables: SpMV double, 22 matrices; GEMV on the U280, 6 sizes with their
+    # kernel time (validation) and API time (out of model), and on the U50, 6 sizes (out of model)
+    def rows(prefix, role=None):
+        return [a for a in ANCHORS.values() if a["id"].startswith(prefix) and role in (None, a["role"])]
+
+    assert len(rows("vitis-spmv-fp64-u280-", "validation")) == 22
+    assert len(rows("vitis-gemv-fp64-u280-", "validation")) == 6
+    assert len(rows("vitis-gemv-fp64-u280-", "out of model")) == 6
+    assert len(rows("vitis-gemv-fp64-u50-")) == 6
+    for a in ANCHORS.values():
+        if a["role"] == "out of model":
+            assert a["reason"], a["id"]

@@ -1,6 +1,7 @@
-"""The generated parts of the FPGA docs are what the model and the data give now, and the
-validation goals hold: every validation anchor within 2x of its measurement
-(docs/fpga-validation.md). scripts/fpga_docs.py rewrites the parts."""
+"""The generated parts of the FPGA docs are what the model and the data give now: the
+validation table (calibration and validation apart by source) and the leave-one-source-out
+error, both computed here on every run (docs/fpga-validation.md). scripts/fpga_docs.py rewrites
+the parts."""
 import pathlib
 import re
 import subprocess
@@ -26,19 +27,59 @@ def rows():
     return V.table()
 
 
-def test_every_validation_anchor_within_2x(rows):
+@pytest.fixture(scope="module")
+def loso():
+    return V.leave_one_source_out()
+
+
+def test_validation_anchors(rows):
     val = [r for r in rows if r["role"] == "validation"]
-    assert len(val) >= 10
+    assert len(val) >= 20
     for r in val:
-        assert 0.5 <= r["ratio"] <= 2.0, (r["id"], r["ratio"])
+        assert r["within_goal"] == (1 / 2.5 <= r["ratio"] <= 2.5), r["id"]
+    for r in rows:
+        if r["role"] == "out of model":
+            continue
         # the range and the scenarios are computed for every estimated anchor
         assert r["as_compiled_low_s"] <= r["as_compiled_s"] <= r["as_compiled_high_s"]
+        assert r["restructured_low_s"] <= r["restructured_s"] <= r["restructured_high_s"]
         assert r["restructured_s"] <= r["as_compiled_s"] * (1 + 1e-9)
     s = V.summary(rows)
-    assert s["within_2x"] == s["validation"]
+    assert s["within_goal"] == sum(r["within_goal"] for r in val)
+    # the goals: geomean within 1.5x, none beyond 2.5x, 80 % inside the range
+    assert s["goals_met"] == (s["geomean"] <= 1.5 and s["worst"] <= 2.5 and s["in_range_share"] >= 0.8)
+    # the summary is the rows': geometric mean of max(r, 1/r), share inside the range
+    sym = sorted(max(r["ratio"], 1 / r["ratio"]) for r in val)
+    assert s["worst"] == sym[-1]
+    assert s["in_range_share"] == pytest.approx(sum(r["in_range"] for r in val) / len(val))
     # out-of-model anchors are listed with their reason, none silently dropped
     assert s["validation"] + s["calibration"] + s["out_of_model"] == len(V.anchors())
     assert all(r["reason"] for r in rows if r["role"] == "out of model")
+
+
+def test_leave_one_source_out(loso):
+    # Every calibration source with estimated anchors is left out once, and each of its anchors
+    # is predicted (or named as not predictable without it).
+    by_source = {r["source_id"] for r in loso}
+    srcs = V.sources()
+    expect = {sid for sid, e in srcs.items() if e["role"] == "calibration" and e["anchors"].get("calibration")}
+    assert by_source == expect
+    assert {"hispmv", "serpens", "hisparse", "hpcc-fpga", "autosa"} <= by_source
+    # HiSpMV left out: onchip_lanes is the median of the other four designs' accesses per cycle,
+    # (114.501 + 149.625) / 2 = 132.06 (HiSparse-PB and Serpens-16, the middle two of 63.49,
+    # 114.50, 149.63, 209.67), and channel_share the median of the channels STREAM (32),
+    # RandomAccess (32), Serpens-16 and -24 (20, 28) and HiSparse-PB and -RI (18, 18) use:
+    # (20 + 28) / 2 / 32 = 0.75
+    fitted = {(f["scope"], f["field"]): f["values"] for f in V.refit("hispmv")}
+    assert fitted[("fabric", "onchip_lanes")][0] == pytest.approx(132.06, abs=0.01)
+    assert fitted[("hbm2", "channel_share")][0] == pytest.approx(0.75)
+    row = next(r for r in loso if r["id"] == "hispmv16-spmv-fp32-u280-nd6k")
+    assert any(c.startswith("onchip_lanes (fabric) 132.1") for c in row["refitted"])
+    # RandomAccess alone sets the read-modify-write rate: without HPCC it is not predictable
+    ra = next(r for r in loso if r["id"] == "hpcc-randomaccess-u280-hbm")
+    assert ra["missing"] == ["rmw_updates_per_s (hbm2)"] and "ratio" not in ra
+    ls = V.loso_summary(loso)
+    assert ls["count"] + ls["not_predictable"] == len(loso)
 
 
 def test_calibration_anchors_reproduce_the_end_they_set(rows):
@@ -52,8 +93,8 @@ def test_calibration_anchors_reproduce_the_end_they_set(rows):
     assert 40.3 / 40.0444 <= cal["hpcc-randomaccess-u280-ddr-v22"]["ratio"] <= 1.06
 
 
-def test_the_validation_doc_holds_the_current_table(rows):
-    assert _block("docs/fpga-validation.md", "validation-table") == V.markdown(rows)
+def test_the_validation_doc_holds_the_current_table(rows, loso):
+    assert _block("docs/fpga-validation.md", "validation-table") == V.markdown(rows, loso)
 
 
 def test_the_model_doc_holds_the_current_mbirjax_conclusions():

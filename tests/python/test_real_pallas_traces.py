@@ -161,9 +161,9 @@ def _check_measured(prof, op, call, row, cand):
     assert cand["flops"] == pytest.approx(flops) and cand["bytes"] == pytest.approx(dram)
     assert cand["measured_traffic_ratio"] == pytest.approx(dram / call["bytes"])
     assert "FLOPs and DRAM bytes measured by counters over 100% of its time" in cand["estimate_note"]
-    # streamed at the U55C's best (32 HBM channels x 14.375 GB/s x 0.5625 x 0.91216, docs/
+    # streamed at the U55C's best (32 HBM channels x 14.375 GB/s x 0.71875 x 0.91216, docs/
     # fpga-model.md) plus one 40 us launch: the card cannot be faster than that
-    assert cand["card_time_s"] >= dram / (32 * 0.5625 * 14.375e9 * 0.91216) + 40e-6
+    assert cand["card_time_s"] >= dram / (32 * 0.71875 * 14.375e9 * 0.91216) + 40e-6
     assert cand["fpga_total_s"] >= cand["card_time_s"]
 
 

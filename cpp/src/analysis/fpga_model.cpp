@@ -33,9 +33,9 @@ constexpr double kUram288Bits = 288.0 * 1024.0;
 // sort rate, and the host side (XDMA/QDMA over PCIe gen3 x16, XRT launches).
 void fabric_calibration(FpgaTarget& t) {
   t.clock_hz = {222e6, 147e6, 297e6};  // AutoBridge/TAPA, 43 designs: 147 MHz avg before, 297 after floorplanning
-  t.dsp_utilization = {0.6675, 0.5005, 0.8518};         // DSP share of 8 published compute-bound designs
-  t.onchip_share = {0.5, 0.25, 0.75};                   // design assumption (not measured)
-  t.onchip_lanes = {160, 128, 192};                     // processing elements of published HBM SpMV designs
+  t.dsp_utilization = {0.6675, 0.5005, 0.8518};  // DSP share of 8 published compute-bound designs
+  t.onchip_share = {0.5, 0.25, 0.75};            // design assumption (not measured)
+  t.onchip_lanes = {172.330, 63.4934, 224.362};  // on-chip accesses per cycle 6 published HBM SpMV designs achieve
   t.sort_bytes_per_s = {464.062e6, 464.062e6, 15.6e9};  // Vitis compoundSort (U280); TopSort (U280 HBM)
   t.link_efficiency = {0.717752, 0.253906, 0.771532};   // xbutil DMA tests (U200/U250) / 15.754 GB/s; low: HPCC OpenCL
   t.transfer_latency_s = {13.0099e-6, 5.17106e-6, 19e-6};  // small-buffer DMA / migrate / bo sync
@@ -45,7 +45,7 @@ void fabric_calibration(FpgaTarget& t) {
 void hbm2_calibration(FpgaTarget& t) {
   t.random_granule_bytes = 32;  // BL4 x 64-bit pseudo-channel (PG276)
   t.stream_efficiency = {0.91216, 0.852522, 0.923913};
-  t.channel_share = {0.5625, 0.5, 1.0};  // channels driven by 7 published HBM designs
+  t.channel_share = {0.71875, 0.5, 1.0};  // channels driven by 8 published HBM designs
   t.random_reads_per_s = {92.5786e6, 74.278e6, 147.338e6};
   t.rmw_updates_per_s = {4.00312e6, 4.00312e6, 46.2893e6};  // HPCC RandomAccess (U280); high: half the read rate
   t.cross_channel_factor = {1.0, 0.116351, 1.34624};        // Vitis HBM tutorial: 4 PCs without / with RAMA

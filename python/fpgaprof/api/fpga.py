@@ -50,6 +50,8 @@ __all__ = [
     "OP_TEXT_COLUMNS",
     "REGION_TEXT_COLUMNS",
     "ESTIMATE_TEXT_COLUMNS",
+    "RESTRUCTURED_ONCHIP_BASIS",
+    "restructured_basis",
 ]
 
 
@@ -88,6 +90,11 @@ def fpga_candidates(
     transfer_bytes, transfer_s, fpga_total_s, op_speedup, workload_speedup (each time and
     speedup with its _low/_high range), the restructured_* columns and scenario.
 
+    ``restructured_basis`` (op and region rows) labels the restructured figures of an op whose
+    data-dependent accesses a restructured design serves on chip (or a region with such
+    accesses): "a designer's target: the on-chip access parallelism published HBM SpMV designs
+    achieve (onchip_lanes), not validated for this op's access pattern"; "" for the others.
+
     ``estimate_basis`` says what a row's what-if rests on: "static" (the cost model's rule),
     "author" (a custom kernel's own figures), or, for ops whose static cost is unknown
     (``cost_known`` False: a custom call the cost model has no rule for), a bound: "measured
@@ -110,7 +117,7 @@ def fpga_candidates(
         prof, target=target, inputs_cross_link=inputs_cross_link, workload_s=workload_s, **kwargs
     )
     f = res["fpga"]
-    t = Table(f.get(key, []))
+    t = Table([dict(r, restructured_basis=restructured_basis(r)) for r in f.get(key, [])])
     card = (f.get("target") or {}).get("name") or "the card"
     if key == "regions":
         t.meta = {k: f[k] for k in ("target", "workload_ns", "gpu_kernel_ns") if k in f}
@@ -262,6 +269,27 @@ class Estimate(Table):
         return out
 
 
+# What a restructured figure rests on when an op's (or a region's) data-dependent accesses are
+# served on chip: the parallelism published HBM SpMV designs achieve (onchip_lanes), which no
+# anchor of another access pattern (a projector's, a histogram's) validates.
+RESTRUCTURED_ONCHIP_BASIS = (
+    "a designer's target: the on-chip access parallelism published HBM SpMV designs achieve "
+    "(onchip_lanes), not validated for this op's access pattern"
+)
+
+
+def restructured_basis(row: Mapping) -> str:
+    """The label of a row's restructured figures: RESTRUCTURED_ONCHIP_BASIS for an op whose
+    data-dependent accesses the restructured design serves on chip (``restructured_onchip`` and
+    random bytes), or a region with data-dependent accesses; "" otherwise (the figure rests on
+    the streaming, compute and memory constants, docs/fpga-validation.md)."""
+    if row.get("restructured_onchip") and (row.get("random_bytes") or 0) > 0:
+        return RESTRUCTURED_ONCHIP_BASIS
+    if (row.get("random_access_bytes") or 0) > 0:
+        return RESTRUCTURED_ONCHIP_BASIS
+    return ""
+
+
 def _static_scenario(row: Mapping) -> str:
     a, b = row.get("card_time_s"), row.get("restructured_card_time_s")
     if not isinstance(a, (int, float)) or not isinstance(b, (int, float)) or not (a > 0 and b > 0):
@@ -276,6 +304,7 @@ def _estimate_table(res: Mapping) -> Estimate:
     for r in res["ops"]:
         r = dict(r)
         r["scenario"] = _static_scenario(r)
+        r["restructured_basis"] = restructured_basis(r)
         rows.append(r)
     t = Estimate(rows)
     for key in ("card_time", "restructured_card_time", "transfer", "total", "restructured_total"):
