@@ -22,6 +22,7 @@ See docs/mbirjax.md.
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import functools
 import inspect
@@ -30,6 +31,7 @@ import json
 import math
 import os
 import platform
+import re
 import statistics
 import sys
 import threading
@@ -396,8 +398,8 @@ def compute_config_of(model: Any) -> tuple[Any, str | None]:
     """(model.get_compute_config() made JSON-safe, None), or (None, why there is none)."""
     get = getattr(model, "get_compute_config", None)
     if get is None:
-        return None, (f"mbirjax {_dist_version('mbirjax')} has no get_compute_config() "
-                      "(it came with MBIRJAX 0.7); its projectors are XLA's")
+        return None, (f"XLA projectors: mbirjax {_dist_version('mbirjax')} has no Pallas projectors "
+                      "and no get_compute_config() (both came with MBIRJAX 0.7)")
     try:
         with _quiet():
             try:
@@ -419,17 +421,62 @@ def pallas_live(config: Any) -> bool | None:
     return any(bool(f) for f in flags) if flags else None
 
 
+# MBIRJAX 0.7.3's pallas_status when the GPU is not one it measured its kernels on
+# (_pallas_kernels.availability(): 'device kind {!r} not in the measured allowlist {}', the
+# allowlist a tuple such as ('H100', 'H200', 'A100')).
+_NOT_ALLOWLISTED = re.compile(
+    r"device kind (?P<kind>'[^']*'|\"[^\"]*\") not in the measured allowlist (?P<allow>\(.*\))\s*$"
+)
+
+
+def projector_path(config: Any, reason: str | None = None) -> str:
+    """Which projectors a model runs and why, in words, from MBIRJAX's own compute config
+    (get_compute_config(): kernels.*_pallas*, pallas_status, devices.device_kind):
+    'Pallas projectors on <device> (<paths>)', or 'XLA projectors: <why>'. A GPU whose device
+    kind is not in MBIRJAX's Pallas allowlist is named with the allowlist as MBIRJAX states it,
+    e.g. "XLA projectors: NVIDIA GeForce RTX 5080 is not in MBIRJAX's Pallas allowlist (H100,
+    H200, A100)". Without a config: the reason compute_config_of gave (on 0.6 it names XLA's
+    projectors, the only ones 0.6 has), else 'projectors unknown: <reason>'."""
+    if not isinstance(config, dict):
+        if reason and reason.startswith("XLA projectors: "):
+            return reason
+        return f"projectors unknown: {reason}" if reason else "projectors unknown"
+    kernels = config.get("kernels") if isinstance(config.get("kernels"), dict) else {}
+    devices = config.get("devices") if isinstance(config.get("devices"), dict) else {}
+    kind = str(devices.get("device_kind") or "").strip()
+    status = str(kernels.get("pallas_status") or "").strip()
+    live = pallas_live(config)
+    if live:
+        paths = ", ".join(k for k in PALLAS_FLAGS if kernels.get(k))
+        return f"Pallas projectors on {kind or 'the GPU'} ({paths})"
+    if live is None:
+        return "projectors unknown: the compute config names no Pallas path" + (
+            f" ({status})" if status else "")
+    m = _NOT_ALLOWLISTED.match(status)
+    if m:
+        try:
+            who = str(ast.literal_eval(m.group("kind")))
+            allow = ast.literal_eval(m.group("allow"))
+            names = ", ".join(str(a) for a in allow) if isinstance(allow, (tuple, list)) else str(allow)
+        except (ValueError, SyntaxError):
+            return f"XLA projectors: {status}"
+        return f"XLA projectors: {who or 'this GPU'} is not in MBIRJAX's Pallas allowlist ({names})"
+    if kernels.get("pallas_available"):
+        return ("XLA projectors: Pallas is available"
+                + (f" ({status})" if status else "")
+                + " but this model's tile policy uses no Pallas path")
+    return "XLA projectors" + (f": {status}" if status else "")
+
+
 def compute_config_line(label: str, config: Any, reason: str | None) -> str:
-    """One console line per model: whether the Pallas kernels are live, and why (not)."""
+    """One console line per model: which projectors run and why (projector_path), and the
+    Pallas path flags."""
     if config is None:
         return f"compute config {label}: not available: {reason}"
     kernels = config.get("kernels") if isinstance(config, dict) else {}
     kernels = kernels if isinstance(kernels, dict) else {}
-    live = pallas_live(config)
     flags = ", ".join(f"{k}={kernels[k]}" for k in PALLAS_FLAGS if k in kernels)
-    status = kernels.get("pallas_status")
-    return (f"compute config {label}: Pallas kernels {'LIVE' if live else 'not live' if live is False else '?'}"
-            + (f" ({status})" if status else "") + (f"; {flags}" if flags else ""))
+    return f"compute config {label}: {projector_path(config)}" + (f"; {flags}" if flags else "")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1181,6 +1228,8 @@ def environment_compute_config() -> dict[str, Any]:
         "compute_config": configs or None,
         "compute_config_reason": "; ".join(reasons) or None,
         "pallas_live": (any(live) if any(v is not None for v in live) else None),
+        # Per model, which projectors ran and why, in words (projector_path).
+        "projectors": {k: projector_path(c, r) for k, (c, r) in COMPUTE_CONFIGS.items()} or None,
     }
 
 
@@ -1356,14 +1405,17 @@ def render_html(
     ]
     live = env.get("pallas_live")
     configs = env.get("compute_config") or {}
+    projectors = env.get("projectors") or {}
     if configs:
+        # One sentence per distinct answer, with the models it covers.
+        by_text: dict[str, list[str]] = {}
+        for k, text in projectors.items():
+            by_text.setdefault(str(text), []).append(str(k))
         parts.append(
             "<p>MBIRJAX projector kernels: "
             + ("<b>Pallas live</b>" if live else "XLA (Pallas not live)" if live is False else "?")
             + " · "
-            + e("; ".join(
-                f"{k}: {((c.get('kernels') or {}).get('pallas_status') or '?')}"
-                for k, c in configs.items() if isinstance(c, dict)))
+            + e("; ".join(f"{text} ({', '.join(keys)})" for text, keys in by_text.items()))
             + "</p>"
         )
     elif env.get("compute_config_reason"):

@@ -117,6 +117,47 @@ sweep_line "$VPY" 0.7. build/sweep-ci
 stage "the main job on MBIRJAX 0.6.17.1 (.venv-mbirjax06)"
 sweep_line "$ROOT/.venv-mbirjax06/bin/python" 0.6.17.1 build/sweep-ci-mbirjax06
 
+stage "Docker image recipe: docker/install.sh into a throwaway venv on this machine (CPU jax)"
+# The image's install steps (docker/Dockerfile runs this script; the image itself cannot be
+# pulled or built here: docs/install.md). First the image's package set with jax[cuda12] must
+# resolve (pip's dry run), then the same script with CPU jax must give a venv where fpgaprof,
+# jax and mbirjax import, `fpgaprof devices` runs and keeps the image's XLA_FLAGS, and a traced
+# region with a jitted function is saved with its HLO. build/docker-recipe (the build folder)
+# is kept between runs: its C++ objects are rebuilt only when the sources change.
+recipe_venv="$ROOT/build/docker-recipe-venv"
+recipe_out="$ROOT/build/docker-recipe-out"
+rm -rf "$recipe_venv" "$recipe_out"
+mkdir -p "$recipe_out"
+launcher=(); command -v ccache >/dev/null && launcher=(env CMAKE_CXX_COMPILER_LAUNCHER=ccache)
+"${launcher[@]}" bash docker/install.sh --venv "$recipe_venv" --jax-package 'jax[cuda12]' \
+  --build-dir build/docker-recipe --resolve-only
+"${launcher[@]}" bash docker/install.sh --venv "$recipe_venv" --jax-package jax \
+  --build-dir build/docker-recipe --check
+image_flags="--xla_dump_to=$recipe_out/hlo_dumps_xla --xla_dump_hlo_as_text --xla_dump_hlo_as_html=true --xla_gpu_enable_command_buffer="
+XLA_FLAGS="$image_flags" "$recipe_venv/bin/fpgaprof" devices >"$recipe_out/devices.txt"
+grep -qF "XLA flags: added none; kept yours: --xla_dump_to=$recipe_out/hlo_dumps_xla" "$recipe_out/devices.txt" \
+  || { cat "$recipe_out/devices.txt"; echo "fpgaprof devices in the recipe venv did not keep the image's XLA_FLAGS"; exit 1; }
+XLA_FLAGS="$image_flags" XLA_PYTHON_CLIENT_PREALLOCATE=true JAX_PLATFORMS=cpu \
+  "$recipe_venv/bin/python" - "$recipe_out" <<'PYEOF'
+import importlib.metadata as md, os, sys, warnings
+warnings.simplefilter("ignore")  # no GPU here: fpgaprof says so once
+import fpgaprof, mbirjax, jax, jax.numpy as jnp
+out = os.path.join(sys.argv[1], "recipe.fpgaprof")
+with fpgaprof.trace(out):
+    with fpgaprof.region("recipe/affine"):
+        jax.jit(lambda x: jnp.sin(x) * 2.0 + 1.0)(jnp.ones(64)).block_until_ready()
+prof = fpgaprof.load(out)
+regions = [prof.regions[i].name for i in range(len(prof.regions))]
+modules = [m.name for m in prof.hlo_modules]
+dumped = os.listdir(os.path.join(sys.argv[1], "hlo_dumps_xla"))
+assert regions == ["recipe/affine"], regions
+assert any(m.startswith("jit_") for m in modules), modules
+assert any(f.endswith("after_optimizations.txt") for f in dumped), dumped
+print(f"recipe venv: fpgaprof {fpgaprof.__version__}, jax {jax.__version__} "
+      f"({jax.default_backend()}), mbirjax {md.version('mbirjax')}: region {regions[0]} traced, "
+      f"{len(modules)} HLO module(s) read from the image's dump dir")
+PYEOF
+
 stage "Python tests"
 export FPGAPROF_FAKE_CUPTI="$ROOT/build/test/tests/libfake_cupti.so"
 export FPGAPROF_ARTIFACTS_DIR="$ROOT/build/artifacts"   # report screenshots from the HTML test

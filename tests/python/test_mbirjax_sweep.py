@@ -14,6 +14,7 @@ import math
 import os
 import subprocess
 import sys
+import types
 import typing
 from pathlib import Path
 from typing import Any
@@ -137,9 +138,15 @@ def test_sweep_size_32_outputs(tmp_path):
             assert env["pallas_live"] is False
             assert all(cfg["kernels"]["pallas_status"] == "not a GPU platform (cpu)"
                        for cfg in env["compute_config"].values())
+            assert env["projectors"] == {k: "XLA projectors: not a GPU platform (cpu)"
+                                         for k in ("parallel/16", "parallel/32")}
+            html = (tmp_path / "report.html").read_text()
+            assert ("XLA projectors: not a GPU platform (cpu) (parallel/16, parallel/32)"
+                    in html)
     else:
         assert env["compute_config"] is None and env["pallas_live"] is None
         assert "get_compute_config" in env["compute_config_reason"]
+        assert all(v.startswith("XLA projectors: mbirjax 0.6") for v in env["projectors"].values())
 
     # The timing schema: one measurement per (operation, size, run), positive seconds.
     ms = summary["measurements"]
@@ -547,7 +554,7 @@ def test_compute_config_recorded_json_safe_with_pallas_state(sweep, monkeypatch,
     off, _ = sweep.compute_config_of(_FakeModel07(False, False, "not a GPU platform (cpu)"))
     assert sweep.pallas_live(off) is False
     assert sweep.compute_config_line("cone/64", off, None) == (
-        "compute config cone/64: Pallas kernels not live (not a GPU platform (cpu)); "
+        "compute config cone/64: XLA projectors: not a GPU platform (cpu); "
         "fwd_pallas=False, back_pallas=False, fwd_pallas_band=False, back_pallas_band=False")
 
     class Model06:  # MBIRJAX 0.6: no get_compute_config()
@@ -567,6 +574,84 @@ def test_compute_config_recorded_json_safe_with_pallas_state(sweep, monkeypatch,
     env = sweep.environment_compute_config()
     assert env["pallas_live"] is True and env["compute_config_reason"] is None
     assert env["compute_config"] == {"parallel/64": off, "cone/64": live}
+    assert env["projectors"] == {
+        "parallel/64": "XLA projectors: not a GPU platform (cpu)",
+        "cone/64": "Pallas projectors on NVIDIA H100 80GB HBM3 (back_pallas)"}
     monkeypatch.setattr(sweep, "COMPUTE_CONFIGS", {"parallel/64": (None, why)})
     assert sweep.environment_compute_config() == {
-        "compute_config": None, "compute_config_reason": why, "pallas_live": None}
+        "compute_config": None, "compute_config_reason": why, "pallas_live": None,
+        "projectors": {"parallel/64": why}}
+    assert why.startswith("XLA projectors: mbirjax ")  # 0.6 has only XLA's projectors
+
+
+def _config(kind: str, status: str, available: bool = False, **live: bool) -> dict:
+    """get_compute_config()'s devices and kernels sections as MBIRJAX 0.7.3 fills them."""
+    kernels = {"pallas_available": available, "pallas_status": status,
+               **{k: live.get(k, False) for k in PALLAS_FLAGS}}
+    return {"devices": {"count": 1, "device_kind": kind}, "kernels": kernels}
+
+
+def test_projector_path_in_words(sweep):
+    # MBIRJAX's status strings as _pallas_kernels.availability() formats them (0.7.3).
+    rtx = _config("NVIDIA GeForce RTX 5080",
+                  "device kind 'NVIDIA GeForce RTX 5080' not in the measured allowlist "
+                  "('H100', 'H200', 'A100')")
+    assert sweep.projector_path(rtx) == (
+        "XLA projectors: NVIDIA GeForce RTX 5080 is not in MBIRJAX's Pallas allowlist "
+        "(H100, H200, A100)")
+    assert sweep.compute_config_line("parallel/256", rtx, None) == (
+        "compute config parallel/256: XLA projectors: NVIDIA GeForce RTX 5080 is not in "
+        "MBIRJAX's Pallas allowlist (H100, H200, A100); fwd_pallas=False, back_pallas=False, "
+        "fwd_pallas_band=False, back_pallas_band=False")
+    # A later MBIRJAX with another allowlist: named as MBIRJAX states it.
+    l40 = _config("NVIDIA L40S", "device kind 'NVIDIA L40S' not in the measured allowlist "
+                                 "('H100', 'H200', 'A100', 'B200')")
+    assert sweep.projector_path(l40) == (
+        "XLA projectors: NVIDIA L40S is not in MBIRJAX's Pallas allowlist (H100, H200, A100, B200)")
+    h200 = _config("NVIDIA H200", "available (NVIDIA H200)", True, fwd_pallas=True,
+                   back_pallas=True)
+    assert sweep.projector_path(h200) == "Pallas projectors on NVIDIA H200 (fwd_pallas, back_pallas)"
+    assert sweep.projector_path(_config("cpu", "not a GPU platform (cpu)")) == (
+        "XLA projectors: not a GPU platform (cpu)")
+    assert sweep.projector_path(_config("NVIDIA H100 80GB HBM3",
+                                        "disabled by MBIRJAX_DISABLE_PALLAS=1")) == (
+        "XLA projectors: disabled by MBIRJAX_DISABLE_PALLAS=1")
+    assert sweep.projector_path(_config("NVIDIA A100-SXM4-40GB", "probe kernel failed to "
+                                        "compile/run: boom")) == (
+        "XLA projectors: probe kernel failed to compile/run: boom")
+    # Available, but this model's tile policy turned every Pallas path off.
+    assert sweep.projector_path(_config("NVIDIA H200", "available (NVIDIA H200)", True)) == (
+        "XLA projectors: Pallas is available (available (NVIDIA H200)) but this model's tile "
+        "policy uses no Pallas path")
+    assert sweep.projector_path(None, "get_compute_config() failed: RuntimeError: x") == (
+        "projectors unknown: get_compute_config() failed: RuntimeError: x")
+
+
+@pytest.mark.skipif(not LINE_07, reason="get_compute_config() and the allowlist came with 0.7")
+def test_projector_path_from_mbirjax_for_a_geforce_card(sweep, monkeypatch):
+    """MBIRJAX's own availability check and get_compute_config() on a model, with JAX's device
+    list in MBIRJAX's kernel module showing an RTX 5080 (the only way to reach that branch
+    without the card): the sweep's words come from what MBIRJAX reports."""
+    import mbirjax as mj
+    from mbirjax import _pallas_kernels as pk
+
+    class Rtx5080:
+        platform = "gpu"
+        device_kind = "NVIDIA GeForce RTX 5080"
+
+    monkeypatch.setattr(pk, "jax", types.SimpleNamespace(devices=lambda: [Rtx5080()]))
+    pk.availability.cache_clear()
+    try:
+        model = mj.ParallelBeamModel((8, 8, 8), np.linspace(0.0, np.pi, 8, endpoint=False))
+        config, why = sweep.compute_config_of(model)
+    finally:
+        monkeypatch.undo()
+        pk.availability.cache_clear()
+    assert why is None
+    assert config["kernels"]["pallas_status"] == (
+        "device kind 'NVIDIA GeForce RTX 5080' not in the measured allowlist "
+        "('H100', 'H200', 'A100')")
+    assert sweep.pallas_live(config) is False
+    assert sweep.projector_path(config) == (
+        "XLA projectors: NVIDIA GeForce RTX 5080 is not in MBIRJAX's Pallas allowlist "
+        "(H100, H200, A100)")

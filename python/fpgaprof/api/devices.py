@@ -6,6 +6,7 @@ from typing import Any
 
 from fpgaprof.api import counters
 from fpgaprof.base.core import core
+from fpgaprof.capture import xla_flags
 
 __all__ = ["describe", "devices", "status"]
 
@@ -61,6 +62,8 @@ def describe() -> str:
     else:
         lines.append("  GPUs: none")
     lines.append("  NVTX injection: " + _nvtx_line())
+    # What `import fpgaprof` merged into this process's XLA_FLAGS (a script gets the same).
+    lines.append("  " + xla_flags.describe(xla_flags.current()))
     lines.append("  tracing: " + ("ready" if not s.problem else f"not possible: {s.problem}"))
     if s.devices and s.library_found:
         lines.append("  counters: " + counters_line(s.devices[0].id))

@@ -21,6 +21,11 @@ What it adds (never replacing a flag the user set):
 * ``JAX_ENABLE_COMPILATION_CACHE=false`` unless the user set it (or
   ``FPGAPROF_KEEP_COMPILATION_CACHE=1``): a module loaded from JAX's persistent cache is not
   compiled, so XLA dumps nothing for it and its kernels could only be matched by name.
+
+The user's other flags (``--xla_dump_hlo_as_html``, ...) are left as they are, in their order,
+with fpgaprof's additions after them. ``describe(setup)`` says in one line what was added, what
+of the user's was kept and what else was set (``fpgaprof run`` prints it; ``fpgaprof devices``
+shows it).
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ __all__ = [
     "XlaSetup",
     "DumpedModule",
     "prepare",
+    "describe",
     "current",
     "split_flags",
     "flag_value",
@@ -85,6 +91,12 @@ class XlaSetup:
     compilation_cache_disabled: bool = False
     compilation_cache_set_by_us: bool = False  # JAX_ENABLE_COMPILATION_CACHE=false came from us
     flags_added: list[str] = field(default_factory=list)
+    # The user's own flags that fpgaprof reads and kept as they were (dump dir, text dumping,
+    # command buffers); empty when a parent fpgaprof prepared the environment.
+    flags_kept: list[str] = field(default_factory=list)
+    prepared_before: bool = False  # the environment was prepared already (parent or earlier call)
+    # Other environment variables set for fpgaprof, in the order set (name -> value).
+    env_set: dict[str, str] = field(default_factory=dict)
     xla_flags: str = ""  # XLA_FLAGS after the merge
     prepared_ns: int = 0  # start of this process, ns (dumps older than this are another run's)
     backend_already_started: bool = False
@@ -194,14 +206,17 @@ def prepare(
     flags = split_flags(env.get("XLA_FLAGS", ""))
     added: list[str] = []
 
+    kept: list[str] = []
     user_dump = flag_value(flags, "xla_dump_to")
     ours = env.get(MARKER_ENV)
     if user_dump and ours and os.path.normpath(user_dump) == os.path.normpath(ours):
         # Prepared before (this process or a parent): the dir belongs to whoever created it.
         setup.dump_dir = user_dump
+        setup.prepared_before = True
     elif user_dump:
         setup.dump_dir = user_dump
         setup.dump_dir_from_user = True
+        kept.append(_last_flag(flags, "xla_dump_to"))
     else:
         chosen = dump_dir or env.get("FPGAPROF_HLO_DUMP_DIR")
         if chosen:
@@ -234,7 +249,9 @@ def prepare(
     as_text = flag_value(flags, "xla_dump_hlo_as_text")
     if as_text is None:
         added.append("--xla_dump_hlo_as_text")
-    elif not _truthy(as_text):
+    else:
+        kept.append(_last_flag(flags, "xla_dump_hlo_as_text"))
+    if as_text is not None and not _truthy(as_text):
         setup.dump_as_text = False
         setup.warnings.append(
             "XLA_FLAGS sets --xla_dump_hlo_as_text=false, so fpgaprof cannot read the HLO of "
@@ -245,12 +262,14 @@ def prepare(
     user_cb = flag_value(flags, "xla_gpu_enable_command_buffer")
     if user_cb is not None:
         setup.command_buffers_disabled = user_cb.strip() == ""
+        kept.append(_last_flag(flags, "xla_gpu_enable_command_buffer"))
     elif not keep_command_buffers:
         added.append("--xla_gpu_enable_command_buffer=")
         setup.command_buffers_disabled = True
 
     if "JAX_ENABLE_COMPILATION_CACHE" not in env and not keep_compilation_cache:
         env["JAX_ENABLE_COMPILATION_CACHE"] = "false"
+        setup.env_set["JAX_ENABLE_COMPILATION_CACHE"] = "false"
         setup.compilation_cache_disabled = True
         setup.compilation_cache_set_by_us = True
     else:
@@ -261,8 +280,65 @@ def prepare(
     if added:
         env["XLA_FLAGS"] = " ".join(flags + added)
     setup.flags_added = added
+    # In an environment prepared before, the flags are fpgaprof's (a parent's), not the user's.
+    setup.flags_kept = [] if setup.prepared_before else kept
     setup.xla_flags = env.get("XLA_FLAGS", "")
     return setup
+
+
+def _last_flag(flags: list[str], name: str) -> str:
+    """The flag, as written, that gives ``name`` its value (the last one, as XLA reads them)."""
+    found = ""
+    for f in flags:
+        key = f.lstrip("-").partition("=")[0]
+        if key in (name, "no" + name):
+            found = f
+    return found
+
+
+def describe(setup: XlaSetup) -> str:
+    """One line: what fpgaprof added to XLA_FLAGS, which of the user's flags it kept and reads
+    (with what that means), and the other environment variables it set. For example, with
+    ``XLA_FLAGS="--xla_dump_to=/output/hlo_dumps_xla --xla_dump_hlo_as_text"``: ``XLA flags:
+    added --xla_gpu_enable_command_buffer=; kept yours: --xla_dump_to=/output/hlo_dumps_xla
+    (HLO is read from there and left in place), --xla_dump_hlo_as_text; set
+    JAX_ENABLE_COMPILATION_CACHE=false (cached modules are not dumped)``."""
+    if setup.prepared_before and not setup.flags_added:
+        parts = [f"as prepared by fpgaprof for this run (HLO dump in {setup.dump_dir})"]
+    else:
+        added = [
+            f"{f} (a temporary folder, removed at exit)"
+            if setup.dump_dir_owned and f == f"--xla_dump_to={setup.dump_dir}"
+            else f
+            for f in setup.flags_added
+        ]
+        parts = ["added " + (" ".join(added) if added else "none")]
+        if setup.flags_kept:
+            parts.append("kept yours: " + ", ".join(_kept_text(setup, f) for f in setup.flags_kept))
+    if setup.env_set:
+        parts.append(
+            "set " + ", ".join(f"{k}={v}{_ENV_WHY.get(k, '')}" for k, v in setup.env_set.items())
+        )
+    return "XLA flags: " + "; ".join(parts)
+
+
+_ENV_WHY = {
+    "JAX_ENABLE_COMPILATION_CACHE": " (cached modules are not dumped)",
+    "XLA_PYTHON_CLIENT_PREALLOCATE": " (kernel replay with a preallocated pool is slow)",
+}
+
+
+def _kept_text(setup: XlaSetup, flag: str) -> str:
+    key = flag.lstrip("-").partition("=")[0]
+    if key == "xla_dump_to":
+        if not setup.dump_as_text:
+            return f"{flag} (no HLO text is dumped there)"
+        return f"{flag} (HLO is read from there and left in place)"
+    if key == "xla_gpu_enable_command_buffer" and not setup.command_buffers_disabled:
+        return f"{flag} (command buffers stay on: their kernels get no HLO op ranges)"
+    if key in ("xla_dump_hlo_as_text", "noxla_dump_hlo_as_text") and not setup.dump_as_text:
+        return f"{flag} (no HLO is read: kernels are matched by name only)"
+    return flag
 
 
 _OWNED_PREFIX = "fpgaprof-hlo-"

@@ -28,7 +28,14 @@ from fpgaprof.cli.common import (
     write_hlo_modules,
 )
 
-__all__ = ["cmd_run", "child_environment", "prune_hlo_dump", "pass_on", "SI_KERNEL"]
+__all__ = [
+    "cmd_run",
+    "child_environment",
+    "child_environment_and_setup",
+    "prune_hlo_dump",
+    "pass_on",
+    "SI_KERNEL",
+]
 
 
 def prune_hlo_dump(folder: str) -> int:
@@ -63,7 +70,27 @@ def child_environment(
 ) -> dict:
     """The environment the profiled command starts with: the bootstrap on PYTHONPATH (it
     starts fpgaprof.trace() before the script), fpgaprof's XLA flags with the HLO dump in
-    out_dir/hlo, and the FPGAPROF_RUN_* settings the bootstrap reads."""
+    out_dir/hlo (or the user's own --xla_dump_to, kept), and the FPGAPROF_RUN_* settings the
+    bootstrap reads."""
+    return child_environment_and_setup(
+        out_dir,
+        keep_command_buffers=keep_command_buffers,
+        counters=counters,
+        target=target,
+        base=base,
+    )[0]
+
+
+def child_environment_and_setup(
+    out_dir: str,
+    *,
+    keep_command_buffers: bool,
+    counters: bool,
+    target: str | None,
+    base: dict | None = None,
+) -> tuple[dict, xla_flags.XlaSetup]:
+    """child_environment() and what it did to the XLA flags and allocator settings
+    (``xla_flags.describe`` of it is the line `fpgaprof run` prints)."""
     env = dict(os.environ if base is None else base)
     # This process may have prepared its own environment on import (a temp dump dir that it
     # removes at exit): the child gets a clean preparation of its own instead.
@@ -83,7 +110,11 @@ def child_environment(
             env["XLA_FLAGS"] = " ".join(kept)
         else:
             env.pop("XLA_FLAGS", None)
-    xla_flags.prepare(
+    if base is None and xla_flags.current().compilation_cache_set_by_us:
+        # Set by this process's own `import fpgaprof`, not by the user: the child's preparation
+        # sets it again and says so.
+        env.pop("JAX_ENABLE_COMPILATION_CACHE", None)
+    setup = xla_flags.prepare(
         env, keep_command_buffers=keep_command_buffers, dump_dir=os.path.join(out_dir, "hlo")
     )
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # fpgaprof/
@@ -102,11 +133,12 @@ def child_environment(
         # Kernel replay saves and restores JAX's preallocated pool around every kernel (seconds
         # per kernel on an H100): the pool grows on demand instead. A value the user set is kept.
         env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
+        setup.env_set["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
     if keep_command_buffers:
         env["FPGAPROF_KEEP_COMMAND_BUFFERS"] = "1"
     if target:
         env["FPGAPROF_RUN_TARGET"] = target
-    return env
+    return env, setup
 
 
 SI_KERNEL = 0x80  # siginfo si_code of a signal the kernel sent (a terminal's Ctrl-C, a hangup)
@@ -260,7 +292,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 shutil.rmtree(p, ignore_errors=True)
             elif name.startswith("module_"):
                 os.unlink(p)
-    env = child_environment(
+    env, setup = child_environment_and_setup(
         out_dir,
         keep_command_buffers=args.keep_command_buffers,
         counters=args.counters,
@@ -279,6 +311,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     exe = shutil.which(command[0], path=env.get("PATH"))
     if exe is None and not os.path.exists(command[0]):
         raise FileNotFoundError(2, "command not found (check the name after --)", command[0])
+    # What was merged into the user's XLA_FLAGS and environment, and what of theirs was kept.
+    sys.stderr.write(f"{PROG} run: {xla_flags.describe(setup)}\n")
     status = _run_forwarding_signals(command, env)
     code = status if status >= 0 else 128 - status
     untraced = runner.untraced_warning(runner.untraced_processes(out_dir))
