@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up everything fpgaprof needs on a fresh Debian/Ubuntu machine, idempotently:
-# Debian packages (C++ test deps, clang for the fuzzers, clang-format for the style check,
+# Debian packages (C++ test deps, ccache for the test builds, clang for the fuzzers, clang-format for the style check,
 # chromium for the report test, graphviz for report.html's dataflow graphs: optional, the
 # report lists the graphs' edges as a table without it),
 # a project-local .venv with fpgaprof and the Python dependencies of its extras (by default
@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-APT_PKGS="build-essential cmake ninja-build zlib1g-dev catch2 nlohmann-json3-dev clang-14 libclang-rt-14-dev clang-format chromium graphviz python3-venv"
+APT_PKGS="build-essential ccache cmake ninja-build zlib1g-dev catch2 nlohmann-json3-dev clang-14 libclang-rt-14-dev clang-format chromium graphviz python3-venv"
 if [ "$apt_ok" = 1 ] && command -v apt-get >/dev/null; then
   missing=""
   for p in $APT_PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
@@ -53,7 +53,11 @@ if [ ! -f .venv/.fpgaprof-build-deps ] || [ pyproject.toml -nt .venv/.fpgaprof-b
   touch .venv/.fpgaprof-build-deps
 fi
 
-# One build (incremental, in build/<wheel tag>/), one wheel for both venvs.
+# One build (incremental, in build/<wheel tag>/), one wheel for both venvs; through ccache where
+# it is installed, so that later builds of the same sources (scripts/test.sh's) reuse it.
+if command -v ccache >/dev/null; then
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$PWD"
+fi
 echo "bootstrap: building the fpgaprof wheel"
 rm -rf build/wheel
 $VPY -m pip wheel -q --no-build-isolation --no-deps -w build/wheel .

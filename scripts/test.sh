@@ -29,6 +29,11 @@ stage "setup"
 bash scripts/bootstrap.sh
 VPY=$ROOT/.venv/bin/python
 export PATH="$ROOT/.venv/bin:$PATH"   # cmake/ninja from the venv where Debian's are missing
+# ccache (bootstrap installs Debian's): the CUDA 12 build and the recipe's wheel build below
+# compile the same core, hlo and analysis sources with the same flags as the first build.
+if command -v ccache >/dev/null; then
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$ROOT"
+fi
 
 stage "C++ style (clang-format)"
 bash scripts/format.sh --check
