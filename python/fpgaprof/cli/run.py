@@ -5,6 +5,7 @@ saved at exit, then every report written from the trace."""
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
 import re
 import shutil
@@ -28,7 +29,15 @@ from fpgaprof.cli.common import (
     write_hlo_modules,
 )
 
-__all__ = ["cmd_run", "child_environment", "prune_hlo_dump", "pass_on", "SI_KERNEL"]
+__all__ = [
+    "cmd_run",
+    "child_environment",
+    "claim_folder",
+    "prune_hlo_dump",
+    "pass_on",
+    "SI_KERNEL",
+    "RUN_LOCK",
+]
 
 
 def prune_hlo_dump(folder: str) -> int:
@@ -224,6 +233,47 @@ def _run_forwarding_by_handlers(command: list[str], env: dict, watched: list[int
             signal.signal(num, old)
 
 
+RUN_LOCK = ".fpgaprof-run.lock"
+
+
+def claim_folder(out_dir: str) -> tuple[str, int]:
+    """The folder this run writes to and the descriptor of its lock (held until the process
+    ends). A run holds an exclusive flock on FOLDER/.fpgaprof-run.lock while it runs; when
+    another live `fpgaprof run` holds out_dir's, this run takes a folder of its own inside it,
+    out_dir/<host>-pid<pid>, and says so, so that no run replaces or removes another's
+    trace. A lock whose run is gone (crash, SIGKILL) is free again: the kernel drops it."""
+    os.makedirs(out_dir, exist_ok=True)
+    fd = _lock(out_dir)
+    if fd is not None:
+        return out_dir, fd
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", job_process.host_name()) or "host"
+    own = os.path.join(out_dir, f"{safe}-pid{os.getpid()}")
+    os.makedirs(own, exist_ok=True)
+    fd = _lock(own)
+    if fd is None:  # only this process names a folder with its pid
+        raise OSError(f"{own}: is in use by another fpgaprof run: choose another -o")
+    sys.stderr.write(
+        f"{PROG} run: {out_dir} is in use by another fpgaprof run: this run writes to {own}\n"
+    )
+    return own, fd
+
+
+def _lock(folder: str) -> int | None:
+    """A descriptor holding FOLDER/.fpgaprof-run.lock exclusively, or None when another
+    process holds it."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(os.path.join(folder, RUN_LOCK), flags, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     command = list(args.command)
     if command and command[0] == "--":
@@ -238,7 +288,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         # One process of a job started by a launcher (srun, mpirun, torchrun): every process
         # gets its own run folder, out/<host>-rank<k>; `fpgaprof report out` reads them as one.
         out_dir = os.path.join(out_dir, proc.folder_name())
-    os.makedirs(out_dir, exist_ok=True)
+    # Claimed before anything in it is touched: another live run's files are never removed.
+    out_dir, _held = claim_folder(out_dir)
     trace = os.path.join(out_dir, TRACE_NAME)
     # Outputs of an earlier run in the same folder would pass for this run's.
     for stale in (
