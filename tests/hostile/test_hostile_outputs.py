@@ -462,3 +462,53 @@ DRIVER_ARGS = (
     "print(json.dumps([sorted(set(fpgaprof.load(t).regions.columns()['name'].tolist())) "
     "for t in sys.argv[1:]]))\n"
 )
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_25_jax_job_started_by_hand(tmp_path):
+    """Two processes of one jax.distributed job (process_id given by hand, no launcher
+    variables), each under `fpgaprof run -o out`: each trace goes to out/<host>-rank<k>, the
+    rank JAX gives once initialised, and `fpgaprof report out` reads them as one job."""
+    pytest.importorskip("jax")
+    script = tmp_path / "job.py"
+    script.write_text(
+        "import sys, time, jax, fpgaprof\n"
+        "k = int(sys.argv[2])\n"
+        "jax.distributed.initialize(coordinator_address=sys.argv[1], num_processes=2,"
+        " process_id=k)\n"
+        "with fpgaprof.region(f'rank{k}-work'):\n"
+        "    time.sleep(1)\n"
+    )
+    out = tmp_path / "out"
+    address = f"127.0.0.1:{free_port()}"
+    env = {k: v for k, v in os.environ.items() if k not in ("FPGAPROF_RUN_DIR", "RANK", "WORLD_SIZE")}
+    procs = []
+    for k in (0, 1):
+        cmd = [sys.executable, str(HERE / "driver.py"), "cli", "run", "-o", str(out), "--",
+               sys.executable, str(script), address, str(k)]
+        procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True, env=env))
+    errs = []
+    for p in procs:
+        _o, e = p.communicate(timeout=300)
+        assert p.returncode == 0, e
+        errs.append(e)
+    assert all("one process of a jax.distributed job" in e for e in errs), errs
+    ranks = sorted(n for n in os.listdir(out) if re.fullmatch(r"[\w.-]+-rank[01]", n))
+    assert len(ranks) == 2, os.listdir(out)
+    r = run_cmd([sys.executable, "-c", DRIVER_ARGS] + [str(out / n / "trace.fpgaprof") for n in ranks])
+    assert r.rc == 0, r.err
+    assert json.loads(r.out.strip().splitlines()[-1]) == [["rank0-work"], ["rank1-work"]]
+    for n in ranks:
+        assert (out / n / "summary.json").exists() and (out / n / "report.html").exists()
+    job = run("cli", "report", str(out))
+    assert job.rc == 0, job.err
+    model = json.loads((out / "job.json").read_text(encoding="utf-8"))
+    assert sorted(x["process_index"] for x in model["ranks"]) == [0, 1], model.get("ranks")

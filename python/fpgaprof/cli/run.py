@@ -69,6 +69,7 @@ def child_environment(
     counters: bool,
     target: str | None,
     base: dict | None = None,
+    job_root: str | None = None,
 ) -> dict:
     """The environment the profiled command starts with: the bootstrap on PYTHONPATH (it
     starts fpgaprof.trace() before the script), fpgaprof's XLA flags with the HLO dump in
@@ -115,6 +116,10 @@ def child_environment(
         env["FPGAPROF_KEEP_COMMAND_BUFFERS"] = "1"
     if target:
         env["FPGAPROF_RUN_TARGET"] = target
+    if job_root:
+        env["FPGAPROF_RUN_JOB_ROOT"] = os.path.abspath(job_root)
+    else:
+        env.pop("FPGAPROF_RUN_JOB_ROOT", None)
     return env
 
 
@@ -295,6 +300,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     for stale in (
         TRACE_NAME,
         ".fpgaprof-claim",
+        runner.SAVED_AT_NAME,
         "report.html",
         "summary.json",
         "timeline.json",
@@ -316,6 +322,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         keep_command_buffers=args.keep_command_buffers,
         counters=args.counters,
         target=args.target,
+        # No launcher named the rank: a jax.distributed job started by hand saves each
+        # process' trace in args.output/<host>-rank<k> once JAX knows the rank (runner).
+        job_root=args.output if proc is None else None,
     )
     if args.counters:
         if process_env.jax_preallocates(env):  # the user's own allocator setting keeps JAX's pool
@@ -334,16 +343,27 @@ def cmd_run(args: argparse.Namespace) -> int:
     code = status if status >= 0 else 128 - status
     untraced = runner.untraced_warning(runner.untraced_processes(out_dir))
     runner.drop_untraced_markers(out_dir)
+    run_dir, moved = out_dir, runner.saved_trace(out_dir)
+    if moved is not None:
+        trace, out_dir = moved, os.path.dirname(moved)
+        os.unlink(os.path.join(run_dir, runner.SAVED_AT_NAME))
+        sys.stderr.write(
+            f"{PROG} run: the program is one process of a jax.distributed job: its trace and "
+            f"reports are in {out_dir} (`{PROG} report {os.path.dirname(out_dir)}` reads the "
+            "job)\n"
+        )
     if not os.path.exists(trace):
         # why: from the marker the traced process left
         sys.stderr.write(f"{PROG} run: {runner.no_trace_message(out_dir, code)}\n")
         if untraced:
             sys.stderr.write(f"{PROG} run: warning: {untraced}\n")
         return code if code else 1
-    claim = os.path.join(out_dir, ".fpgaprof-claim")
+    claim = os.path.join(run_dir, ".fpgaprof-claim")
     if os.path.exists(claim):
         os.unlink(claim)
-    kept = prune_hlo_dump(os.path.join(out_dir, "hlo"))
+    kept = prune_hlo_dump(os.path.join(run_dir, "hlo"))
+    if run_dir != out_dir:
+        kept = 0  # XLA's dump stayed in the run folder: the rank folder gets the trace's
     try:
         bar = report.Progress(1 + len(report.WRITE_STAGES), f"{PROG} run")
         bar.stage("loading trace")
