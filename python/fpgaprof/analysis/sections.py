@@ -241,8 +241,8 @@ def warnings_of(prof: Any, facts: dict, extra: Iterable[str] = ()) -> list[str]:
         add(str(w))
     if left_out:
         out.append(
-            f"{left_out:,} more distinct warnings not listed ({len(seen):,} in all; the first "
-            f"{WARNINGS_MAX:,} are): prof.warnings and the trace hold every one"
+            f"{left_out:,} more distinct warnings not listed ({len(seen):,} in all, the first "
+            f"{WARNINGS_MAX:,} above): prof.warnings has every one of the trace's own"
         )
     return out
 
