@@ -389,6 +389,15 @@ def test_24_text_tables(tmp_path):
     (text,) = r.results()
     no_controls(text)
     assert "\\x1b]0;" in text
+    # prof.summary(), repr(prof) and a report dict's text, of a trace whose names hold them
+    trace = escaped_trace(tmp_path)
+    code = (
+        f"p = fpgaprof.load({str(trace)!r})\n"
+        "results.append(p.summary() + repr(p) + str(p.transfer_report()) + str(p.ops))\n"
+    )
+    (text,) = run("py", code).results()
+    no_controls(text)
+    assert "\\x1b]0;pwned" in text
 
 
 CUSTOM_CALL = (
