@@ -275,6 +275,33 @@ def test_20_output_is_a_link_or_special_file(tmp_path, fmt, kind):
     assert [n for n in os.listdir(tmp_path) if n.startswith(".tmp-")] == []
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["report", str(BASE_TRACE)],
+        ["export", str(BASE_TRACE), "--format", "parquet"],
+        ["export", str(BASE_TRACE), "--format", "xprof"],
+        ["run", "--", sys.executable, "-c", "pass"],
+    ],
+    ids=["report", "parquet", "xprof", "run"],
+)
+@pytest.mark.parametrize("kind", ["fifo", "dev_null"])
+def test_20_output_folder_is_a_special_file(tmp_path, argv, kind):
+    """-o naming a FIFO or /dev/null where a folder is written. Before: "File exists"; now
+    what is there, in one line."""
+    if kind == "fifo":
+        o, what = tmp_path / "o", "a FIFO"
+        os.mkfifo(o)
+    else:
+        o, what = Path("/dev/null"), "a character device"
+    cmd = ["run", "-o", str(o), *argv[1:]] if argv[0] == "run" else [*argv, "-o", str(o)]
+    r = run("cli", *cmd, timeout=30)
+    assert r.rc == 1, r.err
+    one_line(r.err)
+    assert f"{o}: is {what}, not a folder" in r.err
+    assert o.is_fifo() if kind == "fifo" else o.is_char_device()
+
+
 def test_21_hlo_folder_a_link_elsewhere(tmp_path):
     """OUT/hlo a symbolic link to another folder. Before: the 49 module files were written
     through it; now refused, nothing written anywhere."""

@@ -17,7 +17,14 @@ from typing import IO, Any, Literal
 
 from fpgaprof.base.errors import FpgaprofIOError
 
-__all__ = ["open_atomic", "open_atomic_binary", "write_text_atomic", "OutputSet"]
+__all__ = [
+    "open_atomic",
+    "open_atomic_binary",
+    "write_text_atomic",
+    "OutputSet",
+    "make_folder",
+    "refuse_special",
+]
 
 
 def _file_mode() -> int:
@@ -101,6 +108,24 @@ def refuse_special(path: str | os.PathLike) -> None:
         )
 
 
+def make_folder(folder: str | os.PathLike) -> None:
+    """os.makedirs(folder, exist_ok=True), with FpgaprofIOError naming what is there instead
+    when `folder` exists and is not a folder (a file, a FIFO, /dev/null) rather than "File
+    exists"."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except FileExistsError:
+        try:
+            mode = os.stat(folder).st_mode
+            what = _kind(mode) or "a file"
+        except OSError:
+            what = "a symbolic link to nothing"
+        raise FpgaprofIOError(
+            f"{os.fsdecode(folder)}: is {what}, not a folder: give a folder for the outputs "
+            "(a new one is made)"
+        ) from None
+
+
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     """Writes `text` to `path` atomically (see open_atomic)."""
     with open_atomic(path) as f:
@@ -131,7 +156,7 @@ class OutputSet:
         while not os.path.lexists(missing) and os.path.dirname(missing) != missing:
             self._made.insert(0, missing)
             missing = os.path.dirname(missing)
-        os.makedirs(self.folder, exist_ok=True)
+        make_folder(self.folder)
         _remove_stale_staging(self.folder)
         self.staging = tempfile.mkdtemp(prefix=f"{_STAGING_PREFIX}{os.getpid()}-", dir=self.folder)
         self._removals: list[str] = []

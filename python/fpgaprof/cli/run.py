@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from fpgaprof import report
+from fpgaprof.base.atomic import make_folder
 from fpgaprof.capture import job_process, process_env, runner, xla_flags
 from fpgaprof.capture.signals import SAVE_ON
 from fpgaprof.cli.common import (
@@ -247,7 +248,7 @@ def claim_folder(out_dir: str) -> tuple[str, int]:
     another live `fpgaprof run` holds out_dir's, this run takes a folder of its own inside it,
     out_dir/<host>-pid<pid>, and says so, so that no run replaces or removes another's
     trace. A lock whose run is gone (crash, SIGKILL) is free again: the kernel drops it."""
-    os.makedirs(out_dir, exist_ok=True)
+    make_folder(out_dir)
     fd = _lock(out_dir)
     if fd is not None:
         return out_dir, fd
