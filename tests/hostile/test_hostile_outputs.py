@@ -52,9 +52,8 @@ def traced(tmp_path: Path, body: str, name: str = "t.fpgaprof") -> Path:
     """A trace recorded by fpgaprof.trace() in a process of its own, `body` inside the block
     (regions only where no GPU is traced)."""
     path = tmp_path / name
-    code = (
-        "import contextlib\n"
-        f"with fpgaprof.trace(path={str(path)!r}):\n" + textwrap.indent(body, "    ")
+    code = f"import contextlib\nwith fpgaprof.trace(path={str(path)!r}):\n" + textwrap.indent(
+        body, "    "
     )
     r = run("py", code, timeout=300)
     assert r.rc == 0, r.err[-2000:]
@@ -112,7 +111,9 @@ def test_7_fifty_thousand_warnings_in_meta(tmp_path, baseline):
     """50,000 distinct warnings in META. Before: `report` 22 s (100,000: 90 s), quadratic
     de-duplication; now a set, 1,000 listed and the rest counted."""
     warnings = [f"warning {i}: something to know" for i in range(50_000)]
-    data = g.build(g.with_meta(g.parse(BASE), lambda m: m["meta"].__setitem__("warnings", warnings)))
+    data = g.build(
+        g.with_meta(g.parse(BASE), lambda m: m["meta"].__setitem__("warnings", warnings))
+    )
     trace = tmp_path / "t.fpgaprof"
     trace.write_bytes(data)
     r = report(trace, tmp_path / "out")
@@ -454,7 +455,7 @@ def test_24_export_to_stdout_keeps_the_data(tmp_path):
     assert "\x1b]0;pwned" in r.out
 
 
-# --- 25: two runs into one folder at once -----------------------------------------------------------
+# --- 25: two runs into one folder at once -------------------------------------------------
 
 
 def test_25_two_runs_into_one_folder(tmp_path):
@@ -463,18 +464,29 @@ def test_25_two_runs_into_one_folder(tmp_path):
     out/<host>-pid<pid> and both traces are kept, each with its own region."""
     script = tmp_path / "s.py"
     script.write_text(
-        "import sys, time, fpgaprof\n"
-        "with fpgaprof.region(sys.argv[1]):\n"
-        "    time.sleep(4)\n"
+        "import sys, time, fpgaprof\nwith fpgaprof.region(sys.argv[1]):\n    time.sleep(4)\n"
     )
     out = tmp_path / "out"
     env = {k: v for k, v in os.environ.items() if k != "FPGAPROF_RUN_DIR"}
     procs = []
     for name in ("first", "second"):
-        cmd = [sys.executable, str(HERE / "driver.py"), "cli", "run", "-o", str(out), "--",
-               sys.executable, str(script), name]
-        procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                      text=True, env=env))
+        cmd = [
+            sys.executable,
+            str(HERE / "driver.py"),
+            "cli",
+            "run",
+            "-o",
+            str(out),
+            "--",
+            sys.executable,
+            str(script),
+            name,
+        ]
+        procs.append(
+            subprocess.Popen(
+                cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+            )
+        )
         time.sleep(0.5)
     errs = []
     for p in procs:
@@ -524,13 +536,29 @@ def test_25_jax_job_started_by_hand(tmp_path):
     )
     out = tmp_path / "out"
     address = f"127.0.0.1:{free_port()}"
-    env = {k: v for k, v in os.environ.items() if k not in ("FPGAPROF_RUN_DIR", "RANK", "WORLD_SIZE")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("FPGAPROF_RUN_DIR", "RANK", "WORLD_SIZE")
+    }
     procs = []
     for k in (0, 1):
-        cmd = [sys.executable, str(HERE / "driver.py"), "cli", "run", "-o", str(out), "--",
-               sys.executable, str(script), address, str(k)]
-        procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                      text=True, env=env))
+        cmd = [
+            sys.executable,
+            str(HERE / "driver.py"),
+            "cli",
+            "run",
+            "-o",
+            str(out),
+            "--",
+            sys.executable,
+            str(script),
+            address,
+            str(k),
+        ]
+        procs.append(
+            subprocess.Popen(
+                cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+            )
+        )
     errs = []
     for p in procs:
         _o, e = p.communicate(timeout=300)
@@ -539,7 +567,9 @@ def test_25_jax_job_started_by_hand(tmp_path):
     assert all("one process of a jax.distributed job" in e for e in errs), errs
     ranks = sorted(n for n in os.listdir(out) if re.fullmatch(r"[\w.-]+-rank[01]", n))
     assert len(ranks) == 2, os.listdir(out)
-    r = run_cmd([sys.executable, "-c", DRIVER_ARGS] + [str(out / n / "trace.fpgaprof") for n in ranks])
+    r = run_cmd(
+        [sys.executable, "-c", DRIVER_ARGS] + [str(out / n / "trace.fpgaprof") for n in ranks]
+    )
     assert r.rc == 0, r.err
     assert json.loads(r.out.strip().splitlines()[-1]) == [["rank0-work"], ["rank1-work"]]
     for n in ranks:
