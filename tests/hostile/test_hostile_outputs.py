@@ -318,6 +318,24 @@ def test_21_hlo_folder_a_link_elsewhere(tmp_path):
     assert sorted(os.listdir(out)) == ["hlo"]
 
 
+def test_21_run_with_hlo_a_link_elsewhere(tmp_path):
+    """`fpgaprof run -o out` with out/hlo a link to another folder. Before: the old modules
+    there (module_*) were removed through the link and XLA's dump went there; now refused
+    before the program starts, the other folder untouched."""
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "module_0001.mine.txt").write_text("keep")
+    (out / "hlo").symlink_to(elsewhere)
+    marker = tmp_path / "ran"
+    r = run("cli", "run", "-o", str(out), "--", sys.executable, "-c", f"open({str(marker)!r}, 'w')")
+    assert r.rc == 1, r.err
+    one_line(r.err)
+    assert f"{out}/hlo: is a symbolic link, not a folder" in r.err
+    assert os.listdir(elsewhere) == ["module_0001.mine.txt"]
+    assert not marker.exists()
+
+
 # --- 23: a full disk in the exports ---------------------------------------------------------------
 
 

@@ -24,6 +24,7 @@ __all__ = [
     "OutputSet",
     "make_folder",
     "refuse_special",
+    "refuse_linked_folder",
 ]
 
 
@@ -105,6 +106,21 @@ def refuse_special(path: str | os.PathLike) -> None:
         raise FpgaprofIOError(
             f"{os.fsdecode(path)!s}: is {what}, not a regular file: fpgaprof writes its outputs "
             "only as regular files (replacing them whole): give the path of a new or regular file"
+        )
+
+
+def refuse_linked_folder(path: str | os.PathLike) -> None:
+    """FpgaprofIOError when `path` exists and is not a real folder (a symbolic link, even to a
+    folder, or a file or special file): outputs are never written, nor old ones removed,
+    through a link to another place."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return  # absent (made when needed), or the write itself names the problem
+    if not stat.S_ISDIR(mode):
+        raise FpgaprofIOError(
+            f"{os.fsdecode(path)}: is {_kind(mode)}, not a folder: fpgaprof writes into real "
+            "folders only (never through a link): remove it or choose another output folder"
         )
 
 
@@ -207,19 +223,7 @@ class OutputSet:
             rel = os.path.relpath(root, self.staging)
             target = self.folder if rel == "." else os.path.join(self.folder, rel)
             for d in dirs:
-                t = os.path.join(target, d)
-                try:
-                    mode = os.lstat(t).st_mode
-                except FileNotFoundError:
-                    continue
-                except OSError:
-                    continue  # os.replace below names the problem
-                if not stat.S_ISDIR(mode):
-                    raise FpgaprofIOError(
-                        f"{t}: is {_kind(mode)}, not a folder: fpgaprof writes into real "
-                        "folders only (never through a link): remove it or choose another "
-                        "output folder"
-                    )
+                refuse_linked_folder(os.path.join(target, d))
             for f in files:
                 refuse_special(os.path.join(target, f))
 

@@ -15,7 +15,7 @@ import sys
 from typing import Any
 
 from fpgaprof import report
-from fpgaprof.base.atomic import make_folder
+from fpgaprof.base.atomic import make_folder, refuse_linked_folder
 from fpgaprof.capture import job_process, process_env, runner, xla_flags
 from fpgaprof.capture.signals import SAVE_ON
 from fpgaprof.cli.common import (
@@ -296,6 +296,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         out_dir = os.path.join(out_dir, proc.folder_name())
     # Claimed before anything in it is touched: another live run's files are never removed.
     out_dir, _held = claim_folder(out_dir)
+    hlo_dir = os.path.join(out_dir, "hlo")
+    refuse_linked_folder(hlo_dir)  # its old modules are removed below, never through a link
     trace = os.path.join(out_dir, TRACE_NAME)
     # Outputs of an earlier run in the same folder would pass for this run's.
     for stale in (
@@ -310,7 +312,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         if os.path.exists(os.path.join(out_dir, stale)):
             os.unlink(os.path.join(out_dir, stale))
     runner.drop_untraced_markers(out_dir)
-    hlo_dir = os.path.join(out_dir, "hlo")
     if os.path.isdir(hlo_dir):
         for name in os.listdir(hlo_dir):
             p = os.path.join(hlo_dir, name)
