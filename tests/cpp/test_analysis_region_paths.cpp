@@ -161,6 +161,82 @@ TEST_CASE("Region paths: a nested record stored before its parent", "[analysis][
   CHECK(r.region_paths[1].time_ns == 5);
 }
 
+TEST_CASE("Region paths: nesting kept to 64 levels, deeper regions count in the deepest path",
+          "[analysis][region_paths]") {
+  // 100 regions each inside the last, stored inner first (as they close): record i is level
+  // 100 - i (record 99 the outermost, "r0"; record 0 the innermost, "r99"), [i, 1000 - i]. One
+  // kernel of 10 ns and one allocation of 100 B in the innermost. Levels 1-64 are paths 0-63
+  // ("r0" ... "r63"); the 36 records of levels 65-100 (records 0-35) count in path 63.
+  TraceStore s;
+  for (uint32_t i = 0; i < 100; ++i) {
+    RegionRecord r;
+    r.name = s.strings.intern("r" + std::to_string(99 - i));
+    r.start_ns = i;
+    r.end_ns = 1000 - i;
+    r.thread_id = 1;
+    r.parent = i == 99 ? kNone32 : i + 1;
+    r.depth = 99 - i;
+    s.regions.push_back(r);
+  }
+  const StringId k = s.strings.intern("k");
+  s.kernels = {testing::kernel(s, 200, 10, kNone32, 0, 1, k)};
+  AllocationRecord a;
+  a.timestamp_ns = 300;
+  a.address = 0x1000;
+  a.bytes = 100;
+  a.is_alloc = true;
+  a.region_index = 0;
+  s.allocations = {a};
+  const RegionPaths p(s);
+  REQUIRE(p.size() == kRegionMaxDepth);
+  CHECK(p.folded_count() == 36);
+  CHECK(p.depth(63) == 63);
+  CHECK(p.name(63) == "r63");
+  CHECK(p.path(63).rfind("r0 > r1 > r2 > ", 0) == 0);
+  CHECK(p.path_of(0) == 63);  // the innermost record: in the deepest kept path
+  CHECK(p.path_of(35) == 63);
+  CHECK(p.path_of(36) == 63);  // level 64 itself: the path's instance
+  CHECK_FALSE(p.is_instance(0));
+  CHECK_FALSE(p.is_instance(35));
+  CHECK(p.is_instance(36));
+  CHECK(p.instances(63) == 1);
+  // The kernel counts in every kept level once: 10 ns in path 0 and in path 63.
+  const RooflineReport r = analyze_roofline(s, Ceilings{}, {}, {});
+  REQUIRE(r.region_paths.size() == 64);
+  CHECK(r.region_paths[0].time_ns == 10);
+  CHECK(r.region_paths[63].time_ns == 10);
+  // The allocation once per path, not once per folded record (36 + 1 times in path 63).
+  const MemoryReport m = analyze_memory(s);
+  REQUIRE(m.region_paths.size() == 64);
+  CHECK(m.region_paths[63].allocated_bytes == 100);
+  CHECK(m.region_paths[63].allocations == 1);
+  CHECK(m.region_paths[0].allocated_bytes == 100);
+}
+
+TEST_CASE("Region paths: a long name is shown cut at a character boundary", "[analysis][region_paths]") {
+  // 255 ASCII bytes then a 2-byte character (bytes 255 and 256): the cut at 256 would split
+  // it, so the name is cut after 255 bytes.
+  const std::string name = std::string(255, 'a') + "\xc3\xa9" + std::string(1000, 'b');
+  CHECK(shown_region_name(name) == std::string(255, 'a') + "... (1257 bytes)");
+  CHECK(shown_region_name(std::string(256, 'x')) == std::string(256, 'x'));
+  CHECK(shown_region_name(std::string(257, 'x')) == std::string(256, 'x') + "... (257 bytes)");
+  TraceStore s;
+  RegionRecord outer;
+  outer.name = s.strings.intern(name + " > x");
+  outer.end_ns = 10;
+  outer.thread_id = 1;
+  RegionRecord inner = outer;
+  inner.name = s.strings.intern("in");
+  inner.start_ns = 1;
+  inner.end_ns = 9;
+  inner.parent = 0;
+  s.regions = {outer, inner};
+  const RegionPaths p(s);
+  REQUIRE(p.size() == 2);
+  CHECK(p.name(0) == std::string(255, 'a') + "... (1261 bytes)");
+  CHECK(p.path(1) == "\"" + std::string(255, 'a') + "... (1261 bytes)\" > in");  // " > " in the name: quoted
+}
+
 TEST_CASE("Transfers per region path: sums and unions over instances", "[analysis][region_paths]") {
   const TraceStore s = paths_trace();
   const TransferReport r = analyze_transfers(s);

@@ -190,8 +190,10 @@ MemoryReport analyze_memory(const TraceStore& store, std::size_t top_n, const st
       report.region_paths[p].instances = paths.instances(p);
     }
     // Instances of one path never nest (a nested one has a longer path), so summing their
-    // inclusive counts counts every event once.
+    // inclusive counts counts every event once. A record nested deeper than kRegionMaxDepth is
+    // inside an instance of its path already, so it adds nothing.
     for (uint32_t r = 0; r < report.regions.size(); ++r) {
+      if (!paths.is_instance(r)) continue;
       const RegionMemory& rm = report.regions[r];
       RegionPathMemory& pm = report.region_paths[paths.path_of(r)];
       const bool first = pm.peak_region_index == kNone32;

@@ -232,6 +232,12 @@ TraceAnalysis analyze_trace(const TraceStore& store, const AnalysisOptions& opti
 
   stage("region paths");
   r.region_paths = RegionPaths(store);
+  if (const std::size_t folded = r.region_paths.folded_count(); folded > 0)
+    r.warnings.push_back(std::to_string(folded) + " region record(s) are nested deeper than " +
+                         std::to_string(kRegionMaxDepth) +
+                         " levels: each is counted in its enclosing region path at that depth, not as a path of its "
+                         "own (region paths keep " +
+                         std::to_string(kRegionMaxDepth) + " levels)");
 
   stage("hlo");
   std::vector<hlo::Module> modules;

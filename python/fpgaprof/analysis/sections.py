@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from fpgaprof.base.constants import FULL_ROWS, TOP_ROWS
+from fpgaprof.base.constants import FULL_ROWS, TOP_ROWS, WARNINGS_MAX
 from fpgaprof.base.core import core
 from fpgaprof.base.records import (
     attr_or,
@@ -199,34 +199,51 @@ def devices_of(prof: Any, dram_bytes_per_s: Sequence[float] | None = None) -> li
 
 
 def warnings_of(prof: Any, facts: dict, extra: Iterable[str] = ()) -> list[str]:
-    """Every warning the user must see: the trace's own plus the ones reports derive."""
+    """Every warning the user must see: the trace's own plus the ones reports derive, each once
+    (linear: a set of those seen), the first WARNINGS_MAX distinct ones listed and the rest
+    counted in one last warning."""
     out: list[str] = []
-    for w in list(attr_or(prof, "warnings", []) or []) + list(meta_dict(prof).get("warnings", [])):
-        w = str(w)
-        if w not in out:
+    seen: set[str] = set()
+    left_out = 0
+
+    def add(w: str) -> None:
+        nonlocal left_out
+        if w in seen:
+            return
+        seen.add(w)
+        if len(out) < WARNINGS_MAX:
             out.append(w)
+        else:
+            left_out += 1
+
+    for w in list(attr_or(prof, "warnings", []) or []) + list(meta_dict(prof).get("warnings", [])):
+        add(str(w))
     if facts["dropped_records"]:
-        out.append(
+        add(
             f"{facts['dropped_records']} CUPTI records were dropped: totals are lower "
             "bounds (raise trace(buffer_size=...))"
         )
     if facts["incomplete_records"]:
-        out.append(
+        add(
             f"{facts['incomplete_records']} records had no timestamps (device timestamp "
             "buffer full) and are left out of times"
         )
     if not facts["gpu_available"]:
         reason = facts["unavailable_reason"] or "no GPU was traced"
-        if not any(reason in w for w in out):  # the trace usually says it already
-            out.append(f"no GPU data in this trace: {reason}")
+        if not any(reason in w for w in seen):  # the trace usually says it already
+            add(f"no GPU data in this trace: {reason}")
     elif not facts["command_buffers_disabled"]:
-        out.append(
+        add(
             "XLA command buffers were on: kernels inside CUDA graphs have no per-op "
             "NVTX ranges, so attribution falls back to kernel names"
         )
     for w in extra:
-        if w not in out:
-            out.append(w)
+        add(str(w))
+    if left_out:
+        out.append(
+            f"{left_out:,} more distinct warnings not listed ({len(seen):,} in all, the first "
+            f"{WARNINGS_MAX:,} above): prof.warnings has every one of the trace's own"
+        )
     return out
 
 

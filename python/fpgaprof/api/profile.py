@@ -16,7 +16,7 @@ from fpgaprof.api import fpga, profile_views, resource_reports, roofline, views,
 from fpgaprof.base.constants import DEFAULT_TARGET, TRACE_FILE_NAME
 from fpgaprof.base.core import core
 from fpgaprof.base.errors import FpgaprofError, FpgaprofIOError
-from fpgaprof.base.text import native_path
+from fpgaprof.base.text import native_path, terminal_safe
 
 __all__ = ["Profile", "load"]
 
@@ -251,10 +251,11 @@ class Profile:
             return "<fpgaprof.Profile (trace running)>"
         dev = self.device
         gpu = dev.name if dev is not None else ("GPU" if self.gpu_available else "no GPU")
-        return (
+        return terminal_safe(  # the device name comes from the trace
             f"<fpgaprof.Profile {self.wall_time_ns / 1e9:.3f} s, {gpu}: "
             f"{len(self.kernels)} kernels, "
-            f"{len(self.transfers)} transfers, {len(self.regions)} regions>"
+            f"{len(self.transfers)} transfers, {len(self.regions)} regions>",
+            keep="",
         )
 
     def __eq__(self, other: object) -> bool:

@@ -13,6 +13,7 @@ from fpgaprof.api.overview import TraceOverview, trace_overview
 from fpgaprof.api.section_views import memory_lines, multi_device, transfer_lines
 from fpgaprof.api.views import STYLE, SUMMARY_OP_LABELS, grid_html, rows_text, sub_table
 from fpgaprof.base.markup import esc
+from fpgaprof.base.text import terminal_safe
 from fpgaprof.base.units import (
     fmt_bytes,
     fmt_ns,
@@ -117,7 +118,7 @@ def summary_text(prof: Any, top: int = 15) -> str:
     )
     for w in warns:
         out.append(f"  - {w}")
-    return "\n".join(out) + "\n"
+    return terminal_safe("\n".join(out) + "\n", keep="\n")  # names from the trace
 
 
 def _device_lines(summary: dict) -> list[str]:

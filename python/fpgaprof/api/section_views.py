@@ -19,6 +19,7 @@ from fpgaprof.base import records
 from fpgaprof.base.columns import display_label
 from fpgaprof.base.constants import TOP_ROWS
 from fpgaprof.base.markup import esc, html_cell, html_table, not_available
+from fpgaprof.base.text import terminal_safe
 from fpgaprof.base.units import fmt_bytes, fmt_num, fmt_pct, fmt_s
 
 __all__ = [
@@ -666,7 +667,7 @@ class ReportDict(dict):
 
     def __str__(self) -> str:
         keys = ", ".join(self)
-        return (
+        text = (
             "\n".join(
                 [f"{self.title}:"]
                 + self._text_lines()
@@ -674,6 +675,7 @@ class ReportDict(dict):
             )
             + "\n"
         )
+        return terminal_safe(text, keep="\n")  # region and op names from the trace
 
     def __repr__(self) -> str:
         return self.__str__()

@@ -95,6 +95,10 @@ class trace:
         self.name = str(name) if name is not None else None
         # Set by `fpgaprof run`'s runner on the trace it starts: traces opened inside it nest.
         self.owned_by_run = False
+        # Set by that runner when no launcher named this process' rank: a process that turns
+        # out, by the save, to be one of a jax.distributed job (initialised by hand) saves to
+        # job_root/<host>-rank<k>/trace.fpgaprof instead of `path`, as a job folder holds it.
+        self.job_root: str | None = None
         self._outer: trace | None = None  # the run's trace, when this one is nested in it
         self._nested: list[tuple[NestedProfile, str | None]] = []
         self._signals: Any = None  # saves the file on SIGTERM/SIGHUP (capture.signals)
@@ -302,6 +306,8 @@ class trace:
         proc = job_process.current()
         if proc is not None:
             store.set_meta(**proc.meta())
+        if self._job_folder is None and self.job_root is not None and proc is not None:
+            self._job_folder = self.job_root
         if self._job_folder is not None:
             folder = os.path.join(
                 self._job_folder,

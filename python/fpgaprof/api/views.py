@@ -28,6 +28,7 @@ from fpgaprof.base.columns import (
     range_text,
 )
 from fpgaprof.base.markup import esc, html_cell
+from fpgaprof.base.text import terminal_safe
 from fpgaprof.base.units import fmt_speedup
 
 __all__ = [
@@ -170,6 +171,7 @@ def text_cell(k: str, v: Any, rng: str = "") -> str:
         t = f"{v:.3g} %"  # already in percent (percent_of_roof)
     else:
         t = cell(k, v)[0]
+    t = terminal_safe(t, keep="")  # a name's escape sequences and line breaks shown escaped
     if len(t) <= TEXT_CELL:
         return t
     # a source location keeps its end (file name and line), anything else its start
@@ -252,7 +254,7 @@ def rows_text(
         out.append(f"  ({more_cols} more column{'s' if more_cols != 1 else ''}: {more})")
     if footer:
         out.append(footer)
-    return "\n".join(out) + "\n"
+    return terminal_safe("\n".join(out) + "\n", keep="\n")  # titles and notes may hold names
 
 
 class Table(list):

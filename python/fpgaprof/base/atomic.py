@@ -8,13 +8,24 @@ import os
 import re
 import shutil
 import signal
+import stat
 import tempfile
 import threading
 from collections.abc import Iterator
 from types import TracebackType
 from typing import IO, Any, Literal
 
-__all__ = ["open_atomic", "open_atomic_binary", "write_text_atomic", "OutputSet"]
+from fpgaprof.base.errors import FpgaprofIOError
+
+__all__ = [
+    "open_atomic",
+    "open_atomic_binary",
+    "write_text_atomic",
+    "OutputSet",
+    "make_folder",
+    "refuse_special",
+    "refuse_linked_folder",
+]
 
 
 def _file_mode() -> int:
@@ -45,6 +56,7 @@ def _open_atomic(path: str | os.PathLike, mode: str) -> Iterator[IO[Any]]:
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
+    refuse_special(path)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(path), dir=folder)
     try:
         os.fchmod(fd, _file_mode())
@@ -62,6 +74,74 @@ def _open_atomic(path: str | os.PathLike, mode: str) -> Iterator[IO[Any]]:
         raise
 
 
+def _kind(mode: int) -> str | None:
+    """What a file of `mode` is when it is not a regular file fpgaprof may replace, else None."""
+    if stat.S_ISREG(mode):
+        return None
+    for test, what in (
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return what
+    return "not a regular file"
+
+
+def refuse_special(path: str | os.PathLike) -> None:
+    """FpgaprofIOError when `path` exists and is not a regular file (a symbolic link, device,
+    FIFO, socket or folder): an atomic write renames over `path`, which would replace that
+    special file itself (/dev/stdout, a link) or write through a link to another place."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError:
+        return  # the write itself will name the problem
+    what = _kind(mode)
+    if what is not None:
+        raise FpgaprofIOError(
+            f"{os.fsdecode(path)!s}: is {what}, not a regular file: fpgaprof writes its outputs "
+            "only as regular files (replacing them whole): give the path of a new or regular file"
+        )
+
+
+def refuse_linked_folder(path: str | os.PathLike) -> None:
+    """FpgaprofIOError when `path` exists and is not a real folder (a symbolic link, even to a
+    folder, or a file or special file): outputs are never written, nor old ones removed,
+    through a link to another place."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return  # absent (made when needed), or the write itself names the problem
+    if not stat.S_ISDIR(mode):
+        raise FpgaprofIOError(
+            f"{os.fsdecode(path)}: is {_kind(mode)}, not a folder: fpgaprof writes into real "
+            "folders only (never through a link): remove it or choose another output folder"
+        )
+
+
+def make_folder(folder: str | os.PathLike) -> None:
+    """os.makedirs(folder, exist_ok=True), with FpgaprofIOError naming what is there instead
+    when `folder` exists and is not a folder (a file, a FIFO, /dev/null) rather than "File
+    exists"."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except FileExistsError:
+        try:
+            mode = os.stat(folder).st_mode
+            what = _kind(mode) or "a file"
+        except OSError:
+            what = "a symbolic link to nothing"
+        raise FpgaprofIOError(
+            f"{os.fsdecode(folder)}: is {what}, not a folder: give a folder for the outputs "
+            "(a new one is made)"
+        ) from None
+
+
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     """Writes `text` to `path` atomically (see open_atomic)."""
     with open_atomic(path) as f:
@@ -69,7 +149,8 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
 
 
 _STAGING_PREFIX = ".fpgaprof-staging-"
-_STAGING_RE = re.compile(r"^\.fpgaprof-staging-(\d+)-")
+_STAGING_RE = re.compile(r"^\.fpgaprof-staging-([0-9]+)-")
+_PID_MAX = 2**31 - 1  # pid_t is a signed 32-bit integer on Linux and macOS
 _HELD_SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
 )
@@ -85,7 +166,13 @@ class OutputSet:
 
     def __init__(self, folder: str | os.PathLike) -> None:
         self.folder = os.fspath(folder)
-        os.makedirs(self.folder, exist_ok=True)
+        # the folders this set makes, outermost first: removed again (when empty) by discard()
+        self._made: list[str] = []
+        missing = os.path.abspath(self.folder)
+        while not os.path.lexists(missing) and os.path.dirname(missing) != missing:
+            self._made.insert(0, missing)
+            missing = os.path.dirname(missing)
+        make_folder(self.folder)
         _remove_stale_staging(self.folder)
         self.staging = tempfile.mkdtemp(prefix=f"{_STAGING_PREFIX}{os.getpid()}-", dir=self.folder)
         self._removals: list[str] = []
@@ -110,6 +197,11 @@ class OutputSet:
         subfolders), deletes what remove() named, and removes the staging folder."""
         if not self._open:
             return
+        try:
+            self._check_targets()
+        except BaseException:
+            self.discard()  # nothing moved yet: `folder` stays as it was
+            raise
         with _signals_held():
             for root, _dirs, files in os.walk(self.staging):
                 rel = os.path.relpath(root, self.staging)
@@ -123,10 +215,26 @@ class OutputSet:
             self._open = False
             shutil.rmtree(self.staging, ignore_errors=True)
 
+    def _check_targets(self) -> None:
+        """FpgaprofIOError, before anything moves, when a staged file's place in `folder` (or a
+        subfolder on its way) is a symbolic link or a special file: commit() never writes
+        through a link to a folder elsewhere nor replaces a device or FIFO."""
+        for root, dirs, files in os.walk(self.staging):
+            rel = os.path.relpath(root, self.staging)
+            target = self.folder if rel == "." else os.path.join(self.folder, rel)
+            for d in dirs:
+                refuse_linked_folder(os.path.join(target, d))
+            for f in files:
+                refuse_special(os.path.join(target, f))
+
     def discard(self) -> None:
-        """Removes the staging folder and everything in it; `folder` stays as it was."""
+        """Removes the staging folder and everything in it; `folder` stays as it was (and is
+        removed again when this set made it and it is still empty)."""
         self._open = False
         shutil.rmtree(self.staging, ignore_errors=True)
+        for made in reversed(self._made):
+            with contextlib.suppress(OSError):
+                os.rmdir(made)  # only an empty folder; one another writer filled stays
 
     def __enter__(self) -> OutputSet:
         return self
@@ -185,10 +293,18 @@ def _remove_stale_staging(folder: str) -> None:
         return
     for entry in entries:
         m = _STAGING_RE.match(entry.name)
-        if not m or int(m.group(1)) == os.getpid():
+        if not m:
+            continue
+        pid = int(m.group(1))
+        if pid == os.getpid():
+            continue
+        if not 0 < pid <= _PID_MAX:
+            # No process can have this id (a pid_t is positive and below 2^31; 0 would
+            # signal our own process group): a leftover or a forged name, so stale.
+            shutil.rmtree(entry.path, ignore_errors=True)
             continue
         try:
-            os.kill(int(m.group(1)), 0)
+            os.kill(pid, 0)
             continue  # its writer still runs
         except ProcessLookupError:
             pass

@@ -10,6 +10,8 @@ __all__ = [
     "TOP_ROWS",
     "FULL_ROWS",
     "TIMELINE_MAX_EVENTS",
+    "WARNINGS_MAX",
+    "NAME_MAX_CHARS",
 ]
 
 # The FPGA card of the what-if when none is named (fpga_candidates, the reports, the CLI).
@@ -34,3 +36,11 @@ FULL_ROWS = 10_000
 # Records timeline.json holds by default: about 125-250 bytes each, so 150-250 MB of JSON,
 # which Perfetto's UI still opens (files past a few hundred MB fail to load in the browser).
 TIMELINE_MAX_EVENTS = 1_000_000
+
+# Distinct warnings summary.json / report.html list; more are counted in one last warning (a
+# trace may hold any number in META).
+WARNINGS_MAX = 1_000
+
+# Longest name (kernel, region, NVTX range, HLO op) timeline.json writes whole; a longer one is
+# cut with "..." and its length (a trace may hold names of any length, and each slice repeats it).
+NAME_MAX_CHARS = 1_024

@@ -9,13 +9,18 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from fpgaprof.base.columns import cell
+from fpgaprof.base.text import terminal_safe
 
 __all__ = ["esc", "html_cell", "html_table", "not_available"]
 
 
 def esc(x: Any) -> str:
-    """`x` as HTML text ("" for None), quotes escaped too (safe in attributes)."""
-    return html.escape("" if x is None else str(x), quote=True)
+    """`x` as HTML text ("" for None), quotes escaped too (safe in attributes); control
+    characters other than tab, newline and carriage return (NUL, ESC: invalid in HTML or
+    invisible) and lone surrogates are shown escaped (``\\x00``), as base.text.terminal_safe
+    does."""
+    text = "" if x is None else str(x)
+    return html.escape(terminal_safe(text, keep="\t\n\r\u2028\u2029"), quote=True)
 
 
 def html_cell(k: str, v: Any) -> tuple[str, Any]:

@@ -7,11 +7,23 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
+from typing import Any, TextIO
 
+from fpgaprof.base.constants import NAME_MAX_CHARS
 from fpgaprof.base.errors import FpgaprofIOError
 
-__all__ = ["native_path", "utf8_safe", "first_non_utf8", "read_text_file"]
+__all__ = [
+    "native_path",
+    "utf8_safe",
+    "first_non_utf8",
+    "read_text_file",
+    "shown_name",
+    "terminal_safe",
+    "TerminalSafeStream",
+    "unwrapped",
+]
 
 
 def native_path(path: str | bytes | os.PathLike) -> bytes:
@@ -25,6 +37,64 @@ def native_path(path: str | bytes | os.PathLike) -> bytes:
             f"{os.fspath(path)!r}: not a file name this system can use (character "
             f"{e.object[e.start : e.end]!r} at {e.start} is a lone surrogate): fix the path"
         ) from None
+
+
+def shown_name(text: str, max_chars: int = NAME_MAX_CHARS) -> str:
+    """`text` as an output shows a name: whole up to `max_chars` characters, else its first
+    `max_chars` followed by "... (N characters)", so a name's cost in a file is bounded."""
+    if len(text) <= max_chars:
+        return text
+    return f"{text[:max_chars]}... ({len(text):,} characters)"
+
+
+# What a terminal may act on rather than show: C0 controls (ESC starts the sequences that set
+# the window title or clear the screen; BEL, backspace, carriage return), DEL and C1 controls
+# (U+009B is a one-character CSI), the bidirectional overrides and isolates (text shown in
+# another order than it is), line and paragraph separators, and lone surrogates (file names
+# that are not UTF-8), which no terminal encoding can write.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _escaped(m: re.Match) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def terminal_safe(text: str, keep: str = "\n\t") -> str:
+    """`text` with every character a terminal would act on (see _UNSAFE) shown escaped as
+    Python writes it (``\\x1b``, ``\\u202e``, ``\\udcff``), except those in `keep` (newline and
+    tab by default). Idempotent: what it writes is printable. The one sanitiser of text for a
+    terminal: the command line's output streams (TerminalSafeStream) and the text tables."""
+    if keep:
+        return _UNSAFE.sub(lambda m: m.group() if m.group() in keep else _escaped(m), text)
+    return _UNSAFE.sub(_escaped, text)
+
+
+class TerminalSafeStream:
+    """A text stream whose writes pass through terminal_safe (newline and tab kept) before
+    `raw`, the stream it wraps: fpgaprof's command line puts its stdout and stderr behind one,
+    so no name from an input file reaches a terminal as a control sequence. Other attributes
+    are `raw`'s."""
+
+    def __init__(self, raw: TextIO) -> None:
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        self.raw.write(terminal_safe(text))
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw, name)
+
+
+def unwrapped(stream: Any) -> Any:
+    """The stream behind a TerminalSafeStream (for output that is data, or a progress bar's
+    own carriage returns), else `stream`."""
+    return stream.raw if isinstance(stream, TerminalSafeStream) else stream
 
 
 def utf8_safe(text: str) -> str:

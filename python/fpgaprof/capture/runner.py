@@ -48,6 +48,8 @@ from fpgaprof.capture.signals import SaveOnSignal
 
 __all__ = [
     "CLAIM_NAME",
+    "SAVED_AT_NAME",
+    "saved_trace",
     "UNTRACED_DIR",
     "UNTRACED_PREFIX",
     "marker_state",
@@ -64,6 +66,19 @@ __all__ = [
 
 _state: dict[str, Any] = {}
 CLAIM_NAME = ".fpgaprof-claim"
+# The trace's path when it was saved elsewhere than FPGAPROF_RUN_TRACE (a rank folder).
+SAVED_AT_NAME = ".fpgaprof-trace-path"
+
+
+def saved_trace(out_dir: str) -> str | None:
+    """Where the traced process saved its trace when not at FPGAPROF_RUN_TRACE (a process of a
+    jax.distributed job: its rank folder), else None."""
+    try:
+        with open(os.path.join(out_dir, SAVED_AT_NAME), encoding="utf-8") as f:
+            path = f.read().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return path if path and os.path.isfile(path) else None
 
 
 def _mark(word: str) -> None:
@@ -150,6 +165,9 @@ def start_from_environment(trace: Callable[..., Any]) -> bool:
             warnings.simplefilter("always")
             cm = trace(trace_path, **kwargs)
             cm.owned_by_run = True  # the script's own fpgaprof.trace() blocks nest in it
+            job_root = os.environ.get("FPGAPROF_RUN_JOB_ROOT")
+            if job_root and hasattr(cm, "job_root"):
+                cm.job_root = job_root  # a rank that JAX names by the save: its rank folder
             cm.__enter__()
         for w in caught:  # one line each, not Python's two-line warning format
             _say(" ".join(str(w.message).split()))
@@ -259,6 +277,17 @@ def _stop_and_save(cm: Any) -> None:
             _say(f"saving the trace failed: {type(e).__name__}: {' '.join(str(e).split())}")
             return
     _mark("saved")
+    saved = getattr(cm, "path", None)
+    if isinstance(saved, str) and saved != _state["trace_path"]:
+        # one process of a job JAX named (trace.job_root): the trace is in its rank folder
+        _state["trace_path"] = saved
+        out_dir = os.environ.get("FPGAPROF_RUN_DIR")
+        try:
+            if out_dir:
+                with open(os.path.join(out_dir, SAVED_AT_NAME), "w", encoding="utf-8") as f:
+                    f.write(saved)
+        except OSError as e:
+            _say(f"the trace is at {saved}, but this could not be noted for the report: {e}")
     try:
         write_environment(os.path.dirname(os.path.abspath(_state["trace_path"])))
     except Exception as e:  # noqa: BLE001 - only environment.json is missing then

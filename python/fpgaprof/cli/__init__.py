@@ -8,17 +8,21 @@
     fpgaprof devices
 
 Exit status: 0 success, 1 failure, 2 bad usage; `run` passes the command's own status through.
-Errors are one line on stderr saying the cause and the fix, never a traceback.
+Errors are one line on stderr saying the cause and the fix, never a traceback. Everything the
+command writes to the terminal passes through base.text.terminal_safe (names from input files
+may hold escape sequences).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from fpgaprof.base.errors import FpgaprofError
+from fpgaprof.base.text import TerminalSafeStream
 from fpgaprof.cli.common import (
     PROG,
     Terminated,
@@ -32,7 +36,25 @@ from fpgaprof.cli.parser import build_parser, parse_args
 __all__ = ["main"]
 
 
+@contextlib.contextmanager
+def _terminal_safe_streams() -> Iterator[None]:
+    """sys.stdout and sys.stderr behind TerminalSafeStream while a command runs (put back after,
+    so that main() can be called more than once in a process)."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout = TerminalSafeStream(saved[0])
+    sys.stderr = TerminalSafeStream(saved[1])
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    with _terminal_safe_streams():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     try:

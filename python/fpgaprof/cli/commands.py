@@ -7,9 +7,12 @@ import argparse
 import csv
 import io
 import json
+import math
 import os
 import sys
 from typing import Any
+
+import numpy as np
 
 from fpgaprof import report
 from fpgaprof.api import calibrate, counters, devices, fpga, job
@@ -17,7 +20,7 @@ from fpgaprof.base import records
 from fpgaprof.base.atomic import OutputSet, write_text_atomic
 from fpgaprof.base.core import core
 from fpgaprof.base.errors import HloParseError, did_you_mean
-from fpgaprof.base.text import read_text_file
+from fpgaprof.base.text import read_text_file, unwrapped
 from fpgaprof.cli.common import (
     PROG,
     digest_of,
@@ -141,7 +144,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         write_text_atomic(args.output, text)
         out(args.output)
     else:
-        sys.stdout.write(text)
+        unwrapped(sys.stdout).write(text)  # data (CSV, JSON) as it is, not terminal text
     return 0
 
 
@@ -227,6 +230,15 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         raise failure(f"{args.module}: not HLO text fpgaprof can read ({one_line(e)})")
     if args.json:
         whole = {"summary": est.summary(), "target": est.target, "ops": list(est)}
+        not_finite: dict[str, str] = {}
+        whole = _finite(whole, "", not_finite)
+        if not_finite:
+            # JSON has no NaN or infinity: such a value is null, and this says which and why
+            whole["not_finite"] = {
+                "reason": "JSON has no NaN or infinity: these fields are null here (nan: not "
+                "estimated, the op's estimate_note says why; inf: the estimate overflowed)",
+                "fields": not_finite,
+            }
         out(json.dumps(whole, indent=1, default=_json_default, allow_nan=False) + "\n")
         return 0
     if args.limit is not None and args.limit < len(est):
@@ -242,6 +254,22 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 
 def _json_default(x: Any) -> Any:
     return None
+
+
+def _finite(v: Any, path: str, not_finite: dict[str, str]) -> Any:
+    """`v` with every NaN or infinity (float or numpy) made None, each noted in `not_finite`
+    under its JSON path ("summary.card_time_s", "ops[3].flops") as "nan", "inf" or "-inf"."""
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        if math.isfinite(f):
+            return f
+        not_finite[path] = "nan" if math.isnan(f) else ("inf" if f > 0 else "-inf")
+        return None
+    if isinstance(v, dict):
+        return {k: _finite(x, f"{path}.{k}" if path else str(k), not_finite) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x, f"{path}[{i}]", not_finite) for i, x in enumerate(v)]
+    return v
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@ saved at exit, then every report written from the trace."""
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
 import re
 import shutil
@@ -14,6 +15,7 @@ import sys
 from typing import Any
 
 from fpgaprof import report
+from fpgaprof.base.atomic import make_folder, refuse_linked_folder
 from fpgaprof.capture import job_process, process_env, runner, xla_flags
 from fpgaprof.capture.signals import SAVE_ON
 from fpgaprof.cli.common import (
@@ -32,9 +34,11 @@ __all__ = [
     "cmd_run",
     "child_environment",
     "child_environment_and_setup",
+    "claim_folder",
     "prune_hlo_dump",
     "pass_on",
     "SI_KERNEL",
+    "RUN_LOCK",
 ]
 
 
@@ -67,6 +71,7 @@ def child_environment(
     counters: bool,
     target: str | None,
     base: dict | None = None,
+    job_root: str | None = None,
 ) -> dict:
     """The environment the profiled command starts with: the bootstrap on PYTHONPATH (it
     starts fpgaprof.trace() before the script), fpgaprof's XLA flags with the HLO dump in
@@ -78,6 +83,7 @@ def child_environment(
         counters=counters,
         target=target,
         base=base,
+        job_root=job_root,
     )[0]
 
 
@@ -88,6 +94,7 @@ def child_environment_and_setup(
     counters: bool,
     target: str | None,
     base: dict | None = None,
+    job_root: str | None = None,
 ) -> tuple[dict, xla_flags.XlaSetup]:
     """child_environment() and what it did to the XLA flags and allocator settings
     (``xla_flags.describe`` of it is the line `fpgaprof run` prints)."""
@@ -138,6 +145,10 @@ def child_environment_and_setup(
         env["FPGAPROF_KEEP_COMMAND_BUFFERS"] = "1"
     if target:
         env["FPGAPROF_RUN_TARGET"] = target
+    if job_root:
+        env["FPGAPROF_RUN_JOB_ROOT"] = os.path.abspath(job_root)
+    else:
+        env.pop("FPGAPROF_RUN_JOB_ROOT", None)
     return env, setup
 
 
@@ -256,6 +267,47 @@ def _run_forwarding_by_handlers(command: list[str], env: dict, watched: list[int
             signal.signal(num, old)
 
 
+RUN_LOCK = ".fpgaprof-run.lock"
+
+
+def claim_folder(out_dir: str) -> tuple[str, int]:
+    """The folder this run writes to and the descriptor of its lock (held until the process
+    ends). A run holds an exclusive flock on FOLDER/.fpgaprof-run.lock while it runs; when
+    another live `fpgaprof run` holds out_dir's, this run takes a folder of its own inside it,
+    out_dir/<host>-pid<pid>, and says so, so that no run replaces or removes another's
+    trace. A lock whose run is gone (crash, SIGKILL) is free again: the kernel drops it."""
+    make_folder(out_dir)
+    fd = _lock(out_dir)
+    if fd is not None:
+        return out_dir, fd
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", job_process.host_name()) or "host"
+    own = os.path.join(out_dir, f"{safe}-pid{os.getpid()}")
+    os.makedirs(own, exist_ok=True)
+    fd = _lock(own)
+    if fd is None:  # only this process names a folder with its pid
+        raise OSError(f"{own}: is in use by another fpgaprof run: choose another -o")
+    sys.stderr.write(
+        f"{PROG} run: {out_dir} is in use by another fpgaprof run: this run writes to {own}\n"
+    )
+    return own, fd
+
+
+def _lock(folder: str) -> int | None:
+    """A descriptor holding FOLDER/.fpgaprof-run.lock exclusively, or None when another
+    process holds it."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(os.path.join(folder, RUN_LOCK), flags, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     command = list(args.command)
     if command and command[0] == "--":
@@ -270,12 +322,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         # One process of a job started by a launcher (srun, mpirun, torchrun): every process
         # gets its own run folder, out/<host>-rank<k>; `fpgaprof report out` reads them as one.
         out_dir = os.path.join(out_dir, proc.folder_name())
-    os.makedirs(out_dir, exist_ok=True)
+    # Claimed before anything in it is touched: another live run's files are never removed.
+    out_dir, _held = claim_folder(out_dir)
+    hlo_dir = os.path.join(out_dir, "hlo")
+    refuse_linked_folder(hlo_dir)  # its old modules are removed below, never through a link
     trace = os.path.join(out_dir, TRACE_NAME)
     # Outputs of an earlier run in the same folder would pass for this run's.
     for stale in (
         TRACE_NAME,
         ".fpgaprof-claim",
+        runner.SAVED_AT_NAME,
         "report.html",
         "summary.json",
         "timeline.json",
@@ -284,7 +340,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         if os.path.exists(os.path.join(out_dir, stale)):
             os.unlink(os.path.join(out_dir, stale))
     runner.drop_untraced_markers(out_dir)
-    hlo_dir = os.path.join(out_dir, "hlo")
     if os.path.isdir(hlo_dir):
         for name in os.listdir(hlo_dir):
             p = os.path.join(hlo_dir, name)
@@ -297,6 +352,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         keep_command_buffers=args.keep_command_buffers,
         counters=args.counters,
         target=args.target,
+        # No launcher named the rank: a jax.distributed job started by hand saves each
+        # process' trace in args.output/<host>-rank<k> once JAX knows the rank (runner).
+        job_root=args.output if proc is None else None,
     )
     if args.counters:
         if process_env.jax_preallocates(env):  # the user's own allocator setting keeps JAX's pool
@@ -317,16 +375,27 @@ def cmd_run(args: argparse.Namespace) -> int:
     code = status if status >= 0 else 128 - status
     untraced = runner.untraced_warning(runner.untraced_processes(out_dir))
     runner.drop_untraced_markers(out_dir)
+    run_dir, moved = out_dir, runner.saved_trace(out_dir)
+    if moved is not None:
+        trace, out_dir = moved, os.path.dirname(moved)
+        os.unlink(os.path.join(run_dir, runner.SAVED_AT_NAME))
+        sys.stderr.write(
+            f"{PROG} run: the program is one process of a jax.distributed job: its trace and "
+            f"reports are in {out_dir} (`{PROG} report {os.path.dirname(out_dir)}` reads the "
+            "job)\n"
+        )
     if not os.path.exists(trace):
         # why: from the marker the traced process left
         sys.stderr.write(f"{PROG} run: {runner.no_trace_message(out_dir, code)}\n")
         if untraced:
             sys.stderr.write(f"{PROG} run: warning: {untraced}\n")
         return code if code else 1
-    claim = os.path.join(out_dir, ".fpgaprof-claim")
+    claim = os.path.join(run_dir, ".fpgaprof-claim")
     if os.path.exists(claim):
         os.unlink(claim)
-    kept = prune_hlo_dump(os.path.join(out_dir, "hlo"))
+    kept = prune_hlo_dump(os.path.join(run_dir, "hlo"))
+    if run_dir != out_dir:
+        kept = 0  # XLA's dump stayed in the run folder: the rank folder gets the trace's
     try:
         bar = report.Progress(1 + len(report.WRITE_STAGES), f"{PROG} run")
         bar.stage("loading trace")

@@ -23,6 +23,7 @@ from typing import Any
 from fpgaprof.analysis.trace_analysis import AnalysisCache
 from fpgaprof.base.atomic import OutputSet, write_text_atomic
 from fpgaprof.base.constants import TIMELINE_MAX_EVENTS
+from fpgaprof.base.text import utf8_safe
 from fpgaprof.report import job_text
 from fpgaprof.report import parquet as parquet_renderer
 from fpgaprof.report import timeline as timeline_renderer
@@ -177,22 +178,34 @@ def write_all(
     return paths
 
 
+def _utf8_safe_tree(v: Any) -> Any:
+    """`v` (dicts, lists, tuples, strings) with every string made UTF-8-safe (base.text)."""
+    if isinstance(v, str):
+        return utf8_safe(v)
+    if isinstance(v, Mapping):
+        return {_utf8_safe_tree(k): _utf8_safe_tree(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_utf8_safe_tree(x) for x in v]
+    return v
+
+
 def write_job(
     job: Any, out_dir: str | os.PathLike, *, target: str | None = None, on_rank: Any = None
 ) -> dict[str, str]:
     """Writes job.json, job.html and job.txt (the text `fpgaprof report` prints) of an
-    api.job.Job into out_dir, each atomically. Returns their paths and "text"."""
+    api.job.Job into out_dir as a set (base.atomic.OutputSet: all three appear together, or
+    none does and out_dir stays as it was). Returns their paths and "text"."""
     out_dir = os.fspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
-    model = collect_job(job, target=target, on_rank=on_rank)
-    paths = {
-        "json": os.path.join(out_dir, "job.json"),
-        "html": os.path.join(out_dir, "job.html"),
-        "text_file": os.path.join(out_dir, "job.txt"),
-    }
-    write_summary(paths["json"], model)
-    write_job_html(paths["html"], model)
+    # rank folder names come from the file system: one that is not UTF-8 holds lone
+    # surrogates, which no output can encode; they are written as escapes (\udcff)
+    model = _utf8_safe_tree(collect_job(job, target=target, on_rank=on_rank))
+    names = {"json": "job.json", "html": "job.html", "text_file": "job.txt"}
     text = job_text.render(model)
-    write_text_atomic(paths["text_file"], text)
+    with OutputSet(out_dir) as outs:
+        write_summary(outs.path(names["json"]), model)
+        write_job_html(outs.path(names["html"]), model)
+        write_text_atomic(outs.path(names["text_file"]), text)
+    paths = {k: os.path.join(out_dir, n) for k, n in names.items()}
     paths["text"] = text
     return paths

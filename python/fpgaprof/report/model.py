@@ -27,6 +27,7 @@ from fpgaprof.api.overview import attribution_of, trace_overview
 from fpgaprof.base import records
 from fpgaprof.base.constants import DEFAULT_TARGET, FULL_ROWS
 from fpgaprof.base.core import core
+from fpgaprof.base.text import shown_name
 from fpgaprof.capture.run_environment import environment_now, read_environment
 
 __all__ = [
@@ -72,7 +73,7 @@ def measurements_from_regions(instances: Any) -> list[dict]:
         seen[(op, size)] = run + 1
         out.append(
             {
-                "operation": op,
+                "operation": shown_name(op),
                 "volume_size": size,
                 "run": run,
                 "time": max(inst["end_ns"] - inst["start_ns"], 0) / 1e9,
@@ -121,7 +122,7 @@ def region_measurements(
     listed = np.flatnonzero(run < runs)[:limit]
     kept = [
         {
-            "operation": key_list[g[i]][0],
+            "operation": shown_name(key_list[g[i]][0]),
             "volume_size": key_list[g[i]][1],
             "run": int(run[i]),
             "time": float(t[i]),
@@ -136,7 +137,7 @@ def region_measurements(
         op, size = key_list[gs[s0]]
         items.append(
             {
-                "operation": op,
+                "operation": shown_name(op),
                 "volume_size": size,
                 "runs": int(ln),
                 "total": float(ts.sum()),
@@ -195,7 +196,7 @@ def measurement_stats(ms: Iterable[Mapping], limit: int = FULL_ROWS) -> dict:
         ok = a[np.isfinite(a)]
         items.append(
             {
-                "operation": op,
+                "operation": shown_name(op),
                 "volume_size": size,
                 "runs": len(ts),
                 "total": float(ok.sum()),

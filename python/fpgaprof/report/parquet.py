@@ -2,7 +2,8 @@
 pandas, Polars and DuckDB (docs/reports.md, "Parquet tables" has the schema).
 
 A renderer of the report layer: it takes the tables' model (report.tables.DataTables, never a
-Profile). Each file is written atomically; ``index.json`` beside them lists every table with
+Profile). The files are written as a set (base.atomic.OutputSet: all appear, or none and the
+folder stays as it was); ``index.json`` beside them lists every table with
 its row count and column types, and the tables the trace could not give with the reason.
 Needs pyarrow (the ``parquet`` extra: ``pip install 'fpgaprof[parquet]'``).
 """
@@ -13,7 +14,7 @@ import json
 import os
 from typing import Any
 
-from fpgaprof.base.atomic import open_atomic_binary, write_text_atomic
+from fpgaprof.base.atomic import OutputSet, open_atomic_binary, write_text_atomic
 from fpgaprof.base.errors import FpgaprofError
 from fpgaprof.report.tables import DataTables
 
@@ -69,25 +70,24 @@ def write_parquet(tables: DataTables, out_dir: str | os.PathLike) -> dict[str, s
     DIR/index.json. Returns table name -> path (index.json under "index")."""
     pa, pq = _pyarrow()
     out_dir = os.fspath(out_dir)
-    os.makedirs(out_dir, exist_ok=True)
     paths: dict[str, str] = {}
     index: dict[str, Any] = {"format_version": FORMAT_VERSION, "tables": {}, "missing": {}}
-    for name, cols in tables.tables.items():
-        if not cols:
-            index["missing"][name] = "no columns: the analysis returned no rows"
-            continue
-        table = _arrow_table(pa, cols)
-        path = os.path.join(out_dir, f"{name}.parquet")
-        with open_atomic_binary(path) as f:
-            pq.write_table(table, f)
-        paths[name] = path
-        index["tables"][name] = {
-            "file": os.path.basename(path),
-            "rows": table.num_rows,
-            "columns": {f.name: str(f.type) for f in table.schema},
-        }
-    index["missing"].update(tables.missing)
-    index_path = os.path.join(out_dir, INDEX_FILE)
-    write_text_atomic(index_path, json.dumps(index, indent=1) + "\n")
-    paths["index"] = index_path
+    with OutputSet(out_dir) as outs:
+        for name, cols in tables.tables.items():
+            if not cols:
+                index["missing"][name] = "no columns: the analysis returned no rows"
+                continue
+            table = _arrow_table(pa, cols)
+            file = f"{name}.parquet"
+            with open_atomic_binary(outs.path(file)) as f:
+                pq.write_table(table, f)
+            paths[name] = outs.final(file)
+            index["tables"][name] = {
+                "file": file,
+                "rows": table.num_rows,
+                "columns": {f.name: str(f.type) for f in table.schema},
+            }
+        index["missing"].update(tables.missing)
+        write_text_atomic(outs.path(INDEX_FILE), json.dumps(index, indent=1) + "\n")
+    paths["index"] = os.path.join(out_dir, INDEX_FILE)
     return paths

@@ -7,6 +7,8 @@ import sys
 import time
 from typing import Any
 
+from fpgaprof.base.text import unwrapped
+
 __all__ = ["Progress"]
 
 
@@ -18,7 +20,8 @@ class Progress:
 
     def __init__(self, total: int, label: str = "fpgaprof", stream: Any = None) -> None:
         self.total, self.done_count, self.label = total, 0, label
-        self.stream = sys.stderr if stream is None else stream
+        # the terminal itself: the bar's carriage returns are its own, not text from a trace
+        self.stream = unwrapped(sys.stderr if stream is None else stream)
         isatty = getattr(self.stream, "isatty", None)
         self.enabled = (
             bool(isatty and isatty())

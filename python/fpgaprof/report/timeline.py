@@ -38,6 +38,7 @@ from fpgaprof.base import records
 from fpgaprof.base.atomic import open_atomic
 from fpgaprof.base.constants import TIMELINE_MAX_EVENTS
 from fpgaprof.base.core import core
+from fpgaprof.base.text import shown_name
 from fpgaprof.report.json_rows import EventWriter, Int, Lit, Str, dense_ids, factorize
 from fpgaprof.report.model import TimelineRecords, untimed_note
 
@@ -224,6 +225,11 @@ def _attribution_cols(c: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return out
 
 
+def _shown_value(v: Any) -> Any:
+    """An args value: a string cut as a name is (shown_name), anything else as it is."""
+    return shown_name(v) if isinstance(v, str) else v
+
+
 def _attr_fields(attr: dict[str, np.ndarray]) -> list:
     """`,"hlo_op":"…"` etc. per row; nothing where the value is missing or empty."""
     out = []
@@ -232,7 +238,7 @@ def _attr_fields(attr: dict[str, np.ndarray]) -> list:
         table = [
             b""
             if u is None or str(u) == ""
-            else f',"{k}":{json.dumps(records.to_plain(u))}'.encode("ascii")
+            else f',"{k}":{json.dumps(_shown_value(records.to_plain(u)))}'.encode("ascii")
             for u in uniq
         ]
         out.append(Str(ids, table))
@@ -242,7 +248,7 @@ def _attr_fields(attr: dict[str, np.ndarray]) -> list:
 def _names(values: np.ndarray) -> Str:
     """Slice names: each distinct one escaped once."""
     ids, uniq = factorize(values)
-    return Str(ids, [json.dumps(str(u)).encode("ascii") for u in uniq])
+    return Str(ids, [json.dumps(shown_name(str(u))).encode("ascii") for u in uniq])
 
 
 def _gbps(nbytes: np.ndarray, dur: np.ndarray) -> Str:
@@ -357,7 +363,7 @@ def _write_host(
     has_flow = is_api & np.isin(cid, flow_ids)
     fields = [
         Str(head, heads),
-        Str(name_ids, [json.dumps(str(u)).encode() for u in names]),
+        Str(name_ids, [json.dumps(shown_name(str(u))).encode() for u in names]),
         Lit(f',"pid":{HOST_PID},"tid":'),
         Int(tid),
         Lit(',"ts":'),
@@ -377,7 +383,7 @@ def _write_host(
         Lit('"domain":', is_nvtx),
         Str(
             spread(dom_ids.astype(np.int32), na),
-            [json.dumps(str(u)).encode() for u in doms],
+            [json.dumps(shown_name(str(u))).encode() for u in doms],
             is_nvtx,
         ),
         Lit(',"closed":false', open_nvtx),
@@ -537,7 +543,7 @@ def write_timeline_to(
     glanes = _lanes(gkid, gs, ge)
     tk, tl = _tracks(gkid, glanes)
     for dev in sorted(set(gkeys[tk, 0].tolist())):
-        dname = devices.get(dev, {}).get("name", "")
+        dname = shown_name(str(devices.get(dev, {}).get("name", "")))
         out.meta("process_name", GPU_PID_BASE + dev, 0, f"GPU {dev}: {dname}".rstrip(": "))
     for (dev, st), ln in zip(gkeys[tk].tolist(), tl.tolist()):
         out.meta(

@@ -28,7 +28,7 @@ import numpy as np
 
 from fpgaprof.analysis import hlo, hlo_export
 from fpgaprof.base import records, xplane
-from fpgaprof.base.atomic import open_atomic_binary
+from fpgaprof.base.atomic import OutputSet, open_atomic_binary
 from fpgaprof.base.core import core
 from fpgaprof.report.model import TimelineRecords, untimed_note
 
@@ -503,9 +503,11 @@ def write_xspace(
 ) -> tuple[str, list[str]]:
     """Writes DIR/plugins/profile/<run>/<hostname>.xplane.pb (the layout of jax.profiler.trace's
     folders, which `xprof DIR` and `tensorboard --logdir DIR` open) atomically. Returns its
-    path and the notes on what the XSpace could not hold (also in its warnings)."""
+    path and the notes on what the XSpace could not hold (also in its warnings). Written as a
+    set (base.atomic.OutputSet): on a failure nothing of it is left."""
     space, notes = build_xspace(timeline, hostname)
-    path = os.path.join(os.fspath(out_dir), "plugins", "profile", run, f"{hostname}.xplane.pb")
-    with open_atomic_binary(path) as f:
+    rel = os.path.join("plugins", "profile", run, f"{hostname}.xplane.pb")
+    # as a set: on a failure (a full disk) no empty plugins/profile/<run> tree is left
+    with OutputSet(out_dir) as outs, open_atomic_binary(outs.path(rel)) as f:
         f.write(space.SerializeToString())
-    return path, notes
+    return os.path.join(os.fspath(out_dir), rel), notes
