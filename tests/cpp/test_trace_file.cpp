@@ -87,6 +87,8 @@ TraceStore full_store(std::size_t rows) {
   s.meta.process_source = "SLURM";
   s.meta.host_name = "node-\"7\"";
   s.meta.global_device_ids = {20, 21, -1};
+  s.meta.power_sample_period_ns = 1'000'000;
+  s.meta.energy_update_period_ns = 20'000'000;
   DeviceInfo d;
   d.id = 3;
   d.name = "NVIDIA H100 80GB HBM3";
@@ -152,6 +154,8 @@ void require_equal(const TraceStore& a, const TraceStore& b) {
   REQUIRE(a.meta.process_source == b.meta.process_source);
   REQUIRE(a.meta.host_name == b.meta.host_name);
   REQUIRE(a.meta.global_device_ids == b.meta.global_device_ids);
+  REQUIRE(a.meta.power_sample_period_ns == b.meta.power_sample_period_ns);
+  REQUIRE(a.meta.energy_update_period_ns == b.meta.energy_update_period_ns);
   REQUIRE(a.devices.size() == b.devices.size());
   for (std::size_t i = 0; i < a.devices.size(); ++i) {
     const DeviceInfo& x = a.devices[i];
@@ -223,6 +227,8 @@ TEST_CASE("the schema names every member of every record struct", "[trace_file]"
   REQUIRE(fields_of<OverheadRecord>().size() == member_count<OverheadRecord>());
   REQUIRE(fields_of<ExternalCorrelationRecord>().size() == member_count<ExternalCorrelationRecord>());
   REQUIRE(fields_of<CounterRecord>().size() == member_count<CounterRecord>());
+  REQUIRE(fields_of<PowerSampleRecord>().size() == member_count<PowerSampleRecord>());
+  REQUIRE(member_count<PowerSampleRecord>() == 4);  // counted by hand in records.hpp
   REQUIRE(fields_of<LaunchConfig>().size() == member_count<LaunchConfig>());
   REQUIRE(member_count<KernelRecord>() == 13);  // counted by hand in records.hpp
   REQUIRE(member_count<LaunchConfig>() == 12);
@@ -563,6 +569,10 @@ TEST_CASE("a trace written before the job META keys reads as a process of a one-
   CHECK(s.meta.host_name.empty());
   CHECK(s.meta.global_device_ids.empty());
   CHECK(s.meta.fpgaprof_version == full_store(3).meta.fpgaprof_version);
+  // Nor the power samples (POWR) and their META keys: not sampled.
+  CHECK(s.power_samples.empty());
+  CHECK(s.meta.power_sample_period_ns == 0);
+  CHECK(s.meta.energy_update_period_ns == 0);
 }
 
 namespace {

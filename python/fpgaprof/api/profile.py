@@ -116,6 +116,12 @@ class Profile:
         return self._s().counters
 
     @property
+    def power_samples(self) -> Any:
+        """GPU power and energy readings (NVML; docs/records.md): time_ns, device_id, power_mw,
+        energy_mj. Empty when NVML was not available while tracing."""
+        return self._s().power_samples
+
+    @property
     def hlo_modules(self) -> list:
         """Optimized HLO modules (name, program_id, text) the trace carries."""
         return self._s().hlo_modules
