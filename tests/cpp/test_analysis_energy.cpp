@@ -205,7 +205,7 @@ TEST_CASE("ops get the busy part of each interval by their share of the busy tim
 }
 
 TEST_CASE("several GPUs: per device totals and one region row per device", "[analysis][energy]") {
-  TraceStore s = constant_250w();                                              // device 0: 10 J
+  TraceStore s = constant_250w();                                             // device 0: 10 J
   for (uint64_t i = 0; i <= 4; ++i) sample(s, 3, 10 * i, 1000 * i, 100'000);  // device 3: 100 W, 1 J per 10 ms
   const uint32_t whole = region(s, "whole", 0, 40);
   const EnergyReport r = run(s);

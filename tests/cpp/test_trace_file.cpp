@@ -234,6 +234,32 @@ TEST_CASE("the schema names every member of every record struct", "[trace_file]"
   REQUIRE(member_count<LaunchConfig>() == 12);
 }
 
+TEST_CASE("power samples without an energy or a power value survive a round trip", "[trace_file][power]") {
+  // The "not read" values are the types' largest (kNoEnergy, kNoPower): delta-encoded next to
+  // ordinary readings they wrap, and must come back exactly.
+  TraceStore s;
+  const uint64_t energy[] = {5'000'000, kNoEnergy, 5'000'300, kNoEnergy};
+  const uint32_t power[] = {300'000, 299'000, kNoPower, 0};
+  for (int i = 0; i < 4; ++i) {
+    PowerSampleRecord r;
+    r.time_ns = 1'700'000'000'000'000'000ull + 1'000'000ull * static_cast<uint64_t>(i);
+    r.device_id = static_cast<uint32_t>(i % 2);
+    r.energy_mj = energy[i];
+    r.power_mw = power[i];
+    s.power_samples.push_back(r);
+  }
+  for (const bool compress : {true, false}) {
+    const TraceStore back = deserialize_trace(serialize_trace(s, compress), "mem");
+    REQUIRE(back.power_samples.size() == 4);
+    for (int i = 0; i < 4; ++i) {
+      CHECK(back.power_samples[i].time_ns == s.power_samples[i].time_ns);
+      CHECK(back.power_samples[i].device_id == s.power_samples[i].device_id);
+      CHECK(back.power_samples[i].energy_mj == energy[i]);
+      CHECK(back.power_samples[i].power_mw == power[i]);
+    }
+  }
+}
+
 TEST_CASE("every field of every record type survives a round trip", "[trace_file]") {
   const TraceStore s = full_store(37);
   const std::string bytes = serialize_trace(s);

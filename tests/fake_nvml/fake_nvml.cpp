@@ -92,8 +92,8 @@ void configure() {
       first = false;
     } else {
       const std::size_t colon = item.find(':');
-      s.curve.push_back({std::strtod(item.substr(0, colon).c_str(), nullptr),
-                         std::strtod(item.substr(colon + 1).c_str(), nullptr)});
+      s.curve.push_back(
+          {std::strtod(item.substr(0, colon).c_str(), nullptr), std::strtod(item.substr(colon + 1).c_str(), nullptr)});
     }
     if (comma == std::string::npos) break;
     pos = comma + 1;
@@ -188,7 +188,8 @@ FAKE_EXPORT int nvmlDeviceGetUUID(void* device, char* uuid, unsigned length) {
   const int i = device_index(device);
   if (i < 0 || uuid == nullptr) return 2;
   unsigned char b[16];
-  for (int k = 0; k < 16; ++k) b[k] = static_cast<unsigned char>(k + 16 * state().cuda_ids[static_cast<std::size_t>(i)]);
+  for (int k = 0; k < 16; ++k)
+    b[k] = static_cast<unsigned char>(k + 16 * state().cuda_ids[static_cast<std::size_t>(i)]);
   char text[64];
   std::snprintf(text, sizeof text, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
                 b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
@@ -202,7 +203,8 @@ FAKE_EXPORT int nvmlDeviceGetPowerUsage(void* device, unsigned* power) {
   if (i < 0 || power == nullptr) return 2;
   if (state().scenario == "no_permission") return 4;
   state().reads.fetch_add(1);
-  *power = static_cast<unsigned>(std::llround(watts_at(elapsed_ms()) * state().scale[static_cast<std::size_t>(i)] * 1000));
+  *power =
+      static_cast<unsigned>(std::llround(watts_at(elapsed_ms()) * state().scale[static_cast<std::size_t>(i)] * 1000));
   return 0;
 }
 

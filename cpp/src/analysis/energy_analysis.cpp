@@ -59,11 +59,10 @@ class DeviceCurve {
 
   // The highest power reading in force during [a, b] (0 when none known).
   double peak_w(uint64_t a, uint64_t b) const {
-    std::size_t m = static_cast<std::size_t>(std::upper_bound(s_.begin(), s_.end(), a,
-                                                              [](uint64_t t, const PowerSampleRecord& r) {
-                                                                return t < r.time_ns;
-                                                              }) -
-                                             s_.begin());
+    std::size_t m = static_cast<std::size_t>(
+        std::upper_bound(s_.begin(), s_.end(), a,
+                         [](uint64_t t, const PowerSampleRecord& r) { return t < r.time_ns; }) -
+        s_.begin());
     double peak = m > 0 ? watts(m - 1) : 0.0;  // in force at a
     for (; m < s_.size() && s_[m].time_ns <= b; ++m) peak = std::max(peak, watts(m));
     return peak;
@@ -118,9 +117,9 @@ class DeviceCurve {
   std::vector<PowerSampleRecord> s_;
   bool has_counter_ = false;
   uint64_t backwards_ = 0;
-  std::vector<uint64_t> t_;           // knot times, strictly ascending
-  std::vector<double> c_;             // C at each knot, J
-  std::vector<bool> from_counter_;    // the segment ending at knot i came from the counter
+  std::vector<uint64_t> t_;         // knot times, strictly ascending
+  std::vector<double> c_;           // C at each knot, J
+  std::vector<bool> from_counter_;  // the segment ending at knot i came from the counter
 };
 
 EnergyWindow window(const DeviceCurve& d, uint32_t device_id, uint64_t start_ns, uint64_t end_ns) {
@@ -228,8 +227,8 @@ EnergyReport analyze_energy(const TraceStore& store, const RegionPaths& paths,
     if (n < 2) continue;
     std::vector<uint64_t> activity_ns(n - 1, 0);  // summed activity time per segment
     auto for_segments = [&](const Activity& a, auto&& f) {
-      std::size_t i = static_cast<std::size_t>(
-          std::upper_bound(d.knot_ns_begin(), d.knot_ns_end(), a.start_ns) - d.knot_ns_begin());
+      std::size_t i = static_cast<std::size_t>(std::upper_bound(d.knot_ns_begin(), d.knot_ns_end(), a.start_ns) -
+                                               d.knot_ns_begin());
       i = i == 0 ? 0 : i - 1;
       for (; i + 1 < n && d.knot_ns(i) < a.end_ns; ++i) {
         const uint64_t lo = std::max(a.start_ns, d.knot_ns(i));
@@ -264,7 +263,8 @@ EnergyReport analyze_energy(const TraceStore& store, const RegionPaths& paths,
   }
 
   for (auto& [op, e] : ops) r.ops.push_back(e);
-  std::stable_sort(r.ops.begin(), r.ops.end(), [](const OpEnergy& a, const OpEnergy& b) { return a.joules > b.joules; });
+  std::stable_sort(r.ops.begin(), r.ops.end(),
+                   [](const OpEnergy& a, const OpEnergy& b) { return a.joules > b.joules; });
 
   // Regions: every device with samples over each region's [start, end).
   r.regions.reserve(store.regions.size() * curves.size());

@@ -49,7 +49,8 @@ const NvmlApi* NvmlApi::load(std::string* error, bool* absent) {
   if (auto it = loaded->find(name); it != loaded->end()) return it->second;
   if (from_env) {
     if (std::string why = not_a_library_file(name); !why.empty()) {
-      if (error) *error = "FPGAPROF_NVML_LIBRARY=" + name + " " + why + ": point it at a libnvidia-ml.so file or unset it";
+      if (error)
+        *error = "FPGAPROF_NVML_LIBRARY=" + name + " " + why + ": point it at a libnvidia-ml.so file or unset it";
       return nullptr;
     }
   }

@@ -35,8 +35,8 @@ struct PowerSampler::Shared {
 
   std::mutex mutex;
   std::condition_variable cv;
-  bool stop = false;      // guarded by mutex
-  bool finished = false;  // guarded by mutex: the thread is done with everything below
+  bool stop = false;             // guarded by mutex
+  bool finished = false;         // guarded by mutex: the thread is done with everything below
   std::set<std::string> causes;  // written by the thread only; read after finished
 
   void read(Device& d);
@@ -69,13 +69,14 @@ void PowerSampler::Shared::read(Device& d) {
       r.energy_mj = energy;
     } else {
       d.energy_ok = false;
-      causes.insert(rc == NvmlApi::kNotSupported
-                        ? "GPU " + short_uuid(d.uuid) +
-                              " has no total-energy counter (nvmlDeviceGetTotalEnergyConsumption: " +
-                              api->result_string(rc) + "; Volta and later have one): its energy is the integral of its "
-                                                       "power samples"
-                        : "nvmlDeviceGetTotalEnergyConsumption failed on GPU " + short_uuid(d.uuid) + " (" +
-                              api->result_string(rc) + "): its energy is the integral of its power samples from then on");
+      causes.insert(
+          rc == NvmlApi::kNotSupported
+              ? "GPU " + short_uuid(d.uuid) +
+                    " has no total-energy counter (nvmlDeviceGetTotalEnergyConsumption: " + api->result_string(rc) +
+                    "; Volta and later have one): its energy is the integral of its "
+                    "power samples"
+              : "nvmlDeviceGetTotalEnergyConsumption failed on GPU " + short_uuid(d.uuid) + " (" +
+                    api->result_string(rc) + "): its energy is the integral of its power samples from then on");
     }
     t1 = trace_clock_ns();
   }
@@ -98,9 +99,10 @@ void PowerSampler::Shared::read(Device& d) {
   if (d.have_read && r.energy_mj != kNoEnergy && d.last_read.energy_mj != kNoEnergy) {
     if (r.energy_mj != d.last_read.energy_mj) d.change_times_ns.push_back(r.time_ns);
     if (r.energy_mj < d.last_read.energy_mj) {
-      causes.insert("the energy counter of GPU " + short_uuid(d.uuid) + " went backwards (from " +
-                    std::to_string(d.last_read.energy_mj) + " to " + std::to_string(r.energy_mj) +
-                    " mJ: a driver reload or a wrap): the energy of that interval is the integral of its power samples");
+      causes.insert(
+          "the energy counter of GPU " + short_uuid(d.uuid) + " went backwards (from " +
+          std::to_string(d.last_read.energy_mj) + " to " + std::to_string(r.energy_mj) +
+          " mJ: a driver reload or a wrap): the energy of that interval is the integral of its power samples");
     }
   }
   const PowerSampleRecord* kept = d.samples.empty() ? nullptr : &d.samples.back();
@@ -146,10 +148,12 @@ std::unique_ptr<PowerSampler> PowerSampler::start(uint64_t period_ns, const std:
     if (warning) *warning = "GPU energy not measured: " + std::move(w);
     return nullptr;
   };
+  const NvmlApi* api = nullptr;
+  bool initialized = false;
   try {
     std::string error;
     bool absent = false;
-    const NvmlApi* api = NvmlApi::load(&error, &absent);
+    api = NvmlApi::load(&error, &absent);
     if (api == nullptr) {
       if (absent && quiet_if_absent) return nullptr;
       return say(error);
@@ -159,6 +163,7 @@ std::unique_ptr<PowerSampler> PowerSampler::start(uint64_t period_ns, const std:
                  (rc == NvmlApi::kNoPermission ? ": run as a user allowed to use the GPU's management library"
                                                : ": check the NVIDIA driver (nvidia-smi)"));
     }
+    initialized = true;
     auto shared = std::make_shared<Shared>();
     shared->api = api;
     shared->period_ns = period_ns;
@@ -173,13 +178,15 @@ std::unique_ptr<PowerSampler> PowerSampler::start(uint64_t period_ns, const std:
       d.nvml_index = i;
       if (const NvmlApi::Return rc = api->DeviceGetHandleByIndex(i, &d.handle); rc != NvmlApi::kSuccess) {
         if (first_failure.empty())
-          first_failure = "nvmlDeviceGetHandleByIndex_v2(" + std::to_string(i) + ") failed (" + api->result_string(rc) + ")";
+          first_failure =
+              "nvmlDeviceGetHandleByIndex_v2(" + std::to_string(i) + ") failed (" + api->result_string(rc) + ")";
         continue;
       }
       char uuid[NvmlApi::kUuidBufferSize] = {};
       if (const NvmlApi::Return rc = api->DeviceGetUUID(d.handle, uuid, sizeof uuid); rc != NvmlApi::kSuccess) {
         if (first_failure.empty())
-          first_failure = "nvmlDeviceGetUUID of NVML device " + std::to_string(i) + " failed (" + api->result_string(rc) + ")";
+          first_failure =
+              "nvmlDeviceGetUUID of NVML device " + std::to_string(i) + " failed (" + api->result_string(rc) + ")";
         continue;
       }
       uuid[sizeof uuid - 1] = '\0';
@@ -198,9 +205,13 @@ std::unique_ptr<PowerSampler> PowerSampler::start(uint64_t period_ns, const std:
                             "energy is the integral of the power samples; update the NVIDIA driver to measure it");
     }
     std::unique_ptr<PowerSampler> sampler(new PowerSampler(shared));
+    sampler->halted_ = true;  // no thread to stop (and wait for) should starting it fail
     std::thread([shared] { shared->run(); }).detach();
+    sampler->halted_ = false;
     return sampler;
   } catch (const std::exception& e) {
+    // std::thread (no thread left) or an allocation: NVML's initialization is given back.
+    if (initialized) api->Shutdown();
     return say(std::string("the sampling thread could not start (") + e.what() + ")");
   }
 }

@@ -41,24 +41,24 @@ namespace fpgaprof::analysis {
 struct EnergyWindow {
   uint32_t device_id = 0;
   double joules = 0;
-  double mean_w = 0;            // joules / covered seconds; 0 when nothing covered
-  double peak_w = 0;            // highest power reading in force in the window; 0 unknown
-  uint64_t duration_ns = 0;     // the window (summed over instances for a path)
-  uint64_t coverage_ns = 0;     // the part of it within the device's sampled span
-  bool from_counter = true;     // false: some of it integrates power readings (no counter, or a bad interval)
+  double mean_w = 0;         // joules / covered seconds; 0 when nothing covered
+  double peak_w = 0;         // highest power reading in force in the window; 0 unknown
+  uint64_t duration_ns = 0;  // the window (summed over instances for a path)
+  uint64_t coverage_ns = 0;  // the part of it within the device's sampled span
+  bool from_counter = true;  // false: some of it integrates power readings (no counter, or a bad interval)
 };
 
 struct DeviceEnergy {
   uint32_t device_id = 0;
-  uint64_t samples = 0;          // power sample records of the device
-  uint64_t first_ns = 0;         // sampled span
+  uint64_t samples = 0;   // power sample records of the device
+  uint64_t first_ns = 0;  // sampled span
   uint64_t last_ns = 0;
-  double joules = 0;             // over the sampled span
-  double mean_w = 0;             // joules / span
-  double peak_w = 0;             // highest power reading; 0 when none
-  double idle_w = -1;            // median idle power (see above); -1 unknown (never idle, or no power readings)
-  uint64_t idle_ns = 0;          // time of the sampled span with nothing running on the device
-  bool has_counter = false;      // the device has total-energy readings
+  double joules = 0;                 // over the sampled span
+  double mean_w = 0;                 // joules / span
+  double peak_w = 0;                 // highest power reading; 0 when none
+  double idle_w = -1;                // median idle power (see above); -1 unknown (never idle, or no power readings)
+  uint64_t idle_ns = 0;              // time of the sampled span with nothing running on the device
+  bool has_counter = false;          // the device has total-energy readings
   uint64_t backwards_intervals = 0;  // counter went backwards: those intervals integrate power
 };
 
@@ -70,9 +70,9 @@ struct OpEnergy {
 };
 
 struct EnergyReport {
-  bool measured = false;  // the trace has power samples of at least one of its devices
-  uint64_t sample_period_ns = 0;   // TraceMeta::power_sample_period_ns
-  uint64_t update_period_ns = 0;   // TraceMeta::energy_update_period_ns
+  bool measured = false;              // the trace has power samples of at least one of its devices
+  uint64_t sample_period_ns = 0;      // TraceMeta::power_sample_period_ns
+  uint64_t update_period_ns = 0;      // TraceMeta::energy_update_period_ns
   std::vector<DeviceEnergy> devices;  // one per device with samples, by device id
   double total_joules = 0;            // sum of devices[].joules
   // One row per (region path, device with samples), paths in RegionPaths order: the instances
@@ -80,7 +80,7 @@ struct EnergyReport {
   std::vector<std::pair<uint32_t, EnergyWindow>> region_paths;
   // One row per (region record, device with samples), records in TraceStore::regions order.
   std::vector<std::pair<uint32_t, EnergyWindow>> regions;
-  std::vector<OpEnergy> ops;  // ops with energy, most joules first (ties: op index)
+  std::vector<OpEnergy> ops;       // ops with energy, most joules first (ties: op index)
   double unattributed_joules = 0;  // kernels without an HLO op
   double copies_joules = 0;        // copies and memsets
   double idle_joules = 0;          // the not-busy part of each interval
