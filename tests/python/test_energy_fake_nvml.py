@@ -3,11 +3,11 @@ chosen times) and the NVML test double (tests/fake_nvml: a scripted power curve)
 capture -> power samples -> the C++ energy analysis -> prof.energy_report(), and through a saved
 trace. Every expected number is worked out from the curve by hand.
 
-The curve (FAKE_NVML_POWER_W="60,100:300,500:60"), with T0 the fake NVML's nvmlInit_v2 at trace
-start: 60 W before T0 + 100 ms, 300 W until T0 + 500 ms, 60 W after. The energy counter is its
-integral (whole mJ). With B the fake CUPTI's time base (emit(), just after T0), kernels
-fusion.1 at [B + 150, B + 190) ms and fusion.2 at [B + 190, B + 230) ms run inside the 300 W
-plateau; the region "step" runs from T0 + 120 ms to T0 + 300 ms, also inside it; the trace
+The curve (FAKE_NVML_POWER_W="60,100:300,500:60"), with T0 the fake NVML's nvmlInit_v2 (on the
+sampling thread, just after the trace starts): 60 W before T0 + 100 ms, 300 W until T0 + 500 ms,
+60 W after. The energy counter is its integral (whole mJ). With B the fake CUPTI's time base
+(emit(), just after T0), kernels fusion.1 at [B + 150, B + 190) ms and fusion.2 at
+[B + 190, B + 230) ms run inside the 300 W plateau; the region "step" runs from T0 + 120 ms to T0 + 300 ms, also inside it; the trace
 ends after T0 + 900 ms.
 """
 
@@ -42,6 +42,8 @@ def until(t0, ms):
     while time.time_ns() < t0 + ms * MS:
         time.sleep(0.001)
 with fpgaprof.trace() as prof:
+    while nvml.fake_nvml_base_ns() == 0:  # the sampling thread initializes NVML on its own
+        time.sleep(0.001)
     t0 = nvml.fake_nvml_base_ns()
     emit()
     b = time.time_ns()

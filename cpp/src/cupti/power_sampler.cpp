@@ -31,6 +31,7 @@ struct PowerSampler::Shared {
 
   const NvmlApi* api = nullptr;
   uint64_t period_ns = 0;
+  std::vector<std::string> cuda_uuids;  // empty: every NVML device
   std::vector<Device> devices;
 
   std::mutex mutex;
@@ -40,6 +41,7 @@ struct PowerSampler::Shared {
   std::set<std::string> causes;  // written by the thread only; read after finished
 
   void read(Device& d);
+  bool init();  // nvmlInit_v2 and the devices; false (cause recorded, NVML shut down) when none
   void run();
 };
 
@@ -116,23 +118,78 @@ void PowerSampler::Shared::read(Device& d) {
   d.have_read = true;
 }
 
+bool PowerSampler::Shared::init() {
+  if (const NvmlApi::Return rc = api->Init(); rc != NvmlApi::kSuccess) {
+    causes.insert("not measured: nvmlInit_v2 failed (" + api->result_string(rc) + ")" +
+                  (rc == NvmlApi::kNoPermission ? ": run as a user allowed to use the GPU's management library"
+                                                : ": check the NVIDIA driver (nvidia-smi)"));
+    return false;
+  }
+  unsigned count = 0;
+  if (const NvmlApi::Return rc = api->DeviceGetCount(&count); rc != NvmlApi::kSuccess) {
+    causes.insert("not measured: nvmlDeviceGetCount_v2 failed (" + api->result_string(rc) + ")");
+    api->Shutdown();
+    return false;
+  }
+  std::string first_failure;
+  for (unsigned i = 0; i < count; ++i) {
+    Device d;
+    d.nvml_index = i;
+    if (const NvmlApi::Return rc = api->DeviceGetHandleByIndex(i, &d.handle); rc != NvmlApi::kSuccess) {
+      if (first_failure.empty())
+        first_failure =
+            "nvmlDeviceGetHandleByIndex_v2(" + std::to_string(i) + ") failed (" + api->result_string(rc) + ")";
+      continue;
+    }
+    char uuid[NvmlApi::kUuidBufferSize] = {};
+    if (const NvmlApi::Return rc = api->DeviceGetUUID(d.handle, uuid, sizeof uuid); rc != NvmlApi::kSuccess) {
+      if (first_failure.empty())
+        first_failure =
+            "nvmlDeviceGetUUID of NVML device " + std::to_string(i) + " failed (" + api->result_string(rc) + ")";
+      continue;
+    }
+    uuid[sizeof uuid - 1] = '\0';
+    d.uuid = uuid;
+    if (!cuda_uuids.empty() && std::find(cuda_uuids.begin(), cuda_uuids.end(), d.uuid) == cuda_uuids.end()) continue;
+    devices.push_back(std::move(d));
+  }
+  if (devices.empty()) {
+    causes.insert("not measured: " + (first_failure.empty()
+                                          ? std::string("NVML lists none of the traced GPUs (by UUID)")
+                                          : first_failure));
+    api->Shutdown();
+    return false;
+  }
+  if (!first_failure.empty()) causes.insert(first_failure + ": that GPU is not sampled");
+  if (api->DeviceGetTotalEnergyConsumption == nullptr) {
+    causes.insert("NVML at " + api->path +
+                  " lacks nvmlDeviceGetTotalEnergyConsumption (a driver older than the energy counter): "
+                  "energy is the integral of the power samples; update the NVIDIA driver to measure it");
+  }
+  return true;
+}
+
 void PowerSampler::Shared::run() {
-  using Clock = std::chrono::steady_clock;
-  const auto period = std::chrono::nanoseconds(period_ns);
-  auto next = Clock::now();
-  for (;;) {
-    for (Device& d : devices) read(d);
-    next += period;
-    const auto now = Clock::now();
-    if (next < now) next = now + period;  // late: skip the missed ticks instead of bursting
-    std::unique_lock<std::mutex> lock(mutex);
-    if (cv.wait_until(lock, next, [this] { return stop; })) break;
+  // NVML's initialization can take a while (a driver without persistence mode): done here, on
+  // the sampling thread, never on the thread that starts the trace.
+  if (init()) {
+    using Clock = std::chrono::steady_clock;
+    const auto period = std::chrono::nanoseconds(period_ns);
+    auto next = Clock::now();
+    for (;;) {
+      for (Device& d : devices) read(d);
+      next += period;
+      const auto now = Clock::now();
+      if (next < now) next = now + period;  // late: skip the missed ticks instead of bursting
+      std::unique_lock<std::mutex> lock(mutex);
+      if (cv.wait_until(lock, next, [this] { return stop; })) break;
+    }
+    for (Device& d : devices) {
+      read(d);  // the last reading, at stop
+      if (d.have_read && !d.last_read_kept) d.samples.push_back(d.last_read);
+    }
+    api->Shutdown();
   }
-  for (Device& d : devices) {
-    read(d);  // the last reading, at stop
-    if (d.have_read && !d.last_read_kept) d.samples.push_back(d.last_read);
-  }
-  api->Shutdown();
   std::lock_guard<std::mutex> lock(mutex);
   finished = true;
   cv.notify_all();
@@ -148,70 +205,24 @@ std::unique_ptr<PowerSampler> PowerSampler::start(uint64_t period_ns, const std:
     if (warning) *warning = "GPU energy not measured: " + std::move(w);
     return nullptr;
   };
-  const NvmlApi* api = nullptr;
-  bool initialized = false;
   try {
     std::string error;
     bool absent = false;
-    api = NvmlApi::load(&error, &absent);
+    const NvmlApi* api = NvmlApi::load(&error, &absent);
     if (api == nullptr) {
       if (absent && quiet_if_absent) return nullptr;
       return say(error);
     }
-    if (const NvmlApi::Return rc = api->Init(); rc != NvmlApi::kSuccess) {
-      return say("nvmlInit_v2 failed (" + api->result_string(rc) + ")" +
-                 (rc == NvmlApi::kNoPermission ? ": run as a user allowed to use the GPU's management library"
-                                               : ": check the NVIDIA driver (nvidia-smi)"));
-    }
-    initialized = true;
     auto shared = std::make_shared<Shared>();
     shared->api = api;
     shared->period_ns = period_ns;
-    unsigned count = 0;
-    if (const NvmlApi::Return rc = api->DeviceGetCount(&count); rc != NvmlApi::kSuccess) {
-      api->Shutdown();
-      return say("nvmlDeviceGetCount_v2 failed (" + api->result_string(rc) + ")");
-    }
-    std::string first_failure;
-    for (unsigned i = 0; i < count; ++i) {
-      Shared::Device d;
-      d.nvml_index = i;
-      if (const NvmlApi::Return rc = api->DeviceGetHandleByIndex(i, &d.handle); rc != NvmlApi::kSuccess) {
-        if (first_failure.empty())
-          first_failure =
-              "nvmlDeviceGetHandleByIndex_v2(" + std::to_string(i) + ") failed (" + api->result_string(rc) + ")";
-        continue;
-      }
-      char uuid[NvmlApi::kUuidBufferSize] = {};
-      if (const NvmlApi::Return rc = api->DeviceGetUUID(d.handle, uuid, sizeof uuid); rc != NvmlApi::kSuccess) {
-        if (first_failure.empty())
-          first_failure =
-              "nvmlDeviceGetUUID of NVML device " + std::to_string(i) + " failed (" + api->result_string(rc) + ")";
-        continue;
-      }
-      uuid[sizeof uuid - 1] = '\0';
-      d.uuid = uuid;
-      if (!cuda_uuids.empty() && std::find(cuda_uuids.begin(), cuda_uuids.end(), d.uuid) == cuda_uuids.end()) continue;
-      shared->devices.push_back(std::move(d));
-    }
-    if (shared->devices.empty()) {
-      api->Shutdown();
-      return say(first_failure.empty() ? "NVML lists none of the traced GPUs (by UUID)" : first_failure);
-    }
-    if (!first_failure.empty()) shared->causes.insert(first_failure + ": that GPU is not sampled");
-    if (api->DeviceGetTotalEnergyConsumption == nullptr) {
-      shared->causes.insert("NVML at " + api->path +
-                            " lacks nvmlDeviceGetTotalEnergyConsumption (a driver older than the energy counter): "
-                            "energy is the integral of the power samples; update the NVIDIA driver to measure it");
-    }
+    shared->cuda_uuids = cuda_uuids;
     std::unique_ptr<PowerSampler> sampler(new PowerSampler(shared));
     sampler->halted_ = true;  // no thread to stop (and wait for) should starting it fail
     std::thread([shared] { shared->run(); }).detach();
     sampler->halted_ = false;
     return sampler;
   } catch (const std::exception& e) {
-    // std::thread (no thread left) or an allocation: NVML's initialization is given back.
-    if (initialized) api->Shutdown();
     return say(std::string("the sampling thread could not start (") + e.what() + ")");
   }
 }

@@ -17,8 +17,10 @@ namespace fpgaprof::cupti {
 
 class PowerSampler {
  public:
-  // Loads NVML and starts the sampling thread; never throws. period_ns: time between two
-  // readings of each device (the thread skips ticks it is late for, never bursts).
+  // Loads NVML and starts the sampling thread, which initializes NVML and finds the devices
+  // itself (nvmlInit_v2 can be slow: the caller never waits for it; its failures are in
+  // finish()'s warning); never throws. period_ns: time between two readings of each device (the
+  // thread skips ticks it is late for, never bursts).
   // cuda_uuids: the UUIDs of the devices the process sees through CUDA ("GPU-..."); NVML
   // devices not among them are not read. Empty: every NVML device is read and the ones the trace
   // does not name are dropped at finish(). Returns nullptr when NVML cannot be used, with the
