@@ -25,6 +25,7 @@ struct PowerSampler::Shared {
     bool have_read = false;
     PowerSampleRecord last_read;  // the latest reading
     bool last_read_kept = false;
+    bool went_backwards = false;             // said once per device
     std::vector<PowerSampleRecord> samples;  // device_id: not yet known (set at finish)
     std::vector<uint64_t> change_times_ns;   // readings at which the energy value differed
   };
@@ -100,11 +101,12 @@ void PowerSampler::Shared::read(Device& d) {
   r.time_ns = t0 + (t1 >= t0 ? (t1 - t0) / 2 : 0);
   if (d.have_read && r.energy_mj != kNoEnergy && d.last_read.energy_mj != kNoEnergy) {
     if (r.energy_mj != d.last_read.energy_mj) d.change_times_ns.push_back(r.time_ns);
-    if (r.energy_mj < d.last_read.energy_mj) {
+    if (r.energy_mj < d.last_read.energy_mj && !d.went_backwards) {
+      d.went_backwards = true;
       causes.insert(
           "the energy counter of GPU " + short_uuid(d.uuid) + " went backwards (from " +
           std::to_string(d.last_read.energy_mj) + " to " + std::to_string(r.energy_mj) +
-          " mJ: a driver reload or a wrap): the energy of that interval is the integral of its power samples");
+          " mJ: a driver reload or a wrap): the energy of such an interval is the integral of its power samples");
     }
   }
   const PowerSampleRecord* kept = d.samples.empty() ? nullptr : &d.samples.back();
