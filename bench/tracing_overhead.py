@@ -14,6 +14,9 @@ Every sample ends in jax.block_until_ready. Modes (--modes, default all four):
                      off; see `bare` below for a process without fpgaprof)
   fpgaprof           fpgaprof.trace(path)                      (saved at exit: part of total_s)
   jax                jax.profiler.trace(dir)                   (written at exit: part of total_s)
+  fpgaprof_no_power  fpgaprof.trace(path, power_sample_ms=0): without the NVML power sampling
+                     thread (docs/capture.md, "GPU power and energy"), so that fpgaprof's row
+                     against this one is the sampler's own cost (not in the default list)
   fpgaprof_counters  fpgaprof.trace(path, counters=True): every kernel is replayed once per
                      counter pass (about 0.3 s per kernel on an H100), so this mode runs less
                      work per sample (--counter-steps 10, --counter-reps 1); its figures are per
@@ -66,7 +69,9 @@ import types
 from typing import Any, Callable
 
 EXIT_NO_GPU = 77  # "skipped", as automake and CTest's SKIP_RETURN_CODE use it
-MODES = ("none", "fpgaprof", "jax", "fpgaprof_counters")
+MODES = ("none", "fpgaprof", "jax", "fpgaprof_counters", "fpgaprof_no_power")
+DEFAULT_MODES = ("none", "fpgaprof", "jax", "fpgaprof_counters")
+FPGAPROF_MODES = ("fpgaprof", "fpgaprof_counters", "fpgaprof_no_power")
 WORKLOADS = ("dense", "forward")
 GPU_ONLY_MODES = {"fpgaprof_counters": "hardware counters need a GPU"}
 UNIT = {"dense": "step", "forward": "forward_project call"}
@@ -86,7 +91,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--counter-reps", type=int, default=1, help="forward: calls per counters sample")
     p.add_argument("--counter-steps", type=int, default=10, help="dense: steps per counters sample")
     p.add_argument("--samples", type=int, default=5, help="samples per mode (alternating)")
-    p.add_argument("--modes", default=",".join(MODES), help="comma list of " + ",".join(MODES))
+    p.add_argument("--modes", default=",".join(DEFAULT_MODES), help="comma list of " + ",".join(MODES))
     p.add_argument("--json", default=None, help="write the results here as JSON")
     p.add_argument("--keep", default=None, help="keep the first output of each tool here")
     p.add_argument("--max-seconds", type=float, default=0.0, help="time limit (0: none)")
@@ -253,6 +258,8 @@ def profiler_context(fp: Any, jax: Any, mode: str, out_path: str) -> contextlib.
         return fp.trace(out_path)
     if mode == "fpgaprof_counters":
         return fp.trace(out_path, counters=True)
+    if mode == "fpgaprof_no_power":
+        return fp.trace(out_path, power_sample_ms=0)
     return jax.profiler.trace(out_path)
 
 
@@ -269,9 +276,10 @@ def run_sample(
     out: dict[str, Any] = {"work_s": w1 - w0, "total_s": t1 - t0, "units": units}
     if mode != "none":
         out["output_bytes"] = dir_bytes(out_path) if os.path.exists(out_path) else 0
-    if mode in ("fpgaprof", "fpgaprof_counters") and prof is not None:
+    if mode in FPGAPROF_MODES and prof is not None:
         out["kernels"] = len(prof.kernels)
         out["copies"] = len(prof.transfers)
+        out["power_samples"] = len(prof.power_samples)
         if mode == "fpgaprof_counters":
             out["counter_values"] = len(prof.counters)
         warns = [w for w in prof.warnings if "counter" in w.lower() or "conflict" in w.lower()]

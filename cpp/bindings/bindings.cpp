@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core_bindings.hpp"  // errors, store, capture sections
+#include "energy_bindings.hpp"
 #include "fpgaprof/analysis/attribution.hpp"
 #include "fpgaprof/analysis/ceilings.hpp"
 #include "fpgaprof/analysis/device_analysis.hpp"
@@ -1491,6 +1492,7 @@ PYBIND11_MODULE(_core, m) {
           coll["by_kind"] = kinds;
           coll["first_end_ns"] = a.collectives.first_end_ns;
           out["collectives"] = coll;
+          out["energy"] = bindings::energy_dict(a.energy, paths, a.op_inputs);
           if (with_attribution) out["attribution"] = std::make_shared<AttributionResult>(std::move(a.attribution));
           return out;
         },

@@ -452,6 +452,8 @@ inline py::dict meta_dict(const TraceMeta& m) {
   d["process_source"] = m.process_source;
   d["host_name"] = m.host_name;
   d["global_device_ids"] = m.global_device_ids;
+  d["power_sample_period_ns"] = m.power_sample_period_ns;
+  d["energy_update_period_ns"] = m.energy_update_period_ns;
   return d;
 }
 
@@ -494,6 +496,10 @@ inline void set_meta(TraceMeta& m, const py::kwargs& kw) {
       m.host_name = value.cast<std::string>();
     else if (k == "global_device_ids")
       m.global_device_ids = value.cast<std::vector<int64_t>>();
+    else if (k == "power_sample_period_ns")
+      m.power_sample_period_ns = value.cast<uint64_t>();
+    else if (k == "energy_update_period_ns")
+      m.energy_update_period_ns = value.cast<uint64_t>();
     else
       throw Error(ErrorKind::kInvalidArgument, "TraceMeta has no field '" + k + "'");
   }
@@ -596,9 +602,9 @@ inline void bind_store(py::module_& m) {
   py::class_<TraceStore, StorePtr> store(m, "TraceStore", "Every record of one trace (owned; tables share it).");
   store.def(py::init<>());
   const char* const row_names[] = {
-      "KernelRecord",   "LaunchConfigRecord",        "MemcpyRecord", "MemsetRecord", "AllocationRecord",
-      "ApiRecord",      "ApiFunctionRecord",         "SyncRecord",   "MarkerRecord", "RegionRecord",
-      "OverheadRecord", "ExternalCorrelationRecord", "CounterRecord"};
+      "KernelRecord",   "LaunchConfigRecord",        "MemcpyRecord",  "MemsetRecord",     "AllocationRecord",
+      "ApiRecord",      "ApiFunctionRecord",         "SyncRecord",    "MarkerRecord",     "RegionRecord",
+      "OverheadRecord", "ExternalCorrelationRecord", "CounterRecord", "PowerSampleRecord"};
   std::size_t k = 0;
   for_each_table([&](const auto& spec) { bind_table(m, store, spec, row_names[k++]); });
   store
@@ -757,8 +763,10 @@ inline void bind_capture(py::module_& m) {
   py::class_<CaptureSession>(m, "CaptureSession")
       .def_static(
           "start",
-          [](std::size_t buffer_bytes, std::size_t max_buffers, std::size_t device_buffer_bytes, bool require_gpu) {
+          [](std::size_t buffer_bytes, std::size_t max_buffers, std::size_t device_buffer_bytes, bool require_gpu,
+             uint64_t power_sample_period_ns) {
             CaptureOptions o;
+            o.power_sample_period_ns = power_sample_period_ns;
             o.buffer_bytes = buffer_bytes;
             o.max_buffers = max_buffers;
             o.device_buffer_bytes = device_buffer_bytes;
@@ -767,7 +775,8 @@ inline void bind_capture(py::module_& m) {
             return CaptureSession::start(o);
           },
           py::arg("buffer_bytes") = std::size_t{8} << 20, py::arg("max_buffers") = 0,
-          py::arg("device_buffer_bytes") = 0, py::arg("require_gpu") = false)
+          py::arg("device_buffer_bytes") = 0, py::arg("require_gpu") = false,
+          py::arg("power_sample_period_ns") = uint64_t{1'000'000})
       .def(
           "stop",
           [](CaptureSession& s) {

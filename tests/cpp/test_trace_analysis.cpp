@@ -93,7 +93,7 @@ TEST_CASE("analyze_trace attributes once, and its op rows are the stage function
 
   CHECK(stages == std::vector<std::string>{"region paths", "hlo", "attribution", "op inputs", "module memory", "busy",
                                            "transfers", "memory", "devices", "roofline", "fpga ops", "fpga regions",
-                                           "region gpu time", "kernels by name", "collectives"});
+                                           "region gpu time", "kernels by name", "collectives", "energy"});
   CHECK(a.warnings.empty());
 
   // The numbers of the trace, by hand.

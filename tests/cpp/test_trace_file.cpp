@@ -87,6 +87,8 @@ TraceStore full_store(std::size_t rows) {
   s.meta.process_source = "SLURM";
   s.meta.host_name = "node-\"7\"";
   s.meta.global_device_ids = {20, 21, -1};
+  s.meta.power_sample_period_ns = 1'000'000;
+  s.meta.energy_update_period_ns = 20'000'000;
   DeviceInfo d;
   d.id = 3;
   d.name = "NVIDIA H100 80GB HBM3";
@@ -152,6 +154,8 @@ void require_equal(const TraceStore& a, const TraceStore& b) {
   REQUIRE(a.meta.process_source == b.meta.process_source);
   REQUIRE(a.meta.host_name == b.meta.host_name);
   REQUIRE(a.meta.global_device_ids == b.meta.global_device_ids);
+  REQUIRE(a.meta.power_sample_period_ns == b.meta.power_sample_period_ns);
+  REQUIRE(a.meta.energy_update_period_ns == b.meta.energy_update_period_ns);
   REQUIRE(a.devices.size() == b.devices.size());
   for (std::size_t i = 0; i < a.devices.size(); ++i) {
     const DeviceInfo& x = a.devices[i];
@@ -223,9 +227,37 @@ TEST_CASE("the schema names every member of every record struct", "[trace_file]"
   REQUIRE(fields_of<OverheadRecord>().size() == member_count<OverheadRecord>());
   REQUIRE(fields_of<ExternalCorrelationRecord>().size() == member_count<ExternalCorrelationRecord>());
   REQUIRE(fields_of<CounterRecord>().size() == member_count<CounterRecord>());
+  REQUIRE(fields_of<PowerSampleRecord>().size() == member_count<PowerSampleRecord>());
+  REQUIRE(member_count<PowerSampleRecord>() == 4);  // counted by hand in records.hpp
   REQUIRE(fields_of<LaunchConfig>().size() == member_count<LaunchConfig>());
   REQUIRE(member_count<KernelRecord>() == 13);  // counted by hand in records.hpp
   REQUIRE(member_count<LaunchConfig>() == 12);
+}
+
+TEST_CASE("power samples without an energy or a power value survive a round trip", "[trace_file][power]") {
+  // The "not read" values are the types' largest (kNoEnergy, kNoPower): delta-encoded next to
+  // ordinary readings they wrap, and must come back exactly.
+  TraceStore s;
+  const uint64_t energy[] = {5'000'000, kNoEnergy, 5'000'300, kNoEnergy};
+  const uint32_t power[] = {300'000, 299'000, kNoPower, 0};
+  for (int i = 0; i < 4; ++i) {
+    PowerSampleRecord r;
+    r.time_ns = 1'700'000'000'000'000'000ull + 1'000'000ull * static_cast<uint64_t>(i);
+    r.device_id = static_cast<uint32_t>(i % 2);
+    r.energy_mj = energy[i];
+    r.power_mw = power[i];
+    s.power_samples.push_back(r);
+  }
+  for (const bool compress : {true, false}) {
+    const TraceStore back = deserialize_trace(serialize_trace(s, compress), "mem");
+    REQUIRE(back.power_samples.size() == 4);
+    for (int i = 0; i < 4; ++i) {
+      CHECK(back.power_samples[i].time_ns == s.power_samples[i].time_ns);
+      CHECK(back.power_samples[i].device_id == s.power_samples[i].device_id);
+      CHECK(back.power_samples[i].energy_mj == energy[i]);
+      CHECK(back.power_samples[i].power_mw == power[i]);
+    }
+  }
 }
 
 TEST_CASE("every field of every record type survives a round trip", "[trace_file]") {
@@ -563,6 +595,10 @@ TEST_CASE("a trace written before the job META keys reads as a process of a one-
   CHECK(s.meta.host_name.empty());
   CHECK(s.meta.global_device_ids.empty());
   CHECK(s.meta.fpgaprof_version == full_store(3).meta.fpgaprof_version);
+  // Nor the power samples (POWR) and their META keys: not sampled.
+  CHECK(s.power_samples.empty());
+  CHECK(s.meta.power_sample_period_ns == 0);
+  CHECK(s.meta.energy_update_period_ns == 0);
 }
 
 namespace {

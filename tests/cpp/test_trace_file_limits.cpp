@@ -206,8 +206,8 @@ TEST_CASE("sections that each stay in bounds are refused together", "[trace_file
   payload(one, "KERN") = table;
   REQUIRE(deserialize_trace(build(one), "one").kernels.size() == kRows);
   std::vector<Section> all = minimal_sections();
-  for (const char* tag :
-       {"KERN", "LCFG", "MCPY", "MSET", "ALOC", "APIC", "APIF", "SYNC", "MARK", "REGN", "OVHD", "XCOR", "CNTR"}) {
+  for (const char* tag : {"KERN", "LCFG", "MCPY", "MSET", "ALOC", "APIC", "APIF", "SYNC", "MARK", "REGN", "OVHD",
+                          "XCOR", "CNTR", "POWR"}) {
     payload(all, tag) = table;
   }
   const std::string file = build(all);

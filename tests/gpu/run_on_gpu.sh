@@ -19,8 +19,9 @@
 #                CUDA 12.8's libcupti (.whl/cupti12/: the nvidia-cuda-cupti-cu12 wheel, as
 #                jax[cuda12] brings it) and through CUDA 13's; tests/gpu/compare_cupti_runs.py
 #                checks the same kernels, copies and attribution; both traces in cupti12.tgz
-#   overhead     bench/tracing_overhead.py: no profiler / fpgaprof / jax.profiler / counters,
-#                alternating; kernel-dense loop and MBIRJAX forward_project 128^3
+#   overhead     bench/tracing_overhead.py: no profiler / fpgaprof / fpgaprof without the NVML
+#                power sampler / jax.profiler / counters, alternating; kernel-dense loop and
+#                MBIRJAX forward_project 128^3
 #   sweep64      fpgaprof run -- examples/mbirjax_sweep.py at 64^3, the 28 operations with
 #                MBIRJAX's Pallas projectors (its default on H100/H200/A100), then the
 #                projector operations with MBIRJAX_DISABLE_PALLAS=1
@@ -364,7 +365,8 @@ step_calibrate() {
 step_overhead() {
   need_fp
   need_gpu
-  local rc args=()
+  # fpgaprof_no_power too: fpgaprof's row against it is the NVML power sampler's own cost
+  local rc args=(--modes none,fpgaprof,fpgaprof_no_power,jax,fpgaprof_counters)
   "$PY" -c "import importlib.util as u, sys; sys.exit(u.find_spec('mbirjax') is None)" \
     || { args+=(--workloads dense); note "mbirjax is not installed: the kernel-dense loop only"; }
   # shellcheck disable=SC2086  # OVERHEAD_ARGS is a word list

@@ -30,6 +30,27 @@ def fake_cupti_path() -> str | None:
     return max(found, key=os.path.getmtime) if found else None
 
 
+def fake_nvml_path() -> str | None:
+    """libfake_nvml.so (tests/fake_nvml): $FPGAPROF_FAKE_NVML, else the one beside the
+    libfake_cupti.so that fake_cupti_path() finds."""
+    p = os.environ.get("FPGAPROF_FAKE_NVML")
+    if p and os.path.isfile(p):
+        return p
+    cupti = fake_cupti_path()
+    if cupti is None:
+        return None
+    p = os.path.join(os.path.dirname(cupti), "libfake_nvml.so")
+    return p if os.path.isfile(p) else None
+
+
+def need_fake_nvml() -> str:
+    p = fake_nvml_path()
+    if p is None:
+        pytest.skip("libfake_nvml.so not built: build the C++ tests (-DFPGAPROF_TESTS=ON) or set "
+                    "FPGAPROF_FAKE_NVML")
+    return p
+
+
 def _sanitized(path: str) -> bool:
     """A sanitizer build cannot be loaded into an uninstrumented Python."""
     try:

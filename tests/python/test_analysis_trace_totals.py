@@ -227,7 +227,7 @@ def test_the_keys_the_package_reads_keep_their_order(analysed):
     assert list(an)[:8] == ["ceilings", "warnings", "region_rows", "transfers", "memory", "devices",
                             "roofline", "fpga"]
     assert list(an)[8:] == ["totals", "region_paths", "region_path_of", "kernels_by_name",
-                            "device_dram_bytes_per_s", "module_memory", "collectives", "attribution"]
+                            "device_dram_bytes_per_s", "module_memory", "collectives", "energy", "attribution"]
 
 
 def test_enum_names_and_kernel_names_come_from_the_core():

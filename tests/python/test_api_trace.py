@@ -110,7 +110,7 @@ def test_loaded_profile_equals_the_traced_one_field_by_field(tmp_path):
                 emit()
         back = fpgaprof.load({str(path)!r})
         tables = ["kernels", "transfers", "memsets", "allocations", "regions", "api_calls", "markers",
-                  "syncs", "overheads", "external_correlations", "counters"]
+                  "syncs", "overheads", "external_correlations", "counters", "power_samples"]
         diffs = []
         for name in tables:
             a, b = getattr(prof, name), getattr(back, name)

@@ -107,6 +107,22 @@ def test_deadline():
     assert T.Deadline(0).fits(1e9)  # no limit
 
 
+def test_the_no_power_mode_traces_without_the_sampler():
+    """fpgaprof_no_power is fpgaprof.trace with power_sample_ms=0; not run unless asked for."""
+    calls = []
+
+    class FakeFp:
+        def trace(self, path, **kwargs):
+            calls.append((path, kwargs))
+            return "ctx"
+
+    assert T.profiler_context(FakeFp(), None, "fpgaprof_no_power", "p") == "ctx"
+    assert T.profiler_context(FakeFp(), None, "fpgaprof", "q") == "ctx"
+    assert calls == [("p", {"power_sample_ms": 0}), ("q", {})]
+    assert "fpgaprof_no_power" not in T.parse_args([]).modes
+    assert T.parse_args(["--modes", "none,fpgaprof,fpgaprof_no_power"]).modes[-1] == "fpgaprof_no_power"
+
+
 def test_units_for_each_mode():
     args = T.parse_args(["--steps", "3000", "--reps", "5", "--counter-steps", "20", "--counter-reps", "1"])
     assert T.units_for("dense", "none", args) == 3000

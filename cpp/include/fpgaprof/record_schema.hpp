@@ -397,6 +397,18 @@ inline std::span<const FieldSpec<CounterRecord>> fields_of<CounterRecord>() {
   return k;
 }
 
+template <>
+inline std::span<const FieldSpec<PowerSampleRecord>> fields_of<PowerSampleRecord>() {
+  using R = PowerSampleRecord;
+  static const FieldSpec<R> k[] = {
+      FPGAPROF_F(R, time_ns, kDelta),
+      FPGAPROF_F(R, energy_mj, kDelta),
+      FPGAPROF_F(R, device_id, kVarint),
+      FPGAPROF_F(R, power_mw, kDelta),
+  };
+  return k;
+}
+
 #undef FPGAPROF_F
 #undef FPGAPROF_E
 
@@ -418,6 +430,7 @@ void for_each_table(Fn&& fn) {
   fn(TableSpec<ExternalCorrelationRecord>{"external_correlations", "XCOR", &TraceStore::external_correlations,
                                           fields_of<ExternalCorrelationRecord>()});
   fn(TableSpec<CounterRecord>{"counters", "CNTR", &TraceStore::counters, fields_of<CounterRecord>()});
+  fn(TableSpec<PowerSampleRecord>{"power_samples", "POWR", &TraceStore::power_samples, fields_of<PowerSampleRecord>()});
 }
 
 // Size of the table a FieldRef points into (for validation); kNone/kString return 0.

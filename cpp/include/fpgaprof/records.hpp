@@ -228,6 +228,20 @@ struct OverheadRecord {
   StringId kind = kNoString;  // "CUPTI_BUFFER_FLUSH", ...
 };
 
+// One reading of a GPU's power and energy counters through NVML (docs/capture.md, "GPU power
+// and energy"), taken by the capture layer's sampling thread. Only readings in which a value
+// changed are kept, plus the first and the last of each device; an interval whose counter went
+// backwards is dropped with one warning.
+struct PowerSampleRecord {
+  uint64_t time_ns = 0;    // trace clock at the reading (middle of the energy call; of the power call without one)
+  uint64_t energy_mj = 0;  // nvmlDeviceGetTotalEnergyConsumption: mJ since the driver loaded;
+                           //   kNoEnergy when the device has no energy counter
+  uint32_t device_id = 0;  // CUDA device id (DeviceInfo::id), matched through the UUID
+  uint32_t power_mw = 0;   // nvmlDeviceGetPowerUsage: mW; kNoPower when it could not be read
+};
+inline constexpr uint64_t kNoEnergy = UINT64_MAX;
+inline constexpr uint32_t kNoPower = UINT32_MAX;
+
 // External correlation (e.g. framework ids pushed with cuptiActivityPushExternalCorrelationId).
 struct ExternalCorrelationRecord {
   uint32_t correlation_id = 0;

@@ -75,6 +75,11 @@ struct TraceMeta {
   std::string process_source;              // where they came from: "jax", "SLURM", "OMPI", ...
   std::string host_name;                   // the host the process ran on
   std::vector<int64_t> global_device_ids;  // [local device id] -> JAX's global id (-1 unknown)
+  // GPU power sampling (docs/capture.md, "GPU power and energy"); 0 when not sampled (no NVML,
+  // or a trace of an older writer).
+  uint64_t power_sample_period_ns = 0;   // the sampling thread's period
+  uint64_t energy_update_period_ns = 0;  // median interval between changes of the energy counter
+                                         //   (all devices together); 0 unknown
 
   // Sets incomplete_records and keeps its one warning (incomplete_records_warning) in step:
   // added, reworded with the new count, or removed at 0.
@@ -102,6 +107,7 @@ class TraceStore {
   std::vector<OverheadRecord> overheads;
   std::vector<ExternalCorrelationRecord> external_correlations;
   std::vector<CounterRecord> counters;
+  std::vector<PowerSampleRecord> power_samples;  // NVML readings, by device then time
   // Optimized HLO modules seen while tracing, kept so that a saved trace can be attributed
   // elsewhere.
   std::vector<HloModuleText> hlo_modules;

@@ -334,6 +334,9 @@ TraceAnalysis analyze_trace(const TraceStore& store, const AnalysisOptions& opti
   op_names.reserve(r.op_inputs.ops.size());
   for (const OpCost& op : r.op_inputs.ops) op_names.emplace_back(op.name);
   r.collectives = analyze_collectives(store, r.op_inputs.op_of_kernel, op_names);
+
+  stage("energy");
+  r.energy = analyze_energy(store, r.region_paths, r.op_inputs.op_of_kernel);
   return r;
 }
 

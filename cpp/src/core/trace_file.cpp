@@ -181,6 +181,8 @@ nlohmann::json meta_json(const TraceStore& s) {
       {"process_source", m.process_source},
       {"host_name", m.host_name},
       {"global_device_ids", m.global_device_ids},
+      {"power_sample_period_ns", m.power_sample_period_ns},
+      {"energy_update_period_ns", m.energy_update_period_ns},
   };
   nlohmann::json devices = nlohmann::json::array();
   for (const DeviceInfo& d : s.devices) {
@@ -590,6 +592,9 @@ void read_meta(std::string_view text, TraceStore& s, const std::string& origin, 
   if (m.has("process_source")) meta.process_source = m.text("process_source");
   if (m.has("host_name")) meta.host_name = m.text("host_name");
   if (m.has("global_device_ids")) meta.global_device_ids = m.integers("global_device_ids", -1, INT32_MAX);
+  // Added with the power samples (POWR), also within version 2: absent means not sampled.
+  if (m.has("power_sample_period_ns")) meta.power_sample_period_ns = m.whole("power_sample_period_ns", INT64_MAX);
+  if (m.has("energy_update_period_ns")) meta.energy_update_period_ns = m.whole("energy_update_period_ns", INT64_MAX);
   if (meta.end_ns < meta.start_ns) {
     fail(origin, "META end_ns " + std::to_string(meta.end_ns) + " is before start_ns " + std::to_string(meta.start_ns));
   }

@@ -24,18 +24,6 @@ bool file_exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-// "" for a regular file (after symlinks), else what the path is instead.
-std::string not_a_library_file(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return {};  // missing: dlopen's own error says so
-  if (S_ISREG(st.st_mode)) return {};
-  if (S_ISFIFO(st.st_mode)) return "is a FIFO, not a library file";
-  if (S_ISDIR(st.st_mode)) return "is a folder, not a library file";
-  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return "is a device, not a library file";
-  if (S_ISSOCK(st.st_mode)) return "is a socket, not a library file";
-  return "is not a regular file";
-}
-
 std::string handle_path(void* handle, const std::string& fallback) {
   link_map* map = nullptr;
   if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr &&
@@ -111,6 +99,17 @@ const CuptiApi* adopt(void* handle, const std::string& name, const std::string& 
 }
 
 }  // namespace
+
+std::string not_a_library_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};  // missing: dlopen's own error says so
+  if (S_ISREG(st.st_mode)) return {};
+  if (S_ISFIFO(st.st_mode)) return "is a FIFO, not a library file";
+  if (S_ISDIR(st.st_mode)) return "is a folder, not a library file";
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return "is a device, not a library file";
+  if (S_ISSOCK(st.st_mode)) return "is a socket, not a library file";
+  return "is not a regular file";
+}
 
 const CuptiApi* CuptiApi::loaded() { return g_api.load(std::memory_order_acquire); }
 

@@ -74,4 +74,9 @@ class CuptiApi {
   int (*NvtxInitialize2)(void*) = nullptr;  // returns a CUptiResult (0 = success)
 };
 
+// "" for a path that is a regular file after symlinks (or does not exist: dlopen's own error
+// says so), else what it is instead ("is a FIFO, not a library file"): dlopen of a FIFO blocks
+// until a writer comes and a device may never end, so only regular files are loaded.
+std::string not_a_library_file(const std::string& path);
+
 }  // namespace fpgaprof::cupti

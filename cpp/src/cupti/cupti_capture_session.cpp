@@ -17,6 +17,7 @@
 #include "cupti/capture_messages.hpp"
 #include "cupti/cuda_driver.hpp"
 #include "cupti/cupti_api.hpp"
+#include "cupti/power_sampler.hpp"
 #include "cupti/record_converter.hpp"
 #include "cupti/region_recorder.hpp"
 #include "fpgaprof/cupti/capture.hpp"
@@ -155,6 +156,7 @@ class CuptiCaptureSession final : public CaptureSession {
   // CUPTI is released and the session becomes host-only.
   void start_failed(const char* call, CUptiResult rc);
   void enable_kinds();
+  void start_power_sampling();
   void quiet_api_calls();
   // Removes the API records made on thread_id from begin_ns on (stop()'s own driver calls)
   // and the synchronization records of those calls. Then, with DRIVER API records
@@ -178,6 +180,7 @@ class CuptiCaptureSession final : public CaptureSession {
   const CuptiApi* api_ = nullptr;
   CUpti_SubscriberHandle subscriber_ = nullptr;
   std::vector<CUpti_ActivityKind> enabled_;
+  std::unique_ptr<PowerSampler> power_;  // NVML sampling thread while the trace runs (GPU traces only)
   std::vector<std::string> warnings_;
   bool gpu_active_ = false;
   bool stopped_ = false;
@@ -332,6 +335,26 @@ void CuptiCaptureSession::enable_kinds() {
   }
   quiet_api_calls();  // throws on a conflict
   gpu_active_ = true;
+  start_power_sampling();
+}
+
+void CuptiCaptureSession::start_power_sampling() {
+  if (options_.power_sample_period_ns == 0) return;
+  // With a driver, only the GPUs this process sees through CUDA are read; without one (the
+  // CUPTI test double), every NVML GPU is, and finish() keeps the ones the trace names.
+  std::vector<std::string> uuids;
+  const CudaDriver* driver = CudaDriver::get();
+  if (driver != nullptr) {
+    std::string ignored;
+    const int count = driver->device_count(&ignored);
+    for (int i = 0; i < count; ++i) {
+      if (std::string u = driver->device_info(i).uuid; !u.empty()) uuids.push_back(std::move(u));
+    }
+  }
+  std::string warning;
+  // NVML comes with the driver: without a driver, its absence is no news.
+  power_ = PowerSampler::start(options_.power_sample_period_ns, uuids, driver == nullptr, &warning);
+  if (!warning.empty()) warnings_.push_back(std::move(warning));
 }
 
 void CuptiCaptureSession::quiet_api_calls() {
@@ -422,6 +445,7 @@ TraceStore CuptiCaptureSession::stop() {
     api_->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     release_cupti();
   }
+  if (power_) power_->halt();  // its last reading is then at or before end_ns
   const uint64_t end_ns = trace_clock_ns();
   {
     std::lock_guard<std::mutex> lock(c.session_mutex);
@@ -465,6 +489,11 @@ TraceStore CuptiCaptureSession::stop() {
       links.emplace_back(d.id, std::move(link));
     }
     for (auto& w : pcie_link_warnings(links)) warnings_.push_back(std::move(w));
+  }
+  if (power_) {
+    // After the devices are complete: samples are matched to them by UUID.
+    if (std::string w = power_->finish(store_); !w.empty()) warnings_.push_back(std::move(w));
+    power_.reset();
   }
   for (auto& w : warnings_) meta.warnings.push_back(std::move(w));
   warnings_.clear();

@@ -8,7 +8,7 @@ import typing
 from . import hlo
 from . import attribution
 from . import analysis
-__all__: list[str] = ['API_KIND_NAMES', 'AllocationRecord', 'AllocationTable', 'AllocationTableIterator', 'ApiFunctionRecord', 'ApiFunctionTable', 'ApiFunctionTableIterator', 'ApiRecord', 'ApiTable', 'ApiTableIterator', 'COPY_KIND_NAMES', 'CaptureSession', 'CounterRecord', 'CounterTable', 'CounterTableIterator', 'CuptiStatus', 'DeviceInfo', 'ExternalCorrelationRecord', 'ExternalCorrelationTable', 'ExternalCorrelationTableIterator', 'HloModuleText', 'KernelRecord', 'KernelTable', 'KernelTableIterator', 'LaunchConfigRecord', 'LaunchConfigTable', 'LaunchConfigTableIterator', 'MEMORY_KIND_NAMES', 'MarkerRecord', 'MarkerTable', 'MarkerTableIterator', 'MemcpyRecord', 'MemcpyTable', 'MemcpyTableIterator', 'MemsetRecord', 'MemsetTable', 'MemsetTableIterator', 'OverheadRecord', 'OverheadTable', 'OverheadTableIterator', 'RegionRecord', 'RegionTable', 'RegionTableIterator', 'SYNC_KIND_NAMES', 'SyncRecord', 'SyncTable', 'SyncTableIterator', 'TraceStore', 'analysis', 'attribution', 'current_thread_id', 'hlo', 'library_path', 'nvtx_injection_status', 'probe_cupti', 'region_pop', 'region_push', 'trace_clock_ns']
+__all__: list[str] = ['API_KIND_NAMES', 'AllocationRecord', 'AllocationTable', 'AllocationTableIterator', 'ApiFunctionRecord', 'ApiFunctionTable', 'ApiFunctionTableIterator', 'ApiRecord', 'ApiTable', 'ApiTableIterator', 'COPY_KIND_NAMES', 'CaptureSession', 'CounterRecord', 'CounterTable', 'CounterTableIterator', 'CuptiStatus', 'DeviceInfo', 'ExternalCorrelationRecord', 'ExternalCorrelationTable', 'ExternalCorrelationTableIterator', 'HloModuleText', 'KernelRecord', 'KernelTable', 'KernelTableIterator', 'LaunchConfigRecord', 'LaunchConfigTable', 'LaunchConfigTableIterator', 'MEMORY_KIND_NAMES', 'MarkerRecord', 'MarkerTable', 'MarkerTableIterator', 'MemcpyRecord', 'MemcpyTable', 'MemcpyTableIterator', 'MemsetRecord', 'MemsetTable', 'MemsetTableIterator', 'OverheadRecord', 'OverheadTable', 'OverheadTableIterator', 'PowerSampleRecord', 'PowerSampleTable', 'PowerSampleTableIterator', 'RegionRecord', 'RegionTable', 'RegionTableIterator', 'SYNC_KIND_NAMES', 'SyncRecord', 'SyncTable', 'SyncTableIterator', 'TraceStore', 'analysis', 'attribution', 'current_thread_id', 'hlo', 'library_path', 'nvtx_injection_status', 'probe_cupti', 'region_pop', 'region_push', 'trace_clock_ns']
 class DeviceInfo:
     name: str
     uuid: str
@@ -213,6 +213,9 @@ class TraceStore:
         """
     @property
     def overheads(self) -> OverheadTable:
+        ...
+    @property
+    def power_samples(self) -> PowerSampleTable:
         ...
     @property
     def regions(self) -> RegionTable:
@@ -1229,6 +1232,61 @@ class CounterTable:
     @property
     def name(self) -> str:
         ...
+class PowerSampleRecord:
+    __hash__: typing.ClassVar[None] = None
+    def __eq__(self, arg0: PowerSampleRecord) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def to_dict(self) -> dict:
+        """
+        Every field as a dict (strings resolved, enums as names).
+        """
+    @property
+    def device_id(self) -> typing.Any:
+        ...
+    @property
+    def energy_mj(self) -> typing.Any:
+        ...
+    @property
+    def index(self) -> int:
+        ...
+    @property
+    def power_mw(self) -> typing.Any:
+        ...
+    @property
+    def time_ns(self) -> typing.Any:
+        ...
+class PowerSampleTableIterator:
+    def __iter__(self) -> PowerSampleTableIterator:
+        ...
+    def __next__(self) -> PowerSampleRecord:
+        ...
+class PowerSampleTable:
+    def __getitem__(self, arg0: typing.SupportsInt | typing.SupportsIndex) -> PowerSampleRecord:
+        ...
+    def __iter__(self) -> PowerSampleTableIterator:
+        ...
+    def __len__(self) -> int:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def _repr_html_(self) -> str:
+        ...
+    def columns(self, names: collections.abc.Sequence[str] = []) -> dict:
+        """
+        Columns as numpy arrays, {field: array}: integers/floats/bools with the C++ types, string fields as str (object arrays), enums as their names. `names` picks fields.
+        """
+    def to_pandas(self):
+        """
+        The table as a pandas DataFrame (one column per record field, strings resolved).
+        """
+    @property
+    def field_names(self) -> list[str]:
+        ...
+    @property
+    def name(self) -> str:
+        ...
 class CuptiStatus:
     def __repr__(self) -> str:
         ...
@@ -1270,7 +1328,7 @@ class CuptiStatus:
         ...
 class CaptureSession:
     @staticmethod
-    def start(buffer_bytes: typing.SupportsInt | typing.SupportsIndex = 8388608, max_buffers: typing.SupportsInt | typing.SupportsIndex = 0, device_buffer_bytes: typing.SupportsInt | typing.SupportsIndex = 0, require_gpu: bool = False) -> CaptureSession:
+    def start(buffer_bytes: typing.SupportsInt | typing.SupportsIndex = 8388608, max_buffers: typing.SupportsInt | typing.SupportsIndex = 0, device_buffer_bytes: typing.SupportsInt | typing.SupportsIndex = 0, require_gpu: bool = False, power_sample_period_ns: typing.SupportsInt | typing.SupportsIndex = 1000000) -> CaptureSession:
         ...
     def stop(self) -> TraceStore:
         """

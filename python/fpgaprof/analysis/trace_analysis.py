@@ -53,7 +53,8 @@ class AnalysisResult(TypedDict):
     first; ``device_dram_bytes_per_s``: per store device (0 unknown); ``module_memory``: per HLO
     module with XLA's buffer assignment, its memory over the schedule; ``attribution``: the
     AttributionResult the analysis computed (every result of an AnalysisCache has it; run()
-    gives None unless asked for it)."""
+    gives None unless asked for it); ``energy``: the GPU energy from the trace's NVML power
+    samples (docs/energy.md: per device, region path, region record and HLO op)."""
 
     ceilings: dict | None
     warnings: list
@@ -69,6 +70,7 @@ class AnalysisResult(TypedDict):
     kernels_by_name: list
     device_dram_bytes_per_s: list
     module_memory: list
+    energy: dict
     attribution: Any
 
 

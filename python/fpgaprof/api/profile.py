@@ -12,7 +12,15 @@ import os
 from typing import Any
 
 from fpgaprof.analysis.trace_analysis import AnalysisCache
-from fpgaprof.api import fpga, profile_views, resource_reports, roofline, views, xspace_import
+from fpgaprof.api import (
+    energy,
+    fpga,
+    profile_views,
+    resource_reports,
+    roofline,
+    views,
+    xspace_import,
+)
 from fpgaprof.base.constants import DEFAULT_TARGET, TRACE_FILE_NAME
 from fpgaprof.base.core import core
 from fpgaprof.base.errors import FpgaprofError, FpgaprofIOError
@@ -116,6 +124,12 @@ class Profile:
         return self._s().counters
 
     @property
+    def power_samples(self) -> Any:
+        """GPU power and energy readings (NVML; docs/records.md): time_ns, device_id, power_mw,
+        energy_mj. Empty when NVML was not available while tracing."""
+        return self._s().power_samples
+
+    @property
     def hlo_modules(self) -> list:
         """Optimized HLO modules (name, program_id, text) the trace carries."""
         return self._s().hlo_modules
@@ -174,6 +188,13 @@ class Profile:
         the load balance between the devices (``balance``: busiest / mean busy, the busiest
         device, the spread). docs/roofline.md, "Several GPUs"."""
         return resource_reports.devices(self, **kwargs)
+
+    def energy_report(self, by: str = "region", **kwargs: Any) -> Any:
+        """GPU energy measured through NVML (docs/energy.md): joules, mean and peak watts per
+        region path (``by="region"``), region record (``"region_instance"``) or GPU
+        (``"device"``, with idle watts); ``by="op"``: the energy attributed to HLO ops by their
+        share of the busy time (an attribution, not a measurement)."""
+        return energy.energy_report(self, by=by, **kwargs)
 
     def fpga_candidates(self, target: Any = DEFAULT_TARGET, by: str = "op", **kwargs: Any) -> Any:
         """HLO ops (``by="op"``) or fpgaprof.region() paths (``by="region"``) ranked for FPGA

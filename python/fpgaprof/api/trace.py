@@ -55,7 +55,9 @@ class trace:
     activity buffer. ``counters=True`` also collects per-kernel hardware counters (DRAM bytes,
     FP instruction counts; CUPTI Range Profiler, kernel replay: kernels run once per pass) into
     ``prof.counters`` for the measured roofline; when they cannot be collected a
-    FpgaprofWarning says why and the trace goes on without them.
+    FpgaprofWarning says why and the trace goes on without them. ``power_sample_ms``: the period
+    of the GPUs' power and energy readings through NVML (docs/capture.md, "GPU power and energy";
+    ``prof.power_samples``, ``prof.energy_report()``); 0 turns them off.
 
     In a job of several processes (``jax.distributed`` initialised, or a launcher's rank
     variables: fpgaprof.capture.job_process), ``path`` may name a folder shared by the job's
@@ -80,9 +82,20 @@ class trace:
         buffer_size: int = 8 << 20,
         counters: bool = False,
         name: str | None = None,
+        power_sample_ms: float = 1.0,
     ) -> None:
         if not isinstance(buffer_size, int) or isinstance(buffer_size, bool) or buffer_size < 4096:
             raise ValueError(f"buffer_size must be an int >= 4096 bytes, got {buffer_size!r}")
+        if (
+            not isinstance(power_sample_ms, (int, float))
+            or isinstance(power_sample_ms, bool)
+            or not (power_sample_ms == 0 or 0.1 <= power_sample_ms <= 60_000)
+        ):
+            raise ValueError(
+                "power_sample_ms must be 0 (off) or a number of milliseconds from 0.1 to 60000, "
+                f"got {power_sample_ms!r}"
+            )
+        self.power_sample_ns = int(round(power_sample_ms * 1e6))
         self.path = os.fspath(path) if path is not None else None
         self.require_gpu = bool(require_gpu)
         self.buffer_size = buffer_size
@@ -128,7 +141,9 @@ class trace:
             return self._enter_nested(outer)
         try:
             self._session = core.CaptureSession.start(
-                buffer_bytes=self.buffer_size, require_gpu=self.require_gpu
+                buffer_bytes=self.buffer_size,
+                require_gpu=self.require_gpu,
+                power_sample_period_ns=self.power_sample_ns,
             )
         except BaseException:
             with _lock:

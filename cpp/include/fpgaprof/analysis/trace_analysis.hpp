@@ -23,6 +23,7 @@
 #include "fpgaprof/analysis/ceilings.hpp"
 #include "fpgaprof/analysis/collectives.hpp"
 #include "fpgaprof/analysis/device_analysis.hpp"
+#include "fpgaprof/analysis/energy_analysis.hpp"
 #include "fpgaprof/analysis/fpga_model.hpp"
 #include "fpgaprof/analysis/memory_analysis.hpp"
 #include "fpgaprof/analysis/module_memory.hpp"
@@ -65,7 +66,8 @@ struct AnalysisOptions {
   RegionRows region_rows = RegionRows::kPaths;
   // Called on the calling thread as each stage begins, with its name ("region paths", "hlo",
   // "attribution", "op inputs", "module memory", "busy", "transfers", "memory", "devices", "roofline",
-  // "fpga ops", "fpga regions", "region gpu time", "kernels by name", in this order); for
+  // "fpga ops", "fpga regions", "region gpu time", "kernels by name", "collectives",
+  // "energy", in this order); for
   // benchmarks and progress displays. May be empty. What it throws propagates.
   std::function<void(std::string_view stage)> on_stage;
 };
@@ -140,6 +142,7 @@ struct TraceAnalysis {
   // Every distinct kernel name, most total time first (ties: by name, byte order).
   std::vector<KernelNameStats> kernels_by_name;
   CollectiveReport collectives;  // NCCL and XLA collective kernels, their overlap with compute
+  EnergyReport energy;           // from the NVML power samples (measured false without them)
 };
 
 // Runs every analysis on `store` (processed by correlate()). An HLO module that fails to parse

@@ -20,6 +20,11 @@ struct CaptureOptions {
                                         // else requests beyond it are refused and CUPTI's drops are counted
   std::size_t device_buffer_bytes = 0;  // CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE; 0 keeps CUPTI's default
   bool require_gpu = false;             // true: throw Error(kCuptiUnavailable) instead of degrading
+  // GPU power and energy through NVML (docs/capture.md, "GPU power and energy"): the period of
+  // the sampling thread's readings; 0 turns sampling off. libnvidia-ml.so.1 is loaded at run
+  // time ($FPGAPROF_NVML_LIBRARY: an exact path instead); without it the trace has no samples
+  // and one warning.
+  uint64_t power_sample_period_ns = 1'000'000;
 };
 
 // What fpgaprof sees of CUPTI and the GPUs. probe_cupti() never throws; it loads libcupti

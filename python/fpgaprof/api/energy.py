@@ -1,0 +1,108 @@
+"""``prof.energy_report(by=...)``: the GPU energy of a trace, measured through NVML (the total
+energy counter; power readings where there is none), per region path, region record, device,
+or HLO op, from the Profile's cached analysis (the C++ energy analysis; docs/energy.md). The
+per-op table is an attribution (each sampled interval's busy energy split by the ops' share of
+the busy time), not a measurement."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fpgaprof.api.roofline import analyze
+from fpgaprof.api.views import Table
+from fpgaprof.base.errors import InvalidArgumentError
+
+__all__ = ["energy_report", "ENERGY_BY"]
+
+ENERGY_BY = ("region", "region_instance", "op", "device")
+
+WINDOW_COLUMNS = (
+    "region",
+    "device_id",
+    "joules",
+    "mean_w",
+    "peak_w",
+    "duration_ns",
+    "from_counter",
+)
+DEVICE_COLUMNS = (
+    "device_id",
+    "joules",
+    "mean_w",
+    "peak_w",
+    "idle_w",
+    "samples",
+    "has_counter",
+    "backwards_intervals",
+)
+OP_COLUMNS = ("hlo_op", "module", "joules", "busy_ns")
+LABELS = {"joules": "J", "mean_w": "mean W", "peak_w": "peak W", "idle_w": "idle W"}
+
+# The rows of the per-op attribution that are not ops (the analysis' totals of the trace).
+OTHER_ROWS = (
+    ("unattributed_joules", "(kernels without an HLO op)"),
+    ("copies_joules", "(copies and memsets)"),
+    ("idle_joules", "(device idle)"),
+)
+
+
+def energy_report(prof: Any, by: str = "region", **kwargs: Any) -> Table:
+    """Joules, mean and peak watts per region path (``by="region"``: instances summed, one row
+    per path and GPU), per region record (``"region_instance"``), per GPU (``"device"``: with idle
+    watts, the median power while nothing runs on it) or per HLO op (``"op"``: an attribution,
+    with rows for kernels without an op, copies and idle time, which add up to the total).
+    ``meta``: whether energy was measured, the sampling period, the counter's measured update
+    period (ns; 0 unknown) and the total joules."""
+    if by not in ENERGY_BY:
+        raise InvalidArgumentError(
+            f"by={by!r}: use 'region', 'region_instance', 'op' or 'device' (energy_report)"
+        )
+    e = analyze(prof, **kwargs)["energy"]
+    if by == "region":
+        t = Table(e["region_paths"])
+        t.title = "GPU energy per region path (measured, NVML)"
+        t.display = WINDOW_COLUMNS
+    elif by == "region_instance":
+        t = Table(e["regions"])
+        t.title = "GPU energy per region record (measured, NVML)"
+        t.display = ("region_index",) + WINDOW_COLUMNS
+    elif by == "device":
+        t = Table(e["devices"])
+        t.title = "GPU energy per device (measured, NVML)"
+        t.display = DEVICE_COLUMNS
+    else:
+        rows = [dict(r, attribution=True) for r in e["ops"]]
+        for key, label in OTHER_ROWS:
+            if e[key] > 0:
+                rows.append(
+                    {
+                        "op_index": None,
+                        "hlo_op": label,
+                        "module": "",
+                        "joules": e[key],
+                        "busy_ns": None,
+                        "attribution": True,
+                    }
+                )
+        t = Table(rows)
+        t.title = (
+            "GPU energy per HLO op: an attribution (each interval's busy energy split by "
+            "the ops' share of the busy time), not a measurement"
+        )
+        t.display = OP_COLUMNS
+    t.labels = LABELS
+    t.meta = {k: e[k] for k in ("measured", "sample_period_ns", "update_period_ns", "total_joules")}
+    if not e["measured"]:
+        t.empty_note = (
+            "no GPU power samples in this trace: NVML was not available while tracing "
+            "(prof.warnings says why) or the trace was made with power_sample_ms=0"
+        )
+    elif not t:
+        t.empty_note = "no fpgaprof.region() in this trace" if by.startswith("region") else ""
+    t.footer = (
+        f"total {e['total_joules']:.4g} J; energy counter update period "
+        f"{e['update_period_ns'] / 1e6:.3g} ms"
+        if e["measured"] and e["update_period_ns"]
+        else (f"total {e['total_joules']:.4g} J" if e["measured"] else "")
+    )
+    return t

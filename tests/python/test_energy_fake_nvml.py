@@ -1,0 +1,165 @@
+"""GPU energy end to end without a GPU: the libcupti test double (scenario "ranks": kernels at
+chosen times) and the NVML test double (tests/fake_nvml: a scripted power curve) through
+capture -> power samples -> the C++ energy analysis -> prof.energy_report(), and through a saved
+trace. Every expected number is worked out from the curve by hand.
+
+The curve (FAKE_NVML_POWER_W="60,100:300,500:60"), with T0 the fake NVML's nvmlInit_v2 (on the
+sampling thread, just after the trace starts): 60 W before T0 + 100 ms, 300 W until T0 + 500 ms,
+60 W after. The energy counter is its integral (whole mJ). With B the fake CUPTI's time base
+(emit(), just after T0), kernels fusion.1 at [B + 150, B + 190) ms and fusion.2 at
+[B + 190, B + 230) ms run inside the 300 W plateau; the region "step" runs from T0 + 120 ms to T0 + 300 ms, also inside it; the trace
+ends after T0 + 900 ms.
+"""
+
+from __future__ import annotations
+
+import pytest
+from _fake_cupti import need_fake_nvml, run_traced
+
+CURVE = "60,100:300,500:60"
+MS = 1_000_000
+
+
+def curve_joules(a_ns: int, b_ns: int, t0: int) -> float:
+    """Integral of the curve over [a, b] (ns on the trace clock), by its three pieces."""
+    pieces = [(-(10**18), 100 * MS, 60.0), (100 * MS, 500 * MS, 300.0), (500 * MS, 10**18, 60.0)]
+    j = 0.0
+    for lo, hi, w in pieces:
+        x, y = max(a_ns - t0, lo), min(b_ns - t0, hi)
+        if y > x:
+            j += w * (y - x) / 1e9
+    return j
+
+
+TRACED = """
+import time
+nvml = ctypes.CDLL(os.environ["FPGAPROF_NVML_LIBRARY"])
+nvml.fake_nvml_base_ns.restype = ctypes.c_uint64
+_fake.fake_cupti_kernel.argtypes = [ctypes.c_uint32, ctypes.c_char_p, ctypes.c_char_p,
+                                    ctypes.c_uint64, ctypes.c_uint64]
+MS = 1_000_000
+def until(t0, ms):
+    while time.time_ns() < t0 + ms * MS:
+        time.sleep(0.001)
+with fpgaprof.trace() as prof:
+    while nvml.fake_nvml_base_ns() == 0:  # the sampling thread initializes NVML on its own
+        time.sleep(0.001)
+    t0 = nvml.fake_nvml_base_ns()
+    emit()
+    b = time.time_ns()
+    _fake.fake_cupti_kernel(0, b"loop_fusion_1", b"fusion.1", 150 * MS, 190 * MS)
+    _fake.fake_cupti_kernel(0, b"loop_fusion_2", b"fusion.2", 190 * MS, 230 * MS)
+    until(t0, 120)
+    with fpgaprof.region("step"):
+        until(t0, 300)
+    until(t0, 900)
+prof.save(SAVE)
+back = fpgaprof.load(SAVE)
+def report(p):
+    return {by: [dict(r) for r in p.energy_report(by=by)] for by in ("region", "op", "device")}
+meta = prof.energy_report().meta
+kern = [(k.start_ns, k.end_ns) for k in prof.kernels]
+reg = [(r.start_ns, r.end_ns) for r in prof.regions]
+samples = prof.power_samples.columns()
+done({"t0": t0, "b": b, "kernels": kern, "regions": reg, "report": report(prof),
+      "back": report(back), "meta": meta, "warnings": prof.warnings,
+      "sample_times": [int(x) for x in samples["time_ns"]],
+      "devices": sorted(set(int(x) for x in samples["device_id"])),
+      "power_w": sorted(set(int(x) // 1000 for x in samples["power_mw"])),
+      "trace_meta": {k: prof.meta[k]
+                     for k in ("power_sample_period_ns", "energy_update_period_ns")}})
+"""
+
+
+@pytest.fixture(scope="module")
+def traced(tmp_path_factory):
+    nvml = need_fake_nvml()
+    save = str(tmp_path_factory.mktemp("energy") / "energy.fpgaprof")
+    return run_traced(
+        TRACED.replace("SAVE", repr(save)),
+        scenario="ranks",
+        extra_env={"FPGAPROF_NVML_LIBRARY": nvml, "FAKE_NVML_POWER_W": CURVE},
+    )
+
+
+def test_samples_cover_the_trace_at_the_requested_period(traced):
+    t0 = traced["t0"]
+    times = traced["sample_times"]
+    assert traced["devices"] == [0]
+    assert traced["trace_meta"]["power_sample_period_ns"] == MS
+    # The counter changes at every reading (the fake has no update period of its own): the
+    # measured update period is about the sampling period, never 0 or a second.
+    assert 0 < traced["trace_meta"]["energy_update_period_ns"] < 20 * MS
+    assert times[0] - t0 < 20 * MS and times[-1] - t0 > 900 * MS
+    assert traced["power_w"] == [60, 300]
+    assert not [w for w in traced["warnings"] if "GPU energy" in w]
+
+
+def test_region_energy_is_300_w_times_its_length(traced):
+    t0 = traced["t0"]
+    ((start, end),) = traced["regions"]
+    # The premise of the hand-worked number: the region lies inside the 300 W plateau.
+    assert t0 + 100 * MS < start and end < t0 + 500 * MS, (
+        "the region left the plateau (a slow host?)"
+    )
+    (row,) = traced["report"]["region"]
+    assert row["region"] == "step" and row["device_id"] == 0
+    assert row["joules"] == pytest.approx(300 * (end - start) / 1e9, abs=0.01)
+    assert row["mean_w"] == pytest.approx(300, abs=0.5)
+    assert row["peak_w"] == 300
+    assert row["from_counter"] is True
+
+
+def test_ops_share_the_busy_energy(traced):
+    t0, b = traced["t0"], traced["b"]
+    (k1, k2) = sorted(traced["kernels"])
+    assert t0 + 100 * MS < k1[0] and k2[1] < t0 + 500 * MS, "the kernels left the plateau"
+    ops = {r["hlo_op"]: r for r in traced["report"]["op"]}
+    # Each kernel runs 40 ms alone at 300 W: 12 J each, whatever the readings' alignment
+    # (power is constant across every interval a kernel touches).
+    assert ops["fusion.1"]["joules"] == pytest.approx(12.0, abs=0.05)
+    assert ops["fusion.2"]["joules"] == pytest.approx(12.0, abs=0.05)
+    assert ops["fusion.1"]["busy_ns"] == 40 * MS
+    assert all(r["attribution"] for r in traced["report"]["op"])
+    # The rest of the trace is idle; the rows add up to the device's total.
+    total = traced["meta"]["total_joules"]
+    assert sum(r["joules"] for r in traced["report"]["op"]) == pytest.approx(total, rel=1e-9)
+    assert b >= t0
+
+
+def test_device_total_and_idle_power(traced):
+    t0 = traced["t0"]
+    times = traced["sample_times"]
+    (dev,) = traced["report"]["device"]
+    assert dev["device_id"] == 0 and dev["has_counter"] and dev["backwards_intervals"] == 0
+    # The counter's integral between the first and the last reading (whole mJ per reading).
+    assert dev["joules"] == pytest.approx(curve_joules(times[0], times[-1], t0), abs=0.01)
+    assert dev["peak_w"] == 300
+    # Idle: ~100 ms at 60 W before the plateau and ~400 ms after it, against ~320 ms of the
+    # plateau outside the kernels: the time-weighted median is 60 W.
+    assert dev["idle_w"] == 60
+
+
+def test_a_saved_trace_gives_the_same_energy(traced):
+    assert traced["back"] == traced["report"]
+
+
+def test_energy_report_rejects_an_unknown_grouping():
+    got = run_traced(
+        """
+        with fpgaprof.trace(power_sample_ms=0) as prof:
+            emit()
+        try:
+            prof.energy_report(by="kernel")
+            err = None
+        except fpgaprof.InvalidArgumentError as e:
+            err = str(e)
+        t = prof.energy_report(by="device")
+        done({"err": err, "rows": len(t), "note": t.empty_note, "measured": t.meta["measured"],
+              "samples": len(prof.power_samples)})
+    """,
+        scenario="ranks",
+    )
+    assert "by='kernel'" in got["err"]
+    assert got["rows"] == 0 and got["measured"] is False and got["samples"] == 0
+    assert "power_sample_ms=0" in got["note"]
