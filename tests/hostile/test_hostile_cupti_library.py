@@ -29,17 +29,6 @@ def _driver(env_path: str, *args: str, timeout: float = 60) -> subprocess.Comple
         pytest.fail(f"FPGAPROF_CUPTI_LIBRARY={env_path}: {args} still ran after {timeout} s (a hang)")
 
 
-@pytest.fixture(params=["fifo", "folder", "device"])
-def not_a_library(request, tmp_path) -> tuple[str, str]:
-    if request.param == "fifo":
-        p = tmp_path / "libcupti.so.13"
-        os.mkfifo(p)
-        return str(p), "is a FIFO"
-    if request.param == "folder":
-        return str(tmp_path), "is a folder"
-    return "/dev/zero", "is a device"
-
-
 def test_devices_says_why_at_once(not_a_library):
     path, what = not_a_library
     r = _driver(path, "cli", "devices")

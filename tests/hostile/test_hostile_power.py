@@ -80,17 +80,6 @@ def _fake(name: str) -> str:
     return max(found, key=os.path.getmtime)
 
 
-@pytest.fixture(params=["fifo", "folder", "device"])
-def not_a_library(request, tmp_path) -> tuple[str, str]:
-    if request.param == "fifo":
-        p = tmp_path / "libnvidia-ml.so.1"
-        os.mkfifo(p)
-        return str(p), "is a FIFO"
-    if request.param == "folder":
-        return str(tmp_path), "is a folder"
-    return "/dev/zero", "is a device"
-
-
 def test_nvml_library_not_a_file_warns_once_and_traces(not_a_library):
     """A GPU trace (the libcupti test double) with FPGAPROF_NVML_LIBRARY a FIFO, a folder or a
     device: no hang, the kernels are traced, one warning says why there is no energy."""
