@@ -1356,6 +1356,8 @@ PYBIND11_MODULE(_core, m) {
             d["restructured_op_speedup_high"] = cd.restructured_op_speedup_high;
             d["restructured_workload_speedup"] = cd.restructured_workload_speedup;
             d["scenario"] = cd.scenario;
+            d["verdict"] = cd.verdict;
+            d["could_save_ns"] = cd.could_save_ns;
             cands.append(d);
           }
           fd["candidates"] = cands;
@@ -1422,6 +1424,8 @@ PYBIND11_MODULE(_core, m) {
             d["restructured_region_speedup_low"] = cd.restructured_region_speedup_low;
             d["restructured_region_speedup_high"] = cd.restructured_region_speedup_high;
             d["scenario"] = cd.scenario;
+            d["verdict"] = cd.verdict;
+            d["could_save_ns"] = cd.could_save_ns;
             rcands.append(d);
           }
           fd["regions"] = rcands;

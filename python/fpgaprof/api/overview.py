@@ -18,6 +18,7 @@ from fpgaprof.analysis import attribution, sections
 from fpgaprof.analysis.targets import target_spec
 from fpgaprof.analysis.trace_analysis import AnalysisResult, store_of
 from fpgaprof.api import roofline
+from fpgaprof.api.fpga import best_rows
 from fpgaprof.base import records
 from fpgaprof.base.constants import DEFAULT_TARGET, FULL_ROWS, TOP_ROWS
 
@@ -216,6 +217,9 @@ def _roofline_point(r: dict) -> dict:
             "measured_coverage": r.get("measured_coverage") if measured else None,
         }
     )
+    note = roofline.roof_note(r)
+    if note:
+        p["roof_note"] = note
     return p
 
 
@@ -396,11 +400,13 @@ def candidates_section(
 
 
 def _best_rows(rows: list) -> dict:
-    """The first TOP_ROWS of a ranked table, with the count of all and of those left out."""
+    """The first TOP_ROWS of a ranked table and every later row holding more GPU time than one
+    of them (api.fpga.best_rows), with the count of all and of those left out."""
+    items = best_rows(rows, TOP_ROWS)
     return {
         "count": len(rows),
-        "items": rows[:TOP_ROWS],
-        "items_left_out": max(len(rows) - TOP_ROWS, 0),
+        "items": items,
+        "items_left_out": max(len(rows) - len(items), 0),
     }
 
 

@@ -39,7 +39,44 @@ __all__ = [
     "region_rows_of",
     "kernel_count",
     "no_rows_note",
+    "roof_note",
+    "with_roof_notes",
 ]
+
+# Why a point can sit above its roof (percent_of_roof > 100): the static bytes are a count of
+# what the HLO reads and writes, not of DRAM traffic.
+ABOVE_ROOF_STATIC = (
+    "above the roof: the static byte count (XLA's cost model: every operand read counted as "
+    "a memory read) includes reads the GPU's L2/L1 caches served (an operand read twice, a "
+    "broadcast), so the rate from it exceeds DRAM's; trace(counters=True) measures the DRAM "
+    "bytes"
+)
+ABOVE_ROOF_MEASURED = (
+    "above the roof by counters: the measured kernels overlapped others (their time is shorter "
+    "than the work they shared) or the DRAM peak from the device record is low"
+)
+
+
+def roof_note(row: Mapping) -> str:
+    """Why a roofline row is above 100 % of its roof ("" when it is not): the static count
+    includes cache-served reads (percent_of_roof), or the counters' window (measured)."""
+    notes = []
+    pct = row.get("percent_of_roof")
+    if isinstance(pct, (int, float)) and pct > 100:
+        notes.append(ABOVE_ROOF_STATIC)
+    mpct = row.get("measured_percent_of_roof") if row.get("has_measured") else None
+    if isinstance(mpct, (int, float)) and mpct > 100:
+        notes.append(ABOVE_ROOF_MEASURED)
+    return "; ".join(notes)
+
+
+def with_roof_notes(rows: list) -> list:
+    """Rows (dicts) with a "roof_note" where they are above their roof (roof_note)."""
+    out = []
+    for r in rows:
+        note = roof_note(r) if isinstance(r, Mapping) else ""
+        out.append({**r, "roof_note": note} if note else r)
+    return out
 
 
 class Table(views.Table):
@@ -135,7 +172,7 @@ def roofline(prof: Any, by: str = "op", **kwargs: Any) -> Table | dict:
         # Without any kernel a region has no GPU time, FLOPs or bytes to show: rows of zeros
         # would read as measured, so the table is empty and says why (as report.html).
         rows = [] if kernel_count(prof) == 0 else r["regions"]
-        t = Table(sorted(rows, key=lambda x: -x["time_ns"]))
+        t = Table(with_roof_notes(sorted(rows, key=lambda x: -x["time_ns"])))
         t.title = f"roofline by {by}"
         t.empty_note = no_rows_note(
             prof, "no fpgaprof.region() with GPU kernels inside", regions=True
@@ -148,7 +185,7 @@ def roofline(prof: Any, by: str = "op", **kwargs: Any) -> Table | dict:
     if key is None:
         raise ValueError(f"by={by!r}: use 'op', 'region', 'region_instance', 'kernel' or 'trace'")
     rows = sorted(r[key], key=lambda x: -x["time_ns"])
-    t = Table(rows)
+    t = Table(with_roof_notes(rows))
     t.title = f"roofline by {key[:-1]}"
     t.empty_note = no_rows_note(
         prof, "no kernel was attributed to an HLO op" if key == "ops" else ""

@@ -262,13 +262,16 @@ class Table(list):
     ``print(table)`` and the REPL show a text table of its main columns, Jupyter an HTML table of
     every column, ``to_pandas()`` gives a DataFrame and ``columns()`` NumPy columns. ``title``;
     ``display``: the columns shown first (else TEXT_FIRST); ``labels``: headers of some
-    columns; ``empty_note``: why there are no rows; ``footer``: a closing line."""
+    columns; ``empty_note``: why there are no rows; ``footer``: a closing line; ``more``: where
+    the rows and columns left out of print() are."""
 
     title = "rows"
     display: tuple = ()
     labels: Mapping[str, str] = {}
     empty_note = ""
     footer = ""
+    # where the rows and columns print() leaves out are (the command line names its --json)
+    more = ".to_pandas() or .columns()"
     meta: dict[str, Any]  # facts of the whole result where a table has them (fpga_candidates)
 
     def _records(self) -> list:
@@ -281,6 +284,7 @@ class Table(list):
             self.display,
             empty_note=self.empty_note,
             footer=self.footer,
+            more=self.more,
             labels=self.labels,
         )
 
