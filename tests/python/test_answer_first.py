@@ -166,6 +166,13 @@ def test_rows_above_the_roof_say_why(pallas, pallas_summary):
         assert bool(r.get("roof_note")) == (r["percent_of_roof"] > 100)
         if r.get("roof_note"):
             assert "cache" in r["roof_note"]
+    # the printed table marks the row and says why under it
+    text = str(pallas.roofline()).splitlines()
+    marked = [ln for ln in text if " ⚠ " in ln or ln.endswith(" ⚠")]
+    assert len([ln for ln in marked if not ln.startswith("  ⚠")]) == len(
+        [r for r in rows[:20] if r.get("roof_note")]
+    )
+    assert text[-1].startswith(f"  ⚠ {len(above)} row") and "cache" in text[-1]
     pts = pallas_summary["roofline"]["points"]
     assert all(bool(p.get("roof_note")) == ((p.get("roof_fraction") or 0) > 1) for p in pts)
     page = report.render_html(pallas_summary)

@@ -173,6 +173,7 @@ def roofline(prof: Any, by: str = "op", **kwargs: Any) -> Table | dict:
         # would read as measured, so the table is empty and says why (as report.html).
         rows = [] if kernel_count(prof) == 0 else r["regions"]
         t = Table(with_roof_notes(sorted(rows, key=lambda x: -x["time_ns"])))
+        _roof_footer(t)
         t.title = f"roofline by {by}"
         t.empty_note = no_rows_note(
             prof, "no fpgaprof.region() with GPU kernels inside", regions=True
@@ -186,11 +187,20 @@ def roofline(prof: Any, by: str = "op", **kwargs: Any) -> Table | dict:
         raise ValueError(f"by={by!r}: use 'op', 'region', 'region_instance', 'kernel' or 'trace'")
     rows = sorted(r[key], key=lambda x: -x["time_ns"])
     t = Table(with_roof_notes(rows))
+    _roof_footer(t)
     t.title = f"roofline by {key[:-1]}"
     t.empty_note = no_rows_note(
         prof, "no kernel was attributed to an HLO op" if key == "ops" else ""
     )
     return t
+
+
+def _roof_footer(t: Table) -> None:
+    """The printed table's closing line when a row is above its roof (marked "⚠")."""
+    above = [r for r in t if isinstance(r, Mapping) and r.get("roof_note")]
+    if above:
+        n = len(above)
+        t.footer = f"  ⚠ {n} row{'s' if n != 1 else ''} {above[0]['roof_note']}"
 
 
 def kernel_count(prof: Any) -> int | None:

@@ -179,8 +179,11 @@ def text_cell(k: str, v: Any, rng: str = "") -> str:
 
 
 def bounded_text(k: str, row: Mapping, text: str) -> str:
-    """A cell's text with "≤ " / "≥ " before it where the row is only a bound (bound_mark)."""
+    """A cell's text with "≤ " / "≥ " before it where the row is only a bound (bound_mark), and
+    " ⚠" after a percent of roof above 100 % (the row's roof_note says why)."""
     mark = bound_mark(k, row)
+    if k == "percent_of_roof" and row.get("roof_note"):
+        text += " ⚠"
     return mark + text if mark and text != "–" else text
 
 
