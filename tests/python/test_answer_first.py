@@ -313,3 +313,14 @@ def test_the_cli_points_to_its_own_json(tmp_path):
     assert r.returncode == 0, r.stderr
     assert ".to_pandas()" not in r.stdout
     assert "--json" in r.stdout
+
+
+def test_what_a_bound_could_save_is_marked_at_most():
+    from fpgaprof.base.columns import bound_mark
+
+    assert bound_mark("could_save_ns", {"could_save_ns": 5e6, "estimate_basis": "operand bound"}) == "≤ "
+    assert bound_mark("could_save_ns", {"could_save_ns": 5e6, "cost_known": False,
+                                        "estimate_basis": None}) == "≤ "
+    assert bound_mark("could_save_ns", {"could_save_ns": 5e6, "estimated": False}) == "≤ "
+    assert bound_mark("could_save_ns", {"could_save_ns": 0.0, "estimate_basis": "operand bound"}) == ""
+    assert bound_mark("could_save_ns", {"could_save_ns": 5e6, "estimate_basis": "static"}) == ""
