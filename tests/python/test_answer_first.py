@@ -324,3 +324,16 @@ def test_what_a_bound_could_save_is_marked_at_most():
     assert bound_mark("could_save_ns", {"could_save_ns": 5e6, "estimated": False}) == "≤ "
     assert bound_mark("could_save_ns", {"could_save_ns": 0.0, "estimate_basis": "operand bound"}) == ""
     assert bound_mark("could_save_ns", {"could_save_ns": 5e6, "estimate_basis": "static"}) == ""
+
+
+def test_the_answer_lines_stay_one_line_per_operation():
+    from fpgaprof.report.digest import answer_lines
+
+    a = {"available": True, "unit": "region", "cards": ["alveo-u55c"], "count": 1,
+         "items": [{"operation": "fwd\nproject\x1b[31m", "size": 64, "gpu_time_s": 1e-3,
+                    "verdict": "no", "best_card": "alveo-u55c", "speedup": 0.5,
+                    "speedup_low": 0.2, "speedup_high": 0.9, "bound": False, "reason": "why\r"}],
+         "rests_on": {"text": "GPU times measured on X"}}
+    lines = answer_lines({"answer": a})
+    assert len(lines) == 4  # head, columns, the one row, rests on
+    assert lines[2].split()[:2] == ["fwd?project?[31m", "64³"]

@@ -157,6 +157,8 @@ def answer_lines(summary: Mapping, top: int = TOP) -> list[str]:
         ]
         for i in items
     ]
+    # names from traces may hold control characters: one line per row whatever they hold
+    rows = [["".join(ch if ch.isprintable() else "?" for ch in v) for v in r] for r in rows]
     widths = [max([len(c)] + [len(r[k]) for r in rows]) for k, c in enumerate(cols)]
     out = [head, "  " + "  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip()]
     out += ["  " + "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
@@ -165,7 +167,7 @@ def answer_lines(summary: Mapping, top: int = TOP) -> list[str]:
         out.append(f"  … {left} more (report.html, summary.json)")
     rests = (a.get("rests_on") or {}).get("text")
     if rests:
-        out.append(f"  rests on: {rests}")
+        out.append("  rests on: " + "".join(ch if ch.isprintable() else "?" for ch in str(rests)))
     return out
 
 
