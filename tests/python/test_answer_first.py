@@ -337,3 +337,16 @@ def test_the_answer_lines_stay_one_line_per_operation():
     lines = answer_lines({"answer": a})
     assert len(lines) == 4  # head, columns, the one row, rests on
     assert lines[2].split()[:2] == ["fwd?project?[31m", "64³"]
+
+
+@pytest.mark.parametrize("transfer,card,expect", [
+    (3e-3, 1e-4, "host link alone 3.00 ms vs 1.00 ms on the GPU"),
+    (1e-4, 2e-3, "card 2.00 ms (memory-bound) vs 1.00 ms on the GPU"),
+    (6e-4, 6e-4, "card 600.0 µs (memory-bound) + link 600.0 µs vs 1.00 ms on the GPU"),
+])
+def test_the_deciding_reason_names_what_loses(transfer, card, expect):
+    from fpgaprof.api.fpga import deciding_reason
+
+    row = {"verdict": "no", "gpu_time_ns": 1e6, "transfer_s": transfer, "card_time_s": card,
+           "restructured_card_time_s": card * 1.5, "card_limit": "memory", "estimate_basis": "static"}
+    assert deciding_reason(row) == expect

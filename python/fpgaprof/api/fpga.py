@@ -275,8 +275,14 @@ def deciding_reason(row: Mapping) -> str:
     if verdict == "no":
         if isinstance(transfer, (int, float)) and transfer >= gpu_s > 0:
             return f"host link alone {fmt_s(transfer)} vs {fmt_s(gpu_s)} on the GPU"
-        if math.isfinite(best_card):
+        if math.isfinite(best_card) and best_card >= gpu_s:
             return f"card {bound}{fmt_s(best_card)}{lim} vs {fmt_s(gpu_s)} on the GPU"
+        if math.isfinite(best_card) and isinstance(transfer, (int, float)):
+            # each alone is faster than the GPU, together they are not
+            return (
+                f"card {bound}{fmt_s(best_card)}{lim} + link {fmt_s(transfer)} vs "
+                f"{fmt_s(gpu_s)} on the GPU"
+            )
         note = str(row.get("estimate_note") or "")
         return note or "slower on the card"
     if math.isfinite(best_card):
