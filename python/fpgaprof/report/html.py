@@ -931,7 +931,7 @@ def _environment(s: Mapping) -> str:
         f" · devices {esc(', '.join(map(str, devs)) or '–')}"
         + (f" · driver {esc(e['driver_version'])}" if e.get("driver_version") else "")
         + (f" · CUPTI {esc(e['cupti_version'])}" if e.get("cupti_version") else "")
-        + (f" (from the trace's {esc(e['source'])})" if e.get("source") == "trace META" else "")
+        + (" (from the trace META)" if e.get("source") == "trace META" else "")
         + " · fpgaprof "
         f"{esc(s.get('generated_by', {}).get('version'))} · trace "
         f"<code>{esc(s['trace'].get('path') or '(in memory)')}</code></p>"
