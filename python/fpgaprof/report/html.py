@@ -974,7 +974,7 @@ overflow:hidden;text-overflow:ellipsis;cursor:pointer;color:var(--dim)}
 stroke-dasharray:3 2}.swatch.above{background:#fff;border:2px dashed #8a1f11;width:8px;height:8px}
 .v-gain{color:#1a7f37;font-weight:600}.v-restr{color:#9a6700;font-weight:600}
 .v-no{color:#8a1f11;font-weight:600}.v-unk{color:#6b6b70;font-weight:600}
-code.src{white-space:nowrap;word-break:normal}
+code.src,span.src{white-space:nowrap;word-break:normal}
 .lead{font-size:16px;font-weight:600}.see{font-size:15px}.rests{font-size:13px}
 """
 
