@@ -2,9 +2,10 @@
 on which card, by how much, what decides it and what the answer rests on (summary.json's
 first key, the top of report.html, the first lines `fpgaprof run` / `report` print).
 
-Each preset card (and the run's own card) is asked through fpga_candidates(by="region"), or by
-op for a trace without regions; the rows keep the C++ ranking (what offloading could change),
-the answer picks per row the card with the best nominal speedup of either scenario.
+The report's one analysis ranks the ops and regions on the chosen card and on every other
+preset card (overview.report_analysis_options: ``fpga`` and ``fpga_other_targets``); the rows
+keep the C++ ranking of the chosen card (what offloading could change), and the answer picks
+per row the card with the best verdict, then the best nominal speedup of either scenario.
 """
 
 from __future__ import annotations
@@ -14,10 +15,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from fpgaprof.analysis.targets import presets
-from fpgaprof.api.fpga import best_rows, deciding_reason, fpga_candidates, row_speedups
+from fpgaprof.api.fpga import best_rows, deciding_reason, row_speedups
 from fpgaprof.base import records
-from fpgaprof.base.constants import DEFAULT_TARGET, TOP_ROWS
+from fpgaprof.base.constants import TOP_ROWS
 
 __all__ = ["SIZE_RE", "operation_and_size", "answer_section", "VERDICT_ORDER"]
 
@@ -46,9 +46,9 @@ def _key(row: Mapping, unit: str) -> tuple:
     return (row.get("region"),) if unit == "region" else (row.get("module"), row.get("op"))
 
 
-def _card_rows(prof: Any, card: Any, unit: str) -> dict[tuple, dict]:
-    rows = fpga_candidates(prof, card, by=unit)
-    return {_key(r, unit): records.to_plain(dict(r)) for r in rows}
+def _rows(fpga: Mapping, unit: str) -> list[dict]:
+    """One card's ranked rows of `unit` from the analysis' FPGA result."""
+    return [dict(r) for r in fpga.get("regions" if unit == "region" else "candidates") or []]
 
 
 def _verdict_rank(v: str) -> int:
@@ -107,26 +107,28 @@ def _rests_on(prof: Any, summary: Mapping, ops: list[dict], sizes: list) -> dict
     }
 
 
-def answer_section(prof: Any, summary: Mapping, target: Any = None, top: int = TOP_ROWS) -> dict:
+def answer_section(
+    prof: Any, summary: Mapping, analysis: Mapping | None, top: int = TOP_ROWS
+) -> dict:
     """summary.json's `answer`: per region path (operation and size; per op when the trace has
-    no region with kernels) the verdict over every preset card and `target`, the best card,
-    the speedup with its range, the deciding reason and what it rests on. `summary`: the trace
-    sections already built (device, candidates). Rows keep the ranking of the default card and
+    no region with kernels) the verdict over the cards of `analysis` (the report's one
+    analysis: ``fpga`` on the chosen card, ``fpga_other_targets`` on the others), the best
+    card, the speedup with its range, the deciding reason and what it rests on. `summary`: the
+    trace sections already built (device, candidates). Rows keep the chosen card's ranking and
     follow best_rows(rows, top). {"available": False, "reason": ...} without FPGA rows."""
     cand = summary.get("candidates") or {}
     if not cand.get("available"):
         return {"available": False, "reason": cand.get("reason") or "no FPGA candidates"}
+    if analysis is None or not analysis.get("fpga"):
+        return {"available": False, "reason": "the analysis has no FPGA result"}
     regions = cand.get("regions") or {}
     unit = "region" if regions.get("available") else "op"
-    cards = [p["name"] for p in presets()]
-    own = target if target is not None else DEFAULT_TARGET
+    fpgas = [analysis["fpga"]] + list(analysis.get("fpga_other_targets") or [])
     tables: dict[str, dict[tuple, dict]] = {}
-    for card in cards:
-        tables[card] = _card_rows(prof, card, unit)
-    own_name = str(cand.get("target") or own)
-    if own_name not in tables:
-        tables[own_name] = _card_rows(prof, own, unit)
-    ranked = list(fpga_candidates(prof, own, by=unit))
+    for f in fpgas:
+        name = str((f.get("target") or {}).get("name") or f"card {len(tables) + 1}")
+        tables[name] = {_key(r, unit): records.to_plain(r) for r in _rows(f, unit)}
+    ranked = _rows(analysis["fpga"], unit)
     shown = best_rows(ranked, top)
     items = []
     sizes: set[int] = set()
@@ -163,7 +165,7 @@ def answer_section(prof: Any, summary: Mapping, target: Any = None, top: int = T
                 "verdicts_by_card": {c: per_card[c].get("verdict") for c in per_card},
             }
         )
-    op_rows = [dict(r) for r in fpga_candidates(prof, own, by="op")]
+    op_rows = _rows(analysis["fpga"], "op")
     return {
         "available": True,
         "unit": unit,

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from fpgaprof.analysis import attribution, sections
-from fpgaprof.analysis.targets import target_spec
+from fpgaprof.analysis.targets import presets, target_spec
 from fpgaprof.analysis.trace_analysis import AnalysisResult, store_of
 from fpgaprof.api import roofline
 from fpgaprof.api.fpga import best_rows
@@ -29,6 +29,7 @@ __all__ = [
     "attribution_of",
     "roofline_section",
     "candidates_section",
+    "report_analysis_options",
     "region_empty_reason",
     "ROOFLINE_POINTS",
     "MEASURED_FIELDS",
@@ -501,12 +502,22 @@ def _totals(prof: Any, facts: dict, an: AnalysisResult | None) -> dict:
     }
 
 
+def report_analysis_options(target: Any) -> dict:
+    """The options of the report's one analysis (fpgaprof.roofline.analyze keywords): the
+    chosen card, and every other preset card for the answer (``other_targets``). Whatever
+    else a report asks of the analysis passes the same, so the cache serves it."""
+    others = tuple(n for n in (p["name"] for p in presets()) if n != target)
+    return {"target": target, "other_targets": others}
+
+
 def analysis_of(
     prof: Any, target: str, warnings: list[str]
 ) -> tuple[AnalysisResult | None, str | None, str | None]:
     """The whole C++ analysis (fpgaprof.roofline.analyze: transfers, memory, roofline, FPGA
-    model; computed once and cached on the profile) for `target`. Returns (result, why it is
-    missing, why the FPGA part is missing). An unknown target only costs the FPGA part."""
+    model; computed once and cached on the profile) for `target`, with the FPGA rankings on
+    every other preset card (``fpga_other_targets``: the answer compares cards from this one
+    analysis). Returns (result, why it is missing, why the FPGA part is missing). An unknown
+    target only costs the FPGA part."""
 
     def spec() -> Any:
         return target_spec(target)
@@ -515,7 +526,7 @@ def analysis_of(
     tgt = target if target_reason is None else DEFAULT_TARGET
 
     def analyze() -> Any:
-        return roofline.analyze(prof, target=tgt)
+        return roofline.analyze(prof, **report_analysis_options(tgt))
 
     an, why = sections.run_analysis(analyze, "the analysis (fpgaprof.roofline.analyze)", warnings)
     if an is not None and target_reason is not None:

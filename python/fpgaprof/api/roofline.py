@@ -116,6 +116,7 @@ def analyze(
     top_buffers: int = 20,
     by: str | None = None,
     region_rows: str | None = None,
+    other_targets: tuple = (),
 ) -> AnalysisResult:
     """The whole analysis as one dict: ceilings, transfers, memory, roofline, fpga, the trace
     totals, region paths, kernels by name, DRAM peaks and the attribution it computed
@@ -124,8 +125,9 @@ def analyze(
     ``by``: "region" (default: one transfer group, memory row and roofline point per region
     path, instances summed) or "region_instance" (one per region record), as every table of a
     Profile names it; ``region_rows`` ("path" or "instance") is the analysis' own name for the
-    same choice (analysis.trace_analysis.AnalysisOptions). Cached on ``prof`` per argument set
-    (a Profile is immutable once the trace stopped)."""
+    same choice (analysis.trace_analysis.AnalysisOptions). ``other_targets``: more cards whose
+    FPGA rankings the same analysis returns (``fpga_other_targets``). Cached on ``prof`` per
+    argument set (a Profile is immutable once the trace stopped)."""
     rows = region_rows_of(by) if by is not None else "path"
     if region_rows is not None:
         if by is not None and region_rows != rows:
@@ -141,6 +143,7 @@ def analyze(
         latency_kernel_ns=latency_kernel_ns,
         top_buffers=top_buffers,
         region_rows=rows,
+        other_targets=tuple(other_targets),
     )
     store = store_of(prof)
     cache = getattr(prof, "analyses", None)

@@ -23,7 +23,7 @@ from fpgaprof.analysis import attribution, sections
 from fpgaprof.api.answer import SIZE_RE, answer_section
 from fpgaprof.api.dataflow import dataflow_section
 from fpgaprof.api.module_memory import module_memory_section
-from fpgaprof.api.overview import attribution_of, trace_overview
+from fpgaprof.api.overview import attribution_of, report_analysis_options, trace_overview
 from fpgaprof.base import records
 from fpgaprof.base.constants import DEFAULT_TARGET, FULL_ROWS
 from fpgaprof.base.core import core
@@ -280,7 +280,7 @@ def collect(
     else:
         meas, meas_left_out, meas_stats = region_measurements(overview.region_instances)
 
-    answer = _answer(prof, overview.data, target)
+    answer = _answer(prof, overview.data, overview.analysis)
     out = {
         "answer": answer,
         "schema_version": SCHEMA_VERSION,
@@ -293,7 +293,7 @@ def collect(
     }
     # XLA's buffer assignment (traces that kept it): the memory view and the dataflow graphs.
     # Absent keys for older traces, whose summaries stay as they were.
-    module_memory = module_memory_section(prof, **({"target": target} if target else {}))
+    module_memory = module_memory_section(prof, **report_analysis_options(target or DEFAULT_TARGET))
     if module_memory is not None:
         out["module_memory"] = module_memory
         dataflow = dataflow_section(prof, out.get("candidates"))
@@ -302,10 +302,11 @@ def collect(
     return out
 
 
-def _answer(prof: Any, data: Mapping, target: str | None) -> dict:
-    """summary.json's `answer` (api.answer); an analysis that fails says why instead."""
+def _answer(prof: Any, data: Mapping, analysis: Any) -> dict:
+    """summary.json's `answer` (api.answer), from the report's one analysis; a failure says
+    why instead."""
     try:
-        return answer_section(prof, data, target)
+        return answer_section(prof, data, analysis)
     except Exception as e:  # noqa: BLE001 - the rest of the report stands without it
         return {"available": False, "reason": f"the answer could not be built: {e}"}
 
