@@ -350,3 +350,12 @@ def test_the_deciding_reason_names_what_loses(transfer, card, expect):
     row = {"verdict": "no", "gpu_time_ns": 1e6, "transfer_s": transfer, "card_time_s": card,
            "restructured_card_time_s": card * 1.5, "card_limit": "memory", "estimate_basis": "static"}
     assert deciding_reason(row) == expect
+
+
+def test_the_command_line_takes_a_preset_in_any_case(tmp_path):
+    r = _cli("report", PALLAS, "-o", str(tmp_path), "--no-timeline", "--target", "Alveo-U280")
+    assert r.returncode == 0, r.stderr
+    s = json.loads((tmp_path / "summary.json").read_text())
+    assert s["candidates"]["target"] == "alveo-u280"
+    bad = _cli("report", PALLAS, "-o", str(tmp_path), "--target", "u280")
+    assert bad.returncode == 2 and "did you mean alveo-u280?" in bad.stderr

@@ -190,6 +190,8 @@ def preset_hint(given: str, names: list[str]) -> str:
     """did_you_mean, except between names of one length that differ only in digits: those are
     other models (alveo-u250 is a DDR4 card, not a misspelt alveo-u280; versal-v8 is a typo)."""
     low = given.lower()
+    if low in names:  # another case of a preset's name
+        return f"did you mean {low}? "
     # The model alone ("u55c", "V80"): the one preset whose name ends in "-<model>".
     by_model = [n for n in names if n.lower().split("-", 1)[-1] == low]
     if len(by_model) == 1:

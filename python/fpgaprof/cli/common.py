@@ -139,7 +139,7 @@ def check_target(target: str | None, prog: str = PROG) -> None:
     except Exception:  # noqa: BLE001 - no FPGA model in this build: the section says why
         return
     if not target.lower().endswith(".json"):
-        if target not in names:
+        if target.lower() not in {n.lower() for n in names}:  # "Alveo-U55C" is alveo-u55c
             raise usage_error(
                 prog,
                 f"unknown FPGA target {target!r} ({targets.preset_hint(target, names)}"
