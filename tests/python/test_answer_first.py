@@ -336,7 +336,8 @@ def test_the_answer_lines_stay_one_line_per_operation():
          "rests_on": {"text": "GPU times measured on X"}}
     lines = answer_lines({"answer": a})
     assert len(lines) == 4  # head, columns, the one row, rests on
-    assert lines[2].split()[:2] == ["fwd?project?[31m", "64³"]
+    # escaped by the command line's one sanitiser (base.text.terminal_safe)
+    assert lines[2].split()[:2] == ["fwd\\x0aproject\\x1b[31m", "64³"]
 
 
 @pytest.mark.parametrize("transfer,card,expect", [

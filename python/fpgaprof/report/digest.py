@@ -18,6 +18,7 @@ from fpgaprof.api.fpga import (
 )
 from fpgaprof.api.section_views import multi_device
 from fpgaprof.api.views import rows_text
+from fpgaprof.base.text import terminal_safe
 from fpgaprof.base.units import (
     fmt_bytes,
     fmt_num,
@@ -158,7 +159,7 @@ def answer_lines(summary: Mapping, top: int = TOP) -> list[str]:
         for i in items
     ]
     # names from traces may hold control characters: one line per row whatever they hold
-    rows = [["".join(ch if ch.isprintable() else "?" for ch in v) for v in r] for r in rows]
+    rows = [[terminal_safe(v, keep="") for v in r] for r in rows]
     widths = [max([len(c)] + [len(r[k]) for r in rows]) for k, c in enumerate(cols)]
     out = [head, "  " + "  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip()]
     out += ["  " + "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
@@ -167,7 +168,7 @@ def answer_lines(summary: Mapping, top: int = TOP) -> list[str]:
         out.append(f"  … {left} more (report.html, summary.json)")
     rests = (a.get("rests_on") or {}).get("text")
     if rests:
-        out.append("  rests on: " + "".join(ch if ch.isprintable() else "?" for ch in str(rests)))
+        out.append("  rests on: " + terminal_safe(str(rests), keep=""))
     return out
 
 
