@@ -779,7 +779,7 @@ def _collect(
 OPERATION_OFFLOAD_FIELDS = (
     "region", "estimated", "estimated_share", "estimate_note", "gpu_time_ns", "score", "top_op",
     "module_calls", "module_calls_counted", "card_time_s", "transfer_bytes", "transfer_s",
-    "fpga_total_s", "region_speedup", "workload_speedup",
+    "fpga_total_s", "region_speedup", "workload_speedup", "verdict", "could_save_ns",
 )
 
 
@@ -813,6 +813,8 @@ def _section_facts(summary: dict[str, Any]) -> dict[str, Any]:
         "roofline": {k: roofline.get(k) for k in roofline if k not in ("items", "rows", "points")},
         "fpga": {k: candidates.get(k) for k in candidates if k not in ("items", "rows", "regions")},
         "warnings": summary.get("warnings", []),
+        # the report's answer for this operation and size (verdict, best card, speedup, why)
+        "answer": summary.get("answer") or {"available": False, "reason": "no answer in the report"},
     }
     points = roofline.get("items") or roofline.get("points") or []
     # Where the operation sits on the roofline: its ops by time, and how its op time splits by bound.
@@ -1235,8 +1237,8 @@ def environment_compute_config() -> dict[str, Any]:
 
 def format_offload_ranking(results: list[Result]) -> str:
     """MBIRJAX operations ranked as FPGA offload units: per (operation, size) the region what-if
-    of the whole operation (fpgaprof.fpga_candidates(by="region")), best score first; operations
-    that could not be estimated after them. Empty when no trace has the what-if."""
+    of the whole operation (fpgaprof.fpga_candidates(by="region")), by what offloading could
+    change, then GPU time. Empty when no trace has the what-if."""
     rows = []
     for r in results:
         op = ((r.profile or {}).get("fpga") or {}).get("operation")
@@ -1247,8 +1249,8 @@ def format_offload_ranking(results: list[Result]) -> str:
     target = next((((r.profile or {}).get("fpga") or {}).get("target") for r, _ in rows), None)
 
     def key(item: tuple) -> tuple:
-        score = _finite(item[1].get("score"))
-        return (score is None, -(score or 0.0))
+        # fpgaprof's order: what offloading could change, then GPU time (docs/fpga-model.md, "Ranking")
+        return (-(_finite(item[1].get("could_save_ns")) or 0.0), -(_finite(item[1].get("gpu_time_ns")) or 0.0))
 
     head = (f"{'rank':>4s}  {'operation':34s}{'n':>5s}{'score':>9s}{'card x':>8s}{'workload x':>11s}"
             f"{'modelled':>9s}{'PCIe MB':>9s}  note")
@@ -1319,15 +1321,19 @@ def write_outputs(
     runs: int,
     scaling_text: str,
     scaling_rows: list[dict[str, Any]],
+    answer_from: dict[str, Any] | None = None,
 ) -> dict[str, str]:
-    """summary.json (timing schema + the sweep), scaling.csv/.txt and report.html in out_dir."""
+    """summary.json (the answer first, then the timing schema and the sweep), scaling.csv/.txt
+    and report.html in out_dir."""
     os.makedirs(out_dir, exist_ok=True)
     measurements = [
         {"operation": r.operation, "volume_size": r.volume_size, "run": i, "time": t}
         for r in results
         for i, t in enumerate(r.times_s)
     ]
+    own = sweep_answer(results)
     summary = {
+        "answer": own if own.get("available") or answer_from is None else answer_from,
         "environment": env,
         "measurements": measurements,
         "sweep": {
@@ -1352,7 +1358,7 @@ def write_outputs(
         cells = [row["median_s_by_size"][str(n)] for n in sizes] + [row["exponent"]]
         lines.append(row["operation"] + "," + ",".join("" if c is None else repr(c) for c in cells))
     _write_atomic(paths["scaling_csv"], "\n".join(lines) + "\n")
-    _write_atomic(paths["html"], render_html(env, results, sizes, runs, scaling_rows, out_dir))
+    _write_atomic(paths["html"], render_html(env, results, sizes, runs, scaling_rows, out_dir, answer_from))
     return paths
 
 
@@ -1362,6 +1368,105 @@ def _write_atomic(path: str, text: str) -> None:
     write_text_atomic(path, text)
 
 
+def sweep_answer(results: list[Result]) -> dict[str, Any]:
+    """The answer over the sweep (the reports' `answer`, fpgaprof.report): per operation and
+    size the whole operation's row of its own trace (the region "<operation>/<n>"), most GPU
+    time first."""
+    items: list[dict[str, Any]] = []
+    cards: list[str] = []
+    rests: list[str] = []
+    reasons: list[str] = []
+    for r in results:
+        a = (r.profile or {}).get("answer") or {}
+        if not a.get("available"):
+            if a.get("reason"):
+                reasons.append(str(a["reason"]))
+            continue
+        cards = cards or list(a.get("cards") or [])
+        text = (a.get("rests_on") or {}).get("text")
+        if text and text not in rests:
+            rests.append(text)
+        own = [i for i in a.get("items") or [] if i.get("operation") == r.operation]
+        if own:
+            items.append(dict(max(own, key=lambda i: i.get("gpu_time_s") or 0.0), size=r.volume_size))
+    if not items:
+        return {"available": False, "reason": reasons[0] if reasons else "no trace has an FPGA answer"}
+    items.sort(key=lambda i: -(i.get("gpu_time_s") or 0.0))
+    return {
+        "available": True,
+        "unit": "region",
+        "cards": cards,
+        "count": len(items),
+        "items": items,
+        "items_left_out": 0,
+        "rests_on": {"text": " | ".join(rests)},
+    }
+
+
+def load_answer(path: str | None) -> dict[str, Any] | None:
+    """The `answer` of another report's summary.json (--answer-from: the bundled GPU trace's),
+    with where it came from; None without a path."""
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            summary = json.load(f)
+    except (OSError, ValueError) as exc:
+        return {"available": False, "reason": f"cannot read {path}: {exc}"}
+    a = summary.get("answer") if isinstance(summary, dict) else None
+    if not isinstance(a, dict):
+        return {"available": False, "reason": f"{path} has no answer (an older fpgaprof wrote it)"}
+    a = dict(a)
+    a["source_path"] = path
+    a["trace"] = ((summary.get("trace") or {}).get("path")) or path
+    return a
+
+
+def answer_block_html(results: list[Result], answer_from: dict[str, Any] | None, out_dir: str) -> str:
+    """The answer first: this sweep's own (from its GPU traces) or, without a GPU, the bundled
+    GPU trace's, linked, with one sentence on what the rest of the page is."""
+    try:
+        from fpgaprof.report.html import answer_html
+    except ImportError:
+        return ""
+    own = sweep_answer(results)
+    if own.get("available") or answer_from is None:
+        return "<h2>The answer: FPGA offload per operation and size</h2>" + answer_html({"answer": own})
+    a = dict(answer_from)
+    src = str(a.get("source_path") or "")
+    rel = os.path.relpath(os.path.join(os.path.dirname(src), "report.html"), out_dir)
+    a["lead"] = (
+        "No GPU here, so this run cannot answer for this machine. The answer below is from a real GPU "
+        f"trace bundled with fpgaprof ({os.path.basename(str(a.get('trace')))}), every report regenerated "
+        "from it by this demo."
+    )
+    a["see"] = {"href": rel, "text": "the bundled GPU trace's full report",
+                "note": "kernels, roofline, FPGA candidates, dataflow graphs"}
+    return (
+        "<h2>The answer: FPGA offload per operation and size (bundled GPU trace)</h2>"
+        + answer_html({"answer": a})
+        + "<p><b>The rest of this page is the CPU part</b>: what this machine measured of MBIRJAX on its "
+        "CPU (wall times, compilations, the AOT breakdown, XLA's cost analysis); kernel-level results "
+        "need an NVIDIA GPU.</p>"
+    )
+
+
+def answer_text(results: list[Result], answer_from: dict[str, Any] | None) -> str:
+    """The answer as the terminal shows it last (fpgaprof.report.digest.answer_lines)."""
+    try:
+        from fpgaprof.report.digest import answer_lines
+    except ImportError:
+        return ""
+    own = sweep_answer(results)
+    if own.get("available"):
+        return "\n".join(answer_lines({"answer": own}, top=10))
+    if answer_from is None:
+        return ""
+    head = (f"From the bundled GPU trace {os.path.basename(str(answer_from.get('trace')))} "
+            "(not this machine: no GPU here):")
+    return "\n".join([head] + answer_lines({"answer": answer_from}, top=10))
+
+
 def render_html(
     env: dict[str, Any],
     results: list[Result],
@@ -1369,6 +1474,7 @@ def render_html(
     runs: int,
     scaling_rows: list[dict[str, Any]],
     out_dir: str,
+    answer_from: dict[str, Any] | None = None,
 ) -> str:
     """The sweep's own page: environment, scaling table, then one section per (operation, size) with its
     timings, compilations, AOT breakdown and trace facts, linking to that section's full fpgaprof report."""
@@ -1399,6 +1505,7 @@ def render_html(
 
     parts = [
         f"<h1>MBIRJAX sweep: {len({r.operation for r in results})} operations × {len(sizes)} size(s)</h1>",
+        answer_block_html(results, answer_from, out_dir),
         f'<p class="dim">backend {e(env.get("backend"))} · devices {e(", ".join(env.get("devices", [])))}'
         f' · jax {e(env.get("jax_version"))} · mbirjax {e(env.get("mbirjax_version"))} · fpgaprof '
         f'{e(env.get("fpgaprof_version"))} · sizes {e(sizes)} · {runs} timed run(s) after a warm-up</p>',
@@ -1421,10 +1528,9 @@ def render_html(
     elif env.get("compute_config_reason"):
         parts.append(f'<p class="dim">MBIRJAX compute config: not available: '
                      f'{e(env.get("compute_config_reason"))}</p>')
+    page_reason = NO_GPU_REASON.format(backend=env.get("backend"))
     if env.get("backend") != "gpu":
-        parts.append(
-            '<p class="na">' + e(NO_GPU_REASON.format(backend=env.get("backend"))) + "</p>"
-        )
+        parts.append('<p class="na">' + e(page_reason) + " (said once here, for every operation below)</p>")
     parts.append(
         "<h2 id='scaling'>Scaling (median seconds; t ~ n<sup>k</sup>, least squares on log t vs log n)"
         "</h2>"
@@ -1501,13 +1607,15 @@ def render_html(
             cls = "dim" if aot_status(r) == "none" else "na"
             parts.append(f'<p class="{cls}">AOT breakdown: {e(r.aot_note)}</p>')
         p = r.profile or {}
-        rows = [
-            [e(k), facts(p.get(k))]
-            for k in ("kernels", "transfers", "peak_device_memory", "roofline", "fpga")
-        ]
-        if p.get("available") is False and not any(k in p for k in ("kernels", "transfers")):
-            rows = [["trace", facts(p)]]
-        parts.append(table(["from the trace", ""], rows))
+        keys = ("kernels", "transfers", "peak_device_memory", "roofline", "fpga")
+        secs = [p.get(k) for k in keys]
+        if p.get("available") is False:
+            # No trace data for this operation: why, said once (each section would repeat it in
+            # its own words), and not at all when it is the page's own no-GPU note.
+            if str(p.get("reason")) != page_reason:
+                parts.append(f'<p class="na">from the trace: not available: {e(p.get("reason"))}</p>')
+        else:
+            parts.append(table(["from the trace", ""], [[e(k), facts(x)] for k, x in zip(keys, secs)]))
         if p.get("report_dir"):
             rel = os.path.relpath(os.path.join(p["report_dir"], "report.html"), out_dir)
             parts.append(f'<p><a href="{e(rel)}">full fpgaprof report for this section</a></p>')
@@ -1517,6 +1625,10 @@ def render_html(
         "table{border-collapse:collapse;margin:6px 0}th,td{border-bottom:1px solid #e3e3e8;padding:3px 8px;"
         "text-align:left;font-size:13px;vertical-align:top}.dim{color:#6b6b70}.na{color:#8a5a00}"
         ".err{color:#b00020}.ok{color:#1a7f37}h3{margin:18px 0 4px}"
+        # the answer block's (fpgaprof.report.html.answer_html) verdict colours and lead line
+        ".v-gain{color:#1a7f37;font-weight:600}.v-restr{color:#9a6700;font-weight:600}"
+        ".v-no{color:#8a1f11;font-weight:600}.v-unk{color:#6b6b70;font-weight:600}"
+        ".lead{font-size:16px;font-weight:600}.see{font-size:15px}td.num{text-align:right}"
     )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>MBIRJAX sweep</title>'
@@ -1570,6 +1682,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--no-section-reports",
         action="store_true",
         help="skip the full fpgaprof report (summary.json, report.html) per operation and size",
+    )
+    p.add_argument(
+        "--answer-from",
+        metavar="SUMMARY_JSON",
+        help="without a GPU: show this report's answer (the summary.json of `fpgaprof report` of a GPU "
+        "trace) first, linked, in place of this sweep's own",
     )
     p.add_argument("--list-operations", action="store_true", help="print the operations and exit")
     args = p.parse_args(argv)
@@ -1664,8 +1782,12 @@ def main(argv: list[str] | None = None) -> int:
         print("\n" + ranking)
         text += "\n\n" + ranking
     env.update(environment_compute_config())
-    paths = write_outputs(args.output, env, results, args.sizes, args.runs, text, rows)
+    answer_from = load_answer(args.answer_from)
+    paths = write_outputs(args.output, env, results, args.sizes, args.runs, text, rows, answer_from)
     print(f"\nwrote {', '.join(paths.values())} in {time.perf_counter() - t_start:.1f}s")
+    answer = answer_text(results, answer_from)
+    if answer:
+        print("\n" + answer)
     return 1 if any(r.error for r in results) else 0
 
 

@@ -54,18 +54,35 @@ if [ ! -f .venv/.fpgaprof-build-deps ] || [ pyproject.toml -nt .venv/.fpgaprof-b
 fi
 
 # One build (incremental, in build/<wheel tag>/), one wheel for both venvs; through ccache where
-# it is installed, so that later builds of the same sources (scripts/test.sh's) reuse it.
+# it is installed, so that later builds of the same sources (scripts/test.sh's) reuse it. The
+# wheel is rebuilt only when its sources changed (a hash of every file it is built from), and
+# installed only into a venv that does not have this one.
 if command -v ccache >/dev/null; then
   export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$PWD"
 fi
-echo "bootstrap: building the fpgaprof wheel"
-rm -rf build/wheel
-$VPY -m pip wheel -q --no-build-isolation --no-deps -w build/wheel .
-whl=$(ls build/wheel/fpgaprof-*.whl)
+src_hash=$(find CMakeLists.txt pyproject.toml cmake cpp proto python -type f \
+             ! -path '*/__pycache__/*' ! -name '*.pyc' -print0 \
+           | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
+whl=$(ls build/wheel/fpgaprof-*.whl 2>/dev/null | head -n 1 || true)
+if [ -n "$whl" ] && [ "$(cat build/wheel/.source-hash 2>/dev/null)" = "$src_hash" ]; then
+  echo "bootstrap: the fpgaprof wheel is current (sources unchanged): not rebuilt"
+else
+  echo "bootstrap: building the fpgaprof wheel"
+  rm -rf build/wheel
+  $VPY -m pip wheel -q --no-build-isolation --no-deps -w build/wheel .
+  whl=$(ls build/wheel/fpgaprof-*.whl)
+  echo "$src_hash" > build/wheel/.source-hash
+fi
+install_wheel() {  # install_wheel PYTHON VENV: the wheel, unless that venv has this one already
+  if [ "$(cat "$2/.fpgaprof-wheel-hash" 2>/dev/null)" != "$src_hash" ]; then
+    "$1" -m pip install -q --force-reinstall --no-deps "$whl"
+    echo "$src_hash" > "$2/.fpgaprof-wheel-hash"
+  fi
+}
 
 # .venv: fpgaprof with the dependencies of its extras, resolved by pip from pyproject.toml.
 stamp=.venv/.fpgaprof-deps-$(echo "$extras" | tr ',' '_')
-$VPY -m pip install -q --force-reinstall --no-deps "$whl"
+install_wheel "$VPY" .venv
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   echo "bootstrap: installing Python dependencies ($extras) into .venv"
   $VPY -m pip install -q "$whl${extras:+[$extras]}"
@@ -79,7 +96,7 @@ if [ "$line06" = 1 ]; then
     "$PY" -m venv .venv-mbirjax06
   fi
   V06=.venv-mbirjax06/bin/python
-  $V06 -m pip install -q --force-reinstall --no-deps "$whl"
+  install_wheel "$V06" .venv-mbirjax06
   stamp06=.venv-mbirjax06/.fpgaprof-deps
   if [ ! -f "$stamp06" ] || [ pyproject.toml -nt "$stamp06" ]; then
     echo "bootstrap: installing MBIRJAX 0.6.17.1, jax 0.10.2 and the test dependencies into .venv-mbirjax06"

@@ -951,12 +951,15 @@ PYBIND11_MODULE(_core, m) {
     // the table. `region_rows`: "path" (one row per region path, instances summed) or "instance"
     // (one row per region record) for the transfer groups, memory regions and roofline regions.
     // `with_attribution`: also return the analysis' AttributionResult under "attribution" (equal
-    // to attribution.attribute(store); not kept otherwise, 4 bytes per kernel).
+    // to attribution.attribute(store); not kept otherwise, 4 bytes per kernel). `other_targets`:
+    // more cards (preset names or dicts) whose op and region rankings come back, in that order,
+    // under "fpga_other_targets", each shaped as "fpga".
     r.def(
         "analyze",
         [=](const TraceStore& store, py::object ceilings_obj, py::object target_obj, double workload_ns,
             bool inputs_cross_link, uint64_t tiny_bytes, uint64_t tiny_flood_count, uint64_t latency_kernel_ns,
-            std::size_t top_buffers, const std::string& region_rows_name, bool with_attribution) {
+            std::size_t top_buffers, const std::string& region_rows_name, bool with_attribution,
+            const py::list& other_targets) {
           if (region_rows_name != "path" && region_rows_name != "instance")
             throw Error(ErrorKind::kInvalidArgument,
                         "region_rows='" + region_rows_name + "': use 'path' (one row per region path) or 'instance'");
@@ -965,6 +968,9 @@ PYBIND11_MODULE(_core, m) {
           if (!ceilings_obj.is_none()) o.ceilings = ceilings_from(ceilings_obj.cast<py::dict>());
           o.fpga_target = py::isinstance<py::str>(target_obj) ? fpga_preset(target_obj.cast<std::string>())
                                                               : target_from(target_obj.cast<py::dict>());
+          for (const py::handle t : other_targets)
+            o.other_fpga_targets.push_back(py::isinstance<py::str>(t) ? fpga_preset(t.cast<std::string>())
+                                                                      : target_from(t.cast<py::dict>()));
           o.workload_ns = workload_ns;
           o.inputs_cross_link = inputs_cross_link;
           o.tiny_bytes = tiny_bytes;
@@ -984,8 +990,6 @@ PYBIND11_MODULE(_core, m) {
           const MemoryReport& mr = a.memory;
           const DeviceReport& dvr = a.devices;
           const RooflineReport& rr = a.roofline;
-          const FpgaReport& fr = a.fpga;
-          const std::vector<FpgaRegionCandidate>& fregions = a.fpga_regions;
           const std::vector<std::string>& warnings = a.warnings;
           py::dict out;
           out["ceilings"] = ceilings_dict(c);
@@ -1259,173 +1263,184 @@ PYBIND11_MODULE(_core, m) {
           rd["unattributed_kernels"] = rr.unattributed_kernels;
           rd["unattributed_ns"] = rr.unattributed_ns;
           out["roofline"] = rd;
-          // FPGA
-          py::dict fd;
-          fd["target"] = target_dict(fr.target);
-          fd["workload_ns"] = fr.workload_ns;
-          fd["gpu_kernel_ns"] = fr.gpu_kernel_ns;
-          fd["combined_speedup"] = fr.combined_speedup;
-          fd["combined_count"] = fr.combined_count;
-          fd["combined_speedup_low"] = fr.combined_speedup_low;
-          fd["combined_speedup_high"] = fr.combined_speedup_high;
-          fd["restructured_combined_speedup"] = fr.restructured_combined_speedup;
-          fd["restructured_combined_count"] = fr.restructured_combined_count;
-          fd["not_estimated_count"] = fr.not_estimated_count;
-          fd["not_estimated_gpu_ns"] = fr.not_estimated_gpu_ns;
-          fd["bounded_count"] = fr.bounded_count;
-          fd["ruled_out_count"] = fr.ruled_out_count;
-          fd["ruled_out_gpu_ns"] = fr.ruled_out_gpu_ns;
-          py::list cands;
-          uint32_t rank = 0;
-          for (const FpgaCandidate& cd : fr.candidates) {
-            py::dict d;
-            d["rank"] = ++rank;
-            d["op"] = cd.name;
-            d["module"] = cd.module;
-            d["source"] = in.sources[cd.op_index];
-            d["pattern"] = hlo::access_pattern_name(cd.pattern);
-            d["precision"] = precision_name(cd.precision);
-            d["executions"] = cd.executions;
-            d["kernel_count"] = cd.kernel_count;
-            d["cost_known"] = cd.cost_known;
-            d["estimate_note"] = cd.estimate_note;
-            d["estimate_basis"] =
-                cd.estimate_basis.empty() ? py::object(py::none()) : py::object(py::str(cd.estimate_basis));
-            d["measured_coverage"] = cd.estimate_basis == "measured bound"
-                                         ? py::object(py::float_(cd.measured_coverage))
-                                         : py::object(py::none());
-            d["measured_traffic_ratio"] = cd.measured_traffic_ratio > 0
-                                              ? py::object(py::float_(cd.measured_traffic_ratio))
-                                              : py::object(py::none());
-            d["gpu_time_ns"] = cd.gpu_time_ns;
-            d["time_share"] = cd.time_share;
-            d["intensity"] = cd.intensity;
-            d["ridge"] = cd.ridge;
-            d["memory_boundness"] = cd.memory_boundness;
-            d["pattern_affinity"] = cd.pattern_affinity;
-            d["working_set_bytes"] = cd.working_set_bytes;
-            d["onchip_source"] = cd.cost_known ? py::object(py::str(cd.onchip_source)) : py::object(py::none());
-            {
-              const OpCost& oc = a.op_inputs.ops[cd.op_index];
-              const bool xla = oc.working_set_source == "xla buffer assignment";
-              d["onchip_input_bytes"] = xla ? py::object(py::float_(oc.onchip_input_bytes)) : py::object(py::none());
-              d["onchip_output_bytes"] = xla ? py::object(py::float_(oc.onchip_output_bytes)) : py::object(py::none());
-              d["onchip_temporary_bytes"] =
-                  xla ? py::object(py::float_(oc.onchip_temporary_bytes)) : py::object(py::none());
+          // FPGA: the chosen card's rankings, and the same on each other card asked for
+          const auto fpga_dict = [&](const FpgaReport& fr, const std::vector<FpgaRegionCandidate>& fregions) {
+            py::dict fd;
+            fd["target"] = target_dict(fr.target);
+            fd["workload_ns"] = fr.workload_ns;
+            fd["gpu_kernel_ns"] = fr.gpu_kernel_ns;
+            fd["combined_speedup"] = fr.combined_speedup;
+            fd["combined_count"] = fr.combined_count;
+            fd["combined_speedup_low"] = fr.combined_speedup_low;
+            fd["combined_speedup_high"] = fr.combined_speedup_high;
+            fd["restructured_combined_speedup"] = fr.restructured_combined_speedup;
+            fd["restructured_combined_count"] = fr.restructured_combined_count;
+            fd["not_estimated_count"] = fr.not_estimated_count;
+            fd["not_estimated_gpu_ns"] = fr.not_estimated_gpu_ns;
+            fd["bounded_count"] = fr.bounded_count;
+            fd["ruled_out_count"] = fr.ruled_out_count;
+            fd["ruled_out_gpu_ns"] = fr.ruled_out_gpu_ns;
+            py::list cands;
+            uint32_t rank = 0;
+            for (const FpgaCandidate& cd : fr.candidates) {
+              py::dict d;
+              d["rank"] = ++rank;
+              d["op"] = cd.name;
+              d["module"] = cd.module;
+              d["source"] = in.sources[cd.op_index];
+              d["pattern"] = hlo::access_pattern_name(cd.pattern);
+              d["precision"] = precision_name(cd.precision);
+              d["executions"] = cd.executions;
+              d["kernel_count"] = cd.kernel_count;
+              d["cost_known"] = cd.cost_known;
+              d["estimate_note"] = cd.estimate_note;
+              d["estimate_basis"] =
+                  cd.estimate_basis.empty() ? py::object(py::none()) : py::object(py::str(cd.estimate_basis));
+              d["measured_coverage"] = cd.estimate_basis == "measured bound"
+                                           ? py::object(py::float_(cd.measured_coverage))
+                                           : py::object(py::none());
+              d["measured_traffic_ratio"] = cd.measured_traffic_ratio > 0
+                                                ? py::object(py::float_(cd.measured_traffic_ratio))
+                                                : py::object(py::none());
+              d["gpu_time_ns"] = cd.gpu_time_ns;
+              d["time_share"] = cd.time_share;
+              d["intensity"] = cd.intensity;
+              d["ridge"] = cd.ridge;
+              d["memory_boundness"] = cd.memory_boundness;
+              d["pattern_affinity"] = cd.pattern_affinity;
+              d["working_set_bytes"] = cd.working_set_bytes;
+              d["onchip_source"] = cd.cost_known ? py::object(py::str(cd.onchip_source)) : py::object(py::none());
+              {
+                const OpCost& oc = a.op_inputs.ops[cd.op_index];
+                const bool xla = oc.working_set_source == "xla buffer assignment";
+                d["onchip_input_bytes"] = xla ? py::object(py::float_(oc.onchip_input_bytes)) : py::object(py::none());
+                d["onchip_output_bytes"] =
+                    xla ? py::object(py::float_(oc.onchip_output_bytes)) : py::object(py::none());
+                d["onchip_temporary_bytes"] =
+                    xla ? py::object(py::float_(oc.onchip_temporary_bytes)) : py::object(py::none());
+              }
+              d["sram_bytes"] = cd.sram_bytes;
+              d["fits_on_chip"] = cd.cost_known ? py::object(py::bool_(cd.fits_on_chip)) : py::object(py::none());
+              d["onchip_factor"] = cd.onchip_factor;
+              d["host_bytes_per_call"] = cd.host_bytes_per_call;
+              d["link_factor"] = cd.link_factor;
+              d["score"] = cd.score;
+              d["flops"] = cd.flops;
+              d["bytes"] = cd.bytes;
+              d["stream_bytes"] = cd.stream_bytes;
+              d["random_bytes"] = cd.random_bytes;
+              d["memory_efficiency"] = cd.memory_efficiency;
+              d["card_limit"] = cd.card_limit;
+              d["card_compute_s"] = cd.card_compute_s;
+              d["card_memory_s"] = cd.card_memory_s;
+              d["card_latency_s"] = cd.card_latency_s;
+              d["card_time_s"] = cd.card_time_s;
+              d["card_time_low_s"] = cd.card_time_low_s;
+              d["card_time_high_s"] = cd.card_time_high_s;
+              d["transfer_bytes"] = cd.transfer_bytes;
+              d["transfer_s"] = cd.transfer_s;
+              d["transfer_low_s"] = cd.transfer_low_s;
+              d["transfer_high_s"] = cd.transfer_high_s;
+              d["fpga_total_s"] = cd.fpga_total_s;
+              d["fpga_total_low_s"] = cd.fpga_total_low_s;
+              d["fpga_total_high_s"] = cd.fpga_total_high_s;
+              d["op_speedup"] = cd.op_speedup;
+              d["op_speedup_low"] = cd.op_speedup_low;
+              d["op_speedup_high"] = cd.op_speedup_high;
+              d["workload_speedup"] = cd.workload_speedup;
+              d["workload_speedup_low"] = cd.workload_speedup_low;
+              d["workload_speedup_high"] = cd.workload_speedup_high;
+              d["restructured_bytes"] = cd.restructured_bytes;
+              d["restructured_onchip"] =
+                  cd.cost_known ? py::object(py::bool_(cd.restructured_onchip)) : py::object(py::none());
+              d["restructured_card_time_s"] = cd.restructured_card_time_s;
+              d["restructured_card_time_low_s"] = cd.restructured_card_time_low_s;
+              d["restructured_card_time_high_s"] = cd.restructured_card_time_high_s;
+              d["restructured_fpga_total_s"] = cd.restructured_fpga_total_s;
+              d["restructured_op_speedup"] = cd.restructured_op_speedup;
+              d["restructured_op_speedup_low"] = cd.restructured_op_speedup_low;
+              d["restructured_op_speedup_high"] = cd.restructured_op_speedup_high;
+              d["restructured_workload_speedup"] = cd.restructured_workload_speedup;
+              d["scenario"] = cd.scenario;
+              d["verdict"] = cd.verdict;
+              d["could_save_ns"] = cd.could_save_ns;
+              cands.append(d);
             }
-            d["sram_bytes"] = cd.sram_bytes;
-            d["fits_on_chip"] = cd.cost_known ? py::object(py::bool_(cd.fits_on_chip)) : py::object(py::none());
-            d["onchip_factor"] = cd.onchip_factor;
-            d["host_bytes_per_call"] = cd.host_bytes_per_call;
-            d["link_factor"] = cd.link_factor;
-            d["score"] = cd.score;
-            d["flops"] = cd.flops;
-            d["bytes"] = cd.bytes;
-            d["stream_bytes"] = cd.stream_bytes;
-            d["random_bytes"] = cd.random_bytes;
-            d["memory_efficiency"] = cd.memory_efficiency;
-            d["card_limit"] = cd.card_limit;
-            d["card_compute_s"] = cd.card_compute_s;
-            d["card_memory_s"] = cd.card_memory_s;
-            d["card_latency_s"] = cd.card_latency_s;
-            d["card_time_s"] = cd.card_time_s;
-            d["card_time_low_s"] = cd.card_time_low_s;
-            d["card_time_high_s"] = cd.card_time_high_s;
-            d["transfer_bytes"] = cd.transfer_bytes;
-            d["transfer_s"] = cd.transfer_s;
-            d["transfer_low_s"] = cd.transfer_low_s;
-            d["transfer_high_s"] = cd.transfer_high_s;
-            d["fpga_total_s"] = cd.fpga_total_s;
-            d["fpga_total_low_s"] = cd.fpga_total_low_s;
-            d["fpga_total_high_s"] = cd.fpga_total_high_s;
-            d["op_speedup"] = cd.op_speedup;
-            d["op_speedup_low"] = cd.op_speedup_low;
-            d["op_speedup_high"] = cd.op_speedup_high;
-            d["workload_speedup"] = cd.workload_speedup;
-            d["workload_speedup_low"] = cd.workload_speedup_low;
-            d["workload_speedup_high"] = cd.workload_speedup_high;
-            d["restructured_bytes"] = cd.restructured_bytes;
-            d["restructured_onchip"] =
-                cd.cost_known ? py::object(py::bool_(cd.restructured_onchip)) : py::object(py::none());
-            d["restructured_card_time_s"] = cd.restructured_card_time_s;
-            d["restructured_card_time_low_s"] = cd.restructured_card_time_low_s;
-            d["restructured_card_time_high_s"] = cd.restructured_card_time_high_s;
-            d["restructured_fpga_total_s"] = cd.restructured_fpga_total_s;
-            d["restructured_op_speedup"] = cd.restructured_op_speedup;
-            d["restructured_op_speedup_low"] = cd.restructured_op_speedup_low;
-            d["restructured_op_speedup_high"] = cd.restructured_op_speedup_high;
-            d["restructured_workload_speedup"] = cd.restructured_workload_speedup;
-            d["scenario"] = cd.scenario;
-            cands.append(d);
-          }
-          fd["candidates"] = cands;
-          py::list rcands;
-          rank = 0;
-          for (const FpgaRegionCandidate& cd : fregions) {
-            const bool estimated = cd.estimated;
-            py::dict d;
-            d["rank"] = ++rank;
-            d["region"] = cd.path;
-            d["name"] = cd.name;
-            d["depth"] = cd.depth;
-            d["estimated"] = cd.estimated;
-            d["instances"] = cd.instances;
-            d["kernel_count"] = cd.kernel_count;
-            d["op_count"] = cd.op_count;
-            d["top_op"] = cd.top_op;
-            d["estimate_note"] = cd.estimate_note;
-            d["gpu_time_ns"] = cd.gpu_time_ns;
-            d["time_share"] = cd.time_share;
-            d["estimated_share"] = cd.estimated_share;
-            d["intensity"] = cd.intensity;
-            d["memory_boundness"] = cd.memory_boundness;
-            d["pattern_affinity"] = cd.pattern_affinity;
-            d["working_set_bytes"] = cd.working_set_bytes;
-            d["onchip_source"] = estimated ? py::object(py::str(cd.onchip_source)) : py::object(py::none());
-            d["sram_bytes"] = cd.sram_bytes;
-            d["fits_on_chip"] = estimated ? py::object(py::bool_(cd.fits_on_chip)) : py::object(py::none());
-            d["onchip_factor"] = cd.onchip_factor;
-            d["host_bytes_per_instance"] = cd.host_bytes_per_instance;
-            d["link_factor"] = cd.link_factor;
-            d["score"] = cd.score;
-            d["module_calls"] = cd.module_calls;
-            d["module_calls_counted"] = cd.module_calls_counted;
-            d["flops"] = cd.flops;
-            d["bytes"] = cd.bytes;
-            d["random_access_bytes"] = cd.random_access_bytes;
-            d["memory_efficiency"] = cd.memory_efficiency;
-            d["card_compute_s"] = cd.card_compute_s;
-            d["card_memory_s"] = cd.card_memory_s;
-            d["card_latency_s"] = cd.card_latency_s;
-            d["kept_gpu_s"] = cd.kept_gpu_s;
-            d["card_time_s"] = cd.card_time_s;
-            d["card_time_low_s"] = cd.card_time_low_s;
-            d["card_time_high_s"] = cd.card_time_high_s;
-            d["transfer_bytes"] = cd.transfer_bytes;
-            d["transfer_s"] = cd.transfer_s;
-            d["transfer_low_s"] = cd.transfer_low_s;
-            d["transfer_high_s"] = cd.transfer_high_s;
-            d["fpga_total_s"] = cd.fpga_total_s;
-            d["fpga_total_low_s"] = cd.fpga_total_low_s;
-            d["fpga_total_high_s"] = cd.fpga_total_high_s;
-            d["region_speedup"] = cd.region_speedup;
-            d["region_speedup_low"] = cd.region_speedup_low;
-            d["region_speedup_high"] = cd.region_speedup_high;
-            d["workload_speedup"] = cd.workload_speedup;
-            d["workload_speedup_low"] = cd.workload_speedup_low;
-            d["workload_speedup_high"] = cd.workload_speedup_high;
-            d["restructured_card_time_s"] = cd.restructured_card_time_s;
-            d["restructured_card_time_low_s"] = cd.restructured_card_time_low_s;
-            d["restructured_card_time_high_s"] = cd.restructured_card_time_high_s;
-            d["restructured_fpga_total_s"] = cd.restructured_fpga_total_s;
-            d["restructured_region_speedup"] = cd.restructured_region_speedup;
-            d["restructured_region_speedup_low"] = cd.restructured_region_speedup_low;
-            d["restructured_region_speedup_high"] = cd.restructured_region_speedup_high;
-            d["scenario"] = cd.scenario;
-            rcands.append(d);
-          }
-          fd["regions"] = rcands;
-          out["fpga"] = fd;
+            fd["candidates"] = cands;
+            py::list rcands;
+            rank = 0;
+            for (const FpgaRegionCandidate& cd : fregions) {
+              const bool estimated = cd.estimated;
+              py::dict d;
+              d["rank"] = ++rank;
+              d["region"] = cd.path;
+              d["name"] = cd.name;
+              d["depth"] = cd.depth;
+              d["estimated"] = cd.estimated;
+              d["instances"] = cd.instances;
+              d["kernel_count"] = cd.kernel_count;
+              d["op_count"] = cd.op_count;
+              d["top_op"] = cd.top_op;
+              d["estimate_note"] = cd.estimate_note;
+              d["gpu_time_ns"] = cd.gpu_time_ns;
+              d["time_share"] = cd.time_share;
+              d["estimated_share"] = cd.estimated_share;
+              d["intensity"] = cd.intensity;
+              d["memory_boundness"] = cd.memory_boundness;
+              d["pattern_affinity"] = cd.pattern_affinity;
+              d["working_set_bytes"] = cd.working_set_bytes;
+              d["onchip_source"] = estimated ? py::object(py::str(cd.onchip_source)) : py::object(py::none());
+              d["sram_bytes"] = cd.sram_bytes;
+              d["fits_on_chip"] = estimated ? py::object(py::bool_(cd.fits_on_chip)) : py::object(py::none());
+              d["onchip_factor"] = cd.onchip_factor;
+              d["host_bytes_per_instance"] = cd.host_bytes_per_instance;
+              d["link_factor"] = cd.link_factor;
+              d["score"] = cd.score;
+              d["module_calls"] = cd.module_calls;
+              d["module_calls_counted"] = cd.module_calls_counted;
+              d["flops"] = cd.flops;
+              d["bytes"] = cd.bytes;
+              d["random_access_bytes"] = cd.random_access_bytes;
+              d["memory_efficiency"] = cd.memory_efficiency;
+              d["card_compute_s"] = cd.card_compute_s;
+              d["card_memory_s"] = cd.card_memory_s;
+              d["card_latency_s"] = cd.card_latency_s;
+              d["kept_gpu_s"] = cd.kept_gpu_s;
+              d["card_time_s"] = cd.card_time_s;
+              d["card_time_low_s"] = cd.card_time_low_s;
+              d["card_time_high_s"] = cd.card_time_high_s;
+              d["transfer_bytes"] = cd.transfer_bytes;
+              d["transfer_s"] = cd.transfer_s;
+              d["transfer_low_s"] = cd.transfer_low_s;
+              d["transfer_high_s"] = cd.transfer_high_s;
+              d["fpga_total_s"] = cd.fpga_total_s;
+              d["fpga_total_low_s"] = cd.fpga_total_low_s;
+              d["fpga_total_high_s"] = cd.fpga_total_high_s;
+              d["region_speedup"] = cd.region_speedup;
+              d["region_speedup_low"] = cd.region_speedup_low;
+              d["region_speedup_high"] = cd.region_speedup_high;
+              d["workload_speedup"] = cd.workload_speedup;
+              d["workload_speedup_low"] = cd.workload_speedup_low;
+              d["workload_speedup_high"] = cd.workload_speedup_high;
+              d["restructured_card_time_s"] = cd.restructured_card_time_s;
+              d["restructured_card_time_low_s"] = cd.restructured_card_time_low_s;
+              d["restructured_card_time_high_s"] = cd.restructured_card_time_high_s;
+              d["restructured_fpga_total_s"] = cd.restructured_fpga_total_s;
+              d["restructured_region_speedup"] = cd.restructured_region_speedup;
+              d["restructured_region_speedup_low"] = cd.restructured_region_speedup_low;
+              d["restructured_region_speedup_high"] = cd.restructured_region_speedup_high;
+              d["scenario"] = cd.scenario;
+              d["verdict"] = cd.verdict;
+              d["could_save_ns"] = cd.could_save_ns;
+              rcands.append(d);
+            }
+            fd["regions"] = rcands;
+            return fd;
+          };
+          out["fpga"] = fpga_dict(a.fpga, a.fpga_regions);
+          py::list other_fpga;
+          for (const TraceAnalysis::OtherFpgaTarget& t : a.other_fpga) other_fpga.append(fpga_dict(t.ops, t.regions));
+          out["fpga_other_targets"] = other_fpga;
           // Trace totals the reports show (docs/architecture.md, "The analysis result"): busy-time
           // unions, per region path GPU time, kernels by name, per-device DRAM peaks.
           const GpuBusyTime& b = a.busy;
@@ -1499,6 +1514,6 @@ PYBIND11_MODULE(_core, m) {
         py::arg("store"), py::arg("ceilings") = py::none(), py::arg("target") = "alveo-u55c",
         py::arg("workload_ns") = 0.0, py::arg("inputs_cross_link") = true, py::arg("tiny_bytes") = 64 * 1024,
         py::arg("tiny_flood_count") = 1000, py::arg("latency_kernel_ns") = 5000, py::arg("top_buffers") = 20,
-        py::arg("region_rows") = "path", py::arg("with_attribution") = false);
+        py::arg("region_rows") = "path", py::arg("with_attribution") = false, py::arg("other_targets") = py::list());
   }
 }

@@ -454,6 +454,7 @@ inline py::dict meta_dict(const TraceMeta& m) {
   d["global_device_ids"] = m.global_device_ids;
   d["power_sample_period_ns"] = m.power_sample_period_ns;
   d["energy_update_period_ns"] = m.energy_update_period_ns;
+  d["environment"] = m.environment;
   return d;
 }
 
@@ -500,6 +501,8 @@ inline void set_meta(TraceMeta& m, const py::kwargs& kw) {
       m.power_sample_period_ns = value.cast<uint64_t>();
     else if (k == "energy_update_period_ns")
       m.energy_update_period_ns = value.cast<uint64_t>();
+    else if (k == "environment")
+      m.environment = value.cast<std::map<std::string, std::string>>();
     else
       throw Error(ErrorKind::kInvalidArgument, "TraceMeta has no field '" + k + "'");
   }

@@ -169,10 +169,19 @@ TEST_CASE("FPGA regions, case C: ops of a region on the card, data crossing at i
   const RegionFixture f(true);
   const auto regions = f.rank(true);
   REQUIRE(regions.size() == 3);
-  // Ranked: step > proj (score 0.13346), step (0.08259), other (not estimated) last.
-  CHECK(regions[0].path == "step > proj");
+  // Ranked by what offloading could change: other is not estimated (its 5 + 40 us kernels have
+  // no op the card can run), so it could change all of its 45 us; step and step > proj lose
+  // even at the fast end (below), so they could change nothing and follow by GPU time: step
+  // (all 8 kernels but other's) before step > proj. Their scores (0.08259, 0.13346) decide
+  // nothing here.
+  CHECK(regions[0].path == "other");
+  CHECK(regions[0].could_save_ns == 45000.0);
+  CHECK(regions[0].verdict == "unknown: not estimated");
   CHECK(regions[1].path == "step");
-  CHECK(regions[2].path == "other");
+  CHECK(regions[2].path == "step > proj");
+  CHECK(regions[1].could_save_ns == 0.0);
+  CHECK(regions[2].could_save_ns == 0.0);
+  CHECK(regions[1].gpu_time_ns > regions[2].gpu_time_ns);
 
   const FpgaRegionCandidate& proj = find(regions, "step > proj");
   CHECK(proj.name == "proj");

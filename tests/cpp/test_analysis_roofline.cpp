@@ -337,9 +337,14 @@ TEST_CASE("FPGA what-if, case A: small elementwise op over PCIe on the round car
   CHECK(d.fpga_total_high_s == near(40.04e-3 + 1.24e-3));
   CHECK(d.op_speedup == near(150e-6 / 10.79e-3));
   // Score: 150/192 x (0.25 + 0.75 x 0: intensity 333 > ridge 100) x 0.3 x 1 x
-  // 150 / (150 + 770) = 0.0095533: ranked before add_fusion (0.0026921).
+  // 150 / (150 + 770) = 0.0095533 (add_fusion 0.0026921).
   CHECK(d.memory_boundness == 0.0);
   CHECK(d.score == near(150.0 / 192.0 * 0.25 * 0.3 * 150.0 / 920.0));
+  // Neither gains even at the fast end (0.0480x, 0.0132x): each could save nothing, so they
+  // rank by GPU time, dot (150 us) before add_fusion (40 us).
+  CHECK(d.could_save_ns == 0.0);
+  CHECK(a.could_save_ns == 0.0);
+  CHECK(d.verdict == "no");
   CHECK(rep.candidates[0].name == "dot");
   // Nothing gains.
   CHECK(rep.combined_count == 0);
@@ -515,9 +520,16 @@ TEST_CASE("FPGA what-if: an op with unknown static cost gets no estimate and no 
   SECTION("data resident on the 64-channel round card: an operand bound") {
     const FpgaReport rep = rank_fpga_candidates(tr.ops, r, testing::wide_round_card(), resident(20e6));
     REQUIRE(rep.candidates.size() == 2);
-    // Scored first, though the solver, estimated as if it did no work, would score higher.
-    const FpgaCandidate& a = rep.candidates[0];
-    const FpgaCandidate& b = rep.candidates[1];
+    const FpgaCandidate& a = candidate(rep, "stencil_fusion");
+    const FpgaCandidate& b = candidate(rep, "solver");
+    // Ranked by what offloading could change: the stencil at most 5 - 1.5725 = 3.4275 ms (its
+    // card time's fast end, resident); the solver's bound leaves 10 ms - 23.1072 us =
+    // 9.9768928 ms possible, so the solver comes first, carrying its bound.
+    CHECK(a.could_save_ns == near(3.4275e6));
+    CHECK(b.could_save_ns == near(10e6 - 23107.2));
+    CHECK(rep.candidates[0].name == "solver");
+    CHECK(a.verdict == "gains");
+    CHECK(b.verdict == "unknown: bound only");
     CHECK(a.name == "stencil_fusion");
     CHECK(a.cost_known);
     CHECK(a.estimate_basis == "static");
@@ -571,7 +583,7 @@ TEST_CASE("FPGA what-if: an op with unknown static cost gets no estimate and no 
     p.measured_flops = 1e9;
     p.measured_bytes = 10e9;
     const FpgaReport rep = rank_fpga_candidates(tr.ops, m, testing::wide_round_card(), resident(20e6));
-    const FpgaCandidate& b = rep.candidates[1];
+    const FpgaCandidate& b = candidate(rep, "solver");
     CHECK(b.estimate_basis == "measured bound");
     CHECK(b.measured_coverage == 0.5);
     CHECK(b.estimate_note ==
@@ -604,11 +616,15 @@ TEST_CASE("FPGA what-if: an op with unknown static cost gets no estimate and no 
     // at most 10 / 12.51 = 0.799x; as compiled at most 10 / 31.26 = 0.320x: ruled out.
     p.measured_flops = 5e9;
     const FpgaReport out = rank_fpga_candidates(tr.ops, m, testing::wide_round_card(), resident(20e6));
-    const FpgaCandidate& c = out.candidates[1];
+    const FpgaCandidate& c = candidate(out, "solver");
     CHECK(c.restructured_op_speedup_high == near(10.0 / 12.51));
     CHECK(c.op_speedup_high == near(10.0 / 31.26));
     CHECK(c.scenario == "neither");
     CHECK(out.ruled_out_count == 1);
+    // Ruled out, it could change nothing: after the stencil (3.4275 ms), verdict "no".
+    CHECK(c.could_save_ns == 0.0);
+    CHECK(c.verdict == "no");
+    CHECK(out.candidates[1].name == "solver");
     CHECK(out.ruled_out_gpu_ns == 10e6);
     CHECK(out.combined_count == 1);  // still the stencil alone
     // Without bytes to go by (no operands, no counters): not estimated at all.
@@ -617,7 +633,11 @@ TEST_CASE("FPGA what-if: an op with unknown static cost gets no estimate and no 
     const FpgaReport none =
         rank_fpga_candidates(bare, analyze_roofline(tr.s, table_ceilings(tr.s.devices[0]), bare, tr.op_of_kernel),
                              testing::wide_round_card(), resident(20e6));
-    const FpgaCandidate& n = none.candidates[1];
+    const FpgaCandidate& n = candidate(none, "solver");
+    // Nothing bounds it: it could change all of its 10 ms, first.
+    CHECK(n.could_save_ns == 10e6);
+    CHECK(n.verdict == "unknown: not estimated");
+    CHECK(none.candidates[0].name == "solver");
     CHECK(n.estimate_basis.empty());
     CHECK(n.estimate_note == "not estimated: no FLOP/byte count (custom call 'my_vendor_solver' has no cost rule)");
     for (double v : {n.card_time_s, n.op_speedup, n.restructured_op_speedup, n.transfer_s, n.score})
@@ -630,17 +650,19 @@ TEST_CASE("FPGA what-if: an op with unknown static cost gets no estimate and no 
     o.workload_ns = 20e6;
     const FpgaReport rep = rank_fpga_candidates(tr.ops, r, testing::wide_round_card(), o);
     REQUIRE(rep.candidates.size() == 2);
-    CHECK(rep.candidates[0].transfer_s == near(125.02e-3));
-    CHECK(rep.candidates[0].op_speedup == near(5e-3 / (3.92625e-3 + 125.02e-3)));
+    const FpgaCandidate& st = candidate(rep, "stencil_fusion");
+    CHECK(st.transfer_s == near(125.02e-3));
+    CHECK(st.op_speedup == near(5e-3 / (3.92625e-3 + 125.02e-3)));
+    CHECK(st.could_save_ns == 0.0);  // the link alone takes longer than its 5 ms
     // The solver's bound over PCIe: its 8,388,608 B in 2 buffers cross the link, 1.048576 ms +
     // 20 us, + 52.768 us on the card: at most 10 / 1.121344 = 8.918x.
-    CHECK(rep.candidates[1].name == "solver");
-    CHECK(rep.candidates[1].transfer_s == near(8388608 / 8e9 + 20e-6));
-    CHECK(rep.candidates[1].op_speedup == near(10e-3 / (52.768e-6 + 8388608 / 8e9 + 20e-6)));
+    CHECK(rep.candidates[0].name == "solver");
+    CHECK(rep.candidates[0].transfer_s == near(8388608 / 8e9 + 20e-6));
+    CHECK(rep.candidates[0].op_speedup == near(10e-3 / (52.768e-6 + 8388608 / 8e9 + 20e-6)));
     CHECK(rep.combined_count == 0);
     CHECK(rep.combined_speedup == 1.0);
   }
-  SECTION("two not estimated ops rank after the scored one by GPU time") {
+  SECTION("two bounded ops rank by what their bounds leave possible, before a scored op that cannot gain") {
     StencilTrace three(5000000, true);
     OpCost small = three.ops[1];
     small.name = "small_solver";
@@ -649,9 +671,15 @@ TEST_CASE("FPGA what-if: an op with unknown static cost gets no estimate and no 
     three.op_of_kernel.push_back(2);
     const FpgaReport rep = rank_fpga_candidates(three.ops, three.roofline(), testing::wide_round_card(), FpgaOptions{});
     REQUIRE(rep.candidates.size() == 3);
-    CHECK(rep.candidates[0].name == "stencil_fusion");
-    CHECK(rep.candidates[1].name == "solver");        // 10 ms
-    CHECK(rep.candidates[2].name == "small_solver");  // 1 ms
+    // Over PCIe the stencil's link alone (125 ms) outlasts its 5 ms: it could save nothing.
+    // Each solver's bound: 8,388,608 B over the link and 23.1072 us on the card at the fast
+    // end, well under 10 ms and under 1 ms, so each could save part of its time.
+    CHECK(rep.candidates[0].name == "solver");        // could save up to ~9.1 ms of 10 ms
+    CHECK(rep.candidates[1].name == "small_solver");  // up to ~0.1 ms of 1 ms
+    CHECK(rep.candidates[2].name == "stencil_fusion");
+    CHECK(rep.candidates[0].could_save_ns > rep.candidates[1].could_save_ns);
+    CHECK(rep.candidates[1].could_save_ns > 0.0);
+    CHECK(rep.candidates[2].could_save_ns == 0.0);
     CHECK(rep.not_estimated_count == 2);
     CHECK(rep.not_estimated_gpu_ns == 11e6);
   }
@@ -659,4 +687,19 @@ TEST_CASE("FPGA what-if: an op with unknown static cost gets no estimate and no 
     CHECK_THROWS_AS(rank_fpga_candidates({tr.ops[0]}, r, testing::wide_round_card(), FpgaOptions{}), Error);
     CHECK_THROWS_AS(rank_fpga_candidates(tr.ops, r, testing::wide_round_card(), FpgaOptions{}, {1.0}), Error);
   }
+}
+
+TEST_CASE("FPGA ranking key and verdict words", "[analysis][fpga]") {
+  const double kNaN = std::numeric_limits<double>::quiet_NaN();
+  // 10 ms on the GPU, at most 4x at the fast end: 10 - 10 / 4 = 7.5 ms could be saved.
+  CHECK(could_save_ns(10e6, 4.0, 0.5) == near(7.5e6));
+  CHECK(could_save_ns(10e6, 0.5, 4.0) == near(7.5e6));  // the restructured end counts too
+  CHECK(could_save_ns(10e6, 0.9, 0.99) == 0.0);         // ruled out: changes nothing
+  CHECK(could_save_ns(10e6, kNaN, kNaN) == 10e6);       // nothing bounds it: all of it
+  CHECK(could_save_ns(0.0, kNaN, kNaN) == 0.0);         // no GPU time
+  CHECK(offload_verdict("as compiled", false) == "gains");
+  CHECK(offload_verdict("restructured only", false) == "only restructured");
+  CHECK(offload_verdict("neither", true) == "no");
+  CHECK(offload_verdict("", true) == "unknown: bound only");
+  CHECK(offload_verdict("", false) == "unknown: not estimated");
 }

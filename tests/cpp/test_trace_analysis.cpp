@@ -155,6 +155,44 @@ TEST_CASE("analyze_trace attributes once, and its op rows are the stage function
   }
 }
 
+TEST_CASE("analyze_trace ranks the same ops and regions on other cards in the same pass",
+          "[analysis][trace_analysis]") {
+  const TraceStore s = xla_trace();
+  AnalysisOptions o;
+  o.other_fpga_targets = {fpga_preset("versal-v80"), fpga_preset("alveo-u200")};
+  const TraceAnalysis a = analyze_trace(s, o);
+  REQUIRE(a.other_fpga.size() == 2);
+  // Each as rank_fpga_candidates gives it on that card from the same ops and roofline.
+  FpgaOptions fo;
+  fo.workload_ns = 20000;
+  fo.gpu_link_bytes_per_s = a.ceilings.link_bytes_per_s;
+  fo.region_paths = &a.region_paths;
+  for (std::size_t t = 0; t < 2; ++t) {
+    const FpgaReport fr =
+        rank_fpga_candidates(a.op_inputs.ops, a.roofline, o.other_fpga_targets[t], fo, a.op_inputs.host_bytes);
+    const FpgaReport& got = a.other_fpga[t].ops;
+    CHECK(got.target.name == o.other_fpga_targets[t].name);
+    REQUIRE(got.candidates.size() == fr.candidates.size());
+    for (std::size_t i = 0; i < fr.candidates.size(); ++i) {
+      CHECK(got.candidates[i].name == fr.candidates[i].name);
+      CHECK(got.candidates[i].card_time_s == fr.candidates[i].card_time_s);
+      CHECK(got.candidates[i].could_save_ns == fr.candidates[i].could_save_ns);
+    }
+    CHECK(a.other_fpga[t].regions.size() == a.fpga_regions.size());
+  }
+  // The chosen card's rankings do not change for the others.
+  const TraceAnalysis alone = analyze_trace(s, AnalysisOptions{});
+  REQUIRE(alone.fpga.candidates.size() == a.fpga.candidates.size());
+  for (std::size_t i = 0; i < a.fpga.candidates.size(); ++i)
+    CHECK(alone.fpga.candidates[i].card_time_s == a.fpga.candidates[i].card_time_s);
+  CHECK(alone.other_fpga.empty());
+  // An invalid other card is refused like the chosen one.
+  AnalysisOptions bad;
+  bad.other_fpga_targets = {fpga_preset("alveo-u55c")};
+  bad.other_fpga_targets[0].clock_hz.nominal = -1.0;
+  CHECK_THROWS_AS(analyze_trace(s, bad), Error);
+}
+
 TEST_CASE("analyze_trace without the per-record attribution keeps the ops and drops the lists",
           "[analysis][trace_analysis]") {
   const TraceStore s = xla_trace();

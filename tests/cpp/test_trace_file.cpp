@@ -89,6 +89,7 @@ TraceStore full_store(std::size_t rows) {
   s.meta.global_device_ids = {20, 21, -1};
   s.meta.power_sample_period_ns = 1'000'000;
   s.meta.energy_update_period_ns = 20'000'000;
+  s.meta.environment = {{"jax_version", "0.10.1"}, {"mbirjax_version", "0.7.3"}, {"backend", "gpu \"x\""}};
   DeviceInfo d;
   d.id = 3;
   d.name = "NVIDIA H100 80GB HBM3";
@@ -156,6 +157,7 @@ void require_equal(const TraceStore& a, const TraceStore& b) {
   REQUIRE(a.meta.global_device_ids == b.meta.global_device_ids);
   REQUIRE(a.meta.power_sample_period_ns == b.meta.power_sample_period_ns);
   REQUIRE(a.meta.energy_update_period_ns == b.meta.energy_update_period_ns);
+  REQUIRE(a.meta.environment == b.meta.environment);
   REQUIRE(a.devices.size() == b.devices.size());
   for (std::size_t i = 0; i < a.devices.size(); ++i) {
     const DeviceInfo& x = a.devices[i];
@@ -594,6 +596,7 @@ TEST_CASE("a trace written before the job META keys reads as a process of a one-
   CHECK(s.meta.process_source.empty());
   CHECK(s.meta.host_name.empty());
   CHECK(s.meta.global_device_ids.empty());
+  CHECK(s.meta.environment.empty());  // written before META recorded the environment
   CHECK(s.meta.fpgaprof_version == full_store(3).meta.fpgaprof_version);
   // Nor the power samples (POWR) and their META keys: not sampled.
   CHECK(s.power_samples.empty());

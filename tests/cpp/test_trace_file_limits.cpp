@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -311,6 +312,9 @@ TEST_CASE("META numbers must fit their fields", "[trace_file][limits]") {
            {"\"gpu_available\":false", "\"gpu_available\":0", "gpu_available = 0 is not true or false"},
            {"\"clock\":\"", "\"clock\":[[[[1]]]],\"x\":\"", "meta.clock = a list is not a string"},
            {"\"start_ns\":0", "\"start_ns\":1", "META end_ns 0 is before start_ns 1"},
+           {"\"environment\":{}", "\"environment\":5", "meta.environment = 5 is not an object of strings"},
+           {"\"environment\":{}", "\"environment\":{\"jax_version\":1}",
+            "meta.environment = an object is not an object of strings"},
        }) {
     INFO(to);
     CHECK_THAT(error_of(with_meta(replace(meta, from, to))), Catch::Contains(needle));
@@ -319,6 +323,12 @@ TEST_CASE("META numbers must fit their fields", "[trace_file][limits]") {
   const std::string deep =
       replace(meta, "\"warnings\":[]", "\"warnings\":" + std::string(100000, '[') + std::string(100000, ']'));
   CHECK_THAT(error_of(with_meta(deep)), Catch::Contains("meta.warnings = a list is not a list of strings"));
+  // The environment recorded at capture reads back; a META without it (older writers) has none.
+  const TraceStore with_env = deserialize_trace(
+      with_meta(replace(meta, "\"environment\":{}", "\"environment\":{\"jax_version\":\"0.10.1\"}")), "e");
+  CHECK(with_env.meta.environment == std::map<std::string, std::string>{{"jax_version", "0.10.1"}});
+  const TraceStore without = deserialize_trace(with_meta(replace(meta, ",\"environment\":{}", "")), "w");
+  CHECK(without.meta.environment.empty());
 }
 
 TEST_CASE("the poll callback is called and can stop a read", "[trace_file][limits]") {

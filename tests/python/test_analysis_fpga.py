@@ -107,7 +107,15 @@ def test_roofline_and_candidates_on_constructed_trace():
 
     table = fpga.fpga_candidates(store, target="alveo-u55c")
     assert [r["rank"] for r in table] == list(range(1, len(table) + 1))
-    assert [r["score"] for r in table] == sorted((r["score"] for r in table), reverse=True)
+    # Ranked by what offloading could change, then GPU time, then score (docs/fpga-model.md,
+    # "Ranking"); each row's could_save_ns is its GPU time less the fastest card total at the
+    # fast ends of its ranges, 0 when none beats the GPU.
+    keys = [(-r["could_save_ns"], -r["gpu_time_ns"], -r["score"]) for r in table]
+    assert keys == sorted(keys)
+    for r in table:
+        fastest = max(r["op_speedup_high"], r["restructured_op_speedup_high"])
+        expect_save = r["gpu_time_ns"] * (1 - 1 / fastest) if fastest > 1 else 0.0
+        assert r["could_save_ns"] == pytest.approx(expect_save)
     row = next(r for r in table if r["op"] == "broadcast_add_fusion")
     assert row["time_share"] == pytest.approx(60 / 110)
     # Every score input is in the row and the score is their documented product.
@@ -231,7 +239,13 @@ def test_regions_ranked_as_fpga_candidates():
         expect = (r["time_share"] * r["estimated_share"] * (0.25 + 0.75 * r["memory_boundness"])
                   * r["pattern_affinity"] * r["onchip_factor"] * r["link_factor"])
         assert r["score"] == pytest.approx(expect)
-    assert [r["score"] for r in table] == sorted((r["score"] for r in table), reverse=True)
+    keys = [(-r["could_save_ns"], -r["gpu_time_ns"], -r["score"]) for r in table]
+    assert keys == sorted(keys)  # the ops' ranking rule (docs/fpga-model.md, "Ranking")
+    for r in table:
+        fastest = max(r["region_speedup_high"], r["restructured_region_speedup_high"])
+        assert r["could_save_ns"] == pytest.approx(
+            r["gpu_time_ns"] * (1 - 1 / fastest) if fastest > 1 else 0.0
+        )
     with pytest.raises(fpgaprof.InvalidArgumentError, match="by='kernel'"):
         fpga.fpga_candidates(store, by="kernel")
     # A trace without regions: an empty table.
@@ -504,8 +518,13 @@ def test_unknown_cost_op_gets_a_bound_not_an_estimate(cross):
     assert solver["op_speedup"] == pytest.approx(10e-3 / total)  # at most
     # No verdict: the bound does not rule it out.
     assert solver["scenario"] == ""
-    # Ranked after every scored op, although its time share is 99.7 %.
-    assert table[-1]["op"] == "solve.1" and table[0]["op"] == "broadcast_add_fusion"
+    # Not ruled out, it could change up to its 10 ms less the bound's fast-end card total: it
+    # ranks first, carrying its bound (99.7 % of the GPU time).
+    fastest = max(solver["op_speedup_high"], solver["restructured_op_speedup_high"])
+    assert fastest > 1
+    assert solver["could_save_ns"] == pytest.approx(10e6 * (1 - 1 / fastest))
+    assert solver["verdict"] == "unknown: bound only"
+    assert table[0]["op"] == "solve.1" and table[-1]["op"] == "broadcast_add_fusion"
     assert known["cost_known"] is True and known["estimate_note"] == "" and known["estimate_basis"] == "static"
     assert math.isfinite(known["op_speedup"]) and math.isfinite(known["score"])
     assert known["scenario"] in ("as compiled", "restructured only", "neither")
@@ -859,9 +878,10 @@ def test_printed_tables_are_readable_text():
     lines = text.splitlines()
     assert lines[0] == f"FPGA offload candidates on alveo-u55c: HLO ops: {len(table)} rows"
     # headers of auto-scaled time columns carry no unit ("60.0 µs" under gpu_time, not gpu_time_ns)
-    assert lines[1].split() == ["rank", "op", "module", "score", "scenario", "op_speedup", "restructured_op_speedup",
-                                "workload_speedup", "time_share", "gpu_time", "fpga_total", "pattern", "card_limit",
-                                "estimate_note"]
+    # the deciding columns first: the verdict, the speedups, GPU time and what it could save
+    assert lines[1].split() == ["rank", "op", "verdict", "op_speedup", "restructured_op_speedup", "gpu_time",
+                                "could_save", "workload_speedup", "module", "score", "time_share", "fpga_total",
+                                "pattern", "card_limit", "estimate_note"]
     row = next(r for r in table if r["op"] == "broadcast_add_fusion")
     line = next(ln for ln in lines[2:] if "broadcast_add_fusion" in ln)
     assert line.split()[0] == str(row["rank"])
@@ -872,7 +892,7 @@ def test_printed_tables_are_readable_text():
             in line)
     assert f"{100 * row['time_share']:.1f} %" in line       # 60 of 110 us: 54.5 %
     assert "54.5 %" in line and "60.0 µs" in line             # gpu_time_ns = 60,000 ns
-    assert f"{row['score']:.3g}" in line and "neither" in line
+    assert f"{row['score']:.3g}" in line and row["verdict"] == "no" and line.split()[2] == "no"
     # Only the ops that gain (op_speedup > 1) are combined: none here (every op moves more over
     # PCIe than it takes on the GPU).
     assert table.meta["combined_count"] == sum(1 for r in table if r["op_speedup"] > 1) == 0
@@ -914,19 +934,29 @@ def test_run_and_report_digest_lists_the_best_candidates():
     s = json.loads(summary_json.dumps(model.collect(_region_store(_hlo_text()))))
     text = digest(s, top=1)
     lines = text.splitlines()
+    # The answer first: its head, columns, one row per region (best 1 and every region holding
+    # more GPU time), and what it rests on.
+    a = s["answer"]
+    assert lines[0] == "FPGA answer per operation (region) and size, best of 5 cards:"
+    assert lines[1].split()[:4] == ["operation", "size", "gpu", "time"]
+    first = a["items"][0]
+    assert lines[2].split()[0] == first["operation"] and first["verdict"] in lines[2]
+    rests = next(i for i, ln in enumerate(lines) if ln.startswith("  rests on: "))
+    lines = lines[rests + 1 :]
     tot = s["totals"]
     assert lines[0].startswith(f"fpgaprof: {tot['kernel_count']} kernels, ")
     # second line: link use, memory peak, warnings count (test_reports_constructed.py)
     n = len(s["warnings"])
     assert lines.pop(1) == f"  {n} warning{'s' if n != 1 else ''} in report.html"  # no copy, no alloc
     regions, ops = s["candidates"]["regions"], s["candidates"]
-    assert lines[1] == f"FPGA offload on alveo-u55c, regions as whole units (best 1 of {regions['count']})"
-    assert lines[2].split() == ["rank", "region", "scenario", "region_speedup", "restructured_region_speedup",
-                                "workload_speedup", "gpu_time", "estimate_note"]
+    assert lines[1].startswith(f"FPGA offload on alveo-u55c, regions as whole units (best 1 of {regions['count']}")
+    assert lines[2].split() == ["rank", "region", "verdict", "region_speedup", "restructured_region_speedup",
+                                "gpu_time", "could_save", "estimate_note"]
     best = regions["items"][0]
     assert lines[3].split()[:2] == ["1", best["region"]]
-    assert f"{best['workload_speedup']:.2f}x" in lines[3]
-    i = lines.index(f"FPGA offload on alveo-u55c, HLO ops (best 1 of {ops['count']})")
+    assert f"{best['region_speedup']:.2f}x" in lines[3] and best["verdict"] in lines[3]
+    i = next(k for k, ln in enumerate(lines)
+             if ln.startswith(f"FPGA offload on alveo-u55c, HLO ops (best 1 of {ops['count']}"))
     assert lines[i + 2].split()[:2] == ["1", ops["items"][0]["op"]]
     w = ops["what_if"]
     assert w["combined_count"] == 0
@@ -934,6 +964,7 @@ def test_run_and_report_digest_lists_the_best_candidates():
     # Without a GPU: the head line says so, each ranking says why it is empty.
     empty = json.loads(summary_json.dumps(model.collect(core.TraceStore())))
     e = digest(empty).splitlines()
+    assert e.pop(0).startswith("FPGA answer: not available (")
     assert e[0].startswith("fpgaprof: ") and "no GPU data" in e[0]
     assert e.pop(1) == f"  {len(empty['warnings'])} warning in report.html"
     assert e[1].startswith("FPGA offload on alveo-u55c, regions as whole units: not available (")

@@ -224,9 +224,9 @@ def test_the_analysis_attribution_is_attribute_of_the_store(analysed):
 
 def test_the_keys_the_package_reads_keep_their_order(analysed):
     _, an = analysed
-    assert list(an)[:8] == ["ceilings", "warnings", "region_rows", "transfers", "memory", "devices",
-                            "roofline", "fpga"]
-    assert list(an)[8:] == ["totals", "region_paths", "region_path_of", "kernels_by_name",
+    assert list(an)[:9] == ["ceilings", "warnings", "region_rows", "transfers", "memory", "devices",
+                            "roofline", "fpga", "fpga_other_targets"]
+    assert list(an)[9:] == ["totals", "region_paths", "region_path_of", "kernels_by_name",
                             "device_dram_bytes_per_s", "module_memory", "collectives", "energy", "attribution"]
 
 

@@ -247,12 +247,14 @@ def test_trace_facts_table_formats_gpu_sections(sweep):
 
 def test_whole_operation_offload_from_the_region_rows(sweep):
     # _section_facts keeps the outermost region row of a (operation, size) report as the
-    # operation's offload what-if; format_offload_ranking ranks them by score, operations
-    # without an estimate (score null) last. Made-up numbers: the formatter and the pick only.
+    # operation's offload what-if; format_offload_ranking ranks them as fpgaprof does, by what
+    # offloading could change (could_save_ns), then GPU time. Made-up numbers: the formatter
+    # and the pick only.
     summary = {"candidates": {"available": True, "target": "alveo-u55c", "items": [], "regions": {
         "available": True, "count": 2, "items_left_out": 0, "items": [
             {"region": "parallel_back_project/64 > inner", "depth": 1, "gpu_time_ns": 9e9, "score": 0.9},
             {"region": "parallel_back_project/64", "depth": 0, "gpu_time_ns": 1e9, "score": 0.25,
+             "could_save_ns": 3.3e8,
              "region_speedup": 1.5, "workload_speedup": 1.2, "estimated": True, "estimated_share": 0.875,
              "transfer_bytes": 12_500_000, "estimate_note": ""}]}}}
     facts = sweep._section_facts(summary)
@@ -263,11 +265,13 @@ def test_whole_operation_offload_from_the_region_rows(sweep):
     a.profile = {"available": True, "fpga": facts["fpga"]}
     b = sweep.Result("gen_weights", 64, times_s=[0.1])
     b.profile = {"available": True, "fpga": {"target": "alveo-u55c", "operation": {
-        "region": "gen_weights/64", "score": None, "region_speedup": None,
+        "region": "gen_weights/64", "score": None, "region_speedup": None, "gpu_time_ns": 1e8,
+        "could_save_ns": 1e8,
         "estimate_note": "not estimated: nothing inside can be modelled on the card (x)"}}}
     c = sweep.Result("parallel_forward_project", 64, times_s=[0.5])
     c.profile = {"available": True, "fpga": {"target": "alveo-u55c", "operation": {
         "region": "parallel_forward_project/64", "score": 0.5, "region_speedup": 3.0,
+        "gpu_time_ns": 2e9, "could_save_ns": 1.33e9,
         "workload_speedup": 2.0, "estimated_share": 1.0, "transfer_bytes": 0, "estimate_note": ""}}}
     text = sweep.format_offload_ranking([a, b, c])
     lines = text.splitlines()
@@ -655,3 +659,43 @@ def test_projector_path_from_mbirjax_for_a_geforce_card(sweep, monkeypatch):
     assert sweep.projector_path(config) == (
         "XLA projectors: NVIDIA GeForce RTX 5080 is not in MBIRJAX's Pallas allowlist "
         "(H100, H200, A100)")
+
+
+def test_the_page_answers_first_and_says_no_gpu_once(sweep, tmp_path):
+    """Without a GPU the demo's page opens with the bundled GPU trace's answer (--answer-from:
+    its summary.json), links to its report and says what the rest of the page is; the no-GPU
+    reason is said once for the page, not once per trace section of every operation."""
+    reason = sweep.NO_GPU_REASON.format(backend="cpu")
+    results = []
+    for name in ("parallel_forward_project", "parallel_back_project"):
+        r = sweep.Result(name, 32, times_s=[0.05])
+        r.profile = {"available": False, "reason": reason,
+                     **{k: {"available": False, "reason": f"no {k} in this trace"}
+                        for k in ("kernels", "transfers", "peak_device_memory", "roofline", "fpga")}}
+        results.append(r)
+    bundled = tmp_path / "bundled_gpu_trace"
+    bundled.mkdir()
+    answer = {"available": True, "unit": "region", "cards": ["alveo-u55c", "versal-v80"], "count": 1,
+              "items_left_out": 0,
+              "items": [{"operation": "forward_project", "size": 128, "region": "forward_project/128",
+                         "gpu_time_s": 6.241e-4, "verdict": "no", "best_card": "versal-v80",
+                         "scenario": "restructured", "speedup": 0.24, "speedup_low": 0.13,
+                         "speedup_high": 0.33, "bound": False, "reason": "host link alone 1.75 ms"}],
+              "rests_on": {"text": "GPU times measured on NVIDIA H200"}}
+    (bundled / "summary.json").write_text(json.dumps({"answer": answer, "trace": {"path": "x/h200.fpgaprof"}}))
+    got = sweep.load_answer(str(bundled / "summary.json"))
+    env = {"backend": "cpu", "devices": ["cpu:0"]}
+    page = sweep.render_html(env, results, [32], 1, sweep.scaling_table(results, [32]), str(tmp_path), got)
+    body = page[page.index("<body>"):]
+    answer_at = body.index("The answer: FPGA offload per operation and size")
+    assert answer_at < body.index("Scaling") and answer_at < body.index("Per operation and size")
+    assert 'href="bundled_gpu_trace/report.html"' in page
+    assert "The rest of this page is the CPU part" in page
+    assert ">forward_project<" in page and "versal-v80" in page and "0.24x" in page
+    assert "h200.fpgaprof" in page
+    assert page.count("not available") == 0  # the page's no-GPU note says it, once
+    assert page.count(reason) == 1
+    # the terminal's last lines: the same answer, said to come from the bundled trace
+    text = sweep.answer_text(results, got)
+    assert text.splitlines()[0].startswith("From the bundled GPU trace h200.fpgaprof")
+    assert "forward_project" in text and "rests on: GPU times measured on NVIDIA H200" in text

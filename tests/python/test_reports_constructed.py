@@ -167,7 +167,10 @@ def test_printed_ops_table_explains_copy_only_ops(prof):
 
 
 def test_digest_has_link_memory_and_warnings(s):
-    facts = digest(s).splitlines()[1]
+    # after the answer block (its lines end with "rests on"), the trace line, then the facts
+    lines = digest(s).splitlines()
+    facts = next(ln for ln in lines if ln.startswith("  host link use: "))
+    assert lines[lines.index(facts) - 1].startswith("fpgaprof: ")
     assert facts.startswith("  host link use: HtoD 55.2 %, DtoH 31.7 % of 63 GB/s (table")
     assert "; device memory peak 1.61 GB at 5.00 ms; " in facts
     assert facts.endswith("; 5 warnings (5 transfer flags) in report.html")

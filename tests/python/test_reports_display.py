@@ -122,7 +122,8 @@ def test_no_gpu_summary_has_null_busy_time_and_html_says_na(tmp_path):
                            "transfer_share_of_wall")] == [None] * 5
     doc = H.render(s)
     assert '<div class="value">n/a (no GPU)</div>' in doc
-    assert doc.count(f"not available: {NO_GPU}") == 4  # ops, roofline, op and region candidates
+    # the answer, ops, roofline, op and region candidates
+    assert doc.count(f"not available: {NO_GPU}") == 5
     assert "no candidate op" not in doc and "attributed" not in doc.split("sec-warnings")[2]
     # the notebook overview says the same
     assert "<th>GPU busy</th><td style='text-align:left'>n/a (no GPU)</td>" in \
@@ -173,7 +174,7 @@ def test_candidate_tables_in_html_use_the_printed_formats():
            "op_speedup": 1.914, "workload_speedup": 0.0496, "flops": 10240.0}
     doc = H.ranked_table_html([row], H.CANDIDATE_FIRST, roofline.TOTAL_LABELS)
     heads = [h.split(">")[-1] for h in doc.split("</th>")[:-1]]
-    assert heads == ["rank", "op", "op_speedup", "workload_speedup", "gpu_time", "fpga_total",
+    assert heads == ["rank", "op", "op_speedup", "gpu_time", "workload_speedup", "fpga_total",
                      "FLOPs (total)"]
     # 1.914 -> 1.91x; 0.0496 -> 0.05x (as the digest and print()); 10,300 ns; 206.7 µs
     for cell in (">1.91x</td>", ">0.05x</td>", ">10.3 µs</td>", ">206.7 µs</td>", ">10.2 k</td>"):

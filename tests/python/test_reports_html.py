@@ -46,10 +46,10 @@ def test_sections_present_and_not_available_reasons():
                 "regions", "candidates", "measurements"):
         assert f'id="sec-{sec}"' in doc
     assert "not available: no kernels in this trace" in doc
-    # ops, roofline and both candidate tables: the one no-GPU reason, once each, and none of
-    # the reasons that blame the attribution
+    # the answer, ops, roofline and both candidate tables: the one no-GPU reason, once each, and
+    # none of the reasons that blame the attribution
     note = "not available: the trace has no GPU kernels: trace on a machine with an NVIDIA GPU"
-    assert doc.count(note) == 4
+    assert doc.count(note) == 5
     assert "attributed" not in doc.split('id="sec-warnings"')[1].split('id="sec-measurements"')[0]
     assert "not available: no memory copies in this trace" in doc
     assert "install the NVIDIA driver" in doc

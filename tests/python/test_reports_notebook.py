@@ -119,13 +119,12 @@ def test_candidate_html_leads_with_the_printed_columns():
     heads = _heads(t._repr_html_())
     # print()'s columns in print()'s order (OP_TEXT_COLUMNS, headers without time units) ...
     printed = str(t).splitlines()[1].split()
-    assert printed == ["rank", "op", "module", "score", "scenario", "op_speedup", "restructured_op_speedup",
-                       "workload_speedup", "time_share", "gpu_time", "fpga_total", "pattern", "card_limit",
-                       "estimate_note"]
+    assert printed == ["rank", "op", "op_speedup", "restructured_op_speedup", "gpu_time", "workload_speedup",
+                       "module", "score", "time_share", "fpga_total", "pattern", "card_limit", "estimate_note"]
     assert heads[:len(printed)] == printed
     # ... then TEXT_FIRST's (card time, transfer, FLOPs), then the rest in record order
     assert heads[len(printed):] == ["card_time", "transfer", "FLOPs (total)", "source",
-                                    "ridge", "memory_boundness", "memory_efficiency"]
+                                    "ridge", "memory_boundness", "memory_efficiency", "scenario"]
     # report.html's candidate table: the same order
     doc = H.ranked_table_html([dict(CANDIDATE)], H.CANDIDATE_FIRST, roofline.TOTAL_LABELS)
     assert [h.split(">")[-1] for h in doc.split("</th>")[:-1]][:len(printed)] == printed

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -80,6 +81,10 @@ struct TraceMeta {
   uint64_t power_sample_period_ns = 0;   // the sampling thread's period
   uint64_t energy_update_period_ns = 0;  // median interval between changes of the energy counter
                                          //   (all devices together); 0 unknown
+  // The traced process's software, recorded at capture: name -> version or value ("jax_version",
+  // "jaxlib_version", "mbirjax_version", "backend", "python_version"); absent from traces of
+  // older writers (empty).
+  std::map<std::string, std::string> environment;
 
   // Sets incomplete_records and keeps its one warning (incomplete_records_warning) in step:
   // added, reworded with the new count, or removed at 0.

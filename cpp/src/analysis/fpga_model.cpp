@@ -523,6 +523,33 @@ std::string offload_scenario(double speedup, double restructured_speedup) {
   return "neither";
 }
 
+std::string offload_verdict(const std::string& scenario, bool bound) {
+  if (scenario == "as compiled") return "gains";
+  if (scenario == "restructured only") return "only restructured";
+  if (scenario == "neither") return "no";
+  return bound ? "unknown: bound only" : "unknown: not estimated";
+}
+
+double could_save_ns(double gpu_ns, double speedup_high, double restructured_speedup_high) {
+  if (!(gpu_ns > 0)) return 0.0;
+  const bool a = std::isfinite(speedup_high), b = std::isfinite(restructured_speedup_high);
+  if (!a && !b) return gpu_ns;
+  const double fastest = std::max(a ? speedup_high : 0.0, b ? restructured_speedup_high : 0.0);
+  return fastest > 1.0 ? gpu_ns * (1.0 - 1.0 / fastest) : 0.0;
+}
+
+namespace {
+
+// The ranking: what offloading could change first, then GPU time, then score (NaN: lowest).
+bool ranks_before(double save_a, double gpu_a, double score_a, double save_b, double gpu_b, double score_b) {
+  if (save_a != save_b) return save_a > save_b;
+  if (gpu_a != gpu_b) return gpu_a > gpu_b;
+  const double sa = std::isnan(score_a) ? -1.0 : score_a, sb = std::isnan(score_b) ? -1.0 : score_b;
+  return sa > sb;
+}
+
+}  // namespace
+
 double pattern_affinity(hlo::AccessPattern p) {
   using A = hlo::AccessPattern;
   switch (p) {
@@ -872,12 +899,16 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
     if (!as_compiled.note.empty()) c.estimate_note = as_compiled.note;
     report.candidates.push_back(std::move(c));
   }
-  // Scored ops by score; the not estimated ones (NaN score: no strict order) after them by GPU time.
-  std::stable_sort(report.candidates.begin(), report.candidates.end(),
-                   [](const FpgaCandidate& a, const FpgaCandidate& b) {
-                     if (a.cost_known != b.cost_known) return a.cost_known;
-                     return a.cost_known ? a.score > b.score : a.gpu_time_ns > b.gpu_time_ns;
-                   });
+  // By what offloading could change: an op the model rules out changes nothing, one it cannot
+  // bound could change all of its GPU time (docs/fpga-model.md, "Ranking").
+  for (FpgaCandidate& c : report.candidates) {
+    c.verdict = offload_verdict(c.scenario, c.is_bound());
+    c.could_save_ns = could_save_ns(c.gpu_time_ns, c.op_speedup_high, c.restructured_op_speedup_high);
+  }
+  std::stable_sort(
+      report.candidates.begin(), report.candidates.end(), [](const FpgaCandidate& a, const FpgaCandidate& b) {
+        return ranks_before(a.could_save_ns, a.gpu_time_ns, a.score, b.could_save_ns, b.gpu_time_ns, b.score);
+      });
   double saved = 0, saved_low = 0, saved_high = 0, saved_restructured = 0;
   for (const FpgaCandidate& c : report.candidates) {
     if (!c.cost_known) continue;
@@ -1214,9 +1245,12 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
     }
     out.push_back(std::move(c));
   }
+  for (FpgaRegionCandidate& c : out) {
+    c.verdict = offload_verdict(c.scenario, false);
+    c.could_save_ns = could_save_ns(c.gpu_time_ns, c.region_speedup_high, c.restructured_region_speedup_high);
+  }
   std::stable_sort(out.begin(), out.end(), [](const FpgaRegionCandidate& a, const FpgaRegionCandidate& b) {
-    if (a.estimated != b.estimated) return a.estimated;
-    return a.estimated ? a.score > b.score : a.gpu_time_ns > b.gpu_time_ns;
+    return ranks_before(a.could_save_ns, a.gpu_time_ns, a.score, b.could_save_ns, b.gpu_time_ns, b.score);
   });
   return out;
 }

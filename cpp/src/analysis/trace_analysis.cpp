@@ -222,6 +222,7 @@ TraceAnalysis analyze_trace(const TraceStore& store, const AnalysisOptions& opti
     if (options.on_stage) options.on_stage(name);
   };
   validate_fpga_target(options.fpga_target);
+  for (const FpgaTarget& t : options.other_fpga_targets) validate_fpga_target(t);
   TraceAnalysis r;
   r.region_rows = options.region_rows;
   if (options.ceilings)
@@ -322,6 +323,10 @@ TraceAnalysis analyze_trace(const TraceStore& store, const AnalysisOptions& opti
   stage("fpga regions");
   r.fpga_regions =
       rank_fpga_regions(store, r.op_inputs.ops, r.op_inputs.op_of_kernel, r.roofline, options.fpga_target, fo);
+  for (const FpgaTarget& t : options.other_fpga_targets) {
+    r.other_fpga.push_back({rank_fpga_candidates(r.op_inputs.ops, r.roofline, t, fo, r.op_inputs.host_bytes),
+                            rank_fpga_regions(store, r.op_inputs.ops, r.op_inputs.op_of_kernel, r.roofline, t, fo)});
+  }
 
   stage("region gpu time");
   r.region_path_gpu = region_path_gpu_time(store, r.region_paths);

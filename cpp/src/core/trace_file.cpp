@@ -183,6 +183,7 @@ nlohmann::json meta_json(const TraceStore& s) {
       {"global_device_ids", m.global_device_ids},
       {"power_sample_period_ns", m.power_sample_period_ns},
       {"energy_update_period_ns", m.energy_update_period_ns},
+      {"environment", m.environment},
   };
   nlohmann::json devices = nlohmann::json::array();
   for (const DeviceInfo& d : s.devices) {
@@ -518,6 +519,16 @@ class MetaReader {
     for (const nlohmann::json& e : v) out.push_back(integer_value(key, e, min, max));
     return out;
   }
+  std::map<std::string, std::string> text_map(const char* key) const {
+    const nlohmann::json& v = at(key);
+    if (!v.is_object()) bad(key, v, "an object of strings");
+    std::map<std::string, std::string> out;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (!it.value().is_string()) bad(key, v, "an object of strings");
+      out.emplace(it.key(), it.value().get<std::string>());
+    }
+    return out;
+  }
   std::vector<std::string> texts(const char* key) const {
     const nlohmann::json& v = at(key);
     if (!v.is_array()) bad(key, v, "a list of strings");
@@ -595,6 +606,7 @@ void read_meta(std::string_view text, TraceStore& s, const std::string& origin, 
   // Added with the power samples (POWR), also within version 2: absent means not sampled.
   if (m.has("power_sample_period_ns")) meta.power_sample_period_ns = m.whole("power_sample_period_ns", INT64_MAX);
   if (m.has("energy_update_period_ns")) meta.energy_update_period_ns = m.whole("energy_update_period_ns", INT64_MAX);
+  if (m.has("environment")) meta.environment = m.text_map("environment");
   if (meta.end_ns < meta.start_ns) {
     fail(origin, "META end_ns " + std::to_string(meta.end_ns) + " is before start_ns " + std::to_string(meta.start_ns));
   }

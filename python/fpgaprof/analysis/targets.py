@@ -166,13 +166,16 @@ def target_spec(target: str | os.PathLike | Mapping | FpgaTarget) -> str | dict:
         return card_file(target)
     if isinstance(target, str):
         names = [p["name"] for p in presets()]
-        if target not in names:
+        # Preset names are matched without regard to case ("Alveo-U55C" is alveo-u55c).
+        by_lower = {n.lower(): n for n in names}
+        name: str = by_lower.get(target.lower(), target)
+        if name not in names:
             raise InvalidArgumentError(
                 f"unknown FPGA target {target!r} ({preset_hint(target, names)}use one of "
                 f"{', '.join(names)}, a card file such as my-card.json, "
                 "or fpgaprof.fpga.FpgaTarget(...))"
             )
-        return target
+        return name
     if dataclasses.is_dataclass(target) and not isinstance(target, type):
         target = dataclasses.asdict(target)
     if not isinstance(target, Mapping):
@@ -186,10 +189,17 @@ def target_spec(target: str | os.PathLike | Mapping | FpgaTarget) -> str | dict:
 def preset_hint(given: str, names: list[str]) -> str:
     """did_you_mean, except between names of one length that differ only in digits: those are
     other models (alveo-u250 is a DDR4 card, not a misspelt alveo-u280; versal-v8 is a typo)."""
-    close = closest_name(given, names)
-    if close and re.sub(r"\d", "#", close.lower()) == re.sub(r"\d", "#", given.lower()):
+    low = given.lower()
+    if low in names:  # another case of a preset's name
+        return f"did you mean {low}? "
+    # The model alone ("u55c", "V80"): the one preset whose name ends in "-<model>".
+    by_model = [n for n in names if n.lower().split("-", 1)[-1] == low]
+    if len(by_model) == 1:
+        return f"did you mean {by_model[0]}? "
+    close = closest_name(low, names)  # preset names are lower case
+    if close and re.sub(r"\d", "#", close.lower()) == re.sub(r"\d", "#", low):
         return f"{given} is not a preset: describe it in a card file; "
-    return did_you_mean(given, names)
+    return did_you_mean(low, names)
 
 
 def card_file(path: str | os.PathLike) -> dict:

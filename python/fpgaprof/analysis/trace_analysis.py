@@ -64,6 +64,7 @@ class AnalysisResult(TypedDict):
     devices: dict
     roofline: dict
     fpga: dict
+    fpga_other_targets: list  # the same as fpga on each of AnalysisOptions.other_targets
     totals: dict
     region_paths: list
     region_path_of: list
@@ -84,7 +85,9 @@ class AnalysisOptions:
     time for the Amdahl speedups (None: the trace's GPU time). ``inputs_cross_link``: the FPGA
     model moves each op's inputs over the host link. ``tiny_bytes``, ``tiny_flood_count``:
     the tiny-copy flag; ``latency_kernel_ns``: a kernel at most this long is latency-bound;
-    ``top_buffers``: largest buffers listed; ``region_rows``: "path" or "instance"."""
+    ``top_buffers``: largest buffers listed; ``region_rows``: "path" or "instance";
+    ``other_targets``: more cards (as ``target``) whose op and region rankings the same
+    analysis returns (``fpga_other_targets``, in this order)."""
 
     target: str | Mapping[str, Any] = DEFAULT_TARGET
     ceilings: Mapping[str, Any] | None = None
@@ -95,12 +98,14 @@ class AnalysisOptions:
     latency_kernel_ns: int = 5000
     top_buffers: int = 20
     region_rows: str = "path"
+    other_targets: tuple = ()
 
     def __post_init__(self) -> None:
         if self.region_rows not in REGION_ROWS:
             raise ValueError(f"region_rows={self.region_rows!r}: use 'path' or 'instance'")
         # a card file or FpgaTarget is read and checked once, here (InvalidArgumentError)
         object.__setattr__(self, "target", target_spec(self.target))
+        object.__setattr__(self, "other_targets", tuple(target_spec(t) for t in self.other_targets))
 
     def key(self) -> str:
         """A string that is equal for equal options (the cache key: dicts are not hashable)."""
@@ -135,9 +140,11 @@ def run(
             int(o.top_buffers),
             o.region_rows,
             with_attribution=with_attribution,
+            other_targets=list(o.other_targets),
         ),
     )
     result.setdefault("attribution", None)
+    result.setdefault("fpga_other_targets", [])
     return result
 
 

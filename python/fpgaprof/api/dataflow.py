@@ -45,7 +45,8 @@ def _static_picks(texts: Mapping[str, str]) -> list[tuple[str, str]]:
 
 def dataflow_section(prof: Any, candidates: Mapping | None) -> dict | None:
     """summary.json's ``dataflow``: the graphs (analysis.dataflow.dataflow_graph) of the first
-    GRAPHS op candidates whose module has XLA's buffer assignment in the trace; without ranked
+    GRAPHS op candidates, in the ranking's order, whose module has XLA's buffer assignment in
+    the trace and whose HLO can be drawn; without ranked
     candidates (no GPU kernels) the modules' entry ops with the most static bytes (``basis``
     says which). None when no module has a buffer assignment."""
     texts = _modules_with_buffers(prof)
@@ -56,13 +57,15 @@ def dataflow_section(prof: Any, candidates: Mapping | None) -> dict | None:
         (str(c.get("module")), str(c.get("op") or c.get("name")))
         for c in items
         if str(c.get("module")) in texts
-    ][:GRAPHS]
-    basis = "FPGA candidates (best score first)"
+    ]
+    basis = "FPGA candidates in their ranking's order (what offloading could change, then GPU time)"
     if not picks:
         picks = _static_picks(texts)
         basis = "no ranked candidates (no GPU kernels): the entry ops with the most static bytes"
-    graphs = []
-    for module, op in picks:
+    graphs: list[dict] = []
+    for module, op in picks:  # the first GRAPHS that have HLO to draw
+        if len(graphs) >= GRAPHS:
+            break
         try:
             graphs.append(dataflow.dataflow_graph(texts[module], op))
         except (KeyError, HloParseError):

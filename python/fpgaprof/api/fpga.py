@@ -3,8 +3,10 @@
 export of one instruction is analysis.hlo_export's.
 
 ``fpga_candidates(prof, target="alveo-u55c")`` ranks HLO ops (``by="region"``: user regions)
-by a documented score and estimates each one's time on the card, the host-link transfer cost
-and the end-to-end speedup (Amdahl). Every input of the score is a column of the returned table.
+by what offloading could change (``could_save_ns``: the GPU time it could save at the fast end
+of its range; an op without an estimate could save all of its GPU time), then GPU time, then a
+documented score, and estimates each one's time on the card, the host-link transfer cost and
+the end-to-end speedup (Amdahl). Every input of the score is a column of the returned table.
 """
 
 from __future__ import annotations
@@ -49,6 +51,9 @@ __all__ = [
     "CALIBRATED_FIELDS",
     "OP_TEXT_COLUMNS",
     "REGION_TEXT_COLUMNS",
+    "best_rows",
+    "deciding_reason",
+    "row_speedups",
     "ESTIMATE_TEXT_COLUMNS",
     "RESTRUCTURED_ONCHIP_BASIS",
     "restructured_basis",
@@ -64,8 +69,12 @@ def fpga_candidates(
     workload_s: float | None = None,
     **kwargs: Any,
 ) -> Table:
-    """HLO ops (``by="op"``, default) or user regions (``by="region"``) ranked by FPGA offload
-    score, best first.
+    """HLO ops (``by="op"``, default) or user regions (``by="region"``) ranked by what
+    offloading them could change, best first: ``could_save_ns`` (the GPU time offloading could
+    save at the fast end of the range of either scenario; 0 for a row the model rules out; all
+    of its GPU time for a row without an estimate or bound), then GPU time, then ``score``
+    (docs/fpga-model.md, "Ranking"). ``verdict`` says the answer in words: "gains", "only
+    restructured", "no", "unknown: bound only" or "unknown: not estimated".
 
     ``by="region"``: one row per fpgaprof.region() path ("outer > inner", nested regions
     included, instances summed), the region's ops moved to the card together and data crossing
@@ -101,8 +110,9 @@ def fpga_candidates(
     bound" (counters over ``measured_coverage`` of its time) or "operand bound" (its operands
     and results alone), where every card time is a lower bound and every speedup an upper
     bound; None when not even that is known (every field built on FLOPs or bytes NaN). Such ops
-    have no score (NaN, ``fits_on_chip`` None), ``estimate_note`` says why, they come after the
-    scored ops and stay out of the combined speedup; ``scenario`` is "neither" when even their
+    have no score (NaN, ``fits_on_chip`` None), ``estimate_note`` says why, they take their
+    place by what their bound leaves possible (all of their GPU time without one) and stay out
+    of the combined speedup; ``scenario`` is "neither" when even their
     upper bounds stay under 1 at the fast ends, else "". ``Table.meta`` holds the target, the
     combined speedup, ``not_estimated_count`` / ``not_estimated_gpu_ns``, ``bounded_count`` and
     ``ruled_out_count`` / ``ruled_out_gpu_ns``."""
@@ -165,19 +175,21 @@ def combined_speedup_text(what_if: Mapping, card: str) -> str:
     )
 
 
-# The columns print(prof.fpga_candidates(...)) shows (every column stays in the rows); a
-# column with _low/_high companions prints its range beside it ("2.41x (1.6-3.1x)").
+# The columns print(prof.fpga_candidates(...)) shows (every column stays in the rows), the
+# deciding ones first; a column with _low/_high companions prints its range beside it
+# ("2.41x (1.6-3.1x)").
 OP_TEXT_COLUMNS = (
     "rank",
     "op",
-    "module",
-    "score",
-    "scenario",
+    "verdict",
     "op_speedup",
     "restructured_op_speedup",
-    "workload_speedup",
-    "time_share",
     "gpu_time_ns",
+    "could_save_ns",
+    "workload_speedup",
+    "module",
+    "score",
+    "time_share",
     "fpga_total_s",
     "pattern",
     "card_limit",
@@ -186,17 +198,101 @@ OP_TEXT_COLUMNS = (
 REGION_TEXT_COLUMNS = (
     "rank",
     "region",
-    "score",
-    "scenario",
+    "verdict",
     "region_speedup",
     "restructured_region_speedup",
-    "workload_speedup",
-    "time_share",
     "gpu_time_ns",
+    "could_save_ns",
+    "workload_speedup",
+    "score",
+    "time_share",
     "fpga_total_s",
     "instances",
     "estimate_note",
 )
+
+
+def best_rows(rows: list, n: int) -> list:
+    """The first `n` rows of a ranked table, and after them every later row that holds more GPU
+    time (``gpu_time_ns``) than the least of those: a "best N" list never hides an op or region
+    that takes more time than one it shows (an op the model rules out changes nothing, so it
+    ranks low, but the reader must still see where the time goes)."""
+    shown = list(rows[: max(n, 0)])
+    if not shown:
+        return shown
+    least = min(float(r.get("gpu_time_ns") or 0.0) for r in shown)
+    shown += [r for r in rows[len(shown) :] if float(r.get("gpu_time_ns") or 0.0) > least]
+    return shown
+
+
+def row_speedups(row: Mapping) -> tuple[str, float, float, float] | None:
+    """The scenario a row's answer rests on and its speedup with the range: ("as compiled" or
+    "restructured", nominal, low, high), the better nominal of the two; None when not estimated.
+    Works for op rows (op_speedup) and region rows (region_speedup)."""
+    unit = "region" if "region_speedup" in row else "op"
+    best = None
+    for label, key in (
+        ("as compiled", f"{unit}_speedup"),
+        ("restructured", f"restructured_{unit}_speedup"),
+    ):
+        v = row.get(key)
+        if not isinstance(v, (int, float)) or not math.isfinite(v):
+            continue
+        lo, hi = row.get(f"{key}_low"), row.get(f"{key}_high")
+        cand = (
+            label,
+            float(v),
+            float(lo) if isinstance(lo, (int, float)) else math.nan,
+            float(hi) if isinstance(hi, (int, float)) else math.nan,
+        )
+        if best is None or cand[1] > best[1]:
+            best = cand
+    return best
+
+
+def deciding_reason(row: Mapping) -> str:
+    """What decides a row's verdict, in a few words: the host link or the card's limit against
+    the GPU time, or why there is no estimate."""
+    gpu_s = float(row.get("gpu_time_ns") or 0.0) * 1e-9
+    verdict = str(row.get("verdict") or "")
+    if verdict.startswith("unknown"):
+        basis = row.get("estimate_basis")
+        note = str(row.get("estimate_note") or "")
+        why = note.split("(", 1)[1].split(")", 1)[0] if "(" in note else "no static cost"
+        if basis == "measured bound":
+            return f"bound only ({why}): counters give the card time's lower bound"
+        if basis == "operand bound":
+            return f"bound only ({why}): FLOPs unknown, its operands alone give the bound"
+        return f"not estimated: {note.removeprefix('not estimated: ') or 'no cost'}"
+    transfer = row.get("transfer_s")
+    card = row.get("card_time_s")
+    rcard = row.get("restructured_card_time_s")
+    fin = [x for x in (card, rcard) if isinstance(x, (int, float)) and math.isfinite(x)]
+    best_card = min(fin) if fin else math.nan
+    limit = str(row.get("card_limit") or "")
+    lim = f" ({limit}-bound)" if limit else ""
+    bound = "≥ " if row.get("estimate_basis") in ("measured bound", "operand bound") else ""
+    if verdict == "no":
+        if isinstance(transfer, (int, float)) and transfer >= gpu_s > 0:
+            return f"host link alone {fmt_s(transfer)} vs {fmt_s(gpu_s)} on the GPU"
+        if math.isfinite(best_card) and best_card >= gpu_s:
+            return f"card {bound}{fmt_s(best_card)}{lim} vs {fmt_s(gpu_s)} on the GPU"
+        if math.isfinite(best_card) and isinstance(transfer, (int, float)):
+            # each alone is faster than the GPU, together they are not
+            return (
+                f"card {bound}{fmt_s(best_card)}{lim} + link {fmt_s(transfer)} vs "
+                f"{fmt_s(gpu_s)} on the GPU"
+            )
+        note = str(row.get("estimate_note") or "")
+        return note or "slower on the card"
+    if math.isfinite(best_card):
+        t = f"card {fmt_s(best_card)}{lim}"
+        if isinstance(transfer, (int, float)) and transfer > 0:
+            t += f" + link {fmt_s(transfer)}"
+        return f"{t} vs {fmt_s(gpu_s)} on the GPU"
+    return ""
+
+
 # And print(fpgaprof.fpga.estimate(...)).
 ESTIMATE_TEXT_COLUMNS = (
     "op",
@@ -299,7 +395,7 @@ def _static_scenario(row: Mapping) -> str:
     return "as compiled" if a <= b * 1.01 else f"restructured {a / b:.1f}x faster"
 
 
-def _estimate_table(res: Mapping) -> Estimate:
+def _estimate_table(res: Mapping, first_notes: tuple[str, ...] = ()) -> Estimate:
     rows = []
     for r in res["ops"]:
         r = dict(r)
@@ -312,7 +408,7 @@ def _estimate_table(res: Mapping) -> Estimate:
         setattr(t, f"{key}_range_s", (res[f"{key}_low_s"], res[f"{key}_high_s"]))
     t.transfer_bytes = res["transfer_bytes"]
     t.not_estimated_count = res["not_estimated_count"]
-    t.notes = list(res["notes"])
+    t.notes = list(first_notes) + list(res["notes"])
     t.target = dict(res["target"])
     t.module = res["module"]
     card = t.target.get("name") or "the card"
@@ -390,7 +486,23 @@ def estimate(
             "estimate: this JAX gives no optimized HLO text for the function "
             "(compiled.as_text() returned nothing): give the HLO to estimate_hlo(text)"
         )
-    return _estimate_table(core.analysis.estimate_hlo(text, spec))
+    return _estimate_table(core.analysis.estimate_hlo(text, spec), _backend_notes(jax))
+
+
+def _backend_notes(jax: Any) -> tuple[str, ...]:
+    """What estimate() estimated when XLA compiled for another backend than a GPU: the
+    program as that backend's compiler made it (other fusions, other layouts)."""
+    try:
+        backend = str(jax.default_backend())
+    except Exception:  # noqa: BLE001 - unknown backend: nothing to say
+        return ()
+    if backend == "gpu":
+        return ()
+    return (
+        f"estimated the {backend.upper()}-compiled program (XLA compiled it for the {backend} "
+        "backend here; its GPU compilation fuses and lays out differently): give the GPU's "
+        "optimized HLO to estimate_hlo() for the GPU program",
+    )
 
 
 def export_hlo(

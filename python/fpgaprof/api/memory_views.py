@@ -112,19 +112,38 @@ _BUFFER_HEADERS = [
 ]
 
 
+TAIL_CHARS = 30  # a long JAX op path or source location shows its end, the whole in its title
+
+
+def _tail_cell(text: Any) -> tuple[str, Any]:
+    """One line: a long path's end ("…/vmap()/broadcast_in_dim", "…/parallel_beam.py:450"),
+    the whole of it as the title; "–" for none."""
+    if not text:
+        return "–", ""
+    t = str(text)
+    if len(t) <= TAIL_CHARS:
+        return f'<span class="src">{esc(t)}</span>', t
+    return f'<span class="src" title="{esc(t)}">…{esc(t[-(TAIL_CHARS - 1) :])}</span>', t
+
+
 def _buffer_rows(buffers: list) -> list[list[tuple[str, Any]]]:
     rows = []
     for b in buffers:
         start, end = b.get("start", -1), b.get("end", -1)
         rows.append(
             [
-                (f"<code>{esc(b.get('producer'))}</code>", str(b.get("producer"))),
+                (f'<code class="src">{esc(b.get("producer"))}</code>', str(b.get("producer"))),
                 (esc(fmt_bytes(b.get("size_bytes"))), b.get("size_bytes")),
                 html_cell("kind", b.get("kind")),
-                (f"<code>{esc(b.get('shape'))}</code>", str(b.get("shape"))),
-                (esc(f"{start}–{end}" if start is not None and start >= 0 else "–"), start),
-                html_cell("op_name", b.get("op_name")),
-                html_cell("source", b.get("source") or None),
+                (f'<code class="src">{esc(b.get("shape"))}</code>', str(b.get("shape"))),
+                (
+                    f'<span class="src">{esc(f"{start}–{end}")}</span>'
+                    if start is not None and start >= 0
+                    else "–",
+                    start,
+                ),
+                _tail_cell(b.get("op_name")),
+                _tail_cell(b.get("source")),
             ]
         )
     return rows
@@ -166,7 +185,7 @@ def module_memory_html(section: Mapping | None) -> str:
             f"{esc(fmt_bytes(m.get('tuple_table_bytes')))})</p>"
             + _chart(m)
             + "<h3>live at the peak</h3>"
-            + html_table(_BUFFER_HEADERS, _buffer_rows(m.get("live_at_peak") or []))
+            + html_table(_BUFFER_HEADERS, _buffer_rows(m.get("live_at_peak") or []), "wide")
             + "</details>"
         )
     left = section.get("modules_left_out")

@@ -15,9 +15,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from fpgaprof.analysis import attribution, sections
-from fpgaprof.analysis.targets import target_spec
+from fpgaprof.analysis.targets import presets, target_spec
 from fpgaprof.analysis.trace_analysis import AnalysisResult, store_of
 from fpgaprof.api import roofline
+from fpgaprof.api.fpga import best_rows
 from fpgaprof.base import records
 from fpgaprof.base.constants import DEFAULT_TARGET, FULL_ROWS, TOP_ROWS
 
@@ -28,6 +29,7 @@ __all__ = [
     "attribution_of",
     "roofline_section",
     "candidates_section",
+    "report_analysis_options",
     "region_empty_reason",
     "ROOFLINE_POINTS",
     "MEASURED_FIELDS",
@@ -216,6 +218,9 @@ def _roofline_point(r: dict) -> dict:
             "measured_coverage": r.get("measured_coverage") if measured else None,
         }
     )
+    note = roofline.roof_note(r)
+    if note:
+        p["roof_note"] = note
     return p
 
 
@@ -396,11 +401,13 @@ def candidates_section(
 
 
 def _best_rows(rows: list) -> dict:
-    """The first TOP_ROWS of a ranked table, with the count of all and of those left out."""
+    """The first TOP_ROWS of a ranked table and every later row holding more GPU time than one
+    of them (api.fpga.best_rows), with the count of all and of those left out."""
+    items = best_rows(rows, TOP_ROWS)
     return {
         "count": len(rows),
-        "items": rows[:TOP_ROWS],
-        "items_left_out": max(len(rows) - TOP_ROWS, 0),
+        "items": items,
+        "items_left_out": max(len(rows) - len(items), 0),
     }
 
 
@@ -495,12 +502,22 @@ def _totals(prof: Any, facts: dict, an: AnalysisResult | None) -> dict:
     }
 
 
+def report_analysis_options(target: Any) -> dict:
+    """The options of the report's one analysis (fpgaprof.roofline.analyze keywords): the
+    chosen card, and every other preset card for the answer (``other_targets``). Whatever
+    else a report asks of the analysis passes the same, so the cache serves it."""
+    others = tuple(n for n in (p["name"] for p in presets()) if n != target)
+    return {"target": target, "other_targets": others}
+
+
 def analysis_of(
     prof: Any, target: str, warnings: list[str]
 ) -> tuple[AnalysisResult | None, str | None, str | None]:
     """The whole C++ analysis (fpgaprof.roofline.analyze: transfers, memory, roofline, FPGA
-    model; computed once and cached on the profile) for `target`. Returns (result, why it is
-    missing, why the FPGA part is missing). An unknown target only costs the FPGA part."""
+    model; computed once and cached on the profile) for `target`, with the FPGA rankings on
+    every other preset card (``fpga_other_targets``: the answer compares cards from this one
+    analysis). Returns (result, why it is missing, why the FPGA part is missing). An unknown
+    target only costs the FPGA part."""
 
     def spec() -> Any:
         return target_spec(target)
@@ -509,7 +526,7 @@ def analysis_of(
     tgt = target if target_reason is None else DEFAULT_TARGET
 
     def analyze() -> Any:
-        return roofline.analyze(prof, target=tgt)
+        return roofline.analyze(prof, **report_analysis_options(tgt))
 
     an, why = sections.run_analysis(analyze, "the analysis (fpgaprof.roofline.analyze)", warnings)
     if an is not None and target_reason is not None:

@@ -39,7 +39,44 @@ __all__ = [
     "region_rows_of",
     "kernel_count",
     "no_rows_note",
+    "roof_note",
+    "with_roof_notes",
 ]
+
+# Why a point can sit above its roof (percent_of_roof > 100): the static bytes are a count of
+# what the HLO reads and writes, not of DRAM traffic.
+ABOVE_ROOF_STATIC = (
+    "above the roof: the static byte count (XLA's cost model: every operand read counted as "
+    "a memory read) includes reads the GPU's L2/L1 caches served (an operand read twice, a "
+    "broadcast), so the rate from it exceeds DRAM's; trace(counters=True) measures the DRAM "
+    "bytes"
+)
+ABOVE_ROOF_MEASURED = (
+    "above the roof by counters: the measured kernels overlapped others (their time is shorter "
+    "than the work they shared) or the DRAM peak from the device record is low"
+)
+
+
+def roof_note(row: Mapping) -> str:
+    """Why a roofline row is above 100 % of its roof ("" when it is not): the static count
+    includes cache-served reads (percent_of_roof), or the counters' window (measured)."""
+    notes = []
+    pct = row.get("percent_of_roof")
+    if isinstance(pct, (int, float)) and pct > 100:
+        notes.append(ABOVE_ROOF_STATIC)
+    mpct = row.get("measured_percent_of_roof") if row.get("has_measured") else None
+    if isinstance(mpct, (int, float)) and mpct > 100:
+        notes.append(ABOVE_ROOF_MEASURED)
+    return "; ".join(notes)
+
+
+def with_roof_notes(rows: list) -> list:
+    """Rows (dicts) with a "roof_note" where they are above their roof (roof_note)."""
+    out = []
+    for r in rows:
+        note = roof_note(r) if isinstance(r, Mapping) else ""
+        out.append({**r, "roof_note": note} if note else r)
+    return out
 
 
 class Table(views.Table):
@@ -79,6 +116,7 @@ def analyze(
     top_buffers: int = 20,
     by: str | None = None,
     region_rows: str | None = None,
+    other_targets: tuple = (),
 ) -> AnalysisResult:
     """The whole analysis as one dict: ceilings, transfers, memory, roofline, fpga, the trace
     totals, region paths, kernels by name, DRAM peaks and the attribution it computed
@@ -87,8 +125,9 @@ def analyze(
     ``by``: "region" (default: one transfer group, memory row and roofline point per region
     path, instances summed) or "region_instance" (one per region record), as every table of a
     Profile names it; ``region_rows`` ("path" or "instance") is the analysis' own name for the
-    same choice (analysis.trace_analysis.AnalysisOptions). Cached on ``prof`` per argument set
-    (a Profile is immutable once the trace stopped)."""
+    same choice (analysis.trace_analysis.AnalysisOptions). ``other_targets``: more cards whose
+    FPGA rankings the same analysis returns (``fpga_other_targets``). Cached on ``prof`` per
+    argument set (a Profile is immutable once the trace stopped)."""
     rows = region_rows_of(by) if by is not None else "path"
     if region_rows is not None:
         if by is not None and region_rows != rows:
@@ -104,6 +143,7 @@ def analyze(
         latency_kernel_ns=latency_kernel_ns,
         top_buffers=top_buffers,
         region_rows=rows,
+        other_targets=tuple(other_targets),
     )
     store = store_of(prof)
     cache = getattr(prof, "analyses", None)
@@ -135,7 +175,8 @@ def roofline(prof: Any, by: str = "op", **kwargs: Any) -> Table | dict:
         # Without any kernel a region has no GPU time, FLOPs or bytes to show: rows of zeros
         # would read as measured, so the table is empty and says why (as report.html).
         rows = [] if kernel_count(prof) == 0 else r["regions"]
-        t = Table(sorted(rows, key=lambda x: -x["time_ns"]))
+        t = Table(with_roof_notes(sorted(rows, key=lambda x: -x["time_ns"])))
+        _roof_footer(t)
         t.title = f"roofline by {by}"
         t.empty_note = no_rows_note(
             prof, "no fpgaprof.region() with GPU kernels inside", regions=True
@@ -148,12 +189,21 @@ def roofline(prof: Any, by: str = "op", **kwargs: Any) -> Table | dict:
     if key is None:
         raise ValueError(f"by={by!r}: use 'op', 'region', 'region_instance', 'kernel' or 'trace'")
     rows = sorted(r[key], key=lambda x: -x["time_ns"])
-    t = Table(rows)
+    t = Table(with_roof_notes(rows))
+    _roof_footer(t)
     t.title = f"roofline by {key[:-1]}"
     t.empty_note = no_rows_note(
         prof, "no kernel was attributed to an HLO op" if key == "ops" else ""
     )
     return t
+
+
+def _roof_footer(t: Table) -> None:
+    """The printed table's closing line when a row is above its roof (marked "⚠")."""
+    above = [r for r in t if isinstance(r, Mapping) and r.get("roof_note")]
+    if above:
+        n = len(above)
+        t.footer = f"  ⚠ {n} row{'s' if n != 1 else ''} {above[0]['roof_note']}"
 
 
 def kernel_count(prof: Any) -> int | None:

@@ -27,6 +27,7 @@ from fpgaprof.base.errors import (
 from fpgaprof.base.markup import esc
 from fpgaprof.base.text import native_path, utf8_safe
 from fpgaprof.capture import hlo_dump, job_process, process_env
+from fpgaprof.capture.run_environment import meta_environment
 from fpgaprof.capture.signals import SaveOnSignal
 
 __all__ = ["trace", "region"]
@@ -169,9 +170,15 @@ class trace:
     def _after_start(self) -> None:
         if not self._session.gpu_active:
             reason = self._session.unavailable_reason or "CUPTI could not be started"
+            # The advice fits where the trace was opened: `fpgaprof run` has no require_gpu.
+            advice = (
+                "`fpgaprof devices` shows what was found; the run goes on without GPU data"
+                if self.owned_by_run
+                else "Pass require_gpu=True to make this an error."
+            )
             msg = (
                 f"fpgaprof.trace: no GPU activity is recorded ({reason}); the profile holds "
-                "wall time and regions only. Pass require_gpu=True to make this an error."
+                f"wall time and regions only. {advice}"
             )
             self._warnings.append(msg)
             warnings.warn(msg, FpgaprofWarning, stacklevel=3)
@@ -323,6 +330,12 @@ class trace:
             store.set_meta(**proc.meta())
         if self._job_folder is None and self.job_root is not None and proc is not None:
             self._job_folder = self.job_root
+        env = meta_environment()  # JAX, MBIRJAX, Python versions: read back by the reports
+        if env:
+            try:
+                store.set_meta(environment=env)
+            except Exception as e:  # noqa: BLE001 - an older core: the trace is still good
+                self._warnings.append(f"the environment could not be recorded in the trace: {e}")
         if self._job_folder is not None:
             folder = os.path.join(
                 self._job_folder,

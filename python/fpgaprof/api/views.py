@@ -179,8 +179,11 @@ def text_cell(k: str, v: Any, rng: str = "") -> str:
 
 
 def bounded_text(k: str, row: Mapping, text: str) -> str:
-    """A cell's text with "≤ " / "≥ " before it where the row is only a bound (bound_mark)."""
+    """A cell's text with "≤ " / "≥ " before it where the row is only a bound (bound_mark), and
+    " ⚠" after a percent of roof above 100 % (the row's roof_note says why)."""
     mark = bound_mark(k, row)
+    if k == "percent_of_roof" and row.get("roof_note"):
+        text += " ⚠"
     return mark + text if mark and text != "–" else text
 
 
@@ -262,13 +265,16 @@ class Table(list):
     ``print(table)`` and the REPL show a text table of its main columns, Jupyter an HTML table of
     every column, ``to_pandas()`` gives a DataFrame and ``columns()`` NumPy columns. ``title``;
     ``display``: the columns shown first (else TEXT_FIRST); ``labels``: headers of some
-    columns; ``empty_note``: why there are no rows; ``footer``: a closing line."""
+    columns; ``empty_note``: why there are no rows; ``footer``: a closing line; ``more``: where
+    the rows and columns left out of print() are."""
 
     title = "rows"
     display: tuple = ()
     labels: Mapping[str, str] = {}
     empty_note = ""
     footer = ""
+    # where the rows and columns print() leaves out are (the command line names its --json)
+    more = ".to_pandas() or .columns()"
     meta: dict[str, Any]  # facts of the whole result where a table has them (fpga_candidates)
 
     def _records(self) -> list:
@@ -281,6 +287,7 @@ class Table(list):
             self.display,
             empty_note=self.empty_note,
             footer=self.footer,
+            more=self.more,
             labels=self.labels,
         )
 

@@ -76,7 +76,18 @@ _BOUNDED_TIMES = (
 
 def bound_mark(k: str, row: Mapping) -> str:
     """ "≤ " before a speedup and "≥ " before a card time of a row that is only a bound
-    (estimate_basis in BOUND_BASES), else ""."""
+    (estimate_basis in BOUND_BASES), "≤ " before what it could save (could_save_ns) of a bound
+    or of a row without an estimate (all of its GPU time, at most), else ""."""
+    if k == "could_save_ns":
+        if not row.get(k):  # ruled out: nothing to save, no bound to mark
+            return ""
+        return (
+            "≤ "
+            if row.get("estimate_basis") in BOUND_BASES
+            or row.get("cost_known") is False
+            or row.get("estimated") is False
+            else ""
+        )
     if row.get("estimate_basis") not in BOUND_BASES:
         return ""
     if k.lower().endswith("speedup"):

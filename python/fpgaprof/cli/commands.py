@@ -241,9 +241,10 @@ def cmd_estimate(args: argparse.Namespace) -> int:
             }
         out(json.dumps(whole, indent=1, default=_json_default, allow_nan=False) + "\n")
         return 0
+    est.more = f"{PROG} estimate {args.module} --json"  # the command line's way, not Python's
     if args.limit is not None and args.limit < len(est):
         shown = type(est)(sorted(est, key=lambda r: -(r.get("card_time_s") or 0))[: args.limit])
-        for k in ("title", "display", "footer", "empty_note"):
+        for k in ("title", "display", "footer", "empty_note", "more"):
             setattr(shown, k, getattr(est, k))
         shown.title = est.title + f" (the {args.limit} longest of {len(est)})"
         out(str(shown))

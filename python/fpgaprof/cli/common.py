@@ -139,7 +139,7 @@ def check_target(target: str | None, prog: str = PROG) -> None:
     except Exception:  # noqa: BLE001 - no FPGA model in this build: the section says why
         return
     if not target.lower().endswith(".json"):
-        if target not in names:
+        if target.lower() not in {n.lower() for n in names}:  # "Alveo-U55C" is alveo-u55c
             raise usage_error(
                 prog,
                 f"unknown FPGA target {target!r} ({targets.preset_hint(target, names)}"
@@ -199,8 +199,9 @@ _HLO_NAME_BYTES = 96
 def write_hlo_modules(prof: Any, folder: str, *, staging: OutputSet | None = None) -> int:
     """The optimized HLO modules stored in the trace, one text file each, in `folder` (with
     `staging`: written into the set, to appear in `folder` when it is committed). Modules whose
-    file XLA already dumped there are skipped. Returns the count (0 when the profile does not
-    expose them)."""
+    file is already there (XLA's own dump under `fpgaprof run`, or an earlier report) are not
+    written again. Returns how many of the trace's modules the folder holds (0 when the profile
+    does not expose them)."""
     mods = None
     for owner in (prof, store_of(prof)):
         if owner is None:
@@ -223,7 +224,8 @@ def write_hlo_modules(prof: Any, folder: str, *, staging: OutputSet | None = Non
             continue
         fname = hlo_file_name(str(name), int(pid), i)
         if any(e.startswith(fname[:-3]) for e in existing):
-            continue  # XLA's own dump of this module is already there (`fpgaprof run`)
+            n += 1  # already there: XLA's own dump (`fpgaprof run`) or an earlier report
+            continue
         path = os.path.join(folder, fname)
         if staging is not None:
             path = staging.path(os.path.relpath(path, staging.folder))

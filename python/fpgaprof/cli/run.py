@@ -5,6 +5,7 @@ saved at exit, then every report written from the trace."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fcntl
 import os
 import re
@@ -40,6 +41,17 @@ __all__ = [
     "SI_KERNEL",
     "RUN_LOCK",
 ]
+
+
+def _drop_failed_run_leftovers(out_dir: str) -> None:
+    """A run that wrote no trace leaves nothing of its own behind: the claim marker and an
+    hlo/ folder XLA's dump left empty (one that holds files is kept)."""
+    claim = os.path.join(out_dir, ".fpgaprof-claim")
+    if os.path.exists(claim):
+        os.unlink(claim)
+    hlo = os.path.join(out_dir, "hlo")
+    with contextlib.suppress(OSError):  # not there, or not empty: kept as it is
+        os.rmdir(hlo)
 
 
 def prune_hlo_dump(folder: str) -> int:
@@ -386,7 +398,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     if not os.path.exists(trace):
         # why: from the marker the traced process left
-        sys.stderr.write(f"{PROG} run: {runner.no_trace_message(out_dir, code)}\n")
+        message = runner.no_trace_message(out_dir, code)
+        _drop_failed_run_leftovers(out_dir)
+        sys.stderr.write(f"{PROG} run: {message}\n")
         if untraced:
             sys.stderr.write(f"{PROG} run: warning: {untraced}\n")
         return code if code else 1

@@ -1,5 +1,6 @@
-"""The few lines `fpgaprof run` and `fpgaprof report` print at the end: what was traced and
-the best FPGA offload candidates (regions as whole units, then HLO ops), from summary.json.
+"""The few lines `fpgaprof run` and `fpgaprof report` print at the end: the answer first (per
+operation and size: verdict, best card, speedup, why, what it rests on), then what was traced
+and the best FPGA offload candidates (regions as whole units, then HLO ops), from summary.json.
 
 Everything comes from the summary dict (report/summary.py: collect), so the terminal shows the
 same numbers as report.html; the full tables are in report.html and summary.json.
@@ -9,15 +10,37 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from fpgaprof.api.fpga import OP_TEXT_COLUMNS, REGION_TEXT_COLUMNS, combined_speedup_text
+from fpgaprof.api.fpga import (
+    OP_TEXT_COLUMNS,
+    REGION_TEXT_COLUMNS,
+    best_rows,
+    combined_speedup_text,
+)
 from fpgaprof.api.section_views import multi_device
 from fpgaprof.api.views import rows_text
-from fpgaprof.base.units import fmt_bytes, fmt_num, fmt_pct, fmt_s
+from fpgaprof.base.text import terminal_safe
+from fpgaprof.base.units import (
+    fmt_bytes,
+    fmt_num,
+    fmt_pct,
+    fmt_s,
+    fmt_speedup,
+    fmt_speedup_range,
+)
 
 TOP = 5
 # The printed tables' columns without the score, the module, the time share, the card time, the
 # pattern and what limits the card (a terminal is narrow; the speedups carry their ranges).
-_NARROW = ("score", "module", "time_share", "fpga_total_s", "pattern", "card_limit", "instances")
+_NARROW = (
+    "score",
+    "module",
+    "time_share",
+    "fpga_total_s",
+    "pattern",
+    "card_limit",
+    "instances",
+    "workload_speedup",
+)
 OP_COLUMNS = tuple(c for c in OP_TEXT_COLUMNS if c not in _NARROW)
 REGION_COLUMNS = tuple(c for c in REGION_TEXT_COLUMNS if c not in _NARROW)
 
@@ -29,9 +52,13 @@ def _ranked(section: Mapping, what: str, card: str, columns: tuple, top: int) ->
         ]
     items = list(section.get("items") or [])
     count = int(section.get("count") or len(items))
-    title = f"FPGA offload on {card}, {what} (best {min(top, count)} of {count})"
+    shown = best_rows(items, top)
+    extra = len(shown) - min(top, count)
+    title = f"FPGA offload on {card}, {what} (best {min(top, count)} of {count}" + (
+        f", and {extra} more holding more GPU time)" if extra > 0 else ")"
+    )
     text = rows_text(
-        items[:top], title, columns, max_rows=top, more="report.html, summary.json"
+        shown, title, columns, max_rows=len(shown), more="report.html, summary.json"
     ).splitlines()
     return [title] + text[1:]  # the row count is in the title already
 
@@ -97,6 +124,54 @@ def _devices_line(summary: Mapping) -> list[str]:
     return [f"  {d['balance']['text']}; busy share of wall: {shares}"]
 
 
+def _speedup_text(item: Mapping) -> str:
+    sp = item.get("speedup")
+    if not isinstance(sp, (int, float)):
+        return "–"
+    rng = fmt_speedup_range(item.get("speedup_low"), item.get("speedup_high"))
+    mark = "≤ " if item.get("bound") else ""
+    return f"{mark}{fmt_speedup(sp)}" + (f" ({rng})" if rng else "")
+
+
+def answer_lines(summary: Mapping, top: int = TOP) -> list[str]:
+    """The answer first (summary.json's `answer`): per operation and size the verdict, the best
+    card, the speedup with its range and what decides it, then what the answer rests on."""
+    a = summary.get("answer") or {}
+    if not a.get("available"):
+        return [f"FPGA answer: not available ({a.get('reason') or 'no FPGA candidates'})"]
+    items = best_rows(
+        [dict(i, gpu_time_ns=(i.get("gpu_time_s") or 0.0) * 1e9) for i in a.get("items") or []],
+        top,
+    )
+    unit = "operation (region) and size" if a.get("unit") == "region" else "HLO op"
+    head = f"FPGA answer per {unit}, best of {len(a.get('cards') or [])} cards:"
+    cols = ["operation", "size", "gpu time", "verdict", "best card", "speedup", "why"]
+    rows = [
+        [
+            str(i.get("operation") or ""),
+            f"{i['size']}³" if i.get("size") else "–",
+            fmt_s(i.get("gpu_time_s")),
+            str(i.get("verdict") or ""),
+            str(i.get("best_card") or "–"),
+            _speedup_text(i),
+            str(i.get("reason") or ""),
+        ]
+        for i in items
+    ]
+    # names from traces may hold control characters: one line per row whatever they hold
+    rows = [[terminal_safe(v, keep="") for v in r] for r in rows]
+    widths = [max([len(c)] + [len(r[k]) for r in rows]) for k, c in enumerate(cols)]
+    out = [head, "  " + "  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip()]
+    out += ["  " + "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
+    left = int(a.get("count") or 0) - len(items)
+    if left > 0:
+        out.append(f"  … {left} more (report.html, summary.json)")
+    rests = (a.get("rests_on") or {}).get("text")
+    if rests:
+        out.append("  rests on: " + terminal_safe(str(rests), keep=""))
+    return out
+
+
 def digest(summary: Mapping, top: int = TOP) -> str:
     """Text: the trace in one line; with several GPUs, their load balance in a second; host
     link use, memory peak and the warnings count in the next; then the best `top` region and
@@ -115,7 +190,7 @@ def digest(summary: Mapping, top: int = TOP) -> str:
             f"fpgaprof: {fmt_s(t.get('wall_time_s'))} wall, no GPU data "
             f"({t.get('unavailable_reason') or 'no GPU trace'})"
         )
-    lines = [head] + _devices_line(summary) + facts_lines(summary)
+    lines = answer_lines(summary, top) + [head] + _devices_line(summary) + facts_lines(summary)
     c = summary.get("candidates") or {}
     card = str(c.get("target") or "the card")
     regions = c.get("regions") or {"available": False, "reason": c.get("reason")}

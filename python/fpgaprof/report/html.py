@@ -18,6 +18,7 @@ from typing import Any
 
 from fpgaprof.api.fpga import OP_TEXT_COLUMNS, REGION_TEXT_COLUMNS, combined_speedup_text
 from fpgaprof.api.memory_views import dataflow_html, module_memory_html
+from fpgaprof.api.roofline import ABOVE_ROOF_STATIC
 from fpgaprof.api.section_views import devices_html, memory_html, multi_device, transfers_html
 from fpgaprof.base.atomic import write_text_atomic
 from fpgaprof.base.columns import (
@@ -35,12 +36,15 @@ from fpgaprof.base.units import (
     fmt_num,
     fmt_pct,
     fmt_s,
+    fmt_speedup,
+    fmt_speedup_range,
     kernel_display_name,
 )
 from fpgaprof.report.model import MEASUREMENT_RUNS, measurement_stats
 
 __all__ = [
     "render",
+    "answer_html",
     "write_html",
     "ranked_table_html",
     "extra_table_html",
@@ -304,8 +308,11 @@ def _roofline_svg(roof: Mapping, device: Mapping | None) -> str:
             )
             + (f" | {p['source']}" if p.get("source") else "")
         )
+        above = bool(p.get("roof_note"))
+        if above:
+            tip += f" | {p['roof_note']}"
         o.append(
-            f'<circle class="pt" cx="{X(p["intensity"]):.1f}" '
+            f'<circle class="pt{" above" if above else ""}" cx="{X(p["intensity"]):.1f}" '
             f'cy="{Y(p["achieved_flops_per_s"]):.1f}" r="{r:.1f}" fill="{colour}" '
             f'data-tip="{esc(tip)}"><title>{esc(tip)}</title></circle>'
         )
@@ -314,6 +321,12 @@ def _roofline_svg(roof: Mapping, device: Mapping | None) -> str:
         f'<span class="swatch" style="background:{c}"></span>{esc(b)}'
         for b, c in BOUND_COLOURS.items()
     )
+    n_above = sum(1 for p in pts if p.get("roof_note"))
+    if n_above:
+        legend += (
+            f' · <span class="swatch above"></span>{n_above} above the roof (dashed ring): '
+            "the static byte count includes cache-served reads"
+        )
     note = ""
     if not peak_bw and not compute_roofs:
         note = (
@@ -379,7 +392,7 @@ def _roofline_table(roof: Mapping) -> str:
             (fmt_num(p.get("intensity")), p.get("intensity")),
             (fmt_num(p.get("achieved_flops_per_s")), p.get("achieved_flops_per_s")),
             (fmt_num(p.get("achieved_bytes_per_s")), p.get("achieved_bytes_per_s")),
-            (fmt_pct(p.get("roof_fraction")), p.get("roof_fraction")),
+            _roof_cell(p.get("roof_fraction"), p.get("roof_note")),
             (esc(p.get("bound") or ""), p.get("bound") or ""),
         ]
         if measured:
@@ -420,6 +433,17 @@ def _roofline_table(roof: Mapping) -> str:
     )
 
 
+def _roof_cell(frac: Any, note: Any) -> tuple[str, Any]:
+    """A "% of roof" cell; above 100 % flagged, with the reason as its title and in a fold."""
+    if not note:
+        return fmt_pct(frac), frac
+    return (
+        f'<span class="above" title="{esc(note)}">{esc(fmt_pct(frac))} ⚠</span>'
+        f'<details class="note"><summary>why above</summary>{esc(note)}</details>',
+        frac,
+    )
+
+
 def _point_cells(p: Mapping) -> list[tuple[str, Any]]:
     """time, kernels, FLOPs, bytes, FLOP/B, FLOP/s, B/s, % of roof, bound, cost coverage."""
     b = p.get("bound") or ""
@@ -431,7 +455,10 @@ def _point_cells(p: Mapping) -> list[tuple[str, Any]]:
         (fmt_num(p.get("intensity")), p.get("intensity")),
         (fmt_num(p.get("achieved_flops_per_s")), p.get("achieved_flops_per_s")),
         (fmt_num(p.get("achieved_bytes_per_s")), p.get("achieved_bytes_per_s")),
-        (fmt_pct(p.get("roof_fraction")), p.get("roof_fraction")),
+        _roof_cell(
+            p.get("roof_fraction"),
+            ABOVE_ROOF_STATIC if (p.get("roof_fraction") or 0) > 1 else "",
+        ),
         (esc(b), b),
         (fmt_pct(p.get("cost_coverage")), p.get("cost_coverage")),
     ]
@@ -505,7 +532,7 @@ def _ops(s: Mapping) -> str:
                 (fmt_bytes(r.get("bytes")), r.get("bytes")),
                 (esc(r.get("pattern") or ""), r.get("pattern") or ""),
                 (esc(bound), bound),
-                (f"<code>{esc(r.get('source') or '')}</code>", r.get("source") or ""),
+                (_source_cell(r.get("source") or ""), r.get("source") or ""),
             ]
         )
     shown_left = len(items) - len(rows)
@@ -526,6 +553,7 @@ def _ops(s: Mapping) -> str:
             ("source", "text"),
         ],
         rows,
+        "wide",
     ) + (f'<p class="dim">{left} more ops not shown (in {where})</p>' if left else "")
 
 
@@ -617,9 +645,31 @@ REGION_CANDIDATE_FIRST = REGION_TEXT_COLUMNS + (
 )
 
 
+FOLD_CHARS = 36  # text cells longer than this fold (<details>), so a row stays one line or two
+_NAME_KEYS = frozenset({"op", "region", "name", "top_op"})  # what a row is: never folded
+
+
+def _source_cell(source: str) -> str:
+    """A source location as one line: its end (file name and line) shown, the whole path in
+    the title (a long path wrapped in a narrow column made a row of numbers ~75 px tall)."""
+    if len(source) <= FOLD_CHARS:
+        return f'<code class="src">{esc(source)}</code>'
+    return f'<code class="src" title="{esc(source)}">…{esc(source[-(FOLD_CHARS - 1) :])}</code>'
+
+
 def _ranked_cell(k: str, r: Mapping) -> tuple[str, Any]:
-    """A ranked table's cell: the value, and under it its range where the row has one."""
-    disp, val = html_cell(k, r.get(k))
+    """A ranked table's cell: the value, and under it its range where the row has one; long
+    text folded (its start shown, the rest in a <details>)."""
+    v = r.get(k)
+    if k == "source" and isinstance(v, str):
+        return _source_cell(v), v
+    if isinstance(v, str) and len(v) > FOLD_CHARS and k not in _NAME_KEYS:
+        return (
+            f'<details class="note"><summary>{esc(v[: FOLD_CHARS - 1])}…</summary>'
+            f"{esc(v)}</details>",
+            v,
+        )
+    disp, val = html_cell(k, v)
     mark = bound_mark(k, r)
     if mark and disp != "–":
         disp = esc(mark) + disp
@@ -787,6 +837,84 @@ def _measurements(s: Mapping) -> str:
     )
 
 
+VERDICT_CLASS = {
+    "gains": "v-gain",
+    "only restructured": "v-restr",
+    "no": "v-no",
+    "unknown: bound only": "v-unk",
+    "unknown: not estimated": "v-unk",
+}
+
+
+def _answer_speedup(i: Mapping) -> str:
+    sp = i.get("speedup")
+    if not isinstance(sp, (int, float)):
+        return "–"
+    mark = "≤ " if i.get("bound") else ""
+    rng = fmt_speedup_range(i.get("speedup_low"), i.get("speedup_high"))
+    scen = f" {i['scenario']}" if i.get("scenario") else ""
+    return f"<b>{esc(mark + fmt_speedup(sp))}</b>" + (
+        f' <span class="dim">({esc(rng)}){esc(scen)}</span>' if rng or scen else ""
+    )
+
+
+def answer_html(s: Mapping) -> str:
+    """The answer first (summary.json's `answer`): per operation and size, verdict, best card,
+    speedup with its range and why, then what it rests on; `answer["see"]` ({"href", "text",
+    "note"}) adds a link, `answer["lead"]` a sentence before it."""
+    a = s.get("answer") or {}
+    see = a.get("see")
+    link = (
+        f'<p class="see">→ <a href="{esc(see["href"])}">{esc(see.get("text") or see["href"])}</a>'
+        + (f" — {esc(see['note'])}" if see.get("note") else "")
+        + "</p>"
+        if isinstance(see, Mapping) and see.get("href")
+        else ""
+    )
+    lead = f'<p class="lead">{esc(a["lead"])}</p>' if a.get("lead") else ""
+    if not a.get("available"):
+        return lead + link + not_available(a if a else {"reason": "no answer in this summary"})
+    items = list(a.get("items") or [])
+    counts: dict[str, int] = {}
+    for i in items:
+        counts[str(i.get("verdict"))] = counts.get(str(i.get("verdict")), 0) + 1
+    unit = "operation" if a.get("unit") == "region" else "HLO op"
+    summary_line = ", ".join(f"{n} {esc(v)}" for v, n in counts.items())
+    rows = []
+    for i in items:
+        v = str(i.get("verdict") or "")
+        rows.append(
+            [
+                (esc(i.get("operation") or ""), i.get("operation") or ""),
+                (f"{esc(i['size'])}³" if i.get("size") else "–", i.get("size") or 0),
+                (fmt_s(i.get("gpu_time_s")), i.get("gpu_time_s")),
+                (f'<span class="{VERDICT_CLASS.get(v, "v-unk")}">{esc(v)}</span>', v),
+                (esc(i.get("best_card") or "–"), i.get("best_card") or ""),
+                (_answer_speedup(i), i.get("speedup")),
+                (esc(i.get("reason") or ""), i.get("reason") or ""),
+            ]
+        )
+    headers = [
+        (unit, "text"),
+        ("size", "num"),
+        ("GPU time", "num"),
+        ("verdict", "text"),
+        ("best card", "text"),
+        ("speedup (range)", "num"),
+        ("why", "text"),
+    ]
+    left = int(a.get("count") or 0) - len(items)
+    rests = (a.get("rests_on") or {}).get("text") or ""
+    return (
+        lead + f"<p>per {esc(unit)} and size, the best of {len(a.get('cards') or [])} cards "
+        f"({esc(', '.join(a.get('cards') or []))}): {summary_line}</p>"
+        + html_table(headers, rows)
+        + (f'<p class="dim">{left} more in summary.json</p>' if left > 0 else "")
+        + (f'<p class="rests"><b>rests on</b>: {esc(rests)}</p>' if rests else "")
+        + link
+    )
+
+
 def _warnings(s: Mapping) -> str:
     ws = s.get("warnings") or []
     if not ws:
@@ -800,7 +928,11 @@ def _environment(s: Mapping) -> str:
     return (
         f'<p class="dim">backend {esc(e.get("backend") or "–")} · jax '
         f"{esc(e.get('jax_version') or '–')} · mbirjax {esc(e.get('mbirjax_version') or '–')}"
-        f" · devices {esc(', '.join(map(str, devs)) or '–')} · fpgaprof "
+        f" · devices {esc(', '.join(map(str, devs)) or '–')}"
+        + (f" · driver {esc(e['driver_version'])}" if e.get("driver_version") else "")
+        + (f" · CUPTI {esc(e['cupti_version'])}" if e.get("cupti_version") else "")
+        + (" (from the trace META)" if e.get("source") == "trace META" else "")
+        + " · fpgaprof "
         f"{esc(s.get('generated_by', {}).get('version'))} · trace "
         f"<code>{esc(s['trace'].get('path') or '(in memory)')}</code></p>"
     )
@@ -836,6 +968,14 @@ font-size:12px;padding:4px 8px;border-radius:4px;pointer-events:none;max-width:4
 .legend{font-size:12px;color:var(--dim);margin-bottom:4px}.swatch{display:inline-block;width:10px;
 height:10px;border-radius:5px;margin:0 3px 0 8px}
 #fpgaprof-status{font-size:11px;color:var(--dim);margin-top:30px}
+details.note{font-size:12px;max-width:22em}details.note summary{white-space:nowrap;
+overflow:hidden;text-overflow:ellipsis;cursor:pointer;color:var(--dim)}
+.above{color:#8a1f11;font-weight:600}svg .pt.above{stroke:#8a1f11;stroke-width:2;
+stroke-dasharray:3 2}.swatch.above{background:#fff;border:2px dashed #8a1f11;width:8px;height:8px}
+.v-gain{color:#1a7f37;font-weight:600}.v-restr{color:#9a6700;font-weight:600}
+.v-no{color:#8a1f11;font-weight:600}.v-unk{color:#6b6b70;font-weight:600}
+code.src,span.src{white-space:nowrap;word-break:normal}
+.lead{font-size:16px;font-weight:600}.see{font-size:15px}.rests{font-size:13px}
 """
 
 # The page's only script: error collector first, then sorting and tooltips, then the marker.
@@ -917,6 +1057,7 @@ def render(
         {"schema_version": s.get("schema_version"), "totals": s.get("totals")}, default=str
     ).replace("<", "\\u003c")
     sections = [
+        ("answer", "The answer: FPGA offload per operation and size", answer_html(s)),
         ("overview", "Overview", _overview(s) + _environment(s)),
         ("warnings", "Warnings", _warnings(s)),
         (

@@ -95,10 +95,15 @@ def render(model: Mapping) -> str:
         out.append(f"MISSING {who}{where}: {_clean(m['reason'])}")
     out.append(f"clock: {_clean(model['clock']['text'])}")
     b = model.get("balance") or {}
-    if b.get("imbalance") is not None:
+    # One trace has nothing to balance against; a rank without a known index says so.
+    if b.get("imbalance") is not None and n >= 2:
+
+        def rank(k: str) -> str:
+            return "(index unknown)" if b.get(k) is None else str(b[k])
+
         out.append(
-            f"balance: busiest rank {b['slowest_rank']} {fmt_s(b['max_busy_s'])}, "
-            f"least busy rank {b['least_busy_rank']} {fmt_s(b['min_busy_s'])}, "
+            f"balance: busiest rank {rank('slowest_rank')} {fmt_s(b['max_busy_s'])}, "
+            f"least busy rank {rank('least_busy_rank')} {fmt_s(b['min_busy_s'])}, "
             f"busiest/mean {b['imbalance']:.2f}, spread {_pct(b['spread_fraction'])} of the busiest"
         )
     out += ["", "ranks", table(model["ranks"], RANK_COLUMNS)]

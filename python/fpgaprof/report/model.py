@@ -14,21 +14,25 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
 from fpgaprof.analysis import attribution, sections
+from fpgaprof.api.answer import SIZE_RE, answer_section
 from fpgaprof.api.dataflow import dataflow_section
 from fpgaprof.api.module_memory import module_memory_section
-from fpgaprof.api.overview import attribution_of, trace_overview
+from fpgaprof.api.overview import attribution_of, report_analysis_options, trace_overview
 from fpgaprof.base import records
 from fpgaprof.base.constants import DEFAULT_TARGET, FULL_ROWS
 from fpgaprof.base.core import core
 from fpgaprof.base.text import shown_name
-from fpgaprof.capture.run_environment import environment_now, read_environment
+from fpgaprof.capture.run_environment import (
+    environment_now,
+    environment_with_meta,
+    read_environment,
+)
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -48,8 +52,8 @@ __all__ = [
 SCHEMA_VERSION = 1
 
 # Region names "<operation>/<size>", "<operation>@<size>", "<operation>[<size>]" or
-# "<operation> size=<size>" give a measurement a volume size.
-_SIZE_RE = re.compile(r"^(?P<op>.+?)(?:[/@]|\s+size=|\[)(?P<size>\d+)\]?$")
+# "<operation> size=<size>" give a measurement a volume size (api.answer.SIZE_RE).
+_SIZE_RE = SIZE_RE
 
 
 def measurements_from_regions(instances: Any) -> list[dict]:
@@ -232,9 +236,11 @@ def collect(
     overview (api.overview: facts, sections, warnings) with the run's environment and
     measurements.
 
-    environment / measurements: given ones win (e.g. a sweep's own timings). Otherwise, for a
-    saved trace (trace_path) the environment.json `fpgaprof run` wrote beside it (unknown
-    fields stay null without one), and this process's environment when reporting in-process;
+    environment / measurements: given ones win, as given (e.g. a sweep's own timings).
+    Otherwise, for a saved trace (trace_path) the environment.json `fpgaprof run` wrote beside
+    it, and this process's environment when reporting in-process; what those leave unknown
+    comes from the trace's META (capture.run_environment.environment_with_meta), never from
+    the reporting machine;
     one measurement per fpgaprof.region() instance; `measurements` lists the first
     MEASUREMENT_RUNS of each (operation, size) (`measurements_left_out` counts the rest) and
     `measurement_stats` sums up every run. progress: an object with stage(name)
@@ -257,6 +263,14 @@ def collect(
         env = read_environment(trace_path) or {}
     else:
         env = environment_now()  # in the traced process itself
+    if environment is None:
+        # What the run did not record, the trace's own META may know (device, driver, CUPTI;
+        # the JAX and MBIRJAX versions in traces written since META records them).
+        meta = records.attr_or(prof, "meta")
+        names = [str(d.get("name") or "") for d in overview.data.get("devices") or []]
+        env = environment_with_meta(
+            env, dict(meta) if isinstance(meta, Mapping) else None, [n for n in names if n]
+        )
     for k in ("backend", "devices", "jax_version", "mbirjax_version"):
         env.setdefault(k, [] if k == "devices" else None)
     if measurements is not None:
@@ -266,7 +280,9 @@ def collect(
     else:
         meas, meas_left_out, meas_stats = region_measurements(overview.region_instances)
 
+    answer = _answer(prof, overview.data, overview.analysis)
     out = {
+        "answer": answer,
         "schema_version": SCHEMA_VERSION,
         "generated_by": {"tool": "fpgaprof", "version": _version()},
         "environment": env,
@@ -277,13 +293,22 @@ def collect(
     }
     # XLA's buffer assignment (traces that kept it): the memory view and the dataflow graphs.
     # Absent keys for older traces, whose summaries stay as they were.
-    module_memory = module_memory_section(prof, **({"target": target} if target else {}))
+    module_memory = module_memory_section(prof, **report_analysis_options(target or DEFAULT_TARGET))
     if module_memory is not None:
         out["module_memory"] = module_memory
         dataflow = dataflow_section(prof, out.get("candidates"))
         if dataflow is not None:
             out["dataflow"] = dataflow
     return out
+
+
+def _answer(prof: Any, data: Mapping, analysis: Any) -> dict:
+    """summary.json's `answer` (api.answer), from the report's one analysis; a failure says
+    why instead."""
+    try:
+        return answer_section(prof, data, analysis)
+    except Exception as e:  # noqa: BLE001 - the rest of the report stands without it
+        return {"available": False, "reason": f"the answer could not be built: {e}"}
 
 
 def collect_job(job: Any, *, target: str | None = None, on_rank: Any = None) -> dict:

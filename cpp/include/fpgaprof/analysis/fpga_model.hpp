@@ -177,10 +177,23 @@ struct FpgaOptions {
 // "" when not estimated.
 std::string offload_scenario(double speedup, double restructured_speedup);
 
+// The answer in words, from a row's scenario: "gains" (as compiled), "only restructured",
+// "no" (neither), "unknown: bound only" (a bound that decides nothing: `bound` true and
+// scenario ""), "unknown: not estimated" (nothing to bound it by).
+std::string offload_verdict(const std::string& scenario, bool bound);
+
+// The most GPU time offloading could save, in ns: `gpu_ns` less the fastest card total either
+// scenario reaches (the fast ends of their ranges: gpu_ns / the speedups' upper ends), 0 when
+// neither beats the GPU even there, all of `gpu_ns` when there is nothing to bound the card
+// time by (both NaN). The ranking key of ops and regions (docs/fpga-model.md, "Ranking").
+double could_save_ns(double gpu_ns, double speedup_high, double restructured_speedup_high);
+
 // One candidate with every input of its score and every intermediate of its what-if.
-// Ops whose static cost is unknown (OpCost::cost_known false: a custom call without a cost rule,
-// or HLO that was not captured) get no estimate and no score (NaN), rank after every scored op
-// and stay out of the combined speedups. Where the trace still bounds them, their card times are
+// Candidates are ranked by what offloading could change (`could_save_ns`, then GPU time, then
+// score). Ops whose static cost is unknown (OpCost::cost_known false: a custom call without a
+// cost rule, or HLO that was not captured) get no estimate and no score (NaN), take their place
+// by what their bound leaves possible (all of their GPU time without a bound) and stay out of
+// the combined speedups. Where the trace still bounds them, their card times are
 // lower bounds and their speedups upper bounds (`estimate_basis`):
 //   "measured bound": hardware counters measured the op's FLOPs and DRAM bytes on the GPU (over
 //     `measured_coverage` of its time, scaled to all of it); a card as compiled, without the
@@ -245,12 +258,14 @@ struct FpgaCandidate {
   // offload_scenario(op_speedup, restructured_op_speedup); for a bound, "neither" when even the
   // fast ends of both upper bounds stay under 1, else "" (undecided without a cost).
   std::string scenario;
+  std::string verdict;       // offload_verdict(scenario, is_bound())
+  double could_save_ns = 0;  // could_save_ns(gpu_time_ns, op_speedup_high, restructured_op_speedup_high)
   bool is_bound() const { return estimate_basis == "measured bound" || estimate_basis == "operand bound"; }
 };
 
 struct FpgaReport {
   FpgaTarget target;
-  std::vector<FpgaCandidate> candidates;  // ranked by score, best first; not estimated ones last
+  std::vector<FpgaCandidate> candidates;  // ranked: could_save_ns, then GPU time, then score
   double workload_ns = 0;
   double gpu_kernel_ns = 0;
   // Every estimated candidate with op_speedup > 1 offloaded together (their savings add); the
@@ -325,6 +340,10 @@ struct FpgaRegionCandidate {
   double restructured_fpga_total_s = 0;
   double restructured_region_speedup = 0, restructured_region_speedup_low = 0, restructured_region_speedup_high = 0;
   std::string scenario;  // offload_scenario(region_speedup, restructured_region_speedup)
+  std::string verdict;   // offload_verdict(scenario, false)
+  // could_save_ns(gpu_time_ns, region_speedup_high, restructured_region_speedup_high): all of
+  // its GPU time when not estimated
+  double could_save_ns = 0;
 };
 
 // Pattern affinity used in the score (documented table).
@@ -337,8 +356,9 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
                                 const FpgaTarget& target, const FpgaOptions& options,
                                 const std::vector<double>& host_bytes_per_op = {});
 
-// Every region path with kernels inside, ranked like the ops (scored by score; regions without
-// any estimated op (estimated false: every derived field NaN) after them by GPU time). Region
+// Every region path with kernels inside, ranked like the ops (could_save_ns, then GPU time,
+// then score; a region without any estimated op (estimated false: every derived field NaN)
+// could save all of its GPU time). Region
 // paths are keyed by (enclosing path, name); a name containing " > " is shown in quotes. Nested paths
 // are ranked side by side, so their savings overlap and are not added up. `ops`, `roofline`
 // and `op_of_kernel` as given to analyze_roofline; options.min_time_share applies. Paths are

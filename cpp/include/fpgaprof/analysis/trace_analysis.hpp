@@ -45,6 +45,9 @@ struct AnalysisOptions {
   // The card of the FPGA what-if: a preset (fpga_preset) or a user card (validate_fpga_target
   // is applied; an invalid one throws Error(kInvalidArgument)).
   FpgaTarget fpga_target = fpga_preset("alveo-u55c");
+  // More cards to rank the same ops and regions on (TraceAnalysis::other_fpga, in this order),
+  // so that a report compares cards from one analysis; each validated like fpga_target.
+  std::vector<FpgaTarget> other_fpga_targets;
   // End-to-end time of the traced workload, ns, for the FPGA Amdahl speedups; 0: the trace's
   // span (TraceMeta end - start), or 0 when that is not positive.
   double workload_ns = 0;
@@ -138,6 +141,12 @@ struct TraceAnalysis {
   RooflineReport roofline;  // ops in op_inputs.ops order
   FpgaReport fpga;          // op candidates
   std::vector<FpgaRegionCandidate> fpga_regions;
+  // The same rankings on each of AnalysisOptions::other_fpga_targets, in its order.
+  struct OtherFpgaTarget {
+    FpgaReport ops;
+    std::vector<FpgaRegionCandidate> regions;
+  };
+  std::vector<OtherFpgaTarget> other_fpga;
   std::vector<RegionPathGpuTime> region_path_gpu;  // one per region path, in RegionPaths order
   // Every distinct kernel name, most total time first (ties: by name, byte order).
   std::vector<KernelNameStats> kernels_by_name;

@@ -1,0 +1,177 @@
+"""The answer first: per operation (region) and size, whether moving it to an FPGA card gains,
+on which card, by how much, what decides it and what the answer rests on (summary.json's
+first key, the top of report.html, the first lines `fpgaprof run` / `report` print).
+
+The report's one analysis ranks the ops and regions on the chosen card and on every other
+preset card (overview.report_analysis_options: ``fpga`` and ``fpga_other_targets``); the rows
+keep the C++ ranking of the chosen card (what offloading could change), and the answer picks
+per row the card with the best verdict, then the best nominal speedup of either scenario.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from fpgaprof.api.fpga import best_rows, deciding_reason, row_speedups
+from fpgaprof.base import records
+from fpgaprof.base.constants import TOP_ROWS
+
+__all__ = ["SIZE_RE", "operation_and_size", "answer_section", "VERDICT_ORDER"]
+
+# Region names "<operation>/<size>", "<operation>@<size>", "<operation>[<size>]" or
+# "<operation> size=<size>" give a region a volume size.
+SIZE_RE = re.compile(r"^(?P<op>.+?)(?:[/@]|\s+size=|\[)(?P<size>\d+)\]?$")
+
+# The verdicts, best first: a row's answer over the cards is the best any card gives.
+VERDICT_ORDER = (
+    "gains",
+    "only restructured",
+    "unknown: bound only",
+    "no",
+    "unknown: not estimated",
+)
+
+
+def operation_and_size(name: str) -> tuple[str, int | None]:
+    """("forward_project", 128) of a region named "forward_project/128" (SIZE_RE); the whole
+    name and None without a size."""
+    m = SIZE_RE.match(name)
+    return (m.group("op"), int(m.group("size"))) if m else (name, None)
+
+
+def _key(row: Mapping, unit: str) -> tuple:
+    return (row.get("region"),) if unit == "region" else (row.get("module"), row.get("op"))
+
+
+def _rows(fpga: Mapping, unit: str) -> list[dict]:
+    """One card's ranked rows of `unit` from the analysis' FPGA result."""
+    return [dict(r) for r in fpga.get("regions" if unit == "region" else "candidates") or []]
+
+
+def _verdict_rank(v: str) -> int:
+    return VERDICT_ORDER.index(v) if v in VERDICT_ORDER else len(VERDICT_ORDER)
+
+
+def _pick(per_card: dict[str, dict]) -> tuple[str, dict] | None:
+    """The card whose row gives the best answer: the best verdict, then the highest nominal
+    speedup of either scenario, then the highest upper end."""
+    best = None
+    for card, row in per_card.items():
+        sp = row_speedups(row)
+        key = (
+            -_verdict_rank(str(row.get("verdict") or "")),
+            sp[1] if sp else -math.inf,
+            sp[3] if sp and math.isfinite(sp[3]) else -math.inf,
+        )
+        if best is None or key > best[0]:
+            best = (key, card, row)
+    return (best[1], best[2]) if best else None
+
+
+def _rests_on(prof: Any, summary: Mapping, ops: list[dict], sizes: list) -> dict:
+    """What the answer rests on: the GPU and its measured times, the sizes, and the costs
+    (static cost rules, kernel authors' figures, bounds from counters or operands)."""
+    dev = summary.get("device") or {}
+    gpu = str(dev.get("name") or "") or None
+    bases: dict[str, int] = {}
+    for r in ops:
+        b = r.get("estimate_basis") or "not estimated"
+        bases[b] = bases.get(b, 0) + 1
+    counters = records.table_len(records.attr_or(prof, "counters")) > 0
+    words = {
+        "static": "static costs (XLA HLO cost model)",
+        "author": "kernel authors' figures",
+        "measured bound": "bounds from hardware counters",
+        "operand bound": "bounds from operands alone",
+        "not estimated": "no estimate",
+    }
+    costs = ", ".join(
+        f"{words.get(b, b)} for {n} op{'s' if n != 1 else ''}"
+        for b, n in sorted(bases.items(), key=lambda kv: -kv[1])
+    )
+    parts = [f"GPU times measured on {gpu}" if gpu else "GPU times from the trace"]
+    if sizes:
+        parts.append("size" + ("s " if len(sizes) > 1 else " ") + ", ".join(f"{s}³" for s in sizes))
+    if costs:
+        parts.append(costs)
+    parts.append("hardware counters" if counters else "no hardware counters")
+    return {
+        "gpu": gpu,
+        "sizes": sizes,
+        "cost_bases": bases,
+        "counters": counters,
+        "text": "; ".join(parts),
+    }
+
+
+def answer_section(
+    prof: Any, summary: Mapping, analysis: Mapping | None, top: int = TOP_ROWS
+) -> dict:
+    """summary.json's `answer`: per region path (operation and size; per op when the trace has
+    no region with kernels) the verdict over the cards of `analysis` (the report's one
+    analysis: ``fpga`` on the chosen card, ``fpga_other_targets`` on the others), the best
+    card, the speedup with its range, the deciding reason and what it rests on. `summary`: the
+    trace sections already built (device, candidates). Rows keep the chosen card's ranking and
+    follow best_rows(rows, top). {"available": False, "reason": ...} without FPGA rows."""
+    cand = summary.get("candidates") or {}
+    if not cand.get("available"):
+        return {"available": False, "reason": cand.get("reason") or "no FPGA candidates"}
+    if analysis is None or not analysis.get("fpga"):
+        return {"available": False, "reason": "the analysis has no FPGA result"}
+    regions = cand.get("regions") or {}
+    unit = "region" if regions.get("available") else "op"
+    fpgas = [analysis["fpga"]] + list(analysis.get("fpga_other_targets") or [])
+    tables: dict[str, dict[tuple, dict]] = {}
+    for f in fpgas:
+        name = str((f.get("target") or {}).get("name") or f"card {len(tables) + 1}")
+        tables[name] = {_key(r, unit): records.to_plain(r) for r in _rows(f, unit)}
+    ranked = _rows(analysis["fpga"], unit)
+    shown = best_rows(ranked, top)
+    items = []
+    sizes: set[int] = set()
+    for r in shown:
+        k = _key(r, unit)
+        per_card = {c: t[k] for c, t in tables.items() if k in t}
+        pick = _pick(per_card)
+        if pick is None:
+            continue
+        card, row = pick
+        sp = row_speedups(row)
+        if unit == "region":
+            name = str(r.get("region") or "")
+            operation, size = operation_and_size(name.split(" > ")[-1])
+        else:
+            operation, size = str(r.get("op") or ""), None
+        if size is not None:
+            sizes.add(size)
+        bound = row.get("estimate_basis") in ("measured bound", "operand bound")
+        items.append(
+            {
+                "operation": operation,
+                "size": size,
+                unit: r.get(unit),
+                "gpu_time_s": float(r.get("gpu_time_ns") or 0.0) * 1e-9,
+                "verdict": row.get("verdict"),
+                "best_card": card,
+                "scenario": sp[0] if sp else None,
+                "speedup": sp[1] if sp else None,
+                "speedup_low": sp[2] if sp and math.isfinite(sp[2]) else None,
+                "speedup_high": sp[3] if sp and math.isfinite(sp[3]) else None,
+                "bound": bound,
+                "reason": deciding_reason(row),
+                "verdicts_by_card": {c: per_card[c].get("verdict") for c in per_card},
+            }
+        )
+    op_rows = _rows(analysis["fpga"], "op")
+    return {
+        "available": True,
+        "unit": unit,
+        "cards": list(tables),
+        "count": len(ranked),
+        "items": items,
+        "items_left_out": max(len(ranked) - len(items), 0),
+        "rests_on": _rests_on(prof, summary, op_rows, sorted(sizes)),
+    }

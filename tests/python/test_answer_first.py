@@ -1,0 +1,362 @@
+"""The answer first, and true to the trace (docs/fpga-model.md "Ranking", docs/reports.md
+"summary.json"): the ranking by what an op could change, the answer block in summary.json,
+report.html and the digest, roofline rows above their roof, the environment from the trace's
+META, and the command line's smaller promises.
+
+Expected values come from the trace's raw records (kernel start/end per op through the
+attribution), from the trace META by hand, or from the rules the docs state; never from the
+ranking code's own output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fpgaprof
+from fpgaprof import report
+from fpgaprof.api.fpga import best_rows
+from fpgaprof.base.constants import NONE32
+from fpgaprof.base.errors import InvalidArgumentError
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+TRACES = os.path.join(ROOT, "tests", "data", "traces")
+PALLAS = os.path.join(TRACES, "mbirjax073_parallel_128_pallas_h200.fpgaprof")
+SCHEMA = os.path.join(ROOT, "docs", "summary.schema.json")
+
+
+@pytest.fixture(scope="module")
+def pallas():
+    return fpgaprof.load(PALLAS)
+
+
+@pytest.fixture(scope="module")
+def pallas_summary(pallas):
+    return json.loads(report.summary_json.dumps(report.collect(pallas, trace_path=PALLAS)))
+
+
+def kernel_time_by_op(prof) -> dict[tuple[str, str], int]:
+    """GPU time per (module, op) from the raw kernel records (end - start), each kernel placed
+    by its attribution site; unattributed kernels left out."""
+    k = prof.kernels.columns(["start_ns", "end_ns"])
+    dur = (k["end_ns"].astype(np.int64) - k["start_ns"].astype(np.int64)).tolist()
+    att = prof.attribution.kernels
+    sites = att.sites
+    out: dict[tuple[str, str], int] = {}
+    for s, d in zip(np.asarray(att.site_index).tolist(), dur):
+        if s == NONE32 or s >= len(sites) or not sites[s].hlo_op:
+            continue
+        key = (str(sites[s].module_name), str(sites[s].hlo_op))
+        out[key] = out.get(key, 0) + int(d)
+    return out
+
+
+def test_the_ops_holding_the_time_lead_the_ranking(pallas):
+    """On the bundled H200 Pallas trace the sort and the Pallas projectors (most of the kernel
+    time, no static cost) are among the first five rows, not ranked 38-41 behind 13 us
+    fusions."""
+    times = kernel_time_by_op(pallas)
+    top3 = sorted(times, key=lambda k: -times[k])[:3]
+    rows = list(pallas.fpga_candidates())
+    first5 = [(r["module"], r["op"]) for r in rows[:5]]
+    for key in top3:
+        assert key in first5, (key, first5)
+    # Each row's GPU time is its kernels' summed durations.
+    for r in rows:
+        assert r["gpu_time_ns"] == times[(r["module"], r["op"])]
+    # Every op of this trace is ruled out on the U55C over PCIe (no gain even at the fast end of
+    # its range), so none could change anything and the order is the kernel-time order.
+    assert all(r["verdict"] == "no" for r in rows)
+    assert all(r["could_save_ns"] == 0 for r in rows)
+    expected = sorted(times, key=lambda k: -times[k])
+    assert [(r["module"], r["op"]) for r in rows] == expected
+    # The ops without a static cost carry their bound and its reason.
+    for r in rows[:5]:
+        if not r["cost_known"]:
+            assert r["estimate_basis"] == "operand bound"
+            assert r["estimate_note"].startswith("bound only: no static cost (")
+
+
+def test_the_same_order_everywhere(pallas, pallas_summary):
+    """summary.json, report.html, the printed table and the notebook table keep the C++ order."""
+    rows = list(pallas.fpga_candidates())
+    names = [r["op"] for r in rows]
+    assert [r["op"] for r in pallas_summary["candidates"]["items"]] == names
+    text = str(pallas.fpga_candidates()).splitlines()
+    assert [ln.split()[1] for ln in text[2 : 2 + 10]] == names[:10]
+    html = pallas.fpga_candidates()._repr_html_()
+    pos = [html.index(f">{n}<") for n in dict.fromkeys(names[:4])]
+    assert pos == sorted(pos)
+    page = report.render_html(pallas_summary)
+    sec = page[page.index('id="sec-candidates"') :]
+    pos = [sec.index(f">{n}<") for n in dict.fromkeys(names[:4])]
+    assert pos == sorted(pos)
+
+
+def test_best_n_never_hides_an_op_holding_more_time():
+    rows = [
+        {"op": "small_gain", "gpu_time_ns": 10.0},
+        {"op": "small_gain2", "gpu_time_ns": 20.0},
+        {"op": "big_no", "gpu_time_ns": 500.0},
+        {"op": "tiny_no", "gpu_time_ns": 5.0},
+        {"op": "mid_no", "gpu_time_ns": 15.0},
+    ]
+    # best 2 shows 10 and 20 ns: the 500 ns and 15 ns rows hold more than the 10 ns one.
+    assert [r["op"] for r in best_rows(rows, 2)] == [
+        "small_gain",
+        "small_gain2",
+        "big_no",
+        "mid_no",
+    ]
+    assert [r["op"] for r in best_rows(rows, 5)] == [r["op"] for r in rows]
+    assert best_rows(rows, 0) == []
+
+
+def test_the_answer_comes_first(pallas, pallas_summary):
+    s = pallas_summary
+    assert next(iter(s)) == "answer"
+    a = s["answer"]
+    assert a["available"]
+    assert set(a["cards"]) >= {"alveo-u55c", "alveo-u280", "alveo-u250", "alveo-u200", "versal-v80"}
+    times = kernel_time_by_op(pallas)
+    if a["unit"] == "op":
+        top = max(times, key=lambda k: times[k])
+        assert a["items"][0]["op"] == top[1]
+    for i in a["items"]:
+        assert i["verdict"] in (
+            "gains",
+            "only restructured",
+            "no",
+            "unknown: bound only",
+            "unknown: not estimated",
+        )
+        assert i["best_card"] in a["cards"]
+        assert i["reason"]
+    dev = pallas.devices[0].name
+    assert dev in a["rests_on"]["text"]
+    assert "no hardware counters" in a["rests_on"]["text"]
+    jsonschema = pytest.importorskip("jsonschema")
+    with open(SCHEMA, encoding="utf-8") as f:
+        jsonschema.validate(s, json.load(f))
+    # report.html: the answer is the first section, before the overview
+    page = report.render_html(s)
+    assert page.index('id="sec-answer"') < page.index('id="sec-overview"')
+    assert "rests on" in page
+    # the digest: the answer's lines first
+    from fpgaprof.report.digest import digest
+
+    lines = digest(s).splitlines()
+    assert lines[0].startswith("FPGA answer per ")
+    assert lines[2].split()[0] == a["items"][0]["operation"]
+    assert any(ln.startswith("  rests on: ") for ln in lines[:12])
+
+
+def test_rows_above_the_roof_say_why(pallas, pallas_summary):
+    rows = list(pallas.roofline())
+    above = [r for r in rows if r["percent_of_roof"] > 100]
+    assert above, "the bundled trace has a loop_select_fusion at about 212 % of its roof"
+    for r in rows:
+        assert bool(r.get("roof_note")) == (r["percent_of_roof"] > 100)
+        if r.get("roof_note"):
+            assert "cache" in r["roof_note"]
+    # the printed table marks the row and says why under it
+    text = str(pallas.roofline()).splitlines()
+    marked = [ln for ln in text if " ⚠ " in ln or ln.endswith(" ⚠")]
+    assert len([ln for ln in marked if not ln.startswith("  ⚠")]) == len(
+        [r for r in rows[:20] if r.get("roof_note")]
+    )
+    assert text[-1].startswith(f"  ⚠ {len(above)} row") and "cache" in text[-1]
+    pts = pallas_summary["roofline"]["points"]
+    assert all(bool(p.get("roof_note")) == ((p.get("roof_fraction") or 0) > 1) for p in pts)
+    page = report.render_html(pallas_summary)
+    assert page.count('class="pt above"') == sum(
+        1
+        for p in pts
+        if p.get("roof_note") and p.get("intensity") and p.get("achieved_flops_per_s")
+    )
+    assert "why above" in page
+
+
+def test_environment_from_the_trace_meta_of_an_old_trace(pallas, pallas_summary):
+    env = pallas_summary["environment"]
+    meta = pallas.meta
+    assert env["source"] == "trace META"
+    assert env["devices"] == [d.name for d in pallas.devices]
+    drv = int(meta["driver_version"])
+    assert env["driver_version"] == f"{drv // 1000}.{drv % 1000 // 10}"
+    assert env["cupti_version"] == int(meta["cupti_version"])
+    assert env["cupti_path"] == meta["cupti_path"]
+    assert env["jax_version"] is None  # this trace was written before META recorded it
+
+
+def test_a_new_trace_records_jax_in_its_meta(tmp_path):
+    code = (
+        "import fpgaprof, jax, jax.numpy as jnp, json, sys\n"
+        "with fpgaprof.trace(sys.argv[1]):\n"
+        "    jax.block_until_ready(jnp.ones(8) + 1)\n"
+        "p = fpgaprof.load(sys.argv[1])\n"
+        "s = fpgaprof.report.collect(p, trace_path=sys.argv[1])\n"
+        "print(json.dumps({'meta': p.meta['environment'], 'env': s['environment'],"
+        " 'jax': jax.__version__}))\n"
+    )
+    path = str(tmp_path / "t.fpgaprof")
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    r = subprocess.run(
+        [sys.executable, "-c", "import fpgaprof.report\n" + code, path],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["meta"]["jax_version"] == out["jax"]
+    assert out["meta"]["python_version"] == sys.version.split()[0]
+    assert out["env"]["jax_version"] == out["jax"]
+    assert "trace META" in out["env"]["source"]
+
+
+@pytest.mark.parametrize("name", ["Alveo-U55C", "ALVEO-U55C", "alveo-u55c"])
+def test_preset_names_ignore_case(pallas, name):
+    assert fpgaprof.fpga.target_spec(name) == "alveo-u55c"
+    assert pallas.fpga_candidates(name).meta["target"]["name"] == "alveo-u55c"
+
+
+@pytest.mark.parametrize(
+    "given,close", [("u55c", "alveo-u55c"), ("V80", "versal-v80"), ("alveo-u55", "alveo-u55c")]
+)
+def test_a_model_name_alone_gets_a_suggestion(given, close):
+    with pytest.raises(InvalidArgumentError, match=f"did you mean {close}\\?"):
+        fpgaprof.fpga.target_spec(given)
+
+
+def _cli(*args, cwd=None, env=None, timeout=300):
+    return subprocess.run(
+        [sys.executable, "-m", "fpgaprof", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+    )
+
+
+def test_a_second_report_into_the_same_folder_still_names_the_hlo(tmp_path):
+    src = os.path.join(TRACES, "mbirjax073_parallel_128_xla_h200.fpgaprof")
+    first = _cli("report", src, "-o", str(tmp_path), "--no-timeline")
+    assert first.returncode == 0, first.stderr
+    line = [ln for ln in first.stdout.splitlines() if ln.startswith("hlo ")]
+    assert line
+    second = _cli("report", src, "-o", str(tmp_path), "--no-timeline")
+    assert second.returncode == 0, second.stderr
+    assert [ln for ln in second.stdout.splitlines() if ln.startswith("hlo ")] == line
+    assert second.stdout.splitlines()[0].startswith("FPGA answer per ")
+
+
+def test_a_folder_with_one_trace_has_no_balance_line(tmp_path):
+    rank = tmp_path / "job" / "node1-rank0"
+    rank.mkdir(parents=True)
+    shutil.copy(PALLAS, rank / "trace.fpgaprof")
+    r = _cli("report", str(tmp_path / "job"))
+    assert r.returncode == 0, r.stderr
+    assert "busiest rank None" not in r.stdout
+    assert "balance:" not in r.stdout
+
+
+def test_a_failed_run_leaves_no_claim_and_no_empty_hlo_folder(tmp_path):
+    out = tmp_path / "out"
+    r = _cli("run", "-o", str(out), "--", sys.executable, "-c", "import os; os._exit(3)")
+    assert r.returncode == 3
+    assert "no trace was written" in r.stderr
+    assert not (out / ".fpgaprof-claim").exists()
+    assert not (out / "hlo").exists() or os.listdir(out / "hlo")
+
+
+def test_the_run_warning_gives_advice_valid_for_run(tmp_path):
+    # no test double: on a machine without a GPU driver tracing starts without GPU data
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("FPGAPROF_FAKE_CUPTI", "FPGAPROF_CUPTI_LIBRARY")
+    }
+    if os.path.exists("/proc/driver/nvidia/version"):
+        pytest.skip("a GPU driver is present: tracing may record GPU activity")
+    r = _cli("run", "-o", str(tmp_path / "o"), "--", sys.executable, "-c", "pass", env=env)
+    assert "no GPU activity is recorded" in r.stderr
+    assert "require_gpu=True" not in r.stderr
+    assert "`fpgaprof devices`" in r.stderr
+
+
+def test_estimate_on_the_cpu_says_what_it_estimated():
+    jax = pytest.importorskip("jax")
+    if jax.default_backend() == "gpu":
+        pytest.skip("compiled for a GPU here")
+    est = fpgaprof.fpga.estimate(lambda x: x * 2 + 1, jax.ShapeDtypeStruct((1024,), "float32"))
+    assert est.notes[0].startswith("estimated the CPU-compiled program")
+    assert "CPU-compiled" in str(est)
+
+
+def test_the_cli_points_to_its_own_json(tmp_path):
+    hlo = tmp_path / "m.hlo"
+    hlo.write_text(
+        "HloModule m\n\nENTRY e {\n  p = f32[1024]{0} parameter(0)\n"
+        "  ROOT a = f32[1024]{0} add(p, p)\n}\n"
+    )
+    r = _cli("estimate", str(hlo))
+    assert r.returncode == 0, r.stderr
+    assert ".to_pandas()" not in r.stdout
+    assert "--json" in r.stdout
+
+
+def test_what_a_bound_could_save_is_marked_at_most():
+    from fpgaprof.base.columns import bound_mark
+
+    assert bound_mark("could_save_ns", {"could_save_ns": 5e6, "estimate_basis": "operand bound"}) == "≤ "
+    assert bound_mark("could_save_ns", {"could_save_ns": 5e6, "cost_known": False,
+                                        "estimate_basis": None}) == "≤ "
+    assert bound_mark("could_save_ns", {"could_save_ns": 5e6, "estimated": False}) == "≤ "
+    assert bound_mark("could_save_ns", {"could_save_ns": 0.0, "estimate_basis": "operand bound"}) == ""
+    assert bound_mark("could_save_ns", {"could_save_ns": 5e6, "estimate_basis": "static"}) == ""
+
+
+def test_the_answer_lines_stay_one_line_per_operation():
+    from fpgaprof.report.digest import answer_lines
+
+    a = {"available": True, "unit": "region", "cards": ["alveo-u55c"], "count": 1,
+         "items": [{"operation": "fwd\nproject\x1b[31m", "size": 64, "gpu_time_s": 1e-3,
+                    "verdict": "no", "best_card": "alveo-u55c", "speedup": 0.5,
+                    "speedup_low": 0.2, "speedup_high": 0.9, "bound": False, "reason": "why\r"}],
+         "rests_on": {"text": "GPU times measured on X"}}
+    lines = answer_lines({"answer": a})
+    assert len(lines) == 4  # head, columns, the one row, rests on
+    # escaped by the command line's one sanitiser (base.text.terminal_safe)
+    assert lines[2].split()[:2] == ["fwd\\x0aproject\\x1b[31m", "64³"]
+
+
+@pytest.mark.parametrize("transfer,card,expect", [
+    (3e-3, 1e-4, "host link alone 3.00 ms vs 1.00 ms on the GPU"),
+    (1e-4, 2e-3, "card 2.00 ms (memory-bound) vs 1.00 ms on the GPU"),
+    (6e-4, 6e-4, "card 600.0 µs (memory-bound) + link 600.0 µs vs 1.00 ms on the GPU"),
+])
+def test_the_deciding_reason_names_what_loses(transfer, card, expect):
+    from fpgaprof.api.fpga import deciding_reason
+
+    row = {"verdict": "no", "gpu_time_ns": 1e6, "transfer_s": transfer, "card_time_s": card,
+           "restructured_card_time_s": card * 1.5, "card_limit": "memory", "estimate_basis": "static"}
+    assert deciding_reason(row) == expect
+
+
+def test_the_command_line_takes_a_preset_in_any_case(tmp_path):
+    r = _cli("report", PALLAS, "-o", str(tmp_path), "--no-timeline", "--target", "Alveo-U280")
+    assert r.returncode == 0, r.stderr
+    s = json.loads((tmp_path / "summary.json").read_text())
+    assert s["candidates"]["target"] == "alveo-u280"
+    bad = _cli("report", PALLAS, "-o", str(tmp_path), "--target", "u280")
+    assert bad.returncode == 2 and "did you mean alveo-u280?" in bad.stderr
