@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from fpgaprof.analysis import hlo_export
+from fpgaprof.analysis import hlo, hlo_export
 from fpgaprof.analysis.hlo_export import HloText, hlo_module_for_op
 from fpgaprof.analysis.targets import (
     CALIBRATED_FIELDS,
@@ -327,6 +327,7 @@ def estimate_hlo(
             f"estimate_hlo takes HLO text (a str), not {type(text).__name__}: read the "
             "file first, or use fpgaprof.fpga.estimate(fn, *args) for a JAX function"
         )
+    hlo.check_text(text)  # a lone surrogate: HloParseError, as hlo.analyze gives
     return _estimate_table(core.analysis.estimate_hlo(text, target_spec(target)))
 
 
