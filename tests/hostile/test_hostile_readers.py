@@ -226,7 +226,7 @@ def _event(sp):
 
 
 CASES_11 = {
-    "start_beyond_uint64": (
+    "span_beyond_int64": (
         lambda sp: setattr(_gpu(sp).lines[0], "timestamp_ns", 2**63 - 1)
         or setattr(_event(sp), "offset_ps", 2**63 - 1),
         r"the profile's times run from 9232595408891630582 to 9232595408891631582 ns: not a span",

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import errno
 import glob
-import math
 import os
 import re
 import stat
@@ -183,8 +182,8 @@ def _counters(
             raise TraceFormatError(
                 f"{path}: {where}: counter {metric!r} is {_shown(value)}, not a number"
             )
-        x = float(value) if abs(value) <= 1.7e308 else math.inf
-        add("counters", where, range_index=ranges[0], metric=metric, value=x, **target)
+        # an XStat number is an int64, uint64 or double: every one is a float
+        add("counters", where, range_index=ranges[0], metric=metric, value=float(value), **target)
     ranges[0] += 1
 
 
