@@ -63,21 +63,13 @@ const fpgaprof::hlo::Module& module() {
 
 // The double fields of a card, then each calibrated field's low, nominal and high.
 std::vector<double*> double_fields(FpgaTarget& t) {
-  std::vector<double*> f = {&t.memory_channel_bytes_per_s,
-                            &t.memory_capacity_bytes,
-                            &t.sram_bytes,
-                            &t.dsps_per_fma_fp64,
-                            &t.dsps_per_fma_fp32,
-                            &t.dsps_per_fma_fp16,
-                            &t.fp64_flops_per_s,
-                            &t.fp32_flops_per_s,
-                            &t.fp16_flops_per_s,
-                            &t.link_bytes_per_s,
-                            &t.random_granule_bytes};
-  for (Calibrated* c :
-       {&t.clock_hz, &t.dsp_utilization, &t.stream_efficiency, &t.channel_share, &t.random_reads_per_s,
-        &t.rmw_updates_per_s, &t.cross_channel_factor, &t.onchip_share, &t.onchip_lanes, &t.sort_bytes_per_s,
-        &t.link_efficiency, &t.transfer_latency_s, &t.call_latency_s}) {
+  std::vector<double*> f = {&t.memory_channel_bytes_per_s, &t.memory_capacity_bytes, &t.sram_bytes,
+                            &t.dsps_per_fma_fp64,          &t.dsps_per_fma_fp32,     &t.dsps_per_fma_fp16,
+                            &t.fp64_flops_per_s,           &t.fp32_flops_per_s,      &t.fp16_flops_per_s,
+                            &t.link_bytes_per_s,           &t.random_granule_bytes};
+  for (Calibrated* c : {&t.clock_hz, &t.dsp_utilization, &t.stream_efficiency, &t.channel_share, &t.random_reads_per_s,
+                        &t.rmw_updates_per_s, &t.cross_channel_factor, &t.onchip_share, &t.onchip_lanes,
+                        &t.sort_bytes_per_s, &t.link_efficiency, &t.transfer_latency_s, &t.call_latency_s}) {
     f.push_back(&c->low);
     f.push_back(&c->nominal);
     f.push_back(&c->high);
