@@ -87,9 +87,12 @@ def _number(v: Any, where: str) -> float:
         raise SummaryFormatError(f"{where} is {_shown(v)}, beyond a float") from None
 
 
-def _bytes(v: Any, where: str) -> float | None:
-    """A byte count of a row (None: not known)."""
-    return None if v is None else _number(v, where)
+def _bytes(v: Any, where: str) -> int | float | None:
+    """A byte count of a row as the summary has it (None: not known), once it is known to be a
+    number a float can hold."""
+    if v is not None:
+        _number(v, where)
+    return v
 
 
 def _bound(v: Any, where: str) -> str | None:
