@@ -622,3 +622,20 @@ def test_measured_ceilings_cache_valid_is_used(tmp_path):
         "results.append([c['dram_bytes_per_s'], c['dram_source']])"
     )
     assert run("py", code, env=env).results() == [[2.5e12, "measured"]]
+
+
+# --- found by tests/fuzz/python_api_fuzzer.py (its trace target) ----------------------------------
+
+
+def test_allocation_bytes_beyond_int64_reports(tmp_path, baseline):
+    """A trace that loads whose allocations' bytes in use sum past int64 made report.collect
+    raise OverflowError (the memory timeline was read as int64; sizes are uint64 in the format).
+    The input is the fuzzer's (its first byte picks the target)."""
+    found = HERE.parent / "fuzz" / "corpus" / "python_api_fuzzer" / "memory_bytes_beyond_int64"
+    data = g.fix_crcs(found.read_bytes()[1:])
+    (tmp_path / "t.fpgaprof").write_bytes(data)
+    r = run("cli", "report", str(tmp_path / "t.fpgaprof"), "-o", str(tmp_path / "out"))
+    assert r.rc == 0, r.err
+    within(r, baseline, "trace_report", len(data))
+    memory = json.loads((tmp_path / "out" / "summary.json").read_text())["memory"]
+    assert max(v for _t, v in memory["timeline"]) > 2**63 - 1
