@@ -33,6 +33,19 @@ using namespace fpgaprof;
 
 namespace {
 
+// The UTF-8 text of a Python str; one holding a lone surrogate (which UTF-8 cannot encode)
+// raises InvalidArgumentError naming `what`, not pybind's UnicodeEncodeError.
+std::string utf8_text(const py::handle s, const std::string& what) {
+  Py_ssize_t n = 0;
+  const char* p = PyUnicode_AsUTF8AndSize(s.ptr(), &n);
+  if (p == nullptr) {
+    PyErr_Clear();
+    throw Error(ErrorKind::kInvalidArgument,
+                what + " is not text UTF-8 can hold (it has a lone surrogate): give plain text");
+  }
+  return std::string(p, static_cast<std::size_t>(n));
+}
+
 py::dict module_buffer_dict(const fpgaprof::analysis::ModuleBuffer& b) {
   py::dict d;
   d["allocation"] = b.allocation;
@@ -556,20 +569,37 @@ PYBIND11_MODULE(_core, m) {
       const auto text = [&](const std::string& k) {
         if (!py::isinstance<py::str>(d[k.c_str()]))
           throw Error(ErrorKind::kInvalidArgument, "FPGA target field '" + k + "' must be a string");
-        return d[k.c_str()].cast<std::string>();
+        return utf8_text(d[k.c_str()], "FPGA target field '" + k + "'");
+      };
+      // A value as a message quotes it: at most 40 characters (a 401-digit integer is not
+      // repeated whole).
+      const auto shown = [](const py::handle v) {
+        std::string r;
+        try {
+          r = utf8_text(py::repr(v), "a value");
+        } catch (const py::error_already_set&) {  // repr of an int of over 4,300 digits raises
+          return std::string("a number too long to print");
+        }
+        return r.size() <= 40 ? r : r.substr(0, 37) + "... (" + std::to_string(r.size()) + " characters)";
       };
       const auto number = [&](const std::string& k) {
         const py::handle v = d[k.c_str()];
         if (py::isinstance<py::bool_>(v) || !(py::isinstance<py::float_>(v) || py::isinstance<py::int_>(v)))
           throw Error(ErrorKind::kInvalidArgument, "FPGA target field '" + k + "' must be a number, not " +
                                                        std::string(py::str(py::type::of(v).attr("__name__"))));
-        return v.cast<double>();
+        // An int beyond a double (10**400) raises OverflowError in the conversion: say which field.
+        const double x = PyFloat_AsDouble(v.ptr());
+        if (x == -1.0 && PyErr_Occurred() != nullptr) {
+          PyErr_Clear();
+          throw Error(ErrorKind::kInvalidArgument,
+                      "FPGA target field '" + k + "' = " + shown(v) + " is beyond the range of a number (1.8e308)");
+        }
+        return x;
       };
       const auto whole = [&](const std::string& k, const char* what) {
         const double v = number(k);
         if (!(v >= 1 && v <= 4294967295.0 && v == static_cast<double>(static_cast<uint32_t>(v))))
-          throw Error(ErrorKind::kInvalidArgument, "FPGA target field '" + k +
-                                                       "' = " + std::string(py::str(d[k.c_str()])) +
+          throw Error(ErrorKind::kInvalidArgument, "FPGA target field '" + k + "' = " + shown(d[k.c_str()]) +
                                                        " must be a positive whole number of " + what);
         return static_cast<uint32_t>(v);
       };
@@ -598,7 +628,7 @@ PYBIND11_MODULE(_core, m) {
       double total_bandwidth = 0;
       std::string total_key;
       for (const auto& item : d) {
-        const std::string k = py::str(item.first);
+        const std::string k = utf8_text(py::str(item.first), "an FPGA target field name");
         if (k == "base" || k == "name" || k == "description" || k == "memory_type") continue;
         // Outputs (the rates the model derives): a dict of a card, as presets() gives it, goes
         // back in with them; they are worked out again.

@@ -3,6 +3,7 @@
 // by hand in the comments (docs/fpga-model-cases.md, "Case E").
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -355,4 +356,62 @@ TEST_CASE("estimate_module: what it refuses", "[analysis][fpga][module]") {
   bad.link_bytes_per_s = 0;
   CHECK_THROWS_WITH(estimate_module(hlo::analyze_hlo(loop_module(true)), bad),
                     Catch::Contains("link_bytes_per_s is missing"));
+}
+
+TEST_CASE("estimate_module: a while body that runs its own computation is walked once",
+          "[analysis][fpga][module][hostile]") {
+  // body holds one add and two whiles whose body is body itself (XLA never writes this). The
+  // walk enters body from the entry's while, counts its add once, and does not enter body again
+  // from inside it: before hlo::CallPath guarded the walk, 2^64 expansions ran out of memory.
+  const std::string text = R"(HloModule rec
+
+cond {
+  p = s32[] parameter(0)
+  ROOT c = pred[] constant(true)
+}
+
+body {
+  p = s32[] parameter(0)
+  a = s32[] add(p, p)
+  w1 = s32[] while(a), condition=cond, body=body
+  ROOT w2 = s32[] while(w1), condition=cond, body=body
+}
+
+ENTRY e {
+  p = s32[] parameter(0)
+  ROOT w = s32[] while(p), condition=cond, body=body
+}
+)";
+  const ModuleEstimate e = estimate_module(hlo::analyze_hlo(text), round_card());
+  REQUIRE(e.ops.size() == 1);
+  CHECK(e.ops[0].op == "a");
+  CHECK(e.ops[0].executions == 1);
+  const std::string recursion =
+      "computation 'body' calls itself (a recursion XLA never writes): not expanded again (the card time is a lower "
+      "bound)";
+  CHECK(std::count(e.notes.begin(), e.notes.end(), recursion) == 1);
+}
+
+TEST_CASE("estimate_module: a call graph built to explode is cut with a note", "[analysis][fpga][module][hostile]") {
+  // c_k runs c_{k-1} in two while loops of 2 trips, 40 levels: 2^40 expansions of c0's negate
+  // without a cap. The walk stops after 16 x instructions + 4,096 op visits.
+  std::string text = "HloModule boom\n\ncond {\n  p = s32[] parameter(0)\n  ROOT c = pred[] constant(true)\n}\n\n";
+  text += "c0 {\n  p = s32[] parameter(0)\n  ROOT n = s32[] negate(p)\n}\n\n";
+  const std::string cfg = R"(backend_config={"known_trip_count":{"n":"2"}})";
+  for (int k = 1; k <= 40; ++k) {
+    const std::string prev = "c" + std::to_string(k - 1);
+    text += "c" + std::to_string(k) +
+            " {\n  p = s32[] parameter(0)\n  w1 = s32[] while(p), condition=cond, body=" + prev + ", " + cfg +
+            "\n  ROOT w2 = s32[] while(w1), condition=cond, body=" + prev + ", " + cfg + "\n}\n\n";
+  }
+  text += "ENTRY e {\n  p = s32[] parameter(0)\n  ROOT w = s32[] call(p), to_apply=c40\n}\n";
+  const hlo::Module m = hlo::analyze_hlo(text);
+  std::size_t instructions = 0;
+  for (const hlo::Computation& c : m.computations) instructions += c.instructions.size();
+  const ModuleEstimate e = estimate_module(m, round_card());
+  CHECK(e.ops.size() <= 16 * instructions + 4096);
+  CHECK(!e.ops.empty());
+  CHECK(std::any_of(e.notes.begin(), e.notes.end(), [](const std::string& n) {
+    return n.find("op executions to walk: the rest are not counted") != std::string::npos;
+  }));
 }

@@ -1,6 +1,7 @@
 // HLO text from a hostile trace (issue #21): row ids of the stack-frame tables may not size the
 // tables beyond the rows written, and shape sizes beyond int64 saturate instead of wrapping.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -83,4 +84,64 @@ TEST_CASE("numbers in attribute lists beyond int64 do not overflow", "[hlo][cost
       "HloModule m\n\nENTRY e {\n  p = f32[2,3]{1,0} parameter(0)\n"
       "  ROOT t = f32[3,2]{1,0} transpose(p), dimensions={-99999999999999999999,1}\n}\n");
   CHECK(neg.find_instruction("t")->cost.bytes_read >= 0);
+}
+
+TEST_CASE("known_trip_count is read only as XLA writes it", "[hlo][parser][hostile]") {
+  // XLA prints the proto's JSON: "n":"5" (int64 as a string); "n":5 is read too. Anything else
+  // is an unknown count (-1), never the digits found somewhere in it.
+  const auto trips = [](const std::string& n) {
+    const Module m = parse_hlo_module(
+        "HloModule m\n\ncond {\n  p = s32[] parameter(0)\n  ROOT c = pred[] constant(true)\n}\n\n"
+        "body {\n  p = s32[] parameter(0)\n  ROOT a = s32[] add(p, p)\n}\n\n"
+        "ENTRY e {\n  p = s32[] parameter(0)\n  ROOT w = s32[] while(p), condition=cond, body=body, "
+        "backend_config={\"known_trip_count\":{\"n\":" +
+        n + "}}\n}\n");
+    return m.entry()->instructions.back().known_trip_count;
+  };
+  CHECK(trips("\"5\"") == 5);
+  CHECK(trips("5") == 5);
+  CHECK(trips(" \"12\" ") == 12);
+  CHECK(trips("\"-5\"") == -1);
+  CHECK(trips("-5") == -1);
+  CHECK(trips("\"1e308\"") == -1);
+  CHECK(trips("1e308") == -1);
+  CHECK(trips("\"5x\"") == -1);
+  CHECK(trips("\"99999999999999999999\"") == -1);  // beyond int64
+  CHECK(trips("\"\"") == -1);
+}
+
+TEST_CASE("a while body that is its own computation costs once, finitely", "[hlo][cost][hostile]") {
+  // The cost model's walk (hlo::CallPath): body's cost does not include itself again, so its
+  // two whiles add body's cost so far (nothing) and the module costs body's one add: 1 flop.
+  const Module m = analyze_hlo(R"(HloModule rec
+
+cond {
+  p = s32[] parameter(0)
+  ROOT c = pred[] constant(true)
+}
+
+body {
+  p = s32[] parameter(0)
+  a = s32[] add(p, p)
+  w1 = s32[] while(a), condition=cond, body=body
+  ROOT w2 = s32[] while(w1), condition=cond, body=body
+}
+
+ENTRY e {
+  p = s32[] parameter(0)
+  ROOT w = s32[] while(p), condition=cond, body=body
+}
+)");
+  CHECK(std::isfinite(m.total.flops));
+  CHECK(m.find("body")->instructions[1].cost.flops == 1);
+}
+
+TEST_CASE("CallPath refuses a computation already on the path", "[hlo][hostile]") {
+  CallPath path(3);
+  CHECK(path.enter(1));
+  CHECK(path.enter(2));
+  CHECK_FALSE(path.enter(1));  // 1 -> 2 -> 1: a recursion
+  path.leave(2);
+  CHECK(path.enter(2));        // 2 again after leaving it: a second call site, not a recursion
+  CHECK_FALSE(path.enter(7));  // no such computation
 }

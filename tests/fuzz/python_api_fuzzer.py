@@ -7,10 +7,14 @@ report.collect and the renderers, or hlo.analyze, must give a result or an Fpgap
     FPGAPROF_FAKE_CUPTI=... python tests/fuzz/python_api_fuzzer.py -runs=100000 \
         WORK_DIR tests/fuzz/corpus/python_api_fuzzer
 
-The first input byte picks the target: a trace file (its section CRCs recomputed, so that
-mutations reach the decoders, as in trace_reader_fuzzer.cpp) loaded and, when it loads,
-summarised and rendered; or HLO text as str and as bytes. Seeds: the trace reader's and the HLO
-parser's corpora (tests/fuzz/corpus/*), each prefixed with its target byte.
+The first input byte picks the target (its value modulo 5): 0 a trace file (its section CRCs
+recomputed, so that mutations reach the decoders, as in trace_reader_fuzzer.cpp) loaded and,
+when it loads, summarised and rendered; 1 and 2 HLO text as str and as bytes; 3 an XProf
+profile (XSpace protobuf bytes as a .xplane.pb) loaded, summarised and rendered the same way;
+4 an FPGA card file (JSON) resolved as `--target CARD.json` is (fpgaprof.fpga.resolve_target:
+the JSON, then the binding's field casts and the card's validation). Seeds: the trace reader's
+and the HLO parser's corpora (tests/fuzz/corpus/*), each prefixed with its target byte, and
+small XSpaces and card files (prefix 3 and 4) in tests/fuzz/corpus/python_api_fuzzer.
 """
 
 from __future__ import annotations
@@ -29,10 +33,10 @@ with atheris.instrument_imports():
     from fpgaprof.errors import FpgaprofError
     from fpgaprof.report import digest, summary_json
 
-_FILE = os.path.join(
-    "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir(),
-    f"python_api_fuzzer-{os.getpid()}.fpgaprof",
-)
+_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
+_FILE = os.path.join(_DIR, f"python_api_fuzzer-{os.getpid()}.fpgaprof")
+_XSPACE = os.path.join(_DIR, f"python_api_fuzzer-{os.getpid()}.xplane.pb")
+_CARD = os.path.join(_DIR, f"python_api_fuzzer-{os.getpid()}.json")
 
 
 def with_fixed_crcs(data: bytes) -> bytes:
@@ -50,11 +54,11 @@ def with_fixed_crcs(data: bytes) -> bytes:
     return bytes(out)
 
 
-def one_trace(data: bytes) -> None:
-    with open(_FILE, "wb") as f:
-        f.write(with_fixed_crcs(data))
+def one_trace(data: bytes, path: str = _FILE) -> None:
+    with open(path, "wb") as f:
+        f.write(with_fixed_crcs(data) if path == _FILE else data)
     try:
-        prof = fpgaprof.load(_FILE)
+        prof = fpgaprof.load(path)
     except FpgaprofError:
         return
     s = report.collect(prof)
@@ -72,12 +76,25 @@ def one_hlo(data: bytes, as_str: bool) -> None:
         pass
 
 
+def one_card(data: bytes) -> None:
+    with open(_CARD, "wb") as f:
+        f.write(data)
+    try:
+        fpgaprof.fpga.resolve_target(_CARD)
+    except FpgaprofError:
+        pass
+
+
 def test_one_input(data: bytes) -> None:
     if not data:
         return
-    kind, body = data[0] % 3, data[1:]
+    kind, body = data[0] % 5, data[1:]
     if kind == 0:
         one_trace(body)
+    elif kind == 3:
+        one_trace(body, _XSPACE)
+    elif kind == 4:
+        one_card(body)
     else:
         one_hlo(body, as_str=kind == 1)
 
@@ -87,8 +104,9 @@ def main() -> None:
         atheris.Setup(sys.argv, test_one_input)
         atheris.Fuzz()
     finally:
-        if os.path.exists(_FILE):
-            os.unlink(_FILE)
+        for p in (_FILE, _XSPACE, _CARD):
+            if os.path.exists(p):
+                os.unlink(p)
 
 
 if __name__ == "__main__":

@@ -1282,7 +1282,14 @@ double array_leaves(const hlo::Shape& s) {
 
 class ModuleWalker {
  public:
-  ModuleWalker(const hlo::Module& m, const FpgaTarget& t, ModuleEstimate& out) : m_(m), t_(t), out_(out) {}
+  ModuleWalker(const hlo::Module& m, const FpgaTarget& t, ModuleEstimate& out)
+      : m_(m), t_(t), out_(out), path_(m.computations.size()) {
+    std::size_t instructions = 0;
+    for (const hlo::Computation& c : m.computations) instructions += c.instructions.size();
+    // A computation called from several places is expanded at each; more visits than this many
+    // per instruction is a call graph built to explode (2 calls per level, 40 levels deep).
+    max_visits_ = kVisitsPerInstruction * instructions + kVisitsAllowance;
+  }
 
   // The estimated ops as one dataflow design (see dataflow_time).
   std::vector<DataflowStage> stages() const {
@@ -1293,18 +1300,47 @@ class ModuleWalker {
   }
 
   void walk(const hlo::Computation& comp, double executions, int depth) {
-    if (depth > 64) return;
+    if (depth > kMaxDepth) {
+      note_once("calls nested more than " + std::to_string(kMaxDepth) + " deep below '" + comp.name +
+                "': not expanded further (the card time is a lower bound)");
+      return;
+    }
+    const auto index = static_cast<std::size_t>(&comp - m_.computations.data());
+    if (!path_.enter(index)) {
+      note_once("computation '" + comp.name +
+                "' calls itself (a recursion XLA never writes): not expanded again (the card time is a "
+                "lower bound)");
+      return;
+    }
+    walk_instructions(comp, executions, depth);
+    path_.leave(index);
+  }
+
+ private:
+  static constexpr int kMaxDepth = 64;
+  static constexpr std::size_t kVisitsPerInstruction = 16;
+  static constexpr std::size_t kVisitsAllowance = 4096;
+
+  void note_once(const std::string& note) {
+    if (noted_.insert(note).second) out_.notes.push_back(note);
+  }
+
+  void walk_instructions(const hlo::Computation& comp, double executions, int depth) {
     for (const hlo::Instruction& ins : comp.instructions) {
       const std::string& op = ins.opcode;
       if (no_code(op)) continue;
+      if (++visits_ > max_visits_) {
+        note_once("the module's calls expand to more than " + std::to_string(max_visits_) +
+                  " op executions to walk: the rest are not counted (the card time is a lower bound)");
+        return;
+      }
       if (op == "while") {
         const hlo::Computation* body = called(ins, "body", 1);
         const hlo::Computation* cond = called(ins, "condition", 0);
         double trips = static_cast<double>(ins.known_trip_count);
         if (ins.known_trip_count < 0) {
           trips = 1;
-          out_.notes.push_back("while loop '" + ins.name +
-                               "': trip count unknown, its body counted once (a lower bound)");
+          note_once("while loop '" + ins.name + "': trip count unknown, its body counted once (a lower bound)");
         }
         // The condition runs once more than the body (the test that ends the loop).
         if (cond != nullptr) walk(*cond, executions * (ins.known_trip_count < 0 ? trips : trips + 1), depth + 1);
@@ -1340,7 +1376,6 @@ class ModuleWalker {
     }
   }
 
- private:
   const hlo::Computation* called(const hlo::Instruction& ins, const char* key, std::size_t fallback) const {
     auto it = ins.attributes.find(key);
     if (it != ins.attributes.end()) {
@@ -1406,6 +1441,10 @@ class ModuleWalker {
   const hlo::Module& m_;
   const FpgaTarget& t_;
   ModuleEstimate& out_;
+  hlo::CallPath path_;
+  std::size_t max_visits_ = 0;
+  std::size_t visits_ = 0;
+  std::set<std::string> noted_;
   std::deque<Stage> stages_;  // stable addresses for DataflowStage::work
 };
 

@@ -280,7 +280,7 @@ bool is_cudnn_convolution(const std::string& target) {
 
 class CostModel {
  public:
-  explicit CostModel(Module& m) : m_(m) {
+  explicit CostModel(Module& m) : m_(m), path_(m.computations.size()) {
     comp_done_.assign(m.computations.size(), 0);
     comp_cost_.resize(m.computations.size());
   }
@@ -306,8 +306,9 @@ class CostModel {
  private:
   // Sum of the instructions' costs of one computation (XLA's sub-computation properties).
   const Cost& computation_cost(std::size_t idx) {
-    if (comp_done_[idx] != 0) return comp_cost_[idx];  // done, or recursion (XLA HLO has none): stay finite
-    comp_done_[idx] = 1;
+    if (comp_done_[idx] != 0) return comp_cost_[idx];  // done
+    // A recursion (XLA's HLO has none): its cost so far (none), so that the sum stays finite.
+    if (!path_.enter(idx)) return comp_cost_[idx];
     Computation& c = m_.computations[idx];
     Cost sum;
     for (Instruction& ins : c.instructions) {
@@ -321,7 +322,8 @@ class CostModel {
       sum.unknown = sum.unknown || ins.cost.unknown;
     }
     comp_cost_[idx] = sum;
-    comp_done_[idx] = 2;
+    comp_done_[idx] = 1;
+    path_.leave(idx);
     return comp_cost_[idx];
   }
 
@@ -1130,6 +1132,7 @@ class CostModel {
   }
 
   Module& m_;
+  CallPath path_;
   std::vector<int> comp_done_;
   std::vector<Cost> comp_cost_;
   std::unordered_map<std::size_t, Users> users_;

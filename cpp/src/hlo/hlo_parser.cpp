@@ -1151,15 +1151,30 @@ class HloParser {
     if (tc == std::string::npos) return;
     const auto n = bc.find("\"n\"", tc);
     if (n == std::string::npos) return;
+    // XLA writes the proto's JSON: "n":"5" (an int64 as a string) or "n":5. Anything else
+    // ("-5", "1e308", "5x", a count beyond int64) leaves the trip count unknown, never a part
+    // of it read as a count.
     std::size_t i = n + 3;
-    while (i < bc.size() && !is_digit(bc[i])) {
-      if (bc[i] == '}') return;
-      ++i;
-    }
+    const auto spaces = [&](std::size_t& k) {
+      while (k < bc.size() && (bc[k] == ' ' || bc[k] == '\n' || bc[k] == '\t' || bc[k] == '\r')) ++k;
+    };
+    spaces(i);
+    if (i >= bc.size() || bc[i] != ':') return;
+    ++i;
+    spaces(i);
+    const bool quoted = i < bc.size() && bc[i] == '"';
+    if (quoted) ++i;
     std::size_t j = i;
     while (j < bc.size() && is_digit(bc[j])) ++j;
+    const std::size_t digits_end = j;
+    if (quoted) {
+      if (j >= bc.size() || bc[j] != '"') return;
+      ++j;
+    }
+    spaces(j);
+    if (j >= bc.size() || (bc[j] != ',' && bc[j] != '}')) return;
     int64_t v = 0;
-    if (j > i && parse_int(std::string_view(bc).substr(i, j - i), v)) ins.known_trip_count = v;
+    if (digits_end > i && parse_int(std::string_view(bc).substr(i, digits_end - i), v)) ins.known_trip_count = v;
   }
 
   // {op_type="..." op_name="..." source_file="..." source_line=N stack_frame_id=N ...}

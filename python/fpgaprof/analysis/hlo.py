@@ -20,6 +20,7 @@ from fpgaprof.base.text import first_non_utf8
 
 __all__ = [
     "analyze",
+    "check_text",
     "from_jax",
     "xla_hlo_bindings",
     "HloModule",
@@ -176,6 +177,13 @@ def analyze(hlo_text: str | bytes) -> HloModule:
     """
     if isinstance(hlo_text, bytes):
         hlo_text = hlo_text.decode("utf-8", errors="replace")
+    check_text(hlo_text)
+    return HloModule(core.hlo.analyze(hlo_text))
+
+
+def check_text(hlo_text: str) -> None:
+    """Raises fpgaprof.HloParseError (with ``line``, ``column``, ``text``) at the first lone
+    surrogate of `hlo_text` (a str UTF-8 cannot encode, so the core never sees it)."""
     bad = first_non_utf8(hlo_text)
     if bad is not None:
         line = hlo_text.count("\n", 0, bad) + 1
@@ -186,7 +194,6 @@ def analyze(hlo_text: str | bytes) -> HloModule:
         )
         e.line, e.column, e.text = line, column, ascii(hlo_text[bad])
         raise e
-    return HloModule(core.hlo.analyze(hlo_text))
 
 
 def from_jax(fn, *args, **kwargs) -> HloModule:

@@ -564,9 +564,10 @@ def memory_section(
         return unavailable("no device allocation records in this trace")
     if report is None:
         return unavailable(reason or "the memory analysis gave no result")
-    # uint64 as in the trace: a valid trace may hold times beyond int64 (found by fuzzing)
+    # uint64 as in the trace: a valid trace may hold times and sizes beyond int64 (found by
+    # fuzzing: allocations whose bytes in use sum past 2^63)
     ts = np.asarray(report.get("timeline_ns", []), dtype=np.uint64)
-    vals = np.asarray(report.get("timeline_in_use_bytes", []), dtype=np.int64)
+    vals = np.asarray(report.get("timeline_in_use_bytes", []), dtype=np.uint64)
     pick = downsample_steps(vals)
 
     def rel_s(ns: Any) -> float | None:
@@ -584,7 +585,7 @@ def memory_section(
     devices.sort(key=lambda d: d["device_id"])
     if len(devices) > 1:
         dev_ids = np.asarray(report.get("timeline_device_id", []), dtype=np.int64)
-        dev_vals = np.asarray(report.get("timeline_device_in_use_bytes", []), dtype=np.int64)
+        dev_vals = np.asarray(report.get("timeline_device_in_use_bytes", []), dtype=np.uint64)
         if len(dev_ids) == len(ts) and len(dev_vals) == len(ts):
             for d in devices:
                 sel = np.nonzero(dev_ids == d["device_id"])[0]

@@ -39,10 +39,18 @@ __all__ = [
     "align_clocks",
     "STRAGGLER_ROWS",
     "CANDIDATE_ROWS",
+    "MISSING_ROWS",
 ]
 
 STRAGGLER_ROWS = 50  # region paths shown, largest spread first
 CANDIDATE_ROWS = 50  # FPGA candidate ops over the job, most GPU time first
+# Ranks below process_count with no entry at all named one per row; the rest in one row (a
+# trace claiming 4294967295 processes makes one row, not four billion).
+MISSING_ROWS = 64
+ABSENT_REASON = (
+    "no trace of this rank in the folder: the process ended before saving it (killed, "
+    "crashed, os._exit), never traced, or saved elsewhere"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -276,6 +284,20 @@ def _spread(values: list[float]) -> dict:
     }
 
 
+def absent_ranks(count: int, present: set, limit: int) -> tuple[list[int], int]:
+    """The first `limit` indices in range(count) not in `present`, and how many there are in
+    all; time and memory grow with len(present), not with `count`."""
+    have = sorted(k for k in present if isinstance(k, int) and 0 <= k < count)
+    first: list[int] = []
+    k = 0
+    for p in [*have, count]:
+        while k < p and len(first) < limit:
+            first.append(k)
+            k += 1
+        k = p + 1
+    return first, count - len(have)
+
+
 def combine(ranks: list[dict], missing: list[dict], target: str = DEFAULT_TARGET) -> dict:
     """The job's tables from the ranks' rows (rank_summary) and the ranks that left no
     readable trace (``missing``: name, process_index, reason)."""
@@ -287,19 +309,22 @@ def combine(ranks: list[dict], missing: list[dict], target: str = DEFAULT_TARGET
     seen = {r["process_index"] for r in ranks if r["process_index"] is not None}
     missing = list(missing)
     named = {m.get("process_index") for m in missing}
-    if expected:
-        for k in range(expected):
-            if k not in seen and k not in named:
-                missing.append(
-                    {
-                        "name": None,
-                        "process_index": k,
-                        "reason": "no trace of this rank in the folder: the process ended "
-                        "before saving it (killed, crashed, os._exit), never traced, or saved "
-                        "elsewhere",
-                    }
-                )
+    absent, absent_count = absent_ranks(expected or 0, seen | named, MISSING_ROWS)
+    missing += [{"name": None, "process_index": k, "reason": ABSENT_REASON} for k in absent]
     missing.sort(key=lambda m: (m.get("process_index") is None, m.get("process_index") or 0))
+    if absent_count > len(absent):
+        rest = absent_count - len(absent)
+        missing.append(
+            {
+                "name": None,
+                "process_index": None,
+                "absent_count": rest,
+                "reason": f"{rest:,} further ranks below the job's {expected:,} processes, "
+                f"after rank {absent[-1]}, have no trace in the folder (only the first "
+                f"{MISSING_ROWS} are named): the processes ended before saving them, never "
+                "traced, or saved elsewhere",
+            }
+        )
     clock = align_clocks(ranks)
     offset_of = {h["host"]: h["offset_ns"] for h in clock.get("hosts", [])}
     t0 = min((r["start_ns"] + offset_of.get(str(r["host"]), 0) for r in ranks), default=0)

@@ -127,20 +127,34 @@ def read_text_file(path: str | os.PathLike, what: str, max_bytes: int) -> str:
         raise FpgaprofIOError(
             f"{p}: cannot read {what} ({getattr(e, 'strerror', None) or e}): check the path"
         ) from None
-    with open(fd, "rb", closefd=True) as f:
+    # The type before Python's file object: open() of a folder's descriptor raises an
+    # IsADirectoryError that names the descriptor ("4: Is a directory"), not the path.
+    try:
         mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            kind = (
-                "a folder"
-                if stat.S_ISDIR(mode)
-                else "a FIFO"
-                if stat.S_ISFIFO(mode)
-                else "a socket"
-                if stat.S_ISSOCK(mode)
-                else "a device"
-            )
-            raise FpgaprofIOError(f"{p}: is {kind}, not a file: give {what}")
-        data = f.read(max_bytes + 1)
+    except OSError as e:
+        os.close(fd)
+        raise FpgaprofIOError(
+            f"{p}: cannot read {what} ({e.strerror or e}): check the path"
+        ) from None
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = (
+            "a folder"
+            if stat.S_ISDIR(mode)
+            else "a FIFO"
+            if stat.S_ISFIFO(mode)
+            else "a socket"
+            if stat.S_ISSOCK(mode)
+            else "a device"
+        )
+        raise FpgaprofIOError(f"{p}: is {kind}, not a file: give {what}")
+    try:
+        with open(fd, "rb", closefd=True) as f:
+            data = f.read(max_bytes + 1)
+    except OSError as e:
+        raise FpgaprofIOError(
+            f"{p}: cannot read {what} ({e.strerror or e}): check the path"
+        ) from None
     if len(data) > max_bytes:
         raise FpgaprofIOError(
             f"{p}: larger than {what} can be ({max_bytes:,} bytes at most): give {what}"

@@ -68,19 +68,44 @@ def _section(s: dict, name: str, rows_key: str) -> tuple[list, int | None, str |
     return rows, left, None
 
 
+def _shown(v: Any) -> str:
+    """A value quoted in a message: its repr, cut to 40 characters."""
+    if isinstance(v, int) and v.bit_length() > 130:  # repr of a 5,000-digit int raises
+        return f"an integer of about {int(v.bit_length() * 0.30103) + 1} digits"
+    r = repr(v)
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
 def _number(v: Any, where: str) -> float:
     if v is None:
         return 0.0
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise SummaryFormatError(f"{where} is {v!r}, not a number")
-    return float(v)
+        raise SummaryFormatError(f"{where} is {_shown(v)}, not a number")
+    try:
+        return float(v)
+    except OverflowError:
+        raise SummaryFormatError(f"{where} is {_shown(v)}, beyond a float") from None
+
+
+def _bytes(v: Any, where: str) -> int | float | None:
+    """A byte count of a row as the summary has it (None: not known), once it is known to be a
+    number a float can hold."""
+    if v is not None:
+        _number(v, where)
+    return v
+
+
+def _bound(v: Any, where: str) -> str | None:
+    if v is None or isinstance(v, str):
+        return v
+    raise SummaryFormatError(f"{where} is {_shown(v)}, not a string")
 
 
 def _count(v: Any, where: str) -> int | None:
     if v is None:
         return None
     if isinstance(v, bool) or not isinstance(v, int):
-        raise SummaryFormatError(f"{where} is {v!r}, not an integer")
+        raise SummaryFormatError(f"{where} is {_shown(v)}, not an integer")
     return v
 
 
@@ -122,8 +147,10 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
                 "time_s": t,
                 "count": n,
                 "mean_s": _per_run(t, n, r.get("mean_s"), f"{where}.mean_s"),
-                "bytes": r.get("bytes"),
-                "bound": r.get("bound") if "bound" in r else bounds.get(key),
+                "bytes": _bytes(r.get("bytes"), f"{where}.bytes"),
+                "bound": _bound(
+                    r.get("bound") if "bound" in r else bounds.get(key), f"{where}.bound"
+                ),
             }
     elif kind == "region":
         rows, left, why = _section(s, "regions", "items")
@@ -173,7 +200,7 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
                 "time_s": _number(r.get("busy_s"), f"{where}.busy_s"),
                 "count": _count(r.get("count"), f"{where}.count"),
                 "mean_s": None,
-                "bytes": r.get("bytes"),
+                "bytes": _bytes(r.get("bytes"), f"{where}.bytes"),
                 "bound": None,
             }
     return out, left == 0 and why is None, why
@@ -260,7 +287,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     def wall(s: dict) -> Any:
         t = s.get("trace")
-        return t.get("wall_time_s") if isinstance(t, dict) else None
+        v = t.get("wall_time_s") if isinstance(t, dict) else None
+        try:
+            return _number(v, "trace.wall_time_s") if v is not None else None
+        except SummaryFormatError:
+            return None  # shown as unknown: the comparison does not need it
 
     wa, wb = wall(a), wall(b)
     # The traces' own wall times are the whole programs' (a bigger problem, more setup): the

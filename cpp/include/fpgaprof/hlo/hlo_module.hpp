@@ -182,6 +182,29 @@ struct Computation {
   const Instruction* find(const std::string& name) const;
 };
 
+// The computations on the current path of a walk down a module's call graph (while bodies and
+// conditions, calls, fusions). XLA's HLO never recurses, but text written by hand may (a while
+// loop whose body is its own enclosing computation): a walk enters a computation only when it
+// is not on the path already, so it stays finite. The cost model and the FPGA module estimate
+// both walk with it.
+class CallPath {
+ public:
+  explicit CallPath(std::size_t computations) : on_path_(computations, 0) {}
+  // Marks computation `index` as entered and returns true; false (nothing marked) when it is on
+  // the path already: a recursion, which the caller does not expand.
+  bool enter(std::size_t index) {
+    if (index >= on_path_.size() || on_path_[index] != 0) return false;
+    on_path_[index] = 1;
+    return true;
+  }
+  void leave(std::size_t index) {
+    if (index < on_path_.size()) on_path_[index] = 0;
+  }
+
+ private:
+  std::vector<uint8_t> on_path_;
+};
+
 struct Module {
   std::string name;  // HloModule name
   std::vector<Computation> computations;
