@@ -71,8 +71,15 @@ if [ "$quick" = 0 ]; then
   cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFPGAPROF_TESTS=ON -DFPGAPROF_PYTHON=OFF \
         -DFPGAPROF_SANITIZE=ON -DPython_EXECUTABLE="$VPY" >/dev/null
   cmake --build build/asan -j "$JOBS"
+  # One test runs without LeakSanitizer: a counter session against the real libcupti with no
+  # driver (cuptiProfilerInitialize, libnvperf_host.so) passes, then LeakSanitizer's own tracer
+  # dies with SIGSEGV scanning the process's dynamic TLS at exit ("Tracer caught signal 11");
+  # ASan and UBSan still check it. The cause is not established (docs/validation.md).
+  no_lsan='^Counter session without a GPU says so$'
   (cd build/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-     ctest --output-on-failure -j "$JOBS")
+     ctest --output-on-failure -j "$JOBS" -E "$no_lsan")
+  (cd build/asan && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+     ctest --output-on-failure -R "$no_lsan")
 
   if command -v clang++-14 >/dev/null; then
     stage "fuzzers (${FUZZ_SECONDS}s each)"

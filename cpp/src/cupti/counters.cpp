@@ -678,10 +678,14 @@ std::unique_ptr<CounterSession> CounterSession::start(const CounterOptions& opti
   {
     // A libcupti without cuptiProfilerDeviceSupported can never say whether WSL supports
     // counters: on WSL, refuse now, before the profiler is even loaded (/proc/version decides).
-    std::string error;
-    const cupti::CuptiApi* cupti = cupti::CuptiApi::get(&error);
-    if (cupti != nullptr && dlsym(cupti->handle, "cuptiProfilerDeviceSupported") == nullptr)
-      refuse_counters_on_wsl(kWslNotAsked);
+    // Off WSL nothing is loaded here: load_profiler() decides what to load, and when.
+    const std::string path = proc_version_path();
+    if (!wsl_counters_refusal(kWslNotAsked, path, read_proc_version(path)).empty()) {
+      std::string error;
+      const cupti::CuptiApi* cupti = cupti::CuptiApi::get(&error);
+      if (cupti != nullptr && dlsym(cupti->handle, "cuptiProfilerDeviceSupported") == nullptr)
+        refuse_counters_on_wsl(kWslNotAsked);
+    }
   }
   Profiler p = load_profiler();
   {
