@@ -61,8 +61,9 @@ def test_devices_report_shows_the_link_or_why_not(monkeypatch):
     known.id, known.name, known.pcie_generation, known.pcie_link_width = 0, "gpu-a", 5, 16
     unknown.id, unknown.name = 1, "gpu-b"
     fake = types.SimpleNamespace(library_found=False, library_path="", how_found="",
-                                 cupti_version=0, driver_version=13000,
-                                 devices=[known, unknown], problem="")
+                                 cupti_version=0, cupti_cuda="", header_cupti_version=130001,
+                                 header_cuda="13.0", min_cupti_version=26, min_cuda="12.8",
+                                 driver_version=13000, devices=[known, unknown], problem="")
     monkeypatch.setattr(device_info, "status", lambda: fake)
     lines = {ln.strip().split(":")[0]: ln for ln in device_info.describe().splitlines()}
     assert lines["[0] gpu-a"].endswith(", PCIe gen5 x16")
