@@ -156,6 +156,17 @@ def test_every_cell_of_a_source_table_is_present():
     assert len(rows("vitis-gemv-fp64-u280-", "validation")) == 6
     assert len(rows("vitis-gemv-fp64-u280-", "out of model")) == 6
     assert len(rows("vitis-gemv-fp64-u50-")) == 6
+    # NTUA's results file of the Vitis Sparse SpMV (results_validation_matrices.csv): 28 rows, all
+    # validation. Its columns have no header: the time per run is the one the last column is 33 x
+    # (the file's energy estimate, J = 33 W x time), and the anchor's measurement is that column.
+    ntua = rows("ntua-vitis-spmv-fp64-u280-", "validation")
+    assert len(ntua) == 28 and {a["source_id"] for a in ntua} == {"cslab-ntua-spmv-research"}
+    for a in ntua:
+        cells = a["quote"].split(" || ")[0].split(",")
+        assert len(cells) == 11 and cells[6] == "Xilinx_SpMV", a["id"]
+        assert float(cells[10]) == pytest.approx(33 * float(cells[7]), rel=1e-9), a["id"]
+        assert a["measured"] == {"value": float(cells[7]), "unit": "ms"}, a["id"]
+        assert [int(c) for c in cells[1:4]] == [a["size"][k] for k in ("rows", "cols", "nnz")], a["id"]
     for a in ANCHORS.values():
         if a["role"] == "out of model":
             assert a["reason"], a["id"]
