@@ -27,7 +27,9 @@ void check_energy(const EnergyRange& e, double low, double nominal, double high)
   CHECK(e.high == near(high));
 }
 
-CardPower custom(Calibrated loaded, Calibrated idle = {0, 0, 0}) { return {"my-card", idle, loaded, "given"}; }
+CardPower custom(Calibrated loaded, Calibrated idle = {0, 0, 0}, double max_w = 0) {
+  return {"my-card", idle, loaded, max_w, "given"};
+}
 
 // The substring of the error `f` throws (kInvalidArgument), or "" when it does not throw.
 template <typename F>
@@ -49,15 +51,31 @@ nlohmann::json data_file() {
 
 }  // namespace
 
-TEST_CASE("card power: U280 energy is card time x its published power, end by end", "[analysis][fpga][power]") {
+TEST_CASE("card power: energy is card time x the card's published power, end by end", "[analysis][fpga][power]") {
+  // HBM2 cards: 61.84 W (45-65.38 W). 0.5 ms x 45 W = 0.0225 J; 1 ms x 61.84 W = 0.06184 J;
+  // 2 ms x 65.38 W = 0.13076 J.
   const CardPower& u280 = card_power("alveo-u280");
   REQUIRE(u280.has_loaded());
-  // 0.5 ms x 39.22 W = 0.01961 J; 1 ms x 45 W = 0.045 J; 2 ms x 58.28 W = 0.11656 J.
-  check_energy(card_energy({0.5e-3, 1e-3, 2e-3}, u280), 0.01961, 0.045, 0.11656);
-  // An exact time: 10 s x 39.22 = 392.2 J, x 45 = 450 J, x 58.28 = 582.8 J.
-  check_energy(card_energy({10, 10, 10}, u280), 392.2, 450, 582.8);
+  check_energy(card_energy({0.5e-3, 1e-3, 2e-3}, u280), 0.0225, 0.06184, 0.13076);
+  // An exact time: 10 s x 45 = 450 J, x 61.84 = 618.4 J, x 65.38 = 653.8 J.
+  check_energy(card_energy({10, 10, 10}, u280), 450, 618.4, 653.8);
   // No time, no energy.
   check_energy(card_energy({0, 0, 0}, u280), 0, 0, 0);
+  // DDR4 cards: 67.82 W (64.48-68.79 W). 1 s x 64.48 = 64.48 J; 2 s x 67.82 = 135.64 J;
+  // 4 s x 68.79 = 275.16 J.
+  check_energy(card_energy({1, 2, 4}, card_power("alveo-u250")), 64.48, 135.64, 275.16);
+  // Cards of one memory type share its power; each keeps its own maximum.
+  CHECK(card_power("alveo-u55c").loaded_w.nominal == u280.loaded_w.nominal);
+  CHECK(card_power("alveo-u200").loaded_w.high == card_power("alveo-u250").loaded_w.high);
+  CHECK(card_power("alveo-u55c").max_w == 150);
+  CHECK(u280.max_w == 0);
+  CHECK(card_power("alveo-u250").max_w == 225);
+  // Idle below loaded, loaded below the maximum.
+  for (const CardPower& p : card_power_presets()) {
+    if (!p.has_loaded()) continue;
+    CHECK(p.idle_w.high < p.loaded_w.nominal);
+    if (p.max_w > 0) CHECK(p.loaded_w.high < p.max_w);
+  }
 }
 
 TEST_CASE("card power: a custom card's own watts, with and without a range", "[analysis][fpga][power]") {
@@ -72,15 +90,13 @@ TEST_CASE("card power: a custom card's own watts, with and without a range", "[a
 
 TEST_CASE("card power: a preset without a published power refuses, naming the card and the fix",
           "[analysis][fpga][power]") {
-  for (const char* name : {"alveo-u55c", "alveo-u250", "alveo-u200", "versal-v80"}) {
-    const CardPower& p = card_power(name);
-    CHECK_FALSE(p.has_loaded());
-    CHECK_FALSE(p.has_idle());
-    const std::string msg = error_of([&] { card_energy({1, 1, 1}, p); });
-    CHECK(msg.find(name) != std::string::npos);
-    CHECK(msg.find("loaded_w") != std::string::npos);
-    CHECK(msg.find("not found") != std::string::npos);
-  }
+  const CardPower& v80 = card_power("versal-v80");
+  CHECK_FALSE(v80.has_loaded());
+  CHECK_FALSE(v80.has_idle());
+  const std::string msg = error_of([&] { card_energy({1, 1, 1}, v80); });
+  CHECK(msg.find("versal-v80") != std::string::npos);
+  CHECK(msg.find("loaded_w") != std::string::npos);
+  CHECK(msg.find("not found") != std::string::npos);
   const std::string unknown = error_of([] { card_power("alveo-u999"); });
   CHECK(unknown.find("alveo-u999") != std::string::npos);
   CHECK(unknown.find("alveo-u280") != std::string::npos);
@@ -100,8 +116,16 @@ TEST_CASE("card power: bad watts and bad times are refused with the field named"
   CHECK(error_of([] { validate_card_power(custom(Calibrated::exact(45000))); }).find("mW") != std::string::npos);
   CHECK(error_of([] { validate_card_power(custom({45, 40, 50}, {10, 12, 15})); }).find("idle_w") != std::string::npos);
   CHECK(error_of([] {
-          validate_card_power({"", {}, Calibrated::exact(45), ""});
+          validate_card_power({"", {}, Calibrated::exact(45), 0, ""});
         }).find("card name") != std::string::npos);
+  // A maximum below the loaded power's high end, negative, or not finite.
+  CHECK(error_of([] { validate_card_power(custom({100, 80, 120}, {}, 110)); }).find("max_w") != std::string::npos);
+  CHECK(error_of([] { validate_card_power(custom({100, 80, 120}, {}, -5)); }).find("max_w") != std::string::npos);
+  CHECK(error_of([&] { validate_card_power(custom({100, 80, 120}, {}, nan)); }).find("max_w") != std::string::npos);
+  CHECK(error_of([] {
+          validate_card_power(custom({40, 30, 50}, {60, 55, 65}, 62));
+        }).find("max_w") != std::string::npos);
+  CHECK(error_of([] { validate_card_power(custom({100, 80, 120}, {}, 150)); }).empty());
   // Unknown (all 0) and a good range pass.
   CHECK(error_of([] { validate_card_power(custom({0, 0, 0})); }).empty());
   CHECK(error_of([] { validate_card_power(custom({45, 39, 58}, {20, 15, 25})); }).empty());
@@ -124,14 +148,47 @@ TEST_CASE("card power: one entry per FPGA preset, in the presets' order", "[anal
   }
 }
 
+namespace {
+
+// The rule of the data file: nominal = the median of the readings (or the one named), low = the
+// lowest reading less its precision, high = the highest plus its precision.
+Calibrated recompute(const nlohmann::json& q) {
+  std::vector<double> v;
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (const nlohmann::json& m : q.at("measurements")) {
+    const double x = m.at("value").get<double>(), p = m.at("precision").get<double>();
+    v.push_back(x);
+    lo = std::min(lo, x - p);
+    hi = std::max(hi, x + p);
+    CHECK_FALSE(m.at("quote").get<std::string>().empty());
+    CHECK_FALSE(m.at("source").at("url").get<std::string>().empty());
+    CHECK_FALSE(m.at("load").get<std::string>().empty());
+  }
+  REQUIRE_FALSE(v.empty());
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  const double median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  return {median, lo, hi};
+}
+
+}  // namespace
+
 TEST_CASE("card power: the preset table equals its data file and the file's rule", "[analysis][fpga][power]") {
   const nlohmann::json d = data_file();
   REQUIRE(d.at("cards").size() == card_power_presets().size());
   for (const nlohmann::json& c : d.at("cards")) {
     const CardPower& p = card_power(c.at("card").get<std::string>());
     INFO(p.card);
+    const nlohmann::json& m = c.at("max_w");
+    CHECK(p.max_w == (m.at("value").is_null() ? 0.0 : m.at("value").get<double>()));
+    const nlohmann::json* cls = nullptr;
+    for (const nlohmann::json& k : d.at("power_classes")) {
+      if (k.at("scope") == c.at("scope")) cls = &k;
+    }
+    REQUIRE(cls != nullptr);
+    CHECK(std::find(cls->at("cards").begin(), cls->at("cards").end(), c.at("card")) != cls->at("cards").end());
     for (const char* field : {"loaded_w", "idle_w"}) {
-      const nlohmann::json& q = c.at(field);
+      const nlohmann::json& q = cls->at(field);
       const Calibrated& got = std::string(field) == "loaded_w" ? p.loaded_w : p.idle_w;
       if (q.at("values").is_null()) {
         CHECK(got.nominal == 0);
@@ -143,19 +200,10 @@ TEST_CASE("card power: the preset table equals its data file and the file's rule
       CHECK(got.nominal == q.at("values").at("nominal").get<double>());
       CHECK(got.low == q.at("values").at("low").get<double>());
       CHECK(got.high == q.at("values").at("high").get<double>());
-      // The rule: nominal = the named reading, low = min, high = max of the readings.
-      std::vector<double> v;
-      double named = 0;
-      for (const nlohmann::json& m : q.at("measurements")) {
-        v.push_back(m.at("value").get<double>());
-        if (m.at("id") == q.at("nominal_from")) named = m.at("value").get<double>();
-        CHECK_FALSE(m.at("quote").get<std::string>().empty());
-        CHECK_FALSE(m.at("source").at("url").get<std::string>().empty());
-      }
-      REQUIRE_FALSE(v.empty());
-      CHECK(got.nominal == named);
-      CHECK(got.low == *std::min_element(v.begin(), v.end()));
-      CHECK(got.high == *std::max_element(v.begin(), v.end()));
+      const Calibrated r = recompute(q);
+      CHECK(got.nominal == Approx(r.nominal).margin(1e-9));
+      CHECK(got.low == Approx(r.low).margin(1e-9));
+      CHECK(got.high == Approx(r.high).margin(1e-9));
     }
   }
 }
@@ -175,6 +223,6 @@ TEST_CASE("card power: the energy anchors' ratios follow from their printed figu
   }
   // HiSparse: 45 W / 16.7 GOP/s = 2.695 nJ; 153 / 16.8 = 9.107 nJ; 2.695 / 9.107 = 0.296.
   CHECK(d.at("energy_anchors").at(0).at("energy_ratio_fpga_over_gpu").get<double>() == 0.296);
-  // The anchor's 45 W is the U280's nominal loaded power (the same measurement).
-  CHECK(card_power("alveo-u280").loaded_w.nominal == d.at("energy_anchors").at(0).at("fpga_w").get<double>());
+  // The anchor's 45 W is the U280 reading among the HBM2 cards' loaded power: its low end.
+  CHECK(card_power("alveo-u280").loaded_w.low == d.at("energy_anchors").at(0).at("fpga_w").get<double>());
 }

@@ -1,5 +1,6 @@
 #include "fpgaprof/analysis/card_power.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -13,20 +14,28 @@ constexpr double kMaxWatts = 2000;  // over every PCIe card's power; a larger va
 Calibrated unknown() { return {0, 0, 0}; }
 
 std::vector<CardPower> make_presets() {
-  // Values: python/fpgaprof/data/fpga_card_power.json ("values"; tests/cpp/test_card_power.cpp
-  // checks that they equal the file and recomputes them from its measurements).
+  // Values: python/fpgaprof/data/fpga_card_power.json ("power_classes" and "cards";
+  // tests/cpp/test_card_power.cpp checks that they equal the file and recomputes them from its
+  // readings). Calibrated is {nominal, low, high}.
+  // HBM2 (U55C, U280): loaded = three xbtest memory tests on all 32 pseudo-channels of a U55C
+  // (61.08, 62.60, 64.78 W) and HiSparse on a U280 (45 W): median 61.84, 45 to 64.78 + 0.6;
+  // idle = xbtest's rest power on a U55C, 40.7 +- 0.5 W.
+  const Calibrated hbm2_loaded{61.84, 45.0, 65.38};
+  const Calibrated hbm2_idle{40.7, 40.2, 41.2};
+  // DDR4 (U250, U200): loaded = three xbtest memory tests on all 4 banks of a U250 (64.88, 67.82,
+  // 68.39 W): median 67.82, 64.88 - 0.4 to 68.39 + 0.4; idle = xbtest's rest power on a U250, 45.9
+  // +- 0.5 W.
+  const Calibrated ddr4_loaded{67.82, 64.48, 68.79};
+  const Calibrated ddr4_idle{45.9, 45.4, 46.4};
+  const std::string hbm2 =
+      "HBM2 cards: xbtest memory tests on a U55C (AMD xbtest 6.0 checklist) and HiSparse on a U280 (FPGA'22)";
+  const std::string ddr4 = "DDR4 cards: xbtest memory tests on a U250 (AMD xbtest 6.0 checklist)";
   std::vector<CardPower> v;
-  v.push_back({"alveo-u55c", unknown(), unknown(),
-               "not found: no published U55C board power under a stated load (two readings of 14.50 and 15.04 W "
-               "were found, their load not stated)"});
-  v.push_back({"alveo-u280",
-               unknown(),
-               {45.0, 39.22, 58.28},
-               "loaded: HiSparse SpMV measured at 45 W (FPGA'22, Table 6); range: the U280 board readings "
-               "published (39.22-58.28 W, PC2 cluster documentation, load not stated). Idle: not found"});
-  v.push_back({"alveo-u250", unknown(), unknown(), "not found: no published U250 board power was found"});
-  v.push_back({"alveo-u200", unknown(), unknown(), "not found: no published U200 board power was found"});
-  v.push_back({"versal-v80", unknown(), unknown(), "not found: no published V80 board power was found"});
+  v.push_back({"alveo-u55c", hbm2_idle, hbm2_loaded, 150.0, hbm2 + "; maximum 150 W (xbtest checklist)"});
+  v.push_back({"alveo-u280", hbm2_idle, hbm2_loaded, 0.0, hbm2 + "; maximum not found"});
+  v.push_back({"alveo-u250", ddr4_idle, ddr4_loaded, 225.0, ddr4 + "; maximum 225 W (its 12 V rail limits)"});
+  v.push_back({"alveo-u200", ddr4_idle, ddr4_loaded, 0.0, ddr4 + " (the U200's own not found); maximum not found"});
+  v.push_back({"versal-v80", unknown(), unknown(), 0.0, "not found: no published V80 board power was found"});
   return v;
 }
 
@@ -69,6 +78,14 @@ void validate_card_power(const CardPower& p) {
   if (p.card.empty()) throw Error(ErrorKind::kInvalidArgument, "card power without a card name: set card");
   check_watts(p.card, "idle_w", p.idle_w);
   check_watts(p.card, "loaded_w", p.loaded_w);
+  if (p.max_w == 0) return;
+  const double most = std::max(p.loaded_w.high, p.idle_w.high);
+  if (!(std::isfinite(p.max_w) && p.max_w > 0 && p.max_w <= kMaxWatts && p.max_w >= most)) {
+    std::ostringstream s;
+    s << "card power of '" << p.card << "': max_w " << p.max_w << " W is not a finite power in watts at or above "
+      << "loaded_w and idle_w (" << most << " W); give the board's limit in watts, or 0 for unknown";
+    throw Error(ErrorKind::kInvalidArgument, s.str());
+  }
 }
 
 EnergyRange card_energy(const TimeRange& t, const CardPower& p) {
