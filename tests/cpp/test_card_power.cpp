@@ -64,6 +64,8 @@ TEST_CASE("card power: energy is card time x the card's published power, end by 
   // DDR4 cards: 67.82 W (64.48-68.79 W). 1 s x 64.48 = 64.48 J; 2 s x 67.82 = 135.64 J;
   // 4 s x 68.79 = 275.16 J.
   check_energy(card_energy({1, 2, 4}, card_power("alveo-u250")), 64.48, 135.64, 275.16);
+  // V80 (HBM2e): 56.7 W (54.7-58.7 W); 1 s each: 54.7, 56.7, 58.7 J.
+  check_energy(card_energy({1, 1, 1}, card_power("versal-v80")), 54.7, 56.7, 58.7);
   // Cards of one memory type share its power; each keeps its own maximum.
   CHECK(card_power("alveo-u55c").loaded_w.nominal == u280.loaded_w.nominal);
   CHECK(card_power("alveo-u200").loaded_w.high == card_power("alveo-u250").loaded_w.high);
@@ -88,18 +90,19 @@ TEST_CASE("card power: a custom card's own watts, with and without a range", "[a
   check_energy(card_energy({2, 3, 5}, custom({100, 80, 120}, Calibrated::exact(300))), 160, 300, 600);
 }
 
-TEST_CASE("card power: a preset without a published power refuses, naming the card and the fix",
-          "[analysis][fpga][power]") {
-  const CardPower& v80 = card_power("versal-v80");
-  CHECK_FALSE(v80.has_loaded());
-  CHECK_FALSE(v80.has_idle());
-  const std::string msg = error_of([&] { card_energy({1, 1, 1}, v80); });
-  CHECK(msg.find("versal-v80") != std::string::npos);
+TEST_CASE("card power: a card without a loaded power refuses, naming the card and the fix", "[analysis][fpga][power]") {
+  const CardPower unknown{"my-card", {0, 0, 0}, {0, 0, 0}, 0, "not found"};
+  CHECK_FALSE(unknown.has_loaded());
+  CHECK_FALSE(unknown.has_idle());
+  const std::string msg = error_of([&] { card_energy({1, 1, 1}, unknown); });
+  CHECK(msg.find("my-card") != std::string::npos);
   CHECK(msg.find("loaded_w") != std::string::npos);
   CHECK(msg.find("not found") != std::string::npos);
-  const std::string unknown = error_of([] { card_power("alveo-u999"); });
-  CHECK(unknown.find("alveo-u999") != std::string::npos);
-  CHECK(unknown.find("alveo-u280") != std::string::npos);
+  // Every preset has one.
+  for (const CardPower& p : card_power_presets()) CHECK(p.has_loaded());
+  const std::string bad_name = error_of([] { card_power("alveo-u999"); });
+  CHECK(bad_name.find("alveo-u999") != std::string::npos);
+  CHECK(bad_name.find("alveo-u280") != std::string::npos);
 }
 
 TEST_CASE("card power: bad watts and bad times are refused with the field named", "[analysis][fpga][power]") {

@@ -11,8 +11,6 @@ namespace {
 
 constexpr double kMaxWatts = 2000;  // over every PCIe card's power; a larger value is in the wrong unit
 
-Calibrated unknown() { return {0, 0, 0}; }
-
 std::vector<CardPower> make_presets() {
   // Values: python/fpgaprof/data/fpga_card_power.json ("power_classes" and "cards";
   // tests/cpp/test_card_power.cpp checks that they equal the file and recomputes them from its
@@ -27,6 +25,11 @@ std::vector<CardPower> make_presets() {
   // +- 0.5 W.
   const Calibrated ddr4_loaded{67.82, 64.48, 68.79};
   const Calibrated ddr4_idle{45.9, 45.4, 46.4};
+  // HBM2e (V80): loaded = the card status after AMD's AVED xbtest memory test, 56.7 +- 2.0 W
+  // (taken during or just after the test: the distance to idle); idle = the AVED design loaded,
+  // 54.695 W.
+  const Calibrated hbm2e_loaded{56.7, 54.7, 58.7};
+  const Calibrated hbm2e_idle = Calibrated::exact(54.695);
   const std::string hbm2 =
       "HBM2 cards: xbtest memory tests on a U55C (AMD xbtest 6.0 checklist) and HiSparse on a U280 (FPGA'22)";
   const std::string ddr4 = "DDR4 cards: xbtest memory tests on a U250 (AMD xbtest 6.0 checklist)";
@@ -35,7 +38,8 @@ std::vector<CardPower> make_presets() {
   v.push_back({"alveo-u280", hbm2_idle, hbm2_loaded, 0.0, hbm2 + "; maximum not found"});
   v.push_back({"alveo-u250", ddr4_idle, ddr4_loaded, 225.0, ddr4 + "; maximum 225 W (its 12 V rail limits)"});
   v.push_back({"alveo-u200", ddr4_idle, ddr4_loaded, 0.0, ddr4 + " (the U200's own not found); maximum not found"});
-  v.push_back({"versal-v80", unknown(), unknown(), 0.0, "not found: no published V80 board power was found"});
+  v.push_back({"versal-v80", hbm2e_idle, hbm2e_loaded, 0.0,
+               "V80: AMD's AVED guide (ami_tool sensors, xbtest memory test); maximum not found"});
   return v;
 }
 

@@ -1,6 +1,6 @@
 // Board power of an FPGA card and the energy of card time. Each preset carries the board power
 // that published measurements give for cards of its memory type (HBM2: U55C and U280; DDR4: U250
-// and U200), with the range of those measurements, and its own maximum; a figure that was not
+// and U200; HBM2e: V80), with the range of those measurements, and its own maximum; a figure that was not
 // found is left unknown (zero), never filled in. The measurements, their sources and the rule that
 // turns them into each value: python/fpgaprof/data/fpga_card_power.json and docs/fpga-model.md,
 // "Card power". Pure functions; thread-safe.
