@@ -224,6 +224,15 @@ TEST_CASE("card power: the energy anchors' ratios follow from their printed figu
             Approx(a.at("gpu_gops").get<double>() / a.at("fpga_gops").get<double>()).margin(5e-4));
     }
   }
+  for (const nlohmann::json& a : d.at("energy_anchors")) {
+    if (!a.contains("cross_check")) continue;
+    // HiSpMV prints ratios only: FPGA W = 153 W (the same GPU in HiSparse) / (time ratio x the
+    // efficiency ratio, 1 / energy ratio): balanced 153 / (1.6 x 2.21) = 43.27 W, imbalanced
+    // 153 / (2.1 x 1.9) = 38.35 W.
+    const double implied =
+        153.0 * a.at("energy_ratio_fpga_over_gpu").get<double>() / a.at("time_ratio_fpga_over_gpu").get<double>();
+    CHECK(a.at("cross_check").at("implied_fpga_w").get<double>() == Approx(implied).epsilon(2e-3));
+  }
   // HiSparse: 45 W / 16.7 GOP/s = 2.695 nJ; 153 / 16.8 = 9.107 nJ; 2.695 / 9.107 = 0.296.
   CHECK(d.at("energy_anchors").at(0).at("energy_ratio_fpga_over_gpu").get<double>() == 0.296);
   // The anchor's 45 W is the U280 reading among the HBM2 cards' loaded power: its low end.
