@@ -1,5 +1,6 @@
 """How a Profile reads: ``prof.summary()`` (text) and the Profile in Jupyter (HTML), both from
-the trace overview (api.overview), so their numbers are summary.json's and report.html's."""
+the trace overview's sections (api.overview passes them in), so their numbers are
+summary.json's and report.html's."""
 
 from __future__ import annotations
 
@@ -9,9 +10,7 @@ from typing import Any
 import numpy as np
 
 from fpgaprof.analysis import sections
-from fpgaprof.api.overview import TraceOverview, trace_overview
-from fpgaprof.api.section_views import memory_lines, multi_device, transfer_lines
-from fpgaprof.api.views import STYLE, SUMMARY_OP_LABELS, grid_html, rows_text, sub_table
+from fpgaprof.analysis.trace_analysis import AnalysisResult
 from fpgaprof.base.markup import esc
 from fpgaprof.base.text import terminal_safe
 from fpgaprof.base.units import (
@@ -23,6 +22,8 @@ from fpgaprof.base.units import (
     kernel_display_name,
     shorten,
 )
+from fpgaprof.views.sections import memory_lines, multi_device, transfer_lines
+from fpgaprof.views.tables import STYLE, SUMMARY_OP_LABELS, grid_html, rows_text, sub_table
 
 __all__ = ["summary_text", "profile_html", "hlo_op_lines"]
 
@@ -32,8 +33,9 @@ def _t(ns: float) -> str:
     return fmt_s(float(ns) / 1e9)
 
 
-def summary_text(prof: Any, top: int = 15) -> str:
-    """prof.summary(): the trace in text, with the numbers of summary.json (the overview):
+def summary_text(prof: Any, summary: dict, analysis: AnalysisResult | None, top: int = 15) -> str:
+    """prof.summary(): the trace in text, with the numbers of summary.json (`summary`: the
+    trace overview's sections; `analysis`: the analysis result they come from, or None):
     wall time and device, GPU busy, top kernels, HLO ops with source lines, transfers, device
     memory, several GPUs' balance, regions, dropped records and every warning."""
     out: list[str] = []
@@ -51,8 +53,6 @@ def summary_text(prof: Any, top: int = 15) -> str:
     out.append(f"fpgaprof trace: wall time {_t(wall)}; {gpu}")
     # summary.json's numbers (one analysis, cached on the profile): GPU busy, transfers,
     # memory, regions and warnings mean here what they mean there.
-    overview = trace_overview(prof)
-    summary = overview.data
     tot = summary["totals"]
     if tot.get("gpu_busy_s") is not None:
         frac = tot.get("gpu_busy_fraction")
@@ -101,7 +101,7 @@ def summary_text(prof: Any, top: int = 15) -> str:
     out.extend(transfer_lines(summary))
     out.extend(memory_lines(summary))
     out.extend(_device_lines(summary))
-    out.extend(_region_lines(prof, overview, top))
+    out.extend(_region_lines(prof, summary, analysis, top))
 
     out.append("")
     out.append(
@@ -149,11 +149,10 @@ def _device_lines(summary: dict) -> list[str]:
     )
 
 
-def _region_lines(prof: Any, overview: TraceOverview, top: int) -> list[str]:
+def _region_lines(prof: Any, summary: dict, analysis: AnalysisResult | None, top: int) -> list[str]:
     """Per region path (summary.json's regions): instances, wall time, GPU time of the
     activities launched inside it (summed durations, nested regions included) and the peak of
     device memory in use while it was open (the memory analysis, highest instance)."""
-    summary = overview.data
     r = summary["regions"]
     n = len(prof.regions)
     paths = r.get("paths")
@@ -169,9 +168,10 @@ def _region_lines(prof: Any, overview: TraceOverview, top: int) -> list[str]:
     if not r.get("available"):
         return lines
     peaks: dict[str, int] = {}
-    res = overview.analysis
-    if summary["memory"].get("available") and res is not None:
-        peaks = {x["region"]: x["peak_bytes"] for x in sections.memory_region_rows(res["memory"])}
+    if summary["memory"].get("available") and analysis is not None:
+        peaks = {
+            x["region"]: x["peak_bytes"] for x in sections.memory_region_rows(analysis["memory"])
+        }
     # Without GPU data there is no GPU time to show: "–", as report.html (not a measured 0).
     no_gpu = not prof.gpu_available and len(prof.kernels) == 0
     lines.append(f"  {'region':40s} {'count':>7s} {'wall':>11s} {'GPU':>11s} {'mem peak':>11s}")
@@ -266,11 +266,11 @@ def hlo_op_lines(result: Any, top: int = 10) -> list[str]:
     return lines
 
 
-def profile_html(prof: Any) -> str:
+def profile_html(summary: dict) -> str:
     """Overview of a Profile: device, wall time, GPU busy, kernels, transfers, top kernels,
-    warnings. Built from the same summary as report.html (without the FPGA what-if, which
-    needs a target: see prof.fpga_candidates)."""
-    s = trace_overview(prof).data
+    warnings. Built from the same summary as report.html (`summary`: the trace overview's
+    sections; without the FPGA what-if, which needs a target: see prof.fpga_candidates)."""
+    s = summary
     t, tot, dev = s["trace"], s["totals"], s.get("device") or {}
     items = [
         (
