@@ -63,33 +63,25 @@ def summary_text(prof: Any, summary: dict, analysis: AnalysisResult | None, top:
             "and memset intervals on every device and stream)"
         )
 
-    k = prof.kernels.columns(["name", "start_ns", "end_ns"])
-    n_k = len(k["name"])
-    dur = (k["end_ns"].astype(np.int64) - k["start_ns"].astype(np.int64)).clip(min=0)
-    total_k = float(dur.sum())
+    n_k = len(prof.kernels)
+    by_name = _kernels_by_name(prof, analysis)
+    total_k = float(sum(k["total_ns"] for k in by_name))
     out.append("")
     if n_k or prof.gpu_available:
         out.append(
-            f"Kernels: {n_k} launches, {len(set(k['name'])) if n_k else 0} distinct, "
-            f"{_t(total_k)} summed kernel time"
+            f"Kernels: {n_k} launches, {len(by_name)} distinct, {_t(total_k)} summed kernel time"
         )
     else:
         out.append("Kernels: – (no GPU data)")
     if n_k:
-        names, inv = np.unique(k["name"].astype(str), return_inverse=True)
-        tot = np.bincount(inv, weights=dur, minlength=len(names))
-        cnt = np.bincount(inv, minlength=len(names))
-        order = np.argsort(-tot, kind="stable")[:top]
         out.append(f"  {'kernel':60s} {'count':>8s} {'total':>11s} {'mean':>10s} {'%':>6s}")
-        for i in order:
-            pct = 100.0 * tot[i] / total_k if total_k else 0.0
-            shown = shorten(kernel_display_name(str(names[i])), 60)
-            out.append(
-                f"  {shown:60s} {int(cnt[i]):8d} {_t(tot[i]):>11s} "
-                f"{_t(tot[i] / cnt[i]):>10s} {pct:6.1f}"
-            )
-        if len(names) > top:
-            out.append(f"  ... {len(names) - top} more kernels")
+        for k in by_name[:top]:
+            tot, cnt = float(k["total_ns"]), int(k["count"])
+            pct = 100.0 * tot / total_k if total_k else 0.0
+            shown = shorten(kernel_display_name(str(k["kernel"])), 60)
+            out.append(f"  {shown:60s} {cnt:8d} {_t(tot):>11s} {_t(tot / cnt):>10s} {pct:6.1f}")
+        if len(by_name) > top:
+            out.append(f"  ... {len(by_name) - top} more kernels")
 
     if n_k:
         out.append("")
@@ -119,6 +111,23 @@ def summary_text(prof: Any, summary: dict, analysis: AnalysisResult | None, top:
     for w in warns:
         out.append(f"  - {w}")
     return terminal_safe("\n".join(out) + "\n", keep="\n")  # names from the trace
+
+
+def _kernels_by_name(prof: Any, analysis: AnalysisResult | None) -> list:
+    """Per distinct kernel name (``kernel``, ``count``, ``total_ns``), most time first, ties
+    by name: the C++ analysis' kernels_by_name. Without an analysis result (it failed: the
+    summary still shows the kernels), the same from the kernel table's columns."""
+    if analysis is not None:
+        return analysis["kernels_by_name"]
+    k = prof.kernels.columns(["name", "start_ns", "end_ns"])
+    if not len(k["name"]):
+        return []
+    dur = (k["end_ns"].astype(np.int64) - k["start_ns"].astype(np.int64)).clip(min=0)
+    names, inv = np.unique(k["name"].astype(str), return_inverse=True)
+    tot = np.bincount(inv, weights=dur, minlength=len(names))
+    cnt = np.bincount(inv, minlength=len(names))
+    order = np.argsort(-tot, kind="stable")
+    return [{"kernel": str(names[i]), "count": int(cnt[i]), "total_ns": tot[i]} for i in order]
 
 
 def _device_lines(summary: dict) -> list[str]:
