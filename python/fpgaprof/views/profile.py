@@ -7,10 +7,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import numpy as np
-
 from fpgaprof.analysis import sections
-from fpgaprof.analysis.trace_analysis import AnalysisResult
+from fpgaprof.analysis.trace_analysis import AnalysisResult, store_of
+from fpgaprof.base.core import core
 from fpgaprof.base.markup import esc
 from fpgaprof.base.text import terminal_safe
 from fpgaprof.base.units import (
@@ -76,10 +75,10 @@ def summary_text(prof: Any, summary: dict, analysis: AnalysisResult | None, top:
     if n_k:
         out.append(f"  {'kernel':60s} {'count':>8s} {'total':>11s} {'mean':>10s} {'%':>6s}")
         for k in by_name[:top]:
-            tot, cnt = float(k["total_ns"]), int(k["count"])
-            pct = 100.0 * tot / total_k if total_k else 0.0
+            ns, cnt = float(k["total_ns"]), int(k["count"])
+            pct = 100.0 * ns / total_k if total_k else 0.0
             shown = shorten(kernel_display_name(str(k["kernel"])), 60)
-            out.append(f"  {shown:60s} {cnt:8d} {_t(tot):>11s} {_t(tot / cnt):>10s} {pct:6.1f}")
+            out.append(f"  {shown:60s} {cnt:8d} {_t(ns):>11s} {_t(ns / cnt):>10s} {pct:6.1f}")
         if len(by_name) > top:
             out.append(f"  ... {len(by_name) - top} more kernels")
 
@@ -114,20 +113,13 @@ def summary_text(prof: Any, summary: dict, analysis: AnalysisResult | None, top:
 
 
 def _kernels_by_name(prof: Any, analysis: AnalysisResult | None) -> list:
-    """Per distinct kernel name (``kernel``, ``count``, ``total_ns``), most time first, ties
-    by name: the C++ analysis' kernels_by_name. Without an analysis result (it failed: the
-    summary still shows the kernels), the same from the kernel table's columns."""
+    """Per distinct kernel name (``kernel``, ``count``, ``total_ns``, ...), most time first,
+    ties by name: the C++ analysis' kernels_by_name, or, without an analysis result (it failed:
+    the summary still shows the kernels), the same from the core alone."""
     if analysis is not None:
         return analysis["kernels_by_name"]
-    k = prof.kernels.columns(["name", "start_ns", "end_ns"])
-    if not len(k["name"]):
-        return []
-    dur = (k["end_ns"].astype(np.int64) - k["start_ns"].astype(np.int64)).clip(min=0)
-    names, inv = np.unique(k["name"].astype(str), return_inverse=True)
-    tot = np.bincount(inv, weights=dur, minlength=len(names))
-    cnt = np.bincount(inv, minlength=len(names))
-    order = np.argsort(-tot, kind="stable")
-    return [{"kernel": str(names[i]), "count": int(cnt[i]), "total_ns": tot[i]} for i in order]
+    keys = ("kernel", "count", "total_ns", "min_ns", "max_ns")
+    return [dict(zip(keys, k)) for k in core.analysis.kernels_by_name(store_of(prof))]
 
 
 def _device_lines(summary: dict) -> list[str]:
