@@ -2,8 +2,9 @@
 # Every fpgaprof benchmark in one command: builds bench/*_benchmark.cpp with -DFPGAPROF_BENCH=ON
 # (Release) into build/bench, runs each one that exists, then the report-size cases
 # (bench/report_scale.py: iterations, nested, names; need an importable fpgaprof, e.g. the
-# .venv's), the GPU tracing-overhead benchmark (bench/tracing_overhead.py; it reports "skipped"
-# without a GPU), and prints a table.
+# .venv's), the jobs benchmark (bench/job_merge.py), the Python API on 10^6 kernels
+# (bench/api_benchmark.py), the GPU tracing-overhead benchmark (bench/tracing_overhead.py; it
+# reports "skipped" without a GPU), and prints a table.
 # Full outputs go to build/bench/results/<name>.txt.
 #   BENCH_BUILD_DIR  build directory (default build/bench)
 #   BENCH_ARGS_<name> extra arguments for one benchmark, e.g. BENCH_ARGS_convert_benchmark=5
@@ -11,6 +12,8 @@
 #   SCALE_ARGS       arguments for report_scale.py (default none; e.g. "--scale 0.1")
 #   JOB_ARGS         arguments for job_merge.py (default: 64 ranks of 10^5 kernels; "--scale 1"
 #                    for 10^6 kernels per rank)
+#   API_ARGS         arguments for api_benchmark.py (default: 10^6 kernels; "--compare" also
+#                    times XProf's converter and HTA on the same events)
 #   JOBS             parallel build jobs (default nproc)
 # Usage: bench/run_all.sh [--no-build] [--cpu-dry-run]
 #   --cpu-dry-run   without a GPU, run tracing_overhead.py --allow-cpu (labelled, not a GPU figure)
@@ -93,6 +96,8 @@ if "$VPY" -c "import fpgaprof" >/dev/null 2>&1; then
   done
   # shellcheck disable=SC2086
   run_one "job_merge" "$VPY" bench/job_merge.py ${JOB_ARGS:-}
+  # shellcheck disable=SC2086
+  run_one "api_benchmark" "$VPY" bench/api_benchmark.py ${API_ARGS:-}
 else
   rows+=("$(printf '%-26s %-11s %7s   %s' "report_scale" "not run" "-" "fpgaprof is not importable by $VPY (bash scripts/bootstrap.sh)")")
 fi

@@ -27,6 +27,7 @@
 #include "fpgaprof/records.hpp"
 #include "fpgaprof/trace_store.hpp"
 #include "fpgaprof/version.hpp"
+#include "kernel_name_bindings.hpp"
 
 namespace py = pybind11;
 using namespace fpgaprof;
@@ -338,6 +339,7 @@ PYBIND11_MODULE(_core, m) {
   {
     using namespace fpgaprof::analysis;
     auto r = m.def_submodule("analysis", "transfers, device memory, ceilings, roofline, FPGA model");
+    bindings::bind_kernels_by_name(r);
     // Test and tooling helper: a TraceStore built from plain Python lists (used by the tests of
     // the analysis; the api section owns the real store bindings). Registers a minimal
     // TraceStore type only when the core section has not.

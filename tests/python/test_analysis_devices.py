@@ -8,7 +8,7 @@ from fpgaprof import roofline
 
 from fpgaprof.base.core import core
 from fpgaprof.analysis import sections
-from fpgaprof.api import section_views
+from fpgaprof.views import sections as section_views
 
 # The fictional sm_80 of the C++ fixture: 100 SMs at 1 GHz -> fp32 100 x 128 x 1e9 = 12.8e12
 # FLOP/s; 1 GHz memory on a 4096-bit bus -> DRAM 2 x 1e9 x 4096 / 8 = 1.024e12 B/s.

@@ -907,7 +907,7 @@ def test_printed_tables_are_readable_text():
     assert f"{add['percent_of_roof']:.3g} %" in rline        # a percentage already: not x 100
 
     # Many rows: the first 20 and a count of the rest.
-    from fpgaprof.api.views import rows_text
+    from fpgaprof.views.tables import rows_text
     many = [{"rank": i + 1, "op": f"op{i}", "score": 1.0 / (i + 1), "estimate_note": "x" * 60}
             for i in range(25)]
     t = rows_text(many, "t").splitlines()

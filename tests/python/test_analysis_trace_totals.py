@@ -265,3 +265,47 @@ def test_a_report_runs_one_analysis_and_attributes_once(monkeypatch, tmp_path):
     report.write_all(prof, tmp_path / "out")
     assert calls == {"attribute": 0, "analyze": [True]}
     assert prof.attribution is prof.analyses.attribution(prof.store)
+
+
+def test_summary_roofline_and_candidates_run_one_analysis(monkeypatch):
+    """prof.summary() runs the report's analysis (its card and every other preset card); the
+    roofline and the candidates on that card alone are read from it, not analysed again: the
+    same roofline and rankings as an analysis of their own, and only the other cards they ask
+    for."""
+    from fpgaprof.analysis import trace_analysis
+    from fpgaprof.analysis.targets import presets
+    from fpgaprof.api import fpga, roofline
+
+    calls = []
+    real_analyze = core.analysis.analyze
+
+    def analyze(*args, **kwargs):
+        calls.append(len(kwargs.get("other_targets") or []))
+        return real_analyze(*args, **kwargs)
+
+    monkeypatch.setattr(core.analysis, "analyze", analyze)
+    path = next(t for t in TRACES if "sweep" in t)
+    prof = fpgaprof.load(path)
+    prof.summary()
+    others = len(presets()) - 1
+    assert calls == [others]
+    ops = roofline.roofline(prof, by="op")
+    cands = fpga.fpga_candidates(prof)
+    assert calls == [others]  # no second analysis
+    one = [p["name"] for p in presets()][1:3]  # two other cards, in the caller's order
+    narrowed = roofline.analyze(prof, other_targets=tuple(reversed(one)))
+    assert calls == [others]
+    # an analysis of its own (a fresh Profile) gives the same
+    fresh = fpgaprof.load(path)
+    assert records.to_plain(roofline.roofline(fresh, by="op")) == records.to_plain(ops)
+    assert records.to_plain(fpga.fpga_candidates(fresh)) == records.to_plain(cands)
+    own = trace_analysis.run(
+        fresh.store,
+        trace_analysis.AnalysisOptions(other_targets=tuple(reversed(one))),
+        trace_analysis.store_ceilings(fresh.store),
+    )
+    assert calls[1:] == [0, 2]
+    assert records.to_plain(narrowed["fpga_other_targets"]) == records.to_plain(
+        own["fpga_other_targets"]
+    )
+    assert records.to_plain(narrowed["fpga"]) == records.to_plain(own["fpga"])

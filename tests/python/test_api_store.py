@@ -328,6 +328,36 @@ def test_summary_shows_kernels_transfers_regions_drops_and_warnings():
     assert step.split() == ["step", "1", "45", "ns", "4.0", "µs", "–"]
     assert "Dropped records: 7" in text
     assert "beware" in text
+    # the kernel table is the analysis' kernels_by_name; without an analysis result (it
+    # failed) the summary reads the kernel table itself, with the same lines
+    from fpgaprof.api.overview import trace_overview
+    from fpgaprof.views.profile import summary_text
+
+    prof = fpgaprof.Profile(s)
+    o = trace_overview(prof)
+    assert summary_text(prof, o.data, o.analysis) == text
+    without = summary_text(prof, o.data, None).splitlines()
+    kernel_lines = [i for i, line in enumerate(text.splitlines()) if line.startswith("Kernels:")]
+    start = kernel_lines[0]
+    assert without[start : start + 4] == text.splitlines()[start : start + 4]
+    assert without[start + 2].split()[1:] == ["2", "4.0", "µs", "2.0", "µs", "80.0"]
+    # k2: 1000 ns once, 20 % of 5000 ns
+    assert without[start + 3].split()[1:] == ["1", "1.0", "µs", "1.0", "µs", "20.0"]
+    # (kernel, count, total_ns, min_ns, max_ns), most time first
+    assert core.analysis.kernels_by_name(s) == [("k1", 2, 4000, 2000, 2000), ("k2", 1, 1000, 1000, 1000)]
+
+
+def test_kernels_by_name_ties_go_by_name_and_durations_clip_at_zero():
+    s = core.TraceStore()
+    # "b" 300 + 200 ns, "a" 500 ns: a tie, by name; "c" ends before it starts (a clock glitch):
+    # 0 ns, last
+    s.append("kernels", name="b", start_ns=100, end_ns=400)
+    s.append("kernels", name="a", start_ns=500, end_ns=1000)
+    s.append("kernels", name="b", start_ns=1100, end_ns=1300)
+    s.append("kernels", name="c", start_ns=2000, end_ns=1900)
+    assert core.analysis.kernels_by_name(s) == [("a", 1, 500, 500, 500), ("b", 2, 500, 200, 300),
+                                                ("c", 1, 0, 0, 0)]
+    assert core.analysis.kernels_by_name(core.TraceStore()) == []
 
 
 def test_summary_without_gpu_shows_no_gpu_time():

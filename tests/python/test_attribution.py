@@ -18,7 +18,7 @@ jnp = jax.numpy
 import fpgaprof  # noqa: E402
 from fpgaprof.base.core import core  # noqa: E402
 from fpgaprof.analysis import attribution  # noqa: E402
-from fpgaprof.api.profile_views import hlo_op_lines  # noqa: E402
+from fpgaprof.views.profile import hlo_op_lines  # noqa: E402
 
 SRC_FILE = os.path.abspath(__file__)
 

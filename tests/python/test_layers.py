@@ -12,7 +12,7 @@ import fpgaprof
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SOURCE = REPO / "python" / "fpgaprof"
-LAYERS = ("base", "capture", "analysis", "api", "report", "cli")
+LAYERS = ("base", "capture", "analysis", "views", "api", "report", "cli")
 RENDERERS = ("fpgaprof.report.html", "fpgaprof.report.digest", "fpgaprof.report.summary_json",
              "fpgaprof.report.timeline", "fpgaprof.report.parquet", "fpgaprof.report.xspace")
 # The public modules of the old layout, kept as re-exports of their layer's module.

@@ -324,7 +324,7 @@ HOSTILE_HLO = textwrap.dedent(
 
 @pytest.mark.parametrize("with_dot", [True, False], ids=["graphviz", "no_graphviz"])
 def test_trace_text_in_the_dataflow_section_is_escaped(with_dot):
-    from fpgaprof.api.memory_views import dataflow_html
+    from fpgaprof.views.memory import dataflow_html
 
     if with_dot and not dataflow.dot_available():
         pytest.skip("Graphviz's dot is not installed (apt-get install graphviz)")

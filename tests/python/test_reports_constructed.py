@@ -268,8 +268,9 @@ def test_page_with_the_new_tables_renders_in_chromium(s, tmp_path):
 
 
 def test_notebook_overview_has_memory_peak_and_warnings(prof):
-    from fpgaprof.api.profile_views import profile_html
-    page = profile_html(prof)
+    from fpgaprof.api.overview import trace_overview
+    from fpgaprof.views.profile import profile_html
+    page = profile_html(trace_overview(prof).data)
     assert "<tr><th>device memory peak</th><td style='text-align:left'>1.61 GB</td></tr>" in page
     assert "<tr><th>warnings</th><td style='text-align:left'>5</td></tr>" in page
     assert "2.00 ms summed" in page  # kernel time is a sum, said so

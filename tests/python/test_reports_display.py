@@ -16,7 +16,10 @@ from fpgaprof.cli import compare
 from fpgaprof.base.markup import html_cell
 from fpgaprof.analysis import sections
 from fpgaprof.report import html as H
-from fpgaprof.api import overview, profile_views, section_views, views
+from fpgaprof.api import overview
+from fpgaprof.views import profile as profile_views
+from fpgaprof.views import sections as section_views
+from fpgaprof.views import tables as views
 from fpgaprof.report import model, summary_json
 
 NO_GPU = "the trace has no GPU kernels: trace on a machine with an NVIDIA GPU"
@@ -127,7 +130,7 @@ def test_no_gpu_summary_has_null_busy_time_and_html_says_na(tmp_path):
     assert "no candidate op" not in doc and "attributed" not in doc.split("sec-warnings")[2]
     # the notebook overview says the same
     assert "<th>GPU busy</th><td style='text-align:left'>n/a (no GPU)</td>" in \
-        profile_views.profile_html(_profile(regions=[("r", 0, 1000)]))
+        profile_views.profile_html(overview.trace_overview(_profile(regions=[("r", 0, 1000)])).data)
 
 
 def test_flops_per_execution_and_total_are_labelled():

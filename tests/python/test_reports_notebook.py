@@ -1,10 +1,12 @@
 """Notebook HTML (_repr_html_ helpers): escaped, the numbers of the summary, no script."""
 import _reports_fixtures as F
-from fpgaprof.api import profile_views, views
+from fpgaprof.api.overview import trace_overview
+from fpgaprof.views import profile as profile_views
+from fpgaprof.views import tables as views
 
 
 def test_profile_html():
-    h = profile_views.profile_html(F.SyntheticProfile(with_ops=True))
+    h = profile_views.profile_html(trace_overview(F.SyntheticProfile(with_ops=True)).data)
     assert "<script" not in h
     assert "NVIDIA H100 80GB HBM3 &lt;test&gt;" in h
     assert "gemm&lt;float&gt;" in h
@@ -15,7 +17,7 @@ def test_profile_html():
 
 
 def test_profile_html_without_gpu():
-    h = profile_views.profile_html(F.SyntheticProfile(with_gpu=False))
+    h = profile_views.profile_html(trace_overview(F.SyntheticProfile(with_gpu=False)).data)
     assert "no GPU: no CUDA driver found" in h
     assert "top kernels" not in h
 

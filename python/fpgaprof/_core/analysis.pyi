@@ -5,7 +5,7 @@ from __future__ import annotations
 import collections.abc
 import fpgaprof._core
 import typing
-__all__: list[str] = ['CounterSession', 'analyze', 'counter_chips', 'counter_plan', 'estimate_hlo', 'fpga_presets', 'fpga_target', 'hlo_module_texts', 'module_memory', 'onchip_need', 'table_ceilings']
+__all__: list[str] = ['CounterSession', 'analyze', 'counter_chips', 'counter_plan', 'estimate_hlo', 'fpga_presets', 'fpga_target', 'hlo_module_texts', 'kernels_by_name', 'module_memory', 'onchip_need', 'table_ceilings']
 class CounterSession:
     @staticmethod
     def start(max_ranges: typing.SupportsInt | typing.SupportsIndex = 2048, device: typing.SupportsInt | typing.SupportsIndex = 0) -> CounterSession:
@@ -38,6 +38,10 @@ def fpga_target(target: typing.Any) -> dict:
     ...
 def hlo_module_texts(store: fpgaprof._core.TraceStore) -> list:
     ...
+def kernels_by_name(store: fpgaprof._core.TraceStore) -> list:
+    """
+    Per distinct kernel name: (kernel, count, total_ns, min_ns, max_ns), most time first, ties by name (the values of analyze()'s kernels_by_name).
+    """
 def module_memory(buffer_assignment: str, live_ranges: str = '', hlo_text: str = '', name: str = '') -> dict:
     ...
 def onchip_need(hlo_text: str, buffer_assignment: str, instruction: str) -> typing.Any:

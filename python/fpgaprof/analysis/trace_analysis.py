@@ -111,6 +111,16 @@ class AnalysisOptions:
         """A string that is equal for equal options (the cache key: dicts are not hashable)."""
         return repr(dataclasses.astuple(self))
 
+    def key_without_other_targets(self) -> str:
+        """key() of every option but ``other_targets``: two analyses with equal such keys give
+        the same result but for ``fpga_other_targets`` (the other cards are ranked after the
+        rest, from the same inputs, and change nothing else)."""
+        return repr(
+            tuple(
+                getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "other_targets"
+            )
+        )
+
 
 def run(
     store: Any,
@@ -161,12 +171,35 @@ class AnalysisCache:
         self._store: Any = None
         self._attribution: Any = None
         self._results: dict[str, AnalysisResult] = {}
+        self._options: dict[str, AnalysisOptions] = {}
 
     def _for(self, store: Any) -> None:
         if store is not self._store:
             self._store = store
             self._attribution = None
             self._results = {}
+            self._options = {}
+
+    def _narrowed(self, options: AnalysisOptions) -> AnalysisResult | None:
+        """A cached result whose options are `options` but with more ``other_targets``, as the
+        analysis with `options` gives it (``fpga_other_targets`` of the cards `options` names,
+        in its order; every other value the cached result's own); None without one. A report's
+        analysis (its card and every other preset) thus also serves fpgaprof.roofline.analyze
+        on its card alone, without a second C++ analysis."""
+        rest = options.key_without_other_targets()
+        want = [repr(t) for t in options.other_targets]
+        for key, cached in self._options.items():
+            if key not in self._results or cached.key_without_other_targets() != rest:
+                continue
+            have = [repr(t) for t in cached.other_targets]
+            if all(w in have for w in want):
+                wider = self._results[key]
+                out = cast(AnalysisResult, dict(wider))
+                out["fpga_other_targets"] = [
+                    wider["fpga_other_targets"][have.index(w)] for w in want
+                ]
+                return out
+        return None
 
     def attribution(self, store: Any) -> Any:
         """The attribution of `store`, computed once: the cached analysis' own, or, when no
@@ -190,15 +223,18 @@ class AnalysisCache:
         key = options.key()
         result = self._results.get(key)
         if result is None:
-            ceil = None
-            if options.ceilings is None:
-                ceil = ceilings() if ceilings is not None else store_ceilings(store)
-            result = run(store, options, ceil, with_attribution=self._attribution is None)
-            if result["attribution"] is None:
-                result["attribution"] = self._attribution
-            else:
-                self._attribution = result["attribution"]
+            result = self._narrowed(options)
+            if result is None:
+                ceil = None
+                if options.ceilings is None:
+                    ceil = ceilings() if ceilings is not None else store_ceilings(store)
+                result = run(store, options, ceil, with_attribution=self._attribution is None)
+                if result["attribution"] is None:
+                    result["attribution"] = self._attribution
+                else:
+                    self._attribution = result["attribution"]
             self._results[key] = result
+            self._options[key] = options
         return result
 
     def __len__(self) -> int:
@@ -215,3 +251,4 @@ class AnalysisCache:
         finally:
             for key in set(self._results) - before:
                 del self._results[key]
+                self._options.pop(key, None)

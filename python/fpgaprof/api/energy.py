@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from fpgaprof.api.roofline import analyze
-from fpgaprof.api.views import Table
 from fpgaprof.base.errors import InvalidArgumentError
+from fpgaprof.views.tables import Table
 
 __all__ = ["energy_report", "ENERGY_BY"]
 

@@ -32,7 +32,13 @@ from fpgaprof.api.roofline import Table, analyze, no_rows_note
 from fpgaprof.base.constants import DEFAULT_TARGET
 from fpgaprof.base.core import core
 from fpgaprof.base.errors import InvalidArgumentError
-from fpgaprof.base.units import fmt_s, fmt_s_range, fmt_speedup, fmt_speedup_range
+from fpgaprof.base.units import fmt_s, fmt_s_range
+from fpgaprof.views.ranking import (
+    OP_TEXT_COLUMNS,
+    REGION_TEXT_COLUMNS,
+    best_rows,
+    combined_speedup_text,
+)
 
 __all__ = [
     "FpgaTarget",
@@ -145,84 +151,6 @@ def fpga_candidates(
             line = combined_speedup_text(f, card)
             t.footer = f"  {line}" if line else ""
     return t
-
-
-def combined_speedup_text(what_if: Mapping, card: str) -> str:
-    """The Amdahl line under an op ranking (the table's footer, report.html, the run digest):
-    every op that gains (op_speedup > 1) moved to `card` together, with its range, and what
-    restructured designs would give; "" when the analysis has no combined figure. `what_if`:
-    the FPGA result (``combined_speedup``, ``combined_count``, ``combined_speedup_low/high``,
-    ``restructured_combined_speedup``, ``restructured_combined_count``)."""
-    combined, count = what_if.get("combined_speedup"), what_if.get("combined_count")
-    if not isinstance(combined, (int, float)) or not math.isfinite(combined):
-        return ""
-    rcount = what_if.get("restructured_combined_count") or 0
-    restructured = what_if.get("restructured_combined_speedup")
-    tail = ""
-    if rcount and isinstance(restructured, (int, float)):
-        tail = (
-            f"; restructured designs: {rcount} op{'s' if rcount != 1 else ''} gain, "
-            f"workload {fmt_speedup(restructured)}"
-        )
-    if not count:
-        return f"no op gains from offloading to {card} as compiled{tail}"
-    rng = fmt_speedup_range(
-        what_if.get("combined_speedup_low"), what_if.get("combined_speedup_high")
-    )
-    return (
-        f"offloading the {count} op{'s' if count != 1 else ''} that gain to {card}: "
-        f"workload speedup {fmt_speedup(combined)}{f' ({rng})' if rng else ''} (Amdahl){tail}"
-    )
-
-
-# The columns print(prof.fpga_candidates(...)) shows (every column stays in the rows), the
-# deciding ones first; a column with _low/_high companions prints its range beside it
-# ("2.41x (1.6-3.1x)").
-OP_TEXT_COLUMNS = (
-    "rank",
-    "op",
-    "verdict",
-    "op_speedup",
-    "restructured_op_speedup",
-    "gpu_time_ns",
-    "could_save_ns",
-    "workload_speedup",
-    "module",
-    "score",
-    "time_share",
-    "fpga_total_s",
-    "pattern",
-    "card_limit",
-    "estimate_note",
-)
-REGION_TEXT_COLUMNS = (
-    "rank",
-    "region",
-    "verdict",
-    "region_speedup",
-    "restructured_region_speedup",
-    "gpu_time_ns",
-    "could_save_ns",
-    "workload_speedup",
-    "score",
-    "time_share",
-    "fpga_total_s",
-    "instances",
-    "estimate_note",
-)
-
-
-def best_rows(rows: list, n: int) -> list:
-    """The first `n` rows of a ranked table, and after them every later row that holds more GPU
-    time (``gpu_time_ns``) than the least of those: a "best N" list never hides an op or region
-    that takes more time than one it shows (an op the model rules out changes nothing, so it
-    ranks low, but the reader must still see where the time goes)."""
-    shown = list(rows[: max(n, 0)])
-    if not shown:
-        return shown
-    least = min(float(r.get("gpu_time_ns") or 0.0) for r in shown)
-    shown += [r for r in rows[len(shown) :] if float(r.get("gpu_time_ns") or 0.0) > least]
-    return shown
 
 
 def row_speedups(row: Mapping) -> tuple[str, float, float, float] | None:

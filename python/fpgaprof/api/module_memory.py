@@ -10,7 +10,7 @@ from typing import Any
 from fpgaprof.analysis import sections
 from fpgaprof.analysis.trace_analysis import store_of
 from fpgaprof.api.roofline import analyze
-from fpgaprof.api.views import Table
+from fpgaprof.views.tables import Table
 
 __all__ = ["ModuleMemoryReport", "module_memory_report", "MODULE_DISPLAY", "BUFFER_DISPLAY"]
 

@@ -15,16 +15,17 @@ from fpgaprof.analysis.trace_analysis import AnalysisCache
 from fpgaprof.api import (
     energy,
     fpga,
-    profile_views,
+    overview,
     resource_reports,
     roofline,
-    views,
     xspace_import,
 )
 from fpgaprof.base.constants import DEFAULT_TARGET, TRACE_FILE_NAME
 from fpgaprof.base.core import core
 from fpgaprof.base.errors import FpgaprofError, FpgaprofIOError
 from fpgaprof.base.text import native_path, terminal_safe
+from fpgaprof.views import profile as profile_views
+from fpgaprof.views import tables as views
 
 __all__ = ["Profile", "load"]
 
@@ -259,13 +260,14 @@ class Profile:
 
     def summary(self, top: int = 15) -> str:
         """A readable text summary: top kernels, transfers, regions, drops and warnings."""
-        return profile_views.summary_text(self, top)
+        o = overview.trace_overview(self)
+        return profile_views.summary_text(self, o.data, o.analysis, top)
 
     def _repr_html_(self) -> str:
-        """Jupyter: overview, top kernels and ops, warnings (api.profile_views)."""
+        """Jupyter: overview, top kernels and ops, warnings (views.profile)."""
         if self._store is None:
             return "<b>fpgaprof Profile</b>: trace running"
-        return profile_views.profile_html(self)
+        return profile_views.profile_html(overview.trace_overview(self).data)
 
     def __repr__(self) -> str:
         if self._store is None:

@@ -1,7 +1,7 @@
 """``prof.transfer_report()``, ``prof.memory_report()``, ``prof.device_report()`` (also
 ``fpgaprof.roofline.transfers``, ``.memory``, ``.devices``): copies, device memory and GPUs of a
 trace, from the Profile's cached analysis, as dicts that print and show in Jupyter as tables
-(api.section_views). docs/roofline.md, "Transfers", "Device memory", "Several GPUs"."""
+(views.sections). docs/roofline.md, "Transfers", "Device memory", "Several GPUs"."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from fpgaprof.api.module_memory import module_memory_report
 from fpgaprof.api.roofline import analyze
-from fpgaprof.api.section_views import device_report, memory_report, transfer_report
+from fpgaprof.views.sections import device_report, memory_report, transfer_report
 
 __all__ = ["transfers", "memory", "devices"]
 

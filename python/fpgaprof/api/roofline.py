@@ -24,10 +24,11 @@ from fpgaprof.analysis.trace_analysis import (
     store_of,
 )
 from fpgaprof.analysis.trace_analysis import run as run_analysis
-from fpgaprof.api import views
 from fpgaprof.base import records
 from fpgaprof.base.columns import TOTAL_LABELS
 from fpgaprof.base.constants import DEFAULT_TARGET
+from fpgaprof.views import tables as views
+from fpgaprof.views.ranking import ABOVE_ROOF_MEASURED, ABOVE_ROOF_STATIC
 
 __all__ = [
     "Table",
@@ -42,19 +43,6 @@ __all__ = [
     "roof_note",
     "with_roof_notes",
 ]
-
-# Why a point can sit above its roof (percent_of_roof > 100): the static bytes are a count of
-# what the HLO reads and writes, not of DRAM traffic.
-ABOVE_ROOF_STATIC = (
-    "above the roof: the static byte count (XLA's cost model: every operand read counted as "
-    "a memory read) includes reads the GPU's L2/L1 caches served (an operand read twice, a "
-    "broadcast), so the rate from it exceeds DRAM's; trace(counters=True) measures the DRAM "
-    "bytes"
-)
-ABOVE_ROOF_MEASURED = (
-    "above the roof by counters: the measured kernels overlapped others (their time is shorter "
-    "than the work they shared) or the DRAM peak from the device record is low"
-)
 
 
 def roof_note(row: Mapping) -> str:
@@ -80,7 +68,7 @@ def with_roof_notes(rows: list) -> list:
 
 
 class Table(views.Table):
-    """Rows of a roofline or FPGA analysis (dicts), best first: an api.views.Table whose FLOPs
+    """Rows of a roofline or FPGA analysis (dicts), best first: a views.tables.Table whose FLOPs
     and bytes are every execution's together (headed "FLOPs (total)", "bytes (total)";
     prof.ops gives one execution's)."""
 

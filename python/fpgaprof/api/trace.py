@@ -13,7 +13,6 @@ import warnings
 from typing import Any, Literal
 
 from fpgaprof.api.profile import Profile
-from fpgaprof.api.views import Table
 from fpgaprof.base.constants import TRACE_FILE_NAME
 from fpgaprof.base.core import core
 from fpgaprof.base.errors import (
@@ -29,6 +28,7 @@ from fpgaprof.base.text import native_path, utf8_safe
 from fpgaprof.capture import hlo_dump, job_process, process_env
 from fpgaprof.capture.run_environment import meta_environment
 from fpgaprof.capture.signals import SaveOnSignal
+from fpgaprof.views.tables import Table
 
 __all__ = ["trace", "region"]
 

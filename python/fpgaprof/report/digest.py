@@ -10,14 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from fpgaprof.api.fpga import (
-    OP_TEXT_COLUMNS,
-    REGION_TEXT_COLUMNS,
-    best_rows,
-    combined_speedup_text,
-)
-from fpgaprof.api.section_views import multi_device
-from fpgaprof.api.views import rows_text
 from fpgaprof.base.text import terminal_safe
 from fpgaprof.base.units import (
     fmt_bytes,
@@ -27,6 +19,14 @@ from fpgaprof.base.units import (
     fmt_speedup,
     fmt_speedup_range,
 )
+from fpgaprof.views.ranking import (
+    OP_TEXT_COLUMNS,
+    REGION_TEXT_COLUMNS,
+    best_rows,
+    combined_speedup_text,
+)
+from fpgaprof.views.sections import multi_device
+from fpgaprof.views.tables import rows_text
 
 TOP = 5
 # The printed tables' columns without the score, the module, the time share, the card time, the

@@ -2,7 +2,7 @@
 
 A renderer of the report layer: rendered server-side from the summary (report.model.collect),
 never from a Profile, so the page and summary.json show the same numbers. The transfer, memory
-and device sections are the ones a Profile shows in Jupyter (api.section_views). The page's
+and device sections are the ones a Profile shows in Jupyter (views.sections). The page's
 small script only adds interaction (sortable
 tables, roofline tooltips) and, once it has run without error, sets
 <div id="fpgaprof-status" data-status="ok">: the headless-browser test reads that marker.
@@ -16,10 +16,6 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from fpgaprof.api.fpga import OP_TEXT_COLUMNS, REGION_TEXT_COLUMNS, combined_speedup_text
-from fpgaprof.api.memory_views import dataflow_html, module_memory_html
-from fpgaprof.api.roofline import ABOVE_ROOF_STATIC
-from fpgaprof.api.section_views import devices_html, memory_html, multi_device, transfers_html
 from fpgaprof.base.atomic import write_text_atomic
 from fpgaprof.base.columns import (
     TOTAL_LABELS,
@@ -41,6 +37,14 @@ from fpgaprof.base.units import (
     kernel_display_name,
 )
 from fpgaprof.report.model import MEASUREMENT_RUNS, measurement_stats
+from fpgaprof.views.memory import dataflow_html, module_memory_html
+from fpgaprof.views.ranking import (
+    ABOVE_ROOF_STATIC,
+    OP_TEXT_COLUMNS,
+    REGION_TEXT_COLUMNS,
+    combined_speedup_text,
+)
+from fpgaprof.views.sections import devices_html, memory_html, multi_device, transfers_html
 
 __all__ = [
     "render",

@@ -1,17 +1,15 @@
 """How a Profile reads: ``prof.summary()`` (text) and the Profile in Jupyter (HTML), both from
-the trace overview (api.overview), so their numbers are summary.json's and report.html's."""
+the trace overview's sections (api.overview passes them in), so their numbers are
+summary.json's and report.html's."""
 
 from __future__ import annotations
 
 import os
 from typing import Any
 
-import numpy as np
-
 from fpgaprof.analysis import sections
-from fpgaprof.api.overview import TraceOverview, trace_overview
-from fpgaprof.api.section_views import memory_lines, multi_device, transfer_lines
-from fpgaprof.api.views import STYLE, SUMMARY_OP_LABELS, grid_html, rows_text, sub_table
+from fpgaprof.analysis.trace_analysis import AnalysisResult, store_of
+from fpgaprof.base.core import core
 from fpgaprof.base.markup import esc
 from fpgaprof.base.text import terminal_safe
 from fpgaprof.base.units import (
@@ -23,6 +21,8 @@ from fpgaprof.base.units import (
     kernel_display_name,
     shorten,
 )
+from fpgaprof.views.sections import memory_lines, multi_device, transfer_lines
+from fpgaprof.views.tables import STYLE, SUMMARY_OP_LABELS, grid_html, rows_text, sub_table
 
 __all__ = ["summary_text", "profile_html", "hlo_op_lines"]
 
@@ -32,8 +32,9 @@ def _t(ns: float) -> str:
     return fmt_s(float(ns) / 1e9)
 
 
-def summary_text(prof: Any, top: int = 15) -> str:
-    """prof.summary(): the trace in text, with the numbers of summary.json (the overview):
+def summary_text(prof: Any, summary: dict, analysis: AnalysisResult | None, top: int = 15) -> str:
+    """prof.summary(): the trace in text, with the numbers of summary.json (`summary`: the
+    trace overview's sections; `analysis`: the analysis result they come from, or None):
     wall time and device, GPU busy, top kernels, HLO ops with source lines, transfers, device
     memory, several GPUs' balance, regions, dropped records and every warning."""
     out: list[str] = []
@@ -51,8 +52,6 @@ def summary_text(prof: Any, top: int = 15) -> str:
     out.append(f"fpgaprof trace: wall time {_t(wall)}; {gpu}")
     # summary.json's numbers (one analysis, cached on the profile): GPU busy, transfers,
     # memory, regions and warnings mean here what they mean there.
-    overview = trace_overview(prof)
-    summary = overview.data
     tot = summary["totals"]
     if tot.get("gpu_busy_s") is not None:
         frac = tot.get("gpu_busy_fraction")
@@ -63,33 +62,25 @@ def summary_text(prof: Any, top: int = 15) -> str:
             "and memset intervals on every device and stream)"
         )
 
-    k = prof.kernels.columns(["name", "start_ns", "end_ns"])
-    n_k = len(k["name"])
-    dur = (k["end_ns"].astype(np.int64) - k["start_ns"].astype(np.int64)).clip(min=0)
-    total_k = float(dur.sum())
+    n_k = len(prof.kernels)
+    by_name = _kernels_by_name(prof, analysis)
+    total_k = float(sum(k["total_ns"] for k in by_name))
     out.append("")
     if n_k or prof.gpu_available:
         out.append(
-            f"Kernels: {n_k} launches, {len(set(k['name'])) if n_k else 0} distinct, "
-            f"{_t(total_k)} summed kernel time"
+            f"Kernels: {n_k} launches, {len(by_name)} distinct, {_t(total_k)} summed kernel time"
         )
     else:
         out.append("Kernels: – (no GPU data)")
     if n_k:
-        names, inv = np.unique(k["name"].astype(str), return_inverse=True)
-        tot = np.bincount(inv, weights=dur, minlength=len(names))
-        cnt = np.bincount(inv, minlength=len(names))
-        order = np.argsort(-tot, kind="stable")[:top]
         out.append(f"  {'kernel':60s} {'count':>8s} {'total':>11s} {'mean':>10s} {'%':>6s}")
-        for i in order:
-            pct = 100.0 * tot[i] / total_k if total_k else 0.0
-            shown = shorten(kernel_display_name(str(names[i])), 60)
-            out.append(
-                f"  {shown:60s} {int(cnt[i]):8d} {_t(tot[i]):>11s} "
-                f"{_t(tot[i] / cnt[i]):>10s} {pct:6.1f}"
-            )
-        if len(names) > top:
-            out.append(f"  ... {len(names) - top} more kernels")
+        for k in by_name[:top]:
+            ns, cnt = float(k["total_ns"]), int(k["count"])
+            pct = 100.0 * ns / total_k if total_k else 0.0
+            shown = shorten(kernel_display_name(str(k["kernel"])), 60)
+            out.append(f"  {shown:60s} {cnt:8d} {_t(ns):>11s} {_t(ns / cnt):>10s} {pct:6.1f}")
+        if len(by_name) > top:
+            out.append(f"  ... {len(by_name) - top} more kernels")
 
     if n_k:
         out.append("")
@@ -101,7 +92,7 @@ def summary_text(prof: Any, top: int = 15) -> str:
     out.extend(transfer_lines(summary))
     out.extend(memory_lines(summary))
     out.extend(_device_lines(summary))
-    out.extend(_region_lines(prof, overview, top))
+    out.extend(_region_lines(prof, summary, analysis, top))
 
     out.append("")
     out.append(
@@ -119,6 +110,16 @@ def summary_text(prof: Any, top: int = 15) -> str:
     for w in warns:
         out.append(f"  - {w}")
     return terminal_safe("\n".join(out) + "\n", keep="\n")  # names from the trace
+
+
+def _kernels_by_name(prof: Any, analysis: AnalysisResult | None) -> list:
+    """Per distinct kernel name (``kernel``, ``count``, ``total_ns``, ...), most time first,
+    ties by name: the C++ analysis' kernels_by_name, or, without an analysis result (it failed:
+    the summary still shows the kernels), the same from the core alone."""
+    if analysis is not None:
+        return analysis["kernels_by_name"]
+    keys = ("kernel", "count", "total_ns", "min_ns", "max_ns")
+    return [dict(zip(keys, k)) for k in core.analysis.kernels_by_name(store_of(prof))]
 
 
 def _device_lines(summary: dict) -> list[str]:
@@ -149,11 +150,10 @@ def _device_lines(summary: dict) -> list[str]:
     )
 
 
-def _region_lines(prof: Any, overview: TraceOverview, top: int) -> list[str]:
+def _region_lines(prof: Any, summary: dict, analysis: AnalysisResult | None, top: int) -> list[str]:
     """Per region path (summary.json's regions): instances, wall time, GPU time of the
     activities launched inside it (summed durations, nested regions included) and the peak of
     device memory in use while it was open (the memory analysis, highest instance)."""
-    summary = overview.data
     r = summary["regions"]
     n = len(prof.regions)
     paths = r.get("paths")
@@ -169,9 +169,10 @@ def _region_lines(prof: Any, overview: TraceOverview, top: int) -> list[str]:
     if not r.get("available"):
         return lines
     peaks: dict[str, int] = {}
-    res = overview.analysis
-    if summary["memory"].get("available") and res is not None:
-        peaks = {x["region"]: x["peak_bytes"] for x in sections.memory_region_rows(res["memory"])}
+    if summary["memory"].get("available") and analysis is not None:
+        peaks = {
+            x["region"]: x["peak_bytes"] for x in sections.memory_region_rows(analysis["memory"])
+        }
     # Without GPU data there is no GPU time to show: "–", as report.html (not a measured 0).
     no_gpu = not prof.gpu_available and len(prof.kernels) == 0
     lines.append(f"  {'region':40s} {'count':>7s} {'wall':>11s} {'GPU':>11s} {'mem peak':>11s}")
@@ -266,11 +267,11 @@ def hlo_op_lines(result: Any, top: int = 10) -> list[str]:
     return lines
 
 
-def profile_html(prof: Any) -> str:
+def profile_html(summary: dict) -> str:
     """Overview of a Profile: device, wall time, GPU busy, kernels, transfers, top kernels,
-    warnings. Built from the same summary as report.html (without the FPGA what-if, which
-    needs a target: see prof.fpga_candidates)."""
-    s = trace_overview(prof).data
+    warnings. Built from the same summary as report.html (`summary`: the trace overview's
+    sections; without the FPGA what-if, which needs a target: see prof.fpga_candidates)."""
+    s = summary
     t, tot, dev = s["trace"], s["totals"], s.get("device") or {}
     items = [
         (

@@ -14,13 +14,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from fpgaprof.analysis import sections
-from fpgaprof.api.views import STYLE, rows_html, rows_text, sub_table
 from fpgaprof.base import records
 from fpgaprof.base.columns import display_label
 from fpgaprof.base.constants import TOP_ROWS
 from fpgaprof.base.markup import esc, html_cell, html_table, not_available
 from fpgaprof.base.text import terminal_safe
 from fpgaprof.base.units import fmt_bytes, fmt_num, fmt_pct, fmt_s
+from fpgaprof.views.tables import STYLE, rows_html, rows_text, sub_table
 
 __all__ = [
     "ReportDict",
