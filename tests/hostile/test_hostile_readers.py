@@ -642,7 +642,7 @@ def hlo_chain(n: int) -> bytes:
 
 
 def test_hlo_module_of_a_million_instructions(tmp_path):
-    """Before: 1.49 GB peak to analyse 38.8 MB of text (38x; 1.35 KB an instruction in the
+    """Before: 1.52 GB peak to analyse 38.8 MB of text (38x; 1.35 KB an instruction in the
     parsed module): every operand's shape copied into its user, the names indexed twice, the
     text copied once more. The flops are worked out by hand: every op but the parameter is
     elementwise on f32[8], 8 flops each (XLA's HloCostAnalysis), n - 1 of them."""
