@@ -153,7 +153,7 @@ PYBIND11_MODULE(_core, m) {
         .def_readonly("opcode", &Instruction::opcode)
         .def_readonly("shape", &Instruction::shape)
         .def_readonly("operands", &Instruction::operands)
-        .def_readonly("operand_shapes", &Instruction::operand_shapes)
+        .def_property_readonly("operand_shapes", [](const Instruction& i) { return i.operand_shapes.to_vector(); })
         .def_readonly("attributes", &Instruction::attributes)
         .def_readonly("fusion_kind", &Instruction::fusion_kind)
         .def_readonly("called_computations", &Instruction::called_computations)
@@ -193,7 +193,7 @@ PYBIND11_MODULE(_core, m) {
     // .line, .column and .text.
     h.def(
         "analyze",
-        [](const std::string& text) {
+        [](std::string_view text) {  // the str's own UTF-8 buffer: the text is not copied
           std::shared_ptr<Module> mod;
           try {
             py::gil_scoped_release nogil;

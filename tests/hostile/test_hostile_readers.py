@@ -624,6 +624,49 @@ def test_measured_ceilings_cache_valid_is_used(tmp_path):
     assert run("py", code, env=env).results() == [[2.5e12, "measured"]]
 
 
+# --- defect 19: an HLO module of 10^6 instructions ------------------------------------------------
+
+# Peak RSS above that of a 3-instruction module, per byte of HLO text: 26.4 measured (38.3
+# before; docs/performance.md, "HLO module memory").
+HLO_CHAIN_RATIO = 28
+
+
+def hlo_chain(n: int) -> bytes:
+    """An entry computation of `n` instructions, one a line as XLA prints them: a parameter, a
+    negate, n - 3 adds each of the one before and the parameter, a multiply (~39 bytes a line)."""
+    lines = ["HloModule big", "", "ENTRY main {", "  p0 = f32[8]{0} parameter(0)",
+             "  a0 = f32[8]{0} negate(p0)"]
+    lines += [f"  a{i} = f32[8]{{0}} add(a{i - 1}, p0)" for i in range(1, n - 2)]
+    lines += [f"  ROOT r = f32[8]{{0}} multiply(a{n - 3}, p0)", "}", ""]
+    return "\n".join(lines).encode()
+
+
+def test_hlo_module_of_a_million_instructions(tmp_path):
+    """Before: 1.52 GB peak to analyse 38.8 MB of text (38x; 1.35 KB an instruction in the
+    parsed module): every operand's shape copied into its user, the names indexed twice, the
+    text copied once more. The flops are worked out by hand: every op but the parameter is
+    elementwise on f32[8], 8 flops each (XLA's HloCostAnalysis), n - 1 of them."""
+    n = 1_000_000
+    code = (
+        "m = fpgaprof.hlo.analyze(open({!r}).read())\n"
+        "results.append([m.flops, len(m._m.computations)])"
+    )
+    small = tmp_path / "small.hlo"
+    small.write_bytes(hlo_chain(3))
+    base = run("py", code.format(str(small)), timeout=60)
+    assert base.results() == [[16.0, 1]]
+    big = tmp_path / "big.hlo"
+    text = hlo_chain(n)
+    big.write_bytes(text)
+    r = run("py", code.format(str(big)), timeout=600)
+    assert r.results() == [[8.0 * (n - 1), 1]]
+    bound = base.peak_bytes + HLO_CHAIN_RATIO * len(text)
+    assert 0 < r.peak_bytes <= bound, (
+        f"peak {r.peak_bytes / MIB:.0f} MiB > {bound / MIB:.0f} MiB for "
+        f"{len(text) / MIB:.1f} MiB of HLO text"
+    )
+
+
 # --- found by tests/fuzz/python_api_fuzzer.py (its trace target) ----------------------------------
 
 

@@ -5,14 +5,14 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
-#include <zlib.h>
 #include <nlohmann/json.hpp>
 
 #include "fpgaprof/hlo/hlo_parser.hpp"
+#include "hlo/author_cost.hpp"
 #include "hlo/hlo_attributes.hpp"
+#include "hlo/opcodes.hpp"
 
 // The rules are XLA's HloCostAnalysis (xla/service/hlo_cost_analysis.cc, the base class the CPU
 // backend uses) with the CPU shape size (xla/service/cpu/cpu_executable.cc, ShapeSizeBytes),
@@ -90,179 +90,21 @@ int64_t log2_ceil(uint64_t v) {
   return (uint64_t{1} << f) == v ? f : f + 1;
 }
 
-// HandleElementwiseOp's transcendental opcodes.
-bool is_transcendental_op(const std::string& op) {
-  static const std::unordered_set<std::string> kOps = {
-      "acos", "acosh",        "asin",     "asinh", "atan2",       "atanh",
-      "cbrt", "cosine",       "cosh",     "erf",   "exponential", "exponential-minus-one",
-      "log",  "log-plus-one", "logistic", "power", "rsqrt",       "sine",
-      "sinh", "sqrt",         "tan",      "tanh"};
-  return kOps.count(op) != 0;
-}
-
+// The opcode classes (hlo/opcodes.hpp, the table shape inference reads too).
+bool is_transcendental_op(const std::string& op) { return opcode::has(op, opcode::kTranscendental); }
 // Opcodes XLA's visitor sends to HandleElementwiseOp (one operation per result element):
 // DfsHloVisitor's elementwise defaults, less copy (HloCostAnalysis::HandleCopy counts none),
 // plus select, clamp, compare, convert and reduce-precision.
-bool is_elementwise_op(const std::string& op) {
-  static const std::unordered_set<std::string> kOps = {"abs",
-                                                       "acos",
-                                                       "acosh",
-                                                       "add",
-                                                       "and",
-                                                       "asin",
-                                                       "asinh",
-                                                       "atan2",
-                                                       "atanh",
-                                                       "bitcast-convert",
-                                                       "cbrt",
-                                                       "ceil",
-                                                       "clamp",
-                                                       "compare",
-                                                       "complex",
-                                                       "convert",
-                                                       "cosine",
-                                                       "cosh",
-                                                       "count-leading-zeros",
-                                                       "divide",
-                                                       "erf",
-                                                       "exponential",
-                                                       "exponential-minus-one",
-                                                       "floor",
-                                                       "imag",
-                                                       "is-finite",
-                                                       "log",
-                                                       "log-plus-one",
-                                                       "logistic",
-                                                       "maximum",
-                                                       "minimum",
-                                                       "multiply",
-                                                       "negate",
-                                                       "not",
-                                                       "or",
-                                                       "popcnt",
-                                                       "power",
-                                                       "real",
-                                                       "reduce-precision",
-                                                       "remainder",
-                                                       "round-nearest-afz",
-                                                       "round-nearest-even",
-                                                       "rsqrt",
-                                                       "select",
-                                                       "shift-left",
-                                                       "shift-right-arithmetic",
-                                                       "shift-right-logical",
-                                                       "sign",
-                                                       "sine",
-                                                       "sinh",
-                                                       "sqrt",
-                                                       "stochastic-convert",
-                                                       "subtract",
-                                                       "tan",
-                                                       "tanh",
-                                                       "xor"};
-  return kOps.count(op) != 0;
-}
-
+bool is_elementwise_op(const std::string& op) { return opcode::has(op, opcode::kElementwise); }
 // Ops that move or view data without arithmetic.
-bool is_data_movement_op(const std::string& op) {
-  static const std::unordered_set<std::string> kOps = {
-      "broadcast",       "reshape",    "transpose",     "copy",
-      "bitcast",         "slice",      "dynamic-slice", "dynamic-update-slice",
-      "concatenate",     "pad",        "reverse",       "iota",
-      "bitcast-convert", "copy-start", "copy-done",     "dynamic-reshape",
-      "opt-barrier"};
-  return kOps.count(op) != 0;
-}
-
+bool is_data_movement_op(const std::string& op) { return opcode::has(op, opcode::kDataMovement); }
 // Ops XLA counts neither operations nor bytes for: no code runs.
-bool is_free_op(const std::string& op) {
-  return op == "parameter" || op == "constant" || op == "get-tuple-element" || op == "bitcast" || op == "after-all" ||
-         op == "add-dependency" || op == "domain";
-}
-
+bool is_free_op(const std::string& op) { return opcode::has(op, opcode::kFree); }
 // Opcodes whose names end in -start/-update/-done; any other `<op>-start` is XLA's async
 // wrapper of <op> (hlo_parser.cc, ParseOpcode).
-bool is_native_async_name(const std::string& op) {
-  return op == "all-gather-start" || op == "all-gather-done" || op == "all-reduce-start" || op == "all-reduce-done" ||
-         op == "collective-permute-start" || op == "collective-permute-done" || op == "copy-start" ||
-         op == "copy-done" || op == "send-done" || op == "recv-done" || op == "async-start" || op == "async-update" ||
-         op == "async-done";
-}
+bool is_native_async_name(const std::string& op) { return opcode::has(op, opcode::kNativeAsync); }
 bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// The figures a custom kernel's author attached to it: Pallas's Triton lowering drops
-// pallas_call(cost_estimate=...), but keeps pallas_call(metadata={...}) as a JSON object in the
-// custom call (backend_config serialized_metadata, or inside the zlib-compressed `opaque` of
-// triton_kernel_call_ffi). The keys are CostEstimate's: "flops", "transcendentals",
-// "bytes_accessed" (numbers or strings of numbers; docs/cost-model.md, "Custom kernels").
-struct AuthorCost {
-  double flops = -1, transcendentals = 0, bytes_accessed = -1;
-};
-
-std::string inflate_all(const std::string& in) {
-  std::string out;
-  if (in.empty() || in.size() > (std::size_t{64} << 20)) return out;
-  z_stream zs{};
-  if (inflateInit(&zs) != Z_OK) return out;
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  char buf[65536];
-  int rc = Z_OK;
-  while (rc == Z_OK && out.size() < (std::size_t{256} << 20)) {
-    zs.next_out = reinterpret_cast<Bytef*>(buf);
-    zs.avail_out = sizeof buf;
-    rc = inflate(&zs, Z_NO_FLUSH);
-    out.append(buf, sizeof buf - zs.avail_out);
-  }
-  inflateEnd(&zs);
-  return rc == Z_STREAM_END ? out : std::string();
-}
-
-bool read_author_cost(const nlohmann::json& j, AuthorCost& c) {
-  if (!j.is_object()) return false;
-  const auto number = [&](const char* key, double& v) {
-    auto it = j.find(key);
-    if (it == j.end()) return false;
-    try {
-      const double x = it->is_string() ? std::stod(it->get<std::string>()) : it->get<double>();
-      if (!(std::isfinite(x) && x >= 0)) return false;
-      v = x;
-      return true;
-    } catch (const std::exception&) {
-      return false;
-    }
-  };
-  if (!number("flops", c.flops)) return false;
-  number("transcendentals", c.transcendentals);
-  number("bytes_accessed", c.bytes_accessed);
-  return true;
-}
-
-bool author_cost(const Instruction& ins, AuthorCost& c) {
-  if (!is_triton_custom_call(ins)) return false;
-  const std::string meta = backend_config_string(ins, "serialized_metadata");
-  if (!meta.empty()) {
-    try {
-      if (read_author_cost(nlohmann::json::parse(meta), c)) return true;
-    } catch (const std::exception&) {}
-  }
-  // triton_kernel_call_ffi: the metadata's JSON object sits inside the compressed call proto.
-  const std::string proto = inflate_all(backend_config_string(ins, "opaque"));
-  for (std::size_t at = proto.find("{\""); at != std::string::npos; at = proto.find("{\"", at + 1)) {
-    int depth = 0;
-    std::size_t end = at;
-    for (; end < proto.size() && end < at + 65536; ++end) {
-      if (proto[end] == '{') ++depth;
-      if (proto[end] == '}' && --depth == 0) break;
-    }
-    if (depth != 0 || end >= proto.size()) continue;
-    try {
-      if (read_author_cost(nlohmann::json::parse(proto.substr(at, end - at + 1)), c)) return true;
-    } catch (const std::exception&) {}
-  }
-  return false;
 }
 
 bool is_cublas_gemm(const std::string& target) {

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "hlo/hlo_lexer.hpp"
 #include "hlo/shape_inference.hpp"
 
 // A recursive-descent parser over the whole text with XLA's lexical rules
@@ -21,143 +22,7 @@
 namespace fpgaprof::hlo {
 namespace {
 
-// Identifier characters: XLA's [A-Za-z0-9_.-], plus '$' (names in older dumps).
-struct CharTable {
-  bool ident[256] = {};
-  bool space[256] = {};
-  CharTable() {
-    for (int c = 'a'; c <= 'z'; ++c) ident[c] = true;
-    for (int c = 'A'; c <= 'Z'; ++c) ident[c] = true;
-    for (int c = '0'; c <= '9'; ++c) ident[c] = true;
-    ident[static_cast<unsigned char>('_')] = ident[static_cast<unsigned char>('.')] = true;
-    ident[static_cast<unsigned char>('-')] = ident[static_cast<unsigned char>('$')] = true;
-    space[static_cast<unsigned char>(' ')] = space[static_cast<unsigned char>('\t')] = true;
-    space[static_cast<unsigned char>('\n')] = space[static_cast<unsigned char>('\r')] = true;
-    space[static_cast<unsigned char>('\f')] = space[static_cast<unsigned char>('\v')] = true;
-  }
-};
-const CharTable kChars;
-
-inline bool is_ident(char c) { return kChars.ident[static_cast<unsigned char>(c)]; }
-inline bool is_space(char c) { return kChars.space[static_cast<unsigned char>(c)]; }
-inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-PrimitiveType primitive_from_name(std::string_view n) {
-  if (n.size() < 2 || n.size() > 13) return PrimitiveType::kInvalid;
-  struct Entry {
-    std::string_view name;
-    PrimitiveType type;
-  };
-  // By first letter: a name is compared only with the few types that start like it.
-  static constexpr Entry kF[] = {{"f32", PrimitiveType::kF32},
-                                 {"f16", PrimitiveType::kF16},
-                                 {"f64", PrimitiveType::kF64},
-                                 {"f8e5m2", PrimitiveType::kF8E5M2},
-                                 {"f8e4m3fn", PrimitiveType::kF8E4M3FN},
-                                 {"f8e4m3b11fnuz", PrimitiveType::kF8E4M3B11FNUZ},
-                                 {"f8e5m2fnuz", PrimitiveType::kF8E5M2FNUZ},
-                                 {"f8e4m3fnuz", PrimitiveType::kF8E4M3FNUZ},
-                                 {"f8e4m3", PrimitiveType::kF8E4M3},
-                                 {"f8e3m4", PrimitiveType::kF8E3M4},
-                                 {"f8e8m0fnu", PrimitiveType::kF8E8M0FNU},
-                                 {"f4e2m1fn", PrimitiveType::kF4E2M1FN}};
-  static constexpr Entry kS[] = {{"s32", PrimitiveType::kS32}, {"s64", PrimitiveType::kS64}, {"s8", PrimitiveType::kS8},
-                                 {"s16", PrimitiveType::kS16}, {"s4", PrimitiveType::kS4},   {"s2", PrimitiveType::kS2},
-                                 {"s1", PrimitiveType::kS1}};
-  static constexpr Entry kU[] = {{"u32", PrimitiveType::kU32}, {"u8", PrimitiveType::kU8}, {"u64", PrimitiveType::kU64},
-                                 {"u16", PrimitiveType::kU16}, {"u4", PrimitiveType::kU4}, {"u2", PrimitiveType::kU2},
-                                 {"u1", PrimitiveType::kU1}};
-  static constexpr Entry kOther[] = {{"pred", PrimitiveType::kPred},   {"bf16", PrimitiveType::kBF16},
-                                     {"c64", PrimitiveType::kC64},     {"c128", PrimitiveType::kC128},
-                                     {"token", PrimitiveType::kToken}, {"opaque", PrimitiveType::kOpaque}};
-  auto find = [&](const auto& table) {
-    for (const Entry& e : table) {
-      if (e.name == n) return e.type;
-    }
-    return PrimitiveType::kInvalid;
-  };
-  switch (n[0]) {
-    case 'f': return find(kF);
-    case 's': return find(kS);
-    case 'u': return find(kU);
-    case 'p':
-    case 'b':
-    case 'c':
-    case 't':
-    case 'o': return find(kOther);
-    default: return PrimitiveType::kInvalid;
-  }
-}
-
-// Strips one level of quotes and resolves backslash escapes ("a\"b" -> a"b).
-std::string unquote(std::string_view v) {
-  if (v.size() < 2 || v.front() != '"' || v.back() != '"') return std::string(v);
-  if (v.find('\\') == std::string_view::npos) return std::string(v.substr(1, v.size() - 2));
-  std::string out;
-  out.reserve(v.size() - 2);
-  for (std::size_t i = 1; i + 1 < v.size(); ++i) {
-    char c = v[i];
-    if (c == '\\' && i + 2 < v.size()) {
-      char n = v[++i];
-      switch (n) {
-        case 'n': out.push_back('\n'); break;
-        case 't': out.push_back('\t'); break;
-        default: out.push_back(n);
-      }
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
-}
-
-std::string_view trim(std::string_view v) {
-  while (!v.empty() && is_space(v.front())) v.remove_prefix(1);
-  while (!v.empty() && is_space(v.back())) v.remove_suffix(1);
-  return v;
-}
-
-bool parse_int(std::string_view v, int64_t& out) {
-  v = trim(v);
-  if (v.empty()) return false;
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
-  return ec == std::errc() && p == v.data() + v.size();
-}
-
-// Attribute value text with every run of whitespace that holds a line break (outside quoted
-// strings) made one blank: a value re-wrapped over lines reads as printed on one.
-std::string one_line(std::string_view v) {
-  if (v.find_first_of("\n\r\t") == std::string_view::npos) return std::string(v);
-  std::string out;
-  out.reserve(v.size());
-  bool in_string = false;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    const char c = v[i];
-    if (in_string) {
-      out.push_back(c);
-      if (c == '\\' && i + 1 < v.size()) {
-        out.push_back(v[++i]);
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') in_string = true;
-    if (is_space(c)) {
-      std::size_t j = i;
-      bool breaks = false;
-      for (; j < v.size() && is_space(v[j]); ++j) breaks = breaks || v[j] == '\n' || v[j] == '\r' || v[j] == '\t';
-      if (breaks) {
-        // a blank only between two tokens that need one
-        if (!out.empty() && j < v.size() && is_ident(out.back()) && is_ident(v[j])) out.push_back(' ');
-        i = j - 1;
-        continue;
-      }
-    }
-    out.push_back(c);
-  }
-  return out;
-}
+using namespace lex;  // NOLINT(google-build-using-namespace): the parser's own lexer
 
 bool is_computation_attribute(std::string_view key) {
   return key == "calls" || key == "to_apply" || key == "body" || key == "condition" || key == "branch_computations" ||
@@ -165,9 +30,9 @@ bool is_computation_attribute(std::string_view key) {
          key == "called_computations" || key == "comparator";
 }
 
-class HloParser {
+class HloParser : private lex::HloLexer {
  public:
-  explicit HloParser(std::string_view text) : s_(text) {}
+  explicit HloParser(std::string_view text) : HloLexer(text) {}
 
   Module parse() {
     skip_ws();
@@ -204,215 +69,50 @@ class HloParser {
   }
 
  private:
-  // ---- errors ---------------------------------------------------------------------------------
-  [[noreturn]] void fail(std::string_view expected) const { fail_at(pos_, expected); }
-
-  [[noreturn]] void fail_at(std::size_t at, std::string_view expected) const {
-    if (at > s_.size()) at = s_.size();
-    int line = 1;
-    std::size_t line_start = 0;
-    for (std::size_t i = 0; i < at; ++i) {
-      if (s_[i] == '\n') {
-        ++line;
-        line_start = i + 1;
-      }
-    }
-    std::string found;
-    for (std::size_t i = at; i < s_.size() && found.size() < 24 && s_[i] != '\n'; ++i) {
-      const char c = s_[i];
-      found.push_back(static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e ? '?' : c);
-    }
-    const int column = static_cast<int>(at - line_start) + 1;
-    std::string msg = "line " + std::to_string(line) + ", column " + std::to_string(column) + ": expected " +
-                      std::string(expected) + ", found " +
-                      (at >= s_.size() ? std::string("end of input") : "'" + found + "'") +
-                      " (is this HLO text as printed by XLA? report unsupported syntax to fpgaprof)";
-    throw HloParseError(line, column, found, msg);
-  }
-
-  // 1-based line of a position: counted forward from the last position asked for (positions
-  // come in increasing order while parsing, so the whole text is counted about once).
-  int line_of(std::size_t at) {
-    if (at < line_pos_) {
-      line_pos_ = 0;
-      line_no_ = 1;
-    }
-    if (at > s_.size()) at = s_.size();
-    const char* p = s_.data() + line_pos_;
-    const char* end = s_.data() + at;
-    while (p < end) {
-      const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
-      if (nl == nullptr) break;
-      ++line_no_;
-      p = static_cast<const char*>(nl) + 1;
-    }
-    line_pos_ = at;
-    return line_no_;
-  }
-
-  // ---- lexical level ----------------------------------------------------------------------------
-  bool eof() const { return pos_ >= s_.size(); }
-  char peek(std::size_t k = 0) const { return pos_ + k < s_.size() ? s_[pos_ + k] : '\0'; }
-
-  // Whitespace, line breaks and comments: free between any two tokens.
-  void skip_ws() {
-    while (pos_ < s_.size()) {
-      const char c = s_[pos_];
-      if (is_space(c)) {
-        ++pos_;
-      } else if (c == '/' && peek(1) == '*') {
-        const std::size_t end = s_.find("*/", pos_ + 2);
-        if (end == std::string_view::npos) fail("'*/' closing the comment");
-        pos_ = end + 2;
-      } else if (c == '/' && peek(1) == '/') {
-        const void* nl = std::memchr(s_.data() + pos_, '\n', s_.size() - pos_);
-        pos_ = nl == nullptr ? s_.size() : static_cast<std::size_t>(static_cast<const char*>(nl) - s_.data());
-      } else {
-        break;
-      }
-    }
-  }
-
-  std::size_t ident_end(std::size_t from) const {
-    while (from < s_.size() && is_ident(s_[from])) ++from;
-    return from;
-  }
-
-  // A keyword: the identifier at pos_ is exactly `kw`.
-  bool at_word(std::string_view kw) const {
-    if (s_.compare(pos_, kw.size(), kw) != 0) return false;
-    return pos_ + kw.size() >= s_.size() || !is_ident(s_[pos_ + kw.size()]);
-  }
-
-  void expect_char(char c, std::string_view what) {
-    if (eof() || s_[pos_] != c) fail(what);
-    ++pos_;
-  }
-
-  // `%name` or `name`.
-  std::string_view name_token(std::string_view what) {
-    if (peek() == '%') ++pos_;
-    const std::size_t start = pos_;
-    pos_ = ident_end(pos_);
-    if (pos_ == start) fail(what);
-    return s_.substr(start, pos_ - start);
-  }
-
-  int64_t int_token(std::string_view what) {
-    const std::size_t start = pos_;
-    if (peek() == '-') ++pos_;
-    while (pos_ < s_.size() && is_digit(s_[pos_])) ++pos_;
-    int64_t v = 0;
-    auto [p, ec] = std::from_chars(s_.data() + start, s_.data() + pos_, v);
-    if (ec != std::errc() || p != s_.data() + pos_) fail_at(start, what);
-    return v;
-  }
-
-  // A quoted string starting at pos_ (which is '"').
-  void skip_string() {
-    const std::size_t start = pos_;
-    ++pos_;
-    while (pos_ < s_.size()) {
-      const char c = s_[pos_];
-      if (c == '\\') {
-        pos_ += 2;
-        continue;
-      }
-      ++pos_;
-      if (c == '"') return;
-    }
-    fail_at(start, "a closing '\"' for this string");
-  }
-
-  // A comment inside a bracketed value, kept in its text but not read for brackets.
-  bool skip_comment_in_value() {
-    if (peek() != '/' || (peek(1) != '*' && peek(1) != '/')) return false;
-    if (peek(1) == '*') {
-      const std::size_t end = s_.find("*/", pos_ + 2);
-      if (end == std::string_view::npos) fail("'*/' closing the comment");
-      pos_ = end + 2;
-    } else {
-      const void* nl = std::memchr(s_.data() + pos_, '\n', s_.size() - pos_);
-      pos_ = nl == nullptr ? s_.size() : static_cast<std::size_t>(static_cast<const char*>(nl) - s_.data());
-    }
-    return true;
-  }
-
-  // An attribute value: bracketed groups (with anything inside, strings and comments
-  // included) and the characters between them, up to a ',' or a blank outside brackets, or an
-  // unmatched closer. Leading whitespace is skipped: a value may start on the next line.
-  std::string_view scan_value() {
-    skip_ws();
-    const std::size_t start = pos_;
-    int depth = 0;
-    char stack[64];
-    while (pos_ < s_.size()) {
-      const char c = s_[pos_];
-      if (c == '"') {
-        skip_string();
-        continue;
-      }
-      if (depth > 0 && c == '/' && skip_comment_in_value()) continue;
-      if (c == '{' || c == '(' || c == '[') {
-        if (depth >= 64) fail("less deeply nested brackets");
-        stack[depth++] = c == '{' ? '}' : (c == '(' ? ')' : ']');
-      } else if (c == '}' || c == ')' || c == ']') {
-        if (depth == 0) break;
-        if (stack[depth - 1] != c) fail(std::string("'") + stack[depth - 1] + "'");
-        --depth;
-      } else if (depth == 0 && (c == ',' || is_space(c) || (c == '/' && (peek(1) == '*' || peek(1) == '/')))) {
-        break;
-      }
-      ++pos_;
-    }
-    if (depth != 0) fail(std::string("'") + stack[depth - 1] + "'");
-    return s_.substr(start, pos_ - start);
-  }
-
-  // A balanced (...) group starting at pos_ (which is '('), strings and comments inside.
-  void skip_balanced_parens() {
-    const std::size_t start = pos_;
-    int depth = 0;
-    while (pos_ < s_.size()) {
-      const char c = s_[pos_];
-      if (c == '"') {
-        skip_string();
-        continue;
-      }
-      if (c == '/' && skip_comment_in_value()) continue;
-      if (c == '(' || c == '{' || c == '[') ++depth;
-      if (c == ')' || c == '}' || c == ']') {
-        --depth;
-        if (depth == 0) {
-          ++pos_;
-          return;
-        }
-        if (depth < 0) break;
-      }
-      ++pos_;
-    }
-    fail_at(start, "a balanced '(...)'");
-  }
-
   // ---- module header and tables -----------------------------------------------------------------
-  void parse_module_attributes() {
+  // ---- attribute lists ----------------------------------------------------------------------------
+  // What an attribute list's errors call its parts: "a module attribute name" and "'=' after
+  // module attribute 'k'" (with_key), or "'=' after a computation attribute".
+  struct ListWords {
+    std::string_view name;    // expected where a name is missing
+    std::string_view equals;  // "'=' after <equals>['<key>']"
+    bool with_key;
+  };
+
+  // `(, key = value)*`: XLA's attribute list, after the module's name, around a computation's
+  // body and after an instruction's operands; the one reader of all three. For each attribute
+  // `value(key)` reads the value from just after the '='. Leaves pos_ where the list ends.
+  template <class ReadValue>
+  void parse_attribute_list(const ListWords& words, ReadValue&& value) {
     while (true) {
+      const std::size_t at = pos_;
       skip_ws();
-      if (peek() != ',') return;
+      if (peek() != ',') {
+        pos_ = at;
+        return;
+      }
       ++pos_;
       skip_ws();
       const std::size_t key_start = pos_;
       pos_ = ident_end(pos_);
-      if (pos_ == key_start) fail("a module attribute name");
+      if (pos_ == key_start) fail(words.name);
       const std::string_view key = s_.substr(key_start, pos_ - key_start);
       skip_ws();
-      if (peek() != '=') fail("'=' after module attribute '" + std::string(key) + "'");
+      if (peek() != '=') {
+        fail("'=' after " + std::string(words.equals) + (words.with_key ? " '" + std::string(key) + "'" : ""));
+      }
       ++pos_;
+      value(key);
+    }
+  }
+
+  void parse_module_attributes() {
+    parse_attribute_list({"a module attribute name", "module attribute", true}, [&](std::string_view key) {
       const std::size_t value_pos = pos_;
       const std::string_view value = scan_value();
       if (value.empty()) fail_at(value_pos, "a value for module attribute '" + std::string(key) + "'");
       module_.attributes[std::string(key)] = one_line(value);
-    }
+    });
   }
 
   bool at_table_keyword() const {
@@ -503,12 +203,6 @@ class HloParser {
     if (e == pos_ + 1 && c == 'b' && e < s_.size() && s_[e] == '(') return true;
     // An element type name and '[' (an instruction may be named `s2`).
     return next_char_after(e) == '[' && primitive_from_name(s_.substr(pos_, e - pos_)) != PrimitiveType::kInvalid;
-  }
-
-  // The first character at or after `at` that is not whitespace ('\0' at the end).
-  char next_char_after(std::size_t at) const {
-    while (at < s_.size() && is_space(s_[at])) ++at;
-    return at < s_.size() ? s_[at] : '\0';
   }
 
   void parse_shape(Shape& shape, int depth = 0) {
@@ -679,22 +373,9 @@ class HloParser {
 
   // `, execution_thread="..."` before or after a computation's body.
   void parse_computation_attributes() {
-    while (true) {
-      const std::size_t at = pos_;
-      skip_ws();
-      if (peek() != ',') {
-        pos_ = at;
-        return;
-      }
-      ++pos_;
-      skip_ws();
-      const std::size_t key_start = pos_;
-      pos_ = ident_end(pos_);
-      if (pos_ == key_start) fail("a computation attribute name");
-      skip_ws();
-      expect_char('=', "'=' after a computation attribute");
+    parse_attribute_list({"a computation attribute name", "a computation attribute", false}, [&](std::string_view) {
       if (scan_value().empty()) fail("a value");
-    }
+    });
   }
 
   void add_computation(Computation&& comp) {
@@ -714,7 +395,9 @@ class HloParser {
   // `{ instruction+ }` with pos_ after the '{'; resolves operands and infers shapes.
   void parse_instruction_list(Computation& comp) {
     if (++computation_depth_ > 8) fail("computations written in place less deeply nested");
-    std::unordered_map<std::string_view, std::size_t> local;
+    // The computation's name -> position index, filled as instructions are read (it finds
+    // duplicates and operands; no second map is built).
+    std::unordered_map<std::string, std::size_t>& local = comp.index;
     bool saw_root = false;
     {
       // About one instruction a line, up to the first line that starts with '}': reserving
@@ -746,9 +429,8 @@ class HloParser {
         comp.instructions.pop_back();
         for (Instruction& n : nested_) {
           comp.instructions.push_back(std::move(n));
-          synthetic_names_.push_back(std::make_unique<std::string>(comp.instructions.back().name));
-          if (!local.emplace(*synthetic_names_.back(), comp.instructions.size() - 1).second) {
-            fail("a unique instruction name (duplicate '" + *synthetic_names_.back() + "')");
+          if (!local.emplace(comp.instructions.back().name, comp.instructions.size() - 1).second) {
+            fail("a unique instruction name (duplicate '" + comp.instructions.back().name + "')");
           }
         }
         nested_.clear();
@@ -759,7 +441,7 @@ class HloParser {
         saw_root = true;
         comp.root_index = comp.instructions.size() - 1;
       }
-      if (!local.emplace(name, comp.instructions.size() - 1).second) {
+      if (!local.emplace(std::string(name), comp.instructions.size() - 1).second) {
         fail("a unique instruction name (duplicate '" + std::string(name) + "')");
       }
     }
@@ -767,8 +449,6 @@ class HloParser {
     if (!saw_root) comp.root_index = comp.instructions.size() - 1;
     add_tuple_element_instructions(comp, local);
     resolve_operands(comp, local);
-    comp.index.reserve(local.size());
-    for (std::size_t k = 0; k < comp.instructions.size(); ++k) comp.index.emplace(comp.instructions[k].name, k);
     --computation_depth_;
   }
 
@@ -776,7 +456,7 @@ class HloParser {
   // appended after its instructions (named "t#N", line 0: it has no text of its own), so that
   // the cost model and the users of a tuple see the same instructions as in HLO printed with
   // explicit get-tuple-element.
-  void add_tuple_element_instructions(Computation& comp, std::unordered_map<std::string_view, std::size_t>& local) {
+  void add_tuple_element_instructions(Computation& comp, std::unordered_map<std::string, std::size_t>& local) {
     std::vector<std::pair<std::string, int>> wanted;  // (operand name, line of its first user)
     for (const Instruction& ins : comp.instructions) {
       for (const std::string& o : ins.operands) {
@@ -809,23 +489,24 @@ class HloParser {
       gte.attributes["index"] = std::to_string(index);
       gte.line = 0;
       comp.instructions.push_back(std::move(gte));
-      synthetic_names_.push_back(std::make_unique<std::string>(name));
-      local.emplace(*synthetic_names_.back(), comp.instructions.size() - 1);
+      local.emplace(name, comp.instructions.size() - 1);
     }
   }
 
   // Operand shapes and positions, in order; a shape left out is inferred from them (XLA's
   // parser requires operands defined before their users).
-  void resolve_operands(Computation& comp, const std::unordered_map<std::string_view, std::size_t>& local) {
+  void resolve_operands(Computation& comp, const std::unordered_map<std::string, std::size_t>& local) {
+    if (comp.instructions.size() > OperandShapes::kMaxPosition) fail("fewer instructions in one computation");
     for (Instruction& ins : comp.instructions) {
       const std::size_t n = ins.operands.size();
       ins.operand_shapes.resize(n);
+      ins.operand_shapes.bind(comp.instructions.data());
       ins.operand_indices.assign(n, SIZE_MAX);
       for (std::size_t k = 0; k < n; ++k) {
         auto it = local.find(ins.operands[k]);
         if (it != local.end()) {
           ins.operand_indices[k] = it->second;
-          ins.operand_shapes[k] = comp.instructions[it->second].shape;
+          ins.operand_shapes.refer(k, it->second);
         } else if (ins.operand_shapes[k].type == PrimitiveType::kInvalid) {
           fail_line(ins.line, "operand '" + ins.operands[k] + "' of '" + ins.name + "' defined in computation '" +
                                   comp.name + "'");
@@ -847,7 +528,7 @@ class HloParser {
   // literal keeps no packed element size (xla/literal.cc).
   static void use_constructed_shape(Instruction& ins) {
     const std::string& op = ins.opcode;
-    const std::vector<Shape>& ops = ins.operand_shapes;
+    const OperandShapes& ops = ins.operand_shapes;
     auto all_known = [&] {
       return std::all_of(ops.begin(), ops.end(), [](const Shape& o) { return o.type != PrimitiveType::kInvalid; });
     };
@@ -861,7 +542,7 @@ class HloParser {
     } else if (op == "tuple" && all_known()) {
       ins.shape = Shape{};
       ins.shape.type = PrimitiveType::kTuple;
-      ins.shape.tuple = ops;
+      ins.shape.tuple = ops.to_vector();
     } else if (op == "send" && !ops.empty() && all_known()) {
       ins.shape = Shape{};
       ins.shape.type = PrimitiveType::kTuple;
@@ -884,14 +565,6 @@ class HloParser {
     if (depth < 64) {
       for (Shape& e : s.tuple) clear_element_size(e, depth + 1);
     }
-  }
-
-  [[noreturn]] void fail_line(int line, std::string_view expected) const {
-    std::size_t at = 0;
-    for (int l = 1; l < line && at < s_.size(); ++at) {
-      if (s_[at] == '\n') ++l;
-    }
-    fail_at(at, expected);
   }
 
   // ---- instructions -----------------------------------------------------------------------------
@@ -1011,22 +684,11 @@ class HloParser {
   }
 
   void parse_attributes(Instruction& ins) {
-    while (true) {
-      skip_ws();
-      if (peek() != ',') return;
-      ++pos_;
-      skip_ws();
-      const std::size_t key_start = pos_;
-      pos_ = ident_end(pos_);
-      if (pos_ == key_start) fail("an attribute name");
-      const std::string_view key = s_.substr(key_start, pos_ - key_start);
-      skip_ws();
-      if (peek() != '=') fail("'=' after attribute '" + std::string(key) + "'");
-      ++pos_;
+    parse_attribute_list({"an attribute name", "attribute", true}, [&](std::string_view key) {
       skip_ws();
       if (is_computation_attribute(key)) {
         parse_computation_attribute(ins, key);
-        continue;
+        return;
       }
       const std::size_t value_pos = pos_;
       std::string_view value;
@@ -1041,7 +703,7 @@ class HloParser {
       }
       if (value.empty()) fail_at(value_pos, "a value for attribute '" + std::string(key) + "'");
       interpret_attribute(ins, key, value, value_pos);
-    }
+    });
   }
 
   // calls=, to_apply=, body=, ...: a computation's name, a braced list of them, or a
@@ -1295,13 +957,7 @@ class HloParser {
     int64_t parent_id = 0;
   };
 
-  std::string_view s_;
-  std::size_t pos_ = 0;
-  std::size_t line_pos_ = 0;  // line_of's memo: the line at line_pos_ is line_no_
-  int line_no_ = 1;
   Module module_;
-  std::vector<std::unique_ptr<std::string>> synthetic_names_;  // keys of `local` for "t#N" operands
-                                                               // and operands written in place
   std::vector<Instruction> nested_;  // operands written in place in the instruction being parsed
   int nested_depth_ = 0;
   int computation_depth_ = 0;

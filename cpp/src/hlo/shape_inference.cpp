@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "hlo/hlo_attributes.hpp"
+#include "hlo/opcodes.hpp"
 
 namespace fpgaprof::hlo {
 namespace {
@@ -94,100 +95,6 @@ bool valid_dims(const std::vector<int64_t>& dims, std::size_t rank) {
   return std::all_of(dims.begin(), dims.end(), [&](int64_t d) { return d >= 0 && static_cast<std::size_t>(d) < rank; });
 }
 
-const char* const kUnaryOps[] = {"abs",
-                                 "acos",
-                                 "acosh",
-                                 "asin",
-                                 "asinh",
-                                 "atanh",
-                                 "cbrt",
-                                 "ceil",
-                                 "count-leading-zeros",
-                                 "copy",
-                                 "cosh",
-                                 "cosine",
-                                 "erf",
-                                 "exponential",
-                                 "exponential-minus-one",
-                                 "floor",
-                                 "imag",
-                                 "is-finite",
-                                 "log",
-                                 "log-plus-one",
-                                 "logistic",
-                                 "negate",
-                                 "not",
-                                 "popcnt",
-                                 "real",
-                                 "round-nearest-afz",
-                                 "round-nearest-even",
-                                 "rsqrt",
-                                 "sign",
-                                 "sine",
-                                 "sinh",
-                                 "sqrt",
-                                 "tan",
-                                 "tanh"};
-const char* const kBinaryOps[] = {"add",
-                                  "and",
-                                  "atan2",
-                                  "compare",
-                                  "complex",
-                                  "divide",
-                                  "maximum",
-                                  "minimum",
-                                  "multiply",
-                                  "or",
-                                  "power",
-                                  "remainder",
-                                  "shift-left",
-                                  "shift-right-arithmetic",
-                                  "shift-right-logical",
-                                  "subtract",
-                                  "xor"};
-const char* const kOtherOps[] = {"add-dependency",
-                                 "after-all",
-                                 "batch-norm-grad",
-                                 "batch-norm-inference",
-                                 "batch-norm-training",
-                                 "broadcast",
-                                 "call",
-                                 "cholesky",
-                                 "clamp",
-                                 "concatenate",
-                                 "conditional",
-                                 "convolution",
-                                 "domain",
-                                 "dot",
-                                 "fft",
-                                 "gather",
-                                 "get-dimension-size",
-                                 "get-tuple-element",
-                                 "map",
-                                 "opt-barrier",
-                                 "pad",
-                                 "partition-id",
-                                 "ragged-dot",
-                                 "reduce",
-                                 "reduce-window",
-                                 "replica-id",
-                                 "reverse",
-                                 "scaled-dot",
-                                 "scatter",
-                                 "select",
-                                 "select-and-scatter",
-                                 "set-dimension-size",
-                                 "sort",
-                                 "topk",
-                                 "transpose",
-                                 "triangular-solve",
-                                 "tuple",
-                                 "while"};
-
-bool in(const char* const* begin, const char* const* end, const std::string& op) {
-  return std::any_of(begin, end, [&](const char* o) { return op == o; });
-}
-
 const Computation* callee(const Instruction& ins, const Module& m, std::size_t k = 0) {
   if (k >= ins.called_computations.size()) return nullptr;
   return m.find(ins.called_computations[k]);
@@ -223,14 +130,14 @@ bool window_output(const Shape& base, const std::vector<attr::WindowDim>& w, Bui
 }
 
 std::string infer(Instruction& ins, const Module& m) {
-  const std::vector<Shape>& ops = ins.operand_shapes;
+  const OperandShapes& ops = ins.operand_shapes;
   const std::string& op = ins.opcode;
   const std::size_t n = ops.size();
   auto need = [&](std::size_t k) { return n == k; };
   auto array = [&](std::size_t k) { return k < n && ops[k].is_array(); };
   std::string why;
 
-  if (in(std::begin(kUnaryOps), std::end(kUnaryOps), op)) {
+  if (opcode::has(op, opcode::kUnaryShape)) {
     if (!need(1)) return "one operand";
     if (op == "copy") {
       ins.shape = ops[0];
@@ -247,7 +154,7 @@ std::string infer(Instruction& ins, const Module& m) {
     }
     return {};
   }
-  if (in(std::begin(kBinaryOps), std::end(kBinaryOps), op)) {
+  if (opcode::has(op, opcode::kBinaryShape)) {
     if (!need(2)) return "two operands";
     if (!array(0) || !array(1)) return "array operands";
     const Shape& a = ops[0];
@@ -302,7 +209,7 @@ std::string infer(Instruction& ins, const Module& m) {
     return {};
   }
   if (op == "tuple") {
-    ins.shape = tuple_of(ops);
+    ins.shape = tuple_of(ops.to_vector());
     return {};
   }
   if (op == "get-tuple-element") {
@@ -591,13 +498,15 @@ std::string infer(Instruction& ins, const Module& m) {
     if (k == 1) {
       ins.shape = ops[0];
     } else {
-      ins.shape = tuple_of(std::vector<Shape>(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(k)));
+      std::vector<Shape> first(k);
+      for (std::size_t j = 0; j < k; ++j) first[j] = ops[j];
+      ins.shape = tuple_of(std::move(first));
     }
     return {};
   }
   if (op == "sort") {
     if (n < 1) return "an operand";
-    ins.shape = n == 1 ? ops[0] : tuple_of(ops);
+    ins.shape = n == 1 ? ops[0] : tuple_of(ops.to_vector());
     return {};
   }
   if (op == "select-and-scatter") {
@@ -674,11 +583,7 @@ std::string infer(Instruction& ins, const Module& m) {
 
 }  // namespace
 
-bool can_infer_shape(const std::string& opcode) {
-  return in(std::begin(kUnaryOps), std::end(kUnaryOps), opcode) ||
-         in(std::begin(kBinaryOps), std::end(kBinaryOps), opcode) ||
-         in(std::begin(kOtherOps), std::end(kOtherOps), opcode);
-}
+bool can_infer_shape(const std::string& opcode) { return opcode::shape_inferred(opcode); }
 
 std::string infer_shape(Instruction& ins, const Module& module) {
   for (const Shape& s : ins.operand_shapes) {
