@@ -109,10 +109,6 @@ inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const T
     if (d.contains("link_description")) c.link_description = d["link_description"].cast<std::string>();
     return c;
   };
-  const auto point_dict = [](const RooflinePoint& p, py::dict d) {
-    put_fields(d, roofline_point_fields(), p);
-    return d;
-  };
   const auto stats_dict = [](const TransferStats& s) { return fields_dict(transfer_stats_fields(), s); };
 
   // Hardware counters (cpp/src/cupti/counters.cpp); fpgaprof.trace(counters=True) drives it.
@@ -309,7 +305,6 @@ inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const T
         }
         const Ceilings& c = a.ceilings;
         const RegionPaths& paths = a.region_paths;
-        const OpInputs& in = a.op_inputs;
         const TransferReport& tr = a.transfers;
         const MemoryReport& mr = a.memory;
         const DeviceReport& dvr = a.devices;
@@ -321,24 +316,12 @@ inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const T
         out["region_rows"] = region_rows_name;
         // Per-path rows: "region" is the path (as in the FPGA region candidates), "name" the
         // innermost name. Per-instance rows keep "region" = the record's name and add its "path".
-        const auto path_keys = [&paths](py::dict& d, uint32_t p) {
-          d["region"] = paths.path(p);
-          d["name"] = paths.name(p);
-          d["depth"] = paths.depth(p);
-          d["instances"] = paths.instances(p);
-        };
-        const auto instance_path = [&paths](uint32_t r) { return paths.path(paths.path_of(r)); };
+        const TraceContext trace_ctx{&store, &paths, &a.op_inputs};
+        const IndexContext index_ctx{&store, &paths, &a.op_inputs, &rr};
         // Transfers
         py::list groups;
         for (const TransferGroup& g : tr.groups) {
-          py::dict d, dirs;
-          d["kind"] = group_kind_name(g.kind);
-          d["index"] = g.index == kNone32 ? py::object(py::none()) : py::object(py::int_(g.index));
-          d["name"] = g.kind == GroupKind::kRegion ? py::object(py::str(store.strings.get(store.regions[g.index].name)))
-                      : g.kind == GroupKind::kOp   ? py::object(py::str(in.ops[g.index].name))
-                                                   : py::object(py::str("trace"));
-          if (g.kind == GroupKind::kRegionPath) path_keys(d, g.index);
-          if (g.kind == GroupKind::kRegion) d["path"] = instance_path(g.index);
+          py::dict d = fields_dict(transfer_group_row_fields(), g, index_ctx), dirs;
           for (std::size_t k = 0; k < kDirectionCount; ++k) {
             if (g.by_direction[k].count == 0) continue;
             py::dict sd = stats_dict(g.by_direction[k]);
@@ -353,29 +336,13 @@ inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const T
           }
           d["directions"] = dirs;
           d["all"] = stats_dict(g.all);
-          d["host_wait_ns"] = g.host_wait_ns;
-          d["sync_calls"] = g.sync_calls;
           groups.append(d);
         }
         py::list flags;
-        for (const TransferFlag& f : tr.flags) {
-          py::dict d;
-          d["kind"] = f.kind;
-          d["group_kind"] = group_kind_name(f.group_kind);
-          d["index"] = f.index == kNone32 ? py::object(py::none()) : py::object(py::int_(f.index));
-          d["count"] = f.count;
-          d["bytes"] = f.bytes;
-          d["message"] = f.message;
-          if (f.group_kind == GroupKind::kRegionPath) d["region"] = paths.path(f.index);
-          flags.append(d);
-        }
-        py::dict td;
+        for (const TransferFlag& f : tr.flags) flags.append(fields_dict(transfer_flag_row_fields(), f, trace_ctx));
+        py::dict td = fields_dict(transfers_fields(), tr);
         td["groups"] = groups;
         td["flags"] = flags;
-        td["flags_left_out"] = tr.flags_left_out;
-        td["link_bytes_per_s"] = tr.link_bytes_per_s;
-        td["link_source"] = tr.link_source;
-        td["link_description"] = tr.link_description;
         out["transfers"] = td;
         // Memory
         py::dict md = fields_dict(memory_fields(), mr);
@@ -393,37 +360,13 @@ inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const T
         py::list devs;
         for (const DeviceMemory& dm : mr.devices) devs.append(fields_dict(device_memory_row_fields(), dm));
         md["devices"] = devs;
-        const TraceContext trace_ctx{&store, &paths, &a.op_inputs};
         py::list largest;
         for (const BufferInfo& b : mr.largest) largest.append(fields_dict(buffer_row_fields(), b, trace_ctx));
         md["largest"] = largest;
         py::list regs;
-        for (const RegionMemory& rm : mr.regions) {
-          py::dict d;
-          d["region"] = store.strings.get(store.regions[rm.region_index].name);
-          d["index"] = rm.region_index;
-          d["path"] = instance_path(rm.region_index);
-          d["in_use_at_start_bytes"] = rm.in_use_at_start_bytes;
-          d["peak_in_use_bytes"] = rm.peak_in_use_bytes;
-          d["allocated_bytes"] = rm.allocated_bytes;
-          d["freed_bytes"] = rm.freed_bytes;
-          d["allocations"] = rm.allocations;
-          d["frees"] = rm.frees;
-          regs.append(d);
-        }
-        for (const RegionPathMemory& pm : mr.region_paths) {
-          py::dict d;
-          path_keys(d, pm.path);
-          d["path_index"] = pm.path;
-          d["peak_in_use_bytes"] = pm.peak_in_use_bytes;
-          d["peak_region_index"] = pm.peak_region_index;
-          d["in_use_at_start_bytes"] = pm.in_use_at_start_bytes;
-          d["allocated_bytes"] = pm.allocated_bytes;
-          d["freed_bytes"] = pm.freed_bytes;
-          d["allocations"] = pm.allocations;
-          d["frees"] = pm.frees;
-          regs.append(d);
-        }
+        for (const RegionMemory& rm : mr.regions) regs.append(fields_dict(region_memory_row_fields(), rm, trace_ctx));
+        for (const RegionPathMemory& pm : mr.region_paths)
+          regs.append(fields_dict(region_path_memory_row_fields(), pm, trace_ctx));
         md["regions"] = regs;
         out["memory"] = md;
         // Devices: one row per device and the load balance (docs/roofline.md, "Several GPUs").
@@ -431,128 +374,49 @@ inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const T
         // replaces every device's (as for the transfers), and the first device also takes every
         // value the roofline's ceilings `c` give (measured where calibrated, or the user's).
         {
-          py::dict dd, bal;
           py::list drows;
           for (std::size_t i = 0; i < dvr.devices.size(); ++i) {
             const DeviceRow& r = dvr.devices[i];
-            py::dict d, dirs, mem;
-            d["device_id"] = r.device_id;
-            d["has_record"] = r.has_record;
-            d["name"] = r.ceilings.device_name;
+            py::dict d = fields_dict(device_row_fields(), r), dirs;
             d["ceilings"] = ceilings_dict(a.device_ceilings[i]);
-            d["kernel_count"] = r.kernel_count;
-            d["kernel_time_ns"] = r.kernel_time_ns;
-            d["kernel_busy_ns"] = r.kernel_busy_ns;
-            d["copy_count"] = r.copy_count;
-            d["copy_bytes"] = r.copy_bytes;
-            d["copy_busy_ns"] = r.copy_busy_ns;
-            d["memset_count"] = r.memset_count;
-            d["memset_bytes"] = r.memset_bytes;
-            d["busy_ns"] = r.busy_ns;
-            d["idle_ns"] = r.idle_ns;
-            d["busy_fraction"] = r.busy_fraction;
-            d["idle_fraction"] = r.idle_fraction;
-            const bool active = r.last_end_ns > r.first_start_ns;
-            d["first_start_ns"] = active ? py::object(py::int_(r.first_start_ns)) : py::object(py::none());
-            d["last_end_ns"] = active ? py::object(py::int_(r.last_end_ns)) : py::object(py::none());
             for (std::size_t k = 0; k < kDirectionCount; ++k) {
-              const DeviceCopyStats& st = r.by_direction[k];
-              if (st.count == 0) continue;
+              if (r.by_direction[k].count == 0) continue;
               const auto dir = static_cast<Direction>(k);
-              const bool link_dir = dir == Direction::kHtoD || dir == Direction::kDtoH;
-              py::dict sd;
-              sd["count"] = st.count;
-              sd["bytes"] = st.bytes;
-              sd["busy_ns"] = st.busy_ns;
-              sd["achieved_bytes_per_s"] = st.achieved_bytes_per_s();
-              sd["link_bytes"] = st.link_bytes;
-              // None when the direction does not cross the host link or the link's peak is unknown
-              sd["link_bytes_per_s"] = link_dir && st.link_bytes_per_s > 0 ? py::object(py::float_(st.link_bytes_per_s))
-                                                                           : py::object(py::none());
-              sd["link_percent"] = link_dir && st.link_bytes_per_s > 0 && st.busy_ns > 0
-                                       ? py::object(py::float_(st.link_percent()))
-                                       : py::object(py::none());
-              dirs[direction_name(dir)] = sd;
+              const LinkDirectionContext link{dir == Direction::kHtoD || dir == Direction::kDtoH};
+              dirs[direction_name(dir)] = fields_dict(device_copy_stats_fields(), r.by_direction[k], link);
             }
             d["directions"] = dirs;
-            if (r.has_memory) {
-              mem["peak_in_use_bytes"] = r.memory_peak_bytes;
-              mem["peak_ns"] = r.memory_peak_ns;
-              mem["final_in_use_bytes"] = r.memory_final_bytes;
-              d["memory"] = mem;
-            } else {
-              d["memory"] = py::none();
-            }
+            if (r.has_memory) d["memory"] = fields_dict(device_row_memory_fields(), r);
             py::list threads;
-            for (const DeviceThread& t : r.threads) {
-              py::dict td2;
-              td2["thread_id"] = t.thread_id;
-              td2["kernel_count"] = t.kernel_count;
-              td2["kernel_time_ns"] = t.kernel_time_ns;
-              threads.append(td2);
-            }
+            for (const DeviceThread& t : r.threads) threads.append(fields_dict(device_thread_row_fields(), t));
             d["threads"] = threads;
             drows.append(d);
           }
-          const LoadBalance& b = dvr.balance;
-          bal["device_count"] = b.device_count;
-          bal["active_devices"] = b.active_devices;
-          bal["max_busy_ns"] = b.max_busy_ns;
-          bal["min_busy_ns"] = b.min_busy_ns;
-          bal["mean_busy_ns"] = b.mean_busy_ns;
-          bal["imbalance"] = b.mean_busy_ns > 0 ? py::object(py::float_(b.imbalance)) : py::object(py::none());
-          bal["slowest_device"] =
-              b.slowest_device == kNone32 ? py::object(py::none()) : py::object(py::int_(b.slowest_device));
-          bal["least_busy_device"] =
-              b.least_busy_device == kNone32 ? py::object(py::none()) : py::object(py::int_(b.least_busy_device));
-          bal["spread_ns"] = b.spread_ns;
-          bal["spread_fraction"] = b.spread_fraction;
+          py::dict dd;
           dd["wall_ns"] = dvr.wall_ns;
           dd["rows"] = drows;
-          dd["balance"] = bal;
+          dd["balance"] = fields_dict(load_balance_fields(), dvr.balance);
           out["devices"] = dd;
         }
         // Roofline
-        py::dict rd;
-        rd["trace"] = point_dict(rr.trace, py::dict());
+        py::dict rd = fields_dict(roofline_fields(), rr);
+        rd["trace"] = fields_dict(roofline_point_fields(), rr.trace);
+        const auto row = [&](const auto& keys, const auto& key, const RooflinePoint& p) {
+          py::dict d = fields_dict(keys, key, index_ctx);
+          put_fields(d, roofline_point_fields(), p);
+          return d;
+        };
         py::list ops, regions, names;
-        for (std::size_t o = 0; o < rr.ops.size(); ++o) {
-          py::dict d;
-          d["op"] = in.ops[o].name;
-          d["module"] = in.ops[o].module;
-          d["pattern"] = hlo::access_pattern_name(in.ops[o].pattern);
-          d["source"] = in.sources[o];
-          d["category"] = in.categories[o];
-          d["cost_known"] = in.ops[o].cost_known;
-          // Where its FLOPs and bytes come from: the cost rules, the custom kernel's own metadata,
-          // or (no rule) the counters where they measured it (its measured_* columns), else its
-          // operands and results only: a lower bound of the bytes, FLOPs unknown.
-          d["cost_basis"] = cost_basis_name(in.ops[o], rr.ops[o]);
-          ops.append(point_dict(rr.ops[o], d));
-        }
-        for (std::size_t g = 0; g < rr.regions.size(); ++g) {
-          py::dict d;
-          d["region"] = store.strings.get(store.regions[g].name);
-          d["index"] = g;
-          d["path"] = instance_path(static_cast<uint32_t>(g));
-          regions.append(point_dict(rr.regions[g], d));
-        }
-        for (uint32_t p = 0; p < rr.region_paths.size(); ++p) {
-          py::dict d;
-          path_keys(d, p);
-          d["path_index"] = p;
-          regions.append(point_dict(rr.region_paths[p], d));
-        }
-        for (std::size_t k = 0; k < rr.kernel_names.size(); ++k) {
-          py::dict d;
-          d["kernel"] = store.strings.get(rr.kernel_names[k]);
-          names.append(point_dict(rr.by_kernel_name[k], d));
-        }
+        for (uint32_t o = 0; o < rr.ops.size(); ++o) ops.append(row(roofline_op_keys_fields(), o, rr.ops[o]));
+        for (uint32_t g = 0; g < rr.regions.size(); ++g)
+          regions.append(row(region_instance_keys_fields(), g, rr.regions[g]));
+        for (uint32_t p = 0; p < rr.region_paths.size(); ++p)
+          regions.append(row(region_path_keys_fields(), p, rr.region_paths[p]));
+        for (std::size_t k = 0; k < rr.kernel_names.size(); ++k)
+          names.append(row(roofline_kernel_keys_fields(), rr.kernel_names[k], rr.by_kernel_name[k]));
         rd["ops"] = ops;
         rd["regions"] = regions;
         rd["kernels"] = names;
-        rd["unattributed_kernels"] = rr.unattributed_kernels;
-        rd["unattributed_ns"] = rr.unattributed_ns;
         out["roofline"] = rd;
         // FPGA: the chosen card's rankings, and the same on each other card asked for
         const auto fpga_dict = [&](const FpgaReport& fr, const std::vector<FpgaRegionCandidate>& fregions) {
@@ -583,21 +447,8 @@ inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const T
         const GpuBusyTime& b = a.busy;
         out["totals"] = fields_dict(trace_totals_fields(), b);
         py::list prows;
-        for (uint32_t p = 0; p < paths.size(); ++p) {
-          const RegionPathGpuTime& g = a.region_path_gpu[p];
-          py::dict d;
-          d["path_index"] = p;
-          path_keys(d, p);
-          d["parent"] = paths.parent(p) == kNone32 ? py::object(py::none()) : py::object(py::int_(paths.parent(p)));
-          d["kernel_count"] = g.kernel_count;
-          d["kernel_ns"] = g.kernel_ns;
-          d["copy_count"] = g.copy_count;
-          d["copy_ns"] = g.copy_ns;
-          d["memset_count"] = g.memset_count;
-          d["memset_ns"] = g.memset_ns;
-          d["gpu_ns"] = g.gpu_ns();
-          prows.append(d);
-        }
+        const RegionPathGpuContext path_ctx{&paths, &a.region_path_gpu};
+        for (uint32_t p = 0; p < paths.size(); ++p) prows.append(fields_dict(region_path_row_fields(), p, path_ctx));
         out["region_paths"] = prows;
         py::list path_of;
         for (uint32_t i = 0; i < paths.region_count(); ++i) path_of.append(paths.path_of(i));

@@ -17,6 +17,22 @@ TRACE = ROOT / "tests" / "data" / "traces" / "mbirjax073_cone_64_pallas_counters
 HLO = ROOT / "tests" / "data" / "hlo" / "h100_jax0.11_jit_sparse_back_project_fcn.29170.txt"
 
 
+def always(table):
+    """The output keys every row of a table has (fields without a condition)."""
+    out = []
+    for f in core.analysis.result_fields(table):
+        if not f.only_when:
+            out += list(f.names)
+    return out
+
+
+def follows(row, table):
+    """`row`'s keys are the table's, in its order: every unconditional field, and conditional
+    ones only where they apply."""
+    keys = list(row)
+    return keys == [n for n in names(table) if n in row] and set(always(table)) <= set(keys)
+
+
 def names(table, skip=()):
     """The output keys of a table's rows, in order (range fields as name, low, high)."""
     out = []
@@ -75,6 +91,23 @@ def test_the_rows_of_a_saved_trace_carry_the_tables_fields_in_order():
         for b in m["buffers"]:
             assert list(b) == names("module_buffer")
     assert list(an["energy"]) == names("energy")
+    assert list(an["transfers"]) == names("transfers")
+    kinds = {g["kind"] for g in an["transfers"]["groups"]}
+    assert {"trace", "op"} <= kinds
+    for g in an["transfers"]["groups"]:
+        assert follows(g, "transfer_group_row")
+    assert list(an["roofline"]) == names("roofline")
+    for r in an["roofline"]["ops"]:
+        assert list(r)[: len(names("roofline_op_keys"))] == names("roofline_op_keys")
+    for r in an["roofline"]["kernels"]:
+        assert list(r)[0] == "kernel" and follows(dict(list(r.items())[1:]), "roofline_point")
+    for r in an["region_paths"]:
+        assert list(r) == names("region_path_row")
+    for r in an["devices"]["rows"]:
+        assert list(r) == names("device_row")
+        for st in r["directions"].values():
+            assert list(st) == names("device_copy_stats")
+    assert list(an["devices"]["balance"]) == names("load_balance")
 
 
 def test_the_module_estimate_carries_its_tables_fields():

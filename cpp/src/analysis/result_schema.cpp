@@ -776,6 +776,382 @@ const ResultTable<OpEnergy, TraceContext>& energy_op_row_fields() {
   return t;
 }
 
+const ResultTable<uint32_t, RegionPathGpuContext>& region_path_row_fields() {
+  using R = uint32_t;
+  using C = RegionPathGpuContext;
+  static const ResultTable<R, C> t = [] {
+    ResultTable<R, C> v;
+    v.push_back(computed<R, C>("path_index", VT::kInt, false, "", "the region path's id",
+                               [](const R& p, const C&) { return FieldValue{uint64_t{p}}; }));
+    v.push_back(computed<R, C>("region", VT::kString, false, "",
+                               "the path: names from the outermost, joined by \" > \"",
+                               [](const R& p, const C& c) { return FieldValue{c.paths->path(p)}; }));
+    v.push_back(computed<R, C>("name", VT::kString, false, "", "the innermost name",
+                               [](const R& p, const C& c) { return FieldValue{c.paths->name(p)}; }));
+    v.push_back(computed<R, C>("depth", VT::kInt, false, "", "0: outermost",
+                               [](const R& p, const C& c) { return FieldValue{uint64_t{c.paths->depth(p)}}; }));
+    v.push_back(computed<R, C>("instances", VT::kInt, false, "", "region records with this path",
+                               [](const R& p, const C& c) { return FieldValue{c.paths->instances(p)}; }));
+    v.push_back(computed<R, C>("parent", VT::kInt, true, "", "the enclosing path's id (null at the top)",
+                               [](const R& p, const C& c) {
+                                 const uint32_t q = c.paths->parent(p);
+                                 return q == kNone32 ? none() : FieldValue{uint64_t{q}};
+                               }));
+    v.push_back(computed<R, C>("kernel_count", VT::kInt, false, "", "kernels inside (nested paths included)",
+                               [](const R& p, const C& c) { return FieldValue{(*c.gpu)[p].kernel_count}; }));
+    v.push_back(computed<R, C>("kernel_ns", VT::kInt, false, "ns", "their summed durations",
+                               [](const R& p, const C& c) { return FieldValue{(*c.gpu)[p].kernel_ns}; }));
+    v.push_back(computed<R, C>("copy_count", VT::kInt, false, "", "copies inside",
+                               [](const R& p, const C& c) { return FieldValue{(*c.gpu)[p].copy_count}; }));
+    v.push_back(computed<R, C>("copy_ns", VT::kInt, false, "ns", "their summed durations",
+                               [](const R& p, const C& c) { return FieldValue{(*c.gpu)[p].copy_ns}; }));
+    v.push_back(computed<R, C>("memset_count", VT::kInt, false, "", "memsets inside",
+                               [](const R& p, const C& c) { return FieldValue{(*c.gpu)[p].memset_count}; }));
+    v.push_back(computed<R, C>("memset_ns", VT::kInt, false, "ns", "their summed durations",
+                               [](const R& p, const C& c) { return FieldValue{(*c.gpu)[p].memset_ns}; }));
+    v.push_back(computed<R, C>("gpu_ns", VT::kInt, false, "ns", "kernel_ns + copy_ns + memset_ns",
+                               [](const R& p, const C& c) { return FieldValue{(*c.gpu)[p].gpu_ns()}; }));
+    return v;
+  }();
+  return t;
+}
+
+const ResultTable<RegionMemory, TraceContext>& region_memory_row_fields() {
+  using R = RegionMemory;
+  using C = TraceContext;
+  static const ResultTable<R, C> t = [] {
+    ResultTable<R, C> v;
+    v.push_back(
+        computed<R, C>("region", VT::kString, false, "", "the region record's name", [](const R& r, const C& c) {
+          return FieldValue{std::string(c.store->strings.get(c.store->regions[r.region_index].name))};
+        }));
+    v.push_back(member<&R::region_index, C>("index", "", "the region record"));
+    v.push_back(computed<R, C>("path", VT::kString, false, "", "its region path", [](const R& r, const C& c) {
+      return FieldValue{c.paths->path(c.paths->path_of(r.region_index))};
+    }));
+    v.push_back(
+        member<&R::in_use_at_start_bytes, C>("in_use_at_start_bytes", "bytes", "in use at its start, all devices"));
+    v.push_back(member<&R::peak_in_use_bytes, C>("peak_in_use_bytes", "bytes", "max in use while it was open"));
+    v.push_back(
+        member<&R::allocated_bytes, C>("allocated_bytes", "bytes", "allocated inside (nested regions included)"));
+    v.push_back(member<&R::freed_bytes, C>("freed_bytes", "bytes", "freed inside"));
+    v.push_back(member<&R::allocations, C>("allocations", "", "allocations inside"));
+    v.push_back(member<&R::frees, C>("frees", "", "frees inside"));
+    return v;
+  }();
+  return t;
+}
+
+const ResultTable<RegionPathMemory, TraceContext>& region_path_memory_row_fields() {
+  using R = RegionPathMemory;
+  using C = TraceContext;
+  static const ResultTable<R, C> t = [] {
+    ResultTable<R, C> v;
+    v.push_back(computed<R, C>("region", VT::kString, false, "",
+                               "the path: names from the outermost, joined by \" > \"",
+                               [](const R& r, const C& c) { return FieldValue{c.paths->path(r.path)}; }));
+    v.push_back(computed<R, C>("name", VT::kString, false, "", "the innermost name",
+                               [](const R& r, const C& c) { return FieldValue{c.paths->name(r.path)}; }));
+    v.push_back(computed<R, C>("depth", VT::kInt, false, "", "0: outermost",
+                               [](const R& r, const C& c) { return FieldValue{uint64_t{c.paths->depth(r.path)}}; }));
+    v.push_back(computed<R, C>("instances", VT::kInt, false, "", "region records with this path",
+                               [](const R& r, const C& c) { return FieldValue{c.paths->instances(r.path)}; }));
+    v.push_back(member<&R::path, C>("path_index", "", "the region path's id"));
+    v.push_back(member<&R::peak_in_use_bytes, C>("peak_in_use_bytes", "bytes", "the highest of its instances' peaks"));
+    v.push_back(member<&R::peak_region_index, C>("peak_region_index", "", "the instance that reached it"));
+    v.push_back(
+        member<&R::in_use_at_start_bytes, C>("in_use_at_start_bytes", "bytes", "that instance's level at its start"));
+    v.push_back(member<&R::allocated_bytes, C>("allocated_bytes", "bytes", "summed over instances"));
+    v.push_back(member<&R::freed_bytes, C>("freed_bytes", "bytes", "summed over instances"));
+    v.push_back(member<&R::allocations, C>("allocations", "", "summed over instances"));
+    v.push_back(member<&R::frees, C>("frees", "", "summed over instances"));
+    return v;
+  }();
+  return t;
+}
+
+const ResultTable<DeviceRow, NoContext>& device_row_fields() {
+  using R = DeviceRow;
+  using C = NoContext;
+  static const ResultTable<R, C> t = [] {
+    ResultTable<R, C> v;
+    v.push_back(member<&R::device_id, C>("device_id", "", "the device"));
+    v.push_back(member<&R::has_record, C>("has_record", "", "a DeviceInfo with this id is in the trace"));
+    v.push_back(computed<R, C>("name", VT::kString, false, "", "the device's name",
+                               [](const R& r, const C&) { return FieldValue{r.ceilings.device_name}; }));
+    v.push_back(nested<R, C>("ceilings", VT::kObject, false, "its ceilings (as table_ceilings)"));
+    v.push_back(member<&R::kernel_count, C>("kernel_count", "", "its kernels"));
+    v.push_back(member<&R::kernel_time_ns, C>("kernel_time_ns", "ns", "sum of kernel durations"));
+    v.push_back(member<&R::kernel_busy_ns, C>("kernel_busy_ns", "ns", "union of kernel intervals"));
+    v.push_back(member<&R::copy_count, C>("copy_count", "", "its copies"));
+    v.push_back(member<&R::copy_bytes, C>("copy_bytes", "bytes", "their bytes"));
+    v.push_back(member<&R::copy_busy_ns, C>("copy_busy_ns", "ns", "union of its copies' intervals"));
+    v.push_back(member<&R::memset_count, C>("memset_count", "", "its memsets"));
+    v.push_back(member<&R::memset_bytes, C>("memset_bytes", "bytes", "their bytes"));
+    v.push_back(member<&R::busy_ns, C>("busy_ns", "ns", "union of its kernels, copies and memsets"));
+    v.push_back(member<&R::idle_ns, C>("idle_ns", "ns", "wall time - busy_ns"));
+    v.push_back(member<&R::busy_fraction, C>("busy_fraction", "fraction", "busy_ns / wall time"));
+    v.push_back(member<&R::idle_fraction, C>("idle_fraction", "fraction", "idle_ns / wall time"));
+    v.push_back(computed<R, C>(
+        "first_start_ns", VT::kInt, true, "ns", "first activity start (null: none)",
+        [](const R& r, const C&) { return r.last_end_ns > r.first_start_ns ? FieldValue{r.first_start_ns} : none(); }));
+    v.push_back(computed<R, C>(
+        "last_end_ns", VT::kInt, true, "ns", "last activity end (null: none)",
+        [](const R& r, const C&) { return r.last_end_ns > r.first_start_ns ? FieldValue{r.last_end_ns} : none(); }));
+    v.push_back(nested<R, C>("directions", VT::kObject, false, "per copy direction with copies (device_copy_stats)"));
+    v.push_back(nested<R, C>("memory", VT::kObject, true, "its allocations (device_row_memory); null without any"));
+    v.push_back(
+        nested<R, C>("threads", VT::kObjectList, false, "launching threads (device_thread_row), most kernels first"));
+    return v;
+  }();
+  return t;
+}
+
+const ResultTable<DeviceRow, NoContext>& device_row_memory_fields() {
+  using R = DeviceRow;
+  using C = NoContext;
+  static const ResultTable<R, C> t = [] {
+    ResultTable<R, C> v;
+    v.push_back(member<&R::memory_peak_bytes, C>("peak_in_use_bytes", "bytes", "its highest level"));
+    v.push_back(member<&R::memory_peak_ns, C>("peak_ns", "ns", "when"));
+    v.push_back(member<&R::memory_final_bytes, C>("final_in_use_bytes", "bytes", "its level at the end"));
+    return v;
+  }();
+  return t;
+}
+
+const ResultTable<DeviceCopyStats, LinkDirectionContext>& device_copy_stats_fields() {
+  using R = DeviceCopyStats;
+  using C = LinkDirectionContext;
+  static const ResultTable<R, C> t = [] {
+    ResultTable<R, C> v;
+    v.push_back(member<&R::count, C>("count", "", "copies"));
+    v.push_back(member<&R::bytes, C>("bytes", "bytes", "their bytes"));
+    v.push_back(member<&R::busy_ns, C>("busy_ns", "ns", "union of their intervals"));
+    v.push_back(computed<R, C>("achieved_bytes_per_s", VT::kFloat, false, "bytes/s", "bytes / busy time",
+                               [](const R& r, const C&) { return FieldValue{r.achieved_bytes_per_s()}; }));
+    v.push_back(member<&R::link_bytes, C>("link_bytes", "bytes", "bytes of the copies with a duration (HtoD, DtoH)"));
+    v.push_back(computed<R, C>("link_bytes_per_s", VT::kFloat, true, "bytes/s",
+                               "this device's host-link peak (null: not a link direction, or unknown)",
+                               [](const R& r, const C& c) {
+                                 return c.link_dir && r.link_bytes_per_s > 0 ? FieldValue{r.link_bytes_per_s} : none();
+                               }));
+    v.push_back(computed<R, C>(
+        "link_percent", VT::kFloat, true, "percent",
+        "use of the link while these copies ran (null: not a link direction, or unknown)", [](const R& r, const C& c) {
+          return c.link_dir && r.link_bytes_per_s > 0 && r.busy_ns > 0 ? FieldValue{r.link_percent()} : none();
+        }));
+    return v;
+  }();
+  return t;
+}
+
+const ResultTable<DeviceThread, NoContext>& device_thread_row_fields() {
+  using R = DeviceThread;
+  using C = NoContext;
+  static const ResultTable<R, C> t = [] {
+    ResultTable<R, C> v;
+    v.push_back(member<&R::thread_id, C>("thread_id", "", "the launching thread"));
+    v.push_back(member<&R::kernel_count, C>("kernel_count", "", "kernels it launched on the device"));
+    v.push_back(member<&R::kernel_time_ns, C>("kernel_time_ns", "ns", "those kernels' summed durations"));
+    return v;
+  }();
+  return t;
+}
+
+const ResultTable<TransferFlag, TraceContext>& transfer_flag_row_fields() {
+  using R = TransferFlag;
+  using C = TraceContext;
+  static const ResultTable<R, C> t = [] {
+    ResultTable<R, C> v;
+    v.push_back(member<&R::kind, C>("kind", "", "pageable, tiny_transfers or link_exceeded"));
+    v.push_back(
+        computed<R, C>("group_kind", VT::kString, false, "", "what the flagged group is",
+                       [](const R& r, const C&) { return FieldValue{std::string(group_kind_name(r.group_kind))}; }));
+    v.push_back(computed<R, C>(
+        "index", VT::kInt, true, "", "the group's index (null: the trace)",
+        [](const R& r, const C&) { return r.index == kNone32 ? none() : FieldValue{uint64_t{r.index}}; }));
+    v.push_back(member<&R::count, C>("count", "", "copies concerned"));
+    v.push_back(member<&R::bytes, C>("bytes", "bytes", "their bytes"));
+    v.push_back(member<&R::message, C>("message", "", "cause and fix, one line"));
+    v.push_back(only_when(
+        computed<R, C>("region", VT::kString, false, "", "the region path flagged",
+                       [](const R& r, const C& c) { return FieldValue{c.paths->path(r.index)}; }),
+        "group_kind is region_path", +[](const R& r, const C&) { return r.group_kind == GroupKind::kRegionPath; }));
+    return v;
+  }();
+  return t;
+}
+
+const ResultTable<uint32_t, IndexContext>& roofline_op_keys_fields() {
+  using R = uint32_t;
+  using C = IndexContext;
+  static const ResultTable<R, C> t = [] {
+    ResultTable<R, C> v;
+    v.push_back(computed<R, C>("op", VT::kString, false, "", "the HLO op",
+                               [](const R& o, const C& c) { return FieldValue{c.inputs->ops[o].name}; }));
+    v.push_back(computed<R, C>("module", VT::kString, false, "", "its HLO module",
+                               [](const R& o, const C& c) { return FieldValue{c.inputs->ops[o].module}; }));
+    v.push_back(computed<R, C>("pattern", VT::kString, false, "", "access pattern", [](const R& o, const C& c) {
+      return FieldValue{std::string(hlo::access_pattern_name(c.inputs->ops[o].pattern))};
+    }));
+    v.push_back(computed<R, C>("source", VT::kString, false, "", "\"file:line\" ('' unknown)",
+                               [](const R& o, const C& c) { return FieldValue{c.inputs->sources[o]}; }));
+    v.push_back(computed<R, C>("category", VT::kString, false, "", "the attribution's category",
+                               [](const R& o, const C& c) { return FieldValue{c.inputs->categories[o]}; }));
+    v.push_back(computed<R, C>("cost_known", VT::kBool, false, "", "the static cost model has a rule for it",
+                               [](const R& o, const C& c) { return FieldValue{c.inputs->ops[o].cost_known}; }));
+    v.push_back(computed<R, C>(
+        "cost_basis", VT::kString, false, "",
+        "where its FLOPs and bytes come from: the cost rules, the custom kernel's own metadata, the counters "
+        "(its measured_* columns), or its operands and results only (a lower bound of the bytes, FLOPs unknown)",
+        [](const R& o, const C& c) {
+          return FieldValue{std::string(cost_basis_name(c.inputs->ops[o], c.roofline->ops[o]))};
+        }));
+    return v;
+  }();
+  return t;
+}
+
+const ResultTable<uint32_t, IndexContext>& region_instance_keys_fields() {
+  using R = uint32_t;
+  using C = IndexContext;
+  static const ResultTable<R, C> t = [] {
+    ResultTable<R, C> v;
+    v.push_back(
+        computed<R, C>("region", VT::kString, false, "", "the region record's name", [](const R& g, const C& c) {
+          return FieldValue{std::string(c.store->strings.get(c.store->regions[g].name))};
+        }));
+    v.push_back(computed<R, C>("index", VT::kInt, false, "", "the region record",
+                               [](const R& g, const C&) { return FieldValue{uint64_t{g}}; }));
+    v.push_back(computed<R, C>("path", VT::kString, false, "", "its region path",
+                               [](const R& g, const C& c) { return FieldValue{c.paths->path(c.paths->path_of(g))}; }));
+    return v;
+  }();
+  return t;
+}
+
+const ResultTable<uint32_t, IndexContext>& region_path_keys_fields() {
+  using R = uint32_t;
+  using C = IndexContext;
+  static const ResultTable<R, C> t = [] {
+    ResultTable<R, C> v;
+    v.push_back(computed<R, C>("region", VT::kString, false, "",
+                               "the path: names from the outermost, joined by \" > \"",
+                               [](const R& p, const C& c) { return FieldValue{c.paths->path(p)}; }));
+    v.push_back(computed<R, C>("name", VT::kString, false, "", "the innermost name",
+                               [](const R& p, const C& c) { return FieldValue{c.paths->name(p)}; }));
+    v.push_back(computed<R, C>("depth", VT::kInt, false, "", "0: outermost",
+                               [](const R& p, const C& c) { return FieldValue{uint64_t{c.paths->depth(p)}}; }));
+    v.push_back(computed<R, C>("instances", VT::kInt, false, "", "region records with this path",
+                               [](const R& p, const C& c) { return FieldValue{c.paths->instances(p)}; }));
+    v.push_back(computed<R, C>("path_index", VT::kInt, false, "", "the region path's id",
+                               [](const R& p, const C&) { return FieldValue{uint64_t{p}}; }));
+    return v;
+  }();
+  return t;
+}
+
+const ResultTable<StringId, IndexContext>& roofline_kernel_keys_fields() {
+  using R = StringId;
+  using C = IndexContext;
+  static const ResultTable<R, C> t = [] {
+    ResultTable<R, C> v;
+    v.push_back(computed<R, C>("kernel", VT::kString, false, "", "the kernel name", [](const R& k, const C& c) {
+      return FieldValue{std::string(c.store->strings.get(k))};
+    }));
+    return v;
+  }();
+  return t;
+}
+
+const ResultTable<RooflineReport, NoContext>& roofline_fields() {
+  using R = RooflineReport;
+  using C = NoContext;
+  static const ResultTable<R, C> t = [] {
+    ResultTable<R, C> v;
+    v.push_back(nested<R, C>("trace", VT::kObject, false, "every kernel as one point (roofline_point)"));
+    v.push_back(nested<R, C>("ops", VT::kObjectList, false, "one per op: roofline_op_keys + roofline_point"));
+    v.push_back(
+        nested<R, C>("regions", VT::kObjectList, false,
+                     "one per region record (region_instance_keys) or path (region_path_keys), + roofline_point"));
+    v.push_back(
+        nested<R, C>("kernels", VT::kObjectList, false, "one per kernel name: roofline_kernel_keys + roofline_point"));
+    v.push_back(member<&R::unattributed_kernels, C>("unattributed_kernels", "", "kernels with no op (cost unknown)"));
+    v.push_back(member<&R::unattributed_ns, C>("unattributed_ns", "ns", "their time"));
+    return v;
+  }();
+  return t;
+}
+
+const ResultTable<TransferReport, NoContext>& transfers_fields() {
+  using R = TransferReport;
+  using C = NoContext;
+  static const ResultTable<R, C> t = [] {
+    ResultTable<R, C> v;
+    v.push_back(
+        nested<R, C>("groups", VT::kObjectList, false,
+                     "the trace, then region paths (or records) with copies or syncs, then ops (transfer_group_row)"));
+    v.push_back(nested<R, C>("flags", VT::kObjectList, false, "problems found, trace first (transfer_flag_row)"));
+    v.push_back(member<&R::flags_left_out, C>("flags_left_out", "", "region flags beyond the kept number"));
+    v.push_back(
+        member<&R::link_bytes_per_s, C>("link_bytes_per_s", "bytes/s", "the link peak link_percent uses (0 unknown)"));
+    v.push_back(member<&R::link_source, C>("link_source", "", "table, measured, user or unknown"));
+    v.push_back(member<&R::link_description, C>("link_description", "", "the link, e.g. \"PCIe gen5 x16\""));
+    return v;
+  }();
+  return t;
+}
+
+const ResultTable<TransferGroup, IndexContext>& transfer_group_row_fields() {
+  using R = TransferGroup;
+  using C = IndexContext;
+  static const ResultTable<R, C> t = [] {
+    const auto is_path = +[](const R& g, const C&) { return g.kind == GroupKind::kRegionPath; };
+    constexpr const char* kPath = "kind is region_path";
+    ResultTable<R, C> v;
+    v.push_back(computed<R, C>("kind", VT::kString, false, "", "trace, region, region_path or op",
+                               [](const R& g, const C&) { return FieldValue{std::string(group_kind_name(g.kind))}; }));
+    v.push_back(computed<R, C>(
+        "index", VT::kInt, true, "", "region record, op or path id (null: the trace)",
+        [](const R& g, const C&) { return g.index == kNone32 ? none() : FieldValue{uint64_t{g.index}}; }));
+    v.push_back(computed<R, C>("name", VT::kString, false, "", "the region's (innermost) name, the op's, or \"trace\"",
+                               [](const R& g, const C& c) {
+                                 switch (g.kind) {
+                                   case GroupKind::kRegion:
+                                     return FieldValue{
+                                         std::string(c.store->strings.get(c.store->regions[g.index].name))};
+                                   case GroupKind::kOp: return FieldValue{c.inputs->ops[g.index].name};
+                                   case GroupKind::kRegionPath: return FieldValue{c.paths->name(g.index)};
+                                   case GroupKind::kTrace: break;
+                                 }
+                                 return FieldValue{std::string("trace")};
+                               }));
+    v.push_back(only_when(computed<R, C>("region", VT::kString, false, "", "the region path",
+                                         [](const R& g, const C& c) { return FieldValue{c.paths->path(g.index)}; }),
+                          kPath, is_path));
+    v.push_back(
+        only_when(computed<R, C>("depth", VT::kInt, false, "", "0: outermost",
+                                 [](const R& g, const C& c) { return FieldValue{uint64_t{c.paths->depth(g.index)}}; }),
+                  kPath, is_path));
+    v.push_back(
+        only_when(computed<R, C>("instances", VT::kInt, false, "", "region records with this path",
+                                 [](const R& g, const C& c) { return FieldValue{c.paths->instances(g.index)}; }),
+                  kPath, is_path));
+    v.push_back(only_when(
+        computed<R, C>("path", VT::kString, false, "", "the record's region path",
+                       [](const R& g, const C& c) { return FieldValue{c.paths->path(c.paths->path_of(g.index))}; }),
+        "kind is region", +[](const R& g, const C&) { return g.kind == GroupKind::kRegion; }));
+    v.push_back(nested<R, C>("directions", VT::kObject, false,
+                             "per direction with copies: transfer_stats, + link_percent for HtoD and DtoH"));
+    v.push_back(nested<R, C>("all", VT::kObject, false, "every direction together (transfer_stats)"));
+    v.push_back(member<&R::host_wait_ns, C>("host_wait_ns", "ns", "union of the host's sync waits"));
+    v.push_back(member<&R::sync_calls, C>("sync_calls", "", "sync calls counted in host_wait_ns"));
+    return v;
+  }();
+  return t;
+}
+
 namespace {
 template <class R, class C>
 std::vector<FieldInfo> infos(const ResultTable<R, C>& t) {
@@ -812,6 +1188,23 @@ const std::vector<ResultTableInfo>& result_tables() {
       {"energy_device_row", "energy.devices[]", infos(energy_device_row_fields())},
       {"energy_window", "energy.region_paths[] / regions[]: one window's energy", infos(energy_window_fields())},
       {"energy_op_row", "energy.ops[]", infos(energy_op_row_fields())},
+      {"region_path_row", "region_paths[]: one region path's GPU time", infos(region_path_row_fields())},
+      {"region_memory_row", "memory.regions[] (one per region record)", infos(region_memory_row_fields())},
+      {"region_path_memory_row", "memory.regions[] (one per region path)", infos(region_path_memory_row_fields())},
+      {"device_row", "devices.rows[]: one device", infos(device_row_fields())},
+      {"device_row_memory", "devices.rows[].memory", infos(device_row_memory_fields())},
+      {"device_copy_stats", "devices.rows[].directions[*]", infos(device_copy_stats_fields())},
+      {"device_thread_row", "devices.rows[].threads[]", infos(device_thread_row_fields())},
+      {"roofline", "roofline: the points by op, region and kernel name", infos(roofline_fields())},
+      {"roofline_op_keys", "roofline.ops[]: the op (then roofline_point)", infos(roofline_op_keys_fields())},
+      {"region_instance_keys", "a per-record region row's keys (then its values)",
+       infos(region_instance_keys_fields())},
+      {"region_path_keys", "a per-path region row's keys (then its values)", infos(region_path_keys_fields())},
+      {"roofline_kernel_keys", "roofline.kernels[]: the kernel name (then roofline_point)",
+       infos(roofline_kernel_keys_fields())},
+      {"transfers", "transfers: copies by group, and their problems", infos(transfers_fields())},
+      {"transfer_group_row", "transfers.groups[]: the trace, a region or an op", infos(transfer_group_row_fields())},
+      {"transfer_flag_row", "transfers.flags[]: a transfer problem, cause and fix", infos(transfer_flag_row_fields())},
   };
   return t;
 }

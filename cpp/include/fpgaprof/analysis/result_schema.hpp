@@ -279,6 +279,50 @@ const ResultTable<EnergyWindow, NoContext>& energy_window_fields();
 // energy.ops[]
 const ResultTable<OpEnergy, TraceContext>& energy_op_row_fields();
 
+// Rows keyed by a region path (RegionPaths id): their path's name, depth and instances.
+struct RegionPathGpuContext {
+  const RegionPaths* paths = nullptr;
+  const std::vector<RegionPathGpuTime>* gpu = nullptr;  // per path (region_path_gpu)
+};
+// A device's copies of one direction; link_dir: the direction crosses the host link.
+struct LinkDirectionContext {
+  bool link_dir = false;
+};
+// region_paths[]: one region path's GPU time (the row is the path id).
+const ResultTable<uint32_t, RegionPathGpuContext>& region_path_row_fields();
+// memory.regions[] by record (RegionRows "instance") and by path ("path").
+const ResultTable<RegionMemory, TraceContext>& region_memory_row_fields();
+const ResultTable<RegionPathMemory, TraceContext>& region_path_memory_row_fields();
+// devices.rows[] (its directions, memory and threads are the tables below).
+const ResultTable<DeviceRow, NoContext>& device_row_fields();
+const ResultTable<DeviceRow, NoContext>& device_row_memory_fields();
+const ResultTable<DeviceCopyStats, LinkDirectionContext>& device_copy_stats_fields();
+const ResultTable<DeviceThread, NoContext>& device_thread_row_fields();
+// transfers.flags[]
+const ResultTable<TransferFlag, TraceContext>& transfer_flag_row_fields();
+
+// Rows keyed by an index into the trace (an op, a region record, a region path, a kernel name).
+struct IndexContext {
+  const TraceStore* store = nullptr;
+  const RegionPaths* paths = nullptr;
+  const OpInputs* inputs = nullptr;
+  const RooflineReport* roofline = nullptr;
+};
+// roofline.ops[]: the op's keys (then roofline_point); the row is the op index.
+const ResultTable<uint32_t, IndexContext>& roofline_op_keys_fields();
+// roofline.regions[] by record: the record's keys (then roofline_point); the row is its index.
+const ResultTable<uint32_t, IndexContext>& region_instance_keys_fields();
+// roofline.regions[] by path: the path's keys (then roofline_point); the row is the path id.
+const ResultTable<uint32_t, IndexContext>& region_path_keys_fields();
+// roofline.kernels[]: the kernel name (then roofline_point); the row is its string id.
+const ResultTable<StringId, IndexContext>& roofline_kernel_keys_fields();
+// roofline (its rows are the tables above plus roofline_point).
+const ResultTable<RooflineReport, NoContext>& roofline_fields();
+// transfers (groups[]: transfer_group_row; flags[]: transfer_flag_row).
+const ResultTable<TransferReport, NoContext>& transfers_fields();
+// transfers.groups[]: the trace, a region (path or record) or an op, and its copies.
+const ResultTable<TransferGroup, IndexContext>& transfer_group_row_fields();
+
 // Every table by the name Python asks for (fpgaprof._core.analysis.result_fields(name)), with
 // its fields' descriptions (getters dropped).
 struct ResultTableInfo {
