@@ -41,6 +41,7 @@ JSON_TYPES = {
     "str": {"string"},
     "list[str]": {"array"},
     "list[int]": {"array"},
+    "list[float]": {"array"},
     "dict": {"object"},
     "list[dict]": {"array"},
 }

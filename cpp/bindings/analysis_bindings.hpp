@@ -309,11 +309,8 @@ inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const T
         const MemoryReport& mr = a.memory;
         const DeviceReport& dvr = a.devices;
         const RooflineReport& rr = a.roofline;
-        const std::vector<std::string>& warnings = a.warnings;
-        py::dict out;
+        py::dict out = fields_dict(trace_analysis_fields(), a, AnalyzeContext{with_attribution});
         out["ceilings"] = ceilings_dict(c);
-        out["warnings"] = warnings;
-        out["region_rows"] = region_rows_name;
         // Per-path rows: "region" is the path (as in the FPGA region candidates), "name" the
         // innermost name. Per-instance rows keep "region" = the record's name and add its "path".
         const TraceContext trace_ctx{&store, &paths, &a.op_inputs};
@@ -392,8 +389,7 @@ inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const T
             d["threads"] = threads;
             drows.append(d);
           }
-          py::dict dd;
-          dd["wall_ns"] = dvr.wall_ns;
+          py::dict dd = fields_dict(devices_fields(), dvr);
           dd["rows"] = drows;
           dd["balance"] = fields_dict(load_balance_fields(), dvr.balance);
           out["devices"] = dd;

@@ -65,7 +65,11 @@ def test_an_unknown_table_names_the_known_ones():
 
 
 def test_the_rows_of_a_saved_trace_carry_the_tables_fields_in_order():
-    an = core.analysis.analyze(core.TraceStore.load(str(TRACE)))
+    store = core.TraceStore.load(str(TRACE))
+    an = core.analysis.analyze(store)
+    assert list(an) == always("trace_analysis")  # no attribution unless asked for
+    assert list(core.analysis.analyze(store, with_attribution=True)) == names("trace_analysis")
+    assert list(an["devices"]) == names("devices")
     fpga = an["fpga"]
     assert fpga["candidates"] and fpga["regions"]
     for row in fpga["candidates"]:

@@ -1152,6 +1152,57 @@ const ResultTable<TransferGroup, IndexContext>& transfer_group_row_fields() {
   return t;
 }
 
+const ResultTable<TraceAnalysis, AnalyzeContext>& trace_analysis_fields() {
+  using R = TraceAnalysis;
+  using C = AnalyzeContext;
+  static const ResultTable<R, C> t = [] {
+    ResultTable<R, C> v;
+    v.push_back(nested<R, C>("ceilings", VT::kObject, false, "the ceilings the roofline used (as table_ceilings)"));
+    v.push_back(member<&R::warnings, C>("warnings", "", "what the analysis could not do, one line each"));
+    v.push_back(
+        computed<R, C>("region_rows", VT::kString, false, "",
+                       "path (one row per region path) or instance (one per region record)", [](const R& a, const C&) {
+                         return FieldValue{std::string(a.region_rows == RegionRows::kPaths ? "path" : "instance")};
+                       }));
+    v.push_back(nested<R, C>("transfers", VT::kObject, false, "copies by group (transfers)"));
+    v.push_back(nested<R, C>("memory", VT::kObject, false, "device memory (memory)"));
+    v.push_back(nested<R, C>("devices", VT::kObject, false, "per-device rows and balance (devices)"));
+    v.push_back(nested<R, C>("roofline", VT::kObject, false, "roofline points (roofline)"));
+    v.push_back(nested<R, C>("fpga", VT::kObject, false,
+                             "the FPGA ranking (fpga_report, candidates: fpga_op_row, regions: fpga_region_row)"));
+    v.push_back(
+        nested<R, C>("fpga_other_targets", VT::kObjectList, false, "the same as fpga on each other card asked for"));
+    v.push_back(nested<R, C>("totals", VT::kObject, false, "busy-time unions and record counts (trace_totals)"));
+    v.push_back(nested<R, C>("region_paths", VT::kObjectList, false, "GPU time per region path (region_path_row)"));
+    v.push_back(nested<R, C>("region_path_of", VT::kIntList, false, "the region path of each region record"));
+    v.push_back(nested<R, C>("kernels_by_name", VT::kObjectList, false, "per distinct kernel name (kernel_name_row)"));
+    v.push_back(nested<R, C>("device_dram_bytes_per_s", VT::kFloatList, false,
+                             "DRAM peak per device of the trace, bytes/s (0 unknown)"));
+    v.push_back(nested<R, C>("module_memory", VT::kObjectList, false,
+                             "per HLO module with a buffer assignment (module_memory)"));
+    v.push_back(nested<R, C>("collectives", VT::kObject, false, "collective kernels (collectives)"));
+    v.push_back(nested<R, C>("energy", VT::kObject, false, "GPU energy from the power samples (energy)"));
+    v.push_back(only_when(
+        nested<R, C>("attribution", VT::kObject, false, "the AttributionResult the analysis computed"),
+        "with_attribution", +[](const R&, const C& c) { return c.with_attribution; }));
+    return v;
+  }();
+  return t;
+}
+
+const ResultTable<DeviceReport, NoContext>& devices_fields() {
+  using R = DeviceReport;
+  using C = NoContext;
+  static const ResultTable<R, C> t = [] {
+    ResultTable<R, C> v;
+    v.push_back(member<&R::wall_ns, C>("wall_ns", "ns", "the wall time the idle shares are taken of"));
+    v.push_back(nested<R, C>("rows", VT::kObjectList, false, "one per device, by id (device_row)"));
+    v.push_back(nested<R, C>("balance", VT::kObject, false, "load balance over the devices (load_balance)"));
+    return v;
+  }();
+  return t;
+}
+
 namespace {
 template <class R, class C>
 std::vector<FieldInfo> infos(const ResultTable<R, C>& t) {
@@ -1164,6 +1215,8 @@ std::vector<FieldInfo> infos(const ResultTable<R, C>& t) {
 
 const std::vector<ResultTableInfo>& result_tables() {
   static const std::vector<ResultTableInfo> t = {
+      {"trace_analysis", "analyze(store, ...): the whole analysis of a trace", infos(trace_analysis_fields())},
+      {"devices", "devices: per-device rows and their balance", infos(devices_fields())},
       {"fpga_op_row", "fpga.candidates[]: one HLO op ranked as an FPGA offload candidate", infos(fpga_op_row_fields())},
       {"fpga_region_row", "fpga.regions[]: one region path ranked as an offload unit", infos(fpga_region_row_fields())},
       {"fpga_report", "fpga: the ranking's totals and combined speedups", infos(fpga_report_fields())},

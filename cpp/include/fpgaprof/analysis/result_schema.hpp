@@ -40,7 +40,17 @@
 namespace fpgaprof::analysis {
 
 // The Python type of a field's value (before null).
-enum class ValueType : uint8_t { kInt, kFloat, kBool, kString, kStringList, kIntList, kObject, kObjectList };
+enum class ValueType : uint8_t {
+  kInt,
+  kFloat,
+  kBool,
+  kString,
+  kStringList,
+  kIntList,
+  kFloatList,
+  kObject,
+  kObjectList
+};
 
 inline const char* value_type_name(ValueType t) {
   switch (t) {
@@ -50,6 +60,7 @@ inline const char* value_type_name(ValueType t) {
     case ValueType::kString: return "str";
     case ValueType::kStringList: return "list[str]";
     case ValueType::kIntList: return "list[int]";
+    case ValueType::kFloatList: return "list[float]";
     case ValueType::kObject: return "dict";
     case ValueType::kObjectList: return "list[dict]";
   }
@@ -322,6 +333,15 @@ const ResultTable<RooflineReport, NoContext>& roofline_fields();
 const ResultTable<TransferReport, NoContext>& transfers_fields();
 // transfers.groups[]: the trace, a region (path or record) or an op, and its copies.
 const ResultTable<TransferGroup, IndexContext>& transfer_group_row_fields();
+
+// What analyze() was asked for beyond the analysis itself.
+struct AnalyzeContext {
+  bool with_attribution = false;  // the AttributionResult comes back too
+};
+// analyze(): the whole result, each value one of the tables above (or a list of their rows).
+const ResultTable<TraceAnalysis, AnalyzeContext>& trace_analysis_fields();
+// devices: the per-device rows and their balance.
+const ResultTable<DeviceReport, NoContext>& devices_fields();
 
 // Every table by the name Python asks for (fpgaprof._core.analysis.result_fields(name)), with
 // its fields' descriptions (getters dropped).
