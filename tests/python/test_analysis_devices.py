@@ -9,6 +9,7 @@ from fpgaprof import roofline
 from fpgaprof.base.core import core
 from fpgaprof.analysis import sections
 from fpgaprof.views import sections as section_views
+from _store_builder import store_from_lists
 
 # The fictional sm_80 of the C++ fixture: 100 SMs at 1 GHz -> fp32 100 x 128 x 1e9 = 12.8e12
 # FLOP/s; 1 GHz memory on a 4096-bit bus -> DRAM 2 x 1e9 x 4096 / 8 = 1.024e12 B/s.
@@ -28,7 +29,7 @@ def _store():
       HtoD 3000 B [500,1500), DtoD 1000 B [5200,5300); busy [500,2500) + [5000,5500) = 2500;
       +5000 B @400, never freed.
     device 2 "idle GPU": a record, nothing else."""
-    return core.analysis._store_from_lists({
+    return store_from_lists({
         "devices": [dict(SM80, id=0, name="<b>GPU&0</b>", pcie_generation=2, pcie_link_width=16),
                     dict(SM80, id=1, name="GPU 1", sm_count=50, pcie_generation=1,
                          pcie_link_width=16),
@@ -144,7 +145,7 @@ def test_summary_section_text_and_html():
 
 
 def test_no_device_at_all():
-    dr = roofline.devices(core.analysis._store_from_lists({}))
+    dr = roofline.devices(store_from_lists({}))
     assert dr["rows"] == [] and dr["balance"]["imbalance"] is None
     assert dr["balance"]["slowest_device"] is None
     sec = sections.devices_section(dict(dr), 0)

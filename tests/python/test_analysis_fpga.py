@@ -9,6 +9,7 @@ import pytest
 from fpgaprof import calibrate, fpga, roofline
 from fpgaprof.base.core import core
 from fpgaprof.analysis.ceilings import save_measured
+from _store_builder import store_from_lists
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -45,7 +46,7 @@ def _store(text):
     # once (10 us): 110 us of kernels; the program took 1 ms.
     ks = [("broadcast_add_fusion", 0, 30_000), ("broadcast_add_fusion", 100_000, 30_000),
           ("ynn_fusion", 200_000, 40_000), ("wrapped_reduce", 300_000, 10_000)]
-    return core.analysis._store_from_lists({
+    return store_from_lists({
         "devices": [DEVICE],
         "kernels": [{"name": n, "start_ns": s, "end_ns": s + d, "grid": 1000} for n, s, d in ks],
         "hlo_modules": [{"name": "jit_f", "text": text}],
@@ -172,7 +173,7 @@ def test_roofline_and_candidates_on_constructed_trace():
 def _region_store(text):
     ks = [("broadcast_add_fusion", 0, 30_000, 0), ("broadcast_add_fusion", 100_000, 30_000, 0),
           ("ynn_fusion", 200_000, 40_000, 2), ("wrapped_reduce", 300_000, 10_000, 2)]
-    return core.analysis._store_from_lists({
+    return store_from_lists({
         "devices": [DEVICE],
         "kernels": [{"name": n, "start_ns": s, "end_ns": s + d, "grid": 1000, "region": r} for n, s, d, r in ks],
         "regions": [{"name": "step", "start_ns": 0, "end_ns": 149_999, "thread_id": 1},
@@ -335,7 +336,7 @@ def test_candidate_working_set_is_the_largest_intermediate():
     op = fused[0]
     assert op.cost.bytes_written == 256 * 4
     assert op.cost.working_set_bytes == 256 * 256 * 4
-    store = core.analysis._store_from_lists({
+    store = store_from_lists({
         "devices": [DEVICE],
         "kernels": [{"name": op.name, "start_ns": 0, "end_ns": 50_000, "grid": 1000}],
         "hlo_modules": [{"name": "jit_g", "text": text}],
@@ -353,7 +354,7 @@ def test_link_percent_per_device():
     from fpgaprof.analysis import sections
     gen4, gen3 = 16e9 * 128 / 130 / 8 * 16, 8e9 * 128 / 130 / 8 * 16
     dev = {k: v for k, v in DEVICE.items() if not k.startswith("pcie_")}
-    store = core.analysis._store_from_lists({
+    store = store_from_lists({
         "devices": [dict(dev, id=0, pcie_generation=4, pcie_link_width=16),
                     dict(dev, id=1, pcie_generation=3, pcie_link_width=16)],
         "memcpys": [{"copy_kind": 1, "src_kind": 2, "dst_kind": 3, "bytes": 30_000, "start_ns": 0,
@@ -384,7 +385,7 @@ def test_transfers_memory_ceilings():
     assert htod["link_percent"] == pytest.approx(100 * 4.096e9 / (16e9 * 128 / 130 / 8 * 16))
     assert htod["kernel_overlap_ns"] == 1000  # [110, 111) us lies inside the kernel at [100, 130) us
     # Without the device's PCIe generation/width the link peak is unknown: no percentage, not 0.
-    unknown = core.analysis._store_from_lists({
+    unknown = store_from_lists({
         "devices": [{k: v for k, v in DEVICE.items() if not k.startswith("pcie_")}],
         "memcpys": [{"copy_kind": 1, "src_kind": 1, "dst_kind": 3, "bytes": 4096, "start_ns": 0, "end_ns": 1000}],
     })
@@ -473,7 +474,7 @@ ENTRY %main (a: f32[1024,1024], b: f32[1024]) -> f32[1024,1024] {
 def _solver_store():
     # The reviewer's case: a 10 ms custom call with no cost rule (its operands and output are
     # 8.39 MB) next to a known fusion of 30 us; the program took 20 ms.
-    return core.analysis._store_from_lists({
+    return store_from_lists({
         "devices": [DEVICE],
         "kernels": [{"name": "solve_1", "start_ns": 0, "end_ns": 10_000_000, "grid": 1000},
                     {"name": "broadcast_add_fusion", "start_ns": 11_000_000, "end_ns": 11_030_000, "grid": 1000}],
@@ -727,7 +728,7 @@ def test_export_non_fusion_instructions_from_real_xla_output(tmp_path):
     xla_hlo = _xla()
     from jax._src.lib import _jax
     client = jax.devices("cpu")[0].client
-    store = core.analysis._store_from_lists({"devices": [DEVICE], "hlo_modules": [{"name": "jit_f", "text": text}]})
+    store = store_from_lists({"devices": [DEVICE], "hlo_modules": [{"name": "jit_f", "text": text}]})
     for opcode in wanted:
         ins = by_opcode[opcode]
         out = fpga.export_hlo(store, ins.name, tmp_path / f"{opcode}.hlo")
@@ -786,7 +787,7 @@ def test_export_asks_for_the_module_when_the_name_is_ambiguous(tmp_path):
     common = sorted(names8 & names16)
     assert common, (names8, names16)
     op = common[0]
-    store = core.analysis._store_from_lists({"devices": [DEVICE], "hlo_modules": [
+    store = store_from_lists({"devices": [DEVICE], "hlo_modules": [
         {"name": "jit_s1", "text": t8}, {"name": "jit_s2", "text": t16}]})
     with pytest.raises(fpgaprof.InvalidArgumentError) as e:
         fpga.export_hlo(store, op, tmp_path / "x.hlo")
@@ -798,7 +799,7 @@ def test_export_asks_for_the_module_when_the_name_is_ambiguous(tmp_path):
     with pytest.raises(fpgaprof.InvalidArgumentError, match="jit_s1"):
         fpga.export_hlo(store, op, tmp_path / "y.hlo", module="jit_nope")
     # The same module captured twice (two program ids, same text) is not ambiguous.
-    twice = core.analysis._store_from_lists({"devices": [DEVICE], "hlo_modules": [
+    twice = store_from_lists({"devices": [DEVICE], "hlo_modules": [
         {"name": "jit_s1", "text": t8}, {"name": "jit_s1", "text": t8}]})
     assert "f32[8]" in fpga.export_hlo(twice, op, tmp_path / "z.hlo")
 
@@ -813,7 +814,7 @@ def test_region_covering_overlapping_kernels_gets_a_positive_workload_speedup():
     # needs fpga_total_s must give a positive speedup (here at most T / fpga_total_s).
     ks = [("broadcast_add_fusion", 0, 30_000), ("broadcast_add_fusion", 0, 30_000),
           ("ynn_fusion", 10_000, 40_000), ("wrapped_reduce", 20_000, 10_000)]
-    store = core.analysis._store_from_lists({
+    store = store_from_lists({
         "devices": [DEVICE],
         "kernels": [{"name": n, "start_ns": a, "end_ns": a + d, "grid": 1000, "region": 0} for n, a, d in ks],
         "regions": [{"name": "main", "start_ns": 0, "end_ns": 60_000, "thread_id": 1}],
@@ -828,7 +829,7 @@ def test_region_covering_overlapping_kernels_gets_a_positive_workload_speedup():
 def _two_kernels_in_regions(second_start_ns, second_region, regions):
     """A 40 ns broadcast_add_fusion at 10 ns in region 0 and a 40 ns ynn_fusion at
     `second_start_ns` in region `second_region`, over `regions`."""
-    return core.analysis._store_from_lists({
+    return store_from_lists({
         "devices": [DEVICE],
         "kernels": [{"name": "broadcast_add_fusion", "start_ns": 10, "end_ns": 50, "grid": 1000, "region": 0},
                     {"name": "ynn_fusion", "start_ns": second_start_ns, "end_ns": second_start_ns + 40,
@@ -988,7 +989,7 @@ ENTRY main {
 
 def _case_d_store():
     # gather 100 us, add_fusion 20 us, both in region "recon"; the program took 1 ms.
-    return core.analysis._store_from_lists({
+    return store_from_lists({
         "devices": [DEVICE],
         "kernels": [{"name": "gather", "start_ns": 1_000, "end_ns": 101_000, "grid": 1000, "region": 0},
                     {"name": "add_fusion", "start_ns": 200_000, "end_ns": 220_000, "grid": 1000, "region": 0}],

@@ -17,6 +17,7 @@ import pytest
 import fpgaprof  # noqa: F401  (the package first, as the other tests)
 from fpgaprof.base.core import core
 from fpgaprof import Profile
+from _store_builder import store_from_lists
 
 NONE32 = 0xFFFFFFFF
 
@@ -51,7 +52,7 @@ def _spec(n: int = 3) -> dict:
 
 @pytest.fixture
 def prof() -> Profile:
-    return Profile(core.analysis._store_from_lists(_spec()))
+    return Profile(store_from_lists(_spec()))
 
 
 def test_transfer_report_one_group_per_path(prof):
@@ -132,7 +133,7 @@ def test_paths_match_the_fpga_region_candidates():
     a name containing " > " in quotes)."""
     spec = _spec()
     spec["regions"][2]["name"] = "a > b"
-    p = Profile(core.analysis._store_from_lists(spec))
+    p = Profile(store_from_lists(spec))
     assert {r["region"] for r in p.roofline(by="region")} == {"step", "step > proj", '"a > b"'}
     from fpgaprof.analysis import sections
     regions = sections.regions_section(p, fpgaprof.roofline.analyze(p),
@@ -158,7 +159,7 @@ def test_summary_never_asks_for_per_instance_rows(monkeypatch):
                      "roofline": len(out["roofline"]["regions"])})
         return out
     monkeypatch.setattr(core.analysis, "analyze", counting)
-    s = model.collect(Profile(core.analysis._store_from_lists(_spec(n))))
+    s = model.collect(Profile(store_from_lists(_spec(n))))
     assert seen, "the summary did not run the C++ analysis"
     for call in seen:
         assert call["region_rows"] == "path"
@@ -202,7 +203,7 @@ def test_summary_builds_no_dict_per_region_instance(monkeypatch):
     monkeypatch.setattr(sections.RegionInstances, "rows", per_instance)
     monkeypatch.setattr(model, "measurements_from_regions", per_instance)
     n = 300
-    s = model.collect(Profile(core.analysis._store_from_lists(_spec(n))))
+    s = model.collect(Profile(store_from_lists(_spec(n))))
     assert len(s["measurements"]) == model.MEASUREMENT_RUNS + 1  # "step" runs 0..19, "proj" run 0
     assert s["measurements_left_out"] == n - model.MEASUREMENT_RUNS
     st = {r["operation"]: r for r in s["measurement_stats"]["items"]}

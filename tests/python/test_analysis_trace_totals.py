@@ -19,6 +19,7 @@ from fpgaprof.base import records
 from fpgaprof.base.core import core
 from fpgaprof.capture import xla_flags
 from fpgaprof.report import model
+from _store_builder import store_from_lists
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRACES = sorted(glob.glob(os.path.join(HERE, "..", "data", "traces", "*.fpgaprof")))
@@ -52,7 +53,7 @@ SPEC = {
 
 
 def _profiles():
-    out = [("constructed", Profile(core.analysis._store_from_lists(SPEC)))]
+    out = [("constructed", Profile(store_from_lists(SPEC)))]
     out += [(os.path.basename(p), fpgaprof.load(p)) for p in TRACES]
     return out
 
@@ -188,7 +189,7 @@ def test_the_constructed_trace_by_hand():
     (copy in R2) = 385; top-level fwd 20. Kernels by name: b 60 + 100, a 90 + 20, c 10, z 0. Busy: kernels [200, 340) + [600, 610) + [2200, 2300) +
     [5010, 5030) = 140 + 10 + 100 + 20 = 270; everything adds the copy [2600, 2700) and the memset
     [2400, 2405) (the copy [210, 230) lies inside the kernels): 375."""
-    an = core.analysis.analyze(core.analysis._store_from_lists(SPEC))
+    an = core.analysis.analyze(store_from_lists(SPEC))
     assert [r["region"] for r in an["region_paths"]] == ["step", "step > fwd", "step > fwd > inner", "fwd"]
     assert an["region_path_of"] == [0, 1, 0, 1, 2, 3]
     assert [r["gpu_ns"] for r in an["region_paths"]] == [385, 275, 80, 20]

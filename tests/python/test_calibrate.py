@@ -15,6 +15,7 @@ from fpgaprof.api import calibrate as api_calibrate
 from fpgaprof.base import constants
 from fpgaprof.analysis.ceilings import save_measured
 from fpgaprof.errors import FpgaprofError, FpgaprofWarning
+from _store_builder import store_from_lists
 
 REPEATS = 3
 COPY_BYTES = 4 << 20   # 4194304
@@ -249,7 +250,7 @@ def test_the_analysis_uses_the_stored_link_and_says_measured(tmp_path, monkeypat
     device = {"name": "test-gpu", "uuid": UUID, "cc_major": 8, "cc_minor": 0, "sm_count": 100,
               "core_clock_khz": 1_000_000, "memory_clock_khz": 1_000_000,
               "memory_bus_width_bits": 4096, "pcie_generation": 4, "pcie_link_width": 16}
-    store = core.analysis._store_from_lists({
+    store = store_from_lists({
         "devices": [device],
         "kernels": [{"name": "k", "start_ns": 0, "end_ns": 10_000, "grid": 1000}],
         "memcpys": [{"copy_kind": 1, "src_kind": 1, "dst_kind": 3, "bytes": 4096,

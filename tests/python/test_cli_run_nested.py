@@ -15,6 +15,7 @@ import textwrap
 import pytest
 
 import fpgaprof
+from _store_builder import store_from_lists
 
 fake = pytest.importorskip("_fake_cupti")
 
@@ -194,7 +195,7 @@ def test_results_asked_for_before_the_run_ends_are_recomputed_after_it():
 
     prof = NestedProfile("blk", "/tmp/run/trace.fpgaprof", None, ["note"])
     assert len(prof.roofline(by="kernel")) == 0
-    store = core.analysis._store_from_lists({
+    store = store_from_lists({
         "kernels": [{"name": "k", "start_ns": 100, "end_ns": 600},
                     {"name": "k", "start_ns": 700, "end_ns": 900}],
         "start_ns": 0, "end_ns": 1000})

@@ -9,6 +9,7 @@ import fpgaprof  # noqa: F401  (before jax)
 import pytest
 from fpgaprof import fpga, roofline
 from fpgaprof.base.core import core
+from _store_builder import store_from_lists
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -41,7 +42,7 @@ def _hlo(metadata=None):
 
 def _store(text, counters=()):
     # two launches of the kernel (named after the kernel function), 20 us each; the program 1 ms
-    s = core.analysis._store_from_lists({
+    s = store_from_lists({
         "devices": [DEVICE],
         "kernels": [{"name": "_scaled_add", "start_ns": t, "end_ns": t + 20_000, "grid": 16} for t in (0, 100_000)],
         "hlo_modules": [{"name": "jit_f", "text": text}],

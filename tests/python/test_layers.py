@@ -18,7 +18,7 @@ RENDERERS = ("fpgaprof.report.html", "fpgaprof.report.digest", "fpgaprof.report.
 # The public modules of the old layout, kept as re-exports of their layer's module.
 REEXPORTS = ("calibrate", "counters", "errors", "fpga", "fpga_validation", "hlo", "roofline")
 # Private names of the compiled core that only tests call (its bindings' own test helpers).
-CORE_TEST_HOOKS = {"_store_from_lists", "_raise_error"}
+CORE_TEST_HOOKS = {"_raise_error"}
 
 
 def test_import_fpgaprof_loads_no_renderer_and_no_cli():

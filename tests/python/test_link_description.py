@@ -8,6 +8,7 @@ from fpgaprof.base.core import core
 from fpgaprof.analysis.ceilings import save_measured
 from fpgaprof.report import html
 from fpgaprof.report import model
+from _store_builder import store_from_lists
 
 UUID = "GPU-00000000-0000-0000-0000-00000000c0de"
 
@@ -17,7 +18,7 @@ def _profile():
     device = {"name": "link-test-gpu", "uuid": UUID, "cc_major": 8, "cc_minor": 0,
               "sm_count": 100, "core_clock_khz": 1_000_000, "memory_clock_khz": 1_000_000,
               "memory_bus_width_bits": 4096, "pcie_generation": 4, "pcie_link_width": 16}
-    return fpgaprof.Profile(core.analysis._store_from_lists({
+    return fpgaprof.Profile(store_from_lists({
         "devices": [device],
         "kernels": [{"name": "k", "start_ns": 0, "end_ns": 10_000, "grid": 1000}],
         "memcpys": [{"copy_kind": 1, "src_kind": 1, "dst_kind": 3, "bytes": 4096,

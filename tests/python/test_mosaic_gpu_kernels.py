@@ -17,6 +17,7 @@ import fpgaprof  # noqa: F401  (before jax)
 import pytest
 from fpgaprof import fpga, roofline
 from fpgaprof.base.core import core
+from _store_builder import store_from_lists
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -72,7 +73,7 @@ def _hlo_kernel(**kwargs):
 
 def _store(text, kernel):
     # two launches of the kernel, 20 us each; the program 1 ms; no XLA thunk ranges
-    return core.analysis._store_from_lists({
+    return store_from_lists({
         "devices": [DEVICE],
         "kernels": [{"name": kernel, "start_ns": t, "end_ns": t + 20_000, "grid": 16} for t in (0, 100_000)],
         "hlo_modules": [{"name": "jit_f", "text": text}],

@@ -10,6 +10,7 @@ from fpgaprof.analysis import sections
 from fpgaprof.api import overview
 from fpgaprof.capture.run_environment import ENVIRONMENT_FILE
 from fpgaprof.report import model, summary_json
+from _store_builder import store_from_lists
 
 jsonschema = pytest.importorskip("jsonschema")
 SCHEMA_PATH = pathlib.Path(__file__).resolve().parents[2] / "docs" / "summary.schema.json"
@@ -35,7 +36,7 @@ def _kernel_busy_ns(intervals):
     from fpgaprof.base.core import core
     spec = {"start_ns": 0, "end_ns": 100,
             "kernels": [{"start_ns": s, "end_ns": e, "name": "k"} for s, e in intervals]}
-    return roofline.analyze(Profile(core.analysis._store_from_lists(spec)))["totals"]
+    return roofline.analyze(Profile(store_from_lists(spec)))["totals"]
 
 
 def test_union_of_intervals():

@@ -26,6 +26,7 @@ import pytest
 
 import fpgaprof
 from fpgaprof import report
+from _store_builder import store_from_lists
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -84,7 +85,7 @@ def _hlo_trace(tmp_path_factory) -> str:
             d = 100_000 * (k + 1)
             kernels.append({"name": n, "start_ns": t, "end_ns": t + d, "grid": 64})
             t += d + 500
-    store = core.analysis._store_from_lists({
+    store = store_from_lists({
         "devices": [{"name": "A100-like", "cc_major": 8, "cc_minor": 0, "sm_count": 108,
                      "core_clock_khz": 1_410_000, "memory_clock_khz": 1_215_000,
                      "memory_bus_width_bits": 5120, "pcie_generation": 4, "pcie_link_width": 16}],

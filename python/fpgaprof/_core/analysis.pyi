@@ -5,7 +5,43 @@ from __future__ import annotations
 import collections.abc
 import fpgaprof._core
 import typing
-__all__: list[str] = ['CounterSession', 'analyze', 'counter_chips', 'counter_plan', 'estimate_hlo', 'fpga_presets', 'fpga_target', 'hlo_module_texts', 'kernels_by_name', 'module_memory', 'onchip_need', 'table_ceilings']
+__all__: list[str] = ['CounterSession', 'ResultField', 'analyze', 'counter_chips', 'counter_plan', 'estimate_hlo', 'fpga_presets', 'fpga_target', 'hlo_module_texts', 'kernels_by_name', 'module_memory', 'onchip_need', 'result_fields', 'result_tables', 'table_ceilings']
+class ResultField:
+    """
+    One field of an analysis result row (analysis/result_schema.hpp)
+    """
+    def __repr__(self) -> str:
+        ...
+    @property
+    def description(self) -> str:
+        ...
+    @property
+    def high_name(self) -> str:
+        ...
+    @property
+    def low_name(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def names(self) -> list[str]:
+        ...
+    @property
+    def nullable(self) -> bool:
+        ...
+    @property
+    def only_when(self) -> str:
+        ...
+    @property
+    def range(self) -> bool:
+        ...
+    @property
+    def type(self) -> str:
+        ...
+    @property
+    def unit(self) -> str:
+        ...
 class CounterSession:
     @staticmethod
     def start(max_ranges: typing.SupportsInt | typing.SupportsIndex = 2048, device: typing.SupportsInt | typing.SupportsIndex = 0) -> CounterSession:
@@ -22,8 +58,6 @@ class CounterSession:
     @property
     def warnings(self) -> list[str]:
         ...
-def _store_from_lists(spec: dict) -> fpgaprof._core.TraceStore:
-    ...
 def analyze(store: fpgaprof._core.TraceStore, ceilings: typing.Any = None, target: typing.Any = 'alveo-u55c', workload_ns: typing.SupportsFloat | typing.SupportsIndex = 0.0, inputs_cross_link: bool = True, tiny_bytes: typing.SupportsInt | typing.SupportsIndex = 65536, tiny_flood_count: typing.SupportsInt | typing.SupportsIndex = 1000, latency_kernel_ns: typing.SupportsInt | typing.SupportsIndex = 5000, top_buffers: typing.SupportsInt | typing.SupportsIndex = 20, region_rows: str = 'path', with_attribution: bool = False, other_targets: list = []) -> dict:
     ...
 def counter_chips() -> list[str]:
@@ -46,5 +80,13 @@ def module_memory(buffer_assignment: str, live_ranges: str = '', hlo_text: str =
     ...
 def onchip_need(hlo_text: str, buffer_assignment: str, instruction: str) -> typing.Any:
     ...
+def result_fields(table: str) -> list[ResultField]:
+    """
+    The fields of one analysis result table, in the order its rows have them.
+    """
+def result_tables() -> list[tuple[str, str]]:
+    """
+    (name, description) of every analysis result table, for result_fields(name).
+    """
 def table_ceilings(store: fpgaprof._core.TraceStore, device: typing.SupportsInt | typing.SupportsIndex = 0) -> typing.Any:
     ...

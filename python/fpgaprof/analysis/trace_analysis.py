@@ -54,7 +54,9 @@ class AnalysisResult(TypedDict):
     module with XLA's buffer assignment, its memory over the schedule; ``attribution``: the
     AttributionResult the analysis computed (every result of an AnalysisCache has it; run()
     gives None unless asked for it); ``energy``: the GPU energy from the trace's NVML power
-    samples (docs/energy.md: per device, region path, region record and HLO op)."""
+    samples (docs/energy.md: per device, region path, region record and HLO op). The fields of
+    every row are those of the C++ result tables (core.analysis.result_fields(name);
+    docs/result-fields.md)."""
 
     ceilings: dict | None
     warnings: list

@@ -184,26 +184,26 @@ MEASURED_FIELDS = (
 
 
 def _roofline_point(r: dict) -> dict:
-    t = records.first(r, "time_s", "total_s")
-    if t is None and records.first(r, "total_ns", "time_ns") is not None:
-        t = float(records.first(r, "total_ns", "time_ns")) / 1e9
-    frac = records.first(r, "roof_fraction")
-    if frac is None and r.get("percent_of_roof") is not None:
-        frac = float(r["percent_of_roof"]) / 100.0
+    """A roofline row of the analysis (fields: result_fields("roofline_point"), with op, module
+    and source for an op's row) as summary.json shows it: the roof as a fraction."""
+    t = r.get("time_s")
+    if t is None and r.get("time_ns") is not None:
+        t = float(r["time_ns"]) / 1e9
+    pct = r.get("percent_of_roof")
     p = {
-        "op": str(records.first(r, "op", "hlo_op", "name", default="?")),
-        "module": records.first(r, "module"),
+        "op": str(records.first(r, "op", default="?")),
+        "module": r.get("module"),
         "time_s": t,
-        "flops": records.first(r, "flops"),
-        "bytes": records.first(r, "bytes"),
-        "intensity": records.first(r, "intensity", "arithmetic_intensity", "flops_per_byte"),
-        "achieved_flops_per_s": records.first(r, "achieved_flops_per_s", "flops_per_s"),
-        "achieved_bytes_per_s": records.first(r, "achieved_bytes_per_s", "bytes_per_s"),
-        "precision": records.first(r, "precision"),
-        "roof_flops_per_s": records.first(r, "roof_flops_per_s"),
-        "roof_fraction": frac,
+        "flops": r.get("flops"),
+        "bytes": r.get("bytes"),
+        "intensity": r.get("intensity"),
+        "achieved_flops_per_s": r.get("achieved_flops_per_s"),
+        "achieved_bytes_per_s": r.get("achieved_bytes_per_s"),
+        "precision": r.get("precision"),
+        "roof_flops_per_s": r.get("roof_flops_per_s"),
+        "roof_fraction": None if pct is None else float(pct) / 100.0,
         "bound": records.first(r, "bound", default="unknown"),
-        "source": records.first(r, "source", "source_line") or None,
+        "source": r.get("source") or None,
     }
     measured = bool(r.get("has_measured"))
     p["has_measured"] = measured

@@ -8,10 +8,12 @@ its columns through ``column_order``, so one value reads alike everywhere.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from fpgaprof.base.core import core
 from fpgaprof.base.units import (
     fmt_bytes,
     fmt_num,
@@ -39,9 +41,25 @@ __all__ = [
 ]
 
 
+@functools.cache
+def _result_ranges() -> dict[str, tuple[str, str]]:
+    """Every range field of the C++ result tables (fpgaprof._core.analysis.result_fields): its
+    nominal's name -> the names of its low and high ends."""
+    return {
+        f.name: (f.low_name, f.high_name)
+        for table, _ in core.analysis.result_tables()
+        for f in core.analysis.result_fields(table)
+        if f.range
+    }
+
+
 def range_keys(k: str) -> tuple[str, str]:
-    """The columns holding column k's range: op_speedup -> op_speedup_low, op_speedup_high;
-    card_time_s -> card_time_low_s, card_time_high_s."""
+    """The columns holding column k's range, as the result tables name them: op_speedup ->
+    op_speedup_low, op_speedup_high; card_time_s -> card_time_low_s, card_time_high_s. A column
+    no table has (a Python-made one) follows the same rule."""
+    known = _result_ranges().get(k)
+    if known is not None:
+        return known
     if k.endswith("_s") and not k.endswith("per_s"):
         stem = k[:-2]
         return f"{stem}_low_s", f"{stem}_high_s"

@@ -1,0 +1,476 @@
+// The analysis submodule of fpgaprof._core, apart from the cards (bindings.cpp): hardware
+// counters, module memory, the static module estimate, the table ceilings and the whole
+// analysis (analyze). Converts only: result rows go through their field tables
+// (result_convert.hpp, analysis/result_schema.hpp).
+#pragma once
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core_bindings.hpp"
+#include "energy_bindings.hpp"
+#include "fpgaprof/analysis/ceilings.hpp"
+#include "fpgaprof/analysis/device_analysis.hpp"
+#include "fpgaprof/analysis/fpga_model.hpp"
+#include "fpgaprof/analysis/memory_analysis.hpp"
+#include "fpgaprof/analysis/module_memory.hpp"
+#include "fpgaprof/analysis/op_inputs.hpp"
+#include "fpgaprof/analysis/region_paths.hpp"
+#include "fpgaprof/analysis/roofline.hpp"
+#include "fpgaprof/analysis/trace_analysis.hpp"
+#include "fpgaprof/analysis/transfer_analysis.hpp"
+#include "fpgaprof/cupti/counters.hpp"
+#include "fpgaprof/error.hpp"
+#include "fpgaprof/hlo/buffer_assignment.hpp"
+#include "fpgaprof/hlo/cost_model.hpp"
+#include "fpgaprof/hlo/hlo_parser.hpp"
+#include "fpgaprof/trace_store.hpp"
+#include "result_convert.hpp"
+
+namespace fpgaprof::bindings {
+
+// The card conversions, which live with the card bindings (bindings.cpp).
+using TargetDict = std::function<py::dict(const analysis::FpgaTarget&)>;
+using TargetFrom = std::function<analysis::FpgaTarget(const py::dict&)>;
+
+inline py::dict module_buffer_dict(const fpgaprof::analysis::ModuleBuffer& b) {
+  return fields_dict(analysis::module_buffer_fields(), b);
+}
+
+inline py::dict module_memory_dict(const fpgaprof::analysis::ModuleMemory& m) {
+  py::dict d = fields_dict(analysis::module_memory_fields(), m);
+  py::list live, all;
+  for (const auto& b : m.live_at_peak) live.append(module_buffer_dict(b));
+  for (const auto& b : m.buffers) all.append(module_buffer_dict(b));
+  d["live_at_peak"] = live;
+  d["buffers"] = all;
+  return d;
+}
+
+// A buffer-assignment or live-range dump that does not parse: fpgaprof.HloParseError with .line.
+[[noreturn]] inline void raise_buffer_parse_error(const fpgaprof::hlo::BufferAssignmentParseError& e) {
+  py::object cls = py::module_::import("fpgaprof.errors").attr("HloParseError");
+  py::object exc = cls(e.what());
+  exc.attr("line") = e.line();
+  exc.attr("column") = 0;
+  exc.attr("text") = "";
+  PyErr_SetObject(cls.ptr(), exc.ptr());
+  throw py::error_already_set();
+}
+
+inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const TargetFrom& target_from) {
+  using namespace fpgaprof::analysis;
+  bind_result_fields(r);
+  const auto ceilings_dict = [](const Ceilings& c) {
+    py::dict d, peaks, sources;
+    for (std::size_t i = 0; i < kPrecisionCount; ++i) {
+      peaks[precision_name(static_cast<Precision>(i))] = c.peak_flops_per_s[i];
+      sources[precision_name(static_cast<Precision>(i))] = ceiling_source_name(c.flops_source[i]);
+    }
+    d["device_name"] = c.device_name;
+    d["architecture"] = c.architecture;
+    d["architecture_exact"] = c.architecture_exact;
+    d["peak_flops_per_s"] = peaks;
+    d["flops_source"] = sources;
+    d["dram_bytes_per_s"] = c.dram_bytes_per_s;
+    d["dram_source"] = ceiling_source_name(c.dram_source);
+    d["link_bytes_per_s"] = c.link_bytes_per_s;
+    d["link_source"] = ceiling_source_name(c.link_source);
+    d["link_description"] = c.link_description;
+    return d;
+  };
+  // Ceilings from a dict as ceilings_dict writes it (sources given per value).
+  const auto ceilings_from = [](const py::dict& d) {
+    Ceilings c;
+    const auto src = [](const std::string& s) {
+      return s == "measured" ? CeilingSource::kMeasured
+             : s == "table"  ? CeilingSource::kTable
+             : s == "user"   ? CeilingSource::kUser
+                             : CeilingSource::kUnknown;
+    };
+    if (d.contains("device_name")) c.device_name = d["device_name"].cast<std::string>();
+    if (d.contains("architecture")) c.architecture = d["architecture"].cast<std::string>();
+    const py::dict peaks = d.contains("peak_flops_per_s") ? d["peak_flops_per_s"].cast<py::dict>() : py::dict();
+    const py::dict srcs = d.contains("flops_source") ? d["flops_source"].cast<py::dict>() : py::dict();
+    for (std::size_t i = 0; i < kPrecisionCount; ++i) {
+      const char* n = precision_name(static_cast<Precision>(i));
+      if (peaks.contains(n)) c.peak_flops_per_s[i] = peaks[n].cast<double>();
+      c.flops_source[i] = srcs.contains(n) ? src(srcs[n].cast<std::string>()) : CeilingSource::kUser;
+    }
+    if (d.contains("dram_bytes_per_s")) c.dram_bytes_per_s = d["dram_bytes_per_s"].cast<double>();
+    c.dram_source = d.contains("dram_source") ? src(d["dram_source"].cast<std::string>()) : CeilingSource::kUser;
+    if (d.contains("link_bytes_per_s")) c.link_bytes_per_s = d["link_bytes_per_s"].cast<double>();
+    c.link_source = d.contains("link_source") ? src(d["link_source"].cast<std::string>()) : CeilingSource::kUser;
+    if (d.contains("link_description")) c.link_description = d["link_description"].cast<std::string>();
+    return c;
+  };
+  const auto stats_dict = [](const TransferStats& s) { return fields_dict(transfer_stats_fields(), s); };
+
+  // Hardware counters (cpp/src/cupti/counters.cpp); fpgaprof.trace(counters=True) drives it.
+  py::class_<CounterSession>(r, "CounterSession")
+      .def_static(
+          "start",
+          [](std::size_t max_ranges, int device) {
+            CounterOptions o;
+            o.max_ranges = max_ranges;
+            o.device = device;
+            return CounterSession::start(o);
+          },
+          py::arg("max_ranges") = 2048, py::arg("device") = 0)
+      .def("checkpoint",
+           [](CounterSession& c) {
+             py::gil_scoped_release nogil;
+             c.checkpoint();
+           })
+      .def("finish",
+           [](CounterSession& c) {
+             py::gil_scoped_release nogil;
+             c.finish();
+           })
+      .def(
+          "stop_into",
+          [](CounterSession& c, TraceStore& store) {
+            CounterMatch m;
+            {
+              py::gil_scoped_release nogil;
+              m = c.stop_into(store);
+            }
+            py::dict d;
+            d["matched"] = m.matched;
+            d["unmatched_ranges"] = m.unmatched_ranges;
+            d["dropped_ranges"] = m.dropped_ranges;
+            d["unprofiled_kernels"] = m.unprofiled_kernels;
+            d["ambiguous_windows"] = m.ambiguous_windows;
+            d["unpaired_kernels"] = m.unpaired_kernels;
+            d["matched_copies"] = m.matched_copies;
+            d["timed_from_counters"] = m.timed_from_counters;
+            return d;
+          },
+          py::arg("store"))
+      .def_property_readonly("metrics", &CounterSession::metrics)
+      .def_property_readonly("warnings", &CounterSession::warnings);
+  r.def(
+      "counter_plan",
+      [](const std::string& chip, const std::vector<std::string>& metrics, int device) {
+        CounterPlan p;
+        {
+          py::gil_scoped_release nogil;
+          p = plan_counters(chip, metrics, device);
+        }
+        py::list ms;
+        for (const CounterMetricInfo& m : p.metrics) {
+          py::dict d;
+          d["role"] = m.role;
+          d["name"] = m.name;
+          d["description"] = m.description;
+          d["hw_unit"] = m.hw_unit;
+          d["unit"] = m.unit;
+          ms.append(d);
+        }
+        py::dict d;
+        d["chip"] = p.chip;
+        d["chip_from_device"] = p.chip_from_device;
+        d["cupti_path"] = p.cupti_path;
+        d["metrics"] = ms;
+        d["missing"] = p.missing;
+        d["passes"] = p.passes;
+        d["config_image_bytes"] = p.config_image_bytes;
+        return d;
+      },
+      py::arg("chip") = "", py::arg("metrics") = std::vector<std::string>{}, py::arg("device") = 0);
+  r.def("counter_chips", [] { return counter_chips(); });
+  r.def(
+      "hlo_module_texts",
+      [](const TraceStore& store) {
+        py::list out;
+        for (const HloModuleText& t : store.hlo_modules) out.append(py::make_tuple(t.name, t.program_id, t.text));
+        return out;
+      },
+      py::arg("store"));
+  // XLA's buffer assignment of one module (and its live ranges, its HLO text when given):
+  // the module's memory over its schedule (module_memory.hpp) as a dict. A dump that does not
+  // parse raises fpgaprof.HloParseError (.line); bad HLO text too (.line, .column).
+  r.def(
+      "module_memory",
+      [](const std::string& buffer_assignment, const std::string& live_ranges, const std::string& hlo_text,
+         const std::string& name) {
+        ModuleMemory mm;
+        try {
+          py::gil_scoped_release nogil;
+          const hlo::BufferAssignment a = hlo::parse_buffer_assignment(buffer_assignment);
+          std::optional<hlo::LiveRanges> ranges;
+          if (!live_ranges.empty()) ranges = hlo::parse_live_ranges(live_ranges);
+          std::optional<hlo::Module> mod;
+          if (!hlo_text.empty()) mod = hlo::parse_hlo_module(hlo_text);
+          mm = module_memory(name.empty() && mod ? mod->name : name, a, ranges ? &*ranges : nullptr,
+                             mod ? &*mod : nullptr);
+        } catch (const hlo::BufferAssignmentParseError& e) {
+          raise_buffer_parse_error(e);
+        }
+        return module_memory_dict(mm);
+      },
+      py::arg("buffer_assignment"), py::arg("live_ranges") = "", py::arg("hlo_text") = "", py::arg("name") = "");
+  // What one instruction needs on chip (module_memory.hpp onchip_need): a dict of input_bytes,
+  // output_bytes, temporary_bytes, total_bytes; None when the module has no such instruction.
+  r.def(
+      "onchip_need",
+      [](const std::string& hlo_text, const std::string& buffer_assignment, const std::string& instruction) {
+        OnChipNeed need;
+        try {
+          py::gil_scoped_release nogil;
+          const hlo::Module mod = hlo::parse_hlo_module(hlo_text);
+          need = onchip_need(mod, hlo::parse_buffer_assignment(buffer_assignment), instruction);
+        } catch (const hlo::BufferAssignmentParseError& e) {
+          raise_buffer_parse_error(e);
+        }
+        if (!need.known) return py::object(py::none());
+        return py::object(fields_dict(onchip_need_fields(), need));
+      },
+      py::arg("hlo_text"), py::arg("buffer_assignment"), py::arg("instruction"));
+  // The static what-if of a whole HLO module on a card (no trace): one row per op, the
+  // function's card time, transfers and total, each as nominal with its range.
+  r.def(
+      "estimate_hlo",
+      [=](const std::string& text, py::object target_obj) {
+        const FpgaTarget target = py::isinstance<py::str>(target_obj) ? fpga_preset(target_obj.cast<std::string>())
+                                                                      : target_from(target_obj.cast<py::dict>());
+        ModuleEstimate est;
+        {
+          std::shared_ptr<hlo::Module> mod;
+          try {
+            py::gil_scoped_release nogil;
+            mod = std::make_shared<hlo::Module>(hlo::analyze_hlo(text));
+            est = estimate_module(*mod, target);
+          } catch (const hlo::HloParseError& e) {
+            bindings::raise_hlo_parse_error(e);
+          }
+        }
+        py::dict out = fields_dict(module_estimate_fields(), est);
+        out["target"] = target_dict(est.target);
+        py::list rows;
+        for (const StaticOpEstimate& o : est.ops) rows.append(fields_dict(module_estimate_op_fields(), o));
+        out["ops"] = rows;
+        return out;
+      },
+      py::arg("hlo_text"), py::arg("target") = "alveo-u55c");
+  r.def(
+      "table_ceilings",
+      [ceilings_dict](const TraceStore& store, std::size_t device) -> py::object {
+        if (device >= store.devices.size()) return py::none();
+        return ceilings_dict(table_ceilings(store.devices[device]));
+      },
+      py::arg("store"), py::arg("device") = 0);
+
+  // The whole analysis in one call: analyze_trace (GIL released), its result converted.
+  // `ceilings`: a dict as table_ceilings returns (e.g. merged with measured values) or None for
+  // the table. `region_rows`: "path" (one row per region path, instances summed) or "instance"
+  // (one row per region record) for the transfer groups, memory regions and roofline regions.
+  // `with_attribution`: also return the analysis' AttributionResult under "attribution" (equal
+  // to attribution.attribute(store); not kept otherwise, 4 bytes per kernel). `other_targets`:
+  // more cards (preset names or dicts) whose op and region rankings come back, in that order,
+  // under "fpga_other_targets", each shaped as "fpga".
+  r.def(
+      "analyze",
+      [=](const TraceStore& store, py::object ceilings_obj, py::object target_obj, double workload_ns,
+          bool inputs_cross_link, uint64_t tiny_bytes, uint64_t tiny_flood_count, uint64_t latency_kernel_ns,
+          std::size_t top_buffers, const std::string& region_rows_name, bool with_attribution,
+          const py::list& other_targets) {
+        if (region_rows_name != "path" && region_rows_name != "instance")
+          throw Error(ErrorKind::kInvalidArgument,
+                      "region_rows='" + region_rows_name + "': use 'path' (one row per region path) or 'instance'");
+        AnalysisOptions o;
+        o.region_rows = region_rows_name == "path" ? RegionRows::kPaths : RegionRows::kInstances;
+        if (!ceilings_obj.is_none()) o.ceilings = ceilings_from(ceilings_obj.cast<py::dict>());
+        o.fpga_target = py::isinstance<py::str>(target_obj) ? fpga_preset(target_obj.cast<std::string>())
+                                                            : target_from(target_obj.cast<py::dict>());
+        for (const py::handle t : other_targets)
+          o.other_fpga_targets.push_back(py::isinstance<py::str>(t) ? fpga_preset(t.cast<std::string>())
+                                                                    : target_from(t.cast<py::dict>()));
+        o.workload_ns = workload_ns;
+        o.inputs_cross_link = inputs_cross_link;
+        o.tiny_bytes = tiny_bytes;
+        o.tiny_flood_count = tiny_flood_count;
+        o.latency_kernel_ns = latency_kernel_ns;
+        o.top_buffers = top_buffers;
+        o.keep_record_attribution = with_attribution;
+        TraceAnalysis a;
+        {
+          py::gil_scoped_release nogil;
+          a = analyze_trace(store, o);
+        }
+        const Ceilings& c = a.ceilings;
+        const RegionPaths& paths = a.region_paths;
+        const TransferReport& tr = a.transfers;
+        const MemoryReport& mr = a.memory;
+        const DeviceReport& dvr = a.devices;
+        const RooflineReport& rr = a.roofline;
+        py::dict out = fields_dict(trace_analysis_fields(), a, AnalyzeContext{with_attribution});
+        out["ceilings"] = ceilings_dict(c);
+        // Per-path rows: "region" is the path (as in the FPGA region candidates), "name" the
+        // innermost name. Per-instance rows keep "region" = the record's name and add its "path".
+        const TraceContext trace_ctx{&store, &paths, &a.op_inputs};
+        const IndexContext index_ctx{&store, &paths, &a.op_inputs, &rr};
+        // Transfers
+        py::list groups;
+        for (const TransferGroup& g : tr.groups) {
+          py::dict d = fields_dict(transfer_group_row_fields(), g, index_ctx), dirs;
+          for (std::size_t k = 0; k < kDirectionCount; ++k) {
+            if (g.by_direction[k].count == 0) continue;
+            py::dict sd = stats_dict(g.by_direction[k]);
+            const auto dir = static_cast<Direction>(k);
+            // None when no copy's link peak is known (0 would read as an idle link); per device
+            // link, TransferReport::link_percent.
+            if (dir == Direction::kHtoD || dir == Direction::kDtoH)
+              sd["link_percent"] = g.by_direction[k].link_capacity_bytes > 0
+                                       ? py::object(py::float_(tr.link_percent(g, dir)))
+                                       : py::object(py::none());
+            dirs[direction_name(dir)] = sd;
+          }
+          d["directions"] = dirs;
+          d["all"] = stats_dict(g.all);
+          groups.append(d);
+        }
+        py::list flags;
+        for (const TransferFlag& f : tr.flags) flags.append(fields_dict(transfer_flag_row_fields(), f, trace_ctx));
+        py::dict td = fields_dict(transfers_fields(), tr);
+        td["groups"] = groups;
+        td["flags"] = flags;
+        out["transfers"] = td;
+        // Memory
+        py::dict md = fields_dict(memory_fields(), mr);
+        py::list ts, tb, tdev, tdb;
+        for (const MemoryPoint& p : mr.timeline) {
+          ts.append(p.timestamp_ns);
+          tb.append(p.in_use_bytes);
+          tdev.append(store.allocations[p.allocation_index].device_id);
+          tdb.append(p.device_in_use_bytes);
+        }
+        md["timeline_ns"] = ts;
+        md["timeline_in_use_bytes"] = tb;
+        md["timeline_device_id"] = tdev;
+        md["timeline_device_in_use_bytes"] = tdb;
+        py::list devs;
+        for (const DeviceMemory& dm : mr.devices) devs.append(fields_dict(device_memory_row_fields(), dm));
+        md["devices"] = devs;
+        py::list largest;
+        for (const BufferInfo& b : mr.largest) largest.append(fields_dict(buffer_row_fields(), b, trace_ctx));
+        md["largest"] = largest;
+        py::list regs;
+        for (const RegionMemory& rm : mr.regions) regs.append(fields_dict(region_memory_row_fields(), rm, trace_ctx));
+        for (const RegionPathMemory& pm : mr.region_paths)
+          regs.append(fields_dict(region_path_memory_row_fields(), pm, trace_ctx));
+        md["regions"] = regs;
+        out["memory"] = md;
+        // Devices: one row per device and the load balance (docs/roofline.md, "Several GPUs").
+        // Each row's ceilings are its device's table ceilings; a measured or user link peak
+        // replaces every device's (as for the transfers), and the first device also takes every
+        // value the roofline's ceilings `c` give (measured where calibrated, or the user's).
+        {
+          py::list drows;
+          for (std::size_t i = 0; i < dvr.devices.size(); ++i) {
+            const DeviceRow& r = dvr.devices[i];
+            py::dict d = fields_dict(device_row_fields(), r), dirs;
+            d["ceilings"] = ceilings_dict(a.device_ceilings[i]);
+            for (std::size_t k = 0; k < kDirectionCount; ++k) {
+              if (r.by_direction[k].count == 0) continue;
+              const auto dir = static_cast<Direction>(k);
+              const LinkDirectionContext link{dir == Direction::kHtoD || dir == Direction::kDtoH};
+              dirs[direction_name(dir)] = fields_dict(device_copy_stats_fields(), r.by_direction[k], link);
+            }
+            d["directions"] = dirs;
+            if (r.has_memory) d["memory"] = fields_dict(device_row_memory_fields(), r);
+            py::list threads;
+            for (const DeviceThread& t : r.threads) threads.append(fields_dict(device_thread_row_fields(), t));
+            d["threads"] = threads;
+            drows.append(d);
+          }
+          py::dict dd = fields_dict(devices_fields(), dvr);
+          dd["rows"] = drows;
+          dd["balance"] = fields_dict(load_balance_fields(), dvr.balance);
+          out["devices"] = dd;
+        }
+        // Roofline
+        py::dict rd = fields_dict(roofline_fields(), rr);
+        rd["trace"] = fields_dict(roofline_point_fields(), rr.trace);
+        const auto row = [&](const auto& keys, const auto& key, const RooflinePoint& p) {
+          py::dict d = fields_dict(keys, key, index_ctx);
+          put_fields(d, roofline_point_fields(), p);
+          return d;
+        };
+        py::list ops, regions, names;
+        for (uint32_t o = 0; o < rr.ops.size(); ++o) ops.append(row(roofline_op_keys_fields(), o, rr.ops[o]));
+        for (uint32_t g = 0; g < rr.regions.size(); ++g)
+          regions.append(row(region_instance_keys_fields(), g, rr.regions[g]));
+        for (uint32_t p = 0; p < rr.region_paths.size(); ++p)
+          regions.append(row(region_path_keys_fields(), p, rr.region_paths[p]));
+        for (std::size_t k = 0; k < rr.kernel_names.size(); ++k)
+          names.append(row(roofline_kernel_keys_fields(), rr.kernel_names[k], rr.by_kernel_name[k]));
+        rd["ops"] = ops;
+        rd["regions"] = regions;
+        rd["kernels"] = names;
+        out["roofline"] = rd;
+        // FPGA: the chosen card's rankings, and the same on each other card asked for
+        const auto fpga_dict = [&](const FpgaReport& fr, const std::vector<FpgaRegionCandidate>& fregions) {
+          py::dict fd = fields_dict(fpga_report_fields(), fr);
+          fd["target"] = target_dict(fr.target);
+          py::list cands;
+          FpgaOpRowContext op_ctx{&a.op_inputs, 0};
+          for (const FpgaCandidate& cd : fr.candidates) {
+            ++op_ctx.rank;
+            cands.append(fields_dict(fpga_op_row_fields(), cd, op_ctx));
+          }
+          fd["candidates"] = cands;
+          py::list rcands;
+          RankContext region_ctx;
+          for (const FpgaRegionCandidate& cd : fregions) {
+            ++region_ctx.rank;
+            rcands.append(fields_dict(fpga_region_row_fields(), cd, region_ctx));
+          }
+          fd["regions"] = rcands;
+          return fd;
+        };
+        out["fpga"] = fpga_dict(a.fpga, a.fpga_regions);
+        py::list other_fpga;
+        for (const TraceAnalysis::OtherFpgaTarget& t : a.other_fpga) other_fpga.append(fpga_dict(t.ops, t.regions));
+        out["fpga_other_targets"] = other_fpga;
+        // Trace totals the reports show (docs/architecture.md, "The analysis result"): busy-time
+        // unions, per region path GPU time, kernels by name, per-device DRAM peaks.
+        const GpuBusyTime& b = a.busy;
+        out["totals"] = fields_dict(trace_totals_fields(), b);
+        py::list prows;
+        const RegionPathGpuContext path_ctx{&paths, &a.region_path_gpu};
+        for (uint32_t p = 0; p < paths.size(); ++p) prows.append(fields_dict(region_path_row_fields(), p, path_ctx));
+        out["region_paths"] = prows;
+        py::list path_of;
+        for (uint32_t i = 0; i < paths.region_count(); ++i) path_of.append(paths.path_of(i));
+        out["region_path_of"] = path_of;
+        py::list knames;
+        for (const KernelNameStats& k : a.kernels_by_name)
+          knames.append(fields_dict(kernel_name_row_fields(), k, trace_ctx));
+        out["kernels_by_name"] = knames;
+        out["device_dram_bytes_per_s"] = a.device_dram_bytes_per_s;
+        py::list mems;
+        for (const ModuleMemory& mm : a.module_memory) mems.append(module_memory_dict(mm));
+        out["module_memory"] = mems;
+        py::dict coll = fields_dict(collectives_fields(), a.collectives);
+        py::list kinds;
+        for (const CollectiveKindStats& k : a.collectives.by_kind)
+          kinds.append(fields_dict(collective_kind_row_fields(), k));
+        coll["by_kind"] = kinds;
+        out["collectives"] = coll;
+        out["energy"] = energy_dict(a.energy, paths, trace_ctx);
+        if (with_attribution) out["attribution"] = std::make_shared<AttributionResult>(std::move(a.attribution));
+        return out;
+      },
+      py::arg("store"), py::arg("ceilings") = py::none(), py::arg("target") = "alveo-u55c",
+      py::arg("workload_ns") = 0.0, py::arg("inputs_cross_link") = true, py::arg("tiny_bytes") = 64 * 1024,
+      py::arg("tiny_flood_count") = 1000, py::arg("latency_kernel_ns") = 5000, py::arg("top_buffers") = 20,
+      py::arg("region_rows") = "path", py::arg("with_attribution") = false, py::arg("other_targets") = py::list());
+}
+
+}  // namespace fpgaprof::bindings

@@ -1,0 +1,355 @@
+// Result schema: one description of every field of the analysis result rows that reach Python
+// (name, unit, value type, whether it may be null, whether it is a low/nominal/high range, what
+// it means, and a getter). Modelled on record_schema.hpp: the bindings turn a row into a Python
+// dict from its table alone (cpp/bindings/result_convert.hpp), and the same table, exposed as
+// fpgaprof._core.analysis.result_fields(<table>), is what the summary.json schema and the docs'
+// field lists are checked against (tests/python/test_result_fields.py). A new column of a row is
+// one entry here plus its computation.
+//
+// A range entry stands for three output fields: the nominal under `name` and its ends under
+// range_low_name(name) / range_high_name(name) ("card_time_s" -> "card_time_low_s",
+// "card_time_high_s"; "op_speedup" -> "op_speedup_low", "op_speedup_high"), written in that
+// order. An entry of type kObject / kObjectList is a nested value the binding fills itself
+// (its table's converter writes None in its place, so the field keeps its position).
+//
+// Header-only, no state; the tables are immutable statics (thread-safe after first use).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "fpgaprof/analysis/ceilings.hpp"
+#include "fpgaprof/analysis/collectives.hpp"
+#include "fpgaprof/analysis/device_analysis.hpp"
+#include "fpgaprof/analysis/energy_analysis.hpp"
+#include "fpgaprof/analysis/fpga_model.hpp"
+#include "fpgaprof/analysis/memory_analysis.hpp"
+#include "fpgaprof/analysis/module_memory.hpp"
+#include "fpgaprof/analysis/op_inputs.hpp"
+#include "fpgaprof/analysis/region_paths.hpp"
+#include "fpgaprof/analysis/roofline.hpp"
+#include "fpgaprof/analysis/trace_analysis.hpp"
+#include "fpgaprof/analysis/transfer_analysis.hpp"
+#include "fpgaprof/hlo/hlo_module.hpp"
+
+namespace fpgaprof::analysis {
+
+// The Python type of a field's value (before null).
+enum class ValueType : uint8_t {
+  kInt,
+  kFloat,
+  kBool,
+  kString,
+  kStringList,
+  kIntList,
+  kFloatList,
+  kObject,
+  kObjectList
+};
+
+inline const char* value_type_name(ValueType t) {
+  switch (t) {
+    case ValueType::kInt: return "int";
+    case ValueType::kFloat: return "float";
+    case ValueType::kBool: return "bool";
+    case ValueType::kString: return "str";
+    case ValueType::kStringList: return "list[str]";
+    case ValueType::kIntList: return "list[int]";
+    case ValueType::kFloatList: return "list[float]";
+    case ValueType::kObject: return "dict";
+    case ValueType::kObjectList: return "list[dict]";
+  }
+  return "?";
+}
+
+// One value as a getter returns it: null, a number, a string or a list of strings (borrowed from
+// the row, which outlives the conversion).
+using FieldValue = std::variant<std::monostate, bool, int64_t, uint64_t, double, std::string,
+                                const std::vector<std::string>*, const std::vector<uint64_t>*>;
+
+// What a field is, without its getter (what Python, the schema test and the docs read).
+struct FieldInfo {
+  std::string name;       // the output name (a range: the nominal's)
+  std::string low_name;   // a range: the fast / low end's name, else ""
+  std::string high_name;  // a range: the slow / high end's name, else ""
+  ValueType type = ValueType::kFloat;
+  bool nullable = false;       // null where the value does not apply
+  bool range = false;          // low / nominal / high
+  const char* unit = "";       // "s", "ns", "bytes", "FLOP", "FLOP/byte", "FLOP/s", "bytes/s", "x", "fraction", ""
+  const char* only_when = "";  // "" always present, else the condition under which it is written
+  const char* description = "";
+};
+
+template <class Row, class Ctx>
+struct ResultField {
+  FieldInfo info;
+  FieldValue (*get)(const Row&, const Ctx&) = nullptr;       // plain fields
+  TimeRange (*get_range)(const Row&, const Ctx&) = nullptr;  // range fields
+  bool (*present)(const Row&, const Ctx&) = nullptr;         // null: always written
+};
+
+template <class Row, class Ctx>
+using ResultTable = std::vector<ResultField<Row, Ctx>>;
+
+// "card_time_s" -> "card_time_low_s"; "op_speedup" -> "op_speedup_low".
+inline std::string range_end_name(std::string_view name, std::string_view end) {
+  if (name.size() > 2 && name.substr(name.size() - 2) == "_s")
+    return std::string(name.substr(0, name.size() - 2)) + "_" + std::string(end) + "_s";
+  return std::string(name) + "_" + std::string(end);
+}
+
+namespace result_detail {
+
+template <class M>
+struct Member;
+template <class R, class T>
+struct Member<T R::*> {
+  using Record = R;
+  using Type = T;
+};
+template <auto M>
+using RowOf = typename Member<decltype(M)>::Record;
+template <auto M>
+using TypeOf = typename Member<decltype(M)>::Type;
+
+template <class T>
+constexpr ValueType value_type_of() {
+  if constexpr (std::is_same_v<T, bool>)
+    return ValueType::kBool;
+  else if constexpr (std::is_floating_point_v<T>)
+    return ValueType::kFloat;
+  else if constexpr (std::is_integral_v<T>)
+    return ValueType::kInt;
+  else if constexpr (std::is_same_v<T, std::vector<std::string>>)
+    return ValueType::kStringList;
+  else if constexpr (std::is_same_v<T, std::vector<uint64_t>>)
+    return ValueType::kIntList;
+  else
+    return ValueType::kString;
+}
+
+template <class T>
+FieldValue value_of(const T& v) {
+  if constexpr (std::is_same_v<T, bool>)
+    return v;
+  else if constexpr (std::is_floating_point_v<T>)
+    return static_cast<double>(v);
+  else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+    return static_cast<int64_t>(v);
+  else if constexpr (std::is_integral_v<T>)
+    return static_cast<uint64_t>(v);
+  else if constexpr (std::is_same_v<T, std::vector<std::string>> || std::is_same_v<T, std::vector<uint64_t>>)
+    return &v;
+  else
+    return std::string(v);
+}
+
+inline FieldInfo info(std::string name, ValueType type, bool nullable, bool range, const char* unit,
+                      const char* description, const char* only_when = "") {
+  FieldInfo i;
+  i.name = std::move(name);
+  if (range) {
+    i.low_name = range_end_name(i.name, "low");
+    i.high_name = range_end_name(i.name, "high");
+  }
+  i.type = type;
+  i.nullable = nullable;
+  i.range = range;
+  i.unit = unit;
+  i.only_when = only_when;
+  i.description = description;
+  return i;
+}
+
+}  // namespace result_detail
+
+// A member written as it is.
+template <auto M, class Ctx>
+ResultField<result_detail::RowOf<M>, Ctx> member(const char* name, const char* unit, const char* description) {
+  using R = result_detail::RowOf<M>;
+  using T = result_detail::TypeOf<M>;
+  ResultField<R, Ctx> f;
+  f.info = result_detail::info(name, result_detail::value_type_of<T>(), false, false, unit, description);
+  f.get = [](const R& r, const Ctx&) { return result_detail::value_of(r.*M); };
+  return f;
+}
+
+// A TimeRange member as a range.
+template <auto M, class Ctx>
+ResultField<result_detail::RowOf<M>, Ctx> range_member(const char* name, const char* unit, const char* description) {
+  using R = result_detail::RowOf<M>;
+  ResultField<R, Ctx> f;
+  f.info = result_detail::info(name, ValueType::kFloat, false, true, unit, description);
+  f.get_range = [](const R& r, const Ctx&) -> TimeRange { return r.*M; };
+  return f;
+}
+
+// Three members (nominal, low, high) as a range.
+template <auto Nominal, auto Low, auto High, class Ctx>
+ResultField<result_detail::RowOf<Nominal>, Ctx> range_members(const char* name, const char* unit,
+                                                              const char* description) {
+  using R = result_detail::RowOf<Nominal>;
+  ResultField<R, Ctx> f;
+  f.info = result_detail::info(name, ValueType::kFloat, false, true, unit, description);
+  f.get_range = [](const R& r, const Ctx&) { return TimeRange{r.*Low, r.*Nominal, r.*High}; };
+  return f;
+}
+
+// A value computed from the row (and its context).
+template <class R, class Ctx>
+ResultField<R, Ctx> computed(const char* name, ValueType type, bool nullable, const char* unit, const char* description,
+                             FieldValue (*get)(const R&, const Ctx&)) {
+  ResultField<R, Ctx> f;
+  f.info = result_detail::info(name, type, nullable, false, unit, description);
+  f.get = get;
+  return f;
+}
+
+// A nested value the binding writes itself (None until it does).
+template <class R, class Ctx>
+ResultField<R, Ctx> nested(const char* name, ValueType type, bool nullable, const char* description) {
+  ResultField<R, Ctx> f;
+  f.info = result_detail::info(name, type, nullable, false, "", description);
+  f.get = [](const R&, const Ctx&) { return FieldValue{}; };
+  return f;
+}
+
+// Written only when `present` holds (documented by `only_when`).
+template <class R, class Ctx>
+ResultField<R, Ctx> only_when(ResultField<R, Ctx> f, const char* condition, bool (*present)(const R&, const Ctx&)) {
+  f.info.only_when = condition;
+  f.present = present;
+  return f;
+}
+
+// Contexts: what a row's getters need beyond the row.
+struct NoContext {};
+struct FpgaOpRowContext {
+  const OpInputs* inputs = nullptr;  // the ops the candidates index (op_index)
+  uint32_t rank = 0;                 // 1-based position in the ranking
+};
+struct RankContext {
+  uint32_t rank = 0;  // 1-based position in the ranking
+};
+// Rows that name store strings, regions or ops.
+struct TraceContext {
+  const TraceStore* store = nullptr;
+  const RegionPaths* paths = nullptr;
+  const OpInputs* inputs = nullptr;
+};
+
+// ---- the tables -------------------------------------------------------------------------------
+
+// fpga.candidates[]: one HLO op ranked as an FPGA offload candidate (docs/fpga-model.md).
+const ResultTable<FpgaCandidate, FpgaOpRowContext>& fpga_op_row_fields();
+// fpga.regions[]: one region path ranked as an offload unit (docs/fpga-model.md, "Regions").
+const ResultTable<FpgaRegionCandidate, RankContext>& fpga_region_row_fields();
+// fpga (its scalar fields; candidates and regions are the two tables above).
+const ResultTable<FpgaReport, NoContext>& fpga_report_fields();
+// estimate_hlo(...).ops[]: one op of a module estimated on a card without a trace.
+const ResultTable<StaticOpEstimate, NoContext>& module_estimate_op_fields();
+// estimate_hlo(...): the module's totals.
+const ResultTable<ModuleEstimate, NoContext>& module_estimate_fields();
+// roofline.{trace,ops[],regions[],kernels[]}: the measures of one roofline point.
+const ResultTable<RooflinePoint, NoContext>& roofline_point_fields();
+// transfers.groups[].all and .directions[*]: one group's copies in one direction (or all).
+const ResultTable<TransferStats, NoContext>& transfer_stats_fields();
+
+// totals: the trace's busy-time unions and record counts.
+const ResultTable<GpuBusyTime, NoContext>& trace_totals_fields();
+// kernels_by_name[]: one kernel name's durations.
+const ResultTable<KernelNameStats, TraceContext>& kernel_name_row_fields();
+// collectives (by_kind[] rows: collective_kind_row).
+const ResultTable<CollectiveReport, NoContext>& collectives_fields();
+const ResultTable<CollectiveKindStats, NoContext>& collective_kind_row_fields();
+// memory: the allocation analysis' scalars (its lists and rows are nested).
+const ResultTable<MemoryReport, NoContext>& memory_fields();
+// memory.devices[]
+const ResultTable<DeviceMemory, NoContext>& device_memory_row_fields();
+// memory.largest[]
+const ResultTable<BufferInfo, TraceContext>& buffer_row_fields();
+// module_memory[] / module_memory(...): one HLO module's memory over its schedule.
+const ResultTable<ModuleMemory, NoContext>& module_memory_fields();
+// module_memory[].buffers[] / .live_at_peak[]
+const ResultTable<ModuleBuffer, NoContext>& module_buffer_fields();
+// onchip_need(...)
+const ResultTable<OnChipNeed, NoContext>& onchip_need_fields();
+// devices.balance
+const ResultTable<LoadBalance, NoContext>& load_balance_fields();
+// energy: the totals (its rows are the tables below).
+const ResultTable<EnergyReport, NoContext>& energy_fields();
+// energy.devices[]
+const ResultTable<DeviceEnergy, NoContext>& energy_device_row_fields();
+// energy.region_paths[] / regions[]: a window's energy (then its path or region keys).
+const ResultTable<EnergyWindow, NoContext>& energy_window_fields();
+// energy.ops[]
+const ResultTable<OpEnergy, TraceContext>& energy_op_row_fields();
+
+// Rows keyed by a region path (RegionPaths id): their path's name, depth and instances.
+struct RegionPathGpuContext {
+  const RegionPaths* paths = nullptr;
+  const std::vector<RegionPathGpuTime>* gpu = nullptr;  // per path (region_path_gpu)
+};
+// A device's copies of one direction; link_dir: the direction crosses the host link.
+struct LinkDirectionContext {
+  bool link_dir = false;
+};
+// region_paths[]: one region path's GPU time (the row is the path id).
+const ResultTable<uint32_t, RegionPathGpuContext>& region_path_row_fields();
+// memory.regions[] by record (RegionRows "instance") and by path ("path").
+const ResultTable<RegionMemory, TraceContext>& region_memory_row_fields();
+const ResultTable<RegionPathMemory, TraceContext>& region_path_memory_row_fields();
+// devices.rows[] (its directions, memory and threads are the tables below).
+const ResultTable<DeviceRow, NoContext>& device_row_fields();
+const ResultTable<DeviceRow, NoContext>& device_row_memory_fields();
+const ResultTable<DeviceCopyStats, LinkDirectionContext>& device_copy_stats_fields();
+const ResultTable<DeviceThread, NoContext>& device_thread_row_fields();
+// transfers.flags[]
+const ResultTable<TransferFlag, TraceContext>& transfer_flag_row_fields();
+
+// Rows keyed by an index into the trace (an op, a region record, a region path, a kernel name).
+struct IndexContext {
+  const TraceStore* store = nullptr;
+  const RegionPaths* paths = nullptr;
+  const OpInputs* inputs = nullptr;
+  const RooflineReport* roofline = nullptr;
+};
+// roofline.ops[]: the op's keys (then roofline_point); the row is the op index.
+const ResultTable<uint32_t, IndexContext>& roofline_op_keys_fields();
+// roofline.regions[] by record: the record's keys (then roofline_point); the row is its index.
+const ResultTable<uint32_t, IndexContext>& region_instance_keys_fields();
+// roofline.regions[] by path: the path's keys (then roofline_point); the row is the path id.
+const ResultTable<uint32_t, IndexContext>& region_path_keys_fields();
+// roofline.kernels[]: the kernel name (then roofline_point); the row is its string id.
+const ResultTable<StringId, IndexContext>& roofline_kernel_keys_fields();
+// roofline (its rows are the tables above plus roofline_point).
+const ResultTable<RooflineReport, NoContext>& roofline_fields();
+// transfers (groups[]: transfer_group_row; flags[]: transfer_flag_row).
+const ResultTable<TransferReport, NoContext>& transfers_fields();
+// transfers.groups[]: the trace, a region (path or record) or an op, and its copies.
+const ResultTable<TransferGroup, IndexContext>& transfer_group_row_fields();
+
+// What analyze() was asked for beyond the analysis itself.
+struct AnalyzeContext {
+  bool with_attribution = false;  // the AttributionResult comes back too
+};
+// analyze(): the whole result, each value one of the tables above (or a list of their rows).
+const ResultTable<TraceAnalysis, AnalyzeContext>& trace_analysis_fields();
+// devices: the per-device rows and their balance.
+const ResultTable<DeviceReport, NoContext>& devices_fields();
+
+// Every table by the name Python asks for (fpgaprof._core.analysis.result_fields(name)), with
+// its fields' descriptions (getters dropped).
+struct ResultTableInfo {
+  const char* name;
+  const char* description;
+  std::vector<FieldInfo> fields;
+};
+const std::vector<ResultTableInfo>& result_tables();
+
+}  // namespace fpgaprof::analysis
