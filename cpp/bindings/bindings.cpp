@@ -301,7 +301,7 @@ PYBIND11_MODULE(_core, m) {
                                    d[match_method_name(static_cast<MatchMethod>(i))] = r.count_by_method[i];
                                  return d;
                                })
-        .def_readonly("warnings", &AttributionResult::warnings);
+        .def_property_readonly("warnings", [](const AttributionResult& r) { return r.warnings.messages(); });
     a.def(
         "attribute",
         [](const TraceStore& store) {
@@ -798,7 +798,7 @@ PYBIND11_MODULE(_core, m) {
             },
             py::arg("store"))
         .def_property_readonly("metrics", &CounterSession::metrics)
-        .def_property_readonly("warnings", &CounterSession::warnings);
+        .def_property_readonly("warnings", [](const CounterSession& c) { return c.warnings().messages(); });
     r.def(
         "counter_plan",
         [](const std::string& chip, const std::vector<std::string>& metrics, int device) {
@@ -1020,10 +1020,9 @@ PYBIND11_MODULE(_core, m) {
           const MemoryReport& mr = a.memory;
           const DeviceReport& dvr = a.devices;
           const RooflineReport& rr = a.roofline;
-          const std::vector<std::string>& warnings = a.warnings;
           py::dict out;
           out["ceilings"] = ceilings_dict(c);
-          out["warnings"] = warnings;
+          out["warnings"] = bindings::diagnostics_list(a.warnings);
           out["region_rows"] = region_rows_name;
           // Per-path rows: "region" is the path (as in the FPGA region candidates), "name" the
           // innermost name. Per-instance rows keep "region" = the record's name and add its "path".

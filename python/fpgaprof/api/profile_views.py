@@ -12,6 +12,7 @@ from fpgaprof.analysis import sections
 from fpgaprof.api.overview import TraceOverview, trace_overview
 from fpgaprof.api.section_views import memory_lines, multi_device, transfer_lines
 from fpgaprof.api.views import STYLE, SUMMARY_OP_LABELS, grid_html, rows_text, sub_table
+from fpgaprof.base.diagnostics import warning_text
 from fpgaprof.base.markup import esc
 from fpgaprof.base.text import terminal_safe
 from fpgaprof.base.units import (
@@ -117,7 +118,7 @@ def summary_text(prof: Any, top: int = 15) -> str:
         + ("" if warns else " (none)")
     )
     for w in warns:
-        out.append(f"  - {w}")
+        out.append(f"  - {warning_text(w)}")
     return terminal_safe("\n".join(out) + "\n", keep="\n")  # names from the trace
 
 
@@ -315,7 +316,9 @@ def profile_html(prof: Any) -> str:
         )
     if s["warnings"]:
         out.append(
-            "<ul>" + "".join(f'<li class="warn">{esc(w)}</li>' for w in s["warnings"]) + "</ul>"
+            "<ul>"
+            + "".join(f'<li class="warn">{esc(warning_text(w))}</li>' for w in s["warnings"])
+            + "</ul>"
         )
     out.append("</div>")
     return "".join(out)
