@@ -489,8 +489,7 @@ inline py::dict meta_dict(const TraceMeta& m) {
   d["unavailable_reason"] = m.unavailable_reason;
   d["command_buffers_disabled"] = m.command_buffers_disabled;
   d["fpgaprof_version"] = m.fpgaprof_version;
-  d["warnings"] = m.warnings.messages();
-  d["diagnostics"] = diagnostics_list(m.warnings);
+  d["warnings"] = m.warnings.messages();  // the records: TraceStore.diagnostics
   d["process_index"] = m.process_index;
   d["process_count"] = m.process_count;
   d["process_source"] = m.process_source;
@@ -666,6 +665,9 @@ inline void bind_store(py::module_& m) {
                              })
       .def_property_readonly(
           "meta", [](const StorePtr& s) { return meta_dict(s->meta); }, "TraceMeta as a dict (a copy)")
+      .def_property_readonly(
+          "diagnostics", [](const StorePtr& s) { return diagnostics_list(s->meta.warnings); },
+          "TraceMeta::warnings as records (dicts of code, severity, source, count, numbers, message; copies)")
       .def(
           "set_meta", [](const StorePtr& s, const py::kwargs& kw) { set_meta(s->meta, kw); },
           "Sets TraceMeta fields by name (building stores in tests, adding warnings).")

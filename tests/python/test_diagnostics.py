@@ -105,7 +105,7 @@ def test_store_warnings_are_records_counted_not_repeated(tmp_path):
     with pytest.raises(fpgaprof.errors.InvalidArgumentError, match="unknown diagnostic code 'x.y'"):
         s.add_warning("m", "x.y")
     assert s.meta["warnings"] == ["older prose", "3 kernels could not be attributed"]
-    ds = s.meta["diagnostics"]
+    ds = s.diagnostics
     assert [(d["code"], d["count"], d["numbers"]) for d in ds] == [
         ("trace.older_warning", 1, []),
         ("attribution.unattributed_kernels", 2, [3.0]),

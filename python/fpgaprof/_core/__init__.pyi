@@ -188,6 +188,11 @@ class TraceStore:
         DeviceInfo list (copies)
         """
     @property
+    def diagnostics(self) -> list:
+        """
+        TraceMeta::warnings as records (dicts of code, severity, source, count, numbers, message; copies)
+        """
+    @property
     def external_correlations(self) -> ExternalCorrelationTable:
         ...
     @property

@@ -205,7 +205,7 @@ def warnings_of(prof: Any, facts: dict, extra: Iterable[Any] = ()) -> list[dict]
     those seen), the first WARNINGS_MAX distinct ones listed and the rest counted in one last
     record (report.warnings_left_out). `extra`: records or plain strings."""
     c = diagnostics.Collector(WARNINGS_MAX)
-    own = meta_dict(prof).get("diagnostics")
+    own = attr_or(prof, "diagnostics")
     if own is not None:
         c.extend(own)
     else:  # a stand-in without records: its prose (prof.warnings and META's, each once)

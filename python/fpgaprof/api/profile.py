@@ -253,7 +253,7 @@ class Profile:
     def diagnostics(self) -> list[dict]:
         """The trace's warnings as records: code, severity, source, count, numbers and message
         (docs/reports.md, "Warnings"), in the order of `warnings`."""
-        return list(self.meta["diagnostics"])
+        return list(self._s().diagnostics)
 
     # -- output ------------------------------------------------------------------------------
 

@@ -93,18 +93,29 @@ class Collector:
         return len(self._seen)
 
     def add(self, w: Any) -> None:
-        d = as_diagnostic(w)
-        key = (d["code"], d["message"])
-        if key in self._seen:
-            kept = self._seen[key]
+        # The key first, the record only for a new one that is listed: most of a long list is
+        # repeats or left out.
+        t = type(w)
+        if t is str:  # exact types first: an ABC isinstance check costs more than the rest
+            key, count = (OLDER_TRACE_CODE, w), 1
+        elif t is dict or isinstance(w, Mapping):
+            code = str(w.get("code") or OLDER_TRACE_CODE)
+            key = (code if code in CODES else OLDER_TRACE_CODE, str(w.get("message", "")))
+            count = int(w.get("count") or 1)
+        else:
+            key, count = (OLDER_TRACE_CODE, str(w)), 1
+        seen = self._seen
+        if key in seen:
+            kept = seen[key]
             if kept is not None:
-                kept["count"] += d["count"]
+                kept["count"] += count
             return
         if self._limit is None or len(self.items) < self._limit:
+            d = as_diagnostic(w)
             self.items.append(d)
-            self._seen[key] = d
+            seen[key] = d
         else:
-            self._seen[key] = None
+            seen[key] = None
             self.left_out += 1
 
     def extend(self, ws: Iterable[Any]) -> None:
