@@ -153,7 +153,7 @@ inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const T
           },
           py::arg("store"))
       .def_property_readonly("metrics", &CounterSession::metrics)
-      .def_property_readonly("warnings", &CounterSession::warnings);
+      .def_property_readonly("warnings", [](const CounterSession& c) { return c.warnings().messages(); });
   r.def(
       "counter_plan",
       [](const std::string& chip, const std::vector<std::string>& metrics, int device) {
@@ -311,6 +311,7 @@ inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const T
         const RooflineReport& rr = a.roofline;
         py::dict out = fields_dict(trace_analysis_fields(), a, AnalyzeContext{with_attribution});
         out["ceilings"] = ceilings_dict(c);
+        out["warnings"] = diagnostics_list(a.warnings);
         // Per-path rows: "region" is the path (as in the FPGA region candidates), "name" the
         // innermost name. Per-instance rows keep "region" = the record's name and add its "path".
         const TraceContext trace_ctx{&store, &paths, &a.op_inputs};

@@ -107,7 +107,7 @@ inline void bind_attribution(py::module_& m) {
                                  d[match_method_name(static_cast<MatchMethod>(i))] = r.count_by_method[i];
                                return d;
                              })
-      .def_readonly("warnings", &AttributionResult::warnings);
+      .def_property_readonly("warnings", [](const AttributionResult& r) { return r.warnings.messages(); });
   a.def(
       "attribute",
       [](const TraceStore& store) {

@@ -432,6 +432,49 @@ void bind_table(py::module_& m, py::class_<TraceStore, StorePtr>& store_cls, con
   store_cls.def_property_readonly(spec.name, [spec](const StorePtr& s) { return TableT{s, spec}; });
 }
 
+// A diagnostic as Python sees it (docs/reports.md, "Warnings"): a dict of code, severity, source,
+// count, numbers and message, as summary.json writes it.
+inline py::dict diagnostic_dict(const Diagnostic& x) {
+  py::dict d;
+  d["code"] = std::string(x.code());
+  d["severity"] = std::string(severity_name(x.severity()));
+  d["source"] = std::string(x.source());
+  d["count"] = x.count;
+  d["numbers"] = x.numbers;
+  d["message"] = x.message;
+  return d;
+}
+
+inline py::list diagnostics_list(const Diagnostics& ds) {
+  py::list out;
+  for (const Diagnostic& x : ds) out.append(diagnostic_dict(x));
+  return out;
+}
+
+// A diagnostic from Python: a dict with code and message (count, numbers optional), or a plain
+// string (a warning without a code: kOlderTraceCode).
+inline Diagnostic diagnostic_from(const py::handle& h) {
+  if (py::isinstance<py::str>(h)) return Diagnostic{&diagnostic_code(kOlderTraceCode), 1, {}, h.cast<std::string>()};
+  const auto d = h.cast<py::dict>();
+  Diagnostic x{&diagnostic_code(d["code"].cast<std::string>()), 1, {}, d["message"].cast<std::string>()};
+  if (d.contains("count")) x.count = d["count"].cast<uint64_t>();
+  if (d.contains("numbers")) x.numbers = d["numbers"].cast<std::vector<double>>();
+  return x;
+}
+
+inline py::list diagnostic_codes_list() {
+  py::list out;
+  for (const DiagnosticCode& c : diagnostic_codes()) {
+    py::dict d;
+    d["code"] = std::string(c.code);
+    d["severity"] = std::string(severity_name(c.severity));
+    d["source"] = std::string(c.source);
+    d["description"] = std::string(c.description);
+    out.append(d);
+  }
+  return out;
+}
+
 inline py::dict meta_dict(const TraceMeta& m) {
   py::dict d;
   d["start_ns"] = m.start_ns;
@@ -446,7 +489,7 @@ inline py::dict meta_dict(const TraceMeta& m) {
   d["unavailable_reason"] = m.unavailable_reason;
   d["command_buffers_disabled"] = m.command_buffers_disabled;
   d["fpgaprof_version"] = m.fpgaprof_version;
-  d["warnings"] = m.warnings;
+  d["warnings"] = m.warnings.messages();  // the records: TraceStore.diagnostics
   d["process_index"] = m.process_index;
   d["process_count"] = m.process_count;
   d["process_source"] = m.process_source;
@@ -485,9 +528,10 @@ inline void set_meta(TraceMeta& m, const py::kwargs& kw) {
       m.command_buffers_disabled = value.cast<bool>();
     else if (k == "fpgaprof_version")
       m.fpgaprof_version = value.cast<std::string>();
-    else if (k == "warnings")
-      m.warnings = value.cast<std::vector<std::string>>();
-    else if (k == "process_index")
+    else if (k == "warnings") {
+      m.warnings.clear();
+      for (const py::handle& w : value.cast<py::list>()) m.warnings.add(diagnostic_from(w));
+    } else if (k == "process_index")
       m.process_index = value.cast<int64_t>();
     else if (k == "process_count")
       m.process_count = value.cast<uint32_t>();
@@ -572,6 +616,8 @@ inline void bind_device(py::module_& m) {
 
 inline void bind_store(py::module_& m) {
   bind_device(m);
+  m.def("diagnostic_codes", &diagnostic_codes_list,
+        "Every diagnostic code (code, severity, source, description): the one table, diagnostics.hpp.");
   // The names of the record enums, indexed by value (record_schema.hpp; the trace file keeps the
   // values): COPY_KIND_NAMES[1] == "HtoD".
   const auto names = [](std::span<const char* const> v) {
@@ -619,10 +665,18 @@ inline void bind_store(py::module_& m) {
                              })
       .def_property_readonly(
           "meta", [](const StorePtr& s) { return meta_dict(s->meta); }, "TraceMeta as a dict (a copy)")
+      .def_property_readonly(
+          "diagnostics", [](const StorePtr& s) { return diagnostics_list(s->meta.warnings); },
+          "TraceMeta::warnings as records (dicts of code, severity, source, count, numbers, message; copies)")
       .def(
           "set_meta", [](const StorePtr& s, const py::kwargs& kw) { set_meta(s->meta, kw); },
           "Sets TraceMeta fields by name (building stores in tests, adding warnings).")
-      .def("add_warning", [](const StorePtr& s, const std::string& w) { s->meta.warnings.push_back(w); })
+      .def(
+          "add_warning",
+          [](const StorePtr& s, const std::string& message, const std::string& code,
+             const std::vector<double>& numbers) { s->meta.warnings.add(code, message, numbers); },
+          py::arg("message"), py::arg("code"), py::arg("numbers") = std::vector<double>{},
+          "Adds a warning with its code (fpgaprof.base.diagnostics); a repeated one is counted.")
       .def_property_readonly(
           "devices", [](const StorePtr& s) { return s->devices; }, "DeviceInfo list (copies)")
       .def("add_device", [](const StorePtr& s, const DeviceInfo& d) { s->devices.push_back(d); })

@@ -432,7 +432,8 @@ TEST_CASE("attribution with a real XLA dump (CPU jit_f) and the HLO parser", "[a
   CHECK(r.ops[0].transcendentals == 128);
   CHECK(r.ops[0].bytes_accessed == 1536);
   REQUIRE(r.warnings.size() == 1);
-  CHECK(r.warnings[0].find("broken") != std::string::npos);
+  CHECK(r.warnings[0].message.find("broken") != std::string::npos);
+  CHECK(r.warnings[0].code() == "hlo.module_unparsed");
 }
 
 TEST_CASE("kernels of CUDA graphs (command buffers) prefer their own name over the range", "[attribution]") {

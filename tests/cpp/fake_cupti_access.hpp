@@ -65,7 +65,7 @@ inline FakeCuptiCounts fake_counts() {
 
 inline bool has_warning(const TraceStore& store, const std::string& text) {
   for (const auto& w : store.meta.warnings) {
-    if (w.find(text) != std::string::npos) return true;
+    if (w.message.find(text) != std::string::npos) return true;
   }
   return false;
 }

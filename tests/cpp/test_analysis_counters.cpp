@@ -330,7 +330,9 @@ TEST_CASE("Counter windows: device-to-device copies take ranges, replayed launch
   // and range durations (ns) are the real ones; API call starts are made up (increasing).
   TraceStore s;
   s.meta.set_incomplete_records(7);  // the 6 launches below and one HtoD copy
-  REQUIRE(s.meta.warnings == std::vector<std::string>{incomplete_records_warning(7)});
+  REQUIRE(s.meta.warnings.messages() == std::vector<std::string>{incomplete_records_warning(7)});
+  CHECK(s.meta.warnings[0].code() == "capture.records_incomplete");
+  CHECK(s.meta.warnings[0].numbers == std::vector<double>{7});
   auto copy = [&](uint32_t corr, CopyKind kind, uint64_t bytes, uint64_t t) {
     MemcpyRecord m;
     m.correlation_id = corr;
@@ -383,7 +385,7 @@ TEST_CASE("Counter windows: device-to-device copies take ranges, replayed launch
   CHECK(s.memcpys[0].duration_ns() == 0);  // the HtoD copy had no range: untouched
   CHECK(s.meta.incomplete_records == 1);
   REQUIRE(s.meta.warnings.size() == 1);
-  CHECK(s.meta.warnings[0].rfind("1 GPU activity records have no timestamps", 0) == 0);
+  CHECK(s.meta.warnings[0].message.rfind("1 GPU activity records have no timestamps", 0) == 0);
   // The roofline reads the kernels' counters (ffma x 2) and their duration.
   const auto measured = analysis::measured_kernels(s);
   REQUIRE(measured.size() == 2);
@@ -478,21 +480,22 @@ TEST_CASE("Counter windows: device-to-device copies take ranges, replayed launch
 
 TEST_CASE("The incomplete-records warning follows its count", "[analysis][counters]") {
   TraceMeta m;
-  m.warnings = {"first"};
+  m.warnings.add(kOlderTraceCode, "first");
   m.set_incomplete_records(0);  // nothing missing: no warning
-  CHECK(m.warnings == std::vector<std::string>{"first"});
+  CHECK(m.warnings.messages() == std::vector<std::string>{"first"});
   m.set_incomplete_records(89);
   CHECK(m.incomplete_records == 89);
   REQUIRE(m.warnings.size() == 2);
-  CHECK(m.warnings[1] ==
+  CHECK(m.warnings[1].message ==
         "89 GPU activity records have no timestamps (start=end=0: CUPTI's device timestamp buffer ran out): "
         "raise device_buffer_bytes");
-  m.warnings.push_back("last");
+  m.warnings.add(kOlderTraceCode, "last");
   m.set_incomplete_records(3);  // reworded in place
-  CHECK(m.warnings == std::vector<std::string>{"first", incomplete_records_warning(3), "last"});
-  CHECK(m.warnings[1].rfind("3 GPU activity records", 0) == 0);
+  CHECK(m.warnings.messages() == std::vector<std::string>{"first", incomplete_records_warning(3), "last"});
+  CHECK(m.warnings[1].message.rfind("3 GPU activity records", 0) == 0);
+  CHECK(m.warnings[1].numbers == std::vector<double>{3});
   m.set_incomplete_records(0);  // removed
-  CHECK(m.warnings == std::vector<std::string>{"first", "last"});
+  CHECK(m.warnings.messages() == std::vector<std::string>{"first", "last"});
   CHECK(m.incomplete_records == 0);
 }
 

@@ -348,7 +348,7 @@ TEST_CASE("two libcupti files in the process are a warning naming both", "[cupti
   CHECK(std::count(mapped.begin(), mapped.end(), b) == 1);
   auto count_warnings = [](const TraceStore& store, const std::string& text) {
     return std::count_if(store.meta.warnings.begin(), store.meta.warnings.end(),
-                         [&](const std::string& w) { return w.find(text) != std::string::npos; });
+                         [&](const Diagnostic& w) { return w.message.find(text) != std::string::npos; });
   };
   {
     // Mapped before start(): begin() and stop() both see them, one warning.

@@ -168,19 +168,27 @@ TEST_CASE("correlate joins API calls, nests ranges and attributes activities", "
   // Kernels 3 (unmatched) and the memcpy are outside every region.
   REQUIRE(st.unattributed_to_region == 2);
   REQUIRE(s.meta.warnings.size() == 2);
-  REQUIRE(s.meta.warnings[0].find("1 kernels have no matching API record") != std::string::npos);
-  REQUIRE(s.meta.warnings[1].find("1 syncs") != std::string::npos);
+  REQUIRE(s.meta.warnings[0].message ==
+          "correlate: 1 kernels have no matching API record (their API records were "
+          "dropped or not captured): launching thread, launch time and region are "
+          "unknown for them");
+  CHECK(s.meta.warnings[0].code() == "correlate.unmatched_records");
+  CHECK(s.meta.warnings[0].numbers == std::vector<double>{1});
+  REQUIRE(s.meta.warnings[1].message.find("1 syncs") != std::string::npos);
 }
 
 TEST_CASE("correlate is idempotent and keeps other warnings", "[correlate]") {
   TraceStore s = hand_store();
-  s.meta.warnings = {"from capture"};
+  s.meta.warnings.add("capture.flush_failed", "from capture");
+  // a trace of an older writer: its correlate warning is prose, replaced like a record
+  s.meta.warnings.add(kOlderTraceCode, "correlate: 9 kernels have no matching API record");
   correlate(s);
   const TraceStore once = s;
   correlate(s);
   REQUIRE(s.meta.warnings == once.meta.warnings);
   REQUIRE(s.meta.warnings.size() == 3);
-  REQUIRE(s.meta.warnings[0] == "from capture");
+  REQUIRE(s.meta.warnings[0].message == "from capture");
+  REQUIRE(s.meta.warnings[1].code() == "correlate.unmatched_records");
   for (std::size_t i = 0; i < s.kernels.size(); ++i) {
     REQUIRE(s.kernels[i].api_index == once.kernels[i].api_index);
     REQUIRE(s.kernels[i].region_index == once.kernels[i].region_index);

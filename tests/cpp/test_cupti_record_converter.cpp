@@ -434,8 +434,8 @@ TEST_CASE("marker START/END pairs become ranges, open ones end at the trace end"
   CHECK(conv.stats().unmatched_marker_ends == 1);
   bool open_warned = false, unmatched_warned = false;
   for (const auto& w : store.meta.warnings) {
-    open_warned |= w.find("1 NVTX ranges were still open") != std::string::npos;
-    unmatched_warned |= w.find("began before it") != std::string::npos;
+    open_warned |= w.message.find("1 NVTX ranges were still open") != std::string::npos;
+    unmatched_warned |= w.message.find("began before it") != std::string::npos;
   }
   CHECK(open_warned);
   CHECK(unmatched_warned);
@@ -462,8 +462,8 @@ TEST_CASE("dropped and incomplete records are counted and reported", "[cupti][co
   CHECK(store.meta.incomplete_records == 1);
   int hits = 0;
   for (const auto& w : store.meta.warnings) {
-    if (w.rfind("12 CUPTI activity records were dropped", 0) == 0) ++hits;
-    if (w.rfind("1 GPU activity records have no timestamps", 0) == 0) ++hits;
+    if (w.message.rfind("12 CUPTI activity records were dropped", 0) == 0) ++hits;
+    if (w.message.rfind("1 GPU activity records have no timestamps", 0) == 0) ++hits;
   }
   CHECK(hits == 2);
 }

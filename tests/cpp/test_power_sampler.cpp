@@ -46,7 +46,7 @@ TraceStore trace_with_nvml(const std::string& nvml, int ms, uint64_t period_ns =
 std::vector<std::string> energy_warnings(const TraceStore& s) {
   std::vector<std::string> out;
   for (const auto& w : s.meta.warnings) {
-    if (w.find("GPU energy") != std::string::npos) out.push_back(w);
+    if (w.message.find("GPU energy") != std::string::npos) out.push_back(w.message);
   }
   return out;
 }

@@ -25,7 +25,7 @@ namespace {
 
 bool has_warning(const TraceStore& store, const std::string& text) {
   for (const auto& w : store.meta.warnings) {
-    if (w.find(text) != std::string::npos) return true;
+    if (w.message.find(text) != std::string::npos) return true;
   }
   return false;
 }

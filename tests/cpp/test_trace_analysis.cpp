@@ -216,11 +216,12 @@ TEST_CASE("analyze_trace: a module that does not parse is a warning, worded as a
   s.hlo_modules.push_back({"broken", 7, "this is not HLO"});
   const TraceAnalysis a = analyze_trace(s);
   REQUIRE(a.warnings.size() == 1);
-  CHECK(a.warnings[0].rfind("HLO module 'broken': ", 0) == 0);
+  CHECK(a.warnings[0].message.rfind("HLO module 'broken': ", 0) == 0);
+  CHECK(a.warnings[0].code() == "hlo.module_unparsed");
   const AttributionResult direct = attribute(s);
   CHECK(a.attribution.warnings == direct.warnings);
   REQUIRE_FALSE(direct.warnings.empty());
-  CHECK(direct.warnings[0].rfind("HLO module broken (program_id 7) could not be analysed (", 0) == 0);
+  CHECK(direct.warnings[0].message.rfind("HLO module broken (program_id 7) could not be analysed (", 0) == 0);
   // The module that parses is still used: fusion.0 has its cost.
   CHECK(op_named(a.attribution, "fusion.0").has_cost);
 }

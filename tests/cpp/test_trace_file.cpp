@@ -81,7 +81,9 @@ TraceStore full_store(std::size_t rows) {
   s.meta.unavailable_reason = "none";
   s.meta.command_buffers_disabled = true;
   s.meta.fpgaprof_version = "9.9.9";
-  s.meta.warnings = {"first warning", "second \"quoted\" warning"};
+  s.meta.warnings.add(kOlderTraceCode, "first warning");
+  s.meta.warnings.add("capture.records_dropped", "second \"quoted\" warning", {12.5, -3});
+  s.meta.warnings.add("capture.records_dropped", "second \"quoted\" warning", {12.5, -3});  // counted: 2
   s.meta.process_index = 5;
   s.meta.process_count = 8;
   s.meta.process_source = "SLURM";
@@ -149,7 +151,7 @@ void require_equal(const TraceStore& a, const TraceStore& b) {
   REQUIRE(a.meta.unavailable_reason == b.meta.unavailable_reason);
   REQUIRE(a.meta.command_buffers_disabled == b.meta.command_buffers_disabled);
   REQUIRE(a.meta.fpgaprof_version == b.meta.fpgaprof_version);
-  REQUIRE(a.meta.warnings == b.meta.warnings);
+  REQUIRE(a.meta.warnings == b.meta.warnings);  // codes, counts, figures and messages
   REQUIRE(a.meta.process_index == b.meta.process_index);
   REQUIRE(a.meta.process_count == b.meta.process_count);
   REQUIRE(a.meta.process_source == b.meta.process_source);
@@ -274,6 +276,12 @@ TEST_CASE("every field of every record type survives a round trip", "[trace_file
   REQUIRE(back.counters[2].value == s.counters[2].value);
   REQUIRE(back.markers[4].is_closed == s.markers[4].is_closed);
   REQUIRE(back.allocations[6].address == s.allocations[6].address);
+  REQUIRE(back.meta.warnings.size() == 2);  // the repeated warning is one record, counted
+  CHECK(back.meta.warnings[0].code() == kOlderTraceCode);
+  CHECK(back.meta.warnings[1].count == 2);
+  CHECK(back.meta.warnings[1].code() == "capture.records_dropped");
+  CHECK(back.meta.warnings[1].numbers == std::vector<double>{12.5, -3});
+  CHECK(back.meta.warnings[1].message == "second \"quoted\" warning");
   // Serialization is deterministic.
   REQUIRE(serialize_trace(back) == bytes);
 }

@@ -331,6 +331,62 @@ TEST_CASE("META numbers must fit their fields", "[trace_file][limits]") {
   CHECK(without.meta.environment.empty());
 }
 
+TEST_CASE("META warnings read as records; a trace of an older writer keeps its prose", "[trace_file][limits]") {
+  const std::string meta = minimal_sections()[0].raw;
+  REQUIRE(meta.find("\"diagnostics\":[]") != std::string::npos);
+  REQUIRE(meta.find("\"warnings\":[]") != std::string::npos);
+  const auto with_meta = [](const std::string& text) {
+    std::vector<Section> s = minimal_sections();
+    payload(s, "META") = text;
+    return build(s);
+  };
+  const auto two = [&](const std::string& diagnostics) {
+    return replace(replace(meta, "\"warnings\":[]", "\"warnings\":[\"a\",\"b\"]"), "\"diagnostics\":[]",
+                   "\"diagnostics\":" + diagnostics);
+  };
+  // An older writer: no "diagnostics"; each warning is kept under the older-trace code.
+  const TraceStore older =
+      deserialize_trace(with_meta(replace(replace(meta, "\"warnings\":[]", "\"warnings\":[\"a\",\"b\",\"a\"]"),
+                                          "\"diagnostics\":[],", "")),
+                        "o");
+  REQUIRE(older.meta.warnings.size() == 2);  // the repeated one is counted
+  CHECK(older.meta.warnings[0].code() == kOlderTraceCode);
+  CHECK(older.meta.warnings[0].count == 2);
+  CHECK(older.meta.warnings[1].message == "b");
+  // Codes, counts and figures; a code this build does not know is kept as an older trace's.
+  const TraceStore coded =
+      deserialize_trace(with_meta(two("[{\"code\":\"correlate.unmatched_records\",\"count\":3,\"numbers\":[4,0.5]},"
+                                      "{\"code\":\"future.kind\",\"count\":1,\"numbers\":[]}]")),
+                        "c");
+  REQUIRE(coded.meta.warnings.size() == 2);
+  CHECK(coded.meta.warnings[0].code() == "correlate.unmatched_records");
+  CHECK(coded.meta.warnings[0].source() == "correlate");
+  CHECK(coded.meta.warnings[0].count == 3);
+  CHECK(coded.meta.warnings[0].numbers == std::vector<double>{4, 0.5});
+  CHECK(coded.meta.warnings[1].code() == kOlderTraceCode);
+  CHECK(coded.meta.warnings[1].message == "b");
+  const std::string entry = "{\"code\":\"capture.flush_failed\",\"count\":1,\"numbers\":[]}";
+  for (const auto& [diagnostics, needle] : {
+           std::pair<std::string, std::string>{"5",
+                                               "meta.diagnostics = 5 is not a list of {code, count, numbers}, one "
+                                               "per warning (2)"},
+           {"[" + entry + "]", "meta.diagnostics = a list is not a list of {code, count, numbers}"},
+           {"[" + entry + ",7]", "META meta.diagnostics[1] is not a JSON object"},
+           {"[" + entry + ",{\"code\":1,\"count\":1,\"numbers\":[]}]", "meta.diagnostics[1].code = 1 is not a string"},
+           {"[" + entry + ",{\"code\":\"x\",\"count\":0,\"numbers\":[]}]",
+            "meta.diagnostics[1].count = 0 is not a whole number from 1"},
+           {"[" + entry + ",{\"code\":\"x\",\"count\":-2,\"numbers\":[]}]", "meta.diagnostics[1].count = -2"},
+           {"[" + entry + ",{\"code\":\"x\",\"count\":1,\"numbers\":[\"1\"]}]",
+            "meta.diagnostics[1].numbers = a list is not a list of finite numbers"},
+           {"[" + entry + ",{\"code\":\"x\",\"count\":1}]", "META meta.diagnostics[1] has no field 'numbers'"},
+           {"[" + entry + "," + std::string(100000, '[') + std::string(100000, ']') + "]",
+            "META meta.diagnostics[1] is not a JSON object"},
+       }) {
+    INFO(diagnostics.substr(0, 80));
+    CHECK_THAT(error_of(with_meta(two(diagnostics))), Catch::Contains(needle));
+  }
+}
+
 TEST_CASE("the poll callback is called and can stop a read", "[trace_file][limits]") {
   std::vector<Section> s = minimal_sections();
   s.push_back({"ZZZZ", std::string(std::size_t{3} << 20, 'z'), false});

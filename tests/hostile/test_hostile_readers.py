@@ -211,7 +211,7 @@ def test_xspace_many_gpu_planes_capped(tmp_path, baseline):
     within(rep, baseline, "report", len(data))
     assert rep.seconds < 60, rep.seconds
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert any("19,936 left out" in w for w in summary["warnings"])
+    assert any("19,936 left out" in w["message"] for w in summary["warnings"])
 
 
 # --- defect 11: stats that overflow or name unknown device fields -----------------------------------

@@ -41,7 +41,7 @@ def warning_line(stderr):
 
 def summary_warnings(out):
     with open(out / "summary.json", encoding="utf-8") as f:
-        return json.load(f)["warnings"]
+        return [w["message"] for w in json.load(f)["warnings"]]
 
 
 def test_spawn_workers_are_reported(tmp_path):

@@ -112,6 +112,6 @@ def test_fpgaprof_run_counters_on_wsl_warns_with_the_fix_and_keeps_the_trace(tmp
     assert p.returncode == 0, p.stderr
     assert "program ran" in p.stdout
     summary = json.loads((out / "summary.json").read_text())
-    said = [w for w in summary["warnings"] if "hardware counters not collected" in w]
+    said = [w["message"] for w in summary["warnings"] if "hardware counters not collected" in w["message"]]
     assert len(said) == 1 and "this is WSL (" in said[0] and "Manage GPU Performance Counters" in said[0]
     assert summary["totals"]["kernel_count"] == 7  # timing untouched

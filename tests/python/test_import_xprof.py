@@ -125,7 +125,7 @@ def test_report_reads_the_folder(round_trip):
     _cli("report", str(out))
     s = json.loads((out / "summary.json").read_text())
     assert s["totals"]["kernel_count"] == _timed(a.kernels)
-    assert any("imported from the XProf profile" in w for w in s["warnings"])
+    assert any("imported from the XProf profile" in w["message"] for w in s["warnings"])
 
 
 def test_an_xspace_in_xlas_own_form_is_attributed_from_the_hlo_op_stats(round_trip, tmp_path):

@@ -95,7 +95,10 @@ def test_flags_are_warnings(s):
     pageable_trace = next(f for f in flags if f["kind"] == "pageable" and f["scope"] == "trace")
     assert pageable_trace["bytes"] == 2_000_000  # the pageable HtoD and HtoH, 1 MB each
     # one definition: every flag is a warning, and this trace has no other warning
-    assert s["warnings"] == [f["message"] for f in flags]
+    assert [w["message"] for w in s["warnings"]] == [f["message"] for f in flags]
+    assert {(w["code"], w["severity"], w["source"]) for w in s["warnings"]} == {
+        ("report.transfer_flag", "warning", "transfers")
+    }
 
 
 def test_memory_peak_per_region(s):
@@ -153,7 +156,7 @@ def test_printed_summary_says_what_summary_json_says(prof, s):
     # the warnings are summary.json's (5 transfer flags), not "0 (none)"
     assert f"Warnings: {len(s['warnings'])} (5 of them transfer flags)" in text
     for w in s["warnings"]:
-        assert f"  - {w}" in lines
+        assert f"  - {w['message']}" in lines
 
 
 def test_printed_ops_table_explains_copy_only_ops(prof):

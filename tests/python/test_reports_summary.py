@@ -164,7 +164,8 @@ def test_unavailable_sections_say_why(schema):
     assert s["candidates"]["available"] is False and s["candidates"]["reason"] == no_gpu
     assert s["candidates"]["regions"] == {"available": False, "reason": no_gpu}
     assert s["device"] is None
-    assert any("no GPU data" in w and "install the NVIDIA driver" in w for w in s["warnings"])
+    assert any("no GPU data" in w["message"] and "install the NVIDIA driver" in w["message"]
+               for w in s["warnings"])
     # no GPU traced: busy, idle and busy share are unknown (null), not 0 and the wall time
     assert (s["totals"]["gpu_busy_s"], s["totals"]["gpu_idle_s"],
             s["totals"]["gpu_busy_fraction"]) == (None, None, None)
@@ -175,8 +176,11 @@ def test_unavailable_sections_say_why(schema):
 def test_warnings_are_collected():
     s = model.collect(F.SyntheticProfile())
     ws = s["warnings"]
-    assert "user <script>alert(1)</script> warning" in ws
-    assert any(w.startswith("3 CUPTI records were dropped") for w in ws)
+    # the stand-in's own warning is prose: kept whole, as a warning of an older trace
+    assert {"code": "trace.older_warning", "severity": "warning", "source": "trace", "count": 1,
+            "numbers": [], "message": "user <script>alert(1)</script> warning"} in ws
+    (dropped,) = [w for w in ws if w["message"].startswith("3 CUPTI records were dropped")]
+    assert (dropped["code"], dropped["numbers"]) == ("report.records_dropped", [3.0])
 
 
 def test_ops_and_roofline_from_ops(schema):
@@ -268,11 +272,11 @@ def test_unattributed_kernels_warning():
             return SimpleNamespace(unattributed_count=2, ops=[],
                                    unattributed=[SimpleNamespace(name="gemm<float>"),
                                                  SimpleNamespace(name="fusion_b")])
-    ws = model.collect(WithAttribution())["warnings"]
+    ws = [w["message"] for w in model.collect(WithAttribution())["warnings"]]
     assert "2 kernels could not be attributed to an HLO op (most time: gemm<float>, fusion_b)" \
         in ws
     # the plain profile's trace holds no HLO module: all 4 kernels are unattributed
-    ws = model.collect(F.SyntheticProfile())["warnings"]
+    ws = [w["message"] for w in model.collect(F.SyntheticProfile())["warnings"]]
     # (fusion_a 2 x 0.5 ms, gemm<float> and fusion_b 1 ms each: a tie, in any order)
     (w,) = [w for w in ws if "attributed" in w]
     head = "4 kernels could not be attributed to an HLO op (most time: "
@@ -424,7 +428,9 @@ def test_analysis_failure_is_a_warning_not_a_missing_feature(monkeypatch):
     why = ("the analysis (fpgaprof.roofline.analyze) failed: AttributeError: 'NoneType' "
            "object has no attribute 'peak'")
     assert s["memory"] == {"available": False, "reason": why}
-    assert s["transfers"]["reason"] == why and why in s["warnings"]
+    assert s["transfers"]["reason"] == why
+    (failed,) = [w for w in s["warnings"] if w["message"] == why]
+    assert (failed["code"], failed["severity"]) == ("report.analysis_failed", "error")
     assert "not in this fpgaprof build" not in json.dumps(s)
 
 
@@ -434,7 +440,7 @@ def test_missing_core_function_is_not_in_this_build(monkeypatch):
     s = model.collect(F.SyntheticProfile())
     assert s["memory"]["available"] is False
     assert "is not in this fpgaprof build" in s["memory"]["reason"]
-    assert not any("analyze" in w for w in s["warnings"])
+    assert not any("analyze" in w["message"] for w in s["warnings"])
 
 
 def test_measured_roofline_fields_from_counters(schema):

@@ -111,7 +111,8 @@ def test_report_with_a_cap_and_without_a_timeline(tmp_path):
     assert [e["name"] for e in doc["traceEvents"] if e.get("cat") == "region"] == ["r0", "r1", "r2", "r3"]
     with open(out / "summary.json", encoding="utf-8") as f:
         ws = json.load(f)["warnings"]
-    assert any(w.startswith("timeline.json shows the first 4 of 6 records") for w in ws)
+    (cut,) = [w for w in ws if w["message"].startswith("timeline.json shows the first 4 of 6 records")]
+    assert cut["code"] == "report.timeline_cut"
     assert "timeline  " in r.stdout and "(first 4 records" in r.stdout
 
     r = fp("report", str(trace), "-o", str(out), "--no-timeline")
@@ -119,7 +120,7 @@ def test_report_with_a_cap_and_without_a_timeline(tmp_path):
     assert not (out / "timeline.json").exists()  # the capped one above is removed, not left stale
     assert "timeline  " not in r.stdout
     with open(out / "summary.json", encoding="utf-8") as f:
-        assert not any("timeline.json" in w for w in json.load(f)["warnings"])
+        assert not any("timeline.json" in w["message"] for w in json.load(f)["warnings"])
 
     r = fp("report", str(trace), "-o", str(out), "--timeline-events", "0")
     assert r.returncode == 0, r.stderr

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "fpgaprof/diagnostics.hpp"
 #include "fpgaprof/records.hpp"
 
 namespace fpgaprof {
@@ -68,7 +69,7 @@ struct TraceMeta {
   std::string unavailable_reason;         // why, when !gpu_available
   bool command_buffers_disabled = false;  // XLA command buffers off while tracing
   std::string fpgaprof_version;
-  std::vector<std::string> warnings;  // every warning shown to the user
+  Diagnostics warnings;  // every warning shown to the user, as records (diagnostics.hpp)
   // The process in a job of several (docs/reports.md, "Jobs of several processes"); absent
   // from traces of older writers, which read as a process of a one-process job.
   int64_t process_index = -1;              // rank in the job; -1: not known (one process)
@@ -86,8 +87,9 @@ struct TraceMeta {
   // older writers (empty).
   std::map<std::string, std::string> environment;
 
-  // Sets incomplete_records and keeps its one warning (incomplete_records_warning) in step:
-  // added, reworded with the new count, or removed at 0.
+  // Sets incomplete_records and keeps its one warning (capture.records_incomplete, worded by
+  // incomplete_records_warning; in a trace of an older writer, that prose) in step: added,
+  // reworded with the new count, or removed at 0.
   void set_incomplete_records(uint64_t count);
 };
 

@@ -325,7 +325,7 @@ class Attributor {
     return res;
   }
 
-  std::vector<std::string> warnings_;
+  Diagnostics warnings_;
 
  private:
   struct Ranges {
@@ -845,7 +845,7 @@ std::string module_parse_warning(const HloModuleText& module, std::string_view w
 
 AttributionResult attribute(const TraceStore& store) {
   std::vector<hlo::Module> modules(store.hlo_modules.size());
-  std::vector<std::string> warnings;
+  Diagnostics warnings;
   for (std::size_t i = 0; i < store.hlo_modules.size(); ++i) {
     try {
       modules[i] = hlo::analyze_hlo(store.hlo_modules[i].text);
@@ -853,11 +853,12 @@ AttributionResult attribute(const TraceStore& store) {
       // Error(kHloParse) normally; anything else from the parser is reported the same way
       // rather than losing the whole attribution.
       modules[i] = hlo::Module{};
-      warnings.push_back(module_parse_warning(store.hlo_modules[i], e.what()));
+      warnings.add("hlo.module_unparsed", module_parse_warning(store.hlo_modules[i], e.what()));
     }
   }
   AttributionResult res = attribute(store, modules);
-  res.warnings.insert(res.warnings.begin(), warnings.begin(), warnings.end());
+  warnings.append(res.warnings);  // the parse failures first
+  res.warnings = std::move(warnings);
   return res;
 }
 

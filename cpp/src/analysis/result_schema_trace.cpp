@@ -723,7 +723,9 @@ const ResultTable<TraceAnalysis, AnalyzeContext>& trace_analysis_fields() {
   static const ResultTable<R, C> t = [] {
     ResultTable<R, C> v;
     v.push_back(nested<R, C>("ceilings", VT::kObject, false, "the ceilings the roofline used (as table_ceilings)"));
-    v.push_back(member<&R::warnings, C>("warnings", "", "what the analysis could not do, one line each"));
+    v.push_back(nested<R, C>("warnings", VT::kObjectList, false,
+                             "what the analysis could not do: diagnostics records (code, severity, source, count, "
+                             "numbers, message)"));
     v.push_back(
         computed<R, C>("region_rows", VT::kString, false, "",
                        "path (one row per region path) or instance (one per region record)", [](const R& a, const C&) {

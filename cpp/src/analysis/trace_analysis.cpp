@@ -198,8 +198,8 @@ void apply_buffer_assignments(const TraceStore& store, const std::vector<hlo::Mo
       r.module_memory.push_back(std::move(mm));
       assignments[i] = std::move(a);
     } catch (const std::exception& e) {
-      r.warnings.push_back("buffer assignment of HLO module '" + t.name + "': " + e.what() +
-                           "; its ops keep the cost model's on-chip sizes");
+      r.warnings.add("hlo.buffer_assignment_unread", "buffer assignment of HLO module '" + t.name + "': " + e.what() +
+                                                         "; its ops keep the cost model's on-chip sizes");
     }
   }
   for (OpCost& op : r.op_inputs.ops) {
@@ -234,16 +234,18 @@ TraceAnalysis analyze_trace(const TraceStore& store, const AnalysisOptions& opti
   stage("region paths");
   r.region_paths = RegionPaths(store);
   if (const std::size_t folded = r.region_paths.folded_count(); folded > 0)
-    r.warnings.push_back(std::to_string(folded) + " region record(s) are nested deeper than " +
-                         std::to_string(kRegionMaxDepth) +
-                         " levels: each is counted in its enclosing region path at that depth, not as a path of its "
-                         "own (region paths keep " +
-                         std::to_string(kRegionMaxDepth) + " levels)");
+    r.warnings.add("attribution.regions_too_deep",
+                   std::to_string(folded) + " region record(s) are nested deeper than " +
+                       std::to_string(kRegionMaxDepth) +
+                       " levels: each is counted in its enclosing region path at that depth, not as a path of its "
+                       "own (region paths keep " +
+                       std::to_string(kRegionMaxDepth) + " levels)",
+                   {static_cast<double>(folded), static_cast<double>(kRegionMaxDepth)});
 
   stage("hlo");
   std::vector<hlo::Module> modules;
   modules.reserve(store.hlo_modules.size());
-  std::vector<std::string> parse_warnings;  // as attribute(store) words them
+  Diagnostics parse_warnings;  // as attribute(store) words them
   for (const HloModuleText& t : store.hlo_modules) {
     try {
       modules.push_back(hlo::analyze_hlo(t.text));
@@ -251,14 +253,15 @@ TraceAnalysis analyze_trace(const TraceStore& store, const AnalysisOptions& opti
       // Error(kHloParse) normally; anything else from the parser is reported the same way
       // rather than losing the whole analysis.
       modules.emplace_back();
-      r.warnings.push_back("HLO module '" + t.name + "': " + e.what());
-      parse_warnings.push_back(module_parse_warning(t, e.what()));
+      r.warnings.add("hlo.module_unparsed", "HLO module '" + t.name + "': " + e.what());
+      parse_warnings.add("hlo.module_unparsed", module_parse_warning(t, e.what()));
     }
   }
 
   stage("attribution");
   r.attribution = attribute(store, modules);
-  r.attribution.warnings.insert(r.attribution.warnings.begin(), parse_warnings.begin(), parse_warnings.end());
+  parse_warnings.append(r.attribution.warnings);  // the parse failures first
+  r.attribution.warnings = std::move(parse_warnings);
 
   stage("op inputs");
   r.op_inputs = op_inputs(store, r.attribution, modules);

@@ -162,10 +162,18 @@ void attribute_any_thread(const std::vector<Interval>& iv, std::vector<Query> qu
   }
 }
 
-void replace_warnings(TraceMeta& meta, const std::vector<std::string>& fresh) {
+// Replaces the warnings of an earlier correlate() (records of correlate.unmatched_records, or
+// the "correlate: " prose of a trace of an older writer) with `fresh`.
+void replace_warnings(TraceMeta& meta, const Diagnostics& fresh) {
   static const std::string kPrefix = "correlate: ";
-  std::erase_if(meta.warnings, [](const std::string& w) { return w.rfind(kPrefix, 0) == 0; });
-  for (const std::string& w : fresh) meta.warnings.push_back(kPrefix + w);
+  meta.warnings.remove_if([](const Diagnostic& d) {
+    return d.source() == "correlate" || (d.code() == kOlderTraceCode && d.message.rfind(kPrefix, 0) == 0);
+  });
+  for (const Diagnostic& d : fresh) {
+    Diagnostic w = d;
+    w.message = kPrefix + d.message;
+    meta.warnings.add(std::move(w));
+  }
 }
 
 }  // namespace
@@ -298,12 +306,14 @@ CorrelationStats correlate(TraceStore& store) {
   };
   stats.unattributed_to_region = outside(store.kernels) + outside(store.memcpys) + outside(store.memsets);
 
-  std::vector<std::string> warnings;
+  Diagnostics warnings;
   auto warn = [&](uint64_t n, const char* what) {
     if (n == 0) return;
-    warnings.push_back(std::to_string(n) + " " + what +
-                       " have no matching API record (their API records were dropped or not "
-                       "captured): launching thread, launch time and region are unknown for them");
+    warnings.add("correlate.unmatched_records",
+                 std::to_string(n) + " " + what +
+                     " have no matching API record (their API records were dropped or not "
+                     "captured): launching thread, launch time and region are unknown for them",
+                 {static_cast<double>(n)});
   };
   warn(stats.unmatched_kernels, "kernels");
   warn(stats.unmatched_memcpys, "memcpys");

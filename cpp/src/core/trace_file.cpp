@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -160,6 +161,14 @@ std::string encode_table(const std::vector<R>& rows, std::span<const FieldSpec<R
   return std::move(w.data());
 }
 
+nlohmann::json diagnostics_json(const Diagnostics& ds) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Diagnostic& d : ds) {
+    out.push_back({{"code", d.code()}, {"count", d.count}, {"numbers", d.numbers}});
+  }
+  return out;
+}
+
 nlohmann::json meta_json(const TraceStore& s) {
   const TraceMeta& m = s.meta;
   nlohmann::json meta = {
@@ -175,7 +184,10 @@ nlohmann::json meta_json(const TraceStore& s) {
       {"unavailable_reason", m.unavailable_reason},
       {"command_buffers_disabled", m.command_buffers_disabled},
       {"fpgaprof_version", m.fpgaprof_version},
-      {"warnings", m.warnings},
+      // The messages, readable by older readers; their codes, counts and figures in
+      // "diagnostics", one entry per message in the same order.
+      {"warnings", m.warnings.messages()},
+      {"diagnostics", diagnostics_json(m.warnings)},
       {"process_index", m.process_index},
       {"process_count", m.process_count},
       {"process_source", m.process_source},
@@ -529,6 +541,36 @@ class MetaReader {
     }
     return out;
   }
+  // META "diagnostics": the code, count and figures of each of `messages` (META "warnings"), one
+  // entry each in their order. A code this build does not know reads as kOlderTraceCode: the
+  // warning is kept, never dropped.
+  Diagnostics diagnostics(const char* key, std::vector<std::string> messages) const {
+    const nlohmann::json& v = at(key);
+    if (!v.is_array() || v.size() != messages.size()) {
+      bad(key, v, "a list of {code, count, numbers}, one per warning (" + std::to_string(messages.size()) + ")");
+    }
+    Diagnostics out;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const MetaReader e(v[i], where_ + "." + key + "[" + std::to_string(i) + "]", origin_);
+      const DiagnosticCode* kind = find_diagnostic_code(e.text("code"));
+      Diagnostic d{kind != nullptr ? kind : &diagnostic_code(kOlderTraceCode), e.whole("count", INT64_MAX),
+                   e.reals("numbers"), std::move(messages[i])};
+      if (d.count == 0) e.bad("count", e.at("count"), "a whole number from 1 to " + std::to_string(INT64_MAX));
+      out.add(std::move(d));
+    }
+    return out;
+  }
+  std::vector<double> reals(const char* key) const {
+    const nlohmann::json& v = at(key);
+    if (!v.is_array()) bad(key, v, "a list of numbers");
+    std::vector<double> out;
+    out.reserve(v.size());
+    for (const nlohmann::json& e : v) {
+      if (!e.is_number() || !std::isfinite(e.get<double>())) bad(key, v, "a list of finite numbers");
+      out.push_back(e.get<double>());
+    }
+    return out;
+  }
   std::vector<std::string> texts(const char* key) const {
     const nlohmann::json& v = at(key);
     if (!v.is_array()) bad(key, v, "a list of strings");
@@ -596,7 +638,21 @@ void read_meta(std::string_view text, TraceStore& s, const std::string& origin, 
   meta.unavailable_reason = m.text("unavailable_reason");
   meta.command_buffers_disabled = m.flag("command_buffers_disabled");
   meta.fpgaprof_version = m.text("fpgaprof_version");
-  meta.warnings = m.texts("warnings");
+  // Since the diagnostics were added (within version 2), "diagnostics" gives each warning's code;
+  // a trace of an older writer has the prose only, read as kOlderTraceCode (the one warning
+  // whose wording is exact, that of incomplete_records, gets its code).
+  if (m.has("diagnostics")) {
+    meta.warnings = m.diagnostics("diagnostics", m.texts("warnings"));
+  } else {
+    const std::string incomplete = incomplete_records_warning(meta.incomplete_records);
+    for (std::string& w : m.texts("warnings")) {
+      if (meta.incomplete_records > 0 && w == incomplete) {
+        meta.warnings.add("capture.records_incomplete", std::move(w), {static_cast<double>(meta.incomplete_records)});
+      } else {
+        meta.warnings.add(kOlderTraceCode, std::move(w));
+      }
+    }
+  }
   // Added after format version 2 was fixed: absent in older traces (a one-process job).
   if (m.has("process_index")) meta.process_index = m.integer("process_index", -1, INT32_MAX);
   if (m.has("process_count")) meta.process_count = m.whole32("process_count");

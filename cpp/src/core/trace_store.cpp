@@ -14,14 +14,23 @@ std::string incomplete_records_warning(uint64_t count) {
 }
 
 void TraceMeta::set_incomplete_records(uint64_t count) {
-  const auto it = std::find(warnings.begin(), warnings.end(), incomplete_records_warning(incomplete_records));
+  static constexpr std::string_view kCode = "capture.records_incomplete";
+  const std::string old = incomplete_records_warning(incomplete_records);
+  const auto& items = warnings.items();
+  const auto it = std::find_if(items.begin(), items.end(), [&](const Diagnostic& d) {
+    return d.code() == kCode || (d.code() == kOlderTraceCode && d.message == old);
+  });
   incomplete_records = count;
-  if (it == warnings.end()) {
-    if (count > 0) warnings.push_back(incomplete_records_warning(count));
+  if (it == items.end()) {
+    if (count > 0) warnings.add(kCode, incomplete_records_warning(count), {static_cast<double>(count)});
   } else if (count == 0) {
-    warnings.erase(it);
+    const std::size_t at = static_cast<std::size_t>(it - items.begin());
+    std::size_t i = 0;
+    warnings.remove_if([&](const Diagnostic&) { return i++ == at; });
   } else {
-    *it = incomplete_records_warning(count);
+    warnings.replace(
+        static_cast<std::size_t>(it - items.begin()),
+        Diagnostic{&diagnostic_code(kCode), 1, {static_cast<double>(count)}, incomplete_records_warning(count)});
   }
 }
 

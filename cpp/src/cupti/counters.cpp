@@ -378,7 +378,8 @@ class CuptiCounterSession final : public CounterSession {
     for (CounterMetricInfo& m : choose_metrics(*host_, chip_, options_.metrics, &missing))
       metrics_.push_back(std::move(m.name));
     for (const std::string& m : missing)
-      warnings_.push_back("counter metric not available on " + chip_ + ": " + m + "; continuing without it");
+      warnings_.add("counters.metric_unavailable",
+                    "counter metric not available on " + chip_ + ": " + m + "; continuing without it");
     if (metrics_.empty())
       throw Error(ErrorKind::kCounters,
                   "no fpgaprof counter metric is available on chip " + chip_ + ": trace without counters=True");
@@ -386,8 +387,10 @@ class CuptiCounterSession final : public CounterSession {
     std::size_t passes = 0;
     config_ = host_->config_image(metric_ptrs_, &passes);
     if (passes > 1)
-      warnings_.push_back("counters need " + std::to_string(passes) +
-                          " replay passes per kernel: kernels run that many times while counting");
+      warnings_.add("counters.replay_passes",
+                    "counters need " + std::to_string(passes) +
+                        " replay passes per kernel: kernels run that many times while counting",
+                    {static_cast<double>(passes)});
 
     auto en = params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
     en.ctx = static_cast<CUcontext>(ctx_);
@@ -423,7 +426,8 @@ class CuptiCounterSession final : public CounterSession {
     try {
       collect();
     } catch (const Error& e) {  // the windows collected at earlier checkpoints are still good
-      warnings_.push_back(std::string("the last counter window could not be read back: ") + e.what());
+      warnings_.add("counters.window_unread",
+                    std::string("the last counter window could not be read back: ") + e.what());
       mark_pause();
     }
     close_pause(trace_clock_ns());
@@ -434,28 +438,35 @@ class CuptiCounterSession final : public CounterSession {
     CounterMatch m = add_counter_windows(store, metrics_, windows_, 0);
     m.dropped_ranges = dropped_;
     if (dropped_ > 0)
-      warnings_.push_back(std::to_string(dropped_) +
-                          " counter ranges were dropped (the counter image was full): "
-                          "lower the number of kernels between checkpoints");
+      warnings_.add("counters.ranges_dropped",
+                    std::to_string(dropped_) +
+                        " counter ranges were dropped (the counter image was full): "
+                        "lower the number of kernels between checkpoints",
+                    {static_cast<double>(dropped_)});
     if (m.unprofiled_kernels > 0)
-      warnings_.push_back(std::to_string(m.unprofiled_kernels) +
-                          " kernels have no counters: launched past the "
-                          "image's " +
-                          std::to_string(options_.max_ranges) +
-                          " ranges between two region ends, "
-                          "or while counting paused at a checkpoint");
+      warnings_.add("counters.kernels_unprofiled",
+                    std::to_string(m.unprofiled_kernels) +
+                        " kernels have no counters: launched past the "
+                        "image's " +
+                        std::to_string(options_.max_ranges) +
+                        " ranges between two region ends, "
+                        "or while counting paused at a checkpoint",
+                    {static_cast<double>(m.unprofiled_kernels), static_cast<double>(options_.max_ranges)});
     if (m.ambiguous_windows > 0)
-      warnings_.push_back(std::to_string(m.unmatched_ranges) + " counter ranges and " +
-                          std::to_string(m.unpaired_kernels) + " kernels in " + std::to_string(m.ambiguous_windows) +
-                          " window(s) were not paired: their counts, or their thread-block counts, disagree with "
-                          "the launches (kept unpaired rather than guessed)");
-    for (const std::string& w : warnings_) store.meta.warnings.push_back(w);
+      warnings_.add("counters.unpaired",
+                    std::to_string(m.unmatched_ranges) + " counter ranges and " + std::to_string(m.unpaired_kernels) +
+                        " kernels in " + std::to_string(m.ambiguous_windows) +
+                        " window(s) were not paired: their counts, or their thread-block counts, disagree with "
+                        "the launches (kept unpaired rather than guessed)",
+                    {static_cast<double>(m.unmatched_ranges), static_cast<double>(m.unpaired_kernels),
+                     static_cast<double>(m.ambiguous_windows)});
+    store.meta.warnings.append(warnings_);
     teardown();
     return m;
   }
 
   const std::vector<std::string>& metrics() const override { return metrics_; }
-  const std::vector<std::string>& warnings() const override { return warnings_; }
+  const Diagnostics& warnings() const override { return warnings_; }
 
  private:
   void ok(CUptiResult r, const char* what) const { check(*p_.cupti, r, what, chip_); }
@@ -599,7 +610,7 @@ class CuptiCounterSession final : public CounterSession {
   uint64_t paused_since_ns_ = 0;  // a checkpoint could not restart counting at this time
   bool window_lost_ = false;      // the last window was stopped but its ranges not read
   uint32_t device_id_ = kNone32;  // device of the profiled context
-  std::vector<std::string> warnings_;
+  Diagnostics warnings_;
   uint64_t dropped_ = 0;
 };
 

@@ -177,17 +177,20 @@ void* CudaDriver::counting_context(int ordinal, int* ctx_device, std::string* er
   return ctx;
 }
 
-std::vector<std::string> CudaDriver::synchronize_all() const {
-  std::vector<std::string> warnings;
+Diagnostics CudaDriver::synchronize_all() const {
+  static constexpr std::string_view kCode = "capture.device_sync";
+  Diagnostics warnings;
   if (CtxSynchronize_ == nullptr) {
-    warnings.emplace_back("device synchronization skipped: libcuda lacks cuCtxSynchronize");
+    warnings.add(kCode, "device synchronization skipped: libcuda lacks cuCtxSynchronize");
     return warnings;
   }
   void* current = nullptr;
   if (CtxGetCurrent_ != nullptr && CtxGetCurrent_(&current) == 0 && current != nullptr) {
     if (const int rc = CtxSynchronize_(); rc != 0) {
-      warnings.push_back("cuCtxSynchronize on the current context failed (CUresult " + std::to_string(rc) +
-                         "): the last GPU activity may be missing");
+      warnings.add(kCode,
+                   "cuCtxSynchronize on the current context failed (CUresult " + std::to_string(rc) +
+                       "): the last GPU activity may be missing",
+                   {static_cast<double>(rc)});
     }
   }
   int count = 0;
@@ -204,8 +207,10 @@ std::vector<std::string> CudaDriver::synchronize_all() const {
     if (PrimaryCtxRetain_(&ctx, dev) != 0) continue;
     if (CtxPushCurrent_(ctx) == 0) {
       if (const int rc = CtxSynchronize_(); rc != 0) {
-        warnings.push_back("cuCtxSynchronize on device " + std::to_string(ordinal) + " failed (CUresult " +
-                           std::to_string(rc) + "): the last GPU activity may be missing");
+        warnings.add(kCode,
+                     "cuCtxSynchronize on device " + std::to_string(ordinal) + " failed (CUresult " +
+                         std::to_string(rc) + "): the last GPU activity may be missing",
+                     {static_cast<double>(ordinal), static_cast<double>(rc)});
       }
       void* popped = nullptr;
       CtxPopCurrent_(&popped);

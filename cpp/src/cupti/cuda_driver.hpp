@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "fpgaprof/diagnostics.hpp"
 #include "fpgaprof/pcie_link.hpp"
 #include "fpgaprof/records.hpp"
 
@@ -42,7 +43,7 @@ class CudaDriver {
   void* counting_context(int ordinal, int* ctx_device, std::string* error) const;
   // Synchronizes the calling thread's current context and the active primary context of
   // every device (pushed, synchronized, popped). Returns one warning per failure.
-  std::vector<std::string> synchronize_all() const;
+  Diagnostics synchronize_all() const;  // capture.device_sync when a device failed
 
  private:
   using Fn0 = int (*)();

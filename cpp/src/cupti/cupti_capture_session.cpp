@@ -181,7 +181,7 @@ class CuptiCaptureSession final : public CaptureSession {
   CUpti_SubscriberHandle subscriber_ = nullptr;
   std::vector<CUpti_ActivityKind> enabled_;
   std::unique_ptr<PowerSampler> power_;  // NVML sampling thread while the trace runs (GPU traces only)
-  std::vector<std::string> warnings_;
+  Diagnostics warnings_;                 // moved into the store's meta at stop
   bool gpu_active_ = false;
   bool stopped_ = false;
   bool warned_mapped_cupti_ = false;
@@ -227,7 +227,7 @@ void CuptiCaptureSession::start_failed(const char* call, CUptiResult rc) {
 void CuptiCaptureSession::check_mapped_cupti() {
   if (warned_mapped_cupti_ || api_ == nullptr) return;
   if (std::string w = multiple_cupti_warning(CuptiApi::mapped_libraries(), api_->path); !w.empty()) {
-    warnings_.push_back(std::move(w));
+    warnings_.add("capture.cupti_mapped_twice", std::move(w));
     warned_mapped_cupti_ = true;
   }
 }
@@ -261,8 +261,8 @@ void CuptiCaptureSession::begin() {
   if (api_->SetThreadIdType != nullptr) {
     if (const CUptiResult t = api_->SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM); t != CUPTI_SUCCESS) {
       if (t == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) return start_failed("cuptiSetThreadIdType", t);
-      warnings_.push_back("cuptiSetThreadIdType(SYSTEM) failed (" + api_->result_string(t) +
-                          "): API thread ids are CUPTI's, not gettid()");
+      warnings_.add("capture.cupti_setup", "cuptiSetThreadIdType(SYSTEM) failed (" + api_->result_string(t) +
+                                               "): API thread ids are CUPTI's, not gettid()");
     }
   }
   if (options_.device_buffer_bytes != 0 && api_->ActivitySetAttribute != nullptr) {
@@ -271,7 +271,7 @@ void CuptiCaptureSession::begin() {
     if (const CUptiResult a = api_->ActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &value_size, &value);
         a != CUPTI_SUCCESS) {
       if (a == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) return start_failed("cuptiActivitySetAttribute", a);
-      warnings_.push_back("device_buffer_bytes could not be set (" + api_->result_string(a) + ")");
+      warnings_.add("capture.cupti_setup", "device_buffer_bytes could not be set (" + api_->result_string(a) + ")");
     }
   }
   collector().pool.configure(options_.buffer_bytes, options_.max_buffers);
@@ -285,9 +285,11 @@ void CuptiCaptureSession::begin() {
     std::lock_guard<std::mutex> lock(collector().session_mutex);
     collector().active = this;
     if (collector().late_buffers > 0) {
-      warnings_.push_back(std::to_string(collector().late_buffers) +
-                          " CUPTI activity buffers arrived after the previous trace had stopped and "
-                          "were discarded");
+      warnings_.add("capture.late_buffers",
+                    std::to_string(collector().late_buffers) +
+                        " CUPTI activity buffers arrived after the previous trace had stopped and "
+                        "were discarded",
+                    {static_cast<double>(collector().late_buffers)});
       collector().late_buffers = 0;
     }
   }
@@ -301,16 +303,17 @@ void CuptiCaptureSession::enable_kinds() {
     if (const CUptiResult y = api_->ActivityEnableAllSyncRecords(0); y != CUPTI_SUCCESS) {
       if (y == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
         return start_failed("cuptiActivityEnableAllSyncRecords", y);
-      warnings_.push_back("cuptiActivityEnableAllSyncRecords(0) failed (" + api_->result_string(y) +
-                          "): event/stream queries that found work unfinished are recorded; "
-                          "fpgaprof skips those (returnValue != 0), but finished queries may count as "
-                          "host waits");
+      warnings_.add("capture.cupti_setup",
+                    "cuptiActivityEnableAllSyncRecords(0) failed (" + api_->result_string(y) +
+                        "): event/stream queries that found work unfinished are recorded; "
+                        "fpgaprof skips those (returnValue != 0), but finished queries may count as "
+                        "host waits");
     }
   } else {
-    warnings_.push_back(
-        "this libcupti lacks cuptiActivityEnableAllSyncRecords: event/stream query "
-        "records may count as host waits (unfinished ones are skipped by their "
-        "return value)");
+    warnings_.add("capture.cupti_setup",
+                  "this libcupti lacks cuptiActivityEnableAllSyncRecords: event/stream query "
+                  "records may count as host waits (unfinished ones are skipped by their "
+                  "return value)");
   }
   for (const KindSpec& spec : kKinds) {
     const char* call = "cuptiActivityEnable";
@@ -330,8 +333,9 @@ void CuptiCaptureSession::enable_kinds() {
     if (e == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED || spec.kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
       return start_failed(call, e);
     }
-    warnings_.push_back(std::string("CUPTI activity kind ") + spec.name + " could not be enabled (" +
-                        api_->result_string(e) + "): those records are missing from this trace");
+    warnings_.add("capture.activity_kind_disabled", std::string("CUPTI activity kind ") + spec.name +
+                                                        " could not be enabled (" + api_->result_string(e) +
+                                                        "): those records are missing from this trace");
   }
   quiet_api_calls();  // throws on a conflict
   gpu_active_ = true;
@@ -354,7 +358,7 @@ void CuptiCaptureSession::start_power_sampling() {
   std::string warning;
   // NVML comes with the driver: without a driver, its absence is no news.
   power_ = PowerSampler::start(options_.power_sample_period_ns, uuids, driver == nullptr, &warning);
-  if (!warning.empty()) warnings_.push_back(std::move(warning));
+  if (!warning.empty()) warnings_.add("energy.power_sampling", std::move(warning));
 }
 
 void CuptiCaptureSession::quiet_api_calls() {
@@ -362,9 +366,9 @@ void CuptiCaptureSession::quiet_api_calls() {
                       CUptiResult (*off)(CUpti_CallbackId, uint8_t), const char* call) {
     if (!enabled(kind)) return;
     if (off == nullptr) {
-      warnings_.push_back(std::string("this libcupti lacks ") + call +
-                          ": polling and context calls (cuEventQuery, cuCtxGetCurrent, ...) are "
-                          "traced too, which makes the trace larger and slower");
+      warnings_.add("capture.cupti_setup", std::string("this libcupti lacks ") + call +
+                                               ": polling and context calls (cuEventQuery, cuCtxGetCurrent, ...) are "
+                                               "traced too, which makes the trace larger and slower");
       return;
     }
     for (const ApiSpec* a = begin; a != end; ++a) {
@@ -372,8 +376,8 @@ void CuptiCaptureSession::quiet_api_calls() {
       if (store_.meta.cupti_version < a->min_runtime_api) continue;
       if (const CUptiResult r = off(a->cbid, 0); r != CUPTI_SUCCESS) {
         if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) return start_failed(call, r);
-        warnings_.push_back(std::string(call) + "(" + a->name + ", 0) failed (" + api_->result_string(r) +
-                            "): those calls are traced");
+        warnings_.add("capture.cupti_setup", std::string(call) + "(" + a->name + ", 0) failed (" +
+                                                 api_->result_string(r) + "): those calls are traced");
       }
     }
   };
@@ -429,15 +433,15 @@ TraceStore CuptiCaptureSession::stop() {
     // FlushAll does not wait for the GPU: without a synchronize, kernels still running would
     // be missing.
     if (const CudaDriver* driver = CudaDriver::get()) {
-      for (auto& w : driver->synchronize_all()) warnings_.push_back(std::move(w));
+      warnings_.append(driver->synchronize_all());
     } else {
-      warnings_.emplace_back(
-          "device synchronization skipped: libcuda.so.1 not found (GPU work still running at "
-          "stop may be missing)");
+      warnings_.add("capture.device_sync",
+                    "device synchronization skipped: libcuda.so.1 not found (GPU work still running at "
+                    "stop may be missing)");
     }
     if (const CUptiResult rc = api_->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); rc != CUPTI_SUCCESS) {
-      warnings_.push_back("cuptiActivityFlushAll failed (" + api_->result_string(rc) +
-                          "): the last records may be missing");
+      warnings_.add("capture.flush_failed",
+                    "cuptiActivityFlushAll failed (" + api_->result_string(rc) + "): the last records may be missing");
     }
     for (auto it = enabled_.rbegin(); it != enabled_.rend(); ++it) api_->ActivityDisable(*it);
     enabled_.clear();
@@ -456,7 +460,7 @@ TraceStore CuptiCaptureSession::stop() {
   }
   if (gpu_active_) {
     const std::string w = nvtx_warning(nvtx_injection_status(), store_.kernels.size(), store_.markers.size());
-    if (!w.empty()) warnings_.push_back(w);
+    if (!w.empty()) warnings_.add("capture.nvtx", w);
   }
   c.has_session = false;
   RegionRecorder::instance().end(end_ns, store_);
@@ -488,14 +492,14 @@ TraceStore CuptiCaptureSession::stop() {
       d.pcie_link_width = link.width;
       links.emplace_back(d.id, std::move(link));
     }
-    for (auto& w : pcie_link_warnings(links)) warnings_.push_back(std::move(w));
+    for (auto& w : pcie_link_warnings(links)) warnings_.add("capture.pcie_link", std::move(w));
   }
   if (power_) {
     // After the devices are complete: samples are matched to them by UUID.
-    if (std::string w = power_->finish(store_); !w.empty()) warnings_.push_back(std::move(w));
+    if (std::string w = power_->finish(store_); !w.empty()) warnings_.add("energy.power_sampling", std::move(w));
     power_.reset();
   }
-  for (auto& w : warnings_) meta.warnings.push_back(std::move(w));
+  meta.warnings.append(warnings_);
   warnings_.clear();
   return std::move(store_);
 }

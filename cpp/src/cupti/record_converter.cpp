@@ -520,34 +520,40 @@ void RecordConverter::finish(uint64_t trace_end_ns) {
   TraceMeta& meta = store_.meta;
   meta.dropped_records = dropped_;
   // One warning per kind of loss or skip that happened: "<count><what>".
-  auto warn_count = [&meta](uint64_t count, const std::string& what) {
-    if (count > 0) meta.warnings.push_back(std::to_string(count) + what);
+  auto warn_count = [&meta](std::string_view code, uint64_t count, const std::string& what,
+                            std::vector<double> more = {}) {
+    if (count == 0) return;
+    more.insert(more.begin(), static_cast<double>(count));
+    meta.warnings.add(code, std::to_string(count) + what, std::move(more));
   };
-  warn_count(dropped_,
+  warn_count("capture.records_dropped", dropped_,
              " CUPTI activity records were dropped (CUPTI ran out of buffers): "
              "raise buffer_bytes or max_buffers, or trace a shorter run");
   meta.set_incomplete_records(stats_.incomplete);
-  warn_count(stats_.buffer_errors,
+  warn_count("capture.buffer_invalid_record", stats_.buffer_errors,
              " CUPTI activity buffers held an invalid record and were read only up "
              "to it: records after it are lost");
-  warn_count(stats_.unknown_kind, " CUPTI activity records of kinds fpgaprof does not read were skipped");
-  warn_count(stats_.unknown_memory_operations,
+  warn_count("capture.unknown_records_skipped", stats_.unknown_kind,
+             " CUPTI activity records of kinds fpgaprof does not read were skipped");
+  warn_count("capture.unknown_records_skipped", stats_.unknown_memory_operations,
              " CUPTI memory records had operation type INVALID (neither allocation "
              "nor release) and were skipped");
-  warn_count(stats_.unfinished_sync_queries,
+  warn_count("capture.sync_polls_skipped", stats_.unfinished_sync_queries,
              " CUPTI synchronization records of event/stream queries that found the "
              "work unfinished (returnValue 600, CUDA_ERROR_NOT_READY) were skipped: "
              "polls, not host waits");
-  warn_count(stats_.untraced_sync_calls,
+  warn_count("capture.sync_polls_skipped", stats_.untraced_sync_calls,
              " CUPTI synchronization records of untraced calls (event/stream queries "
              "that found the work complete) were skipped: polls, not host waits");
-  warn_count(stats_.failed_sync_waits, " host waits returned an error (first: CUresult " +
-                                           std::to_string(stats_.first_failed_sync_result) +
-                                           "): kept as host waits, but the GPU work they waited for failed");
-  warn_count(still_open,
+  warn_count("capture.sync_waits_failed", stats_.failed_sync_waits,
+             " host waits returned an error (first: CUresult " + std::to_string(stats_.first_failed_sync_result) +
+                 "): kept as host waits, but the GPU work they waited for failed",
+             {static_cast<double>(stats_.first_failed_sync_result)});
+  warn_count("capture.ranges_open_at_stop", still_open,
              " NVTX ranges were still open when the trace stopped: they end at the "
              "trace end (is_closed=false)");
-  warn_count(stats_.unmatched_marker_ends, " NVTX ranges ended in the trace but began before it: not recorded");
+  warn_count("capture.ranges_begun_before", stats_.unmatched_marker_ends,
+             " NVTX ranges ended in the trace but began before it: not recorded");
 }
 
 }  // namespace fpgaprof::cupti

@@ -87,14 +87,18 @@ void RegionRecorder::end(uint64_t trace_end_ns, TraceStore& store) {
     store.regions.push_back(r);
   }
   if (open > 0) {
-    store.meta.warnings.push_back(std::to_string(open) +
-                                  " fpgaprof regions were still open when the trace stopped: they "
-                                  "end at the trace end");
+    store.meta.warnings.add("capture.ranges_open_at_stop",
+                            std::to_string(open) +
+                                " fpgaprof regions were still open when the trace stopped: they "
+                                "end at the trace end",
+                            {static_cast<double>(open)});
   }
   if (unmatched_pops_ > 0) {
-    store.meta.warnings.push_back(std::to_string(unmatched_pops_) +
-                                  " fpgaprof regions ended in the trace but began before it: not "
-                                  "recorded");
+    store.meta.warnings.add("capture.ranges_begun_before",
+                            std::to_string(unmatched_pops_) +
+                                " fpgaprof regions ended in the trace but began before it: not "
+                                "recorded",
+                            {static_cast<double>(unmatched_pops_)});
   }
   regions_.clear();
   stacks_.clear();

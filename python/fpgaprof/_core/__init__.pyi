@@ -8,7 +8,7 @@ import typing
 from . import hlo
 from . import attribution
 from . import analysis
-__all__: list[str] = ['API_KIND_NAMES', 'AllocationRecord', 'AllocationTable', 'AllocationTableIterator', 'ApiFunctionRecord', 'ApiFunctionTable', 'ApiFunctionTableIterator', 'ApiRecord', 'ApiTable', 'ApiTableIterator', 'COPY_KIND_NAMES', 'CaptureSession', 'CounterRecord', 'CounterTable', 'CounterTableIterator', 'CuptiStatus', 'DeviceInfo', 'ExternalCorrelationRecord', 'ExternalCorrelationTable', 'ExternalCorrelationTableIterator', 'HloModuleText', 'KernelRecord', 'KernelTable', 'KernelTableIterator', 'LaunchConfigRecord', 'LaunchConfigTable', 'LaunchConfigTableIterator', 'MEMORY_KIND_NAMES', 'MarkerRecord', 'MarkerTable', 'MarkerTableIterator', 'MemcpyRecord', 'MemcpyTable', 'MemcpyTableIterator', 'MemsetRecord', 'MemsetTable', 'MemsetTableIterator', 'OverheadRecord', 'OverheadTable', 'OverheadTableIterator', 'PowerSampleRecord', 'PowerSampleTable', 'PowerSampleTableIterator', 'RegionRecord', 'RegionTable', 'RegionTableIterator', 'SYNC_KIND_NAMES', 'SyncRecord', 'SyncTable', 'SyncTableIterator', 'TraceStore', 'analysis', 'attribution', 'current_thread_id', 'hlo', 'library_path', 'nvtx_injection_status', 'probe_cupti', 'region_pop', 'region_push', 'trace_clock_ns']
+__all__: list[str] = ['API_KIND_NAMES', 'AllocationRecord', 'AllocationTable', 'AllocationTableIterator', 'ApiFunctionRecord', 'ApiFunctionTable', 'ApiFunctionTableIterator', 'ApiRecord', 'ApiTable', 'ApiTableIterator', 'COPY_KIND_NAMES', 'CaptureSession', 'CounterRecord', 'CounterTable', 'CounterTableIterator', 'CuptiStatus', 'DeviceInfo', 'ExternalCorrelationRecord', 'ExternalCorrelationTable', 'ExternalCorrelationTableIterator', 'HloModuleText', 'KernelRecord', 'KernelTable', 'KernelTableIterator', 'LaunchConfigRecord', 'LaunchConfigTable', 'LaunchConfigTableIterator', 'MEMORY_KIND_NAMES', 'MarkerRecord', 'MarkerTable', 'MarkerTableIterator', 'MemcpyRecord', 'MemcpyTable', 'MemcpyTableIterator', 'MemsetRecord', 'MemsetTable', 'MemsetTableIterator', 'OverheadRecord', 'OverheadTable', 'OverheadTableIterator', 'PowerSampleRecord', 'PowerSampleTable', 'PowerSampleTableIterator', 'RegionRecord', 'RegionTable', 'RegionTableIterator', 'SYNC_KIND_NAMES', 'SyncRecord', 'SyncTable', 'SyncTableIterator', 'TraceStore', 'analysis', 'attribution', 'current_thread_id', 'diagnostic_codes', 'hlo', 'library_path', 'nvtx_injection_status', 'probe_cupti', 'region_pop', 'region_push', 'trace_clock_ns']
 class DeviceInfo:
     name: str
     uuid: str
@@ -148,8 +148,10 @@ class TraceStore:
         ...
     def add_hlo_module(self, name: str, program_id: typing.SupportsInt | typing.SupportsIndex, text: str, buffer_assignment: str = '', live_ranges: str = '') -> None:
         ...
-    def add_warning(self, arg0: str) -> None:
-        ...
+    def add_warning(self, message: str, code: str, numbers: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = []) -> None:
+        """
+        Adds a warning with its code (fpgaprof.base.diagnostics); a repeated one is counted.
+        """
     def append(self, table: str, **kwargs) -> int:
         """
         Appends one record to a table (fields by name; str for string fields and enum names). For building stores in tests; returns the new record's index.
@@ -184,6 +186,11 @@ class TraceStore:
     def devices(self) -> list[DeviceInfo]:
         """
         DeviceInfo list (copies)
+        """
+    @property
+    def diagnostics(self) -> list:
+        """
+        TraceMeta::warnings as records (dicts of code, severity, source, count, numbers, message; copies)
         """
     @property
     def external_correlations(self) -> ExternalCorrelationTable:
@@ -1345,6 +1352,10 @@ def _raise_error(kind: str, message: str) -> None:
 def current_thread_id() -> int:
     """
     gettid() of the calling thread.
+    """
+def diagnostic_codes() -> list:
+    """
+    Every diagnostic code (code, severity, source, description): the one table, diagnostics.hpp.
     """
 def library_path() -> str:
     """

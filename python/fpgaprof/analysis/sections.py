@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from fpgaprof.base import diagnostics
 from fpgaprof.base.constants import FULL_ROWS, TOP_ROWS, WARNINGS_MAX
 from fpgaprof.base.core import core
 from fpgaprof.base.records import (
@@ -198,51 +199,59 @@ def devices_of(prof: Any, dram_bytes_per_s: Sequence[float] | None = None) -> li
     return [device_dict(d, peak) for d, peak in zip(devs, peaks)]
 
 
-def warnings_of(prof: Any, facts: dict, extra: Iterable[str] = ()) -> list[str]:
-    """Every warning the user must see: the trace's own plus the ones reports derive, each once
-    (linear: a set of those seen), the first WARNINGS_MAX distinct ones listed and the rest
-    counted in one last warning."""
-    out: list[str] = []
-    seen: set[str] = set()
-    left_out = 0
-
-    def add(w: str) -> None:
-        nonlocal left_out
-        if w in seen:
-            return
-        seen.add(w)
-        if len(out) < WARNINGS_MAX:
-            out.append(w)
-        else:
-            left_out += 1
-
-    for w in list(attr_or(prof, "warnings", []) or []) + list(meta_dict(prof).get("warnings", [])):
-        add(str(w))
+def warnings_of(prof: Any, facts: dict, extra: Iterable[Any] = ()) -> list[dict]:
+    """Every warning the user must see, as records (base.diagnostics): the trace's own plus the
+    ones reports derive, each (code, message) once with its count added up (linear: a dict of
+    those seen), the first WARNINGS_MAX distinct ones listed and the rest counted in one last
+    record (report.warnings_left_out). `extra`: records or plain strings."""
+    c = diagnostics.Collector(WARNINGS_MAX)
+    own = attr_or(prof, "diagnostics")
+    if own is not None:
+        c.extend(own)
+    else:  # a stand-in without records: its prose (prof.warnings and META's, each once)
+        own = [str(w) for w in attr_or(prof, "warnings", []) or []]
+        have = set(own)
+        c.extend(own + [str(w) for w in meta_dict(prof).get("warnings", []) if str(w) not in have])
     if facts["dropped_records"]:
-        add(
-            f"{facts['dropped_records']} CUPTI records were dropped: totals are lower "
-            "bounds (raise trace(buffer_size=...))"
+        c.add(
+            diagnostics.diagnostic(
+                "report.records_dropped",
+                f"{facts['dropped_records']} CUPTI records were dropped: totals are lower "
+                "bounds (raise trace(buffer_size=...))",
+                [facts["dropped_records"]],
+            )
         )
     if facts["incomplete_records"]:
-        add(
-            f"{facts['incomplete_records']} records had no timestamps (device timestamp "
-            "buffer full) and are left out of times"
+        c.add(
+            diagnostics.diagnostic(
+                "report.records_incomplete",
+                f"{facts['incomplete_records']} records had no timestamps (device timestamp "
+                "buffer full) and are left out of times",
+                [facts["incomplete_records"]],
+            )
         )
     if not facts["gpu_available"]:
         reason = facts["unavailable_reason"] or "no GPU was traced"
-        if not any(reason in w for w in seen):  # the trace usually says it already
-            add(f"no GPU data in this trace: {reason}")
+        if not any(reason in m for m in c.messages()):  # the trace usually says it already
+            c.add(diagnostics.diagnostic("report.no_gpu", f"no GPU data in this trace: {reason}"))
     elif not facts["command_buffers_disabled"]:
-        add(
-            "XLA command buffers were on: kernels inside CUDA graphs have no per-op "
-            "NVTX ranges, so attribution falls back to kernel names"
+        c.add(
+            diagnostics.diagnostic(
+                "attribution.command_buffers",
+                "XLA command buffers were on: kernels inside CUDA graphs have no per-op "
+                "NVTX ranges, so attribution falls back to kernel names",
+            )
         )
-    for w in extra:
-        add(str(w))
-    if left_out:
+    c.extend(extra)
+    out = c.items
+    if c.left_out:
         out.append(
-            f"{left_out:,} more distinct warnings not listed ({len(seen):,} in all, the first "
-            f"{WARNINGS_MAX:,} above): prof.warnings has every one of the trace's own"
+            diagnostics.diagnostic(
+                "report.warnings_left_out",
+                f"{c.left_out:,} more distinct warnings not listed ({len(c):,} in all, the first "
+                f"{WARNINGS_MAX:,} above): prof.warnings has every one of the trace's own",
+                [c.left_out, len(c), WARNINGS_MAX],
+            )
         )
     return out
 

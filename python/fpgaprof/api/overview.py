@@ -21,6 +21,7 @@ from fpgaprof.api import roofline
 from fpgaprof.api.fpga import best_rows
 from fpgaprof.base import records
 from fpgaprof.base.constants import DEFAULT_TARGET, FULL_ROWS, TOP_ROWS
+from fpgaprof.base.diagnostics import diagnostic
 
 __all__ = [
     "TraceOverview",
@@ -550,7 +551,7 @@ def trace_overview(
     *,
     target: str | None = None,
     trace_path: str | None = None,
-    extra_warnings: Iterable[str] = (),
+    extra_warnings: Iterable[Any] = (),
     progress: Any = None,
     untraced_processes: int = 0,
 ) -> TraceOverview:
@@ -615,30 +616,48 @@ def trace_overview(
         an_reason if an is None else "the device analysis is not in this fpgaprof build",
     )
 
-    extra = list(extra_warnings) + failures
+    # Records with their codes (base.diagnostics); a plain string handed in by a caller is kept
+    # as one without a code.
+    extra: list[Any] = list(extra_warnings)
+    extra += [diagnostic("report.analysis_failed", w) for w in failures]
     if an is not None:
-        extra += [str(w) for w in an.get("warnings", [])]
+        extra += list(an.get("warnings", []))
         t = an["transfers"]
-        extra += [str(f["message"]) for f in t.get("flags", []) if f.get("message")]
+        extra += [
+            diagnostic("report.transfer_flag", str(f["message"]))
+            for f in t.get("flags", [])
+            if f.get("message")
+        ]
         if t.get("flags_left_out"):
             extra.append(
-                f"{t['flags_left_out']} more transfer flags for other regions not "
-                "shown (prof.transfer_report()['flags'] has the worst regions)"
+                diagnostic(
+                    "report.transfer_flag",
+                    f"{t['flags_left_out']} more transfer flags for other regions not "
+                    "shown (prof.transfer_report()['flags'] has the worst regions)",
+                    [t["flags_left_out"]],
+                )
             )
     if unattributed is None and an is not None:
         unattributed = int(an["roofline"].get("unattributed_kernels", 0))
     if unattributed:
         extra.append(
-            f"{unattributed} kernels could not be attributed to an HLO op"
-            + (f" (most time: {', '.join(names)})" if names else "")
+            diagnostic(
+                "attribution.unattributed_kernels",
+                f"{unattributed} kernels could not be attributed to an HLO op"
+                + (f" (most time: {', '.join(names)})" if names else ""),
+                [unattributed],
+            )
         )
     counters = records.table_len(records.attr_or(store_of(prof), "counters"))
     if counters:
         extra.append(
-            "hardware counters were collected by kernel replay: every kernel ran "
-            "serialized and once per pass, so kernel times and overlaps in this trace "
-            "are not those of a normal run (trace again without counters for timing); "
-            "counter values are kept apart from timings"
+            diagnostic(
+                "counters.replay_timing",
+                "hardware counters were collected by kernel replay: every kernel ran "
+                "serialized and once per pass, so kernel times and overlaps in this trace "
+                "are not those of a normal run (trace again without counters for timing); "
+                "counter values are kept apart from timings",
+            )
         )
     data = {
         "trace": facts,

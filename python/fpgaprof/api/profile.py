@@ -247,8 +247,14 @@ class Profile:
 
     @property
     def warnings(self) -> list[str]:
-        """Every warning about this trace (also shown by summary())."""
+        """Every warning about this trace (also shown by summary()): their messages, each once."""
         return list(self.meta["warnings"])
+
+    @property
+    def diagnostics(self) -> list[dict]:
+        """The trace's warnings as records: code, severity, source, count, numbers and message
+        (docs/reports.md, "Warnings"), in the order of `warnings`."""
+        return list(self._s().diagnostics)
 
     # -- output ------------------------------------------------------------------------------
 

@@ -102,7 +102,7 @@ class trace:
         self.buffer_size = buffer_size
         self.profile = Profile()
         self._session: Any = None
-        self._warnings: list[str] = []
+        self._warnings: list[tuple[str, str]] = []  # (code, message): base.diagnostics
         self.counters = bool(counters)
         self._counters: Any = None
         self._counters_thread: int | None = None  # the thread that started them (checkpoints)
@@ -180,7 +180,7 @@ class trace:
                 f"fpgaprof.trace: no GPU activity is recorded ({reason}); the profile holds "
                 f"wall time and regions only. {advice}"
             )
-            self._warnings.append(msg)
+            self._warnings.append(("capture.no_gpu", msg))
             warnings.warn(msg, FpgaprofWarning, stacklevel=3)
         if self.counters:
             self._start_counters()
@@ -191,13 +191,16 @@ class trace:
                 self._signals.install()
             except Exception as e:  # noqa: BLE001 - tracing goes on; only this safety net is missing
                 msg = f"fpgaprof.trace: the trace will not be saved on SIGTERM/SIGHUP ({e})"
-                self._warnings.append(msg)
+                self._warnings.append(("capture.signal_handler", msg))
                 warnings.warn(msg, FpgaprofWarning, stacklevel=3)
 
     def _note_ended_by(self, signal_name: str) -> None:
         """Marks the trace as cut short by a signal (a warning saved with it)."""
         self._warnings.append(
-            f"the program was ended by {signal_name}: the trace covers it up to then"
+            (
+                "capture.interrupted",
+                f"the program was ended by {signal_name}: the trace covers it up to then",
+            )
         )
 
     def _save_on_signal(self, name: str) -> None:
@@ -205,6 +208,7 @@ class trace:
         self.__exit__(None, None, None)
 
     def _start_counters(self) -> None:
+        code = "counters.unavailable"
         if not self._session.gpu_active:
             msg = "fpgaprof.trace(counters=True): no GPU trace, so no hardware counters"
         else:
@@ -216,8 +220,8 @@ class trace:
             else:
                 if "jax" not in sys.modules or not process_env.jax_preallocates():
                     return
-                msg = process_env.COUNTERS_PREALLOCATION_WARNING
-        self._warnings.append(msg)
+                code, msg = "counters.preallocation", process_env.COUNTERS_PREALLOCATION_WARNING
+        self._warnings.append((code, msg))
         warnings.warn(msg, FpgaprofWarning, stacklevel=4)
 
     def _counter_checkpoint(self) -> None:
@@ -237,7 +241,7 @@ class trace:
                 f"({e}); no more checkpoints in this trace: kernels past the image's capacity "
                 "or after the failure get no counters (counted when the trace ends)"
             )
-            self._warnings.append(msg)
+            self._warnings.append(("counters.window_unread", msg))
             warnings.warn(msg, FpgaprofWarning, stacklevel=3)
 
     def _enter_nested(self, outer: trace) -> NestedProfile:
@@ -314,17 +318,25 @@ class trace:
             try:  # counting ends before the activity session: later kernels are in no window
                 counters.finish()
             except Exception as e:  # noqa: BLE001 - timing data is still good
-                self._warnings.append(f"hardware counters could not be stopped: {e}")
+                self._warnings.append(
+                    ("counters.stop_failed", f"hardware counters could not be stopped: {e}")
+                )
         store = session.stop()
         if counters is not None:
             try:
                 counters.stop_into(store)
             except Exception as e:  # noqa: BLE001 - timing data is still good
-                self._warnings.append(f"hardware counters could not be read back: {e}")
+                self._warnings.append(
+                    ("counters.stop_failed", f"hardware counters could not be read back: {e}")
+                )
         store.correlate()
-        for w in process_env.process_warnings + self._warnings:
-            if w not in store.meta["warnings"]:
-                store.add_warning(w)
+        have = set(store.meta["warnings"])
+        for code, w in [("capture.process_setup", w) for w in process_env.process_warnings] + (
+            self._warnings
+        ):
+            if w not in have:
+                have.add(w)
+                store.add_warning(w, code)
         proc = job_process.current()
         if proc is not None:
             store.set_meta(**proc.meta())
@@ -335,7 +347,12 @@ class trace:
             try:
                 store.set_meta(environment=env)
             except Exception as e:  # noqa: BLE001 - an older core: the trace is still good
-                self._warnings.append(f"the environment could not be recorded in the trace: {e}")
+                self._warnings.append(
+                    (
+                        "capture.environment",
+                        f"the environment could not be recorded in the trace: {e}",
+                    )
+                )
         if self._job_folder is not None:
             folder = os.path.join(
                 self._job_folder,
@@ -520,7 +537,8 @@ def _attach_hlo_modules(store: Any) -> None:
         store.add_warning(
             f"HLO modules could not be attached to the trace "
             f"({type(e).__name__}: {e}); "
-            "kernels are attributed by name only"
+            "kernels are attributed by name only",
+            "capture.hlo_dump",
         )
 
 

@@ -580,7 +580,7 @@ def store_from_xspace(path: str) -> Any:
         meta["command_buffers_disabled"] = bool(_int(env_st[FP + "command_buffers_disabled"]))
     store.set_meta(**meta)
     for w in list(space.warnings) + warnings:
-        store.add_warning(str(w))
+        store.add_warning(str(w), "capture.xspace_import")
     store.correlate()
     return store
 

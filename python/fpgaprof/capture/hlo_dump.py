@@ -42,7 +42,7 @@ def attach_hlo_modules(store: Any, setup: xla_flags.XlaSetup | None = None) -> i
     """
     setup = setup or xla_flags.current()
     for w in setup.warnings:
-        _add_warning(store, w)
+        _add_warning(store, w, "capture.process_setup")
     # Our flag only took effect if XLA had not parsed its flags before fpgaprof set them.
     ours_too_late = (
         setup.backend_already_started and "--xla_gpu_enable_command_buffer=" in setup.flags_added
@@ -78,12 +78,14 @@ def attach_hlo_modules(store: Any, setup: xla_flags.XlaSetup | None = None) -> i
                 "lines. Import fpgaprof before JAX starts (or use `fpgaprof run`), and keep "
                 "JAX's persistent compilation cache off while profiling."
             ),
+            "capture.hlo_dump",
         )
     xla_flags.prune_dump_dir(setup)
     return added
 
 
-def _add_warning(store: Any, text: str) -> None:
+def _add_warning(store: Any, text: str, code: str) -> None:
+    """Adds `text` under `code` (base.diagnostics) unless the store has it already."""
     meta = getattr(store, "meta", None)
     if isinstance(meta, dict):
         existing = list(meta.get("warnings") or [])
@@ -93,4 +95,4 @@ def _add_warning(store: Any, text: str) -> None:
         return
     add = getattr(store, "add_warning", None)
     if callable(add):
-        add(text)
+        add(text, code)

@@ -417,7 +417,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if untraced:
             # Kept in the trace file, so that `fpgaprof report` says it too; the program's own
             # trace is intact if this fails (a full disk), and the reports are still written.
-            prof.store.add_warning(untraced)
+            prof.store.add_warning(untraced, "capture.untraced_processes")
             try:
                 prof.save(trace)
             except Exception as e:  # noqa: BLE001 - only the extra warning line is lost

@@ -23,6 +23,7 @@ from typing import Any
 from fpgaprof.analysis.trace_analysis import AnalysisCache
 from fpgaprof.base.atomic import OutputSet, write_text_atomic
 from fpgaprof.base.constants import TIMELINE_MAX_EVENTS
+from fpgaprof.base.diagnostics import diagnostic
 from fpgaprof.base.text import utf8_safe
 from fpgaprof.report import job_text
 from fpgaprof.report import parquet as parquet_renderer
@@ -106,7 +107,7 @@ def write_all(
     trace_path: str | None = None,
     environment: Mapping | None = None,
     measurements: Iterable[Mapping] | None = None,
-    extra_warnings: Iterable[str] = (),
+    extra_warnings: Iterable[Any] = (),
     progress: Progress | None = None,
     timeline: bool = True,
     timeline_max_events: int | None = TIMELINE_MAX_EVENTS,
@@ -126,7 +127,7 @@ def write_all(
     bar = progress if progress is not None else Progress(len(WRITE_STAGES), "fpgaprof report")
     note = timeline_cut_note(prof, timeline_max_events) if timeline else ""
     if note:
-        extra_warnings = list(extra_warnings) + [note]
+        extra_warnings = list(extra_warnings) + [diagnostic("report.timeline_cut", note)]
     # The analysis result collect() caches on the profile (ops, roofline, transfer and memory
     # rows, per region path) is released before timeline.json when it was made only for this
     # report, so its memory does not come on top of the timeline's peak.

@@ -26,6 +26,7 @@ from fpgaprof.base.columns import (
     range_text,
 )
 from fpgaprof.base.constants import TOP_ROWS
+from fpgaprof.base.diagnostics import warning_text
 from fpgaprof.base.markup import esc, html_cell, html_table, not_available
 from fpgaprof.base.units import (
     fmt_bytes,
@@ -923,7 +924,9 @@ def _warnings(s: Mapping) -> str:
     ws = s.get("warnings") or []
     if not ws:
         return '<p class="ok">no warnings</p>'
-    return '<ul class="warnings">' + "".join(f"<li>{esc(w)}</li>" for w in ws) + "</ul>"
+    return (
+        '<ul class="warnings">' + "".join(f"<li>{esc(warning_text(w))}</li>" for w in ws) + "</ul>"
+    )
 
 
 def _environment(s: Mapping) -> str:

@@ -49,7 +49,11 @@ __all__ = [
     "timeline_cut_note",
 ]
 
-SCHEMA_VERSION = 1
+# summary.json's schema (docs/summary.schema.json); 2: each warning is a record (code,
+# severity, source, count, numbers, message; docs/reports.md "Warnings"), not a string.
+SCHEMA_VERSION = 2
+# job.json's, which lists no warnings (only each rank's warning_count).
+JOB_SCHEMA_VERSION = 1
 
 # Region names "<operation>/<size>", "<operation>@<size>", "<operation>[<size>]" or
 # "<operation> size=<size>" give a measurement a volume size (api.answer.SIZE_RE).
@@ -228,7 +232,7 @@ def collect(
     trace_path: str | None = None,
     environment: Mapping | None = None,
     measurements: Iterable[Mapping] | None = None,
-    extra_warnings: Iterable[str] = (),
+    extra_warnings: Iterable[Any] = (),
     progress: Any = None,
     untraced_processes: int = 0,
 ) -> dict:
@@ -317,7 +321,7 @@ def collect_job(job: Any, *, target: str | None = None, on_rank: Any = None) -> 
     generator's version. on_rank(done, total): told as each trace is analysed."""
     from_job = job.summary(target or DEFAULT_TARGET, on_rank)
     return {
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": JOB_SCHEMA_VERSION,
         "generated_by": {"tool": "fpgaprof", "version": _version()},
         **from_job,
     }

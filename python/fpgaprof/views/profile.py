@@ -10,6 +10,7 @@ from typing import Any
 from fpgaprof.analysis import sections
 from fpgaprof.analysis.trace_analysis import AnalysisResult, store_of
 from fpgaprof.base.core import core
+from fpgaprof.base.diagnostics import warning_text
 from fpgaprof.base.markup import esc
 from fpgaprof.base.text import terminal_safe
 from fpgaprof.base.units import (
@@ -108,7 +109,7 @@ def summary_text(prof: Any, summary: dict, analysis: AnalysisResult | None, top:
         + ("" if warns else " (none)")
     )
     for w in warns:
-        out.append(f"  - {w}")
+        out.append(f"  - {warning_text(w)}")
     return terminal_safe("\n".join(out) + "\n", keep="\n")  # names from the trace
 
 
@@ -316,7 +317,9 @@ def profile_html(summary: dict) -> str:
         )
     if s["warnings"]:
         out.append(
-            "<ul>" + "".join(f'<li class="warn">{esc(w)}</li>' for w in s["warnings"]) + "</ul>"
+            "<ul>"
+            + "".join(f'<li class="warn">{esc(warning_text(w))}</li>' for w in s["warnings"])
+            + "</ul>"
         )
     out.append("</div>")
     return "".join(out)

@@ -183,7 +183,7 @@ struct AttributionResult {
   uint64_t attributed_count = 0;  // kernels
   uint64_t attributed_ns = 0;
   uint64_t count_by_method[4] = {0, 0, 0, 0};  // kernels, indexed by MatchMethod
-  std::vector<std::string> warnings;           // modules that failed to parse, ...
+  Diagnostics warnings;                        // modules that failed to parse (hlo.module_unparsed), ...
 };
 
 // Attributes with modules parsed (and costed) from store.hlo_modules; a module that fails to

@@ -116,8 +116,9 @@ struct TraceAnalysis {
   Ceilings ceilings;  // the roofline's (AnalysisOptions::ceilings or the table's)
   RegionRows region_rows = RegionRows::kPaths;
   // HLO modules that could not be parsed, one line each ("HLO module 'NAME': why"): their
-  // kernels still get op names from XLA's ranges, without costs.
-  std::vector<std::string> warnings;
+  // kernels still get op names from XLA's ranges, without costs (hlo.module_unparsed); buffer
+  // assignments that could not be read; region records nested too deep.
+  Diagnostics warnings;
   RegionPaths region_paths;  // the grouping of every per-path table below
   // Computed once; equal to attribute(store) (its warnings included), but for the per-record
   // lists when AnalysisOptions::keep_record_attribution is false (then empty).

@@ -215,7 +215,7 @@ class CounterSession {
   // Stops, decodes and appends every range's values to store.counters (matched to kernels).
   virtual CounterMatch stop_into(TraceStore& store) = 0;
   virtual const std::vector<std::string>& metrics() const = 0;
-  virtual const std::vector<std::string>& warnings() const = 0;  // missing metrics, passes, ...
+  virtual const Diagnostics& warnings() const = 0;  // missing metrics, passes, ... (source counters)
 };
 
 }  // namespace fpgaprof
