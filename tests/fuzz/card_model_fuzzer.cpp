@@ -15,51 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "card_fuzz_module.hpp"
 #include "fpgaprof/analysis/fpga_model.hpp"
 #include "fpgaprof/error.hpp"
-#include "fpgaprof/hlo/cost_model.hpp"
 
 using fpgaprof::analysis::Calibrated;
 using fpgaprof::analysis::FpgaTarget;
 
 namespace {
-
-const char* const kModule = R"(HloModule card_fuzz
-
-cond {
-  p = (s32[], f32[1024]{0}) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  n = s32[] constant(4)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-
-body {
-  p = (s32[], f32[1024]{0}) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  v = f32[1024]{0} get-tuple-element(p), index=1
-  one = s32[] constant(1)
-  j = s32[] add(i, one)
-  w = f32[1024]{0} multiply(v, v)
-  ROOT t = (s32[], f32[1024]{0}) tuple(j, w)
-}
-
-ENTRY e {
-  a = f32[256,256]{1,0} parameter(0)
-  b = f32[256,256]{1,0} parameter(1)
-  d = f32[256,256]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  idx = s32[64,1]{1,0} parameter(2)
-  g = f32[64,256]{1,0} gather(d, idx), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,256}
-  x = f32[1024]{0} parameter(3)
-  z = s32[] constant(0)
-  t = (s32[], f32[1024]{0}) tuple(z, x)
-  ROOT w = (s32[], f32[1024]{0}) while(t), condition=cond, body=body, backend_config={"known_trip_count":{"n":"4"}}
-}
-)";
-
-const fpgaprof::hlo::Module& module() {
-  static const fpgaprof::hlo::Module m = fpgaprof::hlo::analyze_hlo(kModule);
-  return m;
-}
 
 // The double fields of a card, then each calibrated field's low, nominal and high.
 std::vector<double*> double_fields(FpgaTarget& t) {
@@ -111,7 +74,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (e.kind() != fpgaprof::ErrorKind::kInvalidArgument) __builtin_trap();
     return 0;
   }
-  const fpgaprof::analysis::ModuleEstimate est = fpgaprof::analysis::estimate_module(module(), t);
+  const fpgaprof::analysis::ModuleEstimate est = fpgaprof::analysis::estimate_module(card_fuzz::module(), t);
   (void)est.total_s.nominal;
   return 0;
 }

@@ -34,6 +34,12 @@ constexpr const char* kCardLimit =
 
 }  // namespace
 
+// What the restructured figures rest on (fpga_model.hpp restructured_basis).
+constexpr const char* kRestructuredBasis =
+    "what the restructured figures rest on: \"a designer's target: ...\" when a restructured design serves "
+    "data-dependent accesses on chip (the on-chip parallelism of published HBM SpMV designs, onchip_lanes), "
+    "else \"\" (docs/fpga-model.md)";
+
 const ResultTable<FpgaCandidate, FpgaOpRowContext>& fpga_op_row_fields() {
   using R = FpgaCandidate;
   using C = FpgaOpRowContext;
@@ -158,6 +164,7 @@ const ResultTable<FpgaCandidate, FpgaOpRowContext>& fpga_op_row_fields() {
     v.push_back(member<&R::scenario, C>("scenario", "", kScenario));
     v.push_back(member<&R::verdict, C>("verdict", "", kVerdict));
     v.push_back(member<&R::could_save_ns, C>("could_save_ns", "ns", kCouldSave));
+    v.push_back(member<&R::restructured_basis, C>("restructured_basis", "", kRestructuredBasis));
     return v;
   }();
   return t;
@@ -245,6 +252,7 @@ const ResultTable<FpgaRegionCandidate, RankContext>& fpga_region_row_fields() {
     v.push_back(member<&R::could_save_ns, C>("could_save_ns", "ns",
                                              "the GPU time offloading could save at the fast end of its range (all "
                                              "of its GPU time when not estimated): the ranking key"));
+    v.push_back(member<&R::restructured_basis, C>("restructured_basis", "", kRestructuredBasis));
     return v;
   }();
   return t;
@@ -324,6 +332,7 @@ const ResultTable<StaticOpEstimate, NoContext>& module_estimate_op_fields() {
                        "estimated)",
                        [](const R& r, const C&) { return r.estimated ? FieldValue{r.restructured_onchip} : none(); }));
     v.push_back(member<&R::estimate_note, C>("estimate_note", "", "empty, or why it is not estimated"));
+    v.push_back(member<&R::restructured_basis, C>("restructured_basis", "", kRestructuredBasis));
     return v;
   }();
   return t;

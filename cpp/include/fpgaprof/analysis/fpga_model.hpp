@@ -89,6 +89,9 @@ struct FpgaTarget {
   double flops_per_s(Precision p) const { return flops_per_s(p, clock_hz.nominal, dsp_utilization.nominal); }
   // True when some precision takes its rate from the DSP fields (no FLOP/s given for it).
   bool uses_dsp_model() const;
+  // Streaming bandwidth of a design at the nominal constants: the channels it drives
+  // (channel_share), each at the streaming efficiency.
+  double stream_bytes_per_s() const;
 };
 
 // The calibrated defaults of a memory type ("hbm2", "hbm2e", "ddr4") and of the fabric (clock,
@@ -111,6 +114,104 @@ std::string fpga_preset_names();
 // at least one precision that has a rate; dsp_count, clock and utilization when the DSP model
 // is used; latencies >= 0 and under 1 s.
 void validate_fpga_target(const FpgaTarget& t);
+
+// ---- a card from named fields (a card file, a dict): docs/fpga-model.md, "Your own card" -------
+
+// One field of a card, as a card file or dict names it. card_fields() is the one table of them:
+// it drives card_from_fields (which names it accepts, its defaults), validate_fpga_target (each
+// field's rule and its unit check), card_to_fields (a card as a table) and the docs' field list
+// (card_fields_markdown).
+enum class CardFieldKind : uint8_t {
+  kText,        // a string (name, description, memory_type)
+  kWhole,       // a whole number >= 1 that fits uint32 (memory_channels, dsp_count)
+  kNumber,      // a double
+  kCalibrated,  // a Calibrated: <name>, <name>_low, <name>_high
+  kDerived,     // worked out from the others: an output, ignored when given back (except
+                // memory_bytes_per_s without memory_channel_bytes_per_s: all channels' peak)
+};
+enum class CardRule : uint8_t {
+  kNone,
+  kPositive,     // finite and > 0 (0: missing)
+  kNonNegative,  // finite and >= 0
+  kShare,        // in (0, 1]
+};
+enum class CardEnd : uint8_t { kNominal, kLow, kHigh };
+struct CardField {
+  const char* name;
+  CardFieldKind kind;
+  const char* unit;
+  const char* default_value;  // in words: "required", "0", "calibrated (memory type)", ...
+  const char* valid;          // the valid range in words
+  const char* description;
+  // Where it lives in FpgaTarget (one of them, by kind; none for kDerived).
+  std::string FpgaTarget::*text = nullptr;
+  uint32_t FpgaTarget::*whole = nullptr;
+  double FpgaTarget::*number = nullptr;
+  Calibrated FpgaTarget::*calibrated = nullptr;
+  // kDerived: its value (nominal, and the ends when `derived_range`).
+  Calibrated (*derive)(const FpgaTarget&) = nullptr;
+  bool derived_range = false;
+  // validate_fpga_target: the rule, the words after "must" when it fails, whether it applies
+  // only when the DSP model is used, and the order of the checks (-1: none).
+  CardRule rule = CardRule::kNone;
+  const char* rule_text = "";
+  bool dsp_model_only = false;
+  int check_order = -1;
+  // The unit check (a value in the wrong unit is off by 1e3..1e9): the end it reads, the
+  // plausible bounds (0 at `unit_min` allowed when `zero_ok`), the hint, and its order (-1: none).
+  CardEnd unit_end = CardEnd::kNominal;
+  double unit_min = 0, unit_max = 0;
+  bool zero_ok = false;
+  const char* unit_hint = "";
+  int unit_order = -1;
+};
+const std::vector<CardField>& card_fields();
+
+// One value of a card field as the caller got it, with what its messages quote.
+struct CardValue {
+  enum class Kind : uint8_t {
+    kText,      // `text`
+    kNumber,    // `number`; `shown`: the value as written (repr, JSON token)
+    kTooLarge,  // a number beyond a double (10**400, a 401-digit literal); `shown` as written
+    kOther,     // anything else
+  };
+  // Otherwise (kText, kOther) `shown` is the value's type as Python names it ("str", "bool",
+  // "list", "dict"): "must be a number, not <shown>".
+  Kind kind = Kind::kOther;
+  std::string text;
+  double number = 0;
+  std::string shown;
+};
+using CardFields = std::vector<std::pair<std::string, CardValue>>;
+
+// A card from named fields in the given order (docs/fpga-model.md, "Your own card"): `base` (a
+// preset whose values are the defaults; the name becomes "<preset> (modified)" and the
+// description gains "(modified: <fields>)" unless given), `memory_type` (the calibration of a
+// card without a base), every card_fields() input, `<field>_low` / `<field>_high` of a calibrated
+// field (given alone, a calibrated field is exact), `memory_bytes_per_s` (all channels together),
+// the earlier names `hbm_bytes_per_s` and `hbm_efficiency`; derived fields are ignored (a card
+// table goes back in unchanged). Validated. Throws Error(kInvalidArgument), one line naming the
+// field and the fix, on an unknown field, a value of the wrong type, a number beyond a double,
+// a whole number out of range, and whatever validate_fpga_target rejects.
+FpgaTarget card_from_fields(const CardFields& fields);
+
+// The same from the text of a card file: one JSON object. Throws Error(kInvalidArgument) when
+// the text is not a JSON object, then as card_from_fields.
+FpgaTarget card_from_json(const std::string& json_text);
+
+// A card as a table, in card_fields() order: every field, a calibrated one as <name>, <name>_low,
+// <name>_high, the derived ones last. It goes back into card_from_fields unchanged.
+struct CardOutput {
+  std::string name;
+  CardFieldKind kind = CardFieldKind::kNumber;  // kText, kWhole, or kNumber (every other kind)
+  std::string text;
+  uint32_t whole = 0;
+  double number = 0;
+};
+std::vector<CardOutput> card_to_fields(const FpgaTarget& t);
+
+// card_fields() as the Markdown table docs/fpga-model.md shows ("Card fields").
+std::string card_fields_markdown();
 
 enum class Scenario : uint8_t {
   kAsCompiled,    // the HLO's own access pattern against card memory
@@ -260,6 +361,8 @@ struct FpgaCandidate {
   std::string scenario;
   std::string verdict;       // offload_verdict(scenario, is_bound())
   double could_save_ns = 0;  // could_save_ns(gpu_time_ns, op_speedup_high, restructured_op_speedup_high)
+  // What the restructured figures rest on: restructured_basis(restructured_onchip, random_bytes).
+  std::string restructured_basis;
   bool is_bound() const { return estimate_basis == "measured bound" || estimate_basis == "operand bound"; }
 };
 
@@ -344,7 +447,17 @@ struct FpgaRegionCandidate {
   // could_save_ns(gpu_time_ns, region_speedup_high, restructured_region_speedup_high): all of
   // its GPU time when not estimated
   double could_save_ns = 0;
+  // What the restructured figures rest on: restructured_basis(true, random_access_bytes).
+  std::string restructured_basis;
 };
+
+// The label of a restructured figure whose data-dependent accesses a restructured design serves
+// on chip: it rests on the on-chip access parallelism published HBM SpMV designs achieve
+// (onchip_lanes), which no anchor of another access pattern validates (docs/fpga-validation.md).
+extern const char* const kRestructuredOnchipBasis;
+// kRestructuredOnchipBasis when `onchip` and `random_bytes` > 0 (data-dependent accesses served
+// on chip), "" otherwise (the figure rests on the streaming, compute and memory constants).
+const char* restructured_basis(bool onchip, double random_bytes);
 
 // Pattern affinity used in the score (documented table).
 double pattern_affinity(hlo::AccessPattern p);
@@ -391,6 +504,8 @@ struct StaticOpEstimate {
   TimeRange restructured_time_s;
   bool restructured_onchip = false;
   std::string estimate_note;
+  // What the restructured figures rest on: restructured_basis(restructured_onchip, random_bytes).
+  std::string restructured_basis;
 };
 
 struct ModuleEstimate {

@@ -1,0 +1,248 @@
+// The card time of one op (estimate_op_on_card), of a dataflow design (dataflow_time) and of
+// host-link transfers (link_time), each at both ends of the calibrated constants' spread.
+#include "fpgaprof/analysis/fpga_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <utility>
+
+#include "fpgaprof/error.hpp"
+
+namespace fpgaprof::analysis {
+
+const char* scenario_name(Scenario s) { return s == Scenario::kAsCompiled ? "as compiled" : "restructured"; }
+
+// ---- the card model ---------------------------------------------------------------------------
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kBram36Bytes = 36.0 * 1024.0 / 8.0;  // one 36 Kb block RAM: the smallest on-chip copy
+constexpr double kPortBytes = 8.0;                    // a block RAM / UltraRAM port: 72 bits with 8 of ECC
+
+// Every calibrated constant at one end of its spread (or at its nominal value).
+struct Corner {
+  double clock, dsp_util, stream_eff, channel_share, random_reads, rmw_updates, cross, onchip_share, onchip_lanes,
+      sort_rate, link_eff, transfer_latency, call_latency;
+};
+
+enum class End { kFast, kNominal, kSlow };
+
+double pick(const Calibrated& c, End e, bool larger_is_faster) {
+  if (e == End::kNominal) return c.nominal;
+  return (e == End::kFast) == larger_is_faster ? c.high : c.low;
+}
+
+Corner corner(const FpgaTarget& t, End e) {
+  return {pick(t.clock_hz, e, true),
+          pick(t.dsp_utilization, e, true),
+          pick(t.stream_efficiency, e, true),
+          pick(t.channel_share, e, true),
+          pick(t.random_reads_per_s, e, true),
+          pick(t.rmw_updates_per_s, e, true),
+          pick(t.cross_channel_factor, e, true),
+          pick(t.onchip_share, e, true),
+          pick(t.onchip_lanes, e, true),
+          pick(t.sort_bytes_per_s, e, true),
+          pick(t.link_efficiency, e, true),
+          pick(t.transfer_latency_s, e, false),
+          pick(t.call_latency_s, e, false)};
+}
+
+constexpr End kEnds[] = {End::kFast, End::kNominal, End::kSlow};
+
+void set_end(TimeRange& r, End e, double v) { (e == End::kFast ? r.low : e == End::kNominal ? r.nominal : r.high) = v; }
+
+// Streaming bandwidth of a design: the channels it drives, each at the streaming efficiency.
+double stream_bytes_per_s(const FpgaTarget& t, const Corner& c) {
+  return static_cast<double>(t.memory_channels) * c.channel_share * t.memory_channel_bytes_per_s * c.stream_eff;
+}
+
+// Seconds for the data-dependent accesses of one RandomTraffic against card memory. Each
+// access moves its run rounded up to the access granule; a channel serves at most
+// random_reads_per_s accesses (rmw_updates_per_s updates, each a read and a write) and no more
+// bytes than it streams. An array larger than one channel cannot be replicated per channel:
+// cross_channel_factor applies.
+double random_seconds(const RandomTraffic& r, const FpgaTarget& t, const Corner& c) {
+  if (!(r.accesses > 0)) return 0.0;
+  const double g = t.random_granule_bytes;
+  const double txn = std::max(1.0, std::ceil(std::max(r.run_bytes, 1.0) / g)) * g;
+  const double channel_bytes = t.memory_channel_bytes_per_s * c.stream_eff;
+  const double per_channel = r.read_modify_write ? std::min(c.rmw_updates, channel_bytes / (2 * txn))
+                                                 : std::min(c.random_reads, channel_bytes / txn);
+  const double channel_capacity = t.memory_capacity_bytes / static_cast<double>(t.memory_channels);
+  const double factor = r.source_bytes > channel_capacity ? c.cross : 1.0;
+  const double rate = static_cast<double>(t.memory_channels) * c.channel_share * per_channel * factor;
+  const double operations = r.read_modify_write ? r.accesses / 2 : r.accesses;
+  return rate > 0 ? operations / rate : 0.0;
+}
+
+// On chip: the array spread over block RAMs serves up to onchip_lanes accesses per cycle, each
+// block two reads (dual-ported) or one read-modify-write update. While room is left a read-only
+// array is copied (any lane reads any element of its copy); an updated array is instead
+// partitioned by index into as many banks (each update routed to the bank that holds its
+// element, as the shuffle units of the published HBM SpMV designs do: HiSparse, Serpens), which
+// takes the same blocks; updates spread evenly over the banks is the assumption (a histogram
+// of one hot bin would serialize). A block RAM port is 72 bits wide (UG573): an access of r
+// bytes takes ceil(r / 8) port cycles.
+double onchip_seconds(const RandomTraffic& r, const FpgaTarget& t, const Corner& c) {
+  const double room = c.onchip_share * t.sram_bytes;
+  const double footprint = std::max(r.source_bytes, kBram36Bytes);
+  const double copies = std::max(1.0, std::floor(room / footprint));  // copies or partitions
+  const double blocks = copies * std::ceil(footprint / kBram36Bytes);
+  const double per_cycle = std::min(c.onchip_lanes, r.read_modify_write ? blocks : 2 * blocks);
+  const double operations = r.read_modify_write ? r.accesses / 2 : r.accesses;
+  const double cycles_each = std::ceil(std::max(r.run_bytes, 1.0) / kPortBytes);
+  return c.clock > 0 ? operations * cycles_each / (per_cycle * c.clock) : 0.0;
+}
+
+// Passes over card memory of a sort or FFT whose data does not fit on chip: a two-phase design
+// (runs or sub-transforms on chip, then one merge or transpose pass).
+double passes(const CardWork& w, const FpgaTarget& t, const Corner& c) {
+  const double room = c.onchip_share * t.sram_bytes;
+  if (w.sort_length > 0 && w.sort_length * w.sort_element_bytes > room) return 2.0;
+  if (w.fft_length > 0 && w.fft_length * w.fft_point_bytes > room) return 2.0;
+  return 1.0;
+}
+
+struct Parts {
+  double compute = 0, memory = 0, random = 0, sort = 0, onchip = 0;
+  double memory_bytes = 0;    // what the card moves in this design
+  bool restructured = false;  // the restructured design was faster and is the one given
+  double time() const { return std::max({compute, memory, sort, onchip}); }
+};
+
+// One stage's arithmetic: FLOPs at the card's rate of its precision, a sort at the sort rate
+// (its work is comparisons, not FLOPs).
+void stage_compute(const CardWork& w, Precision p, const FpgaTarget& t, const Corner& c, Parts& out) {
+  const double sort_bytes = w.sort_length * w.sort_count * w.sort_element_bytes;
+  if (sort_bytes > 0) {
+    out.sort += sort_bytes / c.sort_rate;
+  } else {
+    const double rate = t.flops_per_s(p, c.clock, c.dsp_util);
+    out.compute += w.flops > 0 && rate > 0 ? w.flops / rate : 0.0;
+  }
+}
+
+Parts as_compiled_parts(const CardWork& w, Precision p, const FpgaTarget& t, const Corner& c) {
+  Parts out;
+  stage_compute(w, p, t, c, out);
+  const double k = passes(w, t, c);
+  for (const RandomTraffic& r : w.random) out.random += random_seconds(r, t, c);
+  out.memory = k * w.stream_bytes / stream_bytes_per_s(t, c) + out.random;
+  out.memory_bytes = k * w.stream_bytes + w.random_bytes();
+  return out;
+}
+
+// Stages run as one dataflow pipeline: the `io_bytes` (inputs read once, outputs written once)
+// streamed, intermediates streamed from stage to stage on chip (FIFOs: the design consumes them
+// in the order they are produced), a sort's or FFT's extra passes over data that does not fit
+// on chip through card memory, and the state a repeated stage (a loop body) hands to its next
+// repetition through card memory when it does not fit on chip, the data-dependent accesses served from on-chip banks
+// when every array they land in fits on chip together (else they stay random against card memory), the stages'
+// arithmetic sharing the DSPs. The pipeline takes the longest of these.
+Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, const FpgaTarget& t, const Corner& c) {
+  Parts out;
+  const double room = c.onchip_share * t.sram_bytes;
+  double sources = 0, spill = 0;
+  for (const DataflowStage& s : stages)
+    for (const RandomTraffic& r : s.work->random) sources += r.source_bytes;
+  const bool fits = sources <= room;
+  for (const DataflowStage& s : stages) {
+    const CardWork& w = *s.work;
+    Parts one;
+    stage_compute(w, s.precision, t, c, one);
+    out.compute += s.executions * one.compute;
+    out.sort += s.executions * one.sort;
+    const double k = passes(w, t, c);
+    if (k > 1) spill += (k - 1) * s.executions * (w.input_bytes + w.output_bytes);
+    // A stage repeated inside one design invocation (a loop body) hands its result to its next
+    // repetition: larger than the on-chip room, it goes out to card memory and back each time.
+    if (s.repeats > 0 && w.output_bytes > room) spill += 2 * s.repeats * w.output_bytes;
+    for (const RandomTraffic& r : w.random)
+      (fits ? out.onchip : out.random) += s.executions * (fits ? onchip_seconds(r, t, c) : random_seconds(r, t, c));
+  }
+  out.memory_bytes = io_bytes + spill;
+  out.memory = out.memory_bytes / stream_bytes_per_s(t, c) + out.random;
+  out.restructured = true;
+  return out;
+}
+
+Parts op_parts(const CardWork& w, Precision p, const FpgaTarget& t, const Corner& c, Scenario s) {
+  const Parts out = as_compiled_parts(w, p, t, c);
+  if (s == Scenario::kAsCompiled) return out;
+  // Restructured: the op alone as a dataflow design, its compulsory traffic streamed once (an
+  // op that reads only part of an operand, a slice, needs no more than it moves as compiled).
+  const DataflowStage stage{&w, p, 1.0, 0.0};
+  const double io = w.random.empty() ? std::min(w.compulsory_bytes, w.stream_bytes) : w.compulsory_bytes;
+  const Parts r = dataflow_parts({stage}, io, t, c);  // a second pass over memory is added there
+  return r.time() < out.time() ? r : out;
+}
+
+std::string limit_of(const Parts& p) {
+  const double t = p.time();
+  if (t <= 0) return "";
+  if (p.sort == t) return "sort";
+  if (p.onchip == t) return "on-chip access";
+  if (p.compute == t) return "compute";
+  return p.random > p.memory - p.random ? "random access" : "memory";
+}
+
+}  // namespace
+
+OpCardEstimate estimate_op_on_card(const CardWork& work, Precision p, const FpgaTarget& t, Scenario scenario) {
+  OpCardEstimate e;
+  if (!work.known) {
+    e.note = "not estimated: no FLOP/byte count";
+    e.compute_s = e.memory_s = e.time_s = {kNaN, kNaN, kNaN};
+    e.memory_bytes = e.memory_efficiency = kNaN;
+    return e;
+  }
+  const bool sorts = work.sort_length > 0;
+  if (!sorts && work.flops > 0 && t.flops_per_s(p) <= 0) {
+    e.note = std::string("the card has no DSP mapping for ") + precision_name(p) +
+             " (its dsps_per_fma and flops_per_s are 0): not offloadable";
+    e.compute_s = e.memory_s = e.time_s = {kNaN, kNaN, kNaN};
+    e.memory_bytes = e.memory_efficiency = kNaN;
+    return e;
+  }
+  e.estimated = true;
+  Parts nominal;
+  for (End end : kEnds) {
+    const Parts parts = op_parts(work, p, t, corner(t, end), scenario);
+    set_end(e.compute_s, end, std::max(parts.compute, parts.sort));
+    set_end(e.memory_s, end, std::max(parts.memory, parts.onchip));
+    set_end(e.time_s, end, parts.time());
+    if (end == End::kNominal) nominal = parts;
+  }
+  e.onchip = nominal.restructured && nominal.onchip > 0;
+  e.memory_bytes = nominal.memory_bytes;
+  e.memory_efficiency = nominal.memory > 0 ? e.memory_bytes / (nominal.memory * t.memory_bytes_per_s())
+                                           : t.stream_efficiency.nominal * t.channel_share.nominal;
+  e.limit = limit_of(nominal);
+  if (sorts) e.note = "sort: at the measured sort rate of published designs";
+  return e;
+}
+
+TimeRange dataflow_time(const std::vector<DataflowStage>& stages, double io_bytes, const FpgaTarget& t, bool* onchip) {
+  TimeRange r;
+  for (End end : kEnds) {
+    const Parts parts = dataflow_parts(stages, io_bytes, t, corner(t, end));
+    set_end(r, end, parts.time());
+    if (end == End::kNominal && onchip != nullptr) *onchip = parts.onchip > 0;
+  }
+  return r;
+}
+
+TimeRange link_time(double bytes, double buffers, const FpgaTarget& t, double gpu_link_bytes_per_s) {
+  TimeRange r;
+  for (End end : kEnds) {
+    const Corner c = corner(t, end);
+    double link = t.link_bytes_per_s * c.link_eff;
+    if (gpu_link_bytes_per_s > 0) link = std::min(link, gpu_link_bytes_per_s);
+    set_end(r, end, (link > 0 ? bytes / link : 0.0) + buffers * c.transfer_latency);
+  }
+  return r;
+}
+}  // namespace fpgaprof::analysis

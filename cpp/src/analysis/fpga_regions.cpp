@@ -1,0 +1,415 @@
+// The ranking of user regions as offload units (rank_fpga_regions): docs/fpga-model.md, "Regions".
+// In steps: the kernel time per (region path, op) and the module calls the trace counts
+// (collect_spans), the ops inside one path summed (sum_ops), its module calls and transfers
+// (count_calls), its card time, transfers and speedups (what_if), then the ranking.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "fpga_rank_common.hpp"
+#include "fpgaprof/analysis/attribution.hpp"
+#include "fpgaprof/analysis/fpga_model.hpp"
+#include "fpgaprof/analysis/region_paths.hpp"
+#include "fpgaprof/analysis/transfer_analysis.hpp"
+#include "fpgaprof/error.hpp"
+
+namespace fpgaprof::analysis {
+
+using namespace fpga_detail;  // NOLINT(google-build-using-namespace)
+
+namespace {
+
+uint64_t pair_key(uint32_t group, uint32_t item) { return (static_cast<uint64_t>(group) << 32) | item; }
+
+struct SpanAcc {
+  uint64_t ns = 0;
+  uint64_t kernels = 0;
+};
+
+// What the trace says of each region path, inclusive of the paths nested in it: kernel time
+// per op inside (kNone32: kernels without an op), module calls counted from XlaModule ranges
+// per (path, module), and HtoD + DtoH bytes copied inside.
+struct Spans {
+  std::vector<std::vector<std::pair<uint32_t, SpanAcc>>> ops_in;  // per path: (op, time) entries
+  std::unordered_map<uint64_t, double> calls_in;                  // pair_key(path, module) -> calls
+  std::vector<double> host_bytes;                                 // per path
+};
+
+Spans collect_spans(const TraceStore& store, const std::vector<OpCost>& ops, const std::vector<uint32_t>& op_of_kernel,
+                    const RegionPaths& groups) {
+  const std::size_t n_groups = groups.size();
+  // Kernel time per (innermost region path, op) and the XlaModule ranges (one per module call)
+  // seen per (path, module). Kernels run in a region path's order, so the last key is cached.
+  std::unordered_map<uint64_t, SpanAcc> spans;
+  std::unordered_map<uint64_t, double> counted_calls;
+  std::unordered_set<uint32_t> module_ranges_seen;
+  std::vector<int8_t> is_module_range(store.strings.size(), -1);
+  const auto module_range_of = [&](uint32_t m) -> uint32_t {
+    for (std::size_t steps = 0; m != kNone32 && m < store.markers.size() && steps < 64;
+         m = store.markers[m].parent, ++steps) {
+      const StringId name = store.markers[m].name;
+      if (name >= is_module_range.size()) continue;
+      if (is_module_range[name] < 0)
+        is_module_range[name] = parse_xla_range_name(store.strings.get(name)).kind == XlaRangeName::Kind::kModule;
+      if (is_module_range[name] == 1) return m;
+    }
+    return kNone32;
+  };
+  uint64_t last_key = ~uint64_t{0};
+  SpanAcc* last = nullptr;
+  for (std::size_t i = 0; i < store.kernels.size(); ++i) {
+    const KernelRecord& k = store.kernels[i];
+    const uint32_t g = groups.path_of(k.region_index);
+    if (g == kNone32) continue;
+    const uint32_t o = op_of_kernel.empty() ? kNone32 : op_of_kernel[i];
+    const uint64_t key = pair_key(g, o < ops.size() ? o : kNone32);
+    if (key != last_key) {
+      last = &spans[key];
+      last_key = key;
+    }
+    last->ns += k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
+    last->kernels += 1;
+    if (o < ops.size() && ops[o].module_index != kNone32) {
+      const uint32_t mr = module_range_of(k.marker_index);
+      if (mr != kNone32 && module_ranges_seen.insert(mr).second) counted_calls[pair_key(g, ops[o].module_index)] += 1;
+    }
+  }
+  // Inclusive: every entry also counts for the enclosing paths.
+  const auto ancestors_inclusive = [&](uint32_t g, auto&& f) { groups.for_self_and_ancestors(g, f); };
+  Spans out;
+  out.host_bytes.assign(n_groups, 0.0);
+  for (const MemcpyRecord& c : store.memcpys) {
+    const Direction d = direction_of(c.copy_kind);
+    if (d == Direction::kHtoD || d == Direction::kDtoH)
+      ancestors_inclusive(groups.path_of(c.region_index),
+                          [&](uint32_t g) { out.host_bytes[g] += static_cast<double>(c.bytes); });
+  }
+  out.ops_in.resize(n_groups);
+  for (const auto& entry : spans) {
+    const uint32_t op = static_cast<uint32_t>(entry.first);
+    ancestors_inclusive(static_cast<uint32_t>(entry.first >> 32), [&](uint32_t g) {
+      out.ops_in[g].push_back({op, entry.second});
+    });
+  }
+  for (const auto& entry : counted_calls) {
+    const uint32_t module = static_cast<uint32_t>(entry.first);
+    ancestors_inclusive(static_cast<uint32_t>(entry.first >> 32),
+                        [&](uint32_t g) { out.calls_in[pair_key(g, module)] += entry.second; });
+  }
+  return out;
+}
+
+// One estimate per op, shared by every path it appears in.
+class OpEstimates {
+ public:
+  OpEstimates(const std::vector<OpCost>& ops, const FpgaTarget& target)
+      : ops_(ops),
+        target_(target),
+        as_compiled_(ops.size()),
+        restructured_(ops.size()),
+        works_(ops.size()),
+        done_(ops.size(), 0) {}
+  void estimate(uint32_t o) {
+    if (done_[o] != 0) return;
+    works_[o] = work_of(ops_[o]);
+    as_compiled_[o] = estimate_op_on_card(works_[o], ops_[o].precision, target_, Scenario::kAsCompiled);
+    restructured_[o] = estimate_op_on_card(works_[o], ops_[o].precision, target_, Scenario::kRestructured);
+    done_[o] = 1;
+  }
+  const OpCardEstimate& as_compiled(uint32_t o) const { return as_compiled_[o]; }
+  const OpCardEstimate& restructured(uint32_t o) const { return restructured_[o]; }
+  const CardWork& work(uint32_t o) const { return works_[o]; }
+
+ private:
+  const std::vector<OpCost>& ops_;
+  const FpgaTarget& target_;
+  std::vector<OpCardEstimate> as_compiled_, restructured_;
+  std::vector<CardWork> works_;
+  std::vector<int8_t> done_;
+};
+
+// The ops inside one region path, summed: what the row shows directly (GPU time, kernels, ops,
+// top op, FLOPs, bytes, card compute and memory, working set) goes into the row; the rest here.
+struct OpsSum {
+  double est_ns = 0, kept_ns = 0, bound_w = 0, affinity_w = 0;
+  double bound_n = 0, affinity_n = 0;  // unweighted sums (for zero-duration kernels)
+  double card_bytes = 0;
+  TimeRange ops_time, ops_restructured;
+  std::vector<DataflowStage> stages;
+  std::vector<uint32_t> stage_module;
+  std::unordered_set<uint32_t> estimated_modules;
+  uint32_t estimated_ops = 0;
+  uint64_t unattributed_kernels = 0;
+  std::vector<std::string> unknown_ops, unsupported_ops;
+  std::unordered_map<uint32_t, double> fallback_calls, io_of_module, buffers_of_module;
+};
+
+void sum_ops(std::vector<std::pair<uint32_t, SpanAcc>>& entries, const std::vector<OpCost>& ops,
+             const RooflineReport& roofline, OpEstimates& estimates, FpgaRegionCandidate& c, OpsSum& s) {
+  // The same op may arrive from several nested paths: merge.
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  uint64_t top_ns = 0;
+  for (std::size_t a = 0; a < entries.size();) {
+    const uint32_t o = entries[a].first;
+    SpanAcc acc;
+    for (; a < entries.size() && entries[a].first == o; ++a) {
+      acc.ns += entries[a].second.ns;
+      acc.kernels += entries[a].second.kernels;
+    }
+    c.gpu_time_ns += static_cast<double>(acc.ns);
+    c.kernel_count += acc.kernels;
+    if (o == kNone32) {
+      s.kept_ns += static_cast<double>(acc.ns);
+      s.unattributed_kernels += acc.kernels;
+      continue;
+    }
+    const OpCost& op = ops[o];
+    const RooflinePoint& rp = roofline.ops[o];
+    c.op_count += 1;
+    if (c.top_op.empty() || acc.ns > top_ns) {
+      top_ns = acc.ns;
+      c.top_op = op.name;
+    }
+    // Executions inside: the op's executions in the proportion of its kernels launched here.
+    const double exec = rp.kernel_count > 0 ? static_cast<double>(rp.executions) * static_cast<double>(acc.kernels) /
+                                                  static_cast<double>(rp.kernel_count)
+                                            : 0.0;
+    if (op.module_index != kNone32) {
+      double& f = s.fallback_calls[op.module_index];
+      f = std::max(f, exec);
+      if (op.module_io_bytes > 0) s.io_of_module[op.module_index] = op.module_io_bytes;
+      if (op.module_io_buffers > 0) s.buffers_of_module[op.module_index] = op.module_io_buffers;
+    }
+    if (!op.cost_known) {
+      s.kept_ns += static_cast<double>(acc.ns);
+      if (s.unknown_ops.size() < 3) s.unknown_ops.push_back(op.name);
+      continue;
+    }
+    estimates.estimate(o);
+    const OpCardEstimate& e = estimates.as_compiled(o);
+    if (!e.estimated) {
+      s.kept_ns += static_cast<double>(acc.ns);
+      if (s.unsupported_ops.size() < 3)
+        s.unsupported_ops.push_back(op.name + " (" + precision_name(op.precision) + ")");
+      continue;
+    }
+    const CardWork& w = estimates.work(o);
+    s.stages.push_back({&w, op.precision, exec, 0.0});
+    s.stage_module.push_back(op.module_index);
+    if (op.module_index != kNone32) s.estimated_modules.insert(op.module_index);
+    c.flops += op.flops * exec;
+    c.bytes += op.bytes() * exec;
+    c.random_access_bytes += w.random_bytes() * exec;
+    s.card_bytes += e.memory_bytes * exec;
+    c.card_compute_s += e.compute_s.nominal * exec;
+    c.card_memory_s += e.memory_s.nominal * exec;
+    s.ops_time += e.time_s.scaled(exec);
+    s.ops_restructured += estimates.restructured(o).time_s.scaled(exec);
+    const double weight = static_cast<double>(acc.ns);
+    const double intensity = op.bytes() > 0 ? op.flops / op.bytes() : 0.0;
+    s.est_ns += weight;
+    s.estimated_ops += 1;
+    const double boundness = memory_boundness(intensity, rp.ridge_flops_per_byte);
+    s.bound_w += weight * boundness;
+    s.bound_n += boundness;
+    s.affinity_w += weight * pattern_affinity(op.pattern);
+    s.affinity_n += pattern_affinity(op.pattern);
+    if (op.working_set_bytes > c.working_set_bytes || c.onchip_source.empty()) {
+      c.working_set_bytes = std::max(c.working_set_bytes, op.working_set_bytes);
+      c.onchip_source = op.working_set_source;
+    }
+  }
+}
+
+// The path's module calls and what they move: counted from XlaModule ranges where the trace has
+// them, else the most executions of any of the module's ops inside (one call runs each op at
+// least once).
+struct Calls {
+  double transfer_buffers = 0, io_bytes = 0;
+  std::unordered_map<uint32_t, double> of_module;
+};
+
+Calls count_calls(uint32_t g, const OpsSum& s, const std::unordered_map<uint64_t, double>& calls_in,
+                  FpgaRegionCandidate& c) {
+  Calls out;
+  bool all_counted = !s.fallback_calls.empty();
+  for (const auto& [m, fallback] : s.fallback_calls) {
+    const auto it = calls_in.find(pair_key(g, m));
+    const double calls = it != calls_in.end() ? it->second : fallback;
+    if (it == calls_in.end()) all_counted = false;
+    c.module_calls += calls;
+    const auto io = s.io_of_module.find(m);
+    if (io != s.io_of_module.end()) c.transfer_bytes += calls * io->second;
+    // The dataflow design reads and writes only the calls it runs: a module whose ops are all
+    // kept at GPU speed is not part of it (its GPU time already holds its own traffic).
+    if (io != s.io_of_module.end() && s.estimated_modules.count(m) != 0) out.io_bytes += calls * io->second;
+    out.of_module[m] = calls;
+    const auto buffers = s.buffers_of_module.find(m);
+    out.transfer_buffers += calls * (buffers != s.buffers_of_module.end() ? buffers->second : 2.0);
+  }
+  c.module_calls_counted = all_counted;
+  return out;
+}
+
+// Why some of the path's GPU time stays at GPU speed ("" when none does).
+std::string kept_reason(const OpsSum& s) {
+  std::string kept_why;
+  const auto list = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const std::string& x : v) out += (out.empty() ? "'" : ", '") + x + "'";
+    return out;
+  };
+  if (!s.unknown_ops.empty()) kept_why += "no FLOP/byte count for " + list(s.unknown_ops);
+  if (!s.unsupported_ops.empty())
+    kept_why +=
+        (kept_why.empty() ? "" : "; ") + std::string("the card has no DSP mapping for ") + list(s.unsupported_ops);
+  if (s.unattributed_kernels > 0)
+    kept_why +=
+        (kept_why.empty() ? "" : "; ") + std::to_string(s.unattributed_kernels) + " kernel(s) without an HLO op";
+  return kept_why;
+}
+
+// An estimated path's score and what-if: its ops one after another (and, restructured, the
+// better of each op alone and the ops as one dataflow design), its launches, the GPU time it
+// keeps, the transfers of its calls, the speedups.
+void what_if(OpsSum& s, const Calls& calls, const FpgaTarget& target, const FpgaOptions& options, double total_s,
+             FpgaRegionCandidate& c) {
+  c.intensity = c.bytes > 0 ? c.flops / c.bytes : 0.0;
+  // The efficiency its card traffic got overall: each op's own, weighted by its bytes.
+  c.memory_efficiency = s.card_bytes > 0 && c.card_memory_s > 0
+                            ? s.card_bytes / (c.card_memory_s * target.memory_bytes_per_s())
+                            : target.stream_efficiency.nominal;
+  // Weighted by GPU time; kernels of zero duration (all of them in a degenerate trace) weigh equally.
+  c.memory_boundness = s.est_ns > 0 ? s.bound_w / s.est_ns : s.bound_n / s.estimated_ops;
+  c.pattern_affinity = s.est_ns > 0 ? s.affinity_w / s.est_ns : s.affinity_n / s.estimated_ops;
+  c.fits_on_chip = c.working_set_bytes <= target.sram_bytes;
+  c.onchip_factor = onchip_factor(c.working_set_bytes, target.sram_bytes);
+  const TimeRange launches =
+      TimeRange{target.call_latency_s.low, target.call_latency_s.nominal, target.call_latency_s.high}.scaled(
+          c.module_calls);
+  c.card_latency_s = launches.nominal;
+  c.kept_gpu_s = s.kept_ns * 1e-9;
+  const TimeRange kept{c.kept_gpu_s, c.kept_gpu_s, c.kept_gpu_s};
+  TimeRange card = s.ops_time;
+  card += launches;
+  card += kept;
+  // Restructured: the better of each op restructured alone and the region's ops as one
+  // dataflow design reading the jitted calls' arguments and writing their results once. An op
+  // that runs more often than its module is called repeats inside a call (a loop body).
+  for (std::size_t k = 0; k < s.stages.size(); ++k) {
+    const auto it = calls.of_module.find(s.stage_module[k]);
+    if (it != calls.of_module.end()) s.stages[k].repeats = std::max(s.stages[k].executions - it->second, 0.0);
+  }
+  const TimeRange dataflow = dataflow_time(s.stages, calls.io_bytes, target);
+  TimeRange rcard{std::min(s.ops_restructured.low, dataflow.low),
+                  std::min(s.ops_restructured.nominal, dataflow.nominal),
+                  std::min(s.ops_restructured.high, dataflow.high)};
+  rcard += launches;
+  rcard += kept;
+  TimeRange transfer;
+  if (options.inputs_cross_link) {
+    transfer = link_time(c.transfer_bytes, calls.transfer_buffers, target, options.gpu_link_bytes_per_s);
+  } else {
+    c.transfer_bytes = 0;
+  }
+  c.card_time_s = card.nominal;
+  c.card_time_low_s = card.low;
+  c.card_time_high_s = card.high;
+  c.transfer_s = transfer.nominal;
+  c.transfer_low_s = transfer.low;
+  c.transfer_high_s = transfer.high;
+  c.fpga_total_s = card.nominal + transfer.nominal;
+  c.fpga_total_low_s = card.low + transfer.low;
+  c.fpga_total_high_s = card.high + transfer.high;
+  const double gpu_s = c.gpu_time_ns * 1e-9;
+  c.link_factor = link_factor(gpu_s, c.transfer_s);
+  c.score = c.time_share * c.estimated_share * (0.25 + 0.75 * c.memory_boundness) * c.pattern_affinity *
+            c.onchip_factor * c.link_factor;
+  c.region_speedup = safe_ratio(gpu_s, c.fpga_total_s);
+  c.region_speedup_low = safe_ratio(gpu_s, c.fpga_total_high_s);
+  c.region_speedup_high = safe_ratio(gpu_s, c.fpga_total_low_s);
+  c.workload_speedup = amdahl_speedup(total_s, gpu_s, c.fpga_total_s);
+  c.workload_speedup_low = amdahl_speedup(total_s, gpu_s, c.fpga_total_high_s);
+  c.workload_speedup_high = amdahl_speedup(total_s, gpu_s, c.fpga_total_low_s);
+  c.restructured_card_time_s = rcard.nominal;
+  c.restructured_card_time_low_s = rcard.low;
+  c.restructured_card_time_high_s = rcard.high;
+  c.restructured_fpga_total_s = rcard.nominal + transfer.nominal;
+  c.restructured_region_speedup = safe_ratio(gpu_s, c.restructured_fpga_total_s);
+  c.restructured_region_speedup_low = safe_ratio(gpu_s, rcard.high + transfer.high);
+  c.restructured_region_speedup_high = safe_ratio(gpu_s, rcard.low + transfer.low);
+  c.scenario = offload_scenario(c.region_speedup, c.restructured_region_speedup);
+}
+
+}  // namespace
+
+std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, const std::vector<OpCost>& ops,
+                                                   const std::vector<uint32_t>& op_of_kernel,
+                                                   const RooflineReport& roofline, const FpgaTarget& target,
+                                                   const FpgaOptions& options) {
+  require_same_ops(ops, roofline);
+  if (!op_of_kernel.empty() && op_of_kernel.size() != store.kernels.size())
+    throw Error(ErrorKind::kInvalidArgument, "op_of_kernel needs one entry per kernel (or none)");
+  validate_fpga_target(target);
+  std::vector<FpgaRegionCandidate> out;
+  if (store.regions.empty()) return out;
+  RegionPaths own_paths;
+  const RegionPaths& groups =
+      RegionPaths::select(store, options.region_paths, true, own_paths, "FpgaOptions::region_paths");
+  Spans spans = collect_spans(store, ops, op_of_kernel, groups);
+
+  const double total_kernel_ns = static_cast<double>(roofline.trace.time_ns);
+  const double workload_ns = options.workload_ns > 0 ? options.workload_ns : total_kernel_ns;
+  const double total_s = workload_ns * 1e-9;
+  OpEstimates estimates(ops, target);
+
+  for (uint32_t g = 0; g < groups.size(); ++g) {
+    if (spans.ops_in[g].empty()) continue;
+    FpgaRegionCandidate c;
+    c.path = groups.path(g);
+    c.name = groups.name(g);
+    c.depth = groups.depth(g);
+    c.instances = groups.instances(g);
+    c.sram_bytes = target.sram_bytes;
+    OpsSum s;
+    sum_ops(spans.ops_in[g], ops, roofline, estimates, c, s);
+    c.time_share = total_kernel_ns > 0 ? c.gpu_time_ns / total_kernel_ns : 0.0;
+    if (c.time_share < options.min_time_share) continue;
+    c.host_bytes_per_instance = c.instances > 0 ? spans.host_bytes[g] / static_cast<double>(c.instances) : 0.0;
+    c.estimated_share = c.gpu_time_ns > 0 ? s.est_ns / c.gpu_time_ns : 0.0;
+    const Calls calls = count_calls(g, s, spans.calls_in, c);
+    const std::string kept_why = kept_reason(s);
+    const bool untimed = c.kernel_count > 0 && c.gpu_time_ns == 0;
+    c.estimated = s.estimated_ops > 0 && !untimed;
+    if (!c.estimated) {
+      c.estimate_note = untimed ? no_gpu_time_note(c.kernel_count)
+                                : "not estimated: nothing inside can be modelled on the card (" + kept_why + ")";
+      set_nan(not_estimated_fields(c));
+      out.push_back(std::move(c));
+      continue;
+    }
+    what_if(s, calls, target, options, total_s, c);
+    if (s.kept_ns > 0) {
+      char pct[32];
+      std::snprintf(pct, sizeof pct, "%.1f %%", 100.0 * s.kept_ns / c.gpu_time_ns);
+      c.estimate_note = std::string(pct) + " of its GPU time kept at GPU speed (" + kept_why + ")";
+    }
+    out.push_back(std::move(c));
+  }
+  for (FpgaRegionCandidate& c : out) {
+    c.verdict = offload_verdict(c.scenario, false);
+    c.could_save_ns = could_save_ns(c.gpu_time_ns, c.region_speedup_high, c.restructured_region_speedup_high);
+    c.restructured_basis = restructured_basis(true, c.random_access_bytes);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const FpgaRegionCandidate& a, const FpgaRegionCandidate& b) {
+    return ranks_before(a.could_save_ns, a.gpu_time_ns, a.score, b.could_save_ns, b.gpu_time_ns, b.score);
+  });
+  return out;
+}
+
+}  // namespace fpgaprof::analysis
