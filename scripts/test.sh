@@ -11,7 +11,7 @@
 #      0.7.x in .venv and 0.6.17.1 in .venv-mbirjax06 (scripts/bootstrap.sh makes both)
 #   5. the Python tests against the installed package (pytest tests/python, which also checks
 #      the committed _core type stubs against the built module: scripts/gen_stubs.sh), the
-#      hostile-input suite tests/hostile (about 35 s: every case in its own process, its peak
+#      hostile-input suite tests/hostile (about 2 minutes: every case in its own process, its peak
 #      memory bounded) and tests/gpu (which skip themselves where no GPU exists); the MBIRJAX
 #      tests again on 0.6.17.1
 # Usage: scripts/test.sh [--quick]   (--quick skips the sanitizer and fuzzer stages)

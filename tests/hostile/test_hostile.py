@@ -200,7 +200,9 @@ def test_huge_record_count(tmp_path, baseline, tag):
     _n, pos = g.read_varint(s.raw, 0)
     s.raw = g.varint(2**62) + s.raw[pos:]
     res = load_case(tmp_path, g.build(secs), baseline)
-    expect_error(res, TRACE_ERROR, r"implausible count of records \(4611686018427387904\) in table \w+")
+    expect_error(
+        res, TRACE_ERROR, r"implausible count of records \(4611686018427387904\) in table \w+"
+    )
 
 
 def flipped(seed: int) -> bytes:
@@ -422,8 +424,8 @@ def with_modules(mods: list[tuple[bytes, int, bytes]]) -> bytes:
 
 
 STACK_FRAME_BOMB = (
-    b"HloModule jit_bomb\n\nFileNames\n10000000 \"a.py\"\n\n"
-    b"ENTRY e {\n  ROOT p = f32[4]{0} parameter(0), metadata={op_name=\"x\" stack_frame_id=1}\n}\n"
+    b'HloModule jit_bomb\n\nFileNames\n10000000 "a.py"\n\n'
+    b'ENTRY e {\n  ROOT p = f32[4]{0} parameter(0), metadata={op_name="x" stack_frame_id=1}\n}\n'
 )
 
 
@@ -579,7 +581,15 @@ def test_injection_in_every_rendered_name(tmp_path, baseline):
     # the terminal digest: no escape sequences or bell from the trace
     assert "\x1b[31m" not in r.out and "\x07" not in r.out
     for fmt in ("csv", "json", "perfetto"):
-        e = run("cli", "export", str(tmp_path / "t.fpgaprof"), "--format", fmt, "-o", str(tmp_path / f"e.{fmt}"))
+        e = run(
+            "cli",
+            "export",
+            str(tmp_path / "t.fpgaprof"),
+            "--format",
+            fmt,
+            "-o",
+            str(tmp_path / f"e.{fmt}"),
+        )
         assert e.rc == 0, e.err
 
 
@@ -589,13 +599,8 @@ def test_injection_in_every_rendered_name(tmp_path, baseline):
 BIG_TRACE = HERE.parent / "data" / "traces" / "mbirjax_sweep_32_64_run_h100.fpgaprof"
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
-def test_d7_killed_report_leaves_the_folder_as_it_was(tmp_path, sig):
-    out = tmp_path / "out"
-    out.mkdir()
-    before = {"summary.json": "old summary", "report.html": "old html", "timeline.json": "old"}
-    for k, v in before.items():
-        (out / k).write_text(v)
+def killed_report(out: Path, sig: int) -> tuple[int, str]:
+    """`report` of BIG_TRACE into `out`, sent `sig` once its staging folder holds a file."""
     cmd = [sys.executable, str(HERE / "driver.py"), "cli", "report", str(BIG_TRACE), "-o", str(out)]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
@@ -608,8 +613,27 @@ def test_d7_killed_report_leaves_the_folder_as_it_was(tmp_path, sig):
     assert p.poll() is None, "report ended before it could be killed: " + p.communicate()[1]
     p.send_signal(sig)
     _out, err = p.communicate(timeout=60)
+    return p.returncode, err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
+def test_d7_killed_report_leaves_the_folder_as_it_was(tmp_path, sig):
+    before = {"summary.json": "old summary", "report.html": "old html", "timeline.json": "old"}
     expected_rc = {signal.SIGTERM: -signal.SIGTERM, signal.SIGINT: 130, signal.SIGKILL: -9}[sig]
-    assert p.returncode == expected_rc, err
+    # The report's last files can be staged and the set moved in within the poll's 10 ms: a
+    # signal that lands after that finds the report done (exit 0, the whole new set, which is
+    # right). Such a try says nothing about the kill; up to 5 tries for one that lands midway.
+    for attempt in range(5):
+        out = tmp_path / f"out{attempt}"
+        out.mkdir()
+        for k, v in before.items():
+            (out / k).write_text(v)
+        rc, err = killed_report(out, sig)
+        if rc == 0:
+            assert json.loads((out / "summary.json").read_text())["schema_version"] >= 1, err
+            continue
+        break
+    assert rc == expected_rc, err
     visible = {n: (out / n).read_text() for n in os.listdir(out) if not n.startswith(".")}
     assert visible == before
     hidden = [n for n in os.listdir(out) if n.startswith(".")]
@@ -640,7 +664,13 @@ def test_d7_report_without_timeline_removes_the_old_one(tmp_path):
 def test_d11_deep_card_json(tmp_path):
     card = tmp_path / "card.json"
     card.write_text("[" * 100_000 + "]" * 100_000)
-    r = run("cli", "estimate", str(HERE.parent / "fuzz/corpus/hlo_parser_fuzzer/conv2d.hlo"), "--target", str(card))
+    r = run(
+        "cli",
+        "estimate",
+        str(HERE.parent / "fuzz/corpus/hlo_parser_fuzzer/conv2d.hlo"),
+        "--target",
+        str(card),
+    )
     assert r.rc == 2, r.err
     one_line(r.err)
     assert "nests JSON too deeply" in r.err
@@ -706,7 +736,14 @@ def test_d5_temp_folder_unusable_anywhere(tmp_path):
     )
     env = clean_env()
     r = run_cmd(
-        [sys.executable, "-c", code, str(tmp_path / "no" / "such"), str(BASE_TRACE), str(tmp_path / "out")],
+        [
+            sys.executable,
+            "-c",
+            code,
+            str(tmp_path / "no" / "such"),
+            str(BASE_TRACE),
+            str(tmp_path / "out"),
+        ],
         env=env,
     )
     assert r.rc == 0, r.err
