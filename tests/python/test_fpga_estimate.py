@@ -307,7 +307,9 @@ def test_estimate_hlo_carries_card_energy_with_its_range():
         pytest.approx(card["high"] * U280_W["high"], rel=1e-6),
     )
     assert est.summary()["card_energy_j"] == est.card_energy_j
-    assert "card energy at 61.8 W (45-65.4 W): card 5.05 mJ" in str(est)
+    assert "card energy at 61.8 W (45-65.4 W): card 5.05 mJ (2.05 mJ-10.7 mJ)" in str(est)
+    # the op's row: 41.72 us x 61.84 W, 29.6 us x 45 W, 64.17 us x 65.38 W
+    assert "2.58 mJ (1.33 mJ-4.2 mJ)" in str(est)
     # a card's own loaded_w is honoured: 100 W exact
     own = fpga.estimate_hlo(TRIAD_HLO, target={"base": "alveo-u280", "loaded_w": 100})
     assert own.card_energy_j == pytest.approx(card["nominal"] * 100, rel=1e-6)

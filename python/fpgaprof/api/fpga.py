@@ -230,6 +230,7 @@ ESTIMATE_TEXT_COLUMNS = (
     "executions",
     "card_time_s",
     "restructured_card_time_s",
+    "card_energy_j",
     "card_limit",
     "memory_efficiency",
     "flops",
