@@ -3,6 +3,8 @@
 // fpgaprof._core.analysis.result_fields(<table>) / result_tables(). Converts only.
 #pragma once
 
+#include <cmath>
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -38,6 +40,12 @@ void put_fields(py::dict& d, const analysis::ResultTable<Row, Ctx>& table, const
     if (f.present != nullptr && !f.present(row, ctx)) continue;
     if (f.info.range) {
       const analysis::TimeRange r = f.get_range(row, ctx);
+      if (f.info.nullable && std::isnan(r.nominal)) {  // a nullable range without a value: null
+        d[f.info.name.c_str()] = py::none();
+        d[f.info.low_name.c_str()] = py::none();
+        d[f.info.high_name.c_str()] = py::none();
+        continue;
+      }
       d[f.info.name.c_str()] = r.nominal;
       d[f.info.low_name.c_str()] = r.low;
       d[f.info.high_name.c_str()] = r.high;

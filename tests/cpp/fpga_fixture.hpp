@@ -47,6 +47,7 @@ inline analysis::FpgaTarget round_card() {
   t.link_efficiency = {0.8, 0.5, 1.0};
   t.transfer_latency_s = {10e-6, 5e-6, 20e-6};
   t.call_latency_s = {20e-6, 10e-6, 40e-6};
+  t.loaded_w = {50, 25, 100};  // card energy = card time x {50, 25, 100} W
   return t;
 }
 

@@ -178,6 +178,15 @@ TEST_CASE("FPGA what-if, case D: a gather on the round card (docs/fpga-model-cas
   CHECK(g.restructured_card_time_low_s == near(236.2144e-6));
   CHECK(g.restructured_card_time_s == near(585.536e-6));
   CHECK(g.restructured_card_time_high_s == near(1849.7152e-6));
+  // Card energy at the round card's 50 W (25 to 100 W), low x low, high x high: as compiled 1.46,
+  // 5.52, 21.64 ms -> 36.5 mJ, 276 mJ, 2.164 J; restructured 236.2144, 585.536, 1849.7152 us ->
+  // 5.90536 mJ, 29.2768 mJ, 184.97152 mJ.
+  CHECK(g.card_energy_j.low == near(36.5e-3));
+  CHECK(g.card_energy_j.nominal == near(276e-3));
+  CHECK(g.card_energy_j.high == near(2.164));
+  CHECK(g.restructured_card_energy_j.low == near(5.90536e-3));
+  CHECK(g.restructured_card_energy_j.nominal == near(29.2768e-3));
+  CHECK(g.restructured_card_energy_j.high == near(184.97152e-3));
   // 100 / 585.536 = 0.170784 (range 100 / 1849.7152 = 0.054062 to 100 / 236.2144 = 0.423344).
   CHECK(g.restructured_op_speedup == near(100.0 / 585.536));
   CHECK(g.restructured_op_speedup_low == near(100.0 / 1849.7152));

@@ -253,6 +253,14 @@ TEST_CASE("FPGA regions, case C: ops of a region on the card, data crossing at i
   CHECK(proj.restructured_card_time_low_s == near(0.42e-3));
   CHECK(proj.restructured_card_time_s == near(1.04e-3));
   CHECK(proj.restructured_card_time_high_s == near(3.28e-3));
+  // Card energy at the round card's 50 W (25 to 100 W), low x low, high x high: 0.82, 2.04,
+  // 6.48 ms -> 20.5, 102, 648 mJ; restructured 0.42, 1.04, 3.28 ms -> 10.5, 52, 328 mJ.
+  CHECK(proj.card_energy_j.low == near(20.5e-3));
+  CHECK(proj.card_energy_j.nominal == near(102e-3));
+  CHECK(proj.card_energy_j.high == near(648e-3));
+  CHECK(proj.restructured_card_energy_j.low == near(10.5e-3));
+  CHECK(proj.restructured_card_energy_j.nominal == near(52e-3));
+  CHECK(proj.restructured_card_energy_j.high == near(328e-3));
   CHECK(proj.restructured_fpga_total_s == near(1.04e-3 + 2.06e-3));
   // 420 / 3100 = 0.135484 (range 420 / (3.28 + 3.32 ms) to 420 / (0.42 + 1.63 ms)).
   CHECK(proj.restructured_region_speedup == near(420.0 / 3100.0));
@@ -282,6 +290,11 @@ TEST_CASE("FPGA regions, case C: ops of a region on the card, data crossing at i
   CHECK(step.card_time_low_s == near(0.9e-3));
   CHECK(step.card_time_s == near(2.14e-3));
   CHECK(step.card_time_high_s == near(6.62e-3));
+  // Its kept GPU time is card time too (charged at the card's power): 0.9, 2.14, 6.62 ms x 25,
+  // 50, 100 W = 22.5, 107, 662 mJ.
+  CHECK(step.card_energy_j.low == near(22.5e-3));
+  CHECK(step.card_energy_j.nominal == near(107e-3));
+  CHECK(step.card_energy_j.high == near(662e-3));
   CHECK(step.transfer_low_s == near(3.25e-3));
   CHECK(step.transfer_s == near(4.1e-3));
   CHECK(step.transfer_high_s == near(6.6e-3));
@@ -462,6 +475,8 @@ TEST_CASE("FPGA regions: paths, nesting by time and degenerate traces", "[analys
     CHECK(std::isnan(regions[0].region_speedup));
     CHECK(std::isnan(regions[0].restructured_region_speedup_high));
     CHECK(std::isnan(regions[0].card_time_s));
+    CHECK(std::isnan(regions[0].card_energy_j.nominal));  // not estimated: null, never 0
+    CHECK(std::isnan(regions[0].restructured_card_energy_j.high));
     const RooflineReport r = analyze_roofline(s, table_ceilings(s.devices[0]), {add}, {0});
     FpgaOptions o;
     o.workload_ns = 1000;
@@ -475,6 +490,8 @@ TEST_CASE("FPGA regions: paths, nesting by time and degenerate traces", "[analys
     CHECK(std::isnan(c.op_speedup_high));
     CHECK(std::isnan(c.score));
     CHECK(std::isnan(c.card_time_s));
+    CHECK(std::isnan(c.card_energy_j.nominal));
+    CHECK(std::isnan(c.restructured_card_energy_j.low));
   }
   SECTION("a kernel with GPU time next to one without: the region is estimated on the time it has") {
     TraceStore s;

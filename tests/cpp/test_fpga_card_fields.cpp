@@ -184,3 +184,44 @@ TEST_CASE("card_fields: docs/fpga-model.md lists the table", "[analysis][fpga][c
     if (f.kind != CardFieldKind::kDerived && f.kind != CardFieldKind::kText) CHECK(f.check_order >= 0);
   }
 }
+
+TEST_CASE("loaded_w: a preset's board power, a custom card's own, unknown without one, bad ones refused",
+          "[analysis][fpga][card][energy]") {
+  // A preset carries its published board power (docs/fpga-model.md, "Card power"): the U55C's
+  // HBM2 class, 61.84 W (45 to 65.38 W); the U250's DDR4 class, 67.82 W (64.48 to 68.79 W).
+  const FpgaTarget u55c = fpga_preset("alveo-u55c");
+  CHECK(u55c.loaded_w.nominal == 61.84);
+  CHECK(u55c.loaded_w.low == 45.0);
+  CHECK(u55c.loaded_w.high == 65.38);
+  CHECK(fpga_preset("alveo-u250").loaded_w.nominal == 67.82);
+  // A base keeps it; a custom card gives its own (alone: exact; with its ends: a range).
+  CHECK(card_from_fields({{"base", str("alveo-u55c")}}).loaded_w.nominal == 61.84);
+  const FpgaTarget exact = card_from_fields({{"base", str("alveo-u55c")}, {"loaded_w", num(70)}});
+  CHECK((exact.loaded_w.low == 70 && exact.loaded_w.nominal == 70 && exact.loaded_w.high == 70));
+  const FpgaTarget ranged =
+      card_from_json(R"({"base": "alveo-u250", "loaded_w": 80, "loaded_w_low": 60, "loaded_w_high": 90})");
+  CHECK((ranged.loaded_w.low == 60 && ranged.loaded_w.nominal == 80 && ranged.loaded_w.high == 90));
+  // The table writes it back as loaded_w, loaded_w_low, loaded_w_high, and it goes back in.
+  const std::vector<CardOutput> out = card_to_fields(ranged);
+  CHECK(field(out, "loaded_w").number == 80);
+  CHECK(field(out, "loaded_w_low").number == 60);
+  CHECK(field(out, "loaded_w_high").number == 90);
+  // A card without a base and without loaded_w: unknown power (all 0).
+  const FpgaTarget own = card_from_json(
+      R"({"name": "my-card", "memory_type": "ddr4", "memory_channels": 4, "memory_bytes_per_s": 77e9,
+          "memory_capacity_bytes": 68719476736, "sram_bytes": 44.7e6, "dsp_count": 12288,
+          "dsps_per_fma_fp32": 5, "link_bytes_per_s": 15.75e9})");
+  CHECK((own.loaded_w.low == 0 && own.loaded_w.nominal == 0 && own.loaded_w.high == 0));
+  // Bad values: a typed error naming the field.
+  const auto bad = [](CardFields f) {
+    f.insert(f.begin(), {"base", str("alveo-u55c")});
+    return message_of([&] { card_from_fields(f); });
+  };
+  CHECK_THAT(bad({{"loaded_w", num(-5)}}), Catch::Contains("loaded_w = -5 must be > 0 (or all 0: unknown)"));
+  CHECK_THAT(bad({{"loaded_w", num(std::nan(""), "nan")}}), Catch::Contains("loaded_w = nan must be a finite number"));
+  CHECK_THAT(bad({{"loaded_w", num(70)}, {"loaded_w_low", num(80)}, {"loaded_w_high", num(75)}}),
+             Catch::Contains("loaded_w: low 80 <= 70 <= high 75 does not hold"));
+  CHECK_THAT(bad({{"loaded_w", num(70)}, {"loaded_w_low", num(0)}}),
+             Catch::Contains("loaded_w_low = 0 must be > 0 when the value is known"));
+  CHECK_THAT(bad({{"loaded_w", num(70000)}}), Catch::Contains("loaded_w = 70000 is over 2000 W"));
+}

@@ -56,6 +56,12 @@ ENTRY e {
 )";
 }
 
+void check_energy(const EnergyRange& r, double low, double nominal, double high) {
+  CHECK(r.low == near(low));
+  CHECK(r.nominal == near(nominal));
+  CHECK(r.high == near(high));
+}
+
 const StaticOpEstimate& row(const ModuleEstimate& m, const std::string& op) {
   for (const StaticOpEstimate& r : m.ops)
     if (r.op == op) return r;
@@ -133,6 +139,29 @@ TEST_CASE("estimate_module: a while loop with a known trip count runs its body t
   check_range(e.restructured_total_s, 1.02e-3, 6.04e-3, 17.68e-3);
   CHECK(e.not_estimated_count == 0);
   CHECK(e.notes.empty());
+  // Card energy at the round card's 50 W (25 to 100 W), low x low and high x high: n as compiled
+  // 3, 7.5, 24 ms -> 0.075, 0.375, 2.4 J; restructured 2, 5, 16 ms -> 0.05, 0.25, 1.6 J.
+  check_energy(n.card_energy_j, 0.075, 0.375, 2.4);
+  check_energy(n.restructured_card_energy_j, 0.05, 0.25, 1.6);
+  // c: 2.475, 6.1875, 19.8 ns -> 61.875 nJ, 309.375 nJ, 1.98 uJ.
+  check_energy(e.ops[0].card_energy_j, 61.875e-9, 309.375e-9, 1.98e-6);
+  // The whole function: 3.010005475 ms x 25 W = 75.250136875 mJ, 7.5200136875 ms x 50 W =
+  // 376.000684375 mJ, 24.0400438 ms x 100 W = 2.40400438 J; restructured 0.21, 5.02, 16.04 ms ->
+  // 5.25 mJ, 0.251 J, 1.604 J. The host link is not card time: no energy of its own.
+  check_energy(e.card_energy_j, 75.250136875e-3, 376.000684375e-3, 2.40400438);
+  check_energy(e.restructured_card_energy_j, 5.25e-3, 0.251, 1.604);
+}
+
+TEST_CASE("estimate_module: a card without loaded_w has unknown energy (NaN), never 0",
+          "[analysis][fpga][module][energy]") {
+  FpgaTarget t = round_card();
+  t.loaded_w = {0, 0, 0};
+  const ModuleEstimate e = estimate_module(hlo::analyze_hlo(loop_module(true)), t);
+  CHECK(e.card_time_s.nominal > 0);  // the time is there; its energy is not
+  CHECK(std::isnan(e.card_energy_j.nominal));
+  CHECK(std::isnan(e.card_energy_j.low));
+  CHECK(std::isnan(e.restructured_card_energy_j.high));
+  for (const StaticOpEstimate& r : e.ops) CHECK(std::isnan(r.card_energy_j.nominal));
 }
 
 TEST_CASE("estimate_module: a while loop without a trip count is counted once, with a note",
@@ -276,6 +305,8 @@ ENTRY e {
   CHECK_FALSE(u.estimated);
   CHECK(u.opcode == "custom-call");
   CHECK(u.estimate_note == "not estimated: custom call 'my_solver' has no cost rule");
+  CHECK(std::isnan(u.card_energy_j.nominal));  // not estimated: null energy, never 0
+  CHECK(std::isnan(u.restructured_card_energy_j.nominal));
   CHECK(std::isnan(u.card_time_s.nominal));
   CHECK(std::isnan(u.restructured_time_s.low));
   CHECK(std::isnan(u.memory_efficiency));

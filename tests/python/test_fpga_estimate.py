@@ -284,3 +284,48 @@ def test_a_restructured_gather_on_chip_is_labelled_a_designers_target():
     assert row["restructured_basis"] == fpga.RESTRUCTURED_ONCHIP_BASIS
     assert "designer's target" in row["restructured_basis"]
     assert [r["restructured_basis"] for r in fpga.estimate_hlo(TRIAD_HLO, target="alveo-u280")] == [""]
+
+
+# The U280's board power (docs/fpga-model.md, "Card power"): the HBM2 cards' 61.84 W (45-65.38 W).
+U280_W = {"nominal": 61.84, "low": 45.0, "high": 65.38}
+
+
+def test_estimate_hlo_carries_card_energy_with_its_range():
+    est = fpga.estimate_hlo(TRIAD_HLO, target="alveo-u280")
+    row = est[0]
+    # energy = card time x loaded power, low x low and high x high
+    op = {end: _triad_by_hand(end)[0] for end in ("nominal", "low", "high")}
+    assert row["card_energy_j"] == pytest.approx(op["nominal"] * 61.84, rel=1e-6)  # 41.72 us -> 2.58 mJ
+    assert row["card_energy_low_j"] == pytest.approx(op["low"] * 45.0, rel=1e-6)
+    assert row["card_energy_high_j"] == pytest.approx(op["high"] * 65.38, rel=1e-6)
+    assert row["restructured_card_energy_j"] == pytest.approx(row["card_energy_j"])  # it streams already
+    # the whole function: its card time (one launch included) at the same power; the link is not card time
+    card = {"nominal": op["nominal"] + 40e-6, "low": op["low"] + 16e-6, "high": op["high"] + 100e-6}
+    assert est.card_energy_j == pytest.approx(card["nominal"] * U280_W["nominal"], rel=1e-6)  # 5.05 mJ
+    assert est.card_energy_range_j == (
+        pytest.approx(card["low"] * U280_W["low"], rel=1e-6),
+        pytest.approx(card["high"] * U280_W["high"], rel=1e-6),
+    )
+    assert est.summary()["card_energy_j"] == est.card_energy_j
+    assert "card energy at 61.8 W (45-65.4 W): card 5.05 mJ (2.05 mJ-10.7 mJ)" in str(est)
+    # the op's row: 41.72 us x 61.84 W, 29.6 us x 45 W, 64.17 us x 65.38 W
+    assert "2.58 mJ (1.33 mJ-4.2 mJ)" in str(est)
+    # a card's own loaded_w is honoured: 100 W exact
+    own = fpga.estimate_hlo(TRIAD_HLO, target={"base": "alveo-u280", "loaded_w": 100})
+    assert own.card_energy_j == pytest.approx(card["nominal"] * 100, rel=1e-6)
+    assert own.card_energy_range_j == (pytest.approx(card["low"] * 100, rel=1e-6), pytest.approx(card["high"] * 100, rel=1e-6))
+    # a card without a power: unknown (None), never 0
+    bare = {k: v for k, v in fpga.presets()[1].items() if not k.startswith(("card_", "loaded_w", "memory_bytes", "stream_bytes"))}
+    bare["name"] = "no-power"
+    none = fpga.estimate_hlo(TRIAD_HLO, target=bare)
+    assert none.card_energy_j is None and none.card_energy_range_j == (None, None)
+    assert none[0]["card_energy_j"] is None and none[0]["restructured_card_energy_high_j"] is None
+    assert "card energy: unknown (no-power has no loaded_w" in str(none)
+    # a bad one: a typed error naming the field
+    for bad, words in (
+        ({"loaded_w": -1}, "loaded_w = -1 must be > 0"),
+        ({"loaded_w": float("nan")}, "loaded_w"),
+        ({"loaded_w": 60, "loaded_w_low": 70}, "loaded_w: low 70 <= 60"),
+    ):
+        with pytest.raises(fpgaprof.InvalidArgumentError, match=words):
+            fpga.estimate_hlo(TRIAD_HLO, target={"base": "alveo-u280", **bad})

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "fpgaprof/error.hpp"
@@ -106,6 +107,17 @@ EnergyRange card_energy(const TimeRange& t, const CardPower& p) {
                                                  p.basis + "); give the card's loaded_w in watts");
   }
   return {t.low * p.loaded_w.low, t.nominal * p.loaded_w.nominal, t.high * p.loaded_w.high};
+}
+
+EnergyRange card_energy_on(const TimeRange& t, const FpgaTarget& target) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  if (!(std::isfinite(t.low) && std::isfinite(t.nominal) && std::isfinite(t.high)) || !(target.loaded_w.nominal > 0))
+    return {kNaN, kNaN, kNaN};
+  CardPower p;
+  p.card = target.name;
+  p.loaded_w = target.loaded_w;
+  p.basis = "the card's loaded_w";
+  return card_energy(t, p);
 }
 
 }  // namespace fpgaprof::analysis

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fpgaprof/analysis/card_power.hpp"
 #include "fpgaprof/analysis/fpga_model.hpp"
 #include "fpgaprof/error.hpp"
 
@@ -118,6 +119,8 @@ std::vector<FpgaTarget> make_presets() {
   v80.dsps_per_fma_fp16 = 1;  // no packed fp16 mode: one fp16 FMA per DSPFP32
   v80.link_efficiency = {0.634766, 0.444336, 0.825195};  // QDMA dma-perf on a gen5 x8 card: ~14, ~26 GB/s of 31.5
   out.push_back(v80);
+  // Board power: each preset's published measurements (card_power.cpp, docs/fpga-model.md "Card power").
+  for (FpgaTarget& t : out) t.loaded_w = card_power(t.name).loaded_w;
   return out;
 }
 
@@ -343,6 +346,11 @@ std::vector<CardField> make_card_fields() {
   f.push_back(calibrated_field("call_latency_s", &T::call_latency_s, "s", kFabric, ">= 0, high <= 1",
                                "per kernel launch", R::kNonNegative, 24));
   unit_check(f.back(), CardEnd::kHigh, 0, 1.0, "is over 1 s: give seconds (40 us = 40e-6), not microseconds", 11);
+  f.push_back(calibrated_field(
+      "loaded_w", &T::loaded_w, "W", "preset: its measured board power (\"Card power\"); otherwise unknown (0)",
+      "all 0 (unknown), or > 0 with high <= 2000", "board power while a design runs: card energy = card time x this",
+      R::kKnownPositive, 26));
+  unit_check(f.back(), CardEnd::kHigh, 0, 2000, "is over 2000 W: give watts (60 W = 60), not mW", 13);
   f.push_back(derived_field(
       "memory_bytes_per_s", "bytes/s",
       "all channels' peak (memory_channels x memory_channel_bytes_per_s); given without "
@@ -428,6 +436,7 @@ void validate_fpga_target(const FpgaTarget& t) {
       if (f.rule == CardRule::kShare && !(v > 0 && v <= 1)) fail(name, v, "must be a share in (0, 1]");
       if (f.rule == CardRule::kPositive && !(v > 0)) fail(name, v, "must be > 0", true);
       if (f.rule == CardRule::kNonNegative && !(v >= 0)) fail(name, v, "must be >= 0");
+      if (f.rule == CardRule::kKnownPositive && !(v >= 0)) fail(name, v, "must be > 0 (or all 0: unknown)");
     }
     if (!(c.low <= c.nominal && c.nominal <= c.high)) {
       const std::string field = f.name;
@@ -435,6 +444,8 @@ void validate_fpga_target(const FpgaTarget& t) {
                                                    " <= high " + text(c.high) + " does not hold; give " + field +
                                                    "_low and " + field + "_high around the value");
     }
+    if (f.rule == CardRule::kKnownPositive && c.high > 0 && !(c.low > 0))
+      fail(std::string(f.name) + "_low", c.low, "must be > 0 when the value is known (or all 0: unknown)");
   };
   static const std::vector<const CardField*> checks = ordered_by(&CardField::check_order);
   bool rates_checked = false;

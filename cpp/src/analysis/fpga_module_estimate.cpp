@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "fpgaprof/analysis/attribution.hpp"
+#include "fpgaprof/analysis/card_power.hpp"
 #include "fpgaprof/analysis/region_paths.hpp"
 #include "fpgaprof/analysis/transfer_analysis.hpp"
 #include "fpgaprof/error.hpp"
@@ -184,6 +185,7 @@ class ModuleWalker {
                                    : a.note;
       r.memory_efficiency = kNaN;
       r.card_compute_s = r.card_memory_s = r.card_time_s = r.restructured_time_s = {kNaN, kNaN, kNaN};
+      r.card_energy_j = r.restructured_card_energy_j = {kNaN, kNaN, kNaN};
       out_.not_estimated_count += 1;
       out_.ops.push_back(std::move(r));
       return;
@@ -194,6 +196,8 @@ class ModuleWalker {
     r.card_memory_s = a.memory_s.scaled(executions);
     r.card_time_s = a.time_s.scaled(executions);
     r.restructured_time_s = b.time_s.scaled(executions);
+    r.card_energy_j = card_energy_on(r.card_time_s, t_);
+    r.restructured_card_energy_j = card_energy_on(r.restructured_time_s, t_);
     r.restructured_onchip = b.onchip;
     r.restructured_basis = restructured_basis(r.restructured_onchip, r.random_bytes);
     r.estimate_note = a.note;
@@ -261,6 +265,8 @@ ModuleEstimate estimate_module(const hlo::Module& module, const FpgaTarget& targ
   out.total_s += out.transfer_s;
   out.restructured_total_s = out.restructured_card_time_s;
   out.restructured_total_s += out.transfer_s;
+  out.card_energy_j = card_energy_on(out.card_time_s, target);
+  out.restructured_card_energy_j = card_energy_on(out.restructured_card_time_s, target);
   if (out.not_estimated_count > 0)
     out.notes.push_back(std::to_string(out.not_estimated_count) +
                         " op(s) without a cost are in no time above: the card time is a lower bound");

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "fpgaprof/analysis/attribution.hpp"
+#include "fpgaprof/analysis/card_power.hpp"
 #include "fpgaprof/analysis/region_paths.hpp"
 #include "fpgaprof/analysis/transfer_analysis.hpp"
 #include "fpgaprof/error.hpp"
@@ -198,7 +199,13 @@ std::vector<double*> not_estimated_fields(FpgaRegionCandidate& c) {
           &c.restructured_fpga_total_s,
           &c.restructured_region_speedup,
           &c.restructured_region_speedup_low,
-          &c.restructured_region_speedup_high};
+          &c.restructured_region_speedup_high,
+          &c.card_energy_j.low,
+          &c.card_energy_j.nominal,
+          &c.card_energy_j.high,
+          &c.restructured_card_energy_j.low,
+          &c.restructured_card_energy_j.nominal,
+          &c.restructured_card_energy_j.high};
 }
 
 void set_nan(const std::vector<double*>& fields) {
@@ -414,6 +421,16 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
     c.verdict = offload_verdict(c.scenario, c.is_bound());
     c.could_save_ns = could_save_ns(c.gpu_time_ns, c.op_speedup_high, c.restructured_op_speedup_high);
     c.restructured_basis = restructured_basis(c.restructured_onchip, c.random_bytes);
+    // Card joules where the card time is an estimate (not a bound) and the card's power is known.
+    const bool estimated = c.cost_known && !c.is_bound();
+    const TimeRange none{kNaN, kNaN, kNaN};
+    c.card_energy_j =
+        card_energy_on(estimated ? TimeRange{c.card_time_low_s, c.card_time_s, c.card_time_high_s} : none, target);
+    c.restructured_card_energy_j = card_energy_on(
+        estimated
+            ? TimeRange{c.restructured_card_time_low_s, c.restructured_card_time_s, c.restructured_card_time_high_s}
+            : none,
+        target);
   }
   std::stable_sort(
       report.candidates.begin(), report.candidates.end(), [](const FpgaCandidate& a, const FpgaCandidate& b) {

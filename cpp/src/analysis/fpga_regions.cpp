@@ -13,6 +13,7 @@
 
 #include "fpga_rank_common.hpp"
 #include "fpgaprof/analysis/attribution.hpp"
+#include "fpgaprof/analysis/card_power.hpp"
 #include "fpgaprof/analysis/fpga_model.hpp"
 #include "fpgaprof/analysis/region_paths.hpp"
 #include "fpgaprof/analysis/transfer_analysis.hpp"
@@ -344,6 +345,8 @@ void what_if(OpsSum& s, const Calls& calls, const FpgaTarget& target, const Fpga
   c.restructured_region_speedup_low = safe_ratio(gpu_s, rcard.high + transfer.high);
   c.restructured_region_speedup_high = safe_ratio(gpu_s, rcard.low + transfer.low);
   c.scenario = offload_scenario(c.region_speedup, c.restructured_region_speedup);
+  c.card_energy_j = card_energy_on(card, target);
+  c.restructured_card_energy_j = card_energy_on(rcard, target);
 }
 
 }  // namespace

@@ -26,6 +26,12 @@ constexpr const char* kCouldSave =
 constexpr const char* kCardTime = "time on the card as compiled (compute, memory and latency), whole trace";
 constexpr const char* kRestructuredCardTime =
     "card time of the restructured design (compulsory traffic, on-chip reuse), launches included";
+constexpr const char* kCardEnergy =
+    "card energy of card_time_s at the card's loaded_w (low: time low x power low; high: high x high); null when "
+    "not estimated or the card's power is unknown";
+constexpr const char* kRestructuredCardEnergy =
+    "card energy of restructured_card_time_s at the card's loaded_w (low x low, high x high); null when not "
+    "estimated or the card's power is unknown";
 constexpr const char* kMemoryEfficiency =
     "bytes the card moves as compiled / (card_memory_s x the card's memory peak), nominal";
 constexpr const char* kCardLimit =
@@ -154,6 +160,9 @@ const ResultTable<FpgaCandidate, FpgaOpRowContext>& fpga_op_row_fields() {
     v.push_back(
         range_members<&R::restructured_card_time_s, &R::restructured_card_time_low_s, &R::restructured_card_time_high_s,
                       C>("restructured_card_time_s", "s", kRestructuredCardTime));
+    v.push_back(energy_member<&R::card_energy_j, C>("card_energy_j", kCardEnergy));
+    v.push_back(
+        energy_member<&R::restructured_card_energy_j, C>("restructured_card_energy_j", kRestructuredCardEnergy));
     v.push_back(member<&R::restructured_fpga_total_s, C>("restructured_fpga_total_s", "s",
                                                          "restructured_card_time_s + transfer_s"));
     v.push_back(
@@ -240,6 +249,9 @@ const ResultTable<FpgaRegionCandidate, RankContext>& fpga_region_row_fields() {
     v.push_back(
         range_members<&R::restructured_card_time_s, &R::restructured_card_time_low_s, &R::restructured_card_time_high_s,
                       C>("restructured_card_time_s", "s", kRestructuredCardTime));
+    v.push_back(energy_member<&R::card_energy_j, C>("card_energy_j", kCardEnergy));
+    v.push_back(
+        energy_member<&R::restructured_card_energy_j, C>("restructured_card_energy_j", kRestructuredCardEnergy));
     v.push_back(member<&R::restructured_fpga_total_s, C>("restructured_fpga_total_s", "s",
                                                          "restructured_card_time_s + transfer_s"));
     v.push_back(range_members<&R::restructured_region_speedup, &R::restructured_region_speedup_low,
@@ -326,6 +338,9 @@ const ResultTable<StaticOpEstimate, NoContext>& module_estimate_op_fields() {
     v.push_back(range_member<&R::card_time_s, C>("card_time_s", "s", "time on the card as compiled"));
     v.push_back(range_member<&R::restructured_time_s, C>("restructured_card_time_s", "s",
                                                          "card time of the restructured design"));
+    v.push_back(energy_member<&R::card_energy_j, C>("card_energy_j", kCardEnergy));
+    v.push_back(
+        energy_member<&R::restructured_card_energy_j, C>("restructured_card_energy_j", kRestructuredCardEnergy));
     v.push_back(
         computed<R, C>("restructured_onchip", VT::kBool, true, "",
                        "the restructured design serves its data-dependent accesses on chip (null when not "
@@ -350,6 +365,9 @@ const ResultTable<ModuleEstimate, NoContext>& module_estimate_fields() {
     v.push_back(range_member<&R::restructured_card_time_s, C>(
         "restructured_card_time_s", "s",
         "the better of each op restructured alone and the function as one dataflow design"));
+    v.push_back(energy_member<&R::card_energy_j, C>("card_energy_j", kCardEnergy));
+    v.push_back(
+        energy_member<&R::restructured_card_energy_j, C>("restructured_card_energy_j", kRestructuredCardEnergy));
     v.push_back(
         range_member<&R::call_latency_s, C>("call_latency_s", "s", "the one launch (included in the card times)"));
     v.push_back(member<&R::transfer_bytes, C>("transfer_bytes", "bytes",

@@ -44,6 +44,7 @@ CALIBRATED_FIELDS = (
     "link_efficiency",
     "transfer_latency_s",
     "call_latency_s",
+    "loaded_w",
 )
 
 
@@ -118,6 +119,9 @@ class FpgaTarget:
     call_latency_s: float | None = None
     call_latency_s_low: float | None = None
     call_latency_s_high: float | None = None
+    loaded_w: float | None = None
+    loaded_w_low: float | None = None
+    loaded_w_high: float | None = None
 
     def __init__(self, *args: Any, **fields: Any) -> None:
         """Keyword arguments only; a field that does not exist raises InvalidArgumentError

@@ -32,7 +32,7 @@ from fpgaprof.api.roofline import Table, analyze, no_rows_note
 from fpgaprof.base.constants import DEFAULT_TARGET
 from fpgaprof.base.core import core
 from fpgaprof.base.errors import InvalidArgumentError
-from fpgaprof.base.units import fmt_s, fmt_s_range
+from fpgaprof.base.units import fmt_j, fmt_s, fmt_s_range
 from fpgaprof.views.ranking import (
     OP_TEXT_COLUMNS,
     REGION_TEXT_COLUMNS,
@@ -230,6 +230,7 @@ ESTIMATE_TEXT_COLUMNS = (
     "executions",
     "card_time_s",
     "restructured_card_time_s",
+    "card_energy_j",
     "card_limit",
     "memory_efficiency",
     "flops",
@@ -250,7 +251,10 @@ class Estimate(Table):
     memory, one launch), ``restructured_card_time_s`` / ``restructured_card_time_range_s``,
     ``transfer_s`` / ``transfer_range_s`` (arguments to the card and results back over the host
     link, with the per-transfer latency), ``total_s`` / ``total_range_s`` (card + transfer),
-    ``restructured_total_s`` / ``restructured_total_range_s``; ``transfer_bytes``,
+    ``restructured_total_s`` / ``restructured_total_range_s``; ``card_energy_j`` /
+    ``card_energy_range_j`` and ``restructured_card_energy_j`` /
+    ``restructured_card_energy_range_j`` (the card times at the card's loaded_w; None when the
+    card's power is unknown); ``transfer_bytes``,
     ``not_estimated_count``, ``notes``, ``target`` (the card as the model saw it),
     ``module``."""
 
@@ -264,6 +268,10 @@ class Estimate(Table):
     total_range_s: tuple = (math.nan, math.nan)
     restructured_total_s = math.nan
     restructured_total_range_s: tuple = (math.nan, math.nan)
+    card_energy_j: float | None = None
+    card_energy_range_j: tuple = (None, None)
+    restructured_card_energy_j: float | None = None
+    restructured_card_energy_range_j: tuple = (None, None)
     transfer_bytes = 0.0
     not_estimated_count = 0
     notes: list = []
@@ -285,6 +293,10 @@ class Estimate(Table):
             "total_range_s",
             "restructured_total_s",
             "restructured_total_range_s",
+            "card_energy_j",
+            "card_energy_range_j",
+            "restructured_card_energy_j",
+            "restructured_card_energy_range_j",
             "not_estimated_count",
             "notes",
         )
@@ -333,6 +345,9 @@ def _estimate_table(res: Mapping, first_notes: tuple[str, ...] = ()) -> Estimate
     for key in ("card_time", "restructured_card_time", "transfer", "total", "restructured_total"):
         setattr(t, f"{key}_s", res[f"{key}_s"])
         setattr(t, f"{key}_range_s", (res[f"{key}_low_s"], res[f"{key}_high_s"]))
+    for key in ("card_energy", "restructured_card_energy"):
+        setattr(t, f"{key}_j", res[f"{key}_j"])
+        setattr(t, f"{key}_range_j", (res[f"{key}_low_j"], res[f"{key}_high_j"]))
     t.transfer_bytes = res["transfer_bytes"]
     t.not_estimated_count = res["not_estimated_count"]
     t.notes = list(first_notes) + list(res["notes"])
@@ -359,9 +374,32 @@ def _estimate_table(res: Mapping, first_notes: tuple[str, ...] = ()) -> Estimate
             ]
         ),
     ]
+    if t.card_energy_j is None:
+        footer.append(
+            f"  card energy: unknown ({card} has no loaded_w: give the card's board power in watts)"
+        )
+    else:
+
+        def energy(label: str, key: str) -> str:
+            lo, hi = getattr(t, f"{key}_range_j")
+            return f"{label} {fmt_j(getattr(t, f'{key}_j'))} ({fmt_j(lo)}-{fmt_j(hi)})"
+
+        footer.append(
+            "  card energy at "
+            + f"{fmt_w(t.target)}: "
+            + ", ".join(
+                [energy("card", "card_energy"), energy("restructured", "restructured_card_energy")]
+            )
+        )
     footer += [f"  note: {n}" for n in t.notes]
     t.footer = "\n".join(footer)
     return t
+
+
+def fmt_w(card: Mapping) -> str:
+    """A card's loaded board power as the estimate's footer shows it: "61.8 W (45-65.4 W)"."""
+    lo, nominal, hi = card.get("loaded_w_low"), card.get("loaded_w"), card.get("loaded_w_high")
+    return f"{nominal:.3g} W ({lo:.3g}-{hi:.3g} W)"
 
 
 def estimate_hlo(

@@ -16,6 +16,7 @@ from typing import Any
 from fpgaprof.base.core import core
 from fpgaprof.base.units import (
     fmt_bytes,
+    fmt_j,
     fmt_num,
     fmt_pct,
     fmt_s,
@@ -76,6 +77,9 @@ def range_text(k: str, row: Mapping) -> str:
         return fmt_speedup_range(row.get(lo_k), row.get(hi_k))
     if is_time_key(k):
         return fmt_s_range(row.get(lo_k), row.get(hi_k))
+    if is_energy_key(k):
+        lo, hi = row.get(lo_k), row.get(hi_k)
+        return "" if lo is None or hi is None else f"{fmt_j(lo)}-{fmt_j(hi)}"
     return ""
 
 
@@ -135,10 +139,16 @@ def is_time_key(k: str) -> bool:
     )
 
 
+def is_energy_key(k: str) -> bool:
+    """Columns in joules (by name: card_energy_j): shown auto-scaled ("2.58 mJ")."""
+    return k.lower().endswith("_j")
+
+
 def display_label(k: str, labels: Mapping[str, str] | None = None) -> str:
     """The header shown for column `k`: labels[k] when given, else the key without its time
-    unit suffix for columns whose values are auto-scaled ("gpu_time_ns" shows "10.3 µs", so
-    its header is "gpu_time"); the key itself stays the name in JSON and pandas."""
+    or energy unit suffix for columns whose values are auto-scaled ("gpu_time_ns" shows
+    "10.3 µs", so its header is "gpu_time"; "card_energy_j" shows "2.58 mJ"); the key itself
+    stays the name in JSON and pandas."""
     if labels and k in labels:
         return labels[k]
     kl = k.lower()
@@ -146,6 +156,8 @@ def display_label(k: str, labels: Mapping[str, str] | None = None) -> str:
         for suffix in ("_seconds", "_ns", "_s"):
             if kl.endswith(suffix) and len(k) > len(suffix):
                 return k[: -len(suffix)]
+    if is_energy_key(k) and len(k) > 2:
+        return k[:-2]
     return k
 
 
@@ -173,6 +185,8 @@ def cell(k: str, v: Any) -> tuple[str, Any]:
             return fmt_s(float(v) / 1e9), v
         if is_time_key(k):
             return fmt_s(float(v)), v
+        if is_energy_key(k):
+            return fmt_j(float(v)), v
         if "bytes" in kl:
             return fmt_bytes(v), v
         if kl in ("share", "score") or kl.endswith("_fraction") or kl.endswith("_share"):

@@ -83,6 +83,21 @@ def fmt_ns(ns: float) -> str:
     return scaled(float(ns), _NS_STEPS)
 
 
+_J_STEPS = (
+    (1e6, "MJ", ".3g"),
+    (1e3, "kJ", ".3g"),
+    (1.0, "J", ".3g"),
+    (1e-3, "mJ", ".3g"),
+    (1e-6, "µJ", ".3g"),
+    (1e-9, "nJ", ".3g"),
+)
+
+
+def fmt_j(j: float | None) -> str:
+    """Joules to 3 significant digits ("12.3 J", "450 µJ"); "–" for None and NaN."""
+    return "–" if j is None else scaled(j, _J_STEPS)
+
+
 def fmt_bytes(b: float | None) -> str:
     """Bytes in decimal SI units ("778.24 kB", "1.00 MB"); "–" for None."""
     if b is None:

@@ -26,12 +26,6 @@ struct CardPower {
   bool has_loaded() const { return loaded_w.nominal > 0; }
 };
 
-// Joules with their range: `low` = the time's low end x the power's low end, `high` = high x
-// high (energy is monotone in both, so these bound the spread).
-struct EnergyRange {
-  double low = 0, nominal = 0, high = 0;
-};
-
 // One entry per FPGA preset (fpga_presets()), in the same order, each with what was found.
 const std::vector<CardPower>& card_power_presets();
 // Throws Error(kInvalidArgument) naming the presets when `preset` is unknown.
@@ -48,5 +42,10 @@ void validate_card_power(const CardPower& p);
 // the time is not such a range, when `p` is invalid, or when its loaded power is unknown (the
 // message names the card and says to give loaded_w).
 EnergyRange card_energy(const TimeRange& card_time, const CardPower& p);
+
+// The energy of `card_time` on `target` at its loaded_w (the FPGA model's rows): card_energy with
+// the target's power; all NaN when the time is not finite (not estimated) or the target's power is
+// unknown (loaded_w all 0). Throws as card_energy otherwise.
+EnergyRange card_energy_on(const TimeRange& card_time, const FpgaTarget& target);
 
 }  // namespace fpgaprof::analysis

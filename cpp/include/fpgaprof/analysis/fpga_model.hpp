@@ -42,6 +42,13 @@ struct TimeRange {
   TimeRange scaled(double k) const { return {low * k, nominal * k, high * k}; }
 };
 
+// Joules with their range: `low` = the time's low end x the power's low end, `high` = high x
+// high (energy is monotone in both, so these bound the spread). All NaN: not estimated, or the
+// card's power is unknown.
+struct EnergyRange {
+  double low = 0, nominal = 0, high = 0;
+};
+
 // One FPGA card: its memory (type, channels, per-channel peak), on-chip RAM, DSPs, host link,
 // and the calibrated design-level quantities (defaults from the memory type's and the fabric's
 // measured tables: calibration_for()). A default-constructed target is not valid: start from
@@ -79,6 +86,9 @@ struct FpgaTarget {
   Calibrated link_efficiency;       // achieved DMA bandwidth / link line rate
   Calibrated transfer_latency_s;    // per buffer moved over the host link
   Calibrated call_latency_s;        // per kernel launch
+  // Board power while a design runs, in watts: card energy = card time x this (card_power.hpp).
+  // A preset's is its card_power_presets() entry; all 0: unknown (card energy is then null).
+  Calibrated loaded_w;
 
   double memory_bytes_per_s() const { return static_cast<double>(memory_channels) * memory_channel_bytes_per_s; }
   // Peak FLOP/s the card sustains for `p` at a clock and DSP utilization (tensor precisions
@@ -131,9 +141,10 @@ enum class CardFieldKind : uint8_t {
 };
 enum class CardRule : uint8_t {
   kNone,
-  kPositive,     // finite and > 0 (0: missing)
-  kNonNegative,  // finite and >= 0
-  kShare,        // in (0, 1]
+  kPositive,       // finite and > 0 (0: missing)
+  kNonNegative,    // finite and >= 0
+  kShare,          // in (0, 1]
+  kKnownPositive,  // a Calibrated that is all 0 (unknown) or positive at each end
 };
 enum class CardEnd : uint8_t { kNominal, kLow, kHigh };
 struct CardField {
@@ -356,6 +367,9 @@ struct FpgaCandidate {
   double restructured_fpga_total_s = 0;
   double restructured_op_speedup = 0, restructured_op_speedup_low = 0, restructured_op_speedup_high = 0;
   double restructured_workload_speedup = 0;
+  // card energy (J) of card_time_s and restructured_card_time_s at the card's loaded_w; NaN when
+  // not estimated (a bound included) or the card's power is unknown
+  EnergyRange card_energy_j, restructured_card_energy_j;
   // offload_scenario(op_speedup, restructured_op_speedup); for a bound, "neither" when even the
   // fast ends of both upper bounds stay under 1, else "" (undecided without a cost).
   std::string scenario;
@@ -442,6 +456,9 @@ struct FpgaRegionCandidate {
   double restructured_card_time_s = 0, restructured_card_time_low_s = 0, restructured_card_time_high_s = 0;
   double restructured_fpga_total_s = 0;
   double restructured_region_speedup = 0, restructured_region_speedup_low = 0, restructured_region_speedup_high = 0;
+  // card energy (J) of card_time_s and restructured_card_time_s at the card's loaded_w; NaN when
+  // not estimated or the card's power is unknown
+  EnergyRange card_energy_j, restructured_card_energy_j;
   std::string scenario;  // offload_scenario(region_speedup, restructured_region_speedup)
   std::string verdict;   // offload_verdict(scenario, false)
   // could_save_ns(gpu_time_ns, region_speedup_high, restructured_region_speedup_high): all of
@@ -502,6 +519,9 @@ struct StaticOpEstimate {
   std::string card_limit;
   TimeRange card_compute_s, card_memory_s, card_time_s;  // as compiled
   TimeRange restructured_time_s;
+  // card energy (J) of card_time_s and restructured_time_s at the card's loaded_w; NaN when not
+  // estimated or the card's power is unknown
+  EnergyRange card_energy_j, restructured_card_energy_j;
   bool restructured_onchip = false;
   std::string estimate_note;
   // What the restructured figures rest on: restructured_basis(restructured_onchip, random_bytes).
@@ -517,6 +537,8 @@ struct ModuleEstimate {
   // dataflow design (restructured_dataflow: the latter; restructured_onchip: its data-dependent
   // accesses served on chip).
   TimeRange card_time_s, restructured_card_time_s;
+  // Their energy (J) at the card's loaded_w; NaN when the card's power is unknown.
+  EnergyRange card_energy_j, restructured_card_energy_j;
   bool restructured_dataflow = false;
   bool restructured_onchip = false;
   TimeRange call_latency_s;  // the one launch (included in the card times)

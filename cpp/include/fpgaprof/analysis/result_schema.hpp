@@ -8,9 +8,9 @@
 //
 // A range entry stands for three output fields: the nominal under `name` and its ends under
 // range_low_name(name) / range_high_name(name) ("card_time_s" -> "card_time_low_s",
-// "card_time_high_s"; "op_speedup" -> "op_speedup_low", "op_speedup_high"), written in that
-// order. An entry of type kObject / kObjectList is a nested value the binding fills itself
-// (its table's converter writes None in its place, so the field keeps its position).
+// "card_time_high_s"; "card_energy_j" -> "card_energy_low_j"; "op_speedup" -> "op_speedup_low", "op_speedup_high"),
+// written in that order. An entry of type kObject / kObjectList is a nested value the binding fills itself (its table's
+// converter writes None in its place, so the field keeps its position).
 //
 // Header-only, no state; the tables are immutable statics (thread-safe after first use).
 #pragma once
@@ -96,10 +96,12 @@ struct ResultField {
 template <class Row, class Ctx>
 using ResultTable = std::vector<ResultField<Row, Ctx>>;
 
-// "card_time_s" -> "card_time_low_s"; "op_speedup" -> "op_speedup_low".
+// "card_time_s" -> "card_time_low_s"; "card_energy_j" -> "card_energy_low_j"; "op_speedup" ->
+// "op_speedup_low".
 inline std::string range_end_name(std::string_view name, std::string_view end) {
-  if (name.size() > 2 && name.substr(name.size() - 2) == "_s")
-    return std::string(name.substr(0, name.size() - 2)) + "_" + std::string(end) + "_s";
+  if (name.size() > 2 && (name.substr(name.size() - 2) == "_s" || name.substr(name.size() - 2) == "_j"))
+    return std::string(name.substr(0, name.size() - 2)) + "_" + std::string(end) +
+           std::string(name.substr(name.size() - 2));
   return std::string(name) + "_" + std::string(end);
 }
 
@@ -197,6 +199,16 @@ ResultField<result_detail::RowOf<Nominal>, Ctx> range_members(const char* name, 
   ResultField<R, Ctx> f;
   f.info = result_detail::info(name, ValueType::kFloat, false, true, unit, description);
   f.get_range = [](const R& r, const Ctx&) { return TimeRange{r.*Low, r.*Nominal, r.*High}; };
+  return f;
+}
+
+// An EnergyRange member (joules) as a range, null (all three) where its nominal is NaN.
+template <auto M, class Ctx>
+ResultField<result_detail::RowOf<M>, Ctx> energy_member(const char* name, const char* description) {
+  using R = result_detail::RowOf<M>;
+  ResultField<R, Ctx> f;
+  f.info = result_detail::info(name, ValueType::kFloat, true, true, "J", description);
+  f.get_range = [](const R& r, const Ctx&) { return TimeRange{(r.*M).low, (r.*M).nominal, (r.*M).high}; };
   return f;
 }
 
