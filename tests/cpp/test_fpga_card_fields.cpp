@@ -136,7 +136,8 @@ TEST_CASE("card_from_fields / card_from_json: typed errors naming the field", "[
              Catch::EndsWith("'clock_hz' must be a number, not list"));
 }
 
-TEST_CASE("card_to_fields: every field, ranges, derived rates; it goes back in unchanged", "[analysis][fpga][card]") {
+TEST_CASE("card_to_fields: every field, ranges, derived rates, and it goes back in unchanged",
+          "[analysis][fpga][card]") {
   const FpgaTarget& u55c = fpga_preset("alveo-u55c");
   const std::vector<CardOutput> out = card_to_fields(u55c);
   REQUIRE(out.size() >= 5);

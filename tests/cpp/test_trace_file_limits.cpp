@@ -331,7 +331,7 @@ TEST_CASE("META numbers must fit their fields", "[trace_file][limits]") {
   CHECK(without.meta.environment.empty());
 }
 
-TEST_CASE("META warnings read as records; a trace of an older writer keeps its prose", "[trace_file][limits]") {
+TEST_CASE("META warnings read as records, and a trace of an older writer keeps its prose", "[trace_file][limits]") {
   const std::string meta = minimal_sections()[0].raw;
   REQUIRE(meta.find("\"diagnostics\":[]") != std::string::npos);
   REQUIRE(meta.find("\"warnings\":[]") != std::string::npos);

@@ -179,7 +179,7 @@ def test_export_formats(run_exit3, tmp_path):
     assert [x["name"] for x in rows] == ["work/8", "work/16", "tail <b>"]
     r = fp("export", trace, "--format", "json", "-o", str(tmp_path / "s.json"))
     assert r.returncode == 0
-    assert json.loads((tmp_path / "s.json").read_text())["schema_version"] == 1
+    assert json.loads((tmp_path / "s.json").read_text())["schema_version"] == 2
     r = fp("export", trace, "--format", "perfetto", "-o", str(tmp_path / "t.json"))
     assert r.returncode == 0, r.stderr
     doc = json.loads((tmp_path / "t.json").read_text())

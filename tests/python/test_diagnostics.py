@@ -14,10 +14,10 @@ import time
 import pytest
 
 import fpgaprof
-from fpgaprof import _core
+from fpgaprof import report
 from fpgaprof.analysis import sections
 from fpgaprof.base import diagnostics as diag
-from fpgaprof.report import html as report_html
+from fpgaprof.base.core import core
 from fpgaprof.report import write_all
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -29,7 +29,7 @@ def _sources(*globs: str) -> str:
 
 
 def test_the_table_is_well_formed():
-    codes = _core.diagnostic_codes()
+    codes = core.diagnostic_codes()
     names = [c["code"] for c in codes]
     assert len(names) == len(set(names)), "a code twice"
     for c in codes:
@@ -69,12 +69,12 @@ def test_docs_list_the_table():
     assert spec.loader is not None
     spec.loader.exec_module(gen)
     doc = (ROOT / "docs" / "reports.md").read_text(encoding="utf-8")
-    assert gen.with_table(doc, list(_core.diagnostic_codes())) == doc, (
+    assert gen.with_table(doc, list(core.diagnostic_codes())) == doc, (
         "docs/reports.md's codes differ from the table: run scripts/gen_diagnostic_codes.py"
     )
     # and the rows really are there (one per code)
     rows = re.findall(r"^\| `([a-z_.]+)` \| (info|warning|error) \| ([a-z]+) \|", doc, re.M)
-    assert [r[0] for r in rows] == [c["code"] for c in _core.diagnostic_codes()]
+    assert [r[0] for r in rows] == [c["code"] for c in core.diagnostic_codes()]
 
 
 def test_a_record_and_its_checks():
@@ -98,7 +98,7 @@ def test_a_record_and_its_checks():
 
 
 def test_store_warnings_are_records_counted_not_repeated(tmp_path):
-    s = _core.TraceStore()
+    s = core.TraceStore()
     s.set_meta(start_ns=0, end_ns=10, warnings=["older prose"])
     s.add_warning("3 kernels could not be attributed", "attribution.unattributed_kernels", [3])
     s.add_warning("3 kernels could not be attributed", "attribution.unattributed_kernels", [3])
@@ -185,8 +185,10 @@ def test_dedup_is_linear(n):
 
 def test_html_escapes_and_counts():
     w = diag.diagnostic("trace.older_warning", "<script>alert(1)</script> & more", count=2)
-    page = report_html._warnings({"warnings": [w]})
-    assert "<script>" not in page
+    s = report.collect(fpgaprof.load(str(TRACES / "mbirjax_parallel_128_h100.fpgaprof")))
+    s["warnings"] = [w]
+    page = report.render_html(s, "t")
+    assert "<script>alert(1)" not in page
     assert html.escape("<script>alert(1)</script> & more (2 times)", quote=True) in page
 
 
