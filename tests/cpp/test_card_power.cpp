@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -237,4 +238,20 @@ TEST_CASE("card power: the energy anchors' ratios follow from their printed figu
   CHECK(d.at("energy_anchors").at(0).at("energy_ratio_fpga_over_gpu").get<double>() == 0.296);
   // The anchor's 45 W is the U280 reading among the HBM2 cards' loaded power: its low end.
   CHECK(card_power("alveo-u280").loaded_w.low == d.at("energy_anchors").at(0).at("fpga_w").get<double>());
+}
+
+TEST_CASE("card energy on an estimate is unknown and never an error for a time range the model cannot order",
+          "[analysis][fpga][power]") {
+  // Found by card_model_fuzzer: a hostile card made the module estimate's time range low 2.1e25 s
+  // above high 4e-6 s, and card_energy's check escaped as an exception from estimate_module.
+  FpgaTarget t = fpga_preset("alveo-u55c");
+  const EnergyRange bad = card_energy_on(TimeRange{2.0e25, 3.0e25, 4.0e-6}, t);
+  CHECK(std::isnan(bad.low));
+  CHECK(std::isnan(bad.nominal));
+  CHECK(std::isnan(bad.high));
+  // an ordered range at the preset's power: 1 ms x 61.84 W = 61.84 mJ nominal
+  const EnergyRange ok = card_energy_on(TimeRange{0.5e-3, 1.0e-3, 2.0e-3}, t);
+  CHECK(ok.nominal == Approx(61.84e-3));
+  CHECK(ok.low == Approx(0.5e-3 * 45.0));
+  CHECK(ok.high == Approx(2.0e-3 * 65.38));
 }

@@ -111,13 +111,21 @@ EnergyRange card_energy(const TimeRange& t, const CardPower& p) {
 
 EnergyRange card_energy_on(const TimeRange& t, const FpgaTarget& target) {
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  if (!(std::isfinite(t.low) && std::isfinite(t.nominal) && std::isfinite(t.high)) || !(target.loaded_w.nominal > 0))
+  // Energy is unknown (never an error: it rides on every estimate) when the power is, or when the
+  // card time is not an ordered finite range (a card the model cannot time, e.g. hostile figures).
+  if (!(std::isfinite(t.low) && std::isfinite(t.nominal) && std::isfinite(t.high) && t.low >= 0 && t.low <= t.nominal &&
+        t.nominal <= t.high) ||
+      !(target.loaded_w.nominal > 0))
     return {kNaN, kNaN, kNaN};
   CardPower p;
   p.card = target.name;
   p.loaded_w = target.loaded_w;
   p.basis = "the card's loaded_w";
-  return card_energy(t, p);
+  try {
+    return card_energy(t, p);
+  } catch (const Error&) {  // power outside validate_card_power's bounds
+    return {kNaN, kNaN, kNaN};
+  }
 }
 
 }  // namespace fpgaprof::analysis
