@@ -23,7 +23,9 @@ quick=0
 JOBS=${JOBS:-$(nproc)}
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 
-stage() { printf '\n=== %s ===\n' "$*"; }
+# each stage's heading says how long the run has taken so far (CI keeps the whole run under 30 min)
+T0=$(date +%s)
+stage() { printf '\n=== %s (at %d s) ===\n' "$*" "$(($(date +%s) - T0))"; }
 
 stage "setup"
 bash scripts/bootstrap.sh
@@ -177,3 +179,4 @@ export FPGAPROF_ARTIFACTS_DIR="$ROOT/build/artifacts"   # report screenshots fro
 
 stage "MBIRJAX tests on 0.6.17.1 (.venv-mbirjax06)"
 "$ROOT/.venv-mbirjax06/bin/python" -m pytest -q tests/python/test_mbirjax_sweep.py tests/python/test_example_forward.py
+stage "done"
