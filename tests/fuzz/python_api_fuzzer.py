@@ -87,9 +87,20 @@ def one_card(data: bytes) -> None:
         pass
 
 
-# FPGAPROF_FUZZ_ONLY=xspace|card: every input goes to that one target (its first byte still
-# skipped, so the shared corpus serves), for long runs of one target.
-_ONLY = {"xspace": 3, "card": 4}.get(os.environ.get("FPGAPROF_FUZZ_ONLY", ""))
+def one_xspace_load(data: bytes) -> None:
+    """The XSpace importer alone: protobuf bytes as a .xplane.pb, through fpgaprof.load."""
+    with open(_XSPACE, "wb") as f:
+        f.write(data)
+    try:
+        fpgaprof.load(_XSPACE)
+    except FpgaprofError:
+        pass
+
+
+# FPGAPROF_FUZZ_ONLY=xspace|xspace-load|card: every input goes to that one target (its first
+# byte still skipped, so the shared corpus serves), for long runs of one target; xspace-load
+# stops at fpgaprof.load (the importer), xspace goes on to summarise and render.
+_ONLY = {"xspace": 3, "card": 4, "xspace-load": 5}.get(os.environ.get("FPGAPROF_FUZZ_ONLY", ""))
 
 
 def test_one_input(data: bytes) -> None:
@@ -102,6 +113,8 @@ def test_one_input(data: bytes) -> None:
         one_trace(body, _XSPACE)
     elif kind == 4:
         one_card(body)
+    elif kind == 5:
+        one_xspace_load(body)
     else:
         one_hlo(body, as_str=kind == 1)
 
