@@ -30,8 +30,11 @@ from fpgaprof.views.tables import rows_text
 
 TOP = 5
 # The printed tables' columns without the score, the module, the time share, the card time, the
-# pattern and what limits the card (a terminal is narrow; the speedups carry their ranges).
+# pattern, what limits the card and the restructured design's energy (a terminal is narrow; the
+# speedups and the energy ratio carry their ranges; report.html and summary.json have the rest).
 _NARROW = (
+    "restructured_energy_verdict",
+    "restructured_energy_ratio",
     "score",
     "module",
     "time_share",

@@ -63,7 +63,8 @@ def combined_speedup_text(what_if: Mapping, card: str) -> str:
 
 
 # The columns print(prof.fpga_candidates(...)) shows (every column stays in the rows), the
-# deciding ones first; a column with _low/_high companions prints its range beside it
+# deciding ones first (the verdict in time, the speedups, the verdict in time and energy and the
+# card / GPU energy ratios); a column with _low/_high companions prints its range beside it
 # ("2.41x (1.6-3.1x)").
 OP_TEXT_COLUMNS = (
     "rank",
@@ -71,6 +72,10 @@ OP_TEXT_COLUMNS = (
     "verdict",
     "op_speedup",
     "restructured_op_speedup",
+    "energy_verdict",
+    "energy_ratio",
+    "restructured_energy_verdict",
+    "restructured_energy_ratio",
     "gpu_time_ns",
     "could_save_ns",
     "workload_speedup",
@@ -88,6 +93,10 @@ REGION_TEXT_COLUMNS = (
     "verdict",
     "region_speedup",
     "restructured_region_speedup",
+    "energy_verdict",
+    "energy_ratio",
+    "restructured_energy_verdict",
+    "restructured_energy_ratio",
     "gpu_time_ns",
     "could_save_ns",
     "workload_speedup",
