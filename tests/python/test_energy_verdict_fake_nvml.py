@@ -180,9 +180,14 @@ def test_every_view_shows_the_energy_verdict(traced):
               "energy_verdict", "restructured_energy_verdict"):
         assert cand[k] == api[k], k
     assert cand["energy_verdict"] in VERDICTS
+    # The answer: the best card's row gives its verdict in time and energy, and every GPU
+    # figure it shows is the measured one (a ratio only where a card energy exists).
+    (item,) = [i for i in s["answer"]["items"] if i.get("region") == "step"]
+    assert item["energy_verdict"] in VERDICTS and item["energy_verdict"] != "unknown: no GPU energy"
     with open(traced["paths"]["html"], encoding="utf-8") as f:
         doc = f.read()
     assert "energy_verdict" in doc and cand["energy_verdict"] in doc
+    assert "energy verdict, card / GPU energy" in doc and item["energy_verdict"] in doc
 
 
 def test_no_nvml_means_unknown_never_zero():
