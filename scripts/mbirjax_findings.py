@@ -239,6 +239,8 @@ def analyse(path: pathlib.Path, row: dict[str, str]) -> tuple[dict[str, Any], li
         "kernels": len(prof.kernels),
         "copies": len(prof.transfers),
         "in_units_wall_ns": sum(u.wall_ns for u in units),
+        # NVML power samples (docs/energy.md): without them no GPU joules, no energy ratio.
+        "gpu_energy": bool(prof.energy_report().meta.get("measured")),
     }
     units.sort(key=lambda u: (u.op, u.size or 0))
     return facts, units
@@ -322,12 +324,14 @@ def render(traces: list[tuple[dict[str, Any], list[Unit]]]) -> str:
     fmt_s, fmt_bytes, fmt_speedup, _r = _fmt()
     out: list[str] = []
     out.append("### Traces\n")
-    out.append("| trace | GPU | JAX / MBIRJAX | what ran | counters | wall time traced | in the timed calls | kernels | copies |")
-    out.append("|---|---|---|---|---|---|---|---|---|")
+    out.append("| trace | GPU | JAX / MBIRJAX | what ran | counters | GPU energy | wall time traced | in the timed calls "
+               "| kernels | copies |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|")
     for f, _units in traces:
         share = f["in_units_wall_ns"] / f["wall_ns"] if f["wall_ns"] else 0.0
         out.append(f"| `{f['file']}` ({fmt_bytes(f['bytes'])}) | {f['gpu']} | {f['versions']} | {f['command']} | "
-                   f"{f['counters']} | {fmt_s(f['wall_ns'] * 1e-9)} | {fmt_s(f['in_units_wall_ns'] * 1e-9)} "
+                   f"{f['counters']} | {'measured' if f['gpu_energy'] else 'not measured (no NVML samples)'} | "
+                   f"{fmt_s(f['wall_ns'] * 1e-9)} | {fmt_s(f['in_units_wall_ns'] * 1e-9)} "
                    f"({100 * share:.1f} %) | {f['kernels']:,} | {f['copies']:,} |")
     out.append("")
     out.append("### At a glance\n")
@@ -430,7 +434,39 @@ def render_unit(f: dict[str, Any], u: Unit) -> list[str]:
                    f"{(pc or {}).get('scenario', '–')} / {(res or {}).get('scenario', '–')} |")
     out.append("")
     out.append(f"Verdict: {verdict(u)}.\n")
+    out.append(energy_line(f, u) + "\n")
     return out
+
+
+def energy_line(f: dict[str, Any], u: Unit) -> str:
+    """The energy beside the verdict: the card's joules per call of the best case (restructured,
+    data on the card), the GPU's when the trace measured them, and the ratio and label the
+    analysis gives; nothing is estimated for the GPU."""
+    from fpgaprof.base.units import fmt_j, fmt_speedup, fmt_speedup_range
+
+    c = max(u.calls, 1)
+    b = best(u, "restructured_region_speedup", False)
+    if b is None:
+        card_text = "card energy not estimated (no card time)"
+    else:
+        card, r = b
+        j, lo, hi = (r.get("restructured_card_energy" + k) for k in ("_j", "_low_j", "_high_j"))
+        if not isinstance(j, (int, float)):
+            card_text = f"card energy on {card} unknown (no loaded_w)"
+        else:
+            card_text = (f"card energy per call estimated at {card}'s loaded_w for its restructured design with the "
+                         f"data on the card: {fmt_j(j / c)} ({fmt_j(lo / c)}-{fmt_j(hi / c)})")
+    if not f["gpu_energy"]:
+        return (f"Energy: GPU energy not measured (this trace has no NVML power samples); {card_text}; the energy "
+                "ratio card / GPU is unknown.")
+    r = b[1] if b else {}
+    gpu = r.get("gpu_energy_j")
+    ratio = r.get("restructured_energy_ratio")
+    if not isinstance(gpu, (int, float)) or not isinstance(ratio, (int, float)):
+        return f"Energy: {card_text}; GPU energy of the region not covered by the samples; ratio unknown."
+    rng = fmt_speedup_range(r.get("restructured_energy_ratio_low"), r.get("restructured_energy_ratio_high"))
+    return (f"Energy: GPU {fmt_j(gpu / c)} per call, measured over the region; {card_text}; energy ratio card / GPU "
+            f"{fmt_speedup(ratio)} ({rng}): {r.get('restructured_energy_verdict')}.")
 
 
 def generate() -> str:

@@ -146,12 +146,20 @@ struct RegionFixture {
     store.memcpys = {copy(CopyKind::kHtoD, 1000000, 0), copy(CopyKind::kDtoH, 2000000, 3),
                      copy(CopyKind::kDtoD, 5000000, 1)};
   }
-  std::vector<FpgaRegionCandidate> rank(bool cross_link) const {
+  std::vector<FpgaRegionCandidate> rank(bool cross_link, const EnergyReport* energy = nullptr) const {
     const RooflineReport r = analyze_roofline(store, table_ceilings(store.devices[0]), ops, op_of_kernel);
     FpgaOptions o;
     o.workload_ns = 3e6;  // the traced program took 3 ms
     o.inputs_cross_link = cross_link;
+    o.energy = energy;
     return rank_fpga_regions(store, ops, op_of_kernel, r, round_card(), o);
+  }
+  FpgaReport rank_ops(const EnergyReport* energy) const {
+    const RooflineReport r = analyze_roofline(store, table_ceilings(store.devices[0]), ops, op_of_kernel);
+    FpgaOptions o;
+    o.workload_ns = 3e6;
+    o.energy = energy;
+    return rank_fpga_candidates(ops, r, round_card(), o);
   }
 };
 
@@ -503,4 +511,146 @@ TEST_CASE("FPGA regions: paths, nesting by time and degenerate traces", "[analys
     CHECK(regions[0].estimated);
     CHECK(regions[0].gpu_time_ns == 40.0);
   }
+}
+
+TEST_CASE("Energy verdict: the decision table of time and energy", "[analysis][fpga][energy]") {
+  // (estimated, speedup low, high, GPU energy known, ratio low, high) -> the label, each rule once.
+  const double nan = std::nan("");
+  CHECK(time_energy_verdict(false, 2, 3, true, 0.1, 0.2) == "unknown: not estimated");
+  CHECK(time_energy_verdict(true, nan, 3, true, 0.1, 0.2) == "unknown: not estimated");
+  CHECK(time_energy_verdict(true, 2, 3, false, nan, nan) == "unknown: no GPU energy");
+  CHECK(time_energy_verdict(true, 2, 3, true, nan, nan) == "unknown: no card energy");
+  CHECK(time_energy_verdict(true, 1.01, 3, true, 2, 4) == "gains");  // faster everywhere, energy aside
+  CHECK(time_energy_verdict(true, 0.2, 0.5, true, 0.3, 0.9) == "wins only on energy");
+  CHECK(time_energy_verdict(true, 0.5, 2, true, 0.3, 0.9) == "wins only on energy");  // time straddles 1
+  CHECK(time_energy_verdict(true, 0.2, 1.0, true, 1.0, 3) == "loses");                // 1 is no gain
+  CHECK(time_energy_verdict(true, 0.2, 0.5, true, 0.5, 3) == "uncertain");            // energy straddles 1
+  CHECK(time_energy_verdict(true, 0.5, 2, true, 1.5, 3) == "uncertain");              // time straddles 1
+  CHECK(time_energy_verdict(true, 1.0, 2, true, 1.5, 3) == "uncertain");              // low end 1.0 is no gain
+}
+
+TEST_CASE("FPGA regions and ops, case C: GPU joules beside the card's, ratios and verdicts",
+          "[analysis][fpga][regions][energy]") {
+  const RegionFixture f(true);
+  const RegionPaths paths(f.store);
+  uint32_t proj_path = kNone32, step_path = kNone32, other_path = kNone32;
+  for (uint32_t p = 0; p < paths.size(); ++p) {
+    if (paths.path(p) == "step > proj") proj_path = p;
+    if (paths.path(p) == "step") step_path = p;
+    if (paths.path(p) == "other") other_path = p;
+  }
+  REQUIRE(proj_path != kNone32);
+  REQUIRE(step_path != kNone32);
+  REQUIRE(other_path != kNone32);
+  // An energy report written by hand (as analyze_energy words it): proj's two instances on one
+  // GPU, 1.0 J over their whole windows; step's on two GPUs, 0.3 J + 0.1 J with 1.5 of each
+  // 2 ms sampled; other 0.05 J; add_fusion 0.1 J over 300 of its 400 us; reduce 0.2 J over all
+  // of its 20 us.
+  EnergyReport e;
+  e.measured = true;
+  EnergyWindow w;
+  w.joules = 1.0;
+  w.duration_ns = w.coverage_ns = 1997980;
+  e.region_paths.emplace_back(proj_path, w);
+  w.joules = 0.3;
+  w.duration_ns = 2000000;
+  w.coverage_ns = 1500000;
+  e.region_paths.emplace_back(step_path, w);
+  w.device_id = 1;
+  w.joules = 0.1;
+  e.region_paths.emplace_back(step_path, w);
+  w.device_id = 0;
+  w.joules = 0.05;
+  w.duration_ns = w.coverage_ns = 999999;
+  e.region_paths.emplace_back(other_path, w);
+  e.ops = {{1, 0.2, 20000}, {0, 0.1, 300000}};
+
+  const auto regions = f.rank(true, &e);
+  // proj: card 20.5, 102, 648 mJ (case C above) over 1.0 J all sampled: 0.0205, 0.102, 0.648;
+  // restructured 10.5, 52, 328 mJ: 0.0105, 0.052, 0.328. Slower at both ends of its speedup
+  // range (0.043-0.171x; restructured 0.064-0.205x), less energy across the ratio's: wins only on
+  // energy in both scenarios.
+  const FpgaRegionCandidate& proj = find(regions, "step > proj");
+  CHECK(proj.gpu_energy_j == near(1.0));
+  CHECK(proj.gpu_energy_coverage == near(1.0));
+  CHECK(proj.energy_ratio.low == near(0.0205));
+  CHECK(proj.energy_ratio.nominal == near(0.102));
+  CHECK(proj.energy_ratio.high == near(0.648));
+  CHECK(proj.restructured_energy_ratio.low == near(0.0105));
+  CHECK(proj.restructured_energy_ratio.nominal == near(0.052));
+  CHECK(proj.restructured_energy_ratio.high == near(0.328));
+  CHECK(proj.energy_verdict == "wins only on energy");
+  CHECK(proj.restructured_energy_verdict == "wins only on energy");
+  // step: 0.4 J over 3 of its 4 ms of windows (coverage 0.75); card 22.5, 107, 662 mJ x 0.75 /
+  // 0.4 = 0.0421875, 0.200625, 1.24125: straddles 1, slower (0.036-0.116x): uncertain.
+  const FpgaRegionCandidate& step = find(regions, "step");
+  CHECK(step.gpu_energy_j == near(0.4));
+  CHECK(step.gpu_energy_coverage == near(0.75));
+  CHECK(step.energy_ratio.low == near(0.0421875));
+  CHECK(step.energy_ratio.nominal == near(0.200625));
+  CHECK(step.energy_ratio.high == near(1.24125));
+  CHECK(step.energy_verdict == "uncertain");
+  // other: measured, but nothing inside can be estimated: GPU joules shown, no ratio.
+  const FpgaRegionCandidate& other = find(regions, "other");
+  CHECK(other.gpu_energy_j == near(0.05));
+  CHECK(std::isnan(other.energy_ratio.nominal));
+  CHECK(other.energy_verdict == "unknown: not estimated");
+  CHECK(other.restructured_energy_verdict == "unknown: not estimated");
+
+  const FpgaReport ops = f.rank_ops(&e);
+  const auto op = [&](const std::string& name) -> const FpgaCandidate& {
+    for (const FpgaCandidate& c : ops.candidates)
+      if (c.name == name) return c;
+    FAIL("no op " << name);
+    return ops.candidates.front();
+  };
+  // add_fusion, 2 executions: memory 2 x (0.3, 0.75, 2.4) ms + launches 2 x (10, 20, 40) us =
+  // 0.62, 1.54, 4.88 ms; x (25, 50, 100) W = 15.5, 77, 488 mJ (restructured the same: every
+  // byte compulsory). 0.1 J over 300 of 400 us: x 0.75 / 0.1 = 0.11625, 0.5775, 3.66: uncertain.
+  const FpgaCandidate& add = op("add_fusion");
+  CHECK(add.card_energy_j.nominal == near(77e-3));
+  CHECK(add.gpu_energy_j == near(0.1));
+  CHECK(add.gpu_energy_coverage == near(0.75));
+  CHECK(add.energy_ratio.low == near(0.11625));
+  CHECK(add.energy_ratio.nominal == near(0.5775));
+  CHECK(add.energy_ratio.high == near(3.66));
+  CHECK(add.energy_verdict == "uncertain");
+  // reduce: 2 x (0.1, 0.25, 0.8) ms + 2 x (10, 20, 40) us = 0.22, 0.54, 1.68 ms -> 5.5, 27,
+  // 168 mJ over 0.2 J: 0.0275, 0.135, 0.84; its 20 us on the GPU against > 0.22 ms: wins only
+  // on energy.
+  const FpgaCandidate& reduce = op("reduce");
+  CHECK(reduce.gpu_energy_coverage == near(1.0));
+  CHECK(reduce.energy_ratio.low == near(0.0275));
+  CHECK(reduce.energy_ratio.nominal == near(0.135));
+  CHECK(reduce.energy_ratio.high == near(0.84));
+  CHECK(reduce.energy_verdict == "wins only on energy");
+  CHECK(reduce.restructured_energy_verdict == "wins only on energy");
+  // solver: no cost: not estimated, and no energy either. dgemm: fp64, which the card cannot
+  // run (time verdict "no"): loses in energy too, whatever the GPU's joules.
+  CHECK(op("solver").energy_verdict == "unknown: not estimated");
+  CHECK(std::isnan(op("solver").gpu_energy_j));
+  CHECK(op("dgemm").verdict == "no");
+  CHECK(op("dgemm").energy_verdict == "loses");
+  CHECK(op("dgemm").restructured_energy_verdict == "loses");
+  CHECK(std::isnan(op("dgemm").energy_ratio.nominal));
+
+  // No energy (no NVML, or a report without samples): null, never 0, and said so.
+  for (const EnergyReport* none : {static_cast<const EnergyReport*>(nullptr), static_cast<const EnergyReport*>(&e)}) {
+    EnergyReport unmeasured;
+    const FpgaReport o = f.rank_ops(none == nullptr ? nullptr : &unmeasured);
+    const FpgaCandidate& a = [&]() -> const FpgaCandidate& {
+      for (const FpgaCandidate& c : o.candidates)
+        if (c.name == "add_fusion") return c;
+      return o.candidates.front();
+    }();
+    CHECK(std::isnan(a.gpu_energy_j));
+    CHECK(std::isnan(a.gpu_energy_coverage));
+    CHECK(std::isnan(a.energy_ratio.low));
+    CHECK(std::isnan(a.restructured_energy_ratio.high));
+    CHECK(a.energy_verdict == "unknown: no GPU energy");
+    CHECK_FALSE(std::isnan(a.card_energy_j.nominal));
+  }
+  const auto unmeasured_regions = f.rank(true);
+  CHECK(std::isnan(find(unmeasured_regions, "step > proj").gpu_energy_j));
+  CHECK(find(unmeasured_regions, "step > proj").energy_verdict == "unknown: no GPU energy");
 }

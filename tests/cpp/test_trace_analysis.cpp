@@ -92,8 +92,8 @@ TEST_CASE("analyze_trace attributes once, and its op rows are the stage function
   const TraceAnalysis a = analyze_trace(s, o);
 
   CHECK(stages == std::vector<std::string>{"region paths", "hlo", "attribution", "op inputs", "module memory", "busy",
-                                           "transfers", "memory", "devices", "roofline", "fpga ops", "fpga regions",
-                                           "region gpu time", "kernels by name", "collectives", "energy"});
+                                           "transfers", "memory", "devices", "roofline", "energy", "fpga ops",
+                                           "fpga regions", "region gpu time", "kernels by name", "collectives"});
   CHECK(a.warnings.empty());
 
   // The numbers of the trace, by hand.

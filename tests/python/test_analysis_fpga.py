@@ -880,7 +880,11 @@ def test_printed_tables_are_readable_text():
     assert lines[0] == f"FPGA offload candidates on alveo-u55c: HLO ops: {len(table)} rows"
     # headers of auto-scaled time columns carry no unit ("60.0 µs" under gpu_time, not gpu_time_ns)
     # the deciding columns first: the verdict, the speedups, GPU time and what it could save
-    assert lines[1].split() == ["rank", "op", "verdict", "op_speedup", "restructured_op_speedup", "gpu_time",
+    # the deciding columns first: the verdict, the speedups, the verdict in time and energy and
+    # the energy ratios, GPU time and what it could save
+    assert lines[1].split() == ["rank", "op", "verdict", "op_speedup", "restructured_op_speedup",
+                                "energy_verdict", "energy_ratio", "restructured_energy_verdict",
+                                "restructured_energy_ratio", "gpu_time",
                                 "could_save", "workload_speedup", "module", "score", "time_share", "fpga_total",
                                 "pattern", "card_limit", "estimate_note"]
     row = next(r for r in table if r["op"] == "broadcast_add_fusion")
@@ -952,7 +956,7 @@ def test_run_and_report_digest_lists_the_best_candidates():
     regions, ops = s["candidates"]["regions"], s["candidates"]
     assert lines[1].startswith(f"FPGA offload on alveo-u55c, regions as whole units (best 1 of {regions['count']}")
     assert lines[2].split() == ["rank", "region", "verdict", "region_speedup", "restructured_region_speedup",
-                                "gpu_time", "could_save", "estimate_note"]
+                                "energy_verdict", "energy_ratio", "gpu_time", "could_save", "estimate_note"]
     best = regions["items"][0]
     assert lines[3].split()[:2] == ["1", best["region"]]
     assert f"{best['region_speedup']:.2f}x" in lines[3] and best["verdict"] in lines[3]

@@ -38,4 +38,44 @@ void set_nan(const std::vector<double*>& fields);
 // The note of a row whose kernels have no GPU time.
 std::string no_gpu_time_note(uint64_t kernels);
 
+// The GPU joules a candidate is compared with and the sampled share of its time; both NaN when
+// unknown (fpga_energy.cpp).
+struct GpuJoules {
+  double joules = kNaN;
+  double coverage = kNaN;
+  bool known() const { return joules > 0 && coverage > 0; }
+};
+// FpgaOptions::energy looked up by op index and by region path index (built once per ranking).
+class GpuEnergyIndex {
+ public:
+  // `energy` nullptr or not measured: every lookup unknown.
+  GpuEnergyIndex(const EnergyReport* energy, std::size_t op_count, std::size_t path_count);
+  // The op's attributed joules; coverage = its busy time in sampled intervals / gpu_time_ns.
+  GpuJoules op(uint32_t op, double gpu_time_ns) const;
+  // The path's measured joules over every sampled GPU; coverage = sampled / window time.
+  GpuJoules path(uint32_t path) const;
+
+ private:
+  std::vector<double> op_joules_;  // NaN: no energy attributed
+  std::vector<uint64_t> op_busy_ns_;
+  std::vector<double> path_joules_;
+  std::vector<uint64_t> path_duration_ns_, path_coverage_ns_;
+};
+// card x coverage / GPU joules at each end of the card's range; NaN when either is unknown.
+EnergyRange energy_ratio(const EnergyRange& card, const GpuJoules& gpu);
+// A row's GPU energy, its ratios and its verdicts from its speedup ranges (either row type).
+template <class Row>
+void compare_energy(Row& c, const GpuJoules& gpu, bool estimated, double speedup_low, double speedup_high,
+                    double restructured_speedup_low, double restructured_speedup_high) {
+  c.gpu_energy_j = gpu.joules;
+  c.gpu_energy_coverage = gpu.coverage;
+  c.energy_ratio = energy_ratio(c.card_energy_j, gpu);
+  c.restructured_energy_ratio = energy_ratio(c.restructured_card_energy_j, gpu);
+  c.energy_verdict =
+      time_energy_verdict(estimated, speedup_low, speedup_high, gpu.known(), c.energy_ratio.low, c.energy_ratio.high);
+  c.restructured_energy_verdict =
+      time_energy_verdict(estimated, restructured_speedup_low, restructured_speedup_high, gpu.known(),
+                          c.restructured_energy_ratio.low, c.restructured_energy_ratio.high);
+}
+
 }  // namespace fpgaprof::analysis::fpga_detail

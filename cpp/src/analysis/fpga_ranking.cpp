@@ -417,6 +417,7 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
   }
   // By what offloading could change: an op the model rules out changes nothing, one it cannot
   // bound could change all of its GPU time (docs/fpga-model.md, "Ranking").
+  const GpuEnergyIndex gpu_energy(options.energy, ops.size(), 0);
   for (FpgaCandidate& c : report.candidates) {
     c.verdict = offload_verdict(c.scenario, c.is_bound());
     c.could_save_ns = could_save_ns(c.gpu_time_ns, c.op_speedup_high, c.restructured_op_speedup_high);
@@ -431,6 +432,11 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
             ? TimeRange{c.restructured_card_time_low_s, c.restructured_card_time_s, c.restructured_card_time_high_s}
             : none,
         target);
+    compare_energy(c, gpu_energy.op(c.op_index, c.gpu_time_ns), estimated, c.op_speedup_low, c.op_speedup_high,
+                   c.restructured_op_speedup_low, c.restructured_op_speedup_high);
+    // A precision the card lacks (speedups 0, no card time): it runs nothing, in time or energy.
+    if (estimated && c.scenario == "neither" && std::isnan(c.card_time_s))
+      c.energy_verdict = c.restructured_energy_verdict = "loses";
   }
   std::stable_sort(
       report.candidates.begin(), report.candidates.end(), [](const FpgaCandidate& a, const FpgaCandidate& b) {

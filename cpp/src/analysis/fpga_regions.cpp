@@ -370,6 +370,7 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
   const double workload_ns = options.workload_ns > 0 ? options.workload_ns : total_kernel_ns;
   const double total_s = workload_ns * 1e-9;
   OpEstimates estimates(ops, target);
+  const GpuEnergyIndex gpu_energy(options.energy, 0, groups.size());
 
   for (uint32_t g = 0; g < groups.size(); ++g) {
     if (spans.ops_in[g].empty()) continue;
@@ -393,6 +394,7 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
       c.estimate_note = untimed ? no_gpu_time_note(c.kernel_count)
                                 : "not estimated: nothing inside can be modelled on the card (" + kept_why + ")";
       set_nan(not_estimated_fields(c));
+      compare_energy(c, gpu_energy.path(g), false, kNaN, kNaN, kNaN, kNaN);
       out.push_back(std::move(c));
       continue;
     }
@@ -402,6 +404,8 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
       std::snprintf(pct, sizeof pct, "%.1f %%", 100.0 * s.kept_ns / c.gpu_time_ns);
       c.estimate_note = std::string(pct) + " of its GPU time kept at GPU speed (" + kept_why + ")";
     }
+    compare_energy(c, gpu_energy.path(g), true, c.region_speedup_low, c.region_speedup_high,
+                   c.restructured_region_speedup_low, c.restructured_region_speedup_high);
     out.push_back(std::move(c));
   }
   for (FpgaRegionCandidate& c : out) {

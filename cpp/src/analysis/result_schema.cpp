@@ -32,11 +32,59 @@ constexpr const char* kCardEnergy =
 constexpr const char* kRestructuredCardEnergy =
     "card energy of restructured_card_time_s at the card's loaded_w (low x low, high x high); null when not "
     "estimated or the card's power is unknown";
+constexpr const char* kOpGpuEnergy =
+    "GPU joules of the op in the trace: the energy analysis' attribution (the board's measured energy split by "
+    "busy-time share within each sampling interval; an attribution, not a measurement: docs/energy.md), over the "
+    "part of its GPU time that was sampled (gpu_energy_coverage); null when the trace has no energy (no NVML) or "
+    "none of its time was sampled";
+constexpr const char* kRegionGpuEnergy =
+    "GPU joules measured over the windows of the path's instances on every sampled GPU (everything the GPUs used "
+    "while the region ran, idle gaps included: docs/energy.md), over the sampled part (gpu_energy_coverage); null "
+    "when the trace has no energy (no NVML) or none of the region's time was sampled";
+constexpr const char* kOpGpuEnergyCoverage =
+    "share of gpu_time_ns inside sampled intervals, the part gpu_energy_j covers; null with gpu_energy_j";
+constexpr const char* kRegionGpuEnergyCoverage =
+    "share of the instances' time the samples cover, the part gpu_energy_j covers; null with gpu_energy_j";
+constexpr const char* kEnergyRatio =
+    "card / GPU energy as compiled: card_energy_j x gpu_energy_coverage / gpu_energy_j (low, high: the card "
+    "energy's ends; below 1 the card needs less energy); null when either energy is unknown";
+constexpr const char* kRestructuredEnergyRatio =
+    "card / GPU energy restructured: restructured_card_energy_j x gpu_energy_coverage / gpu_energy_j (low, high: "
+    "the card energy's ends); null when either energy is unknown";
+constexpr const char* kEnergyVerdict =
+    "time and energy together, as compiled (docs/fpga-model.md, \"Energy verdict\"): 'gains' (faster across the "
+    "speedup range), 'wins only on energy' (not faster across it, energy_ratio_high < 1), 'loses' (speedup_high "
+    "<= 1 and energy_ratio_low >= 1; or a precision the card lacks), 'uncertain' (a range straddles 1, nothing won across it), 'unknown: not "
+    "estimated', 'unknown: no GPU energy', 'unknown: no card energy'";
+constexpr const char* kRestructuredEnergyVerdict =
+    "energy_verdict of the restructured design (its speedup range and restructured_energy_ratio)";
 constexpr const char* kMemoryEfficiency =
     "bytes the card moves as compiled / (card_memory_s x the card's memory peak), nominal";
 constexpr const char* kCardLimit =
     "what bounds the card time as compiled at nominal constants: compute, memory, random access, sort, on-chip "
     "access ('' when not estimated)";
+
+FieldValue nan_null(double v) { return std::isnan(v) ? none() : FieldValue{v}; }
+
+// A card / GPU energy ratio (an EnergyRange member) as a range of x, null (all three) where its
+// nominal is NaN.
+template <auto M, class Ctx>
+ResultField<result_detail::RowOf<M>, Ctx> ratio_member(const char* name, const char* description) {
+  ResultField<result_detail::RowOf<M>, Ctx> f = energy_member<M, Ctx>(name, description);
+  f.info = result_detail::info(name, VT::kFloat, true, true, "x", description);
+  return f;
+}
+
+// The GPU energy beside the card's, in a ranking row (op or region).
+template <class R, class C>
+void push_energy_comparison(ResultTable<R, C>& v, const char* gpu_energy, const char* coverage) {
+  v.push_back(computed<R, C>("gpu_energy_j", VT::kFloat, true, "J", gpu_energy,
+                             [](const R& r, const C&) { return nan_null(r.gpu_energy_j); }));
+  v.push_back(computed<R, C>("gpu_energy_coverage", VT::kFloat, true, "fraction", coverage,
+                             [](const R& r, const C&) { return nan_null(r.gpu_energy_coverage); }));
+  v.push_back(ratio_member<&R::energy_ratio, C>("energy_ratio", kEnergyRatio));
+  v.push_back(ratio_member<&R::restructured_energy_ratio, C>("restructured_energy_ratio", kRestructuredEnergyRatio));
+}
 
 }  // namespace
 
@@ -163,6 +211,7 @@ const ResultTable<FpgaCandidate, FpgaOpRowContext>& fpga_op_row_fields() {
     v.push_back(energy_member<&R::card_energy_j, C>("card_energy_j", kCardEnergy));
     v.push_back(
         energy_member<&R::restructured_card_energy_j, C>("restructured_card_energy_j", kRestructuredCardEnergy));
+    push_energy_comparison(v, kOpGpuEnergy, kOpGpuEnergyCoverage);
     v.push_back(member<&R::restructured_fpga_total_s, C>("restructured_fpga_total_s", "s",
                                                          "restructured_card_time_s + transfer_s"));
     v.push_back(
@@ -172,6 +221,9 @@ const ResultTable<FpgaCandidate, FpgaOpRowContext>& fpga_op_row_fields() {
                                                              "workload_speedup of the restructured design"));
     v.push_back(member<&R::scenario, C>("scenario", "", kScenario));
     v.push_back(member<&R::verdict, C>("verdict", "", kVerdict));
+    v.push_back(member<&R::energy_verdict, C>("energy_verdict", "", kEnergyVerdict));
+    v.push_back(
+        member<&R::restructured_energy_verdict, C>("restructured_energy_verdict", "", kRestructuredEnergyVerdict));
     v.push_back(member<&R::could_save_ns, C>("could_save_ns", "ns", kCouldSave));
     v.push_back(member<&R::restructured_basis, C>("restructured_basis", "", kRestructuredBasis));
     return v;
@@ -252,6 +304,7 @@ const ResultTable<FpgaRegionCandidate, RankContext>& fpga_region_row_fields() {
     v.push_back(energy_member<&R::card_energy_j, C>("card_energy_j", kCardEnergy));
     v.push_back(
         energy_member<&R::restructured_card_energy_j, C>("restructured_card_energy_j", kRestructuredCardEnergy));
+    push_energy_comparison(v, kRegionGpuEnergy, kRegionGpuEnergyCoverage);
     v.push_back(member<&R::restructured_fpga_total_s, C>("restructured_fpga_total_s", "s",
                                                          "restructured_card_time_s + transfer_s"));
     v.push_back(range_members<&R::restructured_region_speedup, &R::restructured_region_speedup_low,
@@ -261,6 +314,9 @@ const ResultTable<FpgaRegionCandidate, RankContext>& fpga_region_row_fields() {
         "dataflow design"));
     v.push_back(member<&R::scenario, C>("scenario", "", kScenario));
     v.push_back(member<&R::verdict, C>("verdict", "", kVerdict));
+    v.push_back(member<&R::energy_verdict, C>("energy_verdict", "", kEnergyVerdict));
+    v.push_back(
+        member<&R::restructured_energy_verdict, C>("restructured_energy_verdict", "", kRestructuredEnergyVerdict));
     v.push_back(member<&R::could_save_ns, C>("could_save_ns", "ns",
                                              "the GPU time offloading could save at the fast end of its range (all "
                                              "of its GPU time when not estimated): the ranking key"));

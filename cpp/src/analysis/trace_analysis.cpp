@@ -312,8 +312,12 @@ TraceAnalysis analyze_trace(const TraceStore& store, const AnalysisOptions& opti
   ro.region_paths = &r.region_paths;
   r.roofline = analyze_roofline(store, c, r.op_inputs.ops, r.op_inputs.op_of_kernel, ro);
 
+  stage("energy");
+  r.energy = analyze_energy(store, r.region_paths, r.op_inputs.op_of_kernel);
+
   stage("fpga ops");
   FpgaOptions fo;
+  fo.energy = &r.energy;
   fo.inputs_cross_link = options.inputs_cross_link;
   fo.gpu_link_bytes_per_s = c.link_bytes_per_s;
   fo.region_paths = &r.region_paths;
@@ -342,9 +346,6 @@ TraceAnalysis analyze_trace(const TraceStore& store, const AnalysisOptions& opti
   op_names.reserve(r.op_inputs.ops.size());
   for (const OpCost& op : r.op_inputs.ops) op_names.emplace_back(op.name);
   r.collectives = analyze_collectives(store, r.op_inputs.op_of_kernel, op_names);
-
-  stage("energy");
-  r.energy = analyze_energy(store, r.region_paths, r.op_inputs.op_of_kernel);
   return r;
 }
 

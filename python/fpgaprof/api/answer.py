@@ -113,9 +113,11 @@ def answer_section(
     """summary.json's `answer`: per region path (operation and size; per op when the trace has
     no region with kernels) the verdict over the cards of `analysis` (the report's one
     analysis: ``fpga`` on the chosen card, ``fpga_other_targets`` on the others), the best
-    card, the speedup with its range, the deciding reason and what it rests on. `summary`: the
-    trace sections already built (device, candidates). Rows keep the chosen card's ranking and
-    follow best_rows(rows, top). {"available": False, "reason": ...} without FPGA rows."""
+    card, the speedup with its range, the deciding reason, the best card's verdict in time and
+    energy with its card / GPU energy ratio (of the scenario of the speedup) and what it rests
+    on. `summary`: the trace sections already built (device, candidates). Rows keep the chosen
+    card's ranking and follow best_rows(rows, top). {"available": False, "reason": ...} without
+    FPGA rows."""
     cand = summary.get("candidates") or {}
     if not cand.get("available"):
         return {"available": False, "reason": cand.get("reason") or "no FPGA candidates"}
@@ -148,6 +150,8 @@ def answer_section(
         if size is not None:
             sizes.add(size)
         bound = row.get("estimate_basis") in ("measured bound", "operand bound")
+        # The best card's verdict in time and energy, of the scenario its speedup is from.
+        e = "restructured_" if sp and sp[0] == "restructured" else ""
         items.append(
             {
                 "operation": operation,
@@ -162,6 +166,10 @@ def answer_section(
                 "speedup_high": sp[3] if sp and math.isfinite(sp[3]) else None,
                 "bound": bound,
                 "reason": deciding_reason(row),
+                "energy_verdict": row.get(f"{e}energy_verdict"),
+                "energy_ratio": row.get(f"{e}energy_ratio"),
+                "energy_ratio_low": row.get(f"{e}energy_ratio_low"),
+                "energy_ratio_high": row.get(f"{e}energy_ratio_high"),
                 "verdicts_by_card": {c: per_card[c].get("verdict") for c in per_card},
             }
         )

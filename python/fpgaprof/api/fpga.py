@@ -105,6 +105,16 @@ def fpga_candidates(
     transfer_bytes, transfer_s, fpga_total_s, op_speedup, workload_speedup (each time and
     speedup with its _low/_high range), the restructured_* columns and scenario.
 
+    Energy beside time (op and region rows; docs/fpga-model.md, "Energy verdict"):
+    ``card_energy_j`` / ``restructured_card_energy_j`` (the card times at the card's loaded_w),
+    ``gpu_energy_j`` (an op: the joules the trace's energy analysis attributes to it by busy-time
+    share, an attribution; a region: measured over its instances' windows on every GPU) with
+    ``gpu_energy_coverage`` (the sampled share), ``energy_ratio`` and
+    ``restructured_energy_ratio`` (card / GPU joules, with _low/_high), and
+    ``energy_verdict`` / ``restructured_energy_verdict``: "gains", "wins only on energy",
+    "loses", "uncertain", or "unknown: not estimated" / "unknown: no GPU energy" (no NVML
+    samples: every GPU figure None, never 0) / "unknown: no card energy".
+
     ``restructured_basis`` (op and region rows) labels the restructured figures of an op whose
     data-dependent accesses a restructured design serves on chip (or a region with such
     accesses): "a designer's target: the on-chip access parallelism published HBM SpMV designs
@@ -391,6 +401,10 @@ def _estimate_table(res: Mapping, first_notes: tuple[str, ...] = ()) -> Estimate
                 [energy("card", "card_energy"), energy("restructured", "restructured_card_energy")]
             )
         )
+    footer.append(
+        "  energy ratio card / GPU: unknown (a static estimate has no GPU energy: trace the "
+        "function on a GPU whose driver has NVML for its measured joules beside the card's)"
+    )
     footer += [f"  note: {n}" for n in t.notes]
     t.footer = "\n".join(footer)
     return t

@@ -32,6 +32,7 @@ __all__ = [
     "bound_mark",
     "is_range_key",
     "is_time_key",
+    "is_ratio_key",
     "display_label",
     "UNKNOWN_WHEN_ZERO",
     "cell",
@@ -73,7 +74,7 @@ def range_text(k: str, row: Mapping) -> str:
     lo_k, hi_k = range_keys(k)
     if lo_k not in row or hi_k not in row:
         return ""
-    if k.lower().endswith("speedup"):
+    if k.lower().endswith("speedup") or is_ratio_key(k):
         return fmt_speedup_range(row.get(lo_k), row.get(hi_k))
     if is_time_key(k):
         return fmt_s_range(row.get(lo_k), row.get(hi_k))
@@ -139,6 +140,11 @@ def is_time_key(k: str) -> bool:
     )
 
 
+def is_ratio_key(k: str) -> bool:
+    """Card / GPU energy ratios (by name: energy_ratio): shown as a factor ("0.42x")."""
+    return k.lower().endswith("energy_ratio")
+
+
 def is_energy_key(k: str) -> bool:
     """Columns in joules (by name: card_energy_j): shown auto-scaled ("2.58 mJ")."""
     return k.lower().endswith("_j")
@@ -176,7 +182,7 @@ def cell(k: str, v: Any) -> tuple[str, Any]:
         kl = k.lower()
         if kl in UNKNOWN_WHEN_ZERO and v == 0:
             return "–", v
-        if kl.endswith("speedup"):
+        if kl.endswith("speedup") or is_ratio_key(k):
             return fmt_speedup(v), v
         if kl.endswith("per_s"):  # a rate: B/s, FLOP/s
             unit = "B/s" if "byte" in kl else "FLOP/s" if "flop" in kl else "/s"

@@ -24,14 +24,18 @@ from fpgaprof.views.ranking import (
     REGION_TEXT_COLUMNS,
     best_rows,
     combined_speedup_text,
+    energy_text,
 )
 from fpgaprof.views.sections import multi_device
 from fpgaprof.views.tables import rows_text
 
 TOP = 5
 # The printed tables' columns without the score, the module, the time share, the card time, the
-# pattern and what limits the card (a terminal is narrow; the speedups carry their ranges).
+# pattern, what limits the card and the restructured design's energy (a terminal is narrow; the
+# speedups and the energy ratio carry their ranges; report.html and summary.json have the rest).
 _NARROW = (
+    "restructured_energy_verdict",
+    "restructured_energy_ratio",
     "score",
     "module",
     "time_share",
@@ -135,7 +139,8 @@ def _speedup_text(item: Mapping) -> str:
 
 def answer_lines(summary: Mapping, top: int = TOP) -> list[str]:
     """The answer first (summary.json's `answer`): per operation and size the verdict, the best
-    card, the speedup with its range and what decides it, then what the answer rests on."""
+    card, the speedup with its range, its verdict in time and energy with the energy ratio, and
+    what decides it, then what the answer rests on."""
     a = summary.get("answer") or {}
     if not a.get("available"):
         return [f"FPGA answer: not available ({a.get('reason') or 'no FPGA candidates'})"]
@@ -145,7 +150,7 @@ def answer_lines(summary: Mapping, top: int = TOP) -> list[str]:
     )
     unit = "operation (region) and size" if a.get("unit") == "region" else "HLO op"
     head = f"FPGA answer per {unit}, best of {len(a.get('cards') or [])} cards:"
-    cols = ["operation", "size", "gpu time", "verdict", "best card", "speedup", "why"]
+    cols = ["operation", "size", "gpu time", "verdict", "best card", "speedup", "energy", "why"]
     rows = [
         [
             str(i.get("operation") or ""),
@@ -154,6 +159,7 @@ def answer_lines(summary: Mapping, top: int = TOP) -> list[str]:
             str(i.get("verdict") or ""),
             str(i.get("best_card") or "–"),
             _speedup_text(i),
+            energy_text(i),
             str(i.get("reason") or ""),
         ]
         for i in items

@@ -44,6 +44,7 @@ from fpgaprof.views.ranking import (
     OP_TEXT_COLUMNS,
     REGION_TEXT_COLUMNS,
     combined_speedup_text,
+    energy_text,
 )
 from fpgaprof.views.sections import devices_html, memory_html, multi_device, transfers_html
 
@@ -896,6 +897,7 @@ def answer_html(s: Mapping) -> str:
                 (f'<span class="{VERDICT_CLASS.get(v, "v-unk")}">{esc(v)}</span>', v),
                 (esc(i.get("best_card") or "–"), i.get("best_card") or ""),
                 (_answer_speedup(i), i.get("speedup")),
+                (esc(energy_text(i)), energy_text(i)),
                 (esc(i.get("reason") or ""), i.get("reason") or ""),
             ]
         )
@@ -906,6 +908,7 @@ def answer_html(s: Mapping) -> str:
         ("verdict", "text"),
         ("best card", "text"),
         ("speedup (range)", "num"),
+        ("energy verdict, card / GPU energy", "text"),
         ("why", "text"),
     ]
     left = int(a.get("count") or 0) - len(items)

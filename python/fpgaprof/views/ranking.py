@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from fpgaprof.base.units import fmt_speedup, fmt_speedup_range
+from fpgaprof.base.units import fmt_speedup, fmt_speedup_range, is_finite_number
 
 __all__ = [
     "ABOVE_ROOF_MEASURED",
@@ -17,6 +17,7 @@ __all__ = [
     "REGION_TEXT_COLUMNS",
     "best_rows",
     "combined_speedup_text",
+    "energy_text",
 ]
 
 
@@ -63,7 +64,8 @@ def combined_speedup_text(what_if: Mapping, card: str) -> str:
 
 
 # The columns print(prof.fpga_candidates(...)) shows (every column stays in the rows), the
-# deciding ones first; a column with _low/_high companions prints its range beside it
+# deciding ones first (the verdict in time, the speedups, the verdict in time and energy and the
+# card / GPU energy ratios); a column with _low/_high companions prints its range beside it
 # ("2.41x (1.6-3.1x)").
 OP_TEXT_COLUMNS = (
     "rank",
@@ -71,6 +73,10 @@ OP_TEXT_COLUMNS = (
     "verdict",
     "op_speedup",
     "restructured_op_speedup",
+    "energy_verdict",
+    "energy_ratio",
+    "restructured_energy_verdict",
+    "restructured_energy_ratio",
     "gpu_time_ns",
     "could_save_ns",
     "workload_speedup",
@@ -88,6 +94,10 @@ REGION_TEXT_COLUMNS = (
     "verdict",
     "region_speedup",
     "restructured_region_speedup",
+    "energy_verdict",
+    "energy_ratio",
+    "restructured_energy_verdict",
+    "restructured_energy_ratio",
     "gpu_time_ns",
     "could_save_ns",
     "workload_speedup",
@@ -110,3 +120,15 @@ def best_rows(rows: list, n: int) -> list:
     least = min(float(r.get("gpu_time_ns") or 0.0) for r in shown)
     shown += [r for r in rows[len(shown) :] if float(r.get("gpu_time_ns") or 0.0) > least]
     return shown
+
+
+def energy_text(item: Mapping) -> str:
+    """An answer row's verdict in time and energy with its card / GPU energy ratio, as the
+    answer tables print it: "wins only on energy, 0.42x (0.21-0.84x)", "unknown: no GPU
+    energy"; "" when the row has none."""
+    verdict = str(item.get("energy_verdict") or "")
+    ratio = item.get("energy_ratio")
+    if not is_finite_number(ratio):
+        return verdict
+    rng = fmt_speedup_range(item.get("energy_ratio_low"), item.get("energy_ratio_high"))
+    return f"{verdict}, {fmt_speedup(ratio)}" + (f" ({rng})" if rng else "")

@@ -15,6 +15,7 @@
 
 #include "fpgaprof/analysis/card_work.hpp"
 #include "fpgaprof/analysis/ceilings.hpp"
+#include "fpgaprof/analysis/energy_analysis.hpp"
 #include "fpgaprof/analysis/region_paths.hpp"
 #include "fpgaprof/analysis/roofline.hpp"
 #include "fpgaprof/hlo/hlo_module.hpp"
@@ -282,6 +283,10 @@ struct FpgaOptions {
   // rank_fpga_regions: the store's region paths when the caller already has them (not owned;
   // must be built from the same store); nullptr: built there.
   const RegionPaths* region_paths = nullptr;
+  // The trace's GPU energy (analyze_energy of the same store, with the same region paths and op
+  // indices; not owned): the GPU joules each candidate is compared with. nullptr, or a report
+  // without samples: every candidate's GPU energy is unknown (null), never 0.
+  const EnergyReport* energy = nullptr;
 };
 
 // The offload verdict of an op or region from its nominal speedups: "as compiled" (it gains
@@ -293,6 +298,22 @@ std::string offload_scenario(double speedup, double restructured_speedup);
 // "no" (neither), "unknown: bound only" (a bound that decides nothing: `bound` true and
 // scenario ""), "unknown: not estimated" (nothing to bound it by).
 std::string offload_verdict(const std::string& scenario, bool bound);
+
+// The verdict of one scenario in time and energy together (docs/fpga-model.md, "Energy verdict"),
+// from its speedup range and its energy ratio range (card joules / GPU joules), decided in this
+// order:
+//   "unknown: not estimated"  `estimated` false, or a speedup end that is not a number;
+//   "unknown: no GPU energy"  `gpu_energy_known` false (no NVML samples, or none cover it);
+//   "unknown: no card energy" a ratio end that is not a number (the card's power is unknown);
+//   "gains"                   faster across its speedup range (speedup_low > 1);
+//   "wins only on energy"     not faster across it, but less energy across the ratio range
+//                             (ratio_high < 1);
+//   "loses"                   no faster anywhere in its range (speedup_high <= 1) and no less
+//                             energy anywhere in it (ratio_low >= 1);
+//   "uncertain"               otherwise: a range straddles 1 and nothing is won across it.
+// (An op in a precision the card lacks is "loses" in the op ranking: the card cannot run it.)
+std::string time_energy_verdict(bool estimated, double speedup_low, double speedup_high, bool gpu_energy_known,
+                                double ratio_low, double ratio_high);
 
 // The most GPU time offloading could save, in ns: `gpu_ns` less the fastest card total either
 // scenario reaches (the fast ends of their ranges: gpu_ns / the speedups' upper ends), 0 when
@@ -370,6 +391,18 @@ struct FpgaCandidate {
   // card energy (J) of card_time_s and restructured_card_time_s at the card's loaded_w; NaN when
   // not estimated (a bound included) or the card's power is unknown
   EnergyRange card_energy_j, restructured_card_energy_j;
+  // GPU energy beside the card energy (docs/fpga-model.md, "Energy verdict"), from
+  // FpgaOptions::energy. gpu_energy_j: the joules the energy analysis attributes to the op
+  // (EnergyReport::ops: the board's energy split by busy-time share, an attribution, not a
+  // measurement); gpu_energy_coverage: the share of gpu_time_ns inside sampled intervals. Both
+  // NaN when the trace has no energy or none of the op's time was sampled.
+  double gpu_energy_j = 0, gpu_energy_coverage = 0;
+  // card_energy_j x gpu_energy_coverage / gpu_energy_j (the card's joules for the sampled share
+  // of its executions over the GPU's for them), its ends from the card energy's; NaN when either
+  // side is unknown. The same for restructured_card_energy_j.
+  EnergyRange energy_ratio, restructured_energy_ratio;
+  // time_energy_verdict() of each scenario: op_speedup / restructured_op_speedup ranges and ratios.
+  std::string energy_verdict, restructured_energy_verdict;
   // offload_scenario(op_speedup, restructured_op_speedup); for a bound, "neither" when even the
   // fast ends of both upper bounds stay under 1, else "" (undecided without a cost).
   std::string scenario;
@@ -459,6 +492,17 @@ struct FpgaRegionCandidate {
   // card energy (J) of card_time_s and restructured_card_time_s at the card's loaded_w; NaN when
   // not estimated or the card's power is unknown
   EnergyRange card_energy_j, restructured_card_energy_j;
+  // GPU energy beside the card energy (docs/fpga-model.md, "Energy verdict"), from
+  // FpgaOptions::energy: gpu_energy_j the joules measured over the windows of the path's
+  // instances on every sampled GPU (EnergyReport::region_paths: everything the GPUs used while
+  // the region ran, idle gaps included), gpu_energy_coverage the sampled share of those windows.
+  // Both NaN when the trace has no energy or none of the region's time was sampled.
+  double gpu_energy_j = 0, gpu_energy_coverage = 0;
+  // card_energy_j x gpu_energy_coverage / gpu_energy_j, its ends from the card energy's; NaN
+  // when either side is unknown. The same for restructured_card_energy_j.
+  EnergyRange energy_ratio, restructured_energy_ratio;
+  // time_energy_verdict() of each scenario: region_speedup / restructured_region_speedup ranges.
+  std::string energy_verdict, restructured_energy_verdict;
   std::string scenario;  // offload_scenario(region_speedup, restructured_region_speedup)
   std::string verdict;   // offload_verdict(scenario, false)
   // could_save_ns(gpu_time_ns, region_speedup_high, restructured_region_speedup_high): all of

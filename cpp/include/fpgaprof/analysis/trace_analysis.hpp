@@ -2,7 +2,8 @@
 // the reports use it (fpgaprof._core.analysis.analyze only converts its result). In order: the
 // HLO modules of the store parsed and costed once; attribution once (kernel/copy -> HLO op);
 // op inputs; the busy-time unions; transfers; device memory; per-device rows and load balance;
-// roofline; the FPGA rankings of ops and of region paths; GPU time per region path; kernels by
+// roofline; GPU energy; the FPGA rankings of ops and of region paths (with the GPU energy beside
+// the card's); GPU time per region path; kernels by
 // name. One RegionPaths grouping serves every per-path table.
 //
 // Units: times in ns (uint64_t, CUPTI's clock), bytes in bytes, rates in bytes or FLOP per
@@ -69,8 +70,8 @@ struct AnalysisOptions {
   RegionRows region_rows = RegionRows::kPaths;
   // Called on the calling thread as each stage begins, with its name ("region paths", "hlo",
   // "attribution", "op inputs", "module memory", "busy", "transfers", "memory", "devices", "roofline",
-  // "fpga ops", "fpga regions", "region gpu time", "kernels by name", "collectives",
-  // "energy", in this order); for
+  // "energy", "fpga ops", "fpga regions", "region gpu time", "kernels by name", "collectives",
+  // in this order); for
   // benchmarks and progress displays. May be empty. What it throws propagates.
   std::function<void(std::string_view stage)> on_stage;
 };
