@@ -389,6 +389,7 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
     c.workload_speedup_high = amdahl_speedup(total_s, gpu_s, c.fpga_total_low_s);
     c.restructured_bytes = restructured.memory_bytes * exec;
     c.restructured_onchip = restructured.onchip;
+    c.restructured_structure_dependent = restructured.structure_dependent;
     TimeRange rcard = restructured.time_s.scaled(exec);
     rcard += launches;
     c.restructured_card_time_s = rcard.nominal;
