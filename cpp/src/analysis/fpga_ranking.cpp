@@ -43,8 +43,9 @@ double could_save_ns(double gpu_ns, double speedup_high, double restructured_spe
 }
 
 const char* const kRestructuredOnchipBasis =
-    "a designer's target: the on-chip access parallelism published HBM SpMV designs achieve "
-    "(onchip_lanes), not validated for this op's access pattern";
+    "a designer's target: the on-chip parallelism of published HBM sparse designs (onchip_lanes: the typical "
+    "design's at nominal, the best published design's at the fast end), not validated for this op's access "
+    "pattern";
 
 const char* restructured_basis(bool onchip, double random_bytes) {
   return onchip && random_bytes > 0 ? kRestructuredOnchipBasis : "";

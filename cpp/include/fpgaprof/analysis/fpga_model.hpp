@@ -480,7 +480,7 @@ struct FpgaRegionCandidate {
 };
 
 // The label of a restructured figure whose data-dependent accesses a restructured design serves
-// on chip: it rests on the on-chip access parallelism published HBM SpMV designs achieve
+// on chip: it rests on the on-chip access parallelism published HBM sparse designs achieve
 // (onchip_lanes), which no anchor of another access pattern validates (docs/fpga-validation.md).
 extern const char* const kRestructuredOnchipBasis;
 // kRestructuredOnchipBasis when `onchip` and `random_bytes` > 0 (data-dependent accesses served
