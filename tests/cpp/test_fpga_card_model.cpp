@@ -198,6 +198,63 @@ TEST_CASE("estimate_op_on_card: gathers and scatters as compiled", "[analysis][f
   }
 }
 
+// An SpMV-like op in coordinate form: nnz f32 values, column and row indices (int32) streamed,
+// gathers from x (50,000 f32: 200,000 B) and scatter-adds into y (200,000 rows: 800,000 B),
+// 2 FLOPs per nonzero. Compulsory: inputs 12 x nnz + 200,000, output 800,000.
+namespace {
+CardWork spmv_like(double nnz) {
+  return work(2 * nnz, 12 * nnz, 12 * nnz + 200000, 800000,
+              {random_traffic(4 * nnz, nnz, 4, 200000), random_traffic(8 * nnz, 2 * nnz, 4, 800000, true)});
+}
+}  // namespace
+
+TEST_CASE("estimate_op_on_card: restructured gather + scatter through tiled vectors", "[analysis][fpga][card]") {
+  const FpgaTarget t = round_card();
+  SECTION("low density, output tiled at the slow end") {
+    // nnz 200,000: density 200,000 / (50,000 x 200,000) = 2e-5 <= 1e-4.
+    // x + y = 1e6 B fits the room at every end (4,608,000 / 2,304,000 / 1,152,000 B).
+    // On chip: x footprint 200,000 B -> copies floor(room / 200,000) = 23 / 11 / 5, blocks x 44
+    // = 1012 / 484 / 220, per cycle min(32, 2024) = 32 / 16 / 8 -> 200,000 reads in 15.625 /
+    // 62.5 / 250 us; y 800,000 B -> copies 5 / 2 / 1, blocks x 174 = 870 / 348 / 174, per cycle
+    // min(lanes, blocks) = 32 / 16 / 8 -> 200,000 updates in 15.625 / 62.5 / 250 us. On chip
+    // 31.25 / 125 / 500 us.
+    // Output tiles: ceil(800,000 / 12,582,912) = 1, ceil(800,000 / 4,194,304) = 1,
+    // ceil(800,000 / 524,288) = 2. The vectors over one channel (10e9 / 8e9 / 5e9 B/s):
+    // (1 x 200,000 + 800,000) / 10e9 = 100 us, 1e6 / 8e9 = 125 us, (2 x 200,000 + 800,000) / 5e9
+    // = 240 us. The matrix streams the compulsory 3.4e6 B less x and y (2.4e6 B), at the slow end
+    // plus x's second reading (200,000 B): 2.4e6 / 40e9 = 60 us, 2.4e6 / 16e9 = 150 us,
+    // 2.6e6 / 5e9 = 520 us.
+    // Fast: overlapped, max(60, 31.25, 100) = 100 us. Nominal: max(150, 125) + 125 = 275 us.
+    // Slow: (max(520, 500) + 240) x 2 (density <= 1e-4) = 1520 us.
+    const OpCardEstimate r = estimate_op_on_card(spmv_like(200000), Precision::kFp32, t, Scenario::kRestructured);
+    check_range(r.time_s, 100e-6, 275e-6, 1520e-6);
+    check_range(r.memory_s, 100e-6, 275e-6, 1520e-6);
+    check_range(r.compute_s, 0.5e-6, 2e-6, 8e-6);  // 400,000 FLOPs at 800e9 / 200e9 / 50e9
+    CHECK(r.onchip);
+    CHECK(r.structure_dependent);
+    CHECK(r.limit == "memory");      // the matrix stream and the vectors, not the banks
+    CHECK(r.memory_bytes == 3.4e6);  // nominal: no tile re-read
+    // As compiled, far slower: gathers 200,000 at 200e6/s (1 ms) and updates at 20e6/s (10 ms).
+    CHECK(estimate_op_on_card(spmv_like(200000), Precision::kFp32, t, Scenario::kAsCompiled).time_s.nominal > 10e-3);
+  }
+  SECTION("density above 1e-4, one tile at the nominal end: shapes decide") {
+    // nnz 4e6: density 4e6 / 1e10 = 4e-4. On chip 2 x 4e6 / (32 x 400e6, 16 x 200e6, 8 x 100e6)
+    // = 625 us, 2.5 ms, 10 ms. Matrix 48e6 B: 1.2 ms, 3 ms, (48e6 + 200,000) / 5e9 = 9.64 ms.
+    // Vectors as above: 100, 125, 240 us.
+    // Fast max(1.2 ms, 625 us, 100 us) = 1.2 ms; nominal max(3, 2.5) + 0.125 = 3.125 ms;
+    // slow max(9.64, 10) + 0.24 = 10.24 ms (no low-density factor).
+    const OpCardEstimate r = estimate_op_on_card(spmv_like(4e6), Precision::kFp32, t, Scenario::kRestructured);
+    check_range(r.time_s, 1.2e-3, 3.125e-3, 10.24e-3);
+    CHECK(r.onchip);
+    CHECK_FALSE(r.structure_dependent);
+  }
+  SECTION("a gather alone is not tiled") {
+    const OpCardEstimate r = estimate_op_on_card(element_gather(46080), Precision::kFp32, t, Scenario::kRestructured);
+    CHECK(r.onchip);
+    CHECK_FALSE(r.structure_dependent);
+  }
+}
+
 TEST_CASE("estimate_op_on_card: restructured, data-dependent accesses on chip", "[analysis][fpga][card]") {
   SECTION("lanes limited by onchip_lanes") {
     // A gather of 1e6 f32 from a 46,080 B table (10 BRAM36 blocks) with indices computed on

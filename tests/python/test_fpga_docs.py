@@ -65,16 +65,16 @@ def test_leave_one_source_out(loso):
     expect = {sid for sid, e in srcs.items() if e["role"] == "calibration" and e["anchors"].get("calibration")}
     assert by_source == expect
     assert {"hispmv", "serpens", "hisparse", "hpcc-fpga", "autosa"} <= by_source
-    # HiSpMV left out: onchip_lanes is the median of the other four designs' accesses per cycle,
-    # (114.501 + 149.625) / 2 = 132.06 (HiSparse-PB and Serpens-16, the middle two of 63.49,
-    # 114.50, 149.63, 209.67), and channel_share the median of the channels STREAM (32),
+    # HiSpMV left out: onchip_lanes is the median of the other eight designs' accesses per cycle,
+    # (79.46 + 114.50) / 2 = 96.98 (the PE-count designs recomputed from the timed ones left:
+    # test_fpga_calibration.test_lanes_from_ten_designs_and_six_sources), and channel_share the median of the channels STREAM (32),
     # RandomAccess (32), Serpens-16 and -24 (20, 28) and HiSparse-PB and -RI (18, 18) use:
     # (20 + 28) / 2 / 32 = 0.75
     fitted = {(f["scope"], f["field"]): f["values"] for f in V.refit("hispmv")}
-    assert fitted[("fabric", "onchip_lanes")][0] == pytest.approx(132.06, abs=0.01)
+    assert fitted[("fabric", "onchip_lanes")][0] == pytest.approx(96.98, abs=0.01)
     assert fitted[("hbm2", "channel_share")][0] == pytest.approx(0.75)
     row = next(r for r in loso if r["id"] == "hispmv16-spmv-fp32-u280-nd6k")
-    assert any(c.startswith("onchip_lanes (fabric) 132.1") for c in row["refitted"])
+    assert any(c.startswith("onchip_lanes (fabric) 96.98") for c in row["refitted"])
     # RandomAccess alone sets the read-modify-write rate: without HPCC it is not predictable
     ra = next(r for r in loso if r["id"] == "hpcc-randomaccess-u280-hbm")
     assert ra["missing"] == ["rmw_updates_per_s (hbm2)"] and "ratio" not in ra

@@ -283,7 +283,30 @@ def test_a_restructured_gather_on_chip_is_labelled_a_designers_target():
     assert row["restructured_onchip"] is True
     assert row["restructured_basis"] == fpga.RESTRUCTURED_ONCHIP_BASIS
     assert "designer's target" in row["restructured_basis"]
-    assert [r["restructured_basis"] for r in fpga.estimate_hlo(TRIAD_HLO, target="alveo-u280")] == [""]
+    assert "the best published design's at the fast end" in row["restructured_basis"]
+    triad = fpga.estimate_hlo(TRIAD_HLO, target="alveo-u280")
+    assert [r["restructured_basis"] for r in triad] == [""]
+    # the printed estimate says it in its footer, once, for the one labelled row
+    assert "  note: 1 row's restructured figures are a designer's target: " in str(est)
+    assert "designer's target" not in str(triad)
+
+
+def test_a_sparse_gather_scatter_says_the_matrix_structure_decides():
+    # An SpMV in coordinate form (gather x[col], product, segment_sum into y) of 1e6 x 1e6 with
+    # 3e6 nonzeros: density 3e6 / (1e6 x 1e6) = 3e-6, at most 1e-4 (HiSpMV Sec. 2.3), so the
+    # estimate says that row imbalance and column spread, which the shapes do not show, decide
+    # it. 1e5 x 1e5 with 5e6 nonzeros: density 5e-4, y 400 kB in one 4 MiB output tile: no note.
+    from fpgaprof.fpga_validation import BUILDERS
+
+    def notes(n, nnz):
+        fn, args = BUILDERS["spmv"](n, n, nnz, "float32")
+        est = fpga.estimate(fn, *args, target="alveo-u280")
+        for r in est:
+            assert r["restructured_structure_dependent"] in (True, False, None)
+        return [x for x in est.notes if "row imbalance and column spread" in x]
+
+    assert len(notes(1_000_000, 3_000_000)) == 1
+    assert notes(100_000, 5_000_000) == []
 
 
 # The U280's board power (docs/fpga-model.md, "Card power"): the HBM2 cards' 61.84 W (45-65.38 W).

@@ -12,6 +12,12 @@
 
 namespace fpgaprof::analysis {
 
+const char* const kStructureDependentNote =
+    "restructured: a gather paired with a scatter over a tiled output or at a density of at most 1e-4 (an "
+    "SpMV-like design): row imbalance and column spread, not visible in the shapes, decide its time; the "
+    "figure is a target for a design like the published ones (docs/fpga-model.md, \"Gathers through a tiled "
+    "vector\")";
+
 const char* scenario_name(Scenario s) { return s == Scenario::kAsCompiled ? "as compiled" : "restructured"; }
 
 // ---- the card model ---------------------------------------------------------------------------
@@ -21,10 +27,31 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kBram36Bytes = 36.0 * 1024.0 / 8.0;  // one 36 Kb block RAM: the smallest on-chip copy
 constexpr double kPortBytes = 8.0;                    // a block RAM / UltraRAM port: 72 bits with 8 of ECC
 
+// A restructured gather + scatter (an SpMV-like design) keeps a tile of its output on chip and
+// streams the gathered vector through a window, re-reading it once per output tile, over the
+// channel that feeds it; the output goes out over its own. Design facts of calibration designs
+// (docs/fpga-model.md, "Gathers through a tiled vector"):
+// - the output tile: HiSparse's partial-buffer design 0.5 MB ("only 0.5 MB", FPGA '22 Sec. 6.1:
+//   the slow end), its row-interleaving and fixed-point designs 4 MB of URAM (nominal), Serpens
+//   a16 16 x 8 x 12,288 x 8 B = 12,582,912 B (src/serpens.h URAM_DEPTH, local_C: the fast end);
+// - one channel for each vector: HiSparse Sec. 6.1 "16 for the matrix, 2 for the input and
+//   result vectors"; Serpens one read_X task;
+// - the vector's loading overlaps the matrix stream only at the fast end (HiSparse Sec. 3.1
+//   double-buffers it; HiSpMV Sec. 3.2's private buffering runs load and compute in turn).
+constexpr double kOutputTileBytes[] = {12582912.0, 4194304.0, 524288.0};  // fast, nominal, slow
+constexpr double kVectorChannels = 1.0;
+// HiSpMV Sec. 2.3: "for very low-density matrices (e.g., rho <= 10^-4)" loading x and streaming
+// y become the bottleneck; HiSpMV-16 (Table 2) achieves a median 204.3 on-chip accesses per
+// cycle on its 8 balanced cells above that density and 102.5 on its 3 at or below it (1.99x):
+// the slow end of such a design is 2x slower, and the figure depends on the matrix's structure.
+constexpr double kLowDensity = 1e-4;
+constexpr double kLowDensitySlowFactor = 2.0;
+
 // Every calibrated constant at one end of its spread (or at its nominal value).
 struct Corner {
   double clock, dsp_util, stream_eff, channel_share, random_reads, rmw_updates, cross, onchip_share, onchip_lanes,
       sort_rate, link_eff, transfer_latency, call_latency;
+  int end;  // 0 fast, 1 nominal, 2 slow (kOutputTileBytes)
 };
 
 enum class End { kFast, kNominal, kSlow };
@@ -47,7 +74,10 @@ Corner corner(const FpgaTarget& t, End e) {
           pick(t.sort_bytes_per_s, e, true),
           pick(t.link_efficiency, e, true),
           pick(t.transfer_latency_s, e, false),
-          pick(t.call_latency_s, e, false)};
+          pick(t.call_latency_s, e, false),
+          e == End::kFast      ? 0
+          : e == End::kNominal ? 1
+                               : 2};
 }
 
 constexpr End kEnds[] = {End::kFast, End::kNominal, End::kSlow};
@@ -108,9 +138,16 @@ double passes(const CardWork& w, const FpgaTarget& t, const Corner& c) {
 
 struct Parts {
   double compute = 0, memory = 0, random = 0, sort = 0, onchip = 0;
-  double memory_bytes = 0;    // what the card moves in this design
-  bool restructured = false;  // the restructured design was faster and is the one given
-  double time() const { return std::max({compute, memory, sort, onchip}); }
+  double vectors = 0;                // a tiled vector's loads and the output's stores over their channels
+  bool vectors_overlap = false;      // ... hidden under the matrix stream (the fast end) or added to it
+  double slow_factor = 1;            // a low-density gather + scatter at the slow end (kLowDensitySlowFactor)
+  double memory_bytes = 0;           // what the card moves in this design
+  bool restructured = false;         // the restructured design was faster and is the one given
+  bool structure_dependent = false;  // a gather + scatter whose time the matrix's structure decides
+  double access() const {
+    return slow_factor * (vectors_overlap ? std::max({memory, onchip, vectors}) : std::max(memory, onchip) + vectors);
+  }
+  double time() const { return std::max({compute, sort, access()}); }
 };
 
 // One stage's arithmetic: FLOPs at the card's rate of its precision, a sort at the sort rate
@@ -163,8 +200,40 @@ Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, 
     for (const RandomTraffic& r : w.random)
       (fits ? out.onchip : out.random) += s.executions * (fits ? onchip_seconds(r, t, c) : random_seconds(r, t, c));
   }
+  double matrix_io = io_bytes;
+  if (fits) {
+    // The gathered vectors (read-only sources) and the updated outputs (read-modify-write
+    // targets) of the on-chip accesses: a tiled design re-reads each vector once per output
+    // tile and moves both over one channel each instead of streaming them with the rest.
+    double x = 0, y = 0, gathers = 0, x_elems = 0, y_elems = 0;
+    for (const DataflowStage& s : stages)
+      for (const RandomTraffic& r : s.work->random) {
+        const double run = std::max(r.run_bytes, 1.0);
+        if (r.read_modify_write) {
+          y += s.executions * r.source_bytes;
+          y_elems += r.source_bytes / run;
+        } else {
+          x += s.executions * r.source_bytes;
+          x_elems += r.source_bytes / run;
+          gathers += s.executions * r.accesses;
+        }
+      }
+    // Only a gather paired with a scatter (an SpMV-like design) is known to tile this way.
+    if (x > 0 && y > 0 && x_elems > 0 && y_elems > 0) {
+      const double tiles = y > 0 ? std::max(1.0, std::ceil(y / kOutputTileBytes[c.end])) : 1.0;
+      const double channel = kVectorChannels * t.memory_channel_bytes_per_s * c.stream_eff;
+      out.vectors = channel > 0 ? (tiles * x + y) / channel : 0.0;
+      out.vectors_overlap = c.end == 0;
+      matrix_io = std::max(0.0, io_bytes - x - y);
+      spill += (tiles - 1) * x;
+      // its density: nonzeros (the gathers) / (rows x columns)
+      const bool sparse = gathers / (x_elems * y_elems) <= kLowDensity;
+      if (sparse && c.end == 2) out.slow_factor = kLowDensitySlowFactor;
+      out.structure_dependent = sparse || tiles > 1;
+    }
+  }
   out.memory_bytes = io_bytes + spill;
-  out.memory = out.memory_bytes / stream_bytes_per_s(t, c) + out.random;
+  out.memory = (matrix_io + spill) / stream_bytes_per_s(t, c) + out.random;
   out.restructured = true;
   return out;
 }
@@ -184,9 +253,10 @@ std::string limit_of(const Parts& p) {
   const double t = p.time();
   if (t <= 0) return "";
   if (p.sort == t) return "sort";
-  if (p.onchip == t) return "on-chip access";
+  // the tiled vectors' loads and stores are memory traffic over their channels
+  if (p.access() == t && p.onchip > 0 && p.onchip >= std::max(p.memory, p.vectors)) return "on-chip access";
   if (p.compute == t) return "compute";
-  return p.random > p.memory - p.random ? "random access" : "memory";
+  return p.random > p.memory - p.random + p.vectors ? "random access" : "memory";
 }
 
 }  // namespace
@@ -212,11 +282,12 @@ OpCardEstimate estimate_op_on_card(const CardWork& work, Precision p, const Fpga
   for (End end : kEnds) {
     const Parts parts = op_parts(work, p, t, corner(t, end), scenario);
     set_end(e.compute_s, end, std::max(parts.compute, parts.sort));
-    set_end(e.memory_s, end, std::max(parts.memory, parts.onchip));
+    set_end(e.memory_s, end, parts.access());  // streamed, on chip and the tiled vectors
     set_end(e.time_s, end, parts.time());
     if (end == End::kNominal) nominal = parts;
   }
   e.onchip = nominal.restructured && nominal.onchip > 0;
+  e.structure_dependent = nominal.restructured && nominal.structure_dependent;
   e.memory_bytes = nominal.memory_bytes;
   e.memory_efficiency = nominal.memory > 0 ? e.memory_bytes / (nominal.memory * t.memory_bytes_per_s())
                                            : t.stream_efficiency.nominal * t.channel_share.nominal;
@@ -225,12 +296,14 @@ OpCardEstimate estimate_op_on_card(const CardWork& work, Precision p, const Fpga
   return e;
 }
 
-TimeRange dataflow_time(const std::vector<DataflowStage>& stages, double io_bytes, const FpgaTarget& t, bool* onchip) {
+TimeRange dataflow_time(const std::vector<DataflowStage>& stages, double io_bytes, const FpgaTarget& t, bool* onchip,
+                        bool* structure_dependent) {
   TimeRange r;
   for (End end : kEnds) {
     const Parts parts = dataflow_parts(stages, io_bytes, t, corner(t, end));
     set_end(r, end, parts.time());
     if (end == End::kNominal && onchip != nullptr) *onchip = parts.onchip > 0;
+    if (end == End::kNominal && structure_dependent != nullptr) *structure_dependent = parts.structure_dependent;
   }
   return r;
 }

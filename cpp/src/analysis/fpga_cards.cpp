@@ -29,9 +29,9 @@ constexpr double kUram288Bits = 288.0 * 1024.0;
 // sort rate, and the host side (XDMA/QDMA over PCIe gen3 x16, XRT launches).
 void fabric_calibration(FpgaTarget& t) {
   t.clock_hz = {222e6, 147e6, 297e6};  // AutoBridge/TAPA, 43 designs: 147 MHz avg before, 297 after floorplanning
-  t.dsp_utilization = {0.6675, 0.5005, 0.8518};  // DSP share of 8 published compute-bound designs
-  t.onchip_share = {0.5, 0.25, 0.75};            // design assumption (not measured)
-  t.onchip_lanes = {172.330, 63.4934, 224.362};  // on-chip accesses per cycle 6 published HBM SpMV designs achieve
+  t.dsp_utilization = {0.6675, 0.5005, 0.8518};         // DSP share of 8 published compute-bound designs
+  t.onchip_share = {0.5, 0.25, 0.75};                   // design assumption (not measured)
+  t.onchip_lanes = {129.602, 63.4934, 224.362};         // on-chip accesses per cycle of 10 published HBM sparse designs
   t.sort_bytes_per_s = {464.062e6, 464.062e6, 15.6e9};  // Vitis compoundSort (U280); TopSort (U280 HBM)
   t.link_efficiency = {0.717752, 0.253906, 0.771532};   // xbutil DMA tests (U200/U250) / 15.754 GB/s; low: HPCC OpenCL
   t.transfer_latency_s = {13.0099e-6, 5.17106e-6, 19e-6};  // small-buffer DMA / migrate / bo sync

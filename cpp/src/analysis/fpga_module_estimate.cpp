@@ -199,6 +199,7 @@ class ModuleWalker {
     r.card_energy_j = card_energy_on(r.card_time_s, t_);
     r.restructured_card_energy_j = card_energy_on(r.restructured_time_s, t_);
     r.restructured_onchip = b.onchip;
+    r.restructured_structure_dependent = b.structure_dependent;
     r.restructured_basis = restructured_basis(r.restructured_onchip, r.random_bytes);
     r.estimate_note = a.note;
     stages_.push_back({w, r.precision, executions});
@@ -247,8 +248,9 @@ ModuleEstimate estimate_module(const hlo::Module& module, const FpgaTarget& targ
   }
   // Restructured: the better of each op restructured on its own (already summed) and the whole
   // function as one dataflow design reading its arguments and writing its results once.
-  bool dataflow_onchip = false;
-  const TimeRange dataflow = dataflow_time(walker.stages(), out.transfer_bytes, target, &dataflow_onchip);
+  bool dataflow_onchip = false, dataflow_structure = false;
+  const TimeRange dataflow =
+      dataflow_time(walker.stages(), out.transfer_bytes, target, &dataflow_onchip, &dataflow_structure);
   TimeRange& r = out.restructured_card_time_s;
   out.restructured_dataflow = dataflow.nominal < r.nominal;
   out.restructured_onchip = out.restructured_dataflow
@@ -267,6 +269,13 @@ ModuleEstimate estimate_module(const hlo::Module& module, const FpgaTarget& targ
   out.restructured_total_s += out.transfer_s;
   out.card_energy_j = card_energy_on(out.card_time_s, target);
   out.restructured_card_energy_j = card_energy_on(out.restructured_card_time_s, target);
+  // Whichever design is given, a function that gathers from a vector and scatters into a tiled
+  // or very sparse output is decided by the matrix's structure (the per-op design, each op with
+  // its whole array on chip, is no better informed).
+  const bool structure =
+      dataflow_structure || std::any_of(out.ops.begin(), out.ops.end(),
+                                        [](const StaticOpEstimate& o) { return o.restructured_structure_dependent; });
+  if (structure) out.notes.push_back(kStructureDependentNote);
   if (out.not_estimated_count > 0)
     out.notes.push_back(std::to_string(out.not_estimated_count) +
                         " op(s) without a cost are in no time above: the card time is a lower bound");

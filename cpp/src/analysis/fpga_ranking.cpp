@@ -43,8 +43,9 @@ double could_save_ns(double gpu_ns, double speedup_high, double restructured_spe
 }
 
 const char* const kRestructuredOnchipBasis =
-    "a designer's target: the on-chip access parallelism published HBM SpMV designs achieve "
-    "(onchip_lanes), not validated for this op's access pattern";
+    "a designer's target: the on-chip parallelism of published HBM sparse designs (onchip_lanes: the typical "
+    "design's at nominal, the best published design's at the fast end), not validated for this op's access "
+    "pattern";
 
 const char* restructured_basis(bool onchip, double random_bytes) {
   return onchip && random_bytes > 0 ? kRestructuredOnchipBasis : "";
@@ -389,6 +390,7 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
     c.workload_speedup_high = amdahl_speedup(total_s, gpu_s, c.fpga_total_low_s);
     c.restructured_bytes = restructured.memory_bytes * exec;
     c.restructured_onchip = restructured.onchip;
+    c.restructured_structure_dependent = restructured.structure_dependent;
     TimeRange rcard = restructured.time_s.scaled(exec);
     rcard += launches;
     c.restructured_card_time_s = rcard.nominal;

@@ -88,6 +88,11 @@ void push_energy_comparison(ResultTable<R, C>& v, const char* gpu_energy, const 
 
 }  // namespace
 
+// Whether the matrix's structure decides the restructured figures (fpga_model.hpp OpCardEstimate).
+constexpr const char* kStructureDependent =
+    "the restructured design is a gather + scatter (SpMV-like) whose output is tiled or whose density is at "
+    "most 1e-4: row imbalance and column spread, not visible in the shapes, decide its figure (docs/fpga-model.md)";
+
 // What the restructured figures rest on (fpga_model.hpp restructured_basis).
 constexpr const char* kRestructuredBasis =
     "what the restructured figures rest on: \"a designer's target: ...\" when a restructured design serves "
@@ -226,6 +231,9 @@ const ResultTable<FpgaCandidate, FpgaOpRowContext>& fpga_op_row_fields() {
         member<&R::restructured_energy_verdict, C>("restructured_energy_verdict", "", kRestructuredEnergyVerdict));
     v.push_back(member<&R::could_save_ns, C>("could_save_ns", "ns", kCouldSave));
     v.push_back(member<&R::restructured_basis, C>("restructured_basis", "", kRestructuredBasis));
+    v.push_back(computed<R, C>(
+        "restructured_structure_dependent", VT::kBool, true, "", kStructureDependent,
+        [](const R& r, const C&) { return r.cost_known ? FieldValue{r.restructured_structure_dependent} : none(); }));
     return v;
   }();
   return t;
@@ -404,6 +412,9 @@ const ResultTable<StaticOpEstimate, NoContext>& module_estimate_op_fields() {
                        [](const R& r, const C&) { return r.estimated ? FieldValue{r.restructured_onchip} : none(); }));
     v.push_back(member<&R::estimate_note, C>("estimate_note", "", "empty, or why it is not estimated"));
     v.push_back(member<&R::restructured_basis, C>("restructured_basis", "", kRestructuredBasis));
+    v.push_back(computed<R, C>(
+        "restructured_structure_dependent", VT::kBool, true, "", kStructureDependent,
+        [](const R& r, const C&) { return r.estimated ? FieldValue{r.restructured_structure_dependent} : none(); }));
     return v;
   }();
   return t;

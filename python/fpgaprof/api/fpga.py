@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fpgaprof.analysis import hlo, hlo_export
@@ -117,8 +117,9 @@ def fpga_candidates(
 
     ``restructured_basis`` (op and region rows) labels the restructured figures of an op whose
     data-dependent accesses a restructured design serves on chip (or a region with such
-    accesses): "a designer's target: the on-chip access parallelism published HBM SpMV designs
-    achieve (onchip_lanes), not validated for this op's access pattern"; "" for the others.
+    accesses): RESTRUCTURED_ONCHIP_BASIS ("a designer's target: the on-chip parallelism of
+    published HBM sparse designs ..."); "" for the others. The printed table says so in its
+    footer (``basis_note``).
 
     ``estimate_basis`` says what a row's what-if rests on: "static" (the cost model's rule),
     "author" (a custom kernel's own figures), or, for ops whose static cost is unknown
@@ -152,14 +153,16 @@ def fpga_candidates(
         t.empty_note = no_rows_note(
             prof, "no fpgaprof.region() with GPU kernels inside", regions=True
         )
+        if note := basis_note(t):
+            t.footer = f"  {note}"
     else:
         t.meta = {k: v for k, v in f.items() if k not in ("candidates", "regions")}
         t.title = f"FPGA offload candidates on {card}: HLO ops"
         t.display = OP_TEXT_COLUMNS
         t.empty_note = no_rows_note(prof, "no kernel was attributed to an HLO op")
         if t:
-            line = combined_speedup_text(f, card)
-            t.footer = f"  {line}" if line else ""
+            lines = [combined_speedup_text(f, card), basis_note(t)]
+            t.footer = "\n".join(f"  {x}" for x in lines if x)
     return t
 
 
@@ -316,13 +319,24 @@ class Estimate(Table):
 
 
 # What a restructured figure rests on when an op's (or a region's) data-dependent accesses are
-# served on chip: the parallelism published HBM SpMV designs achieve (onchip_lanes), which no
+# served on chip: the parallelism published HBM sparse designs achieve (onchip_lanes), which no
 # anchor of another access pattern (a projector's, a histogram's) validates. The rows carry the
 # core's label (kRestructuredOnchipBasis, fpga_model.hpp); this is its text, for comparisons.
 RESTRUCTURED_ONCHIP_BASIS = (
-    "a designer's target: the on-chip access parallelism published HBM SpMV designs achieve "
-    "(onchip_lanes), not validated for this op's access pattern"
+    "a designer's target: the on-chip parallelism of published HBM sparse designs (onchip_lanes: "
+    "the typical design's at nominal, the best published design's at the fast end), not "
+    "validated for this op's access pattern"
 )
+
+
+def basis_note(rows: Sequence[Mapping]) -> str:
+    """The footer line of a printed table whose rows carry a restructured basis: how many rows'
+    restructured figures are a designer's target and what that rests on; "" when none does."""
+    n = sum(1 for r in rows if r.get("restructured_basis"))
+    if not n:
+        return ""
+    whose = "1 row's" if n == 1 else f"{n} rows'"
+    return f"{whose} restructured figures are {RESTRUCTURED_ONCHIP_BASIS}"
 
 
 def restructured_basis(row: Mapping) -> str:
@@ -406,6 +420,8 @@ def _estimate_table(res: Mapping, first_notes: tuple[str, ...] = ()) -> Estimate
         "function on a GPU whose driver has NVML for its measured joules beside the card's)"
     )
     footer += [f"  note: {n}" for n in t.notes]
+    if basis := basis_note(rows):
+        footer.append(f"  note: {basis}")
     t.footer = "\n".join(footer)
     return t
 

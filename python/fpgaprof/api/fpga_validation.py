@@ -470,11 +470,7 @@ def _rule(c: Mapping, end: str, constants: list[Mapping], exclude: str | None) -
         )
         nominal = _rule(reads, "nominal", constants, exclude)
         return None if nominal is None else nominal / 2
-    values = [
-        float(m["value"])
-        for m in c["measurements"]
-        if m["source_id"] != exclude and (end != "nominal" or m.get("in_nominal", True))
-    ]
+    values = _values(c, exclude, end)
     if not values:
         return None
     how = rule.split(" of ")[0]
@@ -485,6 +481,28 @@ def _rule(c: Mapping, end: str, constants: list[Mapping], exclude: str | None) -
         "mean": statistics.fmean,
     }
     return float(fn[how](values))
+
+
+def _values(c: Mapping, exclude: str | None, end: str) -> list[float]:
+    """A constant's measurements without those of source ``exclude``. A design known only by
+    its PE count (``from_pes``: no timing of its own) gets 2 x PEs x the median fraction of one
+    nonzero per PE per cycle that the timed designs left achieve (``onchip_lanes``), so the
+    timed designs' source is left out of it too."""
+    kept = [
+        m
+        for m in c["measurements"]
+        if m["source_id"] != exclude and (end != "nominal" or m.get("in_nominal", True))
+    ]
+    timed = [
+        float(m["value"]) / (2 * m["pes"]) for m in kept if "pes" in m and not m.get("from_pes")
+    ]
+    out = []
+    for m in kept:
+        if not m.get("from_pes"):
+            out.append(float(m["value"]))
+        elif timed:
+            out.append(2 * m["pes"] * statistics.median(timed))
+    return out
 
 
 def refit(exclude: str | None = None) -> list[dict]:

@@ -242,7 +242,11 @@ struct OpCardEstimate {
   double memory_efficiency = 0;  // memory_bytes / (memory_s.nominal x card memory peak)
   std::string limit;             // "compute", "memory", "random access", "sort", "on-chip access"
   bool onchip = false;           // restructured: its data-dependent accesses are served on chip
-  std::string note;              // why not estimated, or what the estimate assumes
+  // restructured on chip as a gather + scatter (an SpMV-like design) whose output is tiled or
+  // whose density is at most 1e-4: the matrix's structure (row imbalance, column spread), not
+  // visible in the shapes, decides the figure (docs/fpga-model.md)
+  bool structure_dependent = false;
+  std::string note;  // why not estimated, or what the estimate assumes
 };
 
 // The card time of one execution of `work` (precision `p`) in `scenario`. The restructured time
@@ -266,9 +270,13 @@ struct DataflowStage {
 // on-chip banks when every array they land in fits on chip together, else at the card
 // memory's random rates; the stages' arithmetic sharing the DSPs. The pipeline takes the
 // longest of compute, sort, memory and on-chip access. `onchip` (optional) says whether the
-// nominal design serves its data-dependent accesses on chip. docs/fpga-model.md, "Restructured".
+// nominal design serves its data-dependent accesses on chip; `structure_dependent` (optional)
+// whether it is a gather + scatter whose figure the matrix's structure decides
+// (OpCardEstimate::structure_dependent). docs/fpga-model.md, "Restructured".
 TimeRange dataflow_time(const std::vector<DataflowStage>& stages, double io_bytes, const FpgaTarget& t,
-                        bool* onchip = nullptr);
+                        bool* onchip = nullptr, bool* structure_dependent = nullptr);
+// The note an estimate carries when its restructured design is structure-dependent.
+extern const char* const kStructureDependentNote;
 
 // Moving `bytes` over the host link in `buffers` separate transfers.
 TimeRange link_time(double bytes, double buffers, const FpgaTarget& t, double gpu_link_bytes_per_s = 0);
@@ -384,6 +392,9 @@ struct FpgaCandidate {
   // restructured (compulsory traffic, on-chip reuse): the design headroom
   double restructured_bytes = 0;     // card traffic restructured, whole trace
   bool restructured_onchip = false;  // its data-dependent accesses are served on chip
+  // OpCardEstimate::structure_dependent of the restructured design: the matrix's structure, not
+  // visible in the shapes, decides its restructured figures
+  bool restructured_structure_dependent = false;
   double restructured_card_time_s = 0, restructured_card_time_low_s = 0, restructured_card_time_high_s = 0;
   double restructured_fpga_total_s = 0;
   double restructured_op_speedup = 0, restructured_op_speedup_low = 0, restructured_op_speedup_high = 0;
@@ -513,7 +524,7 @@ struct FpgaRegionCandidate {
 };
 
 // The label of a restructured figure whose data-dependent accesses a restructured design serves
-// on chip: it rests on the on-chip access parallelism published HBM SpMV designs achieve
+// on chip: it rests on the on-chip access parallelism published HBM sparse designs achieve
 // (onchip_lanes), which no anchor of another access pattern validates (docs/fpga-validation.md).
 extern const char* const kRestructuredOnchipBasis;
 // kRestructuredOnchipBasis when `onchip` and `random_bytes` > 0 (data-dependent accesses served
@@ -567,6 +578,7 @@ struct StaticOpEstimate {
   // estimated or the card's power is unknown
   EnergyRange card_energy_j, restructured_card_energy_j;
   bool restructured_onchip = false;
+  bool restructured_structure_dependent = false;  // OpCardEstimate::structure_dependent, restructured
   std::string estimate_note;
   // What the restructured figures rest on: restructured_basis(restructured_onchip, random_bytes).
   std::string restructured_basis;
