@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core_bindings.hpp"
 #include "energy_bindings.hpp"
@@ -236,7 +237,7 @@ inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const T
   // function's card time, transfers and total, each as nominal with its range.
   r.def(
       "estimate_hlo",
-      [=](const std::string& text, py::object target_obj) {
+      [=](std::string_view text, py::object target_obj) {  // the str's own UTF-8 buffer, not a copy
         const FpgaTarget target = py::isinstance<py::str>(target_obj) ? fpga_preset(target_obj.cast<std::string>())
                                                                       : target_from(target_obj.cast<py::dict>());
         ModuleEstimate est;
@@ -252,8 +253,15 @@ inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const T
         }
         py::dict out = fields_dict(module_estimate_fields(), est);
         out["target"] = target_dict(est.target);
-        py::list rows;
-        for (const StaticOpEstimate& o : est.ops) rows.append(fields_dict(module_estimate_op_fields(), o));
+        // Converted from the last row to the first, each C++ row released once converted (the
+        // vector shrunk as it halves): the C++ rows and the Python rows are not all held at once.
+        const std::size_t n = est.ops.size();
+        py::list rows(n);
+        for (std::size_t k = n; k-- > 0;) {
+          rows[k] = fields_dict(module_estimate_op_fields(), est.ops.back());
+          est.ops.pop_back();
+          if (est.ops.size() < est.ops.capacity() / 2) est.ops.shrink_to_fit();
+        }
         out["ops"] = rows;
         return out;
       },

@@ -33,6 +33,35 @@ inline py::object field_value(const analysis::FieldValue& v) {
   return std::visit(Visit{}, v);
 }
 
+// A field's name as a dict key: the interpreter's interned str, one object that every row's
+// dict shares (a str made per row and key costs ~60 bytes each: ~2 KB a row of 35 fields).
+inline py::str field_key(const std::string& name) {
+  PyObject* key = PyUnicode_InternFromString(name.c_str());
+  if (key == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(key);
+}
+
+// A field's value as put_fields stores it: as field_value, but a short string is the
+// interpreter's interned str and 0.0 and 1.0 one shared float each (the rows of a large table,
+// e.g. an estimate's 10^6 ops, repeat their computation, opcode, pattern, precision, labels
+// and notes in every row: one object each, not one per row). Equal values either way.
+inline py::object row_value(const analysis::FieldValue& v) {
+  if (const auto* s = std::get_if<std::string>(&v)) {
+    if (s->size() <= 64) {
+      PyObject* o = PyUnicode_FromStringAndSize(s->data(), static_cast<Py_ssize_t>(s->size()));
+      if (o == nullptr) throw py::error_already_set();
+      PyUnicode_InternInPlace(&o);
+      return py::reinterpret_steal<py::object>(o);
+    }
+  } else if (const auto* d = std::get_if<double>(&v)) {
+    static PyObject* const zero = PyFloat_FromDouble(0.0);  // held for the interpreter's life
+    static PyObject* const one = PyFloat_FromDouble(1.0);
+    if (*d == 0.0 && !std::signbit(*d) && zero != nullptr) return py::reinterpret_borrow<py::object>(zero);
+    if (*d == 1.0 && one != nullptr) return py::reinterpret_borrow<py::object>(one);
+  }
+  return field_value(v);
+}
+
 // Writes `row`'s fields into `d` in the table's order (a range as its nominal, low and high).
 template <class Row, class Ctx>
 void put_fields(py::dict& d, const analysis::ResultTable<Row, Ctx>& table, const Row& row, const Ctx& ctx = {}) {
@@ -41,16 +70,16 @@ void put_fields(py::dict& d, const analysis::ResultTable<Row, Ctx>& table, const
     if (f.info.range) {
       const analysis::TimeRange r = f.get_range(row, ctx);
       if (f.info.nullable && std::isnan(r.nominal)) {  // a nullable range without a value: null
-        d[f.info.name.c_str()] = py::none();
-        d[f.info.low_name.c_str()] = py::none();
-        d[f.info.high_name.c_str()] = py::none();
+        d[field_key(f.info.name)] = py::none();
+        d[field_key(f.info.low_name)] = py::none();
+        d[field_key(f.info.high_name)] = py::none();
         continue;
       }
-      d[f.info.name.c_str()] = r.nominal;
-      d[f.info.low_name.c_str()] = r.low;
-      d[f.info.high_name.c_str()] = r.high;
+      d[field_key(f.info.name)] = r.nominal;
+      d[field_key(f.info.low_name)] = r.low;
+      d[field_key(f.info.high_name)] = r.high;
     } else {
-      d[f.info.name.c_str()] = field_value(f.get(row, ctx));
+      d[field_key(f.info.name)] = row_value(f.get(row, ctx));
     }
   }
 }

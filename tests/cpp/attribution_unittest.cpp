@@ -21,9 +21,9 @@ hlo::Instruction instr(std::string name, std::string opcode, std::string op_name
   hlo::Instruction i;
   i.name = std::move(name);
   i.opcode = std::move(opcode);
-  i.metadata.op_name = std::move(op_name);
-  i.metadata.source_file = std::move(file);
-  i.metadata.source_line = line;
+  i.detail().metadata.op_name = std::move(op_name);
+  i.detail().metadata.source_file = std::move(file);
+  i.detail().metadata.source_line = line;
   return i;
 }
 
@@ -33,7 +33,7 @@ hlo::Computation comp(std::string name, std::vector<hlo::Instruction> ins, bool 
   c.is_entry = entry;
   c.is_fusion = fusion;
   c.instructions = std::move(ins);
-  for (std::size_t i = 0; i < c.instructions.size(); ++i) c.index[c.instructions[i].name] = i;
+  for (std::size_t i = 0; i < c.instructions.size(); ++i) c.index.insert(i, c.instructions);
   if (!c.instructions.empty()) {
     c.instructions.back().is_root = true;
     c.root_index = c.instructions.size() - 1;
@@ -162,10 +162,10 @@ std::vector<hlo::Module> two_modules(TraceStore& s) {
     auto add = instr("add.1", "add", "jit(f)/add", "/x.py", 10);
     auto fused = comp("fused_computation", {instr("param_0", "parameter"), add}, false, true);
     auto fusion = instr("loop_add_fusion.3", "fusion");
-    fusion.fusion_kind = "kLoop";
-    fusion.called_computations = {"fused_computation"};
+    fusion.detail().fusion_kind = "kLoop";
+    fusion.detail().called_computations = {"fused_computation"};
     auto gemm = instr("custom-call.2", "custom-call", "jit(f)/dot_general", "/x.py", 11);
-    gemm.custom_call_target = "__cublas$gemm";
+    gemm.detail().custom_call_target = "__cublas$gemm";
     gemm.cost.flops = 524288;  // 2*64*64*64
     gemm.cost.bytes_read = 32768;
     gemm.cost.bytes_written = 16384;
@@ -178,8 +178,8 @@ std::vector<hlo::Module> two_modules(TraceStore& s) {
     auto add = instr("add.9", "add", "jit(g)/add", "/y.py", 19);
     auto fused = comp("fused_computation", {add}, false, true);
     auto fusion = instr("loop_add_fusion.3", "fusion");
-    fusion.fusion_kind = "kLoop";
-    fusion.called_computations = {"fused_computation"};
+    fusion.detail().fusion_kind = "kLoop";
+    fusion.detail().called_computations = {"fused_computation"};
     auto reduce = instr("reduce.4", "reduce", "jit(g)/reduce_sum", "/y.py", 20);
     auto entry = comp("main", {fusion, reduce}, true);
     mods.push_back(module("jit_g", {fused, entry}));
@@ -376,9 +376,10 @@ TEST_CASE("ambiguous names and library call sites stay unattributed without cont
   auto mods = two_modules(s);
   // Add a second cuBLAS call site to jit_f: a library kernel next to a jit_f kernel is ambiguous.
   auto gemm2 = instr("custom-call.5", "custom-call");
-  gemm2.custom_call_target = "__cublas$lt$matmul";
+  gemm2.detail().custom_call_target = "__cublas$lt$matmul";
   mods[0].computations[1].instructions.push_back(gemm2);
-  mods[0].computations[1].index["custom-call.5"] = mods[0].computations[1].instructions.size() - 1;
+  mods[0].computations[1].index.insert(mods[0].computations[1].instructions.size() - 1,
+                                       mods[0].computations[1].instructions);
 
   add_kernel(s, "loop_add_fusion_3", 100, 10, 4, kNone32);    // alone on its stream: which module?
   add_kernel(s, "custom_call_2", 200, 10, 5, kNone32);        // jit_f only -> context for the next

@@ -342,7 +342,7 @@ ENTRY main {
 }
 )");
   const Instruction& g = ins(m, "custom-call.1");
-  CHECK(g.custom_call_target == "__cublas$lt$matmul");
+  CHECK(g.custom_call_target() == "__cublas$lt$matmul");
   // XLA's GpuHloCostAnalysisTest.CublasCustomCall (gpu_hlo_cost_analysis_test.cc, newer than
   // the corpus) expects 40,000 B read per operand and 40,000 B written: the f32 result, not the
   // s8 workspace.
@@ -599,9 +599,9 @@ TEST_CASE("every XLA corpus module with a cuDNN convolution or cuBLAS GEMM parse
     Module m = analyze_hlo(text);  // a parse error fails the test
     for (const Computation& c : m.computations) {
       for (const Instruction& i : c.instructions) {
-        if (i.opcode != "custom-call" || !is_gpu_library_conv_or_gemm(i.custom_call_target)) continue;
-        INFO(i.name << " " << i.custom_call_target);
-        const bool conv = i.custom_call_target.rfind("__cudnn$conv", 0) == 0;
+        if (i.opcode != "custom-call" || !is_gpu_library_conv_or_gemm(i.custom_call_target())) continue;
+        INFO(i.name << " " << i.custom_call_target());
+        const bool conv = i.custom_call_target().rfind("__cudnn$conv", 0) == 0;
         (conv ? convs : gemms) += 1;
         CHECK_FALSE(i.cost.unknown);
         CHECK(i.cost.flops > 0);
@@ -702,13 +702,13 @@ TEST_CASE("tuple-element shorthand %t#N costs what explicit get-tuple-element do
   REQUIRE(g1 != nullptr);
   CHECK(g1->opcode == "get-tuple-element");
   CHECK(g1->operands == std::vector<std::string>{"arg"});
-  CHECK(g1->attributes.at("index") == "1");
+  CHECK(g1->attributes().at("index") == "1");
   CHECK(g1->shape.dims == std::vector<int64_t>{1024});
   CHECK(g1->line == 0);  // no text of its own
   const Instruction& f = ins(s, "f");
-  REQUIRE(f.operand_shapes.size() == 2);
-  CHECK(f.operand_shapes[0].dims == std::vector<int64_t>{1024});
-  CHECK(body->instructions[f.operand_indices[1]].name == "arg#2");
+  REQUIRE(f.operand_shapes().size() == 2);
+  CHECK(f.operand_shapes()[0].dims == std::vector<int64_t>{1024});
+  CHECK(body->instructions[f.operand_indices()[1]].name == "arg#2");
   // One get-tuple-element for arg#2 although it is used twice (by %f and by the ROOT tuple).
   int count = 0;
   for (const Instruction& i : body->instructions) count += i.name == "arg#2";

@@ -40,7 +40,7 @@ TEST_CASE("a stack-frame row id far beyond the rows written is refused", "[hlo][
       module_with_table("FileNames\n1 \"a.py\"\n3 \"b.py\"\n\nFileLocations\n1 {file_name_id=2 line=7}\n\nStackFrames\n"
                         "1 {file_location_id=1 parent_frame_id=1}\n"));
   REQUIRE(m.stack_frames.size() == 1);
-  CHECK(m.find_instruction("p")->metadata.source_line == 7);
+  CHECK(m.find_instruction("p")->metadata().source_line == 7);
 }
 
 TEST_CASE("shape sizes beyond int64 saturate, never wrap negative", "[hlo][parser][hostile]") {

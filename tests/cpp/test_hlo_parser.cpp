@@ -58,11 +58,11 @@ TEST_CASE("parses module header, computations and instructions", "[hlo][parser]"
   REQUIRE(f != nullptr);
   CHECK(f->name == "f");
   CHECK(f->opcode == "fusion");
-  CHECK(f->fusion_kind == "kLoop");
-  REQUIRE(f->called_computations.size() == 1);
-  CHECK(f->called_computations[0] == "fused_computation");
-  REQUIRE(f->operand_shapes.size() == 1);
-  CHECK(f->operand_shapes[0].dims == std::vector<int64_t>{8});
+  CHECK(f->fusion_kind() == "kLoop");
+  REQUIRE(f->called_computations().size() == 1);
+  CHECK(f->called_computations()[0] == "fused_computation");
+  REQUIRE(f->operand_shapes().size() == 1);
+  CHECK(f->operand_shapes()[0].dims == std::vector<int64_t>{8});
   CHECK(f->line == 30);
   CHECK(e->find("x.1")->parameter_number == 0);
 }
@@ -71,17 +71,17 @@ TEST_CASE("stack_frame_id resolves to the innermost frame, parents are printed i
   Module m = parse_hlo_module(kNewForm);
   const Instruction* cos = m.find_instruction("cos.0");
   REQUIRE(cos != nullptr);
-  CHECK(cos->metadata.source_file == "/home/u/prog.py");
-  CHECK(cos->metadata.source_line == 3);
-  CHECK(cos->metadata.function_name == "g");
-  CHECK(cos->metadata.source_column == 11);
+  CHECK(cos->metadata().source_file == "/home/u/prog.py");
+  CHECK(cos->metadata().source_line == 3);
+  CHECK(cos->metadata().function_name == "g");
+  CHECK(cos->metadata().source_column == 11);
   // frame 3 (g) <- frame 2 (f) <- frame 1 (<module>) <- none
   REQUIRE(m.stack_frames.size() == 3);
   CHECK(m.stack_frames[2].parent_id == 2);
   CHECK(m.stack_frames[1].parent_id == 1);
   CHECK(m.stack_frames[0].parent_id == 0);
-  CHECK(m.find_instruction("x.1")->metadata.source_line == -1);
-  CHECK(m.find_instruction("x.1")->metadata.op_name == "x");
+  CHECK(m.find_instruction("x.1")->metadata().source_line == -1);
+  CHECK(m.find_instruction("x.1")->metadata().op_name == "x");
 }
 
 TEST_CASE("older form: inline operand shapes, no %, source_file/source_line metadata", "[hlo][parser]") {
@@ -119,13 +119,13 @@ ENTRY e {
   CHECK(t->shape.tuple[2].type == PrimitiveType::kToken);
   CHECK(t->shape.byte_size() == 2 * 4 + 4);
   const Instruction* cv = e->find("cv");
-  CHECK(cv->metadata.source_file == "x.py");
-  CHECK(cv->metadata.source_line == 7);
-  CHECK(cv->metadata.op_type == "Cast");
+  CHECK(cv->metadata().source_file == "x.py");
+  CHECK(cv->metadata().source_line == 7);
+  CHECK(cv->metadata().op_type == "Cast");
   const Instruction* r = e->root();
-  CHECK(r->backend_config == "{\"k\":\"v}\"}");
-  CHECK(r->attributes.at("dimensions") == "{1}");
-  CHECK(r->called_computations == std::vector<std::string>{"add_F32.v3"});
+  CHECK(r->backend_config() == "{\"k\":\"v}\"}");
+  CHECK(r->attributes().at("dimensions") == "{1}");
+  CHECK(r->called_computations() == std::vector<std::string>{"add_F32.v3"});
 }
 
 TEST_CASE("element types and packed sub-byte sizes", "[hlo][parser]") {
@@ -209,12 +209,12 @@ StackFrames
   const Instruction* n = m.find_instruction("n");
   REQUIRE(n != nullptr);
   // frame 2 is framework code (jax/_src): the user's frame is its parent, frame 1
-  CHECK(n->metadata.source_file == "/a.py");
-  CHECK(n->metadata.source_line == 5);
+  CHECK(n->metadata().source_file == "/a.py");
+  CHECK(n->metadata().source_line == 5);
   const Instruction* t = m.entry()->root();
   CHECK(t->operands == std::vector<std::string>{"c", "a"});
-  CHECK(t->attributes.at("control-predecessors") == "{%c}");
-  CHECK(m.find_instruction("c")->called_computations == std::vector<std::string>{"comp"});
+  CHECK(t->attributes().at("control-predecessors") == "{%c}");
+  CHECK(m.find_instruction("c")->called_computations() == std::vector<std::string>{"comp"});
   CHECK_FALSE(m.find("comp")->is_fusion);
 }
 
@@ -253,17 +253,17 @@ ENTRY e {
   CHECK(zero->opcode == "constant");
   CHECK(p1->parameter_number == 1);
   CHECK(e->find("w")->operands == std::vector<std::string>{"w/0", "w/1"});
-  CHECK(e->index.at("w/0") < e->index.at("w"));
-  CHECK(e->index.at("conv/0") < e->index.at("conv"));
+  CHECK(e->position("w/0") < e->position("w"));
+  CHECK(e->position("conv/0") < e->position("conv"));
   // pad: 10 + 1 + 4 + 9 x 2 interior = 33 in the last dimension
   CHECK(e->find("w")->shape.dims == std::vector<int64_t>{3, 3, 10, 33});
   CHECK(e->find("w")->shape.type == PrimitiveType::kS8);
   // the split custom call: all its attributes
   const Instruction* conv = e->find("conv");
   CHECK(conv->opcode == "custom-call");
-  CHECK(conv->custom_call_target == "__cudnn$convForward");
-  CHECK(conv->attributes.at("dim_labels") == "b01f_01io->b01f");
-  CHECK(conv->operand_shapes[1].dims == std::vector<int64_t>{3, 3, 10, 33});
+  CHECK(conv->custom_call_target() == "__cudnn$convForward");
+  CHECK(conv->attributes().at("dim_labels") == "b01f_01io->b01f");
+  CHECK(conv->operand_shapes()[1].dims == std::vector<int64_t>{3, 3, 10, 33});
   // inferred: get-tuple-element, elementwise, compare, select, tuple
   CHECK(e->find("r")->shape.dims == std::vector<int64_t>{10, 10, 10, 10});
   CHECK(e->find("n")->shape.type == PrimitiveType::kS8);
@@ -330,8 +330,8 @@ ENTRY e {
   CHECK(add->root()->operands == std::vector<std::string>{"x", "y"});
   CHECK(add->root()->line == 7);
   CHECK(dims_of(m, "p") == std::vector<int64_t>{4});
-  CHECK(m.find_instruction("q")->metadata.source_line == 3);
-  CHECK(m.find_instruction("red")->called_computations == std::vector<std::string>{"add"});
+  CHECK(m.find_instruction("q")->metadata().source_line == 3);
+  CHECK(m.find_instruction("red")->called_computations() == std::vector<std::string>{"add"});
   CHECK(m.entry()->root()->name == "red");
 }
 
@@ -372,10 +372,10 @@ ENTRY e {
   CHECK(e->find("s/0")->opcode == "maximum");
   CHECK(e->find("s/1")->operands == std::vector<std::string>{"a", "s/1/1"});
   CHECK(e->find("s/1/1")->opcode == "constant");
-  CHECK(e->index.at("s/1/1") < e->index.at("s/1"));
+  CHECK(e->position("s/1/1") < e->position("s/1"));
   CHECK(e->find("s")->shape.dims == std::vector<int64_t>{4});
   const Instruction* f = e->find("f");
-  REQUIRE(f->called_computations == std::vector<std::string>{"f.calls"});
+  REQUIRE(f->called_computations() == std::vector<std::string>{"f.calls"});
   const Computation* fc = m.find("f.calls");
   REQUIRE(fc != nullptr);
   CHECK(fc->is_fusion);
@@ -457,7 +457,7 @@ ENTRY e {
   // a buffer is sized as its array; an instruction may be named like an element type
   const Instruction* s2 = m.find_instruction("s2");
   CHECK(s2->shape.type == PrimitiveType::kF32);
-  CHECK(s2->attributes.at("literal") == "s32[2]{0} {1, 2}");
+  CHECK(s2->attributes().at("literal") == "s32[2]{0} {1, 2}");
   CHECK(m.entry()->root()->operands == std::vector<std::string>{"s2"});
   // a literal keeps no packed element size: 4 x 1 byte
   CHECK(m.find_instruction("k")->shape.byte_size() == 4);
@@ -480,4 +480,93 @@ TEST_CASE("an unknown opcode's shape, unbalanced text and deep nesting are parse
   shallow += "\n}\n";
   const Module m = parse_hlo_module(shallow);
   CHECK(m.entry()->instructions.size() == 21);  // p and 20 negates (r the outermost)
+}
+
+TEST_CASE("a DimList holds two values in place and more on the heap as a vector would", "[hlo][module]") {
+  DimList d;
+  CHECK(d.empty());
+  d.push_back(4);
+  d.push_back(5);
+  CHECK(d == std::vector<int64_t>{4, 5});
+  for (int64_t k = 6; k < 70; ++k) d.push_back(k);  // beyond the two in place: grows on the heap
+  REQUIRE(d.size() == 66);
+  CHECK(d.front() == 4);
+  CHECK(d.back() == 69);
+  CHECK(d[10] == 14);  // 4, 5, 6, ...: d[k] = k + 4
+  DimList copy = d;
+  copy.erase(copy.begin());
+  CHECK(copy.size() == 65);
+  CHECK(copy.front() == 5);
+  CHECK(d.front() == 4);  // the copy is its own
+  DimList moved = std::move(copy);
+  CHECK(moved.size() == 65);
+  CHECK(moved.back() == 69);
+  moved = DimList{1, 2};  // back in place from the heap
+  CHECK(moved == std::vector<int64_t>{1, 2});
+  moved.resize(4, 7);
+  CHECK(moved == std::vector<int64_t>{1, 2, 7, 7});
+  const std::vector<int64_t> as_vector = moved;
+  CHECK(as_vector == std::vector<int64_t>{1, 2, 7, 7});
+  moved.clear();
+  CHECK(moved.empty());
+  CHECK(!(DimList{1} == DimList{1, 0}));
+}
+
+TEST_CASE("a computation's name index finds every instruction by name across rehashes", "[hlo][module]") {
+  Computation c;
+  for (int k = 0; k < 5000; ++k) {
+    Instruction i;
+    i.name = "n." + std::to_string(k);
+    c.instructions.push_back(std::move(i));
+    REQUIRE(c.index.insert(c.instructions.size() - 1, c.instructions));
+  }
+  CHECK(c.index.size() == 5000);
+  CHECK(c.position("n.0") == 0);
+  CHECK(c.position("n.4999") == 4999);
+  CHECK(c.position("n.2500") == 2500);
+  CHECK(c.position("n.5000") == NameIndex::npos);
+  CHECK(c.position("") == NameIndex::npos);
+  CHECK(c.find("n.17")->name == "n.17");
+  Instruction dup;
+  dup.name = "n.17";
+  c.instructions.push_back(dup);
+  CHECK(!c.index.insert(c.instructions.size() - 1, c.instructions));  // a name already there
+  CHECK(c.position("n.17") == 17);
+}
+
+TEST_CASE("operands defined below their user or elsewhere or in place keep their names and shapes and positions",
+          "[hlo][parser]") {
+  // `b` is used before the line that defines it; `q` is defined in no computation of the
+  // module: it is read from its inline shape; the negate is written in place.
+  const Module m = parse_hlo_module(
+      "HloModule m\n"
+      "ENTRY e {\n"
+      "  p = f32[4]{0} parameter(0)\n"
+      "  a = f32[4]{0} add(p, b)\n"
+      "  b = f32[4]{0} negate(p)\n"
+      "  ROOT r = f32[4]{0} multiply(f32[4]{0} q, f32[4]{0} negate(a))\n"
+      "}\n");
+  const Computation* e = m.entry();
+  const Instruction* a = e->find("a");
+  REQUIRE(a != nullptr);
+  CHECK(a->operands == std::vector<std::string>{"p", "b"});
+  CHECK(a->operand_indices()[0] == e->position("p"));
+  CHECK(a->operand_indices()[1] == e->position("b"));
+  CHECK(a->operand_shapes()[1].dims == std::vector<int64_t>{4});
+  const Instruction* r = e->root();
+  CHECK(r->operands == std::vector<std::string>{"q", "r/1"});
+  CHECK(r->operand_indices()[0] == Operands::kNoPosition);
+  CHECK(r->operand_shapes()[0].type == PrimitiveType::kF32);
+  CHECK(r->operand_indices()[1] == e->position("r/1"));
+  CHECK(e->find("r/1")->operands == std::vector<std::string>{"a"});
+  // A copy out of the computation, detached: its own names and shapes, no positions.
+  Instruction copy = *a;
+  copy.operands.detach();
+  CHECK(copy.operands == std::vector<std::string>{"p", "b"});
+  CHECK(copy.operand_indices()[1] == Operands::kNoPosition);
+  CHECK(copy.operand_shapes()[1].dims == std::vector<int64_t>{4});
+  // A copy of the computation reads its own instructions.
+  const Computation c2 = *e;
+  CHECK(c2.find("a")->operand_shapes()[0].dims == std::vector<int64_t>{4});
+  CHECK(&c2.find("a")->operand_shapes()[0] == &c2.find("p")->shape);
 }

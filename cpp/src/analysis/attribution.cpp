@@ -187,8 +187,7 @@ struct ModuleView {
 const hlo::Instruction* find_instruction(const ModuleView& mv, const std::string& name) {
   if (!mv.module) return nullptr;
   for (const auto& comp : mv.module->computations) {
-    auto it = comp.index.find(name);
-    if (it != comp.index.end() && it->second < comp.instructions.size()) return &comp.instructions[it->second];
+    if (const hlo::Instruction* i = comp.find(name)) return i;
   }
   return nullptr;
 }
@@ -199,29 +198,29 @@ const hlo::Metadata* best_metadata(const hlo::Module& m, const hlo::Instruction&
   auto good = [&](const hlo::Metadata& md) {
     return want_line ? (!md.source_file.empty() && md.source_line > 0) : !md.op_name.empty();
   };
-  if (good(ins.metadata)) return &ins.metadata;
-  for (const auto& callee : ins.called_computations) {
+  if (good(ins.metadata())) return &ins.metadata();
+  for (const auto& callee : ins.called_computations()) {
     const hlo::Computation* c = m.find(callee);
     if (!c) continue;
-    if (const hlo::Instruction* root = c->root(); root && good(root->metadata)) return &root->metadata;
+    if (const hlo::Instruction* root = c->root(); root && good(root->metadata())) return &root->metadata();
     for (auto it = c->instructions.rbegin(); it != c->instructions.rend(); ++it)
-      if (good(it->metadata)) return &it->metadata;
+      if (good(it->metadata())) return &it->metadata();
   }
   return nullptr;
 }
 
 std::string category_of(const hlo::Instruction& ins) {
-  if (ins.opcode == "fusion") return ins.fusion_kind.empty() ? "fusion" : "fusion:" + ins.fusion_kind;
+  if (ins.opcode == "fusion") return ins.fusion_kind().empty() ? "fusion" : "fusion:" + ins.fusion_kind();
   if (ins.opcode == "custom-call")
-    return ins.custom_call_target.empty() ? "custom-call" : "custom-call:" + ins.custom_call_target;
+    return ins.custom_call_target().empty() ? "custom-call" : "custom-call:" + ins.custom_call_target();
   return ins.opcode;
 }
 
 bool instruction_serves_library(const hlo::Instruction& ins, const std::string& lib) {
   if (lib == "cuFFT")
-    return ins.opcode == "fft" || (ins.opcode == "custom-call" && contains_ci(ins.custom_call_target, "fft"));
-  if (ins.opcode != "custom-call" && !(ins.opcode == "fusion" && ins.fusion_kind == "kCustom")) return false;
-  const std::string& t = ins.opcode == "custom-call" ? ins.custom_call_target : ins.backend_config;
+    return ins.opcode == "fft" || (ins.opcode == "custom-call" && contains_ci(ins.custom_call_target(), "fft"));
+  if (ins.opcode != "custom-call" && !(ins.opcode == "fusion" && ins.fusion_kind() == "kCustom")) return false;
+  const std::string& t = ins.opcode == "custom-call" ? ins.custom_call_target() : ins.backend_config();
   if (lib == "cuDNN") return contains_ci(t, "cudnn");
   if (lib == "cuSOLVER")
     return contains_ci(t, "cusolver") || contains_ci(t, "solver") || contains_ci(t, "potrf") || contains_ci(t, "getrf");

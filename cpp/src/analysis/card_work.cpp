@@ -35,8 +35,8 @@ std::vector<int64_t> int_list(const std::string* v) {
 }
 
 const std::string* attr(const Instruction& ins, const char* key) {
-  auto it = ins.attributes.find(key);
-  return it == ins.attributes.end() ? nullptr : &it->second;
+  auto it = ins.attributes().find(key);
+  return it == ins.attributes().end() ? nullptr : &it->second;
 }
 
 double leaf_bytes(const Shape& s) { return static_cast<double>(s.byte_size()); }
@@ -77,9 +77,9 @@ std::size_t elementwise_source(const Computation& f, const Instruction& i) {
     return SIZE_MAX;
   const int64_t n = i.shape.is_array() ? i.shape.element_count() : -1;
   std::size_t found = SIZE_MAX;
-  for (std::size_t k = 0; k < i.operand_indices.size() && k < i.operand_shapes.size(); ++k) {
-    if (i.operand_shapes[k].element_count() != n) continue;
-    const std::size_t o = i.operand_indices[k];
+  for (std::size_t k = 0; k < i.operand_indices().size() && k < i.operand_shapes().size(); ++k) {
+    if (i.operand_shapes()[k].element_count() != n) continue;
+    const std::size_t o = i.operand_indices()[k];
     if (o < f.instructions.size() && f.instructions[o].opcode == "broadcast") continue;  // a scalar spread
     if (found != SIZE_MAX) return SIZE_MAX;
     found = o;
@@ -92,8 +92,8 @@ std::size_t parameter_behind(const Computation& f, std::size_t pos) {
   for (int steps = 0; pos < f.instructions.size() && steps < 32; ++steps) {
     const Instruction& i = f.instructions[pos];
     if (i.opcode == "parameter") return pos;
-    if (is_view(i.opcode) && !i.operand_indices.empty()) {
-      pos = i.operand_indices[0];
+    if (is_view(i.opcode) && !i.operand_indices().empty()) {
+      pos = i.operand_indices()[0];
     } else {
       pos = elementwise_source(f, i);
       if (pos == SIZE_MAX) return SIZE_MAX;
@@ -109,10 +109,10 @@ struct UpdateBytes {
 
 UpdateBytes scatter_updates(const Instruction& s) {
   UpdateBytes u;
-  const std::size_t total = s.operand_shapes.size();
+  const std::size_t total = s.operand_shapes().size();
   const std::size_t n = total >= 3 ? (total - 1) / 2 : 0;
-  for (std::size_t k = 0; k < n; ++k) u.bytes += leaf_bytes(s.operand_shapes[n + 1 + k]);
-  if (n > 0) u.elements = static_cast<double>(s.operand_shapes[n + 1].element_count());
+  for (std::size_t k = 0; k < n; ++k) u.bytes += leaf_bytes(s.operand_shapes()[n + 1 + k]);
+  if (n > 0) u.elements = static_cast<double>(s.operand_shapes()[n + 1].element_count());
   return u;
 }
 
@@ -121,7 +121,7 @@ RandomTraffic gather_traffic(const Instruction& g) {
   t.run_bytes = gather_run_bytes(g);
   t.bytes = leaf_bytes(g.shape);
   t.accesses = t.run_bytes > 0 ? t.bytes / t.run_bytes : 0;
-  t.source_bytes = g.operand_shapes.empty() ? 0 : leaf_bytes(g.operand_shapes[0]);
+  t.source_bytes = g.operand_shapes().empty() ? 0 : leaf_bytes(g.operand_shapes()[0]);
   return t;
 }
 
@@ -130,14 +130,14 @@ RandomTraffic scatter_traffic(const Instruction& s) {
   t.run_bytes = scatter_run_bytes(s);
   t.bytes = 2 * scatter_updates(s).bytes;  // each update reads and writes its target
   t.accesses = t.run_bytes > 0 ? t.bytes / t.run_bytes : 0;
-  t.source_bytes = s.operand_shapes.empty() ? 0 : leaf_bytes(s.operand_shapes[0]);
+  t.source_bytes = s.operand_shapes().empty() ? 0 : leaf_bytes(s.operand_shapes()[0]);
   t.read_modify_write = true;
   return t;
 }
 
 void sort_facts(const Instruction& s, CardWork& w) {
-  if (s.operand_shapes.empty()) return;
-  const Shape& keys = s.operand_shapes[0];
+  if (s.operand_shapes().empty()) return;
+  const Shape& keys = s.operand_shapes()[0];
   const std::vector<int64_t> d = int_list(attr(s, "dimensions"));
   const int64_t axis = d.empty() ? static_cast<int64_t>(keys.dims.size()) - 1 : d.front();
   const double n = static_cast<double>(keys.element_count());
@@ -146,17 +146,17 @@ void sort_facts(const Instruction& s, CardWork& w) {
                       : n;
   w.sort_count = w.sort_length > 0 ? n / w.sort_length : 0;
   w.sort_element_bytes = 0;
-  for (const Shape& o : s.operand_shapes) w.sort_element_bytes += element_bytes(o);
+  for (const Shape& o : s.operand_shapes()) w.sort_element_bytes += element_bytes(o);
 }
 
 // An FFT's facts, and its arithmetic on a card: a radix-2 Cooley-Tukey transform of N points
 // takes 5 N log2 N real FLOPs (half for a real-input or real-output one), where XLA's cost
 // analysis counts 8 N log2 N; the card's FLOPs replace XLA's.
 void fft_facts(const Instruction& f, CardWork& w) {
-  if (f.operand_shapes.empty()) return;
+  if (f.operand_shapes().empty()) return;
   double len = 1;
   for (int64_t l : int_list(attr(f, "fft_length"))) len *= static_cast<double>(std::max<int64_t>(l, 1));
-  const Shape& in = f.operand_shapes[0];
+  const Shape& in = f.operand_shapes()[0];
   const double points =
       static_cast<double>(std::max(in.element_count(), f.shape.is_tuple() ? 0 : f.shape.element_count()));
   w.fft_length = len;
@@ -173,11 +173,11 @@ void fft_facts(const Instruction& f, CardWork& w) {
 std::pair<double, double> distinct_operands(const Instruction& ins) {
   std::set<std::string> seen;
   double sum = 0, count = 0;
-  for (std::size_t k = 0; k < ins.operand_shapes.size(); ++k) {
+  for (std::size_t k = 0; k < ins.operand_shapes().size(); ++k) {
     // An operand without a name (given only by its inline shape) is its own array.
     if (k < ins.operands.size() && !seen.insert(ins.operands[k]).second) continue;
-    sum += leaf_bytes(ins.operand_shapes[k]);
-    count += ins.operand_shapes[k].is_tuple() ? static_cast<double>(ins.operand_shapes[k].tuple.size()) : 1.0;
+    sum += leaf_bytes(ins.operand_shapes()[k]);
+    count += ins.operand_shapes()[k].is_tuple() ? static_cast<double>(ins.operand_shapes()[k].tuple.size()) : 1.0;
   }
   return {sum, count};
 }
@@ -209,18 +209,18 @@ CardWork card_work_from_totals(double flops, double bytes_read, double bytes_wri
 }
 
 double gather_run_bytes(const Instruction& g) {
-  if (g.operand_shapes.empty()) return 0;
-  const Shape& src = g.operand_shapes[0];
+  if (g.operand_shapes().empty()) return 0;
+  const Shape& src = g.operand_shapes()[0];
   std::vector<int64_t> slice = int_list(attr(g, "slice_sizes"));
   if (slice.size() != src.dims.size()) slice.assign(src.dims.size(), 1);
   return run_bytes(src, slice);
 }
 
 double scatter_run_bytes(const Instruction& s) {
-  if (s.operand_shapes.size() < 3) return 0;
-  const Shape& target = s.operand_shapes[0];
-  const std::size_t n = (s.operand_shapes.size() - 1) / 2;
-  const Shape& updates = s.operand_shapes[n + 1];
+  if (s.operand_shapes().size() < 3) return 0;
+  const Shape& target = s.operand_shapes()[0];
+  const std::size_t n = (s.operand_shapes().size() - 1) / 2;
+  const Shape& updates = s.operand_shapes()[n + 1];
   const std::vector<int64_t> window_dims = int_list(attr(s, "update_window_dims"));
   std::set<int64_t> inserted;
   for (int64_t d : int_list(attr(s, "inserted_window_dims"))) inserted.insert(d);
@@ -260,7 +260,8 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
   bool in_place_root = false;
 
   const Computation* fused = nullptr;
-  if (ins.opcode == "fusion" && !ins.called_computations.empty()) fused = module.find(ins.called_computations.front());
+  if (ins.opcode == "fusion" && !ins.called_computations().empty())
+    fused = module.find(ins.called_computations().front());
 
   if (ins.opcode == "gather") {
     w.random.push_back(gather_traffic(ins));
@@ -274,14 +275,14 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
   } else if (fused != nullptr) {
     const Computation& f = *fused;
     // A kCustom fusion wrapping a gather or scatter costs as that op (hlo cost model).
-    const bool wraps = ins.fusion_kind == "kCustom";
+    const bool wraps = ins.fusion_kind() == "kCustom";
     std::set<std::size_t> random_params;
     for (std::size_t k = 0; k < f.instructions.size(); ++k) {
       const Instruction& i = f.instructions[k];
       if (i.opcode == "sort" && w.sort_length == 0) sort_facts(i, w);
       if (i.opcode == "fft" && w.fft_length == 0) fft_facts(i, w);
-      if ((i.opcode != "gather" && i.opcode != "scatter") || i.operand_indices.empty()) continue;
-      const std::size_t p = parameter_behind(f, i.operand_indices[0]);
+      if ((i.opcode != "gather" && i.opcode != "scatter") || i.operand_indices().empty()) continue;
+      const std::size_t p = parameter_behind(f, i.operand_indices()[0]);
       // A source computed inside the fusion (iota, constant) never leaves the chip.
       if (p == SIZE_MAX && !wraps) continue;
       RandomTraffic t = i.opcode == "gather" ? gather_traffic(i) : scatter_traffic(i);
@@ -296,7 +297,7 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
       // take its one counted read back out (the cost model charges it whole).
       std::vector<std::vector<std::size_t>> users(f.instructions.size());
       for (std::size_t k = 0; k < f.instructions.size(); ++k)
-        for (std::size_t o : f.instructions[k].operand_indices)
+        for (std::size_t o : f.instructions[k].operand_indices())
           if (o < users.size()) users[o].push_back(k);
       for (std::size_t p : random_params) {
         bool only_random = true;
@@ -308,8 +309,8 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
             const Instruction& ui = f.instructions[u];
             if (is_view(ui.opcode) || elementwise_source(f, ui) == cur) {
               todo.push_back(u);
-            } else if ((ui.opcode != "gather" && ui.opcode != "scatter") || ui.operand_indices.empty() ||
-                       ui.operand_indices[0] != cur) {
+            } else if ((ui.opcode != "gather" && ui.opcode != "scatter") || ui.operand_indices().empty() ||
+                       ui.operand_indices()[0] != cur) {
               only_random = false;
               break;
             }
@@ -324,12 +325,12 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
   // accesses of the target; a scatter into a fused parameter updates it in place, so the
   // fusion's whole-array result write is not traffic either.
   for (const RandomTraffic& t : w.random) {
-    if (ins.opcode == "gather" || (ins.opcode == "fusion" && ins.fusion_kind == "kCustom" && !t.read_modify_write))
+    if (ins.opcode == "gather" || (ins.opcode == "fusion" && ins.fusion_kind() == "kCustom" && !t.read_modify_write))
       stream -= t.bytes;
-    else if (ins.opcode == "scatter" || (ins.opcode == "fusion" && ins.fusion_kind == "kCustom"))
+    else if (ins.opcode == "scatter" || (ins.opcode == "fusion" && ins.fusion_kind() == "kCustom"))
       stream -= t.bytes;
   }
-  if (in_place_root && ins.opcode == "fusion" && ins.fusion_kind != "kCustom") stream -= w.output_bytes;
+  if (in_place_root && ins.opcode == "fusion" && ins.fusion_kind() != "kCustom") stream -= w.output_bytes;
   w.stream_bytes = std::max(stream, 0.0);
   if (fused != nullptr) {
     // A fusion also reads its large constants from card memory (they are in the design, not

@@ -120,7 +120,7 @@ class ModuleWalker {
       if (op == "conditional") {
         const hlo::Computation* heaviest = nullptr;
         double most = -1;
-        for (const std::string& name : ins.called_computations) {
+        for (const std::string& name : ins.called_computations()) {
           const hlo::Computation* b = m_.find(name);
           if (b == nullptr) continue;
           double cost = 0;
@@ -131,7 +131,7 @@ class ModuleWalker {
           }
         }
         if (heaviest != nullptr) {
-          if (ins.called_computations.size() > 1)
+          if (ins.called_computations().size() > 1)
             out_.notes.push_back("conditional '" + ins.name + "': its costliest branch '" + heaviest->name +
                                  "' counted");
           walk(*heaviest, executions, depth + 1);
@@ -147,14 +147,14 @@ class ModuleWalker {
   }
 
   const hlo::Computation* called(const hlo::Instruction& ins, const char* key, std::size_t fallback) const {
-    auto it = ins.attributes.find(key);
-    if (it != ins.attributes.end()) {
+    auto it = ins.attributes().find(key);
+    if (it != ins.attributes().end()) {
       std::string n = it->second;
       if (!n.empty() && n.front() == '%') n.erase(0, 1);
       if (const hlo::Computation* c = m_.find(n)) return c;
     }
-    if (fallback < ins.called_computations.size()) return m_.find(ins.called_computations[fallback]);
-    if (!ins.called_computations.empty()) return m_.find(ins.called_computations.front());
+    if (fallback < ins.called_computations().size()) return m_.find(ins.called_computations()[fallback]);
+    if (!ins.called_computations().empty()) return m_.find(ins.called_computations().front());
     return nullptr;
   }
 
@@ -166,9 +166,9 @@ class ModuleWalker {
     r.pattern = ins.pattern;
     r.precision = precision_for(element_type(ins.shape), ins.pattern);
     r.executions = executions;
-    if (!ins.metadata.source_file.empty())
-      r.source = ins.metadata.source_file +
-                 (ins.metadata.source_line >= 0 ? ":" + std::to_string(ins.metadata.source_line) : "");
+    if (!ins.metadata().source_file.empty())
+      r.source = ins.metadata().source_file +
+                 (ins.metadata().source_line >= 0 ? ":" + std::to_string(ins.metadata().source_line) : "");
     const CardWork w = card_work(m_, ins);
     r.flops = w.flops * executions;
     r.bytes = w.bytes * executions;
@@ -179,8 +179,8 @@ class ModuleWalker {
     const OpCardEstimate b = estimate_op_on_card(w, r.precision, t_, Scenario::kRestructured);
     r.estimated = a.estimated;
     if (!a.estimated) {
-      r.estimate_note = !w.known && !ins.custom_call_target.empty()
-                            ? "not estimated: custom call '" + ins.custom_call_target + "' has no cost rule"
+      r.estimate_note = !w.known && !ins.custom_call_target().empty()
+                            ? "not estimated: custom call '" + ins.custom_call_target() + "' has no cost rule"
                         : !w.known ? "not estimated: it calls a custom call without a cost rule"
                                    : a.note;
       r.memory_efficiency = kNaN;

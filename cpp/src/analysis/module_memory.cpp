@@ -26,15 +26,15 @@ struct Slice {
 };
 
 std::string source_of(const hlo::Instruction* ins) {
-  if (ins == nullptr || ins->metadata.source_line < 0) return {};
-  return ins->metadata.source_file + ":" + std::to_string(ins->metadata.source_line);
+  if (ins == nullptr || ins->metadata().source_line < 0) return {};
+  return ins->metadata().source_file + ":" + std::to_string(ins->metadata().source_line);
 }
 
 void describe(ModuleBuffer& b, const BufferValue& v, const hlo::Module* module) {
   b.producer = v.instruction;
   b.shape = v.shape;
   const hlo::Instruction* ins = module != nullptr ? module->find_instruction(v.instruction) : nullptr;
-  b.op_name = ins != nullptr ? ins->metadata.op_name : std::string();
+  b.op_name = ins != nullptr ? ins->metadata().op_name : std::string();
   b.source = source_of(ins);
 }
 
@@ -196,15 +196,15 @@ OnChipNeed onchip_need(const hlo::Module& module, const hlo::BufferAssignment& a
     auto it = bytes_of.find(ins->operands[i]);
     if (it != bytes_of.end())
       need.input_bytes += it->second;
-    else if (i < ins->operand_shapes.size())
-      need.input_bytes += static_cast<uint64_t>(std::max<int64_t>(ins->operand_shapes[i].byte_size(), 0));
+    else if (i < ins->operand_shapes().size())
+      need.input_bytes += static_cast<uint64_t>(std::max<int64_t>(ins->operand_shapes()[i].byte_size(), 0));
   }
   auto own = bytes_of.find(ins->name);
   need.output_bytes =
       own != bytes_of.end() ? own->second : static_cast<uint64_t>(std::max<int64_t>(ins->shape.byte_size(), 0));
   // The computations it calls, each once.
   std::set<std::string> visited;
-  std::vector<std::string> todo(ins->called_computations.begin(), ins->called_computations.end());
+  std::vector<std::string> todo(ins->called_computations().begin(), ins->called_computations().end());
   while (!todo.empty()) {
     const std::string name = std::move(todo.back());
     todo.pop_back();
@@ -216,7 +216,7 @@ OnChipNeed onchip_need(const hlo::Module& module, const hlo::BufferAssignment& a
       if (b != bytes_of.end()) need.temporary_bytes += b->second;
       auto sc = scratch_of.find(inner.name);
       if (sc != scratch_of.end()) need.temporary_bytes += sc->second;
-      for (const std::string& callee : inner.called_computations) todo.push_back(callee);
+      for (const std::string& callee : inner.called_computations()) todo.push_back(callee);
     }
   }
   return need;

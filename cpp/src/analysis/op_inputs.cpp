@@ -84,14 +84,14 @@ OpInputs op_inputs(const TraceStore& store, const AttributionResult& attribution
         if (ins->cost.unknown) {
           const std::string kernel = hlo::custom_kernel_name(*ins);
           if (!kernel.empty() && hlo::is_triton_custom_call(*ins))
-            c.cost_unknown_reason = "Triton kernel '" + kernel + "' (" + ins->custom_call_target +
+            c.cost_unknown_reason = "Triton kernel '" + kernel + "' (" + ins->custom_call_target() +
                                     ") has no cost: give pallas_call(metadata={'flops': ..., 'bytes_accessed': ...})";
           else if (!kernel.empty() && hlo::is_mosaic_gpu_custom_call(*ins))
-            c.cost_unknown_reason = "Mosaic GPU kernel '" + kernel + "' (" + ins->custom_call_target +
+            c.cost_unknown_reason = "Mosaic GPU kernel '" + kernel + "' (" + ins->custom_call_target() +
                                     ") has no cost: JAX drops a Mosaic GPU kernel's cost_estimate and metadata";
           else
-            c.cost_unknown_reason = !ins->custom_call_target.empty()
-                                        ? "custom call '" + ins->custom_call_target + "' has no cost rule"
+            c.cost_unknown_reason = !ins->custom_call_target().empty()
+                                        ? "custom call '" + ins->custom_call_target() + "' has no cost rule"
                                         : "it calls a custom call without a cost rule";
         }
       }

@@ -170,8 +170,8 @@ class CostModel {
   }
 
   const Computation* callee(const Instruction& ins, std::size_t k = 0) const {
-    if (k >= ins.called_computations.size()) return nullptr;
-    return m_.find(ins.called_computations[k]);
+    if (k >= ins.called_computations().size()) return nullptr;
+    return m_.find(ins.called_computations()[k]);
   }
   std::size_t callee_index(const Computation* c) const { return static_cast<std::size_t>(c - m_.computations.data()); }
   const Computation* named_callee(const Instruction& ins, const char* key) const {
@@ -189,7 +189,7 @@ class CostModel {
   // measured: its sort, copy-start, send and opt-barrier results count their arrays).
   static void set_default_bytes(Instruction& ins) {
     double r = 0;
-    for (const Shape& s : ins.operand_shapes) r += xla_size(s);
+    for (const Shape& s : ins.operand_shapes()) r += xla_size(s);
     ins.cost.bytes_read = r;
     ins.cost.bytes_written = leaf_sizes(ins.shape);
   }
@@ -237,14 +237,14 @@ class CostModel {
       return;
     }
     if (op == "dynamic-slice") {
-      cost.bytes_read = xla_size(ins.shape) + (ins.operand_shapes.size() > 1 ? xla_size(ins.operand_shapes[1]) : 0);
+      cost.bytes_read = xla_size(ins.shape) + (ins.operand_shapes().size() > 1 ? xla_size(ins.operand_shapes()[1]) : 0);
       cost.bytes_written = xla_size(ins.shape);
       ins.pattern = AccessPattern::kDataMovement;
       return;
     }
     if (op == "dynamic-update-slice") {
-      const double upd = ins.operand_shapes.size() > 1 ? xla_size(ins.operand_shapes[1]) : 0;
-      cost.bytes_read = upd + (ins.operand_shapes.size() > 2 ? xla_size(ins.operand_shapes[2]) : 0);
+      const double upd = ins.operand_shapes().size() > 1 ? xla_size(ins.operand_shapes()[1]) : 0;
+      cost.bytes_read = upd + (ins.operand_shapes().size() > 2 ? xla_size(ins.operand_shapes()[2]) : 0);
       cost.bytes_written = upd;
       cost.working_set_bytes = upd;
       ins.pattern = AccessPattern::kDataMovement;
@@ -288,13 +288,13 @@ class CostModel {
       for (int64_t d : attr::ints(ins, "fft_length")) {
         log_factors *= static_cast<double>(log2_floor(static_cast<uint64_t>(std::max<int64_t>(d, 1))));
       }
-      const double n = ins.operand_shapes.empty() ? 0 : elements(array_or_first(ins.operand_shapes[0]));
+      const double n = ins.operand_shapes().empty() ? 0 : elements(array_or_first(ins.operand_shapes()[0]));
       cost.flops = 2.0 * 4.0 * log_factors * n;
       ins.pattern = AccessPattern::kFft;
       return;
     }
     if (op == "reduce") {
-      const double in = ins.operand_shapes.empty() ? 0 : elements(ins.operand_shapes[0]);
+      const double in = ins.operand_shapes().empty() ? 0 : elements(ins.operand_shapes()[0]);
       const double out = elements(array_or_first(ins.shape));
       const Cost f = sub(callee(ins));
       cost.flops = f.flops * (in - out);
@@ -308,7 +308,7 @@ class CostModel {
       return;
     }
     if (op == "select-and-scatter") {
-      const double src = ins.operand_shapes.size() > 1 ? elements(ins.operand_shapes[1]) : 0;
+      const double src = ins.operand_shapes().size() > 1 ? elements(ins.operand_shapes()[1]) : 0;
       double win = 1;
       for (const attr::WindowDim& d : attr::window(ins)) win *= static_cast<double>(d.size);
       const Cost sel = sub(named_callee(ins, "select") ? named_callee(ins, "select") : callee(ins, 0));
@@ -334,7 +334,7 @@ class CostModel {
       return;
     }
     if (op == "sort") {
-      const double n = ins.operand_shapes.empty() ? 0 : elements(ins.operand_shapes[0]);
+      const double n = ins.operand_shapes().empty() ? 0 : elements(ins.operand_shapes()[0]);
       cost.flops = n * static_cast<double>(log2_ceil(static_cast<uint64_t>(n)));
       ins.pattern = AccessPattern::kSort;
       return;
@@ -359,7 +359,7 @@ class CostModel {
     if (op == "outfeed") {
       // HandleOutfeed: every leaf of the operands read, nothing written.
       double r = 0;
-      for (const Shape& s : ins.operand_shapes) r += leaf_sizes(s);
+      for (const Shape& s : ins.operand_shapes()) r += leaf_sizes(s);
       cost.bytes_read = r;
       cost.bytes_written = 0;
       ins.pattern = AccessPattern::kDataMovement;
@@ -386,7 +386,7 @@ class CostModel {
       // The largest of each property over the branches (bytes: the branch accessing most).
       Cost mx;
       double best_bytes = -1;
-      for (std::size_t k = 0; k < ins.called_computations.size(); ++k) {
+      for (std::size_t k = 0; k < ins.called_computations().size(); ++k) {
         const Cost b = sub(callee(ins, k));
         mx.flops = std::max(mx.flops, b.flops);
         mx.transcendentals = std::max(mx.transcendentals, b.transcendentals);
@@ -403,7 +403,7 @@ class CostModel {
       ins.pattern = AccessPattern::kControl;
       return;
     }
-    if (op == "call" || (op == "async-start" && !ins.called_computations.empty())) {
+    if (op == "call" || (op == "async-start" && !ins.called_computations().empty())) {
       take_all(cost, sub(callee(ins)));
       ins.pattern = AccessPattern::kControl;
       return;
@@ -429,15 +429,15 @@ class CostModel {
       ins.pattern = AccessPattern::kReduction;
       return;
     }
-    if (op == "triangular-solve" && ins.operand_shapes.size() == 2) {
-      const Shape& a = ins.operand_shapes[0];
-      cost.bytes_read = xla_size(a) / 2 + xla_size(ins.operand_shapes[1]);
-      cost.flops = 2.0 * static_cast<double>(a.dims.empty() ? 1 : a.dims.back()) * elements(ins.operand_shapes[1]);
+    if (op == "triangular-solve" && ins.operand_shapes().size() == 2) {
+      const Shape& a = ins.operand_shapes()[0];
+      cost.bytes_read = xla_size(a) / 2 + xla_size(ins.operand_shapes()[1]);
+      cost.flops = 2.0 * static_cast<double>(a.dims.empty() ? 1 : a.dims.back()) * elements(ins.operand_shapes()[1]);
       ins.pattern = AccessPattern::kDot;
       return;
     }
-    if (op == "cholesky" && !ins.operand_shapes.empty()) {
-      const Shape& a = ins.operand_shapes[0];
+    if (op == "cholesky" && !ins.operand_shapes().empty()) {
+      const Shape& a = ins.operand_shapes()[0];
       cost.bytes_read = cost.bytes_written = xla_size(a) / 2;
       cost.flops = std::floor(static_cast<double>(a.dims.empty() ? 1 : a.dims.back()) * elements(a) / 3);
       ins.pattern = AccessPattern::kDot;
@@ -455,16 +455,15 @@ class CostModel {
     wrapped.opcode = ins.opcode.substr(0, ins.opcode.size() - 6);
     wrapped.name = ins.name;
     wrapped.operands = ins.operands;
-    wrapped.operand_shapes = ins.operand_shapes;
-    wrapped.attributes = ins.attributes;
-    wrapped.called_computations = ins.called_computations;
-    wrapped.custom_call_target = ins.custom_call_target;
-    wrapped.backend_config = ins.backend_config;
-    wrapped.fusion_kind = ins.fusion_kind;
+    wrapped.detail().attributes = ins.attributes();
+    wrapped.detail().called_computations = ins.called_computations();
+    wrapped.detail().custom_call_target = ins.custom_call_target();
+    wrapped.detail().backend_config = ins.backend_config();
+    wrapped.detail().fusion_kind = ins.fusion_kind();
     wrapped.shape = ins.shape.is_tuple() && ins.shape.tuple.size() >= 2 ? ins.shape.tuple[1] : ins.shape;
     if (wrapped.opcode == "fusion" || ends_with(wrapped.opcode, "-start")) {
       // A fusion's parameter reads look at its users in the computation: none here.
-      wrapped.operand_indices.assign(wrapped.operands.size(), SIZE_MAX);
+      wrapped.operands.detach();
     }
     cost_instruction(wrapped, comp);
     const double output_bytes = ins.cost.output_bytes;
@@ -476,14 +475,14 @@ class CostModel {
   // TransposeIsBitcast on the printed layouts, XLA's default (major-to-minor) where none is
   // printed: the transpose keeps every element where it is.
   static bool transpose_is_bitcast(const Instruction& ins) {
-    if (ins.operand_shapes.empty()) return false;
-    const Shape& in = ins.operand_shapes[0];
+    if (ins.operand_shapes().empty()) return false;
+    const Shape& in = ins.operand_shapes()[0];
     const Shape& out = ins.shape;
     if (!in.is_array() || !out.is_array() || in.type != out.type || in.dims.size() != out.dims.size()) return false;
     const std::vector<int64_t> perm = attr::ints(ins, "dimensions");
     const std::size_t rank = out.dims.size();
     if (perm.size() != rank) return false;
-    auto layout = [rank](const Shape& s) {
+    auto layout = [rank](const Shape& s) -> std::vector<int64_t> {
       if (s.layout.size() == rank) return s.layout;
       std::vector<int64_t> l(rank);
       for (std::size_t k = 0; k < rank; ++k) l[k] = static_cast<int64_t>(rank - 1 - k);
@@ -500,8 +499,8 @@ class CostModel {
 
   // GetDotFlops: 2 x result elements x the product of the lhs contracting dimensions.
   static double dot_flops(const Instruction& ins, const Shape& result) {
-    if (ins.operand_shapes.empty()) return 0;
-    const Shape& lhs = ins.operand_shapes[0];
+    if (ins.operand_shapes().empty()) return 0;
+    const Shape& lhs = ins.operand_shapes()[0];
     double width = 1;
     for (int64_t d : attr::ints(ins, "lhs_contracting_dims")) width *= static_cast<double>(dim(lhs, d));
     return 2.0 * elements(first_array(result)) * width;
@@ -546,9 +545,9 @@ class CostModel {
   // HloCostAnalysis::GetConvolutionFlops, which the GPU cost analysis applies unchanged to the
   // backward-input and backward-filter calls too.
   static double convolution_flops(const Instruction& ins) {
-    if (ins.operand_shapes.size() < 2) return 0;
-    const Shape& lhs = ins.operand_shapes[0];
-    const Shape& rhs = ins.operand_shapes[1];
+    if (ins.operand_shapes().size() < 2) return 0;
+    const Shape& lhs = ins.operand_shapes()[0];
+    const Shape& rhs = ins.operand_shapes()[1];
     const Shape& out = first_array(ins.shape);
     const attr::ConvDims cd = attr::conv_dims(ins);
     if (!cd.ok) return 0;
@@ -604,7 +603,7 @@ class CostModel {
   void gather(Instruction& ins) {
     Cost& cost = ins.cost;
     const double out = xla_size(ins.shape);
-    cost.bytes_read = out + (ins.operand_shapes.size() > 1 ? xla_size(ins.operand_shapes[1]) : 0);
+    cost.bytes_read = out + (ins.operand_shapes().size() > 1 ? xla_size(ins.operand_shapes()[1]) : 0);
     cost.bytes_written = out;
     ins.pattern = AccessPattern::kGatherScatter;
   }
@@ -612,12 +611,12 @@ class CostModel {
   void scatter(Instruction& ins) {
     Cost& cost = ins.cost;
     // operands: N inputs, indices, N updates
-    const std::size_t total = ins.operand_shapes.size();
+    const std::size_t total = ins.operand_shapes().size();
     const std::size_t n = total >= 3 ? (total - 1) / 2 : 0;
     double upd = 0, upd_elems = 0;
-    for (std::size_t k = 0; k < n; ++k) upd += xla_size(ins.operand_shapes[n + 1 + k]);
-    if (n > 0) upd_elems = elements(ins.operand_shapes[n + 1]);
-    const double idx = n > 0 ? xla_size(ins.operand_shapes[n]) : 0;
+    for (std::size_t k = 0; k < n; ++k) upd += xla_size(ins.operand_shapes()[n + 1 + k]);
+    if (n > 0) upd_elems = elements(ins.operand_shapes()[n + 1]);
+    const double idx = n > 0 ? xla_size(ins.operand_shapes()[n]) : 0;
     cost.bytes_read = 2 * upd + idx;
     cost.bytes_written = upd;
     const Cost f = sub(callee(ins));
@@ -630,25 +629,25 @@ class CostModel {
   // output buffer JAX 0.10's Mosaic GPU lowering passes to its kernel as an operand aliased to
   // the result (`output_to_operand_aliasing`).
   static bool is_allocate_buffer(const Instruction& ins) {
-    return ins.opcode == "custom-call" && ins.custom_call_target == "AllocateBuffer";
+    return ins.opcode == "custom-call" && ins.custom_call_target() == "AllocateBuffer";
   }
 
   void custom_call(Instruction& ins, const Computation& comp) {
     Cost& cost = ins.cost;
-    const std::string& t = ins.custom_call_target;
+    const std::string& t = ins.custom_call_target();
     if (t == "AllocateBuffer") {  // no traffic and nothing to compute: a known zero cost
       cost.bytes_read = cost.bytes_written = 0;
       ins.pattern = AccessPattern::kControl;
       return;
     }
-    if (is_cudnn_convolution(t) && ins.operand_shapes.size() >= 2 && attr(ins, "dim_labels") != nullptr) {
+    if (is_cudnn_convolution(t) && ins.operand_shapes().size() >= 2 && attr(ins, "dim_labels") != nullptr) {
       // XLA's GpuHloCostAnalysis::HandleCustomCall: the convolution's FLOPs; bytes are the
       // operands (bias, side input and scales included) and the convolution result, not the
       // scratch buffer of the result tuple.
       const Shape& result = first_array(ins.shape);
       cost.flops = convolution_flops(ins);
       double r = 0;
-      for (const Shape& s : ins.operand_shapes) r += xla_size(s);
+      for (const Shape& s : ins.operand_shapes()) r += xla_size(s);
       cost.bytes_read = r;
       cost.bytes_written = xla_size(result);
       cost.output_bytes = leaf_bytes(result);
@@ -656,13 +655,13 @@ class CostModel {
       ins.pattern = AccessPattern::kConvolution;
       return;
     }
-    if (is_cublas_gemm(t) && ins.operand_shapes.size() >= 2) {
+    if (is_cublas_gemm(t) && ins.operand_shapes().size() >= 2) {
       const Shape& result = first_array(ins.shape);
-      const Shape& lhs = ins.operand_shapes[0];
+      const Shape& lhs = ins.operand_shapes()[0];
       double width = -1;
       try {
         // Only find(): operator[] on a missing key of a const json asserts.
-        const nlohmann::json j = nlohmann::json::parse(ins.backend_config);
+        const nlohmann::json j = nlohmann::json::parse(ins.backend_config());
         const nlohmann::json* g = &j;
         if (j.is_object()) {
           auto it = j.find("gemm_backend_config");
@@ -687,7 +686,7 @@ class CostModel {
       if (width < 0) width = static_cast<double>(lhs.dims.empty() ? 1 : lhs.dims.back());
       cost.flops = 2.0 * elements(result) * width;
       double r = 0;
-      for (const Shape& s : ins.operand_shapes) r += leaf_bytes(s);
+      for (const Shape& s : ins.operand_shapes()) r += leaf_bytes(s);
       cost.bytes_read = r;
       cost.bytes_written = leaf_bytes(result);
       cost.output_bytes = leaf_bytes(result);
@@ -699,9 +698,9 @@ class CostModel {
     // kernel's author gave its figures. An operand that is an uninitialised buffer
     // (AllocateBuffer) holds nothing to read: left out, or the bound would not be one.
     double r = 0;
-    for (std::size_t i = 0; i < ins.operand_shapes.size(); ++i) {
+    for (std::size_t i = 0; i < ins.operand_shapes().size(); ++i) {
       const Instruction* producer = i < ins.operands.size() ? comp.find(ins.operands[i]) : nullptr;
-      if (producer == nullptr || !is_allocate_buffer(*producer)) r += leaf_bytes(ins.operand_shapes[i]);
+      if (producer == nullptr || !is_allocate_buffer(*producer)) r += leaf_bytes(ins.operand_shapes()[i]);
     }
     cost.bytes_read = r;
     cost.bytes_written = leaf_bytes(ins.shape);
@@ -739,7 +738,7 @@ class CostModel {
     ins.pattern = fusion_pattern(f);
 
     // A custom fusion holding a gather or scatter costs as that instruction (XLA's rule).
-    if (ins.fusion_kind == "kCustom") {
+    if (ins.fusion_kind() == "kCustom") {
       for (const Instruction& i : f.instructions) {
         if (i.opcode == "gather" || i.opcode == "scatter") {
           cost = i.cost;
@@ -761,8 +760,8 @@ class CostModel {
     if (root != nullptr) {
       if (!ins.shape.is_tuple()) {
         if (ins.shape.is_array()) {
-          written = root->opcode == "dynamic-update-slice" && root->operand_shapes.size() > 1
-                        ? xla_size(root->operand_shapes[1])
+          written = root->opcode == "dynamic-update-slice" && root->operand_shapes().size() > 1
+                        ? xla_size(root->operand_shapes()[1])
                         : xla_size(ins.shape);
         }
       } else {
@@ -774,12 +773,12 @@ class CostModel {
           }
           if (!leaf.is_array()) continue;
           const Instruction* elem = root;
-          if (root->opcode == "tuple" && k < root->operand_indices.size() &&
-              root->operand_indices[k] < f.instructions.size()) {
-            elem = &f.instructions[root->operand_indices[k]];
+          if (root->opcode == "tuple" && k < root->operand_indices().size() &&
+              root->operand_indices()[k] < f.instructions.size()) {
+            elem = &f.instructions[root->operand_indices()[k]];
           }
-          written += elem->opcode == "dynamic-update-slice" && elem->operand_shapes.size() > 1
-                         ? xla_size(elem->operand_shapes[1])
+          written += elem->opcode == "dynamic-update-slice" && elem->operand_shapes().size() > 1
+                         ? xla_size(elem->operand_shapes()[1])
                          : xla_size(leaf);
         }
       }
@@ -824,7 +823,7 @@ class CostModel {
     Users u(c.instructions.size());
     for (std::size_t k = 0; k < c.instructions.size(); ++k) {
       const Instruction& i = c.instructions[k];
-      for (std::size_t o : i.operand_indices) {
+      for (std::size_t o : i.operand_indices()) {
         if (o >= u.size()) continue;
         auto& list = u[o];
         if (list.empty() || list.back() != k) list.push_back(k);  // k ascends: repeats are adjacent
@@ -876,7 +875,7 @@ class CostModel {
     double size = 0;
     bool seen = false;
     auto is_operand0 = [](const Instruction& user, std::size_t at) {
-      return !user.operand_indices.empty() && user.operand_indices[0] == at;
+      return !user.operand_indices().empty() && user.operand_indices()[0] == at;
     };
     for (std::size_t u : users[pos]) {
       const Instruction& user = c.instructions[u];
@@ -886,8 +885,8 @@ class CostModel {
         if (nested == nullptr || depth >= 16) continue;
         const std::size_t ni = callee_index(nested);
         const Instruction* nroot = nested->root();
-        for (std::size_t idx = 0; idx < user.operand_indices.size(); ++idx) {
-          if (user.operand_indices[idx] != pos) continue;
+        for (std::size_t idx = 0; idx < user.operand_indices().size(); ++idx) {
+          if (user.operand_indices()[idx] != pos) continue;
           std::size_t nparam = SIZE_MAX;
           for (std::size_t q = 0; q < nested->instructions.size(); ++q) {
             if (nested->instructions[q].opcode == "parameter" &&
@@ -898,7 +897,7 @@ class CostModel {
           }
           if (nparam == SIZE_MAX) continue;
           const bool simple = nroot == nullptr || nroot->operands.empty() ||
-                              (!nroot->operand_indices.empty() && nroot->operand_indices[0] == nparam);
+                              (!nroot->operand_indices().empty() && nroot->operand_indices()[0] == nparam);
           bool nested_seen = false;
           for (std::size_t fu : users[u]) {
             const Instruction& fuser = c.instructions[fu];

@@ -61,8 +61,8 @@ std::string_view field(std::string_view s, std::string_view key) {
 }  // namespace
 
 const std::string* find(const Instruction& ins, std::string_view key) {
-  auto it = ins.attributes.find(std::string(key));
-  return it == ins.attributes.end() ? nullptr : &it->second;
+  auto it = ins.attributes().find(std::string(key));
+  return it == ins.attributes().end() ? nullptr : &it->second;
 }
 
 std::vector<int64_t> int_list(std::string_view v) {

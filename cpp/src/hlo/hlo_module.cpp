@@ -1,5 +1,8 @@
 #include "fpgaprof/hlo/hlo_module.hpp"
 
+#include <functional>
+#include <stdexcept>
+
 namespace fpgaprof::hlo {
 
 int primitive_bits(PrimitiveType t) {
@@ -83,7 +86,7 @@ const char* primitive_name(PrimitiveType t) {
 }
 
 std::string backend_config_string(const Instruction& ins, std::string_view key) {
-  const std::string& c = ins.backend_config;
+  const std::string& c = ins.backend_config();
   const auto hex = [](char ch) -> int {
     if (ch >= '0' && ch <= '9') return ch - '0';
     if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
@@ -121,17 +124,17 @@ std::string backend_config_string(const Instruction& ins, std::string_view key) 
 
 bool is_triton_custom_call(const Instruction& ins) {
   return ins.opcode == "custom-call" &&
-         (ins.custom_call_target == "__gpu$xla.gpu.triton" || ins.custom_call_target == "triton_kernel_call_ffi");
+         (ins.custom_call_target() == "__gpu$xla.gpu.triton" || ins.custom_call_target() == "triton_kernel_call_ffi");
 }
 
 bool is_mosaic_gpu_custom_call(const Instruction& ins) {
   return ins.opcode == "custom-call" &&
-         (ins.custom_call_target == "mosaic_gpu_v2" || ins.custom_call_target == "mosaic_gpu");
+         (ins.custom_call_target() == "mosaic_gpu_v2" || ins.custom_call_target() == "mosaic_gpu");
 }
 
 std::string custom_kernel_name(const Instruction& ins) {
   if (is_triton_custom_call(ins)) return backend_config_string(ins, "name");
-  if (ins.opcode != "custom-call" || ins.custom_call_target != "mosaic_gpu_v2") return {};
+  if (ins.opcode != "custom-call" || ins.custom_call_target() != "mosaic_gpu_v2") return {};
   // The module is MLIR bytecode whose string table holds each symbol name as a NUL-terminated
   // string. The host function JAX builds is `<kernel name>_mosaic_gpu`
   // (jax/experimental/mosaic/gpu/core.py, JAX 0.7 on; before, `mosaic_gpu_<name>` with a
@@ -233,9 +236,108 @@ const Instruction* Computation::root() const {
   return &instructions[root_index < instructions.size() ? root_index : instructions.size() - 1];
 }
 
-const Instruction* Computation::find(const std::string& instr_name) const {
-  auto it = index.find(instr_name);
-  return it == index.end() ? nullptr : &instructions[it->second];
+const Instruction* Computation::find(std::string_view instr_name) const {
+  const std::size_t k = position(instr_name);
+  return k == NameIndex::npos ? nullptr : &instructions[k];
+}
+
+void Operands::push_back(std::string name, Shape shape) {
+  if (!owned_) owned_ = std::make_unique<std::vector<Owned>>();
+  if (owned_->size() >= kOwned) throw std::length_error("Operands: too many operands");
+  slot_.push_back(kOwned | static_cast<uint32_t>(owned_->size()));
+  owned_->emplace_back(std::move(name),
+                       shape.type == PrimitiveType::kInvalid ? nullptr : std::make_unique<Shape>(std::move(shape)));
+}
+
+void Operands::compact() {
+  if (!owned_) return;
+  std::vector<Owned> kept;
+  for (uint32_t& s : slot_) {
+    if ((s & kOwned) == 0) continue;
+    kept.push_back(std::move((*owned_)[s & ~kOwned]));
+    s = kOwned | static_cast<uint32_t>(kept.size() - 1);
+  }
+  if (kept.empty()) {
+    owned_.reset();
+  } else {
+    kept.shrink_to_fit();
+    *owned_ = std::move(kept);
+  }
+}
+
+void Operands::detach() {
+  std::vector<Owned> own;
+  own.reserve(slot_.size());
+  for (std::size_t k = 0; k < slot_.size(); ++k) {
+    const Shape& s = shape(k);
+    own.emplace_back((*this)[k], s.type == PrimitiveType::kInvalid ? nullptr : std::make_unique<Shape>(s));
+  }
+  for (std::size_t k = 0; k < slot_.size(); ++k) slot_[k] = kOwned | static_cast<uint32_t>(k);
+  owned_ = std::make_unique<std::vector<Owned>>(std::move(own));
+}
+
+std::vector<std::string> Operands::names() const { return {begin(), end()}; }
+
+bool Operands::operator==(const std::vector<std::string>& names) const {
+  if (names.size() != size()) return false;
+  for (std::size_t k = 0; k < size(); ++k) {
+    if ((*this)[k] != names[k]) return false;
+  }
+  return true;
+}
+
+const InstructionDetail& Instruction::empty_detail() {
+  static const InstructionDetail kEmpty;
+  return kEmpty;
+}
+
+std::size_t NameIndex::hash_of(std::string_view name) { return std::hash<std::string_view>{}(name); }
+
+std::size_t NameIndex::find(std::string_view name, const std::vector<Instruction>& instructions) const {
+  if (slots_.empty()) return npos;
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t k = hash_of(name) & mask;; k = (k + 1) & mask) {
+    const uint32_t s = slots_[k];
+    if (s == 0) return npos;
+    const std::size_t p = s - 1;
+    if (p < instructions.size() && instructions[p].name == name) return p;
+  }
+}
+
+void NameIndex::rehash(std::size_t slots, const std::vector<Instruction>& instructions) {
+  std::vector<uint32_t> old;
+  old.swap(slots_);
+  slots_.assign(slots, 0);
+  const std::size_t mask = slots - 1;
+  for (const uint32_t s : old) {
+    if (s == 0) continue;
+    std::size_t k = hash_of(instructions[s - 1].name) & mask;
+    while (slots_[k] != 0) k = (k + 1) & mask;
+    slots_[k] = s;
+  }
+}
+
+void NameIndex::reserve(std::size_t n, const std::vector<Instruction>& instructions) {
+  std::size_t want = 16;
+  while (want < 2 * n) want *= 2;
+  if (want > slots_.size()) rehash(want, instructions);
+}
+
+bool NameIndex::insert(std::size_t position, const std::vector<Instruction>& instructions) {
+  if (position >= instructions.size() || position >= 0xffffffffU) {
+    throw std::length_error("NameIndex: position beyond the instructions");
+  }
+  if (2 * (size_ + 1) > slots_.size()) rehash(slots_.empty() ? 16 : 2 * slots_.size(), instructions);
+  const std::string& name = instructions[position].name;
+  const std::size_t mask = slots_.size() - 1;
+  std::size_t k = hash_of(name) & mask;
+  for (; slots_[k] != 0; k = (k + 1) & mask) {
+    const std::size_t p = slots_[k] - 1;
+    if (p < instructions.size() && instructions[p].name == name) return false;
+  }
+  slots_[k] = static_cast<uint32_t>(position + 1);
+  ++size_;
+  return true;
 }
 
 const Computation* Module::entry() const {

@@ -397,7 +397,9 @@ class HloParser : private lex::HloLexer {
     if (++computation_depth_ > 8) fail("computations written in place less deeply nested");
     // The computation's name -> position index, filled as instructions are read (it finds
     // duplicates and operands; no second map is built).
-    std::unordered_map<std::string, std::size_t>& local = comp.index;
+    NameIndex& local = comp.index;
+    Computation* const outer_computation = current_;
+    current_ = &comp;
     bool saw_root = false;
     {
       // About one instruction a line, up to the first line that starts with '}': reserving
@@ -412,7 +414,7 @@ class HloParser : private lex::HloLexer {
         ++lines;
       }
       comp.instructions.reserve(std::min<std::size_t>(lines, 1 << 16));
-      local.reserve(std::min<std::size_t>(lines, 1 << 16));
+      local.reserve(std::min<std::size_t>(lines, 1 << 16), comp.instructions);
     }
     while (true) {
       skip_ws();
@@ -421,6 +423,7 @@ class HloParser : private lex::HloLexer {
         ++pos_;
         break;
       }
+      if (comp.instructions.size() >= Operands::kMaxPosition) fail("fewer instructions in one computation");
       comp.instructions.emplace_back();
       std::string_view name = parse_instruction(comp.instructions.back());
       if (!nested_.empty()) {
@@ -429,7 +432,7 @@ class HloParser : private lex::HloLexer {
         comp.instructions.pop_back();
         for (Instruction& n : nested_) {
           comp.instructions.push_back(std::move(n));
-          if (!local.emplace(comp.instructions.back().name, comp.instructions.size() - 1).second) {
+          if (!local.insert(comp.instructions.size() - 1, comp.instructions)) {
             fail("a unique instruction name (duplicate '" + comp.instructions.back().name + "')");
           }
         }
@@ -441,7 +444,7 @@ class HloParser : private lex::HloLexer {
         saw_root = true;
         comp.root_index = comp.instructions.size() - 1;
       }
-      if (!local.emplace(std::string(name), comp.instructions.size() - 1).second) {
+      if (!local.insert(comp.instructions.size() - 1, comp.instructions)) {
         fail("a unique instruction name (duplicate '" + std::string(name) + "')");
       }
     }
@@ -449,6 +452,7 @@ class HloParser : private lex::HloLexer {
     if (!saw_root) comp.root_index = comp.instructions.size() - 1;
     add_tuple_element_instructions(comp, local);
     resolve_operands(comp, local);
+    current_ = outer_computation;
     --computation_depth_;
   }
 
@@ -456,11 +460,13 @@ class HloParser : private lex::HloLexer {
   // appended after its instructions (named "t#N", line 0: it has no text of its own), so that
   // the cost model and the users of a tuple see the same instructions as in HLO printed with
   // explicit get-tuple-element.
-  void add_tuple_element_instructions(Computation& comp, std::unordered_map<std::string, std::size_t>& local) {
+  void add_tuple_element_instructions(Computation& comp, NameIndex& local) {
     std::vector<std::pair<std::string, int>> wanted;  // (operand name, line of its first user)
     for (const Instruction& ins : comp.instructions) {
-      for (const std::string& o : ins.operands) {
-        if (o.find('#') != std::string::npos && local.find(o) == local.end() &&
+      for (std::size_t k = 0; k < ins.operands.size(); ++k) {
+        if (ins.operands.position(k) != Operands::kNoPosition) continue;  // resolved while parsing
+        const std::string& o = ins.operands[k];
+        if (o.find('#') != std::string::npos && local.find(o, comp.instructions) == NameIndex::npos &&
             std::none_of(wanted.begin(), wanted.end(), [&](const auto& w) { return w.first == o; })) {
           wanted.emplace_back(o, ins.line);
         }
@@ -470,11 +476,11 @@ class HloParser : private lex::HloLexer {
       const std::size_t hash = name.find('#');
       const std::string base = name.substr(0, hash);
       int64_t index = -1;
-      auto it = local.find(base);
-      if (it == local.end()) {
+      const std::size_t base_pos = local.find(base, comp.instructions);
+      if (base_pos == NameIndex::npos) {
         fail_line(line, "operand '" + base + "' (of '" + name + "') defined in computation '" + comp.name + "'");
       }
-      const Shape& tuple = comp.instructions[it->second].shape;
+      const Shape& tuple = comp.instructions[base_pos].shape;
       if (!parse_int(std::string_view(name).substr(hash + 1), index) || !tuple.is_tuple() || index < 0 ||
           static_cast<std::size_t>(index) >= tuple.tuple.size()) {
         fail_line(line, "'" + name + "' to name an element of a tuple-shaped instruction ('" + base + "' has " +
@@ -485,33 +491,32 @@ class HloParser : private lex::HloLexer {
       gte.name = name;
       gte.opcode = "get-tuple-element";
       gte.shape = tuple.tuple[static_cast<std::size_t>(index)];
-      gte.operands = {base};
-      gte.attributes["index"] = std::to_string(index);
+      gte.operands.push_back(base_pos);
+      gte.detail().attributes["index"] = std::to_string(index);
       gte.line = 0;
       comp.instructions.push_back(std::move(gte));
-      local.emplace(name, comp.instructions.size() - 1);
+      local.insert(comp.instructions.size() - 1, comp.instructions);
     }
   }
 
   // Operand shapes and positions, in order; a shape left out is inferred from them (XLA's
   // parser requires operands defined before their users).
-  void resolve_operands(Computation& comp, const std::unordered_map<std::string, std::size_t>& local) {
-    if (comp.instructions.size() > OperandShapes::kMaxPosition) fail("fewer instructions in one computation");
+  void resolve_operands(Computation& comp, const NameIndex& local) {
+    if (comp.instructions.size() > Operands::kMaxPosition) fail("fewer instructions in one computation");
     for (Instruction& ins : comp.instructions) {
       const std::size_t n = ins.operands.size();
-      ins.operand_shapes.resize(n);
-      ins.operand_shapes.bind(comp.instructions.data());
-      ins.operand_indices.assign(n, SIZE_MAX);
+      ins.operands.bind(comp.instructions.data());
       for (std::size_t k = 0; k < n; ++k) {
-        auto it = local.find(ins.operands[k]);
-        if (it != local.end()) {
-          ins.operand_indices[k] = it->second;
-          ins.operand_shapes.refer(k, it->second);
-        } else if (ins.operand_shapes[k].type == PrimitiveType::kInvalid) {
+        if (ins.operands.position(k) != Operands::kNoPosition) continue;  // resolved while parsing
+        const std::size_t at = local.find(ins.operands[k], comp.instructions);
+        if (at != NameIndex::npos) {
+          ins.operands.refer(k, at);
+        } else if (ins.operands.shape(k).type == PrimitiveType::kInvalid) {
           fail_line(ins.line, "operand '" + ins.operands[k] + "' of '" + ins.name + "' defined in computation '" +
                                   comp.name + "'");
         }
       }
+      ins.operands.compact();
       use_constructed_shape(ins);
       if (ins.shape.type == PrimitiveType::kInvalid) {
         const std::string why = infer_shape(ins, module_);
@@ -528,7 +533,7 @@ class HloParser : private lex::HloLexer {
   // literal keeps no packed element size (xla/literal.cc).
   static void use_constructed_shape(Instruction& ins) {
     const std::string& op = ins.opcode;
-    const OperandShapes& ops = ins.operand_shapes;
+    const OperandShapes& ops = ins.operand_shapes();
     auto all_known = [&] {
       return std::all_of(ops.begin(), ops.end(), [](const Shape& o) { return o.type != PrimitiveType::kInvalid; });
     };
@@ -605,7 +610,7 @@ class HloParser : private lex::HloLexer {
     if (ins.opcode == "constant") {
       const std::size_t lit = pos_;
       skip_balanced_parens();
-      if (pos_ - lit <= 66) ins.attributes["literal"] = one_line(trim(s_.substr(lit + 1, pos_ - lit - 2)));
+      if (pos_ - lit <= 66) ins.detail().attributes["literal"] = one_line(trim(s_.substr(lit + 1, pos_ - lit - 2)));
     } else if (ins.opcode == "parameter") {
       ++pos_;
       skip_ws();
@@ -651,8 +656,7 @@ class HloParser : private lex::HloLexer {
         ++nested_depth_;
         parse_opcode_and_operands(nested);
         --nested_depth_;
-        ins.operands.push_back(nested.name);
-        ins.operand_shapes.push_back(nested.shape);
+        ins.operands.push_back(nested.name, nested.shape);
         nested_.push_back(std::move(nested));
         skip_ws();
       } else {
@@ -670,8 +674,16 @@ class HloParser : private lex::HloLexer {
           word_end = pos_;
           skip_ws();
         }
-        ins.operands.emplace_back(s_.substr(ident_start, word_end - ident_start));
-        ins.operand_shapes.push_back(std::move(inline_shape));
+        // An operand defined above in this computation (XLA prints operands before their
+        // users) is its position from here on; any other keeps its name until the
+        // computation's end resolves it (resolve_operands).
+        const std::string_view operand = s_.substr(ident_start, word_end - ident_start);
+        const std::size_t at = current_ != nullptr ? current_->position(operand) : NameIndex::npos;
+        if (at != NameIndex::npos) {
+          ins.operands.push_back(at);
+        } else {
+          ins.operands.push_back(std::string(operand), std::move(inline_shape));
+        }
       }
       if (ins.operands.size() > 100000) fail("fewer operands");
       if (peek() == ',') {
@@ -715,7 +727,7 @@ class HloParser : private lex::HloLexer {
       skip_ws();
       if (peek() == '{') {
         const std::string name = parse_computation_in_place(ins, key, item);
-        ins.called_computations.push_back(name);
+        ins.detail().called_computations.push_back(name);
         text += "%" + name;
         return;
       }
@@ -724,7 +736,7 @@ class HloParser : private lex::HloLexer {
       pos_ = ident_end(pos_);
       if (pos_ == start) fail("a computation name for " + std::string(key) + "=");
       const std::string_view n = s_.substr(start, pos_ - start);
-      ins.called_computations.emplace_back(n);
+      ins.detail().called_computations.emplace_back(n);
       text += "%";
       text += n;
     };
@@ -750,7 +762,7 @@ class HloParser : private lex::HloLexer {
     } else {
       one(-1);
     }
-    ins.attributes[std::string(key)] = std::move(text);
+    ins.detail().attributes[std::string(key)] = std::move(text);
   }
 
   // At '{': does an instruction list follow (`name =` or `ROOT`)?
@@ -792,23 +804,23 @@ class HloParser : private lex::HloLexer {
 
   void interpret_attribute(Instruction& ins, std::string_view key, std::string_view value, std::size_t value_pos) {
     if (key == "metadata") {
-      parse_metadata(ins.metadata, value, value_pos);
+      parse_metadata(ins.detail().metadata, value, value_pos);
       return;
     }
     if (key == "kind") {
-      ins.fusion_kind = std::string(value);
+      ins.detail().fusion_kind = std::string(value);
     } else if (key == "custom_call_target") {
-      ins.custom_call_target = unquote(value);
+      ins.detail().custom_call_target = unquote(value);
     } else if (key == "backend_config") {
-      ins.backend_config = value.front() == '"' ? unquote(value) : std::string(value);
+      ins.detail().backend_config = value.front() == '"' ? unquote(value) : std::string(value);
       read_known_trip_count(ins);
       return;
     }
-    ins.attributes.emplace(std::string(key), one_line(value));
+    ins.detail().attributes.emplace(std::string(key), one_line(value));
   }
 
   static void read_known_trip_count(Instruction& ins) {
-    const std::string& bc = ins.backend_config;
+    const std::string& bc = ins.backend_config();
     const auto tc = bc.find("\"known_trip_count\"");
     if (tc == std::string::npos) return;
     const auto n = bc.find("\"n\"", tc);
@@ -889,7 +901,7 @@ class HloParser : private lex::HloLexer {
   void link_called_computations() {
     for (Computation& c : module_.computations) {
       for (Instruction& ins : c.instructions) {
-        for (const std::string& callee : ins.called_computations) {
+        for (const std::string& callee : ins.called_computations()) {
           auto it = module_.index.find(callee);
           if (it == module_.index.end()) {
             fail_line(ins.line, "a computation named '" + callee + "' (called by '" + ins.name + "')");
@@ -925,8 +937,9 @@ class HloParser : private lex::HloLexer {
     const auto n = static_cast<int64_t>(module_.stack_frames.size());
     for (Computation& c : module_.computations) {
       for (Instruction& ins : c.instructions) {
-        Metadata& md = ins.metadata;
-        if (md.stack_frame_id <= 0 || md.stack_frame_id > n || !md.source_file.empty()) continue;
+        const Metadata& printed = ins.metadata();
+        if (printed.stack_frame_id <= 0 || printed.stack_frame_id > n || !printed.source_file.empty()) continue;
+        Metadata& md = ins.detail().metadata;
         // Innermost frame the user wrote: skip framework frames, bounded against cycles.
         int64_t id = md.stack_frame_id;
         const StackFrame* chosen = &module_.stack_frames[static_cast<std::size_t>(id - 1)];
@@ -958,6 +971,7 @@ class HloParser : private lex::HloLexer {
   };
 
   Module module_;
+  Computation* current_ = nullptr;   // the computation whose instructions are being read
   std::vector<Instruction> nested_;  // operands written in place in the instruction being parsed
   int nested_depth_ = 0;
   int computation_depth_ = 0;

@@ -96,8 +96,8 @@ bool valid_dims(const std::vector<int64_t>& dims, std::size_t rank) {
 }
 
 const Computation* callee(const Instruction& ins, const Module& m, std::size_t k = 0) {
-  if (k >= ins.called_computations.size()) return nullptr;
-  return m.find(ins.called_computations[k]);
+  if (k >= ins.called_computations().size()) return nullptr;
+  return m.find(ins.called_computations()[k]);
 }
 
 // InferWindowOutputShape: per dimension of `base`, the number of window positions.
@@ -130,7 +130,7 @@ bool window_output(const Shape& base, const std::vector<attr::WindowDim>& w, Bui
 }
 
 std::string infer(Instruction& ins, const Module& m) {
-  const OperandShapes& ops = ins.operand_shapes;
+  const OperandShapes& ops = ins.operand_shapes();
   const std::string& op = ins.opcode;
   const std::size_t n = ops.size();
   auto need = [&](std::size_t k) { return n == k; };
@@ -586,7 +586,7 @@ std::string infer(Instruction& ins, const Module& m) {
 bool can_infer_shape(const std::string& opcode) { return opcode::shape_inferred(opcode); }
 
 std::string infer_shape(Instruction& ins, const Module& module) {
-  for (const Shape& s : ins.operand_shapes) {
+  for (const Shape& s : ins.operand_shapes()) {
     if (s.type == PrimitiveType::kInvalid) return "operands of known shape";
   }
   if (!can_infer_shape(ins.opcode)) return "a shape (XLA infers none for " + ins.opcode + ")";

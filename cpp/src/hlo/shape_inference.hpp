@@ -10,7 +10,7 @@
 
 namespace fpgaprof::hlo {
 
-// Fills ins.shape from ins.operand_shapes (all known) and ins's attributes; called
+// Fills ins.shape from ins.operand_shapes() (all known) and ins's attributes; called
 // computations are looked up in `module` (XLA requires them defined before their callers).
 // Returns "" on success, else why the shape cannot be inferred.
 std::string infer_shape(Instruction& ins, const Module& module);
