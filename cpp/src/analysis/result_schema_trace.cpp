@@ -2,7 +2,9 @@
 // collectives, memory, module memory, devices, energy, region paths, roofline keys, transfers
 // and analyze()'s envelope (result_schema.cpp has the FPGA rankings, the module estimate, the
 // roofline point and the transfer statistics, and the registry of every table).
+#include <cstddef>
 #include <string>
+#include <utility>
 
 #include "fpgaprof/analysis/result_schema.hpp"
 #include "fpgaprof/hlo/buffer_assignment.hpp"
@@ -15,7 +17,114 @@ using VT = ValueType;
 
 FieldValue none() { return {}; }
 
+// One nested field per copy direction (named HtoD, DtoH, ...), written only where the row has
+// copies of that direction: build<I>() makes the field of direction I.
+template <class R, class C, class Build>
+ResultTable<R, C> one_per_direction(const Build& build) {
+  ResultTable<R, C> v;
+  [&]<std::size_t... I>(std::index_sequence<I...>) { (v.push_back(build.template operator()<I>()), ...); }
+  (std::make_index_sequence<kDirectionCount>{});
+  return v;
+}
+
+constexpr bool crosses_link(Direction d) { return d == Direction::kHtoD || d == Direction::kDtoH; }
+
 }  // namespace
+
+const ResultTable<DeviceRow, NoContext>& device_directions_fields() {
+  using R = DeviceRow;
+  using C = NoContext;
+  static const ResultTable<R, C> t = one_per_direction<R, C>([]<std::size_t I>() {
+    constexpr auto dir = static_cast<Direction>(I);
+    return only_when(
+        nested_rows<R, C>(
+            direction_name(dir), VT::kObject, false, "the device's copies of this direction (device_copy_stats)",
+            [](const R& r, const C&, ResultWriter& w) {
+              write_row(device_copy_stats_fields(), r.by_direction[I], LinkDirectionContext{crosses_link(dir)}, w);
+            }),
+        "the device has copies of this direction", +[](const R& r, const C&) { return r.by_direction[I].count > 0; });
+  });
+  return t;
+}
+
+const ResultTable<TransferGroup, TransferDirectionContext>& transfer_direction_link_fields() {
+  using R = TransferGroup;
+  using C = TransferDirectionContext;
+  static const ResultTable<R, C> t = [] {
+    ResultTable<R, C> v;
+    v.push_back(only_when(
+        computed<R, C>("link_percent", VT::kFloat, true, "percent",
+                       "use of the device links while these copies ran (null: no copy's link peak is known)",
+                       [](const R& g, const C& c) {
+                         const auto k = static_cast<std::size_t>(c.direction);
+                         return g.by_direction[k].link_capacity_bytes > 0
+                                    ? FieldValue{c.transfers->link_percent(g, c.direction)}
+                                    : none();
+                       }),
+        "the direction is HtoD or DtoH", +[](const R&, const C& c) { return crosses_link(c.direction); }));
+    return v;
+  }();
+  return t;
+}
+
+const ResultTable<TransferGroup, IndexContext>& transfer_directions_fields() {
+  using R = TransferGroup;
+  using C = IndexContext;
+  static const ResultTable<R, C> t = one_per_direction<R, C>([]<std::size_t I>() {
+    constexpr auto dir = static_cast<Direction>(I);
+    return only_when(
+        nested_rows<R, C>(
+            direction_name(dir), VT::kObject, false,
+            "the group's copies of this direction: transfer_stats, then "
+            "transfer_direction_link",
+            [](const R& g, const C& c, ResultWriter& w) {
+              w.begin_object();
+              write_fields(transfer_stats_fields(), g.by_direction[I], NoContext{}, w);
+              write_fields(transfer_direction_link_fields(), g, TransferDirectionContext{c.transfers, dir}, w);
+              w.end_object();
+            }),
+        "the group has copies of this direction", +[](const R& g, const C&) { return g.by_direction[I].count > 0; });
+  });
+  return t;
+}
+
+const ResultTable<uint32_t, TraceContext>& energy_path_keys_fields() {
+  using R = uint32_t;
+  using C = TraceContext;
+  static const ResultTable<R, C> t = [] {
+    ResultTable<R, C> v;
+    v.push_back(computed<R, C>("path_index", VT::kInt, false, "", "the region path's id",
+                               [](const R& p, const C&) { return FieldValue{uint64_t{p}}; }));
+    v.push_back(computed<R, C>("region", VT::kString, false, "", "the path",
+                               [](const R& p, const C& c) { return FieldValue{c.paths->path(p)}; }));
+    v.push_back(computed<R, C>("instances", VT::kInt, false, "", "region records with this path",
+                               [](const R& p, const C& c) { return FieldValue{c.paths->instances(p)}; }));
+    return v;
+  }();
+  return t;
+}
+
+const ResultTable<uint32_t, TraceContext>& energy_instance_keys_fields() {
+  using R = uint32_t;
+  using C = TraceContext;
+  static const ResultTable<R, C> t = [] {
+    ResultTable<R, C> v;
+    v.push_back(computed<R, C>("region_index", VT::kInt, false, "", "the region record",
+                               [](const R& i, const C&) { return FieldValue{uint64_t{i}}; }));
+    v.push_back(computed<R, C>("path_index", VT::kInt, true, "", "its region path's id (null: none)",
+                               [](const R& i, const C& c) {
+                                 const uint32_t p = c.paths->path_of(i);
+                                 return p == kNone32 ? none() : FieldValue{uint64_t{p}};
+                               }));
+    v.push_back(
+        computed<R, C>("region", VT::kString, false, "", "its region path ('' none)", [](const R& i, const C& c) {
+          const uint32_t p = c.paths->path_of(i);
+          return FieldValue{p == kNone32 ? std::string() : c.paths->path(p)};
+        }));
+    return v;
+  }();
+  return t;
+}
 
 const ResultTable<GpuBusyTime, NoContext>& trace_totals_fields() {
   using R = GpuBusyTime;
@@ -64,8 +173,9 @@ const ResultTable<CollectiveReport, NoContext>& collectives_fields() {
     v.push_back(member<&R::compute_busy_ns, C>("compute_busy_ns", "ns", "union of the other kernels' intervals"));
     v.push_back(
         member<&R::overlap_ns, C>("overlap_ns", "ns", "time covered by both unions (communication hidden by compute)"));
-    v.push_back(
-        nested<R, C>("by_kind", VT::kObjectList, false, "one row per kind (collective_kind_row), most time first"));
+    v.push_back(nested_rows<R, C>(
+        "by_kind", VT::kObjectList, false, "one row per kind (collective_kind_row), most time first",
+        [](const R& r, const C& c, ResultWriter& w) { write_rows(collective_kind_row_fields(), r.by_kind, c, w); }));
     v.push_back(member<&R::first_end_ns, C>("first_end_ns", "ns", "end times of the first collective kernels"));
     return v;
   }();
@@ -183,9 +293,12 @@ const ResultTable<ModuleMemory, NoContext>& module_memory_fields() {
     v.push_back(member<&R::allocation_bytes, C>("allocation_bytes", "bytes", "every allocation's size (XLA's total)"));
     v.push_back(member<&R::allocation_count, C>("allocation_count", "", "allocations"));
     v.push_back(member<&R::unplaced_values, C>("unplaced_values", "", "values without a live range"));
-    v.push_back(nested<R, C>("live_at_peak", VT::kObjectList, false,
-                             "buffers live at the peak (module_buffer), largest first"));
-    v.push_back(nested<R, C>("buffers", VT::kObjectList, false, "every counted buffer (module_buffer), largest first"));
+    v.push_back(nested_rows<R, C>(
+        "live_at_peak", VT::kObjectList, false, "buffers live at the peak (module_buffer), largest first",
+        [](const R& m, const C& c, ResultWriter& w) { write_rows(module_buffer_fields(), m.live_at_peak, c, w); }));
+    v.push_back(nested_rows<R, C>(
+        "buffers", VT::kObjectList, false, "every counted buffer (module_buffer), largest first",
+        [](const R& m, const C& c, ResultWriter& w) { write_rows(module_buffer_fields(), m.buffers, c, w); }));
     v.push_back(member<&R::sequence, C>("sequence", "", "the schedule (empty without live ranges)"));
     v.push_back(member<&R::live_bytes, C>("live_bytes", "bytes", "bytes live at each schedule position"));
     return v;
@@ -463,10 +576,19 @@ const ResultTable<DeviceRow, NoContext>& device_row_fields() {
     v.push_back(computed<R, C>(
         "last_end_ns", VT::kInt, true, "ns", "last activity end (null: none)",
         [](const R& r, const C&) { return r.last_end_ns > r.first_start_ns ? FieldValue{r.last_end_ns} : none(); }));
-    v.push_back(nested<R, C>("directions", VT::kObject, false, "per copy direction with copies (device_copy_stats)"));
-    v.push_back(nested<R, C>("memory", VT::kObject, true, "its allocations (device_row_memory); null without any"));
-    v.push_back(
-        nested<R, C>("threads", VT::kObjectList, false, "launching threads (device_thread_row), most kernels first"));
+    v.push_back(nested_rows<R, C>(
+        "directions", VT::kObject, false, "per copy direction with copies (device_directions)",
+        [](const R& r, const C& c, ResultWriter& w) { write_row(device_directions_fields(), r, c, w); }));
+    v.push_back(nested_rows<R, C>("memory", VT::kObject, true, "its allocations (device_row_memory); null without any",
+                                  [](const R& r, const C& c, ResultWriter& w) {
+                                    if (r.has_memory)
+                                      write_row(device_row_memory_fields(), r, c, w);
+                                    else
+                                      w.value(FieldValue{});
+                                  }));
+    v.push_back(nested_rows<R, C>(
+        "threads", VT::kObjectList, false, "launching threads (device_thread_row), most kernels first",
+        [](const R& r, const C& c, ResultWriter& w) { write_rows(device_thread_row_fields(), r.threads, c, w); }));
     return v;
   }();
   return t;
@@ -707,9 +829,12 @@ const ResultTable<TransferGroup, IndexContext>& transfer_group_row_fields() {
         computed<R, C>("path", VT::kString, false, "", "the record's region path",
                        [](const R& g, const C& c) { return FieldValue{c.paths->path(c.paths->path_of(g.index))}; }),
         "kind is region", +[](const R& g, const C&) { return g.kind == GroupKind::kRegion; }));
-    v.push_back(nested<R, C>("directions", VT::kObject, false,
-                             "per direction with copies: transfer_stats, + link_percent for HtoD and DtoH"));
-    v.push_back(nested<R, C>("all", VT::kObject, false, "every direction together (transfer_stats)"));
+    v.push_back(nested_rows<R, C>(
+        "directions", VT::kObject, false, "per direction with copies (transfer_directions)",
+        [](const R& g, const C& c, ResultWriter& w) { write_row(transfer_directions_fields(), g, c, w); }));
+    v.push_back(nested_rows<R, C>(
+        "all", VT::kObject, false, "every direction together (transfer_stats)",
+        [](const R& g, const C&, ResultWriter& w) { write_row(transfer_stats_fields(), g.all, NoContext{}, w); }));
     v.push_back(member<&R::host_wait_ns, C>("host_wait_ns", "ns", "union of the host's sync waits"));
     v.push_back(member<&R::sync_calls, C>("sync_calls", "", "sync calls counted in host_wait_ns"));
     return v;
