@@ -24,8 +24,8 @@ inline const analysis::ResultTable<CounterMatch, analysis::NoContext>& counter_m
     v.push_back(member<&R::unmatched_ranges, C>("unmatched_ranges", "", "ranges left without a kernel"));
     v.push_back(member<&R::dropped_ranges, C>("dropped_ranges", "", "ranges CUPTI could not store"));
     v.push_back(member<&R::unprofiled_kernels, C>("unprofiled_kernels", "", "kernels on the device without a range"));
-    v.push_back(member<&R::ambiguous_windows, C>("ambiguous_windows", "",
-                                                 "windows with ranges or kernels left unpaired"));
+    v.push_back(
+        member<&R::ambiguous_windows, C>("ambiguous_windows", "", "windows with ranges or kernels left unpaired"));
     v.push_back(member<&R::unpaired_kernels, C>("unpaired_kernels", "", "kernels in those windows without a range"));
     v.push_back(member<&R::matched_copies, C>("matched_copies", "", "ranges paired with a device-to-device copy"));
     v.push_back(member<&R::timed_from_counters, C>("timed_from_counters", "",

@@ -1,6 +1,6 @@
 // The ranking of ops as offload candidates (rank_fpga_candidates: op_row, card_work, what_if,
-// settle, combine), and what the op and region
-// rankings share: the verdict, the ranking key, the score's factors (fpga_rank_common.hpp).
+// settle, combine), and what the op and region rankings share: the verdict, the ranking key,
+// the score's factors (fpga_rank_common.hpp).
 #include "fpgaprof/analysis/fpga_model.hpp"
 
 #include <algorithm>

@@ -20,8 +20,8 @@ using VT = ValueType;
 template <class R, class C, std::size_t N, class Build>
 ResultTable<R, C> one_per_value(const Build& build) {
   ResultTable<R, C> v;
-  [&]<std::size_t... I>(std::index_sequence<I...>) { (v.push_back(build.template operator()<I>()), ...); }(
-      std::make_index_sequence<N>{});
+  [&]<std::size_t... I>(std::index_sequence<I...>) { (v.push_back(build.template operator()<I>()), ...); }
+  (std::make_index_sequence<N>{});
   return v;
 }
 
@@ -81,8 +81,8 @@ const ResultTable<TraceMeta, NoContext>& trace_meta_fields() {
     v.push_back(member<&R::process_count, C>("process_count", "", "processes in the job; 0: not known"));
     v.push_back(member<&R::process_source, C>("process_source", "", "where they came from: jax, SLURM, OMPI, ..."));
     v.push_back(member<&R::host_name, C>("host_name", "", "the host the process ran on"));
-    v.push_back(member<&R::global_device_ids, C>("global_device_ids", "",
-                                                 "JAX's global id of each local device (-1 unknown)"));
+    v.push_back(
+        member<&R::global_device_ids, C>("global_device_ids", "", "JAX's global id of each local device (-1 unknown)"));
     v.push_back(member<&R::power_sample_period_ns, C>("power_sample_period_ns", "ns",
                                                       "the power sampling thread's period (0: not sampled)"));
     v.push_back(member<&R::energy_update_period_ns, C>(
@@ -123,9 +123,9 @@ const ResultTable<DeviceInfo, NoContext>& device_info_fields() {
     v.push_back(member<&R::max_registers_per_sm, C>("max_registers_per_sm", "", "per SM"));
     v.push_back(member<&R::pcie_generation, C>("pcie_generation", "", "0 unknown"));
     v.push_back(member<&R::pcie_link_width, C>("pcie_link_width", "", "lanes; 0 unknown"));
-    v.push_back(computed<R, C>(
-        "peak_dram_bandwidth_bytes_per_s", VT::kFloat, false, "bytes/s", "2 x memory clock x bus width / 8 (0 unknown)",
-        [](const R& d, const C&) { return FieldValue{d.peak_dram_bandwidth_bytes_per_s()}; }));
+    v.push_back(computed<R, C>("peak_dram_bandwidth_bytes_per_s", VT::kFloat, false, "bytes/s",
+                               "2 x memory clock x bus width / 8 (0 unknown)",
+                               [](const R& d, const C&) { return FieldValue{d.peak_dram_bandwidth_bytes_per_s()}; }));
     return v;
   }();
   return t;
@@ -157,8 +157,9 @@ const ResultTable<Diagnostic, NoContext>& diagnostic_fields() {
     ResultTable<R, C> v;
     v.push_back(computed<R, C>("code", VT::kString, false, "", "source.kind (diagnostic_codes)",
                                [](const R& x, const C&) { return FieldValue{std::string(x.code())}; }));
-    v.push_back(computed<R, C>("severity", VT::kString, false, "", "info, warning or error",
-                               [](const R& x, const C&) { return FieldValue{std::string(severity_name(x.severity()))}; }));
+    v.push_back(computed<R, C>("severity", VT::kString, false, "", "info, warning or error", [](const R& x, const C&) {
+      return FieldValue{std::string(severity_name(x.severity()))};
+    }));
     v.push_back(computed<R, C>("source", VT::kString, false, "", "capture, correlate, attribution, fpga, ...",
                                [](const R& x, const C&) { return FieldValue{std::string(x.source())}; }));
     v.push_back(member<&R::count, C>("count", "", "occurrences with this message"));
@@ -176,8 +177,9 @@ const ResultTable<DiagnosticCode, NoContext>& diagnostic_code_fields() {
     ResultTable<R, C> v;
     v.push_back(computed<R, C>("code", VT::kString, false, "", "source.kind",
                                [](const R& c, const C&) { return FieldValue{std::string(c.code)}; }));
-    v.push_back(computed<R, C>("severity", VT::kString, false, "", "info, warning or error",
-                               [](const R& c, const C&) { return FieldValue{std::string(severity_name(c.severity))}; }));
+    v.push_back(computed<R, C>("severity", VT::kString, false, "", "info, warning or error", [](const R& c, const C&) {
+      return FieldValue{std::string(severity_name(c.severity))};
+    }));
     v.push_back(computed<R, C>("source", VT::kString, false, "", "the producer",
                                [](const R& c, const C&) { return FieldValue{std::string(c.source)}; }));
     v.push_back(computed<R, C>("description", VT::kString, false, "", "what it means and the fix",
@@ -192,10 +194,10 @@ const ResultTable<XlaRangeName, NoContext>& xla_range_name_fields() {
   using C = NoContext;
   static const ResultTable<R, C> t = [] {
     ResultTable<R, C> v;
-    v.push_back(computed<R, C>("kind", VT::kString, false, "", "module (XlaModule:#...#) or thunk (Thunk:#...#)",
-                               [](const R& r, const C&) {
-                                 return FieldValue{std::string(r.kind == XlaRangeName::Kind::kModule ? "module" : "thunk")};
-                               }));
+    v.push_back(computed<R, C>(
+        "kind", VT::kString, false, "", "module (XlaModule:#...#) or thunk (Thunk:#...#)", [](const R& r, const C&) {
+          return FieldValue{std::string(r.kind == XlaRangeName::Kind::kModule ? "module" : "thunk")};
+        }));
     v.push_back(member<&R::hlo_module, C>("hlo_module", "", "an XlaModule range's module"));
     v.push_back(member<&R::program_id, C>("program_id", "", "an XlaModule range's program id (-1: not printed)"));
     v.push_back(member<&R::prefix, C>("prefix", "", "an XlaModule range's common op_name prefix"));
@@ -212,9 +214,8 @@ const ResultTable<AttributionResult, NoContext>& attribution_method_counts_field
   using C = NoContext;
   static const ResultTable<R, C> t = one_per_value<R, C, 4>([]<std::size_t I>() {
     return computed<R, C>(match_method_name(static_cast<MatchMethod>(I)), VT::kInt, false, "",
-                          "kernels attributed by this method", [](const R& r, const C&) {
-                            return FieldValue{uint64_t{r.count_by_method[I]}};
-                          });
+                          "kernels attributed by this method",
+                          [](const R& r, const C&) { return FieldValue{uint64_t{r.count_by_method[I]}}; });
   });
   return t;
 }
@@ -235,11 +236,13 @@ const ResultTable<Ceilings, NoContext>& ceilings_fields() {
         "flops_source", VT::kObject, false, "per precision: table, measured, user or unknown",
         [](const R& c, const C& x, ResultWriter& w) { write_row(ceiling_source_fields(), c, x, w); }));
     v.push_back(member<&R::dram_bytes_per_s, C>("dram_bytes_per_s", "bytes/s", "DRAM peak (0 unknown)"));
-    v.push_back(computed<R, C>("dram_source", VT::kString, false, "", "table, measured, user or unknown",
-                               [](const R& c, const C&) { return FieldValue{std::string(ceiling_source_name(c.dram_source))}; }));
+    v.push_back(computed<R, C>(
+        "dram_source", VT::kString, false, "", "table, measured, user or unknown",
+        [](const R& c, const C&) { return FieldValue{std::string(ceiling_source_name(c.dram_source))}; }));
     v.push_back(member<&R::link_bytes_per_s, C>("link_bytes_per_s", "bytes/s", "host link peak, one direction"));
-    v.push_back(computed<R, C>("link_source", VT::kString, false, "", "table, measured, user or unknown",
-                               [](const R& c, const C&) { return FieldValue{std::string(ceiling_source_name(c.link_source))}; }));
+    v.push_back(computed<R, C>(
+        "link_source", VT::kString, false, "", "table, measured, user or unknown",
+        [](const R& c, const C&) { return FieldValue{std::string(ceiling_source_name(c.link_source))}; }));
     v.push_back(member<&R::link_description, C>("link_description", "", "the link, e.g. \"PCIe gen5 x16\""));
     return v;
   }();
@@ -253,9 +256,9 @@ const ResultTable<CardField, NoContext>& card_field_fields() {
     ResultTable<R, C> v;
     v.push_back(computed<R, C>("name", VT::kString, false, "", "the field",
                                [](const R& f, const C&) { return FieldValue{std::string(f.name)}; }));
-    v.push_back(computed<R, C>("kind", VT::kString, false, "",
-                               "text, whole, number, calibrated (with _low and _high) or derived (an output)",
-                               [](const R& f, const C&) { return FieldValue{std::string(card_field_kind_name(f.kind))}; }));
+    v.push_back(computed<R, C>(
+        "kind", VT::kString, false, "", "text, whole, number, calibrated (with _low and _high) or derived (an output)",
+        [](const R& f, const C&) { return FieldValue{std::string(card_field_kind_name(f.kind))}; }));
     v.push_back(computed<R, C>("unit", VT::kString, false, "", "its unit ('' none)",
                                [](const R& f, const C&) { return FieldValue{std::string(f.unit)}; }));
     v.push_back(computed<R, C>("default", VT::kString, false, "", "its default, in words",
