@@ -1,8 +1,8 @@
 // fpgaprof._core: the pybind11 module. Thin: it converts types and errors and releases the GIL
 // around long work. Each section is owned by its layer and bound from its own file:
 // core_bindings.hpp (errors, store, capture), hlo_bindings.hpp, attribution_bindings.hpp,
-// analysis_bindings.hpp (results, through result_convert.hpp's field tables); the cards
-// (FPGA targets to and from dicts) are bound here.
+// analysis_bindings.hpp (results, through result_convert.hpp's field tables); the cards (a
+// card from a preset name or a dict, the card field table) are bound here.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
