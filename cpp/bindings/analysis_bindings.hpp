@@ -13,7 +13,6 @@
 #include <string>
 
 #include "core_bindings.hpp"
-#include "energy_bindings.hpp"
 #include "fpgaprof/analysis/ceilings.hpp"
 #include "fpgaprof/analysis/device_analysis.hpp"
 #include "fpgaprof/analysis/fpga_model.hpp"
@@ -236,7 +235,6 @@ inline void bind_analysis(py::module_& r, const TargetOf& target_of) {
         const RegionPaths& paths = a.region_paths;
         const TransferReport& tr = a.transfers;
         const MemoryReport& mr = a.memory;
-        const DeviceReport& dvr = a.devices;
         const RooflineReport& rr = a.roofline;
         // The envelope's fields from its table; each nested value (a table of its own) below.
         auto out = fields_dict(trace_analysis_fields(), a, AnalyzeContext{with_attribution});
@@ -246,64 +244,14 @@ inline void bind_analysis(py::module_& r, const TargetOf& target_of) {
         // innermost name. Per-instance rows keep "region" = the record's name and add its "path".
         const TraceContext trace_ctx{&store, &paths, &a.op_inputs};
         const IndexContext index_ctx{&store, &paths, &a.op_inputs, &rr, &tr};
-        // Transfers
-        auto td = fields_dict(transfers_fields(), tr);
-        td["groups"] = rows_list(transfer_group_row_fields(), tr.groups, index_ctx);
-        td["flags"] = rows_list(transfer_flag_row_fields(), tr.flags, trace_ctx);
-        out["transfers"] = td;
-        // Memory (the timeline's device ids are the allocations')
-        auto md = fields_dict(memory_fields(), mr);
-        py::list ts, tb, tdev, tdb;
-        for (const MemoryPoint& p : mr.timeline) {
-          ts.append(p.timestamp_ns);
-          tb.append(p.in_use_bytes);
-          tdev.append(store.allocations[p.allocation_index].device_id);
-          tdb.append(p.device_in_use_bytes);
-        }
-        md["timeline_ns"] = ts;
-        md["timeline_in_use_bytes"] = tb;
-        md["timeline_device_id"] = tdev;
-        md["timeline_device_in_use_bytes"] = tdb;
-        md["devices"] = rows_list(device_memory_row_fields(), mr.devices);
-        md["largest"] = rows_list(buffer_row_fields(), mr.largest, trace_ctx);
-        py::list regs = rows_list(region_memory_row_fields(), mr.regions, trace_ctx);
-        for (const RegionPathMemory& pm : mr.region_paths)
-          regs.append(fields_dict(region_path_memory_row_fields(), pm, trace_ctx));
-        md["regions"] = regs;
-        out["memory"] = md;
+        out["transfers"] = fields_dict(transfers_fields(), tr, index_ctx);
+        out["memory"] = fields_dict(memory_fields(), mr, trace_ctx);
         // Devices: one row per device and the load balance (docs/roofline.md, "Several GPUs").
         // Each row's ceilings are its device's table ceilings; a measured or user link peak
         // replaces every device's (as for the transfers), and the first device also takes every
         // value the roofline's ceilings give (measured where calibrated, or the user's).
-        {
-          py::list drows = rows_list(device_row_fields(), dvr.devices);
-          for (std::size_t i = 0; i < dvr.devices.size(); ++i)
-            drows[i]["ceilings"] = fields_dict(ceilings_fields(), a.device_ceilings[i]);
-          auto dd = fields_dict(devices_fields(), dvr);
-          dd["rows"] = drows;
-          dd["balance"] = fields_dict(load_balance_fields(), dvr.balance);
-          out["devices"] = dd;
-        }
-        // Roofline: each row is its keys' table, then roofline_point's
-        auto rd = fields_dict(roofline_fields(), rr);
-        rd["trace"] = fields_dict(roofline_point_fields(), rr.trace);
-        const auto row = [&](const auto& keys, const auto& key, const RooflinePoint& p) {
-          auto d = fields_dict(keys, key, index_ctx);
-          put_fields(d, roofline_point_fields(), p);
-          return d;
-        };
-        py::list ops, regions, names;
-        for (uint32_t o = 0; o < rr.ops.size(); ++o) ops.append(row(roofline_op_keys_fields(), o, rr.ops[o]));
-        for (uint32_t g = 0; g < rr.regions.size(); ++g)
-          regions.append(row(region_instance_keys_fields(), g, rr.regions[g]));
-        for (uint32_t p = 0; p < rr.region_paths.size(); ++p)
-          regions.append(row(region_path_keys_fields(), p, rr.region_paths[p]));
-        for (std::size_t k = 0; k < rr.kernel_names.size(); ++k)
-          names.append(row(roofline_kernel_keys_fields(), rr.kernel_names[k], rr.by_kernel_name[k]));
-        rd["ops"] = ops;
-        rd["regions"] = regions;
-        rd["kernels"] = names;
-        out["roofline"] = rd;
+        out["devices"] = fields_dict(devices_fields(), a.devices, DevicesContext{&a.device_ceilings});
+        out["roofline"] = fields_dict(roofline_fields(), rr, index_ctx);
         // FPGA: the chosen card's rankings, and the same on each other card asked for
         const auto fpga_dict = [&](const FpgaReport& fr, const std::vector<FpgaRegionCandidate>& fregions) {
           auto fd = fields_dict(fpga_report_fields(), fr);
@@ -341,7 +289,7 @@ inline void bind_analysis(py::module_& r, const TargetOf& target_of) {
         out["device_dram_bytes_per_s"] = a.device_dram_bytes_per_s;
         out["module_memory"] = rows_list(module_memory_fields(), a.module_memory);
         out["collectives"] = fields_dict(collectives_fields(), a.collectives);
-        out["energy"] = energy_dict(a.energy, trace_ctx);
+        out["energy"] = fields_dict(energy_fields(), a.energy, trace_ctx);
         if (with_attribution) out["attribution"] = std::make_shared<AttributionResult>(std::move(a.attribution));
         return typed<"TraceAnalysis">(std::move(out));
       },

@@ -29,6 +29,37 @@ ResultTable<R, C> one_per_direction(const Build& build) {
 
 constexpr bool crosses_link(Direction d) { return d == Direction::kHtoD || d == Direction::kDtoH; }
 
+// One memory-timeline list: `value` of each point.
+template <class Value>
+void timeline(const MemoryReport& m, const TraceContext& c, ResultWriter& w, const Value& value) {
+  w.begin_list();
+  for (const MemoryPoint& p : m.timeline) w.value(FieldValue{uint64_t{value(p, c)}});
+  w.end_list();
+}
+
+// Energy windows as rows: energy_window's fields, then the window's path or record keys.
+void windows(const std::vector<std::pair<uint32_t, EnergyWindow>>& rows,
+             const ResultTable<uint32_t, TraceContext>& keys, const TraceContext& c, ResultWriter& w) {
+  w.begin_list();
+  for (const auto& [k, win] : rows) {
+    w.begin_object();
+    write_fields(energy_window_fields(), win, NoContext{}, w);
+    write_fields(keys, k, c, w);
+    w.end_object();
+  }
+  w.end_list();
+}
+
+// A roofline row: its keys' table, then the point's measures.
+template <class Key>
+void point(const ResultTable<Key, IndexContext>& keys, const Key& key, const RooflinePoint& p, const IndexContext& c,
+           ResultWriter& w) {
+  w.begin_object();
+  write_fields(keys, key, c, w);
+  write_fields(roofline_point_fields(), p, NoContext{}, w);
+  w.end_object();
+}
+
 }  // namespace
 
 const ResultTable<DeviceRow, NoContext>& device_directions_fields() {
@@ -195,9 +226,9 @@ const ResultTable<CollectiveKindStats, NoContext>& collective_kind_row_fields() 
   return t;
 }
 
-const ResultTable<MemoryReport, NoContext>& memory_fields() {
+const ResultTable<MemoryReport, TraceContext>& memory_fields() {
   using R = MemoryReport;
-  using C = NoContext;
+  using C = TraceContext;
   static const ResultTable<R, C> t = [] {
     ResultTable<R, C> v;
     v.push_back(member<&R::peak_in_use_bytes, C>("peak_in_use_bytes", "bytes", "all devices together"));
@@ -211,14 +242,42 @@ const ResultTable<MemoryReport, NoContext>& memory_fields() {
                                                 "allocations at a live address (the previous one dropped)"));
     v.push_back(member<&R::never_freed_count, C>("never_freed_count", "", "allocations still live at the end"));
     v.push_back(member<&R::never_freed_bytes, C>("never_freed_bytes", "bytes", "their bytes"));
-    v.push_back(nested<R, C>("timeline_ns", VT::kIntList, false, "time of each matched allocation or free"));
-    v.push_back(nested<R, C>("timeline_in_use_bytes", VT::kIntList, false, "bytes in use after it, all devices"));
-    v.push_back(nested<R, C>("timeline_device_id", VT::kIntList, false, "its device"));
-    v.push_back(
-        nested<R, C>("timeline_device_in_use_bytes", VT::kIntList, false, "bytes in use on that device after it"));
-    v.push_back(nested<R, C>("devices", VT::kObjectList, false, "one row per device (device_memory_row)"));
-    v.push_back(nested<R, C>("largest", VT::kObjectList, false, "the largest allocations (buffer_row), largest first"));
-    v.push_back(nested<R, C>("regions", VT::kObjectList, false, "per region record or per region path"));
+    v.push_back(nested_rows<R, C>("timeline_ns", VT::kIntList, false, "time of each matched allocation or free",
+                                  [](const R& m, const C& c, ResultWriter& w) {
+                                    timeline(m, c, w, [](const MemoryPoint& p, const C&) { return p.timestamp_ns; });
+                                  }));
+    v.push_back(nested_rows<R, C>("timeline_in_use_bytes", VT::kIntList, false, "bytes in use after it, all devices",
+                                  [](const R& m, const C& c, ResultWriter& w) {
+                                    timeline(m, c, w, [](const MemoryPoint& p, const C&) { return p.in_use_bytes; });
+                                  }));
+    v.push_back(nested_rows<R, C>("timeline_device_id", VT::kIntList, false, "its device",
+                                  [](const R& m, const C& c, ResultWriter& w) {
+                                    timeline(m, c, w, [](const MemoryPoint& p, const C& x) {
+                                      return uint64_t{x.store->allocations[p.allocation_index].device_id};
+                                    });
+                                  }));
+    v.push_back(nested_rows<R, C>("timeline_device_in_use_bytes", VT::kIntList, false,
+                                  "bytes in use on that device after it", [](const R& m, const C& c, ResultWriter& w) {
+                                    timeline(m, c, w,
+                                             [](const MemoryPoint& p, const C&) { return p.device_in_use_bytes; });
+                                  }));
+    v.push_back(nested_rows<R, C>("devices", VT::kObjectList, false, "one row per device (device_memory_row)",
+                                  [](const R& m, const C&, ResultWriter& w) {
+                                    write_rows(device_memory_row_fields(), m.devices, NoContext{}, w);
+                                  }));
+    v.push_back(nested_rows<R, C>(
+        "largest", VT::kObjectList, false, "the largest allocations (buffer_row), largest first",
+        [](const R& m, const C& c, ResultWriter& w) { write_rows(buffer_row_fields(), m.largest, c, w); }));
+    v.push_back(nested_rows<R, C>("regions", VT::kObjectList, false,
+                                  "per region record (region_memory_row) or per region path (region_path_memory_row)",
+                                  [](const R& m, const C& c, ResultWriter& w) {
+                                    w.begin_list();
+                                    for (const RegionMemory& r : m.regions)
+                                      write_row(region_memory_row_fields(), r, c, w);
+                                    for (const RegionPathMemory& p : m.region_paths)
+                                      write_row(region_path_memory_row_fields(), p, c, w);
+                                    w.end_list();
+                                  }));
     return v;
   }();
   return t;
@@ -372,9 +431,9 @@ const ResultTable<LoadBalance, NoContext>& load_balance_fields() {
   return t;
 }
 
-const ResultTable<EnergyReport, NoContext>& energy_fields() {
+const ResultTable<EnergyReport, TraceContext>& energy_fields() {
   using R = EnergyReport;
-  using C = NoContext;
+  using C = TraceContext;
   static const ResultTable<R, C> t = [] {
     ResultTable<R, C> v;
     v.push_back(member<&R::measured, C>("measured", "", "the trace has power samples of at least one device"));
@@ -384,12 +443,23 @@ const ResultTable<EnergyReport, NoContext>& energy_fields() {
     v.push_back(member<&R::unattributed_joules, C>("unattributed_joules", "J", "kernels without an HLO op"));
     v.push_back(member<&R::copies_joules, C>("copies_joules", "J", "copies and memsets"));
     v.push_back(member<&R::idle_joules, C>("idle_joules", "J", "the not-busy part of each interval"));
-    v.push_back(nested<R, C>("devices", VT::kObjectList, false, "one row per device with samples (energy_device_row)"));
-    v.push_back(nested<R, C>("region_paths", VT::kObjectList, false,
-                             "one row per (region path, device): energy_window + path_index, region, instances"));
-    v.push_back(nested<R, C>("regions", VT::kObjectList, false,
-                             "one row per (region record, device): energy_window + region_index, path_index, region"));
-    v.push_back(nested<R, C>("ops", VT::kObjectList, false, "ops with energy, most joules first (energy_op_row)"));
+    v.push_back(nested_rows<R, C>("devices", VT::kObjectList, false,
+                                  "one row per device with samples (energy_device_row)",
+                                  [](const R& e, const C&, ResultWriter& w) {
+                                    write_rows(energy_device_row_fields(), e.devices, NoContext{}, w);
+                                  }));
+    v.push_back(nested_rows<R, C>(
+        "region_paths", VT::kObjectList, false,
+        "one row per (region path, device): energy_window, then energy_path_keys (path_index, region, instances)",
+        [](const R& e, const C& c, ResultWriter& w) { windows(e.region_paths, energy_path_keys_fields(), c, w); }));
+    v.push_back(nested_rows<R, C>(
+        "regions", VT::kObjectList, false,
+        "one row per (region record, device): energy_window, then energy_instance_keys (region_index, path_index, "
+        "region)",
+        [](const R& e, const C& c, ResultWriter& w) { windows(e.regions, energy_instance_keys_fields(), c, w); }));
+    v.push_back(nested_rows<R, C>(
+        "ops", VT::kObjectList, false, "ops with energy, most joules first (energy_op_row)",
+        [](const R& e, const C& c, ResultWriter& w) { write_rows(energy_op_row_fields(), e.ops, c, w); }));
     return v;
   }();
   return t;
@@ -548,16 +618,18 @@ const ResultTable<RegionPathMemory, TraceContext>& region_path_memory_row_fields
   return t;
 }
 
-const ResultTable<DeviceRow, NoContext>& device_row_fields() {
+const ResultTable<DeviceRow, DeviceRowContext>& device_row_fields() {
   using R = DeviceRow;
-  using C = NoContext;
+  using C = DeviceRowContext;
   static const ResultTable<R, C> t = [] {
     ResultTable<R, C> v;
     v.push_back(member<&R::device_id, C>("device_id", "", "the device"));
     v.push_back(member<&R::has_record, C>("has_record", "", "a DeviceInfo with this id is in the trace"));
     v.push_back(computed<R, C>("name", VT::kString, false, "", "the device's name",
                                [](const R& r, const C&) { return FieldValue{r.ceilings.device_name}; }));
-    v.push_back(nested<R, C>("ceilings", VT::kObject, false, "its ceilings (as table_ceilings)"));
+    v.push_back(nested_rows<R, C>(
+        "ceilings", VT::kObject, false, "its ceilings (the ceilings table, as table_ceilings)",
+        [](const R&, const C& c, ResultWriter& w) { write_row(ceilings_fields(), *c.ceilings, NoContext{}, w); }));
     v.push_back(member<&R::kernel_count, C>("kernel_count", "", "its kernels"));
     v.push_back(member<&R::kernel_time_ns, C>("kernel_time_ns", "ns", "sum of kernel durations"));
     v.push_back(member<&R::kernel_busy_ns, C>("kernel_busy_ns", "ns", "union of kernel intervals"));
@@ -578,17 +650,19 @@ const ResultTable<DeviceRow, NoContext>& device_row_fields() {
         [](const R& r, const C&) { return r.last_end_ns > r.first_start_ns ? FieldValue{r.last_end_ns} : none(); }));
     v.push_back(nested_rows<R, C>(
         "directions", VT::kObject, false, "per copy direction with copies (device_directions)",
-        [](const R& r, const C& c, ResultWriter& w) { write_row(device_directions_fields(), r, c, w); }));
+        [](const R& r, const C&, ResultWriter& w) { write_row(device_directions_fields(), r, NoContext{}, w); }));
     v.push_back(nested_rows<R, C>("memory", VT::kObject, true, "its allocations (device_row_memory); null without any",
-                                  [](const R& r, const C& c, ResultWriter& w) {
+                                  [](const R& r, const C&, ResultWriter& w) {
                                     if (r.has_memory)
-                                      write_row(device_row_memory_fields(), r, c, w);
+                                      write_row(device_row_memory_fields(), r, NoContext{}, w);
                                     else
                                       w.value(FieldValue{});
                                   }));
-    v.push_back(nested_rows<R, C>(
-        "threads", VT::kObjectList, false, "launching threads (device_thread_row), most kernels first",
-        [](const R& r, const C& c, ResultWriter& w) { write_rows(device_thread_row_fields(), r.threads, c, w); }));
+    v.push_back(nested_rows<R, C>("threads", VT::kObjectList, false,
+                                  "launching threads (device_thread_row), most kernels first",
+                                  [](const R& r, const C&, ResultWriter& w) {
+                                    write_rows(device_thread_row_fields(), r.threads, NoContext{}, w);
+                                  }));
     return v;
   }();
   return t;
@@ -752,18 +826,40 @@ const ResultTable<StringId, IndexContext>& roofline_kernel_keys_fields() {
   return t;
 }
 
-const ResultTable<RooflineReport, NoContext>& roofline_fields() {
+const ResultTable<RooflineReport, IndexContext>& roofline_fields() {
   using R = RooflineReport;
-  using C = NoContext;
+  using C = IndexContext;
   static const ResultTable<R, C> t = [] {
     ResultTable<R, C> v;
-    v.push_back(nested<R, C>("trace", VT::kObject, false, "every kernel as one point (roofline_point)"));
-    v.push_back(nested<R, C>("ops", VT::kObjectList, false, "one per op: roofline_op_keys + roofline_point"));
+    v.push_back(nested_rows<R, C>(
+        "trace", VT::kObject, false, "every kernel as one point (roofline_point)",
+        [](const R& r, const C&, ResultWriter& w) { write_row(roofline_point_fields(), r.trace, NoContext{}, w); }));
+    v.push_back(nested_rows<R, C>("ops", VT::kObjectList, false, "one per op: roofline_op_keys + roofline_point",
+                                  [](const R& r, const C& c, ResultWriter& w) {
+                                    w.begin_list();
+                                    for (uint32_t o = 0; o < r.ops.size(); ++o)
+                                      point(roofline_op_keys_fields(), o, r.ops[o], c, w);
+                                    w.end_list();
+                                  }));
     v.push_back(
-        nested<R, C>("regions", VT::kObjectList, false,
-                     "one per region record (region_instance_keys) or path (region_path_keys), + roofline_point"));
-    v.push_back(
-        nested<R, C>("kernels", VT::kObjectList, false, "one per kernel name: roofline_kernel_keys + roofline_point"));
+        nested_rows<R, C>("regions", VT::kObjectList, false,
+                          "one per region record (region_instance_keys) or path (region_path_keys), + roofline_point",
+                          [](const R& r, const C& c, ResultWriter& w) {
+                            w.begin_list();
+                            for (uint32_t g = 0; g < r.regions.size(); ++g)
+                              point(region_instance_keys_fields(), g, r.regions[g], c, w);
+                            for (uint32_t p = 0; p < r.region_paths.size(); ++p)
+                              point(region_path_keys_fields(), p, r.region_paths[p], c, w);
+                            w.end_list();
+                          }));
+    v.push_back(nested_rows<R, C>(
+        "kernels", VT::kObjectList, false, "one per kernel name: roofline_kernel_keys + roofline_point",
+        [](const R& r, const C& c, ResultWriter& w) {
+          w.begin_list();
+          for (std::size_t k = 0; k < r.kernel_names.size(); ++k)
+            point(roofline_kernel_keys_fields(), r.kernel_names[k], r.by_kernel_name[k], c, w);
+          w.end_list();
+        }));
     v.push_back(member<&R::unattributed_kernels, C>("unattributed_kernels", "", "kernels with no op (cost unknown)"));
     v.push_back(member<&R::unattributed_ns, C>("unattributed_ns", "ns", "their time"));
     return v;
@@ -771,15 +867,20 @@ const ResultTable<RooflineReport, NoContext>& roofline_fields() {
   return t;
 }
 
-const ResultTable<TransferReport, NoContext>& transfers_fields() {
+const ResultTable<TransferReport, IndexContext>& transfers_fields() {
   using R = TransferReport;
-  using C = NoContext;
+  using C = IndexContext;
   static const ResultTable<R, C> t = [] {
     ResultTable<R, C> v;
-    v.push_back(
-        nested<R, C>("groups", VT::kObjectList, false,
-                     "the trace, then region paths (or records) with copies or syncs, then ops (transfer_group_row)"));
-    v.push_back(nested<R, C>("flags", VT::kObjectList, false, "problems found, trace first (transfer_flag_row)"));
+    v.push_back(nested_rows<R, C>(
+        "groups", VT::kObjectList, false,
+        "the trace, then region paths (or records) with copies or syncs, then ops (transfer_group_row)",
+        [](const R& r, const C& c, ResultWriter& w) { write_rows(transfer_group_row_fields(), r.groups, c, w); }));
+    v.push_back(nested_rows<R, C>(
+        "flags", VT::kObjectList, false, "problems found, trace first (transfer_flag_row)",
+        [](const R& r, const C& c, ResultWriter& w) {
+          write_rows(transfer_flag_row_fields(), r.flags, TraceContext{c.store, c.paths, c.inputs}, w);
+        }));
     v.push_back(member<&R::flags_left_out, C>("flags_left_out", "", "region flags beyond the kept number"));
     v.push_back(
         member<&R::link_bytes_per_s, C>("link_bytes_per_s", "bytes/s", "the link peak link_percent uses (0 unknown)"));
@@ -882,14 +983,23 @@ const ResultTable<TraceAnalysis, AnalyzeContext>& trace_analysis_fields() {
   return t;
 }
 
-const ResultTable<DeviceReport, NoContext>& devices_fields() {
+const ResultTable<DeviceReport, DevicesContext>& devices_fields() {
   using R = DeviceReport;
-  using C = NoContext;
+  using C = DevicesContext;
   static const ResultTable<R, C> t = [] {
     ResultTable<R, C> v;
     v.push_back(member<&R::wall_ns, C>("wall_ns", "ns", "the wall time the idle shares are taken of"));
-    v.push_back(nested<R, C>("rows", VT::kObjectList, false, "one per device, by id (device_row)"));
-    v.push_back(nested<R, C>("balance", VT::kObject, false, "load balance over the devices (load_balance)"));
+    v.push_back(nested_rows<R, C>("rows", VT::kObjectList, false, "one per device, by id (device_row)",
+                                  [](const R& r, const C& c, ResultWriter& w) {
+                                    w.begin_list();
+                                    for (std::size_t i = 0; i < r.devices.size(); ++i)
+                                      write_row(device_row_fields(), r.devices[i], DeviceRowContext{&(*c.ceilings)[i]},
+                                                w);
+                                    w.end_list();
+                                  }));
+    v.push_back(nested_rows<R, C>(
+        "balance", VT::kObject, false, "load balance over the devices (load_balance)",
+        [](const R& r, const C&, ResultWriter& w) { write_row(load_balance_fields(), r.balance, NoContext{}, w); }));
     return v;
   }();
   return t;

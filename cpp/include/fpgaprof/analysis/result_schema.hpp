@@ -361,7 +361,7 @@ const ResultTable<KernelNameStats, TraceContext>& kernel_name_row_fields();
 const ResultTable<CollectiveReport, NoContext>& collectives_fields();
 const ResultTable<CollectiveKindStats, NoContext>& collective_kind_row_fields();
 // memory: the allocation analysis' scalars (its lists and rows are nested).
-const ResultTable<MemoryReport, NoContext>& memory_fields();
+const ResultTable<MemoryReport, TraceContext>& memory_fields();
 // memory.devices[]
 const ResultTable<DeviceMemory, NoContext>& device_memory_row_fields();
 // memory.largest[]
@@ -375,7 +375,7 @@ const ResultTable<OnChipNeed, NoContext>& onchip_need_fields();
 // devices.balance
 const ResultTable<LoadBalance, NoContext>& load_balance_fields();
 // energy: the totals (its rows are the tables below).
-const ResultTable<EnergyReport, NoContext>& energy_fields();
+const ResultTable<EnergyReport, TraceContext>& energy_fields();
 // energy.devices[]
 const ResultTable<DeviceEnergy, NoContext>& energy_device_row_fields();
 // energy.region_paths[] / regions[]: a window's energy (then its path or region keys).
@@ -397,8 +397,12 @@ const ResultTable<uint32_t, RegionPathGpuContext>& region_path_row_fields();
 // memory.regions[] by record (RegionRows "instance") and by path ("path").
 const ResultTable<RegionMemory, TraceContext>& region_memory_row_fields();
 const ResultTable<RegionPathMemory, TraceContext>& region_path_memory_row_fields();
-// devices.rows[] (its directions, memory and threads are the tables below).
-const ResultTable<DeviceRow, NoContext>& device_row_fields();
+// devices.rows[] (its ceilings, directions, memory and threads are the tables below); the
+// context: the row's ceilings (TraceAnalysis::device_ceilings).
+struct DeviceRowContext {
+  const Ceilings* ceilings = nullptr;
+};
+const ResultTable<DeviceRow, DeviceRowContext>& device_row_fields();
 const ResultTable<DeviceRow, NoContext>& device_row_memory_fields();
 const ResultTable<DeviceCopyStats, LinkDirectionContext>& device_copy_stats_fields();
 const ResultTable<DeviceThread, NoContext>& device_thread_row_fields();
@@ -427,7 +431,7 @@ const ResultTable<uint32_t, IndexContext>& region_path_keys_fields();
 // roofline.kernels[]: the kernel name (then roofline_point); the row is its string id.
 const ResultTable<StringId, IndexContext>& roofline_kernel_keys_fields();
 // roofline (its rows are the tables above plus roofline_point).
-const ResultTable<RooflineReport, NoContext>& roofline_fields();
+const ResultTable<RooflineReport, IndexContext>& roofline_fields();
 // transfers.groups[].directions: one entry per direction with copies (transfer_stats, then
 // transfer_direction_link).
 const ResultTable<TransferGroup, IndexContext>& transfer_directions_fields();
@@ -438,7 +442,7 @@ const ResultTable<DeviceRow, NoContext>& device_directions_fields();
 const ResultTable<uint32_t, TraceContext>& energy_path_keys_fields();
 const ResultTable<uint32_t, TraceContext>& energy_instance_keys_fields();
 // transfers (groups[]: transfer_group_row; flags[]: transfer_flag_row).
-const ResultTable<TransferReport, NoContext>& transfers_fields();
+const ResultTable<TransferReport, IndexContext>& transfers_fields();
 // transfers.groups[]: the trace, a region (path or record) or an op, and its copies.
 const ResultTable<TransferGroup, IndexContext>& transfer_group_row_fields();
 
@@ -448,8 +452,11 @@ struct AnalyzeContext {
 };
 // analyze(): the whole result, each value one of the tables above (or a list of their rows).
 const ResultTable<TraceAnalysis, AnalyzeContext>& trace_analysis_fields();
-// devices: the per-device rows and their balance.
-const ResultTable<DeviceReport, NoContext>& devices_fields();
+// devices: the per-device rows and their balance; the context: each device's ceilings.
+struct DevicesContext {
+  const std::vector<Ceilings>* ceilings = nullptr;
+};
+const ResultTable<DeviceReport, DevicesContext>& devices_fields();
 
 // ---- the core's own results and the small analysis results (result_schema_core.cpp) ----------
 
