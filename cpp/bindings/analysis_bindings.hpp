@@ -232,26 +232,9 @@ inline void bind_analysis(py::module_& r, const TargetOf& target_of) {
           py::gil_scoped_release nogil;
           a = analyze_trace(store, o);
         }
-        const RegionPaths& paths = a.region_paths;
-        const TransferReport& tr = a.transfers;
-        const MemoryReport& mr = a.memory;
-        const RooflineReport& rr = a.roofline;
-        // The envelope's fields from its table; each nested value (a table of its own) below.
-        auto out = fields_dict(trace_analysis_fields(), a, AnalyzeContext{with_attribution});
-        out["ceilings"] = fields_dict(ceilings_fields(), a.ceilings);
-        out["warnings"] = rows_list(diagnostic_fields(), a.warnings.items());
-        // Per-path rows: "region" is the path (as in the FPGA region candidates), "name" the
-        // innermost name. Per-instance rows keep "region" = the record's name and add its "path".
-        const TraceContext trace_ctx{&store, &paths, &a.op_inputs};
-        const IndexContext index_ctx{&store, &paths, &a.op_inputs, &rr, &tr};
-        out["transfers"] = fields_dict(transfers_fields(), tr, index_ctx);
-        out["memory"] = fields_dict(memory_fields(), mr, trace_ctx);
-        // Devices: one row per device and the load balance (docs/roofline.md, "Several GPUs").
-        // Each row's ceilings are its device's table ceilings; a measured or user link peak
-        // replaces every device's (as for the transfers), and the first device also takes every
-        // value the roofline's ceilings give (measured where calibrated, or the user's).
-        out["devices"] = fields_dict(devices_fields(), a.devices, DevicesContext{&a.device_ceilings});
-        out["roofline"] = fields_dict(roofline_fields(), rr, index_ctx);
+        // The result from its table (analysis/result_schema.hpp), every nested value but the
+        // FPGA rankings and the attribution written by the tables themselves.
+        auto out = fields_dict(trace_analysis_fields(), a, AnalyzeContext{with_attribution, &store});
         // FPGA: the chosen card's rankings, and the same on each other card asked for
         const auto fpga_dict = [&](const FpgaReport& fr, const std::vector<FpgaRegionCandidate>& fregions) {
           auto fd = fields_dict(fpga_report_fields(), fr);
@@ -275,21 +258,6 @@ inline void bind_analysis(py::module_& r, const TargetOf& target_of) {
         py::list other_fpga;
         for (const TraceAnalysis::OtherFpgaTarget& t : a.other_fpga) other_fpga.append(fpga_dict(t.ops, t.regions));
         out["fpga_other_targets"] = other_fpga;
-        // Trace totals the reports show (docs/architecture.md, "The analysis result"): busy-time
-        // unions, per region path GPU time, kernels by name, per-device DRAM peaks.
-        out["totals"] = fields_dict(trace_totals_fields(), a.busy);
-        py::list prows;
-        const RegionPathGpuContext path_ctx{&paths, &a.region_path_gpu};
-        for (uint32_t p = 0; p < paths.size(); ++p) prows.append(fields_dict(region_path_row_fields(), p, path_ctx));
-        out["region_paths"] = prows;
-        py::list path_of;
-        for (uint32_t i = 0; i < paths.region_count(); ++i) path_of.append(paths.path_of(i));
-        out["region_path_of"] = path_of;
-        out["kernels_by_name"] = rows_list(kernel_name_row_fields(), a.kernels_by_name, trace_ctx);
-        out["device_dram_bytes_per_s"] = a.device_dram_bytes_per_s;
-        out["module_memory"] = rows_list(module_memory_fields(), a.module_memory);
-        out["collectives"] = fields_dict(collectives_fields(), a.collectives);
-        out["energy"] = fields_dict(energy_fields(), a.energy, trace_ctx);
         if (with_attribution) out["attribution"] = std::make_shared<AttributionResult>(std::move(a.attribution));
         return typed<"TraceAnalysis">(std::move(out));
       },

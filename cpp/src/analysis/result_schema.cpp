@@ -1,6 +1,8 @@
 // The result tables of result_schema.hpp for the FPGA rankings, the module estimate, the
 // roofline point and the transfer statistics, in the order the Python dicts have them, and the
-// registry of every table (result_tables); the trace-wide tables are in result_schema_trace.cpp.
+// registry of every table (result_tables); the trace-wide rows are in result_schema_trace.cpp,
+// analyze()'s envelope in result_schema_envelope.cpp, the core's own results in
+// result_schema_core.cpp.
 #include "fpgaprof/analysis/result_schema.hpp"
 
 #include <cmath>

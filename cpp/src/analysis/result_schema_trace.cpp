@@ -1,7 +1,9 @@
-// The result tables of result_schema.hpp for the trace-wide results: totals, kernels by name,
-// collectives, memory, module memory, devices, energy, region paths, roofline keys, transfers
-// and analyze()'s envelope (result_schema.cpp has the FPGA rankings, the module estimate, the
-// roofline point and the transfer statistics, and the registry of every table).
+// The result tables of result_schema.hpp for the rows of the trace-wide results: totals, kernels
+// by name, collectives, memory, module memory, devices and their copy directions, energy, region
+// paths, roofline keys, transfer groups and flags (result_schema_envelope.cpp has analyze()'s
+// envelope and the reports it nests whole; result_schema.cpp the FPGA rankings, the module
+// estimate, the roofline point, the transfer statistics and the registry of every table;
+// result_schema_core.cpp the core's own results, the ceilings and the card).
 #include <cstddef>
 #include <string>
 #include <utility>
@@ -28,37 +30,6 @@ ResultTable<R, C> one_per_direction(const Build& build) {
 }
 
 constexpr bool crosses_link(Direction d) { return d == Direction::kHtoD || d == Direction::kDtoH; }
-
-// One memory-timeline list: `value` of each point.
-template <class Value>
-void timeline(const MemoryReport& m, const TraceContext& c, ResultWriter& w, const Value& value) {
-  w.begin_list();
-  for (const MemoryPoint& p : m.timeline) w.value(FieldValue{uint64_t{value(p, c)}});
-  w.end_list();
-}
-
-// Energy windows as rows: energy_window's fields, then the window's path or record keys.
-void windows(const std::vector<std::pair<uint32_t, EnergyWindow>>& rows,
-             const ResultTable<uint32_t, TraceContext>& keys, const TraceContext& c, ResultWriter& w) {
-  w.begin_list();
-  for (const auto& [k, win] : rows) {
-    w.begin_object();
-    write_fields(energy_window_fields(), win, NoContext{}, w);
-    write_fields(keys, k, c, w);
-    w.end_object();
-  }
-  w.end_list();
-}
-
-// A roofline row: its keys' table, then the point's measures.
-template <class Key>
-void point(const ResultTable<Key, IndexContext>& keys, const Key& key, const RooflinePoint& p, const IndexContext& c,
-           ResultWriter& w) {
-  w.begin_object();
-  write_fields(keys, key, c, w);
-  write_fields(roofline_point_fields(), p, NoContext{}, w);
-  w.end_object();
-}
 
 }  // namespace
 
@@ -226,63 +197,6 @@ const ResultTable<CollectiveKindStats, NoContext>& collective_kind_row_fields() 
   return t;
 }
 
-const ResultTable<MemoryReport, TraceContext>& memory_fields() {
-  using R = MemoryReport;
-  using C = TraceContext;
-  static const ResultTable<R, C> t = [] {
-    ResultTable<R, C> v;
-    v.push_back(member<&R::peak_in_use_bytes, C>("peak_in_use_bytes", "bytes", "all devices together"));
-    v.push_back(member<&R::peak_ns, C>("peak_ns", "ns", "when that peak was reached"));
-    v.push_back(member<&R::allocation_count, C>("allocation_count", "", "allocations"));
-    v.push_back(member<&R::free_count, C>("free_count", "", "frees"));
-    v.push_back(
-        member<&R::unmatched_frees, C>("unmatched_frees", "", "releases of an address not allocated in the trace"));
-    v.push_back(member<&R::unmatched_free_bytes, C>("unmatched_free_bytes", "bytes", "their bytes"));
-    v.push_back(member<&R::reallocated_live, C>("reallocated_live", "",
-                                                "allocations at a live address (the previous one dropped)"));
-    v.push_back(member<&R::never_freed_count, C>("never_freed_count", "", "allocations still live at the end"));
-    v.push_back(member<&R::never_freed_bytes, C>("never_freed_bytes", "bytes", "their bytes"));
-    v.push_back(nested_rows<R, C>("timeline_ns", VT::kIntList, false, "time of each matched allocation or free",
-                                  [](const R& m, const C& c, ResultWriter& w) {
-                                    timeline(m, c, w, [](const MemoryPoint& p, const C&) { return p.timestamp_ns; });
-                                  }));
-    v.push_back(nested_rows<R, C>("timeline_in_use_bytes", VT::kIntList, false, "bytes in use after it, all devices",
-                                  [](const R& m, const C& c, ResultWriter& w) {
-                                    timeline(m, c, w, [](const MemoryPoint& p, const C&) { return p.in_use_bytes; });
-                                  }));
-    v.push_back(nested_rows<R, C>("timeline_device_id", VT::kIntList, false, "its device",
-                                  [](const R& m, const C& c, ResultWriter& w) {
-                                    timeline(m, c, w, [](const MemoryPoint& p, const C& x) {
-                                      return uint64_t{x.store->allocations[p.allocation_index].device_id};
-                                    });
-                                  }));
-    v.push_back(nested_rows<R, C>("timeline_device_in_use_bytes", VT::kIntList, false,
-                                  "bytes in use on that device after it", [](const R& m, const C& c, ResultWriter& w) {
-                                    timeline(m, c, w,
-                                             [](const MemoryPoint& p, const C&) { return p.device_in_use_bytes; });
-                                  }));
-    v.push_back(nested_rows<R, C>("devices", VT::kObjectList, false, "one row per device (device_memory_row)",
-                                  [](const R& m, const C&, ResultWriter& w) {
-                                    write_rows(device_memory_row_fields(), m.devices, NoContext{}, w);
-                                  }));
-    v.push_back(nested_rows<R, C>(
-        "largest", VT::kObjectList, false, "the largest allocations (buffer_row), largest first",
-        [](const R& m, const C& c, ResultWriter& w) { write_rows(buffer_row_fields(), m.largest, c, w); }));
-    v.push_back(nested_rows<R, C>("regions", VT::kObjectList, false,
-                                  "per region record (region_memory_row) or per region path (region_path_memory_row)",
-                                  [](const R& m, const C& c, ResultWriter& w) {
-                                    w.begin_list();
-                                    for (const RegionMemory& r : m.regions)
-                                      write_row(region_memory_row_fields(), r, c, w);
-                                    for (const RegionPathMemory& p : m.region_paths)
-                                      write_row(region_path_memory_row_fields(), p, c, w);
-                                    w.end_list();
-                                  }));
-    return v;
-  }();
-  return t;
-}
-
 const ResultTable<DeviceMemory, NoContext>& device_memory_row_fields() {
   using R = DeviceMemory;
   using C = NoContext;
@@ -426,40 +340,6 @@ const ResultTable<LoadBalance, NoContext>& load_balance_fields() {
         }));
     v.push_back(member<&R::spread_ns, C>("spread_ns", "ns", "max - min busy"));
     v.push_back(member<&R::spread_fraction, C>("spread_fraction", "fraction", "spread / max busy"));
-    return v;
-  }();
-  return t;
-}
-
-const ResultTable<EnergyReport, TraceContext>& energy_fields() {
-  using R = EnergyReport;
-  using C = TraceContext;
-  static const ResultTable<R, C> t = [] {
-    ResultTable<R, C> v;
-    v.push_back(member<&R::measured, C>("measured", "", "the trace has power samples of at least one device"));
-    v.push_back(member<&R::sample_period_ns, C>("sample_period_ns", "ns", "power sampling period"));
-    v.push_back(member<&R::update_period_ns, C>("update_period_ns", "ns", "the driver's energy update period"));
-    v.push_back(member<&R::total_joules, C>("total_joules", "J", "sum over devices"));
-    v.push_back(member<&R::unattributed_joules, C>("unattributed_joules", "J", "kernels without an HLO op"));
-    v.push_back(member<&R::copies_joules, C>("copies_joules", "J", "copies and memsets"));
-    v.push_back(member<&R::idle_joules, C>("idle_joules", "J", "the not-busy part of each interval"));
-    v.push_back(nested_rows<R, C>("devices", VT::kObjectList, false,
-                                  "one row per device with samples (energy_device_row)",
-                                  [](const R& e, const C&, ResultWriter& w) {
-                                    write_rows(energy_device_row_fields(), e.devices, NoContext{}, w);
-                                  }));
-    v.push_back(nested_rows<R, C>(
-        "region_paths", VT::kObjectList, false,
-        "one row per (region path, device): energy_window, then energy_path_keys (path_index, region, instances)",
-        [](const R& e, const C& c, ResultWriter& w) { windows(e.region_paths, energy_path_keys_fields(), c, w); }));
-    v.push_back(nested_rows<R, C>(
-        "regions", VT::kObjectList, false,
-        "one row per (region record, device): energy_window, then energy_instance_keys (region_index, path_index, "
-        "region)",
-        [](const R& e, const C& c, ResultWriter& w) { windows(e.regions, energy_instance_keys_fields(), c, w); }));
-    v.push_back(nested_rows<R, C>(
-        "ops", VT::kObjectList, false, "ops with energy, most joules first (energy_op_row)",
-        [](const R& e, const C& c, ResultWriter& w) { write_rows(energy_op_row_fields(), e.ops, c, w); }));
     return v;
   }();
   return t;
@@ -826,71 +706,6 @@ const ResultTable<StringId, IndexContext>& roofline_kernel_keys_fields() {
   return t;
 }
 
-const ResultTable<RooflineReport, IndexContext>& roofline_fields() {
-  using R = RooflineReport;
-  using C = IndexContext;
-  static const ResultTable<R, C> t = [] {
-    ResultTable<R, C> v;
-    v.push_back(nested_rows<R, C>(
-        "trace", VT::kObject, false, "every kernel as one point (roofline_point)",
-        [](const R& r, const C&, ResultWriter& w) { write_row(roofline_point_fields(), r.trace, NoContext{}, w); }));
-    v.push_back(nested_rows<R, C>("ops", VT::kObjectList, false, "one per op: roofline_op_keys + roofline_point",
-                                  [](const R& r, const C& c, ResultWriter& w) {
-                                    w.begin_list();
-                                    for (uint32_t o = 0; o < r.ops.size(); ++o)
-                                      point(roofline_op_keys_fields(), o, r.ops[o], c, w);
-                                    w.end_list();
-                                  }));
-    v.push_back(
-        nested_rows<R, C>("regions", VT::kObjectList, false,
-                          "one per region record (region_instance_keys) or path (region_path_keys), + roofline_point",
-                          [](const R& r, const C& c, ResultWriter& w) {
-                            w.begin_list();
-                            for (uint32_t g = 0; g < r.regions.size(); ++g)
-                              point(region_instance_keys_fields(), g, r.regions[g], c, w);
-                            for (uint32_t p = 0; p < r.region_paths.size(); ++p)
-                              point(region_path_keys_fields(), p, r.region_paths[p], c, w);
-                            w.end_list();
-                          }));
-    v.push_back(nested_rows<R, C>(
-        "kernels", VT::kObjectList, false, "one per kernel name: roofline_kernel_keys + roofline_point",
-        [](const R& r, const C& c, ResultWriter& w) {
-          w.begin_list();
-          for (std::size_t k = 0; k < r.kernel_names.size(); ++k)
-            point(roofline_kernel_keys_fields(), r.kernel_names[k], r.by_kernel_name[k], c, w);
-          w.end_list();
-        }));
-    v.push_back(member<&R::unattributed_kernels, C>("unattributed_kernels", "", "kernels with no op (cost unknown)"));
-    v.push_back(member<&R::unattributed_ns, C>("unattributed_ns", "ns", "their time"));
-    return v;
-  }();
-  return t;
-}
-
-const ResultTable<TransferReport, IndexContext>& transfers_fields() {
-  using R = TransferReport;
-  using C = IndexContext;
-  static const ResultTable<R, C> t = [] {
-    ResultTable<R, C> v;
-    v.push_back(nested_rows<R, C>(
-        "groups", VT::kObjectList, false,
-        "the trace, then region paths (or records) with copies or syncs, then ops (transfer_group_row)",
-        [](const R& r, const C& c, ResultWriter& w) { write_rows(transfer_group_row_fields(), r.groups, c, w); }));
-    v.push_back(nested_rows<R, C>(
-        "flags", VT::kObjectList, false, "problems found, trace first (transfer_flag_row)",
-        [](const R& r, const C& c, ResultWriter& w) {
-          write_rows(transfer_flag_row_fields(), r.flags, TraceContext{c.store, c.paths, c.inputs}, w);
-        }));
-    v.push_back(member<&R::flags_left_out, C>("flags_left_out", "", "region flags beyond the kept number"));
-    v.push_back(
-        member<&R::link_bytes_per_s, C>("link_bytes_per_s", "bytes/s", "the link peak link_percent uses (0 unknown)"));
-    v.push_back(member<&R::link_source, C>("link_source", "", "table, measured, user or unknown"));
-    v.push_back(member<&R::link_description, C>("link_description", "", "the link, e.g. \"PCIe gen5 x16\""));
-    return v;
-  }();
-  return t;
-}
-
 const ResultTable<TransferGroup, IndexContext>& transfer_group_row_fields() {
   using R = TransferGroup;
   using C = IndexContext;
@@ -938,68 +753,6 @@ const ResultTable<TransferGroup, IndexContext>& transfer_group_row_fields() {
         [](const R& g, const C&, ResultWriter& w) { write_row(transfer_stats_fields(), g.all, NoContext{}, w); }));
     v.push_back(member<&R::host_wait_ns, C>("host_wait_ns", "ns", "union of the host's sync waits"));
     v.push_back(member<&R::sync_calls, C>("sync_calls", "", "sync calls counted in host_wait_ns"));
-    return v;
-  }();
-  return t;
-}
-
-const ResultTable<TraceAnalysis, AnalyzeContext>& trace_analysis_fields() {
-  using R = TraceAnalysis;
-  using C = AnalyzeContext;
-  static const ResultTable<R, C> t = [] {
-    ResultTable<R, C> v;
-    v.push_back(nested<R, C>("ceilings", VT::kObject, false, "the ceilings the roofline used (as table_ceilings)"));
-    v.push_back(nested<R, C>("warnings", VT::kObjectList, false,
-                             "what the analysis could not do: diagnostics records (code, severity, source, count, "
-                             "numbers, message)"));
-    v.push_back(
-        computed<R, C>("region_rows", VT::kString, false, "",
-                       "path (one row per region path) or instance (one per region record)", [](const R& a, const C&) {
-                         return FieldValue{std::string(a.region_rows == RegionRows::kPaths ? "path" : "instance")};
-                       }));
-    v.push_back(nested<R, C>("transfers", VT::kObject, false, "copies by group (transfers)"));
-    v.push_back(nested<R, C>("memory", VT::kObject, false, "device memory (memory)"));
-    v.push_back(nested<R, C>("devices", VT::kObject, false, "per-device rows and balance (devices)"));
-    v.push_back(nested<R, C>("roofline", VT::kObject, false, "roofline points (roofline)"));
-    v.push_back(nested<R, C>("fpga", VT::kObject, false,
-                             "the FPGA ranking (fpga_report, candidates: fpga_op_row, regions: fpga_region_row)"));
-    v.push_back(
-        nested<R, C>("fpga_other_targets", VT::kObjectList, false, "the same as fpga on each other card asked for"));
-    v.push_back(nested<R, C>("totals", VT::kObject, false, "busy-time unions and record counts (trace_totals)"));
-    v.push_back(nested<R, C>("region_paths", VT::kObjectList, false, "GPU time per region path (region_path_row)"));
-    v.push_back(nested<R, C>("region_path_of", VT::kIntList, false, "the region path of each region record"));
-    v.push_back(nested<R, C>("kernels_by_name", VT::kObjectList, false, "per distinct kernel name (kernel_name_row)"));
-    v.push_back(nested<R, C>("device_dram_bytes_per_s", VT::kFloatList, false,
-                             "DRAM peak per device of the trace, bytes/s (0 unknown)"));
-    v.push_back(nested<R, C>("module_memory", VT::kObjectList, false,
-                             "per HLO module with a buffer assignment (module_memory)"));
-    v.push_back(nested<R, C>("collectives", VT::kObject, false, "collective kernels (collectives)"));
-    v.push_back(nested<R, C>("energy", VT::kObject, false, "GPU energy from the power samples (energy)"));
-    v.push_back(only_when(
-        nested<R, C>("attribution", VT::kObject, false, "the AttributionResult the analysis computed"),
-        "with_attribution", +[](const R&, const C& c) { return c.with_attribution; }));
-    return v;
-  }();
-  return t;
-}
-
-const ResultTable<DeviceReport, DevicesContext>& devices_fields() {
-  using R = DeviceReport;
-  using C = DevicesContext;
-  static const ResultTable<R, C> t = [] {
-    ResultTable<R, C> v;
-    v.push_back(member<&R::wall_ns, C>("wall_ns", "ns", "the wall time the idle shares are taken of"));
-    v.push_back(nested_rows<R, C>("rows", VT::kObjectList, false, "one per device, by id (device_row)",
-                                  [](const R& r, const C& c, ResultWriter& w) {
-                                    w.begin_list();
-                                    for (std::size_t i = 0; i < r.devices.size(); ++i)
-                                      write_row(device_row_fields(), r.devices[i], DeviceRowContext{&(*c.ceilings)[i]},
-                                                w);
-                                    w.end_list();
-                                  }));
-    v.push_back(nested_rows<R, C>(
-        "balance", VT::kObject, false, "load balance over the devices (load_balance)",
-        [](const R& r, const C&, ResultWriter& w) { write_row(load_balance_fields(), r.balance, NoContext{}, w); }));
     return v;
   }();
   return t;

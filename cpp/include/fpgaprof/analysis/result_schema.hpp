@@ -448,7 +448,8 @@ const ResultTable<TransferGroup, IndexContext>& transfer_group_row_fields();
 
 // What analyze() was asked for beyond the analysis itself.
 struct AnalyzeContext {
-  bool with_attribution = false;  // the AttributionResult comes back too
+  bool with_attribution = false;      // the AttributionResult comes back too
+  const TraceStore* store = nullptr;  // the store analysed (names, allocations)
 };
 // analyze(): the whole result, each value one of the tables above (or a list of their rows).
 const ResultTable<TraceAnalysis, AnalyzeContext>& trace_analysis_fields();
