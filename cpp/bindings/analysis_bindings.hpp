@@ -14,7 +14,6 @@
 #include <string_view>
 
 #include "core_bindings.hpp"
-#include "energy_bindings.hpp"
 #include "fpgaprof/analysis/ceilings.hpp"
 #include "fpgaprof/analysis/device_analysis.hpp"
 #include "fpgaprof/analysis/fpga_model.hpp"
@@ -35,23 +34,8 @@
 
 namespace fpgaprof::bindings {
 
-// The card conversions, which live with the card bindings (bindings.cpp).
-using TargetDict = std::function<py::dict(const analysis::FpgaTarget&)>;
-using TargetFrom = std::function<analysis::FpgaTarget(const py::dict&)>;
-
-inline py::dict module_buffer_dict(const fpgaprof::analysis::ModuleBuffer& b) {
-  return fields_dict(analysis::module_buffer_fields(), b);
-}
-
-inline py::dict module_memory_dict(const fpgaprof::analysis::ModuleMemory& m) {
-  py::dict d = fields_dict(analysis::module_memory_fields(), m);
-  py::list live, all;
-  for (const auto& b : m.live_at_peak) live.append(module_buffer_dict(b));
-  for (const auto& b : m.buffers) all.append(module_buffer_dict(b));
-  d["live_at_peak"] = live;
-  d["buffers"] = all;
-  return d;
-}
+// A card from Python (a preset name or a dict), which lives with the card bindings (bindings.cpp).
+using TargetOf = std::function<analysis::FpgaTarget(const py::handle&)>;
 
 // A buffer-assignment or live-range dump that does not parse: fpgaprof.HloParseError with .line.
 [[noreturn]] inline void raise_buffer_parse_error(const fpgaprof::hlo::BufferAssignmentParseError& e) {
@@ -64,28 +48,11 @@ inline py::dict module_memory_dict(const fpgaprof::analysis::ModuleMemory& m) {
   throw py::error_already_set();
 }
 
-inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const TargetFrom& target_from) {
+inline void bind_analysis(py::module_& r, const TargetOf& target_of) {
   using namespace fpgaprof::analysis;
   bind_result_fields(r);
-  const auto ceilings_dict = [](const Ceilings& c) {
-    py::dict d, peaks, sources;
-    for (std::size_t i = 0; i < kPrecisionCount; ++i) {
-      peaks[precision_name(static_cast<Precision>(i))] = c.peak_flops_per_s[i];
-      sources[precision_name(static_cast<Precision>(i))] = ceiling_source_name(c.flops_source[i]);
-    }
-    d["device_name"] = c.device_name;
-    d["architecture"] = c.architecture;
-    d["architecture_exact"] = c.architecture_exact;
-    d["peak_flops_per_s"] = peaks;
-    d["flops_source"] = sources;
-    d["dram_bytes_per_s"] = c.dram_bytes_per_s;
-    d["dram_source"] = ceiling_source_name(c.dram_source);
-    d["link_bytes_per_s"] = c.link_bytes_per_s;
-    d["link_source"] = ceiling_source_name(c.link_source);
-    d["link_description"] = c.link_description;
-    return d;
-  };
-  // Ceilings from a dict as ceilings_dict writes it (sources given per value).
+  // Ceilings from a dict as table_ceilings writes it (the `ceilings` table; sources given per
+  // value, a value not given is the user's).
   const auto ceilings_from = [](const py::dict& d) {
     Ceilings c;
     const auto src = [](const std::string& s) {
@@ -110,7 +77,6 @@ inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const T
     if (d.contains("link_description")) c.link_description = d["link_description"].cast<std::string>();
     return c;
   };
-  const auto stats_dict = [](const TransferStats& s) { return fields_dict(transfer_stats_fields(), s); };
 
   // Hardware counters (cpp/src/cupti/counters.cpp); fpgaprof.trace(counters=True) drives it.
   py::class_<CounterSession>(r, "CounterSession")
@@ -141,16 +107,7 @@ inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const T
               py::gil_scoped_release nogil;
               m = c.stop_into(store);
             }
-            py::dict d;
-            d["matched"] = m.matched;
-            d["unmatched_ranges"] = m.unmatched_ranges;
-            d["dropped_ranges"] = m.dropped_ranges;
-            d["unprofiled_kernels"] = m.unprofiled_kernels;
-            d["ambiguous_windows"] = m.ambiguous_windows;
-            d["unpaired_kernels"] = m.unpaired_kernels;
-            d["matched_copies"] = m.matched_copies;
-            d["timed_from_counters"] = m.timed_from_counters;
-            return d;
+            return typed<"CounterMatch">(fields_dict(counter_match_fields(), m));
           },
           py::arg("store"))
       .def_property_readonly("metrics", &CounterSession::metrics)
@@ -163,25 +120,7 @@ inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const T
           py::gil_scoped_release nogil;
           p = plan_counters(chip, metrics, device);
         }
-        py::list ms;
-        for (const CounterMetricInfo& m : p.metrics) {
-          py::dict d;
-          d["role"] = m.role;
-          d["name"] = m.name;
-          d["description"] = m.description;
-          d["hw_unit"] = m.hw_unit;
-          d["unit"] = m.unit;
-          ms.append(d);
-        }
-        py::dict d;
-        d["chip"] = p.chip;
-        d["chip_from_device"] = p.chip_from_device;
-        d["cupti_path"] = p.cupti_path;
-        d["metrics"] = ms;
-        d["missing"] = p.missing;
-        d["passes"] = p.passes;
-        d["config_image_bytes"] = p.config_image_bytes;
-        return d;
+        return typed<"CounterPlan">(fields_dict(counter_plan_fields(), p));
       },
       py::arg("chip") = "", py::arg("metrics") = std::vector<std::string>{}, py::arg("device") = 0);
   r.def("counter_chips", [] { return counter_chips(); });
@@ -213,7 +152,7 @@ inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const T
         } catch (const hlo::BufferAssignmentParseError& e) {
           raise_buffer_parse_error(e);
         }
-        return module_memory_dict(mm);
+        return typed<"ModuleMemory">(fields_dict(module_memory_fields(), mm));
       },
       py::arg("buffer_assignment"), py::arg("live_ranges") = "", py::arg("hlo_text") = "", py::arg("name") = "");
   // What one instruction needs on chip (module_memory.hpp onchip_need): a dict of input_bytes,
@@ -229,8 +168,8 @@ inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const T
         } catch (const hlo::BufferAssignmentParseError& e) {
           raise_buffer_parse_error(e);
         }
-        if (!need.known) return py::object(py::none());
-        return py::object(fields_dict(onchip_need_fields(), need));
+        if (!need.known) return std::optional<TypedRow<"OnchipNeed">>();
+        return std::optional(typed<"OnchipNeed">(fields_dict(onchip_need_fields(), need)));
       },
       py::arg("hlo_text"), py::arg("buffer_assignment"), py::arg("instruction"));
   // The static what-if of a whole HLO module on a card (no trace): one row per op, the
@@ -238,8 +177,7 @@ inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const T
   r.def(
       "estimate_hlo",
       [=](std::string_view text, py::object target_obj) {  // the str's own UTF-8 buffer, not a copy
-        const FpgaTarget target = py::isinstance<py::str>(target_obj) ? fpga_preset(target_obj.cast<std::string>())
-                                                                      : target_from(target_obj.cast<py::dict>());
+        const FpgaTarget target = target_of(target_obj);
         ModuleEstimate est;
         {
           std::shared_ptr<hlo::Module> mod;
@@ -251,26 +189,27 @@ inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const T
             bindings::raise_hlo_parse_error(e);
           }
         }
+        // The ops are converted apart, from the last row to the first, each C++ row released once
+        // converted (the vector shrunk as it halves): the C++ rows and the Python rows are not
+        // all held at once. The table writes "ops" (empty here) at its place; the list replaces it.
+        std::vector<StaticOpEstimate> ops = std::move(est.ops);
+        est.ops = {};
         py::dict out = fields_dict(module_estimate_fields(), est);
-        out["target"] = target_dict(est.target);
-        // Converted from the last row to the first, each C++ row released once converted (the
-        // vector shrunk as it halves): the C++ rows and the Python rows are not all held at once.
-        const std::size_t n = est.ops.size();
+        const std::size_t n = ops.size();
         py::list rows(n);
         for (std::size_t k = n; k-- > 0;) {
-          rows[k] = fields_dict(module_estimate_op_fields(), est.ops.back());
-          est.ops.pop_back();
-          if (est.ops.size() < est.ops.capacity() / 2) est.ops.shrink_to_fit();
+          rows[k] = fields_dict(module_estimate_op_fields(), ops.back());
+          ops.pop_back();
+          if (ops.size() < ops.capacity() / 2) ops.shrink_to_fit();
         }
         out["ops"] = rows;
-        return out;
+        return typed<"ModuleEstimate">(out);
       },
       py::arg("hlo_text"), py::arg("target") = "alveo-u55c");
   r.def(
-      "table_ceilings",
-      [ceilings_dict](const TraceStore& store, std::size_t device) -> py::object {
-        if (device >= store.devices.size()) return py::none();
-        return ceilings_dict(table_ceilings(store.devices[device]));
+      "table_ceilings", [](const TraceStore& store, std::size_t device) -> std::optional<TypedRow<"Ceilings">> {
+        if (device >= store.devices.size()) return std::nullopt;
+        return typed<"Ceilings">(fields_dict(ceilings_fields(), table_ceilings(store.devices[device])));
       },
       py::arg("store"), py::arg("device") = 0);
 
@@ -294,11 +233,8 @@ inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const T
         AnalysisOptions o;
         o.region_rows = region_rows_name == "path" ? RegionRows::kPaths : RegionRows::kInstances;
         if (!ceilings_obj.is_none()) o.ceilings = ceilings_from(ceilings_obj.cast<py::dict>());
-        o.fpga_target = py::isinstance<py::str>(target_obj) ? fpga_preset(target_obj.cast<std::string>())
-                                                            : target_from(target_obj.cast<py::dict>());
-        for (const py::handle t : other_targets)
-          o.other_fpga_targets.push_back(py::isinstance<py::str>(t) ? fpga_preset(t.cast<std::string>())
-                                                                    : target_from(t.cast<py::dict>()));
+        o.fpga_target = target_of(target_obj);
+        for (const py::handle t : other_targets) o.other_fpga_targets.push_back(target_of(t));
         o.workload_ns = workload_ns;
         o.inputs_cross_link = inputs_cross_link;
         o.tiny_bytes = tiny_bytes;
@@ -311,122 +247,12 @@ inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const T
           py::gil_scoped_release nogil;
           a = analyze_trace(store, o);
         }
-        const Ceilings& c = a.ceilings;
-        const RegionPaths& paths = a.region_paths;
-        const TransferReport& tr = a.transfers;
-        const MemoryReport& mr = a.memory;
-        const DeviceReport& dvr = a.devices;
-        const RooflineReport& rr = a.roofline;
-        py::dict out = fields_dict(trace_analysis_fields(), a, AnalyzeContext{with_attribution});
-        out["ceilings"] = ceilings_dict(c);
-        out["warnings"] = diagnostics_list(a.warnings);
-        // Per-path rows: "region" is the path (as in the FPGA region candidates), "name" the
-        // innermost name. Per-instance rows keep "region" = the record's name and add its "path".
-        const TraceContext trace_ctx{&store, &paths, &a.op_inputs};
-        const IndexContext index_ctx{&store, &paths, &a.op_inputs, &rr};
-        // Transfers
-        py::list groups;
-        for (const TransferGroup& g : tr.groups) {
-          py::dict d = fields_dict(transfer_group_row_fields(), g, index_ctx), dirs;
-          for (std::size_t k = 0; k < kDirectionCount; ++k) {
-            if (g.by_direction[k].count == 0) continue;
-            py::dict sd = stats_dict(g.by_direction[k]);
-            const auto dir = static_cast<Direction>(k);
-            // None when no copy's link peak is known (0 would read as an idle link); per device
-            // link, TransferReport::link_percent.
-            if (dir == Direction::kHtoD || dir == Direction::kDtoH)
-              sd["link_percent"] = g.by_direction[k].link_capacity_bytes > 0
-                                       ? py::object(py::float_(tr.link_percent(g, dir)))
-                                       : py::object(py::none());
-            dirs[direction_name(dir)] = sd;
-          }
-          d["directions"] = dirs;
-          d["all"] = stats_dict(g.all);
-          groups.append(d);
-        }
-        py::list flags;
-        for (const TransferFlag& f : tr.flags) flags.append(fields_dict(transfer_flag_row_fields(), f, trace_ctx));
-        py::dict td = fields_dict(transfers_fields(), tr);
-        td["groups"] = groups;
-        td["flags"] = flags;
-        out["transfers"] = td;
-        // Memory
-        py::dict md = fields_dict(memory_fields(), mr);
-        py::list ts, tb, tdev, tdb;
-        for (const MemoryPoint& p : mr.timeline) {
-          ts.append(p.timestamp_ns);
-          tb.append(p.in_use_bytes);
-          tdev.append(store.allocations[p.allocation_index].device_id);
-          tdb.append(p.device_in_use_bytes);
-        }
-        md["timeline_ns"] = ts;
-        md["timeline_in_use_bytes"] = tb;
-        md["timeline_device_id"] = tdev;
-        md["timeline_device_in_use_bytes"] = tdb;
-        py::list devs;
-        for (const DeviceMemory& dm : mr.devices) devs.append(fields_dict(device_memory_row_fields(), dm));
-        md["devices"] = devs;
-        py::list largest;
-        for (const BufferInfo& b : mr.largest) largest.append(fields_dict(buffer_row_fields(), b, trace_ctx));
-        md["largest"] = largest;
-        py::list regs;
-        for (const RegionMemory& rm : mr.regions) regs.append(fields_dict(region_memory_row_fields(), rm, trace_ctx));
-        for (const RegionPathMemory& pm : mr.region_paths)
-          regs.append(fields_dict(region_path_memory_row_fields(), pm, trace_ctx));
-        md["regions"] = regs;
-        out["memory"] = md;
-        // Devices: one row per device and the load balance (docs/roofline.md, "Several GPUs").
-        // Each row's ceilings are its device's table ceilings; a measured or user link peak
-        // replaces every device's (as for the transfers), and the first device also takes every
-        // value the roofline's ceilings `c` give (measured where calibrated, or the user's).
-        {
-          py::list drows;
-          for (std::size_t i = 0; i < dvr.devices.size(); ++i) {
-            const DeviceRow& r = dvr.devices[i];
-            py::dict d = fields_dict(device_row_fields(), r), dirs;
-            d["ceilings"] = ceilings_dict(a.device_ceilings[i]);
-            for (std::size_t k = 0; k < kDirectionCount; ++k) {
-              if (r.by_direction[k].count == 0) continue;
-              const auto dir = static_cast<Direction>(k);
-              const LinkDirectionContext link{dir == Direction::kHtoD || dir == Direction::kDtoH};
-              dirs[direction_name(dir)] = fields_dict(device_copy_stats_fields(), r.by_direction[k], link);
-            }
-            d["directions"] = dirs;
-            if (r.has_memory) d["memory"] = fields_dict(device_row_memory_fields(), r);
-            py::list threads;
-            for (const DeviceThread& t : r.threads) threads.append(fields_dict(device_thread_row_fields(), t));
-            d["threads"] = threads;
-            drows.append(d);
-          }
-          py::dict dd = fields_dict(devices_fields(), dvr);
-          dd["rows"] = drows;
-          dd["balance"] = fields_dict(load_balance_fields(), dvr.balance);
-          out["devices"] = dd;
-        }
-        // Roofline
-        py::dict rd = fields_dict(roofline_fields(), rr);
-        rd["trace"] = fields_dict(roofline_point_fields(), rr.trace);
-        const auto row = [&](const auto& keys, const auto& key, const RooflinePoint& p) {
-          py::dict d = fields_dict(keys, key, index_ctx);
-          put_fields(d, roofline_point_fields(), p);
-          return d;
-        };
-        py::list ops, regions, names;
-        for (uint32_t o = 0; o < rr.ops.size(); ++o) ops.append(row(roofline_op_keys_fields(), o, rr.ops[o]));
-        for (uint32_t g = 0; g < rr.regions.size(); ++g)
-          regions.append(row(region_instance_keys_fields(), g, rr.regions[g]));
-        for (uint32_t p = 0; p < rr.region_paths.size(); ++p)
-          regions.append(row(region_path_keys_fields(), p, rr.region_paths[p]));
-        for (std::size_t k = 0; k < rr.kernel_names.size(); ++k)
-          names.append(row(roofline_kernel_keys_fields(), rr.kernel_names[k], rr.by_kernel_name[k]));
-        rd["ops"] = ops;
-        rd["regions"] = regions;
-        rd["kernels"] = names;
-        out["roofline"] = rd;
+        // The result from its table (analysis/result_schema.hpp), every nested value but the
+        // FPGA rankings and the attribution written by the tables themselves.
+        auto out = fields_dict(trace_analysis_fields(), a, AnalyzeContext{with_attribution, &store});
         // FPGA: the chosen card's rankings, and the same on each other card asked for
         const auto fpga_dict = [&](const FpgaReport& fr, const std::vector<FpgaRegionCandidate>& fregions) {
-          py::dict fd = fields_dict(fpga_report_fields(), fr);
-          fd["target"] = target_dict(fr.target);
+          auto fd = fields_dict(fpga_report_fields(), fr);
           py::list cands;
           FpgaOpRowContext op_ctx{&a.op_inputs, 0};
           for (const FpgaCandidate& cd : fr.candidates) {
@@ -447,34 +273,8 @@ inline void bind_analysis(py::module_& r, const TargetDict& target_dict, const T
         py::list other_fpga;
         for (const TraceAnalysis::OtherFpgaTarget& t : a.other_fpga) other_fpga.append(fpga_dict(t.ops, t.regions));
         out["fpga_other_targets"] = other_fpga;
-        // Trace totals the reports show (docs/architecture.md, "The analysis result"): busy-time
-        // unions, per region path GPU time, kernels by name, per-device DRAM peaks.
-        const GpuBusyTime& b = a.busy;
-        out["totals"] = fields_dict(trace_totals_fields(), b);
-        py::list prows;
-        const RegionPathGpuContext path_ctx{&paths, &a.region_path_gpu};
-        for (uint32_t p = 0; p < paths.size(); ++p) prows.append(fields_dict(region_path_row_fields(), p, path_ctx));
-        out["region_paths"] = prows;
-        py::list path_of;
-        for (uint32_t i = 0; i < paths.region_count(); ++i) path_of.append(paths.path_of(i));
-        out["region_path_of"] = path_of;
-        py::list knames;
-        for (const KernelNameStats& k : a.kernels_by_name)
-          knames.append(fields_dict(kernel_name_row_fields(), k, trace_ctx));
-        out["kernels_by_name"] = knames;
-        out["device_dram_bytes_per_s"] = a.device_dram_bytes_per_s;
-        py::list mems;
-        for (const ModuleMemory& mm : a.module_memory) mems.append(module_memory_dict(mm));
-        out["module_memory"] = mems;
-        py::dict coll = fields_dict(collectives_fields(), a.collectives);
-        py::list kinds;
-        for (const CollectiveKindStats& k : a.collectives.by_kind)
-          kinds.append(fields_dict(collective_kind_row_fields(), k));
-        coll["by_kind"] = kinds;
-        out["collectives"] = coll;
-        out["energy"] = energy_dict(a.energy, paths, trace_ctx);
         if (with_attribution) out["attribution"] = std::make_shared<AttributionResult>(std::move(a.attribution));
-        return out;
+        return typed<"TraceAnalysis">(std::move(out));
       },
       py::arg("store"), py::arg("ceilings") = py::none(), py::arg("target") = "alveo-u55c",
       py::arg("workload_ns") = 0.0, py::arg("inputs_cross_link") = true, py::arg("tiny_bytes") = 64 * 1024,

@@ -7,9 +7,12 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "core_bindings.hpp"
 #include "fpgaprof/analysis/attribution.hpp"
+#include "fpgaprof/analysis/result_schema.hpp"
+#include "result_convert.hpp"
 
 namespace fpgaprof::bindings {
 
@@ -100,13 +103,11 @@ inline void bind_attribution(py::module_& m) {
       .def_readonly("unattributed_ns", &AttributionResult::unattributed_ns)
       .def_readonly("attributed_count", &AttributionResult::attributed_count)
       .def_readonly("attributed_ns", &AttributionResult::attributed_ns)
-      .def_property_readonly("count_by_method",
-                             [](const AttributionResult& r) {
-                               py::dict d;
-                               for (int i = 0; i < 4; ++i)
-                                 d[match_method_name(static_cast<MatchMethod>(i))] = r.count_by_method[i];
-                               return d;
-                             })
+      .def_property_readonly(
+          "count_by_method",
+          [](const AttributionResult& r) {
+            return typed<"AttributionMethodCounts">(fields_dict(attribution_method_counts_fields(), r));
+          })
       .def_property_readonly("warnings", [](const AttributionResult& r) { return r.warnings.messages(); });
   a.def(
       "attribute",
@@ -116,19 +117,10 @@ inline void bind_attribution(py::module_& m) {
       },
       py::arg("store"), "Attributes every kernel/copy of a correlated store (parses store.hlo_modules).");
   a.def(
-      "parse_xla_range_name",
-      [](const std::string& text) -> py::object {
+      "parse_xla_range_name", [](const std::string& text) -> std::optional<TypedRow<"XlaRangeName">> {
         const XlaRangeName r = parse_xla_range_name(text);
-        if (r.kind == XlaRangeName::Kind::kNone) return py::none();
-        py::dict d;
-        d["kind"] = r.kind == XlaRangeName::Kind::kModule ? "module" : "thunk";
-        d["hlo_module"] = r.hlo_module;
-        d["program_id"] = r.program_id;
-        d["prefix"] = r.prefix;
-        d["hlo_op"] = r.hlo_op;
-        d["name"] = r.name;
-        d["unique_hlo_op_id"] = r.unique_hlo_op_id;
-        return d;
+        if (r.kind == XlaRangeName::Kind::kNone) return std::nullopt;
+        return typed<"XlaRangeName">(fields_dict(xla_range_name_fields(), r));
       },
       py::arg("text"));
   a.def(

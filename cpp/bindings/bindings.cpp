@@ -1,8 +1,8 @@
 // fpgaprof._core: the pybind11 module. Thin: it converts types and errors and releases the GIL
 // around long work. Each section is owned by its layer and bound from its own file:
 // core_bindings.hpp (errors, store, capture), hlo_bindings.hpp, attribution_bindings.hpp,
-// analysis_bindings.hpp (results, through result_convert.hpp's field tables); the cards
-// (FPGA targets to and from dicts) are bound here.
+// analysis_bindings.hpp (results, through result_convert.hpp's field tables); the cards (a
+// card from a preset name or a dict, the card field table) are bound here.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -63,26 +63,12 @@ PYBIND11_MODULE(_core, m) {
     using namespace fpgaprof::analysis;
     auto r = m.def_submodule("analysis", "transfers, device memory, ceilings, roofline, FPGA model");
     bindings::bind_kernels_by_name(r);
-    // A card as a dict: card_to_fields, the FPGA model's table of the card (every field, a
-    // calibrated one with its ends, the derived rates), key by key.
-    const auto target_dict = [](const FpgaTarget& t) {
-      py::dict d;
-      for (const CardOutput& f : card_to_fields(t)) {
-        if (f.kind == CardFieldKind::kText)
-          d[f.name.c_str()] = f.text;
-        else if (f.kind == CardFieldKind::kWhole)
-          d[f.name.c_str()] = f.whole;
-        else
-          d[f.name.c_str()] = f.number;
-      }
-      return d;
-    };
     // A user card from a dict: its items converted to CardFields (text, a number, a number beyond
     // a double, or another type by name) for card_from_fields, which checks, completes and
     // validates the card (InvalidArgumentError naming the field).
-    const auto target_from = [](const py::dict& d) {
+    const auto target_from = [](const py::handle& d) {
       CardFields fields;
-      for (const auto& item : d) {
+      for (const auto& item : py::reinterpret_borrow<py::dict>(d)) {
         const std::string k = utf8_text(py::str(item.first), "an FPGA target field name");
         const py::handle v = item.second;
         CardValue cv;
@@ -107,9 +93,24 @@ PYBIND11_MODULE(_core, m) {
       }
       return card_from_fields(fields);
     };
-    r.def("fpga_presets", [target_dict]() {
+    // A card from Python: a preset name, else a dict (anything else: InvalidArgumentError).
+    const bindings::TargetOf target_of = [target_from](const py::handle& obj) {
+      if (py::isinstance<py::str>(obj)) return fpga_preset(obj.cast<std::string>());
+      if (!py::isinstance<py::dict>(obj))
+        throw Error(ErrorKind::kInvalidArgument, "an FPGA target is a preset name or a dict of card fields, not " +
+                                                     std::string(py::str(py::type::of(obj).attr("__name__"))));
+      return target_from(obj);
+    };
+    r.def(
+        "card_fields",
+        [] { return bindings::typed_list<"CardField">(bindings::rows_list(card_field_fields(), card_fields())); },
+        "The card field table: every field a card has (the card_field table).");
+    r.def("card_input_names", &card_input_names,
+          "The names a card takes (FpgaTarget's fields): base, the fields that are not derived (a "
+          "calibrated one with _low and _high), memory_bytes_per_s, the earlier names.");
+    r.def("fpga_presets", [] {
       py::list out;
-      for (const FpgaTarget& t : fpga_presets()) out.append(target_dict(t));
+      for (const FpgaTarget& t : fpga_presets()) out.append(bindings::card_object(t));
       return out;
     });
     // A card as the FPGA model sees it: a preset name or a user dict, validated
@@ -117,12 +118,11 @@ PYBIND11_MODULE(_core, m) {
     r.def(
         "fpga_target",
         [=](py::object target_obj) {
-          const FpgaTarget t = py::isinstance<py::str>(target_obj) ? fpga_preset(target_obj.cast<std::string>())
-                                                                   : target_from(target_obj.cast<py::dict>());
+          const FpgaTarget t = target_of(target_obj);
           validate_fpga_target(t);
-          return target_dict(t);
+          return bindings::card_object(t);
         },
         py::arg("target"));
-    bindings::bind_analysis(r, target_dict, target_from);
+    bindings::bind_analysis(r, target_of);
   }
 }

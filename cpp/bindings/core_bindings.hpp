@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "capture_tables.hpp"
 #include "fpgaprof/correlate.hpp"
 #include "fpgaprof/cupti/capture.hpp"
 #include "fpgaprof/error.hpp"
@@ -27,6 +28,7 @@
 #include "fpgaprof/record_schema.hpp"
 #include "fpgaprof/trace_file.hpp"
 #include "fpgaprof/trace_store.hpp"
+#include "result_convert.hpp"
 
 namespace fpgaprof::bindings {
 
@@ -432,24 +434,9 @@ void bind_table(py::module_& m, py::class_<TraceStore, StorePtr>& store_cls, con
   store_cls.def_property_readonly(spec.name, [spec](const StorePtr& s) { return TableT{s, spec}; });
 }
 
-// A diagnostic as Python sees it (docs/reports.md, "Warnings"): a dict of code, severity, source,
-// count, numbers and message, as summary.json writes it.
-inline py::dict diagnostic_dict(const Diagnostic& x) {
-  py::dict d;
-  d["code"] = std::string(x.code());
-  d["severity"] = std::string(severity_name(x.severity()));
-  d["source"] = std::string(x.source());
-  d["count"] = x.count;
-  d["numbers"] = x.numbers;
-  d["message"] = x.message;
-  return d;
-}
-
-inline py::list diagnostics_list(const Diagnostics& ds) {
-  py::list out;
-  for (const Diagnostic& x : ds) out.append(diagnostic_dict(x));
-  return out;
-}
+// Diagnostics as Python sees them (docs/reports.md, "Warnings"): the diagnostic table's rows
+// (code, severity, source, count, numbers, message), as summary.json writes them.
+inline py::list diagnostics_list(const Diagnostics& ds) { return rows_list(analysis::diagnostic_fields(), ds.items()); }
 
 // A diagnostic from Python: a dict with code and message (count, numbers optional), or a plain
 // string (a warning without a code: kOlderTraceCode).
@@ -462,44 +449,7 @@ inline Diagnostic diagnostic_from(const py::handle& h) {
   return x;
 }
 
-inline py::list diagnostic_codes_list() {
-  py::list out;
-  for (const DiagnosticCode& c : diagnostic_codes()) {
-    py::dict d;
-    d["code"] = std::string(c.code);
-    d["severity"] = std::string(severity_name(c.severity));
-    d["source"] = std::string(c.source);
-    d["description"] = std::string(c.description);
-    out.append(d);
-  }
-  return out;
-}
-
-inline py::dict meta_dict(const TraceMeta& m) {
-  py::dict d;
-  d["start_ns"] = m.start_ns;
-  d["end_ns"] = m.end_ns;
-  d["dropped_records"] = m.dropped_records;
-  d["incomplete_records"] = m.incomplete_records;
-  d["driver_version"] = m.driver_version;
-  d["cupti_version"] = m.cupti_version;
-  d["cupti_path"] = m.cupti_path;
-  d["clock"] = m.clock;
-  d["gpu_available"] = m.gpu_available;
-  d["unavailable_reason"] = m.unavailable_reason;
-  d["command_buffers_disabled"] = m.command_buffers_disabled;
-  d["fpgaprof_version"] = m.fpgaprof_version;
-  d["warnings"] = m.warnings.messages();  // the records: TraceStore.diagnostics
-  d["process_index"] = m.process_index;
-  d["process_count"] = m.process_count;
-  d["process_source"] = m.process_source;
-  d["host_name"] = m.host_name;
-  d["global_device_ids"] = m.global_device_ids;
-  d["power_sample_period_ns"] = m.power_sample_period_ns;
-  d["energy_update_period_ns"] = m.energy_update_period_ns;
-  d["environment"] = m.environment;
-  return d;
-}
+inline py::list diagnostic_codes_list() { return rows_list(analysis::diagnostic_code_fields(), diagnostic_codes()); }
 
 inline void set_meta(TraceMeta& m, const py::kwargs& kw) {
   for (const auto& [key, value] : kw) {
@@ -552,18 +502,6 @@ inline void set_meta(TraceMeta& m, const py::kwargs& kw) {
   }
 }
 
-inline py::dict stats_dict(const CorrelationStats& st) {
-  py::dict d;
-  d["unmatched_kernels"] = st.unmatched_kernels;
-  d["unmatched_memcpys"] = st.unmatched_memcpys;
-  d["unmatched_memsets"] = st.unmatched_memsets;
-  d["unmatched_allocations"] = st.unmatched_allocations;
-  d["unmatched_syncs"] = st.unmatched_syncs;
-  d["unattributed_to_region"] = st.unattributed_to_region;
-  d["regions_by_time"] = st.regions_by_time;
-  return d;
-}
-
 inline void bind_device(py::module_& m) {
   py::class_<DeviceInfo> d(m, "DeviceInfo");
   d.def(py::init<>())
@@ -585,28 +523,10 @@ inline void bind_device(py::module_& m) {
       .def_readwrite("pcie_link_width", &DeviceInfo::pcie_link_width)
       .def("peak_dram_bandwidth_bytes_per_s", &DeviceInfo::peak_dram_bandwidth_bytes_per_s,
            "2 x memory clock x bus width / 8, bytes/s (0 when unknown)")
-      .def("to_dict",
-           [](const DeviceInfo& x) {
-             py::dict o;
-             o["id"] = x.id;
-             o["name"] = x.name;
-             o["uuid"] = x.uuid;
-             o["compute_capability_major"] = x.compute_capability_major;
-             o["compute_capability_minor"] = x.compute_capability_minor;
-             o["sm_count"] = x.sm_count;
-             o["core_clock_khz"] = x.core_clock_khz;
-             o["memory_clock_khz"] = x.memory_clock_khz;
-             o["memory_bus_width_bits"] = x.memory_bus_width_bits;
-             o["global_memory_bytes"] = x.global_memory_bytes;
-             o["l2_cache_bytes"] = x.l2_cache_bytes;
-             o["shared_memory_per_sm_bytes"] = x.shared_memory_per_sm_bytes;
-             o["max_threads_per_sm"] = x.max_threads_per_sm;
-             o["max_registers_per_sm"] = x.max_registers_per_sm;
-             o["pcie_generation"] = x.pcie_generation;
-             o["pcie_link_width"] = x.pcie_link_width;
-             o["peak_dram_bandwidth_bytes_per_s"] = x.peak_dram_bandwidth_bytes_per_s();
-             return o;
-           })
+      .def(
+          "to_dict",
+          [](const DeviceInfo& x) { return typed<"DeviceInfo">(fields_dict(analysis::device_info_fields(), x)); },
+          "Every field and peak_dram_bandwidth_bytes_per_s (the device_info table)")
       .def("__repr__", [](const DeviceInfo& x) {
         return "DeviceInfo(id=" + std::to_string(x.id) + ", name='" + x.name +
                "', cc=" + std::to_string(x.compute_capability_major) + "." +
@@ -616,8 +536,9 @@ inline void bind_device(py::module_& m) {
 
 inline void bind_store(py::module_& m) {
   bind_device(m);
-  m.def("diagnostic_codes", &diagnostic_codes_list,
-        "Every diagnostic code (code, severity, source, description): the one table, diagnostics.hpp.");
+  m.def(
+      "diagnostic_codes", [] { return typed_list<"DiagnosticCode">(diagnostic_codes_list()); },
+      "Every diagnostic code (code, severity, source, description): the one table, diagnostics.hpp.");
   // The names of the record enums, indexed by value (record_schema.hpp; the trace file keeps the
   // values): COPY_KIND_NAMES[1] == "HtoD".
   const auto names = [](std::span<const char* const> v) {
@@ -664,9 +585,11 @@ inline void bind_store(py::module_& m) {
                                return names;
                              })
       .def_property_readonly(
-          "meta", [](const StorePtr& s) { return meta_dict(s->meta); }, "TraceMeta as a dict (a copy)")
+          "meta",
+          [](const StorePtr& s) { return typed<"TraceMeta">(fields_dict(analysis::trace_meta_fields(), s->meta)); },
+          "TraceMeta as a dict (a copy; the trace_meta table)")
       .def_property_readonly(
-          "diagnostics", [](const StorePtr& s) { return diagnostics_list(s->meta.warnings); },
+          "diagnostics", [](const StorePtr& s) { return typed_list<"Diagnostic">(diagnostics_list(s->meta.warnings)); },
           "TraceMeta::warnings as records (dicts of code, severity, source, count, numbers, message; copies)")
       .def(
           "set_meta", [](const StorePtr& s, const py::kwargs& kw) { set_meta(s->meta, kw); },
@@ -748,7 +671,7 @@ inline void bind_store(py::module_& m) {
               py::gil_scoped_release nogil;
               st = correlate(*s);
             }
-            return stats_dict(st);
+            return typed<"CorrelationStats">(fields_dict(analysis::correlation_stats_fields(), st));
           },
           "Joins records (fpgaprof/correlate.hpp); returns the unmatched counts.")
       .def(
@@ -852,15 +775,7 @@ inline void bind_capture(py::module_& m) {
   m.def("library_path", &library_path, "Absolute path of libfpgaprof.so.");
   m.def(
       "nvtx_injection_status",
-      [] {
-        const NvtxInjectionStatus st = nvtx_injection_status();
-        py::dict d;
-        d["calls"] = st.calls;
-        d["last_result"] = st.last_result;
-        d["succeeded"] = st.succeeded;
-        d["detail"] = st.detail;
-        return d;
-      },
+      [] { return typed<"NvtxInjection">(fields_dict(nvtx_injection_fields(), nvtx_injection_status())); },
       "What NVTX's injection hook (libfpgaprof.so's InitializeInjectionNvtx2) did in this process: "
       "calls, last_result (-1 never called), succeeded, detail.");
 }

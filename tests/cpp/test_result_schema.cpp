@@ -79,3 +79,103 @@ TEST_CASE("the FPGA op row's getters read the candidate and its op") {
   CHECK(r.nominal == 2e-3);
   CHECK(r.high == 5e-3);
 }
+
+namespace {
+
+// Writes what a converter receives as compact text: {key:value,...}, [..., ...], null, numbers
+// as written by std::to_string, strings quoted.
+class TextWriter final : public ResultWriter {
+ public:
+  std::string out;
+  void key(const std::string& name) override {
+    comma();
+    out += name + ":";
+    fresh_ = true;
+  }
+  void value(const FieldValue& v) override {
+    comma();
+    if (std::holds_alternative<std::monostate>(v))
+      out += "null";
+    else if (const auto* u = std::get_if<uint64_t>(&v))
+      out += std::to_string(*u);
+    else if (const auto* i = std::get_if<int64_t>(&v))
+      out += std::to_string(*i);
+    else if (const auto* s = std::get_if<std::string>(&v))
+      out += "\"" + *s + "\"";
+    else if (const auto* b = std::get_if<bool>(&v))
+      out += *b ? "true" : "false";
+    else if (const auto* d = std::get_if<double>(&v))
+      out += std::to_string(*d);
+    else
+      out += "<list>";
+    fresh_ = false;
+  }
+  void begin_object() override { open('{'); }
+  void end_object() override { close('}'); }
+  void begin_list() override { open('['); }
+  void end_list() override { close(']'); }
+
+ private:
+  void comma() {
+    if (!fresh_ && !out.empty() && out.back() != '{' && out.back() != '[') out += ",";
+    fresh_ = false;
+  }
+  void open(char c) {
+    comma();
+    out += c;
+    fresh_ = true;
+  }
+  void close(char c) {
+    out += c;
+    fresh_ = false;
+  }
+  bool fresh_ = true;
+};
+
+}  // namespace
+
+TEST_CASE("a nested entry writes its object in place: only the copy directions a device has") {
+  DeviceCopyStats htod;
+  htod.count = 2;
+  htod.bytes = 8;
+  htod.busy_ns = 4;
+  DeviceCopyStats dtod;
+  dtod.count = 1;
+  dtod.bytes = 3;
+  dtod.busy_ns = 1;
+  DeviceRow r;
+  r.by_direction[static_cast<std::size_t>(Direction::kHtoD)] = htod;
+  r.by_direction[static_cast<std::size_t>(Direction::kDtoD)] = dtod;
+  TextWriter w;
+  write_row(device_directions_fields(), r, NoContext{}, w);
+  // HtoD crosses the host link (its link fields null: no peak known), DtoD does not; the
+  // directions without copies are absent. 8 bytes in 4 ns = 2e9 bytes/s, 3 in 1 ns = 3e9.
+  CHECK(w.out ==
+        "{HtoD:{count:2,bytes:8,busy_ns:4,achieved_bytes_per_s:2000000000.000000,link_bytes:0,"
+        "link_bytes_per_s:null,link_percent:null},"
+        "DtoD:{count:1,bytes:3,busy_ns:1,achieved_bytes_per_s:3000000000.000000,link_bytes:0,"
+        "link_bytes_per_s:null,link_percent:null}}");
+}
+
+TEST_CASE("a keyed object and a list are written as the table's nested writers give them") {
+  fpgaprof::TraceMeta m;
+  m.environment = {{"jax_version", "0.10.1"}, {"backend", "gpu"}};
+  TextWriter w;
+  const auto& t = trace_meta_fields();
+  w.begin_object();
+  for (const auto& f : t) {
+    if (f.info.name != "environment" && f.info.name != "warnings") continue;
+    w.key(f.info.name);
+    REQUIRE(f.write != nullptr);
+    f.write(m, NoContext{}, w);
+  }
+  w.end_object();
+  // std::map order: backend before jax_version
+  CHECK(w.out == "{warnings:[],environment:{backend:\"gpu\",jax_version:\"0.10.1\"}}");
+
+  Ceilings c;
+  c.peak_flops_per_s[static_cast<std::size_t>(Precision::kFp64)] = 5.0;
+  TextWriter p;
+  write_row(ceiling_peak_fields(), c, NoContext{}, p);
+  CHECK(p.out.rfind("{fp64:5.000000,fp64_tensor:0.000000,", 0) == 0);
+}

@@ -122,3 +122,19 @@ def test_the_module_estimate_carries_its_tables_fields():
         assert list(row) == names("module_estimate_op")
     # a range as three numbers, the nominal between its ends
     assert est["total_low_s"] <= est["total_s"] <= est["total_high_s"]
+
+
+def test_the_row_types_are_the_tables_and_the_stubs_name_them():
+    import re
+
+    from fpgaprof.base import result_rows
+
+    # one TypedDict per table, its keys the table's output names in order
+    assert list(result_rows.FpgaOpRow.__annotations__) == names("fpga_op_row")
+    assert list(result_rows.TraceMeta.__annotations__) == names("trace_meta")
+    assert len(result_rows.__all__) == len(core.analysis.result_tables())
+    # the stubs give the bindings these types (analyze() -> TraceAnalysis, ...), none other
+    stubs = "".join(p.read_text() for p in (ROOT / "python" / "fpgaprof" / "_core").glob("*.pyi"))
+    named = set(re.findall(r"fpgaprof\.base\.result_rows\.(\w+)", stubs))
+    assert {"TraceAnalysis", "TraceMeta", "Diagnostic", "CardField", "CounterPlan"} <= named
+    assert named <= set(result_rows.__all__)

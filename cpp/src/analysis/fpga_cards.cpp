@@ -378,6 +378,33 @@ const std::vector<CardField>& card_fields() {
   return fields;
 }
 
+std::vector<std::string> card_input_names() {
+  std::vector<std::string> out{"base"};
+  for (const CardField& f : card_fields()) {
+    if (f.kind == CardFieldKind::kDerived) continue;
+    out.emplace_back(f.name);
+    if (f.kind == CardFieldKind::kCalibrated) {
+      out.push_back(std::string(f.name) + "_low");
+      out.push_back(std::string(f.name) + "_high");
+    }
+    if (f.whole == &FpgaTarget::memory_channels) out.emplace_back("memory_bytes_per_s");
+  }
+  out.emplace_back("hbm_bytes_per_s");  // memory_bytes_per_s's earlier name
+  out.emplace_back("hbm_efficiency");   // stream_efficiency's earlier name
+  return out;
+}
+
+const char* card_field_kind_name(CardFieldKind k) {
+  switch (k) {
+    case CardFieldKind::kText: return "text";
+    case CardFieldKind::kWhole: return "whole";
+    case CardFieldKind::kNumber: return "number";
+    case CardFieldKind::kCalibrated: return "calibrated";
+    case CardFieldKind::kDerived: return "derived";
+  }
+  return "?";
+}
+
 namespace {
 
 std::vector<const CardField*> ordered_by(int CardField::*order) {

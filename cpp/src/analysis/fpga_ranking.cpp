@@ -1,5 +1,6 @@
-// The ranking of ops as offload candidates (rank_fpga_candidates), and what the op and region
-// rankings share: the verdict, the ranking key, the score's factors (fpga_rank_common.hpp).
+// The ranking of ops as offload candidates (rank_fpga_candidates: op_row, card_work, what_if,
+// settle, combine), and what the op and region rankings share: the verdict, the ranking key,
+// the score's factors (fpga_rank_common.hpp).
 #include "fpgaprof/analysis/fpga_model.hpp"
 
 #include <algorithm>
@@ -223,227 +224,226 @@ std::string no_gpu_time_note(uint64_t kernels) {
 
 using namespace fpga_detail;  // NOLINT(google-build-using-namespace): this file defines them
 
-FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineReport& roofline,
-                                const FpgaTarget& target, const FpgaOptions& options,
-                                const std::vector<double>& host_bytes_per_op) {
-  require_same_ops(ops, roofline);
-  if (!host_bytes_per_op.empty() && host_bytes_per_op.size() != ops.size())
-    throw Error(ErrorKind::kInvalidArgument, "host_bytes_per_op needs one entry per op (or none)");
-  validate_fpga_target(target);
-  FpgaReport report;
-  report.target = target;
-  report.gpu_kernel_ns = static_cast<double>(roofline.trace.time_ns);
-  report.workload_ns = options.workload_ns > 0 ? options.workload_ns : report.gpu_kernel_ns;
-  const double total_s = report.workload_ns * 1e-9;
+namespace {
 
-  for (uint32_t o = 0; o < ops.size(); ++o) {
-    const OpCost& op = ops[o];
-    const RooflinePoint& rp = roofline.ops[o];
-    if (rp.kernel_count == 0) continue;
-    FpgaCandidate c;
-    c.op_index = o;
-    c.name = op.name;
-    c.module = op.module;
-    c.pattern = op.pattern;
-    c.precision = op.precision;
-    c.executions = rp.executions;
-    c.kernel_count = rp.kernel_count;
-    c.gpu_time_ns = static_cast<double>(rp.time_ns);
-    c.time_share = report.gpu_kernel_ns > 0 ? c.gpu_time_ns / report.gpu_kernel_ns : 0.0;
-    if (c.time_share < options.min_time_share) continue;
-    c.cost_known = op.cost_known;
-    c.ridge = rp.ridge_flops_per_byte;
-    // Kernels without GPU time (start = end = 0: kernel replay whose counter window could not be
-    // paired, or a timestamp buffer that ran out): a speedup over 0 s would read as "0x".
-    const bool untimed = rp.time_ns == 0 && rp.measured_time_ns == 0;
-    c.pattern_affinity = pattern_affinity(op.pattern);
-    c.sram_bytes = target.sram_bytes;
-    const double exec = static_cast<double>(c.executions);
-    c.host_bytes_per_call = host_bytes_per_op.empty() || exec <= 0 ? 0.0 : host_bytes_per_op[o] / exec;
-    CardWork w;
-    if (untimed) {
-      c.cost_known = false;
-      report.not_estimated_count += 1;
-      set_nan(not_estimated_fields(c));
-      c.estimate_note = no_gpu_time_note(rp.kernel_count);
-      report.candidates.push_back(std::move(c));
-      continue;
-    }
-    if (op.cost_known) {
-      c.estimate_basis = op.cost_from_author ? "author" : "static";
-      w = work_of(op);
-      c.flops = op.flops * exec;
-      c.bytes = op.bytes() * exec;
-      c.intensity = op.bytes() > 0 ? op.flops / op.bytes() : 0.0;
-      c.memory_boundness = memory_boundness(c.intensity, c.ridge);
-      c.working_set_bytes = op.working_set_bytes;
-      c.onchip_source = op.working_set_source;
-      c.fits_on_chip = op.working_set_bytes <= target.sram_bytes;
-      c.onchip_factor = onchip_factor(op.working_set_bytes, target.sram_bytes);
-    } else {
-      // Without FLOPs and bytes the card time, the transfers and every factor built on them
-      // would be invented (a custom call's operand bytes alone made a 10 ms solver look 14x
-      // faster on the card): not estimated, not scored, kept out of the combined speedup. What
-      // the trace does know still bounds it: the card time from below, the speedup from above.
-      const std::string why =
-          op.cost_unknown_reason.empty() ? std::string("static cost unknown") : op.cost_unknown_reason;
-      const bool measured = rp.has_measured && rp.measured_coverage > 0 && rp.measured_bytes > 0 && exec > 0;
-      report.not_estimated_count += 1;
-      report.not_estimated_gpu_ns += c.gpu_time_ns;
-      set_nan(not_estimated_fields(c));
-      if ((!measured && !(op.bytes() > 0)) || !(exec > 0)) {
-        c.estimate_note = "not estimated: no FLOP/byte count (" + why + ")";
-        report.candidates.push_back(std::move(c));
-        continue;
-      }
-      if (measured) {
-        // The counters' FLOPs and DRAM bytes over the covered kernels, scaled to all of the
-        // op's time, per execution; the operands and results are what crosses the link and
-        // what a restructured design must read and write at least once.
-        const double scale = 1.0 / (rp.measured_coverage * exec);
-        w = card_work_from_totals(rp.measured_flops * scale, op.bytes_read, op.bytes_written);
-        w.stream_bytes = w.bytes = rp.measured_bytes * scale;
-        w.compulsory_bytes = std::min(w.compulsory_bytes, w.stream_bytes);
-        c.estimate_basis = "measured bound";
-        c.measured_coverage = rp.measured_coverage;
-        c.measured_traffic_ratio = op.bytes() > 0 ? w.stream_bytes / op.bytes() : 0.0;
-        c.flops = rp.measured_flops / rp.measured_coverage;
-        c.bytes = rp.measured_bytes / rp.measured_coverage;
-        c.intensity = c.bytes > 0 ? c.flops / c.bytes : 0.0;
-        c.memory_boundness = memory_boundness(c.intensity, c.ridge);
-        char pct[16];
-        std::snprintf(pct, sizeof pct, "%.0f%%", 100.0 * rp.measured_coverage);
-        c.estimate_note = "bound only: no static cost (" + why + "); FLOPs and DRAM bytes measured by counters over " +
-                          pct + " of its time, streamed at the card's best (access pattern unknown): the card " +
-                          "times are lower bounds, the speedups upper bounds";
-      } else {
-        w = card_work_from_totals(0.0, op.bytes_read, op.bytes_written);
-        c.estimate_basis = "operand bound";
-        c.estimate_note = "bound only: no static cost (" + why + "); its operands and results alone, streamed " +
-                          "once (FLOPs unknown): the card times are lower bounds, the speedups upper bounds";
-      }
-      // The arrays it reads and writes, from its HLO where the trace has it (the cost totals
-      // give one of each).
-      if (op.work.input_buffers + op.work.output_buffers > 0) {
-        w.input_buffers = op.work.input_buffers;
-        w.output_buffers = op.work.output_buffers;
-      }
-      report.bounded_count += 1;
-    }
-    c.stream_bytes = w.stream_bytes * exec;
-    c.random_bytes = w.random_bytes() * exec;
+// The row of op `o` before any estimate: what the trace and the op say (its share of the
+// kernels' time, pattern, ridge, the host bytes of one call).
+FpgaCandidate op_row(uint32_t o, const OpCost& op, const RooflinePoint& rp, const FpgaTarget& target,
+                     double gpu_kernel_ns, const std::vector<double>& host_bytes_per_op) {
+  FpgaCandidate c;
+  c.op_index = o;
+  c.name = op.name;
+  c.module = op.module;
+  c.pattern = op.pattern;
+  c.precision = op.precision;
+  c.executions = rp.executions;
+  c.kernel_count = rp.kernel_count;
+  c.gpu_time_ns = static_cast<double>(rp.time_ns);
+  c.time_share = gpu_kernel_ns > 0 ? c.gpu_time_ns / gpu_kernel_ns : 0.0;
+  c.cost_known = op.cost_known;
+  c.ridge = rp.ridge_flops_per_byte;
+  c.pattern_affinity = pattern_affinity(op.pattern);
+  c.sram_bytes = target.sram_bytes;
+  const double exec = static_cast<double>(c.executions);
+  c.host_bytes_per_call = host_bytes_per_op.empty() || exec <= 0 ? 0.0 : host_bytes_per_op[o] / exec;
+  return c;
+}
 
-    const OpCardEstimate as_compiled = estimate_op_on_card(w, op.precision, target, Scenario::kAsCompiled);
-    const OpCardEstimate restructured = estimate_op_on_card(w, op.precision, target, Scenario::kRestructured);
-    const TimeRange launches =
-        TimeRange{target.call_latency_s.low, target.call_latency_s.nominal, target.call_latency_s.high}.scaled(exec);
-    const double gpu_s = c.gpu_time_ns * 1e-9;
-    TimeRange transfer;
-    if (options.inputs_cross_link) {
-      c.transfer_bytes = (w.input_bytes + w.output_bytes) * exec;
-      transfer = link_time(c.transfer_bytes, (w.input_buffers + w.output_buffers) * exec, target,
-                           options.gpu_link_bytes_per_s);
-    }
-    c.transfer_s = transfer.nominal;
-    c.transfer_low_s = transfer.low;
-    c.transfer_high_s = transfer.high;
-    c.link_factor = link_factor(gpu_s, c.transfer_s);
-    c.score = c.is_bound() ? kNaN
-                           : c.time_share * (0.25 + 0.75 * c.memory_boundness) * c.pattern_affinity * c.onchip_factor *
-                                 c.link_factor;
-    if (!as_compiled.estimated) {
-      // The card cannot run this precision: never a candidate.
-      c.estimate_note = as_compiled.note;
-      c.score = 0;
-      c.memory_efficiency = kNaN;
-      c.card_compute_s = c.card_memory_s = c.card_time_s = c.card_time_low_s = c.card_time_high_s = kNaN;
-      c.restructured_card_time_s = c.restructured_card_time_low_s = c.restructured_card_time_high_s = kNaN;
-      c.restructured_bytes = c.fpga_total_s = c.fpga_total_low_s = c.fpga_total_high_s = kNaN;
-      c.restructured_fpga_total_s = kNaN;
-      c.card_latency_s = launches.nominal;
-      c.op_speedup = c.op_speedup_low = c.op_speedup_high = 0;
-      c.restructured_op_speedup = c.restructured_op_speedup_low = c.restructured_op_speedup_high = 0;
-      c.workload_speedup = c.workload_speedup_low = c.workload_speedup_high = 1.0;
-      c.restructured_workload_speedup = 1.0;
-      c.scenario = "neither";
-      report.candidates.push_back(std::move(c));
-      continue;
-    }
-    c.memory_efficiency = as_compiled.memory_efficiency;
-    c.card_limit = as_compiled.limit;
-    c.card_compute_s = as_compiled.compute_s.nominal * exec;
-    c.card_memory_s = as_compiled.memory_s.nominal * exec;
-    c.card_latency_s = launches.nominal;
-    TimeRange card = as_compiled.time_s.scaled(exec);
-    card += launches;
-    c.card_time_s = card.nominal;
-    c.card_time_low_s = card.low;
-    c.card_time_high_s = card.high;
-    c.fpga_total_s = card.nominal + transfer.nominal;
-    c.fpga_total_low_s = card.low + transfer.low;
-    c.fpga_total_high_s = card.high + transfer.high;
-    c.op_speedup = safe_ratio(gpu_s, c.fpga_total_s);
-    c.op_speedup_low = safe_ratio(gpu_s, c.fpga_total_high_s);
-    c.op_speedup_high = safe_ratio(gpu_s, c.fpga_total_low_s);
-    c.workload_speedup = amdahl_speedup(total_s, gpu_s, c.fpga_total_s);
-    c.workload_speedup_low = amdahl_speedup(total_s, gpu_s, c.fpga_total_high_s);
-    c.workload_speedup_high = amdahl_speedup(total_s, gpu_s, c.fpga_total_low_s);
-    c.restructured_bytes = restructured.memory_bytes * exec;
-    c.restructured_onchip = restructured.onchip;
-    c.restructured_structure_dependent = restructured.structure_dependent;
-    TimeRange rcard = restructured.time_s.scaled(exec);
-    rcard += launches;
-    c.restructured_card_time_s = rcard.nominal;
-    c.restructured_card_time_low_s = rcard.low;
-    c.restructured_card_time_high_s = rcard.high;
-    c.restructured_fpga_total_s = rcard.nominal + transfer.nominal;
-    c.restructured_op_speedup = safe_ratio(gpu_s, c.restructured_fpga_total_s);
-    c.restructured_op_speedup_low = safe_ratio(gpu_s, rcard.high + transfer.high);
-    c.restructured_op_speedup_high = safe_ratio(gpu_s, rcard.low + transfer.low);
-    c.restructured_workload_speedup = amdahl_speedup(total_s, gpu_s, c.restructured_fpga_total_s);
-    if (c.is_bound()) {
-      // Each time a lower bound at its corner, each speedup an upper bound; no verdict unless
-      // even the fast ends stay under 1.
-      const bool ruled_out = c.op_speedup_high < 1.0 && c.restructured_op_speedup_high < 1.0;
-      c.scenario = ruled_out ? "neither" : "";
-      if (ruled_out) {
-        report.ruled_out_count += 1;
-        report.ruled_out_gpu_ns += c.gpu_time_ns;
-      }
-      report.candidates.push_back(std::move(c));
-      continue;
-    }
-    c.scenario = offload_scenario(c.op_speedup, c.restructured_op_speedup);
-    if (!as_compiled.note.empty()) c.estimate_note = as_compiled.note;
-    report.candidates.push_back(std::move(c));
+// The work of one execution on the card, into `w`: from the static cost, else a bound from the
+// counters' measurements or the op's operands and results (false, the row noted as not
+// estimated, when there is neither).
+bool card_work(FpgaCandidate& c, const OpCost& op, const RooflinePoint& rp, const FpgaTarget& target,
+               FpgaReport& report, CardWork& w) {
+  const double exec = static_cast<double>(c.executions);
+  if (op.cost_known) {
+    c.estimate_basis = op.cost_from_author ? "author" : "static";
+    w = work_of(op);
+    c.flops = op.flops * exec;
+    c.bytes = op.bytes() * exec;
+    c.intensity = op.bytes() > 0 ? op.flops / op.bytes() : 0.0;
+    c.memory_boundness = memory_boundness(c.intensity, c.ridge);
+    c.working_set_bytes = op.working_set_bytes;
+    c.onchip_source = op.working_set_source;
+    c.fits_on_chip = op.working_set_bytes <= target.sram_bytes;
+    c.onchip_factor = onchip_factor(op.working_set_bytes, target.sram_bytes);
+    return true;
   }
-  // By what offloading could change: an op the model rules out changes nothing, one it cannot
-  // bound could change all of its GPU time (docs/fpga-model.md, "Ranking").
-  const GpuEnergyIndex gpu_energy(options.energy, ops.size(), 0);
-  for (FpgaCandidate& c : report.candidates) {
-    c.verdict = offload_verdict(c.scenario, c.is_bound());
-    c.could_save_ns = could_save_ns(c.gpu_time_ns, c.op_speedup_high, c.restructured_op_speedup_high);
-    c.restructured_basis = restructured_basis(c.restructured_onchip, c.random_bytes);
-    // Card joules where the card time is an estimate (not a bound) and the card's power is known.
-    const bool estimated = c.cost_known && !c.is_bound();
-    const TimeRange none{kNaN, kNaN, kNaN};
-    c.card_energy_j =
-        card_energy_on(estimated ? TimeRange{c.card_time_low_s, c.card_time_s, c.card_time_high_s} : none, target);
-    c.restructured_card_energy_j = card_energy_on(
-        estimated
-            ? TimeRange{c.restructured_card_time_low_s, c.restructured_card_time_s, c.restructured_card_time_high_s}
-            : none,
-        target);
-    compare_energy(c, gpu_energy.op(c.op_index, c.gpu_time_ns), estimated, c.op_speedup_low, c.op_speedup_high,
-                   c.restructured_op_speedup_low, c.restructured_op_speedup_high);
-    // A precision the card lacks (speedups 0, no card time): it runs nothing, in time or energy.
-    if (estimated && c.scenario == "neither" && std::isnan(c.card_time_s))
-      c.energy_verdict = c.restructured_energy_verdict = "loses";
+  // Without FLOPs and bytes the card time, the transfers and every factor built on them would
+  // be invented (a custom call's operand bytes alone made a 10 ms solver look 14x faster on the
+  // card): not estimated, not scored, kept out of the combined speedup. What the trace does
+  // know still bounds it: the card time from below, the speedup from above.
+  const std::string why = op.cost_unknown_reason.empty() ? std::string("static cost unknown") : op.cost_unknown_reason;
+  const bool measured = rp.has_measured && rp.measured_coverage > 0 && rp.measured_bytes > 0 && exec > 0;
+  report.not_estimated_count += 1;
+  report.not_estimated_gpu_ns += c.gpu_time_ns;
+  set_nan(not_estimated_fields(c));
+  if ((!measured && !(op.bytes() > 0)) || !(exec > 0)) {
+    c.estimate_note = "not estimated: no FLOP/byte count (" + why + ")";
+    return false;
   }
-  std::stable_sort(
-      report.candidates.begin(), report.candidates.end(), [](const FpgaCandidate& a, const FpgaCandidate& b) {
-        return ranks_before(a.could_save_ns, a.gpu_time_ns, a.score, b.could_save_ns, b.gpu_time_ns, b.score);
-      });
+  if (measured) {
+    // The counters' FLOPs and DRAM bytes over the covered kernels, scaled to all of the op's
+    // time, per execution; the operands and results are what crosses the link and what a
+    // restructured design must read and write at least once.
+    const double scale = 1.0 / (rp.measured_coverage * exec);
+    w = card_work_from_totals(rp.measured_flops * scale, op.bytes_read, op.bytes_written);
+    w.stream_bytes = w.bytes = rp.measured_bytes * scale;
+    w.compulsory_bytes = std::min(w.compulsory_bytes, w.stream_bytes);
+    c.estimate_basis = "measured bound";
+    c.measured_coverage = rp.measured_coverage;
+    c.measured_traffic_ratio = op.bytes() > 0 ? w.stream_bytes / op.bytes() : 0.0;
+    c.flops = rp.measured_flops / rp.measured_coverage;
+    c.bytes = rp.measured_bytes / rp.measured_coverage;
+    c.intensity = c.bytes > 0 ? c.flops / c.bytes : 0.0;
+    c.memory_boundness = memory_boundness(c.intensity, c.ridge);
+    char pct[16];
+    std::snprintf(pct, sizeof pct, "%.0f%%", 100.0 * rp.measured_coverage);
+    c.estimate_note = "bound only: no static cost (" + why + "); FLOPs and DRAM bytes measured by counters over " +
+                      pct + " of its time, streamed at the card's best (access pattern unknown): the card " +
+                      "times are lower bounds, the speedups upper bounds";
+  } else {
+    w = card_work_from_totals(0.0, op.bytes_read, op.bytes_written);
+    c.estimate_basis = "operand bound";
+    c.estimate_note = "bound only: no static cost (" + why + "); its operands and results alone, streamed " +
+                      "once (FLOPs unknown): the card times are lower bounds, the speedups upper bounds";
+  }
+  // The arrays it reads and writes, from its HLO where the trace has it (the cost totals give
+  // one of each).
+  if (op.work.input_buffers + op.work.output_buffers > 0) {
+    w.input_buffers = op.work.input_buffers;
+    w.output_buffers = op.work.output_buffers;
+  }
+  report.bounded_count += 1;
+  return true;
+}
+
+// A card that cannot run the op's precision: never a candidate.
+void not_on_card(FpgaCandidate& c, const OpCardEstimate& as_compiled, const TimeRange& launches) {
+  c.estimate_note = as_compiled.note;
+  c.score = 0;
+  c.memory_efficiency = kNaN;
+  c.card_compute_s = c.card_memory_s = c.card_time_s = c.card_time_low_s = c.card_time_high_s = kNaN;
+  c.restructured_card_time_s = c.restructured_card_time_low_s = c.restructured_card_time_high_s = kNaN;
+  c.restructured_bytes = c.fpga_total_s = c.fpga_total_low_s = c.fpga_total_high_s = kNaN;
+  c.restructured_fpga_total_s = kNaN;
+  c.card_latency_s = launches.nominal;
+  c.op_speedup = c.op_speedup_low = c.op_speedup_high = 0;
+  c.restructured_op_speedup = c.restructured_op_speedup_low = c.restructured_op_speedup_high = 0;
+  c.workload_speedup = c.workload_speedup_low = c.workload_speedup_high = 1.0;
+  c.restructured_workload_speedup = 1.0;
+  c.scenario = "neither";
+}
+
+// The card times (as compiled and restructured, with the launches), the totals with the
+// transfers and the speedups of the op and of the workload.
+void card_times(FpgaCandidate& c, const OpCardEstimate& as_compiled, const OpCardEstimate& restructured,
+                const TimeRange& launches, const TimeRange& transfer, double total_s) {
+  const double exec = static_cast<double>(c.executions);
+  const double gpu_s = c.gpu_time_ns * 1e-9;
+  c.memory_efficiency = as_compiled.memory_efficiency;
+  c.card_limit = as_compiled.limit;
+  c.card_compute_s = as_compiled.compute_s.nominal * exec;
+  c.card_memory_s = as_compiled.memory_s.nominal * exec;
+  c.card_latency_s = launches.nominal;
+  TimeRange card = as_compiled.time_s.scaled(exec);
+  card += launches;
+  c.card_time_s = card.nominal;
+  c.card_time_low_s = card.low;
+  c.card_time_high_s = card.high;
+  c.fpga_total_s = card.nominal + transfer.nominal;
+  c.fpga_total_low_s = card.low + transfer.low;
+  c.fpga_total_high_s = card.high + transfer.high;
+  c.op_speedup = safe_ratio(gpu_s, c.fpga_total_s);
+  c.op_speedup_low = safe_ratio(gpu_s, c.fpga_total_high_s);
+  c.op_speedup_high = safe_ratio(gpu_s, c.fpga_total_low_s);
+  c.workload_speedup = amdahl_speedup(total_s, gpu_s, c.fpga_total_s);
+  c.workload_speedup_low = amdahl_speedup(total_s, gpu_s, c.fpga_total_high_s);
+  c.workload_speedup_high = amdahl_speedup(total_s, gpu_s, c.fpga_total_low_s);
+  c.restructured_bytes = restructured.memory_bytes * exec;
+  c.restructured_onchip = restructured.onchip;
+  c.restructured_structure_dependent = restructured.structure_dependent;
+  TimeRange rcard = restructured.time_s.scaled(exec);
+  rcard += launches;
+  c.restructured_card_time_s = rcard.nominal;
+  c.restructured_card_time_low_s = rcard.low;
+  c.restructured_card_time_high_s = rcard.high;
+  c.restructured_fpga_total_s = rcard.nominal + transfer.nominal;
+  c.restructured_op_speedup = safe_ratio(gpu_s, c.restructured_fpga_total_s);
+  c.restructured_op_speedup_low = safe_ratio(gpu_s, rcard.high + transfer.high);
+  c.restructured_op_speedup_high = safe_ratio(gpu_s, rcard.low + transfer.low);
+  c.restructured_workload_speedup = amdahl_speedup(total_s, gpu_s, c.restructured_fpga_total_s);
+}
+
+// The what-if of one op whose work `w` is known (or bounded): its transfers, score, card times
+// and speedups, and its scenario (a bound has none unless even its fast ends stay under 1).
+void what_if(FpgaCandidate& c, const CardWork& w, const OpCost& op, const FpgaTarget& target,
+             const FpgaOptions& options, double total_s, FpgaReport& report) {
+  const double exec = static_cast<double>(c.executions);
+  c.stream_bytes = w.stream_bytes * exec;
+  c.random_bytes = w.random_bytes() * exec;
+  const OpCardEstimate as_compiled = estimate_op_on_card(w, op.precision, target, Scenario::kAsCompiled);
+  const OpCardEstimate restructured = estimate_op_on_card(w, op.precision, target, Scenario::kRestructured);
+  const TimeRange launches =
+      TimeRange{target.call_latency_s.low, target.call_latency_s.nominal, target.call_latency_s.high}.scaled(exec);
+  const double gpu_s = c.gpu_time_ns * 1e-9;
+  TimeRange transfer;
+  if (options.inputs_cross_link) {
+    c.transfer_bytes = (w.input_bytes + w.output_bytes) * exec;
+    transfer =
+        link_time(c.transfer_bytes, (w.input_buffers + w.output_buffers) * exec, target, options.gpu_link_bytes_per_s);
+  }
+  c.transfer_s = transfer.nominal;
+  c.transfer_low_s = transfer.low;
+  c.transfer_high_s = transfer.high;
+  c.link_factor = link_factor(gpu_s, c.transfer_s);
+  c.score = c.is_bound() ? kNaN
+                         : c.time_share * (0.25 + 0.75 * c.memory_boundness) * c.pattern_affinity * c.onchip_factor *
+                               c.link_factor;
+  if (!as_compiled.estimated) {
+    not_on_card(c, as_compiled, launches);
+    return;
+  }
+  card_times(c, as_compiled, restructured, launches, transfer, total_s);
+  if (c.is_bound()) {
+    // Each time a lower bound at its corner, each speedup an upper bound; no verdict unless
+    // even the fast ends stay under 1.
+    const bool ruled_out = c.op_speedup_high < 1.0 && c.restructured_op_speedup_high < 1.0;
+    c.scenario = ruled_out ? "neither" : "";
+    if (ruled_out) {
+      report.ruled_out_count += 1;
+      report.ruled_out_gpu_ns += c.gpu_time_ns;
+    }
+    return;
+  }
+  c.scenario = offload_scenario(c.op_speedup, c.restructured_op_speedup);
+  if (!as_compiled.note.empty()) c.estimate_note = as_compiled.note;
+}
+
+// What every row says once estimated: the verdict, what offloading could save, the basis of
+// the restructured design, the card's joules where the card time is an estimate (not a bound)
+// and the card's power is known, and those joules beside the GPU's (the energy verdict).
+void settle(FpgaCandidate& c, const FpgaTarget& target, const GpuEnergyIndex& gpu_energy) {
+  c.verdict = offload_verdict(c.scenario, c.is_bound());
+  c.could_save_ns = could_save_ns(c.gpu_time_ns, c.op_speedup_high, c.restructured_op_speedup_high);
+  c.restructured_basis = restructured_basis(c.restructured_onchip, c.random_bytes);
+  const bool estimated = c.cost_known && !c.is_bound();
+  const TimeRange none{kNaN, kNaN, kNaN};
+  c.card_energy_j =
+      card_energy_on(estimated ? TimeRange{c.card_time_low_s, c.card_time_s, c.card_time_high_s} : none, target);
+  c.restructured_card_energy_j = card_energy_on(
+      estimated ? TimeRange{c.restructured_card_time_low_s, c.restructured_card_time_s, c.restructured_card_time_high_s}
+                : none,
+      target);
+  compare_energy(c, gpu_energy.op(c.op_index, c.gpu_time_ns), estimated, c.op_speedup_low, c.op_speedup_high,
+                 c.restructured_op_speedup_low, c.restructured_op_speedup_high);
+  // A precision the card lacks (speedups 0, no card time): it runs nothing, in time or energy.
+  if (estimated && c.scenario == "neither" && std::isnan(c.card_time_s))
+    c.energy_verdict = c.restructured_energy_verdict = "loses";
+}
+
+// The workload's speedup with every op that gains moved to the card together (as compiled,
+// with its range, and restructured); ops without a static cost stay out.
+void combine(FpgaReport& report, double total_s) {
   double saved = 0, saved_low = 0, saved_high = 0, saved_restructured = 0;
   for (const FpgaCandidate& c : report.candidates) {
     if (!c.cost_known) continue;
@@ -464,6 +464,53 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
   report.combined_speedup_low = combined(saved_low);
   report.combined_speedup_high = combined(saved_high);
   report.restructured_combined_speedup = combined(saved_restructured);
+}
+
+}  // namespace
+
+// In steps: each op with kernels is a row (op_row) whose work on the card is known or bounded
+// (card_work) and estimated (what_if); every row is then settled (verdict, what it could save,
+// card joules beside the GPU's), the rows ranked by what offloading could change (docs/fpga-model.md, "Ranking":
+// an op the model rules out changes nothing, one it cannot bound all of its GPU time), and the
+// ops that gain combined.
+FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineReport& roofline,
+                                const FpgaTarget& target, const FpgaOptions& options,
+                                const std::vector<double>& host_bytes_per_op) {
+  require_same_ops(ops, roofline);
+  if (!host_bytes_per_op.empty() && host_bytes_per_op.size() != ops.size())
+    throw Error(ErrorKind::kInvalidArgument, "host_bytes_per_op needs one entry per op (or none)");
+  validate_fpga_target(target);
+  FpgaReport report;
+  report.target = target;
+  report.gpu_kernel_ns = static_cast<double>(roofline.trace.time_ns);
+  report.workload_ns = options.workload_ns > 0 ? options.workload_ns : report.gpu_kernel_ns;
+  const double total_s = report.workload_ns * 1e-9;
+
+  for (uint32_t o = 0; o < ops.size(); ++o) {
+    const OpCost& op = ops[o];
+    const RooflinePoint& rp = roofline.ops[o];
+    if (rp.kernel_count == 0) continue;
+    FpgaCandidate c = op_row(o, op, rp, target, report.gpu_kernel_ns, host_bytes_per_op);
+    if (c.time_share < options.min_time_share) continue;
+    // Kernels without GPU time (start = end = 0: kernel replay whose counter window could not be
+    // paired, or a timestamp buffer that ran out): a speedup over 0 s would read as "0x".
+    if (rp.time_ns == 0 && rp.measured_time_ns == 0) {
+      c.cost_known = false;
+      report.not_estimated_count += 1;
+      set_nan(not_estimated_fields(c));
+      c.estimate_note = no_gpu_time_note(rp.kernel_count);
+    } else if (CardWork w; card_work(c, op, rp, target, report, w)) {
+      what_if(c, w, op, target, options, total_s, report);
+    }
+    report.candidates.push_back(std::move(c));
+  }
+  const GpuEnergyIndex gpu_energy(options.energy, ops.size(), 0);
+  for (FpgaCandidate& c : report.candidates) settle(c, target, gpu_energy);
+  std::stable_sort(
+      report.candidates.begin(), report.candidates.end(), [](const FpgaCandidate& a, const FpgaCandidate& b) {
+        return ranks_before(a.could_save_ns, a.gpu_time_ns, a.score, b.could_save_ns, b.gpu_time_ns, b.score);
+      });
+  combine(report, total_s);
   return report;
 }
 

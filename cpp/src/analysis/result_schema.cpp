@@ -1,6 +1,8 @@
 // The result tables of result_schema.hpp for the FPGA rankings, the module estimate, the
 // roofline point and the transfer statistics, in the order the Python dicts have them, and the
-// registry of every table (result_tables); the trace-wide tables are in result_schema_trace.cpp.
+// registry of every table (result_tables); the trace-wide rows are in result_schema_trace.cpp,
+// analyze()'s envelope in result_schema_envelope.cpp, the core's own results in
+// result_schema_core.cpp.
 #include "fpgaprof/analysis/result_schema.hpp"
 
 #include <cmath>
@@ -339,7 +341,8 @@ const ResultTable<FpgaReport, NoContext>& fpga_report_fields() {
   using C = NoContext;
   static const ResultTable<R, C> t = [] {
     ResultTable<R, C> v;
-    v.push_back(nested<R, C>("target", VT::kObject, false, "the card as the model saw it (fpga_target)"));
+    v.push_back(nested_rows<R, C>("target", VT::kObject, false, "the card as the model saw it (fpga_target)",
+                                  [](const R& r, const C&, ResultWriter& w) { write_card(r.target, w); }));
     v.push_back(member<&R::workload_ns, C>("workload_ns", "ns", "the workload's wall time the speedups are over"));
     v.push_back(member<&R::gpu_kernel_ns, C>("gpu_kernel_ns", "ns", "all kernels' time"));
     v.push_back(member<&R::combined_speedup, C>(
@@ -426,7 +429,8 @@ const ResultTable<ModuleEstimate, NoContext>& module_estimate_fields() {
   static const ResultTable<R, C> t = [] {
     ResultTable<R, C> v;
     v.push_back(member<&R::module, C>("module", "", "the HLO module"));
-    v.push_back(nested<R, C>("target", VT::kObject, false, "the card as the model saw it (fpga_target)"));
+    v.push_back(nested_rows<R, C>("target", VT::kObject, false, "the card as the model saw it (fpga_target)",
+                                  [](const R& r, const C&, ResultWriter& w) { write_card(r.target, w); }));
     v.push_back(range_member<&R::card_time_s, C>("card_time_s", "s",
                                                  "everything on the card, data resident, one launch, as compiled"));
     v.push_back(range_member<&R::restructured_card_time_s, C>(
@@ -446,7 +450,9 @@ const ResultTable<ModuleEstimate, NoContext>& module_estimate_fields() {
                                                           "restructured_card_time_s + transfer_s"));
     v.push_back(member<&R::not_estimated_count, C>("not_estimated_count", "", "ops without a cost (in no time above)"));
     v.push_back(member<&R::notes, C>("notes", "", "unknown trip counts, custom calls, ..."));
-    v.push_back(nested<R, C>("ops", VT::kObjectList, false, "one row per op (module_estimate_op), program order"));
+    v.push_back(nested_rows<R, C>(
+        "ops", VT::kObjectList, false, "one row per op (module_estimate_op), program order",
+        [](const R& r, const C& c, ResultWriter& w) { write_rows(module_estimate_op_fields(), r.ops, c, w); }));
     return v;
   }();
   return t;
@@ -601,6 +607,28 @@ const std::vector<ResultTableInfo>& result_tables() {
        infos(roofline_kernel_keys_fields())},
       {"transfers", "transfers: copies by group, and their problems", infos(transfers_fields())},
       {"transfer_group_row", "transfers.groups[]: the trace, a region or an op", infos(transfer_group_row_fields())},
+      {"transfer_directions", "transfers.groups[].directions: per direction with copies",
+       infos(transfer_directions_fields())},
+      {"transfer_direction_link", "transfers.groups[].directions[HtoD|DtoH]: after transfer_stats",
+       infos(transfer_direction_link_fields())},
+      {"device_directions", "devices.rows[].directions: per direction with copies", infos(device_directions_fields())},
+      {"energy_path_keys", "energy.region_paths[]: the path (after energy_window)", infos(energy_path_keys_fields())},
+      {"energy_instance_keys", "energy.regions[]: the region record (after energy_window)",
+       infos(energy_instance_keys_fields())},
+      {"ceilings", "table_ceilings(...), ceilings, devices.rows[].ceilings: one device's roofs",
+       infos(ceilings_fields())},
+      {"ceiling_peaks", "ceilings.peak_flops_per_s: per precision", infos(ceiling_peak_fields())},
+      {"ceiling_sources", "ceilings.flops_source: per precision", infos(ceiling_source_fields())},
+      {"trace_meta", "TraceStore.meta: the trace's metadata", infos(trace_meta_fields())},
+      {"device_info", "DeviceInfo.to_dict(): one GPU as the capture saw it", infos(device_info_fields())},
+      {"correlation_stats", "TraceStore.correlate(): what was left unmatched", infos(correlation_stats_fields())},
+      {"diagnostic", "TraceStore.diagnostics[], analyze()'s warnings[]: one diagnostic record",
+       infos(diagnostic_fields())},
+      {"diagnostic_code", "diagnostic_codes()[]: one code of the table", infos(diagnostic_code_fields())},
+      {"xla_range_name", "attribution.parse_xla_range_name(text)", infos(xla_range_name_fields())},
+      {"card_field", "card_fields()[]: one field of the card table", infos(card_field_fields())},
+      {"attribution_method_counts", "AttributionResult.count_by_method: kernels per method",
+       infos(attribution_method_counts_fields())},
       {"transfer_flag_row", "transfers.flags[]: a transfer problem, cause and fix", infos(transfer_flag_row_fields())},
   };
   return t;

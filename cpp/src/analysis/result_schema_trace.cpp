@@ -1,8 +1,12 @@
-// The result tables of result_schema.hpp for the trace-wide results: totals, kernels by name,
-// collectives, memory, module memory, devices, energy, region paths, roofline keys, transfers
-// and analyze()'s envelope (result_schema.cpp has the FPGA rankings, the module estimate, the
-// roofline point and the transfer statistics, and the registry of every table).
+// The result tables of result_schema.hpp for the rows of the trace-wide results: totals, kernels
+// by name, collectives, memory, module memory, devices and their copy directions, energy, region
+// paths, roofline keys, transfer groups and flags (result_schema_envelope.cpp has analyze()'s
+// envelope and the reports it nests whole; result_schema.cpp the FPGA rankings, the module
+// estimate, the roofline point, the transfer statistics and the registry of every table;
+// result_schema_core.cpp the core's own results, the ceilings and the card).
+#include <cstddef>
 #include <string>
+#include <utility>
 
 #include "fpgaprof/analysis/result_schema.hpp"
 #include "fpgaprof/hlo/buffer_assignment.hpp"
@@ -15,7 +19,114 @@ using VT = ValueType;
 
 FieldValue none() { return {}; }
 
+// One nested field per copy direction (named HtoD, DtoH, ...), written only where the row has
+// copies of that direction: build<I>() makes the field of direction I.
+template <class R, class C, class Build>
+ResultTable<R, C> one_per_direction(const Build& build) {
+  ResultTable<R, C> v;
+  [&]<std::size_t... I>(std::index_sequence<I...>) { (v.push_back(build.template operator()<I>()), ...); }
+  (std::make_index_sequence<kDirectionCount>{});
+  return v;
+}
+
+constexpr bool crosses_link(Direction d) { return d == Direction::kHtoD || d == Direction::kDtoH; }
+
 }  // namespace
+
+const ResultTable<DeviceRow, NoContext>& device_directions_fields() {
+  using R = DeviceRow;
+  using C = NoContext;
+  static const ResultTable<R, C> t = one_per_direction<R, C>([]<std::size_t I>() {
+    constexpr auto dir = static_cast<Direction>(I);
+    return only_when(
+        nested_rows<R, C>(
+            direction_name(dir), VT::kObject, false, "the device's copies of this direction (device_copy_stats)",
+            [](const R& r, const C&, ResultWriter& w) {
+              write_row(device_copy_stats_fields(), r.by_direction[I], LinkDirectionContext{crosses_link(dir)}, w);
+            }),
+        "the device has copies of this direction", +[](const R& r, const C&) { return r.by_direction[I].count > 0; });
+  });
+  return t;
+}
+
+const ResultTable<TransferGroup, TransferDirectionContext>& transfer_direction_link_fields() {
+  using R = TransferGroup;
+  using C = TransferDirectionContext;
+  static const ResultTable<R, C> t = [] {
+    ResultTable<R, C> v;
+    v.push_back(only_when(
+        computed<R, C>("link_percent", VT::kFloat, true, "percent",
+                       "use of the device links while these copies ran (null: no copy's link peak is known)",
+                       [](const R& g, const C& c) {
+                         const auto k = static_cast<std::size_t>(c.direction);
+                         return g.by_direction[k].link_capacity_bytes > 0
+                                    ? FieldValue{c.transfers->link_percent(g, c.direction)}
+                                    : none();
+                       }),
+        "the direction is HtoD or DtoH", +[](const R&, const C& c) { return crosses_link(c.direction); }));
+    return v;
+  }();
+  return t;
+}
+
+const ResultTable<TransferGroup, IndexContext>& transfer_directions_fields() {
+  using R = TransferGroup;
+  using C = IndexContext;
+  static const ResultTable<R, C> t = one_per_direction<R, C>([]<std::size_t I>() {
+    constexpr auto dir = static_cast<Direction>(I);
+    return only_when(
+        nested_rows<R, C>(
+            direction_name(dir), VT::kObject, false,
+            "the group's copies of this direction: transfer_stats, then "
+            "transfer_direction_link",
+            [](const R& g, const C& c, ResultWriter& w) {
+              w.begin_object();
+              write_fields(transfer_stats_fields(), g.by_direction[I], NoContext{}, w);
+              write_fields(transfer_direction_link_fields(), g, TransferDirectionContext{c.transfers, dir}, w);
+              w.end_object();
+            }),
+        "the group has copies of this direction", +[](const R& g, const C&) { return g.by_direction[I].count > 0; });
+  });
+  return t;
+}
+
+const ResultTable<uint32_t, TraceContext>& energy_path_keys_fields() {
+  using R = uint32_t;
+  using C = TraceContext;
+  static const ResultTable<R, C> t = [] {
+    ResultTable<R, C> v;
+    v.push_back(computed<R, C>("path_index", VT::kInt, false, "", "the region path's id",
+                               [](const R& p, const C&) { return FieldValue{uint64_t{p}}; }));
+    v.push_back(computed<R, C>("region", VT::kString, false, "", "the path",
+                               [](const R& p, const C& c) { return FieldValue{c.paths->path(p)}; }));
+    v.push_back(computed<R, C>("instances", VT::kInt, false, "", "region records with this path",
+                               [](const R& p, const C& c) { return FieldValue{c.paths->instances(p)}; }));
+    return v;
+  }();
+  return t;
+}
+
+const ResultTable<uint32_t, TraceContext>& energy_instance_keys_fields() {
+  using R = uint32_t;
+  using C = TraceContext;
+  static const ResultTable<R, C> t = [] {
+    ResultTable<R, C> v;
+    v.push_back(computed<R, C>("region_index", VT::kInt, false, "", "the region record",
+                               [](const R& i, const C&) { return FieldValue{uint64_t{i}}; }));
+    v.push_back(computed<R, C>("path_index", VT::kInt, true, "", "its region path's id (null: none)",
+                               [](const R& i, const C& c) {
+                                 const uint32_t p = c.paths->path_of(i);
+                                 return p == kNone32 ? none() : FieldValue{uint64_t{p}};
+                               }));
+    v.push_back(
+        computed<R, C>("region", VT::kString, false, "", "its region path ('' none)", [](const R& i, const C& c) {
+          const uint32_t p = c.paths->path_of(i);
+          return FieldValue{p == kNone32 ? std::string() : c.paths->path(p)};
+        }));
+    return v;
+  }();
+  return t;
+}
 
 const ResultTable<GpuBusyTime, NoContext>& trace_totals_fields() {
   using R = GpuBusyTime;
@@ -64,8 +175,9 @@ const ResultTable<CollectiveReport, NoContext>& collectives_fields() {
     v.push_back(member<&R::compute_busy_ns, C>("compute_busy_ns", "ns", "union of the other kernels' intervals"));
     v.push_back(
         member<&R::overlap_ns, C>("overlap_ns", "ns", "time covered by both unions (communication hidden by compute)"));
-    v.push_back(
-        nested<R, C>("by_kind", VT::kObjectList, false, "one row per kind (collective_kind_row), most time first"));
+    v.push_back(nested_rows<R, C>(
+        "by_kind", VT::kObjectList, false, "one row per kind (collective_kind_row), most time first",
+        [](const R& r, const C& c, ResultWriter& w) { write_rows(collective_kind_row_fields(), r.by_kind, c, w); }));
     v.push_back(member<&R::first_end_ns, C>("first_end_ns", "ns", "end times of the first collective kernels"));
     return v;
   }();
@@ -80,35 +192,6 @@ const ResultTable<CollectiveKindStats, NoContext>& collective_kind_row_fields() 
     v.push_back(member<&R::kind, C>("kind", "", "the collective (all-reduce, all-gather, ...)"));
     v.push_back(member<&R::count, C>("count", "", "its kernels"));
     v.push_back(member<&R::total_ns, C>("total_ns", "ns", "sum of their durations"));
-    return v;
-  }();
-  return t;
-}
-
-const ResultTable<MemoryReport, NoContext>& memory_fields() {
-  using R = MemoryReport;
-  using C = NoContext;
-  static const ResultTable<R, C> t = [] {
-    ResultTable<R, C> v;
-    v.push_back(member<&R::peak_in_use_bytes, C>("peak_in_use_bytes", "bytes", "all devices together"));
-    v.push_back(member<&R::peak_ns, C>("peak_ns", "ns", "when that peak was reached"));
-    v.push_back(member<&R::allocation_count, C>("allocation_count", "", "allocations"));
-    v.push_back(member<&R::free_count, C>("free_count", "", "frees"));
-    v.push_back(
-        member<&R::unmatched_frees, C>("unmatched_frees", "", "releases of an address not allocated in the trace"));
-    v.push_back(member<&R::unmatched_free_bytes, C>("unmatched_free_bytes", "bytes", "their bytes"));
-    v.push_back(member<&R::reallocated_live, C>("reallocated_live", "",
-                                                "allocations at a live address (the previous one dropped)"));
-    v.push_back(member<&R::never_freed_count, C>("never_freed_count", "", "allocations still live at the end"));
-    v.push_back(member<&R::never_freed_bytes, C>("never_freed_bytes", "bytes", "their bytes"));
-    v.push_back(nested<R, C>("timeline_ns", VT::kIntList, false, "time of each matched allocation or free"));
-    v.push_back(nested<R, C>("timeline_in_use_bytes", VT::kIntList, false, "bytes in use after it, all devices"));
-    v.push_back(nested<R, C>("timeline_device_id", VT::kIntList, false, "its device"));
-    v.push_back(
-        nested<R, C>("timeline_device_in_use_bytes", VT::kIntList, false, "bytes in use on that device after it"));
-    v.push_back(nested<R, C>("devices", VT::kObjectList, false, "one row per device (device_memory_row)"));
-    v.push_back(nested<R, C>("largest", VT::kObjectList, false, "the largest allocations (buffer_row), largest first"));
-    v.push_back(nested<R, C>("regions", VT::kObjectList, false, "per region record or per region path"));
     return v;
   }();
   return t;
@@ -183,9 +266,12 @@ const ResultTable<ModuleMemory, NoContext>& module_memory_fields() {
     v.push_back(member<&R::allocation_bytes, C>("allocation_bytes", "bytes", "every allocation's size (XLA's total)"));
     v.push_back(member<&R::allocation_count, C>("allocation_count", "", "allocations"));
     v.push_back(member<&R::unplaced_values, C>("unplaced_values", "", "values without a live range"));
-    v.push_back(nested<R, C>("live_at_peak", VT::kObjectList, false,
-                             "buffers live at the peak (module_buffer), largest first"));
-    v.push_back(nested<R, C>("buffers", VT::kObjectList, false, "every counted buffer (module_buffer), largest first"));
+    v.push_back(nested_rows<R, C>(
+        "live_at_peak", VT::kObjectList, false, "buffers live at the peak (module_buffer), largest first",
+        [](const R& m, const C& c, ResultWriter& w) { write_rows(module_buffer_fields(), m.live_at_peak, c, w); }));
+    v.push_back(nested_rows<R, C>(
+        "buffers", VT::kObjectList, false, "every counted buffer (module_buffer), largest first",
+        [](const R& m, const C& c, ResultWriter& w) { write_rows(module_buffer_fields(), m.buffers, c, w); }));
     v.push_back(member<&R::sequence, C>("sequence", "", "the schedule (empty without live ranges)"));
     v.push_back(member<&R::live_bytes, C>("live_bytes", "bytes", "bytes live at each schedule position"));
     return v;
@@ -254,29 +340,6 @@ const ResultTable<LoadBalance, NoContext>& load_balance_fields() {
         }));
     v.push_back(member<&R::spread_ns, C>("spread_ns", "ns", "max - min busy"));
     v.push_back(member<&R::spread_fraction, C>("spread_fraction", "fraction", "spread / max busy"));
-    return v;
-  }();
-  return t;
-}
-
-const ResultTable<EnergyReport, NoContext>& energy_fields() {
-  using R = EnergyReport;
-  using C = NoContext;
-  static const ResultTable<R, C> t = [] {
-    ResultTable<R, C> v;
-    v.push_back(member<&R::measured, C>("measured", "", "the trace has power samples of at least one device"));
-    v.push_back(member<&R::sample_period_ns, C>("sample_period_ns", "ns", "power sampling period"));
-    v.push_back(member<&R::update_period_ns, C>("update_period_ns", "ns", "the driver's energy update period"));
-    v.push_back(member<&R::total_joules, C>("total_joules", "J", "sum over devices"));
-    v.push_back(member<&R::unattributed_joules, C>("unattributed_joules", "J", "kernels without an HLO op"));
-    v.push_back(member<&R::copies_joules, C>("copies_joules", "J", "copies and memsets"));
-    v.push_back(member<&R::idle_joules, C>("idle_joules", "J", "the not-busy part of each interval"));
-    v.push_back(nested<R, C>("devices", VT::kObjectList, false, "one row per device with samples (energy_device_row)"));
-    v.push_back(nested<R, C>("region_paths", VT::kObjectList, false,
-                             "one row per (region path, device): energy_window + path_index, region, instances"));
-    v.push_back(nested<R, C>("regions", VT::kObjectList, false,
-                             "one row per (region record, device): energy_window + region_index, path_index, region"));
-    v.push_back(nested<R, C>("ops", VT::kObjectList, false, "ops with energy, most joules first (energy_op_row)"));
     return v;
   }();
   return t;
@@ -435,16 +498,18 @@ const ResultTable<RegionPathMemory, TraceContext>& region_path_memory_row_fields
   return t;
 }
 
-const ResultTable<DeviceRow, NoContext>& device_row_fields() {
+const ResultTable<DeviceRow, DeviceRowContext>& device_row_fields() {
   using R = DeviceRow;
-  using C = NoContext;
+  using C = DeviceRowContext;
   static const ResultTable<R, C> t = [] {
     ResultTable<R, C> v;
     v.push_back(member<&R::device_id, C>("device_id", "", "the device"));
     v.push_back(member<&R::has_record, C>("has_record", "", "a DeviceInfo with this id is in the trace"));
     v.push_back(computed<R, C>("name", VT::kString, false, "", "the device's name",
                                [](const R& r, const C&) { return FieldValue{r.ceilings.device_name}; }));
-    v.push_back(nested<R, C>("ceilings", VT::kObject, false, "its ceilings (as table_ceilings)"));
+    v.push_back(nested_rows<R, C>(
+        "ceilings", VT::kObject, false, "its ceilings (the ceilings table, as table_ceilings)",
+        [](const R&, const C& c, ResultWriter& w) { write_row(ceilings_fields(), *c.ceilings, NoContext{}, w); }));
     v.push_back(member<&R::kernel_count, C>("kernel_count", "", "its kernels"));
     v.push_back(member<&R::kernel_time_ns, C>("kernel_time_ns", "ns", "sum of kernel durations"));
     v.push_back(member<&R::kernel_busy_ns, C>("kernel_busy_ns", "ns", "union of kernel intervals"));
@@ -463,10 +528,21 @@ const ResultTable<DeviceRow, NoContext>& device_row_fields() {
     v.push_back(computed<R, C>(
         "last_end_ns", VT::kInt, true, "ns", "last activity end (null: none)",
         [](const R& r, const C&) { return r.last_end_ns > r.first_start_ns ? FieldValue{r.last_end_ns} : none(); }));
-    v.push_back(nested<R, C>("directions", VT::kObject, false, "per copy direction with copies (device_copy_stats)"));
-    v.push_back(nested<R, C>("memory", VT::kObject, true, "its allocations (device_row_memory); null without any"));
-    v.push_back(
-        nested<R, C>("threads", VT::kObjectList, false, "launching threads (device_thread_row), most kernels first"));
+    v.push_back(nested_rows<R, C>(
+        "directions", VT::kObject, false, "per copy direction with copies (device_directions)",
+        [](const R& r, const C&, ResultWriter& w) { write_row(device_directions_fields(), r, NoContext{}, w); }));
+    v.push_back(nested_rows<R, C>("memory", VT::kObject, true, "its allocations (device_row_memory); null without any",
+                                  [](const R& r, const C&, ResultWriter& w) {
+                                    if (r.has_memory)
+                                      write_row(device_row_memory_fields(), r, NoContext{}, w);
+                                    else
+                                      w.value(FieldValue{});
+                                  }));
+    v.push_back(nested_rows<R, C>("threads", VT::kObjectList, false,
+                                  "launching threads (device_thread_row), most kernels first",
+                                  [](const R& r, const C&, ResultWriter& w) {
+                                    write_rows(device_thread_row_fields(), r.threads, NoContext{}, w);
+                                  }));
     return v;
   }();
   return t;
@@ -630,44 +706,6 @@ const ResultTable<StringId, IndexContext>& roofline_kernel_keys_fields() {
   return t;
 }
 
-const ResultTable<RooflineReport, NoContext>& roofline_fields() {
-  using R = RooflineReport;
-  using C = NoContext;
-  static const ResultTable<R, C> t = [] {
-    ResultTable<R, C> v;
-    v.push_back(nested<R, C>("trace", VT::kObject, false, "every kernel as one point (roofline_point)"));
-    v.push_back(nested<R, C>("ops", VT::kObjectList, false, "one per op: roofline_op_keys + roofline_point"));
-    v.push_back(
-        nested<R, C>("regions", VT::kObjectList, false,
-                     "one per region record (region_instance_keys) or path (region_path_keys), + roofline_point"));
-    v.push_back(
-        nested<R, C>("kernels", VT::kObjectList, false, "one per kernel name: roofline_kernel_keys + roofline_point"));
-    v.push_back(member<&R::unattributed_kernels, C>("unattributed_kernels", "", "kernels with no op (cost unknown)"));
-    v.push_back(member<&R::unattributed_ns, C>("unattributed_ns", "ns", "their time"));
-    return v;
-  }();
-  return t;
-}
-
-const ResultTable<TransferReport, NoContext>& transfers_fields() {
-  using R = TransferReport;
-  using C = NoContext;
-  static const ResultTable<R, C> t = [] {
-    ResultTable<R, C> v;
-    v.push_back(
-        nested<R, C>("groups", VT::kObjectList, false,
-                     "the trace, then region paths (or records) with copies or syncs, then ops (transfer_group_row)"));
-    v.push_back(nested<R, C>("flags", VT::kObjectList, false, "problems found, trace first (transfer_flag_row)"));
-    v.push_back(member<&R::flags_left_out, C>("flags_left_out", "", "region flags beyond the kept number"));
-    v.push_back(
-        member<&R::link_bytes_per_s, C>("link_bytes_per_s", "bytes/s", "the link peak link_percent uses (0 unknown)"));
-    v.push_back(member<&R::link_source, C>("link_source", "", "table, measured, user or unknown"));
-    v.push_back(member<&R::link_description, C>("link_description", "", "the link, e.g. \"PCIe gen5 x16\""));
-    return v;
-  }();
-  return t;
-}
-
 const ResultTable<TransferGroup, IndexContext>& transfer_group_row_fields() {
   using R = TransferGroup;
   using C = IndexContext;
@@ -707,64 +745,14 @@ const ResultTable<TransferGroup, IndexContext>& transfer_group_row_fields() {
         computed<R, C>("path", VT::kString, false, "", "the record's region path",
                        [](const R& g, const C& c) { return FieldValue{c.paths->path(c.paths->path_of(g.index))}; }),
         "kind is region", +[](const R& g, const C&) { return g.kind == GroupKind::kRegion; }));
-    v.push_back(nested<R, C>("directions", VT::kObject, false,
-                             "per direction with copies: transfer_stats, + link_percent for HtoD and DtoH"));
-    v.push_back(nested<R, C>("all", VT::kObject, false, "every direction together (transfer_stats)"));
+    v.push_back(nested_rows<R, C>(
+        "directions", VT::kObject, false, "per direction with copies (transfer_directions)",
+        [](const R& g, const C& c, ResultWriter& w) { write_row(transfer_directions_fields(), g, c, w); }));
+    v.push_back(nested_rows<R, C>(
+        "all", VT::kObject, false, "every direction together (transfer_stats)",
+        [](const R& g, const C&, ResultWriter& w) { write_row(transfer_stats_fields(), g.all, NoContext{}, w); }));
     v.push_back(member<&R::host_wait_ns, C>("host_wait_ns", "ns", "union of the host's sync waits"));
     v.push_back(member<&R::sync_calls, C>("sync_calls", "", "sync calls counted in host_wait_ns"));
-    return v;
-  }();
-  return t;
-}
-
-const ResultTable<TraceAnalysis, AnalyzeContext>& trace_analysis_fields() {
-  using R = TraceAnalysis;
-  using C = AnalyzeContext;
-  static const ResultTable<R, C> t = [] {
-    ResultTable<R, C> v;
-    v.push_back(nested<R, C>("ceilings", VT::kObject, false, "the ceilings the roofline used (as table_ceilings)"));
-    v.push_back(nested<R, C>("warnings", VT::kObjectList, false,
-                             "what the analysis could not do: diagnostics records (code, severity, source, count, "
-                             "numbers, message)"));
-    v.push_back(
-        computed<R, C>("region_rows", VT::kString, false, "",
-                       "path (one row per region path) or instance (one per region record)", [](const R& a, const C&) {
-                         return FieldValue{std::string(a.region_rows == RegionRows::kPaths ? "path" : "instance")};
-                       }));
-    v.push_back(nested<R, C>("transfers", VT::kObject, false, "copies by group (transfers)"));
-    v.push_back(nested<R, C>("memory", VT::kObject, false, "device memory (memory)"));
-    v.push_back(nested<R, C>("devices", VT::kObject, false, "per-device rows and balance (devices)"));
-    v.push_back(nested<R, C>("roofline", VT::kObject, false, "roofline points (roofline)"));
-    v.push_back(nested<R, C>("fpga", VT::kObject, false,
-                             "the FPGA ranking (fpga_report, candidates: fpga_op_row, regions: fpga_region_row)"));
-    v.push_back(
-        nested<R, C>("fpga_other_targets", VT::kObjectList, false, "the same as fpga on each other card asked for"));
-    v.push_back(nested<R, C>("totals", VT::kObject, false, "busy-time unions and record counts (trace_totals)"));
-    v.push_back(nested<R, C>("region_paths", VT::kObjectList, false, "GPU time per region path (region_path_row)"));
-    v.push_back(nested<R, C>("region_path_of", VT::kIntList, false, "the region path of each region record"));
-    v.push_back(nested<R, C>("kernels_by_name", VT::kObjectList, false, "per distinct kernel name (kernel_name_row)"));
-    v.push_back(nested<R, C>("device_dram_bytes_per_s", VT::kFloatList, false,
-                             "DRAM peak per device of the trace, bytes/s (0 unknown)"));
-    v.push_back(nested<R, C>("module_memory", VT::kObjectList, false,
-                             "per HLO module with a buffer assignment (module_memory)"));
-    v.push_back(nested<R, C>("collectives", VT::kObject, false, "collective kernels (collectives)"));
-    v.push_back(nested<R, C>("energy", VT::kObject, false, "GPU energy from the power samples (energy)"));
-    v.push_back(only_when(
-        nested<R, C>("attribution", VT::kObject, false, "the AttributionResult the analysis computed"),
-        "with_attribution", +[](const R&, const C& c) { return c.with_attribution; }));
-    return v;
-  }();
-  return t;
-}
-
-const ResultTable<DeviceReport, NoContext>& devices_fields() {
-  using R = DeviceReport;
-  using C = NoContext;
-  static const ResultTable<R, C> t = [] {
-    ResultTable<R, C> v;
-    v.push_back(member<&R::wall_ns, C>("wall_ns", "ns", "the wall time the idle shares are taken of"));
-    v.push_back(nested<R, C>("rows", VT::kObjectList, false, "one per device, by id (device_row)"));
-    v.push_back(nested<R, C>("balance", VT::kObject, false, "load balance over the devices (load_balance)"));
     return v;
   }();
   return t;

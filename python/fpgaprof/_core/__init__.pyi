@@ -3,6 +3,7 @@ fpgaprof C++ core (private; use the fpgaprof package)
 """
 from __future__ import annotations
 import collections.abc
+import fpgaprof.base.result_rows
 import os
 import typing
 from . import hlo
@@ -20,8 +21,10 @@ class DeviceInfo:
         """
         2 x memory clock x bus width / 8, bytes/s (0 when unknown)
         """
-    def to_dict(self) -> dict:
-        ...
+    def to_dict(self) -> fpgaprof.base.result_rows.DeviceInfo:
+        """
+        Every field and peak_dram_bandwidth_bytes_per_s (the device_info table)
+        """
     @property
     def compute_capability_major(self) -> int:
         ...
@@ -156,7 +159,7 @@ class TraceStore:
         """
         Appends one record to a table (fields by name; str for string fields and enum names). For building stores in tests; returns the new record's index.
         """
-    def correlate(self) -> dict:
+    def correlate(self) -> fpgaprof.base.result_rows.CorrelationStats:
         """
         Joins records (fpgaprof/correlate.hpp); returns the unmatched counts.
         """
@@ -188,7 +191,7 @@ class TraceStore:
         DeviceInfo list (copies)
         """
     @property
-    def diagnostics(self) -> list:
+    def diagnostics(self) -> list[fpgaprof.base.result_rows.Diagnostic]:
         """
         TraceMeta::warnings as records (dicts of code, severity, source, count, numbers, message; copies)
         """
@@ -214,9 +217,9 @@ class TraceStore:
     def memsets(self) -> MemsetTable:
         ...
     @property
-    def meta(self) -> dict:
+    def meta(self) -> fpgaprof.base.result_rows.TraceMeta:
         """
-        TraceMeta as a dict (a copy)
+        TraceMeta as a dict (a copy; the trace_meta table)
         """
     @property
     def overheads(self) -> OverheadTable:
@@ -1353,7 +1356,7 @@ def current_thread_id() -> int:
     """
     gettid() of the calling thread.
     """
-def diagnostic_codes() -> list:
+def diagnostic_codes() -> list[fpgaprof.base.result_rows.DiagnosticCode]:
     """
     Every diagnostic code (code, severity, source, description): the one table, diagnostics.hpp.
     """
@@ -1361,7 +1364,7 @@ def library_path() -> str:
     """
     Absolute path of libfpgaprof.so.
     """
-def nvtx_injection_status() -> dict:
+def nvtx_injection_status() -> fpgaprof.base.result_rows.NvtxInjection:
     """
     What NVTX's injection hook (libfpgaprof.so's InitializeInjectionNvtx2) did in this process: calls, last_result (-1 never called), succeeded, detail.
     """

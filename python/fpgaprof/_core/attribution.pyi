@@ -4,6 +4,7 @@ kernel -> XLA HLO op -> source line attribution
 from __future__ import annotations
 import collections.abc
 import fpgaprof._core
+import fpgaprof.base.result_rows
 import numpy
 import numpy.typing
 import typing
@@ -158,7 +159,7 @@ class AttributionResult:
     def attributed_ns(self) -> int:
         ...
     @property
-    def count_by_method(self) -> dict:
+    def count_by_method(self) -> fpgaprof.base.result_rows.AttributionMethodCounts:
         ...
     @property
     def kernels(self) -> AttributionList:
@@ -197,7 +198,7 @@ def demangle_kernel_name(name: str) -> str:
     """
 def library_of_kernel(kernel_name: str) -> str:
     ...
-def parse_xla_range_name(text: str) -> typing.Any:
+def parse_xla_range_name(text: str) -> fpgaprof.base.result_rows.XlaRangeName | None:
     ...
 def sanitize_kernel_name(hlo_name: str) -> str:
     """

@@ -18,6 +18,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+from fpgaprof.base import result_rows
 from fpgaprof.base.atomic import write_text_atomic
 from fpgaprof.base.core import core
 from fpgaprof.base.errors import FpgaprofIOError, FpgaprofWarning
@@ -160,7 +161,7 @@ def merge_measured(table: Mapping, measured: Mapping) -> dict:
     return out
 
 
-def table_ceilings(store: Any, device: int = 0) -> dict | None:
+def table_ceilings(store: Any, device: int = 0) -> result_rows.Ceilings | None:
     """The architecture table's ceilings of GPU `device` of the store (None without one)."""
     return core.analysis.table_ceilings(store, device)
 
@@ -182,9 +183,10 @@ def ceilings(store: Any, device: int = 0, *, use_measured: bool = True) -> dict 
     replacing table values where present (each value carries its source). A cache file that
     cannot be used (load_measured) is named in a FpgaprofWarning and the table's values are
     used. None without a device."""
-    table = table_ceilings(store, device)
-    if table is None:
+    found = table_ceilings(store, device)
+    if found is None:
         return None
+    table: dict = dict(found)
     if use_measured:
         try:
             measured = load_measured(table.get("device_name", ""), device_uuid(store, device))

@@ -25,30 +25,38 @@ __all__ = [
 ]
 
 
-# The card's calibrated quantities: each takes a nominal value and the ends of its measured
-# spread as <field>_low / <field>_high (docs/fpga-model.md, "Constants").
 # A card file is a few hundred bytes of JSON; anything much larger is not one.
 CARD_FILE_MAX_BYTES = 1 << 20
 
-CALIBRATED_FIELDS = (
-    "clock_hz",
-    "dsp_utilization",
-    "stream_efficiency",
-    "channel_share",
-    "random_reads_per_s",
-    "rmw_updates_per_s",
-    "cross_channel_factor",
-    "onchip_share",
-    "onchip_lanes",
-    "sort_bytes_per_s",
-    "link_efficiency",
-    "transfer_latency_s",
-    "call_latency_s",
-    "loaded_w",
-)
+# The core's card field table (card_fields(); docs/fpga-model.md, "Card fields") and the names
+# a card takes (card_input_names(): the table's inputs, base, all channels' bandwidth and the
+# earlier names): FpgaTarget's fields and CALIBRATED_FIELDS come from them.
+_CARD_FIELDS = core.analysis.card_fields()
+_INPUT_NAMES = core.analysis.card_input_names()
+_KIND_TYPES = {"text": "str | None", "whole": "int | None"}
+
+# The card's calibrated quantities: each takes a nominal value and the ends of its measured
+# spread as <field>_low / <field>_high (docs/fpga-model.md, "Constants").
+CALIBRATED_FIELDS = tuple(f["name"] for f in _CARD_FIELDS if f["kind"] == "calibrated")
 
 
-@dataclasses.dataclass(init=False)
+def _field_type(name: str) -> str:
+    """The annotation of one FpgaTarget field: str or int for text and whole-number fields,
+    float for every other number (an input the table does not hold is a bandwidth or a share)."""
+    kinds = {f["name"]: f["kind"] for f in _CARD_FIELDS}
+    base = name.removesuffix("_low").removesuffix("_high")
+    kind = kinds.get(name, kinds.get(base, "text" if name == "base" else "number"))
+    return _KIND_TYPES.get(kind, "float | None")
+
+
+def _with_card_fields(cls: type) -> None:
+    """Makes `cls` a dataclass whose fields are the names a card takes, each None by default."""
+    cls.__annotations__ = {n: _field_type(n) for n in _INPUT_NAMES}
+    for n in _INPUT_NAMES:
+        setattr(cls, n, None)
+    dataclasses.dataclass(init=False)(cls)
+
+
 class FpgaTarget:
     """A user FPGA card (docs/fpga-model.md, "Your own card"). ``base`` starts from a preset and
     overrides the fields given (the name is then the preset's with " (modified)" unless
@@ -58,75 +66,13 @@ class FpgaTarget:
     memory_capacity_bytes, sram_bytes, link_bytes_per_s and the compute (dsp_count with
     dsps_per_fma_<type>, or <type>_flops_per_s). Each calibrated quantity (CALIBRATED_FIELDS)
     given alone is exact; give <field>_low / <field>_high for a range. Bad values raise
-    fpgaprof.InvalidArgumentError naming the field."""
-
-    name: str | None = None
-    base: str | None = None
-    description: str | None = None
-    memory_type: str | None = None
-    memory_channels: int | None = None
-    memory_channel_bytes_per_s: float | None = None
-    memory_bytes_per_s: float | None = None
-    hbm_bytes_per_s: float | None = None
-    memory_capacity_bytes: float | None = None
-    sram_bytes: float | None = None
-    dsp_count: int | None = None
-    dsps_per_fma_fp64: float | None = None
-    dsps_per_fma_fp32: float | None = None
-    dsps_per_fma_fp16: float | None = None
-    fp64_flops_per_s: float | None = None
-    fp32_flops_per_s: float | None = None
-    fp16_flops_per_s: float | None = None
-    link_bytes_per_s: float | None = None
-    random_granule_bytes: float | None = None
-    hbm_efficiency: float | None = None
-    clock_hz: float | None = None
-    clock_hz_low: float | None = None
-    clock_hz_high: float | None = None
-    dsp_utilization: float | None = None
-    dsp_utilization_low: float | None = None
-    dsp_utilization_high: float | None = None
-    stream_efficiency: float | None = None
-    stream_efficiency_low: float | None = None
-    stream_efficiency_high: float | None = None
-    channel_share: float | None = None
-    channel_share_low: float | None = None
-    channel_share_high: float | None = None
-    random_reads_per_s: float | None = None
-    random_reads_per_s_low: float | None = None
-    random_reads_per_s_high: float | None = None
-    rmw_updates_per_s: float | None = None
-    rmw_updates_per_s_low: float | None = None
-    rmw_updates_per_s_high: float | None = None
-    cross_channel_factor: float | None = None
-    cross_channel_factor_low: float | None = None
-    cross_channel_factor_high: float | None = None
-    onchip_share: float | None = None
-    onchip_share_low: float | None = None
-    onchip_share_high: float | None = None
-    onchip_lanes: float | None = None
-    onchip_lanes_low: float | None = None
-    onchip_lanes_high: float | None = None
-    sort_bytes_per_s: float | None = None
-    sort_bytes_per_s_low: float | None = None
-    sort_bytes_per_s_high: float | None = None
-    link_efficiency: float | None = None
-    link_efficiency_low: float | None = None
-    link_efficiency_high: float | None = None
-    transfer_latency_s: float | None = None
-    transfer_latency_s_low: float | None = None
-    transfer_latency_s_high: float | None = None
-    call_latency_s: float | None = None
-    call_latency_s_low: float | None = None
-    call_latency_s_high: float | None = None
-    loaded_w: float | None = None
-    loaded_w_low: float | None = None
-    loaded_w_high: float | None = None
+    fpgaprof.InvalidArgumentError naming the field. Its fields are the names the core's card
+    table takes (every one None unless given)."""
 
     def __init__(self, *args: Any, **fields: Any) -> None:
         """Keyword arguments only; a field that does not exist raises InvalidArgumentError
         naming the closest one and listing all (units are in the names: _hz, _bytes_per_s, _s)."""
-        names = [f.name for f in dataclasses.fields(self)]
+        names = _INPUT_NAMES
         if "random_access_efficiency" in fields:
             raise InvalidArgumentError(
                 "FPGA target field 'random_access_efficiency' is gone: the model now takes "
@@ -149,6 +95,9 @@ class FpgaTarget:
                 )
         for name in names:
             setattr(self, name, fields.get(name))
+
+
+_with_card_fields(FpgaTarget)  # its fields are the core's
 
 
 def presets() -> list[dict]:

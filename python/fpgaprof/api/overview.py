@@ -50,41 +50,25 @@ class TraceOverview:
 
 
 def _ops_rows(rows: list[dict]) -> list[dict]:
+    """prof.ops' rows (the attribution's OpStats: hlo_op, module_name, executions, total_ns,
+    mean_ns per execution, the static cost of one execution) as the overview's op rows,
+    largest time first; the cost is None where the op has none."""
     out = []
     for r in rows:
-        total_s = records.first(r, "total_s", "time_s")
-        if total_s is None and records.first(r, "total_ns") is not None:
-            total_s = float(records.first(r, "total_ns")) / 1e9
-        # executions of the op (the static cost is per execution); kernels may be more
-        count = records.first(r, "executions", "count", "calls", "kernel_count", default=0)
-        mean_s = records.first(r, "mean_s")
-        if mean_s is None and records.first(r, "mean_ns") is not None:
-            mean_s = float(records.first(r, "mean_ns")) / 1e9
-        if mean_s is None and total_s is not None and count:
-            mean_s = total_s / count
-        nbytes = records.first(r, "bytes", "bytes_accessed")
-        if nbytes is None and (
-            r.get("bytes_read") is not None or r.get("bytes_written") is not None
-        ):
-            nbytes = (r.get("bytes_read") or 0) + (r.get("bytes_written") or 0)
-        source = records.first(r, "source", "source_location")
-        if source is None:
-            source = records.source_location(r)
+        no_cost = not r["has_cost"] or r["cost_unknown"]
         out.append(
             {
-                "op": str(records.first(r, "hlo_op", "op", "name", "instruction", default="?")),
-                "module": records.first(r, "module", "module_name", "hlo_module"),
-                "category": records.first(r, "category", "kind", "opcode") or None,
-                "count": int(count or 0),
-                "kernel_count": records.first(r, "kernel_count", "kernels"),
-                "total_s": total_s,
-                "mean_s": mean_s,
-                "flops": None
-                if r.get("has_cost") is False or r.get("cost_unknown")
-                else records.first(r, "flops"),
-                "bytes": None if r.get("has_cost") is False or r.get("cost_unknown") else nbytes,
-                "pattern": records.first(r, "pattern", "access_pattern") or None,
-                "source": source or None,
+                "op": str(r["hlo_op"]),
+                "module": r["module_name"],
+                "category": r["category"] or None,
+                "count": int(r["executions"]),
+                "kernel_count": r["kernel_count"],
+                "total_s": float(r["total_ns"]) / 1e9,
+                "mean_s": float(r["mean_ns"]) / 1e9,
+                "flops": None if no_cost else r["flops"],
+                "bytes": None if no_cost else r["bytes_accessed"],
+                "pattern": r["pattern"] or None,
+                "source": records.source_location(r),
             }
         )
     out.sort(key=lambda r: -(r["total_s"] or 0.0))

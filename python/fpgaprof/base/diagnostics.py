@@ -28,7 +28,9 @@ __all__ = [
 OLDER_TRACE_CODE = "trace.older_warning"
 
 # code -> {"code", "severity", "source", "description"}, in the table's order.
-CODES: dict[str, dict[str, str]] = {c["code"]: dict(c) for c in core.diagnostic_codes()}
+CODES: dict[str, dict[str, str]] = {
+    c["code"]: {k: str(v) for k, v in c.items()} for c in core.diagnostic_codes()
+}
 
 
 def diagnostic(

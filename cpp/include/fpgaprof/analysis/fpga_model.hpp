@@ -178,6 +178,12 @@ struct CardField {
   int unit_order = -1;
 };
 const std::vector<CardField>& card_fields();
+// The names a card takes, in card_fields() order: "base", each field that is not derived (a
+// calibrated one with its _low and _high), memory_bytes_per_s (all channels' bandwidth) after
+// memory_channels, then the earlier names still read (hbm_bytes_per_s, hbm_efficiency).
+std::vector<std::string> card_input_names();
+// "text", "whole", "number", "calibrated" or "derived".
+const char* card_field_kind_name(CardFieldKind k);
 
 // One value of a card field as the caller got it, with what its messages quote.
 struct CardValue {

@@ -9,12 +9,17 @@
 // A range entry stands for three output fields: the nominal under `name` and its ends under
 // range_low_name(name) / range_high_name(name) ("card_time_s" -> "card_time_low_s",
 // "card_time_high_s"; "card_energy_j" -> "card_energy_low_j"; "op_speedup" -> "op_speedup_low", "op_speedup_high"),
-// written in that order. An entry of type kObject / kObjectList is a nested value the binding fills itself (its table's
-// converter writes None in its place, so the field keeps its position).
+// written in that order. An entry of type kObject / kObjectList is a nested value: a
+// nested_rows entry writes it from other tables (a row, a list of rows, or an object keyed by
+// names such as the copy directions) through the converter's ResultWriter; a plain nested entry
+// is filled by the binding (the converter writes None in its place, so the field keeps its
+// position). The tables of the capture layer's results sit in cpp/bindings/capture_tables.hpp
+// (the analysis layer does not include capture headers).
 //
 // Header-only, no state; the tables are immutable statics (thread-safe after first use).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -23,6 +28,7 @@
 #include <variant>
 #include <vector>
 
+#include "fpgaprof/analysis/attribution.hpp"
 #include "fpgaprof/analysis/ceilings.hpp"
 #include "fpgaprof/analysis/collectives.hpp"
 #include "fpgaprof/analysis/device_analysis.hpp"
@@ -35,7 +41,11 @@
 #include "fpgaprof/analysis/roofline.hpp"
 #include "fpgaprof/analysis/trace_analysis.hpp"
 #include "fpgaprof/analysis/transfer_analysis.hpp"
+#include "fpgaprof/correlate.hpp"
+#include "fpgaprof/diagnostics.hpp"
 #include "fpgaprof/hlo/hlo_module.hpp"
+#include "fpgaprof/records.hpp"
+#include "fpgaprof/trace_store.hpp"
 
 namespace fpgaprof::analysis {
 
@@ -69,8 +79,9 @@ inline const char* value_type_name(ValueType t) {
 
 // One value as a getter returns it: null, a number, a string or a list of strings (borrowed from
 // the row, which outlives the conversion).
-using FieldValue = std::variant<std::monostate, bool, int64_t, uint64_t, double, std::string,
-                                const std::vector<std::string>*, const std::vector<uint64_t>*>;
+using FieldValue =
+    std::variant<std::monostate, bool, int64_t, uint64_t, double, std::string, const std::vector<std::string>*,
+                 const std::vector<uint64_t>*, const std::vector<int64_t>*, const std::vector<double>*>;
 
 // What a field is, without its getter (what Python, the schema test and the docs read).
 struct FieldInfo {
@@ -85,16 +96,71 @@ struct FieldInfo {
   const char* description = "";
 };
 
+// What the one converter (cpp/bindings/result_convert.hpp) does with a row: a table's fields are
+// written as key(name) then value(...) into the current object; a nested entry writes an object
+// (begin_object ... end_object) or a list of them (begin_list ... end_list) in its place.
+class ResultWriter {
+ public:
+  virtual ~ResultWriter() = default;
+  virtual void key(const std::string& name) = 0;  // the next value's name in the current object
+  virtual void value(const FieldValue& v) = 0;
+  virtual void begin_object() = 0;
+  virtual void end_object() = 0;
+  virtual void begin_list() = 0;
+  virtual void end_list() = 0;
+};
+
 template <class Row, class Ctx>
 struct ResultField {
   FieldInfo info;
   FieldValue (*get)(const Row&, const Ctx&) = nullptr;       // plain fields
   TimeRange (*get_range)(const Row&, const Ctx&) = nullptr;  // range fields
   bool (*present)(const Row&, const Ctx&) = nullptr;         // null: always written
+  // A nested value written from other tables (nested_rows): an object, a list or a keyed map.
+  void (*write)(const Row&, const Ctx&, ResultWriter&) = nullptr;
 };
 
 template <class Row, class Ctx>
 using ResultTable = std::vector<ResultField<Row, Ctx>>;
+
+// Writes `row`'s fields into the writer's current object in the table's order (a range as its
+// nominal, low and high; a nullable range without a nominal as three nulls).
+template <class Row, class Ctx>
+void write_fields(const ResultTable<Row, Ctx>& table, const Row& row, const Ctx& ctx, ResultWriter& w) {
+  for (const auto& f : table) {
+    if (f.present != nullptr && !f.present(row, ctx)) continue;
+    if (f.write != nullptr) {
+      w.key(f.info.name);
+      f.write(row, ctx, w);
+    } else if (f.info.range) {
+      const TimeRange r = f.get_range(row, ctx);
+      const bool null = f.info.nullable && std::isnan(r.nominal);  // no value
+      w.key(f.info.name);
+      w.value(null ? FieldValue{} : FieldValue{r.nominal});
+      w.key(f.info.low_name);
+      w.value(null ? FieldValue{} : FieldValue{r.low});
+      w.key(f.info.high_name);
+      w.value(null ? FieldValue{} : FieldValue{r.high});
+    } else {
+      w.key(f.info.name);
+      w.value(f.get(row, ctx));
+    }
+  }
+}
+
+// One row as an object; rows as a list of objects.
+template <class Row, class Ctx>
+void write_row(const ResultTable<Row, Ctx>& table, const Row& row, const Ctx& ctx, ResultWriter& w) {
+  w.begin_object();
+  write_fields(table, row, ctx, w);
+  w.end_object();
+}
+template <class Row, class Ctx, class Rows>
+void write_rows(const ResultTable<Row, Ctx>& table, const Rows& rows, const Ctx& ctx, ResultWriter& w) {
+  w.begin_list();
+  for (const Row& r : rows) write_row(table, r, ctx, w);
+  w.end_list();
+}
 
 // "card_time_s" -> "card_time_low_s"; "card_energy_j" -> "card_energy_low_j"; "op_speedup" ->
 // "op_speedup_low".
@@ -129,8 +195,10 @@ constexpr ValueType value_type_of() {
     return ValueType::kInt;
   else if constexpr (std::is_same_v<T, std::vector<std::string>>)
     return ValueType::kStringList;
-  else if constexpr (std::is_same_v<T, std::vector<uint64_t>>)
+  else if constexpr (std::is_same_v<T, std::vector<uint64_t>> || std::is_same_v<T, std::vector<int64_t>>)
     return ValueType::kIntList;
+  else if constexpr (std::is_same_v<T, std::vector<double>>)
+    return ValueType::kFloatList;
   else
     return ValueType::kString;
 }
@@ -145,7 +213,8 @@ FieldValue value_of(const T& v) {
     return static_cast<int64_t>(v);
   else if constexpr (std::is_integral_v<T>)
     return static_cast<uint64_t>(v);
-  else if constexpr (std::is_same_v<T, std::vector<std::string>> || std::is_same_v<T, std::vector<uint64_t>>)
+  else if constexpr (std::is_same_v<T, std::vector<std::string>> || std::is_same_v<T, std::vector<uint64_t>> ||
+                     std::is_same_v<T, std::vector<int64_t>> || std::is_same_v<T, std::vector<double>>)
     return &v;
   else
     return std::string(v);
@@ -231,6 +300,18 @@ ResultField<R, Ctx> nested(const char* name, ValueType type, bool nullable, cons
   return f;
 }
 
+// A nested value the table writes itself from other tables (an object, a list of rows, or an
+// object keyed by names such as the copy directions): `write` calls write_row / write_rows or
+// the writer directly.
+template <class R, class Ctx>
+ResultField<R, Ctx> nested_rows(const char* name, ValueType type, bool nullable, const char* description,
+                                void (*write)(const R&, const Ctx&, ResultWriter&)) {
+  ResultField<R, Ctx> f;
+  f.info = result_detail::info(name, type, nullable, false, "", description);
+  f.write = write;
+  return f;
+}
+
 // Written only when `present` holds (documented by `only_when`).
 template <class R, class Ctx>
 ResultField<R, Ctx> only_when(ResultField<R, Ctx> f, const char* condition, bool (*present)(const R&, const Ctx&)) {
@@ -280,7 +361,7 @@ const ResultTable<KernelNameStats, TraceContext>& kernel_name_row_fields();
 const ResultTable<CollectiveReport, NoContext>& collectives_fields();
 const ResultTable<CollectiveKindStats, NoContext>& collective_kind_row_fields();
 // memory: the allocation analysis' scalars (its lists and rows are nested).
-const ResultTable<MemoryReport, NoContext>& memory_fields();
+const ResultTable<MemoryReport, TraceContext>& memory_fields();
 // memory.devices[]
 const ResultTable<DeviceMemory, NoContext>& device_memory_row_fields();
 // memory.largest[]
@@ -294,7 +375,7 @@ const ResultTable<OnChipNeed, NoContext>& onchip_need_fields();
 // devices.balance
 const ResultTable<LoadBalance, NoContext>& load_balance_fields();
 // energy: the totals (its rows are the tables below).
-const ResultTable<EnergyReport, NoContext>& energy_fields();
+const ResultTable<EnergyReport, TraceContext>& energy_fields();
 // energy.devices[]
 const ResultTable<DeviceEnergy, NoContext>& energy_device_row_fields();
 // energy.region_paths[] / regions[]: a window's energy (then its path or region keys).
@@ -316,8 +397,12 @@ const ResultTable<uint32_t, RegionPathGpuContext>& region_path_row_fields();
 // memory.regions[] by record (RegionRows "instance") and by path ("path").
 const ResultTable<RegionMemory, TraceContext>& region_memory_row_fields();
 const ResultTable<RegionPathMemory, TraceContext>& region_path_memory_row_fields();
-// devices.rows[] (its directions, memory and threads are the tables below).
-const ResultTable<DeviceRow, NoContext>& device_row_fields();
+// devices.rows[] (its ceilings, directions, memory and threads are the tables below); the
+// context: the row's ceilings (TraceAnalysis::device_ceilings).
+struct DeviceRowContext {
+  const Ceilings* ceilings = nullptr;
+};
+const ResultTable<DeviceRow, DeviceRowContext>& device_row_fields();
 const ResultTable<DeviceRow, NoContext>& device_row_memory_fields();
 const ResultTable<DeviceCopyStats, LinkDirectionContext>& device_copy_stats_fields();
 const ResultTable<DeviceThread, NoContext>& device_thread_row_fields();
@@ -330,6 +415,12 @@ struct IndexContext {
   const RegionPaths* paths = nullptr;
   const OpInputs* inputs = nullptr;
   const RooflineReport* roofline = nullptr;
+  const TransferReport* transfers = nullptr;  // transfer groups' link_percent
+};
+// One copy direction of a transfer group.
+struct TransferDirectionContext {
+  const TransferReport* transfers = nullptr;
+  Direction direction = Direction::kHtoD;
 };
 // roofline.ops[]: the op's keys (then roofline_point); the row is the op index.
 const ResultTable<uint32_t, IndexContext>& roofline_op_keys_fields();
@@ -340,20 +431,59 @@ const ResultTable<uint32_t, IndexContext>& region_path_keys_fields();
 // roofline.kernels[]: the kernel name (then roofline_point); the row is its string id.
 const ResultTable<StringId, IndexContext>& roofline_kernel_keys_fields();
 // roofline (its rows are the tables above plus roofline_point).
-const ResultTable<RooflineReport, NoContext>& roofline_fields();
+const ResultTable<RooflineReport, IndexContext>& roofline_fields();
+// transfers.groups[].directions: one entry per direction with copies (transfer_stats, then
+// transfer_direction_link).
+const ResultTable<TransferGroup, IndexContext>& transfer_directions_fields();
+const ResultTable<TransferGroup, TransferDirectionContext>& transfer_direction_link_fields();
+// devices.rows[].directions: one entry per direction with copies (device_copy_stats).
+const ResultTable<DeviceRow, NoContext>& device_directions_fields();
+// energy.region_paths[] / regions[]: energy_window, then these keys (the row: path id / record).
+const ResultTable<uint32_t, TraceContext>& energy_path_keys_fields();
+const ResultTable<uint32_t, TraceContext>& energy_instance_keys_fields();
 // transfers (groups[]: transfer_group_row; flags[]: transfer_flag_row).
-const ResultTable<TransferReport, NoContext>& transfers_fields();
+const ResultTable<TransferReport, IndexContext>& transfers_fields();
 // transfers.groups[]: the trace, a region (path or record) or an op, and its copies.
 const ResultTable<TransferGroup, IndexContext>& transfer_group_row_fields();
 
 // What analyze() was asked for beyond the analysis itself.
 struct AnalyzeContext {
-  bool with_attribution = false;  // the AttributionResult comes back too
+  bool with_attribution = false;      // the AttributionResult comes back too
+  const TraceStore* store = nullptr;  // the store analysed (names, allocations)
 };
 // analyze(): the whole result, each value one of the tables above (or a list of their rows).
 const ResultTable<TraceAnalysis, AnalyzeContext>& trace_analysis_fields();
-// devices: the per-device rows and their balance.
-const ResultTable<DeviceReport, NoContext>& devices_fields();
+// devices: the per-device rows and their balance; the context: each device's ceilings.
+struct DevicesContext {
+  const std::vector<Ceilings>* ceilings = nullptr;
+};
+const ResultTable<DeviceReport, DevicesContext>& devices_fields();
+
+// ---- the core's own results and the small analysis results (result_schema_core.cpp) ----------
+
+// TraceStore.meta: TraceMeta (its warnings as their messages; the records: diagnostic).
+const ResultTable<TraceMeta, NoContext>& trace_meta_fields();
+// DeviceInfo.to_dict()
+const ResultTable<DeviceInfo, NoContext>& device_info_fields();
+// TraceStore.correlate(): what correlation left unmatched.
+const ResultTable<CorrelationStats, NoContext>& correlation_stats_fields();
+// TraceStore.diagnostics[], analyze()'s warnings[]: one diagnostic record.
+const ResultTable<Diagnostic, NoContext>& diagnostic_fields();
+// diagnostic_codes()[]: one entry of the code table (diagnostics.hpp).
+const ResultTable<DiagnosticCode, NoContext>& diagnostic_code_fields();
+// attribution.parse_xla_range_name(text): an XlaModule or Thunk range's fields.
+const ResultTable<XlaRangeName, NoContext>& xla_range_name_fields();
+// AttributionResult.count_by_method: kernels per match method.
+const ResultTable<AttributionResult, NoContext>& attribution_method_counts_fields();
+// table_ceilings(...), analyze()'s ceilings and devices.rows[].ceilings: one device's roofs.
+const ResultTable<Ceilings, NoContext>& ceilings_fields();
+// ceilings.peak_flops_per_s / .flops_source: one field per precision.
+const ResultTable<Ceilings, NoContext>& ceiling_peak_fields();
+const ResultTable<Ceilings, NoContext>& ceiling_source_fields();
+// card_fields(): one field of the card table (fpga_model.hpp), as Python's FpgaTarget takes it.
+const ResultTable<CardField, NoContext>& card_field_fields();
+// A card (fpga_target(...), fpga_presets()[], fpga.target): card_to_fields, key by key.
+void write_card(const FpgaTarget& t, ResultWriter& w);
 
 // Every table by the name Python asks for (fpgaprof._core.analysis.result_fields(name)), with
 // its fields' descriptions (getters dropped).
