@@ -229,17 +229,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     except HloParseError as e:
         raise failure(f"{args.module}: not HLO text fpgaprof can read ({one_line(e)})")
     if args.json:
-        whole = {"summary": est.summary(), "target": est.target, "ops": list(est)}
-        not_finite: dict[str, str] = {}
-        whole = _finite(whole, "", not_finite)
-        if not_finite:
-            # JSON has no NaN or infinity: such a value is null, and this says which and why
-            whole["not_finite"] = {
-                "reason": "JSON has no NaN or infinity: these fields are null here (nan: not "
-                "estimated, the op's estimate_note says why; inf: the estimate overflowed)",
-                "fields": not_finite,
-            }
-        out(json.dumps(whole, indent=1, default=_json_default, allow_nan=False) + "\n")
+        _write_estimate_json(est)
         return 0
     est.more = f"{PROG} estimate {args.module} --json"  # the command line's way, not Python's
     if args.limit is not None and args.limit < len(est):
@@ -251,6 +241,37 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     else:
         out(str(est))
     return 0
+
+
+def _write_estimate_json(est: Any) -> None:
+    """The estimate as one JSON object (summary, target, ops, and not_finite when a value was NaN
+    or infinite), written a row at a time: the text json.dumps(indent=1) gives for the whole,
+    without holding a copy of every row or the whole text (10^6 ops: a few GB otherwise)."""
+    not_finite: dict[str, str] = {}
+    write = sys.stdout.write
+
+    def value(v: Any, path: str, depth: int) -> str:
+        # `v` as json.dumps(indent=1) writes it `depth` levels in (no newline is raw inside a
+        # JSON string, so each line of the value moves in by `depth` spaces)
+        text = json.dumps(
+            _finite(v, path, not_finite), indent=1, default=_json_default, allow_nan=False
+        )
+        return text.replace("\n", "\n" + " " * depth)
+
+    write('{\n "summary": ' + value(est.summary(), "summary", 1))
+    write(',\n "target": ' + value(est.target, "target", 1))
+    write(',\n "ops": [')
+    for i, row in enumerate(est):
+        write(("\n  " if i == 0 else ",\n  ") + value(row, f"ops[{i}]", 2))
+    write("\n ]" if len(est) else "]")
+    if not_finite:
+        # JSON has no NaN or infinity: such a value is null, and this says which and why
+        reason = (
+            "JSON has no NaN or infinity: these fields are null here (nan: not estimated, the "
+            "op's estimate_note says why; inf: the estimate overflowed)"
+        )
+        write(',\n "not_finite": ' + value({"reason": reason, "fields": not_finite}, "", 1))
+    write("\n}\n")
 
 
 def _json_default(x: Any) -> Any:
