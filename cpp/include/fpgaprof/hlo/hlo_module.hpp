@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -344,24 +345,25 @@ class Operands {
   std::unique_ptr<std::vector<Owned>> owned_;  // names and shapes known only from the text
 };
 
-// The shapes of an instruction's operands, in order, as a read-only list (size(), [k],
-// range-for): a view of its Operands (Instruction::operand_shapes()).
-class OperandShapes {
+// A read-only list (size(), [k], range-for) over an instruction's Operands, element k being
+// what `Get` reads of operand k: a view, nothing copied.
+template <class Value, class Ref, Ref (Operands::*Get)(std::size_t) const>
+class OperandView {
  public:
-  explicit OperandShapes(const Operands& operands) : ops_(&operands) {}
+  explicit OperandView(const Operands& operands) : ops_(&operands) {}
   std::size_t size() const { return ops_->size(); }
   bool empty() const { return ops_->empty(); }
-  const Shape& operator[](std::size_t k) const { return ops_->shape(k); }
+  Ref operator[](std::size_t k) const { return (ops_->*Get)(k); }
   class const_iterator {
    public:
     using iterator_category = std::forward_iterator_tag;
-    using value_type = Shape;
+    using value_type = Value;
     using difference_type = std::ptrdiff_t;
-    using pointer = const Shape*;
-    using reference = const Shape&;
+    using pointer = const Value*;
+    using reference = Ref;
     const_iterator(const Operands* list, std::size_t k) : list_(list), k_(k) {}
-    const Shape& operator*() const { return list_->shape(k_); }
-    const Shape* operator->() const { return &list_->shape(k_); }
+    Ref operator*() const { return (list_->*Get)(k_); }
+    const Value* operator->() const requires std::is_reference_v<Ref> { return &(list_->*Get)(k_); }
     const_iterator& operator++() {
       ++k_;
       return *this;
@@ -380,52 +382,17 @@ class OperandShapes {
   };
   const_iterator begin() const { return {ops_, 0}; }
   const_iterator end() const { return {ops_, ops_->size()}; }
-  std::vector<Shape> to_vector() const { return {begin(), end()}; }
+  std::vector<Value> to_vector() const { return {begin(), end()}; }
 
  private:
   const Operands* ops_;
 };
 
+// The shapes of an instruction's operands, in order (Instruction::operand_shapes()).
+using OperandShapes = OperandView<Shape, const Shape&, &Operands::shape>;
 // The positions of an instruction's operands in its computation, in order (SIZE_MAX for an
-// operand defined elsewhere, given only by its inline shape): a view of its Operands
-// (Instruction::operand_indices()).
-class OperandIndices {
- public:
-  explicit OperandIndices(const Operands& operands) : ops_(&operands) {}
-  std::size_t size() const { return ops_->size(); }
-  bool empty() const { return ops_->empty(); }
-  std::size_t operator[](std::size_t k) const { return ops_->position(k); }
-  class const_iterator {
-   public:
-    using iterator_category = std::forward_iterator_tag;
-    using value_type = std::size_t;
-    using difference_type = std::ptrdiff_t;
-    using pointer = const std::size_t*;
-    using reference = std::size_t;
-    const_iterator(const Operands* list, std::size_t k) : list_(list), k_(k) {}
-    std::size_t operator*() const { return list_->position(k_); }
-    const_iterator& operator++() {
-      ++k_;
-      return *this;
-    }
-    const_iterator operator++(int) {
-      const_iterator r = *this;
-      ++k_;
-      return r;
-    }
-    bool operator==(const const_iterator& o) const { return k_ == o.k_; }
-    bool operator!=(const const_iterator& o) const { return k_ != o.k_; }
-
-   private:
-    const Operands* list_;
-    std::size_t k_;
-  };
-  const_iterator begin() const { return {ops_, 0}; }
-  const_iterator end() const { return {ops_, ops_->size()}; }
-
- private:
-  const Operands* ops_;
-};
+// operand defined elsewhere, given only by its inline shape) (Instruction::operand_indices()).
+using OperandIndices = OperandView<std::size_t, std::size_t, &Operands::position>;
 
 // The fields most instructions of a large module leave empty (a module's own text sets them
 // on few instructions; XLA's printed modules set metadata on most), kept out of line: one
