@@ -176,15 +176,17 @@ inline void bind_analysis(py::module_& r, const TargetOf& target_of) {
   // function's card time, transfers and total, each as nominal with its range.
   r.def(
       "estimate_hlo",
-      [=](std::string_view text, py::object target_obj) {  // the str's own UTF-8 buffer, not a copy
+      // the str's own UTF-8 buffer, not a copy
+      [=](std::string_view text, py::object target_obj, double row_imbalance) {
         const FpgaTarget target = target_of(target_obj);
+        validate_row_imbalance(row_imbalance);
         ModuleEstimate est;
         {
           std::shared_ptr<hlo::Module> mod;
           try {
             py::gil_scoped_release nogil;
             mod = std::make_shared<hlo::Module>(hlo::analyze_hlo(text));
-            est = estimate_module(*mod, target);
+            est = estimate_module(*mod, target, row_imbalance);
           } catch (const hlo::HloParseError& e) {
             bindings::raise_hlo_parse_error(e);
           }
@@ -205,7 +207,7 @@ inline void bind_analysis(py::module_& r, const TargetOf& target_of) {
         out["ops"] = rows;
         return typed<"ModuleEstimate">(out);
       },
-      py::arg("hlo_text"), py::arg("target") = "alveo-u55c");
+      py::arg("hlo_text"), py::arg("target") = "alveo-u55c", py::arg("row_imbalance") = 0.0);
   r.def(
       "table_ceilings", [](const TraceStore& store, std::size_t device) -> std::optional<TypedRow<"Ceilings">> {
         if (device >= store.devices.size()) return std::nullopt;

@@ -20,6 +20,7 @@ from fpgaprof.api.fpga import (
     presets,
     resolve_target,
     restructured_basis,
+    row_imbalance,
     target_spec,
 )
 
@@ -35,6 +36,7 @@ __all__ = [
     "combined_speedup_text",
     "estimate",
     "estimate_hlo",
+    "row_imbalance",
     "export_hlo",
     "hlo_module_for_op",
     "CALIBRATED_FIELDS",

@@ -255,6 +255,60 @@ TEST_CASE("estimate_op_on_card: restructured gather + scatter through tiled vect
   }
 }
 
+TEST_CASE("estimate_op_on_card: the user's row imbalance on a restructured gather + scatter",
+          "[analysis][fpga][card]") {
+  const FpgaTarget t = round_card();
+  // spmv_like(4e6) without an imbalance (the section above): fast max(1.2 ms, 625 us) + 100 us
+  // overlapped = 1.2 ms; nominal max(3 ms, 2.5 ms) + 125 us; slow max(9.64 ms, 10 ms) + 240 us.
+  // The PE work (the larger of the matrix stream and the on-chip accesses) is multiplied by
+  // max(1, delta / 1.22) at the nominal and slow ends, by 10 more at the slow end when delta
+  // >= 2; the vectors are not; the fast end (a hybrid row distribution) is unchanged.
+  SECTION("delta 4.88: 4x the PE work, 40x at the slow end") {
+    const OpCardEstimate r = estimate_op_on_card(spmv_like(4e6), Precision::kFp32, t, Scenario::kRestructured, 4.88);
+    // nominal 4 x 3 ms + 0.125 ms; slow 40 x 10 ms + 0.24 ms (as compiled is slower at each end:
+    // 4e6 updates alone take 200 ms nominal, 800 ms slow at 20e6 / 5e6 updates/s).
+    check_range(r.time_s, 1.2e-3, 12.125e-3, 400.24e-3);
+    CHECK(r.structure_dependent == false);  // density 4e-4, one tile: the shapes say the rest
+  }
+  SECTION("delta 1.83 (< 2): 1.5x the PE work, no stalls at the slow end") {
+    const OpCardEstimate r = estimate_op_on_card(spmv_like(4e6), Precision::kFp32, t, Scenario::kRestructured, 1.83);
+    check_range(r.time_s, 1.2e-3, 4.625e-3, 15.24e-3);  // 1.5 x 3 + 0.125; 1.5 x 10 + 0.24
+  }
+  SECTION("delta up to 1.22 changes nothing; 0 is not known") {
+    for (double delta : {0.0, 1.0, 1.1, 1.22}) {
+      const OpCardEstimate r = estimate_op_on_card(spmv_like(4e6), Precision::kFp32, t, Scenario::kRestructured, delta);
+      check_range(r.time_s, 1.2e-3, 3.125e-3, 10.24e-3);
+    }
+  }
+  SECTION("a gather alone has no rows to deal: unchanged") {
+    const OpCardEstimate a = estimate_op_on_card(element_gather(46080), Precision::kFp32, t, Scenario::kRestructured);
+    const OpCardEstimate b =
+        estimate_op_on_card(element_gather(46080), Precision::kFp32, t, Scenario::kRestructured, 20.0);
+    CHECK(b.time_s.low == a.time_s.low);
+    CHECK(b.time_s.nominal == a.time_s.nominal);
+    CHECK(b.time_s.high == a.time_s.high);
+  }
+  SECTION("as compiled ignores it") {
+    const OpCardEstimate a = estimate_op_on_card(spmv_like(4e6), Precision::kFp32, t, Scenario::kAsCompiled);
+    const OpCardEstimate b = estimate_op_on_card(spmv_like(4e6), Precision::kFp32, t, Scenario::kAsCompiled, 20.0);
+    CHECK(b.time_s.nominal == a.time_s.nominal);
+  }
+  SECTION("a ratio below 1, not finite or absurd is refused with the fix") {
+    CHECK_NOTHROW(validate_row_imbalance(0.0));
+    CHECK_NOTHROW(validate_row_imbalance(1.0));
+    for (double bad :
+         {0.5, -1.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(), 2e9}) {
+      try {
+        validate_row_imbalance(bad);
+        FAIL("accepted " << bad);
+      } catch (const Error& e) {
+        CHECK(e.kind() == ErrorKind::kInvalidArgument);
+        CHECK(std::string(e.what()).find("fpgaprof.fpga.row_imbalance") != std::string::npos);
+      }
+    }
+  }
+}
+
 TEST_CASE("estimate_op_on_card: restructured, data-dependent accesses on chip", "[analysis][fpga][card]") {
   SECTION("lanes limited by onchip_lanes") {
     // A gather of 1e6 f32 from a 46,080 B table (10 BRAM36 blocks) with indices computed on

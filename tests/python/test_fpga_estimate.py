@@ -352,3 +352,72 @@ def test_estimate_hlo_carries_card_energy_with_its_range():
     ):
         with pytest.raises(fpgaprof.InvalidArgumentError, match=words):
             fpga.estimate_hlo(TRIAD_HLO, target={"base": "alveo-u280", **bad})
+
+
+def test_row_imbalance_is_hispmvs_delta_by_hand():
+    # HiSpMV Eq. 2: rows dealt cyclically to P PEs, the most loaded PE's nonzeros over NNZ / P.
+    # Rows of 10, 1, 1, 1 nonzeros on 2 PEs: PE 0 gets rows 0 and 2 (11), PE 1 rows 1 and 3 (2);
+    # NNZ / P = 13 / 2 = 6.5 -> 11 / 6.5.
+    assert fpga.row_imbalance([10, 1, 1, 1], pes=2) == pytest.approx(11 / 6.5)
+    assert fpga.row_imbalance([10, 1, 1, 1], pes=1) == pytest.approx(1.0)  # one PE: balanced
+    assert fpga.row_imbalance([3] * 256) == pytest.approx(1.0)
+    # Every nonzero in one row: delta reaches its bound P (Eq. 5: delta <= min(P, 1 / density)).
+    assert fpga.row_imbalance([500] + [0] * 1000) == pytest.approx(128.0)
+    # 5 rows on 4 PEs (the last PE row-less): loads 2+1, 1, 1, 1 of 6 -> 3 / 1.5 = 2.
+    assert fpga.row_imbalance([2, 1, 1, 1, 1], pes=4) == pytest.approx(2.0)
+    import numpy as np
+
+    assert fpga.row_imbalance(np.diff(np.array([0, 4, 4, 5]))) == pytest.approx(4 / (5 / 128))
+    for bad, match in (([], "one or more"), ([1, -1], "finite counts"), ([0, 0], "no nonzeros"),
+                       (["a"], "nonzeros of each row"), ([1.0, float("nan")], "finite counts")):
+        with pytest.raises(fpgaprof.InvalidArgumentError, match=match):
+            fpga.row_imbalance(bad)
+    for pes in (0, -3, 2.5, True):
+        with pytest.raises(fpgaprof.InvalidArgumentError, match="pes"):
+            fpga.row_imbalance([1, 2], pes=pes)
+
+
+def test_a_given_row_imbalance_moves_the_sparse_scatter_and_says_so():
+    # The SpMV of the test above (1e6 x 1e6, 3e6 nonzeros). The core's hand-worked cases are in
+    # tests/cpp/test_fpga_card_model.cpp; here what a user sees: with delta = 4.88 the nominal
+    # restructured time grows (the PE work 4x, the vectors not), the slow end more (stalls,
+    # 10x), the fast end (a hybrid row distribution) not at all; delta <= 1.22 changes nothing.
+    from fpgaprof.fpga_validation import BUILDERS
+
+    fn, args = BUILDERS["spmv"](1_000_000, 1_000_000, 3_000_000, "float32")
+    base = fpga.estimate(fn, *args, target="alveo-u280")
+    imb = fpga.estimate(fn, *args, target="alveo-u280", row_imbalance=4.88)
+    same = fpga.estimate(fn, *args, target="alveo-u280", row_imbalance=1.1)
+    b_lo, b_hi = base.restructured_card_time_range_s
+    i_lo, i_hi = imb.restructured_card_time_range_s
+    assert i_lo == pytest.approx(b_lo, rel=1e-12)
+    assert 1.5 * base.restructured_card_time_s < imb.restructured_card_time_s
+    assert imb.restructured_card_time_s < 4 * base.restructured_card_time_s
+    assert i_hi > 3 * b_hi or i_hi == pytest.approx(imb.card_time_range_s[1])  # as compiled caps it
+    assert same.restructured_card_time_s == pytest.approx(base.restructured_card_time_s, rel=1e-12)
+    assert base.row_imbalance is None and imb.row_imbalance == 4.88
+    assert imb.summary()["row_imbalance"] == 4.88 and base.summary()["row_imbalance"] is None
+    assert [n for n in imb.notes if "at the row imbalance given" in n]
+    assert not [n for n in imb.notes if "row imbalance and column spread, not visible" in n]
+    assert "row imbalance given: 4.88 (HiSpMV's delta)" in str(imb)
+    assert "row imbalance given" not in str(base)
+    # as compiled is the XLA design: no PEs to balance
+    assert imb.card_time_s == pytest.approx(base.card_time_s, rel=1e-12)
+    for bad in (0.5, float("nan"), float("inf"), -2.0):
+        with pytest.raises(fpgaprof.InvalidArgumentError, match="row_imbalance"):
+            fpga.estimate_hlo(TRIAD_HLO, target="alveo-u280", row_imbalance=bad)
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="row_imbalance must be a number"):
+        fpga.estimate_hlo(TRIAD_HLO, target="alveo-u280", row_imbalance="4")
+
+
+def test_cli_estimate_row_imbalance(tmp_path):
+    path = tmp_path / "triad.hlo"
+    path.write_text(TRIAD_HLO)
+    r = _cli("estimate", str(path), "--target", "alveo-u280", "--row-imbalance", "3")
+    assert r.returncode == 0, r.stderr
+    assert "row imbalance given: 3 (HiSpMV's delta)" in r.stdout
+    r = _cli("estimate", str(path), "--row-imbalance", "3", "--json")
+    assert json.loads(r.stdout)["summary"]["row_imbalance"] == 3.0
+    r = _cli("estimate", str(path), "--row-imbalance", "0.5")
+    assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1
+    assert "row_imbalance 0.5 is not a row imbalance ratio" in r.stderr

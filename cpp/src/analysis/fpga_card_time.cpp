@@ -18,6 +18,13 @@ const char* const kStructureDependentNote =
     "figure is a target for a design like the published ones (docs/fpga-model.md, \"Gathers through a tiled "
     "vector\")";
 
+const char* const kRowImbalanceNote =
+    "restructured: a scatter (with or without its gather) at the row imbalance given (HiSpMV's delta): "
+    "nominal a design that deals rows to its PEs cyclically (delta / 1.22 times the balanced time, at least "
+    "1), slow end with a dense row's accumulation stalls (10 cycles a nonzero at delta >= 2), fast end a "
+    "hybrid row distribution (HiSpMV); the column spread is still not known (docs/fpga-model.md, \"Row "
+    "imbalance\")";
+
 const char* scenario_name(Scenario s) { return s == Scenario::kAsCompiled ? "as compiled" : "restructured"; }
 
 // ---- the card model ---------------------------------------------------------------------------
@@ -46,6 +53,19 @@ constexpr double kVectorChannels = 1.0;
 // the slow end of such a design is 2x slower, and the figure depends on the matrix's structure.
 constexpr double kLowDensity = 1e-4;
 constexpr double kLowDensitySlowFactor = 2.0;
+// Row imbalance given by the user (HiSpMV's ratio delta, FPGA '24 Eq. 2: the nonzeros of the
+// most loaded of P PEs, rows dealt to them cyclically, over NNZ / P). Designs that deal rows
+// cyclically (Serpens, HiSparse, AMD's: HiSpMV Sec. 2.1) run at the pace of that PE. HiSpMV
+// Table 2's cycle counts show no loss up to delta 1.22 (its "Row Distri." speedup is 1.00 on
+// all ten balanced matrices, delta 1.01-1.22) and a loss of 2.3-47x on the ten at 2.28-32.8:
+// the nominal design's PE work is max(1, delta / 1.22) times the balanced one. At delta >= 2
+// ("imbalanced matrices with delta >= 2", Sec. 2.1) a dense row also stalls its PE on the
+// accumulation's read-after-write dependency, up to one nonzero per dependency distance: 10
+// cycles in Serpens, 7 in HiSparse (Table 1), the longest at the slow end. The fast end is
+// HiSpMV's hybrid row distribution, which spreads dense rows over all PEs.
+constexpr double kBalancedUpTo = 1.22;
+constexpr double kImbalanced = 2.0;
+constexpr double kRawDistanceCycles = 10.0;
 
 // Every calibrated constant at one end of its spread (or at its nominal value).
 struct Corner {
@@ -141,11 +161,13 @@ struct Parts {
   double vectors = 0;                // a tiled vector's loads and the output's stores over their channels
   bool vectors_overlap = false;      // ... hidden under the matrix stream (the fast end) or added to it
   double slow_factor = 1;            // a low-density gather + scatter at the slow end (kLowDensitySlowFactor)
+  double pe_factor = 1;              // the most loaded PE's share of a gather + scatter (row imbalance, stalls)
   double memory_bytes = 0;           // what the card moves in this design
   bool restructured = false;         // the restructured design was faster and is the one given
   bool structure_dependent = false;  // a gather + scatter whose time the matrix's structure decides
   double access() const {
-    return slow_factor * (vectors_overlap ? std::max({memory, onchip, vectors}) : std::max(memory, onchip) + vectors);
+    const double pes = pe_factor * std::max(memory, onchip);
+    return slow_factor * (vectors_overlap ? std::max(pes, vectors) : pes + vectors);
   }
   double time() const { return std::max({compute, sort, access()}); }
 };
@@ -179,7 +201,9 @@ Parts as_compiled_parts(const CardWork& w, Precision p, const FpgaTarget& t, con
 // repetition through card memory when it does not fit on chip, the data-dependent accesses served from on-chip banks
 // when every array they land in fits on chip together (else they stay random against card memory), the stages'
 // arithmetic sharing the DSPs. The pipeline takes the longest of these.
-Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, const FpgaTarget& t, const Corner& c) {
+// `row_imbalance` > 0: the user's delta for a gather paired with a scatter (kImbalanced).
+Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, const FpgaTarget& t, const Corner& c,
+                     double row_imbalance) {
   Parts out;
   const double room = c.onchip_share * t.sram_bytes;
   double sources = 0, spill = 0;
@@ -231,6 +255,11 @@ Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, 
       if (sparse && c.end == 2) out.slow_factor = kLowDensitySlowFactor;
       out.structure_dependent = sparse || tiles > 1;
     }
+    // The output's rows are dealt to the PEs (or banks) that update them: with or without its
+    // gather, a scatter runs at the pace of its most loaded PE.
+    if (y > 0 && row_imbalance >= 1 && c.end > 0)
+      out.pe_factor = std::max(1.0, row_imbalance / kBalancedUpTo) *
+                      (c.end == 2 && row_imbalance >= kImbalanced ? kRawDistanceCycles : 1.0);
   }
   out.memory_bytes = io_bytes + spill;
   out.memory = (matrix_io + spill) / stream_bytes_per_s(t, c) + out.random;
@@ -238,14 +267,14 @@ Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, 
   return out;
 }
 
-Parts op_parts(const CardWork& w, Precision p, const FpgaTarget& t, const Corner& c, Scenario s) {
+Parts op_parts(const CardWork& w, Precision p, const FpgaTarget& t, const Corner& c, Scenario s, double row_imbalance) {
   const Parts out = as_compiled_parts(w, p, t, c);
   if (s == Scenario::kAsCompiled) return out;
   // Restructured: the op alone as a dataflow design, its compulsory traffic streamed once (an
   // op that reads only part of an operand, a slice, needs no more than it moves as compiled).
   const DataflowStage stage{&w, p, 1.0, 0.0};
   const double io = w.random.empty() ? std::min(w.compulsory_bytes, w.stream_bytes) : w.compulsory_bytes;
-  const Parts r = dataflow_parts({stage}, io, t, c);  // a second pass over memory is added there
+  const Parts r = dataflow_parts({stage}, io, t, c, row_imbalance);  // a second pass over memory is added there
   return r.time() < out.time() ? r : out;
 }
 
@@ -261,7 +290,21 @@ std::string limit_of(const Parts& p) {
 
 }  // namespace
 
-OpCardEstimate estimate_op_on_card(const CardWork& work, Precision p, const FpgaTarget& t, Scenario scenario) {
+void validate_row_imbalance(double row_imbalance) {
+  if (row_imbalance == 0) return;
+  if (!std::isfinite(row_imbalance) || row_imbalance < 1 || row_imbalance > 1e9) {
+    char got[64];
+    std::snprintf(got, sizeof got, "%g", row_imbalance);
+    throw Error(ErrorKind::kInvalidArgument,
+                std::string("row_imbalance ") + got +
+                    " is not a row imbalance ratio: give HiSpMV's delta (the most loaded of P PEs' nonzeros over "
+                    "NNZ / P, rows dealt cyclically; 1 = balanced, at most P), e.g. from "
+                    "fpgaprof.fpga.row_imbalance(row_lengths), or 0 when not known");
+  }
+}
+
+OpCardEstimate estimate_op_on_card(const CardWork& work, Precision p, const FpgaTarget& t, Scenario scenario,
+                                   double row_imbalance) {
   OpCardEstimate e;
   if (!work.known) {
     e.note = "not estimated: no FLOP/byte count";
@@ -280,7 +323,7 @@ OpCardEstimate estimate_op_on_card(const CardWork& work, Precision p, const Fpga
   e.estimated = true;
   Parts nominal;
   for (End end : kEnds) {
-    const Parts parts = op_parts(work, p, t, corner(t, end), scenario);
+    const Parts parts = op_parts(work, p, t, corner(t, end), scenario, row_imbalance);
     set_end(e.compute_s, end, std::max(parts.compute, parts.sort));
     set_end(e.memory_s, end, parts.access());  // streamed, on chip and the tiled vectors
     set_end(e.time_s, end, parts.time());
@@ -297,10 +340,10 @@ OpCardEstimate estimate_op_on_card(const CardWork& work, Precision p, const Fpga
 }
 
 TimeRange dataflow_time(const std::vector<DataflowStage>& stages, double io_bytes, const FpgaTarget& t, bool* onchip,
-                        bool* structure_dependent) {
+                        bool* structure_dependent, double row_imbalance) {
   TimeRange r;
   for (End end : kEnds) {
-    const Parts parts = dataflow_parts(stages, io_bytes, t, corner(t, end));
+    const Parts parts = dataflow_parts(stages, io_bytes, t, corner(t, end), row_imbalance);
     set_end(r, end, parts.time());
     if (end == End::kNominal && onchip != nullptr) *onchip = parts.onchip > 0;
     if (end == End::kNominal && structure_dependent != nullptr) *structure_dependent = parts.structure_dependent;

@@ -53,7 +53,7 @@ double array_leaves(const hlo::Shape& s) {
 class ModuleWalker {
  public:
   ModuleWalker(const hlo::Module& m, const FpgaTarget& t, ModuleEstimate& out)
-      : m_(m), t_(t), out_(out), path_(m.computations.size()) {
+      : m_(m), t_(t), out_(out), path_(m.computations.size()), row_imbalance_(out.row_imbalance) {
     std::size_t instructions = 0;
     for (const hlo::Computation& c : m.computations) instructions += c.instructions.size();
     // A computation called from several places is expanded at each; more visits than this many
@@ -176,7 +176,7 @@ class ModuleWalker {
     r.random_bytes = w.random_bytes() * executions;
     r.compulsory_bytes = w.compulsory_bytes * executions;
     const OpCardEstimate a = estimate_op_on_card(w, r.precision, t_, Scenario::kAsCompiled);
-    const OpCardEstimate b = estimate_op_on_card(w, r.precision, t_, Scenario::kRestructured);
+    const OpCardEstimate b = estimate_op_on_card(w, r.precision, t_, Scenario::kRestructured, row_imbalance_);
     r.estimated = a.estimated;
     if (!a.estimated) {
       r.estimate_note = !w.known && !ins.custom_call_target().empty()
@@ -217,6 +217,7 @@ class ModuleWalker {
   const FpgaTarget& t_;
   ModuleEstimate& out_;
   hlo::CallPath path_;
+  double row_imbalance_ = 0;
   std::size_t max_visits_ = 0;
   std::size_t visits_ = 0;
   std::set<std::string> noted_;
@@ -225,8 +226,9 @@ class ModuleWalker {
 
 }  // namespace
 
-ModuleEstimate estimate_module(const hlo::Module& module, const FpgaTarget& target) {
+ModuleEstimate estimate_module(const hlo::Module& module, const FpgaTarget& target, double row_imbalance) {
   validate_fpga_target(target);
+  validate_row_imbalance(row_imbalance);
   const hlo::Computation* entry = module.entry();
   if (entry == nullptr)
     throw Error(ErrorKind::kInvalidArgument, "HLO module '" + module.name +
@@ -235,6 +237,7 @@ ModuleEstimate estimate_module(const hlo::Module& module, const FpgaTarget& targ
   ModuleEstimate out;
   out.module = module.name;
   out.target = target;
+  out.row_imbalance = row_imbalance;
   ModuleWalker walker(module, target, out);
   walker.walk(*entry, 1.0, 0);
   for (const hlo::Instruction& ins : entry->instructions) {
@@ -250,7 +253,7 @@ ModuleEstimate estimate_module(const hlo::Module& module, const FpgaTarget& targ
   // function as one dataflow design reading its arguments and writing its results once.
   bool dataflow_onchip = false, dataflow_structure = false;
   const TimeRange dataflow =
-      dataflow_time(walker.stages(), out.transfer_bytes, target, &dataflow_onchip, &dataflow_structure);
+      dataflow_time(walker.stages(), out.transfer_bytes, target, &dataflow_onchip, &dataflow_structure, row_imbalance);
   TimeRange& r = out.restructured_card_time_s;
   out.restructured_dataflow = dataflow.nominal < r.nominal;
   out.restructured_onchip = out.restructured_dataflow
@@ -275,7 +278,7 @@ ModuleEstimate estimate_module(const hlo::Module& module, const FpgaTarget& targ
   const bool structure =
       dataflow_structure || std::any_of(out.ops.begin(), out.ops.end(),
                                         [](const StaticOpEstimate& o) { return o.restructured_structure_dependent; });
-  if (structure) out.notes.push_back(kStructureDependentNote);
+  if (structure) out.notes.push_back(row_imbalance >= 1 ? kRowImbalanceNote : kStructureDependentNote);
   if (out.not_estimated_count > 0)
     out.notes.push_back(std::to_string(out.not_estimated_count) +
                         " op(s) without a cost are in no time above: the card time is a lower bound");

@@ -449,6 +449,10 @@ const ResultTable<ModuleEstimate, NoContext>& module_estimate_fields() {
     v.push_back(range_member<&R::restructured_total_s, C>("restructured_total_s", "s",
                                                           "restructured_card_time_s + transfer_s"));
     v.push_back(member<&R::not_estimated_count, C>("not_estimated_count", "", "ops without a cost (in no time above)"));
+    v.push_back(computed<R, C>(
+        "row_imbalance", VT::kFloat, true, "x",
+        "the row imbalance ratio given (HiSpMV's delta) for the restructured gathers + scatters (null: not given)",
+        [](const R& r, const C&) { return r.row_imbalance >= 1 ? FieldValue{r.row_imbalance} : none(); }));
     v.push_back(member<&R::notes, C>("notes", "", "unknown trip counts, custom calls, ..."));
     v.push_back(nested_rows<R, C>(
         "ops", VT::kObjectList, false, "one row per op (module_estimate_op), program order",

@@ -52,6 +52,7 @@ __all__ = [
     "combined_speedup_text",
     "estimate",
     "estimate_hlo",
+    "row_imbalance",
     "export_hlo",
     "hlo_module_for_op",
     "CALIBRATED_FIELDS",
@@ -269,7 +270,9 @@ class Estimate(Table):
     ``restructured_card_energy_range_j`` (the card times at the card's loaded_w; None when the
     card's power is unknown); ``transfer_bytes``,
     ``not_estimated_count``, ``notes``, ``target`` (the card as the model saw it),
-    ``module``."""
+    ``module``, ``row_imbalance`` (the ratio given, None when not given)."""
+
+    row_imbalance: float | None = None
 
     card_time_s = math.nan
     card_time_range_s: tuple = (math.nan, math.nan)
@@ -311,6 +314,7 @@ class Estimate(Table):
             "restructured_card_energy_j",
             "restructured_card_energy_range_j",
             "not_estimated_count",
+            "row_imbalance",
             "notes",
         )
         out = {k: getattr(self, k) for k in keys}
@@ -374,6 +378,7 @@ def _estimate_table(res: Mapping, first_notes: tuple[str, ...] = ()) -> Estimate
         setattr(t, f"{key}_range_j", (res[f"{key}_low_j"], res[f"{key}_high_j"]))
     t.transfer_bytes = res["transfer_bytes"]
     t.not_estimated_count = res["not_estimated_count"]
+    t.row_imbalance = res["row_imbalance"]
     t.notes = list(first_notes) + list(res["notes"])
     t.target = dict(res["target"])
     t.module = res["module"]
@@ -419,6 +424,8 @@ def _estimate_table(res: Mapping, first_notes: tuple[str, ...] = ()) -> Estimate
         "  energy ratio card / GPU: unknown (a static estimate has no GPU energy: trace the "
         "function on a GPU whose driver has NVML for its measured joules beside the card's)"
     )
+    if t.row_imbalance is not None:
+        footer.append(f"  row imbalance given: {t.row_imbalance:.3g} (HiSpMV's delta)")
     footer += [f"  note: {n}" for n in t.notes]
     if basis := basis_note(rows):
         footer.append(f"  note: {basis}")
@@ -432,36 +439,90 @@ def fmt_w(card: Mapping) -> str:
     return f"{nominal:.3g} W ({lo:.3g}-{hi:.3g} W)"
 
 
+def row_imbalance(row_lengths: Any, pes: int = 128) -> float:
+    """HiSpMV's row imbalance ratio delta of a sparse matrix (FPGA '24, Eq. 2): its rows dealt to
+    ``pes`` processing elements cyclically (row r to PE r mod pes), the nonzeros of the most
+    loaded PE over NNZ / pes. 1 is balanced; at most min(pes, 1 / density). ``row_lengths`` is
+    the nonzeros of each row in row order (a CSR matrix's ``numpy.diff(indptr)``; for COO row
+    indices, ``numpy.bincount(row, minlength=rows)``). 128 PEs is the published designs' count
+    (HiSpMV-16, Serpens-16, HiSparse). Give the result to estimate(..., row_imbalance=delta)."""
+    import numpy as np
+
+    if isinstance(pes, bool) or not isinstance(pes, (int, np.integer)) or pes < 1:
+        raise InvalidArgumentError(f"row_imbalance: pes must be a whole number >= 1, not {pes!r}")
+    try:
+        lengths = np.asarray(row_lengths, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError) as e:
+        raise InvalidArgumentError(
+            "row_imbalance takes the nonzeros of each row (numbers, e.g. numpy.diff(csr.indptr)), "
+            f"not {type(row_lengths).__name__}: {e}"
+        ) from None
+    if lengths.size == 0 or not np.all(np.isfinite(lengths)) or np.any(lengths < 0):
+        raise InvalidArgumentError(
+            "row_imbalance: row_lengths must be one or more finite counts >= 0 (the nonzeros of "
+            "each row)"
+        )
+    total = float(lengths.sum())
+    if total <= 0:
+        raise InvalidArgumentError(
+            "row_imbalance: the matrix has no nonzeros (no imbalance to give)"
+        )
+    pad = (-lengths.size) % int(pes)
+    loads = np.concatenate([lengths, np.zeros(pad)]).reshape(-1, int(pes)).sum(axis=0)
+    return float(loads.max() / (total / int(pes)))
+
+
+def _row_imbalance_arg(value: Any) -> float:
+    """The row_imbalance argument as the core takes it (0: not known); the core checks its range."""
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidArgumentError(
+            "row_imbalance must be a number >= 1 (HiSpMV's delta) or None, not "
+            f"{type(value).__name__}: fpgaprof.fpga.row_imbalance(row_lengths) computes it"
+        )
+    return float(value)
+
+
 def estimate_hlo(
-    text: str, target: str | os.PathLike | Mapping | FpgaTarget = DEFAULT_TARGET
+    text: str,
+    target: str | os.PathLike | Mapping | FpgaTarget = DEFAULT_TARGET,
+    *,
+    row_imbalance: float | None = None,
 ) -> Estimate:
     """The static FPGA what-if of an HLO module (XLA's text, optimized or not): every op of its
     entry computation and of the loops and calls it runs (a while body multiplied by XLA's
     known_trip_count; unknown trip counts counted once and named in ``notes``), on ``target``
     (a preset name, card file, dict or FpgaTarget), with data resident in card memory, plus the
-    function's transfers over the host link. No GPU needed. Text fpgaprof cannot parse raises
-    fpgaprof.HloParseError; a bad target InvalidArgumentError. docs/fpga-model.md, "Static
-    estimate"."""
+    function's transfers over the host link. No GPU needed. ``row_imbalance``: the row imbalance
+    ratio of the matrix behind a gather paired with a scatter (an SpMV-like op; see
+    row_imbalance()), which the shapes cannot show; None: not known (such ops are marked
+    ``restructured_structure_dependent``). Text fpgaprof cannot parse raises
+    fpgaprof.HloParseError; a bad target or row_imbalance InvalidArgumentError.
+    docs/fpga-model.md, "Static estimate" and "Row imbalance"."""
     if not isinstance(text, str):
         raise InvalidArgumentError(
             f"estimate_hlo takes HLO text (a str), not {type(text).__name__}: read the "
             "file first, or use fpgaprof.fpga.estimate(fn, *args) for a JAX function"
         )
+    imbalance = _row_imbalance_arg(row_imbalance)
     hlo.check_text(text)  # a lone surrogate: HloParseError, as hlo.analyze gives
-    return _estimate_table(core.analysis.estimate_hlo(text, target_spec(target)))
+    return _estimate_table(core.analysis.estimate_hlo(text, target_spec(target), imbalance))
 
 
 def estimate(
     fn: Any,
     *args: Any,
     target: str | os.PathLike | Mapping | FpgaTarget = DEFAULT_TARGET,
+    row_imbalance: float | None = None,
     **kwargs: Any,
 ) -> Estimate:
     """The static FPGA what-if of a JAX function: ``fn`` (plain or jitted) is lowered and
     compiled by XLA for the backend at hand (the CPU is fine) with ``args`` / ``kwargs``
     (arrays or ``jax.ShapeDtypeStruct``: nothing is allocated or run, so multi-GB shapes
-    work), and its optimized HLO estimated as estimate_hlo() does. ``target`` is keyword-only
-    (a function of your own with a ``target`` argument: pass it through functools.partial)."""
+    work), and its optimized HLO estimated as estimate_hlo() does. ``target`` and
+    ``row_imbalance`` (estimate_hlo()) are keyword-only (a function of your own with an argument
+    of either name: pass it through functools.partial)."""
     try:
         import jax
     except ImportError:
@@ -475,6 +536,7 @@ def estimate(
             "fpgaprof.fpga.estimate(fn, *args, target=...)"
         )
     spec = target_spec(target)  # a bad card fails before the compilation
+    imbalance = _row_imbalance_arg(row_imbalance)
     jitted = fn if hasattr(fn, "lower") else jax.jit(fn)
     text = jitted.lower(*args, **kwargs).compile().as_text()
     if not isinstance(text, str):
@@ -482,7 +544,7 @@ def estimate(
             "estimate: this JAX gives no optimized HLO text for the function "
             "(compiled.as_text() returned nothing): give the HLO to estimate_hlo(text)"
         )
-    return _estimate_table(core.analysis.estimate_hlo(text, spec), _backend_notes(jax))
+    return _estimate_table(core.analysis.estimate_hlo(text, spec, imbalance), _backend_notes(jax))
 
 
 def _backend_notes(jax: Any) -> tuple[str, ...]:

@@ -287,8 +287,13 @@ def _anchor_hlo(anchor: Mapping) -> str:
 
 def estimate_anchor(anchor: Mapping, target: Any = None) -> Any:
     """fpgaprof.fpga.estimate of the anchor's JAX function on its card (or on ``target``: the
-    card with refitted constants, a dict with ``base``)."""
-    return fpga.estimate_hlo(_anchor_hlo(anchor), target=target or anchor["card"])
+    card with refitted constants, a dict with ``base``), with the matrix's row imbalance where
+    the source prints it for a row-imbalanced matrix (``row_imbalance``, as a user gives it)."""
+    return fpga.estimate_hlo(
+        _anchor_hlo(anchor),
+        target=target or anchor["card"],
+        row_imbalance=anchor.get("row_imbalance"),
+    )
 
 
 def _predicted(est: Any, timed: str, scenario: str) -> tuple[float, float, float]:

@@ -225,7 +225,9 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         reason = (e.strerror or str(e)).removeprefix(f"{args.module}: ")
         raise usage_error(f"{PROG} estimate", f"cannot read {args.module}: {reason}")
     try:
-        est = fpga.estimate_hlo(text, target=fpga.target_spec(args.target))
+        est = fpga.estimate_hlo(
+            text, target=fpga.target_spec(args.target), row_imbalance=args.row_imbalance
+        )
     except HloParseError as e:
         raise failure(f"{args.module}: not HLO text fpgaprof can read ({one_line(e)})")
     if args.json:

@@ -212,6 +212,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="show the N ops with the longest card time (default: all)",
     )
+    r.add_argument(
+        "--row-imbalance",
+        type=float,
+        default=None,
+        metavar="DELTA",
+        help="the row imbalance ratio (HiSpMV's delta, >= 1) of the matrix behind a gather "
+        "paired with a scatter (an SpMV-like op), which the shapes cannot show "
+        '(fpgaprof.fpga.row_imbalance computes it; docs/fpga-model.md, "Row imbalance")',
+    )
     r.set_defaults(func=commands.cmd_estimate)
 
     r = sub.add_parser(

@@ -256,8 +256,14 @@ struct OpCardEstimate {
 };
 
 // The card time of one execution of `work` (precision `p`) in `scenario`. The restructured time
-// is never above the as-compiled one (a designer can keep what XLA did).
-OpCardEstimate estimate_op_on_card(const CardWork& work, Precision p, const FpgaTarget& t, Scenario scenario);
+// is never above the as-compiled one (a designer can keep what XLA did). `row_imbalance`: the
+// user's HiSpMV imbalance ratio delta (FPGA '24, Eq. 2: the nonzeros of the most loaded of P PEs,
+// rows dealt cyclically, over NNZ / P) of the matrix behind a restructured gather + scatter;
+// 0: not known (docs/fpga-model.md, "Row imbalance").
+OpCardEstimate estimate_op_on_card(const CardWork& work, Precision p, const FpgaTarget& t, Scenario scenario,
+                                   double row_imbalance = 0);
+// Throws Error(kInvalidArgument) unless `row_imbalance` is 0 (not known) or a finite ratio >= 1.
+void validate_row_imbalance(double row_imbalance);
 
 // One stage of a dataflow design: an op's work (not owned), its precision, how often it runs,
 // and how many of those runs repeat it inside one invocation of the design (a loop body: its
@@ -280,9 +286,11 @@ struct DataflowStage {
 // whether it is a gather + scatter whose figure the matrix's structure decides
 // (OpCardEstimate::structure_dependent). docs/fpga-model.md, "Restructured".
 TimeRange dataflow_time(const std::vector<DataflowStage>& stages, double io_bytes, const FpgaTarget& t,
-                        bool* onchip = nullptr, bool* structure_dependent = nullptr);
-// The note an estimate carries when its restructured design is structure-dependent.
+                        bool* onchip = nullptr, bool* structure_dependent = nullptr, double row_imbalance = 0);
+// The note an estimate carries when its restructured design is structure-dependent, without and
+// with the user's row imbalance.
 extern const char* const kStructureDependentNote;
+extern const char* const kRowImbalanceNote;
 
 // Moving `bytes` over the host link in `buffers` separate transfers.
 TimeRange link_time(double bytes, double buffers, const FpgaTarget& t, double gpu_link_bytes_per_s = 0);
@@ -610,11 +618,13 @@ struct ModuleEstimate {
   TimeRange transfer_s;
   TimeRange total_s, restructured_total_s;  // card time + transfer
   uint32_t not_estimated_count = 0;         // ops without a cost (in no time above)
+  double row_imbalance = 0;                 // the user's delta given to the estimate (0: not known)
   std::vector<std::string> notes;           // unknown trip counts, custom calls, ...
 };
 
-// The module's entry computation on `target` (validated). Throws Error(kInvalidArgument) when
-// the module has no entry computation.
-ModuleEstimate estimate_module(const hlo::Module& module, const FpgaTarget& target);
+// The module's entry computation on `target` (validated), with the user's `row_imbalance`
+// (estimate_op_on_card; validated, 0: not known). Throws Error(kInvalidArgument) when the module
+// has no entry computation.
+ModuleEstimate estimate_module(const hlo::Module& module, const FpgaTarget& target, double row_imbalance = 0);
 
 }  // namespace fpgaprof::analysis
