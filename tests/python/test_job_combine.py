@@ -168,3 +168,221 @@ def test_names_from_traces_are_escaped_in_job_html_and_cleaned_in_job_txt():
     assert "<script>" not in page and "&lt;script&gt;" in page
     text = job_text.render(model)
     assert "\x1b" not in text and "<script>x</script>?[31m" in text
+
+
+# ---- The FPGA answer of a job: each rank's verdicts in time and energy, and over the job ----
+#
+# Three rank traces (built through the store's public bindings, then saved, loaded and reported
+# by `fpgaprof.load(folder)` and report.write_job: the whole job path) of one module jit_step
+# with one loop fusion, fusion.1 = p x p over f32[1024]: 1024 FLOP, 4096 + 4096 bytes. Rank k
+# runs it once for GPU_MS[k] ms; the board draws 300 W throughout (energy counter +300 mJ per
+# ms), except on rank 2, whose trace has no power samples (no NVML). Every rank also runs an op
+# named "<b>x</b>" (1 ms, no HLO: not estimated) and rank 1's host is an HTML tag: both must
+# reach job.html escaped.
+#
+# The card (from alveo-u55c, every constant a verdict depends on given): one 8.192 GB/s channel
+# at full efficiency (8192 B: 1 us; the 1 ns of compute hides under it), a launch of 0.1 s
+# (0.05-0.2 s), a host link of 8.192 GB/s at full efficiency and no per-buffer latency (8192 B:
+# 1 us), 50 W loaded (25-100 W). By hand:
+#   card time 1 us + launch = 0.050001 / 0.100001 / 0.200001 s (low, nominal, high);
+#   card + link = 0.050002 / 0.100002 / 0.200002 s;
+#   card energy = card time x power: 0.050001 x 25 = 1.250025, 0.100001 x 50 = 5.00005,
+#   0.200001 x 100 = 20.0001 J.
+#   rank 0, 400 ms, 120 J: speedup 0.4 / 0.100002 = 3.99992 (0.4 / 0.200002 = 1.99998 to
+#     0.4 / 0.050002 = 7.99968): gains; energy ratio 5.00005 / 120 = 0.0416671 (0.0104169 to
+#     0.1666675): faster across the range -> "gains".
+#   rank 1, 80 ms, 24 J: speedup 0.79998 (0.399996 to 1.59994): time verdict "no"; ratio
+#     0.208335 (0.0520844 to 0.833338 < 1): -> "wins only on energy".
+#   rank 2, 300 ms, no energy: speedup 2.99994 (1.49999 to 5.99976): gains;
+#     -> "unknown: no GPU energy".
+#   The job: fusion.1 on 3 ranks, 0.78 s of GPU time; speedups span 0.399996 (rank 1's low
+#   end) to 7.99968 (rank 0's high end); energy ratios over ranks 0 and 1 span 0.0104169 to
+#   0.833338. Restructured: the same (elementwise: every byte is compulsory either way).
+
+JOB_MODULE = """HloModule jit_step, entry_computation_layout={(f32[1024]{0})->f32[1024]{0}}
+
+%fused_computation.1 (param_0.1: f32[1024]) -> f32[1024] {
+  %param_0.1 = f32[1024]{0} parameter(0)
+  ROOT %multiply.1 = f32[1024]{0} multiply(f32[1024]{0} %param_0.1, f32[1024]{0} %param_0.1)
+}
+
+ENTRY %main (p: f32[1024]) -> f32[1024] {
+  %p = f32[1024]{0} parameter(0)
+  ROOT %fusion.1 = f32[1024]{0} fusion(f32[1024]{0} %p), kind=kLoop, calls=%fused_computation.1
+}
+"""
+JOB_CARD = {
+    "base": "alveo-u55c",
+    "name": "job-test-card",
+    "memory_channels": 1,
+    "memory_channel_bytes_per_s": 8.192e9,
+    "channel_share": 1.0,
+    "stream_efficiency": 1.0,
+    "fp32_flops_per_s": 1.024e12,
+    "call_latency_s": 0.1,
+    "call_latency_s_low": 0.05,
+    "call_latency_s_high": 0.2,
+    "link_bytes_per_s": 8.192e9,
+    "link_efficiency": 1.0,
+    "transfer_latency_s": 0.0,
+    "loaded_w": 50.0,
+    "loaded_w_low": 25.0,
+    "loaded_w_high": 100.0,
+}
+MS = 1_000_000
+GPU_MS = (400, 80, 300)
+BAD_OP = "<b>x</b>"
+BAD_HOST = "<img src=x onerror=alert(1)>"
+
+
+def _rank_store(k):
+    from fpgaprof.base.core import core
+
+    s = core.TraceStore()
+    s.set_meta(start_ns=0, end_ns=1000 * MS, gpu_available=True, command_buffers_disabled=True,
+               process_index=k, process_count=3, process_source="SLURM",
+               host_name=BAD_HOST if k == 1 else "h")
+    d = core.DeviceInfo()
+    for a, v in {"name": "H100 (constructed)", "compute_capability_major": 9, "sm_count": 132,
+                 "pcie_generation": 5, "pcie_link_width": 16}.items():
+        setattr(d, a, v)
+    s.add_device(d)
+    s.add_hlo_module("jit_step", 5, JOB_MODULE)
+    s.append("markers", name="XlaModule:#hlo_module=jit_step,program_id=5#", domain="TSL",
+             start_ns=1 * MS, end_ns=3 * MS, thread_id=1)
+    for cid, op, kernel, start, end in [
+        (1, "fusion.1", "loop_fusion_1", 10 * MS, (10 + GPU_MS[k]) * MS),
+        (2, BAD_OP, "k_x", 700 * MS, 701 * MS),
+    ]:
+        launch = 2 * MS + cid * 10_000
+        s.append("markers", name=f"Thunk:#hlo_op={op}#", domain="TSL", start_ns=launch - 100,
+                 end_ns=launch + 1000, thread_id=1)
+        s.append("api_calls", correlation_id=cid, thread_id=1, start_ns=launch,
+                 end_ns=launch + 100, name="cuLaunchKernel")
+        s.append("kernels", correlation_id=cid, name=kernel, start_ns=start, end_ns=end,
+                 grid_x=1, stream_id=7)
+    if k != 2:  # rank 2 ran without NVML: no power samples
+        for t in range(0, 1001):
+            s.append("power_samples", time_ns=t * MS, energy_mj=1_000_000 + 300 * t,
+                     device_id=0, power_mw=300_000)
+    s.correlate()
+    return s
+
+
+@pytest.fixture(scope="module")
+def job_report(tmp_path_factory):
+    import json
+
+    import fpgaprof
+    from fpgaprof import report
+
+    d = tmp_path_factory.mktemp("job_answer")
+    out = d / "out"
+    for k in range(3):
+        (out / f"h-rank{k}").mkdir(parents=True)
+        _rank_store(k).save(str(out / f"h-rank{k}" / "trace.fpgaprof"))
+    card = d / "job-card.json"
+    card.write_text(json.dumps(JOB_CARD))
+    paths = report.write_job(fpgaprof.load(out), out, target=str(card))
+    with open(paths["json"], encoding="utf-8") as f:
+        text = f.read()
+    with open(paths["html"], encoding="utf-8") as f:
+        page = f.read()
+    return {"model": json.loads(text), "json_text": text, "page": page, "text": paths["text"]}
+
+
+def _item(items, op):
+    (got,) = [i for i in items if i["op"] == op]
+    return got
+
+
+def test_job_answer_per_rank_carries_the_cores_verdicts(job_report):
+    a = job_report["model"]["answer"]
+    assert [r["process_index"] for r in a["ranks"]] == [0, 1, 2]
+    assert [r["energy_measured"] for r in a["ranks"]] == [True, True, False]
+    assert a["energy"] == {"measured_ranks": [0, 1], "unmeasured_ranks": [2]}
+    f = [_item(r["items"], "fusion.1") for r in a["ranks"]]
+    total = (0.100002, 0.050002, 0.200002)  # card + link: nominal, low, high
+    for k, row in enumerate(f):
+        gpu = GPU_MS[k] / 1e3
+        for scen in ("", "restructured_"):
+            assert row[f"{scen}op_speedup"] == pytest.approx(gpu / total[0], rel=1e-9)
+            assert row[f"{scen}op_speedup_low"] == pytest.approx(gpu / total[2], rel=1e-9)
+            assert row[f"{scen}op_speedup_high"] == pytest.approx(gpu / total[1], rel=1e-9)
+    assert [r["verdict"] for r in f] == ["gains", "no", "gains"]
+    card_j = (5.00005, 1.250025, 20.0001)
+    for k, gpu_j in ((0, 120.0), (1, 24.0)):
+        for scen in ("", "restructured_"):
+            assert f[k][f"{scen}energy_ratio"] == pytest.approx(card_j[0] / gpu_j, rel=1e-6)
+            assert f[k][f"{scen}energy_ratio_low"] == pytest.approx(card_j[1] / gpu_j, rel=1e-6)
+            assert f[k][f"{scen}energy_ratio_high"] == pytest.approx(card_j[2] / gpu_j, rel=1e-6)
+    assert f[2]["energy_ratio"] is None and f[2]["gpu_energy_j"] is None
+    for scen in ("", "restructured_"):
+        assert [r[f"{scen}energy_verdict"] for r in f] == [
+            "gains",
+            "wins only on energy",
+            "unknown: no GPU energy",
+        ]
+    bad = _item(a["ranks"][0]["items"], BAD_OP)
+    assert bad["verdict"] == "unknown: not estimated" and bad["op_speedup"] is None
+    assert "NaN" not in job_report["json_text"]  # not-estimated speedups are null in job.json
+
+
+def test_job_answer_over_the_job_says_which_rank_gives_what(job_report):
+    a = job_report["model"]["answer"]
+    i = _item(a["items"], "fusion.1")
+    assert i["ranks"] == [0, 1, 2]
+    assert i["gpu_s"] == pytest.approx(0.78)
+    assert i["verdicts"] == [{"value": "gains", "ranks": [0, 2]}, {"value": "no", "ranks": [1]}]
+    assert [sc["scenario"] for sc in i["scenarios"]] == ["as compiled", "restructured"]
+    for sc in i["scenarios"]:
+        assert sc["speedup_low"] == pytest.approx(0.08 / 0.200002, rel=1e-9)
+        assert sc["speedup_high"] == pytest.approx(0.4 / 0.050002, rel=1e-9)
+        assert sc["energy_verdicts"] == [
+            {"value": "gains", "ranks": [0]},
+            {"value": "wins only on energy", "ranks": [1]},
+            {"value": "unknown: no GPU energy", "ranks": [2]},
+        ]
+        assert sc["energy_ranks"] == [0, 1]
+        assert sc["energy_ratio_low"] == pytest.approx(1.250025 / 120.0, rel=1e-6)
+        assert sc["energy_ratio_high"] == pytest.approx(20.0001 / 24.0, rel=1e-6)
+    assert _item(a["items"], BAD_OP)["verdicts"] == [
+        {"value": "unknown: not estimated", "ranks": [0, 1, 2]}
+    ]
+
+
+def test_job_html_shows_the_answer_and_escapes_trace_names(job_report):
+    page = job_report["page"]
+    assert "The answer: FPGA offload over the job" in page
+    assert "The answer per rank" in page
+    # The job's row of fusion.1: the spans (two significant digits, low end down, high end
+    # up: 0.399996 -> 0.39, 7.99968 -> 8.0; 0.0104169 -> 0.010, 0.833338 -> 0.84), the ranks
+    # behind the energy span, and each verdict with its ranks, in both scenarios.
+    assert page.count("0.39-8.0x") >= 2
+    assert page.count("0.010-0.84x") >= 2 and "(ranks 0, 1)" in page
+    assert page.count('<span class="v-energy">wins only on energy</span> (rank 1)') >= 2
+    assert page.count("unknown: no GPU energy</span> (rank 2)") >= 2
+    assert "GPU energy not measured on rank 2" in page
+    assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page
+    assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+    # Each rank's own table: both scenarios' speedup and energy ratio, each with its range.
+    assert page.count("Rank ") >= 3 and "GPU energy not measured (no NVML power samples)" in page
+
+
+def test_job_txt_gives_the_answer_over_the_job(job_report):
+    lines = job_report["text"].splitlines()
+    head = [ln for ln in lines if ln.startswith("FPGA answer over the job (target ")]
+    assert len(head) == 1
+    at = lines.index(head[0])
+    assert lines[at + 1] == (
+        "  GPU energy not measured on rank 2 (no NVML power samples): energy verdicts there "
+        "are unknown"
+    )
+    assert lines[at + 2] == (
+        "  fusion.1 (jit_step), 780.00 ms on ranks 0, 1, 2: gains (ranks 0, 2), no (rank 1)"
+    )
+    for k, scen in ((3, "as compiled"), (4, "restructured")):
+        assert lines[at + k] == (
+            f"    {scen}: speedup 0.39-8.0x, card / GPU energy 0.010-0.84x (ranks 0, 1); gains "
+            "(rank 0), wins only on energy (rank 1), unknown: no GPU energy (rank 2)"
+        )

@@ -5,17 +5,20 @@ summary ``fpgaprof report folder`` renders (docs/reports.md, "Jobs of several pr
 The rank traces are read one at a time: each is loaded, analysed once (the C++ analysis,
 collectives included) and reduced to its rows (``rank_summary``) before the next is loaded, so
 the memory a job takes is one trace's plus the rows. The job's tables (per rank, per device,
-stragglers, collectives, FPGA candidates over the whole job, clock alignment) are then built
-from the rows alone (``combine``).
+stragglers, collectives, FPGA candidates over the whole job, the FPGA answer per rank and over
+the job, clock alignment) are then built from the rows alone (``combine``). The verdicts, speedups
+and energy ratios are the core's, per rank, copied; the job's answer gathers them over the ranks
+(which rank says what, the span of their ranges), computing none again.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import gc
+import math
 import os
 import statistics
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from fpgaprof.api import profile
@@ -27,6 +30,7 @@ from fpgaprof.base.errors import FpgaprofError, FpgaprofIOError
 from fpgaprof.base.units import fmt_s
 from fpgaprof.capture import runner
 from fpgaprof.capture.job_process import RANK_FOLDER_RE
+from fpgaprof.views.ranking import best_rows
 
 __all__ = [
     "load",
@@ -40,6 +44,9 @@ __all__ = [
     "STRAGGLER_ROWS",
     "CANDIDATE_ROWS",
     "MISSING_ROWS",
+    "ANSWER_ROWS",
+    "VERDICT_FIELDS",
+    "SCENARIOS",
 ]
 
 STRAGGLER_ROWS = 50  # region paths shown, largest spread first
@@ -47,6 +54,42 @@ CANDIDATE_ROWS = 50  # FPGA candidate ops over the job, most GPU time first
 # Ranks below process_count with no entry at all named one per row; the rest in one row (a
 # trace claiming 4294967295 processes makes one row, not four billion).
 MISSING_ROWS = 64
+# The FPGA answer (job.json `answer`): the top candidate ops of each rank (the core's ranking,
+# best_rows: none hidden that holds more GPU time than one shown) and of the job (most GPU time
+# over the ranks first).
+ANSWER_ROWS = 10
+# The fields of a core op row (docs/result-fields.md, fpga_op_row) the answer carries, as the
+# core computed them on each rank: the verdict in time, both scenarios' speedups and verdicts in
+# time and energy with their card / GPU energy ratios, each with its range.
+VERDICT_FIELDS = (
+    "verdict",
+    "op_speedup",
+    "op_speedup_low",
+    "op_speedup_high",
+    "restructured_op_speedup",
+    "restructured_op_speedup_low",
+    "restructured_op_speedup_high",
+    "energy_verdict",
+    "energy_ratio",
+    "energy_ratio_low",
+    "energy_ratio_high",
+    "restructured_energy_verdict",
+    "restructured_energy_ratio",
+    "restructured_energy_ratio_low",
+    "restructured_energy_ratio_high",
+    "gpu_energy_j",
+    "estimate_basis",
+)
+# (scenario, its speedup field, its energy verdict field, its energy ratio field)
+SCENARIOS = (
+    ("as compiled", "op_speedup", "energy_verdict", "energy_ratio"),
+    (
+        "restructured",
+        "restructured_op_speedup",
+        "restructured_energy_verdict",
+        "restructured_energy_ratio",
+    ),
+)
 ABSENT_REASON = (
     "no trace of this rank in the folder: the process ended before saving it (killed, "
     "crashed, os._exit), never traced, or saved elsewhere"
@@ -99,6 +142,12 @@ def is_job_folder(folder: str | os.PathLike) -> bool:
 
 def _s(ns: Any) -> float | None:
     return None if ns is None else int(ns) / 1e9
+
+
+def _finite(v: Any) -> Any:
+    """A row's value for job.json: a non-finite number (a speedup the core leaves NaN: not
+    estimated) as None."""
+    return None if isinstance(v, float) and not math.isfinite(v) else v
 
 
 def _device_link(item: Mapping) -> dict:
@@ -155,9 +204,12 @@ def rank_summary(prof: Any, name: str, target: str = DEFAULT_TARGET) -> dict:
                     "gpu_s": _s(c.get("gpu_time_ns")) or 0.0,
                     "fpga_s": c.get("fpga_total_s"),
                     "kernel_count": int(c.get("kernel_count") or 0),
+                    "gpu_time_ns": c.get("gpu_time_ns"),
+                    **{k: _finite(c.get(k)) for k in VERDICT_FIELDS},
                 }
             )
     peaks = [d["memory_peak_bytes"] for d in devices if d.get("memory_peak_bytes") is not None]
+    energy: Mapping[str, Any] = an_map.get("energy") or {}
     return {
         "name": name,
         "process_index": index if index >= 0 else index_from_name,
@@ -175,6 +227,7 @@ def rank_summary(prof: Any, name: str, target: str = DEFAULT_TARGET) -> dict:
         "copy_bytes": totals.get("transfer_bytes"),
         "memory_peak_bytes": max(peaks) if peaks else None,
         "warning_count": len(data.get("warnings") or []),
+        "energy_measured": bool(energy.get("measured")),
         "devices": devices,
         "regions": [
             {"path": r["path"], "count": r["count"], "wall_s": r["wall_s"], "gpu_s": r["gpu_s"]}
@@ -472,6 +525,7 @@ def combine(ranks: list[dict], missing: list[dict], target: str = DEFAULT_TARGET
             }
         )
     cand_rows.sort(key=lambda c: (-c["gpu_s"], c["module"], c["op"]))
+    answer = job_answer(ranks, [(c["module"], c["op"]) for c in cand_rows], target)
 
     return {
         "kind": "fpgaprof-job",
@@ -486,6 +540,106 @@ def combine(ranks: list[dict], missing: list[dict], target: str = DEFAULT_TARGET
         "stragglers": {"items": stragglers[:STRAGGLER_ROWS], "count": len(stragglers)},
         "collectives": collectives,
         "candidates": {"items": cand_rows[:CANDIDATE_ROWS], "count": len(cand_rows)},
+        "answer": answer,
+    }
+
+
+def _rank_of(r: Mapping) -> Any:
+    """How the answer names a rank: its process index, else its entry's name."""
+    return r["process_index"] if r.get("process_index") is not None else r.get("name")
+
+
+def _by_value(pairs: Sequence[tuple[Any, Any]]) -> list[dict]:
+    """[(rank, value), ...] as [{"value": v, "ranks": [...]}, ...] in order of first appearance:
+    which ranks say what."""
+    out: dict[Any, list] = {}
+    for rank, v in pairs:
+        out.setdefault(v, []).append(rank)
+    return [{"value": v, "ranks": rs} for v, rs in out.items()]
+
+
+def _span(rows: Sequence[Mapping], key: str) -> tuple[float | None, float | None]:
+    """The span of the ranks' ranges of `key`: the lowest `key`_low and highest `key`_high
+    (each rank's range from the core), over the ranks that have one; (None, None) without."""
+    lows = [r[f"{key}_low"] for r in rows if r.get(f"{key}_low") is not None]
+    highs = [r[f"{key}_high"] for r in rows if r.get(f"{key}_high") is not None]
+    return (min(lows) if lows else None, max(highs) if highs else None)
+
+
+def job_answer(ranks: list[dict], ops: Sequence[tuple[str, str]], target: str) -> dict:
+    """job.json's `answer`: the FPGA verdict in time and energy per rank and over the job.
+
+    ``ranks``: each with the top ANSWER_ROWS candidate ops of its own ranking (best_rows), every
+    VERDICT_FIELDS value as the core computed it on that rank. ``items``: per op of the job
+    (``ops``, most GPU time over the ranks first; the first ANSWER_ROWS), which ranks give which
+    verdict in time, and per scenario which give which energy verdict with the span of their
+    speedup ranges and of their card / GPU energy ratio ranges (the ranks with a ratio:
+    ``energy_ranks``). ``energy``: the ranks whose trace measured GPU energy and those that did
+    not (their energy verdicts say "unknown: no GPU energy")."""
+    per_op: dict[tuple[str, str], list[tuple[Any, dict]]] = {}
+    rank_items = []
+    for r in ranks:
+        who = _rank_of(r)
+        cands = r["candidates"]
+        for c in cands:
+            per_op.setdefault((c["module"], c["op"]), []).append((who, c))
+        shown = best_rows(cands, ANSWER_ROWS)
+        rank_items.append(
+            {
+                "process_index": r["process_index"],
+                "host": r["host"],
+                "name": r["name"],
+                "energy_measured": bool(r.get("energy_measured")),
+                "count": len(cands),
+                "items": [
+                    {
+                        "op": c["op"],
+                        "module": c["module"],
+                        "gpu_time_ns": c.get("gpu_time_ns"),
+                        **{k: c.get(k) for k in VERDICT_FIELDS},
+                    }
+                    for c in shown
+                ],
+            }
+        )
+    items = []
+    for key in ops[:ANSWER_ROWS]:
+        got = per_op.get(key) or []
+        rows = [c for _, c in got]
+        scenarios = []
+        for name, speedup, everdict, ratio in SCENARIOS:
+            lo, hi = _span(rows, speedup)
+            rlo, rhi = _span(rows, ratio)
+            scenarios.append(
+                {
+                    "scenario": name,
+                    "speedup_low": lo,
+                    "speedup_high": hi,
+                    "energy_verdicts": _by_value([(w, c.get(everdict)) for w, c in got]),
+                    "energy_ratio_low": rlo,
+                    "energy_ratio_high": rhi,
+                    "energy_ranks": [w for w, c in got if c.get(ratio) is not None],
+                }
+            )
+        items.append(
+            {
+                "module": key[0],
+                "op": key[1],
+                "ranks": [w for w, _ in got],
+                "gpu_s": sum(float(c.get("gpu_s") or 0.0) for c in rows),
+                "verdicts": _by_value([(w, c.get("verdict")) for w, c in got]),
+                "scenarios": scenarios,
+            }
+        )
+    return {
+        "target": target,
+        "ranks": rank_items,
+        "items": items,
+        "count": len(ops),
+        "energy": {
+            "measured_ranks": [_rank_of(r) for r in ranks if r.get("energy_measured")],
+            "unmeasured_ranks": [_rank_of(r) for r in ranks if not r.get("energy_measured")],
+        },
     }
 
 

@@ -19,11 +19,7 @@ from typing import Any
 from fpgaprof.base.atomic import write_text_atomic
 from fpgaprof.base.columns import (
     TOTAL_LABELS,
-    bound_mark,
-    column_order,
     display_label,
-    is_range_key,
-    range_text,
 )
 from fpgaprof.base.constants import TOP_ROWS
 from fpgaprof.base.diagnostics import warning_text
@@ -45,6 +41,8 @@ from fpgaprof.views.ranking import (
     REGION_TEXT_COLUMNS,
     combined_speedup_text,
     energy_text,
+    ranked_table_html,
+    source_cell,
 )
 from fpgaprof.views.sections import devices_html, memory_html, multi_device, transfers_html
 
@@ -538,7 +536,7 @@ def _ops(s: Mapping) -> str:
                 (fmt_bytes(r.get("bytes")), r.get("bytes")),
                 (esc(r.get("pattern") or ""), r.get("pattern") or ""),
                 (esc(bound), bound),
-                (_source_cell(r.get("source") or ""), r.get("source") or ""),
+                (source_cell(r.get("source") or ""), r.get("source") or ""),
             ]
         )
     shown_left = len(items) - len(rows)
@@ -649,59 +647,6 @@ REGION_CANDIDATE_FIRST = REGION_TEXT_COLUMNS + (
     "module_calls",
     "top_op",
 )
-
-
-FOLD_CHARS = 36  # text cells longer than this fold (<details>), so a row stays one line or two
-_NAME_KEYS = frozenset({"op", "region", "name", "top_op"})  # what a row is: never folded
-
-
-def _source_cell(source: str) -> str:
-    """A source location as one line: its end (file name and line) shown, the whole path in
-    the title (a long path wrapped in a narrow column made a row of numbers ~75 px tall)."""
-    if len(source) <= FOLD_CHARS:
-        return f'<code class="src">{esc(source)}</code>'
-    return f'<code class="src" title="{esc(source)}">…{esc(source[-(FOLD_CHARS - 1) :])}</code>'
-
-
-def _ranked_cell(k: str, r: Mapping) -> tuple[str, Any]:
-    """A ranked table's cell: the value, and under it its range where the row has one; long
-    text folded (its start shown, the rest in a <details>)."""
-    v = r.get(k)
-    if k == "source" and isinstance(v, str):
-        return _source_cell(v), v
-    if isinstance(v, str) and len(v) > FOLD_CHARS and k not in _NAME_KEYS:
-        return (
-            f'<details class="note"><summary>{esc(v[: FOLD_CHARS - 1])}…</summary>'
-            f"{esc(v)}</details>",
-            v,
-        )
-    disp, val = html_cell(k, v)
-    mark = bound_mark(k, r)
-    if mark and disp != "–":
-        disp = esc(mark) + disp
-    rng = range_text(k, r)
-    return (f'{disp}<br><span class="dim">{esc(rng)}</span>' if rng else disp), val
-
-
-def ranked_table_html(items: list, first: tuple, labels: Mapping[str, str] | None = None) -> str:
-    keys: list[str] = []
-    for r in items:
-        keys += [k for k in r if k not in keys]
-    # A range's ends are shown under their value, not as columns of their own.
-    keys = [k for k in column_order(keys, first, labels) if not is_range_key(k, keys)]
-    headers = [
-        (
-            display_label(k, labels),
-            "num"
-            if any(
-                isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool) for r in items
-            )
-            else "text",
-        )
-        for k in keys
-    ]
-    rows = [[_ranked_cell(k, r) for k in keys] for r in items]
-    return html_table(headers, rows, "wide")
 
 
 def _region_candidates(c: Mapping) -> str:

@@ -7,9 +7,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from fpgaprof.base.columns import cell
-from fpgaprof.base.units import fmt_s
+from fpgaprof.base.units import fmt_s, fmt_speedup_range
 
-__all__ = ["render", "RANK_COLUMNS", "DEVICE_COLUMNS", "STRAGGLER_COLUMNS", "CANDIDATE_COLUMNS"]
+__all__ = [
+    "render",
+    "answer_lines",
+    "RANK_COLUMNS",
+    "DEVICE_COLUMNS",
+    "STRAGGLER_COLUMNS",
+    "CANDIDATE_COLUMNS",
+]
 
 RANK_COLUMNS = (
     "process_index",
@@ -79,9 +86,58 @@ def _pct(x: Any) -> str:
     return cell("x_fraction", x)[0]
 
 
+def _ranks(ranks: Sequence) -> str:
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(_clean(r) for r in ranks)
+
+
+def _verdicts(groups: Sequence[Mapping], total: int) -> str:
+    """Which ranks give which verdict: "gains (all 3 ranks)", "gains (ranks 0, 2), no (rank 1)"."""
+    if len(groups) == 1 and total > 1:
+        return f"{_clean(groups[0].get('value'))} (all {total} ranks)"
+    return ", ".join(f"{_clean(g.get('value'))} ({_ranks(g.get('ranks') or [])})" for g in groups)
+
+
+def answer_lines(a: Mapping) -> list[str]:
+    """The FPGA answer over the job (the model's `answer`): per op, which rank gives which
+    verdict in time, and per scenario the span of the ranks' speedup ranges, which rank gives
+    which verdict in time and energy and the span of their card / GPU energy ratios."""
+    out = [f"FPGA answer over the job (target {_clean(a.get('target'))}; per rank in job.html)"]
+    e = a.get("energy") or {}
+    if e.get("unmeasured_ranks"):
+        where = _ranks(e["unmeasured_ranks"]) if e.get("measured_ranks") else "any rank"
+        out.append(
+            f"  GPU energy not measured on {where} (no NVML power samples): energy verdicts "
+            "there are unknown"
+        )
+    for i in a.get("items") or []:
+        ranks = list(i.get("ranks") or [])
+        out.append(
+            f"  {_clean(i.get('op'))} ({_clean(i.get('module'))}), {fmt_s(i.get('gpu_s'))} on "
+            f"{_ranks(ranks)}: {_verdicts(i.get('verdicts') or [], len(ranks))}"
+        )
+        for sc in i.get("scenarios") or []:
+            sp = fmt_speedup_range(sc.get("speedup_low"), sc.get("speedup_high")) or "-"
+            ratio = fmt_speedup_range(sc.get("energy_ratio_low"), sc.get("energy_ratio_high"))
+            er = list(sc.get("energy_ranks") or [])
+            ratio_text = (
+                f", card / GPU energy {ratio}"
+                + ("" if len(er) == len(ranks) else f" ({_ranks(er)})")
+                if ratio
+                else ""
+            )
+            out.append(
+                f"    {_clean(sc.get('scenario'))}: speedup {sp}{ratio_text}; "
+                f"{_verdicts(sc.get('energy_verdicts') or [], len(ranks))}"
+            )
+    if not a.get("items"):
+        out.append("  none")
+    return out
+
+
 def render(model: Mapping) -> str:
     """The job report as text: the job line, missing ranks, clock alignment, balance, ranks,
-    devices, collectives, stragglers and the FPGA candidates over the whole job."""
+    devices, collectives, stragglers, the FPGA candidates over the whole job and the FPGA
+    answer over the job."""
     out = []
     n, expected = model["rank_count"], model.get("process_count")
     out.append(
@@ -129,4 +185,6 @@ def render(model: Mapping) -> str:
     k = model["candidates"]
     out += ["", f"FPGA candidates over the job ({k['count']} ops, most GPU time first)"]
     out.append(table(k["items"], CANDIDATE_COLUMNS) if k["items"] else "  none")
+    if model.get("answer"):
+        out += [""] + answer_lines(model["answer"])
     return "\n".join(out) + "\n"

@@ -1,13 +1,23 @@
 """How ranked tables read (the FPGA candidates, the roofline), for every view of them: the
-columns a printed ranking shows, the Amdahl line under an op ranking, the "best N" rows, and
-why a roofline point can sit above its roof. api.fpga and api.roofline re-export them; the
-renderers (report.html, report.digest) import them from here."""
+columns a printed ranking shows, the Amdahl line under an op ranking, the "best N" rows, why a
+roofline point can sit above its roof, and a ranked table as HTML (each value with its range
+under it). api.fpga and api.roofline re-export them; the renderers (report.html, job.html,
+report.digest) import them from here."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import Any
 
+from fpgaprof.base.columns import (
+    bound_mark,
+    column_order,
+    display_label,
+    is_range_key,
+    range_text,
+)
+from fpgaprof.base.markup import esc, html_cell, html_table
 from fpgaprof.base.units import fmt_speedup, fmt_speedup_range, is_finite_number
 
 __all__ = [
@@ -18,6 +28,9 @@ __all__ = [
     "best_rows",
     "combined_speedup_text",
     "energy_text",
+    "ranked_table_html",
+    "source_cell",
+    "FOLD_CHARS",
 ]
 
 
@@ -132,3 +145,60 @@ def energy_text(item: Mapping) -> str:
         return verdict
     rng = fmt_speedup_range(item.get("energy_ratio_low"), item.get("energy_ratio_high"))
     return f"{verdict}, {fmt_speedup(ratio)}" + (f" ({rng})" if rng else "")
+
+
+FOLD_CHARS = 36  # text cells longer than this fold (<details>), so a row stays one line or two
+_NAME_KEYS = frozenset({"op", "region", "name", "top_op"})  # what a row is: never folded
+
+
+def source_cell(source: str) -> str:
+    """A source location as one line: its end (file name and line) shown, the whole path in
+    the title (a long path wrapped in a narrow column made a row of numbers ~75 px tall)."""
+    if len(source) <= FOLD_CHARS:
+        return f'<code class="src">{esc(source)}</code>'
+    return f'<code class="src" title="{esc(source)}">…{esc(source[-(FOLD_CHARS - 1) :])}</code>'
+
+
+def _ranked_cell(k: str, r: Mapping) -> tuple[str, Any]:
+    """A ranked table's cell: the value, and under it its range where the row has one; long
+    text folded (its start shown, the rest in a <details>)."""
+    v = r.get(k)
+    if k == "source" and isinstance(v, str):
+        return source_cell(v), v
+    if isinstance(v, str) and len(v) > FOLD_CHARS and k not in _NAME_KEYS:
+        return (
+            f'<details class="note"><summary>{esc(v[: FOLD_CHARS - 1])}…</summary>'
+            f"{esc(v)}</details>",
+            v,
+        )
+    disp, val = html_cell(k, v)
+    mark = bound_mark(k, r)
+    if mark and disp != "–":
+        disp = esc(mark) + disp
+    rng = range_text(k, r)
+    return (f'{disp}<br><span class="dim">{esc(rng)}</span>' if rng else disp), val
+
+
+def ranked_table_html(items: list, first: tuple, labels: Mapping[str, str] | None = None) -> str:
+    """Ranked rows (the FPGA candidates, op or region) as a sortable HTML table: the columns of
+    `first` first (columns.column_order), each value formatted by its column name with its
+    range under it (a range's ends are no columns of their own), a bound marked (≥, ≤), every
+    text escaped. The report.html and job.html candidate tables."""
+    keys: list[str] = []
+    for r in items:
+        keys += [k for k in r if k not in keys]
+    # A range's ends are shown under their value, not as columns of their own.
+    keys = [k for k in column_order(keys, first, labels) if not is_range_key(k, keys)]
+    headers = [
+        (
+            display_label(k, labels),
+            "num"
+            if any(
+                isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool) for r in items
+            )
+            else "text",
+        )
+        for k in keys
+    ]
+    rows = [[_ranked_cell(k, r) for k in keys] for r in items]
+    return html_table(headers, rows, "wide")
