@@ -96,8 +96,17 @@ def rewrite_meta(data: bytes, update: dict) -> bytes:
 
 
 def child(what: str, path: str) -> dict:
+    # The synthetic rank trace repeats one iteration exactly (every column a constant or a
+    # constant step), so it compresses far past a recorded trace (10^6 kernels in 67 kB, where
+    # recorded traces inflate 7-9x) and past the reader's bound against zlib bombs: the
+    # children are allowed the memory such a trace needs (docs/trace-format.md, "Limits").
+    env = dict(os.environ, FPGAPROF_MAX_TRACE_MEMORY=str(8 << 30))
     proc = subprocess.run(
-        [sys.executable, "-c", CHILD, what, path], capture_output=True, text=True, check=False
+        [sys.executable, "-c", CHILD, what, path],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
     )
     if proc.returncode != 0:
         raise SystemExit(f"{what} failed:\n{proc.stderr}")

@@ -684,13 +684,15 @@ inline void bind_store(py::module_& m) {
           "Writes the trace file atomically (temp file + fsync + rename). A bytes path is the system's bytes.")
       .def_static(
           "load",
-          [](const std::filesystem::path& path) {
-            const ReadOptions options = interruptible_read();
+          [](const std::filesystem::path& path, uint64_t max_memory_bytes) {
+            ReadOptions options = interruptible_read();
+            options.max_memory_bytes = max_memory_bytes;
             py::gil_scoped_release nogil;
             return std::make_shared<TraceStore>(read_trace(path.string(), options));
           },
-          py::arg("path"),
-          "Reads a trace file (a bytes path is the system's bytes: names that are not UTF-8). Ctrl-C stops it.")
+          py::arg("path"), py::arg("max_memory_bytes") = 0,
+          "Reads a trace file (a bytes path is the system's bytes: names that are not UTF-8). Ctrl-C stops it. "
+          "max_memory_bytes: the memory the read may use instead of the default bound (0).")
       .def("serialize",
            [](const StorePtr& s) {
              std::string bytes;

@@ -189,6 +189,42 @@ TEST_CASE("a zlib bomb is refused before it is inflated", "[trace_file][limits]"
   const std::string msg = error_of(file);
   CHECK_THAT(msg, Catch::Contains("section KERN would need"));
   CHECK_THAT(msg, Catch::Contains("64 x its size + 64 MiB"));
+  // a genuine trace of very regular records may compress past the bound: the message says how
+  // to allow it, and does not call the file incomplete
+  CHECK_THAT(msg, Catch::Contains("FPGAPROF_MAX_TRACE_MEMORY=<bytes>"));
+  CHECK_THAT(msg, !Catch::Contains("not a complete fpgaprof trace"));
+}
+
+TEST_CASE("a trace read can be given another memory bound", "[trace_file][limits]") {
+  // 200,000 kernels (64 B each decoded): within the default bound; max_memory_bytes below
+  // their need refuses them naming that bound, above it reads them.
+  TraceStore store;
+  store.devices.push_back(DeviceInfo{});
+  KernelRecord k{};
+  k.name = store.strings.intern("k");
+  for (uint64_t i = 0; i < 200'000; ++i) {
+    k.start_ns = 1000 * i;
+    k.end_ns = 1000 * i + 500;
+    k.correlation_id = static_cast<uint32_t>(i + 1);
+    store.kernels.push_back(k);
+  }
+  const std::string file = serialize_trace(store);
+  const uint64_t need = store.kernels.size() * sizeof(KernelRecord);
+  REQUIRE_NOTHROW(deserialize_trace(file, "t.fpgaprof"));
+  ReadOptions roomy;
+  roomy.max_memory_bytes = 4 * need;
+  const TraceStore back = deserialize_trace(file, "t.fpgaprof", roomy);
+  CHECK(back.kernels.size() == 200'000);
+  CHECK(back.kernels.back().end_ns == 1000 * 199'999 + 500);
+  ReadOptions tight;
+  tight.max_memory_bytes = need / 2;
+  try {
+    (void)deserialize_trace(file, "t.fpgaprof", tight);
+    FAIL("accepted");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::kTraceFormat);
+    CHECK_THAT(std::string(e.what()), Catch::Contains("more than the " + std::to_string(need / 2) + " bytes allowed"));
+  }
 }
 
 TEST_CASE("sections that each stay in bounds are refused together", "[trace_file][limits]") {

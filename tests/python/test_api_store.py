@@ -380,3 +380,27 @@ def test_profile_of_a_running_trace_says_so():
     assert not p.ready
     with pytest.raises(fpgaprof.FpgaprofError, match="still running"):
         p.kernels
+
+
+def test_a_load_can_be_given_another_memory_bound(tmp_path, monkeypatch):
+    # The default bound (64 x the file + 64 MiB) holds for this trace; a bound below what its
+    # decoded records need refuses it, naming the bound, by argument or by environment; a
+    # bound above reads it; a bound that is no number of bytes is a typed error.
+    path = tmp_path / "full.fpgaprof"
+    fpgaprof.Profile(build_full_store()).save(path)
+    monkeypatch.delenv("FPGAPROF_MAX_TRACE_MEMORY", raising=False)
+    assert fpgaprof.load(path) == fpgaprof.load(path, max_memory_bytes=1 << 30)
+    with pytest.raises(fpgaprof.TraceFormatError, match=r"more than the 64 bytes allowed"):
+        fpgaprof.load(path, max_memory_bytes=64)
+    monkeypatch.setenv("FPGAPROF_MAX_TRACE_MEMORY", "64")
+    with pytest.raises(fpgaprof.TraceFormatError, match="FPGAPROF_MAX_TRACE_MEMORY"):
+        fpgaprof.load(path)
+    fpgaprof.load(path, max_memory_bytes=1 << 30)  # the argument before the environment
+    for bad in ("lots", "0", "-5", "1e9"):
+        monkeypatch.setenv("FPGAPROF_MAX_TRACE_MEMORY", bad)
+        with pytest.raises(fpgaprof.InvalidArgumentError, match="is not a number of bytes"):
+            fpgaprof.load(path)
+    monkeypatch.delenv("FPGAPROF_MAX_TRACE_MEMORY")
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(fpgaprof.InvalidArgumentError, match="max_memory_bytes"):
+            fpgaprof.load(path, max_memory_bytes=bad)

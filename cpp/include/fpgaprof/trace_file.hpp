@@ -24,6 +24,10 @@ struct ReadOptions {
   // read_trace / deserialize_trace as it is (the Python binding raises KeyboardInterrupt
   // from it on Ctrl-C). Empty: never called.
   std::function<void()> poll;
+  // The memory the read may use, in bytes, instead of the bound above: for a trace fpgaprof
+  // wrote whose records are regular enough to compress past it (a long run of identical
+  // kernels). 0: the bound above.
+  uint64_t max_memory_bytes = 0;
 };
 
 // The trace file's bytes (format in docs/trace-format.md). Deterministic: equal stores give

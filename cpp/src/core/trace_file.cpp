@@ -318,19 +318,29 @@ std::string mib(uint64_t bytes) { return std::to_string((bytes + (uint64_t{1} <<
 // cannot claim gigabytes (zlib bombs, forged counts) whatever it says.
 class MemoryBudget {
  public:
-  MemoryBudget(uint64_t input_bytes, const std::string& origin)
-      : limit_(input_bytes > (UINT64_MAX - kTraceExpansionAllowanceBytes) / kTraceMaxExpansion
+  MemoryBudget(uint64_t input_bytes, const std::string& origin, uint64_t max_memory_bytes)
+      : limit_(max_memory_bytes > 0 ? max_memory_bytes
+               : input_bytes > (UINT64_MAX - kTraceExpansionAllowanceBytes) / kTraceMaxExpansion
                    ? UINT64_MAX
                    : input_bytes * kTraceMaxExpansion + kTraceExpansionAllowanceBytes),
+        given_(max_memory_bytes > 0),
         input_bytes_(input_bytes),
         origin_(origin) {}
-  // `bytes` needed while one section is decoded, on top of what is kept.
+  // `bytes` needed while one section is decoded, on top of what is kept. Not a corrupt-file
+  // failure: a genuine trace of very regular records may need more, and the message says how
+  // to allow it.
   void check(uint64_t bytes, const std::string& what) const {
-    if (bytes > limit_ - kept_) {
-      fail(origin_, what + " would need " + mib(kept_ + bytes) + " of memory, more than a trace of " +
-                        std::to_string(input_bytes_) + " bytes can need (" + std::to_string(kTraceMaxExpansion) +
-                        " x its size + " + mib(kTraceExpansionAllowanceBytes) + "): a zlib bomb or a forged length");
-    }
+    if (bytes <= limit_ - kept_) return;
+    const std::string need = origin_ + ": " + what + " would need " + mib(kept_ + bytes) + " of memory, ";
+    if (given_)
+      throw Error(ErrorKind::kTraceFormat, need + "more than the " + std::to_string(limit_) +
+                                               " bytes allowed (max_memory_bytes / FPGAPROF_MAX_TRACE_MEMORY)");
+    throw Error(ErrorKind::kTraceFormat,
+                need + "more than a trace of " + std::to_string(input_bytes_) + " bytes can need (" +
+                    std::to_string(kTraceMaxExpansion) + " x its size + " + mib(kTraceExpansionAllowanceBytes) +
+                    "): a zlib bomb or a forged length, unless its records are unusually regular (a long run of "
+                    "identical kernels): if fpgaprof wrote this file, allow the memory with "
+                    "FPGAPROF_MAX_TRACE_MEMORY=<bytes> or fpgaprof.load(path, max_memory_bytes=...)");
   }
   // `bytes` that stay (the decoded store).
   void keep(uint64_t bytes, const std::string& what) {
@@ -340,6 +350,7 @@ class MemoryBudget {
 
  private:
   uint64_t limit_;
+  bool given_;
   uint64_t kept_ = 0;
   uint64_t input_bytes_;
   const std::string& origin_;
@@ -890,7 +901,7 @@ TraceStore decode_trace(Input& in, const std::string& origin, const ReadOptions&
   }
 
   TraceStore store;
-  MemoryBudget budget(input_bytes, origin);
+  MemoryBudget budget(input_bytes, origin, options.max_memory_bytes);
   std::set<std::string> seen;
   bool ended = false;
   for (uint32_t i = 0; i < section_count; ++i) {

@@ -141,9 +141,9 @@ class TraceStore:
     def deserialize(data: bytes, origin: str = '<bytes>') -> TraceStore:
         ...
     @staticmethod
-    def load(path: os.PathLike | str | bytes) -> TraceStore:
+    def load(path: os.PathLike | str | bytes, max_memory_bytes: typing.SupportsInt | typing.SupportsIndex = 0) -> TraceStore:
         """
-        Reads a trace file (a bytes path is the system's bytes: names that are not UTF-8). Ctrl-C stops it.
+        Reads a trace file (a bytes path is the system's bytes: names that are not UTF-8). Ctrl-C stops it. max_memory_bytes: the memory the read may use instead of the default bound (0).
         """
     def __init__(self) -> None:
         ...

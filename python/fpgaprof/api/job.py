@@ -25,7 +25,6 @@ from fpgaprof.api import profile
 from fpgaprof.api.overview import trace_overview
 from fpgaprof.api.profile import Profile
 from fpgaprof.base.constants import DEFAULT_TARGET, TRACE_FILE_NAME
-from fpgaprof.base.core import core
 from fpgaprof.base.errors import FpgaprofError, FpgaprofIOError
 from fpgaprof.base.units import fmt_s
 from fpgaprof.capture import runner
@@ -652,8 +651,9 @@ class Job:
     cannot be read are listed in the summary's ``missing`` with the reason, as are ranks that
     wrote none. ``on_rank``: called with (done, total) as each trace is analysed."""
 
-    def __init__(self, folder: str | os.PathLike) -> None:
+    def __init__(self, folder: str | os.PathLike, max_memory_bytes: int | None = None) -> None:
         self.folder = os.fspath(folder)
+        self.max_memory_bytes = max_memory_bytes  # each rank's load (profile.load)
         if not os.path.isdir(self.folder):
             raise FpgaprofIOError(f"{self.folder}: not a folder; give a job folder of rank traces")
         self.ranks = find_rank_traces(self.folder)
@@ -669,7 +669,7 @@ class Job:
         if e.path is None:
             folder = os.path.join(self.folder, e.name)
             raise FpgaprofIOError(f"{folder}: {_folder_reason(runner.marker_state(folder))}")
-        return Profile(core.TraceStore.load(e.path), path=e.path)
+        return profile.load(e.path, max_memory_bytes=self.max_memory_bytes)
 
     def summary(
         self, target: str = DEFAULT_TARGET, on_rank: Callable[[int, int], None] | None = None
@@ -721,10 +721,12 @@ def _folder_reason(state: str) -> str:
     }.get(state, "no trace: no process of this rank started fpgaprof's bootstrap")
 
 
-def load(path: str | os.PathLike) -> Profile | Job:
+def load(path: str | os.PathLike, max_memory_bytes: int | None = None) -> Profile | Job:
     """``fpgaprof.load``: a trace file or a `fpgaprof run` folder gives its Profile
-    (api.profile.load); a job folder of rank traces (is_job_folder) gives a Job."""
+    (api.profile.load); a job folder of rank traces (is_job_folder) gives a Job.
+    ``max_memory_bytes``: the memory each trace read may use instead of its bound against zlib
+    bombs (api.profile.load; also FPGAPROF_MAX_TRACE_MEMORY)."""
     path = os.fsdecode(os.fspath(path))  # a bytes path as str with surrogate escapes
     if is_job_folder(path):
-        return Job(path)
-    return profile.load(path)
+        return Job(path, max_memory_bytes)
+    return profile.load(path, max_memory_bytes)

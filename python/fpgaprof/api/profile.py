@@ -22,7 +22,7 @@ from fpgaprof.api import (
 )
 from fpgaprof.base.constants import DEFAULT_TARGET, TRACE_FILE_NAME
 from fpgaprof.base.core import core
-from fpgaprof.base.errors import FpgaprofError, FpgaprofIOError
+from fpgaprof.base.errors import FpgaprofError, FpgaprofIOError, InvalidArgumentError
 from fpgaprof.base.text import native_path, terminal_safe
 from fpgaprof.views import profile as profile_views
 from fpgaprof.views import tables as views
@@ -298,7 +298,35 @@ class Profile:
     __hash__ = None  # type: ignore[assignment]
 
 
-def load(path: str | os.PathLike) -> Profile:
+MAX_TRACE_MEMORY_ENV = "FPGAPROF_MAX_TRACE_MEMORY"
+
+
+def _max_memory_bytes(given: int | None) -> int:
+    """The memory a trace read may use (0: the core's bound, 64 x the file + 64 MiB): ``given``,
+    else FPGAPROF_MAX_TRACE_MEMORY, in bytes."""
+    if given is None:
+        text = os.environ.get(MAX_TRACE_MEMORY_ENV, "").strip()
+        if not text:
+            return 0
+        try:
+            value = int(text)
+        except ValueError:
+            value = -1
+        if value < 1:
+            raise InvalidArgumentError(
+                f"{MAX_TRACE_MEMORY_ENV}={text!r} is not a number of bytes: give a whole number "
+                f"> 0 (e.g. {MAX_TRACE_MEMORY_ENV}=4000000000), or unset it for the default bound"
+            )
+        return value
+    if isinstance(given, bool) or not isinstance(given, int) or given < 1:
+        raise InvalidArgumentError(
+            f"max_memory_bytes must be a whole number of bytes > 0, not {given!r} "
+            "(None: the default bound, 64 x the file size + 64 MiB)"
+        )
+    return given
+
+
+def load(path: str | os.PathLike, max_memory_bytes: int | None = None) -> Profile:
     """Reads a trace file written by ``fpgaprof.trace(path)`` or ``Profile.save``.
 
     ``path`` may also be the output folder of ``fpgaprof run`` (its trace.fpgaprof is read),
@@ -308,7 +336,11 @@ def load(path: str | os.PathLike) -> Profile:
     that says why). Raises TraceFormatError (naming the file and the reason) for truncated,
     corrupted, empty or future-version files, and FpgaprofIOError when it cannot be read
     (missing, a folder without trace.fpgaprof or an XProf profile, no permission).
+    ``max_memory_bytes`` (or the environment's FPGAPROF_MAX_TRACE_MEMORY) lets the read use
+    that much memory instead of its bound against zlib bombs (64 x the file size + 64 MiB,
+    docs/trace-format.md "Limits"), for a genuine trace whose records compress past it.
     """
+    limit = _max_memory_bytes(max_memory_bytes)
     # bytes paths (a file name that is not UTF-8) as str with surrogate escapes; native_path
     # turns them back into the same bytes for the core
     p = os.fsdecode(os.fspath(path))
@@ -325,4 +357,4 @@ def load(path: str | os.PathLike) -> Profile:
                 "jax.profiler.trace folder"
             )
         p = inner
-    return Profile(core.TraceStore.load(native_path(p)), path=p)
+    return Profile(core.TraceStore.load(native_path(p), limit), path=p)
