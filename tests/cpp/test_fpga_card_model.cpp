@@ -602,18 +602,20 @@ TEST_CASE("FPGA presets: derivation of their figures", "[analysis][fpga][presets
 }
 
 TEST_CASE("FPGA presets: the Intel cards from their data-sheet figures", "[analysis][fpga][presets]") {
-  // Intel's DSP block does one IEEE fp32 multiply-add in its hard floating-point mode, has no fp64
-  // mode (fp64 not offloadable), and runs fp16 in the fp32 mode. On-chip RAM = M20K x 20 Kibit.
+  // Intel's DSP block does one IEEE fp32 multiply-add in its hard floating-point mode (fp16 runs in
+  // it), and has no fp64 mode: Intel's table (683332) gives a double-precision multiply as one
+  // 54 x 54 on 4 blocks with an external adder, so fp64 is charged 4 blocks per FMA.
+  // On-chip RAM = M20K x 20 Kibit.
   for (const char* name : {"intel-pac-a10", "bittware-520n-s10gx", "intel-s10mx-2100"}) {
     INFO(name);
     const FpgaTarget& t = fpga_preset(name);
     CHECK(t.dsps_per_fma_fp32 == 1);
     CHECK(t.dsps_per_fma_fp16 == 1);
-    CHECK(t.dsps_per_fma_fp64 == 0);
-    CHECK(t.flops_per_s(Precision::kFp64) == 0);
-    const OpCardEstimate e = estimate_op_on_card(streaming_op(), Precision::kFp64, t, Scenario::kAsCompiled);
-    CHECK_FALSE(e.estimated);
-    CHECK(e.note.find("no DSP mapping for fp64") != std::string::npos);
+    CHECK(t.dsps_per_fma_fp64 == 4);
+    // a quarter of the fp32 rate: dsp x 0.6675 / 4 x 2 x 222e6
+    CHECK(t.flops_per_s(Precision::kFp64) == near(t.dsp_count * 0.6675 / 4 * 2 * 222e6));
+    CHECK(t.flops_per_s(Precision::kFp64) == near(t.flops_per_s(Precision::kFp32) / 4));
+    CHECK(estimate_op_on_card(streaming_op(), Precision::kFp64, t, Scenario::kAsCompiled).estimated);
     // Borrowed from the AMD fabric calibration: the clock and the DSP share (labelled so in the
     // description).
     CHECK(t.clock_hz.nominal == near(222e6));
@@ -625,7 +627,7 @@ TEST_CASE("FPGA presets: the Intel cards from their data-sheet figures", "[analy
   }
   // PAC with Arria 10 GX (GX 1150): 2 banks of 4 GB ("two banks of 4 GB", Intel 683633) at
   // DDR4-2666 x 8 B = 21.328e9 B/s each -> 42.656e9; 2,713 M20K x 20,480 bit / 8 = 6,945,280 B;
-  // fp32 1518 x 0.6675 / 1 x 2 x 222e6 = 449.88966e9 FLOP/s; PCIe gen3 x8 = 8 x 8e9 x 128/130 / 8
+  // fp32 1518 x 0.6675 / 1 x 2 x 222e6 = 449.88966e9 FLOP/s, fp64 / 4 = 112.47e9; PCIe gen3 x8 = 8 x 8e9 x 128/130 / 8
   // = 7.876923e9 B/s. A 1e9 B stream: 2 x 1.0 (DDR4 channel share) x 21.328e9 x 0.791331 (Intel
   // DDR4 stream efficiency) = 33.755015e9 B/s -> 29.625227 ms.
   const FpgaTarget& pac = fpga_preset("intel-pac-a10");
@@ -636,6 +638,7 @@ TEST_CASE("FPGA presets: the Intel cards from their data-sheet figures", "[analy
   CHECK(pac.sram_bytes == near(6945280.0));
   CHECK(pac.dsp_count == 1518);
   CHECK(pac.flops_per_s(Precision::kFp32) == near(449.88966e9));
+  CHECK(pac.flops_per_s(Precision::kFp64) == near(112.472415e9));  // 1518 x 0.6675 / 4 x 2 x 222e6
   CHECK(pac.link_bytes_per_s == near(7.876923077e9));
   CHECK(pac.stream_bytes_per_s() == near(33.755015136e9));
   CHECK(estimate_op_on_card(card_work_from_totals(0, 0.5e9, 0.5e9), Precision::kFp32, pac, Scenario::kAsCompiled)

@@ -1,6 +1,6 @@
 """The Intel presets (docs/fpga-model.md, "Presets"): their fields from the cited data-sheet
-figures, worked out by hand here; fp64, which Intel's hard floating-point DSP lacks, is not
-offloadable; the DDR4 and link constants measured on the BittWare 520N (HPCC FPGA) are the
+figures, worked out by hand here; fp64, which Intel's hard floating-point DSP lacks, at the
+4 blocks per FMA Intel gives for a 54 x 54 product; the DDR4 and link constants measured on the BittWare 520N (HPCC FPGA) are the
 ones the 520N preset carries and reproduce HPCC's measurements; and their energy is unknown
 (no published board power), never filled in."""
 import math
@@ -63,7 +63,9 @@ def test_the_intel_presets_from_their_data_sheet_figures():
     for t in (pac, n520, mx):
         # one DSP block per fp32 FMA: dsp x 0.6675 x 2 x 222e6 (the fabric's borrowed share and clock)
         assert t["card_fp32_flops_per_s"] == pytest.approx(t["dsp_count"] * 0.6675 * 2 * 222e6)
-        assert t["card_fp64_flops_per_s"] == 0 and t["dsps_per_fma_fp64"] == 0
+        # no hard fp64: a 54 x 54 product on 4 blocks (Intel 683332), the adder in logic
+        assert t["dsps_per_fma_fp64"] == 4
+        assert t["card_fp64_flops_per_s"] == pytest.approx(t["dsp_count"] * 0.6675 / 4 * 2 * 222e6)
         assert t["card_fp16_flops_per_s"] == pytest.approx(t["card_fp32_flops_per_s"])
         assert "borrowed" in t["description"]
         assert (t["loaded_w_low"], t["loaded_w"], t["loaded_w_high"]) == (0, 0, 0)
@@ -93,7 +95,7 @@ def test_the_520n_streams_and_transfers_at_what_hpcc_measured():
     assert PRESETS["intel-s10mx-2100"]["stream_efficiency"] == PRESETS["alveo-u55c"]["stream_efficiency"]
 
 
-def test_an_fp32_triad_on_the_pac_by_hand_and_fp64_not_offloadable():
+def test_a_triad_on_the_pac_by_hand_in_fp32_and_fp64():
     est = fpga.estimate_hlo(_triad("f32"), target="intel-pac-a10")
     row = est[0]
     # 12N B at 2 x 21.328e9 x 1.0 x 0.791331 = 33.755015e9 B/s: 372.76 us (the 2N FLOPs take
@@ -102,10 +104,11 @@ def test_an_fp32_triad_on_the_pac_by_hand_and_fp64_not_offloadable():
     # no published board power: energy unknown, and the text says why
     assert est.card_energy_j is None and row["card_energy_j"] is None
     assert "card energy: unknown: no published board power for this card (intel-pac-a10)" in str(est)
-    # fp64: Intel's DSP has no hard fp64 mode; the op is listed, not estimated
+    # fp64: twice the bytes (24N B: 745.5 us) and the 2N FLOPs at 112.47 GFLOP/s (18.6 us): still
+    # memory-bound
     f64 = fpga.estimate_hlo(_triad("f64"), target="intel-pac-a10")
-    assert math.isnan(f64[0]["card_time_s"])
-    assert "no DSP mapping for fp64" in f64[0]["estimate_note"]
-    assert any("lower bound" in n for n in f64.notes)  # the whole function's time omits it
-    # on an AMD card the same fp64 op is estimated
-    assert fpga.estimate_hlo(_triad("f64"), target="alveo-u250")[0]["card_time_s"] > 0
+    assert f64[0]["card_time_s"] == pytest.approx(24 * N / 33.755015e9, rel=1e-5)
+    # a card given no fp64 (dsps_per_fma_fp64 0) lists the op, not estimated
+    none = fpga.estimate_hlo(_triad("f64"), target={"base": "intel-pac-a10", "dsps_per_fma_fp64": 0})
+    assert math.isnan(none[0]["card_time_s"])
+    assert "no DSP mapping for fp64" in none[0]["estimate_note"]

@@ -131,12 +131,13 @@ std::vector<FpgaTarget> make_presets() {
   v80.link_efficiency = {0.634766, 0.444336, 0.825195};  // QDMA dma-perf on a gen5 x8 card: ~14, ~26 GB/s of 31.5
   out.push_back(v80);
   // Intel cards (docs/fpga-model.md, "Intel presets"). On-chip RAM is the M20K blocks; the DSP block
-  // is Intel's variable-precision block, whose hard IEEE 754 single-precision mode does one fp32
-  // multiply-add per block; it has no fp64 mode, so fp64 has no DSP rate (0: such ops are not
-  // offloadable on these cards) and fp16 runs in the fp32 mode. Clock, DSP share, on-chip lanes,
-  // sort rate and the host-side latencies are the fabric's, measured on AMD cards (borrowed).
+  // is Intel's variable-precision block: its hard IEEE 754 single-precision mode does one fp32
+  // multiply-add per block (fp16 runs in it too); it has no hard fp64 mode, and Intel gives a
+  // double-precision multiply as one 54 x 54 product on 4 blocks with an external adder (the
+  // adder in logic, not counted, as the V80's). Clock, DSP share, on-chip lanes, sort rate and the
+  // host-side latencies are the fabric's, measured on AMD cards (borrowed).
   const auto intel = [](FpgaTarget& t) {
-    t.dsps_per_fma_fp64 = 0;
+    t.dsps_per_fma_fp64 = 4;
     t.dsps_per_fma_fp32 = 1;
     t.dsps_per_fma_fp16 = 1;
   };
