@@ -3,7 +3,9 @@ figures, worked out by hand here; fp64, which Intel's hard floating-point DSP la
 4 blocks per FMA Intel gives for a 54 x 54 product; the DDR4 and link constants measured on the BittWare 520N (HPCC FPGA) are the
 ones the 520N preset carries and reproduce HPCC's measurements; and their energy is unknown
 (no published board power), never filled in."""
+import json
 import math
+import pathlib
 
 import fpgaprof  # noqa: F401  (before jax)
 import pytest
@@ -112,3 +114,44 @@ def test_a_triad_on_the_pac_by_hand_in_fp32_and_fp64():
     none = fpga.estimate_hlo(_triad("f64"), target={"base": "intel-pac-a10", "dsps_per_fma_fp64": 0})
     assert math.isnan(none[0]["card_time_s"])
     assert "no DSP mapping for fp64" in none[0]["estimate_note"]
+
+
+SOURCES = json.loads((pathlib.Path(fpgaprof.__file__).parent / "data" / "fpga_card_sources.json").read_text())
+
+
+def test_every_intel_figure_names_its_source_or_why_it_was_taken():
+    assert {c["card"] for c in SOURCES["cards"]} == set(INTEL)
+    needed = {"memory_channels", "memory_channel_bytes_per_s", "memory_capacity_bytes", "sram_bytes", "dsp_count",
+              "dsps_per_fma_fp32", "dsps_per_fma_fp64", "dsps_per_fma_fp16", "link_bytes_per_s", "loaded_w"}
+    taken = []
+    for c in SOURCES["cards"]:
+        preset = PRESETS[c["card"]]
+        fields = {f["field"]: f for f in c["fields"]}
+        assert set(fields) == needed, c["card"]
+        for name, f in fields.items():
+            # the preset holds the file's value
+            assert preset[name] == pytest.approx(f["value"], rel=1e-9), (c["card"], name)
+            assert f["status"] in ("read", "derived", "taken", "not found"), (c["card"], name)
+            if f["status"] in ("taken", "not found"):
+                assert f["why"].strip(), (c["card"], name)
+                taken.append((c["card"], name))
+            if f["status"] != "not found":
+                assert f["source"]["title"] and f["source"]["url"] and f["source"]["location"], (c["card"], name)
+                assert f["quote"].strip() and f["derived"].strip(), (c["card"], name)
+    # what could not be verified, listed (docs/fpga-model.md, "Not read, taken instead")
+    assert sorted(taken) == sorted([
+        ("intel-pac-a10", "memory_channel_bytes_per_s"), ("intel-pac-a10", "dsp_count"), ("intel-pac-a10", "sram_bytes"),
+        ("intel-pac-a10", "loaded_w"),
+        ("bittware-520n-s10gx", "memory_channel_bytes_per_s"), ("bittware-520n-s10gx", "memory_capacity_bytes"),
+        ("bittware-520n-s10gx", "link_bytes_per_s"), ("bittware-520n-s10gx", "dsps_per_fma_fp64"),
+        ("bittware-520n-s10gx", "loaded_w"),
+        ("intel-s10mx-2100", "dsps_per_fma_fp64"), ("intel-s10mx-2100", "loaded_w")])
+    # the printed figures the values come from, by hand: 2666 MT/s x 8 B; 64 bit x 2 Gb/s
+    by = {(c["card"], f["field"]): f for c in SOURCES["cards"] for f in c["fields"]}
+    assert "2,666" in by[("intel-pac-a10", "memory_channel_bytes_per_s")]["quote"]
+    assert by[("intel-pac-a10", "memory_channel_bytes_per_s")]["value"] == 2666e6 * 8
+    assert "2 Gbps" in by[("intel-s10mx-2100", "memory_channel_bytes_per_s")]["quote"]
+    assert by[("intel-s10mx-2100", "memory_channel_bytes_per_s")]["value"] == 64 * 2e9 / 8
+    assert "1,518" in by[("intel-pac-a10", "dsp_count")]["quote"]
+    assert "11,721" in by[("bittware-520n-s10gx", "sram_bytes")]["quote"]
+    assert "DSP Blocks 3960" in by[("intel-s10mx-2100", "dsp_count")]["quote"]
