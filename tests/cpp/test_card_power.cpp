@@ -99,8 +99,24 @@ TEST_CASE("card power: a card without a loaded power refuses, naming the card an
   CHECK(msg.find("my-card") != std::string::npos);
   CHECK(msg.find("loaded_w") != std::string::npos);
   CHECK(msg.find("not found") != std::string::npos);
-  // Every preset has one.
-  for (const CardPower& p : card_power_presets()) CHECK(p.has_loaded());
+  // Every AMD preset has one; the Intel ones have none published, and say so.
+  for (const CardPower& p : card_power_presets()) {
+    INFO(p.card);
+    const bool intel = p.card == "intel-pac-a10" || p.card == "bittware-520n-s10gx" || p.card == "intel-s10mx-2100";
+    CHECK(p.has_loaded() == !intel);
+    if (!intel) continue;
+    CHECK_FALSE(p.has_idle());
+    CHECK(p.max_w == 0);
+    CHECK(p.basis.find("no published board power for this card") != std::string::npos);
+    // Its energy: unknown on the model's rows (NaN, never 0), a clear error when asked for.
+    const EnergyRange e = card_energy_on({1e-3, 2e-3, 3e-3}, fpga_preset(p.card));
+    CHECK(std::isnan(e.low));
+    CHECK(std::isnan(e.nominal));
+    CHECK(std::isnan(e.high));
+    const std::string why = error_of([&] { card_energy({1e-3, 2e-3, 3e-3}, p); });
+    CHECK(why.find(p.card) != std::string::npos);
+    CHECK(why.find("no published board power for this card") != std::string::npos);
+  }
   const std::string bad_name = error_of([] { card_power("alveo-u999"); });
   CHECK(bad_name.find("alveo-u999") != std::string::npos);
   CHECK(bad_name.find("alveo-u280") != std::string::npos);

@@ -607,7 +607,9 @@ TEST_CASE("offload_scenario: the verdict from the nominal speedups", "[analysis]
 }
 
 TEST_CASE("FPGA presets: derivation of their figures", "[analysis][fpga][presets]") {
-  CHECK(fpga_preset_names() == "alveo-u55c, alveo-u280, alveo-u250, alveo-u200, versal-v80");
+  CHECK(fpga_preset_names() ==
+        "alveo-u55c, alveo-u280, alveo-u250, alveo-u200, versal-v80, intel-pac-a10, bittware-520n-s10gx, "
+        "intel-s10mx-2100");
   CHECK_THROWS_AS(fpga_preset("stratix"), Error);
   CHECK_THROWS_WITH(fpga_preset("stratix"), Catch::Contains("alveo-u55c"));
   const FpgaTarget& u55c = fpga_preset("alveo-u55c");
@@ -651,6 +653,82 @@ TEST_CASE("FPGA presets: derivation of their figures", "[analysis][fpga][presets
   CHECK(calibration_for("hbm2e").stream_efficiency.nominal == near(0.561523));
   CHECK(calibration_for("ddr4").cross_channel_factor.low == 1.0);
   CHECK_THROWS_WITH(calibration_for("gddr6"), Catch::Contains("is not modelled"));
+}
+
+TEST_CASE("FPGA presets: the Intel cards from their data-sheet figures", "[analysis][fpga][presets]") {
+  // Intel's DSP block does one IEEE fp32 multiply-add in its hard floating-point mode (fp16 runs in
+  // it), and has no fp64 mode: Intel's table (683332) gives a double-precision multiply as one
+  // 54 x 54 on 4 blocks with an external adder, so fp64 is charged 4 blocks per FMA.
+  // On-chip RAM = M20K x 20 Kibit.
+  for (const char* name : {"intel-pac-a10", "bittware-520n-s10gx", "intel-s10mx-2100"}) {
+    INFO(name);
+    const FpgaTarget& t = fpga_preset(name);
+    CHECK(t.dsps_per_fma_fp32 == 1);
+    CHECK(t.dsps_per_fma_fp16 == 1);
+    CHECK(t.dsps_per_fma_fp64 == 4);
+    // a quarter of the fp32 rate: dsp x 0.6675 / 4 x 2 x 222e6
+    CHECK(t.flops_per_s(Precision::kFp64) == near(t.dsp_count * 0.6675 / 4 * 2 * 222e6));
+    CHECK(t.flops_per_s(Precision::kFp64) == near(t.flops_per_s(Precision::kFp32) / 4));
+    CHECK(estimate_op_on_card(streaming_op(), Precision::kFp64, t, Scenario::kAsCompiled).estimated);
+    // Borrowed from the AMD fabric calibration: the clock and the DSP share (labelled so in the
+    // description).
+    CHECK(t.clock_hz.nominal == near(222e6));
+    CHECK(t.dsp_utilization.nominal == near(0.6675));
+    CHECK(t.description.find("borrowed") != std::string::npos);
+    // No published board power: unknown, never filled in.
+    CHECK(t.loaded_w.nominal == 0);
+    CHECK(t.loaded_w.high == 0);
+  }
+  // PAC with Arria 10 GX (GX 1150): 2 banks of 4 GB ("two banks of 4 GB", Intel 683633) at
+  // DDR4-2666 x 8 B = 21.328e9 B/s each -> 42.656e9; 2,713 M20K x 20,480 bit / 8 = 6,945,280 B;
+  // fp32 1518 x 0.6675 / 1 x 2 x 222e6 = 449.88966e9 FLOP/s, fp64 / 4 = 112.47e9; PCIe gen3 x8 = 8 x 8e9 x 128/130 / 8
+  // = 7.876923e9 B/s. A 1e9 B stream: 2 x 1.0 (DDR4 channel share) x 21.328e9 x 0.791331 (Intel
+  // DDR4 stream efficiency) = 33.755015e9 B/s -> 29.625227 ms.
+  const FpgaTarget& pac = fpga_preset("intel-pac-a10");
+  CHECK(pac.memory_type == "ddr4");
+  CHECK(pac.memory_channels == 2);
+  CHECK(pac.memory_bytes_per_s() == near(42.656e9));
+  CHECK(pac.memory_capacity_bytes == near(8.0 * 1024 * 1024 * 1024));
+  CHECK(pac.sram_bytes == near(6945280.0));
+  CHECK(pac.dsp_count == 1518);
+  CHECK(pac.flops_per_s(Precision::kFp32) == near(449.88966e9));
+  CHECK(pac.flops_per_s(Precision::kFp64) == near(112.472415e9));  // 1518 x 0.6675 / 4 x 2 x 222e6
+  CHECK(pac.link_bytes_per_s == near(7.876923077e9));
+  CHECK(pac.stream_bytes_per_s() == near(33.755015136e9));
+  CHECK(estimate_op_on_card(card_work_from_totals(0, 0.5e9, 0.5e9), Precision::kFp32, pac, Scenario::kAsCompiled)
+            .time_s.nominal == near(29.625227420e-3));
+  // BittWare 520N (Stratix 10 GX 2800): 4 banks x 21.328e9 = 85.312e9 B/s; the stream rate is
+  // 85.312e9 x 1.0 x 0.791331 = 67.510030e9 B/s, the median of HPCC's eight STREAM cells on the
+  // card ((67.24 + 67.78) / 2 = 67.51 GB/s) by construction. 11,721 M20K x 20,480 / 8 =
+  // 30,005,760 B (= the 240,046,080 block-memory bits a Quartus fitter report gives the 2800).
+  // fp32 5760 x 0.6675 x 2 x 222e6 = 1.7070912e12. Link: 15.753846e9 x 0.399902 = 6.2999946e9 B/s
+  // (HPCC's PCIe read/write median (6.28 + 6.32) / 2 = 6.30 GB/s). RandomAccess's 2^31 updates on
+  // 4 banks at 53.8291e6 updates/s each: 9.97 s (HPCC measured 8.77-11.57 s).
+  const FpgaTarget& n520 = fpga_preset("bittware-520n-s10gx");
+  CHECK(n520.memory_bytes_per_s() == near(85.312e9));
+  CHECK(n520.stream_bytes_per_s() == near(67.510030272e9));
+  CHECK(n520.sram_bytes == near(240046080.0 / 8));
+  CHECK(n520.flops_per_s(Precision::kFp32) == near(1.7070912e12));
+  CHECK(n520.link_bytes_per_s * n520.link_efficiency.nominal == Approx(6.30e9).epsilon(1e-5));
+  CHECK(n520.rmw_updates_per_s.nominal == near(53.8291e6));
+  CHECK(n520.rmw_updates_per_s.low == near(46.4083e6));  // 185.633e6 / 4
+  CHECK(n520.rmw_updates_per_s.high == near(61.25e6));   // 245.0e6 / 4
+  // The PAC takes the 520N's Intel DDR4 figures, not the AMD DDR4 ones, but its own link's
+  // efficiency stays the fabric's (no Intel PAC transfer measured).
+  CHECK(pac.stream_efficiency.nominal == n520.stream_efficiency.nominal);
+  CHECK(pac.stream_efficiency.nominal != calibration_for("ddr4").stream_efficiency.nominal);
+  CHECK(pac.link_efficiency.nominal == calibration_for("ddr4").link_efficiency.nominal);
+  // Stratix 10 MX 2100 development kit: 2 HBM2 stacks x 16 pseudo-channels of 64 bit at 2 Gbps =
+  // 32 x 16e9 = 512e9 B/s; 239.5 Mibit / 8 = 31,391,744 B; fp32 3960 x 0.6675 x 2 x 222e6 =
+  // 1.1736252e12; a stream at the (borrowed UltraScale+) HBM2 constants: 32 x 0.71875 x 16e9 x
+  // 0.91216 = 335.67488e9 B/s.
+  const FpgaTarget& mx = fpga_preset("intel-s10mx-2100");
+  CHECK(mx.memory_type == "hbm2");
+  CHECK(mx.memory_bytes_per_s() == near(512e9));
+  CHECK(mx.sram_bytes == near(31391744.0));
+  CHECK(mx.flops_per_s(Precision::kFp32) == near(1.1736252e12));
+  CHECK(mx.stream_bytes_per_s() == near(335.67488e9));
+  CHECK(mx.link_bytes_per_s == near(15.753846154e9));
 }
 
 namespace {
@@ -712,7 +790,7 @@ std::vector<std::pair<const char*, std::function<void(FpgaTarget&)>>> slow_moves
 }  // namespace
 
 TEST_CASE("FPGA presets: valid, ordered ranges, restructured never slower", "[analysis][fpga][presets]") {
-  REQUIRE(fpga_presets().size() == 5);
+  REQUIRE(fpga_presets().size() == 8);
   std::vector<FpgaTarget> cards = fpga_presets();
   cards.push_back(round_card());
   for (const FpgaTarget& t : cards) {

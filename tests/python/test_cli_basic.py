@@ -255,6 +255,9 @@ def test_unknown_target_is_usage_error(tmp_path):
     r = fp("report", str(tmp_path / "x.fpgaprof"), "--target", "no-such-card")
     assert r.returncode == 2
     assert "unknown FPGA target 'no-such-card'" in r.stderr and names[0] in r.stderr
+    # the card listing names every preset, the Intel cards among them
+    for name in ("intel-pac-a10", "bittware-520n-s10gx", "intel-s10mx-2100"):
+        assert name in names and name in r.stderr
 
 
 def test_child_environment_ancestor_marker(tmp_path):

@@ -11,10 +11,15 @@ from fpgaprof import fpga, fpga_validation
 DATA = fpga_validation.calibration()
 CONSTANTS = DATA["constants"]
 PRESETS = {p["name"]: p for p in fpga.presets()}
-# Which presets each scope's constants reach (a card-specific constant overrides the fabric's).
-SCOPE = {"fabric": ["alveo-u55c", "alveo-u280", "alveo-u250", "alveo-u200", "versal-v80"],
-         "hbm2": ["alveo-u55c", "alveo-u280"], "hbm2e": ["versal-v80"], "ddr4": ["alveo-u250", "alveo-u200"],
-         "versal-v80": ["versal-v80"]}
+# The scopes whose constants reach each preset, the most specific first: a constant is the
+# preset's when no earlier scope sets its field (a card's own replaces the Intel DDR4 group's,
+# which replaces the memory type's, which replaces the fabric's). Written out by hand.
+CHAINS = {"alveo-u55c": ["hbm2", "fabric"], "alveo-u280": ["hbm2", "fabric"],
+          "alveo-u250": ["ddr4", "fabric"], "alveo-u200": ["ddr4", "fabric"],
+          "versal-v80": ["versal-v80", "hbm2e", "fabric"],
+          "intel-pac-a10": ["intel-ddr4", "ddr4", "fabric"],
+          "bittware-520n-s10gx": ["bittware-520n-s10gx", "intel-ddr4", "ddr4", "fabric"],
+          "intel-s10mx-2100": ["hbm2", "fabric"]}
 
 
 def _rule_value(c, end):
@@ -33,9 +38,24 @@ def _rule_value(c, end):
     return {"median": statistics.median, "min": min, "max": max, "mean": statistics.fmean}[how](values)
 
 
-def _overridden(c, preset):
-    """A fabric constant a card-specific one replaces on this preset."""
-    return c["scope"] == "fabric" and any(o["scope"] == preset and o["field"] == c["field"] for o in CONSTANTS)
+def _reaches(c, preset):
+    """The constant is the preset's: its scope is in the preset's chain and no scope ahead of it
+    sets the same field."""
+    chain = CHAINS[preset]
+    if c["scope"] not in chain:
+        return False
+    ahead = chain[: chain.index(c["scope"])]
+    return not any(o["scope"] in ahead and o["field"] == c["field"] for o in CONSTANTS)
+
+
+def test_every_preset_has_its_chain_and_every_scope_reaches_one():
+    assert set(CHAINS) == set(PRESETS)
+    for c in CONSTANTS:
+        assert any(_reaches(c, name) for name in PRESETS), (c["scope"], c["field"])
+    # the validation module's chains are the same
+    for name, chain in CHAINS.items():
+        got = fpga_validation.scope_chain(PRESETS[name]["memory_type"], name)
+        assert [s for s in got if s != name] == [s for s in chain if s != name], name
 
 
 @pytest.mark.parametrize("c", CONSTANTS, ids=[f"{c['scope']}-{c['field']}" for c in CONSTANTS])
@@ -44,9 +64,7 @@ def test_each_constant_is_its_rule_over_its_measurements(c):
         expect = _rule_value(c, end)
         assert c["values"][end] == pytest.approx(expect, rel=1e-9), (end, "the file's own values")
         key = c["field"] if end == "nominal" else f"{c['field']}_{end}"
-        for name in SCOPE[c["scope"]]:
-            if _overridden(c, name):
-                continue
+        for name in (n for n in PRESETS if _reaches(c, n)):
             assert PRESETS[name][key] == pytest.approx(expect, rel=2e-5), (name, key)
     assert c["values"]["low"] <= c["values"]["nominal"] <= c["values"]["high"]
 

@@ -41,6 +41,12 @@ std::vector<CardPower> make_presets() {
   v.push_back({"alveo-u200", ddr4_idle, ddr4_loaded, 0.0, ddr4 + " (the U200's own not found); maximum not found"});
   v.push_back({"versal-v80", hbm2e_idle, hbm2e_loaded, 0.0,
                "V80: AMD's AVED guide (ami_tool sensors, xbtest memory test); maximum not found"});
+  // Intel cards: no published board power was found (python/fpgaprof/data/fpga_card_power.json
+  // says what was searched), so their energy is unknown rather than filled in.
+  const std::string intel = "no published board power for this card";
+  v.push_back({"intel-pac-a10", {}, {}, 0.0, intel + " (Intel PAC with Arria 10 GX)"});
+  v.push_back({"bittware-520n-s10gx", {}, {}, 0.0, intel + " (BittWare 520N)"});
+  v.push_back({"intel-s10mx-2100", {}, {}, 0.0, intel + " (Stratix 10 MX development kit)"});
   return v;
 }
 

@@ -19,6 +19,7 @@ namespace {
 
 constexpr double kBram36Bits = 36.0 * 1024.0;
 constexpr double kUram288Bits = 288.0 * 1024.0;
+constexpr double kM20kBits = 20.0 * 1024.0;  // Intel M20K block: 20 Kbit
 
 // ---- calibration ------------------------------------------------------------------------------
 // Every value below is recomputed from the measurements in python/fpgaprof/data/fpga_calibration.json
@@ -45,6 +46,16 @@ void hbm2_calibration(FpgaTarget& t) {
   t.random_reads_per_s = {92.5786e6, 74.278e6, 147.338e6};
   t.rmw_updates_per_s = {4.00312e6, 4.00312e6, 46.2893e6};  // HPCC RandomAccess (U280); high: half the read rate
   t.cross_channel_factor = {1.0, 0.116351, 1.34624};        // Vitis HBM tutorial: 4 PCs without / with RAMA
+}
+
+// DDR4 behind Intel's memory controllers, measured by HPCC FPGA on the BittWare 520N (4 banks):
+// STREAM against 4 x 21.328 GB/s (DDR4-2666, the rate the board's channel peak is taken at) and
+// RandomAccess per bank. The Intel DDR4 presets take these instead of the AMD DDR4 figures;
+// channel_share, random_reads_per_s and cross_channel_factor stay the DDR4 type's (not measured
+// on Intel).
+void intel_ddr4_calibration(FpgaTarget& t) {
+  t.stream_efficiency = {0.791331, 0.769294, 0.807624};   // 67.51 (65.63-68.90) GB/s / 85.312 GB/s
+  t.rmw_updates_per_s = {53.8291e6, 46.4083e6, 61.25e6};  // 185.633 and 245.0 MUOP/s over 4 banks
 }
 
 }  // namespace
@@ -119,6 +130,48 @@ std::vector<FpgaTarget> make_presets() {
   v80.dsps_per_fma_fp16 = 1;  // no packed fp16 mode: one fp16 FMA per DSPFP32
   v80.link_efficiency = {0.634766, 0.444336, 0.825195};  // QDMA dma-perf on a gen5 x8 card: ~14, ~26 GB/s of 31.5
   out.push_back(v80);
+  // Intel cards (docs/fpga-model.md, "Intel presets"). On-chip RAM is the M20K blocks; the DSP block
+  // is Intel's variable-precision block: its hard IEEE 754 single-precision mode does one fp32
+  // multiply-add per block (fp16 runs in it too); it has no hard fp64 mode, and Intel gives a
+  // double-precision multiply as one 54 x 54 product on 4 blocks with an external adder (the
+  // adder in logic, not counted, as the V80's). Clock, DSP share, on-chip lanes, sort rate and the
+  // host-side latencies are the fabric's, measured on AMD cards (borrowed).
+  const auto intel = [](FpgaTarget& t) {
+    t.dsps_per_fma_fp64 = 4;
+    t.dsps_per_fma_fp32 = 1;
+    t.dsps_per_fma_fp16 = 1;
+  };
+  constexpr double kDdr4_2666 = 2666e6 * 8;  // one 64-bit DDR4-2666 channel
+  FpgaTarget pac = card(
+      "intel-pac-a10",
+      "Intel PAC with Arria 10 GX (a GX 1150 taken: the device line not read): 8 GB DDR4, 2 banks x 21.328 GB/s (DDR4-2666 taken: the "
+      "board's DDR4 speed not read), 1,518 DSP blocks, 2,713 M20K, PCIe gen3 x8; DDR4 timing from "
+      "the 520N; fabric constants borrowed from AMD cards",
+      "ddr4", 2, kDdr4_2666, 8 * kGiB, 0, 0, 1518, pcie_bytes_per_s(3, 8));
+  pac.sram_bytes = 2713 * kM20kBits / 8.0;
+  intel(pac);
+  intel_ddr4_calibration(pac);
+  out.push_back(pac);
+  FpgaTarget b520n =
+      card("bittware-520n-s10gx",
+           "BittWare 520N, Stratix 10 GX 2800: 4 DDR4 banks x 21.328 GB/s (DDR4-2666 taken: the board's DDR4 speed "
+           "not read), 12 GiB (HPCC's arrays; the board's capacity not read), 5,760 DSP blocks, 11,721 M20K, PCIe "
+           "gen3 x16 (not read); DDR4 and PCIe timing measured on it (HPCC FPGA); fabric constants borrowed from AMD "
+           "cards",
+           "ddr4", 4, kDdr4_2666, 12 * kGiB, 0, 0, 5760, pcie_bytes_per_s(3, 16));
+  b520n.sram_bytes = 11721 * kM20kBits / 8.0;
+  intel(b520n);
+  intel_ddr4_calibration(b520n);
+  b520n.link_efficiency = {0.399902, 0.372607, 0.406885};  // HPCC PCIe read/write 5.87-6.41 GB/s of 15.754
+  out.push_back(b520n);
+  FpgaTarget mx = card("intel-s10mx-2100",
+                       "Intel Stratix 10 MX 2100 (development kit DK-DEV-1SMX-H-A): 8 GB HBM2, 32 pseudo-channels "
+                       "x 16 GB/s (512 GB/s), 3,960 DSP blocks, 239.5 Mb on-chip RAM, PCIe gen3 x16; HBM2 "
+                       "timing and fabric constants borrowed from AMD cards (not measured on Intel HBM2)",
+                       "hbm2", 32, 16 * kGB, 8 * kGiB, 0, 0, 3960, pcie_bytes_per_s(3, 16));
+  mx.sram_bytes = 239.5 * 1024.0 * 1024.0 / 8.0;
+  intel(mx);
+  out.push_back(mx);
   // Board power: each preset's published measurements (card_power.cpp, docs/fpga-model.md "Card power").
   for (FpgaTarget& t : out) t.loaded_w = card_power(t.name).loaded_w;
   return out;
@@ -279,8 +332,9 @@ std::vector<CardField> make_card_fields() {
                            "the whole card memory (a channel holds capacity / channels)", R::kPositive,
                            "must be the card memory in bytes (> 0)", 2));
   unit_check(f.back(), CardEnd::kNominal, 1e6, 0, "is below 1 MB: give bytes (16 GiB = 17179869184), not GB", 3);
-  f.push_back(number_field("sram_bytes", &T::sram_bytes, "bytes", "required", "> 0, >= 1024", "on-chip BRAM + URAM",
-                           R::kPositive, "must be the card's on-chip RAM in bytes (> 0)", 3));
+  f.push_back(number_field("sram_bytes", &T::sram_bytes, "bytes", "required", "> 0, >= 1024",
+                           "on-chip BRAM + URAM (Intel: M20K)", R::kPositive,
+                           "must be the card's on-chip RAM in bytes (> 0)", 3));
   unit_check(f.back(), CardEnd::kNominal, 1024, 0, "is below 1 KiB: give bytes (44.7 MB = 44.7e6), not MB", 2);
   f.push_back(number_field("dsps_per_fma_fp64", &T::dsps_per_fma_fp64, "DSP slices", "0", ">= 0 (0: no fp64)",
                            "DSP slices one pipelined fp64 FMA needs", R::kNonNegative, "must be >= 0 (0: no fp64)", 5));
@@ -347,7 +401,8 @@ std::vector<CardField> make_card_fields() {
                                "per kernel launch", R::kNonNegative, 24));
   unit_check(f.back(), CardEnd::kHigh, 0, 1.0, "is over 1 s: give seconds (40 us = 40e-6), not microseconds", 11);
   f.push_back(calibrated_field(
-      "loaded_w", &T::loaded_w, "W", "preset: its measured board power (\"Card power\"); otherwise unknown (0)",
+      "loaded_w", &T::loaded_w, "W",
+      "preset: its measured board power where one is published (\"Card power\"); otherwise unknown (0)",
       "all 0 (unknown), or > 0 with high <= 2000", "board power while a design runs: card energy = card time x this",
       R::kKnownPositive, 26));
   unit_check(f.back(), CardEnd::kHigh, 0, 2000, "is over 2000 W: give watts (60 W = 60), not mW", 13);

@@ -404,9 +404,14 @@ def _estimate_table(res: Mapping, first_notes: tuple[str, ...] = ()) -> Estimate
         ),
     ]
     if t.card_energy_j is None:
-        footer.append(
-            f"  card energy: unknown ({card} has no loaded_w: give the card's board power in watts)"
-        )
+        # A preset without a power is one with no published board power (the Intel cards); a
+        # card of the user's was given none.
+        if card in {p["name"] for p in presets()}:
+            why = f"unknown: no published board power for this card ({card}); give its loaded_w"
+            footer.append(f"  card energy: {why} in watts to estimate it")
+        else:
+            why = f"unknown ({card} has no loaded_w: give the card's board power in watts)"
+            footer.append(f"  card energy: {why}")
     else:
 
         def energy(label: str, key: str) -> str:

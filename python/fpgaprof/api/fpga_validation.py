@@ -45,6 +45,7 @@ __all__ = [
     "estimate_anchor",
     "measured_seconds",
     "BUILDERS",
+    "scope_chain",
 ]
 
 # Goals of docs/fpga-validation.md over the validation anchors: none beyond 2.5x of its
@@ -521,8 +522,17 @@ def refit(exclude: str | None = None) -> list[dict]:
     return out
 
 
-def _applies(scope: str, memory_type: str, name: str) -> bool:
-    return scope == "fabric" or scope == memory_type or scope == name
+# Scopes that name a group of presets rather than a memory type or one card (the DDR4 of the Intel
+# cards, measured on the BittWare 520N: fpga_calibration.json, "about").
+GROUP_SCOPES: dict[str, tuple[str, ...]] = {"intel-ddr4": ("intel-pac-a10", "bittware-520n-s10gx")}
+
+
+def scope_chain(memory_type: str, name: str) -> list[str]:
+    """The scopes whose constants reach preset ``name`` with ``memory_type``, the most specific
+    first: its own, a group's it belongs to (when its memory type is the group's), its memory
+    type's, the fabric's. A constant is the preset's when no earlier scope sets its field."""
+    groups = [g for g, cards in GROUP_SCOPES.items() if name in cards and g.endswith(memory_type)]
+    return [name, *groups, memory_type, "fabric"]
 
 
 def leave_one_source_out() -> list[dict]:
@@ -547,13 +557,13 @@ def leave_one_source_out() -> list[dict]:
             memory = spec.get("memory_type", cards[base]["memory_type"])
             over: dict[str, Any] = dict(spec, name=f"{spec.get('name', base)} without {sid}")
             changed, missing = [], []
+            chain = scope_chain(memory, base)
             for f in fitted:
-                if not _applies(f["scope"], memory, base):
+                if f["scope"] not in chain:
                     continue
-                if f["scope"] == "fabric" and any(
-                    g["scope"] == base and g["field"] == f["field"] for g in fitted
-                ):
-                    continue  # a card's own constant replaces the fabric's
+                ahead = chain[: chain.index(f["scope"])]
+                if any(g["scope"] in ahead and g["field"] == f["field"] for g in fitted):
+                    continue  # a more specific scope's constant replaces this one
                 cur = current[(f["scope"], f["field"])]
                 vals = f["values"]
                 if None in vals:
