@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import gc
-import math
 import os
 import statistics
 from collections.abc import Callable, Mapping, Sequence
@@ -24,6 +23,7 @@ from typing import Any
 from fpgaprof.api import profile
 from fpgaprof.api.overview import trace_overview
 from fpgaprof.api.profile import Profile
+from fpgaprof.base import records
 from fpgaprof.base.constants import DEFAULT_TARGET, TRACE_FILE_NAME
 from fpgaprof.base.errors import FpgaprofError, FpgaprofIOError
 from fpgaprof.base.units import fmt_s
@@ -143,12 +143,6 @@ def _s(ns: Any) -> float | None:
     return None if ns is None else int(ns) / 1e9
 
 
-def _finite(v: Any) -> Any:
-    """A row's value for job.json: a non-finite number (a speedup the core leaves NaN: not
-    estimated) as None."""
-    return None if isinstance(v, float) and not math.isfinite(v) else v
-
-
 def _device_link(item: Mapping) -> dict:
     """HtoD and DtoH bytes, GB/s and link % of one by_device item."""
     out: dict[str, Any] = {}
@@ -204,7 +198,8 @@ def rank_summary(prof: Any, name: str, target: str = DEFAULT_TARGET) -> dict:
                     "fpga_s": c.get("fpga_total_s"),
                     "kernel_count": int(c.get("kernel_count") or 0),
                     "gpu_time_ns": c.get("gpu_time_ns"),
-                    **{k: _finite(c.get(k)) for k in VERDICT_FIELDS},
+                    # a speedup the core leaves NaN (not estimated) is None in job.json
+                    **{k: records.to_plain(c.get(k)) for k in VERDICT_FIELDS},
                 }
             )
     peaks = [d["memory_peak_bytes"] for d in devices if d.get("memory_peak_bytes") is not None]
