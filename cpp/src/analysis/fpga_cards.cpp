@@ -136,42 +136,38 @@ std::vector<FpgaTarget> make_presets() {
   // double-precision multiply as one 54 x 54 product on 4 blocks with an external adder (the
   // adder in logic, not counted, as the V80's). Clock, DSP share, on-chip lanes, sort rate and the
   // host-side latencies are the fabric's, measured on AMD cards (borrowed).
-  const auto intel = [](FpgaTarget& t) {
+  constexpr double kDdr4_2666 = 2666e6 * 8;  // one 64-bit DDR4-2666 channel
+  const auto intel = [](const char* name, const char* description, const char* memory, uint32_t channels,
+                        double channel_bytes_per_s, double capacity_bytes, double sram_bytes, uint32_t dsps,
+                        double link) {
+    FpgaTarget t = card(name, description, memory, channels, channel_bytes_per_s, capacity_bytes, 0, 0, dsps, link);
+    t.sram_bytes = sram_bytes;
     t.dsps_per_fma_fp64 = 4;
     t.dsps_per_fma_fp32 = 1;
     t.dsps_per_fma_fp16 = 1;
+    if (t.memory_type == "ddr4") intel_ddr4_calibration(t);
+    return t;
   };
-  constexpr double kDdr4_2666 = 2666e6 * 8;  // one 64-bit DDR4-2666 channel
-  FpgaTarget pac = card(
+  out.push_back(intel(
       "intel-pac-a10",
       "Intel PAC with Arria 10 GX (a GX 1150 taken: the device line not read): 8 GB DDR4, 2 banks x 21.328 GB/s (DDR4-2666 taken: the "
       "board's DDR4 speed not read), 1,518 DSP blocks, 2,713 M20K, PCIe gen3 x8; DDR4 timing from "
       "the 520N; fabric constants borrowed from AMD cards",
-      "ddr4", 2, kDdr4_2666, 8 * kGiB, 0, 0, 1518, pcie_bytes_per_s(3, 8));
-  pac.sram_bytes = 2713 * kM20kBits / 8.0;
-  intel(pac);
-  intel_ddr4_calibration(pac);
-  out.push_back(pac);
+      "ddr4", 2, kDdr4_2666, 8 * kGiB, 2713 * kM20kBits / 8.0, 1518, pcie_bytes_per_s(3, 8)));
   FpgaTarget b520n =
-      card("bittware-520n-s10gx",
-           "BittWare 520N, Stratix 10 GX 2800: 4 DDR4 banks x 21.328 GB/s (DDR4-2666 taken: the board's DDR4 speed "
-           "not read), 12 GiB (HPCC's arrays; the board's capacity not read), 5,760 DSP blocks, 11,721 M20K, PCIe "
-           "gen3 x16 (not read); DDR4 and PCIe timing measured on it (HPCC FPGA); fabric constants borrowed from AMD "
-           "cards",
-           "ddr4", 4, kDdr4_2666, 12 * kGiB, 0, 0, 5760, pcie_bytes_per_s(3, 16));
-  b520n.sram_bytes = 11721 * kM20kBits / 8.0;
-  intel(b520n);
-  intel_ddr4_calibration(b520n);
+      intel("bittware-520n-s10gx",
+            "BittWare 520N, Stratix 10 GX 2800: 4 DDR4 banks x 21.328 GB/s (DDR4-2666 taken: the board's DDR4 speed "
+            "not read), 12 GiB (HPCC's arrays; the board's capacity not read), 5,760 DSP blocks, 11,721 M20K, PCIe "
+            "gen3 x16 (not read); DDR4 and PCIe timing measured on it (HPCC FPGA); fabric constants borrowed from AMD "
+            "cards",
+            "ddr4", 4, kDdr4_2666, 12 * kGiB, 11721 * kM20kBits / 8.0, 5760, pcie_bytes_per_s(3, 16));
   b520n.link_efficiency = {0.399902, 0.372607, 0.406885};  // HPCC PCIe read/write 5.87-6.41 GB/s of 15.754
   out.push_back(b520n);
-  FpgaTarget mx = card("intel-s10mx-2100",
-                       "Intel Stratix 10 MX 2100 (development kit DK-DEV-1SMX-H-A): 8 GB HBM2, 32 pseudo-channels "
-                       "x 16 GB/s (512 GB/s), 3,960 DSP blocks, 239.5 Mb on-chip RAM, PCIe gen3 x16; HBM2 "
-                       "timing and fabric constants borrowed from AMD cards (not measured on Intel HBM2)",
-                       "hbm2", 32, 16 * kGB, 8 * kGiB, 0, 0, 3960, pcie_bytes_per_s(3, 16));
-  mx.sram_bytes = 239.5 * 1024.0 * 1024.0 / 8.0;
-  intel(mx);
-  out.push_back(mx);
+  out.push_back(intel("intel-s10mx-2100",
+                      "Intel Stratix 10 MX 2100 (development kit DK-DEV-1SMX-H-A): 8 GB HBM2, 32 pseudo-channels "
+                      "x 16 GB/s (512 GB/s), 3,960 DSP blocks, 239.5 Mb on-chip RAM, PCIe gen3 x16; HBM2 "
+                      "timing and fabric constants borrowed from AMD cards (not measured on Intel HBM2)",
+                      "hbm2", 32, 16 * kGB, 8 * kGiB, 239.5 * 1024.0 * 1024.0 / 8.0, 3960, pcie_bytes_per_s(3, 16)));
   // Board power: each preset's published measurements (card_power.cpp, docs/fpga-model.md "Card power").
   for (FpgaTarget& t : out) t.loaded_w = card_power(t.name).loaded_w;
   return out;
