@@ -161,7 +161,7 @@ struct Parts {
   double vectors = 0;                // a tiled vector's loads and the output's stores over their channels
   bool vectors_overlap = false;      // ... hidden under the matrix stream (the fast end) or added to it
   double slow_factor = 1;            // a low-density gather + scatter at the slow end (kLowDensitySlowFactor)
-  double pe_factor = 1;              // the most loaded PE's share of a gather + scatter (row imbalance, stalls)
+  double pe_factor = 1;              // the most loaded PE's work over the mean's, of a scatter (row imbalance, stalls)
   double memory_bytes = 0;           // what the card moves in this design
   bool restructured = false;         // the restructured design was faster and is the one given
   bool structure_dependent = false;  // a gather + scatter whose time the matrix's structure decides
@@ -201,7 +201,7 @@ Parts as_compiled_parts(const CardWork& w, Precision p, const FpgaTarget& t, con
 // repetition through card memory when it does not fit on chip, the data-dependent accesses served from on-chip banks
 // when every array they land in fits on chip together (else they stay random against card memory), the stages'
 // arithmetic sharing the DSPs. The pipeline takes the longest of these.
-// `row_imbalance` > 0: the user's delta for a gather paired with a scatter (kImbalanced).
+// `row_imbalance` >= 1: the user's delta for a scatter, with or without its gather (kBalancedUpTo); 0 not known.
 Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, const FpgaTarget& t, const Corner& c,
                      double row_imbalance) {
   Parts out;
