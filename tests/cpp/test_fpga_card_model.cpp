@@ -225,10 +225,14 @@ TEST_CASE("estimate_op_on_card: restructured gather + scatter through tiled vect
     // plus x's second reading (200,000 B): 2.4e6 / 40e9 = 60 us, 2.4e6 / 16e9 = 150 us,
     // 2.6e6 / 5e9 = 520 us.
     // Fast: overlapped, max(60, 31.25, 100) = 100 us. Nominal: max(150, 125) + 125 = 275 us.
-    // Slow: (max(520, 500) + 240) x 2 (density <= 1e-4) = 1520 us.
+    // Slow: the density (<= 1e-4) makes the structure decide, and the slow end is the design
+    // whose tiles find no reuse: as compiled at the slow end. Its stream 2.4e6 B / 5e9 = 480 us;
+    // the gathers: 32-B transactions, min(50e6, 5e9 / 32) = 50e6 per channel x 4 x 0.25 =
+    // 50e6/s -> 200,000 in 4 ms; the updates: min(5e6, 5e9 / 64) = 5e6 x 4 x 0.25 = 5e6/s ->
+    // 200,000 in 40 ms. 0.48 + 4 + 40 = 44.48 ms (the design without that widening: 760 us).
     const OpCardEstimate r = estimate_op_on_card(spmv_like(200000), Precision::kFp32, t, Scenario::kRestructured);
-    check_range(r.time_s, 100e-6, 275e-6, 1520e-6);
-    check_range(r.memory_s, 100e-6, 275e-6, 1520e-6);
+    check_range(r.time_s, 100e-6, 275e-6, 44.48e-3);
+    check_range(r.memory_s, 100e-6, 275e-6, 44.48e-3);
     check_range(r.compute_s, 0.5e-6, 2e-6, 8e-6);  // 400,000 FLOPs at 800e9 / 200e9 / 50e9
     CHECK(r.onchip);
     CHECK(r.structure_dependent);
@@ -247,6 +251,24 @@ TEST_CASE("estimate_op_on_card: restructured gather + scatter through tiled vect
     check_range(r.time_s, 1.2e-3, 3.125e-3, 10.24e-3);
     CHECK(r.onchip);
     CHECK_FALSE(r.structure_dependent);
+  }
+  SECTION("as one dataflow design: the design's own ends, then widened") {
+    // One stage, io the compulsory 3.4e6 B: the op's design (100 us, 275 us), its own slow end
+    // 760 us (the vectors 240 us over max(520 us matrix, 500 us on chip)), and marked; widened
+    // for the structure, the slow end becomes the as-compiled one given.
+    const CardWork w = spmv_like(200000);
+    bool structure = false;
+    TimeRange r = dataflow_time({{&w, Precision::kFp32, 1, 0}}, 3.4e6, t, nullptr, &structure);
+    check_range(r, 100e-6, 275e-6, 760e-6);
+    CHECK(structure);
+    widen_for_structure(r, {1e-3, 11e-3, 44.48e-3});
+    check_range(r, 100e-6, 275e-6, 44.48e-3);
+    widen_for_structure(r, {1e-3, 11e-3, 1e-3});  // never narrowed
+    CHECK(r.high == near(44.48e-3));
+    // Denser (4e-4, one tile): not marked (slow end 10.24 ms, below).
+    const CardWork dense = spmv_like(4e6);
+    CHECK(dataflow_time({{&dense, Precision::kFp32, 1, 0}}, 49e6, t, nullptr, &structure).high == near(10.24e-3));
+    CHECK_FALSE(structure);
   }
   SECTION("a gather alone is not tiled") {
     const OpCardEstimate r = estimate_op_on_card(element_gather(46080), Precision::kFp32, t, Scenario::kRestructured);

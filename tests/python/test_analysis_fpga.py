@@ -1156,3 +1156,53 @@ def test_memory_efficiency_and_ranges_in_summary_json_and_html():
     from fpgaprof.base.units import fmt_speedup_range
     g = items["gather"]
     assert fmt_speedup_range(g["op_speedup_low"], g["op_speedup_high"]) in page
+
+
+def test_a_region_running_a_structure_dependent_module_gets_the_as_compiled_slow_end():
+    # docs/fpga-model.md, "When the structure decides, the slow end is as compiled". The SpMV
+    # of 1e6 x 1e6 with 3e6 nonzeros (density 3e-6), compiled by XLA into a gather fusion, a
+    # broadcast and a scatter: no op alone is marked, the function is (its gather and scatter as
+    # one design), as estimate_hlo says. In a trace, the region that runs it ("outer > spmv"),
+    # and the region around it ("outer"), which also runs a gather from a 256 MB table (so that
+    # its ops together do not fit on chip, and its own dataflow design is not marked: the mark
+    # comes from the module it runs), take the as-compiled slow end as their restructured slow
+    # end (same launches on both sides: the equality is exact); a region running the dense
+    # jit_f alone ("dense") keeps its design's slow end.
+    from fpgaprof.fpga_validation import BUILDERS
+
+    fn, args = BUILDERS["spmv"](1_000_000, 1_000_000, 3_000_000, "float32")
+    spmv = jax.jit(fn).lower(*args).compile().as_text()
+    static = fpga.estimate_hlo(spmv, target="alveo-u280")
+    assert [r["restructured_structure_dependent"] for r in static] == [False, False, False]
+    assert [n for n in static.notes if "row imbalance and column spread" in n]
+    assert static.restructured_card_time_range_s[1] == pytest.approx(static.card_time_range_s[1], rel=1e-12)
+    sparse_ops = [r["op"] for r in static]
+    big = jax.jit(lambda t, i: t[i]).lower(jax.ShapeDtypeStruct((1 << 26,), jnp.float32),
+                                           jax.ShapeDtypeStruct((1 << 20,), jnp.int32)).compile().as_text()
+    big_static = fpga.estimate_hlo(big, target="alveo-u280")
+    assert not [n for n in big_static.notes if "row imbalance and column spread" in n]
+    big_ops = [r["op"] for r in big_static if r["random_bytes"] > 0]
+    assert big_ops and not any(r["restructured_onchip"] for r in big_static)  # 256 MB stays in HBM
+    ks = [(op, 10_000 * i, 5_000, 1) for i, op in enumerate(sparse_ops)]
+    ks += [(op, 60_000 + 10_000 * i, 5_000, 0) for i, op in enumerate(big_ops)]
+    ks += [("broadcast_add_fusion", 100_000, 30_000, 0), ("ynn_fusion", 200_000, 40_000, 2),
+           ("wrapped_reduce", 300_000, 10_000, 2)]
+    store = store_from_lists({
+        "devices": [DEVICE],
+        "kernels": [{"name": n, "start_ns": s, "end_ns": s + d, "grid": 1000, "region": r} for n, s, d, r in ks],
+        "regions": [{"name": "outer", "start_ns": 0, "end_ns": 149_999, "thread_id": 1},
+                    {"name": "spmv", "start_ns": 0, "end_ns": 49_999, "thread_id": 1, "parent": 0},
+                    {"name": "dense", "start_ns": 150_000, "end_ns": 399_999, "thread_id": 1}],
+        "hlo_modules": [{"name": "jit_matvec", "text": spmv}, {"name": "jit_f", "text": _hlo_text()},
+                        {"name": "jit__lambda", "text": big}],
+        "start_ns": 0, "end_ns": 1_000_000,
+    })
+    rows = {r["region"]: r for r in fpga.fpga_candidates(store, target="alveo-u280", by="region")}
+    assert set(rows) == {"outer", "outer > spmv", "dense"}
+    for name in ("outer", "outer > spmv"):
+        r = rows[name]
+        assert r["restructured_card_time_high_s"] == pytest.approx(r["card_time_high_s"], rel=1e-12)
+        assert r["restructured_card_time_s"] < r["card_time_s"] / 10
+        assert r["restructured_card_energy_high_j"] == pytest.approx(r["card_energy_high_j"], rel=1e-12)
+    dense = rows["dense"]
+    assert dense["restructured_card_time_high_s"] < dense["card_time_high_s"]

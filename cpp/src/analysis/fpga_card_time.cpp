@@ -15,15 +15,15 @@ namespace fpgaprof::analysis {
 const char* const kStructureDependentNote =
     "restructured: a gather paired with a scatter over a tiled output or at a density of at most 1e-4 (an "
     "SpMV-like design): row imbalance and column spread, not visible in the shapes, decide its time; the "
-    "figure is a target for a design like the published ones (docs/fpga-model.md, \"Gathers through a tiled "
-    "vector\")";
+    "nominal is a target for a design like the published ones, and the slow end is as compiled (a design whose "
+    "tiles find no reuse) (docs/fpga-model.md, \"Gathers through a tiled vector\")";
 
 const char* const kRowImbalanceNote =
     "restructured: a scatter (with or without its gather) at the row imbalance given (HiSpMV's delta): "
     "nominal a design that deals rows to its PEs cyclically (delta / 1.22 times the balanced time, at least "
     "1), slow end with a dense row's accumulation stalls (10 cycles a nonzero at delta >= 2), fast end a "
-    "hybrid row distribution (HiSpMV); the column spread is still not known (docs/fpga-model.md, \"Row "
-    "imbalance\")";
+    "hybrid row distribution (HiSpMV); the column spread is still not known: at a density of at most 1e-4 or "
+    "over a tiled output the slow end is as compiled (docs/fpga-model.md, \"Row imbalance\")";
 
 const char* scenario_name(Scenario s) { return s == Scenario::kAsCompiled ? "as compiled" : "restructured"; }
 
@@ -49,10 +49,11 @@ constexpr double kOutputTileBytes[] = {12582912.0, 4194304.0, 524288.0};  // fas
 constexpr double kVectorChannels = 1.0;
 // HiSpMV Sec. 2.3: "for very low-density matrices (e.g., rho <= 10^-4)" loading x and streaming
 // y become the bottleneck; HiSpMV-16 (Table 2) achieves a median 204.3 on-chip accesses per
-// cycle on its 8 balanced cells above that density and 102.5 on its 3 at or below it (1.99x):
-// the slow end of such a design is 2x slower, and the figure depends on the matrix's structure.
+// cycle on its 8 balanced cells above that density and 102.5 on its 3 at or below it (1.99x).
+// At such a density, or with its output tiled, the matrix's structure (row imbalance, column
+// spread) decides the design's time: the slow end is then the design whose tiles find no reuse,
+// each gather and update a random access to card memory as compiled (op_parts, dataflow_time).
 constexpr double kLowDensity = 1e-4;
-constexpr double kLowDensitySlowFactor = 2.0;
 // Row imbalance given by the user (HiSpMV's ratio delta, FPGA '24 Eq. 2: the nonzeros of the
 // most loaded of P PEs, rows dealt to them cyclically, over NNZ / P). Designs that deal rows
 // cyclically (Serpens, HiSparse, AMD's: HiSpMV Sec. 2.1) run at the pace of that PE. HiSpMV
@@ -160,14 +161,13 @@ struct Parts {
   double compute = 0, memory = 0, random = 0, sort = 0, onchip = 0;
   double vectors = 0;                // a tiled vector's loads and the output's stores over their channels
   bool vectors_overlap = false;      // ... hidden under the matrix stream (the fast end) or added to it
-  double slow_factor = 1;            // a low-density gather + scatter at the slow end (kLowDensitySlowFactor)
   double pe_factor = 1;              // the most loaded PE's work over the mean's, of a scatter (row imbalance, stalls)
   double memory_bytes = 0;           // what the card moves in this design
   bool restructured = false;         // the restructured design was faster and is the one given
   bool structure_dependent = false;  // a gather + scatter whose time the matrix's structure decides
   double access() const {
     const double pes = pe_factor * std::max(memory, onchip);
-    return slow_factor * (vectors_overlap ? std::max(pes, vectors) : pes + vectors);
+    return vectors_overlap ? std::max(pes, vectors) : pes + vectors;
   }
   double time() const { return std::max({compute, sort, access()}); }
 };
@@ -252,8 +252,8 @@ Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, 
       spill += (tiles - 1) * x;
       // its density: nonzeros (the gathers) / (rows x columns)
       const bool sparse = gathers / (x_elems * y_elems) <= kLowDensity;
-      if (sparse && c.end == 2) out.slow_factor = kLowDensitySlowFactor;
-      out.structure_dependent = sparse || tiles > 1;
+      // the same test at every end: the nominal design's output tile
+      out.structure_dependent = sparse || y > kOutputTileBytes[1];
     }
     // The output's rows are dealt to the PEs (or banks) that update them: with or without its
     // gather, a scatter runs at the pace of its most loaded PE.
@@ -275,6 +275,9 @@ Parts op_parts(const CardWork& w, Precision p, const FpgaTarget& t, const Corner
   const DataflowStage stage{&w, p, 1.0, 0.0};
   const double io = w.random.empty() ? std::min(w.compulsory_bytes, w.stream_bytes) : w.compulsory_bytes;
   const Parts r = dataflow_parts({stage}, io, t, c, row_imbalance);  // a second pass over memory is added there
+  // The slow end of a design whose time the matrix's structure decides is the design whose tiles
+  // find no reuse: each gather and update a random access to card memory, as compiled.
+  if (c.end == 2 && r.structure_dependent) return out;
   return r.time() < out.time() ? r : out;
 }
 
@@ -301,6 +304,10 @@ void validate_row_imbalance(double row_imbalance) {
                     "NNZ / P, rows dealt cyclically; 1 = balanced, at most P), e.g. from "
                     "fpgaprof.fpga.row_imbalance(row_lengths), or 0 when not known");
   }
+}
+
+void widen_for_structure(TimeRange& restructured, const TimeRange& as_compiled) {
+  restructured.high = std::max(restructured.high, as_compiled.high);
 }
 
 OpCardEstimate estimate_op_on_card(const CardWork& work, Precision p, const FpgaTarget& t, Scenario scenario,

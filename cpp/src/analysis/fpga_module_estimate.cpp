@@ -261,6 +261,13 @@ ModuleEstimate estimate_module(const hlo::Module& module, const FpgaTarget& targ
                                 : std::any_of(out.ops.begin(), out.ops.end(),
                                               [](const StaticOpEstimate& o) { return o.restructured_onchip; });
   r = {std::min(r.low, dataflow.low), std::min(r.nominal, dataflow.nominal), std::min(r.high, dataflow.high)};
+  // Whichever design is given, a function that gathers from a vector and scatters into a tiled
+  // or very sparse output is decided by the matrix's structure (the per-op design, each op with
+  // its whole array on chip, is no better informed): its slow end is as compiled.
+  const bool structure =
+      dataflow_structure || std::any_of(out.ops.begin(), out.ops.end(),
+                                        [](const StaticOpEstimate& o) { return o.restructured_structure_dependent; });
+  if (structure) widen_for_structure(r, out.card_time_s);
   // The whole function is one design: one launch, arguments in and results out once.
   out.call_latency_s = {target.call_latency_s.low, target.call_latency_s.nominal, target.call_latency_s.high};
   out.card_time_s += out.call_latency_s;
@@ -272,12 +279,6 @@ ModuleEstimate estimate_module(const hlo::Module& module, const FpgaTarget& targ
   out.restructured_total_s += out.transfer_s;
   out.card_energy_j = card_energy_on(out.card_time_s, target);
   out.restructured_card_energy_j = card_energy_on(out.restructured_card_time_s, target);
-  // Whichever design is given, a function that gathers from a vector and scatters into a tiled
-  // or very sparse output is decided by the matrix's structure (the per-op design, each op with
-  // its whole array on chip, is no better informed).
-  const bool structure =
-      dataflow_structure || std::any_of(out.ops.begin(), out.ops.end(),
-                                        [](const StaticOpEstimate& o) { return o.restructured_structure_dependent; });
   if (structure) out.notes.push_back(row_imbalance >= 1 ? kRowImbalanceNote : kStructureDependentNote);
   if (out.not_estimated_count > 0)
     out.notes.push_back(std::to_string(out.not_estimated_count) +

@@ -141,6 +141,7 @@ struct OpsSum {
   double bound_n = 0, affinity_n = 0;  // unweighted sums (for zero-duration kernels)
   double card_bytes = 0;
   TimeRange ops_time, ops_restructured;
+  bool structure_dependent = false;  // an op's restructured figure the matrix's structure decides
   std::vector<DataflowStage> stages;
   std::vector<uint32_t> stage_module;
   std::unordered_set<uint32_t> estimated_modules;
@@ -211,6 +212,7 @@ void sum_ops(std::vector<std::pair<uint32_t, SpanAcc>>& entries, const std::vect
     c.card_memory_s += e.memory_s.nominal * exec;
     s.ops_time += e.time_s.scaled(exec);
     s.ops_restructured += estimates.restructured(o).time_s.scaled(exec);
+    s.structure_dependent = s.structure_dependent || estimates.restructured(o).structure_dependent;
     const double weight = static_cast<double>(acc.ns);
     const double intensity = op.bytes() > 0 ? op.flops / op.bytes() : 0.0;
     s.est_ns += weight;
@@ -306,10 +308,25 @@ void what_if(OpsSum& s, const Calls& calls, const FpgaTarget& target, const Fpga
     const auto it = calls.of_module.find(s.stage_module[k]);
     if (it != calls.of_module.end()) s.stages[k].repeats = std::max(s.stages[k].executions - it->second, 0.0);
   }
-  const TimeRange dataflow = dataflow_time(s.stages, calls.io_bytes, target);
+  bool structure = false;
+  const TimeRange dataflow = dataflow_time(s.stages, calls.io_bytes, target, nullptr, &structure);
   TimeRange rcard{std::min(s.ops_restructured.low, dataflow.low),
                   std::min(s.ops_restructured.nominal, dataflow.nominal),
                   std::min(s.ops_restructured.high, dataflow.high)};
+  // The structure decides a region that runs a gather + scatter whose figure it decides: an op
+  // marked alone, the region's ops as one design, or one jitted module's ops as one design (as
+  // estimate() marks a function), so that a region holds the mark of every module it runs.
+  if (!structure && !s.structure_dependent) {
+    std::unordered_map<uint32_t, std::vector<DataflowStage>> by_module;
+    for (std::size_t k = 0; k < s.stages.size(); ++k)
+      if (s.stage_module[k] != kNone32) by_module[s.stage_module[k]].push_back(s.stages[k]);
+    for (const auto& [module, stages] : by_module) {
+      bool marked = false;
+      dataflow_time(stages, 0.0, target, nullptr, &marked);
+      structure = structure || marked;
+    }
+  }
+  if (structure || s.structure_dependent) widen_for_structure(rcard, s.ops_time);
   rcard += launches;
   rcard += kept;
   TimeRange transfer;

@@ -93,7 +93,8 @@ void push_energy_comparison(ResultTable<R, C>& v, const char* gpu_energy, const 
 // Whether the matrix's structure decides the restructured figures (fpga_model.hpp OpCardEstimate).
 constexpr const char* kStructureDependent =
     "the restructured design is a gather + scatter (SpMV-like) whose output is tiled or whose density is at "
-    "most 1e-4: row imbalance and column spread, not visible in the shapes, decide its figure (docs/fpga-model.md)";
+    "most 1e-4: row imbalance and column spread, not visible in the shapes, decide its figure, and the range's slow "
+    "end is the as-compiled one (tiles that find no reuse; docs/fpga-model.md)";
 
 // What the restructured figures rest on (fpga_model.hpp restructured_basis).
 constexpr const char* kRestructuredBasis =
