@@ -222,13 +222,14 @@ inline void bind_analysis(py::module_& r, const TargetOf& target_of) {
   // `with_attribution`: also return the analysis' AttributionResult under "attribution" (equal
   // to attribution.attribute(store); not kept otherwise, 4 bytes per kernel). `other_targets`:
   // more cards (preset names or dicts) whose op and region rankings come back, in that order,
-  // under "fpga_other_targets", each shaped as "fpga".
+  // under "fpga_other_targets", each shaped as "fpga". `row_imbalance`: the user's HiSpMV delta
+  // for the restructured scatters of both rankings (0: not known; checked by the core).
   r.def(
       "analyze",
       [=](const TraceStore& store, py::object ceilings_obj, py::object target_obj, double workload_ns,
           bool inputs_cross_link, uint64_t tiny_bytes, uint64_t tiny_flood_count, uint64_t latency_kernel_ns,
           std::size_t top_buffers, const std::string& region_rows_name, bool with_attribution,
-          const py::list& other_targets) {
+          const py::list& other_targets, double row_imbalance) {
         if (region_rows_name != "path" && region_rows_name != "instance")
           throw Error(ErrorKind::kInvalidArgument,
                       "region_rows='" + region_rows_name + "': use 'path' (one row per region path) or 'instance'");
@@ -239,6 +240,7 @@ inline void bind_analysis(py::module_& r, const TargetOf& target_of) {
         for (const py::handle t : other_targets) o.other_fpga_targets.push_back(target_of(t));
         o.workload_ns = workload_ns;
         o.inputs_cross_link = inputs_cross_link;
+        o.row_imbalance = row_imbalance;
         o.tiny_bytes = tiny_bytes;
         o.tiny_flood_count = tiny_flood_count;
         o.latency_kernel_ns = latency_kernel_ns;
@@ -281,7 +283,8 @@ inline void bind_analysis(py::module_& r, const TargetOf& target_of) {
       py::arg("store"), py::arg("ceilings") = py::none(), py::arg("target") = "alveo-u55c",
       py::arg("workload_ns") = 0.0, py::arg("inputs_cross_link") = true, py::arg("tiny_bytes") = 64 * 1024,
       py::arg("tiny_flood_count") = 1000, py::arg("latency_kernel_ns") = 5000, py::arg("top_buffers") = 20,
-      py::arg("region_rows") = "path", py::arg("with_attribution") = false, py::arg("other_targets") = py::list());
+      py::arg("region_rows") = "path", py::arg("with_attribution") = false, py::arg("other_targets") = py::list(),
+      py::arg("row_imbalance") = 0.0);
 }
 
 }  // namespace fpgaprof::bindings

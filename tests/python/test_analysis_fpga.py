@@ -1158,6 +1158,14 @@ def test_memory_efficiency_and_ranges_in_summary_json_and_html():
     assert fmt_speedup_range(g["op_speedup_low"], g["op_speedup_high"]) in page
 
 
+def _spmv_text():
+    # An SpMV in coordinate form of 1e6 x 1e6 with 3e6 nonzeros (density 3e-6), XLA's CPU HLO.
+    from fpgaprof.fpga_validation import BUILDERS
+
+    fn, args = BUILDERS["spmv"](1_000_000, 1_000_000, 3_000_000, "float32")
+    return jax.jit(fn).lower(*args).compile().as_text()
+
+
 def test_a_region_running_a_structure_dependent_module_gets_the_as_compiled_slow_end():
     # docs/fpga-model.md, "When the structure decides, the slow end is as compiled". The SpMV
     # of 1e6 x 1e6 with 3e6 nonzeros (density 3e-6), compiled by XLA into a gather fusion, a
@@ -1168,10 +1176,7 @@ def test_a_region_running_a_structure_dependent_module_gets_the_as_compiled_slow
     # comes from the module it runs), take the as-compiled slow end as their restructured slow
     # end (same launches on both sides: the equality is exact); a region running the dense
     # jit_f alone ("dense") keeps its design's slow end.
-    from fpgaprof.fpga_validation import BUILDERS
-
-    fn, args = BUILDERS["spmv"](1_000_000, 1_000_000, 3_000_000, "float32")
-    spmv = jax.jit(fn).lower(*args).compile().as_text()
+    spmv = _spmv_text()
     static = fpga.estimate_hlo(spmv, target="alveo-u280")
     assert [r["restructured_structure_dependent"] for r in static] == [False, False, False]
     assert [n for n in static.notes if "row imbalance and column spread" in n]
@@ -1206,3 +1211,49 @@ def test_a_region_running_a_structure_dependent_module_gets_the_as_compiled_slow
         assert r["restructured_card_energy_high_j"] == pytest.approx(r["card_energy_high_j"], rel=1e-12)
     dense = rows["dense"]
     assert dense["restructured_card_time_high_s"] < dense["card_time_high_s"]
+
+
+def test_the_trace_ranking_takes_the_users_row_imbalance():
+    # fpga_candidates(..., row_imbalance=delta) applies delta as estimate_hlo does: each op's
+    # restructured card time in the ranking is the static estimate's of the same op with the same
+    # delta (the ranking adds one launch per execution: card_latency_s). The SpMV's scatter at
+    # delta 4.88: its PE work 4x (4.88 / 1.22), its vectors not, so between 1.5x and 4x of the
+    # balanced figure (docs/fpga-model.md, "Row imbalance"); the gather fusion and the broadcast
+    # are no scatters and do not move. The region of the module grows with it; its slow end is
+    # as compiled either way (the structure decides, above).
+    spmv = _spmv_text()
+    store = store_from_lists({
+        "devices": [DEVICE],
+        "kernels": [{"name": r["op"], "start_ns": 10_000 * i, "end_ns": 10_000 * i + 5_000, "grid": 1000,
+                     "region": 0} for i, r in enumerate(fpga.estimate_hlo(spmv, target="alveo-u280"))],
+        "regions": [{"name": "spmv", "start_ns": 0, "end_ns": 49_999, "thread_id": 1}],
+        "hlo_modules": [{"name": "jit_matvec", "text": spmv}],
+        "start_ns": 0, "end_ns": 1_000_000,
+    })
+    by_delta = {}
+    for delta in (None, 4.88):
+        static = {r["op"]: r for r in fpga.estimate_hlo(spmv, target="alveo-u280", row_imbalance=delta)}
+        ops = fpga.fpga_candidates(store, target="alveo-u280", row_imbalance=delta)
+        assert {r["op"] for r in ops} == set(static)
+        for r in ops:
+            assert r["restructured_card_time_s"] - r["card_latency_s"] == pytest.approx(
+                static[r["op"]]["restructured_card_time_s"], rel=1e-12)
+        regions = fpga.fpga_candidates(store, target="alveo-u280", by="region", row_imbalance=delta)
+        assert ops.meta["row_imbalance"] == delta and regions.meta["row_imbalance"] == delta
+        given = "row imbalance given: 4.88 (HiSpMV's delta)"
+        assert (given in str(ops)) == (delta is not None) and (given in str(regions)) == (delta is not None)
+        by_delta[delta] = ({r["op"]: r for r in ops}, regions[0])
+    (ops0, region0), (ops1, region1) = by_delta[None], by_delta[4.88]
+    scatter = [op for op in ops0 if "scatter" in op]
+    assert len(scatter) == 1
+    ratio = ops1[scatter[0]]["restructured_card_time_s"] / ops0[scatter[0]]["restructured_card_time_s"]
+    assert 1.5 < ratio < 4
+    for op in set(ops0) - set(scatter):
+        assert ops1[op]["restructured_card_time_s"] == ops0[op]["restructured_card_time_s"]
+    assert region1["restructured_card_time_s"] > region0["restructured_card_time_s"]
+    assert region1["restructured_card_time_high_s"] == pytest.approx(region1["card_time_high_s"], rel=1e-12)
+    for bad in (0.5, float("nan"), -2.0):
+        with pytest.raises(fpgaprof.InvalidArgumentError, match="row_imbalance"):
+            fpga.fpga_candidates(store, target="alveo-u280", row_imbalance=bad)
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="row_imbalance must be a number"):
+        fpga.fpga_candidates(store, target="alveo-u280", by="region", row_imbalance="4")

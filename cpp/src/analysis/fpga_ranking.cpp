@@ -382,7 +382,8 @@ void what_if(FpgaCandidate& c, const CardWork& w, const OpCost& op, const FpgaTa
   c.stream_bytes = w.stream_bytes * exec;
   c.random_bytes = w.random_bytes() * exec;
   const OpCardEstimate as_compiled = estimate_op_on_card(w, op.precision, target, Scenario::kAsCompiled);
-  const OpCardEstimate restructured = estimate_op_on_card(w, op.precision, target, Scenario::kRestructured);
+  const OpCardEstimate restructured =
+      estimate_op_on_card(w, op.precision, target, Scenario::kRestructured, options.row_imbalance);
   const TimeRange launches =
       TimeRange{target.call_latency_s.low, target.call_latency_s.nominal, target.call_latency_s.high}.scaled(exec);
   const double gpu_s = c.gpu_time_ns * 1e-9;
@@ -480,8 +481,10 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
   if (!host_bytes_per_op.empty() && host_bytes_per_op.size() != ops.size())
     throw Error(ErrorKind::kInvalidArgument, "host_bytes_per_op needs one entry per op (or none)");
   validate_fpga_target(target);
+  validate_row_imbalance(options.row_imbalance);
   FpgaReport report;
   report.target = target;
+  report.row_imbalance = options.row_imbalance;
   report.gpu_kernel_ns = static_cast<double>(roofline.trace.time_ns);
   report.workload_ns = options.workload_ns > 0 ? options.workload_ns : report.gpu_kernel_ns;
   const double total_s = report.workload_ns * 1e-9;

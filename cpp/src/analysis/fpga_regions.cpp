@@ -108,9 +108,10 @@ Spans collect_spans(const TraceStore& store, const std::vector<OpCost>& ops, con
 // One estimate per op, shared by every path it appears in.
 class OpEstimates {
  public:
-  OpEstimates(const std::vector<OpCost>& ops, const FpgaTarget& target)
+  OpEstimates(const std::vector<OpCost>& ops, const FpgaTarget& target, double row_imbalance)
       : ops_(ops),
         target_(target),
+        row_imbalance_(row_imbalance),
         as_compiled_(ops.size()),
         restructured_(ops.size()),
         works_(ops.size()),
@@ -119,7 +120,8 @@ class OpEstimates {
     if (done_[o] != 0) return;
     works_[o] = work_of(ops_[o]);
     as_compiled_[o] = estimate_op_on_card(works_[o], ops_[o].precision, target_, Scenario::kAsCompiled);
-    restructured_[o] = estimate_op_on_card(works_[o], ops_[o].precision, target_, Scenario::kRestructured);
+    restructured_[o] =
+        estimate_op_on_card(works_[o], ops_[o].precision, target_, Scenario::kRestructured, row_imbalance_);
     done_[o] = 1;
   }
   const OpCardEstimate& as_compiled(uint32_t o) const { return as_compiled_[o]; }
@@ -129,6 +131,7 @@ class OpEstimates {
  private:
   const std::vector<OpCost>& ops_;
   const FpgaTarget& target_;
+  double row_imbalance_;
   std::vector<OpCardEstimate> as_compiled_, restructured_;
   std::vector<CardWork> works_;
   std::vector<int8_t> done_;
@@ -309,7 +312,8 @@ void what_if(OpsSum& s, const Calls& calls, const FpgaTarget& target, const Fpga
     if (it != calls.of_module.end()) s.stages[k].repeats = std::max(s.stages[k].executions - it->second, 0.0);
   }
   bool structure = false;
-  const TimeRange dataflow = dataflow_time(s.stages, calls.io_bytes, target, nullptr, &structure);
+  const TimeRange dataflow =
+      dataflow_time(s.stages, calls.io_bytes, target, nullptr, &structure, options.row_imbalance);
   TimeRange rcard{std::min(s.ops_restructured.low, dataflow.low),
                   std::min(s.ops_restructured.nominal, dataflow.nominal),
                   std::min(s.ops_restructured.high, dataflow.high)};
@@ -376,6 +380,7 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
   if (!op_of_kernel.empty() && op_of_kernel.size() != store.kernels.size())
     throw Error(ErrorKind::kInvalidArgument, "op_of_kernel needs one entry per kernel (or none)");
   validate_fpga_target(target);
+  validate_row_imbalance(options.row_imbalance);
   std::vector<FpgaRegionCandidate> out;
   if (store.regions.empty()) return out;
   RegionPaths own_paths;
@@ -386,7 +391,7 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
   const double total_kernel_ns = static_cast<double>(roofline.trace.time_ns);
   const double workload_ns = options.workload_ns > 0 ? options.workload_ns : total_kernel_ns;
   const double total_s = workload_ns * 1e-9;
-  OpEstimates estimates(ops, target);
+  OpEstimates estimates(ops, target, options.row_imbalance);
   const GpuEnergyIndex gpu_energy(options.energy, 0, groups.size());
 
   for (uint32_t g = 0; g < groups.size(); ++g) {

@@ -96,6 +96,10 @@ constexpr const char* kStructureDependent =
     "most 1e-4: row imbalance and column spread, not visible in the shapes, decide its figure, and the range's slow "
     "end is the as-compiled one (tiles that find no reuse; docs/fpga-model.md)";
 
+// The user's row imbalance, in the static estimate and in the trace ranking alike.
+constexpr const char* kRowImbalanceGiven =
+    "the row imbalance ratio given (HiSpMV's delta) for the restructured gathers + scatters (null: not given)";
+
 // What the restructured figures rest on (fpga_model.hpp restructured_basis).
 constexpr const char* kRestructuredBasis =
     "what the restructured figures rest on: \"a designer's target: ...\" when a restructured design serves "
@@ -367,6 +371,9 @@ const ResultTable<FpgaReport, NoContext>& fpga_report_fields() {
         "ruled_out_count", "",
         "of the bounded ops, those whose upper-bound speedups stay under 1 even at the fast ends (scenario 'neither')"));
     v.push_back(member<&R::ruled_out_gpu_ns, C>("ruled_out_gpu_ns", "ns", "their GPU time"));
+    v.push_back(computed<R, C>("row_imbalance", VT::kFloat, true, "x", kRowImbalanceGiven, [](const R& r, const C&) {
+      return r.row_imbalance >= 1 ? FieldValue{r.row_imbalance} : none();
+    }));
     return v;
   }();
   return t;
@@ -450,10 +457,9 @@ const ResultTable<ModuleEstimate, NoContext>& module_estimate_fields() {
     v.push_back(range_member<&R::restructured_total_s, C>("restructured_total_s", "s",
                                                           "restructured_card_time_s + transfer_s"));
     v.push_back(member<&R::not_estimated_count, C>("not_estimated_count", "", "ops without a cost (in no time above)"));
-    v.push_back(computed<R, C>(
-        "row_imbalance", VT::kFloat, true, "x",
-        "the row imbalance ratio given (HiSpMV's delta) for the restructured gathers + scatters (null: not given)",
-        [](const R& r, const C&) { return r.row_imbalance >= 1 ? FieldValue{r.row_imbalance} : none(); }));
+    v.push_back(computed<R, C>("row_imbalance", VT::kFloat, true, "x", kRowImbalanceGiven, [](const R& r, const C&) {
+      return r.row_imbalance >= 1 ? FieldValue{r.row_imbalance} : none();
+    }));
     v.push_back(member<&R::notes, C>("notes", "", "unknown trip counts, custom calls, ..."));
     v.push_back(nested_rows<R, C>(
         "ops", VT::kObjectList, false, "one row per op (module_estimate_op), program order",

@@ -223,6 +223,7 @@ TraceAnalysis analyze_trace(const TraceStore& store, const AnalysisOptions& opti
   };
   validate_fpga_target(options.fpga_target);
   for (const FpgaTarget& t : options.other_fpga_targets) validate_fpga_target(t);
+  validate_row_imbalance(options.row_imbalance);
   TraceAnalysis r;
   r.region_rows = options.region_rows;
   if (options.ceilings)
@@ -319,6 +320,7 @@ TraceAnalysis analyze_trace(const TraceStore& store, const AnalysisOptions& opti
   FpgaOptions fo;
   fo.energy = &r.energy;
   fo.inputs_cross_link = options.inputs_cross_link;
+  fo.row_imbalance = options.row_imbalance;
   fo.gpu_link_bytes_per_s = c.link_bytes_per_s;
   fo.region_paths = &r.region_paths;
   fo.workload_ns = options.workload_ns > 0 ? options.workload_ns

@@ -59,7 +59,7 @@ class CounterSession:
     @property
     def warnings(self) -> list[str]:
         ...
-def analyze(store: fpgaprof._core.TraceStore, ceilings: typing.Any = None, target: typing.Any = 'alveo-u55c', workload_ns: typing.SupportsFloat | typing.SupportsIndex = 0.0, inputs_cross_link: bool = True, tiny_bytes: typing.SupportsInt | typing.SupportsIndex = 65536, tiny_flood_count: typing.SupportsInt | typing.SupportsIndex = 1000, latency_kernel_ns: typing.SupportsInt | typing.SupportsIndex = 5000, top_buffers: typing.SupportsInt | typing.SupportsIndex = 20, region_rows: str = 'path', with_attribution: bool = False, other_targets: list = []) -> fpgaprof.base.result_rows.TraceAnalysis:
+def analyze(store: fpgaprof._core.TraceStore, ceilings: typing.Any = None, target: typing.Any = 'alveo-u55c', workload_ns: typing.SupportsFloat | typing.SupportsIndex = 0.0, inputs_cross_link: bool = True, tiny_bytes: typing.SupportsInt | typing.SupportsIndex = 65536, tiny_flood_count: typing.SupportsInt | typing.SupportsIndex = 1000, latency_kernel_ns: typing.SupportsInt | typing.SupportsIndex = 5000, top_buffers: typing.SupportsInt | typing.SupportsIndex = 20, region_rows: str = 'path', with_attribution: bool = False, other_targets: list = [], row_imbalance: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> fpgaprof.base.result_rows.TraceAnalysis:
     ...
 def card_fields() -> list[fpgaprof.base.result_rows.CardField]:
     """

@@ -22,6 +22,7 @@ __all__ = [
     "preset_hint",
     "card_file",
     "resolve_target",
+    "row_imbalance_arg",
 ]
 
 
@@ -196,3 +197,16 @@ def resolve_target(target: str | os.PathLike | Mapping | FpgaTarget) -> dict:
     """The card as the model sees it (every field, with fp64/fp32/fp16_flops_per_s), after the
     same validation fpga_candidates applies: a quick check of a target before a long run."""
     return dict(core.analysis.fpga_target(target_spec(target)))
+
+
+def row_imbalance_arg(value: Any) -> float:
+    """A ``row_imbalance`` argument (the static estimate's and the trace ranking's) as the core
+    takes it: 0.0 for None (not known), else the number; the core checks its range."""
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidArgumentError(
+            "row_imbalance must be a number >= 1 (HiSpMV's delta) or None, not "
+            f"{type(value).__name__}: fpgaprof.fpga.row_imbalance(row_lengths) computes it"
+        )
+    return float(value)

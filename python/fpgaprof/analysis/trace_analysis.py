@@ -19,7 +19,7 @@ from typing import Any, TypedDict, cast
 
 from fpgaprof.analysis import attribution
 from fpgaprof.analysis.ceilings import ceilings as store_ceilings
-from fpgaprof.analysis.targets import target_spec
+from fpgaprof.analysis.targets import row_imbalance_arg, target_spec
 from fpgaprof.base.constants import DEFAULT_TARGET
 from fpgaprof.base.core import core
 
@@ -89,7 +89,9 @@ class AnalysisOptions:
     the tiny-copy flag; ``latency_kernel_ns``: a kernel at most this long is latency-bound;
     ``top_buffers``: largest buffers listed; ``region_rows``: "path" or "instance";
     ``other_targets``: more cards (as ``target``) whose op and region rankings the same
-    analysis returns (``fpga_other_targets``, in this order)."""
+    analysis returns (``fpga_other_targets``, in this order). ``row_imbalance``: the user's
+    row imbalance ratio (HiSpMV's delta) for the restructured scatters of the FPGA rankings
+    (None: not known; a bad one is an InvalidArgumentError, from the core)."""
 
     target: str | Mapping[str, Any] = DEFAULT_TARGET
     ceilings: Mapping[str, Any] | None = None
@@ -101,6 +103,7 @@ class AnalysisOptions:
     top_buffers: int = 20
     region_rows: str = "path"
     other_targets: tuple = ()
+    row_imbalance: float | None = None
 
     def __post_init__(self) -> None:
         if self.region_rows not in REGION_ROWS:
@@ -108,6 +111,7 @@ class AnalysisOptions:
         # a card file or FpgaTarget is read and checked once, here (InvalidArgumentError)
         object.__setattr__(self, "target", target_spec(self.target))
         object.__setattr__(self, "other_targets", tuple(target_spec(t) for t in self.other_targets))
+        row_imbalance_arg(self.row_imbalance)  # a number or None (its range: the core)
 
     def key(self) -> str:
         """A string that is equal for equal options (the cache key: dicts are not hashable)."""
@@ -153,6 +157,7 @@ def run(
             o.region_rows,
             with_attribution=with_attribution,
             other_targets=list(o.other_targets),
+            row_imbalance=row_imbalance_arg(o.row_imbalance),
         ),
     )
     result.setdefault("attribution", None)

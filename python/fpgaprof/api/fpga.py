@@ -24,6 +24,7 @@ from fpgaprof.analysis.targets import (
     card_file,
     presets,
     resolve_target,
+    row_imbalance_arg,
     target_spec,
 )
 from fpgaprof.analysis.trace_analysis import store_of
@@ -74,6 +75,7 @@ def fpga_candidates(
     by: str = "op",
     inputs_cross_link: bool = True,
     workload_s: float | None = None,
+    row_imbalance: float | None = None,
     **kwargs: Any,
 ) -> Table:
     """HLO ops (``by="op"``, default) or user regions (``by="region"``) ranked by what
@@ -133,7 +135,12 @@ def fpga_candidates(
     of the combined speedup; ``scenario`` is "neither" when even their
     upper bounds stay under 1 at the fast ends, else "". ``Table.meta`` holds the target, the
     combined speedup, ``not_estimated_count`` / ``not_estimated_gpu_ns``, ``bounded_count`` and
-    ``ruled_out_count`` / ``ruled_out_gpu_ns``."""
+    ``ruled_out_count`` / ``ruled_out_gpu_ns``.
+
+    ``row_imbalance``: the row imbalance ratio (HiSpMV's delta, from row_imbalance()) of the
+    matrix the traced program multiplies, applied to every restructured scatter served on chip
+    in both rankings, as estimate() applies it (docs/fpga-model.md, "Row imbalance"); None: not
+    known. ``Table.meta["row_imbalance"]`` and the printed footer say it."""
     key = {"op": "candidates", "ops": "candidates", "region": "regions", "regions": "regions"}.get(
         by
     )
@@ -142,29 +149,45 @@ def fpga_candidates(
             f"by={by!r}: use 'op' (HLO ops) or 'region' (fpgaprof.region paths)"
         )
     res = analyze(
-        prof, target=target, inputs_cross_link=inputs_cross_link, workload_s=workload_s, **kwargs
+        prof,
+        target=target,
+        inputs_cross_link=inputs_cross_link,
+        workload_s=workload_s,
+        row_imbalance=row_imbalance,
+        **kwargs,
     )
     f = res["fpga"]
     t = Table([dict(r) for r in f.get(key, [])])
     card = (f.get("target") or {}).get("name") or "the card"
     if key == "regions":
-        t.meta = {k: f[k] for k in ("target", "workload_ns", "gpu_kernel_ns") if k in f}
+        t.meta = {
+            k: f[k] for k in ("target", "workload_ns", "gpu_kernel_ns", "row_imbalance") if k in f
+        }
         t.title = f"FPGA offload candidates on {card}: region paths as whole units"
         t.display = REGION_TEXT_COLUMNS
         t.empty_note = no_rows_note(
             prof, "no fpgaprof.region() with GPU kernels inside", regions=True
         )
-        if note := basis_note(t):
-            t.footer = f"  {note}"
+        lines = [basis_note(t), row_imbalance_note(f.get("row_imbalance"))]
+        t.footer = "\n".join(f"  {x}" for x in lines if x)
     else:
         t.meta = {k: v for k, v in f.items() if k not in ("candidates", "regions")}
         t.title = f"FPGA offload candidates on {card}: HLO ops"
         t.display = OP_TEXT_COLUMNS
         t.empty_note = no_rows_note(prof, "no kernel was attributed to an HLO op")
         if t:
-            lines = [combined_speedup_text(f, card), basis_note(t)]
+            lines = [
+                combined_speedup_text(f, card),
+                basis_note(t),
+                row_imbalance_note(f.get("row_imbalance")),
+            ]
             t.footer = "\n".join(f"  {x}" for x in lines if x)
     return t
+
+
+def row_imbalance_note(value: float | None) -> str:
+    """The footer line of a ranking or estimate given a row imbalance ratio; "" without one."""
+    return "" if value is None else f"row imbalance given: {value:.3g} (HiSpMV's delta)"
 
 
 def row_speedups(row: Mapping) -> tuple[str, float, float, float] | None:
@@ -429,8 +452,8 @@ def _estimate_table(res: Mapping, first_notes: tuple[str, ...] = ()) -> Estimate
         "  energy ratio card / GPU: unknown (a static estimate has no GPU energy: trace the "
         "function on a GPU whose driver has NVML for its measured joules beside the card's)"
     )
-    if t.row_imbalance is not None:
-        footer.append(f"  row imbalance given: {t.row_imbalance:.3g} (HiSpMV's delta)")
+    if note := row_imbalance_note(t.row_imbalance):
+        footer.append(f"  {note}")
     footer += [f"  note: {n}" for n in t.notes]
     if basis := basis_note(rows):
         footer.append(f"  note: {basis}")
@@ -477,18 +500,6 @@ def row_imbalance(row_lengths: Any, pes: int = 128) -> float:
     return float(loads.max() / (total / int(pes)))
 
 
-def _row_imbalance_arg(value: Any) -> float:
-    """The row_imbalance argument as the core takes it (0: not known); the core checks its range."""
-    if value is None:
-        return 0.0
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidArgumentError(
-            "row_imbalance must be a number >= 1 (HiSpMV's delta) or None, not "
-            f"{type(value).__name__}: fpgaprof.fpga.row_imbalance(row_lengths) computes it"
-        )
-    return float(value)
-
-
 def estimate_hlo(
     text: str,
     target: str | os.PathLike | Mapping | FpgaTarget = DEFAULT_TARGET,
@@ -510,7 +521,7 @@ def estimate_hlo(
             f"estimate_hlo takes HLO text (a str), not {type(text).__name__}: read the "
             "file first, or use fpgaprof.fpga.estimate(fn, *args) for a JAX function"
         )
-    imbalance = _row_imbalance_arg(row_imbalance)
+    imbalance = row_imbalance_arg(row_imbalance)
     hlo.check_text(text)  # a lone surrogate: HloParseError, as hlo.analyze gives
     return _estimate_table(core.analysis.estimate_hlo(text, target_spec(target), imbalance))
 
@@ -541,7 +552,7 @@ def estimate(
             "fpgaprof.fpga.estimate(fn, *args, target=...)"
         )
     spec = target_spec(target)  # a bad card fails before the compilation
-    imbalance = _row_imbalance_arg(row_imbalance)
+    imbalance = row_imbalance_arg(row_imbalance)
     jitted = fn if hasattr(fn, "lower") else jax.jit(fn)
     text = jitted.lower(*args, **kwargs).compile().as_text()
     if not isinstance(text, str):

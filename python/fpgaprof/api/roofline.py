@@ -105,6 +105,7 @@ def analyze(
     by: str | None = None,
     region_rows: str | None = None,
     other_targets: tuple = (),
+    row_imbalance: float | None = None,
 ) -> AnalysisResult:
     """The whole analysis as one dict: ceilings, transfers, memory, roofline, fpga, the trace
     totals, region paths, kernels by name, DRAM peaks and the attribution it computed
@@ -114,7 +115,9 @@ def analyze(
     path, instances summed) or "region_instance" (one per region record), as every table of a
     Profile names it; ``region_rows`` ("path" or "instance") is the analysis' own name for the
     same choice (analysis.trace_analysis.AnalysisOptions). ``other_targets``: more cards whose
-    FPGA rankings the same analysis returns (``fpga_other_targets``). Cached on ``prof`` per
+    FPGA rankings the same analysis returns (``fpga_other_targets``). ``row_imbalance``: the row
+    imbalance ratio (HiSpMV's delta) the FPGA rankings apply to restructured scatters (None: not
+    known; fpgaprof.fpga.fpga_candidates). Cached on ``prof`` per
     argument set (a Profile is immutable once the trace stopped)."""
     rows = region_rows_of(by) if by is not None else "path"
     if region_rows is not None:
@@ -132,6 +135,7 @@ def analyze(
         top_buffers=top_buffers,
         region_rows=rows,
         other_targets=tuple(other_targets),
+        row_imbalance=row_imbalance,
     )
     store = store_of(prof)
     cache = getattr(prof, "analyses", None)

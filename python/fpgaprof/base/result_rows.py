@@ -296,6 +296,7 @@ class FpgaReport(TypedDict):
     bounded_count: int
     ruled_out_count: int
     ruled_out_gpu_ns: float
+    row_imbalance: float | None
 
 
 class ModuleEstimateOp(TypedDict):

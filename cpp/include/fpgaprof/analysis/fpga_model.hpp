@@ -317,6 +317,9 @@ struct FpgaOptions {
   // indices; not owned): the GPU joules each candidate is compared with. nullptr, or a report
   // without samples: every candidate's GPU energy is unknown (null), never 0.
   const EnergyReport* energy = nullptr;
+  // The user's row imbalance ratio (HiSpMV's delta) for every restructured scatter served on
+  // chip, as estimate_module takes it (validate_row_imbalance); 0: not known.
+  double row_imbalance = 0;
 };
 
 // The offload verdict of an op or region from its nominal speedups: "as compiled" (it gains
@@ -467,6 +470,7 @@ struct FpgaReport {
   uint32_t bounded_count = 0;
   uint32_t ruled_out_count = 0;
   double ruled_out_gpu_ns = 0;
+  double row_imbalance = 0;  // FpgaOptions::row_imbalance the ranking used (0: not known)
 };
 
 // A user region (fpgaprof.region) as an offload unit: every instance of one region path

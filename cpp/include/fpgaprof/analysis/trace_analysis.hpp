@@ -55,6 +55,8 @@ struct AnalysisOptions {
   // FpgaOptions::inputs_cross_link: each offloaded execution's inputs and outputs cross the
   // card's host link (true) or already live on the card (false).
   bool inputs_cross_link = true;
+  // FpgaOptions::row_imbalance: the user's HiSpMV delta for restructured scatters (0: not known).
+  double row_imbalance = 0;
   uint64_t tiny_bytes = 64 * 1024;    // TransferOptions::tiny_bytes
   uint64_t tiny_flood_count = 1000;   // TransferOptions::tiny_flood_count
   uint64_t latency_kernel_ns = 5000;  // RooflineOptions::latency_kernel_ns
