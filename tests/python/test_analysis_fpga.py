@@ -1209,8 +1209,11 @@ def test_a_region_running_a_structure_dependent_module_gets_the_as_compiled_slow
         assert r["restructured_card_time_high_s"] == pytest.approx(r["card_time_high_s"], rel=1e-12)
         assert r["restructured_card_time_s"] < r["card_time_s"] / 10
         assert r["restructured_card_energy_high_j"] == pytest.approx(r["card_energy_high_j"], rel=1e-12)
+        assert r["restructured_structure_dependent"] is True
+        assert "restructured slow end as compiled" in r["estimate_note"]
     dense = rows["dense"]
     assert dense["restructured_card_time_high_s"] < dense["card_time_high_s"]
+    assert dense["restructured_structure_dependent"] is False and dense["estimate_note"] == ""
 
 
 def test_the_trace_ranking_takes_the_users_row_imbalance():

@@ -360,3 +360,36 @@ def test_the_command_line_takes_a_preset_in_any_case(tmp_path):
     assert s["candidates"]["target"] == "alveo-u280"
     bad = _cli("report", PALLAS, "-o", str(tmp_path), "--target", "u280")
     assert bad.returncode == 2 and "did you mean alveo-u280?" in bad.stderr
+
+
+def test_a_range_whose_slow_end_is_as_compiled_is_marked():
+    # The 64³ H100 trace: forward_project runs XLA's scatter projector, a gather + scatter at a
+    # density of at most 1e-4, so its best card's region row is marked
+    # restructured_structure_dependent and its restructured slow end is as compiled: the
+    # answer's low speedup is then exactly the as-compiled one of the same row (same card time
+    # at the slow end, same transfers). back_project is not marked. The text and the page mark
+    # the range "*" and say why once.
+    path = os.path.join(TRACES, "mbirjax_parallel_64_counters_h100.fpgaprof")
+    prof = fpgaprof.load(path)
+    s = json.loads(report.summary_json.dumps(report.collect(prof, trace_path=path)))
+    items = {i["operation"]: i for i in s["answer"]["items"]}
+    fwd, back = items["forward_project"], items["back_project"]
+    assert fwd["scenario"] == "restructured" and fwd["slow_end_as_compiled"] is True
+    assert back["slow_end_as_compiled"] is False
+    row = {r["region"]: r for r in fpgaprof.fpga.fpga_candidates(prof, fwd["best_card"], by="region")}
+    fr = row["forward_project"]
+    assert fr["restructured_structure_dependent"] is True
+    assert fwd["speedup_low"] == pytest.approx(fr["region_speedup_low"], rel=1e-12)
+    assert "slow end as compiled" in fr["estimate_note"]
+    from fpgaprof.report.digest import digest
+
+    lines = digest(s).splitlines()
+    (fwd_line,) = [ln for ln in lines[:6] if ln.split()[:1] == ["forward_project"]]
+    (back_line,) = [ln for ln in lines[:6] if ln.split()[:1] == ["back_project"]]
+    assert ")*" in fwd_line and ")*" not in back_line
+    assert sum(ln.startswith("  * slow end as compiled") for ln in lines) == 1
+    page = report.render_html(s)
+    assert page.count("* slow end as compiled") == 1
+    jsonschema = pytest.importorskip("jsonschema")
+    with open(SCHEMA, encoding="utf-8") as f:
+        jsonschema.validate(s, json.load(f))

@@ -18,6 +18,10 @@ const char* const kStructureDependentNote =
     "nominal is a target for a design like the published ones, and the slow end is as compiled (a design whose "
     "tiles find no reuse) (docs/fpga-model.md, \"Gathers through a tiled vector\")";
 
+const char* const kStructureWidenedNote =
+    "restructured slow end as compiled: a gather + scatter whose time the matrix's structure decides "
+    "(docs/fpga-model.md, \"When the structure decides\")";
+
 const char* const kRowImbalanceNote =
     "restructured: a scatter (with or without its gather) at the row imbalance given (HiSpMV's delta): "
     "nominal a design that deals rows to its PEs cyclically (delta / 1.22 times the balanced time, at least "

@@ -330,7 +330,8 @@ void what_if(OpsSum& s, const Calls& calls, const FpgaTarget& target, const Fpga
       structure = structure || marked;
     }
   }
-  if (structure || s.structure_dependent) widen_for_structure(rcard, s.ops_time);
+  c.restructured_structure_dependent = structure || s.structure_dependent;
+  if (c.restructured_structure_dependent) widen_for_structure(rcard, s.ops_time);
   rcard += launches;
   rcard += kept;
   TimeRange transfer;
@@ -426,6 +427,8 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
       std::snprintf(pct, sizeof pct, "%.1f %%", 100.0 * s.kept_ns / c.gpu_time_ns);
       c.estimate_note = std::string(pct) + " of its GPU time kept at GPU speed (" + kept_why + ")";
     }
+    if (c.restructured_structure_dependent)
+      c.estimate_note += std::string(c.estimate_note.empty() ? "" : "; ") + kStructureWidenedNote;
     compare_energy(c, gpu_energy.path(g), true, c.region_speedup_low, c.region_speedup_high,
                    c.restructured_region_speedup_low, c.restructured_region_speedup_high);
     out.push_back(std::move(c));

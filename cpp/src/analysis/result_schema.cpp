@@ -92,7 +92,7 @@ void push_energy_comparison(ResultTable<R, C>& v, const char* gpu_energy, const 
 
 // Whether the matrix's structure decides the restructured figures (fpga_model.hpp OpCardEstimate).
 constexpr const char* kStructureDependent =
-    "the restructured design is a gather + scatter (SpMV-like) whose output is tiled or whose density is at "
+    "the restructured design is or holds a gather + scatter (SpMV-like) whose output is tiled or whose density is at "
     "most 1e-4: row imbalance and column spread, not visible in the shapes, decide its figure, and the range's slow "
     "end is the as-compiled one (tiles that find no reuse; docs/fpga-model.md)";
 
@@ -336,6 +336,9 @@ const ResultTable<FpgaRegionCandidate, RankContext>& fpga_region_row_fields() {
                                              "the GPU time offloading could save at the fast end of its range (all "
                                              "of its GPU time when not estimated): the ranking key"));
     v.push_back(member<&R::restructured_basis, C>("restructured_basis", "", kRestructuredBasis));
+    v.push_back(computed<R, C>(
+        "restructured_structure_dependent", VT::kBool, true, "", kStructureDependent,
+        [](const R& r, const C&) { return r.estimated ? FieldValue{r.restructured_structure_dependent} : none(); }));
     return v;
   }();
   return t;

@@ -19,7 +19,13 @@ from fpgaprof.api.fpga import best_rows, deciding_reason, row_speedups
 from fpgaprof.base import records
 from fpgaprof.base.constants import TOP_ROWS
 
-__all__ = ["SIZE_RE", "operation_and_size", "answer_section", "VERDICT_ORDER"]
+__all__ = [
+    "SIZE_RE",
+    "operation_and_size",
+    "answer_section",
+    "VERDICT_ORDER",
+]
+
 
 # Region names "<operation>/<size>", "<operation>@<size>", "<operation>[<size>]" or
 # "<operation> size=<size>" give a region a volume size.
@@ -165,6 +171,9 @@ def answer_section(
                 "speedup_low": sp[2] if sp and math.isfinite(sp[2]) else None,
                 "speedup_high": sp[3] if sp and math.isfinite(sp[3]) else None,
                 "bound": bound,
+                "slow_end_as_compiled": bool(
+                    e and row.get("restructured_structure_dependent") is True
+                ),
                 "reason": deciding_reason(row),
                 "energy_verdict": row.get(f"{e}energy_verdict"),
                 "energy_ratio": row.get(f"{e}energy_ratio"),

@@ -277,6 +277,7 @@ class FpgaRegionRow(TypedDict):
     restructured_energy_verdict: str
     could_save_ns: float
     restructured_basis: str
+    restructured_structure_dependent: bool | None
 
 
 class FpgaReport(TypedDict):

@@ -22,6 +22,7 @@ from fpgaprof.base.units import (
 from fpgaprof.views.ranking import (
     OP_TEXT_COLUMNS,
     REGION_TEXT_COLUMNS,
+    SLOW_END_AS_COMPILED_NOTE,
     best_rows,
     combined_speedup_text,
     energy_text,
@@ -134,7 +135,8 @@ def _speedup_text(item: Mapping) -> str:
         return "–"
     rng = fmt_speedup_range(item.get("speedup_low"), item.get("speedup_high"))
     mark = "≤ " if item.get("bound") else ""
-    return f"{mark}{fmt_speedup(sp)}" + (f" ({rng})" if rng else "")
+    star = "*" if item.get("slow_end_as_compiled") else ""
+    return f"{mark}{fmt_speedup(sp)}" + (f" ({rng}){star}" if rng else "")
 
 
 def answer_lines(summary: Mapping, top: int = TOP) -> list[str]:
@@ -172,6 +174,8 @@ def answer_lines(summary: Mapping, top: int = TOP) -> list[str]:
     left = int(a.get("count") or 0) - len(items)
     if left > 0:
         out.append(f"  … {left} more (report.html, summary.json)")
+    if any(i.get("slow_end_as_compiled") for i in items):
+        out.append(f"  {SLOW_END_AS_COMPILED_NOTE}")
     rests = (a.get("rests_on") or {}).get("text")
     if rests:
         out.append("  rests on: " + terminal_safe(str(rests), keep=""))

@@ -39,6 +39,7 @@ from fpgaprof.views.ranking import (
     ABOVE_ROOF_STATIC,
     OP_TEXT_COLUMNS,
     REGION_TEXT_COLUMNS,
+    SLOW_END_AS_COMPILED_NOTE,
     combined_speedup_text,
     energy_text,
     ranked_table_html,
@@ -804,8 +805,9 @@ def _answer_speedup(i: Mapping) -> str:
     mark = "≤ " if i.get("bound") else ""
     rng = fmt_speedup_range(i.get("speedup_low"), i.get("speedup_high"))
     scen = f" {i['scenario']}" if i.get("scenario") else ""
+    star = "*" if i.get("slow_end_as_compiled") else ""
     return f"<b>{esc(mark + fmt_speedup(sp))}</b>" + (
-        f' <span class="dim">({esc(rng)}){esc(scen)}</span>' if rng or scen else ""
+        f' <span class="dim">({esc(rng)}){star}{esc(scen)}</span>' if rng or scen else ""
     )
 
 
@@ -863,6 +865,11 @@ def answer_html(s: Mapping) -> str:
         f"({esc(', '.join(a.get('cards') or []))}): {summary_line}</p>"
         + html_table(headers, rows)
         + (f'<p class="dim">{left} more in summary.json</p>' if left > 0 else "")
+        + (
+            f'<p class="dim">{esc(SLOW_END_AS_COMPILED_NOTE)}</p>'
+            if any(i.get("slow_end_as_compiled") for i in items)
+            else ""
+        )
         + (f'<p class="rests"><b>rests on</b>: {esc(rests)}</p>' if rests else "")
         + link
     )

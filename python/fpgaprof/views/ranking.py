@@ -31,7 +31,15 @@ __all__ = [
     "ranked_table_html",
     "source_cell",
     "FOLD_CHARS",
+    "SLOW_END_AS_COMPILED_NOTE",
 ]
+
+# What a marked speedup range (an item's slow_end_as_compiled) means, in the text and the page.
+SLOW_END_AS_COMPILED_NOTE = (
+    "* slow end as compiled: a gather + scatter whose time the matrix's structure (row "
+    "imbalance, column spread) decides, which the shapes do not show (docs/fpga-model.md, "
+    '"When the structure decides")'
+)
 
 
 # Why a point can sit above its roof (percent_of_roof > 100): the static bytes are a count of

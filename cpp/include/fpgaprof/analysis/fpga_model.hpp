@@ -299,6 +299,8 @@ TimeRange dataflow_time(const std::vector<DataflowStage>& stages, double io_byte
 // with the user's row imbalance.
 extern const char* const kStructureDependentNote;
 extern const char* const kRowImbalanceNote;
+// The same in a region row's estimate_note (shorter: the row says it beside its figures).
+extern const char* const kStructureWidenedNote;
 
 // Moving `bytes` over the host link in `buffers` separate transfers.
 TimeRange link_time(double bytes, double buffers, const FpgaTarget& t, double gpu_link_bytes_per_s = 0);
@@ -547,6 +549,9 @@ struct FpgaRegionCandidate {
   double could_save_ns = 0;
   // What the restructured figures rest on: restructured_basis(true, random_access_bytes).
   std::string restructured_basis;
+  // The region holds an op, runs a module, or is as one design a gather + scatter whose figure
+  // the matrix's structure decides: its restructured slow end is as compiled (widen_for_structure).
+  bool restructured_structure_dependent = false;
 };
 
 // The label of a restructured figure whose data-dependent accesses a restructured design serves
