@@ -318,12 +318,19 @@ void what_if(OpsSum& s, const Calls& calls, const FpgaTarget& target, const Fpga
                   std::min(s.ops_restructured.nominal, dataflow.nominal),
                   std::min(s.ops_restructured.high, dataflow.high)};
   // The structure decides a region that runs a gather + scatter whose figure it decides: an op
-  // marked alone, the region's ops as one design, or one jitted module's ops as one design (as
-  // estimate() marks a function), so that a region holds the mark of every module it runs.
+  // marked alone, the region's ops as one design, or one jitted module's ops as one design for
+  // one call (as estimate() marks a function), so that a region holds the mark of every module
+  // it runs.
   if (!structure && !s.structure_dependent) {
     std::unordered_map<uint32_t, std::vector<DataflowStage>> by_module;
-    for (std::size_t k = 0; k < s.stages.size(); ++k)
-      if (s.stage_module[k] != kNone32) by_module[s.stage_module[k]].push_back(s.stages[k]);
+    for (std::size_t k = 0; k < s.stages.size(); ++k) {
+      if (s.stage_module[k] == kNone32) continue;
+      DataflowStage one = s.stages[k];
+      const auto it = calls.of_module.find(s.stage_module[k]);
+      if (it != calls.of_module.end() && it->second > 0) one.executions /= it->second;
+      one.repeats = 0;
+      by_module[s.stage_module[k]].push_back(one);
+    }
     for (const auto& [module, stages] : by_module) {
       bool marked = false;
       dataflow_time(stages, 0.0, target, nullptr, &marked);
