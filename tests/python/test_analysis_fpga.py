@@ -1260,3 +1260,33 @@ def test_the_trace_ranking_takes_the_users_row_imbalance():
             fpga.fpga_candidates(store, target="alveo-u280", row_imbalance=bad)
     with pytest.raises(fpgaprof.InvalidArgumentError, match="row_imbalance must be a number"):
         fpga.fpga_candidates(store, target="alveo-u280", by="region", row_imbalance="4")
+
+
+def test_a_modules_mark_is_taken_for_one_call():
+    # An SpMV of 300,000 x 300,000 with 9.5e6 nonzeros (density 1.06e-4, above 1e-4; y 1.2 MB in
+    # one 4 MiB tile): estimate_hlo does not mark it. Called four times inside "outer", with a
+    # gather from a 256 MB table that keeps the region's ops off chip together, the region is
+    # not marked either: the module is judged for one call (four calls' outputs, 4.8 MB, would
+    # have been a tiled output no single call has).
+    from fpgaprof.fpga_validation import BUILDERS
+
+    fn, args = BUILDERS["spmv"](300_000, 300_000, 9_500_000, "float32")
+    spmv = jax.jit(fn).lower(*args).compile().as_text()
+    static = fpga.estimate_hlo(spmv, target="alveo-u280")
+    assert not [n for n in static.notes if "row imbalance and column spread" in n]
+    big = jax.jit(lambda t, i: t[i]).lower(jax.ShapeDtypeStruct((1 << 26,), jnp.float32),
+                                           jax.ShapeDtypeStruct((1 << 20,), jnp.int32)).compile().as_text()
+    ops = [r["op"] for r in static]
+    ks = [(op, 100_000 * call + 10_000 * i, 5_000) for call in range(4) for i, op in enumerate(ops)]
+    ks += [(r["op"], 500_000, 5_000) for r in fpga.estimate_hlo(big, target="alveo-u280") if r["random_bytes"] > 0]
+    store = store_from_lists({
+        "devices": [DEVICE],
+        "kernels": [{"name": n, "start_ns": s, "end_ns": s + d, "grid": 1000, "region": 0} for n, s, d in ks],
+        "regions": [{"name": "outer", "start_ns": 0, "end_ns": 599_999, "thread_id": 1}],
+        "hlo_modules": [{"name": "jit_matvec", "text": spmv}, {"name": "jit__lambda", "text": big}],
+        "start_ns": 0, "end_ns": 1_000_000,
+    })
+    (outer,) = fpga.fpga_candidates(store, target="alveo-u280", by="region")
+    assert outer["module_calls"] >= 4
+    assert outer["restructured_structure_dependent"] is False
+    assert outer["restructured_card_time_high_s"] < outer["card_time_high_s"]
