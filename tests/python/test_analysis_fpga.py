@@ -1166,6 +1166,13 @@ def _spmv_text():
     return jax.jit(fn).lower(*args).compile().as_text()
 
 
+def _big_gather_text():
+    # A gather of 2^20 elements from a 256 MB f32 table: too large for any card's chip, so a
+    # region holding it keeps its ops off chip together. XLA's CPU HLO.
+    return jax.jit(lambda t, i: t[i]).lower(jax.ShapeDtypeStruct((1 << 26,), jnp.float32),
+                                            jax.ShapeDtypeStruct((1 << 20,), jnp.int32)).compile().as_text()
+
+
 def test_a_region_running_a_structure_dependent_module_gets_the_as_compiled_slow_end():
     # docs/fpga-model.md, "When the structure decides, the slow end is as compiled". The SpMV
     # of 1e6 x 1e6 with 3e6 nonzeros (density 3e-6), compiled by XLA into a gather fusion, a
@@ -1182,8 +1189,7 @@ def test_a_region_running_a_structure_dependent_module_gets_the_as_compiled_slow
     assert [n for n in static.notes if "row imbalance and column spread" in n]
     assert static.restructured_card_time_range_s[1] == pytest.approx(static.card_time_range_s[1], rel=1e-12)
     sparse_ops = [r["op"] for r in static]
-    big = jax.jit(lambda t, i: t[i]).lower(jax.ShapeDtypeStruct((1 << 26,), jnp.float32),
-                                           jax.ShapeDtypeStruct((1 << 20,), jnp.int32)).compile().as_text()
+    big = _big_gather_text()
     big_static = fpga.estimate_hlo(big, target="alveo-u280")
     assert not [n for n in big_static.notes if "row imbalance and column spread" in n]
     big_ops = [r["op"] for r in big_static if r["random_bytes"] > 0]
@@ -1274,8 +1280,7 @@ def test_a_modules_mark_is_taken_for_one_call():
     spmv = jax.jit(fn).lower(*args).compile().as_text()
     static = fpga.estimate_hlo(spmv, target="alveo-u280")
     assert not [n for n in static.notes if "row imbalance and column spread" in n]
-    big = jax.jit(lambda t, i: t[i]).lower(jax.ShapeDtypeStruct((1 << 26,), jnp.float32),
-                                           jax.ShapeDtypeStruct((1 << 20,), jnp.int32)).compile().as_text()
+    big = _big_gather_text()
     ops = [r["op"] for r in static]
     ks = [(op, 100_000 * call + 10_000 * i, 5_000) for call in range(4) for i, op in enumerate(ops)]
     ks += [(r["op"], 500_000, 5_000) for r in fpga.estimate_hlo(big, target="alveo-u280") if r["random_bytes"] > 0]

@@ -56,7 +56,8 @@ constexpr double kVectorChannels = 1.0;
 // cycle on its 8 balanced cells above that density and 102.5 on its 3 at or below it (1.99x).
 // At such a density, or with its output tiled, the matrix's structure (row imbalance, column
 // spread) decides the design's time: the slow end is then the design whose tiles find no reuse,
-// each gather and update a random access to card memory as compiled (op_parts, dataflow_time).
+// each gather and update a random access to card memory as compiled (op_parts for an op;
+// widen_for_structure for a function and a region).
 constexpr double kLowDensity = 1e-4;
 // Row imbalance given by the user (HiSpMV's ratio delta, FPGA '24 Eq. 2: the nonzeros of the
 // most loaded of P PEs, rows dealt to them cyclically, over NNZ / P). Designs that deal rows

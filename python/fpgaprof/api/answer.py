@@ -19,13 +19,7 @@ from fpgaprof.api.fpga import best_rows, deciding_reason, row_speedups
 from fpgaprof.base import records
 from fpgaprof.base.constants import TOP_ROWS
 
-__all__ = [
-    "SIZE_RE",
-    "operation_and_size",
-    "answer_section",
-    "VERDICT_ORDER",
-]
-
+__all__ = ["SIZE_RE", "operation_and_size", "answer_section", "VERDICT_ORDER"]
 
 # Region names "<operation>/<size>", "<operation>@<size>", "<operation>[<size>]" or
 # "<operation> size=<size>" give a region a volume size.

@@ -278,9 +278,9 @@ struct DataflowStage {
 // The slow end of a restructured figure whose time the matrix's structure decides (a gather
 // paired with a scatter at a density of at most 1e-4 or over a tiled output: row imbalance and
 // column spread, which the shapes do not show) is the design whose tiles find no reuse, each
-// gather and update a random access to card memory: the as-compiled slow end. Applied wherever
-// a restructured figure is formed (an op, a function, a region). docs/fpga-model.md, "Gathers
-// through a tiled vector".
+// gather and update a random access to card memory: the as-compiled slow end. Applied where a
+// function's and a region's restructured figures are formed (an op's estimate takes its
+// as-compiled slow end directly, in op_parts). docs/fpga-model.md, "When the structure decides".
 void widen_for_structure(TimeRange& restructured, const TimeRange& as_compiled);
 
 // The restructured time of `stages` built as one dataflow pipeline: `io_bytes` (the design's
