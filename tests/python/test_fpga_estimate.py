@@ -422,7 +422,7 @@ def test_a_given_row_imbalance_moves_the_sparse_scatter_and_says_so():
     assert same.restructured_card_time_s == pytest.approx(base.restructured_card_time_s, rel=1e-12)
     assert base.row_imbalance is None and imb.row_imbalance == 4.88
     assert imb.summary()["row_imbalance"] == 4.88 and base.summary()["row_imbalance"] is None
-    assert [n for n in imb.notes if "at the row imbalance given" in n]
+    assert [n for n in imb.notes if "at the row imbalance applied" in n]
     assert not [n for n in imb.notes if "row imbalance and column spread, not visible" in n]
     assert "row imbalance given: 4.88 (HiSpMV's delta)" in str(imb)
     assert "row imbalance given" not in str(base)
@@ -446,3 +446,117 @@ def test_cli_estimate_row_imbalance(tmp_path):
     r = _cli("estimate", str(path), "--row-imbalance", "0.5")
     assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1
     assert "row_imbalance 0.5 is not a row imbalance ratio" in r.stderr
+
+
+# A 256-row SpMV in coordinate form: row 0 holds 65 nonzeros, rows 1-255 one each (320 in all).
+# Dealt to 128 PEs cyclically, PE 0 gets rows 0 and 128 (66 nonzeros); NNZ / P = 320 / 128 = 2.5,
+# so HiSpMV's delta is 66 / 2.5 = 26.4 (worked by hand from Eq. 2).
+DATA_ROWS = 256
+DATA_DELTA = 66 / 2.5
+
+
+def _data_spmv():
+    import numpy as np
+
+    rows = np.concatenate([np.zeros(65, np.int32), np.arange(1, DATA_ROWS, dtype=np.int32)])
+    cols = (np.arange(rows.size, dtype=np.int32) * 7) % DATA_ROWS
+
+    def spmv(vals, row, col, x):
+        return jax.ops.segment_sum(vals * x[col], row, num_segments=DATA_ROWS)
+
+    args = (jnp.ones(rows.size, jnp.float32), jnp.asarray(rows), jnp.asarray(cols),
+            jnp.ones(DATA_ROWS, jnp.float32))
+    return spmv, args
+
+
+def test_estimate_takes_the_row_imbalance_from_the_arguments():
+    spmv, args = _data_spmv()
+    est = fpga.estimate(spmv, *args, target="alveo-u280")
+    assert est.row_imbalance == pytest.approx(DATA_DELTA)
+    assert est.row_imbalance_source == "arguments"
+    assert est.summary()["row_imbalance"] == pytest.approx(DATA_DELTA)
+    assert est.summary()["row_imbalance_source"] == "arguments"
+    assert "row imbalance from the arguments: 26.4 (HiSpMV's delta)" in str(est)
+    (note,) = [n for n in est.notes if "computed from the arguments" in n]
+    assert "the row indices of 1 scatter (test_fpga_estimate.py:" in note
+    assert "320 updates" in note
+    # The figures are those of the same ratio given by hand; a delta of 26.4 >= 2 moves the
+    # nominal and the slow end, not the fast end (docs/fpga-model.md, "Row imbalance").
+    given = fpga.estimate(spmv, *args, target="alveo-u280", row_imbalance=DATA_DELTA)
+    assert given.row_imbalance_source == "given"
+    assert "row imbalance given: 26.4" in str(given)
+    assert est.restructured_card_time_s == pytest.approx(given.restructured_card_time_s, rel=1e-12)
+    assert est.restructured_card_time_range_s == pytest.approx(given.restructured_card_time_range_s)
+    shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args]
+    blind = fpga.estimate(spmv, *shapes, target="alveo-u280")
+    assert blind.row_imbalance is None and blind.row_imbalance_source is None
+    assert not [n for n in blind.notes if "row imbalance" in n]
+    assert est.restructured_card_time_range_s[0] == pytest.approx(blind.restructured_card_time_range_s[0])
+    assert est.restructured_card_time_s > blind.restructured_card_time_s
+    # A ratio the user gives wins over the data's.
+    mine = fpga.estimate(spmv, *args, target="alveo-u280", row_imbalance=1.0)
+    assert mine.row_imbalance == 1.0 and mine.row_imbalance_source == "given"
+    assert mine.restructured_card_time_s == pytest.approx(blind.restructured_card_time_s, rel=1e-12)
+
+
+def test_row_imbalance_from_the_arguments_drops_what_the_scatter_drops():
+    # segment_sum drops ids outside [0, rows): 100 updates to id 256 land nowhere, and the
+    # ratio is the 320 nonzeros' (26.4) still. A jitted function with a static argument is
+    # matched to its array arguments.
+    import functools
+
+    import numpy as np
+
+    _, (vals, rows, cols, x) = _data_spmv()
+
+    @functools.partial(jax.jit, static_argnums=4)
+    def spmv(vals, row, col, x, n):
+        return jax.ops.segment_sum(vals * x[col], row, num_segments=n)
+
+    extra = jnp.concatenate([rows, jnp.full(100, DATA_ROWS, jnp.int32)])
+    more = (jnp.ones(extra.size, jnp.float32), extra, jnp.concatenate([cols, jnp.zeros(100, jnp.int32)]), x)
+    est = fpga.estimate(spmv, *more, DATA_ROWS, target="alveo-u280")
+    assert est.row_imbalance == pytest.approx(DATA_DELTA)
+    assert [n for n in est.notes if "320 updates" in n]
+    # Rows through a computation the estimate runs (ids reversed: row 255 holds the 65; it is
+    # on PE 127 with row 127: 66 again).
+    def flipped(vals, row, col, x):
+        return jax.ops.segment_sum(vals * x[col], DATA_ROWS - 1 - row, num_segments=DATA_ROWS)
+
+    assert fpga.estimate(flipped, vals, rows, cols, x).row_imbalance == pytest.approx(DATA_DELTA)
+    assert np.asarray(rows).max() == DATA_ROWS - 1
+
+
+def test_row_imbalance_not_taken_from_the_arguments_says_why():
+    _, (vals, rows, cols, x) = _data_spmv()
+
+    def two(vals, row, col, x):  # two matrices: rows 26.4, columns 320 / 256 spread -> other
+        y = jax.ops.segment_sum(vals * x[col], row, num_segments=DATA_ROWS)
+        return jax.ops.segment_sum(vals * y[row], col, num_segments=DATA_ROWS)
+
+    est = fpga.estimate(two, vals, rows, cols, x, target="alveo-u280")
+    assert est.row_imbalance is None
+    (note,) = [n for n in est.notes if "row imbalance not taken" in n]
+    assert "ratios differ" in note and "26.4" in note and "give row_imbalance=" in note
+
+    def looped(vals, row, col, x):
+        def body(i, acc):
+            return acc + jax.ops.segment_sum(vals * x[col], row, num_segments=DATA_ROWS)
+
+        return jax.lax.fori_loop(0, 3, body, jnp.zeros(DATA_ROWS))
+
+    est = fpga.estimate(looped, vals, rows, cols, x, target="alveo-u280")
+    assert est.row_imbalance is None
+    assert [n for n in est.notes if "not taken" in n and "inside a loop" in n]
+
+    # The rows given as a shape only, the rest as arrays.
+    shape = jax.ShapeDtypeStruct(rows.shape, rows.dtype)
+    est = fpga.estimate(_data_spmv()[0], vals, shape, cols, x, target="alveo-u280")
+    assert est.row_imbalance is None
+    assert [n for n in est.notes if "not taken" in n and "given as a shape" in n]
+
+    def dense(a, b):  # no scatter: nothing to say
+        return a @ b
+
+    est = fpga.estimate(dense, jnp.ones((8, 8)), jnp.ones((8, 8)))
+    assert est.row_imbalance is None and not [n for n in est.notes if "row imbalance" in n]

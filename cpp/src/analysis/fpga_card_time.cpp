@@ -23,7 +23,8 @@ const char* const kStructureWidenedNote =
     "(docs/fpga-model.md, \"When the structure decides\")";
 
 const char* const kRowImbalanceNote =
-    "restructured: a scatter (with or without its gather) at the row imbalance given (HiSpMV's delta): "
+    "restructured: a scatter (with or without its gather) at the row imbalance applied (HiSpMV's delta, given or "
+    "computed from the function's arguments): "
     "nominal a design that deals rows to its PEs cyclically (delta / 1.22 times the balanced time, at least "
     "1), slow end with a dense row's accumulation stalls (10 cycles a nonzero at delta >= 2), fast end a "
     "hybrid row distribution (HiSpMV); the column spread is still not known: at a density of at most 1e-4 or "

@@ -98,7 +98,8 @@ constexpr const char* kStructureDependent =
 
 // The user's row imbalance, in the static estimate and in the trace ranking alike.
 constexpr const char* kRowImbalanceGiven =
-    "the row imbalance ratio given (HiSpMV's delta) for the restructured gathers + scatters (null: not given)";
+    "the row imbalance ratio applied (HiSpMV's delta) to the restructured gathers + scatters: given by the user, "
+    "or computed by estimate() from the function's arguments (null: none)";
 
 // What the restructured figures rest on (fpga_model.hpp restructured_basis).
 constexpr const char* kRestructuredBasis =

@@ -29,6 +29,7 @@ from fpgaprof.analysis.targets import (
 )
 from fpgaprof.analysis.trace_analysis import store_of
 from fpgaprof.api.dataflow import export_dataflow
+from fpgaprof.api.fpga_data import data_row_imbalance, row_imbalance
 from fpgaprof.api.roofline import Table, analyze, no_rows_note
 from fpgaprof.base.constants import DEFAULT_TARGET
 from fpgaprof.base.core import core
@@ -185,9 +186,14 @@ def fpga_candidates(
     return t
 
 
-def row_imbalance_note(value: float | None) -> str:
-    """The footer line of a ranking or estimate given a row imbalance ratio; "" without one."""
-    return "" if value is None else f"row imbalance given: {value:.3g} (HiSpMV's delta)"
+def row_imbalance_note(value: float | None, source: str | None = "given") -> str:
+    """The footer line of a ranking or estimate with a row imbalance ratio; "" without one.
+    ``source``: "given" (by the user) or "arguments" (computed by estimate() from the data)."""
+    if value is None:
+        return ""
+    if source == "arguments":
+        return f"row imbalance from the arguments: {value:.3g} (HiSpMV's delta)"
+    return f"row imbalance given: {value:.3g} (HiSpMV's delta)"
 
 
 def row_speedups(row: Mapping) -> tuple[str, float, float, float] | None:
@@ -293,9 +299,11 @@ class Estimate(Table):
     ``restructured_card_energy_range_j`` (the card times at the card's loaded_w; None when the
     card's power is unknown); ``transfer_bytes``,
     ``not_estimated_count``, ``notes``, ``target`` (the card as the model saw it),
-    ``module``, ``row_imbalance`` (the ratio given, None when not given)."""
+    ``module``, ``row_imbalance`` (the ratio applied, None when none), ``row_imbalance_source``
+    ("given", "arguments": computed by estimate() from the function's data, None)."""
 
     row_imbalance: float | None = None
+    row_imbalance_source: str | None = None
 
     card_time_s = math.nan
     card_time_range_s: tuple = (math.nan, math.nan)
@@ -338,6 +346,7 @@ class Estimate(Table):
             "restructured_card_energy_range_j",
             "not_estimated_count",
             "row_imbalance",
+            "row_imbalance_source",
             "notes",
         )
         out = {k: getattr(self, k) for k in keys}
@@ -384,7 +393,9 @@ def _static_scenario(row: Mapping) -> str:
     return "as compiled" if a <= b * 1.01 else f"restructured {a / b:.1f}x faster"
 
 
-def _estimate_table(res: Mapping, first_notes: tuple[str, ...] = ()) -> Estimate:
+def _estimate_table(
+    res: Mapping, first_notes: tuple[str, ...] = (), imbalance_source: str | None = None
+) -> Estimate:
     # The core's row dicts are fresh and used nowhere else: completed in place, not copied (a
     # module of 10^6 ops would hold both copies at once).
     rows = res["ops"]
@@ -402,6 +413,8 @@ def _estimate_table(res: Mapping, first_notes: tuple[str, ...] = ()) -> Estimate
     t.transfer_bytes = res["transfer_bytes"]
     t.not_estimated_count = res["not_estimated_count"]
     t.row_imbalance = res["row_imbalance"]
+    if t.row_imbalance is not None:
+        t.row_imbalance_source = imbalance_source or "given"
     t.notes = list(first_notes) + list(res["notes"])
     t.target = dict(res["target"])
     t.module = res["module"]
@@ -452,7 +465,7 @@ def _estimate_table(res: Mapping, first_notes: tuple[str, ...] = ()) -> Estimate
         "  energy ratio card / GPU: unknown (a static estimate has no GPU energy: trace the "
         "function on a GPU whose driver has NVML for its measured joules beside the card's)"
     )
-    if note := row_imbalance_note(t.row_imbalance):
+    if note := row_imbalance_note(t.row_imbalance, t.row_imbalance_source):
         footer.append(f"  {note}")
     footer += [f"  note: {n}" for n in t.notes]
     if basis := basis_note(rows):
@@ -465,39 +478,6 @@ def fmt_w(card: Mapping) -> str:
     """A card's loaded board power as the estimate's footer shows it: "61.8 W (45-65.4 W)"."""
     lo, nominal, hi = card.get("loaded_w_low"), card.get("loaded_w"), card.get("loaded_w_high")
     return f"{nominal:.3g} W ({lo:.3g}-{hi:.3g} W)"
-
-
-def row_imbalance(row_lengths: Any, pes: int = 128) -> float:
-    """HiSpMV's row imbalance ratio delta of a sparse matrix (FPGA '24, Eq. 2): its rows dealt to
-    ``pes`` processing elements cyclically (row r to PE r mod pes), the nonzeros of the most
-    loaded PE over NNZ / pes. 1 is balanced; at most min(pes, 1 / density). ``row_lengths`` is
-    the nonzeros of each row in row order (a CSR matrix's ``numpy.diff(indptr)``; for COO row
-    indices, ``numpy.bincount(row, minlength=rows)``). 128 PEs is the published designs' count
-    (HiSpMV-16, Serpens-16, HiSparse). Give the result to estimate(..., row_imbalance=delta)."""
-    import numpy as np
-
-    if isinstance(pes, bool) or not isinstance(pes, (int, np.integer)) or pes < 1:
-        raise InvalidArgumentError(f"row_imbalance: pes must be a whole number >= 1, not {pes!r}")
-    try:
-        lengths = np.asarray(row_lengths, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError) as e:
-        raise InvalidArgumentError(
-            "row_imbalance takes the nonzeros of each row (numbers, e.g. numpy.diff(csr.indptr)), "
-            f"not {type(row_lengths).__name__}: {e}"
-        ) from None
-    if lengths.size == 0 or not np.all(np.isfinite(lengths)) or np.any(lengths < 0):
-        raise InvalidArgumentError(
-            "row_imbalance: row_lengths must be one or more finite counts >= 0 (the nonzeros of "
-            "each row)"
-        )
-    total = float(lengths.sum())
-    if total <= 0:
-        raise InvalidArgumentError(
-            "row_imbalance: the matrix has no nonzeros (no imbalance to give)"
-        )
-    pad = (-lengths.size) % int(pes)
-    loads = np.concatenate([lengths, np.zeros(pad)]).reshape(-1, int(pes)).sum(axis=0)
-    return float(loads.max() / (total / int(pes)))
 
 
 def estimate_hlo(
@@ -538,7 +518,11 @@ def estimate(
     (arrays or ``jax.ShapeDtypeStruct``: nothing is allocated or run, so multi-GB shapes
     work), and its optimized HLO estimated as estimate_hlo() does. ``target`` and
     ``row_imbalance`` (estimate_hlo()) are keyword-only (a function of your own with an argument
-    of either name: pass it through functools.partial)."""
+    of either name: pass it through functools.partial). Without ``row_imbalance``, called with
+    arrays, the ratio is computed from the data when it can be: from the row indices of every
+    scatter of the function (fpga_data; the slice of the function its indices depend on is
+    run, nothing else), when they all have one and agree; ``row_imbalance_source`` is then
+    "arguments", and a note says which scatters gave it, or why none was taken."""
     try:
         import jax
     except ImportError:
@@ -555,12 +539,19 @@ def estimate(
     imbalance = row_imbalance_arg(row_imbalance)
     jitted = fn if hasattr(fn, "lower") else jax.jit(fn)
     text = jitted.lower(*args, **kwargs).compile().as_text()
+    notes = _backend_notes(jax)
+    source = None
+    if imbalance == 0:
+        data = data_row_imbalance(jitted, args, kwargs)
+        if data.delta is not None:
+            imbalance, source = data.delta, "arguments"
+        notes += (data.note,) if data.note else ()
     if not isinstance(text, str):
         raise InvalidArgumentError(
             "estimate: this JAX gives no optimized HLO text for the function "
             "(compiled.as_text() returned nothing): give the HLO to estimate_hlo(text)"
         )
-    return _estimate_table(core.analysis.estimate_hlo(text, spec, imbalance), _backend_notes(jax))
+    return _estimate_table(core.analysis.estimate_hlo(text, spec, imbalance), notes, source)
 
 
 def _backend_notes(jax: Any) -> tuple[str, ...]:

@@ -1,0 +1,351 @@
+"""The row imbalance of a function's scatters from the data it is called with (``estimate(fn,
+*args)`` with arrays): the shapes cannot show how the rows of a sparse matrix are loaded, its
+index arrays can (docs/fpga-model.md, "Row imbalance").
+
+The function is traced to a jaxpr (nothing is compiled); for each scatter (``scatter-add`` and
+the other ``scatter*`` primitives) in it, or in the jitted functions and calls it makes, only the
+equations its indices depend on are evaluated, with the arguments' values; the indices' row
+coordinates (the scatter's operand dimension 0) give the nonzeros of each row, and
+``row_imbalance()`` HiSpMV's delta. A scatter inside a loop or a branch (other indices at each
+iteration), or whose indices depend on an argument given as a shape only, yields none, and the
+result says why."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fpgaprof.base.errors import InvalidArgumentError
+
+__all__ = ["DataImbalance", "data_row_imbalance", "row_imbalance", "SAME_DELTA_TOLERANCE"]
+
+# Two scatters' ratios this close (relative) are one matrix's: one delta applies to every
+# scatter of an estimate, so it is taken from the data only when they agree.
+SAME_DELTA_TOLERANCE = 0.01
+
+# Primitives whose sub-jaxprs run once per call with the caller's values: followed into. Loops
+# (while, scan) and branches (cond) are not: a scatter in them sees other indices each time.
+_CALLS = frozenset(
+    {
+        "pjit",
+        "jit",
+        "closed_call",
+        "core_call",
+        "custom_jvp_call",
+        "custom_vjp_call",
+        "remat2",
+        "checkpoint",
+    }
+)
+
+
+def row_imbalance(row_lengths: Any, pes: int = 128) -> float:
+    """HiSpMV's row imbalance ratio delta of a sparse matrix (FPGA '24, Eq. 2): its rows dealt to
+    ``pes`` processing elements cyclically (row r to PE r mod pes), the nonzeros of the most
+    loaded PE over NNZ / pes. 1 is balanced; at most min(pes, 1 / density). ``row_lengths`` is
+    the nonzeros of each row in row order (a CSR matrix's ``numpy.diff(indptr)``; for COO row
+    indices, ``numpy.bincount(row, minlength=rows)``). 128 PEs is the published designs' count
+    (HiSpMV-16, Serpens-16, HiSparse). Give the result to estimate(..., row_imbalance=delta)."""
+    import numpy as np
+
+    if isinstance(pes, bool) or not isinstance(pes, (int, np.integer)) or pes < 1:
+        raise InvalidArgumentError(f"row_imbalance: pes must be a whole number >= 1, not {pes!r}")
+    try:
+        lengths = np.asarray(row_lengths, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError) as e:
+        raise InvalidArgumentError(
+            "row_imbalance takes the nonzeros of each row (numbers, e.g. numpy.diff(csr.indptr)), "
+            f"not {type(row_lengths).__name__}: {e}"
+        ) from None
+    if lengths.size == 0 or not np.all(np.isfinite(lengths)) or np.any(lengths < 0):
+        raise InvalidArgumentError(
+            "row_imbalance: row_lengths must be one or more finite counts >= 0 (the nonzeros of "
+            "each row)"
+        )
+    total = float(lengths.sum())
+    if total <= 0:
+        raise InvalidArgumentError(
+            "row_imbalance: the matrix has no nonzeros (no imbalance to give)"
+        )
+    pad = (-lengths.size) % int(pes)
+    loads = np.concatenate([lengths, np.zeros(pad)]).reshape(-1, int(pes)).sum(axis=0)
+    return float(loads.max() / (total / int(pes)))
+
+
+@dataclass
+class DataImbalance:
+    """What the data said: ``delta`` (the ratio to apply, None when none could be taken),
+    ``scatters`` (one dict per scatter found: primitive, where (file:line), rows, updates,
+    delta or the reason it has none) and ``note`` (one line for the estimate's notes; "" when
+    the function has no scatter)."""
+
+    delta: float | None = None
+    scatters: list[dict] = field(default_factory=list)
+    note: str = ""
+
+
+# A value the evaluation does not have: an argument given as a shape, or computed from one.
+_MISSING = object()
+
+
+def data_row_imbalance(fn: Any, args: Sequence, kwargs: dict, pes: int = 128) -> DataImbalance:
+    """The row imbalance of ``fn``'s scatters called with ``args`` / ``kwargs`` (see the module
+    doc). Never raises for the user's function: a function that cannot be traced, arguments that
+    cannot be matched or indices that cannot be evaluated give no delta, and the note says why.
+    Arguments given as shapes only (``jax.ShapeDtypeStruct``) give no delta and no note."""
+    import jax
+
+    leaves = jax.tree_util.tree_leaves((tuple(args), dict(kwargs)))
+    if not any(_has_value(jax, leaf) for leaf in leaves):
+        return DataImbalance()
+    jitted = fn if hasattr(fn, "trace") else jax.jit(fn)
+    try:
+        closed = jitted.trace(*args, **kwargs).jaxpr
+    except Exception as e:  # noqa: BLE001 - the estimate reports a function that fails
+        return DataImbalance(note=f"{_NOT_TAKEN}: tracing the function failed ({type(e).__name__})")
+    plan = _plan(closed.jaxpr)
+    if not plan.all_scatters:
+        return DataImbalance()
+    values = _match(jax, leaves, closed.jaxpr.invars, plan.needed_inputs)
+    if values is None:
+        return DataImbalance(
+            note=f"{_NOT_TAKEN}: the arguments do not match the traced function's (static "
+            "arguments?); give row_imbalance="
+        )
+    found: dict[int, Any] = {}
+    try:
+        _run(closed.jaxpr, list(closed.consts), values, plan, found)
+        rows = [
+            _scatter_row(jax, eqn, in_loop, found.get(id(eqn), _MISSING), pes)
+            for eqn, in_loop in plan.all_scatters
+        ]
+    except Exception as e:  # noqa: BLE001 - a failed evaluation leaves the estimate as it was
+        return DataImbalance(
+            note=f"{_NOT_TAKEN}: evaluating the scatters' indices failed ({type(e).__name__})"
+        )
+    return _decide(rows, pes)
+
+
+_NOT_TAKEN = "row imbalance not taken from the arguments"
+
+
+def _has_value(jax: Any, leaf: Any) -> bool:
+    return not isinstance(leaf, jax.ShapeDtypeStruct)
+
+
+def _match(jax: Any, leaves: list, invars: Sequence, needed: set) -> list | None:
+    """The traced function's arguments' values in its invars' order (_MISSING for a shape and for
+    an argument no scatter's indices depend on: only those ``needed`` are converted), or None
+    when they cannot be matched: all leaves first, then those with a shape (a jitted function's
+    static arguments are not invars)."""
+    import numpy as np
+
+    def shape(leaf: Any) -> tuple:
+        return tuple(leaf.shape) if hasattr(leaf, "shape") else np.shape(leaf)
+
+    for chosen in (leaves, [leaf for leaf in leaves if hasattr(leaf, "shape")]):
+        if len(chosen) != len(invars):
+            continue
+        if all(shape(leaf) == tuple(v.aval.shape) for leaf, v in zip(chosen, invars)):
+            return [
+                jax.numpy.asarray(leaf, dtype=v.aval.dtype)
+                if k in needed and _has_value(jax, leaf)
+                else _MISSING
+                for k, (leaf, v) in enumerate(zip(chosen, invars))
+            ]
+    return None
+
+
+@dataclass
+class _Plan:
+    """What to do at one level of a jaxpr: ``actions[i]`` for equation i ("eval": its outputs
+    are needed; "target": a scatter; "descend": a call holding scatters, with its sub-plan),
+    ``targets`` (whether any scatter is reached from here), ``all_scatters`` (every scatter under
+    this level, with whether it is in a loop or branch)."""
+
+    actions: dict = field(default_factory=dict)
+    subplans: dict = field(default_factory=dict)
+    targets: bool = False
+    needed_inputs: set = field(default_factory=set)
+    all_scatters: list = field(default_factory=list)
+
+
+def _call_jaxpr(eqn: Any) -> tuple[Any, list] | None:
+    """A call's one sub-jaxpr and its consts, when its inputs are the call's, one for one."""
+    import jax.extend.core as jc
+
+    if eqn.primitive.name not in _CALLS:
+        return None
+    subs = [v for v in eqn.params.values() if isinstance(v, (jc.ClosedJaxpr, jc.Jaxpr))]
+    if len(subs) != 1:
+        return None
+    sub = subs[0]
+    jaxpr, consts = (sub.jaxpr, list(sub.consts)) if isinstance(sub, jc.ClosedJaxpr) else (sub, [])
+    if len(jaxpr.invars) != len(eqn.invars) or len(jaxpr.constvars) != len(consts):
+        return None
+    return jaxpr, consts
+
+
+def _scatters_within(eqn: Any) -> list:
+    """The scatters inside an equation that is not followed into (a loop, a branch)."""
+    import jax.extend.core as jc
+
+    out = []
+    for value in eqn.params.values():
+        for v in value if isinstance(value, (tuple, list)) else (value,):
+            j = v.jaxpr if isinstance(v, jc.ClosedJaxpr) else v if isinstance(v, jc.Jaxpr) else None
+            if j is None:
+                continue
+            for inner in j.eqns:
+                if inner.primitive.name.startswith("scatter"):
+                    out.append((inner, True))
+                out.extend(_scatters_within(inner))
+    return out
+
+
+def _plan(jaxpr: Any) -> _Plan:
+    """The backward slice of ``jaxpr`` from its scatters' indices (see _Plan)."""
+    import jax.extend.core as jc
+
+    plan = _Plan()
+    needed: set = set()
+    for i in reversed(range(len(jaxpr.eqns))):
+        eqn = jaxpr.eqns[i]
+        name = eqn.primitive.name
+        action: set = set()
+        if name.startswith("scatter"):
+            action.add("target")
+            plan.all_scatters.append((eqn, False))
+            if isinstance(eqn.invars[1], jc.Var):
+                needed.add(eqn.invars[1])
+        call = _call_jaxpr(eqn)
+        if call is not None:
+            sub = _plan(call[0])
+            plan.all_scatters.extend(sub.all_scatters)
+            if sub.targets:
+                action.add("descend")
+                plan.subplans[i] = sub
+                needed.update(
+                    eqn.invars[p] for p in sub.needed_inputs if isinstance(eqn.invars[p], jc.Var)
+                )
+        elif not name.startswith("scatter"):
+            plan.all_scatters.extend(_scatters_within(eqn))
+        if any(not isinstance(o, jc.DropVar) and o in needed for o in eqn.outvars):
+            action.add("eval")
+            needed.update(v for v in eqn.invars if isinstance(v, jc.Var))
+        if action:
+            plan.actions[i] = action
+            plan.targets = plan.targets or bool(action & {"target", "descend"})
+    plan.needed_inputs = {k for k, v in enumerate(jaxpr.invars) if v in needed}
+    plan.all_scatters.reverse()
+    return plan
+
+
+def _run(jaxpr: Any, consts: list, values: list, plan: _Plan, found: dict) -> None:
+    """Evaluates the slice ``plan`` marks, recording each scatter's indices in ``found``."""
+    import jax.extend.core as jc
+
+    env: dict = dict(zip(jaxpr.constvars, consts))
+    env.update((v, x) for v, x in zip(jaxpr.invars, values) if x is not _MISSING)
+
+    def read(a: Any) -> Any:
+        return a.val if isinstance(a, jc.Literal) else env.get(a, _MISSING)
+
+    for i, eqn in enumerate(jaxpr.eqns):
+        action = plan.actions.get(i)
+        if not action:
+            continue
+        invals = [read(a) for a in eqn.invars]
+        if "target" in action:
+            found[id(eqn)] = invals[1]
+        if "descend" in action:
+            sub_jaxpr, sub_consts = _call_jaxpr(eqn)  # type: ignore[misc]
+            _run(sub_jaxpr, sub_consts, invals, plan.subplans[i], found)
+        if "eval" in action and not any(x is _MISSING for x in invals):
+            # As jax.core.eval_jaxpr binds an equation: the parameters come back as a dict (a
+            # call's sub-functions among them), or (older JAX) as (sub-functions, parameters).
+            params = eqn.primitive.get_bind_params(eqn.params)
+            subfuns, params = params if isinstance(params, tuple) else ((), params)
+            with eqn.ctx.manager:
+                outs = eqn.primitive.bind(*subfuns, *invals, **params)
+            outs = outs if eqn.primitive.multiple_results else [outs]
+            env.update((o, x) for o, x in zip(eqn.outvars, outs) if not isinstance(o, jc.DropVar))
+
+
+def _where(jax: Any, eqn: Any) -> str:
+    """The user's line of an equation (file:line), the innermost frame outside JAX."""
+    import os
+
+    root = os.path.dirname(jax.__file__)
+    tb = getattr(eqn.source_info, "traceback", None)
+    for frame in getattr(tb, "frames", None) or []:
+        if not frame.file_name.startswith(root):
+            return f"{os.path.basename(frame.file_name)}:{frame.line_num}"
+    return "?"
+
+
+def _scatter_row(jax: Any, eqn: Any, in_loop: bool, indices: Any, pes: int) -> dict:
+    """One scatter's rows and delta, or the reason it has none."""
+    import numpy as np
+
+    out = {"primitive": eqn.primitive.name, "where": _where(jax, eqn), "delta": None, "why": ""}
+    dn = eqn.params.get("dimension_numbers")
+    shape = tuple(eqn.invars[0].aval.shape)
+    if in_loop:
+        out["why"] = (
+            "inside a loop or a branch (other indices at each step), or a call not followed"
+        )
+    elif (
+        dn is None
+        or not shape
+        or 0 not in dn.scatter_dims_to_operand_dims
+        or 0 not in dn.inserted_window_dims
+    ):
+        out["why"] = "it does not update its output's rows one index at a time"
+    elif indices is _MISSING:
+        out["why"] = "its indices depend on an argument given as a shape"
+    else:
+        n = shape[0]
+        k = list(dn.scatter_dims_to_operand_dims).index(0)
+        rows = np.asarray(indices)[..., k].reshape(-1).astype(np.int64)
+        if "CLIP" in str(eqn.params.get("mode")).upper():
+            rows = np.clip(rows, 0, n - 1)
+        rows = rows[(rows >= 0) & (rows < n)]
+        out.update(rows=n, updates=int(rows.size))
+        if rows.size == 0:
+            out["why"] = "no update lands in its output"
+        else:
+            out["delta"] = row_imbalance(np.bincount(rows, minlength=n), pes)
+    return out
+
+
+def _decide(scatters: list[dict], pes: int) -> DataImbalance:
+    """One delta for the estimate when every scatter has one and they agree; else none, and why."""
+    deltas = [s["delta"] for s in scatters if s["delta"] is not None]
+    where = ", ".join(s["where"] for s in scatters)
+    n = len(scatters)
+    what = "1 scatter" if n == 1 else f"{n} scatters"
+    if len(deltas) == n and max(deltas) <= min(deltas) * (1 + SAME_DELTA_TOLERANCE):
+        delta = max(deltas)
+        updates = sum(s["updates"] for s in scatters)
+        note = (
+            f"row imbalance {delta:.3g} (HiSpMV's delta, {pes} PEs) computed from the arguments: "
+            f"the row indices of {what} ({where}), {updates:,} updates"
+        )
+        return DataImbalance(delta=delta, scatters=scatters, note=note)
+    if deltas:
+        why = (
+            "its scatters' ratios differ ("
+            + ", ".join(
+                f"{s['where']}: {s['delta']:.3g}"
+                if s["delta"] is not None
+                else f"{s['where']}: {s['why']}"
+                for s in scatters
+            )
+            + "), and one ratio applies to every scatter"
+        )
+    else:
+        reasons = sorted({s["why"] for s in scatters})
+        why = f"{what} ({where}): " + "; ".join(reasons)
+    return DataImbalance(scatters=scatters, note=f"{_NOT_TAKEN}: {why}; give row_imbalance=")
