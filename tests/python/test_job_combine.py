@@ -386,3 +386,48 @@ def test_job_txt_gives_the_answer_over_the_job(job_report):
             f"    {scen}: speedup 0.39-8.0x, card / GPU energy 0.010-0.84x (ranks 0, 1); gains "
             "(rank 0), wins only on energy (rank 1), unknown: no GPU energy (rank 2)"
         )
+
+
+def test_job_answer_marks_a_restructured_span_whose_slow_end_is_as_compiled():
+    # Two ranks run one SpMV-like op; on rank 1 its restructured range is widened to the
+    # as-compiled slow end (restructured_structure_dependent). The span over the job carries
+    # the mark, in job.json, job.txt and job.html, with the one note; the as-compiled span does
+    # not, and an op marked on no rank is not.
+    from fpgaprof.api.job import job_answer
+    from fpgaprof.report import job_html, job_text
+    from fpgaprof.views.ranking import SLOW_END_AS_COMPILED_NOTE
+
+    def row(op, marked, lo, hi):
+        return {"op": op, "module": "jit_spmv", "gpu_time_ns": 5e6, "gpu_s": 5e-3,
+                "verdict": "only restructured", "op_speedup": 0.1, "op_speedup_low": 0.05,
+                "op_speedup_high": 0.2, "restructured_op_speedup": 2.0,
+                "restructured_op_speedup_low": lo, "restructured_op_speedup_high": hi,
+                "restructured_structure_dependent": marked}
+
+    ranks = [
+        {"process_index": k, "host": "h", "name": f"h-rank{k}", "energy_measured": False,
+         "candidates": [row("scatter.3", k == 1, 0.04 if k else 0.9, 3.0),
+                        row("fusion.9", False, 0.5, 1.5)]}
+        for k in range(2)
+    ]
+    a = job_answer(ranks, [("jit_spmv", "scatter.3"), ("jit_spmv", "fusion.9")], "alveo-u280")
+    spmv, dense = _item(a["items"], "scatter.3"), _item(a["items"], "fusion.9")
+    assert [sc["slow_end_as_compiled"] for sc in spmv["scenarios"]] == [False, True]
+    assert [sc["slow_end_as_compiled"] for sc in dense["scenarios"]] == [False, False]
+    assert spmv["scenarios"][1]["speedup_low"] == 0.04  # the marked rank's slow end
+    assert a["ranks"][1]["items"][0]["restructured_structure_dependent"] is True
+    lines = job_text.answer_lines(a)
+    assert lines.count(f"  {SLOW_END_AS_COMPILED_NOTE}") == 1
+    (restructured,) = [ln for ln in lines if "restructured: speedup 0.04" in ln]
+    assert "3x*" in restructured or "3.0x*" in restructured
+    assert not [ln for ln in lines if "as compiled: speedup" in ln and "*" in ln]
+    page = "".join(job_html._answer(a))
+    assert page.count("*") == 2  # the marked span and the note's own
+    from fpgaprof.base.markup import esc
+
+    assert esc(SLOW_END_AS_COMPILED_NOTE) in page
+    for r in ranks:
+        r["candidates"][0]["restructured_structure_dependent"] = False
+    plain = job_answer(ranks, [("jit_spmv", "scatter.3")], "alveo-u280")
+    assert SLOW_END_AS_COMPILED_NOTE not in "\n".join(job_text.answer_lines(plain))
+    assert "*" not in "".join(job_html._answer(plain))

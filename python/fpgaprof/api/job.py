@@ -78,6 +78,7 @@ VERDICT_FIELDS = (
     "restructured_energy_ratio_high",
     "gpu_energy_j",
     "estimate_basis",
+    "restructured_structure_dependent",
 )
 # (scenario, its speedup field, its energy verdict field, its energy ratio field)
 SCENARIOS = (
@@ -609,6 +610,10 @@ def job_answer(ranks: list[dict], ops: Sequence[tuple[str, str]], target: str) -
                     "scenario": name,
                     "speedup_low": lo,
                     "speedup_high": hi,
+                    # The restructured span's slow end is as compiled on some rank (its op's
+                    # structure decides: docs/fpga-model.md, "When the structure decides").
+                    "slow_end_as_compiled": name == "restructured"
+                    and any(c.get("restructured_structure_dependent") is True for c in rows),
                     "energy_verdicts": _by_value([(w, c.get(everdict)) for w, c in got]),
                     "energy_ratio_low": rlo,
                     "energy_ratio_high": rhi,

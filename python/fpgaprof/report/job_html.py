@@ -13,7 +13,7 @@ from fpgaprof.base.atomic import write_text_atomic
 from fpgaprof.base.columns import cell
 from fpgaprof.base.markup import esc, html_cell, html_table
 from fpgaprof.base.units import fmt_s, fmt_speedup_range
-from fpgaprof.views.ranking import ranked_table_html
+from fpgaprof.views.ranking import SLOW_END_AS_COMPILED_NOTE, ranked_table_html
 
 __all__ = ["render", "write_job_html"]
 
@@ -108,12 +108,12 @@ def _verdicts_html(groups: Sequence[Mapping], total: int) -> str:
     return "<br>".join(parts) or "–"
 
 
-def _span_html(low: Any, high: Any, ranks: Sequence, total: int) -> str:
+def _span_html(low: Any, high: Any, ranks: Sequence, total: int, star: bool = False) -> str:
     rng = fmt_speedup_range(low, high)
     if not rng:
         return "–"
     over = "" if len(ranks) == total else f' <span class="dim">({esc(_ranks_text(ranks))})</span>'
-    return esc(rng) + over
+    return esc(rng) + ("*" if star else "") + over
 
 
 def _answer(a: Mapping) -> list[str]:
@@ -168,7 +168,13 @@ def _answer(a: Mapping) -> list[str]:
             for sc in i.get("scenarios") or []:
                 row += [
                     (
-                        _span_html(sc.get("speedup_low"), sc.get("speedup_high"), ranks, n),
+                        _span_html(
+                            sc.get("speedup_low"),
+                            sc.get("speedup_high"),
+                            ranks,
+                            n,
+                            bool(sc.get("slow_end_as_compiled")),
+                        ),
                         sc.get("speedup_high"),
                     ),
                     (_verdicts_html(sc.get("energy_verdicts") or [], n), ""),
@@ -192,6 +198,8 @@ def _answer(a: Mapping) -> list[str]:
             + (f"; {esc(left)} more ops in job.json's candidates" if left > 0 else "")
             + "</p>",
         ]
+        if any(sc.get("slow_end_as_compiled") for i in items for sc in i.get("scenarios") or []):
+            parts.append(f'<p class="dim">{esc(SLOW_END_AS_COMPILED_NOTE)}</p>')
     return parts
 
 

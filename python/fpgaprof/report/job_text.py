@@ -8,6 +8,7 @@ from typing import Any
 
 from fpgaprof.base.columns import cell
 from fpgaprof.base.units import fmt_s, fmt_speedup_range
+from fpgaprof.views.ranking import SLOW_END_AS_COMPILED_NOTE
 
 __all__ = [
     "render",
@@ -117,6 +118,7 @@ def answer_lines(a: Mapping) -> list[str]:
         )
         for sc in i.get("scenarios") or []:
             sp = fmt_speedup_range(sc.get("speedup_low"), sc.get("speedup_high")) or "-"
+            sp += "*" if sc.get("slow_end_as_compiled") and sp != "-" else ""
             ratio = fmt_speedup_range(sc.get("energy_ratio_low"), sc.get("energy_ratio_high"))
             er = list(sc.get("energy_ranks") or [])
             ratio_text = (
@@ -131,6 +133,12 @@ def answer_lines(a: Mapping) -> list[str]:
             )
     if not a.get("items"):
         out.append("  none")
+    if any(
+        sc.get("slow_end_as_compiled")
+        for i in a.get("items") or []
+        for sc in i.get("scenarios") or []
+    ):
+        out.append(f"  {SLOW_END_AS_COMPILED_NOTE}")
     return out
 
 
