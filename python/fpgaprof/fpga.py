@@ -7,6 +7,7 @@ from fpgaprof.api.fpga import (
     OP_TEXT_COLUMNS,
     REGION_TEXT_COLUMNS,
     RESTRUCTURED_ONCHIP_BASIS,
+    DataImbalance,
     Estimate,
     FpgaTarget,
     HloText,
@@ -21,6 +22,7 @@ from fpgaprof.api.fpga import (
     resolve_target,
     restructured_basis,
     row_imbalance,
+    row_imbalance_from_args,
     target_spec,
 )
 
@@ -37,6 +39,8 @@ __all__ = [
     "estimate",
     "estimate_hlo",
     "row_imbalance",
+    "row_imbalance_from_args",
+    "DataImbalance",
     "export_hlo",
     "hlo_module_for_op",
     "CALIBRATED_FIELDS",

@@ -560,3 +560,23 @@ def test_row_imbalance_not_taken_from_the_arguments_says_why():
 
     est = fpga.estimate(dense, jnp.ones((8, 8)), jnp.ones((8, 8)))
     assert est.row_imbalance is None and not [n for n in est.notes if "row imbalance" in n]
+
+
+def test_row_imbalance_from_args_is_what_estimate_applies():
+    spmv, args = _data_spmv()
+    got = fpga.row_imbalance_from_args(spmv, *args)
+    assert isinstance(got, fpga.DataImbalance)
+    assert got.delta == pytest.approx(DATA_DELTA)
+    (s,) = got.scatters
+    assert s["primitive"] == "scatter-add" and s["rows"] == DATA_ROWS and s["updates"] == 320
+    assert s["where"].startswith("test_fpga_estimate.py:")
+    assert "computed from the arguments" in got.note
+    # 64 PEs: PE 0 holds rows 0, 64, 128, 192 (65 + 3); NNZ / P = 5 -> 68 / 5.
+    assert fpga.row_imbalance_from_args(spmv, *args, pes=64).delta == pytest.approx(68 / 5)
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="pes"):
+        fpga.row_imbalance_from_args(spmv, *args, pes=0)
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="takes a function"):
+        fpga.row_imbalance_from_args("spmv", *args)
+    shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args]
+    blind = fpga.row_imbalance_from_args(spmv, *shapes)
+    assert blind.delta is None and blind.note == "" and blind.scatters == []

@@ -29,7 +29,7 @@ from fpgaprof.analysis.targets import (
 )
 from fpgaprof.analysis.trace_analysis import store_of
 from fpgaprof.api.dataflow import export_dataflow
-from fpgaprof.api.fpga_data import data_row_imbalance, row_imbalance
+from fpgaprof.api.fpga_data import DataImbalance, data_row_imbalance, row_imbalance
 from fpgaprof.api.roofline import Table, analyze, no_rows_note
 from fpgaprof.base.constants import DEFAULT_TARGET
 from fpgaprof.base.core import core
@@ -55,6 +55,8 @@ __all__ = [
     "estimate",
     "estimate_hlo",
     "row_imbalance",
+    "row_imbalance_from_args",
+    "DataImbalance",
     "export_hlo",
     "hlo_module_for_op",
     "CALIBRATED_FIELDS",
@@ -478,6 +480,30 @@ def fmt_w(card: Mapping) -> str:
     """A card's loaded board power as the estimate's footer shows it: "61.8 W (45-65.4 W)"."""
     lo, nominal, hi = card.get("loaded_w_low"), card.get("loaded_w"), card.get("loaded_w_high")
     return f"{nominal:.3g} W ({lo:.3g}-{hi:.3g} W)"
+
+
+def row_imbalance_from_args(fn: Any, *args: Any, pes: int = 128, **kwargs: Any) -> DataImbalance:
+    """The row imbalance estimate(fn, *args) takes from the data (docs/fpga-model.md, "Row
+    imbalance from the arguments"), for a trace's rankings too:
+    ``fpga_candidates(prof, row_imbalance=row_imbalance_from_args(fn, *args).delta)``. Returns a
+    DataImbalance: ``delta`` (None when none could be taken), ``note`` (what it was taken from,
+    or why not) and ``scatters`` (each scatter's primitive, file:line, rows, updates and delta
+    or reason). Only the part of ``fn`` its scatters' indices depend on is run. ``pes``: as
+    row_imbalance()'s (a bad one raises InvalidArgumentError)."""
+    row_imbalance([1], pes)  # the pes check, before any tracing
+    try:
+        import jax  # noqa: F401
+    except ImportError:
+        raise InvalidArgumentError(
+            "fpgaprof.fpga.row_imbalance_from_args needs JAX: pip install 'fpgaprof[jax]' (or "
+            "row_imbalance(row_lengths) from the matrix's row lengths)"
+        ) from None
+    if not callable(fn):
+        raise InvalidArgumentError(
+            f"row_imbalance_from_args takes a function, not {type(fn).__name__}: "
+            "fpgaprof.fpga.row_imbalance_from_args(fn, *args)"
+        )
+    return data_row_imbalance(fn, args, kwargs, pes)
 
 
 def estimate_hlo(
