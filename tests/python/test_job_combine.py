@@ -388,7 +388,7 @@ def test_job_txt_gives_the_answer_over_the_job(job_report):
         )
 
 
-def test_job_answer_marks_a_restructured_span_whose_slow_end_is_as_compiled():
+def test_job_answer_marks_a_restructured_span_whose_slow_end_is_as_compiled(job_report):
     # Two ranks run one SpMV-like op; on rank 1 its restructured range is widened to the
     # as-compiled slow end (restructured_structure_dependent). The span over the job carries
     # the mark, in job.json, job.txt and job.html, with the one note; the as-compiled span does
@@ -421,7 +421,12 @@ def test_job_answer_marks_a_restructured_span_whose_slow_end_is_as_compiled():
     (restructured,) = [ln for ln in lines if "restructured: speedup 0.04" in ln]
     assert "3x*" in restructured or "3.0x*" in restructured
     assert not [ln for ln in lines if "as compiled: speedup" in ln and "*" in ln]
-    page = "".join(job_html._answer(a))
+    def answer_html(answer):  # job.html's answer section, the rest of the job's page as built
+        page = job_html.render({**job_report["model"], "answer": answer})
+        start = page.index("<h2>The answer: FPGA offload over the job</h2>")
+        return page[start : page.index("<h2>The answer per rank</h2>")]
+
+    page = answer_html(a)
     assert page.count("*") == 2  # the marked span and the note's own
     from fpgaprof.base.markup import esc
 
@@ -430,4 +435,4 @@ def test_job_answer_marks_a_restructured_span_whose_slow_end_is_as_compiled():
         r["candidates"][0]["restructured_structure_dependent"] = False
     plain = job_answer(ranks, [("jit_spmv", "scatter.3")], "alveo-u280")
     assert SLOW_END_AS_COMPILED_NOTE not in "\n".join(job_text.answer_lines(plain))
-    assert "*" not in "".join(job_html._answer(plain))
+    assert "*" not in answer_html(plain)

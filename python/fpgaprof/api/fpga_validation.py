@@ -134,13 +134,16 @@ def gemv(m: int, n: int, dtype: str = "float64") -> tuple:
     return matvec, (_sds((m, n), dtype), _sds((n,), dtype))
 
 
-def fft1d(n: int, batch: int, dtype: str = "complex64") -> tuple:
+def fft1d(n: int, batch: int, dtype: str = "complex64", inverse: bool = False) -> tuple:
     import jax.numpy as jnp
 
     def fft(x):
         return jnp.fft.fft(x, axis=-1)
 
-    return fft, (_sds((batch, n), dtype),)
+    def ifft(x):
+        return jnp.fft.ifft(x, axis=-1)
+
+    return (ifft if inverse else fft), (_sds((batch, n), dtype),)
 
 
 def sort(n: int, dtype: str = "int32") -> tuple:
