@@ -580,3 +580,22 @@ def test_row_imbalance_from_args_is_what_estimate_applies():
     shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args]
     blind = fpga.row_imbalance_from_args(spmv, *shapes)
     assert blind.delta is None and blind.note == "" and blind.scatters == []
+
+
+def test_row_imbalance_tells_apart_two_calls_of_one_jitted_function():
+    # One jitted SpMV called with two matrices shares one jaxpr between the calls: each call's
+    # scatter is evaluated with its own rows, so the ratios differ and none is applied. The
+    # second matrix's rows are the columns, 7 i mod 256 for i < 320: every row once, and the 64
+    # rows 7 j mod 256 (j < 64) twice; those fall on 64 different PEs (7 is invertible mod 128),
+    # so the most loaded PE holds 1 + 1 + 1 = 3 of NNZ / P = 2.5: delta 1.2 by hand.
+    spmv, (vals, rows, cols, x) = _data_spmv()
+    one = jax.jit(spmv)
+
+    def twice(vals, rows_a, rows_b, col, x):
+        return one(vals, rows_a, col, x) + one(vals, rows_b, col, x)
+
+    got = fpga.row_imbalance_from_args(twice, vals, rows, cols, cols, x)
+    assert [s["delta"] for s in got.scatters] == pytest.approx([DATA_DELTA, 1.2])
+    assert got.delta is None and "ratios differ" in got.note
+    same = fpga.row_imbalance_from_args(twice, vals, rows, rows, cols, x)
+    assert same.delta == pytest.approx(DATA_DELTA) and len(same.scatters) == 2

@@ -117,8 +117,8 @@ def data_row_imbalance(fn: Any, args: Sequence, kwargs: dict, pes: int = 128) ->
     try:
         _run(closed.jaxpr, list(closed.consts), values, plan, found)
         rows = [
-            _scatter_row(jax, eqn, in_loop, found.get(id(eqn), _MISSING), pes)
-            for eqn, in_loop in plan.all_scatters
+            _scatter_row(jax, eqn, in_loop, found.get(path, _MISSING), pes)
+            for path, eqn, in_loop in plan.all_scatters
         ]
     except Exception as e:  # noqa: BLE001 - a failed evaluation leaves the estimate as it was
         return DataImbalance(
@@ -162,7 +162,8 @@ class _Plan:
     """What to do at one level of a jaxpr: ``actions[i]`` for equation i ("eval": its outputs
     are needed; "target": a scatter; "descend": a call holding scatters, with its sub-plan),
     ``targets`` (whether any scatter is reached from here), ``all_scatters`` (every scatter under
-    this level, with whether it is in a loop or branch)."""
+    this level as (path, equation, in a loop or branch): the path, the equations' indices from
+    this level down, tells apart two calls of one jitted function, which share its jaxpr)."""
 
     actions: dict = field(default_factory=dict)
     subplans: dict = field(default_factory=dict)
@@ -188,7 +189,8 @@ def _call_jaxpr(eqn: Any) -> tuple[Any, list] | None:
 
 
 def _scatters_within(eqn: Any) -> list:
-    """The scatters inside an equation that is not followed into (a loop, a branch)."""
+    """The scatters inside an equation that is not followed into (a loop, a branch), as
+    _Plan.all_scatters' entries without a path (none is evaluated)."""
     import jax.extend.core as jc
 
     out = []
@@ -199,7 +201,7 @@ def _scatters_within(eqn: Any) -> list:
                 continue
             for inner in j.eqns:
                 if inner.primitive.name.startswith("scatter"):
-                    out.append((inner, True))
+                    out.append((None, inner, True))
                 out.extend(_scatters_within(inner))
     return out
 
@@ -216,13 +218,16 @@ def _plan(jaxpr: Any) -> _Plan:
         action: set = set()
         if name.startswith("scatter"):
             action.add("target")
-            plan.all_scatters.append((eqn, False))
+            plan.all_scatters.append(((i,), eqn, False))
             if isinstance(eqn.invars[1], jc.Var):
                 needed.add(eqn.invars[1])
         call = _call_jaxpr(eqn)
         if call is not None:
             sub = _plan(call[0])
-            plan.all_scatters.extend(sub.all_scatters)
+            plan.all_scatters.extend(
+                ((i, *path) if path is not None else None, e, loop)
+                for path, e, loop in reversed(sub.all_scatters)
+            )
             if sub.targets:
                 action.add("descend")
                 plan.subplans[i] = sub
@@ -230,7 +235,7 @@ def _plan(jaxpr: Any) -> _Plan:
                     eqn.invars[p] for p in sub.needed_inputs if isinstance(eqn.invars[p], jc.Var)
                 )
         elif not name.startswith("scatter"):
-            plan.all_scatters.extend(_scatters_within(eqn))
+            plan.all_scatters.extend(reversed(_scatters_within(eqn)))
         if any(not isinstance(o, jc.DropVar) and o in needed for o in eqn.outvars):
             action.add("eval")
             needed.update(v for v in eqn.invars if isinstance(v, jc.Var))
@@ -242,8 +247,11 @@ def _plan(jaxpr: Any) -> _Plan:
     return plan
 
 
-def _run(jaxpr: Any, consts: list, values: list, plan: _Plan, found: dict) -> None:
-    """Evaluates the slice ``plan`` marks, recording each scatter's indices in ``found``."""
+def _run(
+    jaxpr: Any, consts: list, values: list, plan: _Plan, found: dict, prefix: tuple = ()
+) -> None:
+    """Evaluates the slice ``plan`` marks, recording each scatter's indices in ``found`` under
+    its path (``prefix`` and its equation's index)."""
     import jax.extend.core as jc
 
     env: dict = dict(zip(jaxpr.constvars, consts))
@@ -258,10 +266,10 @@ def _run(jaxpr: Any, consts: list, values: list, plan: _Plan, found: dict) -> No
             continue
         invals = [read(a) for a in eqn.invars]
         if "target" in action:
-            found[id(eqn)] = invals[1]
+            found[prefix + (i,)] = invals[1]
         if "descend" in action:
             sub_jaxpr, sub_consts = _call_jaxpr(eqn)  # type: ignore[misc]
-            _run(sub_jaxpr, sub_consts, invals, plan.subplans[i], found)
+            _run(sub_jaxpr, sub_consts, invals, plan.subplans[i], found, prefix + (i,))
         if "eval" in action and not any(x is _MISSING for x in invals):
             # As jax.core.eval_jaxpr binds an equation: the parameters come back as a dict (a
             # call's sub-functions among them), or (older JAX) as (sub-functions, parameters).
