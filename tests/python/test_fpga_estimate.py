@@ -478,7 +478,7 @@ def test_estimate_takes_the_row_imbalance_from_the_arguments():
     assert est.summary()["row_imbalance_source"] == "arguments"
     assert "row imbalance from the arguments: 26.4 (HiSpMV's delta)" in str(est)
     (note,) = [n for n in est.notes if "computed from the arguments" in n]
-    assert "the row indices of 1 scatter (test_fpga_estimate.py:" in note
+    assert "the rows of scatter-add (test_fpga_estimate.py:" in note
     assert "320 updates" in note
     # The figures are those of the same ratio given by hand; a delta of 26.4 >= 2 moves the
     # nominal and the slow end, not the fast end (docs/fpga-model.md, "Row imbalance").
@@ -599,3 +599,33 @@ def test_row_imbalance_tells_apart_two_calls_of_one_jitted_function():
     assert got.delta is None and "ratios differ" in got.note
     same = fpga.row_imbalance_from_args(twice, vals, rows, rows, cols, x)
     assert same.delta == pytest.approx(DATA_DELTA) and len(same.scatters) == 2
+
+
+def test_row_imbalance_from_a_sparse_matrix_of_jax_experimental_sparse():
+    # The same matrix as a BCOO and a BCSR matrix (jax.experimental.sparse's products lower to
+    # gathers and scatters): A @ x deals A's rows (26.4), x @ A its columns (1.2, by hand in
+    # the test above), A @ X (several right-hand sides) the rows again.
+    import numpy as np
+    from jax.experimental import sparse
+
+    _, (vals, rows, cols, x) = _data_spmv()
+    a = sparse.BCOO((vals, jnp.stack([rows, cols], axis=1)), shape=(DATA_ROWS, DATA_ROWS))
+    b = sparse.BCSR.from_bcoo(a.sort_indices())
+    assert np.diff(np.asarray(b.indptr)).max() == 65  # row 0's nonzeros, through the pointer
+
+    def matvec(m, v):
+        return m @ v
+
+    def vecmat(m, v):
+        return v @ m
+
+    cases = [(matvec, a, x, DATA_DELTA, "bcoo_dot_general"),
+             (matvec, b, x, DATA_DELTA, "bcsr_dot_general"),
+             (vecmat, a, x, 1.2, "bcoo_dot_general"),
+             (matvec, a, jnp.ones((DATA_ROWS, 3), jnp.float32), DATA_DELTA, "bcoo_dot_general")]
+    for fn, m, v, delta, prim in cases:
+        got = fpga.row_imbalance_from_args(fn, m, v)
+        assert got.delta == pytest.approx(delta), (prim, got.note)
+        assert got.scatters[0]["primitive"] == prim and got.scatters[0]["updates"] == 320
+    est = fpga.estimate(matvec, a, x, target="alveo-u280")
+    assert est.row_imbalance == pytest.approx(DATA_DELTA) and est.row_imbalance_source == "arguments"

@@ -3,12 +3,14 @@
 index arrays can (docs/fpga-model.md, "Row imbalance").
 
 The function is traced to a jaxpr (nothing is compiled); for each scatter (``scatter-add`` and
-the other ``scatter*`` primitives) in it, or in the jitted functions and calls it makes, only the
-equations its indices depend on are evaluated, with the arguments' values; the indices' row
-coordinates (the scatter's operand dimension 0) give the nonzeros of each row, and
-``row_imbalance()`` HiSpMV's delta. A scatter inside a loop or a branch (other indices at each
-iteration), or whose indices depend on an argument given as a shape only, yields none, and the
-result says why."""
+the other ``scatter*`` primitives) and each product by a ``jax.experimental.sparse`` matrix
+(``bcoo_dot_general``, ``bcsr_dot_general``) in it, or in the jitted functions and calls it
+makes, only the equations its indices depend on are evaluated, with the arguments' values; the
+rows its output is updated at (a scatter's coordinates of its operand's dimension 0, a BCOO
+matrix's indices of its first free dimension, a BCSR matrix's index pointer) give the nonzeros
+of each row, and ``row_imbalance()`` HiSpMV's delta. A scatter inside a loop or a branch
+(other indices at each iteration), or whose indices depend on an argument given as a shape
+only, yields none, and the result says why."""
 
 from __future__ import annotations
 
@@ -172,6 +174,20 @@ class _Plan:
     all_scatters: list = field(default_factory=list)
 
 
+# The sparse-matrix products of jax.experimental.sparse (lowered to gathers and scatters): the
+# operand whose value gives the output's rows (BCOO: its indices; BCSR: its indptr).
+_SPARSE_DOTS = {"bcoo_dot_general": 1, "bcsr_dot_general": 2}
+
+
+def _rows_operand(eqn: Any) -> int | None:
+    """The operand of ``eqn`` whose value gives the rows its output is updated at: a scatter's
+    indices, a sparse product's indices (BCOO) or index pointer (BCSR); None for others."""
+    name = eqn.primitive.name
+    if name.startswith("scatter"):
+        return 1
+    return _SPARSE_DOTS.get(name)
+
+
 def _call_jaxpr(eqn: Any) -> tuple[Any, list] | None:
     """A call's one sub-jaxpr and its consts, when its inputs are the call's, one for one."""
     import jax.extend.core as jc
@@ -200,7 +216,7 @@ def _scatters_within(eqn: Any) -> list:
             if j is None:
                 continue
             for inner in j.eqns:
-                if inner.primitive.name.startswith("scatter"):
+                if _rows_operand(inner) is not None:
                     out.append((None, inner, True))
                 out.extend(_scatters_within(inner))
     return out
@@ -214,13 +230,13 @@ def _plan(jaxpr: Any) -> _Plan:
     needed: set = set()
     for i in reversed(range(len(jaxpr.eqns))):
         eqn = jaxpr.eqns[i]
-        name = eqn.primitive.name
         action: set = set()
-        if name.startswith("scatter"):
+        operand = _rows_operand(eqn)
+        if operand is not None:
             action.add("target")
             plan.all_scatters.append(((i,), eqn, False))
-            if isinstance(eqn.invars[1], jc.Var):
-                needed.add(eqn.invars[1])
+            if isinstance(eqn.invars[operand], jc.Var):
+                needed.add(eqn.invars[operand])
         call = _call_jaxpr(eqn)
         if call is not None:
             sub = _plan(call[0])
@@ -234,7 +250,7 @@ def _plan(jaxpr: Any) -> _Plan:
                 needed.update(
                     eqn.invars[p] for p in sub.needed_inputs if isinstance(eqn.invars[p], jc.Var)
                 )
-        elif not name.startswith("scatter"):
+        elif operand is None:
             plan.all_scatters.extend(reversed(_scatters_within(eqn)))
         if any(not isinstance(o, jc.DropVar) and o in needed for o in eqn.outvars):
             action.add("eval")
@@ -266,7 +282,7 @@ def _run(
             continue
         invals = [read(a) for a in eqn.invars]
         if "target" in action:
-            found[prefix + (i,)] = invals[1]
+            found[prefix + (i,)] = invals[_rows_operand(eqn)]  # type: ignore[index]
         if "descend" in action:
             sub_jaxpr, sub_consts = _call_jaxpr(eqn)  # type: ignore[misc]
             _run(sub_jaxpr, sub_consts, invals, plan.subplans[i], found, prefix + (i,))
@@ -293,67 +309,93 @@ def _where(jax: Any, eqn: Any) -> str:
     return "?"
 
 
-def _scatter_row(jax: Any, eqn: Any, in_loop: bool, indices: Any, pes: int) -> dict:
-    """One scatter's rows and delta, or the reason it has none."""
+def _scatter_row(jax: Any, eqn: Any, in_loop: bool, value: Any, pes: int) -> dict:
+    """One scatter's (or sparse product's) rows and delta, or the reason it has none."""
     import numpy as np
 
     out = {"primitive": eqn.primitive.name, "where": _where(jax, eqn), "delta": None, "why": ""}
-    dn = eqn.params.get("dimension_numbers")
-    shape = tuple(eqn.invars[0].aval.shape)
     if in_loop:
         out["why"] = (
             "inside a loop or a branch (other indices at each step), or a call not followed"
         )
-    elif (
-        dn is None
-        or not shape
-        or 0 not in dn.scatter_dims_to_operand_dims
-        or 0 not in dn.inserted_window_dims
-    ):
-        out["why"] = "it does not update its output's rows one index at a time"
-    elif indices is _MISSING:
+        return out
+    lengths = _row_lengths(eqn, value, np) if value is not _MISSING else None
+    if isinstance(lengths, str):
+        out["why"] = lengths
+    elif lengths is None:
         out["why"] = "its indices depend on an argument given as a shape"
     else:
-        n = shape[0]
-        k = list(dn.scatter_dims_to_operand_dims).index(0)
-        rows = np.asarray(indices)[..., k].reshape(-1).astype(np.int64)
-        if "CLIP" in str(eqn.params.get("mode")).upper():
-            rows = np.clip(rows, 0, n - 1)
-        rows = rows[(rows >= 0) & (rows < n)]
-        out.update(rows=n, updates=int(rows.size))
-        if rows.size == 0:
+        out.update(rows=int(lengths.size), updates=int(lengths.sum()))
+        if lengths.sum() <= 0:
             out["why"] = "no update lands in its output"
         else:
-            out["delta"] = row_imbalance(np.bincount(rows, minlength=n), pes)
+            out["delta"] = row_imbalance(lengths, pes)
     return out
+
+
+_NOT_BY_ROWS = "it does not update its output's rows one index at a time"
+
+
+def _row_lengths(eqn: Any, value: Any, np: Any) -> Any:
+    """The nonzeros (updates) of each row of ``eqn``'s output from its rows operand's
+    ``value``, or the reason (a str) they cannot be told."""
+    name = eqn.primitive.name
+    if name.startswith("scatter"):
+        dn = eqn.params.get("dimension_numbers")
+        shape = tuple(eqn.invars[0].aval.shape)
+        if (
+            dn is None
+            or not shape
+            or 0 not in dn.scatter_dims_to_operand_dims
+            or 0 not in dn.inserted_window_dims
+        ):
+            return _NOT_BY_ROWS
+        n = shape[0]
+        k = list(dn.scatter_dims_to_operand_dims).index(0)
+        rows = np.asarray(value)[..., k].reshape(-1).astype(np.int64)
+        if "CLIP" in str(eqn.params.get("mode")).upper():
+            rows = np.clip(rows, 0, n - 1)
+        rows = rows[(rows >= 0) & (rows < n)]  # dropped (FILL_OR_DROP) or promised in bounds
+        return np.bincount(rows, minlength=n)
+    # A sparse product: its output's first dimension is the sparse operand's first dimension
+    # that is not contracted (A @ x: the rows; x @ A: the columns).
+    (contract, _), (batch, _) = eqn.params["dimension_numbers"]
+    shape = tuple(eqn.params["lhs_spinfo"].shape)
+    free = [d for d in range(len(shape)) if d not in contract]
+    if batch or len(shape) != 2 or not free:
+        return _NOT_BY_ROWS
+    d, n = free[0], shape[free[0]]
+    if name == "bcsr_dot_general":  # the index pointer gives the rows (A @ x) only
+        return np.diff(np.asarray(value).astype(np.int64)) if d == 0 else _NOT_BY_ROWS
+    rows = np.asarray(value)[..., d].reshape(-1).astype(np.int64)
+    return np.bincount(rows[(rows >= 0) & (rows < n)], minlength=n)  # padding ids out of range
 
 
 def _decide(scatters: list[dict], pes: int) -> DataImbalance:
     """One delta for the estimate when every scatter has one and they agree; else none, and why."""
     deltas = [s["delta"] for s in scatters if s["delta"] is not None]
-    where = ", ".join(s["where"] for s in scatters)
+    what = ", ".join(f"{s['primitive']} ({s['where']})" for s in scatters)
     n = len(scatters)
-    what = "1 scatter" if n == 1 else f"{n} scatters"
     if len(deltas) == n and max(deltas) <= min(deltas) * (1 + SAME_DELTA_TOLERANCE):
         delta = max(deltas)
         updates = sum(s["updates"] for s in scatters)
         note = (
             f"row imbalance {delta:.3g} (HiSpMV's delta, {pes} PEs) computed from the arguments: "
-            f"the row indices of {what} ({where}), {updates:,} updates"
+            f"the rows of {what}, {updates:,} updates"
         )
         return DataImbalance(delta=delta, scatters=scatters, note=note)
     if deltas:
         why = (
             "its scatters' ratios differ ("
             + ", ".join(
-                f"{s['where']}: {s['delta']:.3g}"
+                f"{s['primitive']} at {s['where']}: {s['delta']:.3g}"
                 if s["delta"] is not None
-                else f"{s['where']}: {s['why']}"
+                else f"{s['primitive']} at {s['where']}: {s['why']}"
                 for s in scatters
             )
             + "), and one ratio applies to every scatter"
         )
     else:
         reasons = sorted({s["why"] for s in scatters})
-        why = f"{what} ({where}): " + "; ".join(reasons)
+        why = f"{what}: " + "; ".join(reasons)
     return DataImbalance(scatters=scatters, note=f"{_NOT_TAKEN}: {why}; give row_imbalance=")
