@@ -13,13 +13,14 @@ CONSTANTS = DATA["constants"]
 PRESETS = {p["name"]: p for p in fpga.presets()}
 # The scopes whose constants reach each preset, the most specific first: a constant is the
 # preset's when no earlier scope sets its field (a card's own replaces the Intel DDR4 group's,
-# which replaces the memory type's, which replaces the fabric's). Written out by hand.
+# which replaces the memory type's, which replaces the Intel cards' runtime group's, which
+# replaces the fabric's). Written out by hand.
 CHAINS = {"alveo-u55c": ["hbm2", "fabric"], "alveo-u280": ["hbm2", "fabric"],
           "alveo-u250": ["ddr4", "fabric"], "alveo-u200": ["ddr4", "fabric"],
           "versal-v80": ["versal-v80", "hbm2e", "fabric"],
-          "intel-pac-a10": ["intel-ddr4", "ddr4", "fabric"],
-          "bittware-520n-s10gx": ["bittware-520n-s10gx", "intel-ddr4", "ddr4", "fabric"],
-          "intel-s10mx-2100": ["hbm2", "fabric"]}
+          "intel-pac-a10": ["intel-ddr4", "ddr4", "intel-fabric", "fabric"],
+          "bittware-520n-s10gx": ["bittware-520n-s10gx", "intel-ddr4", "ddr4", "intel-fabric", "fabric"],
+          "intel-s10mx-2100": ["hbm2", "intel-fabric", "fabric"]}
 
 
 def _rule_value(c, end):

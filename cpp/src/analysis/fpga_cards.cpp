@@ -53,6 +53,13 @@ void hbm2_calibration(FpgaTarget& t) {
 // RandomAccess per bank. The Intel DDR4 presets take these instead of the AMD DDR4 figures;
 // channel_share, random_reads_per_s and cross_channel_factor stay the DDR4 type's (not measured
 // on Intel).
+// The Intel cards' host runtime (Intel FPGA OpenCL / oneAPI): launch and small-copy latencies
+// (fpga_calibration.json scope "intel-fabric").
+void intel_fabric_calibration(FpgaTarget& t) {
+  t.transfer_latency_s = {30.6113e-6, 29.9743e-6, 65.7068e-6};  // 520N blocking small copy; PAC 32 KB copies
+  t.call_latency_s = {50e-6, 14.9359e-6, 100e-6};               // Intel's 20-100 us, ~50 us; back-to-back no-ops
+}
+
 void intel_ddr4_calibration(FpgaTarget& t) {
   t.stream_efficiency = {0.791331, 0.769294, 0.807624};   // 67.51 (65.63-68.90) GB/s / 85.312 GB/s
   t.rmw_updates_per_s = {53.8291e6, 46.4083e6, 61.25e6};  // 185.633 and 245.0 MUOP/s over 4 banks
@@ -134,8 +141,8 @@ std::vector<FpgaTarget> make_presets() {
   // is Intel's variable-precision block: its hard IEEE 754 single-precision mode does one fp32
   // multiply-add per block (fp16 runs in it too); it has no hard fp64 mode, and Intel gives a
   // double-precision multiply as one 54 x 54 product on 4 blocks with an external adder (the
-  // adder in logic, not counted, as the V80's). Clock, DSP share, on-chip lanes, sort rate and the
-  // host-side latencies are the fabric's, measured on AMD cards (borrowed).
+  // adder in logic, not counted, as the V80's). Clock, DSP share, on-chip lanes and sort rate are
+  // the fabric's, measured on AMD cards (borrowed); the host-side latencies are Intel's runtime's.
   constexpr double kDdr4_2666 = 2666e6 * 8;  // one 64-bit DDR4-2666 channel
   const auto intel = [](const char* name, const char* description, const char* memory, uint32_t channels,
                         double channel_bytes_per_s, double capacity_bytes, double sram_bytes, uint32_t dsps,
@@ -145,6 +152,7 @@ std::vector<FpgaTarget> make_presets() {
     t.dsps_per_fma_fp64 = 4;
     t.dsps_per_fma_fp32 = 1;
     t.dsps_per_fma_fp16 = 1;
+    intel_fabric_calibration(t);
     if (t.memory_type == "ddr4") intel_ddr4_calibration(t);
     return t;
   };
@@ -152,21 +160,22 @@ std::vector<FpgaTarget> make_presets() {
       "intel-pac-a10",
       "Intel PAC with Arria 10 GX (a GX 1150 taken: the device line not read): 8 GB DDR4, 2 banks x 21.328 GB/s (DDR4-2666 taken: the "
       "board's DDR4 speed not read), 1,518 DSP blocks, 2,713 M20K, PCIe gen3 x8; DDR4 timing from "
-      "the 520N; fabric constants borrowed from AMD cards",
+      "the 520N; fabric constants borrowed from AMD cards, launch and copy latencies Intel's runtime's",
       "ddr4", 2, kDdr4_2666, 8 * kGiB, 2713 * kM20kBits / 8.0, 1518, pcie_bytes_per_s(3, 8)));
   FpgaTarget b520n =
       intel("bittware-520n-s10gx",
             "BittWare 520N, Stratix 10 GX 2800: 4 DDR4 banks x 21.328 GB/s (DDR4-2666 taken: the board's DDR4 speed "
             "not read), 12 GiB (HPCC's arrays; the board's capacity not read), 5,760 DSP blocks, 11,721 M20K, PCIe "
             "gen3 x16 (not read); DDR4 and PCIe timing measured on it (HPCC FPGA); fabric constants borrowed from AMD "
-            "cards",
+            "cards, launch and copy latencies Intel's runtime's",
             "ddr4", 4, kDdr4_2666, 12 * kGiB, 11721 * kM20kBits / 8.0, 5760, pcie_bytes_per_s(3, 16));
   b520n.link_efficiency = {0.399902, 0.372607, 0.406885};  // HPCC PCIe read/write 5.87-6.41 GB/s of 15.754
   out.push_back(b520n);
   out.push_back(intel("intel-s10mx-2100",
                       "Intel Stratix 10 MX 2100 (development kit DK-DEV-1SMX-H-A): 8 GB HBM2, 32 pseudo-channels "
                       "x 16 GB/s (512 GB/s), 3,960 DSP blocks, 239.5 Mb on-chip RAM, PCIe gen3 x16; HBM2 "
-                      "timing and fabric constants borrowed from AMD cards (not measured on Intel HBM2)",
+                      "timing and fabric constants borrowed from AMD cards (not measured on Intel HBM2), launch "
+                      "and copy latencies Intel's runtime's",
                       "hbm2", 32, 16 * kGB, 8 * kGiB, 239.5 * 1024.0 * 1024.0 / 8.0, 3960, pcie_bytes_per_s(3, 16)));
   // Board power: each preset's published measurements (card_power.cpp, docs/fpga-model.md "Card power").
   for (FpgaTarget& t : out) t.loaded_w = card_power(t.name).loaded_w;

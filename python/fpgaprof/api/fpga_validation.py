@@ -525,17 +525,24 @@ def refit(exclude: str | None = None) -> list[dict]:
     return out
 
 
-# Scopes that name a group of presets rather than a memory type or one card (the DDR4 of the Intel
-# cards, measured on the BittWare 520N: fpga_calibration.json, "about").
-GROUP_SCOPES: dict[str, tuple[str, ...]] = {"intel-ddr4": ("intel-pac-a10", "bittware-520n-s10gx")}
+# Scopes that name a group of presets rather than a memory type or one card (fpga_calibration.json,
+# "about"): the DDR4 of the Intel cards, measured on the BittWare 520N, and the Intel cards' host
+# runtime (launch and small-copy latencies), which stands before the fabric's.
+GROUP_SCOPES: dict[str, tuple[str, ...]] = {
+    "intel-ddr4": ("intel-pac-a10", "bittware-520n-s10gx"),
+    "intel-fabric": ("intel-pac-a10", "bittware-520n-s10gx", "intel-s10mx-2100"),
+}
 
 
 def scope_chain(memory_type: str, name: str) -> list[str]:
     """The scopes whose constants reach preset ``name`` with ``memory_type``, the most specific
     first: its own, a group's it belongs to (when its memory type is the group's), its memory
-    type's, the fabric's. A constant is the preset's when no earlier scope sets its field."""
-    groups = [g for g, cards in GROUP_SCOPES.items() if name in cards and g.endswith(memory_type)]
-    return [name, *groups, memory_type, "fabric"]
+    type's, a fabric group's it belongs to, the fabric's. A constant is the preset's when no
+    earlier scope sets its field."""
+    mine = [g for g, cards in GROUP_SCOPES.items() if name in cards]
+    memory = [g for g in mine if g.endswith(memory_type)]
+    fabric = [g for g in mine if g.endswith("-fabric")]
+    return [name, *memory, memory_type, *fabric, "fabric"]
 
 
 def leave_one_source_out() -> list[dict]:
