@@ -629,3 +629,49 @@ def test_row_imbalance_from_a_sparse_matrix_of_jax_experimental_sparse():
         assert got.scatters[0]["primitive"] == prim and got.scatters[0]["updates"] == 320
     est = fpga.estimate(matvec, a, x, target="alveo-u280")
     assert est.row_imbalance == pytest.approx(DATA_DELTA) and est.row_imbalance_source == "arguments"
+
+
+def test_row_imbalance_runs_only_the_slice_behind_the_rows():
+    # A jitted helper returns the rows untouched and something else from a host callback: the
+    # rows are taken, the callback never runs. Rows that come out of a callback are not taken
+    # (it is never run), and say so. A scatter whose result is unused does not count; a single
+    # dynamic update (one update, fewer than the 128 PEs) is no matrix product: no ratio.
+    from jax.experimental import io_callback
+
+    spmv, (vals, rows, cols, x) = _data_spmv()
+    ran = []
+
+    def host(v):
+        ran.append(1)
+        return v
+
+    @jax.jit
+    def helper(r, v):
+        return r, io_callback(host, jax.ShapeDtypeStruct(v.shape, v.dtype), v)
+
+    def through_helper(vals, row, col, x):
+        r, y = helper(row, x)
+        return spmv(vals, r, col, x) + y
+
+    got = fpga.row_imbalance_from_args(through_helper, vals, rows, cols, x)
+    assert got.delta == pytest.approx(DATA_DELTA) and ran == []
+
+    def from_callback(vals, row, col, x):
+        r = io_callback(host, jax.ShapeDtypeStruct(row.shape, row.dtype), row)
+        return spmv(vals, r, col, x)
+
+    got = fpga.row_imbalance_from_args(from_callback, vals, rows, cols, x)
+    assert got.delta is None and ran == [] and "side effects" in got.note
+
+    def with_dead(vals, row, col, x):
+        spmv(vals, col, row, x)  # computed, never used: XLA drops it
+        return spmv(vals, row, col, x)
+
+    got = fpga.row_imbalance_from_args(with_dead, vals, rows, cols, x)
+    assert got.delta == pytest.approx(DATA_DELTA) and len(got.scatters) == 1
+
+    def one_update(x, i):
+        return x.at[i].set(1.0)
+
+    got = fpga.row_imbalance_from_args(one_update, x, jnp.int32(3))
+    assert got.delta is None and "1 update: fewer than the 128 PEs" in got.note

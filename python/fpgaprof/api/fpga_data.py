@@ -2,15 +2,17 @@
 *args)`` with arrays): the shapes cannot show how the rows of a sparse matrix are loaded, its
 index arrays can (docs/fpga-model.md, "Row imbalance").
 
-The function is traced to a jaxpr (nothing is compiled); for each scatter (``scatter-add`` and
-the other ``scatter*`` primitives) and each product by a ``jax.experimental.sparse`` matrix
-(``bcoo_dot_general``, ``bcsr_dot_general``) in it, or in the jitted functions and calls it
-makes, only the equations its indices depend on are evaluated, with the arguments' values; the
-rows its output is updated at (a scatter's coordinates of its operand's dimension 0, a BCOO
-matrix's indices of its first free dimension, a BCSR matrix's index pointer) give the nonzeros
-of each row, and ``row_imbalance()`` HiSpMV's delta. A scatter inside a loop or a branch
-(other indices at each iteration), or whose indices depend on an argument given as a shape
-only, yields none, and the result says why."""
+The function is traced to a jaxpr (not compiled as a whole); for each live scatter
+(``scatter-add`` and the other ``scatter*`` primitives) and each product by a
+``jax.experimental.sparse`` matrix (``bcoo_dot_general``, ``bcsr_dot_general``) in it, or in the
+jitted functions and calls it makes, only the equations its indices depend on are evaluated,
+one by one with the arguments' values (a call is followed into, never run whole; an equation
+with side effects is never run); the rows its output is updated at (a scatter's coordinates of
+its operand's dimension 0, a BCOO matrix's indices of its first free dimension, a BCSR matrix's
+index pointer) give the nonzeros of each row, and ``row_imbalance()`` HiSpMV's delta. A
+scatter inside a loop or a branch (other indices at each iteration), with fewer rows or updates
+than PEs, or whose indices depend on an argument given as a shape or on a host callback,
+yields none, and the result says why."""
 
 from __future__ import annotations
 
@@ -117,7 +119,7 @@ def data_row_imbalance(fn: Any, args: Sequence, kwargs: dict, pes: int = 128) ->
         )
     found: dict[int, Any] = {}
     try:
-        _run(closed.jaxpr, list(closed.consts), values, plan, found)
+        _run(closed.jaxpr, list(closed.consts), values, plan, found)  # its outputs: unused
         rows = [
             _scatter_row(jax, eqn, in_loop, found.get(path, _MISSING), pes)
             for path, eqn, in_loop in plan.all_scatters
@@ -162,10 +164,12 @@ def _match(jax: Any, leaves: list, invars: Sequence, needed: set) -> list | None
 @dataclass
 class _Plan:
     """What to do at one level of a jaxpr: ``actions[i]`` for equation i ("eval": its outputs
-    are needed; "target": a scatter; "descend": a call holding scatters, with its sub-plan),
-    ``targets`` (whether any scatter is reached from here), ``all_scatters`` (every scatter under
-    this level as (path, equation, in a loop or branch): the path, the equations' indices from
-    this level down, tells apart two calls of one jitted function, which share its jaxpr)."""
+    are needed, it is run; "target": a scatter or sparse product; "descend": a call holding
+    targets or computing needed values, followed into with its sub-plan ``subplans[i]``),
+    ``targets`` (whether any target is reached from here), ``needed_inputs`` (the positions of
+    the inputs the slice reads), ``all_scatters`` (every live target under this level as
+    (path, equation, in a loop or branch): the path, the equations' indices from this level
+    down, tells apart two calls of one jitted function, which share its jaxpr)."""
 
     actions: dict = field(default_factory=dict)
     subplans: dict = field(default_factory=dict)
@@ -222,14 +226,24 @@ def _scatters_within(eqn: Any) -> list:
     return out
 
 
-def _plan(jaxpr: Any) -> _Plan:
-    """The backward slice of ``jaxpr`` from its scatters' indices (see _Plan)."""
+def _plan(jaxpr: Any, live_out: set | None = None, need_out: frozenset = frozenset()) -> _Plan:
+    """The backward slice of ``jaxpr`` from its live targets' indices (see _Plan): an equation
+    whose outputs nothing uses (``live_out``: the outputs the caller uses, None for all) is
+    dead and its targets are not counted; ``need_out``: the outputs whose values the caller's
+    slice needs. A call is followed into with the outputs it must compute, never run whole."""
     import jax.extend.core as jc
 
     plan = _Plan()
-    needed: set = set()
+    live: set = {v for k, v in enumerate(jaxpr.outvars) if live_out is None or k in live_out}
+    needed: set = {v for k, v in enumerate(jaxpr.outvars) if k in need_out}
+    live = {v for v in live if isinstance(v, jc.Var)}
+    needed = {v for v in needed if isinstance(v, jc.Var)}
     for i in reversed(range(len(jaxpr.eqns))):
         eqn = jaxpr.eqns[i]
+        outs = [o for o in eqn.outvars if not isinstance(o, jc.DropVar)]
+        if not any(o in live for o in outs) and not eqn.effects:
+            continue  # dead: what it computes is not used
+        live.update(v for v in eqn.invars if isinstance(v, jc.Var))
         action: set = set()
         operand = _rows_operand(eqn)
         if operand is not None:
@@ -239,39 +253,61 @@ def _plan(jaxpr: Any) -> _Plan:
                 needed.add(eqn.invars[operand])
         call = _call_jaxpr(eqn)
         if call is not None:
-            sub = _plan(call[0])
+            need = frozenset(k for k, o in enumerate(eqn.outvars) if o in needed)
+            sub = _plan(call[0], {k for k, o in enumerate(eqn.outvars) if o in live}, need)
             plan.all_scatters.extend(
                 ((i, *path) if path is not None else None, e, loop)
                 for path, e, loop in reversed(sub.all_scatters)
             )
-            if sub.targets:
+            if sub.targets or sub.actions or need:
                 action.add("descend")
                 plan.subplans[i] = sub
                 needed.update(
                     eqn.invars[p] for p in sub.needed_inputs if isinstance(eqn.invars[p], jc.Var)
                 )
-        elif operand is None:
-            plan.all_scatters.extend(reversed(_scatters_within(eqn)))
-        if any(not isinstance(o, jc.DropVar) and o in needed for o in eqn.outvars):
-            action.add("eval")
-            needed.update(v for v in eqn.invars if isinstance(v, jc.Var))
+        else:
+            if operand is None:
+                plan.all_scatters.extend(reversed(_scatters_within(eqn)))
+            if any(o in needed for o in outs):
+                action.add("eval")
+                needed.update(v for v in eqn.invars if isinstance(v, jc.Var))
         if action:
             plan.actions[i] = action
-            plan.targets = plan.targets or bool(action & {"target", "descend"})
+            plan.targets = (
+                plan.targets
+                or bool(action & {"target"})
+                or ("descend" in action and plan.subplans[i].targets)
+            )
     plan.needed_inputs = {k for k, v in enumerate(jaxpr.invars) if v in needed}
     plan.all_scatters.reverse()
     return plan
 
 
+# Values the evaluation does not have: an argument given as a shape (or computed from one), and
+# the output of an equation with side effects (a host callback), which is never run.
+_EFFECTFUL = object()
+
+
+def _unknown(values: Sequence) -> Any:
+    """The sentinel an equation's outputs get from its inputs: _EFFECTFUL before _MISSING;
+    None when every input has a value."""
+    if any(x is _EFFECTFUL for x in values):
+        return _EFFECTFUL
+    if any(x is _MISSING for x in values):
+        return _MISSING
+    return None
+
+
 def _run(
     jaxpr: Any, consts: list, values: list, plan: _Plan, found: dict, prefix: tuple = ()
-) -> None:
-    """Evaluates the slice ``plan`` marks, recording each scatter's indices in ``found`` under
-    its path (``prefix`` and its equation's index)."""
+) -> list:
+    """Evaluates the slice ``plan`` marks, recording each target's rows operand in ``found``
+    under its path (``prefix`` and its equation's index); returns the jaxpr's outputs (those
+    the slice did not compute: _MISSING)."""
     import jax.extend.core as jc
 
     env: dict = dict(zip(jaxpr.constvars, consts))
-    env.update((v, x) for v, x in zip(jaxpr.invars, values) if x is not _MISSING)
+    env.update(zip(jaxpr.invars, values))
 
     def read(a: Any) -> Any:
         return a.val if isinstance(a, jc.Literal) else env.get(a, _MISSING)
@@ -285,16 +321,22 @@ def _run(
             found[prefix + (i,)] = invals[_rows_operand(eqn)]  # type: ignore[index]
         if "descend" in action:
             sub_jaxpr, sub_consts = _call_jaxpr(eqn)  # type: ignore[misc]
-            _run(sub_jaxpr, sub_consts, invals, plan.subplans[i], found, prefix + (i,))
-        if "eval" in action and not any(x is _MISSING for x in invals):
+            outs = _run(sub_jaxpr, sub_consts, invals, plan.subplans[i], found, prefix + (i,))
+            env.update(zip(eqn.outvars, outs))
+        if "eval" in action:
+            unknown = _EFFECTFUL if eqn.effects else _unknown(invals)
+            if unknown is not None:
+                env.update((o, unknown) for o in eqn.outvars)
+                continue
             # As jax.core.eval_jaxpr binds an equation: the parameters come back as a dict (a
             # call's sub-functions among them), or (older JAX) as (sub-functions, parameters).
             params = eqn.primitive.get_bind_params(eqn.params)
             subfuns, params = params if isinstance(params, tuple) else ((), params)
             with eqn.ctx.manager:
-                outs = eqn.primitive.bind(*subfuns, *invals, **params)
-            outs = outs if eqn.primitive.multiple_results else [outs]
-            env.update((o, x) for o, x in zip(eqn.outvars, outs) if not isinstance(o, jc.DropVar))
+                got = eqn.primitive.bind(*subfuns, *invals, **params)
+            got = got if eqn.primitive.multiple_results else [got]
+            env.update((o, x) for o, x in zip(eqn.outvars, got) if not isinstance(o, jc.DropVar))
+    return [read(v) for v in jaxpr.outvars]
 
 
 def _where(jax: Any, eqn: Any) -> str:
@@ -319,17 +361,27 @@ def _scatter_row(jax: Any, eqn: Any, in_loop: bool, value: Any, pes: int) -> dic
             "inside a loop or a branch (other indices at each step), or a call not followed"
         )
         return out
-    lengths = _row_lengths(eqn, value, np) if value is not _MISSING else None
+    if value is _MISSING:
+        out["why"] = "its indices depend on an argument given as a shape"
+        return out
+    if value is _EFFECTFUL:
+        out["why"] = "its indices come from an op with side effects (a host callback), not run"
+        return out
+    lengths = _row_lengths(eqn, value, np)
     if isinstance(lengths, str):
         out["why"] = lengths
-    elif lengths is None:
-        out["why"] = "its indices depend on an argument given as a shape"
+        return out
+    out.update(rows=int(lengths.size), updates=int(lengths.sum()))
+    if lengths.size < pes or lengths.sum() < pes:
+        # Fewer rows or updates than the design has PEs: no sparse matrix product whose rows a
+        # design deals (a histogram's bins, one dynamic update); HiSpMV's ratio would be huge.
+        u = int(lengths.sum())
+        out["why"] = (
+            f"{lengths.size:,} rows and {u:,} update{'' if u == 1 else 's'}: fewer than the "
+            f"{pes} PEs a design deals rows to"
+        )
     else:
-        out.update(rows=int(lengths.size), updates=int(lengths.sum()))
-        if lengths.sum() <= 0:
-            out["why"] = "no update lands in its output"
-        else:
-            out["delta"] = row_imbalance(lengths, pes)
+        out["delta"] = row_imbalance(lengths, pes)
     return out
 
 
@@ -367,7 +419,10 @@ def _row_lengths(eqn: Any, value: Any, np: Any) -> Any:
     d, n = free[0], shape[free[0]]
     if name == "bcsr_dot_general":  # the index pointer gives the rows (A @ x) only
         return np.diff(np.asarray(value).astype(np.int64)) if d == 0 else _NOT_BY_ROWS
-    rows = np.asarray(value)[..., d].reshape(-1).astype(np.int64)
+    indices = np.asarray(value)
+    if d >= indices.shape[-1]:  # a dense dimension of the BCOO matrix: no indices for it
+        return _NOT_BY_ROWS
+    rows = indices[..., d].reshape(-1).astype(np.int64)
     return np.bincount(rows[(rows >= 0) & (rows < n)], minlength=n)  # padding ids out of range
 
 
