@@ -675,3 +675,16 @@ def test_row_imbalance_runs_only_the_slice_behind_the_rows():
 
     got = fpga.row_imbalance_from_args(one_update, x, jnp.int32(3))
     assert got.delta is None and "1 update: fewer than the 128 PEs" in got.note
+
+
+def test_estimate_of_a_function_jax_cannot_jit_is_a_typed_error():
+    # Python control flow on an array's value (as MBIRJAX 0.7's projector wrappers, which refuse
+    # to run under jit): one typed error naming the function, the cause and the way out, with
+    # JAX's own error chained.
+    def branchy(x):
+        return x if float(x.sum()) > 0 else -x
+
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="could not jit branchy as a whole") as e:
+        fpga.estimate(branchy, jnp.ones(4))
+    assert "ConcretizationTypeError" in str(e.value) and "fpgaprof run" in str(e.value)
+    assert e.value.__cause__ is not None

@@ -564,7 +564,17 @@ def estimate(
     spec = target_spec(target)  # a bad card fails before the compilation
     imbalance = row_imbalance_arg(row_imbalance)
     jitted = fn if hasattr(fn, "lower") else jax.jit(fn)
-    text = jitted.lower(*args, **kwargs).compile().as_text()
+    try:
+        lowered = jitted.lower(*args, **kwargs)
+    except Exception as e:  # any tracing failure: one typed error, JAX's chained
+        first = (str(e).strip().splitlines() or [""])[0][:200]
+        raise InvalidArgumentError(
+            f"estimate: JAX could not jit {getattr(fn, '__name__', 'the function')} as a whole "
+            f"({type(e).__name__}: {first}); estimate needs a function JAX can trace with "
+            "abstract arguments: give one, or trace the running program instead (with "
+            "fpgaprof.trace(): or fpgaprof run)"
+        ) from e
+    text = lowered.compile().as_text()
     notes = _backend_notes(jax)
     source = None
     if imbalance == 0:
