@@ -172,6 +172,11 @@ inline void bind_analysis(py::module_& r, const TargetOf& target_of) {
         return std::optional(typed<"OnchipNeed">(fields_dict(onchip_need_fields(), need)));
       },
       py::arg("hlo_text"), py::arg("buffer_assignment"), py::arg("instruction"));
+  // A row imbalance ratio as every FPGA estimate takes it (0: not known), checked before an
+  // analysis runs: InvalidArgumentError naming the value and the fix.
+  r.def(
+      "validate_row_imbalance", [](double row_imbalance) { validate_row_imbalance(row_imbalance); },
+      py::arg("row_imbalance"));
   // The static what-if of a whole HLO module on a card (no trace): one row per op, the
   // function's card time, transfers and total, each as nominal with its range.
   r.def(

@@ -1268,6 +1268,55 @@ def test_the_trace_ranking_takes_the_users_row_imbalance():
         fpga.fpga_candidates(store, target="alveo-u280", by="region", row_imbalance="4")
 
 
+def test_the_report_takes_the_users_row_imbalance(tmp_path):
+    # `fpgaprof report TRACE --row-imbalance DELTA` (report.write_all(row_imbalance=)): the
+    # report's rankings are fpga_candidates' with the same delta, its answer says which delta it
+    # took, in summary.json, the printed digest and report.html; a bad ratio fails before the
+    # trace is read and writes nothing. The trace of the test above, saved.
+    import subprocess
+    import sys
+
+    spmv = _spmv_text()
+    store = store_from_lists({
+        "devices": [DEVICE],
+        "kernels": [{"name": r["op"], "start_ns": 10_000 * i, "end_ns": 10_000 * i + 5_000, "grid": 1000,
+                     "region": 0} for i, r in enumerate(fpga.estimate_hlo(spmv, target="alveo-u280"))],
+        "regions": [{"name": "spmv", "start_ns": 0, "end_ns": 49_999, "thread_id": 1}],
+        "hlo_modules": [{"name": "jit_matvec", "text": spmv}],
+        "start_ns": 0, "end_ns": 1_000_000,
+    })
+    trace = tmp_path / "spmv.fpgaprof"
+    store.save(str(trace))
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "fpgaprof.cli", "report", str(trace), *args],
+                              capture_output=True, text=True)
+
+    for delta in (None, 4.88):
+        out = tmp_path / f"out-{delta}"
+        r = cli("--target", "alveo-u280", "-o", str(out), "--no-timeline",
+                *(["--row-imbalance", str(delta)] if delta else []))
+        assert r.returncode == 0, r.stderr
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary["answer"]["row_imbalance"] == delta
+        ranked = {row["op"]: row for row in fpga.fpga_candidates(store, target="alveo-u280",
+                                                                  row_imbalance=delta)}
+        items = summary["candidates"]["items"]
+        assert items
+        for i in items:
+            assert i["restructured_card_time_s"] == pytest.approx(
+                ranked[i["op"]]["restructured_card_time_s"], rel=1e-12)
+        given = "row imbalance given: 4.88 (HiSpMV's delta), applied to every restructured scatter"
+        assert (given in r.stdout) == (delta is not None)
+        from fpgaprof.base.markup import esc
+
+        assert (esc(given) in (out / "report.html").read_text()) == (delta is not None)
+    r = cli("-o", str(tmp_path / "bad"), "--row-imbalance", "0.5")
+    assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1
+    assert "row_imbalance 0.5 is not a row imbalance ratio" in r.stderr
+    assert not (tmp_path / "bad").exists()
+
+
 def test_a_modules_mark_is_taken_for_one_call():
     # An SpMV of 300,000 x 300,000 with 9.5e6 nonzeros (density 1.06e-4, above 1e-4; y 1.2 MB in
     # one 4 MiB tile): estimate_hlo does not mark it. Called four times inside "outer", with a

@@ -134,6 +134,23 @@ def test_report_regenerates(run_exit3, tmp_path):
     assert (dest / "report.html").is_file() and (dest / "timeline.json").is_file()
 
 
+def test_run_takes_the_row_imbalance_and_checks_it_before_the_command(script, tmp_path):
+    # A good --row-imbalance runs the command and writes the report (what the report does with
+    # it: test_analysis_fpga.py, test_the_report_takes_the_users_row_imbalance); a bad one is a
+    # one-line error before the command runs: no trace, no folder.
+    out = tmp_path / "out"
+    r = fp("run", "-o", str(out), "--row-imbalance", "3", "--", sys.executable, str(script), "exit3")
+    assert r.returncode == 3, r.stderr
+    assert (out / "summary.json").is_file() and (out / "trace.fpgaprof").is_file()
+    bad = tmp_path / "bad"
+    marker = tmp_path / "ran"
+    r = fp("run", "-o", str(bad), "--row-imbalance", "0.5", "--", sys.executable, "-c",
+           f"open({str(marker)!r}, 'w').close()")
+    assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1
+    assert "row_imbalance 0.5 is not a row imbalance ratio" in r.stderr
+    assert not marker.exists() and not bad.exists()
+
+
 def test_report_with_a_card_file(run_exit3, tmp_path):
     """--target takes a card file: a JSON object with FpgaTarget's fields (here a DDR4 card
     described whole: 4 channels of 19.25 GB/s, 64 GiB, 54 MB on-chip, 12,288 DSPs, PCIe gen3

@@ -436,3 +436,34 @@ def test_job_answer_marks_a_restructured_span_whose_slow_end_is_as_compiled(job_
     plain = job_answer(ranks, [("jit_spmv", "scatter.3")], "alveo-u280")
     assert SLOW_END_AS_COMPILED_NOTE not in "\n".join(job_text.answer_lines(plain))
     assert "*" not in answer_html(plain)
+
+
+def test_the_job_report_takes_the_users_row_imbalance(tmp_path):
+    # `fpgaprof report JOB --row-imbalance DELTA`: every rank's rankings take it, job.json says
+    # which, job.txt and job.html print it under the answer; a bad ratio fails before a rank is
+    # read.
+    import json
+
+    import fpgaprof
+    from fpgaprof import report
+    from fpgaprof.base.markup import esc
+
+    out = tmp_path / "out"
+    for k in range(3):
+        (out / f"h-rank{k}").mkdir(parents=True)
+        _rank_store(k).save(str(out / f"h-rank{k}" / "trace.fpgaprof"))
+    card = tmp_path / "job-card.json"
+    card.write_text(json.dumps(JOB_CARD))
+    paths = report.write_job(fpgaprof.load(out), tmp_path / "job", target=str(card),
+                             row_imbalance=2.5)
+    model = json.loads(open(paths["json"], encoding="utf-8").read())
+    assert model["row_imbalance"] == 2.5
+    line = "row imbalance given: 2.5 (HiSpMV's delta), applied to every restructured scatter on every rank"
+    assert line in paths["text"]
+    assert esc(line) in open(paths["html"], encoding="utf-8").read()
+    plain = report.write_job(fpgaprof.load(out), tmp_path / "plain", target=str(card))
+    assert json.loads(open(plain["json"], encoding="utf-8").read())["row_imbalance"] is None
+    assert "row imbalance" not in plain["text"]
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="row_imbalance 0.5"):
+        report.write_job(fpgaprof.load(out), tmp_path / "bad", row_imbalance=0.5)
+    assert not (tmp_path / "bad").exists()

@@ -6,7 +6,7 @@ import collections.abc
 import fpgaprof._core
 import fpgaprof.base.result_rows
 import typing
-__all__: list[str] = ['CounterSession', 'ResultField', 'analyze', 'card_fields', 'card_input_names', 'counter_chips', 'counter_plan', 'estimate_hlo', 'fpga_presets', 'fpga_target', 'hlo_module_texts', 'kernels_by_name', 'module_memory', 'onchip_need', 'result_fields', 'result_tables', 'table_ceilings']
+__all__: list[str] = ['CounterSession', 'ResultField', 'analyze', 'card_fields', 'card_input_names', 'counter_chips', 'counter_plan', 'estimate_hlo', 'fpga_presets', 'fpga_target', 'hlo_module_texts', 'kernels_by_name', 'module_memory', 'onchip_need', 'result_fields', 'result_tables', 'table_ceilings', 'validate_row_imbalance']
 class ResultField:
     """
     One field of an analysis result row (analysis/result_schema.hpp)
@@ -98,4 +98,6 @@ def result_tables() -> list[tuple[str, str]]:
     (name, description) of every analysis result table, for result_fields(name).
     """
 def table_ceilings(store: fpgaprof._core.TraceStore, device: typing.SupportsInt | typing.SupportsIndex = 0) -> fpgaprof.base.result_rows.Ceilings | None:
+    ...
+def validate_row_imbalance(row_imbalance: typing.SupportsFloat | typing.SupportsIndex) -> None:
     ...

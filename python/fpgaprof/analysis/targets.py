@@ -200,8 +200,9 @@ def resolve_target(target: str | os.PathLike | Mapping | FpgaTarget) -> dict:
 
 
 def row_imbalance_arg(value: Any) -> float:
-    """A ``row_imbalance`` argument (the static estimate's and the trace ranking's) as the core
-    takes it: 0.0 for None (not known), else the number; the core checks its range."""
+    """A ``row_imbalance`` argument (the static estimate's, the trace ranking's and the
+    report's) as the core takes it: 0.0 for None (not known), else the number, its range
+    checked by the core (InvalidArgumentError) before any analysis runs."""
     if value is None:
         return 0.0
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -209,4 +210,5 @@ def row_imbalance_arg(value: Any) -> float:
             "row_imbalance must be a number >= 1 (HiSpMV's delta) or None, not "
             f"{type(value).__name__}: fpgaprof.fpga.row_imbalance(row_lengths) computes it"
         )
+    core.analysis.validate_row_imbalance(float(value))
     return float(value)

@@ -185,4 +185,6 @@ def answer_section(
         "items": items,
         "items_left_out": max(len(ranked) - len(items), 0),
         "rests_on": _rests_on(prof, summary, op_rows, sorted(sizes)),
+        # The user's ratio every card's restructured scatters took (None: not given).
+        "row_imbalance": analysis["fpga"].get("row_imbalance"),
     }

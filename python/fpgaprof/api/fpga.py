@@ -40,6 +40,7 @@ from fpgaprof.views.ranking import (
     REGION_TEXT_COLUMNS,
     best_rows,
     combined_speedup_text,
+    row_imbalance_text,
 )
 
 __all__ = [
@@ -189,13 +190,9 @@ def fpga_candidates(
 
 
 def row_imbalance_note(value: float | None, source: str | None = "given") -> str:
-    """The footer line of a ranking or estimate with a row imbalance ratio; "" without one.
-    ``source``: "given" (by the user) or "arguments" (computed by estimate() from the data)."""
-    if value is None:
-        return ""
-    if source == "arguments":
-        return f"row imbalance from the arguments: {value:.3g} (HiSpMV's delta)"
-    return f"row imbalance given: {value:.3g} (HiSpMV's delta)"
+    """The footer line of a ranking or estimate with a row imbalance ratio; "" without one
+    (views.ranking.row_imbalance_text, which the report's renderers print too)."""
+    return row_imbalance_text(value, source)
 
 
 def row_speedups(row: Mapping) -> tuple[str, float, float, float] | None:

@@ -156,10 +156,13 @@ def _device_link(item: Mapping) -> dict:
     return out
 
 
-def rank_summary(prof: Any, name: str, target: str = DEFAULT_TARGET) -> dict:
+def rank_summary(
+    prof: Any, name: str, target: str = DEFAULT_TARGET, row_imbalance: float | None = None
+) -> dict:
     """The rows of one rank's trace that the job's tables need (a few per device, region path
-    and candidate op), from one analysis of the Profile."""
-    ov = trace_overview(prof, target=target)
+    and candidate op), from one analysis of the Profile (``row_imbalance``: the user's ratio
+    for its FPGA rankings)."""
+    ov = trace_overview(prof, target=target, row_imbalance=row_imbalance)
     data, an = ov.data, ov.analysis
     meta = prof.meta
     facts, totals = data["trace"], data["totals"]
@@ -646,8 +649,9 @@ class Job:
     """The ranks of one job, read from a job folder (``fpgaprof.load(folder)``).
 
     ``ranks``: the RankTrace entries found; ``rank(i)``: the Profile of entry i (loaded on
-    demand; each call loads it again); ``summary(target)``: the job's tables (cached per
-    target), built by streaming over the traces: one trace in memory at a time. Traces that
+    demand; each call loads it again); ``summary(target, row_imbalance=)``: the job's tables
+    (cached per target and ratio), built by streaming over the traces: one trace in memory at
+    a time. Traces that
     cannot be read are listed in the summary's ``missing`` with the reason, as are ranks that
     wrote none. ``on_rank``: called with (done, total) as each trace is analysed."""
 
@@ -662,7 +666,7 @@ class Job:
                 f"{self.folder}: no rank traces (<host>-rank<k>/{TRACE_FILE_NAME} or *.fpgaprof); "
                 "give the folder that `fpgaprof run` wrote under a launcher"
             )
-        self._summaries: dict[str, dict] = {}
+        self._summaries: dict[tuple, dict] = {}
 
     def rank(self, i: int) -> Profile:
         e = self.ranks[i]
@@ -672,10 +676,14 @@ class Job:
         return profile.load(e.path, max_memory_bytes=self.max_memory_bytes)
 
     def summary(
-        self, target: str = DEFAULT_TARGET, on_rank: Callable[[int, int], None] | None = None
+        self,
+        target: str = DEFAULT_TARGET,
+        on_rank: Callable[[int, int], None] | None = None,
+        row_imbalance: float | None = None,
     ) -> dict:
-        if target in self._summaries:
-            return self._summaries[target]
+        key = (target, row_imbalance)
+        if key in self._summaries:
+            return self._summaries[key]
         rows, missing = [], []
         for i, e in enumerate(self.ranks):
             if e.path is None:
@@ -688,7 +696,7 @@ class Job:
                 prof = None
                 try:
                     prof = self.rank(i)
-                    rows.append(rank_summary(prof, e.name, target))
+                    rows.append(rank_summary(prof, e.name, target, row_imbalance))
                 except FpgaprofError as err:
                     missing.append(
                         {
@@ -704,7 +712,8 @@ class Job:
                 on_rank(i + 1, len(self.ranks))
         out = combine(rows, missing, target)
         out["folder"] = self.folder
-        self._summaries[target] = out
+        out["row_imbalance"] = row_imbalance  # the user's ratio every rank's rankings took
+        self._summaries[key] = out
         return out
 
     def __repr__(self) -> str:

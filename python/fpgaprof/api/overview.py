@@ -487,22 +487,26 @@ def _totals(prof: Any, facts: dict, an: AnalysisResult | None) -> dict:
     }
 
 
-def report_analysis_options(target: Any) -> dict:
+def report_analysis_options(target: Any, row_imbalance: float | None = None) -> dict:
     """The options of the report's one analysis (fpgaprof.roofline.analyze keywords): the
-    chosen card, and every other preset card for the answer (``other_targets``). Whatever
-    else a report asks of the analysis passes the same, so the cache serves it."""
+    chosen card, every other preset card for the answer (``other_targets``) and the row
+    imbalance ratio the user gave (``row_imbalance``, only when given). Whatever else a report
+    asks of the analysis passes the same, so the cache serves it."""
     others = tuple(n for n in (p["name"] for p in presets()) if n != target)
-    return {"target": target, "other_targets": others}
+    out: dict = {"target": target, "other_targets": others}
+    if row_imbalance is not None:
+        out["row_imbalance"] = row_imbalance
+    return out
 
 
 def analysis_of(
-    prof: Any, target: str, warnings: list[str]
+    prof: Any, target: str, warnings: list[str], row_imbalance: float | None = None
 ) -> tuple[AnalysisResult | None, str | None, str | None]:
     """The whole C++ analysis (fpgaprof.roofline.analyze: transfers, memory, roofline, FPGA
     model; computed once and cached on the profile) for `target`, with the FPGA rankings on
     every other preset card (``fpga_other_targets``: the answer compares cards from this one
     analysis). Returns (result, why it is missing, why the FPGA part is missing). An unknown
-    target only costs the FPGA part."""
+    target only costs the FPGA part. ``row_imbalance``: the user's ratio for every ranking."""
 
     def spec() -> Any:
         return target_spec(target)
@@ -511,7 +515,7 @@ def analysis_of(
     tgt = target if target_reason is None else DEFAULT_TARGET
 
     def analyze() -> Any:
-        return roofline.analyze(prof, **report_analysis_options(tgt))
+        return roofline.analyze(prof, **report_analysis_options(tgt, row_imbalance))
 
     an, why = sections.run_analysis(analyze, "the analysis (fpgaprof.roofline.analyze)", warnings)
     if an is not None and target_reason is not None:
@@ -538,6 +542,7 @@ def trace_overview(
     extra_warnings: Iterable[Any] = (),
     progress: Any = None,
     untraced_processes: int = 0,
+    row_imbalance: float | None = None,
 ) -> TraceOverview:
     """Everything summary.json says about the trace itself, from a Profile (or an object with
     the same tables): trace facts, devices, totals, kernels, transfers, memory, per-device rows,
@@ -546,13 +551,14 @@ def trace_overview(
     when the analysis (the attribution included) begins. untraced_processes: further Python
     processes of a `fpgaprof run` that ran untraced (the reason of an empty GPU table says they
     may have launched kernels). The analysis comes from the Profile's cache
-    (Profile.analyses)."""
+    (Profile.analyses). row_imbalance: the user's row imbalance ratio (HiSpMV's delta) for the
+    FPGA rankings (None: not known)."""
     step = _Steps(progress)
     tgt = target or DEFAULT_TARGET
     failures: list[str] = []  # analyses that failed (not missing): shown as warnings
     facts = sections.trace_facts(prof, trace_path)
     step("analysis")
-    an, an_reason, fpga_reason = analysis_of(prof, tgt, failures)
+    an, an_reason, fpga_reason = analysis_of(prof, tgt, failures, row_imbalance)
     dram = an["device_dram_bytes_per_s"] if an is not None else None
     devices = sections.devices_of(prof, dram)
     dev = _get_device(prof, devices, dram)

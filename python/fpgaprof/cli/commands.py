@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from fpgaprof import report
+from fpgaprof.analysis.targets import row_imbalance_arg
 from fpgaprof.api import calibrate, counters, devices, fpga, job
 from fpgaprof.base import records
 from fpgaprof.base.atomic import OutputSet, write_text_atomic
@@ -49,6 +50,7 @@ __all__ = [
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    row_imbalance_arg(args.row_imbalance)  # a bad ratio fails before a trace is read
     if job.is_job_folder(args.trace):
         return _report_job(args)
     trace = trace_in(args.trace)
@@ -65,6 +67,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             prof,
             out_dir,
             target=args.target,
+            row_imbalance=args.row_imbalance,
             trace_path=trace,
             progress=bar,
             untraced_processes=untraced_count_of(prof),
@@ -97,6 +100,7 @@ def _report_job(args: argparse.Namespace) -> int:
         j,
         out_dir,
         target=args.target,
+        row_imbalance=args.row_imbalance,
         on_rank=lambda done, total: bar.stage(f"rank {done}/{total}"),
     )
     bar.done()

@@ -44,6 +44,21 @@ _non_negative_int = _whole_number(0, 2**62, "is negative (0 means no limit)")
 _device_ordinal = _whole_number(0, 2**31 - 1, "is negative (GPU ordinals start at 0)")
 
 
+def add_row_imbalance_option(r: argparse.ArgumentParser) -> None:
+    """--row-imbalance DELTA: the user's ratio for every FPGA estimate the command makes (the
+    static estimate's ops, a report's rankings and answer)."""
+    r.add_argument(
+        "--row-imbalance",
+        type=float,
+        default=None,
+        metavar="DELTA",
+        help="the row imbalance ratio (HiSpMV's delta, >= 1) of the matrix behind a gather "
+        "paired with a scatter (an SpMV-like op), which the shapes cannot show, applied to "
+        "every restructured scatter (fpgaprof.fpga.row_imbalance computes it; "
+        'docs/fpga-model.md, "Row imbalance")',
+    )
+
+
 def add_timeline_options(r: argparse.ArgumentParser, no_timeline: bool = True) -> None:
     if no_timeline:
         r.add_argument(
@@ -105,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"FPGA card for the what-if: a preset or a card file CARD.json "
         f"(docs/fpga-model.md; default: {DEFAULT_TARGET})",
     )
+    add_row_imbalance_option(r)
     add_timeline_options(r)
     r.add_argument(
         "command",
@@ -133,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"FPGA card for the what-if: a preset or a card file CARD.json "
         f"(docs/fpga-model.md; default: {DEFAULT_TARGET})",
     )
+    add_row_imbalance_option(r)
     add_timeline_options(r)
     r.set_defaults(func=commands.cmd_report)
 
@@ -212,15 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="show the N ops with the longest card time (default: all)",
     )
-    r.add_argument(
-        "--row-imbalance",
-        type=float,
-        default=None,
-        metavar="DELTA",
-        help="the row imbalance ratio (HiSpMV's delta, >= 1) of the matrix behind a gather "
-        "paired with a scatter (an SpMV-like op), which the shapes cannot show "
-        '(fpgaprof.fpga.row_imbalance computes it; docs/fpga-model.md, "Row imbalance")',
-    )
+    add_row_imbalance_option(r)
     r.set_defaults(func=commands.cmd_estimate)
 
     r = sub.add_parser(

@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from fpgaprof import report
+from fpgaprof.analysis.targets import row_imbalance_arg
 from fpgaprof.base.atomic import make_folder, refuse_linked_folder
 from fpgaprof.capture import job_process, process_env, runner, xla_flags
 from fpgaprof.capture.signals import SAVE_ON
@@ -328,6 +329,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise usage_error(
             f"{PROG} run", f"no command given (usage: {PROG} run [-o DIR] -- python script.py ARGS)"
         )
+    row_imbalance_arg(args.row_imbalance)  # a bad ratio fails before the command runs
     out_dir = os.path.abspath(args.output)
     proc = job_process.from_environment()
     if proc is not None:
@@ -430,6 +432,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             prof,
             out_dir,
             target=args.target,
+            row_imbalance=args.row_imbalance,
             trace_path=trace,
             progress=bar,
             untraced_processes=untraced_count_of(prof),

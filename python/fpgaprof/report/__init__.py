@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from fpgaprof.analysis.targets import row_imbalance_arg
 from fpgaprof.analysis.trace_analysis import AnalysisCache
 from fpgaprof.base.atomic import OutputSet, write_text_atomic
 from fpgaprof.base.constants import TIMELINE_MAX_EVENTS
@@ -113,6 +114,7 @@ def write_all(
     timeline_max_events: int | None = TIMELINE_MAX_EVENTS,
     untraced_processes: int = 0,
     output_set: OutputSet | None = None,
+    row_imbalance: float | None = None,
 ) -> dict[str, str]:
     """Writes summary.json, report.html and timeline.json into out_dir as one set: they appear
     together when all are written, and an error or a signal before that leaves out_dir as it
@@ -121,8 +123,9 @@ def write_all(
     removed). timeline.json holds the first `timeline_max_events` records by start time (None:
     all); when more are left out, summary.json's warnings and "timeline_note" in the result say
     how many. progress: a Progress with room for WRITE_STAGES (one is made when not given);
-    its bar ends here. untraced_processes: see collect(). output_set: a set the caller commits
-    (with more files of its own); out_dir is then its folder."""
+    its bar ends here. untraced_processes, row_imbalance: see collect(). output_set: a set the
+    caller commits (with more files of its own); out_dir is then its folder."""
+    row_imbalance_arg(row_imbalance)  # a bad ratio fails before the analysis
     os.makedirs(os.fspath(out_dir), exist_ok=True)  # an unusable folder fails before the analysis
     bar = progress if progress is not None else Progress(len(WRITE_STAGES), "fpgaprof report")
     note = timeline_cut_note(prof, timeline_max_events) if timeline else ""
@@ -142,6 +145,7 @@ def write_all(
             extra_warnings=extra_warnings,
             progress=bar,
             untraced_processes=untraced_processes,
+            row_imbalance=row_imbalance,
         )
     outs = output_set if output_set is not None else OutputSet(out_dir)
     try:
@@ -191,16 +195,25 @@ def _utf8_safe_tree(v: Any) -> Any:
 
 
 def write_job(
-    job: Any, out_dir: str | os.PathLike, *, target: str | None = None, on_rank: Any = None
+    job: Any,
+    out_dir: str | os.PathLike,
+    *,
+    target: str | None = None,
+    on_rank: Any = None,
+    row_imbalance: float | None = None,
 ) -> dict[str, str]:
     """Writes job.json, job.html and job.txt (the text `fpgaprof report` prints) of an
     api.job.Job into out_dir as a set (base.atomic.OutputSet: all three appear together, or
-    none does and out_dir stays as it was). Returns their paths and "text"."""
+    none does and out_dir stays as it was). Returns their paths and "text". row_imbalance:
+    the ratio every rank's FPGA rankings take (collect())."""
+    row_imbalance_arg(row_imbalance)  # a bad ratio fails before any rank is read
     out_dir = os.fspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     # rank folder names come from the file system: one that is not UTF-8 holds lone
     # surrogates, which no output can encode; they are written as escapes (\udcff)
-    model = _utf8_safe_tree(collect_job(job, target=target, on_rank=on_rank))
+    model = _utf8_safe_tree(
+        collect_job(job, target=target, on_rank=on_rank, row_imbalance=row_imbalance)
+    )
     names = {"json": "job.json", "html": "job.html", "text_file": "job.txt"}
     text = job_text.render(model)
     with OutputSet(out_dir) as outs:

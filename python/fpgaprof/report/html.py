@@ -43,6 +43,7 @@ from fpgaprof.views.ranking import (
     combined_speedup_text,
     energy_text,
     ranked_table_html,
+    row_imbalance_text,
     source_cell,
 )
 from fpgaprof.views.sections import devices_html, memory_html, multi_device, transfers_html
@@ -868,6 +869,11 @@ def answer_html(s: Mapping) -> str:
         + (
             f'<p class="dim">{esc(SLOW_END_AS_COMPILED_NOTE)}</p>'
             if any(i.get("slow_end_as_compiled") for i in items)
+            else ""
+        )
+        + (
+            f'<p class="dim">{esc(given)}, applied to every restructured scatter</p>'
+            if (given := row_imbalance_text(a.get("row_imbalance")))
             else ""
         )
         + (f'<p class="rests"><b>rests on</b>: {esc(rests)}</p>' if rests else "")

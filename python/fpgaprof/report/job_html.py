@@ -13,7 +13,11 @@ from fpgaprof.base.atomic import write_text_atomic
 from fpgaprof.base.columns import cell
 from fpgaprof.base.markup import esc, html_cell, html_table
 from fpgaprof.base.units import fmt_s, fmt_speedup_range
-from fpgaprof.views.ranking import SLOW_END_AS_COMPILED_NOTE, ranked_table_html
+from fpgaprof.views.ranking import (
+    SLOW_END_AS_COMPILED_NOTE,
+    ranked_table_html,
+    row_imbalance_text,
+)
 
 __all__ = ["render", "write_job_html"]
 
@@ -261,6 +265,11 @@ def render(model: Mapping) -> str:
     answer = model.get("answer")
     if answer:
         parts += _answer(answer)
+        if given := row_imbalance_text(model.get("row_imbalance")):
+            parts.append(
+                f'<p class="dim">{esc(given)}, applied to every restructured scatter on every '
+                "rank</p>"
+            )
     parts.append(f"<p>Clock: {esc(model['clock']['text'])}</p>")
     b = model.get("balance") or {}
     if b.get("imbalance") is not None:

@@ -235,6 +235,7 @@ def collect(
     extra_warnings: Iterable[Any] = (),
     progress: Any = None,
     untraced_processes: int = 0,
+    row_imbalance: float | None = None,
 ) -> dict:
     """Builds the whole summary (the dict written as summary.json) from a Profile: the trace
     overview (api.overview: facts, sections, warnings) with the run's environment and
@@ -250,7 +251,9 @@ def collect(
     `measurement_stats` sums up every run. progress: an object with stage(name)
     (fpgaprof.report.Progress), told when attribution and the analysis begin.
     untraced_processes: further Python processes of a `fpgaprof run` that ran untraced (an
-    empty GPU table then says they may have launched kernels).
+    empty GPU table then says they may have launched kernels). row_imbalance: the row
+    imbalance ratio (HiSpMV's delta) the FPGA rankings and the answer apply to every
+    restructured scatter (None: not known; docs/fpga-model.md, "Row imbalance").
     """
     overview = trace_overview(
         prof,
@@ -259,6 +262,7 @@ def collect(
         extra_warnings=extra_warnings,
         progress=progress,
         untraced_processes=untraced_processes,
+        row_imbalance=row_imbalance,
     )
     if environment is not None:
         env = dict(environment)
@@ -297,7 +301,9 @@ def collect(
     }
     # XLA's buffer assignment (traces that kept it): the memory view and the dataflow graphs.
     # Absent keys for older traces, whose summaries stay as they were.
-    module_memory = module_memory_section(prof, **report_analysis_options(target or DEFAULT_TARGET))
+    module_memory = module_memory_section(
+        prof, **report_analysis_options(target or DEFAULT_TARGET, row_imbalance)
+    )
     if module_memory is not None:
         out["module_memory"] = module_memory
         dataflow = dataflow_section(prof, out.get("candidates"))
@@ -315,11 +321,14 @@ def _answer(prof: Any, data: Mapping, analysis: Any) -> dict:
         return {"available": False, "reason": f"the answer could not be built: {e}"}
 
 
-def collect_job(job: Any, *, target: str | None = None, on_rank: Any = None) -> dict:
+def collect_job(
+    job: Any, *, target: str | None = None, on_rank: Any = None, row_imbalance: float | None = None
+) -> dict:
     """The job model (job.json; what job_html and job_text render) of an api.job.Job: its
     summary, built by streaming over the rank traces (one in memory at a time), with the
-    generator's version. on_rank(done, total): told as each trace is analysed."""
-    from_job = job.summary(target or DEFAULT_TARGET, on_rank)
+    generator's version. on_rank(done, total): told as each trace is analysed. row_imbalance:
+    the ratio every rank's FPGA rankings take (collect())."""
+    from_job = job.summary(target or DEFAULT_TARGET, on_rank, row_imbalance)
     return {
         "schema_version": JOB_SCHEMA_VERSION,
         "generated_by": {"tool": "fpgaprof", "version": _version()},

@@ -32,6 +32,7 @@ __all__ = [
     "source_cell",
     "FOLD_CHARS",
     "SLOW_END_AS_COMPILED_NOTE",
+    "row_imbalance_text",
 ]
 
 # What a marked speedup range (an item's slow_end_as_compiled) means, in the text and the page.
@@ -40,6 +41,17 @@ SLOW_END_AS_COMPILED_NOTE = (
     "imbalance, column spread) decides, which the shapes do not show (docs/fpga-model.md, "
     '"When the structure decides")'
 )
+
+
+def row_imbalance_text(value: float | None, source: str | None = "given") -> str:
+    """The line a table, an estimate or a report shows for the row imbalance ratio its
+    restructured scatters take; "" without one. ``source``: "given" (by the user) or
+    "arguments" (computed by estimate() from the function's data)."""
+    if value is None:
+        return ""
+    if source == "arguments":
+        return f"row imbalance from the arguments: {value:.3g} (HiSpMV's delta)"
+    return f"row imbalance given: {value:.3g} (HiSpMV's delta)"
 
 
 # Why a point can sit above its roof (percent_of_roof > 100): the static bytes are a count of
