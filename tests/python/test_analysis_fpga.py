@@ -1314,7 +1314,15 @@ def test_the_report_takes_the_users_row_imbalance(tmp_path):
     r = cli("-o", str(tmp_path / "bad"), "--row-imbalance", "0.5")
     assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1
     assert "row_imbalance 0.5 is not a row imbalance ratio" in r.stderr
+    r = cli("-o", str(tmp_path / "bad"), "--row-imbalance", "0")  # "not known": leave it out
+    assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1
+    assert "--row-imbalance 0: give HiSpMV's delta (>= 1), or leave the option out" in r.stderr
     assert not (tmp_path / "bad").exists()
+    # `export --format json` (the summary) takes it too.
+    r = subprocess.run([sys.executable, "-m", "fpgaprof.cli", "export", str(trace), "--format", "json",
+                        "--target", "alveo-u280", "--row-imbalance", "4.88"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["answer"]["row_imbalance"] == 4.88
 
 
 def test_a_modules_mark_is_taken_for_one_call():

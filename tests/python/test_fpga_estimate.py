@@ -687,4 +687,13 @@ def test_estimate_of_a_function_jax_cannot_jit_is_a_typed_error():
     with pytest.raises(fpgaprof.InvalidArgumentError, match="could not jit branchy as a whole") as e:
         fpga.estimate(branchy, jnp.ones(4))
     assert "ConcretizationTypeError" in str(e.value) and "fpgaprof run" in str(e.value)
-    assert e.value.__cause__ is not None
+    assert "static_argnums" in str(e.value) and e.value.__cause__ is not None
+    # The user's own errors pass through as they are: a wrong argument count, a bug.
+    with pytest.raises(TypeError):
+        fpga.estimate(branchy, jnp.ones(4), jnp.ones(4))
+
+    def buggy(x):
+        raise ValueError("the user's own")
+
+    with pytest.raises(ValueError, match="the user's own"):
+        fpga.estimate(buggy, jnp.ones(4))

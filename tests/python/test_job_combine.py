@@ -461,9 +461,11 @@ def test_the_job_report_takes_the_users_row_imbalance(tmp_path):
     line = "row imbalance given: 2.5 (HiSpMV's delta), applied to every restructured scatter on every rank"
     assert line in paths["text"]
     assert esc(line) in open(paths["html"], encoding="utf-8").read()
-    plain = report.write_job(fpgaprof.load(out), tmp_path / "plain", target=str(card))
-    assert json.loads(open(plain["json"], encoding="utf-8").read())["row_imbalance"] is None
-    assert "row imbalance" not in plain["text"]
+    for none in (None, 0, -0.0):  # 0: the API's "not known"
+        plain = report.write_job(fpgaprof.load(out), tmp_path / f"plain{none}", target=str(card),
+                                 row_imbalance=none)
+        assert json.loads(open(plain["json"], encoding="utf-8").read())["row_imbalance"] is None
+        assert "row imbalance" not in plain["text"]
     with pytest.raises(fpgaprof.InvalidArgumentError, match="row_imbalance 0.5"):
         report.write_job(fpgaprof.load(out), tmp_path / "bad", row_imbalance=0.5)
     assert not (tmp_path / "bad").exists()

@@ -561,14 +561,28 @@ def estimate(
     spec = target_spec(target)  # a bad card fails before the compilation
     imbalance = row_imbalance_arg(row_imbalance)
     jitted = fn if hasattr(fn, "lower") else jax.jit(fn)
+    # JAX's errors for a function that needs concrete values under jit (Python control flow on
+    # an array, an array used as a shape): one typed error with the ways out. The user's own
+    # errors (a wrong argument count, a bug) pass through as they are.
+    tracer_errors = tuple(
+        getattr(jax.errors, n)
+        for n in (
+            "ConcretizationTypeError",
+            "TracerBoolConversionError",
+            "TracerIntegerConversionError",
+            "TracerArrayConversionError",
+        )
+        if hasattr(jax.errors, n)
+    )
     try:
         lowered = jitted.lower(*args, **kwargs)
-    except Exception as e:  # any tracing failure: one typed error, JAX's chained
+    except tracer_errors as e:
         first = (str(e).strip().splitlines() or [""])[0][:200]
         raise InvalidArgumentError(
             f"estimate: JAX could not jit {getattr(fn, '__name__', 'the function')} as a whole "
             f"({type(e).__name__}: {first}); estimate needs a function JAX can trace with "
-            "abstract arguments: give one, or trace the running program instead (with "
+            "abstract arguments: mark the arguments used as Python values static "
+            "(jax.jit(fn, static_argnums=...)), or trace the running program instead (with "
             "fpgaprof.trace(): or fpgaprof run)"
         ) from e
     text = lowered.compile().as_text()

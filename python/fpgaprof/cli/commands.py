@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from fpgaprof import report
-from fpgaprof.analysis.targets import row_imbalance_arg
 from fpgaprof.api import calibrate, counters, devices, fpga, job
 from fpgaprof.base import records
 from fpgaprof.base.atomic import OutputSet, write_text_atomic
@@ -29,6 +28,7 @@ from fpgaprof.cli.common import (
     load_trace,
     one_line,
     out,
+    row_imbalance_option,
     timeline_options,
     trace_in,
     untraced_count_of,
@@ -50,7 +50,7 @@ __all__ = [
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    row_imbalance_arg(args.row_imbalance)  # a bad ratio fails before a trace is read
+    args.row_imbalance = row_imbalance_option(f"{PROG} report", args.row_imbalance)
     if job.is_job_folder(args.trace):
         return _report_job(args)
     trace = trace_in(args.trace)
@@ -111,6 +111,7 @@ def _report_job(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    args.row_imbalance = row_imbalance_option(f"{PROG} export", args.row_imbalance)
     trace = trace_in(args.trace)
     prof = load_trace(trace)
     if args.format == "perfetto":
@@ -136,12 +137,18 @@ def cmd_export(args: argparse.Namespace) -> int:
         return 0
     if args.format == "parquet":
         out_dir = args.output or os.path.splitext(trace)[0] + ".parquet"
-        paths = report.write_parquet(prof, out_dir, target=args.target)
+        paths = report.write_parquet(
+            prof, out_dir, target=args.target, row_imbalance=args.row_imbalance
+        )
         for name, path in paths.items():
             out(f"{name:16s} {path}")
         return 0
     if args.format == "json":
-        text = summary_json.dumps(report.collect(prof, target=args.target, trace_path=trace))
+        text = summary_json.dumps(
+            report.collect(
+                prof, target=args.target, trace_path=trace, row_imbalance=args.row_imbalance
+            )
+        )
     else:
         text = csv_table(prof, args.table)
     if args.output and args.output != "-":
@@ -230,7 +237,9 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         raise usage_error(f"{PROG} estimate", f"cannot read {args.module}: {reason}")
     try:
         est = fpga.estimate_hlo(
-            text, target=fpga.target_spec(args.target), row_imbalance=args.row_imbalance
+            text,
+            target=fpga.target_spec(args.target),
+            row_imbalance=row_imbalance_option(f"{PROG} estimate", args.row_imbalance),
         )
     except HloParseError as e:
         raise failure(f"{args.module}: not HLO text fpgaprof can read ({one_line(e)})")

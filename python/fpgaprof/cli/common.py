@@ -26,6 +26,7 @@ from fpgaprof.report.digest import digest
 
 __all__ = [
     "PROG",
+    "row_imbalance_option",
     "TRACE_NAME",
     "UsageError",
     "usage_error",
@@ -88,6 +89,21 @@ def usage_error(prog: str, message: str) -> UsageError:
     """The one-line usage error of every command: "<prog>: error: <message> (see `<prog>
     --help`)", prog being "fpgaprof" or "fpgaprof <command>"."""
     return UsageError(f"{prog}: error: {message} (see `{prog} --help`)")
+
+
+def row_imbalance_option(prog: str, value: float | None) -> float | None:
+    """A command's --row-imbalance, checked before anything runs: None when not given, else the
+    ratio (HiSpMV's delta, >= 1; the core's check, one line). 0, which the API takes as "not
+    known", is refused here: leaving the option out says that."""
+    if value is None:
+        return None
+    if value == 0:
+        raise usage_error(
+            prog,
+            "--row-imbalance 0: give HiSpMV's delta (>= 1), or leave the option out when "
+            "the ratio is not known",
+        )
+    return targets.row_imbalance_arg(value)
 
 
 def out(text: str) -> None:

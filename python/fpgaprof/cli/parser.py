@@ -177,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="CARD",
         help="FPGA card (preset or CARD.json) for the candidates in --format json/parquet",
     )
+    add_row_imbalance_option(r)
     r.add_argument(
         "-o",
         "--output",

@@ -16,7 +16,6 @@ import sys
 from typing import Any
 
 from fpgaprof import report
-from fpgaprof.analysis.targets import row_imbalance_arg
 from fpgaprof.base.atomic import make_folder, refuse_linked_folder
 from fpgaprof.capture import job_process, process_env, runner, xla_flags
 from fpgaprof.capture.signals import SAVE_ON
@@ -26,6 +25,7 @@ from fpgaprof.cli.common import (
     digest_of,
     load_trace,
     one_line,
+    row_imbalance_option,
     timeline_options,
     untraced_count_of,
     usage_error,
@@ -329,7 +329,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise usage_error(
             f"{PROG} run", f"no command given (usage: {PROG} run [-o DIR] -- python script.py ARGS)"
         )
-    row_imbalance_arg(args.row_imbalance)  # a bad ratio fails before the command runs
+    # a bad ratio fails before the command runs
+    args.row_imbalance = row_imbalance_option(f"{PROG} run", args.row_imbalance)
+    # the ratio is not stored in the trace: the hints to report again repeat it
+    again = f" --row-imbalance {args.row_imbalance:g}" if args.row_imbalance else ""
     out_dir = os.path.abspath(args.output)
     proc = job_process.from_environment()
     if proc is not None:
@@ -395,8 +398,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         os.unlink(os.path.join(run_dir, runner.SAVED_AT_NAME))
         sys.stderr.write(
             f"{PROG} run: the program is one process of a jax.distributed job: its trace and "
-            f"reports are in {out_dir} (`{PROG} report {os.path.dirname(out_dir)}` reads the "
-            "job)\n"
+            f"reports are in {out_dir} (`{PROG} report {os.path.dirname(out_dir)}{again}` reads "
+            "the job)\n"
         )
     if not os.path.exists(trace):
         # why: from the marker the traced process left
@@ -454,7 +457,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         # The command's status still wins; the report failure is stated once.
         sys.stderr.write(
             f"{PROG} run: the trace {trace} was written but the reports failed: "
-            f"{one_line(e)} (retry with `{PROG} report {trace}`)\n"
+            f"{one_line(e)} (retry with `{PROG} report {trace}{again}`)\n"
         )
         return code if code else 1
     return code

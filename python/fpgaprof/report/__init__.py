@@ -76,11 +76,17 @@ def write_timeline(
 
 
 def write_parquet(
-    prof: Any, out_dir: str | os.PathLike, target: str | None = None
+    prof: Any,
+    out_dir: str | os.PathLike,
+    target: str | None = None,
+    row_imbalance: float | None = None,
 ) -> dict[str, str]:
     """Writes every record and analysis table of a Profile as DIR/<table>.parquet and
-    DIR/index.json (report.parquet; needs pyarrow). Returns table name -> path."""
-    return parquet_renderer.write_parquet(data_tables(prof, target=target), out_dir)
+    DIR/index.json (report.parquet; needs pyarrow). Returns table name -> path.
+    row_imbalance: the ratio the FPGA candidates take (write_all())."""
+    row_imbalance = row_imbalance_arg(row_imbalance) or None
+    tables = data_tables(prof, target=target, row_imbalance=row_imbalance)
+    return parquet_renderer.write_parquet(tables, out_dir)
 
 
 XPROF_HOST = "fpgaprof"  # the host name of an exported XSpace (<host>.xplane.pb)
@@ -125,7 +131,8 @@ def write_all(
     how many. progress: a Progress with room for WRITE_STAGES (one is made when not given);
     its bar ends here. untraced_processes, row_imbalance: see collect(). output_set: a set the
     caller commits (with more files of its own); out_dir is then its folder."""
-    row_imbalance_arg(row_imbalance)  # a bad ratio fails before the analysis
+    # a bad ratio fails before the analysis; 0 (the core's "not known") is none
+    row_imbalance = row_imbalance_arg(row_imbalance) or None
     os.makedirs(os.fspath(out_dir), exist_ok=True)  # an unusable folder fails before the analysis
     bar = progress if progress is not None else Progress(len(WRITE_STAGES), "fpgaprof report")
     note = timeline_cut_note(prof, timeline_max_events) if timeline else ""
@@ -206,7 +213,8 @@ def write_job(
     api.job.Job into out_dir as a set (base.atomic.OutputSet: all three appear together, or
     none does and out_dir stays as it was). Returns their paths and "text". row_imbalance:
     the ratio every rank's FPGA rankings take (collect())."""
-    row_imbalance_arg(row_imbalance)  # a bad ratio fails before any rank is read
+    # a bad ratio fails before any rank is read; 0 (the core's "not known") is none
+    row_imbalance = row_imbalance_arg(row_imbalance) or None
     out_dir = os.fspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     # rank folder names come from the file system: one that is not UTF-8 holds lone

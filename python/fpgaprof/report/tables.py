@@ -179,8 +179,12 @@ def _memory_tables(mem: Mapping[str, Any]) -> dict[str, Columns]:
     }
 
 
-def _analysis(name: str, prof: Any, target: str | None) -> dict[str, Columns]:
-    kw = {"target": target} if target else {}
+def _analysis(
+    name: str, prof: Any, target: str | None, row_imbalance: float | None = None
+) -> dict[str, Columns]:
+    kw: dict = {"target": target} if target else {}
+    if row_imbalance is not None:
+        kw["row_imbalance"] = row_imbalance
     if name == "ops":
         return {"ops": _rows_to_columns(records.records_of(prof.ops))}
     if name == "roofline":
@@ -192,16 +196,19 @@ def _analysis(name: str, prof: Any, target: str | None) -> dict[str, Columns]:
     return {"fpga_candidates": _table_columns(prof.fpga_candidates(**kw))}
 
 
-def data_tables(prof: Any, target: str | None = None) -> DataTables:
+def data_tables(
+    prof: Any, target: str | None = None, row_imbalance: float | None = None
+) -> DataTables:
     """Every record table and analysis table of `prof` (a Profile) as columns; `target`: the
-    FPGA card of the candidates (None: the default card)."""
+    FPGA card of the candidates (None: the default card); `row_imbalance`: the ratio they take
+    (None: not known)."""
     tables: dict[str, Columns] = {}
     missing: dict[str, str] = {}
     for name, attr in RECORD_TABLES.items():
         tables[name] = _record_columns(records.attr_or(prof, attr))
     for group in ("ops", "roofline", "transfers", "memory", "fpga_candidates"):
         try:
-            tables.update(_analysis(group, prof, target))
+            tables.update(_analysis(group, prof, target, row_imbalance))
         except Exception as e:  # noqa: BLE001 - the analysis' own reason, said in the export
             names = [n for n in ANALYSIS_TABLES if n.startswith(group)]
             for n in names:
