@@ -1222,14 +1222,8 @@ def test_a_region_running_a_structure_dependent_module_gets_the_as_compiled_slow
     assert dense["restructured_structure_dependent"] is False and dense["estimate_note"] == ""
 
 
-def test_the_trace_ranking_takes_the_users_row_imbalance():
-    # fpga_candidates(..., row_imbalance=delta) applies delta as estimate_hlo does: each op's
-    # restructured card time in the ranking is the static estimate's of the same op with the same
-    # delta (the ranking adds one launch per execution: card_latency_s). The SpMV's scatter at
-    # delta 4.88: its PE work 4x (4.88 / 1.22), its vectors not, so between 1.5x and 4x of the
-    # balanced figure (docs/fpga-model.md, "Row imbalance"); the gather fusion and the broadcast
-    # are no scatters and do not move. The region of the module grows with it; its slow end is
-    # as compiled either way (the structure decides, above).
+def _spmv_trace():
+    """The SpMV module's HLO and a trace of it: each op one kernel of 5 us inside region "spmv"."""
     spmv = _spmv_text()
     store = store_from_lists({
         "devices": [DEVICE],
@@ -1239,6 +1233,18 @@ def test_the_trace_ranking_takes_the_users_row_imbalance():
         "hlo_modules": [{"name": "jit_matvec", "text": spmv}],
         "start_ns": 0, "end_ns": 1_000_000,
     })
+    return spmv, store
+
+
+def test_the_trace_ranking_takes_the_users_row_imbalance():
+    # fpga_candidates(..., row_imbalance=delta) applies delta as estimate_hlo does: each op's
+    # restructured card time in the ranking is the static estimate's of the same op with the same
+    # delta (the ranking adds one launch per execution: card_latency_s). The SpMV's scatter at
+    # delta 4.88: its PE work 4x (4.88 / 1.22), its vectors not, so between 1.5x and 4x of the
+    # balanced figure (docs/fpga-model.md, "Row imbalance"); the gather fusion and the broadcast
+    # are no scatters and do not move. The region of the module grows with it; its slow end is
+    # as compiled either way (the structure decides, above).
+    spmv, store = _spmv_trace()
     by_delta = {}
     for delta in (None, 4.88):
         static = {r["op"]: r for r in fpga.estimate_hlo(spmv, target="alveo-u280", row_imbalance=delta)}
@@ -1272,19 +1278,11 @@ def test_the_report_takes_the_users_row_imbalance(tmp_path):
     # `fpgaprof report TRACE --row-imbalance DELTA` (report.write_all(row_imbalance=)): the
     # report's rankings are fpga_candidates' with the same delta, its answer says which delta it
     # took, in summary.json, the printed digest and report.html; a bad ratio fails before the
-    # trace is read and writes nothing. The trace of the test above, saved.
+    # trace is read and writes nothing. The trace of the test above (_spmv_trace), saved.
     import subprocess
     import sys
 
-    spmv = _spmv_text()
-    store = store_from_lists({
-        "devices": [DEVICE],
-        "kernels": [{"name": r["op"], "start_ns": 10_000 * i, "end_ns": 10_000 * i + 5_000, "grid": 1000,
-                     "region": 0} for i, r in enumerate(fpga.estimate_hlo(spmv, target="alveo-u280"))],
-        "regions": [{"name": "spmv", "start_ns": 0, "end_ns": 49_999, "thread_id": 1}],
-        "hlo_modules": [{"name": "jit_matvec", "text": spmv}],
-        "start_ns": 0, "end_ns": 1_000_000,
-    })
+    spmv, store = _spmv_trace()
     trace = tmp_path / "spmv.fpgaprof"
     store.save(str(trace))
 

@@ -269,6 +269,20 @@ def _rank_store(k):
     return s
 
 
+def _job_folder(root):
+    """The three ranks' traces as `fpgaprof run` lays them out under root/out, and the job's
+    card file: (the job folder, the card file)."""
+    import json
+
+    out = root / "out"
+    for k in range(3):
+        (out / f"h-rank{k}").mkdir(parents=True)
+        _rank_store(k).save(str(out / f"h-rank{k}" / "trace.fpgaprof"))
+    card = root / "job-card.json"
+    card.write_text(json.dumps(JOB_CARD))
+    return out, card
+
+
 @pytest.fixture(scope="module")
 def job_report(tmp_path_factory):
     import json
@@ -277,12 +291,7 @@ def job_report(tmp_path_factory):
     from fpgaprof import report
 
     d = tmp_path_factory.mktemp("job_answer")
-    out = d / "out"
-    for k in range(3):
-        (out / f"h-rank{k}").mkdir(parents=True)
-        _rank_store(k).save(str(out / f"h-rank{k}" / "trace.fpgaprof"))
-    card = d / "job-card.json"
-    card.write_text(json.dumps(JOB_CARD))
+    out, card = _job_folder(d)
     paths = report.write_job(fpgaprof.load(out), out, target=str(card))
     with open(paths["json"], encoding="utf-8") as f:
         text = f.read()
@@ -448,12 +457,7 @@ def test_the_job_report_takes_the_users_row_imbalance(tmp_path):
     from fpgaprof import report
     from fpgaprof.base.markup import esc
 
-    out = tmp_path / "out"
-    for k in range(3):
-        (out / f"h-rank{k}").mkdir(parents=True)
-        _rank_store(k).save(str(out / f"h-rank{k}" / "trace.fpgaprof"))
-    card = tmp_path / "job-card.json"
-    card.write_text(json.dumps(JOB_CARD))
+    out, card = _job_folder(tmp_path)
     paths = report.write_job(fpgaprof.load(out), tmp_path / "job", target=str(card),
                              row_imbalance=2.5)
     model = json.loads(open(paths["json"], encoding="utf-8").read())

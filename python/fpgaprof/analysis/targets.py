@@ -23,6 +23,7 @@ __all__ = [
     "card_file",
     "resolve_target",
     "row_imbalance_arg",
+    "row_imbalance_given",
 ]
 
 
@@ -212,3 +213,9 @@ def row_imbalance_arg(value: Any) -> float:
         )
     core.analysis.validate_row_imbalance(float(value))
     return float(value)
+
+
+def row_imbalance_given(value: Any) -> float | None:
+    """A ``row_imbalance`` argument as the reports keep it: the checked ratio (row_imbalance_arg),
+    or None when none is given (None, or 0: the core's "not known")."""
+    return row_imbalance_arg(value) or None

@@ -172,7 +172,7 @@ def fpga_candidates(
         t.empty_note = no_rows_note(
             prof, "no fpgaprof.region() with GPU kernels inside", regions=True
         )
-        lines = [basis_note(t), row_imbalance_note(f.get("row_imbalance"))]
+        lines = [basis_note(t), row_imbalance_text(f.get("row_imbalance"))]
         t.footer = "\n".join(f"  {x}" for x in lines if x)
     else:
         t.meta = {k: v for k, v in f.items() if k not in ("candidates", "regions")}
@@ -183,16 +183,10 @@ def fpga_candidates(
             lines = [
                 combined_speedup_text(f, card),
                 basis_note(t),
-                row_imbalance_note(f.get("row_imbalance")),
+                row_imbalance_text(f.get("row_imbalance")),
             ]
             t.footer = "\n".join(f"  {x}" for x in lines if x)
     return t
-
-
-def row_imbalance_note(value: float | None, source: str | None = "given") -> str:
-    """The footer line of a ranking or estimate with a row imbalance ratio; "" without one
-    (views.ranking.row_imbalance_text, which the report's renderers print too)."""
-    return row_imbalance_text(value, source)
 
 
 def row_speedups(row: Mapping) -> tuple[str, float, float, float] | None:
@@ -464,7 +458,7 @@ def _estimate_table(
         "  energy ratio card / GPU: unknown (a static estimate has no GPU energy: trace the "
         "function on a GPU whose driver has NVML for its measured joules beside the card's)"
     )
-    if note := row_imbalance_note(t.row_imbalance, t.row_imbalance_source):
+    if note := row_imbalance_text(t.row_imbalance, t.row_imbalance_source):
         footer.append(f"  {note}")
     footer += [f"  note: {n}" for n in t.notes]
     if basis := basis_note(rows):

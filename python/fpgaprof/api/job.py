@@ -20,7 +20,7 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from fpgaprof.analysis.targets import row_imbalance_arg
+from fpgaprof.analysis.targets import row_imbalance_given
 from fpgaprof.api import profile
 from fpgaprof.api.overview import trace_overview
 from fpgaprof.api.profile import Profile
@@ -682,7 +682,7 @@ class Job:
         on_rank: Callable[[int, int], None] | None = None,
         row_imbalance: float | None = None,
     ) -> dict:
-        row_imbalance = row_imbalance_arg(row_imbalance) or None  # 0: not known
+        row_imbalance = row_imbalance_given(row_imbalance)  # 0: not known
         key = (target, row_imbalance)
         if key in self._summaries:
             return self._summaries[key]

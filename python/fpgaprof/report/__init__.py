@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from fpgaprof.analysis.targets import row_imbalance_arg
+from fpgaprof.analysis.targets import row_imbalance_given
 from fpgaprof.analysis.trace_analysis import AnalysisCache
 from fpgaprof.base.atomic import OutputSet, write_text_atomic
 from fpgaprof.base.constants import TIMELINE_MAX_EVENTS
@@ -84,7 +84,7 @@ def write_parquet(
     """Writes every record and analysis table of a Profile as DIR/<table>.parquet and
     DIR/index.json (report.parquet; needs pyarrow). Returns table name -> path.
     row_imbalance: the ratio the FPGA candidates take (write_all())."""
-    row_imbalance = row_imbalance_arg(row_imbalance) or None
+    row_imbalance = row_imbalance_given(row_imbalance)
     tables = data_tables(prof, target=target, row_imbalance=row_imbalance)
     return parquet_renderer.write_parquet(tables, out_dir)
 
@@ -132,7 +132,7 @@ def write_all(
     its bar ends here. untraced_processes, row_imbalance: see collect(). output_set: a set the
     caller commits (with more files of its own); out_dir is then its folder."""
     # a bad ratio fails before the analysis; 0 (the core's "not known") is none
-    row_imbalance = row_imbalance_arg(row_imbalance) or None
+    row_imbalance = row_imbalance_given(row_imbalance)
     os.makedirs(os.fspath(out_dir), exist_ok=True)  # an unusable folder fails before the analysis
     bar = progress if progress is not None else Progress(len(WRITE_STAGES), "fpgaprof report")
     note = timeline_cut_note(prof, timeline_max_events) if timeline else ""
@@ -214,7 +214,7 @@ def write_job(
     none does and out_dir stays as it was). Returns their paths and "text". row_imbalance:
     the ratio every rank's FPGA rankings take (collect())."""
     # a bad ratio fails before any rank is read; 0 (the core's "not known") is none
-    row_imbalance = row_imbalance_arg(row_imbalance) or None
+    row_imbalance = row_imbalance_given(row_imbalance)
     out_dir = os.fspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     # rank folder names come from the file system: one that is not UTF-8 holds lone

@@ -26,7 +26,7 @@ from fpgaprof.views.ranking import (
     best_rows,
     combined_speedup_text,
     energy_text,
-    row_imbalance_text,
+    row_imbalance_applied_text,
 )
 from fpgaprof.views.sections import multi_device
 from fpgaprof.views.tables import rows_text
@@ -177,8 +177,8 @@ def answer_lines(summary: Mapping, top: int = TOP) -> list[str]:
         out.append(f"  … {left} more (report.html, summary.json)")
     if any(i.get("slow_end_as_compiled") for i in items):
         out.append(f"  {SLOW_END_AS_COMPILED_NOTE}")
-    if given := row_imbalance_text(a.get("row_imbalance")):
-        out.append(f"  {given}, applied to every restructured scatter")
+    if given := row_imbalance_applied_text(a.get("row_imbalance")):
+        out.append(f"  {given}")
     rests = (a.get("rests_on") or {}).get("text")
     if rests:
         out.append("  rests on: " + terminal_safe(str(rests), keep=""))

@@ -43,7 +43,7 @@ from fpgaprof.views.ranking import (
     combined_speedup_text,
     energy_text,
     ranked_table_html,
-    row_imbalance_text,
+    row_imbalance_applied_text,
     source_cell,
 )
 from fpgaprof.views.sections import devices_html, memory_html, multi_device, transfers_html
@@ -872,8 +872,8 @@ def answer_html(s: Mapping) -> str:
             else ""
         )
         + (
-            f'<p class="dim">{esc(given)}, applied to every restructured scatter</p>'
-            if (given := row_imbalance_text(a.get("row_imbalance")))
+            f'<p class="dim">{esc(given)}</p>'
+            if (given := row_imbalance_applied_text(a.get("row_imbalance")))
             else ""
         )
         + (f'<p class="rests"><b>rests on</b>: {esc(rests)}</p>' if rests else "")

@@ -16,7 +16,7 @@ from fpgaprof.base.units import fmt_s, fmt_speedup_range
 from fpgaprof.views.ranking import (
     SLOW_END_AS_COMPILED_NOTE,
     ranked_table_html,
-    row_imbalance_text,
+    row_imbalance_applied_text,
 )
 
 __all__ = ["render", "write_job_html"]
@@ -265,11 +265,8 @@ def render(model: Mapping) -> str:
     answer = model.get("answer")
     if answer:
         parts += _answer(answer)
-        if given := row_imbalance_text(model.get("row_imbalance")):
-            parts.append(
-                f'<p class="dim">{esc(given)}, applied to every restructured scatter on every '
-                "rank</p>"
-            )
+        if given := row_imbalance_applied_text(model.get("row_imbalance"), every_rank=True):
+            parts.append(f'<p class="dim">{esc(given)}</p>')
     parts.append(f"<p>Clock: {esc(model['clock']['text'])}</p>")
     b = model.get("balance") or {}
     if b.get("imbalance") is not None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from fpgaprof.base.columns import cell
 from fpgaprof.base.units import fmt_s, fmt_speedup_range
-from fpgaprof.views.ranking import SLOW_END_AS_COMPILED_NOTE, row_imbalance_text
+from fpgaprof.views.ranking import SLOW_END_AS_COMPILED_NOTE, row_imbalance_applied_text
 
 __all__ = [
     "render",
@@ -195,6 +195,6 @@ def render(model: Mapping) -> str:
     out.append(table(k["items"], CANDIDATE_COLUMNS) if k["items"] else "  none")
     if model.get("answer"):
         out += [""] + answer_lines(model["answer"])
-        if given := row_imbalance_text(model.get("row_imbalance")):
-            out.append(f"  {given}, applied to every restructured scatter on every rank")
+        if given := row_imbalance_applied_text(model.get("row_imbalance"), every_rank=True):
+            out.append(f"  {given}")
     return "\n".join(out) + "\n"

@@ -182,9 +182,7 @@ def _memory_tables(mem: Mapping[str, Any]) -> dict[str, Columns]:
 def _analysis(
     name: str, prof: Any, target: str | None, row_imbalance: float | None = None
 ) -> dict[str, Columns]:
-    kw: dict = {"target": target} if target else {}
-    if row_imbalance is not None:
-        kw["row_imbalance"] = row_imbalance
+    kw = {"target": target} if target else {}
     if name == "ops":
         return {"ops": _rows_to_columns(records.records_of(prof.ops))}
     if name == "roofline":
@@ -193,7 +191,9 @@ def _analysis(
         return {"transfers": _rows_to_columns(_transfer_rows(prof.transfer_report()))}
     if name == "memory":
         return _memory_tables(prof.memory_report())
-    return {"fpga_candidates": _table_columns(prof.fpga_candidates(**kw))}
+    return {
+        "fpga_candidates": _table_columns(prof.fpga_candidates(**kw, row_imbalance=row_imbalance))
+    }
 
 
 def data_tables(

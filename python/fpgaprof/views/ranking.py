@@ -33,6 +33,7 @@ __all__ = [
     "FOLD_CHARS",
     "SLOW_END_AS_COMPILED_NOTE",
     "row_imbalance_text",
+    "row_imbalance_applied_text",
 ]
 
 # What a marked speedup range (an item's slow_end_as_compiled) means, in the text and the page.
@@ -52,6 +53,17 @@ def row_imbalance_text(value: float | None, source: str | None = "given") -> str
     if source == "arguments":
         return f"row imbalance from the arguments: {value:.3g} (HiSpMV's delta)"
     return f"row imbalance given: {value:.3g} (HiSpMV's delta)"
+
+
+def row_imbalance_applied_text(value: float | None, every_rank: bool = False) -> str:
+    """The line a report prints under its answer for the ratio the user gave (a job's: on every
+    rank); "" without one."""
+    given = row_imbalance_text(value)
+    if not given:
+        return ""
+    return f"{given}, applied to every restructured scatter" + (
+        " on every rank" if every_rank else ""
+    )
 
 
 # Why a point can sit above its roof (percent_of_roof > 100): the static bytes are a count of
