@@ -117,7 +117,7 @@ def data_row_imbalance(fn: Any, args: Sequence, kwargs: dict, pes: int = 128) ->
             note=f"{_NOT_TAKEN}: the arguments do not match the traced function's (static "
             "arguments?); give row_imbalance="
         )
-    found: dict[int, Any] = {}
+    found: dict[tuple, Any] = {}
     try:
         _run(closed.jaxpr, list(closed.consts), values, plan, found)  # its outputs: unused
         rows = [
@@ -192,17 +192,28 @@ def _rows_operand(eqn: Any) -> int | None:
     return _SPARSE_DOTS.get(name)
 
 
-def _call_jaxpr(eqn: Any) -> tuple[Any, list] | None:
-    """A call's one sub-jaxpr and its consts, when its inputs are the call's, one for one."""
+def _sub_jaxprs(eqn: Any) -> list[tuple[Any, list]]:
+    """Every jaxpr an equation's parameters hold (a branch's among a tuple), with its consts."""
     import jax.extend.core as jc
 
+    out = []
+    for value in eqn.params.values():
+        for v in value if isinstance(value, (tuple, list)) else (value,):
+            if isinstance(v, jc.ClosedJaxpr):
+                out.append((v.jaxpr, list(v.consts)))
+            elif isinstance(v, jc.Jaxpr):
+                out.append((v, []))
+    return out
+
+
+def _call_jaxpr(eqn: Any) -> tuple[Any, list] | None:
+    """A call's one sub-jaxpr and its consts, when its inputs are the call's, one for one."""
     if eqn.primitive.name not in _CALLS:
         return None
-    subs = [v for v in eqn.params.values() if isinstance(v, (jc.ClosedJaxpr, jc.Jaxpr))]
+    subs = _sub_jaxprs(eqn)
     if len(subs) != 1:
         return None
-    sub = subs[0]
-    jaxpr, consts = (sub.jaxpr, list(sub.consts)) if isinstance(sub, jc.ClosedJaxpr) else (sub, [])
+    jaxpr, consts = subs[0]
     if len(jaxpr.invars) != len(eqn.invars) or len(jaxpr.constvars) != len(consts):
         return None
     return jaxpr, consts
@@ -211,18 +222,12 @@ def _call_jaxpr(eqn: Any) -> tuple[Any, list] | None:
 def _scatters_within(eqn: Any) -> list:
     """The scatters inside an equation that is not followed into (a loop, a branch), as
     _Plan.all_scatters' entries without a path (none is evaluated)."""
-    import jax.extend.core as jc
-
     out = []
-    for value in eqn.params.values():
-        for v in value if isinstance(value, (tuple, list)) else (value,):
-            j = v.jaxpr if isinstance(v, jc.ClosedJaxpr) else v if isinstance(v, jc.Jaxpr) else None
-            if j is None:
-                continue
-            for inner in j.eqns:
-                if _rows_operand(inner) is not None:
-                    out.append((None, inner, True))
-                out.extend(_scatters_within(inner))
+    for jaxpr, _ in _sub_jaxprs(eqn):
+        for inner in jaxpr.eqns:
+            if _rows_operand(inner) is not None:
+                out.append((None, inner, True))
+            out.extend(_scatters_within(inner))
     return out
 
 
@@ -234,10 +239,9 @@ def _plan(jaxpr: Any, live_out: set | None = None, need_out: frozenset = frozens
     import jax.extend.core as jc
 
     plan = _Plan()
-    live: set = {v for k, v in enumerate(jaxpr.outvars) if live_out is None or k in live_out}
-    needed: set = {v for k, v in enumerate(jaxpr.outvars) if k in need_out}
-    live = {v for v in live if isinstance(v, jc.Var)}
-    needed = {v for v in needed if isinstance(v, jc.Var)}
+    outs = [(k, v) for k, v in enumerate(jaxpr.outvars) if isinstance(v, jc.Var)]
+    live: set = {v for k, v in outs if live_out is None or k in live_out}
+    needed: set = {v for k, v in outs if k in need_out}
     for i in reversed(range(len(jaxpr.eqns))):
         eqn = jaxpr.eqns[i]
         outs = [o for o in eqn.outvars if not isinstance(o, jc.DropVar)]
