@@ -631,7 +631,7 @@ TEST_CASE("offload_scenario: the verdict from the nominal speedups", "[analysis]
 TEST_CASE("FPGA presets: derivation of their figures", "[analysis][fpga][presets]") {
   CHECK(fpga_preset_names() ==
         "alveo-u55c, alveo-u280, alveo-u250, alveo-u200, versal-v80, intel-pac-a10, bittware-520n-s10gx, "
-        "intel-s10mx-2100");
+        "intel-pac-d5005, intel-s10mx-2100");
   CHECK_THROWS_AS(fpga_preset("stratix"), Error);
   CHECK_THROWS_WITH(fpga_preset("stratix"), Catch::Contains("alveo-u55c"));
   const FpgaTarget& u55c = fpga_preset("alveo-u55c");
@@ -682,7 +682,7 @@ TEST_CASE("FPGA presets: the Intel cards from their data-sheet figures", "[analy
   // it), and has no fp64 mode: Intel's table (683332) gives a double-precision multiply as one
   // 54 x 54 on 4 blocks with an external adder, so fp64 is charged 4 blocks per FMA.
   // On-chip RAM = M20K x 20 Kibit.
-  for (const char* name : {"intel-pac-a10", "bittware-520n-s10gx", "intel-s10mx-2100"}) {
+  for (const char* name : {"intel-pac-a10", "bittware-520n-s10gx", "intel-pac-d5005", "intel-s10mx-2100"}) {
     INFO(name);
     const FpgaTarget& t = fpga_preset(name);
     CHECK(t.dsps_per_fma_fp32 == 1);
@@ -751,6 +751,26 @@ TEST_CASE("FPGA presets: the Intel cards from their data-sheet figures", "[analy
   CHECK(mx.flops_per_s(Precision::kFp32) == near(1.1736252e12));
   CHECK(mx.stream_bytes_per_s() == near(335.67488e9));
   CHECK(mx.link_bytes_per_s == near(15.753846154e9));
+  // Intel FPGA PAC D5005 (Stratix 10 SX 2800): 4 banks of DDR4-2400 = 4 x 19.2e9 = 76.8e9 B/s, 32
+  // GiB; 11,721 M20K = 30,005,760 B; 5,760 DSP blocks; gen3 x16. Its own DDR4 efficiency from
+  // Intel's board test (one kernel a bank): write 16138.4, read 17341.3, read-write 16050.6 MiB/s of
+  // 19.2e9 B/s = 0.881372, 0.947066, 0.876577: median 0.881372, so it streams 76.8e9 x 1.0 x
+  // 0.881372 = 67.689370e9 B/s. Its link: 32,767 MB copies at 7462.91 and 6188.28 MiB/s and 8 MB
+  // copies at 4412.13 and 4659.93 MiB/s: median (4659.93 + 6188.28) / 2 MiB/s = 5.6877e9 B/s of
+  // 15.753846e9. Random updates are the 520N's (the Intel DDR4 group).
+  const FpgaTarget& d5005 = fpga_preset("intel-pac-d5005");
+  CHECK(d5005.memory_type == "ddr4");
+  CHECK(d5005.memory_channels == 4);
+  CHECK(d5005.memory_bytes_per_s() == near(76.8e9));
+  CHECK(d5005.memory_capacity_bytes == near(32.0 * 1024 * 1024 * 1024));
+  CHECK(d5005.sram_bytes == near(30005760.0));
+  CHECK(d5005.dsp_count == 5760);
+  CHECK(d5005.stream_bytes_per_s() == Approx(67.689370e9).epsilon(1e-5));
+  CHECK(d5005.stream_efficiency.low == Approx(16050.6 * 1048576 / 19.2e9).epsilon(1e-5));
+  CHECK(d5005.stream_efficiency.high == Approx(17341.3 * 1048576 / 19.2e9).epsilon(1e-5));
+  CHECK(d5005.link_bytes_per_s * d5005.link_efficiency.nominal ==
+        Approx((4659.93 + 6188.28) / 2 * 1048576).epsilon(1e-5));
+  CHECK(d5005.rmw_updates_per_s.nominal == n520.rmw_updates_per_s.nominal);
 }
 
 namespace {
@@ -812,7 +832,7 @@ std::vector<std::pair<const char*, std::function<void(FpgaTarget&)>>> slow_moves
 }  // namespace
 
 TEST_CASE("FPGA presets: valid, ordered ranges, restructured never slower", "[analysis][fpga][presets]") {
-  REQUIRE(fpga_presets().size() == 8);
+  REQUIRE(fpga_presets().size() == 9);
   std::vector<FpgaTarget> cards = fpga_presets();
   cards.push_back(round_card());
   for (const FpgaTarget& t : cards) {

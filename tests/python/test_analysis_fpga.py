@@ -62,7 +62,7 @@ def _store(text):
 def test_presets_derivation():
     p = {t["name"]: t for t in fpga.presets()}
     assert list(p) == ["alveo-u55c", "alveo-u280", "alveo-u250", "alveo-u200", "versal-v80",
-                       "intel-pac-a10", "bittware-520n-s10gx", "intel-s10mx-2100"]
+                       "intel-pac-a10", "bittware-520n-s10gx", "intel-pac-d5005", "intel-s10mx-2100"]
     u = p["alveo-u55c"]
     # 9024 DSP x 0.6675 / 5 per FMA x 2 x 222 MHz, and at the ends (0.5005 x 147 MHz, 0.8518 x 297 MHz)
     assert u["card_fp32_flops_per_s"] == pytest.approx(U55C_FP32)
@@ -944,7 +944,7 @@ def test_run_and_report_digest_lists_the_best_candidates():
     # more GPU time), and what it rests on.
     a = s["answer"]
     assert lines[0] == f"FPGA answer per operation (region) and size, best of {len(fpga.presets())} cards:"
-    assert len(fpga.presets()) == 8  # the AMD and the Intel presets
+    assert len(fpga.presets()) == 9  # the AMD and the Intel presets
     assert lines[1].split()[:4] == ["operation", "size", "gpu", "time"]
     first = a["items"][0]
     assert lines[2].split()[0] == first["operation"] and first["verdict"] in lines[2]

@@ -256,7 +256,7 @@ def test_unknown_target_is_usage_error(tmp_path):
     assert r.returncode == 2
     assert "unknown FPGA target 'no-such-card'" in r.stderr and names[0] in r.stderr
     # the card listing names every preset, the Intel cards among them
-    for name in ("intel-pac-a10", "bittware-520n-s10gx", "intel-s10mx-2100"):
+    for name in ("intel-pac-a10", "bittware-520n-s10gx", "intel-pac-d5005", "intel-s10mx-2100"):
         assert name in names and name in r.stderr
 
 

@@ -20,6 +20,7 @@ CHAINS = {"alveo-u55c": ["hbm2", "fabric"], "alveo-u280": ["hbm2", "fabric"],
           "versal-v80": ["versal-v80", "hbm2e", "fabric"],
           "intel-pac-a10": ["intel-ddr4", "ddr4", "intel-fabric", "fabric"],
           "bittware-520n-s10gx": ["bittware-520n-s10gx", "intel-ddr4", "ddr4", "intel-fabric", "fabric"],
+          "intel-pac-d5005": ["intel-pac-d5005", "intel-ddr4", "ddr4", "intel-fabric", "fabric"],
           "intel-s10mx-2100": ["hbm2", "intel-fabric", "fabric"]}
 
 

@@ -12,7 +12,7 @@ import pytest
 from fpgaprof import fpga
 
 PRESETS = {p["name"]: p for p in fpga.presets()}
-INTEL = ("intel-pac-a10", "bittware-520n-s10gx", "intel-s10mx-2100")
+INTEL = ("intel-pac-a10", "bittware-520n-s10gx", "intel-pac-d5005", "intel-s10mx-2100")
 DDR4_2666 = 2666e6 * 8  # one 64-bit DDR4-2666 channel: 21.328e9 B/s
 GEN3 = 8e9 * 128 / 130 / 8  # one PCIe gen3 lane: 984.6 MB/s
 
@@ -41,7 +41,7 @@ ENTRY %main (b: {dtype}[{N}], c: {dtype}[{N}]) -> {dtype}[{N}] {{
 
 
 def test_the_intel_presets_from_their_data_sheet_figures():
-    pac, n520, mx = (PRESETS[n] for n in INTEL)
+    pac, n520, d5005, mx = (PRESETS[n] for n in INTEL)
     # PAC with Arria 10 GX 1150: "two banks of 4 GB" (Intel 683633), PCIe gen3 x8; 1,518 DSP
     # blocks, 2,713 M20K blocks of 20 Kibit = 6,945,280 B.
     assert (pac["memory_type"], pac["memory_channels"], pac["dsp_count"]) == ("ddr4", 2, 1518)
@@ -62,7 +62,15 @@ def test_the_intel_presets_from_their_data_sheet_figures():
     assert mx["memory_capacity_bytes"] == 8 * 2**30
     assert mx["sram_bytes"] == pytest.approx(239.5 * 2**20 / 8)
     assert mx["link_bytes_per_s"] == pytest.approx(16 * GEN3)
-    for t in (pac, n520, mx):
+    # PAC D5005, Stratix 10 SX 2800: "2 or 4 channels of DDR4-2400", "8GB" modules (Intel's OFS
+    # guide) = 4 x 2400e6 x 8 B = 76.8e9 B/s, 32 GiB; 5,760 DSP blocks and 11,721 M20K (its
+    # fit summary); "PCI Express* Gen 3 x16" (683568).
+    assert (d5005["memory_type"], d5005["memory_channels"], d5005["dsp_count"]) == ("ddr4", 4, 5760)
+    assert d5005["memory_bytes_per_s"] == pytest.approx(4 * 2400e6 * 8) == 76.8e9
+    assert d5005["memory_capacity_bytes"] == 32 * 2**30
+    assert d5005["sram_bytes"] == pytest.approx(11721 * 20480 / 8)
+    assert d5005["link_bytes_per_s"] == pytest.approx(16 * GEN3)
+    for t in (pac, n520, d5005, mx):
         # one DSP block per fp32 FMA: dsp x 0.6675 x 2 x 222e6 (the fabric's borrowed share and clock)
         assert t["card_fp32_flops_per_s"] == pytest.approx(t["dsp_count"] * 0.6675 * 2 * 222e6)
         # no hard fp64: a 54 x 54 product on 4 blocks (Intel 683332), the adder in logic
@@ -95,6 +103,42 @@ def test_the_520n_streams_and_transfers_at_what_hpcc_measured():
     assert pac["link_efficiency"] == u250["link_efficiency"]
     # the MX borrows the UltraScale+ HBM2 constants whole
     assert PRESETS["intel-s10mx-2100"]["stream_efficiency"] == PRESETS["alveo-u55c"]["stream_efficiency"]
+
+
+def test_the_d5005_streams_and_transfers_at_what_intels_board_test_measured_on_it():
+    d5005, n520 = PRESETS["intel-pac-d5005"], PRESETS["bittware-520n-s10gx"]
+    mib = 2**20  # the board test's MB
+    # One kernel streaming a bank: write 16138.4, read 17341.3, read-write 16050.6 MiB/s; their
+    # median (the write) over one bank's 19.2e9 B/s: 4 banks stream 4 x 16138.4 MiB/s = 67.69e9 B/s.
+    assert d5005["stream_efficiency"] == pytest.approx(16138.4 * mib / 19.2e9, rel=1e-5)
+    assert d5005["stream_efficiency_low"] == pytest.approx(16050.6 * mib / 19.2e9, rel=1e-5)
+    assert d5005["stream_efficiency_high"] == pytest.approx(17341.3 * mib / 19.2e9, rel=1e-5)
+    assert d5005["stream_bytes_per_s"] == pytest.approx(4 * 16138.4 * mib, rel=1e-5)
+    # Host copies: 32,767 MB at 7462.91 (write) and 6188.28 MiB/s (read), the 8 MB blocks at
+    # 4412.13 and 4659.93 MiB/s: the median (4659.93 + 6188.28) / 2 MiB/s, the range the slowest
+    # and the fastest.
+    rate = d5005["link_bytes_per_s"]
+    assert d5005["link_efficiency"] * rate == pytest.approx((4659.93 + 6188.28) / 2 * mib, rel=1e-5)
+    assert d5005["link_efficiency_low"] * rate == pytest.approx(4412.13 * mib, rel=1e-5)
+    assert d5005["link_efficiency_high"] * rate == pytest.approx(7462.91 * mib, rel=1e-5)
+    # Random updates are not measured on it: the Intel DDR4 group's (HPCC on the 520N).
+    assert d5005["rmw_updates_per_s"] == n520["rmw_updates_per_s"]
+
+
+def test_a_sort_on_the_d5005_by_hand():
+    # 2^24 int32 keys: 64 MiB over the fabric's sort rate (464 MB/s nominal: the Vitis compound
+    # sort's 0.5 MB in 1129.78 us; 15.6 GB/s fast end: TopSort). Intel's merge sort design measured
+    # 24.75 ms on this card (the validation anchor oneapi-merge-sort-d5005-16m): inside the range,
+    # 5.8x under the nominal.
+    import jax
+    import jax.numpy as jnp
+
+    est = fpga.estimate(jnp.sort, jax.ShapeDtypeStruct((1 << 24,), jnp.int32), target="intel-pac-d5005")
+    row = est[0]
+    sort_bytes = (1 << 24) * 4
+    assert row["card_limit"] == "sort"
+    assert row["card_time_s"] == pytest.approx(sort_bytes * 1129.78e-6 / (131072 * 4), rel=1e-4)
+    assert row["card_time_low_s"] <= 24.7522e-3 <= row["card_time_high_s"]
 
 
 def test_a_triad_on_the_pac_by_hand_in_fp32_and_fp64():
@@ -145,6 +189,7 @@ def test_every_intel_figure_names_its_source_or_why_it_was_taken():
         ("bittware-520n-s10gx", "memory_channel_bytes_per_s"), ("bittware-520n-s10gx", "memory_capacity_bytes"),
         ("bittware-520n-s10gx", "link_bytes_per_s"), ("bittware-520n-s10gx", "dsps_per_fma_fp64"),
         ("bittware-520n-s10gx", "loaded_w"),
+        ("intel-pac-d5005", "dsps_per_fma_fp64"), ("intel-pac-d5005", "loaded_w"),
         ("intel-s10mx-2100", "dsps_per_fma_fp64"), ("intel-s10mx-2100", "loaded_w")])
     # the printed figures the values come from, by hand: 2666 MT/s x 8 B; 64 bit x 2 Gb/s
     by = {(c["card"], f["field"]): f for c in SOURCES["cards"] for f in c["fields"]}
@@ -154,4 +199,8 @@ def test_every_intel_figure_names_its_source_or_why_it_was_taken():
     assert by[("intel-s10mx-2100", "memory_channel_bytes_per_s")]["value"] == 64 * 2e9 / 8
     assert "1,518" in by[("intel-pac-a10", "dsp_count")]["quote"]
     assert "11,721" in by[("bittware-520n-s10gx", "sram_bytes")]["quote"]
+    assert "DDR4-2400" in by[("intel-pac-d5005", "memory_channel_bytes_per_s")]["quote"]
+    assert by[("intel-pac-d5005", "memory_channel_bytes_per_s")]["value"] == 2400e6 * 8
+    assert "11,721" in by[("intel-pac-d5005", "sram_bytes")]["quote"]
+    assert "5,760" in by[("intel-pac-d5005", "dsp_count")]["quote"]
     assert "DSP Blocks 3960" in by[("intel-s10mx-2100", "dsp_count")]["quote"]

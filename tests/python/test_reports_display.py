@@ -318,19 +318,19 @@ def test_compare_rejects_a_count_that_is_not_an_integer():
      "(see `fpgaprof calibrate --help`)"),
     (["report", "t.fpgaprof", "--target", "alveo-u55"],
      "fpgaprof report: error: unknown FPGA target 'alveo-u55' (did you mean alveo-u55c? use "
-     "--target with one of alveo-u55c, alveo-u280, alveo-u250, alveo-u200, versal-v80, intel-pac-a10, bittware-520n-s10gx, intel-s10mx-2100, or a card file "
+     "--target with one of alveo-u55c, alveo-u280, alveo-u250, alveo-u200, versal-v80, intel-pac-a10, bittware-520n-s10gx, intel-pac-d5005, intel-s10mx-2100, or a card file "
      "CARD.json) (see `fpgaprof report --help`)"),
     (["export", "t.fpgaprof", "--format", "json", "--target", "zzz"],
      "fpgaprof export: error: unknown FPGA target 'zzz' (use --target with one of alveo-u55c, "
-     "alveo-u280, alveo-u250, alveo-u200, versal-v80, intel-pac-a10, bittware-520n-s10gx, intel-s10mx-2100, or a card file CARD.json) (see `fpgaprof export --help`)"),
+     "alveo-u280, alveo-u250, alveo-u200, versal-v80, intel-pac-a10, bittware-520n-s10gx, intel-pac-d5005, intel-s10mx-2100, or a card file CARD.json) (see `fpgaprof export --help`)"),
     (["run", "--target", "versal-v8", "--", "true"],
      "fpgaprof run: error: unknown FPGA target 'versal-v8' (did you mean versal-v80? use "
-     "--target with one of alveo-u55c, alveo-u280, alveo-u250, alveo-u200, versal-v80, intel-pac-a10, bittware-520n-s10gx, intel-s10mx-2100, or a card "
+     "--target with one of alveo-u55c, alveo-u280, alveo-u250, alveo-u200, versal-v80, intel-pac-a10, bittware-520n-s10gx, intel-pac-d5005, intel-s10mx-2100, or a card "
      "file CARD.json) (see `fpgaprof run --help`)"),
     (["report", "t.fpgaprof", "--target", "versal-v70"],
      "fpgaprof report: error: unknown FPGA target 'versal-v70' (versal-v70 is not a preset: "
      "describe it in a card file; use --target with one of alveo-u55c, alveo-u280, alveo-u250, "
-     "alveo-u200, versal-v80, intel-pac-a10, bittware-520n-s10gx, intel-s10mx-2100, or a card file CARD.json) (see `fpgaprof report --help`)"),
+     "alveo-u200, versal-v80, intel-pac-a10, bittware-520n-s10gx, intel-pac-d5005, intel-s10mx-2100, or a card file CARD.json) (see `fpgaprof report --help`)"),
     (["run", "-o", "out"], "fpgaprof run: error: no command given (usage: fpgaprof run [-o DIR] -- "
      "python script.py ARGS) (see `fpgaprof run --help`)"),
 ])

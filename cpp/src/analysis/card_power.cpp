@@ -46,6 +46,7 @@ std::vector<CardPower> make_presets() {
   const std::string intel = "no published board power for this card";
   v.push_back({"intel-pac-a10", {}, {}, 0.0, intel + " (Intel PAC with Arria 10 GX)"});
   v.push_back({"bittware-520n-s10gx", {}, {}, 0.0, intel + " (BittWare 520N)"});
+  v.push_back({"intel-pac-d5005", {}, {}, 0.0, intel + " (Intel FPGA PAC D5005)"});
   v.push_back({"intel-s10mx-2100", {}, {}, 0.0, intel + " (Stratix 10 MX development kit)"});
   return v;
 }

@@ -171,6 +171,17 @@ std::vector<FpgaTarget> make_presets() {
             "ddr4", 4, kDdr4_2666, 12 * kGiB, 11721 * kM20kBits / 8.0, 5760, pcie_bytes_per_s(3, 16));
   b520n.link_efficiency = {0.399902, 0.372607, 0.406885};  // HPCC PCIe read/write 5.87-6.41 GB/s of 15.754
   out.push_back(b520n);
+  constexpr double kDdr4_2400 = 2400e6 * 8;  // one 64-bit DDR4-2400 channel
+  FpgaTarget d5005 =
+      intel("intel-pac-d5005",
+            "Intel FPGA PAC D5005, Stratix 10 SX 2800 (1SX280HN2F43E2VG): 32 GB DDR4, 4 banks x 19.2 GB/s "
+            "(DDR4-2400), 5,760 DSP blocks, 11,721 M20K, PCIe gen3 x16; DDR4 and PCIe timing measured on it "
+            "(Intel's board test), random updates the 520N's; fabric constants borrowed from AMD cards, launch "
+            "and copy latencies Intel's runtime's",
+            "ddr4", 4, kDdr4_2400, 32 * kGiB, 11721 * kM20kBits / 8.0, 5760, pcie_bytes_per_s(3, 16));
+  d5005.stream_efficiency = {0.881372, 0.876577, 0.947066};  // board test per bank: write, read, read-write of 19.2
+  d5005.link_efficiency = {0.361028, 0.293671, 0.496731};    // board test: 4.41-7.46 GiB/s of 15.754 GB/s
+  out.push_back(d5005);
   out.push_back(intel("intel-s10mx-2100",
                       "Intel Stratix 10 MX 2100 (development kit DK-DEV-1SMX-H-A): 8 GB HBM2, 32 pseudo-channels "
                       "x 16 GB/s (512 GB/s), 3,960 DSP blocks, 239.5 Mb on-chip RAM, PCIe gen3 x16; HBM2 "

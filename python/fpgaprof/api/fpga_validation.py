@@ -529,8 +529,8 @@ def refit(exclude: str | None = None) -> list[dict]:
 # "about"): the DDR4 of the Intel cards, measured on the BittWare 520N, and the Intel cards' host
 # runtime (launch and small-copy latencies), which stands before the fabric's.
 GROUP_SCOPES: dict[str, tuple[str, ...]] = {
-    "intel-ddr4": ("intel-pac-a10", "bittware-520n-s10gx"),
-    "intel-fabric": ("intel-pac-a10", "bittware-520n-s10gx", "intel-s10mx-2100"),
+    "intel-ddr4": ("intel-pac-a10", "bittware-520n-s10gx", "intel-pac-d5005"),
+    "intel-fabric": ("intel-pac-a10", "bittware-520n-s10gx", "intel-pac-d5005", "intel-s10mx-2100"),
 }
 
 
