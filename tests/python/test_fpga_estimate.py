@@ -527,6 +527,35 @@ def test_row_imbalance_from_the_arguments_drops_what_the_scatter_drops():
     assert np.asarray(rows).max() == DATA_ROWS - 1
 
 
+def test_row_imbalance_through_static_and_python_scalar_arguments():
+    # A jitted function with a static argument (the row count, by position and by name) and a
+    # Python float (traced, weakly typed): JAX's own record of the traced arguments tells which
+    # arguments the jaxpr takes, so the rows are found (26.4, as above).
+    import functools
+
+    _, (vals, rows, cols, x) = _data_spmv()
+
+    @functools.partial(jax.jit, static_argnums=4, static_argnames=("sorted_ids",))
+    def scaled(vals, row, col, x, n, alpha, sorted_ids=False):
+        return jax.ops.segment_sum(alpha * vals * x[col], row, num_segments=n,
+                                   indices_are_sorted=sorted_ids)
+
+    got = fpga.row_imbalance_from_args(scaled, vals, rows, cols, x, DATA_ROWS, 0.5, sorted_ids=False)
+    assert got.delta == pytest.approx(DATA_DELTA)
+    est = fpga.estimate(scaled, vals, rows, cols, x, DATA_ROWS, 0.5, target="alveo-u280")
+    assert est.row_imbalance == pytest.approx(DATA_DELTA) and est.row_imbalance_source == "arguments"
+
+    # Two static integers and one traced integer of the same shape and kind: which one the trace
+    # took cannot be told from the arguments, so no ratio, and the note says what to do.
+    @functools.partial(jax.jit, static_argnums=(4, 6))
+    def shifted(vals, row, col, x, n, k, m):
+        return jax.ops.segment_sum(vals * x[col], (row + k) % n, num_segments=n) * m
+
+    got = fpga.row_imbalance_from_args(shifted, vals, rows, cols, x, DATA_ROWS, 0, 2)
+    assert got.delta is None
+    assert "do not match" in got.note and "give row_imbalance=" in got.note
+
+
 def test_row_imbalance_not_taken_from_the_arguments_says_why():
     _, (vals, rows, cols, x) = _data_spmv()
 

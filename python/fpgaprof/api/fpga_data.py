@@ -105,13 +105,17 @@ def data_row_imbalance(fn: Any, args: Sequence, kwargs: dict, pes: int = 128) ->
         return DataImbalance()
     jitted = fn if hasattr(fn, "trace") else jax.jit(fn)
     try:
-        closed = jitted.trace(*args, **kwargs).jaxpr
+        traced = jitted.trace(*args, **kwargs)
     except Exception as e:  # noqa: BLE001 - the estimate reports a function that fails
         return DataImbalance(note=f"{_NOT_TAKEN}: tracing the function failed ({type(e).__name__})")
+    closed = traced.jaxpr
     plan = _plan(closed.jaxpr)
     if not plan.all_scatters:
         return DataImbalance()
-    values = _match(jax, leaves, closed.jaxpr.invars, plan.needed_inputs)
+    dynamic = _dynamic_leaves(jax, traced.args_info, args, kwargs)
+    values = (
+        None if dynamic is None else _match(jax, dynamic, closed.jaxpr.invars, plan.needed_inputs)
+    )
     if values is None:
         return DataImbalance(
             note=f"{_NOT_TAKEN}: the arguments do not match the traced function's (static "
@@ -138,27 +142,74 @@ def _has_value(jax: Any, leaf: Any) -> bool:
     return not isinstance(leaf, jax.ShapeDtypeStruct)
 
 
+def _shape(leaf: Any) -> tuple:
+    import numpy as np
+
+    return tuple(leaf.shape) if hasattr(leaf, "shape") else np.shape(leaf)
+
+
+def _kind(dtype: Any) -> str:
+    """A dtype's kind with bool, unsigned and signed integers as one: a Python int, bool or a
+    NumPy integer may become any integer type in a jaxpr."""
+    import numpy as np
+
+    kind = np.dtype(dtype).kind
+    return "i" if kind in "biu" else kind
+
+
+def _dynamic_leaves(jax: Any, args_info: Any, args: Sequence, kwargs: dict) -> list | None:
+    """The leaves of the arguments the trace kept (a jitted function's static arguments are not
+    in ``args_info``, JAX's description of the traced arguments), in the trace's order; None when
+    the arguments cannot be told apart. Keyword arguments are kept by name; positional ones are
+    the unique in-order choice whose structure, shapes and dtype kinds match ``args_info``."""
+    import itertools
+
+    tree = jax.tree_util
+    pos_info, kw_info = args_info
+    kw = {k: kwargs[k] for k in kw_info if k in kwargs}
+    if len(kw) != len(kw_info):
+        return None
+
+    def fits(arg: Any, info: Any) -> bool:
+        if tree.tree_structure(arg) != tree.tree_structure(info):
+            return False
+        for leaf, i in zip(tree.tree_leaves(arg), tree.tree_leaves(info)):
+            dtype = leaf.dtype if hasattr(leaf, "dtype") else jax.numpy.asarray(leaf).dtype
+            if _shape(leaf) != tuple(i.shape) or _kind(dtype) != _kind(i.dtype):
+                return False
+        return True
+
+    n = len(pos_info)
+    if n == len(args):
+        chosen: Sequence = args
+    elif n > len(args) or len(args) > 16:
+        return None
+    else:
+        choices = [
+            c
+            for c in itertools.combinations(range(len(args)), n)
+            if all(fits(args[k], info) for k, info in zip(c, pos_info))
+        ]
+        if len(choices) != 1:
+            return None
+        chosen = [args[k] for k in choices[0]]
+    return tree.tree_leaves((tuple(chosen), kw))
+
+
 def _match(jax: Any, leaves: list, invars: Sequence, needed: set) -> list | None:
     """The traced function's arguments' values in its invars' order (_MISSING for a shape and for
     an argument no scatter's indices depend on: only those ``needed`` are converted), or None
-    when they cannot be matched: all leaves first, then those with a shape (a jitted function's
-    static arguments are not invars)."""
-    import numpy as np
-
-    def shape(leaf: Any) -> tuple:
-        return tuple(leaf.shape) if hasattr(leaf, "shape") else np.shape(leaf)
-
-    for chosen in (leaves, [leaf for leaf in leaves if hasattr(leaf, "shape")]):
-        if len(chosen) != len(invars):
-            continue
-        if all(shape(leaf) == tuple(v.aval.shape) for leaf, v in zip(chosen, invars)):
-            return [
-                jax.numpy.asarray(leaf, dtype=v.aval.dtype)
-                if k in needed and _has_value(jax, leaf)
-                else _MISSING
-                for k, (leaf, v) in enumerate(zip(chosen, invars))
-            ]
-    return None
+    when their number or shapes differ from the invars'."""
+    if len(leaves) != len(invars):
+        return None
+    if not all(_shape(leaf) == tuple(v.aval.shape) for leaf, v in zip(leaves, invars)):
+        return None
+    return [
+        jax.numpy.asarray(leaf, dtype=v.aval.dtype)
+        if k in needed and _has_value(jax, leaf)
+        else _MISSING
+        for k, (leaf, v) in enumerate(zip(leaves, invars))
+    ]
 
 
 @dataclass
