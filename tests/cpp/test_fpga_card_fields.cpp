@@ -120,6 +120,18 @@ TEST_CASE("card_from_fields / card_from_json: typed errors naming the field", "[
              Catch::StartsWith("FPGA target field 'random_access_efficiency' is gone"));
   CHECK_THAT(message_of(from({{"memory_bytes_per_s", num(77e9)}})),
              Catch::StartsWith("FPGA target field 'memory_bytes_per_s' needs memory_channels"));
+  // A card without a base names its memory: every measured rate it takes follows from it.
+  CHECK_THAT(message_of(from({{"name", str("my-card")},
+                              {"memory_channels", num(4)},
+                              {"memory_bytes_per_s", num(77e9)},
+                              {"memory_capacity_bytes", num(68719476736.0)},
+                              {"sram_bytes", num(54e6)},
+                              {"dsp_count", num(12288)},
+                              {"dsps_per_fma_fp32", num(5)},
+                              {"link_bytes_per_s", num(15.754e9)}})),
+             Catch::StartsWith("FPGA target 'my-card': memory_type is missing: it decides which measured memory "
+                               "calibration the card takes (hbm2: UltraScale+ HBM, hbm2e: Versal HBM, ddr4); set it, "
+                               "or start from a preset (base=one of alveo-u55c,"));
   // The validation: a share above 1.
   CHECK_THAT(message_of(from({{"base", str("alveo-u55c")}, {"onchip_share", num(1.5)}})),
              Catch::Contains("onchip_share = 1.5 must be a share in (0, 1]"));

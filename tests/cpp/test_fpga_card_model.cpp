@@ -269,6 +269,13 @@ TEST_CASE("estimate_op_on_card: restructured gather + scatter through tiled vect
     const CardWork dense = spmv_like(4e6);
     CHECK(dataflow_time({{&dense, Precision::kFp32, 1, 0}}, 49e6, t, nullptr, &structure).high == near(10.24e-3));
     CHECK_FALSE(structure);
+    // The same stage run 20 times in one design (a loop body): each run tiles the same 800 KB
+    // output (one tile at the nominal end: still not marked) and moves its vectors again: on
+    // chip 20 x 2.5 ms = 50 ms, vectors 20 x 1e6 B / 8e9 = 2.5 ms, the matrix's 48e6 B (io less
+    // one x and one y) 3 ms: nominal max(3, 50) + 2.5 = 52.5 ms. Counting the 20 outputs as one
+    // (16 MB: 4 tiles) marked it and re-read x 4 times.
+    CHECK(dataflow_time({{&dense, Precision::kFp32, 20, 0}}, 49e6, t, nullptr, &structure).nominal == near(52.5e-3));
+    CHECK_FALSE(structure);
   }
   SECTION("a gather alone is not tiled") {
     const OpCardEstimate r = estimate_op_on_card(element_gather(46080), Precision::kFp32, t, Scenario::kRestructured);

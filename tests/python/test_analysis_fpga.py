@@ -596,9 +596,10 @@ def _analyze_with(target):
 @pytest.mark.parametrize("target, words", [
     ({"typo_field": 3}, ["typo_field", "memory_channel_bytes_per_s", "link_efficiency"]),
     ({"base": "alveo-u55c", "memory_channel_bytes_per_s": -1}, ["memory_channel_bytes_per_s = -1", "alveo-u55c"]),
-    ({"memory_channels": 4, "memory_bytes_per_s": -1}, ["memory_channel_bytes_per_s"]),
+    ({"memory_type": "hbm2", "memory_channels": 4, "memory_bytes_per_s": -1}, ["memory_channel_bytes_per_s"]),
     ({"hbm_bytes_per_s": 460e9}, ["hbm_bytes_per_s", "needs memory_channels"]),
-    (fpga.FpgaTarget(), ["memory_channels is missing", "base=one of alveo-u55c, alveo-u280, alveo-u250"]),
+    (fpga.FpgaTarget(), ["memory_type is missing", "base=one of alveo-u55c, alveo-u280, alveo-u250"]),
+    (fpga.FpgaTarget(memory_type="ddr4"), ["memory_channels is missing", "base=one of alveo-u55c, alveo-u280"]),
     ({"base": "alveo-u55c", "clock_hz": 250}, ["clock_hz = 250 is below 1 MHz", "300e6"]),
     ({"base": "alveo-u55c", "memory_channel_bytes_per_s": 14}, ["memory_channel_bytes_per_s = 14", "not GB/s"]),
     ({"base": "alveo-u55c", "call_latency_s": 10}, ["call_latency_s", "not microseconds"]),

@@ -17,7 +17,7 @@ PRESETS = {p["name"]: p for p in fpga.presets()}
 # replaces the fabric's). Written out by hand.
 CHAINS = {"alveo-u55c": ["hbm2", "fabric"], "alveo-u280": ["hbm2", "fabric"],
           "alveo-u250": ["ddr4", "fabric"], "alveo-u200": ["ddr4", "fabric"],
-          "versal-v80": ["versal-v80", "hbm2e", "fabric"],
+          "versal-v80": ["versal-v80", "hbm2e", "hbm2", "fabric"],
           "intel-pac-a10": ["intel-ddr4", "ddr4", "intel-fabric", "fabric"],
           "bittware-520n-s10gx": ["bittware-520n-s10gx", "intel-ddr4", "ddr4", "intel-fabric", "fabric"],
           "intel-pac-d5005": ["intel-pac-d5005", "intel-ddr4", "ddr4", "intel-fabric", "fabric"],

@@ -234,28 +234,33 @@ Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, 
   if (fits) {
     // The gathered vectors (read-only sources) and the updated outputs (read-modify-write
     // targets) of the on-chip accesses: a tiled design re-reads each vector once per output
-    // tile and moves both over one channel each instead of streaming them with the rest.
-    double x = 0, y = 0, gathers = 0, x_elems = 0, y_elems = 0;
+    // tile and moves both over one channel each, in turn, instead of streaming them with the
+    // rest. The tiles, the density and the tiled-output test are one execution's (x, y,
+    // gathers); the traffic is every execution's (x_moved, y_moved): a loop body or a module
+    // called many times tiles the same output each time.
+    double x = 0, y = 0, gathers = 0, x_elems = 0, y_elems = 0, x_moved = 0, y_moved = 0;
     for (const DataflowStage& s : stages)
       for (const RandomTraffic& r : s.work->random) {
         const double run = std::max(r.run_bytes, 1.0);
         if (r.read_modify_write) {
-          y += s.executions * r.source_bytes;
+          y += r.source_bytes;
+          y_moved += s.executions * r.source_bytes;
           y_elems += r.source_bytes / run;
         } else {
-          x += s.executions * r.source_bytes;
+          x += r.source_bytes;
+          x_moved += s.executions * r.source_bytes;
           x_elems += r.source_bytes / run;
-          gathers += s.executions * r.accesses;
+          gathers += r.accesses;
         }
       }
     // Only a gather paired with a scatter (an SpMV-like design) is known to tile this way.
     if (x > 0 && y > 0 && x_elems > 0 && y_elems > 0) {
-      const double tiles = y > 0 ? std::max(1.0, std::ceil(y / kOutputTileBytes[c.end])) : 1.0;
+      const double tiles = std::max(1.0, std::ceil(y / kOutputTileBytes[c.end]));
       const double channel = kVectorChannels * t.memory_channel_bytes_per_s * c.stream_eff;
-      out.vectors = channel > 0 ? (tiles * x + y) / channel : 0.0;
+      out.vectors = channel > 0 ? (tiles * x_moved + y_moved) / channel : 0.0;
       out.vectors_overlap = c.end == 0;
       matrix_io = std::max(0.0, io_bytes - x - y);
-      spill += (tiles - 1) * x;
+      spill += (tiles - 1) * x_moved;
       // its density: nonzeros (the gathers) / (rows x columns)
       const bool sparse = gathers / (x_elems * y_elems) <= kLowDensity;
       // the same test at every end: the nominal design's output tile

@@ -332,7 +332,7 @@ std::vector<CardField> make_card_fields() {
   f.push_back(text_field("description", &T::description,
                          "\"\"; with base: the preset's + \" (modified: the fields given)\"", "any text",
                          "what the card is"));
-  f.push_back(text_field("memory_type", &T::memory_type, "hbm2", "hbm2, hbm2e, ddr4",
+  f.push_back(text_field("memory_type", &T::memory_type, "required; with base: the preset's", "hbm2, hbm2e, ddr4",
                          "UltraScale+ HBM, Versal HBM or DDR4: the calibration the card takes"));
   f.push_back(whole_field("memory_channels", &T::memory_channels, "memory channels", "required",
                           "HBM pseudo-channels, or DDR channels (banks)",
@@ -653,7 +653,7 @@ FpgaTarget card_from_fields(const CardFields& fields) {
     t.memory_type = type;
     changed += "memory_type";
   } else if (!based) {
-    const FpgaTarget cal = calibration_for("hbm2");
+    const FpgaTarget cal = calibration_for("hbm2");  // only while the fields are read: refused below
     for (const CardField& f : table)
       if (f.calibrated != nullptr) t.*f.calibrated = cal.*f.calibrated;
     t.random_granule_bytes = cal.random_granule_bytes;
@@ -729,6 +729,13 @@ FpgaTarget card_from_fields(const CardFields& fields) {
     t.name += changed.empty() ? "" : " (modified)";
   else
     t.name = "user";
+  // Its memory decides every measured rate the card takes: never guessed.
+  if (!based && !has("memory_type"))
+    throw Error(ErrorKind::kInvalidArgument,
+                "FPGA target '" + t.name +
+                    "': memory_type is missing: it decides which measured memory calibration the card takes "
+                    "(hbm2: UltraScale+ HBM, hbm2e: Versal HBM, ddr4); set it, or start from a preset (base=one of " +
+                    fpga_preset_names() + ")");
   validate_fpga_target(t);
   return t;
 }

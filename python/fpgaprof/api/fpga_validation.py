@@ -537,12 +537,14 @@ GROUP_SCOPES: dict[str, tuple[str, ...]] = {
 def scope_chain(memory_type: str, name: str) -> list[str]:
     """The scopes whose constants reach preset ``name`` with ``memory_type``, the most specific
     first: its own, a group's it belongs to (when its memory type is the group's), its memory
-    type's, a fabric group's it belongs to, the fabric's. A constant is the preset's when no
-    earlier scope sets its field."""
+    type's (HBM2e's, then HBM2's), a fabric group's it belongs to, the fabric's. A constant is
+    the preset's when no earlier scope sets its field."""
     mine = [g for g, cards in GROUP_SCOPES.items() if name in cards]
     memory = [g for g in mine if g.endswith(memory_type)]
     fabric = [g for g in mine if g.endswith("-fabric")]
-    return [name, *memory, memory_type, *fabric, "fabric"]
+    # Versal HBM2e takes UltraScale+ HBM2's access timing where it has no measurement of its own.
+    types = [memory_type, *(["hbm2"] if memory_type == "hbm2e" else [])]
+    return [name, *memory, *types, *fabric, "fabric"]
 
 
 def leave_one_source_out() -> list[dict]:
