@@ -67,6 +67,29 @@ TEST_CASE("parses module header, computations and instructions", "[hlo][parser]"
   CHECK(e->find("x.1")->parameter_number == 0);
 }
 
+TEST_CASE("mesh-axes replica groups and a byte-order mark", "[hlo][parser]") {
+  // XLA's mesh form of replica groups (what a sharded jax.jit program prints): the mesh, a blank,
+  // the axes; one attribute value. A UTF-8 byte-order mark before the header is skipped.
+  const std::string text =
+      "\xEF\xBB\xBFHloModule sharded\n\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+      "  ROOT s = f32[] add(a, b)\n}\n\nENTRY main {\n  p = f32[8]{0} parameter(0)\n"
+      "  ROOT r = f32[8]{0} all-reduce(p), channel_id=1, replica_groups=mesh['axis_0'=4,'axis_1'=1] {'axis_0'}, "
+      "use_global_device_ids=true, to_apply=add\n}\n";
+  const Module m = parse_hlo_module(text);
+  CHECK(m.name == "sharded");
+  const Instruction* r = m.entry()->root();
+  REQUIRE(r != nullptr);
+  CHECK(r->opcode == "all-reduce");
+  CHECK(r->attributes().at("replica_groups") == "mesh['axis_0'=4,'axis_1'=1] {'axis_0'}");
+  CHECK(r->attributes().at("use_global_device_ids") == "true");
+  REQUIRE(r->called_computations().size() == 1);
+  CHECK(r->called_computations()[0] == "add");
+  // A value that only looks like it (not a mesh) still ends at the blank.
+  CHECK_THROWS_AS(
+      parse_hlo_module("ENTRY main {\n  ROOT p = f32[8]{0} parameter(0), frontend_attributes=x[1] {y}\n}\n"),
+      HloParseError);
+}
+
 TEST_CASE("stack_frame_id resolves to the innermost frame, parents are printed id + 1", "[hlo][parser]") {
   Module m = parse_hlo_module(kNewForm);
   const Instruction* cos = m.find_instruction("cos.0");

@@ -1,6 +1,7 @@
 """The static FPGA what-if: fpgaprof.fpga.estimate(fn, *args), estimate_hlo(text) and
 `fpgaprof estimate MODULE.hlo`. Expected numbers are worked out by hand from the documented
 model (docs/fpga-model.md) and the preset's nominal constants and their ends."""
+import functools
 import json
 import math
 import subprocess
@@ -395,9 +396,15 @@ def test_row_imbalance_is_hispmvs_delta_by_hand():
                        (["a"], "nonzeros of each row"), ([1.0, float("nan")], "finite counts")):
         with pytest.raises(fpgaprof.InvalidArgumentError, match=match):
             fpga.row_imbalance(bad)
-    for pes in (0, -3, 2.5, True):
+    for pes in (0, -3, 2.5, True, 2**45):
         with pytest.raises(fpgaprof.InvalidArgumentError, match="pes"):
             fpga.row_imbalance([1, 2], pes=pes)
+    # Text is not row lengths (it converted to one row of 123); a sum beyond a float is no ratio.
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="not text"):
+        fpga.row_imbalance("123")
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="beyond a float"):
+        fpga.row_imbalance([1e308, 1e308])
+    assert fpga.row_imbalance([10, 1, 1, 1], pes=np.int64(2)) == pytest.approx(11 / 6.5)
 
 
 def test_a_given_row_imbalance_moves_the_sparse_scatter_and_says_so():
@@ -428,6 +435,15 @@ def test_a_given_row_imbalance_moves_the_sparse_scatter_and_says_so():
     assert "row imbalance given" not in str(base)
     # as compiled is the XLA design: no PEs to balance
     assert imb.card_time_s == pytest.approx(base.card_time_s, rel=1e-12)
+    # NumPy's numbers are numbers (a ratio computed with NumPy), a NumPy bool is not.
+    import numpy as np
+
+    as_np = fpga.estimate(fn, *args, target="alveo-u280", row_imbalance=np.float32(4.88))
+    assert as_np.row_imbalance == pytest.approx(4.88)
+    assert as_np.restructured_card_time_s == pytest.approx(imb.restructured_card_time_s, rel=1e-6)
+    assert fpga.estimate(fn, *args, target="alveo-u280", row_imbalance=np.int64(1)).row_imbalance == 1
+    with pytest.raises(fpgaprof.InvalidArgumentError, match="must be a number"):
+        fpga.estimate(fn, *args, target="alveo-u280", row_imbalance=np.bool_(True))
     for bad in (0.5, float("nan"), float("inf"), -2.0):
         with pytest.raises(fpgaprof.InvalidArgumentError, match="row_imbalance"):
             fpga.estimate_hlo(TRIAD_HLO, target="alveo-u280", row_imbalance=bad)
@@ -554,6 +570,82 @@ def test_row_imbalance_through_static_and_python_scalar_arguments():
     got = fpga.row_imbalance_from_args(shifted, vals, rows, cols, x, DATA_ROWS, 0, 2)
     assert got.delta is None
     assert "do not match" in got.note and "give row_imbalance=" in got.note
+
+
+def test_row_imbalance_with_arguments_it_cannot_compare():
+    # Static arguments JAX never makes arrays (a string, a function, an int beyond int32) and a
+    # PRNG key beside a static argument: the match goes on without them, never raises.
+    _, (vals, rows, cols, x) = _data_spmv()
+
+    @functools.partial(jax.jit, static_argnums=(4, 5))
+    def moded(vals, row, col, x, mode, f):
+        y = jax.ops.segment_sum(vals * x[col], row, num_segments=DATA_ROWS)
+        return f(y) if mode == "f" else y
+
+    got = fpga.row_imbalance_from_args(moded, vals, rows, cols, x, "f", jnp.sin)
+    assert got.delta == pytest.approx(DATA_DELTA)
+    got = fpga.row_imbalance_from_args(moded, vals, rows, cols, x, 2**70, jnp.sin)
+    assert got.delta == pytest.approx(DATA_DELTA)
+    shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in (vals, rows, cols, x)]
+    # Shapes only beside static arguments: nothing is said (and nothing raised).
+    est = fpga.estimate(moded, *shapes, "f", jnp.sin, target="alveo-u280")
+    assert est.row_imbalance is None and not [n for n in est.notes if "row imbalance" in n]
+
+    @functools.partial(jax.jit, static_argnums=0)
+    def keyed(n, key, v):
+        return jnp.zeros(n).at[jax.random.randint(key, (5000,), 0, n)].add(v)
+
+    got = fpga.row_imbalance_from_args(keyed, 1000, jax.random.key(0), jnp.ones(5000))
+    assert got.delta is not None and got.delta >= 1
+
+
+def test_row_imbalance_memory_follows_the_updates_not_the_rows():
+    # 100,000 updates into 2^28 rows given as a shape: the PEs' loads come from the updates
+    # (bincount of row mod 128), never an array of 2^28 row lengths. Rows 0..99,999 dealt to 128
+    # PEs: 782 rows on PEs 0-31 (31 x 782 + ...): by hand, 100,000 = 781 x 128 + 32, so PEs 0-31
+    # take 782 rows and the rest 781; NNZ / P = 781.25 -> delta 782 / 781.25.
+    import tracemalloc
+
+    def scatter(x, rows, v):
+        return x.at[rows].add(v)
+
+    args = (jax.ShapeDtypeStruct((2**28,), jnp.float32), jnp.arange(100_000, dtype=jnp.int32),
+            jnp.ones(100_000))
+    tracemalloc.start()  # NumPy's arrays are traced (the rows' lengths would be 2 GiB of int64)
+    try:
+        got = fpga.row_imbalance_from_args(scatter, *args)
+        peak_mb = tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+    assert got.delta == pytest.approx(782 / 781.25)
+    assert got.scatters[0]["rows"] == 2**28 and got.scatters[0]["updates"] == 100_000
+    assert peak_mb < 100
+
+
+def test_row_imbalance_never_runs_a_pure_callback_and_lists_few_scatters():
+    spmv, (vals, rows, cols, x) = _data_spmv()
+    ran = []
+
+    def host(r):
+        ran.append(1)
+        return r
+
+    def from_pure(vals, row, col, x):
+        r = jax.pure_callback(host, jax.ShapeDtypeStruct(row.shape, row.dtype), row)
+        return spmv(vals, r, col, x)
+
+    got = fpga.row_imbalance_from_args(from_pure, vals, rows, cols, x)
+    assert got.delta is None and ran == [] and "host callback" in got.note
+    # Twelve scatters whose ratios differ: the note names eight and counts the rest.
+
+    def many(vals, row, col, x):
+        out = [jax.ops.segment_sum(vals * x[col], (row + k) % DATA_ROWS if k % 2 else col,
+                                   num_segments=DATA_ROWS) for k in range(12)]
+        return sum(out)
+
+    got = fpga.row_imbalance_from_args(many, vals, rows, cols, x)
+    assert got.delta is None and "ratios differ" in got.note and ", and 4 more)" in got.note
+    assert len(got.scatters) == 12 and got.note.count("scatter-add at ") == 8
 
 
 def test_row_imbalance_not_taken_from_the_arguments_says_why():

@@ -35,6 +35,8 @@ class HloParser : private lex::HloLexer {
   explicit HloParser(std::string_view text) : HloLexer(text) {}
 
   Module parse() {
+    // A UTF-8 byte-order mark some editors write first: not text of the module.
+    if (s_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;
     skip_ws();
     bool headerless = true;
     if (at_word("HloModule")) {
@@ -712,6 +714,13 @@ class HloParser : private lex::HloLexer {
         value = s_.substr(value_pos, pos_ - value_pos);
       } else {
         value = scan_value();
+        // XLA's mesh-axes replica groups (`replica_groups=mesh['x'=4,'y'=2] {'x'}`): the mesh,
+        // a blank, then the axes the groups run over; one value.
+        if (value.size() > 5 && value.substr(0, 5) == "mesh[" && value.back() == ']' && next_char_after(pos_) == '{') {
+          skip_ws();
+          scan_value();
+          value = s_.substr(value_pos, pos_ - value_pos);
+        }
       }
       if (value.empty()) fail_at(value_pos, "a value for attribute '" + std::string(key) + "'");
       interpret_attribute(ins, key, value, value_pos);

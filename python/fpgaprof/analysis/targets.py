@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import numbers
 import os
 import re
 from collections.abc import Mapping
@@ -204,9 +205,11 @@ def row_imbalance_arg(value: Any) -> float:
     """A ``row_imbalance`` argument (the static estimate's, the trace ranking's and the
     report's) as the core takes it: 0.0 for None (not known), else the number, its range
     checked by the core (InvalidArgumentError) before any analysis runs."""
+    import numpy as np
+
     if value is None:
         return 0.0
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise InvalidArgumentError(
             "row_imbalance must be a number >= 1 (HiSpMV's delta) or None, not "
             f"{type(value).__name__}: fpgaprof.fpga.row_imbalance(row_lengths) computes it"

@@ -29,7 +29,7 @@ from fpgaprof.analysis.targets import (
 )
 from fpgaprof.analysis.trace_analysis import store_of
 from fpgaprof.api.dataflow import export_dataflow
-from fpgaprof.api.fpga_data import DataImbalance, data_row_imbalance, row_imbalance
+from fpgaprof.api.fpga_data import DataImbalance, as_jitted, data_row_imbalance, row_imbalance
 from fpgaprof.api.roofline import Table, analyze, no_rows_note
 from fpgaprof.base.constants import DEFAULT_TARGET
 from fpgaprof.base.core import core
@@ -554,7 +554,7 @@ def estimate(
         )
     spec = target_spec(target)  # a bad card fails before the compilation
     imbalance = row_imbalance_arg(row_imbalance)
-    jitted = fn if hasattr(fn, "lower") else jax.jit(fn)
+    jitted = as_jitted(jax, fn)
     # JAX's errors for a function that needs concrete values under jit (Python control flow on
     # an array, an array used as a shape): one typed error with the ways out. The user's own
     # errors (a wrong argument count, a bug) pass through as they are.

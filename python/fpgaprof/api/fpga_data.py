@@ -7,9 +7,10 @@ The function is traced to a jaxpr (not compiled as a whole); for each live scatt
 ``jax.experimental.sparse`` matrix (``bcoo_dot_general``, ``bcsr_dot_general``) in it, or in the
 jitted functions and calls it makes, only the equations its indices depend on are evaluated,
 one by one with the arguments' values (a call is followed into, never run whole; an equation
-with side effects is never run); the rows its output is updated at (a scatter's coordinates of
-its operand's dimension 0, a BCOO matrix's indices of its first free dimension, a BCSR matrix's
-index pointer) give the nonzeros of each row, and ``row_imbalance()`` HiSpMV's delta. A
+with side effects or a host callback is never run); the rows its output is updated at (a
+scatter's coordinates of its operand's dimension 0, a BCOO matrix's indices of its first free
+dimension, a BCSR matrix's index pointer) give the nonzeros of each row, and HiSpMV's delta
+(``row_imbalance()``) follows from the rows dealt to the PEs. A
 scatter inside a loop or a branch (other indices at each iteration), with fewer rows or updates
 than PEs, or whose indices depend on an argument given as a shape or on a host callback,
 yields none, and the result says why."""
@@ -22,11 +23,28 @@ from typing import Any
 
 from fpgaprof.base.errors import InvalidArgumentError
 
-__all__ = ["DataImbalance", "data_row_imbalance", "row_imbalance", "SAME_DELTA_TOLERANCE"]
+__all__ = [
+    "DataImbalance",
+    "as_jitted",
+    "data_row_imbalance",
+    "row_imbalance",
+    "SAME_DELTA_TOLERANCE",
+]
 
 # Two scatters' ratios this close (relative) are one matrix's: one delta applies to every
 # scatter of an estimate, so it is taken from the data only when they agree.
 SAME_DELTA_TOLERANCE = 0.01
+
+# The most processing elements a design is taken to deal rows to (the published designs have
+# 64-192); more is a unit mistake, refused before anything is allocated.
+MAX_PES = 1 << 20
+
+# A note lists at most this many scatters by name (the rest counted).
+_LISTED = 8
+
+# Host callbacks: never run for the indices (side effects, or the user's Python code), even the
+# ones JAX calls pure.
+_CALLBACKS = frozenset({"pure_callback", "io_callback", "debug_callback", "callback"})
 
 # Primitives whose sub-jaxprs run once per call with the caller's values: followed into. Loops
 # (while, scan) and branches (cond) are not: a scatter in them sees other indices each time.
@@ -44,6 +62,22 @@ _CALLS = frozenset(
 )
 
 
+def _check_pes(pes: Any) -> int:
+    import numpy as np
+
+    if isinstance(pes, bool) or not isinstance(pes, (int, np.integer)) or not 1 <= pes <= MAX_PES:
+        raise InvalidArgumentError(
+            f"row_imbalance: pes must be a whole number from 1 to {MAX_PES:,} (the processing "
+            f"elements a design deals rows to; 128 in the published designs), not {pes!r}"
+        )
+    return int(pes)
+
+
+def _delta(loads: Any, total: float, pes: int) -> float:
+    """HiSpMV's Eq. 2: the most loaded PE's nonzeros over NNZ / pes."""
+    return float(loads.max() / (total / pes))
+
+
 def row_imbalance(row_lengths: Any, pes: int = 128) -> float:
     """HiSpMV's row imbalance ratio delta of a sparse matrix (FPGA '24, Eq. 2): its rows dealt to
     ``pes`` processing elements cyclically (row r to PE r mod pes), the nonzeros of the most
@@ -53,8 +87,12 @@ def row_imbalance(row_lengths: Any, pes: int = 128) -> float:
     (HiSpMV-16, Serpens-16, HiSparse). Give the result to estimate(..., row_imbalance=delta)."""
     import numpy as np
 
-    if isinstance(pes, bool) or not isinstance(pes, (int, np.integer)) or pes < 1:
-        raise InvalidArgumentError(f"row_imbalance: pes must be a whole number >= 1, not {pes!r}")
+    pes = _check_pes(pes)
+    if isinstance(row_lengths, (str, bytes)):
+        raise InvalidArgumentError(
+            "row_imbalance takes the nonzeros of each row (numbers, e.g. numpy.diff(csr.indptr)), "
+            f"not text ({row_lengths[:20]!r})"
+        )
     try:
         lengths = np.asarray(row_lengths, dtype=np.float64).reshape(-1)
     except (TypeError, ValueError) as e:
@@ -67,14 +105,19 @@ def row_imbalance(row_lengths: Any, pes: int = 128) -> float:
             "row_imbalance: row_lengths must be one or more finite counts >= 0 (the nonzeros of "
             "each row)"
         )
-    total = float(lengths.sum())
+    with np.errstate(over="ignore"):
+        total = float(lengths.sum())
     if total <= 0:
         raise InvalidArgumentError(
             "row_imbalance: the matrix has no nonzeros (no imbalance to give)"
         )
-    pad = (-lengths.size) % int(pes)
-    loads = np.concatenate([lengths, np.zeros(pad)]).reshape(-1, int(pes)).sum(axis=0)
-    return float(loads.max() / (total / int(pes)))
+    if not np.isfinite(total):
+        raise InvalidArgumentError(
+            "row_imbalance: the row lengths sum beyond a float (1.8e308): give counts of nonzeros"
+        )
+    pad = (-lengths.size) % pes
+    loads = np.concatenate([lengths, np.zeros(pad)]).reshape(-1, pes).sum(axis=0)
+    return _delta(loads, total, pes)
 
 
 @dataclass
@@ -103,7 +146,7 @@ def data_row_imbalance(fn: Any, args: Sequence, kwargs: dict, pes: int = 128) ->
     leaves = jax.tree_util.tree_leaves((tuple(args), dict(kwargs)))
     if not any(_has_value(jax, leaf) for leaf in leaves):
         return DataImbalance()
-    jitted = fn if hasattr(fn, "trace") else jax.jit(fn)
+    jitted = as_jitted(jax, fn)
     try:
         traced = jitted.trace(*args, **kwargs)
     except Exception as e:  # noqa: BLE001 - the estimate reports a function that fails
@@ -112,7 +155,12 @@ def data_row_imbalance(fn: Any, args: Sequence, kwargs: dict, pes: int = 128) ->
     plan = _plan(closed.jaxpr)
     if not plan.all_scatters:
         return DataImbalance()
-    dynamic = _dynamic_leaves(jax, traced.args_info, args, kwargs)
+    try:
+        dynamic = _dynamic_leaves(jax, traced.args_info, args, kwargs)
+    except Exception:  # noqa: BLE001 - arguments JAX took but this cannot compare: no match
+        dynamic = None
+    if dynamic is not None and not any(_has_value(jax, leaf) for leaf in dynamic):
+        return DataImbalance()  # the traced arguments are shapes only (the rest static)
     values = (
         None if dynamic is None else _match(jax, dynamic, closed.jaxpr.invars, plan.needed_inputs)
     )
@@ -138,6 +186,11 @@ def data_row_imbalance(fn: Any, args: Sequence, kwargs: dict, pes: int = 128) ->
 _NOT_TAKEN = "row imbalance not taken from the arguments"
 
 
+def as_jitted(jax: Any, fn: Any) -> Any:
+    """``fn`` when it is a jitted function (it can be traced and lowered), else jax.jit(fn)."""
+    return fn if hasattr(fn, "trace") and hasattr(fn, "lower") else jax.jit(fn)
+
+
 def _has_value(jax: Any, leaf: Any) -> bool:
     return not isinstance(leaf, jax.ShapeDtypeStruct)
 
@@ -153,7 +206,10 @@ def _kind(dtype: Any) -> str:
     NumPy integer may become any integer type in a jaxpr."""
     import numpy as np
 
-    kind = np.dtype(dtype).kind
+    try:
+        kind = np.dtype(dtype).kind
+    except TypeError:  # JAX's extended dtypes (a PRNG key's): compared by name
+        return str(dtype)
     return "i" if kind in "biu" else kind
 
 
@@ -171,13 +227,18 @@ def _dynamic_leaves(jax: Any, args_info: Any, args: Sequence, kwargs: dict) -> l
         return None
 
     def fits(arg: Any, info: Any) -> bool:
-        if tree.tree_structure(arg) != tree.tree_structure(info):
-            return False
-        for leaf, i in zip(tree.tree_leaves(arg), tree.tree_leaves(info)):
-            dtype = leaf.dtype if hasattr(leaf, "dtype") else jax.numpy.asarray(leaf).dtype
-            if _shape(leaf) != tuple(i.shape) or _kind(dtype) != _kind(i.dtype):
+        # An argument that cannot be compared (a string, a function, a key array's dtype, an
+        # int beyond int32) does not fit: a static one JAX never turned into an array.
+        try:
+            if tree.tree_structure(arg) != tree.tree_structure(info):
                 return False
-        return True
+            for leaf, i in zip(tree.tree_leaves(arg), tree.tree_leaves(info)):
+                dtype = leaf.dtype if hasattr(leaf, "dtype") else jax.numpy.asarray(leaf).dtype
+                if _shape(leaf) != tuple(i.shape) or _kind(dtype) != _kind(i.dtype):
+                    return False
+            return True
+        except Exception:  # noqa: BLE001 - see above
+            return False
 
     n = len(pos_info)
     if n == len(args):
@@ -204,10 +265,14 @@ def _match(jax: Any, leaves: list, invars: Sequence, needed: set) -> list | None
         return None
     if not all(_shape(leaf) == tuple(v.aval.shape) for leaf, v in zip(leaves, invars)):
         return None
+
+    def value(leaf: Any, v: Any) -> Any:
+        if isinstance(leaf, jax.Array) and leaf.dtype == v.aval.dtype:
+            return leaf  # as traced (a PRNG key array among them)
+        return jax.numpy.asarray(leaf, dtype=v.aval.dtype)
+
     return [
-        jax.numpy.asarray(leaf, dtype=v.aval.dtype)
-        if k in needed and _has_value(jax, leaf)
-        else _MISSING
+        value(leaf, v) if k in needed and _has_value(jax, leaf) else _MISSING
         for k, (leaf, v) in enumerate(zip(leaves, invars))
     ]
 
@@ -379,7 +444,8 @@ def _run(
             outs = _run(sub_jaxpr, sub_consts, invals, plan.subplans[i], found, prefix + (i,))
             env.update(zip(eqn.outvars, outs))
         if "eval" in action:
-            unknown = _EFFECTFUL if eqn.effects else _unknown(invals)
+            callback = eqn.effects or eqn.primitive.name in _CALLBACKS
+            unknown = _EFFECTFUL if callback else _unknown(invals)
             if unknown is not None:
                 env.update((o, unknown) for o in eqn.outvars)
                 continue
@@ -422,30 +488,36 @@ def _scatter_row(jax: Any, eqn: Any, in_loop: bool, value: Any, pes: int) -> dic
     if value is _EFFECTFUL:
         out["why"] = "its indices come from an op with side effects (a host callback), not run"
         return out
-    lengths = _row_lengths(eqn, value, np)
-    if isinstance(lengths, str):
-        out["why"] = lengths
+    got = _row_loads(eqn, value, np, pes)
+    if isinstance(got, str):
+        out["why"] = got
         return out
-    out.update(rows=int(lengths.size), updates=int(lengths.sum()))
-    if lengths.size < pes or lengths.sum() < pes:
+    n, u, loads = got
+    out.update(rows=n, updates=u)
+    if n < pes or u < pes:
         # Fewer rows or updates than the design has PEs: no sparse matrix product whose rows a
         # design deals (a histogram's bins, one dynamic update); HiSpMV's ratio would be huge.
-        u = int(lengths.sum())
         out["why"] = (
-            f"{lengths.size:,} rows and {u:,} update{'' if u == 1 else 's'}: fewer than the "
+            f"{n:,} rows and {u:,} update{'' if u == 1 else 's'}: fewer than the "
             f"{pes} PEs a design deals rows to"
         )
     else:
-        out["delta"] = row_imbalance(lengths, pes)
+        out["delta"] = _delta(loads, u, pes)
     return out
 
 
 _NOT_BY_ROWS = "it does not update its output's rows one index at a time"
 
 
-def _row_lengths(eqn: Any, value: Any, np: Any) -> Any:
-    """The nonzeros (updates) of each row of ``eqn``'s output from its rows operand's
-    ``value``, or the reason (a str) they cannot be told."""
+def _row_loads(eqn: Any, value: Any, np: Any, pes: int) -> tuple[int, int, Any] | str:
+    """``eqn``'s output rows, its updates and the updates each of ``pes`` PEs takes when the rows
+    are dealt cyclically (row r to PE r mod pes; memory in the updates and the PEs, not in the
+    rows), from its rows operand's ``value``; or the reason (a str) they cannot be told."""
+
+    def dealt(rows: Any, n: int) -> tuple[int, int, Any]:
+        rows = rows[(rows >= 0) & (rows < n)]  # dropped (FILL_OR_DROP), padding, or in bounds
+        return n, int(rows.size), np.bincount(rows % pes, minlength=pes)
+
     name = eqn.primitive.name
     if name.startswith("scatter"):
         dn = eqn.params.get("dimension_numbers")
@@ -462,8 +534,7 @@ def _row_lengths(eqn: Any, value: Any, np: Any) -> Any:
         rows = np.asarray(value)[..., k].reshape(-1).astype(np.int64)
         if "CLIP" in str(eqn.params.get("mode")).upper():
             rows = np.clip(rows, 0, n - 1)
-        rows = rows[(rows >= 0) & (rows < n)]  # dropped (FILL_OR_DROP) or promised in bounds
-        return np.bincount(rows, minlength=n)
+        return dealt(rows, n)
     # A sparse product: its output's first dimension is the sparse operand's first dimension
     # that is not contracted (A @ x: the rows; x @ A: the columns).
     (contract, _), (batch, _) = eqn.params["dimension_numbers"]
@@ -473,19 +544,24 @@ def _row_lengths(eqn: Any, value: Any, np: Any) -> Any:
         return _NOT_BY_ROWS
     d, n = free[0], shape[free[0]]
     if name == "bcsr_dot_general":  # the index pointer gives the rows (A @ x) only
-        return np.diff(np.asarray(value).astype(np.int64)) if d == 0 else _NOT_BY_ROWS
+        if d != 0:
+            return _NOT_BY_ROWS
+        lengths = np.diff(np.asarray(value).astype(np.int64))  # as long as the pointer given
+        pad = (-lengths.size) % pes
+        loads = np.concatenate([lengths, np.zeros(pad, np.int64)]).reshape(-1, pes).sum(axis=0)
+        return n, int(lengths.sum()), loads
     indices = np.asarray(value)
     if d >= indices.shape[-1]:  # a dense dimension of the BCOO matrix: no indices for it
         return _NOT_BY_ROWS
-    rows = indices[..., d].reshape(-1).astype(np.int64)
-    return np.bincount(rows[(rows >= 0) & (rows < n)], minlength=n)  # padding ids out of range
+    return dealt(indices[..., d].reshape(-1).astype(np.int64), n)
 
 
 def _decide(scatters: list[dict], pes: int) -> DataImbalance:
     """One delta for the estimate when every scatter has one and they agree; else none, and why."""
     deltas = [s["delta"] for s in scatters if s["delta"] is not None]
-    what = ", ".join(f"{s['primitive']} ({s['where']})" for s in scatters)
     n = len(scatters)
+    more = f", and {n - _LISTED} more" if n > _LISTED else ""
+    what = ", ".join(f"{s['primitive']} ({s['where']})" for s in scatters[:_LISTED]) + more
     if len(deltas) == n and max(deltas) <= min(deltas) * (1 + SAME_DELTA_TOLERANCE):
         delta = max(deltas)
         updates = sum(s["updates"] for s in scatters)
@@ -501,8 +577,9 @@ def _decide(scatters: list[dict], pes: int) -> DataImbalance:
                 f"{s['primitive']} at {s['where']}: {s['delta']:.3g}"
                 if s["delta"] is not None
                 else f"{s['primitive']} at {s['where']}: {s['why']}"
-                for s in scatters
+                for s in scatters[:_LISTED]
             )
+            + more
             + "), and one ratio applies to every scatter"
         )
     else:
