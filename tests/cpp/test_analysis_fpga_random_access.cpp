@@ -261,6 +261,13 @@ TEST_CASE("FPGA what-if, case D: a gather on the round card (docs/fpga-model-cas
     CHECK(w.combined_count == 0);
     CHECK(w.restructured_combined_count == 1);
     CHECK(w.restructured_combined_speedup == near(1.0 / (1.0 - 0.0409375)));
+    // A workload of 50 us (kernels overlapping on several streams: their 120 us exceed it): the
+    // combined speedup is over the ops' summed 120 us, 120 / (120 - 40.9375) = 1.517787 (over
+    // 50 us it read 5.517, and savings past the wall time gave 1.00 with its range reversed).
+    FpgaOptions overlapped = resident();
+    overlapped.workload_ns = 50e3;
+    const FpgaReport o = rank_fpga_candidates(f.ops, r, wide, overlapped);
+    CHECK(o.restructured_combined_speedup == near(120.0 / (120.0 - 40.9375)));
   }
   SECTION("a precision the card lacks: score 0, no speedup") {
     std::vector<OpCost> ops = f.ops;
@@ -289,7 +296,7 @@ TEST_CASE("FPGA regions, case D: the region's ops on the card and as one dataflo
   const FpgaRegionCandidate& c = regions[0];
   CHECK(c.path == "recon");
   // As compiled: gather 1.45, 5.5, 21.6 ms + add_fusion 0.3, 0.75, 2.4 ms + one call (no
-  // XlaModule ranges: the most executions of an op of module 0) 10, 20, 40 us =
+  // XlaModule ranges: the fewest executions of an op of module 0) 10, 20, 40 us =
   // 1.76, 6.27, 24.04 ms.
   CHECK(c.module_calls == 1.0);
   CHECK_FALSE(c.module_calls_counted);

@@ -374,7 +374,12 @@ TEST_CASE("FPGA regions: data already on the card, and module calls without XlaM
     // Score: 0.8 x 0.994524 x 0.990476 x 1 x 1 = 0.788034.
     CHECK(proj.score == near(0.8 * (0.25 + 0.75 * proj.memory_boundness) * (416.0 / 420.0)));
   }
-  SECTION("no NVTX ranges: calls estimated as the most executions of one of the module's ops") {
+  SECTION("no NVTX ranges, a loop body's op run more often: calls are the fewest executions") {
+    RegionFixture f(false);
+    f.ops[0].executions = 8;  // add_fusion four times a call (a loop body), reduce once
+    CHECK(find(f.rank(true), "step > proj").module_calls == 2.0);  // the most executions read 8
+  }
+  SECTION("no NVTX ranges: calls estimated as the fewest executions of one of the module's ops") {
     const RegionFixture f(false);
     const auto regions = f.rank(true);
     const FpgaRegionCandidate& proj = find(regions, "step > proj");

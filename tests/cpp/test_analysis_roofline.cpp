@@ -129,6 +129,27 @@ TEST_CASE("Roofline per op, region, kernel name and kernel", "[analysis][rooflin
   CHECK(r.by_kernel_name[2].bound == Bound::kLatency);
 }
 
+TEST_CASE("Roofline: kernels without timestamps add cost, not rates", "[analysis][roofline]") {
+  // The fixture with the dot's two kernels untimed (start = end: a counter replay left them
+  // without timestamps). The trace's cost still holds the dot (2.002e9 FLOP, 30e6 B: its
+  // intensity), but its rates are over the timed kernels' cost only: add_fusion's 24e6 B in
+  // 40 us = 600 GB/s, 58.59 % of its roof, as the op alone (the dot's 2e9 FLOP over add_fusion's
+  // 40 us read 50 TFLOP/s, 390 % of the roof).
+  Fixture f;
+  f.store.kernels[2].end_ns = f.store.kernels[2].start_ns;
+  f.store.kernels[3].end_ns = f.store.kernels[3].start_ns;
+  const Ceilings c = table_ceilings(f.store.devices[0]);
+  const RooflineReport r = analyze_roofline(f.store, c, f.ops, f.op_of_kernel);
+  CHECK(r.trace.flops == Approx(2.002e9));
+  CHECK(r.trace.bytes == Approx(30e6));
+  CHECK(r.trace.intensity == Approx(2.002e9 / 30e6));
+  CHECK(r.trace.achieved_bytes_per_s == Approx(600e9));
+  CHECK(r.trace.achieved_flops_per_s == Approx(50e9));
+  CHECK(r.trace.percent_of_roof == Approx(58.59).epsilon(1e-3));
+  CHECK(r.ops[1].time_ns == 0);
+  CHECK(r.ops[1].percent_of_roof == 0.0);
+}
+
 TEST_CASE("Roofline: tiny grid rule and measured counters", "[analysis][roofline]") {
   Fixture f;
   // 10 blocks < 0.5 x 100 SMs and (as below) < 10 % of the roof -> latency though it runs 20 us.

@@ -572,6 +572,45 @@ TEST_CASE("dataflow_time: stages share the DSPs and the memory, io once", "[anal
     // io 200e6 B: 5, 12.5, 40 ms > compute.
     check_range(dataflow_time(stages, 200e6, t), 5e-3, 12.5e-3, 40e-3);
   }
+  SECTION("a loop body re-reads an input larger than the on-chip room on every trip") {
+    // A GEMV-like body run 100 times in one design (99 repeats): its 1e8 B matrix and 4,000 B
+    // vector in, 4,000 B out; the io holds the matrix once (1e8 + 8,000 B). The matrix does not
+    // fit any end's room (4,608,000 / 2,304,000 / 1,152,000 B): each repeat streams it again,
+    // 99 x (1.00004e8 - 4,000) = 9.9e9 B. (1.00008e8 + 9.9e9) B at 40e9 / 16e9 / 5e9 B/s =
+    // 250.0002 ms, 625.0005 ms, 2.0000016 s (without the re-reading: 2.5, 6.25, 20 ms).
+    const CardWork body = work(0, 1.00008e8, 1.00004e8, 4000);
+    check_range(dataflow_time({{&body, Precision::kFp32, 100, 99}}, 1.00008e8, t), 250.0002e-3, 625.0005e-3, 2.0000016);
+    // A body whose inputs fit on chip (8,000 B) is read once: io 12,000 B / (40e9, 16e9, 5e9).
+    const CardWork small = work(0, 12000, 8000, 4000);
+    check_range(dataflow_time({{&small, Precision::kFp32, 100, 99}}, 12000, t), 0.3e-6, 0.75e-6, 2.4e-6);
+  }
+  SECTION("a given row imbalance slows the scatter's own stream, not the rest of the design") {
+    // A 512e6 B streaming stage and a scatter of 65,536 updates (4-byte indices and values,
+    // 524,288 B in) into a 16,384 B table, as one design: io 512e6 + 557,056 B. The stream takes
+    // the design: 512.557056e6 B / (40e9, 16e9, 5e9) = 12.8139264, 32.034816, 102.5114112 ms.
+    // The scatter's own stream (557,056 - 16,384 B) at delta 20: nominal x 20 / 1.22 on
+    // 540,672 / 16e9 = 33.792 us = 554 us; slow x 163.9 on 108.13 us = 17.7 ms: both under the
+    // stream, so delta 20 changes nothing (it multiplied the whole stream: 525 ms nominal).
+    const CardWork stream = work(0, 512e6, 256e6, 256e6);
+    const CardWork scatter = work(0, 524288, 540672, 16384, {random_traffic(524288, 131072, 4, 16384, true)});
+    const std::vector<DataflowStage> design = {{&stream, Precision::kFp32, 1, 0}, {&scatter, Precision::kFp32, 1, 0}};
+    const TimeRange balanced = dataflow_time(design, 512557056.0, t, nullptr, nullptr, 0.0);
+    check_range(balanced, 12.8139264e-3, 32.034816e-3, 102.5114112e-3);
+    const TimeRange skewed = dataflow_time(design, 512557056.0, t, nullptr, nullptr, 20.0);
+    check_range(skewed, 12.8139264e-3, 32.034816e-3, 102.5114112e-3);
+    // The scatter alone: its own stream and banks slowed (nominal 16.393 x max(33.792 us, 20.48 us
+    // on chip)).
+    CHECK(dataflow_time({{&scatter, Precision::kFp32, 1, 0}}, 557056, t, nullptr, nullptr, 20.0).nominal ==
+          near(20.0 / 1.22 * 33.792e-6));
+  }
+  SECTION("a region's calls of an SpMV: the io holds each call's vectors, moved once per call") {
+    // spmv_like(200000) called 10 times (no loop): io 10 x 3.4e6 B. The matrix streams 10 x 2.4e6
+    // B, the vectors move 10 times: exactly 10 one-call designs (100 us, 275 us, 760 us each,
+    // "as one dataflow design" above): 1 ms, 2.75 ms, 7.6 ms. (Subtracting one call's vectors
+    // from the io streamed 9 x 1e6 B twice.)
+    const CardWork w = spmv_like(200000);
+    check_range(dataflow_time({{&w, Precision::kFp32, 10, 0}}, 34e6, t), 1e-3, 2.75e-3, 7.6e-3);
+  }
   SECTION("two tables that fit on chip alone but not together") {
     const CardWork g = element_gather(1.5e6);
     bool onchip = true;

@@ -168,11 +168,15 @@ struct Parts {
   double vectors = 0;                // a tiled vector's loads and the output's stores over their channels
   bool vectors_overlap = false;      // ... hidden under the matrix stream (the fast end) or added to it
   double pe_factor = 1;              // the most loaded PE's work over the mean's, of a scatter (row imbalance, stalls)
+  double pe_memory = -1;             // the scatters' own stream (their matrix), which pe_factor slows; < 0: all memory
   double memory_bytes = 0;           // what the card moves in this design
   bool restructured = false;         // the restructured design was faster and is the one given
   bool structure_dependent = false;  // a gather + scatter whose time the matrix's structure decides
   double access() const {
-    const double pes = pe_factor * std::max(memory, onchip);
+    // The most loaded PE slows its scatter's stream and on-chip accesses; the rest of the design
+    // streams at the memory's pace.
+    const double own = pe_memory < 0 ? memory : std::min(pe_memory, memory);
+    const double pes = std::max(memory, pe_factor * std::max(own, onchip));
     return vectors_overlap ? std::max(pes, vectors) : pes + vectors;
   }
   double time() const { return std::max({compute, sort, access()}); }
@@ -226,7 +230,10 @@ Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, 
     if (k > 1) spill += (k - 1) * s.executions * (w.input_bytes + w.output_bytes);
     // A stage repeated inside one design invocation (a loop body) hands its result to its next
     // repetition: larger than the on-chip room, it goes out to card memory and back each time.
+    // Its other inputs (a matrix every trip reads), larger than the room, are read again each
+    // time: the io holds them once.
     if (s.repeats > 0 && w.output_bytes > room) spill += 2 * s.repeats * w.output_bytes;
+    if (s.repeats > 0 && w.input_bytes > room) spill += s.repeats * std::max(0.0, w.input_bytes - w.output_bytes);
     for (const RandomTraffic& r : w.random)
       (fits ? out.onchip : out.random) += s.executions * (fits ? onchip_seconds(r, t, c) : random_seconds(r, t, c));
   }
@@ -238,10 +245,13 @@ Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, 
     // rest. The tiles, the density and the tiled-output test are one execution's (x, y,
     // gathers); the traffic is every execution's (x_moved, y_moved): a loop body or a module
     // called many times tiles the same output each time.
-    double x = 0, y = 0, gathers = 0, x_elems = 0, y_elems = 0, x_moved = 0, y_moved = 0;
+    // The io holds them once per design invocation (executions less repeats: a region's calls,
+    // a function's one call): x_io, y_io.
+    double x = 0, y = 0, gathers = 0, x_elems = 0, y_elems = 0, x_moved = 0, y_moved = 0, xy_io = 0;
     for (const DataflowStage& s : stages)
       for (const RandomTraffic& r : s.work->random) {
         const double run = std::max(r.run_bytes, 1.0);
+        xy_io += std::max(s.executions - s.repeats, 0.0) * r.source_bytes;
         if (r.read_modify_write) {
           y += r.source_bytes;
           y_moved += s.executions * r.source_bytes;
@@ -259,7 +269,7 @@ Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, 
       const double channel = kVectorChannels * t.memory_channel_bytes_per_s * c.stream_eff;
       out.vectors = channel > 0 ? (tiles * x_moved + y_moved) / channel : 0.0;
       out.vectors_overlap = c.end == 0;
-      matrix_io = std::max(0.0, io_bytes - x - y);
+      matrix_io = std::max(0.0, io_bytes - xy_io);
       spill += (tiles - 1) * x_moved;
       // its density: nonzeros (the gathers) / (rows x columns)
       const bool sparse = gathers / (x_elems * y_elems) <= kLowDensity;
@@ -272,8 +282,22 @@ Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, 
       out.pe_factor = std::max(1.0, row_imbalance / kBalancedUpTo) *
                       (c.end == 2 && row_imbalance >= kImbalanced ? kRawDistanceCycles : 1.0);
   }
+  // The scatters' own stream: what their stages read and write besides the arrays they
+  // access at random (the matrix of an SpMV); the PE imbalance slows it, not the rest.
+  double scatter_bytes = 0;
+  for (const DataflowStage& s : stages) {
+    double sources = 0;
+    bool updates = false;
+    for (const RandomTraffic& r : s.work->random) {
+      sources += r.source_bytes;
+      updates = updates || r.read_modify_write;
+    }
+    if (updates) scatter_bytes += s.executions * std::max(0.0, s.work->compulsory_bytes - sources);
+  }
   out.memory_bytes = io_bytes + spill;
-  out.memory = (matrix_io + spill) / stream_bytes_per_s(t, c) + out.random;
+  const double bandwidth = stream_bytes_per_s(t, c);
+  out.memory = (matrix_io + spill) / bandwidth + out.random;
+  out.pe_memory = scatter_bytes / bandwidth + out.random;
   out.restructured = true;
   return out;
 }

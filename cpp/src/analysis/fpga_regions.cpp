@@ -185,8 +185,10 @@ void sum_ops(std::vector<std::pair<uint32_t, SpanAcc>>& entries, const std::vect
                                                   static_cast<double>(rp.kernel_count)
                                             : 0.0;
     if (op.module_index != kNone32) {
-      double& f = s.fallback_calls[op.module_index];
-      f = std::max(f, exec);
+      // Without counted calls: the fewest executions of one of its ops here (each call runs each
+      // op at least once; a loop body's run its trips more).
+      const auto [at, fresh] = s.fallback_calls.try_emplace(op.module_index, exec);
+      if (!fresh && exec > 0) at->second = at->second > 0 ? std::min(at->second, exec) : exec;
       if (op.module_io_bytes > 0) s.io_of_module[op.module_index] = op.module_io_bytes;
       if (op.module_io_buffers > 0) s.buffers_of_module[op.module_index] = op.module_io_buffers;
     }

@@ -18,6 +18,9 @@ struct Acc {
   double blocks = 0;
   double flops = 0;
   double bytes = 0;
+  // The cost of the known-cost kernels that have a time: achieved rates divide it by known_ns
+  // (a kernel without timestamps adds its cost to flops and bytes, not its time).
+  double timed_flops = 0, timed_bytes = 0;
   uint64_t measured_count = 0;
   uint64_t measured_ns = 0;
   double measured_blocks = 0;
@@ -35,6 +38,10 @@ struct Acc {
       known_ns += ns;
       flops += f;
       bytes += b;
+      if (ns > 0) {
+        timed_flops += f;
+        timed_bytes += b;
+      }
       precision_ns[static_cast<std::size_t>(p)] += ns;
     } else if (b > 0) {
       lower_bound_ns += ns;
@@ -55,6 +62,8 @@ struct Acc {
     blocks += o.blocks;
     flops += o.flops;
     bytes += o.bytes;
+    timed_flops += o.timed_flops;
+    timed_bytes += o.timed_bytes;
     lower_bound_ns += o.lower_bound_ns;
     lower_bound_bytes += o.lower_bound_bytes;
     measured_count += o.measured_count;
@@ -119,13 +128,16 @@ RooflinePoint finish(const Acc& a, uint64_t executions, Precision p, const Ceili
   r.precision = c.effective_precision(p);
   r.ridge_flops_per_byte = c.ridge_flops_per_byte(p);
   // Achieved rates over the time of the kernels whose cost is known, so unattributed kernels
-  // in a region do not dilute the rate of the attributed ones.
+  // in a region do not dilute the rate of the attributed ones; of those kernels, the cost of
+  // the timed ones only (a kernel without timestamps would add work done in no time).
   const double seconds = static_cast<double>(a.known_ns) * 1e-9;
   if (seconds > 0) {
-    r.achieved_flops_per_s = a.flops / seconds;
-    r.achieved_bytes_per_s = a.bytes / seconds;
+    r.achieved_flops_per_s = a.timed_flops / seconds;
+    r.achieved_bytes_per_s = a.timed_bytes / seconds;
   }
-  fill_roof(a.flops, a.bytes, seconds, p, c, r.intensity, r.roof_flops_per_s, r.percent_of_roof);
+  fill_roof(a.flops, a.bytes, 0.0, p, c, r.intensity, r.roof_flops_per_s, r.percent_of_roof);
+  double timed_intensity = 0, timed_roof = 0;
+  fill_roof(a.timed_flops, a.timed_bytes, seconds, p, c, timed_intensity, timed_roof, r.percent_of_roof);
   r.bound =
       bound_of(a.flops, a.bytes, r.intensity, r.percent_of_roof, r.mean_kernel_ns(), r.mean_blocks, p, c, sm_count, o);
   if (a.measured_count > 0) {
