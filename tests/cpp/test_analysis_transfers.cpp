@@ -264,11 +264,12 @@ TEST_CASE("Every copy kind: its direction and host memory", "[analysis][transfer
   CHECK(d2d.count == 1);
   CHECK(d2d.bytes == 5000);
   CHECK(d2d.pinned_count + d2d.pageable_count == 0);
-  // HtoH: B, its source pageable -> pageable (1500 B), though its destination is pinned.
+  // HtoH: B, pageable -> pinned: a copy between host buffers crosses no link and is not staged
+  // by the driver: neither pinned nor pageable.
   const TransferStats& h2h = dir(t, Direction::kHtoH);
   CHECK(h2h.count == 1);
-  CHECK(h2h.pageable_count == 1);
-  CHECK(h2h.pageable_bytes == 1500);
+  CHECK(h2h.pageable_count == 0);
+  CHECK(h2h.pageable_bytes == 0);
   CHECK(h2h.pinned_count == 0);
   CHECK(h2h.sync_count == 1);
   // DtoH: C (into pageable: pageable, 2000 B) and E (array -> pinned: pinned); 5000 B in
@@ -291,20 +292,40 @@ TEST_CASE("Every copy kind: its direction and host memory", "[analysis][transfer
   CHECK(h2d.pageable_count == 0);
   CHECK(r.link_percent(t, Direction::kHtoD) == Approx(100.0 * 10e9 / 31.50769e9).epsilon(1e-4));
   CHECK(r.link_percent(t, Direction::kDtoH) == Approx(100.0 * 25e9 / 31.50769e9).epsilon(1e-4));
-  // All: 6 copies, 20500 B; pageable B + C = 2 copies, 3500 B; pinned D + E = 2; sync B, C.
+  // All: 6 copies, 20500 B; pageable C = 1 copy, 2000 B; pinned D + E = 2; sync B, C.
   CHECK(t.all.count == 6);
   CHECK(t.all.bytes == 20500);
-  CHECK(t.all.pageable_count == 2);
-  CHECK(t.all.pageable_bytes == 3500);
+  CHECK(t.all.pageable_count == 1);
+  CHECK(t.all.pageable_bytes == 2000);
   CHECK(t.all.pinned_count == 2);
   CHECK(t.all.sync_count == 2);
   CHECK(t.all.busy_ns == 600);
-  // One pageable flag for the trace, plural; no tiny flood (6 copies < 1000).
+  // One pageable flag for the trace, for C alone; no tiny flood (6 copies < 1000).
   REQUIRE(r.flags.size() == 1);
   CHECK(r.flags[0].kind == "pageable");
-  CHECK(r.flags[0].count == 2);
-  CHECK(r.flags[0].bytes == 3500);
-  CHECK(r.flags[0].message.rfind("2 copies (3.5 kB) in the trace use pageable host memory: they are staged", 0) == 0);
+  CHECK(r.flags[0].count == 1);
+  CHECK(r.flags[0].bytes == 2000);
+  CHECK(r.flags[0].message.rfind("1 copy (2.0 kB) in the trace uses pageable host memory: it is staged", 0) == 0);
+}
+
+TEST_CASE("Transfers: a copy without timestamps adds bytes, not rate", "[analysis][transfers]") {
+  // HtoD 1 MB in [0, 40 us) and 1 MB with start = end (a counter replay left it no duration) on a
+  // PCIe gen4 x16 device (31.508 GB/s): 2 MB copied, the rate 1e6 B / 40 us = 25 GB/s (not 50),
+  // link % 79.35 = the rate over the peak.
+  TraceStore s;
+  s.devices = {pcie_device(0, 4)};
+  s.memcpys = {copy_on(0, CopyKind::kHtoD, 1000000, 0, 40000, MemoryKind::kPinned, MemoryKind::kDevice, true),
+               copy_on(0, CopyKind::kHtoD, 1000000, 50000, 50000, MemoryKind::kPinned, MemoryKind::kDevice, true)};
+  const TransferReport r = analyze_transfers(s);
+  const TransferGroup& t = group(r, GroupKind::kTrace, kNone32);
+  const TransferStats& h2d = dir(t, Direction::kHtoD);
+  CHECK(h2d.count == 2);
+  CHECK(h2d.bytes == 2000000);
+  CHECK(h2d.timed_bytes == 1000000);
+  CHECK(h2d.busy_ns == 40000);
+  CHECK(h2d.achieved_bytes_per_s() == Approx(25e9));
+  CHECK(t.all.achieved_bytes_per_s() == Approx(25e9));
+  CHECK(r.link_percent(t, Direction::kHtoD) == Approx(100.0 * 25e9 / 31.50769e9).epsilon(1e-4));
 }
 
 TEST_CASE("Transfer flag texts: one copy, the tiny threshold in bytes and decimal kB", "[analysis][transfers]") {

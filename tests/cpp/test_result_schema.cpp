@@ -139,10 +139,12 @@ TEST_CASE("a nested entry writes its object in place: only the copy directions a
   htod.count = 2;
   htod.bytes = 8;
   htod.busy_ns = 4;
+  htod.timed_bytes = 8;
   DeviceCopyStats dtod;
   dtod.count = 1;
   dtod.bytes = 3;
   dtod.busy_ns = 1;
+  dtod.timed_bytes = 3;
   DeviceRow r;
   r.by_direction[static_cast<std::size_t>(Direction::kHtoD)] = htod;
   r.by_direction[static_cast<std::size_t>(Direction::kDtoD)] = dtod;
@@ -151,9 +153,9 @@ TEST_CASE("a nested entry writes its object in place: only the copy directions a
   // HtoD crosses the host link (its link fields null: no peak known), DtoD does not; the
   // directions without copies are absent. 8 bytes in 4 ns = 2e9 bytes/s, 3 in 1 ns = 3e9.
   CHECK(w.out ==
-        "{HtoD:{count:2,bytes:8,busy_ns:4,achieved_bytes_per_s:2000000000.000000,link_bytes:0,"
+        "{HtoD:{count:2,bytes:8,busy_ns:4,timed_bytes:8,achieved_bytes_per_s:2000000000.000000,link_bytes:0,"
         "link_bytes_per_s:null,link_percent:null},"
-        "DtoD:{count:1,bytes:3,busy_ns:1,achieved_bytes_per_s:3000000000.000000,link_bytes:0,"
+        "DtoD:{count:1,bytes:3,busy_ns:1,timed_bytes:3,achieved_bytes_per_s:3000000000.000000,link_bytes:0,"
         "link_bytes_per_s:null,link_percent:null}}");
 }
 

@@ -31,14 +31,15 @@ Per direction:
         16000000 / 70000 = 228.5714... GB/s; neither pinned nor pageable (no host side); async 2;
         K overlaps on [150000, 170000) = 20000.
   PtoP: count 1; bytes 16000000; busy 80000; 200 GB/s; async 1; no kernel overlap.
-  HtoH: count 1; bytes 500000; busy 100000; 5 GB/s; pageable 1 (500000 B), pinned 0; sync 1.
+  HtoH: count 1; bytes 500000; busy 100000; 5 GB/s; neither pinned nor pageable (a copy between
+        host buffers crosses no link); sync 1.
   all:  count 1202 + 2 + 2 + 1 + 1 = 1208; bytes 10915200 + 4000000 + 16000000 + 16000000 +
         500000 = 47415200; busy = union: [0, 500000) (A, E, F, C, Bp touch or overlap) 500000 +
         [600000, 780000) (D, H) 180000 + [800000, 900000) 100000 + T 600000 = 1380000;
         duration sum 1000000 + 200000 + 100000 + 80000 + 100000 = 1480000; pinned 1202,
-        pageable 3 (Bp, D, G: 3500000 B); sync 3, async 1205; tiny 1200; kernel overlap: K lies
+        pageable 2 (Bp, D: 3000000 B); sync 3, async 1205; tiny 1200; kernel overlap: K lies
         inside [0, 500000): 100000. Host wait: the stream synchronize, 100000 ns, 1 call.
-Flags: pageable (3 copies, 3500000 B); tiny_transfers (1200 >= 1000 and 1200 >= 0.5 * 1208).
+Flags: pageable (2 copies, 3000000 B); tiny_transfers (1200 >= 1000 and 1200 >= 0.5 * 1208).
 
 Memory (device, address offset from A, bytes, time):
   +64Mi dev0 A @10000; +16Mi dev0 A+0x10000000 @20000; -16Mi @50000; +32Mi dev0 A+0x20000000
@@ -117,7 +118,7 @@ def check_transfers(tr: dict, base: int) -> None:
         "DtoH": (2, 4000000, 200000, 200000, 1, 1, 1000000, 1, 1, 0, 50000),
         "DtoD": (2, 16000000, 70000, 100000, 0, 0, 0, 0, 2, 0, 20000),
         "PtoP": (1, 16000000, 80000, 80000, 0, 0, 0, 0, 1, 0, 0),
-        "HtoH": (1, 500000, 100000, 100000, 0, 1, 500000, 1, 0, 0, 0),
+        "HtoH": (1, 500000, 100000, 100000, 0, 0, 0, 1, 0, 0, 0),
     }
     keys = ("count", "bytes", "busy_ns", "duration_sum_ns", "pinned_count", "pageable_count",
             "pageable_bytes", "sync_count", "async_count", "tiny_count", "kernel_overlap_ns")
@@ -130,11 +131,11 @@ def check_transfers(tr: dict, base: int) -> None:
     assert dirs["DtoH"]["link_percent"] == pytest.approx(40.0, rel=1e-12)
     assert tr["link_bytes_per_s"] == 50e9 and tr["link_source"] == "user"
     assert tuple(trace["all"][k] for k in keys) == \
-        (1208, 47415200, 1380000, 1480000, 1202, 3, 3500000, 3, 1205, 1200, 100000)
+        (1208, 47415200, 1380000, 1480000, 1202, 2, 3000000, 3, 1205, 1200, 100000)
     assert (trace["host_wait_ns"], trace["sync_calls"]) == (100000, 1)
     flags = {f["kind"]: f for f in tr["flags"] if f["group_kind"] == "trace"}
     assert set(flags) == {"pageable", "tiny_transfers"}
-    assert (flags["pageable"]["count"], flags["pageable"]["bytes"]) == (3, 3500000)
+    assert (flags["pageable"]["count"], flags["pageable"]["bytes"]) == (2, 3000000)
     assert flags["tiny_transfers"]["count"] == 1200
     assert "1200 of 1208 copies" in flags["tiny_transfers"]["message"]
 
@@ -242,7 +243,7 @@ def test_summary_json_reports_them(traced, tmp_path):
         "DtoH": (2, 4000000, 1, 1, 1, 1, 0),
         "DtoD": (2, 16000000, 0, 0, 0, 2, 0),
         "PtoP": (1, 16000000, 0, 0, 0, 1, 0),
-        "HtoH": (1, 500000, 0, 1, 1, 0, 0),
+        "HtoH": (1, 500000, 0, 0, 1, 0, 0),  # between host buffers: neither pinned nor pageable
     }
     gbps = {"HtoD": 10.9152, "DtoH": 20.0, "DtoD": 16000000 / 70000, "PtoP": 200.0, "HtoH": 5.0}
     assert {d: r["gbps"] for d, r in rows.items()} == pytest.approx(gbps, rel=1e-12)

@@ -154,6 +154,21 @@ def test_job_folder_names_ranks_without_a_readable_trace(tmp_path):
     assert isinstance(fpgaprof.load(out / "h-rank0"), fpgaprof.Profile)
 
 
+def test_the_balance_line_is_the_same_in_job_html_and_job_txt():
+    # Two ranks, 2 s and 1 s busy: busiest/mean 2 / 1.5 = 1.33, in both renderers, with each
+    # rank's own time (the HTML gave the least busy's time to the busiest); a rank whose index is
+    # unknown says so (the HTML left it blank); one trace has nothing to balance against.
+    from fpgaprof.report import job_html, job_text
+
+    model = job.combine([row(0, "a", [], busy_s=2.0), row(1, "a", [], busy_s=1.0)], [])
+    line = "busiest rank 0 2.000 s, least busy rank 1 1.000 s, busiest/mean 1.33, spread 50.0 % of the busiest"
+    assert line in job_text.render(model) and line in job_html.render(model)
+    model["balance"]["slowest_rank"] = None
+    assert "busiest rank (index unknown) 2.000 s" in job_html.render(model)
+    one = job.combine([row(0, "a", [], busy_s=2.0)], [])
+    assert "balance" not in job_text.render(one) and "Load balance" not in job_html.render(one)
+
+
 def test_names_from_traces_are_escaped_in_job_html_and_cleaned_in_job_txt():
     from fpgaprof.report import job_html, job_text
 

@@ -207,6 +207,32 @@ def test_dataflow_graph_of_the_reduce_by_hand():
     assert dot.count(', color="#c0392b"') == 3
 
 
+def test_every_field_of_a_dataflow_graph_is_documented():
+    """summary.json's dataflow.graphs[] carries dataflow_graph() whole: each of its keys is a
+    property of docs/summary.schema.json's graph and named in docs/reports.md, "Dataflow
+    graphs"; opcode, source and expanded from the committed dump by hand."""
+    with open(os.path.join(HERE, "..", "data", "buffer_assignment", "jit_f_cpu_after_optimizations.txt")) as fh:
+        text = fh.read()
+    # line 58: %ynn_fusion = ... fusion(...), calls=%fused_computation, stack_frame_id=2
+    # (<string>, line 5); line 59: ROOT %tuple.1 = ... tuple(...), no called computation;
+    # line 53: ENTRY %main.2
+    fused = dataflow.dataflow_graph(text, "ynn_fusion")
+    assert (fused["opcode"], fused["source"], fused["expanded"]) == ("fusion", "<string>:5", "fused_computation")
+    one = dataflow.dataflow_graph(text, "tuple.1")
+    assert (one["opcode"], one["source"], one["expanded"]) == ("tuple", "", "")
+    whole = dataflow.dataflow_graph(text)
+    assert (whole["op"], whole["opcode"], whole["source"], whole["expanded"]) == ("jit_f", "module", "", "main.2")
+    with open(os.path.join(HERE, "..", "..", "docs", "summary.schema.json")) as fh:
+        graph = json.load(fh)["properties"]["dataflow"]["properties"]["graphs"]["items"]["properties"]
+    with open(os.path.join(HERE, "..", "..", "docs", "reports.md")) as fh:
+        docs = fh.read().split("### Dataflow graphs", 1)[1].split("\n### ", 1)[0]
+    for key in fused:
+        assert key in graph, key
+        assert f"`{key}`" in docs, key
+    for key in ("opcode", "source", "expanded"):
+        assert graph[key]["type"] == "string" and graph[key]["description"], key
+
+
 def test_an_old_trace_loads_without_buffer_assignment():
     prof = fpgaprof.load(OLD_TRACE)
     assert prof.hlo_modules and all(m.buffer_assignment == "" for m in prof.hlo_modules)

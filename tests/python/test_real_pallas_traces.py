@@ -248,3 +248,63 @@ def test_with_pallas_disabled_the_projectors_are_xla_ops_with_static_costs(path)
     unknown = sum(r["time_ns"] for r in rows if not r["cost_known"])
     assert all(r["category"].startswith("custom-call:") for r in rows if not r["cost_known"])
     assert unknown < sum(r["time_ns"] for r in rows)
+
+
+# --- what report.html says about the ops it could not estimate ------------------------------
+
+
+@pytest.mark.parametrize("path, no_cost, no_time, gpu", [
+    # forward_project's window did not pair: its ops' kernels have no timestamps, 22 ops (20
+    # with one kernel, the two cub sorts with six), all of 0 s; back_project's ops all have
+    # XLA's static cost
+    (XLA_COUNTERS, 0, 22, "0 s"),
+    # the back projection's _back_kernel (pallas_call.1) has its 218.6 µs and counters but no
+    # static cost (a measured bound); the forward window did not pair: 29 ops without time
+    (PALLAS_COUNTERS, 1, 29, "218.6 µs"),
+], ids=["xla", "pallas"])
+def test_the_not_estimated_ops_are_counted_by_their_reason(path, no_cost, no_time, gpu, tmp_path):
+    prof = fpgaprof.load(path)
+    report.write_all(prof, str(tmp_path))
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    c = summary["candidates"]
+    assert c["what_if"]["not_estimated_count"] == no_cost + no_time
+    assert c["no_gpu_time_count"] == no_time
+    # each row's own fields say which: no GPU time (0 ns) and no estimate basis, or GPU time
+    untimed = [r for r in c["items"] if "have no GPU time" in (r["estimate_note"] or "")]
+    assert len(untimed) == no_time
+    assert all(r["gpu_time_ns"] == 0 and r["cost_known"] is False for r in untimed)
+    html = (tmp_path / "report.html").read_text()
+    reasons = ", ".join(
+        x for x in ((f"{no_cost} without a static cost" if no_cost else ""),
+                    f"{no_time} without GPU time (no timestamps)") if x)
+    assert (f"{no_cost + no_time} ops ({gpu} of GPU time) not estimated: {reasons} "
+            "(see estimate_note)") in html
+    assert "not estimated: no static cost" not in html
+
+
+def test_a_point_without_a_static_cost_has_no_values_but_its_time(pallas, tmp_path):
+    # The custom calls (three Pallas kernels, the cub sort) have no static cost: their points
+    # keep their time, and null FLOPs, bytes, rates and roof fraction, not measured zeros.
+    report.write_all(pallas, str(tmp_path))
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    points = {p["op"]: p for p in summary["roofline"]["points"]}
+    ops = {o["op"]: o for o in summary["ops"]["items"]}
+    for op in ("pallas_call.1", "pallas_call.2", "pallas_call.3", "custom-call.1"):
+        p = points[op]
+        assert p["time_s"] > 0 and p["bound"] == "unknown"
+        for k in ("flops", "bytes", "intensity", "achieved_flops_per_s", "achieved_bytes_per_s",
+                  "roof_fraction"):
+            assert p[k] is None, (op, k)
+        assert ops[op]["flops"] is None and ops[op]["bytes"] is None  # as the ops table
+    # an op with a static cost keeps its values (wrapped_iota: 0 FLOPs, counted ones)
+    assert points["wrapped_iota"]["flops"] == 0.0 and points["wrapped_iota"]["bytes"] > 0
+    # report.html's points table: time, then "–" in the six cells
+    html = (tmp_path / "report.html").read_text()
+    i = html.index('<tr><td class="text" data-v="pallas_call.1">pallas_call.1</td><td class="num"')
+    row = html[i:html.index("</tr>", i)]
+    assert row.count(">–</td>") == 6 and ">215.3 µs</td>" in row and ">0 B<" not in row
+    # print(prof.roofline()): "–" too; the rows themselves keep 0 beside cost_known False
+    line = next(ln for ln in str(pallas.roofline()).splitlines() if ln.split()[:1] == ["pallas_call.1"])
+    assert line.split()[:7] == ["pallas_call.1", "215.3", "µs", "–", "–", "–", "–"]
+    row = next(r for r in pallas.roofline(by="op") if r["op"] == "pallas_call.1")
+    assert row["flops"] == 0.0 and row["cost_known"] is False

@@ -89,11 +89,13 @@ def test_transfers_per_op(s):
 def test_flags_are_warnings(s):
     flags = s["transfers"]["flags"]
     got = sorted((f["kind"], f["scope"], f["region"] or "", f["count"]) for f in flags)
-    assert got == [("pageable", "region", "step", 2), ("pageable", "region", "step > load", 1),
-                   ("pageable", "trace", "", 2), ("tiny_transfers", "region", "step", 1200),
-                   ("tiny_transfers", "trace", "", 1200)]
+    # The pageable HtoD (1 MB, in "step > load"); the HtoH copy from pageable memory moves
+    # between host buffers (no link, no staging): no flag. "step" then holds the same one
+    # pageable copy as its child "step > load": flagged once, at the child.
+    assert got == [("pageable", "region", "step > load", 1), ("pageable", "trace", "", 1),
+                   ("tiny_transfers", "region", "step", 1200), ("tiny_transfers", "trace", "", 1200)]
     pageable_trace = next(f for f in flags if f["kind"] == "pageable" and f["scope"] == "trace")
-    assert pageable_trace["bytes"] == 2_000_000  # the pageable HtoD and HtoH, 1 MB each
+    assert pageable_trace["bytes"] == 1_000_000
     # one definition: every flag is a warning, and this trace has no other warning
     assert [w["message"] for w in s["warnings"]] == [f["message"] for f in flags]
     assert {(w["code"], w["severity"], w["source"]) for w in s["warnings"]} == {
@@ -145,16 +147,19 @@ def test_printed_summary_says_what_summary_json_says(prof, s):
     assert ("Transfers: 1206 copies, 192.02 MB, busy 2.90 ms (600.0 µs of it overlapping "
             "kernels); the host waited 900.0 µs in 2 synchronization calls") in text
     assert "  host link peak 63.02 GB/s (table" in text
-    assert "  Flags: 5 (pageable 3, tiny_transfers 2); each is listed" in text
+    assert "  Flags: 4 (pageable 2, tiny_transfers 2); each is listed" in text
     assert ("Device memory: peak 1.61 GB at 5.00 ms (all devices), 536.87 MB still allocated "
             "at the end; 3 allocations, 2 frees") in text
-    # region path, count, wall, GPU (summed), memory peak
+    # region path, count, wall, GPU (summed: kernels + copies + memsets), memory peak
+    head = next(ln for ln in lines if ln.split()[:2] == ["region", "count"])
+    assert head.split()[2:] == ["wall", "GPU", "time", "(kernels", "+", "copies", "+", "memsets)",
+                                "mem", "peak"]
     step = next(ln for ln in lines if ln.startswith("  step ") and "load" not in ln)
     load = next(ln for ln in lines if ln.startswith("  step > load"))
     assert step.split() == ["step", "1", "10.00", "ms", "4.90", "ms", "1.61", "GB"]
     assert load.split()[3:] == ["1", "3.00", "ms", "2.50", "ms", "1.34", "GB"]
-    # the warnings are summary.json's (5 transfer flags), not "0 (none)"
-    assert f"Warnings: {len(s['warnings'])} (5 of them transfer flags)" in text
+    # the warnings are summary.json's (4 transfer flags), not "0 (none)"
+    assert f"Warnings: {len(s['warnings'])} (4 of them transfer flags)" in text
     for w in s["warnings"]:
         assert f"  - {w['message']}" in lines
 
@@ -176,7 +181,7 @@ def test_digest_has_link_memory_and_warnings(s):
     assert lines[lines.index(facts) - 1].startswith("fpgaprof: ")
     assert facts.startswith("  host link use: HtoD 55.2 %, DtoH 31.7 % of 63 GB/s (table")
     assert "; device memory peak 1.61 GB at 5.00 ms; " in facts
-    assert facts.endswith("; 5 warnings (5 transfer flags) in report.html")
+    assert facts.endswith("; 4 warnings (4 transfer flags) in report.html")
 
 
 def test_html_shows_the_new_tables(s):
@@ -188,9 +193,12 @@ def test_html_shows_the_new_tables(s):
     mem = page[i:page.index("</table>", i)]
     assert mem.count("<tr>") == 3 and "1.61 GB" in mem and "1.34 GB" in mem
     assert "(whole trace)" in page and "<h3>Whole trace and regions</h3>" in page
-    assert "GPU time (summed, nested incl.)" in page
+    # what each GPU time holds: a region's its kernels, copies and memsets; the answer's (one
+    # row per region) its kernels only (docs/reports.md, "Sums and unions")
+    assert "GPU time (kernels + copies + memsets; summed, nested incl.)</th>" in page
+    assert "GPU time (kernels)</th>" in page
     assert ">device memory peak<" in page and ">warnings<" in page
-    assert "5 of them transfer flags" in page
+    assert "4 of them transfer flags" in page
 
 
 def _many_paths_profile(n: int):
@@ -275,5 +283,5 @@ def test_notebook_overview_has_memory_peak_and_warnings(prof):
     from fpgaprof.views.profile import profile_html
     page = profile_html(trace_overview(prof).data)
     assert "<tr><th>device memory peak</th><td style='text-align:left'>1.61 GB</td></tr>" in page
-    assert "<tr><th>warnings</th><td style='text-align:left'>5</td></tr>" in page
+    assert "<tr><th>warnings</th><td style='text-align:left'>4</td></tr>" in page
     assert "2.00 ms summed" in page  # kernel time is a sum, said so

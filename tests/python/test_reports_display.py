@@ -179,8 +179,9 @@ def test_candidate_tables_in_html_use_the_printed_formats():
     heads = [h.split(">")[-1] for h in doc.split("</th>")[:-1]]
     assert heads == ["rank", "op", "op_speedup", "gpu_time", "workload_speedup", "fpga_total",
                      "FLOPs (total)"]
-    # 1.914 -> 1.91x; 0.0496 -> 0.05x (as the digest and print()); 10,300 ns; 206.7 µs
-    for cell in (">1.91x</td>", ">0.05x</td>", ">10.3 µs</td>", ">206.7 µs</td>", ">10.2 k</td>"):
+    # 1.914 -> 1.91x; 0.0496 -> 0.050x (below 0.1: two significant digits, as the digest and
+    # print()); 10,300 ns; 206.7 µs
+    for cell in (">1.91x</td>", ">0.050x</td>", ">10.3 µs</td>", ">206.7 µs</td>", ">10.2 k</td>"):
         assert cell in doc
     # A value with a range: the range under it, its ends no columns of their own.
     row.update(op_speedup_low=1.26, op_speedup_high=3.14, fpga_total_low_s=1.3e-4, fpga_total_high_s=3.1e-4)
@@ -189,7 +190,8 @@ def test_candidate_tables_in_html_use_the_printed_formats():
     assert "op_speedup_low" not in heads and "fpga_total_high" not in heads
     assert '>1.91x<br><span class="dim">1.2-3.2x</span></td>' in doc
     assert '>206.7 µs<br><span class="dim">130-310 µs</span></td>' in doc
-    assert units.fmt_speedup(0.00496) == "0.005x" and units.fmt_speedup(None) == "–"
+    # 0.00496 to two significant digits: 0.0050 (the trailing zero kept, as a range's ends)
+    assert units.fmt_speedup(0.00496) == "0.0050x" and units.fmt_speedup(None) == "–"
     assert views.text_cell("op_speedup", 1.914) == "1.91x"
     assert views.text_cell("op_speedup", 1.914, columns.range_text("op_speedup", row)) == "1.91x (1.2-3.2x)"
     # ranges: two significant digits, no exponent, both ends in the upper end's unit, the low
@@ -200,6 +202,23 @@ def test_candidate_tables_in_html_use_the_printed_formats():
     assert units.fmt_s_range(8.1e-4, 2.1e-3) == "0.81-2.1 ms"
     assert units.fmt_s_range(1.7e-5, 5.649e-4) == "17-570 µs"
     assert units.fmt_speedup_range(None, 2.0) == "" and units.fmt_s_range(1.0, float("nan")) == ""
+
+
+def test_a_printed_speedup_never_falls_outside_its_printed_range():
+    # 0.01505 in 0.0053-0.01714: two decimals gave "0.02x", above the range's "0.018x"; two
+    # significant digits as the ends give 0.015 (0.01505 * 1000 = 15.05 -> 15)
+    assert units.fmt_speedup(0.01505) == "0.015x"
+    assert units.fmt_speedup_range(0.0053, 0.01714) == "0.0053-0.018x"
+    # 0.0104 in 0.0101-0.0107: 0.010x in 0.010-0.011x (two decimals gave 0.01x, one digit)
+    assert units.fmt_speedup(0.0104) == "0.010x"
+    assert units.fmt_speedup_range(0.0101, 0.0107) == "0.010-0.011x"
+    # 0.0996 rounds to 0.10: from 0.1 on a speedup has two decimals, 0.10x not 0.100x
+    assert units.fmt_speedup(0.0996) == "0.10x"
+    # from 0.1 on unchanged: two decimals
+    assert units.fmt_speedup(0.105) == "0.10x" and units.fmt_speedup(0.4567) == "0.46x"
+    assert units.fmt_speedup(0) == "0.00x"
+    # no exponent for a tiny one: 1.234e-5 -> 0.000012
+    assert units.fmt_speedup(1.234e-5) == "0.000012x"
 
 
 # --- fpgaprof export --format csv ------------------------------------------------------------
@@ -390,3 +409,35 @@ def test_summary_op_times_round_before_the_unit():
     assert format_ns(999_400) == "999 µs"
     assert format_ns(999.6) == "1 µs"
     assert format_ns(5) == "5 ns"
+
+
+def test_compare_shows_kernels_as_the_reports_do(tmp_path, capsys):
+    # CUPTI reports C++ kernels mangled; report.html and prof.summary() show them demangled and
+    # shortened (kernel_display_name), and so does compare: "void cub::EmptyKernel<void>()" ->
+    # "cub::EmptyKernel<…>" (from the summary's `demangled`), and
+    # _ZN3cub6detail4sort11RadixKernelIiEEvPi (no `demangled`: the core demangles it,
+    # "void cub::detail::sort::RadixKernel<int>(int*)") -> "cub::…::RadixKernel<…>".
+    empty, radix = "_ZN3cub11EmptyKernelIvEEvv", "_ZN3cub6detail4sort11RadixKernelIiEEvPi"
+
+    def with_kernels(t):
+        s = _summary_with_runs([], [], 1.0)
+        s["kernels"] = {"available": True, "rows_left_out": 0, "top": [
+            {"name": empty, "demangled": "void cub::EmptyKernel<void>()", "count": 1,
+             "total_s": t, "mean_s": t},
+            {"name": radix, "count": 2, "total_s": 2 * t, "mean_s": t}]}
+        return s
+    a, b = with_kernels(1e-3), with_kernels(2e-3)
+    rows = {r["name"]: r for r in compare.compare_summaries(a, b) if r["kind"] == "kernel"}
+    # the rows keep the names as recorded (the keys), with the shown name beside them
+    assert rows[empty]["display_name"] == "cub::EmptyKernel<…>"
+    assert rows[radix]["display_name"] == "cub::…::RadixKernel<…>"
+    summary_json.write_summary(tmp_path / "a.json", a)
+    summary_json.write_summary(tmp_path / "b.json", b)
+    assert cli.main(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 0
+    out = capsys.readouterr().out
+    assert "_ZN3cub" not in out
+    lines = out.splitlines()
+    # radix: 2 runs each side, 2.00 ms -> 4.00 ms, +2.00 ms, 2.00x
+    line = next(x for x in lines if x.strip().startswith("cub::…::RadixKernel<…>")).split()
+    assert line[:9] == ["cub::…::RadixKernel<…>", "2", "2", "2.00", "ms", "4.00", "ms", "+2.00", "ms"]
+    assert any(x.strip().startswith("cub::EmptyKernel<…> ") for x in lines)

@@ -128,6 +128,7 @@ DeviceReport analyze_devices(const TraceStore& store, const DeviceOptions& optio
       // As the transfer analysis: a copy without duration adds no link capacity, so its bytes
       // stay out of the link % too.
       if ((dir == Direction::kHtoD || dir == Direction::kDtoH) && r.end_ns > r.start_ns) st.link_bytes += r.bytes;
+      if (r.end_ns > r.start_ns) st.timed_bytes += r.bytes;
       a.row.copy_count += 1;
       a.row.copy_bytes += r.bytes;
       a.copies.add(r.start_ns, r.end_ns);

@@ -558,7 +558,8 @@ const ResultTable<TransferStats, NoContext>& transfer_stats_fields() {
     v.push_back(member<&R::sync_count, C>("sync_count", "", "synchronous copies"));
     v.push_back(member<&R::async_count, C>("async_count", "", "asynchronous copies"));
     v.push_back(member<&R::tiny_count, C>("tiny_count", "", "copies under the tiny-copy size"));
-    v.push_back(computed<R, C>("achieved_bytes_per_s", VT::kFloat, false, "bytes/s", "bytes / busy time",
+    v.push_back(member<&R::timed_bytes, C>("timed_bytes", "bytes", "bytes of the copies with a duration"));
+    v.push_back(computed<R, C>("achieved_bytes_per_s", VT::kFloat, false, "bytes/s", "timed_bytes / busy time",
                                [](const R& r, const C&) { return FieldValue{r.achieved_bytes_per_s()}; }));
     v.push_back(member<&R::link_bytes, C>("link_bytes", "bytes", "bytes of copies whose link peak is known"));
     v.push_back(member<&R::link_capacity_bytes, C>("link_capacity_bytes", "bytes",

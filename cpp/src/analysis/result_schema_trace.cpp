@@ -569,7 +569,8 @@ const ResultTable<DeviceCopyStats, LinkDirectionContext>& device_copy_stats_fiel
     v.push_back(member<&R::count, C>("count", "", "copies"));
     v.push_back(member<&R::bytes, C>("bytes", "bytes", "their bytes"));
     v.push_back(member<&R::busy_ns, C>("busy_ns", "ns", "union of their intervals"));
-    v.push_back(computed<R, C>("achieved_bytes_per_s", VT::kFloat, false, "bytes/s", "bytes / busy time",
+    v.push_back(member<&R::timed_bytes, C>("timed_bytes", "bytes", "bytes of the copies with a duration"));
+    v.push_back(computed<R, C>("achieved_bytes_per_s", VT::kFloat, false, "bytes/s", "timed_bytes / busy time",
                                [](const R& r, const C&) { return FieldValue{r.achieved_bytes_per_s()}; }));
     v.push_back(member<&R::link_bytes, C>("link_bytes", "bytes", "bytes of the copies with a duration (HtoD, DtoH)"));
     v.push_back(computed<R, C>("link_bytes_per_s", VT::kFloat, true, "bytes/s",

@@ -235,7 +235,9 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
     add_region_targets(c.region_index, targets);
     if (!op_of_memcpy.empty() && op_of_memcpy[i] != kNone32) targets.push_back(slot_for_op(op_of_memcpy[i]));
 
-    const bool host_side = dir == Direction::kHtoD || dir == Direction::kDtoH || dir == Direction::kHtoH;
+    // Pinned or pageable: the host side of a copy between host and device (a host-to-host copy
+    // crosses no link and is not staged by the driver).
+    const bool host_side = dir == Direction::kHtoD || dir == Direction::kDtoH;
     const bool pageable = host_side && (c.src_kind == MemoryKind::kPageable || c.dst_kind == MemoryKind::kPageable);
     const bool pinned =
         host_side && !pageable && (c.src_kind == MemoryKind::kPinned || c.dst_kind == MemoryKind::kPinned);
@@ -257,6 +259,8 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
       }
       // A copy without duration adds no link capacity, so its bytes stay out of link % too.
       if (c.end_ns <= c.start_ns) continue;
+      slot.group.by_direction[d].timed_bytes += c.bytes;
+      slot.group.all.timed_bytes += c.bytes;
       if (link_peak > 0) slot.group.by_direction[d].link_bytes += c.bytes;
       uint64_t s = 0, e = 0;
       if (slot.copy_union[d].add(c.start_ns, c.end_ns, s, e)) close(slot.group.by_direction[d], s, e);

@@ -22,6 +22,7 @@ from fpgaprof.api.fpga import best_rows
 from fpgaprof.base import records
 from fpgaprof.base.constants import DEFAULT_TARGET, FULL_ROWS, TOP_ROWS
 from fpgaprof.base.diagnostics import diagnostic
+from fpgaprof.views.ranking import has_no_gpu_time
 
 __all__ = [
     "TraceOverview",
@@ -168,6 +169,17 @@ MEASURED_FIELDS = (
 )
 
 
+# The values of an op's point that rest on its static cost: null when that is unknown.
+UNKNOWN_COST_POINT_FIELDS = (
+    "flops",
+    "bytes",
+    "intensity",
+    "achieved_flops_per_s",
+    "achieved_bytes_per_s",
+    "roof_fraction",
+)
+
+
 def _roofline_point(r: dict) -> dict:
     """A roofline row of the analysis (fields: result_fields("roofline_point"), with op, module
     and source for an op's row) as summary.json shows it: the roof as a fraction."""
@@ -203,6 +215,11 @@ def _roofline_point(r: dict) -> dict:
             "measured_coverage": r.get("measured_coverage") if measured else None,
         }
     )
+    if r.get("cost_known") is False:
+        # No static cost (a custom call the cost model has no rule for): its 0 FLOPs and bytes
+        # are not measured zeros, so neither are the values built on them (null, as ops.items[];
+        # the parquet/CSV rows keep them with cost_known and lower_bound_bytes).
+        p.update({k: None for k in UNKNOWN_COST_POINT_FIELDS})
     note = roofline.roof_note(r)
     if note:
         p["roof_note"] = note
@@ -381,6 +398,9 @@ def candidates_section(
         "what_if": records.to_plain(
             {k: v for k, v in fpga.items() if k not in ("candidates", "regions")}
         ),
+        # of what_if's not_estimated_count: the ops whose kernels have no GPU time (the rest
+        # have no static cost), over every row, listed or not
+        "no_gpu_time_count": sum(has_no_gpu_time(r) for r in rows),
         "regions": regions,
     }
 

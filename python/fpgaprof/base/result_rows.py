@@ -428,6 +428,7 @@ class TransferStats(TypedDict):
     sync_count: int
     async_count: int
     tiny_count: int
+    timed_bytes: int
     achieved_bytes_per_s: float
     link_bytes: int
     link_capacity_bytes: float
@@ -729,6 +730,7 @@ class DeviceCopyStats(TypedDict):
     count: int
     bytes: int
     busy_ns: int
+    timed_bytes: int
     achieved_bytes_per_s: float
     link_bytes: int
     link_bytes_per_s: float | None

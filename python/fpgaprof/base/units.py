@@ -123,12 +123,17 @@ def fmt_pct(x: float | None) -> str:
 
 
 def fmt_speedup(x: float | None) -> str:
-    """A speedup as every report prints it: "1.91x" (two decimals; small ones to two
-    significant digits, "0.0049x", so a slowdown never reads as 0.00x)."""
+    """A speedup as every report prints it: "1.91x" (two decimals); below 0.1 to two
+    significant digits, "0.015x", "0.0049x", as the ends of fmt_speedup_range, so a slowdown
+    never reads as 0.00x and a printed nominal never falls outside its printed range."""
     if x is None or isinstance(x, bool) or not math.isfinite(float(x)):
         return "–"
     x = float(x)
-    return f"{x:.2f}x" if abs(x) >= 0.01 or x == 0 else f"{x:.2g}x"
+    if abs(x) >= 0.1 or x == 0:
+        return f"{x:.2f}x"
+    v = float(_sig2(x))
+    # 0.0996 rounds up to 0.10: printed with two decimals as any speedup from 0.1 on
+    return f"{v:.2f}x" if abs(v) >= 0.1 else f"{_sig2(x)}x"
 
 
 def is_finite_number(x: Any) -> bool:

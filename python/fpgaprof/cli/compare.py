@@ -10,7 +10,7 @@ from typing import Any
 
 from fpgaprof import report
 from fpgaprof.base.text import read_text_file
-from fpgaprof.base.units import fmt_bytes, fmt_s
+from fpgaprof.base.units import fmt_bytes, fmt_s, kernel_display_name
 from fpgaprof.cli.common import PROG, failure, load_trace, out, trace_in
 
 __all__ = ["SummaryFormatError", "summary_of", "compare_summaries", "cmd_compare"]
@@ -121,7 +121,8 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
     why it is missing. Keys: (module, op) for ops, the region path, the kernel name, the copy
     direction. Each entry: time_s (the whole trace's), count (runs: executions of the op,
     instances of the region, kernel launches, copies) and mean_s (time per run; None for
-    copy directions, whose busy time is a union, not a sum of runs)."""
+    copy directions, whose busy time is a union, not a sum of runs); a kernel's also
+    display_name (kernel_display_name: demangled and shortened, as the reports show it)."""
     out: dict = {}
     key: tuple[str, str] | str
     if kind == "op":
@@ -180,6 +181,12 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
             n = _count(r.get("count"), f"{where}.count")
             out[str(r["name"])] = {
                 "name": str(r["name"]),
+                # as report.html and prof.summary() show it: a mangled C++ symbol demangled
+                # (the summary's `demangled`, else the core's) and shortened
+                "display_name": kernel_display_name(
+                    str(r["name"]),
+                    str(r["demangled"]) if isinstance(r.get("demangled"), str) else None,
+                ),
                 "module": None,
                 "time_s": t,
                 "count": n,
@@ -240,6 +247,10 @@ def compare_summaries(a: dict, b: dict) -> list[dict]:
                 {
                     "kind": kind,
                     "name": either["name"],
+                    # kernels only: the name as the reports show it (name: as recorded)
+                    **(
+                        {"display_name": either["display_name"]} if "display_name" in either else {}
+                    ),
                     "module": either["module"],
                     "time_before_s": ta if x else None,
                     "time_after_s": tb if y else None,
@@ -355,6 +366,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             if r["bound_before"] or r["bound_after"]:
                 bound = f"{r['bound_before'] or '–'}→{r['bound_after'] or '–'}"
             name = f"{r['module']}:{r['name']}" if r.get("module") else r["name"]
+            name = r.get("display_name") or name
             name = name if len(name) <= 40 else name[:37] + "..."
             if r["change_s"] is None:
                 change = "?"

@@ -153,7 +153,16 @@ def answer_lines(summary: Mapping, top: int = TOP) -> list[str]:
     )
     unit = "operation (region) and size" if a.get("unit") == "region" else "HLO op"
     head = f"FPGA answer per {unit}, best of {len(a.get('cards') or [])} cards:"
-    cols = ["operation", "size", "gpu time", "verdict", "best card", "speedup", "energy", "why"]
+    cols = [
+        "operation",
+        "size",
+        "gpu time (kernels)",
+        "verdict",
+        "best card",
+        "speedup",
+        "energy",
+        "why",
+    ]
     rows = [
         [
             str(i.get("operation") or ""),

@@ -42,6 +42,8 @@ from fpgaprof.views.ranking import (
     SLOW_END_AS_COMPILED_NOTE,
     combined_speedup_text,
     energy_text,
+    has_no_gpu_time,
+    not_estimated_text,
     ranked_table_html,
     row_imbalance_applied_text,
     source_cell,
@@ -624,7 +626,7 @@ def _regions(s: Mapping) -> str:
             ("region (path)", "text"),
             ("count", "num"),
             ("wall", "num"),
-            ("GPU time (summed, nested incl.)", "num"),
+            ("GPU time (kernels + copies + memsets; summed, nested incl.)", "num"),
         ],
         rows,
     ) + (
@@ -684,11 +686,12 @@ def _candidates(s: Mapping) -> str:
     if combined:
         head += f" · {esc(combined)}"
     if wi.get("not_estimated_count"):
-        ne_s = float(wi.get("not_estimated_gpu_ns") or 0) / 1e9
-        head += (
-            f" · {esc(wi['not_estimated_count'])} ops ({fmt_s(ne_s)}"
-            " of GPU time) not estimated: no static cost (see estimate_note)"
-        )
+        # summary.json counts the ops without GPU time over every row; an older one only
+        # has the rows it lists
+        no_time = c.get("no_gpu_time_count")
+        if not isinstance(no_time, int):
+            no_time = sum(has_no_gpu_time(r) for r in c.get("items") or [])
+        head += f" · {esc(not_estimated_text(wi, no_time))}"
         if wi.get("bounded_count"):
             head += (
                 f"; {esc(wi['bounded_count'])} of them bounded (≥ card time, ≤ speedup: "
@@ -852,7 +855,7 @@ def answer_html(s: Mapping) -> str:
     headers = [
         (unit, "text"),
         ("size", "num"),
-        ("GPU time", "num"),
+        ("GPU time (kernels)", "num"),
         ("verdict", "text"),
         ("best card", "text"),
         ("speedup (range)", "num"),

@@ -18,6 +18,7 @@ from fpgaprof.views.ranking import (
     ranked_table_html,
     row_imbalance_applied_text,
 )
+from fpgaprof.views.sections import balance_text
 
 __all__ = ["render", "write_job_html"]
 
@@ -151,7 +152,7 @@ def _answer(a: Mapping) -> list[str]:
         parts.append("<p class='na'>not available: no FPGA candidates on any rank</p>")
     else:
         headers = [("HLO op", "text"), ("module", "text"), ("ranks", "num")]
-        headers += [("GPU time (sum)", "num"), ("verdict in time", "text")]
+        headers += [("GPU time (kernels, sum over ranks)", "num"), ("verdict in time", "text")]
         for name in ("as compiled", "restructured"):
             headers += [
                 (f"{name}: speedup", "num"),
@@ -268,13 +269,8 @@ def render(model: Mapping) -> str:
         if given := row_imbalance_applied_text(model.get("row_imbalance"), every_rank=True):
             parts.append(f'<p class="dim">{esc(given)}</p>')
     parts.append(f"<p>Clock: {esc(model['clock']['text'])}</p>")
-    b = model.get("balance") or {}
-    if b.get("imbalance") is not None:
-        parts.append(
-            f"<p>Load balance: busiest rank {esc(b['slowest_rank'])} "
-            f"({esc(fmt_s(b['max_busy_s']))}), least busy rank {esc(b['least_busy_rank'])} "
-            f"({esc(fmt_s(b['min_busy_s']))}), busiest/mean {b['imbalance']:.2f}</p>"
-        )
+    if balance := balance_text(model):
+        parts.append(f"<p>Load balance: {esc(balance)}</p>")
     for title, key, cols in _SECTIONS:
         if model.get(key):
             parts += [f"<h2>{title}</h2>", _table(model[key], cols)]

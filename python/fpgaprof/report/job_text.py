@@ -9,6 +9,7 @@ from typing import Any
 from fpgaprof.base.columns import cell
 from fpgaprof.base.units import fmt_s, fmt_speedup_range
 from fpgaprof.views.ranking import SLOW_END_AS_COMPILED_NOTE, row_imbalance_applied_text
+from fpgaprof.views.sections import balance_text
 
 __all__ = [
     "render",
@@ -158,18 +159,8 @@ def render(model: Mapping) -> str:
         where = f" ({_clean(m['name'])})" if m.get("name") else ""
         out.append(f"MISSING {who}{where}: {_clean(m['reason'])}")
     out.append(f"clock: {_clean(model['clock']['text'])}")
-    b = model.get("balance") or {}
-    # One trace has nothing to balance against; a rank without a known index says so.
-    if b.get("imbalance") is not None and n >= 2:
-
-        def rank(k: str) -> str:
-            return "(index unknown)" if b.get(k) is None else str(b[k])
-
-        out.append(
-            f"balance: busiest rank {rank('slowest_rank')} {fmt_s(b['max_busy_s'])}, "
-            f"least busy rank {rank('least_busy_rank')} {fmt_s(b['min_busy_s'])}, "
-            f"busiest/mean {b['imbalance']:.2f}, spread {_pct(b['spread_fraction'])} of the busiest"
-        )
+    if balance := balance_text(model):
+        out.append(f"balance: {balance}")
     out += ["", "ranks", table(model["ranks"], RANK_COLUMNS)]
     if model.get("devices"):
         out += ["", "devices", table(model["devices"], DEVICE_COLUMNS)]

@@ -136,8 +136,8 @@ def _table_columns(table: Any) -> Columns:
 
 
 def _transfer_rows(rep: Mapping[str, Any]) -> list[dict]:
-    """One row per (group, direction) of the transfer analysis: the trace, each region path and
-    each device; direction "all" is the group's every copy together."""
+    """One row per (group, direction) of the transfer analysis: the trace, each region path (or
+    region) and each HLO op; direction "all" is the group's every copy together."""
     out = []
     for g in rep.get("groups", []):
         dirs = dict(g.get("directions", {}))

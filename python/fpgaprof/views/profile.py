@@ -176,20 +176,24 @@ def _region_lines(prof: Any, summary: dict, analysis: AnalysisResult | None, top
         }
     # Without GPU data there is no GPU time to show: "–", as report.html (not a measured 0).
     no_gpu = not prof.gpu_available and len(prof.kernels) == 0
-    lines.append(f"  {'region':40s} {'count':>7s} {'wall':>11s} {'GPU':>11s} {'mem peak':>11s}")
+    gpu_head = "GPU time (kernels + copies + memsets)"
+    lines.append(
+        f"  {'region':40s} {'count':>7s} {'wall':>11s} {gpu_head:>{len(gpu_head)}s} "
+        f"{'mem peak':>11s}"
+    )
     items = r["items"]
     for x in items[:top]:
         gpu = "–" if no_gpu or x.get("gpu_s") is None else _t(x["gpu_s"] * 1e9)
         peak = fmt_bytes(peaks[x["path"]]) if x["path"] in peaks else "–"
         lines.append(
             f"  {shorten(x['path'], 40):40s} {x['count']:7d} {_t(x['wall_s'] * 1e9):>11s} "
-            f"{gpu:>11s} {peak:>11s}"
+            f"{gpu:>{len(gpu_head)}s} {peak:>11s}"
         )
     left = len(items) - min(len(items), top) + int(r.get("rows_left_out") or 0)
     if left:
         lines.append(f"  ... {left} more region paths")
     lines.append(
-        "  (GPU = summed durations of the kernels, copies and memsets launched inside "
+        "  (GPU time = summed durations of the kernels, copies and memsets launched inside "
         "the region, nested ones included: a sum, not a union"
         + ("; – : no GPU data in this trace" if no_gpu else "")
         + "; mem peak = most device memory in use while it was open"

@@ -18,7 +18,7 @@ from fpgaprof.base.columns import (
     range_text,
 )
 from fpgaprof.base.markup import esc, html_cell, html_table
-from fpgaprof.base.units import fmt_speedup, fmt_speedup_range, is_finite_number
+from fpgaprof.base.units import fmt_s, fmt_speedup, fmt_speedup_range, is_finite_number
 
 __all__ = [
     "ABOVE_ROOF_MEASURED",
@@ -28,6 +28,8 @@ __all__ = [
     "best_rows",
     "combined_speedup_text",
     "energy_text",
+    "has_no_gpu_time",
+    "not_estimated_text",
     "ranked_table_html",
     "source_cell",
     "FOLD_CHARS",
@@ -105,6 +107,48 @@ def combined_speedup_text(what_if: Mapping, card: str) -> str:
     return (
         f"offloading the {count} op{'s' if count != 1 else ''} that gain to {card}: "
         f"workload speedup {fmt_speedup(combined)}{f' ({rng})' if rng else ''} (Amdahl){tail}"
+    )
+
+
+def has_no_gpu_time(row: Mapping) -> bool:
+    """Whether an FPGA ranking row is not estimated because its kernels have no GPU time (no
+    timestamps: kernel replay whose counter window could not be paired, a full timestamp
+    buffer), not for want of a static cost: the ranking marks such a row ``cost_known`` False
+    with no ``estimate_basis`` (not even a bound) and kernels (``kernel_count``) but a
+    ``gpu_time_ns`` of 0; its ``estimate_note`` reads "not estimated: its N kernel(s) have no
+    GPU time (...)". A row without a static cost has GPU time (or a bound's basis)."""
+    gpu = row.get("gpu_time_ns")
+    return (
+        row.get("cost_known") is False
+        and not row.get("estimate_basis")
+        and int(row.get("kernel_count") or 0) > 0
+        and not (is_finite_number(gpu) and float(gpu or 0) > 0)
+    )
+
+
+def not_estimated_text(what_if: Mapping, no_gpu_time_count: int) -> str:
+    """Why the ops of an op ranking without an estimate have none, each reason with its count:
+    "24 ops (1.20 ms of GPU time) not estimated: 2 without a static cost, 22 without GPU time
+    (no timestamps) (see estimate_note)"; "" when every op is estimated. `what_if`: the FPGA
+    result (``not_estimated_count``, ``not_estimated_gpu_ns``); `no_gpu_time_count`: how many
+    of them are so for want of GPU time (has_no_gpu_time over all rows), the rest have no static
+    cost."""
+    total = int(what_if.get("not_estimated_count") or 0)
+    if total <= 0:
+        return ""
+    no_time = min(max(int(no_gpu_time_count), 0), total)
+    why = [
+        f"{n} {text}"
+        for n, text in (
+            (total - no_time, "without a static cost"),
+            (no_time, "without GPU time (no timestamps)"),
+        )
+        if n
+    ]
+    gpu_s = float(what_if.get("not_estimated_gpu_ns") or 0) / 1e9
+    return (
+        f"{total} op{'s' if total != 1 else ''} ({fmt_s(gpu_s)} of GPU time) not estimated: "
+        f"{', '.join(why)} (see estimate_note)"
     )
 
 

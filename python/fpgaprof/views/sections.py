@@ -15,7 +15,7 @@ from typing import Any
 
 from fpgaprof.analysis import sections
 from fpgaprof.base import records
-from fpgaprof.base.columns import display_label
+from fpgaprof.base.columns import cell, display_label
 from fpgaprof.base.constants import TOP_ROWS
 from fpgaprof.base.markup import esc, html_cell, html_table, not_available
 from fpgaprof.base.text import terminal_safe
@@ -883,3 +883,21 @@ def memory_report(prof: Any, report: Mapping) -> MemoryReport:
     out.section = sections.memory_section_of(prof, dict(report), int(facts["start_ns"]))
     out.wall_s = facts.get("wall_time_s")
     return out
+
+
+def balance_text(model: Mapping) -> str | None:
+    """The job's load-balance line (text and HTML alike), None for one trace (nothing to balance
+    against) or no balance; a rank without a known index says so."""
+    b = model.get("balance") or {}
+    if b.get("imbalance") is None or model["rank_count"] < 2:
+        return None
+
+    def rank(k: str) -> str:
+        return "(index unknown)" if b.get(k) is None else str(b[k])
+
+    return (
+        f"busiest rank {rank('slowest_rank')} {fmt_s(b['max_busy_s'])}, "
+        f"least busy rank {rank('least_busy_rank')} {fmt_s(b['min_busy_s'])}, "
+        f"busiest/mean {b['imbalance']:.2f}, "
+        f"spread {cell('x_fraction', b['spread_fraction'])[0]} of the busiest"
+    )

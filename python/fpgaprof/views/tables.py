@@ -178,9 +178,26 @@ def text_cell(k: str, v: Any, rng: str = "") -> str:
     return "…" + t[-(TEXT_CELL - 1) :] if k == "source" else t[: TEXT_CELL - 1] + "…"
 
 
+# The columns of a roofline row built on its static cost: a 0 there is no measured zero when
+# the cost is unknown (cost_known False), so print() shows "–", as report.html does.
+COST_COLUMNS = frozenset(
+    (
+        "flops",
+        "bytes",
+        "intensity",
+        "achieved_flops_per_s",
+        "achieved_bytes_per_s",
+        "percent_of_roof",
+    )
+)
+
+
 def bounded_text(k: str, row: Mapping, text: str) -> str:
-    """A cell's text with "≤ " / "≥ " before it where the row is only a bound (bound_mark), and
-    " ⚠" after a percent of roof above 100 % (the row's roof_note says why)."""
+    """A cell's text with "≤ " / "≥ " before it where the row is only a bound (bound_mark),
+    " ⚠" after a percent of roof above 100 % (the row's roof_note says why), and "–" for a 0
+    that rests on an unknown static cost (COST_COLUMNS of a row with cost_known False)."""
+    if k in COST_COLUMNS and row.get("cost_known") is False and row.get(k) == 0:
+        return "–"
     mark = bound_mark(k, row)
     if k == "percent_of_roof" and row.get("roof_note"):
         text += " ⚠"

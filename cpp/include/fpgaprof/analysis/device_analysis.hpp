@@ -32,9 +32,11 @@ struct DeviceCopyStats {
   // width; 0 unknown).
   uint64_t link_bytes = 0;
   double link_bytes_per_s = 0;
-  // bytes / busy time, bytes per second; 0 without busy time.
+  uint64_t timed_bytes = 0;  // bytes of the copies with a duration (every direction)
+  // timed_bytes / busy time, bytes per second; 0 without busy time (a copy without timestamps
+  // adds bytes moved in no time: left out of the rate).
   double achieved_bytes_per_s() const {
-    return busy_ns > 0 ? static_cast<double>(bytes) * 1e9 / static_cast<double>(busy_ns) : 0.0;
+    return busy_ns > 0 ? static_cast<double>(timed_bytes) * 1e9 / static_cast<double>(busy_ns) : 0.0;
   }
   // Use of this device's link while its copies of this direction ran, percent:
   // 100 x link_bytes / (busy time x link peak). The trace-level link % of the transfer analysis

@@ -33,7 +33,7 @@ struct TransferStats {
   uint64_t busy_ns = 0;                           // union of the copies' [start, end) intervals
   uint64_t duration_sum_ns = 0;                   // plain sum (>= busy_ns when copies overlap)
   uint64_t kernel_overlap_ns = 0;                 // part of busy_ns during which some kernel ran
-  uint64_t pinned_count = 0, pageable_count = 0;  // host side of HtoD/DtoH/HtoH copies
+  uint64_t pinned_count = 0, pageable_count = 0;  // host side of HtoD/DtoH copies (host <-> device)
   uint64_t pageable_bytes = 0;
   uint64_t sync_count = 0, async_count = 0;
   uint64_t tiny_count = 0;  // copies below TransferOptions::tiny_bytes
@@ -45,9 +45,11 @@ struct TransferStats {
   // same time thus count against two links, never one.
   uint64_t link_bytes = 0;
   double link_capacity_bytes = 0;
-  // bytes / busy time, bytes per second; 0 without busy time.
+  uint64_t timed_bytes = 0;  // bytes of the copies with a duration
+  // timed_bytes / busy time, bytes per second; 0 without busy time (a copy without timestamps
+  // adds bytes moved in no time: left out of the rate, as out of link %).
   double achieved_bytes_per_s() const {
-    return busy_ns > 0 ? static_cast<double>(bytes) * 1e9 / static_cast<double>(busy_ns) : 0.0;
+    return busy_ns > 0 ? static_cast<double>(timed_bytes) * 1e9 / static_cast<double>(busy_ns) : 0.0;
   }
 };
 
