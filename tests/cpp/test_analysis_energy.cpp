@@ -102,7 +102,9 @@ TEST_CASE("a power ramp: the counter's steps are interpolated linearly", "[analy
   const EnergyReport r = run(s);
   CHECK(region_row(r, whole).joules == Approx(8.0));
   CHECK(region_row(r, whole).mean_w == Approx(200.0));  // 8 J / 40 ms
-  CHECK(region_row(r, whole).peak_w == Approx(300.0));
+  // The readings in force during [0, 40): up to 250 W (from 30 ms); the 300 W read at 40 ms is
+  // in force after the window.
+  CHECK(region_row(r, whole).peak_w == Approx(250.0));
   // C(15) = 1.25 + 0.5 x 1.75 = 2.125, C(25) = 3.0 + 0.5 x 2.25 = 4.125: 2.0 J, which is also
   // the ramp's true integral E(25) - E(15) = 4.0625 - 2.0625.
   CHECK(region_row(r, mid).joules == Approx(2.0));
@@ -121,6 +123,32 @@ TEST_CASE("a counter that steps every 20 ms between 5 ms readings is interpolate
   // Knots at 0, 20 and 40 ms: 10 ms inside the first step is 2.5 J (a staircase would say 0).
   CHECK(region_row(r, early).joules == Approx(2.5));
   CHECK(r.devices[0].joules == Approx(10.0));
+}
+
+TEST_CASE("a counter read more often than it steps: the curve spans its first step to its last",
+          "[analysis][energy]") {
+  // 100 W; the counter adds 2 J every 20 ms (at 20, 40, 60, 80 ms); readings every 5 ms from 19
+  // to 99 ms. The first rise is seen at 24 ms, 5 ms after the first reading, well under the
+  // 20 ms between rises: that step's 2 J accrued mostly before the trace, so the curve starts
+  // at 24 ms; it ends at the last rise, 84 ms (the readings after it saw energy not yet added).
+  // Knots 24, 44, 64, 84 ms at 0, 2, 4, 6 J: 6 J over 60 ms = 100 W.
+  TraceStore s;
+  for (uint64_t t = 19; t <= 99; t += 5) sample(s, 0, t, 1000 + 2000 * (t / 20), 100'000);
+  const uint32_t head = region(s, "head", 19, 20);
+  const uint32_t mid = region(s, "mid", 30, 40);
+  const uint32_t tail = region(s, "tail", 85, 99);
+  const EnergyReport r = run(s);
+  CHECK(r.devices[0].joules == Approx(6.0));
+  CHECK(r.devices[0].mean_w == Approx(100.0));
+  CHECK(r.devices[0].first_ns == T + 24 * ms);
+  CHECK(r.devices[0].last_ns == T + 84 * ms);
+  // Inside the curve: 10 ms of 100 W = 1 J (the truth).
+  CHECK(region_row(r, mid).joules == Approx(1.0));
+  CHECK(region_row(r, mid).coverage_ns == 10 * ms);
+  // Outside it: not sampled (coverage 0), where the first step read 0.4 J for 1 ms (400 W) and
+  // the flat end 0 J with full coverage.
+  CHECK(region_row(r, head).coverage_ns == 0);
+  CHECK(region_row(r, tail).coverage_ns == 0);
 }
 
 TEST_CASE("without an energy counter the power readings are integrated", "[analysis][energy]") {

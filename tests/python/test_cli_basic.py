@@ -195,6 +195,55 @@ def test_internal_error_is_one_line(monkeypatch, capsys):
                    "the traceback and report it)"]
 
 
+@pytest.mark.parametrize("argv", [["run", "-o", "", "--", "true"], ["report", "t.fpgaprof", "-o", " "],
+                                  ["export", "t.fpgaprof", "--format", "json", "-o", ""]])
+def test_an_empty_output_path_is_refused(argv, tmp_path):
+    # `-o "$OUT"` with OUT unset: the current folder would be written into (its reports replaced).
+    r = fp(*argv, cwd=tmp_path)
+    assert r.returncode == 2 and os.listdir(tmp_path) == []
+    (line,) = r.stderr.strip().splitlines()
+    assert "argument -o/--output: is empty (an unset variable?): it would write into the current folder" in line
+
+
+def test_run_keeps_the_commands_status_when_its_own_work_after_fails(monkeypatch, tmp_path, capsys):
+    # The command exits 5; what run does after it (finding the trace, tidying the folder) fails:
+    # run still exits 5 and says what failed (it exited 1 with a bare error).
+    def refuse(out_dir):
+        raise PermissionError(1, "Operation not permitted", out_dir)
+
+    monkeypatch.setattr(cli_run.runner, "untraced_processes", refuse)
+    code = cli.main(["run", "-o", str(tmp_path / "out"), "--", sys.executable, "-c", "import sys; sys.exit(5)"])
+    assert code == 5
+    err = capsys.readouterr().err
+    assert "after the command ended: " in err and "Operation not permitted" in err
+    assert "its exit status 5 is kept" in err
+
+
+def test_run_buffer_size_reaches_the_traced_process(tmp_path, monkeypatch):
+    env = cli_run.child_environment(str(tmp_path), keep_command_buffers=False, counters=False,
+                                    target=None, base={"PATH": os.environ.get("PATH", "")},
+                                    buffer_size=65536)
+    assert env["FPGAPROF_RUN_BUFFER_SIZE"] == "65536"
+    # The traced process starts trace(buffer_size=65536) from it.
+    from fpgaprof.capture import runner
+
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def trace(path, buffer_size=8 << 20, counters=False):
+        seen["buffer_size"] = buffer_size
+        raise Stop  # nothing to start here: the arguments are what is checked
+
+    monkeypatch.setenv("FPGAPROF_RUN_TRACE", str(tmp_path / "t.fpgaprof"))
+    monkeypatch.setenv("FPGAPROF_RUN_BUFFER_SIZE", "65536")
+    runner.start_from_environment(trace)
+    assert seen == {"buffer_size": 65536}
+    r = fp("run", "--buffer-size", "100", "--", "true")
+    assert r.returncode == 2 and "argument --buffer-size: 100 is below 4096 bytes" in r.stderr
+
+
 def test_child_environment(tmp_path):
     from fpgaprof.capture import xla_flags
     base = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": "/user/path",

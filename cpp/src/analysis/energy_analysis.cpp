@@ -23,8 +23,10 @@ class DeviceCurve {
   }
 
   bool empty() const { return s_.empty(); }
-  uint64_t first_ns() const { return s_.front().time_ns; }
-  uint64_t last_ns() const { return s_.back().time_ns; }
+  // The span the curve covers: from its first knot to its last (with a counter, its first and
+  // last steps; see build()).
+  uint64_t first_ns() const { return t_.front(); }
+  uint64_t last_ns() const { return t_.back(); }
   bool has_counter() const { return has_counter_; }
   uint64_t backwards() const { return backwards_; }
   const std::vector<PowerSampleRecord>& samples() const { return s_; }
@@ -57,14 +59,14 @@ class DeviceCurve {
     return true;
   }
 
-  // The highest power reading in force during [a, b] (0 when none known).
+  // The highest power reading in force during [a, b) (0 when none known).
   double peak_w(uint64_t a, uint64_t b) const {
     std::size_t m = static_cast<std::size_t>(
         std::upper_bound(s_.begin(), s_.end(), a,
                          [](uint64_t t, const PowerSampleRecord& r) { return t < r.time_ns; }) -
         s_.begin());
     double peak = m > 0 ? watts(m - 1) : 0.0;  // in force at a
-    for (; m < s_.size() && s_[m].time_ns <= b; ++m) peak = std::max(peak, watts(m));
+    for (; m < s_.size() && s_[m].time_ns < b; ++m) peak = std::max(peak, watts(m));
     return peak;
   }
 
@@ -87,17 +89,57 @@ class DeviceCurve {
     from_counter_.push_back(counter);
   }
 
+  // With a counter the curve ends at its last step: the readings after it saw energy the
+  // counter has not yet added (a flat stretch is not 0 W). It starts at the first reading,
+  // unless the counter steps less often than it is read and its first step came sooner than
+  // about one update period (the median time between steps) after the first reading: that
+  // step's energy began before the trace, and the curve starts at the step. Those ends are left
+  // unsampled, so the coverage of a window there says it.
+  std::size_t first_knot() const {
+    if (s_.front().energy_mj == kNoEnergy) return 0;
+    // The time between two rises of the counter with only readings of the same value between
+    // them (a reload or an unknown value between two rises says nothing of the period).
+    std::vector<uint64_t> gaps;
+    uint64_t rose_at = 0;
+    bool rose = false;
+    for (std::size_t j = 1; j < s_.size(); ++j) {
+      const uint64_t a = s_[j - 1].energy_mj, b = s_[j].energy_mj;
+      if (a == kNoEnergy || b == kNoEnergy || b < a) {
+        rose = false;
+      } else if (b > a) {
+        if (rose) gaps.push_back(s_[j].time_ns - rose_at);
+        rose = true;
+        rose_at = s_[j].time_ns;
+      }
+    }
+    uint64_t period = 0;
+    if (!gaps.empty()) {
+      std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2), gaps.end());
+      period = gaps[gaps.size() / 2];
+    }
+    for (std::size_t j = 1; j < s_.size(); ++j) {
+      const uint64_t e = s_[j].energy_mj;
+      if (e == s_[0].energy_mj) continue;
+      // an unknown or backward value: from the reading before (that interval comes from the
+      // power readings); a step: from the first reading, or from the step (above)
+      if (e == kNoEnergy || e < s_[0].energy_mj) return j - 1;
+      const uint64_t waited = s_[j].time_ns - s_[0].time_ns;
+      return period > 0 && static_cast<double>(waited) < 0.75 * static_cast<double>(period) ? j : 0;
+    }
+    return 0;
+  }
+
   void build() {
     if (s_.empty()) return;
-    add_knot(0, 0.0, true);
+    const std::size_t start = first_knot();
+    add_knot(start, 0.0, true);
     double c = 0;
-    std::size_t base = 0;  // reading of the last knot
-    for (std::size_t j = 1; j < s_.size(); ++j) {
+    std::size_t base = start;  // reading of the last knot
+    for (std::size_t j = start + 1; j < s_.size(); ++j) {
       const uint64_t eb = s_[base].energy_mj;
       const uint64_t ej = s_[j].energy_mj;
-      const bool last = j + 1 == s_.size();
       if (eb != kNoEnergy && ej != kNoEnergy) {
-        if (ej == eb && !last) continue;  // not a step of the counter: interpolated over
+        if (ej == eb) continue;  // not a step of the counter: interpolated over
         if (ej >= eb) {
           c += static_cast<double>(ej - eb) / 1000.0;
           add_knot(j, c, true);

@@ -67,8 +67,9 @@ EnergyRange energy_ratio(const EnergyRange& card, const GpuJoules& gpu);
 template <class Row>
 void compare_energy(Row& c, const GpuJoules& gpu, bool estimated, double speedup_low, double speedup_high,
                     double restructured_speedup_low, double restructured_speedup_high) {
-  c.gpu_energy_j = gpu.joules;
-  c.gpu_energy_coverage = gpu.coverage;
+  // Unknown GPU energy is null, never 0 (a sampled window that carried no joules says nothing).
+  c.gpu_energy_j = gpu.known() ? gpu.joules : kNaN;
+  c.gpu_energy_coverage = gpu.known() ? gpu.coverage : kNaN;
   c.energy_ratio = energy_ratio(c.card_energy_j, gpu);
   c.restructured_energy_ratio = energy_ratio(c.restructured_card_energy_j, gpu);
   c.energy_verdict =

@@ -528,7 +528,8 @@ void RecordConverter::finish(uint64_t trace_end_ns) {
   };
   warn_count("capture.records_dropped", dropped_,
              " CUPTI activity records were dropped (CUPTI ran out of buffers): "
-             "raise buffer_bytes or max_buffers, or trace a shorter run");
+             "give it larger buffers (fpgaprof.trace(buffer_size=BYTES); fpgaprof run --buffer-size BYTES; "
+             "8 MiB by default), or trace a shorter run");
   meta.set_incomplete_records(stats_.incomplete);
   warn_count("capture.buffer_invalid_record", stats_.buffer_errors,
              " CUPTI activity buffers held an invalid record and were read only up "

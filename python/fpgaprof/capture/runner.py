@@ -152,6 +152,9 @@ def start_from_environment(trace: Callable[..., Any]) -> bool:
         kwargs: dict[str, Any] = {}
         want_counters = os.environ.get("FPGAPROF_RUN_COUNTERS") == "1"
         params = inspect.signature(trace).parameters
+        buffer_size = os.environ.get("FPGAPROF_RUN_BUFFER_SIZE", "")
+        if buffer_size.isdigit() and "buffer_size" in params:  # `run --buffer-size`
+            kwargs["buffer_size"] = int(buffer_size)
         if want_counters:
             if "counters" in params:
                 kwargs["counters"] = True

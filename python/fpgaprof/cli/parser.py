@@ -39,7 +39,19 @@ def _whole_number(minimum: int, maximum: int, too_small: str) -> Callable[[str],
     return parse
 
 
+def _output_path(text: str) -> str:
+    """argparse type of -o: not empty (an empty -o "$OUT" of an unset variable would write into
+    the current folder, replacing what is there)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "is empty (an unset variable?): it would write into the current folder; give a path"
+        )
+    return text
+
+
 _positive_int = _whole_number(1, 10**9, "must be 1 or more")
+# CUPTI activity buffer bytes (fpgaprof.trace(buffer_size=...)): at least 4 KiB, at most 1 GiB.
+_buffer_bytes = _whole_number(4096, 1 << 30, "is below 4096 bytes")
 _non_negative_int = _whole_number(0, 2**62, "is negative (0 means no limit)")
 _device_ordinal = _whole_number(0, 2**31 - 1, "is negative (GPU ordinals start at 0)")
 
@@ -100,8 +112,17 @@ def build_parser() -> argparse.ArgumentParser:
         "-o",
         "--output",
         default="fpgaprof-out",
+        type=_output_path,
         metavar="DIR",
         help="output folder (default: fpgaprof-out)",
+    )
+    r.add_argument(
+        "--buffer-size",
+        type=_buffer_bytes,
+        default=None,
+        metavar="BYTES",
+        help="bytes per CUPTI activity buffer (fpgaprof.trace(buffer_size=...); default 8 MiB): "
+        "raise it when the report says records were dropped",
     )
     r.add_argument(
         "--counters",
@@ -141,7 +162,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument(
         "trace", metavar="TRACE", help="trace file, a `fpgaprof run` folder, or a job folder"
     )
-    r.add_argument("-o", "--output", metavar="DIR", help="output folder (default: the trace's)")
+    r.add_argument(
+        "-o",
+        "--output",
+        type=_output_path,
+        metavar="DIR",
+        help="output folder (default: the trace's)",
+    )
     r.add_argument(
         "--target",
         default=DEFAULT_TARGET,
@@ -181,6 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument(
         "-o",
         "--output",
+        type=_output_path,
         metavar="FILE",
         help="output file (default: stdout; perfetto: TRACE.timeline.json); "
         "parquet: output folder (default: TRACE.parquet/); xprof: output folder "

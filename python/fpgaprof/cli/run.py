@@ -46,10 +46,10 @@ __all__ = [
 
 def _drop_failed_run_leftovers(out_dir: str) -> None:
     """A run that wrote no trace leaves nothing of its own behind: the claim marker and an
-    hlo/ folder XLA's dump left empty (one that holds files is kept)."""
-    claim = os.path.join(out_dir, ".fpgaprof-claim")
-    if os.path.exists(claim):
-        os.unlink(claim)
+    hlo/ folder XLA's dump left empty (one that holds files is kept). A folder that refuses
+    (read-only, immutable) keeps them: the command's status is what counts."""
+    with contextlib.suppress(OSError):
+        os.unlink(os.path.join(out_dir, ".fpgaprof-claim"))
     hlo = os.path.join(out_dir, "hlo")
     with contextlib.suppress(OSError):  # not there, or not empty: kept as it is
         os.rmdir(hlo)
@@ -85,6 +85,7 @@ def child_environment(
     target: str | None,
     base: dict | None = None,
     job_root: str | None = None,
+    buffer_size: int | None = None,
 ) -> dict:
     """The environment the profiled command starts with: the bootstrap on PYTHONPATH (it
     starts fpgaprof.trace() before the script), fpgaprof's XLA flags with the HLO dump in
@@ -97,6 +98,7 @@ def child_environment(
         target=target,
         base=base,
         job_root=job_root,
+        buffer_size=buffer_size,
     )[0]
 
 
@@ -108,6 +110,7 @@ def child_environment_and_setup(
     target: str | None,
     base: dict | None = None,
     job_root: str | None = None,
+    buffer_size: int | None = None,
 ) -> tuple[dict, xla_flags.XlaSetup]:
     """child_environment() and what it did to the XLA flags and allocator settings
     (``xla_flags.describe`` of it is the line `fpgaprof run` prints)."""
@@ -145,6 +148,10 @@ def child_environment_and_setup(
     env["FPGAPROF_RUN_DIR"] = os.path.abspath(out_dir)
     env["FPGAPROF_RUN_TRACE"] = os.path.join(os.path.abspath(out_dir), TRACE_NAME)
     env["FPGAPROF_RUN_COUNTERS"] = "1" if counters else "0"
+    if buffer_size:
+        env["FPGAPROF_RUN_BUFFER_SIZE"] = str(buffer_size)
+    else:
+        env.pop("FPGAPROF_RUN_BUFFER_SIZE", None)
     if (
         counters
         and "XLA_PYTHON_CLIENT_PREALLOCATE" not in env
@@ -343,7 +350,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     out_dir, _held = claim_folder(out_dir)
     hlo_dir = os.path.join(out_dir, "hlo")
     refuse_linked_folder(hlo_dir)  # its old modules are removed below, never through a link
-    trace = os.path.join(out_dir, TRACE_NAME)
     # Outputs of an earlier run in the same folder would pass for this run's.
     for stale in (
         TRACE_NAME,
@@ -372,6 +378,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         # No launcher named the rank: a jax.distributed job started by hand saves each
         # process' trace in args.output/<host>-rank<k> once JAX knows the rank (runner).
         job_root=args.output if proc is None else None,
+        buffer_size=args.buffer_size,
     )
     if args.counters:
         if process_env.jax_preallocates(env):  # the user's own allocator setting keeps JAX's pool
@@ -390,12 +397,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     sys.stderr.write(f"{PROG} run: {xla_flags.describe(setup)}\n")
     status = _run_forwarding_signals(command, env)
     code = status if status >= 0 else 128 - status
+    try:
+        return _after_the_command(args, out_dir, code, again)
+    except Exception as e:  # noqa: BLE001 - the command's status wins over a failure after it
+        sys.stderr.write(
+            f"{PROG} run: after the command ended: {one_line(e)}; its exit status {code} is "
+            f"kept (look for {os.path.join(out_dir, TRACE_NAME)} and run `{PROG} report` on it)\n"
+        )
+        return code if code else 1
+
+
+def _after_the_command(args: argparse.Namespace, out_dir: str, code: int, again: str) -> int:
+    """Everything `run` does once the command has ended: the trace found (or why there is none),
+    the run folder tidied, the reports written. Returns the command's status (1 when it
+    succeeded but no trace was written or the reports failed)."""
+    trace = os.path.join(out_dir, TRACE_NAME)
     untraced = runner.untraced_warning(runner.untraced_processes(out_dir))
     runner.drop_untraced_markers(out_dir)
     run_dir, moved = out_dir, runner.saved_trace(out_dir)
     if moved is not None:
         trace, out_dir = moved, os.path.dirname(moved)
-        os.unlink(os.path.join(run_dir, runner.SAVED_AT_NAME))
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(run_dir, runner.SAVED_AT_NAME))
         sys.stderr.write(
             f"{PROG} run: the program is one process of a jax.distributed job: its trace and "
             f"reports are in {out_dir} (`{PROG} report {os.path.dirname(out_dir)}{again}` reads "
@@ -409,10 +432,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         if untraced:
             sys.stderr.write(f"{PROG} run: warning: {untraced}\n")
         return code if code else 1
-    claim = os.path.join(run_dir, ".fpgaprof-claim")
-    if os.path.exists(claim):
-        os.unlink(claim)
-    kept = prune_hlo_dump(os.path.join(run_dir, "hlo"))
+    with contextlib.suppress(OSError):
+        os.unlink(os.path.join(run_dir, ".fpgaprof-claim"))
+    try:
+        kept = prune_hlo_dump(os.path.join(run_dir, "hlo"))
+    except OSError:  # XLA's extra dump files stay; the reports take the modules from the trace
+        kept = 0
     if run_dir != out_dir:
         kept = 0  # XLA's dump stayed in the run folder: the rank folder gets the trace's
     try:
