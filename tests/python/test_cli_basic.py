@@ -205,6 +205,15 @@ def test_an_empty_output_path_is_refused(argv, tmp_path):
     assert "argument -o/--output: is empty (an unset variable?): it would write into the current folder" in line
 
 
+def test_run_says_how_to_fix_an_output_folder_it_cannot_make(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    r = fp("run", "-o", str(tmp_path / "afile" / "sub"), "--", "true")
+    assert r.returncode == 1
+    (line,) = r.stderr.strip().splitlines()
+    assert line == (f"fpgaprof: error: {tmp_path / 'afile' / 'sub'}: Not a directory (give -o a folder "
+                    "this user can create and write)")
+
+
 def test_run_keeps_the_commands_status_when_its_own_work_after_fails(monkeypatch, tmp_path, capsys):
     # The command exits 5; what run does after it (finding the trace, tidying the folder) fails:
     # run still exits 5 and says what failed (it exited 1 with a bare error).

@@ -152,6 +152,18 @@ def test_job_folder_names_ranks_without_a_readable_trace(tmp_path):
         j.rank(1)
     # A run folder or trace file still loads as one Profile.
     assert isinstance(fpgaprof.load(out / "h-rank0"), fpgaprof.Profile)
+    # `fpgaprof report` on a job none of whose traces can be read writes the job report (each
+    # rank MISSING, with why) and fails: exit 1 with one line (it exited 0).
+    import shutil
+    import subprocess
+    import sys
+
+    shutil.rmtree(out / "h-rank0")
+    r = subprocess.run([sys.executable, "-m", "fpgaprof.cli", "report", str(out)], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 1
+    assert "fpgaprof report: error: no rank trace in" in r.stderr and "job.txt says why" in r.stderr
+    assert (out / "job.txt").exists()
 
 
 def test_the_balance_line_is_the_same_in_job_html_and_job_txt():

@@ -107,6 +107,12 @@ def _report_job(args: argparse.Namespace) -> int:
     out(paths["text"].rstrip("\n"))
     for k in ("html", "json", "text_file"):
         out(f"{'job.' + k.split('_')[0].replace('text', 'txt'):9s} {paths[k]}")
+    if paths["rank_count"] == 0:  # the job report says why for each; the command failed
+        sys.stderr.write(
+            f"{PROG} report: error: no rank trace in {j.folder} could be read (job.txt says why "
+            "for each: trace the ranks again, or give the folder of their traces)\n"
+        )
+        return 1
     return 0
 
 

@@ -347,7 +347,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         # gets its own run folder, out/<host>-rank<k>; `fpgaprof report out` reads them as one.
         out_dir = os.path.join(out_dir, proc.folder_name())
     # Claimed before anything in it is touched: another live run's files are never removed.
-    out_dir, _held = claim_folder(out_dir)
+    try:
+        out_dir, _held = claim_folder(out_dir)
+    except OSError as e:
+        if e.errno is None or e.strerror is None:
+            raise  # already says what to do
+        raise OSError(
+            e.errno, f"{e.strerror} (give -o a folder this user can create and write)", e.filename
+        ) from None
     hlo_dir = os.path.join(out_dir, "hlo")
     refuse_linked_folder(hlo_dir)  # its old modules are removed below, never through a link
     # Outputs of an earlier run in the same folder would pass for this run's.

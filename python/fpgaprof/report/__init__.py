@@ -208,10 +208,11 @@ def write_job(
     target: str | None = None,
     on_rank: Any = None,
     row_imbalance: float | None = None,
-) -> dict[str, str]:
+) -> dict[str, Any]:
     """Writes job.json, job.html and job.txt (the text `fpgaprof report` prints) of an
     api.job.Job into out_dir as a set (base.atomic.OutputSet: all three appear together, or
-    none does and out_dir stays as it was). Returns their paths and "text". row_imbalance:
+    none does and out_dir stays as it was). Returns their paths, "text" and "rank_count" (the
+    rank traces read). row_imbalance:
     the ratio every rank's FPGA rankings take (collect())."""
     # a bad ratio fails before any rank is read; 0 (the core's "not known") is none
     row_imbalance = row_imbalance_given(row_imbalance)
@@ -228,6 +229,7 @@ def write_job(
         write_summary(outs.path(names["json"]), model)
         write_job_html(outs.path(names["html"]), model)
         write_text_atomic(outs.path(names["text_file"]), text)
-    paths = {k: os.path.join(out_dir, n) for k, n in names.items()}
+    paths: dict[str, Any] = {k: os.path.join(out_dir, n) for k, n in names.items()}
     paths["text"] = text
+    paths["rank_count"] = model["rank_count"]
     return paths
