@@ -125,8 +125,7 @@ TEST_CASE("a counter that steps every 20 ms between 5 ms readings is interpolate
   CHECK(r.devices[0].joules == Approx(10.0));
 }
 
-TEST_CASE("a counter read more often than it steps: the curve spans its first step to its last",
-          "[analysis][energy]") {
+TEST_CASE("a counter read more often than it steps: the curve spans its first step to its last", "[analysis][energy]") {
   // 100 W; the counter adds 2 J every 20 ms (at 20, 40, 60, 80 ms); readings every 5 ms from 19
   // to 99 ms. The first rise is seen at 24 ms, 5 ms after the first reading, well under the
   // 20 ms between rises: that step's 2 J accrued mostly before the trace, so the curve starts

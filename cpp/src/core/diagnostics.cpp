@@ -23,8 +23,9 @@ constexpr std::array kCodes = {
                    "the message is kept whole. Fix: what the message says."},
     // --- capture: CUPTI, the driver, NVTX ----------------------------------------------------
     DiagnosticCode{"capture.records_dropped", kWarn, "capture",
-                   "CUPTI ran out of activity buffers and dropped records: totals are lower bounds. Fix: raise "
-                   "buffer_bytes or max_buffers, or trace a shorter run."},
+                   "CUPTI ran out of activity buffers and dropped records: totals are lower bounds. Fix: larger "
+                   "buffers (`fpgaprof.trace(buffer_size=BYTES)`, `fpgaprof run --buffer-size BYTES`; 8 MiB by "
+                   "default), or trace a shorter run."},
     DiagnosticCode{"capture.records_incomplete", kWarn, "capture",
                    "GPU activity records without timestamps (CUPTI's device timestamp buffer ran out): left out of "
                    "times. Fix: raise device_buffer_bytes."},
@@ -122,7 +123,8 @@ constexpr std::array kCodes = {
     // --- correlation -----------------------------------------------------------------------
     DiagnosticCode{"correlate.unmatched_records", kWarn, "correlate",
                    "GPU records without their API record (dropped or not captured): launching thread, launch time "
-                   "and region are unknown for them. Fix: raise buffer_bytes."},
+                   "and region are unknown for them. Fix: larger buffers (`fpgaprof.trace(buffer_size=BYTES)`, "
+                   "`fpgaprof run --buffer-size BYTES`)."},
     // --- HLO and attribution ---------------------------------------------------------------
     DiagnosticCode{"hlo.module_unparsed", kWarn, "hlo",
                    "An HLO module could not be parsed or analysed: its kernels get op names from XLA's ranges "
