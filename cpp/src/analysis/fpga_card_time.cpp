@@ -246,13 +246,20 @@ Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, 
     // gathers); the traffic is every execution's (x_moved, y_moved): a loop body or a module
     // called many times tiles the same output each time.
     // The io holds them once per design invocation (executions less repeats: a region's calls,
-    // a function's one call): x_io, y_io.
+    // a function's one call): xy_io. The scatters' own stream (scatter_bytes): what their stages
+    // read and write besides the arrays they access at random (the matrix of an SpMV); a row
+    // imbalance slows it, not the rest of the design.
     double x = 0, y = 0, gathers = 0, x_elems = 0, y_elems = 0, x_moved = 0, y_moved = 0, xy_io = 0;
-    for (const DataflowStage& s : stages)
+    double scatter_bytes = 0;
+    for (const DataflowStage& s : stages) {
+      double stage_sources = 0;
+      bool updates = false;
       for (const RandomTraffic& r : s.work->random) {
         const double run = std::max(r.run_bytes, 1.0);
+        stage_sources += r.source_bytes;
         xy_io += std::max(s.executions - s.repeats, 0.0) * r.source_bytes;
         if (r.read_modify_write) {
+          updates = true;
           y += r.source_bytes;
           y_moved += s.executions * r.source_bytes;
           y_elems += r.source_bytes / run;
@@ -263,6 +270,8 @@ Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, 
           gathers += r.accesses;
         }
       }
+      if (updates) scatter_bytes += s.executions * std::max(0.0, s.work->compulsory_bytes - stage_sources);
+    }
     // Only a gather paired with a scatter (an SpMV-like design) is known to tile this way.
     if (x > 0 && y > 0 && x_elems > 0 && y_elems > 0) {
       const double tiles = std::max(1.0, std::ceil(y / kOutputTileBytes[c.end]));
@@ -278,26 +287,14 @@ Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, 
     }
     // The output's rows are dealt to the PEs (or banks) that update them: with or without its
     // gather, a scatter runs at the pace of its most loaded PE.
-    if (y > 0 && row_imbalance >= 1 && c.end > 0)
+    if (y > 0 && row_imbalance >= 1 && c.end > 0) {
       out.pe_factor = std::max(1.0, row_imbalance / kBalancedUpTo) *
                       (c.end == 2 && row_imbalance >= kImbalanced ? kRawDistanceCycles : 1.0);
-  }
-  // The scatters' own stream: what their stages read and write besides the arrays they
-  // access at random (the matrix of an SpMV); the PE imbalance slows it, not the rest.
-  double scatter_bytes = 0;
-  for (const DataflowStage& s : stages) {
-    double sources = 0;
-    bool updates = false;
-    for (const RandomTraffic& r : s.work->random) {
-      sources += r.source_bytes;
-      updates = updates || r.read_modify_write;
+      out.pe_memory = scatter_bytes / stream_bytes_per_s(t, c);  // on chip: no random traffic
     }
-    if (updates) scatter_bytes += s.executions * std::max(0.0, s.work->compulsory_bytes - sources);
   }
   out.memory_bytes = io_bytes + spill;
-  const double bandwidth = stream_bytes_per_s(t, c);
-  out.memory = (matrix_io + spill) / bandwidth + out.random;
-  out.pe_memory = scatter_bytes / bandwidth + out.random;
+  out.memory = (matrix_io + spill) / stream_bytes_per_s(t, c) + out.random;
   out.restructured = true;
   return out;
 }

@@ -73,6 +73,13 @@ def _check_pes(pes: Any) -> int:
     return int(pes)
 
 
+def _pe_loads(np: Any, lengths: Any, pes: int) -> Any:
+    """The nonzeros each of ``pes`` PEs takes, row r (``lengths[r]`` nonzeros) dealt to PE
+    r mod pes."""
+    pad = (-lengths.size) % pes
+    return np.concatenate([lengths, np.zeros(pad, lengths.dtype)]).reshape(-1, pes).sum(axis=0)
+
+
 def _delta(loads: Any, total: float, pes: int) -> float:
     """HiSpMV's Eq. 2: the most loaded PE's nonzeros over NNZ / pes."""
     return float(loads.max() / (total / pes))
@@ -115,9 +122,7 @@ def row_imbalance(row_lengths: Any, pes: int = 128) -> float:
         raise InvalidArgumentError(
             "row_imbalance: the row lengths sum beyond a float (1.8e308): give counts of nonzeros"
         )
-    pad = (-lengths.size) % pes
-    loads = np.concatenate([lengths, np.zeros(pad)]).reshape(-1, pes).sum(axis=0)
-    return _delta(loads, total, pes)
+    return _delta(_pe_loads(np, lengths, pes), total, pes)
 
 
 @dataclass
@@ -547,9 +552,7 @@ def _row_loads(eqn: Any, value: Any, np: Any, pes: int) -> tuple[int, int, Any] 
         if d != 0:
             return _NOT_BY_ROWS
         lengths = np.diff(np.asarray(value).astype(np.int64))  # as long as the pointer given
-        pad = (-lengths.size) % pes
-        loads = np.concatenate([lengths, np.zeros(pad, np.int64)]).reshape(-1, pes).sum(axis=0)
-        return n, int(lengths.sum()), loads
+        return n, int(lengths.sum()), _pe_loads(np, lengths, pes)
     indices = np.asarray(value)
     if d >= indices.shape[-1]:  # a dense dimension of the BCOO matrix: no indices for it
         return _NOT_BY_ROWS
