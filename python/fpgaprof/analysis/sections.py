@@ -337,14 +337,15 @@ def _stats_row(st: dict, direction: str | None, link_bytes_per_s: float) -> dict
     """One TransferStats dict of the C++ transfer analysis in report units (s, GB/s)."""
     busy_ns = int(st.get("busy_ns", 0))
     nbytes = int(st.get("bytes", 0))
-    timed = int(st.get("timed_bytes", 0))  # the copies with a duration: the rate's bytes
     row: dict[str, Any] = {} if direction is None else {"direction": direction}
     row.update(
         {
             "count": int(st.get("count", 0)),
             "bytes": nbytes,
             "busy_s": busy_ns / 1e9,
-            "gbps": (timed / busy_ns) if busy_ns else None,  # bytes/ns == GB/s
+            "gbps": float(st.get("achieved_bytes_per_s", 0.0)) / 1e9
+            if busy_ns
+            else None,  # the core's rate
             "kernel_overlap_s": int(st.get("kernel_overlap_ns", 0)) / 1e9,
             "pageable_count": int(st.get("pageable_count", 0)),
             "pinned_count": int(st.get("pinned_count", 0)),
@@ -701,14 +702,15 @@ def devices_section(report: Mapping | None, t0_ns: int, reason: str | None = Non
         dirs: list[dict[str, Any]] = []
         for d, st in (r.get("directions") or {}).items():
             busy_ns, nbytes = int(st.get("busy_ns", 0)), int(st.get("bytes", 0))
-            timed = int(st.get("timed_bytes", 0))  # the copies with a duration: the rate's bytes
             dirs.append(
                 {
                     "direction": str(d),
                     "count": int(st.get("count", 0)),
                     "bytes": nbytes,
                     "busy_s": busy_ns / 1e9,
-                    "gbps": (timed / busy_ns) if busy_ns else None,  # bytes/ns == GB/s
+                    "gbps": float(st.get("achieved_bytes_per_s", 0.0)) / 1e9
+                    if busy_ns
+                    else None,  # the core's rate
                     "link_bytes_per_s": _finite(st.get("link_bytes_per_s")),
                     "link_percent": _finite(st.get("link_percent")),
                 }
