@@ -188,6 +188,41 @@ TEST_CASE("an interval whose counter went backwards takes the power readings ins
   CHECK(region_row(r, bad).joules == Approx(1.2));  // 6 ms at 200 W
 }
 
+TEST_CASE("a reading without power is no reading: the power before it holds", "[analysis][energy]") {
+  // Counter 10000 -> 12000 (2 J over [0,10] at 200 W), reload to 500 at 20 ms with its power
+  // unread, then 2500 (2 J). The backwards interval [10,20] takes the power in force: the
+  // 200 W read at 10 ms (not 0 W for the unread one at 20 ms, which begins no interval here):
+  // 2 J. And [20,30] is from the counter. Total 6 J, as if every power had been read.
+  TraceStore s;
+  sample(s, 0, 0, 10000, 200'000);
+  sample(s, 0, 10, 12000, kNoPower);
+  sample(s, 0, 20, 500, kNoPower);
+  sample(s, 0, 30, 2500, 200'000);
+  const uint32_t bad = region(s, "bad", 12, 18);
+  const EnergyReport r = run(s);
+  CHECK(r.devices[0].backwards_intervals == 1);
+  CHECK(r.devices[0].joules == Approx(6.0));
+  CHECK(region_row(r, bad).joules == Approx(1.2));  // 6 ms at 200 W
+  CHECK_FALSE(region_row(r, bad).from_counter);
+
+  // Without a counter: 100 W read at 0 ms, unread at 10 and 20 ms, 300 W at 30 ms, end at 40 ms:
+  // 100 W holds over [0,30] (3 J), 300 W over [30,40] (3 J): 6 J. Leading readings without
+  // power take the first known one: unread at 0, 50 W at 10, end at 20: 50 W x 20 ms = 1 J.
+  TraceStore n;
+  sample(n, 0, 0, kNoEnergy, 100'000);
+  sample(n, 0, 10, kNoEnergy, kNoPower);
+  sample(n, 0, 20, kNoEnergy, kNoPower);
+  sample(n, 0, 30, kNoEnergy, 300'000);
+  sample(n, 0, 40, kNoEnergy, 300'000);
+  sample(n, 1, 0, kNoEnergy, kNoPower);
+  sample(n, 1, 10, kNoEnergy, 50'000);
+  sample(n, 1, 20, kNoEnergy, 50'000);
+  const EnergyReport rn = run(n);
+  REQUIRE(rn.devices.size() == 2);
+  CHECK(rn.devices[0].joules == Approx(6.0));
+  CHECK(rn.devices[1].joules == Approx(1.0));
+}
+
 TEST_CASE("ops get the busy part of each interval by their share of the busy time", "[analysis][energy]") {
   // Readings every 10 ms from 0 to 100 ms; power 50 W, 300 W from 30 ms, 50 W from 80 ms; the
   // counter adds power x 10 ms per interval: 0.5 J (x3), 3 J (x5), 0.5 J (x2) = 17.5 J.

@@ -74,8 +74,25 @@ class DeviceCurve {
   // Power integral over readings [i, j): each reading's power held until the next reading.
   double power_joules(std::size_t i, std::size_t j) const {
     double e = 0;
-    for (std::size_t m = i; m < j; ++m) e += watts(m) * static_cast<double>(s_[m + 1].time_ns - s_[m].time_ns) / 1e9;
+    for (std::size_t m = i; m < j; ++m) e += held_w_[m] * static_cast<double>(s_[m + 1].time_ns - s_[m].time_ns) / 1e9;
     return e;
+  }
+
+  // The power in force from each reading to the next: its own; a reading without power is no
+  // reading, so the last known one before it stays in force (the first known one after it
+  // when none came before); 0 W only when no reading of this device has power.
+  void hold_power() {
+    held_w_.assign(s_.size(), 0.0);
+    double held = 0.0;
+    bool known = false;
+    for (std::size_t m = 0; m < s_.size(); ++m) {
+      if (s_[m].power_mw != kNoPower) {
+        held = watts(m);
+        if (!known) std::fill(held_w_.begin(), held_w_.begin() + static_cast<std::ptrdiff_t>(m), held);
+        known = true;
+      }
+      held_w_[m] = held;
+    }
   }
 
   void add_knot(std::size_t m, double c, bool counter) {
@@ -131,6 +148,7 @@ class DeviceCurve {
 
   void build() {
     if (s_.empty()) return;
+    hold_power();
     const std::size_t start = first_knot();
     add_knot(start, 0.0, true);
     double c = 0;
@@ -157,6 +175,7 @@ class DeviceCurve {
   }
 
   std::vector<PowerSampleRecord> s_;
+  std::vector<double> held_w_;  // power in force from reading m to the next, W
   bool has_counter_ = false;
   uint64_t backwards_ = 0;
   std::vector<uint64_t> t_;         // knot times, strictly ascending
