@@ -165,6 +165,29 @@ TEST_CASE("dropped and timestamp-less records surface as counts and warnings", "
   CHECK(store.kernels.size() == 20);
 }
 
+TEST_CASE("a failed query of the dropped count is said, not read as 0 dropped", "[cupti][session][dropped]") {
+  if (!use_fake("dropped", 20, 1)) return;
+  // Every query fails (999): the 17 records the fake dropped are never reported.
+  ::setenv("FAKE_CUPTI_FAIL", "cuptiActivityGetNumDroppedRecords=999", 1);
+  auto session = CaptureSession::start(CaptureOptions{});
+  fake_emit();
+  TraceStore store = session->stop();
+  ::unsetenv("FAKE_CUPTI_FAIL");
+  CHECK(store.meta.dropped_records == 0);
+  CHECK(fake_counts().dropped_reported == 0);
+  // The 17 are still pending in the double (no query succeeded): the next session, whose
+  // queries work, reports them, so the next test starts with none.
+  auto next = CaptureSession::start(CaptureOptions{});
+  CHECK(next->stop().meta.dropped_records == 17);
+  CHECK(store.kernels.size() == 20);
+  const Diagnostic* w = store.meta.warnings.first_of("capture.dropped_count_unknown");
+  REQUIRE(w != nullptr);
+  CHECK(w->message.find("queries of how many CUPTI activity records were dropped failed") != std::string::npos);
+  CHECK(w->message.find("(999)") != std::string::npos);  // the result, with its code
+  CHECK(w->message.find("dropped_records (0) is a lower bound") != std::string::npos);
+  CHECK(w->numbers.at(0) >= 1);  // the failed queries: at least the one at stop
+}
+
 TEST_CASE("records that find no buffer are counted as dropped, never lost silently", "[cupti][session][dropped]") {
   if (!use_fake("kernels", 200, 2)) return;
   ::setenv("FAKE_CUPTI_BARRIER", "1", 1);  // both threads ask for a buffer before either goes on

@@ -26,6 +26,10 @@ constexpr std::array kCodes = {
                    "CUPTI ran out of activity buffers and dropped records: totals are lower bounds. Fix: larger "
                    "buffers (`fpgaprof.trace(buffer_size=BYTES)`, `fpgaprof run --buffer-size BYTES`; 8 MiB by "
                    "default), or trace a shorter run."},
+    DiagnosticCode{"capture.dropped_count_unknown", kWarn, "capture",
+                   "CUPTI could not say how many activity records it dropped (cuptiActivityGetNumDroppedRecords "
+                   "failed): `dropped_records` is a lower bound. Fix: trace again with larger buffers; report it "
+                   "with the CUPTI version if it repeats."},
     DiagnosticCode{"capture.records_incomplete", kWarn, "capture",
                    "GPU activity records without timestamps (CUPTI's device timestamp buffer ran out): left out of "
                    "times. Fix: raise device_buffer_bytes."},

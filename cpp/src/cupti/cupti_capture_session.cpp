@@ -147,7 +147,11 @@ class CuptiCaptureSession final : public CaptureSession {
  private:
   void read_dropped() {
     std::size_t dropped = 0;
-    if (api_->ActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS && dropped > 0) {
+    const CUptiResult rc = api_->ActivityGetNumDroppedRecords(nullptr, 0, &dropped);
+    if (rc != CUPTI_SUCCESS) {
+      // not 0 dropped: unknown, said at the end
+      converter_.dropped_unknown(api_->result_string(rc));
+    } else if (dropped > 0) {
       converter_.add_dropped(dropped);
     }
   }

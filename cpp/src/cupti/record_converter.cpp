@@ -255,6 +255,10 @@ void RecordConverter::add_dropped(uint64_t count) {
   store_.meta.dropped_records = dropped_;
 }
 
+void RecordConverter::dropped_unknown(std::string why) {
+  if (dropped_queries_failed_++ == 0) dropped_query_error_ = std::move(why);
+}
+
 void RecordConverter::convert_kernel(const KernelActivity& r) {
   if (r.start == 0 && r.end == 0) ++stats_.incomplete;
   KernelRecord& k = append(store_.kernels);
@@ -530,6 +534,12 @@ void RecordConverter::finish(uint64_t trace_end_ns) {
              " CUPTI activity records were dropped (CUPTI ran out of buffers): "
              "give it larger buffers (fpgaprof.trace(buffer_size=BYTES); fpgaprof run --buffer-size BYTES; "
              "8 MiB by default), or trace a shorter run");
+  warn_count("capture.dropped_count_unknown", dropped_queries_failed_,
+             " queries of how many CUPTI activity records were dropped failed (cuptiActivityGetNumDroppedRecords: " +
+                 dropped_query_error_ + "): records may have been lost uncounted, so dropped_records (" +
+                 std::to_string(dropped_) +
+                 ") is a lower bound; trace again with larger buffers (fpgaprof.trace(buffer_size=BYTES); "
+                 "fpgaprof run --buffer-size BYTES) to make a loss less likely");
   meta.set_incomplete_records(stats_.incomplete);
   warn_count("capture.buffer_invalid_record", stats_.buffer_errors,
              " CUPTI activity buffers held an invalid record and were read only up "

@@ -16,6 +16,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -63,6 +64,10 @@ class RecordConverter {
   std::size_t convert_buffer(uint8_t* buffer, std::size_t valid_bytes, NextRecordFn next);
   // Adds records CUPTI reports as dropped (cuptiActivityGetNumDroppedRecords).
   void add_dropped(uint64_t count);
+  // cuptiActivityGetNumDroppedRecords failed (why: its result): how many records CUPTI dropped
+  // then is unknown, so meta.dropped_records is a lower bound; finish() warns once with the
+  // number of failed queries and the first one's result.
+  void dropped_unknown(std::string why);
   // Removes the synchronization records whose correlation id is no API record's: with DRIVER
   // API records on, those come from calls fpgaprof does not trace, i.e. the event/stream
   // queries of kQuietDriverApis that found the work complete (cuptiActivityEnableAllSyncRecords(0)
@@ -103,6 +108,8 @@ class RecordConverter {
   void* names_context_;
   Stats stats_;
   uint64_t dropped_ = 0;
+  uint64_t dropped_queries_failed_ = 0;
+  std::string dropped_query_error_;       // the first failed query's result
   std::vector<uint32_t> config_of_name_;  // kernel name id -> its last launch configuration
   // Interning by pointer first: CUPTI shares one name string among the records of one
   // kernel; a hit is confirmed by comparing the text, so a reused pointer is never wrong.
