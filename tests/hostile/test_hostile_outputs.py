@@ -522,6 +522,9 @@ def test_25_two_runs_into_one_folder(tmp_path):
     assert r.rc == 0, r.err
     first, second = json.loads(r.out.strip().splitlines()[-1])
     assert {first[0], second[0]} == {"first", "second"}, (first, second)
+    # each run removed its own lock file as it ended
+    assert not (out / ".fpgaprof-run.lock").exists()
+    assert not os.path.exists(os.path.join(own, ".fpgaprof-run.lock"))
 
 
 DRIVER_ARGS = (

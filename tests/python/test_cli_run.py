@@ -88,6 +88,7 @@ def test_outputs_written(run_exit3):
         assert (out / name).is_file(), (name, r.stderr)
     assert not (out / ".tmp-summary.json").exists()
     assert not (out / ".fpgaprof-claim").exists()
+    assert not (out / ".fpgaprof-run.lock").exists()  # the run removed its lock as it ended
     with open(SCHEMA, encoding="utf-8") as f:
         schema = json.load(f)
     s = json.loads((out / "summary.json").read_text())
@@ -106,6 +107,43 @@ def test_outputs_written(run_exit3):
     assert s["environment"]["python_version"] == sys.version.split()[0]
     html = (out / "report.html").read_text()
     assert "tail &lt;b&gt;" in html and "tail <b>" not in html
+
+
+def test_run_lock_taken_on_a_file_removed_meanwhile_is_taken_again(tmp_path, monkeypatch):
+    """A run that ends removes its lock file while holding it. A run that opened the file just
+    before (and locks it once the first lets go) holds a lock on a removed file, which a third
+    run would not see: it must notice and lock the path's new file."""
+    from fpgaprof.cli import run as run_cli
+
+    folder = str(tmp_path)
+    path = tmp_path / ".fpgaprof-run.lock"
+    real_flock = run_cli.fcntl.flock
+    calls = []
+
+    def flock_after_the_other_run_ended(fd, how):
+        if not calls:  # the file this run opened is removed before it locks it
+            os.unlink(path)
+        calls.append(fd)
+        return real_flock(fd, how)
+
+    monkeypatch.setattr(run_cli.fcntl, "flock", flock_after_the_other_run_ended)
+    where, fd = run_cli.claim_folder(folder)
+    monkeypatch.undo()
+    try:
+        assert where == folder
+        assert len(calls) == 2  # locked the removed file, saw it gone, locked the new one
+        assert os.fstat(fd).st_ino == os.stat(path).st_ino
+        # held: a second claim goes to a folder of its own, whose lock it then releases
+        own, fd2 = run_cli.claim_folder(folder)
+        assert own.startswith(folder + os.sep) and "-pid" in own
+        run_cli.release_folder(own, fd2)
+        assert not os.path.exists(os.path.join(own, ".fpgaprof-run.lock"))
+    finally:
+        run_cli.release_folder(folder, fd)
+    assert not path.exists()
+    where, fd = run_cli.claim_folder(folder)  # free again once released
+    run_cli.release_folder(where, fd)
+    assert where == folder
 
 
 def test_exception_still_saves(script, tmp_path):

@@ -314,18 +314,40 @@ def claim_folder(out_dir: str) -> tuple[str, int]:
 
 def _lock(folder: str) -> int | None:
     """A descriptor holding FOLDER/.fpgaprof-run.lock exclusively, or None when another
-    process holds it."""
+    process holds it. A run that ends removes its lock file while it holds it
+    (release_folder): a lock taken on a file that is no longer the one at that path (opened
+    just before it was removed) is let go and taken again on the path's new file."""
+    path = os.path.join(folder, RUN_LOCK)
     flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(os.path.join(folder, RUN_LOCK), flags, 0o666)
+    while True:
+        fd = os.open(path, flags, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held = os.fstat(fd)
+            try:
+                now = os.stat(path, follow_symlinks=False)
+            except FileNotFoundError:
+                now = None
+            if now is not None and (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
+                return fd
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # its run removed it as we opened it: take the path's new file
+
+
+def release_folder(folder: str, fd: int) -> None:
+    """Ends a claim_folder() claim: removes FOLDER/.fpgaprof-run.lock while still holding it
+    (so no file is left behind; a run that opened it meanwhile sees it gone, _lock) and lets
+    the lock go."""
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(folder, RUN_LOCK))
+    finally:
         os.close(fd)
-        return None
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -348,13 +370,28 @@ def cmd_run(args: argparse.Namespace) -> int:
         out_dir = os.path.join(out_dir, proc.folder_name())
     # Claimed before anything in it is touched: another live run's files are never removed.
     try:
-        out_dir, _held = claim_folder(out_dir)
+        out_dir, held = claim_folder(out_dir)
     except OSError as e:
         if e.errno is None or e.strerror is None:
             raise  # already says what to do
         raise OSError(
             e.errno, f"{e.strerror} (give -o a folder this user can create and write)", e.filename
         ) from None
+    try:
+        return _run_in(args, command, out_dir, proc, again)
+    finally:
+        release_folder(out_dir, held)
+
+
+def _run_in(
+    args: argparse.Namespace,
+    command: list[str],
+    out_dir: str,
+    proc: job_process.JobProcess | None,
+    again: str,
+) -> int:
+    """cmd_run once out_dir is claimed: the folder cleared of an earlier run's outputs, the
+    command run, and what follows it."""
     hlo_dir = os.path.join(out_dir, "hlo")
     refuse_linked_folder(hlo_dir)  # its old modules are removed below, never through a link
     # Outputs of an earlier run in the same folder would pass for this run's.
