@@ -169,3 +169,54 @@ def test_counters_warn_when_jax_preallocates_gpu_memory(monkeypatch):
         said = [w for w in prof.warnings if "XLA_PYTHON_CLIENT_PREALLOCATE=false" in w]
         assert bool(said) is expect, (env, prof.warnings)
         assert any("XLA_PYTHON_CLIENT_PREALLOCATE=false" in str(w.message) for w in caught) is expect
+
+
+def test_counter_checkpoints_when_a_region_encloses_the_trace(monkeypatch):
+    """A region open before the trace starts (one around it, or one a notebook cell left
+    open) must not stop the per-step checkpoints: a step ends when this thread's region depth
+    comes back to what it was when counting started. Before, the depth had to reach 0, so no
+    checkpoint came and kernels past the counter image's capacity got no counters."""
+    import warnings
+
+    from fpgaprof.base.core import core
+
+    recs = []
+
+    class _Stub:
+        @staticmethod
+        def start():
+            recs.append(_RecordingCounters())
+            return recs[-1]
+
+    class _Session:  # reports a GPU (none here), records nothing
+        gpu_active = True
+        unavailable_reason = ""
+
+        @staticmethod
+        def start(**_kw):
+            return _Session()
+
+        def stop(self):
+            return core.TraceStore()
+
+    monkeypatch.setattr(core.analysis, "CounterSession", _Stub)
+    monkeypatch.setattr(core, "CaptureSession", _Session)
+    monkeypatch.delitem(__import__("sys").modules, "jax", raising=False)  # no preallocation note
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with fpgaprof.region("epoch"):                     # around the trace
+            with fpgaprof.trace(counters=True):
+                for _ in range(3):
+                    with fpgaprof.region("step"):
+                        with fpgaprof.region("inner"):       # no checkpoint
+                            pass
+        left_open = fpgaprof.region("left open by an earlier cell")
+        left_open.__enter__()
+        try:
+            with fpgaprof.trace(counters=True):
+                for _ in range(2):
+                    with fpgaprof.region("step"):
+                        pass
+        finally:
+            left_open.__exit__(None, None, None)
+    assert [r.checkpoints for r in recs] == [3, 2]

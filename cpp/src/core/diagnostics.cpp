@@ -87,8 +87,9 @@ constexpr std::array kCodes = {
                    "regions only. Fix: trace on a machine with an NVIDIA GPU (`fpgaprof devices` shows what was "
                    "found)."},
     DiagnosticCode{"capture.signal_handler", kInfo, "capture",
-                   "The handler that saves the trace on SIGTERM/SIGHUP could not be installed: such a signal ends "
-                   "the run without a trace."},
+                   "The handler that saves the trace on SIGTERM/SIGHUP could not be installed (or the trace was "
+                   "opened outside the main thread, where Python takes no signals): such a signal ends the run "
+                   "without a trace. Fix: open `fpgaprof.trace(path)` on the main thread."},
     DiagnosticCode{"capture.environment", kInfo, "capture",
                    "The traced process's software versions could not be recorded in the trace."},
     DiagnosticCode{"capture.untraced_processes", kWarn, "capture",

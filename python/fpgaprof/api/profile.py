@@ -261,11 +261,19 @@ class Profile:
     def save(self, path: str | os.PathLike) -> str:
         """Writes the trace file atomically; returns the path."""
         p = os.fspath(path)
+        if not p:
+            raise InvalidArgumentError(
+                "Profile.save(''): the path is empty; give a file path such as 'run.fpgaprof'"
+            )
         self._s().save(native_path(p))
         return p
 
     def summary(self, top: int = 15) -> str:
         """A readable text summary: top kernels, transfers, regions, drops and warnings."""
+        if not isinstance(top, int) or isinstance(top, bool) or top < 0:
+            raise InvalidArgumentError(
+                f"summary(top={top!r}): top is how many rows each list shows, an int >= 0"
+            )
         o = overview.trace_overview(self)
         return profile_views.summary_text(self, o.data, o.analysis, top)
 

@@ -12,6 +12,7 @@ Region results come one row per region *path* ("outer > inner", every instance s
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,6 +28,7 @@ from fpgaprof.analysis.trace_analysis import run as run_analysis
 from fpgaprof.base import records
 from fpgaprof.base.columns import TOTAL_LABELS
 from fpgaprof.base.constants import DEFAULT_TARGET
+from fpgaprof.base.errors import InvalidArgumentError
 from fpgaprof.views import tables as views
 from fpgaprof.views.ranking import ABOVE_ROOF_MEASURED, ABOVE_ROOF_STATIC
 
@@ -106,6 +108,7 @@ def analyze(
     region_rows: str | None = None,
     other_targets: tuple = (),
     row_imbalance: float | None = None,
+    **unknown: Any,
 ) -> AnalysisResult:
     """The whole analysis as one dict: ceilings, transfers, memory, roofline, fpga, the trace
     totals, region paths, kernels by name, DRAM peaks and the attribution it computed
@@ -119,10 +122,19 @@ def analyze(
     imbalance ratio (HiSpMV's delta) the FPGA rankings apply to restructured scatters (None: not
     known; fpgaprof.fpga.fpga_candidates). Cached on ``prof`` per
     argument set (a Profile is immutable once the trace stopped)."""
+    if unknown:
+        # every table of a Profile passes its options on to here: name them, not a TypeError
+        # from inside
+        raise InvalidArgumentError(
+            f"unknown option{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(sorted(unknown))}: the analysis options are {', '.join(ANALYSIS_OPTIONS)}"
+        )
     rows = region_rows_of(by) if by is not None else "path"
     if region_rows is not None:
         if by is not None and region_rows != rows:
-            raise ValueError(f"by={by!r} and region_rows={region_rows!r} disagree: give one")
+            raise InvalidArgumentError(
+                f"by={by!r} and region_rows={region_rows!r} disagree: give one"
+            )
         rows = region_rows
     options = AnalysisOptions(
         target=target,
@@ -146,11 +158,21 @@ def analyze(
     )
 
 
+# analyze()'s options, as its signature names them (the error for an unknown one lists them)
+ANALYSIS_OPTIONS = tuple(
+    name
+    for name, p in inspect.signature(analyze).parameters.items()
+    if p.kind is inspect.Parameter.KEYWORD_ONLY
+)
+
+
 def region_rows_of(by: str) -> str:
     """The analysis' region_rows ("path" or "instance") of a by= value."""
     rows = REGION_BY.get(by)
     if rows is None:
-        raise ValueError(f"by={by!r}: use 'region' (one row per region path) or 'region_instance'")
+        raise InvalidArgumentError(
+            f"by={by!r}: use 'region' (one row per region path) or 'region_instance'"
+        )
     return rows
 
 
@@ -179,7 +201,9 @@ def roofline(prof: Any, by: str = "op", **kwargs: Any) -> Table | dict:
         return r["trace"]
     key = {"op": "ops", "ops": "ops", "kernel": "kernels", "kernels": "kernels"}.get(by)
     if key is None:
-        raise ValueError(f"by={by!r}: use 'op', 'region', 'region_instance', 'kernel' or 'trace'")
+        raise InvalidArgumentError(
+            f"by={by!r}: use 'op', 'region', 'region_instance', 'kernel' or 'trace'"
+        )
     rows = sorted(r[key], key=lambda x: -x["time_ns"])
     t = Table(with_roof_notes(rows))
     _roof_footer(t)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import os
 import sys
 import tempfile
@@ -86,15 +87,18 @@ class trace:
         power_sample_ms: float = 1.0,
     ) -> None:
         if not isinstance(buffer_size, int) or isinstance(buffer_size, bool) or buffer_size < 4096:
-            raise ValueError(f"buffer_size must be an int >= 4096 bytes, got {buffer_size!r}")
+            raise InvalidArgumentError(
+                f"fpgaprof.trace: buffer_size must be an int of at least 4096 bytes, got "
+                f"{buffer_size!r} (8 MiB by default)"
+            )
         if (
             not isinstance(power_sample_ms, (int, float))
             or isinstance(power_sample_ms, bool)
             or not (power_sample_ms == 0 or 0.1 <= power_sample_ms <= 60_000)
         ):
-            raise ValueError(
-                "power_sample_ms must be 0 (off) or a number of milliseconds from 0.1 to 60000, "
-                f"got {power_sample_ms!r}"
+            raise InvalidArgumentError(
+                "fpgaprof.trace: power_sample_ms must be 0 (off) or a number of milliseconds "
+                f"from 0.1 to 60000, got {power_sample_ms!r} (1.0 by default)"
             )
         self.power_sample_ns = int(round(power_sample_ms * 1e6))
         self.path = os.fspath(path) if path is not None else None
@@ -106,6 +110,7 @@ class trace:
         self.counters = bool(counters)
         self._counters: Any = None
         self._counters_thread: int | None = None  # the thread that started them (checkpoints)
+        self._counters_base_depth = 0  # its open regions when they started
         self.name = str(name) if name is not None else None
         # Set by `fpgaprof run`'s runner on the trace it starts: traces opened inside it nest.
         self.owned_by_run = False
@@ -117,6 +122,7 @@ class trace:
         self._nested: list[tuple[NestedProfile, str | None]] = []
         self._signals: Any = None  # saves the file on SIGTERM/SIGHUP (capture.signals)
         self._job_folder: str | None = None  # `path` was the folder of a multi-process job
+        self._pid = os.getpid()  # the process that entered the block (a forked child is not)
 
     def __enter__(self) -> Profile:
         global _active
@@ -128,6 +134,14 @@ class trace:
             _check_writable(self.path)  # before the body runs, not after it
         with _lock:
             outer = _active
+            if outer is not None and outer._pid != os.getpid():
+                raise ProfilerConflictError(
+                    "fpgaprof.trace(): this process was forked from one that is tracing (a "
+                    "multiprocessing worker started by 'fork', or os.fork()): a forked child "
+                    "cannot trace, as CUDA and CUPTI do not work in a child forked after they "
+                    "started; start such workers with multiprocessing's 'spawn' or 'forkserver' "
+                    "method (multiprocessing.get_context('spawn')) and trace them there"
+                )
             if outer is not None and outer.owned_by_run and outer._session is not None:
                 pass  # nested in the run's trace: a region of it (below)
             elif outer is not None:
@@ -138,8 +152,13 @@ class trace:
                 )
             else:
                 _active = self
+        self._pid = os.getpid()
         if outer is not None:
             return self._enter_nested(outer)
+        # Each use of the block gives a Profile of its own: a trace object entered again (a
+        # notebook cell run twice) must not turn the first Profile into the second trace.
+        self.profile = Profile()
+        self._warnings = []
         try:
             self._session = core.CaptureSession.start(
                 buffer_bytes=self.buffer_size,
@@ -186,11 +205,18 @@ class trace:
             self._start_counters()
         if (self.path is not None or self._job_folder) and not self.owned_by_run:
             # `fpgaprof run` has its own
+            msg = ""
             try:
                 self._signals = SaveOnSignal(self._save_on_signal, "fpgaprof.trace")
-                self._signals.install()
+                if not self._signals.install():
+                    msg = (
+                        "fpgaprof.trace: the trace will not be saved on SIGTERM/SIGHUP (the block "
+                        "was entered outside the main thread, where Python cannot take signals): "
+                        "open fpgaprof.trace(path) on the main thread for that safety net"
+                    )
             except Exception as e:  # noqa: BLE001 - tracing goes on; only this safety net is missing
                 msg = f"fpgaprof.trace: the trace will not be saved on SIGTERM/SIGHUP ({e})"
+            if msg:
                 self._warnings.append(("capture.signal_handler", msg))
                 warnings.warn(msg, FpgaprofWarning, stacklevel=3)
 
@@ -215,6 +241,9 @@ class trace:
             try:
                 self._counters = core.analysis.CounterSession.start()
                 self._counters_thread = threading.get_ident()
+                # regions open on this thread before the trace (one around it, one a notebook
+                # cell left open): a step ends when the depth comes back to this
+                self._counters_base_depth = getattr(_region_depth, "n", 0)
             except Exception as e:  # noqa: BLE001 - CountersError / CuptiUnavailableError: say why
                 msg = f"fpgaprof.trace(counters=True): hardware counters not collected: {e}"
             else:
@@ -322,6 +351,9 @@ class trace:
                     ("counters.stop_failed", f"hardware counters could not be stopped: {e}")
                 )
         store = session.stop()
+        # Attached at once: an interrupt (Ctrl-C) in what follows leaves prof holding the
+        # records (prof.save(path) writes them), not a Profile that says the trace still runs.
+        self.profile.attach(store, None)
         if counters is not None:
             try:
                 counters.stop_into(store)
@@ -563,6 +595,21 @@ class region(contextlib.ContextDecorator):
             return functools.wraps(func)(inner(func))
         return super().__new__(cls)
 
+    def __call__(self, func: Any) -> Any:
+        if (
+            inspect.iscoroutinefunction(func)
+            or inspect.isgeneratorfunction(func)
+            or inspect.isasyncgenfunction(func)
+        ):
+            # The call only creates the coroutine or generator: a region around it would end
+            # before its body ran, and time nothing.
+            raise InvalidArgumentError(
+                f"@fpgaprof.region on {getattr(func, '__qualname__', func)!r}: an async or "
+                "generator function's body runs after the call returns, so the region would time "
+                "nothing; put `with fpgaprof.region(...):` inside its body instead"
+            )
+        return super().__call__(func)
+
     def __init__(self, name: Any = None) -> None:
         if callable(name) and not isinstance(name, str):
             return
@@ -579,7 +626,7 @@ class region(contextlib.ContextDecorator):
         core.region_pop()
         depth = _region_depth.n = max(getattr(_region_depth, "n", 1) - 1, 0)
         t = _active
-        if depth == 0 and t is not None and t._counters is not None:
+        if t is not None and t._counters is not None and depth <= t._counters_base_depth:
             t._counter_checkpoint()  # a step ended: empty the counter image (trace(counters=True))
         return False
 

@@ -393,7 +393,8 @@ def untraced_warning(procs: list[dict], show: int = 6) -> str:
     return (
         f"{n} {UNTRACED_PREFIX}{'es' if n != 1 else ''} ran untraced (`fpgaprof run` "
         f"traces the first Python process only; GPU work of these is not in this trace: "
-        f"trace such a process itself with fpgaprof.trace(path)): " + "; ".join(items[:show]) + more
+        f"trace such a process itself with fpgaprof.trace(path), started by multiprocessing's "
+        f"'spawn' or 'forkserver': a forked child cannot trace): " + "; ".join(items[:show]) + more
     )
 
 

@@ -168,10 +168,13 @@ class SaveOnSignal:
 
     # --- life cycle -------------------------------------------------------------------------
 
-    def install(self) -> None:
+    def install(self) -> bool:
+        """Takes SIGTERM and SIGHUP where their action is still the default. False when called
+        off the main thread, where Python cannot set a signal handler: nothing is installed
+        (the caller says so)."""
         global _fork_hook_registered
         if threading.current_thread() is not threading.main_thread():
-            return
+            return False
         self._pid = os.getpid()
         for num in SAVE_ON:
             try:
@@ -181,7 +184,7 @@ class SaveOnSignal:
             except (OSError, ValueError):
                 pass
         if not self._installed:
-            return
+            return True
         _instances.add(self)
         if not _fork_hook_registered and hasattr(os, "register_at_fork"):
             os.register_at_fork(
@@ -191,6 +194,7 @@ class SaveOnSignal:
             )
             _fork_hook_registered = True
         self._start_watchdog()
+        return True
 
     def finishing(self) -> None:
         """The owner's save begins: a signal from now on waits for it (see uninstall)."""

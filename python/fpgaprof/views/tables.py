@@ -134,11 +134,13 @@ def rows_html(
     labels: Mapping[str, str] | None = None,
     empty_note: str = "",
     first: Sequence[str] = (),
+    footer: str = "",
 ) -> str:
     """Analysis results (ops, candidates: list of objects/dicts or a table), every column in
     column_order(keys, first): the columns print() shows (`first`, else TEXT_FIRST) lead, in
     its order. labels: headers for some columns (else display_label); empty_note: why there
-    are no rows. A `first` column "source" is made from source_file:source_line."""
+    are no rows; footer: the lines print() shows under the rows (the answer, totals, notes),
+    under the grid. A `first` column "source" is made from source_file:source_line."""
     recs = records.records_of(rows)
     if "source" in first:
         recs = with_source(recs)
@@ -149,9 +151,11 @@ def rows_html(
     head = f"<b>{esc(title)}</b>: {len(recs)} rows"
     if not recs and empty_note:
         head += f' <span class="na">({esc(empty_note)})</span>'
+    foot = f'<pre class="dim">{esc(footer.strip(chr(10)))}</pre>' if footer.strip() else ""
     return (
         f'<div class="fpgaprof-nb">{STYLE}{head}'
-        f"{grid_html(keys, recs[:max_rows], len(recs), 'rows', labels) if recs else ''}</div>"
+        f"{grid_html(keys, recs[:max_rows], len(recs), 'rows', labels) if recs else ''}"
+        f"{foot}</div>"
     )
 
 
@@ -329,7 +333,12 @@ class Table(list):
     def _repr_html_(self) -> str:
         """Jupyter: every column, first rows."""
         return rows_html(
-            self, self.title, labels=self.labels, empty_note=self.empty_note, first=self.display
+            self,
+            self.title,
+            labels=self.labels,
+            empty_note=self.empty_note,
+            first=self.display,
+            footer=self.footer,
         )
 
     # The REPL and IPython's terminal show the table print() shows, not a list of dicts.
