@@ -20,6 +20,7 @@
 #include "fake_cupti_access.hpp"
 #include "fpgaprof/cupti/capture.hpp"
 #include "fpgaprof/error.hpp"
+#include "fpgaprof/trace_file.hpp"
 
 extern char** environ;
 extern "C" int InitializeInjectionNvtx2(void* get_export_table);
@@ -188,6 +189,30 @@ TEST_CASE("a failed query of the dropped count is said, not read as 0 dropped", 
   CHECK(w->numbers.at(0) >= 1);  // the failed queries: at least the one at stop
 }
 
+TEST_CASE("a buffer size out of range is refused before CUPTI is touched", "[cupti][session]") {
+  if (!use_fake("kernels", 4, 1)) return;
+  reset_calls();
+  const FakeCuptiCounts before = fake_counts();
+  for (std::size_t bytes : {std::size_t{100}, std::size_t{1} << 50}) {
+    CaptureOptions options;
+    options.buffer_bytes = bytes;
+    try {
+      (void)CaptureSession::start(options);
+      FAIL("no error for buffer_bytes " << bytes);
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::kInvalidArgument);
+      CHECK(std::string(e.what()).find("outside 4096 to 1073741824 bytes") != std::string::npos);
+    }
+  }
+  CHECK(calls().empty());  // no CUPTI call was made
+  CHECK(fake_counts().subscribes == before.subscribes);
+  // and the next trace starts as usual (no subscriber left behind to read as a conflict)
+  auto session = CaptureSession::start(CaptureOptions{});
+  REQUIRE(session->gpu_active());
+  fake_emit();
+  CHECK(session->stop().kernels.size() == 4);
+}
+
 TEST_CASE("records that find no buffer are counted as dropped, never lost silently", "[cupti][session][dropped]") {
   if (!use_fake("kernels", 200, 2)) return;
   ::setenv("FAKE_CUPTI_BARRIER", "1", 1);  // both threads ask for a buffer before either goes on
@@ -287,6 +312,20 @@ TEST_CASE("nested sessions and a second stop are state errors", "[cupti][session
   auto again = CaptureSession::start(CaptureOptions{});
   CHECK(again->gpu_active());
   again->stop();
+}
+
+TEST_CASE("a region name that is not UTF-8 is stored repaired, so the trace stays readable",
+          "[cupti][session][regions]") {
+  if (!use_fake("kernels", 1, 1)) return;
+  auto session = CaptureSession::start(CaptureOptions{});
+  region_push("caf\xe9");  // Latin-1, from the C++ API
+  region_pop();
+  TraceStore store = session->stop();
+  REQUIRE(store.regions.size() == 1);
+  CHECK(store.strings.get(store.regions[0].name) == "caf\xef\xbf\xbd");  // U+FFFD
+  // before, the reader refused the file the writer had made
+  const TraceStore back = deserialize_trace(serialize_trace(store, true), "regions.fpgaprof");
+  CHECK(back.strings.get(back.regions[0].name) == "caf\xef\xbf\xbd");
 }
 
 TEST_CASE("regions nest per thread and are recorded only while a session runs", "[cupti][session][regions]") {

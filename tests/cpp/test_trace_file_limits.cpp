@@ -195,6 +195,24 @@ TEST_CASE("a zlib bomb is refused before it is inflated", "[trace_file][limits]"
   CHECK_THAT(msg, !Catch::Contains("not a complete fpgaprof trace"));
 }
 
+TEST_CASE("a table of millions of empty columns is refused before its bookkeeping is allocated",
+          "[trace_file][limits]") {
+  // 0 records in 20,000,000 columns, each 3 bytes (no name, varint encoding, no data): 60 MB
+  // that deflate to ~60 KB, within the file's inflation bound (64 x its size + 64 MiB), but
+  // the per-column bookkeeping would take over 1 GB. Before, it was allocated unchecked.
+  std::vector<Section> s = minimal_sections();
+  std::string kern;
+  put_varint(kern, 0);
+  put_varint(kern, 20'000'000);
+  kern += std::string(std::size_t{3} * 20'000'000, '\0');
+  payload(s, "KERN") = kern;
+  const std::string file = build(s);
+  REQUIRE(file.size() < (std::size_t{1} << 20));
+  const std::string msg = error_of(file);
+  CHECK_THAT(msg, Catch::Contains("would need"));
+  CHECK_THAT(msg, !Catch::Contains("section KERN would need"));  // the section itself fits
+}
+
 TEST_CASE("a trace read can be given another memory bound", "[trace_file][limits]") {
   // 200,000 kernels (64 B each decoded): within the default bound; max_memory_bytes below
   // their need refuses them naming that bound, above it reads them.

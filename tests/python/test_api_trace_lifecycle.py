@@ -144,7 +144,10 @@ def test_region_decorator_refuses_functions_whose_body_runs_later():
 
 
 def test_wrong_arguments_are_typed_errors_with_the_fix(tmp_path):
-    for kwargs, text in (({"buffer_size": 10}, "at least 4096"), ({"buffer_size": "big"}, "4096"),
+    for kwargs, text in (({"buffer_size": 10}, "4096 bytes to 1,073,741,824"),
+                         ({"buffer_size": "big"}, "4096"),
+                         # past 1 GiB: before, it reached CUPTI's buffer request and failed there
+                         ({"buffer_size": 1 << 50}, "got 1125899906842624"),
                          ({"power_sample_ms": -1}, "0.1 to 60000")):
         with pytest.raises(InvalidArgumentError, match=text):
             fpgaprof.trace(**kwargs)

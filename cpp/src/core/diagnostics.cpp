@@ -30,6 +30,10 @@ constexpr std::array kCodes = {
                    "CUPTI could not say how many activity records it dropped (cuptiActivityGetNumDroppedRecords "
                    "failed): `dropped_records` is a lower bound. Fix: trace again with larger buffers; report it "
                    "with the CUPTI version if it repeats."},
+    DiagnosticCode{"capture.buffers_lost", kWarn, "capture",
+                   "CUPTI activity buffers could not be converted (the host ran out of memory while "
+                   "converting them): their remaining records are lost and totals are lower bounds. Fix: "
+                   "trace a shorter run, or free host memory."},
     DiagnosticCode{"capture.records_incomplete", kWarn, "capture",
                    "GPU activity records without timestamps (CUPTI's device timestamp buffer ran out): left out of "
                    "times. Fix: raise device_buffer_bytes."},

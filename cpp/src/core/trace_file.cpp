@@ -419,6 +419,9 @@ void decode_table(std::string_view payload, const TableSpec<R>& spec, TraceStore
     std::size_t base;
     std::string_view data;
   };
+  // The per-column bookkeeping (names, encodings, the kept values' vectors) is sized by the
+  // column count, which a hostile file can make huge with empty columns of 3 bytes each.
+  budget.check(uint64_t{columns} * (sizeof(Column) + sizeof(std::vector<uint64_t>) + 1), what);
   std::vector<Column> cols(columns);
   std::vector<bool> is_base(columns, false);
   std::size_t bases = 0;

@@ -38,6 +38,7 @@ struct Collector {
   bool has_session = false;  // a session exists (host-only ones too); guarded by lifecycle_mutex
   BufferPool pool;
   uint64_t late_buffers = 0;  // buffers completed with no session; guarded by session_mutex
+  uint64_t lost_buffers = 0;  // buffers whose conversion failed (out of memory); guarded by session_mutex
 };
 
 Collector& collector() {
@@ -133,8 +134,10 @@ class CuptiCaptureSession final : public CaptureSession {
   // Called with the collector's lifecycle mutex held.
   void begin();
   TraceStore stop() override;
-  // start() failed: nothing to release.
-  void abandon() { stopped_ = true; }
+  // begin() threw (a conflict, require_gpu, out of memory in a buffer callback): what it had
+  // set up is undone, so that no callback reaches this session once it is gone and the next
+  // trace does not find CUPTI still subscribed (which would read as another profiler).
+  void abandon();
   bool gpu_active() const override { return gpu_active_; }
   std::string unavailable_reason() const override { return reason_; }
 
@@ -192,9 +195,17 @@ class CuptiCaptureSession final : public CaptureSession {
   std::string reason_;
 };
 
+// CUPTI calls these from C on its own and the program's threads: no exception may leave them.
 void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *max_records = 0;
-  *buffer = collector().pool.acquire(size);
+  try {
+    *buffer = collector().pool.acquire(size);
+  } catch (...) {
+    // out of memory: no buffer, so CUPTI drops the records it had for it and counts them
+    // (cuptiActivityGetNumDroppedRecords: the trace's dropped_records and its warning)
+    *buffer = nullptr;
+    *size = 0;
+  }
 }
 
 void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t size, size_t valid_bytes) {
@@ -202,12 +213,26 @@ void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t s
   {
     std::lock_guard<std::mutex> lock(c.session_mutex);
     if (c.active != nullptr) {
-      c.active->consume(buffer, valid_bytes);
+      try {
+        c.active->consume(buffer, valid_bytes);
+      } catch (...) {
+        ++c.lost_buffers;  // the records converted so far stay; stop() says how many buffers
+      }
     } else if (valid_bytes > 0) {
       ++c.late_buffers;  // only possible if CUPTI delivers after disable + forced flush
     }
   }
   c.pool.release(buffer, size);
+}
+
+void CuptiCaptureSession::abandon() {
+  {
+    std::lock_guard<std::mutex> lock(collector().session_mutex);
+    if (collector().active == this) collector().active = nullptr;
+  }
+  if (api_ != nullptr) release_cupti();
+  if (power_) power_->halt();
+  stopped_ = true;
 }
 
 void CuptiCaptureSession::go_host_only(std::string reason) {
@@ -459,6 +484,15 @@ TraceStore CuptiCaptureSession::stop() {
     std::lock_guard<std::mutex> lock(c.session_mutex);
     if (gpu_active_) read_dropped();
     c.active = nullptr;
+    if (c.lost_buffers > 0) {
+      warnings_.add("capture.buffers_lost",
+                    std::to_string(c.lost_buffers) +
+                        " CUPTI activity buffers could not be converted (out of memory): the "
+                        "records after the failure in each are lost; trace a shorter run or free "
+                        "host memory",
+                    {static_cast<double>(c.lost_buffers)});
+      c.lost_buffers = 0;
+    }
     drop_own_calls(stop_thread, stop_begin_ns, driver_api_traced);
     converter_.finish(end_ns);
   }
@@ -527,6 +561,12 @@ std::unique_ptr<CaptureSession> CaptureSession::start(const CaptureOptions& opti
     throw Error(ErrorKind::kState,
                 "a trace is already active: nested fpgaprof.trace() is not supported; stop the "
                 "outer trace first");
+  }
+  if (options.buffer_bytes < kMinBufferBytes || options.buffer_bytes > kMaxBufferBytes) {
+    throw Error(ErrorKind::kInvalidArgument, "buffer_bytes " + std::to_string(options.buffer_bytes) + " is outside " +
+                                                 std::to_string(kMinBufferBytes) + " to " +
+                                                 std::to_string(kMaxBufferBytes) +
+                                                 " bytes (1 GiB): give a size in that range (8 MiB by default)");
   }
   auto session = std::make_unique<cupti::CuptiCaptureSession>(options);
   cupti::RegionRecorder::instance().begin();

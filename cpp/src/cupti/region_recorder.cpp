@@ -13,6 +13,7 @@
 
 #include "cupti/cupti_api.hpp"
 #include "fpgaprof/cupti/capture.hpp"
+#include "fpgaprof/text.hpp"
 
 namespace fpgaprof {
 namespace cupti {
@@ -82,7 +83,10 @@ void RegionRecorder::end(uint64_t trace_end_ns, TraceStore& store) {
   }
   const std::size_t base = store.regions.size();
   for (RegionRecord r : regions_) {
-    r.name = store.strings.intern(names_.get(r.name));
+    // The writer never stores what the reader refuses: a name that is not UTF-8 (from the C++
+    // API or bytes given to _core.region_push) gets U+FFFD, as CUPTI and NVTX names do.
+    const std::string& name = names_.get(r.name);
+    r.name = is_utf8(name) ? store.strings.intern(name) : store.strings.intern(to_utf8(name));
     if (r.parent != kNone32) r.parent = static_cast<uint32_t>(r.parent + base);
     store.regions.push_back(r);
   }

@@ -14,7 +14,7 @@ import warnings
 from typing import Any, Literal
 
 from fpgaprof.api.profile import Profile
-from fpgaprof.base.constants import TRACE_FILE_NAME
+from fpgaprof.base.constants import BUFFER_BYTES_MAX, BUFFER_BYTES_MIN, TRACE_FILE_NAME
 from fpgaprof.base.core import core
 from fpgaprof.base.errors import (
     CuptiUnavailableError,
@@ -86,10 +86,14 @@ class trace:
         name: str | None = None,
         power_sample_ms: float = 1.0,
     ) -> None:
-        if not isinstance(buffer_size, int) or isinstance(buffer_size, bool) or buffer_size < 4096:
+        if (
+            not isinstance(buffer_size, int)
+            or isinstance(buffer_size, bool)
+            or not BUFFER_BYTES_MIN <= buffer_size <= BUFFER_BYTES_MAX
+        ):
             raise InvalidArgumentError(
-                f"fpgaprof.trace: buffer_size must be an int of at least 4096 bytes, got "
-                f"{buffer_size!r} (8 MiB by default)"
+                f"fpgaprof.trace: buffer_size must be an int of {BUFFER_BYTES_MIN} bytes to "
+                f"{BUFFER_BYTES_MAX:,} (1 GiB), got {buffer_size!r} (8 MiB by default)"
             )
         if (
             not isinstance(power_sample_ms, (int, float))

@@ -12,6 +12,8 @@ __all__ = [
     "TIMELINE_MAX_EVENTS",
     "WARNINGS_MAX",
     "NAME_MAX_CHARS",
+    "BUFFER_BYTES_MIN",
+    "BUFFER_BYTES_MAX",
 ]
 
 # The FPGA card of the what-if when none is named (fpga_candidates, the reports, the CLI).
@@ -19,6 +21,12 @@ DEFAULT_TARGET = "alveo-u55c"
 
 # "None" in a uint32 index column of the records (no parent, no region, ...: docs/records.md).
 NONE32 = 0xFFFFFFFF
+
+# A CUPTI activity buffer's size (fpgaprof.trace(buffer_size=...), `run --buffer-size`): at least
+# 4 KiB, at most 1 GiB (several are alive at once; 8 MiB by default). Checked here to name the
+# Python argument; the core refuses the same range (kMinBufferBytes, kMaxBufferBytes).
+BUFFER_BYTES_MIN = 4096
+BUFFER_BYTES_MAX = 1 << 30
 
 # The trace file in a `fpgaprof run` output folder.
 TRACE_FILE_NAME = "trace.fpgaprof"

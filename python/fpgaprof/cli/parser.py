@@ -7,7 +7,12 @@ import argparse
 from collections.abc import Callable
 from typing import NoReturn
 
-from fpgaprof.base.constants import DEFAULT_TARGET, TIMELINE_MAX_EVENTS
+from fpgaprof.base.constants import (
+    BUFFER_BYTES_MAX,
+    BUFFER_BYTES_MIN,
+    DEFAULT_TARGET,
+    TIMELINE_MAX_EVENTS,
+)
 from fpgaprof.cli import commands, compare, run
 from fpgaprof.cli.common import PROG, usage_error
 
@@ -50,8 +55,10 @@ def _output_path(text: str) -> str:
 
 
 _positive_int = _whole_number(1, 10**9, "must be 1 or more")
-# CUPTI activity buffer bytes (fpgaprof.trace(buffer_size=...)): at least 4 KiB, at most 1 GiB.
-_buffer_bytes = _whole_number(4096, 1 << 30, "is below 4096 bytes")
+# CUPTI activity buffer bytes (fpgaprof.trace(buffer_size=...)).
+_buffer_bytes = _whole_number(
+    BUFFER_BYTES_MIN, BUFFER_BYTES_MAX, f"is below {BUFFER_BYTES_MIN} bytes"
+)
 _non_negative_int = _whole_number(0, 2**62, "is negative (0 means no limit)")
 _device_ordinal = _whole_number(0, 2**31 - 1, "is negative (GPU ordinals start at 0)")
 

@@ -14,8 +14,13 @@
 
 namespace fpgaprof {
 
+inline constexpr std::size_t kMinBufferBytes = 4096;
+inline constexpr std::size_t kMaxBufferBytes = std::size_t{1} << 30;  // several are alive at once
+
 struct CaptureOptions {
-  std::size_t buffer_bytes = 8u << 20;  // size of each activity buffer handed to CUPTI
+  // size of each activity buffer handed to CUPTI: kMinBufferBytes to kMaxBufferBytes, else
+  // CaptureSession::start throws Error(kInvalidArgument)
+  std::size_t buffer_bytes = 8u << 20;
   std::size_t max_buffers = 0;          // 0: grow without bound (drops are then impossible on our side);
                                         // else requests beyond it are refused and CUPTI's drops are counted
   std::size_t device_buffer_bytes = 0;  // CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE; 0 keeps CUPTI's default
