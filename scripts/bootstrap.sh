@@ -32,13 +32,39 @@ if [ "$apt_ok" = 1 ] && command -v apt-get >/dev/null; then
   for p in $APT_PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
   if [ -n "$missing" ]; then
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-    echo "bootstrap: installing Debian packages:$missing"
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+    # A package this release does not have (Ubuntu has no chromium deb, only a snap; older
+    # releases name clang's runtime differently) is left out and said, not a failed setup:
+    # what needs it (the report's browser test, the fuzzers) says so or is skipped.
+    have="" absent=""
+    for p in $missing; do
+      if apt-cache policy "$p" 2>/dev/null | grep -q "Candidate: [^(]"; then have="$have $p"; else absent="$absent $p"; fi
+    done
+    [ -z "$absent" ] || echo "bootstrap: not in this system's package lists, left out:$absent"
+    if [ -n "$have" ]; then
+      echo "bootstrap: installing Debian packages:$have"
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $have >/dev/null
+    fi
   fi
 fi
 
-PY=${PYTHON:-python3}
+# Python 3.11 or newer (JAX 0.10 and MBIRJAX 0.7 need it): $PYTHON, else the newest python3.1x
+# on the PATH, else python3 when it is new enough.
+PY=${PYTHON:-}
+if [ -z "$PY" ]; then
+  for cand in python3.13 python3.12 python3.11 python3; do
+    if command -v "$cand" >/dev/null && "$cand" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+      PY=$cand
+      break
+    fi
+  done
+fi
+if [ -z "$PY" ]; then
+  echo "bootstrap: Python 3.11 or newer is needed (JAX 0.10 and MBIRJAX 0.7 require it) and none was" \
+       "found: install one (Ubuntu 22.04: apt-get install python3.11 python3.11-venv, from the" \
+       "deadsnakes PPA) or give it as PYTHON=/path/to/python3.11" >&2
+  exit 1
+fi
 if [ ! -x .venv/bin/python ]; then
   echo "bootstrap: creating .venv"
   "$PY" -m venv .venv

@@ -27,6 +27,18 @@ ops_args=()
 [ -n "${DEMO_OPS:-}" ] && ops_args=(--operations $DEMO_OPS)
 
 gpu=$("$VPY" -c "import jax; print(int(jax.default_backend() == 'gpu'))" 2>/dev/null || echo 0)
+# An NVIDIA GPU that JAX does not use: .venv has pip's CPU jax. The command that gives JAX this
+# GPU: jax[cuda13] for a driver of r580 or newer, else jax[cuda12] (docs/install.md).
+cuda_hint=""
+if [ "$gpu" != 1 ] && command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+  drv=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1 | cut -d. -f1)
+  jaxver=$("$VPY" -c "import jax; print(jax.__version__)" 2>/dev/null || echo "")
+  flavour=cuda12
+  [ -n "$drv" ] && [ "$drv" -ge 580 ] 2>/dev/null && flavour=cuda13
+  cuda_hint=".venv/bin/pip install 'jax[$flavour]${jaxver:+==$jaxver}' && bash scripts/demo.sh --no-bootstrap"
+  echo "demo: this machine has an NVIDIA GPU (driver ${drv:-unknown}) but .venv's JAX runs on the CPU;"
+  echo "      to profile on the GPU: $cuda_hint"
+fi
 answer_args=()
 real=""
 if [ "$gpu" = 1 ]; then
@@ -66,5 +78,10 @@ echo "      scaling.txt, scaling.csv"
 if [ "$gpu" != 1 ] && [ -n "$real" ]; then
   echo "demo: the bundled GPU trace's reports: $OUT/bundled_gpu_trace/ (report.html, summary.json;"
   echo "      what \`fpgaprof report\` printed: $OUT/bundled_gpu_trace.txt). Kernel-level results were"
-  echo "      NOT measured here (no GPU): on a machine with an NVIDIA GPU this demo answers for it."
+  if [ -n "$cuda_hint" ]; then
+    echo "      NOT measured here (JAX ran on the CPU): for this machine's GPU, $cuda_hint"
+  else
+    echo "      NOT measured here (no GPU): on a machine with an NVIDIA GPU and a CUDA JAX"
+    echo "      (docs/install.md) this demo answers for it."
+  fi
 fi

@@ -150,3 +150,19 @@ TEST_CASE("the search inputs come from the process environment", "[cupti][loader
   CHECK(in.driver_present == (cuda != nullptr));  // false on the CPU-only CI machine
   if (cuda != nullptr) ::dlclose(cuda);
 }
+
+TEST_CASE("of several libcupti already loaded, the user's file, then JAX's major, is taken", "[cupti][loader]") {
+  using fpgaprof::cupti::loaded_cupti_probe_order;
+  using V = std::vector<std::string>;
+  // nothing said: the newest major first, as before
+  CHECK(loaded_cupti_probe_order("", "") == V{"libcupti.so.13", "libcupti.so.12", "libcupti.so"});
+  // JAX's CUDA 12 plugin (it also maps the 13 wheel's libcupti when that wheel is installed)
+  CHECK(loaded_cupti_probe_order("", "12") == V{"libcupti.so.12", "libcupti.so.13", "libcupti.so"});
+  CHECK(loaded_cupti_probe_order("", "13") == V{"libcupti.so.13", "libcupti.so.12", "libcupti.so"});
+  // an unknown major is ignored
+  CHECK(loaded_cupti_probe_order("", "11") == V{"libcupti.so.13", "libcupti.so.12", "libcupti.so"});
+  // FPGAPROF_CUPTI_LIBRARY, when that file is loaded, before all
+  CHECK(loaded_cupti_probe_order("/x/libcupti.so.12", "13") ==
+        V{"/x/libcupti.so.12", "libcupti.so.13", "libcupti.so.12", "libcupti.so"});
+  CHECK(loaded_cupti_probe_order("libcupti.so.12", "12") == V{"libcupti.so.12", "libcupti.so.13", "libcupti.so"});
+}

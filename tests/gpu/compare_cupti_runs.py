@@ -31,6 +31,7 @@ def facts(path: str) -> dict:
         copy_bytes[str(kind)] += int(b)
     return {
         "cupti": f"{p.meta['cupti_path']} (API {p.meta['cupti_version']})",
+        "cupti_version": int(p.meta["cupti_version"] or 0),
         "kernels": collections.Counter(names),
         "copies": copies,
         "copy_bytes": copy_bytes,
@@ -44,6 +45,13 @@ def main(a_path: str, b_path: str) -> int:
     a, b = facts(a_path), facts(b_path)
     print(f"A: {a_path}: {a['cupti']}\nB: {b_path}: {b['cupti']}")
     bad = []
+    # The point of the comparison: A through CUDA 13's libcupti (API 130000 and up), B through
+    # CUDA 12's (API 26 for 12.8, 28 for 12.9). A process whose JAX loaded libcupti.so.13 first
+    # keeps it for fpgaprof too, and would compare 13 with 13.
+    if a["cupti_version"] < 130000:
+        bad.append(f"A did not go through a CUDA 13 libcupti: {a['cupti']}")
+    if not 0 < b["cupti_version"] < 130000:
+        bad.append(f"B did not go through a CUDA 12 libcupti: {b['cupti']}")
     for key in ("kernels", "copies", "copy_bytes", "ops", "methods"):
         if a[key] != b[key]:
             keys = sorted(set(a[key]) | set(b[key]), key=str)

@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "cupti/cupti_search_order.hpp"
@@ -118,8 +120,15 @@ const CuptiApi* CuptiApi::get(std::string* error) {
   std::lock_guard<std::mutex> lock(g_load_mutex);
   if (const CuptiApi* api = loaded()) return api;
 
-  for (const char* so : {"libcupti.so.13", "libcupti.so.12", "libcupti.so"}) {
-    if (void* h = ::dlopen(so, RTLD_NOW | RTLD_NOLOAD)) return adopt(h, so, "already loaded", error);
+  {
+    const char* exact = std::getenv("FPGAPROF_CUPTI_LIBRARY");
+    const char* major = std::getenv("FPGAPROF_JAX_CUDA_MAJOR");
+    const std::string exact_path = exact != nullptr ? exact : "";
+    for (const std::string& so : loaded_cupti_probe_order(exact_path, major != nullptr ? major : "")) {
+      // a path given by the user: only a regular file (dlopen of a FIFO could block)
+      if (so == exact_path && !not_a_library_file(so).empty()) continue;
+      if (void* h = ::dlopen(so.c_str(), RTLD_NOW | RTLD_NOLOAD)) return adopt(h, so, "already loaded", error);
+    }
   }
   for (const auto& c : cupti_search_order(CuptiSearchInputs::from_process())) {
     if (c.kind == CuptiCandidate::Kind::kFile && !file_exists(c.name)) continue;

@@ -74,4 +74,18 @@ std::vector<CuptiCandidate> cupti_search_order(const CuptiSearchInputs& in) {
   return out;
 }
 
+std::vector<std::string> loaded_cupti_probe_order(const std::string& exact_library, const std::string& jax_cuda_major) {
+  std::vector<std::string> out;
+  auto add = [&out](std::string name) {
+    for (const std::string& o : out) {
+      if (o == name) return;
+    }
+    out.push_back(std::move(name));
+  };
+  if (!exact_library.empty()) add(exact_library);
+  if (jax_cuda_major == "12" || jax_cuda_major == "13") add("libcupti.so." + jax_cuda_major);
+  for (const char* so : {"libcupti.so.13", "libcupti.so.12", "libcupti.so"}) add(so);
+  return out;
+}
+
 }  // namespace fpgaprof::cupti

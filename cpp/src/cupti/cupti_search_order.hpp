@@ -51,4 +51,12 @@ struct CuptiCandidate {
 
 std::vector<CuptiCandidate> cupti_search_order(const CuptiSearchInputs& inputs);
 
+// The names CuptiApi::get probes with dlopen(RTLD_NOLOAD) first, i.e. which libcupti already
+// in the process it adopts when there are several (JAX's CUDA 12 plugin maps libcupti.so.13
+// too when the nvidia-cuda-cupti 13 wheel is installed beside it): $FPGAPROF_CUPTI_LIBRARY
+// (exact_library) when that very file is loaded, then the soname of the major of JAX's
+// installed CUDA plugin (jax_cuda_major: $FPGAPROF_JAX_CUDA_MAJOR, "12" or "13", set at
+// `import fpgaprof`), then libcupti.so.13, .so.12, .so. Each name once.
+std::vector<std::string> loaded_cupti_probe_order(const std::string& exact_library, const std::string& jax_cuda_major);
+
 }  // namespace fpgaprof::cupti

@@ -7,6 +7,10 @@
   the ranges. A value the user set is kept (with one warning if it is not fpgaprof's).
 * ``FPGAPROF_WHEEL_LIB_DIRS`` = the ``site-packages/nvidia/*/lib`` folders, where the capture
   layer looks for the pip wheel's libcupti (unless the user set it).
+* ``FPGAPROF_JAX_CUDA_MAJOR`` = "12" or "13", the major of JAX's installed CUDA plugin (unless
+  the user set it): when the process has mapped two libcupti (JAX's CUDA 12 plugin also loads
+  the nvidia-cuda-cupti 13 wheel's when it is installed), the capture layer takes the one of
+  JAX's major.
 * XLA flags (HLO dumps, command buffers off): ``xla_flags.current()``.
 * If JAX's backend already started, NVTX and XLA_FLAGS come too late: one warning.
 """
@@ -131,6 +135,10 @@ def _set_nvtx_injection(env) -> None:
 
 
 def _set_wheel_lib_dirs(env) -> None:
+    if not env.get("FPGAPROF_JAX_CUDA_MAJOR"):
+        major = jax_cuda_plugin_major()
+        if major:
+            env["FPGAPROF_JAX_CUDA_MAJOR"] = major
     if env.get("FPGAPROF_WHEEL_LIB_DIRS"):
         return
     dirs = wheel_lib_dirs()

@@ -36,7 +36,9 @@ struct CaptureOptions {
 // (by the search order below) and libcuda if they can be found, and never loads a second copy.
 //
 // libcupti search order (first hit wins; the copy found is reused for the whole process):
-//   1. a libcupti already loaded in the process (libcupti.so.13 / .so.12 / .so, RTLD_NOLOAD);
+//   1. a libcupti already loaded in the process (RTLD_NOLOAD; of several, the file
+//      $FPGAPROF_CUPTI_LIBRARY names, then JAX's plugin major $FPGAPROF_JAX_CUDA_MAJOR, then
+//      libcupti.so.13 / .so.12 / .so: loaded_cupti_probe_order);
 //   2. $FPGAPROF_CUPTI_LIBRARY (exact path; if set and not loadable, that is the problem);
 //   3. libcupti.so.13 / .so.12 in each directory of $FPGAPROF_WHEEL_LIB_DIRS (colon-separated;
 //      the Python package sets it to site-packages/nvidia/*/lib);
