@@ -65,6 +65,35 @@ class _RecordingCounters:
         return None
 
 
+def _counting_without_a_gpu(monkeypatch):
+    """trace(counters=True) on a capture session that reports a GPU (none here) and records
+    nothing, with _RecordingCounters as the counter session; the list of those it started."""
+    from fpgaprof.base.core import core
+
+    started = []
+
+    class _Counters:
+        @staticmethod
+        def start():
+            started.append(_RecordingCounters())
+            return started[-1]
+
+    class _Session:
+        gpu_active = True
+        unavailable_reason = ""
+
+        @staticmethod
+        def start(**_kw):
+            return _Session()
+
+        def stop(self):
+            return core.TraceStore()
+
+    monkeypatch.setattr(core.analysis, "CounterSession", _Counters)
+    monkeypatch.setattr(core, "CaptureSession", _Session)
+    return started
+
+
 def _trace_with(counters):
     t = fpgaprof.trace()
     t.__enter__()
@@ -124,27 +153,9 @@ def test_counters_warn_when_jax_preallocates_gpu_memory(monkeypatch):
     import types
     import warnings
 
-    from fpgaprof.base.core import core
     from fpgaprof.capture import process_env
 
-    class _Stub:
-        @staticmethod
-        def start():
-            return _RecordingCounters()
-
-    class _Session:  # a capture session that reports a GPU (none here) and records nothing
-        gpu_active = True
-        unavailable_reason = ""
-
-        @staticmethod
-        def start(**_kw):
-            return _Session()
-
-        def stop(self):
-            return core.TraceStore()
-
-    monkeypatch.setattr(core.analysis, "CounterSession", _Stub)
-    monkeypatch.setattr(core, "CaptureSession", _Session)
+    _counting_without_a_gpu(monkeypatch)
     monkeypatch.setitem(sys.modules, "jax", sys.modules.get("jax") or types.ModuleType("jax"))
     # As jaxlib's xla_client: off only for exactly "false", "False", "0"; "FALSE" keeps the pool;
     # the allocator name is lower-cased ("PLATFORM" is the platform allocator).
@@ -178,29 +189,7 @@ def test_counter_checkpoints_when_a_region_encloses_the_trace(monkeypatch):
     checkpoint came and kernels past the counter image's capacity got no counters."""
     import warnings
 
-    from fpgaprof.base.core import core
-
-    recs = []
-
-    class _Stub:
-        @staticmethod
-        def start():
-            recs.append(_RecordingCounters())
-            return recs[-1]
-
-    class _Session:  # reports a GPU (none here), records nothing
-        gpu_active = True
-        unavailable_reason = ""
-
-        @staticmethod
-        def start(**_kw):
-            return _Session()
-
-        def stop(self):
-            return core.TraceStore()
-
-    monkeypatch.setattr(core.analysis, "CounterSession", _Stub)
-    monkeypatch.setattr(core, "CaptureSession", _Session)
+    recs = _counting_without_a_gpu(monkeypatch)
     monkeypatch.delitem(__import__("sys").modules, "jax", raising=False)  # no preallocation note
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
