@@ -58,6 +58,28 @@ def columns(table: Any, fields: Iterable[str] = ()) -> dict[str, np.ndarray]:
     return {n: np.asarray([getattr(r, n) for r in rows]) for n in names}
 
 
+def none_when_max(name: str) -> bool:
+    """Whether 0xFFFFFFFF in the uint32 column ``name`` means "none" (docs/records.md): the
+    fields the records initialise to kNone32 (``*_index``, ``parent``, ``launch_config``,
+    ``function``, the peer copies' ``src_device_id`` / ``dst_device_id``, a sync's
+    ``stream_id``) and an unread ``power_mw``. Not a value such as a memset's byte pattern,
+    where 0xFFFFFFFF is data."""
+    return name.endswith("_index") or name in _NONE_WHEN_MAX
+
+
+_NONE_WHEN_MAX = frozenset(
+    (
+        "parent",
+        "launch_config",
+        "function",
+        "src_device_id",
+        "dst_device_id",
+        "stream_id",
+        "power_mw",
+    )
+)
+
+
 def table_len(table: Any) -> int:
     """Rows of a table (0 for None or something without a length)."""
     if table is None:

@@ -217,10 +217,14 @@ def csv_table(prof: Any, table: str) -> str:
     else:
         cols = records.columns(obj)
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    # RFC 4180's CRLF: with "\n" alone, Python 3.11's writer leaves a field holding a bare "\r"
+    # unquoted, and the file no longer parses (a name from a trace can hold one)
+    w = csv.writer(buf, lineterminator="\r\n")
     keys = list(cols)
     w.writerow(keys)
-    none32 = {k: getattr(cols[k], "dtype", None) == "uint32" for k in keys}
+    none32 = {
+        k: getattr(cols[k], "dtype", None) == "uint32" and records.none_when_max(k) for k in keys
+    }
     n = len(next(iter(cols.values()))) if cols else 0
     for i in range(n):
         w.writerow([_csv_cell(records.to_plain(cols[k][i]), none32[k]) for k in keys])

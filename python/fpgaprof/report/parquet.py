@@ -14,6 +14,7 @@ import json
 import os
 from typing import Any
 
+from fpgaprof.base import records
 from fpgaprof.base.atomic import OutputSet, open_atomic_binary, write_text_atomic
 from fpgaprof.base.errors import FpgaprofError
 from fpgaprof.report.tables import DataTables
@@ -40,18 +41,28 @@ INT_SUFFIXES = ("_ns", "_bytes", "_count", "_id", "_index", "count", "bytes", "c
 FLOAT_SUFFIXES = ("_s", "_per_s", "_fraction", "_factor", "_ratio", "_per_byte", "percent")
 
 
+# integer columns whose names the suffixes do not give
+INT_NAMES = ("address", "value")
+
+
+def _int_named(name: str) -> bool:
+    return name.endswith(INT_SUFFIXES) or name in INT_NAMES or records.none_when_max(name)
+
+
 def _type_of_empty(pa: Any, name: str) -> Any:
     """The type of a column with no value (no rows, or missing everywhere in this trace), from
     its name, so that a table's schema does not depend on the trace: int64 for times in ns,
-    bytes, counts, ids; float64 for seconds, rates, fractions; else string."""
+    bytes, counts, ids and indexes; float64 for seconds, rates, fractions; else string."""
     if name.endswith(FLOAT_SUFFIXES):
         return pa.float64()
-    if name.endswith(INT_SUFFIXES):
+    if _int_named(name):
         return pa.int64()
     return pa.string()
 
 
 def _arrow_table(pa: Any, cols: dict[str, Any]) -> Any:
+    import pyarrow.compute as pc
+
     arrays = []
     for name, values in cols.items():
         try:
@@ -61,6 +72,18 @@ def _arrow_table(pa: Any, cols: dict[str, Any]) -> Any:
             arr = pa.array([None if v is None else str(v) for v in values])
         if pa.types.is_null(arr.type):
             arr = pa.array(list(values), type=_type_of_empty(pa, name))
+        elif (
+            pa.types.is_floating(arr.type)
+            and _int_named(name)
+            and not name.endswith(FLOAT_SUFFIXES)
+            and pc.all(pc.equal(arr, pc.floor(arr))).as_py() is not False
+        ):
+            # a byte count or count an analysis gave as a whole float: int64, as in the traces
+            # where it came as an int
+            try:
+                arr = arr.cast(pa.int64())
+            except (pa.ArrowInvalid, OverflowError):
+                pass  # past int64: kept as float
         arrays.append(arr)
     return pa.Table.from_arrays(arrays, names=list(cols))
 

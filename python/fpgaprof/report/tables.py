@@ -111,8 +111,9 @@ def _record_columns(table: Any) -> Columns:
     out: Columns = {}
     for k, v in records.columns(table).items():
         v = np.asarray(v)
-        if v.dtype == np.uint32 and (v == NONE32).any():
-            # a "none" id or index: a missing value (pandas: a nullable integer column)
+        if v.dtype == np.uint32 and records.none_when_max(k):
+            # a "none" id or index: a missing value (pandas: a nullable integer column); the
+            # same (int64 in Parquet) whether or not this trace has a none in the column
             out[k] = [None if x == NONE32 else int(x) for x in v.tolist()]
         elif v.dtype == object:
             out[k] = [records.to_plain(x) for x in v.tolist()]

@@ -545,21 +545,34 @@ def write_timeline_to(
     for dev in sorted(set(gkeys[tk, 0].tolist())):
         dname = shown_name(str(devices.get(dev, {}).get("name", "")))
         out.meta("process_name", GPU_PID_BASE + dev, 0, f"GPU {dev}: {dname}".rstrip(": "))
-    for (dev, st), ln in zip(gkeys[tk].tolist(), tl.tolist()):
+    # Each track's tid: gpu_tid() (the stream readable in it); a track whose gpu_tid() another
+    # track of the same process took already (streams 1,000,000 apart, lanes past the last)
+    # gets one of its own past every gpu_tid(), so no two tracks share one.
+    track_tids = np.zeros(len(tk), np.int64)
+    taken: set[tuple[int, int]] = set()
+    spill = GPU_TID_BASE + MAX_GPU_LANES * 100_000_000
+    for i, ((dev, st), ln) in enumerate(zip(gkeys[tk].tolist(), tl.tolist())):
+        tid = gpu_tid(dev, st, ln)
+        if (dev, tid) in taken:
+            tid, spill = spill, spill + 1
+        taken.add((dev, tid))
+        track_tids[i] = tid
         out.meta(
             "thread_name",
             GPU_PID_BASE + dev,
-            gpu_tid(dev, st, ln),
+            tid,
             f"stream {st}" + (f" (overlap {ln})" if ln else ""),
         )
     g = {
         "pid": GPU_PID_BASE + gdev,
-        "tid": (
-            GPU_TID_BASE
-            + np.minimum(glanes, MAX_GPU_LANES - 1) * 100_000_000
-            + (gdev % 100) * 1_000_000
-            + gst % 1_000_000
-        ),
+        # each record's track: its (key, lane) among _tracks()' sorted pairs
+        "tid": track_tids[
+            np.searchsorted(
+                tk * (int(glanes.max()) + 1) + tl, gkid * (int(glanes.max()) + 1) + glanes
+            )
+        ]
+        if len(gkid)
+        else np.zeros(0, np.int64),
         "ts": gs - t0,
         "dur": np.maximum(ge - gs, 0),
         "device": gdev,
