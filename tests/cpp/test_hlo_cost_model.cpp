@@ -96,6 +96,27 @@ TEST_CASE("convolution: multiply-adds over valid (kernel, output) positions", "[
   CHECK(ins(m, "c").pattern == AccessPattern::kConvolution);
 }
 
+TEST_CASE("convolution: large strided or dilated windows are counted exactly, not bounded", "[hlo][cost]") {
+  // A transposed 1-D convolution (lhs_dilate=2: 5,000,000 inputs upsampled to 9,999,999, 32
+  // taps, pad 31 each side: output 10,000,030): kl x ol = 3.2e8 pairs, past what is
+  // enumerated. Each input element meets all 32 taps exactly once: 5,000,000 x 32 =
+  // 160,000,000 MACs (XLA's HloCostAnalysis: 320,000,000 flops). Before, every pair counted
+  // (taps on the dilation holes too): about twice that.
+  Module m = run(R"(  x = f32[1,1,5000000]{2,1,0} parameter(0)
+  k = f32[32,1,1]{2,1,0} parameter(1)
+  ROOT c = f32[1,1,10000030]{2,1,0} convolution(x, k), window={size=32 pad=31_31 lhs_dilate=2}, dim_labels=bf0_0io->bf0
+)");
+  CHECK(ins(m, "c").cost.flops == 320'000'000);
+  // The 'full' correlation of two 12,000,000-sample signals (stride 1, more than 1e7 taps):
+  // every pair of samples once, n^2 MACs = 2.88e14 flops (by hand; XLA would enumerate 2.9e14
+  // pairs). Before, past 1e7 taps every (tap, output) pair counted: 5.76e14.
+  Module full = run(R"(  x = f32[1,1,12000000]{2,1,0} parameter(0)
+  k = f32[12000000,1,1]{2,1,0} parameter(1)
+  ROOT c = f32[1,1,23999999]{2,1,0} convolution(x, k), window={size=12000000 pad=11999999_11999999}, dim_labels=bf0_0io->bf0
+)");
+  CHECK(ins(full, "c").cost.flops == Approx(2.0 * 12e6 * 12e6));
+}
+
 TEST_CASE("reduce: (input - output elements) applications of the reducer", "[hlo][cost]") {
   Module m = run(R"(  x = f32[10,20]{1,0} parameter(0)
   z = f32[] constant(0)

@@ -1,5 +1,6 @@
 // HLO text from a hostile trace (issue #21): row ids of the stack-frame tables may not size the
 // tables beyond the rows written, and shape sizes beyond int64 saturate instead of wrapping.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
@@ -144,4 +145,47 @@ TEST_CASE("CallPath refuses a computation already on the path", "[hlo][hostile]"
   path.leave(2);
   CHECK(path.enter(2));        // 2 again after leaving it: a second call site, not a recursion
   CHECK_FALSE(path.enter(7));  // no such computation
+}
+
+TEST_CASE("a long chain of calls to computations defined later costs without deep recursion", "[hlo][cost][hostile]") {
+  // ENTRY -> c0 -> c1 -> ... -> c29999 in text order (fpgaprof takes forward references; XLA
+  // writes callees first). Costed in text order this recursed 30,000 computations deep and
+  // overflowed the stack (SIGSEGV at 20,000). Callees first: one negate, one f32 in and out.
+  constexpr int n = 30'000;
+  std::string text = "HloModule chain\nENTRY e {\n a = f32[] parameter(0)\n ROOT r = f32[] call(a), to_apply=c0\n}\n";
+  for (int i = 0; i < n; ++i) {
+    text += "c" + std::to_string(i) + " {\n a = f32[] parameter(0)\n";
+    text += i + 1 < n ? " ROOT r = f32[] call(a), to_apply=c" + std::to_string(i + 1) + "\n}\n"
+                      : " ROOT r = f32[] negate(a)\n}\n";
+  }
+  const Module m = analyze_hlo(text);
+  CHECK(m.total.flops == 1);
+  CHECK(m.total.bytes_read + m.total.bytes_written == 8);
+}
+
+TEST_CASE("one-line computations do not each reserve to the end of the file", "[hlo][parser][hostile]") {
+  // 2,000 reducers written `{ ... }` on one line each, then an entry of 20,000 lines: the
+  // reservation scan of each reducer found no line starting with '}' and counted (and
+  // reserved) to the end of the file, 2,000 x 20,000 instructions. The module's
+  // reservations now stay within its line count; what is parsed is the same.
+  std::string text = "HloModule oneline\n";
+  for (int i = 0; i < 2000; ++i) {
+    text += "add" + std::to_string(i) + " { a = f32[] parameter(0) b = f32[] parameter(1) ROOT c = f32[] add(a, b) }\n";
+  }
+  text += "ENTRY e {\n p = f32[] parameter(0)\n";
+  for (int i = 0; i < 20'000; ++i) {
+    text += " n" + std::to_string(i) + " = f32[] negate(" + (i == 0 ? std::string("p") : "n" + std::to_string(i - 1)) +
+            ")\n";
+  }
+  text += " ROOT r = f32[] negate(n19999)\n}\n";
+  const Module m = analyze_hlo(text);
+  REQUIRE(m.computations.size() == 2001);
+  std::size_t reserved = 0;
+  for (const Computation& c : m.computations) reserved += c.instructions.capacity();
+  CHECK(m.entry()->instructions.size() == 20'002);
+  // the reservations within the file's line count, plus the entry's own growth (before: 2,000
+  // reducers x 22,000 lines, 44 million)
+  const std::size_t lines = 1 + static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  CHECK(reserved <= 4 * lines);
+  CHECK(m.total.flops == 20'001);
 }

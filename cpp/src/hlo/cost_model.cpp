@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <numeric>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -128,8 +131,11 @@ class CostModel {
   }
 
   void run() {
-    // Every computation gets per-instruction costs, reached or not, so that all are filled.
-    for (std::size_t c = 0; c < m_.computations.size(); ++c) computation_cost(c);
+    // Every computation gets per-instruction costs, reached or not, so that all are filled;
+    // callees first, so that costing one finds its callees done (fpgaprof takes computations
+    // that call ones defined later: in text order a chain of them recursed as deep as it was
+    // long, and 20,000 overflowed the stack).
+    for (std::size_t c : callee_first_order()) computation_cost(c);
     m_.total = Cost{};
     m_.unknown_cost_instructions = 0;
     if (const Computation* e = m_.entry()) {
@@ -167,6 +173,47 @@ class CostModel {
     comp_done_[idx] = 1;
     path_.leave(idx);
     return comp_cost_[idx];
+  }
+
+  // The computations in an order where each comes after every computation it calls (an
+  // iterative depth-first walk; a call cycle, which XLA's HLO has none of, is cut where the
+  // walk meets it again, and computation_cost bounds it).
+  std::vector<std::size_t> callee_first_order() const {
+    const std::size_t n = m_.computations.size();
+    std::vector<uint8_t> state(n, 0);  // 0 unseen, 1 on the walk, 2 placed
+    std::vector<std::size_t> order;
+    order.reserve(n);
+    auto callees = [this](std::size_t c) {
+      std::vector<std::size_t> out;
+      for (const Instruction& ins : m_.computations[c].instructions) {
+        for (const std::string& name : ins.called_computations()) {
+          if (const Computation* k = m_.find(name)) out.push_back(callee_index(k));
+        }
+      }
+      return out;
+    };
+    std::vector<std::pair<std::size_t, std::vector<std::size_t>>> walk;
+    for (std::size_t root = 0; root < n; ++root) {
+      if (state[root] != 0) continue;
+      state[root] = 1;
+      walk.emplace_back(root, callees(root));
+      while (!walk.empty()) {
+        auto& [c, next] = walk.back();
+        if (next.empty()) {
+          state[c] = 2;
+          order.push_back(c);
+          walk.pop_back();
+          continue;
+        }
+        const std::size_t k = next.back();
+        next.pop_back();
+        if (state[k] == 0) {
+          state[k] = 1;
+          walk.emplace_back(k, callees(k));  // invalidates c and next: the loop re-reads back()
+        }
+      }
+    }
+    return order;
   }
 
   const Computation* callee(const Instruction& ins, std::size_t k = 0) const {
@@ -544,6 +591,34 @@ class CostModel {
   // call's tuple) the output, each read through its part of dim_labels: XLA's
   // HloCostAnalysis::GetConvolutionFlops, which the GPU cost analysis applies unchanged to the
   // backward-input and backward-filter calls too.
+  // The (tap, output) pairs of one strided or base-dilated window dimension that land on a
+  // real input element, counted without enumerating them: for tap kk the output positions o
+  // whose o * stride - pad_lo + kk * window_dilation is a multiple of base_dilation recur with
+  // period base_dilation / gcd(stride, base_dilation), and those that land inside the input
+  // form a range of o. O(kl x period); the plain enumeration below is O(kl x ol). Falls back
+  // to every pair (an upper bound) only when kl x period is itself beyond 1e8.
+  static int64_t strided_valid_positions(int64_t kl, int64_t ol, int64_t il, const attr::WindowDim& d) {
+    const int64_t s = d.stride, bd = d.base_dilation;
+    const int64_t period = bd / std::gcd(s, bd);
+    if (static_cast<double>(kl) * static_cast<double>(period) > 1e8) return ol * kl;
+    auto floor_div = [](int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
+    int64_t valid = 0;
+    for (int64_t kk = 0; kk < kl; ++kk) {
+      const int64_t c = kk * d.window_dilation - d.pad_lo;  // undilated position of output 0
+      // 0 <= o * s + c <= (il - 1) * bd, and 0 <= o < ol
+      const int64_t lo = std::max<int64_t>(0, -floor_div(c, s));
+      const int64_t hi = std::min<int64_t>(ol - 1, floor_div((il - 1) * bd - c, s));
+      if (lo > hi) continue;
+      for (int64_t r = 0; r < period; ++r) {
+        const int64_t m = ((r % bd) * (s % bd) + c % bd) % bd;
+        if (m != 0) continue;  // o = r + j * period does not land on an input element
+        const int64_t first = lo + ((r - lo) % period + period) % period;
+        if (first <= hi) valid += (hi - first) / period + 1;
+      }
+    }
+    return valid;
+  }
+
   static double convolution_flops(const Instruction& ins) {
     if (ins.operand_shapes().size() < 2) return 0;
     const Shape& lhs = ins.operand_shapes()[0];
@@ -569,8 +644,8 @@ class CostModel {
       constexpr int64_t kBig = int64_t{1} << 31;  // beyond any real convolution: no overflow below
       const bool huge = kl > kBig || ol > kBig || il > kBig || std::abs(d.pad_lo) > kBig || d.stride > kBig ||
                         d.stride < 1 || d.base_dilation > kBig || d.base_dilation < 1 || d.window_dilation > kBig;
-      if (huge || kl > 10'000'000) {
-        positions *= static_cast<double>(ol) * static_cast<double>(kl);  // too large to enumerate; upper bound
+      if (huge) {
+        positions *= static_cast<double>(ol) * static_cast<double>(kl);  // too large to count; upper bound
         continue;
       }
       if (d.stride == 1 && d.base_dilation == 1) {
@@ -581,7 +656,7 @@ class CostModel {
           valid += std::max<int64_t>(std::min(il + shift, ol) - std::max<int64_t>(shift, 0), 0);
         }
       } else if (static_cast<double>(kl) * static_cast<double>(ol) > 1e8) {
-        valid = ol * kl;  // too large to enumerate; upper bound
+        valid = strided_valid_positions(kl, ol, il, d);
       } else {
         for (int64_t kk = 0; kk < kl; ++kk) {
           for (int64_t oo = 0; oo < ol; ++oo) {
@@ -841,14 +916,19 @@ class CostModel {
       const Computation& c = m_.computations[comp_idx];
       std::size_t g = pos;
       for (int64_t sub_index : path) {
-        for (std::size_t u : users[g]) {
-          const Instruction& user = c.instructions[u];
-          int64_t index = -1;
-          if (user.opcode == "get-tuple-element" && attr::integer(user, "index", index) && index == sub_index) {
-            g = u;
-            break;
+        // g's get-tuple-element users by index, found once per instruction (a tuple of n
+        // leaves read through n users would otherwise cost n^2)
+        auto [it, fresh] = gte_users_.try_emplace({comp_idx, g});
+        if (fresh) {
+          for (std::size_t u : users[g]) {
+            const Instruction& user = c.instructions[u];
+            int64_t index = -1;
+            if (user.opcode == "get-tuple-element" && attr::integer(user, "index", index)) {
+              it->second.try_emplace(index, u);  // the first such user, as the scan took
+            }
           }
         }
+        if (const auto found = it->second.find(sub_index); found != it->second.end()) g = found->second;
       }
       return parameter_read_bytes(comp_idx, g, 0);
     }
@@ -868,6 +948,17 @@ class CostModel {
   // own users do where the parameter feeds the nested root directly, else as the nested
   // parameter's users do, and nothing at all when it has no users (the fused root).
   double parameter_read_bytes(std::size_t comp_idx, std::size_t pos, int depth) {
+    // Once per (computation, parameter, depth): a parameter read by w nested fusions on each
+    // of d levels would otherwise cost w^d calls. The depth is in the key because it decides
+    // where the nesting cap cuts, so the values are those of the plain recursion.
+    const auto key = std::make_tuple(comp_idx, pos, depth);
+    if (const auto hit = read_bytes_memo_.find(key); hit != read_bytes_memo_.end()) return hit->second;
+    const double bytes = parameter_read_bytes_uncached(comp_idx, pos, depth);
+    read_bytes_memo_.emplace(key, bytes);
+    return bytes;
+  }
+
+  double parameter_read_bytes_uncached(std::size_t comp_idx, std::size_t pos, int depth) {
     const Computation& c = m_.computations[comp_idx];
     const Users& users = users_of(comp_idx);
     const Instruction& p = c.instructions[pos];
@@ -977,6 +1068,9 @@ class CostModel {
   std::vector<int> comp_done_;
   std::vector<Cost> comp_cost_;
   std::unordered_map<std::size_t, Users> users_;
+  std::map<std::tuple<std::size_t, std::size_t, int>, double> read_bytes_memo_;  // parameter_read_bytes
+  // (computation, instruction) -> its get-tuple-element users by index (tuple_parameter_read_bytes)
+  std::map<std::pair<std::size_t, std::size_t>, std::unordered_map<int64_t, std::size_t>> gte_users_;
 };
 
 }  // namespace

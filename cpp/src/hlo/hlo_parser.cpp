@@ -405,9 +405,16 @@ class HloParser : private lex::HloLexer {
     bool saw_root = false;
     {
       // About one instruction a line, up to the first line that starts with '}': reserving
-      // spares moving instructions as the vector grows. Linear: each body is scanned once more.
+      // spares moving instructions as the vector grows. The module's reservations together
+      // stay within its line count (reserve_budget_), and so does the scanning: a body whose
+      // '}' ends a line of text (`... add(a, b) }`) would otherwise be counted to the end of
+      // the file, once for every such computation (quadratic time, memory per computation).
+      if (reserve_budget_ == kBudgetUnset) {
+        reserve_budget_ = 1 + static_cast<std::size_t>(std::count(s_.begin(), s_.end(), '\n'));
+      }
+      const std::size_t cap = std::min<std::size_t>(reserve_budget_, 1 << 16);
       std::size_t lines = 1;
-      for (const char* p = s_.data() + pos_; p < s_.data() + s_.size();) {
+      for (const char* p = s_.data() + pos_; p < s_.data() + s_.size() && lines < cap;) {
         const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(s_.data() + s_.size() - p));
         if (nl == nullptr) break;
         p = static_cast<const char*>(nl) + 1;
@@ -415,8 +422,10 @@ class HloParser : private lex::HloLexer {
         if (p < s_.data() + s_.size() && *p == '}') break;
         ++lines;
       }
-      comp.instructions.reserve(std::min<std::size_t>(lines, 1 << 16));
-      local.reserve(std::min<std::size_t>(lines, 1 << 16), comp.instructions);
+      lines = std::min(lines, cap);
+      reserve_budget_ -= std::min(lines, reserve_budget_);
+      comp.instructions.reserve(lines);
+      local.reserve(lines, comp.instructions);
     }
     while (true) {
       skip_ws();
@@ -984,6 +993,9 @@ class HloParser : private lex::HloLexer {
   std::vector<Instruction> nested_;  // operands written in place in the instruction being parsed
   int nested_depth_ = 0;
   int computation_depth_ = 0;
+  // Instructions the module's computations may still reserve ahead (its line count at first).
+  static constexpr std::size_t kBudgetUnset = static_cast<std::size_t>(-1);
+  std::size_t reserve_budget_ = kBudgetUnset;
   std::vector<std::string> file_names_;
   std::vector<std::string> function_names_;
   std::vector<Location> locations_;
