@@ -644,7 +644,9 @@ class CostModel {
       constexpr int64_t kBig = int64_t{1} << 31;  // beyond any real convolution: no overflow below
       const bool huge = kl > kBig || ol > kBig || il > kBig || std::abs(d.pad_lo) > kBig || d.stride > kBig ||
                         d.stride < 1 || d.base_dilation > kBig || d.base_dilation < 1 || d.window_dilation > kBig;
-      if (huge) {
+      // past 2^27 taps (a hostile module: no real convolution has them) counting would cost
+      // seconds a dimension: every pair, an upper bound
+      if (huge || kl > (int64_t{1} << 27)) {
         positions *= static_cast<double>(ol) * static_cast<double>(kl);  // too large to count; upper bound
         continue;
       }
