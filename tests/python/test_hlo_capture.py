@@ -335,3 +335,34 @@ def test_users_dump_dir_modules_from_before_the_import_are_read(tmp_path):
     assert r.returncode == 0, r.stderr
     names = eval(r.stdout.strip().splitlines()[-1])
     assert "jit_early" in names and "jit_old" not in names
+
+
+def test_kernels_inside_module_ranges_do_not_pull_in_modules_by_name(tmp_path):
+    """A kernel inside an XlaModule range has its module named by the range; looking its name
+    up in every dumped module as well added modules that merely share a fusion name (2-14 on
+    the H100/H200 traces, none of them any kernel's). The name lookup stays for kernels no
+    module range encloses."""
+    from fpgaprof.base.core import core
+    from fpgaprof.capture import hlo_dump
+
+    body = "HloModule {name}, is_scheduled=true\n\nENTRY %main () -> f32[] {{\n  ROOT %c = f32[] constant(1)\n}}\n"
+    for pid, name in ((3, "jit_f"), (12, "jit_g"), (20, "jit_h")):
+        (tmp_path / f"module_{pid:04d}.{name}.sm_9.0_gpu_after_optimizations.txt").write_text(body.format(name=name))
+    setup = xf.XlaSetup(dump_dir=str(tmp_path), prepared_ns=0)
+
+    def store(outside: bool):
+        s = core.TraceStore()
+        s.append("markers", start_ns=0, end_ns=100, thread_id=1,
+                 name="XlaModule:#hlo_module=jit_f,program_id=3#", parent=0xFFFFFFFF)
+        s.append("markers", start_ns=10, end_ns=90, thread_id=1, name="Thunk:#hlo_op=c#", parent=0)
+        s.append("kernels", start_ns=20, end_ns=30, name="c", marker_index=1)  # in jit_f's range
+        if outside:
+            s.append("kernels", start_ns=200, end_ns=300, name="c", marker_index=0xFFFFFFFF)
+        return s
+
+    inside = store(outside=False)
+    hlo_dump.attach_hlo_modules(inside, setup)
+    assert sorted(m.name for m in inside.hlo_modules) == ["jit_f"]
+    both = store(outside=True)
+    hlo_dump.attach_hlo_modules(both, setup)
+    assert sorted(m.name for m in both.hlo_modules) == ["jit_f", "jit_g", "jit_h"]

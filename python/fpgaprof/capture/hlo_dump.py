@@ -34,6 +34,40 @@ def _names(table: Any, column: str = "name") -> list[str]:
     return out
 
 
+def _kernels_outside_module_ranges(store: Any, markers: list[str]) -> list[str]:
+    """Names of the kernels no XlaModule NVTX range encloses (their launch's innermost range on
+    its thread, up through the ranges' parents, is no ``XlaModule:#...#``): the modules their
+    names are found in are added. A kernel inside a module range has its module named by the
+    range; looking its name up too added modules that merely share a fusion name (on the
+    H100/H200 traces, 2-14 modules to which no kernel was attributed)."""
+    names = _names(getattr(store, "kernels", None))
+    if not markers:
+        return names
+    try:
+        kc = store.kernels.columns(["marker_index"])
+        parents = [int(x) for x in store.markers.columns(["parent"])["parent"]]
+        marker_of = [int(x) for x in kc["marker_index"]]
+    except Exception:  # noqa: BLE001 - an older store: every kernel, as before
+        return names
+    in_module: dict[int, bool] = {}  # marker index -> inside an XlaModule range
+
+    def inside(m: int) -> bool:
+        chain = []
+        while 0 <= m < len(markers) and m not in in_module and len(chain) <= len(markers):
+            chain.append(m)
+            if markers[m].startswith("XlaModule:#"):
+                break
+            m = parents[m]
+        found = in_module.get(m, False) or (
+            0 <= m < len(markers) and markers[m].startswith("XlaModule:#")
+        )
+        for c in chain:
+            in_module[c] = found
+        return found
+
+    return [n for n, m in zip(names, marker_of) if not inside(m)]
+
+
 def attach_hlo_modules(store: Any, setup: xla_flags.XlaSetup | None = None) -> int:
     """Adds the dumped HLO modules this trace uses to ``store`` (skipping ones it already has).
 
@@ -53,7 +87,8 @@ def attach_hlo_modules(store: Any, setup: xla_flags.XlaSetup | None = None) -> i
             command_buffers_disabled=bool(setup.command_buffers_disabled and not ours_too_late)
         )
     markers = _names(getattr(store, "markers", None))
-    kernels = _names(getattr(store, "kernels", None))
+    kernels = _kernels_outside_module_ranges(store, markers)
+    traced_kernels = bool(_names(getattr(store, "kernels", None)))
     have = {(m.name, m.program_id) for m in (getattr(store, "hlo_modules", None) or [])}
     added = 0
     for mod in xla_flags.modules_for_trace(markers, kernels, setup):
@@ -68,7 +103,7 @@ def attach_hlo_modules(store: Any, setup: xla_flags.XlaSetup | None = None) -> i
         )
         have.add((mod.name, mod.program_id))
         added += 1
-    if kernels and added == 0 and not have and setup.dump_as_text:
+    if traced_kernels and added == 0 and not have and setup.dump_as_text:
         _add_warning(
             store,
             (
