@@ -15,8 +15,10 @@
 #      headers (the nvidia/cuda *-devel images: /usr/local/cuda/extras/CUPTI/include,
 #      /usr/local/cuda/include/nvtx3), the nvidia-cuda-cupti or nvidia-nvtx wheel is left
 #      out: cmake/FpgaprofDeps.cmake finds the toolkit's headers first, and a second CUPTI
-#      (13.x) beside the one jax[cuda12] brings (12.x) would only be a library fpgaprof could
-#      pick by mistake. CMake and Ninja (pip) too, which an isolated build would fetch itself.
+#      (13.x) beside the one jax[cuda12] brings (12.x) would only be one more library in the
+#      process. Without a toolkit and with jax[cuda12], the CUDA 12 wheels
+#      (nvidia-cuda-cupti-cu12, nvidia-nvtx-cu12) give the headers instead, for the same
+#      reason. CMake and Ninja (pip) too, which an isolated build would fetch itself.
 #   4. fpgaprof built from this tree (`pip install --no-build-isolation SRC[mbirjax]`) in the
 #      same resolver run as the JAX package (--jax-package, default jax[cuda12]), TensorBoard
 #      and XProf with fpgaprof's xprof extra (the runtime its XProf export needs; all three
@@ -134,7 +136,11 @@ for inc in ${CUDA_HOME:+"$CUDA_HOME/include" "$CUDA_HOME/extras/CUPTI/include"} 
   [ -f "$inc/cupti_activity.h" ] && toolkit_cupti=1
   [ -f "$inc/nvtx3/nvToolsExt.h" ] && toolkit_nvtx=1
 done
-mapfile -t build_reqs < <("$PY" - "$SRC/pyproject.toml" "$toolkit_cupti" "$toolkit_nvtx" <<'PYEOF'
+# Without a toolkit the headers come from wheels: CUDA 12's for jax[cuda12] (the same major as
+# the libcupti its plugin loads), else pyproject's CUDA 13 ones.
+cuda12=0
+case "$JAX_PACKAGE" in *cuda12*) cuda12=1 ;; esac
+mapfile -t build_reqs < <("$PY" - "$SRC/pyproject.toml" "$toolkit_cupti" "$toolkit_nvtx" "$cuda12" <<'PYEOF'
 import re, sys
 try:
     import tomllib
@@ -149,11 +155,12 @@ else:
 if not reqs:
     sys.exit("install.sh: no [build-system] requires in pyproject.toml")
 from_toolkit = {"nvidia-cuda-cupti": sys.argv[2] == "1", "nvidia-nvtx": sys.argv[3] == "1"}
+cu12 = {"nvidia-cuda-cupti": "nvidia-cuda-cupti-cu12>=12.8,<13", "nvidia-nvtx": "nvidia-nvtx-cu12>=12.8,<13"}
 for r in reqs:
     name = re.match(r"[A-Za-z0-9_.-]+", r).group(0).lower().replace("_", "-")
     if from_toolkit.get(name):
         continue
-    print(r)
+    print(cu12[name] if sys.argv[4] == "1" and name in cu12 else r)
 PYEOF
 )
 # scikit-build-core asks for CMake and Ninja only in an isolated build (when none is on PATH):
