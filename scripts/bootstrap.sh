@@ -38,7 +38,7 @@ if [ "$apt_ok" = 1 ] && command -v apt-get >/dev/null; then
     # what needs it (the report's browser test, the fuzzers) says so or is skipped.
     have="" absent=""
     for p in $missing; do
-      if apt-cache policy "$p" 2>/dev/null | grep -q "Candidate: [^(]"; then have="$have $p"; else absent="$absent $p"; fi
+      if LC_ALL=C apt-cache policy "$p" 2>/dev/null | grep -q "Candidate: [^(]"; then have="$have $p"; else absent="$absent $p"; fi
     done
     [ -z "$absent" ] || echo "bootstrap: not in this system's package lists, left out:$absent"
     if [ -n "$have" ]; then

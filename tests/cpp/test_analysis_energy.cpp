@@ -202,7 +202,8 @@ TEST_CASE("a reading without power is no reading: the power before it holds", "[
   const EnergyReport r = run(s);
   CHECK(r.devices[0].backwards_intervals == 1);
   CHECK(r.devices[0].joules == Approx(6.0));
-  CHECK(region_row(r, bad).joules == Approx(1.2));  // 6 ms at 200 W
+  CHECK(region_row(r, bad).joules == Approx(1.2));    // 6 ms at 200 W
+  CHECK(region_row(r, bad).peak_w == Approx(200.0));  // the power in force, not 0 W
   CHECK_FALSE(region_row(r, bad).from_counter);
 
   // Without a counter: 100 W read at 0 ms, unread at 10 and 20 ms, 300 W at 30 ms, end at 40 ms:

@@ -189,3 +189,23 @@ TEST_CASE("one-line computations do not each reserve to the end of the file", "[
   CHECK(reserved <= 4 * lines);
   CHECK(m.total.flops == 20'001);
 }
+
+TEST_CASE("a convolution window with a zero dilation or an extreme padding costs an upper bound",
+          "[hlo][cost][hostile]") {
+  // rhs_dilate=0 (XLA refuses it; the text may say it): every (tap, output) pair, 3 x 5 = 15
+  // multiply-adds, 30 flops, and no arithmetic on the zero (UBSan watches the CI build).
+  const Module m = analyze_hlo(R"(HloModule c
+ENTRY e {
+  x = f32[1,1,5]{2,1,0} parameter(0)
+  k = f32[3,1,1]{2,1,0} parameter(1)
+  ROOT c = f32[1,1,5]{2,1,0} convolution(x, k), window={size=3 rhs_dilate=0}, dim_labels=bf0_0io->bf0
+})");
+  CHECK(m.total.flops == 30);
+  const Module far = analyze_hlo(R"(HloModule c
+ENTRY e {
+  x = f32[1,1,5]{2,1,0} parameter(0)
+  k = f32[3,1,1]{2,1,0} parameter(1)
+  ROOT c = f32[1,1,5]{2,1,0} convolution(x, k), window={size=3 pad=-9223372036854775807_0}, dim_labels=bf0_0io->bf0
+})");
+  CHECK(far.total.flops == 30);
+}

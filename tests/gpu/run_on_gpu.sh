@@ -469,8 +469,9 @@ step_cupti12() {
     [ "$name" = cupti12 ] && envs+=("FPGAPROF_CUPTI_LIBRARY=$lib")
     echo "--- $name (limit ${limit} s): ${envs[*]} examples/mbirjax_forward.py --size $n"
     # fpgaprof takes its libcupti at its first CUPTI use and keeps it; JAX's CUDA 13 plugin
-    # loads libcupti.so.13 when it starts, and a libcupti already loaded wins over
-    # FPGAPROF_CUPTI_LIBRARY: so fpgaprof probes CUPTI (fpgaprof.devices()) before JAX starts.
+    # loads libcupti.so.13 when it starts, and a libcupti already loaded wins over a
+    # FPGAPROF_CUPTI_LIBRARY file that is not (docs/capture.md, "Loading libcupti"): so
+    # fpgaprof probes CUPTI (fpgaprof.devices()) before JAX starts, loading the 12.8 file.
     (cd "$WORK" && env "${envs[@]}" timeout -k 10 "$limit" "$PY" -c \
        'import runpy, sys, fpgaprof; fpgaprof.devices(); sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name="__main__")' \
        "$ROOT/examples/mbirjax_forward.py" --size "$n" --out "$WORK/$name.fpgaprof") > "$LOGS/$name.out" 2>&1 || rc=1

@@ -94,21 +94,24 @@ def test_two_streams_a_million_apart_get_two_timeline_tracks(tmp_path):
 
 
 def test_parquet_column_types_do_not_depend_on_the_trace(tmp_path):
-    """Every record table's columns have the same types in every real trace and in a trace
-    with no none in them (before: uint32 or int64 by whether a none occurred, string where a
-    column was all none)."""
+    """Every table's columns, record and analysis tables alike, have the same types in every
+    bundled real trace and in a trace with no none in them (before: uint32 or int64 by whether
+    a none occurred, string where a column was all none, int64 by name where the analysis'
+    field is a float)."""
     pytest.importorskip("pyarrow")
-    traces = sorted(glob.glob(os.path.join(TRACE_DIR, "*.fpgaprof")))[:3] + [_trace(tmp_path)]
+    traces = sorted(glob.glob(os.path.join(TRACE_DIR, "*.fpgaprof"))) + [_trace(tmp_path)]
     schemas = []
     for i, t in enumerate(traces):
         d = tmp_path / f"pq{i}"
         _cli("export", t, "--format", "parquet", "-o", str(d))
         schemas.append(json.loads((d / "index.json").read_text())["tables"])
-    for table in ("kernels", "memcpys", "memsets", "allocations", "regions", "markers", "syncs",
-                  "api_calls"):
+    tables = sorted({name for s in schemas for name in s})
+    assert {"kernels", "memsets", "regions", "ops", "roofline"} <= set(tables), tables
+    mixed = {}
+    for table in tables:
         seen: dict[str, set] = {}
         for s in schemas:
             for col, typ in (s.get(table) or {}).get("columns", {}).items():
                 seen.setdefault(col, set()).add(typ)
-        mixed = {c: t for c, t in seen.items() if len(t) > 1}
-        assert not mixed, (table, mixed)
+        mixed.update({f"{table}.{c}": t for c, t in seen.items() if len(t) > 1})
+    assert not mixed, mixed

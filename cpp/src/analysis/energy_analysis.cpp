@@ -59,14 +59,15 @@ class DeviceCurve {
     return true;
   }
 
-  // The highest power reading in force during [a, b) (0 when none known).
+  // The highest power in force during [a, b) (0 when none known): a reading without power
+  // holds the one before it, as in the energy.
   double peak_w(uint64_t a, uint64_t b) const {
     std::size_t m = static_cast<std::size_t>(
         std::upper_bound(s_.begin(), s_.end(), a,
                          [](uint64_t t, const PowerSampleRecord& r) { return t < r.time_ns; }) -
         s_.begin());
-    double peak = m > 0 ? watts(m - 1) : 0.0;  // in force at a
-    for (; m < s_.size() && s_[m].time_ns < b; ++m) peak = std::max(peak, watts(m));
+    double peak = m > 0 ? held_w_[m - 1] : 0.0;  // in force at a
+    for (; m < s_.size() && s_[m].time_ns < b; ++m) peak = std::max(peak, held_w_[m]);
     return peak;
   }
 

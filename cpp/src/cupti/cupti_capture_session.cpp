@@ -229,6 +229,7 @@ void CuptiCaptureSession::abandon() {
   {
     std::lock_guard<std::mutex> lock(collector().session_mutex);
     if (collector().active == this) collector().active = nullptr;
+    collector().lost_buffers = 0;  // this session's: not the next trace's to report
   }
   if (api_ != nullptr) release_cupti();
   if (power_) power_->halt();

@@ -642,8 +642,9 @@ class CostModel {
                     il = dim(lhs, cd.input_spatial[k]);
       int64_t valid = 0;
       constexpr int64_t kBig = int64_t{1} << 31;  // beyond any real convolution: no overflow below
-      const bool huge = kl > kBig || ol > kBig || il > kBig || std::abs(d.pad_lo) > kBig || d.stride > kBig ||
-                        d.stride < 1 || d.base_dilation > kBig || d.base_dilation < 1 || d.window_dilation > kBig;
+      const bool huge = kl > kBig || ol > kBig || il > kBig || d.pad_lo > kBig || d.pad_lo < -kBig || d.stride > kBig ||
+                        d.stride < 1 || d.base_dilation > kBig || d.base_dilation < 1 || d.window_dilation > kBig ||
+                        d.window_dilation < 1;
       // past 2^27 taps (a hostile module: no real convolution has them) counting would cost
       // seconds a dimension: every pair, an upper bound
       if (huge || kl > (int64_t{1} << 27)) {

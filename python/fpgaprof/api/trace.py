@@ -53,10 +53,12 @@ class trace:
     trace already running raises ProfilerConflictError — except under ``fpgaprof run``, where
     the whole program is traced already: there the block becomes a region (named ``name``,
     default "trace") of the run's trace, with one FpgaprofWarning saying so, and ``as`` gives a
-    NestedProfile (see there). ``buffer_size``: bytes per CUPTI
-    activity buffer. ``counters=True`` also collects per-kernel hardware counters (DRAM bytes,
-    FP instruction counts; CUPTI Range Profiler, kernel replay: kernels run once per pass) into
-    ``prof.counters`` for the measured roofline; when they cannot be collected a
+    NestedProfile (see there). In a process forked from a tracing one (a multiprocessing
+    'fork' worker) it raises ProfilerConflictError saying so: start such workers by spawn or
+    forkserver. Each ``with`` of a trace object gives a new Profile. ``buffer_size``: bytes per
+    CUPTI activity buffer, 4096 to 1 GiB. ``counters=True`` also collects per-kernel hardware
+    counters (DRAM bytes, FP instruction counts; CUPTI Range Profiler, kernel replay: kernels
+    run once per pass) into ``prof.counters`` for the measured roofline; when they cannot be collected a
     FpgaprofWarning says why and the trace goes on without them. ``power_sample_ms``: the period
     of the GPUs' power and energy readings through NVML (docs/capture.md, "GPU power and energy";
     ``prof.power_samples``, ``prof.energy_report()``); 0 turns them off.
@@ -258,9 +260,10 @@ class trace:
         warnings.warn(msg, FpgaprofWarning, stacklevel=4)
 
     def _counter_checkpoint(self) -> None:
-        """Called when the tracing thread leaves its outermost region: the counter image holds
-        a bounded number of ranges (one per kernel), so it is decoded and re-armed between
-        steps rather than overflowing (dropped ranges are counted, but lost). A failure stops
+        """Called when the tracing thread's region depth comes back to where it was when
+        counting started (the end of a step: a region opened inside the trace): the counter
+        image holds a bounded number of ranges (one per kernel), so it is decoded and re-armed
+        between steps rather than overflowing (dropped ranges are counted, but lost). A failure stops
         further checkpoints and is kept as a warning; timing data is unaffected."""
         counters = self._counters
         if counters is None or threading.get_ident() != self._counters_thread:

@@ -41,7 +41,10 @@ def _kernels_outside_module_ranges(store: Any, markers: list[str]) -> list[str]:
     range; looking its name up too added modules that merely share a fusion name (on the
     H100/H200 traces, 2-14 modules to which no kernel was attributed)."""
     names = _names(getattr(store, "kernels", None))
-    if not markers:
+    # ranges that name no module (neither a program id nor a name) say nothing of any kernel's
+    if not any(
+        m.startswith("XlaModule:#") and ("program_id=" in m or "hlo_module=" in m) for m in markers
+    ):
         return names
     try:
         kc = store.kernels.columns(["marker_index"])
@@ -52,7 +55,7 @@ def _kernels_outside_module_ranges(store: Any, markers: list[str]) -> list[str]:
     in_module: dict[int, bool] = {}  # marker index -> inside an XlaModule range
 
     def inside(m: int) -> bool:
-        chain = []
+        chain: list[int] = []
         while 0 <= m < len(markers) and m not in in_module and len(chain) <= len(markers):
             chain.append(m)
             if markers[m].startswith("XlaModule:#"):

@@ -291,8 +291,9 @@ RUN_LOCK = ".fpgaprof-run.lock"
 
 
 def claim_folder(out_dir: str) -> tuple[str, int]:
-    """The folder this run writes to and the descriptor of its lock (held until the process
-    ends). A run holds an exclusive flock on FOLDER/.fpgaprof-run.lock while it runs; when
+    """The folder this run writes to and the descriptor of its lock (release_folder() lets it go
+    and removes the file as the run ends; the kernel drops it if the process dies). A run holds
+    an exclusive flock on FOLDER/.fpgaprof-run.lock while it runs; when
     another live `fpgaprof run` holds out_dir's, this run takes a folder of its own inside it,
     out_dir/<host>-pid<pid>, and says so, so that no run replaces or removes another's
     trace. A lock whose run is gone (crash, SIGKILL) is free again: the kernel drops it."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from fpgaprof.base import records
 from fpgaprof.base.atomic import OutputSet, open_atomic_binary, write_text_atomic
+from fpgaprof.base.core import core
 from fpgaprof.base.errors import FpgaprofError
 from fpgaprof.report.tables import DataTables
 
@@ -44,25 +45,45 @@ FLOAT_SUFFIXES = ("_s", "_per_s", "_fraction", "_factor", "_ratio", "_per_byte",
 # integer columns whose names the suffixes do not give
 INT_NAMES = ("address", "value")
 
+_FIELD_TYPES: dict[str, Any] | None = None
 
-def _int_named(name: str) -> bool:
-    return name.endswith(INT_SUFFIXES) or name in INT_NAMES or records.none_when_max(name)
+
+def _field_types(pa: Any) -> dict[str, Any]:
+    """Analysis field name -> its Arrow type, from the C++ result field tables
+    (core.analysis.result_fields), for the names every table gives the same scalar type."""
+    global _FIELD_TYPES
+    if _FIELD_TYPES is None:
+        seen: dict[str, set[str]] = {}
+        try:
+            for table, _doc in core.analysis.result_tables():
+                for f in core.analysis.result_fields(table):
+                    seen.setdefault(f.name, set()).add(f.type)
+        except Exception:  # noqa: BLE001 - an older core: names alone decide
+            seen = {}
+        arrow = {"float": pa.float64(), "int": pa.int64(), "str": pa.string(), "bool": pa.bool_()}
+        _FIELD_TYPES = {
+            name: arrow[next(iter(t))]
+            for name, t in seen.items()
+            if len(t) == 1 and next(iter(t)) in arrow
+        }
+    return _FIELD_TYPES
 
 
 def _type_of_empty(pa: Any, name: str) -> Any:
-    """The type of a column with no value (no rows, or missing everywhere in this trace), from
-    its name, so that a table's schema does not depend on the trace: int64 for times in ns,
-    bytes, counts, ids and indexes; float64 for seconds, rates, fractions; else string."""
+    """The type of a column with no value (no rows, or missing everywhere in this trace), so
+    that a table's schema does not depend on the trace: the type the analysis' field table
+    gives the name, else from the name: int64 for times in ns, bytes, counts, ids and indexes;
+    float64 for seconds, rates, fractions; else string."""
+    if name in _field_types(pa):
+        return _field_types(pa)[name]
     if name.endswith(FLOAT_SUFFIXES):
         return pa.float64()
-    if _int_named(name):
+    if name.endswith(INT_SUFFIXES) or name in INT_NAMES or records.none_when_max(name):
         return pa.int64()
     return pa.string()
 
 
 def _arrow_table(pa: Any, cols: dict[str, Any]) -> Any:
-    import pyarrow.compute as pc
-
     arrays = []
     for name, values in cols.items():
         try:
@@ -72,18 +93,6 @@ def _arrow_table(pa: Any, cols: dict[str, Any]) -> Any:
             arr = pa.array([None if v is None else str(v) for v in values])
         if pa.types.is_null(arr.type):
             arr = pa.array(list(values), type=_type_of_empty(pa, name))
-        elif (
-            pa.types.is_floating(arr.type)
-            and _int_named(name)
-            and not name.endswith(FLOAT_SUFFIXES)
-            and pc.all(pc.equal(arr, pc.floor(arr))).as_py() is not False
-        ):
-            # a byte count or count an analysis gave as a whole float: int64, as in the traces
-            # where it came as an int
-            try:
-                arr = arr.cast(pa.int64())
-            except (pa.ArrowInvalid, OverflowError):
-                pass  # past int64: kept as float
         arrays.append(arr)
     return pa.Table.from_arrays(arrays, names=list(cols))
 
