@@ -58,10 +58,11 @@ class trace:
     forkserver. Each ``with`` of a trace object gives a new Profile. ``buffer_size``: bytes per
     CUPTI activity buffer, 4096 to 1 GiB. ``counters=True`` also collects per-kernel hardware
     counters (DRAM bytes, FP instruction counts; CUPTI Range Profiler, kernel replay: kernels
-    run once per pass) into ``prof.counters`` for the measured roofline; when they cannot be collected a
-    FpgaprofWarning says why and the trace goes on without them. ``power_sample_ms``: the period
-    of the GPUs' power and energy readings through NVML (docs/capture.md, "GPU power and energy";
-    ``prof.power_samples``, ``prof.energy_report()``); 0 turns them off.
+    run once per pass) into ``prof.counters`` for the measured roofline; when they cannot be
+    collected a FpgaprofWarning says why and the trace goes on without them.
+    ``power_sample_ms``: the period of the GPUs' power and energy readings through NVML
+    (docs/capture.md, "GPU power and energy"; ``prof.power_samples``,
+    ``prof.energy_report()``); 0 turns them off.
 
     In a job of several processes (``jax.distributed`` initialised, or a launcher's rank
     variables: fpgaprof.capture.job_process), ``path`` may name a folder shared by the job's
@@ -263,8 +264,8 @@ class trace:
         """Called when the tracing thread's region depth comes back to where it was when
         counting started (the end of a step: a region opened inside the trace): the counter
         image holds a bounded number of ranges (one per kernel), so it is decoded and re-armed
-        between steps rather than overflowing (dropped ranges are counted, but lost). A failure stops
-        further checkpoints and is kept as a warning; timing data is unaffected."""
+        between steps rather than overflowing (dropped ranges are counted, but lost). A failure
+        stops further checkpoints and is kept as a warning; timing data is unaffected."""
         counters = self._counters
         if counters is None or threading.get_ident() != self._counters_thread:
             return
