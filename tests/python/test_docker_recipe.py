@@ -263,3 +263,32 @@ def test_docker_stop_and_ctrl_c_reach_fpgaprof_run(tmp_path, sig):
     assert proc.returncode == 143, err
     calls = (tmp_path / "calls").read_text().splitlines()
     assert calls[1] == "TERM" and calls[2].startswith("export ")
+
+
+def _build_requirements(toolkit_cupti: str, toolkit_nvtx: str, cuda12: str) -> list[str]:
+    """The build requirements docker/install.sh installs, from its own reader of pyproject.toml
+    (the Python between `<<'PYEOF'` and `PYEOF`), run as the script runs it."""
+    text = (ROOT / "docker" / "install.sh").read_text()
+    code = re.search(r"<<'PYEOF'\n(.*?)\nPYEOF\n", text, re.S)
+    assert code, "install.sh's pyproject reader not found"
+    r = subprocess.run(
+        ["python3", "-", str(ROOT / "pyproject.toml"), toolkit_cupti, toolkit_nvtx, cuda12],
+        input=code.group(1), capture_output=True, text=True, timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    return r.stdout.split("\n")[:-1]
+
+
+def test_install_script_takes_cupti_headers_of_the_jax_plugins_major():
+    """Without a CUDA toolkit the CUPTI and NVTX headers come from wheels: with jax[cuda12] the
+    CUDA 12 ones (the 13 wheel beside JAX's CUDA 12 plugin would be a second libcupti in the
+    process), else pyproject's CUDA 13 ones; with a toolkit, none."""
+    cu12 = _build_requirements("0", "0", "1")
+    assert "nvidia-cuda-cupti-cu12>=12.8,<13" in cu12 and "nvidia-nvtx-cu12>=12.8,<13" in cu12
+    assert not [r for r in cu12 if r.startswith(("nvidia-cuda-cupti>", "nvidia-nvtx>"))]
+    cu13 = _build_requirements("0", "0", "0")
+    assert any(r.startswith("nvidia-cuda-cupti>=13") for r in cu13), cu13
+    assert not [r for r in cu13 if "-cu12" in r]
+    toolkit = _build_requirements("1", "1", "1")
+    assert not [r for r in toolkit if r.startswith("nvidia-")], toolkit
+    assert "scikit-build-core>=0.10" in toolkit
