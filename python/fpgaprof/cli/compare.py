@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 from typing import Any
 
@@ -63,8 +64,8 @@ def _section(s: dict, name: str, rows_key: str) -> tuple[list, int | None, str |
     if not isinstance(rows, list):
         raise SummaryFormatError(f"'{name}.{rows_key}' is a {type(rows).__name__}, not a list")
     left = sec.get("rows_left_out", 0) or 0
-    if not isinstance(left, int):
-        raise SummaryFormatError(f"'{name}.rows_left_out' is not an integer")
+    if not isinstance(left, int) or isinstance(left, bool) or left < 0:
+        raise SummaryFormatError(f"'{name}.rows_left_out' is not a whole number of 0 or more")
     return rows, left, None
 
 
@@ -82,9 +83,12 @@ def _number(v: Any, where: str) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise SummaryFormatError(f"{where} is {_shown(v)}, not a number")
     try:
-        return float(v)
+        f = float(v)
     except OverflowError:
         raise SummaryFormatError(f"{where} is {_shown(v)}, beyond a float") from None
+    if not math.isfinite(f):  # NaN, Infinity, 1e400: no JSON writer may pass them on
+        raise SummaryFormatError(f"{where} is {_shown(v)}, not a finite number")
+    return f
 
 
 def _bytes(v: Any, where: str) -> int | float | None:
@@ -104,8 +108,8 @@ def _bound(v: Any, where: str) -> str | None:
 def _count(v: Any, where: str) -> int | None:
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise SummaryFormatError(f"{where} is {_shown(v)}, not an integer")
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise SummaryFormatError(f"{where} is {_shown(v)}, not a whole number of 0 or more")
     return v
 
 
@@ -114,6 +118,25 @@ def _per_run(time_s: float, count: int | None, mean_s: Any, where: str) -> float
     if mean_s is not None:
         return _number(mean_s, where)
     return time_s / count if count else None
+
+
+def _merged(a: dict, b: dict) -> dict:
+    """Two rows of one op (two compiled instances of its module) as one: times and runs added,
+    the mean per run recomputed; bytes and bound kept where both say the same, else None."""
+    runs = (
+        (a["count"] or 0) + (b["count"] or 0)
+        if a["count"] is not None or b["count"] is not None
+        else None
+    )
+    time_s = a["time_s"] + b["time_s"]
+    return {
+        **a,
+        "time_s": time_s,
+        "count": runs,
+        "mean_s": time_s / runs if runs else None,
+        "bytes": a["bytes"] if a["bytes"] == b["bytes"] else None,
+        "bound": a["bound"] if a["bound"] == b["bound"] else None,
+    }
 
 
 def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
@@ -131,7 +154,7 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
         roof = s.get("roofline")
         if isinstance(roof, dict) and isinstance(roof.get("points"), list):
             bounds = {
-                (p.get("module") or "", str(p.get("op"))): p.get("bound")
+                (str(p.get("module") or ""), str(p.get("op"))): p.get("bound")
                 for p in roof["points"]
                 if isinstance(p, dict)
             }
@@ -142,7 +165,7 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
             key = (str(r.get("module") or ""), str(r["op"]))
             t = _number(r.get("total_s"), f"{where}.total_s")
             n = _count(r.get("count"), f"{where}.count")
-            out[key] = {
+            entry = {
                 "name": key[1],
                 "module": key[0] or None,
                 "time_s": t,
@@ -153,6 +176,12 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
                     r.get("bound") if "bound" in r else bounds.get(key), f"{where}.bound"
                 ),
             }
+            if key in out:
+                # The same op of another compiled instance of its module (summary.json has a
+                # row per instance): one row, their times and runs added; bytes and bound
+                # only where the instances agree.
+                entry = _merged(out[key], entry)
+            out[key] = entry
     elif kind == "region":
         rows, left, why = _section(s, "regions", "items")
         for i, r in enumerate(rows):
@@ -292,9 +321,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
             f"{args.a} vs {args.b}: malformed summary.json ({e}); regenerate it with "
             f"`{PROG} report TRACE` or compare the traces themselves"
         )
-    if args.json:
-        out(json.dumps({"a": args.a, "b": args.b, "rows": rows}, indent=1))
-        return 0
 
     def wall(s: dict) -> Any:
         t = s.get("trace")
@@ -305,6 +331,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
             return None  # shown as unknown: the comparison does not need it
 
     wa, wb = wall(a), wall(b)
+    if args.json:
+        doc = {"a": args.a, "b": args.b, "a_wall_time_s": wa, "b_wall_time_s": wb, "rows": rows}
+        out(json.dumps(doc, indent=1, allow_nan=False))
+        return 0
     # The traces' own wall times are the whole programs' (a bigger problem, more setup): the
     # sections compare parts, and per run, so more runs do not read as slower runs.
     out(
