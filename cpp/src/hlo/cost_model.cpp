@@ -585,12 +585,6 @@ class CostModel {
     cost.transcendentals = f.transcendentals * count;
   }
 
-  // Number of multiply-adds of a convolution: per spatial dimension, the (kernel, output)
-  // position pairs that land on a real (not padding, not dilation hole) input element.
-  // Operand 0 is the input, operand 1 the kernel, the result (its first array for a cuDNN
-  // call's tuple) the output, each read through its part of dim_labels: XLA's
-  // HloCostAnalysis::GetConvolutionFlops, which the GPU cost analysis applies unchanged to the
-  // backward-input and backward-filter calls too.
   // The (tap, output) pairs of one strided or base-dilated window dimension that land on a
   // real input element, counted without enumerating them: for tap kk the output positions o
   // whose o * stride - pad_lo + kk * window_dilation is a multiple of base_dilation recur with
@@ -619,6 +613,12 @@ class CostModel {
     return valid;
   }
 
+  // Number of multiply-adds of a convolution: per spatial dimension, the (kernel, output)
+  // position pairs that land on a real (not padding, not dilation hole) input element.
+  // Operand 0 is the input, operand 1 the kernel, the result (its first array for a cuDNN
+  // call's tuple) the output, each read through its part of dim_labels: XLA's
+  // HloCostAnalysis::GetConvolutionFlops, which the GPU cost analysis applies unchanged to the
+  // backward-input and backward-filter calls too.
   static double convolution_flops(const Instruction& ins) {
     if (ins.operand_shapes().size() < 2) return 0;
     const Shape& lhs = ins.operand_shapes()[0];

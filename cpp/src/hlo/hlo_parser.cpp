@@ -32,7 +32,8 @@ bool is_computation_attribute(std::string_view key) {
 
 class HloParser : private lex::HloLexer {
  public:
-  explicit HloParser(std::string_view text) : HloLexer(text) {}
+  explicit HloParser(std::string_view text)
+      : HloLexer(text), reserve_budget_(1 + static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'))) {}
 
   Module parse() {
     // A UTF-8 byte-order mark some editors write first: not text of the module.
@@ -409,9 +410,6 @@ class HloParser : private lex::HloLexer {
       // stay within its line count (reserve_budget_), and so does the scanning: a body whose
       // '}' ends a line of text (`... add(a, b) }`) would otherwise be counted to the end of
       // the file, once for every such computation (quadratic time, memory per computation).
-      if (reserve_budget_ == kBudgetUnset) {
-        reserve_budget_ = 1 + static_cast<std::size_t>(std::count(s_.begin(), s_.end(), '\n'));
-      }
       const std::size_t cap = std::min<std::size_t>(reserve_budget_, 1 << 16);
       std::size_t lines = 1;
       for (const char* p = s_.data() + pos_; p < s_.data() + s_.size() && lines < cap;) {
@@ -994,8 +992,7 @@ class HloParser : private lex::HloLexer {
   int nested_depth_ = 0;
   int computation_depth_ = 0;
   // Instructions the module's computations may still reserve ahead (its line count at first).
-  static constexpr std::size_t kBudgetUnset = static_cast<std::size_t>(-1);
-  std::size_t reserve_budget_ = kBudgetUnset;
+  std::size_t reserve_budget_;
   std::vector<std::string> file_names_;
   std::vector<std::string> function_names_;
   std::vector<Location> locations_;
