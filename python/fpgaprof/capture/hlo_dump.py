@@ -34,17 +34,14 @@ def _names(table: Any, column: str = "name") -> list[str]:
     return out
 
 
-def _kernels_outside_module_ranges(store: Any, markers: list[str]) -> list[str]:
-    """Names of the kernels no XlaModule NVTX range encloses (their launch's innermost range on
-    its thread, up through the ranges' parents, is no ``XlaModule:#...#``): the modules their
-    names are found in are added. A kernel inside a module range has its module named by the
-    range; looking its name up too added modules that merely share a fusion name (on the
-    H100/H200 traces, 2-14 modules to which no kernel was attributed)."""
-    names = _names(getattr(store, "kernels", None))
+def _kernels_outside_module_ranges(store: Any, markers: list[str], names: list[str]) -> list[str]:
+    """Of the kernels' ``names``, those no XlaModule NVTX range encloses (their launch's
+    innermost range on its thread, up through the ranges' parents, is no ``XlaModule:#...#``):
+    the modules their names are found in are added. A kernel inside a module range has its
+    module named by the range; looking its name up too added modules that merely share a
+    fusion name (on the H100/H200 traces, 2-14 modules to which no kernel was attributed)."""
     # ranges that name no module (neither a program id nor a name) say nothing of any kernel's
-    if not any(
-        m.startswith("XlaModule:#") and ("program_id=" in m or "hlo_module=" in m) for m in markers
-    ):
+    if not any(xla_flags.module_range_ids(markers)):
         return names
     try:
         kc = store.kernels.columns(["marker_index"])
@@ -90,8 +87,8 @@ def attach_hlo_modules(store: Any, setup: xla_flags.XlaSetup | None = None) -> i
             command_buffers_disabled=bool(setup.command_buffers_disabled and not ours_too_late)
         )
     markers = _names(getattr(store, "markers", None))
-    kernels = _kernels_outside_module_ranges(store, markers)
-    traced_kernels = bool(_names(getattr(store, "kernels", None)))
+    all_kernels = _names(getattr(store, "kernels", None))
+    kernels = _kernels_outside_module_ranges(store, markers, all_kernels)
     have = {(m.name, m.program_id) for m in (getattr(store, "hlo_modules", None) or [])}
     added = 0
     for mod in xla_flags.modules_for_trace(markers, kernels, setup):
@@ -106,7 +103,7 @@ def attach_hlo_modules(store: Any, setup: xla_flags.XlaSetup | None = None) -> i
         )
         have.add((mod.name, mod.program_id))
         added += 1
-    if traced_kernels and added == 0 and not have and setup.dump_as_text:
+    if all_kernels and added == 0 and not have and setup.dump_as_text:
         _add_warning(
             store,
             (

@@ -63,11 +63,12 @@ def jax_cuda_plugin_major() -> str:
     return found[0] if len(found) == 1 else ""
 
 
-def wheel_lib_dirs() -> list[str]:
+def wheel_lib_dirs(major: str | None = None) -> list[str]:
     """site-packages/nvidia/*/lib folders of the installed NVIDIA wheels that hold a libcupti
     (nvidia-cuda-cupti: nvidia/cu13/lib; nvidia-cuda-cupti-cu12: nvidia/cuda_cupti/lib). The
     folders of the libcupti that JAX's installed CUDA plugin loads come first, so that fpgaprof,
-    loading CUPTI before JAX does, takes the same library (docs/capture.md, "CUDA 12 and 13")."""
+    loading CUPTI before JAX does, takes the same library (docs/capture.md, "CUDA 12 and 13").
+    ``major``: that plugin's major when the caller has it (jax_cuda_plugin_major())."""
     dirs: list[str] = []
     try:
         spec = importlib.util.find_spec("nvidia")
@@ -78,7 +79,7 @@ def wheel_lib_dirs() -> list[str]:
         for lib in sorted(glob.glob(os.path.join(root, "*", "lib"))):
             if lib not in dirs and glob.glob(os.path.join(lib, "libcupti.so*")):
                 dirs.append(lib)
-    major = jax_cuda_plugin_major()
+    major = jax_cuda_plugin_major() if major is None else major
     if major:
         dirs.sort(key=lambda d: not glob.glob(os.path.join(d, f"libcupti.so.{major}*")))
     return dirs
@@ -134,14 +135,17 @@ def _set_nvtx_injection(env) -> None:
         )
 
 
-def _set_wheel_lib_dirs(env) -> None:
-    if not env.get("FPGAPROF_JAX_CUDA_MAJOR"):
-        major = jax_cuda_plugin_major()
-        if major:
-            env["FPGAPROF_JAX_CUDA_MAJOR"] = major
+def _set_cupti_search(env) -> None:
+    """FPGAPROF_JAX_CUDA_MAJOR and FPGAPROF_WHEEL_LIB_DIRS, each unless the user set it, from
+    one look at the installed JAX plugins."""
+    if env.get("FPGAPROF_JAX_CUDA_MAJOR") and env.get("FPGAPROF_WHEEL_LIB_DIRS"):
+        return
+    major = jax_cuda_plugin_major()
+    if major and not env.get("FPGAPROF_JAX_CUDA_MAJOR"):
+        env["FPGAPROF_JAX_CUDA_MAJOR"] = major
     if env.get("FPGAPROF_WHEEL_LIB_DIRS"):
         return
-    dirs = wheel_lib_dirs()
+    dirs = wheel_lib_dirs(major)
     if dirs:
         env["FPGAPROF_WHEEL_LIB_DIRS"] = os.pathsep.join(dirs)
 
@@ -153,7 +157,7 @@ def prepare_process() -> None:
         return
     _prepared = True
     env = os.environ
-    _set_wheel_lib_dirs(env)
+    _set_cupti_search(env)
     _set_nvtx_injection(env)
 
     # XLA reads XLA_FLAGS once, when its first backend starts: add the HLO dump and command

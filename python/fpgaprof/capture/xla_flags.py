@@ -56,6 +56,7 @@ __all__ = [
     "sanitize_kernel_name",
     "warn_if_backend_started",
     "modules_for_trace",
+    "module_range_ids",
     "prune_dump_dir",
     "prune_stale_dump_dirs",
     "remove_owned_dump_dir",
@@ -600,6 +601,23 @@ _MODULE_RANGE_RE = re.compile(r"^XlaModule:#(.*)#")
 _CLASH_SUFFIX_RE = re.compile(r"__\d+$")
 
 
+def module_range_ids(marker_names: Iterable[str]) -> tuple[set[int], set[str]]:
+    """The modules the ``XlaModule:#hlo_module=M,program_id=P#`` NVTX ranges among
+    ``marker_names`` name: their program ids, and the names of those without one."""
+    pids: set[int] = set()
+    names: set[str] = set()
+    for text in marker_names:
+        m = _MODULE_RANGE_RE.match(text or "")
+        if not m:
+            continue
+        fields = dict(kv.split("=", 1) for kv in m.group(1).split(",") if "=" in kv)
+        if fields.get("program_id", "").isdigit():
+            pids.add(int(fields["program_id"]))
+        elif fields.get("hlo_module"):
+            names.add(fields["hlo_module"])
+    return pids, names
+
+
 def modules_for_trace(
     marker_names: Iterable[str],
     kernel_names: Iterable[str],
@@ -613,17 +631,7 @@ def modules_for_trace(
     With neither ranges nor kernels (no GPU), every module dumped since the process started.
     """
     setup = setup or current()
-    pids: set[int] = set()
-    names: set[str] = set()
-    for text in marker_names:
-        m = _MODULE_RANGE_RE.match(text or "")
-        if not m:
-            continue
-        fields = dict(kv.split("=", 1) for kv in m.group(1).split(",") if "=" in kv)
-        if fields.get("program_id", "").isdigit():
-            pids.add(int(fields["program_id"]))
-        elif fields.get("hlo_module"):
-            names.add(fields["hlo_module"])
+    pids, names = module_range_ids(marker_names)
     kernels = set()
     for k in kernel_names:
         if k:

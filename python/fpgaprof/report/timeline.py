@@ -197,13 +197,13 @@ def _greedy_lanes(keys: list, starts: list, ends: list) -> list[int]:
     return lanes
 
 
-def _tracks(kid: np.ndarray, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct (key id, lane) pairs, sorted."""
+def _tracks(kid: np.ndarray, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct (key id, lane) pairs, sorted, and each record's index among them."""
     if len(kid) == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
     width = int(lanes.max()) + 1
-    u, _ = dense_ids(kid * width + lanes)
-    return u // width, u % width
+    u, track = dense_ids(kid * width + lanes)
+    return u // width, u % width, track
 
 
 # ---------------------------------------------------------------------------------------------
@@ -541,7 +541,7 @@ def write_timeline_to(
     gk, gkid = dense_ids(dev_id * len(ust) + st_id)
     gkeys = np.stack([udev[gk // max(len(ust), 1)], ust[gk % max(len(ust), 1)]], axis=1)
     glanes = _lanes(gkid, gs, ge)
-    tk, tl = _tracks(gkid, glanes)
+    tk, tl, gtrack = _tracks(gkid, glanes)
     for dev in sorted(set(gkeys[tk, 0].tolist())):
         dname = shown_name(str(devices.get(dev, {}).get("name", "")))
         out.meta("process_name", GPU_PID_BASE + dev, 0, f"GPU {dev}: {dname}".rstrip(": "))
@@ -565,14 +565,7 @@ def write_timeline_to(
         )
     g = {
         "pid": GPU_PID_BASE + gdev,
-        # each record's track: its (key, lane) among _tracks()' sorted pairs
-        "tid": track_tids[
-            np.searchsorted(
-                tk * (int(glanes.max()) + 1) + tl, gkid * (int(glanes.max()) + 1) + glanes
-            )
-        ]
-        if len(gkid)
-        else np.zeros(0, np.int64),
+        "tid": track_tids[gtrack],  # each record's track's
         "ts": gs - t0,
         "dur": np.maximum(ge - gs, 0),
         "device": gdev,
@@ -675,7 +668,7 @@ def write_timeline_to(
     he = np.concatenate([_i64(c, "end_ns", n) for c, n in hc])
     hkeys, hkid = dense_ids(np.concatenate([_i64(c, "thread_id", n) for c, n in hc]))
     hlanes = _lanes(hkid, hs, he)
-    tk, tl = _tracks(hkid, hlanes)
+    tk, tl, _ = _tracks(hkid, hlanes)
     if len(tk):
         out.meta("process_name", HOST_PID, 0, "host")
     for t, ln in zip(hkeys[tk].tolist(), tl.tolist()):
