@@ -20,6 +20,7 @@ from fpgaprof.analysis.trace_analysis import AnalysisResult, store_of
 from fpgaprof.api import roofline
 from fpgaprof.api.fpga import best_rows
 from fpgaprof.base import records
+from fpgaprof.base.columns import STATIC_COST_FIELDS
 from fpgaprof.base.constants import DEFAULT_TARGET, FULL_ROWS, TOP_ROWS
 from fpgaprof.base.diagnostics import diagnostic
 from fpgaprof.views.ranking import has_no_gpu_time
@@ -170,14 +171,7 @@ MEASURED_FIELDS = (
 
 
 # The values of an op's point that rest on its static cost: null when that is unknown.
-UNKNOWN_COST_POINT_FIELDS = (
-    "flops",
-    "bytes",
-    "intensity",
-    "achieved_flops_per_s",
-    "achieved_bytes_per_s",
-    "roof_fraction",
-)
+UNKNOWN_COST_POINT_FIELDS = (*STATIC_COST_FIELDS, "roof_fraction")
 
 
 def _roofline_point(r: dict) -> dict:

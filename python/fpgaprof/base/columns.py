@@ -26,6 +26,7 @@ from fpgaprof.base.units import (
 )
 
 __all__ = [
+    "STATIC_COST_FIELDS",
     "range_keys",
     "range_text",
     "BOUND_BASES",
@@ -83,6 +84,17 @@ def range_text(k: str, row: Mapping) -> str:
         return "" if lo is None or hi is None else f"{fmt_j(lo)}-{fmt_j(hi)}"
     return ""
 
+
+# The values of a roofline point (op, kernel, region) built on its static cost, besides its
+# roof fraction (`roof_fraction` in summary.json, `percent_of_roof` in prof.roofline()): a 0
+# there is no measured zero when the cost is unknown (cost_known False).
+STATIC_COST_FIELDS = (
+    "flops",
+    "bytes",
+    "intensity",
+    "achieved_flops_per_s",
+    "achieved_bytes_per_s",
+)
 
 # estimate_basis values whose times are lower bounds and speedups upper bounds (an op without a
 # static cost, bounded by its counters or by its operands and results: docs/fpga-model.md).

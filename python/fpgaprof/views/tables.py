@@ -19,6 +19,7 @@ import numpy as np
 from fpgaprof.analysis import sections
 from fpgaprof.base import records
 from fpgaprof.base.columns import (
+    STATIC_COST_FIELDS,
     TEXT_COLUMNS,
     TEXT_FIRST,
     bound_mark,
@@ -184,16 +185,7 @@ def text_cell(k: str, v: Any, rng: str = "") -> str:
 
 # The columns of a roofline row built on its static cost: a 0 there is no measured zero when
 # the cost is unknown (cost_known False), so print() shows "–", as report.html does.
-COST_COLUMNS = frozenset(
-    (
-        "flops",
-        "bytes",
-        "intensity",
-        "achieved_flops_per_s",
-        "achieved_bytes_per_s",
-        "percent_of_roof",
-    )
-)
+COST_COLUMNS = frozenset((*STATIC_COST_FIELDS, "percent_of_roof"))
 
 
 def bounded_text(k: str, row: Mapping, text: str) -> str:
