@@ -4,6 +4,7 @@
 // in records.hpp.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -384,6 +385,66 @@ TEST_CASE("device, API, synchronization, external correlation and overhead recor
   CHECK(store.strings.get(store.overheads[0].kind) == "CUPTI_BUFFER_FLUSH");
   CHECK(store.overheads[0].object_kind == CUPTI_ACTIVITY_OBJECT_THREAD);
   CHECK(store.overheads[0].object_id == 4242);
+}
+
+namespace {
+std::vector<void*> g_released;
+void count_release(void* p) {
+  g_released.push_back(p);
+  std::free(p);
+}
+}  // namespace
+
+TEST_CASE("what CUPTI hands to the client is freed after the copy, by API version", "[cupti][converter]") {
+  // cupti_activity.h: Overhead3.overheadData "Client is responsible for freeing" from the 12.8
+  // header (API 26) on; Device5.name only from CUDA 13.0's (API 130000): 12.8/12.9 keep it.
+  const auto convert_with = [](uint32_t version, TraceStore& store) {
+    Buffer b;
+    CUpti_ActivityDevice5 dev{};
+    dev.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+    dev.id = 0;
+    char* name = static_cast<char*>(std::malloc(32));
+    std::strcpy(name, "NVIDIA H200");
+    dev.name = name;
+    b.put(dev);
+    CUpti_ActivityOverhead3 ov{};
+    ov.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
+    ov.overheadKind = CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL;
+    ov.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+    void* data = std::malloc(16);
+    ov.overheadData = data;
+    b.put(ov);
+    CUpti_ActivityOverhead3 plain = ov;  // a kind without extra data: a null pointer, left alone
+    plain.overheadData = nullptr;
+    b.put(plain);
+    g_released.clear();
+    RecordConverter conv(store, api_names, nullptr);
+    conv.set_cupti_api_version(version, count_release);
+    REQUIRE(conv.convert_buffer(b.data(), b.used, next_record) == 3);
+    return std::vector<void*>{name, data};
+  };
+
+  SECTION("CUDA 13.0: the device name and the overhead data") {
+    TraceStore store;
+    const auto owned = convert_with(130001, store);
+    CHECK(g_released == owned);
+    REQUIRE(store.devices.size() == 1);
+    CHECK(store.devices[0].name == "NVIDIA H200");  // copied before the free
+    CHECK(store.overheads.size() == 2);
+  }
+  SECTION("CUDA 12.8: the overhead data only; the name stays CUPTI's") {
+    TraceStore store;
+    const auto owned = convert_with(26, store);
+    CHECK(g_released == std::vector<void*>{owned[1]});
+    std::free(owned[0]);
+  }
+  SECTION("version unknown: nothing is freed") {
+    TraceStore store;
+    const auto owned = convert_with(0, store);
+    CHECK(g_released.empty());
+    std::free(owned[0]);
+    std::free(owned[1]);
+  }
 }
 
 TEST_CASE("marker START/END pairs become ranges, open ones end at the trace end", "[cupti][converter][markers]") {

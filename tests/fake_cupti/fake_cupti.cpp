@@ -339,6 +339,14 @@ void memcpy_record(Writer& w, uint8_t kind, uint64_t bytes, uint32_t correlation
   }
 }
 
+// FAKE_CUPTI_API_VERSION: play another libcupti release (26 = CUDA 12.8, 24 = older).
+uint32_t reported_api_version() {
+  const char* as = std::getenv("FAKE_CUPTI_API_VERSION");
+  return state().scenario == "nodriver" ? 0
+         : as != nullptr && *as != '\0' ? static_cast<uint32_t>(std::strtoul(as, nullptr, 10))
+                                        : CUPTI_API_VERSION;
+}
+
 void write_device(Writer& w, uint32_t id = 0) {
   CUpti_ActivityDevice5 d{};
   d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
@@ -354,8 +362,14 @@ void write_device(Writer& w, uint32_t id = 0) {
   d.computeCapabilityMinor = 0;
   d.id = id;
   for (int i = 0; i < 16; ++i) d.uuid.bytes[i] = static_cast<char>(i + 16 * id);
-  d.name = kDeviceName;
-  if (w.put(d)) add(&FakeCuptiCounts::devices);
+  // From CUDA 13.0 on the client frees the device name (cupti_activity.h), as of a real libcupti.
+  char* owned = reported_api_version() >= 130000 ? strdup(kDeviceName) : nullptr;
+  d.name = owned != nullptr ? owned : kDeviceName;
+  if (w.put(d)) {
+    add(&FakeCuptiCounts::devices);
+  } else {
+    std::free(owned);  // never handed over
+  }
 }
 
 // Scenario "transfers" (fake_cupti.hpp has the table): every copy kind, pageable and sync
@@ -968,11 +982,7 @@ FAKE_EXPORT void fake_cupti_reset_calls() {
 }
 
 FAKE_EXPORT CUptiResult cuptiGetVersion(uint32_t* version) {
-  // FAKE_CUPTI_API_VERSION: play another libcupti release (26 = CUDA 12.8, 24 = older).
-  const char* as = std::getenv("FAKE_CUPTI_API_VERSION");
-  *version = state().scenario == "nodriver" ? 0
-             : as != nullptr && *as != '\0' ? static_cast<uint32_t>(std::strtoul(as, nullptr, 10))
-                                            : CUPTI_API_VERSION;
+  *version = reported_api_version();
   return CUPTI_SUCCESS;
 }
 

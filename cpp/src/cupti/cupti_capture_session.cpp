@@ -274,6 +274,7 @@ void CuptiCaptureSession::begin() {
   store_.meta.cupti_path = api_->path;
   uint32_t cupti_version = 0;
   if (api_->GetVersion(&cupti_version) == CUPTI_SUCCESS) store_.meta.cupti_version = cupti_version;
+  converter_.set_cupti_api_version(store_.meta.cupti_version);
   if (std::string old = old_cupti_reason(cupti_version, kMinRuntimeCuptiApiVersion, api_->path); !old.empty()) {
     go_host_only(std::move(old));
     return;

@@ -62,6 +62,11 @@ FPGAPROF_SAME_OFFSET(CUpti_ActivityDevice5, CUpti_ActivityDevice6, uuid);
 #undef FPGAPROF_SAME_OFFSET
 
 constexpr std::size_t kMaxOpenInVector = 256;
+// From these CUPTI API versions on the headers make the client free the pointer (cupti_activity.h
+// of the nvidia-cuda-cupti-cu12 12.8.90 wheel and of CUDA 13.0: "Client is responsible for
+// freeing this memory using the free function when done").
+constexpr uint32_t kClientOwnsOverheadDataApiVersion = 26;
+constexpr uint32_t kClientOwnsDeviceNameApiVersion = 130000;
 
 CopyKind copy_kind(uint32_t k) {
   switch (k) {
@@ -203,7 +208,13 @@ void RecordConverter::convert(const CUpti_Activity& record) {
         return;
       }
       break;
-    case CUPTI_ACTIVITY_KIND_DEVICE: convert_device(reinterpret_cast<const CUpti_ActivityDevice5&>(record)); break;
+    case CUPTI_ACTIVITY_KIND_DEVICE: {
+      const auto& device = reinterpret_cast<const CUpti_ActivityDevice5&>(record);
+      convert_device(device);
+      if (cupti_api_version_ >= kClientOwnsDeviceNameApiVersion && device.name != nullptr)
+        release_(const_cast<char*>(device.name));
+      break;
+    }
     case CUPTI_ACTIVITY_KIND_RUNTIME:
       convert_api(reinterpret_cast<const CUpti_ActivityAPI&>(record), ApiKind::kRuntime);
       break;
@@ -217,9 +228,14 @@ void RecordConverter::convert(const CUpti_Activity& record) {
       }
       break;
     case CUPTI_ACTIVITY_KIND_MARKER: convert_marker(reinterpret_cast<const CUpti_ActivityMarker2&>(record)); break;
-    case CUPTI_ACTIVITY_KIND_OVERHEAD:
-      convert_overhead(reinterpret_cast<const CUpti_ActivityOverhead3&>(record));
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: {
+      const auto& overhead = reinterpret_cast<const CUpti_ActivityOverhead3&>(record);
+      convert_overhead(overhead);
+      if (cupti_api_version_ >= kClientOwnsOverheadDataApiVersion && overhead.overheadData != nullptr) {
+        release_(overhead.overheadData);
+      }
       break;
+    }
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
       convert_external(reinterpret_cast<const CUpti_ActivityExternalCorrelation&>(record));
       break;

@@ -10,12 +10,18 @@
 // versions, and buffers are walked with the library's cuptiActivityGetNextRecord, never by
 // sizeof.
 //
+// Memory CUPTI hands to the client is freed here, after its fields are copied, as the headers
+// say: Overhead3.overheadData from API version 26 (CUDA 12.8) on, Device5.name from 130000
+// (CUDA 13.0) on; in 12.8 and 12.9 the device name stays CUPTI's. The runtime library's API
+// version (set_cupti_api_version) decides; until it is set, nothing is freed.
+//
 // Not thread-safe: one converter writes one TraceStore; the caller serializes calls.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -58,6 +64,14 @@ class RecordConverter {
 
   // Converts one record (its kind field says which struct it is).
   void convert(const CUpti_Activity& record);
+  // cuptiGetVersion of the library whose buffers are converted: which pointers in its records
+  // the client owns (see the header comment), released with release (the C library's free;
+  // tests count the calls). 0: unknown, nothing is freed.
+  using ReleaseFn = void (*)(void*);
+  void set_cupti_api_version(uint32_t version, ReleaseFn release = &std::free) {
+    cupti_api_version_ = version;
+    release_ = release;
+  }
   // Walks valid_bytes of buffer with next() and converts every record. Returns the number of
   // records walked. A walk error other than CUPTI_ERROR_MAX_LIMIT_REACHED is counted in
   // stats().buffer_errors and ends the walk.
@@ -107,6 +121,8 @@ class RecordConverter {
   CallbackNameFn names_;
   void* names_context_;
   Stats stats_;
+  uint32_t cupti_api_version_ = 0;
+  ReleaseFn release_ = &std::free;
   uint64_t dropped_ = 0;
   uint64_t dropped_queries_failed_ = 0;
   std::string dropped_query_error_;       // the first failed query's result
