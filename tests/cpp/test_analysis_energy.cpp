@@ -267,6 +267,51 @@ TEST_CASE("ops get the busy part of each interval by their share of the busy tim
   CHECK(r.devices[0].mean_w == Approx(175.0));  // 17.5 J / 100 ms
 }
 
+TEST_CASE("a region path's kernels get their attributed joules, its sub-paths' included, no idle or other GPU",
+          "[analysis][energy]") {
+  // The 17.5 J device of the case above, with regions: "solve" [0, 100] ms around "step"
+  // [25, 60] ms; A [30, 50] and the unattributed kernel [35, 45] launched in step, B [50, 70] in
+  // solve. A second GPU (device 1) idles at 100 W through it all with no kernel.
+  TraceStore s;
+  uint64_t e = 0;
+  for (uint64_t t = 0; t <= 100; t += 10) {
+    const uint32_t mw = t < 30 ? 50'000 : t < 80 ? 300'000 : 50'000;
+    sample(s, 0, t, e, mw);
+    sample(s, 1, t, 1000 * t / 10, 100'000);
+    e += mw / 100;
+  }
+  const uint32_t solve = region(s, "solve", 0, 100);
+  const uint32_t step = region(s, "step", 25, 60);
+  s.regions[step].parent = solve;
+  s.regions[step].depth = 1;
+  kernel(s, 0, 30, 50);
+  kernel(s, 0, 50, 70);
+  kernel(s, 0, 35, 45);
+  s.kernels[0].region_index = step;
+  s.kernels[1].region_index = solve;
+  s.kernels[2].region_index = step;
+  const RegionPaths paths(s);
+  const EnergyReport r = analyze_energy(s, paths, {0, 1, kNone32});
+  const uint32_t step_path = paths.path_of(step), solve_path = paths.path_of(solve);
+  REQUIRE(step_path != solve_path);
+  const auto kernels_of = [&](uint32_t p) -> PathKernelEnergy {
+    for (const PathKernelEnergy& k : r.region_path_kernels)
+      if (k.path == p) return k;
+    FAIL("no kernel energy for path " << p);
+    return {};
+  };
+  // step: A 4 J over 20 ms + the unattributed kernel 2 J over 10 ms = 6 J, 30 ms.
+  CHECK(kernels_of(step_path).joules == Approx(6.0));
+  CHECK(kernels_of(step_path).busy_ns == 30 * ms);
+  // solve: step's 6 J plus B's 6 J over 20 ms = 12 J, 50 ms; its window on device 0 holds all
+  // 17.5 J and on device 1 another 10 J, neither of which is its kernels'.
+  CHECK(kernels_of(solve_path).joules == Approx(12.0));
+  CHECK(kernels_of(solve_path).busy_ns == 50 * ms);
+  CHECK(region_row(r, solve, 0).joules == Approx(17.5));
+  CHECK(region_row(r, solve, 1).joules == Approx(10.0));
+  CHECK(r.region_path_kernels.size() == 2);
+}
+
 TEST_CASE("several GPUs: per device totals and one region row per device", "[analysis][energy]") {
   TraceStore s = constant_250w();                                             // device 0: 10 J
   for (uint64_t i = 0; i <= 4; ++i) sample(s, 3, 10 * i, 1000 * i, 100'000);  // device 3: 100 W, 1 J per 10 ms

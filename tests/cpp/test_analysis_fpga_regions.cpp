@@ -547,27 +547,24 @@ TEST_CASE("FPGA regions and ops, case C: GPU joules beside the card's, ratios an
   REQUIRE(proj_path != kNone32);
   REQUIRE(step_path != kNone32);
   REQUIRE(other_path != kNone32);
-  // An energy report written by hand (as analyze_energy words it): proj's two instances on one
-  // GPU, 1.0 J over their whole windows; step's on two GPUs, 0.3 J + 0.1 J with 1.5 of each
-  // 2 ms sampled; other 0.05 J; add_fusion 0.1 J over 300 of its 400 us; reduce 0.2 J over all
-  // of its 20 us.
+  // An energy report written by hand (as analyze_energy words it). The rows compare the
+  // attributed joules of each path's kernels (region_path_kernels, inclusive): proj's 420 us of
+  // kernels 1.0 J, all sampled; step's 480 us (proj's and the solver's) 0.4 J over 360 us
+  // sampled; other's 45 us 0.05 J. The measured windows (region_paths) hold far more (idle gaps,
+  // host work, a second GPU) and must not enter a row: 50 J on proj would turn its verdict.
+  // add_fusion 0.1 J over 300 of its 400 us; reduce 0.2 J over all of its 20 us.
   EnergyReport e;
   e.measured = true;
   EnergyWindow w;
-  w.joules = 1.0;
+  w.joules = 50.0;
   w.duration_ns = w.coverage_ns = 1997980;
   e.region_paths.emplace_back(proj_path, w);
-  w.joules = 0.3;
-  w.duration_ns = 2000000;
-  w.coverage_ns = 1500000;
+  w.joules = 60.0;
+  w.duration_ns = w.coverage_ns = 2000000;
   e.region_paths.emplace_back(step_path, w);
   w.device_id = 1;
-  w.joules = 0.1;
   e.region_paths.emplace_back(step_path, w);
-  w.device_id = 0;
-  w.joules = 0.05;
-  w.duration_ns = w.coverage_ns = 999999;
-  e.region_paths.emplace_back(other_path, w);
+  e.region_path_kernels = {{step_path, 0.4, 360000}, {proj_path, 1.0, 420000}, {other_path, 0.05, 45000}};
   e.ops = {{1, 0.2, 20000}, {0, 0.1, 300000}};
 
   const auto regions = f.rank(true, &e);
@@ -586,7 +583,7 @@ TEST_CASE("FPGA regions and ops, case C: GPU joules beside the card's, ratios an
   CHECK(proj.restructured_energy_ratio.high == near(0.328));
   CHECK(proj.energy_verdict == "wins only on energy");
   CHECK(proj.restructured_energy_verdict == "wins only on energy");
-  // step: 0.4 J over 3 of its 4 ms of windows (coverage 0.75); card 22.5, 107, 662 mJ x 0.75 /
+  // step: 0.4 J over 360 of its 480 us of kernels (coverage 0.75); card 22.5, 107, 662 mJ x 0.75 /
   // 0.4 = 0.0421875, 0.200625, 1.24125: straddles 1, slower (0.036-0.116x): uncertain.
   const FpgaRegionCandidate& step = find(regions, "step");
   CHECK(step.gpu_energy_j == near(0.4));

@@ -204,6 +204,7 @@ struct Activity {
   uint64_t start_ns;
   uint64_t end_ns;
   uint32_t bucket;  // op index, kUnattributedBucket or kCopyBucket
+  uint32_t path;    // a kernel's innermost region path; kNone32 for copies and kernels outside regions
 };
 
 }  // namespace
@@ -223,18 +224,20 @@ EnergyReport analyze_energy(const TraceStore& store, const RegionPaths& paths,
     const KernelRecord& k = store.kernels[i];
     if (k.end_ns <= k.start_ns || by_device.count(k.device_id) == 0) continue;
     const uint32_t op = i < op_of_kernel.size() ? op_of_kernel[i] : kNone32;
-    activities[k.device_id].push_back({k.start_ns, k.end_ns, op == kNone32 ? kUnattributedBucket : op});
+    activities[k.device_id].push_back(
+        {k.start_ns, k.end_ns, op == kNone32 ? kUnattributedBucket : op, paths.path_of(k.region_index)});
   }
   for (const MemcpyRecord& m : store.memcpys) {
     if (m.end_ns > m.start_ns && by_device.count(m.device_id) != 0)
-      activities[m.device_id].push_back({m.start_ns, m.end_ns, kCopyBucket});
+      activities[m.device_id].push_back({m.start_ns, m.end_ns, kCopyBucket, kNone32});
   }
   for (const MemsetRecord& m : store.memsets) {
     if (m.end_ns > m.start_ns && by_device.count(m.device_id) != 0)
-      activities[m.device_id].push_back({m.start_ns, m.end_ns, kCopyBucket});
+      activities[m.device_id].push_back({m.start_ns, m.end_ns, kCopyBucket, kNone32});
   }
 
   std::map<uint32_t, OpEnergy> ops;
+  std::vector<PathKernelEnergy> own_path(paths.size());  // a path's own kernels, before ancestors
   std::vector<DeviceCurve> curves;
   std::vector<uint32_t> ids;
   for (auto& [id, samples] : by_device) {
@@ -310,6 +313,10 @@ EnergyReport analyze_energy(const TraceStore& store, const RegionPaths& paths,
     for (const Activity& a : acts) {
       for_segments(a, [&](std::size_t i, uint64_t ns) {
         const double j = busy_share[i] * static_cast<double>(ns) / static_cast<double>(activity_ns[i]);
+        if (a.path < own_path.size()) {
+          own_path[a.path].joules += j;
+          own_path[a.path].busy_ns += ns;
+        }
         if (a.bucket == kCopyBucket) {
           r.copies_joules += j;
         } else if (a.bucket == kUnattributedBucket) {
@@ -325,6 +332,21 @@ EnergyReport analyze_energy(const TraceStore& store, const RegionPaths& paths,
   }
 
   for (auto& [op, e] : ops) r.ops.push_back(e);
+  std::vector<PathKernelEnergy> inclusive(paths.size());
+  std::vector<bool> has_kernels(paths.size(), false);
+  for (uint32_t p = 0; p < own_path.size(); ++p) {
+    if (own_path[p].busy_ns == 0) continue;
+    paths.for_self_and_ancestors(p, [&](uint32_t q) {
+      inclusive[q].joules += own_path[p].joules;
+      inclusive[q].busy_ns += own_path[p].busy_ns;
+      has_kernels[q] = true;
+    });
+  }
+  for (uint32_t p = 0; p < inclusive.size(); ++p) {
+    if (!has_kernels[p]) continue;
+    inclusive[p].path = p;
+    r.region_path_kernels.push_back(inclusive[p]);
+  }
   std::stable_sort(r.ops.begin(), r.ops.end(),
                    [](const OpEnergy& a, const OpEnergy& b) { return a.joules > b.joules; });
 

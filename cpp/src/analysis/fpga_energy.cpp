@@ -1,6 +1,6 @@
 // The GPU's joules beside the card's for the FPGA rankings (docs/fpga-model.md, "Energy
-// verdict"): per op candidate the energy analysis' attribution, per region path its measured
-// windows; the card / GPU energy ratio of each scenario and the verdict of time and energy
+// verdict"): per op candidate and per region path the energy analysis' attribution (a path's
+// kernels); the card / GPU energy ratio of each scenario and the verdict of time and energy
 // together.
 #include <algorithm>
 #include <cmath>
@@ -31,26 +31,28 @@ GpuEnergyIndex::GpuEnergyIndex(const EnergyReport* energy, std::size_t op_count,
     op_joules_[o.op] = o.joules;
     op_busy_ns_[o.op] = o.busy_ns;
   }
-  path_joules_.assign(path_count, 0.0);
-  path_duration_ns_.assign(path_count, 0);
-  path_coverage_ns_.assign(path_count, 0);
-  for (const auto& [p, w] : energy->region_paths) {
-    if (p >= path_count) continue;
-    path_joules_[p] += w.joules;
-    path_duration_ns_[p] += w.duration_ns;
-    path_coverage_ns_[p] += w.coverage_ns;
+  path_joules_.assign(path_count, kNaN);
+  path_busy_ns_.assign(path_count, 0);
+  for (const PathKernelEnergy& p : energy->region_path_kernels) {
+    if (p.path >= path_count) continue;
+    path_joules_[p.path] = p.joules;
+    path_busy_ns_[p.path] = p.busy_ns;
   }
 }
 
-GpuJoules GpuEnergyIndex::op(uint32_t op, double gpu_time_ns) const {
-  if (op >= op_joules_.size() || std::isnan(op_joules_[op]) || op_busy_ns_[op] == 0 || !(gpu_time_ns > 0)) return {};
-  return {op_joules_[op], std::min(1.0, static_cast<double>(op_busy_ns_[op]) / gpu_time_ns)};
+GpuJoules GpuEnergyIndex::busy_joules(double joules, uint64_t busy_ns, double gpu_time_ns) {
+  if (std::isnan(joules) || busy_ns == 0 || !(gpu_time_ns > 0)) return {};
+  return {joules, std::min(1.0, static_cast<double>(busy_ns) / gpu_time_ns)};
 }
 
-GpuJoules GpuEnergyIndex::path(uint32_t path) const {
-  if (path >= path_joules_.size() || path_coverage_ns_[path] == 0 || path_duration_ns_[path] == 0) return {};
-  return {path_joules_[path],
-          std::min(1.0, static_cast<double>(path_coverage_ns_[path]) / static_cast<double>(path_duration_ns_[path]))};
+GpuJoules GpuEnergyIndex::op(uint32_t op, double gpu_time_ns) const {
+  if (op >= op_joules_.size()) return {};
+  return busy_joules(op_joules_[op], op_busy_ns_[op], gpu_time_ns);
+}
+
+GpuJoules GpuEnergyIndex::path(uint32_t path, double gpu_time_ns) const {
+  if (path >= path_joules_.size()) return {};
+  return busy_joules(path_joules_[path], path_busy_ns_[path], gpu_time_ns);
 }
 
 EnergyRange energy_ratio(const EnergyRange& card, const GpuJoules& gpu) {

@@ -52,14 +52,19 @@ class GpuEnergyIndex {
   GpuEnergyIndex(const EnergyReport* energy, std::size_t op_count, std::size_t path_count);
   // The op's attributed joules; coverage = its busy time in sampled intervals / gpu_time_ns.
   GpuJoules op(uint32_t op, double gpu_time_ns) const;
-  // The path's measured joules over every sampled GPU; coverage = sampled / window time.
-  GpuJoules path(uint32_t path) const;
+  // The attributed joules of the path's kernels (its sub-paths' included), the ops' attribution
+  // (not the path's measured window); coverage = their busy time in sampled intervals /
+  // gpu_time_ns.
+  GpuJoules path(uint32_t path, double gpu_time_ns) const;
 
  private:
+  // A row's joules and the part of its GPU time they cover; unknown without sampled busy time.
+  static GpuJoules busy_joules(double joules, uint64_t busy_ns, double gpu_time_ns);
+
   std::vector<double> op_joules_;  // NaN: no energy attributed
   std::vector<uint64_t> op_busy_ns_;
-  std::vector<double> path_joules_;
-  std::vector<uint64_t> path_duration_ns_, path_coverage_ns_;
+  std::vector<double> path_joules_;  // NaN: no kernel energy in the path
+  std::vector<uint64_t> path_busy_ns_;
 };
 // card x coverage / GPU joules at each end of the card's range; NaN when either is unknown.
 EnergyRange energy_ratio(const EnergyRange& card, const GpuJoules& gpu);

@@ -426,7 +426,7 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
       c.estimate_note = untimed ? no_gpu_time_note(c.kernel_count)
                                 : "not estimated: nothing inside can be modelled on the card (" + kept_why + ")";
       set_nan(not_estimated_fields(c));
-      compare_energy(c, gpu_energy.path(g), false, kNaN, kNaN, kNaN, kNaN);
+      compare_energy(c, gpu_energy.path(g, c.gpu_time_ns), false, kNaN, kNaN, kNaN, kNaN);
       out.push_back(std::move(c));
       continue;
     }
@@ -438,7 +438,7 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
     }
     if (c.restructured_structure_dependent)
       c.estimate_note += std::string(c.estimate_note.empty() ? "" : "; ") + kStructureWidenedNote;
-    compare_energy(c, gpu_energy.path(g), true, c.region_speedup_low, c.region_speedup_high,
+    compare_energy(c, gpu_energy.path(g, c.gpu_time_ns), true, c.region_speedup_low, c.region_speedup_high,
                    c.restructured_region_speedup_low, c.restructured_region_speedup_high);
     out.push_back(std::move(c));
   }

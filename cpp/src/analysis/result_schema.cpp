@@ -40,13 +40,16 @@ constexpr const char* kOpGpuEnergy =
     "part of its GPU time that was sampled (gpu_energy_coverage); null when the trace has no energy (no NVML) or "
     "none of its time was sampled";
 constexpr const char* kRegionGpuEnergy =
-    "GPU joules measured over the windows of the path's instances on every sampled GPU (everything the GPUs used "
-    "while the region ran, idle gaps included: docs/energy.md), over the sampled part (gpu_energy_coverage); null "
-    "when the trace has no energy (no NVML) or none of the region's time was sampled";
+    "GPU joules of the kernels launched in the path (its sub-paths' included): the energy analysis' attribution, "
+    "as for an op, so the row compares the same work on both sides (the window's measured joules, idle gaps and "
+    "host work included, are energy_report(by=\"region\")'s: docs/energy.md), over the part of its GPU time that "
+    "was sampled (gpu_energy_coverage); null when the trace has no energy (no NVML) or none of its kernels' time "
+    "was sampled";
 constexpr const char* kOpGpuEnergyCoverage =
     "share of gpu_time_ns inside sampled intervals, the part gpu_energy_j covers; null with gpu_energy_j";
 constexpr const char* kRegionGpuEnergyCoverage =
-    "share of the instances' time the samples cover, the part gpu_energy_j covers; null with gpu_energy_j";
+    "share of gpu_time_ns (the path's kernels) inside sampled intervals, the part gpu_energy_j covers; null with "
+    "gpu_energy_j";
 constexpr const char* kEnergyRatio =
     "card / GPU energy as compiled: card_energy_j x gpu_energy_coverage / gpu_energy_j (low, high: the card "
     "energy's ends; below 1 the card needs less energy); null when either energy is unknown";
