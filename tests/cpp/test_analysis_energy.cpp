@@ -188,6 +188,33 @@ TEST_CASE("an interval whose counter went backwards takes the power readings ins
   CHECK(region_row(r, bad).joules == Approx(1.2));  // 6 ms at 200 W
 }
 
+TEST_CASE("a counter that never changes while read gives way to the power readings, with a warning",
+          "[analysis][energy]") {
+  // 250 W read every 10 ms from 0 to 40 ms while the counter stays at 1000 mJ (its update period
+  // longer than the trace): 250 W x 40 ms = 10 J from the power, not 0 J from the counter.
+  TraceStore s;
+  for (uint64_t i = 0; i <= 4; ++i) sample(s, 0, 10 * i, 1000, 250'000);
+  const uint32_t r0 = region(s, "solve", 5, 25);
+  s.meta.power_sample_period_ns = 10 * ms;
+  const EnergyReport r = run(s);
+  REQUIRE(r.devices.size() == 1);
+  CHECK(r.devices[0].has_counter);
+  CHECK(r.devices[0].flat_counter);
+  CHECK(r.devices[0].joules == Approx(10.0));
+  CHECK(r.devices[0].mean_w == Approx(250.0));
+  const EnergyWindow& w = region_row(r, r0);
+  CHECK(w.joules == Approx(5.0));  // 250 W x 20 ms
+  CHECK(w.mean_w == Approx(250.0));
+  CHECK_FALSE(w.from_counter);
+  const TraceAnalysis a = analyze_trace(s);
+  bool warned = false;
+  for (const Diagnostic& d : a.warnings.items()) warned |= d.code() == "energy.counter_flat";
+  CHECK(warned);
+  // One step anywhere and the counter is trusted again (the constant 250 W case: 10 J).
+  TraceStore t = constant_250w();
+  CHECK_FALSE(run(t).devices[0].flat_counter);
+}
+
 TEST_CASE("a reading without power is no reading: the power before it holds", "[analysis][energy]") {
   // Counter 10000 -> 12000 (2 J over [0,10] at 200 W), reload to 500 at 20 ms with its power
   // unread, then 2500 (2 J). The backwards interval [10,20] takes the power in force: the

@@ -163,3 +163,50 @@ def test_energy_report_rejects_an_unknown_grouping():
     assert "by='kernel'" in got["err"]
     assert got["rows"] == 0 and got["measured"] is False and got["samples"] == 0
     assert "power_sample_ms=0" in got["note"]
+
+
+COUNTER_STEPS = """
+import time
+with fpgaprof.trace() as prof:
+    emit()
+    with fpgaprof.region("solve"):
+        time.sleep(SECONDS)
+rows = [dict(r) for r in prof.energy_report(by="region")]
+dev = [dict(r) for r in prof.energy_report(by="device")]
+done({"rows": rows, "devices": dev, "text": str(prof.energy_report(by="region")),
+      "summary": prof.summary()})
+"""
+
+
+def _counter_run(update_ms: int, seconds: float) -> dict:
+    return run_traced(
+        COUNTER_STEPS.replace("SECONDS", repr(seconds)),
+        scenario="ranks",
+        extra_env={"FPGAPROF_NVML_LIBRARY": need_fake_nvml(), "FAKE_NVML_POWER_W": "200",
+                   "FAKE_NVML_ENERGY_UPDATE_MS": str(update_ms)},
+    )
+
+
+def test_a_region_sampled_for_part_of_its_length_says_so():
+    # 200 W throughout; the counter steps every 100 ms, so the curve ends at its last step and a
+    # region that ends with the trace is sampled for less than its length: its joules are
+    # 200 W x the sampled part (not the whole), and the table shows that part and says why.
+    out = _counter_run(100, 0.35)
+    (row,) = out["rows"]
+    assert row["coverage_ns"] < row["duration_ns"]
+    assert row["joules"] == pytest.approx(200 * row["coverage_ns"] / 1e9, rel=0.02)
+    assert "sampled" in out["text"] and "rows sampled for less than their duration" in out["text"]
+
+
+def test_a_counter_that_never_steps_gives_way_to_the_power_readings():
+    # The counter steps every 60 s: in a 0.3 s trace it never changes. The joules come from the
+    # 200 W readings (200 W x the region's 0.3 s = 60 J), not 0 J from the counter, with a
+    # warning naming the cause.
+    out = _counter_run(60_000, 0.3)
+    (row,) = out["rows"]
+    assert row["joules"] == pytest.approx(200 * row["coverage_ns"] / 1e9, rel=0.02)
+    assert row["joules"] > 50 and row["from_counter"] is False
+    (dev,) = out["devices"]
+    assert dev["flat_counter"] is True and dev["has_counter"] is True
+    assert "its energy counter did not change" in out["summary"]
+    assert "did not change while read" in out["text"]

@@ -19,6 +19,21 @@ class DeviceCurve {
     std::stable_sort(s_.begin(), s_.end(),
                      [](const PowerSampleRecord& a, const PowerSampleRecord& b) { return a.time_ns < b.time_ns; });
     for (const auto& r : s_) has_counter_ |= r.energy_mj != kNoEnergy;
+    // A counter that never changed while it was read (a trace shorter than its update period,
+    // or a stuck counter) says nothing of the energy: the power readings do.
+    if (has_counter_ && s_.size() >= 2 && s_.back().time_ns > s_.front().time_ns) {
+      uint64_t first = kNoEnergy;
+      bool changed = false;
+      for (const auto& r : s_) {
+        if (r.energy_mj == kNoEnergy) continue;
+        if (first == kNoEnergy) first = r.energy_mj;
+        changed |= r.energy_mj != first;
+      }
+      if (!changed) {
+        flat_counter_ = true;
+        for (auto& r : s_) r.energy_mj = kNoEnergy;
+      }
+    }
     build();
   }
 
@@ -28,6 +43,8 @@ class DeviceCurve {
   uint64_t first_ns() const { return t_.front(); }
   uint64_t last_ns() const { return t_.back(); }
   bool has_counter() const { return has_counter_; }
+  // The counter never changed over the readings: the curve integrates the power readings.
+  bool flat_counter() const { return flat_counter_; }
   uint64_t backwards() const { return backwards_; }
   const std::vector<PowerSampleRecord>& samples() const { return s_; }
   std::size_t knots() const { return t_.size(); }
@@ -50,7 +67,7 @@ class DeviceCurve {
 
   // Whether every knot segment overlapping [a, b) comes from the counter.
   bool counter_only(uint64_t a, uint64_t b) const {
-    if (t_.size() < 2) return has_counter_;
+    if (t_.size() < 2) return has_counter_ && !flat_counter_;
     std::size_t i = static_cast<std::size_t>(std::upper_bound(t_.begin(), t_.end(), a) - t_.begin());
     i = i == 0 ? 0 : i - 1;
     for (; i + 1 < t_.size() && t_[i] < b; ++i) {
@@ -178,6 +195,7 @@ class DeviceCurve {
   std::vector<PowerSampleRecord> s_;
   std::vector<double> held_w_;  // power in force from reading m to the next, W
   bool has_counter_ = false;
+  bool flat_counter_ = false;
   uint64_t backwards_ = 0;
   std::vector<uint64_t> t_;         // knot times, strictly ascending
   std::vector<double> c_;           // C at each knot, J
@@ -190,7 +208,7 @@ EnergyWindow window(const DeviceCurve& d, uint32_t device_id, uint64_t start_ns,
   w.duration_ns = end_ns > start_ns ? end_ns - start_ns : 0;
   const uint64_t a = std::max(start_ns, d.first_ns());
   const uint64_t b = std::min(end_ns, d.last_ns());
-  w.from_counter = d.has_counter();
+  w.from_counter = d.has_counter() && !d.flat_counter();
   if (b <= a) return w;
   w.coverage_ns = b - a;
   w.joules = d.at(b) - d.at(a);
@@ -256,6 +274,7 @@ EnergyReport analyze_energy(const TraceStore& store, const RegionPaths& paths,
     de.first_ns = d.first_ns();
     de.last_ns = d.last_ns();
     de.has_counter = d.has_counter();
+    de.flat_counter = d.flat_counter();
     de.backwards_intervals = d.backwards();
     de.joules = d.at(de.last_ns) - d.at(de.first_ns);
     if (de.last_ns > de.first_ns) de.mean_w = de.joules / (static_cast<double>(de.last_ns - de.first_ns) / 1e9);

@@ -361,6 +361,8 @@ const ResultTable<DeviceEnergy, NoContext>& energy_device_row_fields() {
                                [](const R& r, const C&) { return r.idle_w < 0 ? none() : FieldValue{r.idle_w}; }));
     v.push_back(member<&R::idle_ns, C>("idle_ns", "ns", "time with nothing running on the device"));
     v.push_back(member<&R::has_counter, C>("has_counter", "", "the device has total-energy readings"));
+    v.push_back(member<&R::flat_counter, C>("flat_counter", "",
+                                            "its counter never changed while read: energy from the power readings"));
     v.push_back(member<&R::backwards_intervals, C>("backwards_intervals", "",
                                                    "intervals where the counter went backwards (power integrated)"));
     return v;

@@ -1,6 +1,7 @@
 #include "fpgaprof/analysis/trace_analysis.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <exception>
 #include <optional>
 #include <string>
@@ -315,6 +316,19 @@ TraceAnalysis analyze_trace(const TraceStore& store, const AnalysisOptions& opti
 
   stage("energy");
   r.energy = analyze_energy(store, r.region_paths, r.op_inputs.op_of_kernel);
+  for (const DeviceEnergy& d : r.energy.devices) {
+    if (!d.flat_counter) continue;
+    const double ms = static_cast<double>(d.last_ns - d.first_ns) / 1e6;
+    char span[32];
+    std::snprintf(span, sizeof span, "%.4g", ms);
+    r.warnings.add("energy.counter_flat",
+                   "GPU energy of device " + std::to_string(d.device_id) + ": its energy counter did not change in " +
+                       span +
+                       " ms of readings (shorter than its update period, or stuck): its joules integrate the power "
+                       "readings instead (NVML's 1 s averages on Ampere and later); trace a longer run for measured "
+                       "joules",
+                   {static_cast<double>(d.device_id), ms});
+  }
 
   stage("fpga ops");
   FpgaOptions fo;

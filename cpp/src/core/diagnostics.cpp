@@ -169,6 +169,10 @@ constexpr std::array kCodes = {
                    "every one of the trace's own."},
     DiagnosticCode{"energy.power_sampling", kWarn, "energy",
                    "GPU power could not be sampled or matched to the trace's devices: energy figures are missing."},
+    DiagnosticCode{"energy.counter_flat", kWarn, "energy",
+                   "A GPU's total-energy counter never changed while it was read (a trace shorter than the "
+                   "counter's update period, or a stuck counter): its energy comes from the power readings, which "
+                   "NVML averages over 1 s on Ampere and later GPUs. Fix: trace a longer run for measured joules."},
 };
 
 }  // namespace

@@ -23,6 +23,7 @@ WINDOW_COLUMNS = (
     "mean_w",
     "peak_w",
     "duration_ns",
+    "coverage_ns",
     "from_counter",
 )
 DEVICE_COLUMNS = (
@@ -36,7 +37,13 @@ DEVICE_COLUMNS = (
     "backwards_intervals",
 )
 OP_COLUMNS = ("hlo_op", "module", "joules", "busy_ns")
-LABELS = {"joules": "J", "mean_w": "mean W", "peak_w": "peak W", "idle_w": "idle W"}
+LABELS = {
+    "joules": "J",
+    "mean_w": "mean W",
+    "peak_w": "peak W",
+    "idle_w": "idle W",
+    "coverage_ns": "sampled",
+}
 
 # The rows of the per-op attribution that are not ops (the analysis' totals of the trace).
 OTHER_ROWS = (
@@ -105,4 +112,20 @@ def energy_report(prof: Any, by: str = "region", **kwargs: Any) -> Table:
         if e["measured"] and e["update_period_ns"]
         else (f"total {e['total_joules']:.4g} J" if e["measured"] else "")
     )
+    flat = [d["device_id"] for d in e["devices"] if d["flat_counter"]]
+    if flat:
+        t.footer += (
+            f"{'; ' if t.footer else ''}the energy counter of GPU "
+            f"{', '.join(str(d) for d in flat)} did not change while read: its joules "
+            "integrate the power readings (1 s averages on Ampere and later)"
+        )
+    if by.startswith("region"):
+        short = sum(1 for r in t if r["coverage_ns"] < r["duration_ns"])
+        if short:
+            t.footer += (
+                f"{'; ' if t.footer else ''}{short} of {len(t)} rows sampled for less than "
+                "their duration: their joules cover the sampled part only (mean W over it); "
+                "the energy counter's last step before the trace ended bounds what a region "
+                "ending with the trace can show"
+            )
     return t

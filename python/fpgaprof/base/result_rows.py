@@ -616,6 +616,7 @@ class EnergyDeviceRow(TypedDict):
     idle_w: float | None
     idle_ns: int
     has_counter: bool
+    flat_counter: bool
     backwards_intervals: int
 
 

@@ -6,7 +6,9 @@
 //   - from the total-energy counter where the device has one: linear between the readings at
 //     which the counter changed (the counter moves in steps of its update period; between two
 //     steps it is interpolated, so a region boundary between samples gets its share);
-//   - from the power readings where it has none, and for an interval in which the counter went
+//   - from the power readings where it has none, where it never changed while it was read (a
+//     trace shorter than its update period, or a stuck counter: flat_counter), and for an
+//     interval in which the counter went
 //     backwards (a driver reload or a wrap): the power of a reading holds until the next one
 //     (the sampler keeps a reading only when a value changed), so the interval's energy is
 //     that power times its length.
@@ -61,6 +63,7 @@ struct DeviceEnergy {
   double idle_w = -1;                // median idle power (see above); -1 unknown (never idle, or no power readings)
   uint64_t idle_ns = 0;              // time of the sampled span with nothing running on the device
   bool has_counter = false;          // the device has total-energy readings
+  bool flat_counter = false;         // ... that never changed while read: energy from the power readings
   uint64_t backwards_intervals = 0;  // counter went backwards: those intervals integrate power
 };
 
