@@ -35,6 +35,7 @@ SCHEMA_PLACES = {
     ],
     "fpga_report": ["/properties/candidates/oneOf/1/properties/what_if"],
     "diagnostic": ["/$defs/diagnostic"],
+    "energy_device_row": ["/properties/energy/oneOf/1/properties/devices/items"],
 }
 
 # Where summary.json carries some of a table's fields as they are (the report keeps a subset of

@@ -18,6 +18,7 @@ memory channel of 8.192 GB/s driven whole at full efficiency (8192 B: 1 us), fp3
 from __future__ import annotations
 
 import json
+import pathlib
 
 import pytest
 from _fake_cupti import need_fake_nvml, run_traced
@@ -212,3 +213,34 @@ def test_no_nvml_means_unknown_never_zero():
     assert row["energy_ratio_low"] is None and row["restructured_energy_ratio_high"] is None
     # Without HLO the op has no cost: not estimated comes first.
     assert row["energy_verdict"] == "unknown: not estimated"
+
+
+def test_summary_and_report_carry_energy_beside_time(traced):
+    # summary.json: the energy section (the trace's total, its split, one row per GPU), each
+    # region's measured joules beside its wall time and each op's attributed joules beside its
+    # time; report.html renders them. The 300 W plateau (T0 + 100 to 500 ms) and 60 W elsewhere.
+    with open(traced["paths"]["summary"], encoding="utf-8") as f:
+        s = json.load(f)
+    e = s["energy"]
+    assert e["available"] is True
+    (dev,) = e["devices"]
+    assert dev["device_id"] == 0 and dev["peak_w"] == 300 and dev["has_counter"] is True
+    assert e["total_j"] == pytest.approx(dev["joules"])
+    # fusion.1 and fusion.2 take 12 J each of the total, the rest is idle time.
+    assert e["idle_j"] == pytest.approx(e["total_j"] - 24.0, abs=0.1)
+    assert e["unattributed_j"] == 0 and e["copies_j"] == 0
+    ops = {r["op"]: r for r in s["ops"]["items"]}
+    assert ops["fusion.1"]["gpu_energy_j"] == pytest.approx(12.0, abs=0.05)
+    assert ops["fusion.1"]["total_s"] == pytest.approx(0.040)
+    ((start, end),) = traced["region_windows"]
+    (step,) = [r for r in s["regions"]["items"] if r["path"] == "step"]
+    assert step["gpu_energy_j"] == pytest.approx(300.0 * (end - start) / 1e9, abs=0.05)
+    assert step["gpu_energy_coverage"] == pytest.approx(1.0)
+    jsonschema = pytest.importorskip("jsonschema")
+    with open(pathlib.Path(__file__).resolve().parents[2] / "docs" / "summary.schema.json",
+              encoding="utf-8") as f:
+        jsonschema.Draft202012Validator(json.load(f)).validate(s)
+    with open(traced["paths"]["html"], encoding="utf-8") as f:
+        doc = f.read()
+    assert 'id="sec-energy"' in doc and "GPU energy (attributed)" in doc
+    assert ">12 J<" in doc and "energy counter" in doc

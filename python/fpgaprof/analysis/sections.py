@@ -955,6 +955,7 @@ def regions_section(
     )
     t = analysis["totals"]
     gpu_activity = int(t["kernel_count"]) + int(t["copy_count"]) + int(t["memset_count"]) > 0
+    energy = path_energy(analysis.get("energy"), len(paths))
     items: list[dict[str, Any]] = [
         {
             "name": str(r["name"]),
@@ -963,6 +964,7 @@ def regions_section(
             "count": int(r["instances"]),
             "wall_s": float(wall[p]),
             "gpu_s": int(r["gpu_ns"]) / 1e9 if gpu_activity else None,
+            **energy[p],
         }
         for p, r in enumerate(paths)
     ]
@@ -973,6 +975,59 @@ def regions_section(
         "paths": len(items),
         "items": items[:FULL_ROWS],
         "rows_left_out": max(len(items) - FULL_ROWS, 0),
+    }
+
+
+def path_energy(energy: Mapping | None, n_paths: int) -> list[dict[str, Any]]:
+    """Per region path, the GPU joules measured over its instances' windows on every sampled
+    GPU (the energy analysis' region path rows summed over GPUs) and the share of those windows
+    the samples cover: {"gpu_energy_j", "gpu_energy_coverage"}, both None when the trace has no
+    energy or the path no sampled time."""
+    none: dict[str, Any] = {"gpu_energy_j": None, "gpu_energy_coverage": None}
+    out = [dict(none) for _ in range(n_paths)]
+    if not energy or not energy.get("measured"):
+        return out
+    joules = [0.0] * n_paths
+    duration = [0] * n_paths
+    covered = [0] * n_paths
+    for r in energy["region_paths"]:
+        p = int(r["path_index"])
+        if 0 <= p < n_paths:
+            joules[p] += float(r["joules"])
+            duration[p] += int(r["duration_ns"])
+            covered[p] += int(r["coverage_ns"])
+    for p in range(n_paths):
+        if covered[p] > 0 and duration[p] > 0:
+            out[p] = {"gpu_energy_j": joules[p], "gpu_energy_coverage": covered[p] / duration[p]}
+    return out
+
+
+ENERGY_NOT_MEASURED = (
+    "no GPU power samples in this trace: NVML was not available while tracing (the warnings "
+    "say why) or the trace was made with power_sample_ms=0"
+)
+
+
+def energy_section(analysis: Mapping | None, reason: str | None = None) -> dict:
+    """The trace's GPU energy (docs/energy.md): the sampling and the counter's update period,
+    the total joules and how the per-op attribution splits them, and one row per GPU as the
+    energy analysis gives it (joules, mean, peak and idle watts, ...). `analysis`: the C++
+    analysis result (None: `reason` says why)."""
+    if analysis is None:
+        return unavailable(f"no energy: {reason or 'the analysis gave no result'}")
+    e = analysis.get("energy")
+    if not e or not e.get("measured"):
+        return unavailable(ENERGY_NOT_MEASURED)
+    update = int(e["update_period_ns"])
+    return {
+        "available": True,
+        "sample_period_s": int(e["sample_period_ns"]) / 1e9,
+        "update_period_s": update / 1e9 if update > 0 else None,
+        "total_j": float(e["total_joules"]),
+        "unattributed_j": float(e["unattributed_joules"]),
+        "copies_j": float(e["copies_joules"]),
+        "idle_j": float(e["idle_joules"]),
+        "devices": [dict(d) for d in e["devices"]],
     }
 
 

@@ -101,6 +101,19 @@ def _op_key(module: Any, op: Any) -> tuple[str, str]:
     return ("" if module is None else str(module), str(op))
 
 
+def _add_op_energy(items: list[dict], energy: Mapping | None) -> None:
+    """Each op row's attributed GPU joules (the energy analysis' by-op split: an attribution,
+    not a measurement), joined by (module, op); None where the trace has no energy or the op
+    none."""
+    joules: dict[tuple[str, str], float] = {}
+    if energy and energy.get("measured"):
+        for r in energy["ops"]:
+            key = _op_key(r.get("module"), r.get("hlo_op"))
+            joules[key] = joules.get(key, 0.0) + float(r["joules"])
+    for r in items:
+        r["gpu_energy_j"] = joules.get(_op_key(r.get("module"), r["op"]))
+
+
 def _ops_section(
     prof: Any,
     analysis: Mapping | None,
@@ -614,6 +627,9 @@ def trace_overview(
     memory = sections.memory_section_of(
         prof, an["memory"] if an is not None else None, facts["start_ns"], an_reason
     )
+    energy = sections.energy_section(an, an_reason)
+    if ops.get("available") and an is not None:
+        _add_op_energy(ops["items"], an.get("energy"))
     by_device = sections.devices_section(
         an.get("devices") if an is not None else None,
         facts["start_ns"],
@@ -672,6 +688,7 @@ def trace_overview(
         "transfers": transfers,
         "memory": memory,
         "by_device": by_device,
+        "energy": energy,
         "regions": regions,
         "ops": ops,
         "roofline": roofline_sec,

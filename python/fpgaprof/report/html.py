@@ -26,6 +26,7 @@ from fpgaprof.base.diagnostics import warning_text
 from fpgaprof.base.markup import esc, html_cell, html_table, not_available
 from fpgaprof.base.units import (
     fmt_bytes,
+    fmt_j,
     fmt_num,
     fmt_pct,
     fmt_s,
@@ -526,6 +527,7 @@ def _ops(s: Mapping) -> str:
         return not_available(ops)
     rows = []
     items = ops["items"]
+    energy = _energy_measured(s)
     for r in items[:TOP_ROWS]:
         bound = r.get("bound") or ""
         rows.append(
@@ -536,6 +538,7 @@ def _ops(s: Mapping) -> str:
                 (fmt_num(r["count"]), r["count"]),
                 (fmt_s(r["total_s"]), r["total_s"]),
                 (fmt_s(r["mean_s"]), r["mean_s"]),
+                *([(fmt_j(r.get("gpu_energy_j")), r.get("gpu_energy_j"))] if energy else []),
                 (fmt_num(r.get("flops")), r.get("flops")),
                 (fmt_bytes(r.get("bytes")), r.get("bytes")),
                 (esc(r.get("pattern") or ""), r.get("pattern") or ""),
@@ -554,6 +557,7 @@ def _ops(s: Mapping) -> str:
             ("runs", "num"),
             ("total", "num"),
             ("mean", "num"),
+            *([("GPU energy (attributed)", "num")] if energy else []),
             ("FLOPs/exec", "num"),
             ("bytes/exec", "num"),
             ("pattern", "text"),
@@ -611,12 +615,21 @@ def _regions(s: Mapping) -> str:
     if not r.get("available"):
         return not_available(r)
     items = r["items"]
+    energy = _energy_measured(s)
     rows = [
         [
             (esc(x.get("path") or x["name"]), x.get("path") or x["name"]),
             (fmt_num(x["count"]), x["count"]),
             (fmt_s(x["wall_s"]), x["wall_s"]),
             (fmt_s(x.get("gpu_s")), x.get("gpu_s")),
+            *(
+                [
+                    (fmt_j(x.get("gpu_energy_j")), x.get("gpu_energy_j")),
+                    (fmt_pct(x.get("gpu_energy_coverage")), x.get("gpu_energy_coverage")),
+                ]
+                if energy
+                else []
+            ),
         ]
         for x in items[:TOP_ROWS]
     ]
@@ -627,6 +640,14 @@ def _regions(s: Mapping) -> str:
             ("count", "num"),
             ("wall", "num"),
             ("GPU time (kernels + copies + memsets; summed, nested incl.)", "num"),
+            *(
+                [
+                    ("GPU energy (measured over the windows, every sampled GPU)", "num"),
+                    ("sampled", "num"),
+                ]
+                if energy
+                else []
+            ),
         ],
         rows,
     ) + (
@@ -634,6 +655,64 @@ def _regions(s: Mapping) -> str:
         if left
         else ""
     )
+
+
+def _energy_measured(s: Mapping) -> bool:
+    e = s.get("energy")
+    return isinstance(e, Mapping) and bool(e.get("available"))
+
+
+def _energy(s: Mapping) -> str:
+    """The GPU energy section: the totals and how the attribution splits them, then one row per
+    GPU (docs/energy.md)."""
+    e = s.get("energy")
+    if not isinstance(e, Mapping):
+        return ""
+    if not e.get("available"):
+        return not_available(e)
+    update = e.get("update_period_s")
+    head = (
+        f"<p>{esc(fmt_j(e['total_j']))} measured through NVML (sampled every "
+        f"{esc(fmt_s(e['sample_period_s']))}; energy counter update period "
+        f"{esc(fmt_s(update) if update else 'unknown')}). Of it, the per-op attribution gives "
+        f"{esc(fmt_j(e['unattributed_j']))} to kernels without an HLO op, "
+        f"{esc(fmt_j(e['copies_j']))} to copies and memsets and "
+        f"{esc(fmt_j(e['idle_j']))} to idle time; the ops and regions tables show the rest "
+        "beside their time.</p>"
+    )
+    rows = [
+        [
+            (fmt_num(d["device_id"]), d["device_id"]),
+            (fmt_j(d["joules"]), d["joules"]),
+            (fmt_num(d["mean_w"], " W"), d["mean_w"]),
+            (fmt_num(d["peak_w"], " W"), d["peak_w"]),
+            (fmt_num(d.get("idle_w"), " W"), d.get("idle_w")),
+            (fmt_num(d["samples"]), d["samples"]),
+            (esc(_counter_text(d)), _counter_text(d)),
+        ]
+        for d in e["devices"]
+    ]
+    return head + html_table(
+        [
+            ("GPU", "num"),
+            ("energy", "num"),
+            ("mean", "num"),
+            ("peak", "num"),
+            ("idle", "num"),
+            ("samples", "num"),
+            ("from", "text"),
+        ],
+        rows,
+    )
+
+
+def _counter_text(d: Mapping) -> str:
+    if not d.get("has_counter"):
+        return "power readings (no energy counter)"
+    if d.get("flat_counter"):
+        return "power readings (the counter never changed)"
+    back = d.get("backwards_intervals") or 0
+    return "energy counter" + (f" ({back} intervals from power: it went backwards)" if back else "")
 
 
 # The columns read first: those print(prof.fpga_candidates()) shows (rank, the op, its score
@@ -1047,6 +1126,7 @@ def render(
         ("memory", "Device memory", memory_html(s)),
         *([("devices", "Devices", devices_html(s))] if multi_device(s) else []),
         ("regions", "Regions", _regions(s)),
+        *([("energy", "Energy", _energy(s))] if "energy" in s else []),
         ("candidates", "FPGA candidates", _candidates(s)),
         # traces with XLA's buffer assignment: the memory view and the dataflow graphs
         *(
