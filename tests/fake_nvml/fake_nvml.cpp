@@ -20,21 +20,34 @@
 //                          NVML_ERROR_NO_PERMISSION (4);
 //                        "pre_volta": the energy read returns NVML_ERROR_NOT_SUPPORTED (3);
 //                        "backwards": from T0 + FAKE_NVML_BACKWARDS_MS (default 50) ms on, the
-//                          energy counter reads 1 000 000 mJ less (a driver reload).
+//                          energy counter reads 1 000 000 mJ less (a driver reload);
+//                        "transient": from T0 + FAKE_NVML_FAIL_MS (default 20) ms on, the next
+//                          FAKE_NVML_FAIL_READS (default 3) calls of FAKE_NVML_FAIL_CALL ("energy",
+//                          the default, or "power") return FAKE_NVML_FAIL_CODE (default 999,
+//                          NVML_ERROR_UNKNOWN); the calls after them answer again;
+//                        "throw": the first energy read from T0 + FAKE_NVML_FAIL_MS ms on throws
+//                          std::bad_alloc (an allocation failing on the sampling thread);
+//                        "hang": the first power read from T0 + FAKE_NVML_FAIL_MS ms on takes
+//                          FAKE_NVML_HANG_MS (default 500) ms to answer.
+//   FAKE_NVML_MIG        "1": nvmlDeviceGetMigMode says every device is in MIG mode (default: none).
 // The energy counter is E(t) = 5 000 000 mJ + the integral of the power from T0 to t, rounded down
-// to whole mJ (negative before T0). Readings are counted (fake_nvml_reads).
+// to whole mJ (negative before T0). Readings are counted (fake_nvml_reads), and so are the
+// nvmlShutdown calls (fake_nvml_shutdowns).
 // Built without nvmlDeviceGetTotalEnergyConsumption when FAKE_NVML_NO_ENERGY is defined
 // (libfake_nvml_old.so: a driver older than the energy counter).
 #include <time.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 #define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
@@ -55,8 +68,15 @@ struct State {
   double energy_update_ms = 0;
   std::string scenario;
   double backwards_ms = 50;
+  double fail_ms = 20;
+  std::string fail_call;
+  int fail_code = 999;
+  std::atomic<int64_t> fail_left{0};  // failures ("transient") or throws/hangs ("throw", "hang") left
+  double hang_ms = 500;
+  bool mig = false;
   std::atomic<uint64_t> reads{0};
   int inits = 0;
+  std::atomic<uint64_t> shutdowns{0};
 };
 
 State& state() {
@@ -113,6 +133,12 @@ void configure() {
   s.energy_update_ms = std::strtod(env("FAKE_NVML_ENERGY_UPDATE_MS", "0").c_str(), nullptr);
   s.scenario = env("FAKE_NVML_SCENARIO", "");
   s.backwards_ms = std::strtod(env("FAKE_NVML_BACKWARDS_MS", "50").c_str(), nullptr);
+  s.fail_ms = std::strtod(env("FAKE_NVML_FAIL_MS", "20").c_str(), nullptr);
+  s.fail_call = env("FAKE_NVML_FAIL_CALL", "energy");
+  s.fail_code = static_cast<int>(std::strtol(env("FAKE_NVML_FAIL_CODE", "999").c_str(), nullptr, 10));
+  s.fail_left = s.scenario == "transient" ? std::strtoll(env("FAKE_NVML_FAIL_READS", "3").c_str(), nullptr, 10) : 1;
+  s.hang_ms = std::strtod(env("FAKE_NVML_HANG_MS", "500").c_str(), nullptr);
+  s.mig = env("FAKE_NVML_MIG", "0") == "1";
 }
 
 // Watts at ms after T0.
@@ -154,6 +180,15 @@ int device_index(void* handle) {
 
 double elapsed_ms() { return static_cast<double>(static_cast<int64_t>(now_ns() - state().base_ns)) / 1e6; }
 
+// Whether this call of `call` ("energy" or "power") is one the scenario `scenario` acts on: from
+// T0 + FAKE_NVML_FAIL_MS on, while failures are left (each call acted on uses one).
+bool scripted(const char* scenario, const char* call) {
+  State& s = state();
+  if (s.scenario != scenario || (s.scenario == "transient" && s.fail_call != call)) return false;
+  if (elapsed_ms() < s.fail_ms) return false;
+  return s.fail_left.fetch_sub(1) > 0;
+}
+
 }  // namespace
 
 FAKE_EXPORT int nvmlInit_v2() {
@@ -168,6 +203,7 @@ FAKE_EXPORT int nvmlInit_v2() {
 FAKE_EXPORT int nvmlShutdown() {
   std::lock_guard<std::mutex> lock(state().mutex);
   --state().inits;
+  state().shutdowns.fetch_add(1);
   return 0;
 }
 
@@ -202,6 +238,10 @@ FAKE_EXPORT int nvmlDeviceGetPowerUsage(void* device, unsigned* power) {
   const int i = device_index(device);
   if (i < 0 || power == nullptr) return 2;
   if (state().scenario == "no_permission") return 4;
+  if (scripted("transient", "power")) return state().fail_code;
+  if (scripted("hang", "power")) {
+    std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(state().hang_ms * 1000)));
+  }
   state().reads.fetch_add(1);
   *power =
       static_cast<unsigned>(std::llround(watts_at(elapsed_ms()) * state().scale[static_cast<std::size_t>(i)] * 1000));
@@ -215,6 +255,8 @@ FAKE_EXPORT int nvmlDeviceGetTotalEnergyConsumption(void* device, unsigned long 
   const State& s = state();
   if (s.scenario == "no_permission") return 4;
   if (s.scenario == "pre_volta") return 3;  // NVML_ERROR_NOT_SUPPORTED
+  if (scripted("transient", "energy")) return s.fail_code;
+  if (scripted("throw", "energy")) throw std::bad_alloc();
   state().reads.fetch_add(1);
   double ms = elapsed_ms();
   const bool reloaded = s.scenario == "backwards" && ms >= s.backwards_ms;
@@ -225,9 +267,16 @@ FAKE_EXPORT int nvmlDeviceGetTotalEnergyConsumption(void* device, unsigned long 
 }
 #endif
 
+FAKE_EXPORT int nvmlDeviceGetMigMode(void* device, unsigned* current, unsigned* pending) {
+  if (device_index(device) < 0 || current == nullptr || pending == nullptr) return 2;
+  *current = *pending = state().mig ? 1 : 0;  // NVML_DEVICE_MIG_ENABLE : NVML_DEVICE_MIG_DISABLE
+  return 0;
+}
+
 FAKE_EXPORT const char* nvmlErrorString(int rc) { return rc == 0 ? "Success" : "fake NVML error"; }
 
 // Test control.
 FAKE_EXPORT uint64_t fake_nvml_base_ns() { return state().base_ns; }
 FAKE_EXPORT uint64_t fake_nvml_reads() { return state().reads.load(); }
 FAKE_EXPORT int fake_nvml_open_inits() { return state().inits; }
+FAKE_EXPORT uint64_t fake_nvml_shutdowns() { return state().shutdowns.load(); }

@@ -119,3 +119,57 @@ def test_nvml_library_not_a_file_warns_once_and_traces(not_a_library):
     (w,) = res["energy"]
     assert f"FPGAPROF_NVML_LIBRARY={path} {what}, not a library file" in w
     assert "\n" not in w
+
+
+def test_forked_child_leaving_the_trace_does_not_wait_for_nvml():
+    """os.fork() inside `with fpgaprof.trace()` (the NVML test double sampling): the child leaves
+    the block at once (the sampling thread is the parent's: nothing to wait for, no lock taken)
+    and its one energy warning says why it has no samples; the parent's trace has them."""
+    env = dict(
+        os.environ,
+        FPGAPROF_CUPTI_LIBRARY=_fake("libfake_cupti.so"),
+        FAKE_CUPTI_SCENARIO="kernels",
+        FAKE_CUPTI_KERNELS="10",
+        FAKE_CUPTI_THREADS="1",
+        FPGAPROF_NVML_LIBRARY=_fake("libfake_nvml.so"),
+    )
+    env.pop("NVTX_INJECTION64_PATH", None)
+    code = (
+        "import ctypes, json, os, time, warnings\n"
+        "fake = ctypes.CDLL(os.environ['FPGAPROF_CUPTI_LIBRARY'])\n"
+        "r, w = os.pipe()\n"
+        "with warnings.catch_warnings(record=True):\n"
+        "    warnings.simplefilter('always')\n"
+        "    with fpgaprof.trace() as p:\n"
+        "        fake.fake_cupti_emit()\n"
+        "        time.sleep(0.1)\n"
+        "        pid = os.fork()\n"
+        "        t0 = time.monotonic()\n"
+        "    stop_s = time.monotonic() - t0\n"
+        "energy = [x for x in p.warnings if 'GPU energy' in x]\n"
+        "if pid == 0:\n"
+        "    os.write(w, json.dumps({'stop_s': stop_s, 'energy': energy}).encode())\n"
+        "    os._exit(0)\n"
+        "os.close(w)\n"
+        "child = json.loads(os.read(r, 1 << 16))\n"
+        "os.waitpid(pid, 0)\n"
+        "results.append({'child': child, 'samples': len(p.power_samples), 'energy': energy})\n"
+    )
+    try:
+        r = subprocess.run(
+            [sys.executable, str(HERE / "driver.py"), "py", code],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("a forked child leaving the trace block hung")
+    assert r.returncode == 0, r.stderr[-2000:]
+    (res,) = json.loads(r.stdout.strip().splitlines()[-1])
+    child = res["child"]
+    # It waited the whole 2 s for a thread that does not exist in the child, and blamed NVML.
+    assert child["stop_s"] < 1.0, child
+    (w,) = child["energy"]
+    assert "GPU energy not measured in a forked child" in w
+    assert res["samples"] > 0 and res["energy"] == []

@@ -27,6 +27,7 @@ const char* return_name(NvmlApi::Return rc) {
     case 6: return "NVML_ERROR_NOT_FOUND";
     case 7: return "NVML_ERROR_INSUFFICIENT_SIZE";
     case 9: return "NVML_ERROR_DRIVER_NOT_LOADED";
+    case 10: return "NVML_ERROR_TIMEOUT";
     case 12: return "NVML_ERROR_LIBRARY_NOT_FOUND";
     case 13: return "NVML_ERROR_FUNCTION_NOT_FOUND";
     case 15: return "NVML_ERROR_GPU_IS_LOST";
@@ -75,6 +76,7 @@ const NvmlApi* NvmlApi::load(std::string* error, bool* absent) {
   resolve(h, "nvmlDeviceGetUUID", api->DeviceGetUUID);
   resolve(h, "nvmlDeviceGetPowerUsage", api->DeviceGetPowerUsage);
   resolve(h, "nvmlDeviceGetTotalEnergyConsumption", api->DeviceGetTotalEnergyConsumption);
+  resolve(h, "nvmlDeviceGetMigMode", api->DeviceGetMigMode);
   resolve(h, "nvmlErrorString", api->ErrorString);
   const std::pair<const char*, bool> required[] = {
       {"nvmlInit_v2", api->Init != nullptr},

@@ -6,7 +6,8 @@
 // nvmlShutdown(void), nvmlDeviceGetCount_v2(unsigned*), nvmlDeviceGetHandleByIndex_v2(unsigned,
 // nvmlDevice_t*), nvmlDeviceGetUUID(nvmlDevice_t, char*, unsigned), nvmlDeviceGetPowerUsage(
 // nvmlDevice_t, unsigned* mW), nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t, unsigned long
-// long* mJ; Volta and later), nvmlErrorString(nvmlReturn_t).
+// long* mJ; Volta and later), nvmlDeviceGetMigMode(nvmlDevice_t, unsigned* current, unsigned*
+// pending; "MIG Management"), nvmlErrorString(nvmlReturn_t).
 #pragma once
 
 #include <cstdint>
@@ -24,7 +25,11 @@ struct NvmlApi {
   static constexpr Return kNoPermission = 4;
   static constexpr Return kInsufficientSize = 7;
   static constexpr Return kDriverNotLoaded = 9;
+  static constexpr Return kFunctionNotFound = 13;
   static constexpr Return kGpuIsLost = 15;
+  static constexpr Return kUnknown = 999;
+  // NVML_DEVICE_MIG_ENABLE: nvmlDeviceGetMigMode's current mode of a GPU in MIG mode.
+  static constexpr unsigned kMigEnabled = 1;
   // NVML_DEVICE_UUID_V2_BUFFER_SIZE: "will not exceed 96 characters in length (including the
   // NULL terminator)".
   static constexpr unsigned kUuidBufferSize = 96;
@@ -37,6 +42,8 @@ struct NvmlApi {
   Return (*DeviceGetPowerUsage)(Device, unsigned*) = nullptr;
   // Optional: absent from drivers before the energy counter existed.
   Return (*DeviceGetTotalEnergyConsumption)(Device, unsigned long long*) = nullptr;
+  // Optional: absent from drivers before MIG (R450).
+  Return (*DeviceGetMigMode)(Device, unsigned*, unsigned*) = nullptr;
   const char* (*ErrorString)(Return) = nullptr;  // optional
 
   std::string path;  // the library loaded

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -10,50 +11,108 @@
 #include <unordered_map>
 #include <utility>
 
+#include <unistd.h>
+
 #include "cupti/nvml_api.hpp"
 #include "fpgaprof/cupti/capture.hpp"
 
 namespace fpgaprof::cupti {
 
 struct PowerSampler::Shared {
+  // One of a device's two reads (the energy counter, the power).
+  struct Query {
+    bool ok = true;                  // still read
+    uint32_t failures_in_row = 0;    // consecutive failed calls, 0 after a success
+    uint64_t skipped = 0;            // readings skipped because this call failed
+    NvmlApi::Return last_error = 0;  // the last failure's code (0 none)
+    bool gave_up = false;            // turned off by a failure (last_error says which)
+  };
   struct Device {
     NvmlApi::Device handle = nullptr;
     std::string uuid;
     unsigned nvml_index = 0;
-    bool energy_ok = true;
-    bool power_ok = true;
+    Query energy;
+    Query power;
     bool have_read = false;
     PowerSampleRecord last_read;  // the latest reading
     bool last_read_kept = false;
-    bool went_backwards = false;             // said once per device
+    bool went_backwards = false;  // the first decrease only
+    uint64_t backwards_from_mj = 0;
+    uint64_t backwards_to_mj = 0;
     std::vector<PowerSampleRecord> samples;  // device_id: not yet known (set at finish)
-    std::vector<uint64_t> change_times_ns;   // readings at which the energy value differed
+    CounterChanges changes;                  // readings at which the energy value differed
   };
 
   const NvmlApi* api = nullptr;
   uint64_t period_ns = 0;
   std::vector<std::string> cuda_uuids;  // empty: every NVML device
   std::vector<Device> devices;
+  unsigned nvml_devices = 0;  // NVML's device count
+  unsigned mig_enabled = 0;   // NVML devices in MIG mode (nvmlDeviceGetMigMode, where it exists)
+  bool mig_visible = false;   // CUDA_VISIBLE_DEVICES names MIG instances ("MIG-...")
+  bool nvml_open = false;     // nvmlInit_v2 succeeded and nvmlShutdown is still owed
 
   std::mutex mutex;
   std::condition_variable cv;
   bool stop = false;             // guarded by mutex
   bool finished = false;         // guarded by mutex: the thread is done with everything below
   std::set<std::string> causes;  // written by the thread only; read after finished
+  // The thread stopped on an exception (out of memory): what() as far as it fits. Written
+  // without allocating, since allocating is what failed.
+  bool thread_failed = false;
+  char failure[128] = {};
 
+  // Whether the reading goes on after call `q` failed with `rc`: a code that will not change
+  // (the call is not supported, not permitted, not in this library, the GPU is gone) turns the
+  // call off at once; any other is skipped, and kMaxFailuresInRow of them in a row turn it off.
+  static bool keep_reading(Query& q, NvmlApi::Return rc);
   void read(Device& d);
   bool init();  // nvmlInit_v2 and the devices; false (cause recorded, NVML shut down) when none
-  void run();
+  void sample();
+  void run() noexcept;
 };
 
 namespace {
 
 std::string short_uuid(const std::string& uuid) { return uuid.empty() ? std::string("(no UUID)") : uuid; }
 
+// Consecutive failures of one call after which a code that may be transient turns it off.
+constexpr uint32_t kMaxFailuresInRow = 10;
+
+bool permanent(NvmlApi::Return rc) {
+  return rc == NvmlApi::kNotSupported || rc == NvmlApi::kNoPermission || rc == NvmlApi::kFunctionNotFound ||
+         rc == NvmlApi::kGpuIsLost;
+}
+
+std::string plural(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// Why NVML may list none of the traced GPUs, when MIG is the likely cause ("" otherwise).
+std::string mig_hint(unsigned mig_enabled, bool mig_visible) {
+  if (mig_enabled == 0 && !mig_visible) return {};
+  return std::string(" (") +
+         (mig_enabled > 0 ? plural(mig_enabled, "NVML GPU is", "NVML GPUs are") + " in MIG mode"
+                          : std::string("CUDA_VISIBLE_DEVICES names MIG instances")) +
+         ": the process runs on a MIG instance, whose UUID is not its GPU's, and NVML has no power or energy "
+         "per MIG instance; trace on a whole GPU to measure energy)";
+}
+
 }  // namespace
 
+bool PowerSampler::Shared::keep_reading(Query& q, NvmlApi::Return rc) {
+  q.last_error = rc;
+  if (permanent(rc) || ++q.failures_in_row >= kMaxFailuresInRow) {
+    q.ok = false;
+    q.gave_up = true;
+    return false;
+  }
+  ++q.skipped;
+  return true;
+}
+
 void PowerSampler::Shared::read(Device& d) {
-  if (!d.energy_ok && !d.power_ok) return;
+  if (!d.energy.ok && !d.power.ok) return;
   // The reading's time is the middle of the energy call (of the power call without one): the
   // energy value must be placed where it was read, even if the thread is preempted between the
   // two calls.
@@ -64,49 +123,40 @@ void PowerSampler::Shared::read(Device& d) {
   PowerSampleRecord r;
   r.energy_mj = kNoEnergy;
   r.power_mw = kNoPower;
-  if (d.energy_ok) {
-    if (api->DeviceGetTotalEnergyConsumption == nullptr) {
-      d.energy_ok = false;
-    } else if (const NvmlApi::Return rc = api->DeviceGetTotalEnergyConsumption(d.handle, &energy);
-               rc == NvmlApi::kSuccess) {
-      r.energy_mj = energy;
-    } else {
-      d.energy_ok = false;
-      causes.insert(
-          rc == NvmlApi::kNotSupported
-              ? "GPU " + short_uuid(d.uuid) +
-                    " has no total-energy counter (nvmlDeviceGetTotalEnergyConsumption: " + api->result_string(rc) +
-                    "; Volta and later have one): its energy is the integral of its "
-                    "power samples"
-              : "nvmlDeviceGetTotalEnergyConsumption failed on GPU " + short_uuid(d.uuid) + " (" +
-                    api->result_string(rc) + "): its energy is the integral of its power samples from then on");
-    }
+  if (d.energy.ok) {
+    const NvmlApi::Return rc = api->DeviceGetTotalEnergyConsumption(d.handle, &energy);
     t1 = trace_clock_ns();
+    if (rc == NvmlApi::kSuccess) {
+      r.energy_mj = energy;
+      d.energy.failures_in_row = 0;
+    } else if (keep_reading(d.energy, rc)) {
+      // Skipped whole: a reading without its counter value would make the analysis take the
+      // intervals on both sides of it from the power readings instead of the counter.
+      return;
+    }
   }
-  if (d.power_ok) {
+  if (d.power.ok) {
     const bool timed = r.energy_mj == kNoEnergy;
     if (timed) t0 = trace_clock_ns();
     const NvmlApi::Return rc = api->DeviceGetPowerUsage(d.handle, &power);
     if (timed) t1 = trace_clock_ns();
     if (rc == NvmlApi::kSuccess) {
       r.power_mw = power;
+      d.power.failures_in_row = 0;
     } else {
-      d.power_ok = false;
-      causes.insert("nvmlDeviceGetPowerUsage failed on GPU " + short_uuid(d.uuid) + " (" + api->result_string(rc) +
-                    (rc == NvmlApi::kNoPermission ? "; run as a user allowed to read the GPU's power" : "") +
-                    "): no power samples from then on");
+      // Skipped or off, the counter's value (if any) is kept: the analysis holds the power of
+      // the reading before.
+      keep_reading(d.power, rc);
     }
   }
   if (r.energy_mj == kNoEnergy && r.power_mw == kNoPower) return;
   r.time_ns = t0 + (t1 >= t0 ? (t1 - t0) / 2 : 0);
   if (d.have_read && r.energy_mj != kNoEnergy && d.last_read.energy_mj != kNoEnergy) {
-    if (r.energy_mj != d.last_read.energy_mj) d.change_times_ns.push_back(r.time_ns);
+    if (r.energy_mj != d.last_read.energy_mj) d.changes.add(r.time_ns);
     if (r.energy_mj < d.last_read.energy_mj && !d.went_backwards) {
       d.went_backwards = true;
-      causes.insert(
-          "the energy counter of GPU " + short_uuid(d.uuid) + " went backwards (from " +
-          std::to_string(d.last_read.energy_mj) + " to " + std::to_string(r.energy_mj) +
-          " mJ: a driver reload or a wrap): the energy of such an interval is the integral of its power samples");
+      d.backwards_from_mj = d.last_read.energy_mj;
+      d.backwards_to_mj = r.energy_mj;
     }
   }
   const PowerSampleRecord* kept = d.samples.empty() ? nullptr : &d.samples.back();
@@ -127,12 +177,13 @@ bool PowerSampler::Shared::init() {
                                                 : ": check the NVIDIA driver (nvidia-smi)"));
     return false;
   }
+  nvml_open = true;
   unsigned count = 0;
   if (const NvmlApi::Return rc = api->DeviceGetCount(&count); rc != NvmlApi::kSuccess) {
     causes.insert("not measured: nvmlDeviceGetCount_v2 failed (" + api->result_string(rc) + ")");
-    api->Shutdown();
     return false;
   }
+  nvml_devices = count;
   std::string first_failure;
   for (unsigned i = 0; i < count; ++i) {
     Device d;
@@ -142,6 +193,12 @@ bool PowerSampler::Shared::init() {
         first_failure =
             "nvmlDeviceGetHandleByIndex_v2(" + std::to_string(i) + ") failed (" + api->result_string(rc) + ")";
       continue;
+    }
+    if (api->DeviceGetMigMode != nullptr) {
+      unsigned current = 0;
+      unsigned pending = 0;
+      if (api->DeviceGetMigMode(d.handle, &current, &pending) == NvmlApi::kSuccess && current == NvmlApi::kMigEnabled)
+        ++mig_enabled;
     }
     char uuid[NvmlApi::kUuidBufferSize] = {};
     if (const NvmlApi::Return rc = api->DeviceGetUUID(d.handle, uuid, sizeof uuid); rc != NvmlApi::kSuccess) {
@@ -153,13 +210,14 @@ bool PowerSampler::Shared::init() {
     uuid[sizeof uuid - 1] = '\0';
     d.uuid = uuid;
     if (!cuda_uuids.empty() && std::find(cuda_uuids.begin(), cuda_uuids.end(), d.uuid) == cuda_uuids.end()) continue;
+    // A driver without the counter's entry point: energy from the power readings (said below).
+    d.energy.ok = api->DeviceGetTotalEnergyConsumption != nullptr;
     devices.push_back(std::move(d));
   }
   if (devices.empty()) {
-    causes.insert("not measured: " + (first_failure.empty()
-                                          ? std::string("NVML lists none of the traced GPUs (by UUID)")
-                                          : first_failure));
-    api->Shutdown();
+    causes.insert("not measured: " + (first_failure.empty() ? "NVML lists none of the traced GPUs (by UUID)" +
+                                                                  mig_hint(mig_enabled, mig_visible)
+                                                            : first_failure));
     return false;
   }
   if (!first_failure.empty()) causes.insert(first_failure + ": that GPU is not sampled");
@@ -171,26 +229,42 @@ bool PowerSampler::Shared::init() {
   return true;
 }
 
-void PowerSampler::Shared::run() {
+void PowerSampler::Shared::sample() {
+  using Clock = std::chrono::steady_clock;
+  const auto period = std::chrono::nanoseconds(period_ns);
+  auto next = Clock::now();
+  for (;;) {
+    for (Device& d : devices) read(d);
+    next += period;
+    const auto now = Clock::now();
+    if (next < now) next = now + period;  // late: skip the missed ticks instead of bursting
+    std::unique_lock<std::mutex> lock(mutex);
+    if (cv.wait_until(lock, next, [this] { return stop; })) break;
+  }
+  for (Device& d : devices) {
+    read(d);  // the last reading, at stop
+    if (d.have_read && !d.last_read_kept) d.samples.push_back(d.last_read);
+  }
+}
+
+void PowerSampler::Shared::run() noexcept {
   // NVML's initialization can take a while (a driver without persistence mode): done here, on
-  // the sampling thread, never on the thread that starts the trace.
-  if (init()) {
-    using Clock = std::chrono::steady_clock;
-    const auto period = std::chrono::nanoseconds(period_ns);
-    auto next = Clock::now();
-    for (;;) {
-      for (Device& d : devices) read(d);
-      next += period;
-      const auto now = Clock::now();
-      if (next < now) next = now + period;  // late: skip the missed ticks instead of bursting
-      std::unique_lock<std::mutex> lock(mutex);
-      if (cv.wait_until(lock, next, [this] { return stop; })) break;
-    }
-    for (Device& d : devices) {
-      read(d);  // the last reading, at stop
-      if (d.have_read && !d.last_read_kept) d.samples.push_back(d.last_read);
-    }
+  // the sampling thread, never on the thread that starts the trace. An exception here (an
+  // allocation that fails: the samples grow with the trace) would end the user's process on
+  // this detached thread: it stops the sampling instead, the samples taken so far are kept (a
+  // failed push_back leaves its vector as it was), and finish() says why.
+  try {
+    if (init()) sample();
+  } catch (const std::exception& e) {
+    thread_failed = true;
+    std::strncpy(failure, e.what(), sizeof failure - 1);
+  } catch (...) {
+    thread_failed = true;
+    std::strncpy(failure, "unknown exception", sizeof failure - 1);
+  }
+  if (nvml_open) {
     api->Shutdown();
+    nvml_open = false;
   }
   std::lock_guard<std::mutex> lock(mutex);
   finished = true;
@@ -219,7 +293,11 @@ std::unique_ptr<PowerSampler> PowerSampler::start(uint64_t period_ns, const std:
     shared->api = api;
     shared->period_ns = period_ns;
     shared->cuda_uuids = cuda_uuids;
+    // Read here, on the caller's thread (the environment is not the sampling thread's to read).
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    shared->mig_visible = visible != nullptr && std::strstr(visible, "MIG-") != nullptr;
     std::unique_ptr<PowerSampler> sampler(new PowerSampler(shared));
+    sampler->pid_ = ::getpid();
     sampler->halted_ = true;  // no thread to stop (and wait for) should starting it fail
     std::thread([shared] { shared->run(); }).detach();
     sampler->halted_ = false;
@@ -232,6 +310,15 @@ std::unique_ptr<PowerSampler> PowerSampler::start(uint64_t period_ns, const std:
 void PowerSampler::halt(uint64_t wait_ms) {
   if (halted_) return;
   halted_ = true;
+  if (::getpid() != pid_) {
+    // A forked child: the thread is the parent's, and a fork while it held the mutex left the
+    // child's copy locked for good. Nothing to stop, lock or wait for; the shared state is
+    // never freed here (its lock and condition variable may be in any state).
+    forked_ = true;
+    new std::shared_ptr<Shared>(std::move(shared_));  // NOLINT: left to the process's end
+    return;
+  }
+  waited_ms_ = wait_ms;
   std::unique_lock<std::mutex> lock(shared_->mutex);
   shared_->stop = true;
   shared_->cv.notify_all();
@@ -242,17 +329,32 @@ std::string PowerSampler::finish(TraceStore& store) {
   if (finished_) return {};
   finished_ = true;
   halt();
+  if (forked_) {
+    return "GPU energy not measured in a forked child: NVML is read by the process that started the trace, "
+           "whose trace has the power samples";
+  }
   if (timed_out_) {
-    return "GPU energy not measured: NVML did not answer within 2 s when the trace stopped: this trace has no power "
-           "samples";
+    const std::string waited =
+        waited_ms_ % 1000 == 0 ? std::to_string(waited_ms_ / 1000) + " s" : std::to_string(waited_ms_) + " ms";
+    return "GPU energy not measured: NVML did not answer within " + waited +
+           " when the trace stopped: this trace has no power samples";
   }
   std::unordered_map<std::string, uint32_t> id_of;
   for (const DeviceInfo& d : store.devices) {
     if (!d.uuid.empty()) id_of.emplace(d.uuid, d.id);
   }
   std::set<std::string> causes = std::move(shared_->causes);
+  if (shared_->thread_failed) {
+    causes.insert(std::string("the sampling thread stopped early (") + shared_->failure +
+                  "): the samples read until then are kept");
+  }
   std::vector<std::vector<uint64_t>> changes;
   std::size_t matched = 0;
+  std::size_t kept = 0;
+  for (const Shared::Device& d : shared_->devices) {
+    if (id_of.count(d.uuid) != 0) kept += d.samples.size();
+  }
+  store.power_samples.reserve(store.power_samples.size() + kept);
   for (Shared::Device& d : shared_->devices) {
     const auto it = id_of.find(d.uuid);
     if (it == id_of.end()) continue;  // a GPU of the machine the process does not use
@@ -261,11 +363,46 @@ std::string PowerSampler::finish(TraceStore& store) {
       r.device_id = it->second;
       store.power_samples.push_back(r);
     }
-    changes.push_back(std::move(d.change_times_ns));
+    std::vector<PowerSampleRecord>().swap(d.samples);
+    changes.push_back(d.changes.times());
+    const std::string gpu = "GPU " + short_uuid(d.uuid);
+    const NvmlApi* api = shared_->api;
+    // Each call's failures: turned off (at once for a code that will not change, else after
+    // kMaxFailuresInRow in a row), or skipped readings only.
+    auto failures = [&](const Shared::Query& q, const char* call, const std::string& off, const std::string& fix) {
+      if (q.last_error == 0) return;
+      const std::string code = api->result_string(q.last_error);
+      if (!q.gave_up) {
+        causes.insert(std::string(call) + " failed on " + gpu + " " + plural(q.skipped, "time", "times") +
+                      " (the last: " + code + "): " + plural(q.skipped, "reading", "readings") + " skipped");
+        return;
+      }
+      std::string why = std::string(call) + " failed on " + gpu + " (" + code + fix + ")";
+      if (!permanent(q.last_error)) why += " " + std::to_string(kMaxFailuresInRow) + " times in a row";
+      if (q.skipped > 0) why += " after " + plural(q.skipped, "skipped reading", "skipped readings");
+      causes.insert(why + ": " + off);
+    };
+    if (d.energy.gave_up && d.energy.last_error == NvmlApi::kNotSupported) {
+      causes.insert(gpu + " has no total-energy counter (nvmlDeviceGetTotalEnergyConsumption: " +
+                    api->result_string(NvmlApi::kNotSupported) +
+                    "; Volta and later have one): its energy is the integral of its power samples");
+    } else {
+      failures(d.energy, "nvmlDeviceGetTotalEnergyConsumption",
+               "its energy is the integral of its power samples from then on", "");
+    }
+    failures(d.power, "nvmlDeviceGetPowerUsage", "no power samples from then on",
+             d.power.last_error == NvmlApi::kNoPermission ? "; run as a user allowed to read the GPU's power" : "");
+    if (d.went_backwards) {
+      causes.insert("the energy counter of " + gpu + " went backwards (from " + std::to_string(d.backwards_from_mj) +
+                    " to " + std::to_string(d.backwards_to_mj) +
+                    " mJ: a driver reload or a wrap): the energy of such an interval is the integral of its power "
+                    "samples");
+    }
   }
   if (matched == 0 && !shared_->devices.empty() && !store.devices.empty()) {
     causes.insert("none of NVML's " + std::to_string(shared_->devices.size()) +
-                  " GPUs has the UUID of a traced GPU: no power samples");
+                  " GPUs has the UUID of a traced GPU: no power samples" +
+                  mig_hint(shared_->mig_enabled, shared_->mig_visible));
   }
   std::stable_sort(store.power_samples.begin(), store.power_samples.end(),
                    [](const PowerSampleRecord& a, const PowerSampleRecord& b) {

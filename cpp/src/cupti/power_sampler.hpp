@@ -1,11 +1,14 @@
 // PowerSampler: reads every GPU's power (nvmlDeviceGetPowerUsage, mW) and total-energy counter
 // (nvmlDeviceGetTotalEnergyConsumption, mJ, Volta and later) through NVML at a fixed period on a
 // thread of its own while a CaptureSession runs (docs/capture.md, "GPU power and energy").
-// Nothing here can fail a trace: when NVML is missing, too old or refuses, or a counter goes
-// backwards, the trace goes on without those samples (or with the bad interval marked by the
-// counter itself) and one warning names the cause.
+// Nothing here can fail a trace: when NVML is missing, too old or refuses, a read fails, a counter
+// goes backwards or the thread itself fails (out of memory), the trace goes on without those
+// samples (or with the bad interval marked by the counter itself) and one warning names the cause.
 #pragma once
 
+#include <sys/types.h>
+
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -34,13 +37,16 @@ class PowerSampler {
 
   // Stops the thread after one last reading. Waits for it at most `wait_ms` (an NVML call that
   // hangs must not hang the user's program): a thread that does not end in time is left to end
-  // on its own and its samples are not used (said in finish()'s warning).
+  // on its own and its samples are not used (said in finish()'s warning). In a process forked
+  // from the one that started the sampler (where the thread does not exist, and its lock may
+  // have been copied held) it neither locks nor waits.
   void halt(uint64_t wait_ms = 2000);
 
   // Moves the samples into store.power_samples (device ids from store.devices, matched by UUID;
   // sorted by device then time), sets meta.power_sample_period_ns and
   // meta.energy_update_period_ns, and returns at most one warning ("" none). Call after halt()
-  // and after store.devices is complete. Once only.
+  // and after store.devices is complete. Once only. In a forked child: no samples, and a warning
+  // that says so.
   std::string finish(TraceStore& store);
 
   struct Shared;  // state shared with the thread (outlives this object if the thread hangs)
@@ -48,9 +54,28 @@ class PowerSampler {
  private:
   explicit PowerSampler(std::shared_ptr<Shared> shared);
   std::shared_ptr<Shared> shared_;
+  pid_t pid_ = 0;  // the process that started the thread
   bool halted_ = false;
   bool finished_ = false;
   bool timed_out_ = false;
+  bool forked_ = false;  // halt() ran in a forked child
+  uint64_t waited_ms_ = 0;
+};
+
+// The times at which one device's energy counter was seen to change, for the update period: the
+// first kMaxTimes of them only. The update period is the driver's and the same all trace long,
+// so the first thousands of changes tell it as well as all of them, and the memory stays
+// 8 B x kMaxTimes per GPU however long the trace (docs/performance.md, "GPU power sampling (memory)").
+class CounterChanges {
+ public:
+  static constexpr std::size_t kMaxTimes = 4097;  // 4096 intervals
+  void add(uint64_t time_ns) {
+    if (times_.size() < kMaxTimes) times_.push_back(time_ns);
+  }
+  const std::vector<uint64_t>& times() const { return times_; }
+
+ private:
+  std::vector<uint64_t> times_;
 };
 
 // The median of the intervals between consecutive times at which an energy counter was seen to
