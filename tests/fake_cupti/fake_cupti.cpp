@@ -339,6 +339,9 @@ void memcpy_record(Writer& w, uint8_t kind, uint64_t bytes, uint32_t correlation
   }
 }
 
+// The version cuptiGetVersion last told the client (0: not asked): what the client frees by.
+std::atomic<uint32_t> g_told_api_version{0};
+
 // FAKE_CUPTI_API_VERSION: play another libcupti release (26 = CUDA 12.8, 24 = older).
 uint32_t reported_api_version() {
   const char* as = std::getenv("FAKE_CUPTI_API_VERSION");
@@ -363,7 +366,8 @@ void write_device(Writer& w, uint32_t id = 0) {
   d.id = id;
   for (int i = 0; i < 16; ++i) d.uuid.bytes[i] = static_cast<char>(i + 16 * id);
   // From CUDA 13.0 on the client frees the device name (cupti_activity.h), as of a real libcupti.
-  char* owned = reported_api_version() >= 130000 ? strdup(kDeviceName) : nullptr;
+  // (by the version the client was told, so that what it frees and what was handed over agree)
+  char* owned = g_told_api_version.load() >= 130000 ? strdup(kDeviceName) : nullptr;
   d.name = owned != nullptr ? owned : kDeviceName;
   if (w.put(d)) {
     add(&FakeCuptiCounts::devices);
@@ -983,6 +987,7 @@ FAKE_EXPORT void fake_cupti_reset_calls() {
 
 FAKE_EXPORT CUptiResult cuptiGetVersion(uint32_t* version) {
   *version = reported_api_version();
+  g_told_api_version.store(*version);
   return CUPTI_SUCCESS;
 }
 
