@@ -376,3 +376,108 @@ def test_the_programs_own_sigterm_handler_is_kept(script, tmp_path):
     assert "user handler ran" in r.stdout
     assert "SIGTERM received" not in r.stderr
     assert (out / "trace.fpgaprof").exists()  # saved by the normal exit path
+
+
+RUN_FILES = ("trace.fpgaprof", "report.html", "summary.json", "timeline.json", "environment.json")
+
+
+def _contents(folder):
+    """Every file under folder (relative path -> bytes)."""
+    found = {}
+    for root, _, files in os.walk(folder):
+        for name in files:
+            p = os.path.join(root, name)
+            with open(p, "rb") as f:
+                found[os.path.relpath(p, folder)] = f.read()
+    return found
+
+
+def test_a_command_that_cannot_start_leaves_the_earlier_run_alone(script, tmp_path):
+    out = tmp_path / "out"
+    r = fp("run", "-o", str(out), "--", sys.executable, str(script), "ok")
+    assert r.returncode == 0, r.stderr
+    (out / "hlo").mkdir(exist_ok=True)
+    (out / "hlo" / "module_0001.jit_f.cpu_after_optimizations.txt").write_text("HloModule f")
+    before = _contents(out)
+    assert set(RUN_FILES) <= set(before)
+    for cmd in (["pyhton-no-such-command", str(script)], [str(tmp_path / "no" / "prog")],
+                [str(script)]):  # not found on PATH, no such file, not executable
+        r = fp("run", "-o", str(out), "--", *cmd)
+        assert r.returncode != 0
+        assert len(r.stderr.strip().splitlines()) == 1 and cmd[0] in r.stderr, r.stderr
+        assert _contents(out) == before  # byte for byte, nothing added
+    # a new folder is not even created
+    r = fp("run", "-o", str(tmp_path / "new"), "--", "pyhton-no-such-command")
+    assert r.returncode != 0 and not (tmp_path / "new").exists()
+
+
+def test_run_refuses_a_folder_of_someone_elses_files(script, tmp_path):
+    """`-o .` in a project folder holding its own summary.json, report.html or hlo/ dump:
+    fpgaprof did not write them, so it neither removes nor replaces them, and the command does
+    not run."""
+    proj = tmp_path / "proj"
+    (proj / "hlo").mkdir(parents=True)
+    (proj / "summary.json").write_text('{"my": "results"}')
+    (proj / "report.html").write_text("<h1>my paper</h1>")
+    (proj / "hlo" / "module_0001.mine.txt").write_text("keep")
+    (proj / "notes.txt").write_text("mine")
+    before = _contents(proj)
+    marker = tmp_path / "ran"
+    r = fp("run", "-o", ".", "--", sys.executable, "-c", f"open({str(marker)!r}, 'w').close()",
+           cwd=proj)
+    assert r.returncode == 1, r.stderr
+    err = r.stderr.strip().splitlines()
+    assert len(err) == 1 and "fpgaprof did not write" in err[0], r.stderr
+    assert "summary.json" in err[0] and "report.html" in err[0]
+    assert "hlo/module_0001.mine.txt" in err[0]
+    assert not marker.exists()
+    assert _contents(proj) == before and sorted(os.listdir(proj)) == sorted(
+        ["hlo", "notes.txt", "report.html", "summary.json"])
+    # A folder of the user's with other files only is fine: the run writes beside them.
+    (proj / "summary.json").unlink()
+    (proj / "report.html").unlink()
+    (proj / "hlo" / "module_0001.mine.txt").unlink()
+    r = fp("run", "-o", ".", "--", sys.executable, str(script), "ok", cwd=proj)
+    assert r.returncode == 0, r.stderr
+    assert (proj / "notes.txt").read_text() == "mine" and (proj / "summary.json").is_file()
+
+
+def test_a_failed_run_leaves_its_folder_reusable(tmp_path):
+    """A run that wrote no trace removes XLA's dump of its modules with its other marks, so
+    the folder does not read as someone else's files to the next run."""
+    out = tmp_path / "out"
+    dump = ("import os; d = os.path.join(os.environ['FPGAPROF_RUN_DIR'], 'hlo'); "
+            "os.makedirs(d, exist_ok=True); "
+            "open(os.path.join(d, 'module_0001.jit_f.cpu_after_optimizations.txt'), 'w').close()")
+    r = fp("run", "-o", str(out), "--", sys.executable, "-S", "-c", dump + "; raise SystemExit(4)")
+    assert r.returncode == 4 and "no trace was written" in r.stderr, r.stderr
+    assert not (out / "hlo").exists()
+    r = fp("run", "-o", str(out), "--", sys.executable, "-S", "-c", "raise SystemExit(5)")
+    assert r.returncode == 5 and "fpgaprof did not write" not in r.stderr, r.stderr
+
+
+def test_the_program_gets_the_descriptors_run_was_given(tmp_path):
+    """An MPI process manager hands the rank its connection as an inherited descriptor
+    (PMI_FD); a shell's `3>log` does the same. `run` passes them to the program as a direct
+    start would, and none of its own (the run folder's lock)."""
+    log = tmp_path / "fd.log"
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.set_inheritable(fd, True)
+    prog = textwrap.dedent(f"""
+        import os, sys
+        os.write({fd}, b"under run ok\\n")
+        theirs = sorted(int(n) for n in os.listdir("/proc/self/fd") if int(n) > 2)
+        links = [os.readlink(f"/proc/self/fd/{{n}}") for n in theirs if os.path.exists(f"/proc/self/fd/{{n}}")]
+        print("LOCKS", [p for p in links if p.endswith(".fpgaprof-run.lock")])
+    """)
+    env = dict(os.environ)
+    env.pop("FPGAPROF_RUN_DIR", None)
+    try:
+        r = subprocess.run([sys.executable, "-m", "fpgaprof.cli", "run", "-o", str(tmp_path / "out"),
+                            "--", sys.executable, "-c", prog], capture_output=True, text=True,
+                           env=env, timeout=300, pass_fds=(fd,))
+    finally:
+        os.close(fd)
+    assert r.returncode == 0, r.stderr
+    assert log.read_text() == "under run ok\n"
+    assert "LOCKS []" in r.stdout
