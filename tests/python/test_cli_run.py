@@ -481,3 +481,19 @@ def test_the_program_gets_the_descriptors_run_was_given(tmp_path):
     assert r.returncode == 0, r.stderr
     assert log.read_text() == "under run ok\n"
     assert "LOCKS []" in r.stdout
+
+
+def test_run_into_a_folder_with_a_space_dumps_there(tmp_path):
+    """`run -o "out x"` from a working folder `sp ace`: XLA's dump goes to `out x/hlo`, not to
+    a sibling folder named by the path's first word."""
+    pytest.importorskip("jax")
+    cwd = tmp_path / "sp ace"
+    cwd.mkdir()
+    (cwd / "j.py").write_text("import jax, jax.numpy as jnp\n"
+                              "jax.jit(lambda x: jnp.sin(x) * 2)(jnp.ones(4)).block_until_ready()\n")
+    r = fp("run", "-o", "out x", "--", sys.executable, "j.py", cwd=cwd)
+    assert r.returncode == 0, r.stderr
+    dumped = os.listdir(cwd / "out x" / "hlo")
+    assert any(n.endswith("after_optimizations.txt") and "lambda" in n for n in dumped), dumped
+    assert sorted(os.listdir(tmp_path)) == ["sp ace"]  # no /tmp/.../sp
+    assert sorted(os.listdir(cwd)) == ["j.py", "out x"]  # no "out"

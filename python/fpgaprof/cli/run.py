@@ -142,10 +142,11 @@ def child_environment_and_setup(
         # its dump dir is always dropped, and its command-buffer flag when the user asks to
         # keep command buffers.
         drop = set(setup.flags_added) if setup is not None else set()
-        drop.add(f"--xla_dump_to={marker}")
         if keep_command_buffers:
             drop.add("--xla_gpu_enable_command_buffer=")
-        kept = [f for f in flags if f not in drop]
+        kept = [
+            f for f in flags if f not in drop and xla_flags.flag_value([f], "xla_dump_to") != marker
+        ]
         if kept:
             env["XLA_FLAGS"] = " ".join(kept)
         else:
