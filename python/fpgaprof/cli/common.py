@@ -54,9 +54,10 @@ class UsageError(Exception):
 
 
 class Terminated(BaseException):
-    """SIGTERM or SIGHUP reached a command (not `run`): raised in the main thread so that
-    finally blocks and OutputSet remove what the command had begun; main() then ends the
-    process by the same signal. A BaseException, so `except Exception` does not stop it."""
+    """SIGTERM or SIGHUP reached a command (not `run`), or the program `run` ran died of
+    SIGINT: raised in the main thread so that finally blocks and OutputSet remove what the
+    command had begun; main() then ends the process by the same signal. A BaseException, so
+    `except Exception` does not stop it."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)

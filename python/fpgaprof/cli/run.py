@@ -23,6 +23,7 @@ from fpgaprof.capture.signals import SAVE_ON
 from fpgaprof.cli.common import (
     PROG,
     TRACE_NAME,
+    Terminated,
     digest_of,
     failure,
     load_trace,
@@ -570,13 +571,28 @@ def _run_in(
     status = _run_forwarding_signals(command, env, getattr(args, "pass_fds", []))
     code = status if status >= 0 else 128 - status
     try:
-        return _after_the_command(args, out_dir, code, again)
+        result = _after_the_command(args, out_dir, code, again)
+    except KeyboardInterrupt:
+        # Ctrl-C while the reports are written (minutes for a large trace): the trace the
+        # program saved is whole; only the reports are not written.
+        trace = runner.saved_trace(out_dir) or os.path.join(out_dir, TRACE_NAME)
+        if os.path.isfile(trace):
+            sys.stderr.write(
+                f"{PROG} run: reports interrupted; the trace {trace} is kept "
+                f"(`{PROG} report {os.path.dirname(trace)}{again}` writes them)\n"
+            )
+        raise Terminated(signal.SIGINT) from None
     except Exception as e:  # noqa: BLE001 - the command's status wins over a failure after it
         sys.stderr.write(
             f"{PROG} run: after the command ended: {one_line(e)}; its exit status {code} is "
             f"kept (look for {os.path.join(out_dir, TRACE_NAME)} and run `{PROG} report` on it)\n"
         )
-        return code if code else 1
+        result = code if code else 1
+    if status == -signal.SIGINT:
+        # The program died of Ctrl-C: run ends by SIGINT too (the reports are written), so
+        # that a calling shell script stops as it would without fpgaprof (cli._end_by_signal).
+        raise Terminated(signal.SIGINT)
+    return result
 
 
 def _after_the_command(args: argparse.Namespace, out_dir: str, code: int, again: str) -> int:
