@@ -497,3 +497,72 @@ def test_run_into_a_folder_with_a_space_dumps_there(tmp_path):
     assert any(n.endswith("after_optimizations.txt") and "lambda" in n for n in dumped), dumped
     assert sorted(os.listdir(tmp_path)) == ["sp ace"]  # no /tmp/.../sp
     assert sorted(os.listdir(cwd)) == ["j.py", "out x"]  # no "out"
+
+
+JN = textwrap.dedent("""
+    import sys
+    import jax, jax.numpy as jnp
+    n = int(sys.argv[1])
+    jax.jit(lambda x: (x * 2.0).sum())(jnp.ones(n, jnp.float32)).block_until_ready()
+""")
+
+
+def test_report_into_another_runs_folder_replaces_its_hlo(tmp_path):
+    """Two runs of one script at different sizes dump modules of the same names (XLA numbers
+    programs per process). Reporting the second trace into the first run's folder leaves
+    that folder's hlo/ holding the second trace's modules only: f32[1000], no f32[8]. A file
+    of the user's in hlo/ that is not a module stays; in a folder that is not fpgaprof's, a
+    module file of that name is the user's and is left alone."""
+    pytest.importorskip("jax")
+    script = tmp_path / "jn.py"
+    script.write_text(JN)
+    ra, rb = tmp_path / "ra", tmp_path / "rb"
+    for out, n in ((ra, "8"), (rb, "1000")):
+        r = fp("run", "-o", str(out), "--", sys.executable, str(script), n)
+        assert r.returncode == 0, r.stderr
+    lam_a = [f for f in os.listdir(ra / "hlo") if "lambda" in f]
+    assert lam_a and "f32[8]" in (ra / "hlo" / lam_a[0]).read_text()
+    (ra / "hlo" / "notes.txt").write_text("mine")
+    r = fp("report", str(rb / "trace.fpgaprof"), "-o", str(ra))
+    assert r.returncode == 0, r.stderr
+    texts = {f: (ra / "hlo" / f).read_text() for f in os.listdir(ra / "hlo") if f != "notes.txt"}
+    lam = [t for f, t in texts.items() if "lambda" in f]
+    assert lam and all("f32[1000]" in t and "f32[8]" not in t for t in lam), texts.keys()
+    # every module file there is one of rb's modules, by text
+    b_texts = {(rb / "hlo" / f).read_text().rstrip("\n") for f in os.listdir(rb / "hlo")}
+    assert {t.rstrip("\n") for t in texts.values()} == b_texts
+    assert (ra / "hlo" / "notes.txt").read_text() == "mine"
+    shown = [ln for ln in r.stdout.splitlines() if ln.startswith("hlo ")]
+    assert shown and shown[0].split()[1] == str(len(b_texts)), r.stdout
+    # not fpgaprof's folder: the user's module file of the same name is kept as it was
+    user = tmp_path / "user"
+    (user / "hlo").mkdir(parents=True)
+    mine = user / "hlo" / lam_a[0]
+    mine.write_text("HloModule mine")
+    r = fp("report", str(rb / "trace.fpgaprof"), "-o", str(user))
+    assert r.returncode == 0, r.stderr
+    assert mine.read_text() == "HloModule mine"
+
+
+def test_parquet_export_over_an_earlier_one_leaves_only_its_own_tables(run_exit3, tmp_path):
+    """A trace without GPU kernels has no ops, roofline or fpga_candidates rows: an earlier
+    export's tables of those names in the folder would be read as this trace's."""
+    duckdb = pytest.importorskip("duckdb")
+    pytest.importorskip("pyarrow")
+    gpu = os.path.join(os.path.dirname(__file__), "..", "data", "traces",
+                       "mbirjax073_parallel_128_xla_h200.fpgaprof")
+    pq = tmp_path / "pq"
+    r = fp("export", gpu, "--format", "parquet", "-o", str(pq))
+    assert r.returncode == 0, r.stderr
+    assert (pq / "ops.parquet").is_file()
+    (pq / "mine.parquet").write_bytes(b"the user's own")
+    out, _ = run_exit3
+    r = fp("export", str(out / "trace.fpgaprof"), "--format", "parquet", "-o", str(pq))
+    assert r.returncode == 0, r.stderr
+    index = json.loads((pq / "index.json").read_text())
+    listed = {t["file"] for t in index["tables"].values()}
+    assert "ops" in index["missing"] and not (pq / "ops.parquet").exists()
+    assert {f for f in os.listdir(pq) if f.endswith(".parquet")} == listed | {"mine.parquet"}
+    # the host-only trace's regions, as the run wrote them
+    rows = duckdb.connect().execute(f"select name from '{pq / 'regions.parquet'}'").fetchall()
+    assert [x[0] for x in rows] == ["work/8", "work/16", "tail <b>"]

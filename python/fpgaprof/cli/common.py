@@ -213,12 +213,41 @@ def hlo_file_name(name: str, program_id: int, index: int) -> str:
 _HLO_NAME_BYTES = 96
 
 
+def _fpgaprof_folder(folder: str) -> bool:
+    """Whether folder holds fpgaprof's outputs: a trace, or a summary.json fpgaprof wrote
+    (its generated_by). Then the module files in its hlo/ are fpgaprof's too (XLA's dump under
+    `fpgaprof run`, or an earlier report), not a dump of the user's own."""
+    if os.path.isfile(os.path.join(folder, TRACE_NAME)):
+        return True
+    try:
+        with open(os.path.join(folder, "summary.json"), encoding="utf-8") as f:
+            by = json.load(f).get("generated_by")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return isinstance(by, dict) and by.get("tool") == "fpgaprof"
+
+
+def _holds_text(path: str, text: bytes) -> bool:
+    """Whether the file at path holds text (a trailing newline aside)."""
+    try:
+        if abs(os.path.getsize(path) - len(text)) > 1:
+            return False
+        with open(path, "rb") as f:
+            return f.read().rstrip(b"\n") == text.rstrip(b"\n")
+    except OSError:
+        return False
+
+
 def write_hlo_modules(prof: Any, folder: str, *, staging: OutputSet | None = None) -> int:
     """The optimized HLO modules stored in the trace, one text file each, in `folder` (with
-    `staging`: written into the set, to appear in `folder` when it is committed). Modules whose
-    file is already there (XLA's own dump under `fpgaprof run`, or an earlier report) are not
-    written again. Returns how many of the trace's modules the folder holds (0 when the profile
-    does not expose them)."""
+    `staging`: written into the set, to appear in `folder` when it is committed). A module
+    whose file is already there with the same text (XLA's own dump under `fpgaprof run`, or an
+    earlier report) is not written again. In the hlo/ folder of fpgaprof's outputs
+    (_fpgaprof_folder), with `staging`, the files of another trace's modules are replaced:
+    one under the same name with other text, and every module file this trace does not hold
+    (the set removes them). Elsewhere a module file of another text is someone else's and is
+    left as it is. Returns how many of the trace's modules the folder holds (0 when the
+    profile does not expose them)."""
     mods = None
     for owner in (prof, store_of(prof)):
         if owner is None:
@@ -229,9 +258,11 @@ def write_hlo_modules(prof: Any, folder: str, *, staging: OutputSet | None = Non
             mods = None
         if mods is not None:
             break
-    if not mods:
+    if mods is None:
         return 0
-    existing = os.listdir(folder) if os.path.isdir(folder) else []
+    existing = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+    ours = staging is not None and _fpgaprof_folder(os.path.dirname(os.path.abspath(folder)))
+    kept: set[str] = set()
     n = 0
     for i, m in enumerate(mods):
         name = m.get("name") if isinstance(m, dict) else getattr(m, "name", "")
@@ -240,14 +271,26 @@ def write_hlo_modules(prof: Any, folder: str, *, staging: OutputSet | None = Non
         if not text:
             continue
         fname = hlo_file_name(str(name), int(pid), i)
-        if any(e.startswith(fname[:-3]) for e in existing):
+        named = [e for e in existing if e.startswith(fname[:-3])]
+        encoded = str(text).encode("utf-8", "surrogateescape")
+        same = [e for e in named if _holds_text(os.path.join(folder, e), encoded)]
+        if same:
+            kept.update(same)
             n += 1  # already there: XLA's own dump (`fpgaprof run`) or an earlier report
             continue
+        if named and not ours:
+            continue  # a file of that name with another text, not fpgaprof's: left alone
         path = os.path.join(folder, fname)
         if staging is not None:
             path = staging.path(os.path.relpath(path, staging.folder))
         write_text_atomic(path, str(text))
+        kept.add(fname)
         n += 1
+    if ours and staging is not None:
+        for e in existing:
+            p = os.path.join(folder, e)
+            if e.startswith("module_") and e not in kept and os.path.isfile(p):
+                staging.remove(os.path.relpath(p, staging.folder))  # another trace's module
     return n
 
 
