@@ -566,3 +566,83 @@ def test_parquet_export_over_an_earlier_one_leaves_only_its_own_tables(run_exit3
     # the host-only trace's regions, as the run wrote them
     rows = duckdb.connect().execute(f"select name from '{pq / 'regions.parquet'}'").fetchall()
     assert [x[0] for x in rows] == ["work/8", "work/16", "tail <b>"]
+
+
+def _rank_env(rank, size=2):
+    env = dict(os.environ)
+    for k in ("FPGAPROF_RUN_DIR", "SLURM_PROCID", "SLURM_NTASKS", "OMPI_COMM_WORLD_RANK",
+              "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE", "PMIX_RANK"):
+        env.pop(k, None)
+    env.update({"RANK": str(rank), "WORLD_SIZE": str(size)})
+    return env
+
+
+def _rank_run(out, rank, *cmd, **kw):
+    return subprocess.run([sys.executable, "-m", "fpgaprof.cli", "run", "-o", str(out), "--", *cmd],
+                          capture_output=True, text=True, timeout=300, env=_rank_env(rank), **kw)
+
+
+def test_job_report_says_a_rank_still_runs(script, tmp_path):
+    """A rank whose `fpgaprof run` is still going has no trace yet: the job report says it is
+    running (not crashed) and the command fails, so a script does not take the report for the
+    job's. Once the rank ends, the report is whole."""
+    import signal
+    import time
+
+    job = tmp_path / "job"
+    r = _rank_run(job, 0, sys.executable, str(script), "ok")
+    assert r.returncode == 0, r.stderr
+    ready = tmp_path / "ready"
+    live = subprocess.Popen([sys.executable, "-m", "fpgaprof.cli", "run", "-o", str(job), "--",
+                             sys.executable, str(script), "wait", str(ready)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=_rank_env(1))
+    try:
+        deadline = time.time() + 120
+        while not ready.exists() and time.time() < deadline and live.poll() is None:
+            time.sleep(0.05)
+        assert ready.exists(), live.communicate()
+        r = fp("report", str(job))
+        assert r.returncode == 1, r.stdout + r.stderr
+        rank1 = [ln for ln in r.stdout.splitlines() if "rank 1" in ln and "-rank1" in ln]
+        assert rank1 and rank1[0].startswith("RUNNING rank 1") and "still running" in rank1[0]
+        assert "crashed" not in r.stdout, r.stdout
+        assert "the job is still running (1 rank without a trace yet" in r.stderr, r.stderr
+        js = json.loads((job / "job.json").read_text())
+        assert [m.get("running") for m in js["missing"]] == [True]
+    finally:
+        live.send_signal(signal.SIGTERM)  # the rank saves its trace and run writes its reports
+        live.communicate(timeout=120)
+    r = fp("report", str(job))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "RUNNING" not in r.stdout and "MISSING" not in r.stdout
+
+
+def test_a_job_beside_an_earlier_single_trace_is_not_reported_as_it(script, tmp_path):
+    """`fpgaprof run -o out` then `srun -n 2 fpgaprof run -o out`: out holds the single run's
+    trace.fpgaprof and the job's rank folders. Reading the old trace alone would hide the job:
+    report, compare, export and fpgaprof.load refuse and say how to choose."""
+    out = tmp_path / "jo"
+    r = fp("run", "-o", str(out), "--", sys.executable, str(script), "ok")
+    assert r.returncode == 0, r.stderr
+    for k in (0, 1):
+        r = _rank_run(out, k, sys.executable, str(script), "ok")
+        assert r.returncode == 0, r.stderr
+    names = sorted(os.listdir(out))
+    assert "trace.fpgaprof" in names and sum(n.endswith(("-rank0", "-rank1")) for n in names) == 2
+    before = (out / "report.html").stat().st_mtime_ns
+    for cmd in (["report", str(out)], ["compare", str(out), str(out)],
+                ["export", str(out), "--format", "json"]):
+        r = fp(*cmd)
+        assert r.returncode == 1, (cmd, r.stderr)
+        err = r.stderr.strip().splitlines()
+        assert len(err) == 1 and "holds a single-process trace.fpgaprof and 2 rank folders" in err[0]
+        assert str(out / "trace.fpgaprof") in err[0] and "move it out" in err[0]
+    assert (out / "report.html").stat().st_mtime_ns == before  # not rewritten from the old trace
+    with pytest.raises(fpgaprof.FpgaprofError, match="2 rank folders"):
+        fpgaprof.load(str(out))
+    # the single trace by its file name, and the job once the old trace is moved away
+    assert fp("report", str(out / "trace.fpgaprof"), "-o", str(tmp_path / "single")).returncode == 0
+    os.rename(out / "trace.fpgaprof", tmp_path / "old.fpgaprof")
+    r = fp("report", str(out))
+    assert r.returncode == 0 and "2 rank traces of 2 processes" in r.stdout, r.stdout + r.stderr

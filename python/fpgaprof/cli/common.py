@@ -16,7 +16,7 @@ from typing import Any
 
 from fpgaprof.analysis import targets
 from fpgaprof.analysis.trace_analysis import store_of
-from fpgaprof.api import fpga, xspace_import
+from fpgaprof.api import fpga, job, xspace_import
 from fpgaprof.api.profile import Profile, load
 from fpgaprof.base.atomic import OutputSet, write_text_atomic
 from fpgaprof.base.constants import TRACE_FILE_NAME
@@ -124,6 +124,7 @@ def trace_in(path: str) -> str:
     """A trace path, also when given the output folder of `fpgaprof run` or an XProf profile
     (a jax.profiler.trace folder, returned as it is: fpgaprof.load reads it)."""
     if os.path.isdir(path):
+        job.refuse_trace_beside_rank_folders(path)
         cand = os.path.join(path, TRACE_NAME)
         if os.path.exists(cand):
             return cand

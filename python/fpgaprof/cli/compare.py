@@ -10,6 +10,7 @@ import os
 from typing import Any
 
 from fpgaprof import report
+from fpgaprof.api import job
 from fpgaprof.base.text import read_text_file
 from fpgaprof.base.units import fmt_bytes, fmt_s, kernel_display_name
 from fpgaprof.cli.common import PROG, failure, load_trace, out, trace_in
@@ -28,6 +29,7 @@ class SummaryFormatError(Exception):
 def summary_of(path: str, target: str | None) -> dict:
     """A summary dict from summary.json, a run folder or a trace file."""
     if os.path.isdir(path):
+        job.refuse_trace_beside_rank_folders(path)  # the old run's summary would hide the job
         cand = os.path.join(path, "summary.json")
         if os.path.exists(cand):
             path = cand

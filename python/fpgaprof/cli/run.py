@@ -346,7 +346,7 @@ def _run_forwarding_by_handlers(
             signal.signal(num, old)
 
 
-RUN_LOCK = ".fpgaprof-run.lock"
+RUN_LOCK = runner.RUN_LOCK_NAME
 
 
 def claim_folder(out_dir: str) -> tuple[str, int]:

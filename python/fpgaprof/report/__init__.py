@@ -211,9 +211,9 @@ def write_job(
 ) -> dict[str, Any]:
     """Writes job.json, job.html and job.txt (the text `fpgaprof report` prints) of an
     api.job.Job into out_dir as a set (base.atomic.OutputSet: all three appear together, or
-    none does and out_dir stays as it was). Returns their paths, "text" and "rank_count" (the
-    rank traces read). row_imbalance:
-    the ratio every rank's FPGA rankings take (collect())."""
+    none does and out_dir stays as it was). Returns their paths, "text", "rank_count" (the
+    rank traces read) and "running" (the rank folders a live `fpgaprof run` still holds).
+    row_imbalance: the ratio every rank's FPGA rankings take (collect())."""
     # a bad ratio fails before any rank is read; 0 (the core's "not known") is none
     row_imbalance = row_imbalance_given(row_imbalance)
     out_dir = os.fspath(out_dir)
@@ -232,4 +232,6 @@ def write_job(
     paths: dict[str, Any] = {k: os.path.join(out_dir, n) for k, n in names.items()}
     paths["text"] = text
     paths["rank_count"] = model["rank_count"]
+    # ranks whose `fpgaprof run` still holds their folder: the report is not the whole job's
+    paths["running"] = [m.get("name") for m in model.get("missing") or [] if m.get("running")]
     return paths

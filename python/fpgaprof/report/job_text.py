@@ -157,7 +157,8 @@ def render(model: Mapping) -> str:
     for m in model.get("missing") or []:
         who = f"rank {m['process_index']}" if m.get("process_index") is not None else "a rank"
         where = f" ({_clean(m['name'])})" if m.get("name") else ""
-        out.append(f"MISSING {who}{where}: {_clean(m['reason'])}")
+        label = "RUNNING" if m.get("running") else "MISSING"
+        out.append(f"{label} {who}{where}: {_clean(m['reason'])}")
     out.append(f"clock: {_clean(model['clock']['text'])}")
     if balance := balance_text(model):
         out.append(f"balance: {balance}")
