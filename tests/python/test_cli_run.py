@@ -182,11 +182,18 @@ def test_run_takes_the_row_imbalance_and_checks_it_before_the_command(script, tm
     assert (out / "summary.json").is_file() and (out / "trace.fpgaprof").is_file()
     bad = tmp_path / "bad"
     marker = tmp_path / "ran"
-    r = fp("run", "-o", str(bad), "--row-imbalance", "0.5", "--", sys.executable, "-c",
-           f"open({str(marker)!r}, 'w').close()")
-    assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1
-    assert "row_imbalance 0.5 is not a row imbalance ratio" in r.stderr
-    assert not marker.exists() and not bad.exists()
+    # exit 2 as every bad option value, in the command line's words (not the Python
+    # argument's, whose "or 0 when not known" the option refuses)
+    for value in ("0.5", "-1", "nan", "inf", "2e9"):
+        r = fp("run", "-o", str(bad), "--row-imbalance", value, "--", sys.executable, "-c",
+               f"open({str(marker)!r}, 'w').close()")
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert (f"fpgaprof run: error: --row-imbalance {float(value):g}: give HiSpMV's delta, a "
+                "number from 1 (balanced) to 1e9, or leave the option out") in r.stderr, r.stderr
+        assert "row_imbalance " not in r.stderr and "or 0 when" not in r.stderr
+        assert not marker.exists() and not bad.exists()
+    r = fp("report", str(out / "trace.fpgaprof"), "--row-imbalance", "0.9")
+    assert r.returncode == 2 and "--row-imbalance 0.9: give" in r.stderr
 
 
 def test_report_with_a_card_file(run_exit3, tmp_path):
@@ -239,6 +246,44 @@ def test_export_formats(run_exit3, tmp_path):
     assert r.returncode == 0, r.stderr
     doc = json.loads((tmp_path / "t.json").read_text())
     assert sum(1 for e in doc["traceEvents"] if e.get("cat") == "region") == 3
+
+
+def test_perfetto_to_stdout(run_exit3, tmp_path):
+    """`-o -` writes the timeline to stdout as for json and csv (before: a file named "-");
+    what it holds goes to stderr. The folder exports refuse `-o -` as a usage error."""
+    out, _ = run_exit3
+    trace = str(out / "trace.fpgaprof")
+    r = fp("export", trace, "--format", "perfetto", "-o", "-", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert [e["name"] for e in doc["traceEvents"] if e.get("cat") == "region"] == [
+        "work/8", "work/16", "tail <b>"]
+    assert r.stderr.startswith("timeline on stdout: ") and "3 region" in r.stderr
+    assert os.listdir(tmp_path) == []
+    for fmt in ("parquet", "xprof"):
+        r = fp("export", trace, "--format", fmt, "-o", "-", cwd=tmp_path)
+        assert r.returncode == 2 and "give -o DIR" in r.stderr, r.stderr
+        assert os.listdir(tmp_path) == []
+
+
+def test_compare_escapes_line_breaks_in_names(run_exit3, tmp_path):
+    """A name holding CR or LF would start a line of its own in compare's table, one that can
+    read as any row: shown escaped, as report's tables show it."""
+    out, _ = run_exit3
+    s = json.loads((out / "summary.json").read_text())
+    forged = "\rFORGED\nwork/8"
+    n = 0
+    for item in s["regions"]["items"]:
+        if item.get("name") == "work/8" or item.get("path") == "work/8":
+            item["name"] = item["path"] = forged
+            n += 1
+    assert n
+    a = tmp_path / "summary.json"
+    a.write_text(json.dumps(s))
+    r = fp("compare", str(a), str(a))
+    assert r.returncode == 0, r.stderr
+    assert "\r" not in r.stdout and not any(ln.startswith("FORGED") for ln in r.stdout.splitlines())
+    assert "\\x0dFORGED\\x0awork/8" in r.stdout, r.stdout
 
 
 def test_compare_runs(run_exit3):
@@ -400,10 +445,11 @@ def test_a_command_that_cannot_start_leaves_the_earlier_run_alone(script, tmp_pa
     (out / "hlo" / "module_0001.jit_f.cpu_after_optimizations.txt").write_text("HloModule f")
     before = _contents(out)
     assert set(RUN_FILES) <= set(before)
-    for cmd in (["pyhton-no-such-command", str(script)], [str(tmp_path / "no" / "prog")],
-                [str(script)]):  # not found on PATH, no such file, not executable
+    for cmd, rc in ((["pyhton-no-such-command", str(script)], 127),
+                    ([str(tmp_path / "no" / "prog")], 127),
+                    ([str(script)], 126)):  # not found on PATH, no such file, not executable
         r = fp("run", "-o", str(out), "--", *cmd)
-        assert r.returncode != 0
+        assert r.returncode == rc, r.stderr
         assert len(r.stderr.strip().splitlines()) == 1 and cmd[0] in r.stderr, r.stderr
         assert _contents(out) == before  # byte for byte, nothing added
     # a new folder is not even created
@@ -646,3 +692,12 @@ def test_a_job_beside_an_earlier_single_trace_is_not_reported_as_it(script, tmp_
     os.rename(out / "trace.fpgaprof", tmp_path / "old.fpgaprof")
     r = fp("report", str(out))
     assert r.returncode == 0 and "2 rank traces of 2 processes" in r.stdout, r.stdout + r.stderr
+    # compare and export take one trace: a job folder is named as such, with both ways on
+    os.unlink(out / "summary.json")  # compare reads a run folder's summary.json first
+    for cmd in (["compare", str(out), str(out)], ["export", str(out), "--format", "json"]):
+        r = fp(*cmd)
+        assert r.returncode == 1, (cmd, r.stderr)
+        err = r.stderr.strip().splitlines()
+        assert len(err) == 1 and f"{out} is a job folder of 2 rank traces: give one rank's trace" \
+            in err[0] and f"`fpgaprof report {out}` for the job" in err[0], err
+        assert "-rank0" in err[0] and "trace.fpgaprof" in err[0]

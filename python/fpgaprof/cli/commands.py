@@ -128,19 +128,32 @@ def _report_job(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     args.row_imbalance = row_imbalance_option(f"{PROG} export", args.row_imbalance)
+    if args.output == "-" and args.format in ("parquet", "xprof"):
+        raise usage_error(
+            f"{PROG} export",
+            f"-o - (stdout) is for the one-file exports (json, csv, perfetto); --format "
+            f"{args.format} writes a folder: give -o DIR",
+        )
     trace = trace_in(args.trace)
     prof = load_trace(trace)
     if args.format == "perfetto":
-        path = args.output or os.path.splitext(trace)[0] + ".timeline.json"
-        counts = report.write_timeline(
-            prof, path, max_events=timeline_options(args)["timeline_max_events"]
-        )
+        max_events = timeline_options(args)["timeline_max_events"]
+        if args.output == "-":  # the timeline is the data on stdout; what it holds on stderr
+            stream = unwrapped(sys.stdout)
+            counts = report.write_timeline_to(prof, stream, max_events=max_events)
+            stream.flush()
+            path, say = "timeline on stdout", sys.stderr
+        else:
+            path = args.output or os.path.splitext(trace)[0] + ".timeline.json"
+            counts = report.write_timeline(prof, path, max_events=max_events)
+            say = sys.stdout
         counts.pop("cut_ns", None)
-        out(
+        say.write(
             f"{path}: "
             + ", ".join(
                 f"{v} {k}" for k, v in sorted(counts.items()) if not k.startswith("omitted_")
             )
+            + "\n"
         )
         return 0
     if args.format == "xprof":

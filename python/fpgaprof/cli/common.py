@@ -20,7 +20,7 @@ from fpgaprof.api import fpga, job, xspace_import
 from fpgaprof.api.profile import Profile, load
 from fpgaprof.base.atomic import OutputSet, write_text_atomic
 from fpgaprof.base.constants import TRACE_FILE_NAME
-from fpgaprof.base.errors import FpgaprofError
+from fpgaprof.base.errors import FpgaprofError, InvalidArgumentError
 from fpgaprof.capture import runner
 from fpgaprof.report.digest import digest
 
@@ -104,7 +104,16 @@ def row_imbalance_option(prog: str, value: float | None) -> float | None:
             "--row-imbalance 0: give HiSpMV's delta (>= 1), or leave the option out when "
             "the ratio is not known",
         )
-    return targets.row_imbalance_arg(value)
+    try:
+        return targets.row_imbalance_arg(value)
+    except InvalidArgumentError:
+        # The core's message names the Python argument and offers 0, which this option
+        # refuses: the command line's own words, and the exit status of a bad option (2).
+        raise usage_error(
+            prog,
+            f"--row-imbalance {value:g}: give HiSpMV's delta, a number from 1 (balanced) to "
+            "1e9, or leave the option out when the ratio is not known",
+        ) from None
 
 
 def out(text: str) -> None:
@@ -130,6 +139,16 @@ def trace_in(path: str) -> str:
             return cand
         if xspace_import.is_xspace_path(path):
             return path
+        if job.is_job_folder(path):
+            ranks = job.find_rank_traces(path)
+            first = next((r.path for r in ranks if r.path), None) or os.path.join(
+                path, "<host>-rank<k>", TRACE_NAME
+            )
+            raise failure(
+                f"{path} is a job folder of {len(ranks)} rank trace"
+                f"{'s' if len(ranks) != 1 else ''}: give one rank's trace (such as {first}), "
+                f"or run `{PROG} report {path}` for the job"
+            )
         raise FileNotFoundError(
             2,
             f"folder has no {TRACE_NAME} and no XProf profile (give the trace file itself, "

@@ -182,8 +182,6 @@ def child_environment_and_setup(
         setup.env_set["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
     if keep_command_buffers:
         env["FPGAPROF_KEEP_COMMAND_BUFFERS"] = "1"
-    if target:
-        env["FPGAPROF_RUN_TARGET"] = target
     if job_root:
         env["FPGAPROF_RUN_JOB_ROOT"] = os.path.abspath(job_root)
     else:
@@ -424,7 +422,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     again = f" --row-imbalance {args.row_imbalance:g}" if args.row_imbalance else ""
     # A command that cannot start fails before the run folder is claimed or anything in it
     # touched: a typo after -- costs nothing of an earlier run.
-    check_command(command[0])
+    try:
+        check_command(command[0])
+    except (FileNotFoundError, PermissionError) as e:
+        # The shell's statuses (and env's, timeout's, nohup's): 127 not found, 126 not
+        # executable, so a wrapper tells them from the program's own failure.
+        sys.stderr.write(f"{PROG}: error: {one_line(e)}\n")
+        return 127 if isinstance(e, FileNotFoundError) else 126
     # What the caller handed down for the program, listed before run opens anything itself.
     args.pass_fds = inherited_fds()
     out_dir = os.path.abspath(args.output)

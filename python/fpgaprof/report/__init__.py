@@ -46,6 +46,7 @@ from fpgaprof.report.summary_json import write_summary
 from fpgaprof.report.tables import data_tables
 
 __all__ = [
+    "write_timeline_to",
     "collect",
     "write_all",
     "write_job",
@@ -73,6 +74,14 @@ def write_timeline(
     first `max_events` records by start time (None: all). Returns the slices per category
     (report.timeline.write_timeline)."""
     return timeline_renderer.write_timeline(timeline_records(prof), path, max_events=max_events)
+
+
+def write_timeline_to(
+    prof: Any, f: Any, max_events: int | None = TIMELINE_MAX_EVENTS
+) -> dict[str, int]:
+    """write_timeline into an open text stream `f` (`fpgaprof export --format perfetto -o -`:
+    stdout), as it is made: nothing atomic about a stream."""
+    return timeline_renderer.write_timeline_to(timeline_records(prof), f, max_events=max_events)
 
 
 def write_parquet(
