@@ -14,6 +14,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -619,7 +620,9 @@ def killed_report(out: Path, sig: int) -> tuple[int, str]:
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
 def test_d7_killed_report_leaves_the_folder_as_it_was(tmp_path, sig):
     before = {"summary.json": "old summary", "report.html": "old html", "timeline.json": "old"}
-    expected_rc = {signal.SIGTERM: -signal.SIGTERM, signal.SIGINT: 130, signal.SIGKILL: -9}[sig]
+    # each ends the process by its own signal (Ctrl-C too: a calling shell script stops)
+    expected_rc = {signal.SIGTERM: -signal.SIGTERM, signal.SIGINT: -signal.SIGINT,
+                   signal.SIGKILL: -9}[sig]
     # The report's last files can be staged and the set moved in within the poll's 10 ms: a
     # signal that lands after that finds the report done (exit 0, the whole new set, which is
     # right). Such a try says nothing about the kill; up to 5 tries for one that lands midway.
@@ -788,6 +791,26 @@ def test_d11_disk_full_names_the_file(tmp_path):
     # the file as the user knows it, not its name in the staging folder
     assert re.search(re.escape(str(out)) + r"/(summary\.json|report\.html|timeline\.json)", r.err)
     assert ".fpgaprof-staging" not in r.err
+
+
+@needs_namespaces
+@pytest.mark.parametrize("cmd", [["report"], ["export", "--format", "perfetto"]])
+def test_d11_read_only_output_folder_names_it(tmp_path, cmd):
+    """The default output folder of report and export is the trace's own, often a read-only
+    dataset: the error names that folder or file, not fpgaprof's hidden temp name, and says
+    what to do."""
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    shutil.copy(BASE_TRACE, ro / "t.fpgaprof")
+    script = f'set -e; mount --bind {ro} {ro}; mount -o remount,bind,ro {ro}; exec "$@"'
+    sh = ["unshare", "-rm", "sh", "-c", script, "sh", sys.executable, str(HERE / "driver.py")]
+    r = run_cmd([*sh, "cli", cmd[0], str(ro / "t.fpgaprof"), *cmd[1:]])
+    assert r.rc == 1, r.err
+    one_line(r.err)
+    where = str(ro) if cmd[0] == "report" else str(ro / "t.timeline.json")
+    assert f"fpgaprof: error: {where}: cannot write here (Read-only file system): choose a " \
+        "writable output folder (-o DIR)" in r.err, r.err
+    assert ".fpgaprof-staging" not in r.err and ".tmp-" not in r.err
 
 
 # --- FPGAPROF_PROC_VERSION: the file the WSL check reads instead of /proc/version -------------------

@@ -1317,8 +1317,8 @@ def test_the_report_takes_the_users_row_imbalance(tmp_path):
 
         assert (esc(given) in (out / "report.html").read_text()) == (delta is not None)
     r = cli("-o", str(tmp_path / "bad"), "--row-imbalance", "0.5")
-    assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1
-    assert "row_imbalance 0.5 is not a row imbalance ratio" in r.stderr
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "--row-imbalance 0.5: give HiSpMV's delta, a number from 1 (balanced) to 1e9" in r.stderr
     r = cli("-o", str(tmp_path / "bad"), "--row-imbalance", "0")  # "not known": leave it out
     assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1
     assert "--row-imbalance 0: give HiSpMV's delta (>= 1), or leave the option out" in r.stderr

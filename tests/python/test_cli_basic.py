@@ -267,7 +267,9 @@ def test_child_environment(tmp_path):
     assert pp[0].endswith(os.path.join("fpgaprof", "_bootstrap")) and pp[1] == "/user/path"
     assert os.path.isfile(os.path.join(pp[0], "sitecustomize.py"))
     assert env["FPGAPROF_RUN_TRACE"] == str(tmp_path / cli_common.TRACE_NAME)
-    assert env["FPGAPROF_RUN_COUNTERS"] == "1" and env["FPGAPROF_RUN_TARGET"] == "alveo-u280"
+    assert env["FPGAPROF_RUN_COUNTERS"] == "1"
+    # the card is run's, for its reports: nothing in the traced program reads it
+    assert not any(k.startswith("FPGAPROF_RUN_TARGET") for k in env)
     # --counters: JAX's pool grows on demand (kernel replay would save and restore a 75 % pool
     # around every kernel); a setting of the user's is kept.
     assert env["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
@@ -298,10 +300,18 @@ def test_child_environment_replaces_parent_dump_dir(tmp_path):
     assert sum(f.startswith("--xla_dump_to") for f in flags) == 1
 
 
-def test_run_missing_command_is_exit_1(tmp_path):
-    r = fp("run", "-o", str(tmp_path), "--", "no-such-program-fpgaprof")
-    assert r.returncode == 1
+def test_run_missing_command_is_exit_127_not_executable_126(tmp_path):
+    # the shell's statuses (and env's, timeout's): a wrapper tells them from the program's own
+    r = fp("run", "-o", str(tmp_path / "a"), "--", "no-such-program-fpgaprof")
+    assert r.returncode == 127, r.stderr
     assert r.stderr.strip().startswith("fpgaprof: error: no-such-program-fpgaprof")
+    plain = tmp_path / "plain.sh"
+    plain.write_text("echo hi\n")  # 0644: not executable
+    for cmd, rc in (([str(plain)], 126), ([str(tmp_path)], 126), ([str(tmp_path / "none")], 127)):
+        r = fp("run", "-o", str(tmp_path / "a"), "--", *cmd)
+        assert r.returncode == rc, (cmd, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1 and cmd[0] in r.stderr
+    assert not (tmp_path / "a").exists()
 
 
 def test_unknown_target_is_usage_error(tmp_path):
@@ -368,14 +378,59 @@ def test_console_script_when_installed():
 
 
 def test_run_counters_warns_when_the_user_keeps_jax_s_pool(tmp_path):
+    # `true` runs no Python, so no trace: exit 1 after the warning
     base = {k: v for k, v in os.environ.items() if not k.startswith("XLA_PYTHON_CLIENT_")}
-    kept = fp("run", "-o", str(tmp_path), "--counters", "--", "no-such-program-fpgaprof",
+    kept = fp("run", "-o", str(tmp_path), "--counters", "--", "true",
               env={**base, "XLA_PYTHON_CLIENT_PREALLOCATE": "true"})
     assert kept.returncode == 1
     assert ("fpgaprof run: warning: --counters with JAX's preallocated pool (kept by your "
             "XLA_PYTHON_CLIENT_PREALLOCATE='true'") in kept.stderr
-    default = fp("run", "-o", str(tmp_path), "--counters", "--", "no-such-program-fpgaprof", env=base)
-    assert default.returncode == 1 and "preallocated pool" not in default.stderr   # set to false
-    platform = fp("run", "-o", str(tmp_path), "--counters", "--", "no-such-program-fpgaprof",
+    default = fp("run", "-o", str(tmp_path), "--counters", "--", "true", env=base)
+    assert default.returncode == 1 and "warning: --counters" not in default.stderr  # set to false
+    platform = fp("run", "-o", str(tmp_path), "--counters", "--", "true",
                   env={**base, "XLA_PYTHON_CLIENT_ALLOCATOR": "platform"})
-    assert "preallocated pool" not in platform.stderr
+    assert "warning: --counters" not in platform.stderr
+
+
+def test_xla_flags_carry_a_folder_with_spaces_quotes_and_backslashes(tmp_path):
+    """XLA splits XLA_FLAGS at whitespace outside quotes and reads `--flag="..."` with
+    backslash escapes (parse_flags_from_env.cc): a dump folder under `~/My Projects` must be
+    quoted, or XLA dumps into `~/My`. What fpgaprof writes reads back as the folder, in
+    fpgaprof's parser and in the bootstrap's standard-library twin."""
+    import importlib.util
+
+    import fpgaprof
+    from fpgaprof.capture import xla_flags
+    path = os.path.join(os.path.dirname(fpgaprof.__file__), "_bootstrap", "_fpgaprof_untraced.py")
+    spec = importlib.util.spec_from_file_location("_fpgaprof_untraced_flags", path)
+    boot = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(boot)
+    for folder in ("/plain/hlo", "/My Projects/out x/hlo", '/a"b/hlo', "/back\\slash/hlo",
+                   "/it's/hlo", "/new\nline/hlo", "/tab\there/hlo"):
+        env = {"XLA_FLAGS": "--xla_foo=1"}
+        xla_flags.prepare(env, dump_dir=str(tmp_path / "d") + folder)
+        want = str(tmp_path / "d") + folder
+        flags = xla_flags.split_flags(env["XLA_FLAGS"])
+        assert flags[0] == "--xla_foo=1" and len(flags) == 4, flags  # nothing split off
+        assert xla_flags.flag_value(flags, "xla_dump_to") == want
+        assert boot._flags(env["XLA_FLAGS"]) == flags
+        assert boot._dump_to(flags[1]) == want
+        assert boot._dump_flag(want) == flags[1] == xla_flags.quoted_flag("xla_dump_to", want)
+    # written by hand, as XLA reads them
+    assert xla_flags.flag_value(xla_flags.split_flags('--xla_dump_to="/a b/\\"q\\\\" --x'),
+                                "xla_dump_to") == '/a b/"q\\'
+    assert xla_flags.flag_value(["--xla_dump_to='/a\\b c'"], "xla_dump_to") == "/a\\b c"
+    assert xla_flags.flag_value(["--xla_dump_to=/plain/"], "xla_dump_to") == "/plain/"
+
+
+def test_child_environment_replaces_a_quoted_parent_dump_dir(tmp_path):
+    """The parent's dump dir, quoted in XLA_FLAGS because of its space, is still recognised as
+    the parent's and replaced."""
+    from fpgaprof.capture import xla_flags
+    grand = {"PATH": os.environ.get("PATH", "")}
+    xla_flags.prepare(grand, dump_dir=str(tmp_path / "grand parent"))
+    env = cli_run.child_environment(str(tmp_path / "o ut"), keep_command_buffers=True,
+                                    counters=False, target=None, base=dict(grand))
+    flags = xla_flags.split_flags(env["XLA_FLAGS"])
+    assert [f for f in flags if f.startswith("--xla_dump_to")] == [
+        f'--xla_dump_to="{tmp_path / "o ut" / "hlo"}"']

@@ -182,11 +182,18 @@ def test_run_takes_the_row_imbalance_and_checks_it_before_the_command(script, tm
     assert (out / "summary.json").is_file() and (out / "trace.fpgaprof").is_file()
     bad = tmp_path / "bad"
     marker = tmp_path / "ran"
-    r = fp("run", "-o", str(bad), "--row-imbalance", "0.5", "--", sys.executable, "-c",
-           f"open({str(marker)!r}, 'w').close()")
-    assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1
-    assert "row_imbalance 0.5 is not a row imbalance ratio" in r.stderr
-    assert not marker.exists() and not bad.exists()
+    # exit 2 as every bad option value, in the command line's words (not the Python
+    # argument's, whose "or 0 when not known" the option refuses)
+    for value in ("0.5", "-1", "nan", "inf", "2e9"):
+        r = fp("run", "-o", str(bad), "--row-imbalance", value, "--", sys.executable, "-c",
+               f"open({str(marker)!r}, 'w').close()")
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert (f"fpgaprof run: error: --row-imbalance {float(value):g}: give HiSpMV's delta, a "
+                "number from 1 (balanced) to 1e9, or leave the option out") in r.stderr, r.stderr
+        assert "row_imbalance " not in r.stderr and "or 0 when" not in r.stderr
+        assert not marker.exists() and not bad.exists()
+    r = fp("report", str(out / "trace.fpgaprof"), "--row-imbalance", "0.9")
+    assert r.returncode == 2 and "--row-imbalance 0.9: give" in r.stderr
 
 
 def test_report_with_a_card_file(run_exit3, tmp_path):
@@ -239,6 +246,44 @@ def test_export_formats(run_exit3, tmp_path):
     assert r.returncode == 0, r.stderr
     doc = json.loads((tmp_path / "t.json").read_text())
     assert sum(1 for e in doc["traceEvents"] if e.get("cat") == "region") == 3
+
+
+def test_perfetto_to_stdout(run_exit3, tmp_path):
+    """`-o -` writes the timeline to stdout as for json and csv (before: a file named "-");
+    what it holds goes to stderr. The folder exports refuse `-o -` as a usage error."""
+    out, _ = run_exit3
+    trace = str(out / "trace.fpgaprof")
+    r = fp("export", trace, "--format", "perfetto", "-o", "-", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert [e["name"] for e in doc["traceEvents"] if e.get("cat") == "region"] == [
+        "work/8", "work/16", "tail <b>"]
+    assert r.stderr.startswith("timeline on stdout: ") and "3 region" in r.stderr
+    assert os.listdir(tmp_path) == []
+    for fmt in ("parquet", "xprof"):
+        r = fp("export", trace, "--format", fmt, "-o", "-", cwd=tmp_path)
+        assert r.returncode == 2 and "give -o DIR" in r.stderr, r.stderr
+        assert os.listdir(tmp_path) == []
+
+
+def test_compare_escapes_line_breaks_in_names(run_exit3, tmp_path):
+    """A name holding CR or LF would start a line of its own in compare's table, one that can
+    read as any row: shown escaped, as report's tables show it."""
+    out, _ = run_exit3
+    s = json.loads((out / "summary.json").read_text())
+    forged = "\rFORGED\nwork/8"
+    n = 0
+    for item in s["regions"]["items"]:
+        if item.get("name") == "work/8" or item.get("path") == "work/8":
+            item["name"] = item["path"] = forged
+            n += 1
+    assert n
+    a = tmp_path / "summary.json"
+    a.write_text(json.dumps(s))
+    r = fp("compare", str(a), str(a))
+    assert r.returncode == 0, r.stderr
+    assert "\r" not in r.stdout and not any(ln.startswith("FORGED") for ln in r.stdout.splitlines())
+    assert "\\x0dFORGED\\x0awork/8" in r.stdout, r.stdout
 
 
 def test_compare_runs(run_exit3):
@@ -376,3 +421,283 @@ def test_the_programs_own_sigterm_handler_is_kept(script, tmp_path):
     assert "user handler ran" in r.stdout
     assert "SIGTERM received" not in r.stderr
     assert (out / "trace.fpgaprof").exists()  # saved by the normal exit path
+
+
+RUN_FILES = ("trace.fpgaprof", "report.html", "summary.json", "timeline.json", "environment.json")
+
+
+def _contents(folder):
+    """Every file under folder (relative path -> bytes)."""
+    found = {}
+    for root, _, files in os.walk(folder):
+        for name in files:
+            p = os.path.join(root, name)
+            with open(p, "rb") as f:
+                found[os.path.relpath(p, folder)] = f.read()
+    return found
+
+
+def test_a_command_that_cannot_start_leaves_the_earlier_run_alone(script, tmp_path):
+    out = tmp_path / "out"
+    r = fp("run", "-o", str(out), "--", sys.executable, str(script), "ok")
+    assert r.returncode == 0, r.stderr
+    (out / "hlo").mkdir(exist_ok=True)
+    (out / "hlo" / "module_0001.jit_f.cpu_after_optimizations.txt").write_text("HloModule f")
+    before = _contents(out)
+    assert set(RUN_FILES) <= set(before)
+    for cmd, rc in ((["pyhton-no-such-command", str(script)], 127),
+                    ([str(tmp_path / "no" / "prog")], 127),
+                    ([str(script)], 126)):  # not found on PATH, no such file, not executable
+        r = fp("run", "-o", str(out), "--", *cmd)
+        assert r.returncode == rc, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1 and cmd[0] in r.stderr, r.stderr
+        assert _contents(out) == before  # byte for byte, nothing added
+    # a new folder is not even created
+    r = fp("run", "-o", str(tmp_path / "new"), "--", "pyhton-no-such-command")
+    assert r.returncode != 0 and not (tmp_path / "new").exists()
+
+
+def test_run_refuses_a_folder_of_someone_elses_files(script, tmp_path):
+    """`-o .` in a project folder holding its own summary.json, report.html or hlo/ dump:
+    fpgaprof did not write them, so it neither removes nor replaces them, and the command does
+    not run."""
+    proj = tmp_path / "proj"
+    (proj / "hlo").mkdir(parents=True)
+    (proj / "summary.json").write_text('{"my": "results"}')
+    (proj / "report.html").write_text("<h1>my paper</h1>")
+    (proj / "hlo" / "module_0001.mine.txt").write_text("keep")
+    (proj / "notes.txt").write_text("mine")
+    before = _contents(proj)
+    marker = tmp_path / "ran"
+    r = fp("run", "-o", ".", "--", sys.executable, "-c", f"open({str(marker)!r}, 'w').close()",
+           cwd=proj)
+    assert r.returncode == 1, r.stderr
+    err = r.stderr.strip().splitlines()
+    assert len(err) == 1 and "fpgaprof did not write" in err[0], r.stderr
+    assert "summary.json" in err[0] and "report.html" in err[0]
+    assert "hlo/module_0001.mine.txt" in err[0]
+    assert not marker.exists()
+    assert _contents(proj) == before and sorted(os.listdir(proj)) == sorted(
+        ["hlo", "notes.txt", "report.html", "summary.json"])
+    # A folder of the user's with other files only is fine: the run writes beside them.
+    (proj / "summary.json").unlink()
+    (proj / "report.html").unlink()
+    (proj / "hlo" / "module_0001.mine.txt").unlink()
+    r = fp("run", "-o", ".", "--", sys.executable, str(script), "ok", cwd=proj)
+    assert r.returncode == 0, r.stderr
+    assert (proj / "notes.txt").read_text() == "mine" and (proj / "summary.json").is_file()
+
+
+def test_a_failed_run_leaves_its_folder_reusable(tmp_path):
+    """A run that wrote no trace removes XLA's dump of its modules with its other marks, so
+    the folder does not read as someone else's files to the next run."""
+    out = tmp_path / "out"
+    dump = ("import os; d = os.path.join(os.environ['FPGAPROF_RUN_DIR'], 'hlo'); "
+            "os.makedirs(d, exist_ok=True); "
+            "open(os.path.join(d, 'module_0001.jit_f.cpu_after_optimizations.txt'), 'w').close()")
+    r = fp("run", "-o", str(out), "--", sys.executable, "-S", "-c", dump + "; raise SystemExit(4)")
+    assert r.returncode == 4 and "no trace was written" in r.stderr, r.stderr
+    assert not (out / "hlo").exists()
+    r = fp("run", "-o", str(out), "--", sys.executable, "-S", "-c", "raise SystemExit(5)")
+    assert r.returncode == 5 and "fpgaprof did not write" not in r.stderr, r.stderr
+
+
+def test_the_program_gets_the_descriptors_run_was_given(tmp_path):
+    """An MPI process manager hands the rank its connection as an inherited descriptor
+    (PMI_FD); a shell's `3>log` does the same. `run` passes them to the program as a direct
+    start would, and none of its own (the run folder's lock)."""
+    log = tmp_path / "fd.log"
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.set_inheritable(fd, True)
+    prog = textwrap.dedent(f"""
+        import os, sys
+        os.write({fd}, b"under run ok\\n")
+        theirs = sorted(int(n) for n in os.listdir("/proc/self/fd") if int(n) > 2)
+        links = [os.readlink(f"/proc/self/fd/{{n}}") for n in theirs if os.path.exists(f"/proc/self/fd/{{n}}")]
+        print("LOCKS", [p for p in links if p.endswith(".fpgaprof-run.lock")])
+    """)
+    env = dict(os.environ)
+    env.pop("FPGAPROF_RUN_DIR", None)
+    try:
+        r = subprocess.run([sys.executable, "-m", "fpgaprof.cli", "run", "-o", str(tmp_path / "out"),
+                            "--", sys.executable, "-c", prog], capture_output=True, text=True,
+                           env=env, timeout=300, pass_fds=(fd,))
+    finally:
+        os.close(fd)
+    assert r.returncode == 0, r.stderr
+    assert log.read_text() == "under run ok\n"
+    assert "LOCKS []" in r.stdout
+
+
+def test_run_into_a_folder_with_a_space_dumps_there(tmp_path):
+    """`run -o "out x"` from a working folder `sp ace`: XLA's dump goes to `out x/hlo`, not to
+    a sibling folder named by the path's first word."""
+    pytest.importorskip("jax")
+    cwd = tmp_path / "sp ace"
+    cwd.mkdir()
+    (cwd / "j.py").write_text("import jax, jax.numpy as jnp\n"
+                              "jax.jit(lambda x: jnp.sin(x) * 2)(jnp.ones(4)).block_until_ready()\n")
+    r = fp("run", "-o", "out x", "--", sys.executable, "j.py", cwd=cwd)
+    assert r.returncode == 0, r.stderr
+    dumped = os.listdir(cwd / "out x" / "hlo")
+    assert any(n.endswith("after_optimizations.txt") and "lambda" in n for n in dumped), dumped
+    assert sorted(os.listdir(tmp_path)) == ["sp ace"]  # no /tmp/.../sp
+    assert sorted(os.listdir(cwd)) == ["j.py", "out x"]  # no "out"
+
+
+JN = textwrap.dedent("""
+    import sys
+    import jax, jax.numpy as jnp
+    n = int(sys.argv[1])
+    jax.jit(lambda x: (x * 2.0).sum())(jnp.ones(n, jnp.float32)).block_until_ready()
+""")
+
+
+def test_report_into_another_runs_folder_replaces_its_hlo(tmp_path):
+    """Two runs of one script at different sizes dump modules of the same names (XLA numbers
+    programs per process). Reporting the second trace into the first run's folder leaves
+    that folder's hlo/ holding the second trace's modules only: f32[1000], no f32[8]. A file
+    of the user's in hlo/ that is not a module stays; in a folder that is not fpgaprof's, a
+    module file of that name is the user's and is left alone."""
+    pytest.importorskip("jax")
+    script = tmp_path / "jn.py"
+    script.write_text(JN)
+    ra, rb = tmp_path / "ra", tmp_path / "rb"
+    for out, n in ((ra, "8"), (rb, "1000")):
+        r = fp("run", "-o", str(out), "--", sys.executable, str(script), n)
+        assert r.returncode == 0, r.stderr
+    lam_a = [f for f in os.listdir(ra / "hlo") if "lambda" in f]
+    assert lam_a and "f32[8]" in (ra / "hlo" / lam_a[0]).read_text()
+    (ra / "hlo" / "notes.txt").write_text("mine")
+    r = fp("report", str(rb / "trace.fpgaprof"), "-o", str(ra))
+    assert r.returncode == 0, r.stderr
+    texts = {f: (ra / "hlo" / f).read_text() for f in os.listdir(ra / "hlo") if f != "notes.txt"}
+    lam = [t for f, t in texts.items() if "lambda" in f]
+    assert lam and all("f32[1000]" in t and "f32[8]" not in t for t in lam), texts.keys()
+    # every module file there is one of rb's modules, by text
+    b_texts = {(rb / "hlo" / f).read_text().rstrip("\n") for f in os.listdir(rb / "hlo")}
+    assert {t.rstrip("\n") for t in texts.values()} == b_texts
+    assert (ra / "hlo" / "notes.txt").read_text() == "mine"
+    shown = [ln for ln in r.stdout.splitlines() if ln.startswith("hlo ")]
+    assert shown and shown[0].split()[1] == str(len(b_texts)), r.stdout
+    # not fpgaprof's folder: the user's module file of the same name is kept as it was
+    user = tmp_path / "user"
+    (user / "hlo").mkdir(parents=True)
+    mine = user / "hlo" / lam_a[0]
+    mine.write_text("HloModule mine")
+    r = fp("report", str(rb / "trace.fpgaprof"), "-o", str(user))
+    assert r.returncode == 0, r.stderr
+    assert mine.read_text() == "HloModule mine"
+
+
+def test_parquet_export_over_an_earlier_one_leaves_only_its_own_tables(run_exit3, tmp_path):
+    """A trace without GPU kernels has no ops, roofline or fpga_candidates rows: an earlier
+    export's tables of those names in the folder would be read as this trace's."""
+    duckdb = pytest.importorskip("duckdb")
+    pytest.importorskip("pyarrow")
+    gpu = os.path.join(os.path.dirname(__file__), "..", "data", "traces",
+                       "mbirjax073_parallel_128_xla_h200.fpgaprof")
+    pq = tmp_path / "pq"
+    r = fp("export", gpu, "--format", "parquet", "-o", str(pq))
+    assert r.returncode == 0, r.stderr
+    assert (pq / "ops.parquet").is_file()
+    (pq / "mine.parquet").write_bytes(b"the user's own")
+    out, _ = run_exit3
+    r = fp("export", str(out / "trace.fpgaprof"), "--format", "parquet", "-o", str(pq))
+    assert r.returncode == 0, r.stderr
+    index = json.loads((pq / "index.json").read_text())
+    listed = {t["file"] for t in index["tables"].values()}
+    assert "ops" in index["missing"] and not (pq / "ops.parquet").exists()
+    assert {f for f in os.listdir(pq) if f.endswith(".parquet")} == listed | {"mine.parquet"}
+    # the host-only trace's regions, as the run wrote them
+    rows = duckdb.connect().execute(f"select name from '{pq / 'regions.parquet'}'").fetchall()
+    assert [x[0] for x in rows] == ["work/8", "work/16", "tail <b>"]
+
+
+def _rank_env(rank, size=2):
+    env = dict(os.environ)
+    for k in ("FPGAPROF_RUN_DIR", "SLURM_PROCID", "SLURM_NTASKS", "OMPI_COMM_WORLD_RANK",
+              "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE", "PMIX_RANK"):
+        env.pop(k, None)
+    env.update({"RANK": str(rank), "WORLD_SIZE": str(size)})
+    return env
+
+
+def _rank_run(out, rank, *cmd, **kw):
+    return subprocess.run([sys.executable, "-m", "fpgaprof.cli", "run", "-o", str(out), "--", *cmd],
+                          capture_output=True, text=True, timeout=300, env=_rank_env(rank), **kw)
+
+
+def test_job_report_says_a_rank_still_runs(script, tmp_path):
+    """A rank whose `fpgaprof run` is still going has no trace yet: the job report says it is
+    running (not crashed) and the command fails, so a script does not take the report for the
+    job's. Once the rank ends, the report is whole."""
+    import signal
+    import time
+
+    job = tmp_path / "job"
+    r = _rank_run(job, 0, sys.executable, str(script), "ok")
+    assert r.returncode == 0, r.stderr
+    ready = tmp_path / "ready"
+    live = subprocess.Popen([sys.executable, "-m", "fpgaprof.cli", "run", "-o", str(job), "--",
+                             sys.executable, str(script), "wait", str(ready)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=_rank_env(1))
+    try:
+        deadline = time.time() + 120
+        while not ready.exists() and time.time() < deadline and live.poll() is None:
+            time.sleep(0.05)
+        assert ready.exists(), live.communicate()
+        r = fp("report", str(job))
+        assert r.returncode == 1, r.stdout + r.stderr
+        rank1 = [ln for ln in r.stdout.splitlines() if "rank 1" in ln and "-rank1" in ln]
+        assert rank1 and rank1[0].startswith("RUNNING rank 1") and "still running" in rank1[0]
+        assert "crashed" not in r.stdout, r.stdout
+        assert "the job is still running (1 rank without a trace yet" in r.stderr, r.stderr
+        js = json.loads((job / "job.json").read_text())
+        assert [m.get("running") for m in js["missing"]] == [True]
+    finally:
+        live.send_signal(signal.SIGTERM)  # the rank saves its trace and run writes its reports
+        live.communicate(timeout=120)
+    r = fp("report", str(job))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "RUNNING" not in r.stdout and "MISSING" not in r.stdout
+
+
+def test_a_job_beside_an_earlier_single_trace_is_not_reported_as_it(script, tmp_path):
+    """`fpgaprof run -o out` then `srun -n 2 fpgaprof run -o out`: out holds the single run's
+    trace.fpgaprof and the job's rank folders. Reading the old trace alone would hide the job:
+    report, compare, export and fpgaprof.load refuse and say how to choose."""
+    out = tmp_path / "jo"
+    r = fp("run", "-o", str(out), "--", sys.executable, str(script), "ok")
+    assert r.returncode == 0, r.stderr
+    for k in (0, 1):
+        r = _rank_run(out, k, sys.executable, str(script), "ok")
+        assert r.returncode == 0, r.stderr
+    names = sorted(os.listdir(out))
+    assert "trace.fpgaprof" in names and sum(n.endswith(("-rank0", "-rank1")) for n in names) == 2
+    before = (out / "report.html").stat().st_mtime_ns
+    for cmd in (["report", str(out)], ["compare", str(out), str(out)],
+                ["export", str(out), "--format", "json"]):
+        r = fp(*cmd)
+        assert r.returncode == 1, (cmd, r.stderr)
+        err = r.stderr.strip().splitlines()
+        assert len(err) == 1 and "holds a single-process trace.fpgaprof and 2 rank folders" in err[0]
+        assert str(out / "trace.fpgaprof") in err[0] and "move it out" in err[0]
+    assert (out / "report.html").stat().st_mtime_ns == before  # not rewritten from the old trace
+    with pytest.raises(fpgaprof.FpgaprofError, match="2 rank folders"):
+        fpgaprof.load(str(out))
+    # the single trace by its file name, and the job once the old trace is moved away
+    assert fp("report", str(out / "trace.fpgaprof"), "-o", str(tmp_path / "single")).returncode == 0
+    os.rename(out / "trace.fpgaprof", tmp_path / "old.fpgaprof")
+    r = fp("report", str(out))
+    assert r.returncode == 0 and "2 rank traces of 2 processes" in r.stdout, r.stdout + r.stderr
+    # compare and export take one trace: a job folder is named as such, with both ways on
+    os.unlink(out / "summary.json")  # compare reads a run folder's summary.json first
+    for cmd in (["compare", str(out), str(out)], ["export", str(out), "--format", "json"]):
+        r = fp(*cmd)
+        assert r.returncode == 1, (cmd, r.stderr)
+        err = r.stderr.strip().splitlines()
+        assert len(err) == 1 and f"{out} is a job folder of 2 rank traces: give one rank's trace" \
+            in err[0] and f"`fpgaprof report {out}` for the job" in err[0], err
+        assert "-rank0" in err[0] and "trace.fpgaprof" in err[0]

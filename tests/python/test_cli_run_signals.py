@@ -87,7 +87,8 @@ def test_sigint_to_fpgaprof_run_alone_is_passed_on(tmp_path):
     stdout, stderr = proc.communicate(timeout=120)
     assert "still running" not in stdout
     assert "KeyboardInterrupt" in stderr, stderr[-1500:]
-    assert proc.returncode == 128 + signal.SIGINT, stderr[-1500:]  # Python ends by SIGINT
+    # Python ends by SIGINT, and so does run once the reports are written
+    assert proc.returncode == -signal.SIGINT, stderr[-1500:]
     assert (out / "trace.fpgaprof").exists() and (out / "summary.json").exists(), stderr[-1500:]
     assert _gone(child)
 
@@ -183,7 +184,7 @@ def test_sigint_sent_to_the_whole_group_keeps_the_trace(tmp_path):
     os.killpg(proc.pid, signal.SIGINT)  # _start made run a session (and group) leader
     stdout, stderr = proc.communicate(timeout=120)
     assert "still running" not in stdout
-    assert proc.returncode == 128 + signal.SIGINT, stderr[-1500:]
+    assert proc.returncode == -signal.SIGINT, stderr[-1500:]
     assert (out / "trace.fpgaprof").exists() and (out / "summary.json").exists(), stderr[-1500:]
     assert "saving the trace failed" not in stderr
 
@@ -197,3 +198,108 @@ def test_the_save_is_not_broken_by_a_sigint():
     time.sleep(0.05)
     runner.release_sigint(held)
     assert signal.getsignal(signal.SIGINT) is before
+
+
+WAIT_READY = textwrap.dedent("""
+    import time
+    print("ready", flush=True)
+    time.sleep(60)
+    print("still running")
+""")
+
+
+def test_ctrl_c_stops_the_calling_shell_script(tmp_path):
+    """Bash ends a script on Ctrl-C only when its foreground child died of SIGINT; a child
+    that exits 130 reads as one that handled Ctrl-C itself, and the script goes on. After the
+    reports, `run` ends by SIGINT as the program did."""
+    script = tmp_path / "prog.py"
+    script.write_text(WAIT_READY)
+    loop = tmp_path / "loop.sh"
+    loop.write_text(f"{sys.executable} -m fpgaprof run -o {tmp_path / 'out'} -- "
+                    f"{sys.executable} {script}\necho \"script went on rc=$?\"\n")
+    argv = ["/bin/bash", str(loop)]
+    pid, fd = pty.fork()
+    if pid == 0:
+        try:
+            os.execve(argv[0], argv, _env())
+        finally:
+            os._exit(127)
+    text = b""
+    try:
+        deadline = time.time() + 120
+        while b"ready" not in text and time.time() < deadline:
+            if select.select([fd], [], [], 0.5)[0]:
+                try:
+                    text += os.read(fd, 4096)
+                except OSError:
+                    break
+        assert b"ready" in text, text[-1500:]
+        os.write(fd, b"\x03")  # Ctrl-C
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            if select.select([fd], [], [], 0.5)[0]:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                text += chunk
+        _, status = os.waitpid(pid, 0)
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.close(fd)
+    shown = text.decode(errors="replace")[-3000:]
+    assert b"script went on" not in text, shown
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGINT, (status, shown)
+    assert (tmp_path / "out" / "trace.fpgaprof").exists() and (tmp_path / "out" / "summary.json").exists()
+
+
+def test_other_commands_end_by_sigint_on_ctrl_c(monkeypatch, capsys):
+    """KeyboardInterrupt in any command: one line, then the process ends by SIGINT."""
+    import fpgaprof.cli as cli
+    from fpgaprof.cli import commands
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    kills, dispositions = [], []
+    monkeypatch.setattr(commands, "cmd_devices", interrupted)
+    monkeypatch.setattr(cli.os, "kill", lambda pid, sig: kills.append((pid, sig)))
+    monkeypatch.setattr(cli.signal, "signal", lambda sig, how: dispositions.append((sig, how)))
+    rc = cli.main(["devices"])
+    assert kills == [(os.getpid(), signal.SIGINT)]
+    assert (signal.SIGINT, signal.SIG_DFL) in dispositions
+    assert rc == 130  # only if the signal did not end the process
+    assert capsys.readouterr().err == "fpgaprof: interrupted\n"
+
+
+def test_ctrl_c_while_run_writes_the_reports_keeps_the_trace(tmp_path, monkeypatch, capsys):
+    """A second Ctrl-C while `run` writes the reports: the trace the program saved is kept and
+    the line says how to write the reports; run ends by SIGINT."""
+    import fpgaprof.cli as cli
+    from fpgaprof.cli import run as cli_run
+
+    out = tmp_path / "out"
+
+    def program_saved_its_trace(command, env, pass_fds=()):
+        (out / "trace.fpgaprof").write_bytes(b"saved")
+        return 0
+
+    def reports_interrupted(*args):
+        raise KeyboardInterrupt
+
+    kills = []
+    monkeypatch.setattr(cli_run, "_run_forwarding_signals", program_saved_its_trace)
+    monkeypatch.setattr(cli_run, "_after_the_command", reports_interrupted)
+    monkeypatch.setattr(cli.os, "kill", lambda pid, sig: kills.append(sig))
+    monkeypatch.setattr(cli.signal, "signal", lambda sig, how: None)
+    cli.main(["run", "-o", str(out), "--", "true"])
+    assert kills == [signal.SIGINT]
+    err = capsys.readouterr().err
+    assert (f"fpgaprof run: reports interrupted; the trace {out / 'trace.fpgaprof'} is kept "
+            f"(`fpgaprof report {out}` writes them)") in err, err
+    assert (out / "trace.fpgaprof").read_bytes() == b"saved"

@@ -39,17 +39,68 @@ def _backend_started() -> bool:
         return True
 
 
+def _flags(value: str) -> list:
+    """XLA_FLAGS split as XLA splits it (whitespace outside quotes; a backslash escapes inside
+    double quotes): the standard-library twin of fpgaprof.capture.xla_flags.split_flags."""
+    flags, cur, quote, escaped = [], [], "", False
+    for ch in value:
+        if quote:
+            cur.append(ch)
+            if escaped:
+                escaped = False
+            elif quote == '"' and ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            cur.append(ch)
+            quote = ch
+        elif ch.isspace():
+            if cur:
+                flags.append("".join(cur))
+                cur = []
+        else:
+            cur.append(ch)
+    if cur:
+        flags.append("".join(cur))
+    return flags
+
+
+def _dump_to(flag: str):
+    """The folder a --xla_dump_to flag names (unquoted as XLA reads it), else None."""
+    if not flag.startswith("--xla_dump_to="):
+        return None
+    value = flag[len("--xla_dump_to=") :]
+    if not value or value[0] not in "\"'":
+        return value
+    out, i = [], 1
+    while i < len(value) and value[i] != value[0]:
+        if value[0] == '"' and value[i] == "\\" and i + 1 < len(value):
+            i += 1
+        out.append(value[i])
+        i += 1
+    return "".join(out)
+
+
+def _dump_flag(folder: str) -> str:
+    """--xla_dump_to=folder, quoted as fpgaprof.capture.xla_flags.quoted_flag quotes it."""
+    if any(c.isspace() or c in "\"'\\" for c in folder):
+        folder = '"' + folder.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return "--xla_dump_to=" + folder
+
+
 def _repoint_dump(out_dir: str, own_dir: str) -> bool:
     """Moves this process's XLA dump from the run's hlo/ to own_dir (XLA reads XLA_FLAGS when
     its backend starts, so only before that). Returns whether it did."""
     # The run's hlo/ or, in a child of an untraced process, that process's own folder.
     ours = (os.path.join(out_dir, "hlo"), os.path.join(out_dir, UNTRACED_DIR) + os.sep)
-    flags = os.environ.get("XLA_FLAGS", "").split()
+    flags = _flags(os.environ.get("XLA_FLAGS", ""))
+    dirs = [_dump_to(f) for f in flags]
     old = next(
         (
             f
-            for f in flags
-            if f.startswith("--xla_dump_to=") and (f[14:] == ours[0] or f[14:].startswith(ours[1]))
+            for f, d in zip(flags, dirs)
+            if d is not None and (d == ours[0] or d.startswith(ours[1]))
         ),
         None,
     )
@@ -59,8 +110,8 @@ def _repoint_dump(out_dir: str, own_dir: str) -> bool:
         os.makedirs(own_dir, exist_ok=True)
     except OSError:
         return False
-    os.environ["XLA_FLAGS"] = " ".join(f"--xla_dump_to={own_dir}" if f == old else f for f in flags)
-    if os.environ.get("FPGAPROF_XLA_DUMP_DIR") == old[14:]:
+    os.environ["XLA_FLAGS"] = " ".join(_dump_flag(own_dir) if f == old else f for f in flags)
+    if os.environ.get("FPGAPROF_XLA_DUMP_DIR") == _dump_to(old):
         os.environ["FPGAPROF_XLA_DUMP_DIR"] = own_dir  # an `import fpgaprof` here keeps it
     return True
 

@@ -37,6 +37,7 @@ __all__ = [
     "Job",
     "RankTrace",
     "is_job_folder",
+    "refuse_trace_beside_rank_folders",
     "find_rank_traces",
     "rank_summary",
     "combine",
@@ -139,6 +140,24 @@ def is_job_folder(folder: str | os.PathLike) -> bool:
         and not os.path.isfile(os.path.join(p, TRACE_FILE_NAME))
         and bool(find_rank_traces(p))
     )
+
+
+def refuse_trace_beside_rank_folders(folder: str | os.PathLike) -> None:
+    """FpgaprofIOError when folder holds both a single-process trace.fpgaprof and the
+    ``<host>-rank<k>/`` folders of a job (a job run with `-o` into the folder of an earlier
+    single-process run, which `run` under a launcher leaves in place): which one is meant is
+    not for fpgaprof to guess, and reading the old trace alone would hide the job."""
+    p = os.fspath(folder)
+    if not (os.path.isdir(p) and os.path.isfile(os.path.join(p, TRACE_FILE_NAME))):
+        return
+    ranks = [r for r in find_rank_traces(p) if os.path.isdir(os.path.join(p, r.name))]
+    if ranks:
+        raise FpgaprofIOError(
+            f"{p} holds a single-process {TRACE_FILE_NAME} and {len(ranks)} rank "
+            f"folder{'s' if len(ranks) != 1 else ''} of a job ({ranks[0].name}"
+            f"{', ...' if len(ranks) > 1 else ''}): give {os.path.join(p, TRACE_FILE_NAME)} for "
+            "the single run, or move it out of the folder to report the job"
+        )
 
 
 def _s(ns: Any) -> float | None:
@@ -673,6 +692,8 @@ class Job:
         e = self.ranks[i]
         if e.path is None:
             folder = os.path.join(self.folder, e.name)
+            if runner.run_in_progress(folder):
+                raise FpgaprofIOError(f"{folder}: {RUNNING_REASON}")
             raise FpgaprofIOError(f"{folder}: {_folder_reason(runner.marker_state(folder))}")
         return profile.load(e.path, max_memory_bytes=self.max_memory_bytes)
 
@@ -690,10 +711,20 @@ class Job:
         for i, e in enumerate(self.ranks):
             if e.path is None:
                 folder = os.path.join(self.folder, e.name)
-                state = runner.marker_state(folder)
-                missing.append(
-                    {"name": e.name, "process_index": e.index, "reason": _folder_reason(state)}
-                )
+                if runner.run_in_progress(folder):
+                    missing.append(
+                        {
+                            "name": e.name,
+                            "process_index": e.index,
+                            "reason": RUNNING_REASON,
+                            "running": True,
+                        }
+                    )
+                else:
+                    state = runner.marker_state(folder)
+                    missing.append(
+                        {"name": e.name, "process_index": e.index, "reason": _folder_reason(state)}
+                    )
             else:
                 prof = None
                 try:
@@ -722,6 +753,12 @@ class Job:
         return f"<fpgaprof Job {self.folder!r}: {len(self.ranks)} rank entries>"
 
 
+RUNNING_REASON = (
+    "no trace yet: still running (its `fpgaprof run` holds the folder); report again when "
+    "the job ends"
+)
+
+
 def _folder_reason(state: str) -> str:
     return {
         "tracing": "no trace: the process was traced but ended without a normal exit "
@@ -738,6 +775,7 @@ def load(path: str | os.PathLike, max_memory_bytes: int | None = None) -> Profil
     ``max_memory_bytes``: the memory each trace read may use instead of its bound against zlib
     bombs (api.profile.load; also FPGAPROF_MAX_TRACE_MEMORY)."""
     path = os.fsdecode(os.fspath(path))  # a bytes path as str with surrogate escapes
+    refuse_trace_beside_rank_folders(path)
     if is_job_folder(path):
         return Job(path, max_memory_bytes)
     return profile.load(path, max_memory_bytes)

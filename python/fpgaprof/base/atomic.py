@@ -4,6 +4,7 @@ of one report appear together or not at all (OutputSet)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import shutil
@@ -57,7 +58,10 @@ def _open_atomic(path: str | os.PathLike, mode: str) -> Iterator[IO[Any]]:
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     refuse_special(path)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(path), dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(path), dir=folder)
+    except OSError as e:
+        raise _unwritable(path, e) from e
     try:
         os.fchmod(fd, _file_mode())
         with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as f:
@@ -72,6 +76,23 @@ def _open_atomic(path: str | os.PathLike, mode: str) -> Iterator[IO[Any]]:
             # A failed write or fsync (ENOSPC, EDQUOT, EIO) names no file: say which one.
             raise OSError(e.errno, e.strerror or str(e), path) from e
         raise
+
+
+_READ_ONLY = {errno.EACCES, errno.EPERM, errno.EROFS}
+
+
+def _unwritable(name: str, e: OSError) -> OSError:
+    """The error of a temp file or staging folder that could not be made beside `name` (an
+    output file or folder): a folder that refuses writes (permissions, a read-only file
+    system, such as a dataset's folder a report goes beside by default) names the user's
+    path, not fpgaprof's hidden temp name, and the fix; other errors name `name` too."""
+    if e.errno in _READ_ONLY:
+        return FpgaprofIOError(
+            e.errno,
+            f"cannot write here ({e.strerror or e}): choose a writable output folder (-o DIR)",
+            name,
+        )
+    return OSError(e.errno, e.strerror or str(e), name)
 
 
 def _kind(mode: int) -> str | None:
@@ -174,7 +195,12 @@ class OutputSet:
             missing = os.path.dirname(missing)
         make_folder(self.folder)
         _remove_stale_staging(self.folder)
-        self.staging = tempfile.mkdtemp(prefix=f"{_STAGING_PREFIX}{os.getpid()}-", dir=self.folder)
+        try:
+            self.staging = tempfile.mkdtemp(
+                prefix=f"{_STAGING_PREFIX}{os.getpid()}-", dir=self.folder
+            )
+        except OSError as e:
+            raise _unwritable(self.folder, e) from e
         self._removals: list[str] = []
         self._open = True
 

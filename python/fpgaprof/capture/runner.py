@@ -49,6 +49,8 @@ from fpgaprof.capture.signals import SaveOnSignal
 __all__ = [
     "CLAIM_NAME",
     "SAVED_AT_NAME",
+    "RUN_LOCK_NAME",
+    "run_in_progress",
     "saved_trace",
     "UNTRACED_DIR",
     "UNTRACED_PREFIX",
@@ -91,6 +93,34 @@ def _mark(word: str) -> None:
             f.write("\n" + word + "\n")  # the bootstrap's pid may lack a newline
     except OSError:
         pass  # the marker only improves the CLI's message
+
+
+# The lock a `fpgaprof run` holds (an exclusive flock) on its folder while it runs.
+RUN_LOCK_NAME = ".fpgaprof-run.lock"
+
+
+def run_in_progress(out_dir: str) -> bool:
+    """Whether a live `fpgaprof run` holds out_dir (its flock on RUN_LOCK_NAME): the folder's
+    trace is not written yet because its program still runs, not because it crashed. Asks
+    with a shared lock taken and let go at once, never waiting."""
+    try:
+        fd = os.open(
+            os.path.join(out_dir, RUN_LOCK_NAME),
+            os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0),
+        )
+    except OSError:
+        return False  # no lock file: no run holds the folder
+    try:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except (OSError, ImportError):
+        return False
+    finally:
+        os.close(fd)  # closing lets a lock taken here go
+    return False
 
 
 def marker_state(out_dir: str) -> str:

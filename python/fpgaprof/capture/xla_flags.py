@@ -52,6 +52,7 @@ __all__ = [
     "current",
     "split_flags",
     "flag_value",
+    "quoted_flag",
     "read_dumped_modules",
     "sanitize_kernel_name",
     "warn_if_backend_started",
@@ -124,14 +125,21 @@ _warned_started = False
 
 
 def split_flags(xla_flags: str) -> list[str]:
-    """Splits an XLA_FLAGS value at whitespace outside quotes (quotes kept in the flag)."""
+    """Splits an XLA_FLAGS value at whitespace outside quotes (quotes kept in the flag), as
+    XLA's parser does (parse_flags_from_env.cc): inside double quotes a backslash escapes the
+    next character; inside single quotes it is literal."""
     flags: list[str] = []
     cur: list[str] = []
     quote = ""
+    escaped = False
     for ch in xla_flags:
         if quote:
             cur.append(ch)
-            if ch == quote:
+            if escaped:
+                escaped = False
+            elif quote == '"' and ch == "\\":
+                escaped = True
+            elif ch == quote:
                 quote = ""
         elif ch in "\"'":
             cur.append(ch)
@@ -147,8 +155,33 @@ def split_flags(xla_flags: str) -> list[str]:
     return flags
 
 
+def _unquote(value: str) -> str:
+    """A flag's value as XLA reads it: a value in double quotes without them, each backslash
+    escape taken as the character it escapes; one in single quotes without them, as written."""
+    if not value or value[0] not in "\"'":
+        return value
+    quote, out = value[0], []
+    i = 1
+    while i < len(value) and value[i] != quote:
+        if quote == '"' and value[i] == "\\" and i + 1 < len(value):
+            i += 1
+        out.append(value[i])
+        i += 1
+    return "".join(out)
+
+
+def quoted_flag(name: str, value: str) -> str:
+    """``--name=value`` as XLA_FLAGS must carry it: in double quotes (a backslash before each
+    ``"`` and ``\\``) when the value holds whitespace, a quote or a backslash, which XLA would
+    otherwise split the flags at or read as quoting (a run folder under ``~/My Projects``)."""
+    if any(c.isspace() or c in "\"'\\" for c in value):
+        value = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return f"--{name}={value}"
+
+
 def flag_value(flags: Iterable[str], name: str) -> str | None:
-    """Value of the last ``--name=value`` (or ``--name`` → "true") among flags; None if absent."""
+    """Value of the last ``--name=value`` (or ``--name`` → "true") among flags; None if absent.
+    A quoted value is unquoted as XLA does."""
     value = None
     for f in flags:
         body = f[2:] if f.startswith("--") else f[1:] if f.startswith("-") else None
@@ -156,7 +189,7 @@ def flag_value(flags: Iterable[str], name: str) -> str | None:
             continue
         key, eq, val = body.partition("=")
         if key == name:
-            value = val.strip("\"'") if eq else "true"
+            value = _unquote(val) if eq else "true"
         elif key == "no" + name:
             value = "false"
     return value
@@ -244,7 +277,7 @@ def prepare(
                 _hold_owner_lock(setup.dump_dir)
                 atexit.register(_remove_dump_dir, setup.dump_dir, os.getpid())
         if setup.dump_dir:
-            added.append(f"--xla_dump_to={setup.dump_dir}")
+            added.append(quoted_flag("xla_dump_to", setup.dump_dir))
             env[MARKER_ENV] = setup.dump_dir
 
     as_text = flag_value(flags, "xla_dump_hlo_as_text")
@@ -309,7 +342,7 @@ def describe(setup: XlaSetup) -> str:
     else:
         added = [
             f"{f} (a temporary folder, removed at exit)"
-            if setup.dump_dir_owned and f == f"--xla_dump_to={setup.dump_dir}"
+            if setup.dump_dir_owned and f == quoted_flag("xla_dump_to", setup.dump_dir)
             else f
             for f in setup.flags_added
         ]

@@ -8,6 +8,8 @@
     fpgaprof devices
 
 Exit status: 0 success, 1 failure, 2 bad usage; `run` passes the command's own status through.
+Ctrl-C, SIGTERM and SIGHUP end the command by that signal once what it had begun is removed (a
+shell sees 130, 143, 129; a shell script stops on Ctrl-C as it would without fpgaprof).
 Errors are one line on stderr saying the cause and the fix, never a traceback. Everything the
 command writes to the terminal passes through base.text.terminal_safe (names from input files
 may hold escape sequences).
@@ -49,6 +51,20 @@ def _terminal_safe_streams() -> Iterator[None]:
         sys.stdout, sys.stderr = saved
 
 
+def _end_by_signal(signum: int) -> int:
+    """Ends this process by signal signum, its default action, once the command's cleanup ran.
+    For SIGINT this is what lets a calling shell script stop on Ctrl-C: bash ends a script on
+    SIGINT only when its foreground child died of it (an exit status of 130 reads as a command
+    that handled Ctrl-C itself, and the script goes on). Returns 128 + signum should the
+    process outlive the signal (it is blocked)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    return 128 + signum
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     with _terminal_safe_streams():
         return _main(argv)
@@ -68,13 +84,11 @@ def _main(argv: Sequence[str] | None) -> int:
         return 2
     except KeyboardInterrupt:
         sys.stderr.write(f"{PROG}: interrupted\n")
-        return 130
+        return _end_by_signal(signal.SIGINT)
     except Terminated as e:
         # What the command had begun is removed (finally blocks ran): now end as the signal
         # would have, so the caller sees the usual status (143 for SIGTERM).
-        signal.signal(e.signum, signal.SIG_DFL)
-        os.kill(os.getpid(), e.signum)
-        return 128 + e.signum
+        return _end_by_signal(e.signum)
     except BrokenPipeError:
         return 1
     except OSError as e:

@@ -51,6 +51,7 @@ __all__ = [
 
 def cmd_report(args: argparse.Namespace) -> int:
     args.row_imbalance = row_imbalance_option(f"{PROG} report", args.row_imbalance)
+    job.refuse_trace_beside_rank_folders(args.trace)
     if job.is_job_folder(args.trace):
         return _report_job(args)
     trace = trace_in(args.trace)
@@ -107,6 +108,15 @@ def _report_job(args: argparse.Namespace) -> int:
     out(paths["text"].rstrip("\n"))
     for k in ("html", "json", "text_file"):
         out(f"{'job.' + k.split('_')[0].replace('text', 'txt'):9s} {paths[k]}")
+    if paths["running"]:
+        # Reported mid-job: incomplete, and the status says so (a script stops here).
+        sys.stderr.write(
+            f"{PROG} report: error: the job is still running ({len(paths['running'])} "
+            f"rank{'s' if len(paths['running']) != 1 else ''} without a trace yet, their "
+            f"`{PROG} run` still going): this job report is incomplete; report again when "
+            "the job ends\n"
+        )
+        return 1
     if paths["rank_count"] == 0:  # the job report says why for each; the command failed
         sys.stderr.write(
             f"{PROG} report: error: no rank trace in {j.folder} could be read (job.txt says why "
@@ -118,19 +128,32 @@ def _report_job(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     args.row_imbalance = row_imbalance_option(f"{PROG} export", args.row_imbalance)
+    if args.output == "-" and args.format in ("parquet", "xprof"):
+        raise usage_error(
+            f"{PROG} export",
+            f"-o - (stdout) is for the one-file exports (json, csv, perfetto); --format "
+            f"{args.format} writes a folder: give -o DIR",
+        )
     trace = trace_in(args.trace)
     prof = load_trace(trace)
     if args.format == "perfetto":
-        path = args.output or os.path.splitext(trace)[0] + ".timeline.json"
-        counts = report.write_timeline(
-            prof, path, max_events=timeline_options(args)["timeline_max_events"]
-        )
+        max_events = timeline_options(args)["timeline_max_events"]
+        if args.output == "-":  # the timeline is the data on stdout; what it holds on stderr
+            stream = unwrapped(sys.stdout)
+            counts = report.write_timeline_to(prof, stream, max_events=max_events)
+            stream.flush()
+            path, say = "timeline on stdout", sys.stderr
+        else:
+            path = args.output or os.path.splitext(trace)[0] + ".timeline.json"
+            counts = report.write_timeline(prof, path, max_events=max_events)
+            say = sys.stdout
         counts.pop("cut_ns", None)
-        out(
+        say.write(
             f"{path}: "
             + ", ".join(
                 f"{v} {k}" for k, v in sorted(counts.items()) if not k.startswith("omitted_")
             )
+            + "\n"
         )
         return 0
     if args.format == "xprof":

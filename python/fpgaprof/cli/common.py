@@ -16,11 +16,11 @@ from typing import Any
 
 from fpgaprof.analysis import targets
 from fpgaprof.analysis.trace_analysis import store_of
-from fpgaprof.api import fpga, xspace_import
+from fpgaprof.api import fpga, job, xspace_import
 from fpgaprof.api.profile import Profile, load
 from fpgaprof.base.atomic import OutputSet, write_text_atomic
 from fpgaprof.base.constants import TRACE_FILE_NAME
-from fpgaprof.base.errors import FpgaprofError
+from fpgaprof.base.errors import FpgaprofError, InvalidArgumentError
 from fpgaprof.capture import runner
 from fpgaprof.report.digest import digest
 
@@ -54,9 +54,10 @@ class UsageError(Exception):
 
 
 class Terminated(BaseException):
-    """SIGTERM or SIGHUP reached a command (not `run`): raised in the main thread so that
-    finally blocks and OutputSet remove what the command had begun; main() then ends the
-    process by the same signal. A BaseException, so `except Exception` does not stop it."""
+    """SIGTERM or SIGHUP reached a command (not `run`), or the program `run` ran died of
+    SIGINT: raised in the main thread so that finally blocks and OutputSet remove what the
+    command had begun; main() then ends the process by the same signal. A BaseException, so
+    `except Exception` does not stop it."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
@@ -103,7 +104,16 @@ def row_imbalance_option(prog: str, value: float | None) -> float | None:
             "--row-imbalance 0: give HiSpMV's delta (>= 1), or leave the option out when "
             "the ratio is not known",
         )
-    return targets.row_imbalance_arg(value)
+    try:
+        return targets.row_imbalance_arg(value)
+    except InvalidArgumentError:
+        # The core's message names the Python argument and offers 0, which this option
+        # refuses: the command line's own words, and the exit status of a bad option (2).
+        raise usage_error(
+            prog,
+            f"--row-imbalance {value:g}: give HiSpMV's delta, a number from 1 (balanced) to "
+            "1e9, or leave the option out when the ratio is not known",
+        ) from None
 
 
 def out(text: str) -> None:
@@ -123,11 +133,22 @@ def trace_in(path: str) -> str:
     """A trace path, also when given the output folder of `fpgaprof run` or an XProf profile
     (a jax.profiler.trace folder, returned as it is: fpgaprof.load reads it)."""
     if os.path.isdir(path):
+        job.refuse_trace_beside_rank_folders(path)
         cand = os.path.join(path, TRACE_NAME)
         if os.path.exists(cand):
             return cand
         if xspace_import.is_xspace_path(path):
             return path
+        if job.is_job_folder(path):
+            ranks = job.find_rank_traces(path)
+            first = next((r.path for r in ranks if r.path), None) or os.path.join(
+                path, "<host>-rank<k>", TRACE_NAME
+            )
+            raise failure(
+                f"{path} is a job folder of {len(ranks)} rank trace"
+                f"{'s' if len(ranks) != 1 else ''}: give one rank's trace (such as {first}), "
+                f"or run `{PROG} report {path}` for the job"
+            )
         raise FileNotFoundError(
             2,
             f"folder has no {TRACE_NAME} and no XProf profile (give the trace file itself, "
@@ -212,12 +233,41 @@ def hlo_file_name(name: str, program_id: int, index: int) -> str:
 _HLO_NAME_BYTES = 96
 
 
+def _fpgaprof_folder(folder: str) -> bool:
+    """Whether folder holds fpgaprof's outputs: a trace, or a summary.json fpgaprof wrote
+    (its generated_by). Then the module files in its hlo/ are fpgaprof's too (XLA's dump under
+    `fpgaprof run`, or an earlier report), not a dump of the user's own."""
+    if os.path.isfile(os.path.join(folder, TRACE_NAME)):
+        return True
+    try:
+        with open(os.path.join(folder, "summary.json"), encoding="utf-8") as f:
+            by = json.load(f).get("generated_by")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return isinstance(by, dict) and by.get("tool") == "fpgaprof"
+
+
+def _holds_text(path: str, text: bytes) -> bool:
+    """Whether the file at path holds text (a trailing newline aside)."""
+    try:
+        if abs(os.path.getsize(path) - len(text)) > 1:
+            return False
+        with open(path, "rb") as f:
+            return f.read().rstrip(b"\n") == text.rstrip(b"\n")
+    except OSError:
+        return False
+
+
 def write_hlo_modules(prof: Any, folder: str, *, staging: OutputSet | None = None) -> int:
     """The optimized HLO modules stored in the trace, one text file each, in `folder` (with
-    `staging`: written into the set, to appear in `folder` when it is committed). Modules whose
-    file is already there (XLA's own dump under `fpgaprof run`, or an earlier report) are not
-    written again. Returns how many of the trace's modules the folder holds (0 when the profile
-    does not expose them)."""
+    `staging`: written into the set, to appear in `folder` when it is committed). A module
+    whose file is already there with the same text (XLA's own dump under `fpgaprof run`, or an
+    earlier report) is not written again. In the hlo/ folder of fpgaprof's outputs
+    (_fpgaprof_folder), with `staging`, the files of another trace's modules are replaced:
+    one under the same name with other text, and every module file this trace does not hold
+    (the set removes them). Elsewhere a module file of another text is someone else's and is
+    left as it is. Returns how many of the trace's modules the folder holds (0 when the
+    profile does not expose them)."""
     mods = None
     for owner in (prof, store_of(prof)):
         if owner is None:
@@ -228,9 +278,11 @@ def write_hlo_modules(prof: Any, folder: str, *, staging: OutputSet | None = Non
             mods = None
         if mods is not None:
             break
-    if not mods:
+    if mods is None:
         return 0
-    existing = os.listdir(folder) if os.path.isdir(folder) else []
+    existing = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+    ours = staging is not None and _fpgaprof_folder(os.path.dirname(os.path.abspath(folder)))
+    kept: set[str] = set()
     n = 0
     for i, m in enumerate(mods):
         name = m.get("name") if isinstance(m, dict) else getattr(m, "name", "")
@@ -239,14 +291,26 @@ def write_hlo_modules(prof: Any, folder: str, *, staging: OutputSet | None = Non
         if not text:
             continue
         fname = hlo_file_name(str(name), int(pid), i)
-        if any(e.startswith(fname[:-3]) for e in existing):
+        named = [e for e in existing if e.startswith(fname[:-3])]
+        encoded = str(text).encode("utf-8", "surrogateescape")
+        same = [e for e in named if _holds_text(os.path.join(folder, e), encoded)]
+        if same:
+            kept.update(same)
             n += 1  # already there: XLA's own dump (`fpgaprof run`) or an earlier report
             continue
+        if named and not ours:
+            continue  # a file of that name with another text, not fpgaprof's: left alone
         path = os.path.join(folder, fname)
         if staging is not None:
             path = staging.path(os.path.relpath(path, staging.folder))
         write_text_atomic(path, str(text))
+        kept.add(fname)
         n += 1
+    if ours and staging is not None:
+        for e in existing:
+            p = os.path.join(folder, e)
+            if e.startswith("module_") and e not in kept and os.path.isfile(p):
+                staging.remove(os.path.relpath(p, staging.folder))  # another trace's module
     return n
 
 

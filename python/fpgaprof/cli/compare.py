@@ -10,7 +10,8 @@ import os
 from typing import Any
 
 from fpgaprof import report
-from fpgaprof.base.text import read_text_file
+from fpgaprof.api import job
+from fpgaprof.base.text import read_text_file, terminal_safe
 from fpgaprof.base.units import fmt_bytes, fmt_s, kernel_display_name
 from fpgaprof.cli.common import PROG, failure, load_trace, out, trace_in
 
@@ -25,9 +26,16 @@ class SummaryFormatError(Exception):
     """A summary.json that is not what fpgaprof writes (exit status 1, one line)."""
 
 
+def _line(text: object) -> str:
+    """Text from a trace or summary as one line of the table: every control character, the
+    newline and carriage return too, shown escaped (base.text.terminal_safe)."""
+    return terminal_safe(str(text), keep="")
+
+
 def summary_of(path: str, target: str | None) -> dict:
     """A summary dict from summary.json, a run folder or a trace file."""
     if os.path.isdir(path):
+        job.refuse_trace_beside_rank_folders(path)  # the old run's summary would hide the job
         cand = os.path.join(path, "summary.json")
         if os.path.exists(cand):
             path = cand
@@ -369,7 +377,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
                     reason = _entries(s, kind)[2]
                 except SummaryFormatError:
                     reason = None
-                why.append(f"{label}: {reason or 'no rows'}")
+                why.append(f"{label}: {_line(reason or 'no rows')}")
             out(f"\n{note}: not available in either input ({'; '.join(why)})")
             continue
         out(f"\n{note}, sorted by |change|:")
@@ -394,13 +402,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
                 )
             bound = ""
             if r["bound_before"] or r["bound_after"]:
-                bound = f"{r['bound_before'] or '–'}→{r['bound_after'] or '–'}"
+                bound = _line(f"{r['bound_before'] or '–'}→{r['bound_after'] or '–'}")
             name = f"{r['module']}:{r['name']}" if r.get("module") else r["name"]
-            name = r.get("display_name") or name
+            # a newline or CR in a name would start a line of its own (a forged row): escaped
+            # as every other table shows it, before the cut
+            name = _line(r.get("display_name") or name)
             name = name if len(name) <= 40 else name[:37] + "..."
             if r["change_s"] is None:
                 change = "?"
-                bound = (bound + "  " if bound else "") + f"(unknown: {r['unknown']})"
+                bound = (bound + "  " if bound else "") + f"(unknown: {_line(r['unknown'])})"
             else:
                 sign = "+" if r["change_s"] > 0 else ("-" if r["change_s"] < 0 else " ")
                 change = sign + fmt_s(abs(r["change_s"]))

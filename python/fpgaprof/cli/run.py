@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from fpgaprof import report
@@ -22,7 +23,9 @@ from fpgaprof.capture.signals import SAVE_ON
 from fpgaprof.cli.common import (
     PROG,
     TRACE_NAME,
+    Terminated,
     digest_of,
+    failure,
     load_trace,
     one_line,
     row_imbalance_option,
@@ -34,23 +37,38 @@ from fpgaprof.cli.common import (
 
 __all__ = [
     "cmd_run",
+    "check_command",
+    "is_run_folder",
     "child_environment",
     "child_environment_and_setup",
     "claim_folder",
     "prune_hlo_dump",
     "pass_on",
+    "inherited_fds",
     "SI_KERNEL",
     "RUN_LOCK",
 ]
 
 
 def _drop_failed_run_leftovers(out_dir: str) -> None:
-    """A run that wrote no trace leaves nothing of its own behind: the claim marker and an
-    hlo/ folder XLA's dump left empty (one that holds files is kept). A folder that refuses
+    """A run that wrote no trace leaves nothing of its own behind: the claim marker, and XLA's
+    dump of the program's modules in hlo/ (this run's own: the folder was cleared of an earlier
+    run's and held by this run), then hlo/ itself when nothing else is in it. Without its
+    marks the folder would read as someone else's to the next run. A folder that refuses
     (read-only, immutable) keeps them: the command's status is what counts."""
     with contextlib.suppress(OSError):
-        os.unlink(os.path.join(out_dir, ".fpgaprof-claim"))
+        os.unlink(os.path.join(out_dir, runner.CLAIM_NAME))
     hlo = os.path.join(out_dir, "hlo")
+    with contextlib.suppress(OSError):
+        if not os.path.islink(hlo):
+            for name in os.listdir(hlo):
+                p = os.path.join(hlo, name)
+                if not name.startswith("module_"):
+                    continue
+                if os.path.isdir(p) and not os.path.islink(p):
+                    shutil.rmtree(p, ignore_errors=True)
+                else:
+                    os.unlink(p)
     with contextlib.suppress(OSError):  # not there, or not empty: kept as it is
         os.rmdir(hlo)
 
@@ -125,10 +143,11 @@ def child_environment_and_setup(
         # its dump dir is always dropped, and its command-buffer flag when the user asks to
         # keep command buffers.
         drop = set(setup.flags_added) if setup is not None else set()
-        drop.add(f"--xla_dump_to={marker}")
         if keep_command_buffers:
             drop.add("--xla_gpu_enable_command_buffer=")
-        kept = [f for f in flags if f not in drop]
+        kept = [
+            f for f in flags if f not in drop and xla_flags.flag_value([f], "xla_dump_to") != marker
+        ]
         if kept:
             env["XLA_FLAGS"] = " ".join(kept)
         else:
@@ -163,8 +182,6 @@ def child_environment_and_setup(
         setup.env_set["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
     if keep_command_buffers:
         env["FPGAPROF_KEEP_COMMAND_BUFFERS"] = "1"
-    if target:
-        env["FPGAPROF_RUN_TARGET"] = target
     if job_root:
         env["FPGAPROF_RUN_JOB_ROOT"] = os.path.abspath(job_root)
     else:
@@ -210,7 +227,42 @@ def _child_setup(watched: list[int], mask: Any, parent_pid: int) -> Any:
     return setup
 
 
-def _run_forwarding_signals(command: list[str], env: dict) -> int:
+def inherited_fds() -> list[int]:
+    """The descriptors above 2 this process was given to pass down: those open and inheritable
+    now. Python opens its own descriptors non-inheritable (PEP 446; run's lock is O_CLOEXEC),
+    so these are what the shell or launcher handed over: an MPI process manager's PMI_FD, a
+    `3>log` redirection, make's jobserver, LISTEN_FDS. The program gets them as a direct start
+    would."""
+    for folder in ("/proc/self/fd", "/dev/fd"):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        fds = []
+        for name in names:
+            try:
+                fd = int(name)
+                if fd > 2 and os.get_inheritable(fd):
+                    fds.append(fd)
+            except (ValueError, OSError):  # the listing's own descriptor, closed by now
+                continue
+        return sorted(fds)
+    return []
+
+
+def _still_open(fds: list[int]) -> tuple[int, ...]:
+    """fds less any closed since they were listed (Popen fails on a closed one)."""
+    kept = []
+    for fd in fds:
+        try:
+            os.fstat(fd)
+        except OSError:
+            continue
+        kept.append(fd)
+    return tuple(kept)
+
+
+def _run_forwarding_signals(command: list[str], env: dict, pass_fds: Sequence[int] = ()) -> int:
     """Runs the command and returns its wait status (negative: the signal that ended it).
 
     SIGINT, SIGTERM and SIGHUP sent to this process alone (`kill <pid>`, a scheduler) are
@@ -223,11 +275,14 @@ def _run_forwarding_signals(command: list[str], env: dict) -> int:
         num for num in (signal.SIGINT, *SAVE_ON) if signal.getsignal(num) is not signal.SIG_IGN
     ]
     if not hasattr(signal, "sigtimedwait"):
-        return _run_forwarding_by_handlers(command, env, watched)
+        return _run_forwarding_by_handlers(command, env, watched, pass_fds)
     old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, watched + [signal.SIGCHLD])
     try:
         proc = subprocess.Popen(
-            command, env=env, preexec_fn=_child_setup(watched, old_mask, os.getpid())
+            command,
+            env=env,
+            pass_fds=_still_open(list(pass_fds)),
+            preexec_fn=_child_setup(watched, old_mask, os.getpid()),
         )
         try:
             same_group = os.getpgid(proc.pid) == os.getpgrp()
@@ -251,7 +306,9 @@ def _run_forwarding_signals(command: list[str], env: dict) -> int:
         signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
 
 
-def _run_forwarding_by_handlers(command: list[str], env: dict, watched: list[int]) -> int:
+def _run_forwarding_by_handlers(
+    command: list[str], env: dict, watched: list[int], pass_fds: Sequence[int] = ()
+) -> int:
     """_run_forwarding_signals where sigtimedwait is missing (macOS): SIGTERM and SIGHUP are
     passed on; SIGINT is left to the terminal (no way to tell who sent it)."""
     child: list = []  # the program, once started
@@ -277,7 +334,7 @@ def _run_forwarding_by_handlers(command: list[str], env: dict, watched: list[int
                 )
             except (OSError, ValueError):
                 pass
-        proc = subprocess.Popen(command, env=env)
+        proc = subprocess.Popen(command, env=env, pass_fds=_still_open(list(pass_fds)))
         child.append(proc)
         for num in early:
             proc.send_signal(num)
@@ -287,7 +344,7 @@ def _run_forwarding_by_handlers(command: list[str], env: dict, watched: list[int
             signal.signal(num, old)
 
 
-RUN_LOCK = ".fpgaprof-run.lock"
+RUN_LOCK = runner.RUN_LOCK_NAME
 
 
 def claim_folder(out_dir: str) -> tuple[str, int]:
@@ -363,6 +420,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     args.row_imbalance = row_imbalance_option(f"{PROG} run", args.row_imbalance)
     # the ratio is not stored in the trace: the hints to report again repeat it
     again = f" --row-imbalance {args.row_imbalance:g}" if args.row_imbalance else ""
+    # A command that cannot start fails before the run folder is claimed or anything in it
+    # touched: a typo after -- costs nothing of an earlier run.
+    try:
+        check_command(command[0])
+    except (FileNotFoundError, PermissionError) as e:
+        # The shell's statuses (and env's, timeout's, nohup's): 127 not found, 126 not
+        # executable, so a wrapper tells them from the program's own failure.
+        sys.stderr.write(f"{PROG}: error: {one_line(e)}\n")
+        return 127 if isinstance(e, FileNotFoundError) else 126
+    # What the caller handed down for the program, listed before run opens anything itself.
+    args.pass_fds = inherited_fds()
     out_dir = os.path.abspath(args.output)
     proc = job_process.from_environment()
     if proc is not None:
@@ -384,6 +452,91 @@ def cmd_run(args: argparse.Namespace) -> int:
         release_folder(out_dir, held)
 
 
+# What `run` writes into its folder, and the markers its traced process leaves there.
+_RUN_OUTPUTS = (
+    TRACE_NAME,
+    runner.CLAIM_NAME,
+    runner.SAVED_AT_NAME,
+    "report.html",
+    "summary.json",
+    "timeline.json",
+    "environment.json",
+)
+# Any of these makes a folder an earlier run's (fpgaprof's own names: no user file has them).
+_RUN_MARKS = (TRACE_NAME, runner.CLAIM_NAME, runner.SAVED_AT_NAME, runner.UNTRACED_DIR)
+
+
+def check_command(name: str) -> str:
+    """The program `run` would start for `name` (the first word after --), found as the shell
+    finds it: a name with a / is that file, another is looked up on PATH (the program's PATH
+    is this process's). A missing or non-executable command raises FileNotFoundError or
+    PermissionError naming it."""
+    if os.sep in name or (os.altsep and os.altsep in name):
+        if not os.path.exists(name):
+            raise FileNotFoundError(2, "no such file (check the path after --)", name)
+        if os.path.isdir(name) or not os.access(name, os.X_OK):
+            raise PermissionError(
+                13,
+                "is not an executable file (check the path after --, or chmod +x it)",
+                name,
+            )
+        return name
+    exe = shutil.which(name)
+    if exe is None:
+        raise FileNotFoundError(2, "command not found (check the name after --)", name)
+    return exe
+
+
+def is_run_folder(out_dir: str) -> bool:
+    """Whether out_dir holds an earlier `fpgaprof run`'s folder: its trace, the markers its
+    traced process leaves, or the rank folders of a job run into it."""
+    if any(os.path.lexists(os.path.join(out_dir, n)) for n in _RUN_MARKS):
+        return True
+    try:
+        names = os.listdir(out_dir)
+    except OSError:
+        return False
+    return any(
+        job_process.RANK_FOLDER_RE.match(n) and os.path.isdir(os.path.join(out_dir, n))
+        for n in names
+    )
+
+
+def _clear_earlier_run(out_dir: str, hlo_dir: str) -> None:
+    """Removes an earlier run's outputs from out_dir, and XLA's dump of its modules from
+    hlo_dir. Only a folder fpgaprof recognises as a run folder (is_run_folder) is cleared: in
+    any other folder a file of those names is the user's, and the run is refused before the
+    command starts, with nothing removed."""
+    hlo_modules = (
+        [n for n in os.listdir(hlo_dir) if n.startswith("module_")]
+        if os.path.isdir(hlo_dir)
+        else []
+    )
+    if not is_run_folder(out_dir):
+        theirs = [n for n in _RUN_OUTPUTS if os.path.lexists(os.path.join(out_dir, n))]
+        theirs += [os.path.join("hlo", n) for n in sorted(hlo_modules)]
+        if theirs:
+            shown = ", ".join(theirs[:4]) + (
+                f" and {len(theirs) - 4} more" if len(theirs) > 4 else ""
+            )
+            raise failure(
+                f"{out_dir} holds files fpgaprof did not write ({shown}), which the run's "
+                "outputs would replace: give -o a new folder, or the folder of an earlier "
+                f"{PROG} run"
+            )
+        return
+    for stale in _RUN_OUTPUTS:
+        if os.path.lexists(os.path.join(out_dir, stale)):
+            os.unlink(os.path.join(out_dir, stale))
+    runner.drop_untraced_markers(out_dir)
+    for name in hlo_modules:
+        p = os.path.join(hlo_dir, name)
+        if os.path.isdir(p) and not os.path.islink(p):
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            os.unlink(p)
+
+
 def _run_in(
     args: argparse.Namespace,
     command: list[str],
@@ -396,25 +549,7 @@ def _run_in(
     hlo_dir = os.path.join(out_dir, "hlo")
     refuse_linked_folder(hlo_dir)  # its old modules are removed below, never through a link
     # Outputs of an earlier run in the same folder would pass for this run's.
-    for stale in (
-        TRACE_NAME,
-        ".fpgaprof-claim",
-        runner.SAVED_AT_NAME,
-        "report.html",
-        "summary.json",
-        "timeline.json",
-        "environment.json",
-    ):
-        if os.path.exists(os.path.join(out_dir, stale)):
-            os.unlink(os.path.join(out_dir, stale))
-    runner.drop_untraced_markers(out_dir)
-    if os.path.isdir(hlo_dir):
-        for name in os.listdir(hlo_dir):
-            p = os.path.join(hlo_dir, name)
-            if name.startswith("module_") and os.path.isdir(p):
-                shutil.rmtree(p, ignore_errors=True)
-            elif name.startswith("module_"):
-                os.unlink(p)
+    _clear_earlier_run(out_dir, hlo_dir)
     env, setup = child_environment_and_setup(
         out_dir,
         keep_command_buffers=args.keep_command_buffers,
@@ -435,21 +570,33 @@ def _run_in(
                 "replay saves and restores the pool around every kernel, seconds per kernel on an "
                 "H100; unset them or set XLA_PYTHON_CLIENT_PREALLOCATE=false\n"
             )
-    exe = shutil.which(command[0], path=env.get("PATH"))
-    if exe is None and not os.path.exists(command[0]):
-        raise FileNotFoundError(2, "command not found (check the name after --)", command[0])
     # What was merged into the user's XLA_FLAGS and environment, and what of theirs was kept.
     sys.stderr.write(f"{PROG} run: {xla_flags.describe(setup)}\n")
-    status = _run_forwarding_signals(command, env)
+    status = _run_forwarding_signals(command, env, getattr(args, "pass_fds", []))
     code = status if status >= 0 else 128 - status
     try:
-        return _after_the_command(args, out_dir, code, again)
+        result = _after_the_command(args, out_dir, code, again)
+    except KeyboardInterrupt:
+        # Ctrl-C while the reports are written (minutes for a large trace): the trace the
+        # program saved is whole; only the reports are not written.
+        trace = runner.saved_trace(out_dir) or os.path.join(out_dir, TRACE_NAME)
+        if os.path.isfile(trace):
+            sys.stderr.write(
+                f"{PROG} run: reports interrupted; the trace {trace} is kept "
+                f"(`{PROG} report {os.path.dirname(trace)}{again}` writes them)\n"
+            )
+        raise Terminated(signal.SIGINT) from None
     except Exception as e:  # noqa: BLE001 - the command's status wins over a failure after it
         sys.stderr.write(
             f"{PROG} run: after the command ended: {one_line(e)}; its exit status {code} is "
             f"kept (look for {os.path.join(out_dir, TRACE_NAME)} and run `{PROG} report` on it)\n"
         )
-        return code if code else 1
+        result = code if code else 1
+    if status == -signal.SIGINT:
+        # The program died of Ctrl-C: run ends by SIGINT too (the reports are written), so
+        # that a calling shell script stops as it would without fpgaprof (cli._end_by_signal).
+        raise Terminated(signal.SIGINT)
+    return result
 
 
 def _after_the_command(args: argparse.Namespace, out_dir: str, code: int, again: str) -> int:

@@ -46,6 +46,7 @@ from fpgaprof.report.summary_json import write_summary
 from fpgaprof.report.tables import data_tables
 
 __all__ = [
+    "write_timeline_to",
     "collect",
     "write_all",
     "write_job",
@@ -73,6 +74,14 @@ def write_timeline(
     first `max_events` records by start time (None: all). Returns the slices per category
     (report.timeline.write_timeline)."""
     return timeline_renderer.write_timeline(timeline_records(prof), path, max_events=max_events)
+
+
+def write_timeline_to(
+    prof: Any, f: Any, max_events: int | None = TIMELINE_MAX_EVENTS
+) -> dict[str, int]:
+    """write_timeline into an open text stream `f` (`fpgaprof export --format perfetto -o -`:
+    stdout), as it is made: nothing atomic about a stream."""
+    return timeline_renderer.write_timeline_to(timeline_records(prof), f, max_events=max_events)
 
 
 def write_parquet(
@@ -211,9 +220,9 @@ def write_job(
 ) -> dict[str, Any]:
     """Writes job.json, job.html and job.txt (the text `fpgaprof report` prints) of an
     api.job.Job into out_dir as a set (base.atomic.OutputSet: all three appear together, or
-    none does and out_dir stays as it was). Returns their paths, "text" and "rank_count" (the
-    rank traces read). row_imbalance:
-    the ratio every rank's FPGA rankings take (collect())."""
+    none does and out_dir stays as it was). Returns their paths, "text", "rank_count" (the
+    rank traces read) and "running" (the rank folders a live `fpgaprof run` still holds).
+    row_imbalance: the ratio every rank's FPGA rankings take (collect())."""
     # a bad ratio fails before any rank is read; 0 (the core's "not known") is none
     row_imbalance = row_imbalance_given(row_imbalance)
     out_dir = os.fspath(out_dir)
@@ -232,4 +241,6 @@ def write_job(
     paths: dict[str, Any] = {k: os.path.join(out_dir, n) for k, n in names.items()}
     paths["text"] = text
     paths["rank_count"] = model["rank_count"]
+    # ranks whose `fpgaprof run` still holds their folder: the report is not the whole job's
+    paths["running"] = [m.get("name") for m in model.get("missing") or [] if m.get("running")]
     return paths

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from fpgaprof.base.columns import cell
+from fpgaprof.base.text import terminal_safe
 from fpgaprof.base.units import fmt_s, fmt_speedup_range
 from fpgaprof.views.ranking import SLOW_END_AS_COMPILED_NOTE, row_imbalance_applied_text
 from fpgaprof.views.sections import balance_text
@@ -71,8 +72,9 @@ CANDIDATE_COLUMNS = (
 
 
 def _clean(text: Any) -> str:
-    """One line of plain text: names from traces may hold control characters."""
-    return "".join(ch if ch.isprintable() else "?" for ch in str(text))
+    """One line of plain text: names from traces may hold control characters, shown escaped
+    (``\\x1b``, ``\\x0a``) as in every other text output (base.text.terminal_safe)."""
+    return terminal_safe(str(text), keep="")
 
 
 def table(rows: Iterable[Mapping], columns: Sequence[str]) -> str:
@@ -157,7 +159,8 @@ def render(model: Mapping) -> str:
     for m in model.get("missing") or []:
         who = f"rank {m['process_index']}" if m.get("process_index") is not None else "a rank"
         where = f" ({_clean(m['name'])})" if m.get("name") else ""
-        out.append(f"MISSING {who}{where}: {_clean(m['reason'])}")
+        label = "RUNNING" if m.get("running") else "MISSING"
+        out.append(f"{label} {who}{where}: {_clean(m['reason'])}")
     out.append(f"clock: {_clean(model['clock']['text'])}")
     if balance := balance_text(model):
         out.append(f"balance: {balance}")

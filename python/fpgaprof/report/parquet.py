@@ -97,6 +97,19 @@ def _arrow_table(pa: Any, cols: dict[str, Any]) -> Any:
     return pa.Table.from_arrays(arrays, names=list(cols))
 
 
+def _earlier_export_files(out_dir: str) -> set[str]:
+    """The table files (<name>.parquet, directly in out_dir) of an earlier write_parquet into
+    out_dir, as its index.json lists them; empty when there is none or it cannot be read."""
+    try:
+        with open(os.path.join(out_dir, INDEX_FILE), encoding="utf-8") as f:
+            old = json.load(f)
+        listed = old["tables"].values() if "format_version" in old else []
+        files = {str(t["file"]) for t in listed}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return set()
+    return {f for f in files if f.endswith(".parquet") and os.path.basename(f) == f}
+
+
 def write_parquet(tables: DataTables, out_dir: str | os.PathLike) -> dict[str, str]:
     """Writes DIR/<table>.parquet for every table of `tables` with at least one column, and
     DIR/index.json. Returns table name -> path (index.json under "index")."""
@@ -120,6 +133,12 @@ def write_parquet(tables: DataTables, out_dir: str | os.PathLike) -> dict[str, s
                 "columns": {f.name: str(f.type) for f in table.schema},
             }
         index["missing"].update(tables.missing)
+        # Tables of an earlier export into DIR that this one does not write (its trace had no
+        # rows for them) would be read as this trace's: removed with the set. Only files the
+        # earlier index.json lists, so never a file fpgaprof did not write.
+        written = {t["file"] for t in index["tables"].values()}
+        for file in _earlier_export_files(out_dir) - written:
+            outs.remove(file)
         write_text_atomic(outs.path(INDEX_FILE), json.dumps(index, indent=1) + "\n")
     paths["index"] = os.path.join(out_dir, INDEX_FILE)
     return paths
