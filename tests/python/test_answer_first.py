@@ -318,38 +318,73 @@ def test_the_cli_points_to_its_own_json(tmp_path):
 def test_what_a_bound_could_save_is_marked_at_most():
     from fpgaprof.base.columns import bound_mark
 
-    assert bound_mark("could_save_ns", {"could_save_ns": 5e6, "estimate_basis": "operand bound"}) == "≤ "
-    assert bound_mark("could_save_ns", {"could_save_ns": 5e6, "cost_known": False,
-                                        "estimate_basis": None}) == "≤ "
+    assert (
+        bound_mark("could_save_ns", {"could_save_ns": 5e6, "estimate_basis": "operand bound"})
+        == "≤ "
+    )
+    assert (
+        bound_mark(
+            "could_save_ns", {"could_save_ns": 5e6, "cost_known": False, "estimate_basis": None}
+        )
+        == "≤ "
+    )
     assert bound_mark("could_save_ns", {"could_save_ns": 5e6, "estimated": False}) == "≤ "
-    assert bound_mark("could_save_ns", {"could_save_ns": 0.0, "estimate_basis": "operand bound"}) == ""
+    assert (
+        bound_mark("could_save_ns", {"could_save_ns": 0.0, "estimate_basis": "operand bound"}) == ""
+    )
     assert bound_mark("could_save_ns", {"could_save_ns": 5e6, "estimate_basis": "static"}) == ""
 
 
 def test_the_answer_lines_stay_one_line_per_operation():
     from fpgaprof.report.digest import answer_lines
 
-    a = {"available": True, "unit": "region", "cards": ["alveo-u55c"], "count": 1,
-         "items": [{"operation": "fwd\nproject\x1b[31m", "size": 64, "gpu_time_s": 1e-3,
-                    "verdict": "no", "best_card": "alveo-u55c", "speedup": 0.5,
-                    "speedup_low": 0.2, "speedup_high": 0.9, "bound": False, "reason": "why\r"}],
-         "rests_on": {"text": "GPU times measured on X"}}
+    a = {
+        "available": True,
+        "unit": "region",
+        "cards": ["alveo-u55c"],
+        "count": 1,
+        "items": [
+            {
+                "operation": "fwd\nproject\x1b[31m",
+                "size": 64,
+                "gpu_time_s": 1e-3,
+                "verdict": "no",
+                "best_card": "alveo-u55c",
+                "speedup": 0.5,
+                "speedup_low": 0.2,
+                "speedup_high": 0.9,
+                "bound": False,
+                "reason": "why\r",
+            }
+        ],
+        "rests_on": {"text": "GPU times measured on X"},
+    }
     lines = answer_lines({"answer": a})
     assert len(lines) == 4  # head, columns, the one row, rests on
     # escaped by the command line's one sanitiser (base.text.terminal_safe)
     assert lines[2].split()[:2] == ["fwd\\x0aproject\\x1b[31m", "64³"]
 
 
-@pytest.mark.parametrize("transfer,card,expect", [
-    (3e-3, 1e-4, "host link alone 3.00 ms vs 1.00 ms on the GPU"),
-    (1e-4, 2e-3, "card 2.00 ms (memory-bound) vs 1.00 ms on the GPU"),
-    (6e-4, 6e-4, "card 600.0 µs (memory-bound) + link 600.0 µs vs 1.00 ms on the GPU"),
-])
+@pytest.mark.parametrize(
+    "transfer,card,expect",
+    [
+        (3e-3, 1e-4, "host link alone 3.00 ms vs 1.00 ms on the GPU"),
+        (1e-4, 2e-3, "card 2.00 ms (memory-bound) vs 1.00 ms on the GPU"),
+        (6e-4, 6e-4, "card 600.0 µs (memory-bound) + link 600.0 µs vs 1.00 ms on the GPU"),
+    ],
+)
 def test_the_deciding_reason_names_what_loses(transfer, card, expect):
     from fpgaprof.api.fpga import deciding_reason
 
-    row = {"verdict": "no", "gpu_time_ns": 1e6, "transfer_s": transfer, "card_time_s": card,
-           "restructured_card_time_s": card * 1.5, "card_limit": "memory", "estimate_basis": "static"}
+    row = {
+        "verdict": "no",
+        "gpu_time_ns": 1e6,
+        "transfer_s": transfer,
+        "card_time_s": card,
+        "restructured_card_time_s": card * 1.5,
+        "card_limit": "memory",
+        "estimate_basis": "static",
+    }
     assert deciding_reason(row) == expect
 
 
@@ -376,7 +411,9 @@ def test_a_range_whose_slow_end_is_as_compiled_is_marked():
     fwd, back = items["forward_project"], items["back_project"]
     assert fwd["scenario"] == "restructured" and fwd["slow_end_as_compiled"] is True
     assert back["slow_end_as_compiled"] is False
-    row = {r["region"]: r for r in fpgaprof.fpga.fpga_candidates(prof, fwd["best_card"], by="region")}
+    row = {
+        r["region"]: r for r in fpgaprof.fpga.fpga_candidates(prof, fwd["best_card"], by="region")
+    }
     fr = row["forward_project"]
     assert fr["restructured_structure_dependent"] is True
     assert fwd["speedup_low"] == pytest.approx(fr["region_speedup_low"], rel=1e-12)
@@ -393,3 +430,87 @@ def test_a_range_whose_slow_end_is_as_compiled_is_marked():
     jsonschema = pytest.importorskip("jsonschema")
     with open(SCHEMA, encoding="utf-8") as f:
         jsonschema.validate(s, json.load(f))
+
+
+def test_op_answers_keep_apart_ops_that_share_a_module_and_op_name():
+    """A function compiled for several sizes gives ops of one module and op name: answered per
+    op (a trace without regions answers per op), each op its own best card and speedup. Here
+    four input_scatter_fusion.1 ops of jit_sparse_forward_project_fcn, told apart by their GPU
+    times; each answer must be the one its best card's row gives for the op of that GPU time
+    (looked up by time, not by the answer's own key)."""
+    from fpgaprof.api import answer, overview
+
+    prof = fpgaprof.load(os.path.join(TRACES, "mbirjax_sweep_32_64_run_h100.fpgaprof"))
+    an, _, _ = overview.analysis_of(prof, "alveo-u55c", [])
+    sec = answer.answer_section(
+        prof,
+        {
+            "candidates": {"available": True, "regions": {"available": False}},
+            "device": {"name": "H100"},
+        },
+        an,
+        top=1000,
+    )
+    items = [i for i in sec["items"] if i["op"] == "input_scatter_fusion.1"]
+    assert len(items) >= 4
+    cards = {
+        str(f["target"]["name"]): f["candidates"] for f in [an["fpga"], *an["fpga_other_targets"]]
+    }
+    for item in items:
+        rows = [
+            r
+            for r in cards[item["best_card"]]
+            if r["op"] == "input_scatter_fusion.1"
+            and r["gpu_time_ns"] == pytest.approx(item["gpu_time_s"] * 1e9)
+        ]
+        (row,) = rows
+        key = "restructured_op_speedup" if item["scenario"] == "restructured" else "op_speedup"
+        assert item["speedup"] == pytest.approx(row[key])
+    assert len({round(i["speedup"], 9) for i in items}) == len(items)
+
+
+def test_a_card_file_named_like_a_preset_answers_with_its_own_figures(tmp_path):
+    """A card file may take a preset's name (its own U55C, faster links): the answer compares
+    that card, not the preset of that name, and counts each card once."""
+    from fpgaprof.api import overview
+
+    card = tmp_path / "fast.json"
+    card.write_text(
+        json.dumps(
+            {
+                "base": "alveo-u55c",
+                "name": "alveo-u55c",
+                "memory_channel_bytes_per_s": 1.4375e12,
+                "link_bytes_per_s": 1e11,
+                "call_latency_s": 1e-9,
+                "call_latency_s_low": 1e-9,
+                "call_latency_s_high": 1e-9,
+                "transfer_latency_s": 1e-9,
+                "transfer_latency_s_low": 1e-9,
+                "transfer_latency_s_high": 1e-9,
+            }
+        )
+    )
+    opts = overview.report_analysis_options(str(card))
+    names = [p["name"] for p in fpgaprof.fpga.presets()]
+    assert "alveo-u55c" not in opts["other_targets"]
+    assert len(opts["other_targets"]) == len(names) - 1
+    assert "alveo-u55c" not in overview.report_analysis_options("Alveo-U55C")["other_targets"]
+    prof = fpgaprof.load(os.path.join(TRACES, "mbirjax_parallel_128_h100.fpgaprof"))
+    summary = json.loads(report.summary_json.dumps(report.collect(prof, target=str(card))))
+    an, _, _ = overview.analysis_of(prof, str(card), [])
+    mine = {r["region"]: r for r in an["fpga"]["regions"]}
+    for item in summary["answer"]["items"]:
+        if item["best_card"] != "alveo-u55c":
+            continue
+        row = mine[item["region"]] if "region" in item else None
+        if row is not None:
+            key = (
+                "restructured_region_speedup"
+                if item["scenario"] == "restructured"
+                else "region_speedup"
+            )
+            assert item["speedup"] == pytest.approx(row[key])
+    # the card's own rows beat every preset here (faster memory and links than any of them):
+    # the answer names it for the top region
+    assert summary["answer"]["items"][0]["best_card"] == "alveo-u55c"

@@ -119,6 +119,9 @@ const ResultTable<FpgaCandidate, FpgaOpRowContext>& fpga_op_row_fields() {
                                [](const R&, const C& c) { return FieldValue{uint64_t{c.rank}}; }));
     v.push_back(member<&R::name, C>("op", "", "the HLO instruction"));
     v.push_back(member<&R::module, C>("module", "", "its HLO module"));
+    v.push_back(member<&R::op_index, C>("op_index", "",
+                                        "the op's index into the analysis' ops (prof.ops' order): one op, where "
+                                        "several compilations of a function give ops of the same module and op name"));
     v.push_back(computed<R, C>("source", VT::kString, false, "", "\"file:line\" of the op ('' unknown)",
                                [](const R& r, const C& c) { return FieldValue{c.inputs->sources[r.op_index]}; }));
     v.push_back(computed<R, C>(

@@ -43,7 +43,14 @@ def operation_and_size(name: str) -> tuple[str, int | None]:
 
 
 def _key(row: Mapping, unit: str) -> tuple:
-    return (row.get("region"),) if unit == "region" else (row.get("module"), row.get("op"))
+    """A row's op or region, the same on every card's ranking of one analysis: the op's index
+    (several compilations of one function give ops of one module and op name), else its
+    names."""
+    if unit == "region":
+        return (row.get("region"),)
+    if row.get("op_index") is not None:
+        return ("op_index", int(row["op_index"]))
+    return (row.get("module"), row.get("op"))
 
 
 def _rows(fpga: Mapping, unit: str) -> list[dict]:

@@ -115,7 +115,8 @@ def fpga_candidates(
     Energy beside time (op and region rows; docs/fpga-model.md, "Energy verdict"):
     ``card_energy_j`` / ``restructured_card_energy_j`` (the card times at the card's loaded_w),
     ``gpu_energy_j`` (an op: the joules the trace's energy analysis attributes to it by busy-time
-    share, an attribution; a region: measured over its instances' windows on every GPU) with
+    share, an attribution; a region: the same attribution of the kernels launched in it, its
+    sub-regions' included, not its measured window, which energy_report(by="region") gives) with
     ``gpu_energy_coverage`` (the sampled share), ``energy_ratio`` and
     ``restructured_energy_ratio`` (card / GPU joules, with _low/_high), and
     ``energy_verdict`` / ``restructured_energy_verdict``: "gains", "wins only on energy",

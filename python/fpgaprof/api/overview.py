@@ -54,13 +54,15 @@ class TraceOverview:
 def _ops_rows(rows: list[dict]) -> list[dict]:
     """prof.ops' rows (the attribution's OpStats: hlo_op, module_name, executions, total_ns,
     mean_ns per execution, the static cost of one execution) as the overview's op rows,
-    largest time first; the cost is None where the op has none."""
+    largest time first, each with its `op_index` (its position in prof.ops, the analysis' op
+    index); the cost is None where the op has none."""
     out = []
-    for r in rows:
+    for i, r in enumerate(rows):
         no_cost = not r["has_cost"] or r["cost_unknown"]
         out.append(
             {
                 "op": str(r["hlo_op"]),
+                "op_index": i,
                 "module": r["module_name"],
                 "category": r["category"] or None,
                 "count": int(r["executions"]),
@@ -103,15 +105,12 @@ def _op_key(module: Any, op: Any) -> tuple[str, str]:
 
 def _add_op_energy(items: list[dict], energy: Mapping | None) -> None:
     """Each op row's attributed GPU joules (the energy analysis' by-op split: an attribution,
-    not a measurement), joined by (module, op); None where the trace has no energy or the op
-    none."""
-    joules: dict[tuple[str, str], float] = {}
+    not a measurement), by op index; None where the trace has no energy or the op none."""
+    joules: dict[int, float] = {}
     if energy and energy.get("measured"):
-        for r in energy["ops"]:
-            key = _op_key(r.get("module"), r.get("hlo_op"))
-            joules[key] = joules.get(key, 0.0) + float(r["joules"])
+        joules = {int(r["op_index"]): float(r["joules"]) for r in energy["ops"]}
     for r in items:
-        r["gpu_energy_j"] = joules.get(_op_key(r.get("module"), r["op"]))
+        r["gpu_energy_j"] = joules.get(r["op_index"])
 
 
 def _ops_section(
@@ -136,9 +135,16 @@ def _ops_section(
     rows = _ops_rows(sec["rows"])
     if not rows:
         return sections.unavailable(sections.unattributed_note(kernel_count))
-    bound = {_op_key(r.get("module"), r.get("op")): r.get("bound") for r in roof_rows}
-    for r in rows:
-        r["bound"] = bound.get(_op_key(r["module"], r["op"]))
+    # The roofline's ops are the analysis' (prof.ops' order): by index, one op each even where
+    # several compilations share a module and op name.
+    by_index = list(analysis["roofline"]["ops"]) if analysis is not None else []
+    if len(by_index) == len(sec["rows"]):
+        for r in rows:
+            r["bound"] = by_index[r["op_index"]].get("bound")
+    else:
+        bound = {_op_key(r.get("module"), r.get("op")): r.get("bound") for r in roof_rows}
+        for r in rows:
+            r["bound"] = bound.get(_op_key(r["module"], r["op"]))
     return {
         "available": True,
         "count": len(rows),
@@ -519,11 +525,25 @@ def report_analysis_options(target: Any, row_imbalance: float | None = None) -> 
     chosen card, every other preset card for the answer (``other_targets``) and the row
     imbalance ratio the user gave (``row_imbalance``, only when given). Whatever else a report
     asks of the analysis passes the same, so the cache serves it."""
-    others = tuple(n for n in (p["name"] for p in presets()) if n != target)
+    # Every preset but the one the chosen card is called by (a preset named in any case, or a
+    # card file that took a preset's name: its own figures answer for that name).
+    own = _card_name(target)
+    others = tuple(n for n in (p["name"] for p in presets()) if n.lower() != own)
     out: dict = {"target": target, "other_targets": others}
     if row_imbalance is not None:
         out["row_imbalance"] = row_imbalance
     return out
+
+
+def _card_name(target: Any) -> str:
+    """The lower-cased name `target` goes by ('' when it has none or cannot be read: the
+    analysis reports that)."""
+    try:
+        spec = target_spec(target)
+    except Exception:  # noqa: BLE001 - an unreadable target is the analysis' to report
+        return ""
+    name = spec if isinstance(spec, str) else spec.get("name")
+    return str(name or "").lower()
 
 
 def analysis_of(

@@ -112,6 +112,7 @@ class FpgaOpRow(TypedDict):
     rank: int
     op: str
     module: str
+    op_index: int
     source: str
     pattern: str
     precision: str
