@@ -294,8 +294,7 @@ TEST_CASE("ops get the busy part of each interval by their share of the busy tim
   CHECK(r.devices[0].mean_w == Approx(175.0));  // 17.5 J / 100 ms
 }
 
-TEST_CASE("a region path's kernels get their attributed joules, its sub-paths' included, no idle or other GPU",
-          "[analysis][energy]") {
+TEST_CASE("kernels get their attributed joules per region path and op, no idle or other GPU's", "[analysis][energy]") {
   // The 17.5 J device of the case above, with regions: "solve" [0, 100] ms around "step"
   // [25, 60] ms; A [30, 50] and the unattributed kernel [35, 45] launched in step, B [50, 70] in
   // solve. A second GPU (device 1) idles at 100 W through it all with no kernel.
@@ -321,22 +320,25 @@ TEST_CASE("a region path's kernels get their attributed joules, its sub-paths' i
   const EnergyReport r = analyze_energy(s, paths, {0, 1, kNone32});
   const uint32_t step_path = paths.path_of(step), solve_path = paths.path_of(solve);
   REQUIRE(step_path != solve_path);
-  const auto kernels_of = [&](uint32_t p) -> PathKernelEnergy {
-    for (const PathKernelEnergy& k : r.region_path_kernels)
-      if (k.path == p) return k;
-    FAIL("no kernel energy for path " << p);
+  const auto kernels_of = [&](uint32_t p, uint32_t op) -> PathOpEnergy {
+    for (const PathOpEnergy& k : r.path_op_kernels)
+      if (k.path == p && k.op == op) return k;
+    FAIL("no kernel energy for path " << p << ", op " << op);
     return {};
   };
-  // step: A 4 J over 20 ms + the unattributed kernel 2 J over 10 ms = 6 J, 30 ms.
-  CHECK(kernels_of(step_path).joules == Approx(6.0));
-  CHECK(kernels_of(step_path).busy_ns == 30 * ms);
-  // solve: step's 6 J plus B's 6 J over 20 ms = 12 J, 50 ms; its window on device 0 holds all
-  // 17.5 J and on device 1 another 10 J, neither of which is its kernels'.
-  CHECK(kernels_of(solve_path).joules == Approx(12.0));
-  CHECK(kernels_of(solve_path).busy_ns == 50 * ms);
+  // step: A 4 J over 20 ms, the unattributed kernel 2 J over 10 ms; solve (its own kernels):
+  // B 6 J over 20 ms. Per innermost path: the FPGA region rows add a sub-path's to its parent.
+  CHECK(kernels_of(step_path, 0).joules == Approx(4.0));
+  CHECK(kernels_of(step_path, 0).busy_ns == 20 * ms);
+  CHECK(kernels_of(step_path, kNone32).joules == Approx(2.0));
+  CHECK(kernels_of(step_path, kNone32).busy_ns == 10 * ms);
+  CHECK(kernels_of(solve_path, 1).joules == Approx(6.0));
+  CHECK(kernels_of(solve_path, 1).busy_ns == 20 * ms);
+  CHECK(r.path_op_kernels.size() == 3);
+  // Its window on device 0 holds all 17.5 J and on device 1 another 10 J, none of which the
+  // kernels' rows take.
   CHECK(region_row(r, solve, 0).joules == Approx(17.5));
   CHECK(region_row(r, solve, 1).joules == Approx(10.0));
-  CHECK(r.region_path_kernels.size() == 2);
 }
 
 TEST_CASE("several GPUs: per device totals and one region row per device", "[analysis][energy]") {

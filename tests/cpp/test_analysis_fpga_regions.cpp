@@ -298,11 +298,12 @@ TEST_CASE("FPGA regions, case C: ops of a region on the card, data crossing at i
   CHECK(step.card_time_low_s == near(0.9e-3));
   CHECK(step.card_time_s == near(2.14e-3));
   CHECK(step.card_time_high_s == near(6.62e-3));
-  // Its kept GPU time is card time too (charged at the card's power): 0.9, 2.14, 6.62 ms x 25,
-  // 50, 100 W = 22.5, 107, 662 mJ.
-  CHECK(step.card_energy_j.low == near(22.5e-3));
-  CHECK(step.card_energy_j.nominal == near(107e-3));
-  CHECK(step.card_energy_j.high == near(662e-3));
+  // Its kept GPU time is card time too, but not the card's energy (those kernels still run on
+  // the GPU: case C below adds their GPU joules): 0.84, 2.08, 6.56 ms x 25, 50, 100 W = 21.0,
+  // 104, 656 mJ.
+  CHECK(step.card_energy_j.low == near(21.0e-3));
+  CHECK(step.card_energy_j.nominal == near(104e-3));
+  CHECK(step.card_energy_j.high == near(656e-3));
   CHECK(step.transfer_low_s == near(3.25e-3));
   CHECK(step.transfer_s == near(4.1e-3));
   CHECK(step.transfer_high_s == near(6.6e-3));
@@ -547,12 +548,14 @@ TEST_CASE("FPGA regions and ops, case C: GPU joules beside the card's, ratios an
   REQUIRE(proj_path != kNone32);
   REQUIRE(step_path != kNone32);
   REQUIRE(other_path != kNone32);
-  // An energy report written by hand (as analyze_energy words it). The rows compare the
-  // attributed joules of each path's kernels (region_path_kernels, inclusive): proj's 420 us of
-  // kernels 1.0 J, all sampled; step's 480 us (proj's and the solver's) 0.4 J over 360 us
-  // sampled; other's 45 us 0.05 J. The measured windows (region_paths) hold far more (idle gaps,
-  // host work, a second GPU) and must not enter a row: 50 J on proj would turn its verdict.
-  // add_fusion 0.1 J over 300 of its 400 us; reduce 0.2 J over all of its 20 us.
+  // An energy report written by hand (as analyze_energy words it). The region rows compare the
+  // attributed joules of each path's kernels (path_op_kernels, by innermost path and op; a path
+  // counts its sub-paths'): in proj add_fusion 0.4 J over its 400 us and reduce 0.1 J over its
+  // 20 us; in step (outside proj) the solver 1.5 J over 30 of its 60 us; in other dgemm 0.04 J
+  // and the kernel without an op 0.01 J, all sampled. The measured windows (region_paths) hold
+  // far more (idle gaps, host work, a second GPU) and must not enter a row: 50 J on proj would
+  // turn its verdict. The op rows read e.ops: add_fusion 0.1 J over 300 of its 400 us; reduce
+  // 0.2 J over all of its 20 us.
   EnergyReport e;
   e.measured = true;
   EnergyWindow w;
@@ -564,33 +567,42 @@ TEST_CASE("FPGA regions and ops, case C: GPU joules beside the card's, ratios an
   e.region_paths.emplace_back(step_path, w);
   w.device_id = 1;
   e.region_paths.emplace_back(step_path, w);
-  e.region_path_kernels = {{step_path, 0.4, 360000}, {proj_path, 1.0, 420000}, {other_path, 0.05, 45000}};
+  e.path_op_kernels = {{proj_path, 0, 0.4, 400000},
+                       {proj_path, 1, 0.1, 20000},
+                       {step_path, 2, 1.5, 30000},
+                       {other_path, 3, 0.04, 40000},
+                       {other_path, kNone32, 0.01, 5000}};
   e.ops = {{1, 0.2, 20000}, {0, 0.1, 300000}};
 
   const auto regions = f.rank(true, &e);
-  // proj: card 20.5, 102, 648 mJ (case C above) over 1.0 J all sampled: 0.0205, 0.102, 0.648;
-  // restructured 10.5, 52, 328 mJ: 0.0105, 0.052, 0.328. Slower at both ends of its speedup
-  // range (0.043-0.171x; restructured 0.064-0.205x), less energy across the ratio's: wins only on
-  // energy in both scenarios.
+  // proj: 0.5 J over all of its 420 us; card 20.5, 102, 648 mJ (case C above): 0.041, 0.204,
+  // 1.296, straddling 1, slower across its speedup range (0.043-0.171x): uncertain.
+  // Restructured 10.5, 52, 328 mJ: 0.021, 0.104, 0.656, slower (0.064-0.205x): wins only on
+  // energy. Nothing kept.
   const FpgaRegionCandidate& proj = find(regions, "step > proj");
-  CHECK(proj.gpu_energy_j == near(1.0));
+  CHECK(proj.gpu_energy_j == near(0.5));
   CHECK(proj.gpu_energy_coverage == near(1.0));
-  CHECK(proj.energy_ratio.low == near(0.0205));
-  CHECK(proj.energy_ratio.nominal == near(0.102));
-  CHECK(proj.energy_ratio.high == near(0.648));
-  CHECK(proj.restructured_energy_ratio.low == near(0.0105));
-  CHECK(proj.restructured_energy_ratio.nominal == near(0.052));
-  CHECK(proj.restructured_energy_ratio.high == near(0.328));
-  CHECK(proj.energy_verdict == "wins only on energy");
+  CHECK(proj.kept_gpu_energy_j == near(0.0));
+  CHECK(proj.energy_ratio.low == near(0.041));
+  CHECK(proj.energy_ratio.nominal == near(0.204));
+  CHECK(proj.energy_ratio.high == near(1.296));
+  CHECK(proj.restructured_energy_ratio.low == near(0.021));
+  CHECK(proj.restructured_energy_ratio.nominal == near(0.104));
+  CHECK(proj.restructured_energy_ratio.high == near(0.656));
+  CHECK(proj.energy_verdict == "uncertain");
   CHECK(proj.restructured_energy_verdict == "wins only on energy");
-  // step: 0.4 J over 360 of its 480 us of kernels (coverage 0.75); card 22.5, 107, 662 mJ x 0.75 /
-  // 0.4 = 0.0421875, 0.200625, 1.24125: straddles 1, slower (0.036-0.116x): uncertain.
+  // step: proj's 0.5 J + the kept solver's 1.5 J = 2.0 J over 450 of its 480 us (coverage
+  // 0.9375). With the offload the solver still runs on the GPU: (card 21.0, 104, 656 mJ x 0.9375
+  // + 1.5 J) / 2.0 J = 0.75984375, 0.79875, 1.0575: straddles 1, slower (0.036-0.116x):
+  // uncertain. (Charging the kept 60 us at the card's power instead, 22.5, 107, 662 mJ x 0.9375
+  // / 2.0 = 0.0105-0.31, would read "wins only on energy" for a region that is mostly GPU work.)
   const FpgaRegionCandidate& step = find(regions, "step");
-  CHECK(step.gpu_energy_j == near(0.4));
-  CHECK(step.gpu_energy_coverage == near(0.75));
-  CHECK(step.energy_ratio.low == near(0.0421875));
-  CHECK(step.energy_ratio.nominal == near(0.200625));
-  CHECK(step.energy_ratio.high == near(1.24125));
+  CHECK(step.gpu_energy_j == near(2.0));
+  CHECK(step.gpu_energy_coverage == near(0.9375));
+  CHECK(step.kept_gpu_energy_j == near(1.5));
+  CHECK(step.energy_ratio.low == near(0.75984375));
+  CHECK(step.energy_ratio.nominal == near(0.79875));
+  CHECK(step.energy_ratio.high == near(1.0575));
   CHECK(step.energy_verdict == "uncertain");
   // other: measured, but nothing inside can be estimated: GPU joules shown, no ratio.
   const FpgaRegionCandidate& other = find(regions, "other");

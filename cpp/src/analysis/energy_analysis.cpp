@@ -255,7 +255,7 @@ EnergyReport analyze_energy(const TraceStore& store, const RegionPaths& paths,
   }
 
   std::map<uint32_t, OpEnergy> ops;
-  std::vector<PathKernelEnergy> own_path(paths.size());  // a path's own kernels, before ancestors
+  std::map<std::pair<uint32_t, uint32_t>, PathOpEnergy> path_op;  // (innermost path, op)
   std::vector<DeviceCurve> curves;
   std::vector<uint32_t> ids;
   for (auto& [id, samples] : by_device) {
@@ -332,9 +332,13 @@ EnergyReport analyze_energy(const TraceStore& store, const RegionPaths& paths,
     for (const Activity& a : acts) {
       for_segments(a, [&](std::size_t i, uint64_t ns) {
         const double j = busy_share[i] * static_cast<double>(ns) / static_cast<double>(activity_ns[i]);
-        if (a.path < own_path.size()) {
-          own_path[a.path].joules += j;
-          own_path[a.path].busy_ns += ns;
+        if (a.path != kNone32 && a.bucket != kCopyBucket) {
+          const uint32_t op = a.bucket == kUnattributedBucket ? kNone32 : a.bucket;
+          PathOpEnergy& pe = path_op[{a.path, op}];
+          pe.path = a.path;
+          pe.op = op;
+          pe.joules += j;
+          pe.busy_ns += ns;
         }
         if (a.bucket == kCopyBucket) {
           r.copies_joules += j;
@@ -351,21 +355,8 @@ EnergyReport analyze_energy(const TraceStore& store, const RegionPaths& paths,
   }
 
   for (auto& [op, e] : ops) r.ops.push_back(e);
-  std::vector<PathKernelEnergy> inclusive(paths.size());
-  std::vector<bool> has_kernels(paths.size(), false);
-  for (uint32_t p = 0; p < own_path.size(); ++p) {
-    if (own_path[p].busy_ns == 0) continue;
-    paths.for_self_and_ancestors(p, [&](uint32_t q) {
-      inclusive[q].joules += own_path[p].joules;
-      inclusive[q].busy_ns += own_path[p].busy_ns;
-      has_kernels[q] = true;
-    });
-  }
-  for (uint32_t p = 0; p < inclusive.size(); ++p) {
-    if (!has_kernels[p]) continue;
-    inclusive[p].path = p;
-    r.region_path_kernels.push_back(inclusive[p]);
-  }
+  r.path_op_kernels.reserve(path_op.size());
+  for (const auto& [key, e] : path_op) r.path_op_kernels.push_back(e);
   std::stable_sort(r.ops.begin(), r.ops.end(),
                    [](const OpEnergy& a, const OpEnergy& b) { return a.joules > b.joules; });
 

@@ -22,7 +22,7 @@ std::string time_energy_verdict(bool estimated, double speedup_low, double speed
 
 namespace fpga_detail {
 
-GpuEnergyIndex::GpuEnergyIndex(const EnergyReport* energy, std::size_t op_count, std::size_t path_count) {
+GpuEnergyIndex::GpuEnergyIndex(const EnergyReport* energy, std::size_t op_count, const RegionPaths* paths) {
   if (energy == nullptr || !energy->measured) return;
   op_joules_.assign(op_count, kNaN);
   op_busy_ns_.assign(op_count, 0);
@@ -31,12 +31,16 @@ GpuEnergyIndex::GpuEnergyIndex(const EnergyReport* energy, std::size_t op_count,
     op_joules_[o.op] = o.joules;
     op_busy_ns_[o.op] = o.busy_ns;
   }
-  path_joules_.assign(path_count, kNaN);
-  path_busy_ns_.assign(path_count, 0);
-  for (const PathKernelEnergy& p : energy->region_path_kernels) {
-    if (p.path >= path_count) continue;
-    path_joules_[p.path] = p.joules;
-    path_busy_ns_[p.path] = p.busy_ns;
+  if (paths == nullptr) return;
+  path_joules_.assign(paths->size(), kNaN);
+  path_busy_ns_.assign(paths->size(), 0);
+  for (const PathOpEnergy& e : energy->path_op_kernels) {
+    // Inclusive, as the region rows count kernels: each row also counts for the enclosing paths.
+    paths->for_self_and_ancestors(e.path, [&](uint32_t q) {
+      path_joules_[q] = (std::isnan(path_joules_[q]) ? 0.0 : path_joules_[q]) + e.joules;
+      path_busy_ns_[q] += e.busy_ns;
+      path_op_joules_[(static_cast<uint64_t>(q) << 32) | e.op] += e.joules;
+    });
   }
 }
 
@@ -55,10 +59,15 @@ GpuJoules GpuEnergyIndex::path(uint32_t path, double gpu_time_ns) const {
   return busy_joules(path_joules_[path], path_busy_ns_[path], gpu_time_ns);
 }
 
-EnergyRange energy_ratio(const EnergyRange& card, const GpuJoules& gpu) {
+double GpuEnergyIndex::path_op_joules(uint32_t path, uint32_t op) const {
+  const auto it = path_op_joules_.find((static_cast<uint64_t>(path) << 32) | op);
+  return it != path_op_joules_.end() ? it->second : 0.0;
+}
+
+EnergyRange energy_ratio(const EnergyRange& card, const GpuJoules& gpu, double kept_joules) {
   if (!gpu.known() || std::isnan(card.nominal)) return {kNaN, kNaN, kNaN};
-  const double k = gpu.coverage / gpu.joules;
-  return {card.low * k, card.nominal * k, card.high * k};
+  const auto ratio = [&](double card_j) { return (card_j * gpu.coverage + kept_joules) / gpu.joules; };
+  return {ratio(card.low), ratio(card.nominal), ratio(card.high)};
 }
 
 }  // namespace fpga_detail

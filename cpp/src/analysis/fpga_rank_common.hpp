@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "fpgaprof/analysis/fpga_model.hpp"
+#include "fpgaprof/analysis/region_paths.hpp"
 
 namespace fpgaprof::analysis::fpga_detail {
 
@@ -48,14 +50,18 @@ struct GpuJoules {
 // FpgaOptions::energy looked up by op index and by region path index (built once per ranking).
 class GpuEnergyIndex {
  public:
-  // `energy` nullptr or not measured: every lookup unknown.
-  GpuEnergyIndex(const EnergyReport* energy, std::size_t op_count, std::size_t path_count);
+  // `energy` nullptr or not measured: every lookup unknown. `paths`: the grouping of the region
+  // rows (nullptr: no path lookups), the one the energy analysis grouped by.
+  GpuEnergyIndex(const EnergyReport* energy, std::size_t op_count, const RegionPaths* paths);
   // The op's attributed joules; coverage = its busy time in sampled intervals / gpu_time_ns.
   GpuJoules op(uint32_t op, double gpu_time_ns) const;
   // The attributed joules of the path's kernels (its sub-paths' included), the ops' attribution
   // (not the path's measured window); coverage = their busy time in sampled intervals /
   // gpu_time_ns.
   GpuJoules path(uint32_t path, double gpu_time_ns) const;
+  // The attributed joules of op `op`'s kernels (kNone32: kernels without an op) in the path and
+  // its sub-paths; 0 when none were sampled.
+  double path_op_joules(uint32_t path, uint32_t op) const;
 
  private:
   // A row's joules and the part of its GPU time they cover; unknown without sampled busy time.
@@ -65,18 +71,23 @@ class GpuEnergyIndex {
   std::vector<uint64_t> op_busy_ns_;
   std::vector<double> path_joules_;  // NaN: no kernel energy in the path
   std::vector<uint64_t> path_busy_ns_;
+  std::unordered_map<uint64_t, double> path_op_joules_;  // pair_key(path, op), sub-paths included
 };
-// card x coverage / GPU joules at each end of the card's range; NaN when either is unknown.
-EnergyRange energy_ratio(const EnergyRange& card, const GpuJoules& gpu);
+// Card x coverage (plus the GPU joules of the work the row keeps on the GPU) / GPU joules at
+// each end of the card's range; NaN when either is unknown. kept_joules: measured like the
+// row's GPU joules (over its sampled part), so it is added as it is.
+EnergyRange energy_ratio(const EnergyRange& card, const GpuJoules& gpu, double kept_joules = 0);
 // A row's GPU energy, its ratios and its verdicts from its speedup ranges (either row type).
+// kept_joules: the GPU joules of the work the row keeps on the GPU (a region's kept kernels;
+// their time is in its card time, their energy stays the GPU's).
 template <class Row>
 void compare_energy(Row& c, const GpuJoules& gpu, bool estimated, double speedup_low, double speedup_high,
-                    double restructured_speedup_low, double restructured_speedup_high) {
+                    double restructured_speedup_low, double restructured_speedup_high, double kept_joules = 0) {
   // Unknown GPU energy is null, never 0 (a sampled window that carried no joules says nothing).
   c.gpu_energy_j = gpu.known() ? gpu.joules : kNaN;
   c.gpu_energy_coverage = gpu.known() ? gpu.coverage : kNaN;
-  c.energy_ratio = energy_ratio(c.card_energy_j, gpu);
-  c.restructured_energy_ratio = energy_ratio(c.restructured_card_energy_j, gpu);
+  c.energy_ratio = energy_ratio(c.card_energy_j, gpu, kept_joules);
+  c.restructured_energy_ratio = energy_ratio(c.restructured_card_energy_j, gpu, kept_joules);
   c.energy_verdict =
       time_energy_verdict(estimated, speedup_low, speedup_high, gpu.known(), c.energy_ratio.low, c.energy_ratio.high);
   c.restructured_energy_verdict =

@@ -512,7 +512,7 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
     }
     report.candidates.push_back(std::move(c));
   }
-  const GpuEnergyIndex gpu_energy(options.energy, ops.size(), 0);
+  const GpuEnergyIndex gpu_energy(options.energy, ops.size(), nullptr);
   for (FpgaCandidate& c : report.candidates) settle(c, target, gpu_energy);
   std::stable_sort(
       report.candidates.begin(), report.candidates.end(), [](const FpgaCandidate& a, const FpgaCandidate& b) {

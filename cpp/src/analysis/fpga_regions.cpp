@@ -151,6 +151,7 @@ struct OpsSum {
   uint32_t estimated_ops = 0;
   uint64_t unattributed_kernels = 0;
   std::vector<std::string> unknown_ops, unsupported_ops;
+  std::vector<uint32_t> kept_ops;  // ops whose kernels stay on the GPU (kNone32: kernels without an op)
   std::unordered_map<uint32_t, double> fallback_calls, io_of_module, buffers_of_module;
 };
 
@@ -171,6 +172,7 @@ void sum_ops(std::vector<std::pair<uint32_t, SpanAcc>>& entries, const std::vect
     if (o == kNone32) {
       s.kept_ns += static_cast<double>(acc.ns);
       s.unattributed_kernels += acc.kernels;
+      s.kept_ops.push_back(o);
       continue;
     }
     const OpCost& op = ops[o];
@@ -194,6 +196,7 @@ void sum_ops(std::vector<std::pair<uint32_t, SpanAcc>>& entries, const std::vect
     }
     if (!op.cost_known) {
       s.kept_ns += static_cast<double>(acc.ns);
+      s.kept_ops.push_back(o);
       if (s.unknown_ops.size() < 3) s.unknown_ops.push_back(op.name);
       continue;
     }
@@ -201,6 +204,7 @@ void sum_ops(std::vector<std::pair<uint32_t, SpanAcc>>& entries, const std::vect
     const OpCardEstimate& e = estimates.as_compiled(o);
     if (!e.estimated) {
       s.kept_ns += static_cast<double>(acc.ns);
+      s.kept_ops.push_back(o);
       if (s.unsupported_ops.size() < 3)
         s.unsupported_ops.push_back(op.name + " (" + precision_name(op.precision) + ")");
       continue;
@@ -305,6 +309,9 @@ void what_if(OpsSum& s, const Calls& calls, const FpgaTarget& target, const Fpga
   const TimeRange kept{c.kept_gpu_s, c.kept_gpu_s, c.kept_gpu_s};
   TimeRange card = s.ops_time;
   card += launches;
+  // The card's joules are its own design's: the kept kernels' energy stays the GPU's
+  // (compare_energy adds their attributed joules).
+  c.card_energy_j = card_energy_on(card, target);
   card += kept;
   // Restructured: the better of each op restructured alone and the region's ops as one
   // dataflow design reading the jitted calls' arguments and writing their results once. An op
@@ -342,6 +349,7 @@ void what_if(OpsSum& s, const Calls& calls, const FpgaTarget& target, const Fpga
   c.restructured_structure_dependent = structure || s.structure_dependent;
   if (c.restructured_structure_dependent) widen_for_structure(rcard, s.ops_time);
   rcard += launches;
+  c.restructured_card_energy_j = card_energy_on(rcard, target);
   rcard += kept;
   TimeRange transfer;
   if (options.inputs_cross_link) {
@@ -376,8 +384,6 @@ void what_if(OpsSum& s, const Calls& calls, const FpgaTarget& target, const Fpga
   c.restructured_region_speedup_low = safe_ratio(gpu_s, rcard.high + transfer.high);
   c.restructured_region_speedup_high = safe_ratio(gpu_s, rcard.low + transfer.low);
   c.scenario = offload_scenario(c.region_speedup, c.restructured_region_speedup);
-  c.card_energy_j = card_energy_on(card, target);
-  c.restructured_card_energy_j = card_energy_on(rcard, target);
 }
 
 }  // namespace
@@ -402,7 +408,7 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
   const double workload_ns = options.workload_ns > 0 ? options.workload_ns : total_kernel_ns;
   const double total_s = workload_ns * 1e-9;
   OpEstimates estimates(ops, target, options.row_imbalance);
-  const GpuEnergyIndex gpu_energy(options.energy, 0, groups.size());
+  const GpuEnergyIndex gpu_energy(options.energy, 0, &groups);
 
   for (uint32_t g = 0; g < groups.size(); ++g) {
     if (spans.ops_in[g].empty()) continue;
@@ -438,8 +444,12 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
     }
     if (c.restructured_structure_dependent)
       c.estimate_note += std::string(c.estimate_note.empty() ? "" : "; ") + kStructureWidenedNote;
-    compare_energy(c, gpu_energy.path(g, c.gpu_time_ns), true, c.region_speedup_low, c.region_speedup_high,
-                   c.restructured_region_speedup_low, c.restructured_region_speedup_high);
+    const GpuJoules gpu_j = gpu_energy.path(g, c.gpu_time_ns);
+    double kept_j = 0;
+    for (const uint32_t o : s.kept_ops) kept_j += gpu_energy.path_op_joules(g, o);
+    c.kept_gpu_energy_j = gpu_j.known() ? kept_j : kNaN;
+    compare_energy(c, gpu_j, true, c.region_speedup_low, c.region_speedup_high, c.restructured_region_speedup_low,
+                   c.restructured_region_speedup_high, kept_j);
     out.push_back(std::move(c));
   }
   for (FpgaRegionCandidate& c : out) {

@@ -56,6 +56,23 @@ constexpr const char* kEnergyRatio =
 constexpr const char* kRestructuredEnergyRatio =
     "card / GPU energy restructured: restructured_card_energy_j x gpu_energy_coverage / gpu_energy_j (low, high: "
     "the card energy's ends); null when either energy is unknown";
+constexpr const char* kRegionCardEnergy =
+    "card energy of card_time_s without kept_gpu_s (the card's own design: its ops and launches) at the card's "
+    "loaded_w (low: time low x power low; high: high x high); the kept kernels' energy stays the GPU's "
+    "(kept_gpu_energy_j); null when not estimated or the card's power is unknown";
+constexpr const char* kRegionRestructuredCardEnergy =
+    "card energy of restructured_card_time_s without kept_gpu_s at the card's loaded_w (low x low, high x high); "
+    "null when not estimated or the card's power is unknown";
+constexpr const char* kRegionKeptGpuEnergy =
+    "the part of gpu_energy_j of the kernels the region keeps on the GPU (kept_gpu_s: no cost, no HLO op, a "
+    "precision the card lacks): with the offload they still run there; null with gpu_energy_j";
+constexpr const char* kRegionEnergyRatio =
+    "the region's energy with the offload over its energy now, as compiled: (card_energy_j x gpu_energy_coverage + "
+    "kept_gpu_energy_j) / gpu_energy_j (low, high: the card energy's ends; below 1 the offload needs less "
+    "energy); null when either energy is unknown";
+constexpr const char* kRegionRestructuredEnergyRatio =
+    "energy_ratio restructured: (restructured_card_energy_j x gpu_energy_coverage + kept_gpu_energy_j) / "
+    "gpu_energy_j; null when either energy is unknown";
 constexpr const char* kEnergyVerdict =
     "time and energy together, as compiled (docs/fpga-model.md, \"Energy verdict\"): 'gains' (faster across the "
     "speedup range), 'wins only on energy' (not faster across it, energy_ratio_high < 1), 'loses' (speedup_high "
@@ -82,13 +99,15 @@ ResultField<result_detail::RowOf<M>, Ctx> ratio_member(const char* name, const c
 
 // The GPU energy beside the card's, in a ranking row (op or region).
 template <class R, class C>
-void push_energy_comparison(ResultTable<R, C>& v, const char* gpu_energy, const char* coverage) {
+void push_energy_comparison(ResultTable<R, C>& v, const char* gpu_energy, const char* coverage,
+                            const char* ratio = kEnergyRatio,
+                            const char* restructured_ratio = kRestructuredEnergyRatio) {
   v.push_back(computed<R, C>("gpu_energy_j", VT::kFloat, true, "J", gpu_energy,
                              [](const R& r, const C&) { return nan_null(r.gpu_energy_j); }));
   v.push_back(computed<R, C>("gpu_energy_coverage", VT::kFloat, true, "fraction", coverage,
                              [](const R& r, const C&) { return nan_null(r.gpu_energy_coverage); }));
-  v.push_back(ratio_member<&R::energy_ratio, C>("energy_ratio", kEnergyRatio));
-  v.push_back(ratio_member<&R::restructured_energy_ratio, C>("restructured_energy_ratio", kRestructuredEnergyRatio));
+  v.push_back(ratio_member<&R::energy_ratio, C>("energy_ratio", ratio));
+  v.push_back(ratio_member<&R::restructured_energy_ratio, C>("restructured_energy_ratio", restructured_ratio));
 }
 
 }  // namespace
@@ -323,10 +342,13 @@ const ResultTable<FpgaRegionCandidate, RankContext>& fpga_region_row_fields() {
     v.push_back(
         range_members<&R::restructured_card_time_s, &R::restructured_card_time_low_s, &R::restructured_card_time_high_s,
                       C>("restructured_card_time_s", "s", kRestructuredCardTime));
-    v.push_back(energy_member<&R::card_energy_j, C>("card_energy_j", kCardEnergy));
+    v.push_back(energy_member<&R::card_energy_j, C>("card_energy_j", kRegionCardEnergy));
     v.push_back(
-        energy_member<&R::restructured_card_energy_j, C>("restructured_card_energy_j", kRestructuredCardEnergy));
-    push_energy_comparison(v, kRegionGpuEnergy, kRegionGpuEnergyCoverage);
+        energy_member<&R::restructured_card_energy_j, C>("restructured_card_energy_j", kRegionRestructuredCardEnergy));
+    push_energy_comparison(v, kRegionGpuEnergy, kRegionGpuEnergyCoverage, kRegionEnergyRatio,
+                           kRegionRestructuredEnergyRatio);
+    v.push_back(computed<R, C>("kept_gpu_energy_j", VT::kFloat, true, "J", kRegionKeptGpuEnergy,
+                               [](const R& r, const C&) { return nan_null(r.kept_gpu_energy_j); }));
     v.push_back(member<&R::restructured_fpga_total_s, C>("restructured_fpga_total_s", "s",
                                                          "restructured_card_time_s + transfer_s"));
     v.push_back(range_members<&R::restructured_region_speedup, &R::restructured_region_speedup_low,

@@ -268,6 +268,7 @@ class FpgaRegionRow(TypedDict):
     restructured_energy_ratio: float | None
     restructured_energy_ratio_low: float | None
     restructured_energy_ratio_high: float | None
+    kept_gpu_energy_j: float | None
     restructured_fpga_total_s: float
     restructured_region_speedup: float
     restructured_region_speedup_low: float

@@ -26,8 +26,7 @@
 // part goes to its HLO op (OpInputs::op_of_kernel), a kernel without an op to `unattributed`, a
 // copy or memset to `copies`. The rest of the interval (not busy) is `idle_joules`. Every
 // interval's energy is so divided completely: ops + unattributed + copies + idle = total.
-// A kernel's part also counts for its region path and that path's ancestors
-// (region_path_kernels).
+// A kernel's part is also summed per (region path, op) (path_op_kernels).
 //
 // Pure function of its inputs; thread-safe on a store nobody mutates.
 #pragma once
@@ -74,12 +73,14 @@ struct OpEnergy {
   uint64_t busy_ns = 0;  // the op's kernel time within sampled intervals (overlaps counted per kernel)
 };
 
-// The attributed energy of the kernels launched inside one region path (its own and its
-// sub-paths', as the FPGA region rows count them): the same attribution as OpEnergy, so a
+// The attributed energy of the kernels of one HLO op (kNone32: kernels without an op) launched
+// in one region path (the innermost path a kernel ran in; a consumer adds each row to the path's
+// ancestors, as the FPGA region rows count kernels): the same attribution as OpEnergy, so a
 // region's kernels weigh what its ops weigh; unlike the path's measured window (region_paths)
 // it leaves out idle gaps, host work and GPUs that ran none of its kernels.
-struct PathKernelEnergy {
-  uint32_t path = 0;
+struct PathOpEnergy {
+  uint32_t path = 0;  // RegionPaths id
+  uint32_t op = 0;    // op index; kNone32 for kernels without an op
   double joules = 0;
   uint64_t busy_ns = 0;  // the kernels' time within sampled intervals (overlaps counted per kernel)
 };
@@ -95,11 +96,11 @@ struct EnergyReport {
   std::vector<std::pair<uint32_t, EnergyWindow>> region_paths;
   // One row per (region record, device with samples), records in TraceStore::regions order.
   std::vector<std::pair<uint32_t, EnergyWindow>> regions;
-  std::vector<PathKernelEnergy> region_path_kernels;  // paths with kernel energy, RegionPaths order
-  std::vector<OpEnergy> ops;                          // ops with energy, most joules first (ties: op index)
-  double unattributed_joules = 0;                     // kernels without an HLO op
-  double copies_joules = 0;                           // copies and memsets
-  double idle_joules = 0;                             // the not-busy part of each interval
+  std::vector<PathOpEnergy> path_op_kernels;  // by (innermost path, op), both ascending
+  std::vector<OpEnergy> ops;                  // ops with energy, most joules first (ties: op index)
+  double unattributed_joules = 0;             // kernels without an HLO op
+  double copies_joules = 0;                   // copies and memsets
+  double idle_joules = 0;                     // the not-busy part of each interval
 };
 
 // op_of_kernel: per TraceStore::kernels entry, its op index (kNone32 none); may be empty (every

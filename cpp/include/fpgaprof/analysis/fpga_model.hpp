@@ -528,17 +528,21 @@ struct FpgaRegionCandidate {
   double restructured_card_time_s = 0, restructured_card_time_low_s = 0, restructured_card_time_high_s = 0;
   double restructured_fpga_total_s = 0;
   double restructured_region_speedup = 0, restructured_region_speedup_low = 0, restructured_region_speedup_high = 0;
-  // card energy (J) of card_time_s and restructured_card_time_s at the card's loaded_w; NaN when
-  // not estimated or the card's power is unknown
+  // card energy (J) of card_time_s and restructured_card_time_s without kept_gpu_s (the card's
+  // own design: ops and launches) at the card's loaded_w; NaN when not estimated or the card's
+  // power is unknown
   EnergyRange card_energy_j, restructured_card_energy_j;
   // GPU energy beside the card energy (docs/fpga-model.md, "Energy verdict"), from
-  // FpgaOptions::energy: gpu_energy_j the joules measured over the windows of the path's
-  // instances on every sampled GPU (EnergyReport::region_paths: everything the GPUs used while
-  // the region ran, idle gaps included), gpu_energy_coverage the sampled share of those windows.
-  // Both NaN when the trace has no energy or none of the region's time was sampled.
-  double gpu_energy_j = 0, gpu_energy_coverage = 0;
-  // card_energy_j x gpu_energy_coverage / gpu_energy_j, its ends from the card energy's; NaN
-  // when either side is unknown. The same for restructured_card_energy_j.
+  // FpgaOptions::energy: gpu_energy_j the attributed joules of the kernels launched in the path
+  // (sub-paths included; EnergyReport::path_op_kernels), gpu_energy_coverage the share of
+  // gpu_time_ns inside sampled intervals; kept_gpu_energy_j the part of gpu_energy_j of the
+  // kernels kept on the GPU (kept_gpu_s). NaN when the trace has no energy or none of the
+  // region's kernel time was sampled.
+  double gpu_energy_j = 0, gpu_energy_coverage = 0, kept_gpu_energy_j = 0;
+  // (card_energy_j x gpu_energy_coverage + kept_gpu_energy_j) / gpu_energy_j: the region's
+  // energy with the offload (the card's design, the kept kernels still on the GPU) over its
+  // energy now; ends from the card energy's; NaN when either side is unknown. The same for
+  // restructured_card_energy_j.
   EnergyRange energy_ratio, restructured_energy_ratio;
   // time_energy_verdict() of each scenario: region_speedup / restructured_region_speedup ranges.
   std::string energy_verdict, restructured_energy_verdict;
