@@ -1,6 +1,7 @@
 """The static FPGA what-if: fpgaprof.fpga.estimate(fn, *args), estimate_hlo(text) and
 `fpgaprof estimate MODULE.hlo`. Expected numbers are worked out by hand from the documented
 model (docs/fpga-model.md) and the preset's nominal constants and their ends."""
+
 import functools
 import json
 import math
@@ -38,17 +39,24 @@ ENTRY %main (b: f32[{N}], c: f32[{N}]) -> f32[{N}] {{
 # drives 71.875 % (50-100 %) of them at 91.216 % (85.25-92.39 %) of their peak; PCIe gen3 x16
 # at 71.78 % (25.39-77.15 %) of 15.754 GB/s, 13.01 us (5.17-19 us) per buffer; 40 us (16-100 us)
 # per launch.
-STREAM = {"nominal": 32 * 0.71875 * 14.375e9 * 0.91216, "low": 32 * 1.0 * 14.375e9 * 0.923913,
-          "high": 32 * 0.5 * 14.375e9 * 0.852522}
-LINK = {"nominal": 15.753846e9 * 0.717752, "low": 15.753846e9 * 0.771532, "high": 15.753846e9 * 0.253906}
+STREAM = {
+    "nominal": 32 * 0.71875 * 14.375e9 * 0.91216,
+    "low": 32 * 1.0 * 14.375e9 * 0.923913,
+    "high": 32 * 0.5 * 14.375e9 * 0.852522,
+}
+LINK = {
+    "nominal": 15.753846e9 * 0.717752,
+    "low": 15.753846e9 * 0.771532,
+    "high": 15.753846e9 * 0.253906,
+}
 BUFFER = {"nominal": 13.0099e-6, "low": 5.17106e-6, "high": 19e-6}
 LAUNCH = {"nominal": 40e-6, "low": 16e-6, "high": 100e-6}
 
 
 def _triad_by_hand(end):
-    op = 12 * N / STREAM[end]                    # memory-bound: 2N FLOPs take 3.9 us at 534.9 GFLOP/s
-    card = op + LAUNCH[end]                      # one launch for the whole function
-    transfer = 12 * N / LINK[end] + 3 * BUFFER[end]   # b, c in; the result out: 3 buffers
+    op = 12 * N / STREAM[end]  # memory-bound: 2N FLOPs take 3.9 us at 534.9 GFLOP/s
+    card = op + LAUNCH[end]  # one launch for the whole function
+    transfer = 12 * N / LINK[end] + 3 * BUFFER[end]  # b, c in; the result out: 3 buffers
     return op, card, transfer
 
 
@@ -56,22 +64,37 @@ def test_estimate_hlo_of_a_triad_by_hand():
     est = fpga.estimate_hlo(TRIAD_HLO, target="alveo-u280")
     assert len(est) == 1
     row = est[0]
-    assert (row["op"], row["opcode"], row["pattern"], row["precision"]) == ("triad", "fusion", "elementwise", "fp32")
+    assert (row["op"], row["opcode"], row["pattern"], row["precision"]) == (
+        "triad",
+        "fusion",
+        "elementwise",
+        "fp32",
+    )
     assert (row["flops"], row["bytes"], row["executions"]) == (2 * N, 12 * N, 1)
-    assert row["stream_bytes"] == 12 * N and row["random_bytes"] == 0 and row["compulsory_bytes"] == 12 * N
+    assert (
+        row["stream_bytes"] == 12 * N
+        and row["random_bytes"] == 0
+        and row["compulsory_bytes"] == 12 * N
+    )
     op, card, transfer = _triad_by_hand("nominal")
-    assert row["card_memory_s"] == pytest.approx(op, rel=1e-6)                  # 41.72 us
+    assert row["card_memory_s"] == pytest.approx(op, rel=1e-6)  # 41.72 us
     assert row["card_compute_s"] == pytest.approx(2 * N / (9024 * 0.6675 / 5 * 2 * 222e6), rel=1e-6)
     assert row["card_time_s"] == pytest.approx(op, rel=1e-6)
-    assert row["card_latency_s"] == 0                # the launch is the function's, below
+    assert row["card_latency_s"] == 0  # the launch is the function's, below
     assert row["card_limit"] == "memory"
     assert row["memory_efficiency"] == pytest.approx(0.71875 * 0.91216)
     lo, _, lo_t = _triad_by_hand("low")
     hi, _, hi_t = _triad_by_hand("high")
-    assert (row["card_time_low_s"], row["card_time_high_s"]) == (pytest.approx(lo, rel=1e-6), pytest.approx(hi, rel=1e-6))
+    assert (row["card_time_low_s"], row["card_time_high_s"]) == (
+        pytest.approx(lo, rel=1e-6),
+        pytest.approx(hi, rel=1e-6),
+    )
     # the whole function: 93.31 us on the card, 1151.9 us over the link, 1245.2 us in all
     assert est.card_time_s == pytest.approx(card, rel=1e-6)
-    assert est.card_time_range_s == (pytest.approx(lo + 16e-6, rel=1e-6), pytest.approx(hi + 100e-6, rel=1e-6))
+    assert est.card_time_range_s == (
+        pytest.approx(lo + 16e-6, rel=1e-6),
+        pytest.approx(hi + 100e-6, rel=1e-6),
+    )
     assert est.transfer_bytes == 12 * N
     assert est.transfer_s == pytest.approx(transfer, rel=1e-6)
     assert est.transfer_range_s == (pytest.approx(lo_t, rel=1e-6), pytest.approx(hi_t, rel=1e-6))
@@ -132,10 +155,14 @@ def test_estimate_hlo_multiplies_loop_bodies_by_their_trip_count():
     assert mul10["bytes"] == 10 * 12 * N and mul10["flops"] == 10 * N
     assert mul1["bytes"] == 12 * N
     assert mul10["card_time_s"] == pytest.approx(10 * mul1["card_time_s"])
-    assert mul10["card_time_s"] == pytest.approx(10 * 12 * N / (32 * 0.71875 * 14.375e9 * 0.91216), rel=1e-6)
+    assert mul10["card_time_s"] == pytest.approx(
+        10 * 12 * N / (32 * 0.71875 * 14.375e9 * 0.91216), rel=1e-6
+    )
     # restructured, x is read once: 4N in, 4N out per execution
     assert mul10["compulsory_bytes"] == 10 * 8 * N
-    assert mul10["restructured_card_time_s"] == pytest.approx(10 * 8 * N / (32 * 0.71875 * 14.375e9 * 0.91216), rel=1e-6)
+    assert mul10["restructured_card_time_s"] == pytest.approx(
+        10 * 8 * N / (32 * 0.71875 * 14.375e9 * 0.91216), rel=1e-6
+    )
     assert any("'unknown'" in n and "trip count unknown" in n for n in est.notes)
     assert not any("'known'" in n for n in est.notes)
     assert est.card_time_s == pytest.approx(sum(r["card_time_s"] for r in est) + 40e-6, rel=1e-9)
@@ -163,13 +190,45 @@ def test_an_op_without_a_cost_is_listed_not_estimated_and_named():
     est = fpga.estimate_hlo(CUSTOM_HLO, target="alveo-u250")
     rows = {r["op"]: r for r in est}
     s, r = rows["s"], rows["r"]
-    assert s["estimated"] is False and math.isnan(s["card_time_s"]) and math.isnan(s["card_time_low_s"])
+    assert (
+        s["estimated"] is False
+        and math.isnan(s["card_time_s"])
+        and math.isnan(s["card_time_low_s"])
+    )
     assert "my_vendor_solver" in s["estimate_note"] and "not estimated" in s["estimate_note"]
     assert r["estimated"] is True and math.isfinite(r["card_time_s"])
     assert est.not_estimated_count == 1
     assert any("lower bound" in n for n in est.notes)
     # the card time holds only what is estimated (the reduce) and the launch
     assert est.card_time_s == pytest.approx(r["card_time_s"] + 40e-6)
+    # a lower bound of time gives no energy (as a bound's row in the rankings)
+    assert est.card_energy_j is None and est.restructured_card_energy_j is None
+    assert est.unsupported_count == 0
+
+
+FP64_HLO = """HloModule m, entry_computation_layout={(f64[1024]{0})->f64[1024]{0}}
+
+ENTRY %main (p: f64[1024]) -> f64[1024] {
+  %p = f64[1024]{0} parameter(0)
+  ROOT %a = f64[1024]{0} multiply(f64[1024]{0} %p, f64[1024]{0} %p)
+}
+"""
+
+
+def test_an_op_in_a_precision_the_card_lacks_is_not_an_op_without_a_cost(tmp_path):
+    # The op has a cost (1,024 FLOP, 3 x 8 kB); the card cannot run fp64 at all: the function
+    # cannot run on it as compiled, which the note says, and no energy is given for the time
+    # that leaves it out.
+    card = tmp_path / "nofp64.json"
+    card.write_text('{"base": "alveo-u55c", "name": "nofp64", "dsps_per_fma_fp64": 0}')
+    est = fpga.estimate_hlo(FP64_HLO, target=str(card))
+    (row,) = list(est)
+    assert row["estimated"] is False and row["flops"] == 1024 and row["bytes"] == 3 * 8192
+    assert est.unsupported_count == 1 and est.not_estimated_count == 0
+    assert any("fp64" in n and "cannot run on this card" in n for n in est.notes)
+    assert not any("without a cost" in n for n in est.notes)
+    assert est.card_energy_j is None
+    assert "lower bound" in str(est)
 
 
 GATHER_HLO = """HloModule g
@@ -196,7 +255,10 @@ def test_a_gather_as_compiled_and_restructured_on_a_ddr4_card():
     assert g["card_limit"] == "random access"
     assert g["restructured_onchip"] is True
     assert g["restructured_card_time_s"] == pytest.approx(24e6 / stream, rel=1e-6)
-    assert g["scenario"] == f"restructured {g['card_time_s'] / g['restructured_card_time_s']:.1f}x faster"
+    assert (
+        g["scenario"]
+        == f"restructured {g['card_time_s'] / g['restructured_card_time_s']:.1f}x faster"
+    )
     assert est.restructured_card_time_s == pytest.approx(24e6 / stream + 40e-6, rel=1e-6)
 
 
@@ -209,7 +271,9 @@ def test_estimate_of_a_jax_function_is_estimate_hlo_of_its_compiled_module():
     est = fpga.estimate(triad, big, big, target="versal-v80")
     text = jax.jit(triad).lower(big, big).compile().as_text()
     again = fpga.estimate_hlo(text, target="versal-v80")
-    assert est.card_time_s == again.card_time_s and [r["op"] for r in est] == [r["op"] for r in again]
+    assert est.card_time_s == again.card_time_s and [r["op"] for r in est] == [
+        r["op"] for r in again
+    ]
     # XLA's own byte count of the module (its cost analysis) is what the rows move
     xla = jax.jit(triad).lower(big, big).compile().cost_analysis()
     xla = xla[0] if isinstance(xla, (list, tuple)) else xla
@@ -219,7 +283,9 @@ def test_estimate_of_a_jax_function_is_estimate_hlo_of_its_compiled_module():
     est2 = fpga.estimate(jax.jit(triad), b=big, c=big, target="versal-v80")
     assert est2.card_time_s == pytest.approx(est.card_time_s)
     summary = est.summary()
-    assert summary["target"] == "versal-v80" and summary["card_time_range_s"] == est.card_time_range_s
+    assert (
+        summary["target"] == "versal-v80" and summary["card_time_range_s"] == est.card_time_range_s
+    )
 
 
 def test_bad_inputs_are_typed_errors():
@@ -234,7 +300,9 @@ def test_bad_inputs_are_typed_errors():
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "fpgaprof.cli", *args], capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "fpgaprof.cli", *args], capture_output=True, text=True
+    )
 
 
 def test_cli_estimate(tmp_path):
@@ -278,8 +346,12 @@ def test_a_restructured_gather_on_chip_is_labelled_a_designers_target():
     def gather(x, i):
         return x[i] * 2.0
 
-    est = fpga.estimate(gather, jax.ShapeDtypeStruct((1 << 20,), jnp.float32),
-                        jax.ShapeDtypeStruct((1 << 20,), jnp.int32), target="alveo-u55c")
+    est = fpga.estimate(
+        gather,
+        jax.ShapeDtypeStruct((1 << 20,), jnp.float32),
+        jax.ShapeDtypeStruct((1 << 20,), jnp.int32),
+        target="alveo-u55c",
+    )
     (row,) = [r for r in est if r["random_bytes"] > 0]
     assert row["restructured_onchip"] is True
     assert row["restructured_basis"] == fpga.RESTRUCTURED_ONCHIP_BASIS
@@ -330,7 +402,9 @@ def test_when_the_structure_decides_the_slow_end_is_as_compiled():
     u_lo, u_hi = unmarked.restructured_card_time_range_s
     assert u_hi < unmarked.card_time_range_s[1] / 10
     # the card energy follows the time: its high end is the as-compiled one's too
-    assert marked.restructured_card_energy_range_j[1] == pytest.approx(marked.card_energy_range_j[1], rel=1e-12)
+    assert marked.restructured_card_energy_range_j[1] == pytest.approx(
+        marked.card_energy_range_j[1], rel=1e-12
+    )
 
 
 # The U280's board power (docs/fpga-model.md, "Card power"): the HBM2 cards' 61.84 W (45-65.38 W).
@@ -342,13 +416,19 @@ def test_estimate_hlo_carries_card_energy_with_its_range():
     row = est[0]
     # energy = card time x loaded power, low x low and high x high
     op = {end: _triad_by_hand(end)[0] for end in ("nominal", "low", "high")}
-    assert row["card_energy_j"] == pytest.approx(op["nominal"] * 61.84, rel=1e-6)  # 41.72 us -> 2.58 mJ
+    assert row["card_energy_j"] == pytest.approx(
+        op["nominal"] * 61.84, rel=1e-6
+    )  # 41.72 us -> 2.58 mJ
     assert row["card_energy_low_j"] == pytest.approx(op["low"] * 45.0, rel=1e-6)
     assert row["card_energy_high_j"] == pytest.approx(op["high"] * 65.38, rel=1e-6)
-    assert row["restructured_card_energy_j"] == pytest.approx(row["card_energy_j"])  # it streams already
+    assert row["restructured_card_energy_j"] == pytest.approx(
+        row["card_energy_j"]
+    )  # it streams already
     # the whole function: its card time (one launch included) at the same power; the link is not card time
     card = {"nominal": op["nominal"] + 40e-6, "low": op["low"] + 16e-6, "high": op["high"] + 100e-6}
-    assert est.card_energy_j == pytest.approx(card["nominal"] * U280_W["nominal"], rel=1e-6)  # 5.05 mJ
+    assert est.card_energy_j == pytest.approx(
+        card["nominal"] * U280_W["nominal"], rel=1e-6
+    )  # 5.05 mJ
     assert est.card_energy_range_j == (
         pytest.approx(card["low"] * U280_W["low"], rel=1e-6),
         pytest.approx(card["high"] * U280_W["high"], rel=1e-6),
@@ -360,9 +440,16 @@ def test_estimate_hlo_carries_card_energy_with_its_range():
     # a card's own loaded_w is honoured: 100 W exact
     own = fpga.estimate_hlo(TRIAD_HLO, target={"base": "alveo-u280", "loaded_w": 100})
     assert own.card_energy_j == pytest.approx(card["nominal"] * 100, rel=1e-6)
-    assert own.card_energy_range_j == (pytest.approx(card["low"] * 100, rel=1e-6), pytest.approx(card["high"] * 100, rel=1e-6))
+    assert own.card_energy_range_j == (
+        pytest.approx(card["low"] * 100, rel=1e-6),
+        pytest.approx(card["high"] * 100, rel=1e-6),
+    )
     # a card without a power: unknown (None), never 0
-    bare = {k: v for k, v in fpga.presets()[1].items() if not k.startswith(("card_", "loaded_w", "memory_bytes", "stream_bytes"))}
+    bare = {
+        k: v
+        for k, v in fpga.presets()[1].items()
+        if not k.startswith(("card_", "loaded_w", "memory_bytes", "stream_bytes"))
+    }
     bare["name"] = "no-power"
     none = fpga.estimate_hlo(TRIAD_HLO, target=bare)
     assert none.card_energy_j is None and none.card_energy_range_j == (None, None)
@@ -392,8 +479,13 @@ def test_row_imbalance_is_hispmvs_delta_by_hand():
     import numpy as np
 
     assert fpga.row_imbalance(np.diff(np.array([0, 4, 4, 5]))) == pytest.approx(4 / (5 / 128))
-    for bad, match in (([], "one or more"), ([1, -1], "finite counts"), ([0, 0], "no nonzeros"),
-                       (["a"], "nonzeros of each row"), ([1.0, float("nan")], "finite counts")):
+    for bad, match in (
+        ([], "one or more"),
+        ([1, -1], "finite counts"),
+        ([0, 0], "no nonzeros"),
+        (["a"], "nonzeros of each row"),
+        ([1.0, float("nan")], "finite counts"),
+    ):
         with pytest.raises(fpgaprof.InvalidArgumentError, match=match):
             fpga.row_imbalance(bad)
     for pes in (0, -3, 2.5, True, 2**45):
@@ -441,7 +533,9 @@ def test_a_given_row_imbalance_moves_the_sparse_scatter_and_says_so():
     as_np = fpga.estimate(fn, *args, target="alveo-u280", row_imbalance=np.float32(4.88))
     assert as_np.row_imbalance == pytest.approx(4.88)
     assert as_np.restructured_card_time_s == pytest.approx(imb.restructured_card_time_s, rel=1e-6)
-    assert fpga.estimate(fn, *args, target="alveo-u280", row_imbalance=np.int64(1)).row_imbalance == 1
+    assert (
+        fpga.estimate(fn, *args, target="alveo-u280", row_imbalance=np.int64(1)).row_imbalance == 1
+    )
     with pytest.raises(fpgaprof.InvalidArgumentError, match="must be a number"):
         fpga.estimate(fn, *args, target="alveo-u280", row_imbalance=np.bool_(True))
     for bad in (0.5, float("nan"), float("inf"), -2.0):
@@ -461,8 +555,10 @@ def test_cli_estimate_row_imbalance(tmp_path):
     assert json.loads(r.stdout)["summary"]["row_imbalance"] == 3.0
     r = _cli("estimate", str(path), "--row-imbalance", "0.5")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
-    assert ("fpgaprof estimate: error: --row-imbalance 0.5: give HiSpMV's delta, a number from 1 "
-            "(balanced) to 1e9") in r.stderr
+    assert (
+        "fpgaprof estimate: error: --row-imbalance 0.5: give HiSpMV's delta, a number from 1 "
+        "(balanced) to 1e9"
+    ) in r.stderr
 
 
 # A 256-row SpMV in coordinate form: row 0 holds 65 nonzeros, rows 1-255 one each (320 in all).
@@ -481,8 +577,12 @@ def _data_spmv():
     def spmv(vals, row, col, x):
         return jax.ops.segment_sum(vals * x[col], row, num_segments=DATA_ROWS)
 
-    args = (jnp.ones(rows.size, jnp.float32), jnp.asarray(rows), jnp.asarray(cols),
-            jnp.ones(DATA_ROWS, jnp.float32))
+    args = (
+        jnp.ones(rows.size, jnp.float32),
+        jnp.asarray(rows),
+        jnp.asarray(cols),
+        jnp.ones(DATA_ROWS, jnp.float32),
+    )
     return spmv, args
 
 
@@ -508,7 +608,9 @@ def test_estimate_takes_the_row_imbalance_from_the_arguments():
     blind = fpga.estimate(spmv, *shapes, target="alveo-u280")
     assert blind.row_imbalance is None and blind.row_imbalance_source is None
     assert not [n for n in blind.notes if "row imbalance" in n]
-    assert est.restructured_card_time_range_s[0] == pytest.approx(blind.restructured_card_time_range_s[0])
+    assert est.restructured_card_time_range_s[0] == pytest.approx(
+        blind.restructured_card_time_range_s[0]
+    )
     assert est.restructured_card_time_s > blind.restructured_card_time_s
     # A ratio the user gives wins over the data's.
     mine = fpga.estimate(spmv, *args, target="alveo-u280", row_imbalance=1.0)
@@ -531,10 +633,16 @@ def test_row_imbalance_from_the_arguments_drops_what_the_scatter_drops():
         return jax.ops.segment_sum(vals * x[col], row, num_segments=n)
 
     extra = jnp.concatenate([rows, jnp.full(100, DATA_ROWS, jnp.int32)])
-    more = (jnp.ones(extra.size, jnp.float32), extra, jnp.concatenate([cols, jnp.zeros(100, jnp.int32)]), x)
+    more = (
+        jnp.ones(extra.size, jnp.float32),
+        extra,
+        jnp.concatenate([cols, jnp.zeros(100, jnp.int32)]),
+        x,
+    )
     est = fpga.estimate(spmv, *more, DATA_ROWS, target="alveo-u280")
     assert est.row_imbalance == pytest.approx(DATA_DELTA)
     assert [n for n in est.notes if "320 updates" in n]
+
     # Rows through a computation the estimate runs (ids reversed: row 255 holds the 65; it is
     # on PE 127 with row 127: 66 again).
     def flipped(vals, row, col, x):
@@ -554,13 +662,18 @@ def test_row_imbalance_through_static_and_python_scalar_arguments():
 
     @functools.partial(jax.jit, static_argnums=4, static_argnames=("sorted_ids",))
     def scaled(vals, row, col, x, n, alpha, sorted_ids=False):
-        return jax.ops.segment_sum(alpha * vals * x[col], row, num_segments=n,
-                                   indices_are_sorted=sorted_ids)
+        return jax.ops.segment_sum(
+            alpha * vals * x[col], row, num_segments=n, indices_are_sorted=sorted_ids
+        )
 
-    got = fpga.row_imbalance_from_args(scaled, vals, rows, cols, x, DATA_ROWS, 0.5, sorted_ids=False)
+    got = fpga.row_imbalance_from_args(
+        scaled, vals, rows, cols, x, DATA_ROWS, 0.5, sorted_ids=False
+    )
     assert got.delta == pytest.approx(DATA_DELTA)
     est = fpga.estimate(scaled, vals, rows, cols, x, DATA_ROWS, 0.5, target="alveo-u280")
-    assert est.row_imbalance == pytest.approx(DATA_DELTA) and est.row_imbalance_source == "arguments"
+    assert (
+        est.row_imbalance == pytest.approx(DATA_DELTA) and est.row_imbalance_source == "arguments"
+    )
 
     # Two static integers and one traced integer of the same shape and kind: which one the trace
     # took cannot be told from the arguments, so no ratio, and the note says what to do.
@@ -610,8 +723,11 @@ def test_row_imbalance_memory_follows_the_updates_not_the_rows():
     def scatter(x, rows, v):
         return x.at[rows].add(v)
 
-    args = (jax.ShapeDtypeStruct((2**28,), jnp.float32), jnp.arange(100_000, dtype=jnp.int32),
-            jnp.ones(100_000))
+    args = (
+        jax.ShapeDtypeStruct((2**28,), jnp.float32),
+        jnp.arange(100_000, dtype=jnp.int32),
+        jnp.ones(100_000),
+    )
     tracemalloc.start()  # NumPy's arrays are traced (the rows' lengths would be 2 GiB of int64)
     try:
         got = fpga.row_imbalance_from_args(scatter, *args)
@@ -628,8 +744,12 @@ def test_row_imbalance_lists_few_scatters():
     _, (vals, rows, cols, x) = _data_spmv()
 
     def many(vals, row, col, x):
-        out = [jax.ops.segment_sum(vals * x[col], (row + k) % DATA_ROWS if k % 2 else col,
-                                   num_segments=DATA_ROWS) for k in range(12)]
+        out = [
+            jax.ops.segment_sum(
+                vals * x[col], (row + k) % DATA_ROWS if k % 2 else col, num_segments=DATA_ROWS
+            )
+            for k in range(12)
+        ]
         return sum(out)
 
     got = fpga.row_imbalance_from_args(many, vals, rows, cols, x)
@@ -729,16 +849,20 @@ def test_row_imbalance_from_a_sparse_matrix_of_jax_experimental_sparse():
     def vecmat(m, v):
         return v @ m
 
-    cases = [(matvec, a, x, DATA_DELTA, "bcoo_dot_general"),
-             (matvec, b, x, DATA_DELTA, "bcsr_dot_general"),
-             (vecmat, a, x, 1.2, "bcoo_dot_general"),
-             (matvec, a, jnp.ones((DATA_ROWS, 3), jnp.float32), DATA_DELTA, "bcoo_dot_general")]
+    cases = [
+        (matvec, a, x, DATA_DELTA, "bcoo_dot_general"),
+        (matvec, b, x, DATA_DELTA, "bcsr_dot_general"),
+        (vecmat, a, x, 1.2, "bcoo_dot_general"),
+        (matvec, a, jnp.ones((DATA_ROWS, 3), jnp.float32), DATA_DELTA, "bcoo_dot_general"),
+    ]
     for fn, m, v, delta, prim in cases:
         got = fpga.row_imbalance_from_args(fn, m, v)
         assert got.delta == pytest.approx(delta), (prim, got.note)
         assert got.scatters[0]["primitive"] == prim and got.scatters[0]["updates"] == 320
     est = fpga.estimate(matvec, a, x, target="alveo-u280")
-    assert est.row_imbalance == pytest.approx(DATA_DELTA) and est.row_imbalance_source == "arguments"
+    assert (
+        est.row_imbalance == pytest.approx(DATA_DELTA) and est.row_imbalance_source == "arguments"
+    )
 
 
 def test_row_imbalance_runs_only_the_slice_behind_the_rows():
@@ -801,7 +925,9 @@ def test_estimate_of_a_function_jax_cannot_jit_is_a_typed_error():
     def branchy(x):
         return x if float(x.sum()) > 0 else -x
 
-    with pytest.raises(fpgaprof.InvalidArgumentError, match="could not jit branchy as a whole") as e:
+    with pytest.raises(
+        fpgaprof.InvalidArgumentError, match="could not jit branchy as a whole"
+    ) as e:
         fpga.estimate(branchy, jnp.ones(4))
     assert "ConcretizationTypeError" in str(e.value) and "fpgaprof run" in str(e.value)
     assert "static_argnums" in str(e.value) and e.value.__cause__ is not None

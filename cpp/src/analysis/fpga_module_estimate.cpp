@@ -62,6 +62,8 @@ class ModuleWalker {
   }
 
   // The estimated ops as one dataflow design (see dataflow_time).
+  // Precisions of the ops the card cannot run ("fp64", ...).
+  const std::set<std::string>& unsupported() const { return unsupported_; }
   std::vector<DataflowStage> stages() const {
     std::vector<DataflowStage> out;
     // One invocation of the function: a stage inside a loop repeats (executions - 1) times.
@@ -186,7 +188,12 @@ class ModuleWalker {
       r.memory_efficiency = kNaN;
       r.card_compute_s = r.card_memory_s = r.card_time_s = r.restructured_time_s = {kNaN, kNaN, kNaN};
       r.card_energy_j = r.restructured_card_energy_j = {kNaN, kNaN, kNaN};
-      out_.not_estimated_count += 1;
+      if (w.known) {  // a cost, in a precision the card cannot run
+        out_.unsupported_count += 1;
+        unsupported_.insert(precision_name(r.precision));
+      } else {
+        out_.not_estimated_count += 1;
+      }
       out_.ops.push_back(std::move(r));
       return;
     }
@@ -221,7 +228,8 @@ class ModuleWalker {
   std::size_t max_visits_ = 0;
   std::size_t visits_ = 0;
   std::set<std::string> noted_;
-  std::deque<Stage> stages_;  // stable addresses for DataflowStage::work
+  std::set<std::string> unsupported_;  // precisions of ops the card cannot run
+  std::deque<Stage> stages_;           // stable addresses for DataflowStage::work
 };
 
 }  // namespace
@@ -283,6 +291,17 @@ ModuleEstimate estimate_module(const hlo::Module& module, const FpgaTarget& targ
   if (out.not_estimated_count > 0)
     out.notes.push_back(std::to_string(out.not_estimated_count) +
                         " op(s) without a cost are in no time above: the card time is a lower bound");
+  if (out.unsupported_count > 0) {
+    std::string precisions;
+    for (const std::string& p : walker.unsupported()) precisions += (precisions.empty() ? "" : ", ") + p;
+    out.notes.push_back(std::to_string(out.unsupported_count) + " op(s) in " + precisions + ", which " + target.name +
+                        " has no DSP mapping for, are in no time above: as compiled the function cannot run on "
+                        "this card (a card with that precision, or the ops in another, can)");
+  }
+  // A lower bound of time gives no energy (as a bound's row: null, never a figure that looks
+  // like an estimate).
+  if (out.not_estimated_count + out.unsupported_count > 0)
+    out.card_energy_j = out.restructured_card_energy_j = {kNaN, kNaN, kNaN};
   return out;
 }
 

@@ -489,6 +489,9 @@ const ResultTable<ModuleEstimate, NoContext>& module_estimate_fields() {
     v.push_back(range_member<&R::restructured_total_s, C>("restructured_total_s", "s",
                                                           "restructured_card_time_s + transfer_s"));
     v.push_back(member<&R::not_estimated_count, C>("not_estimated_count", "", "ops without a cost (in no time above)"));
+    v.push_back(member<&R::unsupported_count, C>("unsupported_count", "",
+                                                 "ops in a precision the card cannot run (in no time above: as "
+                                                 "compiled the function cannot run on the card)"));
     v.push_back(computed<R, C>("row_imbalance", VT::kFloat, true, "x", kRowImbalanceGiven, [](const R& r, const C&) {
       return r.row_imbalance >= 1 ? FieldValue{r.row_imbalance} : none();
     }));

@@ -291,8 +291,10 @@ class Estimate(Table):
     ``restructured_total_s`` / ``restructured_total_range_s``; ``card_energy_j`` /
     ``card_energy_range_j`` and ``restructured_card_energy_j`` /
     ``restructured_card_energy_range_j`` (the card times at the card's loaded_w; None when the
-    card's power is unknown); ``transfer_bytes``,
-    ``not_estimated_count``, ``notes``, ``target`` (the card as the model saw it),
+    card's power is unknown or the times are lower bounds); ``transfer_bytes``,
+    ``not_estimated_count`` (ops without a cost), ``unsupported_count`` (ops in a precision the
+    card cannot run: as compiled the function cannot run on it), both in no time above,
+    ``notes``, ``target`` (the card as the model saw it),
     ``module``, ``row_imbalance`` (the ratio applied, None when none), ``row_imbalance_source``
     ("given", "arguments": computed by estimate() from the function's data, None)."""
 
@@ -315,6 +317,7 @@ class Estimate(Table):
     restructured_card_energy_range_j: tuple = (None, None)
     transfer_bytes = 0.0
     not_estimated_count = 0
+    unsupported_count = 0
     notes: list = []
     target: dict = {}
     module = ""
@@ -339,6 +342,7 @@ class Estimate(Table):
             "restructured_card_energy_j",
             "restructured_card_energy_range_j",
             "not_estimated_count",
+            "unsupported_count",
             "row_imbalance",
             "row_imbalance_source",
             "notes",
@@ -406,6 +410,7 @@ def _estimate_table(
         setattr(t, f"{key}_range_j", (res[f"{key}_low_j"], res[f"{key}_high_j"]))
     t.transfer_bytes = res["transfer_bytes"]
     t.not_estimated_count = res["not_estimated_count"]
+    t.unsupported_count = res["unsupported_count"]
     t.row_imbalance = res["row_imbalance"]
     if t.row_imbalance is not None:
         t.row_imbalance_source = imbalance_source or "given"
@@ -436,7 +441,12 @@ def _estimate_table(
     if t.card_energy_j is None:
         # A preset without a power is one with no published board power (the Intel cards); a
         # card of the user's was given none.
-        if card in {p["name"] for p in presets()}:
+        if t.not_estimated_count or t.unsupported_count:
+            footer.append(
+                "  card energy: not given: the card time is a lower bound (op(s) in no time "
+                "above, see the notes)"
+            )
+        elif card in {p["name"] for p in presets()}:
             why = f"unknown: no published board power for this card ({card}); give its loaded_w"
             footer.append(f"  card energy: {why} in watts to estimate it")
         else:

@@ -377,6 +377,7 @@ class ModuleEstimate(TypedDict):
     restructured_total_low_s: float
     restructured_total_high_s: float
     not_estimated_count: int
+    unsupported_count: int
     row_imbalance: float | None
     notes: list[str]
     ops: list[dict[str, Any]]

@@ -628,7 +628,8 @@ struct ModuleEstimate {
   // dataflow design (restructured_dataflow: the latter; restructured_onchip: its data-dependent
   // accesses served on chip).
   TimeRange card_time_s, restructured_card_time_s;
-  // Their energy (J) at the card's loaded_w; NaN when the card's power is unknown.
+  // Their energy (J) at the card's loaded_w; NaN when the card's power is unknown, and when an op
+  // is in no time above (not_estimated_count, unsupported_count: the times are lower bounds).
   EnergyRange card_energy_j, restructured_card_energy_j;
   bool restructured_dataflow = false;
   bool restructured_onchip = false;
@@ -639,6 +640,7 @@ struct ModuleEstimate {
   TimeRange transfer_s;
   TimeRange total_s, restructured_total_s;  // card time + transfer
   uint32_t not_estimated_count = 0;         // ops without a cost (in no time above)
+  uint32_t unsupported_count = 0;           // ops in a precision the card cannot run (in no time above)
   double row_imbalance = 0;                 // the user's delta given to the estimate (0: not known)
   std::vector<std::string> notes;           // unknown trip counts, custom calls, ...
 };
