@@ -204,6 +204,14 @@ def test_candidate_tables_in_html_use_the_printed_formats():
     assert units.fmt_speedup_range(None, 2.0) == "" and units.fmt_s_range(1.0, float("nan")) == ""
 
 
+def test_a_printed_time_below_a_nanosecond_stays_inside_its_printed_range():
+    # estimate_hlo of a loop's compare: 0.15 ns in 0.11-0.25 ns printed as "0 ns" before
+    assert units.fmt_s(1.5e-10) == "0.15 ns"
+    assert units.fmt_s_range(1.1e-10, 2.5e-10) == "0.11-0.25 ns"
+    assert units.fmt_s(9.99e-10) == "1 ns" and units.fmt_s(240e-9) == "240 ns"
+    assert units.fmt_s(0) == "0 s"
+
+
 def test_a_printed_speedup_never_falls_outside_its_printed_range():
     # 0.01505 in 0.0053-0.01714: two decimals gave "0.02x", above the range's "0.018x"; two
     # significant digits as the ends give 0.015 (0.01505 * 1000 = 15.05 -> 15)

@@ -69,11 +69,14 @@ _NS_STEPS = ((1e9, "s", ".3g"), (1e6, "ms", ".3g"), (1e3, "µs", ".3g"), (1.0, "
 
 
 def fmt_s(s: float | None) -> str:
-    """Seconds auto-scaled ("240 ns", "10.3 µs", "2.25 ms", "1.500 s"); "0 s"; "–" for None."""
+    """Seconds auto-scaled ("240 ns", "10.3 µs", "2.25 ms", "1.500 s"); "0 s"; below 1 ns two
+    significant digits ("0.15 ns", as fmt_s_range prints the range around it); "–" for None."""
     if s is None:
         return "–"
     if s == 0:
         return "0 s"
+    if is_finite_number(s) and abs(float(s)) < 1e-9:
+        return f"{float(s) * 1e9:.2g} ns"
     return scaled(s, TIME_STEPS)
 
 
