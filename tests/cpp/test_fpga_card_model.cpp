@@ -1000,7 +1000,15 @@ TEST_CASE("validate_fpga_target: missing fields, ranges out of order, wrong unit
   contains(t, "not GB/s");
   t = round_card();
   t.link_bytes_per_s = 15.75;
-  contains(t, "link_bytes_per_s = 15.75 is below 10 MB/s");
+  contains(t, "link_bytes_per_s = 15.75 is outside 10 MB/s to 1 TB/s");
+  // Absurdly large figures too (bits for bytes, a typo of the exponent): refused, not a link
+  // that takes no time.
+  t = round_card();
+  t.link_bytes_per_s = 1e300;
+  contains(t, "link_bytes_per_s = 1e+300 is outside 10 MB/s to 1 TB/s");
+  t = round_card();
+  t.memory_channel_bytes_per_s = 1e18;
+  contains(t, "memory_channel_bytes_per_s = 1e+18 is outside 100 MB/s to 10 TB/s");
   t = round_card();
   t.sram_bytes = 44.7;
   contains(t, "not MB");

@@ -340,10 +340,12 @@ std::vector<CardField> make_card_fields() {
   f.push_back(whole_field("dsp_count", &T::dsp_count, "DSP slices", "required by the DSP model",
                           "DSP slices of the card", "must be the card's DSP slice count (> 0)", true, 11));
   f.push_back(number_field("memory_channel_bytes_per_s", &T::memory_channel_bytes_per_s, "bytes/s",
-                           "required (or memory_bytes_per_s)", "> 0, >= 1e8", "peak of one memory channel",
+                           "required (or memory_bytes_per_s)", "> 0, 1e8 to 1e13", "peak of one memory channel",
                            R::kPositive, "must be one channel's peak in bytes/s (> 0)", 1));
-  unit_check(f.back(), CardEnd::kNominal, 1e8, 0,
-             "is below 100 MB/s: give bytes per second (14.375 GB/s = 14.375e9), not GB/s", 0);
+  unit_check(f.back(), CardEnd::kNominal, 1e8, 1e13,
+             "is outside 100 MB/s to 10 TB/s: give one channel's bytes per second (14.375 GB/s = 14.375e9), not GB/s "
+             "or the whole memory's",
+             0);
   f.push_back(number_field("memory_capacity_bytes", &T::memory_capacity_bytes, "bytes", "required", "> 0, >= 1e6",
                            "the whole card memory (a channel holds capacity / channels)", R::kPositive,
                            "must be the card memory in bytes (> 0)", 2));
@@ -372,11 +374,11 @@ std::vector<CardField> make_card_fields() {
                            "sustained fp16 rate when known (exact); replaces the DSP estimate", R::kNonNegative,
                            kRateText, 10));
   unit_check(f.back(), CardEnd::kNominal, 1e6, 0, kRateHint, 10, true);
-  f.push_back(number_field("link_bytes_per_s", &T::link_bytes_per_s, "bytes/s", "required", "> 0, >= 1e7",
+  f.push_back(number_field("link_bytes_per_s", &T::link_bytes_per_s, "bytes/s", "required", "> 0, 1e7 to 1e12",
                            "host link line rate, one direction", R::kPositive,
                            "must be the host link's one-direction line rate in bytes/s (> 0)", 22));
-  unit_check(f.back(), CardEnd::kNominal, 1e7, 0,
-             "is below 10 MB/s: give bytes per second (PCIe gen3 x16 = 15.75e9), not GB/s", 1);
+  unit_check(f.back(), CardEnd::kNominal, 1e7, 1e12,
+             "is outside 10 MB/s to 1 TB/s: give bytes per second (PCIe gen3 x16 = 15.75e9), not GB/s or bits", 1);
   f.push_back(number_field("random_granule_bytes", &T::random_granule_bytes, "bytes", "memory type: HBM 32, DDR4 64",
                            "> 0", "smallest memory access", R::kPositive,
                            "must be the smallest memory access in bytes (> 0)", 4));
