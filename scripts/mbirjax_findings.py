@@ -442,7 +442,7 @@ def energy_line(f: dict[str, Any], u: Unit) -> str:
     """The energy beside the verdict: the card's joules per call of the best case (restructured,
     data on the card), the GPU's when the trace measured them, and the ratio and label the
     analysis gives; nothing is estimated for the GPU."""
-    from fpgaprof.base.units import fmt_j, fmt_speedup, fmt_speedup_range
+    from fpgaprof.base.units import fmt_j, fmt_s, fmt_speedup, fmt_speedup_range
 
     c = max(u.calls, 1)
     b = best(u, "restructured_region_speedup", False)
@@ -456,6 +456,10 @@ def energy_line(f: dict[str, Any], u: Unit) -> str:
         else:
             card_text = (f"card energy per call estimated at {card}'s loaded_w for its restructured design with the "
                          f"data on the card: {fmt_j(j / c)} ({fmt_j(lo / c)}-{fmt_j(hi / c)})")
+            kept = r.get("kept_gpu_s")
+            if isinstance(kept, (int, float)) and kept > 0:
+                card_text += (f", the card's own design only: the {fmt_s(kept / c)} per call the model keeps on the "
+                              "GPU would still spend the GPU's energy there")
     if not f["gpu_energy"]:
         return (f"Energy: GPU energy not measured (this trace has no NVML power samples); {card_text}; the energy "
                 "ratio card / GPU is unknown.")
@@ -465,7 +469,8 @@ def energy_line(f: dict[str, Any], u: Unit) -> str:
     if not isinstance(gpu, (int, float)) or not isinstance(ratio, (int, float)):
         return f"Energy: {card_text}; GPU energy of the region not covered by the samples; ratio unknown."
     rng = fmt_speedup_range(r.get("restructured_energy_ratio_low"), r.get("restructured_energy_ratio_high"))
-    return (f"Energy: GPU {fmt_j(gpu / c)} per call, measured over the region; {card_text}; energy ratio card / GPU "
+    return (f"Energy: GPU {fmt_j(gpu / c)} per call, attributed to the region's kernels; {card_text}; energy ratio "
+            "(the region with the offload / now) "
             f"{fmt_speedup(ratio)} ({rng}): {r.get('restructured_energy_verdict')}.")
 
 
