@@ -59,10 +59,29 @@ if [ -z "$PY" ]; then
     fi
   done
 fi
+# None (Ubuntu 22.04's python3 is 3.10): python3.11 from the release's own lists where they have
+# it, else from the deadsnakes PPA on Ubuntu (as docker/install.sh does for the image).
+if [ -z "$PY" ] && [ "$apt_ok" = 1 ] && command -v apt-get >/dev/null; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  has_py311() { LC_ALL=C apt-cache policy python3.11-venv 2>/dev/null | grep -q "Candidate: [^(]"; }
+  if ! has_py311 && [ -r /etc/os-release ] && (. /etc/os-release && [ "${ID:-}" = ubuntu ]); then
+    echo "bootstrap: adding the deadsnakes PPA for python3.11 (this Ubuntu's python3 is older)"
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+        software-properties-common gpg-agent >/dev/null
+    $SUDO add-apt-repository -y ppa:deadsnakes/ppa >/dev/null
+    $SUDO apt-get update -qq
+  fi
+  if has_py311; then
+    echo "bootstrap: installing python3.11 (JAX 0.10 and MBIRJAX 0.7 need Python 3.11 or newer)"
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+        python3.11 python3.11-venv python3.11-dev >/dev/null
+    command -v python3.11 >/dev/null && PY=python3.11
+  fi
+fi
 if [ -z "$PY" ]; then
   echo "bootstrap: Python 3.11 or newer is needed (JAX 0.10 and MBIRJAX 0.7 require it) and none was" \
-       "found: install one (Ubuntu 22.04: apt-get install python3.11 python3.11-venv, from the" \
-       "deadsnakes PPA) or give it as PYTHON=/path/to/python3.11" >&2
+       "found or could be installed: install one (Ubuntu 22.04: python3.11 and python3.11-venv from" \
+       "the deadsnakes PPA) or give it as PYTHON=/path/to/python3.11" >&2
   exit 1
 fi
 if [ ! -x .venv/bin/python ]; then

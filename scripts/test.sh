@@ -9,6 +9,9 @@
 #   3. the libFuzzer targets, briefly, on their seed corpora (clang)
 #   4. the main job (examples/mbirjax_sweep.py) at 32^3 with 1 run, on both MBIRJAX lines:
 #      0.7.x in .venv and 0.6.17.1 in .venv-mbirjax06 (scripts/bootstrap.sh makes both)
+#   4b. the Docker image's install script: docker/install.sh with jax[cuda12] resolved (pip's
+#      dry run), then installed with CPU jax into a throwaway venv (the image's XLA_FLAGS kept,
+#      a traced region keeps its HLO)
 #   5. the Python tests against the installed package (pytest tests/python, which also checks
 #      the committed _core type stubs against the built module: scripts/gen_stubs.sh), the
 #      hostile-input suite tests/hostile (about 2 minutes: every case in its own process, its peak

@@ -10,15 +10,15 @@
 #                the sources are unchanged; also from a carried .whl/fpgaprof-site-HASH.tgz,
 #                which a fresh build writes to $OUT)
 #   devices      fpgaprof devices              counters     fpgaprof counters (the chip's plan)
-#   pytest       pytest tests/gpu -v           ncu          tests/gpu/ncu_crosscheck.py all
-#   pallas128    examples/mbirjax_forward.py at 128^3: Pallas projectors on and off, each without
-#                and with counters; four traces in pallas128.tgz
-#   conecounters tests/gpu/cone_counters.py: counters on MBIRJAX cone-beam projection, 64^3
-#   calibrate    fpgaprof calibrate
-#   cupti12      the same MBIRJAX projections (examples/mbirjax_forward.py, 64^3) traced through
-#                CUDA 12.8's libcupti (.whl/cupti12/: the nvidia-cuda-cupti-cu12 wheel, as
+#   cupti12      MBIRJAX projections (examples/mbirjax_forward.py, 64^3) traced through CUDA
+#                12.8's libcupti (.whl/cupti12/: the nvidia-cuda-cupti-cu12 wheel, as
 #                jax[cuda12] brings it) and through CUDA 13's; tests/gpu/compare_cupti_runs.py
 #                checks the same kernels, copies and attribution; both traces in cupti12.tgz
+#   pallas128    examples/mbirjax_forward.py at 128^3: Pallas projectors on and off, each without
+#                and with counters; four traces in pallas128.tgz
+#   pytest       pytest tests/gpu -v           ncu          tests/gpu/ncu_crosscheck.py all
+#   conecounters tests/gpu/cone_counters.py: counters on MBIRJAX cone-beam projection, 64^3
+#   calibrate    fpgaprof calibrate (in no group: name it, or run all)
 #   overhead     bench/tracing_overhead.py: no profiler / fpgaprof / fpgaprof without the NVML
 #                power sampler / jax.profiler / counters, alternating; kernel-dense loop and
 #                MBIRJAX forward_project 128^3
@@ -27,11 +27,11 @@
 #                projector operations with MBIRJAX_DISABLE_PALLAS=1
 #   sweep128     the same at 128^3
 #   sweep256     the projectors and recon at 256^3, Pallas on and off
-#   sweep        the older single sweep: SWEEP_SIZES, SWEEP_OPS, SWEEP_RUNS, SWEEP_PALLAS (on/off)
+#   sweep        one sweep as SWEEP_SIZES, SWEEP_OPS, SWEEP_RUNS, SWEEP_PALLAS (on/off) say
 # Groups, each sized to end within GPUVAL_BUDGET_S (540 s):
 #   validate = env wheels build devices counters pytest ncu conecounters
 #   cuda12   = env wheels build devices cupti12 sweep64 (the user's libcupti, then the sweep)
-#   perf     = env wheels build calibrate overhead sweep64
+#   perf     = env wheels build overhead sweep64
 #   sizes    = env wheels build sweep128 sweep256
 #   fixtures = env wheels build devices pallas128 pytest conecounters
 # Usage: tests/gpu/run_on_gpu.sh [all | GROUP | STEP...]   (env, wheels, build added when needed)
@@ -43,7 +43,8 @@
 #   FP_BUILD (build/gpu-build), GPUVAL_WORK (/tmp/gpuval).
 # $OUT receives at most 8 files: summary.txt, logs.tgz (every log and small result), and per step
 # its results (pytest.log, ncu_compare.txt, overhead.json, cone_counters_64.fpgaprof,
-# sweep<N>_pallas.fpgaprof, sweep<N>_xla.fpgaprof, fpgaprof-site-HASH.tgz). A file over 15 MiB
+# sweep<N>_pallas.fpgaprof, sweep<N>_xla.fpgaprof, pallas128.tgz, cupti12.tgz,
+# fpgaprof-site-HASH.tgz). A file over 15 MiB
 # comes back in 15 MiB parts NAME.partNN (cat NAME.part* > NAME) while fewer than 8 files are out.
 # Exit status: 0 when no step failed (skips are not failures), else 1.
 # shellcheck disable=SC2317  # the step_* functions are called as "step_$STEP"
@@ -533,7 +534,7 @@ T0=$SECONDS
 mkdir -p "$OUT" "$LOGS"
 rm -rf "$WORK/status" "$WORK/notes" "${LOGS:?}"/*
 (cd "$OUT" && rm -f -- summary.txt logs.tgz pytest.log ncu_compare.txt overhead.json summary.json \
-   ./*.fpgaprof ./*.fpgaprof.part?? ./fpgaprof-site-*.tgz)
+   ./*.fpgaprof ./*.fpgaprof.part?? ./fpgaprof-site-*.tgz ./pallas*.tgz ./cupti12.tgz ./*.part??)
 mkdir -p "$WORK/status" "$WORK/notes"
 ROWS=()
 FAILED=0

@@ -1,11 +1,8 @@
 """The `fpgaprof` command (also `python -m fpgaprof`).
 
-    fpgaprof run [-o DIR] [--counters] [--keep-command-buffers] [--target CARD] -- CMD ARGS...
-    fpgaprof report TRACE [-o DIR] [--target CARD]
-    fpgaprof export TRACE --format perfetto|json|csv [--table NAME] [-o FILE]
-    fpgaprof compare A B [--json]
-    fpgaprof calibrate
-    fpgaprof devices
+    fpgaprof run | report | export | compare | estimate | calibrate | devices | counters
+
+(every command's options: its --help, and docs/reports.md, "The command").
 
 Exit status: 0 success, 1 failure, 2 bad usage; `run` passes the command's own status through.
 Ctrl-C, SIGTERM and SIGHUP end the command by that signal once what it had begun is removed (a
