@@ -2,8 +2,10 @@
 # The image's default command: the bundled MBIRJAX sweep (examples/mbirjax_sweep.py) under
 # `fpgaprof run`, then the trace exported for XProf/TensorBoard. Everything lands in $OUTPUT_DIR
 # (default /output, the image's volume):
-#   fpgaprof_run/   trace.fpgaprof, report.html, summary.json, timeline.json, hlo/ (fpgaprof run)
-#   mbirjax_sweep/  the sweep's own summary.json (timings), scaling.txt/.csv, report.html, sections/
+#   fpgaprof_run/   trace.fpgaprof, report.html, summary.json (the FPGA answer per operation and
+#                   size: regions "<op>/<n>"), timeline.json, hlo/ (fpgaprof run)
+#   mbirjax_sweep/  the sweep's own summary.json (timings, compilations), scaling.txt/.csv,
+#                   report.html (no per-operation sections: the run's trace holds them)
 #   xprof/          the trace as an XProf profile (plugins/profile/<run>/), for the tensorboard service
 #   hlo_dumps_xla/  XLA's own dumps (the image's XLA_FLAGS; fpgaprof reads the HLO from there)
 # Settings (environment): SWEEP_SIZES (default "32 64 128 256"), SWEEP_RUNS (3), SWEEP_ARGS (more
@@ -41,5 +43,5 @@ if [ -f "$trace" ]; then
     echo "profile-sweep: the XProf export failed; the fpgaprof reports in $OUT/fpgaprof_run are complete" >&2
   fi
 fi
-echo "profile-sweep: results in $OUT: fpgaprof_run/report.html, mbirjax_sweep/summary.json, mbirjax_sweep/report.html"
+echo "profile-sweep: results in $OUT: fpgaprof_run/report.html and summary.json (the FPGA answer), mbirjax_sweep/report.html and scaling.txt (timings)"
 exit "$status"

@@ -845,6 +845,22 @@ def _section_facts(summary: dict[str, Any]) -> dict[str, Any]:
     return facts
 
 
+def _run_trace_active() -> bool:
+    """Whether a trace already runs in this process (`fpgaprof run`'s)."""
+    try:
+        from fpgaprof.api.trace import active
+    except ImportError:
+        return False
+    return bool(active())
+
+
+def under_run_reason(operation: str, size: int) -> str:
+    """Where an operation's profile is when `fpgaprof run` traces the sweep."""
+    run_dir = os.environ.get("FPGAPROF_RUN_DIR")
+    where = os.path.join(run_dir, "summary.json") if run_dir else "the run's summary.json"
+    return f"under `fpgaprof run`: region '{operation}/{size}' of the run's trace; its answer is in {where}"
+
+
 def profile_section(
     prof: Any, env: dict[str, Any], res: "Result", section_dir: str | None, trace_path: str | None
 ) -> dict[str, Any]:
@@ -853,11 +869,9 @@ def profile_section(
     if prof is None:
         return {"available": False, "reason": "this fpgaprof build has no fpgaprof.trace"}
     if getattr(prof, "pending_note", ""):
-        # Under `fpgaprof run` this trace() is a region of the run's trace, whose records arrive
-        # when the program ends: the run's report has this operation (region "<op>/<n>").
-        return {"available": False,
-                "reason": f"under `fpgaprof run`: see region '{res.operation}/{res.volume_size}' "
-                          "in the run's report"}
+        # A trace() inside another trace of this process (the program's own): its records
+        # arrive when the outer trace ends; the outer trace's report has this operation.
+        return {"available": False, "reason": under_run_reason(res.operation, res.volume_size)}
     backend = jax.default_backend()
     if backend != "gpu":
         out.update(available=False, reason=NO_GPU_REASON.format(backend=backend))
@@ -1042,10 +1056,14 @@ def measure(
         path = os.path.join(trace_dir, f"{op.name}_{ctx.n}.fpgaprof") if trace_dir else None
         trace_error = None
         monitor.reset()
+        # Under `fpgaprof run` the run's trace holds this operation as region "<op>/<n>": a
+        # nested trace() would add a region "trace" around every operation, which the run's
+        # answer would have to leave out again.
+        under_run = _run_trace_active()
         with contextlib.ExitStack() as stack:
             prof = None
             trace = getattr(fpgaprof, "trace", None)
-            if trace is not None:
+            if trace is not None and not under_run:
                 try:
                     prof = stack.enter_context(trace(path))
                 except Exception as exc:  # e.g. ProfilerConflictError: time the runs untraced
@@ -1057,7 +1075,9 @@ def measure(
                     jax.block_until_ready(fn())
                     res.times_s.append(time.perf_counter() - t0)
         res.timed_compile = monitor.snapshot()
-        if trace_error:
+        if under_run:
+            res.profile = {"available": False, "reason": under_run_reason(res.operation, res.volume_size)}
+        elif trace_error:
             res.profile = {"available": False, "reason": trace_error}
         else:
             section = os.path.join(sections_dir, f"{op.name}_{ctx.n}") if sections_dir else None
@@ -1279,7 +1299,8 @@ def _n(x: Any, fmt: str = "d") -> str:
 
 
 def _fmt_s(t: float | None) -> str:
-    return "-" if t is None else f"{t:.4f}s"
+    # four significant digits: a 40 us call is 4e-05s, not 0.0000s
+    return "-" if t is None else f"{t:.4g}s"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1376,21 +1397,30 @@ def sweep_answer(results: list[Result]) -> dict[str, Any]:
     cards: list[str] = []
     rests: list[str] = []
     reasons: list[str] = []
+    missing: list[dict[str, Any]] = []  # (operation, size) without a row, and why
     for r in results:
-        a = (r.profile or {}).get("answer") or {}
-        if not a.get("available"):
-            if a.get("reason"):
-                reasons.append(str(a["reason"]))
-            continue
-        cards = cards or list(a.get("cards") or [])
-        text = (a.get("rests_on") or {}).get("text")
-        if text and text not in rests:
-            rests.append(text)
-        own = [i for i in a.get("items") or [] if i.get("operation") == r.operation]
-        if own:
-            items.append(dict(max(own, key=lambda i: i.get("gpu_time_s") or 0.0), size=r.volume_size))
+        profile = r.profile or {}
+        a = profile.get("answer") or {}
+        why = ""
+        if r.error:
+            why = f"the operation failed: {r.error}"
+        elif not a.get("available"):
+            why = str(a.get("reason") or profile.get("reason") or "no FPGA answer in its trace")
+        else:
+            own = [i for i in a.get("items") or [] if i.get("operation") == r.operation]
+            if own:
+                cards = cards or list(a.get("cards") or [])
+                text = (a.get("rests_on") or {}).get("text")
+                if text and text not in rests:
+                    rests.append(text)
+                items.append(dict(max(own, key=lambda i: i.get("gpu_time_s") or 0.0), size=r.volume_size))
+                continue
+            why = f"no region '{r.operation}/{r.volume_size}' with GPU kernels in its trace"
+        reasons.append(why)
+        missing.append({"operation": r.operation, "size": r.volume_size, "reason": why})
     if not items:
-        return {"available": False, "reason": reasons[0] if reasons else "no trace has an FPGA answer"}
+        return {"available": False, "reason": reasons[0] if reasons else "no trace has an FPGA answer",
+                "missing": missing}
     items.sort(key=lambda i: -(i.get("gpu_time_s") or 0.0))
     return {
         "available": True,
@@ -1399,6 +1429,7 @@ def sweep_answer(results: list[Result]) -> dict[str, Any]:
         "count": len(items),
         "items": items,
         "items_left_out": 0,
+        "missing": missing,
         "rests_on": {"text": " | ".join(rests)},
     }
 
@@ -1425,13 +1456,20 @@ def load_answer(path: str | None) -> dict[str, Any] | None:
 def answer_block_html(results: list[Result], answer_from: dict[str, Any] | None, out_dir: str) -> str:
     """The answer first: this sweep's own (from its GPU traces) or, without a GPU, the bundled
     GPU trace's, linked, with one sentence on what the rest of the page is."""
+    import html as h
+
     try:
         from fpgaprof.report.html import answer_html
     except ImportError:
         return ""
     own = sweep_answer(results)
     if own.get("available") or answer_from is None:
-        return "<h2>The answer: FPGA offload per operation and size</h2>" + answer_html({"answer": own})
+        gone = "".join(f"<li>{h.escape(line.strip())}</li>" for line in missing_lines(own)[1:])
+        return (
+            "<h2>The answer: FPGA offload per operation and size</h2>"
+            + answer_html({"answer": own})
+            + (f"<p>No answer for:</p><ul>{gone}</ul>" if gone else "")
+        )
     a = dict(answer_from)
     src = str(a.get("source_path") or "")
     rel = os.path.relpath(os.path.join(os.path.dirname(src), "report.html"), out_dir)
@@ -1451,6 +1489,16 @@ def answer_block_html(results: list[Result], answer_from: dict[str, Any] | None,
     )
 
 
+def missing_lines(answer: dict[str, Any]) -> list[str]:
+    """The (operation, size) pairs the sweep's answer has no row for, each with why."""
+    gone = answer.get("missing") or []
+    if not gone:
+        return []
+    return [f"  no answer for {len(gone)} operation(s) and size(s):"] + [
+        f"    {m['operation']} {m['size']}³: {m['reason']}" for m in gone
+    ]
+
+
 def answer_text(results: list[Result], answer_from: dict[str, Any] | None) -> str:
     """The answer as the terminal shows it last (fpgaprof.report.digest.answer_lines)."""
     try:
@@ -1459,7 +1507,7 @@ def answer_text(results: list[Result], answer_from: dict[str, Any] | None) -> st
         return ""
     own = sweep_answer(results)
     if own.get("available"):
-        return "\n".join(answer_lines({"answer": own}, top=10))
+        return "\n".join(answer_lines({"answer": own}, top=10) + missing_lines(own))
     if answer_from is None:
         return ""
     head = (f"From the bundled GPU trace {os.path.basename(str(answer_from.get('trace')))} "

@@ -514,3 +514,29 @@ def test_a_card_file_named_like_a_preset_answers_with_its_own_figures(tmp_path):
     # the card's own rows beat every preset here (faster memory and links than any of them):
     # the answer names it for the top region
     assert summary["answer"]["items"][0]["best_card"] == "alveo-u55c"
+
+
+def test_a_region_that_only_encloses_others_is_not_an_operation_of_the_answer():
+    """The saved sweep ran under `fpgaprof run` with a trace() per operation: each is a region
+    "trace" around "<op>/<n>". Every "<op>/<n>" path is an answer row (all ten, not the first
+    50 of a bigger sweep), each with the calls its GPU time sums; "trace" holds nothing but
+    them and is left out, said so."""
+    prof = fpgaprof.load(os.path.join(TRACES, "mbirjax_sweep_32_64_run_h100.fpgaprof"))
+    regions = prof.regions.columns(["start_ns", "end_ns"])
+    names = [str(r.name) for r in prof.regions]
+    sized = sorted({n for n in names if "/" in n})
+    assert len(sized) == 10 and "trace" in names
+    summary = json.loads(report.summary_json.dumps(report.collect(prof)))
+    a = summary["answer"]
+    assert a["unit"] == "region" and a["enclosing_left_out"] == ["trace"]
+    assert sorted(i["region"].split(" > ")[-1] for i in a["items"]) == sized
+    assert all(i["operation"] != "trace" for i in a["items"])
+    # calls: the instances of each "<op>/<n>" region in the records (two timed runs each)
+    for i in a["items"]:
+        own = i["region"].split(" > ")[-1]
+        assert i["calls"] == names.count(own) == 2
+    assert len(regions["start_ns"]) == len(names)
+    from fpgaprof.report.digest import answer_lines
+
+    text = "\n".join(answer_lines(summary, top=5))
+    assert "(2 calls)" in text and "left out: 1 region path(s)" in text and "'trace'" in text

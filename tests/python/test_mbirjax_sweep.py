@@ -358,8 +358,8 @@ def test_profile_section_under_fpgaprof_run_points_to_the_runs_report(sweep):
     res = sweep.Result("parallel_forward_project", 32, times_s=[0.01])
     res.profile = sweep.profile_section(prof, {"backend": "gpu", "devices": []}, res, None, None)
     assert res.profile == {"available": False,
-                           "reason": "under `fpgaprof run`: see region 'parallel_forward_project/32' "
-                                     "in the run's report"}
+                           "reason": "under `fpgaprof run`: region 'parallel_forward_project/32' of the "
+                                     "run's trace; its answer is in the run's summary.json"}
     table = sweep.format_trace_facts([res])
     assert "0.0000" not in table and "not available: under `fpgaprof run`" in table
 
@@ -699,3 +699,57 @@ def test_the_page_answers_first_and_says_no_gpu_once(sweep, tmp_path):
     text = sweep.answer_text(results, got)
     assert text.splitlines()[0].startswith("From the bundled GPU trace h200.fpgaprof")
     assert "forward_project" in text and "rests on: GPU times measured on NVIDIA H200" in text
+
+
+def test_under_fpgaprof_run_the_sweep_opens_no_trace_of_its_own(sweep, monkeypatch):
+    """A trace already running in the process (`fpgaprof run`'s) is seen, so the sweep records
+    each operation as its region only: a nested trace() would wrap every operation in a region
+    "trace" that the run's answer ranked first as an operation of its own."""
+    import fpgaprof
+
+    assert not sweep._run_trace_active()
+    with fpgaprof.trace():
+        assert sweep._run_trace_active()
+    assert not sweep._run_trace_active()
+    monkeypatch.setenv("FPGAPROF_RUN_DIR", "/runs/r1")
+    assert sweep.under_run_reason("cone_back_project", 64) == (
+        "under `fpgaprof run`: region 'cone_back_project/64' of the run's trace; its answer is in "
+        "/runs/r1/summary.json")
+
+
+def test_the_sweep_answer_names_every_operation_it_has_no_row_for(sweep):
+    """One operation with its region row, one that failed, one whose trace has no answer, one
+    whose answer has no row of its own (a per-op answer): the three are listed with their
+    reasons, never dropped without a word."""
+    row = {"operation": "parallel_forward_project", "size": None, "region": "parallel_forward_project/64",
+           "gpu_time_s": 1e-3, "verdict": "no", "best_card": "versal-v80", "speedup": 0.1,
+           "speedup_low": 0.05, "speedup_high": 0.2, "bound": False, "reason": "r"}
+    ok = sweep.Result("parallel_forward_project", 64, times_s=[0.01])
+    ok.profile = {"answer": {"available": True, "cards": ["versal-v80"], "items": [row],
+                             "rests_on": {"text": "GPU times measured on H100"}}}
+    failed = sweep.Result("cone_recon", 64, times_s=[])
+    failed.error = "RuntimeError: out of memory"
+    no_gpu = sweep.Result("gen_pixel_partition", 64, times_s=[0.001])
+    no_gpu.profile = {"answer": {"available": False, "reason": "no FPGA candidates: no GPU kernels"}}
+    per_op = sweep.Result("gen_weights", 64, times_s=[0.001])
+    per_op.profile = {"answer": {"available": True, "cards": ["versal-v80"],
+                                 "items": [dict(row, operation="fusion.3", region=None)]}}
+    a = sweep.sweep_answer([ok, failed, no_gpu, per_op])
+    assert [i["operation"] for i in a["items"]] == ["parallel_forward_project"]
+    assert a["items"][0]["size"] == 64
+    assert [(m["operation"], m["size"]) for m in a["missing"]] == [
+        ("cone_recon", 64), ("gen_pixel_partition", 64), ("gen_weights", 64)]
+    reasons = [m["reason"] for m in a["missing"]]
+    assert reasons[0] == "the operation failed: RuntimeError: out of memory"
+    assert reasons[1] == "no FPGA candidates: no GPU kernels"
+    assert reasons[2] == "no region 'gen_weights/64' with GPU kernels in its trace"
+    assert a["rests_on"]["text"] == "GPU times measured on H100"
+    text = sweep.answer_text([ok, failed, no_gpu, per_op], None)
+    assert "no answer for 3 operation(s) and size(s):" in text
+    assert "cone_recon 64³: the operation failed: RuntimeError: out of memory" in text
+
+
+def test_scaling_seconds_keep_four_significant_digits(sweep):
+    # a 40 us call printed 0.0000s with four decimals
+    assert sweep._fmt_s(3.97e-05) == "3.97e-05s"
+    assert sweep._fmt_s(0.81935) == "0.8194s" and sweep._fmt_s(None) == "-"

@@ -17,7 +17,7 @@ from typing import Any
 
 from fpgaprof.api.fpga import best_rows, deciding_reason, row_speedups
 from fpgaprof.base import records
-from fpgaprof.base.constants import TOP_ROWS
+from fpgaprof.base.constants import FULL_ROWS, TOP_ROWS
 
 __all__ = ["SIZE_RE", "operation_and_size", "answer_section", "VERDICT_ORDER"]
 
@@ -51,6 +51,22 @@ def _key(row: Mapping, unit: str) -> tuple:
     if row.get("op_index") is not None:
         return ("op_index", int(row["op_index"]))
     return (row.get("module"), row.get("op"))
+
+
+def enclosing_only(rows: list[dict]) -> list[str]:
+    """The region paths whose GPU time is all in the rows of their direct sub-paths (at least
+    99.9 % of it): each is the sum of rows already in the answer."""
+    by_path = {str(r.get("region") or ""): r for r in rows}
+    child_ns: dict[str, float] = {}
+    for path in by_path:
+        parent, sep, _ = path.rpartition(" > ")
+        if sep and parent in by_path:
+            child_ns[parent] = child_ns.get(parent, 0.0) + float(
+                by_path[path].get("gpu_time_ns") or 0.0
+            )
+    return [
+        p for p, ns in child_ns.items() if ns >= 0.999 * float(by_path[p].get("gpu_time_ns") or 0.0)
+    ]
 
 
 def _rows(fpga: Mapping, unit: str) -> list[dict]:
@@ -138,6 +154,14 @@ def answer_section(
         name = str((f.get("target") or {}).get("name") or f"card {len(tables) + 1}")
         tables[name] = {_key(r, unit): records.to_plain(r) for r in _rows(f, unit)}
     ranked = _rows(analysis["fpga"], unit)
+    enclosing: list[str] = []
+    if unit == "region":
+        # Every region path is an operation (and size) of the answer, so all of them are kept;
+        # a path that only encloses others (a nested fpgaprof.trace() under `fpgaprof run` is a
+        # region "trace" around each "<op>/<n>") is the sum of its parts, not an operation.
+        enclosing = enclosing_only(ranked)
+        ranked = [r for r in ranked if str(r.get("region") or "") not in enclosing]
+        top = max(top, FULL_ROWS)
     shown = best_rows(ranked, top)
     items = []
     sizes: set[int] = set()
@@ -165,6 +189,8 @@ def answer_section(
                 "size": size,
                 unit: r.get(unit),
                 "gpu_time_s": float(r.get("gpu_time_ns") or 0.0) * 1e-9,
+                # the calls gpu_time_s sums (a region's instances; an op's executions)
+                "calls": int(r.get("instances") or r.get("executions") or 0) or None,
                 "verdict": row.get("verdict"),
                 "best_card": card,
                 "scenario": sp[0] if sp else None,
@@ -191,6 +217,8 @@ def answer_section(
         "count": len(ranked),
         "items": items,
         "items_left_out": max(len(ranked) - len(items), 0),
+        # region paths left out as the sum of the ones they enclose (their parts are items)
+        "enclosing_left_out": enclosing,
         "rests_on": _rests_on(prof, summary, op_rows, sorted(sizes)),
         # The user's ratio every card's restructured scatters took (None: not given).
         "row_imbalance": analysis["fpga"].get("row_imbalance"),

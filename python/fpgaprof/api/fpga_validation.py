@@ -27,6 +27,7 @@ from importlib import resources
 from typing import Any
 
 from fpgaprof.api import fpga
+from fpgaprof.api.answer import enclosing_only
 from fpgaprof.api.profile import load
 from fpgaprof.base.units import fmt_s, fmt_s_range, fmt_speedup, fmt_speedup_range
 
@@ -736,7 +737,8 @@ def trace_conclusions(
     regions: int = 3,
 ) -> str:
     """A Markdown table of what the FPGA model concludes on saved traces, per card: each
-    trace's costliest region paths (``regions`` of them) as whole offload units with data
+    trace's costliest region paths (``regions`` of them; a path that only encloses others left
+    out, as in the answer) as whole offload units with data
     resident on the card, as compiled and restructured with their ranges, the gap between
     the two, the same restructured over PCIe, and how many HLO ops gain in either scenario."""
 
@@ -756,9 +758,13 @@ def trace_conclusions(
             ops = fpga.fpga_candidates(prof, card, inputs_cross_link=False)
             resident = fpga.fpga_candidates(prof, card, by="region", inputs_cross_link=False)
             pcie = {r["region"]: r for r in fpga.fpga_candidates(prof, card, by="region")}
-            top = sorted((r for r in resident if r["estimated"]), key=lambda r: -r["gpu_time_ns"])[
-                :regions
-            ]
+            # a path that only encloses others (a nested trace()'s region "trace") is their sum
+            rows = [dict(r) for r in resident]
+            enclosing = set(enclosing_only(rows))
+            top = sorted(
+                (r for r in rows if r["estimated"] and r["region"] not in enclosing),
+                key=lambda r: -r["gpu_time_ns"],
+            )[:regions]
             gains = (
                 f"{ops.meta['combined_count']} / {ops.meta['restructured_combined_count']} of "
                 f"{len(ops) - ops.meta['not_estimated_count']}"

@@ -23,8 +23,10 @@ from fpgaprof.views.ranking import (
     OP_TEXT_COLUMNS,
     REGION_TEXT_COLUMNS,
     SLOW_END_AS_COMPILED_NOTE,
+    answer_gpu_time,
     best_rows,
     combined_speedup_text,
+    enclosing_note,
     energy_text,
     row_imbalance_applied_text,
 )
@@ -167,7 +169,7 @@ def answer_lines(summary: Mapping, top: int = TOP) -> list[str]:
         [
             str(i.get("operation") or ""),
             f"{i['size']}³" if i.get("size") else "–",
-            fmt_s(i.get("gpu_time_s")),
+            answer_gpu_time(i),
             str(i.get("verdict") or ""),
             str(i.get("best_card") or "–"),
             _speedup_text(i),
@@ -181,9 +183,14 @@ def answer_lines(summary: Mapping, top: int = TOP) -> list[str]:
     widths = [max([len(c)] + [len(r[k]) for r in rows]) for k, c in enumerate(cols)]
     out = [head, "  " + "  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip()]
     out += ["  " + "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
-    left = int(a.get("count") or 0) - len(items)
-    if left > 0:
-        out.append(f"  … {left} more (report.html, summary.json)")
+    held = len(a.get("items") or [])
+    more, beyond = held - len(items), int(a.get("count") or 0) - held
+    if more > 0 or beyond > 0:
+        where = [f"{more} more in summary.json"] if more > 0 else []
+        where += [f"{beyond} with less GPU time in prof.fpga_candidates()"] if beyond > 0 else []
+        out.append("  … " + "; ".join(where))
+    if a.get("enclosing_left_out"):
+        out.append("  " + terminal_safe(enclosing_note(a), keep=""))
     if any(i.get("slow_end_as_compiled") for i in items):
         out.append(f"  {SLOW_END_AS_COMPILED_NOTE}")
     if given := row_imbalance_applied_text(a.get("row_imbalance")):

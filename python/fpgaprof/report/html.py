@@ -41,7 +41,9 @@ from fpgaprof.views.ranking import (
     OP_TEXT_COLUMNS,
     REGION_TEXT_COLUMNS,
     SLOW_END_AS_COMPILED_NOTE,
+    answer_gpu_time,
     combined_speedup_text,
+    enclosing_note,
     energy_text,
     has_no_gpu_time,
     not_estimated_text,
@@ -910,10 +912,11 @@ def answer_html(s: Mapping) -> str:
     lead = f'<p class="lead">{esc(a["lead"])}</p>' if a.get("lead") else ""
     if not a.get("available"):
         return lead + link + not_available(a if a else {"reason": "no answer in this summary"})
-    items = list(a.get("items") or [])
+    held = list(a.get("items") or [])
     counts: dict[str, int] = {}
-    for i in items:
+    for i in held:
         counts[str(i.get("verdict"))] = counts.get(str(i.get("verdict")), 0) + 1
+    items = held[:TOP_ROWS]  # no table of the page holds more rows
     unit = "operation" if a.get("unit") == "region" else "HLO op"
     summary_line = ", ".join(f"{n} {esc(v)}" for v, n in counts.items())
     rows = []
@@ -923,7 +926,7 @@ def answer_html(s: Mapping) -> str:
             [
                 (esc(i.get("operation") or ""), i.get("operation") or ""),
                 (f"{esc(i['size'])}³" if i.get("size") else "–", i.get("size") or 0),
-                (fmt_s(i.get("gpu_time_s")), i.get("gpu_time_s")),
+                (esc(answer_gpu_time(i)), i.get("gpu_time_s")),
                 (f'<span class="{VERDICT_CLASS.get(v, "v-unk")}">{esc(v)}</span>', v),
                 (esc(i.get("best_card") or "–"), i.get("best_card") or ""),
                 (_answer_speedup(i), i.get("speedup")),
@@ -941,13 +944,19 @@ def answer_html(s: Mapping) -> str:
         ("energy verdict, card / GPU energy", "text"),
         ("why", "text"),
     ]
-    left = int(a.get("count") or 0) - len(items)
+    in_summary, left = len(held) - len(items), int(a.get("count") or 0) - len(held)
     rests = (a.get("rests_on") or {}).get("text") or ""
     return (
         lead + f"<p>per {esc(unit)} and size, the best of {len(a.get('cards') or [])} cards "
         f"({esc(', '.join(a.get('cards') or []))}): {summary_line}</p>"
         + html_table(headers, rows)
-        + (f'<p class="dim">{left} more in summary.json</p>' if left > 0 else "")
+        + (f'<p class="dim">{in_summary} more in summary.json</p>' if in_summary > 0 else "")
+        + (
+            f'<p class="dim">{left} more with less GPU time in prof.fpga_candidates()</p>'
+            if left > 0
+            else ""
+        )
+        + (f'<p class="dim">{esc(enclosing_note(a))}</p>' if a.get("enclosing_left_out") else "")
         + (
             f'<p class="dim">{esc(SLOW_END_AS_COMPILED_NOTE)}</p>'
             if any(i.get("slow_end_as_compiled") for i in items)

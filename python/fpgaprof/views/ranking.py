@@ -223,6 +223,26 @@ def energy_text(item: Mapping) -> str:
     return f"{verdict}, {fmt_speedup(ratio)}" + (f" ({rng})" if rng else "")
 
 
+def answer_gpu_time(item: Mapping) -> str:
+    """An answer row's GPU time with the calls it sums: "4.19 ms (2 calls)", "624.1 µs"."""
+    calls = item.get("calls")
+    text = fmt_s(item.get("gpu_time_s"))
+    return f"{text} ({calls} calls)" if isinstance(calls, int) and calls > 1 else text
+
+
+def enclosing_note(answer: Mapping) -> str:
+    """Why the answer leaves out region paths that only enclose others ("" when none)."""
+    paths = [str(p) for p in answer.get("enclosing_left_out") or []]
+    if not paths:
+        return ""
+    shown = ", ".join(f"'{p}'" for p in paths[:3]) + (", ..." if len(paths) > 3 else "")
+    return (
+        f"left out: {len(paths)} region path(s) whose GPU time is all in the paths they "
+        f"enclose ({shown}; a nested fpgaprof.trace() under `fpgaprof run` is one): each is the "
+        "sum of rows above"
+    )
+
+
 FOLD_CHARS = 36  # text cells longer than this fold (<details>), so a row stays one line or two
 _NAME_KEYS = frozenset({"op", "region", "name", "top_op"})  # what a row is: never folded
 
