@@ -1110,13 +1110,19 @@ def fit_exponent(sizes: list[float], times: list[float]) -> float | None:
 def scaling_table(results: list[Result], sizes: list[int]) -> list[dict[str, Any]]:
     rows = []
     for name in dict.fromkeys(r.operation for r in results):
-        by_size = {r.volume_size: r.stats()["median_s"] for r in results if r.operation == name}
+        mine = [r for r in results if r.operation == name]
+        by_size = {r.volume_size: r.stats()["median_s"] for r in mine}
         pairs = [(n, by_size.get(n)) for n in sizes if by_size.get(n)]
         rows.append(
             {
                 "operation": name,
                 "median_s_by_size": {str(n): by_size.get(n) for n in sizes},
                 "exponent": fit_exponent([p[0] for p in pairs], [p[1] for p in pairs]),
+                # sizes whose timed runs compiled (their median is mostly XLA compile time) and
+                # sizes whose operation failed (no median, or one of the runs before it failed)
+                "recompiled_sizes": [r.volume_size for r in mine
+                                     if (r.timed_compile or {}).get("compilations", 0) > 0],
+                "failed_sizes": [r.volume_size for r in mine if r.error],
             }
         )
     return rows
@@ -1129,14 +1135,26 @@ def format_scaling(rows: list[dict[str, Any]], sizes: list[int]) -> str:
         + f"{'exponent':>10s}"
     )
     lines = [head, "-" * len(head)]
+    marks = set()
     for row in rows:
-        cells = "".join(f"{_fmt_s(row['median_s_by_size'][str(n)]):>12s}" for n in sizes)
+        def cell(n: int) -> str:
+            if n in row.get("failed_sizes", ()):
+                marks.add("!")
+                return "failed!"
+            mark = "*" if n in row.get("recompiled_sizes", ()) else ""
+            marks.update(mark)
+            return _fmt_s(row["median_s_by_size"][str(n)]) + mark
+        cells = "".join(f"{cell(n):>12s}" for n in sizes)
         k = row["exponent"]
         lines.append(f"{row['operation']:34s}{cells}{('%.2f' % k) if k is not None else '-':>10s}")
     lines.append(
         "median wall seconds per call; exponent k of t ~ n^k (least squares on log t vs log n; "
-        "'-' needs two sizes)"
+        "'-' needs two sizes with a time)"
     )
+    if "*" in marks:
+        lines.append("* XLA compiled during the timed runs: the median is mostly compile time, and so the exponent")
+    if "!" in marks:
+        lines.append("! the operation failed at that size (summary.json: its error); the fit leaves it out")
     return "\n".join(lines)
 
 
@@ -1149,6 +1167,10 @@ def format_trace_facts(results: list[Result]) -> str:
         if r.profile and r.profile.get("available") is False
     }
     if results and all(r.profile.get("available") is False for r in results if r.profile):
+        if reasons and all(str(x).startswith("under `fpgaprof run`") for x in reasons):
+            # one reason per operation, alike but for its region: said once
+            return ("trace facts: not available: under `fpgaprof run` every operation is region "
+                    "'<operation>/<size>' of the run's trace: see the run's report")
         return "trace facts: not available: " + "; ".join(sorted(str(x) for x in reasons if x))
     head = (
         f"{'operation':34s}{'n':>5s}{'kernels':>9s}{'GPU s':>10s}{'copies':>8s}{'copy MB':>9s}"
@@ -1374,10 +1396,12 @@ def write_outputs(
     }
     _write_atomic(paths["summary"], json.dumps(summary, indent=1, default=str))
     _write_atomic(paths["scaling_txt"], scaling_text + "\n")
-    lines = ["operation," + ",".join(f"median_s_n{n}" for n in sizes) + ",exponent"]
+    lines = ["operation," + ",".join(f"median_s_n{n}" for n in sizes) + ",exponent,recompiled_sizes,failed_sizes"]
     for row in scaling_rows:
         cells = [row["median_s_by_size"][str(n)] for n in sizes] + [row["exponent"]]
-        lines.append(row["operation"] + "," + ",".join("" if c is None else repr(c) for c in cells))
+        flags = [" ".join(str(n) for n in row.get(k, ())) for k in ("recompiled_sizes", "failed_sizes")]
+        lines.append(row["operation"] + "," + ",".join("" if c is None else repr(c) for c in cells)
+                     + "," + ",".join(flags))
     _write_atomic(paths["scaling_csv"], "\n".join(lines) + "\n")
     _write_atomic(paths["html"], render_html(env, results, sizes, runs, scaling_rows, out_dir, answer_from))
     return paths

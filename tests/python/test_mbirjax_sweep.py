@@ -200,7 +200,7 @@ def test_sweep_size_32_outputs(tmp_path):
         t32 = rows[op]["median_s_by_size"]["32"]
         assert rows[op]["exponent"] == pytest.approx(math.log(t32 / t16) / math.log(2.0))
     csv = (tmp_path / "scaling.csv").read_text().splitlines()
-    assert csv[0] == "operation,median_s_n16,median_s_n32,exponent"
+    assert csv[0] == "operation,median_s_n16,median_s_n32,exponent,recompiled_sizes,failed_sizes"
     assert len(csv) == 1 + len(OPS)
     assert "exponent" in (tmp_path / "scaling.txt").read_text()
     assert "exponent" in proc.stdout
@@ -715,6 +715,14 @@ def test_under_fpgaprof_run_the_sweep_opens_no_trace_of_its_own(sweep, monkeypat
     assert sweep.under_run_reason("cone_back_project", 64) == (
         "under `fpgaprof run`: region 'cone_back_project/64' of the run's trace; its answer is in "
         "/runs/r1/summary.json")
+    # the trace-facts line says it once, not once per operation
+    results = []
+    for name in ("cone_back_project", "parallel_recon", "gen_weights"):
+        r = sweep.Result(name, 64, times_s=[0.01])
+        r.profile = {"available": False, "reason": sweep.under_run_reason(name, 64)}
+        results.append(r)
+    facts = sweep.format_trace_facts(results)
+    assert facts.count("under `fpgaprof run`") == 1 and "parallel_recon" not in facts
 
 
 def test_the_sweep_answer_names_every_operation_it_has_no_row_for(sweep):
@@ -753,3 +761,22 @@ def test_scaling_seconds_keep_four_significant_digits(sweep):
     # a 40 us call printed 0.0000s with four decimals
     assert sweep._fmt_s(3.97e-05) == "3.97e-05s"
     assert sweep._fmt_s(0.81935) == "0.8194s" and sweep._fmt_s(None) == "-"
+
+
+def test_the_scaling_table_marks_recompiled_and_failed_sizes(sweep):
+    """A size whose timed runs compiled is starred (its median is mostly compile time) and a
+    size whose operation failed reads 'failed!', each with its footnote, where both read as
+    plain medians or a bare '-' before."""
+    a32 = sweep.Result("qggmrf_denoise", 32, times_s=[0.8, 0.82])
+    a32.timed_compile = {"compilations": 2}
+    a64 = sweep.Result("qggmrf_denoise", 64, times_s=[0.9, 0.91])
+    b32 = sweep.Result("cone_recon", 32, times_s=[0.1])
+    b64 = sweep.Result("cone_recon", 64, times_s=[])
+    b64.error = "RuntimeError: out of memory"
+    rows = sweep.scaling_table([a32, a64, b32, b64], [32, 64])
+    by = {r["operation"]: r for r in rows}
+    assert by["qggmrf_denoise"]["recompiled_sizes"] == [32] and by["cone_recon"]["failed_sizes"] == [64]
+    text = sweep.format_scaling(rows, [32, 64])
+    assert "0.81s*" in text and "failed!" in text
+    assert "* XLA compiled during the timed runs" in text and "! the operation failed" in text
+    assert by["cone_recon"]["exponent"] is None  # one size with a time
