@@ -230,7 +230,7 @@ TEST_CASE("stop()'s own synchronize stays out of the trace, late work of other t
   CHECK(my_syncs == 1);
   std::set<uint32_t> threads;
   for (const auto& a : store.api_calls) threads.insert(a.thread_id);
-  CHECK(threads == std::set<uint32_t>{4000, 4001, 4002, me});
+  CHECK(threads == std::set<uint32_t>{kFakeThreadBase, kFakeThreadBase + 1, kFakeThreadBase + 2, me});
   // The kernel that finished while stop() synchronized is kept: GPU-side kinds stay on until
   // the flush. 60 + 1.
   CHECK(c.drain_kernels == 1);

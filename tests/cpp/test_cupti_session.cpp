@@ -108,7 +108,7 @@ TEST_CASE("a session over the fake libcupti converts every record it emitted", "
 
   std::set<uint32_t> threads;
   for (const auto& a : store.api_calls) threads.insert(a.thread_id);
-  CHECK(threads == std::set<uint32_t>{4000, 4001, 4002});
+  CHECK(threads == std::set<uint32_t>{kFakeThreadBase, kFakeThreadBase + 1, kFakeThreadBase + 2});
   std::set<std::string> api_names;
   for (const auto& a : store.api_calls) api_names.insert(store.strings.get(store.api_function_of(a).name));
   CHECK(api_names == std::set<std::string>{"cuLaunchKernel", "cuMemcpyHtoDAsync_v2", "cuMemcpyDtoHAsync_v2",

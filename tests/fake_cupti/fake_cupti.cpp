@@ -445,7 +445,7 @@ void emit_transfers(uint64_t t) {
   constexpr uint8_t kPinned = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
   constexpr uint8_t kDevice = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
   constexpr uint64_t kMiB = 1ull << 20;
-  const uint32_t tid = static_cast<uint32_t>(4000 + t);
+  const uint32_t tid = static_cast<uint32_t>(kFakeThreadBase + t);
   const uint32_t stream = static_cast<uint32_t>(7 + t);
   const uint64_t addr = 0x7f1000000000ull + (t << 36);
   Writer w(true);
@@ -555,7 +555,7 @@ void emit_transfers(uint64_t t) {
 
 void emit_thread(uint64_t t) {
   State& s = state();
-  const uint32_t tid = static_cast<uint32_t>(4000 + t);
+  const uint32_t tid = static_cast<uint32_t>(kFakeThreadBase + t);
   const uint32_t stream = static_cast<uint32_t>(7 + t);
   // The work comes from fake_cupti_device_work / fake_cupti_kernel.
   if (s.scenario == "devices" || s.scenario == "ranks") return;

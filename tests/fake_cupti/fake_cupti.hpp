@@ -2,7 +2,7 @@
 // `fake_cupti_counts`. Tests compute their expectations from the documented generation rule
 // below and use these counts as a cross-check, never as the only source.
 //
-// Generation rule (per simulated host thread t in [0, FAKE_CUPTI_THREADS), thread id 4000+t,
+// Generation rule (per simulated host thread t in [0, FAKE_CUPTI_THREADS), thread id kFakeThreadBase+t (4200000+t),
 // N = FAKE_CUPTI_KERNELS):
 //   per thread: MEMORY2 allocation of 1 MiB; marker START "XlaModule:#hlo_module=jit_f,program_id=3#"
 //     (domain "TSL"); one instantaneous marker "fake_mark" (domain "fpgaprof_test");
@@ -44,7 +44,7 @@
 // thread completes (not EnableAndDump's), and the first 3 kernels of thread 0 have start =
 // end = 0.
 // Scenario "transfers" (instead of everything above but the DEVICE record; thread t emits it
-// once, thread id 4000+t, stream 7+t, base B = the thread's now_ns() at its start, addresses
+// once, thread id kFakeThreadBase+t (4200000+t), stream 7+t, base B = the thread's now_ns() at its start, addresses
 // A = 0x7f1000000000 + (t << 36); every record has a DRIVER API record of the named call with
 // its correlation id; MEMCPY records have deviceId 0, context 1; times are B + offset in ns):
 //   MEMORY2 (memoryKind DEVICE; releases carry the freed buffer's bytes):
@@ -106,6 +106,11 @@
 
 #include <cstddef>
 #include <cstdint>
+
+// The simulated host threads' ids: above Linux's largest pid_max (2^22 = 4194304), so that no
+// real thread of the test process (the one that stops a session, whose own calls the session
+// drops by thread id) can share one.
+inline constexpr uint32_t kFakeThreadBase = 4200000;
 
 struct FakeCuptiCounts {
   uint64_t kernels;

@@ -73,8 +73,9 @@ def test_kernels_copies_and_markers_from_three_threads(tmp_path):
     """, kernels=12, threads=3)
     exp = expected(12, 3)
     assert got["kernels"] == exp["kernels"] == 36
-    # Kernels are attributed to the thread that launched them (fake threads 4000..4002).
-    assert got["per_thread"] == {"4000": 12, "4001": 12, "4002": 12}
+    # Kernels are attributed to the thread that launched them (fake threads 4200000..4200002:
+    # above pid_max, never a real thread of this process).
+    assert got["per_thread"] == {"4200000": 12, "4200001": 12, "4200002": 12}
     assert (got["htod"], got["htod_bytes"]) == (exp["htod"], exp["htod_bytes"]) == (9, 3 * 4096 * (1 + 5 + 9))
     assert (got["dtoh"], got["dtoh_bytes"]) == (exp["dtoh"], exp["dtoh_bytes"]) == (6, 3 * 1024 * (1 + 9))
     assert got["memsets"] == exp["memsets"] == 3

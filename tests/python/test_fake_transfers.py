@@ -50,7 +50,7 @@ Memory (device, address offset from A, bytes, time):
   96 Mi = 100663296 at 60000, 32 Mi at the end; device 1: peak 8 Mi at 700000, 0 at the end.
   Allocations 4, releases 4 (one unmatched: 8 Mi = 8388608 B); never freed 1 (32 Mi).
   Largest: 64 Mi (alloc 10000, freed 2500000), 32 Mi (60000, never), 16 Mi (20000, 50000),
-  8 Mi (dev 1, 700000, 2550000); all allocated by cuMemAlloc_v2 on thread 4000.
+  8 Mi (dev 1, 700000, 2550000); all allocated by cuMemAlloc_v2 on thread 4200000.
 """
 import json
 
@@ -163,7 +163,7 @@ def check_memory(mr: dict, base: int) -> None:
     addresses = [b["address"] for b in mr["largest"]]
     a = addresses[0]
     assert addresses == [a, a + 0x20000000, a + 0x10000000, a + 0x30000000]
-    assert {(b["api_call"], b["thread_id"]) for b in mr["largest"]} == {("cuMemAlloc_v2", 4000)}
+    assert {(b["api_call"], b["thread_id"]) for b in mr["largest"]} == {("cuMemAlloc_v2", 4200000)}
 
 
 def test_live_trace_numbers(traced):
@@ -187,18 +187,18 @@ def test_copy_records(traced):
     big = [(s - base, e - base, *rest) for s, e, *rest in rows if rest[0] > 4096]
     n = NONE32
     assert big == [
-        (0, 200000, 4000000, "HtoD", "pinned", "device", True, 0, n, n, 4000),
-        (100000, 150000, 8000000, "DtoD", "device", "device", True, 0, n, n, 4000),
-        (120000, 170000, 8000000, "DtoD", "device", "device", True, 0, n, n, 4000),
-        (200000, 300000, 3000000, "DtoH", "device", "pinned", True, 0, n, n, 4000),
-        (300000, 500000, 2000000, "HtoD", "pageable", "device", False, 0, n, n, 4000),
-        (600000, 700000, 1000000, "DtoH", "device", "pageable", False, 0, n, n, 4000),
+        (0, 200000, 4000000, "HtoD", "pinned", "device", True, 0, n, n, 4200000),
+        (100000, 150000, 8000000, "DtoD", "device", "device", True, 0, n, n, 4200000),
+        (120000, 170000, 8000000, "DtoD", "device", "device", True, 0, n, n, 4200000),
+        (200000, 300000, 3000000, "DtoH", "device", "pinned", True, 0, n, n, 4200000),
+        (300000, 500000, 2000000, "HtoD", "pageable", "device", False, 0, n, n, 4200000),
+        (600000, 700000, 1000000, "DtoH", "device", "pageable", False, 0, n, n, 4200000),
         # the MEMCPY2 record: its srcDeviceId / dstDeviceId land in the owned record
-        (700000, 780000, 16000000, "PtoP", "device", "device", True, 0, 2, 1, 4000),
-        (800000, 900000, 500000, "HtoH", "pageable", "pinned", False, 0, n, n, 4000),
+        (700000, 780000, 16000000, "PtoP", "device", "device", True, 0, 2, 1, 4200000),
+        (800000, 900000, 500000, "HtoH", "pageable", "pinned", False, 0, n, n, 4200000),
     ]
     tiny = [(s - base, e - s, *rest) for s, e, *rest in rows if rest[0] == 4096]
-    assert tiny == [(1000000 + 1000 * k, 500, 4096, "HtoD", "pinned", "device", True, 0, n, n, 4000)
+    assert tiny == [(1000000 + 1000 * k, 500, 4096, "HtoD", "pinned", "device", True, 0, n, n, 4200000)
                     for k in range(1200)]
     m = live["memsets"]
     assert sorted(zip([s - base for s in m["start_ns"]], [e - base for e in m["end_ns"]],

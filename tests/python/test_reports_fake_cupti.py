@@ -2,7 +2,7 @@
 saved, loaded with fpgaprof.load, then summary.json / timeline.json / report.html.
 
 Expected numbers follow the fake's documented generation rule (tests/fake_cupti/fake_cupti.hpp)
-for N = 16 kernels on one simulated thread (id 4000):
+for N = 16 kernels on one simulated thread (id 4200000):
   kernels 16: loop_fusion_0..3, 4 each
   HtoD where i % 4 == 0 (i = 0, 4, 8, 12): 4 copies, 4096 x (1 + 5 + 9 + 13) = 114688 bytes
   DtoH where i % 8 == 0 (i = 0, 8): 2 copies, 1024 x (1 + 9) = 10240 bytes
@@ -100,8 +100,8 @@ def test_timeline_from_real_trace(traced):
         if e.get("cat") == "kernel":
             assert e["args"]["hlo_op"] == "fusion." + e["name"].rsplit("_", 1)[1]
             assert e["args"]["module"] == "jit_f"
-    # the launching thread of the fake is 4000; slices on each track nest
-    assert any(e["tid"] == 4000 for e in doc["traceEvents"] if e.get("cat") == "cuda_driver")
+    # the launching thread of the fake is 4200000; slices on each track nest
+    assert any(e["tid"] == 4200000 for e in doc["traceEvents"] if e.get("cat") == "cuda_driver")
     tracks = {}
     for e in doc["traceEvents"]:
         if e["ph"] == "X":
