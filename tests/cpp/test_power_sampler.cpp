@@ -59,6 +59,16 @@ bool nvml_closed() {
   return false;
 }
 
+// A sampler started on the NVML test double (FPGAPROF_NVML_LIBRARY set only while it starts),
+// reading every 1 ms; `cuda`: the CUDA UUIDs of the process's GPUs.
+std::unique_ptr<cupti::PowerSampler> start_on_fake_nvml(std::string* warning,
+                                                        const std::vector<std::string>& cuda = {}) {
+  ::setenv("FPGAPROF_NVML_LIBRARY", FPGAPROF_FAKE_NVML_PATH, 1);
+  auto sampler = cupti::PowerSampler::start(1'000'000, cuda, false, warning);
+  ::unsetenv("FPGAPROF_NVML_LIBRARY");
+  return sampler;
+}
+
 // A store naming the test double's GPU 0 (UUID bytes 0..15, as its DEVICE record 0 has).
 TraceStore store_with_gpu0() {
   TraceStore s;
@@ -314,11 +324,9 @@ TEST_CASE("an exception on the sampling thread stops the sampling, not the proce
   // sampling thread): the thread ends, NVML is shut down, the readings before are kept.
   ::setenv("FAKE_NVML_SCENARIO", "throw", 1);
   ::setenv("FAKE_NVML_FAIL_MS", "40", 1);
-  ::setenv("FPGAPROF_NVML_LIBRARY", FPGAPROF_FAKE_NVML_PATH, 1);
   const long long shutdowns = std::max(0LL, fake_nvml_count("fake_nvml_shutdowns"));
   std::string warning;
-  auto sampler = cupti::PowerSampler::start(1'000'000, {}, false, &warning);
-  ::unsetenv("FPGAPROF_NVML_LIBRARY");
+  auto sampler = start_on_fake_nvml(&warning);
   REQUIRE(sampler != nullptr);
   CHECK(warning.empty());
   // The thread ends and shuts NVML down on its own (before anything asks it to stop).
@@ -341,10 +349,8 @@ TEST_CASE("an exception on the sampling thread stops the sampling, not the proce
 
 TEST_CASE("a forked child neither waits for nor locks the parent's sampling thread", "[power]") {
   clear_nvml_env();
-  ::setenv("FPGAPROF_NVML_LIBRARY", FPGAPROF_FAKE_NVML_PATH, 1);
   std::string warning;
-  auto sampler = cupti::PowerSampler::start(1'000'000, {}, false, &warning);
-  ::unsetenv("FPGAPROF_NVML_LIBRARY");
+  auto sampler = start_on_fake_nvml(&warning);
   REQUIRE(sampler != nullptr);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const pid_t child = ::fork();
@@ -377,10 +383,8 @@ TEST_CASE("an NVML call that hangs at stop: the warning gives the time waited", 
   // The first power read 20 ms after NVML started takes 1 s; stop waits 100 ms.
   ::setenv("FAKE_NVML_SCENARIO", "hang", 1);
   ::setenv("FAKE_NVML_HANG_MS", "1000", 1);
-  ::setenv("FPGAPROF_NVML_LIBRARY", FPGAPROF_FAKE_NVML_PATH, 1);
   std::string warning;
-  auto sampler = cupti::PowerSampler::start(1'000'000, {}, false, &warning);
-  ::unsetenv("FPGAPROF_NVML_LIBRARY");
+  auto sampler = start_on_fake_nvml(&warning);
   REQUIRE(sampler != nullptr);
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
   const auto t0 = std::chrono::steady_clock::now();
@@ -405,10 +409,8 @@ TEST_CASE("NVML GPUs in MIG mode: the warning names MIG", "[power]") {
   for (const bool mig : {true, false}) {
     INFO("MIG " << mig);
     ::setenv("FAKE_NVML_MIG", mig ? "1" : "0", 1);
-    ::setenv("FPGAPROF_NVML_LIBRARY", FPGAPROF_FAKE_NVML_PATH, 1);
     std::string warning;
-    auto sampler = cupti::PowerSampler::start(1'000'000, cuda, false, &warning);
-    ::unsetenv("FPGAPROF_NVML_LIBRARY");
+    auto sampler = start_on_fake_nvml(&warning, cuda);
     REQUIRE(sampler != nullptr);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     TraceStore store = store_with_gpu0();
@@ -422,10 +424,8 @@ TEST_CASE("NVML GPUs in MIG mode: the warning names MIG", "[power]") {
     // No MIG mode seen through NVML, but CUDA_VISIBLE_DEVICES selects a MIG instance by UUID.
     ::setenv("FAKE_NVML_MIG", "0", 1);
     ::setenv("CUDA_VISIBLE_DEVICES", "MIG-5c6a4e2d-0a5f-5e1c-9b3e-1f2a3b4c5d6e", 1);
-    ::setenv("FPGAPROF_NVML_LIBRARY", FPGAPROF_FAKE_NVML_PATH, 1);
     std::string warning;
-    auto sampler = cupti::PowerSampler::start(1'000'000, cuda, false, &warning);
-    ::unsetenv("FPGAPROF_NVML_LIBRARY");
+    auto sampler = start_on_fake_nvml(&warning, cuda);
     ::unsetenv("CUDA_VISIBLE_DEVICES");
     REQUIRE(sampler != nullptr);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -436,10 +436,8 @@ TEST_CASE("NVML GPUs in MIG mode: the warning names MIG", "[power]") {
   // Without a driver (no CUDA UUIDs), the trace's GPUs are matched at finish.
   ::setenv("FAKE_NVML_MIG", "1", 1);
   ::setenv("FAKE_NVML_DEVICES", "5", 1);
-  ::setenv("FPGAPROF_NVML_LIBRARY", FPGAPROF_FAKE_NVML_PATH, 1);
   std::string warning;
-  auto sampler = cupti::PowerSampler::start(1'000'000, {}, false, &warning);
-  ::unsetenv("FPGAPROF_NVML_LIBRARY");
+  auto sampler = start_on_fake_nvml(&warning);
   REQUIRE(sampler != nullptr);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   TraceStore store = store_with_gpu0();

@@ -80,6 +80,24 @@ def _fake(name: str) -> str:
     return max(found, key=os.path.getmtime)
 
 
+def _run_driver(code: str, env: dict, hang: str) -> dict:
+    """Runs `code` in driver.py's process of its own (60 s at most: `hang` says what a timeout
+    means) and returns the one result it appended."""
+    try:
+        r = subprocess.run(
+            [sys.executable, str(HERE / "driver.py"), "py", code],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(hang)
+    assert r.returncode == 0, r.stderr[-2000:]
+    (res,) = json.loads(r.stdout.strip().splitlines()[-1])
+    return res
+
+
 def test_nvml_library_not_a_file_warns_once_and_traces(not_a_library):
     """A GPU trace (the libcupti test double) with FPGAPROF_NVML_LIBRARY a FIFO, a folder or a
     device: no hang, the kernels are traced, one warning says why there is no energy."""
@@ -103,18 +121,9 @@ def test_nvml_library_not_a_file_warns_once_and_traces(not_a_library):
         "results.append({'kernels': len(p.kernels), 'samples': len(p.power_samples),\n"
         "                'energy': [w for w in p.warnings if 'GPU energy' in w]})\n"
     )
-    try:
-        r = subprocess.run(
-            [sys.executable, str(HERE / "driver.py"), "py", code],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"FPGAPROF_NVML_LIBRARY={path}: the trace still ran after 60 s (a hang)")
-    assert r.returncode == 0, r.stderr[-2000:]
-    (res,) = json.loads(r.stdout.strip().splitlines()[-1])
+    res = _run_driver(
+        code, env, f"FPGAPROF_NVML_LIBRARY={path}: the trace still ran after 60 s (a hang)"
+    )
     assert res["kernels"] == 10 and res["samples"] == 0
     (w,) = res["energy"]
     assert f"FPGAPROF_NVML_LIBRARY={path} {what}, not a library file" in w
@@ -155,18 +164,7 @@ def test_forked_child_leaving_the_trace_does_not_wait_for_nvml():
         "os.waitpid(pid, 0)\n"
         "results.append({'child': child, 'samples': len(p.power_samples), 'energy': energy})\n"
     )
-    try:
-        r = subprocess.run(
-            [sys.executable, str(HERE / "driver.py"), "py", code],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail("a forked child leaving the trace block hung")
-    assert r.returncode == 0, r.stderr[-2000:]
-    (res,) = json.loads(r.stdout.strip().splitlines()[-1])
+    res = _run_driver(code, env, "a forked child leaving the trace block hung")
     child = res["child"]
     # It waited the whole 2 s for a thread that does not exist in the child, and blamed NVML.
     assert child["stop_s"] < 1.0, child

@@ -102,27 +102,10 @@ def test_sigterm_to_fpgaprof_run_alone_saves_and_ends_143(tmp_path):
     assert (out / "trace.fpgaprof").exists() and (out / "report.html").exists()
 
 
-COUNTER = textwrap.dedent("""
-    import signal, sys, time
-    # A Python handler: the traced process has other threads (the signal watchdog), so a
-    # SIGINT blocked on the main thread alone would still reach one of them.
-    got = []
-    signal.signal(signal.SIGINT, lambda num, frame: got.append(num))
-    print("ready", flush=True)
-    t = time.time()
-    while time.time() - t < 3:
-        time.sleep(0.01)
-    print("SIGINTs:", len(got), flush=True)
-""")
-
-
-def test_ctrl_c_from_the_terminal_reaches_the_program_once(tmp_path):
-    # A real terminal: the kernel sends Ctrl-C's SIGINT to the whole foreground process group
-    # (`fpgaprof run` and the program). Passing it on as well would make it two.
-    script = tmp_path / "count.py"
-    script.write_text(COUNTER)
-    argv = [sys.executable, "-m", "fpgaprof", "run", "-o", str(tmp_path / "out"), "--",
-            sys.executable, str(script)]
+def _ctrl_c_in_a_terminal(argv: list) -> tuple:
+    """Runs argv as the session leader of a new pseudo-terminal, presses Ctrl-C there once the
+    program printed "ready", and reads the terminal until it closes: (what it showed, the
+    wait status)."""
     pid, fd = pty.fork()
     if pid == 0:  # the child: session leader with the pty as its controlling terminal
         try:
@@ -157,6 +140,31 @@ def test_ctrl_c_from_the_terminal_reaches_the_program_once(tmp_path):
         except ProcessLookupError:
             pass
         os.close(fd)
+    return text, status
+
+
+COUNTER = textwrap.dedent("""
+    import signal, sys, time
+    # A Python handler: the traced process has other threads (the signal watchdog), so a
+    # SIGINT blocked on the main thread alone would still reach one of them.
+    got = []
+    signal.signal(signal.SIGINT, lambda num, frame: got.append(num))
+    print("ready", flush=True)
+    t = time.time()
+    while time.time() - t < 3:
+        time.sleep(0.01)
+    print("SIGINTs:", len(got), flush=True)
+""")
+
+
+def test_ctrl_c_from_the_terminal_reaches_the_program_once(tmp_path):
+    # A real terminal: the kernel sends Ctrl-C's SIGINT to the whole foreground process group
+    # (`fpgaprof run` and the program). Passing it on as well would make it two.
+    script = tmp_path / "count.py"
+    script.write_text(COUNTER)
+    argv = [sys.executable, "-m", "fpgaprof", "run", "-o", str(tmp_path / "out"), "--",
+            sys.executable, str(script)]
+    text, _status = _ctrl_c_in_a_terminal(argv)
     # Two copies can merge into one when the second comes before the program took the first,
     # so this end-to-end check catches a doubled Ctrl-C only some of the time; the decision
     # itself is tested below.
@@ -218,40 +226,7 @@ def test_ctrl_c_stops_the_calling_shell_script(tmp_path):
     loop.write_text(f"{sys.executable} -m fpgaprof run -o {tmp_path / 'out'} -- "
                     f"{sys.executable} {script}\necho \"script went on rc=$?\"\n")
     argv = ["/bin/bash", str(loop)]
-    pid, fd = pty.fork()
-    if pid == 0:
-        try:
-            os.execve(argv[0], argv, _env())
-        finally:
-            os._exit(127)
-    text = b""
-    try:
-        deadline = time.time() + 120
-        while b"ready" not in text and time.time() < deadline:
-            if select.select([fd], [], [], 0.5)[0]:
-                try:
-                    text += os.read(fd, 4096)
-                except OSError:
-                    break
-        assert b"ready" in text, text[-1500:]
-        os.write(fd, b"\x03")  # Ctrl-C
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            if select.select([fd], [], [], 0.5)[0]:
-                try:
-                    chunk = os.read(fd, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                text += chunk
-        _, status = os.waitpid(pid, 0)
-    finally:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        os.close(fd)
+    text, status = _ctrl_c_in_a_terminal(argv)
     shown = text.decode(errors="replace")[-3000:]
     assert b"script went on" not in text, shown
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGINT, (status, shown)
