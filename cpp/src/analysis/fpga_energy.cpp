@@ -32,12 +32,12 @@ GpuEnergyIndex::GpuEnergyIndex(const EnergyReport* energy, std::size_t op_count,
     op_busy_ns_[o.op] = o.busy_ns;
   }
   if (paths == nullptr) return;
-  path_joules_.assign(paths->size(), kNaN);
+  path_joules_.assign(paths->size(), 0.0);  // unknown where no busy time was sampled (busy_joules)
   path_busy_ns_.assign(paths->size(), 0);
   for (const PathOpEnergy& e : energy->path_op_kernels) {
     // Inclusive, as the region rows count kernels: each row also counts for the enclosing paths.
     paths->for_self_and_ancestors(e.path, [&](uint32_t q) {
-      path_joules_[q] = (std::isnan(path_joules_[q]) ? 0.0 : path_joules_[q]) + e.joules;
+      path_joules_[q] += e.joules;
       path_busy_ns_[q] += e.busy_ns;
       path_op_joules_[(static_cast<uint64_t>(q) << 32) | e.op] += e.joules;
     });

@@ -69,7 +69,7 @@ class GpuEnergyIndex {
 
   std::vector<double> op_joules_;  // NaN: no energy attributed
   std::vector<uint64_t> op_busy_ns_;
-  std::vector<double> path_joules_;  // NaN: no kernel energy in the path
+  std::vector<double> path_joules_;  // with path_busy_ns_ 0: no kernel energy in the path
   std::vector<uint64_t> path_busy_ns_;
   std::unordered_map<uint64_t, double> path_op_joules_;  // pair_key(path, op), sub-paths included
 };

@@ -62,13 +62,8 @@ def _drop_failed_run_leftovers(out_dir: str) -> None:
     with contextlib.suppress(OSError):
         if not os.path.islink(hlo):
             for name in os.listdir(hlo):
-                p = os.path.join(hlo, name)
-                if not name.startswith("module_"):
-                    continue
-                if os.path.isdir(p) and not os.path.islink(p):
-                    shutil.rmtree(p, ignore_errors=True)
-                else:
-                    os.unlink(p)
+                if name.startswith("module_"):
+                    _remove_dump_entry(os.path.join(hlo, name))
     with contextlib.suppress(OSError):  # not there, or not empty: kept as it is
         os.rmdir(hlo)
 
@@ -86,13 +81,20 @@ def prune_hlo_dump(folder: str) -> int:
         p = os.path.join(folder, name)
         if not name.startswith("module_"):
             continue
-        if os.path.isdir(p) and not os.path.islink(p):
-            shutil.rmtree(p, ignore_errors=True)
-        elif keep.match(name):
+        if keep.match(name) and not (os.path.isdir(p) and not os.path.islink(p)):
             kept += 1
         else:
-            os.unlink(p)
+            _remove_dump_entry(p)
     return kept
+
+
+def _remove_dump_entry(path: str) -> None:
+    """Removes one entry of an XLA dump folder: a folder (not a link to one) with what is in it,
+    else the file or link."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        os.unlink(path)
 
 
 def child_environment(
