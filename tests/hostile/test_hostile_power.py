@@ -80,9 +80,19 @@ def _fake(name: str) -> str:
     return max(found, key=os.path.getmtime)
 
 
-def _run_driver(code: str, env: dict, hang: str) -> dict:
-    """Runs `code` in driver.py's process of its own (60 s at most: `hang` says what a timeout
-    means) and returns the one result it appended."""
+def _run_driver(code: str, nvml_library: str, hang: str) -> dict:
+    """Runs `code` in driver.py's process of its own, over the libcupti test double (10 kernels
+    on one thread) with FPGAPROF_NVML_LIBRARY=nvml_library, 60 s at most (`hang` says what a
+    timeout means); returns the one result it appended."""
+    env = dict(
+        os.environ,
+        FPGAPROF_CUPTI_LIBRARY=_fake("libfake_cupti.so"),
+        FAKE_CUPTI_SCENARIO="kernels",
+        FAKE_CUPTI_KERNELS="10",
+        FAKE_CUPTI_THREADS="1",
+        FPGAPROF_NVML_LIBRARY=nvml_library,
+    )
+    env.pop("NVTX_INJECTION64_PATH", None)
     try:
         r = subprocess.run(
             [sys.executable, str(HERE / "driver.py"), "py", code],
@@ -102,15 +112,6 @@ def test_nvml_library_not_a_file_warns_once_and_traces(not_a_library):
     """A GPU trace (the libcupti test double) with FPGAPROF_NVML_LIBRARY a FIFO, a folder or a
     device: no hang, the kernels are traced, one warning says why there is no energy."""
     path, what = not_a_library
-    env = dict(
-        os.environ,
-        FPGAPROF_CUPTI_LIBRARY=_fake("libfake_cupti.so"),
-        FAKE_CUPTI_SCENARIO="kernels",
-        FAKE_CUPTI_KERNELS="10",
-        FAKE_CUPTI_THREADS="1",
-        FPGAPROF_NVML_LIBRARY=path,
-    )
-    env.pop("NVTX_INJECTION64_PATH", None)
     code = (
         "import ctypes, os, warnings\n"
         "fake = ctypes.CDLL(os.environ['FPGAPROF_CUPTI_LIBRARY'])\n"
@@ -122,7 +123,7 @@ def test_nvml_library_not_a_file_warns_once_and_traces(not_a_library):
         "                'energy': [w for w in p.warnings if 'GPU energy' in w]})\n"
     )
     res = _run_driver(
-        code, env, f"FPGAPROF_NVML_LIBRARY={path}: the trace still ran after 60 s (a hang)"
+        code, path, f"FPGAPROF_NVML_LIBRARY={path}: the trace still ran after 60 s (a hang)"
     )
     assert res["kernels"] == 10 and res["samples"] == 0
     (w,) = res["energy"]
@@ -134,15 +135,6 @@ def test_forked_child_leaving_the_trace_does_not_wait_for_nvml():
     """os.fork() inside `with fpgaprof.trace()` (the NVML test double sampling): the child leaves
     the block at once (the sampling thread is the parent's: nothing to wait for, no lock taken)
     and its one energy warning says why it has no samples; the parent's trace has them."""
-    env = dict(
-        os.environ,
-        FPGAPROF_CUPTI_LIBRARY=_fake("libfake_cupti.so"),
-        FAKE_CUPTI_SCENARIO="kernels",
-        FAKE_CUPTI_KERNELS="10",
-        FAKE_CUPTI_THREADS="1",
-        FPGAPROF_NVML_LIBRARY=_fake("libfake_nvml.so"),
-    )
-    env.pop("NVTX_INJECTION64_PATH", None)
     code = (
         "import ctypes, json, os, time, warnings\n"
         "fake = ctypes.CDLL(os.environ['FPGAPROF_CUPTI_LIBRARY'])\n"
@@ -164,7 +156,7 @@ def test_forked_child_leaving_the_trace_does_not_wait_for_nvml():
         "os.waitpid(pid, 0)\n"
         "results.append({'child': child, 'samples': len(p.power_samples), 'energy': energy})\n"
     )
-    res = _run_driver(code, env, "a forked child leaving the trace block hung")
+    res = _run_driver(code, _fake("libfake_nvml.so"), "a forked child leaving the trace block hung")
     child = res["child"]
     # It waited the whole 2 s for a thread that does not exist in the child, and blamed NVML.
     assert child["stop_s"] < 1.0, child
