@@ -92,7 +92,7 @@ if [ "$SYSTEM" = 1 ]; then
   pkgs="build-essential zlib1g-dev ca-certificates"
   . /etc/os-release
   # The release's own python3 (X.Y), from its package version (e.g. 3.10.6-1~22.04 -> 3.10).
-  own=$(apt-cache show --no-all-versions python3 2>/dev/null | sed -n 's/^Version: \([0-9]*\.[0-9]*\).*/\1/p' | head -n 1)
+  own=$(apt-cache show --no-all-versions python3 2>/dev/null | sed -n 's/^Version: \([0-9]*\.[0-9]*\).*/\1/p' | awk 'NR == 1')
   if [ "${ID:-}" = ubuntu ] && [ "$own" != "$PYVER" ] && ! command -v "python${PYVER}" >/dev/null; then
     say "adding the deadsnakes PPA for python${PYVER} (${PRETTY_NAME:-Ubuntu}'s python3 is ${own:-unknown})"
     $SUDO apt-get install -y -qq --no-install-recommends software-properties-common gpg-agent >/dev/null

@@ -27,6 +27,15 @@ while [ $# -gt 0 ]; do
 done
 
 APT_PKGS="build-essential ccache cmake ninja-build zlib1g-dev catch2 nlohmann-json3-dev clang-14 libclang-rt-14-dev clang-format chromium graphviz python3-venv"
+# Whether apt can install package $1 (a "Candidate:" that is not "(none)"). The policy is read
+# whole before it is matched: `apt-cache policy | grep -q` under pipefail fails whenever grep
+# exits at the match while apt-cache is still writing (SIGPIPE, status 141), and every missing
+# package then read as absent on a fresh machine.
+has_candidate() {
+  local policy
+  policy=$(LC_ALL=C apt-cache policy "$1" 2>/dev/null) || return 1
+  [[ "$policy" =~ Candidate:\ [^\(] ]]
+}
 if [ "$apt_ok" = 1 ] && command -v apt-get >/dev/null; then
   missing=""
   for p in $APT_PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
@@ -38,7 +47,7 @@ if [ "$apt_ok" = 1 ] && command -v apt-get >/dev/null; then
     # what needs it (the report's browser test, the fuzzers) says so or is skipped.
     have="" absent=""
     for p in $missing; do
-      if LC_ALL=C apt-cache policy "$p" 2>/dev/null | grep -q "Candidate: [^(]"; then have="$have $p"; else absent="$absent $p"; fi
+      if has_candidate "$p"; then have="$have $p"; else absent="$absent $p"; fi
     done
     [ -z "$absent" ] || echo "bootstrap: not in this system's package lists, left out:$absent"
     if [ -n "$have" ]; then
@@ -63,7 +72,7 @@ fi
 # it, else from the deadsnakes PPA on Ubuntu (as docker/install.sh does for the image).
 if [ -z "$PY" ] && [ "$apt_ok" = 1 ] && command -v apt-get >/dev/null; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-  has_py311() { LC_ALL=C apt-cache policy python3.11-venv 2>/dev/null | grep -q "Candidate: [^(]"; }
+  has_py311() { has_candidate python3.11-venv; }
   if ! has_py311 && [ -r /etc/os-release ] && (. /etc/os-release && [ "${ID:-}" = ubuntu ]); then
     echo "bootstrap: adding the deadsnakes PPA for python3.11 (this Ubuntu's python3 is older)"
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \

@@ -31,7 +31,7 @@ gpu=$("$VPY" -c "import jax; print(int(jax.default_backend() == 'gpu'))" 2>/dev/
 # GPU: jax[cuda13] for a driver of r580 or newer, else jax[cuda12] (docs/install.md).
 cuda_hint=""
 if [ "$gpu" != 1 ] && command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
-  drv=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1 | cut -d. -f1)
+  drv=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | awk -F. 'NR == 1 {print $1}')
   jaxver=$("$VPY" -c "import jax; print(jax.__version__)" 2>/dev/null || echo "")
   flavour=cuda12
   [ -n "$drv" ] && [ "$drv" -ge 580 ] 2>/dev/null && flavour=cuda13

@@ -90,3 +90,53 @@ def test_an_unchanged_tree_skips_the_wheel_build_and_the_reinstall(tmp_path):
     assert any(c.startswith("-m pip wheel") for c in again)
     assert any(c.startswith("-m pip install -q --force-reinstall --no-deps") for c in again)
     assert _run(root) == []
+
+
+APT_CACHE = textwrap.dedent(
+    """\
+    #!/bin/sh
+    # `apt-cache policy PKG` as apt writes it: the candidate first, then (a moment later) the
+    # version table, so that a reader that stops at the candidate line makes the second write fail
+    [ "$1" = policy ] || exit 1
+    if [ "$2" = chromium ]; then cand="(none)"; else cand="1.0-1"; fi
+    printf '%s:\\n  Installed: (none)\\n  Candidate: %s\\n' "$2" "$cand"
+    sleep 0.3
+    printf '  Version table:\\n     1.0-1 500\\n        500 http://deb.debian.org/debian bookworm/main\\n'
+    """
+)
+
+
+def test_apt_packages_with_a_candidate_are_installed_on_a_fresh_machine(tmp_path):
+    # On a fresh Debian machine (no package installed) every package with an install candidate
+    # is installed: `apt-cache policy | grep -q` under pipefail read them all as absent (grep
+    # stops at the candidate line, apt-cache's next write dies of SIGPIPE, the pipeline fails).
+    root = _tree(tmp_path)
+    stubs = tmp_path / "stubs"
+    stubs.mkdir()
+    apt_log = tmp_path / "apt.log"
+
+    def stub(name: str, text: str) -> None:
+        f = stubs / name
+        f.write_text(text)
+        f.chmod(0o755)
+
+    stub("apt-cache", APT_CACHE)
+    stub("dpkg", "#!/bin/sh\nexit 1\n")  # nothing installed
+    stub("apt-get", f'#!/bin/sh\necho "$*" >> "{apt_log}"\n')
+    stub("sudo", '#!/bin/sh\nexec "$@"\n')
+    r = subprocess.run(
+        ["bash", "scripts/bootstrap.sh", "--no-mbirjax06", "--extras", "test"],
+        cwd=root,
+        env={**os.environ, "LOG": str(root / "calls.log"), "PATH": f"{stubs}:{os.environ['PATH']}"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    calls = apt_log.read_text().splitlines()
+    installs = [line.split() for line in calls if line.startswith("install ")]
+    assert len(installs) == 1, apt_log.read_text()
+    pkgs = set(installs[0]) - {"install", "-y", "-qq", "--no-install-recommends"}
+    assert {"catch2", "nlohmann-json3-dev", "ccache", "cmake", "graphviz", "clang-14"} <= pkgs
+    assert "chromium" not in pkgs
+    assert "left out: chromium\n" in r.stdout
