@@ -457,6 +457,16 @@ class Attributor {
     a.method = MatchMethod::kNvtxThunk;
     const std::string& op = rg.thunk->hlo_op;
     uint32_t mi = rg.module ? resolve_module(*rg.module, op) : kNone32;
+    if (mi == kNone32 && rg.module && rg.module->program_id < 0 && rg.module->hlo_module == op) {
+      // XLA's autotuner times a fusion by running it alone in a module named after it, which
+      // XLA neither dumps nor numbers (no program_id in its XlaModule range; its timer's
+      // stream_executor DelayKernel runs inside the same range). That is compile-time work,
+      // not a step of the program: not an op to rank.
+      a.method = MatchMethod::kUnattributed;
+      a.module_name = rg.module->hlo_module;
+      a.reason = "XLA autotuning: a compile-time timing run of '" + op + "' in a module of its own";
+      return;
+    }
     if (mi == kNone32 && !rg.module) {
       // No module range (older XLA, or it opened before the trace): the op name alone, if unique.
       uint32_t found = kNone32;
@@ -517,6 +527,8 @@ class Attributor {
     } else if (!a.library.empty()) {
       deferred = 2;
       a.module_index = range_module;
+    } else if (const char* what = autotuning_kernel(kname)) {
+      a.reason = std::string("XLA autotuning: ") + what;
     } else {
       a.reason = views_.empty() ? "no HLO modules in the trace (was fpgaprof imported before JAX started?)"
                                 : "no XLA thunk range and no HLO instruction named like the kernel";
@@ -525,6 +537,18 @@ class Attributor {
     if (deferred != 0) site_deferred_[site] = deferred;
     no_thunk_.emplace(key, site);
     return site;
+  }
+
+  // The kernels XLA's autotuner launches through stream_executor while it times candidate
+  // fusions and GEMM configurations (compile-time work, outside any thunk): what each does, or
+  // nullptr for any other kernel. Matched in the mangled or demangled name.
+  static const char* autotuning_kernel(const std::string& kname) {
+    if (kname.find("stream_executor") == std::string::npos) return nullptr;
+    if (kname.find("RedzoneAllocatorKernel") != std::string::npos) return "redzone check of a candidate's buffers";
+    if (kname.find("DelayKernel") != std::string::npos) return "the GPU timer's delay kernel";
+    if (kname.find("RepeatBufferKernel") != std::string::npos) return "initialising a candidate's buffers";
+    if (kname.find("xla_fp_comparison") != std::string::npos) return "comparing candidates' results";
+    return nullptr;
   }
 
   const std::vector<uint32_t>* candidates(const std::string& kname) const {
