@@ -148,6 +148,9 @@ TEST_CASE("Roofline: kernels without timestamps add cost, not rates", "[analysis
   CHECK(r.trace.percent_of_roof == Approx(58.59).epsilon(1e-3));
   CHECK(r.ops[1].time_ns == 0);
   CHECK(r.ops[1].percent_of_roof == 0.0);
+  // The mean kernel duration (the latency rule's input) is over the 3 timed kernels,
+  // (20 + 20 + 2 us) / 3 = 14 us, not over all 5 (8.4 us, as if the dot's had run in 0 ns).
+  CHECK(r.trace.mean_kernel_ns() == Approx(14000));
 }
 
 TEST_CASE("Roofline: tiny grid rule and measured counters", "[analysis][roofline]") {

@@ -516,7 +516,7 @@ const ResultTable<RooflinePoint, NoContext>& roofline_point_fields() {
     v.push_back(member<&R::time_ns, C>("time_ns", "ns", "sum of kernel durations"));
     v.push_back(computed<R, C>("time_s", VT::kFloat, false, "s", "time_ns in seconds",
                                [](const R& r, const C&) { return FieldValue{static_cast<double>(r.time_ns) * 1e-9}; }));
-    v.push_back(computed<R, C>("mean_kernel_ns", VT::kFloat, false, "ns", "time_ns / kernel_count",
+    v.push_back(computed<R, C>("mean_kernel_ns", VT::kFloat, false, "ns", "time_ns / kernels that have a duration",
                                [](const R& r, const C&) { return FieldValue{r.mean_kernel_ns()}; }));
     v.push_back(member<&R::mean_blocks, C>("mean_blocks", "", "mean grid size (blocks) of its kernels"));
     v.push_back(member<&R::flops, C>("flops", "FLOP", "static, whole trace"));

@@ -13,6 +13,7 @@ namespace {
 
 struct Acc {
   uint64_t count = 0;
+  uint64_t timed_count = 0;  // kernels with a duration: the mean kernel duration is over these
   uint64_t time_ns = 0;
   uint64_t known_ns = 0;
   double blocks = 0;
@@ -32,6 +33,7 @@ struct Acc {
 
   void add(uint64_t ns, double blocks_, double f, double b, bool known, Precision p, const MeasuredKernel* m) {
     count += 1;
+    if (ns > 0) timed_count += 1;
     time_ns += ns;
     blocks += blocks_;
     if (known) {
@@ -57,6 +59,7 @@ struct Acc {
   }
   void merge(const Acc& o) {
     count += o.count;
+    timed_count += o.timed_count;
     time_ns += o.time_ns;
     known_ns += o.known_ns;
     blocks += o.blocks;
@@ -116,6 +119,7 @@ RooflinePoint finish(const Acc& a, uint64_t executions, Precision p, const Ceili
                      const RooflineOptions& o) {
   RooflinePoint r;
   r.kernel_count = a.count;
+  r.timed_kernel_count = a.timed_count;
   r.executions = executions;
   r.time_ns = a.time_ns;
   r.mean_blocks = a.count ? static_cast<uint64_t>(a.blocks / static_cast<double>(a.count)) : 0;

@@ -102,8 +102,13 @@ struct RooflinePoint {
   double measured_intensity = 0;
   double measured_percent_of_roof = 0;     // rate over measured_time_ns against the roof
   Bound measured_bound = Bound::kUnknown;  // from the covered kernels' sums, mean duration and grid
+  // Kernels that have a duration (a counter replay can leave some with start = end = 0: their
+  // 0 ns is no duration, so the mean leaves them out, as the rates leave out their cost).
+  // 0 when the point was built without counting them: the mean is then over kernel_count.
+  uint64_t timed_kernel_count = 0;
   double mean_kernel_ns() const {
-    return kernel_count ? static_cast<double>(time_ns) / static_cast<double>(kernel_count) : 0.0;
+    const uint64_t n = timed_kernel_count ? timed_kernel_count : kernel_count;
+    return n ? static_cast<double>(time_ns) / static_cast<double>(n) : 0.0;
   }
 };
 
