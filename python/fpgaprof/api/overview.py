@@ -64,6 +64,9 @@ def _ops_rows(rows: list[dict]) -> list[dict]:
                 "op": str(r["hlo_op"]),
                 "op_index": i,
                 "module": r["module_name"],
+                # several compilations of one jitted function share module and op names (the
+                # sweep trace: 18 of jit_sort's `fusion`); XLA's program id tells them apart
+                "program_id": int(r["program_id"]) if int(r.get("program_id", -1)) >= 0 else None,
                 "category": r["category"] or None,
                 "count": int(r["executions"]),
                 "kernel_count": r["kernel_count"],
@@ -191,6 +194,8 @@ MEASURED_FIELDS = (
 
 # The values of an op's point that rest on its static cost: null when that is unknown.
 UNKNOWN_COST_POINT_FIELDS = (*STATIC_COST_FIELDS, "roof_fraction")
+# The values of a point that divide by its GPU time: null when its kernels have none.
+UNTIMED_POINT_FIELDS = ("achieved_flops_per_s", "achieved_bytes_per_s", "roof_fraction")
 
 
 def _roofline_point(r: dict) -> dict:
@@ -233,6 +238,10 @@ def _roofline_point(r: dict) -> dict:
         # are not measured zeros, so neither are the values built on them (null, as ops.items[];
         # the parquet/CSV rows keep them with cost_known and lower_bound_bytes).
         p.update({k: None for k in UNKNOWN_COST_POINT_FIELDS})
+    if not t and int(r.get("kernel_count") or 0) > 0:
+        # Kernels but no GPU time (a counter replay left them without timestamps): rates over
+        # 0 s are not measured zeros either (the FPGA rows say "not estimated" for them).
+        p.update({k: None for k in UNTIMED_POINT_FIELDS})
     note = roofline.roof_note(r)
     if note:
         p["roof_note"] = note
@@ -318,9 +327,11 @@ def _totals_point(r: dict) -> dict:
     p = _roofline_point(r)
     for k in ("op", "module", "source"):
         p.pop(k, None)
+    untimed = not p.get("time_s") and int(r.get("kernel_count", 0)) > 0
     return {
         "kernel_count": int(r.get("kernel_count", 0)),
-        "cost_coverage": r.get("cost_coverage"),
+        # a share of 0 s of kernel time is no share: null, not "cost known for 0.0 %"
+        "cost_coverage": None if untimed else r.get("cost_coverage"),
         **p,
     }
 
