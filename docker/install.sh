@@ -101,7 +101,9 @@ if [ "$SYSTEM" = 1 ]; then
   fi
   apt-cache show "python${PYVER}-venv" >/dev/null 2>&1 \
     || die "python${PYVER} is not packaged for ${PRETTY_NAME:-this system} (use --python-version)"
-  pkgs="$pkgs python${PYVER} python${PYVER}-venv python${PYVER}-dev"
+  # python3.X-tk: `import mbirjax` imports easygui, which needs tkinter (Debian and deadsnakes
+  # ship it apart from python3.X).
+  pkgs="$pkgs python${PYVER} python${PYVER}-venv python${PYVER}-dev python${PYVER}-tk"
   say "installing system packages: $pkgs"
   # shellcheck disable=SC2086
   $SUDO apt-get install -y -qq --no-install-recommends $pkgs >/dev/null

@@ -10,7 +10,8 @@
 #   hlo_dumps_xla/  XLA's own dumps (the image's XLA_FLAGS; fpgaprof reads the HLO from there)
 # Settings (environment): SWEEP_SIZES (default "32 64 128 256"), SWEEP_RUNS (3), SWEEP_ARGS (more
 # arguments for the sweep, e.g. "--operations parallel_forward_project --no-aot"), FPGAPROF_ARGS
-# (more arguments for `fpgaprof run`, e.g. "--counters --target alveo-u280").
+# (more arguments for `fpgaprof run`, e.g. "--target alveo-u280"; with "--counters" also set
+# XLA_PYTHON_CLIENT_PREALLOCATE=false: docs/install.md).
 # SIGTERM, SIGINT and SIGHUP (docker stop, Ctrl-C) reach `fpgaprof run` as SIGTERM, which it
 # passes on to the sweep: the trace is saved and the reports written before the container ends.
 set -uo pipefail

@@ -83,7 +83,7 @@ if [ -z "$PY" ] && [ "$apt_ok" = 1 ] && command -v apt-get >/dev/null; then
   if has_py311; then
     echo "bootstrap: installing python3.11 (JAX 0.10 and MBIRJAX 0.7 need Python 3.11 or newer)"
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
-        python3.11 python3.11-venv python3.11-dev >/dev/null
+        python3.11 python3.11-venv python3.11-dev python3.11-tk >/dev/null
     command -v python3.11 >/dev/null && PY=python3.11
   fi
 fi

@@ -255,6 +255,17 @@ TEST_CASE("The insufficient-privileges error names the call, the driver option a
         0);
 }
 
+TEST_CASE("Insufficient privileges under WSL names the Windows Control Panel, not modprobe", "[analysis][counters]") {
+  const std::string wsl2 = "Linux version 5.15.167.4-microsoft-standard-WSL2 (root@x) (gcc (GCC) 11.2.0) #1 SMP";
+  const std::string m = counter_privileges_message("cuptiRangeProfilerEnable", wsl2);
+  CHECK(m.rfind("cuptiRangeProfilerEnable returned CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: ", 0) == 0);
+  CHECK(m.find("Manage GPU Performance Counters") != std::string::npos);
+  CHECK(m.find("NVreg_RestrictProfilingToAdminUsers") == std::string::npos);
+  CHECK(m.find('\n') == std::string::npos);
+  const std::string native = counter_privileges_message("cuptiRangeProfilerEnable", "Linux version 6.1.0-18-amd64");
+  CHECK(native.find("NVreg_RestrictProfilingToAdminUsers=0") != std::string::npos);
+}
+
 TEST_CASE("WSL: CUPTI's wsl level decides, /proc/version when CUPTI cannot say", "[analysis][counters]") {
   // /proc/version of a WSL2 kernel (Microsoft's WSL2-Linux-Kernel 5.15 as WSL 2.x ships it) and
   // of a Debian kernel.

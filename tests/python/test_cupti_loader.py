@@ -112,3 +112,19 @@ def test_devices_refuses_a_libcupti_older_than_12_8_with_the_fix(layout):
         "the CUDA 12.8 (API version 26) this fpgaprof needs: pip install "
         "'nvidia-cuda-cupti-cu12>=12.8'"
     ), line
+
+
+def test_capture_doc_quotes_the_not_found_message_and_the_search_names():
+    # docs/capture.md, "Loading libcupti": the message and the sonames are cupti_api.cpp's and
+    # cupti_search_order.cpp's, CUDA 12 included (what a jax[cuda12] user has).
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    doc = " ".join((root / "docs" / "capture.md").read_text().split())
+    src = (root / "cpp" / "src" / "cupti" / "cupti_api.cpp").read_text()
+    start = src.index('"libcupti not found')
+    message = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', src[start:src.index(";\n", start)]))
+    assert f"When nothing is found: `{message}`" in doc
+    assert '`dlopen("libcupti.so.13")`, then `"libcupti.so.12"`, then `"libcupti.so"`' in doc
+    assert "nvidia/cuda_cupti/lib" in doc

@@ -153,7 +153,7 @@ def test_compose_services():
     assert '--format xprof -o "$OUT/xprof"' in (DOCKER / "profile-sweep.sh").read_text()
     for svc in ("gpu", "cpu"):
         assert set(services[svc]["environment"]) == {
-            "SWEEP_SIZES", "SWEEP_RUNS", "SWEEP_ARGS", "FPGAPROF_ARGS"}
+            "SWEEP_SIZES", "SWEEP_RUNS", "SWEEP_ARGS", "FPGAPROF_ARGS", "XLA_PYTHON_CLIENT_PREALLOCATE"}
 
 
 def test_install_script_rejects_bad_options_before_doing_anything(tmp_path):
@@ -292,3 +292,45 @@ def test_install_script_takes_cupti_headers_of_the_jax_plugins_major():
     toolkit = _build_requirements("1", "1", "1")
     assert not [r for r in toolkit if r.startswith("nvidia-")], toolkit
     assert "scikit-build-core>=0.10" in toolkit
+
+
+def test_measured_ceilings_outlive_the_container():
+    # `fpgaprof calibrate` stores measured ceilings in $XDG_CACHE_HOME/fpgaprof (default
+    # ~/.cache): in the image that must be under the /output volume, or `docker run --rm ...
+    # fpgaprof calibrate` measures for nothing and the next sweep's roofline has table ceilings
+    # and (on WSL2, where sysfs has no GPU) no PCIe link.
+    env = env_of(dockerfile_instructions())
+    assert env.get("XDG_CACHE_HOME", "").startswith("/output/")
+
+
+def test_system_packages_bring_tkinter_for_mbirjax(tmp_path):
+    # `import mbirjax` imports its viewer, which imports easygui, which needs tkinter: on
+    # Debian/Ubuntu (and deadsnakes) tkinter is the separate python3.X-tk package, so without it
+    # install.sh's own --check (`import fpgaprof, mbirjax, jax`) fails and the image does not build.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "apt.log"
+    stubs = {
+        "apt-get": f'echo "apt-get $*" >> {log}',
+        "apt-cache": 'if [ "$1" = show ] && [ "$2" = --no-all-versions ]; then echo "Version: 3.10.6-1~22.04"; fi',
+        "update-alternatives": "true",
+        "add-apt-repository": "true",
+        "sudo": '"$@"',
+        "id": "echo 0",
+    }
+    for name, body in stubs.items():
+        (bin_dir / name).write_text(f"#!/bin/bash\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}")
+    # --python names no interpreter: install.sh stops right after the system packages.
+    p = subprocess.run(["bash", str(DOCKER / "install.sh"), "--system-packages", "--python-version", "3.11",
+                        "--python", str(tmp_path / "no-python")], env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert "no Python" in p.stderr, p.stderr
+    installs = [line for line in log.read_text().splitlines() if " install " in line]
+    assert any("python3.11-tk" in line.split() for line in installs), installs
+
+
+def test_gpu_service_forwards_the_preallocation_setting():
+    svc = yaml.safe_load((DOCKER / "compose.yaml").read_text())["services"]["gpu"]
+    assert svc["environment"]["XLA_PYTHON_CLIENT_PREALLOCATE"] == "${XLA_PYTHON_CLIENT_PREALLOCATE:-true}"

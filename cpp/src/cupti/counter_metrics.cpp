@@ -265,7 +265,17 @@ std::string read_proc_version(const std::string& path) {
   return out;
 }
 
-std::string counter_privileges_message(const std::string& call) {
+std::string counter_privileges_message(const std::string& call, const std::string& proc_version_text) {
+  std::string lower = proc_version_text;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower.find("microsoft") != std::string::npos)
+    return call +
+           " returned CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: this is WSL, where the Windows NVIDIA driver "
+           "decides (root, --cap-add SYS_ADMIN and /etc/modprobe.d do not apply): in the NVIDIA Control "
+           "Panel on Windows, Desktop > Enable Developer Settings, then Developer > Manage GPU Performance "
+           "Counters > 'Allow access to the GPU performance counters to all users' "
+           "(https://developer.nvidia.com/CUPTI_ERROR_INSUFFICIENT_PRIVILEGES); or trace without counters=True";
   return call +
          " returned CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: the NVIDIA driver lets only admin "
          "users read GPU performance counters; run as root (in a container: --cap-add SYS_ADMIN), or "

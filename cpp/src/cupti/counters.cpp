@@ -130,7 +130,8 @@ void check(const cupti::CuptiApi& cupti, CUptiResult r, const char* what, const 
                     "FPGAPROF_CUPTI_LIBRARY at a CUDA toolkit's libcupti (e.g. "
                     "/usr/local/cuda/lib64/libcupti.so.13), which plans counters without a driver, "
                     "or run on the GPU machine");
-  if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) throw Error(ErrorKind::kCounters, counter_privileges_message(what));
+  if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
+    throw Error(ErrorKind::kCounters, counter_privileges_message(what, read_proc_version(proc_version_path())));
   throw Error(ErrorKind::kCounters, std::string(what) + " failed: " + cupti.result_string(r) + " (chip '" + chip +
                                         "'): trace without counters=True");
 }

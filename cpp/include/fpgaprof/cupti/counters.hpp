@@ -186,8 +186,10 @@ std::string read_proc_version(const std::string& path);
 // the driver lets only admin users read performance counters (the driver's default). One
 // line naming the error, the fixes (root or CAP_SYS_ADMIN; the admin's
 // NVreg_RestrictProfilingToAdminUsers=0 module option, then a driver reload) and the way out
-// (trace without counters=True). Pure.
-std::string counter_privileges_message(const std::string& call);
+// (trace without counters=True). Under WSL (`proc_version_text`, /proc/version's text, names a
+// Microsoft kernel) the Windows driver decides, so the fix named is the NVIDIA Control Panel's
+// counter access setting instead. Pure.
+std::string counter_privileges_message(const std::string& call, const std::string& proc_version_text = "");
 
 struct CounterOptions {
   std::vector<std::string> metrics;  // empty: select_counter_metrics() for the chip
