@@ -15,10 +15,22 @@ from fpgaprof.capture import job_process
         ({"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2"}, (1, 2, "OMPI")),
         ({"PMI_RANK": "0", "PMI_SIZE": "4"}, (0, 4, "PMI")),
         ({"RANK": "5", "WORLD_SIZE": "6"}, (5, 6, "RANK")),
-        # Slurm first, as JAX's cluster detection reads it.
+        # A launcher inside a Slurm step inherits the step's SLURM_*: the inner one is the
+        # process' own. mpirun in an sbatch script (every process sees SLURM_PROCID=0):
         (
-            {"SLURM_PROCID": "2", "SLURM_NTASKS": "4", "RANK": "0", "WORLD_SIZE": "4"},
-            (2, 4, "SLURM"),
+            {"SLURM_PROCID": "0", "SLURM_NTASKS": "3", "OMPI_COMM_WORLD_RANK": "2",
+             "OMPI_COMM_WORLD_SIZE": "3"},
+            (2, 3, "OMPI"),
+        ),
+        # torchrun per node under `srun --ntasks-per-node=1` (SLURM_PROCID is the node):
+        (
+            {"SLURM_PROCID": "1", "SLURM_NTASKS": "2", "RANK": "6", "WORLD_SIZE": "8"},
+            (6, 8, "RANK"),
+        ),
+        # torchrun in a one-task step: Slurm's count of 1 does not hide torchrun's job.
+        (
+            {"SLURM_PROCID": "0", "SLURM_NTASKS": "1", "RANK": "2", "WORLD_SIZE": "4"},
+            (2, 4, "RANK"),
         ),
     ],
 )
@@ -109,6 +121,12 @@ def test_clock_alignment_without_collectives_and_with_one():
     assert "uncertainty unknown" in c["text"]
     one = job.align_clocks([row(0, "a", [100]), row(1, "b", [60])])
     assert (one["hosts"][1]["offset_ns"], one["hosts"][1]["uncertainty_ns"]) == (40, None)
+    # The reference host's own exact 0 is no measure of b's alignment on one collective.
+    assert "up to 0 s" not in one["text"]
+    assert one["text"] == (
+        "2 hosts aligned on the first common collectives (uncertainty unknown for b: one "
+        "common collective)"
+    )
 
 
 def test_missing_ranks_by_count_and_by_name():
@@ -120,6 +138,19 @@ def test_missing_ranks_by_count_and_by_name():
     b = s["balance"]
     assert (b["slowest_rank"], b["least_busy_rank"]) == (0, 2)
     assert b["imbalance"] == pytest.approx(2.0 / 1.5)
+
+
+def test_ranks_of_two_runs_in_one_folder_are_a_conflict():
+    # A rerun of 2 ranks into the folder of an earlier 4-rank run on other nodes: the folder
+    # holds a-rank0..3 (count 4) and c-rank0, c-rank1 (count 2).
+    old = [row(k, "a", []) | {"process_count": 4} for k in range(4)]
+    new = [row(k, "c", []) | {"process_count": 2} for k in range(2)]
+    s = job.combine(old + new, [])
+    reasons = [c["reason"] for c in s["conflicts"]]
+    assert any("claim rank 0" in r for r in reasons)
+    assert any("claim rank 1" in r for r in reasons)
+    assert any("2-process job beside ranks of a 4-process job" in r for r in reasons)
+    assert job.combine([row(k, "a", []) for k in range(3)], [])["conflicts"] == []
 
 
 def test_job_folder_names_ranks_without_a_readable_trace(tmp_path):
@@ -501,3 +532,29 @@ def test_the_job_report_takes_the_users_row_imbalance(tmp_path):
     with pytest.raises(fpgaprof.InvalidArgumentError, match="row_imbalance 0.5"):
         report.write_job(fpgaprof.load(out), tmp_path / "bad", row_imbalance=0.5)
     assert not (tmp_path / "bad").exists()
+
+
+def test_a_rank_killed_under_run_is_named_killed_not_never_started(tmp_path):
+    # `fpgaprof run` outlives its SIGKILLed program (an OOM kill, a segfault): the job report
+    # gives the reason run saw, not "no process of this rank started fpgaprof's bootstrap".
+    import json
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "OMPI_", "PMI_"))}
+    for k in ("RANK", "WORLD_SIZE", "FPGAPROF_RUN_DIR", "FPGAPROF_RUN_TRACE"):
+        env.pop(k, None)
+    code = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
+    for k in range(2):
+        subprocess.run(
+            [sys.executable, "-m", "fpgaprof.cli", "run", "--no-timeline", "-o", str(out), "--",
+             sys.executable, "-c", code if k == 1 else "pass"],
+            env=env | {"SLURM_PROCID": str(k), "SLURM_NTASKS": "2"},
+            capture_output=True, text=True, timeout=300,
+        )
+    j = job.Job(out).summary()
+    reasons = {m["process_index"]: m["reason"] for m in j["missing"]}
+    assert "without a normal interpreter exit" in reasons[1], reasons
+    assert "signal 9" in reasons[1]

@@ -327,12 +327,21 @@ def align_clocks(ranks: list[dict]) -> dict:
         text = "one host: all ranks share its clock (no alignment needed)"
         method = "same host"
     else:
-        known = [int(h["uncertainty_ns"]) for h in hosts if h["uncertainty_ns"] is not None]
+        aligned = [h for h in hosts if h["method"] == "collectives"]
+        known = [int(h["uncertainty_ns"]) for h in aligned if h["uncertainty_ns"] is not None]
+        single = [h["host"] for h in aligned if h["uncertainty_ns"] is None]
         method = " + ".join(sorted(methods)) or "same host"
         worst = max(known) if known else None
         text = (
             f"{len(first_of_host)} hosts aligned on the first common collectives"
-            + (f" (uncertainty up to {fmt_s(worst / 1e9)})" if worst is not None else "")
+            + (
+                # one common collective: nothing to measure the alignment against
+                f" (uncertainty unknown for {', '.join(single)}: one common collective)"
+                if single
+                else f" (uncertainty up to {fmt_s(worst / 1e9)})"
+                if worst is not None
+                else ""
+            )
             if methods == {"collectives"}
             else f"{len(first_of_host)} hosts: "
             + method
@@ -369,6 +378,40 @@ def absent_ranks(count: int, present: set, limit: int) -> tuple[list[int], int]:
     return first, count - len(have)
 
 
+def rank_conflicts(ranks: list[dict], expected: int | None) -> list[dict]:
+    """Entries that cannot all be one run's ranks: a process index held by more than one
+    entry, and entries whose trace names another process count than the job's (rank folders
+    of an earlier run left in the folder by a rerun into it, or two jobs in one folder)."""
+    out: list[dict] = []
+    by_index: dict[int, list[str]] = {}
+    for r in ranks:
+        if r["process_index"] is not None:
+            by_index.setdefault(r["process_index"], []).append(str(r["name"]))
+    for k, names in sorted(by_index.items()):
+        if len(names) > 1:
+            out.append(
+                {
+                    "process_index": k,
+                    "names": names,
+                    "reason": f"{len(names)} traces claim rank {k} ({', '.join(names)}): "
+                    "the folder holds more than one run",
+                }
+            )
+    odd = [r for r in ranks if r["process_count"] and r["process_count"] != expected]
+    if odd:
+        out.append(
+            {
+                "process_index": None,
+                "names": [str(r["name"]) for r in odd],
+                "reason": f"{len(odd)} trace(s) of a {odd[0]['process_count']}-process job "
+                f"beside ranks of a {expected}-process job "
+                f"({', '.join(str(r['name']) for r in odd[:4])}"
+                f"{', ...' if len(odd) > 4 else ''}): the folder holds more than one run",
+            }
+        )
+    return out
+
+
 def combine(ranks: list[dict], missing: list[dict], target: str = DEFAULT_TARGET) -> dict:
     """The job's tables from the ranks' rows (rank_summary) and the ranks that left no
     readable trace (``missing``: name, process_index, reason)."""
@@ -396,6 +439,7 @@ def combine(ranks: list[dict], missing: list[dict], target: str = DEFAULT_TARGET
                 "traced, or saved elsewhere",
             }
         )
+    conflicts = rank_conflicts(ranks, expected)
     clock = align_clocks(ranks)
     offset_of = {h["host"]: h["offset_ns"] for h in clock.get("hosts", [])}
     t0 = min((r["start_ns"] + offset_of.get(str(r["host"]), 0) for r in ranks), default=0)
@@ -551,6 +595,7 @@ def combine(ranks: list[dict], missing: list[dict], target: str = DEFAULT_TARGET
         "process_count": expected,
         "rank_count": len(ranks),
         "missing": missing,
+        "conflicts": conflicts,
         "clock": clock,
         "ranks": rank_rows,
         "devices": device_rows,
@@ -694,7 +739,8 @@ class Job:
             folder = os.path.join(self.folder, e.name)
             if runner.run_in_progress(folder):
                 raise FpgaprofIOError(f"{folder}: {RUNNING_REASON}")
-            raise FpgaprofIOError(f"{folder}: {_folder_reason(runner.marker_state(folder))}")
+            reason = runner.no_trace_reason(folder) or _folder_reason(runner.marker_state(folder))
+            raise FpgaprofIOError(f"{folder}: {reason}")
         return profile.load(e.path, max_memory_bytes=self.max_memory_bytes)
 
     def summary(
@@ -721,10 +767,10 @@ class Job:
                         }
                     )
                 else:
-                    state = runner.marker_state(folder)
-                    missing.append(
-                        {"name": e.name, "process_index": e.index, "reason": _folder_reason(state)}
+                    reason = runner.no_trace_reason(folder) or _folder_reason(
+                        runner.marker_state(folder)
                     )
+                    missing.append({"name": e.name, "process_index": e.index, "reason": reason})
             else:
                 prof = None
                 try:

@@ -3,9 +3,13 @@ host, and JAX's global ids of its devices (docs/reports.md, "Jobs of several pro
 
 Read from JAX once ``jax.distributed.initialize()`` has run (``jax.process_index()``,
 ``jax.process_count()``, ``jax.local_devices()``), else from the launcher's environment, in this
-order: Slurm (``SLURM_PROCID``/``SLURM_NTASKS``), Open MPI (``OMPI_COMM_WORLD_RANK``/``_SIZE``),
-MPICH/Hydra and Intel MPI (``PMI_RANK``/``PMI_SIZE``), torchrun and Kubernetes-style launchers
-(``RANK``/``WORLD_SIZE``). A count of 1 (or none) is a one-process run, as before.
+order: Open MPI (``OMPI_COMM_WORLD_RANK``/``_SIZE``), MPICH/Hydra and Intel MPI
+(``PMI_RANK``/``PMI_SIZE``), torchrun and Kubernetes-style launchers (``RANK``/``WORLD_SIZE``),
+Slurm (``SLURM_PROCID``/``SLURM_NTASKS``) last: a launcher started inside a Slurm step (mpirun
+in an sbatch script, torchrun under srun) leaves the step's SLURM_* variables in every process
+it starts, so the inner launcher's are the process' own (JAX's cluster detection also reads
+Open MPI before Slurm). A launcher whose variables name no job (a count of 1) does not hide
+the next. No launcher naming a job is a one-process run, as before.
 """
 
 from __future__ import annotations
@@ -28,11 +32,13 @@ __all__ = [
 ]
 
 # (source, index variable, count variable), in the order they are read.
+# Innermost launcher first: Slurm can only be the outermost (its variables are inherited by
+# the processes of an mpirun or torchrun started in the step).
 LAUNCHER_VARIABLES: tuple[tuple[str, str, str], ...] = (
-    ("SLURM", "SLURM_PROCID", "SLURM_NTASKS"),
     ("OMPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
     ("PMI", "PMI_RANK", "PMI_SIZE"),
     ("RANK", "RANK", "WORLD_SIZE"),
+    ("SLURM", "SLURM_PROCID", "SLURM_NTASKS"),
 )
 
 # A rank folder's name: "<host>-rank<index>" (rank_folder_name).
@@ -92,7 +98,7 @@ def from_environment(environ: Mapping[str, str] | None = None) -> JobProcess | N
             continue
         if count > 1 and index < count:
             return JobProcess(index, count, source, host_name())
-        return None
+        # no job by this launcher (a one-task Slurm step): an inner one may still name one
     return None
 
 

@@ -70,6 +70,18 @@ _state: dict[str, Any] = {}
 CLAIM_NAME = ".fpgaprof-claim"
 # The trace's path when it was saved elsewhere than FPGAPROF_RUN_TRACE (a rank folder).
 SAVED_AT_NAME = ".fpgaprof-trace-path"
+# In a job's rank folder whose program left no trace: `run`'s one line saying why (its exit
+# status and how far it got), read by the job report once the claim marker is gone.
+NO_TRACE_NAME = ".fpgaprof-no-trace"
+
+
+def no_trace_reason(out_dir: str) -> str | None:
+    """The line a `fpgaprof run` left in a rank folder whose program wrote no trace."""
+    try:
+        with open(os.path.join(out_dir, NO_TRACE_NAME), encoding="utf-8") as f:
+            return " ".join(f.read().split()) or None
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def saved_trace(out_dir: str) -> str | None:

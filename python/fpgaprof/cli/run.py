@@ -439,6 +439,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         # One process of a job started by a launcher (srun, mpirun, torchrun): every process
         # gets its own run folder, out/<host>-rank<k>; `fpgaprof report out` reads them as one.
         out_dir = os.path.join(out_dir, proc.folder_name())
+    args.job_rank = proc is not None
     # Claimed before anything in it is touched: another live run's files are never removed.
     try:
         out_dir, held = claim_folder(out_dir)
@@ -459,13 +460,20 @@ _RUN_OUTPUTS = (
     TRACE_NAME,
     runner.CLAIM_NAME,
     runner.SAVED_AT_NAME,
+    runner.NO_TRACE_NAME,
     "report.html",
     "summary.json",
     "timeline.json",
     "environment.json",
 )
 # Any of these makes a folder an earlier run's (fpgaprof's own names: no user file has them).
-_RUN_MARKS = (TRACE_NAME, runner.CLAIM_NAME, runner.SAVED_AT_NAME, runner.UNTRACED_DIR)
+_RUN_MARKS = (
+    TRACE_NAME,
+    runner.CLAIM_NAME,
+    runner.SAVED_AT_NAME,
+    runner.NO_TRACE_NAME,
+    runner.UNTRACED_DIR,
+)
 
 
 def check_command(name: str) -> str:
@@ -622,6 +630,12 @@ def _after_the_command(args: argparse.Namespace, out_dir: str, code: int, again:
         # why: from the marker the traced process left
         message = runner.no_trace_message(out_dir, code)
         _drop_failed_run_leftovers(out_dir)
+        if getattr(args, "job_rank", False):
+            # The job report names this rank as missing: with the reason run knows, not a
+            # guess from the (removed) claim marker.
+            with contextlib.suppress(OSError):
+                with open(os.path.join(out_dir, runner.NO_TRACE_NAME), "w", encoding="utf-8") as f:
+                    f.write(f"{message}\n")
         sys.stderr.write(f"{PROG} run: {message}\n")
         if untraced:
             sys.stderr.write(f"{PROG} run: warning: {untraced}\n")

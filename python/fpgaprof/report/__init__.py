@@ -243,4 +243,5 @@ def write_job(
     paths["rank_count"] = model["rank_count"]
     # ranks whose `fpgaprof run` still holds their folder: the report is not the whole job's
     paths["running"] = [m.get("name") for m in model.get("missing") or [] if m.get("running")]
+    paths["conflicts"] = [c["reason"] for c in model.get("conflicts") or []]
     return paths

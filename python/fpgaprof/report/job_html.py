@@ -263,6 +263,8 @@ def render(model: Mapping) -> str:
             + (f" ({esc(m['name'])})" if m.get("name") else "")
             + f": {esc(m['reason'])}</p>"
         )
+    for c in model.get("conflicts") or []:
+        parts.append(f"<p class='missing'>Conflict: {esc(c['reason'])}</p>")
     answer = model.get("answer")
     if answer:
         parts += _answer(answer)

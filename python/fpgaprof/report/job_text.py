@@ -161,6 +161,8 @@ def render(model: Mapping) -> str:
         where = f" ({_clean(m['name'])})" if m.get("name") else ""
         label = "RUNNING" if m.get("running") else "MISSING"
         out.append(f"{label} {who}{where}: {_clean(m['reason'])}")
+    for c in model.get("conflicts") or []:
+        out.append(f"CONFLICT: {_clean(c['reason'])}")
     out.append(f"clock: {_clean(model['clock']['text'])}")
     if balance := balance_text(model):
         out.append(f"balance: {balance}")
