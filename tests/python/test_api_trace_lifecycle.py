@@ -175,3 +175,207 @@ def test_notebook_tables_show_their_footer():
         frag = line.strip()[:40].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
         frag = frag.replace('"', "&quot;").replace("'", "&#x27;")
         assert frag in html, line
+
+
+@pytest.mark.parametrize("path", ["", "not_made_yet/"])
+def test_a_path_that_cannot_name_a_trace_file_is_refused_before_the_body_runs(path, tmp_path,
+                                                                               monkeypatch):
+    """trace("") (an unset $OUT) and trace("out/") (a folder not made yet) passed the entry
+    check (abspath() makes "" the working folder and drops the "/") and failed only at the save,
+    after the body had run: the docstring promises the check "when the block is entered"."""
+    monkeypatch.chdir(tmp_path)
+    ran = []
+    with pytest.raises(InvalidArgumentError, match="empty|names a folder"):
+        with fpgaprof.trace(path):
+            ran.append(1)
+    assert ran == []
+    assert not fpgaprof.api.trace.active()
+
+
+def test_printed_roofline_rows_say_which_kernel_or_region_instance_they_are():
+    """print(prof.roofline(by="kernel")) showed time, FLOPs, bytes ... but not the kernel's
+    name (no "kernel" in TEXT_FIRST): 37 rows nobody could tell apart. by="region_instance"
+    showed only the region's name, so a loop's instances (or one name under two parents) read
+    as the same row."""
+    prof = fpgaprof.load(H200)
+    t = prof.roofline(by="kernel")
+    text = str(t)
+    head = text.splitlines()[1]
+    assert head.split()[0] == "kernel", head
+    assert t[0]["kernel"][:30] in text
+    html_head = t._repr_html_().split("<thead><tr>")[1]
+    assert html_head.startswith("<th>kernel</th>"), html_head[:80]
+    import sys
+    sys.path.insert(0, os.path.dirname(__file__))
+    import _constructed_trace
+    ri = _constructed_trace.profile().roofline(by="region_instance")
+    lines = str(ri).splitlines()
+    assert lines[1].split()[:3] == ["region", "index", "path"], lines[1]
+    assert "step > load" in str(ri)
+
+
+def test_an_empty_analysis_table_gives_a_dataframe_with_its_columns(tmp_path):
+    """A trace without kernels (no GPU, a failed run) gave prof.ops/roofline()/fpga_candidates()
+    .to_pandas() with no columns at all, so a script's df.sort_values("score") or
+    df["total_ns"] raised KeyError there only; record tables (prof.kernels) keep theirs."""
+    pytest.importorskip("pandas")
+    with fpgaprof.trace() as empty:
+        with fpgaprof.region("r"):
+            pass
+    full = fpgaprof.load(H200)
+    for get in (lambda p: p.ops, lambda p: p.roofline(), lambda p: p.roofline(by="kernel"),
+                lambda p: p.roofline(by="region"), lambda p: p.roofline(by="region_instance"),
+                lambda p: p.fpga_candidates(), lambda p: p.fpga_candidates(by="region")):
+        t = get(empty)
+        assert len(t) == 0
+        df = t.to_pandas()
+        assert len(df) == 0
+        want = set(get(full).to_pandas().columns)
+        assert want <= set(df.columns), sorted(want - set(df.columns))
+        assert set(t.columns()) == set(df.columns)
+    assert list(empty.fpga_candidates().to_pandas().sort_values("score")["op"]) == []
+
+
+def test_summary_rows_stay_one_line_each_with_a_line_break_in_a_name():
+    """prof.summary() kept newlines in names (terminal_safe(..., keep="\\n") over the whole
+    text), so a region named "load\\nstep" or a kernel name with a newline broke its row in two;
+    print(prof.roofline(...)) already shows them escaped (tables.text_cell)."""
+    with fpgaprof.trace() as prof:
+        with fpgaprof.region("zzload\nzzstep 2\x1b[31m"):
+            pass
+    text = prof.summary()
+    rows = [ln for ln in text.splitlines() if "zz" in ln]
+    assert len(rows) == 1 and "zzload\\x0azzstep 2\\x1b[31m" in rows[0], rows
+
+
+def test_export_hlo_says_to_pass_the_program_id_when_module_names_repeat(tmp_path):
+    """A sweep compiles one jitted function several times: modules of one name, several program
+    ids. export_hlo(op, path, module=<that name>) said "pass module=<name or program id>", and
+    passing the name (as prof.ops gives it) failed again the same way."""
+    sweep = os.path.join(os.path.dirname(H200), "mbirjax_sweep_32_64_run_h100.fpgaprof")
+    prof = fpgaprof.load(sweep)
+    op = next(o for o in prof.ops if o.hlo_op == "wrapped_sqrt")
+    with pytest.raises(InvalidArgumentError, match=r"module=<program id>.*'jit_sqrt'"):
+        prof.export_hlo(op.hlo_op, str(tmp_path / "a.hlo"), module=op.module_name)
+    text = prof.export_hlo(op.hlo_op, str(tmp_path / "a.hlo"), module=op.program_id)
+    assert "ENTRY" in text
+    with pytest.raises(InvalidArgumentError, match="the path is empty"):
+        prof.export_hlo(op.hlo_op, "", module=op.program_id)
+
+
+def test_regions_interleaved_by_asyncio_tasks_are_not_silently_wrong(tmp_path):
+    """README: put `with fpgaprof.region(...)` inside an async function. Two tasks doing so
+    interleave on one thread: "first" (100 ms) ends while "second" (opened after it) is open,
+    and the core's per-thread stack ends "second" instead — recorded: first ~350 ms, second
+    ~50 ms nested in first, no warning. At least a warning must say the times are wrong."""
+    import asyncio
+
+    async def work(name, before, inside):
+        await asyncio.sleep(before)
+        with fpgaprof.region(name):
+            await asyncio.sleep(inside)
+
+    async def main():
+        await asyncio.gather(work("first", 0, 0.05), work("second", 0.02, 0.15))
+
+    path = str(tmp_path / "t.fpgaprof")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with fpgaprof.trace(path):
+            asyncio.run(main())
+    said = [str(w.message) for w in caught if "nesting and GPU work are wrong" in str(w.message)]
+    assert len(said) == 1, [str(w.message) for w in caught]
+    # and saved with the trace, so the report of the file says it too
+    codes = [d["code"] for d in fpgaprof.load(path).diagnostics]
+    assert codes.count("capture.regions_out_of_order") == 1, codes
+    # properly nested regions (and sequential tasks) say nothing
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with fpgaprof.trace():
+            with fpgaprof.region("a"):
+                with fpgaprof.region("b"):
+                    pass
+            asyncio.run(work("c", 0, 0.001))
+    assert not [w for w in caught if "GPU work are wrong" in str(w.message)]
+
+
+def test_export_hlo_inside_fpgaprof_run_says_where_the_modules_will_be():
+    """Inside `fpgaprof run`, trace() gives a NestedProfile whose tables say the records are in
+    the run's trace; export_hlo said "this trace holds no HLO modules: trace a jitted JAX
+    function" although the function was jitted and its modules are in the run's trace."""
+    from fpgaprof.api.trace import NestedProfile
+
+    prof = NestedProfile("blk", "/runs/out/trace.fpgaprof", None, [])
+    with pytest.raises(fpgaprof.FpgaprofError, match=r"/runs/out/trace.fpgaprof") as e:
+        prof.export_hlo("fusion.3", "f.hlo")
+    assert "trace a jitted" not in str(e.value)
+
+
+@pytest.mark.parametrize("exc", [KeyboardInterrupt, ValueError])
+def test_a_block_cut_short_by_an_exception_says_so_in_the_saved_trace(exc, tmp_path):
+    """A Ctrl-C or an error in the body: the trace is saved (good) but read back it looked
+    like a complete run — no warning, so summary(), report.html and a comparison took a half
+    run for the whole workload. capture.interrupted's own description names "an exception";
+    a SIGTERM already gets "the program was ended by SIGTERM: the trace covers it up to then"."""
+    path = str(tmp_path / "t.fpgaprof")
+    with pytest.raises(exc):
+        with fpgaprof.trace(path):
+            raise exc("stopped at step 3")
+    prof = fpgaprof.load(path)
+    codes = [d["code"] for d in prof.diagnostics]
+    assert "capture.interrupted" in codes, codes
+    assert exc.__name__ in prof.summary()
+    with fpgaprof.trace(path):
+        pass
+    assert "capture.interrupted" not in [d["code"] for d in fpgaprof.load(path).diagnostics]
+
+
+def test_numpy_numbers_are_taken_as_the_numbers_they_are():
+    """buffer_size=np.int64(8 << 20) and power_sample_ms=np.float32(2.0) were refused with
+    "must be an int of 4096 bytes to 1,073,741,824 (1 GiB), got np.int64(8388608)": a message
+    whose value is in range, so it names no cause. numpy scalars are ints and floats."""
+    np = pytest.importorskip("numpy")
+    t = fpgaprof.trace(buffer_size=np.int64(8 << 20), power_sample_ms=np.float32(2.0))
+    assert t.buffer_size == 8 << 20 and type(t.buffer_size) is int
+    assert t.power_sample_ns == 2_000_000
+    with pytest.raises(InvalidArgumentError):
+        fpgaprof.trace(buffer_size=np.bool_(True))
+    with pytest.raises(InvalidArgumentError):
+        fpgaprof.trace(power_sample_ms=np.float64("nan"))
+
+
+def test_a_relative_path_is_saved_where_it_was_checked(tmp_path, monkeypatch):
+    """trace("rel.fpgaprof") probed the working folder at entry but saved relative to the
+    working folder at exit: a body that changes folder (os.chdir in a data loader) put the
+    file elsewhere, and prof.path ("rel.fpgaprof") no longer led to it."""
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path)
+    with fpgaprof.trace("rel.fpgaprof") as prof:
+        os.chdir("sub")
+    os.chdir(tmp_path)
+    assert (tmp_path / "rel.fpgaprof").is_file()
+    assert not (tmp_path / "sub" / "rel.fpgaprof").exists()
+    assert fpgaprof.load(prof.path) == prof
+
+
+def test_an_unknown_static_cost_reads_as_a_dash_in_print_and_in_jupyter():
+    """An op whose static cost is unknown (no HLO for its module: has_cost False) printed
+    "0" FLOPs/exec and "0 B" bytes/exec in print(prof.ops), and its roofline row's Jupyter HTML
+    showed 0 FLOPs, 0 B, intensity 0 and 0 % of roof, while print(prof.roofline()) showed "–"
+    ("a 0 there is no measured zero when the cost is unknown", views/tables.py)."""
+    import re
+
+    import _constructed_trace  # its ops' modules have no HLO text: no static cost
+
+    prof = _constructed_trace.profile()
+    op = next(o for o in prof.ops if not o.has_cost and o.flops == 0)
+
+    def html_row(table):
+        return next(r for r in table._repr_html_().split("<tr>") if f">{op.hlo_op}<" in r)
+
+    printed = next(ln for ln in str(prof.ops).splitlines() if ln.strip().startswith(op.hlo_op))
+    assert " 0 B" not in printed and "–" in printed, printed
+    cells = re.findall(r"<td>(.*?)</td>", html_row(prof.roofline()))
+    assert cells[2:6] == ["–"] * 4, cells[:8]  # FLOPs, bytes, intensity, percent of roof
+    cells = re.findall(r"<td>(.*?)</td>", html_row(prof.ops))
+    assert cells[5:7] == ["–", "–"], cells[:8]  # FLOPs/exec, bytes/exec

@@ -51,6 +51,11 @@ constexpr std::array kCodes = {
     DiagnosticCode{"capture.ranges_open_at_stop", kWarn, "capture",
                    "NVTX ranges or fpgaprof regions were still open when the trace stopped: they end at the trace "
                    "end. Fix: close them inside the traced block."},
+    DiagnosticCode{"capture.regions_out_of_order", kWarn, "capture",
+                   "An fpgaprof region ended while a region opened after it on the same thread was still open "
+                   "(asyncio tasks interleaving regions on one thread): regions on a thread nest, so those regions' "
+                   "times, nesting and GPU work are wrong. Fix: put one region around the whole gather or loop, or "
+                   "run each task on its own thread."},
     DiagnosticCode{"capture.ranges_begun_before", kWarn, "capture",
                    "NVTX ranges or fpgaprof regions ended in the trace but began before it: not recorded. Fix: "
                    "open them inside the traced block."},

@@ -364,6 +364,11 @@ def export_hlo(
     saying what was written where). When several different modules hold an instruction of that
     name, ``module`` (a module name or program id) picks one; without it that raises
     InvalidArgumentError listing them."""
+    if not os.fspath(path):
+        raise InvalidArgumentError(
+            f"export_hlo({op!r}, ''): the path is empty; give a file path such as "
+            f"'{re.sub(r'[^A-Za-z0-9_.-]', '_', str(op))}.hlo'"
+        )
     texts = core.analysis.hlo_module_texts(store)
     if not texts:
         raise InvalidArgumentError(
@@ -395,9 +400,21 @@ def export_hlo(
         outs.setdefault(hlo_module_for_op(text, op), []).append(f"{name} (program id {pid})")
     if len(outs) > 1:
         listed = "; ".join(", ".join(v) for v in outs.values())
+        # one jitted function compiled twice (new shapes, a sweep) gives modules of one name:
+        # only the program id tells them apart
+        group_names = [
+            {name for name, pid, _t in holders if f"{name} (program id {pid})" in v}
+            for v in outs.values()
+        ]
+        shared = set.intersection(*group_names)
+        how = (
+            f"pass module=<program id> (the name {sorted(shared)[0]!r} is the same for "
+            "them: each is a compilation of it; prof.ops rows carry the op's program_id)"
+            if shared
+            else "pass module=<name or program id>"
+        )
         raise InvalidArgumentError(
-            f"op {op!r} is in {len(outs)} different modules ({listed}): pass "
-            "module=<name or program id>"
+            f"op {op!r} is in {len(outs)} different modules ({listed}): {how}"
         )
     out = HloText(next(iter(outs)))
     write_text_atomic(path, out)

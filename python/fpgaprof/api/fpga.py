@@ -31,6 +31,7 @@ from fpgaprof.analysis.trace_analysis import store_of
 from fpgaprof.api.dataflow import export_dataflow
 from fpgaprof.api.fpga_data import DataImbalance, as_jitted, data_row_imbalance, row_imbalance
 from fpgaprof.api.roofline import Table, analyze, no_rows_note
+from fpgaprof.base.columns import result_columns
 from fpgaprof.base.constants import DEFAULT_TARGET
 from fpgaprof.base.core import core
 from fpgaprof.base.errors import InvalidArgumentError
@@ -163,6 +164,7 @@ def fpga_candidates(
     )
     f = res["fpga"]
     t = Table([dict(r) for r in f.get(key, [])])
+    t.schema = result_columns("fpga_region_row" if key == "regions" else "fpga_op_row")
     card = (f.get("target") or {}).get("name") or "the card"
     if key == "regions":
         t.meta = {

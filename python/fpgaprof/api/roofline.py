@@ -26,7 +26,7 @@ from fpgaprof.analysis.trace_analysis import (
 )
 from fpgaprof.analysis.trace_analysis import run as run_analysis
 from fpgaprof.base import records
-from fpgaprof.base.columns import TOTAL_LABELS
+from fpgaprof.base.columns import TOTAL_LABELS, result_columns
 from fpgaprof.base.constants import DEFAULT_TARGET
 from fpgaprof.base.errors import InvalidArgumentError
 from fpgaprof.views import tables as views
@@ -192,6 +192,11 @@ def roofline(prof: Any, by: str = "op", **kwargs: Any) -> Table | dict:
         t = Table(with_roof_notes(sorted(rows, key=lambda x: -x["time_ns"])))
         _roof_footer(t)
         t.title = f"roofline by {by}"
+        t.schema = result_columns("roofline_point", _POINT_LEAD[by])
+        if by == "region_instance":
+            # rows of one name (a loop's "step" regions, or "step" under two parents) differ
+            # only by their index and path: print() shows them
+            t.display = ("region", "index", "path") + _POINT_COLUMNS
         t.empty_note = no_rows_note(
             prof, "no fpgaprof.region() with GPU kernels inside", regions=True
         )
@@ -208,10 +213,34 @@ def roofline(prof: Any, by: str = "op", **kwargs: Any) -> Table | dict:
     t = Table(with_roof_notes(rows))
     _roof_footer(t)
     t.title = f"roofline by {key[:-1]}"
+    t.schema = result_columns("roofline_point", _POINT_LEAD[key])
+    if key == "kernels":
+        t.display = ("kernel",) + _POINT_COLUMNS  # the kernel's name is not in TEXT_FIRST
     t.empty_note = no_rows_note(
         prof, "no kernel was attributed to an HLO op" if key == "ops" else ""
     )
     return t
+
+
+# The keys a roofline row has before its point's measures (roofline_point), per table.
+_POINT_LEAD = {
+    "ops": ("op", "module", "pattern", "source", "category", "cost_known", "cost_basis"),
+    "kernels": ("kernel",),
+    "region": ("region", "name", "depth", "instances", "path_index"),
+    "region_instance": ("region", "index", "path"),
+}
+
+
+# The measures print() shows after a roofline row's name (the TEXT_FIRST ones a point has).
+_POINT_COLUMNS = (
+    "time_ns",
+    "flops",
+    "bytes",
+    "intensity",
+    "percent_of_roof",
+    "bound",
+    "executions",
+)
 
 
 def _roof_footer(t: Table) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import inspect
 import os
@@ -12,6 +13,8 @@ import threading
 import time
 import warnings
 from typing import Any, Literal
+
+import numpy as np
 
 from fpgaprof.api.profile import Profile
 from fpgaprof.base.constants import BUFFER_BYTES_MAX, BUFFER_BYTES_MIN, TRACE_FILE_NAME
@@ -90,8 +93,8 @@ class trace:
         power_sample_ms: float = 1.0,
     ) -> None:
         if (
-            not isinstance(buffer_size, int)
-            or isinstance(buffer_size, bool)
+            not isinstance(buffer_size, (int, np.integer))  # numpy integers too
+            or isinstance(buffer_size, (bool, np.bool_))
             or not BUFFER_BYTES_MIN <= buffer_size <= BUFFER_BYTES_MAX
         ):
             raise InvalidArgumentError(
@@ -99,18 +102,24 @@ class trace:
                 f"{BUFFER_BYTES_MAX:,} (1 GiB), got {buffer_size!r} (8 MiB by default)"
             )
         if (
-            not isinstance(power_sample_ms, (int, float))
-            or isinstance(power_sample_ms, bool)
+            not isinstance(power_sample_ms, (int, float, np.integer, np.floating))
+            or isinstance(power_sample_ms, (bool, np.bool_))
             or not (power_sample_ms == 0 or 0.1 <= power_sample_ms <= 60_000)
         ):
             raise InvalidArgumentError(
                 "fpgaprof.trace: power_sample_ms must be 0 (off) or a number of milliseconds "
                 f"from 0.1 to 60000, got {power_sample_ms!r} (1.0 by default)"
             )
-        self.power_sample_ns = int(round(power_sample_ms * 1e6))
-        self.path = os.fspath(path) if path is not None else None
+        self.power_sample_ns = int(round(float(power_sample_ms) * 1e6))
+        # bytes (a file name that is not UTF-8) as str with surrogate escapes, as load() takes it
+        self.path: str | None = os.fsdecode(os.fspath(path)) if path is not None else None
+        if self.path == "":
+            raise InvalidArgumentError(
+                f"fpgaprof.trace({self.path!r}): the path is empty; give a file path such as "
+                "'run.fpgaprof', or None to keep the trace in memory only"
+            )
         self.require_gpu = bool(require_gpu)
-        self.buffer_size = buffer_size
+        self.buffer_size = int(buffer_size)
         self.profile = Profile()
         self._session: Any = None
         self._warnings: list[tuple[str, str]] = []  # (code, message): base.diagnostics
@@ -130,15 +139,18 @@ class trace:
         self._signals: Any = None  # saves the file on SIGTERM/SIGHUP (capture.signals)
         self._job_folder: str | None = None  # `path` was the folder of a multi-process job
         self._pid = os.getpid()  # the process that entered the block (a forked child is not)
+        self._warned_out_of_order = False  # regions ended out of order: said (region.__exit__)
 
     def __enter__(self) -> Profile:
         global _active
         if self.path is not None and os.path.isdir(self.path) and job_process.current():
-            self._job_folder = self.path
+            self._job_folder = os.path.abspath(self.path)
             self.path = None  # known once the process index is final (at the save)
             _check_writable(os.path.join(self._job_folder, TRACE_FILE_NAME))
         if self.path is not None:
             _check_writable(self.path)  # before the body runs, not after it
+            # saved where it was checked, also when the body changes the working folder
+            self.path = os.path.abspath(self.path)
         with _lock:
             outer = _active
             if outer is not None and outer._pid != os.getpid():
@@ -166,6 +178,7 @@ class trace:
         # notebook cell run twice) must not turn the first Profile into the second trace.
         self.profile = Profile()
         self._warnings = []
+        self._warned_out_of_order = False
         try:
             self._session = core.CaptureSession.start(
                 buffer_bytes=self.buffer_size,
@@ -328,6 +341,18 @@ class trace:
         signals, self._signals = self._signals, None
         if signals is not None:
             signals.finishing()  # a SIGTERM now waits for the save below, then ends the process
+        clean_exit = exc_type is SystemExit and getattr(exc, "code", None) in (None, 0)
+        if exc_type is not None and not clean_exit and self._session is not None:
+            # saved with the trace: a file of a block that a Ctrl-C or an error cut short must
+            # not read as the whole workload (summary(), report.html, a comparison)
+            self._warnings.append(
+                (
+                    "capture.interrupted",
+                    f"the traced block ended by an exception ({exc_type.__name__}"
+                    + (f": {utf8_safe(' '.join(str(exc).split()))[:200]}" if str(exc) else "")
+                    + "): the trace covers it up to then",
+                )
+            )
         try:
             self._finish()
         except Exception as err:
@@ -438,6 +463,14 @@ def _check_writable(path: str) -> None:
             f"{os.path.join(path, 'trace.fpgaprof')!r} (a folder is taken only in a job of "
             "several processes: after jax.distributed.initialize() or under a launcher)"
         )
+    if not os.path.basename(path):
+        # "out/" names a folder that does not exist yet: abspath() would drop the "/" and probe
+        # the folder above, and the save would fail only when the block ends
+        raise InvalidArgumentError(
+            f"fpgaprof.trace({path!r}): that path ends in a separator, so it names a folder "
+            f"(one that does not exist); give a file path such as "
+            f"{os.path.join(path, 'trace.fpgaprof')!r}"
+        )
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         what = "is a file, not a folder" if os.path.exists(folder) else "does not exist"
@@ -528,6 +561,16 @@ class NestedProfile(Profile):
     def ops(self) -> list:
         return self._pending(super().ops)
 
+    def export_hlo(self, op: str, path: str | os.PathLike, module: str | None = None) -> str:
+        """Before the run's trace is written there are no HLO modules here: raises
+        FpgaprofError saying where they will be (not "trace a jitted JAX function")."""
+        if self._store is None:
+            raise FpgaprofError(
+                f"export_hlo({op!r}): {self.pending_note}; export the op from it then: "
+                f"fpgaprof.load({self.run_trace_path!r}).export_hlo({op!r}, ...)"
+            )
+        return super().export_hlo(op, path, module=module)
+
     def roofline(self, *args: Any, **kwargs: Any) -> Any:
         return self._pending(super().roofline(*args, **kwargs))
 
@@ -583,6 +626,37 @@ def _attach_hlo_modules(store: Any) -> None:
 
 
 _region_depth = threading.local()  # open fpgaprof regions on this thread
+_region_stack = threading.local()  # their tokens, innermost last (region.__enter__)
+_context_open: contextvars.ContextVar[tuple] = contextvars.ContextVar(
+    "fpgaprof_open_regions", default=()
+)
+
+
+def _thread_open(token: object) -> None:
+    stack = getattr(_region_stack, "s", None)
+    if stack is None:
+        stack = _region_stack.s = []
+    stack.append(token)
+
+
+def _out_of_order(name: str) -> None:
+    """A region ended while another, opened after it on the same thread, is still open: two
+    asyncio tasks interleaving `with fpgaprof.region()` on one thread (each task has its own
+    context; generators share their caller's, so theirs is not seen). The core's per-thread
+    stack then ends the other region, so both regions' times and nesting are wrong: said once
+    per trace (nothing is recorded without one)."""
+    t = _active
+    if t is None or t._warned_out_of_order:
+        return
+    t._warned_out_of_order = True
+    msg = (
+        f"fpgaprof.region({utf8_safe(name)!r}) ended while a region opened after it on the same "
+        "thread was still open (asyncio tasks interleaving regions on one thread): regions on a "
+        "thread nest, so these regions' times, nesting and GPU work are wrong; put one region "
+        "around the whole gather/loop instead, or run each task on its own thread"
+    )
+    t._warnings.append(("capture.regions_out_of_order", msg))  # saved with the trace
+    warnings.warn(msg, FpgaprofWarning, stacklevel=3)
 
 
 class region(contextlib.ContextDecorator):
@@ -628,9 +702,22 @@ class region(contextlib.ContextDecorator):
     def __enter__(self) -> region:
         core.region_push(utf8_safe(self.name))
         _region_depth.n = getattr(_region_depth, "n", 0) + 1
+        # Which open region this `with` is: on the thread's stack (the core's regions are a
+        # per-thread stack) and in the context (each asyncio task has its own), so that an
+        # exit that is not the thread's innermost region is seen (below).
+        token = object()
+        _thread_open(token)
+        _context_open.set(_context_open.get() + (token,))
         return self
 
     def __exit__(self, *exc: Any) -> Literal[False]:
+        mine = _context_open.get()
+        stack = getattr(_region_stack, "s", [])
+        if mine and mine[-1] in stack:
+            if stack[-1] is not mine[-1]:
+                _out_of_order(self.name)
+            stack.remove(mine[-1])
+            _context_open.set(mine[:-1])
         core.region_pop()
         depth = _region_depth.n = max(getattr(_region_depth, "n", 1) - 1, 0)
         t = _active

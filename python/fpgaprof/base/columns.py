@@ -41,6 +41,7 @@ __all__ = [
     "TEXT_FIRST",
     "TEXT_COLUMNS",
     "column_order",
+    "result_columns",
 ]
 
 
@@ -54,6 +55,18 @@ def _result_ranges() -> dict[str, tuple[str, str]]:
         for f in core.analysis.result_fields(table)
         if f.range
     }
+
+
+def result_columns(table: str, lead: Sequence[str] = ()) -> tuple[str, ...]:
+    """The keys a row of C++ result table `table` has (core.analysis.result_fields; a range
+    field also gives its low and high ends), after `lead` (keys the Python side adds): the
+    columns of an empty table's to_pandas(), so that a script's df["score"] works on it too."""
+    out = list(lead)
+    for f in core.analysis.result_fields(table):
+        for k in (f.name, f.low_name, f.high_name) if f.range else (f.name,):
+            if k not in out:
+                out.append(k)
+    return tuple(out)
 
 
 def range_keys(k: str) -> tuple[str, str]:

@@ -28,6 +28,13 @@ from fpgaprof.views.tables import STYLE, SUMMARY_OP_LABELS, grid_html, rows_text
 __all__ = ["summary_text", "profile_html", "hlo_op_lines"]
 
 
+def _cell(name: str) -> str:
+    """A name from the trace as one table cell: its line breaks and control characters shown
+    escaped before it is padded (print(table) does the same: tables.text_cell), so a region or
+    kernel name with a newline does not break its row and the columns stay aligned."""
+    return terminal_safe(name, keep="")
+
+
 def _t(ns: float) -> str:
     """A duration given in ns, auto-scaled as in every report ("240 ns", "10.3 µs")."""
     return fmt_s(float(ns) / 1e9)
@@ -78,7 +85,7 @@ def summary_text(prof: Any, summary: dict, analysis: AnalysisResult | None, top:
         for k in by_name[:top]:
             ns, cnt = float(k["total_ns"]), int(k["count"])
             pct = 100.0 * ns / total_k if total_k else 0.0
-            shown = shorten(kernel_display_name(str(k["kernel"])), 60)
+            shown = shorten(_cell(kernel_display_name(str(k["kernel"]))), 60)
             out.append(f"  {shown:60s} {cnt:8d} {_t(ns):>11s} {_t(ns / cnt):>10s} {pct:6.1f}")
         if len(by_name) > top:
             out.append(f"  ... {len(by_name) - top} more kernels")
@@ -186,7 +193,7 @@ def _region_lines(prof: Any, summary: dict, analysis: AnalysisResult | None, top
         gpu = "–" if no_gpu or x.get("gpu_s") is None else _t(x["gpu_s"] * 1e9)
         peak = fmt_bytes(peaks[x["path"]]) if x["path"] in peaks else "–"
         lines.append(
-            f"  {shorten(x['path'], 40):40s} {x['count']:7d} {_t(x['wall_s'] * 1e9):>11s} "
+            f"  {shorten(_cell(x['path']), 40):40s} {x['count']:7d} {_t(x['wall_s'] * 1e9):>11s} "
             f"{gpu:>{len(gpu_head)}s} {peak:>11s}"
         )
     left = len(items) - min(len(items), top) + int(r.get("rows_left_out") or 0)
@@ -241,7 +248,7 @@ def hlo_op_lines(result: Any, top: int = 10) -> list[str]:
             gflops = op.flops / op.mean_ns
             # a fixed-unit column: 1234 GFLOP/s as "1234", not .3g's "1.23e+03"
             rate = f"{gflops:.3g}" if abs(gflops) < 999.5 else f"{gflops:.0f}"
-        name = f"{op.hlo_op} ({op.module_name})" if op.module_name else op.hlo_op
+        name = _cell(f"{op.hlo_op} ({op.module_name})" if op.module_name else op.hlo_op)
         src = (
             f"{_short_path(op.source_file)}:{op.source_line}"
             if op.source_file and op.source_line >= 0
@@ -266,7 +273,7 @@ def hlo_op_lines(result: Any, top: int = 10) -> list[str]:
             f"({fmt_ns(result.unattributed_ns)}, {upct:.1f}% of kernel time)"
         )
         for u in list(result.unattributed)[:top]:
-            lines.append(f"  {u.name[:60]} x{u.count}, {fmt_ns(u.total_ns)}: {u.reason}")
+            lines.append(f"  {_cell(u.name)[:60]} x{u.count}, {fmt_ns(u.total_ns)}: {u.reason}")
     for w in result.warnings:
         lines.append(f"warning: {w}")
     return lines

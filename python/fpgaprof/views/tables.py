@@ -28,6 +28,7 @@ from fpgaprof.base.columns import (
     display_label,
     range_text,
 )
+from fpgaprof.base.core import core
 from fpgaprof.base.markup import esc, html_cell
 from fpgaprof.base.text import terminal_safe
 from fpgaprof.base.units import fmt_speedup
@@ -79,7 +80,13 @@ def grid_html(
     out.append("</tr></thead><tbody>")
     for r in rows:
         out.append(
-            "<tr>" + "".join(f"<td>{html_cell(k, r.get(k))[0]}</td>" for k in keys) + "</tr>"
+            "<tr>"
+            + "".join(
+                # a 0 that stands for an unknown cost reads "–", as in print() and report.html
+                "<td>–</td>" if unknown_cost(k, r) else f"<td>{html_cell(k, r.get(k))[0]}</td>"
+                for k in keys
+            )
+            + "</tr>"
         )
     out.append("</tbody></table>")
     if total > len(rows):
@@ -185,14 +192,21 @@ def text_cell(k: str, v: Any, rng: str = "") -> str:
 
 # The columns of a roofline row built on its static cost: a 0 there is no measured zero when
 # the cost is unknown (cost_known False), so print() shows "–", as report.html does.
-COST_COLUMNS = frozenset((*STATIC_COST_FIELDS, "percent_of_roof"))
+COST_COLUMNS = frozenset((*STATIC_COST_FIELDS, "percent_of_roof", "bytes_accessed"))
+
+
+def unknown_cost(k: str, row: Mapping) -> bool:
+    """Whether cell k of `row` is a 0 that only stands for an unknown static cost: a roofline
+    or candidate row with cost_known False, or a prof.ops row (OpStats) with has_cost False."""
+    known = row.get("cost_known", row.get("has_cost"))
+    return k in COST_COLUMNS and known is False and row.get(k) == 0
 
 
 def bounded_text(k: str, row: Mapping, text: str) -> str:
     """A cell's text with "≤ " / "≥ " before it where the row is only a bound (bound_mark),
     " ⚠" after a percent of roof above 100 % (the row's roof_note says why), and "–" for a 0
     that rests on an unknown static cost (COST_COLUMNS of a row with cost_known False)."""
-    if k in COST_COLUMNS and row.get("cost_known") is False and row.get(k) == 0:
+    if unknown_cost(k, row):
         return "–"
     mark = bound_mark(k, row)
     if k == "percent_of_roof" and row.get("roof_note"):
@@ -301,6 +315,9 @@ class Table(list):
     # where the rows and columns print() leaves out are (the command line names its --json)
     more = ".to_pandas() or .columns()"
     meta: dict[str, Any]  # facts of the whole result where a table has them (fpga_candidates)
+    # the keys a row has, for to_pandas()/columns() of a table without rows (a trace without
+    # kernels): a DataFrame with those columns and no rows, not one without columns
+    schema: tuple = ()
 
     def _records(self) -> list:
         return [r if isinstance(r, Mapping) else records.row_dict(r) for r in self]
@@ -320,7 +337,10 @@ class Table(list):
         """The rows as a pandas DataFrame (every column)."""
         import pandas as pd  # optional dependency: only this method needs it
 
-        return pd.DataFrame(self._records())
+        recs = self._records()
+        if not recs and self.schema:
+            return pd.DataFrame(columns=list(self.schema))
+        return pd.DataFrame(recs)
 
     def _repr_html_(self) -> str:
         """Jupyter: every column, first rows."""
@@ -343,6 +363,8 @@ class Table(list):
     def columns(self) -> dict:
         """Every column as a NumPy object array (None where a row lacks the key)."""
         rows = self._records()
+        if not rows:
+            return {k: np.array([], dtype=object) for k in self.schema}
         keys: list[str] = []
         for r in rows:
             for k in r:
@@ -375,6 +397,14 @@ SUMMARY_OP_LABELS = {
 }
 
 
+# The attributes of an OpStats row (the keys records.row_dict gives it, in its order).
+OP_COLUMNS = tuple(
+    k
+    for k in dir(core.attribution.OpStats)
+    if not k.startswith("_") and isinstance(getattr(core.attribution.OpStats, k), property)
+)
+
+
 def op_rows(prof: Any, ops: Any) -> Table:
     """prof.ops as Rows: the OP_DISPLAY columns, and why there are none (no GPU kernels at all,
     or kernels none of which could be attributed)."""
@@ -382,6 +412,7 @@ def op_rows(prof: Any, ops: Any) -> Table:
     rows.title = "HLO ops"
     rows.display = OP_DISPLAY
     rows.labels = OP_LABELS
+    rows.schema = OP_COLUMNS
     if not rows:
         try:
             n = len(prof.kernels)
