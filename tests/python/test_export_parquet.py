@@ -151,3 +151,82 @@ def test_without_pyarrow_the_export_says_what_to_install(tmp_path):
     assert r.returncode == 1
     assert "pyarrow" in r.stderr and "fpgaprof[parquet]" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_differences_of_times_can_be_negative(exported):
+    """Times, sizes and ids are signed (int64) as in the analysis tables, so a difference that
+    comes out negative is a negative number: the gap to the previous kernel on a stream where
+    kernels overlap (programmatic dependent launch), launch_ns - start_ns. Unsigned columns
+    made DuckDB refuse the query ("Overflow in subtraction of UINT64") and pyarrow.compute and
+    numpy wrap it to about 1.8e19."""
+    prof, out, _, con = exported
+    index = json.loads((out / "index.json").read_text())
+    for name in RECORDS:
+        for col, ty in index["tables"][name]["columns"].items():
+            assert not ty.startswith("uint"), (name, col, ty)
+    (neg,), = _q(con, "select count(*) filter (where gap < 0) from (select start_ns - lag(end_ns) "
+                      "over (partition by device_id, stream_id order by start_ns) as gap "
+                      "from '{d}/kernels.parquet')", out)
+    c = prof.kernels.columns()
+    s, e = np.asarray(c["start_ns"], np.int64), np.asarray(c["end_ns"], np.int64)
+    want = 0
+    for key in set(zip(np.asarray(c["device_id"]).tolist(), np.asarray(c["stream_id"]).tolist())):
+        m = (np.asarray(c["device_id"]) == key[0]) & (np.asarray(c["stream_id"]) == key[1])
+        order = np.argsort(s[m], kind="stable")
+        want += int((s[m][order][1:] - e[m][order][:-1] < 0).sum())
+    assert neg == want
+    if len(s):
+        (lead,), = _q(con, "select min(launch_ns - start_ns) from '{d}/kernels.parquet'", out)
+        assert lead == int((np.asarray(c["launch_ns"], np.int64) - s).min())
+
+
+def test_index_columns_join_on_the_index_column(exported):
+    """The `*_index` and `parent` columns are row positions (docs/records.md); each record
+    table and ops has them as its `index` column, so the joins are plain SQL."""
+    prof, out, _, con = exported
+    (n, bad), = _q(con, "select count(*), count(*) filter (where k.correlation_id <> "
+                        "a.correlation_id) from '{d}/kernels.parquet' k join "
+                        "'{d}/api_calls.parquet' a on k.api_index = a.index", out)
+    c = np.asarray(prof.kernels.columns()["api_index"])
+    assert n == int((c != NONE32).sum()) and bad == 0
+    (n,), = _q(con, "select count(*) from '{d}/markers.parquet' m join '{d}/markers.parquet' p "
+                    "on m.parent = p.index where p.depth + 1 <> m.depth", out)
+    assert n == 0
+    index = json.loads((out / "index.json").read_text())
+    if "ops" in index["tables"]:
+        (n, same), = _q(con, "select count(*), count(*) filter (where o.hlo_op = t.group_name) "
+                             "from '{d}/transfers.parquet' t join '{d}/ops.parquet' o "
+                             "on t.group_index = o.index where t.group_kind = 'op'", out)
+        assert n == same
+
+
+def test_the_columns_of_a_table_do_not_depend_on_the_trace(exported, tmp_path_factory):
+    """docs/reports.md: "a table's schema does not depend on the trace". The roofline's
+    measured_* columns (only with counters), its roof_note (only with a point above its roof)
+    and the transfers' link_percent (only with a known link) are columns of every trace's table,
+    missing values where a trace has none, so one query runs on every export."""
+    _, out, _, con = exported
+    index = json.loads((out / "index.json").read_text())["tables"]
+    for table, cols in (("roofline", ("measured_flops", "measured_bytes", "measured_bound",
+                                      "measured_coverage_fraction", "roof_note")),
+                        ("transfers", ("link_percent",))):
+        if table in index:
+            have = index[table]["columns"]
+            assert all(c in have for c in cols), (table, [c for c in cols if c not in have])
+            _q(con, f"select {', '.join(cols)} from '{{d}}/{table}.parquet'", out)
+
+
+def test_the_default_folder_is_not_read_as_one_parquet_dataset(tmp_path):
+    """Without -o the tables go to TRACE.tables/: a folder named TRACE.parquet is one table's
+    dataset to DuckDB (count(*) summed every table's rows), pandas and pyarrow (which stopped
+    at index.json)."""
+    import shutil
+    src = next(p for p in REAL if "mbirjax_parallel_128_h100" in p)
+    trace = tmp_path / os.path.basename(src)
+    shutil.copy(src, trace)
+    _cli("export", str(trace), "--format", "parquet")
+    folder = tmp_path / (trace.stem + ".tables")
+    assert (folder / "kernels.parquet").is_file()
+    assert not (tmp_path / (trace.stem + ".parquet")).exists()
+    (n,), = duckdb.connect().execute(f"select count(*) from '{folder}/kernels.parquet'").fetchall()
+    assert n == len(fpgaprof.load(src).kernels)

@@ -208,3 +208,19 @@ def test_a_file_that_is_not_an_xspace(tmp_path):
         fpgaprof.load(str(bad))
     r = _cli("report", str(bad), check=False)
     assert r.returncode == 1 and "not an XProf profile" in r.stderr
+
+
+def test_an_export_into_a_folder_of_another_export_is_the_one_read(tmp_path):
+    """`fpgaprof export B --format xprof -o DIR` into a DIR that holds A's export: the run is
+    named by the trace's start time, so where A started later its run sorted after B's and
+    fpgaprof.load(DIR) / `fpgaprof report DIR` read A. The export leaves one fpgaprof run."""
+    by_start = sorted(REAL, key=lambda p: fpgaprof.load(p).meta["start_ns"])
+    older, newer = by_start[0], by_start[-1]
+    out = tmp_path / "xp"
+    _cli("export", newer, "--format", "xprof", "-o", str(out))
+    _cli("export", older, "--format", "xprof", "-o", str(out))
+    got = fpgaprof.load(str(out))
+    want = fpgaprof.load(older)
+    assert len(got.kernels) == _timed(want.kernels)
+    assert [d.name for d in got.devices] == [d.name for d in want.devices]
+    assert len(list(out.glob("plugins/profile/*/fpgaprof.xplane.pb"))) == 1

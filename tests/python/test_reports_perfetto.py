@@ -110,7 +110,7 @@ def test_times_and_args_exact(timeline):
     assert api[0]["ts"] == Decimal("1995.000") and api[0]["dur"] == Decimal("4.000")
     # HtoD: 1e6 B in 100 µs = 10 GB/s
     htod = ev[("gpu_memcpy", "Memcpy HtoD", Decimal("1000.000"))]
-    assert htod["args"]["bytes"] == 1_000_000 and htod["args"]["GB/s"] == Decimal("10.0")
+    assert htod["args"]["bytes"] == 1_000_000 and htod["args"]["memory bandwidth (GB/s)"] == Decimal("10.0")
     assert htod["args"]["src_kind"] == "pageable"
     inst = [e for e in slices(doc) if e["ph"] == "i"]
     assert len(inst) == 1 and inst[0]["name"] == "hello" and inst[0]["ts"] == Decimal("8000.000")

@@ -625,3 +625,27 @@ def test_progress_silent_off_terminal(env, tty, monkeypatch):
     bar.stage("b")
     bar.done()
     assert stream.text == ""
+
+
+@pytest.mark.parametrize("name", ["timeline.json", "fpgaprof.xplane.pb", "kernels.parquet"])
+def test_a_killed_writers_temp_file_does_not_pass_for_an_output(tmp_path, name):
+    """A writer killed with SIGKILL leaves its temp file; readers that take every *.json (HTA:
+    hidden files too), *.xplane.pb (XProf) or *.parquet of a folder must not take it for an
+    output, so its name does not end like the target's."""
+    import signal
+    import subprocess
+    import sys
+    code = (
+        "import os, signal, sys\n"
+        "from fpgaprof.base.atomic import open_atomic_binary\n"
+        "with open_atomic_binary(sys.argv[1]) as f:\n"
+        "    f.write(b'{\"traceEvents\": [')\n"
+        "    f.flush()\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code, str(tmp_path / name)], timeout=120)
+    assert r.returncode == -signal.SIGKILL
+    left = os.listdir(tmp_path)
+    assert len(left) == 1 and left[0].startswith(".tmp-")  # nothing under the target's name
+    for suffix in (".json", ".xplane.pb", ".parquet", ".gz"):
+        assert not left[0].endswith(suffix), left

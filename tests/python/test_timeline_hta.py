@@ -208,3 +208,47 @@ def test_idle_time_breakdown_per_stream_is_the_gaps_on_that_stream(loaded):
         assert got_us == pytest.approx(gaps_ns / 1e3, abs=1e-6 * m.sum() + 0.005 * len(rows)), st
     # the host-wait category needs each GPU activity joined to its launch call (args.correlation)
     assert "host_wait" in set(idle["idle_category"].astype(str))
+
+
+def test_memory_bandwidth_summary_has_every_copy_direction(loaded):
+    """HTA's memory bandwidth analysis reads Kineto's arg "memory bandwidth (GB/s)" of each copy
+    and memset; under another name its tables are empty. Its mean per direction is the mean of
+    bytes/duration over the timed copies of that direction (timeline.json rounds to 3
+    decimals)."""
+    prof, analysis, _ = loaded
+    c = prof.transfers.columns()
+    if not len(prof.transfers):
+        return
+    got = analysis.get_memory_bw_summary()
+    assert len(got), "HTA's memory bandwidth summary is empty"
+    means = got[("memory_bw_gbps", "mean")]
+    kinds = np.asarray(c["copy_kind"]).astype(str)
+    dur = np.asarray(c["end_ns"], np.int64) - np.asarray(c["start_ns"], np.int64)
+    nbytes = np.asarray(c["bytes"], np.int64)
+    for kind in sorted(set(kinds.tolist())):
+        m = (kinds == kind) & (dur > 0)
+        if not m.any():
+            continue
+        want = float(np.mean(np.round(nbytes[m] / dur[m], 3)))
+        row = [v for k, v in means.items() if str(k[-1]) == f"Memcpy {kind}"]
+        assert row and row[0] == pytest.approx(want, rel=1e-6, abs=1e-3), kind
+
+
+def test_the_documented_hta_command_reads_a_report_folder(tmp_path):
+    """docs/reports.md's HTA command, run as written on a `fpgaprof report` folder (timeline.json
+    beside summary.json, which HTA would parse as a trace of its own when given the folder)."""
+    import re
+    doc = open(os.path.join(os.path.dirname(os.path.dirname(HERE)), "docs", "reports.md"),
+               encoding="utf-8").read()
+    row = next(line for line in doc.splitlines() if line.startswith("| Holistic Trace Analysis"))
+    code = re.search(r'`python -c "(.*?)"`', row).group(1)
+    path = next(p for p in REAL if "mbirjax_parallel_128_h100" in p)
+    r = subprocess.run([sys.executable, "-m", "fpgaprof", "report", path, "-o",
+                        str(tmp_path / "out")], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "out" / "summary.json").exists()
+    env = dict(os.environ, HTA_DISABLE_NS_ROUNDING="1")
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=600, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "idle_time" in r.stdout

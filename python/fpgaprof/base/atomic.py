@@ -59,7 +59,12 @@ def _open_atomic(path: str | os.PathLike, mode: str) -> Iterator[IO[Any]]:
     os.makedirs(folder, exist_ok=True)
     refuse_special(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(path), dir=folder)
+        # ".tmp-<name>.<random>.part": a file left by a killed writer (SIGKILL) does not end
+        # in the target's suffix, so readers that take every *.json / *.xplane.pb / *.parquet
+        # of a folder (HTA reads all *.json, hidden ones too) never take it for an output
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".tmp-{os.path.basename(path)}.", suffix=".part", dir=folder
+        )
     except OSError as e:
         raise _unwritable(path, e) from e
     try:

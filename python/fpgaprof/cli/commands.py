@@ -117,6 +117,13 @@ def _report_job(args: argparse.Namespace) -> int:
             "the job ends\n"
         )
         return 1
+    if paths.get("conflicts"):
+        # Ranks of two runs summed as one job: every figure over the job is wrong.
+        sys.stderr.write(
+            f"{PROG} report: error: {paths['conflicts'][0]}; give each run its own -o "
+            "folder, or move the earlier run's rank folders out\n"
+        )
+        return 1
     if paths["rank_count"] == 0:  # the job report says why for each; the command failed
         sys.stderr.write(
             f"{PROG} report: error: no rank trace in {j.folder} could be read (job.txt says why "
@@ -165,7 +172,9 @@ def cmd_export(args: argparse.Namespace) -> int:
         out(f"open it:  xprof --logdir {out_dir}   (or tensorboard --logdir {out_dir})")
         return 0
     if args.format == "parquet":
-        out_dir = args.output or os.path.splitext(trace)[0] + ".parquet"
+        # not "TRACE.parquet": DuckDB, pandas and pyarrow read a folder of that name as one
+        # table's dataset (DuckDB sums every table's rows; pandas stops at index.json)
+        out_dir = args.output or os.path.splitext(trace)[0] + ".tables"
         paths = report.write_parquet(
             prof, out_dir, target=args.target, row_imbalance=args.row_imbalance
         )

@@ -218,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_output_path,
         metavar="FILE",
         help="output file (default: stdout; perfetto: TRACE.timeline.json); "
-        "parquet: output folder (default: TRACE.parquet/); xprof: output folder "
+        "parquet: output folder (default: TRACE.tables/); xprof: output folder "
         "(default: TRACE.xprof/)",
     )
     add_timeline_options(r, no_timeline=False)

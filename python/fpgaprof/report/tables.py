@@ -108,8 +108,12 @@ class DataTables:
 
 
 def _record_columns(table: Any) -> Columns:
-    out: Columns = {}
-    for k, v in records.columns(table).items():
+    cols = records.columns(table)
+    # the row's position, what the other tables' `*_index` and `parent` columns hold
+    # (docs/records.md: "Each row also has `index`"), so a join needs no row numbering
+    n = len(next(iter(cols.values()))) if cols else 0
+    out: Columns = {"index": np.arange(n, dtype=np.int64)} if cols else {}
+    for k, v in cols.items():
         v = np.asarray(v)
         if v.dtype == np.uint32 and records.none_when_max(k):
             # a "none" id or index: a missing value (pandas: a nullable integer column); the
@@ -117,6 +121,13 @@ def _record_columns(table: Any) -> Columns:
             out[k] = [None if x == NONE32 else int(x) for x in v.tolist()]
         elif v.dtype == object:
             out[k] = [records.to_plain(x) for x in v.tolist()]
+        elif v.dtype.kind == "u":
+            # signed, as the analysis tables' columns: an unsigned column makes a difference
+            # that comes out negative (overlapping kernels' gap, launch_ns - start_ns) an
+            # error in DuckDB and a wrapped 1.8e19 in numpy, pandas and pyarrow.compute.
+            # Times (CLOCK_REALTIME ns), sizes and ids are far below 2**63.
+            fits = v.dtype != np.uint64 or not len(v) or int(v.max()) < 2**63
+            out[k] = v.astype(np.int64) if fits else v
         else:
             out[k] = v
     return out
@@ -132,6 +143,11 @@ def _rows_to_columns(rows: Iterable[Mapping[str, Any]], first: Iterable[str] = (
 
 
 def _table_columns(table: Any) -> Columns:
+    if not len(table):
+        # no rows (a trace without GPU kernels): no table, as docs/reports.md says (the empty
+        # table's column names, which to_pandas() gives, would take types from their names here,
+        # not the ones the same columns have in every trace with rows)
+        return {}
     cols = table.columns()
     return {RENAMED.get(k, k): [records.to_plain(x) for x in list(v)] for k, v in cols.items()}
 
@@ -180,16 +196,51 @@ def _memory_tables(mem: Mapping[str, Any]) -> dict[str, Columns]:
     }
 
 
+# columns an analysis row carries only in some traces (the measured roofline with counters, a
+# roof note above the roof, the link share with a known link), from the C++ result field
+# tables: present in every trace's table, missing values where the trace has none
+def _every_column(table: str) -> tuple[str, ...]:
+    from fpgaprof.base.core import core
+
+    def fields(t: str) -> list[str]:
+        try:
+            return [f.name for f in core.analysis.result_fields(t)]
+        except Exception:  # noqa: BLE001 - an older core: the rows' own keys decide
+            return []
+
+    if table == "roofline":
+        names = fields("roofline_op_keys") + fields("roofline_point") + ["roof_note"]
+    elif table == "transfers":
+        names = fields("transfer_stats") + fields("transfer_direction_link")
+    else:
+        names = []
+    return tuple(RENAMED.get(n, n) for n in names)
+
+
+def _with_every_column(table: str, cols: Columns) -> Columns:
+    if not cols:
+        return cols
+    n = len(next(iter(cols.values())))
+    for name in _every_column(table):
+        if name not in cols:
+            cols[name] = [None] * n
+    return cols
+
+
 def _analysis(
     name: str, prof: Any, target: str | None, row_imbalance: float | None = None
 ) -> dict[str, Columns]:
     kw = {"target": target} if target else {}
     if name == "ops":
-        return {"ops": _rows_to_columns(records.records_of(prof.ops))}
+        ops = _rows_to_columns(records.records_of(prof.ops))
+        # the row the transfers' op groups (group_index) and fpga_candidates.op_index name
+        n = len(next(iter(ops.values()))) if ops else 0
+        return {"ops": {"index": list(range(n)), **ops} if ops else ops}
     if name == "roofline":
-        return {"roofline": _table_columns(prof.roofline())}
+        return {"roofline": _with_every_column("roofline", _table_columns(prof.roofline()))}
     if name == "transfers":
-        return {"transfers": _rows_to_columns(_transfer_rows(prof.transfer_report()))}
+        rows = _rows_to_columns(_transfer_rows(prof.transfer_report()))
+        return {"transfers": _with_every_column("transfers", rows)}
     if name == "memory":
         return _memory_tables(prof.memory_report())
     return {

@@ -3,7 +3,8 @@ chrome://tracing, or load with Perfetto's trace processor).
 
 Layout:
   process "GPU <id>: <name>"   one thread (track) per CUDA stream: kernels, copies, memsets
-                               (args: bytes, GB/s, grid/block, HLO op and source line when known)
+                               (args: bytes, memory bandwidth (GB/s), grid/block, HLO op and
+                               source line when known)
   process "host"               one thread per OS thread: CUDA API calls, NVTX ranges (XLA's
                                module/thunk ranges included) and fpgaprof regions
   flow arrows                  from each launching API call to the kernel/copy/memset it queued
@@ -623,7 +624,7 @@ def write_timeline_to(
             + [
                 Lit(',"bytes":'),
                 Int(nbytes),
-                Lit(',"GB/s":'),
+                Lit(',"memory bandwidth (GB/s)":'),
                 _gbps(nbytes, gdur[sl]),
                 Lit(',"copy_kind":'),
                 Str(kind_ids, [json.dumps(k).encode() for k in kind_names]),
@@ -651,7 +652,7 @@ def write_timeline_to(
         ) + [
             Lit(',"bytes":'),
             Int(nbytes),
-            Lit(',"GB/s":'),
+            Lit(',"memory bandwidth (GB/s)":'),
             _gbps(nbytes, gdur[sl]),
             Lit(',"value":'),
             Int(records.col(sc, "value", ns)),

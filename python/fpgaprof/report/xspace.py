@@ -21,6 +21,7 @@ timeline's model (report.model.TimelineRecords), never a Profile.
 
 from __future__ import annotations
 
+import glob
 import os
 from typing import Any
 
@@ -510,4 +511,14 @@ def write_xspace(
     # as a set: on a failure (a full disk) no empty plugins/profile/<run> tree is left
     with OutputSet(out_dir) as outs, open_atomic_binary(outs.path(rel)) as f:
         f.write(space.SerializeToString())
+        # An earlier export of another trace into DIR (a run named by that trace's start)
+        # sorts after this one when that trace started later, and fpgaprof.load(DIR) and
+        # `fpgaprof report DIR` (the last run by name) would read that trace: its XSpace goes
+        # with the set, as the Parquet export removes the tables of an earlier one. Only
+        # files named as this export names them; jax.profiler.trace's runs stay.
+        profile = os.path.join(os.fspath(out_dir), "plugins", "profile")
+        for old in glob.glob(os.path.join(glob.escape(profile), "*", f"{hostname}.xplane.pb")):
+            old_rel = os.path.relpath(old, os.fspath(out_dir))
+            if old_rel != rel:
+                outs.remove(old_rel)
     return os.path.join(os.fspath(out_dir), rel), notes
