@@ -5,6 +5,7 @@ model (docs/fpga-model.md) and the preset's nominal constants and their ends."""
 import functools
 import json
 import math
+import shlex
 import subprocess
 import sys
 
@@ -940,3 +941,20 @@ def test_estimate_of_a_function_jax_cannot_jit_is_a_typed_error():
 
     with pytest.raises(ValueError, match="the user's own"):
         fpga.estimate(buggy, jnp.ones(4))
+
+
+def test_cli_estimate_footer_command_repeats_the_card_and_quotes_the_path(tmp_path):
+    # the footer names the command that prints the other columns: it must be the same estimate
+    # (the card given, not the default one) and must survive a shell (a path with a space)
+    folder = tmp_path / "my dumps"
+    folder.mkdir()
+    path = folder / "triad.hlo"
+    path.write_text(TRIAD_HLO)
+    r = _cli("estimate", str(path), "--target", "alveo-u280", "--row-imbalance", "2.5")
+    assert r.returncode == 0, r.stderr
+    more = [ln for ln in r.stdout.splitlines() if "more columns" in ln]
+    assert more, r.stdout
+    cmd = more[0].split("more columns: ", 1)[1].rstrip(")")
+    argv = shlex.split(cmd)
+    assert argv[1:] == ["estimate", str(path), "--target", "alveo-u280", "--row-imbalance",
+                        "2.5", "--json"], cmd

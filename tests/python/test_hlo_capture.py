@@ -366,3 +366,86 @@ def test_kernels_inside_module_ranges_do_not_pull_in_modules_by_name(tmp_path):
     both = store(outside=True)
     hlo_dump.attach_hlo_modules(both, setup)
     assert sorted(m.name for m in both.hlo_modules) == ["jit_f", "jit_g", "jit_h"]
+
+
+def test_module_whose_long_name_xla_leaves_out_of_the_file_name_is_read(tmp_path):
+    # XLA drops the module name from the file name when it would make the name too long
+    # (dump.cc FilenameFor): module_0004.cpu_after_optimizations.txt, the name only in the text.
+    body = "HloModule {name}, is_scheduled=true\n\nENTRY %main () -> f32[] {{\n  ROOT %c = f32[] constant(1)\n}}\n"
+    long_name = "jit_projector_" + "x" * 300
+    (tmp_path / "module_0004.cpu_after_optimizations.txt").write_text(body.format(name=long_name))
+    (tmp_path / "module_0004.cpu_after_optimizations-buffer-assignment.txt").write_text("BA")
+    (tmp_path / "module_0006.sm_9.0_gpu_after_optimizations.txt").write_text(body.format(name="jit_g"))
+    setup = xf.XlaSetup(dump_dir=str(tmp_path), prepared_ns=0, dump_dir_owned=True)
+    got = [(d.name, d.program_id, d.buffer_assignment) for d in xf.read_dumped_modules(setup)]
+    assert got == [(long_name, 4, "BA"), ("jit_g", 6, "")]
+    xf.prune_dump_dir(setup)  # kept, not deleted as "not HLO text"
+    assert (tmp_path / "module_0004.cpu_after_optimizations.txt").exists()
+    assert (tmp_path / "module_0004.cpu_after_optimizations-buffer-assignment.txt").exists()
+
+
+def test_jitted_function_with_a_long_name_is_captured_on_cpu():
+    r = _run("""
+        import fpgaprof, jax, jax.numpy as jnp
+        def f(a):
+            return jnp.sin(a) @ a
+        f.__name__ = "projector_" + "x" * 300
+        with fpgaprof.trace() as prof:
+            jax.jit(f)(jnp.ones((8, 8))).block_until_ready()
+        print(sorted(m.name[:20] for m in prof.hlo_modules))
+    """)
+    assert r.returncode == 0, r.stderr
+    assert "jit_projector_xxxxxx" in r.stdout, r.stdout
+
+
+def test_users_relative_dump_dir_survives_a_chdir(tmp_path):
+    # XLA resolves --xla_dump_to=reldump when it writes; fpgaprof read it at trace end against
+    # the cwd of that moment: a script that changes directory lost every module, silently.
+    (tmp_path / "elsewhere").mkdir()
+    r = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent("""
+            import os, fpgaprof, jax, jax.numpy as jnp
+            with fpgaprof.trace() as prof:
+                jax.jit(lambda a: jnp.sin(a))(jnp.ones(4)).block_until_ready()
+                os.chdir("elsewhere")
+            print(sorted(m.name for m in prof.hlo_modules))
+        """)],
+        env=_child_env(XLA_FLAGS="--xla_dump_to=reldump"), cwd=str(tmp_path),
+        capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "jit__lambda" in r.stdout, r.stdout
+    assert (tmp_path / "reldump").is_dir()
+
+
+def test_prepare_names_a_relative_user_dump_dir_absolutely(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    env = {"XLA_FLAGS": "--xla_foo=1 --xla_dump_to=my_dumps"}
+    s = xf.prepare(env)
+    assert s.dump_dir == str(tmp_path / "my_dumps") and s.dump_dir_from_user
+    flags = xf.split_flags(env["XLA_FLAGS"])
+    assert flags[0] == "--xla_foo=1"
+    assert xf.flag_value(flags, "xla_dump_to") == str(tmp_path / "my_dumps")
+
+
+@pytest.mark.parametrize("formats,text", [("", True), ("--xla_dump_hlo_as_text", True),
+                                          ("--xla_dump_hlo_as_proto", False),
+                                          ("--xla_dump_hlo_as_html", False)])
+def test_late_import_warning_says_whether_the_users_dump_holds_text(tmp_path, formats, text):
+    # JAX started first: only the user's own flags count. With another format and no text
+    # flag XLA dumps no text, and the warning must not say the HLO is still read.
+    r = _run("""
+        import jax, jax.numpy as jnp
+        jax.jit(lambda a: a + 1)(jnp.ones(3)).block_until_ready()
+        import warnings
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            import fpgaprof
+            with fpgaprof.trace() as prof:
+                jax.jit(lambda a: jnp.sin(a))(jnp.ones(4)).block_until_ready()
+        said = any("still read from your own" in str(x.message) for x in w)
+        print(said, bool(prof.hlo_modules))
+    """, XLA_FLAGS=f"--xla_dump_to={tmp_path} {formats}")
+    assert r.returncode == 0, r.stderr
+    said, read = r.stdout.split()[-2:]
+    assert read == str(text)          # what XLA really dumped as text
+    assert said == read, r.stdout     # the warning says what happened

@@ -70,11 +70,14 @@ __all__ = [
 # a child (``fpgaprof run``) or a second call recognises the flags as fpgaprof's, not the user's.
 MARKER_ENV = "FPGAPROF_XLA_DUMP_DIR"
 
-_AFTER_OPT_RE = re.compile(r"^module_(\d+)\.(.+?)\.(?:[^.]*_)?after_optimizations\.txt$")
+# XLA leaves the module name out of the file name when the name would make it longer than a
+# file name may be (xla/service/dump.cc, FilenameFor): module_NNNN.cpu_after_optimizations.txt.
+_AFTER_OPT_RE = re.compile(r"^module_(\d+)\.(?:(.+?)\.)?(?:[^.]*_)?after_optimizations\.txt$")
 # What prune_dump_dir keeps besides the HLO text: XLA's buffer assignment and live ranges of
 # each optimized module (read into the trace with it: DumpedModule.buffer_assignment).
 _KEPT_RE = re.compile(
-    r"^module_(\d+)\.(.+?)\.(?:[^.]*_)?after_optimizations(?:-buffer-assignment|-live-range)?\.txt$"
+    r"^module_(\d+)\.(?:(.+?)\.)?(?:[^.]*_)?after_optimizations"
+    r"(?:-buffer-assignment|-live-range)?\.txt$"
 )
 _BUFFER_ASSIGNMENT_SUFFIX = "-buffer-assignment.txt"
 _LIVE_RANGE_SUFFIX = "-live-range.txt"
@@ -250,6 +253,14 @@ def prepare(
     elif user_dump:
         setup.dump_dir = user_dump
         setup.dump_dir_from_user = True
+        if not os.path.isabs(user_dump) and user_dump not in ("-", "sponge"):
+            # XLA opens a relative dump dir against the working directory at each write, and
+            # fpgaprof reads it at trace end: a chdir in between loses the modules. The same
+            # folder, named absolutely (XLA has not read the flags yet).
+            setup.dump_dir = os.path.abspath(user_dump)
+            last = max(i for i, f in enumerate(flags) if f == _last_flag(flags, "xla_dump_to"))
+            flags[last] = quoted_flag("xla_dump_to", setup.dump_dir)
+            env["XLA_FLAGS"] = " ".join(flags)
         kept.append(_last_flag(flags, "xla_dump_to"))
     else:
         chosen = dump_dir or env.get("FPGAPROF_HLO_DUMP_DIR")
@@ -493,6 +504,32 @@ def jax_backend_started() -> bool:
     return bool(getattr(bridge, "_backends", None))
 
 
+# XLA's dump formats (xla/service/dump.cc): with none of them set, XLA dumps text.
+_DUMP_FORMAT_FLAGS = (
+    "xla_dump_hlo_as_text",
+    "xla_dump_hlo_as_long_text",
+    "xla_dump_hlo_as_proto",
+    "xla_dump_hlo_as_dot",
+    "xla_dump_hlo_as_html",
+    "xla_dump_hlo_as_url",
+    "xla_dump_fusion_visualization",
+    "xla_dump_hlo_snapshots",
+)
+
+
+def _users_flags_dump_text(setup: XlaSetup) -> bool:
+    """True when the user's own XLA_FLAGS (without fpgaprof's additions, which come too late
+    once the backend started) make XLA dump HLO text into the user's dump dir: their own
+    --xla_dump_hlo_as_text, or no dump format at all (XLA's default is text)."""
+    if not (setup.dump_dir_from_user and setup.dump_as_text):
+        return False
+    if "--xla_dump_hlo_as_text" not in setup.flags_added:
+        return True  # the user's own text flag
+    theirs = [f for f in split_flags(setup.xla_flags) if f not in setup.flags_added]
+    others = [n for n in _DUMP_FORMAT_FLAGS if n != "xla_dump_hlo_as_text"]
+    return not any(_truthy(flag_value(theirs, name)) for name in others)
+
+
 def warn_if_backend_started(setup: XlaSetup) -> bool:
     """Warns once per process when a JAX backend started before fpgaprof set XLA_FLAGS."""
     global _warned_started
@@ -501,7 +538,7 @@ def warn_if_backend_started(setup: XlaSetup) -> bool:
     setup.backend_already_started = True
     lost = (
         "the HLO is still read from your own --xla_dump_to dir"
-        if setup.dump_dir_from_user and setup.dump_as_text
+        if _users_flags_dump_text(setup)
         else "no HLO is dumped (kernels are matched by kernel name only, without HLO costs or "
         "source lines)"
     )
@@ -599,7 +636,7 @@ def read_dumped_modules(
         except OSError:
             continue
         header = _HLO_MODULE_NAME_RE.search(text)
-        name = header.group(1) if header else m.group(2)
+        name = header.group(1) if header else (m.group(2) or f"module_{m.group(1)}")
         stem = entry.path[: -len(".txt")]
         found.append(
             DumpedModule(

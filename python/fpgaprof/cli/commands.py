@@ -9,6 +9,7 @@ import io
 import json
 import math
 import os
+import shlex
 import sys
 from typing import Any
 
@@ -288,7 +289,13 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     if args.json:
         _write_estimate_json(est)
         return 0
-    est.more = f"{PROG} estimate {args.module} --json"  # the command line's way, not Python's
+    # the command line's way, not Python's: the same module, card and ratio, quoted for a shell
+    again = [PROG, "estimate", args.module]
+    if args.target != fpga.DEFAULT_TARGET:
+        again += ["--target", args.target]
+    if args.row_imbalance is not None:
+        again += ["--row-imbalance", repr(args.row_imbalance)]
+    est.more = " ".join(shlex.quote(a) for a in again + ["--json"])
     if args.limit is not None and args.limit < len(est):
         shown = type(est)(sorted(est, key=lambda r: -(r.get("card_time_s") or 0))[: args.limit])
         for k in ("title", "display", "footer", "empty_note", "more"):
