@@ -558,3 +558,35 @@ def test_a_rank_killed_under_run_is_named_killed_not_never_started(tmp_path):
     reasons = {m["process_index"]: m["reason"] for m in j["missing"]}
     assert "without a normal interpreter exit" in reasons[1], reasons
     assert "signal 9" in reasons[1]
+
+
+def test_traces_of_runs_that_found_their_folder_taken_are_read(tmp_path):
+    # `fpgaprof run` writes into <folder>/<host>-pid<pid>/ when its folder is another run's
+    # (two runs of one rank folder; a rank given the wrong index by its launcher). Those traces
+    # were never read: the job said rank 1 was "never traced" while its trace sat in
+    # h-rank0/h-pid42/. Now each is an entry placed by its own process index, and a rank held
+    # twice is a conflict.
+    import _constructed_trace
+
+    import fpgaprof
+
+    def save(folder, k):
+        folder.mkdir(parents=True)
+        s = _constructed_trace.store()
+        s.set_meta(process_index=k, process_count=3, process_source="SLURM", host_name="h")
+        s.save(str(folder / "trace.fpgaprof"))
+
+    out = tmp_path / "out"
+    save(out / "h-rank0", 0)
+    save(out / "h-rank0" / "h-pid42", 1)  # rank 1, given rank 0's folder
+    save(out / "h-pid43", 2)  # rank 2, its folder taken, beside the rank folders
+    (out / "h-pid44").mkdir()  # no trace: not an entry
+    j = fpgaprof.load(out)
+    assert [e.name for e in j.ranks] == ["h-rank0", "h-rank0/h-pid42", "h-pid43"]
+    s = j.summary()
+    assert sorted(r["process_index"] for r in s["ranks"]) == [0, 1, 2]
+    assert not s["missing"] and not s["conflicts"]
+    # the same rank in two traces: a conflict, not a silent pick
+    save(out / "h-rank0" / "h-pid45", 0)
+    s = fpgaprof.load(out).summary()
+    assert [c["process_index"] for c in s["conflicts"]] == [0]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
+import re
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -116,10 +117,30 @@ def _rank_from_name(name: str) -> tuple[int | None, str | None]:
     return (int(m.group("index")), m.group("host")) if m else (None, None)
 
 
+# The folder `fpgaprof run` writes into when the one it was given is another run's
+# (cli/run.py, claim_folder): <host>-pid<pid>/ inside it.
+_PID_FOLDER_RE = re.compile(r"^.*-pid[0-9]+$")
+
+
+def _pid_folder_traces(base: str, folder: str) -> list[RankTrace]:
+    """The traces of runs that found ``folder`` taken (two runs of one rank folder, a rank
+    given the wrong index): entries named ``folder/<host>-pid<p>``, placed by their trace's
+    process index, so that no trace in a job folder goes unread (a rank they hold is no longer
+    "missing"; a rank held twice is a conflict)."""
+    p = os.path.join(base, folder) if folder else base
+    out = []
+    for sub in sorted(os.listdir(p)):
+        t = os.path.join(p, sub, TRACE_FILE_NAME)
+        if _PID_FOLDER_RE.match(sub) and os.path.isfile(t):
+            out.append(RankTrace(os.path.join(folder, sub) if folder else sub, t, None, None))
+    return out
+
+
 def find_rank_traces(folder: str | os.PathLike) -> list[RankTrace]:
     """The rank entries of a job folder, by name: every ``<host>-rank<k>/`` folder (with its
-    trace.fpgaprof, or without one: that rank wrote none) and every ``*.fpgaprof`` file directly
-    in the folder."""
+    trace.fpgaprof, or without one: that rank wrote none), the ``<host>-pid<p>/`` folders with
+    a trace.fpgaprof inside those or beside them (runs that found their folder taken), and every
+    ``*.fpgaprof`` file directly in the folder."""
     base = os.fspath(folder)
     out: list[RankTrace] = []
     for name in sorted(os.listdir(base)):
@@ -127,8 +148,11 @@ def find_rank_traces(folder: str | os.PathLike) -> list[RankTrace]:
         if os.path.isdir(p) and RANK_FOLDER_RE.match(name):
             t = os.path.join(p, TRACE_FILE_NAME)
             out.append(RankTrace(name, t if os.path.isfile(t) else None, *_rank_from_name(name)))
+            out += _pid_folder_traces(base, name)
         elif os.path.isfile(p) and name.endswith(".fpgaprof") and name != TRACE_FILE_NAME:
             out.append(RankTrace(name, p, *_rank_from_name(name)))
+    if out:  # a job folder: runs that found it taken wrote beside its rank folders
+        out += _pid_folder_traces(base, "")
     return out
 
 
