@@ -210,22 +210,34 @@ std::string profiling_refusal(const ProfilingSupport& s) {
   return out;
 }
 
+namespace {
+
+// /proc/version's text names a Microsoft kernel (WSL2's are "...-microsoft-standard-WSL2").
+bool names_microsoft_kernel(const std::string& proc_version_text) {
+  std::string lower = proc_version_text;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower.find("microsoft") != std::string::npos;
+}
+
+// Where the Windows NVIDIA driver lets every user read counters (WSL has no driver of its own).
+constexpr const char* kWindowsCounterAccess =
+    "'Allow access to the GPU performance counters to all users' in the NVIDIA Control Panel "
+    "(Desktop > Enable Developer Settings, then Developer > Manage GPU Performance Counters)";
+
+}  // namespace
+
 std::string wsl_counters_refusal(int wsl_level, const std::string& proc_version_path,
                                  const std::string& proc_version_text) {
   constexpr int kUnsupported = 1, kDisabled = 2, kSupported = 3;
   const std::string fix =
-      "counters under WSL2 need a Windows NVIDIA driver whose CUPTI reports WSL profiling support and "
-      "'Allow access to the GPU performance counters to all users' in the NVIDIA Control Panel "
-      "(Desktop > Enable Developer Settings, then Developer > Manage GPU Performance Counters); "
-      "else run on native Linux, or trace without counters=True";
+      std::string("counters under WSL2 need a Windows NVIDIA driver whose CUPTI reports WSL profiling support and ") +
+      kWindowsCounterAccess + "; else run on native Linux, or trace without counters=True";
   if (wsl_level == kSupported) return "";  // CUPTI's own answer: WSL (if this is WSL) supports it
   if (wsl_level == kUnsupported || wsl_level == kDisabled)
     return std::string("cuptiProfilerDeviceSupported reports WSL profiling as ") +
            (wsl_level == kUnsupported ? "unsupported" : "disabled") + ": " + fix;
-  std::string lower = proc_version_text;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (lower.find("microsoft") == std::string::npos) return "";  // not WSL: nothing to refuse
+  if (!names_microsoft_kernel(proc_version_text)) return "";  // not WSL: nothing to refuse
   const char* unanswered = wsl_level == kWslNotAsked      ? "is not in this libcupti"
                            : wsl_level == kWslQueryFailed ? "failed"
                                                           : "did not say (wsl level unknown)";
@@ -266,16 +278,13 @@ std::string read_proc_version(const std::string& path) {
 }
 
 std::string counter_privileges_message(const std::string& call, const std::string& proc_version_text) {
-  std::string lower = proc_version_text;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (lower.find("microsoft") != std::string::npos)
+  if (names_microsoft_kernel(proc_version_text))
     return call +
            " returned CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: this is WSL, where the Windows NVIDIA driver "
-           "decides (root, --cap-add SYS_ADMIN and /etc/modprobe.d do not apply): in the NVIDIA Control "
-           "Panel on Windows, Desktop > Enable Developer Settings, then Developer > Manage GPU Performance "
-           "Counters > 'Allow access to the GPU performance counters to all users' "
-           "(https://developer.nvidia.com/CUPTI_ERROR_INSUFFICIENT_PRIVILEGES); or trace without counters=True";
+           "decides (root, --cap-add SYS_ADMIN and /etc/modprobe.d do not apply): set " +
+           kWindowsCounterAccess +
+           " on Windows (https://developer.nvidia.com/CUPTI_ERROR_INSUFFICIENT_PRIVILEGES); or trace without "
+           "counters=True";
   return call +
          " returned CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: the NVIDIA driver lets only admin "
          "users read GPU performance counters; run as root (in a container: --cap-add SYS_ADMIN), or "
