@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
-import re
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -30,7 +29,7 @@ from fpgaprof.base.constants import DEFAULT_TARGET, TRACE_FILE_NAME
 from fpgaprof.base.errors import FpgaprofError, FpgaprofIOError
 from fpgaprof.base.units import fmt_s
 from fpgaprof.capture import runner
-from fpgaprof.capture.job_process import RANK_FOLDER_RE
+from fpgaprof.capture.job_process import PID_FOLDER_RE, RANK_FOLDER_RE
 from fpgaprof.views.ranking import best_rows
 
 __all__ = [
@@ -117,11 +116,6 @@ def _rank_from_name(name: str) -> tuple[int | None, str | None]:
     return (int(m.group("index")), m.group("host")) if m else (None, None)
 
 
-# The folder `fpgaprof run` writes into when the one it was given is another run's
-# (cli/run.py, claim_folder): <host>-pid<pid>/ inside it.
-_PID_FOLDER_RE = re.compile(r"^.*-pid[0-9]+$")
-
-
 def _pid_folder_traces(base: str, folder: str) -> list[RankTrace]:
     """The traces of runs that found ``folder`` taken (two runs of one rank folder, a rank
     given the wrong index): entries named ``folder/<host>-pid<p>``, placed by their trace's
@@ -131,7 +125,7 @@ def _pid_folder_traces(base: str, folder: str) -> list[RankTrace]:
     out = []
     for sub in sorted(os.listdir(p)):
         t = os.path.join(p, sub, TRACE_FILE_NAME)
-        if _PID_FOLDER_RE.match(sub) and os.path.isfile(t):
+        if PID_FOLDER_RE.match(sub) and os.path.isfile(t):
             out.append(RankTrace(os.path.join(folder, sub) if folder else sub, t, None, None))
     return out
 

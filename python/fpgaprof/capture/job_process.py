@@ -29,6 +29,8 @@ __all__ = [
     "current",
     "rank_folder_name",
     "RANK_FOLDER_RE",
+    "pid_folder_name",
+    "PID_FOLDER_RE",
 ]
 
 # (source, index variable, count variable), in the order they are read.
@@ -43,6 +45,9 @@ LAUNCHER_VARIABLES: tuple[tuple[str, str, str], ...] = (
 
 # A rank folder's name: "<host>-rank<index>" (rank_folder_name).
 RANK_FOLDER_RE = re.compile(r"^(?P<host>.*)-rank(?P<index>[0-9]+)$")
+# The folder a `fpgaprof run` takes inside one another run holds: "<host>-pid<pid>"
+# (pid_folder_name).
+PID_FOLDER_RE = re.compile(r"^(?P<host>.*)-pid(?P<pid>[0-9]+)$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,11 +81,20 @@ def host_name() -> str:
     return socket.gethostname() or "localhost"
 
 
+def _folder_host(host: str) -> str:
+    """The host reduced to letters, digits, '.', '_' and '-' (a file name on every system;
+    anything else becomes '_')."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", host) or "host"
+
+
 def rank_folder_name(host: str, index: int) -> str:
-    """``<host>-rank<index>``, the host reduced to letters, digits, '.', '_' and '-' (a file
-    name on every system; anything else becomes '_')."""
-    safe = re.sub(r"[^A-Za-z0-9._-]", "_", host) or "host"
-    return f"{safe}-rank{int(index)}"
+    """``<host>-rank<index>``, the host as a file name allows it."""
+    return f"{_folder_host(host)}-rank{int(index)}"
+
+
+def pid_folder_name(host: str, pid: int) -> str:
+    """``<host>-pid<pid>``: where a `fpgaprof run` writes when its folder is another run's."""
+    return f"{_folder_host(host)}-pid{int(pid)}"
 
 
 def _int(environ: Mapping[str, str], name: str) -> int | None:

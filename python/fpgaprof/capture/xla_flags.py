@@ -59,6 +59,7 @@ __all__ = [
     "modules_for_trace",
     "module_range_ids",
     "prune_dump_dir",
+    "is_optimized_hlo_file",
     "prune_stale_dump_dirs",
     "remove_owned_dump_dir",
     "jax_backend_started",
@@ -72,14 +73,20 @@ MARKER_ENV = "FPGAPROF_XLA_DUMP_DIR"
 
 # XLA leaves the module name out of the file name when the name would make it longer than a
 # file name may be (xla/service/dump.cc, FilenameFor): module_NNNN.cpu_after_optimizations.txt.
-_AFTER_OPT_RE = re.compile(r"^module_(\d+)\.(?:(.+?)\.)?(?:[^.]*_)?after_optimizations\.txt$")
+_AFTER_OPT = r"^module_(\d+)\.(?:(.+?)\.)?(?:[^.]*_)?after_optimizations"
+_AFTER_OPT_RE = re.compile(_AFTER_OPT + r"\.txt$")
 # What prune_dump_dir keeps besides the HLO text: XLA's buffer assignment and live ranges of
 # each optimized module (read into the trace with it: DumpedModule.buffer_assignment).
-_KEPT_RE = re.compile(
-    r"^module_(\d+)\.(?:(.+?)\.)?(?:[^.]*_)?after_optimizations"
-    r"(?:-buffer-assignment|-live-range)?\.txt$"
-)
+_KEPT_RE = re.compile(_AFTER_OPT + r"(?:-buffer-assignment|-live-range)?\.txt$")
 _BUFFER_ASSIGNMENT_SUFFIX = "-buffer-assignment.txt"
+
+
+def is_optimized_hlo_file(name: str) -> bool:
+    """Whether a dump file's name is XLA's optimized HLO text of a module
+    (module_NNNN[.NAME].<platform>_after_optimizations.txt)."""
+    return _AFTER_OPT_RE.match(name) is not None
+
+
 _LIVE_RANGE_SUFFIX = "-live-range.txt"
 _HLO_MODULE_NAME_RE = re.compile(r"^\s*HloModule\s+([^\s,]+)", re.MULTILINE)
 
@@ -258,7 +265,8 @@ def prepare(
             # fpgaprof reads it at trace end: a chdir in between loses the modules. The same
             # folder, named absolutely (XLA has not read the flags yet).
             setup.dump_dir = os.path.abspath(user_dump)
-            last = max(i for i, f in enumerate(flags) if f == _last_flag(flags, "xla_dump_to"))
+            theirs = _last_flag(flags, "xla_dump_to")
+            last = max(i for i, f in enumerate(flags) if f == theirs)
             flags[last] = quoted_flag("xla_dump_to", setup.dump_dir)
             env["XLA_FLAGS"] = " ".join(flags)
         kept.append(_last_flag(flags, "xla_dump_to"))

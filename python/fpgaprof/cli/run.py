@@ -8,7 +8,6 @@ import argparse
 import contextlib
 import fcntl
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -70,18 +69,19 @@ def _drop_failed_run_leftovers(out_dir: str) -> None:
 
 def prune_hlo_dump(folder: str) -> int:
     """Keeps only the optimized HLO text of each module XLA dumped into folder
-    (module_NNNN.NAME.*after_optimizations.txt); removes XLA's other dump files (pre-
+    (xla_flags.is_optimized_hlo_file); removes XLA's other dump files (pre-
     optimization HLO, buffer assignment, debug options, per-module folders). Returns how many
     modules are kept."""
     if not os.path.isdir(folder):
         return 0
-    keep = re.compile(r"^module_\d+\..+after_optimizations\.txt$")
     kept = 0
     for name in os.listdir(folder):
         p = os.path.join(folder, name)
         if not name.startswith("module_"):
             continue
-        if keep.match(name) and not (os.path.isdir(p) and not os.path.islink(p)):
+        if xla_flags.is_optimized_hlo_file(name) and not (
+            os.path.isdir(p) and not os.path.islink(p)
+        ):
             kept += 1
         else:
             _remove_dump_entry(p)
@@ -360,8 +360,7 @@ def claim_folder(out_dir: str) -> tuple[str, int]:
     fd = _lock(out_dir)
     if fd is not None:
         return out_dir, fd
-    safe = re.sub(r"[^A-Za-z0-9._-]", "_", job_process.host_name()) or "host"
-    own = os.path.join(out_dir, f"{safe}-pid{os.getpid()}")
+    own = os.path.join(out_dir, job_process.pid_folder_name(job_process.host_name(), os.getpid()))
     os.makedirs(own, exist_ok=True)
     fd = _lock(own)
     if fd is None:  # only this process names a folder with its pid
