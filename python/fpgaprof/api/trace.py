@@ -263,7 +263,7 @@ class trace:
                 self._counters_thread = threading.get_ident()
                 # regions open on this thread before the trace (one around it, one a notebook
                 # cell left open): a step ends when the depth comes back to this
-                self._counters_base_depth = getattr(_region_depth, "n", 0)
+                self._counters_base_depth = len(_thread_regions())
             except Exception as e:  # noqa: BLE001 - CountersError / CuptiUnavailableError: say why
                 msg = f"fpgaprof.trace(counters=True): hardware counters not collected: {e}"
             else:
@@ -625,18 +625,19 @@ def _attach_hlo_modules(store: Any) -> None:
         )
 
 
-_region_depth = threading.local()  # open fpgaprof regions on this thread
-_region_stack = threading.local()  # their tokens, innermost last (region.__enter__)
+_region_stack = threading.local()  # the open fpgaprof regions on this thread, innermost last
 _context_open: contextvars.ContextVar[tuple] = contextvars.ContextVar(
     "fpgaprof_open_regions", default=()
 )
 
 
-def _thread_open(token: object) -> None:
+def _thread_regions() -> list:
+    """The tokens of the regions open on this thread (region.__enter__), innermost last: as
+    many as the core's per-thread stack holds, so its length is the thread's region depth."""
     stack = getattr(_region_stack, "s", None)
     if stack is None:
         stack = _region_stack.s = []
-    stack.append(token)
+    return stack
 
 
 def _out_of_order(name: str) -> None:
@@ -701,25 +702,26 @@ class region(contextlib.ContextDecorator):
 
     def __enter__(self) -> region:
         core.region_push(utf8_safe(self.name))
-        _region_depth.n = getattr(_region_depth, "n", 0) + 1
         # Which open region this `with` is: on the thread's stack (the core's regions are a
         # per-thread stack) and in the context (each asyncio task has its own), so that an
         # exit that is not the thread's innermost region is seen (below).
         token = object()
-        _thread_open(token)
+        _thread_regions().append(token)
         _context_open.set(_context_open.get() + (token,))
         return self
 
     def __exit__(self, *exc: Any) -> Literal[False]:
         mine = _context_open.get()
-        stack = getattr(_region_stack, "s", [])
+        stack = _thread_regions()
         if mine and mine[-1] in stack:
             if stack[-1] is not mine[-1]:
                 _out_of_order(self.name)
             stack.remove(mine[-1])
             _context_open.set(mine[:-1])
+        elif stack:
+            stack.pop()  # opened in another context: the core ends the thread's innermost
         core.region_pop()
-        depth = _region_depth.n = max(getattr(_region_depth, "n", 1) - 1, 0)
+        depth = len(stack)
         t = _active
         if t is not None and t._counters is not None and depth <= t._counters_base_depth:
             t._counter_checkpoint()  # a step ended: empty the counter image (trace(counters=True))
