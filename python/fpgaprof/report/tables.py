@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from fpgaprof.base import records
+from fpgaprof.base.columns import result_columns
 
 __all__ = [
     "DataTables",
@@ -107,13 +108,21 @@ class DataTables:
     missing: dict[str, str]
 
 
+def _rows(cols: Columns) -> int:
+    """How many rows a table of columns has (0 without columns)."""
+    return len(next(iter(cols.values()))) if cols else 0
+
+
+def _indexed(cols: Columns) -> Columns:
+    """The table with `index` first, the row's position: what the other tables' `*_index` and
+    `parent` columns (docs/records.md: "Each row also has `index`"), the transfers' op groups
+    (group_index) and fpga_candidates.op_index hold, so a join needs no row numbering."""
+    return {"index": np.arange(_rows(cols), dtype=np.int64), **cols} if cols else cols
+
+
 def _record_columns(table: Any) -> Columns:
-    cols = records.columns(table)
-    # the row's position, what the other tables' `*_index` and `parent` columns hold
-    # (docs/records.md: "Each row also has `index`"), so a join needs no row numbering
-    n = len(next(iter(cols.values()))) if cols else 0
-    out: Columns = {"index": np.arange(n, dtype=np.int64)} if cols else {}
-    for k, v in cols.items():
+    out: Columns = {}
+    for k, v in records.columns(table).items():
         v = np.asarray(v)
         if v.dtype == np.uint32 and records.none_when_max(k):
             # a "none" id or index: a missing value (pandas: a nullable integer column); the
@@ -130,7 +139,7 @@ def _record_columns(table: Any) -> Columns:
             out[k] = v.astype(np.int64) if fits else v
         else:
             out[k] = v
-    return out
+    return _indexed(out)
 
 
 def _rows_to_columns(rows: Iterable[Mapping[str, Any]], first: Iterable[str] = ()) -> Columns:
@@ -196,32 +205,20 @@ def _memory_tables(mem: Mapping[str, Any]) -> dict[str, Columns]:
     }
 
 
-# columns an analysis row carries only in some traces (the measured roofline with counters, a
+# Columns an analysis row carries only in some traces (the measured roofline with counters, a
 # roof note above the roof, the link share with a known link), from the C++ result field
-# tables: present in every trace's table, missing values where the trace has none
+# tables: present in every trace's table, missing values where the trace has none.
 def _every_column(table: str) -> tuple[str, ...]:
-    from fpgaprof.base.core import core
-
-    def fields(t: str) -> list[str]:
-        try:
-            return [f.name for f in core.analysis.result_fields(t)]
-        except Exception:  # noqa: BLE001 - an older core: the rows' own keys decide
-            return []
-
     if table == "roofline":
-        names = fields("roofline_op_keys") + fields("roofline_point") + ["roof_note"]
-    elif table == "transfers":
-        names = fields("transfer_stats") + fields("transfer_direction_link")
-    else:
-        names = []
-    return tuple(RENAMED.get(n, n) for n in names)
+        names = (*result_columns("roofline_op_keys"), *result_columns("roofline_point"))
+        return (*names, "roof_note")
+    return (*result_columns("transfer_stats"), *result_columns("transfer_direction_link"))
 
 
 def _with_every_column(table: str, cols: Columns) -> Columns:
-    if not cols:
-        return cols
-    n = len(next(iter(cols.values())))
-    for name in _every_column(table):
+    n = _rows(cols)
+    for name in _every_column(table) if cols else ():
+        name = RENAMED.get(name, name)
         if name not in cols:
             cols[name] = [None] * n
     return cols
@@ -232,10 +229,7 @@ def _analysis(
 ) -> dict[str, Columns]:
     kw = {"target": target} if target else {}
     if name == "ops":
-        ops = _rows_to_columns(records.records_of(prof.ops))
-        # the row the transfers' op groups (group_index) and fpga_candidates.op_index name
-        n = len(next(iter(ops.values()))) if ops else 0
-        return {"ops": {"index": list(range(n)), **ops} if ops else ops}
+        return {"ops": _indexed(_rows_to_columns(records.records_of(prof.ops)))}
     if name == "roofline":
         return {"roofline": _with_every_column("roofline", _table_columns(prof.roofline()))}
     if name == "transfers":
