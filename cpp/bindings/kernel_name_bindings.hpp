@@ -13,7 +13,7 @@ namespace fpgaprof::bindings {
 
 namespace py = pybind11;
 
-// _core.analysis.kernels_by_name(store): one (kernel, count, total_ns, min_ns, max_ns) tuple per
+// _core.analysis.kernels_by_name(store): one (kernel, count, timed_count, total_ns, min_ns, max_ns) tuple per
 // distinct kernel name, most time first, ties by name; the values of analyze()'s
 // "kernels_by_name".
 inline void bind_kernels_by_name(py::module_& analysis_module) {
@@ -27,12 +27,12 @@ inline void bind_kernels_by_name(py::module_& analysis_module) {
         }
         py::list out;
         for (const analysis::KernelNameStats& k : stats) {
-          out.append(py::make_tuple(store.strings.get(k.name), k.count, k.total_ns, k.min_ns, k.max_ns));
+          out.append(py::make_tuple(store.strings.get(k.name), k.count, k.timed_count, k.total_ns, k.min_ns, k.max_ns));
         }
         return out;
       },
       py::arg("store"),
-      "Per distinct kernel name: (kernel, count, total_ns, min_ns, max_ns), most time first, ties by "
+      "Per distinct kernel name: (kernel, count, timed_count, total_ns, min_ns, max_ns), most time first, ties by "
       "name (the values of analyze()'s kernels_by_name).");
 }
 

@@ -367,8 +367,9 @@ TEST_CASE("GPU time per region path, nested regions included", "[analysis][trace
 
 TEST_CASE("Kernels by name: count, time, shortest and longest, most time first, ties by name",
           "[analysis][trace_analysis]") {
-  // "b": 10, 30, 20 ns -> 3 kernels, 60 ns, min 10, max 30.  "a": 25, 35 -> 2, 60 ns (tie with
-  // "b": "a" first).  "c": 100 -> first.  "z": end before start -> 1 kernel, 0 ns, last.
+  // "b": 10, 30, 20 ns and one without timestamps (a counter replay's) -> 4 kernels, 3 timed,
+  // 60 ns, min 10 (not the untimed 0), max 30.  "a": 25, 35 -> 2, 60 ns (tie with "b": "a"
+  // first).  "c": 100 -> first.  "z": end before start -> 1 kernel, none timed, 0 ns, last.
   TraceStore s;
   const StringId b = s.strings.intern("b"), a = s.strings.intern("a"), c = s.strings.intern("c"),
                  z = s.strings.intern("z");
@@ -379,17 +380,24 @@ TEST_CASE("Kernels by name: count, time, shortest and longest, most time first, 
   KernelRecord backwards = testing::kernel(s, 900, 0, kNone32, kNone32, 1, z);
   backwards.end_ns = 800;
   s.kernels.push_back(backwards);
+  s.kernels.push_back(testing::kernel(s, 0, 0, kNone32, kNone32, 1, b));  // start = end = 0
 
   const std::vector<KernelNameStats> by = analyze_trace(s).kernels_by_name;
   REQUIRE(by.size() == 4);
   CHECK(by[0].name == c);
-  CHECK((by[0].count == 1 && by[0].total_ns == 100 && by[0].min_ns == 100 && by[0].max_ns == 100));
+  CHECK((by[0].count == 1 && by[0].timed_count == 1 && by[0].total_ns == 100 && by[0].min_ns == 100 &&
+         by[0].max_ns == 100));
   CHECK(by[1].name == a);
-  CHECK((by[1].count == 2 && by[1].total_ns == 60 && by[1].min_ns == 25 && by[1].max_ns == 35));
+  CHECK(
+      (by[1].count == 2 && by[1].timed_count == 2 && by[1].total_ns == 60 && by[1].min_ns == 25 && by[1].max_ns == 35));
+  CHECK(by[1].mean_ns() == 30.0);
   CHECK(by[2].name == b);
-  CHECK((by[2].count == 3 && by[2].total_ns == 60 && by[2].min_ns == 10 && by[2].max_ns == 30));
+  CHECK(
+      (by[2].count == 4 && by[2].timed_count == 3 && by[2].total_ns == 60 && by[2].min_ns == 10 && by[2].max_ns == 30));
+  CHECK(by[2].mean_ns() == 20.0);  // 60 ns over the 3 timed launches, not 15 over all 4
   CHECK(by[3].name == z);
-  CHECK((by[3].count == 1 && by[3].total_ns == 0 && by[3].min_ns == 0 && by[3].max_ns == 0));
+  CHECK((by[3].count == 1 && by[3].timed_count == 0 && by[3].total_ns == 0 && by[3].min_ns == 0 && by[3].max_ns == 0));
+  CHECK(by[3].mean_ns() == 0.0);
 }
 
 TEST_CASE("analyze_trace: per-device ceilings take the given overrides, DRAM peaks per device",

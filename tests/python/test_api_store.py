@@ -343,8 +343,33 @@ def test_summary_shows_kernels_transfers_regions_drops_and_warnings():
     assert without[start + 2].split()[1:] == ["2", "4.0", "µs", "2.0", "µs", "80.0"]
     # k2: 1000 ns once, 20 % of 5000 ns
     assert without[start + 3].split()[1:] == ["1", "1.0", "µs", "1.0", "µs", "20.0"]
-    # (kernel, count, total_ns, min_ns, max_ns), most time first
-    assert core.analysis.kernels_by_name(s) == [("k1", 2, 4000, 2000, 2000), ("k2", 1, 1000, 1000, 1000)]
+    # (kernel, count, timed_count, total_ns, min_ns, max_ns), most time first
+    assert core.analysis.kernels_by_name(s) == [("k1", 2, 2, 4000, 2000, 2000), ("k2", 1, 1, 1000, 1000, 1000)]
+
+
+def test_top_kernels_leave_launches_without_timestamps_out_of_mean_min_max():
+    """A counter replay leaves some launches with start = end = 0: launched, no duration. "k"
+    ran 100 and 300 ns and once untimed: 3 launches, mean (100 + 300) / 2 = 200 ns (not 133),
+    min 100 ns (not 0). "u" was never timed: no mean, min or max to state."""
+    from fpgaprof.report import model
+
+    s = core.TraceStore()
+    s.set_meta(start_ns=0, end_ns=10_000, gpu_available=True)
+    s.append("kernels", name="k", start_ns=1000, end_ns=1100)
+    s.append("kernels", name="k", start_ns=2000, end_ns=2300)
+    s.append("kernels", name="k", start_ns=0, end_ns=0)
+    s.append("kernels", name="u", start_ns=0, end_ns=0)
+    prof = fpgaprof.Profile(s)
+    top = {r["name"]: r for r in model.collect(prof)["kernels"]["top"]}
+    assert (top["k"]["count"], top["k"]["timed_count"]) == (3, 2)
+    assert (top["k"]["mean_s"], top["k"]["min_s"], top["k"]["max_s"]) == (200e-9, 100e-9, 300e-9)
+    assert (top["u"]["count"], top["u"]["timed_count"], top["u"]["total_s"]) == (1, 0, 0.0)
+    assert (top["u"]["mean_s"], top["u"]["min_s"], top["u"]["max_s"]) == (None, None, None)
+    text = prof.summary()
+    table = text[text.index("Kernels:"):].split("\n\n")[0]  # the kernel table, not the op lines
+    rows = {line.split()[0]: line.split()[1:] for line in table.splitlines()[2:]}
+    assert rows["k"] == ["3", "400", "ns", "200", "ns", "100.0"]
+    assert rows["u"] == ["1", "0", "s", "–", "0.0"]
 
 
 def test_kernels_by_name_ties_go_by_name_and_durations_clip_at_zero():
@@ -355,8 +380,8 @@ def test_kernels_by_name_ties_go_by_name_and_durations_clip_at_zero():
     s.append("kernels", name="a", start_ns=500, end_ns=1000)
     s.append("kernels", name="b", start_ns=1100, end_ns=1300)
     s.append("kernels", name="c", start_ns=2000, end_ns=1900)
-    assert core.analysis.kernels_by_name(s) == [("a", 1, 500, 500, 500), ("b", 2, 500, 200, 300),
-                                                ("c", 1, 0, 0, 0)]
+    assert core.analysis.kernels_by_name(s) == [("a", 1, 1, 500, 500, 500), ("b", 2, 2, 500, 200, 300),
+                                                ("c", 1, 0, 0, 0, 0)]
     assert core.analysis.kernels_by_name(core.TraceStore()) == []
 
 

@@ -156,9 +156,12 @@ const ResultTable<KernelNameStats, TraceContext>& kernel_name_row_fields() {
       return FieldValue{std::string(c.store->strings.get(r.name))};
     }));
     v.push_back(member<&R::count, C>("count", "", "launches"));
+    v.push_back(member<&R::timed_count, C>("timed_count", "",
+                                           "launches with a duration (a counter replay can leave some without "
+                                           "timestamps)"));
     v.push_back(member<&R::total_ns, C>("total_ns", "ns", "sum of durations"));
-    v.push_back(member<&R::min_ns, C>("min_ns", "ns", "shortest"));
-    v.push_back(member<&R::max_ns, C>("max_ns", "ns", "longest"));
+    v.push_back(member<&R::min_ns, C>("min_ns", "ns", "shortest timed launch (0 when none is timed)"));
+    v.push_back(member<&R::max_ns, C>("max_ns", "ns", "longest timed launch (0 when none is timed)"));
     return v;
   }();
   return t;

@@ -159,13 +159,15 @@ std::vector<KernelNameStats> kernels_by_name(const TraceStore& store) {
     const uint64_t d = duration_ns(k.start_ns, k.end_ns);
     if (slot == kNone32) {
       slot = static_cast<uint32_t>(out.size());
-      out.push_back({k.name, 0, 0, d, d});
+      out.push_back({.name = k.name});
     }
     KernelNameStats& s = out[slot];
     s.count += 1;
-    s.total_ns += d;
-    s.min_ns = std::min(s.min_ns, d);
+    if (d == 0) continue;  // no timestamps: launched, but no duration to count
+    s.min_ns = s.timed_count ? std::min(s.min_ns, d) : d;
     s.max_ns = std::max(s.max_ns, d);
+    s.timed_count += 1;
+    s.total_ns += d;
   }
   // A name id outside the table has no text: it sorts as "" (the store is what it is).
   const auto text = [&](StringId id) -> std::string_view {

@@ -83,7 +83,7 @@ def hlo_module_texts(store: fpgaprof._core.TraceStore) -> list:
     ...
 def kernels_by_name(store: fpgaprof._core.TraceStore) -> list:
     """
-    Per distinct kernel name: (kernel, count, total_ns, min_ns, max_ns), most time first, ties by name (the values of analyze()'s kernels_by_name).
+    Per distinct kernel name: (kernel, count, timed_count, total_ns, min_ns, max_ns), most time first, ties by name (the values of analyze()'s kernels_by_name).
     """
 def module_memory(buffer_assignment: str, live_ranges: str = '', hlo_text: str = '', name: str = '') -> fpgaprof.base.result_rows.ModuleMemory:
     ...

@@ -284,16 +284,19 @@ def kernels_section(prof: Any, analysis: Mapping | None, reason: str | None = No
     by_name = analysis["kernels_by_name"]
     top = []
     for k in by_name[:TOP_ROWS]:
-        total_ns, count = int(k["total_ns"]), int(k["count"])
+        total_ns, timed = int(k["total_ns"]), int(k["timed_count"])
+        # mean, min and max are over the launches with a duration: none (a counter replay
+        # left every launch of the name without timestamps) has no duration to state
         top.append(
             {
                 "name": str(k["kernel"]),
                 "demangled": str(core.attribution.demangle_kernel_name(str(k["kernel"]))),
-                "count": count,
+                "count": int(k["count"]),
+                "timed_count": timed,
                 "total_s": total_ns / 1e9,
-                "mean_s": total_ns / count / 1e9,
-                "min_s": int(k["min_ns"]) / 1e9,
-                "max_s": int(k["max_ns"]) / 1e9,
+                "mean_s": total_ns / timed / 1e9 if timed else None,
+                "min_s": int(k["min_ns"]) / 1e9 if timed else None,
+                "max_s": int(k["max_ns"]) / 1e9 if timed else None,
                 "share": total_ns / all_ns if all_ns else 0.0,
             }
         )

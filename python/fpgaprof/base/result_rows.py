@@ -456,6 +456,7 @@ class KernelNameRow(TypedDict):
 
     kernel: str
     count: int
+    timed_count: int
     total_ns: int
     min_ns: int
     max_ns: int

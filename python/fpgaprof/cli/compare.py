@@ -227,7 +227,14 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
                 "module": None,
                 "time_s": t,
                 "count": n,
-                "mean_s": _per_run(t, n, r.get("mean_s"), f"{where}.mean_s"),
+                # a summary with timed_count has the mean over the launches with a duration
+                # (null when none has one); an older one's is time / count
+                "mean_s": _per_run(
+                    t,
+                    _count(r["timed_count"], f"{where}.timed_count") if "timed_count" in r else n,
+                    r.get("mean_s"),
+                    f"{where}.mean_s",
+                ),
                 "bytes": None,
                 "bound": None,
             }

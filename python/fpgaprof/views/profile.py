@@ -83,10 +83,12 @@ def summary_text(prof: Any, summary: dict, analysis: AnalysisResult | None, top:
     if n_k:
         out.append(f"  {'kernel':60s} {'count':>8s} {'total':>11s} {'mean':>10s} {'%':>6s}")
         for k in by_name[:top]:
-            ns, cnt = float(k["total_ns"]), int(k["count"])
+            ns, cnt, timed = float(k["total_ns"]), int(k["count"]), int(k["timed_count"])
             pct = 100.0 * ns / total_k if total_k else 0.0
             shown = shorten(_cell(kernel_display_name(str(k["kernel"]))), 60)
-            out.append(f"  {shown:60s} {cnt:8d} {_t(ns):>11s} {_t(ns / cnt):>10s} {pct:6.1f}")
+            # the mean over the launches with a duration (a counter replay leaves some without)
+            mean = fmt_s(ns / timed / 1e9 if timed else None)
+            out.append(f"  {shown:60s} {cnt:8d} {_t(ns):>11s} {mean:>10s} {pct:6.1f}")
         if len(by_name) > top:
             out.append(f"  ... {len(by_name) - top} more kernels")
 
@@ -121,12 +123,12 @@ def summary_text(prof: Any, summary: dict, analysis: AnalysisResult | None, top:
 
 
 def _kernels_by_name(prof: Any, analysis: AnalysisResult | None) -> list:
-    """Per distinct kernel name (``kernel``, ``count``, ``total_ns``, ...), most time first,
-    ties by name: the C++ analysis' kernels_by_name, or, without an analysis result (it failed:
-    the summary still shows the kernels), the same from the core alone."""
+    """Per distinct kernel name (``kernel``, ``count``, ``timed_count``, ``total_ns``, ...),
+    most time first, ties by name: the C++ analysis' kernels_by_name, or, without an analysis
+    result (it failed: the summary still shows the kernels), the same from the core alone."""
     if analysis is not None:
         return analysis["kernels_by_name"]
-    keys = ("kernel", "count", "total_ns", "min_ns", "max_ns")
+    keys = ("kernel", "count", "timed_count", "total_ns", "min_ns", "max_ns")
     return [dict(zip(keys, k)) for k in core.analysis.kernels_by_name(store_of(prof))]
 
 

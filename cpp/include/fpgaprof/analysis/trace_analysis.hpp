@@ -106,13 +106,20 @@ struct RegionPathGpuTime {
   uint64_t gpu_ns() const { return kernel_ns + copy_ns + memset_ns; }
 };
 
-// The kernels of one name (KernelRecord::name). Durations as above.
+// The kernels of one name (KernelRecord::name). Durations as above. A counter replay can leave
+// kernels without timestamps (start = end = 0): their 0 ns is no duration, so they count in
+// count but not in timed_count, and min_ns/max_ns/mean_ns() are over the timed ones (0 when
+// none is timed, with timed_count 0 saying so).
 struct KernelNameStats {
   StringId name = 0;  // into the store's strings
   uint64_t count = 0;
+  uint64_t timed_count = 0;
   uint64_t total_ns = 0;
   uint64_t min_ns = 0;
   uint64_t max_ns = 0;
+  double mean_ns() const {
+    return timed_count ? static_cast<double>(total_ns) / static_cast<double>(timed_count) : 0.0;
+  }
 };
 
 struct TraceAnalysis {
