@@ -210,3 +210,78 @@ def test_a_counter_that_never_steps_gives_way_to_the_power_readings():
     assert dev["flat_counter"] is True and dev["has_counter"] is True
     assert "its energy counter did not change" in out["summary"]
     assert "did not change while read" in out["text"]
+
+
+UNSAMPLED_GPU = """
+import json, time
+from fpgaprof import report as _report
+_fake.fake_cupti_device_work.argtypes = [ctypes.c_uint32, ctypes.c_uint64]
+with fpgaprof.trace() as prof:
+    emit()
+    time.sleep(0.05)  # after NVML's first readings
+    with fpgaprof.region("on_gpu1"):
+        _fake.fake_cupti_device_work(1, 0)
+        time.sleep(0.1)
+    time.sleep(0.05)  # the counter's last step comes after the region
+paths = _report.write_all(prof, OUT)
+with open(paths["summary"], encoding="utf-8") as f:
+    s = json.load(f)
+done({"devices": sorted(int(d.id) for d in prof.devices),
+      "rows": [dict(r) for r in prof.energy_report(by="region")],
+      "text": str(prof.energy_report(by="region")),
+      "summary": [r for r in s["regions"]["items"] if r["path"] == "on_gpu1"],
+      "warnings": [w for w in prof.warnings if "GPU energy" in w]})
+"""
+
+
+@pytest.fixture(scope="module")
+def unsampled_gpu(tmp_path_factory):
+    # Two traced GPUs (the "devices" scenario's DEVICE records 0 and 1); NVML lists only GPU 0.
+    # The region's work runs on GPU 1, whose energy nothing measured.
+    out = str(tmp_path_factory.mktemp("unsampled") / "out")
+    return run_traced(
+        UNSAMPLED_GPU.replace("OUT", repr(out)),
+        scenario="devices",
+        extra_env={"FPGAPROF_NVML_LIBRARY": need_fake_nvml(), "FAKE_NVML_POWER_W": "100",
+                   "FAKE_NVML_DEVICES": "0"},
+    )
+
+
+def test_a_traced_gpu_without_samples_lowers_the_region_coverage(unsampled_gpu):
+    assert unsampled_gpu["devices"] == [0, 1]
+    (row,) = unsampled_gpu["rows"]  # GPU 0's window only: GPU 1 has no samples
+    assert row["device_id"] == 0 and row["coverage_ns"] == row["duration_ns"]
+    # summary.json: the joules are GPU 0's; the windows on the two traced GPUs are half sampled,
+    # not "1.0", which would present GPU 0's 100 W x 0.1 s as the region's whole energy.
+    (item,) = unsampled_gpu["summary"]
+    assert item["gpu_energy_j"] == pytest.approx(row["joules"])
+    assert item["gpu_energy_coverage"] == pytest.approx(0.5)
+    assert item["gpu_energy_coverage"] == pytest.approx(row["coverage_ns"] / (2 * row["duration_ns"]))
+    assert "GPU 1 traced but not sampled" in unsampled_gpu["text"]
+
+
+def test_a_traced_gpu_that_nvml_does_not_list_is_warned_about(unsampled_gpu):
+    # One warning naming the cause (the issue: energy faults are said, never silent).
+    (w,) = unsampled_gpu["warnings"]
+    assert "not among NVML's GPUs" in w and "GPU 1" in w
+
+
+def test_no_permission_for_either_read_says_no_energy():
+    # Both NVML reads refused (NVML_ERROR_NO_PERMISSION): no samples at all, so the one warning
+    # must not say the energy "is the integral of its power samples" (there are none).
+    out = run_traced(
+        """
+        import time
+        with fpgaprof.trace() as prof:
+            emit()
+            time.sleep(0.05)
+        done({"samples": len(prof.power_samples),
+              "warnings": [w for w in prof.warnings if "GPU energy" in w]})
+        """,
+        scenario="ranks",
+        extra_env={"FPGAPROF_NVML_LIBRARY": need_fake_nvml(), "FAKE_NVML_SCENARIO": "no_permission"},
+    )
+    assert out["samples"] == 0
+    (w,) = out["warnings"]
+    assert "NVML_ERROR_NO_PERMISSION" in w and "no energy is measured" in w
+    assert "integral of its power samples" not in w

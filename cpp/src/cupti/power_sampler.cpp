@@ -382,13 +382,16 @@ std::string PowerSampler::finish(TraceStore& store) {
       if (q.skipped > 0) why += " after " + plural(q.skipped, "skipped reading", "skipped readings");
       causes.insert(why + ": " + off);
     };
+    // Where the power reads were turned off too, no samples stand in for the counter.
+    const std::string from_power = d.power.gave_up ? "no energy is measured for it from then on (its power "
+                                                     "reads failed too)"
+                                                   : "its energy is the integral of its power samples";
     if (d.energy.gave_up && d.energy.last_error == NvmlApi::kNotSupported) {
       causes.insert(gpu + " has no total-energy counter (nvmlDeviceGetTotalEnergyConsumption: " +
-                    api->result_string(NvmlApi::kNotSupported) +
-                    "; Volta and later have one): its energy is the integral of its power samples");
+                    api->result_string(NvmlApi::kNotSupported) + "; Volta and later have one): " + from_power);
     } else {
       failures(d.energy, "nvmlDeviceGetTotalEnergyConsumption",
-               "its energy is the integral of its power samples from then on", "");
+               d.power.gave_up ? from_power : from_power + " from then on", "");
     }
     failures(d.power, "nvmlDeviceGetPowerUsage", "no power samples from then on",
              d.power.last_error == NvmlApi::kNoPermission ? "; run as a user allowed to read the GPU's power" : "");
@@ -397,6 +400,18 @@ std::string PowerSampler::finish(TraceStore& store) {
                     " to " + std::to_string(d.backwards_to_mj) +
                     " mJ: a driver reload or a wrap): the energy of such an interval is the integral of its power "
                     "samples");
+    }
+  }
+  if (matched > 0) {
+    // A traced GPU that NVML does not list (or whose handle or UUID it could not give, said
+    // above by NVML index): its energy is in no table; say which one, once.
+    std::set<std::string> sampled;
+    for (const Shared::Device& d : shared_->devices) sampled.insert(d.uuid);
+    for (const DeviceInfo& d : store.devices) {
+      if (d.uuid.empty() || sampled.count(d.uuid) != 0) continue;
+      causes.insert("GPU " + std::to_string(d.id) + " (" + d.uuid +
+                    ") is not among NVML's GPUs (by UUID): it is not sampled, and the energy of the "
+                    "regions and ops leaves it out");
     }
   }
   if (matched == 0 && !shared_->devices.empty() && !store.devices.empty()) {

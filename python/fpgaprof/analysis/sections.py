@@ -958,7 +958,9 @@ def regions_section(
     )
     t = analysis["totals"]
     gpu_activity = int(t["kernel_count"]) + int(t["copy_count"]) + int(t["memset_count"]) > 0
-    energy = path_energy(analysis.get("energy"), len(paths))
+    energy = path_energy(
+        analysis.get("energy"), len(paths), [int(d.id) for d in attr_or(prof, "devices", []) or []]
+    )
     items: list[dict[str, Any]] = [
         {
             "name": str(r["name"]),
@@ -981,27 +983,36 @@ def regions_section(
     }
 
 
-def path_energy(energy: Mapping | None, n_paths: int) -> list[dict[str, Any]]:
+def path_energy(
+    energy: Mapping | None, n_paths: int, traced_gpus: Iterable[int] = ()
+) -> list[dict[str, Any]]:
     """Per region path, the GPU joules measured over its instances' windows on every sampled
     GPU (the energy analysis' region path rows summed over GPUs) and the share of those windows
-    the samples cover: {"gpu_energy_j", "gpu_energy_coverage"}, both None when the trace has no
-    energy or the path no sampled time."""
+    on every traced GPU that the samples cover: {"gpu_energy_j", "gpu_energy_coverage"}, both
+    None when the trace has no energy or the path no sampled time. traced_gpus: the ids of the
+    trace's GPUs (its DEVICE records); one without power samples (NVML did not list it, or could
+    not read it) counts as unsampled over the whole window, so its missing joules lower the
+    coverage instead of passing unseen."""
     none: dict[str, Any] = {"gpu_energy_j": None, "gpu_energy_coverage": None}
     out = [dict(none) for _ in range(n_paths)]
     if not energy or not energy.get("measured"):
         return out
+    gpus = {int(d["device_id"]) for d in energy.get("devices", [])} | {int(g) for g in traced_gpus}
     joules = [0.0] * n_paths
-    duration = [0] * n_paths
+    window = [0] * n_paths  # the instances' summed length (the same on every GPU's row)
     covered = [0] * n_paths
     for r in energy["region_paths"]:
         p = int(r["path_index"])
         if 0 <= p < n_paths:
             joules[p] += float(r["joules"])
-            duration[p] += int(r["duration_ns"])
+            window[p] = max(window[p], int(r["duration_ns"]))
             covered[p] += int(r["coverage_ns"])
     for p in range(n_paths):
-        if covered[p] > 0 and duration[p] > 0:
-            out[p] = {"gpu_energy_j": joules[p], "gpu_energy_coverage": covered[p] / duration[p]}
+        if covered[p] > 0 and window[p] > 0:
+            out[p] = {
+                "gpu_energy_j": joules[p],
+                "gpu_energy_coverage": covered[p] / (window[p] * max(len(gpus), 1)),
+            }
     return out
 
 

@@ -119,6 +119,15 @@ def energy_report(prof: Any, by: str = "region", **kwargs: Any) -> Table:
             f"{', '.join(str(d) for d in flat)} did not change while read: its joules "
             "integrate the power readings (1 s averages on Ampere and later)"
         )
+    if by.startswith("region") and e["measured"]:
+        sampled = {int(d["device_id"]) for d in e["devices"]}
+        unsampled = sorted({int(d.id) for d in getattr(prof, "devices", None) or []} - sampled)
+        if unsampled:
+            t.footer += (
+                f"{'; ' if t.footer else ''}GPU {', '.join(str(d) for d in unsampled)} traced "
+                "but not sampled (no power samples: prof.warnings says why): the rows leave "
+                "its energy out"
+            )
     if by.startswith("region"):
         short = sum(1 for r in t if r["coverage_ns"] < r["duration_ns"])
         if short:
