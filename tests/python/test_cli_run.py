@@ -664,6 +664,36 @@ def test_job_report_says_a_rank_still_runs(script, tmp_path):
     assert "RUNNING" not in r.stdout and "MISSING" not in r.stdout
 
 
+def test_job_report_names_a_rank_that_failed_after_saving_its_trace(script, tmp_path):
+    """A rank whose program exited 3 after saving its trace (sys.exit(3) at its end): `run`
+    exits 3 and records the status in the rank folder (the trace holds none), and the job
+    report names the rank FAILED with that status while reading its trace like the others. As
+    with a killed (MISSING) rank, the report itself succeeds. A rerun of the rank that exits 0
+    leaves no stale status behind."""
+    job = tmp_path / "job"
+    r = _rank_run(job, 0, sys.executable, str(script), "ok")
+    assert r.returncode == 0, r.stderr
+    r = _rank_run(job, 1, sys.executable, str(script), "exit3")
+    assert r.returncode == 3, r.stderr
+    rank1 = next(p for p in job.iterdir() if p.name.endswith("-rank1"))
+    assert (rank1 / "trace.fpgaprof").is_file()
+    r = fp("report", str(job))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "2 rank traces of 2 processes" in r.stdout, r.stdout
+    failed = [ln for ln in r.stdout.splitlines() if ln.startswith("FAILED")]
+    assert len(failed) == 1 and failed[0].startswith(f"FAILED rank 1 ({rank1.name}): "), failed
+    assert "exit status 3" in failed[0] and "MISSING" not in r.stdout, r.stdout
+    js = json.loads((job / "job.json").read_text())
+    assert [(e["process_index"], e["exit_status"]) for e in js["exited"]] == [(1, 3)]
+    assert [x["exit_status"] for x in js["ranks"]] == [None, 3]
+    assert f"Failed rank 1 ({rank1.name})" in (job / "job.html").read_text()
+    r = _rank_run(job, 1, sys.executable, str(script), "ok")
+    assert r.returncode == 0, r.stderr
+    r = fp("report", str(job))
+    assert r.returncode == 0 and "FAILED" not in r.stdout, r.stdout + r.stderr
+    assert json.loads((job / "job.json").read_text())["exited"] == []
+
+
 def test_a_job_beside_an_earlier_single_trace_is_not_reported_as_it(script, tmp_path):
     """`fpgaprof run -o out` then `srun -n 2 fpgaprof run -o out`: out holds the single run's
     trace.fpgaprof and the job's rank folders. Reading the old trace alone would hide the job:

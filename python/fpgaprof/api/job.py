@@ -458,6 +458,17 @@ def combine(ranks: list[dict], missing: list[dict], target: str = DEFAULT_TARGET
             }
         )
     conflicts = rank_conflicts(ranks, expected)
+    # Ranks read like the others whose program exited non-zero after saving the trace.
+    exited = [
+        {
+            "name": r["name"],
+            "process_index": r["process_index"],
+            "exit_status": r["exit_status"],
+            "reason": exited_reason(r["exit_status"]),
+        }
+        for r in ranks
+        if r.get("exit_status")
+    ]
     clock = align_clocks(ranks)
     offset_of = {h["host"]: h["offset_ns"] for h in clock.get("hosts", [])}
     t0 = min((r["start_ns"] + offset_of.get(str(r["host"]), 0) for r in ranks), default=0)
@@ -482,6 +493,8 @@ def combine(ranks: list[dict], missing: list[dict], target: str = DEFAULT_TARGET
                 "collective_s": c["busy_s"],
                 "collective_overlap_s": c["overlap_s"],
                 "warning_count": r["warning_count"],
+                # non-zero: the program failed after saving the trace (`run`'s record)
+                "exit_status": r.get("exit_status"),
             }
         )
         for d in r["devices"]:
@@ -613,6 +626,7 @@ def combine(ranks: list[dict], missing: list[dict], target: str = DEFAULT_TARGET
         "process_count": expected,
         "rank_count": len(ranks),
         "missing": missing,
+        "exited": exited,
         "conflicts": conflicts,
         "clock": clock,
         "ranks": rank_rows,
@@ -793,7 +807,9 @@ class Job:
                 prof = None
                 try:
                     prof = self.rank(i)
-                    rows.append(rank_summary(prof, e.name, target, row_imbalance))
+                    row = rank_summary(prof, e.name, target, row_imbalance)
+                    row["exit_status"] = _exit_status_of(e)
+                    rows.append(row)
                 except FpgaprofError as err:
                     missing.append(
                         {
@@ -815,6 +831,22 @@ class Job:
 
     def __repr__(self) -> str:
         return f"<fpgaprof Job {self.folder!r}: {len(self.ranks)} rank entries>"
+
+
+def _exit_status_of(e: RankTrace) -> int | None:
+    """The non-zero exit status `fpgaprof run` recorded beside a rank's trace.fpgaprof (its
+    program failed after saving the trace: runner.EXIT_STATUS_NAME), else None."""
+    if e.path is None or os.path.basename(e.path) != TRACE_FILE_NAME:
+        return None  # a *.fpgaprof file directly in the job folder: no folder of its own
+    return runner.exit_status(os.path.dirname(e.path))
+
+
+def exited_reason(code: int) -> str:
+    """The job report's line for a rank whose program failed after saving its trace."""
+    return (
+        f"the program ended with {runner.exit_status_text(code)} (it failed) after saving its "
+        "trace; the rank's figures below are from that trace"
+    )
 
 
 RUNNING_REASON = (

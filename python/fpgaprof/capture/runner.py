@@ -56,6 +56,10 @@ __all__ = [
     "UNTRACED_PREFIX",
     "marker_state",
     "no_trace_message",
+    "EXIT_STATUS_NAME",
+    "exit_status",
+    "exit_status_text",
+    "write_exit_status",
     "start_from_environment",
     "stop",
     "hold_sigint",
@@ -82,6 +86,48 @@ def no_trace_reason(out_dir: str) -> str | None:
             return " ".join(f.read().split()) or None
     except (OSError, UnicodeDecodeError):
         return None
+
+
+# In a job's rank folder whose program saved its trace but exited non-zero: that exit status,
+# as `run` got it (one integer; 128 + N for a death by signal N). The trace records none; the
+# job report reads it to name the rank as failed. Absent: the program exited 0 (or the trace
+# was not written by `run`).
+EXIT_STATUS_NAME = ".fpgaprof-exit-status"
+
+
+def write_exit_status(out_dir: str, code: int) -> None:
+    """Writes ``code`` to out_dir's EXIT_STATUS_NAME when non-zero, removes the file when 0 (a
+    rerun into the folder must not keep an earlier run's failure). Best effort: the file only
+    improves the job report."""
+    path = os.path.join(out_dir, EXIT_STATUS_NAME)
+    try:
+        if code:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(f"{int(code)}\n")
+        elif os.path.lexists(path):
+            os.unlink(path)
+    except OSError:
+        pass
+
+
+def exit_status(out_dir: str) -> int | None:
+    """The non-zero exit status `run` recorded in a rank folder (EXIT_STATUS_NAME), else None."""
+    try:
+        with open(os.path.join(out_dir, EXIT_STATUS_NAME), encoding="utf-8") as f:
+            text = f.read(64).strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    try:
+        code = int(text)
+    except ValueError:
+        return None
+    return code or None
+
+
+def exit_status_text(code: int) -> str:
+    """The words for an exit status: "exit status 3", "exit status 137, signal 9" (128 + N: a
+    death by signal N, as a shell reports it)."""
+    return f"exit status {code}" + (f", signal {code - 128}" if 128 < code <= 128 + 64 else "")
 
 
 def saved_trace(out_dir: str) -> str | None:
@@ -171,7 +217,7 @@ def no_trace_message(out_dir: str, code: int) -> str:
             f"no trace was written (the command exited with {code}; tracing did not "
             f"start, see the message above)"
         )
-    how = f"exit status {code}" + (f", signal {code - 128}" if 128 < code <= 128 + 64 else "")
+    how = exit_status_text(code)
     return (
         f"no trace was written: the traced process ended without a normal interpreter "
         f"exit ({how}; e.g. os._exit(), SIGKILL or a crash), so the trace could not be "

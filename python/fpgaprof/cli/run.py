@@ -460,6 +460,7 @@ _RUN_OUTPUTS = (
     runner.CLAIM_NAME,
     runner.SAVED_AT_NAME,
     runner.NO_TRACE_NAME,
+    runner.EXIT_STATUS_NAME,
     "report.html",
     "summary.json",
     "timeline.json",
@@ -471,6 +472,7 @@ _RUN_MARKS = (
     runner.CLAIM_NAME,
     runner.SAVED_AT_NAME,
     runner.NO_TRACE_NAME,
+    runner.EXIT_STATUS_NAME,
     runner.UNTRACED_DIR,
 )
 
@@ -641,6 +643,10 @@ def _after_the_command(args: argparse.Namespace, out_dir: str, code: int, again:
         return code if code else 1
     with contextlib.suppress(OSError):
         os.unlink(os.path.join(run_dir, ".fpgaprof-claim"))
+    if getattr(args, "job_rank", False) or moved is not None:
+        # A rank that saved its trace but failed: the trace does not say so, the job report
+        # reads the status here (written before the reports, which may fail).
+        runner.write_exit_status(out_dir, code)
     try:
         kept = prune_hlo_dump(os.path.join(run_dir, "hlo"))
     except OSError:  # XLA's extra dump files stay; the reports take the modules from the trace

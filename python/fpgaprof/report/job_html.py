@@ -42,6 +42,7 @@ _SECTIONS: tuple[tuple[str, str, Sequence[str]], ...] = (
             "collective_s",
             "collective_overlap_s",
             "warning_count",
+            "exit_status",
         ),
     ),
     (
@@ -262,6 +263,11 @@ def render(model: Mapping) -> str:
             f"<p class='missing'>Missing {esc(who)}"
             + (f" ({esc(m['name'])})" if m.get("name") else "")
             + f": {esc(m['reason'])}</p>"
+        )
+    for m in model.get("exited") or []:
+        who = f"rank {m['process_index']}" if m.get("process_index") is not None else "a rank"
+        parts.append(
+            f"<p class='missing'>Failed {esc(who)} ({esc(m['name'])}): {esc(m['reason'])}</p>"
         )
     for c in model.get("conflicts") or []:
         parts.append(f"<p class='missing'>Conflict: {esc(c['reason'])}</p>")

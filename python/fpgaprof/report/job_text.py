@@ -146,9 +146,9 @@ def answer_lines(a: Mapping) -> list[str]:
 
 
 def render(model: Mapping) -> str:
-    """The job report as text: the job line, missing ranks, clock alignment, balance, ranks,
-    devices, collectives, stragglers, the FPGA candidates over the whole job and the FPGA
-    answer over the job."""
+    """The job report as text: the job line, missing and failed ranks, clock alignment,
+    balance, ranks, devices, collectives, stragglers, the FPGA candidates over the whole job
+    and the FPGA answer over the job."""
     out = []
     n, expected = model["rank_count"], model.get("process_count")
     out.append(
@@ -161,6 +161,9 @@ def render(model: Mapping) -> str:
         where = f" ({_clean(m['name'])})" if m.get("name") else ""
         label = "RUNNING" if m.get("running") else "MISSING"
         out.append(f"{label} {who}{where}: {_clean(m['reason'])}")
+    for m in model.get("exited") or []:
+        who = f"rank {m['process_index']}" if m.get("process_index") is not None else "a rank"
+        out.append(f"FAILED {who} ({_clean(m['name'])}): {_clean(m['reason'])}")
     for c in model.get("conflicts") or []:
         out.append(f"CONFLICT: {_clean(c['reason'])}")
     out.append(f"clock: {_clean(model['clock']['text'])}")
