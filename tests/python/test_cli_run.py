@@ -694,6 +694,43 @@ def test_job_report_names_a_rank_that_failed_after_saving_its_trace(script, tmp_
     assert json.loads((job / "job.json").read_text())["exited"] == []
 
 
+def test_report_of_a_run_folder_names_the_traces_of_runs_that_found_it_taken(script, tmp_path):
+    """Two `fpgaprof run -o out` at once: the second writes out/<host>-pid<p>/ (claim_folder).
+    `fpgaprof report out` reports out/trace.fpgaprof and says where the other trace is and how
+    to report it; with no trace of its own the folder's error names it too."""
+    import signal
+    import time
+
+    out = tmp_path / "out"
+    ready = tmp_path / "ready"
+    env = dict(os.environ)
+    env.pop("FPGAPROF_RUN_DIR", None)
+    first = subprocess.Popen([sys.executable, "-m", "fpgaprof.cli", "run", "-o", str(out), "--",
+                              sys.executable, str(script), "wait", str(ready)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.time() + 120
+        while not ready.exists() and time.time() < deadline and first.poll() is None:
+            time.sleep(0.05)
+        assert ready.exists(), first.communicate()
+        r = fp("run", "-o", str(out), "--", sys.executable, str(script), "ok")
+        assert r.returncode == 0 and "is in use by another fpgaprof run" in r.stderr, r.stderr
+    finally:
+        first.send_signal(signal.SIGTERM)  # it saves its trace and writes its reports
+        first.communicate(timeout=120)
+    pid_dirs = [p for p in out.iterdir() if p.is_dir() and "-pid" in p.name]
+    assert len(pid_dirs) == 1 and (pid_dirs[0] / "trace.fpgaprof").is_file()
+    other = str(pid_dirs[0])
+    r = fp("report", str(out))
+    assert r.returncode == 0, r.stderr
+    note = [ln for ln in r.stderr.splitlines() if "note:" in ln]
+    assert len(note) == 1 and other in note[0], r.stderr
+    assert f"`fpgaprof report {other}`" in note[0] and "not read here" in note[0], note
+    os.unlink(out / "trace.fpgaprof")
+    r = fp("report", str(out))
+    assert r.returncode == 1 and f"`fpgaprof report {other}`" in r.stderr, r.stderr
+
+
 def test_a_job_beside_an_earlier_single_trace_is_not_reported_as_it(script, tmp_path):
     """`fpgaprof run -o out` then `srun -n 2 fpgaprof run -o out`: out holds the single run's
     trace.fpgaprof and the job's rank folders. Reading the old trace alone would hide the job:

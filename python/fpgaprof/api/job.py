@@ -39,6 +39,7 @@ __all__ = [
     "is_job_folder",
     "refuse_trace_beside_rank_folders",
     "find_rank_traces",
+    "other_run_traces",
     "rank_summary",
     "combine",
     "align_clocks",
@@ -128,6 +129,17 @@ def _pid_folder_traces(base: str, folder: str) -> list[RankTrace]:
         if PID_FOLDER_RE.match(sub) and os.path.isfile(t):
             out.append(RankTrace(os.path.join(folder, sub) if folder else sub, t, None, None))
     return out
+
+
+def other_run_traces(folder: str | os.PathLike) -> list[str]:
+    """The traces in ``folder/<host>-pid<p>/`` folders: runs that found ``folder`` taken by
+    another live `fpgaprof run` (job_process.pid_folder_name), which a report of the folder's
+    own trace does not read. Paths, sorted."""
+    base = os.fspath(folder)
+    try:
+        return [r.path for r in _pid_folder_traces(base, "") if r.path is not None]
+    except OSError:
+        return []
 
 
 def find_rank_traces(folder: str | os.PathLike) -> list[RankTrace]:

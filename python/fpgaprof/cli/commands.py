@@ -28,6 +28,7 @@ from fpgaprof.cli.common import (
     failure,
     load_trace,
     one_line,
+    other_runs_note,
     out,
     row_imbalance_option,
     timeline_options,
@@ -90,6 +91,9 @@ def cmd_report(args: argparse.Namespace) -> int:
             )
     if hlo:
         out(f"{'hlo':9s} {hlo} modules in {os.path.join(out_dir, 'hlo')}")
+    if note := other_runs_note(args.trace):
+        # runs that found this run's folder taken wrote their traces into <host>-pid<p>/
+        sys.stderr.write(f"{PROG} report: note: {note}\n")
     return 0
 
 

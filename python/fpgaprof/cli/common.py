@@ -35,6 +35,7 @@ __all__ = [
     "out",
     "load_trace",
     "trace_in",
+    "other_runs_note",
     "check_target",
     "timeline_options",
     "untraced_count_of",
@@ -149,13 +150,34 @@ def trace_in(path: str) -> str:
                 f"{'s' if len(ranks) != 1 else ''}: give one rank's trace (such as {first}), "
                 f"or run `{PROG} report {path}` for the job"
             )
+        others = other_runs_note(path)
         raise FileNotFoundError(
             2,
             f"folder has no {TRACE_NAME} and no XProf profile (give the trace file itself, "
-            "or a jax.profiler.trace folder)",
+            "or a jax.profiler.trace folder)" + (f"; {others}" if others else ""),
             path,
         )
     return path
+
+
+def other_runs_note(folder: str) -> str | None:
+    """For a run folder: the traces that runs which found it taken wrote into its
+    ``<host>-pid<p>/`` folders (not read by a report of the folder), where they are and how to
+    report them; None when there are none."""
+    found = job.other_run_traces(folder) if os.path.isdir(folder) else []
+    if not found:
+        return None
+    dirs = [os.path.dirname(t) for t in found]
+    shown = ", ".join(dirs[:3]) + (f" and {len(dirs) - 3} more" if len(dirs) > 3 else "")
+    if len(found) == 1:
+        return (
+            f"{folder} also holds the trace of another run that found the folder in use "
+            f"({dirs[0]}), not read here: `{PROG} report {dirs[0]}` reports it"
+        )
+    return (
+        f"{folder} also holds the traces of {len(found)} other runs that found the folder in "
+        f"use ({shown}), not read here: report each by its folder (`{PROG} report {dirs[0]}`)"
+    )
 
 
 def check_target(target: str | None, prog: str = PROG) -> None:
