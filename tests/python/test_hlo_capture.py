@@ -368,6 +368,63 @@ def test_kernels_inside_module_ranges_do_not_pull_in_modules_by_name(tmp_path):
     assert sorted(m.name for m in both.hlo_modules) == ["jit_f", "jit_g", "jit_h"]
 
 
+def _store_running(modules):
+    """A TraceStore (built directly, no CUPTI) whose kernels run inside one XlaModule range per
+    (name, program id) of ``modules``."""
+    from fpgaprof.base.core import core
+
+    s = core.TraceStore()
+    for i, (name, pid) in enumerate(modules):
+        s.append("markers", start_ns=1000 * i, end_ns=1000 * i + 100, thread_id=1,
+                 name=f"XlaModule:#hlo_module={name},program_id={pid}#", parent=0xFFFFFFFF)
+        s.append("kernels", start_ns=1000 * i + 10, end_ns=1000 * i + 20, name="c",
+                 marker_index=i)
+    return s
+
+
+def _hlo_warnings(store):
+    meta = store.meta
+    return list(meta["warnings"] if isinstance(meta, dict) else meta.warnings)
+
+
+def test_modules_missing_from_the_dump_are_named_when_some_were_found(tmp_path):
+    """The trace's XlaModule ranges name jit_f (3), jit_g (7) and jit_h (9); only jit_f was
+    dumped. Without a warning the other two modules' kernels silently had no HLO costs (the
+    warning came only when no module at all was found): it says how many and which are
+    missing. All found: no warning; none found: the one no-HLO warning, not both."""
+    from fpgaprof.capture import hlo_dump
+
+    body = "HloModule {name}, is_scheduled=true\n\nENTRY %main () -> f32[] {{\n  ROOT %c = f32[] constant(1)\n}}\n"
+    (tmp_path / "module_0003.jit_f.sm_9.0_gpu_after_optimizations.txt").write_text(body.format(name="jit_f"))
+    setup = xf.XlaSetup(dump_dir=str(tmp_path), prepared_ns=0)
+
+    partial = _store_running([("jit_f", 3), ("jit_g", 7), ("jit_h", 9), ("jit_g", 7)])
+    assert hlo_dump.attach_hlo_modules(partial, setup) == 1
+    assert [m.name for m in partial.hlo_modules] == ["jit_f"]
+    warns = [w for w in _hlo_warnings(partial) if "not found" in w]
+    assert len(warns) == 1, _hlo_warnings(partial)
+    assert warns[0].startswith(f"2 of the 3 HLO modules the trace's XlaModule ranges name were "
+                               f"not found in {tmp_path}: jit_g (program id 7), jit_h (program id 9).")
+    assert "without costs" in warns[0]
+    hlo_dump.attach_hlo_modules(partial, setup)  # again (a checkpoint, then the end): said once
+    assert len([w for w in _hlo_warnings(partial) if "not found" in w]) == 1
+
+    whole = _store_running([("jit_f", 3)])
+    hlo_dump.attach_hlo_modules(whole, setup)
+    assert _hlo_warnings(whole) == []
+
+    none = _store_running([("jit_g", 7), ("jit_h", 9)])
+    hlo_dump.attach_hlo_modules(none, setup)
+    warns = _hlo_warnings(none)
+    assert len(warns) == 1 and warns[0].startswith("no optimized HLO was found"), warns
+
+    many = _store_running([("jit_f", 3)] + [(f"jit_m{k}", 100 + k) for k in range(7)])
+    hlo_dump.attach_hlo_modules(many, setup)
+    (w,) = [w for w in _hlo_warnings(many) if "not found" in w]
+    assert w.startswith("7 of the 8 HLO modules") and "jit_m4 (program id 104) and 2 more." in w
+    assert "jit_m5" not in w
+
+
 def test_module_whose_long_name_xla_leaves_out_of_the_file_name_is_read(tmp_path):
     # XLA drops the module name from the file name when it would make the name too long
     # (dump.cc FilenameFor): module_0004.cpu_after_optimizations.txt, the name only in the text.

@@ -115,8 +115,43 @@ def attach_hlo_modules(store: Any, setup: xla_flags.XlaSetup | None = None) -> i
             ),
             "capture.hlo_dump",
         )
+    elif setup.dump_as_text and (missing := _modules_missing(markers, have)):
+        # Some modules were found, not all: the others' kernels get no HLO costs either.
+        _add_warning(store, _missing_modules_text(missing, markers, setup), "capture.hlo_dump")
     xla_flags.prune_dump_dir(setup)
     return added
+
+
+MISSING_NAMED = 5  # modules named in the partial-miss warning; the rest counted
+
+
+def _modules_missing(markers: list[str], have: set[tuple[str, int]]) -> list[tuple[str, Any]]:
+    """The modules the trace's XlaModule ranges name that the store has not got: matched by
+    program id where the range gives one, else by name."""
+    pids = {p for _, p in have}
+    names = {n for n, _ in have}
+    return [
+        (n, p)
+        for n, p in xla_flags.module_ranges(markers)
+        if (p not in pids if p is not None else n not in names)
+    ]
+
+
+def _missing_modules_text(missing: list[tuple[str, Any]], markers: list[str], setup: Any) -> str:
+    named = len(xla_flags.module_ranges(markers))
+    shown = ", ".join(
+        (f"{n or '?'} (program id {p})" if p is not None else n) for n, p in missing[:MISSING_NAMED]
+    )
+    if len(missing) > MISSING_NAMED:
+        shown += f" and {len(missing) - MISSING_NAMED} more"
+    return (
+        f"{len(missing)} of the {named} HLO modules the trace's XlaModule ranges name "
+        f"{'was' if len(missing) == 1 else 'were'} not found in {setup.dump_dir or '?'}: "
+        f"{shown}. Their kernels get HLO op names from XLA's NVTX ranges only, without costs or "
+        "source lines. Check that XLA dumps every module there (no --xla_dump_hlo_module_re "
+        "in XLA_FLAGS, the dump folder not cleaned while the program runs) and that fpgaprof "
+        "is imported before JAX starts (or use `fpgaprof run`)."
+    )
 
 
 def _add_warning(store: Any, text: str, code: str) -> None:

@@ -58,6 +58,7 @@ __all__ = [
     "warn_if_backend_started",
     "modules_for_trace",
     "module_range_ids",
+    "module_ranges",
     "prune_dump_dir",
     "is_optimized_hlo_file",
     "prune_stale_dump_dirs",
@@ -679,21 +680,30 @@ _MODULE_RANGE_RE = re.compile(r"^XlaModule:#(.*)#")
 _CLASH_SUFFIX_RE = re.compile(r"__\d+$")
 
 
-def module_range_ids(marker_names: Iterable[str]) -> tuple[set[int], set[str]]:
+def module_ranges(marker_names: Iterable[str]) -> list[tuple[str, int | None]]:
     """The modules the ``XlaModule:#hlo_module=M,program_id=P#`` NVTX ranges among
-    ``marker_names`` name: their program ids, and the names of those without one."""
-    pids: set[int] = set()
-    names: set[str] = set()
+    ``marker_names`` name, once each: (M, P), P None where the range gives no program id (M ""
+    where it gives no name). Sorted by program id, then name."""
+    seen: set[tuple[str, int | None]] = set()
     for text in marker_names:
         m = _MODULE_RANGE_RE.match(text or "")
         if not m:
             continue
         fields = dict(kv.split("=", 1) for kv in m.group(1).split(",") if "=" in kv)
-        if fields.get("program_id", "").isdigit():
-            pids.add(int(fields["program_id"]))
-        elif fields.get("hlo_module"):
-            names.add(fields["hlo_module"])
-    return pids, names
+        pid = fields.get("program_id", "")
+        name = fields.get("hlo_module", "")
+        if pid.isdigit():
+            seen.add((name, int(pid)))
+        elif name:
+            seen.add((name, None))
+    return sorted(seen, key=lambda k: (k[1] is None, k[1] or 0, k[0]))
+
+
+def module_range_ids(marker_names: Iterable[str]) -> tuple[set[int], set[str]]:
+    """The modules the ``XlaModule:#hlo_module=M,program_id=P#`` NVTX ranges among
+    ``marker_names`` name: their program ids, and the names of those without one."""
+    named = module_ranges(marker_names)
+    return {p for _, p in named if p is not None}, {n for n, p in named if p is None}
 
 
 def modules_for_trace(
