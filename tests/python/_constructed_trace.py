@@ -67,8 +67,9 @@ COPIES = [  # (kind, bytes, start_ns, end_ns, src, dst, async)
      for i in range(1200)]
 
 
-def store():
-    """The trace as a fpgaprof._core.TraceStore, correlated."""
+def store(step="step", load="load"):
+    """The trace as a fpgaprof._core.TraceStore, correlated (``step``, ``load``: the two
+    regions' names, for tests of how names are shown)."""
     from fpgaprof.base.core import core
     s = core.TraceStore()
     s.set_meta(start_ns=0, end_ns=10 * MS, gpu_available=True, command_buffers_disabled=True)
@@ -79,8 +80,8 @@ def store():
                  "pcie_generation": 5, "pcie_link_width": 16}.items():
         setattr(d, k, v)
     s.add_device(d)
-    s.append("regions", name="step", start_ns=0, end_ns=10 * MS, thread_id=1)
-    s.append("regions", name="load", start_ns=0, end_ns=3 * MS, thread_id=1)
+    s.append("regions", name=step, start_ns=0, end_ns=10 * MS, thread_id=1)
+    s.append("regions", name=load, start_ns=0, end_ns=3 * MS, thread_id=1)
     for name, a, b in [("XlaModule:#hlo_module=jit_step,program_id=1#", 400_000, 2_100_000),
                        ("Thunk:#hlo_op=fusion.1#", 985_000, 995_000),
                        ("Thunk:#hlo_op=copy-start.1#", 1_985_000, 1_995_000),

@@ -285,3 +285,22 @@ def test_notebook_overview_has_memory_peak_and_warnings(prof):
     assert "<tr><th>device memory peak</th><td style='text-align:left'>1.61 GB</td></tr>" in page
     assert "<tr><th>warnings</th><td style='text-align:left'>4</td></tr>" in page
     assert "2.00 ms summed" in page  # kernel time is a sum, said so
+
+
+def test_transfer_report_text_keeps_a_name_with_a_line_break_on_one_line():
+    """prof.transfer_report()'s text listed each flag's message as the analysis wrote it: a
+    region named "lo\\nad" broke the flag's line in two (only the whole text went through
+    terminal_safe(keep="\\n")), and summary()'s Warnings list, which repeats every transfer
+    flag, did the same, while their tables show names escaped. Both now escape every control
+    character of the flag's line, a line break too, as the tables do."""
+    import fpgaprof
+
+    prof = fpgaprof.Profile(C.store(step="st\x1b[31mep", load="lo\nad"))
+    for text in (str(prof.transfer_report()), str(prof.summary())):
+        flagged = [ln for ln in text.splitlines() if "in region 'st" in ln]
+        assert flagged, text
+        assert any("'st\\x1b[31mep > lo\\x0aad' (1 instance) uses pageable" in ln
+                   for ln in flagged), flagged
+        assert "lo\nad" not in text and "\x1b" not in text
+        # no line is the tail of a name cut by a raw line break
+        assert not [ln for ln in text.splitlines() if ln.startswith("ad'")], text

@@ -118,7 +118,8 @@ def summary_text(prof: Any, summary: dict, analysis: AnalysisResult | None, top:
         + ("" if warns else " (none)")
     )
     for w in warns:
-        out.append(f"  - {warning_text(w)}")
+        # a transfer flag names its region path: one line, as the tables show names (_cell)
+        out.append(f"  - {_cell(warning_text(w))}")
     return terminal_safe("\n".join(out) + "\n", keep="\n")  # names from the trace
 
 

@@ -88,6 +88,14 @@ def link_text(t: dict) -> str:
     )
 
 
+def _one_line(text: str) -> str:
+    """A name or a message naming one (a region path, an HLO op) on one line of the text
+    views: every control character escaped, line breaks too (``\\x0a``), as the tables do
+    (tables.text_cell); the views' own line breaks stay (terminal_safe(keep="\\n") over the
+    whole text)."""
+    return terminal_safe(text, keep="")
+
+
 def transfer_lines(summary: dict) -> list[str]:
     """Copies per direction from the transfer analysis (the numbers of summary.json): busy
     time is the union of the copies' intervals, % of link for HtoD and DtoH; the flags."""
@@ -124,7 +132,8 @@ def transfer_lines(summary: dict) -> list[str]:
         out.append(
             "  by HLO op (copies launched inside its XLA thunk): "
             + "; ".join(
-                f"{r['op']} {fmt_bytes(r['bytes'])} in {_t(r['busy_s'] * 1e9)}" for r in ops[:5]
+                f"{_one_line(str(r['op']))} {fmt_bytes(r['bytes'])} in {_t(r['busy_s'] * 1e9)}"
+                for r in ops[:5]
             )
             + (f"; {left} more" if left else "")
         )
@@ -724,7 +733,12 @@ class TransferReport(ReportDict):
                     labels={"count": "copies"},
                 )
             )
-        lines += [f"  - {f['message']}" for f in sec.get("flags") or [] if f.get("message")]
+        # a flag's message names its region path: escaped whole (a line break in it too)
+        lines += [
+            f"  - {_one_line(str(f['message']))}"
+            for f in sec.get("flags") or []
+            if f.get("message")
+        ]
         return lines
 
     def _body_html(self) -> str:
