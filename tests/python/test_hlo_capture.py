@@ -291,6 +291,50 @@ def test_read_dumped_modules_file_names(tmp_path):
     assert len(xf.modules_for_trace([], [], setup)) == 3
 
 
+def test_a_persistent_cache_hit_on_cpu_still_dumps_the_hlo_text(tmp_path):
+    """What docs/attribution.md says of JAX's persistent cache, as observed on the CPU backend
+    (the GPU backend is not checked here): with the cache kept on (FPGAPROF_KEEP_COMPILATION_
+    CACHE=1), a second process loads the module from the cache (a cache-hit event, no miss)
+    and XLA still dumps its optimized HLO text, named without the platform prefix, which
+    fpgaprof reads, identical to the compiled one; the buffer assignment is not dumped."""
+    code = f"""
+    import json, os, sys
+    import fpgaprof
+    import jax, jax.numpy as jnp
+    from fpgaprof.capture import xla_flags as xf
+    events = []
+    jax.monitoring.register_event_listener(lambda name, **kw: events.append(name))
+    jax.config.update("jax_compilation_cache_dir", {str(tmp_path / 'cache')!r})
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+    jax.jit(lambda v: jnp.sin(v) @ v + 1.0, inline=False)(jnp.ones((16, 16))).block_until_ready()
+    mods = [m for m in xf.read_dumped_modules() if "lambda" in m.name]
+    print(json.dumps({{
+        "cache": jax.config.jax_enable_compilation_cache,
+        "hits": events.count("/jax/compilation_cache/cache_hits"),
+        "misses": events.count("/jax/compilation_cache/cache_misses"),
+        "files": [os.path.basename(m.path) for m in mods],
+        "text": [m.text.split("\\n", 1)[1] for m in mods],
+        "buffer_assignment": [bool(m.buffer_assignment) for m in mods],
+    }}))
+    """
+    runs = []
+    for i in range(2):
+        r = _run(code, FPGAPROF_KEEP_COMPILATION_CACHE="1",
+                 FPGAPROF_HLO_DUMP_DIR=str(tmp_path / f"dump{i}"))
+        assert r.returncode == 0, r.stderr
+        runs.append(json.loads(r.stdout.strip().splitlines()[-1]))
+    first, second = runs
+    assert first["cache"] and first["misses"] >= 1 and first["hits"] == 0, first
+    assert second["hits"] >= 1 and second["misses"] == 0, second
+    assert len(first["files"]) == 1 and "cpu_after_optimizations" in first["files"][0], first
+    assert len(second["files"]) == 1, second  # dumped on the hit, and read
+    assert second["files"][0].endswith(".after_optimizations.txt"), second
+    assert "cpu_after" not in second["files"][0]
+    assert second["text"] == first["text"]
+    assert first["buffer_assignment"] == [True] and second["buffer_assignment"] == [False]
+
+
 def test_persistent_cache_off_even_when_jax_was_imported_first(tmp_path):
     # jax imported (backend not started) before fpgaprof: the env variable alone is too late,
     # so fpgaprof turns the option off in jax's config; a cache dir set like mbirjax does it

@@ -36,7 +36,7 @@ def _line(dump_to: str) -> str:
         "XLA flags: added none; kept yours: "
         f"--xla_dump_to={dump_to} (HLO is read from there and left in place), "
         "--xla_dump_hlo_as_text, --xla_gpu_enable_command_buffer=; "
-        "set JAX_ENABLE_COMPILATION_CACHE=false (cached modules are not dumped)"
+        "set JAX_ENABLE_COMPILATION_CACHE=false (every module compiled, and dumped whole, in the run)"
     )
 
 
@@ -114,7 +114,7 @@ def test_what_is_added_where_the_image_string_lacks_it(tmp_path):
         "XLA flags: added --xla_gpu_enable_command_buffer=; kept yours: "
         "--xla_dump_to=/output/hlo_dumps_xla (HLO is read from there and left in place), "
         "--xla_dump_hlo_as_text; "
-        "set JAX_ENABLE_COMPILATION_CACHE=false (cached modules are not dumped)"
+        "set JAX_ENABLE_COMPILATION_CACHE=false (every module compiled, and dumped whole, in the run)"
     )
     # Command buffers left on by the user, cache kept, and `run --counters` without an
     # allocator setting: the pool setting fpgaprof chose is named too.

@@ -20,7 +20,10 @@ What it adds (never replacing a flag the user set):
   The flag is harmless (accepted, unused) on CPU.
 * ``JAX_ENABLE_COMPILATION_CACHE=false`` unless the user set it (or
   ``FPGAPROF_KEEP_COMPILATION_CACHE=1``): a module loaded from JAX's persistent cache is not
-  compiled, so XLA dumps nothing for it and its kernels could only be matched by name.
+  compiled in the run. Observed on the CPU backend (jax 0.10.1): XLA still dumps its
+  optimized HLO text (``module_NNNN.NAME.after_optimizations.txt``, no platform prefix; read
+  like the others), but not its buffer assignment or live ranges. The GPU backend was not
+  checked.
 
 The user's other flags (``--xla_dump_hlo_as_html``, ...) are left as they are, in their order,
 with fpgaprof's additions after them. ``describe(setup)`` says in one line what was added, what
@@ -356,7 +359,7 @@ def describe(setup: XlaSetup) -> str:
     ``XLA_FLAGS="--xla_dump_to=/output/hlo_dumps_xla --xla_dump_hlo_as_text"``: ``XLA flags:
     added --xla_gpu_enable_command_buffer=; kept yours: --xla_dump_to=/output/hlo_dumps_xla
     (HLO is read from there and left in place), --xla_dump_hlo_as_text; set
-    JAX_ENABLE_COMPILATION_CACHE=false (cached modules are not dumped)``."""
+    JAX_ENABLE_COMPILATION_CACHE=false (every module compiled, and dumped whole, in the run)``."""
     if setup.prepared_before and not setup.flags_added:
         parts = [f"as prepared by fpgaprof for this run (HLO dump in {setup.dump_dir})"]
     else:
@@ -377,7 +380,8 @@ def describe(setup: XlaSetup) -> str:
 
 
 _ENV_WHY = {
-    "JAX_ENABLE_COMPILATION_CACHE": " (cached modules are not dumped)",
+    # a cache hit is not compiled: on CPU its HLO text is dumped, its buffer assignment not
+    "JAX_ENABLE_COMPILATION_CACHE": " (every module compiled, and dumped whole, in the run)",
     "XLA_PYTHON_CLIENT_PREALLOCATE": " (kernel replay with a preallocated pool is slow)",
 }
 
