@@ -958,9 +958,7 @@ def regions_section(
     )
     t = analysis["totals"]
     gpu_activity = int(t["kernel_count"]) + int(t["copy_count"]) + int(t["memset_count"]) > 0
-    energy = path_energy(
-        analysis.get("energy"), len(paths), [int(d.id) for d in attr_or(prof, "devices", []) or []]
-    )
+    energy = path_energy(analysis.get("energy"), len(paths), traced_gpu_ids(analysis))
     items: list[dict[str, Any]] = [
         {
             "name": str(r["name"]),
@@ -983,6 +981,12 @@ def regions_section(
     }
 
 
+def traced_gpu_ids(analysis: Mapping) -> set[int]:
+    """The ids of the trace's GPUs: the device analysis' rows (every device record and every
+    device id an activity names)."""
+    return {int(r["device_id"]) for r in (analysis.get("devices") or {}).get("rows", [])}
+
+
 def path_energy(
     energy: Mapping | None, n_paths: int, traced_gpus: Iterable[int] = ()
 ) -> list[dict[str, Any]]:
@@ -990,7 +994,7 @@ def path_energy(
     GPU (the energy analysis' region path rows summed over GPUs) and the share of those windows
     on every traced GPU that the samples cover: {"gpu_energy_j", "gpu_energy_coverage"}, both
     None when the trace has no energy or the path no sampled time. traced_gpus: the ids of the
-    trace's GPUs (its DEVICE records); one without power samples (NVML did not list it, or could
+    trace's GPUs (traced_gpu_ids); one without power samples (NVML did not list it, or could
     not read it) counts as unsampled over the whole window, so its missing joules lower the
     coverage instead of passing unseen."""
     none: dict[str, Any] = {"gpu_energy_j": None, "gpu_energy_coverage": None}

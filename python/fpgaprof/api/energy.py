@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fpgaprof.analysis.sections import traced_gpu_ids
 from fpgaprof.api.roofline import analyze
 from fpgaprof.base.errors import InvalidArgumentError
 from fpgaprof.views.tables import Table
@@ -64,7 +65,8 @@ def energy_report(prof: Any, by: str = "region", **kwargs: Any) -> Table:
         raise InvalidArgumentError(
             f"by={by!r}: use 'region', 'region_instance', 'op' or 'device' (energy_report)"
         )
-    e = analyze(prof, **kwargs)["energy"]
+    an = analyze(prof, **kwargs)
+    e = an["energy"]
     if by == "region":
         t = Table(e["region_paths"])
         t.title = "GPU energy per region path (measured, NVML)"
@@ -121,7 +123,7 @@ def energy_report(prof: Any, by: str = "region", **kwargs: Any) -> Table:
         )
     if by.startswith("region") and e["measured"]:
         sampled = {int(d["device_id"]) for d in e["devices"]}
-        unsampled = sorted({int(d.id) for d in getattr(prof, "devices", None) or []} - sampled)
+        unsampled = sorted(traced_gpu_ids(an) - sampled)
         if unsampled:
             t.footer += (
                 f"{'; ' if t.footer else ''}GPU {', '.join(str(d) for d in unsampled)} traced "
