@@ -43,6 +43,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from fpgaprof.base.atomic import write_text_atomic
 from fpgaprof.capture.run_environment import write_environment
 from fpgaprof.capture.signals import SaveOnSignal
 
@@ -102,8 +103,7 @@ def write_exit_status(out_dir: str, code: int) -> None:
     path = os.path.join(out_dir, EXIT_STATUS_NAME)
     try:
         if code:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(f"{int(code)}\n")
+            write_text_atomic(path, f"{int(code)}\n")
         elif os.path.lexists(path):
             os.unlink(path)
     except OSError:
