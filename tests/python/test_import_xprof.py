@@ -34,8 +34,9 @@ TABLES = ("kernels", "transfers", "memsets", "api_calls", "markers", "regions")
 
 
 def _cli(*args, check=True):
-    r = subprocess.run([sys.executable, "-m", "fpgaprof", *args], capture_output=True, text=True,
-                       timeout=600)
+    r = subprocess.run(
+        [sys.executable, "-m", "fpgaprof", *args], capture_output=True, text=True, timeout=600
+    )
     if check:
         assert r.returncode == 0, r.stderr
     return r
@@ -67,32 +68,60 @@ def _untimed(p) -> int:
 def test_round_trip_keeps_every_record(round_trip):
     a, b, _ = round_trip
     for t in TABLES:
-        want = _timed(getattr(a, t)) if t in ("kernels", "transfers", "memsets") else len(getattr(a, t))
+        want = (
+            _timed(getattr(a, t))
+            if t in ("kernels", "transfers", "memsets")
+            else len(getattr(a, t))
+        )
         assert len(getattr(b, t)) == want, t
-    keys = ("name", "start_ns", "end_ns", "device_id", "stream_id", "correlation_id", "grid_x",
-            "block_x", "registers_per_thread", "static_shared_bytes", "dynamic_shared_bytes")
+    keys = (
+        "name",
+        "start_ns",
+        "end_ns",
+        "device_id",
+        "stream_id",
+        "correlation_id",
+        "grid_x",
+        "block_x",
+        "registers_per_thread",
+        "static_shared_bytes",
+        "dynamic_shared_bytes",
+    )
     assert _rows(b.kernels, keys) == _rows(a.kernels, keys, timed_only=True)
     keys = ("start_ns", "end_ns", "bytes", "copy_kind", "src_kind", "dst_kind", "is_async")
     assert _rows(b.transfers, keys) == _rows(a.transfers, keys, timed_only=True)
     # the hardware counter values of every kernel and copy the XSpace holds come back
     assert len(b.counters) == sum(
-        1 for k, m in zip(*(a.counters.columns([c])[c].tolist() for c in ("kernel_index", "memcpy_index")))
+        1
+        for k, m in zip(
+            *(a.counters.columns([c])[c].tolist() for c in ("kernel_index", "memcpy_index"))
+        )
         if (k != 0xFFFFFFFF and (a.kernels[k].start_ns or a.kernels[k].end_ns))
         or (m != 0xFFFFFFFF and (a.transfers[m].start_ns or a.transfers[m].end_ns))
     )
-    assert _rows(b.api_calls, ("name", "start_ns", "correlation_id", "thread_id", "kind")) == \
-        _rows(a.api_calls, ("name", "start_ns", "correlation_id", "thread_id", "kind"))
+    assert _rows(b.api_calls, ("name", "start_ns", "correlation_id", "thread_id", "kind")) == _rows(
+        a.api_calls, ("name", "start_ns", "correlation_id", "thread_id", "kind")
+    )
     assert [d.name for d in b.devices] == [d.name for d in a.devices]
-    assert sorted((m.name, m.program_id) for m in b.hlo_modules) == \
-        sorted((m.name, m.program_id) for m in a.hlo_modules)
+    assert sorted((m.name, m.program_id) for m in b.hlo_modules) == sorted(
+        (m.name, m.program_id) for m in a.hlo_modules
+    )
 
 
 def test_round_trip_keeps_ops_and_fpga_ranking(round_trip):
     a, b, _ = round_trip
 
     def ops(p):
-        return sorted((str(o.module_name), int(o.program_id), str(o.hlo_op), int(o.kernel_count),
-                       int(o.total_ns)) for o in p.ops)
+        return sorted(
+            (
+                str(o.module_name),
+                int(o.program_id),
+                str(o.hlo_op),
+                int(o.kernel_count),
+                int(o.total_ns),
+            )
+            for o in p.ops
+        )
 
     if _untimed(a):
         # ops whose kernels all lack times are gone; the others keep their time
@@ -104,18 +133,24 @@ def test_round_trip_keeps_ops_and_fpga_ranking(round_trip):
         rows_b = {(r["op"], r["module"]): r for r in b.fpga_candidates()}
         assert rows_a.keys() == rows_b.keys()
         for k, r in rows_a.items():
-            assert (r["estimate_basis"], r["cost_known"]) == (rows_b[k]["estimate_basis"], rows_b[k]["cost_known"]), k
+            assert (r["estimate_basis"], r["cost_known"]) == (
+                rows_b[k]["estimate_basis"],
+                rows_b[k]["cost_known"],
+            ), k
         return
     assert ops(b) == ops(a)
     assert b.attribution.unattributed_count == a.attribution.unattributed_count
 
     def ranking(p):
         c = p.fpga_candidates().columns()
+
         def plain(v):  # NaN (no estimate) compares equal to NaN here
             return None if isinstance(v, float) and math.isnan(v) else v
 
-        return [tuple(plain(v) for v in row) for row in
-                zip(*(list(c[k]) for k in ("rank", "op", "module", "score", "op_speedup")))]
+        return [
+            tuple(plain(v) for v in row)
+            for row in zip(*(list(c[k]) for k in ("rank", "op", "module", "score", "op_speedup")))
+        ]
 
     assert ranking(b) == ranking(a) and ranking(a)
 
@@ -164,9 +199,13 @@ def test_an_xspace_in_xlas_own_form_is_attributed_from_the_hlo_op_stats(round_tr
     def per_kernel(p):
         cols = attribution.kernel_columns(p.attribution)
         k = p.kernels.columns()
-        return {(int(c), int(t)): (int(pid), str(op))
-                for c, t, e, pid, op in zip(k["correlation_id"], k["start_ns"], k["end_ns"],
-                                            cols["program_id"], cols["hlo_op"]) if t or e}
+        return {
+            (int(c), int(t)): (int(pid), str(op))
+            for c, t, e, pid, op in zip(
+                k["correlation_id"], k["start_ns"], k["end_ns"], cols["program_id"], cols["hlo_op"]
+            )
+            if t or e
+        }
 
     got, want = per_kernel(b), per_kernel(a)
     assert got.keys() == want.keys()
@@ -224,3 +263,26 @@ def test_an_export_into_a_folder_of_another_export_is_the_one_read(tmp_path):
     assert len(got.kernels) == _timed(want.kernels)
     assert [d.name for d in got.devices] == [d.name for d in want.devices]
     assert len(list(out.glob("plugins/profile/*/fpgaprof.xplane.pb"))) == 1
+
+
+def test_a_killed_export_leaves_no_run_xprof_would_list(tmp_path):
+    """An export SIGKILLed before its files move into place leaves its staging folder (the
+    next output into the folder removes it). Staged as DIR/.fpgaprof-staging-*/plugins/profile/
+    <run>/, XProf (which finds runs as plugins/profile/<run> anywhere under the log dir) listed
+    it as a run; the staging folder now holds no plugins/profile tree."""
+    out = tmp_path / "xp"
+    code = (
+        "import os, sys\n"
+        "import fpgaprof\n"
+        "from fpgaprof import report\n"
+        "from fpgaprof.base import atomic\n"
+        "def killed(*a, **k):\n"
+        "    os._exit(137)  # as SIGKILL: no finally, no cleanup\n"
+        "atomic.OutputSet.commit = killed\n"
+        f"report.write_xspace(fpgaprof.load({REAL[0]!r}), {str(out)!r})\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 137, r.stderr
+    staged = [p for p in out.rglob("*") if p.is_file()]
+    assert [p.name for p in staged] == ["fpgaprof.xplane.pb"]  # written, never moved
+    assert not list(out.rglob("plugins")), [str(p) for p in out.rglob("*")]

@@ -207,13 +207,21 @@ class OutputSet:
         except OSError as e:
             raise _unwritable(self.folder, e) from e
         self._removals: list[str] = []
+        # name in `folder` -> where it is staged: STAGING/<n>/<its file name>, one numbered
+        # folder per file, so the staging folder holds none of the outputs' layout (a killed
+        # XProf export's STAGING/plugins/profile/<run>/ was a run XProf listed)
+        self._staged: dict[str, str] = {}
         self._open = True
 
     def path(self, name: str) -> str:
         """Where to write `name` (relative to `folder`, subfolders allowed) before commit()."""
-        p = os.path.join(self.staging, name)
-        os.makedirs(os.path.dirname(p), exist_ok=True)
-        return p
+        rel = os.path.normpath(name)
+        staged = self._staged.get(rel)
+        if staged is None:
+            staged = os.path.join(self.staging, str(len(self._staged)), os.path.basename(rel))
+            os.makedirs(os.path.dirname(staged), exist_ok=True)
+            self._staged[rel] = staged
+        return staged
 
     def final(self, name: str) -> str:
         """Where `name` will be after commit()."""
@@ -234,12 +242,10 @@ class OutputSet:
             self.discard()  # nothing moved yet: `folder` stays as it was
             raise
         with _signals_held():
-            for root, _dirs, files in os.walk(self.staging):
-                rel = os.path.relpath(root, self.staging)
-                target = self.folder if rel == "." else os.path.join(self.folder, rel)
-                os.makedirs(target, exist_ok=True)
-                for f in files:
-                    os.replace(os.path.join(root, f), os.path.join(target, f))
+            for rel, staged in self._written():
+                target = os.path.join(self.folder, rel)
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                os.replace(staged, target)
             for name in self._removals:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(os.path.join(self.folder, name))
@@ -250,13 +256,15 @@ class OutputSet:
         """FpgaprofIOError, before anything moves, when a staged file's place in `folder` (or a
         subfolder on its way) is a symbolic link or a special file: commit() never writes
         through a link to a folder elsewhere nor replaces a device or FIFO."""
-        for root, dirs, files in os.walk(self.staging):
-            rel = os.path.relpath(root, self.staging)
-            target = self.folder if rel == "." else os.path.join(self.folder, rel)
-            for d in dirs:
-                refuse_linked_folder(os.path.join(target, d))
-            for f in files:
-                refuse_special(os.path.join(target, f))
+        for rel, _staged in self._written():
+            parts = rel.split(os.sep)
+            for i in range(1, len(parts)):
+                refuse_linked_folder(os.path.join(self.folder, *parts[:i]))
+            refuse_special(os.path.join(self.folder, rel))
+
+    def _written(self) -> list[tuple[str, str]]:
+        """(name in `folder`, staged path) of each file path() gave that was written."""
+        return [(rel, p) for rel, p in self._staged.items() if os.path.lexists(p)]
 
     def discard(self) -> None:
         """Removes the staging folder and everything in it; `folder` stays as it was (and is
@@ -275,7 +283,14 @@ class OutputSet:
         summary.json) replaced by the name the file would have had in `folder`."""
         name = getattr(e, "filename", None)
         if isinstance(e, OSError) and isinstance(name, str) and name.startswith(self.staging):
-            final = os.path.join(self.folder, os.path.relpath(name, self.staging))
+            # STAGING/<n>/FILE (or a temporary file beside it) is FILE in the folder of the
+            # n-th name path() gave
+            number, _, rest = os.path.relpath(name, self.staging).partition(os.sep)
+            where = self.folder
+            for rel, staged in self._staged.items():
+                if os.path.dirname(staged) == os.path.join(self.staging, number):
+                    where = os.path.dirname(os.path.join(self.folder, rel))
+            final = os.path.join(where, rest) if rest else where
             return OSError(e.errno, e.strerror or str(e), final)
         return e
 
