@@ -72,9 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     jax.block_until_ready(model.back_project(jax.block_until_ready(model.forward_project(phantom))))
 
     with fpgaprof.trace(args.out, counters=args.counters) as prof:
-        with fpgaprof.region("forward_project"):
+        # "<operation>/<size>": the answer names the size (fpgaprof.api.answer.SIZE_RE)
+        with fpgaprof.region(f"forward_project/{n}"):
             sino = jax.block_until_ready(model.forward_project(phantom))
-        with fpgaprof.region("back_project"):
+        with fpgaprof.region(f"back_project/{n}"):
             jax.block_until_ready(model.back_project(sino))
 
     print(prof.summary())

@@ -1474,7 +1474,31 @@ def load_answer(path: str | None) -> dict[str, Any] | None:
     a = dict(a)
     a["source_path"] = path
     a["trace"] = ((summary.get("trace") or {}).get("path")) or path
-    return a
+    return _size_from_trace_name(a)
+
+
+# A bundled trace's name says its geometry and size (tests/data/traces/README.md, "Adding one":
+# mbirjax073_parallel_128_pallas_h200.fpgaprof); examples/mbirjax_forward.py's regions before
+# they carried "/<size>" ("forward_project", "back_project") name neither.
+_TRACE_NAME_RE = re.compile(r"_(?P<geometry>parallel|cone)_(?P<size>\d+)_")
+
+
+def _size_from_trace_name(a: dict[str, Any]) -> dict[str, Any]:
+    """The answer with each row's size (and geometry) from its trace's file name where the rows
+    name none, said so in what it rests on; unchanged otherwise."""
+    m = _TRACE_NAME_RE.search(os.path.basename(str(a.get("trace") or "")))
+    items = [dict(i) for i in a.get("items") or []]
+    if not m or not items or any(i.get("size") for i in items):
+        return a
+    geometry, size = m.group("geometry"), int(m.group("size"))
+    for i in items:
+        op = str(i.get("operation") or "")
+        i["operation"] = op if op.startswith(geometry + "_") else f"{geometry}_{op}"
+        i["size"] = size
+    rests = dict(a.get("rests_on") or {})
+    said = f"size {size}³, {geometry} beam (from the trace's file name)"
+    rests["text"] = "; ".join(t for t in (str(rests.get("text") or ""), said) if t)
+    return dict(a, items=items, rests_on=rests)
 
 
 def answer_block_html(results: list[Result], answer_from: dict[str, Any] | None, out_dir: str) -> str:

@@ -84,12 +84,13 @@ def operation_and_size(region: str, row: dict[str, str]) -> tuple[str, int | Non
     region of examples/mbirjax_forward.py ("forward_project", parallel beam) takes the size of
     the command's --size."""
     m = re.fullmatch(r"(.+)/(\d+)", region)
-    if m:
-        return m.group(1), int(m.group(2))
     size = re.search(r"--size\s+(\d+)", row["command"])
-    op = region
-    if "mbirjax_forward.py" in row["command"] and not region.startswith(("parallel_", "cone_")):
-        op = "parallel_" + region
+    op = m.group(1) if m else region
+    # examples/mbirjax_forward.py's regions ("forward_project", from now "forward_project/<n>")
+    if "mbirjax_forward.py" in row["command"] and not op.startswith(("parallel_", "cone_")):
+        op = "parallel_" + op
+    if m:
+        return op, int(m.group(2))
     return op, int(size.group(1)) if size else None
 
 

@@ -47,7 +47,7 @@ def test_forward_example_traces_ranks_and_saves(tmp_path):
                            "(Pallas: not a GPU platform (cpu))")
     prof = fpgaprof.load(tmp_path / "fwd.fpgaprof")
     names = [prof.regions[i].name for i in range(len(prof.regions))]
-    assert names == ["forward_project", "back_project"]
+    assert names == ["forward_project/8", "back_project/8"]  # the size in the name
     region_head = "FPGA offload candidates on versal-v80: region paths as whole units"
     ops_head = "FPGA offload candidates on versal-v80: HLO ops"
     if len(prof.kernels) == 0:  # no GPU: the tables say so instead of printing nothing

@@ -780,3 +780,24 @@ def test_the_scaling_table_marks_recompiled_and_failed_sizes(sweep):
     assert "0.81s*" in text and "failed!" in text
     assert "* XLA compiled during the timed runs" in text and "! the operation failed" in text
     assert by["cone_recon"]["exponent"] is None  # one size with a time
+
+
+def test_the_bundled_answer_names_its_size(sweep, tmp_path):
+    """The bundled trace (examples/mbirjax_forward.py --size 128) has regions "forward_project"
+    and "back_project": its answer must still say which problem size and geometry it answers
+    for, from the trace's name, and say where that came from."""
+    bundled = tmp_path / "bundled_gpu_trace"
+    bundled.mkdir()
+    answer = {"available": True, "unit": "region", "cards": ["versal-v80"], "count": 1,
+              "items": [{"operation": "forward_project", "size": None, "region": "forward_project",
+                         "gpu_time_s": 6.241e-4, "verdict": "no", "best_card": "versal-v80",
+                         "speedup": 0.24, "speedup_low": 0.13, "speedup_high": 0.33}],
+              "rests_on": {"text": "GPU times measured on NVIDIA H200"}}
+    trace = "tests/data/traces/mbirjax073_parallel_128_pallas_h200.fpgaprof"
+    (bundled / "summary.json").write_text(json.dumps({"answer": answer, "trace": {"path": trace}}))
+    got = sweep.load_answer(str(bundled / "summary.json"))
+    (item,) = got["items"]
+    assert (item["operation"], item["size"]) == ("parallel_forward_project", 128)
+    assert "size 128³, parallel beam (from the trace's file name)" in got["rests_on"]["text"]
+    row = sweep.answer_text([], got).splitlines()[3]
+    assert row.split()[:2] == ["parallel_forward_project", "128³"]
