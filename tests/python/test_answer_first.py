@@ -540,3 +540,19 @@ def test_a_region_that_only_encloses_others_is_not_an_operation_of_the_answer():
 
     text = "\n".join(answer_lines(summary, top=5))
     assert "(2 calls)" in text and "left out: 1 region path(s)" in text and "'trace'" in text
+
+
+def test_a_row_whose_kernels_have_no_gpu_time_reads_not_timed_and_names_no_card():
+    """The H200 XLA counters trace's forward window could not be paired: its 34 kernels have no
+    timestamps. Its answer row is not a GPU time of 0 s, and with no card estimating it there is
+    no best card (the first card of the list is not one)."""
+    from fpgaprof.report.digest import answer_lines
+
+    path = os.path.join(TRACES, "mbirjax073_parallel_128_xla_counters_h200.fpgaprof")
+    s = json.loads(report.summary_json.dumps(report.collect(fpgaprof.load(path), trace_path=path)))
+    (fwd,) = [i for i in s["answer"]["items"] if i["operation"] == "forward_project"]
+    assert fwd["verdict"] == "unknown: not estimated" and fwd["gpu_time_s"] == 0
+    assert fwd["best_card"] is None
+    (line,) = [ln for ln in answer_lines(s) if ln.split()[:1] == ["forward_project"]]
+    assert " 0 s " not in line and "alveo-u55c" not in line
+    assert line.split()[2:5] == ["not", "timed", "unknown:"]

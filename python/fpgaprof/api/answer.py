@@ -173,6 +173,9 @@ def answer_section(
             continue
         card, row = pick
         sp = row_speedups(row)
+        # No card has an estimate (the best verdict is "not estimated"): the first card of
+        # the list is no "best card".
+        best_card = None if row.get("verdict") == "unknown: not estimated" else card
         if unit == "region":
             name = str(r.get("region") or "")
             operation, size = operation_and_size(name.split(" > ")[-1])
@@ -192,7 +195,7 @@ def answer_section(
                 # the calls gpu_time_s sums (a region's instances; an op's executions)
                 "calls": int(r.get("instances") or r.get("executions") or 0) or None,
                 "verdict": row.get("verdict"),
-                "best_card": card,
+                "best_card": best_card,
                 "scenario": sp[0] if sp else None,
                 "speedup": sp[1] if sp else None,
                 "speedup_low": sp[2] if sp and math.isfinite(sp[2]) else None,

@@ -224,8 +224,12 @@ def energy_text(item: Mapping) -> str:
 
 
 def answer_gpu_time(item: Mapping) -> str:
-    """An answer row's GPU time with the calls it sums: "4.19 ms (2 calls)", "624.1 µs"."""
+    """An answer row's GPU time with the calls it sums: "4.19 ms (2 calls)", "624.1 µs";
+    "not timed" for a row whose kernels have no GPU time (no timestamps: a kernel-replay
+    counter window that could not be paired), which is not a time of 0 s."""
     calls = item.get("calls")
+    if not item.get("gpu_time_s"):
+        return "not timed"
     text = fmt_s(item.get("gpu_time_s"))
     return f"{text} ({calls} calls)" if isinstance(calls, int) and calls > 1 else text
 
