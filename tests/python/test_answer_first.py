@@ -556,3 +556,28 @@ def test_a_row_whose_kernels_have_no_gpu_time_reads_not_timed_and_names_no_card(
     (line,) = [ln for ln in answer_lines(s) if ln.split()[:1] == ["forward_project"]]
     assert " 0 s " not in line and "alveo-u55c" not in line
     assert line.split()[2:5] == ["not", "timed", "unknown:"]
+
+
+def test_the_deciding_reason_holds_at_the_fast_end_and_gives_ranges():
+    """H200 cone_forward_project/64 on a V80 (the Pallas counters trace): the restructured card
+    takes 531.4 µs nominal but 382.8 µs at its fast end, under the GPU's 447.6 µs, so "card
+    531.4 µs vs 447.6 µs" is not what decides "no": the card and the link together are, each
+    with its range."""
+    from fpgaprof.api.fpga import deciding_reason
+
+    row = {
+        "verdict": "no",
+        "gpu_time_ns": 447616.0,
+        "transfer_s": 4.3662e-4, "transfer_low_s": 2.4397e-4, "transfer_high_s": 6.3161e-4,
+        "card_time_s": 6.5932e-4, "card_time_low_s": 4.5015e-4, "card_time_high_s": 1.1024e-3,
+        "restructured_card_time_s": 5.3136e-4, "restructured_card_time_low_s": 3.8276e-4,
+        "restructured_card_time_high_s": 9.0473e-4,
+        "card_limit": "memory", "estimate_basis": "static",
+    }
+    assert deciding_reason(row) == (
+        "card 531.4 µs (380-910 µs) (memory-bound) + link 436.6 µs (240-640 µs) vs 447.6 µs on"
+        " the GPU"
+    )
+    # a host link whose fast end alone is slower than the GPU decides it, with its range
+    row.update(transfer_s=1.75e-3, transfer_low_s=1.258e-3, transfer_high_s=2.515e-3)
+    assert deciding_reason(row) == "host link alone 1.75 ms (1.2-2.6 ms) vs 447.6 µs on the GPU"

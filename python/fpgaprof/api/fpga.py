@@ -231,31 +231,49 @@ def deciding_reason(row: Mapping) -> str:
         if basis == "operand bound":
             return f"bound only ({why}): FLOPs unknown, its operands alone give the bound"
         return f"not estimated: {note.removeprefix('not estimated: ') or 'no cost'}"
-    transfer = row.get("transfer_s")
-    card = row.get("card_time_s")
-    rcard = row.get("restructured_card_time_s")
-    fin = [x for x in (card, rcard) if isinstance(x, (int, float)) and math.isfinite(x)]
-    best_card = min(fin) if fin else math.nan
+
+    def num(key: str) -> float:
+        v = row.get(key)
+        return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else math.nan
+
+    def timed(nominal: float, lo: float, hi: float) -> str:
+        """A time with its range where the row has one: "1.75 ms (1.3-2.6 ms)"."""
+        rng = fmt_s_range(lo, hi) if math.isfinite(lo) and math.isfinite(hi) else ""
+        return fmt_s(nominal) + (f" ({rng})" if rng else "")
+
+    transfer = num("transfer_s")
+    t_lo, t_hi = num("transfer_low_s"), num("transfer_high_s")
+    # The card time of the faster scenario (as compiled or restructured), with its own range.
+    cards = [
+        (num(f"{p}card_time_s"), num(f"{p}card_time_low_s"), num(f"{p}card_time_high_s"))
+        for p in ("", "restructured_")
+    ]
+    cards = [c for c in cards if math.isfinite(c[0])]
+    best_card, c_lo, c_hi = min(cards) if cards else (math.nan, math.nan, math.nan)
+    # What decides "no" must hold at the card's fast end, not only at the nominal: compare the
+    # low end where the row has one.
+    t_fast = t_lo if math.isfinite(t_lo) else transfer
+    c_fast = c_lo if math.isfinite(c_lo) else best_card
     limit = str(row.get("card_limit") or "")
     lim = f" ({limit}-bound)" if limit else ""
     bound = "≥ " if row.get("estimate_basis") in ("measured bound", "operand bound") else ""
     if verdict == "no":
-        if isinstance(transfer, (int, float)) and transfer >= gpu_s > 0:
-            return f"host link alone {fmt_s(transfer)} vs {fmt_s(gpu_s)} on the GPU"
-        if math.isfinite(best_card) and best_card >= gpu_s:
-            return f"card {bound}{fmt_s(best_card)}{lim} vs {fmt_s(gpu_s)} on the GPU"
-        if math.isfinite(best_card) and isinstance(transfer, (int, float)):
-            # each alone is faster than the GPU, together they are not
+        if math.isfinite(transfer) and t_fast >= gpu_s > 0:
+            return f"host link alone {timed(transfer, t_lo, t_hi)} vs {fmt_s(gpu_s)} on the GPU"
+        if math.isfinite(best_card) and c_fast >= gpu_s:
+            return f"card {bound}{timed(best_card, c_lo, c_hi)}{lim} vs {fmt_s(gpu_s)} on the GPU"
+        if math.isfinite(best_card) and math.isfinite(transfer):
+            # each alone can be faster than the GPU, together they are not
             return (
-                f"card {bound}{fmt_s(best_card)}{lim} + link {fmt_s(transfer)} vs "
-                f"{fmt_s(gpu_s)} on the GPU"
+                f"card {bound}{timed(best_card, c_lo, c_hi)}{lim} + link "
+                f"{timed(transfer, t_lo, t_hi)} vs {fmt_s(gpu_s)} on the GPU"
             )
         note = str(row.get("estimate_note") or "")
         return note or "slower on the card"
     if math.isfinite(best_card):
-        t = f"card {fmt_s(best_card)}{lim}"
-        if isinstance(transfer, (int, float)) and transfer > 0:
-            t += f" + link {fmt_s(transfer)}"
+        t = f"card {timed(best_card, c_lo, c_hi)}{lim}"
+        if math.isfinite(transfer) and transfer > 0:
+            t += f" + link {timed(transfer, t_lo, t_hi)}"
         return f"{t} vs {fmt_s(gpu_s)} on the GPU"
     return ""
 
