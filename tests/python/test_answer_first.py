@@ -581,3 +581,16 @@ def test_the_deciding_reason_holds_at_the_fast_end_and_gives_ranges():
     # a host link whose fast end alone is slower than the GPU decides it, with its range
     row.update(transfer_s=1.75e-3, transfer_low_s=1.258e-3, transfer_high_s=2.515e-3)
     assert deciding_reason(row) == "host link alone 1.75 ms (1.2-2.6 ms) vs 447.6 µs on the GPU"
+
+
+def test_prof_summary_gives_the_answer_first(pallas):
+    """prof.summary(), like `fpgaprof report`, opens with the FPGA answer (the same lines),
+    then the trace."""
+    from fpgaprof.report.digest import answer_lines
+
+    text = pallas.summary()
+    s = json.loads(report.summary_json.dumps(report.collect(pallas, trace_path=PALLAS)))
+    first = answer_lines(s)
+    assert text.splitlines()[: len(first)] == first
+    assert text.splitlines()[0].startswith("FPGA answer per operation (region) and size")
+    assert "fpgaprof trace: wall time" in text

@@ -13,6 +13,7 @@ from typing import Any
 
 from fpgaprof.analysis.trace_analysis import AnalysisCache
 from fpgaprof.api import (
+    answer,
     energy,
     fpga,
     overview,
@@ -26,6 +27,7 @@ from fpgaprof.base.errors import FpgaprofError, FpgaprofIOError, InvalidArgument
 from fpgaprof.base.text import native_path, terminal_safe
 from fpgaprof.views import profile as profile_views
 from fpgaprof.views import tables as views
+from fpgaprof.views.answer_text import answer_lines
 
 __all__ = ["Profile", "load"]
 
@@ -269,13 +271,23 @@ class Profile:
         return p
 
     def summary(self, top: int = 15) -> str:
-        """A readable text summary: top kernels, transfers, regions, drops and warnings."""
+        """A readable text summary: the FPGA answer first (per operation and size, as
+        `fpgaprof report` prints it), then top kernels, transfers, regions, drops and warnings."""
         if not isinstance(top, int) or isinstance(top, bool) or top < 0:
             raise InvalidArgumentError(
                 f"summary(top={top!r}): top is how many rows each list shows, an int >= 0"
             )
         o = overview.trace_overview(self)
-        return profile_views.summary_text(self, o.data, o.analysis, top)
+        text = profile_views.summary_text(self, o.data, o.analysis, top)
+        if not o.data.get("totals", {}).get("kernel_count"):
+            return text  # no GPU kernels: nothing to answer (the text says why)
+        # The answer first, as `fpgaprof run` / `report` and report.html give it (the same
+        # analysis, cached on the profile).
+        try:
+            ans = answer.answer_section(self, o.data, o.analysis)
+        except Exception as e:  # noqa: BLE001 - the rest of the summary stands without it
+            ans = {"available": False, "reason": f"the answer could not be built: {e}"}
+        return "\n".join(answer_lines({"answer": ans})) + "\n\n" + text
 
     def _repr_html_(self) -> str:
         """Jupyter: overview, top kernels and ops, warnings (views.profile)."""
