@@ -594,3 +594,10 @@ def test_prof_summary_gives_the_answer_first(pallas):
     assert text.splitlines()[: len(first)] == first
     assert text.splitlines()[0].startswith("FPGA answer per operation (region) and size")
     assert "fpgaprof trace: wall time" in text
+
+
+def test_an_op_with_copies_and_no_kernel_run_has_no_mean(pallas):
+    """copy.10 of the Pallas trace launched copies (15.2 µs) and no kernel: its mean per
+    kernel run is "–", not "0 ns" beside a time of 15.2 µs."""
+    (line,) = [ln for ln in pallas.summary().splitlines() if "copy.10 (jit_chunk_fn)" in ln]
+    assert line.split()[:6] == ["15.2", "µs", "0.0%", "0", "–", "copy.10"]
