@@ -114,3 +114,15 @@ def test_a_forked_child_ending_normally_keeps_the_parents_dump_dir(tmp_path):
                        env=_env(tmp_path), timeout=120)
     assert r.returncode == 0, r.stderr[-1500:]
     assert r.stdout.strip() == "kept"
+
+
+def test_module_range_ids_take_ascii_program_ids_only():
+    """An NVTX range `XlaModule:#...,program_id=²#` (str.isdigit() holds, int() refuses) is a
+    range without a program id, not a ValueError that loses every module of the trace."""
+    pids, names = xla_flags.module_range_ids(
+        [
+            "XlaModule:#hlo_module=jit_a,program_id=\u00b2#",
+            "XlaModule:#hlo_module=jit_b,program_id=7#",
+        ]
+    )
+    assert pids == {7} and names == {"jit_a"}

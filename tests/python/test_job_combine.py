@@ -48,6 +48,9 @@ def test_launcher_variables(env, expected):
         {"RANK": "4", "WORLD_SIZE": "4"},  # an index outside the job
         {"RANK": "x", "WORLD_SIZE": "2"},
         {"RANK": "1"},
+        # digits str.isdigit() accepts and int() refuses: not a job, never a ValueError
+        {"RANK": "\u00b2", "WORLD_SIZE": "4"},
+        {"SLURM_PROCID": "0", "SLURM_NTASKS": "\u00b9\u2076"},
     ],
 )
 def test_not_a_job(env):

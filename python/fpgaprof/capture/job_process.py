@@ -98,8 +98,10 @@ def pid_folder_name(host: str, pid: int) -> str:
 
 
 def _int(environ: Mapping[str, str], name: str) -> int | None:
+    """The variable as a whole number of ASCII digits, else None (str.isdigit() also holds for
+    "²" and other digits int() refuses, which raised ValueError in the traced program)."""
     v = environ.get(name, "").strip()
-    return int(v) if v.isdigit() else None
+    return int(v) if v.isascii() and v.isdigit() else None
 
 
 def from_environment(environ: Mapping[str, str] | None = None) -> JobProcess | None:

@@ -241,7 +241,8 @@ def start_from_environment(trace: Callable[..., Any]) -> bool:
         want_counters = os.environ.get("FPGAPROF_RUN_COUNTERS") == "1"
         params = inspect.signature(trace).parameters
         buffer_size = os.environ.get("FPGAPROF_RUN_BUFFER_SIZE", "")
-        if buffer_size.isdigit() and "buffer_size" in params:  # `run --buffer-size`
+        # `run --buffer-size`; ASCII digits only (int() refuses "²", which isdigit() passes)
+        if buffer_size.isascii() and buffer_size.isdigit() and "buffer_size" in params:
             kwargs["buffer_size"] = int(buffer_size)
         if want_counters:
             if "counters" in params:

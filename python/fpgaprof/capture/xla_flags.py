@@ -696,7 +696,7 @@ def module_ranges(marker_names: Iterable[str]) -> list[tuple[str, int | None]]:
         fields = dict(kv.split("=", 1) for kv in m.group(1).split(",") if "=" in kv)
         pid = fields.get("program_id", "")
         name = fields.get("hlo_module", "")
-        if pid.isdigit():
+        if pid.isascii() and pid.isdigit():  # int() refuses "²", which isdigit() passes
             seen.add((name, int(pid)))
         elif name:
             seen.add((name, None))
