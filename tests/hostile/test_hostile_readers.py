@@ -572,6 +572,12 @@ def summary_json(tmp_path_factory) -> dict:
             r"by_direction\[0\]\.bytes is \{'a': 1\}, not a number",
         ),
         (("trace", "wall_time_s"), 10**400, None),
+        # before: "internal error: OverflowError: int too large to convert to float"
+        (
+            ("ops", "items", 0, "count"),
+            10**400,
+            r"B: ops\.items\[0\]\.count is an integer of about 401 digits, not a whole number",
+        ),
     ],
 )
 def test_compare_wrong_types(tmp_path, summary_json, where, value, pattern):
@@ -592,6 +598,73 @@ def test_compare_wrong_types(tmp_path, summary_json, where, value, pattern):
         assert r.rc == 1, r.err
         one_line(r.err)
         assert "malformed summary.json" in r.err and re.search(pattern, r.err), r.err
+
+
+@pytest.mark.parametrize("extra", [[], ["--json"]])
+def test_compare_ratio_beyond_a_float_is_unknown(tmp_path, summary_json, extra):
+    """B's busy time 1e308 s over A's 90 us: B/A is beyond a float. Before: `--json` ended in
+    "internal error: ValueError: Out of range float values are not JSON compliant: inf"."""
+    a = tmp_path / "a.json"
+    a.write_text(json.dumps(summary_json))
+    b_data = json.loads(json.dumps(summary_json))
+    row = b_data["transfers"]["by_direction"][0]
+    row["busy_s"] = 1e308
+    b = tmp_path / "b.json"
+    b.write_text(json.dumps(b_data))
+    r = run("cli", "compare", str(a), str(b), *extra)
+    assert r.rc == 0, r.err
+    if extra:
+        rows = json.loads(r.out)["rows"]
+        (mine,) = [x for x in rows if x["kind"] == "transfer" and x["name"] == row["direction"]]
+        assert mine["change_ratio"] is None
+    else:
+        assert "infx" not in r.out
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        ("ops", "items", 0, "total_s"),
+        ("ops", "items", 0, "mean_s"),
+        ("regions", "items", 0, "wall_s"),
+        ("kernels", "top", 0, "total_s"),
+        ("transfers", "by_direction", 0, "busy_s"),
+    ],
+)
+def test_compare_negative_time_is_malformed(tmp_path, summary_json, where):
+    """Before: a negative time was compared as measured (-5.000 s, B/A -1926.23x)."""
+    a = tmp_path / "a.json"
+    a.write_text(json.dumps(summary_json))
+    b_data = json.loads(json.dumps(summary_json))
+    node = b_data
+    for k in where[:-1]:
+        node = node[k]
+    node[where[-1]] = -5.0
+    b = tmp_path / "b.json"
+    b.write_text(json.dumps(b_data))
+    r = run("cli", "compare", str(a), str(b))
+    assert r.rc == 1, r.err
+    one_line(r.err)
+    assert "malformed summary.json" in r.err and "not a time of 0 s or more" in r.err, r.err
+
+
+def test_compare_says_a_side_lost_records(tmp_path, summary_json):
+    """B's trace dropped 12 CUPTI records: its times are lower bounds (docs/reports.md,
+    report.records_dropped). Before: compare showed its lower times as changes, unmarked."""
+    a = tmp_path / "a.json"
+    a.write_text(json.dumps(summary_json))
+    b_data = json.loads(json.dumps(summary_json))
+    b_data["trace"]["dropped_records"] = 12
+    b = tmp_path / "b.json"
+    b.write_text(json.dumps(b_data))
+    r = run("cli", "compare", str(a), str(b))
+    assert r.rc == 0, r.err
+    assert "B: 12 CUPTI records were dropped: its times are lower bounds" in r.out
+    assert "A: " not in r.out.split("warning:", 1)[1]
+    js = run("cli", "compare", str(a), str(b), "--json")
+    assert js.rc == 0, js.err
+    (w,) = json.loads(js.out)["warnings"]
+    assert w.startswith("B: 12 CUPTI records were dropped")
 
 
 # --- defect 18: the measured-ceilings cache ----------------------------------------------------------

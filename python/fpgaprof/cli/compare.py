@@ -77,6 +77,9 @@ def _section(s: dict, name: str, rows_key: str) -> tuple[list, int | None, str |
     return rows, left, None
 
 
+INT64_MAX = 2**63 - 1
+
+
 def _shown(v: Any) -> str:
     """A value quoted in a message: its repr, cut to 40 characters."""
     if isinstance(v, int) and v.bit_length() > 130:  # repr of a 5,000-digit int raises
@@ -99,6 +102,23 @@ def _number(v: Any, where: str) -> float:
     return f
 
 
+def _time(v: Any, where: str) -> float:
+    """A time in seconds: a finite number of 0 or more (a negative time is no measurement)."""
+    t = _number(v, where)
+    if t < 0:
+        raise SummaryFormatError(f"{where} is {_shown(v)}, not a time of 0 s or more")
+    return t
+
+
+def _ratio(num: float | None, den: float | None) -> float | None:
+    """num / den, or None (shown as "–", null in --json) where den is 0 or unknown or the
+    quotient is beyond a float (1e308 s over 9e-5 s): --json writes strict JSON."""
+    if num is None or not den:
+        return None
+    r = num / den
+    return r if math.isfinite(r) else None
+
+
 def _bytes(v: Any, where: str) -> int | float | None:
     """A byte count of a row as the summary has it (None: not known), once it is known to be a
     number a float can hold."""
@@ -116,15 +136,18 @@ def _bound(v: Any, where: str) -> str | None:
 def _count(v: Any, where: str) -> int | None:
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-        raise SummaryFormatError(f"{where} is {_shown(v)}, not a whole number of 0 or more")
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= INT64_MAX:
+        # a count past int64 is no count a trace holds (and time / count raised OverflowError)
+        raise SummaryFormatError(
+            f"{where} is {_shown(v)}, not a whole number from 0 to {INT64_MAX:,}"
+        )
     return v
 
 
 def _per_run(time_s: float, count: int | None, mean_s: Any, where: str) -> float | None:
     """Mean time of one run: the summary's mean where it has one, else time / count."""
     if mean_s is not None:
-        return _number(mean_s, where)
+        return _time(mean_s, where)
     return time_s / count if count else None
 
 
@@ -137,6 +160,8 @@ def _merged(a: dict, b: dict) -> dict:
         else None
     )
     time_s = a["time_s"] + b["time_s"]
+    if not math.isfinite(time_s):
+        raise SummaryFormatError(f"the times of op {a['name']!r} add up to more than a float holds")
     return {
         **a,
         "time_s": time_s,
@@ -171,7 +196,7 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
             if not isinstance(r, dict) or "op" not in r:
                 raise SummaryFormatError(f"{where} has no 'op'")
             key = (str(r.get("module") or ""), str(r["op"]))
-            t = _number(r.get("total_s"), f"{where}.total_s")
+            t = _time(r.get("total_s"), f"{where}.total_s")
             n = _count(r.get("count"), f"{where}.count")
             entry = {
                 "name": key[1],
@@ -197,7 +222,7 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
             if not isinstance(r, dict) or not ("path" in r or "name" in r):
                 raise SummaryFormatError(f"{where} has no 'path' or 'name'")
             key = str(r.get("path") or r.get("name"))
-            t = _number(r.get("wall_s"), f"{where}.wall_s")
+            t = _time(r.get("wall_s"), f"{where}.wall_s")
             n = _count(r.get("count"), f"{where}.count")
             out[key] = {
                 "name": key,
@@ -214,7 +239,7 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
             where = f"kernels.top[{i}]"
             if not isinstance(r, dict) or "name" not in r:
                 raise SummaryFormatError(f"{where} has no 'name'")
-            t = _number(r.get("total_s"), f"{where}.total_s")
+            t = _time(r.get("total_s"), f"{where}.total_s")
             n = _count(r.get("count"), f"{where}.count")
             out[str(r["name"])] = {
                 "name": str(r["name"]),
@@ -248,7 +273,7 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
             out[str(r["direction"])] = {
                 "name": str(r["direction"]),
                 "module": None,
-                "time_s": _number(r.get("busy_s"), f"{where}.busy_s"),
+                "time_s": _time(r.get("busy_s"), f"{where}.busy_s"),
                 "count": _count(r.get("count"), f"{where}.count"),
                 "mean_s": None,
                 "bytes": _bytes(r.get("bytes"), f"{where}.bytes"),
@@ -299,14 +324,12 @@ def compare_summaries(a: dict, b: dict) -> list[dict]:
                     "time_before_s": ta if x else None,
                     "time_after_s": tb if y else None,
                     "change_s": None if unknown else tb - ta,
-                    "change_ratio": (tb / ta) if x and y and ta else None,
+                    "change_ratio": _ratio(tb, ta) if x and y else None,
                     "count_before": x["count"] if x else None,
                     "count_after": y["count"] if y else None,
                     "mean_before_s": x["mean_s"] if x else None,
                     "mean_after_s": y["mean_s"] if y else None,
-                    "mean_ratio": (y["mean_s"] / x["mean_s"])
-                    if x and y and x["mean_s"] and y["mean_s"] is not None
-                    else None,
+                    "mean_ratio": _ratio(y["mean_s"], x["mean_s"]) if x and y else None,
                     "bytes_before": x["bytes"] if x else None,
                     "bytes_after": y["bytes"] if y else None,
                     "bound_before": x["bound"] if x else None,
@@ -324,6 +347,28 @@ def compare_summaries(a: dict, b: dict) -> list[dict]:
         )
     )
     return rows
+
+
+def _lost_records(label: str, s: dict) -> str | None:
+    """The records a side's trace lost (summary.json's trace.dropped_records: CUPTI dropped
+    them; trace.incomplete_records: no timestamps), which make its times lower bounds; None
+    when it lost none (or does not say)."""
+    t = s.get("trace")
+    t = t if isinstance(t, dict) else {}
+    parts = []
+    for key, what in (
+        ("dropped_records", "CUPTI records were dropped"),
+        ("incomplete_records", "records had no timestamps"),
+    ):
+        n = t.get(key)
+        if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+            parts.append(f"{n:,} {what}")
+    if not parts:
+        return None
+    return (
+        f"{label}: {' and '.join(parts)}: its times are lower bounds, so a change against it "
+        "may be the loss, not the program (its report's warnings say how to trace it whole)"
+    )
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -346,8 +391,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
             return None  # shown as unknown: the comparison does not need it
 
     wa, wb = wall(a), wall(b)
+    lost = [w for w in (_lost_records("A", a), _lost_records("B", b)) if w]
     if args.json:
-        doc = {"a": args.a, "b": args.b, "a_wall_time_s": wa, "b_wall_time_s": wb, "rows": rows}
+        doc = {
+            "a": args.a,
+            "b": args.b,
+            "a_wall_time_s": wa,
+            "b_wall_time_s": wb,
+            "warnings": lost,
+            "rows": rows,
+        }
         out(json.dumps(doc, indent=1, allow_nan=False))
         return 0
     # The traces' own wall times are the whole programs' (a bigger problem, more setup): the
@@ -360,6 +413,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         "(runs: executions of an op, instances of a region, launches of a kernel, copies in a "
         "direction; mean: time per run; B/A: whole time, mean B/A: per run)"
     )
+    for w in lost:
+        out(f"warning: {w}")
     # What the times and bytes of each section are: ops and kernels GPU time summed over the
     # trace, regions wall time, transfer directions busy time; op bytes are one execution's
     # (the cost model's), transfer bytes all copies'. Transfer directions have no mean: their
