@@ -600,3 +600,63 @@ def test_25_jax_job_started_by_hand(tmp_path):
     assert job.rc == 0, job.err
     model = json.loads((out / "job.json").read_text(encoding="utf-8"))
     assert sorted(x["process_index"] for x in model["ranks"]) == [0, 1], model.get("ranks")
+
+
+# --- round 3: JSON files read beside a trace or in an output folder ----------------------------
+
+DEEP_JSON = "[" * 100_000 + "]" * 100_000
+
+
+def _side_file(path: Path, kind: str) -> None:
+    if kind == "deep":
+        path.write_text(DEEP_JSON)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:  # a link to /dev/zero: endless bytes
+        path.symlink_to("/dev/zero")
+
+
+@pytest.mark.parametrize("kind", ["deep", "fifo", "dev_zero"])
+def test_environment_json_beside_the_trace_is_only_a_hint(tmp_path, kind):
+    """A run folder's environment.json (written by `fpgaprof run`, read by `report`) that is
+    nested 100,000 deep, a FIFO or a link to /dev/zero. Before: "internal error:
+    RecursionError", a hang (open() of the FIFO waits for a writer), and a read of /dev/zero
+    until memory ran out. Now the environment is unknown and the report is written."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    trace = run_dir / "trace.fpgaprof"
+    trace.write_bytes(BASE)
+    _side_file(run_dir / "environment.json", kind)
+    r = report(trace, tmp_path / "out", "--no-timeline", timeout=60)
+    assert r.rc == 0, r.err
+    # a run folder's report (its hlo/ too) takes about 200 MiB; /dev/zero read whole, unbounded
+    assert r.peak_bytes < 1024 * MIB, r.peak_bytes
+    assert (tmp_path / "out" / "summary.json").is_file()
+
+
+@pytest.mark.parametrize("kind", ["deep", "fifo"])
+@pytest.mark.parametrize(
+    "name, argv",
+    [
+        ("summary.json", ["report", str(BASE_TRACE), "--no-timeline"]),
+        ("index.json", ["export", str(BASE_TRACE), "--format", "parquet"]),
+    ],
+)
+def test_old_json_in_the_output_folder(tmp_path, kind, name, argv):
+    """The output folder already holds summary.json (report) or index.json (export parquet),
+    read to learn what an earlier run wrote there. Before: a FIFO hung the command; JSON nested
+    100,000 deep ended in "internal error: RecursionError". Now a FIFO is refused by name
+    (as any special file where an output goes) and deep JSON is no earlier output."""
+    if name == "index.json":
+        pytest.importorskip("pyarrow")
+    out = tmp_path / "out"
+    out.mkdir()
+    _side_file(out / name, kind)
+    r = run("cli", *argv, "-o", str(out), timeout=60)
+    if kind == "fifo":
+        assert r.rc == 1, r.err
+        one_line(r.err)
+        assert f"{name}: is a FIFO, not a regular file" in r.err, r.err
+    else:
+        assert r.rc == 0, r.err
+        assert "internal error" not in r.err

@@ -6,6 +6,7 @@ only when they are regular files of a bounded size (never a device or a FIFO).""
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import stat
@@ -19,6 +20,7 @@ __all__ = [
     "utf8_safe",
     "first_non_utf8",
     "read_text_file",
+    "read_side_json",
     "shown_name",
     "terminal_safe",
     "TerminalSafeStream",
@@ -160,6 +162,21 @@ def read_text_file(path: str | os.PathLike, what: str, max_bytes: int) -> str:
             f"{p}: larger than {what} can be ({max_bytes:,} bytes at most): give {what}"
         )
     return data.decode("utf-8")
+
+
+SIDE_JSON_MAX_BYTES = 16 << 20
+
+
+def read_side_json(path: str | os.PathLike, what: str, max_bytes: int = SIDE_JSON_MAX_BYTES) -> Any:
+    """The JSON value of a file fpgaprof reads beside its inputs or outputs only to learn
+    something optional (a run's environment.json, an output folder's summary.json or
+    index.json): None when it is missing or is no such file. read_text_file's checks first, so
+    a FIFO never blocks, a link to /dev/zero is not read, a huge file is not read whole; JSON
+    nested too deeply (RecursionError) is malformed like any other."""
+    try:
+        return json.loads(read_text_file(path, what, max_bytes))
+    except (FpgaprofIOError, UnicodeDecodeError, ValueError, RecursionError):
+        return None
 
 
 def _is_socket(path: str) -> bool:

@@ -14,6 +14,7 @@ from importlib.metadata import version as package_version
 from typing import Any
 
 from fpgaprof.base.atomic import write_text_atomic
+from fpgaprof.base.text import read_side_json
 
 __all__ = [
     "ENVIRONMENT_FILE",
@@ -126,11 +127,7 @@ def read_environment(trace_path: str | os.PathLike | None) -> dict | None:
     if not trace_path:
         return None
     p = os.path.join(os.path.dirname(os.path.abspath(os.fspath(trace_path))), ENVIRONMENT_FILE)
-    try:
-        with open(p, encoding="utf-8") as f:
-            env = json.load(f)
-    except (OSError, ValueError):
-        return None
+    env = read_side_json(p, "an environment.json")
     return env if isinstance(env, dict) else None
 
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import atexit
 import inspect
-import json
 import os
 import re
 import shlex
@@ -44,6 +43,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fpgaprof.base.atomic import write_text_atomic
+from fpgaprof.base.text import read_side_json
 from fpgaprof.capture.run_environment import write_environment
 from fpgaprof.capture.signals import SaveOnSignal
 
@@ -420,8 +420,7 @@ def untraced_processes(out_dir: str) -> list[dict]:
         if not name.endswith(".json") or name.startswith("."):
             continue
         try:
-            with open(os.path.join(folder, name), encoding="utf-8") as f:
-                info = json.load(f)
+            info = read_side_json(os.path.join(folder, name), "a process file")
             pid = int(info["pid"])
         except (OSError, ValueError, KeyError, TypeError):
             continue

@@ -21,6 +21,7 @@ from fpgaprof.api.profile import Profile, load
 from fpgaprof.base.atomic import OutputSet, write_text_atomic
 from fpgaprof.base.constants import TRACE_FILE_NAME
 from fpgaprof.base.errors import FpgaprofError, InvalidArgumentError
+from fpgaprof.base.text import read_side_json
 from fpgaprof.capture import runner
 from fpgaprof.report.digest import digest
 
@@ -261,11 +262,8 @@ def _fpgaprof_folder(folder: str) -> bool:
     `fpgaprof run`, or an earlier report), not a dump of the user's own."""
     if os.path.isfile(os.path.join(folder, TRACE_NAME)):
         return True
-    try:
-        with open(os.path.join(folder, "summary.json"), encoding="utf-8") as f:
-            by = json.load(f).get("generated_by")
-    except (OSError, ValueError, AttributeError):
-        return False
+    summary = read_side_json(os.path.join(folder, "summary.json"), "a summary.json")
+    by = summary.get("generated_by") if isinstance(summary, dict) else None
     return isinstance(by, dict) and by.get("tool") == "fpgaprof"
 
 

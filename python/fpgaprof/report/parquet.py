@@ -18,6 +18,7 @@ from fpgaprof.base import records
 from fpgaprof.base.atomic import OutputSet, open_atomic_binary, write_text_atomic
 from fpgaprof.base.core import core
 from fpgaprof.base.errors import FpgaprofError
+from fpgaprof.base.text import read_side_json
 from fpgaprof.report.tables import DataTables
 
 __all__ = ["write_parquet", "INDEX_FILE", "FORMAT_VERSION"]
@@ -101,8 +102,7 @@ def _earlier_export_files(out_dir: str) -> set[str]:
     """The table files (<name>.parquet, directly in out_dir) of an earlier write_parquet into
     out_dir, as its index.json lists them; empty when there is none or it cannot be read."""
     try:
-        with open(os.path.join(out_dir, INDEX_FILE), encoding="utf-8") as f:
-            old = json.load(f)
+        old = read_side_json(os.path.join(out_dir, INDEX_FILE), "an index.json")
         listed = old["tables"].values() if "format_version" in old else []
         files = {str(t["file"]) for t in listed}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
