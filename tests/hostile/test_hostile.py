@@ -859,3 +859,23 @@ def test_proc_version_file_is_read_bounded(tmp_path, what):
         assert "this is WSL (" in res["message"]
     else:  # not WSL: the test double's own refusal
         assert "WSL" not in res["message"] and "lacks the Range Profiler" in res["message"]
+
+
+@pytest.mark.parametrize("kind", ["file", "below_a_file", "device"])
+def test_hlo_dump_dir_variable_unusable(tmp_path, kind):
+    """FPGAPROF_HLO_DUMP_DIR naming a file, a path below a file, or /dev/null. Before: `import
+    fpgaprof` raised FileExistsError / NotADirectoryError (a traceback), so the user's program
+    and every command (`report` of a saved trace too) failed. Now: one FpgaprofWarning naming
+    the variable, as when no temp folder is writable (test_d5_*), and the command works."""
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    where = {"file": afile, "below_a_file": afile / "sub", "device": Path("/dev/null")}[kind]
+    env = dict(clean_env(), FPGAPROF_HLO_DUMP_DIR=str(where))
+    out = tmp_path / "out"
+    r = run("cli", "report", str(BASE_TRACE), "-o", str(out), "--no-timeline", env=env)
+    assert r.rc == 0, r.err
+    assert "Traceback" not in r.err
+    assert r.err.count("FPGAPROF_HLO_DUMP_DIR=") == 1, r.err
+    assert (out / "summary.json").exists()
+    imp = run("py", "results.append(fpgaprof.__version__)", env=env)
+    assert imp.rc == 0 and imp.err.count("FpgaprofWarning") == 1, imp.err

@@ -34,6 +34,7 @@ shows it).
 from __future__ import annotations
 
 import atexit
+import errno
 import os
 import re
 import shutil
@@ -277,8 +278,23 @@ def prepare(
     else:
         chosen = dump_dir or env.get("FPGAPROF_HLO_DUMP_DIR")
         if chosen:
-            os.makedirs(chosen, exist_ok=True)
-            setup.dump_dir = os.path.abspath(chosen)
+            try:
+                os.makedirs(chosen, exist_ok=True)
+                if not os.path.isdir(chosen):
+                    raise NotADirectoryError(errno.ENOTDIR, "not a folder")
+            except OSError as e:
+                # A file, a device or an unwritable path: trace without HLO rather than fail
+                # `import fpgaprof` (and with it the user's program and every command).
+                name = "dump_dir" if dump_dir else "FPGAPROF_HLO_DUMP_DIR"
+                msg = (
+                    f"{name}={chosen!r} cannot hold XLA's HLO dump ({e.strerror or e}): "
+                    "kernels get HLO op names from XLA's NVTX ranges only, without costs or "
+                    f"source lines. Fix: set {name} to a writable folder (or unset it)"
+                )
+                setup.warnings.append(msg)
+                warnings.warn(msg, FpgaprofWarning, stacklevel=2)
+            else:
+                setup.dump_dir = os.path.abspath(chosen)
         else:
             try:
                 prune_stale_dump_dirs()
