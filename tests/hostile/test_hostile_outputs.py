@@ -660,3 +660,22 @@ def test_old_json_in_the_output_folder(tmp_path, kind, name, argv):
     else:
         assert r.rc == 0, r.err
         assert "internal error" not in r.err
+
+
+@pytest.mark.parametrize(
+    "name", [".fpgaprof-exit-status", ".fpgaprof-no-trace", ".fpgaprof-run.lock"]
+)
+def test_run_marks_that_are_fifos_do_not_hang_the_job_report(tmp_path, name):
+    """`fpgaprof run`'s small mark files in a rank folder (its exit status, why it left no
+    trace, its lock), read by the job report: a FIFO in their place was opened waiting for a
+    writer, and `report` hung. Now such a mark is unknown (or the folder not in use)."""
+    job = tmp_path / "job"
+    for k in (0, 1):
+        (job / f"vm-rank{k}").mkdir(parents=True)
+    (job / "vm-rank0" / "trace.fpgaprof").write_bytes(BASE)
+    if name == ".fpgaprof-exit-status":  # read beside a trace; the others for a rank without
+        (job / "vm-rank1" / "trace.fpgaprof").write_bytes(BASE)
+    os.mkfifo(job / "vm-rank1" / name)
+    r = run("cli", "report", str(job), "-o", str(tmp_path / "out"), timeout=120)
+    assert r.rc in (0, 1), r.err
+    assert "Traceback" not in r.err and "internal error" not in r.err, r.err

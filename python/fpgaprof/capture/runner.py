@@ -43,7 +43,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fpgaprof.base.atomic import write_text_atomic
-from fpgaprof.base.text import read_side_json
+from fpgaprof.base.text import read_side_json, read_text_file
 from fpgaprof.capture.run_environment import write_environment
 from fpgaprof.capture.signals import SaveOnSignal
 
@@ -80,13 +80,18 @@ SAVED_AT_NAME = ".fpgaprof-trace-path"
 NO_TRACE_NAME = ".fpgaprof-no-trace"
 
 
-def no_trace_reason(out_dir: str) -> str | None:
-    """The line a `fpgaprof run` left in a rank folder whose program wrote no trace."""
+def _read_mark(out_dir: str, name: str) -> str | None:
+    """The text of one of `run`'s small mark files in out_dir, or None when it is missing,
+    unreadable, not UTF-8 or no regular file of at most 64 KiB (never blocking on a FIFO)."""
     try:
-        with open(os.path.join(out_dir, NO_TRACE_NAME), encoding="utf-8") as f:
-            return " ".join(f.read().split()) or None
+        return read_text_file(os.path.join(out_dir, name), f"{name} (fpgaprof run's)", 1 << 16)
     except (OSError, UnicodeDecodeError):
         return None
+
+
+def no_trace_reason(out_dir: str) -> str | None:
+    """The line a `fpgaprof run` left in a rank folder whose program wrote no trace."""
+    return " ".join((_read_mark(out_dir, NO_TRACE_NAME) or "").split()) or None
 
 
 # In a job's rank folder whose program saved its trace but exited non-zero: that exit status,
@@ -112,16 +117,8 @@ def write_exit_status(out_dir: str, code: int) -> None:
 
 def exit_status(out_dir: str) -> int | None:
     """The non-zero exit status `run` recorded in a rank folder (EXIT_STATUS_NAME), else None."""
-    try:
-        with open(os.path.join(out_dir, EXIT_STATUS_NAME), encoding="utf-8") as f:
-            text = f.read(64).strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    try:
-        code = int(text)
-    except ValueError:
-        return None
-    return code or None
+    text = (_read_mark(out_dir, EXIT_STATUS_NAME) or "").strip()
+    return int(text) if text.isascii() and text.isdigit() and int(text) else None
 
 
 def exit_status_text(code: int) -> str:
@@ -133,11 +130,7 @@ def exit_status_text(code: int) -> str:
 def saved_trace(out_dir: str) -> str | None:
     """Where the traced process saved its trace when not at FPGAPROF_RUN_TRACE (a process of a
     jax.distributed job: its rank folder), else None."""
-    try:
-        with open(os.path.join(out_dir, SAVED_AT_NAME), encoding="utf-8") as f:
-            path = f.read().strip()
-    except (OSError, UnicodeDecodeError):
-        return None
+    path = (_read_mark(out_dir, SAVED_AT_NAME) or "").strip()
     return path if path and os.path.isfile(path) else None
 
 
@@ -164,7 +157,11 @@ def run_in_progress(out_dir: str) -> bool:
     try:
         fd = os.open(
             os.path.join(out_dir, RUN_LOCK_NAME),
-            os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0),
+            # O_NONBLOCK: a FIFO in its place does not wait for a writer
+            os.O_RDONLY
+            | getattr(os, "O_CLOEXEC", 0)
+            | getattr(os, "O_NOFOLLOW", 0)
+            | getattr(os, "O_NONBLOCK", 0),
         )
     except OSError:
         return False  # no lock file: no run holds the folder
