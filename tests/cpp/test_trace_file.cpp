@@ -583,6 +583,51 @@ TEST_CASE("a million realistic kernels take at most 32 bytes each on disk", "[tr
   }
 }
 
+namespace {
+
+// `file` without its section `tag` (the header's section count one less; every other
+// section, CRC included, as it was): a file cut by a tool that knows the layout.
+std::string without_section(const std::string& file, std::string_view tag) {
+  constexpr std::size_t kHeader = 16, kSectionHeader = 28;
+  std::size_t at = kHeader;
+  while (at + kSectionHeader <= file.size()) {
+    uint64_t stored = 0;
+    std::memcpy(&stored, file.data() + at + 16, 8);  // after tag, codec and raw length
+    const std::size_t next = at + kSectionHeader + static_cast<std::size_t>(stored);
+    if (std::string_view(file).substr(at, 4) == tag) {
+      std::string out = file.substr(0, at) + file.substr(next);
+      uint32_t count = 0;
+      std::memcpy(&count, out.data() + 12, 4);
+      count -= 1;
+      std::memcpy(out.data() + 12, &count, 4);
+      return out;
+    }
+    at = next;
+  }
+  FAIL("no section " << tag);
+  return file;
+}
+
+}  // namespace
+
+TEST_CASE("a table section cut out of a file is refused, not read as an empty table", "[trace_file]") {
+  // META's "tables" says how many records each table holds; the reader checks them.
+  const TraceStore s = full_store(5);
+  REQUIRE(s.kernels.size() == 5);
+  const std::string good = serialize_trace(s);
+  require_format_error(without_section(good, "KERN"),
+                       "META says table kernels holds 5 records, but the file has no KERN section");
+  require_format_error(without_section(good, "MCPY"), "the file was cut or edited");
+  // A store with no memsets has an MSET section of 0 records: without it, the table is empty
+  // as META says, and the file reads.
+  TraceStore no_memsets = full_store(5);
+  no_memsets.memsets.clear();
+  const std::string plain = serialize_trace(no_memsets);
+  const TraceStore back = deserialize_trace(without_section(plain, "MSET"), "x");
+  CHECK(back.memsets.empty());
+  CHECK(back.kernels.size() == 5);
+}
+
 TEST_CASE("uncompressed sections are read like compressed ones", "[trace_file]") {
   const TraceStore s = full_store(9);
   const std::string plain = serialize_trace(s, false);

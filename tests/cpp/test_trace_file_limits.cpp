@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -93,7 +94,16 @@ std::vector<Section> sections_of(const std::string& file) {
   return out;
 }
 
-std::vector<Section> minimal_sections() { return sections_of(serialize_trace(TraceStore{}, false)); }
+// An empty trace's sections, its META without "tables": the tests put records into sections
+// without saying so in META (which the reader checks where META gives the counts).
+std::vector<Section> minimal_sections() {
+  std::vector<Section> sections = sections_of(serialize_trace(TraceStore{}, false));
+  std::string& meta = sections.at(0).raw;  // META comes first
+  nlohmann::json j = nlohmann::json::parse(meta);
+  j.erase("tables");
+  meta = j.dump();
+  return sections;
+}
 
 std::string& payload(std::vector<Section>& sections, const std::string& tag) {
   for (Section& s : sections) {

@@ -623,7 +623,10 @@ class MetaReader {
   const std::string& origin_;
 };
 
-void read_meta(std::string_view text, TraceStore& s, const std::string& origin, MemoryBudget& budget) {
+// `claimed`: the record count META's "tables" gives each table (by name), where it gives one;
+// read_trace checks the tables read against them.
+void read_meta(std::string_view text, TraceStore& s, const std::string& origin, MemoryBudget& budget,
+               std::map<std::string, uint64_t>& claimed) {
   // The parsed JSON lives only here; nlohmann's values take up to a few dozen bytes per byte
   // of text (one node per number).
   budget.check(uint64_t{text.size()} * 32, "the META section");
@@ -679,6 +682,13 @@ void read_meta(std::string_view text, TraceStore& s, const std::string& origin, 
   if (m.has("environment")) meta.environment = m.text_map("environment");
   if (meta.end_ns < meta.start_ns) {
     fail(origin, "META end_ns " + std::to_string(meta.end_ns) + " is before start_ns " + std::to_string(meta.start_ns));
+  }
+  if (const auto tables = j.find("tables"); tables != j.end() && tables->is_object()) {
+    for (const auto& [name, table] : tables->items()) {
+      if (!table.is_object()) continue;
+      const auto records = table.find("records");
+      if (records != table.end() && records->is_number_unsigned()) claimed[name] = records->get<uint64_t>();
+    }
   }
   const auto devices = j.find("devices");
   if (devices == j.end() || !devices->is_array()) fail(origin, "META has no list of devices");
@@ -906,6 +916,7 @@ TraceStore decode_trace(Input& in, const std::string& origin, const ReadOptions&
   TraceStore store;
   MemoryBudget budget(input_bytes, origin, options.max_memory_bytes);
   std::set<std::string> seen;
+  std::map<std::string, uint64_t> claimed;  // META's record count per table
   bool ended = false;
   for (uint32_t i = 0; i < section_count; ++i) {
     if (ended) fail(origin, "sections after the END section");
@@ -963,7 +974,7 @@ TraceStore decode_trace(Input& in, const std::string& origin, const ReadOptions&
       raw = inflated;
     }
     if (tag == "META") {
-      read_meta(raw, store, origin, budget);
+      read_meta(raw, store, origin, budget, claimed);
     } else if (tag == "STRS") {
       read_strings(raw, store, origin, budget);
     } else if (tag == "HLOM") {
@@ -984,6 +995,20 @@ TraceStore decode_trace(Input& in, const std::string& origin, const ReadOptions&
   }
   if (seen.count("META") == 0) fail(origin, "no META section");
   if (seen.count("STRS") == 0) fail(origin, "no string table (STRS section)");
+  // A table whose section is absent reads as empty; one META says held records was cut out
+  // (or the file edited): refused rather than read as a trace without those records.
+  for_each_table([&](const auto& t) {
+    const auto it = claimed.find(t.name);
+    const uint64_t have = (store.*(t.member)).size();
+    if (it != claimed.end() && it->second != have) {
+      const std::string tag(t.tag, 4);
+      const std::string where = seen.count(tag) != 0
+                                    ? "its section " + printable_tag(tag) + " holds " + std::to_string(have)
+                                    : "the file has no " + printable_tag(tag) + " section";
+      fail(origin, "META says table " + std::string(t.name) + " holds " + std::to_string(it->second) +
+                       " records, but " + where + ": the file was cut or edited; write it again from its source");
+    }
+  });
   for_each_table([&](const auto& t) { validate_refs(store, t, origin); });
   return store;
 }
