@@ -538,6 +538,21 @@ def summary_json(tmp_path_factory) -> dict:
     return json.loads((d / "out" / "summary.json").read_text())
 
 
+def summary_pair(tmp_path: Path, summary: dict, where: tuple, value) -> tuple[Path, Path]:
+    """a.json: `summary`; b.json: a copy with the value at path `where` (keys and indexes) set
+    to `value`."""
+    a = tmp_path / "a.json"
+    a.write_text(json.dumps(summary))
+    b_data = json.loads(json.dumps(summary))
+    node = b_data
+    for k in where[:-1]:
+        node = node[k]
+    node[where[-1]] = value
+    b = tmp_path / "b.json"
+    b.write_text(json.dumps(b_data))
+    return a, b
+
+
 @pytest.mark.parametrize(
     "where, value, pattern",
     [
@@ -581,15 +596,7 @@ def summary_json(tmp_path_factory) -> dict:
     ],
 )
 def test_compare_wrong_types(tmp_path, summary_json, where, value, pattern):
-    a = tmp_path / "a.json"
-    a.write_text(json.dumps(summary_json))
-    b_data = json.loads(json.dumps(summary_json))
-    node = b_data
-    for k in where[:-1]:
-        node = node[k]
-    node[where[-1]] = value
-    b = tmp_path / "b.json"
-    b.write_text(json.dumps(b_data))
+    a, b = summary_pair(tmp_path, summary_json, where, value)
     for extra in ([], ["--json"]):
         r = run("cli", "compare", str(a), str(b), *extra)
         if pattern is None:  # not needed by the comparison: shown as unknown
@@ -604,13 +611,8 @@ def test_compare_wrong_types(tmp_path, summary_json, where, value, pattern):
 def test_compare_ratio_beyond_a_float_is_unknown(tmp_path, summary_json, extra):
     """B's busy time 1e308 s over A's 90 us: B/A is beyond a float. Before: `--json` ended in
     "internal error: ValueError: Out of range float values are not JSON compliant: inf"."""
-    a = tmp_path / "a.json"
-    a.write_text(json.dumps(summary_json))
-    b_data = json.loads(json.dumps(summary_json))
-    row = b_data["transfers"]["by_direction"][0]
-    row["busy_s"] = 1e308
-    b = tmp_path / "b.json"
-    b.write_text(json.dumps(b_data))
+    a, b = summary_pair(tmp_path, summary_json, ("transfers", "by_direction", 0, "busy_s"), 1e308)
+    row = summary_json["transfers"]["by_direction"][0]
     r = run("cli", "compare", str(a), str(b), *extra)
     assert r.rc == 0, r.err
     if extra:
@@ -633,15 +635,7 @@ def test_compare_ratio_beyond_a_float_is_unknown(tmp_path, summary_json, extra):
 )
 def test_compare_negative_time_is_malformed(tmp_path, summary_json, where):
     """Before: a negative time was compared as measured (-5.000 s, B/A -1926.23x)."""
-    a = tmp_path / "a.json"
-    a.write_text(json.dumps(summary_json))
-    b_data = json.loads(json.dumps(summary_json))
-    node = b_data
-    for k in where[:-1]:
-        node = node[k]
-    node[where[-1]] = -5.0
-    b = tmp_path / "b.json"
-    b.write_text(json.dumps(b_data))
+    a, b = summary_pair(tmp_path, summary_json, where, -5.0)
     r = run("cli", "compare", str(a), str(b))
     assert r.rc == 1, r.err
     one_line(r.err)
@@ -651,12 +645,7 @@ def test_compare_negative_time_is_malformed(tmp_path, summary_json, where):
 def test_compare_says_a_side_lost_records(tmp_path, summary_json):
     """B's trace dropped 12 CUPTI records: its times are lower bounds (docs/reports.md,
     report.records_dropped). Before: compare showed its lower times as changes, unmarked."""
-    a = tmp_path / "a.json"
-    a.write_text(json.dumps(summary_json))
-    b_data = json.loads(json.dumps(summary_json))
-    b_data["trace"]["dropped_records"] = 12
-    b = tmp_path / "b.json"
-    b.write_text(json.dumps(b_data))
+    a, b = summary_pair(tmp_path, summary_json, ("trace", "dropped_records"), 12)
     r = run("cli", "compare", str(a), str(b))
     assert r.rc == 0, r.err
     assert "B: 12 CUPTI records were dropped: its times are lower bounds" in r.out
