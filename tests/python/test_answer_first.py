@@ -142,6 +142,10 @@ def test_the_answer_comes_first(pallas, pallas_summary):
     dev = pallas.devices[0].name
     assert dev in a["rests_on"]["text"]
     assert "no hardware counters" in a["rests_on"]["text"]
+    # the ops move data over the host link (transfer_s > 0): the speedups include it, and say so
+    assert any(float(r.get("transfer_s") or 0) > 0 for r in pallas.fpga_candidates())
+    assert a["rests_on"]["host_link"] is True
+    assert "speedups include the host link" in a["rests_on"]["text"]
     jsonschema = pytest.importorskip("jsonschema")
     with open(SCHEMA, encoding="utf-8") as f:
         jsonschema.validate(s, json.load(f))

@@ -121,11 +121,20 @@ def _rests_on(prof: Any, summary: Mapping, ops: list[dict], sizes: list) -> dict
     if costs:
         parts.append(costs)
     parts.append("hardware counters" if counters else "no hardware counters")
+    # The speedups charge the host link (the rest of the program stays on the GPU); the model's
+    # other case, a whole pipeline moved, is the user's to ask for.
+    link = any(float(r.get("transfer_s") or 0.0) > 0 for r in ops)
+    if link:
+        parts.append(
+            "speedups include the host link: each call's inputs and outputs cross PCIe (data "
+            "resident on the card: prof.fpga_candidates(inputs_cross_link=False))"
+        )
     return {
         "gpu": gpu,
         "sizes": sizes,
         "cost_bases": bases,
         "counters": counters,
+        "host_link": link,
         "text": "; ".join(parts),
     }
 
