@@ -572,11 +572,17 @@ def test_the_deciding_reason_holds_at_the_fast_end_and_gives_ranges():
     row = {
         "verdict": "no",
         "gpu_time_ns": 447616.0,
-        "transfer_s": 4.3662e-4, "transfer_low_s": 2.4397e-4, "transfer_high_s": 6.3161e-4,
-        "card_time_s": 6.5932e-4, "card_time_low_s": 4.5015e-4, "card_time_high_s": 1.1024e-3,
-        "restructured_card_time_s": 5.3136e-4, "restructured_card_time_low_s": 3.8276e-4,
+        "transfer_s": 4.3662e-4,
+        "transfer_low_s": 2.4397e-4,
+        "transfer_high_s": 6.3161e-4,
+        "card_time_s": 6.5932e-4,
+        "card_time_low_s": 4.5015e-4,
+        "card_time_high_s": 1.1024e-3,
+        "restructured_card_time_s": 5.3136e-4,
+        "restructured_card_time_low_s": 3.8276e-4,
         "restructured_card_time_high_s": 9.0473e-4,
-        "card_limit": "memory", "estimate_basis": "static",
+        "card_limit": "memory",
+        "estimate_basis": "static",
     }
     assert deciding_reason(row) == (
         "card 531.4 µs (380-910 µs) (memory-bound) + link 436.6 µs (240-640 µs) vs 447.6 µs on"
@@ -605,3 +611,27 @@ def test_an_op_with_copies_and_no_kernel_run_has_no_mean(pallas):
     kernel run is "–", not "0 ns" beside a time of 15.2 µs."""
     (line,) = [ln for ln in pallas.summary().splitlines() if "copy.10 (jit_chunk_fn)" in ln]
     assert line.split()[:6] == ["15.2", "µs", "0.0%", "0", "–", "copy.10"]
+
+
+def test_ops_of_one_name_in_several_modules_are_told_apart_in_the_printed_ranking():
+    """The H100 sweep compiles input_scatter_fusion.1 in several modules: the printed op
+    ranking (no module column, a terminal is narrow) named each the same. An op name that occurs
+    more than once among the printed rows carries its module, as prof.summary() names ops."""
+    from fpgaprof.report.digest import digest
+
+    path = os.path.join(TRACES, "mbirjax_sweep_32_64_run_h100.fpgaprof")
+    s = json.loads(report.summary_json.dumps(report.collect(fpgaprof.load(path), trace_path=path)))
+    items = s["candidates"]["items"][:40]
+    names = [i["op"] for i in items]
+    repeated = {n for n in names if names.count(n) > 1}
+    assert "input_scatter_fusion.1" in repeated  # the case itself
+    lines = digest(s, top=40).splitlines()
+    start = next(k for k, ln in enumerate(lines) if "HLO ops (best" in ln)
+    rows = [ln.split() for ln in lines[start + 2 :] if ln[:6].strip().isdigit()][: len(items)]
+    printed = [r[1] + (" " + r[2] if r[2].startswith("(") else "") for r in rows]
+    for i, shown in zip(items, printed):
+        want = f"{i['op']} ({i['module']})" if i["op"] in repeated else i["op"]
+        # the table shortens a long cell with "…"
+        assert shown == want or (shown.endswith("…") and want.startswith(shown[:-1])), shown
+    # each (op, module) of the printed rows reads differently from the others
+    assert len(set(printed)) == len({(i["op"], i["module"]) for i in items})

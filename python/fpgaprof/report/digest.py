@@ -46,6 +46,21 @@ OP_COLUMNS = tuple(c for c in OP_TEXT_COLUMNS if c not in _NARROW)
 REGION_COLUMNS = tuple(c for c in REGION_TEXT_COLUMNS if c not in _NARROW)
 
 
+def _named_apart(rows: list) -> list:
+    """Op rows whose op name occurs more than once among them (one fusion name in several
+    modules) with the module beside it, "input_scatter_fusion.1 (jit_f)", as prof.summary()
+    names ops: the printed table has no module column."""
+    seen: dict[str, int] = {}
+    for r in rows:
+        seen[str(r.get("op"))] = seen.get(str(r.get("op")), 0) + 1
+    return [
+        dict(r, op=f"{r['op']} ({r['module']})")
+        if r.get("module") and seen.get(str(r.get("op")), 0) > 1
+        else r
+        for r in rows
+    ]
+
+
 def _ranked(section: Mapping, what: str, card: str, columns: tuple, top: int) -> list[str]:
     if not section.get("available"):
         return [
@@ -53,7 +68,7 @@ def _ranked(section: Mapping, what: str, card: str, columns: tuple, top: int) ->
         ]
     items = list(section.get("items") or [])
     count = int(section.get("count") or len(items))
-    shown = best_rows(items, top)
+    shown = _named_apart(best_rows(items, top))
     extra = len(shown) - min(top, count)
     title = f"FPGA offload on {card}, {what} (best {min(top, count)} of {count}" + (
         f", and {extra} more holding more GPU time)" if extra > 0 else ")"
