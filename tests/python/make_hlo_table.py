@@ -18,6 +18,16 @@ import hlo_corpus  # noqa: E402
 CORPUS_HEADING = "## XLA's own HLO tests"
 
 
+def _mbirjax_version():
+    """The MBIRJAX whose functions the corpus's mbirjax_* programs are (they differ by line)."""
+    try:
+        from importlib.metadata import version
+
+        return version("mbirjax")
+    except Exception:
+        return "not installed"
+
+
 def main(out_path="docs/hlo-validation.md"):
     corpus = hlo_corpus.build_corpus(include_mbirjax=True)
     lines = [
@@ -29,7 +39,8 @@ def main(out_path="docs/hlo-validation.md"):
         "`fpgaprof.hlo.analyze(compiled.as_text())`. Agreement: flops within 5 % and bytes accessed",
         "within 20 %. Disagreements are explained in docs/cost-model.md.",
         "",
-        f"JAX {jax.__version__}, backend `{jax.default_backend()}`, Python {platform.python_version()}.",
+        f"JAX {jax.__version__}, MBIRJAX {_mbirjax_version()}, backend `{jax.default_backend()}`, "
+        f"Python {platform.python_version()}.",
         "",
         "| program | XLA flops | fpgaprof flops | XLA transc. | fpgaprof transc. | XLA bytes | fpgaprof bytes | agree |",
         "|---|---:|---:|---:|---:|---:|---:|:---:|",

@@ -672,7 +672,7 @@ FpgaTarget card_from_fields(const CardFields& fields) {
       throw Error(ErrorKind::kInvalidArgument,
                   "FPGA target field 'random_access_efficiency' is gone: the model now takes data-dependent "
                   "accesses from measured rates; give random_reads_per_s (accesses per second per memory "
-                  "channel) instead (docs/fpga-model.md, \"Random access\")");
+                  "channel) instead (docs/fpga-model.md, \"Your own card\")");
     bool found = false;
     if (k == "memory_bytes_per_s" || k == "hbm_bytes_per_s") {
       // The whole memory's peak (hbm_bytes_per_s: its earlier name): split over the channels below.

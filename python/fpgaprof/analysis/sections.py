@@ -8,7 +8,7 @@ with invented numbers. prof.summary(), the Jupyter views, summary.json and repor
 build their sections here, so they cannot disagree.
 
 What the C++ analysis computes is taken from its result, never computed again here
-(docs/architecture.md, "What the Python side takes from the analysis"): busy-time totals,
+(docs/architecture.md, "The analysis pipeline: analyze_trace"): busy-time totals,
 kernels by name, region paths and their GPU time, transfer groups per region path, DRAM peaks.
 """
 

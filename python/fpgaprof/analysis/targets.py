@@ -82,7 +82,7 @@ class FpgaTarget:
                 "data-dependent accesses "
                 "from measured rates; give random_reads_per_s (accesses per second per memory "
                 "channel) instead "
-                '(docs/fpga-model.md, "Random access")'
+                '(docs/fpga-model.md, "Your own card")'
             )
         if args:
             raise InvalidArgumentError(

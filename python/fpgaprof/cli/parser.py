@@ -189,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser(
         "export",
-        help="export a trace as Perfetto JSON, summary JSON, CSV or Parquet tables",
+        help="export a trace as Perfetto JSON, summary JSON, CSV, Parquet tables or XProf",
         description="perfetto: Chrome/Perfetto trace-event JSON (ui.perfetto.dev, HTA); "
         "json: the summary (docs/summary.schema.json); csv: one record table; "
         "parquet: every record and analysis table into a folder (needs pyarrow); "
@@ -271,8 +271,9 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser(
         "calibrate",
         help="measure this GPU's achieved ceilings",
-        description="Measures achieved DRAM bandwidth and FLOP/s on this GPU and "
-        "stores them for the roofline (needs a GPU).",
+        description="Measures achieved DRAM bandwidth, host-link bandwidth per direction and "
+        "matmul FLOP/s per precision on this GPU and stores them for the roofline and the link % "
+        "(needs a GPU).",
     )
     r.set_defaults(func=commands.cmd_calibrate)
 
