@@ -22,6 +22,7 @@ from fpgaprof.views.ranking import (
     REGION_TEXT_COLUMNS,
     best_rows,
     combined_speedup_text,
+    op_labels,
 )
 from fpgaprof.views.sections import multi_device
 from fpgaprof.views.tables import rows_text
@@ -46,29 +47,25 @@ OP_COLUMNS = tuple(c for c in OP_TEXT_COLUMNS if c not in _NARROW)
 REGION_COLUMNS = tuple(c for c in REGION_TEXT_COLUMNS if c not in _NARROW)
 
 
-def _named_apart(rows: list) -> list:
-    """Op rows whose op name occurs more than once among them (one fusion name in several
-    modules) with the module beside it, "input_scatter_fusion.1 (jit_f)", as prof.summary()
-    names ops: the printed table has no module column."""
-    seen: dict[str, int] = {}
-    for r in rows:
-        seen[str(r.get("op"))] = seen.get(str(r.get("op")), 0) + 1
-    return [
-        dict(r, op=f"{r['op']} ({r['module']})")
-        if r.get("module") and seen.get(str(r.get("op")), 0) > 1
-        else r
-        for r in rows
-    ]
-
-
-def _ranked(section: Mapping, what: str, card: str, columns: tuple, top: int) -> list[str]:
+def _ranked(
+    section: Mapping,
+    what: str,
+    card: str,
+    columns: tuple,
+    top: int,
+    program_ids: Mapping | None = None,
+) -> list[str]:
+    """The best `top` rows of a ranked section as a table under its title; op rows
+    (`program_ids` given, op_index -> XLA program id) named apart where names repeat."""
     if not section.get("available"):
         return [
             f"FPGA offload on {card}, {what}: not available ({section.get('reason') or 'no rows'})"
         ]
     items = list(section.get("items") or [])
     count = int(section.get("count") or len(items))
-    shown = _named_apart(best_rows(items, top))
+    shown = best_rows(items, top)
+    if program_ids is not None:
+        shown = [dict(r, op=n) for r, n in zip(shown, op_labels(shown, program_ids))]
     extra = len(shown) - min(top, count)
     title = f"FPGA offload on {card}, {what} (best {min(top, count)} of {count}" + (
         f", and {extra} more holding more GPU time)" if extra > 0 else ")"
@@ -163,7 +160,9 @@ def digest(summary: Mapping, top: int = TOP) -> str:
     card = str(c.get("target") or "the card")
     regions = c.get("regions") or {"available": False, "reason": c.get("reason")}
     lines += _ranked(regions, "regions as whole units", card, REGION_COLUMNS, top)
-    lines += _ranked(c, "HLO ops", card, OP_COLUMNS, top)
+    ops = (summary.get("ops") or {}).get("items") or []
+    program_ids = {o.get("op_index"): o.get("program_id") for o in ops}
+    lines += _ranked(c, "HLO ops", card, OP_COLUMNS, top, program_ids)
     line = combined_speedup_text(c.get("what_if") or {}, card) if c.get("available") else ""
     if line:
         lines.append(f"  {line}")

@@ -30,6 +30,7 @@ __all__ = [
     "energy_text",
     "has_no_gpu_time",
     "not_estimated_text",
+    "op_labels",
     "ranked_table_html",
     "source_cell",
     "FOLD_CHARS",
@@ -37,6 +38,31 @@ __all__ = [
     "row_imbalance_text",
     "row_imbalance_applied_text",
 ]
+
+
+def op_labels(rows: list, program_ids: Mapping | None = None) -> list[str]:
+    """Each op row's name as a table without a module column prints it: the op, with its module
+    where another row has the same op name ("input_scatter_fusion.1 (jit_f)", as prof.summary()
+    names ops: one fusion name in several modules), and XLA's program id before it where op and
+    module repeat too ("input_scatter_fusion.1 #7 (jit_f)": one function compiled several
+    times; from the row or `program_ids`, op_index -> program id)."""
+    ops = [str(r.get("op") or "") for r in rows]
+    mods = [str(r.get("module") or "") for r in rows]
+    pids = [r.get("program_id", (program_ids or {}).get(r.get("op_index"))) for r in rows]
+    n_op: dict[str, int] = {}
+    n_pair: dict[tuple[str, str], int] = {}
+    for o, m in zip(ops, mods):
+        n_op[o] = n_op.get(o, 0) + 1
+        n_pair[(o, m)] = n_pair.get((o, m), 0) + 1
+    out = []
+    for o, m, p in zip(ops, mods, pids):
+        if n_op[o] < 2 or not m:
+            out.append(o)
+            continue
+        known = isinstance(p, int) and not isinstance(p, bool) and p >= 0
+        out.append(f"{o} #{p} ({m})" if n_pair[(o, m)] > 1 and known else f"{o} ({m})")
+    return out
+
 
 # What a marked speedup range (an item's slow_end_as_compiled) means, in the text and the page.
 SLOW_END_AS_COMPILED_NOTE = (
