@@ -614,24 +614,79 @@ def test_an_op_with_copies_and_no_kernel_run_has_no_mean(pallas):
 
 
 def test_ops_of_one_name_in_several_modules_are_told_apart_in_the_printed_ranking():
-    """The H100 sweep compiles input_scatter_fusion.1 in several modules: the printed op
-    ranking (no module column, a terminal is narrow) named each the same. An op name that occurs
-    more than once among the printed rows carries its module, as prof.summary() names ops."""
+    """The H100 sweep compiles input_scatter_fusion.1 in several modules, and some modules
+    several times: the printed op ranking (no module column, a terminal is narrow) named each
+    the same. An op name that occurs more than once among the printed rows carries its module,
+    and its XLA program id where the module repeats too; no two printed rows read alike."""
     from fpgaprof.report.digest import digest
 
     path = os.path.join(TRACES, "mbirjax_sweep_32_64_run_h100.fpgaprof")
     s = json.loads(report.summary_json.dumps(report.collect(fpgaprof.load(path), trace_path=path)))
     items = s["candidates"]["items"][:40]
+    program = {o["op_index"]: o["program_id"] for o in s["ops"]["items"]}
     names = [i["op"] for i in items]
-    repeated = {n for n in names if names.count(n) > 1}
-    assert "input_scatter_fusion.1" in repeated  # the case itself
+    pairs = [(i["op"], i["module"]) for i in items]
+    assert "input_scatter_fusion.1" in {n for n in names if names.count(n) > 1}
+    assert any(pairs.count(p) > 1 for p in pairs)  # one module compiled several times
     lines = digest(s, top=40).splitlines()
     start = next(k for k, ln in enumerate(lines) if "HLO ops (best" in ln)
-    rows = [ln.split() for ln in lines[start + 2 :] if ln[:6].strip().isdigit()][: len(items)]
-    printed = [r[1] + (" " + r[2] if r[2].startswith("(") else "") for r in rows]
-    for i, shown in zip(items, printed):
-        want = f"{i['op']} ({i['module']})" if i["op"] in repeated else i["op"]
+    header = lines[start + 1]
+    a, b = header.index(" op ") + 1, header.index("verdict")  # the op column
+    rows = [ln[a:b].strip() for ln in lines[start + 2 :] if ln[:6].strip().isdigit()]
+    rows = rows[: len(items)]
+    for i, shown in zip(items, rows):
+        if names.count(i["op"]) == 1:
+            want = i["op"]
+        elif pairs.count((i["op"], i["module"])) == 1:
+            want = f"{i['op']} ({i['module']})"
+        else:
+            want = f"{i['op']} #{program[i['op_index']]} ({i['module']})"
         # the table shortens a long cell with "…"
         assert shown == want or (shown.endswith("…") and want.startswith(shown[:-1])), shown
-    # each (op, module) of the printed rows reads differently from the others
-    assert len(set(printed)) == len({(i["op"], i["module"]) for i in items})
+    assert len(set(rows)) == len(rows)  # no two printed rows read alike
+
+
+def test_an_op_whose_kernel_runs_are_untimed_has_no_mean():
+    """The H200 XLA counters trace's forward window could not be paired: its ops ran (1
+    execution each) without timestamps. As for a kernel name never timed (kernels.top), their
+    mean is '–' / null, not a run of 0 ns."""
+    path = os.path.join(TRACES, "mbirjax073_parallel_128_xla_counters_h200.fpgaprof")
+    prof = fpgaprof.load(path)
+    (line,) = [ln for ln in prof.summary(top=100).splitlines()
+               if "input_scatter_fusion.1 (jit__sparse_forward_" in ln]
+    assert line.split()[:6] == ["0", "ns", "0.0%", "1", "–", "input_scatter_fusion.1"], line
+    s = json.loads(report.summary_json.dumps(report.collect(prof, trace_path=path)))
+    (op,) = [o for o in s["ops"]["items"]
+             if o["op"] == "input_scatter_fusion.1" and "forward" in str(o["module"])]
+    assert op["count"] == 1 and op["total_s"] == 0 and op["mean_s"] is None
+
+
+def test_the_deciding_reason_of_a_straddling_no_and_of_data_on_the_card_keeps_its_figures():
+    """A "no" (nominal card 2 ms against 1 ms on the GPU) whose card range reaches below the
+    GPU time (0.5 ms at its fast end): the reason keeps the figures and says the fast end would
+    not be slower, not a bare "slower on the card". With the data resident on the card
+    (inputs_cross_link=False: transfer 0 s) no "+ link 0 s" is printed."""
+    from fpgaprof.api.fpga import deciding_reason
+
+    row = {"verdict": "no", "gpu_time_ns": 1e6, "card_time_s": 2e-3, "card_time_low_s": 0.5e-3,
+           "card_time_high_s": 3e-3, "card_limit": "memory", "estimate_basis": "static"}
+    want = ("card 2.00 ms (0.50-3.0 ms) (memory-bound) vs 1.00 ms on the GPU (slower at the "
+            "nominal figures, not at the fast ends)")
+    assert deciding_reason(row) == want
+    resident = dict(row, transfer_s=0.0, transfer_low_s=0.0, transfer_high_s=0.0)
+    assert deciding_reason(resident) == want
+    # the card alone at its fast end is slower: no such remark
+    assert deciding_reason(dict(row, card_time_low_s=1.2e-3)) == (
+        "card 2.00 ms (1.2-3.0 ms) (memory-bound) vs 1.00 ms on the GPU"
+    )
+
+
+def test_prof_summary_answer_takes_top_and_points_to_the_api():
+    """prof.summary(top=1) shows one answer row, and the others are where a notebook has them
+    (prof.fpga_candidates()), not in a summary.json it never wrote."""
+    prof = fpgaprof.load(os.path.join(TRACES, "mbirjax073_cone_64_pallas_counters_h200.fpgaprof"))
+    lines = prof.summary(top=1).splitlines()
+    head = lines.index(next(ln for ln in lines if ln.startswith("FPGA answer per ")))
+    assert lines[head + 2].split()[0] in ("cone_forward_project", "cone_back_project")
+    assert lines[head + 3] == "  … 1 more in prof.fpga_candidates()"
+    assert "summary.json" not in "\n".join(lines[: head + 6])

@@ -71,7 +71,9 @@ def _ops_rows(rows: list[dict]) -> list[dict]:
                 "count": int(r["executions"]),
                 "kernel_count": r["kernel_count"],
                 "total_s": float(r["total_ns"]) / 1e9,
-                "mean_s": float(r["mean_ns"]) / 1e9,
+                # no timed kernel run (none ran, or a counter replay left them without
+                # timestamps): no mean, as kernels.top's mean_s (not 0 s per run)
+                "mean_s": float(r["mean_ns"]) / 1e9 if r["total_ns"] else None,
                 "flops": None if no_cost else r["flops"],
                 "bytes": None if no_cost else r["bytes_accessed"],
                 "pattern": r["pattern"] or None,

@@ -287,7 +287,8 @@ class Profile:
             ans = answer.answer_section(self, o.data, o.analysis)
         except Exception as e:  # noqa: BLE001 - the rest of the summary stands without it
             ans = {"available": False, "reason": f"the answer could not be built: {e}"}
-        return "\n".join(answer_lines({"answer": ans})) + "\n\n" + text
+        lines = answer_lines({"answer": ans}, top, more_in="prof.fpga_candidates()")
+        return "\n".join(lines) + "\n\n" + text
 
     def _repr_html_(self) -> str:
         """Jupyter: overview, top kernels and ops, warnings (views.profile)."""

@@ -8,6 +8,7 @@ store, so that the trace file carries them and the analysis can attribute kernel
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from fpgaprof.capture import xla_flags
@@ -130,11 +131,17 @@ def _modules_missing(markers: list[str], have: set[tuple[str, int]]) -> list[tup
     program id where the range gives one, else by name."""
     pids = {p for _, p in have}
     names = {n for n, _ in have}
+    # XLA's autotuner times a fusion alone in a module named after it, which XLA neither
+    # numbers (no program id) nor dumps (attribution.cpp: "XLA autotuning"): not missing.
+    thunk_ops = {m.group(1) for m in map(_THUNK_OP_RE.match, markers) if m}
     return [
         (n, p)
         for n, p in xla_flags.module_ranges(markers)
-        if (p not in pids if p is not None else n not in names)
+        if (p not in pids if p is not None else n not in names and n not in thunk_ops)
     ]
+
+
+_THUNK_OP_RE = re.compile(r"^Thunk:#(?:[^#]*,)?hlo_op=([^,#]+)")
 
 
 def _missing_modules_text(missing: list[tuple[str, Any]], markers: list[str], setup: Any) -> str:

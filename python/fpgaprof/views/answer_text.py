@@ -32,10 +32,11 @@ def _speedup_text(item: Mapping) -> str:
     return f"{mark}{fmt_speedup(sp)}" + (f" ({rng}){star}" if rng else "")
 
 
-def answer_lines(summary: Mapping, top: int = TOP) -> list[str]:
+def answer_lines(summary: Mapping, top: int = TOP, more_in: str = "summary.json") -> list[str]:
     """The answer first (summary.json's `answer`): per operation and size the verdict, the best
     card, the speedup with its range, its verdict in time and energy with the energy ratio, and
-    what decides it, then what the answer rests on."""
+    what decides it, then what the answer rests on. `more_in`: where the rows past `top` are
+    (prof.summary() has no summary.json at hand)."""
     a = summary.get("answer") or {}
     if not a.get("available"):
         return [f"FPGA answer: not available ({a.get('reason') or 'no FPGA candidates'})"]
@@ -76,7 +77,7 @@ def answer_lines(summary: Mapping, top: int = TOP) -> list[str]:
     held = len(a.get("items") or [])
     more, beyond = held - len(items), int(a.get("count") or 0) - held
     if more > 0 or beyond > 0:
-        where = [f"{more} more in summary.json"] if more > 0 else []
+        where = [f"{more} more in {more_in}"] if more > 0 else []
         where += [f"{beyond} with less GPU time in prof.fpga_candidates()"] if beyond > 0 else []
         out.append("  … " + "; ".join(where))
     if a.get("enclosing_left_out"):

@@ -259,8 +259,9 @@ def hlo_op_lines(result: Any, top: int = 10) -> list[str]:
         )
         # an op that only launched copies (copy-start, a host transfer) has no kernel run
         category = op.category or ("copies only" if not op.executions and op.memcpy_ns else "")
-        # no kernel run: no mean per run (not "0 ns" beside the time of its copies)
-        mean = fmt_ns(op.mean_ns) if op.executions else "–"
+        # no timed kernel run (none, or untimed by a counter replay): no mean per run (not
+        # "0 ns" beside the time of its copies)
+        mean = fmt_ns(op.mean_ns) if op.executions and op.total_ns else "–"
         lines.append(
             f"  {fmt_ns(t):>10} {share:5.1f}% {op.executions:>6} "
             f"{mean:>10} {rate:>8}  {name[:44]:<44} "
