@@ -83,14 +83,15 @@ def operation_and_size(region: str, row: dict[str, str]) -> tuple[str, int | Non
     """("parallel_forward_project", 64) from a sweep region "parallel_forward_project/64"; a
     region of examples/mbirjax_forward.py ("forward_project", parallel beam) takes the size of
     the command's --size."""
-    m = re.fullmatch(r"(.+)/(\d+)", region)
-    size = re.search(r"--size\s+(\d+)", row["command"])
-    op = m.group(1) if m else region
+    from fpgaprof.api.answer import operation_and_size as named  # the answer's own reading
+
+    op, n = named(region)
     # examples/mbirjax_forward.py's regions ("forward_project", from now "forward_project/<n>")
     if "mbirjax_forward.py" in row["command"] and not op.startswith(("parallel_", "cone_")):
         op = "parallel_" + op
-    if m:
-        return op, int(m.group(2))
+    if n is not None:
+        return op, n
+    size = re.search(r"--size\s+(\d+)", row["command"])
     return op, int(size.group(1)) if size else None
 
 

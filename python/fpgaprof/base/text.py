@@ -16,6 +16,7 @@ from fpgaprof.base.constants import NAME_MAX_CHARS
 from fpgaprof.base.errors import FpgaprofIOError
 
 __all__ = [
+    "ascii_whole_number",
     "native_path",
     "utf8_safe",
     "first_non_utf8",
@@ -184,3 +185,10 @@ def _is_socket(path: str) -> bool:
         return stat.S_ISSOCK(os.stat(path).st_mode)
     except OSError:
         return False
+
+
+def ascii_whole_number(text: str) -> int | None:
+    """`text` (surrounding blanks aside) as a whole number written in ASCII digits, else None:
+    str.isdigit() also holds for "²" and other digits int() refuses with ValueError."""
+    t = text.strip()
+    return int(t) if t.isascii() and t.isdigit() else None

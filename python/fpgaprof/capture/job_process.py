@@ -21,6 +21,8 @@ import socket
 import sys
 from collections.abc import Mapping
 
+from fpgaprof.base.text import ascii_whole_number
+
 __all__ = [
     "JobProcess",
     "LAUNCHER_VARIABLES",
@@ -98,10 +100,9 @@ def pid_folder_name(host: str, pid: int) -> str:
 
 
 def _int(environ: Mapping[str, str], name: str) -> int | None:
-    """The variable as a whole number of ASCII digits, else None (str.isdigit() also holds for
-    "²" and other digits int() refuses, which raised ValueError in the traced program)."""
-    v = environ.get(name, "").strip()
-    return int(v) if v.isascii() and v.isdigit() else None
+    """The variable as a whole number of ASCII digits, else None ("²" is no rank: it raised
+    ValueError in the traced program)."""
+    return ascii_whole_number(environ.get(name, ""))
 
 
 def from_environment(environ: Mapping[str, str] | None = None) -> JobProcess | None:

@@ -43,7 +43,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fpgaprof.base.atomic import write_text_atomic
-from fpgaprof.base.text import read_side_json, read_text_file
+from fpgaprof.base.text import ascii_whole_number, read_side_json, read_text_file
 from fpgaprof.capture.run_environment import write_environment
 from fpgaprof.capture.signals import SaveOnSignal
 
@@ -117,8 +117,7 @@ def write_exit_status(out_dir: str, code: int) -> None:
 
 def exit_status(out_dir: str) -> int | None:
     """The non-zero exit status `run` recorded in a rank folder (EXIT_STATUS_NAME), else None."""
-    text = (_read_mark(out_dir, EXIT_STATUS_NAME) or "").strip()
-    return int(text) if text.isascii() and text.isdigit() and int(text) else None
+    return ascii_whole_number(_read_mark(out_dir, EXIT_STATUS_NAME) or "") or None
 
 
 def exit_status_text(code: int) -> str:
@@ -237,10 +236,10 @@ def start_from_environment(trace: Callable[..., Any]) -> bool:
         kwargs: dict[str, Any] = {}
         want_counters = os.environ.get("FPGAPROF_RUN_COUNTERS") == "1"
         params = inspect.signature(trace).parameters
-        buffer_size = os.environ.get("FPGAPROF_RUN_BUFFER_SIZE", "")
-        # `run --buffer-size`; ASCII digits only (int() refuses "²", which isdigit() passes)
-        if buffer_size.isascii() and buffer_size.isdigit() and "buffer_size" in params:
-            kwargs["buffer_size"] = int(buffer_size)
+        # `run --buffer-size`
+        buffer_size = ascii_whole_number(os.environ.get("FPGAPROF_RUN_BUFFER_SIZE", ""))
+        if buffer_size is not None and "buffer_size" in params:
+            kwargs["buffer_size"] = buffer_size
         if want_counters:
             if "counters" in params:
                 kwargs["counters"] = True

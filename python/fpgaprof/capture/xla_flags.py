@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 
 from fpgaprof.base.core import core
 from fpgaprof.base.errors import FpgaprofWarning
+from fpgaprof.base.text import ascii_whole_number
 
 __all__ = [
     "XlaSetup",
@@ -710,10 +711,10 @@ def module_ranges(marker_names: Iterable[str]) -> list[tuple[str, int | None]]:
         if not m:
             continue
         fields = dict(kv.split("=", 1) for kv in m.group(1).split(",") if "=" in kv)
-        pid = fields.get("program_id", "")
+        pid = ascii_whole_number(fields.get("program_id", ""))
         name = fields.get("hlo_module", "")
-        if pid.isascii() and pid.isdigit():  # int() refuses "²", which isdigit() passes
-            seen.add((name, int(pid)))
+        if pid is not None:
+            seen.add((name, pid))
         elif name:
             seen.add((name, None))
     return sorted(seen, key=lambda k: (k[1] is None, k[1] or 0, k[0]))
