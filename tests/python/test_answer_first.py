@@ -690,3 +690,27 @@ def test_prof_summary_answer_takes_top_and_points_to_the_api():
     assert lines[head + 2].split()[0] in ("cone_forward_project", "cone_back_project")
     assert lines[head + 3] == "  … 1 more in prof.fpga_candidates()"
     assert "summary.json" not in "\n".join(lines[: head + 6])
+
+
+def test_an_answer_per_hlo_op_tells_one_op_name_in_several_modules_apart():
+    """A trace without regions answers per HLO op: "fusion" of jit_a, and "fusion" of jit_b
+    compiled twice (programs 7 and 9). The answer's text and page name each apart: the module
+    where the op name repeats, the program id where the module does too; a unique name stays
+    bare."""
+    from fpgaprof.report.html import answer_html
+    from fpgaprof.views.answer_text import answer_lines
+
+    def item(op, module, pid, t):
+        return {"operation": op, "op": op, "module": module, "program_id": pid, "size": None,
+                "gpu_time_s": t, "verdict": "no", "best_card": "alveo-u55c", "speedup": 0.5,
+                "speedup_low": 0.4, "speedup_high": 0.6, "reason": "r"}
+
+    items = [item("fusion", "jit_a", 3, 4e-3), item("fusion", "jit_b", 7, 3e-3),
+             item("fusion", "jit_b", 9, 2e-3), item("copy.1", "jit_a", 3, 1e-3)]
+    s = {"answer": {"available": True, "unit": "op", "cards": ["alveo-u55c"], "count": 4,
+                    "items": items, "rests_on": {"text": "t"}}}
+    rows = [ln.split("  ")[1] for ln in answer_lines(s, top=4)[2:6]]
+    assert rows == ["fusion (jit_a)", "fusion #7 (jit_b)", "fusion #9 (jit_b)", "copy.1"]
+    page = answer_html(s)
+    for name in ("fusion (jit_a)", "fusion #7 (jit_b)", "fusion #9 (jit_b)"):
+        assert f">{name}<" in page

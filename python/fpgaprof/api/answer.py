@@ -53,6 +53,17 @@ def _key(row: Mapping, unit: str) -> tuple:
     return (row.get("module"), row.get("op"))
 
 
+def _program_id(row: Mapping, analysis: Mapping) -> int | None:
+    """XLA's program id of an op row's module (the attribution's op, by op_index), None where
+    unknown."""
+    ops = getattr(analysis.get("attribution"), "ops", None)
+    i = row.get("op_index")
+    if ops is None or not isinstance(i, int) or not 0 <= i < len(ops):
+        return None
+    pid = int(getattr(ops[i], "program_id", -1))
+    return pid if pid >= 0 else None
+
+
 def enclosing_only(rows: list[dict]) -> list[str]:
     """The region paths whose GPU time is all in the rows of their direct sub-paths (at least
     99.9 % of it): each is the sum of rows already in the answer."""
@@ -200,6 +211,13 @@ def answer_section(
                 "operation": operation,
                 "size": size,
                 unit: r.get(unit),
+                # an op's module and XLA program id (one op name in several modules, one
+                # module compiled several times: the printed answer tells them apart)
+                **(
+                    {"module": r.get("module"), "program_id": _program_id(r, analysis)}
+                    if unit == "op"
+                    else {}
+                ),
                 "gpu_time_s": float(r.get("gpu_time_ns") or 0.0) * 1e-9,
                 # the calls gpu_time_s sums (a region's instances; an op's executions)
                 "calls": int(r.get("instances") or r.get("executions") or 0) or None,

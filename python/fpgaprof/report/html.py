@@ -47,6 +47,7 @@ from fpgaprof.views.ranking import (
     energy_text,
     has_no_gpu_time,
     not_estimated_text,
+    op_labels,
     ranked_table_html,
     row_imbalance_applied_text,
     source_cell,
@@ -920,11 +921,14 @@ def answer_html(s: Mapping) -> str:
     unit = "operation" if a.get("unit") == "region" else "HLO op"
     summary_line = ", ".join(f"{n} {esc(v)}" for v, n in counts.items())
     rows = []
-    for i in items:
+    # HLO ops (a trace without regions): one op name in several modules told apart
+    names = op_labels(items) if a.get("unit") != "region" else None
+    for k, i in enumerate(items):
         v = str(i.get("verdict") or "")
+        name = names[k] if names else str(i.get("operation") or "")
         rows.append(
             [
-                (esc(i.get("operation") or ""), i.get("operation") or ""),
+                (esc(name), name),
                 (f"{esc(i['size'])}³" if i.get("size") else "–", i.get("size") or 0),
                 (esc(answer_gpu_time(i)), i.get("gpu_time_s")),
                 (f'<span class="{VERDICT_CLASS.get(v, "v-unk")}">{esc(v)}</span>', v),

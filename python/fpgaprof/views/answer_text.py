@@ -16,6 +16,7 @@ from fpgaprof.views.ranking import (
     best_rows,
     enclosing_note,
     energy_text,
+    op_labels,
     row_imbalance_applied_text,
 )
 
@@ -56,9 +57,11 @@ def answer_lines(summary: Mapping, top: int = TOP, more_in: str = "summary.json"
         "energy",
         "why",
     ]
+    # HLO ops (a trace without regions): one op name in several modules told apart
+    names = op_labels(items) if a.get("unit") != "region" else None
     rows = [
         [
-            str(i.get("operation") or ""),
+            names[k] if names else str(i.get("operation") or ""),
             f"{i['size']}³" if i.get("size") else "–",
             answer_gpu_time(i),
             str(i.get("verdict") or ""),
@@ -67,7 +70,7 @@ def answer_lines(summary: Mapping, top: int = TOP, more_in: str = "summary.json"
             energy_text(i),
             str(i.get("reason") or ""),
         ]
-        for i in items
+        for k, i in enumerate(items)
     ]
     # names from traces may hold control characters: one line per row whatever they hold
     rows = [[terminal_safe(v, keep="") for v in r] for r in rows]
