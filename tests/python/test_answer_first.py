@@ -714,3 +714,22 @@ def test_an_answer_per_hlo_op_tells_one_op_name_in_several_modules_apart():
     page = answer_html(s)
     for name in ("fusion (jit_a)", "fusion #7 (jit_b)", "fusion #9 (jit_b)"):
         assert f">{name}<" in page
+
+
+def test_the_summarys_copies_by_hlo_op_name_repeated_ops_apart():
+    """The H100 sweep's copies by HLO op: copy.1 of jit_convert_element_type, and copy.1 of
+    jit_broadcast_in_dim compiled twice. prof.summary()'s line named all three "copy.1"."""
+    prof = fpgaprof.load(os.path.join(TRACES, "mbirjax_sweep_32_64_run_h100.fpgaprof"))
+    s = json.loads(report.summary_json.dumps(report.collect(prof)))
+    rows = s["transfers"]["by_op"][:5]
+    program = {o["op_index"]: o["program_id"] for o in s["ops"]["items"]}
+    (line,) = [ln for ln in prof.summary().splitlines() if "by HLO op" in ln]
+    shown = [part.rsplit(" in ", 1)[0].rsplit(" ", 2)[0] for part in line.split(": ", 1)[1].split("; ")[:5]]
+    want = []
+    for r in rows:
+        same_op = sum(x["op"] == r["op"] for x in rows)
+        same_pair = sum((x["op"], x["module"]) == (r["op"], r["module"]) for x in rows)
+        want.append(r["op"] if same_op == 1 else f"{r['op']} ({r['module']})" if same_pair == 1
+                    else f"{r['op']} #{program[r['op_index']]} ({r['module']})")
+    assert shown == want
+    assert len(set(shown)) == len(shown) and sum(r["op"] == "copy.1" for r in rows) >= 3

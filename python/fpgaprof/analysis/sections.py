@@ -387,7 +387,12 @@ def _op_rows(report: dict, link: float, op_modules: list | None) -> list[dict]:
         module = None
         if op_modules is not None and i is not None and 0 <= int(i) < len(op_modules):
             module = op_modules[int(i)]
-        row = {"op": str(g.get("name") or "?"), "module": module}
+        row = {
+            "op": str(g.get("name") or "?"),
+            "module": module,
+            # the analysis' op index (summary.json ops.items[].op_index): its program id there
+            "op_index": int(i) if i is not None else None,
+        }
         row.update(_stats_row(g.get("all", {}), None, link))
         row["directions"] = sorted(
             (_stats_row(st, d, link) for d, st in g.get("directions", {}).items()),

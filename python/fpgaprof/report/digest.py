@@ -23,6 +23,7 @@ from fpgaprof.views.ranking import (
     best_rows,
     combined_speedup_text,
     op_labels,
+    program_ids,
 )
 from fpgaprof.views.sections import multi_device
 from fpgaprof.views.tables import rows_text
@@ -160,9 +161,7 @@ def digest(summary: Mapping, top: int = TOP) -> str:
     card = str(c.get("target") or "the card")
     regions = c.get("regions") or {"available": False, "reason": c.get("reason")}
     lines += _ranked(regions, "regions as whole units", card, REGION_COLUMNS, top)
-    ops = (summary.get("ops") or {}).get("items") or []
-    program_ids = {o.get("op_index"): o.get("program_id") for o in ops}
-    lines += _ranked(c, "HLO ops", card, OP_COLUMNS, top, program_ids)
+    lines += _ranked(c, "HLO ops", card, OP_COLUMNS, top, program_ids(summary))
     line = combined_speedup_text(c.get("what_if") or {}, card) if c.get("available") else ""
     if line:
         lines.append(f"  {line}")

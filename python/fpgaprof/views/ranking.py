@@ -31,6 +31,7 @@ __all__ = [
     "has_no_gpu_time",
     "not_estimated_text",
     "op_labels",
+    "program_ids",
     "ranked_table_html",
     "source_cell",
     "FOLD_CHARS",
@@ -62,6 +63,14 @@ def op_labels(rows: list, program_ids: Mapping | None = None) -> list[str]:
         known = isinstance(p, int) and not isinstance(p, bool) and p >= 0
         out.append(f"{o} #{p} ({m})" if n_pair[(o, m)] > 1 and known else f"{o} ({m})")
     return out
+
+
+def program_ids(summary: Mapping) -> dict:
+    """op_index -> XLA program id (None unknown), from summary.json's ops, for op_labels."""
+    return {
+        o.get("op_index"): o.get("program_id")
+        for o in (summary.get("ops") or {}).get("items") or []
+    }
 
 
 # What a marked speedup range (an item's slow_end_as_compiled) means, in the text and the page.

@@ -20,6 +20,7 @@ from fpgaprof.base.constants import TOP_ROWS
 from fpgaprof.base.markup import esc, html_cell, html_table, not_available
 from fpgaprof.base.text import terminal_safe
 from fpgaprof.base.units import fmt_bytes, fmt_num, fmt_pct, fmt_s
+from fpgaprof.views.ranking import op_labels, program_ids
 from fpgaprof.views.tables import STYLE, rows_html, rows_text, sub_table
 
 __all__ = [
@@ -132,8 +133,10 @@ def transfer_lines(summary: dict) -> list[str]:
         out.append(
             "  by HLO op (copies launched inside its XLA thunk): "
             + "; ".join(
-                f"{_one_line(str(r['op']))} {fmt_bytes(r['bytes'])} in {_t(r['busy_s'] * 1e9)}"
-                for r in ops[:5]
+                f"{_one_line(name)} {fmt_bytes(r['bytes'])} in {_t(r['busy_s'] * 1e9)}"
+                # an op name of several modules with its module ("copy.1 (jit_f)"), and its
+                # program id where the module repeats too
+                for r, name in zip(ops[:5], op_labels(ops[:5], program_ids(summary)))
             )
             + (f"; {left} more" if left else "")
         )
