@@ -8,7 +8,6 @@ store, so that the trace file carries them and the analysis can attribute kernel
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from fpgaprof.capture import xla_flags
@@ -116,9 +115,11 @@ def attach_hlo_modules(store: Any, setup: xla_flags.XlaSetup | None = None) -> i
             ),
             "capture.hlo_dump",
         )
-    elif setup.dump_as_text and (missing := _modules_missing(markers, have)):
+    elif setup.dump_as_text and (
+        missing := _modules_missing(ranges := xla_flags.module_ranges(markers), markers, have)
+    ):
         # Some modules were found, not all: the others' kernels get no HLO costs either.
-        _add_warning(store, _missing_modules_text(missing, markers, setup), "capture.hlo_dump")
+        _add_warning(store, _missing_modules_text(missing, len(ranges), setup), "capture.hlo_dump")
     xla_flags.prune_dump_dir(setup)
     return added
 
@@ -126,26 +127,26 @@ def attach_hlo_modules(store: Any, setup: xla_flags.XlaSetup | None = None) -> i
 MISSING_NAMED = 5  # modules named in the partial-miss warning; the rest counted
 
 
-def _modules_missing(markers: list[str], have: set[tuple[str, int]]) -> list[tuple[str, Any]]:
-    """The modules the trace's XlaModule ranges name that the store has not got: matched by
-    program id where the range gives one, else by name."""
+def _modules_missing(
+    ranges: list[tuple[str, Any]], markers: list[str], have: set[tuple[str, int]]
+) -> list[tuple[str, Any]]:
+    """The modules the trace's XlaModule ranges name (`ranges`, xla_flags.module_ranges of
+    `markers`) that the store has not got: matched by program id where the range gives one,
+    else by name."""
     pids = {p for _, p in have}
     names = {n for n, _ in have}
     # XLA's autotuner times a fusion alone in a module named after it, which XLA neither
     # numbers (no program id) nor dumps (attribution.cpp: "XLA autotuning"): not missing.
-    thunk_ops = {m.group(1) for m in map(_THUNK_OP_RE.match, markers) if m}
+    thunk_ops = xla_flags.thunk_ops(markers)
     return [
         (n, p)
-        for n, p in xla_flags.module_ranges(markers)
+        for n, p in ranges
         if (p not in pids if p is not None else n not in names and n not in thunk_ops)
     ]
 
 
-_THUNK_OP_RE = re.compile(r"^Thunk:#(?:[^#]*,)?hlo_op=([^,#]+)")
-
-
-def _missing_modules_text(missing: list[tuple[str, Any]], markers: list[str], setup: Any) -> str:
-    named = len(xla_flags.module_ranges(markers))
+def _missing_modules_text(missing: list[tuple[str, Any]], named: int, setup: Any) -> str:
+    """The partial-miss warning: `missing` of the `named` modules the ranges name."""
     shown = ", ".join(
         (f"{n or '?'} (program id {p})" if p is not None else n) for n, p in missing[:MISSING_NAMED]
     )

@@ -64,6 +64,7 @@ __all__ = [
     "modules_for_trace",
     "module_range_ids",
     "module_ranges",
+    "thunk_ops",
     "prune_dump_dir",
     "is_optimized_hlo_file",
     "prune_stale_dump_dirs",
@@ -698,6 +699,24 @@ def _holds_kernel(text: str, kernel_names: set[str]) -> bool:
 
 
 _MODULE_RANGE_RE = re.compile(r"^XlaModule:#(.*)#")
+_THUNK_RANGE_RE = re.compile(r"^Thunk:#(.*)#")
+
+
+def _range_fields(pattern: re.Pattern, text: str | None) -> dict[str, str] | None:
+    """The key=value fields of an XLA NVTX range named like `pattern` ("XlaModule:#k=v,...#"),
+    None for another range."""
+    m = pattern.match(text or "")
+    if not m:
+        return None
+    return dict(kv.split("=", 1) for kv in m.group(1).split(",") if "=" in kv)
+
+
+def thunk_ops(marker_names: Iterable[str]) -> set[str]:
+    """The HLO ops the ``Thunk:#hlo_op=O,...#`` NVTX ranges among ``marker_names`` name."""
+    ops = (_range_fields(_THUNK_RANGE_RE, t) for t in marker_names)
+    return {f["hlo_op"] for f in ops if f and f.get("hlo_op")}
+
+
 _CLASH_SUFFIX_RE = re.compile(r"__\d+$")
 
 
@@ -707,10 +726,9 @@ def module_ranges(marker_names: Iterable[str]) -> list[tuple[str, int | None]]:
     where it gives no name). Sorted by program id, then name."""
     seen: set[tuple[str, int | None]] = set()
     for text in marker_names:
-        m = _MODULE_RANGE_RE.match(text or "")
-        if not m:
+        fields = _range_fields(_MODULE_RANGE_RE, text)
+        if fields is None:
             continue
-        fields = dict(kv.split("=", 1) for kv in m.group(1).split(",") if "=" in kv)
         pid = ascii_whole_number(fields.get("program_id", ""))
         name = fields.get("hlo_module", "")
         if pid is not None:
