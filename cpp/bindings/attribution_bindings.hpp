@@ -51,6 +51,7 @@ inline void bind_attribution(py::module_& m) {
       .def_readonly("kernel_count", &OpStats::kernel_count)
       .def_readonly("executions", &OpStats::executions)
       .def_readonly("total_ns", &OpStats::total_ns)
+      .def_readonly("timed_executions", &OpStats::timed_executions)
       .def_readonly("mean_ns", &OpStats::mean_ns)
       .def_readonly("memcpy_count", &OpStats::memcpy_count)
       .def_readonly("memcpy_ns", &OpStats::memcpy_ns)

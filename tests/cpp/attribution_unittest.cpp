@@ -315,6 +315,44 @@ TEST_CASE("attribution by thunk range, kernel name, library and context", "[attr
   CHECK(reduce->source_line == 20);
 }
 
+TEST_CASE("an op's mean is over its executions whose kernels all have a duration", "[attribution]") {
+  // A counter replay leaves some kernels with start = end = 0. custom-call.2 runs in three
+  // thunk ranges: m1 (100 + 10 ns), m2 (300 ns + an untimed kernel), m3 (both untimed);
+  // loop_add_fusion.3 in jit_f runs three times by name under the module range: 40 ns,
+  // untimed, 20 ns. By hand: custom-call.2 3 executions, 1 timed, mean 110 ns (not
+  // 410 / 3 = 136); the fusion 3 executions, 2 timed, mean 30 ns (not 60 / 3 = 20).
+  TraceStore s;
+  auto mods = two_modules(s);
+  const uint32_t mod = add_marker(s, "XlaModule:#hlo_module=jit_f,program_id=5#", 100, 9000, 1, kNone32);
+  const uint32_t m1 = add_marker(s, "Thunk:#hlo_op=custom-call.2#", 110, 400, 1, mod);
+  const uint32_t m2 = add_marker(s, "Thunk:#hlo_op=custom-call.2#", 1000, 1500, 1, mod);
+  const uint32_t m3 = add_marker(s, "Thunk:#hlo_op=custom-call.2#", 2000, 2500, 1, mod);
+  add_kernel(s, "sm90_xmma_gemm_f32f32_tn", 200, 100, 1, m1);
+  add_kernel(s, "splitKreduce_kernel", 320, 10, 1, m1);
+  add_kernel(s, "sm90_xmma_gemm_f32f32_tn", 1100, 300, 1, m2);
+  add_kernel(s, "splitKreduce_kernel", 0, 0, 1, m2);
+  add_kernel(s, "sm90_xmma_gemm_f32f32_tn", 0, 0, 1, m3);
+  add_kernel(s, "splitKreduce_kernel", 0, 0, 1, m3);
+  add_kernel(s, "loop_add_fusion_3", 3000, 40, 3, mod);
+  add_kernel(s, "loop_add_fusion_3", 0, 0, 3, mod);
+  add_kernel(s, "loop_add_fusion_3", 3200, 20, 3, mod);
+
+  const AttributionResult r = attribute(s, mods);
+  const OpStats* gemm = find_op(r, "jit_f", "custom-call.2");
+  REQUIRE(gemm);
+  CHECK(gemm->kernel_count == 6);
+  CHECK(gemm->executions == 3);
+  CHECK(gemm->timed_executions == 1);
+  CHECK(gemm->total_ns == 410);
+  CHECK(gemm->mean_ns == 110);
+  const OpStats* fusion = find_op(r, "jit_f", "loop_add_fusion.3");
+  REQUIRE(fusion);
+  CHECK(fusion->executions == 3);
+  CHECK(fusion->timed_executions == 2);
+  CHECK(fusion->total_ns == 60);
+  CHECK(fusion->mean_ns == 30);
+}
+
 TEST_CASE("module resolution by program id, name and op", "[attribution]") {
   TraceStore s;
   std::vector<hlo::Module> mods;

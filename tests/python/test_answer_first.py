@@ -661,6 +661,31 @@ def test_an_op_whose_kernel_runs_are_untimed_has_no_mean():
     assert op["count"] == 1 and op["total_s"] == 0 and op["mean_s"] is None
 
 
+def test_an_op_with_some_untimed_runs_has_the_mean_of_its_timed_runs():
+    """The same trace's loop_compare_fusion and wrapped_iota (one program each) ran twice, one
+    of the two runs without timestamps. The mean per run is that of the timed run, worked out
+    here from the kernel records (one kernel per run), not their time over both runs."""
+    path = os.path.join(TRACES, "mbirjax073_parallel_128_xla_counters_h200.fpgaprof")
+    prof = fpgaprof.load(path)
+    att = prof.attribution
+    runs: dict = {}
+    for i, k in enumerate(prof.kernels):
+        a = att.kernels[i]
+        runs.setdefault((a.module_name, a.program_id, a.hlo_op), []).append(k.end_ns - k.start_ns)
+    partial = {key: d for key, d in runs.items() if 0 in d and any(d)}
+    assert len(partial) == 2  # the two ops named above
+    s = json.loads(report.summary_json.dumps(report.collect(prof, trace_path=path)))
+    for (module, program, op_name), durations in partial.items():
+        timed = [d for d in durations if d > 0]
+        (op,) = [o for o in s["ops"]["items"] if (o["op"], o["module"], o["program_id"]) ==
+                 (op_name, module, program)]
+        assert op["count"] == len(durations) and op["total_s"] == sum(timed) / 1e9
+        assert op["mean_s"] == sum(timed) / len(timed) / 1e9
+        (row,) = [o for o in prof.ops if (o.hlo_op, o.module_name, o.program_id) ==
+                  (op_name, module, program)]
+        assert row.timed_executions == len(timed) and row.executions == len(durations)
+
+
 def test_the_deciding_reason_of_a_straddling_no_and_of_data_on_the_card_keeps_its_figures():
     """A "no" (nominal card 2 ms against 1 ms on the GPU) whose card range reaches below the
     GPU time (0.5 ms at its fast end): the reason keeps the figures and says the fast end would

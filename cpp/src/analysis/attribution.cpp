@@ -696,6 +696,7 @@ class Attributor {
     std::vector<uint32_t> op_of_site(sites_.size(), kNone32);
     std::vector<std::array<uint64_t, 4>> methods;
     std::vector<uint64_t> thunk_executions;
+    std::vector<uint64_t> timed_ns;  // kernel time of each op's timed executions
     const auto op_for = [&](uint32_t site_index) -> uint32_t {
       uint32_t& op = op_of_site[site_index];
       if (op != kNone32) return op;
@@ -734,6 +735,7 @@ class Attributor {
         res.ops.push_back(std::move(s));
         methods.push_back({0, 0, 0, 0});
         thunk_executions.push_back(0);
+        timed_ns.push_back(0);
       }
       op = it->second;
       return op;
@@ -741,7 +743,11 @@ class Attributor {
     // A Thunk range belongs to one op (every kernel in it gets the site of that thunk, whose op
     // does not depend on the kernel), so distinct ranges per op need one bit per range. Kernel
     // names: the first op seen per name in an array, further (name, op) pairs in a set.
-    std::vector<bool> marker_seen(store_.markers.size(), false);
+    // The op of each Thunk range seen (kNone32: none yet), its kernels' time, and whether one
+    // of them had no duration: a range is a timed execution when all its kernels were timed.
+    std::vector<uint32_t> marker_op(store_.markers.size(), kNone32);
+    std::vector<uint64_t> marker_ns(store_.markers.size(), 0);
+    std::vector<bool> marker_untimed(store_.markers.size(), false);
     std::vector<uint32_t> op_of_name(store_.strings.size(), kNone32);
     std::unordered_set<uint64_t> more_name_ops;
     std::vector<uint32_t> unattributed_of_name(store_.strings.size(), kNone32);
@@ -779,13 +785,19 @@ class Attributor {
       OpStats& s = res.ops[op];
       s.kernel_count++;
       s.total_ns += dur;
-      if (const uint32_t m = kernel_thunk[i]; m != kNone32 && m < marker_seen.size()) {
-        if (!marker_seen[m]) {
-          marker_seen[m] = true;
+      if (const uint32_t m = kernel_thunk[i]; m != kNone32 && m < marker_op.size()) {
+        if (marker_op[m] == kNone32) {
+          marker_op[m] = op;
           thunk_executions[op]++;
         }
+        marker_ns[m] += dur;
+        if (dur == 0) marker_untimed[m] = true;
       } else {
         s.executions++;
+        if (dur > 0) {
+          s.timed_executions++;
+          timed_ns[op] += dur;
+        }
       }
       methods[op][static_cast<std::size_t>(a.method)]++;
       if (first_pair(op_of_name, more_name_ops, k.name, op)) s.kernel_names.push_back(str(k.name));
@@ -801,10 +813,15 @@ class Attributor {
     };
     add_copies(copy_site, store_.memcpys);
     add_copies(set_site, store_.memsets);
+    for (std::size_t m = 0; m < marker_op.size(); ++m) {
+      if (marker_op[m] == kNone32 || marker_untimed[m]) continue;
+      res.ops[marker_op[m]].timed_executions++;
+      timed_ns[marker_op[m]] += marker_ns[m];
+    }
     for (std::size_t o = 0; o < res.ops.size(); ++o) {
       OpStats& s = res.ops[o];
       s.executions += thunk_executions[o];
-      s.mean_ns = s.executions ? s.total_ns / s.executions : 0;
+      s.mean_ns = s.timed_executions ? timed_ns[o] / s.timed_executions : 0;
       const auto& m = methods[o];
       s.method = std::all_of(m.begin(), m.end(), [](uint64_t c) { return c == 0; })
                      ? MatchMethod::kNvtxThunk  // only copies: those come from thunk ranges

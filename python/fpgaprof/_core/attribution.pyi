@@ -120,6 +120,9 @@ class OpStats:
     def source_line(self) -> int:
         ...
     @property
+    def timed_executions(self) -> int:
+        ...
+    @property
     def total_ns(self) -> int:
         ...
     @property

@@ -53,7 +53,7 @@ class TraceOverview:
 
 def _ops_rows(rows: list[dict]) -> list[dict]:
     """prof.ops' rows (the attribution's OpStats: hlo_op, module_name, executions, total_ns,
-    mean_ns per execution, the static cost of one execution) as the overview's op rows,
+    mean_ns per timed execution, the static cost of one execution) as the overview's op rows,
     largest time first, each with its `op_index` (its position in prof.ops, the analysis' op
     index); the cost is None where the op has none."""
     out = []
@@ -71,9 +71,9 @@ def _ops_rows(rows: list[dict]) -> list[dict]:
                 "count": int(r["executions"]),
                 "kernel_count": r["kernel_count"],
                 "total_s": float(r["total_ns"]) / 1e9,
-                # no timed kernel run (none ran, or a counter replay left them without
-                # timestamps): no mean, as kernels.top's mean_s (not 0 s per run)
-                "mean_s": float(r["mean_ns"]) / 1e9 if r["total_ns"] else None,
+                # over the executions whose kernels all have timestamps (a counter replay can
+                # leave some without): none timed, no mean, as kernels.top's mean_s
+                "mean_s": float(r["mean_ns"]) / 1e9 if r["timed_executions"] else None,
                 "flops": None if no_cost else r["flops"],
                 "bytes": None if no_cost else r["bytes_accessed"],
                 "pattern": r["pattern"] or None,

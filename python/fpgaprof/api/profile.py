@@ -154,8 +154,9 @@ class Profile:
     @property
     def ops(self) -> list:
         """Time per HLO op, largest first: count (``kernel_count``, ``executions``),
-        ``total_ns``, ``mean_ns`` (per execution), static cost of one execution (``flops``,
-        ``bytes_accessed``, ``pattern``), ``source_file``/``source_line``, match ``method``."""
+        ``total_ns``, ``mean_ns`` (per execution whose kernels were all timed:
+        ``timed_executions``), static cost of one execution (``flops``, ``bytes_accessed``,
+        ``pattern``), ``source_file``/``source_line``, match ``method``."""
         return views.op_rows(self, self.attribution.ops)
 
     # -- analysis: ceilings, roofline, transfers, memory, FPGA (docs/roofline.md, fpga-model.md)

@@ -261,7 +261,7 @@ def hlo_op_lines(result: Any, top: int = 10) -> list[str]:
         category = op.category or ("copies only" if not op.executions and op.memcpy_ns else "")
         # no timed kernel run (none, or untimed by a counter replay): no mean per run (not
         # "0 ns" beside the time of its copies)
-        mean = fmt_ns(op.mean_ns) if op.executions and op.total_ns else "–"
+        mean = fmt_ns(op.mean_ns) if op.timed_executions else "–"
         lines.append(
             f"  {fmt_ns(t):>10} {share:5.1f}% {op.executions:>6} "
             f"{mean:>10} {rate:>8}  {name[:44]:<44} "

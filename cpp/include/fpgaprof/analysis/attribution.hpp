@@ -145,8 +145,11 @@ struct OpStats {
   uint64_t kernel_count = 0;                        // kernel executions attributed to the op
   uint64_t executions = 0;                          // thunk executions (distinct Thunk ranges), else kernel_count
   uint64_t total_ns = 0;                            // summed kernel duration
-  uint64_t mean_ns = 0;                             // total_ns / executions
-  uint64_t memcpy_count = 0;                        // copies/memsets launched inside the op's thunk
+  // Executions whose kernels all have a duration (a counter replay leaves some kernels with
+  // start = end = 0): mean_ns is over these, so that an untimed run does not count as 0 ns.
+  uint64_t timed_executions = 0;
+  uint64_t mean_ns = 0;       // kernel time of the timed executions / timed_executions (0: none timed)
+  uint64_t memcpy_count = 0;  // copies/memsets launched inside the op's thunk
   uint64_t memcpy_ns = 0;
   uint64_t memcpy_bytes = 0;
   std::vector<std::string> kernel_names;  // distinct, in first-seen order
