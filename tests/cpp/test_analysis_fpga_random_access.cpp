@@ -445,3 +445,43 @@ TEST_CASE("FPGA score: monotone in the host link", "[analysis][fpga]") {
   // Nothing crosses the link: factor 1 whatever the link.
   CHECK(row(rank_fpga_candidates(f.ops, r, slow_link, resident()), "gather").link_factor == 1.0);
 }
+
+TEST_CASE("FPGA what-if: an op with some untimed runs is costed on the card for its timed runs",
+          "[analysis][fpga][regions]") {
+  // Case D, with add_fusion run twice: the second run without timestamps (a counter replay's
+  // start = end = 0). Its GPU time (20 us) covers one run of two, so the card's figures are
+  // for one run: the same as in case D (0.77 ms nominal with its launch, 20 / 770), not two
+  // runs (1.54 ms, a speedup half as large). The region's card time stays case D's 6.27 ms.
+  const GatherFixture once;
+  GatherFixture twice;
+  twice.ops[1].executions = 2;
+  twice.store.kernels.push_back(
+      testing::kernel(twice.store, 0, 0, 3, 0, 1000, twice.store.strings.intern("add_kernel")));
+  twice.op_of_kernel.push_back(1);
+  const RooflineReport r = twice.roofline();
+  REQUIRE(r.ops[1].kernel_count == 2);
+  REQUIRE(r.ops[1].timed_kernel_count == 1);
+  const FpgaReport rep = rank_fpga_candidates(twice.ops, r, round_card(), resident());
+  const FpgaCandidate& a = row(rep, "add_fusion");
+  CHECK(a.executions == 2);
+  CHECK(a.gpu_time_ns == 20000);
+  CHECK(a.card_time_s == near(0.77e-3));
+  CHECK(a.card_time_low_s == near(0.31e-3));
+  CHECK(a.card_time_high_s == near(2.44e-3));
+  CHECK(a.op_speedup == near(20.0 / 770.0));
+  CHECK_THAT(a.estimate_note, Catch::Contains("covers 50% of its kernel runs"));
+  // the gather (all runs timed) has no such note
+  CHECK_THAT(row(rep, "gather").estimate_note, !Catch::Contains("kernel runs"));
+
+  const auto base =
+      rank_fpga_regions(once.store, once.ops, once.op_of_kernel, once.roofline(), round_card(), resident());
+  const auto part = rank_fpga_regions(twice.store, twice.ops, twice.op_of_kernel, r, round_card(), resident());
+  REQUIRE(base.size() == 1);
+  REQUIRE(part.size() == 1);
+  CHECK(part[0].card_time_s == near(6.27e-3));
+  CHECK(part[0].card_time_s == near(base[0].card_time_s));
+  CHECK(part[0].card_time_low_s == near(base[0].card_time_low_s));
+  CHECK(part[0].card_time_high_s == near(base[0].card_time_high_s));
+  CHECK_THAT(part[0].estimate_note, Catch::Contains("an op inside covers 50% of its kernel runs"));
+  CHECK(base[0].estimate_note.find("kernel runs") == std::string::npos);
+}

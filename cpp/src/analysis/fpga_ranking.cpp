@@ -220,6 +220,19 @@ std::string no_gpu_time_note(uint64_t kernels) {
          "paired, or a full timestamp buffer; see the trace's warnings): trace again without counters to time them";
 }
 
+double timed_share(const RooflinePoint& rp) {
+  if (rp.timed_kernel_count == 0 || rp.timed_kernel_count >= rp.kernel_count) return 1.0;
+  return static_cast<double>(rp.timed_kernel_count) / static_cast<double>(rp.kernel_count);
+}
+
+std::string partly_timed_note(double share, bool inside) {
+  char pct[16];
+  std::snprintf(pct, sizeof pct, "%.0f%%", 100.0 * share);
+  return std::string(inside ? "the GPU time of an op inside covers " : "its GPU time covers ") + pct +
+         " of its kernel runs (the others have no timestamps: counter replay); the card figures are for the same "
+         "share of its executions";
+}
+
 }  // namespace fpga_detail
 
 using namespace fpga_detail;  // NOLINT(google-build-using-namespace): this file defines them
@@ -237,6 +250,7 @@ FpgaCandidate op_row(uint32_t o, const OpCost& op, const RooflinePoint& rp, cons
   c.pattern = op.pattern;
   c.precision = op.precision;
   c.executions = rp.executions;
+  c.costed_executions = static_cast<double>(rp.executions) * timed_share(rp);
   c.kernel_count = rp.kernel_count;
   c.gpu_time_ns = static_cast<double>(rp.time_ns);
   c.time_share = gpu_kernel_ns > 0 ? c.gpu_time_ns / gpu_kernel_ns : 0.0;
@@ -285,7 +299,8 @@ bool card_work(FpgaCandidate& c, const OpCost& op, const RooflinePoint& rp, cons
     // The counters' FLOPs and DRAM bytes over the covered kernels, scaled to all of the op's
     // time, per execution; the operands and results are what crosses the link and what a
     // restructured design must read and write at least once.
-    const double scale = 1.0 / (rp.measured_coverage * exec);
+    // (the op's time covers its timed executions only: per costed execution)
+    const double scale = 1.0 / (rp.measured_coverage * c.costed_executions);
     w = card_work_from_totals(rp.measured_flops * scale, op.bytes_read, op.bytes_written);
     w.stream_bytes = w.bytes = rp.measured_bytes * scale;
     w.compulsory_bytes = std::min(w.compulsory_bytes, w.stream_bytes);
@@ -338,7 +353,7 @@ void not_on_card(FpgaCandidate& c, const OpCardEstimate& as_compiled, const Time
 // transfers and the speedups of the op and of the workload.
 void card_times(FpgaCandidate& c, const OpCardEstimate& as_compiled, const OpCardEstimate& restructured,
                 const TimeRange& launches, const TimeRange& transfer, double total_s) {
-  const double exec = static_cast<double>(c.executions);
+  const double exec = c.costed_executions;
   const double gpu_s = c.gpu_time_ns * 1e-9;
   c.memory_efficiency = as_compiled.memory_efficiency;
   c.card_limit = as_compiled.limit;
@@ -378,7 +393,7 @@ void card_times(FpgaCandidate& c, const OpCardEstimate& as_compiled, const OpCar
 // and speedups, and its scenario (a bound has none unless even its fast ends stay under 1).
 void what_if(FpgaCandidate& c, const CardWork& w, const OpCost& op, const FpgaTarget& target,
              const FpgaOptions& options, double total_s, FpgaReport& report) {
-  const double exec = static_cast<double>(c.executions);
+  const double exec = c.costed_executions;
   c.stream_bytes = w.stream_bytes * exec;
   c.random_bytes = w.random_bytes() * exec;
   const OpCardEstimate as_compiled = estimate_op_on_card(w, op.precision, target, Scenario::kAsCompiled);
@@ -509,6 +524,8 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
       c.estimate_note = no_gpu_time_note(rp.kernel_count);
     } else if (CardWork w; card_work(c, op, rp, target, report, w)) {
       what_if(c, w, op, target, options, total_s, report);
+      if (const double share = timed_share(rp); share < 1.0)
+        c.estimate_note += (c.estimate_note.empty() ? "" : "; ") + partly_timed_note(share, false);
     }
     report.candidates.push_back(std::move(c));
   }

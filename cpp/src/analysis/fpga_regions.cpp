@@ -143,6 +143,7 @@ struct OpsSum {
   double est_ns = 0, kept_ns = 0, bound_w = 0, affinity_w = 0;
   double bound_n = 0, affinity_n = 0;  // unweighted sums (for zero-duration kernels)
   double card_bytes = 0;
+  double timed_share = 1;  // the lowest timed_share of the ops estimated inside
   TimeRange ops_time, ops_restructured;
   bool structure_dependent = false;  // an op's restructured figure the matrix's structure decides
   std::vector<DataflowStage> stages;
@@ -210,17 +211,21 @@ void sum_ops(std::vector<std::pair<uint32_t, SpanAcc>>& entries, const std::vect
       continue;
     }
     const CardWork& w = estimates.work(o);
-    s.stages.push_back({&w, op.precision, exec, 0.0});
+    // The card runs as many of them as the GPU time covers (fpga_detail::timed_share).
+    const double share = timed_share(rp);
+    s.timed_share = std::min(s.timed_share, share);
+    const double costed = exec * share;
+    s.stages.push_back({&w, op.precision, costed, 0.0});
     s.stage_module.push_back(op.module_index);
     if (op.module_index != kNone32) s.estimated_modules.insert(op.module_index);
     c.flops += op.flops * exec;
     c.bytes += op.bytes() * exec;
     c.random_access_bytes += w.random_bytes() * exec;
-    s.card_bytes += e.memory_bytes * exec;
-    c.card_compute_s += e.compute_s.nominal * exec;
-    c.card_memory_s += e.memory_s.nominal * exec;
-    s.ops_time += e.time_s.scaled(exec);
-    s.ops_restructured += estimates.restructured(o).time_s.scaled(exec);
+    s.card_bytes += e.memory_bytes * costed;
+    c.card_compute_s += e.compute_s.nominal * costed;
+    c.card_memory_s += e.memory_s.nominal * costed;
+    s.ops_time += e.time_s.scaled(costed);
+    s.ops_restructured += estimates.restructured(o).time_s.scaled(costed);
     s.structure_dependent = s.structure_dependent || estimates.restructured(o).structure_dependent;
     const double weight = static_cast<double>(acc.ns);
     const double intensity = op.bytes() > 0 ? op.flops / op.bytes() : 0.0;
@@ -444,6 +449,8 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
     }
     if (c.restructured_structure_dependent)
       c.estimate_note += std::string(c.estimate_note.empty() ? "" : "; ") + kStructureWidenedNote;
+    if (s.timed_share < 1.0)
+      c.estimate_note += std::string(c.estimate_note.empty() ? "" : "; ") + partly_timed_note(s.timed_share, true);
     const GpuJoules gpu_j = gpu_energy.path(g, c.gpu_time_ns);
     double kept_j = 0;
     for (const uint32_t o : s.kept_ops) kept_j += gpu_energy.path_op_joules(g, o);

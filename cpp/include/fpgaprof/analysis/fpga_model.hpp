@@ -377,6 +377,10 @@ struct FpgaCandidate {
   Precision precision = Precision::kFp32;
   uint64_t executions = 0;
   uint64_t kernel_count = 0;
+  // The executions the card figures are for: all of them, or, when a counter replay left some
+  // of its kernels without timestamps (the GPU time covers the timed ones only), executions x
+  // timed kernels / kernels, so that the card and the GPU are compared on the same runs.
+  double costed_executions = 0;
   bool cost_known = true;  // OpCost::cost_known
   // What the what-if rests on: "static" (the cost model's rule for the HLO op), "author" (a
   // custom kernel's own figures), "measured bound" / "operand bound" (bounds, above), or "" (none).
