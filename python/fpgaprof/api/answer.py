@@ -60,8 +60,7 @@ def _program_id(row: Mapping, analysis: Mapping) -> int | None:
     i = row.get("op_index")
     if ops is None or not isinstance(i, int) or not 0 <= i < len(ops):
         return None
-    pid = int(getattr(ops[i], "program_id", -1))
-    return pid if pid >= 0 else None
+    return records.program_id(ops[i])
 
 
 def enclosing_only(rows: list[dict]) -> list[str]:

@@ -66,7 +66,7 @@ def _ops_rows(rows: list[dict]) -> list[dict]:
                 "module": r["module_name"],
                 # several compilations of one jitted function share module and op names (the
                 # sweep trace: 18 of jit_sort's `fusion`); XLA's program id tells them apart
-                "program_id": int(r["program_id"]) if int(r.get("program_id", -1)) >= 0 else None,
+                "program_id": records.program_id(r),
                 "category": r["category"] or None,
                 "count": int(r["executions"]),
                 "kernel_count": r["kernel_count"],

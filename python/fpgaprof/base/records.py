@@ -249,3 +249,10 @@ def source_location(r: Mapping) -> str | None:
         return None
     line = r.get("source_line")
     return f"{f}:{line}" if line is not None and int(line) >= 0 else str(f)
+
+
+def program_id(r: Any) -> int | None:
+    """XLA's program id of an op row or attribution record (a mapping or an object with a
+    program_id; -1 or missing: unknown), None where unknown."""
+    pid = r.get("program_id", -1) if isinstance(r, Mapping) else getattr(r, "program_id", -1)
+    return int(pid) if pid is not None and int(pid) >= 0 else None
