@@ -861,15 +861,22 @@ def test_proc_version_file_is_read_bounded(tmp_path, what):
         assert "WSL" not in res["message"] and "lacks the Range Profiler" in res["message"]
 
 
-@pytest.mark.parametrize("kind", ["file", "below_a_file", "device"])
+@pytest.mark.parametrize("kind", ["file", "below_a_file", "device", "unwritable_folder"])
 def test_hlo_dump_dir_variable_unusable(tmp_path, kind):
-    """FPGAPROF_HLO_DUMP_DIR naming a file, a path below a file, or /dev/null. Before: `import
-    fpgaprof` raised FileExistsError / NotADirectoryError (a traceback), so the user's program
-    and every command (`report` of a saved trace too) failed. Now: one FpgaprofWarning naming
-    the variable, as when no temp folder is writable (test_d5_*), and the command works."""
+    """FPGAPROF_HLO_DUMP_DIR naming a file, a path below a file, /dev/null, or a folder no file
+    can be created in (/proc/self: not even by root). `import fpgaprof` must not raise (a
+    traceback would fail the user's program and every command, `report` of a saved trace too),
+    and XLA must not be pointed at a folder it cannot write (a silently empty dump): one
+    FpgaprofWarning naming the variable, as when no temp folder is writable (test_d5_*), and
+    the command works."""
     afile = tmp_path / "afile"
     afile.write_text("x")
-    where = {"file": afile, "below_a_file": afile / "sub", "device": Path("/dev/null")}[kind]
+    where = {
+        "file": afile,
+        "below_a_file": afile / "sub",
+        "device": Path("/dev/null"),
+        "unwritable_folder": Path("/proc/self"),
+    }[kind]
     env = dict(clean_env(), FPGAPROF_HLO_DUMP_DIR=str(where))
     out = tmp_path / "out"
     r = run("cli", "report", str(BASE_TRACE), "-o", str(out), "--no-timeline", env=env)
@@ -879,3 +886,7 @@ def test_hlo_dump_dir_variable_unusable(tmp_path, kind):
     assert (out / "summary.json").exists()
     imp = run("py", "results.append(fpgaprof.__version__)", env=env)
     assert imp.rc == 0 and imp.err.count("FpgaprofWarning") == 1, imp.err
+    if kind == "unwritable_folder":
+        assert "cannot create a file in it" in imp.err, imp.err
+        flags = run("py", "import os; results.append(os.environ.get('XLA_FLAGS', ''))", env=env)
+        assert "/proc/self" not in flags.results()[0]

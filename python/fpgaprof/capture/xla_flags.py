@@ -284,6 +284,7 @@ def prepare(
                 os.makedirs(chosen, exist_ok=True)
                 if not os.path.isdir(chosen):
                     raise NotADirectoryError(errno.ENOTDIR, "not a folder")
+                _probe_writable(chosen)
             except OSError as e:
                 # A file, a device or an unwritable path: trace without HLO rather than fail
                 # `import fpgaprof` (and with it the user's program and every command).
@@ -359,6 +360,17 @@ def prepare(
     setup.flags_kept = [] if setup.prepared_before else kept
     setup.xla_flags = env.get("XLA_FLAGS", "")
     return setup
+
+
+def _probe_writable(folder: str) -> None:
+    """Raises OSError unless a file can be created in `folder` (a read-only folder, or one
+    like /proc/self that even root cannot write into, would leave XLA's dump silently empty)."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".fpgaprof-probe-", dir=folder)
+    except OSError as e:
+        raise OSError(e.errno, f"cannot create a file in it: {e.strerror or e}") from e
+    os.close(fd)
+    os.unlink(probe)
 
 
 def _last_flag(flags: list[str], name: str) -> str:
