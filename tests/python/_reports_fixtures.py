@@ -213,14 +213,14 @@ class SyntheticProfile:
             return attribution.attribute(self.store).ops
         # fusion_a: 2 kernels, 1.0 ms; 1e6 FLOPs and 4e6 bytes per call
         # gemm: 1 kernel, 1.0 ms; 2e9 FLOPs and 1e7 bytes per call
-        # (the keys of the attribution's OpStats rows; mean_ns = total_ns / executions)
+        # (the keys of the attribution's OpStats rows; mean_ns = total_ns / timed_executions)
         return [
             {"hlo_op": "fusion.1", "module_name": "jit_f", "category": "loop", "executions": 2,
-             "kernel_count": 2, "total_ns": 1_000_000, "mean_ns": 500_000.0, "has_cost": True,
+             "timed_executions": 2, "kernel_count": 2, "total_ns": 1_000_000, "mean_ns": 500_000.0, "has_cost": True,
              "cost_unknown": False, "flops": 1e6, "bytes_accessed": 4e6,
              "pattern": "elementwise", "source_file": "model.py", "source_line": 12},
             {"hlo_op": "dot.2", "module_name": "jit_f", "category": "dot", "executions": 1,
-             "kernel_count": 1, "total_ns": 1_000_000, "mean_ns": 1_000_000.0, "has_cost": True,
+             "timed_executions": 1, "kernel_count": 1, "total_ns": 1_000_000, "mean_ns": 1_000_000.0, "has_cost": True,
              "cost_unknown": False, "flops": 2e9, "bytes_accessed": 1e7,
              "pattern": "dot", "source_file": "model.py", "source_line": 20},
         ]

@@ -686,6 +686,41 @@ def test_an_op_with_some_untimed_runs_has_the_mean_of_its_timed_runs():
         assert row.timed_executions == len(timed) and row.executions == len(durations)
 
 
+def test_the_answer_per_op_counts_the_calls_its_gpu_time_sums():
+    """Answered per op (regions off, as for a trace without them), an op of the H200 XLA
+    counters trace with one of its two runs untimed: its GPU time is that of one run, so its
+    calls are 1, not 2 ("(2 calls)" would read as the time of both). Worked out from the
+    kernel records."""
+    from fpgaprof.api import answer, overview
+
+    path = os.path.join(TRACES, "mbirjax073_parallel_128_xla_counters_h200.fpgaprof")
+    prof = fpgaprof.load(path)
+    att = prof.attribution
+    runs: dict = {}
+    for i, k in enumerate(prof.kernels):
+        a = att.kernels[i]
+        runs.setdefault((a.module_name, a.hlo_op), []).append(k.end_ns - k.start_ns)
+    an, _, _ = overview.analysis_of(prof, "alveo-u55c", [])
+    sec = answer.answer_section(
+        prof,
+        {"candidates": {"available": True, "regions": {"available": False}}, "device": {}},
+        an,
+        top=1000,
+    )
+    assert sec["unit"] == "op"
+    checked = 0
+    for item in sec["items"]:
+        durations = runs[(item["module"], item["op"])]
+        timed = [d for d in durations if d > 0]
+        if not timed or len(timed) == len(durations):
+            continue
+        if item["gpu_time_s"] * 1e9 != pytest.approx(sum(timed)):
+            continue  # the op name also runs in another program of the module
+        assert item["calls"] == len(timed) < len(durations), item
+        checked += 1
+    assert checked >= 1
+
+
 def test_the_deciding_reason_of_a_straddling_no_and_of_data_on_the_card_keeps_its_figures():
     """A "no" (nominal card 2 ms against 1 ms on the GPU) whose card range reaches below the
     GPU time (0.5 ms at its fast end): the reason keeps the figures and says the fast end would

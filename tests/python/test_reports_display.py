@@ -42,11 +42,13 @@ def _profile(kernels=(), regions=(), gpu=False):
 # --- print(prof.ops) -------------------------------------------------------------------------
 
 OPS = [
-    {"hlo_op": "fusion.3", "module_name": "jit_f", "executions": 10, "total_ns": 10_262,
+    {"hlo_op": "fusion.3", "module_name": "jit_f", "executions": 10, "timed_executions": 10,
+     "total_ns": 10_262,
      "mean_ns": 1026, "flops": 1024.0, "bytes_accessed": 8192.0, "pattern": "elementwise",
      "source_file": "/src/model.py", "source_line": 13, "method": "nvtx_thunk",
      "kernel_names": ["loop_fusion_3"]},
-    {"hlo_op": "dot.1", "module_name": "jit_f", "executions": 2, "total_ns": 3_000_000,
+    {"hlo_op": "dot.1", "module_name": "jit_f", "executions": 2, "timed_executions": 2,
+     "total_ns": 3_000_000,
      "mean_ns": 1_500_000, "flops": 2e9, "bytes_accessed": 1e7, "pattern": "dot",
      "source_file": "/home/user/projects/reconstruction/mbirjax/forward_model.py",
      "source_line": 1234, "method": "nvtx_thunk", "kernel_names": ["gemm_a", "gemm_b"]},

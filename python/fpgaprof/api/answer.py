@@ -53,14 +53,23 @@ def _key(row: Mapping, unit: str) -> tuple:
     return (row.get("module"), row.get("op"))
 
 
-def _program_id(row: Mapping, analysis: Mapping) -> int | None:
-    """XLA's program id of an op row's module (the attribution's op, by op_index), None where
-    unknown."""
+def _op_stats(row: Mapping, analysis: Mapping) -> Any:
+    """The attribution's op (OpStats) of an op row, by its op_index; None where unknown."""
     ops = getattr(analysis.get("attribution"), "ops", None)
     i = row.get("op_index")
     if ops is None or not isinstance(i, int) or not 0 <= i < len(ops):
         return None
-    return records.program_id(ops[i])
+    return ops[i]
+
+
+def _calls(row: Mapping, stats: Any) -> int | None:
+    """The calls a row's GPU time sums: a region's instances; an op's executions whose kernels
+    were all timed (a counter replay can leave some runs without timestamps)."""
+    if row.get("instances"):
+        return int(row["instances"])
+    timed = getattr(stats, "timed_executions", None)
+    n = int(timed if timed is not None else row.get("executions") or 0)
+    return n or None
 
 
 def enclosing_only(rows: list[dict]) -> list[str]:
@@ -203,6 +212,7 @@ def answer_section(
         if size is not None:
             sizes.add(size)
         bound = row.get("estimate_basis") in ("measured bound", "operand bound")
+        stats = _op_stats(r, analysis) if unit == "op" else None
         # The best card's verdict in time and energy, of the scenario its speedup is from.
         e = "restructured_" if sp and sp[0] == "restructured" else ""
         items.append(
@@ -213,13 +223,12 @@ def answer_section(
                 # an op's module and XLA program id (one op name in several modules, one
                 # module compiled several times: the printed answer tells them apart)
                 **(
-                    {"module": r.get("module"), "program_id": _program_id(r, analysis)}
+                    {"module": r.get("module"), "program_id": records.program_id(stats)}
                     if unit == "op"
                     else {}
                 ),
                 "gpu_time_s": float(r.get("gpu_time_ns") or 0.0) * 1e-9,
-                # the calls gpu_time_s sums (a region's instances; an op's executions)
-                "calls": int(r.get("instances") or r.get("executions") or 0) or None,
+                "calls": _calls(r, stats),
                 "verdict": row.get("verdict"),
                 "best_card": best_card,
                 "scenario": sp[0] if sp else None,

@@ -253,6 +253,6 @@ def source_location(r: Mapping) -> str | None:
 
 def program_id(r: Any) -> int | None:
     """XLA's program id of an op row or attribution record (a mapping or an object with a
-    program_id; -1 or missing: unknown), None where unknown."""
+    program_id; -1, missing or no record: unknown), None where unknown."""
     pid = r.get("program_id", -1) if isinstance(r, Mapping) else getattr(r, "program_id", -1)
     return int(pid) if pid is not None and int(pid) >= 0 else None
