@@ -254,8 +254,10 @@ def deciding_reason(row: Mapping) -> str:
     # low end where the row has one.
     t_fast = t_lo if math.isfinite(t_lo) else transfer
     c_fast = c_lo if math.isfinite(c_lo) else best_card
+    # card_limit is what bounds the card time *as compiled*: it labels that time only
     limit = str(row.get("card_limit") or "")
-    lim = f" ({limit}-bound)" if limit else ""
+    as_compiled = num("card_time_s")
+    lim = f" ({limit}-bound)" if limit and best_card == as_compiled else ""
     bound = "≥ " if row.get("estimate_basis") in ("measured bound", "operand bound") else ""
     # the link where the row charges one (data resident on the card charges none)
     link = math.isfinite(transfer) and transfer > 0
@@ -263,10 +265,19 @@ def deciding_reason(row: Mapping) -> str:
         f" + link {timed(transfer, t_lo, t_hi)}" if link else ""
     )
     if verdict == "no":
+        card_alone = f"card {bound}{timed(best_card, c_lo, c_hi)}{lim}"
+        if link and t_fast >= gpu_s > 0 and math.isfinite(best_card) and c_fast >= gpu_s:
+            # each alone loses: name both, the larger first, so that "host link alone" does
+            # not read as "keep the data on the card and it gains" when the card alone loses
+            link_alone = f"host link {timed(transfer, t_lo, t_hi)}"
+            first, second = (
+                (card_alone, link_alone) if best_card >= transfer else (link_alone, card_alone)
+            )
+            return f"{first} and {second}, each alone slower than {fmt_s(gpu_s)} on the GPU"
         if link and t_fast >= gpu_s > 0:
             return f"host link alone {timed(transfer, t_lo, t_hi)} vs {fmt_s(gpu_s)} on the GPU"
         if math.isfinite(best_card) and c_fast >= gpu_s:
-            return f"card {bound}{timed(best_card, c_lo, c_hi)}{lim} vs {fmt_s(gpu_s)} on the GPU"
+            return f"{card_alone} vs {fmt_s(gpu_s)} on the GPU"
         if math.isfinite(best_card):
             # each alone can be faster than the GPU, together they are not; or the verdict
             # (of the nominal figures) holds while the fast ends of the ranges reach the GPU
