@@ -397,6 +397,9 @@ TEST_CASE("Counter windows: device-to-device copies take ranges, replayed launch
   CHECK(s.meta.incomplete_records == 1);
   REQUIRE(s.meta.warnings.size() == 1);
   CHECK(s.meta.warnings[0].message.rfind("1 GPU activity records have no timestamps", 0) == 0);
+  // under counters the cause is kernel replay (no range timed the HtoD copy), not a full buffer
+  CHECK(s.meta.warnings[0].message == incomplete_records_warning(1, true));
+  CHECK(s.meta.warnings[0].message.find("trace again without counters") != std::string::npos);
   // The roofline reads the kernels' counters (ffma x 2) and their duration.
   const auto measured = analysis::measured_kernels(s);
   REQUIRE(measured.size() == 2);
@@ -498,8 +501,9 @@ TEST_CASE("The incomplete-records warning follows its count", "[analysis][counte
   CHECK(m.incomplete_records == 89);
   REQUIRE(m.warnings.size() == 2);
   CHECK(m.warnings[1].message ==
-        "89 GPU activity records have no timestamps (start=end=0: CUPTI's device timestamp buffer ran out): "
-        "raise device_buffer_bytes");
+        "89 GPU activity records have no timestamps (start=end=0: CUPTI's device timestamp buffer ran out); left "
+        "out of times. Fix: trace again with a larger device buffer (fpgaprof.trace(device_buffer_size=...), "
+        "fpgaprof run --device-buffer-size)");
   m.warnings.add(kOlderTraceCode, "last");
   m.set_incomplete_records(3);  // reworded in place
   CHECK(m.warnings.messages() == std::vector<std::string>{"first", incomplete_records_warning(3), "last"});
@@ -508,6 +512,12 @@ TEST_CASE("The incomplete-records warning follows its count", "[analysis][counte
   m.set_incomplete_records(0);  // removed
   CHECK(m.warnings.messages() == std::vector<std::string>{"first", "last"});
   CHECK(m.incomplete_records == 0);
+  // A trace of an older writer holds the older prose under no code: it is found and reworded.
+  m.warnings.add(kOlderTraceCode, older_incomplete_records_warning(0));
+  m.set_incomplete_records(5, true);
+  REQUIRE(m.warnings.size() == 3);
+  CHECK(m.warnings[2].code() == "capture.records_incomplete");
+  CHECK(m.warnings[2].message == incomplete_records_warning(5, true));
 }
 
 TEST_CASE("Counter windows aligned by thread blocks (sm__ctas_launched)", "[analysis][counters]") {

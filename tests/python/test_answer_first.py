@@ -721,6 +721,27 @@ def test_the_answer_per_op_counts_the_calls_its_gpu_time_sums():
     assert checked >= 1
 
 
+def test_untimed_records_of_a_counters_trace_are_blamed_on_kernel_replay():
+    """The H200 counters traces' records without timestamps are the launches of the one counter
+    window whose ranges could not be paired (135 = 79 kernels + 56 copies; 40 = 34 + 6, counted
+    here from the records): kernel replay left them untimed, not a full device timestamp
+    buffer. The traces were written with the buffer wording; read back, the one warning names
+    replay and the fix that times them (trace again without counters), once in the summary."""
+    for name, want in (("pallas", 135), ("xla", 40)):
+        prof = fpgaprof.load(
+            os.path.join(TRACES, f"mbirjax073_parallel_128_{name}_counters_h200.fpgaprof")
+        )
+        untimed = sum(1 for k in prof.kernels if k.end_ns == k.start_ns == 0)
+        untimed += sum(1 for c in prof.transfers if c.end_ns == c.start_ns == 0)
+        assert prof.incomplete_records == untimed == want
+        (w,) = [w for w in prof.warnings if "no timestamps" in w]
+        assert w.startswith(f"{want} GPU activity records have no timestamps")
+        assert "kernel replay" in w and "trace again without counters" in w
+        assert "device" not in w.split("Fix:")[1]
+        warned = [ln for ln in prof.summary().splitlines() if ln.startswith("  - ")]
+        assert sum("have no timestamps" in ln or "had no timestamps" in ln for ln in warned) == 1
+
+
 def test_the_deciding_reason_of_a_straddling_no_and_of_data_on_the_card_keeps_its_figures():
     """A "no" (nominal card 2 ms against 1 ms on the GPU) whose card range reaches below the
     GPU time (0.5 ms at its fast end): the reason keeps the figures and says the fast end would

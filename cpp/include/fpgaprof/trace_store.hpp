@@ -60,7 +60,8 @@ struct TraceMeta {
   uint64_t start_ns = 0;                  // trace clock when tracing started
   uint64_t end_ns = 0;                    // trace clock when tracing stopped
   uint64_t dropped_records = 0;           // CUPTI records lost (never silently)
-  uint64_t incomplete_records = 0;        // records with start=end=0 (device timestamp buffer full)
+  uint64_t incomplete_records = 0;        // records with start=end=0 (kernel replay, or a full
+                                          // device timestamp buffer: the warning says which)
   uint32_t driver_version = 0;            // e.g. 13000
   uint32_t cupti_version = 0;             // CUPTI API version
   std::string cupti_path;                 // library the collector used
@@ -89,12 +90,16 @@ struct TraceMeta {
 
   // Sets incomplete_records and keeps its one warning (capture.records_incomplete, worded by
   // incomplete_records_warning; in a trace of an older writer, that prose) in step: added,
-  // reworded with the new count, or removed at 0.
-  void set_incomplete_records(uint64_t count);
+  // reworded with the new count and cause, or removed at 0.
+  void set_incomplete_records(uint64_t count, bool under_counters = false);
 };
 
-// The warning for `count` GPU activity records without timestamps.
-std::string incomplete_records_warning(uint64_t count);
+// The warning for `count` GPU activity records without timestamps: from a full device timestamp
+// buffer, or (under_counters) launches traced under kernel replay that no counter range timed.
+std::string incomplete_records_warning(uint64_t count, bool under_counters = false);
+// The same warning as writers before the diagnostics worded it (what a trace of such a writer
+// holds as prose: read back as capture.records_incomplete).
+std::string older_incomplete_records_warning(uint64_t count);
 
 class TraceStore {
  public:

@@ -35,8 +35,9 @@ constexpr std::array kCodes = {
                    "converting them): their remaining records are lost and totals are lower bounds. Fix: "
                    "trace a shorter run, or free host memory."},
     DiagnosticCode{"capture.records_incomplete", kWarn, "capture",
-                   "GPU activity records without timestamps (CUPTI's device timestamp buffer ran out): left out of "
-                   "times. Fix: raise device_buffer_bytes."},
+                   "GPU activity records without timestamps: left out of times. Under counters, launches kernel "
+                   "replay did not time (fix: trace again without counters); else CUPTI's device timestamp buffer "
+                   "ran out (fix: fpgaprof.trace(device_buffer_size=...), fpgaprof run --device-buffer-size)."},
     DiagnosticCode{"capture.buffer_invalid_record", kWarn, "capture",
                    "An activity buffer held an invalid record and was read only up to it. Fix: trace again; report "
                    "it with the CUPTI version if it repeats."},
@@ -158,7 +159,8 @@ constexpr std::array kCodes = {
     DiagnosticCode{"report.records_dropped", kWarn, "report",
                    "Records were dropped: totals are lower bounds. Fix: raise trace(buffer_size=...)."},
     DiagnosticCode{"report.records_incomplete", kWarn, "report",
-                   "Records without timestamps are left out of times. Fix: raise device_buffer_bytes."},
+                   "Records without timestamps are left out of times (a trace without the capture's own warning of "
+                   "them). Fix: as for capture.records_incomplete."},
     DiagnosticCode{"report.no_gpu", kWarn, "report",
                    "The trace holds no GPU data (host-side regions and times only); the message says why."},
     DiagnosticCode{"report.analysis_failed", kErr, "report",

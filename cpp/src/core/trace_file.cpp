@@ -661,7 +661,7 @@ void read_meta(std::string_view text, TraceStore& s, const std::string& origin, 
   if (m.has("diagnostics")) {
     meta.warnings = m.diagnostics("diagnostics", m.texts("warnings"));
   } else {
-    const std::string incomplete = incomplete_records_warning(meta.incomplete_records);
+    const std::string incomplete = older_incomplete_records_warning(meta.incomplete_records);
     for (std::string& w : m.texts("warnings")) {
       if (meta.incomplete_records > 0 && w == incomplete) {
         meta.warnings.add("capture.records_incomplete", std::move(w), {static_cast<double>(meta.incomplete_records)});
@@ -1010,6 +1010,14 @@ TraceStore decode_trace(Input& in, const std::string& origin, const ReadOptions&
     }
   });
   for_each_table([&](const auto& t) { validate_refs(store, t, origin); });
+  // A trace with counters written before the warning named kernel replay as the cause holds the
+  // full-buffer wording: reworded to the cause the counters show.
+  if (!store.counters.empty() && store.meta.incomplete_records > 0) {
+    const auto& items = store.meta.warnings.items();
+    const std::string older = older_incomplete_records_warning(store.meta.incomplete_records);
+    if (std::any_of(items.begin(), items.end(), [&](const Diagnostic& d) { return d.message == older; }))
+      store.meta.set_incomplete_records(store.meta.incomplete_records, true);
+  }
   return store;
 }
 

@@ -7,30 +7,45 @@
 
 namespace fpgaprof {
 
-std::string incomplete_records_warning(uint64_t count) {
+std::string incomplete_records_warning(uint64_t count, bool under_counters) {
+  if (under_counters)
+    return std::to_string(count) +
+           " GPU activity records have no timestamps (start=end=0): traced under kernel replay for counters, "
+           "which times a launch only through its counter range, and no range timed them (a window whose ranges "
+           "could not be paired, or a copy the profiler does not range); left out of times. Fix: trace again "
+           "without counters to time them";
+  return std::to_string(count) +
+         " GPU activity records have no timestamps (start=end=0: CUPTI's device timestamp buffer ran out); left "
+         "out of times. Fix: trace again with a larger device buffer (fpgaprof.trace(device_buffer_size=...), "
+         "fpgaprof run --device-buffer-size)";
+}
+
+std::string older_incomplete_records_warning(uint64_t count) {
   return std::to_string(count) +
          " GPU activity records have no timestamps (start=end=0: CUPTI's device timestamp buffer ran out): "
          "raise device_buffer_bytes";
 }
 
-void TraceMeta::set_incomplete_records(uint64_t count) {
+void TraceMeta::set_incomplete_records(uint64_t count, bool under_counters) {
   static constexpr std::string_view kCode = "capture.records_incomplete";
-  const std::string old = incomplete_records_warning(incomplete_records);
+  const std::string old = older_incomplete_records_warning(incomplete_records);
   const auto& items = warnings.items();
   const auto it = std::find_if(items.begin(), items.end(), [&](const Diagnostic& d) {
     return d.code() == kCode || (d.code() == kOlderTraceCode && d.message == old);
   });
   incomplete_records = count;
   if (it == items.end()) {
-    if (count > 0) warnings.add(kCode, incomplete_records_warning(count), {static_cast<double>(count)});
+    if (count > 0) warnings.add(kCode, incomplete_records_warning(count, under_counters), {static_cast<double>(count)});
   } else if (count == 0) {
     const std::size_t at = static_cast<std::size_t>(it - items.begin());
     std::size_t i = 0;
     warnings.remove_if([&](const Diagnostic&) { return i++ == at; });
   } else {
-    warnings.replace(
-        static_cast<std::size_t>(it - items.begin()),
-        Diagnostic{&diagnostic_code(kCode), 1, {static_cast<double>(count)}, incomplete_records_warning(count)});
+    warnings.replace(static_cast<std::size_t>(it - items.begin()),
+                     Diagnostic{&diagnostic_code(kCode),
+                                1,
+                                {static_cast<double>(count)},
+                                incomplete_records_warning(count, under_counters)});
   }
 }
 

@@ -478,11 +478,11 @@ CounterMatch add_counter_windows(TraceStore& store, const std::vector<std::strin
   for (auto it = lo; it != hi; ++it)
     if (is_kernel(*it) && !taken[*it] && !seen[*it] && (device == kNone32 || device_of(*it) == device))
       match.unprofiled_kernels += 1;
-  // Records that got their times from the counters no longer lack timestamps.
-  if (match.timed_from_counters > 0) {
-    const uint64_t left = store.meta.incomplete_records;
-    store.meta.set_incomplete_records(left - std::min<uint64_t>(left, match.timed_from_counters));
-  }
+  // Records that got their times from the counters no longer lack timestamps; those left
+  // without are launches kernel replay did not time (the warning names that cause, not a full
+  // timestamp buffer).
+  const uint64_t left = store.meta.incomplete_records;
+  store.meta.set_incomplete_records(left - std::min<uint64_t>(left, match.timed_from_counters), true);
   return match;
 }
 

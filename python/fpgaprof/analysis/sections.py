@@ -221,12 +221,17 @@ def warnings_of(prof: Any, facts: dict, extra: Iterable[Any] = ()) -> list[dict]
                 [facts["dropped_records"]],
             )
         )
-    if facts["incomplete_records"]:
+    # the trace's own warning of them names their cause (kernel replay for counters, or a full
+    # device timestamp buffer) and fix: said once; a trace without it gets this one
+    if facts["incomplete_records"] and not any(
+        d.get("code") == "capture.records_incomplete" for d in c.items
+    ):
         c.add(
             diagnostics.diagnostic(
                 "report.records_incomplete",
-                f"{facts['incomplete_records']} records had no timestamps (device timestamp "
-                "buffer full) and are left out of times",
+                f"{facts['incomplete_records']} records had no timestamps and are left out of "
+                "times (kernel replay for counters, or a full device timestamp buffer: "
+                "fpgaprof.trace(device_buffer_size=...))",
                 [facts["incomplete_records"]],
             )
         )

@@ -235,7 +235,8 @@ class Profile:
 
     @property
     def incomplete_records(self) -> int:
-        """Records without timestamps (device timestamp buffer ran out)."""
+        """Records without timestamps (kernel replay for counters left them untimed, or the
+        device timestamp buffer ran out: the trace's warning says which)."""
         return int(self.meta["incomplete_records"])
 
     @property

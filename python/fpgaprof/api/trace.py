@@ -59,10 +59,14 @@ class trace:
     NestedProfile (see there). In a process forked from a tracing one (a multiprocessing
     'fork' worker) it raises ProfilerConflictError saying so: start such workers by spawn or
     forkserver. Each ``with`` of a trace object gives a new Profile. ``buffer_size``: bytes per
-    CUPTI activity buffer, 4096 to 1 GiB. ``counters=True`` also collects per-kernel hardware
-    counters (DRAM bytes, FP instruction counts; CUPTI Range Profiler, kernel replay: kernels
-    run once per pass) into ``prof.counters`` for the measured roofline; when they cannot be
-    collected a FpgaprofWarning says why and the trace goes on without them.
+    CUPTI activity buffer, 4096 to 1 GiB. ``device_buffer_size``: bytes of CUPTI's device
+    buffer for GPU timestamps (CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE), 4096 to 1 GiB, or 0
+    for CUPTI's default (0 by default): raise it when the trace warns of records without
+    timestamps from a full device buffer (docs/capture.md). ``counters=True`` also collects
+    per-kernel hardware counters (DRAM bytes, FP instruction counts; CUPTI Range Profiler,
+    kernel replay: kernels run once per pass) into ``prof.counters`` for the measured roofline;
+    when they cannot be collected a FpgaprofWarning says why and the trace goes on without
+    them.
     ``power_sample_ms``: the period of the GPUs' power and energy readings through NVML
     (docs/capture.md, "GPU power and energy"; ``prof.power_samples``,
     ``prof.energy_report()``); 0 turns them off.
@@ -88,19 +92,25 @@ class trace:
         *,
         require_gpu: bool = False,
         buffer_size: int = 8 << 20,
+        device_buffer_size: int = 0,
         counters: bool = False,
         name: str | None = None,
         power_sample_ms: float = 1.0,
     ) -> None:
-        if (
-            not isinstance(buffer_size, (int, np.integer))  # numpy integers too
-            or isinstance(buffer_size, (bool, np.bool_))
-            or not BUFFER_BYTES_MIN <= buffer_size <= BUFFER_BYTES_MAX
+        for what, value, default, zero in (
+            ("buffer_size", buffer_size, "8 MiB", False),
+            ("device_buffer_size", device_buffer_size, "0: CUPTI's own", True),
         ):
-            raise InvalidArgumentError(
-                f"fpgaprof.trace: buffer_size must be an int of {BUFFER_BYTES_MIN} bytes to "
-                f"{BUFFER_BYTES_MAX:,} (1 GiB), got {buffer_size!r} (8 MiB by default)"
-            )
+            if (
+                not isinstance(value, (int, np.integer))  # numpy integers too
+                or isinstance(value, (bool, np.bool_))
+                or not (BUFFER_BYTES_MIN <= value <= BUFFER_BYTES_MAX or (zero and value == 0))
+            ):
+                raise InvalidArgumentError(
+                    f"fpgaprof.trace: {what} must be an int of {BUFFER_BYTES_MIN} bytes to "
+                    f"{BUFFER_BYTES_MAX:,} (1 GiB){' or 0' if zero else ''}, got {value!r} "
+                    f"({default} by default)"
+                )
         if (
             not isinstance(power_sample_ms, (int, float, np.integer, np.floating))
             or isinstance(power_sample_ms, (bool, np.bool_))
@@ -120,6 +130,7 @@ class trace:
             )
         self.require_gpu = bool(require_gpu)
         self.buffer_size = int(buffer_size)
+        self.device_buffer_size = int(device_buffer_size)
         self.profile = Profile()
         self._session: Any = None
         self._warnings: list[tuple[str, str]] = []  # (code, message): base.diagnostics
@@ -182,6 +193,7 @@ class trace:
         try:
             self._session = core.CaptureSession.start(
                 buffer_bytes=self.buffer_size,
+                device_buffer_bytes=self.device_buffer_size,
                 require_gpu=self.require_gpu,
                 power_sample_period_ns=self.power_sample_ns,
             )

@@ -236,10 +236,14 @@ def start_from_environment(trace: Callable[..., Any]) -> bool:
         kwargs: dict[str, Any] = {}
         want_counters = os.environ.get("FPGAPROF_RUN_COUNTERS") == "1"
         params = inspect.signature(trace).parameters
-        # `run --buffer-size`
-        buffer_size = ascii_whole_number(os.environ.get("FPGAPROF_RUN_BUFFER_SIZE", ""))
-        if buffer_size is not None and "buffer_size" in params:
-            kwargs["buffer_size"] = buffer_size
+        # `run --buffer-size`, `run --device-buffer-size`
+        for var, param in (
+            ("FPGAPROF_RUN_BUFFER_SIZE", "buffer_size"),
+            ("FPGAPROF_RUN_DEVICE_BUFFER_SIZE", "device_buffer_size"),
+        ):
+            size = ascii_whole_number(os.environ.get(var, ""))
+            if size is not None and param in params:
+                kwargs[param] = size
         if want_counters:
             if "counters" in params:
                 kwargs["counters"] = True

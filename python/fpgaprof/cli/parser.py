@@ -132,6 +132,15 @@ def build_parser() -> argparse.ArgumentParser:
         "raise it when the report says records were dropped",
     )
     r.add_argument(
+        "--device-buffer-size",
+        type=_buffer_bytes,
+        default=None,
+        metavar="BYTES",
+        help="bytes of CUPTI's device buffer for GPU timestamps (fpgaprof.trace("
+        "device_buffer_size=...); default CUPTI's own): raise it when the report says records "
+        "have no timestamps because that buffer ran out",
+    )
+    r.add_argument(
         "--counters",
         action="store_true",
         help="collect hardware counters (kernel replay: slower, kept apart from timings)",

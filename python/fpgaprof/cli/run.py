@@ -106,6 +106,7 @@ def child_environment(
     base: dict | None = None,
     job_root: str | None = None,
     buffer_size: int | None = None,
+    device_buffer_size: int | None = None,
 ) -> dict:
     """The environment the profiled command starts with: the bootstrap on PYTHONPATH (it
     starts fpgaprof.trace() before the script), fpgaprof's XLA flags with the HLO dump in
@@ -119,6 +120,7 @@ def child_environment(
         base=base,
         job_root=job_root,
         buffer_size=buffer_size,
+        device_buffer_size=device_buffer_size,
     )[0]
 
 
@@ -131,6 +133,7 @@ def child_environment_and_setup(
     base: dict | None = None,
     job_root: str | None = None,
     buffer_size: int | None = None,
+    device_buffer_size: int | None = None,
 ) -> tuple[dict, xla_flags.XlaSetup]:
     """child_environment() and what it did to the XLA flags and allocator settings
     (``xla_flags.describe`` of it is the line `fpgaprof run` prints)."""
@@ -169,10 +172,14 @@ def child_environment_and_setup(
     env["FPGAPROF_RUN_DIR"] = os.path.abspath(out_dir)
     env["FPGAPROF_RUN_TRACE"] = os.path.join(os.path.abspath(out_dir), TRACE_NAME)
     env["FPGAPROF_RUN_COUNTERS"] = "1" if counters else "0"
-    if buffer_size:
-        env["FPGAPROF_RUN_BUFFER_SIZE"] = str(buffer_size)
-    else:
-        env.pop("FPGAPROF_RUN_BUFFER_SIZE", None)
+    for var, size in (
+        ("FPGAPROF_RUN_BUFFER_SIZE", buffer_size),
+        ("FPGAPROF_RUN_DEVICE_BUFFER_SIZE", device_buffer_size),
+    ):
+        if size:
+            env[var] = str(size)
+        else:
+            env.pop(var, None)
     if (
         counters
         and "XLA_PYTHON_CLIENT_PREALLOCATE" not in env
@@ -570,6 +577,7 @@ def _run_in(
         # process' trace in args.output/<host>-rank<k> once JAX knows the rank (runner).
         job_root=args.output if proc is None else None,
         buffer_size=args.buffer_size,
+        device_buffer_size=args.device_buffer_size,
     )
     if args.counters:
         if process_env.jax_preallocates(env):  # the user's own allocator setting keeps JAX's pool
