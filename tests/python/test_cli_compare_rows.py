@@ -80,3 +80,152 @@ def test_malformed_numbers_are_refused_in_one_line(tmp_path, bad, why):
     assert r.returncode == 1, r.stdout
     assert "malformed summary.json" in r.stderr and why in r.stderr, r.stderr
     assert "internal error" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+# --- names that read alike, means of untimed runs, small ratios ----------------------------------
+
+
+def _name_column(text):
+    """{section title: [the name cell of each data row]} of compare's text output."""
+    out, title, width = {}, None, None
+    for line in text.splitlines():
+        if line.startswith("per "):
+            title = line
+            out[title] = []
+        elif title and line.startswith("  name "):
+            width = len("  name ") + len(line[len("  name "):]) - len(line[len("  name "):].lstrip())
+        elif title and width and line.startswith("  ") and not line.startswith(("  ...", "  (#", "  #")):
+            out[title].append(line[2:width - 1].rstrip())
+    return out
+
+
+def test_long_names_that_differ_at_the_end_print_apart(tmp_path):
+    # XLA numbers the fusions of a module: names 48 to 55 characters long that differ only at
+    # their end (".1") or in their module's middle (back/forward). Cut to 37 characters and
+    # "...", they printed alike: "jit__sparse_forward_project:input_sca..." twice.
+    ops = [_op(m, o, 1e-6 * (i + 1), 1, 100)
+           for i, (m, o) in enumerate([
+               ("jit__sparse_forward_project", "input_scatter_fusion"),
+               ("jit__sparse_forward_project", "input_scatter_fusion.1"),
+               ("jit__sparse_forward_project", "custom-call.3"),
+               ("jit__sparse_forward_project", "custom-call.4"),
+               ("jit_sparse_back_project_fcn", "loop_dynamic_update_slice_fusion.1"),
+               ("jit_sparse_forward_project_fcn", "loop_dynamic_update_slice_fusion.1"),
+               ("jit__jit_compute_back_weights", "loop_cosine_divide_multiply_sine_fusion"),
+               ("jit__jit_compute_back_weights" + "_x" * 30, "loop_cosine_divide_multiply_sine_fusion"),
+           ])]
+    b = _summary([dict(o, total_s=o["total_s"] * 2, mean_s=o["mean_s"] * 2) for o in ops])
+    r = _compare(tmp_path, _summary(ops), b)
+    assert r.returncode == 0, r.stderr
+    names = _name_column(r.stdout)["per HLO op (module:op), GPU time, sorted by |change|:"]
+    assert len(names) == len(ops)
+    assert len(set(names)) == len(names), names
+    # names up to 60 characters show whole; a longer one keeps both its ends
+    assert "jit__sparse_forward_project:input_scatter_fusion.1" in names
+    assert "jit_sparse_forward_project_fcn:loop_dynamic_update_slice_fusion.1" not in names
+    assert any(n.startswith("jit_sparse_f") and n.endswith(":loop_dynamic_update_slice_fusion.1")
+               for n in names), names
+    assert all(len(n) <= 60 for n in names), names
+    assert "..." not in r.stdout
+    # every row of the table stays aligned: the columns after the name start at one place
+    lines = [x for x in r.stdout.splitlines() if x.startswith("  jit")]
+    assert len({len(x) - len(x.lstrip()) for x in lines}) == 1
+    assert len({x.index(" 1 ") if " 1 " in x else -1 for x in lines}) == 1
+
+
+def test_kernels_shown_alike_are_marked_with_their_whole_names(tmp_path):
+    # Two instances of one C++ template (cub's radix sort, ascending and descending) are both
+    # "cub::…::DeviceSegmentedRadixSortKernel<…>" once shortened (kernel_display_name): no cut
+    # tells them apart, so each row gets a mark and a line with its name as recorded.
+    k1 = "_ZN3cub6detail4sort11RadixKernelILb1EEEvPi"
+    k2 = "_ZN3cub6detail4sort11RadixKernelILb0EEEvPi"
+
+    def with_kernels(t):
+        s = _summary([])
+        s["kernels"] = {"available": True, "rows_left_out": 0, "top": [
+            {"name": k1, "demangled": "void cub::detail::sort::RadixKernel<true>(int*)",
+             "count": 4, "timed_count": 4, "total_s": 4 * t, "mean_s": t},
+            {"name": k2, "demangled": "void cub::detail::sort::RadixKernel<false>(int*)",
+             "count": 2, "timed_count": 2, "total_s": 2 * t, "mean_s": t}]}
+        return s
+    r = _compare(tmp_path, with_kernels(1e-5), with_kernels(2e-5))
+    assert r.returncode == 0, r.stderr
+    names = _name_column(r.stdout)["per kernel (top kernels only), GPU time, sorted by |change|:"]
+    assert sorted(names) == ["cub::…::RadixKernel<…> #1", "cub::…::RadixKernel<…> #2"], names
+    lines = r.stdout.splitlines()
+    # k1 changes most (4 runs): first, #1
+    assert f"  #1: {k1}" in lines and f"  #2: {k2}" in lines
+    assert next(x for x in lines if "#1 " in x).split()[2:4] == ["4", "4"]
+    # --json keeps the recorded names and the shown one
+    doc = json.loads(_compare(tmp_path, with_kernels(1e-5), with_kernels(2e-5), "--json").stdout)
+    assert {x["name"] for x in doc["rows"] if x["kind"] == "kernel"} == {k1, k2}
+
+
+def test_a_mark_never_makes_two_names_alike(tmp_path):
+    # Two region paths of 61 characters that differ only in their middle read alike once cut
+    # to 60 ("PPP…PPP"); the first is marked "PPP…PPP #1". A third path that is that very
+    # text must not then read like it: the rows alike again get new marks.
+    p_a, p_b = "P" * 30 + "a" + "P" * 30, "P" * 30 + "b" + "P" * 30
+    p_c = "P" * 28 + "…" + "P" * 28 + " #1"
+
+    def regions(scale):
+        s = _summary([])
+        s["regions"]["items"] = [
+            {"path": p, "name": p, "count": 1, "wall_s": t * scale}
+            for p, t in ((p_a, 3e-3), (p_b, 2e-3), (p_c, 1e-3))]
+        return s
+    r = _compare(tmp_path, regions(1), regions(2))
+    assert r.returncode == 0, r.stderr
+    names = _name_column(r.stdout)["per region (path), wall time, sorted by |change|:"]
+    assert len(names) == 3 and len(set(names)) == 3, names
+    assert all(len(n) <= 60 for n in names), names
+    notes = [x for x in r.stdout.splitlines() if x.startswith("  #")]
+    assert {x.split(": ", 1)[1] for x in notes} == {p_a, p_b, p_c}, notes
+
+
+def test_an_op_none_of_whose_runs_was_timed_has_no_mean(tmp_path):
+    # A counter replay leaves some kernel runs without timestamps; summary.json's mean_s of an
+    # op none of whose runs was timed is null (its total_s 0). compare read it as 0 s / 1 run
+    # = "0 s" per run (the H200 XLA counters trace's input_scatter_fusion).
+    untimed = {"module": "jit_f", "op": "input_scatter_fusion", "total_s": 0.0, "count": 1,
+               "mean_s": None, "bytes": 100, "bound": "unknown"}
+    timed = _op("jit_f", "input_scatter_fusion", 1.96e-3, 1, 100)
+    r = _compare(tmp_path, _summary([untimed]), _summary([timed]), "--json")
+    assert r.returncode == 0, r.stderr
+    row = [x for x in json.loads(r.stdout)["rows"] if x["kind"] == "op"][0]
+    assert row["mean_before_s"] is None and row["mean_ratio"] is None
+    assert row["mean_after_s"] == pytest.approx(1.96e-3)
+    r = _compare(tmp_path, _summary([untimed]), _summary([timed]))
+    line = next(x for x in r.stdout.splitlines() if x.startswith("  jit_f:")).split()
+    # runs 1 1, GPU 0 s 1.96 ms, +1.96 ms, B/A –, mean – 1.96 ms, mean B/A –
+    assert line[9:13] == ["–", "–", "1.96", "ms"], line
+
+
+def test_an_instance_without_timed_runs_does_not_halve_the_mean(tmp_path):
+    # jit_add:loop_add_fusion in the H200 XLA counters trace: one compiled instance timed
+    # (2.272 µs, 1 run), another not (0 s, 1 run, mean null). The op's mean is 2.272 µs over
+    # its one timed run, not 2.272 µs / 2 runs.
+    a = _summary([_op("jit_add", "loop_add_fusion", 2.272e-6, 1, 100),
+                  {"module": "jit_add", "op": "loop_add_fusion", "total_s": 0.0, "count": 1,
+                   "mean_s": None, "bytes": 100, "bound": "unknown"}])
+    b = _summary([_op("jit_add", "loop_add_fusion", 1.92e-6, 2, 100)])
+    r = _compare(tmp_path, a, b, "--json")
+    row = [x for x in json.loads(r.stdout)["rows"] if x["kind"] == "op"][0]
+    assert row["count_before"] == 2 and row["time_before_s"] == pytest.approx(2.272e-6)
+    assert row["mean_before_s"] == pytest.approx(2.272e-6)
+    assert row["mean_ratio"] == pytest.approx(0.96e-6 / 2.272e-6)
+    # an instance never timed beside another never timed: no mean
+    a2 = _summary([dict(a["ops"]["items"][1]), dict(a["ops"]["items"][1])])
+    row = [x for x in json.loads(_compare(tmp_path, a2, b, "--json").stdout)["rows"]
+           if x["kind"] == "op"][0]
+    assert row["count_before"] == 2 and row["mean_before_s"] is None
+
+
+def test_a_ratio_below_a_tenth_is_not_printed_as_zero(tmp_path):
+    # a region of 21.216 s (a counter replay) against 22.05 ms: B/A 0.00104, printed "0.00x"
+    a = _summary([_op("jit_f", "fusion", 21.216, 1, 100)])
+    b = _summary([_op("jit_f", "fusion", 22.05e-3, 1, 100)])
+    r = _compare(tmp_path, a, b)
+    assert r.returncode == 0, r.stderr
+    line = next(x for x in r.stdout.splitlines() if x.startswith("  jit_f:fusion")).split()
+    assert "0.00x" not in line and line.count("0.0010x") == 2, line

@@ -64,3 +64,16 @@ def test_summary_json_carries_each_kernel_demangled_as_cxxfilt_prints_it(tmp_pat
     assert 'title="void cub::' in html  # the whole name on hover
     text = prof.summary()
     assert "cub::…::DeviceSegmentedRadixSortKernel<…>" in text and "_ZN3cub" not in text
+
+
+def test_shorten_keeps_the_end_asked_for():
+    from fpgaprof.base.units import shorten
+
+    assert shorten("fusion.1", 40, "ends") == "fusion.1"
+    assert shorten("abcdefghij", 5) == "abcd…"
+    assert shorten("abcdefghij", 5, "end") == "…ghij"
+    assert shorten("abcdefghij", 5, "ends") == "ab…ij"
+    assert len(shorten("x" * 100 + ".1", 40, "ends")) == 40
+    assert shorten("x" * 100 + ".1", 40, "ends").endswith("x.1")
+    with pytest.raises(ValueError):
+        shorten("abcdefghij", 5, "middle")

@@ -376,3 +376,23 @@ def test_candidates_are_ranked_and_amdahl_holds(saved):
     gains = [r["workload_speedup"] for r in rows if not math.isnan(r["score"]) and r["op_speedup"] > 1]
     if combined is not None and gains:
         assert combined >= max(gains) - 1e-9
+
+
+def test_compare_rows_print_apart(saved):
+    # every row of every table has a name no other row of that table has (long XLA names that
+    # differ at their end, two C++ kernels shown alike once shortened)
+    path, _, _ = saved
+    r = subprocess.run([sys.executable, "-m", "fpgaprof", "compare", "--limit", "1000000", path,
+                        path], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    seen: dict = {}
+    width = None
+    for line in r.stdout.splitlines():
+        if line.startswith("per "):
+            seen = {}
+        elif line.startswith("  name "):
+            width = len(line) - len(line[7:].lstrip())
+        elif width and line.startswith("  ") and not line.startswith(("  (#", "  #")):
+            name = line[2:width - 1].rstrip()
+            assert name not in seen, (name, line, seen[name])
+            seen[name] = line

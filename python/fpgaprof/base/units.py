@@ -182,9 +182,23 @@ def fmt_s_range(low: float | None, high: float | None) -> str:
     return f"{_sig2(lo / k, -1)}-{_sig2(hi / k, +1)} {unit}"
 
 
-def shorten(text: str, width: int) -> str:
-    """`text` cut to `width` characters, the last one "…" when it was longer."""
-    return text if len(text) <= width else text[: width - 1] + "…"
+def shorten(text: str, width: int, keep: str = "start") -> str:
+    """`text` cut to `width` characters with a "…" where it was cut, when it was longer: its
+    start kept (keep="start", the "…" last), its end (keep="end", "…/parallel_beam.py:450"),
+    or both ends (keep="ends": "jit__sparse_forw…input_scatter_fusion.1", so names that differ
+    only at the end, as XLA's numbered ops do, still differ)."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    if keep == "end":
+        return "…" + text[-(width - 1) :]
+    if keep == "ends":
+        head = (width - 1) // 2
+        return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
+    if keep != "start":
+        raise ValueError(f"keep={keep!r}: give 'start', 'end' or 'ends'")
+    return text[: width - 1] + "…"
 
 
 def kernel_display_name(name: str, demangled: str | None = None) -> str:

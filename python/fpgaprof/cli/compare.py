@@ -12,7 +12,7 @@ from typing import Any
 from fpgaprof import report
 from fpgaprof.api import job
 from fpgaprof.base.text import read_text_file, terminal_safe
-from fpgaprof.base.units import fmt_bytes, fmt_s, kernel_display_name
+from fpgaprof.base.units import fmt_bytes, fmt_s, fmt_speedup, kernel_display_name, shorten
 from fpgaprof.cli.common import PROG, failure, load_trace, out, trace_in
 
 __all__ = ["SummaryFormatError", "summary_of", "compare_summaries", "cmd_compare"]
@@ -30,6 +30,65 @@ def _line(text: object) -> str:
     """Text from a trace or summary as one line of the table: every control character, the
     newline and carriage return too, shown escaped (base.text.terminal_safe)."""
     return terminal_safe(str(text), keep="")
+
+
+# The name column: as wide as the longest name shown, from 40 to 60 characters (the width of
+# prof.summary()'s kernel column); a longer name is shortened in its middle.
+NAME_WIDTH = 40
+NAME_WIDTH_MAX = 60
+MODULE_MIN = 12  # characters an op's module keeps where the op's own name is long
+
+
+def _fit_name(r: dict, width: int) -> str:
+    """A row's name as its table shows it, in `width` characters at most: escaped (_line),
+    a kernel's display name, an op as module:op. A longer one is shortened in the middle
+    (base.units.shorten, keep="ends"), an op's module before the op's own name, so the
+    ends that tell names apart stay: `fusion.3` and `fusion.4`, `jit_a` and `jit_b`."""
+    # escaped before the cut: a newline or CR in a name would start a line of its own (a
+    # forged row)
+    name = _line(r.get("display_name") or r["name"])
+    module = _line(r["module"]) if r.get("module") else ""
+    if not module:
+        return shorten(name, width, "ends")
+    if len(module) + 1 + len(name) <= width:
+        return f"{module}:{name}"
+    room = width - 1 - len(name)
+    if room >= MODULE_MIN:
+        return f"{shorten(module, room, 'ends')}:{name}"
+    return f"{shorten(module, MODULE_MIN, 'ends')}:{shorten(name, width - 1 - MODULE_MIN, 'ends')}"
+
+
+def _full_name(r: dict) -> str:
+    """A row's whole name as recorded (a kernel's mangled symbol too: --json's `name`),
+    escaped."""
+    return _line(f"{r['module']}:{r['name']}" if r.get("module") else r["name"])
+
+
+def _distinct_names(rows: list[dict], width: int = NAME_WIDTH_MAX) -> tuple[list[str], list[str]]:
+    """The names `rows` show, `width` characters at most and no two alike, and a line per
+    mark: rows whose names read alike once shortened, or even whole (two instances of one C++
+    template both show as `cub::…::DeviceSegmentedRadixSortKernel<…>`), end in " #1", " #2",
+    …, and each mark's line gives that row's whole name as recorded."""
+    shown = [_fit_name(r, width) for r in rows]
+    marks: dict[int, int] = {}
+    n = 0
+    while True:
+        alike: dict[str, list[int]] = {}
+        for i, text in enumerate(shown):
+            alike.setdefault(text, []).append(i)
+        groups = [ix for ix in alike.values() if len(ix) > 1]
+        if not groups:
+            break
+        # Each mark is a number no other row has, at the end: marked names never read alike,
+        # and every round marks at least one row not marked before, so this ends.
+        for ix in groups:
+            for i in ix:
+                n += 1
+                marks[i] = n
+                tag = f" #{n}"
+                shown[i] = _fit_name(rows[i], width - len(tag)) + tag
+    notes = [f"  #{m}: {_full_name(rows[i])}" for i, m in sorted(marks.items(), key=lambda x: x[1])]
+    return shown, notes
 
 
 def summary_of(path: str, target: str | None) -> dict:
@@ -144,11 +203,23 @@ def _count(v: Any, where: str) -> int | None:
     return v
 
 
-def _per_run(time_s: float, count: int | None, mean_s: Any, where: str) -> float | None:
-    """Mean time of one run: the summary's mean where it has one, else time / count."""
-    if mean_s is not None:
-        return _time(mean_s, where)
+def _per_run(time_s: float, count: int | None, row: dict, where: str) -> float | None:
+    """Mean time of one run: the row's mean_s where it has the field (null: none of its runs
+    has a duration, as in a counter replay, so the mean is unknown, not 0 s), else (an older
+    summary, a region) time / count."""
+    if "mean_s" in row:
+        return None if row["mean_s"] is None else _time(row["mean_s"], where)
     return time_s / count if count else None
+
+
+def _timed_runs(time_s: float, count: int | None, mean_s: float | None) -> int | None:
+    """How many of an op row's runs have a duration: its time over its mean (summary.json's
+    mean_s is total / timed executions), none where the mean is unknown, every run where the
+    mean is 0."""
+    if mean_s is None:
+        return 0
+    q = time_s / mean_s if mean_s > 0 else math.inf
+    return round(q) if math.isfinite(q) else count
 
 
 def _merged(a: dict, b: dict) -> dict:
@@ -162,11 +233,15 @@ def _merged(a: dict, b: dict) -> dict:
     time_s = a["time_s"] + b["time_s"]
     if not math.isfinite(time_s):
         raise SummaryFormatError(f"the times of op {a['name']!r} add up to more than a float holds")
+    # the mean over the runs with a duration: an instance whose runs were not timed (a counter
+    # replay) adds runs but no time, and must not halve the other's mean
+    timed = (a["timed"] or 0) + (b["timed"] or 0)
     return {
         **a,
         "time_s": time_s,
         "count": runs,
-        "mean_s": time_s / runs if runs else None,
+        "timed": timed,
+        "mean_s": time_s / timed if timed else None,
         "bytes": a["bytes"] if a["bytes"] == b["bytes"] else None,
         "bound": a["bound"] if a["bound"] == b["bound"] else None,
     }
@@ -198,12 +273,14 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
             key = (str(r.get("module") or ""), str(r["op"]))
             t = _time(r.get("total_s"), f"{where}.total_s")
             n = _count(r.get("count"), f"{where}.count")
+            mean = _per_run(t, n, r, f"{where}.mean_s")
             entry = {
                 "name": key[1],
                 "module": key[0] or None,
                 "time_s": t,
                 "count": n,
-                "mean_s": _per_run(t, n, r.get("mean_s"), f"{where}.mean_s"),
+                "timed": _timed_runs(t, n, mean),
+                "mean_s": mean,
                 "bytes": _bytes(r.get("bytes"), f"{where}.bytes"),
                 "bound": _bound(
                     r.get("bound") if "bound" in r else bounds.get(key), f"{where}.bound"
@@ -229,7 +306,7 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
                 "module": None,
                 "time_s": t,
                 "count": n,
-                "mean_s": _per_run(t, n, None, f"{where}.mean_s"),
+                "mean_s": _per_run(t, n, {}, f"{where}.mean_s"),
                 "bytes": None,
                 "bound": None,
             }
@@ -257,7 +334,7 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
                 "mean_s": _per_run(
                     t,
                     _count(r["timed_count"], f"{where}.timed_count") if "timed_count" in r else n,
-                    r.get("mean_s"),
+                    r,
                     f"{where}.mean_s",
                 ),
                 "bytes": None,
@@ -445,19 +522,23 @@ def cmd_compare(args: argparse.Namespace) -> int:
         out(f"\n{note}, sorted by |change|:")
         t_head, b_head, n_head = heads[kind]
         means = kind != "transfer"
+        shown_rows = sel[: args.limit]
+        names, name_notes = _distinct_names(shown_rows)
+        width = max(NAME_WIDTH, *(len(x) for x in names))
         out(
-            f"  {'name':40s} {n_head + ' A':>8s} {n_head + ' B':>8s} {t_head + ' A':>11s} "
+            f"  {'name':{width}s} {n_head + ' A':>8s} {n_head + ' B':>8s} {t_head + ' A':>11s} "
             f"{t_head + ' B':>11s} {'change':>11s} {'B/A':>7s} "
             + (f"{'mean A':>10s} {'mean B':>10s} {'mean B/A':>8s} " if means else "")
             + f"{(b_head + ' A') if b_head else '':>12s} "
             f"{(b_head + ' B') if b_head else '':>12s}  bound A→B".rstrip()
         )
-        for r in sel[: args.limit]:
-            ratio = f"{r['change_ratio']:.2f}x" if r["change_ratio"] is not None else "–"
+        for r, name in zip(shown_rows, names):
+            # fmt_speedup: a ratio below 0.1 to two significant digits, never "0.00x"
+            ratio = fmt_speedup(r["change_ratio"])
             runs = [str(r[k]) if r[k] is not None else "–" for k in ("count_before", "count_after")]
             mean = ""
             if means:
-                m_ratio = f"{r['mean_ratio']:.2f}x" if r["mean_ratio"] is not None else "–"
+                m_ratio = fmt_speedup(r["mean_ratio"])
                 mean = (
                     f"{fmt_s(r['mean_before_s']):>10s} {fmt_s(r['mean_after_s']):>10s} "
                     f"{m_ratio:>8s} "
@@ -465,11 +546,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
             bound = ""
             if r["bound_before"] or r["bound_after"]:
                 bound = _line(f"{r['bound_before'] or '–'}→{r['bound_after'] or '–'}")
-            name = f"{r['module']}:{r['name']}" if r.get("module") else r["name"]
-            # a newline or CR in a name would start a line of its own (a forged row): escaped
-            # as every other table shows it, before the cut
-            name = _line(r.get("display_name") or name)
-            name = name if len(name) <= 40 else name[:37] + "..."
             if r["change_s"] is None:
                 change = "?"
                 bound = (bound + "  " if bound else "") + f"(unknown: {_line(r['unknown'])})"
@@ -481,9 +557,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
             ba = fmt_bytes(r["bytes_before"]) if b_head else ""
             bb = fmt_bytes(r["bytes_after"]) if b_head else ""
             out(
-                f"  {name:40s} {runs[0]:>8s} {runs[1]:>8s} {before:>11s} {after:>11s} "
+                f"  {name:{width}s} {runs[0]:>8s} {runs[1]:>8s} {before:>11s} {after:>11s} "
                 f"{change:>11s} {ratio:>7s} {mean}{ba:>12s} {bb:>12s}  {bound}".rstrip()
             )
         if len(sel) > args.limit:
             out(f"  ... {len(sel) - args.limit} more rows (--limit N, or --json for all)")
+        if name_notes:
+            out("  (#N: rows whose shown names would read alike; their whole names:)")
+            for line in name_notes:
+                out(line)
     return 0
