@@ -195,10 +195,14 @@ def test_an_op_none_of_whose_runs_was_timed_has_no_mean(tmp_path):
     row = [x for x in json.loads(r.stdout)["rows"] if x["kind"] == "op"][0]
     assert row["mean_before_s"] is None and row["mean_ratio"] is None
     assert row["mean_after_s"] == pytest.approx(1.96e-3)
+    # its 0 s is no time: the change is unknown (not +1.96 ms, which would top the table)
+    assert row["change_s"] is None
+    assert row["unknown"] == "A: none of its 1 runs was timed (a counter replay leaves runs without timestamps)"
     r = _compare(tmp_path, _summary([untimed]), _summary([timed]))
     line = next(x for x in r.stdout.splitlines() if x.startswith("  jit_f:")).split()
-    # runs 1 1, GPU 0 s 1.96 ms, +1.96 ms, B/A –, mean – 1.96 ms, mean B/A –
-    assert line[9:13] == ["–", "–", "1.96", "ms"], line
+    # runs 1 1, GPU 0 s 1.96 ms, change ?, B/A –, mean – 1.96 ms, mean B/A –
+    assert line[7:12] == ["?", "–", "–", "1.96", "ms"], line
+    assert "(unknown: A: none of its 1 runs was timed" in r.stdout
 
 
 def test_an_instance_without_timed_runs_does_not_halve_the_mean(tmp_path):

@@ -366,7 +366,8 @@ def compare_summaries(a: dict, b: dict) -> list[dict]:
     keyed by (module, op), regions by their path. A row missing on a side whose table is
     complete is new or gone (time there: None, change against 0); missing on a side
     whose table is cut (kernels beyond the top rows, a section not available) it is unknown:
-    change None, `unknown` says why, sorted last. SummaryFormatError for a malformed input."""
+    change None, `unknown` says why, sorted last; so is an op or kernel none of whose runs on a
+    side was timed (a counter replay). SummaryFormatError for a malformed input."""
     rows = []
     for kind in ("op", "region", "kernel", "transfer"):
         sides = []
@@ -385,6 +386,13 @@ def compare_summaries(a: dict, b: dict) -> list[dict]:
                 unknown = f"A: {why_a}" if why_a else "A: not among its top rows"
             if y is None and not full_b:
                 unknown = f"B: {why_b}" if why_b else "B: not among its top rows"
+            for label, side in (("A", x), ("B", y)):
+                # runs without a duration (a counter replay): its time is unknown, not 0 s
+                if kind in ("op", "kernel") and side and side["count"] and side["mean_s"] is None:
+                    unknown = (
+                        f"{label}: none of its {side['count']} runs was timed (a counter replay "
+                        "leaves runs without timestamps)"
+                    )
             ta = x["time_s"] if x else 0.0
             tb = y["time_s"] if y else 0.0
             either = x if x is not None else y
