@@ -401,6 +401,8 @@ def test_summary_without_gpu_shows_no_gpu_time():
     assert row.split() == ["forward_project", "1", "1.25", "ms", "–", "–"]  # 1.25 ms wall
     assert "– : no GPU data in this trace" in text
     assert "Kernels: – (no GPU data)" in text and "0 launches" not in text
+    # no copy was recorded either: unknown, not "0" copies
+    assert "Transfers: – (no GPU data)" in text and "Transfers: 0" not in text
 
 
 def test_profile_of_a_running_trace_says_so():

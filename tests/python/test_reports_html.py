@@ -51,7 +51,9 @@ def test_sections_present_and_not_available_reasons():
     note = "not available: the trace has no GPU kernels: trace on a machine with an NVIDIA GPU"
     assert doc.count(note) == 5
     assert "attributed" not in doc.split('id="sec-warnings"')[1].split('id="sec-measurements"')[0]
-    assert "not available: no memory copies in this trace" in doc
+    # no GPU data: no copy was recorded, which is not "no copies"
+    assert "not available: no GPU data in this trace (the trace has no GPU kernels" in doc
+    assert "no memory copies" not in doc
     assert "install the NVIDIA driver" in doc
     # nothing measured on a GPU: busy and idle are not 0 s and the whole wall time
     assert '<div class="label">GPU busy</div><div class="value">n/a (no GPU)</div>' in doc

@@ -434,6 +434,7 @@ def transfers_section(
     copies: int,
     reason: str | None = None,
     op_modules: list | None = None,
+    gpu_available: bool = True,
 ) -> dict:
     """The transfers section from the C++ transfer analysis (`analyze(...)["transfers"]`):
     per direction for the trace, and per region — inclusive, as the analysis counts them: a
@@ -443,8 +444,11 @@ def transfers_section(
     record for a per-instance report (kind "region": `region` is the record's path, `index`
     the record, `instances` 1). `copies`: rows of the copy table; `reason`: why `report` is
     None. `by_op`: per HLO op (op_modules: module of each op index), the first TOP_ROWS by
-    busy time (`by_op_left_out`); `flags`: the analysis' transfer flags."""
+    busy time (`by_op_left_out`); `flags`: the analysis' transfer flags. A trace without GPU
+    data (gpu_available False) recorded no copy: none is not "no copies"."""
     if copies == 0:
+        if not gpu_available:
+            return _empty_transfers(f"no GPU data in this trace ({NO_GPU_NOTE})")
         return _empty_transfers("no memory copies in this trace")
     if report is None:
         return _empty_transfers(reason or "the transfer analysis gave no result", copies)

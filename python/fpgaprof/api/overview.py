@@ -656,6 +656,7 @@ def trace_overview(
         copies,
         reason=an_reason,
         op_modules=None if an is None else [r.get("module") for r in an["roofline"]["ops"]],
+        gpu_available=gpu,
     )
     memory = sections.memory_section_of(
         prof, an["memory"] if an is not None else None, facts["start_ns"], an_reason

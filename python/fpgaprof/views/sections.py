@@ -104,7 +104,9 @@ def transfer_lines(summary: dict) -> list[str]:
     n = int(t.get("count") or 0)
     if not t.get("available"):
         if not n:
-            return ["", "Transfers: 0"]
+            # nothing recorded without a GPU: unknown, as the kernels line says, not 0 copies
+            no_gpu = str(t.get("reason") or "").startswith("no GPU data")
+            return ["", "Transfers: – (no GPU data)" if no_gpu else "Transfers: 0"]
         return ["", f"Transfers: {n} (analysis not available: {t.get('reason')})"]
     out = [
         "",
