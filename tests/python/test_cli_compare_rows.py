@@ -233,3 +233,21 @@ def test_a_ratio_below_a_tenth_is_not_printed_as_zero(tmp_path):
     assert r.returncode == 0, r.stderr
     line = next(x for x in r.stdout.splitlines() if x.startswith("  jit_f:fusion")).split()
     assert "0.00x" not in line and line.count("0.0010x") == 2, line
+
+
+def test_only_the_op_table_heads_a_bound_column():
+    """Regions, kernels and transfer directions have no bound: their headers end with their
+    last column, not with a "bound A→B" over nothing (as it stood after the empty bytes
+    columns)."""
+    import os
+
+    traces = os.path.join(os.path.dirname(__file__), "..", "data", "traces")
+    a, b = (os.path.join(traces, f"mbirjax073_parallel_128_{v}_h200.fpgaprof") for v in ("xla", "pallas"))
+    r = subprocess.run([sys.executable, "-m", "fpgaprof", "compare", a, b, "--limit", "1"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    heads = [ln for ln in r.stdout.splitlines() if ln.startswith("  name ")]
+    assert len(heads) == 4  # ops, regions, kernels, transfer directions
+    assert heads[0].endswith("  bound A→B")
+    assert not any("bound" in h for h in heads[1:])
+    assert all(h == h.rstrip() for h in heads)

@@ -533,13 +533,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
         shown_rows = sel[: args.limit]
         names, name_notes = _distinct_names(shown_rows)
         width = max(NAME_WIDTH, *(len(x) for x in names))
-        out(
+        header = (
             f"  {'name':{width}s} {n_head + ' A':>8s} {n_head + ' B':>8s} {t_head + ' A':>11s} "
             f"{t_head + ' B':>11s} {'change':>11s} {'B/A':>7s} "
             + (f"{'mean A':>10s} {'mean B':>10s} {'mean B/A':>8s} " if means else "")
             + f"{(b_head + ' A') if b_head else '':>12s} "
-            f"{(b_head + ' B') if b_head else '':>12s}  bound A→B".rstrip()
+            f"{(b_head + ' B') if b_head else '':>12s}"
+            # only ops have a bound (regions, kernels and transfer directions none)
+             + ("  bound A→B" if kind == "op" else "")
         )
+        out(header.rstrip())
         for r, name in zip(shown_rows, names):
             # fmt_speedup: a ratio below 0.1 to two significant digits, never "0.00x"
             ratio = fmt_speedup(r["change_ratio"])
