@@ -400,3 +400,39 @@ def test_compare_rows_print_apart(saved):
             name = line[2:width - 1].rstrip()
             assert name not in seen, (name, line, seen[name])
             seen[name] = line
+
+
+def test_summary_rows_never_read_alike(saved):
+    """prof.summary()'s kernel, HLO op and region rows: no two print the same name (two
+    instances of one C++ template, one op name in several compilations of a module, long region
+    paths that differ at their end), and each " #k" mark has a line giving the whole name."""
+    import re
+
+    _, prof, _ = saved
+    lines = prof.summary(top=200).splitlines()
+
+    def table(title: str, head: str, stop: str) -> list[str]:
+        start = next((i for i, ln in enumerate(lines) if ln.startswith(title)), None)
+        if start is None:
+            return []
+        h = lines[start + 1] if lines[start + 1].lstrip().startswith(head) else None
+        if h is None:
+            return []
+        at, rows = h.index(head), []
+        end = h.index(stop, at + len(head))
+        for ln in lines[start + 2 :]:
+            if not ln.startswith("  ") or ln.startswith("  ...") or ln.startswith("  #") or ln.startswith("  ("):
+                break
+            rows.append(ln[at:end].strip())
+        return rows
+
+    for title, head, stop in (
+        ("Kernels:", "kernel", "count"),
+        ("HLO ops", "op (module)", "category"),
+        ("Regions:", "region", "count"),
+    ):
+        rows = table(title, head, stop)
+        assert len(set(rows)) == len(rows), (title, [r for r in rows if rows.count(r) > 1])
+        marks = {m for r in rows for m in re.findall(r" #(\d+)$", r)}
+        notes = {ln.split(":")[0].strip()[1:] for ln in lines if re.match(r"  #\d+: ", ln)}
+        assert marks <= notes, (title, marks - notes)

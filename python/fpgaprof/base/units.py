@@ -9,7 +9,7 @@ is "1 G", not "1e+03 M". Missing values (None) and NaN/infinities read "–".
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 __all__ = [
@@ -199,6 +199,53 @@ def shorten(text: str, width: int, keep: str = "start") -> str:
     if keep != "start":
         raise ValueError(f"keep={keep!r}: give 'start', 'end' or 'ends'")
     return text[: width - 1] + "…"
+
+
+def fit_qualified(name: str, qualifier: str, width: int, form: str = "{q}:{n}") -> str:
+    """`name` with its `qualifier` (an op's module) in `form`, in `width` characters at most:
+    a long one loses its qualifier's middle first (12 characters kept), then its name's
+    (shorten keep="ends"), so the ends that tell names apart stay: `fusion.3` and `fusion.4`,
+    `jit_a` and `jit_b`. No qualifier: the name alone."""
+    if not qualifier:
+        return shorten(name, width, "ends")
+    whole = form.format(q=qualifier, n=name)
+    if len(whole) <= width:
+        return whole
+    extra = len(whole) - len(qualifier) - len(name)  # the form's own characters
+    room = width - extra - len(name)
+    if room >= 12:
+        return form.format(q=shorten(qualifier, room, "ends"), n=name)
+    return form.format(
+        q=shorten(qualifier, 12, "ends"), n=shorten(name, width - extra - 12, "ends")
+    )
+
+
+def distinct_shortened(
+    count: int, fit: Callable[[int, int], str], width: int
+) -> tuple[list[str], dict[int, int]]:
+    """The texts of `count` rows in `width` characters at most and no two alike: row i's text
+    is fit(i, w) (w: the characters it may take); rows that still read alike, shortened or
+    even whole (two instances of one C++ template both show as
+    `cub::…::DeviceSegmentedRadixSortKernel<…>`), end in " #1", " #2", …. Returns the texts
+    and row -> mark, for a line per mark that gives the row's whole name."""
+    shown = [fit(i, width) for i in range(count)]
+    marks: dict[int, int] = {}
+    n = 0
+    while True:
+        alike: dict[str, list[int]] = {}
+        for i, text in enumerate(shown):
+            alike.setdefault(text, []).append(i)
+        groups = [ix for ix in alike.values() if len(ix) > 1]
+        if not groups:
+            return shown, marks
+        # Each mark is a number no other row has, at the end: marked names never read alike,
+        # and every round marks at least one row not marked before, so this ends.
+        for ix in groups:
+            for i in ix:
+                n += 1
+                marks[i] = n
+                tag = f" #{n}"
+                shown[i] = fit(i, width - len(tag)) + tag
 
 
 def kernel_display_name(name: str, demangled: str | None = None) -> str:

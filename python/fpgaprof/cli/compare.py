@@ -12,7 +12,14 @@ from typing import Any
 from fpgaprof import report
 from fpgaprof.api import job
 from fpgaprof.base.text import read_text_file, terminal_safe
-from fpgaprof.base.units import fmt_bytes, fmt_s, fmt_speedup, kernel_display_name, shorten
+from fpgaprof.base.units import (
+    distinct_shortened,
+    fit_qualified,
+    fmt_bytes,
+    fmt_s,
+    fmt_speedup,
+    kernel_display_name,
+)
 from fpgaprof.cli.common import PROG, failure, load_trace, out, trace_in
 
 __all__ = ["SummaryFormatError", "summary_of", "compare_summaries", "cmd_compare"]
@@ -36,26 +43,15 @@ def _line(text: object) -> str:
 # prof.summary()'s kernel column); a longer name is shortened in its middle.
 NAME_WIDTH = 40
 NAME_WIDTH_MAX = 60
-MODULE_MIN = 12  # characters an op's module keeps where the op's own name is long
 
 
 def _fit_name(r: dict, width: int) -> str:
     """A row's name as its table shows it, in `width` characters at most: escaped (_line),
-    a kernel's display name, an op as module:op. A longer one is shortened in the middle
-    (base.units.shorten, keep="ends"), an op's module before the op's own name, so the
-    ends that tell names apart stay: `fusion.3` and `fusion.4`, `jit_a` and `jit_b`."""
+    a kernel's display name, an op as module:op (base.units.fit_qualified)."""
     # escaped before the cut: a newline or CR in a name would start a line of its own (a
     # forged row)
     name = _line(r.get("display_name") or r["name"])
-    module = _line(r["module"]) if r.get("module") else ""
-    if not module:
-        return shorten(name, width, "ends")
-    if len(module) + 1 + len(name) <= width:
-        return f"{module}:{name}"
-    room = width - 1 - len(name)
-    if room >= MODULE_MIN:
-        return f"{shorten(module, room, 'ends')}:{name}"
-    return f"{shorten(module, MODULE_MIN, 'ends')}:{shorten(name, width - 1 - MODULE_MIN, 'ends')}"
+    return fit_qualified(name, _line(r["module"]) if r.get("module") else "", width)
 
 
 def _full_name(r: dict) -> str:
@@ -65,28 +61,10 @@ def _full_name(r: dict) -> str:
 
 
 def _distinct_names(rows: list[dict], width: int = NAME_WIDTH_MAX) -> tuple[list[str], list[str]]:
-    """The names `rows` show, `width` characters at most and no two alike, and a line per
-    mark: rows whose names read alike once shortened, or even whole (two instances of one C++
-    template both show as `cub::…::DeviceSegmentedRadixSortKernel<…>`), end in " #1", " #2",
-    …, and each mark's line gives that row's whole name as recorded."""
-    shown = [_fit_name(r, width) for r in rows]
-    marks: dict[int, int] = {}
-    n = 0
-    while True:
-        alike: dict[str, list[int]] = {}
-        for i, text in enumerate(shown):
-            alike.setdefault(text, []).append(i)
-        groups = [ix for ix in alike.values() if len(ix) > 1]
-        if not groups:
-            break
-        # Each mark is a number no other row has, at the end: marked names never read alike,
-        # and every round marks at least one row not marked before, so this ends.
-        for ix in groups:
-            for i in ix:
-                n += 1
-                marks[i] = n
-                tag = f" #{n}"
-                shown[i] = _fit_name(rows[i], width - len(tag)) + tag
+    """The names `rows` show, `width` characters at most and no two alike
+    (base.units.distinct_shortened), and a line per mark giving that row's whole name as
+    recorded."""
+    shown, marks = distinct_shortened(len(rows), lambda i, w: _fit_name(rows[i], w), width)
     notes = [f"  #{m}: {_full_name(rows[i])}" for i, m in sorted(marks.items(), key=lambda x: x[1])]
     return shown, notes
 

@@ -9,11 +9,14 @@ from typing import Any
 
 from fpgaprof.analysis import sections
 from fpgaprof.analysis.trace_analysis import AnalysisResult, store_of
+from fpgaprof.base import records
 from fpgaprof.base.core import core
 from fpgaprof.base.diagnostics import warning_text
 from fpgaprof.base.markup import esc
 from fpgaprof.base.text import terminal_safe
 from fpgaprof.base.units import (
+    distinct_shortened,
+    fit_qualified,
     fmt_bytes,
     fmt_ns,
     fmt_num,
@@ -33,6 +36,29 @@ def _cell(name: str) -> str:
     escaped before it is padded (print(table) does the same: tables.text_cell), so a region or
     kernel name with a newline does not break its row and the columns stay aligned."""
     return terminal_safe(name, keep="")
+
+
+# The op column of prof.summary()'s HLO ops: an op, its program id where its module repeats
+# and its module ("input_scatter_fusion.1 #138466 (jit_sparse_…project_fcn)").
+OP_WIDTH = 56
+
+
+def _distinct(
+    texts: list[str], full: list[str], width: int, modules: list[str] | None = None
+) -> tuple[list[str], list[str]]:
+    """Table cells of `width` characters at most that never read alike: each text shortened in
+    its middle (ends kept: "fusion.3" and "fusion.4" stay apart), a text ending in " (module)"
+    (modules[i]) losing its module's middle first; rows still alike marked " #k", with a line
+    per mark giving the row's whole name (`full`; base.units.distinct_shortened)."""
+
+    def fit(i: int, w: int) -> str:
+        m = _cell(modules[i]) if modules and modules[i] else ""
+        if m and texts[i].endswith(f" ({m})"):
+            return fit_qualified(texts[i][: -len(m) - 3], m, w, "{n} ({q})")
+        return shorten(texts[i], w, "ends")
+
+    shown, marks = distinct_shortened(len(texts), fit, width)
+    return shown, [f"  #{k}: {full[i]}" for i, k in sorted(marks.items(), key=lambda x: x[1])]
 
 
 def _t(ns: float) -> str:
@@ -82,13 +108,20 @@ def summary_text(prof: Any, summary: dict, analysis: AnalysisResult | None, top:
         out.append("Kernels: – (no GPU data)")
     if n_k:
         out.append(f"  {'kernel':60s} {'count':>8s} {'total':>11s} {'mean':>10s} {'%':>6s}")
-        for k in by_name[:top]:
+        rows = by_name[:top]
+        shown, marks = _distinct(
+            [_cell(kernel_display_name(str(k["kernel"]))) for k in rows],
+            # a mark's line: the whole name demangled (two template instances differ there)
+            [_cell(str(core.attribution.demangle_kernel_name(str(k["kernel"])))) for k in rows],
+            60,
+        )
+        for k, name in zip(rows, shown):
             ns, cnt, timed = float(k["total_ns"]), int(k["count"]), int(k["timed_count"])
             pct = 100.0 * ns / total_k if total_k else 0.0
-            shown = shorten(_cell(kernel_display_name(str(k["kernel"]))), 60)
             # the mean over the launches with a duration (a counter replay leaves some without)
             mean = fmt_s(ns / timed / 1e9 if timed else None)
-            out.append(f"  {shown:60s} {cnt:8d} {_t(ns):>11s} {mean:>10s} {pct:6.1f}")
+            out.append(f"  {name:60s} {cnt:8d} {_t(ns):>11s} {mean:>10s} {pct:6.1f}")
+        out.extend(marks)
         if len(by_name) > top:
             out.append(f"  ... {len(by_name) - top} more kernels")
 
@@ -192,13 +225,16 @@ def _region_lines(prof: Any, summary: dict, analysis: AnalysisResult | None, top
         f"{'mem peak':>11s}"
     )
     items = r["items"]
-    for x in items[:top]:
+    paths = [_cell(x["path"]) for x in items[:top]]
+    shown, marks = _distinct(paths, paths, 40)
+    for x, path in zip(items[:top], shown):
         gpu = "–" if no_gpu or x.get("gpu_s") is None else _t(x["gpu_s"] * 1e9)
         peak = fmt_bytes(peaks[x["path"]]) if x["path"] in peaks else "–"
         lines.append(
-            f"  {shorten(_cell(x['path']), 40):40s} {x['count']:7d} {_t(x['wall_s'] * 1e9):>11s} "
+            f"  {path:40s} {x['count']:7d} {_t(x['wall_s'] * 1e9):>11s} "
             f"{gpu:>{len(gpu_head)}s} {peak:>11s}"
         )
+    lines.extend(marks)
     left = len(items) - min(len(items), top) + int(r.get("rows_left_out") or 0)
     if left:
         lines.append(f"  ... {left} more region paths")
@@ -241,9 +277,22 @@ def hlo_op_lines(result: Any, top: int = 10) -> list[str]:
     if ops:
         lines.append(
             f"  {'time':>10} {'%':>6} {'execs':>6} {'mean':>10} {'GFLOP/s':>8}  "
-            f"{'op (module)':<44} {'category':<22} source"
+            f"{'op (module)':<{OP_WIDTH}} {'category':<22} source"
         )
-    for op in ops[:top]:
+    # each op with its module, and XLA's program id where op and module repeat (one function
+    # compiled several times: "fusion #7 (jit_sort)", as the digest names them), shortened in
+    # the middle, marked where still alike
+    shown_ops = ops[:top]
+    pairs = [(op.hlo_op, op.module_name) for op in shown_ops]
+    labels = []
+    for op, pair in zip(shown_ops, pairs):
+        pid = records.program_id(op)
+        tag = f" #{pid}" if pid is not None and pairs.count(pair) > 1 else ""
+        labels.append(
+            _cell(f"{op.hlo_op}{tag} ({op.module_name})" if op.module_name else op.hlo_op)
+        )
+    names, marks = _distinct(labels, labels, OP_WIDTH, [op.module_name for op in shown_ops])
+    for op, name in zip(ops[:top], names):
         t = op.total_ns + op.memcpy_ns
         share = 100.0 * op.total_ns / total if total else 0.0
         rate = ""
@@ -251,7 +300,6 @@ def hlo_op_lines(result: Any, top: int = 10) -> list[str]:
             gflops = op.flops / op.mean_ns
             # a fixed-unit column: 1234 GFLOP/s as "1234", not .3g's "1.23e+03"
             rate = f"{gflops:.3g}" if abs(gflops) < 999.5 else f"{gflops:.0f}"
-        name = _cell(f"{op.hlo_op} ({op.module_name})" if op.module_name else op.hlo_op)
         src = (
             f"{_short_path(op.source_file)}:{op.source_line}"
             if op.source_file and op.source_line >= 0
@@ -264,9 +312,10 @@ def hlo_op_lines(result: Any, top: int = 10) -> list[str]:
         mean = fmt_ns(op.mean_ns) if op.timed_executions else "–"
         lines.append(
             f"  {fmt_ns(t):>10} {share:5.1f}% {op.executions:>6} "
-            f"{mean:>10} {rate:>8}  {name[:44]:<44} "
+            f"{mean:>10} {rate:>8}  {name:<{OP_WIDTH}} "
             f"{category[:22]:<22} {src}"
         )
+    lines.extend(marks)
     if ops:
         lines.append(
             "  (time = the op's kernels + the copies it launched; % = its share of kernel "
