@@ -4,6 +4,7 @@
 // score's properties: a slower card never scores higher; a slower link lowers it.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -484,4 +485,37 @@ TEST_CASE("FPGA what-if: an op with some untimed runs is costed on the card for 
   CHECK(part[0].card_time_high_s == near(base[0].card_time_high_s));
   CHECK_THAT(part[0].estimate_note, Catch::Contains("an op inside covers 50% of its kernel runs"));
   CHECK(base[0].estimate_note.find("kernel runs") == std::string::npos);
+}
+
+TEST_CASE("FPGA what-if: a region is costed for the runs of its ops timed inside it, not elsewhere",
+          "[analysis][fpga][regions]") {
+  // As the H200 counters traces have it: add_fusion's second run is untimed (start = end = 0)
+  // and falls in another region ("warmup"), so every kernel inside "recon" has its duration.
+  // By hand: inside recon add_fusion runs 2 x 1/2 = 1 time and its 20 us cover that run, so
+  // recon's card figures are case D's (6.27 ms), with no partly-timed note; costing recon for
+  // 1 x (1 timed / 2 kernels of the whole trace) = 0.5 runs undercounted the card.
+  const GatherFixture once;
+  GatherFixture twice;
+  RegionRecord warmup;
+  warmup.start_ns = 1000000;
+  warmup.end_ns = 2000000;
+  warmup.thread_id = 1;
+  warmup.name = twice.store.strings.intern("warmup");
+  twice.store.regions.push_back(warmup);
+  twice.ops[1].executions = 2;
+  twice.store.kernels.push_back(
+      testing::kernel(twice.store, 0, 0, 3, 1, 1000, twice.store.strings.intern("add_kernel")));
+  twice.op_of_kernel.push_back(1);
+  const RooflineReport r = twice.roofline();
+  REQUIRE(r.ops[1].timed_kernel_count == 1);
+  const auto base =
+      rank_fpga_regions(once.store, once.ops, once.op_of_kernel, once.roofline(), round_card(), resident());
+  const auto part = rank_fpga_regions(twice.store, twice.ops, twice.op_of_kernel, r, round_card(), resident());
+  const auto recon = std::find_if(part.begin(), part.end(), [](const auto& c) { return c.name == "recon"; });
+  REQUIRE(recon != part.end());
+  REQUIRE(base.size() == 1);
+  CHECK(recon->card_time_s == near(6.27e-3));
+  CHECK(recon->card_time_s == near(base[0].card_time_s));
+  CHECK(recon->card_memory_s == near(base[0].card_memory_s));
+  CHECK(recon->estimate_note.find("kernel runs") == std::string::npos);
 }
