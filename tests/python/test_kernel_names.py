@@ -77,3 +77,22 @@ def test_shorten_keeps_the_end_asked_for():
     assert shorten("x" * 100 + ".1", 40, "ends").endswith("x.1")
     with pytest.raises(ValueError):
         shorten("abcdefghij", 5, "middle")
+
+
+def test_fit_qualified_gives_a_short_module_s_room_to_the_name():
+    """A module shorter than the 12 characters a long one keeps leaves the rest to the name:
+    'jit_f' (5) in 40 characters leaves 40 - 3 - 5 = 32 for the op ("{n} ({q})"), 40 - 1 - 5
+    = 34 ("{q}:{n}"), not 40 - 15 = 25 and 40 - 13 = 27 (each row 7 characters short, more of the
+    name's middle cut, more rows alike)."""
+    from fpgaprof.base.units import fit_qualified
+
+    name = "loop_gather_select_multiply_add_fusion_long_name.17"  # 51 characters
+    got = fit_qualified(name, "jit_f", 40, "{n} ({q})")
+    assert len(got) == 40 and got.endswith("_long_name.17 (jit_f)")
+    # by hand: 32 = 15 characters + "…" + the last 16 (shorten keep="ends")
+    assert got == "loop_gather_sel…ion_long_name.17 (jit_f)"
+    got = fit_qualified(name, "jit_f", 40)
+    assert len(got) == 40 and got.startswith("jit_f:loop_gather_")
+    # a long module still keeps 12 characters, ends kept
+    got = fit_qualified(name, "jit__sparse_forward_project_fcn", 40, "{n} ({q})")
+    assert len(got) == 40 and got.endswith(" (jit__…ct_fcn)")

@@ -215,9 +215,9 @@ def fit_qualified(name: str, qualifier: str, width: int, form: str = "{q}:{n}") 
     room = width - extra - len(name)
     if room >= 12:
         return form.format(q=shorten(qualifier, room, "ends"), n=name)
-    return form.format(
-        q=shorten(qualifier, 12, "ends"), n=shorten(name, width - extra - 12, "ends")
-    )
+    # the qualifier keeps 12 characters, or all of a shorter one: the name has the rest
+    q = shorten(qualifier, 12, "ends")
+    return form.format(q=q, n=shorten(name, width - extra - len(q), "ends"))
 
 
 def distinct_shortened(
