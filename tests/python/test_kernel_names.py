@@ -96,3 +96,17 @@ def test_fit_qualified_gives_a_short_module_s_room_to_the_name():
     # a long module still keeps 12 characters, ends kept
     got = fit_qualified(name, "jit__sparse_forward_project_fcn", 40, "{n} ({q})")
     assert len(got) == 40 and got.endswith(" (jit__…ct_fcn)")
+
+
+def test_a_small_share_is_not_printed_as_zero():
+    """834.3 µs busy in 43.787 s of wall (the H200 cone-beam Pallas counters trace) is
+    0.0019 %: "<0.1 %", not "0.0 %"; 0 stays "0.0 %", and 0.05 % rounds to "0.1 %"."""
+    from fpgaprof.base.units import fmt_pct
+
+    assert fmt_pct(834.3e-6 / 43.787) == "<0.1 %"
+    assert fmt_pct(0.0) == "0.0 %"
+    assert fmt_pct(0.0005) == "0.1 %"
+    assert fmt_pct(None) == "–"
+    prof = fpgaprof.load(str(TRACE.parent / "mbirjax073_cone_64_pallas_counters_h200.fpgaprof"))
+    (busy,) = [ln for ln in prof.summary().splitlines() if ln.startswith("GPU busy:")]
+    assert "(<0.1 % of wall)" in busy, busy

@@ -121,8 +121,13 @@ def fmt_num(x: float | None, unit: str = "") -> str:
 
 
 def fmt_pct(x: float | None) -> str:
-    """A fraction (0..1) in percent with one decimal ("12.5 %"); "–" for None."""
-    return "–" if x is None else f"{100 * x:.1f} %"
+    """A fraction (0..1) in percent with one decimal ("12.5 %"); "–" for None; a share above 0
+    that one decimal would show as 0 is "<0.1 %" (834 µs of 43.8 s is not "0.0 %")."""
+    if x is None:
+        return "–"
+    if 0 < 100 * x < 0.05:
+        return "<0.1 %"
+    return f"{100 * x:.1f} %"
 
 
 def fmt_speedup(x: float | None) -> str:

@@ -91,7 +91,7 @@ def summary_text(prof: Any, summary: dict, analysis: AnalysisResult | None, top:
         frac = tot.get("gpu_busy_fraction")
         out.append(
             f"GPU busy: {_t(tot['gpu_busy_s'] * 1e9)}"
-            + (f" ({100 * frac:.1f} % of wall)" if frac is not None else "")
+            + (f" ({fmt_pct(frac)} of wall)" if frac is not None else "")
             + f", idle {_t(tot['gpu_idle_s'] * 1e9)} (busy = union of the kernel, copy "
             "and memset intervals on every device and stream)"
         )
