@@ -447,6 +447,28 @@ TEST_CASE("FPGA score: monotone in the host link", "[analysis][fpga]") {
   CHECK(row(rank_fpga_candidates(f.ops, r, slow_link, resident()), "gather").link_factor == 1.0);
 }
 
+namespace {
+
+// Case D with add_fusion run a second time without timestamps (a counter replay's start = end =
+// 0), that run inside region `region`: 0 is "recon", 1 a region "warmup" added for it.
+GatherFixture with_untimed_add_run(uint32_t region) {
+  GatherFixture f;
+  if (region == 1) {
+    RegionRecord warmup;
+    warmup.start_ns = 1000000;
+    warmup.end_ns = 2000000;
+    warmup.thread_id = 1;
+    warmup.name = f.store.strings.intern("warmup");
+    f.store.regions.push_back(warmup);
+  }
+  f.ops[1].executions = 2;
+  f.store.kernels.push_back(testing::kernel(f.store, 0, 0, 3, region, 1000, f.store.strings.intern("add_kernel")));
+  f.op_of_kernel.push_back(1);
+  return f;
+}
+
+}  // namespace
+
 TEST_CASE("FPGA what-if: an op with some untimed runs is costed on the card for its timed runs",
           "[analysis][fpga][regions]") {
   // Case D, with add_fusion run twice: the second run without timestamps (a counter replay's
@@ -454,11 +476,7 @@ TEST_CASE("FPGA what-if: an op with some untimed runs is costed on the card for 
   // for one run: the same as in case D (0.77 ms nominal with its launch, 20 / 770), not two
   // runs (1.54 ms, a speedup half as large). The region's card time stays case D's 6.27 ms.
   const GatherFixture once;
-  GatherFixture twice;
-  twice.ops[1].executions = 2;
-  twice.store.kernels.push_back(
-      testing::kernel(twice.store, 0, 0, 3, 0, 1000, twice.store.strings.intern("add_kernel")));
-  twice.op_of_kernel.push_back(1);
+  const GatherFixture twice = with_untimed_add_run(0);
   const RooflineReport r = twice.roofline();
   REQUIRE(r.ops[1].kernel_count == 2);
   REQUIRE(r.ops[1].timed_kernel_count == 1);
@@ -495,17 +513,7 @@ TEST_CASE("FPGA what-if: a region is costed for the runs of its ops timed inside
   // recon's card figures are case D's (6.27 ms), with no partly-timed note; costing recon for
   // 1 x (1 timed / 2 kernels of the whole trace) = 0.5 runs undercounted the card.
   const GatherFixture once;
-  GatherFixture twice;
-  RegionRecord warmup;
-  warmup.start_ns = 1000000;
-  warmup.end_ns = 2000000;
-  warmup.thread_id = 1;
-  warmup.name = twice.store.strings.intern("warmup");
-  twice.store.regions.push_back(warmup);
-  twice.ops[1].executions = 2;
-  twice.store.kernels.push_back(
-      testing::kernel(twice.store, 0, 0, 3, 1, 1000, twice.store.strings.intern("add_kernel")));
-  twice.op_of_kernel.push_back(1);
+  const GatherFixture twice = with_untimed_add_run(1);
   const RooflineReport r = twice.roofline();
   REQUIRE(r.ops[1].timed_kernel_count == 1);
   const auto base =
