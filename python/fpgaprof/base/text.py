@@ -53,9 +53,15 @@ def shown_name(text: str, max_chars: int = NAME_MAX_CHARS) -> str:
 # What a terminal may act on rather than show: C0 controls (ESC starts the sequences that set
 # the window title or clear the screen; BEL, backspace, carriage return), DEL and C1 controls
 # (U+009B is a one-character CSI), the bidirectional overrides and isolates (text shown in
-# another order than it is), line and paragraph separators, and lone surrogates (file names
-# that are not UTF-8), which no terminal encoding can write.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
+# another order than it is; U+061C, the Arabic letter mark, is one of Unicode's bidi controls
+# as U+200E and U+200F are), line and paragraph separators, characters that show nothing (zero
+# width space, word joiner and invisible operators, BOM: "a\u200b" would read as the row "a"
+# and shift the columns after it), and lone surrogates (file names that are not UTF-8), which
+# no terminal encoding can write.
+_UNSAFE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064"
+    "\u2066-\u2069\ufeff\ud800-\udfff]"
+)
 
 
 def _escaped(m: re.Match) -> str:

@@ -12,6 +12,8 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from fpgaprof.base.text import utf8_safe
+
 __all__ = [
     "kernel_display_name",
     "scaled",
@@ -234,23 +236,29 @@ def distinct_shortened(
     `cub::…::DeviceSegmentedRadixSortKernel<…>`), end in " #1", " #2", …. Returns the texts
     and row -> mark, for a line per mark that gives the row's whole name."""
     shown = [fit(i, width) for i in range(count)]
+    alike: dict[str, list[int]] = {}
+    for i, text in enumerate(shown):
+        alike.setdefault(text, []).append(i)
+    # Each mark is a number no other row has, at the end: marked names never read alike. A
+    # marked name that reads as a row not marked (a name that itself ends in " #3") marks that
+    # row too. Every row is marked once at most: count fits, not count rounds of them.
+    single = {ix[0]: text for text, ix in alike.items() if len(ix) == 1}
+    owner = {text: i for i, text in single.items()}  # the shown texts that are taken, by row
+    queue = [i for ix in alike.values() if len(ix) > 1 for i in ix]
+    queued = set(queue)
     marks: dict[int, int] = {}
     n = 0
-    while True:
-        alike: dict[str, list[int]] = {}
-        for i, text in enumerate(shown):
-            alike.setdefault(text, []).append(i)
-        groups = [ix for ix in alike.values() if len(ix) > 1]
-        if not groups:
-            return shown, marks
-        # Each mark is a number no other row has, at the end: marked names never read alike,
-        # and every round marks at least one row not marked before, so this ends.
-        for ix in groups:
-            for i in ix:
-                n += 1
-                marks[i] = n
-                tag = f" #{n}"
-                shown[i] = fit(i, width - len(tag)) + tag
+    for i in queue:  # grows while it is walked
+        n += 1
+        marks[i] = n
+        tag = f" #{n}"
+        shown[i] = fit(i, width - len(tag)) + tag
+        j = owner.get(shown[i])
+        if j is not None and j not in queued:
+            queue.append(j)
+            queued.add(j)
+        owner[shown[i]] = i
+    return shown, marks
 
 
 def kernel_display_name(name: str, demangled: str | None = None) -> str:
@@ -261,7 +269,12 @@ def kernel_display_name(name: str, demangled: str | None = None) -> str:
     if demangled is None:
         from fpgaprof.base.core import core
 
-        demangled = str(core.attribution.demangle_kernel_name(name))
+        # the core takes UTF-8 only: a name with a lone surrogate (a hand-written
+        # summary.json's "\ud800") goes escaped, as no C++ symbol holds one
+        safe = utf8_safe(name)
+        demangled = str(core.attribution.demangle_kernel_name(safe))
+        if demangled == safe:
+            return name
     if demangled == name:
         return name
     head, depth = [], 0

@@ -364,13 +364,29 @@ def prepare(
 
 def _probe_writable(folder: str) -> None:
     """Raises OSError unless a file can be created in `folder` (a read-only folder, or one
-    like /proc/self that even root cannot write into, would leave XLA's dump silently empty)."""
+    like /proc/self that even root cannot write into, would leave XLA's dump silently empty).
+    Leaves nothing behind: an unnamed file (O_TMPFILE) where the file system has them, else a
+    named one removed at once; a folder whose files cannot be removed (an append-only one,
+    chattr +a) still takes XLA's dump, so a failed removal does not refuse it."""
+    tmpfile = getattr(os, "O_TMPFILE", 0)
+    if tmpfile:
+        try:
+            os.close(os.open(folder, tmpfile | os.O_WRONLY, 0o600))
+            return
+        except OSError as e:
+            # file systems without unnamed files (/proc, /sys, some network ones) say so: the
+            # named probe below decides there
+            if e.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
+                raise OSError(e.errno, f"cannot create a file in it: {e.strerror or e}") from e
     try:
         fd, probe = tempfile.mkstemp(prefix=".fpgaprof-probe-", dir=folder)
     except OSError as e:
         raise OSError(e.errno, f"cannot create a file in it: {e.strerror or e}") from e
     os.close(fd)
-    os.unlink(probe)
+    try:
+        os.unlink(probe)
+    except OSError:
+        pass  # created, so XLA can write there too: an empty hidden file is left
 
 
 def _last_flag(flags: list[str], name: str) -> str:

@@ -279,6 +279,17 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
             key = str(r.get("path") or r.get("name"))
             t = _time(r.get("wall_s"), f"{where}.wall_s")
             n = _count(r.get("count"), f"{where}.count")
+            if key in out:
+                # Two paths that read alike (names longer than 256 bytes are shown cut, with
+                # their length: docs/reports.md, "Limits"): one row, wall times and instances
+                # added, so neither is lost
+                prev = out[key]
+                t += prev["time_s"]
+                if not math.isfinite(t):
+                    raise SummaryFormatError(
+                        f"the wall times of region {key!r} add up to more than a float holds"
+                    )
+                n = None if n is None and prev["count"] is None else (n or 0) + (prev["count"] or 0)
             out[key] = {
                 "name": key,
                 "module": None,
