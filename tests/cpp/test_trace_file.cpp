@@ -293,6 +293,30 @@ TEST_CASE("an empty store round-trips", "[trace_file]") {
   REQUIRE(back.strings.size() == 1);
 }
 
+TEST_CASE("the older wording of the records-without-timestamps warning is reworded when read", "[trace_file]") {
+  // A trace of the previous writer: its warning blamed a full device buffer and named a C++-only
+  // option. Read back it names the cause the trace shows (kernel replay where it has counters)
+  // and a fix the API offers; a warning whose count disagrees (an edited file) is left as it is.
+  for (const bool counters : {false, true}) {
+    TraceStore s;
+    s.kernels.resize(2);  // start = end = 0
+    s.meta.incomplete_records = 2;
+    s.meta.warnings.add("capture.records_incomplete", older_incomplete_records_warning(2), {2});
+    if (counters) s.counters.push_back(CounterRecord{});
+    const TraceStore back = deserialize_trace(serialize_trace(s), "mem");
+    REQUIRE(back.meta.warnings.size() == 1);
+    CHECK(back.meta.warnings[0].code() == "capture.records_incomplete");
+    CHECK(back.meta.warnings[0].message == incomplete_records_warning(2, counters));
+    CHECK(back.meta.warnings[0].message.find("device_buffer_bytes") == std::string::npos);
+    CHECK(back.meta.incomplete_records == 2);
+  }
+  TraceStore edited;
+  edited.meta.incomplete_records = 2;
+  edited.meta.warnings.add("capture.records_incomplete", older_incomplete_records_warning(3), {3});
+  const TraceStore back = deserialize_trace(serialize_trace(edited), "mem");
+  CHECK(back.meta.warnings[0].message == older_incomplete_records_warning(3));
+}
+
 TEST_CASE("hand-set extreme values survive", "[trace_file]") {
   TraceStore s;
   KernelRecord k;

@@ -1010,13 +1010,14 @@ TraceStore decode_trace(Input& in, const std::string& origin, const ReadOptions&
     }
   });
   for_each_table([&](const auto& t) { validate_refs(store, t, origin); });
-  // A trace with counters written before the warning named kernel replay as the cause holds the
-  // full-buffer wording: reworded to the cause the counters show.
-  if (!store.counters.empty() && store.meta.incomplete_records > 0) {
+  // A trace written before the warning named its cause and a fix the API offers holds the older
+  // wording (always the full buffer, and a C++-only option): reworded, with kernel replay as the
+  // cause where the trace has counters.
+  if (store.meta.incomplete_records > 0) {
     const auto& items = store.meta.warnings.items();
     const std::string older = older_incomplete_records_warning(store.meta.incomplete_records);
     if (std::any_of(items.begin(), items.end(), [&](const Diagnostic& d) { return d.message == older; }))
-      store.meta.set_incomplete_records(store.meta.incomplete_records, true);
+      store.meta.set_incomplete_records(store.meta.incomplete_records, !store.counters.empty());
   }
   return store;
 }
