@@ -10,6 +10,7 @@ import time
 from fpgaprof.base.text import terminal_safe
 from fpgaprof.base.units import distinct_shortened, kernel_display_name, shorten
 from fpgaprof.capture import xla_flags
+from fpgaprof import cli
 from fpgaprof.cli import compare
 
 
@@ -22,15 +23,20 @@ def _summary(kernels=(), regions=()):
     }
 
 
-def test_compare_kernel_name_with_a_lone_surrogate_is_compared_not_an_internal_error():
+def test_compare_kernel_name_with_a_lone_surrogate_is_compared_not_an_internal_error(
+    tmp_path, capsys
+):
     # json.loads gives "\ud800" as a lone surrogate, which the core (UTF-8 only) refused with
     # a TypeError that `fpgaprof compare` printed as an internal error
     s = json.loads(json.dumps(_summary(kernels=[{"name": "k\ud800", "total_s": 1.0, "count": 1}])))
     rows = compare.compare_summaries(s, s)
     assert [r["name"] for r in rows if r["kind"] == "kernel"] == ["k\ud800"]
     assert kernel_display_name("k\ud800") == "k\ud800"
-    names, _ = compare._distinct_names(rows)
-    assert names == ["k\\ud800"]
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(s))  # ensure_ascii: the surrogate as the escape \ud800
+    assert cli.main(["compare", str(path), str(path)]) == 0
+    (row,) = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  k")]
+    assert row.split()[0] == "k\\ud800"  # shown escaped, as every name
 
 
 def test_compare_keeps_both_region_paths_that_read_alike():
@@ -81,6 +87,13 @@ def test_invisible_characters_and_the_arabic_letter_mark_are_shown_escaped():
     assert terminal_safe("caf\u00e9 \u4e2d") == "caf\u00e9 \u4e2d"  # printable text unchanged
 
 
+def _takes_dump(folder) -> bool:
+    """Whether xla_flags.prepare (what `import fpgaprof` and `fpgaprof run` call) takes `folder`
+    as XLA's dump folder: it probes that a file can be created there."""
+    setup = xla_flags.prepare({}, dump_dir=str(folder))
+    return setup.dump_dir == os.path.abspath(folder) and not setup.warnings
+
+
 def test_dump_folder_probe_leaves_nothing_even_when_its_file_cannot_be_removed(
     tmp_path, monkeypatch
 ):
@@ -89,10 +102,10 @@ def test_dump_folder_probe_leaves_nothing_even_when_its_file_cannot_be_removed(
     def no_unlink(path, *a, **k):
         raise PermissionError(errno.EPERM, "Operation not permitted", path)
 
-    xla_flags._probe_writable(str(tmp_path))
+    assert _takes_dump(tmp_path)
     assert os.listdir(tmp_path) == []
     monkeypatch.setattr(os, "unlink", no_unlink)
-    xla_flags._probe_writable(str(tmp_path))  # creating works: the folder is usable
+    assert _takes_dump(tmp_path)  # creating works: the folder is usable
     assert os.listdir(tmp_path) == []
 
 
@@ -106,10 +119,10 @@ def test_dump_folder_probe_without_unnamed_files_falls_back_to_a_named_one(tmp_p
         return real_open(path, flags, *a, **k)
 
     monkeypatch.setattr(os, "open", open_no_tmpfile)
-    xla_flags._probe_writable(str(tmp_path))
+    assert _takes_dump(tmp_path)
     assert os.listdir(tmp_path) == []
     ro = tmp_path / "ro"
     ro.mkdir()
     (ro / "x").write_text("")
     monkeypatch.setattr(os, "unlink", lambda *a, **k: (_ for _ in ()).throw(OSError(errno.EPERM, "no")))
-    xla_flags._probe_writable(str(ro))  # created, not removed: still a usable folder
+    assert _takes_dump(ro)  # created, not removed: still a usable folder
