@@ -39,9 +39,11 @@ std::vector<double*> not_estimated_fields(FpgaRegionCandidate& c);
 void set_nan(const std::vector<double*>& fields);
 // The note of a row whose kernels have no GPU time.
 std::string no_gpu_time_note(uint64_t kernels);
-// The share of an op's kernels that have a duration: 1 unless a counter replay left some of
-// them (not all) without timestamps. The card figures cover this share of its executions.
-double timed_share(const RooflinePoint& rp);
+// The share of `kernels` launches of op `rp` (all its launches, or those inside a region) of
+// which `timed` have a duration: 1 unless a counter replay left some of them without
+// timestamps, and 1 for an op the roofline did not count timed kernels of (none timed
+// anywhere). The card figures cover this share of its executions.
+double timed_share(const RooflinePoint& rp, uint64_t timed, uint64_t kernels);
 // The note of an op (inside: of a region, for an op in it) whose GPU time covers only `share`
 // (< 1) of its kernel runs.
 std::string partly_timed_note(double share, bool inside);

@@ -220,9 +220,9 @@ std::string no_gpu_time_note(uint64_t kernels) {
          "paired, or a full timestamp buffer; see the trace's warnings): trace again without counters to time them";
 }
 
-double timed_share(const RooflinePoint& rp) {
-  if (rp.timed_kernel_count == 0 || rp.timed_kernel_count >= rp.kernel_count) return 1.0;
-  return static_cast<double>(rp.timed_kernel_count) / static_cast<double>(rp.kernel_count);
+double timed_share(const RooflinePoint& rp, uint64_t timed, uint64_t kernels) {
+  if (rp.timed_kernel_count == 0 || kernels == 0 || timed >= kernels) return 1.0;
+  return static_cast<double>(timed) / static_cast<double>(kernels);
 }
 
 std::string partly_timed_note(double share, bool inside) {
@@ -250,7 +250,7 @@ FpgaCandidate op_row(uint32_t o, const OpCost& op, const RooflinePoint& rp, cons
   c.pattern = op.pattern;
   c.precision = op.precision;
   c.executions = rp.executions;
-  c.costed_executions = static_cast<double>(rp.executions) * timed_share(rp);
+  c.costed_executions = static_cast<double>(rp.executions) * timed_share(rp, rp.timed_kernel_count, rp.kernel_count);
   c.kernel_count = rp.kernel_count;
   c.gpu_time_ns = static_cast<double>(rp.time_ns);
   c.time_share = gpu_kernel_ns > 0 ? c.gpu_time_ns / gpu_kernel_ns : 0.0;
@@ -524,7 +524,7 @@ FpgaReport rank_fpga_candidates(const std::vector<OpCost>& ops, const RooflineRe
       c.estimate_note = no_gpu_time_note(rp.kernel_count);
     } else if (CardWork w; card_work(c, op, rp, target, report, w)) {
       what_if(c, w, op, target, options, total_s, report);
-      if (const double share = timed_share(rp); share < 1.0)
+      if (const double share = timed_share(rp, rp.timed_kernel_count, rp.kernel_count); share < 1.0)
         c.estimate_note += (c.estimate_note.empty() ? "" : "; ") + partly_timed_note(share, false);
     }
     report.candidates.push_back(std::move(c));

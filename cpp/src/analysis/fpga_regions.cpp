@@ -33,15 +33,6 @@ struct SpanAcc {
   uint64_t timed = 0;  // kernels with a duration (a counter replay leaves some with start = end = 0)
 };
 
-// The share of an op's kernels inside a path that have a duration: the card runs as many of its
-// executions there as its GPU time there covers. Its runs elsewhere do not count (the H200
-// counters traces: an op untimed in forward_project and timed in back_project is all timed in
-// back_project). An op none of whose kernels anywhere has a duration: 1, as timed_share.
-double span_timed_share(const SpanAcc& acc, const RooflinePoint& rp) {
-  if (rp.timed_kernel_count == 0 || acc.kernels == 0 || acc.timed >= acc.kernels) return 1.0;
-  return static_cast<double>(acc.timed) / static_cast<double>(acc.kernels);
-}
-
 // What the trace says of each region path, inclusive of the paths nested in it: kernel time
 // per op inside (kNone32: kernels without an op), module calls counted from XlaModule ranges
 // per (path, module), and HtoD + DtoH bytes copied inside.
@@ -154,7 +145,7 @@ struct OpsSum {
   double est_ns = 0, kept_ns = 0, bound_w = 0, affinity_w = 0;
   double bound_n = 0, affinity_n = 0;  // unweighted sums (for zero-duration kernels)
   double card_bytes = 0;
-  double timed_share = 1;  // the lowest span_timed_share of the ops estimated inside
+  double timed_share = 1;  // the lowest timed_share of the ops estimated inside (their kernels here)
   TimeRange ops_time, ops_restructured;
   bool structure_dependent = false;  // an op's restructured figure the matrix's structure decides
   std::vector<DataflowStage> stages;
@@ -223,8 +214,10 @@ void sum_ops(std::vector<std::pair<uint32_t, SpanAcc>>& entries, const std::vect
       continue;
     }
     const CardWork& w = estimates.work(o);
-    // The card runs as many of them as the GPU time inside covers (its kernels timed here).
-    const double share = span_timed_share(acc, rp);
+    // The card runs as many of them as the GPU time inside covers: its kernels timed here, not
+    // elsewhere (the H200 counters traces: an op untimed in forward_project and timed in
+    // back_project is all timed in back_project).
+    const double share = timed_share(rp, acc.timed, acc.kernels);
     s.timed_share = std::min(s.timed_share, share);
     const double costed = exec * share;
     s.stages.push_back({&w, op.precision, costed, 0.0});
