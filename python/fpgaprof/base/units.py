@@ -261,6 +261,12 @@ def distinct_shortened(
     return shown, marks
 
 
+def mark_lines(marks: dict[int, int], whole: Callable[[int], str]) -> list[str]:
+    """A line per mark of distinct_shortened, in mark order: "  #k: " and row i's whole name
+    (whole(i)), under the table that shows the marked rows."""
+    return [f"  #{k}: {whole(i)}" for i, k in sorted(marks.items(), key=lambda x: x[1])]
+
+
 def kernel_display_name(name: str, demangled: str | None = None) -> str:
     """A kernel name for tables: a mangled C++ symbol ("_ZN3cub...", as CUPTI reports it)
     demangled (``demangled``, or the core's demangle_kernel_name) and cut to its qualified name

@@ -19,6 +19,7 @@ from fpgaprof.base.units import (
     fmt_s,
     fmt_speedup,
     kernel_display_name,
+    mark_lines,
 )
 from fpgaprof.cli.common import PROG, failure, load_trace, out, trace_in
 
@@ -65,8 +66,7 @@ def _distinct_names(rows: list[dict], width: int = NAME_WIDTH_MAX) -> tuple[list
     (base.units.distinct_shortened), and a line per mark giving that row's whole name as
     recorded."""
     shown, marks = distinct_shortened(len(rows), lambda i, w: _fit_name(rows[i], w), width)
-    notes = [f"  #{m}: {_full_name(rows[i])}" for i, m in sorted(marks.items(), key=lambda x: x[1])]
-    return shown, notes
+    return shown, mark_lines(marks, lambda i: _full_name(rows[i]))
 
 
 def summary_of(path: str, target: str | None) -> dict:

@@ -23,7 +23,7 @@ from fpgaprof.base.units import (
     fmt_pct,
     fmt_s,
     kernel_display_name,
-    shorten,
+    mark_lines,
 )
 from fpgaprof.views.sections import memory_lines, multi_device, transfer_lines
 from fpgaprof.views.tables import STYLE, SUMMARY_OP_LABELS, grid_html, rows_text, sub_table
@@ -44,21 +44,18 @@ OP_WIDTH = 56
 
 
 def _distinct(
-    texts: list[str], full: list[str], width: int, modules: list[str] | None = None
+    names: list[str], full: list[str], width: int, modules: list[str] | None = None
 ) -> tuple[list[str], list[str]]:
-    """Table cells of `width` characters at most that never read alike: each text shortened in
-    its middle (ends kept: "fusion.3" and "fusion.4" stay apart), a text ending in " (module)"
-    (modules[i]) losing its module's middle first; rows still alike marked " #k", with a line
-    per mark giving the row's whole name (`full`; base.units.distinct_shortened)."""
-
-    def fit(i: int, w: int) -> str:
-        m = _cell(modules[i]) if modules and modules[i] else ""
-        if m and texts[i].endswith(f" ({m})"):
-            return fit_qualified(texts[i][: -len(m) - 3], m, w, "{n} ({q})")
-        return shorten(texts[i], w, "ends")
-
-    shown, marks = distinct_shortened(len(texts), fit, width)
-    return shown, [f"  #{k}: {full[i]}" for i, k in sorted(marks.items(), key=lambda x: x[1])]
+    """Table cells of `width` characters at most that never read alike: each name, with its
+    module as "name (module)" where `modules` gives one, shortened in its middle, the module's
+    first (base.units.fit_qualified: "fusion.3" and "fusion.4" stay apart); rows still alike
+    marked " #k", with a line per mark giving the row's whole name (`full`;
+    base.units.distinct_shortened)."""
+    quals = modules or [""] * len(names)
+    shown, marks = distinct_shortened(
+        len(names), lambda i, w: fit_qualified(names[i], quals[i], w, "{n} ({q})"), width
+    )
+    return shown, mark_lines(marks, lambda i: full[i])
 
 
 def _t(ns: float) -> str:
@@ -284,14 +281,14 @@ def hlo_op_lines(result: Any, top: int = 10) -> list[str]:
     # the middle, marked where still alike
     shown_ops = ops[:top]
     pairs = [(op.hlo_op, op.module_name) for op in shown_ops]
-    labels = []
+    labels, modules = [], [_cell(op.module_name or "") for op in shown_ops]
     for op, pair in zip(shown_ops, pairs):
         pid = records.program_id(op)
-        tag = f" #{pid}" if pid is not None and pairs.count(pair) > 1 else ""
         labels.append(
-            _cell(f"{op.hlo_op}{tag} ({op.module_name})" if op.module_name else op.hlo_op)
+            _cell(op.hlo_op + (f" #{pid}" if pid is not None and pairs.count(pair) > 1 else ""))
         )
-    names, marks = _distinct(labels, labels, OP_WIDTH, [op.module_name for op in shown_ops])
+    whole = [f"{n} ({m})" if m else n for n, m in zip(labels, modules)]
+    names, marks = _distinct(labels, whole, OP_WIDTH, modules)
     for op, name in zip(ops[:top], names):
         t = op.total_ns + op.memcpy_ns
         share = 100.0 * op.total_ns / total if total else 0.0
