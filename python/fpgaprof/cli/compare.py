@@ -201,8 +201,9 @@ def _timed_runs(time_s: float, count: int | None, mean_s: float | None) -> int |
 
 
 def _merged(a: dict, b: dict) -> dict:
-    """Two rows of one op (two compiled instances of its module) as one: times and runs added,
-    the mean per run recomputed; bytes and bound kept where both say the same, else None."""
+    """Two rows of one key as one (an op's two compiled instances of its module; two region
+    paths that read alike once cut): times and runs added, the mean per timed run recomputed;
+    bytes and bound kept where both say the same, else None."""
     runs = (
         (a["count"] or 0) + (b["count"] or 0)
         if a["count"] is not None or b["count"] is not None
@@ -210,7 +211,7 @@ def _merged(a: dict, b: dict) -> dict:
     )
     time_s = a["time_s"] + b["time_s"]
     if not math.isfinite(time_s):
-        raise SummaryFormatError(f"the times of op {a['name']!r} add up to more than a float holds")
+        raise SummaryFormatError(f"the times of {a['name']!r} add up to more than a float holds")
     # the mean over the runs with a duration: an instance whose runs were not timed (a counter
     # replay) adds runs but no time, and must not halve the other's mean
     timed = (a["timed"] or 0) + (b["timed"] or 0)
@@ -279,26 +280,20 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
             key = str(r.get("path") or r.get("name"))
             t = _time(r.get("wall_s"), f"{where}.wall_s")
             n = _count(r.get("count"), f"{where}.count")
-            if key in out:
-                # Two paths that read alike (names longer than 256 bytes are shown cut, with
-                # their length: docs/reports.md, "Limits"): one row, wall times and instances
-                # added, so neither is lost
-                prev = out[key]
-                t += prev["time_s"]
-                if not math.isfinite(t):
-                    raise SummaryFormatError(
-                        f"the wall times of region {key!r} add up to more than a float holds"
-                    )
-                n = None if n is None and prev["count"] is None else (n or 0) + (prev["count"] or 0)
-            out[key] = {
+            entry = {
                 "name": key,
                 "module": None,
                 "time_s": t,
                 "count": n,
+                "timed": n,  # a wall time covers every instance
                 "mean_s": _per_run(t, n, {}, f"{where}.mean_s"),
                 "bytes": None,
                 "bound": None,
             }
+            # Two paths that read alike (names longer than 256 bytes are shown cut, with their
+            # length: docs/reports.md, "Limits"): one row, wall times and instances added, so
+            # neither is lost
+            out[key] = _merged(out[key], entry) if key in out else entry
     elif kind == "kernel":
         rows, left, why = _section(s, "kernels", "top")
         for i, r in enumerate(rows):

@@ -105,7 +105,7 @@ def transfer_lines(summary: dict) -> list[str]:
     if not t.get("available"):
         if not n:
             # nothing recorded without a GPU: unknown, as the kernels line says, not 0 copies
-            no_gpu = str(t.get("reason") or "").startswith("no GPU data")
+            no_gpu = (summary.get("trace") or {}).get("gpu_available") is False
             return ["", "Transfers: – (no GPU data)" if no_gpu else "Transfers: 0"]
         return ["", f"Transfers: {n} (analysis not available: {t.get('reason')})"]
     out = [
