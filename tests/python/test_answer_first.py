@@ -659,6 +659,7 @@ def test_an_op_whose_kernel_runs_are_untimed_has_no_mean():
     (op,) = [o for o in s["ops"]["items"]
              if o["op"] == "input_scatter_fusion.1" and "forward" in str(o["module"])]
     assert op["count"] == 1 and op["total_s"] == 0 and op["mean_s"] is None
+    assert op["timed_count"] == 0
 
 
 def _kernel_runs(prof) -> dict:
@@ -689,6 +690,7 @@ def test_an_op_with_some_untimed_runs_has_the_mean_of_its_timed_runs():
                  (op_name, module, program)]
         assert op["count"] == len(durations) and op["total_s"] == sum(timed) / 1e9
         assert op["mean_s"] == sum(timed) / len(timed) / 1e9
+        assert op["timed_count"] == len(timed)
         (row,) = [o for o in prof.ops if (o.hlo_op, o.module_name, o.program_id) ==
                   (op_name, module, program)]
         assert row.timed_executions == len(timed) and row.executions == len(durations)

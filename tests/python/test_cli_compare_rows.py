@@ -225,6 +225,27 @@ def test_an_instance_without_timed_runs_does_not_halve_the_mean(tmp_path):
     assert row["count_before"] == 2 and row["mean_before_s"] is None
 
 
+def test_instances_merge_by_their_timed_counts_not_time_over_mean(tmp_path):
+    # Instance 1 ran twice: one run timed (10 us), the other only partly (one of its kernels,
+    # 6 us), so total 16 us, mean 10 us over 1 timed run. Instance 2: one run, 4 us. The op's
+    # mean is over its 2 timed runs: (10 + 4) / 2 = 7 us. Time over mean (1.6 -> 2 runs) gave
+    # 20 us / 3 = 6.67 us.
+    a = _summary([{"module": "jit_f", "op": "fusion", "total_s": 16e-6, "count": 2,
+                   "timed_count": 1, "mean_s": 10e-6, "bytes": 100, "bound": "memory"},
+                  {**_op("jit_f", "fusion", 4e-6, 1, 100), "timed_count": 1}])
+    b = _summary([_op("jit_f", "fusion", 3.5e-6, 1, 100)])
+    r = _compare(tmp_path, a, b, "--json")
+    assert r.returncode == 0, r.stderr
+    row = [x for x in json.loads(r.stdout)["rows"] if x["kind"] == "op"][0]
+    assert row["count_before"] == 3 and row["time_before_s"] == pytest.approx(20e-6)
+    assert row["mean_before_s"] == pytest.approx(7e-6)
+    assert row["mean_ratio"] == pytest.approx(0.5)
+    # a timed_count that is not a whole number is refused as malformed
+    a["ops"]["items"][0]["timed_count"] = -1
+    r = _compare(tmp_path, a, b)
+    assert r.returncode == 1 and "ops.items[0].timed_count" in r.stderr, r.stderr
+
+
 def test_a_ratio_below_a_tenth_is_not_printed_as_zero(tmp_path):
     # a region of 21.216 s (a counter replay) against 22.05 ms: B/A 0.00104, printed "0.00x"
     a = _summary([_op("jit_f", "fusion", 21.216, 1, 100)])

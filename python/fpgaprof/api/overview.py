@@ -70,6 +70,8 @@ def _ops_rows(rows: list[dict]) -> list[dict]:
                 "category": r["category"] or None,
                 "count": int(r["executions"]),
                 "kernel_count": r["kernel_count"],
+                # the executions whose kernels all have a duration: mean_s is over these
+                "timed_count": int(r["timed_executions"]),
                 "total_s": float(r["total_ns"]) / 1e9,
                 # over the executions whose kernels all have timestamps (a counter replay can
                 # leave some without): none timed, no mean, as kernels.top's mean_s

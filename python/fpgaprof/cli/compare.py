@@ -190,12 +190,16 @@ def _per_run(time_s: float, count: int | None, row: dict, where: str) -> float |
     return time_s / count if count else None
 
 
-def _timed_runs(time_s: float, count: int | None, mean_s: float | None) -> int | None:
-    """How many of an op row's runs have a duration: its time over its mean (summary.json's
-    mean_s is total / timed executions), none where the mean is unknown, every run where the
-    mean is 0."""
+def _timed_runs(
+    row: dict, time_s: float, count: int | None, mean_s: float | None, where: str
+) -> int | None:
+    """How many of an op row's runs have a duration: the row's timed_count, else (an older
+    summary) its time over its mean (mean_s is over the timed executions), none where the mean
+    is unknown, every run where the mean is 0."""
     if mean_s is None:
         return 0
+    if "timed_count" in row:
+        return _count(row["timed_count"], where)
     q = time_s / mean_s if mean_s > 0 else math.inf
     return round(q) if math.isfinite(q) else count
 
@@ -212,15 +216,20 @@ def _merged(a: dict, b: dict) -> dict:
     time_s = a["time_s"] + b["time_s"]
     if not math.isfinite(time_s):
         raise SummaryFormatError(f"the times of {a['name']!r} add up to more than a float holds")
-    # the mean over the runs with a duration: an instance whose runs were not timed (a counter
-    # replay) adds runs but no time, and must not halve the other's mean
-    timed = (a["timed"] or 0) + (b["timed"] or 0)
+    # the mean over the runs with a duration, each row's mean weighted by its timed runs: an
+    # instance whose runs were not timed (a counter replay) adds runs but no time, and must not
+    # halve the other's mean; a run only partly timed adds time to time_s but not to a mean
+    ta, tb = a["timed"] or 0, b["timed"] or 0  # 0 where the row's mean is unknown
+    timed = ta + tb
     return {
         **a,
         "time_s": time_s,
         "count": runs,
         "timed": timed,
-        "mean_s": time_s / timed if timed else None,
+        # as weights (a convex sum of two finite means stays finite)
+        "mean_s": (a["mean_s"] or 0.0) * (ta / timed) + (b["mean_s"] or 0.0) * (tb / timed)
+        if timed
+        else None,
         "bytes": a["bytes"] if a["bytes"] == b["bytes"] else None,
         "bound": a["bound"] if a["bound"] == b["bound"] else None,
     }
@@ -258,7 +267,7 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
                 "module": key[0] or None,
                 "time_s": t,
                 "count": n,
-                "timed": _timed_runs(t, n, mean),
+                "timed": _timed_runs(r, t, n, mean, f"{where}.timed_count"),
                 "mean_s": mean,
                 "bytes": _bytes(r.get("bytes"), f"{where}.bytes"),
                 "bound": _bound(
