@@ -516,3 +516,28 @@ TEST_CASE("card_work: a library call's scratch buffer is not an output", "[analy
   CHECK(work(u, "k").output_bytes == 464);
   CHECK(work(u, "k").output_buffers == 2);
 }
+
+TEST_CASE("card_work: a gather reading a slice of a fused parameter is random traffic", "[analysis][fpga][card_work]") {
+  const hlo::Module m = module(R"(  x = f32[1000,8]{1,0} parameter(0)
+  i = s32[5,1]{1,0} parameter(1)
+  ROOT f = f32[5,8]{1,0} fusion(x, i), kind=kLoop, calls=gather_slice
+)",
+                               R"(gather_slice {
+  p0 = f32[1000,8]{1,0} parameter(0)
+  p1 = s32[5,1]{1,0} parameter(1)
+  sl = f32[500,8]{1,0} slice(p0), slice={[500:1000], [0:8]}
+  g = f32[5,8]{1,0} gather(sl, p1), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}
+  ROOT n = f32[5,8]{1,0} negate(g)
+}
+)");
+  const CardWork w = work(m, "f");
+  // The slice is part of p0 in card memory, not an array computed on chip: 5 accesses of one
+  // 8-float row (32 B), 160 B, into the 16000 B slice. The cost model counted only the slice's
+  // read of p0, so p0 stays streamed (nothing taken out of stream_bytes).
+  REQUIRE(w.random.size() == 1);
+  CHECK(w.random[0].bytes == 160);
+  CHECK(w.random[0].run_bytes == 32);
+  CHECK(w.random[0].accesses == 5);
+  CHECK(w.random[0].source_bytes == 16000);
+  CHECK(w.stream_bytes == w.bytes);
+}

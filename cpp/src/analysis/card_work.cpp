@@ -87,12 +87,17 @@ std::size_t elementwise_source(const Computation& f, const Instruction& i) {
   return found;
 }
 
-// The fused parameter `pos` reaches through views and per-element ops, or SIZE_MAX.
-std::size_t parameter_behind(const Computation& f, std::size_t pos) {
+// The fused parameter `pos` reaches through views, per-element ops and slices, or SIZE_MAX (a
+// slice or dynamic-slice of a parameter is a part of that parameter in card memory, not an
+// array computed on chip); `sliced` says whether a slice was crossed.
+std::size_t parameter_behind(const Computation& f, std::size_t pos, bool& sliced) {
   for (int steps = 0; pos < f.instructions.size() && steps < 32; ++steps) {
     const Instruction& i = f.instructions[pos];
     if (i.opcode == "parameter") return pos;
-    if (is_view(i.opcode) && !i.operand_indices().empty()) {
+    if ((i.opcode == "slice" || i.opcode == "dynamic-slice") && !i.operand_indices().empty()) {
+      sliced = true;
+      pos = i.operand_indices()[0];
+    } else if (is_view(i.opcode) && !i.operand_indices().empty()) {
       pos = i.operand_indices()[0];
     } else {
       pos = elementwise_source(f, i);
@@ -282,14 +287,18 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
       if (i.opcode == "sort" && w.sort_length == 0) sort_facts(i, w);
       if (i.opcode == "fft" && w.fft_length == 0) fft_facts(i, w);
       if ((i.opcode != "gather" && i.opcode != "scatter") || i.operand_indices().empty()) continue;
-      const std::size_t p = parameter_behind(f, i.operand_indices()[0]);
+      bool sliced = false;
+      const std::size_t p = parameter_behind(f, i.operand_indices()[0], sliced);
       // A source computed inside the fusion (iota, constant) never leaves the chip.
       if (p == SIZE_MAX && !wraps) continue;
       RandomTraffic t = i.opcode == "gather" ? gather_traffic(i) : scatter_traffic(i);
-      if (p != SIZE_MAX) t.source_bytes = leaf_bytes(f.instructions[p].shape);
+      // Through a slice the accesses land in the slice (its operand shape, gather_traffic's
+      // source), and the cost model counted only the slice's read: the parameter stays streamed.
+      if (p != SIZE_MAX && !sliced) t.source_bytes = leaf_bytes(f.instructions[p].shape);
       w.random.push_back(t);
-      if (p != SIZE_MAX) random_params.insert(p);
-      if (i.opcode == "scatter" && (i.is_root || wraps)) in_place_root = true;
+      if (p != SIZE_MAX && !sliced) random_params.insert(p);
+      // (a scatter into a slice writes a new array, not its parameter in place)
+      if (i.opcode == "scatter" && (i.is_root || wraps) && !sliced) in_place_root = true;
       if (wraps) break;
     }
     if (!wraps) {
