@@ -87,17 +87,12 @@ std::size_t elementwise_source(const Computation& f, const Instruction& i) {
   return found;
 }
 
-// The fused parameter `pos` reaches through views, per-element ops and slices, or SIZE_MAX (a
-// slice or dynamic-slice of a parameter is a part of that parameter in card memory, not an
-// array computed on chip); `sliced` says whether a slice was crossed.
-std::size_t parameter_behind(const Computation& f, std::size_t pos, bool& sliced) {
+// The fused parameter `pos` reaches through views and per-element ops, or SIZE_MAX.
+std::size_t parameter_behind(const Computation& f, std::size_t pos) {
   for (int steps = 0; pos < f.instructions.size() && steps < 32; ++steps) {
     const Instruction& i = f.instructions[pos];
     if (i.opcode == "parameter") return pos;
-    if ((i.opcode == "slice" || i.opcode == "dynamic-slice") && !i.operand_indices().empty()) {
-      sliced = true;
-      pos = i.operand_indices()[0];
-    } else if (is_view(i.opcode) && !i.operand_indices().empty()) {
+    if (is_view(i.opcode) && !i.operand_indices().empty()) {
       pos = i.operand_indices()[0];
     } else {
       pos = elementwise_source(f, i);
@@ -105,6 +100,34 @@ std::size_t parameter_behind(const Computation& f, std::size_t pos, bool& sliced
     }
   }
   return SIZE_MAX;
+}
+
+// Whether the array at `pos` holds elements of a fused parameter, moved (a slice, a transpose,
+// a concatenation, a pad) or combined per element: a gather from it reads card memory. Not
+// through a broadcast (its small operand stays on chip) nor through ops whose own accesses are
+// counted where they are (a gather, a reduction): a gather of what those compute reads only
+// what they read.
+bool reads_parameter(const Computation& f, std::size_t pos) {
+  std::vector<bool> seen(f.instructions.size(), false);
+  std::vector<std::size_t> todo{pos};
+  while (!todo.empty()) {
+    const std::size_t cur = todo.back();
+    todo.pop_back();
+    if (cur >= f.instructions.size() || seen[cur]) continue;
+    seen[cur] = true;
+    const Instruction& i = f.instructions[cur];
+    const auto& ops = i.operand_indices();
+    if (i.opcode == "parameter") return true;
+    if (i.opcode == "dynamic-slice" || i.opcode == "pad") {
+      if (!ops.empty()) todo.push_back(ops[0]);  // the others are offsets, the padding value
+    } else if (is_view(i.opcode) || i.opcode == "slice" || i.opcode == "transpose" || i.opcode == "reverse" ||
+               i.opcode == "concatenate" ||
+               (i.pattern == hlo::AccessPattern::kElementwise && i.opcode != "rng" &&
+                i.opcode != "rng-bit-generator")) {
+      todo.insert(todo.end(), ops.begin(), ops.end());
+    }
+  }
+  return false;
 }
 
 struct UpdateBytes {
@@ -287,18 +310,18 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
       if (i.opcode == "sort" && w.sort_length == 0) sort_facts(i, w);
       if (i.opcode == "fft" && w.fft_length == 0) fft_facts(i, w);
       if ((i.opcode != "gather" && i.opcode != "scatter") || i.operand_indices().empty()) continue;
-      bool sliced = false;
-      const std::size_t p = parameter_behind(f, i.operand_indices()[0], sliced);
-      // A source computed inside the fusion (iota, constant) never leaves the chip.
-      if (p == SIZE_MAX && !wraps) continue;
+      const std::size_t src = i.operand_indices()[0];
+      const std::size_t p = parameter_behind(f, src);
+      // A source computed inside the fusion (iota, constant) never leaves the chip. One that
+      // holds a parameter's elements some other way (a slice of it, a concatenation) is read at
+      // random where they lie, as gather_traffic's source; the parameter keeps its counted read
+      // (the cost model's, of the slice only, say) and a scatter into it writes a new array.
+      if (p == SIZE_MAX && !wraps && !reads_parameter(f, src)) continue;
       RandomTraffic t = i.opcode == "gather" ? gather_traffic(i) : scatter_traffic(i);
-      // Through a slice the accesses land in the slice (its operand shape, gather_traffic's
-      // source), and the cost model counted only the slice's read: the parameter stays streamed.
-      if (p != SIZE_MAX && !sliced) t.source_bytes = leaf_bytes(f.instructions[p].shape);
+      if (p != SIZE_MAX) t.source_bytes = leaf_bytes(f.instructions[p].shape);
       w.random.push_back(t);
-      if (p != SIZE_MAX && !sliced) random_params.insert(p);
-      // (a scatter into a slice writes a new array, not its parameter in place)
-      if (i.opcode == "scatter" && (i.is_root || wraps) && !sliced) in_place_root = true;
+      if (p != SIZE_MAX) random_params.insert(p);
+      if (i.opcode == "scatter" && (i.is_root || wraps) && (p != SIZE_MAX || wraps)) in_place_root = true;
       if (wraps) break;
     }
     if (!wraps) {
