@@ -142,7 +142,31 @@ def note(out_dir: str, how: str) -> None:
         pass
 
 
+def _about_to_exec() -> bool:
+    """Whether this freshly forked child is subprocess's, forked to run a ``preexec_fn`` and
+    then exec another program (Python runs the fork hooks there too): not an untraced Python
+    process; a Python it execs leaves its own "started" marker."""
+    try:
+        frame = sys._getframe(1)
+    except (AttributeError, ValueError):
+        return False
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "_execute_child" and os.path.basename(code.co_filename) == (
+            "subprocess.py"
+        ):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _forked(out_dir: str) -> None:
+    if not _about_to_exec():
+        note(out_dir, "forked")
+
+
 def watch_forks(out_dir: str) -> None:
-    """Every child this process forks from now on leaves a "forked" marker."""
+    """Every child this process forks from now on leaves a "forked" marker (not the children
+    subprocess forks only to exec a program: see _about_to_exec)."""
     if hasattr(os, "register_at_fork"):
-        os.register_at_fork(after_in_child=lambda: note(out_dir, "forked"))
+        os.register_at_fork(after_in_child=lambda: _forked(out_dir))

@@ -56,9 +56,15 @@ def _chain_user_sitecustomize() -> None:
     if spec is None or spec.loader is None:
         return
     mod = importlib.util.module_from_spec(spec)
+    # Theirs is `sitecustomize` from now on, as without fpgaprof: `import sitecustomize`
+    # in it (or later in the program) gets their module, not this one.
+    ours = sys.modules.get("sitecustomize")
+    sys.modules["sitecustomize"] = mod
     try:
         spec.loader.exec_module(mod)
     except Exception as e:  # noqa: BLE001 - their sitecustomize: said, not fatal
+        if ours is not None:
+            sys.modules["sitecustomize"] = ours
         sys.stderr.write(
             f"fpgaprof run: the user's sitecustomize failed: {type(e).__name__}: {e}\n"
         )

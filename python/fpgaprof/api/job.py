@@ -872,6 +872,8 @@ def _folder_reason(state: str) -> str:
         "tracing": "no trace: the process was traced but ended without a normal exit "
         "(killed, crashed or os._exit), so its trace was never saved",
         "not-tracing": "no trace: tracing did not start in this process",
+        "save-failed": "no trace: the process was traced but saving its trace failed (a full "
+        "disk or an unwritable folder?)",
         "claimed": "no trace: this process could not import fpgaprof",
         "saved": "no trace: the process saved its trace but the file is gone",
     }.get(state, "no trace: no process of this rank started fpgaprof's bootstrap")

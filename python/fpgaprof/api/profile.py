@@ -340,13 +340,17 @@ def _max_memory_bytes(given: int | None) -> int:
                 f"{MAX_TRACE_MEMORY_ENV}={text!r} is not a number of bytes: give a whole number "
                 f"> 0 (e.g. {MAX_TRACE_MEMORY_ENV}=4000000000), or unset it for the default bound"
             )
-        return value
+        return min(value, _MAX_BOUND)
     if isinstance(given, bool) or not isinstance(given, int) or given < 1:
         raise InvalidArgumentError(
             f"max_memory_bytes must be a whole number of bytes > 0, not {given!r} "
             "(None: the default bound, 64 x the file size + 64 MiB)"
         )
-    return given
+    return min(given, _MAX_BOUND)
+
+
+# The largest bound the core takes (a 64-bit size): a larger one bounds nothing more.
+_MAX_BOUND = 2**63 - 1
 
 
 def load(path: str | os.PathLike, max_memory_bytes: int | None = None) -> Profile:

@@ -443,6 +443,8 @@ class trace:
             try:
                 store.save(native_path(self.path))
             except FpgaprofError as e:
+                if self.owned_by_run:  # no `as` target: the process is ending
+                    raise
                 raise type(e)(
                     f"{' '.join(str(e).split())}; the trace is not lost: prof (the "
                     "`as` target) still holds the records: prof.save(other_path)"

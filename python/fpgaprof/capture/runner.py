@@ -181,13 +181,14 @@ def marker_state(out_dir: str) -> str:
     """What the traced process of a `fpgaprof run` got to, from its claim file: "none" (no
     Python process ran the bootstrap), "claimed" (the bootstrap ran; fpgaprof was not
     importable), "not-tracing" (the trace could not start), "tracing" (traced, never saved:
-    no normal interpreter exit), or "saved"."""
+    no normal interpreter exit), "save-failed" (the save at exit failed: a full disk, an
+    unwritable folder), or "saved"."""
     try:
         with open(os.path.join(out_dir, CLAIM_NAME), encoding="utf-8") as f:
             words = f.read().split()[1:]  # the first word is the pid
     except OSError:
         return "none"
-    for w in ("saved", "tracing", "not-tracing"):
+    for w in ("saved", "save-failed", "tracing", "not-tracing"):
         if w in words:
             return w
     return "claimed"
@@ -214,6 +215,12 @@ def no_trace_message(out_dir: str, code: int) -> str:
             f"start, see the message above)"
         )
     how = exit_status_text(code)
+    if state == "save-failed":
+        return (
+            f"no trace was written: the traced process ended ({how}) but saving its trace "
+            f"failed (the message above says why: for a full disk or an unwritable folder, "
+            f"free space or give -o another folder, and run again)"
+        )
     return (
         f"no trace was written: the traced process ended without a normal interpreter "
         f"exit ({how}; e.g. os._exit(), SIGKILL or a crash), so the trace could not be "
@@ -276,7 +283,50 @@ def start_from_environment(trace: Callable[..., Any]) -> bool:
     _state["trace_path"] = trace_path
     _install_exit_hooks()
     _install_signal_handlers()
+    _save_before_exec()
     return True
+
+
+def nested_run(inner_dir: str) -> str | None:
+    """When this process is the traced program of an outer `fpgaprof run` and is itself
+    `fpgaprof run` (a wrapper script that calls it, run under it): the line saying that the
+    outer trace holds this fpgaprof process only, also kept as a warning in that trace. None
+    otherwise."""
+    cm = _state.get("cm")
+    if cm is None or _state.get("pid") != os.getpid():
+        return None
+    outer = os.environ.get("FPGAPROF_RUN_DIR") or os.path.dirname(_state["trace_path"])
+    msg = (
+        f"`fpgaprof run` was started inside another `fpgaprof run` (folder {outer}): the "
+        f"outer one traces this fpgaprof process, not the program; the program's trace and "
+        f"reports are in {inner_dir}. Run the program under one `fpgaprof run` only"
+    )
+    warnings_list = getattr(cm, "_warnings", None)
+    if isinstance(warnings_list, list):
+        warnings_list.append(("capture.untraced_processes", msg))  # the program ran untraced here
+    return msg
+
+
+def _save_before_exec() -> None:
+    """os.execv and os.execve (every os.exec* function ends in one of them) save the trace
+    first: an exec replaces the process without an interpreter exit, and the trace would be
+    lost. The program it starts runs untraced (a Python one says so, as any further Python
+    process of the run does)."""
+    for name in ("execv", "execve"):
+        real = getattr(os, name, None)
+        if real is None or getattr(real, "_fpgaprof_saves", False):
+            continue
+
+        def wrapper(*args: Any, _real: Callable[..., Any] = real, **kwargs: Any) -> Any:
+            if "cm" in _state and _state.get("pid") == os.getpid():
+                _say("the program execs another program: the trace is saved first")
+                stop()
+            return _real(*args, **kwargs)
+
+        wrapper._fpgaprof_saves = True  # type: ignore[attr-defined]
+        wrapper.__name__ = wrapper.__qualname__ = name
+        wrapper.__doc__ = real.__doc__
+        setattr(os, name, wrapper)
 
 
 def _install_signal_handlers() -> None:
@@ -295,13 +345,24 @@ def _install_signal_handlers() -> None:
         _say(f"the trace will not be saved on SIGTERM/SIGHUP ({type(e).__name__}: {e})")
 
 
+def _stop_once_threads_ended() -> None:
+    """threading's exit hook (the main thread has ended; the program's other non-daemon threads
+    are joined next, and may still launch GPU work): stop() is put first in line for the
+    atexit callbacks, which run once those threads have ended and before JAX's own (it tears
+    its backend down in atexit callbacks registered after this module's)."""
+    atexit.register(stop)
+
+
 def _install_exit_hooks() -> None:
-    # threading's exit hooks run when the main thread ends, before atexit callbacks: the trace
-    # is stopped before JAX tears its backend down. atexit is the fallback (stop() runs once).
+    # threading's exit hooks run when the main thread ends, before the interpreter joins the
+    # other non-daemon threads and before atexit callbacks: the hook defers stop() to the
+    # first atexit callback, so that the trace holds what those threads did and is stopped
+    # before JAX tears its backend down. The plain atexit callback is the fallback (stop()
+    # runs once).
     register = getattr(threading, "_register_atexit", None)
     if register is not None:
         try:
-            register(stop)
+            register(_stop_once_threads_ended)
         except RuntimeError:
             pass
     atexit.register(stop)
@@ -367,6 +428,7 @@ def _stop_and_save(cm: Any) -> None:
             pass  # trace() re-raised the user's exception: already reported by the interpreter
         else:
             _say(f"saving the trace failed: {type(e).__name__}: {' '.join(str(e).split())}")
+            _mark("save-failed")
             return
     _mark("saved")
     saved = getattr(cm, "path", None)

@@ -29,6 +29,7 @@ the process as it would have (the same signal, so the same exit status; the prog
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import sys
@@ -80,10 +81,23 @@ def native_handler_installed(signum: int) -> bool:
 
 
 def grace_s() -> float:
-    try:
-        return float(os.environ.get(GRACE_ENV, DEFAULT_GRACE_S))
-    except ValueError:
+    """FPGAPROF_SIGNAL_GRACE_S in seconds: 0 (the watchdog off) for 0, a negative number or
+    one too large to wait for (inf); the default, with one line saying so, for a value that
+    is no number (NaN, text): Event.wait takes NaN as no wait at all, and refuses inf."""
+    text = os.environ.get(GRACE_ENV, "").strip()
+    if not text:
         return DEFAULT_GRACE_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if math.isnan(value):
+        sys.stderr.write(
+            f"fpgaprof: {GRACE_ENV}={text!r} is not a number of seconds: the default "
+            f"{DEFAULT_GRACE_S:g} s is used (0 turns the watchdog off)\n"
+        )
+        return DEFAULT_GRACE_S
+    return value if 0 < value <= threading.TIMEOUT_MAX else 0.0
 
 
 def _main_thread_position() -> tuple | None:

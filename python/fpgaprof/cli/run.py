@@ -166,9 +166,10 @@ def child_environment_and_setup(
     )
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # fpgaprof/
     boot = os.path.join(package, "_bootstrap")
-    env["PYTHONPATH"] = os.pathsep.join(
-        [boot] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    )
+    # The user's PYTHONPATH is kept as given: an empty entry (":/x", "/x:", the usual
+    # `PYTHONPATH=$PYTHONPATH:/x` with nothing set before) is the current folder to Python.
+    user_path = env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = boot + (os.pathsep + user_path if user_path else "")
     env["FPGAPROF_RUN_DIR"] = os.path.abspath(out_dir)
     env["FPGAPROF_RUN_TRACE"] = os.path.join(os.path.abspath(out_dir), TRACE_NAME)
     env["FPGAPROF_RUN_COUNTERS"] = "1" if counters else "0"
@@ -446,6 +447,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         # gets its own run folder, out/<host>-rank<k>; `fpgaprof report out` reads them as one.
         out_dir = os.path.join(out_dir, proc.folder_name())
     args.job_rank = proc is not None
+    nested = runner.nested_run(out_dir)
+    if nested:
+        sys.stderr.write(f"{PROG} run: warning: {nested}\n")
     # Claimed before anything in it is touched: another live run's files are never removed.
     try:
         out_dir, held = claim_folder(out_dir)
