@@ -105,6 +105,10 @@ constexpr std::array kCodes = {
     DiagnosticCode{"capture.untraced_processes", kWarn, "capture",
                    "Further Python processes of the run were not traced. Fix: trace them with `fpgaprof run` (the "
                    "message names them)."},
+    DiagnosticCode{"capture.nested_run", kWarn, "capture",
+                   "`fpgaprof run` was started inside another `fpgaprof run`: this trace holds that fpgaprof "
+                   "process, not the program, whose trace is in the folder the message names. Fix: run the "
+                   "program under one `fpgaprof run` only."},
     DiagnosticCode{"capture.xspace_import", kInfo, "capture",
                    "The trace was imported from an XProf profile; the message says what the XSpace could not "
                    "hold."},

@@ -19,6 +19,7 @@ means no marker.
 import json
 import os
 import sys
+import types
 
 UNTRACED_DIR = ".fpgaprof-untraced"
 
@@ -146,6 +147,7 @@ def _about_to_exec() -> bool:
     """Whether this freshly forked child is subprocess's, forked to run a ``preexec_fn`` and
     then exec another program (Python runs the fork hooks there too): not an untraced Python
     process; a Python it execs leaves its own "started" marker."""
+    frame: types.FrameType | None
     try:
         frame = sys._getframe(1)
     except (AttributeError, ValueError):

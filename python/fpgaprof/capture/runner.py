@@ -303,7 +303,7 @@ def nested_run(inner_dir: str) -> str | None:
     )
     warnings_list = getattr(cm, "_warnings", None)
     if isinstance(warnings_list, list):
-        warnings_list.append(("capture.untraced_processes", msg))  # the program ran untraced here
+        warnings_list.append(("capture.nested_run", msg))
     return msg
 
 
