@@ -230,3 +230,25 @@ def test_the_default_folder_is_not_read_as_one_parquet_dataset(tmp_path):
     assert not (tmp_path / (trace.stem + ".parquet")).exists()
     (n,), = duckdb.connect().execute(f"select count(*) from '{folder}/kernels.parquet'").fetchall()
     assert n == len(fpgaprof.load(src).kernels)
+
+
+def test_a_range_end_left_empty_keeps_its_numeric_type(tmp_path):
+    """docs/reports.md, "Parquet tables": a column a trace leaves empty "keeps a type taken from
+    its name ... so a table's schema does not depend on the trace". The ends of a range field
+    (card_energy_low_j, energy_ratio_high, ...) are the same floats as its nominal: a trace
+    without NVML samples (every saved trace) leaves the energy ratios' ends empty, and a card
+    whose board power is unpublished (intel-s10mx-2100) the card energies' ends. They were
+    written as strings there and as doubles elsewhere, so one query did not run on both."""
+    src = next(p for p in REAL if "parallel_128_xla_h200" in p)
+    out = tmp_path / "tables"
+    _cli("export", src, "--format", "parquet", "--target", "intel-s10mx-2100", "-o", str(out))
+    cols = json.loads((out / "index.json").read_text())["tables"]["fpga_candidates"]["columns"]
+    for name in ("card_energy_j", "card_energy_low_j", "card_energy_high_j",
+                 "restructured_card_energy_low_j", "restructured_card_energy_high_j",
+                 "energy_ratio", "energy_ratio_low", "energy_ratio_high",
+                 "restructured_energy_ratio_low", "restructured_energy_ratio_high"):
+        assert cols[name] == "double", (name, cols[name])
+    (n,), = duckdb.connect().execute(
+        f"select count(*) from '{out}/fpga_candidates.parquet' where energy_ratio_high < 1 "
+        "or card_energy_low_j > 0").fetchall()
+    assert n == 0

@@ -147,3 +147,20 @@ def test_roofline_model_converts(exported):
     prof, xspace, _ = exported
     cols, rows = _table(xspace, "roofline_model")
     assert "operation" in cols and rows
+
+
+def test_the_gpu_plane_carries_the_compute_capability(exported):
+    """docs/reports.md, "XProf": the GPU plane's stats are XLA's, compute_cap_major and
+    compute_cap_minor among them. A minor of 0 (every H100 and H200: 9.0) was left out, as if
+    unknown, where XLA's own tracer writes it."""
+    from fpgaprof import xplane_pb2 as pb
+    prof, path, _ = exported
+    xs = pb.XSpace()
+    with open(path, "rb") as f:
+        xs.ParseFromString(f.read())
+    for d in prof.devices:
+        (plane,) = [p for p in xs.planes if p.name == f"/device:GPU:{d.id}"]
+        names = {plane.stat_metadata[s.metadata_id].name: s for s in plane.stats}
+        assert names["compute_cap_major"].int64_value == d.compute_capability_major
+        assert "compute_cap_minor" in names, sorted(names)
+        assert names["compute_cap_minor"].int64_value == d.compute_capability_minor

@@ -592,9 +592,12 @@ const ResultTable<TransferStats, NoContext>& transfer_stats_fields() {
     v.push_back(member<&R::timed_bytes, C>("timed_bytes", "bytes", "bytes of the copies with a duration"));
     v.push_back(computed<R, C>("achieved_bytes_per_s", VT::kFloat, false, "bytes/s", "timed_bytes / busy time",
                                [](const R& r, const C&) { return FieldValue{r.achieved_bytes_per_s()}; }));
-    v.push_back(member<&R::link_bytes, C>("link_bytes", "bytes", "bytes of copies whose link peak is known"));
-    v.push_back(member<&R::link_capacity_bytes, C>("link_capacity_bytes", "bytes",
-                                                   "what the link could have moved in their busy time"));
+    v.push_back(member<&R::link_bytes, C>(
+        "link_bytes", "bytes",
+        "bytes of HtoD or DtoH copies whose link peak is known (0 for other directions and all)"));
+    v.push_back(member<&R::link_capacity_bytes, C>(
+        "link_capacity_bytes", "bytes",
+        "what the link could have moved in their busy time (0 for other directions and all)"));
     return v;
   }();
   return t;

@@ -51,14 +51,17 @@ _FIELD_TYPES: dict[str, Any] | None = None
 
 def _field_types(pa: Any) -> dict[str, Any]:
     """Analysis field name -> its Arrow type, from the C++ result field tables
-    (core.analysis.result_fields), for the names every table gives the same scalar type."""
+    (core.analysis.result_fields; a range field's low and high ends included), for the names
+    every table gives the same scalar type."""
     global _FIELD_TYPES
     if _FIELD_TYPES is None:
         seen: dict[str, set[str]] = {}
         try:
             for table, _doc in core.analysis.result_tables():
                 for f in core.analysis.result_fields(table):
-                    seen.setdefault(f.name, set()).add(f.type)
+                    # a range field's ends (card_time_low_s, energy_ratio_high) are its type too
+                    for name in f.names:
+                        seen.setdefault(name, set()).add(f.type)
         except Exception:  # noqa: BLE001 - an older core: names alone decide
             seen = {}
         arrow = {"float": pa.float64(), "int": pa.int64(), "str": pa.string(), "bool": pa.bool_()}

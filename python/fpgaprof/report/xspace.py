@@ -302,7 +302,9 @@ def _device_stats(p: _Plane, d: dict) -> None:
         ("compute_capability_major", "compute_cap_major"),
         ("compute_capability_minor", "compute_cap_minor"),
     ):
-        if d.get(ours):
+        # 0 is unknown, except for the minor of a known compute capability (9.0: H100, H200)
+        known = d.get("compute_capability_major") if ours == "compute_capability_minor" else None
+        if d.get(ours) or (known and d.get(ours) is not None):
             p.stat(p.plane, theirs, int(d[ours]))
     if d.get("peak_dram_bandwidth_bytes_per_s"):
         p.stat(p.plane, "memory_bandwidth", int(d["peak_dram_bandwidth_bytes_per_s"]))
