@@ -251,6 +251,26 @@ TEST_CASE("a reading without power is no reading: the power before it holds", "[
   CHECK(rn.devices[1].joules == Approx(1.0));
 }
 
+TEST_CASE("power unread twice in a row (the sampler gave up reading it): the peak is unknown", "[analysis][energy]") {
+  // 50 W read at 0 and 10 ms; power unread from 20 ms on while the counter goes on at 300 W
+  // (3000 mJ per 10 ms). [22,28) is in force of the first unread reading: the 50 W before it
+  // holds (a read that failed once). [32,38) is in force of the second in a row: no power is
+  // known there, so no peak (0), rather than the 50 W of 20 ms before under its 300 W mean.
+  TraceStore s;
+  sample(s, 0, 0, 0, 50'000);
+  sample(s, 0, 10, 500, 50'000);
+  sample(s, 0, 20, 3500, kNoPower);
+  sample(s, 0, 30, 6500, kNoPower);
+  sample(s, 0, 40, 9500, kNoPower);
+  const uint32_t once = region(s, "once", 22, 28);
+  const uint32_t after = region(s, "after", 32, 38);
+  const EnergyReport r = run(s);
+  CHECK(region_row(r, once).peak_w == Approx(50.0));
+  CHECK(region_row(r, after).mean_w == Approx(300.0));
+  CHECK(region_row(r, after).peak_w == 0.0);
+  CHECK(region_row(r, after).joules == Approx(1.8));  // the counter's: 6 ms at 300 W
+}
+
 TEST_CASE("ops get the busy part of each interval by their share of the busy time", "[analysis][energy]") {
   // Readings every 10 ms from 0 to 100 ms; power 50 W, 300 W from 30 ms, 50 W from 80 ms; the
   // counter adds power x 10 ms per interval: 0.5 J (x3), 3 J (x5), 0.5 J (x2) = 17.5 J.

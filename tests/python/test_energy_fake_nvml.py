@@ -285,3 +285,21 @@ def test_no_permission_for_either_read_says_no_energy():
     (w,) = out["warnings"]
     assert "NVML_ERROR_NO_PERMISSION" in w and "no energy is measured" in w
     assert "integral of its power samples" not in w
+
+
+def test_a_region_after_the_sampler_stopped_reading_power_has_no_peak():
+    # Every power read from T0 + 40 ms on fails: after 10 in a row the sampler stops reading
+    # power, the energy counter goes on (200 W). The region (0.3 s of sleep, well after) has
+    # the counter's joules and mean, and no peak (0, said under the table) rather than the
+    # last reading before the failures held for the rest of the trace.
+    got = run_traced(
+        COUNTER_STEPS.replace("SECONDS", "0.3"),
+        scenario="ranks",
+        extra_env={"FPGAPROF_NVML_LIBRARY": need_fake_nvml(), "FAKE_NVML_POWER_W": "200",
+                   "FAKE_NVML_SCENARIO": "transient", "FAKE_NVML_FAIL_CALL": "power",
+                   "FAKE_NVML_FAIL_MS": "40", "FAKE_NVML_FAIL_READS": "100000"},
+    )
+    (row,) = got["rows"]
+    assert row["coverage_ns"] > 0 and row["mean_w"] == pytest.approx(200, rel=0.05)
+    assert row["peak_w"] == 0
+    assert "peak W 0 in 1 sampled rows: unknown" in got["text"]

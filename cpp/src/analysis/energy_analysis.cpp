@@ -77,14 +77,24 @@ class DeviceCurve {
   }
 
   // The highest power in force during [a, b) (0 when none known): a reading without power
-  // holds the one before it, as in the energy.
+  // holds the one before it, as in the energy, for one reading (a read that failed once); from
+  // the second such reading in a row (the sampler stops reading power after repeated failures)
+  // the power in force is unknown, and so is the window's peak: the held reading could sit
+  // under the window's mean.
   double peak_w(uint64_t a, uint64_t b) const {
     std::size_t m = static_cast<std::size_t>(
         std::upper_bound(s_.begin(), s_.end(), a,
                          [](uint64_t t, const PowerSampleRecord& r) { return t < r.time_ns; }) -
         s_.begin());
+    const auto unknown = [&](std::size_t k) {
+      return k > 0 && s_[k].power_mw == kNoPower && s_[k - 1].power_mw == kNoPower;
+    };
+    if (m > 0 && unknown(m - 1)) return 0.0;
     double peak = m > 0 ? held_w_[m - 1] : 0.0;  // in force at a
-    for (; m < s_.size() && s_[m].time_ns < b; ++m) peak = std::max(peak, held_w_[m]);
+    for (; m < s_.size() && s_[m].time_ns < b; ++m) {
+      if (unknown(m)) return 0.0;
+      peak = std::max(peak, held_w_[m]);
+    }
     return peak;
   }
 

@@ -40,6 +40,7 @@ GpuEnergyIndex::GpuEnergyIndex(const EnergyReport* energy, std::size_t op_count,
       path_joules_[q] += e.joules;
       path_busy_ns_[q] += e.busy_ns;
       path_op_joules_[(static_cast<uint64_t>(q) << 32) | e.op] += e.joules;
+      path_op_busy_ns_[(static_cast<uint64_t>(q) << 32) | e.op] += e.busy_ns;
     });
   }
 }
@@ -64,9 +65,19 @@ double GpuEnergyIndex::path_op_joules(uint32_t path, uint32_t op) const {
   return it != path_op_joules_.end() ? it->second : 0.0;
 }
 
-EnergyRange energy_ratio(const EnergyRange& card, const GpuJoules& gpu, double kept_joules) {
-  if (!gpu.known() || std::isnan(card.nominal)) return {kNaN, kNaN, kNaN};
-  const auto ratio = [&](double card_j) { return (card_j * gpu.coverage + kept_joules) / gpu.joules; };
+uint64_t GpuEnergyIndex::path_op_busy_ns(uint32_t path, uint32_t op) const {
+  const auto it = path_op_busy_ns_.find((static_cast<uint64_t>(path) << 32) | op);
+  return it != path_op_busy_ns_.end() ? it->second : 0;
+}
+
+uint64_t GpuEnergyIndex::path_busy_ns(uint32_t path) const {
+  return path < path_busy_ns_.size() ? path_busy_ns_[path] : 0;
+}
+
+EnergyRange energy_ratio(const EnergyRange& card, const GpuJoules& gpu, double kept_joules, double card_coverage) {
+  const double cov = std::isnan(card_coverage) ? gpu.coverage : card_coverage;
+  if (!gpu.known() || std::isnan(card.nominal) || !(cov > 0)) return {kNaN, kNaN, kNaN};
+  const auto ratio = [&](double card_j) { return (card_j * cov + kept_joules) / gpu.joules; };
   return {ratio(card.low), ratio(card.nominal), ratio(card.high)};
 }
 

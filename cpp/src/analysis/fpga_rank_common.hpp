@@ -70,6 +70,9 @@ class GpuEnergyIndex {
   // The attributed joules of op `op`'s kernels (kNone32: kernels without an op) in the path and
   // its sub-paths; 0 when none were sampled.
   double path_op_joules(uint32_t path, uint32_t op) const;
+  // The sampled busy time of those kernels (0 when none were sampled), and of all the path's.
+  uint64_t path_op_busy_ns(uint32_t path, uint32_t op) const;
+  uint64_t path_busy_ns(uint32_t path) const;
 
  private:
   // A row's joules and the part of its GPU time they cover; unknown without sampled busy time.
@@ -80,26 +83,33 @@ class GpuEnergyIndex {
   std::vector<double> path_joules_;  // with path_busy_ns_ 0: no kernel energy in the path
   std::vector<uint64_t> path_busy_ns_;
   std::unordered_map<uint64_t, double> path_op_joules_;  // pair_key(path, op), sub-paths included
+  std::unordered_map<uint64_t, uint64_t> path_op_busy_ns_;
 };
 // Card x coverage (plus the GPU joules of the work the row keeps on the GPU) / GPU joules at
 // each end of the card's range; NaN when either is unknown. kept_joules: measured like the
-// row's GPU joules (over its sampled part), so it is added as it is.
-EnergyRange energy_ratio(const EnergyRange& card, const GpuJoules& gpu, double kept_joules = 0);
+// row's GPU joules (over its sampled part), so it is added as it is. card_coverage: the sampled
+// share of the GPU time of the work the card would take (a region's kernels less the kept
+// ones); NaN: gpu.coverage (no kept work); 0: NaN (none of the card's work was sampled).
+EnergyRange energy_ratio(const EnergyRange& card, const GpuJoules& gpu, double kept_joules = 0,
+                         double card_coverage = kNaN);
 // A row's GPU energy, its ratios and its verdicts from its speedup ranges (either row type).
 // kept_joules: the GPU joules of the work the row keeps on the GPU (a region's kept kernels;
 // their time is in its card time, their energy stays the GPU's).
 template <class Row>
 void compare_energy(Row& c, const GpuJoules& gpu, bool estimated, double speedup_low, double speedup_high,
-                    double restructured_speedup_low, double restructured_speedup_high, double kept_joules = 0) {
+                    double restructured_speedup_low, double restructured_speedup_high, double kept_joules = 0,
+                    double card_coverage = kNaN) {
   // Unknown GPU energy is null, never 0 (a sampled window that carried no joules says nothing).
   c.gpu_energy_j = gpu.known() ? gpu.joules : kNaN;
   c.gpu_energy_coverage = gpu.known() ? gpu.coverage : kNaN;
-  c.energy_ratio = energy_ratio(c.card_energy_j, gpu, kept_joules);
-  c.restructured_energy_ratio = energy_ratio(c.restructured_card_energy_j, gpu, kept_joules);
+  c.energy_ratio = energy_ratio(c.card_energy_j, gpu, kept_joules, card_coverage);
+  c.restructured_energy_ratio = energy_ratio(c.restructured_card_energy_j, gpu, kept_joules, card_coverage);
+  // The work the card would take has no sampled GPU joules: nothing to compare it with.
+  const bool compared = gpu.known() && !(card_coverage == 0);
   c.energy_verdict =
-      time_energy_verdict(estimated, speedup_low, speedup_high, gpu.known(), c.energy_ratio.low, c.energy_ratio.high);
+      time_energy_verdict(estimated, speedup_low, speedup_high, compared, c.energy_ratio.low, c.energy_ratio.high);
   c.restructured_energy_verdict =
-      time_energy_verdict(estimated, restructured_speedup_low, restructured_speedup_high, gpu.known(),
+      time_energy_verdict(estimated, restructured_speedup_low, restructured_speedup_high, compared,
                           c.restructured_energy_ratio.low, c.restructured_energy_ratio.high);
 }
 

@@ -458,10 +458,23 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
       c.estimate_note += std::string(c.estimate_note.empty() ? "" : "; ") + partly_timed_note(s.timed_share, true);
     const GpuJoules gpu_j = gpu_energy.path(g, c.gpu_time_ns);
     double kept_j = 0;
-    for (const uint32_t o : s.kept_ops) kept_j += gpu_energy.path_op_joules(g, o);
+    uint64_t kept_busy_ns = 0;
+    for (const uint32_t o : s.kept_ops) {
+      kept_j += gpu_energy.path_op_joules(g, o);
+      kept_busy_ns += gpu_energy.path_op_busy_ns(g, o);
+    }
     c.kept_gpu_energy_j = gpu_j.known() ? kept_j : kNaN;
+    // The card's joules stand for the sampled share of the work it takes, not of the region's
+    // whole GPU time: the kept kernels may be sampled more or less than the rest.
+    double card_coverage = kNaN;
+    if (!s.kept_ops.empty()) {
+      const double card_ns = c.gpu_time_ns - s.kept_ns;
+      const uint64_t busy = gpu_energy.path_busy_ns(g);
+      const double card_busy = busy > kept_busy_ns ? static_cast<double>(busy - kept_busy_ns) : 0.0;
+      card_coverage = card_ns > 0 ? std::min(1.0, card_busy / card_ns) : 0.0;
+    }
     compare_energy(c, gpu_j, true, c.region_speedup_low, c.region_speedup_high, c.restructured_region_speedup_low,
-                   c.restructured_region_speedup_high, kept_j);
+                   c.restructured_region_speedup_high, kept_j, card_coverage);
     out.push_back(std::move(c));
   }
   for (FpgaRegionCandidate& c : out) {

@@ -139,4 +139,11 @@ def energy_report(prof: Any, by: str = "region", **kwargs: Any) -> Table:
                 "the energy counter's last step before the trace ended bounds what a region "
                 "ending with the trace can show"
             )
+        unknown_peak = sum(1 for r in t if r["coverage_ns"] > 0 and not r["peak_w"])
+        if unknown_peak:
+            t.footer += (
+                f"{'; ' if t.footer else ''}peak W 0 in {unknown_peak} sampled rows: unknown "
+                "(no power reading in force there: NVML's power reads failed, and the sampler "
+                "stopped reading power)"
+            )
     return t
