@@ -1,6 +1,6 @@
-"""Review energy5: a region's energy ratio when its kept kernels and the kernels the card would
-take are sampled in different shares. Through
-the CUPTI and NVML test doubles; the expected numbers are worked out by hand below."""
+"""A region's energy ratio when its kept kernels and the kernels the card would take are sampled
+in different shares (docs/energy.md): through the CUPTI and NVML test doubles; the expected
+numbers are worked out by hand below."""
 
 from __future__ import annotations
 
