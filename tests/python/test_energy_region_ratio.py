@@ -77,4 +77,3 @@ def test_region_ratio_unknown_when_the_cards_work_was_not_sampled(tmp_path):
     assert reg["kept_gpu_energy_j"] == pytest.approx(8.0, abs=0.05)
     assert reg["energy_ratio"] is None
     assert reg["energy_verdict"] == "unknown: no GPU energy"
-
