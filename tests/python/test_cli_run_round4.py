@@ -187,3 +187,37 @@ def test_a_memory_bound_over_64_bits_bounds_nothing(monkeypatch):
     fpgaprof.load(trace, max_memory_bytes=2**64)
     monkeypatch.setenv("FPGAPROF_MAX_TRACE_MEMORY", str(2**70))
     fpgaprof.load(trace)
+
+
+def test_an_exec_that_fails_leaves_the_program_traced(tmp_path):
+    # os.execvp tries each PATH folder; a program that is not installed fails them all and the
+    # program goes on: its GPU work after the attempt is in the trace.
+    out, r = run(tmp_path, """
+        import ctypes, os
+        try:
+            os.execvp("no-such-program-fpgaprof", ["no-such-program-fpgaprof"])
+        except FileNotFoundError:
+            print("not installed, going on")
+        try:
+            os.execv("/bin/true", [])  # ValueError: argv must not be empty
+        except ValueError:
+            pass
+        ctypes.CDLL(os.environ["FPGAPROF_CUPTI_LIBRARY"]).fake_cupti_emit()
+    """, env=_fake_env())
+    assert r.returncode == 0, r.stderr
+    assert "not installed, going on" in r.stdout
+    assert _kernels(out / "trace.fpgaprof") == 50
+
+
+def test_a_thread_that_outlives_the_main_thread_and_calls_os_exit_keeps_the_trace(tmp_path):
+    # Before stop() was deferred to atexit, the main thread's end saved the trace; a thread
+    # that then ends the process with os._exit() must not lose it.
+    out, r = run(tmp_path, EMIT + """
+import threading, time
+def worker():
+    time.sleep(0.3)  # the main thread has ended by now
+    os._exit(0)
+threading.Thread(target=worker).start()
+""", env=_fake_env())
+    assert r.returncode == 0, r.stderr
+    assert _kernels(out / "trace.fpgaprof") == 50

@@ -121,10 +121,15 @@ bool reads_parameter(const Computation& f, std::size_t pos) {
     if (i.opcode == "dynamic-slice" || i.opcode == "pad") {
       if (!ops.empty()) todo.push_back(ops[0]);  // the others are offsets, the padding value
     } else if (is_view(i.opcode) || i.opcode == "slice" || i.opcode == "transpose" || i.opcode == "reverse" ||
-               i.opcode == "concatenate" ||
-               (i.pattern == hlo::AccessPattern::kElementwise && i.opcode != "rng" &&
-                i.opcode != "rng-bit-generator")) {
+               i.opcode == "concatenate") {
       todo.insert(todo.end(), ops.begin(), ops.end());
+    } else if (i.pattern == hlo::AccessPattern::kElementwise && i.opcode != "rng" &&
+               i.opcode != "rng-bit-generator") {
+      // Only the operands of the result's size: a scalar one (clamp's bounds, select's
+      // predicate) is read once and stays on chip, as a broadcast's operand does.
+      const int64_t n = i.shape.is_array() ? i.shape.element_count() : -1;
+      for (std::size_t k = 0; k < ops.size() && k < i.operand_shapes().size(); ++k)
+        if (i.operand_shapes()[k].element_count() == n) todo.push_back(ops[k]);
     }
   }
   return false;

@@ -30,6 +30,7 @@ bootstrap's _fpgaprof_untraced.py), which ``untraced_processes`` reads for the r
 from __future__ import annotations
 
 import atexit
+import functools
 import inspect
 import os
 import re
@@ -307,26 +308,61 @@ def nested_run(inner_dir: str) -> str | None:
     return msg
 
 
+def _saving_first(real: Callable[..., Any], ends: Callable[[tuple], bool], say: str) -> Any:
+    """`real` (a function that ends this process without an interpreter exit: an exec,
+    os._exit) made to save the trace first when `ends(args)` says the call will end it; when
+    the call fails after all, the program goes on untraced and a line says so."""
+
+    @functools.wraps(real)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if not ("cm" in _state and _state.get("pid") == os.getpid() and ends(args)):
+            return real(*args, **kwargs)
+        if say:
+            _say(say)
+        stop()
+        try:
+            return real(*args, **kwargs)
+        except BaseException as e:
+            _say(
+                f"{real.__name__} failed ({type(e).__name__}: {e}) after the trace was saved: "
+                f"what the program does from now on is not traced"
+            )
+            raise
+
+    wrapper._fpgaprof_saves = True  # type: ignore[attr-defined]
+    return wrapper
+
+
 def _save_before_exec() -> None:
     """os.execv and os.execve (every os.exec* function ends in one of them) save the trace
-    first: an exec replaces the process without an interpreter exit, and the trace would be
-    lost. The program it starts runs untraced (a Python one says so, as any further Python
-    process of the run does)."""
+    first when the exec can start: an exec replaces the process without an interpreter exit,
+    and the trace would be lost. The program it starts runs untraced (a Python one says so, as
+    any further Python process of the run does)."""
     for name in ("execv", "execve"):
         real = getattr(os, name, None)
-        if real is None or getattr(real, "_fpgaprof_saves", False):
-            continue
+        if real is not None and not getattr(real, "_fpgaprof_saves", False):
+            setattr(
+                os,
+                name,
+                _saving_first(
+                    real,
+                    _exec_can_start,
+                    "the program execs another program: the trace is saved first",
+                ),
+            )
 
-        def wrapper(*args: Any, _real: Callable[..., Any] = real, **kwargs: Any) -> Any:
-            if "cm" in _state and _state.get("pid") == os.getpid():
-                _say("the program execs another program: the trace is saved first")
-                stop()
-            return _real(*args, **kwargs)
 
-        wrapper._fpgaprof_saves = True  # type: ignore[attr-defined]
-        wrapper.__name__ = wrapper.__qualname__ = name
-        wrapper.__doc__ = real.__doc__
-        setattr(os, name, wrapper)
+def _exec_can_start(args: tuple) -> bool:
+    """Whether os.execv/os.execve(*args) can replace the process: an executable file and a
+    non-empty argv. An exec that fails at once (os.execvp trying each PATH folder, a program
+    that is not installed, bad arguments) leaves the program running, and traced."""
+    try:
+        path, argv = args[0], args[1]
+        if isinstance(path, int):
+            return True  # execve(fd, ...): fexecve
+        return bool(argv) and os.path.isfile(path) and os.access(path, os.X_OK)
+    except Exception:  # noqa: BLE001 - bad arguments: the exec itself raises
+        return False
 
 
 def _install_signal_handlers() -> None:
@@ -348,9 +384,12 @@ def _install_signal_handlers() -> None:
 def _stop_once_threads_ended() -> None:
     """threading's exit hook (the main thread has ended; the program's other non-daemon threads
     are joined next, and may still launch GPU work): stop() is put first in line for the
-    atexit callbacks, which run once those threads have ended and before JAX's own (it tears
-    its backend down in atexit callbacks registered after this module's)."""
+    atexit callbacks, which run once those threads have ended, before the callbacks registered
+    so far (JAX's, which tear its backend down, when JAX was imported while the main thread
+    ran). Until then a thread that ends the process with os._exit() saves the trace first."""
     atexit.register(stop)
+    if not getattr(os._exit, "_fpgaprof_saves", False):
+        os._exit = _saving_first(os._exit, lambda args: True, "")
 
 
 def _install_exit_hooks() -> None:

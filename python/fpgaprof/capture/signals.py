@@ -80,6 +80,11 @@ def native_handler_installed(signum: int) -> bool:
     return False
 
 
+# os._exit as it was at import: runner wraps os._exit (a thread ending the process after the
+# main thread saves the trace first); these exits come after a save, or instead of one.
+_hard_exit = os._exit
+
+
 def grace_s() -> float:
     """FPGAPROF_SIGNAL_GRACE_S in seconds: 0 (the watchdog off) for 0, a negative number or
     one too large to wait for (inf); the default, with one line saying so, for a value that
@@ -127,7 +132,7 @@ def _default_action_from_any_thread(signum: int) -> None:
         os.kill(os.getpid(), signum)
     except Exception:  # noqa: BLE001 - no libc through ctypes: end the way a shell would report it
         pass
-    os._exit(128 + signum)
+    _hard_exit(128 + signum)
 
 
 def _before_fork() -> None:
@@ -263,7 +268,7 @@ class SaveOnSignal:
             os.kill(os.getpid(), signum)
         except (OSError, ValueError):
             pass
-        os._exit(128 + signum)  # the signal is blocked or ignored elsewhere: end anyway
+        _hard_exit(128 + signum)  # the signal is blocked or ignored elsewhere: end anyway
 
     # --- the watchdog -----------------------------------------------------------------------
 
