@@ -123,8 +123,7 @@ bool reads_parameter(const Computation& f, std::size_t pos) {
     } else if (is_view(i.opcode) || i.opcode == "slice" || i.opcode == "transpose" || i.opcode == "reverse" ||
                i.opcode == "concatenate") {
       todo.insert(todo.end(), ops.begin(), ops.end());
-    } else if (i.pattern == hlo::AccessPattern::kElementwise && i.opcode != "rng" &&
-               i.opcode != "rng-bit-generator") {
+    } else if (i.pattern == hlo::AccessPattern::kElementwise && i.opcode != "rng" && i.opcode != "rng-bit-generator") {
       // Only the operands of the result's size: a scalar one (clamp's bounds, select's
       // predicate) is read once and stays on chip, as a broadcast's operand does.
       const int64_t n = i.shape.is_array() ? i.shape.element_count() : -1;
