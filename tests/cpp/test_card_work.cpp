@@ -581,11 +581,11 @@ TEST_CASE("card_work: a gather from a broadcast of a fused parameter stays on ch
   CHECK(work(m, "f").random.empty());
 }
 
-TEST_CASE("card_work: a gather of what an inner gather computes reads only what that one reads",
+TEST_CASE("card_work: a gather of what inner gathers compute evaluates them per element it takes",
           "[analysis][fpga][card_work]") {
-  // MBIRJAX's cone back projection gathers (gather.60.5) from sums of gathers of its volume:
-  // fused, those are computed per element taken, so the inner gather is the one access to
-  // card memory.
+  // Fused, the inner gather g is not materialized: each of the 5 rows h takes evaluates
+  // negate(g) there, one 8-float row (32 B) of x each: 5 accesses, 160 B, not g's 50 rows.
+  // h itself reads no card memory (what it gathers is computed on chip).
   const hlo::Module m = module(R"(  x = f32[1000,8]{1,0} parameter(0)
   i = s32[50,1]{1,0} parameter(1)
   j = s32[5,1]{1,0} parameter(2)
@@ -602,6 +602,43 @@ TEST_CASE("card_work: a gather of what an inner gather computes reads only what 
 )");
   const CardWork w = work(m, "f");
   REQUIRE(w.random.size() == 1);
-  CHECK(w.random[0].accesses == 50);
+  CHECK(w.random[0].accesses == 5);
+  CHECK(w.random[0].bytes == 160);
+  CHECK(w.random[0].run_bytes == 32);
   CHECK(w.random[0].source_bytes == 32000);
+  // restructured: g read once (50 rows) and h served from it (5) is more than g evaluated 5 times
+  CHECK(w.random[0].restructured_accesses == 55);
+
+  // MBIRJAX's cone back projection (fused_cosine_transpose): three outer gathers each take 6
+  // single elements (4 B) of a sum of two inner gathers of the volume, so each inner gather is
+  // evaluated at 3 x 6 = 18 elements. The sum is also the fusion's fourth output, computed
+  // whole: 24 more elements of each. Their accesses are the outer gathers' 4 B. A restructured
+  // design reads each once (3 rows) and serves the outer gathers' 18 accesses from the two:
+  // 3 + 9 each, not 42.
+  const hlo::Module c = module(R"(  x = f32[1000,8]{1,0} parameter(0)
+  i = s32[3,1]{1,0} parameter(1)
+  k = s32[6,2]{1,0} parameter(2)
+  ROOT f = (f32[6]{0}, f32[6]{0}, f32[6]{0}, f32[3,8]{1,0}) fusion(x, i, k), kind=kLoop, calls=sum_gathers
+)",
+                               R"(sum_gathers {
+  p0 = f32[1000,8]{1,0} parameter(0)
+  p1 = s32[3,1]{1,0} parameter(1)
+  p2 = s32[6,2]{1,0} parameter(2)
+  g1 = f32[3,8]{1,0} gather(p0, p1), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}
+  g2 = f32[3,8]{1,0} gather(p0, p1), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}
+  s = f32[3,8]{1,0} add(g1, g2)
+  o1 = f32[6]{0} gather(s, p2), offset_dims={}, collapsed_slice_dims={0,1}, start_index_map={0,1}, index_vector_dim=1, slice_sizes={1,1}
+  o2 = f32[6]{0} gather(s, p2), offset_dims={}, collapsed_slice_dims={0,1}, start_index_map={0,1}, index_vector_dim=1, slice_sizes={1,1}
+  o3 = f32[6]{0} gather(s, p2), offset_dims={}, collapsed_slice_dims={0,1}, start_index_map={0,1}, index_vector_dim=1, slice_sizes={1,1}
+  ROOT t = (f32[6]{0}, f32[6]{0}, f32[6]{0}, f32[3,8]{1,0}) tuple(o1, o2, o3, s)
+}
+)");
+  const CardWork cw = work(c, "f");
+  REQUIRE(cw.random.size() == 2);  // g1 and g2; the outer gathers read what is computed on chip
+  for (const RandomTraffic& t : cw.random) {
+    CHECK(t.bytes == (3 * 6 + 3 * 8) * 4);  // 18 elements taken, 24 of the whole result
+    CHECK(t.run_bytes == 4);
+    CHECK(t.accesses == 42);
+    CHECK(t.restructured_accesses == 12);
+  }
 }

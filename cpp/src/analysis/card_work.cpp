@@ -102,12 +102,15 @@ std::size_t parameter_behind(const Computation& f, std::size_t pos) {
   return SIZE_MAX;
 }
 
-// Whether the array at `pos` holds elements of a fused parameter, moved (a slice, a transpose,
-// a concatenation, a pad) or combined per element: a gather from it reads card memory. Not
-// through a broadcast (its small operand stays on chip) nor through ops whose own accesses are
-// counted where they are (a gather, a reduction): a gather of what those compute reads only
-// what they read.
-bool reads_parameter(const Computation& f, std::size_t pos) {
+// Walks back from the array at `pos` through the ops that compute an element from elements of
+// their operands one for one: views, slices, dynamic-slices and pads (their operand 0: the
+// others are offsets, the padding value), transposes, reverses, concatenations, per-element ops
+// (their operands of the result's size: a scalar one, clamp's bounds, select's predicate, is
+// read once and stays on chip) and, with `through_broadcast`, broadcasts. Calls leaf(k) on
+// every other instruction reached (a parameter, a gather, a reduction, an iota, a broadcast
+// without `through_broadcast`).
+template <class Leaf>
+void per_element_sources(const Computation& f, std::size_t pos, bool through_broadcast, Leaf&& leaf) {
   std::vector<bool> seen(f.instructions.size(), false);
   std::vector<std::size_t> todo{pos};
   while (!todo.empty()) {
@@ -117,21 +120,38 @@ bool reads_parameter(const Computation& f, std::size_t pos) {
     seen[cur] = true;
     const Instruction& i = f.instructions[cur];
     const auto& ops = i.operand_indices();
-    if (i.opcode == "parameter") return true;
-    if (i.opcode == "dynamic-slice" || i.opcode == "pad") {
-      if (!ops.empty()) todo.push_back(ops[0]);  // the others are offsets, the padding value
+    if (i.opcode == "dynamic-slice" || i.opcode == "pad" || (through_broadcast && i.opcode == "broadcast")) {
+      if (!ops.empty()) todo.push_back(ops[0]);
     } else if (is_view(i.opcode) || i.opcode == "slice" || i.opcode == "transpose" || i.opcode == "reverse" ||
                i.opcode == "concatenate") {
       todo.insert(todo.end(), ops.begin(), ops.end());
     } else if (i.pattern == hlo::AccessPattern::kElementwise && i.opcode != "rng" && i.opcode != "rng-bit-generator") {
-      // Only the operands of the result's size: a scalar one (clamp's bounds, select's
-      // predicate) is read once and stays on chip, as a broadcast's operand does.
       const int64_t n = i.shape.is_array() ? i.shape.element_count() : -1;
       for (std::size_t k = 0; k < ops.size() && k < i.operand_shapes().size(); ++k)
         if (i.operand_shapes()[k].element_count() == n) todo.push_back(ops[k]);
+    } else {
+      leaf(cur);
     }
   }
-  return false;
+}
+
+// Whether the array at `pos` holds elements of a fused parameter (moved or combined per
+// element): a gather from it reads card memory. Not through a broadcast (its smaller operand
+// stays on chip), nor through a gather or a reduction, whose own accesses are counted.
+bool reads_parameter(const Computation& f, std::size_t pos) {
+  bool found = false;
+  per_element_sources(f, pos, false, [&](std::size_t k) { found = found || f.instructions[k].opcode == "parameter"; });
+  return found;
+}
+
+// The gathers an element of the array at `pos` is computed from (a broadcast spreads an
+// element of its operand to many: each is computed again where taken).
+std::vector<std::size_t> inner_gathers(const Computation& f, std::size_t pos) {
+  std::vector<std::size_t> out;
+  per_element_sources(f, pos, true, [&](std::size_t k) {
+    if (f.instructions[k].opcode == "gather") out.push_back(k);
+  });
+  return out;
 }
 
 struct UpdateBytes {
@@ -165,6 +185,66 @@ RandomTraffic scatter_traffic(const Instruction& s) {
   t.source_bytes = s.operand_shapes().empty() ? 0 : leaf_bytes(s.operand_shapes()[0]);
   t.read_modify_write = true;
   return t;
+}
+
+// How many elements of each gather of a fused computation are computed per execution, as XLA
+// compiles it: a gather whose result feeds another gather's operand 0 is not materialized but
+// evaluated at each element the outer gather takes (an element of a sum of gathers evaluates
+// each of them there), so it computes as many elements as its outer gathers take, plus all of
+// its own where its result is also used otherwise (the fusion's output, an index, a reduction).
+struct Computed {
+  double elements = 0;          // of the gather's result, per execution
+  double outer_run_bytes = -1;  // the shortest contiguous run its outer gathers take (-1: none)
+  // Its outer gathers' accesses, each shared among that one's inner gathers: what serving them
+  // from the inner gathers' results, each read once, adds.
+  double outer_accesses = 0;
+};
+std::vector<Computed> gather_elements_computed(const Computation& f,
+                                               const std::vector<std::vector<std::size_t>>& users) {
+  const std::size_t n = f.instructions.size();
+  std::vector<std::vector<std::size_t>> outer(n);
+  std::vector<double> inner_count(n, 0.0);
+  for (std::size_t k = 0; k < n; ++k)
+    if (f.instructions[k].opcode == "gather" && !f.instructions[k].operand_indices().empty())
+      for (std::size_t g : inner_gathers(f, f.instructions[k].operand_indices()[0]))
+        if (g != k) {
+          outer[g].push_back(k);
+          inner_count[k] += 1;
+        }
+  // Whether the gather at g is used other than as (what is computed per element into) another
+  // gather's operand 0: a path of users to the root that does not enter an outer gather there.
+  const auto used_whole = [&](std::size_t g) {
+    std::vector<bool> seen(n, false);
+    std::vector<std::size_t> todo{g};
+    while (!todo.empty()) {
+      const std::size_t cur = todo.back();
+      todo.pop_back();
+      if (seen[cur]) continue;
+      seen[cur] = true;
+      if (f.instructions[cur].is_root) return true;
+      for (std::size_t u : users[cur]) {
+        const Instruction& ui = f.instructions[u];
+        if (ui.opcode != "gather" || ui.operand_indices().empty() || ui.operand_indices()[0] != cur) todo.push_back(u);
+      }
+    }
+    return false;
+  };
+  std::vector<Computed> computed(n);
+  // Users follow their operands in a computation: the outer gathers' counts are known first.
+  for (std::size_t k = n; k-- > 0;) {
+    const Instruction& i = f.instructions[k];
+    if (i.opcode != "gather") continue;
+    Computed& c = computed[k];
+    if (outer[k].empty() || used_whole(k)) c.elements = static_cast<double>(i.shape.element_count());
+    for (std::size_t o : outer[k]) {
+      if (o <= k) continue;
+      c.elements += computed[o].elements;
+      const RandomTraffic taken = gather_traffic(f.instructions[o]);
+      c.outer_run_bytes = c.outer_run_bytes < 0 ? taken.run_bytes : std::min(c.outer_run_bytes, taken.run_bytes);
+      c.outer_accesses += taken.accesses / inner_count[o];
+    }
+  }
+  return computed;
 }
 
 void sort_facts(const Instruction& s, CardWork& w) {
@@ -308,6 +388,11 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
     const Computation& f = *fused;
     // A kCustom fusion wrapping a gather or scatter costs as that op (hlo cost model).
     const bool wraps = ins.fusion_kind() == "kCustom";
+    std::vector<std::vector<std::size_t>> users(f.instructions.size());
+    for (std::size_t k = 0; k < f.instructions.size(); ++k)
+      for (std::size_t o : f.instructions[k].operand_indices())
+        if (o < users.size()) users[o].push_back(k);
+    const std::vector<Computed> computed = gather_elements_computed(f, users);
     std::set<std::size_t> random_params;
     for (std::size_t k = 0; k < f.instructions.size(); ++k) {
       const Instruction& i = f.instructions[k];
@@ -322,6 +407,14 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
       // (the cost model's, of the slice only, say) and a scatter into it writes a new array.
       if (p == SIZE_MAX && !wraps && !reads_parameter(f, src)) continue;
       RandomTraffic t = i.opcode == "gather" ? gather_traffic(i) : scatter_traffic(i);
+      if (i.opcode == "gather" && !wraps && computed[k].outer_run_bytes >= 0) {
+        // evaluated where its outer gathers take elements, in runs no longer than theirs; a
+        // restructured design may read it once and serve the outer gathers from that instead
+        t.restructured_accesses = t.accesses + computed[k].outer_accesses;
+        t.bytes = computed[k].elements * element_bytes(i.shape);
+        t.run_bytes = std::max(std::min(t.run_bytes, computed[k].outer_run_bytes), element_bytes(i.shape));
+        t.accesses = t.run_bytes > 0 ? t.bytes / t.run_bytes : 0;
+      }
       if (p != SIZE_MAX) t.source_bytes = leaf_bytes(f.instructions[p].shape);
       w.random.push_back(t);
       if (p != SIZE_MAX) random_params.insert(p);
@@ -331,10 +424,6 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
     if (!wraps) {
       // A parameter read only through gathers and scatters (and views of it) is not streamed:
       // take its one counted read back out (the cost model charges it whole).
-      std::vector<std::vector<std::size_t>> users(f.instructions.size());
-      for (std::size_t k = 0; k < f.instructions.size(); ++k)
-        for (std::size_t o : f.instructions[k].operand_indices())
-          if (o < users.size()) users[o].push_back(k);
       for (std::size_t p : random_params) {
         bool only_random = true;
         std::vector<std::size_t> todo{p};

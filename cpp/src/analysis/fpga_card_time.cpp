@@ -234,8 +234,13 @@ Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, 
     // time: the io holds them once.
     if (s.repeats > 0 && w.output_bytes > room) spill += 2 * s.repeats * w.output_bytes;
     if (s.repeats > 0 && w.input_bytes > room) spill += s.repeats * std::max(0.0, w.input_bytes - w.output_bytes);
-    for (const RandomTraffic& r : w.random)
+    for (RandomTraffic r : w.random) {
+      if (r.restructured_accesses >= 0 && r.restructured_accesses < r.accesses) {
+        r.bytes *= r.restructured_accesses / r.accesses;
+        r.accesses = r.restructured_accesses;
+      }
       (fits ? out.onchip : out.random) += s.executions * (fits ? onchip_seconds(r, t, c) : random_seconds(r, t, c));
+    }
   }
   double matrix_io = io_bytes;
   if (fits) {

@@ -22,6 +22,9 @@ struct RandomTraffic {
   double run_bytes = 0;            // contiguous bytes per access (element size x contiguous slice)
   double source_bytes = 0;         // size of the array they land in
   bool read_modify_write = false;  // scatter: every update reads and writes its target
+  // A restructured design's accesses where fewer (-1: `accesses`): a gather XLA evaluates per
+  // element its outer gathers take, read once instead and the outer gathers served from it.
+  double restructured_accesses = -1;
 };
 
 struct CardWork {

@@ -1,8 +1,9 @@
-"""A gather that reads a slice of a fused parameter reads card memory at random, as one that
-reads the parameter itself does (docs/fpga-model.md, "What an op asks of the card": only a
-source computed inside the fusion, an iota or a constant, never leaves the chip). MBIRJAX's
-forward projection (input_scatter_fusion on the H200 XLA trace) gathers rows of a slice of its
-sinogram-row table this way: 3,145,728 accesses of 512 B that the model dropped."""
+"""Where a gather inside a fusion reads card memory (docs/fpga-model.md, "What an op asks of
+the card"): one that reads a slice of a fused parameter reads it at random, as one that reads
+the parameter itself does (MBIRJAX's forward projection gathers rows of a slice of its table);
+one of an array computed on chip from scalars reads nothing; one of what inner gathers compute
+evaluates them at each element it takes (MBIRJAX's cone back projection). Expected figures come
+from the HLO's shapes."""
 
 from fpgaprof import fpga
 
@@ -79,3 +80,19 @@ ENTRY e {
 }
 """
     assert _op(text)["random_bytes"] == 0
+
+
+def test_mbirjax_cone_back_projection_evaluates_its_inner_gathers_per_element_taken():
+    """input_cosine_transpose_fusion of the H200 cone XLA trace: gathers 59, 60 and 61 each
+    take 8,388,608 single floats of add.348.11, a sum of gathers 53, 54 and 55 of the volume
+    (param_5.476), which is never materialized: each element taken reads one float of the
+    volume per inner gather. From the HLO's shapes: 3 x 8,388,608 x 3 reads of 4 B."""
+    import os
+
+    import fpgaprof
+
+    path = os.path.join(os.path.dirname(__file__), "..", "data", "traces",
+                        "mbirjax073_cone_64_xla_counters_h200.fpgaprof")
+    df = fpgaprof.load(path).fpga_candidates("alveo-u55c").to_pandas()
+    (row,) = df[df["op"] == "input_cosine_transpose_fusion"].itertuples()
+    assert row.random_bytes == 3 * 8_388_608 * 3 * 4
