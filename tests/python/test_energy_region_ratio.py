@@ -6,26 +6,9 @@ from __future__ import annotations
 
 import pytest
 from _fake_cupti import need_fake_nvml, run_traced
-from test_energy_verdict_fake_nvml import CARD, MODULE
+from test_energy_verdict_fake_nvml import CARD, MODULE, PRELUDE
 
-TRACED = """
-import time
-nvml = ctypes.CDLL(os.environ["FPGAPROF_NVML_LIBRARY"])
-nvml.fake_nvml_base_ns.restype = ctypes.c_uint64
-_fake.fake_cupti_kernel.argtypes = [ctypes.c_uint32, ctypes.c_char_p, ctypes.c_char_p,
-                                    ctypes.c_uint64, ctypes.c_uint64]
-dump = os.environ["FPGAPROF_HLO_DUMP_DIR"]
-MS = 1_000_000
-def until(t0, ms):
-    while time.time_ns() < t0 + ms * MS:
-        time.sleep(0.001)
-with fpgaprof.trace() as prof:
-    with open(os.path.join(dump, "module_0005.jit_step.sm_90_gpu_after_optimizations.txt"), "w") as f:
-        f.write(MODULE)
-    while nvml.fake_nvml_base_ns() == 0:
-        time.sleep(0.001)
-    t0 = nvml.fake_nvml_base_ns()
-    emit()
+TRACED = PRELUDE + """
     until(t0, 20)
     with fpgaprof.region("step"):
         for name, op, a, b in KERNELS:

@@ -61,9 +61,10 @@ CARD = {
     "loaded_w_high": 100.0,
 }
 
-TRACED = """
+# The traced script's start: a trace whose HLO dump holds MODULE, and t0, the fake NVML's time
+# base (its curve starts there), taken once the sampling thread has started it.
+PRELUDE = """
 import time
-from fpgaprof import report as _report
 nvml = ctypes.CDLL(os.environ["FPGAPROF_NVML_LIBRARY"])
 nvml.fake_nvml_base_ns.restype = ctypes.c_uint64
 _fake.fake_cupti_kernel.argtypes = [ctypes.c_uint32, ctypes.c_char_p, ctypes.c_char_p,
@@ -81,12 +82,16 @@ with fpgaprof.trace() as prof:
         time.sleep(0.001)
     t0 = nvml.fake_nvml_base_ns()
     emit()
+"""
+
+TRACED = PRELUDE + """
     until(t0, 120)
     with fpgaprof.region("step"):
         _fake.fake_cupti_kernel(0, b"loop_fusion_1", b"fusion.1", 150 * MS, 190 * MS)
         _fake.fake_cupti_kernel(0, b"loop_fusion_2", b"fusion.2", 190 * MS, 230 * MS)
         until(t0, 300)
     until(t0, 600)
+from fpgaprof import report as _report
 ops = [dict(r) for r in prof.fpga_candidates(CARD)]
 regions = [dict(r) for r in prof.fpga_candidates(CARD, by="region")]
 text = str(prof.fpga_candidates(CARD))
