@@ -583,9 +583,10 @@ TEST_CASE("card_work: a gather from a broadcast of a fused parameter stays on ch
 
 TEST_CASE("card_work: a gather of what inner gathers compute evaluates them per element it takes",
           "[analysis][fpga][card_work]") {
-  // Fused, the inner gather g is not materialized: each of the 5 rows h takes evaluates
-  // negate(g) there, one 8-float row (32 B) of x each: 5 accesses, 160 B, not g's 50 rows.
-  // h itself reads no card memory (what it gathers is computed on chip).
+  // Fused, the inner gather g is not materialized: each of the 40 floats h takes (5 rows of 8)
+  // evaluates negate(g) there, an access of one float (4 B) of x each: 40 accesses, 160 B,
+  // not g's 50 rows. h itself reads no card memory (what it gathers is computed on chip).
+  // Restructured: g read once (its 50 rows of 32 B) and h's 40 floats served on chip: 90.
   const hlo::Module m = module(R"(  x = f32[1000,8]{1,0} parameter(0)
   i = s32[50,1]{1,0} parameter(1)
   j = s32[5,1]{1,0} parameter(2)
@@ -602,19 +603,18 @@ TEST_CASE("card_work: a gather of what inner gathers compute evaluates them per 
 )");
   const CardWork w = work(m, "f");
   REQUIRE(w.random.size() == 1);
-  CHECK(w.random[0].accesses == 5);
+  CHECK(w.random[0].accesses == 40);
   CHECK(w.random[0].bytes == 160);
-  CHECK(w.random[0].run_bytes == 32);
+  CHECK(w.random[0].run_bytes == 4);
   CHECK(w.random[0].source_bytes == 32000);
-  // restructured: g read once (50 rows) and h served from it (5) is more than g evaluated 5 times
-  CHECK(w.random[0].restructured_accesses == 55);
+  CHECK(w.random[0].restructured_accesses == 90);
 
   // MBIRJAX's cone back projection (fused_cosine_transpose): three outer gathers each take 6
-  // single elements (4 B) of a sum of two inner gathers of the volume, so each inner gather is
-  // evaluated at 3 x 6 = 18 elements. The sum is also the fusion's fourth output, computed
-  // whole: 24 more elements of each. Their accesses are the outer gathers' 4 B. A restructured
-  // design reads each once (3 rows) and serves the outer gathers' 18 accesses from the two:
-  // 3 + 9 each, not 42.
+  // single floats of a sum of two inner gathers of the volume, so each inner gather is
+  // evaluated at 3 x 6 = 18 floats, 4 B each. The sum is also the fusion's fourth output,
+  // computed whole: each inner gather's own 3 rows of 32 B once more. 21 accesses, 96 + 72 =
+  // 168 B. Restructured: each read once (3 rows) and the outer gathers' 18 floats served on
+  // chip, split between the two: 3 + 9 each.
   const hlo::Module c = module(R"(  x = f32[1000,8]{1,0} parameter(0)
   i = s32[3,1]{1,0} parameter(1)
   k = s32[6,2]{1,0} parameter(2)
@@ -636,9 +636,41 @@ TEST_CASE("card_work: a gather of what inner gathers compute evaluates them per 
   const CardWork cw = work(c, "f");
   REQUIRE(cw.random.size() == 2);  // g1 and g2; the outer gathers read what is computed on chip
   for (const RandomTraffic& t : cw.random) {
-    CHECK(t.bytes == (3 * 6 + 3 * 8) * 4);  // 18 elements taken, 24 of the whole result
-    CHECK(t.run_bytes == 4);
-    CHECK(t.accesses == 42);
+    CHECK(t.accesses == 21);
+    CHECK(t.bytes == 168);
     CHECK(t.restructured_accesses == 12);
   }
+
+  // A chain g3(g2(g1(x))): g3 takes 4 single floats of g2, which takes rows of g1: each float g3
+  // takes evaluates g2 there, and g1 there: 4 accesses of 4 B of x, however long g2's rows.
+  // A second use of g1 through a reduction computes it whole (its 2 rows of 32 B) besides.
+  const hlo::Module ch = module(R"(  x = f32[1000,8]{1,0} parameter(0)
+  i = s32[2,1]{1,0} parameter(1)
+  j = s32[3,1]{1,0} parameter(2)
+  k = s32[4,2]{1,0} parameter(3)
+  ROOT f = (f32[4]{0}, f32[2]{0}) fusion(x, i, j, k), kind=kLoop, calls=chain
+)",
+                                R"(add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+chain {
+  p0 = f32[1000,8]{1,0} parameter(0)
+  p1 = s32[2,1]{1,0} parameter(1)
+  p2 = s32[3,1]{1,0} parameter(2)
+  p3 = s32[4,2]{1,0} parameter(3)
+  g1 = f32[2,8]{1,0} gather(p0, p1), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}
+  g2 = f32[3,8]{1,0} gather(g1, p2), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}
+  g3 = f32[4]{0} gather(g2, p3), offset_dims={}, collapsed_slice_dims={0,1}, start_index_map={0,1}, index_vector_dim=1, slice_sizes={1,1}
+  zero = f32[] constant(0)
+  r = f32[2]{0} reduce(g1, zero), dimensions={1}, to_apply=add_f32
+  ROOT t = (f32[4]{0}, f32[2]{0}) tuple(g3, r)
+}
+)");
+  const CardWork chw = work(ch, "f");
+  REQUIRE(chw.random.size() == 1);  // g1: g2 and g3 gather what is computed on chip
+  CHECK(chw.random[0].accesses == 2 + 4);
+  CHECK(chw.random[0].bytes == 64 + 16);
 }

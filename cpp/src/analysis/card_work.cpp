@@ -102,55 +102,101 @@ std::size_t parameter_behind(const Computation& f, std::size_t pos) {
   return SIZE_MAX;
 }
 
-// Walks back from the array at `pos` through the ops that compute an element from elements of
-// their operands one for one: views, slices, dynamic-slices and pads (their operand 0: the
-// others are offsets, the padding value), transposes, reverses, concatenations, per-element ops
-// (their operands of the result's size: a scalar one, clamp's bounds, select's predicate, is
-// read once and stays on chip) and, with `through_broadcast`, broadcasts. Calls leaf(k) on
-// every other instruction reached (a parameter, a gather, a reduction, an iota, a broadcast
-// without `through_broadcast`).
-template <class Leaf>
-void per_element_sources(const Computation& f, std::size_t pos, bool through_broadcast, Leaf&& leaf) {
-  std::vector<bool> seen(f.instructions.size(), false);
-  std::vector<std::size_t> todo{pos};
-  while (!todo.empty()) {
-    const std::size_t cur = todo.back();
-    todo.pop_back();
-    if (cur >= f.instructions.size() || seen[cur]) continue;
-    seen[cur] = true;
-    const Instruction& i = f.instructions[cur];
-    const auto& ops = i.operand_indices();
-    if (i.opcode == "dynamic-slice" || i.opcode == "pad" || (through_broadcast && i.opcode == "broadcast")) {
-      if (!ops.empty()) todo.push_back(ops[0]);
-    } else if (is_view(i.opcode) || i.opcode == "slice" || i.opcode == "transpose" || i.opcode == "reverse" ||
-               i.opcode == "concatenate") {
-      todo.insert(todo.end(), ops.begin(), ops.end());
-    } else if (i.pattern == hlo::AccessPattern::kElementwise && i.opcode != "rng" && i.opcode != "rng-bit-generator") {
-      const int64_t n = i.shape.is_array() ? i.shape.element_count() : -1;
-      for (std::size_t k = 0; k < ops.size() && k < i.operand_shapes().size(); ++k)
-        if (i.operand_shapes()[k].element_count() == n) todo.push_back(ops[k]);
-    } else {
-      leaf(cur);
+// How many elements of operand `k` (an operand index of u) an element of u's result is computed
+// from, where u computes each element from single elements of its operands: views, slices,
+// transposes, reverses (1), dynamic-slices (their operand 0: 1), pads (operand 0: its share of
+// the result), concatenations (each operand its share), broadcasts (1: an element of the
+// operand spread to many), per-element ops (their operands of the result's size: 1). -1 where
+// u does not (a reduction, a dot, a gather, a scatter) or for an operand it reads whole (an
+// offset, a padding value, a scalar operand: clamp's bounds, select's predicate).
+double per_element_ratio(const Instruction& u, std::size_t k) {
+  const auto& ops = u.operand_indices();
+  if (k >= ops.size() || k >= u.operand_shapes().size()) return -1;
+  const double n = u.shape.is_array() ? static_cast<double>(u.shape.element_count()) : 0;
+  const double m = static_cast<double>(u.operand_shapes()[k].element_count());
+  if (is_view(u.opcode) || u.opcode == "slice" || u.opcode == "transpose" || u.opcode == "reverse" ||
+      u.opcode == "broadcast")
+    return k == 0 ? 1 : -1;
+  if (u.opcode == "dynamic-slice") return k == 0 ? 1 : -1;
+  if (u.opcode == "pad") return k == 0 && n > 0 ? std::min(1.0, m / n) : -1;
+  if (u.opcode == "concatenate") return n > 0 ? std::min(1.0, m / n) : -1;
+  if (u.pattern == hlo::AccessPattern::kElementwise && u.opcode != "rng" && u.opcode != "rng-bit-generator")
+    return u.shape.is_array() && u.operand_shapes()[k].element_count() == u.shape.element_count() ? 1 : -1;
+  return -1;
+}
+
+// Whether each array of a fused computation holds elements of a fused parameter, moved or
+// combined per element (per_element_ratio), not through a broadcast (its smaller operand stays
+// on chip): a gather from it reads card memory. Not through a gather or a reduction either:
+// their own accesses are counted where they are.
+std::vector<bool> holds_parameter(const Computation& f) {
+  std::vector<bool> out(f.instructions.size(), false);
+  for (std::size_t k = 0; k < f.instructions.size(); ++k) {
+    const Instruction& i = f.instructions[k];
+    if (i.opcode == "parameter") out[k] = true;
+    if (i.opcode == "parameter" || i.opcode == "broadcast") continue;
+    for (std::size_t q = 0; q < i.operand_indices().size() && !out[k]; ++q)
+      if (const std::size_t o = i.operand_indices()[q]; o < k && out[o] && per_element_ratio(i, q) >= 0) out[k] = true;
+  }
+  return out;
+}
+
+// How often each instruction of a fused computation is evaluated per execution, as XLA compiles
+// it, where gathers take elements of arrays computed inside it: such an array is not
+// materialized; each element a gather takes evaluates it there, and so every op it is computed
+// from per element (per_element_ratio), down to the gathers it sums (MBIRJAX's cone back
+// projection gathers single floats of a sum of gathers of its volume).
+struct Evaluated {
+  bool whole = false;  // all of its elements, once (an output, an index, a reduction's operand)
+  double taken = 0;    // elements more, evaluated where gathers above it take them
+  // A restructured design's share of the gathers above: it materializes each gather once and
+  // serves the outer gathers from on-chip copies; their accesses, split among the gathers
+  // each of their elements evaluates.
+  double shared = 0;
+};
+std::vector<Evaluated> evaluated(const Computation& f, const std::vector<std::vector<std::size_t>>& users) {
+  constexpr double kCap = 1e30;  // nested gathers multiply: a bound that stays finite
+  const std::size_t n = f.instructions.size();
+  const auto elements = [&](std::size_t k) {
+    return f.instructions[k].shape.is_array() ? static_cast<double>(f.instructions[k].shape.element_count()) : 0.0;
+  };
+  // The gathers an element of each array is computed from, counted along every path.
+  std::vector<double> below(n, 0.0);
+  for (std::size_t k = 0; k < n; ++k) {
+    const Instruction& i = f.instructions[k];
+    if (i.opcode == "gather") {
+      below[k] = 1;
+      continue;
+    }
+    for (std::size_t q = 0; q < i.operand_indices().size(); ++q)
+      if (const std::size_t o = i.operand_indices()[q]; o < k && per_element_ratio(i, q) >= 0)
+        below[k] = std::min(kCap, below[k] + below[o]);
+  }
+  std::vector<Evaluated> out(n);
+  // Users follow their operands in a computation: every user of k is done before k.
+  for (std::size_t k = n; k-- > 0;) {
+    Evaluated& e = out[k];
+    if (f.instructions[k].is_root) e.whole = true;
+    for (std::size_t u : users[k]) {
+      if (u <= k) continue;
+      const Instruction& ui = f.instructions[u];
+      const Evaluated& eu = out[u];
+      for (std::size_t q = 0; q < ui.operand_indices().size(); ++q) {
+        if (ui.operand_indices()[q] != k) continue;
+        if (ui.opcode == "gather" && q == 0) {
+          const double evals = (eu.whole ? elements(u) : 0.0) + eu.taken;
+          e.taken = std::min(kCap, e.taken + evals);
+          e.shared = std::min(kCap, e.shared + (elements(u) + eu.shared) / std::max(1.0, below[k]));
+        } else if (const double r = per_element_ratio(ui, q); r >= 0) {
+          e.whole = e.whole || eu.whole;
+          e.taken = std::min(kCap, e.taken + r * eu.taken);
+          e.shared = std::min(kCap, e.shared + r * eu.shared);
+        } else {
+          e.whole = true;
+        }
+      }
     }
   }
-}
-
-// Whether the array at `pos` holds elements of a fused parameter (moved or combined per
-// element): a gather from it reads card memory. Not through a broadcast (its smaller operand
-// stays on chip), nor through a gather or a reduction, whose own accesses are counted.
-bool reads_parameter(const Computation& f, std::size_t pos) {
-  bool found = false;
-  per_element_sources(f, pos, false, [&](std::size_t k) { found = found || f.instructions[k].opcode == "parameter"; });
-  return found;
-}
-
-// The gathers an element of the array at `pos` is computed from (a broadcast spreads an
-// element of its operand to many: each is computed again where taken).
-std::vector<std::size_t> inner_gathers(const Computation& f, std::size_t pos) {
-  std::vector<std::size_t> out;
-  per_element_sources(f, pos, true, [&](std::size_t k) {
-    if (f.instructions[k].opcode == "gather") out.push_back(k);
-  });
   return out;
 }
 
@@ -185,66 +231,6 @@ RandomTraffic scatter_traffic(const Instruction& s) {
   t.source_bytes = s.operand_shapes().empty() ? 0 : leaf_bytes(s.operand_shapes()[0]);
   t.read_modify_write = true;
   return t;
-}
-
-// How many elements of each gather of a fused computation are computed per execution, as XLA
-// compiles it: a gather whose result feeds another gather's operand 0 is not materialized but
-// evaluated at each element the outer gather takes (an element of a sum of gathers evaluates
-// each of them there), so it computes as many elements as its outer gathers take, plus all of
-// its own where its result is also used otherwise (the fusion's output, an index, a reduction).
-struct Computed {
-  double elements = 0;          // of the gather's result, per execution
-  double outer_run_bytes = -1;  // the shortest contiguous run its outer gathers take (-1: none)
-  // Its outer gathers' accesses, each shared among that one's inner gathers: what serving them
-  // from the inner gathers' results, each read once, adds.
-  double outer_accesses = 0;
-};
-std::vector<Computed> gather_elements_computed(const Computation& f,
-                                               const std::vector<std::vector<std::size_t>>& users) {
-  const std::size_t n = f.instructions.size();
-  std::vector<std::vector<std::size_t>> outer(n);
-  std::vector<double> inner_count(n, 0.0);
-  for (std::size_t k = 0; k < n; ++k)
-    if (f.instructions[k].opcode == "gather" && !f.instructions[k].operand_indices().empty())
-      for (std::size_t g : inner_gathers(f, f.instructions[k].operand_indices()[0]))
-        if (g != k) {
-          outer[g].push_back(k);
-          inner_count[k] += 1;
-        }
-  // Whether the gather at g is used other than as (what is computed per element into) another
-  // gather's operand 0: a path of users to the root that does not enter an outer gather there.
-  const auto used_whole = [&](std::size_t g) {
-    std::vector<bool> seen(n, false);
-    std::vector<std::size_t> todo{g};
-    while (!todo.empty()) {
-      const std::size_t cur = todo.back();
-      todo.pop_back();
-      if (seen[cur]) continue;
-      seen[cur] = true;
-      if (f.instructions[cur].is_root) return true;
-      for (std::size_t u : users[cur]) {
-        const Instruction& ui = f.instructions[u];
-        if (ui.opcode != "gather" || ui.operand_indices().empty() || ui.operand_indices()[0] != cur) todo.push_back(u);
-      }
-    }
-    return false;
-  };
-  std::vector<Computed> computed(n);
-  // Users follow their operands in a computation: the outer gathers' counts are known first.
-  for (std::size_t k = n; k-- > 0;) {
-    const Instruction& i = f.instructions[k];
-    if (i.opcode != "gather") continue;
-    Computed& c = computed[k];
-    if (outer[k].empty() || used_whole(k)) c.elements = static_cast<double>(i.shape.element_count());
-    for (std::size_t o : outer[k]) {
-      if (o <= k) continue;
-      c.elements += computed[o].elements;
-      const RandomTraffic taken = gather_traffic(f.instructions[o]);
-      c.outer_run_bytes = c.outer_run_bytes < 0 ? taken.run_bytes : std::min(c.outer_run_bytes, taken.run_bytes);
-      c.outer_accesses += taken.accesses / inner_count[o];
-    }
-  }
-  return computed;
 }
 
 void sort_facts(const Instruction& s, CardWork& w) {
@@ -392,7 +378,8 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
     for (std::size_t k = 0; k < f.instructions.size(); ++k)
       for (std::size_t o : f.instructions[k].operand_indices())
         if (o < users.size()) users[o].push_back(k);
-    const std::vector<Computed> computed = gather_elements_computed(f, users);
+    const std::vector<Evaluated> evals = evaluated(f, users);
+    const std::vector<bool> from_parameter = holds_parameter(f);
     std::set<std::size_t> random_params;
     for (std::size_t k = 0; k < f.instructions.size(); ++k) {
       const Instruction& i = f.instructions[k];
@@ -405,15 +392,18 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
       // holds a parameter's elements some other way (a slice of it, a concatenation) is read at
       // random where they lie, as gather_traffic's source; the parameter keeps its counted read
       // (the cost model's, of the slice only, say) and a scatter into it writes a new array.
-      if (p == SIZE_MAX && !wraps && !reads_parameter(f, src)) continue;
+      if (p == SIZE_MAX && !wraps && !(src < k && from_parameter[src])) continue;
       RandomTraffic t = i.opcode == "gather" ? gather_traffic(i) : scatter_traffic(i);
-      if (i.opcode == "gather" && !wraps && computed[k].outer_run_bytes >= 0) {
-        // evaluated where its outer gathers take elements, in runs no longer than theirs; a
-        // restructured design may read it once and serve the outer gathers from that instead
-        t.restructured_accesses = t.accesses + computed[k].outer_accesses;
-        t.bytes = computed[k].elements * element_bytes(i.shape);
-        t.run_bytes = std::max(std::min(t.run_bytes, computed[k].outer_run_bytes), element_bytes(i.shape));
-        t.accesses = t.run_bytes > 0 ? t.bytes / t.run_bytes : 0;
+      if (const Evaluated& e = evals[k]; i.opcode == "gather" && !wraps && e.taken > 0) {
+        // Also evaluated where gathers above it take elements: an access of one element each
+        // (their order follows the outer gathers' indices), besides its own result where that
+        // is used whole. A restructured design may read its result once and serve the gathers
+        // above from on-chip copies instead.
+        const double own = t.accesses;
+        t.restructured_accesses = own + e.shared;
+        t.bytes = (e.whole ? t.bytes : 0.0) + e.taken * element_bytes(i.shape);
+        t.accesses = (e.whole ? own : 0.0) + e.taken;
+        t.run_bytes = t.bytes / t.accesses;
       }
       if (p != SIZE_MAX) t.source_bytes = leaf_bytes(f.instructions[p].shape);
       w.random.push_back(t);
