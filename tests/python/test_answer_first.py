@@ -142,6 +142,8 @@ def test_the_answer_comes_first(pallas, pallas_summary):
     dev = pallas.devices[0].name
     assert dev in a["rests_on"]["text"]
     assert "no hardware counters" in a["rests_on"]["text"]
+    # no NVML samples in the saved traces: nothing said of energy
+    assert a["rests_on"]["gpu_energy"] is None and "energy" not in a["rests_on"]["text"]
     # the ops move data over the host link (transfer_s > 0): the speedups include it, and say so
     assert any(float(r.get("transfer_s") or 0) > 0 for r in pallas.fpga_candidates())
     assert a["rests_on"]["host_link"] is True

@@ -195,6 +195,11 @@ def test_every_view_shows_the_energy_verdict(traced):
     # figure it shows is the measured one (a ratio only where a card energy exists).
     (item,) = [i for i in s["answer"]["items"] if i.get("region") == "step"]
     assert item["energy_verdict"] in VERDICTS and item["energy_verdict"] != "unknown: no GPU energy"
+    # ... and what its energy ratios rest on: the fake NVML's counter moves with its curve
+    rests = s["answer"]["rests_on"]
+    assert rests["gpu_energy"] == "counter"
+    assert "GPU energy from NVML's energy counter, card energy from each card's loaded watts" \
+        in rests["text"]
     with open(traced["paths"]["html"], encoding="utf-8") as f:
         doc = f.read()
     assert "energy_verdict" in doc and cand["energy_verdict"] in doc

@@ -148,12 +148,32 @@ def _rests_on(prof: Any, summary: Mapping, ops: list[dict], sizes: list) -> dict
             "speedups include the host link: each call's inputs and outputs cross PCIe (data "
             "resident on the card: prof.fpga_candidates(inputs_cross_link=False))"
         )
+    # The energy ratios: the GPU's joules as NVML measured them (its energy counter, or its
+    # power readings where a GPU has no counter or one that never moved), the card's from its
+    # loaded watts (docs/fpga-model.md, "Card power").
+    energy = summary.get("energy") or {}
+    gpu_energy = None
+    if energy.get("available"):
+        devs = energy.get("devices") or []
+        counted = bool(devs) and all(
+            d.get("has_counter") and not d.get("flat_counter") for d in devs
+        )
+        gpu_energy = "counter" if counted else "power readings"
+        parts.append(
+            (
+                "GPU energy from NVML's energy counter"
+                if counted
+                else "GPU energy from NVML's power readings (1 s averages on Ampere and later)"
+            )
+            + ", card energy from each card's loaded watts"
+        )
     return {
         "gpu": gpu,
         "sizes": sizes,
         "cost_bases": bases,
         "counters": counters,
         "host_link": link,
+        "gpu_energy": gpu_energy,
         "text": "; ".join(parts),
     }
 
