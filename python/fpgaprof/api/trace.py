@@ -252,13 +252,15 @@ class trace:
                 self._warnings.append(("capture.signal_handler", msg))
                 warnings.warn(msg, FpgaprofWarning, stacklevel=3)
 
+    def _note_warning(self, code: str, msg: str) -> None:
+        """A warning saved with the trace (`code`: base.diagnostics), said by the caller."""
+        self._warnings.append((code, msg))
+
     def _note_ended_by(self, signal_name: str) -> None:
         """Marks the trace as cut short by a signal (a warning saved with it)."""
-        self._warnings.append(
-            (
-                "capture.interrupted",
-                f"the program was ended by {signal_name}: the trace covers it up to then",
-            )
+        self._note_warning(
+            "capture.interrupted",
+            f"the program was ended by {signal_name}: the trace covers it up to then",
         )
 
     def _save_on_signal(self, name: str) -> None:

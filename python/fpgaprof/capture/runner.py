@@ -302,9 +302,7 @@ def nested_run(inner_dir: str) -> str | None:
         f"outer one traces this fpgaprof process, not the program; the program's trace and "
         f"reports are in {inner_dir}. Run the program under one `fpgaprof run` only"
     )
-    warnings_list = getattr(cm, "_warnings", None)
-    if isinstance(warnings_list, list):
-        warnings_list.append(("capture.nested_run", msg))
+    cm._note_warning("capture.nested_run", msg)
     return msg
 
 
