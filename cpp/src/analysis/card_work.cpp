@@ -374,12 +374,20 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
     const Computation& f = *fused;
     // A kCustom fusion wrapping a gather or scatter costs as that op (hlo cost model).
     const bool wraps = ins.fusion_kind() == "kCustom";
-    std::vector<std::vector<std::size_t>> users(f.instructions.size());
-    for (std::size_t k = 0; k < f.instructions.size(); ++k)
-      for (std::size_t o : f.instructions[k].operand_indices())
-        if (o < users.size()) users[o].push_back(k);
-    const std::vector<Evaluated> evals = evaluated(f, users);
-    const std::vector<bool> from_parameter = holds_parameter(f);
+    // The passes over the computation that place gathers' and scatters' accesses, only for a
+    // fusion that has one (most have none).
+    std::vector<std::vector<std::size_t>> users;
+    std::vector<Evaluated> evals;
+    std::vector<bool> from_parameter;
+    if (std::any_of(f.instructions.begin(), f.instructions.end(),
+                    [](const Instruction& i) { return i.opcode == "gather" || i.opcode == "scatter"; })) {
+      users.resize(f.instructions.size());
+      for (std::size_t k = 0; k < f.instructions.size(); ++k)
+        for (std::size_t o : f.instructions[k].operand_indices())
+          if (o < users.size()) users[o].push_back(k);
+      evals = evaluated(f, users);
+      from_parameter = holds_parameter(f);
+    }
     std::set<std::size_t> random_params;
     for (std::size_t k = 0; k < f.instructions.size(); ++k) {
       const Instruction& i = f.instructions[k];
