@@ -581,6 +581,125 @@ TEST_CASE("card_work: a gather from a broadcast of a fused parameter stays on ch
   CHECK(work(m, "f").random.empty());
 }
 
+TEST_CASE("card_work: a gather through a broadcast reads the table where its indices land on kept dimensions",
+          "[analysis][fpga][card_work]") {
+  // MBIRJAX 0.7's loop_gather_select_fusion in small: a table t[4,10] broadcast to [4,3,10]
+  // (dimensions {0,2} kept), combined per element with a scaled copy, viewed as [4,30] and
+  // gathered at 6 (row, column) pairs of one float. The column index covers the kept
+  // dimension 2: each of the 6 floats reads t at random, 6 accesses of 4 B = 24 B from an
+  // array of 4 x 10 x 4 = 160 B (t, not the 480 B broadcast). The scale vector s[4] is
+  // broadcast along dimension 0, which the row index covers too: it is also read per access,
+  // so the array read is t and s together, 176 B.
+  const hlo::Module m = module(R"(  x = f32[4,10]{1,0} parameter(0)
+  v = f32[4]{0} parameter(1)
+  i = s32[6,2]{1,0} parameter(2)
+  ROOT f = f32[6,1,1]{2,1,0} fusion(x, v, i), kind=kLoop, calls=gather_table
+)",
+                               R"(gather_table {
+  t = f32[4,10]{1,0} parameter(0)
+  s = f32[4]{0} parameter(1)
+  idx = s32[6,2]{1,0} parameter(2)
+  bt = f32[4,3,10]{2,1,0} broadcast(t), dimensions={0,2}
+  bs = f32[4,3,10]{2,1,0} broadcast(s), dimensions={0}
+  prod = f32[4,3,10]{2,1,0} multiply(bt, bs)
+  flat = f32[4,30]{1,0} bitcast(prod)
+  ROOT g = f32[6,1,1]{2,1,0} gather(flat, idx), offset_dims={1,2}, collapsed_slice_dims={}, start_index_map={0,1}, index_vector_dim=1, slice_sizes={1,1}
+}
+)");
+  const CardWork w = work(m, "f");
+  REQUIRE(w.random.size() == 1);
+  CHECK(w.random[0].accesses == 6);
+  CHECK(w.random[0].bytes == 24);
+  CHECK(w.random[0].run_bytes == 4);
+  CHECK(w.random[0].source_bytes == 176);
+
+  // The row numbers from an iota, concatenated to the data-dependent columns (as MBIRJAX
+  // builds its indices): the rows are walked in order, so s, broadcast along the rows only,
+  // is not read at random; t is, at the columns. 6 accesses of 4 B into t's 160 B.
+  const hlo::Module mi = module(R"(  x = f32[4,10]{1,0} parameter(0)
+  v = f32[4]{0} parameter(1)
+  c = s32[6,1]{1,0} parameter(2)
+  ROOT f = f32[6,1,1]{2,1,0} fusion(x, v, c), kind=kLoop, calls=gather_rows
+)",
+                                R"(gather_rows {
+  t = f32[4,10]{1,0} parameter(0)
+  s = f32[4]{0} parameter(1)
+  col = s32[6,1]{1,0} parameter(2)
+  row = s32[6,1]{1,0} iota(), iota_dimension=0
+  idx = s32[6,2]{1,0} concatenate(row, col), dimensions={1}
+  bt = f32[4,3,10]{2,1,0} broadcast(t), dimensions={0,2}
+  bs = f32[4,3,10]{2,1,0} broadcast(s), dimensions={0}
+  prod = f32[4,3,10]{2,1,0} multiply(bt, bs)
+  flat = f32[4,30]{1,0} bitcast(prod)
+  ROOT g = f32[6,1,1]{2,1,0} gather(flat, idx), offset_dims={1,2}, collapsed_slice_dims={}, start_index_map={0,1}, index_vector_dim=1, slice_sizes={1,1}
+}
+)");
+  const CardWork wi = work(mi, "f");
+  REQUIRE(wi.random.size() == 1);
+  CHECK(wi.random[0].accesses == 6);
+  CHECK(wi.random[0].source_bytes == 160);
+  // With the columns from an iota too, nothing is read at random.
+  std::string fixed = R"(gather_fixed {
+  t = f32[4,10]{1,0} parameter(0)
+  row = s32[6,1]{1,0} iota(), iota_dimension=0
+  col = s32[6,1]{1,0} iota(), iota_dimension=0
+  idx = s32[6,2]{1,0} concatenate(row, col), dimensions={1}
+  bt = f32[4,3,10]{2,1,0} broadcast(t), dimensions={0,2}
+  flat = f32[4,30]{1,0} bitcast(bt)
+  ROOT g = f32[6,1,1]{2,1,0} gather(flat, idx), offset_dims={1,2}, collapsed_slice_dims={}, start_index_map={0,1}, index_vector_dim=1, slice_sizes={1,1}
+}
+)";
+  CHECK(work(module(R"(  x = f32[4,10]{1,0} parameter(0)
+  ROOT f = f32[6,1,1]{2,1,0} fusion(x), kind=kLoop, calls=gather_fixed
+)",
+                    fixed),
+             "f")
+            .random.empty());
+
+  // Through a transpose: the broadcast keeps v's one dimension as its dimension 1, which the
+  // transpose makes dimension 0. Indices on dimension 0 read v at random (5 floats); indices
+  // on dimension 1 (the one the broadcast adds) take whole copies of v, which stay on chip.
+  const std::string through_transpose = R"(gather_transposed {
+  p0 = f32[8]{0} parameter(0)
+  p1 = s32[5,1]{1,0} parameter(1)
+  b = f32[1000,8]{1,0} broadcast(p0), dimensions={1}
+  tr = f32[8,1000]{1,0} transpose(b), dimensions={1,0}
+  ROOT g = f32[5,1,1]{2,1,0} gather(tr, p1), offset_dims={1,2}, collapsed_slice_dims={}, start_index_map={DIM}, index_vector_dim=1, slice_sizes={1,1}
+}
+)";
+  const std::string entry = R"(  x = f32[8]{0} parameter(0)
+  i = s32[5,1]{1,0} parameter(1)
+  ROOT f = f32[5,1,1]{2,1,0} fusion(x, i), kind=kLoop, calls=gather_transposed
+)";
+  std::string kept = through_transpose, added = through_transpose;
+  kept.replace(kept.find("DIM"), 3, "0");
+  added.replace(added.find("DIM"), 3, "1");
+  const CardWork wk = work(module(entry, kept), "f");
+  REQUIRE(wk.random.size() == 1);
+  CHECK(wk.random[0].accesses == 5);
+  CHECK(wk.random[0].source_bytes == 32);
+  CHECK(work(module(entry, added), "f").random.empty());
+
+  // Through a reshape that merges the kept and the added dimension: [1000,8] -> [8000]. An
+  // index into the merged dimension lands on both, so it reads p0 at random.
+  const hlo::Module r = module(R"(  x = f32[8]{0} parameter(0)
+  i = s32[5,1]{1,0} parameter(1)
+  ROOT f = f32[5,1]{1,0} fusion(x, i), kind=kLoop, calls=gather_reshaped
+)",
+                               R"(gather_reshaped {
+  p0 = f32[8]{0} parameter(0)
+  p1 = s32[5,1]{1,0} parameter(1)
+  b = f32[1000,8]{1,0} broadcast(p0), dimensions={1}
+  flat = f32[8000]{0} reshape(b)
+  ROOT g = f32[5,1]{1,0} gather(flat, p1), offset_dims={1}, collapsed_slice_dims={}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+}
+)");
+  const CardWork wr = work(r, "f");
+  REQUIRE(wr.random.size() == 1);
+  CHECK(wr.random[0].accesses == 5);
+  CHECK(wr.random[0].source_bytes == 32);
+}
+
 TEST_CASE("card_work: a gather of what inner gathers compute evaluates them per element it takes",
           "[analysis][fpga][card_work]") {
   // Fused, the inner gather g is not materialized: each of the 40 floats h takes (5 rows of 8)

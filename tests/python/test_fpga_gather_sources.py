@@ -96,3 +96,22 @@ def test_mbirjax_cone_back_projection_evaluates_its_inner_gathers_per_element_ta
     df = fpgaprof.load(path).fpga_candidates("alveo-u55c").to_pandas()
     (row,) = df[df["op"] == "input_cosine_transpose_fusion"].itertuples()
     assert row.random_bytes == 3 * 8_388_608 * 3 * 4
+
+
+def test_mbirjax_gather_through_a_broadcast_table_reads_the_table():
+    """loop_gather_select_fusion of the H200 Pallas trace at 128³: gather.24.1 takes
+    f32[4855296,1,1] single floats of a [128,37932] view of a [128,3,12644] array computed per
+    element from broadcasts, one of them of param_1.483 (f32[128,12644], dimensions {0,2}
+    kept). Its indices are the rows (an iota) and data-dependent columns, which land on the
+    kept dimension 2: each float taken reads param_1.483 at random. From the HLO's shapes:
+    4,855,296 reads of 4 B, from an array of 128 x 12644 x 4 B. The 128-float vectors
+    broadcast along the rows only are walked in order, not at random."""
+    import os
+
+    import fpgaprof
+
+    path = os.path.join(os.path.dirname(__file__), "..", "data", "traces",
+                        "mbirjax073_parallel_128_pallas_h200.fpgaprof")
+    df = fpgaprof.load(path).fpga_candidates("alveo-u55c").to_pandas()
+    (row,) = df[df["op"] == "loop_gather_select_fusion"].itertuples()
+    assert row.random_bytes == 4_855_296 * 4

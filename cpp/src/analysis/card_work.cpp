@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <set>
 #include <string>
 #include <tuple>
@@ -126,19 +127,180 @@ double per_element_ratio(const Instruction& u, std::size_t k) {
 }
 
 // Whether each array of a fused computation holds elements of a fused parameter, moved or
-// combined per element (per_element_ratio), not through a broadcast (its smaller operand stays
-// on chip): a gather from it reads card memory. Not through a gather or a reduction either:
-// their own accesses are counted where they are.
-std::vector<bool> holds_parameter(const Computation& f) {
+// combined per element (per_element_ratio): a gather from it reads card memory. Not through a
+// gather or a reduction: their own accesses are counted where they are. Through a broadcast
+// only where `broadcasts` (then addressed_parameters decides which of its elements a gather
+// takes).
+std::vector<bool> holds_parameter(const Computation& f, bool broadcasts) {
   std::vector<bool> out(f.instructions.size(), false);
   for (std::size_t k = 0; k < f.instructions.size(); ++k) {
     const Instruction& i = f.instructions[k];
     if (i.opcode == "parameter") out[k] = true;
-    if (i.opcode == "parameter" || i.opcode == "broadcast") continue;
+    if (i.opcode == "parameter" || (i.opcode == "broadcast" && !broadcasts)) continue;
     for (std::size_t q = 0; q < i.operand_indices().size() && !out[k]; ++q)
       if (const std::size_t o = i.operand_indices()[q]; o < k && out[o] && per_element_ratio(i, q) >= 0) out[k] = true;
   }
   return out;
+}
+
+// A set of an array's dimensions, one bit each (an array of more than 64 dimensions: all).
+using DimMask = uint64_t;
+constexpr DimMask kAllDims = ~DimMask{0};
+
+bool has_dim(DimMask m, std::size_t d) { return d >= 64 || ((m >> d) & 1U) != 0; }
+DimMask dim_bit(std::size_t d) { return d >= 64 ? kAllDims : DimMask{1} << d; }
+
+// The dimensions of `in` that the dimensions `m` of `out` cover, where `out` holds the same
+// elements in the same (row-major) order: a reshape, or a bitcast between default layouts.
+// Dimensions are grouped between the positions where both shapes' running products agree.
+DimMask reshaped_dims(const Shape& out, const Shape& in, DimMask m) {
+  std::vector<int64_t> po{1}, pi{1};
+  for (int64_t d : out.dims) po.push_back(po.back() * std::max<int64_t>(d, 1));
+  for (int64_t d : in.dims) pi.push_back(pi.back() * std::max<int64_t>(d, 1));
+  if (po.back() != pi.back()) return kAllDims;
+  DimMask r = 0;
+  for (std::size_t d = 0; d < out.dims.size(); ++d) {
+    if (!has_dim(m, d)) continue;
+    // The group around out's dimension d: from the last common product at or below its start
+    // to the first at or above its end.
+    int64_t lo = 1, hi = po.back();
+    for (int64_t v : po)
+      if (v <= po[d] && std::find(pi.begin(), pi.end(), v) != pi.end()) lo = std::max(lo, v);
+    for (int64_t v : po)
+      if (v >= po[d + 1] && std::find(pi.begin(), pi.end(), v) != pi.end()) hi = std::min(hi, v);
+    for (std::size_t e = 0; e < in.dims.size(); ++e)
+      if (pi[e] >= lo && pi[e + 1] <= hi) r |= dim_bit(e);
+  }
+  return r;
+}
+
+bool default_layout(const Shape& s) {
+  if (!s.has_layout) return true;
+  for (std::size_t k = 0; k < s.layout.size(); ++k)
+    if (s.layout[k] != static_cast<int64_t>(s.layout.size() - 1 - k)) return false;
+  return true;
+}
+
+// The dimensions of operand q of `i` that an element of i's result at dimensions `m` is taken
+// from; 0 where that operand is not followed (it is read whole, or not per element).
+DimMask operand_dims(const Instruction& i, std::size_t q, DimMask m) {
+  if (per_element_ratio(i, q) < 0 || q >= i.operand_shapes().size()) return 0;
+  const Shape& in = i.operand_shapes()[q];
+  if (i.opcode == "broadcast") {
+    // Operand dimension j is the result's dimension dimensions[j]; the others are added.
+    const std::vector<int64_t> kept = int_list(attr(i, "dimensions"));
+    DimMask r = 0;
+    for (std::size_t j = 0; j < kept.size(); ++j)
+      if (kept[j] >= 0 && has_dim(m, static_cast<std::size_t>(kept[j]))) r |= dim_bit(j);
+    return r;
+  }
+  if (i.opcode == "transpose") {
+    // The result's dimension d is the operand's dimensions[d].
+    const std::vector<int64_t> perm = int_list(attr(i, "dimensions"));
+    DimMask r = 0;
+    for (std::size_t d = 0; d < perm.size(); ++d)
+      if (has_dim(m, d)) r |= dim_bit(static_cast<std::size_t>(perm[d]));
+    return r;
+  }
+  if (i.opcode == "reshape" || (i.opcode == "bitcast" && default_layout(i.shape) && default_layout(in)))
+    return reshaped_dims(i.shape, in, m);
+  if (i.opcode == "bitcast") return kAllDims;  // a layout change: not followed dimension by dimension
+  return in.dims.size() == i.shape.dims.size() ? m : kAllDims;
+}
+
+// Whether each array of a fused computation is computed from any fused parameter (else from
+// iotas and constants alone: known when the design is built).
+std::vector<bool> depends_on_parameter(const Computation& f) {
+  std::vector<bool> out(f.instructions.size(), false);
+  for (std::size_t k = 0; k < f.instructions.size(); ++k) {
+    out[k] = f.instructions[k].opcode == "parameter";
+    for (std::size_t o : f.instructions[k].operand_indices()) out[k] = out[k] || (o < k && out[o]);
+  }
+  return out;
+}
+
+// The dimensions of a gather's source that its data-dependent index components address
+// (start_index_map): a component computed from iotas and constants alone (MBIRJAX's row
+// numbers, concatenated to the computed columns) walks the source in a fixed order. The
+// components are told apart where the indices are a concatenation along the index vector
+// dimension, through views and transposes; otherwise all count as data-dependent when the
+// indices depend on a parameter.
+DimMask data_dependent_dims(const Computation& f, const Instruction& g, const std::vector<bool>& depends) {
+  const std::vector<int64_t> map = int_list(attr(g, "start_index_map"));
+  if (g.operand_indices().size() < 2 || g.operand_shapes().size() < 2) return 0;
+  std::size_t pos = g.operand_indices()[1];
+  if (pos >= f.instructions.size()) return 0;
+  std::vector<bool> data(map.size(), depends[pos]);
+  const std::vector<int64_t> ivd = int_list(attr(g, "index_vector_dim"));
+  std::size_t dim = ivd.empty() ? SIZE_MAX : static_cast<std::size_t>(ivd.front());
+  for (int steps = 0; steps < 32 && pos < f.instructions.size(); ++steps) {
+    const Instruction& i = f.instructions[pos];
+    if (dim >= i.shape.dims.size() || i.operand_indices().empty() || i.operand_shapes().empty()) break;
+    if (i.opcode == "concatenate") {
+      const std::vector<int64_t> along = int_list(attr(i, "dimensions"));
+      if (along.size() != 1 || static_cast<std::size_t>(along.front()) != dim) break;
+      std::size_t c = 0;
+      for (std::size_t q = 0; q < i.operand_indices().size() && q < i.operand_shapes().size(); ++q) {
+        const std::size_t o = i.operand_indices()[q];
+        const Shape& in = i.operand_shapes()[q];
+        for (int64_t e = 0; dim < in.dims.size() && e < in.dims[dim] && c < data.size(); ++e, ++c)
+          data[c] = o < pos && depends[o];
+      }
+      break;
+    }
+    const Shape& in = i.operand_shapes()[0];
+    if (i.opcode == "transpose") {
+      const std::vector<int64_t> perm = int_list(attr(i, "dimensions"));
+      if (dim >= perm.size()) break;
+      dim = static_cast<std::size_t>(perm[dim]);
+    } else if (i.opcode == "reshape" || (i.opcode == "bitcast" && default_layout(i.shape) && default_layout(in))) {
+      // Followed while the component dimension stays one dimension of the same size.
+      const DimMask m = reshaped_dims(i.shape, in, dim_bit(dim));
+      std::size_t e = 0;
+      while (e < 64 && m != (DimMask{1} << e)) ++e;
+      if (e >= in.dims.size() || in.dims[e] != i.shape.dims[dim]) break;
+      dim = e;
+    } else {
+      break;
+    }
+    pos = i.operand_indices()[0];
+  }
+  DimMask out = 0;
+  for (std::size_t c = 0; c < map.size(); ++c)
+    if (data[c] && map[c] >= 0) out |= dim_bit(static_cast<std::size_t>(map[c]));
+  return out;
+}
+
+// The bytes of the fused parameters a gather's data-dependent indices land in, where its source
+// holds their elements only through broadcasts: the walk from the source follows the
+// dimensions those indices address (data_dependent_dims) through views, moves and per-element ops,
+// and a broadcast passes on only the dimensions it keeps from its operand. A gather that picks
+// rows of a broadcast vector (the index on a dimension the broadcast adds) reads nothing at
+// random; one that picks columns of a broadcast table (MBIRJAX 0.7's loop_gather_select_fusion)
+// reads the table at random. A walk too long to finish counts the gather's whole source.
+double addressed_parameters(const Computation& f, const Instruction& g, const std::vector<bool>& holds,
+                            const std::vector<bool>& depends) {
+  if (g.operand_indices().empty()) return 0;
+  const DimMask start = data_dependent_dims(f, g, depends);
+  std::set<std::pair<std::size_t, DimMask>> seen;
+  std::set<std::size_t> reached;
+  std::vector<std::pair<std::size_t, DimMask>> todo{{g.operand_indices()[0], start}};
+  for (std::size_t steps = 0; !todo.empty(); ++steps) {
+    if (steps >= 4096) return g.operand_shapes().empty() ? 0 : leaf_bytes(g.operand_shapes()[0]);
+    const auto [pos, m] = todo.back();
+    todo.pop_back();
+    if (m == 0 || pos >= f.instructions.size() || !holds[pos] || !seen.insert({pos, m}).second) continue;
+    const Instruction& i = f.instructions[pos];
+    if (i.opcode == "parameter") {
+      reached.insert(pos);
+      continue;
+    }
+    for (std::size_t q = 0; q < i.operand_indices().size(); ++q)
+      if (const std::size_t o = i.operand_indices()[q]; o < pos) todo.emplace_back(o, operand_dims(i, q, m));
+  }
+  double bytes = 0;
+  for (std::size_t p : reached) bytes += leaf_bytes(f.instructions[p].shape);
+  return bytes;
 }
 
 // How often each instruction of a fused computation is evaluated per execution, as XLA compiles
@@ -378,7 +540,7 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
     // fusion that has one (most have none).
     std::vector<std::vector<std::size_t>> users;
     std::vector<Evaluated> evals;
-    std::vector<bool> from_parameter;
+    std::vector<bool> from_parameter, through_broadcast, depends;
     if (std::any_of(f.instructions.begin(), f.instructions.end(),
                     [](const Instruction& i) { return i.opcode == "gather" || i.opcode == "scatter"; })) {
       users.resize(f.instructions.size());
@@ -386,7 +548,9 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
         for (std::size_t o : f.instructions[k].operand_indices())
           if (o < users.size()) users[o].push_back(k);
       evals = evaluated(f, users);
-      from_parameter = holds_parameter(f);
+      from_parameter = holds_parameter(f, false);
+      through_broadcast = holds_parameter(f, true);
+      depends = depends_on_parameter(f);
     }
     std::set<std::size_t> random_params;
     for (std::size_t k = 0; k < f.instructions.size(); ++k) {
@@ -400,8 +564,16 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
       // holds a parameter's elements some other way (a slice of it, a concatenation) is read at
       // random where they lie, as gather_traffic's source; the parameter keeps its counted read
       // (the cost model's, of the slice only, say) and a scatter into it writes a new array.
-      if (p == SIZE_MAX && !wraps && !(src < k && from_parameter[src])) continue;
+      // One that holds them only through broadcasts is read at random where the gather's
+      // indices land on dimensions the broadcasts keep: those parameters are the array read.
+      double broadcast_source = 0;
+      if (p == SIZE_MAX && !wraps && !(src < k && from_parameter[src])) {
+        if (i.opcode != "gather" || !(src < k && through_broadcast[src])) continue;
+        broadcast_source = addressed_parameters(f, i, through_broadcast, depends);
+        if (broadcast_source <= 0) continue;
+      }
       RandomTraffic t = i.opcode == "gather" ? gather_traffic(i) : scatter_traffic(i);
+      if (broadcast_source > 0) t.source_bytes = std::min(t.source_bytes, broadcast_source);
       if (const Evaluated& e = evals[k]; i.opcode == "gather" && !wraps && e.taken > 0) {
         // Also evaluated where gathers above it take elements: an access of one element each
         // (their order follows the outer gathers' indices), besides its own result where that
