@@ -349,7 +349,8 @@ def render(traces: list[tuple[dict[str, Any], list[Unit]]]) -> str:
             idle = f"{100 * (1 - u.busy_ns / u.wall_ns):.0f} %" if u.wall_ns and not u.replayed else "–"
             wall = "– (replay)" if u.replayed else _per_call(u.wall_ns, u.calls)
             top = u.top_ops[0] if u.top_ops else None
-            topt = f"`{top['op']}` ({100 * top['share']:.0f} %)" if top else "–"
+            # without kernel times no op is the costliest: "(0 %)" would rank a trivial one first
+            topt = "– (no kernel times)" if untimed(u) else f"`{top['op']}` ({100 * top['share']:.0f} %)" if top else "–"
             b = best(u, "restructured_region_speedup", False)
             bt = f"{b[0]} {sp(b[1], 'restructured_region_speedup')}" if b else "not estimated"
             gpu = "no GPU time" if untimed(u) else _per_call(u.kernel_ns, u.calls)
@@ -397,22 +398,25 @@ def render_unit(f: dict[str, Any], u: Unit) -> list[str]:
                    "this one (model set-up, the warm-up call with its XLA compilation, the sweep's own bookkeeping).")
     else:
         out.append("- **Before the timed calls**: the warm-up call (with its compilation) ran before the trace started.")
-    if u.top_ops:
+    if untimed(u):
+        out.append("- **HLO ops, jitted modules and kernels** by kernel time: not ranked (no kernel times).")
+    if u.top_ops and not untimed(u):
         out.append("- **HLO ops** by kernel time: " + "; ".join(
             f"`{o['op']}` in `{o['module']}` {100 * o['share']:.0f} %"
             + (f" ({o['opcode']}, {o['pattern']})" if o["opcode"] else "") for o in u.top_ops) + ".")
-    if u.modules:
+    if u.modules and not untimed(u):
         total = u.kernel_ns or 1.0
         out.append("- **Jitted modules** by kernel time: " + "; ".join(
             f"`{m}` {100 * ns / total:.0f} %" for m, ns in u.modules) + ".")
-    if u.top_kernels:
+    if u.top_kernels and not untimed(u):
         total = u.kernel_ns or 1.0
         out.append("- **Kernels**: " + "; ".join(
             f"`{kernel_display_name(n)}` {100 * ns / total:.0f} % ({cnt / c:.0f} per call)"
             for n, ns, cnt in u.top_kernels) + ".")
     r = u.roofline
     line = (f"- **Roofline** (XLA's static costs): {fmt_bytes(r['bytes'] / c)} and {r['flops'] / c / 1e6:.3g} MFLOP per call, "
-            f"intensity {r['intensity']:.2g} FLOP/B, **{r['bound']}**-bound, {r['percent_of_roof']:.1f} % of the roof")
+            f"intensity {r['intensity']:.2g} FLOP/B, **{r['bound']}**-bound, "
+            + ("share of the roof unknown" if untimed(u) else f"{r['percent_of_roof']:.1f} % of the roof"))
     if r.get("has_measured"):
         ratio = r["bytes"] / r["measured_bytes"] if r.get("measured_bytes") else float("nan")
         line += (f". Counters: DRAM {fmt_bytes(r['measured_bytes'] / c)} per call, measured intensity "

@@ -122,3 +122,21 @@ def test_verdicts_follow_the_numbers():
     assert F.verdict(unit(0.01, 0.8, 1.2), short=True) == "no (only the range's fast end passes 1x)"
     assert F.verdict(unit(0.01, 0.4, 0.7), short=True) == "no"
     assert "even restructured with the data on the card" in F.verdict(unit(0.01, 0.4, 0.7))
+
+
+def test_a_unit_without_kernel_times_ranks_no_op_and_gives_no_share_of_the_roof(generated):
+    """The counter traces' parallel forward projections have no kernel times (counter replay).
+    No op of theirs is "the costliest" at 0 %, and no "0.0 % of the roof" reads as a measured,
+    idle kernel; the timed units keep both."""
+    glance = [ln for ln in generated.splitlines() if ln.startswith("| parallel_forward_project | 128³ |")]
+    untimed = [ln for ln in glance if "no GPU time" in ln]
+    assert len(untimed) == 2
+    for ln in untimed:
+        assert "(0 %)" not in ln and "– (no kernel times)" in ln
+    assert any(re.search(r"`custom-call\.1` \(\d+ %\)", ln) for ln in glance if ln not in untimed)
+    sections = generated.split("\n#### ")
+    without = [s for s in sections if "no kernel times" in s and s.startswith("parallel_forward_project")]
+    assert len(without) == 2
+    for s in without:
+        assert "% of the roof" not in s and "share of the roof unknown" in s
+        assert "- **HLO ops** by kernel time" not in s and "- **Kernels**" not in s
