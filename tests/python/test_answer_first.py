@@ -374,8 +374,12 @@ def test_the_answer_lines_stay_one_line_per_operation():
 @pytest.mark.parametrize(
     "transfer,card,expect",
     [
-        (3e-3, 1e-4, "host link alone 3.00 ms vs 1.00 ms on the GPU"),
-        (1e-4, 2e-3, "card 2.00 ms (memory-bound) vs 1.00 ms on the GPU"),
+        # the times shown add up to the speedup beside the reason: 1 / (0.1 + 3) = 0.32x, and
+        # 1 / (2 + 0.1) = 0.48x; the part that decides it is named after them
+        (3e-3, 1e-4,
+         "card 100.0 µs (memory-bound) + link 3.00 ms vs 1.00 ms on the GPU (the host link alone is slower)"),
+        (1e-4, 2e-3,
+         "card 2.00 ms (memory-bound) + link 100.0 µs vs 1.00 ms on the GPU (the card alone is slower)"),
         (6e-4, 6e-4, "card 600.0 µs (memory-bound) + link 600.0 µs vs 1.00 ms on the GPU"),
     ],
 )
@@ -592,7 +596,10 @@ def test_the_deciding_reason_holds_at_the_fast_end_and_gives_ranges():
     )
     # a host link whose fast end alone is slower than the GPU decides it, with its range
     row.update(transfer_s=1.75e-3, transfer_low_s=1.258e-3, transfer_high_s=2.515e-3)
-    assert deciding_reason(row) == "host link alone 1.75 ms (1.2-2.6 ms) vs 447.6 µs on the GPU"
+    assert deciding_reason(row) == (
+        "card 531.4 µs (380-910 µs) + link 1.75 ms (1.2-2.6 ms) vs 447.6 µs on the GPU"
+        " (the host link alone is slower)"
+    )
 
 
 def test_prof_summary_gives_the_answer_first(pallas):

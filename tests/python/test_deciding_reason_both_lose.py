@@ -53,7 +53,10 @@ def test_both_losing_alone_are_named_the_larger_first():
     )
     # the card's fast end reaches below the GPU time: the link alone decides, as before
     row = _row(restructured_card_time_low_s=0.5e-3)
-    assert deciding_reason(row).startswith("host link alone 3.00 ms (2.0-4.0 ms) vs 1.00 ms")
+    assert deciding_reason(row) == (
+        "card 20.00 ms (0.50-60 ms) + link 3.00 ms (2.0-4.0 ms) vs 1.00 ms on the GPU"
+        " (the host link alone is slower)"
+    )
 
 
 @pytest.mark.skipif(not XLA.exists(), reason="saved H200 trace not present")

@@ -274,9 +274,15 @@ def deciding_reason(row: Mapping) -> str:
                 (card_alone, link_alone) if best_card >= transfer else (link_alone, card_alone)
             )
             return f"{first} and {second}, each alone slower than {fmt_s(gpu_s)} on the GPU"
+        # Where one part alone decides it, the times shown still add up to the speedup beside
+        # this reason (GPU / (card + link)), and the part that decides is named after them.
         if link and t_fast >= gpu_s > 0:
-            return f"host link alone {timed(transfer, t_lo, t_hi)} vs {fmt_s(gpu_s)} on the GPU"
+            if not math.isfinite(best_card):
+                return f"host link alone {timed(transfer, t_lo, t_hi)} vs {fmt_s(gpu_s)} on the GPU"
+            return f"{card_and_link} vs {fmt_s(gpu_s)} on the GPU (the host link alone is slower)"
         if math.isfinite(best_card) and c_fast >= gpu_s:
+            if link:
+                return f"{card_and_link} vs {fmt_s(gpu_s)} on the GPU (the card alone is slower)"
             return f"{card_alone} vs {fmt_s(gpu_s)} on the GPU"
         if math.isfinite(best_card):
             # each alone can be faster than the GPU, together they are not; or the verdict

@@ -30,7 +30,10 @@ def _speedup_text(item: Mapping) -> str:
     rng = fmt_speedup_range(item.get("speedup_low"), item.get("speedup_high"))
     mark = "≤ " if item.get("bound") else ""
     star = "*" if item.get("slow_end_as_compiled") else ""
-    return f"{mark}{fmt_speedup(sp)}" + (f" ({rng}){star}" if rng else "")
+    # which design the figure is for, as report.html says it: "restructured" is a dataflow
+    # redesign, not the op as XLA compiled it
+    scen = f" {item['scenario']}" if item.get("scenario") else ""
+    return f"{mark}{fmt_speedup(sp)}" + (f" ({rng}){star}" if rng else "") + scen
 
 
 def answer_lines(summary: Mapping, top: int = TOP, more_in: str = "summary.json") -> list[str]:
