@@ -84,7 +84,7 @@ def facts_lines(summary: Mapping) -> list[str]:
     m = summary.get("memory") or {}
     parts = []
     links = [
-        f"{r['direction']} {r['link_percent']:.1f} %"
+        f"{r['direction']} {fmt_pct(r['link_percent'] / 100)}"
         for r in t.get("by_direction") or []
         if r.get("link_percent") is not None
     ]

@@ -124,7 +124,7 @@ def _overview(s: Mapping) -> str:
         _card(
             "GPU busy",
             fmt_s(tot.get("gpu_busy_s")),
-            f"{fmt_pct(busy)} of wall · idle {fmt_s(tot.get('gpu_idle_s'))}",
+            f"{esc(fmt_pct(busy))} of wall · idle {fmt_s(tot.get('gpu_idle_s'))}",
         )
         if tot.get("gpu_busy_s") is not None
         else _card("GPU busy", "n/a (no GPU)", "no GPU activity was traced"),
@@ -144,8 +144,8 @@ def _overview(s: Mapping) -> str:
         ),
         _card(
             "time in transfers",
-            fmt_pct(tot.get("transfer_share_of_wall")),
-            f"of wall · {fmt_pct(tot.get('transfer_share_of_gpu_busy'))} of GPU busy",
+            esc(fmt_pct(tot.get("transfer_share_of_wall"))),
+            f"of wall · {esc(fmt_pct(tot.get('transfer_share_of_gpu_busy')))} of GPU busy",
         )
         if tot.get("gpu_busy_s") is not None
         else _card("time in transfers", "n/a (no GPU)", ""),
@@ -336,8 +336,19 @@ def _roofline_svg(roof: Mapping, device: Mapping | None) -> str:
     n_above = sum(1 for p in pts if p.get("roof_note"))
     if n_above:
         legend += (
-            f' · <span class="swatch above"></span>{n_above} above the roof (dashed ring): '
+            f' · <span class="swatch above"></span>{n_above} drawn above the roof (dashed ring): '
             "the static byte count includes cache-served reads"
+        )
+    # A log axis cannot place an op without FLOPs (or without a time): the table below has them.
+    undrawn = [p for p in roof.get("points", []) if p not in pts]
+    if undrawn:
+        above_off = sum(1 for p in undrawn if p.get("roof_note"))
+        total = len(roof.get("points", []))
+        legend += (
+            f" · {len(undrawn)} of {total} ops not drawn (no FLOPs or no time: "
+            "the table below lists them"
+            + (f", {above_off} of them above the roof" if above_off else "")
+            + ")"
         )
     note = ""
     if not peak_bw and not compute_roofs:
@@ -413,9 +424,9 @@ def _roofline_table(roof: Mapping) -> str:
                 (fmt_num(p.get("measured_flops")), p.get("measured_flops")),
                 (fmt_bytes(p.get("measured_bytes")), p.get("measured_bytes")),
                 (fmt_num(p.get("measured_intensity")), p.get("measured_intensity")),
-                (fmt_pct(p.get("measured_roof_fraction")), p.get("measured_roof_fraction")),
+                (esc(fmt_pct(p.get("measured_roof_fraction"))), p.get("measured_roof_fraction")),
                 (esc(mb), mb),
-                (fmt_pct(p.get("measured_coverage")), p.get("measured_coverage")),
+                (esc(fmt_pct(p.get("measured_coverage"))), p.get("measured_coverage")),
             ]
         rows.append(row)
     note = (
@@ -448,7 +459,7 @@ def _roofline_table(roof: Mapping) -> str:
 def _roof_cell(frac: Any, note: Any) -> tuple[str, Any]:
     """A "% of roof" cell; above 100 % flagged, with the reason as its title and in a fold."""
     if not note:
-        return fmt_pct(frac), frac
+        return esc(fmt_pct(frac)), frac
     return (
         f'<span class="above" title="{esc(note)}">{esc(fmt_pct(frac))} ⚠</span>'
         f'<details class="note"><summary>why above</summary>{esc(note)}</details>',
@@ -472,7 +483,7 @@ def _point_cells(p: Mapping) -> list[tuple[str, Any]]:
             ABOVE_ROOF_STATIC if (p.get("roof_fraction") or 0) > 1 else "",
         ),
         (esc(b), b),
-        (fmt_pct(p.get("cost_coverage")), p.get("cost_coverage")),
+        (esc(fmt_pct(p.get("cost_coverage"))), p.get("cost_coverage")),
     ]
 
 
@@ -591,7 +602,7 @@ def _kernels(s: Mapping) -> str:
             (_kernel_cell(r), r["name"]),
             (fmt_num(r["count"]), r["count"]),
             (fmt_s(r["total_s"]), r["total_s"]),
-            (fmt_pct(r["share"]), r["share"]),
+            (esc(fmt_pct(r["share"])), r["share"]),
             (fmt_s(r["mean_s"]), r["mean_s"]),
             (fmt_s(r["min_s"]), r["min_s"]),
             (fmt_s(r["max_s"]), r["max_s"]),
@@ -628,7 +639,7 @@ def _regions(s: Mapping) -> str:
             *(
                 [
                     (fmt_j(x.get("gpu_energy_j")), x.get("gpu_energy_j")),
-                    (fmt_pct(x.get("gpu_energy_coverage")), x.get("gpu_energy_coverage")),
+                    (esc(fmt_pct(x.get("gpu_energy_coverage"))), x.get("gpu_energy_coverage")),
                 ]
                 if energy
                 else []

@@ -347,7 +347,7 @@ def profile_html(summary: dict) -> str:
         ("wall time", fmt_s(t["wall_time_s"])),
         (
             "GPU busy",
-            f"{fmt_s(tot['gpu_busy_s'])} ({fmt_pct(tot['gpu_busy_fraction'])})"
+            f"{fmt_s(tot['gpu_busy_s'])} ({esc(fmt_pct(tot['gpu_busy_fraction']))})"
             if tot["gpu_busy_s"] is not None
             else "n/a (no GPU)",
         ),
@@ -355,7 +355,7 @@ def profile_html(summary: dict) -> str:
         (
             "transfers",
             f"{fmt_num(tot['transfer_count'])} · {fmt_bytes(tot['transfer_bytes'])} · "
-            f"{fmt_pct(tot['transfer_share_of_wall'])} of wall",
+            f"{esc(fmt_pct(tot['transfer_share_of_wall']))} of wall",
         ),
         (
             "device memory peak",

@@ -69,7 +69,9 @@ MEMORY_LABELS = {
 
 
 def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.1f}"
+    """A percent value (0..100) for the text table's "% link" column: a share above 0 that
+    one decimal would show as 0 is "<0.1", as fmt_pct says it."""
+    return "n/a" if x is None else fmt_pct(float(x) / 100).removesuffix(" %")
 
 
 def link_text(t: dict) -> str:
@@ -179,7 +181,9 @@ def _rate(gbps: float | None) -> str:
 
 
 def _link_pct(v: float | None) -> str:
-    return "n/a" if v is None else f"{float(v):.1f} %"
+    """A percent of the host link (0..100) as HTML: "<0.1 %" for a share above 0 that one
+    decimal would show as 0 (fmt_pct), never "0.0 %"."""
+    return "n/a" if v is None else esc(fmt_pct(float(v) / 100))
 
 
 def transfers_html(s: Mapping) -> str:
@@ -503,7 +507,7 @@ def devices_html(s: Mapping) -> str:
         frac = i.get("busy_fraction")
         pct = 0.0 if frac is None else max(0.0, min(100.0, 100 * float(frac)))
         return (
-            f"{fmt_s(i['busy_s'])} ({fmt_pct(frac)} of wall)"
+            f"{fmt_s(i['busy_s'])} ({esc(fmt_pct(frac))} of wall)"
             f'<div class="busybar" title="busy {pct:.1f} %"><div style="width:{pct:.2f}%">'
             f"</div></div>"
         )
@@ -560,7 +564,10 @@ def devices_html(s: Mapping) -> str:
         ("name", lambda i: esc(i.get("name") or "–")),
         ("kernels", lambda i: f"{fmt_num(i['kernel_count'])} · {fmt_s(i['kernel_time_s'])} summed"),
         ("busy", busy),
-        ("idle", lambda i: f"{fmt_s(i['idle_s'])} ({fmt_pct(i.get('idle_fraction'))} of wall)"),
+        (
+            "idle",
+            lambda i: f"{fmt_s(i['idle_s'])} ({esc(fmt_pct(i.get('idle_fraction')))} of wall)",
+        ),
         (
             "copies",
             lambda i: (
