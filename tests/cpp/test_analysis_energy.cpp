@@ -2,8 +2,11 @@
 // value is worked out by hand in the comments.
 #include <catch2/catch.hpp>
 
+#include <variant>
+
 #include "fpgaprof/analysis/energy_analysis.hpp"
 #include "fpgaprof/analysis/region_paths.hpp"
+#include "fpgaprof/analysis/result_schema.hpp"
 #include "fpgaprof/analysis/trace_analysis.hpp"
 
 using namespace fpgaprof;
@@ -54,6 +57,17 @@ const EnergyWindow& region_row(const EnergyReport& r, uint32_t region_index, uin
   static EnergyWindow none;
   return none;
 }
+
+// The value the analysis result writes for field `name` of `row` (table: the schema's fields).
+template <class Row>
+FieldValue written(const ResultTable<Row, NoContext>& table, const Row& row, const std::string& name) {
+  for (const auto& f : table)
+    if (f.info.name == name) return f.get(row, NoContext{});
+  FAIL("no field " << name);
+  return {};
+}
+
+bool is_null(const FieldValue& v) { return std::holds_alternative<std::monostate>(v); }
 
 // Constant 250 W, readings every 10 ms from 0 to 40 ms, counter from 1000 mJ: 250 W x 10 ms =
 // 2500 mJ per interval.
@@ -401,6 +415,43 @@ TEST_CASE("a region path sums its instances, and a window past the samples count
   CHECK(w.coverage_ns == 10 * ms);
   CHECK(w.joules == Approx(2.5));
   CHECK(w.mean_w == Approx(250.0));  // over the covered 10 ms
+}
+
+TEST_CASE("a window with no sampled time measured nothing: null, not 0 J", "[analysis][energy]") {
+  // Samples from 0 to 40 ms; "after" [50,60) and "before" [-) lie wholly outside them: no
+  // sampled time, so their joules, mean and peak are unknown (null in the result), where the
+  // window [30,60) that is sampled for 10 ms keeps its 2.5 J. A path of such windows only is
+  // unknown too; one instance sampled makes its path's joules those of the sampled instance.
+  TraceStore s = constant_250w();
+  const uint32_t after = region(s, "after", 50, 60);
+  const uint32_t part = region(s, "part", 30, 60);
+  RegionRecord before;
+  before.start_ns = T - 20 * ms;
+  before.end_ns = T - 10 * ms;
+  before.thread_id = 1;
+  before.name = s.strings.intern("before");
+  s.regions.push_back(before);
+  const uint32_t before_i = static_cast<uint32_t>(s.regions.size() - 1);
+  const EnergyReport r = run(s);
+  const auto& fields = energy_window_fields();
+  for (const uint32_t i : {after, before_i}) {
+    const EnergyWindow& w = region_row(r, i);
+    INFO("region " << i);
+    CHECK(w.coverage_ns == 0);
+    CHECK(w.duration_ns == 10 * ms);
+    CHECK(is_null(written(fields, w, "joules")));
+    CHECK(is_null(written(fields, w, "mean_w")));
+    CHECK(is_null(written(fields, w, "peak_w")));
+  }
+  const EnergyWindow& p = region_row(r, part);
+  CHECK(std::get<double>(written(fields, p, "joules")) == Approx(2.5));
+  CHECK(std::get<double>(written(fields, p, "peak_w")) == Approx(250.0));
+  const RegionPaths paths(s);
+  for (const auto& [path, w] : r.region_paths) {
+    if (path != paths.path_of(after)) continue;
+    CHECK(w.coverage_ns == 0);
+    CHECK(is_null(written(fields, w, "joules")));
+  }
 }
 
 TEST_CASE("a trace without power samples has no energy, and analyze_trace carries it", "[analysis][energy]") {

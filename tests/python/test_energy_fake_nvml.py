@@ -290,8 +290,8 @@ def test_no_permission_for_either_read_says_no_energy():
 def test_a_region_after_the_sampler_stopped_reading_power_has_no_peak():
     # Every power read from T0 + 40 ms on fails: after 10 in a row the sampler stops reading
     # power, the energy counter goes on (200 W). The region (0.3 s of sleep, well after) has
-    # the counter's joules and mean, and no peak (0, said under the table) rather than the
-    # last reading before the failures held for the rest of the trace.
+    # the counter's joules and mean, and no peak (unknown: null, "–" and said under the table)
+    # rather than the last reading before the failures held for the rest of the trace.
     got = run_traced(
         COUNTER_STEPS.replace("SECONDS", "0.3"),
         scenario="ranks",
@@ -301,5 +301,5 @@ def test_a_region_after_the_sampler_stopped_reading_power_has_no_peak():
     )
     (row,) = got["rows"]
     assert row["coverage_ns"] > 0 and row["mean_w"] == pytest.approx(200, rel=0.05)
-    assert row["peak_w"] == 0
-    assert "peak W 0 in 1 sampled rows: unknown" in got["text"]
+    assert row["peak_w"] is None
+    assert "peak W unknown (–) in 1 sampled rows" in got["text"]

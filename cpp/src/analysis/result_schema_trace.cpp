@@ -379,9 +379,15 @@ const ResultTable<EnergyWindow, NoContext>& energy_window_fields() {
   static const ResultTable<R, C> t = [] {
     ResultTable<R, C> v;
     v.push_back(member<&R::device_id, C>("device_id", "", "the device"));
-    v.push_back(member<&R::joules, C>("joules", "J", "energy in the window"));
-    v.push_back(member<&R::mean_w, C>("mean_w", "W", "joules / covered seconds"));
-    v.push_back(member<&R::peak_w, C>("peak_w", "W", "highest power reading in force (0 unknown)"));
+    // A window with no sampled time measured nothing: null, not 0 J (nor 0 W).
+    v.push_back(computed<R, C>("joules", VT::kFloat, true, "J", "energy in the window (null: no sampled time)",
+                               [](const R& r, const C&) { return r.coverage_ns > 0 ? FieldValue{r.joules} : none(); }));
+    v.push_back(computed<R, C>("mean_w", VT::kFloat, true, "W", "joules / covered seconds (null: no sampled time)",
+                               [](const R& r, const C&) { return r.coverage_ns > 0 ? FieldValue{r.mean_w} : none(); }));
+    v.push_back(computed<R, C>(
+        "peak_w", VT::kFloat, true, "W",
+        "highest power reading in force (null unknown: no sampled time, or no power reading in force)",
+        [](const R& r, const C&) { return r.coverage_ns > 0 && r.peak_w > 0 ? FieldValue{r.peak_w} : none(); }));
     v.push_back(member<&R::duration_ns, C>("duration_ns", "ns", "the window (summed over instances for a path)"));
     v.push_back(member<&R::coverage_ns, C>("coverage_ns", "ns", "the part within the device's sampled span"));
     v.push_back(member<&R::from_counter, C>("from_counter", "", "false: some of it integrates power readings"));

@@ -1022,7 +1022,9 @@ def path_energy(
     for r in energy["region_paths"]:
         p = int(r["path_index"])
         if 0 <= p < n_paths:
-            joules[p] += float(r["joules"])
+            # a window with no sampled time has no joules (null): it adds no energy, and its
+            # coverage (0) says so
+            joules[p] += float(r["joules"] or 0.0)
             window[p] = max(window[p], int(r["duration_ns"]))
             covered[p] += int(r["coverage_ns"])
     for p in range(n_paths):

@@ -131,7 +131,15 @@ def energy_report(prof: Any, by: str = "region", **kwargs: Any) -> Table:
                 "its energy out"
             )
     if by.startswith("region"):
-        short = sum(1 for r in t if r["coverage_ns"] < r["duration_ns"])
+        unsampled_rows = sum(1 for r in t if r["coverage_ns"] == 0)
+        if unsampled_rows:
+            t.footer += (
+                f"{'; ' if t.footer else ''}{unsampled_rows} of {len(t)} rows not sampled at "
+                "all (the window lies outside the GPU's sampled span: before the first power "
+                "sample, or after the energy counter's last step): their J, mean W and peak W "
+                "are unknown (–), not 0"
+            )
+        short = sum(1 for r in t if 0 < r["coverage_ns"] < r["duration_ns"])
         if short:
             t.footer += (
                 f"{'; ' if t.footer else ''}{short} of {len(t)} rows sampled for less than "
@@ -142,7 +150,7 @@ def energy_report(prof: Any, by: str = "region", **kwargs: Any) -> Table:
         unknown_peak = sum(1 for r in t if r["coverage_ns"] > 0 and not r["peak_w"])
         if unknown_peak:
             t.footer += (
-                f"{'; ' if t.footer else ''}peak W 0 in {unknown_peak} sampled rows: unknown "
+                f"{'; ' if t.footer else ''}peak W unknown (–) in {unknown_peak} sampled rows "
                 "(no power reading in force there: NVML's power reads failed, and the sampler "
                 "stopped reading power)"
             )

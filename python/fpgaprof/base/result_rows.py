@@ -628,9 +628,9 @@ class EnergyWindow(TypedDict):
     """energy_window: energy.region_paths[] / regions[]: one window's energy"""
 
     device_id: int
-    joules: float
-    mean_w: float
-    peak_w: float
+    joules: float | None
+    mean_w: float | None
+    peak_w: float | None
     duration_ns: int
     coverage_ns: int
     from_counter: bool

@@ -40,11 +40,13 @@
 
 namespace fpgaprof::analysis {
 
-// Energy over one time window on one device.
+// Energy over one time window on one device. A window with no sampled time (coverage_ns 0:
+// it lies outside the device's sampled span) measured nothing: its joules, mean_w and peak_w
+// are 0 here and null in the analysis result (result_schema), never a measured 0 J.
 struct EnergyWindow {
   uint32_t device_id = 0;
   double joules = 0;
-  double mean_w = 0;         // joules / covered seconds; 0 when nothing covered
+  double mean_w = 0;         // joules / covered seconds; 0 when nothing covered (unknown)
   double peak_w = 0;         // highest power reading in force in the window; 0 unknown
   uint64_t duration_ns = 0;  // the window (summed over instances for a path)
   uint64_t coverage_ns = 0;  // the part of it within the device's sampled span

@@ -1,0 +1,133 @@
+"""Energy figures where nothing was measured, end to end through the CUPTI and NVML test doubles
+(tests/fake_cupti, tests/fake_nvml): a figure must read as unknown (null in the results, "–"
+with a reason under the tables), never as a measured 0 J / 0 W, and what is computed from it
+(energy ratios, verdicts) must be unknown too. The module, the card and the traced prelude are
+those of test_energy_verdict_fake_nvml.py; every expected number is worked out by hand below.
+"""
+
+from __future__ import annotations
+
+import pytest
+from _fake_cupti import need_fake_nvml, run_traced
+from test_energy_verdict_fake_nvml import CARD, MODULE, PRELUDE
+
+MS = 1_000_000
+
+REPORT = """
+from fpgaprof import report as _report
+paths = _report.write_all(prof, OUT)
+with open(paths["summary"], encoding="utf-8") as f:
+    s = json.load(f)
+with open(paths["html"], encoding="utf-8") as f:
+    html = f.read()
+best = {}
+for i in s["answer"]["items"]:
+    if i.get("best_card"):
+        for r in prof.fpga_candidates(i["best_card"], by="region"):
+            if r["region"] == i["region"]:
+                best[i["region"]] = dict(r)
+done({"t0": t0, "summary": s, "html": html, "best": best,
+      "samples": [(int(t) - t0, int(p)) for t, p in zip(prof.power_samples.columns()["time_ns"],
+                                                       prof.power_samples.columns()["power_mw"])],
+      "regions": [dict(r) for r in prof.fpga_candidates(CARD, by="region")],
+      "windows": {by: [dict(r) for r in prof.energy_report(by=by)]
+                  for by in ("region", "region_instance", "device")},
+      "texts": {by: str(prof.energy_report(by=by)) for by in ("region", "device")},
+      "summary_text": prof.summary(),
+      "region_windows": [(r.start_ns - t0, r.end_ns - t0) for r in prof.regions],
+      "kernels": [(k.start_ns - t0, k.end_ns - t0) for k in prof.kernels]})
+"""
+
+
+def _run(tmp_path, body: str, env: dict) -> dict:
+    dump = tmp_path / "hlo"
+    dump.mkdir()
+    code = (
+        f"import json\nMODULE = {MODULE!r}\nCARD = {CARD!r}\nOUT = {str(tmp_path / 'out')!r}\n"
+        + PRELUDE
+        + body
+        + REPORT
+    )
+    return run_traced(
+        code,
+        scenario="ranks",
+        extra_env={
+            "FPGAPROF_NVML_LIBRARY": need_fake_nvml(),
+            "FPGAPROF_HLO_DUMP_DIR": str(dump),
+            "XLA_FLAGS": "",
+            **env,
+        },
+    )
+
+
+# A region wholly after the energy counter's last step: 200 W throughout, the counter steps
+# every 100 ms (T0 + 100, 200, 300 ms) and the trace ends at T0 + 380 ms, so the sampled span
+# ends at the step at T0 + 300 ms. "early" [20, 280) ms holds fusion.2 [150, 190) ms, sampled:
+# 200 W x 40 ms = 8 J. "late" [320, 360) ms holds fusion.1 [325, 345) ms: none of it sampled.
+# (The curve's knots are the readings that first saw a step, up to a sampling period or so after
+# it, busier hosts later: the 20 J of a step spread over 100 ms +- that lag, so the sampled
+# figures are checked to 3 %.)
+UNSAMPLED = """
+    until(t0, 20)
+    with fpgaprof.region("early"):
+        _fake.fake_cupti_kernel(0, b"loop_fusion_2", b"fusion.2", 150 * MS, 190 * MS)
+        until(t0, 280)
+    until(t0, 320)
+    with fpgaprof.region("late"):
+        _fake.fake_cupti_kernel(0, b"loop_fusion_1", b"fusion.1", 325 * MS, 345 * MS)
+        until(t0, 360)
+    until(t0, 380)
+"""
+
+
+@pytest.fixture(scope="module")
+def unsampled(tmp_path_factory):
+    return _run(
+        tmp_path_factory.mktemp("unsampled_window"),
+        UNSAMPLED,
+        {"FAKE_NVML_POWER_W": "200", "FAKE_NVML_ENERGY_UPDATE_MS": "100"},
+    )
+
+
+def _one(rows, key, value):
+    (row,) = [r for r in rows if r[key] == value]
+    return row
+
+
+def test_a_window_outside_the_samples_is_unknown_not_0_j(unsampled):
+    (late_start, late_end), (early_start, early_end) = sorted(
+        unsampled["region_windows"], key=lambda w: -w[0]
+    )
+    (dev,) = unsampled["windows"]["device"]
+    # The premise: the sampled span ends at the counter's step at T0 + 300 ms, before "late".
+    assert 290 * MS < dev["last_ns"] - unsampled["t0"] < late_start
+    for by in ("region", "region_instance"):
+        late = _one(unsampled["windows"][by], "region", "late")
+        assert late["coverage_ns"] == 0 and late["duration_ns"] == late_end - late_start
+        # nothing measured: unknown, not a measured 0 J at 0 W
+        assert late["joules"] is None and late["mean_w"] is None and late["peak_w"] is None
+        early = _one(unsampled["windows"][by], "region", "early")
+        assert early["joules"] == pytest.approx(200 * (early_end - early_start) / 1e9, rel=0.03)
+        assert early["peak_w"] == 200
+    text = unsampled["texts"]["region"]
+    (late_line,) = [ln for ln in text.splitlines() if ln.strip().startswith("late")]
+    assert late_line.split()[2:5] == ["–", "–", "–"]
+    assert "1 of 2 rows not sampled at all" in text and "unknown (–), not 0" in text
+
+
+def test_what_rests_on_an_unsampled_window_is_unknown(unsampled):
+    s = unsampled["summary"]
+    late = _one(s["regions"]["items"], "path", "late")
+    assert late["gpu_energy_j"] is None and late["gpu_energy_coverage"] is None
+    early = _one(s["regions"]["items"], "path", "early")
+    assert early["gpu_energy_coverage"] == pytest.approx(1.0)
+    # The FPGA rows: "late"'s kernels were not sampled, so no GPU joules, no ratio, no verdict
+    # in energy; "early"'s fusion.2: 200 W x 40 ms = 8 J.
+    reg = _one(unsampled["regions"], "region", "late")
+    assert reg["gpu_energy_j"] is None and reg["energy_ratio"] is None
+    assert reg["energy_verdict"] == "unknown: no GPU energy"
+    assert _one(unsampled["regions"], "region", "early")["gpu_energy_j"] == pytest.approx(
+        8.0, rel=0.03
+    )
+    item = _one(s["answer"]["items"], "region", "late")
+    assert item["energy_ratio"] is None and item["energy_verdict"] == "unknown: no GPU energy"
