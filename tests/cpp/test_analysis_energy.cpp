@@ -283,6 +283,31 @@ TEST_CASE("power unread twice in a row (the sampler gave up reading it): the pea
   CHECK(region_row(r, after).mean_w == Approx(300.0));
   CHECK(region_row(r, after).peak_w == 0.0);
   CHECK(region_row(r, after).joules == Approx(1.8));  // the counter's: 6 ms at 300 W
+  // The device: its peak by the same rule (the 50 W read before the failures is no peak of a
+  // GPU that drew 300 W after them): unknown, null in the result. Idle power rests on the
+  // readings with power: [0,20) ms at 50 W, nothing running: idle_w 50 W over idle_ns 20 ms;
+  // the readings without power, [20,40) ms, are no_power_ns 20 ms.
+  const DeviceEnergy& d = r.devices[0];
+  CHECK(d.peak_w == 0.0);
+  CHECK(is_null(written(energy_device_row_fields(), d, "peak_w")));
+  CHECK(d.idle_w == Approx(50.0));
+  CHECK(d.idle_ns == 20 * ms);
+  CHECK(d.no_power_ns == 20 * ms);
+  CHECK(d.mean_w == Approx(237.5));  // 9.5 J over 40 ms
+}
+
+TEST_CASE("a device without any power reading has no peak and no idle power", "[analysis][energy]") {
+  // Counter only (every power read refused): 10 J over 40 ms from the counter, peak and idle
+  // power unknown (null), not 0 W; the whole record is no_power_ns.
+  TraceStore s;
+  for (uint64_t i = 0; i <= 4; ++i) sample(s, 0, 10 * i, 1000 + 2500 * i, kNoPower);
+  const EnergyReport r = run(s);
+  const DeviceEnergy& d = r.devices[0];
+  CHECK(d.joules == Approx(10.0));
+  CHECK(is_null(written(energy_device_row_fields(), d, "peak_w")));
+  CHECK(is_null(written(energy_device_row_fields(), d, "idle_w")));
+  CHECK(d.idle_ns == 0);
+  CHECK(d.no_power_ns == 40 * ms);
 }
 
 TEST_CASE("ops get the busy part of each interval by their share of the busy time", "[analysis][energy]") {

@@ -131,3 +131,51 @@ def test_what_rests_on_an_unsampled_window_is_unknown(unsampled):
     )
     item = _one(s["answer"]["items"], "region", "late")
     assert item["energy_ratio"] is None and item["energy_verdict"] == "unknown: no GPU energy"
+
+
+# NVML's power reads fail from T0 + 40 ms on (after 10 in a row the sampler stops reading power)
+# while the energy counter goes on. The curve: 60 W, 300 W from T0 + 150 to 250 ms, 60 W after;
+# fusion.1 runs [200, 240) ms. Before the failures, [~0, 40) ms: 60 W, nothing running. After
+# them the GPU drew 300 W, unread.
+POWER_LOST = """
+    _fake.fake_cupti_kernel(0, b"loop_fusion_1", b"fusion.1", 200 * MS, 240 * MS)
+    until(t0, 400)
+"""
+
+
+@pytest.fixture(scope="module")
+def power_lost(tmp_path_factory):
+    return _run(
+        tmp_path_factory.mktemp("power_lost"),
+        POWER_LOST,
+        {
+            "FAKE_NVML_POWER_W": "60,150:300,250:60",
+            "FAKE_NVML_SCENARIO": "transient",
+            "FAKE_NVML_FAIL_CALL": "power",
+            "FAKE_NVML_FAIL_MS": "40",
+            "FAKE_NVML_FAIL_READS": "100000",
+        },
+    )
+
+
+def test_power_lost_idle_watts_say_what_they_rest_on(power_lost):
+    (dev,) = power_lost["windows"]["device"]
+    # The counter's joules: 60 W x 150 ms + 300 W x 100 ms + 60 W x ~150 ms = ~48 J over ~0.4 s.
+    assert dev["joules"] == pytest.approx(48.0, abs=1.0)
+    # Idle power: the readings before the failures, 60 W over their ~40 ms of idle time
+    # (idle_ns); the ~360 ms after them had no power reading (no_power_ns) and are left out.
+    assert dev["idle_w"] == 60
+    assert 30 * MS < dev["idle_ns"] < 50 * MS
+    assert 340 * MS < dev["no_power_ns"] < 380 * MS
+    # The peak: 60 W read before the failures is no peak of a GPU that then drew 300 W (its
+    # mean, ~120 W, is above it): unknown, as a region's peak after the failures is.
+    assert dev["peak_w"] is None
+    assert dev["mean_w"] == pytest.approx(120, rel=0.05)
+    text = power_lost["texts"]["device"]
+    assert "idle for" in text
+    assert "GPU 0: no power reading for" in text
+    assert "its idle W rests on the" in text and "its peak W is unknown (–)" in text
+    (sdev,) = power_lost["summary"]["energy"]["devices"]
+    assert sdev["peak_w"] is None and sdev["no_power_ns"] == dev["no_power_ns"]
+    assert sdev["idle_ns"] == dev["idle_ns"]
+    assert "GPU 0: no power reading for" in power_lost["html"]

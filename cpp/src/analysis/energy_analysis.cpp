@@ -80,8 +80,9 @@ class DeviceCurve {
   // holds the one before it, as in the energy, for one reading (a read that failed once); from
   // the second such reading in a row (the sampler stops reading power after repeated failures)
   // the power in force is unknown, and so is the window's peak: the held reading could sit
-  // under the window's mean.
+  // under the window's mean. No reading with power in the device's samples: 0, unknown.
   double peak_w(uint64_t a, uint64_t b) const {
+    if (!power_known_) return 0.0;
     std::size_t m = static_cast<std::size_t>(
         std::upper_bound(s_.begin(), s_.end(), a,
                          [](uint64_t t, const PowerSampleRecord& r) { return t < r.time_ns; }) -
@@ -121,6 +122,7 @@ class DeviceCurve {
       }
       held_w_[m] = held;
     }
+    power_known_ = known;
   }
 
   void add_knot(std::size_t m, double c, bool counter) {
@@ -204,6 +206,7 @@ class DeviceCurve {
 
   std::vector<PowerSampleRecord> s_;
   std::vector<double> held_w_;  // power in force from reading m to the next, W
+  bool power_known_ = false;    // some reading has power
   bool has_counter_ = false;
   bool flat_counter_ = false;
   uint64_t backwards_ = 0;
@@ -288,14 +291,19 @@ EnergyReport analyze_energy(const TraceStore& store, const RegionPaths& paths,
     de.backwards_intervals = d.backwards();
     de.joules = d.at(de.last_ns) - d.at(de.first_ns);
     if (de.last_ns > de.first_ns) de.mean_w = de.joules / (static_cast<double>(de.last_ns - de.first_ns) / 1e9);
-    // Idle power: time-weighted median of the readings in force while nothing runs.
-    std::vector<std::pair<double, uint64_t>> idle;  // watts, idle ns
+    // Peak: the highest reading in force over the whole record, by the windows' rule (unknown
+    // once the sampler stopped reading power: the readings before could sit under the mean).
     const auto& s = d.samples();
-    for (std::size_t m = 0; m < s.size(); ++m) {
-      if (s[m].power_mw == kNoPower) continue;
-      de.peak_w = std::max(de.peak_w, d.watts(m));
-      if (m + 1 == s.size()) continue;
+    de.peak_w = d.peak_w(s.front().time_ns, s.back().time_ns + 1);
+    // Idle power: time-weighted median of the readings in force while nothing runs, over the
+    // intervals that start at a reading with power (the others: no_power_ns).
+    std::vector<std::pair<double, uint64_t>> idle;  // watts, idle ns
+    for (std::size_t m = 0; m + 1 < s.size(); ++m) {
       const uint64_t a = s[m].time_ns, b = s[m + 1].time_ns;
+      if (s[m].power_mw == kNoPower) {
+        de.no_power_ns += b - a;
+        continue;
+      }
       const uint64_t free_ns = (b - a) - busy.overlap_ns(a, b);
       if (free_ns > 0) idle.emplace_back(d.watts(m), free_ns);
     }

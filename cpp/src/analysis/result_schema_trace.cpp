@@ -357,12 +357,25 @@ const ResultTable<DeviceEnergy, NoContext>& energy_device_row_fields() {
     v.push_back(member<&R::samples, C>("samples", "", "its power sample records"));
     v.push_back(member<&R::first_ns, C>("first_ns", "ns", "start of the sampled span"));
     v.push_back(member<&R::last_ns, C>("last_ns", "ns", "end of the sampled span"));
-    v.push_back(member<&R::joules, C>("joules", "J", "over the sampled span"));
-    v.push_back(member<&R::mean_w, C>("mean_w", "W", "joules / span"));
-    v.push_back(member<&R::peak_w, C>("peak_w", "W", "highest power reading (0 none)"));
+    // An empty span (one knot) measured nothing: null, not 0 J.
+    v.push_back(
+        computed<R, C>("joules", VT::kFloat, true, "J", "over the sampled span (null: the span is empty)",
+                       [](const R& r, const C&) { return r.last_ns > r.first_ns ? FieldValue{r.joules} : none(); }));
+    v.push_back(
+        computed<R, C>("mean_w", VT::kFloat, true, "W", "joules / span (null: the span is empty)",
+                       [](const R& r, const C&) { return r.last_ns > r.first_ns ? FieldValue{r.mean_w} : none(); }));
+    v.push_back(
+        computed<R, C>("peak_w", VT::kFloat, true, "W",
+                       "highest power reading (null unknown: no power reading, or the sampler stopped reading power)",
+                       [](const R& r, const C&) { return r.peak_w > 0 ? FieldValue{r.peak_w} : none(); }));
     v.push_back(computed<R, C>("idle_w", VT::kFloat, true, "W", "median idle power (null unknown)",
                                [](const R& r, const C&) { return r.idle_w < 0 ? none() : FieldValue{r.idle_w}; }));
-    v.push_back(member<&R::idle_ns, C>("idle_ns", "ns", "time with nothing running on the device"));
+    v.push_back(member<&R::idle_ns, C>("idle_ns", "ns",
+                                       "time with nothing running on the device and a power reading in force: "
+                                       "idle_w's basis"));
+    v.push_back(member<&R::no_power_ns, C>("no_power_ns", "ns",
+                                           "time from a reading whose power read failed to the next (idle_w and "
+                                           "idle_ns leave it out)"));
     v.push_back(member<&R::has_counter, C>("has_counter", "", "the device has total-energy readings"));
     v.push_back(member<&R::flat_counter, C>("flat_counter", "",
                                             "its counter never changed while read: energy from the power readings"));

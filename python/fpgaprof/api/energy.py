@@ -11,6 +11,7 @@ from typing import Any
 from fpgaprof.analysis.sections import traced_gpu_ids
 from fpgaprof.api.roofline import analyze
 from fpgaprof.base.errors import InvalidArgumentError
+from fpgaprof.views.sections import energy_device_notes
 from fpgaprof.views.tables import Table
 
 __all__ = ["energy_report", "ENERGY_BY"]
@@ -33,6 +34,7 @@ DEVICE_COLUMNS = (
     "mean_w",
     "peak_w",
     "idle_w",
+    "idle_ns",
     "samples",
     "has_counter",
     "backwards_intervals",
@@ -43,6 +45,7 @@ LABELS = {
     "mean_w": "mean W",
     "peak_w": "peak W",
     "idle_w": "idle W",
+    "idle_ns": "idle for",
     "coverage_ns": "sampled",
 }
 
@@ -130,6 +133,8 @@ def energy_report(prof: Any, by: str = "region", **kwargs: Any) -> Table:
                 "but not sampled (no power samples: prof.warnings says why): the rows leave "
                 "its energy out"
             )
+    if by == "device":
+        t.footer += energy_device_notes(e["devices"], t.footer)
     if by.startswith("region"):
         unsampled_rows = sum(1 for r in t if r["coverage_ns"] == 0)
         if unsampled_rows:

@@ -614,11 +614,12 @@ class EnergyDeviceRow(TypedDict):
     samples: int
     first_ns: int
     last_ns: int
-    joules: float
-    mean_w: float
-    peak_w: float
+    joules: float | None
+    mean_w: float | None
+    peak_w: float | None
     idle_w: float | None
     idle_ns: int
+    no_power_ns: int
     has_counter: bool
     flat_counter: bool
     backwards_intervals: int

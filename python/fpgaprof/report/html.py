@@ -52,7 +52,13 @@ from fpgaprof.views.ranking import (
     row_imbalance_applied_text,
     source_cell,
 )
-from fpgaprof.views.sections import devices_html, memory_html, multi_device, transfers_html
+from fpgaprof.views.sections import (
+    devices_html,
+    energy_device_notes,
+    memory_html,
+    multi_device,
+    transfers_html,
+)
 
 __all__ = [
     "render",
@@ -701,22 +707,32 @@ def _energy(s: Mapping) -> str:
             (fmt_num(d["mean_w"], " W"), d["mean_w"]),
             (fmt_num(d["peak_w"], " W"), d["peak_w"]),
             (fmt_num(d.get("idle_w"), " W"), d.get("idle_w")),
+            (fmt_s(int(d.get("idle_ns") or 0) / 1e9), d.get("idle_ns")),
             (fmt_num(d["samples"]), d["samples"]),
             (esc(_counter_text(d)), _counter_text(d)),
         ]
         for d in e["devices"]
     ]
-    return head + html_table(
-        [
-            ("GPU", "num"),
-            ("energy", "num"),
-            ("mean", "num"),
-            ("peak", "num"),
-            ("idle", "num"),
-            ("samples", "num"),
-            ("from", "text"),
-        ],
-        rows,
+    return (
+        head
+        + html_table(
+            [
+                ("GPU", "num"),
+                ("energy", "num"),
+                ("mean", "num"),
+                ("peak", "num"),
+                ("idle", "num"),
+                ("idle time", "num"),
+                ("samples", "num"),
+                ("from", "text"),
+            ],
+            rows,
+        )
+        + (
+            f'<p class="dim">{esc(notes)}</p>'
+            if (notes := energy_device_notes(e["devices"]))
+            else ""
+        )
     )
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "transfers_html",
     "memory_html",
     "devices_html",
+    "energy_device_notes",
     "largest_buffers_html",
     "multi_device",
     "MEMORY_LABELS",
@@ -927,3 +928,31 @@ def balance_text(model: Mapping) -> str | None:
         f"busiest/mean {b['imbalance']:.2f}, "
         f"spread {cell('x_fraction', b['spread_fraction'])[0]} of the busiest"
     )
+
+
+def energy_device_notes(devices: list, footer: str = "") -> str:
+    """What the per-GPU rows rest on where NVML's power reads failed for part of the record
+    (no_power_ns): idle W rests on the idle time with a reading (idle_ns), and the
+    peak is unknown once the sampler stopped reading power. "" when every read answered."""
+    out = ""
+    for d in devices:
+        lost = int(d.get("no_power_ns") or 0)
+        if lost <= 0:
+            continue
+        idle = (
+            f"its idle W rests on the {fmt_s(int(d['idle_ns']) / 1e9)} of idle time with a "
+            "power reading"
+            if d.get("idle_w") is not None
+            else "its idle W is unknown (–)"
+        )
+        out += (
+            f"{'; ' if footer or out else ''}GPU {d['device_id']}: no power reading for "
+            f"{fmt_s(lost / 1e9)} of its samples (NVML's power reads failed: the warnings say "
+            f"why): {idle}"
+            + (
+                ", its peak W is unknown (–): the sampler stopped reading power"
+                if d.get("peak_w") is None
+                else ""
+            )
+        )
+    return out

@@ -17,7 +17,10 @@
 // reading in force during [a, b].
 //
 // Idle watts: the median over time of the power in force while nothing runs on the device (no
-// kernel, copy or memset; a copy counts on its device_id), weighted by that idle time.
+// kernel, copy or memset; a copy counts on its device_id), weighted by that idle time. Only the
+// intervals that start at a reading with a power value count: where the power reads failed, or
+// stopped after repeated failures (no_power_ns), nothing says what the idle power was, so
+// idle_w rests on the rest of the readings, and idle_ns says how much idle time that is.
 //
 // Op attribution (labelled an attribution, not a measurement): each interval between two
 // consecutive knots of C(t) splits its energy by time. The share of the interval in which the
@@ -58,11 +61,12 @@ struct DeviceEnergy {
   uint64_t samples = 0;   // power sample records of the device
   uint64_t first_ns = 0;  // sampled span
   uint64_t last_ns = 0;
-  double joules = 0;                 // over the sampled span
+  double joules = 0;                 // over the sampled span (0 and unknown when the span is empty)
   double mean_w = 0;                 // joules / span
-  double peak_w = 0;                 // highest power reading; 0 when none
+  double peak_w = 0;                 // highest power reading; 0 unknown: none, or the sampler stopped reading power
   double idle_w = -1;                // median idle power (see above); -1 unknown (never idle, or no power readings)
-  uint64_t idle_ns = 0;              // time of the sampled span with nothing running on the device
+  uint64_t idle_ns = 0;              // idle time (nothing running on the device) outside no_power_ns: idle_w's basis
+  uint64_t no_power_ns = 0;          // time from a reading without power to the next (NVML's power read failed)
   bool has_counter = false;          // the device has total-energy readings
   bool flat_counter = false;         // ... that never changed while read: energy from the power readings
   uint64_t backwards_intervals = 0;  // counter went backwards: those intervals integrate power
