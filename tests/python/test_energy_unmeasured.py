@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from _fake_cupti import need_fake_nvml, run_traced
-from test_energy_verdict_fake_nvml import CARD, MODULE, PRELUDE
+from test_energy_verdict_fake_nvml import CARD, CURVE, MODULE, PRELUDE
 
 MS = 1_000_000
 
@@ -131,6 +131,70 @@ def test_what_rests_on_an_unsampled_window_is_unknown(unsampled):
     )
     item = _one(s["answer"]["items"], "region", "late")
     assert item["energy_ratio"] is None and item["energy_verdict"] == "unknown: no GPU energy"
+
+
+# A GPU without a working energy counter: the answer's energy ratios rest on NVML's power
+# readings. Two ways there: no counter at all (pre-Volta: the energy read is NOT_SUPPORTED), and
+# a counter that never moved while read (it steps every 60 s; the trace lasts 0.6 s).
+# The curve: 60 W, 300 W from T0 + 100 ms to T0 + 500 ms, 60 W after. The sampler stores a
+# reading only when a value changed, so (no counter) the readings are 60 W at the start, 300 W
+# at about T0 + 100 ms, 60 W at about T0 + 500 ms and the last one at the stop; each holds until
+# the next. fusion.1 [150, 190) and fusion.2 [190, 230) ms run alone inside the 300 W stretch:
+# 300 W x 40 ms = 12 J each, the region "step"'s kernels 24 J, all sampled.
+POWER_READINGS = """
+    until(t0, 120)
+    with fpgaprof.region("step"):
+        _fake.fake_cupti_kernel(0, b"loop_fusion_1", b"fusion.1", 150 * MS, 190 * MS)
+        _fake.fake_cupti_kernel(0, b"loop_fusion_2", b"fusion.2", 190 * MS, 230 * MS)
+        until(t0, 300)
+    until(t0, 600)
+"""
+
+
+@pytest.mark.parametrize(
+    "env,flat",
+    [
+        ({"FAKE_NVML_SCENARIO": "pre_volta"}, False),
+        ({"FAKE_NVML_ENERGY_UPDATE_MS": "60000"}, True),
+    ],
+    ids=["no_counter", "flat_counter"],
+)
+def test_the_answer_rests_on_power_readings_without_a_working_counter(tmp_path, env, flat):
+    got = _run(tmp_path, POWER_READINGS, {"FAKE_NVML_POWER_W": CURVE, **env})
+    assert all(100 * MS < a and b < 500 * MS for a, b in got["kernels"]), (
+        "the kernels left the 300 W plateau"
+    )
+    s = got["summary"]
+    (dev,) = s["energy"]["devices"]
+    assert dev["has_counter"] is flat and dev["flat_counter"] is flat
+    if not flat:
+        # stored on change only: 60 W, 300 W, 60 W, and the stop's reading (60 W)
+        assert [p // 1000 for _, p in got["samples"]] == [60, 300, 60, 60]
+    # The device's joules: each reading's power held until the next one, read off the samples.
+    t = got["samples"]
+    held = sum(p / 1000 * (t[i + 1][0] - t[i][0]) / 1e9 for i, (_, p) in enumerate(t[:-1]))
+    assert dev["joules"] == pytest.approx(held, rel=1e-6)
+    # The answer: region "step" on its best card; the GPU side is the 24 J of its kernels from
+    # the power readings, so the ratio is that card's region joules / 24 J.
+    (item,) = [i for i in s["answer"]["items"] if i.get("region") == "step"]
+    best = got["best"]["step"]
+    assert best["gpu_energy_j"] == pytest.approx(24.0, abs=0.05)
+    assert best["gpu_energy_coverage"] == pytest.approx(1.0)
+    scenario = "restructured_" if item["scenario"] == "restructured" else ""
+    assert item["energy_ratio"] == pytest.approx(best[f"{scenario}card_energy_j"] / 24.0, rel=5e-3)
+    assert item["energy_verdict"] == best[f"{scenario}energy_verdict"]
+    assert item["energy_verdict"] != "unknown: no GPU energy"
+    # ... and it says so: summary.json's rests_on, and the text of prof.summary() and report.html
+    rests = s["answer"]["rests_on"]
+    assert rests["gpu_energy"] == "power readings"
+    said = (
+        "GPU energy from NVML's power readings (1 s averages on Ampere and later), card energy "
+        "from each card's loaded watts"
+    )
+    assert said in rests["text"]
+    (line,) = [ln for ln in got["summary_text"].splitlines() if ln.strip().startswith("rests on:")]
+    assert said in line
+    assert said.replace("'", "&#x27;") in got["html"]
 
 
 # NVML's power reads fail from T0 + 40 ms on (after 10 in a row the sampler stops reading power)
