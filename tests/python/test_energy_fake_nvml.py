@@ -229,6 +229,8 @@ with open(paths["summary"], encoding="utf-8") as f:
 done({"devices": sorted(int(d.id) for d in prof.devices),
       "rows": [dict(r) for r in prof.energy_report(by="region")],
       "text": str(prof.energy_report(by="region")),
+      "device_text": str(prof.energy_report(by="device")),
+      "op_text": str(prof.energy_report(by="op")),
       "summary": [r for r in s["regions"]["items"] if r["path"] == "on_gpu1"],
       "warnings": [w for w in prof.warnings if "GPU energy" in w]})
 """
@@ -258,6 +260,10 @@ def test_a_traced_gpu_without_samples_lowers_the_region_coverage(unsampled_gpu):
     assert item["gpu_energy_coverage"] == pytest.approx(0.5)
     assert item["gpu_energy_coverage"] == pytest.approx(row["coverage_ns"] / (2 * row["duration_ns"]))
     assert "GPU 1 traced but not sampled" in unsampled_gpu["text"]
+    # The per-GPU and per-op tables' total is GPU 0's alone: they say GPU 1 is left out of it.
+    for by in ("device_text", "op_text"):
+        assert "GPU 1 traced but not sampled" in unsampled_gpu[by]
+        assert "the rows and the total leave its energy out" in unsampled_gpu[by]
 
 
 def test_a_traced_gpu_that_nvml_does_not_list_is_warned_about(unsampled_gpu):

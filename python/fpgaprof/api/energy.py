@@ -124,14 +124,14 @@ def energy_report(prof: Any, by: str = "region", **kwargs: Any) -> Table:
             f"{', '.join(str(d) for d in flat)} did not change while read: its joules "
             "integrate the power readings (1 s averages on Ampere and later)"
         )
-    if by.startswith("region") and e["measured"]:
+    if e["measured"]:
         sampled = {int(d["device_id"]) for d in e["devices"]}
         unsampled = sorted(traced_gpu_ids(an) - sampled)
         if unsampled:
             t.footer += (
                 f"{'; ' if t.footer else ''}GPU {', '.join(str(d) for d in unsampled)} traced "
-                "but not sampled (no power samples: prof.warnings says why): the rows leave "
-                "its energy out"
+                "but not sampled (no power samples: prof.warnings says why): the rows "
+                f"{'' if by.startswith('region') else 'and the total '}leave its energy out"
             )
     if by == "device":
         t.footer += energy_device_notes(e["devices"], t.footer)
