@@ -272,3 +272,23 @@ def test_only_the_op_table_heads_a_bound_column():
     assert heads[0].endswith("  bound A→B")
     assert not any("bound" in h for h in heads[1:])
     assert all(h == h.rstrip() for h in heads)
+
+
+def test_a_line_break_in_a_file_name_prints_no_header_line_of_its_own(tmp_path):
+    # A file named "x\nB: fake  whole-program wall time 1.00 ms.json" printed that as a second
+    # "B:" header line with a wall time of its choosing
+    a = tmp_path / "x\nB: fake  whole-program wall time 1.00 ms.json"
+    a.write_text(json.dumps(_summary([_op("jit_a", "fusion", 1e-6, 1, 8)], wall=2.0)))
+    b = tmp_path / "b.json"
+    b.write_text(json.dumps(_summary([_op("jit_a", "fusion", 1e-6, 1, 8)], wall=3.0)))
+    r = subprocess.run([sys.executable, "-m", "fpgaprof", "compare", str(a), str(b)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("A: ") and "\\x0a" in lines[0], lines[:3]
+    assert [x for x in lines if x.startswith("B: ")] == [lines[1]]
+    assert lines[1].endswith("whole-program wall time 3.000 s"), lines[1]
+    # --json keeps the path as data
+    r = subprocess.run([sys.executable, "-m", "fpgaprof", "compare", str(a), str(b), "--json"],
+                       capture_output=True, text=True, timeout=300)
+    assert json.loads(r.stdout)["a"] == str(a)

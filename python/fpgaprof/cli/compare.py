@@ -483,10 +483,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return 0
     # The traces' own wall times are the whole programs' (a bigger problem, more setup): the
     # sections compare parts, and per run, so more runs do not read as slower runs.
+    # the paths escaped as names are (_line): a line break in a file name would print a
+    # header line of its own (a forged "B: ..." with its own wall time)
     out(
-        f"A: {args.a}  whole-program wall time "
+        f"A: {_line(args.a)}  whole-program wall time "
         f"{fmt_s(wa if isinstance(wa, (int, float)) else None)}\n"
-        f"B: {args.b}  whole-program wall time "
+        f"B: {_line(args.b)}  whole-program wall time "
         f"{fmt_s(wb if isinstance(wb, (int, float)) else None)}\n"
         "(runs: executions of an op, instances of a region, launches of a kernel, copies in a "
         "direction; mean: time per run; B/A: whole time, mean B/A: per run)"
