@@ -292,3 +292,29 @@ def test_a_line_break_in_a_file_name_prints_no_header_line_of_its_own(tmp_path):
     r = subprocess.run([sys.executable, "-m", "fpgaprof", "compare", str(a), str(b), "--json"],
                        capture_output=True, text=True, timeout=300)
     assert json.loads(r.stdout)["a"] == str(a)
+
+
+def test_one_op_name_from_two_source_files_is_no_change_of_one_op(tmp_path):
+    # MBIRJAX 0.6.17 at 64^3 and at 128^3 (the saved H100 traces): XLA named two different
+    # ops jit_sparse_back_project_fcn:loop_add_fusion.1 (parallel_beam.py:320, 24,960 B per run;
+    # projectors.py:267, 8 B per run). Compare read "2.4 us -> 8.1 us, 3.39x, mean 0.56x".
+    a = _summary([dict(_op("jit_f", "loop_add_fusion.1", 2.4e-6, 1, 24_960, "latency"),
+                       source="/site/mbirjax/parallel_beam.py:320"),
+                  dict(_op("jit_f", "fusion", 1e-6, 1, 8), source="/site/mbirjax/a.py:10")])
+    b = _summary([dict(_op("jit_f", "loop_add_fusion.1", 8.127e-6, 6, 8, "latency"),
+                       source="/site/mbirjax/projectors.py:267"),
+                  # the same file at another line and in another install: the same op
+                  dict(_op("jit_f", "fusion", 3e-6, 1, 8), source="/home/u/venv/mbirjax/a.py:12")])
+    r = _compare(tmp_path, a, b, "--json")
+    assert r.returncode == 0, r.stderr
+    rows = {x["name"]: x for x in json.loads(r.stdout)["rows"] if x["kind"] == "op"}
+    row = rows["loop_add_fusion.1"]
+    assert row["change_s"] is None and row["change_ratio"] is None and row["mean_ratio"] is None
+    assert "not the same op" in row["unknown"]
+    assert "parallel_beam.py" in row["unknown"] and "projectors.py" in row["unknown"]
+    assert row["time_before_s"] == 2.4e-6 and row["time_after_s"] == 8.127e-6  # both kept
+    same = rows["fusion"]
+    assert same["unknown"] is None and same["change_ratio"] == pytest.approx(3.0)
+    r = _compare(tmp_path, a, b)
+    line = [x for x in r.stdout.splitlines() if "loop_add_fusion.1" in x][0]
+    assert " ? " in line and "not the same op" in line and "3.39x" not in line

@@ -232,7 +232,16 @@ def _merged(a: dict, b: dict) -> dict:
         else None,
         "bytes": a["bytes"] if a["bytes"] == b["bytes"] else None,
         "bound": a["bound"] if a["bound"] == b["bound"] else None,
+        "files": a.get("files", set()) | b.get("files", set()),
     }
+
+
+def _source_file(v: Any) -> set[str]:
+    """The file name (no folder: two installs of one package agree) of an op row's `source`
+    ("/site/mbirjax/projectors.py:267"), as a set of none or one."""
+    if not isinstance(v, str) or not v:
+        return set()
+    return {os.path.basename(v.rsplit(":", 1)[0] if ":" in v else v)}
 
 
 def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
@@ -273,6 +282,10 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
                 "bound": _bound(
                     r.get("bound") if "bound" in r else bounds.get(key), f"{where}.bound"
                 ),
+                # where the op comes from: XLA names ops per module by kind and order
+                # (loop_add_fusion.1), so after a change of the code or of the problem size
+                # one name can be another op
+                "files": _source_file(r.get("source")),
             }
             if key in out:
                 # The same op of another compiled instance of its module (summary.json has a
@@ -379,6 +392,15 @@ def compare_summaries(a: dict, b: dict) -> list[dict]:
                 unknown = f"A: {why_a}" if why_a else "A: not among its top rows"
             if y is None and not full_b:
                 unknown = f"B: {why_b}" if why_b else "B: not among its top rows"
+            fa, fb = (x or {}).get("files"), (y or {}).get("files")
+            same = not (fa and fb and fa.isdisjoint(fb))
+            if not same:
+                # one name, two ops: their times are no change of one op
+                unknown = (
+                    f"not the same op: A's comes from {', '.join(sorted(fa))}, B's from "
+                    f"{', '.join(sorted(fb))} (XLA numbers ops of one kind in order, so a name "
+                    "can be another op after a change)"
+                )
             for label, side in (("A", x), ("B", y)):
                 # runs without a duration (a counter replay): its time is unknown, not 0 s
                 if kind in ("op", "kernel") and side and side["count"] and side["mean_s"] is None:
@@ -402,12 +424,12 @@ def compare_summaries(a: dict, b: dict) -> list[dict]:
                     "time_before_s": ta if x else None,
                     "time_after_s": tb if y else None,
                     "change_s": None if unknown else tb - ta,
-                    "change_ratio": _ratio(tb, ta) if x and y else None,
+                    "change_ratio": _ratio(tb, ta) if x and y and same else None,
                     "count_before": x["count"] if x else None,
                     "count_after": y["count"] if y else None,
                     "mean_before_s": x["mean_s"] if x else None,
                     "mean_after_s": y["mean_s"] if y else None,
-                    "mean_ratio": _ratio(y["mean_s"], x["mean_s"]) if x and y else None,
+                    "mean_ratio": _ratio(y["mean_s"], x["mean_s"]) if x and y and same else None,
                     "bytes_before": x["bytes"] if x else None,
                     "bytes_after": y["bytes"] if y else None,
                     "bound_before": x["bound"] if x else None,
