@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from fpgaprof.analysis import attribution
 from fpgaprof.base import diagnostics
 from fpgaprof.base.constants import FULL_ROWS, TOP_ROWS, WARNINGS_MAX
 from fpgaprof.base.core import core
@@ -287,6 +288,7 @@ def kernels_section(prof: Any, analysis: Mapping | None, reason: str | None = No
     totals = analysis["totals"]
     all_ns = int(totals["kernel_time_ns"])
     by_name = analysis["kernels_by_name"]
+    modules = _modules_of_kernels(table, analysis, {str(k["kernel"]) for k in by_name[:TOP_ROWS]})
     top = []
     for k in by_name[:TOP_ROWS]:
         total_ns, timed = int(k["total_ns"]), int(k["timed_count"])
@@ -305,6 +307,8 @@ def kernels_section(prof: Any, analysis: Mapping | None, reason: str | None = No
                 "share": total_ns / all_ns if all_ns else 0.0,
             }
         )
+        if modules is not None:
+            top[-1]["modules"] = modules.get(str(k["kernel"]), [])
     return {
         "available": True,
         "count": int(totals["kernel_count"]),
@@ -313,6 +317,33 @@ def kernels_section(prof: Any, analysis: Mapping | None, reason: str | None = No
         "top": top,
         "rows_left_out": max(len(by_name) - TOP_ROWS, 0),
     }
+
+
+def _modules_of_kernels(table: Any, analysis: Mapping, names: set[str]) -> dict | None:
+    """{kernel name: [{"module", "count"}, ...]} of `names`: the XLA modules (the attribution's
+    module_name; null for launches in no module) whose ops launched the kernels of that name,
+    most launches first. XLA names a kernel after its fusion (loop_add_fusion), so one name is
+    often the kernels of several modules' ops: compare says so instead of dividing one's time by
+    another's launches. None where the attribution is not at hand."""
+    att = analysis.get("attribution") if hasattr(analysis, "get") else None
+    if att is None:
+        return None
+    try:
+        mods = attribution.kernel_columns(att)["module"]
+        kernel_names = table.columns(["name"])["name"]
+    except Exception:  # noqa: BLE001 - a stand-in without the columns: no modules to say
+        return None
+    if len(mods) != len(kernel_names):
+        return None
+    counts: dict[tuple[str, str | None], int] = {}
+    for name, module in zip(kernel_names.tolist(), mods.tolist()):
+        if name in names:
+            key = (name, str(module) if module else None)
+            counts[key] = counts.get(key, 0) + 1
+    out: dict[str, list[dict]] = {}
+    for (name, module), n in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0]))):
+        out.setdefault(name, []).append({"module": module, "count": n})
+    return out
 
 
 def transfer_table(prof: Any) -> Any:

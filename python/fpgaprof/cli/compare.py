@@ -244,6 +244,53 @@ def _source_file(v: Any) -> set[str]:
     return {os.path.basename(v.rsplit(":", 1)[0] if ":" in v else v)}
 
 
+def _kernel_modules(v: Any, where: str) -> dict[str | None, int] | None:
+    """{module: launches} of a kernel row's `modules` (summary.json: the XLA modules whose ops
+    launched kernels of that name; None for launches in no module); None where the summary
+    does not say (an older one)."""
+    if v is None:
+        return None
+    if not isinstance(v, list):
+        raise SummaryFormatError(f"{where} is {_shown(v)}, not a list")
+    out: dict[str | None, int] = {}
+    for i, m in enumerate(v):
+        if not isinstance(m, dict):
+            raise SummaryFormatError(f"{where}[{i}] is {_shown(m)}, not an object")
+        name = m.get("module")
+        key = None if name is None else str(name)
+        out[key] = out.get(key, 0) + (_count(m.get("count"), f"{where}[{i}].count") or 0)
+    return out
+
+
+def _modules_text(m: dict[str | None, int]) -> str:
+    """"jit_init 100, jit_step 10": a kernel's modules with their launches, most first."""
+    parts = sorted(m.items(), key=lambda kv: (-kv[1], kv[0] or ""))
+    return ", ".join(f"{k or '(no module)'} {n:,}" for k, n in parts)
+
+
+def _kernel_note(x: dict | None, y: dict | None) -> str | None:
+    """Why a kernel row's mean B/A is no per-launch change: its name is the kernels of several
+    modules on a side (XLA names a kernel after its fusion: loop_add_fusion), or of other
+    modules on each side; None where each side's launches come from one and the same module
+    (or the summaries do not say)."""
+    ma, mb = (x or {}).get("modules"), (y or {}).get("modules")
+    parts = [
+        f"in {label} {_modules_text(m)}" for label, m in (("A", ma), ("B", mb)) if m and len(m) > 1
+    ]
+    if parts:
+        return (
+            "launched by several modules, so its mean mixes their kernels ("
+            + "; ".join(parts)
+            + "): the op table compares each module's op"
+        )
+    if ma and mb and set(ma) != set(mb):
+        return (
+            f"other modules' kernels of one name (in A {_modules_text(ma)}; in B "
+            f"{_modules_text(mb)}): the op table compares each module's op"
+        )
+    return None
+
+
 def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
     """{key: entry} of one kind of row, whether the table is complete (nothing left out), and
     why it is missing. Keys: (module, op) for ops, the region path, the kernel name, the copy
@@ -345,6 +392,7 @@ def _entries(s: dict, kind: str) -> tuple[dict, bool, str | None]:
                 ),
                 "bytes": None,
                 "bound": None,
+                "modules": _kernel_modules(r.get("modules"), f"{where}.modules"),
             }
     else:
         rows, _, why = _section(s, "transfers", "by_direction")
@@ -408,6 +456,7 @@ def compare_summaries(a: dict, b: dict) -> list[dict]:
                         f"{label}: none of its {side['count']} runs was timed (a counter replay "
                         "leaves runs without timestamps)"
                     )
+            note = _kernel_note(x, y) if kind == "kernel" else None
             ta = x["time_s"] if x else 0.0
             tb = y["time_s"] if y else 0.0
             either = x if x is not None else y
@@ -429,12 +478,16 @@ def compare_summaries(a: dict, b: dict) -> list[dict]:
                     "count_after": y["count"] if y else None,
                     "mean_before_s": x["mean_s"] if x else None,
                     "mean_after_s": y["mean_s"] if y else None,
-                    "mean_ratio": _ratio(y["mean_s"], x["mean_s"]) if x and y and same else None,
+                    "mean_ratio": _ratio(y["mean_s"], x["mean_s"])
+                    if x and y and same and not note
+                    else None,
                     "bytes_before": x["bytes"] if x else None,
                     "bytes_after": y["bytes"] if y else None,
                     "bound_before": x["bound"] if x else None,
                     "bound_after": y["bound"] if y else None,
                     "unknown": unknown,
+                    # kernels: why the row is not one kernel's (several modules' launches)
+                    "note": note,
                 }
             )
     rows.sort(
@@ -574,6 +627,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
             bound = ""
             if r["bound_before"] or r["bound_after"]:
                 bound = _line(f"{r['bound_before'] or '–'}→{r['bound_after'] or '–'}")
+            if r.get("note"):
+                bound = (bound + "  " if bound else "") + f"({_line(r['note'])})"
             if r["change_s"] is None:
                 change = "?"
                 bound = (bound + "  " if bound else "") + f"(unknown: {_line(r['unknown'])})"
