@@ -94,7 +94,8 @@ def _name_column(text):
             out[title] = []
         elif title and line.startswith("  name "):
             width = len("  name ") + len(line[len("  name "):]) - len(line[len("  name "):].lstrip())
-        elif title and width and line.startswith("  ") and not line.startswith(("  ...", "  (#", "  #")):
+        elif title and width and line.startswith("  ") and not line.startswith(
+                ("  ...", "  (#", "  #", "  all ", "  kernel time in no HLO op")):
             out[title].append(line[2:width - 1].rstrip())
     return out
 
@@ -318,3 +319,24 @@ def test_one_op_name_from_two_source_files_is_no_change_of_one_op(tmp_path):
     r = _compare(tmp_path, a, b)
     line = [x for x in r.stdout.splitlines() if "loop_add_fusion.1" in x][0]
     assert " ? " in line and "not the same op" in line and "3.39x" not in line
+
+
+def test_each_table_says_what_it_adds_up_to_and_what_matched(tmp_path):
+    # A: ops jit_a:f 3 us and jit_a:g 1 us of 10 us of kernel time (6 us in kernels no op
+    # launched: autotuning's, a library's); B: jit_b:f 2 us of 2 us. Module names changed (as
+    # MBIRJAX 0.6 -> 0.7 renamed jit_sparse_back_project_fcn to jit__sparse_back_project), so
+    # nothing matches: the table's rows were all "absent" on one side with no line saying so,
+    # and A's 6 us were in no row.
+    a = _summary([_op("jit_a", "f", 3e-6, 1, 8), _op("jit_a", "g", 1e-6, 1, 8)])
+    a["totals"] = {"kernel_time_s": 10e-6}
+    b = _summary([_op("jit_b", "f", 2e-6, 1, 8)])
+    b["totals"] = {"kernel_time_s": 2e-6}
+    r = _compare(tmp_path, a, b, "--json")
+    t = json.loads(r.stdout)["totals"]["op"]
+    assert t["time_before_s"] == pytest.approx(4e-6) and t["time_after_s"] == pytest.approx(2e-6)
+    assert (t["matched"], t["a_only"], t["b_only"]) == (0, 2, 1)
+    assert t["a_only_s"] == pytest.approx(4e-6) and t["b_only_s"] == pytest.approx(2e-6)
+    assert t["not_in_an_op_before_s"] == pytest.approx(6e-6) and t["not_in_an_op_after_s"] == 0
+    text = _compare(tmp_path, a, b, "--limit", "1").stdout
+    assert "  all 3 rows: A 4.0 µs, B 2.0 µs; on both sides 0, A only 2 (4.0 µs), B only 1 (2.0 µs)" in text
+    assert "kernel time in no HLO op (not in the rows above; see the kernel table): A 6.0 µs, B 0 s" in text

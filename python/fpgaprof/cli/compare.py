@@ -263,7 +263,7 @@ def _kernel_modules(v: Any, where: str) -> dict[str | None, int] | None:
 
 
 def _modules_text(m: dict[str | None, int]) -> str:
-    """"jit_init 100, jit_step 10": a kernel's modules with their launches, most first."""
+    """ "jit_init 100, jit_step 10": a kernel's modules with their launches, most first."""
     parts = sorted(m.items(), key=lambda kv: (-kv[1], kv[0] or ""))
     return ", ".join(f"{k or '(no module)'} {n:,}" for k, n in parts)
 
@@ -440,7 +440,8 @@ def compare_summaries(a: dict, b: dict) -> list[dict]:
                 unknown = f"A: {why_a}" if why_a else "A: not among its top rows"
             if y is None and not full_b:
                 unknown = f"B: {why_b}" if why_b else "B: not among its top rows"
-            fa, fb = (x or {}).get("files"), (y or {}).get("files")
+            fa: set[str] = (x or {}).get("files") or set()
+            fb: set[str] = (y or {}).get("files") or set()
             same = not (fa and fb and fa.isdisjoint(fb))
             if not same:
                 # one name, two ops: their times are no change of one op
@@ -524,6 +525,52 @@ def _lost_records(label: str, s: dict) -> str | None:
     )
 
 
+def section_totals(rows: list[dict], a: dict, b: dict) -> dict:
+    """Per kind of row, what its table adds up to, so that it reconciles with the traces: the
+    times of all its rows on each side (time_before_s / time_after_s), how many rows are on
+    both sides (matched), on one side only (a_only, b_only, with their times) or unknown; for
+    ops also the kernel time in no op (each side's totals.kernel_time_s less its ops' times:
+    kernels no HLO op launched, autotuning's among them), which no op row shows. Transfer
+    directions' busy times are unions, so their sum is no total of the trace's copies."""
+    out: dict = {}
+    for kind in ("op", "region", "kernel", "transfer"):
+        sel = [r for r in rows if r["kind"] == kind]
+        if not sel:
+            continue
+        both = [r for r in sel if r["time_before_s"] is not None and r["time_after_s"] is not None]
+        known = [r for r in sel if r["change_s"] is not None]
+        a_only = [r for r in known if r["time_after_s"] is None]
+        b_only = [r for r in known if r["time_before_s"] is None]
+        t = {
+            "time_before_s": sum(r["time_before_s"] or 0.0 for r in sel),
+            "time_after_s": sum(r["time_after_s"] or 0.0 for r in sel),
+            "matched": len(both),
+            "a_only": len(a_only),
+            "a_only_s": sum(r["time_before_s"] for r in a_only),
+            "b_only": len(b_only),
+            "b_only_s": sum(r["time_after_s"] for r in b_only),
+            "unknown": sum(1 for r in sel if r["change_s"] is None),
+        }
+        if kind == "op":
+            for side, s, key in (("before", a, "time_before_s"), ("after", b, "time_after_s")):
+                tot = s.get("totals")
+                k = tot.get("kernel_time_s") if isinstance(tot, dict) else None
+                ok = isinstance(k, (int, float)) and not isinstance(k, bool) and math.isfinite(k)
+                # only where the op table is whole (rows_left_out 0): else the rest is unknown
+                ops = s.get("ops")
+                whole = (
+                    isinstance(ops, dict)
+                    and ops.get("available") is not False
+                    and not ops.get("rows_left_out")
+                )
+                # to the ns the traces have (no float residue of the sum)
+                t[f"not_in_an_op_{side}_s"] = (
+                    max(round((k - t[key]) * 1e9), 0) / 1e9 if ok and whole else None
+                )
+        out[kind] = t
+    return out
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     a = summary_of(args.a, args.target)
     b = summary_of(args.b, args.target)
@@ -553,6 +600,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             "b_wall_time_s": wb,
             "warnings": lost,
             "rows": rows,
+            "totals": section_totals(rows, a, b),
         }
         out(json.dumps(doc, indent=1, allow_nan=False))
         return 0
@@ -580,6 +628,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         "kernel": ("GPU", "", "runs"),
         "transfer": ("busy", "bytes", "copies"),
     }
+    totals = section_totals(rows, a, b)
     for kind, note in (
         ("op", "per HLO op (module:op), GPU time"),
         ("region", "per region (path), wall time"),
@@ -645,6 +694,25 @@ def cmd_compare(args: argparse.Namespace) -> int:
             )
         if len(sel) > args.limit:
             out(f"  ... {len(sel) - args.limit} more rows (--limit N, or --json for all)")
+        t = totals[kind]
+        # what the table adds up to: the rows left out by --limit too, and what matched
+        # sums only of GPU times: nested region paths overlap, and a direction's busy time is
+        # a union of its copies
+        summed = kind in ("op", "kernel")
+        out(
+            f"  all {len(sel)} rows"
+            + (f": A {fmt_s(t['time_before_s'])}, B {fmt_s(t['time_after_s'])};" if summed else ":")
+            + f" on both sides {t['matched']}, A only {t['a_only']}"
+            + (f" ({fmt_s(t['a_only_s'])})" if summed else "")
+            + f", B only {t['b_only']}"
+            + (f" ({fmt_s(t['b_only_s'])})" if summed else "")
+            + (f", unknown {t['unknown']}" if t["unknown"] else "")
+        )
+        if kind == "op" and (t["not_in_an_op_before_s"] or t["not_in_an_op_after_s"]):
+            out(
+                f"  kernel time in no HLO op (not in the rows above; see the kernel table): "
+                f"A {fmt_s(t['not_in_an_op_before_s'])}, B {fmt_s(t['not_in_an_op_after_s'])}"
+            )
         if name_notes:
             out("  (#N: rows whose shown names would read alike; their whole names:)")
             for line in name_notes:
