@@ -113,21 +113,25 @@ TEST_CASE("estimate_module: a while loop with a known trip count runs its body t
   // Restructured alone: 8e6 B / rate x 10 = 2, 5, 16 ms.
   check_range(n.restructured_time_s, 2e-3, 5e-3, 16e-3);
   CHECK_FALSE(n.restructured_onchip);
-  // c = compare(qi, k): 4 + 4 B read, 1 B (pred) written = 9 B per test: 9 / rate x 11 =
-  // 2.475, 6.1875, 19.8 ns. j = add(i, one): 12 B: 12 / rate x 10 = 3, 7.5, 24 ns.
-  check_range(e.ops[0].card_time_s, 2.475e-9, 6.1875e-9, 19.8e-9);
-  check_range(e.ops[1].card_time_s, 3e-9, 7.5e-9, 24e-9);
-  // As compiled: the ops one after another, 3.000005475, 7.5000136875, 24.0000438 ms, + one
-  // launch (10, 20, 40 us).
+  // c = compare(qi, k): 4 + 4 B read, 1 B (pred) written = 9 B per test: 9 / rate = 0.225,
+  // 0.5625, 1.8 ns, under one clock cycle (2.5, 5, 10 ns at 400, 200, 100 MHz), which each
+  // execution takes at least: x 11 = 27.5, 55, 110 ns. j = add(i, one): 12 B, 0.3, 0.75, 2.4 ns,
+  // also a cycle: x 10 = 25, 50, 100 ns.
+  check_range(e.ops[0].card_time_s, 27.5e-9, 55e-9, 110e-9);
+  check_range(e.ops[1].card_time_s, 25e-9, 50e-9, 100e-9);
+  CHECK(e.ops[0].card_limit == "cycles");
+  // As compiled: the ops one after another, 3.0000525, 7.500105, 24.00021 ms, + one launch
+  // (10, 20, 40 us).
   check_range(e.call_latency_s, 10e-6, 20e-6, 40e-6);
-  check_range(e.card_time_s, 3.010005475e-3, 7.5200136875e-3, 24.0400438e-3);
-  // Restructured: each op alone sums to 2.000005475, 5.0000136875, 16.0000438 ms. The whole
+  check_range(e.card_time_s, 3.0100525e-3, 7.520105e-3, 24.04021e-3);
+  // Restructured: each op alone sums to 2.0000525, 5.000105, 16.00021 ms. The whole
   // function as one dataflow design reads x and writes y once (8e6 B) and hands v from one
   // iteration to the next: 9 repeats of the body. Fast: v (4e6 B) fits in 4,608,000 B of
   // on-chip room: 8e6 / 40e9 = 0.2 ms. Nominal and slow: 4e6 > 2,304,000 and 1,152,000 B: v
   // goes out and back each repeat, 2 x 9 x 4e6 = 72e6 B: 80e6 / 16e9 = 5 ms, 80e6 / 5e9 = 16 ms.
   // Its 10 x (1e6 + 1) + 11 FLOPs take about 12.5, 50, 200 us. The dataflow design is no slower at
-  // any corner (5 ms < 5.0000136875 ms), + launch: 0.21, 5.02, 16.04 ms.
+  // any corner (5 ms < 5.000105 ms; its stages issue 11 executions at most, 11 cycles), +
+  // launch: 0.21, 5.02, 16.04 ms.
   CHECK(e.restructured_dataflow);
   CHECK_FALSE(e.restructured_onchip);
   check_range(e.restructured_card_time_s, 0.21e-3, 5.02e-3, 16.04e-3);
@@ -135,7 +139,7 @@ TEST_CASE("estimate_module: a while loop with a known trip count runs its body t
   CHECK(e.transfer_bytes == 8e6);
   CHECK(e.transfer_buffers == 2);
   check_range(e.transfer_s, 0.81e-3, 1.02e-3, 1.64e-3);
-  check_range(e.total_s, 3.820005475e-3, 8.5400136875e-3, 25.6800438e-3);
+  check_range(e.total_s, 3.8200525e-3, 8.540105e-3, 25.68021e-3);
   check_range(e.restructured_total_s, 1.02e-3, 6.04e-3, 17.68e-3);
   CHECK(e.not_estimated_count == 0);
   CHECK(e.notes.empty());
@@ -143,12 +147,12 @@ TEST_CASE("estimate_module: a while loop with a known trip count runs its body t
   // 3, 7.5, 24 ms -> 0.075, 0.375, 2.4 J; restructured 2, 5, 16 ms -> 0.05, 0.25, 1.6 J.
   check_energy(n.card_energy_j, 0.075, 0.375, 2.4);
   check_energy(n.restructured_card_energy_j, 0.05, 0.25, 1.6);
-  // c: 2.475, 6.1875, 19.8 ns -> 61.875 nJ, 309.375 nJ, 1.98 uJ.
-  check_energy(e.ops[0].card_energy_j, 61.875e-9, 309.375e-9, 1.98e-6);
-  // The whole function: 3.010005475 ms x 25 W = 75.250136875 mJ, 7.5200136875 ms x 50 W =
-  // 376.000684375 mJ, 24.0400438 ms x 100 W = 2.40400438 J; restructured 0.21, 5.02, 16.04 ms ->
+  // c: 27.5, 55, 110 ns -> 687.5 nJ, 2.75 uJ, 11 uJ.
+  check_energy(e.ops[0].card_energy_j, 687.5e-9, 2.75e-6, 11e-6);
+  // The whole function: 3.0100525 ms x 25 W = 75.2513125 mJ, 7.520105 ms x 50 W =
+  // 376.00525 mJ, 24.04021 ms x 100 W = 2.404021 J; restructured 0.21, 5.02, 16.04 ms ->
   // 5.25 mJ, 0.251 J, 1.604 J. The host link is not card time: no energy of its own.
-  check_energy(e.card_energy_j, 75.250136875e-3, 376.000684375e-3, 2.40400438);
+  check_energy(e.card_energy_j, 75.2513125e-3, 376.00525e-3, 2.404021);
   check_energy(e.restructured_card_energy_j, 5.25e-3, 0.251, 1.604);
 }
 
@@ -171,9 +175,9 @@ TEST_CASE("estimate_module: a while loop without a trip count is counted once, w
   for (const StaticOpEstimate& r : e.ops) CHECK(r.executions == 1);
   REQUIRE(e.notes.size() == 1);
   CHECK(e.notes[0] == "while loop 'w': trip count unknown, its body counted once (a lower bound)");
-  // One iteration: 0.75 ms + 0.5625 ns + 0.75 ns, + 20 us.
-  CHECK(e.card_time_s.nominal == near(0.75e-3 + 0.5625e-9 + 0.75e-9 + 20e-6));
-  // Restructured: the dataflow design 8e6 / 16e9 = 0.5 ms (< 0.5 ms + 1.3125 ns alone), + 20 us.
+  // One iteration: 0.75 ms + one 5 ns cycle each for the compare and the add, + 20 us.
+  CHECK(e.card_time_s.nominal == near(0.75e-3 + 5e-9 + 5e-9 + 20e-6));
+  // Restructured: the dataflow design 8e6 / 16e9 = 0.5 ms (< 0.5 ms + 10 ns alone), + 20 us.
   CHECK(e.restructured_card_time_s.nominal == near(0.52e-3));
 }
 

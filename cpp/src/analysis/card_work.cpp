@@ -208,15 +208,54 @@ DimMask operand_dims(const Instruction& i, std::size_t q, DimMask m) {
   return in.dims.size() == i.shape.dims.size() ? m : kAllDims;
 }
 
-// Whether each array of a fused computation is computed from any fused parameter (else from
-// iotas and constants alone: known when the design is built).
+// Whether each array of a fused computation may address its dimension out of order: anything
+// but an iota walked with unit stride (an iota, plus or minus a constant, through views,
+// converts, broadcasts, transposes and concatenations of such) and constants. An index
+// computed from iotas and constants some other way (a hash: iota * 40503 & mask, a remainder,
+// a constant permutation table gathered at iota, rng) lands anywhere: data-dependent as far
+// as card memory is concerned (review-fast F4).
 std::vector<bool> depends_on_parameter(const Computation& f) {
-  std::vector<bool> out(f.instructions.size(), false);
-  for (std::size_t k = 0; k < f.instructions.size(); ++k) {
-    out[k] = f.instructions[k].opcode == "parameter";
-    for (std::size_t o : f.instructions[k].operand_indices()) out[k] = out[k] || (o < k && out[o]);
+  const std::size_t n = f.instructions.size();
+  std::vector<bool> constant(n, false), out(n, false);
+  for (std::size_t k = 0; k < n; ++k) {
+    const Instruction& i = f.instructions[k];
+    const auto& ops = i.operand_indices();
+    const auto all = [&](const std::vector<bool>& v) {
+      return std::all_of(ops.begin(), ops.end(), [&](std::size_t o) { return o < k && v[o]; });
+    };
+    if (i.opcode == "constant") {
+      constant[k] = true;
+    } else if (i.opcode == "iota") {
+      out[k] = false;
+    } else if (i.opcode == "broadcast" || is_view(i.opcode) || i.opcode == "convert" || i.opcode == "transpose" ||
+               i.opcode == "concatenate" || i.opcode == "slice") {
+      constant[k] = all(constant);
+      out[k] = !std::all_of(ops.begin(), ops.end(), [&](std::size_t o) { return o < k && !out[o]; });
+    } else if ((i.opcode == "add" || i.opcode == "subtract") && ops.size() == 2 && ops[0] < k && ops[1] < k) {
+      constant[k] = constant[ops[0]] && constant[ops[1]];
+      // in order plus a constant, or a constant plus in order (not in order minus in order)
+      out[k] = !((!out[ops[0]] && constant[ops[1]]) || (i.opcode == "add" && constant[ops[0]] && !out[ops[1]]) ||
+                 constant[k]);
+    } else {
+      constant[k] = !ops.empty() && all(constant) && i.opcode != "rng";
+      out[k] = !constant[k];  // a parameter, a hash, a gather of a table, rng
+    }
   }
   return out;
+}
+
+// A fused parameter that is a scalar (a loop counter handed in): an offset taken from it walks
+// the loop in order, one step a trip.
+bool parameter_scalar(const Computation& f, std::size_t pos) {
+  for (int steps = 0; pos < f.instructions.size() && steps < 8; ++steps) {
+    const Instruction& i = f.instructions[pos];
+    if (i.opcode == "parameter") return i.shape.is_array() && i.shape.element_count() == 1;
+    if (i.operand_indices().empty()) return false;
+    // through the clamp of a negative index (select(lt(i, 0), i + n, i)), views, converts
+    if (i.opcode != "select" && !is_view(i.opcode) && i.opcode != "convert") return false;
+    pos = i.operand_indices()[i.operand_indices().size() - 1];
+  }
+  return false;
 }
 
 // The dimensions of a gather's source that its data-dependent index components address
@@ -541,8 +580,9 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
     std::vector<std::vector<std::size_t>> users;
     std::vector<Evaluated> evals;
     std::vector<bool> from_parameter, through_broadcast, depends;
-    if (std::any_of(f.instructions.begin(), f.instructions.end(),
-                    [](const Instruction& i) { return i.opcode == "gather" || i.opcode == "scatter"; })) {
+    if (std::any_of(f.instructions.begin(), f.instructions.end(), [](const Instruction& i) {
+          return i.opcode == "gather" || i.opcode == "scatter" || i.opcode == "dynamic-slice";
+        })) {
       users.resize(f.instructions.size());
       for (std::size_t k = 0; k < f.instructions.size(); ++k)
         for (std::size_t o : f.instructions[k].operand_indices())
@@ -557,6 +597,24 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
       const Instruction& i = f.instructions[k];
       if (i.opcode == "sort" && w.sort_length == 0) sort_facts(i, w);
       if (i.opcode == "fft" && w.fft_length == 0) fft_facts(i, w);
+      // A dynamic-slice of a fused parameter at an offset read from data (x[idx[i]] in a loop
+      // body): its slice is a data-dependent access of its contiguous run (review-fast F3).
+      if (i.opcode == "dynamic-slice" && !wraps && i.operand_indices().size() > 1 && !i.operand_shapes().empty()) {
+        const std::size_t p = parameter_behind(f, i.operand_indices()[0]);
+        bool data = false;
+        for (std::size_t q = 1; q < i.operand_indices().size(); ++q)
+          if (const std::size_t o = i.operand_indices()[q]; o < k && depends[o] && !parameter_scalar(f, o)) data = true;
+        if (p != SIZE_MAX && data) {
+          RandomTraffic t;
+          t.run_bytes = run_bytes(i.operand_shapes()[0], int_list(attr(i, "dynamic_slice_sizes")));
+          t.bytes = leaf_bytes(i.shape);
+          t.accesses = t.run_bytes > 0 ? std::ceil(t.bytes / t.run_bytes) : 0;
+          t.source_bytes = leaf_bytes(f.instructions[p].shape);
+          w.random.push_back(t);
+          stream -= std::min(stream, t.bytes);
+        }
+        continue;
+      }
       if ((i.opcode != "gather" && i.opcode != "scatter") || i.operand_indices().empty()) continue;
       const std::size_t src = i.operand_indices()[0];
       const std::size_t p = parameter_behind(f, src);

@@ -179,7 +179,8 @@ struct Parts {
     const double pes = std::max(memory, pe_factor * std::max(own, onchip));
     return vectors_overlap ? std::max(pes, vectors) : pes + vectors;
   }
-  double time() const { return std::max({compute, sort, access()}); }
+  double cycles = 0;  // the clock cycles the design takes at least: one per execution (II = 1)
+  double time() const { return std::max({compute, sort, access(), cycles}); }
 };
 
 // One stage's arithmetic: FLOPs at the card's rate of its precision, a sort at the sort rate
@@ -197,6 +198,10 @@ void stage_compute(const CardWork& w, Precision p, const FpgaTarget& t, const Co
 Parts as_compiled_parts(const CardWork& w, Precision p, const FpgaTarget& t, const Corner& c) {
   Parts out;
   stage_compute(w, p, t, c, out);
+  // One execution of an op that does any work takes at least a clock cycle: a loop body of a
+  // few scalar ops, run a million times, is a million cycles, not a million times its bytes'
+  // share of the memory's rate.
+  out.cycles = c.clock > 0 && (w.bytes > 0 || w.flops > 0) ? 1.0 / c.clock : 0.0;
   const double k = passes(w, t, c);
   for (const RandomTraffic& r : w.random) out.random += random_seconds(r, t, c);
   out.memory = k * w.stream_bytes / stream_bytes_per_s(t, c) + out.random;
@@ -225,6 +230,8 @@ Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, 
     Parts one;
     stage_compute(w, s.precision, t, c, one);
     out.compute += s.executions * one.compute;
+    // A stage issues at most one execution a cycle (a loop body pipelined at II = 1).
+    if (c.clock > 0 && (w.bytes > 0 || w.flops > 0)) out.cycles = std::max(out.cycles, s.executions / c.clock);
     out.sort += s.executions * one.sort;
     const double k = passes(w, t, c);
     if (k > 1) spill += (k - 1) * s.executions * (w.input_bytes + w.output_bytes);
@@ -322,6 +329,7 @@ std::string limit_of(const Parts& p) {
   const double t = p.time();
   if (t <= 0) return "";
   if (p.sort == t) return "sort";
+  if (p.cycles == t && p.cycles > std::max({p.compute, p.access()})) return "cycles";
   // the tiled vectors' loads and stores are memory traffic over their channels
   if (p.access() == t && p.onchip > 0 && p.onchip >= std::max(p.memory, p.vectors)) return "on-chip access";
   if (p.compute == t) return "compute";

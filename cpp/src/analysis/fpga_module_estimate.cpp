@@ -50,6 +50,43 @@ double array_leaves(const hlo::Shape& s) {
   return n;
 }
 
+// Bytes of entry parameters larger than the on-chip room that an op reads after (depending on)
+// an op that summarized them: an op reading a parameter whose result is smaller than it (a
+// reduction, a reduce-window, a norm) must see all of it before anything that depends on its
+// result runs, so a later reader of the same parameter reads it from card memory again.
+double reread_after_summary(const hlo::Computation& entry, double room) {
+  const std::size_t n = entry.instructions.size();
+  // The entry parameter an instruction is (through get-tuple-element and bitcast), or SIZE_MAX.
+  std::vector<std::size_t> param(n, SIZE_MAX);
+  std::vector<std::set<std::size_t>> summarized(n);  // parameters a value depends on a summary of
+  double extra = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const hlo::Instruction& i = entry.instructions[k];
+    if (i.opcode == "parameter") {
+      param[k] = k;
+      continue;
+    }
+    if ((i.opcode == "get-tuple-element" || i.opcode == "bitcast") && !i.operand_indices().empty() &&
+        i.operand_indices()[0] < k) {
+      param[k] = param[i.operand_indices()[0]];
+      continue;
+    }
+    std::set<std::size_t> reads;
+    for (std::size_t o : i.operand_indices()) {
+      if (o >= k) continue;
+      summarized[k].insert(summarized[o].begin(), summarized[o].end());
+      if (param[o] != SIZE_MAX) reads.insert(param[o]);
+    }
+    for (std::size_t p : reads) {
+      const double bytes = static_cast<double>(entry.instructions[p].shape.byte_size());
+      if (bytes <= room) continue;
+      if (summarized[k].count(p) != 0) extra += bytes;  // needed again after its summary
+      if (static_cast<double>(i.shape.byte_size()) < bytes) summarized[k].insert(p);
+    }
+  }
+  return extra;
+}
+
 class ModuleWalker {
  public:
   ModuleWalker(const hlo::Module& m, const FpgaTarget& t, ModuleEstimate& out)
@@ -257,11 +294,28 @@ ModuleEstimate estimate_module(const hlo::Module& module, const FpgaTarget& targ
     out.transfer_bytes += static_cast<double>(root->shape.byte_size());
     out.transfer_buffers += array_leaves(root->shape);
   }
+  // An argument that an op needs again after an op has summarized all of it (x / sum(x): the
+  // quotient needs the sum, the sum all of x) is read again by any design unless it stays on
+  // chip: the io holds such a re-read once per op that needs it (review-fast F1).
+  const double room = target.onchip_share.nominal * target.sram_bytes;
+  const double reread = reread_after_summary(*entry, room);
+  // Data that cannot be resident: the arguments and results beyond the card's memory.
+  if (target.memory_capacity_bytes > 0 && out.transfer_bytes > target.memory_capacity_bytes) {
+    const auto gb = [](double bytes) {
+      char s[32];
+      std::snprintf(s, sizeof s, "%.3g GB", bytes / 1e9);
+      return std::string(s);
+    };
+    out.notes.push_back("the arguments and results (" + gb(out.transfer_bytes) + ") exceed " + target.name +
+                        "'s memory (" + gb(target.memory_capacity_bytes) +
+                        "): the card times assume them resident in card memory, which this card cannot hold; "
+                        "the host link (total_s) bounds it");
+  }
   // Restructured: the better of each op restructured on its own (already summed) and the whole
   // function as one dataflow design reading its arguments and writing its results once.
   bool dataflow_onchip = false, dataflow_structure = false;
-  const TimeRange dataflow =
-      dataflow_time(walker.stages(), out.transfer_bytes, target, &dataflow_onchip, &dataflow_structure, row_imbalance);
+  const TimeRange dataflow = dataflow_time(walker.stages(), out.transfer_bytes + reread, target, &dataflow_onchip,
+                                           &dataflow_structure, row_imbalance);
   TimeRange& r = out.restructured_card_time_s;
   out.restructured_dataflow = dataflow.nominal < r.nominal;
   out.restructured_onchip = out.restructured_dataflow

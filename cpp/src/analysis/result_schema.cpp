@@ -84,7 +84,7 @@ constexpr const char* kMemoryEfficiency =
     "bytes the card moves as compiled / (card_memory_s x the card's memory peak), nominal";
 constexpr const char* kCardLimit =
     "what bounds the card time as compiled at nominal constants: compute, memory, random access, sort, on-chip "
-    "access ('' when not estimated)";
+    "access, cycles (one clock cycle per execution at least) ('' when not estimated)";
 
 FieldValue nan_null(double v) { return std::isnan(v) ? none() : FieldValue{v}; }
 
