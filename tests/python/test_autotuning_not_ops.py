@@ -1,5 +1,5 @@
 """XLA's autotuning runs (a fusion timed alone in an unnumbered module named after it) are not
-ops of the program: they must not head the FPGA ranking of the sweep trace (review-figures)."""
+ops of the program: they must not head the FPGA ranking of the sweep trace."""
 
 from pathlib import Path
 

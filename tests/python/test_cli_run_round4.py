@@ -1,4 +1,4 @@
-"""`fpgaprof run` and the environment it reads, hostile input round 4 (review-run4): the user's
+"""`fpgaprof run` and the environment it reads, hostile input: the user's
 PYTHONPATH and sitecustomize kept as they work without fpgaprof, GPU work of threads that
 outlive the main thread, children subprocess forks only to exec, a save that fails, an exec,
 a run inside a run, and odd FPGAPROF_SIGNAL_GRACE_S / FPGAPROF_MAX_TRACE_MEMORY values."""

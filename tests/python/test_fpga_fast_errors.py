@@ -1,4 +1,4 @@
-"""Estimates that err fast (review-fast, /work/research/review-fast.md): each test states what a
+"""Estimates that err fast: each test states what a
 card must at least spend, from the shapes and the card's own constants, and fails while the
 model charges less."""
 

@@ -1,4 +1,4 @@
-"""Hostile names and folders (review round 3): a kernel name with a lone surrogate in a
+"""Hostile names and folders: a kernel name with a lone surrogate in a
 summary.json, region paths that read alike once cut, names made to mimic the ' #k' marks,
 invisible characters, and an HLO dump folder whose files cannot be removed."""
 

@@ -1,5 +1,5 @@
 """summary.json's op rows carry XLA's program id, so the compilations of one jitted function
-(same module and op names) can be told apart (review-figures)."""
+(same module and op names) can be told apart."""
 
 from pathlib import Path
 

@@ -1,5 +1,5 @@
 """The latency rule reads the mean duration of the kernels that have one: kernels a counter replay
-left without timestamps (start = end = 0) are no 0 ns kernels (review-figures)."""
+left without timestamps (start = end = 0) are no 0 ns kernels."""
 
 from pathlib import Path
 

@@ -1,6 +1,5 @@
 """A roofline point whose kernels have no GPU time (a counter replay left them without
-timestamps) shows no rates: null in summary.json, "–" in report.html, not measured zeros
-(review-figures)."""
+timestamps) shows no rates: null in summary.json, "–" in report.html, not measured zeros."""
 
 from pathlib import Path
 

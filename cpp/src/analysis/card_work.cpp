@@ -213,7 +213,7 @@ DimMask operand_dims(const Instruction& i, std::size_t q, DimMask m) {
 // converts, broadcasts, transposes and concatenations of such) and constants. An index
 // computed from iotas and constants some other way (a hash: iota * 40503 & mask, a remainder,
 // a constant permutation table gathered at iota, rng) lands anywhere: data-dependent as far
-// as card memory is concerned (review-fast F4).
+// as card memory is concerned.
 std::vector<bool> depends_on_parameter(const Computation& f) {
   const std::size_t n = f.instructions.size();
   std::vector<bool> constant(n, false), out(n, false);
@@ -598,7 +598,7 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
       if (i.opcode == "sort" && w.sort_length == 0) sort_facts(i, w);
       if (i.opcode == "fft" && w.fft_length == 0) fft_facts(i, w);
       // A dynamic-slice of a fused parameter at an offset read from data (x[idx[i]] in a loop
-      // body): its slice is a data-dependent access of its contiguous run (review-fast F3).
+      // body): its slice is a data-dependent access of its contiguous run.
       if (i.opcode == "dynamic-slice" && !wraps && i.operand_indices().size() > 1 && !i.operand_shapes().empty()) {
         const std::size_t p = parameter_behind(f, i.operand_indices()[0]);
         bool data = false;

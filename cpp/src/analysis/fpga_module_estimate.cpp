@@ -296,7 +296,7 @@ ModuleEstimate estimate_module(const hlo::Module& module, const FpgaTarget& targ
   }
   // An argument that an op needs again after an op has summarized all of it (x / sum(x): the
   // quotient needs the sum, the sum all of x) is read again by any design unless it stays on
-  // chip: the io holds such a re-read once per op that needs it (review-fast F1).
+  // chip: the io holds such a re-read once per op that needs it.
   const double room = target.onchip_share.nominal * target.sram_bytes;
   const double reread = reread_after_summary(*entry, room);
   // Data that cannot be resident: the arguments and results beyond the card's memory.
