@@ -340,3 +340,20 @@ def test_each_table_says_what_it_adds_up_to_and_what_matched(tmp_path):
     text = _compare(tmp_path, a, b, "--limit", "1").stdout
     assert "  all 3 rows: A 4.0 µs, B 2.0 µs; on both sides 0, A only 2 (4.0 µs), B only 1 (2.0 µs)" in text
     assert "kernel time in no HLO op (not in the rows above; see the kernel table): A 6.0 µs, B 0 s" in text
+
+
+def test_the_totals_count_each_row_once(tmp_path):
+    # jit_f:loop_add_fusion.1 is on both sides but from two source files, so its change is
+    # unknown ("not the same op"); jit_f:g is on both sides with a known change. Two rows: one
+    # matched, one unknown, and the counts add up to the rows (not "on both sides 2 ...
+    # unknown 1" of 2 rows).
+    a = _summary([dict(_op("jit_f", "loop_add_fusion.1", 2e-6, 1, 8), source="/x/parallel_beam.py:320"),
+                  dict(_op("jit_f", "g", 1e-6, 1, 8), source="/x/a.py:1")])
+    b = _summary([dict(_op("jit_f", "loop_add_fusion.1", 8e-6, 1, 8), source="/x/projectors.py:267"),
+                  dict(_op("jit_f", "g", 1e-6, 1, 8), source="/x/a.py:1")])
+    r = _compare(tmp_path, a, b, "--json")
+    assert r.returncode == 0, r.stderr
+    t = json.loads(r.stdout)["totals"]["op"]
+    assert (t["matched"], t["a_only"], t["b_only"], t["unknown"]) == (1, 0, 0, 1)
+    text = _compare(tmp_path, a, b).stdout
+    assert "  all 2 rows: A 3.0 µs, B 9.0 µs; on both sides 1, A only 0 (0 s), B only 0 (0 s), unknown 1" in text

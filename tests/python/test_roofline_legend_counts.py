@@ -33,4 +33,22 @@ def test_the_legend_counts_the_drawn_points_and_the_ops_left_to_the_table():
         r"<[^>]+>", "", re.search(r"above the roof \(dashed ring\).*?\)</", page, re.S).group(0)
     )
     assert "2 drawn above the roof" in page
-    assert "37 of 77 ops not drawn" in legend and "3 of them above the roof" in legend
+    assert "37 of 77 ops not drawn" in legend and "3 of those listed above the roof" in legend
+    # the table below the chart has the first 50 points only: 12 of the 37 undrawn ops (the
+    # other 25 come after row 50), so the legend must not say it lists them all
+    undrawn = [i for i, p in enumerate(pts) if p not in drawn]
+    assert sum(1 for i in undrawn if i < 50) == 12
+    assert "the table below lists 12 of them" in legend, legend
+
+
+def test_the_legend_of_a_cut_chart_counts_the_ops_of_the_trace():
+    # The sweep trace has 417 ops with a time; the chart takes the 200 with most time, 27 of
+    # which it cannot place; the table lists 50 points, one of those 27.
+    path = os.path.join(ROOT, "tests", "data", "traces", "mbirjax_sweep_32_64_run_h100.fpgaprof")
+    s = json.loads(report.summary_json.dumps(report.collect(fpgaprof.load(path), trace_path=path)))
+    roof = s["roofline"]
+    assert (roof["count"], len(roof["points"]), roof["points_left_out"]) == (417, 200, 217)
+    page = report.render_html(s)
+    legend = re.sub(r"<[^>]+>", "", re.search(r'<div class="legend">(.*?)</div>', page, re.S).group(1))
+    assert "27 of the 200 with most time of 417 ops not drawn" in legend, legend
+    assert "the table below lists 1 of them" in legend, legend

@@ -244,16 +244,40 @@ std::vector<bool> depends_on_parameter(const Computation& f) {
   return out;
 }
 
-// A fused parameter that is a scalar (a loop counter handed in): an offset taken from it walks
+// Whether an array of a fused computation is a constant (through broadcasts, views, converts).
+bool constant_value(const Computation& f, std::size_t pos) {
+  for (int steps = 0; pos < f.instructions.size() && steps < 8; ++steps) {
+    const Instruction& i = f.instructions[pos];
+    if (i.opcode == "constant") return true;
+    if ((i.opcode != "broadcast" && !is_view(i.opcode) && i.opcode != "convert") || i.operand_indices().empty())
+      return false;
+    pos = i.operand_indices()[0];
+  }
+  return false;
+}
+
+// A fused parameter that is a scalar (a loop counter handed in): an offset taken from it, or
+// from it shifted or scaled by a constant (x[i + 1], x[n - 1 - i], the block x[i * k]), walks
 // the loop in order, one step a trip.
 bool parameter_scalar(const Computation& f, std::size_t pos) {
   for (int steps = 0; pos < f.instructions.size() && steps < 8; ++steps) {
     const Instruction& i = f.instructions[pos];
     if (i.opcode == "parameter") return i.shape.is_array() && i.shape.element_count() == 1;
-    if (i.operand_indices().empty()) return false;
+    const auto& ops = i.operand_indices();
+    if (ops.empty()) return false;
+    if ((i.opcode == "add" || i.opcode == "subtract" || i.opcode == "multiply") && ops.size() == 2) {
+      if (constant_value(f, ops[1])) {
+        pos = ops[0];
+      } else if (constant_value(f, ops[0])) {
+        pos = ops[1];
+      } else {
+        return false;
+      }
+      continue;
+    }
     // through the clamp of a negative index (select(lt(i, 0), i + n, i)), views, converts
     if (i.opcode != "select" && !is_view(i.opcode) && i.opcode != "convert") return false;
-    pos = i.operand_indices()[i.operand_indices().size() - 1];
+    pos = ops[ops.size() - 1];
   }
   return false;
 }

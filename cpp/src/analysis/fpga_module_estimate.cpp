@@ -8,6 +8,7 @@
 #include <deque>
 #include <limits>
 #include <set>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -50,11 +51,29 @@ double array_leaves(const hlo::Shape& s) {
   return n;
 }
 
+// Whether an op combines many elements of its operands into each of its results (a reduction,
+// a reduce-window, a dot, a convolution, a sort, a library call; a fusion that holds one), so
+// that its result can need all of an operand. A gather, a slice or a dynamic-slice reads only
+// the elements it takes, and a convert or compare reads each element once: their smaller
+// results summarize nothing.
+bool combines_elements(const hlo::Module& module, const hlo::Instruction& i) {
+  static const std::set<std::string> kCombining{"reduce",      "reduce-window", "dot",
+                                                "convolution", "sort",          "fft",
+                                                "custom-call", "select-and-scatter"};
+  if (kCombining.count(i.opcode) != 0) return true;
+  if (i.opcode != "fusion" || i.called_computations().empty()) return false;
+  const hlo::Computation* f = module.find(i.called_computations().front());
+  if (f == nullptr) return true;  // not known: as before, a smaller result summarizes
+  return std::any_of(f->instructions.begin(), f->instructions.end(),
+                     [](const hlo::Instruction& u) { return kCombining.count(u.opcode) != 0; });
+}
+
 // Bytes of entry parameters larger than the on-chip room that an op reads after (depending on)
-// an op that summarized them: an op reading a parameter whose result is smaller than it (a
-// reduction, a reduce-window, a norm) must see all of it before anything that depends on its
-// result runs, so a later reader of the same parameter reads it from card memory again.
-double reread_after_summary(const hlo::Computation& entry, double room) {
+// an op that summarized them: an op that combines elements (combines_elements) of a parameter
+// into a result smaller than it (a reduction, a reduce-window, a norm) must see all of it before
+// anything that depends on its result runs, so a later reader of the same parameter reads it
+// from card memory again.
+double reread_after_summary(const hlo::Module& module, const hlo::Computation& entry, double room) {
   const std::size_t n = entry.instructions.size();
   // The entry parameter an instruction is (through get-tuple-element and bitcast), or SIZE_MAX.
   std::vector<std::size_t> param(n, SIZE_MAX);
@@ -81,7 +100,7 @@ double reread_after_summary(const hlo::Computation& entry, double room) {
       const double bytes = static_cast<double>(entry.instructions[p].shape.byte_size());
       if (bytes <= room) continue;
       if (summarized[k].count(p) != 0) extra += bytes;  // needed again after its summary
-      if (static_cast<double>(i.shape.byte_size()) < bytes) summarized[k].insert(p);
+      if (static_cast<double>(i.shape.byte_size()) < bytes && combines_elements(module, i)) summarized[k].insert(p);
     }
   }
   return extra;
@@ -298,7 +317,7 @@ ModuleEstimate estimate_module(const hlo::Module& module, const FpgaTarget& targ
   // quotient needs the sum, the sum all of x) is read again by any design unless it stays on
   // chip: the io holds such a re-read once per op that needs it.
   const double room = target.onchip_share.nominal * target.sram_bytes;
-  const double reread = reread_after_summary(*entry, room);
+  const double reread = reread_after_summary(module, *entry, room);
   // Data that cannot be resident: the arguments and results beyond the card's memory.
   if (target.memory_capacity_bytes > 0 && out.transfer_bytes > target.memory_capacity_bytes) {
     const auto gb = [](double bytes) {

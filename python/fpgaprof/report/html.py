@@ -346,14 +346,26 @@ def _roofline_svg(roof: Mapping, device: Mapping | None) -> str:
             "the static byte count includes cache-served reads"
         )
     # A log axis cannot place an op without FLOPs (or without a time): the table below has them.
-    undrawn = [p for p in roof.get("points", []) if p not in pts]
+    # The table lists the first TOP_ROWS points only, and the points are the ROOFLINE_POINTS
+    # ops with most time (roof["count"] in all): say how many of the undrawn it shows.
+    charted = list(roof.get("points", []))
+    undrawn = [i for i, p in enumerate(charted) if p not in pts]
     if undrawn:
-        above_off = sum(1 for p in undrawn if p.get("roof_note"))
-        total = len(roof.get("points", []))
-        legend += (
-            f" · {len(undrawn)} of {total} ops not drawn (no FLOPs or no time: "
+        listed = [i for i in undrawn if i < TOP_ROWS]
+        above_off = sum(1 for i in listed if charted[i].get("roof_note"))
+        of = (
+            f"the {len(charted)} with most time of {roof['count']}"
+            if roof.get("points_left_out") and isinstance(roof.get("count"), int)
+            else f"{len(charted)}"
+        )
+        where = (
             "the table below lists them"
-            + (f", {above_off} of them above the roof" if above_off else "")
+            if len(listed) == len(undrawn)
+            else f"the table below lists {len(listed)} of them, summary.json and prof.ops all"
+        )
+        legend += (
+            f" · {len(undrawn)} of {of} ops not drawn (no FLOPs or no time: {where}"
+            + (f", {above_off} of those listed above the roof" if above_off else "")
             + ")"
         )
     note = ""
