@@ -540,7 +540,9 @@ def section_totals(rows: list[dict], a: dict, b: dict) -> dict:
         # one partition of the rows: a row whose change is unknown (not the same op, untimed
         # runs, the other side's table cut) is counted as unknown only, not as matched too
         known = [r for r in sel if r["change_s"] is not None]
-        both = [r for r in known if r["time_before_s"] is not None and r["time_after_s"] is not None]
+        both = [
+            r for r in known if r["time_before_s"] is not None and r["time_after_s"] is not None
+        ]
         a_only = [r for r in known if r["time_after_s"] is None]
         b_only = [r for r in known if r["time_before_s"] is None]
         t = {
