@@ -700,6 +700,27 @@ TEST_CASE("card_work: a gather through a broadcast reads the table where its ind
   CHECK(wr.random[0].source_bytes == 32);
 }
 
+TEST_CASE("card_work: shapes from hostile text do not overflow the dimension walk", "[analysis][fpga][card_work]") {
+  // 2^40 x 2^40 elements: the running products of the reshape's dimension groups (2^80) are no
+  // int64; the walk still finds the kept dimension 1 behind the reshape and charges 5 reads.
+  const hlo::Module m = module(R"(  x = f32[1099511627776]{0} parameter(0)
+  i = s32[5,2]{1,0} parameter(1)
+  ROOT f = f32[5,1,1]{2,1,0} fusion(x, i), kind=kLoop, calls=huge
+)",
+                               R"(huge {
+  p0 = f32[1099511627776]{0} parameter(0)
+  p1 = s32[5,2]{1,0} parameter(1)
+  b = f32[1099511627776,1099511627776]{1,0} broadcast(p0), dimensions={1}
+  r = f32[1099511627776,1099511627776]{1,0} reshape(b)
+  ROOT g = f32[5,1,1]{2,1,0} gather(r, p1), offset_dims={1,2}, collapsed_slice_dims={}, start_index_map={0,1}, index_vector_dim=1, slice_sizes={1,1}
+}
+)");
+  const CardWork w = work(m, "f");
+  REQUIRE(w.random.size() == 1);
+  CHECK(w.random[0].accesses == 5);
+  CHECK(w.random[0].source_bytes == 4.0 * 1099511627776.0);
+}
+
 TEST_CASE("card_work: a gather of what inner gathers compute evaluates them per element it takes",
           "[analysis][fpga][card_work]") {
   // Fused, the inner gather g is not materialized: each of the 40 floats h takes (5 rows of 8)

@@ -154,19 +154,22 @@ DimMask dim_bit(std::size_t d) { return d >= 64 ? kAllDims : DimMask{1} << d; }
 // elements in the same (row-major) order: a reshape, or a bitcast between default layouts.
 // Dimensions are grouped between the positions where both shapes' running products agree.
 DimMask reshaped_dims(const Shape& out, const Shape& in, DimMask m) {
-  std::vector<int64_t> po{1}, pi{1};
-  for (int64_t d : out.dims) po.push_back(po.back() * std::max<int64_t>(d, 1));
-  for (int64_t d : in.dims) pi.push_back(pi.back() * std::max<int64_t>(d, 1));
+  // Beyond 64 dimensions a mask holds them all. Running products in double: a shape from
+  // hostile text cannot overflow them (exact for every real shape, below 2^53 elements).
+  if (out.dims.size() > 64 || in.dims.size() > 64) return kAllDims;
+  std::vector<double> po{1}, pi{1};
+  for (int64_t d : out.dims) po.push_back(po.back() * static_cast<double>(std::max<int64_t>(d, 1)));
+  for (int64_t d : in.dims) pi.push_back(pi.back() * static_cast<double>(std::max<int64_t>(d, 1)));
   if (po.back() != pi.back()) return kAllDims;
   DimMask r = 0;
   for (std::size_t d = 0; d < out.dims.size(); ++d) {
     if (!has_dim(m, d)) continue;
     // The group around out's dimension d: from the last common product at or below its start
     // to the first at or above its end.
-    int64_t lo = 1, hi = po.back();
-    for (int64_t v : po)
+    double lo = 1, hi = po.back();
+    for (double v : po)
       if (v <= po[d] && std::find(pi.begin(), pi.end(), v) != pi.end()) lo = std::max(lo, v);
-    for (int64_t v : po)
+    for (double v : po)
       if (v >= po[d + 1] && std::find(pi.begin(), pi.end(), v) != pi.end()) hi = std::min(hi, v);
     for (std::size_t e = 0; e < in.dims.size(); ++e)
       if (pi[e] >= lo && pi[e + 1] <= hi) r |= dim_bit(e);

@@ -57,9 +57,8 @@ double array_leaves(const hlo::Shape& s) {
 // the elements it takes, and a convert or compare reads each element once: their smaller
 // results summarize nothing.
 bool combines_elements(const hlo::Module& module, const hlo::Instruction& i) {
-  static const std::set<std::string> kCombining{"reduce",      "reduce-window", "dot",
-                                                "convolution", "sort",          "fft",
-                                                "custom-call", "select-and-scatter"};
+  static const std::set<std::string> kCombining{"reduce", "reduce-window", "dot",         "convolution",
+                                                "sort",   "fft",           "custom-call", "select-and-scatter"};
   if (kCombining.count(i.opcode) != 0) return true;
   if (i.opcode != "fusion" || i.called_computations().empty()) return false;
   const hlo::Computation* f = module.find(i.called_computations().front());
