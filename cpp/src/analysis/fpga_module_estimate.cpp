@@ -15,6 +15,7 @@
 
 #include "fpgaprof/analysis/attribution.hpp"
 #include "fpgaprof/analysis/card_power.hpp"
+#include "fpgaprof/analysis/op_inputs.hpp"
 #include "fpgaprof/analysis/region_paths.hpp"
 #include "fpgaprof/analysis/transfer_analysis.hpp"
 #include "fpgaprof/error.hpp"
@@ -49,60 +50,6 @@ double array_leaves(const hlo::Shape& s) {
   double n = 0;
   for (const hlo::Shape& e : s.tuple) n += array_leaves(e);
   return n;
-}
-
-// Whether an op combines many elements of its operands into each of its results (a reduction,
-// a reduce-window, a dot, a convolution, a sort, a library call; a fusion that holds one), so
-// that its result can need all of an operand. A gather, a slice or a dynamic-slice reads only
-// the elements it takes, and a convert or compare reads each element once: their smaller
-// results summarize nothing.
-bool combines_elements(const hlo::Module& module, const hlo::Instruction& i) {
-  static const std::set<std::string> kCombining{"reduce", "reduce-window", "dot",         "convolution",
-                                                "sort",   "fft",           "custom-call", "select-and-scatter"};
-  if (kCombining.count(i.opcode) != 0) return true;
-  if (i.opcode != "fusion" || i.called_computations().empty()) return false;
-  const hlo::Computation* f = module.find(i.called_computations().front());
-  if (f == nullptr) return true;  // not known: as before, a smaller result summarizes
-  return std::any_of(f->instructions.begin(), f->instructions.end(),
-                     [](const hlo::Instruction& u) { return kCombining.count(u.opcode) != 0; });
-}
-
-// Bytes of entry parameters larger than the on-chip room that an op reads after (depending on)
-// an op that summarized them: an op that combines elements (combines_elements) of a parameter
-// into a result smaller than it (a reduction, a reduce-window, a norm) must see all of it before
-// anything that depends on its result runs, so a later reader of the same parameter reads it
-// from card memory again.
-double reread_after_summary(const hlo::Module& module, const hlo::Computation& entry, double room) {
-  const std::size_t n = entry.instructions.size();
-  // The entry parameter an instruction is (through get-tuple-element and bitcast), or SIZE_MAX.
-  std::vector<std::size_t> param(n, SIZE_MAX);
-  std::vector<std::set<std::size_t>> summarized(n);  // parameters a value depends on a summary of
-  double extra = 0;
-  for (std::size_t k = 0; k < n; ++k) {
-    const hlo::Instruction& i = entry.instructions[k];
-    if (i.opcode == "parameter") {
-      param[k] = k;
-      continue;
-    }
-    if ((i.opcode == "get-tuple-element" || i.opcode == "bitcast") && !i.operand_indices().empty() &&
-        i.operand_indices()[0] < k) {
-      param[k] = param[i.operand_indices()[0]];
-      continue;
-    }
-    std::set<std::size_t> reads;
-    for (std::size_t o : i.operand_indices()) {
-      if (o >= k) continue;
-      summarized[k].insert(summarized[o].begin(), summarized[o].end());
-      if (param[o] != SIZE_MAX) reads.insert(param[o]);
-    }
-    for (std::size_t p : reads) {
-      const double bytes = static_cast<double>(entry.instructions[p].shape.byte_size());
-      if (bytes <= room) continue;
-      if (summarized[k].count(p) != 0) extra += bytes;  // needed again after its summary
-      if (static_cast<double>(i.shape.byte_size()) < bytes && combines_elements(module, i)) summarized[k].insert(p);
-    }
-  }
-  return extra;
 }
 
 class ModuleWalker {
@@ -316,7 +263,9 @@ ModuleEstimate estimate_module(const hlo::Module& module, const FpgaTarget& targ
   // quotient needs the sum, the sum all of x) is read again by any design unless it stays on
   // chip: the io holds such a re-read once per op that needs it.
   const double room = target.onchip_share.nominal * target.sram_bytes;
-  const double reread = reread_after_summary(module, *entry, room);
+  double reread = 0;
+  for (const double bytes : module_reread_bytes(module))
+    if (bytes > room) reread += bytes;
   // Data that cannot be resident: the arguments and results beyond the card's memory.
   if (target.memory_capacity_bytes > 0 && out.transfer_bytes > target.memory_capacity_bytes) {
     const auto gb = [](double bytes) {

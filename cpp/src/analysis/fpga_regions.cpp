@@ -156,6 +156,7 @@ struct OpsSum {
   std::vector<std::string> unknown_ops, unsupported_ops;
   std::vector<uint32_t> kept_ops;  // ops whose kernels stay on the GPU (kNone32: kernels without an op)
   std::unordered_map<uint32_t, double> fallback_calls, io_of_module, buffers_of_module;
+  std::unordered_map<uint32_t, const std::vector<double>*> reread_of_module;  // OpCost::module_reread_bytes
 };
 
 void sum_ops(std::vector<std::pair<uint32_t, SpanAcc>>& entries, const std::vector<OpCost>& ops,
@@ -197,6 +198,7 @@ void sum_ops(std::vector<std::pair<uint32_t, SpanAcc>>& entries, const std::vect
       if (!fresh && exec > 0) at->second = at->second > 0 ? std::min(at->second, exec) : exec;
       if (op.module_io_bytes > 0) s.io_of_module[op.module_index] = op.module_io_bytes;
       if (op.module_io_buffers > 0) s.buffers_of_module[op.module_index] = op.module_io_buffers;
+      if (!op.module_reread_bytes.empty()) s.reread_of_module[op.module_index] = &op.module_reread_bytes;
     }
     if (!op.cost_known) {
       s.kept_ns += static_cast<double>(acc.ns);
@@ -256,7 +258,7 @@ struct Calls {
   std::unordered_map<uint32_t, double> of_module;
 };
 
-Calls count_calls(uint32_t g, const OpsSum& s, const std::unordered_map<uint64_t, double>& calls_in,
+Calls count_calls(uint32_t g, const OpsSum& s, const std::unordered_map<uint64_t, double>& calls_in, double room,
                   FpgaRegionCandidate& c) {
   Calls out;
   bool all_counted = !s.fallback_calls.empty();
@@ -269,7 +271,15 @@ Calls count_calls(uint32_t g, const OpsSum& s, const std::unordered_map<uint64_t
     if (io != s.io_of_module.end()) c.transfer_bytes += calls * io->second;
     // The dataflow design reads and writes only the calls it runs: a module whose ops are all
     // kept at GPU speed is not part of it (its GPU time already holds its own traffic).
-    if (io != s.io_of_module.end() && s.estimated_modules.count(m) != 0) out.io_bytes += calls * io->second;
+    // It also reads again, each call, an argument larger than its on-chip room that an op needs
+    // after an op summarized it (x / sum(x)).
+    if (io != s.io_of_module.end() && s.estimated_modules.count(m) != 0) {
+      double reread = 0;
+      if (const auto r = s.reread_of_module.find(m); r != s.reread_of_module.end())
+        for (const double bytes : *r->second)
+          if (bytes > room) reread += bytes;
+      out.io_bytes += calls * (io->second + reread);
+    }
     out.of_module[m] = calls;
     const auto buffers = s.buffers_of_module.find(m);
     out.transfer_buffers += calls * (buffers != s.buffers_of_module.end() ? buffers->second : 2.0);
@@ -434,7 +444,7 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
     if (c.time_share < options.min_time_share) continue;
     c.host_bytes_per_instance = c.instances > 0 ? spans.host_bytes[g] / static_cast<double>(c.instances) : 0.0;
     c.estimated_share = c.gpu_time_ns > 0 ? s.est_ns / c.gpu_time_ns : 0.0;
-    const Calls calls = count_calls(g, s, spans.calls_in, c);
+    const Calls calls = count_calls(g, s, spans.calls_in, target.onchip_share.nominal * target.sram_bytes, c);
     const std::string kept_why = kept_reason(s);
     const bool untimed = c.kernel_count > 0 && c.gpu_time_ns == 0;
     c.estimated = s.estimated_ops > 0 && !untimed;

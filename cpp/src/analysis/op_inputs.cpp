@@ -1,6 +1,9 @@
 #include "fpgaprof/analysis/op_inputs.hpp"
 
 #include <algorithm>
+#include <set>
+#include <string>
+#include <unordered_map>
 
 #include "fpgaprof/analysis/transfer_analysis.hpp"
 
@@ -22,6 +25,17 @@ hlo::PrimitiveType element_type(const hlo::Shape& s) {
     if (t != hlo::PrimitiveType::kInvalid && t != hlo::PrimitiveType::kToken) return t;
   }
   return hlo::PrimitiveType::kInvalid;
+}
+
+bool combines_elements(const hlo::Module& module, const hlo::Instruction& i) {
+  static const std::set<std::string> kCombining{"reduce", "reduce-window", "dot",         "convolution",
+                                                "sort",   "fft",           "custom-call", "select-and-scatter"};
+  if (kCombining.count(i.opcode) != 0) return true;
+  if (i.opcode != "fusion" || i.called_computations().empty()) return false;
+  const hlo::Computation* f = module.find(i.called_computations().front());
+  if (f == nullptr) return true;  // not known: a smaller result may summarize
+  return std::any_of(f->instructions.begin(), f->instructions.end(),
+                     [](const hlo::Instruction& u) { return kCombining.count(u.opcode) != 0; });
 }
 
 }  // namespace
@@ -52,10 +66,45 @@ double module_io_bytes(const hlo::Module& module) {
   return bytes;
 }
 
+std::vector<double> module_reread_bytes(const hlo::Module& module) {
+  std::vector<double> out;
+  const hlo::Computation* entry = module.entry();
+  if (entry == nullptr) return out;
+  const std::size_t n = entry->instructions.size();
+  // The entry parameter an instruction is (through get-tuple-element and bitcast), or SIZE_MAX.
+  std::vector<std::size_t> param(n, SIZE_MAX);
+  std::vector<std::set<std::size_t>> summarized(n);  // parameters a value depends on a summary of
+  for (std::size_t k = 0; k < n; ++k) {
+    const hlo::Instruction& i = entry->instructions[k];
+    if (i.opcode == "parameter") {
+      param[k] = k;
+      continue;
+    }
+    if ((i.opcode == "get-tuple-element" || i.opcode == "bitcast") && !i.operand_indices().empty() &&
+        i.operand_indices()[0] < k) {
+      param[k] = param[i.operand_indices()[0]];
+      continue;
+    }
+    std::set<std::size_t> reads;
+    for (std::size_t o : i.operand_indices()) {
+      if (o >= k) continue;
+      summarized[k].insert(summarized[o].begin(), summarized[o].end());
+      if (param[o] != SIZE_MAX) reads.insert(param[o]);
+    }
+    for (std::size_t p : reads) {
+      const double bytes = static_cast<double>(entry->instructions[p].shape.byte_size());
+      if (summarized[k].count(p) != 0) out.push_back(bytes);  // needed again after its summary
+      if (static_cast<double>(i.shape.byte_size()) < bytes && combines_elements(module, i)) summarized[k].insert(p);
+    }
+  }
+  return out;
+}
+
 OpInputs op_inputs(const TraceStore& store, const AttributionResult& attribution,
                    const std::vector<hlo::Module>& modules) {
   OpInputs in;
   in.ops.reserve(attribution.ops.size());
+  std::unordered_map<uint32_t, std::vector<double>> reread_of_module;  // each module's walk, once
   for (uint32_t o = 0; o < attribution.ops.size(); ++o) {
     const OpStats& st = attribution.ops[o];
     OpCost c;
@@ -74,6 +123,9 @@ OpInputs op_inputs(const TraceStore& store, const AttributionResult& attribution
     if (st.module_index < modules.size() && !modules[st.module_index].name.empty()) {
       c.module_io_bytes = module_io_bytes(modules[st.module_index]);
       c.module_io_buffers = module_io_buffers(modules[st.module_index]);
+      const auto [reread, fresh] = reread_of_module.try_emplace(st.module_index);
+      if (fresh) reread->second = module_reread_bytes(modules[st.module_index]);
+      c.module_reread_bytes = reread->second;
       if (const hlo::Instruction* ins = modules[st.module_index].find_instruction(st.hlo_op)) {
         // Without a cost (work.known false) it still gives the op's arrays: what crosses the link.
         c.work = card_work(modules[st.module_index], *ins);

@@ -28,6 +28,14 @@ struct OpInputs {
 double module_io_bytes(const hlo::Module& module);
 // How many arrays that is (entry parameters + root leaves): host-link transfers per call.
 double module_io_buffers(const hlo::Module& module);
+// The entry parameters one call reads again after an op summarized them, the bytes of each,
+// once per op that needs one again: an op that combines a parameter's elements into a result
+// smaller than it (a reduction, reduce-window, dot, convolution, sort, library call, or a
+// fusion holding one) must see all of it before anything that depends on its result runs
+// (x / sum(x)), so a later reader reads it from card memory again unless it stays on chip: a
+// dataflow design adds those larger than its on-chip room to its io. A gather, slice or
+// per-element op reads only what it takes and summarizes nothing.
+std::vector<double> module_reread_bytes(const hlo::Module& module);
 
 // `modules[i]` belongs to store.hlo_modules[i] (an empty name: unavailable); may be empty,
 // then precision and working set fall back to fp32 and bytes written.

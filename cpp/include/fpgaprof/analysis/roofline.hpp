@@ -51,6 +51,9 @@ struct OpCost {
   uint32_t module_index = kNone32;
   double module_io_bytes = 0;
   double module_io_buffers = 0;  // entry parameters + root arrays (0 unknown)
+  // The entry parameters one call reads again after an op summarized them (module_reread_bytes):
+  // a region's dataflow design adds those larger than its on-chip room to its io.
+  std::vector<double> module_reread_bytes;
   // What one execution asks of an FPGA card (card_work.hpp), from the op's HLO instruction;
   // work.known false when the HLO was not at hand (the FPGA model then streams bytes()).
   CardWork work;
