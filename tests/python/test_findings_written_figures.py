@@ -75,7 +75,7 @@ def _glance_best(operation: str, size: str, trace: str) -> str:
 
 
 def test_the_pallas_region_figures_quoted_are_the_tables():
-    # "forward 0.64x, 0.26-0.90x on the V80; cone forward 0.81x, 0.46-1.2x": the written summary
+    # "forward 0.63x, 0.26-0.88x on the V80; cone forward 0.81x, 0.46-1.2x": the written summary
     # quotes the best case the generated table gives for both Pallas forward projections.
     findings = _doc("mbirjax-findings.md")
     for operation, size, trace, label in (
@@ -86,3 +86,12 @@ def test_the_pallas_region_figures_quoted_are_the_tables():
         m = re.fullmatch(r"versal-v80 (\S+) \((\S+)\)", cell)
         assert m, cell
         assert f"{label} {m.group(1)}, {m.group(2)}" in findings, (label, cell)
+
+
+def test_the_structure_decided_example_quoted_is_the_tables():
+    # "the range's slow end is the as-compiled design, e.g. 0.27x (0.00083-0.66x) at 64³": the
+    # sweep's parallel forward projection at 64³, as the generated table gives it.
+    cell = _glance_best("parallel_forward_project", "64³", "mbirjax_sweep_32_64_run_h100")
+    m = re.fullmatch(r"\S+ (\S+) \((\S+)\)", cell)
+    assert m, cell
+    assert f"e.g. {m.group(1)} ({m.group(2)}) at 64³" in _doc("mbirjax-findings.md"), cell

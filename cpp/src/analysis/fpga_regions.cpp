@@ -156,6 +156,7 @@ struct OpsSum {
   std::vector<std::string> unknown_ops, unsupported_ops;
   std::vector<uint32_t> kept_ops;  // ops whose kernels stay on the GPU (kNone32: kernels without an op)
   std::unordered_map<uint32_t, double> fallback_calls, io_of_module, buffers_of_module;
+  std::unordered_map<uint32_t, double> entry_calls;  // the most executions of an entry-computation op here
   std::unordered_map<uint32_t, const std::vector<double>*> reread_of_module;  // OpCost::module_reread_bytes
 };
 
@@ -196,6 +197,9 @@ void sum_ops(std::vector<std::pair<uint32_t, SpanAcc>>& entries, const std::vect
       // op at least once; a loop body's run its trips more).
       const auto [at, fresh] = s.fallback_calls.try_emplace(op.module_index, exec);
       if (!fresh && exec > 0) at->second = at->second > 0 ? std::min(at->second, exec) : exec;
+      // An op of the entry computation runs once a call; a conditional branch's op may not run
+      // at all in a call, a loop body's runs once a trip.
+      if (op.in_entry) s.entry_calls[op.module_index] = std::max(s.entry_calls[op.module_index], exec);
       if (op.module_io_bytes > 0) s.io_of_module[op.module_index] = op.module_io_bytes;
       if (op.module_io_buffers > 0) s.buffers_of_module[op.module_index] = op.module_io_buffers;
       if (!op.module_reread_bytes.empty()) s.reread_of_module[op.module_index] = &op.module_reread_bytes;
@@ -256,6 +260,7 @@ void sum_ops(std::vector<std::pair<uint32_t, SpanAcc>>& entries, const std::vect
 struct Calls {
   double transfer_buffers = 0, io_bytes = 0;
   std::unordered_map<uint32_t, double> of_module;
+  std::unordered_map<uint32_t, double> io_of_module;  // what each module's design reads and writes, all its calls
 };
 
 Calls count_calls(uint32_t g, const OpsSum& s, const std::unordered_map<uint64_t, double>& calls_in, double room,
@@ -264,7 +269,9 @@ Calls count_calls(uint32_t g, const OpsSum& s, const std::unordered_map<uint64_t
   bool all_counted = !s.fallback_calls.empty();
   for (const auto& [m, fallback] : s.fallback_calls) {
     const auto it = calls_in.find(pair_key(g, m));
-    const double calls = it != calls_in.end() ? it->second : fallback;
+    // Without XlaModule ranges: the executions of an entry op (once per call), else the fewest of any.
+    const auto entry = s.entry_calls.find(m);
+    const double calls = it != calls_in.end() ? it->second : entry != s.entry_calls.end() ? entry->second : fallback;
     if (it == calls_in.end()) all_counted = false;
     c.module_calls += calls;
     const auto io = s.io_of_module.find(m);
@@ -279,6 +286,7 @@ Calls count_calls(uint32_t g, const OpsSum& s, const std::unordered_map<uint64_t
         for (const double bytes : *r->second)
           if (bytes > room) reread += bytes;
       out.io_bytes += calls * (io->second + reread);
+      out.io_of_module[m] = calls * (io->second + reread);
     }
     out.of_module[m] = calls;
     const auto buffers = s.buffers_of_module.find(m);
@@ -340,9 +348,20 @@ void what_if(OpsSum& s, const Calls& calls, const FpgaTarget& target, const Fpga
     const auto it = calls.of_module.find(s.stage_module[k]);
     if (it != calls.of_module.end()) s.stages[k].repeats = std::max(s.stages[k].executions - it->second, 0.0);
   }
+  // Each module's calls are their own design, run in turn: a call's stages overlap one another,
+  // not another module's (a call whose argument is another's result waits for all of it, and the
+  // trace does not say which calls are independent).
   bool structure = false;
-  const TimeRange dataflow =
-      dataflow_time(s.stages, calls.io_bytes, target, nullptr, &structure, options.row_imbalance);
+  std::unordered_map<uint32_t, std::vector<DataflowStage>> stages_of;
+  for (std::size_t k = 0; k < s.stages.size(); ++k) stages_of[s.stage_module[k]].push_back(s.stages[k]);
+  TimeRange dataflow;
+  for (const auto& [module, stages] : stages_of) {
+    const auto io = calls.io_of_module.find(module);
+    bool marked = false;
+    dataflow += dataflow_time(stages, io != calls.io_of_module.end() ? io->second : 0.0, target, nullptr, &marked,
+                              options.row_imbalance);
+    structure = structure || marked;
+  }
   TimeRange rcard{std::min(s.ops_restructured.low, dataflow.low),
                   std::min(s.ops_restructured.nominal, dataflow.nominal),
                   std::min(s.ops_restructured.high, dataflow.high)};

@@ -123,6 +123,9 @@ OpInputs op_inputs(const TraceStore& store, const AttributionResult& attribution
     if (st.module_index < modules.size() && !modules[st.module_index].name.empty()) {
       c.module_io_bytes = module_io_bytes(modules[st.module_index]);
       c.module_io_buffers = module_io_buffers(modules[st.module_index]);
+      if (const hlo::Computation* entry = modules[st.module_index].entry())
+        c.in_entry = std::any_of(entry->instructions.begin(), entry->instructions.end(),
+                                 [&](const hlo::Instruction& i) { return i.name == st.hlo_op; });
       const auto [reread, fresh] = reread_of_module.try_emplace(st.module_index);
       if (fresh) reread->second = module_reread_bytes(modules[st.module_index]);
       c.module_reread_bytes = reread->second;

@@ -51,6 +51,7 @@ struct OpCost {
   uint32_t module_index = kNone32;
   double module_io_bytes = 0;
   double module_io_buffers = 0;  // entry parameters + root arrays (0 unknown)
+  bool in_entry = false;         // an op of its module's entry computation (runs once a call)
   // The entry parameters one call reads again after an op summarized them (module_reread_bytes):
   // a region's dataflow design adds those larger than its on-chip room to its io.
   std::vector<double> module_reread_bytes;

@@ -1,0 +1,107 @@
+"""Region estimates that err fast: each test states what a region's design must at least
+spend, from its modules' own estimates or the calls the trace ran, and fails while the model
+charges less."""
+
+import jax
+import jax.numpy as jnp
+
+from fpgaprof import fpga
+
+_DEVICE = {
+    "name": "test-gpu",
+    "cc_major": 8,
+    "cc_minor": 0,
+    "sm_count": 100,
+    "core_clock_khz": 1_000_000,
+    "memory_clock_khz": 1_000_000,
+    "memory_bus_width_bits": 4096,
+    "pcie_generation": 4,
+    "pcie_link_width": 16,
+}
+
+
+def _store(region, modules, kernels):
+    from _store_builder import store_from_lists
+
+    t, ks = 1_000, []
+    for name, ns in kernels:
+        ks.append({"name": name, "start_ns": t, "end_ns": t + ns, "grid": 1000, "region": 0})
+        t += ns + 1_000
+    return store_from_lists(
+        {
+            "devices": [_DEVICE],
+            "kernels": ks,
+            "regions": [{"name": region, "start_ns": 0, "end_ns": t + 1_000, "thread_id": 1}],
+            "hlo_modules": [{"name": n, "text": x} for n, x in modules],
+            "start_ns": 0,
+            "end_ns": t + 2_000,
+        }
+    )
+
+
+def test_a_region_of_two_calls_is_not_faster_than_each_call_in_turn():
+    # s = sum(a @ b) (compute: 2.15 GFLOP, 4.02 ms at 534.9 GFLOP/s), then x * s (x 512 MiB:
+    # 1 GiB streamed, 3.56 ms): two jitted calls, the second needs the first's whole result.
+    # Each module's own design takes 4.06 ms and 3.60 ms (launch included): 7.66 ms in turn.
+    # The region's one dataflow design overlaps the first's compute with the second's
+    # streaming: 4.35 ms, "only restructured" 1.38x where 0.78x is the most it can be.
+    n, m = 1024, 1 << 27
+
+    def mm_sum(a, b):
+        return jnp.sum(a @ b)
+
+    def scale(x, s):
+        return x * s
+
+    a = jax.jit(mm_sum).lower(*(jax.ShapeDtypeStruct((n, n), jnp.float32),) * 2).compile().as_text()
+    b = (
+        jax.jit(scale)
+        .lower(jax.ShapeDtypeStruct((m,), jnp.float32), jax.ShapeDtypeStruct((), jnp.float32))
+        .compile()
+        .as_text()
+    )
+    store = _store(
+        "step",
+        [("jit_mm_sum", a), ("jit_scale", b)],
+        [("ynn_fusion", 3_000_000), ("wrapped_reduce", 10_000), ("broadcast_multiply_fusion", 3_000_000)],
+    )
+    (row,) = [
+        r
+        for r in fpga.fpga_candidates(store, target="alveo-u55c", by="region", inputs_cross_link=False)
+        if r["region"] == "step"
+    ]
+    in_turn = (
+        fpga.estimate_hlo(a, "alveo-u55c").restructured_card_time_s
+        + fpga.estimate_hlo(b, "alveo-u55c").restructured_card_time_s
+    )
+    assert row["restructured_card_time_s"] >= 0.999 * in_turn  # 4.35 ms < 7.66 ms now
+    assert row["verdict"] == "no"  # "only restructured" now
+
+
+def test_a_module_call_whose_branch_did_not_run_is_still_a_call():
+    # step(x, flag) = cond(flag, sin(v) * 2, v) of v = 3x + 1, x 64 MiB, called 4 times, its branch
+    # taken once, on a trace without XlaModule ranges: 4 calls, each moving x in and the result
+    # out (134,217,729 B): 536,870,916 B over the link, 4 launches. The fewest executions of one
+    # of its ops (the branch's fusion: 1) counts 1 call: 134,217,729 B, 1 launch.
+    mm = 1 << 24
+
+    def step(x, flag):
+        y = x * 3.0 + 1.0
+        return jax.lax.cond(flag, lambda v: jnp.sin(v) * 2.0, lambda v: v, y)
+
+    text = (
+        jax.jit(step)
+        .lower(jax.ShapeDtypeStruct((mm,), jnp.float32), jax.ShapeDtypeStruct((), jnp.bool_))
+        .compile()
+        .as_text()
+    )
+    assert "conditional(" in text and "%broadcast_multiply_fusion = " in text
+    kernels = []
+    for call in range(4):
+        kernels += [("broadcast_add_fusion", 400_000), ("wrapped_convert", 2_000)]
+        if call == 0:
+            kernels.append(("broadcast_multiply_fusion", 400_000))
+    store = _store("solve", [("jit_step", text)], kernels)
+    (row,) = [r for r in fpga.fpga_candidates(store, target="alveo-u55c", by="region") if r["region"] == "solve"]
+    assert row["module_calls"] == 4  # 1 now
+    assert row["transfer_bytes"] == 4 * (2 * 4 * mm + 1)  # 134,217,729 now
