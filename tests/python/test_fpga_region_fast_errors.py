@@ -105,3 +105,48 @@ def test_a_module_call_whose_branch_did_not_run_is_still_a_call():
     (row,) = [r for r in fpga.fpga_candidates(store, target="alveo-u55c", by="region") if r["region"] == "solve"]
     assert row["module_calls"] == 4  # 1 now
     assert row["transfer_bytes"] == 4 * (2 * 4 * mm + 1)  # 134,217,729 now
+
+
+def test_ops_kept_on_the_gpu_hand_their_arrays_to_the_card_over_the_link():
+    """MBIRJAX 0.7.3's Pallas forward projection at 128³ (H200): jit_chunk_fn keeps XLA's cub
+    sort (custom-call.1) and two Pallas calls on the GPU between fusions that go to the card.
+    From the module's HLO, per call: the sort takes bitcast.11.0 (loop_clamp_fusion) and
+    wrapped_iota and gives back its sorted values (to loop_gather_select_fusion) and keys (the
+    while loop's state), 4 x s32[128,37932] = 4 x 19,421,184 B; pallas_call.2 takes
+    input_concatenate_fusion (s32[128,128,4], 262,144 B) and both of loop_gather_select_fusion's
+    results (2 x 19,421,184 B); pallas_call.3 takes input_concatenate_fusion.1 (s32[128,592,4],
+    1,212,416 B; the gathered arrays already crossed) and gives input_transpose_fusion its
+    f32[128,129,128] (8,454,144 B). 126,455,808 B, over the link with the data on the card too."""
+    import os
+
+    import fpgaprof
+
+    path = os.path.join(os.path.dirname(__file__), "..", "data", "traces",
+                        "mbirjax073_parallel_128_pallas_h200.fpgaprof")
+    prof = fpgaprof.load(path)
+    want = 4 * 19_421_184 + 262_144 + 2 * 19_421_184 + 1_212_416 + 8_454_144
+    assert want == 126_455_808
+    for cross in (True, False):
+        (row,) = [r for r in prof.fpga_candidates("alveo-u55c", by="region", inputs_cross_link=cross)
+                  if r["region"] == "forward_project"]
+        assert row["handoff_bytes"] == want
+        assert row["transfer_bytes"] >= want
+        assert row["transfer_s"] >= want / (15.754e9 * 0.771532)  # the link's fast end at most
+        assert "hand 126.5 MB to and from the card's ops" in row["estimate_note"]
+    # the back projection's Pallas kernel takes only the module's arguments: nothing handed
+    (back,) = [r for r in prof.fpga_candidates("alveo-u55c", by="region") if r["region"] == "back_project"]
+    assert back["handoff_bytes"] == 0
+
+
+def test_a_region_rereads_an_input_needed_after_its_own_reduction():
+    # x / sum(x) on a trace: a region "norm" runs the module's four fusions once. Its dataflow
+    # design reads x (1 GiB, beyond the U55C's 22 MB room) for the sum and again for the
+    # quotient, and writes the 1 GiB result: 3 GiB at least, as the static estimate.
+    n = 256 * 1024 * 1024
+    text = jax.jit(lambda x: x / jnp.sum(x)).lower(jax.ShapeDtypeStruct((n,), jnp.float32)).compile().as_text()
+    names = ["ynn_fusion", "wrapped_reduce-window", "reduce_divide_fusion", "broadcast_multiply_fusion"]
+    assert all(f"%{k} = " in text for k in names)
+    store = _store("norm", [("jit__lambda_", text)], [(k, 900_000) for k in names])
+    (row,) = [r for r in fpga.fpga_candidates(store, target="alveo-u55c", by="region") if r["region"] == "norm"]
+    card = next(p for p in fpga.presets() if p["name"] == "alveo-u55c")
+    assert row["restructured_card_time_s"] >= 3 * 4 * n / card["stream_bytes_per_s"]  # 10.68 ms

@@ -157,6 +157,8 @@ struct OpsSum {
   std::vector<uint32_t> kept_ops;  // ops whose kernels stay on the GPU (kNone32: kernels without an op)
   std::unordered_map<uint32_t, double> fallback_calls, io_of_module, buffers_of_module;
   std::unordered_map<uint32_t, double> entry_calls;  // the most executions of an entry-computation op here
+  // What the ops kept on the GPU hand to and take from their modules' card ops: bytes, arrays.
+  std::unordered_map<uint32_t, std::pair<double, double>> handoff_of_module;
   std::unordered_map<uint32_t, const std::vector<double>*> reread_of_module;  // OpCost::module_reread_bytes
 };
 
@@ -207,6 +209,11 @@ void sum_ops(std::vector<std::pair<uint32_t, SpanAcc>>& entries, const std::vect
     if (!op.cost_known) {
       s.kept_ns += static_cast<double>(acc.ns);
       s.kept_ops.push_back(o);
+      if (op.module_index != kNone32 && op.handoff_bytes > 0) {
+        auto& [bytes, arrays] = s.handoff_of_module[op.module_index];
+        bytes += exec * op.handoff_bytes;
+        arrays += exec * op.handoff_arrays;
+      }
       if (s.unknown_ops.size() < 3) s.unknown_ops.push_back(op.name);
       continue;
     }
@@ -390,11 +397,23 @@ void what_if(OpsSum& s, const Calls& calls, const FpgaTarget& target, const Fpga
   rcard += launches;
   c.restructured_card_energy_j = card_energy_on(rcard, target);
   rcard += kept;
+  // The ops kept on the GPU inside a module whose other ops run on the card hand their data to
+  // and take it from the card over the link, wherever the module's arguments live.
+  double handoff_bytes = 0, handoff_arrays = 0;
+  for (const auto& [m, h] : s.handoff_of_module)
+    if (s.estimated_modules.count(m) != 0) {
+      handoff_bytes += h.first;
+      handoff_arrays += h.second;
+    }
+  c.handoff_bytes = handoff_bytes;
   TimeRange transfer;
   if (options.inputs_cross_link) {
-    transfer = link_time(c.transfer_bytes, calls.transfer_buffers, target, options.gpu_link_bytes_per_s);
+    c.transfer_bytes += handoff_bytes;
+    transfer =
+        link_time(c.transfer_bytes, calls.transfer_buffers + handoff_arrays, target, options.gpu_link_bytes_per_s);
   } else {
-    c.transfer_bytes = 0;
+    c.transfer_bytes = handoff_bytes;
+    if (handoff_bytes > 0) transfer = link_time(handoff_bytes, handoff_arrays, target, options.gpu_link_bytes_per_s);
   }
   c.card_time_s = card.nominal;
   c.card_time_low_s = card.low;
@@ -480,6 +499,12 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
       char pct[32];
       std::snprintf(pct, sizeof pct, "%.1f %%", 100.0 * s.kept_ns / c.gpu_time_ns);
       c.estimate_note = std::string(pct) + " of its GPU time kept at GPU speed (" + kept_why + ")";
+    }
+    if (c.handoff_bytes > 0) {
+      char mb[32];
+      std::snprintf(mb, sizeof mb, "%.4g MB", c.handoff_bytes / 1e6);
+      c.estimate_note += std::string(c.estimate_note.empty() ? "" : "; ") + "the ops kept on the GPU hand " + mb +
+                         " to and from the card's ops over the host link (handoff_bytes, in transfer_s)";
     }
     if (c.restructured_structure_dependent)
       c.estimate_note += std::string(c.estimate_note.empty() ? "" : "; ") + kStructureWidenedNote;

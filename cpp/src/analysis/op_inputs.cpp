@@ -100,11 +100,81 @@ std::vector<double> module_reread_bytes(const hlo::Module& module) {
   return out;
 }
 
+std::unordered_map<std::string, Handoff> module_handoff(const hlo::Module& module) {
+  std::unordered_map<std::string, Handoff> out;
+  const hlo::Computation* entry = module.entry();
+  if (entry == nullptr) return out;
+  const auto& ins = entry->instructions;
+  const std::size_t n = ins.size();
+  const auto plumbing = [&](std::size_t k) {
+    const std::string& op = ins[k].opcode;
+    return op == "bitcast" || op == "get-tuple-element";
+  };
+  const auto free_op = [&](std::size_t k) {
+    const std::string& op = ins[k].opcode;
+    return plumbing(k) || op == "parameter" || op == "constant" || op == "tuple";
+  };
+  const auto on_card = [&](std::size_t k) { return !free_op(k) && !ins[k].cost.unknown; };
+  std::vector<std::vector<std::size_t>> users(n);
+  for (std::size_t k = 0; k < n; ++k)
+    for (std::size_t o : ins[k].operand_indices())
+      if (o < n) users[o].push_back(k);
+  // Whether a value reaches an op on the card (through bitcasts, and tuples: a loop's state).
+  const auto read_on_card = [&](std::size_t v) {
+    std::vector<std::size_t> todo{v};
+    for (std::size_t steps = 0; !todo.empty() && steps < 4096; ++steps) {
+      const std::size_t k = todo.back();
+      todo.pop_back();
+      for (std::size_t u : users[k]) {
+        if (on_card(u)) return true;
+        if (ins[u].opcode == "bitcast" || ins[u].opcode == "tuple") todo.push_back(u);
+      }
+    }
+    return false;
+  };
+  // Each array a card op computed crosses to the GPU once a call, for the first op that needs it.
+  std::set<std::size_t> sent;
+  const auto strip = [&](std::size_t p, bool tuples) {
+    for (int steps = 0; p < n && !ins[p].operand_indices().empty() && steps < 64; ++steps) {
+      if (ins[p].opcode != "bitcast" && !(tuples && ins[p].opcode == "get-tuple-element")) break;
+      p = ins[p].operand_indices()[0];
+    }
+    return p;
+  };
+  for (std::size_t k = 0; k < n; ++k) {
+    if (free_op(k) || !ins[k].cost.unknown) continue;
+    Handoff h;
+    // Operands a card op computed: the array (a tuple's element apart from the others) and the
+    // op that computed it.
+    for (std::size_t q = 0; q < ins[k].operand_indices().size() && q < ins[k].operand_shapes().size(); ++q) {
+      const std::size_t array = strip(ins[k].operand_indices()[q], false);
+      const std::size_t p = strip(array, true);
+      if (p >= n || !on_card(p) || !sent.insert(array).second) continue;
+      h.bytes += static_cast<double>(ins[k].operand_shapes()[q].byte_size());
+      h.arrays += 1;
+    }
+    // Results a card op reads: the op's own array, or each element of its tuple taken out.
+    if (ins[k].shape.is_tuple()) {
+      for (std::size_t u : users[k])
+        if (ins[u].opcode == "get-tuple-element" && read_on_card(u)) {
+          h.bytes += static_cast<double>(ins[u].shape.byte_size());
+          h.arrays += 1;
+        }
+    } else if (read_on_card(k)) {
+      h.bytes += static_cast<double>(ins[k].shape.byte_size());
+      h.arrays += 1;
+    }
+    if (h.bytes > 0) out[ins[k].name] = h;
+  }
+  return out;
+}
+
 OpInputs op_inputs(const TraceStore& store, const AttributionResult& attribution,
                    const std::vector<hlo::Module>& modules) {
   OpInputs in;
   in.ops.reserve(attribution.ops.size());
   std::unordered_map<uint32_t, std::vector<double>> reread_of_module;  // each module's walk, once
+  std::unordered_map<uint32_t, std::unordered_map<std::string, Handoff>> handoff_of_module;
   for (uint32_t o = 0; o < attribution.ops.size(); ++o) {
     const OpStats& st = attribution.ops[o];
     OpCost c;
@@ -129,6 +199,12 @@ OpInputs op_inputs(const TraceStore& store, const AttributionResult& attribution
       const auto [reread, fresh] = reread_of_module.try_emplace(st.module_index);
       if (fresh) reread->second = module_reread_bytes(modules[st.module_index]);
       c.module_reread_bytes = reread->second;
+      const auto [handoff, first] = handoff_of_module.try_emplace(st.module_index);
+      if (first) handoff->second = module_handoff(modules[st.module_index]);
+      if (const auto h = handoff->second.find(st.hlo_op); h != handoff->second.end()) {
+        c.handoff_bytes = h->second.bytes;
+        c.handoff_arrays = h->second.arrays;
+      }
       if (const hlo::Instruction* ins = modules[st.module_index].find_instruction(st.hlo_op)) {
         // Without a cost (work.known false) it still gives the op's arrays: what crosses the link.
         c.work = card_work(modules[st.module_index], *ins);

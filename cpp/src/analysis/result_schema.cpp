@@ -330,7 +330,12 @@ const ResultTable<FpgaRegionCandidate, RankContext>& fpga_region_row_fields() {
     v.push_back(member<&R::kept_gpu_s, C>("kept_gpu_s", "s", "GPU time of the kernels not estimated (kept as is)"));
     v.push_back(range_members<&R::card_time_s, &R::card_time_low_s, &R::card_time_high_s, C>(
         "card_time_s", "s", "ops + latency + kept, whole trace"));
-    v.push_back(member<&R::transfer_bytes, C>("transfer_bytes", "bytes", "module_calls x module parameters + results"));
+    v.push_back(member<&R::transfer_bytes, C>(
+        "transfer_bytes", "bytes",
+        "module_calls x module parameters + results (none with the data on the card), + handoff_bytes"));
+    v.push_back(member<&R::handoff_bytes, C>(
+        "handoff_bytes", "bytes",
+        "what the ops kept on the GPU hand to and take from the card's ops of their modules, over the host link"));
     v.push_back(range_members<&R::transfer_s, &R::transfer_low_s, &R::transfer_high_s, C>(
         "transfer_s", "s", "host-link time of transfer_bytes"));
     v.push_back(range_members<&R::fpga_total_s, &R::fpga_total_low_s, &R::fpga_total_high_s, C>(

@@ -239,6 +239,7 @@ class FpgaRegionRow(TypedDict):
     card_time_low_s: float
     card_time_high_s: float
     transfer_bytes: float
+    handoff_bytes: float
     transfer_s: float
     transfer_low_s: float
     transfer_high_s: float

@@ -523,7 +523,9 @@ struct FpgaRegionCandidate {
   double card_latency_s = 0;          // module_calls x call latency
   double kept_gpu_s = 0;              // GPU time of the kernels not estimated (kept as is)
   double card_time_s = 0, card_time_low_s = 0, card_time_high_s = 0;  // ops + latency + kept
-  double transfer_bytes = 0;                                          // module_calls x module parameters + results
+  // module_calls x module parameters + results (none with the data on the card), + handoff_bytes
+  double transfer_bytes = 0;
+  double handoff_bytes = 0;  // what ops kept on the GPU hand to and take from the card's ops
   double transfer_s = 0, transfer_low_s = 0, transfer_high_s = 0;
   double fpga_total_s = 0, fpga_total_low_s = 0, fpga_total_high_s = 0;
   double region_speedup = 0, region_speedup_low = 0, region_speedup_high = 0;  // gpu_time / fpga_total

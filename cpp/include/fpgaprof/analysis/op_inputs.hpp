@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "fpgaprof/analysis/attribution.hpp"
@@ -36,6 +37,15 @@ double module_io_buffers(const hlo::Module& module);
 // dataflow design adds those larger than its on-chip room to its io. A gather, slice or
 // per-element op reads only what it takes and summarizes nothing.
 std::vector<double> module_reread_bytes(const hlo::Module& module);
+// What each op of the entry computation without a cost (it stays on the GPU) hands to and takes
+// from the module's ops with one (the card's), per execution: the bytes of its operands they
+// compute and of its results they read, each array once, seen through bitcasts and
+// get-tuple-elements. Keyed by the op's name; ops that hand nothing are left out.
+struct Handoff {
+  double bytes = 0;
+  double arrays = 0;
+};
+std::unordered_map<std::string, Handoff> module_handoff(const hlo::Module& module);
 
 // `modules[i]` belongs to store.hlo_modules[i] (an empty name: unavailable); may be empty,
 // then precision and working set fall back to fp32 and bytes written.
