@@ -262,10 +262,10 @@ void sum_ops(std::vector<std::pair<uint32_t, SpanAcc>>& entries, const std::vect
 }
 
 // The path's module calls and what they move: counted from XlaModule ranges where the trace has
-// them, else the most executions of any of the module's ops inside (one call runs each op at
-// least once).
+// them, else the most executions inside of an op of the module's entry computation (one call
+// runs each once), else the fewest of any of its ops (one call runs each op at least once).
 struct Calls {
-  double transfer_buffers = 0, io_bytes = 0;
+  double transfer_buffers = 0;
   std::unordered_map<uint32_t, double> of_module;
   std::unordered_map<uint32_t, double> io_of_module;  // what each module's design reads and writes, all its calls
 };
@@ -292,7 +292,6 @@ Calls count_calls(uint32_t g, const OpsSum& s, const std::unordered_map<uint64_t
       if (const auto r = s.reread_of_module.find(m); r != s.reread_of_module.end())
         for (const double bytes : *r->second)
           if (bytes > room) reread += bytes;
-      out.io_bytes += calls * (io->second + reread);
       out.io_of_module[m] = calls * (io->second + reread);
     }
     out.of_module[m] = calls;
@@ -322,7 +321,7 @@ std::string kept_reason(const OpsSum& s) {
 }
 
 // An estimated path's score and what-if: its ops one after another (and, restructured, the
-// better of each op alone and the ops as one dataflow design), its launches, the GPU time it
+// better of each op alone and each module's ops as one dataflow design), its launches, the GPU time it
 // keeps, the transfers of its calls, the speedups.
 void what_if(OpsSum& s, const Calls& calls, const FpgaTarget& target, const FpgaOptions& options, double total_s,
              FpgaRegionCandidate& c) {
@@ -348,8 +347,8 @@ void what_if(OpsSum& s, const Calls& calls, const FpgaTarget& target, const Fpga
   // (compare_energy adds their attributed joules).
   c.card_energy_j = card_energy_on(card, target);
   card += kept;
-  // Restructured: the better of each op restructured alone and the region's ops as one
-  // dataflow design reading the jitted calls' arguments and writing their results once. An op
+  // Restructured: the better of each op restructured alone and each module's ops as one
+  // dataflow design reading its calls' arguments and writing their results once. An op
   // that runs more often than its module is called repeats inside a call (a loop body).
   for (std::size_t k = 0; k < s.stages.size(); ++k) {
     const auto it = calls.of_module.find(s.stage_module[k]);
@@ -373,7 +372,7 @@ void what_if(OpsSum& s, const Calls& calls, const FpgaTarget& target, const Fpga
                   std::min(s.ops_restructured.nominal, dataflow.nominal),
                   std::min(s.ops_restructured.high, dataflow.high)};
   // The structure decides a region that runs a gather + scatter whose figure it decides: an op
-  // marked alone, the region's ops as one design, or one jitted module's ops as one design for
+  // marked alone, a module's calls as one design, or one jitted module's ops as one design for
   // one call (as estimate() marks a function), so that a region holds the mark of every module
   // it runs.
   if (!structure && !s.structure_dependent) {
