@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "fpgaprof/analysis/transfer_analysis.hpp"
 
@@ -173,8 +174,13 @@ OpInputs op_inputs(const TraceStore& store, const AttributionResult& attribution
                    const std::vector<hlo::Module>& modules) {
   OpInputs in;
   in.ops.reserve(attribution.ops.size());
-  std::unordered_map<uint32_t, std::vector<double>> reread_of_module;  // each module's walk, once
-  std::unordered_map<uint32_t, std::unordered_map<std::string, Handoff>> handoff_of_module;
+  // What each module's walks give, once per module (not once per op).
+  struct ModuleFacts {
+    std::unordered_set<std::string> entry_ops;  // the entry computation's instruction names
+    std::vector<double> reread;
+    std::unordered_map<std::string, Handoff> handoff;
+  };
+  std::unordered_map<uint32_t, ModuleFacts> facts_of_module;
   for (uint32_t o = 0; o < attribution.ops.size(); ++o) {
     const OpStats& st = attribution.ops[o];
     OpCost c;
@@ -193,15 +199,17 @@ OpInputs op_inputs(const TraceStore& store, const AttributionResult& attribution
     if (st.module_index < modules.size() && !modules[st.module_index].name.empty()) {
       c.module_io_bytes = module_io_bytes(modules[st.module_index]);
       c.module_io_buffers = module_io_buffers(modules[st.module_index]);
-      if (const hlo::Computation* entry = modules[st.module_index].entry())
-        c.in_entry = std::any_of(entry->instructions.begin(), entry->instructions.end(),
-                                 [&](const hlo::Instruction& i) { return i.name == st.hlo_op; });
-      const auto [reread, fresh] = reread_of_module.try_emplace(st.module_index);
-      if (fresh) reread->second = module_reread_bytes(modules[st.module_index]);
-      c.module_reread_bytes = reread->second;
-      const auto [handoff, first] = handoff_of_module.try_emplace(st.module_index);
-      if (first) handoff->second = module_handoff(modules[st.module_index]);
-      if (const auto h = handoff->second.find(st.hlo_op); h != handoff->second.end()) {
+      const auto [at, fresh] = facts_of_module.try_emplace(st.module_index);
+      ModuleFacts& facts = at->second;
+      if (fresh) {
+        if (const hlo::Computation* entry = modules[st.module_index].entry())
+          for (const hlo::Instruction& i : entry->instructions) facts.entry_ops.insert(i.name);
+        facts.reread = module_reread_bytes(modules[st.module_index]);
+        facts.handoff = module_handoff(modules[st.module_index]);
+      }
+      c.in_entry = facts.entry_ops.count(st.hlo_op) != 0;
+      c.module_reread_bytes = facts.reread;
+      if (const auto h = facts.handoff.find(st.hlo_op); h != facts.handoff.end()) {
         c.handoff_bytes = h->second.bytes;
         c.handoff_arrays = h->second.arrays;
       }
