@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <set>
 #include <string>
 #include <tuple>
@@ -217,7 +218,7 @@ DimMask operand_dims(const Instruction& i, std::size_t q, DimMask m) {
 // computed from iotas and constants some other way (a hash: iota * 40503 & mask, a remainder,
 // a constant permutation table gathered at iota, rng) lands anywhere: data-dependent as far
 // as card memory is concerned.
-std::vector<bool> depends_on_parameter(const Computation& f) {
+std::vector<bool> out_of_order(const Computation& f) {
   const std::size_t n = f.instructions.size();
   std::vector<bool> constant(n, false), out(n, false);
   for (std::size_t k = 0; k < n; ++k) {
@@ -286,17 +287,17 @@ bool parameter_scalar(const Computation& f, std::size_t pos) {
 }
 
 // The dimensions of a gather's source that its data-dependent index components address
-// (start_index_map): a component computed from iotas and constants alone (MBIRJAX's row
-// numbers, concatenated to the computed columns) walks the source in a fixed order. The
-// components are told apart where the indices are a concatenation along the index vector
-// dimension, through views and transposes; otherwise all count as data-dependent when the
-// indices depend on a parameter.
-DimMask data_dependent_dims(const Computation& f, const Instruction& g, const std::vector<bool>& depends) {
+// (start_index_map): a component that walks its dimension in order (out_of_order false: an
+// iota shifted by a constant, as MBIRJAX's row numbers concatenated to the computed columns)
+// is not. The components are told apart where the indices are a concatenation along the index
+// vector dimension, through views and transposes; otherwise all count as data-dependent when
+// the indices may address out of order.
+DimMask data_dependent_dims(const Computation& f, const Instruction& g, const std::vector<bool>& unordered) {
   const std::vector<int64_t> map = int_list(attr(g, "start_index_map"));
   if (g.operand_indices().size() < 2 || g.operand_shapes().size() < 2) return 0;
   std::size_t pos = g.operand_indices()[1];
   if (pos >= f.instructions.size()) return 0;
-  std::vector<bool> data(map.size(), depends[pos]);
+  std::vector<bool> data(map.size(), unordered[pos]);
   const std::vector<int64_t> ivd = int_list(attr(g, "index_vector_dim"));
   std::size_t dim = ivd.empty() ? SIZE_MAX : static_cast<std::size_t>(ivd.front());
   for (int steps = 0; steps < 32 && pos < f.instructions.size(); ++steps) {
@@ -310,7 +311,7 @@ DimMask data_dependent_dims(const Computation& f, const Instruction& g, const st
         const std::size_t o = i.operand_indices()[q];
         const Shape& in = i.operand_shapes()[q];
         for (int64_t e = 0; dim < in.dims.size() && e < in.dims[dim] && c < data.size(); ++e, ++c)
-          data[c] = o < pos && depends[o];
+          data[c] = o < pos && unordered[o];
       }
       break;
     }
@@ -345,9 +346,9 @@ DimMask data_dependent_dims(const Computation& f, const Instruction& g, const st
 // random; one that picks columns of a broadcast table (MBIRJAX 0.7's loop_gather_select_fusion)
 // reads the table at random. A walk too long to finish counts the gather's whole source.
 double addressed_parameters(const Computation& f, const Instruction& g, const std::vector<bool>& holds,
-                            const std::vector<bool>& depends) {
+                            const std::vector<bool>& unordered) {
   if (g.operand_indices().empty()) return 0;
-  const DimMask start = data_dependent_dims(f, g, depends);
+  const DimMask start = data_dependent_dims(f, g, unordered);
   std::set<std::pair<std::size_t, DimMask>> seen;
   std::set<std::size_t> reached;
   std::vector<std::pair<std::size_t, DimMask>> todo{{g.operand_indices()[0], start}};
@@ -606,10 +607,13 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
     // fusion that has one (most have none).
     std::vector<std::vector<std::size_t>> users;
     std::vector<Evaluated> evals;
-    std::vector<bool> from_parameter, through_broadcast, depends;
-    if (std::any_of(f.instructions.begin(), f.instructions.end(), [](const Instruction& i) {
-          return i.opcode == "gather" || i.opcode == "scatter" || i.opcode == "dynamic-slice";
-        })) {
+    std::vector<bool> from_parameter, through_broadcast, unordered;
+    const auto has = [&](std::initializer_list<const char*> ops) {
+      return std::any_of(f.instructions.begin(), f.instructions.end(), [&](const Instruction& i) {
+        return std::any_of(ops.begin(), ops.end(), [&](const char* op) { return i.opcode == op; });
+      });
+    };
+    if (has({"gather", "scatter"})) {
       users.resize(f.instructions.size());
       for (std::size_t k = 0; k < f.instructions.size(); ++k)
         for (std::size_t o : f.instructions[k].operand_indices())
@@ -617,8 +621,9 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
       evals = evaluated(f, users);
       from_parameter = holds_parameter(f, false);
       through_broadcast = holds_parameter(f, true);
-      depends = depends_on_parameter(f);
     }
+    // Which arrays may address out of order: for gathers' indices and dynamic-slices' offsets.
+    if (has({"gather", "dynamic-slice"})) unordered = out_of_order(f);
     std::set<std::size_t> random_params;
     for (std::size_t k = 0; k < f.instructions.size(); ++k) {
       const Instruction& i = f.instructions[k];
@@ -630,7 +635,8 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
         const std::size_t p = parameter_behind(f, i.operand_indices()[0]);
         bool data = false;
         for (std::size_t q = 1; q < i.operand_indices().size(); ++q)
-          if (const std::size_t o = i.operand_indices()[q]; o < k && depends[o] && !parameter_scalar(f, o)) data = true;
+          if (const std::size_t o = i.operand_indices()[q]; o < k && unordered[o] && !parameter_scalar(f, o))
+            data = true;
         if (p != SIZE_MAX && data) {
           RandomTraffic t;
           t.run_bytes = run_bytes(i.operand_shapes()[0], int_list(attr(i, "dynamic_slice_sizes")));
@@ -654,7 +660,7 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
       double broadcast_source = 0;
       if (p == SIZE_MAX && !wraps && !(src < k && from_parameter[src])) {
         if (i.opcode != "gather" || !(src < k && through_broadcast[src])) continue;
-        broadcast_source = addressed_parameters(f, i, through_broadcast, depends);
+        broadcast_source = addressed_parameters(f, i, through_broadcast, unordered);
         if (broadcast_source <= 0) continue;
       }
       RandomTraffic t = i.opcode == "gather" ? gather_traffic(i) : scatter_traffic(i);
