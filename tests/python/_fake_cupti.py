@@ -51,6 +51,19 @@ def need_fake_nvml() -> str:
     return p
 
 
+def counter_joules(readings: list, a_ms: float, b_ms: float) -> float:
+    """The energy counter's joules over [a_ms, b_ms), worked out by hand from a trace's own
+    readings ((time_ns - t0, energy_mj) pairs from prof.power_samples) as docs/energy.md says:
+    linear between the readings at which the counter changed. Those readings come up to a
+    sampling period or so after each step of a slowly updated counter (later on a busy host),
+    so this is the power times the window only to within that lag. The window must lie between
+    two such readings."""
+    knots = [(t / 1e6, e / 1000) for k, (t, e) in enumerate(readings)
+             if k > 0 and e != readings[k - 1][1]]
+    (((t1, e1), (t2, e2)),) = [(p, q) for p, q in zip(knots, knots[1:])
+                               if p[0] <= a_ms and b_ms <= q[0]]
+    return (e2 - e1) / (t2 - t1) * (b_ms - a_ms)
+
 def _sanitized(path: str) -> bool:
     """A sanitizer build cannot be loaded into an uninstrumented Python."""
     try:

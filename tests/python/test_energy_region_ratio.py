@@ -5,8 +5,8 @@ numbers are worked out by hand below."""
 from __future__ import annotations
 
 import pytest
-from _fake_cupti import need_fake_nvml, run_traced
-from test_energy_verdict_fake_nvml import CARD, MODULE, PRELUDE
+from _fake_cupti import counter_joules, need_fake_nvml, run_traced
+from test_energy_verdict_fake_nvml import CARD, MODULE, MS, PRELUDE
 
 TRACED = PRELUDE + """
     until(t0, 20)
@@ -17,8 +17,11 @@ TRACED = PRELUDE + """
 done({"regions": [dict(r) for r in prof.fpga_candidates(CARD, by="region")],
       "ops": [dict(r) for r in prof.fpga_candidates(CARD)],
       "devices": [dict(r) for r in prof.energy_report(by="device")],
-      "kernels": [(k.start_ns - t0, k.end_ns - t0) for k in prof.kernels]})
+      "kernels": [(k.start_ns - t0, k.end_ns - t0) for k in prof.kernels],
+      "readings": [(int(t) - t0, int(e)) for t, e in zip(prof.power_samples.columns()["time_ns"],
+                                                        prof.power_samples.columns()["energy_mj"])]})
 """
+
 
 
 def _run(tmp_path, kernels, end_ms, env):
@@ -40,7 +43,10 @@ def test_region_ratio_uses_the_sampled_share_of_the_cards_work(tmp_path):
                {"FAKE_NVML_POWER_W": "200", "FAKE_NVML_ENERGY_UPDATE_MS": "100"})
     (reg,) = got["regions"]
     assert reg["kept_gpu_s"] == pytest.approx(0.040)
-    assert reg["gpu_energy_j"] == pytest.approx(8.0, abs=0.05)
+    (a, b), _ = sorted(got["kernels"])
+    sampled = counter_joules(got["readings"], a / MS, b / MS)
+    assert sampled == pytest.approx(8.0, rel=0.1)  # 200 W x 40 ms, give or take the knots' lag
+    assert reg["gpu_energy_j"] == pytest.approx(sampled, rel=1e-4)
     assert reg["kept_gpu_energy_j"] == pytest.approx(0.0, abs=1e-9)
     # All of the card's work was sampled: its joules against the GPU's 8 J as they are, as
     # fusion.1's own row does, not halved by the kept kernel's unsampled time.
@@ -57,6 +63,9 @@ def test_region_ratio_unknown_when_the_cards_work_was_not_sampled(tmp_path):
     (op,) = [r for r in got["ops"] if r["op"] == "fusion.1"]
     assert op["energy_verdict"] == "unknown: no GPU energy"
     (reg,) = got["regions"]
-    assert reg["kept_gpu_energy_j"] == pytest.approx(8.0, abs=0.05)
+    (a, b), _ = sorted(got["kernels"])
+    sampled = counter_joules(got["readings"], a / MS, b / MS)
+    assert sampled == pytest.approx(8.0, rel=0.1)  # 200 W x 40 ms, give or take the knots' lag
+    assert reg["kept_gpu_energy_j"] == pytest.approx(sampled, rel=1e-4)
     assert reg["energy_ratio"] is None
     assert reg["energy_verdict"] == "unknown: no GPU energy"

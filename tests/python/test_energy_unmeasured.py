@@ -8,7 +8,7 @@ those of test_energy_verdict_fake_nvml.py; every expected number is worked out b
 from __future__ import annotations
 
 import pytest
-from _fake_cupti import need_fake_nvml, run_traced
+from _fake_cupti import counter_joules, need_fake_nvml, run_traced
 from test_energy_verdict_fake_nvml import CARD, CURVE, MODULE, PRELUDE
 
 MS = 1_000_000
@@ -29,6 +29,8 @@ for i in s["answer"]["items"]:
 done({"t0": t0, "summary": s, "html": html, "best": best,
       "samples": [(int(t) - t0, int(p)) for t, p in zip(prof.power_samples.columns()["time_ns"],
                                                        prof.power_samples.columns()["power_mw"])],
+      "readings": [(int(t) - t0, int(e)) for t, e in zip(prof.power_samples.columns()["time_ns"],
+                                                        prof.power_samples.columns()["energy_mj"])],
       "regions": [dict(r) for r in prof.fpga_candidates(CARD, by="region")],
       "windows": {by: [dict(r) for r in prof.energy_report(by=by)]
                   for by in ("region", "region_instance", "device")},
@@ -126,8 +128,11 @@ def test_what_rests_on_an_unsampled_window_is_unknown(unsampled):
     reg = _one(unsampled["regions"], "region", "late")
     assert reg["gpu_energy_j"] is None and reg["energy_ratio"] is None
     assert reg["energy_verdict"] == "unknown: no GPU energy"
+    (a, b), _ = sorted(unsampled["kernels"])
+    sampled = counter_joules(unsampled["readings"], a / MS, b / MS)
+    assert sampled == pytest.approx(8.0, rel=0.1)  # 200 W x 40 ms, give or take the knots' lag
     assert _one(unsampled["regions"], "region", "early")["gpu_energy_j"] == pytest.approx(
-        8.0, rel=0.03
+        sampled, rel=1e-4
     )
     item = _one(s["answer"]["items"], "region", "late")
     assert item["energy_ratio"] is None and item["energy_verdict"] == "unknown: no GPU energy"
