@@ -584,6 +584,21 @@ TEST_CASE("dataflow_time: stages share the DSPs and the memory, io once", "[anal
     const CardWork small = work(0, 12000, 8000, 4000);
     check_range(dataflow_time({{&small, Precision::kFp32, 100, 99}}, 12000, t), 0.3e-6, 0.75e-6, 2.4e-6);
   }
+  SECTION("an argument read again after its summary is charged where the end's room cannot hold it") {
+    // A small stage (12,000 B io) called twice, whose module re-reads two arguments after a
+    // summary of them: 3,000,000 B (fits the fast end's 4,608,000 B room only) and 1,500,000 B
+    // (fits the fast and nominal rooms, not the slow end's 1,152,000 B). Each re-read it does
+    // not hold is read again each call: fast 12,000 B / 40e9 = 0.3 us; nominal 12,000 +
+    // 2 x 3e6 = 6,012,000 B / 16e9 = 375.75 us; slow 12,000 + 2 x 4.5e6 = 9,012,000 B / 5e9 =
+    // 1,802.4 us. (Filtered at the nominal room at every end, the fast end read 6,012,000 B,
+    // 150.3 us, and the slow end 6,012,000 B.)
+    const CardWork small = work(0, 12000, 8000, 4000);
+    const std::vector<double> rereads = {3e6, 1.5e6};
+    DataflowIo io(12000);
+    io.rereads = &rereads;
+    io.reread_times = 2;
+    check_range(dataflow_time({{&small, Precision::kFp32, 2, 0}}, io, t), 0.3e-6, 375.75e-6, 1802.4e-6);
+  }
   SECTION("a given row imbalance slows the scatter's own stream, not the rest of the design") {
     // A 512e6 B streaming stage and a scatter of 65,536 updates (4-byte indices and values,
     // 524,288 B in) into a 16,384 B table, as one design: io 512e6 + 557,056 B. The stream takes

@@ -391,11 +391,16 @@ OpCardEstimate estimate_op_on_card(const CardWork& work, Precision p, const Fpga
   return e;
 }
 
-TimeRange dataflow_time(const std::vector<DataflowStage>& stages, double io_bytes, const FpgaTarget& t, bool* onchip,
-                        bool* structure_dependent, double row_imbalance) {
+TimeRange dataflow_time(const std::vector<DataflowStage>& stages, const DataflowIo& io, const FpgaTarget& t,
+                        bool* onchip, bool* structure_dependent, double row_imbalance) {
   TimeRange r;
   for (End end : kEnds) {
-    const Parts parts = dataflow_parts(stages, io_bytes, t, corner(t, end), row_imbalance);
+    const Corner c = corner(t, end);
+    double io_bytes = io.bytes;
+    if (io.rereads != nullptr)
+      for (const double bytes : *io.rereads)
+        if (bytes > c.onchip_share * t.sram_bytes) io_bytes += io.reread_times * bytes;
+    const Parts parts = dataflow_parts(stages, io_bytes, t, c, row_imbalance);
     set_end(r, end, parts.time());
     if (end == End::kNominal && onchip != nullptr) *onchip = parts.onchip > 0;
     if (end == End::kNominal && structure_dependent != nullptr) *structure_dependent = parts.structure_dependent;

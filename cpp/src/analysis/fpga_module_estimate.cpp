@@ -261,11 +261,10 @@ ModuleEstimate estimate_module(const hlo::Module& module, const FpgaTarget& targ
   }
   // An argument that an op needs again after an op has summarized all of it (x / sum(x): the
   // quotient needs the sum, the sum all of x) is read again by any design unless it stays on
-  // chip: the io holds such a re-read once per op that needs it.
-  const double room = target.onchip_share.nominal * target.sram_bytes;
-  double reread = 0;
-  for (const double bytes : module_reread_bytes(module))
-    if (bytes > room) reread += bytes;
+  // chip: the io holds such a re-read once per op that needs it, where it does not fit.
+  const std::vector<double> rereads = module_reread_bytes(module);
+  DataflowIo io(out.transfer_bytes);
+  io.rereads = &rereads;
   // Data that cannot be resident: the arguments and results beyond the card's memory.
   if (target.memory_capacity_bytes > 0 && out.transfer_bytes > target.memory_capacity_bytes) {
     const auto gb = [](double bytes) {
@@ -281,8 +280,8 @@ ModuleEstimate estimate_module(const hlo::Module& module, const FpgaTarget& targ
   // Restructured: the better of each op restructured on its own (already summed) and the whole
   // function as one dataflow design reading its arguments and writing its results once.
   bool dataflow_onchip = false, dataflow_structure = false;
-  const TimeRange dataflow = dataflow_time(walker.stages(), out.transfer_bytes + reread, target, &dataflow_onchip,
-                                           &dataflow_structure, row_imbalance);
+  const TimeRange dataflow =
+      dataflow_time(walker.stages(), io, target, &dataflow_onchip, &dataflow_structure, row_imbalance);
   TimeRange& r = out.restructured_card_time_s;
   out.restructured_dataflow = dataflow.nominal < r.nominal;
   out.restructured_onchip = out.restructured_dataflow

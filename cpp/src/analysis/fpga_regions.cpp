@@ -267,10 +267,10 @@ void sum_ops(std::vector<std::pair<uint32_t, SpanAcc>>& entries, const std::vect
 struct Calls {
   double transfer_buffers = 0;
   std::unordered_map<uint32_t, double> of_module;
-  std::unordered_map<uint32_t, double> io_of_module;  // what each module's design reads and writes, all its calls
+  std::unordered_map<uint32_t, DataflowIo> io_of_module;  // what each module's design reads and writes, all its calls
 };
 
-Calls count_calls(uint32_t g, const OpsSum& s, const std::unordered_map<uint64_t, double>& calls_in, double room,
+Calls count_calls(uint32_t g, const OpsSum& s, const std::unordered_map<uint64_t, double>& calls_in,
                   FpgaRegionCandidate& c) {
   Calls out;
   bool all_counted = !s.fallback_calls.empty();
@@ -285,14 +285,15 @@ Calls count_calls(uint32_t g, const OpsSum& s, const std::unordered_map<uint64_t
     if (io != s.io_of_module.end()) c.transfer_bytes += calls * io->second;
     // The dataflow design reads and writes only the calls it runs: a module whose ops are all
     // kept at GPU speed is not part of it (its GPU time already holds its own traffic).
-    // It also reads again, each call, an argument larger than its on-chip room that an op needs
-    // after an op summarized it (x / sum(x)).
+    // It also reads again, each call, an argument that an op needs after an op summarized it
+    // (x / sum(x)), where it is larger than the on-chip room (dataflow_time, at each range end).
     if (io != s.io_of_module.end() && s.estimated_modules.count(m) != 0) {
-      double reread = 0;
-      if (const auto r = s.reread_of_module.find(m); r != s.reread_of_module.end())
-        for (const double bytes : *r->second)
-          if (bytes > room) reread += bytes;
-      out.io_of_module[m] = calls * (io->second + reread);
+      DataflowIo& design = out.io_of_module[m];
+      design.bytes = calls * io->second;
+      if (const auto r = s.reread_of_module.find(m); r != s.reread_of_module.end()) {
+        design.rereads = r->second;
+        design.reread_times = calls;
+      }
     }
     out.of_module[m] = calls;
     const auto buffers = s.buffers_of_module.find(m);
@@ -364,8 +365,8 @@ void what_if(OpsSum& s, const Calls& calls, const FpgaTarget& target, const Fpga
   for (const auto& [module, stages] : stages_of) {
     const auto io = calls.io_of_module.find(module);
     bool marked = false;
-    dataflow += dataflow_time(stages, io != calls.io_of_module.end() ? io->second : 0.0, target, nullptr, &marked,
-                              options.row_imbalance);
+    dataflow += dataflow_time(stages, io != calls.io_of_module.end() ? io->second : DataflowIo(), target, nullptr,
+                              &marked, options.row_imbalance);
     structure = structure || marked;
   }
   TimeRange rcard{std::min(s.ops_restructured.low, dataflow.low),
@@ -481,7 +482,7 @@ std::vector<FpgaRegionCandidate> rank_fpga_regions(const TraceStore& store, cons
     if (c.time_share < options.min_time_share) continue;
     c.host_bytes_per_instance = c.instances > 0 ? spans.host_bytes[g] / static_cast<double>(c.instances) : 0.0;
     c.estimated_share = c.gpu_time_ns > 0 ? s.est_ns / c.gpu_time_ns : 0.0;
-    const Calls calls = count_calls(g, s, spans.calls_in, target.onchip_share.nominal * target.sram_bytes, c);
+    const Calls calls = count_calls(g, s, spans.calls_in, c);
     const std::string kept_why = kept_reason(s);
     const bool untimed = c.kernel_count > 0 && c.gpu_time_ns == 0;
     c.estimated = s.estimated_ops > 0 && !untimed;

@@ -283,8 +283,8 @@ struct DataflowStage {
 // as-compiled slow end directly, in op_parts). docs/fpga-model.md, "When the structure decides".
 void widen_for_structure(TimeRange& restructured, const TimeRange& as_compiled);
 
-// The restructured time of `stages` built as one dataflow pipeline: `io_bytes` (the design's
-// inputs read once and results written once) streamed; intermediates streamed between stages on
+// The restructured time of `stages` built as one dataflow pipeline: `io` (the design's
+// inputs read once and results written once, and its re-reads) streamed; intermediates streamed between stages on
 // chip (in the order produced; a sort's or FFT's extra passes, and a repeated stage's state that
 // does not fit on chip, through card memory); data-dependent accesses served from
 // on-chip banks when every array they land in fits on chip together, else at the card
@@ -293,7 +293,18 @@ void widen_for_structure(TimeRange& restructured, const TimeRange& as_compiled);
 // nominal design serves its data-dependent accesses on chip; `structure_dependent` (optional)
 // whether it is a gather + scatter whose figure the matrix's structure decides
 // (OpCardEstimate::structure_dependent). docs/fpga-model.md, "Restructured".
-TimeRange dataflow_time(const std::vector<DataflowStage>& stages, double io_bytes, const FpgaTarget& t,
+// What a dataflow design moves through card memory besides its stages' traffic: `bytes` (its
+// inputs read once and results written once) and, `reread_times` times, each of `rereads` (an
+// argument an op needs again after an op summarized all of it, x / sum(x)) that is larger than
+// the on-chip room at the range end at hand (onchip_share x sram_bytes): a design with room for
+// it keeps it on chip. A plain number is io without re-reads.
+struct DataflowIo {
+  DataflowIo(double io_bytes = 0) : bytes(io_bytes) {}  // NOLINT(google-explicit-constructor)
+  double bytes = 0;
+  const std::vector<double>* rereads = nullptr;
+  double reread_times = 1;
+};
+TimeRange dataflow_time(const std::vector<DataflowStage>& stages, const DataflowIo& io, const FpgaTarget& t,
                         bool* onchip = nullptr, bool* structure_dependent = nullptr, double row_imbalance = 0);
 // The note an estimate carries when its restructured design is structure-dependent, without and
 // with the user's row imbalance.
