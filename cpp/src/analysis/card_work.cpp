@@ -212,67 +212,60 @@ DimMask operand_dims(const Instruction& i, std::size_t q, DimMask m) {
   return in.dims.size() == i.shape.dims.size() ? m : kAllDims;
 }
 
-// Whether each array of a fused computation may address its dimension out of order: anything
-// but an iota walked with unit stride (an iota, plus or minus a constant, through views,
-// converts, broadcasts, transposes and concatenations of such) and constants. An index
-// computed from iotas and constants some other way (a hash: iota * 40503 & mask, a remainder,
-// a constant permutation table gathered at iota, rng) lands anywhere: data-dependent as far
-// as card memory is concerned.
-std::vector<bool> out_of_order(const Computation& f) {
+// Whether each array of a fused computation is a constant: a literal, or computed from
+// literals alone (through broadcasts, views, converts, arithmetic; rng is not).
+std::vector<bool> constant_arrays(const Computation& f) {
   const std::size_t n = f.instructions.size();
-  std::vector<bool> constant(n, false), out(n, false);
+  std::vector<bool> constant(n, false);
   for (std::size_t k = 0; k < n; ++k) {
     const Instruction& i = f.instructions[k];
     const auto& ops = i.operand_indices();
-    const auto all = [&](const std::vector<bool>& v) {
-      return std::all_of(ops.begin(), ops.end(), [&](std::size_t o) { return o < k && v[o]; });
-    };
-    if (i.opcode == "constant") {
-      constant[k] = true;
-    } else if (i.opcode == "iota") {
-      out[k] = false;
-    } else if (i.opcode == "broadcast" || is_view(i.opcode) || i.opcode == "convert" || i.opcode == "transpose" ||
-               i.opcode == "concatenate" || i.opcode == "slice") {
-      constant[k] = all(constant);
+    constant[k] = i.opcode == "constant" ||
+                  (i.opcode != "rng" && !ops.empty() &&
+                   std::all_of(ops.begin(), ops.end(), [&](std::size_t o) { return o < k && constant[o]; }));
+  }
+  return constant;
+}
+
+// Whether each array of a fused computation may address its dimension out of order
+// (`constant`: constant_arrays): anything but an iota walked with unit stride (an iota, plus or
+// minus a constant, through views, converts, broadcasts, transposes and concatenations of such)
+// and constants. An index computed from iotas and constants some other way (a hash: iota *
+// 40503 & mask, a remainder, a constant permutation table gathered at iota, rng) lands
+// anywhere: data-dependent as far as card memory is concerned.
+std::vector<bool> out_of_order(const Computation& f, const std::vector<bool>& constant) {
+  const std::size_t n = f.instructions.size();
+  std::vector<bool> out(n, false);
+  for (std::size_t k = 0; k < n; ++k) {
+    const Instruction& i = f.instructions[k];
+    const auto& ops = i.operand_indices();
+    if (constant[k] || i.opcode == "iota") continue;
+    if (i.opcode == "broadcast" || is_view(i.opcode) || i.opcode == "convert" || i.opcode == "transpose" ||
+        i.opcode == "concatenate" || i.opcode == "slice") {
       out[k] = !std::all_of(ops.begin(), ops.end(), [&](std::size_t o) { return o < k && !out[o]; });
     } else if ((i.opcode == "add" || i.opcode == "subtract") && ops.size() == 2 && ops[0] < k && ops[1] < k) {
-      constant[k] = constant[ops[0]] && constant[ops[1]];
       // in order plus a constant, or a constant plus in order (not in order minus in order)
-      out[k] = !((!out[ops[0]] && constant[ops[1]]) || (i.opcode == "add" && constant[ops[0]] && !out[ops[1]]) ||
-                 constant[k]);
+      out[k] = !((!out[ops[0]] && constant[ops[1]]) || (i.opcode == "add" && constant[ops[0]] && !out[ops[1]]));
     } else {
-      constant[k] = !ops.empty() && all(constant) && i.opcode != "rng";
-      out[k] = !constant[k];  // a parameter, a hash, a gather of a table, rng
+      out[k] = true;  // a parameter, a hash, a gather of a table, rng
     }
   }
   return out;
 }
 
-// Whether an array of a fused computation is a constant (through broadcasts, views, converts).
-bool constant_value(const Computation& f, std::size_t pos) {
-  for (int steps = 0; pos < f.instructions.size() && steps < 8; ++steps) {
-    const Instruction& i = f.instructions[pos];
-    if (i.opcode == "constant") return true;
-    if ((i.opcode != "broadcast" && !is_view(i.opcode) && i.opcode != "convert") || i.operand_indices().empty())
-      return false;
-    pos = i.operand_indices()[0];
-  }
-  return false;
-}
-
 // A fused parameter that is a scalar (a loop counter handed in): an offset taken from it, or
 // from it shifted or scaled by a constant (x[i + 1], x[n - 1 - i], the block x[i * k]), walks
-// the loop in order, one step a trip.
-bool parameter_scalar(const Computation& f, std::size_t pos) {
+// the loop in order, one step a trip. `constant`: constant_arrays.
+bool parameter_scalar(const Computation& f, const std::vector<bool>& constant, std::size_t pos) {
   for (int steps = 0; pos < f.instructions.size() && steps < 8; ++steps) {
     const Instruction& i = f.instructions[pos];
     if (i.opcode == "parameter") return i.shape.is_array() && i.shape.element_count() == 1;
     const auto& ops = i.operand_indices();
     if (ops.empty()) return false;
     if ((i.opcode == "add" || i.opcode == "subtract" || i.opcode == "multiply") && ops.size() == 2) {
-      if (constant_value(f, ops[1])) {
+      if (ops[1] < pos && constant[ops[1]]) {
         pos = ops[0];
-      } else if (constant_value(f, ops[0])) {
+      } else if (ops[0] < pos && constant[ops[0]]) {
         pos = ops[1];
       } else {
         return false;
@@ -607,7 +600,7 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
     // fusion that has one (most have none).
     std::vector<std::vector<std::size_t>> users;
     std::vector<Evaluated> evals;
-    std::vector<bool> from_parameter, through_broadcast, unordered;
+    std::vector<bool> from_parameter, through_broadcast, constant, unordered;
     const auto has = [&](std::initializer_list<const char*> ops) {
       return std::any_of(f.instructions.begin(), f.instructions.end(), [&](const Instruction& i) {
         return std::any_of(ops.begin(), ops.end(), [&](const char* op) { return i.opcode == op; });
@@ -623,7 +616,10 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
       through_broadcast = holds_parameter(f, true);
     }
     // Which arrays may address out of order: for gathers' indices and dynamic-slices' offsets.
-    if (has({"gather", "dynamic-slice"})) unordered = out_of_order(f);
+    if (has({"gather", "dynamic-slice"})) {
+      constant = constant_arrays(f);
+      unordered = out_of_order(f, constant);
+    }
     std::set<std::size_t> random_params;
     for (std::size_t k = 0; k < f.instructions.size(); ++k) {
       const Instruction& i = f.instructions[k];
@@ -635,7 +631,7 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
         const std::size_t p = parameter_behind(f, i.operand_indices()[0]);
         bool data = false;
         for (std::size_t q = 1; q < i.operand_indices().size(); ++q)
-          if (const std::size_t o = i.operand_indices()[q]; o < k && unordered[o] && !parameter_scalar(f, o))
+          if (const std::size_t o = i.operand_indices()[q]; o < k && unordered[o] && !parameter_scalar(f, constant, o))
             data = true;
         if (p != SIZE_MAX && data) {
           RandomTraffic t;
