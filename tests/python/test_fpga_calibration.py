@@ -118,6 +118,21 @@ def test_calibration_and_validation_are_apart_by_source():
     assert fpga_validation.source_overlap() == []
 
 
+def test_energy_anchors_of_calibration_sources_do_not_validate():
+    # The energy anchors (data/fpga_card_power.json) obey the same rule as the time anchors: a
+    # source any of whose facts sets a constant (HiSpMV: onchip_lanes, channel_share) holds no
+    # validation anchor, energy included.
+    import json
+    from importlib import resources
+
+    power = json.loads(resources.files("fpgaprof").joinpath("data/fpga_card_power.json").read_text())
+    calibrating = {m["source_id"] for c in CONSTANTS for m in c["measurements"]}
+    for a in power["energy_anchors"]:
+        assert a["source_id"], a["id"]
+        if a["source_id"] in calibrating:
+            assert not a["role"].startswith("validation"), a["id"]
+
+
 def test_the_overlap_check_can_fail():
     # The check sees a source that calibrates and validates: mark one calibration anchor of a
     # source that sets a constant as validation and it is named.
