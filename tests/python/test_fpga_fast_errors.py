@@ -59,6 +59,31 @@ def test_a_loop_trip_costs_at_least_a_clock_cycle_and_a_data_dependent_read():
     assert body["random_bytes"].sum() >= trips * 4  # x[idx[i]], one float a trip
 
 
+@pytest.mark.parametrize("data", [True, False], ids=["offset_from_data", "offset_from_counter"])
+def test_a_loop_writing_at_a_data_dependent_offset_writes_at_random(data):
+    # 2^16 trips of acc = acc.at[idx[i]].set(v[i]) into a 64 MB acc: each trip writes one float
+    # where idx says, a data-dependent write of 4 B (2^16 x 4 = 262,144 B at random); at the loop
+    # counter (acc.at[i].set(v[i])) the loop walks acc in order and streams.
+    trips, n = 1 << 16, 16 * 1024 * 1024
+
+    def f(x, idx, v):
+        return jax.lax.fori_loop(
+            0,
+            trips,
+            lambda i, acc: jax.lax.dynamic_update_slice(acc, v[i][None], (idx[i] if data else i,)),
+            x,
+        )
+
+    est = fpga.estimate(
+        f,
+        jax.ShapeDtypeStruct((n,), jnp.float32),
+        jax.ShapeDtypeStruct((trips,), jnp.int32),
+        jax.ShapeDtypeStruct((trips,), jnp.float32),
+        target="alveo-u55c",
+    )
+    assert est.to_pandas()["random_bytes"].sum() == (trips * 4 if data else 0)
+
+
 def _hlo(index):
     return (
         """HloModule hashed_gather
@@ -170,12 +195,18 @@ def test_a_gather_of_an_argument_is_no_summary_of_it():
 
 @pytest.mark.parametrize(
     "offset",
-    [lambda i: i * 16, lambda i: i + 7, lambda i: 4095 - i],
-    ids=["block_i_times_16", "i_plus_7", "n_minus_1_minus_i"],
+    [
+        lambda i: i * 16,
+        lambda i: i + 7,
+        lambda i: 4095 - i,
+        lambda i: jnp.clip(i, 0, 4000) * 16,
+        lambda i: jax.lax.clamp(0, i, 4000) * 16,
+    ],
+    ids=["block_i_times_16", "i_plus_7", "n_minus_1_minus_i", "clipped_block", "clamped_block"],
 )
 def test_a_loop_offset_from_the_counter_and_constants_walks_in_order(offset):
-    # x[i * 16 : i * 16 + 16], x[i + 7], x[4095 - i] over 4096 trips: each trip's offset follows
-    # from the loop counter alone, so the loop walks x in order, as x[i] does (no random bytes);
+    # x[i * 16 : i * 16 + 16], x[i + 7], x[4095 - i], the block at i clipped or clamped to
+    # [0, 4000] over 4096 trips: each trip's offset follows from the loop counter alone, so the loop walks x in order, as x[i] does (no random bytes);
     # only an offset read from data (x[idx[i]], above) lands anywhere.
     trips = 4096
 

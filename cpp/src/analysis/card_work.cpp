@@ -254,15 +254,18 @@ std::vector<bool> out_of_order(const Computation& f, const std::vector<bool>& co
 }
 
 // A fused parameter that is a scalar (a loop counter handed in): an offset taken from it, or
-// from it shifted or scaled by a constant (x[i + 1], x[n - 1 - i], the block x[i * k]), walks
-// the loop in order, one step a trip. `constant`: constant_arrays.
+// from it shifted, scaled or clamped by constants (x[i + 1], x[n - 1 - i], the block x[i * k],
+// an index clipped to the array), walks the loop in order, one step a trip. `constant`:
+// constant_arrays.
 bool parameter_scalar(const Computation& f, const std::vector<bool>& constant, std::size_t pos) {
   for (int steps = 0; pos < f.instructions.size() && steps < 8; ++steps) {
     const Instruction& i = f.instructions[pos];
     if (i.opcode == "parameter") return i.shape.is_array() && i.shape.element_count() == 1;
     const auto& ops = i.operand_indices();
     if (ops.empty()) return false;
-    if ((i.opcode == "add" || i.opcode == "subtract" || i.opcode == "multiply") && ops.size() == 2) {
+    if ((i.opcode == "add" || i.opcode == "subtract" || i.opcode == "multiply" || i.opcode == "maximum" ||
+         i.opcode == "minimum") &&
+        ops.size() == 2) {
       if (ops[1] < pos && constant[ops[1]]) {
         pos = ops[0];
       } else if (ops[0] < pos && constant[ops[0]]) {
@@ -270,6 +273,13 @@ bool parameter_scalar(const Computation& f, const std::vector<bool>& constant, s
       } else {
         return false;
       }
+      continue;
+    }
+    // through a clamp to constant bounds (lax.clamp(0, i, n - 1); jnp.clip's maximum and
+    // minimum above), monotone
+    if (i.opcode == "clamp" && ops.size() == 3) {
+      if (!(ops[0] < pos && constant[ops[0]] && ops[2] < pos && constant[ops[2]])) return false;
+      pos = ops[1];
       continue;
     }
     // through the clamp of a negative index (select(lt(i, 0), i + n, i)), views, converts
@@ -615,8 +625,9 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
       from_parameter = holds_parameter(f, false);
       through_broadcast = holds_parameter(f, true);
     }
-    // Which arrays may address out of order: for gathers' indices and dynamic-slices' offsets.
-    if (has({"gather", "dynamic-slice"})) {
+    // Which arrays may address out of order: for gathers' indices and dynamic(-update)-slices'
+    // offsets.
+    if (has({"gather", "dynamic-slice", "dynamic-update-slice"})) {
       constant = constant_arrays(f);
       unordered = out_of_order(f, constant);
     }
@@ -627,6 +638,33 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
       if (i.opcode == "fft" && w.fft_length == 0) fft_facts(i, w);
       // A dynamic-slice of a fused parameter at an offset read from data (x[idx[i]] in a loop
       // body): its slice is a data-dependent access of its contiguous run.
+      // A dynamic-update-slice into a fused parameter (in place: the cost model counts its update
+      // written) at an offset read from data (x.at[idx[i]].set(v) in a loop body): its update is
+      // a data-dependent write of its contiguous run, at the random rate.
+      if (i.opcode == "dynamic-update-slice" && !wraps && i.operand_indices().size() > 2 &&
+          i.operand_shapes().size() > 1) {
+        // (through views only: an array computed from the parameter per element is a new array,
+        // streamed whole, with the update written in that pass)
+        std::size_t p = i.operand_indices()[0];
+        for (int steps = 0; p < k && is_view(f.instructions[p].opcode) && steps < 32; ++steps)
+          p = f.instructions[p].operand_indices().empty() ? SIZE_MAX : f.instructions[p].operand_indices()[0];
+        if (p >= k || f.instructions[p].opcode != "parameter") p = SIZE_MAX;
+        bool data = false;
+        for (std::size_t q = 2; q < i.operand_indices().size(); ++q)
+          if (const std::size_t o = i.operand_indices()[q]; o < k && unordered[o] && !parameter_scalar(f, constant, o))
+            data = true;
+        if (p != SIZE_MAX && data) {
+          const Shape& update = i.operand_shapes()[1];
+          RandomTraffic t;
+          t.run_bytes = run_bytes(i.operand_shapes()[0], std::vector<int64_t>(update.dims.begin(), update.dims.end()));
+          t.bytes = leaf_bytes(update);
+          t.accesses = t.run_bytes > 0 ? std::ceil(t.bytes / t.run_bytes) : 0;
+          t.source_bytes = leaf_bytes(f.instructions[p].shape);
+          w.random.push_back(t);
+          stream -= std::min(stream, t.bytes);
+        }
+        continue;
+      }
       if (i.opcode == "dynamic-slice" && !wraps && i.operand_indices().size() > 1 && !i.operand_shapes().empty()) {
         const std::size_t p = parameter_behind(f, i.operand_indices()[0]);
         bool data = false;
