@@ -104,9 +104,14 @@ TEST_CASE("card_from_fields: a base, a calibrated field given alone, earlier nam
 TEST_CASE("card_from_fields / card_from_json: typed errors naming the field", "[analysis][fpga][card]") {
   const auto from = [](CardFields f) { return [f] { card_from_fields(f); }; };
   CHECK_THAT(message_of(from({{"base", str("alveo-u55c")}, {"clock_mhz", num(250)}})),
-             Catch::StartsWith("unknown FPGA target field 'clock_mhz': valid fields are base, name, description, "
-                               "memory_type, memory_channels, memory_bytes_per_s, dsp_count, "
+             Catch::StartsWith("unknown FPGA target field 'clock_mhz' (did you mean clock_hz? valid fields are base, "
+                               "name, description, memory_type, memory_channels, memory_bytes_per_s, dsp_count, "
                                "memory_channel_bytes_per_s,"));
+  // The closest name by single-character edits, a range end's too; none when nothing is close.
+  CHECK_THAT(message_of(from({{"base", str("alveo-u55c")}, {"clok_hz_hihg", num(3e8)}})),
+             Catch::StartsWith("unknown FPGA target field 'clok_hz_hihg' (did you mean clock_hz_high? valid "));
+  CHECK_THAT(message_of(from({{"base", str("alveo-u55c")}, {"frobnicate", num(1)}})),
+             Catch::StartsWith("unknown FPGA target field 'frobnicate' (valid fields are base, name, "));
   CHECK(message_of(from({{"base", str("alveo-u55c")}, {"sram_bytes", str("big")}})) ==
         "FPGA target field 'sram_bytes' must be a number, not str");
   CardValue flag;

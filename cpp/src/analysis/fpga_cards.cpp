@@ -579,6 +579,38 @@ void validate_fpga_target(const FpgaTarget& t) {
   }
 }
 
+namespace {
+
+// "did you mean X? " for the name closest to `given` (fewest single-character edits, at most a
+// third of its length and 1 at least), or "" when none is that close.
+std::string did_you_mean(const std::string& given, const std::vector<std::string>& names) {
+  const auto edits = [](const std::string& a, const std::string& b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+      std::size_t diag = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= b.size(); ++j) {
+        const std::size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diag = up;
+      }
+    }
+    return row[b.size()];
+  };
+  if (given.size() > 256) return "";
+  std::string best;
+  std::size_t best_edits = std::max<std::size_t>(1, given.size() / 3) + 1;
+  for (const std::string& n : names)
+    if (const std::size_t e = edits(given, n); e < best_edits) {
+      best = n;
+      best_edits = e;
+    }
+  return best.empty() ? "" : "did you mean " + best + "? ";
+}
+
+}  // namespace
+
 // ---- a card from named fields -----------------------------------------------------------------
 
 FpgaTarget card_from_fields(const CardFields& fields) {
@@ -592,10 +624,19 @@ FpgaTarget card_from_fields(const CardFields& fields) {
   // The names a card takes, as the message of an unknown one lists them: the text fields, the
   // channel count and the bandwidth of them all, then the other inputs.
   std::string valid = "base";
+  std::vector<std::string> names{"base"};
   for (const CardField& f : table) {
     if (f.kind == CardFieldKind::kDerived) continue;
     valid += std::string(", ") + f.name + (f.kind == CardFieldKind::kCalibrated ? " (+ _low, _high)" : "");
-    if (f.whole == &FpgaTarget::memory_channels) valid += ", memory_bytes_per_s";
+    names.emplace_back(f.name);
+    if (f.kind == CardFieldKind::kCalibrated) {
+      names.push_back(std::string(f.name) + "_low");
+      names.push_back(std::string(f.name) + "_high");
+    }
+    if (f.whole == &FpgaTarget::memory_channels) {
+      valid += ", memory_bytes_per_s";
+      names.emplace_back("memory_bytes_per_s");
+    }
   }
   const auto text = [&](const std::string& k) {
     const CardValue* v = find(k);
@@ -710,7 +751,8 @@ FpgaTarget card_from_fields(const CardFields& fields) {
       }
     }
     if (!found)
-      throw Error(ErrorKind::kInvalidArgument, "unknown FPGA target field '" + k + "': valid fields are " + valid);
+      throw Error(ErrorKind::kInvalidArgument, "unknown FPGA target field '" + k + "' (" + did_you_mean(k, names) +
+                                                   "valid fields are " + valid + ")");
     changed += (changed.empty() ? "" : ", ") + k;
   }
   if (!total_key.empty()) {
