@@ -268,9 +268,45 @@ def csv_table(prof: Any, table: str) -> str:
     return buf.getvalue()
 
 
+def _not_a_module(path: str) -> str | None:
+    """What a trace, a run folder or a summary.json given to `estimate` is, and what to give
+    instead; None for anything else (read and parsed as HLO text)."""
+    quoted = shlex.quote(path)
+    if os.path.isdir(path) and (
+        os.path.isfile(os.path.join(path, "trace.fpgaprof"))
+        or os.path.isdir(os.path.join(path, "hlo"))
+    ):
+        return (
+            f"{path} is a run folder, not an HLO module: give one of its modules "
+            f"({os.path.join(path, 'hlo', 'module_*.txt')}), or `{PROG} report {quoted}` for "
+            "its ops ranked on the card with their measured GPU times"
+        )
+    if not os.path.isfile(path):  # a FIFO or device is never opened here (it could block)
+        return None  # read_text_file below says why
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError:
+        return None
+    if head.startswith(b"FPGAPROF"):
+        return (
+            f"{path} is an fpgaprof trace, not an HLO module: `{PROG} report {quoted} --target "
+            "CARD` ranks its ops on the card with their measured GPU times; estimate takes one "
+            "module's HLO text (the report's hlo/module_*.txt)"
+        )
+    if head.lstrip().startswith(b"{"):
+        return (
+            f"{path} is JSON, not an HLO module (a summary.json?): give an HLO text file "
+            "(XLA's --xla_dump_to output, a report's hlo/module_*.txt, or compiled.as_text())"
+        )
+    return None
+
+
 def cmd_estimate(args: argparse.Namespace) -> int:
     """The static FPGA what-if of an HLO module (fpgaprof.fpga.estimate_hlo): the ops table,
     the whole function's card time, transfers and total with their ranges; --json for all."""
+    if why := _not_a_module(args.module):
+        raise usage_error(f"{PROG} estimate", why)
     try:
         text = read_text_file(args.module, "an HLO text file", HLO_FILE_MAX_BYTES)
     except UnicodeDecodeError as e:
