@@ -353,7 +353,11 @@ def align_clocks(ranks: list[dict]) -> dict:
                 "method": "collectives",
             }
         )
-    if len(first_of_host) == 1:
+    if len(first_of_host) == 1 and ref.get("host") is None:
+        # No trace names its host (not saved as a rank of a job): one host is not known.
+        text = "no trace names its host: each trace's own clock is taken as it is (not aligned)"
+        method = "wall clock"
+    elif len(first_of_host) == 1:
         text = "one host: all ranks share its clock (no alignment needed)"
         method = "same host"
     else:
@@ -510,7 +514,14 @@ def combine(ranks: list[dict], missing: list[dict], target: str = DEFAULT_TARGET
             }
         )
         for d in r["devices"]:
-            device_rows.append({"process_index": r["process_index"], "host": r["host"], **d})
+            device_rows.append(
+                {
+                    "process_index": r["process_index"],
+                    "host": r["host"],
+                    "rank_name": r["name"],
+                    **d,
+                }
+            )
 
     busy = [float(r["busy_s"]) for r in ranks if r["busy_s"] is not None]
     balance: dict[str, Any] = {"rank_count": len(ranks)}
@@ -520,8 +531,8 @@ def combine(ranks: list[dict], missing: list[dict], target: str = DEFAULT_TARGET
         idle = min(ranks, key=lambda r: r["busy_s"])
         balance.update(
             {
-                "slowest_rank": slow["process_index"],
-                "least_busy_rank": idle["process_index"],
+                "slowest_rank": _rank_of(slow),
+                "least_busy_rank": _rank_of(idle),
                 "max_busy_s": sp["max"],
                 "min_busy_s": sp["min"],
                 "mean_busy_s": sp["mean"],
@@ -535,7 +546,7 @@ def combine(ranks: list[dict], missing: list[dict], target: str = DEFAULT_TARGET
     per_path: dict[str, list[tuple[Any, dict]]] = {}
     for r in ranks:
         for g in r["regions"]:
-            per_path.setdefault(g["path"], []).append((r["process_index"], g))
+            per_path.setdefault(g["path"], []).append((_rank_of(r), g))
     stragglers = []
     for path, rows in per_path.items():
         if len(rows) < 2:
@@ -604,7 +615,7 @@ def combine(ranks: list[dict], missing: list[dict], target: str = DEFAULT_TARGET
                     "fpga_known": True,
                 },
             )
-            o["per_rank"].append((r["process_index"], c["gpu_s"]))
+            o["per_rank"].append((_rank_of(r), c["gpu_s"]))
             if c["fpga_s"] is None:
                 o["fpga_known"] = False
             else:
@@ -637,6 +648,9 @@ def combine(ranks: list[dict], missing: list[dict], target: str = DEFAULT_TARGET
         "target": target,
         "process_count": expected,
         "rank_count": len(ranks),
+        # traces that name no process of a job (no process index: a folder of separate runs);
+        # the job's rows name them by their entry and the reports say so
+        "unindexed": [str(r["name"]) for r in ranks if r["process_index"] is None],
         "missing": missing,
         "exited": exited,
         "conflicts": conflicts,

@@ -18,7 +18,7 @@ from fpgaprof.views.ranking import (
     ranked_table_html,
     row_imbalance_applied_text,
 )
-from fpgaprof.views.sections import balance_text
+from fpgaprof.views.sections import balance_text, unindexed_note
 
 __all__ = ["render", "write_job_html"]
 
@@ -276,11 +276,16 @@ def render(model: Mapping) -> str:
         parts += _answer(answer)
         if given := row_imbalance_applied_text(model.get("row_imbalance"), every_rank=True):
             parts.append(f'<p class="dim">{esc(given)}</p>')
+    if note := unindexed_note(model):
+        parts.append(f"<p class='missing'>Note: {esc(note)}</p>")
     parts.append(f"<p>Clock: {esc(model['clock']['text'])}</p>")
     if balance := balance_text(model):
         parts.append(f"<p>Load balance: {esc(balance)}</p>")
+    named = bool(model.get("unindexed"))
     for title, key, cols in _SECTIONS:
         if model.get(key):
+            first = {"ranks": ("name",), "devices": ("rank_name",)}.get(key, ())
+            cols = first * named + tuple(cols)
             parts += [f"<h2>{title}</h2>", _table(model[key], cols)]
     c = model["collectives"]
     parts += [

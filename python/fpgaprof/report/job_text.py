@@ -10,7 +10,7 @@ from fpgaprof.base.columns import cell
 from fpgaprof.base.text import terminal_safe
 from fpgaprof.base.units import fmt_s, fmt_speedup_range
 from fpgaprof.views.ranking import SLOW_END_AS_COMPILED_NOTE, row_imbalance_applied_text
-from fpgaprof.views.sections import balance_text
+from fpgaprof.views.sections import balance_text, unindexed_note
 
 __all__ = [
     "render",
@@ -166,12 +166,15 @@ def render(model: Mapping) -> str:
         out.append(f"FAILED {who} ({_clean(m['name'])}): {_clean(m['reason'])}")
     for c in model.get("conflicts") or []:
         out.append(f"CONFLICT: {_clean(c['reason'])}")
+    if note := unindexed_note(model):
+        out.append(f"note: {_clean(note)}")
     out.append(f"clock: {_clean(model['clock']['text'])}")
     if balance := balance_text(model):
         out.append(f"balance: {balance}")
-    out += ["", "ranks", table(model["ranks"], RANK_COLUMNS)]
+    named = bool(model.get("unindexed"))
+    out += ["", "ranks", table(model["ranks"], ("name",) * named + RANK_COLUMNS)]
     if model.get("devices"):
-        out += ["", "devices", table(model["devices"], DEVICE_COLUMNS)]
+        out += ["", "devices", table(model["devices"], ("rank_name",) * named + DEVICE_COLUMNS)]
     c = model["collectives"]
     out += [
         "",

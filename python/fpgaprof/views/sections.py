@@ -10,6 +10,7 @@ each from the section dict of summary.json (analysis.sections), so the numbers a
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -927,6 +928,25 @@ def balance_text(model: Mapping) -> str | None:
         f"least busy rank {rank('least_busy_rank')} {fmt_s(b['min_busy_s'])}, "
         f"busiest/mean {b['imbalance']:.2f}, "
         f"spread {cell('x_fraction', b['spread_fraction'])[0]} of the busiest"
+    )
+
+
+def unindexed_note(model: Mapping) -> str | None:
+    """What a job of traces that name no process is (text and HTML alike): None for a job whose
+    every trace has its process index."""
+    names = list(model.get("unindexed") or [])
+    if not names:
+        return None
+    n, all_ = len(names), len(names) == model["rank_count"]
+    first = names[0]
+    folder = str(model.get("folder") or "DIR")
+    return (
+        f"{'all ' if all_ and n > 1 else ''}{n} of the traces ({', '.join(names[:3])}"
+        f"{', ...' if n > 3 else ''}) name no process of a job (no process index: not saved "
+        "as a rank of `fpgaprof run` under srun/mpirun/torchrun or of jax.distributed), so "
+        "they may be separate runs: the balance, stragglers and clock compare them as ranks of "
+        "one job and name them by file; for one run's report give its trace: "
+        f"`fpgaprof report {os.path.join(folder, first)}`"
     )
 
 
