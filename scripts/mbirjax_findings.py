@@ -33,7 +33,17 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 TRACE_DIR = ROOT / "tests" / "data" / "traces"
 DOC = ROOT / "docs" / "mbirjax-findings.md"
 BLOCK = "findings"
-CARDS = ("alveo-u55c", "alveo-u280", "alveo-u250", "alveo-u200", "versal-v80")
+
+
+def _preset_cards() -> tuple[str, ...]:
+    """Every preset card, in fpgaprof.fpga.presets()'s order: the cards every report's "best of
+    N cards" takes."""
+    from fpgaprof import fpga
+
+    return tuple(p["name"] for p in fpga.presets())
+
+
+CARDS = _preset_cards()
 TOP = 3
 NONE32 = 0xFFFFFFFF
 DIRECTIONS = ("HtoD", "DtoH", "DtoD", "HtoH", "PtoP")
@@ -280,7 +290,7 @@ def best(u: Unit, key: str, cross: bool) -> tuple[str, dict[str, Any]] | None:
 
 
 def verdict(u: Unit, short: bool = False) -> str:
-    """The FPGA answer over all five cards, for the person deciding what to hand over."""
+    """The FPGA answer over every preset card, for the person deciding what to hand over."""
     _s, _b, fmt_speedup, _r = _fmt()
     compiled = best(u, "region_speedup", True)
     if compiled and compiled[1]["region_speedup"] > 1:
@@ -339,7 +349,8 @@ def render(traces: list[tuple[dict[str, Any], list[Unit]]]) -> str:
     out.append("### At a glance\n")
     out.append("Per call of each operation (the timed calls after the warm-up; instances averaged). *GPU idle* "
                "is the share of the call's wall time with neither a kernel nor a copy of it running. *FPGA, "
-               "best case* is the best of the five cards for the most favourable scenario the model has: "
+               f"best case* is the best of the {len(CARDS)} preset cards for the most favourable scenario the model "
+               "has: "
                "a restructured design with the data resident on the card.\n")
     out.append("| operation | size | trace | calls | wall / call | GPU kernels / call | GPU idle | bound (static) | "
                "costliest HLO op (share of kernel time) | FPGA, best case | verdict |")
