@@ -75,7 +75,7 @@ def _glance_best(operation: str, size: str, trace: str) -> str:
 
 
 def test_the_pallas_region_figures_quoted_are_the_tables():
-    # "forward 0.084x, 0.054-0.12x on the V80; cone forward 0.29x, 0.18-0.41x": the written summary
+    # "forward 0.080x, 0.051-0.11x on the V80; cone forward 0.28x, 0.18-0.40x": the written summary
     # quotes the best case the generated table gives for both Pallas forward projections.
     findings = _doc("mbirjax-findings.md")
     for operation, size, trace, label in (

@@ -116,7 +116,9 @@ def test_ops_kept_on_the_gpu_hand_their_arrays_to_the_card_over_the_link():
     input_concatenate_fusion (s32[128,128,4], 262,144 B) and both of loop_gather_select_fusion's
     results (2 x 19,421,184 B); pallas_call.3 takes input_concatenate_fusion.1 (s32[128,592,4],
     1,212,416 B; the gathered arrays already crossed) and gives input_transpose_fusion its
-    f32[128,129,128] (8,454,144 B). 126,455,808 B, over the link with the data on the card too."""
+    f32[128,129,128] (8,454,144 B). 126,455,808 B, over the link with the data on the card too.
+    With the data on the card, both Pallas calls also read the module's argument vals_pad.1
+    (f32[12644,128], 6,473,728 B, once a call), which lives on the card: 132,929,536 B."""
     import os
 
     import fpgaprof
@@ -126,16 +128,24 @@ def test_ops_kept_on_the_gpu_hand_their_arrays_to_the_card_over_the_link():
     prof = fpgaprof.load(path)
     want = 4 * 19_421_184 + 262_144 + 2 * 19_421_184 + 1_212_416 + 8_454_144
     assert want == 126_455_808
-    for cross in (True, False):
+    resident = want + 12644 * 128 * 4
+    for cross, handed, text in ((True, want, "126.5"), (False, resident, "132.9")):
         (row,) = [r for r in prof.fpga_candidates("alveo-u55c", by="region", inputs_cross_link=cross)
                   if r["region"] == "forward_project"]
-        assert row["handoff_bytes"] == want
-        assert row["transfer_bytes"] >= want
-        assert row["transfer_s"] >= want / (15.754e9 * 0.771532)  # the link's fast end at most
-        assert "hand 126.5 MB to and from the card's ops" in row["estimate_note"]
-    # the back projection's Pallas kernel takes only the module's arguments: nothing handed
-    (back,) = [r for r in prof.fpga_candidates("alveo-u55c", by="region") if r["region"] == "back_project"]
-    assert back["handoff_bytes"] == 0
+        assert row["handoff_bytes"] == handed
+        assert row["transfer_bytes"] >= handed
+        assert row["transfer_s"] >= handed / (15.754e9 * 0.771532)  # the link's fast end at most
+        assert f"hand {text} MB to and from the card's ops" in row["estimate_note"]
+    # The back projection's jit_wrapped is its Pallas kernel alone: the whole module stays on
+    # the GPU, and with its arguments on the GPU (over PCIe) it hands nothing. With the region's
+    # data on the card (the region's other modules run there), each of its calls takes its
+    # arguments from the card and gives its result back: s32[128,12644] (6,473,728 B),
+    # f32[128,3,12644] (19,421,184 B), f32[128,128,128] (8,388,608 B) in, f32[12644,128]
+    # (6,473,728 B) out, once in the region: 40,757,248 B.
+    for cross, handed in ((True, 0), (False, 6_473_728 + 19_421_184 + 8_388_608 + 6_473_728)):
+        (back,) = [r for r in prof.fpga_candidates("alveo-u55c", by="region", inputs_cross_link=cross)
+                   if r["region"] == "back_project"]
+        assert back["handoff_bytes"] == handed
 
 
 def test_a_region_rereads_an_input_needed_after_its_own_reduction():
@@ -150,3 +160,34 @@ def test_a_region_rereads_an_input_needed_after_its_own_reduction():
     (row,) = [r for r in fpga.fpga_candidates(store, target="alveo-u55c", by="region") if r["region"] == "norm"]
     card = next(p for p in fpga.presets() if p["name"] == "alveo-u55c")
     assert row["restructured_card_time_s"] >= 3 * 4 * n / card["stream_bytes_per_s"]  # 10.68 ms
+
+
+_MIXED = """HloModule jit_mixed, entry_computation_layout={(f32[1024]{0}, f32[2048]{0})->(f32[1024]{0}, f32[2048]{0})}
+
+%fused_square (param_0: f32[1024]) -> f32[1024] {
+  %param_0 = f32[1024]{0} parameter(0)
+  ROOT %multiply.1 = f32[1024]{0} multiply(f32[1024]{0} %param_0, f32[1024]{0} %param_0)
+}
+
+ENTRY %main (x: f32[1024], y: f32[2048]) -> (f32[1024], f32[2048]) {
+  %x = f32[1024]{0} parameter(0)
+  %y = f32[2048]{0} parameter(1)
+  %loop_square_fusion = f32[1024]{0} fusion(f32[1024]{0} %x), kind=kLoop, calls=%fused_square
+  %custom-call.1 = f32[2048]{0} custom-call(f32[2048]{0} %y), custom_call_target="my_gpu_kernel"
+  ROOT %tuple.1 = (f32[1024]{0}, f32[2048]{0}) tuple(%loop_square_fusion, %custom-call.1)
+}
+"""
+
+
+def test_with_the_data_on_the_card_a_kept_op_takes_its_arguments_and_gives_its_results_over_the_link():
+    # jit_mixed, called 3 times: loop_square_fusion goes to the card; custom-call.1 (no cost)
+    # stays on the GPU, reads the argument y (8,192 B) and gives the module's second result
+    # (8,192 B). Over PCIe the arguments come from the GPU and nothing is handed; with the data
+    # on the card both cross the link each call: 3 x 16,384 = 49,152 B.
+    kernels = [("loop_square_fusion", 50_000), ("custom_call_1", 50_000)] * 3  # XLA's kernel names
+    store = _store("mixed", [("jit_mixed", _MIXED)], kernels)
+    for cross, handed in ((True, 0), (False, 3 * (2048 * 4 + 2048 * 4))):
+        (row,) = [r for r in fpga.fpga_candidates(store, target="alveo-u55c", by="region", inputs_cross_link=cross)
+                  if r["region"] == "mixed"]
+        assert row["module_calls"] == 3
+        assert row["handoff_bytes"] == handed, cross

@@ -157,8 +157,12 @@ struct OpsSum {
   std::vector<uint32_t> kept_ops;  // ops whose kernels stay on the GPU (kNone32: kernels without an op)
   std::unordered_map<uint32_t, double> fallback_calls, io_of_module, buffers_of_module;
   std::unordered_map<uint32_t, double> entry_calls;  // the most executions of an entry-computation op here
-  // What the ops kept on the GPU hand to and take from their modules' card ops: bytes, arrays.
-  std::unordered_map<uint32_t, std::pair<double, double>> handoff_of_module;
+  // What the ops kept on the GPU hand to and take from their modules' card ops (and, with the
+  // data on the card, the module arguments they read and results they give).
+  struct Handed {
+    double bytes = 0, arrays = 0, resident_bytes = 0, resident_arrays = 0;
+  };
+  std::unordered_map<uint32_t, Handed> handoff_of_module;
   std::unordered_map<uint32_t, const std::vector<double>*> reread_of_module;  // OpCost::module_reread_bytes
 };
 
@@ -209,10 +213,12 @@ void sum_ops(std::vector<std::pair<uint32_t, SpanAcc>>& entries, const std::vect
     if (!op.cost_known) {
       s.kept_ns += static_cast<double>(acc.ns);
       s.kept_ops.push_back(o);
-      if (op.module_index != kNone32 && op.handoff_bytes > 0) {
-        auto& [bytes, arrays] = s.handoff_of_module[op.module_index];
-        bytes += exec * op.handoff_bytes;
-        arrays += exec * op.handoff_arrays;
+      if (op.module_index != kNone32 && (op.handoff_bytes > 0 || op.handoff_resident_bytes > 0)) {
+        OpsSum::Handed& h = s.handoff_of_module[op.module_index];
+        h.bytes += exec * op.handoff_bytes;
+        h.arrays += exec * op.handoff_arrays;
+        h.resident_bytes += exec * op.handoff_resident_bytes;
+        h.resident_arrays += exec * op.handoff_resident_arrays;
       }
       if (s.unknown_ops.size() < 3) s.unknown_ops.push_back(op.name);
       continue;
@@ -398,12 +404,25 @@ void what_if(OpsSum& s, const Calls& calls, const FpgaTarget& target, const Fpga
   c.restructured_card_energy_j = card_energy_on(rcard, target);
   rcard += kept;
   // The ops kept on the GPU inside a module whose other ops run on the card hand their data to
-  // and take it from the card over the link, wherever the module's arguments live.
+  // and take it from the card over the link, wherever the module's arguments live; with them on
+  // the card, the arguments those ops read and the results they give cross too.
   double handoff_bytes = 0, handoff_arrays = 0;
   for (const auto& [m, h] : s.handoff_of_module)
     if (s.estimated_modules.count(m) != 0) {
-      handoff_bytes += h.first;
-      handoff_arrays += h.second;
+      handoff_bytes += h.bytes + (options.inputs_cross_link ? 0.0 : h.resident_bytes);
+      handoff_arrays += h.arrays + (options.inputs_cross_link ? 0.0 : h.resident_arrays);
+    }
+  // With the data on the card, a module all of whose ops stay on the GPU, in a region whose
+  // other modules run on the card, takes its arguments from the card and gives its results
+  // back, each call (over the link: the region's data lives on the card).
+  if (!options.inputs_cross_link && !s.estimated_modules.empty())
+    for (const auto& [m, calls_m] : calls.of_module) {
+      if (s.estimated_modules.count(m) != 0) continue;
+      const auto io = s.io_of_module.find(m);
+      const auto buffers = s.buffers_of_module.find(m);
+      if (io == s.io_of_module.end()) continue;
+      handoff_bytes += calls_m * io->second;
+      handoff_arrays += calls_m * (buffers != s.buffers_of_module.end() ? buffers->second : 2.0);
     }
   c.handoff_bytes = handoff_bytes;
   TimeRange transfer;

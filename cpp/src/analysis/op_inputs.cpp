@@ -116,6 +116,11 @@ std::unordered_map<std::string, Handoff> module_handoff(const hlo::Module& modul
     return plumbing(k) || op == "parameter" || op == "constant" || op == "tuple";
   };
   const auto on_card = [&](std::size_t k) { return !free_op(k) && !ins[k].cost.unknown; };
+  bool any_on_card = false;
+  for (std::size_t k = 0; k < n; ++k) any_on_card = any_on_card || on_card(k);
+  std::size_t root = n;
+  for (std::size_t k = 0; k < n; ++k)
+    if (ins[k].is_root) root = k;
   std::vector<std::vector<std::size_t>> users(n);
   for (std::size_t k = 0; k < n; ++k)
     for (std::size_t o : ins[k].operand_indices())
@@ -133,6 +138,17 @@ std::unordered_map<std::string, Handoff> module_handoff(const hlo::Module& modul
     }
     return false;
   };
+  // Whether a value is (part of) the module's result (through bitcasts and the root tuple).
+  const auto module_result = [&](std::size_t v) {
+    for (std::size_t steps = 0; v < n && steps < 64; ++steps) {
+      if (v == root) return true;
+      std::size_t next = n;
+      for (std::size_t u : users[v])
+        if (ins[u].opcode == "bitcast" || (ins[u].opcode == "tuple" && u == root)) next = u;
+      v = next;
+    }
+    return false;
+  };
   // Each array a card op computed crosses to the GPU once a call, for the first op that needs it.
   std::set<std::size_t> sent;
   const auto strip = [&](std::size_t p, bool tuples) {
@@ -147,25 +163,36 @@ std::unordered_map<std::string, Handoff> module_handoff(const hlo::Module& modul
     Handoff h;
     // Operands a card op computed: the array (a tuple's element apart from the others) and the
     // op that computed it.
+    // With the data on the card, a module argument too (once a call, for its first reader).
     for (std::size_t q = 0; q < ins[k].operand_indices().size() && q < ins[k].operand_shapes().size(); ++q) {
       const std::size_t array = strip(ins[k].operand_indices()[q], false);
       const std::size_t p = strip(array, true);
-      if (p >= n || !on_card(p) || !sent.insert(array).second) continue;
-      h.bytes += static_cast<double>(ins[k].operand_shapes()[q].byte_size());
-      h.arrays += 1;
+      if (p >= n) continue;
+      const bool argument = any_on_card && ins[p].opcode == "parameter";
+      if ((!on_card(p) && !argument) || !sent.insert(array).second) continue;
+      const double bytes = static_cast<double>(ins[k].operand_shapes()[q].byte_size());
+      (argument ? h.resident_bytes : h.bytes) += bytes;
+      (argument ? h.resident_arrays : h.arrays) += 1;
     }
-    // Results a card op reads: the op's own array, or each element of its tuple taken out.
+    // Results a card op reads: the op's own array, or each element of its tuple taken out; with
+    // the data on the card, the module's results it computes, where no card op read them.
+    const auto result = [&](std::size_t v) {
+      const double bytes = static_cast<double>(ins[v].shape.byte_size());
+      if (read_on_card(v)) {
+        h.bytes += bytes;
+        h.arrays += 1;
+      } else if (any_on_card && module_result(v)) {
+        h.resident_bytes += bytes;
+        h.resident_arrays += 1;
+      }
+    };
     if (ins[k].shape.is_tuple()) {
       for (std::size_t u : users[k])
-        if (ins[u].opcode == "get-tuple-element" && read_on_card(u)) {
-          h.bytes += static_cast<double>(ins[u].shape.byte_size());
-          h.arrays += 1;
-        }
-    } else if (read_on_card(k)) {
-      h.bytes += static_cast<double>(ins[k].shape.byte_size());
-      h.arrays += 1;
+        if (ins[u].opcode == "get-tuple-element") result(u);
+    } else {
+      result(k);
     }
-    if (h.bytes > 0) out[ins[k].name] = h;
+    if (h.bytes > 0 || h.resident_bytes > 0) out[ins[k].name] = h;
   }
   return out;
 }
@@ -212,6 +239,8 @@ OpInputs op_inputs(const TraceStore& store, const AttributionResult& attribution
       if (const auto h = facts.handoff.find(st.hlo_op); h != facts.handoff.end()) {
         c.handoff_bytes = h->second.bytes;
         c.handoff_arrays = h->second.arrays;
+        c.handoff_resident_bytes = h->second.resident_bytes;
+        c.handoff_resident_arrays = h->second.resident_arrays;
       }
       if (const hlo::Instruction* ins = modules[st.module_index].find_instruction(st.hlo_op)) {
         // Without a cost (work.known false) it still gives the op's arrays: what crosses the link.

@@ -335,7 +335,8 @@ const ResultTable<FpgaRegionCandidate, RankContext>& fpga_region_row_fields() {
         "module_calls x module parameters + results (none with the data on the card), + handoff_bytes"));
     v.push_back(member<&R::handoff_bytes, C>(
         "handoff_bytes", "bytes",
-        "what the ops kept on the GPU hand to and take from the card's ops of their modules, over the host link"));
+        "what the ops kept on the GPU hand to and take from the card's ops of their modules, over the host link "
+        "(with the data on the card, also the module arguments and results they read and give)"));
     v.push_back(range_members<&R::transfer_s, &R::transfer_low_s, &R::transfer_high_s, C>(
         "transfer_s", "s", "host-link time of transfer_bytes"));
     v.push_back(range_members<&R::fpga_total_s, &R::fpga_total_low_s, &R::fpga_total_high_s, C>(

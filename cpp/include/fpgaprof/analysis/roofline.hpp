@@ -56,8 +56,10 @@ struct OpCost {
   // a region's dataflow design adds those larger than its on-chip room to its io.
   std::vector<double> module_reread_bytes;
   // Without a cost (kept on the GPU), what one execution hands to and takes from its module's
-  // ops with one (module_handoff): over the host link when those run on the card.
+  // ops with one (module_handoff): over the host link when those run on the card; with the
+  // region's data on the card, also the module arguments it reads and results it gives.
   double handoff_bytes = 0, handoff_arrays = 0;
+  double handoff_resident_bytes = 0, handoff_resident_arrays = 0;
   // What one execution asks of an FPGA card (card_work.hpp), from the op's HLO instruction;
   // work.known false when the HLO was not at hand (the FPGA model then streams bytes()).
   CardWork work;
