@@ -110,9 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Runs an unmodified program under the profiler. The trace "
         "starts before the script and is saved at exit (also on exceptions and "
         "sys.exit). Writes DIR/trace.fpgaprof, report.html, summary.json, "
-        "timeline.json, hlo/ and environment.json. The command's exit status is passed through. Under a "
-        "launcher (srun, mpirun, torchrun: SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK or "
-        "RANK with a process count above 1) each process writes DIR/<host>-rank<k>/ instead; "
+        "timeline.json, hlo/ and environment.json. The command's exit status is passed "
+        "through. Under a launcher (srun, mpirun, torchrun: SLURM_PROCID, "
+        "OMPI_COMM_WORLD_RANK, PMI_RANK or RANK with a process count above 1) each process "
+        "writes DIR/<host>-rank<k>/ instead; "
         "`fpgaprof report DIR` then reports the job as one.",
     )
     r.add_argument(
