@@ -599,6 +599,28 @@ TEST_CASE("dataflow_time: stages share the DSPs and the memory, io once", "[anal
     io.reread_times = 2;
     check_range(dataflow_time({{&small, Precision::kFp32, 2, 0}}, io, t), 0.3e-6, 375.75e-6, 1802.4e-6);
   }
+  SECTION("an array several gathers read counts once towards the on-chip room") {
+    // Two gathers of 1e6 f32 each from one 2,000,000 B array: it fits the nominal room
+    // (2,304,000 B) once, as one gather of 2e6 f32 from it does; from two different arrays of
+    // that size (4,000,000 B together) the nominal design serves them from card memory instead.
+    RandomTraffic g = random_traffic(4e6, 1e6, 4, 2e6);
+    g.source_id = 7;
+    const CardWork same = work(0, 8e6, 2012000, 8e6, {g, g});
+    RandomTraffic both = random_traffic(8e6, 2e6, 4, 2e6);
+    both.source_id = 7;
+    const CardWork once = work(0, 8e6, 2012000, 8e6, {both});
+    RandomTraffic h = g;
+    h.source_id = 8;
+    const CardWork apart = work(0, 8e6, 4012000, 8e6, {g, h});
+    bool onchip_same = false, onchip_once = false, onchip_apart = true;
+    const TimeRange a = dataflow_time({{&same, Precision::kFp32, 1, 0}}, 10.012e6, t, &onchip_same);
+    const TimeRange b = dataflow_time({{&once, Precision::kFp32, 1, 0}}, 10.012e6, t, &onchip_once);
+    dataflow_time({{&apart, Precision::kFp32, 1, 0}}, 12.012e6, t, &onchip_apart);
+    CHECK(onchip_same);
+    CHECK(onchip_once);
+    CHECK_FALSE(onchip_apart);
+    check_range(a, b.low, b.nominal, b.high);
+  }
   SECTION("a given row imbalance slows the scatter's own stream, not the rest of the design") {
     // A 512e6 B streaming stage and a scatter of 65,536 updates (4-byte indices and values,
     // 524,288 B in) into a 16,384 B table, as one design: io 512e6 + 557,056 B. The stream takes

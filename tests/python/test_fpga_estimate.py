@@ -958,3 +958,20 @@ def test_cli_estimate_footer_command_repeats_the_card_and_quotes_the_path(tmp_pa
     argv = shlex.split(cmd)
     assert argv[1:] == ["estimate", str(path), "--target", "alveo-u280", "--row-imbalance",
                         "2.5", "--json"], cmd
+
+
+def test_gathers_from_one_array_count_it_once_for_the_on_chip_fit():
+    # x[a] + x[b] + x[c], x 31,457,280 B (under the V80's nominal room, 0.5 x 70,909,952 B =
+    # 35.45 MB), three gathers of 2^20 floats: the array fits on chip once, whatever number of
+    # gathers read it (it was counted three times, 94 MB, and left in card memory). Restructured:
+    # the io (x, a, b, c in, the result out: 31,457,280 + 4 x 4,194,304 = 48,234,496 B) at the
+    # V80's nominal stream rate, over the on-chip accesses (3 x 2^20 / (129.602 lanes x 222 MHz)
+    # = 0.109 ms), + one launch (40 us) = 0.1859 ms.
+    card = next(p for p in fpga.presets() if p["name"] == "versal-v80")
+    x = jax.ShapeDtypeStruct((31_457_280 // 4,), jax.numpy.float32)
+    i = jax.ShapeDtypeStruct((1 << 20,), jax.numpy.int32)
+    est = fpga.estimate(lambda x, a, b, c: x[a] + x[b] + x[c], x, i, i, i, target="versal-v80")
+    io = 31_457_280 + 4 * 4 * (1 << 20)
+    onchip = 3 * (1 << 20) / (card["onchip_lanes"] * card["clock_hz"])
+    want = max(io / card["stream_bytes_per_s"], onchip) + card["call_latency_s"]
+    assert est.restructured_card_time_s == pytest.approx(want, rel=1e-6)

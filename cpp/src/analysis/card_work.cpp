@@ -446,12 +446,26 @@ UpdateBytes scatter_updates(const Instruction& s) {
   return u;
 }
 
+// The identity of operand k of `ins` (RandomTraffic::source_id): its name in ins's computation.
+uint64_t array_id(const Instruction& ins, std::size_t k) {
+  if (k >= ins.operands.size()) return 0;
+  const uint64_t h = std::hash<std::string>{}(ins.operands[k]) ^ (0x9e3779b97f4a7c15ull * (ins.computation_index + 1));
+  return h == 0 ? 1 : h;
+}
+
+// The identity of the array a fusion's parameter instruction `param` stands for: the fusion's
+// operand of that number.
+uint64_t fused_array_id(const Instruction& fusion, const Instruction& param) {
+  return param.parameter_number < 0 ? 0 : array_id(fusion, static_cast<std::size_t>(param.parameter_number));
+}
+
 RandomTraffic gather_traffic(const Instruction& g) {
   RandomTraffic t;
   t.run_bytes = gather_run_bytes(g);
   t.bytes = leaf_bytes(g.shape);
   t.accesses = t.run_bytes > 0 ? t.bytes / t.run_bytes : 0;
   t.source_bytes = g.operand_shapes().empty() ? 0 : leaf_bytes(g.operand_shapes()[0]);
+  t.source_id = array_id(g, 0);
   return t;
 }
 
@@ -461,6 +475,7 @@ RandomTraffic scatter_traffic(const Instruction& s) {
   t.bytes = 2 * scatter_updates(s).bytes;  // each update reads and writes its target
   t.accesses = t.run_bytes > 0 ? t.bytes / t.run_bytes : 0;
   t.source_bytes = s.operand_shapes().empty() ? 0 : leaf_bytes(s.operand_shapes()[0]);
+  t.source_id = array_id(s, 0);
   t.read_modify_write = true;
   return t;
 }
@@ -660,6 +675,7 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
           t.bytes = leaf_bytes(update);
           t.accesses = t.run_bytes > 0 ? std::ceil(t.bytes / t.run_bytes) : 0;
           t.source_bytes = leaf_bytes(f.instructions[p].shape);
+          t.source_id = fused_array_id(ins, f.instructions[p]);
           w.random.push_back(t);
           stream -= std::min(stream, t.bytes);
         }
@@ -677,6 +693,7 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
           t.bytes = leaf_bytes(i.shape);
           t.accesses = t.run_bytes > 0 ? std::ceil(t.bytes / t.run_bytes) : 0;
           t.source_bytes = leaf_bytes(f.instructions[p].shape);
+          t.source_id = fused_array_id(ins, f.instructions[p]);
           w.random.push_back(t);
           stream -= std::min(stream, t.bytes);
         }
@@ -710,7 +727,10 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
         t.accesses = (e.whole ? own : 0.0) + e.taken;
         t.run_bytes = t.bytes / t.accesses;
       }
-      if (p != SIZE_MAX) t.source_bytes = leaf_bytes(f.instructions[p].shape);
+      if (p != SIZE_MAX) {
+        t.source_bytes = leaf_bytes(f.instructions[p].shape);
+        t.source_id = fused_array_id(ins, f.instructions[p]);
+      }
       w.random.push_back(t);
       if (p != SIZE_MAX) random_params.insert(p);
       if (i.opcode == "scatter" && (i.is_root || wraps) && (p != SIZE_MAX || wraps)) in_place_root = true;

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <unordered_set>
 #include <utility>
 
 #include "fpgaprof/error.hpp"
@@ -221,9 +223,12 @@ Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, 
                      double row_imbalance) {
   Parts out;
   const double room = c.onchip_share * t.sram_bytes;
+  // Each array once, however many gathers and scatters of the design land in it.
   double sources = 0, spill = 0;
+  std::unordered_set<uint64_t> counted;
   for (const DataflowStage& s : stages)
-    for (const RandomTraffic& r : s.work->random) sources += r.source_bytes;
+    for (const RandomTraffic& r : s.work->random)
+      if (r.source_id == 0 || counted.insert(r.source_id).second) sources += r.source_bytes;
   const bool fits = sources <= room;
   for (const DataflowStage& s : stages) {
     const CardWork& w = *s.work;
@@ -266,7 +271,12 @@ Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, 
     for (const DataflowStage& s : stages) {
       double stage_sources = 0;
       bool updates = false;
+      std::unordered_set<uint64_t> seen;  // a stage's arrays, each once
       for (const RandomTraffic& r : s.work->random) {
+        if (r.source_id != 0 && !seen.insert(r.source_id).second) {
+          if (!r.read_modify_write) gathers += r.accesses;
+          continue;
+        }
         const double run = std::max(r.run_bytes, 1.0);
         stage_sources += r.source_bytes;
         xy_io += std::max(s.executions - s.repeats, 0.0) * r.source_bytes;

@@ -287,7 +287,8 @@ void widen_for_structure(TimeRange& restructured, const TimeRange& as_compiled);
 // inputs read once and results written once, and its re-reads) streamed; intermediates streamed between stages on
 // chip (in the order produced; a sort's or FFT's extra passes, and a repeated stage's state that
 // does not fit on chip, through card memory); data-dependent accesses served from
-// on-chip banks when every array they land in fits on chip together, else at the card
+// on-chip banks when every array they land in fits on chip together (each array once:
+// RandomTraffic::source_id), else at the card
 // memory's random rates; the stages' arithmetic sharing the DSPs. The pipeline takes the
 // longest of compute, sort, memory and on-chip access. `onchip` (optional) says whether the
 // nominal design serves its data-dependent accesses on chip; `structure_dependent` (optional)
