@@ -353,6 +353,40 @@ TEST_CASE("an op's mean is over its executions whose kernels all have a duration
   CHECK(fusion->mean_ns == 30);
 }
 
+TEST_CASE("an op XLA runs as several thunks in a row is one execution", "[attribution]") {
+  // custom-call.2 as a sort of three passes, one thunk range and kernel each (sort_1,
+  // sort_1__1, sort_1__2), under one module range: one execution (10 + 20 + 30 ns, mean 60).
+  // Then sort_1 again (the next call's passes: a kernel the execution already ran) starts a
+  // second one, whose sort_1__1 is untimed (untimed execution); a loop_add_fusion.3 range on
+  // the thread between its passes and the next sort_1__2 starts a third. By hand: 3 executions,
+  // 2 timed (the first, 60 ns; the third, 5 ns), mean (60 + 5) / 2 = 32 ns (integer ns).
+  TraceStore s;
+  auto mods = two_modules(s);
+  const uint32_t mod = add_marker(s, "XlaModule:#hlo_module=jit_f,program_id=5#", 100, 9000, 1, kNone32);
+  const auto thunk = [&](const std::string& op, uint64_t start, const std::string& kernel, uint64_t dur) {
+    const uint32_t m = add_marker(s, "Thunk:#hlo_op=" + op + "#", start, start + 90, 1, mod);
+    add_kernel(s, kernel, dur == 0 ? 0 : start + 10, dur, 1, m);
+  };
+  thunk("custom-call.2", 200, "sort_1", 10);
+  thunk("custom-call.2", 300, "sort_1__1", 20);
+  thunk("custom-call.2", 400, "sort_1__2", 30);
+  thunk("custom-call.2", 500, "sort_1", 40);
+  thunk("custom-call.2", 600, "sort_1__1", 0);
+  thunk("loop_add_fusion.3", 700, "loop_add_fusion_3", 7);
+  thunk("custom-call.2", 800, "sort_1__2", 5);
+
+  const AttributionResult r = attribute(s, mods);
+  const OpStats* sort = find_op(r, "jit_f", "custom-call.2");
+  REQUIRE(sort);
+  CHECK(sort->kernel_count == 6);
+  CHECK(sort->executions == 3);
+  CHECK(sort->timed_executions == 2);
+  CHECK(sort->mean_ns == 32);
+  const OpStats* fusion = find_op(r, "jit_f", "loop_add_fusion.3");
+  REQUIRE(fusion);
+  CHECK(fusion->executions == 1);
+}
+
 TEST_CASE("module resolution by program id, name and op", "[attribution]") {
   TraceStore s;
   std::vector<hlo::Module> mods;

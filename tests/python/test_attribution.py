@@ -322,3 +322,20 @@ def test_kernel_names_never_land_on_the_parser_s_tuple_element_instructions():
     assert (k1.method, k1.hlo_op) == ("kernel_name", "loop_select_fusion.1")
     assert k0.category.startswith("fusion")
     assert all("#" not in o.hlo_op for o in r.ops)
+
+
+def test_an_op_run_as_several_thunks_in_a_row_is_one_execution():
+    # XLA runs a sort as one thunk per pass, each its own kernel. On the saved H100 trace,
+    # jit_sort's `fusion` (sort.4.1 of s32[1,12644] keys and values) ran twice, six passes each
+    # (sort_4_1, sort_4_1__1, ..., sort_4_1__5, one Thunk range apiece): 12 kernels, 2 executions.
+    # MBIRJAX 0.7.3's cone forward projection at 64³ (H200) sorts once in three passes
+    # (sort_10_1, sort_10_1__1, sort_10_1__2): 3 kernels, 1 execution.
+    here = os.path.join(os.path.dirname(__file__), "..", "data", "traces")
+    for trace, module, op, kernels, executions in (
+        ("mbirjax_parallel_128_h100", "jit_sort", "fusion", 12, 2),
+        ("mbirjax073_cone_64_xla_counters_h200", "jit__sparse_forward_project", "fusion.1", 3, 1),
+    ):
+        prof = fpgaprof.load(os.path.join(here, trace + ".fpgaprof"))
+        (row,) = [o for o in prof.ops if o.module_name == module and o.hlo_op == op]
+        assert (row.kernel_count, row.executions, row.timed_executions) == (kernels, executions, executions)
+        assert row.mean_ns == pytest.approx(row.total_ns / executions)

@@ -746,6 +746,7 @@ class Attributor {
     // The op of each Thunk range seen (kNone32: none yet), its kernels' time, and whether one
     // of them had no duration: a range is a timed execution when all its kernels were timed.
     std::vector<uint32_t> marker_op(store_.markers.size(), kNone32);
+    std::vector<uint32_t> marker_kernel(store_.markers.size(), kNone32);  // its first kernel's name
     std::vector<uint64_t> marker_ns(store_.markers.size(), 0);
     std::vector<bool> marker_untimed(store_.markers.size(), false);
     std::vector<uint32_t> op_of_name(store_.strings.size(), kNone32);
@@ -788,7 +789,7 @@ class Attributor {
       if (const uint32_t m = kernel_thunk[i]; m != kNone32 && m < marker_op.size()) {
         if (marker_op[m] == kNone32) {
           marker_op[m] = op;
-          thunk_executions[op]++;
+          marker_kernel[m] = k.name;
         }
         marker_ns[m] += dur;
         if (dur == 0) marker_untimed[m] = true;
@@ -813,11 +814,51 @@ class Attributor {
     };
     add_copies(copy_site, store_.memcpys);
     add_copies(set_site, store_.memsets);
+    // One execution per Thunk range, except that XLA runs some ops as several thunks one after
+    // the other, each its own kernel (a sort's passes: sort_1, sort_1__1, sort_1__2): the next
+    // range on the same thread, inside the same module range, of the same op, whose kernel
+    // the execution has not run yet, continues that execution. A kernel run again (a loop's
+    // next trip) or another op's range in between starts a new one. An execution is timed when
+    // all its kernels were.
+    struct Run {
+      uint32_t marker = kNone32;      // the last range of the current execution
+      std::vector<uint32_t> kernels;  // the kernel names it ran
+      bool untimed = false;
+      uint64_t ns = 0;
+    };
+    std::unordered_map<uint32_t, Run> run_of_thread;
+    const auto close = [&](const Run& r) {
+      if (r.marker == kNone32) return;
+      const uint32_t op = marker_op[r.marker];
+      thunk_executions[op]++;
+      if (!r.untimed) {
+        res.ops[op].timed_executions++;
+        timed_ns[op] += r.ns;
+      }
+    };
     for (std::size_t m = 0; m < marker_op.size(); ++m) {
-      if (marker_op[m] == kNone32 || marker_untimed[m]) continue;
-      res.ops[marker_op[m]].timed_executions++;
-      timed_ns[marker_op[m]] += marker_ns[m];
+      if (marker_op[m] == kNone32) continue;
+      const MarkerRecord& mk = store_.markers[m];
+      Run& r = run_of_thread[mk.thread_id];
+      bool continues = false;
+      if (r.marker != kNone32) {
+        const MarkerRecord& last = store_.markers[r.marker];
+        continues = marker_op[r.marker] == marker_op[m] && last.parent == mk.parent && last.parent != kNone32 &&
+                    mk.start_ns >= last.end_ns &&
+                    std::find(r.kernels.begin(), r.kernels.end(), marker_kernel[m]) == r.kernels.end();
+      }
+      if (!continues) {
+        close(r);
+        r.kernels.clear();
+        r.untimed = false;
+        r.ns = 0;
+      }
+      r.marker = static_cast<uint32_t>(m);
+      r.kernels.push_back(marker_kernel[m]);
+      r.untimed = r.untimed || marker_untimed[m];
+      r.ns += marker_ns[m];
     }
+    for (const auto& [thread, r] : run_of_thread) close(r);
     for (std::size_t o = 0; o < res.ops.size(); ++o) {
       OpStats& s = res.ops[o];
       s.executions += thunk_executions[o];
