@@ -22,7 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from fpgaprof.analysis import attribution
 from fpgaprof.base import diagnostics
 from fpgaprof.base.constants import FULL_ROWS, TOP_ROWS, WARNINGS_MAX
 from fpgaprof.base.core import core
@@ -329,17 +328,27 @@ def _modules_of_kernels(table: Any, analysis: Mapping, names: set[str]) -> dict 
     if att is None:
         return None
     try:
-        mods = attribution.kernel_columns(att)["module"]
+        sites = list(att.kernels.sites)
+        site = np.asarray(att.kernels.site_index, dtype=np.int64)
         kernel_names = table.columns(["name"])["name"]
     except Exception:  # noqa: BLE001 - a stand-in without the columns: no modules to say
         return None
-    if len(mods) != len(kernel_names):
+    if len(site) != len(kernel_names) or (len(site) and int(site.max()) >= len(sites)):
         return None
+    # Counted per (name, attribution site) in numpy, not per kernel in Python: the names by
+    # object identity first (the table gives each distinct name one object; were it not so the
+    # pairs would only be more), then each distinct pair once.
+    ids = np.frompyfunc(id, 1, 1)(kernel_names).astype(np.int64)
+    first, code = np.unique(ids, return_index=True, return_inverse=True)[1:]
+    width = max(len(sites), 1)
+    pairs, counts_of = np.unique(code.astype(np.int64) * width + site, return_counts=True)
     counts: dict[tuple[str, str | None], int] = {}
-    for name, module in zip(kernel_names.tolist(), mods.tolist()):
+    for pair, n in zip(pairs.tolist(), counts_of.tolist()):
+        name = str(kernel_names[first[pair // width]])
         if name in names:
+            module = sites[pair % width].module_name
             key = (name, str(module) if module else None)
-            counts[key] = counts.get(key, 0) + 1
+            counts[key] = counts.get(key, 0) + n
     out: dict[str, list[dict]] = {}
     for (name, module), n in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0]))):
         out.setdefault(name, []).append({"module": module, "count": n})

@@ -197,10 +197,11 @@ def answer_section(
     regions = cand.get("regions") or {}
     unit = "region" if regions.get("available") else "op"
     fpgas = [analysis["fpga"]] + list(analysis.get("fpga_other_targets") or [])
-    tables: dict[str, dict[tuple, dict]] = {}
+    # Each card's rows by key, made plain only for the rows the answer shows.
+    tables: dict[str, dict[tuple, Any]] = {}
     for f in fpgas:
         name = str((f.get("target") or {}).get("name") or f"card {len(tables) + 1}")
-        tables[name] = {_key(r, unit): records.to_plain(r) for r in _rows(f, unit)}
+        tables[name] = {_key(r, unit): r for r in _rows(f, unit)}
     ranked = _rows(analysis["fpga"], unit)
     enclosing: list[str] = []
     if unit == "region":
@@ -215,7 +216,7 @@ def answer_section(
     sizes: set[int] = set()
     for r in shown:
         k = _key(r, unit)
-        per_card = {c: t[k] for c, t in tables.items() if k in t}
+        per_card = {c: records.to_plain(t[k]) for c, t in tables.items() if k in t}
         pick = _pick(per_card)
         if pick is None:
             continue
