@@ -108,3 +108,33 @@ def test_the_script_checks_and_rewrites():
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.strip() == "up to date"
+
+
+def test_the_figures_written_by_hand_are_the_tables(rows, loso):
+    # README and docs/fpga-validation.md quote the validation result in their own words: the
+    # error over the 64 validation anchors, over the 36 besides NTUA's measurements, and the
+    # leave-one-source-out error. Each quote is what the current rows give.
+    import math
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    doc = (ROOT / "docs" / "fpga-validation.md").read_text(encoding="utf-8")
+    flat = " ".join(readme.split())
+    s = V.summary(rows)
+    assert (
+        f"error is {s['geomean']:.2f}x, worst {s['worst']:.3g}x, "
+        f"{round(100 * s['in_range_share'])} % inside the range"
+    ) in flat
+    rest = [r for r in rows if r["role"] == "validation" and r["source_id"] != "cslab-ntua-spmv-research"]
+    sym = [max(r["ratio"], 1 / r["ratio"]) for r in rest]
+    gm = math.exp(sum(math.log(x) for x in sym) / len(sym))
+    inside = sum(r["in_range"] for r in rest)
+    assert f"(the {len(rest)} besides NTUA's: {gm:.2f}x, worst {max(sym):.3g}x," in flat
+    assert (
+        f"the other {len(rest)} give {gm:.2f}x, worst {max(sym):.3g}x (the sort), {inside} of "
+        f"{len(rest)} ({round(100 * inside / len(rest))} %) inside the range"
+    ) in " ".join(doc.split())
+    ls = V.loso_summary(loso)
+    assert (
+        f"against {ls['count']} kernels of calibration sources, each predicted with its own "
+        f"source left out of every constant, {ls['geomean']:.2f}x"
+    ) in flat

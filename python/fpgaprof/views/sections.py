@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
@@ -946,7 +947,7 @@ def unindexed_note(model: Mapping) -> str | None:
         "as a rank of `fpgaprof run` under srun/mpirun/torchrun or of jax.distributed), so "
         "they may be separate runs: the balance, stragglers and clock compare them as ranks of "
         "one job and name them by file; for one run's report give its trace: "
-        f"`fpgaprof report {os.path.join(folder, first)}`"
+        f"`fpgaprof report {shlex.quote(os.path.join(folder, first))}`"
     )
 
 
