@@ -599,6 +599,25 @@ TEST_CASE("dataflow_time: stages share the DSPs and the memory, io once", "[anal
     io.reread_times = 2;
     check_range(dataflow_time({{&small, Precision::kFp32, 2, 0}}, io, t), 0.3e-6, 375.75e-6, 1802.4e-6);
   }
+  SECTION("a re-read kept on chip shares the room with the gathers' table and the other re-reads") {
+    // A gather from a 2,000,000 B table (on chip at the fast end's 4,608,000 B room) in a design
+    // whose module re-reads a 3,000,000 B argument after its summary: each fits the fast room
+    // alone, not together (5e6 B), so the fast end reads the argument again, as a design of
+    // the same io plus 3e6 B does. Two re-reads of 3e6 B without the gather: one stays.
+    const CardWork g = element_gather(2e6);
+    const std::vector<double> rereads = {3e6};
+    DataflowIo io(10e6);
+    io.rereads = &rereads;
+    const TimeRange kept = dataflow_time({{&g, Precision::kFp32, 1, 0}}, io, t);
+    const TimeRange read = dataflow_time({{&g, Precision::kFp32, 1, 0}}, 13e6, t);
+    CHECK(kept.low == near(read.low));
+    const CardWork small = work(0, 12000, 8000, 4000);
+    const std::vector<double> two = {3e6, 3e6};
+    DataflowIo both(12000);
+    both.rereads = &two;
+    CHECK(dataflow_time({{&small, Precision::kFp32, 1, 0}}, both, t).low ==
+          near(dataflow_time({{&small, Precision::kFp32, 1, 0}}, 3012000.0, t).low));
+  }
   SECTION("an array several gathers read counts once towards the on-chip room") {
     // Two gathers of 1e6 f32 each from one 2,000,000 B array: it fits the nominal room
     // (2,304,000 B) once, as one gather of 2e6 f32 from it does; from two different arrays of
@@ -620,6 +639,26 @@ TEST_CASE("dataflow_time: stages share the DSPs and the memory, io once", "[anal
     CHECK(onchip_once);
     CHECK_FALSE(onchip_apart);
     check_range(a, b.low, b.nominal, b.high);
+  }
+  SECTION("an array a stage both gathers from and scatters into is still the scatter's target") {
+    // u.at[r].add(u[c]) as one fusion: a gather of 131,072 f32 from the 16,384 B table and a
+    // scatter-add of as many into it, one source_id. Sharing the table on chip changes the on-chip
+    // room (once), not the scatter: a row imbalance slows it as it does with the gather reading
+    // another table of that size (both fit the room either way, so the two designs agree).
+    // Skipping the scatter as a repeated array dropped y: no PE factor, delta ignored.
+    RandomTraffic g = random_traffic(524288, 131072, 4, 16384);
+    RandomTraffic sc = random_traffic(1048576, 262144, 4, 16384, true);
+    g.source_id = sc.source_id = 7;
+    const CardWork same = work(0, 1048576, 1064960, 16384, {g, sc});
+    sc.source_id = 8;
+    const CardWork apart = work(0, 1048576, 1064960, 16384, {g, sc});
+    for (const double delta : {0.0, 20.0}) {
+      const TimeRange a = dataflow_time({{&same, Precision::kFp32, 1, 0}}, 1081344.0, t, nullptr, nullptr, delta);
+      const TimeRange b = dataflow_time({{&apart, Precision::kFp32, 1, 0}}, 1081344.0, t, nullptr, nullptr, delta);
+      check_range(a, b.low, b.nominal, b.high);
+    }
+    CHECK(dataflow_time({{&same, Precision::kFp32, 1, 0}}, 1081344.0, t, nullptr, nullptr, 20.0).nominal >
+          dataflow_time({{&same, Precision::kFp32, 1, 0}}, 1081344.0, t, nullptr, nullptr, 0.0).nominal);
   }
   SECTION("a given row imbalance slows the scatter's own stream, not the rest of the design") {
     // A 512e6 B streaming stage and a scatter of 65,536 updates (4-byte indices and values,

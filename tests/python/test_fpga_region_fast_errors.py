@@ -191,3 +191,24 @@ def test_with_the_data_on_the_card_a_kept_op_takes_its_arguments_and_gives_its_r
                   if r["region"] == "mixed"]
         assert row["module_calls"] == 3
         assert row["handoff_bytes"] == handed, cross
+
+
+def test_with_the_data_on_the_card_a_kept_op_that_is_the_tuple_root_gives_its_results_over_the_link():
+    # jit_mixed again, but custom-call.1 takes loop_square_fusion's result and y and computes
+    # both of the module's results as one tuple, itself the root (no tuple, no
+    # get-tuple-element). Each call it takes loop_square_fusion's 4,096 B from the card (with
+    # the data anywhere) and, with the data on the card, the argument y (8,192 B) and gives the
+    # whole result (4,096 + 8,192 B): 3 x 24,576 = 73,728 B (12,288 B over PCIe).
+    text = _MIXED.replace(
+        """  %custom-call.1 = f32[2048]{0} custom-call(f32[2048]{0} %y), custom_call_target="my_gpu_kernel"
+  ROOT %tuple.1 = (f32[1024]{0}, f32[2048]{0}) tuple(%loop_square_fusion, %custom-call.1)""",
+        """  ROOT %custom-call.1 = (f32[1024]{0}, f32[2048]{0}) custom-call(f32[1024]{0} %loop_square_fusion, """
+        """f32[2048]{0} %y), custom_call_target="my_gpu_kernel\"""",
+    )
+    assert "ROOT %custom-call.1" in text
+    kernels = [("loop_square_fusion", 50_000), ("custom_call_1", 50_000)] * 3
+    store = _store("mixed", [("jit_mixed", text)], kernels)
+    for cross, handed in ((True, 3 * 4096), (False, 3 * (4096 + 8192 + 4096 + 8192))):
+        (row,) = [r for r in fpga.fpga_candidates(store, target="alveo-u55c", by="region", inputs_cross_link=cross)
+                  if r["region"] == "mixed"]
+        assert row["handoff_bytes"] == handed, cross

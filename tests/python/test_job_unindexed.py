@@ -33,3 +33,15 @@ def test_a_folder_of_separate_runs_is_named_as_such(tmp_path, capsys):
     assert model["stragglers"]["items"][0]["slowest_rank"] in NAMES
     html = (tmp_path / "job.html").read_text()
     assert "name no process of a job" in html and NAMES[1] in html
+
+
+def test_the_suggested_command_quotes_a_folder_with_a_space(tmp_path, capsys):
+    # The note's `fpgaprof report PATH` is a command to paste: a folder name with a space is
+    # quoted, as the other commands fpgaprof prints are.
+    folder = tmp_path / "sep runs"
+    folder.mkdir()
+    for n in NAMES:
+        shutil.copy(TRACES / n, folder / n)
+    assert main(["report", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert f"`fpgaprof report '{folder / NAMES[0]}'`" in out

@@ -211,6 +211,17 @@ Parts as_compiled_parts(const CardWork& w, Precision p, const FpgaTarget& t, con
   return out;
 }
 
+// The arrays a design's data-dependent accesses land in, each once however many gathers and
+// scatters of the design land in it: the on-chip room they take when they fit.
+double random_sources(const std::vector<DataflowStage>& stages) {
+  double sources = 0;
+  std::unordered_set<uint64_t> counted;
+  for (const DataflowStage& s : stages)
+    for (const RandomTraffic& r : s.work->random)
+      if (r.source_id == 0 || counted.insert(r.source_id).second) sources += r.source_bytes;
+  return sources;
+}
+
 // Stages run as one dataflow pipeline: the `io_bytes` (inputs read once, outputs written once)
 // streamed, intermediates streamed from stage to stage on chip (FIFOs: the design consumes them
 // in the order they are produced), a sort's or FFT's extra passes over data that does not fit
@@ -223,12 +234,8 @@ Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, 
                      double row_imbalance) {
   Parts out;
   const double room = c.onchip_share * t.sram_bytes;
-  // Each array once, however many gathers and scatters of the design land in it.
-  double sources = 0, spill = 0;
-  std::unordered_set<uint64_t> counted;
-  for (const DataflowStage& s : stages)
-    for (const RandomTraffic& r : s.work->random)
-      if (r.source_id == 0 || counted.insert(r.source_id).second) sources += r.source_bytes;
+  double spill = 0;
+  const double sources = random_sources(stages);
   const bool fits = sources <= room;
   for (const DataflowStage& s : stages) {
     const CardWork& w = *s.work;
@@ -271,9 +278,11 @@ Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, 
     for (const DataflowStage& s : stages) {
       double stage_sources = 0;
       bool updates = false;
-      std::unordered_set<uint64_t> seen;  // a stage's arrays, each once
+      // A stage's arrays, each once as a gathered vector and once as an updated output: an
+      // array both gathered and scattered is still a scatter's target (its rows, its PEs).
+      std::unordered_set<uint64_t> seen_x, seen_y;
       for (const RandomTraffic& r : s.work->random) {
-        if (r.source_id != 0 && !seen.insert(r.source_id).second) {
+        if (r.source_id != 0 && !(r.read_modify_write ? seen_y : seen_x).insert(r.source_id).second) {
           if (!r.read_modify_write) gathers += r.accesses;
           continue;
         }
@@ -406,10 +415,20 @@ TimeRange dataflow_time(const std::vector<DataflowStage>& stages, const Dataflow
   TimeRange r;
   for (End end : kEnds) {
     const Corner c = corner(t, end);
+    // The re-reads share the end's on-chip room with each other and with the arrays the
+    // design's data-dependent accesses keep there (dataflow_parts, when they fit): one kept on
+    // chip takes its bytes from what is left; one that does not fit what is left is read again.
+    const double room = c.onchip_share * t.sram_bytes;
+    const double sources = random_sources(stages);
+    double left = sources <= room ? room - sources : room;
     double io_bytes = io.bytes;
     if (io.rereads != nullptr)
-      for (const double bytes : *io.rereads)
-        if (bytes > c.onchip_share * t.sram_bytes) io_bytes += io.reread_times * bytes;
+      for (const double bytes : *io.rereads) {
+        if (bytes <= left)
+          left -= bytes;
+        else
+          io_bytes += io.reread_times * bytes;
+      }
     const Parts parts = dataflow_parts(stages, io_bytes, t, c, row_imbalance);
     set_end(r, end, parts.time());
     if (end == End::kNominal && onchip != nullptr) *onchip = parts.onchip > 0;

@@ -187,8 +187,15 @@ std::unordered_map<std::string, Handoff> module_handoff(const hlo::Module& modul
       }
     };
     if (ins[k].shape.is_tuple()) {
+      const double taken_bytes = h.bytes, taken_arrays = h.arrays;
       for (std::size_t u : users[k])
         if (ins[u].opcode == "get-tuple-element") result(u);
+      // A tuple that is itself the module's result (the kept op is the root): all of it goes
+      // to the caller, less what a card op already took of it.
+      if (any_on_card && module_result(k)) {
+        h.resident_bytes += std::max(0.0, static_cast<double>(ins[k].shape.byte_size()) - (h.bytes - taken_bytes));
+        h.resident_arrays += std::max(0.0, static_cast<double>(ins[k].shape.tuple.size()) - (h.arrays - taken_arrays));
+      }
     } else {
       result(k);
     }
