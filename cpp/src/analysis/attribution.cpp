@@ -827,6 +827,8 @@ class Attributor {
       uint64_t ns = 0;
     };
     std::unordered_map<uint32_t, Run> run_of_thread;
+    uint32_t last_thread = kNone32;
+    Run* last_run = nullptr;  // run_of_thread[last_thread]: one lookup per change of thread
     const auto close = [&](const Run& r) {
       if (r.marker == kNone32) return;
       const uint32_t op = marker_op[r.marker];
@@ -839,7 +841,11 @@ class Attributor {
     for (std::size_t m = 0; m < marker_op.size(); ++m) {
       if (marker_op[m] == kNone32) continue;
       const MarkerRecord& mk = store_.markers[m];
-      Run& r = run_of_thread[mk.thread_id];
+      if (last_run == nullptr || mk.thread_id != last_thread) {
+        last_thread = mk.thread_id;
+        last_run = &run_of_thread[mk.thread_id];  // references into an unordered_map stay valid
+      }
+      Run& r = *last_run;
       bool continues = false;
       if (r.marker != kNone32) {
         const MarkerRecord& last = store_.markers[r.marker];
