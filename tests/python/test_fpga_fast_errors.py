@@ -279,3 +279,38 @@ def test_a_reread_and_a_gathered_table_share_the_on_chip_room():
         * card["stream_efficiency_high"]
     least = (4 * b + (b - (room - b))) / fast_stream + card["call_latency_s_low"]
     assert est.restructured_card_time_range_s[0] >= least * (1 - 1e-9)
+
+
+_OFFSET_FROM = """HloModule offset_from
+
+fused_pick {
+  p0 = s32[1048576]{0} parameter(0)
+  p1 = s32[] parameter(1)
+  ds = s32[1]{0} dynamic-slice(p0, p1), dynamic_slice_sizes={1}
+  ROOT b = s32[] bitcast(ds)
+}
+
+fused_slice {
+  x = f32[16777216]{0} parameter(0)
+  o = s32[] parameter(1)
+  ds = f32[16]{0} dynamic-slice(x, o), dynamic_slice_sizes={16}
+  ROOT n = f32[16]{0} negate(ds)
+}
+
+ENTRY main {
+  x = f32[16777216]{0} parameter(0)
+  idx = s32[1048576]{0} parameter(1)
+  seven = s32[] constant(7)
+  picked = s32[] fusion(idx, seven), kind=kLoop, calls=fused_pick
+  ROOT f = f32[16]{0} fusion(x, %s), kind=kLoop, calls=fused_slice
+}
+"""
+
+
+@pytest.mark.parametrize("offset,random", [("picked", 64), ("seven", 0)], ids=["read_from_data", "constant"])
+def test_a_scalar_offset_handed_to_a_fusion_is_in_order_only_as_a_counter_or_constant(offset, random):
+    # fused_slice reads x[o : o + 16] with o its scalar parameter. Handed idx[7] (another
+    # fusion's dynamic-slice of data), o lands anywhere: 16 floats read at random (64 B). Handed
+    # the constant 7 it is in order. (A loop's counter is too: the fori_loop tests above.)
+    op = fpga.estimate_hlo(_OFFSET_FROM.replace("%s", offset), target="alveo-u55c").to_pandas()
+    assert op.loc[op["op"] == "f", "random_bytes"].item() == random

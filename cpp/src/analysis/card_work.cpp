@@ -253,16 +253,74 @@ std::vector<bool> out_of_order(const Computation& f, const std::vector<bool>& co
   return out;
 }
 
-// A fused parameter that is a scalar (a loop counter handed in): an offset taken from it, or
-// from it shifted, scaled or clamped by constants (x[i + 1], x[n - 1 - i], the block x[i * k],
-// an index clipped to the array), walks the loop in order, one step a trip. `constant`:
-// constant_arrays.
-bool parameter_scalar(const Computation& f, const std::vector<bool>& constant, std::size_t pos) {
+// Whether operand `n` of `ins` is, in the computation that holds `ins`, a constant or a while
+// loop's counter: element k of the loop state (the computation's tuple parameter) that the
+// body's root tuple gives back as itself plus or minus a constant (through copies, bitcasts,
+// converts, and a fusion that adds the constant, as XLA's GPU loops do). A scalar read from
+// data (idx[i] computed by another op) is neither.
+bool counter_operand(const hlo::Module& module, const Instruction& ins, std::size_t n) {
+  if (ins.computation_index >= module.computations.size() || n >= ins.operands.size()) return false;
+  const Computation& c = module.computations[ins.computation_index];
+  const auto& is = c.instructions;
+  const auto through = [&](std::size_t pos) {  // through copies, bitcasts and converts
+    for (int steps = 0; pos < is.size() && steps < 16; ++steps) {
+      const Instruction& i = is[pos];
+      if ((i.opcode != "copy" && i.opcode != "bitcast" && i.opcode != "convert") || i.operand_indices().empty()) break;
+      pos = i.operand_indices()[0];
+    }
+    return pos;
+  };
+  const auto constant = [&](std::size_t pos) {
+    pos = through(pos);
+    return pos < is.size() && is[pos].opcode == "constant";
+  };
+  const std::size_t v = through(ins.operands.position(n));
+  if (v >= is.size()) return false;
+  if (is[v].opcode == "constant") return true;
+  // element k of the computation's tuple parameter
+  const auto element = [&](std::size_t pos) -> int64_t {
+    if (pos >= is.size() || is[pos].opcode != "get-tuple-element" || is[pos].operand_indices().empty()) return -1;
+    const std::size_t p = is[pos].operand_indices()[0];
+    if (p >= is.size() || is[p].opcode != "parameter") return -1;
+    const std::vector<int64_t> k = int_list(attr(is[pos], "index"));
+    return k.size() == 1 ? k[0] : -1;
+  };
+  const int64_t k = element(v);
+  const Instruction* root = c.root();
+  if (k < 0 || root == nullptr || root->opcode != "tuple" || static_cast<std::size_t>(k) >= root->operands.size())
+    return false;
+  const std::size_t next = through(root->operands.position(static_cast<std::size_t>(k)));
+  if (next >= is.size()) return false;
+  const Instruction& step = is[next];
+  const auto& ops = step.operand_indices();
+  // the counter on one side (element k again), a constant on the other; or a fusion of the
+  // counter (and constants) whose root adds or subtracts (XLA fuses the constant in)
+  bool counter = false, others_constant = true;
+  for (std::size_t o : ops) {
+    if (element(through(o)) == k)
+      counter = true;
+    else
+      others_constant = others_constant && constant(o);
+  }
+  if (!counter || !others_constant) return false;
+  if ((step.opcode == "add" || step.opcode == "subtract") && ops.size() == 2) return true;
+  if (step.opcode == "fusion" && !step.called_computations().empty())
+    if (const Computation* f = module.find(step.called_computations().front()))
+      if (const Instruction* r = f->root()) return r->opcode == "add" || r->opcode == "subtract";
+  return false;
+}
+
+// The fused parameter (its parameter number) that a scalar offset is taken from, or from it
+// shifted, scaled or clamped by constants (x[i + 1], x[n - 1 - i], the block x[i * k], an index
+// clipped to the array); -1 when the offset is computed some other way. Where that parameter is
+// a loop's counter (counter_operand) the offset walks the loop in order, one step a trip.
+// `constant`: constant_arrays.
+int64_t parameter_scalar(const Computation& f, const std::vector<bool>& constant, std::size_t pos) {
   for (int steps = 0; pos < f.instructions.size() && steps < 8; ++steps) {
     const Instruction& i = f.instructions[pos];
-    if (i.opcode == "parameter") return i.shape.is_array() && i.shape.element_count() == 1;
+    if (i.opcode == "parameter") return i.shape.is_array() && i.shape.element_count() == 1 ? i.parameter_number : -1;
     const auto& ops = i.operand_indices();
-    if (ops.empty()) return false;
+    if (ops.empty()) return -1;
     if ((i.opcode == "add" || i.opcode == "subtract" || i.opcode == "multiply" || i.opcode == "maximum" ||
          i.opcode == "minimum") &&
         ops.size() == 2) {
@@ -271,22 +329,22 @@ bool parameter_scalar(const Computation& f, const std::vector<bool>& constant, s
       } else if (ops[0] < pos && constant[ops[0]]) {
         pos = ops[1];
       } else {
-        return false;
+        return -1;
       }
       continue;
     }
     // through a clamp to constant bounds (lax.clamp(0, i, n - 1); jnp.clip's maximum and
     // minimum above), monotone
     if (i.opcode == "clamp" && ops.size() == 3) {
-      if (!(ops[0] < pos && constant[ops[0]] && ops[2] < pos && constant[ops[2]])) return false;
+      if (!(ops[0] < pos && constant[ops[0]] && ops[2] < pos && constant[ops[2]])) return -1;
       pos = ops[1];
       continue;
     }
     // through the clamp of a negative index (select(lt(i, 0), i + n, i)), views, converts
-    if (i.opcode != "select" && !is_view(i.opcode) && i.opcode != "convert") return false;
+    if (i.opcode != "select" && !is_view(i.opcode) && i.opcode != "convert") return -1;
     pos = ops[ops.size() - 1];
   }
-  return false;
+  return -1;
 }
 
 // The dimensions of a gather's source that its data-dependent index components address
@@ -646,6 +704,12 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
       constant = constant_arrays(f);
       unordered = out_of_order(f, constant);
     }
+    // An offset that walks the loop in order: taken from a fused scalar that is the loop's
+    // counter (or a constant) where the fusion is called.
+    const auto in_order = [&](std::size_t o) {
+      const int64_t n = parameter_scalar(f, constant, o);
+      return n >= 0 && counter_operand(module, ins, static_cast<std::size_t>(n));
+    };
     std::set<std::size_t> random_params;
     for (std::size_t k = 0; k < f.instructions.size(); ++k) {
       const Instruction& i = f.instructions[k];
@@ -666,8 +730,7 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
         if (p >= k || f.instructions[p].opcode != "parameter") p = SIZE_MAX;
         bool data = false;
         for (std::size_t q = 2; q < i.operand_indices().size(); ++q)
-          if (const std::size_t o = i.operand_indices()[q]; o < k && unordered[o] && !parameter_scalar(f, constant, o))
-            data = true;
+          if (const std::size_t o = i.operand_indices()[q]; o < k && unordered[o] && !in_order(o)) data = true;
         if (p != SIZE_MAX && data) {
           const Shape& update = i.operand_shapes()[1];
           RandomTraffic t;
@@ -685,8 +748,7 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
         const std::size_t p = parameter_behind(f, i.operand_indices()[0]);
         bool data = false;
         for (std::size_t q = 1; q < i.operand_indices().size(); ++q)
-          if (const std::size_t o = i.operand_indices()[q]; o < k && unordered[o] && !parameter_scalar(f, constant, o))
-            data = true;
+          if (const std::size_t o = i.operand_indices()[q]; o < k && unordered[o] && !in_order(o)) data = true;
         if (p != SIZE_MAX && data) {
           RandomTraffic t;
           t.run_bytes = run_bytes(i.operand_shapes()[0], int_list(attr(i, "dynamic_slice_sizes")));
