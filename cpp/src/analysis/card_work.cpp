@@ -710,6 +710,25 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
       const int64_t n = parameter_scalar(f, constant, o);
       return n >= 0 && counter_operand(module, ins, static_cast<std::size_t>(n));
     };
+    // Whether instruction i (at k) takes an offset read from data among its operands from `first` on.
+    const auto data_offset = [&](const Instruction& i, std::size_t k, std::size_t first) {
+      for (std::size_t q = first; q < i.operand_indices().size(); ++q)
+        if (const std::size_t o = i.operand_indices()[q]; o < k && unordered[o] && !in_order(o)) return true;
+      return false;
+    };
+    // A slice of `extent` of an array of shape `array` (the fused parameter `param`) at a
+    // data-dependent offset: `bytes` moved as accesses of its contiguous run, not streamed.
+    const auto slice_traffic = [&](const Shape& array, const std::vector<int64_t>& extent, double bytes,
+                                   const Instruction& param) {
+      RandomTraffic t;
+      t.run_bytes = run_bytes(array, extent);
+      t.bytes = bytes;
+      t.accesses = t.run_bytes > 0 ? std::ceil(t.bytes / t.run_bytes) : 0;
+      t.source_bytes = leaf_bytes(param.shape);
+      t.source_id = fused_array_id(ins, param);
+      w.random.push_back(t);
+      stream -= std::min(stream, t.bytes);
+    };
     std::set<std::size_t> random_params;
     for (std::size_t k = 0; k < f.instructions.size(); ++k) {
       const Instruction& i = f.instructions[k];
@@ -728,37 +747,18 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
         for (int steps = 0; p < k && is_view(f.instructions[p].opcode) && steps < 32; ++steps)
           p = f.instructions[p].operand_indices().empty() ? SIZE_MAX : f.instructions[p].operand_indices()[0];
         if (p >= k || f.instructions[p].opcode != "parameter") p = SIZE_MAX;
-        bool data = false;
-        for (std::size_t q = 2; q < i.operand_indices().size(); ++q)
-          if (const std::size_t o = i.operand_indices()[q]; o < k && unordered[o] && !in_order(o)) data = true;
-        if (p != SIZE_MAX && data) {
+        if (p != SIZE_MAX && data_offset(i, k, 2)) {
           const Shape& update = i.operand_shapes()[1];
-          RandomTraffic t;
-          t.run_bytes = run_bytes(i.operand_shapes()[0], std::vector<int64_t>(update.dims.begin(), update.dims.end()));
-          t.bytes = leaf_bytes(update);
-          t.accesses = t.run_bytes > 0 ? std::ceil(t.bytes / t.run_bytes) : 0;
-          t.source_bytes = leaf_bytes(f.instructions[p].shape);
-          t.source_id = fused_array_id(ins, f.instructions[p]);
-          w.random.push_back(t);
-          stream -= std::min(stream, t.bytes);
+          slice_traffic(i.operand_shapes()[0], std::vector<int64_t>(update.dims.begin(), update.dims.end()),
+                        leaf_bytes(update), f.instructions[p]);
         }
         continue;
       }
       if (i.opcode == "dynamic-slice" && !wraps && i.operand_indices().size() > 1 && !i.operand_shapes().empty()) {
         const std::size_t p = parameter_behind(f, i.operand_indices()[0]);
-        bool data = false;
-        for (std::size_t q = 1; q < i.operand_indices().size(); ++q)
-          if (const std::size_t o = i.operand_indices()[q]; o < k && unordered[o] && !in_order(o)) data = true;
-        if (p != SIZE_MAX && data) {
-          RandomTraffic t;
-          t.run_bytes = run_bytes(i.operand_shapes()[0], int_list(attr(i, "dynamic_slice_sizes")));
-          t.bytes = leaf_bytes(i.shape);
-          t.accesses = t.run_bytes > 0 ? std::ceil(t.bytes / t.run_bytes) : 0;
-          t.source_bytes = leaf_bytes(f.instructions[p].shape);
-          t.source_id = fused_array_id(ins, f.instructions[p]);
-          w.random.push_back(t);
-          stream -= std::min(stream, t.bytes);
-        }
+        if (p != SIZE_MAX && data_offset(i, k, 1))
+          slice_traffic(i.operand_shapes()[0], int_list(attr(i, "dynamic_slice_sizes")), leaf_bytes(i.shape),
+                        f.instructions[p]);
         continue;
       }
       if ((i.opcode != "gather" && i.opcode != "scatter") || i.operand_indices().empty()) continue;
