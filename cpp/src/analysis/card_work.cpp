@@ -89,13 +89,16 @@ std::size_t elementwise_source(const Computation& f, const Instruction& i) {
   return found;
 }
 
-// The fused parameter `pos` reaches through views and per-element ops, or SIZE_MAX.
-std::size_t parameter_behind(const Computation& f, std::size_t pos) {
+// The fused parameter `pos` reaches through views and (`per_element`) per-element ops, or
+// SIZE_MAX.
+std::size_t parameter_behind(const Computation& f, std::size_t pos, bool per_element = true) {
   for (int steps = 0; pos < f.instructions.size() && steps < 32; ++steps) {
     const Instruction& i = f.instructions[pos];
     if (i.opcode == "parameter") return pos;
     if (is_view(i.opcode) && !i.operand_indices().empty()) {
       pos = i.operand_indices()[0];
+    } else if (!per_element) {
+      return SIZE_MAX;
     } else {
       pos = elementwise_source(f, i);
       if (pos == SIZE_MAX) return SIZE_MAX;
@@ -743,10 +746,7 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
           i.operand_shapes().size() > 1) {
         // (through views only: an array computed from the parameter per element is a new array,
         // streamed whole, with the update written in that pass)
-        std::size_t p = i.operand_indices()[0];
-        for (int steps = 0; p < k && is_view(f.instructions[p].opcode) && steps < 32; ++steps)
-          p = f.instructions[p].operand_indices().empty() ? SIZE_MAX : f.instructions[p].operand_indices()[0];
-        if (p >= k || f.instructions[p].opcode != "parameter") p = SIZE_MAX;
+        const std::size_t p = parameter_behind(f, i.operand_indices()[0], false);
         if (p != SIZE_MAX && data_offset(i, k, 2)) {
           const Shape& update = i.operand_shapes()[1];
           slice_traffic(i.operand_shapes()[0], std::vector<int64_t>(update.dims.begin(), update.dims.end()),

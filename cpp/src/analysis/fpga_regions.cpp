@@ -159,11 +159,13 @@ struct OpsSum {
   std::unordered_map<uint32_t, double> entry_calls;  // the most executions of an entry-computation op here
   // What the ops kept on the GPU hand to and take from their modules' card ops (and, with the
   // data on the card, the module arguments they read and results they give).
-  struct Handed {
-    double bytes = 0, arrays = 0, resident_bytes = 0, resident_arrays = 0;
-  };
-  std::unordered_map<uint32_t, Handed> handoff_of_module;
+  std::unordered_map<uint32_t, Handoff> handoff_of_module;                    // all their executions here
   std::unordered_map<uint32_t, const std::vector<double>*> reread_of_module;  // OpCost::module_reread_bytes
+  // The arrays one call of module m moves over the link (2, an argument and a result, unknown).
+  double buffers_of(uint32_t m) const {
+    const auto b = buffers_of_module.find(m);
+    return b != buffers_of_module.end() ? b->second : 2.0;
+  }
 };
 
 void sum_ops(std::vector<std::pair<uint32_t, SpanAcc>>& entries, const std::vector<OpCost>& ops,
@@ -213,12 +215,12 @@ void sum_ops(std::vector<std::pair<uint32_t, SpanAcc>>& entries, const std::vect
     if (!op.cost_known) {
       s.kept_ns += static_cast<double>(acc.ns);
       s.kept_ops.push_back(o);
-      if (op.module_index != kNone32 && (op.handoff_bytes > 0 || op.handoff_resident_bytes > 0)) {
-        OpsSum::Handed& h = s.handoff_of_module[op.module_index];
-        h.bytes += exec * op.handoff_bytes;
-        h.arrays += exec * op.handoff_arrays;
-        h.resident_bytes += exec * op.handoff_resident_bytes;
-        h.resident_arrays += exec * op.handoff_resident_arrays;
+      if (op.module_index != kNone32 && (op.handoff.bytes > 0 || op.handoff.resident_bytes > 0)) {
+        Handoff& h = s.handoff_of_module[op.module_index];
+        h.bytes += exec * op.handoff.bytes;
+        h.arrays += exec * op.handoff.arrays;
+        h.resident_bytes += exec * op.handoff.resident_bytes;
+        h.resident_arrays += exec * op.handoff.resident_arrays;
       }
       if (s.unknown_ops.size() < 3) s.unknown_ops.push_back(op.name);
       continue;
@@ -302,8 +304,7 @@ Calls count_calls(uint32_t g, const OpsSum& s, const std::unordered_map<uint64_t
       }
     }
     out.of_module[m] = calls;
-    const auto buffers = s.buffers_of_module.find(m);
-    out.transfer_buffers += calls * (buffers != s.buffers_of_module.end() ? buffers->second : 2.0);
+    out.transfer_buffers += calls * s.buffers_of(m);
   }
   c.module_calls_counted = all_counted;
   return out;
@@ -419,10 +420,9 @@ void what_if(OpsSum& s, const Calls& calls, const FpgaTarget& target, const Fpga
     for (const auto& [m, calls_m] : calls.of_module) {
       if (s.estimated_modules.count(m) != 0) continue;
       const auto io = s.io_of_module.find(m);
-      const auto buffers = s.buffers_of_module.find(m);
       if (io == s.io_of_module.end()) continue;
       handoff_bytes += calls_m * io->second;
-      handoff_arrays += calls_m * (buffers != s.buffers_of_module.end() ? buffers->second : 2.0);
+      handoff_arrays += calls_m * s.buffers_of(m);
     }
   c.handoff_bytes = handoff_bytes;
   TimeRange transfer;

@@ -118,9 +118,7 @@ std::unordered_map<std::string, Handoff> module_handoff(const hlo::Module& modul
   const auto on_card = [&](std::size_t k) { return !free_op(k) && !ins[k].cost.unknown; };
   bool any_on_card = false;
   for (std::size_t k = 0; k < n; ++k) any_on_card = any_on_card || on_card(k);
-  std::size_t root = n;
-  for (std::size_t k = 0; k < n; ++k)
-    if (ins[k].is_root) root = k;
+  const std::size_t root = entry->root_index;
   std::vector<std::vector<std::size_t>> users(n);
   for (std::size_t k = 0; k < n; ++k)
     for (std::size_t o : ins[k].operand_indices())
@@ -210,6 +208,7 @@ OpInputs op_inputs(const TraceStore& store, const AttributionResult& attribution
   in.ops.reserve(attribution.ops.size());
   // What each module's walks give, once per module (not once per op).
   struct ModuleFacts {
+    double io_bytes = 0, io_buffers = 0;        // module_io_bytes, module_io_buffers
     std::unordered_set<std::string> entry_ops;  // the entry computation's instruction names
     std::vector<double> reread;
     std::unordered_map<std::string, Handoff> handoff;
@@ -231,24 +230,21 @@ OpInputs op_inputs(const TraceStore& store, const AttributionResult& attribution
     c.precision = Precision::kFp32;
     c.module_index = st.module_index;
     if (st.module_index < modules.size() && !modules[st.module_index].name.empty()) {
-      c.module_io_bytes = module_io_bytes(modules[st.module_index]);
-      c.module_io_buffers = module_io_buffers(modules[st.module_index]);
       const auto [at, fresh] = facts_of_module.try_emplace(st.module_index);
       ModuleFacts& facts = at->second;
       if (fresh) {
+        facts.io_bytes = module_io_bytes(modules[st.module_index]);
+        facts.io_buffers = module_io_buffers(modules[st.module_index]);
         if (const hlo::Computation* entry = modules[st.module_index].entry())
           for (const hlo::Instruction& i : entry->instructions) facts.entry_ops.insert(i.name);
         facts.reread = module_reread_bytes(modules[st.module_index]);
         facts.handoff = module_handoff(modules[st.module_index]);
       }
+      c.module_io_bytes = facts.io_bytes;
+      c.module_io_buffers = facts.io_buffers;
       c.in_entry = facts.entry_ops.count(st.hlo_op) != 0;
       c.module_reread_bytes = facts.reread;
-      if (const auto h = facts.handoff.find(st.hlo_op); h != facts.handoff.end()) {
-        c.handoff_bytes = h->second.bytes;
-        c.handoff_arrays = h->second.arrays;
-        c.handoff_resident_bytes = h->second.resident_bytes;
-        c.handoff_resident_arrays = h->second.resident_arrays;
-      }
+      if (const auto h = facts.handoff.find(st.hlo_op); h != facts.handoff.end()) c.handoff = h->second;
       if (const hlo::Instruction* ins = modules[st.module_index].find_instruction(st.hlo_op)) {
         // Without a cost (work.known false) it still gives the op's arrays: what crosses the link.
         c.work = card_work(modules[st.module_index], *ins);

@@ -37,19 +37,9 @@ double module_io_buffers(const hlo::Module& module);
 // dataflow design adds those larger than its on-chip room to its io. A gather, slice or
 // per-element op reads only what it takes and summarizes nothing.
 std::vector<double> module_reread_bytes(const hlo::Module& module);
-// What each op of the entry computation without a cost (it stays on the GPU) hands to and takes
-// from the module's ops with one (the card's), per execution: the bytes of its operands they
-// compute and of its results they read, each array once, seen through bitcasts and
-// get-tuple-elements. With the module's arguments and results on the card as well (a region's
-// data on the card), in a module with ops on the card: also the arguments it reads and the
-// results it gives the module's caller (`resident_bytes`). Keyed by the op's name; ops that
-// hand nothing are left out.
-struct Handoff {
-  double bytes = 0;
-  double arrays = 0;
-  double resident_bytes = 0;
-  double resident_arrays = 0;
-};
+// What each op of the entry computation without a cost hands to and takes from the module's
+// ops with one (Handoff, roofline.hpp), per execution, each array once, seen through bitcasts
+// and get-tuple-elements. Keyed by the op's name; ops that hand nothing are left out.
 std::unordered_map<std::string, Handoff> module_handoff(const hlo::Module& module);
 
 // `modules[i]` belongs to store.hlo_modules[i] (an empty name: unavailable); may be empty,

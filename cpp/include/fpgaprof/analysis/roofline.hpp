@@ -22,6 +22,18 @@ namespace fpgaprof::analysis {
 enum class Bound : uint8_t { kUnknown = 0, kMemory = 1, kCompute = 2, kLatency = 3 };
 const char* bound_name(Bound b);
 
+// What an op without a cost (it stays on the GPU) hands to and takes from its module's ops with
+// one (the card's), per execution (op_inputs.hpp, module_handoff): the bytes and arrays of its
+// operands they compute and of its results they read; with the module's arguments and results
+// on the card as well (a region's data on the card), in a module with ops on the card, also the
+// arguments it reads and the results it gives the module's caller (`resident_*`).
+struct Handoff {
+  double bytes = 0;
+  double arrays = 0;
+  double resident_bytes = 0;
+  double resident_arrays = 0;
+};
+
 // Static cost of one execution of an HLO op (fusion, custom call, ...), from the cost model.
 struct OpCost {
   std::string name;    // instruction name
@@ -56,10 +68,8 @@ struct OpCost {
   // a region's dataflow design adds those larger than its on-chip room to its io.
   std::vector<double> module_reread_bytes;
   // Without a cost (kept on the GPU), what one execution hands to and takes from its module's
-  // ops with one (module_handoff): over the host link when those run on the card; with the
-  // region's data on the card, also the module arguments it reads and results it gives.
-  double handoff_bytes = 0, handoff_arrays = 0;
-  double handoff_resident_bytes = 0, handoff_resident_arrays = 0;
+  // ops with one: over the host link when those run on the card.
+  Handoff handoff;
   // What one execution asks of an FPGA card (card_work.hpp), from the op's HLO instruction;
   // work.known false when the HLO was not at hand (the FPGA model then streams bytes()).
   CardWork work;
