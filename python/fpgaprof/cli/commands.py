@@ -24,6 +24,7 @@ from fpgaprof.base.errors import HloParseError, did_you_mean
 from fpgaprof.base.text import read_text_file, unwrapped
 from fpgaprof.cli.common import (
     PROG,
+    TRACE_NAME,
     digest_of,
     failure,
     load_trace,
@@ -273,8 +274,7 @@ def _not_a_module(path: str) -> str | None:
     instead; None for anything else (read and parsed as HLO text)."""
     quoted = shlex.quote(path)
     if os.path.isdir(path) and (
-        os.path.isfile(os.path.join(path, "trace.fpgaprof"))
-        or os.path.isdir(os.path.join(path, "hlo"))
+        os.path.isfile(os.path.join(path, TRACE_NAME)) or os.path.isdir(os.path.join(path, "hlo"))
     ):
         return (
             f"{path} is a run folder, not an HLO module: give one of its modules "
