@@ -94,19 +94,19 @@ int64_t log2_ceil(uint64_t v) {
 }
 
 // The opcode classes (hlo/opcodes.hpp, the table shape inference reads too).
-bool is_transcendental_op(const std::string& op) { return opcode::has(op, opcode::kTranscendental); }
+bool is_transcendental_op(std::string_view op) { return opcode::has(op, opcode::kTranscendental); }
 // Opcodes XLA's visitor sends to HandleElementwiseOp (one operation per result element):
 // DfsHloVisitor's elementwise defaults, less copy (HloCostAnalysis::HandleCopy counts none),
 // plus select, clamp, compare, convert and reduce-precision.
-bool is_elementwise_op(const std::string& op) { return opcode::has(op, opcode::kElementwise); }
+bool is_elementwise_op(std::string_view op) { return opcode::has(op, opcode::kElementwise); }
 // Ops that move or view data without arithmetic.
-bool is_data_movement_op(const std::string& op) { return opcode::has(op, opcode::kDataMovement); }
+bool is_data_movement_op(std::string_view op) { return opcode::has(op, opcode::kDataMovement); }
 // Ops XLA counts neither operations nor bytes for: no code runs.
-bool is_free_op(const std::string& op) { return opcode::has(op, opcode::kFree); }
+bool is_free_op(std::string_view op) { return opcode::has(op, opcode::kFree); }
 // Opcodes whose names end in -start/-update/-done; any other `<op>-start` is XLA's async
 // wrapper of <op> (hlo_parser.cc, ParseOpcode).
-bool is_native_async_name(const std::string& op) { return opcode::has(op, opcode::kNativeAsync); }
-bool ends_with(const std::string& s, std::string_view suffix) {
+bool is_native_async_name(std::string_view op) { return opcode::has(op, opcode::kNativeAsync); }
+bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
@@ -256,7 +256,7 @@ class CostModel {
   void cost_instruction(Instruction& ins, const Computation& comp) {
     Cost& cost = ins.cost;
     cost = Cost{};
-    const std::string& op = ins.opcode;
+    const std::string_view op = ins.opcode;  // compared by length first
     cost.output_bytes = leaf_bytes(ins.shape);
     cost.working_set_bytes = cost.output_bytes;
     set_default_bytes(ins);
@@ -973,7 +973,7 @@ class CostModel {
     };
     for (std::size_t u : users[pos]) {
       const Instruction& user = c.instructions[u];
-      const std::string& op = user.opcode;
+      const std::string_view op = user.opcode;
       if (op == "fusion") {
         const Computation* nested = callee(user);
         if (nested == nullptr || depth >= 16) continue;

@@ -541,7 +541,7 @@ class HloParser : private lex::HloLexer {
   // (HloInstruction::CreateTuple, CreateSend, CreateRecvDone, ...), and constants, whose
   // literal keeps no packed element size (xla/literal.cc).
   static void use_constructed_shape(Instruction& ins) {
-    const std::string& op = ins.opcode;
+    const std::string_view op = ins.opcode;
     const OperandShapes& ops = ins.operand_shapes();
     auto all_known = [&] {
       return std::all_of(ops.begin(), ops.end(), [](const Shape& o) { return o.type != PrimitiveType::kInvalid; });

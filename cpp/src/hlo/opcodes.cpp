@@ -1,6 +1,6 @@
 #include "hlo/opcodes.hpp"
 
-#include <algorithm>
+#include <array>
 #include <iterator>
 
 namespace fpgaprof::hlo::opcode {
@@ -11,7 +11,7 @@ struct Entry {
   uint16_t properties;
 };
 
-// Sorted by name (checked at compile time).
+// Sorted by name, one entry per opcode (checked at compile time).
 constexpr Entry kTable[] = {
     {"abs", kElementwise | kUnaryShape},
     {"acos", kElementwise | kTranscendental | kUnaryShape},
@@ -136,14 +136,40 @@ constexpr bool sorted() {
   }
   return true;
 }
-static_assert(sorted(), "kTable is looked up by binary search: keep it sorted by name");
+static_assert(sorted(), "keep kTable sorted by name, one entry per opcode");
+
+// kTable by hash: open addressing over a power-of-two table at most a quarter full, so a lookup
+// is one hash of the name and, mostly, one comparison (a binary search made seven or eight, and
+// the cost model and shape inference ask for every instruction).
+constexpr std::size_t kSlots = 512;
+static_assert(std::size(kTable) * 4 <= kSlots, "grow kSlots: the table must stay at most a quarter full");
+
+constexpr std::size_t slot_of(std::string_view s) {
+  uint32_t h = 2166136261U;  // FNV-1a
+  for (const char c : s) h = (h ^ static_cast<unsigned char>(c)) * 16777619U;
+  return h & (kSlots - 1);
+}
+
+struct Index {
+  std::array<int16_t, kSlots> entry{};  // index into kTable + 1; 0: empty
+  constexpr Index() {
+    for (std::size_t i = 0; i < std::size(kTable); ++i) {
+      std::size_t s = slot_of(kTable[i].name);
+      while (entry[s] != 0) s = (s + 1) & (kSlots - 1);
+      entry[s] = static_cast<int16_t>(i + 1);
+    }
+  }
+};
+constexpr Index kIndex;
 
 }  // namespace
 
 uint16_t properties(std::string_view op) {
-  const Entry* it = std::lower_bound(std::begin(kTable), std::end(kTable), op,
-                                     [](const Entry& e, std::string_view n) { return e.name < n; });
-  return it != std::end(kTable) && it->name == op ? it->properties : 0;
+  for (std::size_t s = slot_of(op);; s = (s + 1) & (kSlots - 1)) {
+    const int16_t e = kIndex.entry[s];
+    if (e == 0) return 0;
+    if (kTable[e - 1].name == op) return kTable[e - 1].properties;
+  }
 }
 
 }  // namespace fpgaprof::hlo::opcode

@@ -131,7 +131,7 @@ bool window_output(const Shape& base, const std::vector<attr::WindowDim>& w, Bui
 
 std::string infer(Instruction& ins, const Module& m) {
   const OperandShapes& ops = ins.operand_shapes();
-  const std::string& op = ins.opcode;
+  const std::string_view op = ins.opcode;
   const std::size_t n = ops.size();
   auto need = [&](std::size_t k) { return n == k; };
   auto array = [&](std::size_t k) { return k < n && ops[k].is_array(); };
