@@ -449,6 +449,33 @@ ENTRY e {
   check_range(e.restructured_card_time_s, 210.4001e-6, 521.00025e-6, 1643.2008e-6);
 }
 
+TEST_CASE("estimate_module: a table gathered directly and through a bitcast is on chip once",
+          "[analysis][fpga][module]") {
+  // Two gathers of 1e6 f32 from one 1.5e6 B table, the second through a bitcast of it, summed.
+  const hlo::Module m = hlo::analyze_hlo(R"(HloModule twoviews
+ENTRY e {
+  table = f32[375000]{0} parameter(0)
+  idx = s32[1000000,1]{1,0} parameter(1)
+  g1 = f32[1000000]{0} gather(table, idx), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  tb = f32[375000,1]{1,0} bitcast(table)
+  g2 = f32[1000000]{0} gather(tb, idx), offset_dims={}, collapsed_slice_dims={0,1}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,1}
+  ROOT s = f32[1000000]{0} add(g1, g2)
+}
+)");
+  const ModuleEstimate e = estimate_module(m, round_card());
+  REQUIRE(e.ops.size() == 3);
+  // As one design: io = the table, the indices and the sum, 1.5e6 + 4e6 + 4e6 = 9.5e6 B:
+  // 237.5, 593.75, 1900 us. The table (1.5e6 B, once: not 3e6 B for its two names) fits the
+  // fast and nominal rooms (4,608,000, 2,304,000 B): its 2e6 one-element reads on chip,
+  // copies floor(room / 1.5e6) = 3 (fast), 1 (nominal), 326 blocks each, min(lanes 32, 16,
+  // 2 x blocks) a cycle: 2e6 / (32 x 400e6) = 156.25 us, 2e6 / (16 x 200e6) = 625 us. Fast
+  // 237.5 us, nominal 625 us, + launch 10, 20 us.
+  CHECK(e.restructured_dataflow);
+  CHECK(e.restructured_onchip);
+  CHECK(e.restructured_card_time_s.low == near(247.5e-6));
+  CHECK(e.restructured_card_time_s.nominal == near(645e-6));
+}
+
 TEST_CASE("estimate_module: what it refuses", "[analysis][fpga][module]") {
   hlo::Module no_entry;
   no_entry.name = "empty";
