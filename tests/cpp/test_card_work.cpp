@@ -85,6 +85,37 @@ TEST_CASE("card_work: a plain gather reads its table at random, indices and resu
   CHECK(r.compulsory_bytes == 32000 + 20 + 160);
 }
 
+TEST_CASE("card_work: an array and a bitcast of it are one source", "[analysis][fpga][card_work]") {
+  // g1 gathers from t, g2 from a bitcast of t (the same bytes, another shape), and the fusion
+  // from a bitcast of the bitcast: one array on chip, one source_id; a copy of t is a new array.
+  const hlo::Module m = module(R"(  t = f32[1000]{0} parameter(0)
+  i = s32[5,1]{1,0} parameter(1)
+  g1 = f32[5]{0} gather(t, i), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  tb = f32[1000,1]{1,0} bitcast(t)
+  g2 = f32[5]{0} gather(tb, i), offset_dims={}, collapsed_slice_dims={0,1}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,1}
+  tbb = f32[1,1000]{1,0} bitcast(tb)
+  f = f32[5]{0} fusion(tbb, i), kind=kLoop, calls=fg
+  tc = f32[1000]{0} copy(t)
+  g3 = f32[5]{0} gather(tc, i), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  ROOT o = (f32[5]{0}, f32[5]{0}, f32[5]{0}, f32[5]{0}) tuple(g1, g2, f, g3)
+)",
+                               R"(fg {
+  p0 = f32[1,1000]{1,0} parameter(0)
+  p1 = s32[5,1]{1,0} parameter(1)
+  ROOT g = f32[5]{0} gather(p0, p1), offset_dims={}, collapsed_slice_dims={0,1}, start_index_map={1}, index_vector_dim=1, slice_sizes={1,1}
+}
+)");
+  const CardWork g1 = work(m, "g1"), g2 = work(m, "g2"), f = work(m, "f"), g3 = work(m, "g3");
+  REQUIRE(g1.random.size() == 1);
+  REQUIRE(g2.random.size() == 1);
+  REQUIRE(f.random.size() == 1);
+  REQUIRE(g3.random.size() == 1);
+  CHECK(g1.random[0].source_id != 0);
+  CHECK(g2.random[0].source_id == g1.random[0].source_id);
+  CHECK(f.random[0].source_id == g1.random[0].source_id);
+  CHECK(g3.random[0].source_id != g1.random[0].source_id);
+}
+
 TEST_CASE("gather_run_bytes: contiguous bytes per access follow the operand's layout", "[analysis][fpga][card_work]") {
   const hlo::Module m = module(R"(  v = f32[32,32,32]{2,1,0} parameter(0)
   w = f32[32,32,32]{1,2,0} parameter(1)

@@ -584,6 +584,18 @@ TEST_CASE("dataflow_time: stages share the DSPs and the memory, io once", "[anal
     const CardWork small = work(0, 12000, 8000, 4000);
     check_range(dataflow_time({{&small, Precision::kFp32, 100, 99}}, 12000, t), 0.3e-6, 0.75e-6, 2.4e-6);
   }
+  SECTION("a loop body that reads one row of a large input per trip reads that input once over the trips") {
+    // x[i].sum() for i in range(2000) in one design (1,999 repeats): the body's input is the
+    // 8e6 B matrix (and its 4 B offset), but each trip reads one 4,000 B row of it; as compiled
+    // it streams 4,008 B a trip (the row, its offset, its sum written). The matrix does not fit
+    // any end's room, yet the trips read no more than they stream: 2000 x 4,008 = 8,016,000 B,
+    // 16,000 B beyond the io's one read of the 8e6 B (not 1,999 x 8e6 B: each trip the whole
+    // matrix). (8,000,004 + 16,000) B at 40e9 / 16e9 / 5e9 B/s = 200.4001 us, 501.00025 us,
+    // 1.6032008 ms, above the 2,000 cycles (5, 10, 20 us) and the 2e6 FLOPs (2.5, 10, 40 us).
+    const CardWork row = work(1000, 4008, 8000004, 4);
+    check_range(dataflow_time({{&row, Precision::kFp32, 2000, 1999}}, 8000004, t), 200.4001e-6, 501.00025e-6,
+                1.6032008e-3);
+  }
   SECTION("an argument read again after its summary is charged where the end's room cannot hold it") {
     // A small stage (12,000 B io) called twice, whose module re-reads two arguments after a
     // summary of them: 3,000,000 B (fits the fast end's 4,608,000 B room only) and 1,500,000 B

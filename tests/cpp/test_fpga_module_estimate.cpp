@@ -382,6 +382,100 @@ ENTRY e {
               2649.7152e-6 + 2689.7152e-6);
 }
 
+TEST_CASE("estimate_module: a loop that sums one row of a large argument per trip reads it once",
+          "[analysis][fpga][module]") {
+  // for i in range(2000): acc += x[i].sum(), x f32[2000,1000] (8e6 B, larger than every end's
+  // on-chip room): the body's fusion dynamic-slices row i (the loop's counter: in order).
+  const hlo::Module m = hlo::analyze_hlo(R"(HloModule rowsum
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+fused_row {
+  p0 = f32[2000,1000]{1,0} parameter(0)
+  p1 = s32[] parameter(1)
+  z = s32[] constant(0)
+  ds = f32[1,1000]{1,0} dynamic-slice(p0, p1, z), dynamic_slice_sizes={1,1000}
+  init = f32[] constant(0)
+  ROOT r = f32[] reduce(ds, init), dimensions={0,1}, to_apply=add
+}
+body {
+  p = (s32[], f32[], f32[2000,1000]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  acc = f32[] get-tuple-element(p), index=1
+  x = f32[2000,1000]{1,0} get-tuple-element(p), index=2
+  row = f32[] fusion(x, i), kind=kLoop, calls=fused_row
+  acc2 = f32[] add(acc, row)
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (s32[], f32[], f32[2000,1000]{1,0}) tuple(j, acc2, x)
+}
+cond {
+  q = (s32[], f32[], f32[2000,1000]{1,0}) parameter(0)
+  qi = s32[] get-tuple-element(q), index=0
+  n = s32[] constant(2000)
+  ROOT c = pred[] compare(qi, n), direction=LT
+}
+ENTRY e {
+  x = f32[2000,1000]{1,0} parameter(0)
+  z = s32[] constant(0)
+  a0 = f32[] constant(0)
+  t = (s32[], f32[], f32[2000,1000]{1,0}) tuple(z, a0, x)
+  w = (s32[], f32[], f32[2000,1000]{1,0}) while(t), condition=cond, body=body, backend_config={"known_trip_count":{"n":"2000"}}
+  ROOT y = f32[] get-tuple-element(w), index=1
+}
+)");
+  const ModuleEstimate e = estimate_module(m, round_card());
+  REQUIRE(e.ops.size() == 4);
+  // The fusion streams the row (4,000 B), its offset (4 B) and its sum (4 B) a trip: 4,008 B,
+  // 2000 times; its input is the whole 8,000,004 B (x and i).
+  const StaticOpEstimate& r = row(e, "row");
+  CHECK(r.executions == 2000);
+  CHECK(r.stream_bytes == near(2000 * 4008.0));
+  CHECK(r.random_bytes == 0);
+  // Each op alone: the fusion 4,008 B / (40e9, 16e9, 5e9) = 100.2, 250.5, 801.6 ns a trip
+  // (above its cycle, 2.5, 5, 10 ns), x 2000 = 200.4, 501, 1603.2 us; the compare (2001 runs) and
+  // the two adds (2000 each), a cycle each: 15.0025, 30.005, 60.01 us. Sum 215.4025, 531.005,
+  // 1663.21 us.
+  check_range(r.restructured_time_s, 200.4e-6, 501e-6, 1603.2e-6);
+  // As one design: the io is x once and the sum, 8,000,004 B, and the trips together read
+  // 2000 x 4,008 B from the body's input, 16,000 B more than its one read of 8,000,004 - 4 B
+  // (not the whole of x again on each of the 1,999 repeats): 8,016,004 B / (40e9, 16e9, 5e9) =
+  // 200.4001, 501.00025, 1603.2008 us, above the 2,001 cycles and the FLOPs. + launch (10, 20,
+  // 40 us).
+  CHECK(e.transfer_bytes == 8000004);
+  CHECK(e.restructured_dataflow);
+  check_range(e.restructured_card_time_s, 210.4001e-6, 521.00025e-6, 1643.2008e-6);
+}
+
+TEST_CASE("estimate_module: a table gathered directly and through a bitcast is on chip once",
+          "[analysis][fpga][module]") {
+  // Two gathers of 1e6 f32 from one 1.5e6 B table, the second through a bitcast of it, summed.
+  const hlo::Module m = hlo::analyze_hlo(R"(HloModule twoviews
+ENTRY e {
+  table = f32[375000]{0} parameter(0)
+  idx = s32[1000000,1]{1,0} parameter(1)
+  g1 = f32[1000000]{0} gather(table, idx), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  tb = f32[375000,1]{1,0} bitcast(table)
+  g2 = f32[1000000]{0} gather(tb, idx), offset_dims={}, collapsed_slice_dims={0,1}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,1}
+  ROOT s = f32[1000000]{0} add(g1, g2)
+}
+)");
+  const ModuleEstimate e = estimate_module(m, round_card());
+  REQUIRE(e.ops.size() == 3);
+  // As one design: io = the table, the indices and the sum, 1.5e6 + 4e6 + 4e6 = 9.5e6 B:
+  // 237.5, 593.75, 1900 us. The table (1.5e6 B, once: not 3e6 B for its two names) fits the
+  // fast and nominal rooms (4,608,000, 2,304,000 B): its 2e6 one-element reads on chip,
+  // copies floor(room / 1.5e6) = 3 (fast), 1 (nominal), 326 blocks each, min(lanes 32, 16,
+  // 2 x blocks) a cycle: 2e6 / (32 x 400e6) = 156.25 us, 2e6 / (16 x 200e6) = 625 us. Fast
+  // 237.5 us, nominal 625 us, + launch 10, 20 us.
+  CHECK(e.restructured_dataflow);
+  CHECK(e.restructured_onchip);
+  CHECK(e.restructured_card_time_s.low == near(247.5e-6));
+  CHECK(e.restructured_card_time_s.nominal == near(645e-6));
+}
+
 TEST_CASE("estimate_module: what it refuses", "[analysis][fpga][module]") {
   hlo::Module no_entry;
   no_entry.name = "empty";

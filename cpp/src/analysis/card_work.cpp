@@ -507,36 +507,50 @@ UpdateBytes scatter_updates(const Instruction& s) {
   return u;
 }
 
-// The identity of operand k of `ins` (RandomTraffic::source_id): its name in ins's computation.
-uint64_t array_id(const Instruction& ins, std::size_t k) {
+// The identity of operand k of `ins` (RandomTraffic::source_id): the name in ins's computation
+// of the array it is, followed back through bitcasts (the same bytes under another shape: an
+// array gathered directly by one op and through a bitcast by another is one array on chip).
+uint64_t array_id(const hlo::Module& m, const Instruction& ins, std::size_t k) {
   if (k >= ins.operands.size()) return 0;
-  const uint64_t h = std::hash<std::string>{}(ins.operands[k]) ^ (0x9e3779b97f4a7c15ull * (ins.computation_index + 1));
+  const std::string* name = &ins.operands[k];
+  if (ins.computation_index < m.computations.size()) {
+    const Computation& c = m.computations[ins.computation_index];
+    std::size_t o = ins.operand_indices()[k];
+    // (at most one step per instruction: the operands come before their users)
+    for (std::size_t steps = 0; o < c.instructions.size() && steps < c.instructions.size(); ++steps) {
+      name = &c.instructions[o].name;
+      const Instruction& v = c.instructions[o];
+      if (v.opcode != "bitcast" || v.operand_indices().empty()) break;
+      o = v.operand_indices()[0];
+    }
+  }
+  const uint64_t h = std::hash<std::string>{}(*name) ^ (0x9e3779b97f4a7c15ull * (ins.computation_index + 1));
   return h == 0 ? 1 : h;
 }
 
 // The identity of the array a fusion's parameter instruction `param` stands for: the fusion's
 // operand of that number.
-uint64_t fused_array_id(const Instruction& fusion, const Instruction& param) {
-  return param.parameter_number < 0 ? 0 : array_id(fusion, static_cast<std::size_t>(param.parameter_number));
+uint64_t fused_array_id(const hlo::Module& m, const Instruction& fusion, const Instruction& param) {
+  return param.parameter_number < 0 ? 0 : array_id(m, fusion, static_cast<std::size_t>(param.parameter_number));
 }
 
-RandomTraffic gather_traffic(const Instruction& g) {
+RandomTraffic gather_traffic(const hlo::Module& m, const Instruction& g) {
   RandomTraffic t;
   t.run_bytes = gather_run_bytes(g);
   t.bytes = leaf_bytes(g.shape);
   t.accesses = t.run_bytes > 0 ? t.bytes / t.run_bytes : 0;
   t.source_bytes = g.operand_shapes().empty() ? 0 : leaf_bytes(g.operand_shapes()[0]);
-  t.source_id = array_id(g, 0);
+  t.source_id = array_id(m, g, 0);
   return t;
 }
 
-RandomTraffic scatter_traffic(const Instruction& s) {
+RandomTraffic scatter_traffic(const hlo::Module& m, const Instruction& s) {
   RandomTraffic t;
   t.run_bytes = scatter_run_bytes(s);
   t.bytes = 2 * scatter_updates(s).bytes;  // each update reads and writes its target
   t.accesses = t.run_bytes > 0 ? t.bytes / t.run_bytes : 0;
   t.source_bytes = s.operand_shapes().empty() ? 0 : leaf_bytes(s.operand_shapes()[0]);
-  t.source_id = array_id(s, 0);
+  t.source_id = array_id(m, s, 0);
   t.read_modify_write = true;
   return t;
 }
@@ -670,9 +684,9 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
     fused = module.find(ins.called_computations().front());
 
   if (ins.opcode == "gather") {
-    w.random.push_back(gather_traffic(ins));
+    w.random.push_back(gather_traffic(module, ins));
   } else if (ins.opcode == "scatter") {
-    w.random.push_back(scatter_traffic(ins));
+    w.random.push_back(scatter_traffic(module, ins));
     in_place_root = true;
   } else if (ins.opcode == "sort") {
     sort_facts(ins, w);
@@ -728,7 +742,7 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
       t.bytes = bytes;
       t.accesses = t.run_bytes > 0 ? std::ceil(t.bytes / t.run_bytes) : 0;
       t.source_bytes = leaf_bytes(param.shape);
-      t.source_id = fused_array_id(ins, param);
+      t.source_id = fused_array_id(module, ins, param);
       w.random.push_back(t);
       stream -= std::min(stream, t.bytes);
     };
@@ -776,7 +790,7 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
         broadcast_source = addressed_parameters(f, i, through_broadcast, unordered);
         if (broadcast_source <= 0) continue;
       }
-      RandomTraffic t = i.opcode == "gather" ? gather_traffic(i) : scatter_traffic(i);
+      RandomTraffic t = i.opcode == "gather" ? gather_traffic(module, i) : scatter_traffic(module, i);
       if (broadcast_source > 0) t.source_bytes = std::min(t.source_bytes, broadcast_source);
       if (const Evaluated& e = evals[k]; i.opcode == "gather" && !wraps && e.taken > 0) {
         // Also evaluated where gathers above it take elements: an access of one element each
@@ -791,7 +805,7 @@ CardWork card_work(const hlo::Module& module, const Instruction& ins) {
       }
       if (p != SIZE_MAX) {
         t.source_bytes = leaf_bytes(f.instructions[p].shape);
-        t.source_id = fused_array_id(ins, f.instructions[p]);
+        t.source_id = fused_array_id(module, ins, f.instructions[p]);
       }
       w.random.push_back(t);
       if (p != SIZE_MAX) random_params.insert(p);

@@ -250,9 +250,15 @@ Parts dataflow_parts(const std::vector<DataflowStage>& stages, double io_bytes, 
     // A stage repeated inside one design invocation (a loop body) hands its result to its next
     // repetition: larger than the on-chip room, it goes out to card memory and back each time.
     // Its other inputs (a matrix every trip reads), larger than the room, are read again each
-    // time: the io holds them once.
+    // time, as far as one execution reads them: no more than it streams as compiled (a trip that
+    // takes one row, x[i], reads the row; over the trips the matrix once). The io holds them once
+    // per invocation of the design.
     if (s.repeats > 0 && w.output_bytes > room) spill += 2 * s.repeats * w.output_bytes;
-    if (s.repeats > 0 && w.input_bytes > room) spill += s.repeats * std::max(0.0, w.input_bytes - w.output_bytes);
+    if (s.repeats > 0 && w.input_bytes > room) {
+      const double others = std::max(0.0, w.input_bytes - w.output_bytes);
+      const double each = std::min(others, w.stream_bytes);
+      spill += std::max(0.0, s.executions * each - std::max(s.executions - s.repeats, 0.0) * others);
+    }
     for (RandomTraffic r : w.random) {
       if (r.restructured_accesses >= 0 && r.restructured_accesses < r.accesses) {
         r.bytes *= r.restructured_accesses / r.accesses;
