@@ -387,6 +387,31 @@ TEST_CASE("an op XLA runs as several thunks in a row is one execution", "[attrib
   CHECK(fusion->executions == 1);
 }
 
+TEST_CASE("an execution's time past 2^32 ns is summed whole", "[attribution]") {
+  // custom-call.2 runs twice, one thunk range each: m1 holds kernels of 3 s and 2 s (5 s,
+  // past the 4.29 s a 32-bit sum holds), m2 one of 6 s (a single kernel past it) and one of
+  // 1 s. By hand: 2 executions, both timed, total 12 s, mean 6 s.
+  TraceStore s;
+  auto mods = two_modules(s);
+  constexpr uint64_t kS = 1'000'000'000;
+  const uint32_t mod = add_marker(s, "XlaModule:#hlo_module=jit_f,program_id=5#", 100, 20 * kS, 1, kNone32);
+  const uint32_t m1 = add_marker(s, "Thunk:#hlo_op=custom-call.2#", 110, 200, 1, mod);
+  const uint32_t m2 = add_marker(s, "Thunk:#hlo_op=custom-call.2#", 300, 400, 1, mod);
+  add_kernel(s, "sm90_xmma_gemm_f32f32_tn", 1000, 3 * kS, 1, m1);
+  add_kernel(s, "splitKreduce_kernel", 1000 + 3 * kS, 2 * kS, 1, m1);
+  add_kernel(s, "sm90_xmma_gemm_f32f32_tn", 6 * kS, 6 * kS, 1, m2);
+  add_kernel(s, "splitKreduce_kernel", 12 * kS, kS, 1, m2);
+
+  const AttributionResult r = attribute(s, mods);
+  const OpStats* gemm = find_op(r, "jit_f", "custom-call.2");
+  REQUIRE(gemm);
+  CHECK(gemm->kernel_count == 4);
+  CHECK(gemm->executions == 2);
+  CHECK(gemm->timed_executions == 2);
+  CHECK(gemm->total_ns == 12 * kS);
+  CHECK(gemm->mean_ns == 6 * kS);
+}
+
 TEST_CASE("module resolution by program id, name and op", "[attribution]") {
   TraceStore s;
   std::vector<hlo::Module> mods;

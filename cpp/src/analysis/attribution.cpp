@@ -268,7 +268,9 @@ class Attributor {
   AttributionResult run() {
     AttributionResult res;
     const auto& kernels = store_.kernels;
-    std::vector<uint32_t> site(kernels.size(), kNone32), thunk(kernels.size(), kNone32);
+    std::vector<uint32_t> site(kernels.size(), kNone32);
+    std::vector<bool> in_thunk(kernels.size(), false);  // its executions are its ranges' (aggregate)
+    ThunkRanges thunks(store_.markers.size());
 
     for (std::size_t i = 0; i < kernels.size(); ++i) {
       const KernelRecord& k = kernels[i];
@@ -287,7 +289,12 @@ class Attributor {
       }
       if (rg.thunk) {
         site[i] = thunk_site(rg, lib);
-        thunk[i] = rg.thunk_marker;
+        // Thunk sites are never deferred: the range's totals can be kept now, for the
+        // attributed kernels only (as aggregate() counts them).
+        if (sites_[site[i]].method != MatchMethod::kUnattributed) {
+          in_thunk[i] = true;
+          thunks.add(rg.thunk_marker, site[i], k.name, k.duration_ns());
+        }
         continue;
       }
       site[i] = no_thunk(k.name, lib, rg);
@@ -314,9 +321,8 @@ class Attributor {
     copies(store_.memcpys, copy_site);
     copies(store_.memsets, set_site);
 
-    aggregate(res, site, thunk, copy_site, set_site);
+    aggregate(res, site, in_thunk, thunks, copy_site, set_site);
     auto sites = std::make_shared<const std::vector<ActivityAttribution>>(std::move(sites_));
-    std::vector<uint32_t>().swap(thunk);  // only aggregate() needed it
     res.kernels = AttributionList(sites, std::move(site));
     res.memcpys = AttributionList(sites, std::move(copy_site));
     res.memsets = AttributionList(sites, std::move(set_site));
@@ -327,6 +333,43 @@ class Attributor {
   Diagnostics warnings_;
 
  private:
+  // Per Thunk range (marker index), what its attributed kernels add up to: a range is a timed
+  // execution when all its kernels were timed. 12 bytes and a bit per range (a trace of 10^7
+  // kernels holds about as many ranges): the summed time in 32 bits, a range past 2^32 - 1 ns
+  // (4.3 s) in a side table.
+  struct ThunkRanges {
+    explicit ThunkRanges(std::size_t n) : site(n, kNone32), kernel(n, kNone32), ns32(n, 0), untimed(n, false) {}
+    std::vector<uint32_t> site;    // its first attributed kernel's site (kNone32: none)
+    std::vector<uint32_t> kernel;  // that kernel's name
+    std::vector<uint32_t> ns32;    // the kernels' summed duration; kLong: in long_ns
+    std::vector<bool> untimed;     // one of them had no duration
+    std::unordered_map<uint32_t, uint64_t> long_ns;
+    static constexpr uint32_t kLong = UINT32_MAX;
+
+    void add(uint32_t m, uint32_t kernel_site, StringId name, uint64_t dur) {
+      if (m >= site.size()) return;
+      if (site[m] == kNone32) {
+        site[m] = kernel_site;
+        kernel[m] = name;
+      }
+      if (dur == 0) untimed[m] = true;
+      if (ns32[m] == kLong) {
+        long_ns[m] += dur;
+        return;
+      }
+      const uint64_t t = uint64_t{ns32[m]} + dur;
+      if (t < kLong) {
+        ns32[m] = static_cast<uint32_t>(t);
+      } else {
+        ns32[m] = kLong;
+        long_ns[m] = t;
+      }
+    }
+    uint64_t ns_of(std::size_t m) const {
+      return ns32[m] == kLong ? long_ns.at(static_cast<uint32_t>(m)) : ns32[m];
+    }
+  };
+
   struct Ranges {
     const XlaRangeName* thunk = nullptr;
     const XlaRangeName* module = nullptr;
@@ -689,8 +732,8 @@ class Attributor {
 
   // Per-op totals. Everything per record goes through integer indexes (site -> op, marker,
   // kernel name id), so the cost is a few array lookups per kernel whatever the trace size.
-  void aggregate(AttributionResult& res, const std::vector<uint32_t>& kernel_site,
-                 const std::vector<uint32_t>& kernel_thunk, const std::vector<uint32_t>& copy_site,
+  void aggregate(AttributionResult& res, const std::vector<uint32_t>& kernel_site, const std::vector<bool>& in_thunk,
+                 const ThunkRanges& thunks, const std::vector<uint32_t>& copy_site,
                  const std::vector<uint32_t>& set_site) {
     std::unordered_map<std::string, uint32_t> slot;
     std::vector<uint32_t> op_of_site(sites_.size(), kNone32);
@@ -740,15 +783,7 @@ class Attributor {
       op = it->second;
       return op;
     };
-    // A Thunk range belongs to one op (every kernel in it gets the site of that thunk, whose op
-    // does not depend on the kernel), so distinct ranges per op need one bit per range. Kernel
-    // names: the first op seen per name in an array, further (name, op) pairs in a set.
-    // The op of each Thunk range seen (kNone32: none yet), its kernels' time, and whether one
-    // of them had no duration: a range is a timed execution when all its kernels were timed.
-    std::vector<uint32_t> marker_op(store_.markers.size(), kNone32);
-    std::vector<uint32_t> marker_kernel(store_.markers.size(), kNone32);  // its first kernel's name
-    std::vector<uint64_t> marker_ns(store_.markers.size(), 0);
-    std::vector<bool> marker_untimed(store_.markers.size(), false);
+    // Kernel names: the first op seen per name in an array, further (name, op) pairs in a set.
     std::vector<uint32_t> op_of_name(store_.strings.size(), kNone32);
     std::unordered_set<uint64_t> more_name_ops;
     std::vector<uint32_t> unattributed_of_name(store_.strings.size(), kNone32);
@@ -786,14 +821,7 @@ class Attributor {
       OpStats& s = res.ops[op];
       s.kernel_count++;
       s.total_ns += dur;
-      if (const uint32_t m = kernel_thunk[i]; m != kNone32 && m < marker_op.size()) {
-        if (marker_op[m] == kNone32) {
-          marker_op[m] = op;
-          marker_kernel[m] = k.name;
-        }
-        marker_ns[m] += dur;
-        if (dur == 0) marker_untimed[m] = true;
-      } else {
+      if (!in_thunk[i]) {
         s.executions++;
         if (dur > 0) {
           s.timed_executions++;
@@ -829,17 +857,20 @@ class Attributor {
     std::unordered_map<uint32_t, Run> run_of_thread;
     uint32_t last_thread = kNone32;
     Run* last_run = nullptr;  // run_of_thread[last_thread]: one lookup per change of thread
+    // A Thunk range belongs to one op (every kernel in it gets the site of that thunk, whose op
+    // does not depend on the kernel): the op of its first attributed kernel's site.
+    const auto op_of_range = [&](std::size_t m) { return op_for(thunks.site[m]); };
     const auto close = [&](const Run& r) {
       if (r.marker == kNone32) return;
-      const uint32_t op = marker_op[r.marker];
+      const uint32_t op = op_of_range(r.marker);
       thunk_executions[op]++;
       if (!r.untimed) {
         res.ops[op].timed_executions++;
         timed_ns[op] += r.ns;
       }
     };
-    for (std::size_t m = 0; m < marker_op.size(); ++m) {
-      if (marker_op[m] == kNone32) continue;
+    for (std::size_t m = 0; m < thunks.site.size(); ++m) {
+      if (thunks.site[m] == kNone32) continue;
       const MarkerRecord& mk = store_.markers[m];
       if (last_run == nullptr || mk.thread_id != last_thread) {
         last_thread = mk.thread_id;
@@ -849,9 +880,9 @@ class Attributor {
       bool continues = false;
       if (r.marker != kNone32) {
         const MarkerRecord& last = store_.markers[r.marker];
-        continues = marker_op[r.marker] == marker_op[m] && last.parent == mk.parent && last.parent != kNone32 &&
+        continues = op_of_range(r.marker) == op_of_range(m) && last.parent == mk.parent && last.parent != kNone32 &&
                     mk.start_ns >= last.end_ns &&
-                    std::find(r.kernels.begin(), r.kernels.end(), marker_kernel[m]) == r.kernels.end();
+                    std::find(r.kernels.begin(), r.kernels.end(), thunks.kernel[m]) == r.kernels.end();
       }
       if (!continues) {
         close(r);
@@ -860,9 +891,9 @@ class Attributor {
         r.ns = 0;
       }
       r.marker = static_cast<uint32_t>(m);
-      r.kernels.push_back(marker_kernel[m]);
-      r.untimed = r.untimed || marker_untimed[m];
-      r.ns += marker_ns[m];
+      r.kernels.push_back(thunks.kernel[m]);
+      r.untimed = r.untimed || thunks.untimed[m];
+      r.ns += thunks.ns_of(m);
     }
     for (const auto& [thread, r] : run_of_thread) close(r);
     for (std::size_t o = 0; o < res.ops.size(); ++o) {
