@@ -34,10 +34,10 @@ using namespace fpgaprof;
 using namespace fpgaprof::analysis;
 
 namespace {
-double max_rss_mb() {
+double max_rss_mib() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;  // kB on Linux
+  return static_cast<double>(u.ru_maxrss) / 1024.0;  // KiB on Linux
 }
 double thread_cpu_s() {
   timespec ts{};
@@ -228,13 +228,13 @@ int main(int argc, char** argv) {
     ops[o].precision = (o % 5 == 0) ? Precision::kTf32Tensor : Precision::kFp32;
   }
   const double build_s = seconds_since(t0);
-  const double trace_rss = max_rss_mb();
+  const double trace_rss = max_rss_mib();
   std::printf("trace: %zu kernels, %zu API calls, %zu copies, %zu allocation records, %zu syncs, %zu regions\n",
               s.kernels.size(), s.api_calls.size(), s.memcpys.size(), s.allocations.size(), s.syncs.size(),
               s.regions.size());
   std::printf(
       "record sizes: KernelRecord %zu B, ApiRecord %zu B, %zu launch configurations; built in %.2f s, "
-      "RSS after building %.0f MB\n",
+      "RSS after building %.0f MiB\n",
       sizeof(KernelRecord), sizeof(ApiRecord), s.launch_configs.size(), build_s, trace_rss);
 
   if (with_attribution) {
@@ -257,7 +257,7 @@ int main(int argc, char** argv) {
     stage_s[current] += seconds_since(t);
     const double total_s = seconds_since(t_all);
     const double total_cpu_s = thread_cpu_s() - cpu0;
-    const double peak_rss = max_rss_mb();
+    const double peak_rss = max_rss_mib();
     std::printf("HLO parse + attribution + op inputs: %.3f s (%zu markers, %zu attribution sites, %zu ops)\n",
                 stage_s["hlo"] + stage_s["attribution"] + stage_s["op inputs"], s.markers.size(),
                 a.attribution.op_of_site.size(), a.attribution.ops.size());
@@ -283,8 +283,8 @@ int main(int argc, char** argv) {
                 stage_s["region gpu time"] + stage_s["kernels by name"], a.region_path_gpu.size(),
                 a.kernels_by_name.size());
     std::printf(
-        "TOTAL analysis (analyze_trace): %.3f s wall, %.3f s CPU on one thread; peak RSS %.0f MB (trace "
-        "alone %.0f MB, analysis adds %.0f MB)\n",
+        "TOTAL analysis (analyze_trace): %.3f s wall, %.3f s CPU on one thread; peak RSS %.0f MiB (trace "
+        "alone %.0f MiB, analysis adds %.0f MiB)\n",
         total_s, total_cpu_s, peak_rss, trace_rss, peak_rss - trace_rss);
     return 0;
   }
@@ -328,7 +328,7 @@ int main(int argc, char** argv) {
   const double fpga_regions_s = seconds_since(t);
   const double total_s = seconds_since(t_all);
   const double total_cpu_s = thread_cpu_s() - cpu0;
-  const double peak_rss = max_rss_mb();
+  const double peak_rss = max_rss_mib();
 
   std::printf("kernel busy union: %.3f s (%.1f ms busy of %.1f ms)\n", busy_s,
               static_cast<double>(busy.total_ns()) / 1e6, static_cast<double>(span_ns) / 1e6);
@@ -344,8 +344,8 @@ int main(int argc, char** argv) {
               fregions.size(), fregions.empty() ? "-" : fregions[0].path.c_str(),
               fregions.empty() ? 0.0 : fregions[0].module_calls);
   std::printf(
-      "TOTAL analysis: %.3f s wall, %.3f s CPU on one thread; peak RSS %.0f MB (trace alone %.0f MB, "
-      "analysis adds %.0f MB)\n",
+      "TOTAL analysis: %.3f s wall, %.3f s CPU on one thread; peak RSS %.0f MiB (trace alone %.0f MiB, "
+      "analysis adds %.0f MiB)\n",
       total_s, total_cpu_s, peak_rss, trace_rss, peak_rss - trace_rss);
   return 0;
 }
