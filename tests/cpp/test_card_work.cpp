@@ -116,6 +116,76 @@ TEST_CASE("card_work: an array and a bitcast of it are one source", "[analysis][
   CHECK(g3.random[0].source_id != g1.random[0].source_id);
 }
 
+TEST_CASE("card_work: an array a while loop carries unchanged is its caller's array", "[analysis][fpga][card_work]") {
+  // The entry gathers from t (g0) and runs a loop whose state carries t unchanged (element 1):
+  // the outer body gathers from it (go), through a fusion too (fo), and runs an inner loop
+  // that carries it on unchanged, whose body gathers from it (gi): one array on chip, the
+  // entry's t. The outer state's element 2 starts as t but the body returns a negated copy
+  // (gc: another array each trip after the first), and a body that two whiles run (shared:
+  // whose operand is not known) keeps its own names.
+  const hlo::Module m = module(R"(  t = f32[1000]{0} parameter(0)
+  i = s32[5,1]{1,0} parameter(1)
+  g0 = f32[5]{0} gather(t, i), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  s = (f32[1000]{0}, f32[1000]{0}, f32[1000]{0}, s32[5,1]{1,0}) tuple(t, t, t, i)
+  w = (f32[1000]{0}, f32[1000]{0}, f32[1000]{0}, s32[5,1]{1,0}) while(s), condition=cond, body=outer, backend_config={"known_trip_count":{"n":"3"}}
+  s2 = (f32[1000]{0}, s32[5,1]{1,0}) tuple(t, i)
+  w2 = (f32[1000]{0}, s32[5,1]{1,0}) while(s2), condition=cond2, body=shared, backend_config={"known_trip_count":{"n":"2"}}
+  w3 = (f32[1000]{0}, s32[5,1]{1,0}) while(s2), condition=cond2, body=shared, backend_config={"known_trip_count":{"n":"2"}}
+  ROOT o = f32[5]{0} copy(g0)
+)",
+                               R"(fg {
+  p0 = f32[1000]{0} parameter(0)
+  p1 = s32[5,1]{1,0} parameter(1)
+  ROOT g = f32[5]{0} gather(p0, p1), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+}
+inner {
+  ip = (f32[1000]{0}, s32[5,1]{1,0}) parameter(0)
+  it = f32[1000]{0} get-tuple-element(ip), index=0
+  ii = s32[5,1]{1,0} get-tuple-element(ip), index=1
+  gi = f32[5]{0} gather(it, ii), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  ROOT ir = (f32[1000]{0}, s32[5,1]{1,0}) tuple(it, ii)
+}
+cond2 {
+  cp = (f32[1000]{0}, s32[5,1]{1,0}) parameter(0)
+  ROOT cc = pred[] constant(true)
+}
+outer {
+  p = (f32[1000]{0}, f32[1000]{0}, f32[1000]{0}, s32[5,1]{1,0}) parameter(0)
+  a = f32[1000]{0} get-tuple-element(p), index=0
+  ot = f32[1000]{0} get-tuple-element(p), index=1
+  c = f32[1000]{0} get-tuple-element(p), index=2
+  oi = s32[5,1]{1,0} get-tuple-element(p), index=3
+  go = f32[5]{0} gather(ot, oi), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  fo = f32[5]{0} fusion(ot, oi), kind=kLoop, calls=fg
+  gc = f32[5]{0} gather(c, oi), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  nc = f32[1000]{0} negate(c)
+  is = (f32[1000]{0}, s32[5,1]{1,0}) tuple(ot, oi)
+  iw = (f32[1000]{0}, s32[5,1]{1,0}) while(is), condition=cond2, body=inner, backend_config={"known_trip_count":{"n":"4"}}
+  ROOT r = (f32[1000]{0}, f32[1000]{0}, f32[1000]{0}, s32[5,1]{1,0}) tuple(a, ot, nc, oi)
+}
+cond {
+  q = (f32[1000]{0}, f32[1000]{0}, f32[1000]{0}, s32[5,1]{1,0}) parameter(0)
+  ROOT qc = pred[] constant(true)
+}
+shared {
+  sp = (f32[1000]{0}, s32[5,1]{1,0}) parameter(0)
+  st = f32[1000]{0} get-tuple-element(sp), index=0
+  si = s32[5,1]{1,0} get-tuple-element(sp), index=1
+  gs = f32[5]{0} gather(st, si), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  ROOT sr = (f32[1000]{0}, s32[5,1]{1,0}) tuple(st, si)
+}
+)");
+  const CardWork g0 = work(m, "g0"), go = work(m, "go"), fo = work(m, "fo"), gi = work(m, "gi");
+  const CardWork gc = work(m, "gc"), gs = work(m, "gs");
+  for (const CardWork* w : {&g0, &go, &fo, &gi, &gc, &gs}) REQUIRE(w->random.size() == 1);
+  CHECK(g0.random[0].source_id != 0);
+  CHECK(go.random[0].source_id == g0.random[0].source_id);
+  CHECK(fo.random[0].source_id == g0.random[0].source_id);
+  CHECK(gi.random[0].source_id == g0.random[0].source_id);
+  CHECK(gc.random[0].source_id != g0.random[0].source_id);
+  CHECK(gs.random[0].source_id != g0.random[0].source_id);
+}
+
 TEST_CASE("gather_run_bytes: contiguous bytes per access follow the operand's layout", "[analysis][fpga][card_work]") {
   const hlo::Module m = module(R"(  v = f32[32,32,32]{2,1,0} parameter(0)
   w = f32[32,32,32]{1,2,0} parameter(1)
