@@ -915,3 +915,76 @@ chain {
   CHECK(chw.random[0].accesses == 2 + 4);
   CHECK(chw.random[0].bytes == 64 + 16);
 }
+
+TEST_CASE("module_handoff: ops without a cost inside a while body hand their arrays to the card's ops",
+          "[analysis][fpga][handoff]") {
+  // A loop body (its custom calls have no cost: they stay on the GPU, the rest goes to the
+  // card), per trip:
+  //   cc reads sq (4,096 B, a card fusion's) and gives 4,096 B to af (card):    8,192 B, 2 arrays
+  //   cu reads state element 2 (1,024 B), which nu (card) computed on the previous trip, and
+  //      gives nu its result (1,024 B):                                          2,048 B, 2 arrays
+  //   ck reads tm (512 B, card) and returns its result as state element 3, which tm (card)
+  //      reads on the next trip (512 B):                                         1,024 B, 2 arrays
+  //   ci reads state element 4, the entry's argument carried unchanged, and gives nothing to
+  //      a card op: it hands nothing (whatever the caller holds is not known here).
+  const hlo::Module m = hlo::analyze_hlo(R"(HloModule loopmixed
+fsq {
+  a = f32[1024]{0} parameter(0)
+  ROOT m = f32[1024]{0} multiply(a, a)
+}
+fadd {
+  b = f32[1024]{0} parameter(0)
+  ROOT s = f32[1024]{0} add(b, b)
+}
+body {
+  p = (s32[], f32[1024]{0}, f32[256]{0}, f32[128]{0}, f32[64]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  v = f32[1024]{0} get-tuple-element(p), index=1
+  u = f32[256]{0} get-tuple-element(p), index=2
+  t = f32[128]{0} get-tuple-element(p), index=3
+  x = f32[64]{0} get-tuple-element(p), index=4
+  sq = f32[1024]{0} fusion(v), kind=kLoop, calls=fsq
+  cc = f32[1024]{0} custom-call(sq), custom_call_target="my_gpu_kernel"
+  af = f32[1024]{0} fusion(cc), kind=kLoop, calls=fadd
+  cu = f32[256]{0} custom-call(u), custom_call_target="my_gpu_kernel"
+  nu = f32[256]{0} negate(cu)
+  tm = f32[128]{0} multiply(t, t)
+  ck = f32[128]{0} custom-call(tm), custom_call_target="my_gpu_kernel"
+  ci = f32[64]{0} custom-call(x), custom_call_target="my_gpu_kernel"
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT r = (s32[], f32[1024]{0}, f32[256]{0}, f32[128]{0}, f32[64]{0}) tuple(j, af, nu, ck, x)
+}
+cond {
+  q = (s32[], f32[1024]{0}, f32[256]{0}, f32[128]{0}, f32[64]{0}) parameter(0)
+  qi = s32[] get-tuple-element(q), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(qi, n), direction=LT
+}
+ENTRY e {
+  a0 = f32[1024]{0} parameter(0)
+  b0 = f32[256]{0} parameter(1)
+  c0 = f32[128]{0} parameter(2)
+  d0 = f32[64]{0} parameter(3)
+  z = s32[] constant(0)
+  st = (s32[], f32[1024]{0}, f32[256]{0}, f32[128]{0}, f32[64]{0}) tuple(z, a0, b0, c0, d0)
+  w = (s32[], f32[1024]{0}, f32[256]{0}, f32[128]{0}, f32[64]{0}) while(st), condition=cond, body=body, backend_config={"known_trip_count":{"n":"3"}}
+  ROOT y = f32[1024]{0} get-tuple-element(w), index=1
+}
+)");
+  const auto h = module_handoff(m);
+  REQUIRE(h.count("cc") == 1);
+  CHECK(h.at("cc").bytes == 8192);
+  CHECK(h.at("cc").arrays == 2);
+  REQUIRE(h.count("cu") == 1);
+  CHECK(h.at("cu").bytes == 2048);
+  CHECK(h.at("cu").arrays == 2);
+  REQUIRE(h.count("ck") == 1);
+  CHECK(h.at("ck").bytes == 1024);
+  CHECK(h.at("ck").arrays == 2);
+  CHECK(h.count("ci") == 0);
+  for (const char* op : {"cc", "cu", "ck"}) {
+    CHECK(h.at(op).resident_bytes == 0);
+    CHECK(h.at(op).resident_arrays == 0);
+  }
+}

@@ -476,8 +476,7 @@ ENTRY e {
   CHECK(e.restructured_card_time_s.nominal == near(645e-6));
 }
 
-TEST_CASE("estimate_module: a table gathered before a loop and inside it is on chip once",
-          "[analysis][fpga][module]") {
+TEST_CASE("estimate_module: a table gathered before a loop and inside it is on chip once", "[analysis][fpga][module]") {
   // The twoviews module above with its second gather inside a while body (one trip), from the
   // table the loop's state carries unchanged: the same 1.5e6 B array, not a second one.
   const hlo::Module m = hlo::analyze_hlo(R"(HloModule loopview
