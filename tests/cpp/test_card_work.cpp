@@ -116,6 +116,76 @@ TEST_CASE("card_work: an array and a bitcast of it are one source", "[analysis][
   CHECK(g3.random[0].source_id != g1.random[0].source_id);
 }
 
+TEST_CASE("card_work: an array a while loop carries unchanged is its caller's array", "[analysis][fpga][card_work]") {
+  // The entry gathers from t (g0) and runs a loop whose state carries t unchanged (element 1):
+  // the outer body gathers from it (go), through a fusion too (fo), and runs an inner loop
+  // that carries it on unchanged, whose body gathers from it (gi): one array on chip, the
+  // entry's t. The outer state's element 2 starts as t but the body returns a negated copy
+  // (gc: another array each trip after the first), and a body that two whiles run (shared:
+  // whose operand is not known) keeps its own names.
+  const hlo::Module m = module(R"(  t = f32[1000]{0} parameter(0)
+  i = s32[5,1]{1,0} parameter(1)
+  g0 = f32[5]{0} gather(t, i), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  s = (f32[1000]{0}, f32[1000]{0}, f32[1000]{0}, s32[5,1]{1,0}) tuple(t, t, t, i)
+  w = (f32[1000]{0}, f32[1000]{0}, f32[1000]{0}, s32[5,1]{1,0}) while(s), condition=cond, body=outer, backend_config={"known_trip_count":{"n":"3"}}
+  s2 = (f32[1000]{0}, s32[5,1]{1,0}) tuple(t, i)
+  w2 = (f32[1000]{0}, s32[5,1]{1,0}) while(s2), condition=cond2, body=shared, backend_config={"known_trip_count":{"n":"2"}}
+  w3 = (f32[1000]{0}, s32[5,1]{1,0}) while(s2), condition=cond2, body=shared, backend_config={"known_trip_count":{"n":"2"}}
+  ROOT o = f32[5]{0} copy(g0)
+)",
+                               R"(fg {
+  p0 = f32[1000]{0} parameter(0)
+  p1 = s32[5,1]{1,0} parameter(1)
+  ROOT g = f32[5]{0} gather(p0, p1), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+}
+inner {
+  ip = (f32[1000]{0}, s32[5,1]{1,0}) parameter(0)
+  it = f32[1000]{0} get-tuple-element(ip), index=0
+  ii = s32[5,1]{1,0} get-tuple-element(ip), index=1
+  gi = f32[5]{0} gather(it, ii), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  ROOT ir = (f32[1000]{0}, s32[5,1]{1,0}) tuple(it, ii)
+}
+cond2 {
+  cp = (f32[1000]{0}, s32[5,1]{1,0}) parameter(0)
+  ROOT cc = pred[] constant(true)
+}
+outer {
+  p = (f32[1000]{0}, f32[1000]{0}, f32[1000]{0}, s32[5,1]{1,0}) parameter(0)
+  a = f32[1000]{0} get-tuple-element(p), index=0
+  ot = f32[1000]{0} get-tuple-element(p), index=1
+  c = f32[1000]{0} get-tuple-element(p), index=2
+  oi = s32[5,1]{1,0} get-tuple-element(p), index=3
+  go = f32[5]{0} gather(ot, oi), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  fo = f32[5]{0} fusion(ot, oi), kind=kLoop, calls=fg
+  gc = f32[5]{0} gather(c, oi), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  nc = f32[1000]{0} negate(c)
+  is = (f32[1000]{0}, s32[5,1]{1,0}) tuple(ot, oi)
+  iw = (f32[1000]{0}, s32[5,1]{1,0}) while(is), condition=cond2, body=inner, backend_config={"known_trip_count":{"n":"4"}}
+  ROOT r = (f32[1000]{0}, f32[1000]{0}, f32[1000]{0}, s32[5,1]{1,0}) tuple(a, ot, nc, oi)
+}
+cond {
+  q = (f32[1000]{0}, f32[1000]{0}, f32[1000]{0}, s32[5,1]{1,0}) parameter(0)
+  ROOT qc = pred[] constant(true)
+}
+shared {
+  sp = (f32[1000]{0}, s32[5,1]{1,0}) parameter(0)
+  st = f32[1000]{0} get-tuple-element(sp), index=0
+  si = s32[5,1]{1,0} get-tuple-element(sp), index=1
+  gs = f32[5]{0} gather(st, si), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  ROOT sr = (f32[1000]{0}, s32[5,1]{1,0}) tuple(st, si)
+}
+)");
+  const CardWork g0 = work(m, "g0"), go = work(m, "go"), fo = work(m, "fo"), gi = work(m, "gi");
+  const CardWork gc = work(m, "gc"), gs = work(m, "gs");
+  for (const CardWork* w : {&g0, &go, &fo, &gi, &gc, &gs}) REQUIRE(w->random.size() == 1);
+  CHECK(g0.random[0].source_id != 0);
+  CHECK(go.random[0].source_id == g0.random[0].source_id);
+  CHECK(fo.random[0].source_id == g0.random[0].source_id);
+  CHECK(gi.random[0].source_id == g0.random[0].source_id);
+  CHECK(gc.random[0].source_id != g0.random[0].source_id);
+  CHECK(gs.random[0].source_id != g0.random[0].source_id);
+}
+
 TEST_CASE("gather_run_bytes: contiguous bytes per access follow the operand's layout", "[analysis][fpga][card_work]") {
   const hlo::Module m = module(R"(  v = f32[32,32,32]{2,1,0} parameter(0)
   w = f32[32,32,32]{1,2,0} parameter(1)
@@ -844,4 +914,77 @@ chain {
   REQUIRE(chw.random.size() == 1);  // g1: g2 and g3 gather what is computed on chip
   CHECK(chw.random[0].accesses == 2 + 4);
   CHECK(chw.random[0].bytes == 64 + 16);
+}
+
+TEST_CASE("module_handoff: ops without a cost inside a while body hand their arrays to the card's ops",
+          "[analysis][fpga][handoff]") {
+  // A loop body (its custom calls have no cost: they stay on the GPU, the rest goes to the
+  // card), per trip:
+  //   cc reads sq (4,096 B, a card fusion's) and gives 4,096 B to af (card):    8,192 B, 2 arrays
+  //   cu reads state element 2 (1,024 B), which nu (card) computed on the previous trip, and
+  //      gives nu its result (1,024 B):                                          2,048 B, 2 arrays
+  //   ck reads tm (512 B, card) and returns its result as state element 3, which tm (card)
+  //      reads on the next trip (512 B):                                         1,024 B, 2 arrays
+  //   ci reads state element 4, the entry's argument carried unchanged, and gives nothing to
+  //      a card op: it hands nothing (whatever the caller holds is not known here).
+  const hlo::Module m = hlo::analyze_hlo(R"(HloModule loopmixed
+fsq {
+  a = f32[1024]{0} parameter(0)
+  ROOT m = f32[1024]{0} multiply(a, a)
+}
+fadd {
+  b = f32[1024]{0} parameter(0)
+  ROOT s = f32[1024]{0} add(b, b)
+}
+body {
+  p = (s32[], f32[1024]{0}, f32[256]{0}, f32[128]{0}, f32[64]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  v = f32[1024]{0} get-tuple-element(p), index=1
+  u = f32[256]{0} get-tuple-element(p), index=2
+  t = f32[128]{0} get-tuple-element(p), index=3
+  x = f32[64]{0} get-tuple-element(p), index=4
+  sq = f32[1024]{0} fusion(v), kind=kLoop, calls=fsq
+  cc = f32[1024]{0} custom-call(sq), custom_call_target="my_gpu_kernel"
+  af = f32[1024]{0} fusion(cc), kind=kLoop, calls=fadd
+  cu = f32[256]{0} custom-call(u), custom_call_target="my_gpu_kernel"
+  nu = f32[256]{0} negate(cu)
+  tm = f32[128]{0} multiply(t, t)
+  ck = f32[128]{0} custom-call(tm), custom_call_target="my_gpu_kernel"
+  ci = f32[64]{0} custom-call(x), custom_call_target="my_gpu_kernel"
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT r = (s32[], f32[1024]{0}, f32[256]{0}, f32[128]{0}, f32[64]{0}) tuple(j, af, nu, ck, x)
+}
+cond {
+  q = (s32[], f32[1024]{0}, f32[256]{0}, f32[128]{0}, f32[64]{0}) parameter(0)
+  qi = s32[] get-tuple-element(q), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(qi, n), direction=LT
+}
+ENTRY e {
+  a0 = f32[1024]{0} parameter(0)
+  b0 = f32[256]{0} parameter(1)
+  c0 = f32[128]{0} parameter(2)
+  d0 = f32[64]{0} parameter(3)
+  z = s32[] constant(0)
+  st = (s32[], f32[1024]{0}, f32[256]{0}, f32[128]{0}, f32[64]{0}) tuple(z, a0, b0, c0, d0)
+  w = (s32[], f32[1024]{0}, f32[256]{0}, f32[128]{0}, f32[64]{0}) while(st), condition=cond, body=body, backend_config={"known_trip_count":{"n":"3"}}
+  ROOT y = f32[1024]{0} get-tuple-element(w), index=1
+}
+)");
+  const auto h = module_handoff(m);
+  REQUIRE(h.count("cc") == 1);
+  CHECK(h.at("cc").bytes == 8192);
+  CHECK(h.at("cc").arrays == 2);
+  REQUIRE(h.count("cu") == 1);
+  CHECK(h.at("cu").bytes == 2048);
+  CHECK(h.at("cu").arrays == 2);
+  REQUIRE(h.count("ck") == 1);
+  CHECK(h.at("ck").bytes == 1024);
+  CHECK(h.at("ck").arrays == 2);
+  CHECK(h.count("ci") == 0);
+  for (const char* op : {"cc", "cu", "ck"}) {
+    CHECK(h.at(op).resident_bytes == 0);
+    CHECK(h.at(op).resident_arrays == 0);
+  }
 }

@@ -212,3 +212,57 @@ def test_with_the_data_on_the_card_a_kept_op_that_is_the_tuple_root_gives_its_re
         (row,) = [r for r in fpga.fpga_candidates(store, target="alveo-u55c", by="region", inputs_cross_link=cross)
                   if r["region"] == "mixed"]
         assert row["handoff_bytes"] == handed, cross
+
+
+_LOOP_MIXED = """HloModule jit_loop_mixed, entry_computation_layout={(f32[1024]{0})->f32[1024]{0}}
+
+%fused_square (param_0: f32[1024]) -> f32[1024] {
+  %param_0 = f32[1024]{0} parameter(0)
+  ROOT %multiply.1 = f32[1024]{0} multiply(f32[1024]{0} %param_0, f32[1024]{0} %param_0)
+}
+
+%fused_add (param_0.1: f32[1024]) -> f32[1024] {
+  %param_0.1 = f32[1024]{0} parameter(0)
+  ROOT %add.1 = f32[1024]{0} add(f32[1024]{0} %param_0.1, f32[1024]{0} %param_0.1)
+}
+
+%body (p: (s32[], f32[1024])) -> (s32[], f32[1024]) {
+  %p = (s32[], f32[1024]{0}) parameter(0)
+  %i = s32[] get-tuple-element((s32[], f32[1024]{0}) %p), index=0
+  %v = f32[1024]{0} get-tuple-element((s32[], f32[1024]{0}) %p), index=1
+  %loop_square_fusion = f32[1024]{0} fusion(f32[1024]{0} %v), kind=kLoop, calls=%fused_square
+  %custom-call.1 = f32[1024]{0} custom-call(f32[1024]{0} %loop_square_fusion), custom_call_target="my_gpu_kernel"
+  %loop_add_fusion = f32[1024]{0} fusion(f32[1024]{0} %custom-call.1), kind=kLoop, calls=%fused_add
+  %one = s32[] constant(1)
+  %j = s32[] add(s32[] %i, s32[] %one)
+  ROOT %r = (s32[], f32[1024]{0}) tuple(s32[] %j, f32[1024]{0} %loop_add_fusion)
+}
+
+%cond (q: (s32[], f32[1024])) -> pred[] {
+  %q = (s32[], f32[1024]{0}) parameter(0)
+  %qi = s32[] get-tuple-element((s32[], f32[1024]{0}) %q), index=0
+  %n = s32[] constant(3)
+  ROOT %c = pred[] compare(s32[] %qi, s32[] %n), direction=LT
+}
+
+ENTRY %main (x: f32[1024]) -> f32[1024] {
+  %x = f32[1024]{0} parameter(0)
+  %z = s32[] constant(0)
+  %s = (s32[], f32[1024]{0}) tuple(s32[] %z, f32[1024]{0} %x)
+  %w = (s32[], f32[1024]{0}) while((s32[], f32[1024]{0}) %s), condition=%cond, body=%body, backend_config={"known_trip_count":{"n":"3"}}
+  ROOT %y = f32[1024]{0} get-tuple-element((s32[], f32[1024]{0}) %w), index=1
+}
+"""
+
+
+def test_a_kept_op_inside_a_loop_body_hands_its_arrays_over_the_link():
+    # A while body of 3 trips: loop_square_fusion (card), custom-call.1 (no cost: the GPU) on its
+    # result, loop_add_fusion (card) on the custom call's. Each trip the custom call takes
+    # 4,096 B from the card and gives 4,096 B back, with the data anywhere: 3 x 8,192 = 24,576 B,
+    # as the same three ops in the entry computation called 3 times.
+    kernels = [("loop_square_fusion", 50_000), ("custom_call_1", 50_000), ("loop_add_fusion", 50_000)] * 3
+    store = _store("mixed", [("jit_loop_mixed", _LOOP_MIXED)], kernels)
+    for cross in (True, False):
+        (row,) = [r for r in fpga.fpga_candidates(store, target="alveo-u55c", by="region", inputs_cross_link=cross)
+                  if r["region"] == "mixed"]
+        assert row["handoff_bytes"] == 3 * 8192, cross

@@ -507,24 +507,92 @@ UpdateBytes scatter_updates(const Instruction& s) {
   return u;
 }
 
-// The identity of operand k of `ins` (RandomTraffic::source_id): the name in ins's computation
-// of the array it is, followed back through bitcasts (the same bytes under another shape: an
-// array gathered directly by one op and through a bitcast by another is one array on chip).
+// The get-tuple-element `v`'s index when it takes element i of its computation's parameter,
+// else -1.
+int64_t state_index(const Computation& c, const Instruction& v) {
+  if (v.opcode != "get-tuple-element" || v.operand_indices().empty()) return -1;
+  const std::size_t p = v.operand_indices()[0];
+  if (p >= c.instructions.size() || c.instructions[p].opcode != "parameter") return -1;
+  const std::vector<int64_t> i = int_list(attr(v, "index"));
+  return i.size() == 1 ? i[0] : -1;
+}
+
+// Where a while body's loop state element comes from, when that is sure: `v`, in computation
+// `ci`, takes element i of the loop state, the body returns that element unchanged (its root
+// tuple's operand i is the same element, through bitcasts), the body is called by one
+// instruction of the module alone, a while, and that while's operand is a tuple: its operand i,
+// as {computation, position}. Otherwise {SIZE_MAX, SIZE_MAX}.
+std::pair<std::size_t, std::size_t> loop_state_origin(const hlo::Module& m, std::size_t ci, const Instruction& v) {
+  const std::pair<std::size_t, std::size_t> none{SIZE_MAX, SIZE_MAX};
+  const Computation& c = m.computations[ci];
+  if (c.is_entry || c.is_fusion) return none;
+  const int64_t i = state_index(c, v);
+  if (i < 0 || c.root_index >= c.instructions.size()) return none;
+  const Instruction& root = c.instructions[c.root_index];
+  const auto k = static_cast<std::size_t>(i);
+  if (root.opcode != "tuple" || k >= root.operands.size()) return none;
+  std::size_t r = root.operand_indices()[k];
+  for (std::size_t steps = 0; r < c.instructions.size() && steps < c.instructions.size(); ++steps) {
+    const Instruction& u = c.instructions[r];
+    if (u.opcode != "bitcast" || u.operand_indices().empty()) break;
+    r = u.operand_indices()[0];
+  }
+  if (r >= c.instructions.size() || state_index(c, c.instructions[r]) != i ||
+      c.instructions[r].operand_indices()[0] != v.operand_indices()[0])
+    return none;
+  // The one instruction that calls this computation.
+  const Instruction* loop = nullptr;
+  for (const Computation& other : m.computations)
+    for (const Instruction& u : other.instructions)
+      for (const std::string& called : u.called_computations())
+        if (called == c.name) {
+          if (loop != nullptr) return none;
+          loop = &u;
+        }
+  if (loop == nullptr || loop->opcode != "while" || loop->operands.empty()) return none;
+  const std::string* body = attr(*loop, "body");
+  if (body == nullptr || (*body != c.name && *body != "%" + c.name)) return none;
+  const std::size_t caller = loop->computation_index;
+  if (caller >= m.computations.size()) return none;
+  const Computation& cc = m.computations[caller];
+  const std::size_t t = loop->operand_indices()[0];
+  if (t >= cc.instructions.size() || cc.instructions[t].opcode != "tuple" || k >= cc.instructions[t].operands.size())
+    return none;
+  const std::size_t o = cc.instructions[t].operand_indices()[k];
+  if (o >= cc.instructions.size()) return none;
+  return {caller, o};
+}
+
+// The identity of operand k of `ins` (RandomTraffic::source_id): the name of the array it is,
+// followed back through bitcasts (the same bytes under another shape: an array gathered
+// directly by one op and through a bitcast by another is one array on chip) and out of while
+// bodies (an element of the loop state the body returns unchanged is the array the while's
+// operand tuple holds there: an array gathered before a loop and inside it is one array on
+// chip), with the computation where the name is.
 uint64_t array_id(const hlo::Module& m, const Instruction& ins, std::size_t k) {
   if (k >= ins.operands.size()) return 0;
   const std::string* name = &ins.operands[k];
-  if (ins.computation_index < m.computations.size()) {
-    const Computation& c = m.computations[ins.computation_index];
+  std::size_t ci = ins.computation_index;
+  if (ci < m.computations.size()) {
     std::size_t o = ins.operand_indices()[k];
-    // (at most one step per instruction: the operands come before their users)
-    for (std::size_t steps = 0; o < c.instructions.size() && steps < c.instructions.size(); ++steps) {
-      name = &c.instructions[o].name;
+    // (each step goes to an earlier instruction of the computation, or out to its caller; the
+    // bound stops hand-written text whose while body is its own caller)
+    for (std::size_t steps = 0; steps < 4096; ++steps) {
+      const Computation& c = m.computations[ci];
+      if (o >= c.instructions.size()) break;
       const Instruction& v = c.instructions[o];
-      if (v.opcode != "bitcast" || v.operand_indices().empty()) break;
-      o = v.operand_indices()[0];
+      name = &v.name;
+      if (v.opcode == "bitcast" && !v.operand_indices().empty()) {
+        o = v.operand_indices()[0];
+        continue;
+      }
+      const auto [caller, at] = loop_state_origin(m, ci, v);
+      if (caller == SIZE_MAX) break;
+      ci = caller;
+      o = at;
     }
   }
-  const uint64_t h = std::hash<std::string>{}(*name) ^ (0x9e3779b97f4a7c15ull * (ins.computation_index + 1));
+  const uint64_t h = std::hash<std::string>{}(*name) ^ (0x9e3779b97f4a7c15ull * (ci + 1));
   return h == 0 ? 1 : h;
 }
 

@@ -1,10 +1,12 @@
 #include "fpgaprof/analysis/op_inputs.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "fpgaprof/analysis/transfer_analysis.hpp"
 
@@ -101,11 +103,26 @@ std::vector<double> module_reread_bytes(const hlo::Module& module) {
   return out;
 }
 
-std::unordered_map<std::string, Handoff> module_handoff(const hlo::Module& module) {
-  std::unordered_map<std::string, Handoff> out;
-  const hlo::Computation* entry = module.entry();
-  if (entry == nullptr) return out;
-  const auto& ins = entry->instructions;
+namespace {
+
+// The loop-state element a get-tuple-element of computation `c`'s parameter takes, else -1.
+int64_t state_element(const hlo::Computation& c, const hlo::Instruction& v) {
+  if (v.opcode != "get-tuple-element" || v.operand_indices().empty()) return -1;
+  const std::size_t p = v.operand_indices()[0];
+  if (p >= c.instructions.size() || c.instructions[p].opcode != "parameter") return -1;
+  const auto it = v.attributes().find("index");
+  if (it == v.attributes().end() || it->second.empty() || it->second.size() > 9 ||
+      it->second.find_first_not_of("0123456789") != std::string::npos)
+    return -1;
+  return std::stoll(it->second);
+}
+
+// The handoff of the ops without a cost of one computation (module_handoff): `entry` for the
+// module's entry computation (its parameters are the module's arguments, its root its
+// results), `loop` for a while body (its parameter is what its root gave on the previous trip).
+void computation_handoff(const hlo::Computation& comp, bool entry, bool loop,
+                         std::unordered_map<std::string, Handoff>& out) {
+  const auto& ins = comp.instructions;
   const std::size_t n = ins.size();
   const auto plumbing = [&](std::size_t k) {
     const std::string& op = ins[k].opcode;
@@ -118,12 +135,21 @@ std::unordered_map<std::string, Handoff> module_handoff(const hlo::Module& modul
   const auto on_card = [&](std::size_t k) { return !free_op(k) && !ins[k].cost.unknown; };
   bool any_on_card = false;
   for (std::size_t k = 0; k < n; ++k) any_on_card = any_on_card || on_card(k);
-  const std::size_t root = entry->root_index;
+  // The module's arguments and results are the entry's alone.
+  any_on_card = any_on_card && entry;
+  const std::size_t root = comp.root_index;
+  const bool loop_root = loop && root < n && ins[root].opcode == "tuple";
   std::vector<std::vector<std::size_t>> users(n);
   for (std::size_t k = 0; k < n; ++k)
     for (std::size_t o : ins[k].operand_indices())
       if (o < n) users[o].push_back(k);
-  // Whether a value reaches an op on the card (through bitcasts, and tuples: a loop's state).
+  // The get-tuple-elements of a loop body's state, by element.
+  std::unordered_map<int64_t, std::vector<std::size_t>> state;
+  if (loop_root)
+    for (std::size_t k = 0; k < n; ++k)
+      if (const int64_t e = state_element(comp, ins[k]); e >= 0) state[e].push_back(k);
+  // Whether a value reaches an op on the card (through bitcasts, and tuples: a loop's state; in
+  // a loop body, through its root to the next trip's state).
   const auto read_on_card = [&](std::size_t v) {
     std::vector<std::size_t> todo{v};
     for (std::size_t steps = 0; !todo.empty() && steps < 4096; ++steps) {
@@ -131,6 +157,14 @@ std::unordered_map<std::string, Handoff> module_handoff(const hlo::Module& modul
       todo.pop_back();
       for (std::size_t u : users[k]) {
         if (on_card(u)) return true;
+        if (loop_root && u == root) {
+          const auto ops = ins[root].operand_indices();
+          for (std::size_t e = 0; e < ops.size(); ++e)
+            if (ops[e] == k)
+              if (const auto s = state.find(static_cast<int64_t>(e)); s != state.end())
+                todo.insert(todo.end(), s->second.begin(), s->second.end());
+          continue;
+        }
         if (ins[u].opcode == "bitcast" || ins[u].opcode == "tuple") todo.push_back(u);
       }
     }
@@ -138,6 +172,7 @@ std::unordered_map<std::string, Handoff> module_handoff(const hlo::Module& modul
   };
   // Whether a value is (part of) the module's result (through bitcasts and the root tuple).
   const auto module_result = [&](std::size_t v) {
+    if (!entry) return false;
     for (std::size_t steps = 0; v < n && steps < 64; ++steps) {
       if (v == root) return true;
       std::size_t next = n;
@@ -156,15 +191,26 @@ std::unordered_map<std::string, Handoff> module_handoff(const hlo::Module& modul
     }
     return p;
   };
+  // In a loop body, the op that computed the state element `array` takes: the previous trip's
+  // root's element (n: not a loop body's state, or nothing computed it there).
+  const auto previous_trip = [&](std::size_t array) {
+    if (!loop_root || array >= n) return n;
+    const int64_t e = state_element(comp, ins[array]);
+    const auto ops = ins[root].operand_indices();
+    if (e < 0 || static_cast<std::size_t>(e) >= ops.size()) return n;
+    return strip(strip(ops[static_cast<std::size_t>(e)], false), true);
+  };
   for (std::size_t k = 0; k < n; ++k) {
     if (free_op(k) || !ins[k].cost.unknown) continue;
     Handoff h;
     // Operands a card op computed: the array (a tuple's element apart from the others) and the
-    // op that computed it.
+    // op that computed it; in a loop body, the state a card op computed on the previous trip.
     // With the data on the card, a module argument too (once a call, for its first reader).
     for (std::size_t q = 0; q < ins[k].operand_indices().size() && q < ins[k].operand_shapes().size(); ++q) {
       const std::size_t array = strip(ins[k].operand_indices()[q], false);
-      const std::size_t p = strip(array, true);
+      std::size_t p = strip(array, true);
+      if (p >= n) continue;
+      if (loop_root && ins[p].opcode == "parameter") p = previous_trip(array);
       if (p >= n) continue;
       const bool argument = any_on_card && ins[p].opcode == "parameter";
       if ((!on_card(p) && !argument) || !sent.insert(array).second) continue;
@@ -197,8 +243,43 @@ std::unordered_map<std::string, Handoff> module_handoff(const hlo::Module& modul
     } else {
       result(k);
     }
-    if (h.bytes > 0 || h.resident_bytes > 0) out[ins[k].name] = h;
+    if (h.bytes > 0 || h.resident_bytes > 0) out.emplace(ins[k].name, h);
   }
+}
+
+}  // namespace
+
+std::unordered_map<std::string, Handoff> module_handoff(const hlo::Module& module) {
+  std::unordered_map<std::string, Handoff> out;
+  const hlo::Computation* entry = module.entry();
+  if (entry == nullptr) return out;
+  computation_handoff(*entry, true, false, out);
+  // The ops of the computations the entry runs (while bodies and conditions, calls, branches),
+  // each within its computation: a fusion's computation is one op, and a computation some other
+  // op applies (a reduction's) holds no op without a cost. Only those holding such an op.
+  const auto kept = [](const hlo::Computation& c) {
+    return std::any_of(c.instructions.begin(), c.instructions.end(), [](const hlo::Instruction& i) {
+      return i.cost.unknown && i.opcode != "parameter" && i.opcode != "constant" && i.opcode != "tuple" &&
+             i.opcode != "bitcast" && i.opcode != "get-tuple-element";
+    });
+  };
+  std::vector<const hlo::Computation*> todo;
+  for (const hlo::Computation& c : module.computations)
+    if (&c != entry && !c.is_fusion && kept(c)) todo.push_back(&c);
+  if (todo.empty()) return out;
+  // A while body (its parameter is the state its root gave on the previous trip) is one that
+  // whiles run as their body and nothing runs otherwise.
+  std::unordered_map<std::string, int> as_body, as_other;
+  const auto bare = [](const std::string& n) { return !n.empty() && n.front() == '%' ? n.substr(1) : n; };
+  for (const hlo::Computation& c : module.computations)
+    for (const hlo::Instruction& u : c.instructions) {
+      if (u.called_computations().empty()) continue;
+      const auto b = u.attributes().find("body");
+      const std::string body = u.opcode == "while" && b != u.attributes().end() ? bare(b->second) : std::string();
+      for (const std::string& called : u.called_computations()) ++(called == body ? as_body : as_other)[called];
+    }
+  for (const hlo::Computation* c : todo)
+    computation_handoff(*c, false, as_body.count(c->name) != 0 && as_other.count(c->name) == 0, out);
   return out;
 }
 

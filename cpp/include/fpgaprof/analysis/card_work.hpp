@@ -21,8 +21,9 @@ struct RandomTraffic {
   double accesses = 0;      // number of data-dependent accesses (each reads or writes run_bytes)
   double run_bytes = 0;     // contiguous bytes per access (element size x contiguous slice)
   double source_bytes = 0;  // size of the array they land in
-  // Which array that is: its name in the computation that passes it to the op, hashed (0: not
-  // known, counted as its own). Accesses of one array from several gathers share it on chip.
+  // Which array that is: its name, through bitcasts and out of while bodies that carry it
+  // unchanged in their loop state, with the computation it is named in, hashed (0: not known,
+  // counted as its own). Accesses of one array from several gathers share it on chip.
   uint64_t source_id = 0;
   bool read_modify_write = false;  // scatter: every update reads and writes its target
   // A restructured design's accesses where fewer (-1: `accesses`): a gather XLA evaluates per

@@ -37,9 +37,12 @@ double module_io_buffers(const hlo::Module& module);
 // dataflow design adds those larger than its on-chip room to its io. A gather, slice or
 // per-element op reads only what it takes and summarizes nothing.
 std::vector<double> module_reread_bytes(const hlo::Module& module);
-// What each op of the entry computation without a cost hands to and takes from the module's
-// ops with one (Handoff, roofline.hpp), per execution, each array once, seen through bitcasts
-// and get-tuple-elements. Keyed by the op's name; ops that hand nothing are left out.
+// What each op without a cost hands to and takes from the module's ops with one (Handoff,
+// roofline.hpp), per execution, each array once, seen through bitcasts and get-tuple-elements:
+// the entry computation's ops, and those of the computations it runs (while bodies, calls,
+// branches) with the ops of their own computation; in a while body also the loop state a card
+// op computed on the previous trip and the state a card op reads on the next. Keyed by the
+// op's name; ops that hand nothing are left out.
 std::unordered_map<std::string, Handoff> module_handoff(const hlo::Module& module);
 
 // `modules[i]` belongs to store.hlo_modules[i] (an empty name: unavailable); may be empty,
