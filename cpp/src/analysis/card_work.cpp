@@ -540,7 +540,13 @@ std::pair<std::size_t, std::size_t> loop_state_origin(const hlo::Module& m, std:
   if (r >= c.instructions.size() || state_index(c, c.instructions[r]) != i ||
       c.instructions[r].operand_indices()[0] != v.operand_indices()[0])
     return none;
-  // The one instruction that calls this computation.
+  // The one instruction that calls this computation: a walk of the module, so only in modules
+  // of at most kMaxCallerScan instructions (array_id runs per gather; above that the body's
+  // array stays an array of its own, which errs slow).
+  constexpr std::size_t kMaxCallerScan = 8192;
+  std::size_t total = 0;
+  for (const Computation& other : m.computations) total += other.instructions.size();
+  if (total > kMaxCallerScan) return none;
   const Instruction* loop = nullptr;
   for (const Computation& other : m.computations)
     for (const Instruction& u : other.instructions)
@@ -553,7 +559,7 @@ std::pair<std::size_t, std::size_t> loop_state_origin(const hlo::Module& m, std:
   const std::string* body = attr(*loop, "body");
   if (body == nullptr || (*body != c.name && *body != "%" + c.name)) return none;
   const std::size_t caller = loop->computation_index;
-  if (caller >= m.computations.size()) return none;
+  if (caller >= m.computations.size() || caller == ci) return none;
   const Computation& cc = m.computations[caller];
   const std::size_t t = loop->operand_indices()[0];
   if (t >= cc.instructions.size() || cc.instructions[t].opcode != "tuple" || k >= cc.instructions[t].operands.size())
@@ -575,8 +581,11 @@ uint64_t array_id(const hlo::Module& m, const Instruction& ins, std::size_t k) {
   std::size_t ci = ins.computation_index;
   if (ci < m.computations.size()) {
     std::size_t o = ins.operand_indices()[k];
-    // (each step goes to an earlier instruction of the computation, or out to its caller; the
-    // bound stops hand-written text whose while body is its own caller)
+    // (each step goes to an earlier instruction of the computation, or out to its caller: at
+    // most kMaxLoopLevels loops out, which also stops hand-written text whose loops call each
+    // other in a ring)
+    constexpr int kMaxLoopLevels = 8;
+    int levels = 0;
     for (std::size_t steps = 0; steps < 4096; ++steps) {
       const Computation& c = m.computations[ci];
       if (o >= c.instructions.size()) break;
@@ -586,8 +595,10 @@ uint64_t array_id(const hlo::Module& m, const Instruction& ins, std::size_t k) {
         o = v.operand_indices()[0];
         continue;
       }
+      if (levels == kMaxLoopLevels) break;
       const auto [caller, at] = loop_state_origin(m, ci, v);
       if (caller == SIZE_MAX) break;
+      ++levels;
       ci = caller;
       o = at;
     }
