@@ -90,8 +90,9 @@ TEST_CASE("analyze_trace reports the collectives of the trace", "[analysis][coll
   CHECK(a.collectives.first_end_ns == std::vector<uint64_t>{100});
 }
 
-TEST_CASE("analyze_collectives: unions and overlap equal a nanosecond-by-nanosecond count, kernels in start order or not",
-          "[analysis][collectives]") {
+TEST_CASE(
+    "analyze_collectives: unions and overlap equal a nanosecond-by-nanosecond count, kernels in start order or not",
+    "[analysis][collectives]") {
   // Kernels in start order take the merge-while-reading path, shuffled ones the sorted copy:
   // both must give what marking every covered nanosecond gives.
   std::mt19937 rng(7);

@@ -188,27 +188,32 @@ shared {
 
 TEST_CASE("card_work: following a loop's state out is bounded", "[analysis][fpga][card_work]") {
   // Hand-written text XLA never writes: two bodies whose loops run each other in a ring, each
-  // returning the array unchanged. The walk out of the loops stops (at most 8 loops out) and
-  // the answer does not depend on where: an id that is not the entry's t (no caller chain
-  // reaches the entry).
-  const std::string gather = "gather(x, xi), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, "
-                             "index_vector_dim=1, slice_sizes={1}";
+  // passing the array it carries on unchanged. The walk out of the loops goes round the ring
+  // and stops (at most 8 loops out) with an id of its own.
+  const std::string gather =
+      "gather(x, xi), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, "
+      "index_vector_dim=1, slice_sizes={1}";
   const std::string body = R"( {
   p = (f32[1000]{0}, s32[5,1]{1,0}) parameter(0)
   x = f32[1000]{0} get-tuple-element(p), index=0
   xi = s32[5,1]{1,0} get-tuple-element(p), index=1
   g = f32[5]{0} )";
-  const hlo::Module ring = module(R"(  t = f32[1000]{0} parameter(0)
+  const hlo::Module ring =
+      module(R"(  t = f32[1000]{0} parameter(0)
   i = s32[5,1]{1,0} parameter(1)
   ROOT s = (f32[1000]{0}, s32[5,1]{1,0}) tuple(t, i)
 )",
-                                  "cond {\n  q = (f32[1000]{0}, s32[5,1]{1,0}) parameter(0)\n  ROOT qc = pred[] constant(true)\n}\n"
-                                  "ba" + body + gather +
-                                      "\n  w = (f32[1000]{0}, s32[5,1]{1,0}) while(p), condition=cond, body=bb\n"
-                                      "  ROOT r = (f32[1000]{0}, s32[5,1]{1,0}) tuple(x, xi)\n}\n"
-                                      "bb" + body + gather +
-                                      "\n  w = (f32[1000]{0}, s32[5,1]{1,0}) while(p), condition=cond, body=ba\n"
-                                      "  ROOT r = (f32[1000]{0}, s32[5,1]{1,0}) tuple(x, xi)\n}\n");
+             "cond {\n  q = (f32[1000]{0}, s32[5,1]{1,0}) parameter(0)\n  ROOT qc = pred[] constant(true)\n}\n"
+             "ba" +
+                 body + gather +
+                 "\n  st = (f32[1000]{0}, s32[5,1]{1,0}) tuple(x, xi)\n"
+                 "  w = (f32[1000]{0}, s32[5,1]{1,0}) while(st), condition=cond, body=bb\n"
+                 "  ROOT r = (f32[1000]{0}, s32[5,1]{1,0}) tuple(x, xi)\n}\n"
+                 "bb" +
+                 body + gather +
+                 "\n  st = (f32[1000]{0}, s32[5,1]{1,0}) tuple(x, xi)\n"
+                 "  w = (f32[1000]{0}, s32[5,1]{1,0}) while(st), condition=cond, body=ba\n"
+                 "  ROOT r = (f32[1000]{0}, s32[5,1]{1,0}) tuple(x, xi)\n}\n");
   const hlo::Instruction* g = nullptr;
   for (const hlo::Computation& c : ring.computations)
     if (c.name == "ba")
@@ -223,14 +228,16 @@ TEST_CASE("card_work: following a loop's state out is bounded", "[analysis][fpga
   // array counts as one of its own (errs slow).
   std::string pad;
   for (int k = 0; k < 8200; ++k) pad += "  n" + std::to_string(k) + " = f32[1000]{0} negate(t)\n";
-  const hlo::Module big = module("  t = f32[1000]{0} parameter(0)\n  i = s32[5,1]{1,0} parameter(1)\n" + pad +
-                                     "  g0 = f32[5]{0} gather(t, i), offset_dims={}, collapsed_slice_dims={0}, "
-                                     "start_index_map={0}, index_vector_dim=1, slice_sizes={1}\n"
-                                     "  s = (f32[1000]{0}, s32[5,1]{1,0}) tuple(t, i)\n"
-                                     "  w = (f32[1000]{0}, s32[5,1]{1,0}) while(s), condition=cond, body=ba\n"
-                                     "  ROOT o = f32[5]{0} copy(g0)\n",
-                                 "cond {\n  q = (f32[1000]{0}, s32[5,1]{1,0}) parameter(0)\n  ROOT qc = pred[] constant(true)\n}\n"
-                                 "ba" + body + gather + "\n  ROOT r = (f32[1000]{0}, s32[5,1]{1,0}) tuple(x, xi)\n}\n");
+  const hlo::Module big =
+      module("  t = f32[1000]{0} parameter(0)\n  i = s32[5,1]{1,0} parameter(1)\n" + pad +
+                 "  g0 = f32[5]{0} gather(t, i), offset_dims={}, collapsed_slice_dims={0}, "
+                 "start_index_map={0}, index_vector_dim=1, slice_sizes={1}\n"
+                 "  s = (f32[1000]{0}, s32[5,1]{1,0}) tuple(t, i)\n"
+                 "  w = (f32[1000]{0}, s32[5,1]{1,0}) while(s), condition=cond, body=ba\n"
+                 "  ROOT o = f32[5]{0} copy(g0)\n",
+             "cond {\n  q = (f32[1000]{0}, s32[5,1]{1,0}) parameter(0)\n  ROOT qc = pred[] constant(true)\n}\n"
+             "ba" +
+                 body + gather + "\n  ROOT r = (f32[1000]{0}, s32[5,1]{1,0}) tuple(x, xi)\n}\n");
   const CardWork g0 = work(big, "g0"), gb = work(big, "g");
   REQUIRE(g0.random.size() == 1);
   REQUIRE(gb.random.size() == 1);

@@ -365,9 +365,7 @@ class Attributor {
         long_ns[m] = t;
       }
     }
-    uint64_t ns_of(std::size_t m) const {
-      return ns32[m] == kLong ? long_ns.at(static_cast<uint32_t>(m)) : ns32[m];
-    }
+    uint64_t ns_of(std::size_t m) const { return ns32[m] == kLong ? long_ns.at(static_cast<uint32_t>(m)) : ns32[m]; }
   };
 
   struct Ranges {
