@@ -333,39 +333,37 @@ class Attributor {
   Diagnostics warnings_;
 
  private:
-  // Per Thunk range (marker index), what its attributed kernels add up to: a range is a timed
-  // execution when all its kernels were timed. 12 bytes and a bit per range (a trace of 10^7
-  // kernels holds about as many ranges): the summed time in 32 bits, a range past 2^32 - 1 ns
-  // (4.3 s) in a side table.
+  // Per Thunk range (marker index): the site and name of its first attributed kernel, and
+  // whether one of its kernels had no duration (a range is a timed execution when all its
+  // kernels were). 4 bytes and a bit per range (a trace of 10^7 kernels holds about as many
+  // ranges): the (site, kernel name) pair interned, most sites having one kernel name.
   struct ThunkRanges {
-    explicit ThunkRanges(std::size_t n) : site(n, kNone32), kernel(n, kNone32), ns32(n, 0), untimed(n, false) {}
-    std::vector<uint32_t> site;    // its first attributed kernel's site (kNone32: none)
-    std::vector<uint32_t> kernel;  // that kernel's name
-    std::vector<uint32_t> ns32;    // the kernels' summed duration; kLong: in long_ns
-    std::vector<bool> untimed;     // one of them had no duration
-    std::unordered_map<uint32_t, uint64_t> long_ns;
-    static constexpr uint32_t kLong = UINT32_MAX;
+    explicit ThunkRanges(std::size_t n) : pair(n, kNone32), untimed(n, false) {}
+    std::vector<uint32_t> pair;  // into pairs (kNone32: no attributed kernel)
+    std::vector<bool> untimed;
+    std::vector<std::pair<uint32_t, StringId>> pairs;  // (site, kernel name)
+    std::unordered_map<uint64_t, uint32_t> pair_index;
+    std::vector<uint32_t> last_pair_of_site;  // the pair last interned per site: no hash mostly
 
     void add(uint32_t m, uint32_t kernel_site, StringId name, uint64_t dur) {
-      if (m >= site.size()) return;
-      if (site[m] == kNone32) {
-        site[m] = kernel_site;
-        kernel[m] = name;
-      }
+      if (m >= pair.size()) return;
+      if (pair[m] == kNone32) pair[m] = intern(kernel_site, name);
       if (dur == 0) untimed[m] = true;
-      if (ns32[m] == kLong) {
-        long_ns[m] += dur;
-        return;
-      }
-      const uint64_t t = uint64_t{ns32[m]} + dur;
-      if (t < kLong) {
-        ns32[m] = static_cast<uint32_t>(t);
-      } else {
-        ns32[m] = kLong;
-        long_ns[m] = t;
-      }
     }
-    uint64_t ns_of(std::size_t m) const { return ns32[m] == kLong ? long_ns.at(static_cast<uint32_t>(m)) : ns32[m]; }
+    uint32_t site(std::size_t m) const { return pairs[pair[m]].first; }
+    StringId kernel(std::size_t m) const { return pairs[pair[m]].second; }
+
+   private:
+    uint32_t intern(uint32_t kernel_site, StringId name) {
+      if (kernel_site >= last_pair_of_site.size()) last_pair_of_site.resize(std::size_t{kernel_site} + 1, kNone32);
+      uint32_t& last = last_pair_of_site[kernel_site];
+      if (last != kNone32 && pairs[last].second == name) return last;
+      const auto [it, fresh] =
+          pair_index.try_emplace((uint64_t{kernel_site} << 32) | name, static_cast<uint32_t>(pairs.size()));
+      if (fresh) pairs.emplace_back(kernel_site, name);
+      last = it->second;
+      return last;
+    }
   };
 
   struct Ranges {
@@ -731,8 +729,7 @@ class Attributor {
   // Per-op totals. Everything per record goes through integer indexes (site -> op, marker,
   // kernel name id), so the cost is a few array lookups per kernel whatever the trace size.
   void aggregate(AttributionResult& res, const std::vector<uint32_t>& kernel_site, const std::vector<bool>& in_thunk,
-                 const ThunkRanges& thunks, const std::vector<uint32_t>& copy_site,
-                 const std::vector<uint32_t>& set_site) {
+                 ThunkRanges& thunks, const std::vector<uint32_t>& copy_site, const std::vector<uint32_t>& set_site) {
     std::unordered_map<std::string, uint32_t> slot;
     std::vector<uint32_t> op_of_site(sites_.size(), kNone32);
     std::vector<std::array<uint64_t, 4>> methods;
@@ -825,6 +822,8 @@ class Attributor {
           s.timed_executions++;
           timed_ns[op] += dur;
         }
+      } else {
+        timed_ns[op] += dur;  // less the untimed executions' time, below
       }
       methods[op][static_cast<std::size_t>(a.method)]++;
       if (first_pair(op_of_name, more_name_ops, k.name, op)) s.kernel_names.push_back(str(k.name));
@@ -849,26 +848,31 @@ class Attributor {
     struct Run {
       uint32_t marker = kNone32;      // the last range of the current execution
       std::vector<uint32_t> kernels;  // the kernel names it ran
+      std::vector<uint32_t> ranges;   // its ranges
       bool untimed = false;
-      uint64_t ns = 0;
     };
     std::unordered_map<uint32_t, Run> run_of_thread;
     uint32_t last_thread = kNone32;
     Run* last_run = nullptr;  // run_of_thread[last_thread]: one lookup per change of thread
     // A Thunk range belongs to one op (every kernel in it gets the site of that thunk, whose op
     // does not depend on the kernel): the op of its first attributed kernel's site.
-    const auto op_of_range = [&](std::size_t m) { return op_for(thunks.site[m]); };
+    const auto op_of_range = [&](std::size_t m) { return op_for(thunks.site(m)); };
+    // An untimed execution marks all its ranges untimed: their kernels' time is taken out of
+    // the op's timed time afterwards.
+    bool any_untimed_run = false;
     const auto close = [&](const Run& r) {
       if (r.marker == kNone32) return;
       const uint32_t op = op_of_range(r.marker);
       thunk_executions[op]++;
       if (!r.untimed) {
         res.ops[op].timed_executions++;
-        timed_ns[op] += r.ns;
+        return;
       }
+      any_untimed_run = true;
+      for (const uint32_t m : r.ranges) thunks.untimed[m] = true;
     };
-    for (std::size_t m = 0; m < thunks.site.size(); ++m) {
-      if (thunks.site[m] == kNone32) continue;
+    for (std::size_t m = 0; m < thunks.pair.size(); ++m) {
+      if (thunks.pair[m] == kNone32) continue;
       const MarkerRecord& mk = store_.markers[m];
       if (last_run == nullptr || mk.thread_id != last_thread) {
         last_thread = mk.thread_id;
@@ -880,20 +884,29 @@ class Attributor {
         const MarkerRecord& last = store_.markers[r.marker];
         continues = op_of_range(r.marker) == op_of_range(m) && last.parent == mk.parent && last.parent != kNone32 &&
                     mk.start_ns >= last.end_ns &&
-                    std::find(r.kernels.begin(), r.kernels.end(), thunks.kernel[m]) == r.kernels.end();
+                    std::find(r.kernels.begin(), r.kernels.end(), thunks.kernel(m)) == r.kernels.end();
       }
       if (!continues) {
         close(r);
         r.kernels.clear();
+        r.ranges.clear();
         r.untimed = false;
-        r.ns = 0;
       }
       r.marker = static_cast<uint32_t>(m);
-      r.kernels.push_back(thunks.kernel[m]);
+      r.kernels.push_back(thunks.kernel(m));
+      r.ranges.push_back(static_cast<uint32_t>(m));
       r.untimed = r.untimed || thunks.untimed[m];
-      r.ns += thunks.ns_of(m);
     }
     for (const auto& [thread, r] : run_of_thread) close(r);
+    if (any_untimed_run) {
+      // The kernels of untimed executions (a counter replay's): their time is no timed time.
+      for (std::size_t i = 0; i < kernel_site.size(); ++i) {
+        if (!in_thunk[i]) continue;
+        const uint32_t m = ranges_of(store_.kernels[i].marker_index).thunk_marker;
+        if (m < thunks.untimed.size() && thunks.untimed[m])
+          timed_ns[op_for(kernel_site[i])] -= store_.kernels[i].duration_ns();
+      }
+    }
     for (std::size_t o = 0; o < res.ops.size(); ++o) {
       OpStats& s = res.ops[o];
       s.executions += thunk_executions[o];
