@@ -91,9 +91,9 @@ TEST_CASE("analyze_trace attributes once, and its op rows are the stage function
   o.on_stage = [&](std::string_view name) { stages.emplace_back(name); };
   const TraceAnalysis a = analyze_trace(s, o);
 
-  CHECK(stages == std::vector<std::string>{"region paths", "hlo", "attribution", "op inputs", "module memory", "busy",
-                                           "transfers", "memory", "devices", "roofline", "energy", "fpga ops",
-                                           "fpga regions", "region gpu time", "kernels by name", "collectives"});
+  CHECK(stages == std::vector<std::string>{"region paths", "hlo", "attribution", "op inputs", "module memory",
+                                           "kernels by name", "busy", "transfers", "memory", "devices", "roofline",
+                                           "energy", "fpga ops", "fpga regions", "region gpu time", "collectives"});
   CHECK(a.warnings.empty());
 
   // The numbers of the trace, by hand.
@@ -438,4 +438,30 @@ TEST_CASE("analyze_trace: per-device ceilings take the given overrides, DRAM pea
   CHECK(a.transfers.link_source == "user");
   CHECK(a.fpga.workload_ns == Approx(5e6));
   CHECK(a.ceilings.dram_bytes_per_s == Approx(2e12));
+}
+
+TEST_CASE("kernels_by_name: the modules whose ops launched each name, most launches first", "[trace_analysis]") {
+  // xla_trace() and a second module, jit_eval (no HLO text), whose range holds three more
+  // fusion_0 launches (thunk ranges of its own fusion.0). By hand: fusion_0 5 launches,
+  // jit_eval 3 then jit_step 2; fusion_1 jit_step 1; mystery (in no range) no module, 1.
+  TraceStore s = xla_trace();
+  const uint32_t eval = marker(s, "XlaModule:#hlo_module=jit_eval,program_id=2#", 1000, 5000, kNone32);
+  for (uint64_t k = 0; k < 3; ++k) {
+    const uint32_t t = marker(s, "Thunk:#hlo_op=fusion.0#", 1010 + 100 * k, 1020 + 100 * k, eval);
+    s.kernels.push_back(testing::kernel(s, 2000 + 100 * k, 10, t, kNone32, 1000, s.strings.intern("fusion_0")));
+  }
+  const TraceAnalysis a = analyze_trace(s);
+  const auto modules_of = [&](const std::string& name) {
+    std::vector<std::pair<std::string, uint64_t>> out;
+    for (const KernelNameStats& k : a.kernels_by_name)
+      if (s.strings.get(k.name) == name)
+        for (const KernelNameModule& m : k.modules) out.emplace_back(m.module, m.count);
+    return out;
+  };
+  using M = std::vector<std::pair<std::string, uint64_t>>;
+  CHECK(modules_of("fusion_0") == M{{"jit_eval", 3}, {"jit_step", 2}});
+  CHECK(modules_of("fusion_1") == M{{"jit_step", 1}});
+  CHECK(modules_of("mystery") == M{{"", 1}});
+  // Without the attribution (the kernels alone), no modules.
+  for (const KernelNameStats& k : kernels_by_name(s)) CHECK(k.modules.empty());
 }

@@ -634,6 +634,8 @@ const std::vector<ResultTableInfo>& result_tables() {
       {"transfer_stats", "transfers.groups[].all and .directions[*]: a group's copies", infos(transfer_stats_fields())},
       {"trace_totals", "totals: busy-time unions and record counts", infos(trace_totals_fields())},
       {"kernel_name_row", "kernels_by_name[]: one kernel name's durations", infos(kernel_name_row_fields())},
+      {"kernel_name_module_row", "kernels_by_name[].modules[]: one module's launches of the name",
+       infos(kernel_name_module_row_fields())},
       {"collectives", "collectives: collective kernels against compute", infos(collectives_fields())},
       {"collective_kind_row", "collectives.by_kind[]", infos(collective_kind_row_fields())},
       {"memory", "memory: the allocation analysis' totals", infos(memory_fields())},

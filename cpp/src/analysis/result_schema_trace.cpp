@@ -162,6 +162,24 @@ const ResultTable<KernelNameStats, TraceContext>& kernel_name_row_fields() {
     v.push_back(member<&R::total_ns, C>("total_ns", "ns", "sum of durations"));
     v.push_back(member<&R::min_ns, C>("min_ns", "ns", "shortest timed launch (0 when none is timed)"));
     v.push_back(member<&R::max_ns, C>("max_ns", "ns", "longest timed launch (0 when none is timed)"));
+    v.push_back(nested_rows<R, C>(
+        "modules", VT::kObjectList, false,
+        "the XLA modules whose ops launched this name's kernels (kernel_name_module_row), most launches first; "
+        "empty without the kernels' attribution",
+        [](const R& r, const C&, ResultWriter& w) { write_rows(kernel_name_module_row_fields(), r.modules, {}, w); }));
+    return v;
+  }();
+  return t;
+}
+
+const ResultTable<KernelNameModule, NoContext>& kernel_name_module_row_fields() {
+  using R = KernelNameModule;
+  using C = NoContext;
+  static const ResultTable<R, C> t = [] {
+    ResultTable<R, C> v;
+    v.push_back(computed<R, C>("module", VT::kString, true, "", "the module's name (null: launched in no module)",
+                               [](const R& r, const C&) { return r.module.empty() ? none() : FieldValue{r.module}; }));
+    v.push_back(member<&R::count, C>("count", "", "launches"));
     return v;
   }();
   return t;

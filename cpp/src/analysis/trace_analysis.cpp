@@ -6,7 +6,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "fpgaprof/analysis/interval_set.hpp"
 #include "fpgaprof/error.hpp"
@@ -150,7 +152,7 @@ std::vector<RegionPathGpuTime> region_path_gpu_time(const TraceStore& store, con
   return out;
 }
 
-std::vector<KernelNameStats> kernels_by_name(const TraceStore& store) {
+std::vector<KernelNameStats> kernels_by_name(const TraceStore& store, const AttributionList* kernels) {
   std::vector<KernelNameStats> out;
   std::vector<uint32_t> slot_of(store.strings.size(), kNone32);  // string id -> index into out
   for (const KernelRecord& k : store.kernels) {
@@ -159,7 +161,7 @@ std::vector<KernelNameStats> kernels_by_name(const TraceStore& store) {
     const uint64_t d = duration_ns(k.start_ns, k.end_ns);
     if (slot == kNone32) {
       slot = static_cast<uint32_t>(out.size());
-      out.push_back({.name = k.name});
+      out.emplace_back().name = k.name;
     }
     KernelNameStats& s = out[slot];
     s.count += 1;
@@ -173,6 +175,48 @@ std::vector<KernelNameStats> kernels_by_name(const TraceStore& store) {
   const auto text = [&](StringId id) -> std::string_view {
     return id < store.strings.size() ? std::string_view(store.strings.get(id)) : std::string_view();
   };
+  if (kernels != nullptr && kernels->size() == store.kernels.size() && !out.empty()) {
+    // Launches per (name, module): the sites' modules numbered (empty: no module), then one
+    // count per pair, dense while names x modules is small, else in a hash map.
+    const std::vector<ActivityAttribution>& sites = kernels->sites();
+    std::vector<std::string_view> module_names;
+    std::unordered_map<std::string_view, uint32_t> number;
+    std::vector<uint32_t> module_of_site(sites.size());
+    for (std::size_t i = 0; i < sites.size(); ++i) {
+      const auto [it, fresh] = number.try_emplace(sites[i].module_name, static_cast<uint32_t>(module_names.size()));
+      if (fresh) module_names.push_back(sites[i].module_name);
+      module_of_site[i] = it->second;
+    }
+    const std::size_t width = std::max<std::size_t>(module_names.size(), 1);
+    constexpr std::size_t kDense = std::size_t{1} << 22;
+    const bool dense = out.size() <= kDense / width;
+    std::vector<uint64_t> counts(dense ? out.size() * width : 0, 0);
+    std::unordered_map<uint64_t, uint64_t> sparse;
+    for (std::size_t i = 0; i < store.kernels.size(); ++i) {
+      const uint32_t site = kernels->site(i);
+      const uint32_t slot = slot_of[store.kernels[i].name];
+      const uint64_t key = uint64_t{slot} * width + (site < sites.size() ? module_of_site[site] : 0);
+      if (dense)
+        counts[key] += 1;
+      else
+        sparse[key] += 1;
+    }
+    const auto add = [&](uint64_t key, uint64_t n) {
+      out[key / width].modules.push_back({std::string(module_names[key % width]), n});
+    };
+    if (dense) {
+      for (std::size_t key = 0; key < counts.size(); ++key)
+        if (counts[key] != 0) add(key, counts[key]);
+    } else {
+      for (const auto& [key, n] : sparse) add(key, n);
+    }
+    for (KernelNameStats& s : out)
+      std::sort(s.modules.begin(), s.modules.end(), [](const KernelNameModule& a, const KernelNameModule& b) {
+        if (a.count != b.count) return a.count > b.count;
+        if (a.module.empty() != b.module.empty()) return b.module.empty();  // no module last
+        return a.module < b.module;
+      });
+  }
   std::sort(out.begin(), out.end(), [&](const KernelNameStats& a, const KernelNameStats& b) {
     if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
     return text(a.name) < text(b.name);
@@ -272,6 +316,8 @@ TraceAnalysis analyze_trace(const TraceStore& store, const AnalysisOptions& opti
   stage("module memory");
   apply_buffer_assignments(store, modules, r);
   std::vector<hlo::Module>().swap(modules);  // the op inputs hold what the later stages need
+  stage("kernels by name");
+  r.kernels_by_name = kernels_by_name(store, &r.attribution.kernels);
   if (!options.keep_record_attribution) {
     r.attribution.kernels = {};
     r.attribution.memcpys = {};
@@ -355,9 +401,6 @@ TraceAnalysis analyze_trace(const TraceStore& store, const AnalysisOptions& opti
 
   stage("region gpu time");
   r.region_path_gpu = region_path_gpu_time(store, r.region_paths);
-
-  stage("kernels by name");
-  r.kernels_by_name = kernels_by_name(store);
 
   stage("collectives");
   std::vector<std::string_view> op_names;

@@ -287,7 +287,6 @@ def kernels_section(prof: Any, analysis: Mapping | None, reason: str | None = No
     totals = analysis["totals"]
     all_ns = int(totals["kernel_time_ns"])
     by_name = analysis["kernels_by_name"]
-    modules = _modules_of_kernels(table, analysis, {str(k["kernel"]) for k in by_name[:TOP_ROWS]})
     top = []
     for k in by_name[:TOP_ROWS]:
         total_ns, timed = int(k["total_ns"]), int(k["timed_count"])
@@ -306,8 +305,17 @@ def kernels_section(prof: Any, analysis: Mapping | None, reason: str | None = No
                 "share": total_ns / all_ns if all_ns else 0.0,
             }
         )
-        if modules is not None:
-            top[-1]["modules"] = modules.get(str(k["kernel"]), [])
+        # The XLA modules whose ops launched the name's kernels, most launches first (XLA
+        # names a kernel after its fusion, so one name is often several modules' kernels:
+        # compare says so instead of dividing one's time by another's launches).
+        if "modules" in k:
+            top[-1]["modules"] = [
+                {
+                    "module": None if m["module"] is None else str(m["module"]),
+                    "count": int(m["count"]),
+                }
+                for m in k["modules"]
+            ]
     return {
         "available": True,
         "count": int(totals["kernel_count"]),
@@ -316,43 +324,6 @@ def kernels_section(prof: Any, analysis: Mapping | None, reason: str | None = No
         "top": top,
         "rows_left_out": max(len(by_name) - TOP_ROWS, 0),
     }
-
-
-def _modules_of_kernels(table: Any, analysis: Mapping, names: set[str]) -> dict | None:
-    """{kernel name: [{"module", "count"}, ...]} of `names`: the XLA modules (the attribution's
-    module_name; null for launches in no module) whose ops launched the kernels of that name,
-    most launches first. XLA names a kernel after its fusion (loop_add_fusion), so one name is
-    often the kernels of several modules' ops: compare says so instead of dividing one's time by
-    another's launches. None where the attribution is not at hand."""
-    att = analysis.get("attribution") if hasattr(analysis, "get") else None
-    if att is None:
-        return None
-    try:
-        sites = list(att.kernels.sites)
-        site = np.asarray(att.kernels.site_index, dtype=np.int64)
-        kernel_names = table.columns(["name"])["name"]
-    except Exception:  # noqa: BLE001 - a stand-in without the columns: no modules to say
-        return None
-    if len(site) != len(kernel_names) or (len(site) and int(site.max()) >= len(sites)):
-        return None
-    # Counted per (name, attribution site) in numpy, not per kernel in Python: the names by
-    # object identity first (the table gives each distinct name one object; were it not so the
-    # pairs would only be more), then each distinct pair once.
-    ids = np.frompyfunc(id, 1, 1)(kernel_names).astype(np.int64)
-    first, code = np.unique(ids, return_index=True, return_inverse=True)[1:]
-    width = max(len(sites), 1)
-    pairs, counts_of = np.unique(code.astype(np.int64) * width + site, return_counts=True)
-    counts: dict[tuple[str, str | None], int] = {}
-    for pair, n in zip(pairs.tolist(), counts_of.tolist()):
-        name = str(kernel_names[first[pair // width]])
-        if name in names:
-            module = sites[pair % width].module_name
-            key = (name, str(module) if module else None)
-            counts[key] = counts.get(key, 0) + n
-    out: dict[str, list[dict]] = {}
-    for (name, module), n in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0]))):
-        out.setdefault(name, []).append({"module": module, "count": n})
-    return out
 
 
 def transfer_table(prof: Any) -> Any:

@@ -24,6 +24,7 @@ __all__ = [
     "TransferStats",
     "TraceTotals",
     "KernelNameRow",
+    "KernelNameModuleRow",
     "Collectives",
     "CollectiveKindRow",
     "Memory",
@@ -461,6 +462,14 @@ class KernelNameRow(TypedDict):
     total_ns: int
     min_ns: int
     max_ns: int
+    modules: list[dict[str, Any]]
+
+
+class KernelNameModuleRow(TypedDict):
+    """kernel_name_module_row: kernels_by_name[].modules[]: one module's launches of the name"""
+
+    module: str | None
+    count: int
 
 
 class Collectives(TypedDict):

@@ -357,6 +357,8 @@ const ResultTable<TransferStats, NoContext>& transfer_stats_fields();
 const ResultTable<GpuBusyTime, NoContext>& trace_totals_fields();
 // kernels_by_name[]: one kernel name's durations.
 const ResultTable<KernelNameStats, TraceContext>& kernel_name_row_fields();
+// kernels_by_name[].modules[]: one module's launches of the name.
+const ResultTable<KernelNameModule, NoContext>& kernel_name_module_row_fields();
 // collectives (by_kind[] rows: collective_kind_row).
 const ResultTable<CollectiveReport, NoContext>& collectives_fields();
 const ResultTable<CollectiveKindStats, NoContext>& collective_kind_row_fields();

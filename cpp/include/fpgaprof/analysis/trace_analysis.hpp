@@ -110,6 +110,12 @@ struct RegionPathGpuTime {
 // kernels without timestamps (start = end = 0): their 0 ns is no duration, so they count in
 // count but not in timed_count, and min_ns/max_ns/mean_ns() are over the timed ones (0 when
 // none is timed, with timed_count 0 saying so).
+// One XLA module's launches of a kernel name (KernelNameStats::modules).
+struct KernelNameModule {
+  std::string module;  // the attribution's module name; empty: launched in no module
+  uint64_t count = 0;  // launches
+};
+
 struct KernelNameStats {
   StringId name = 0;  // into the store's strings
   uint64_t count = 0;
@@ -120,6 +126,10 @@ struct KernelNameStats {
   double mean_ns() const {
     return timed_count ? static_cast<double>(total_ns) / static_cast<double>(timed_count) : 0.0;
   }
+  // The modules whose ops launched kernels of this name (XLA names a kernel after its fusion,
+  // so one name is often several modules' kernels), most launches first (ties: by module name,
+  // no module last); empty when the kernels' attribution was not given.
+  std::vector<KernelNameModule> modules;
 };
 
 struct TraceAnalysis {
@@ -173,6 +183,8 @@ TraceAnalysis analyze_trace(const TraceStore& store, const AnalysisOptions& opti
 GpuBusyTime gpu_busy_time(const TraceStore& store);
 // One entry per path of `paths` (built from `store`; else Error(kInvalidArgument)).
 std::vector<RegionPathGpuTime> region_path_gpu_time(const TraceStore& store, const RegionPaths& paths);
-std::vector<KernelNameStats> kernels_by_name(const TraceStore& store);
+// `kernels`: the store's kernels' attribution (AttributionResult::kernels), for each name's
+// modules; nullptr or of another length: none.
+std::vector<KernelNameStats> kernels_by_name(const TraceStore& store, const AttributionList* kernels = nullptr);
 
 }  // namespace fpgaprof::analysis
