@@ -107,6 +107,9 @@ def test_thunk_ranges_attribute_kernels_to_a_real_module():
     assert list(cols["hlo_op"]) == [op, op, ""]
     assert list(cols["source_line"]) == [_line_of_body(scaled_sine)] * 2 + [-1]
     assert list(cols["method"]) == ["nvtx_thunk", "nvtx_thunk", "unattributed"]
+    only = attribution.kernel_columns(r, ["hlo_op", "no_such_column"])  # only what is asked
+    assert list(only) == ["hlo_op"]
+    assert list(only["hlo_op"]) == [op, op, ""]
 
     lines = hlo_op_lines(r)
     assert lines[0].startswith("HLO ops (top 1 of 1 by GPU time; 95.2% of kernel time")  # 1000/1050

@@ -369,16 +369,20 @@ class TimelineRecords:
         return out
 
 
+# The attribution columns a kernel's timeline args carry.
+_KERNEL_ARGS = ("hlo_op", "module", "program_id", "source")
+
+
 def _kernel_attribution(prof: Any, n: int) -> dict[str, np.ndarray]:
     """hlo_op / module / source columns per kernel from the attribution, when available."""
     if n == 0:
         return {}
     try:
-        cols = attribution.kernel_columns(attribution_of(prof))
+        cols = attribution.kernel_columns(attribution_of(prof), _KERNEL_ARGS)
     except Exception:  # noqa: BLE001 - no attribution for this profile: args stay plain
         return {}
     out = {}
-    for k in ("hlo_op", "module", "program_id", "source"):
+    for k in _KERNEL_ARGS:
         v = cols.get(k)
         if v is not None and len(v) == n:
             out[k] = np.asarray(v, dtype=object)
