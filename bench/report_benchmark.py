@@ -64,7 +64,7 @@ def main() -> None:
     prof.store  # noqa: B018
     print(f"{n} kernels: TraceStore mirror built in {time.perf_counter() - t:.2f} s (not timed below)")
     out = os.path.join(os.environ.get("TMPDIR", "/tmp"), "fpgaprof_report_benchmark.json")
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e6  # KiB on Linux
     print(f"{n} kernels: synthetic trace built, peak RSS so far {rss_mb:.0f} MB")
     t, c = time.perf_counter(), os.times()
     report.collect(prof)
@@ -72,7 +72,7 @@ def main() -> None:
     t, c = time.perf_counter(), os.times()
     counts = report.write_timeline(prof, out)
     t_timeline, c_timeline = time.perf_counter() - t, _cpu(c)
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e6  # KiB on Linux
     print(f"{n} kernels: summary {t_summary:.2f} s wall / {c_summary}, timeline.json "
           f"{t_timeline:.2f} s wall / {c_timeline} "
           f"({os.path.getsize(out) / 1e6:.0f} MB), peak RSS {rss_mb:.0f} MB; slices {counts}")

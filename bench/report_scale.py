@@ -110,7 +110,7 @@ def mark():
 def since(m):
     w, c = mark()
     return {"wall_s": round(w - m[0], 3), "cpu_s": round(c - m[1], 3),
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3)}
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e6)}  # KiB on Linux
 import fpgaprof
 from fpgaprof.report import collect, html, summary_json, write_timeline
 trace, out = sys.argv[1], sys.argv[2]
@@ -151,7 +151,7 @@ def measure(trace: str, out_dir: str) -> dict:
         raise SystemExit(f"fpgaprof report failed:\n{proc.stderr}")
     cli = {"wall_s": round(wall, 3),
            "cpu_s": round(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, 3),
-           "peak_rss_mb": round(after.ru_maxrss / 1e3)}
+           "peak_rss_mb": round(after.ru_maxrss * 1024 / 1e6)}  # KiB on Linux
     proc = subprocess.run([sys.executable, "-c", STEPS, trace, out_dir], env=env,
                           capture_output=True, text=True, check=False)
     if proc.returncode != 0:
