@@ -187,7 +187,12 @@ std::vector<KernelNameStats> kernels_by_name(const TraceStore& store, const Attr
       if (fresh) module_names.push_back(sites[i].module_name);
       module_of_site[i] = it->second;
     }
-    const std::size_t width = std::max<std::size_t>(module_names.size(), 1);
+    // A kernel whose site is out of range (not from attribute()) counts under no module.
+    const auto [none_it, none_fresh] =
+        number.try_emplace(std::string_view(), static_cast<uint32_t>(module_names.size()));
+    if (none_fresh) module_names.emplace_back();
+    const uint32_t no_module = none_it->second;
+    const std::size_t width = module_names.size();
     constexpr std::size_t kDense = std::size_t{1} << 22;
     const bool dense = out.size() <= kDense / width;
     std::vector<uint64_t> counts(dense ? out.size() * width : 0, 0);
@@ -195,7 +200,7 @@ std::vector<KernelNameStats> kernels_by_name(const TraceStore& store, const Attr
     for (std::size_t i = 0; i < store.kernels.size(); ++i) {
       const uint32_t site = kernels->site(i);
       const uint32_t slot = slot_of[store.kernels[i].name];
-      const uint64_t key = uint64_t{slot} * width + (site < sites.size() ? module_of_site[site] : 0);
+      const uint64_t key = uint64_t{slot} * width + (site < sites.size() ? module_of_site[site] : no_module);
       if (dense)
         counts[key] += 1;
       else
