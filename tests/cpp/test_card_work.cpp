@@ -1046,3 +1046,181 @@ ENTRY e {
     CHECK(h.at(op).resident_arrays == 0);
   }
 }
+
+TEST_CASE("module_handoff: a loop's state from its caller's card ops and its results to them",
+          "[analysis][fpga][handoff]") {
+  // 4 trips; before the loop the card computes n1 (1,024 B), n2 (256 B) and n3 (512 B), the
+  // loop's initial state elements 1, 2 and 3. In the body (custom calls stay on the GPU):
+  //   ci reads element 1, which the body passes on unchanged: n1 crosses once per loop, on the
+  //      first trip (the GPU keeps it for the others): 1,024 B / 4 trips = 256 B and 1/4 array
+  //      per execution of ci.
+  //   ck reads element 2 and gives it the next trip's value: the first trip reads n2 (256 B,
+  //      once per loop); the others read what ck computed, on the GPU. After the loop ex (card)
+  //      reads ck's last result (256 B, once per loop): 512 B / 4 = 128 B and 1/2 array.
+  //   cu reads element 3 and gives the next trip's value, which nu (card) reads each trip: its
+  //      result crosses each trip (512 B, the last trip's for ey after the loop, so that read adds
+  //      nothing); n3 crosses on the first trip: 512 + 512 / 4 = 640 B and 1 + 1/4 array.
+  const std::string text = R"(HloModule loopedges
+body {
+  p = (s32[], f32[256]{0}, f32[64]{0}, f32[128]{0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[256]{0} get-tuple-element(p), index=1
+  y = f32[64]{0} get-tuple-element(p), index=2
+  u = f32[128]{0} get-tuple-element(p), index=3
+  ci = f32[256]{0} custom-call(x), custom_call_target="my_gpu_kernel"
+  ck = f32[64]{0} custom-call(y), custom_call_target="my_gpu_kernel"
+  cu = f32[128]{0} custom-call(u), custom_call_target="my_gpu_kernel"
+  nu = f32[128]{0} negate(u)
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT r = (s32[], f32[256]{0}, f32[64]{0}, f32[128]{0}) tuple(j, x, ck, cu)
+}
+cond {
+  q = (s32[], f32[256]{0}, f32[64]{0}, f32[128]{0}) parameter(0)
+  qi = s32[] get-tuple-element(q), index=0
+  n = s32[] constant(4)
+  ROOT c = pred[] compare(qi, n), direction=LT
+}
+ENTRY e {
+  a1 = f32[256]{0} parameter(0)
+  a2 = f32[64]{0} parameter(1)
+  a3 = f32[128]{0} parameter(2)
+  n1 = f32[256]{0} negate(a1)
+  n2 = f32[64]{0} negate(a2)
+  n3 = f32[128]{0} negate(a3)
+  z = s32[] constant(0)
+  st = (s32[], f32[256]{0}, f32[64]{0}, f32[128]{0}) tuple(z, n1, n2, n3)
+  w = (s32[], f32[256]{0}, f32[64]{0}, f32[128]{0}) while(st), condition=cond, body=body, backend_config={"known_trip_count":{"n":"4"}}
+  g2 = f32[64]{0} get-tuple-element(w), index=2
+  g3 = f32[128]{0} get-tuple-element(w), index=3
+  ex = f32[64]{0} exponential(g2)
+  ey = f32[128]{0} exponential(g3)
+  ROOT o = (f32[64]{0}, f32[128]{0}) tuple(ex, ey)
+}
+)";
+  const auto h = module_handoff(hlo::analyze_hlo(text));
+  REQUIRE(h.count("ci") == 1);
+  CHECK(h.at("ci").bytes == 256);
+  CHECK(h.at("ci").arrays == 0.25);
+  REQUIRE(h.count("ck") == 1);
+  CHECK(h.at("ck").bytes == 128);
+  CHECK(h.at("ck").arrays == 0.5);
+  REQUIRE(h.count("cu") == 1);
+  CHECK(h.at("cu").bytes == 640);
+  CHECK(h.at("cu").arrays == 1.25);
+  for (const char* op : {"ci", "ck", "cu"}) CHECK(h.at(op).resident_bytes == 0);
+  // Without a known trip count each execution counts them in full (at least as much as crosses).
+  std::string unknown = text;
+  unknown.replace(unknown.find(", backend_config="),
+                  std::string(R"(, backend_config={"known_trip_count":{"n":"4"}})").size(), "");
+  const auto hu = module_handoff(hlo::analyze_hlo(unknown));
+  REQUIRE(hu.count("ci") == 1);
+  CHECK(hu.at("ci").bytes == 1024);
+  CHECK(hu.at("ck").bytes == 512);
+  CHECK(hu.at("cu").bytes == 1024);
+}
+
+TEST_CASE("module_handoff: the arguments and results of a call and a conditional branch", "[analysis][fpga][handoff]") {
+  // cc (in a call) reads the call's argument n0 (1,024 B) a card op computed in the caller, and
+  // gives its result (1,024 B) to e0 (card) there: 2,048 B, 2 arrays a call. tk (a branch's
+  // root) reads the branch's argument n2 (512 B, card) and its result goes to e2 (card): 1,024
+  // B, 2 arrays each time the branch runs. The call's second argument (a1) nobody reads.
+  const hlo::Module m = hlo::analyze_hlo(R"(HloModule callbranch
+callee {
+  cp0 = f32[256]{0} parameter(0)
+  cp1 = f32[64]{0} parameter(1)
+  cc = f32[256]{0} custom-call(cp0), custom_call_target="my_gpu_kernel"
+  ROOT ct = (f32[256]{0}, f32[64]{0}) tuple(cc, cp1)
+}
+br_true {
+  tp = (f32[128]{0}) parameter(0)
+  tx = f32[128]{0} get-tuple-element(tp), index=0
+  ROOT tk = f32[128]{0} custom-call(tx), custom_call_target="my_gpu_kernel"
+}
+br_false {
+  fp = (f32[128]{0}) parameter(0)
+  fx = f32[128]{0} get-tuple-element(fp), index=0
+  ROOT fn = f32[128]{0} negate(fx)
+}
+ENTRY e {
+  a0 = f32[256]{0} parameter(0)
+  a1 = f32[64]{0} parameter(1)
+  a2 = f32[128]{0} parameter(2)
+  pr = pred[] parameter(3)
+  n0 = f32[256]{0} negate(a0)
+  c = (f32[256]{0}, f32[64]{0}) call(n0, a1), to_apply=callee
+  r0 = f32[256]{0} get-tuple-element(c), index=0
+  e0 = f32[256]{0} exponential(r0)
+  n2 = f32[128]{0} negate(a2)
+  bt = (f32[128]{0}) tuple(n2)
+  k = f32[128]{0} conditional(pr, bt, bt), true_computation=br_true, false_computation=br_false
+  e2 = f32[128]{0} exponential(k)
+  ROOT out = (f32[256]{0}, f32[128]{0}) tuple(e0, e2)
+}
+)");
+  const auto h = module_handoff(m);
+  REQUIRE(h.count("cc") == 1);
+  CHECK(h.at("cc").bytes == 2048);
+  CHECK(h.at("cc").arrays == 2);
+  CHECK(h.at("cc").resident_bytes == 0);
+  REQUIRE(h.count("tk") == 1);
+  CHECK(h.at("tk").bytes == 1024);
+  CHECK(h.at("tk").arrays == 2);
+  CHECK(h.at("tk").resident_bytes == 0);
+  // ce (entry) takes n0 (1,024 B) over already and gives e0 (card) its result (1,024 B); the call's
+  // root cc, a custom call giving a tuple, reads n0 on the GPU, and of its result e1 (card) reads
+  // element 1 (256 B): nothing else crosses.
+  const auto h2 = module_handoff(hlo::analyze_hlo(R"(HloModule callroot
+callee {
+  cp0 = f32[256]{0} parameter(0)
+  ROOT cc = (f32[256]{0}, f32[64]{0}) custom-call(cp0), custom_call_target="my_gpu_kernel"
+}
+ENTRY e {
+  a0 = f32[256]{0} parameter(0)
+  n0 = f32[256]{0} negate(a0)
+  ce = f32[256]{0} custom-call(n0), custom_call_target="my_gpu_kernel"
+  c = (f32[256]{0}, f32[64]{0}) call(n0), to_apply=callee
+  r1 = f32[64]{0} get-tuple-element(c), index=1
+  e1 = f32[64]{0} exponential(r1)
+  e0 = f32[256]{0} add(ce, n0)
+  ROOT out = (f32[256]{0}, f32[64]{0}) tuple(e0, e1)
+}
+)"));
+  REQUIRE(h2.count("ce") == 1);
+  CHECK(h2.at("ce").bytes == 2048);
+  REQUIRE(h2.count("cc") == 1);
+  CHECK(h2.at("cc").bytes == 256);
+  CHECK(h2.at("cc").arrays == 1);
+  CHECK(h2.at("cc").resident_bytes == 0);
+  // A branch may not run: n0 (1,024 B) crosses for bk when it runs, and for ck in every call.
+  const auto h3 = module_handoff(hlo::analyze_hlo(R"(HloModule branchfirst
+bt {
+  tp = (f32[256]{0}) parameter(0)
+  tx = f32[256]{0} get-tuple-element(tp), index=0
+  bk = f32[256]{0} custom-call(tx), custom_call_target="my_gpu_kernel"
+  ROOT tr = f32[] constant(0)
+}
+bf {
+  fp = (f32[256]{0}) parameter(0)
+  ROOT fr = f32[] constant(1)
+}
+callee {
+  cp0 = f32[256]{0} parameter(0)
+  ROOT ck = f32[256]{0} custom-call(cp0), custom_call_target="my_gpu_kernel"
+}
+ENTRY e {
+  a0 = f32[256]{0} parameter(0)
+  pr = pred[] parameter(1)
+  n0 = f32[256]{0} negate(a0)
+  t = (f32[256]{0}) tuple(n0)
+  k = f32[] conditional(pr, t, t), true_computation=bt, false_computation=bf
+  c = f32[256]{0} call(n0), to_apply=callee
+  ROOT out = (f32[], f32[256]{0}) tuple(k, c)
+}
+)"));
+  REQUIRE(h3.count("bk") == 1);
+  CHECK(h3.at("bk").bytes == 1024);
+  REQUIRE(h3.count("ck") == 1);
+  CHECK(h3.at("ck").bytes == 1024);
+  CHECK(h3.at("ck").resident_bytes == 1024);  // with the data on the card, the module's result
+}

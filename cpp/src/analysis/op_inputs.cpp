@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "fpgaprof/analysis/transfer_analysis.hpp"
@@ -117,40 +119,48 @@ int64_t state_element(const hlo::Computation& c, const hlo::Instruction& v) {
   return std::stoll(it->second);
 }
 
-// The handoff of the ops without a cost of one computation (module_handoff): `entry` for the
-// module's entry computation (its parameters are the module's arguments, its root its
-// results), `loop` for a while body (its parameter is what its root gave on the previous trip).
-void computation_handoff(const hlo::Computation& comp, bool entry, bool loop,
-                         std::unordered_map<std::string, Handoff>& out) {
-  const auto& ins = comp.instructions;
-  const std::size_t n = ins.size();
-  const auto plumbing = [&](std::size_t k) {
-    const std::string& op = ins[k].opcode;
-    return op == "bitcast" || op == "get-tuple-element";
-  };
-  const auto free_op = [&](std::size_t k) {
-    const std::string& op = ins[k].opcode;
-    return plumbing(k) || op == "parameter" || op == "constant" || op == "tuple";
-  };
-  const auto on_card = [&](std::size_t k) { return !free_op(k) && !ins[k].cost.unknown; };
-  bool any_on_card = false;
-  for (std::size_t k = 0; k < n; ++k) any_on_card = any_on_card || on_card(k);
-  // The module's arguments and results are the entry's alone.
-  any_on_card = any_on_card && entry;
-  const std::size_t root = comp.root_index;
-  const bool loop_root = loop && root < n && ins[root].opcode == "tuple";
-  std::vector<std::vector<std::size_t>> users(n);
-  for (std::size_t k = 0; k < n; ++k)
-    for (std::size_t o : ins[k].operand_indices())
-      if (o < n) users[o].push_back(k);
-  // The get-tuple-elements of a loop body's state, by element.
-  std::unordered_map<int64_t, std::vector<std::size_t>> state;
-  if (loop_root)
+// What module_handoff asks of one computation: which of its ops run on the card, who reads a
+// value, where a value came from. `entry` for the module's entry computation (its parameters
+// are the module's arguments, its root its results), `loop` for a while body (its parameter is
+// what its root gave on the previous trip).
+struct Flow {
+  const hlo::Computation& comp;
+  const std::vector<hlo::Instruction>& ins;
+  std::size_t n, root;
+  bool entry, loop_root;
+  bool any_on_card = false;  // the module's arguments and results live on the card (the entry's alone)
+  std::vector<std::vector<std::size_t>> users;
+  std::unordered_map<int64_t, std::vector<std::size_t>> state;  // a loop body's state reads, by element
+
+  Flow(const hlo::Computation& c, bool is_entry, bool loop)
+      : comp(c), ins(c.instructions), n(c.instructions.size()), root(c.root_index), entry(is_entry) {
+    loop_root = loop && root < n && ins[root].opcode == "tuple";
+    for (std::size_t k = 0; k < n; ++k) any_on_card = any_on_card || on_card(k);
+    any_on_card = any_on_card && entry;
+    users.resize(n);
     for (std::size_t k = 0; k < n; ++k)
-      if (const int64_t e = state_element(comp, ins[k]); e >= 0) state[e].push_back(k);
+      for (std::size_t o : ins[k].operand_indices())
+        if (o < n) users[o].push_back(k);
+    if (loop_root)
+      for (std::size_t k = 0; k < n; ++k)
+        if (const int64_t e = state_element(comp, ins[k]); e >= 0) state[e].push_back(k);
+  }
+  bool free_op(std::size_t k) const {
+    const std::string& op = ins[k].opcode;
+    return op == "bitcast" || op == "get-tuple-element" || op == "parameter" || op == "constant" || op == "tuple";
+  }
+  bool on_card(std::size_t k) const { return k < n && !free_op(k) && !ins[k].cost.unknown; }
+  // A value through bitcasts (and get-tuple-elements: to the op whose tuple it takes apart).
+  std::size_t strip(std::size_t p, bool tuples) const {
+    for (int steps = 0; p < n && !ins[p].operand_indices().empty() && steps < 64; ++steps) {
+      if (ins[p].opcode != "bitcast" && !(tuples && ins[p].opcode == "get-tuple-element")) break;
+      p = ins[p].operand_indices()[0];
+    }
+    return p;
+  }
   // Whether a value reaches an op on the card (through bitcasts, and tuples: a loop's state; in
   // a loop body, through its root to the next trip's state).
-  const auto read_on_card = [&](std::size_t v) {
+  bool read_on_card(std::size_t v) const {
     std::vector<std::size_t> todo{v};
     for (std::size_t steps = 0; !todo.empty() && steps < 4096; ++steps) {
       const std::size_t k = todo.back();
@@ -169,76 +179,203 @@ void computation_handoff(const hlo::Computation& comp, bool entry, bool loop,
       }
     }
     return false;
-  };
-  // Whether a value is (part of) the module's result (through bitcasts and the root tuple).
-  const auto module_result = [&](std::size_t v) {
-    if (!entry) return false;
+  }
+  // Where a value goes out of the computation: -1 it is the root (through bitcasts), e >= 0
+  // element e of the root tuple, -2 neither.
+  int64_t root_element(std::size_t v) const {
     for (std::size_t steps = 0; v < n && steps < 64; ++steps) {
-      if (v == root) return true;
+      if (v == root) return -1;
       std::size_t next = n;
-      for (std::size_t u : users[v])
-        if (ins[u].opcode == "bitcast" || (ins[u].opcode == "tuple" && u == root)) next = u;
+      for (std::size_t u : users[v]) {
+        if (u == root && ins[u].opcode == "tuple") {
+          const auto ops = ins[root].operand_indices();
+          for (std::size_t e = 0; e < ops.size(); ++e)
+            if (ops[e] == v) return static_cast<int64_t>(e);
+        }
+        if (ins[u].opcode == "bitcast") next = u;
+      }
       v = next;
     }
-    return false;
-  };
+    return -2;
+  }
+  // Whether a value is (part of) the module's result.
+  bool module_result(std::size_t v) const { return entry && root_element(v) != -2; }
+  // The value a card op reads where the computation's result (element `e` of it, -1: all of it)
+  // goes on in this computation from the op `at` that called it.
+  std::vector<std::size_t> results_of(std::size_t at, int64_t e) const {
+    if (e < 0) return {at};
+    std::vector<std::size_t> out;
+    for (std::size_t u : users[at])
+      if (state_element_index(u) == e) out.push_back(u);
+    return out;
+  }
+  int64_t state_element_index(std::size_t g) const {
+    if (ins[g].opcode != "get-tuple-element") return -1;
+    const auto it = ins[g].attributes().find("index");
+    if (it == ins[g].attributes().end() || it->second.empty() || it->second.size() > 9 ||
+        it->second.find_first_not_of("0123456789") != std::string::npos)
+      return -1;
+    return std::stoll(it->second);
+  }
+};
+
+// The one op that runs a computation (a while body, a call, a conditional branch), in its
+// caller's Flow; none when several ops run it or one runs it in two roles.
+struct Site {
+  const Flow* caller = nullptr;
+  std::size_t at = 0;         // the while, call or conditional in the caller
+  int64_t first_operand = 0;  // the caller's operand that parameter 0 takes
+  double trips = 1;           // a while body: its known trip count (1 when not known)
+  bool loop = false;
+  bool branch = false;  // a conditional's branch: it may not run
+};
+
+// The handoff of the ops without a cost of one computation (module_handoff), given the op that
+// runs it where it has one.
+// `crossed`: the arrays (computation, value) counted so far, each where it crosses; an argument
+// a caller's op took over already is not counted again inside (callers come first).
+void computation_handoff(const Flow& f, const Site& site,
+                         std::set<std::pair<const hlo::Computation*, std::size_t>>& crossed,
+                         std::unordered_map<std::string, Handoff>& out) {
+  const auto& ins = f.ins;
+  const std::size_t n = f.n;
+  const std::size_t root = f.root;
+  const Flow* cf = site.caller;
   // Each array a card op computed crosses to the GPU once a call, for the first op that needs it.
   std::set<std::size_t> sent;
-  const auto strip = [&](std::size_t p, bool tuples) {
-    for (int steps = 0; p < n && !ins[p].operand_indices().empty() && steps < 64; ++steps) {
-      if (ins[p].opcode != "bitcast" && !(tuples && ins[p].opcode == "get-tuple-element")) break;
-      p = ins[p].operand_indices()[0];
-    }
-    return p;
-  };
   // In a loop body, the op that computed the state element `array` takes: the previous trip's
   // root's element (n: not a loop body's state, or nothing computed it there).
   const auto previous_trip = [&](std::size_t array) {
-    if (!loop_root || array >= n) return n;
-    const int64_t e = state_element(comp, ins[array]);
+    if (!f.loop_root || array >= n) return n;
+    const int64_t e = state_element(f.comp, ins[array]);
     const auto ops = ins[root].operand_indices();
     if (e < 0 || static_cast<std::size_t>(e) >= ops.size()) return n;
-    return strip(strip(ops[static_cast<std::size_t>(e)], false), true);
+    return f.strip(f.strip(ops[static_cast<std::size_t>(e)], false), true);
+  };
+  // What the caller gives a parameter read as `array` (the parameter, or a get-tuple-element of
+  // it): the array in the caller (a tuple's element apart from the others), or the caller's n.
+  const auto from_caller = [&](std::size_t array) -> std::size_t {
+    if (cf == nullptr) return SIZE_MAX;
+    const std::size_t p = f.strip(array, true);
+    if (p >= n || ins[p].opcode != "parameter" || ins[p].parameter_number < 0) return cf->n;
+    const int64_t e = array == p ? -1 : state_element(f.comp, ins[array]);
+    if (array != p && (e < 0 || f.strip(array, false) != array)) return cf->n;
+    const auto ops = cf->ins[site.at].operand_indices();
+    const int64_t q = site.first_operand + ins[p].parameter_number;
+    if (q < 0 || static_cast<std::size_t>(q) >= ops.size()) return cf->n;
+    std::size_t v = cf->strip(ops[static_cast<std::size_t>(q)], false);
+    if (e >= 0) {
+      if (v >= cf->n || cf->ins[v].opcode != "tuple" ||
+          static_cast<std::size_t>(e) >= cf->ins[v].operand_indices().size())
+        return cf->n;
+      v = cf->ins[v].operand_indices()[static_cast<std::size_t>(e)];
+    }
+    return cf->strip(v, false);
   };
   for (std::size_t k = 0; k < n; ++k) {
-    if (free_op(k) || !ins[k].cost.unknown) continue;
+    if (f.free_op(k) || !ins[k].cost.unknown) continue;
+    // A loop, call or conditional without a cost runs no kernel of its own: the ops without a
+    // cost inside (their computations' walks) exchange what crosses.
+    if (ins[k].opcode == "while" || ins[k].opcode == "call" || ins[k].opcode == "conditional") continue;
     Handoff h;
     // Operands a card op computed: the array (a tuple's element apart from the others) and the
     // op that computed it; in a loop body, the state a card op computed on the previous trip.
     // With the data on the card, a module argument too (once a call, for its first reader).
+    // An argument the op that runs the computation passes it, where a card op computed it in
+    // the caller (or it is a module argument there, with the data on the card): once each time
+    // the computation runs; in a loop body, state that no card op of the body computed is the
+    // caller's on the first trip and stays on the GPU after: once a loop (a known trip count's
+    // share of each trip; each trip where the count is not known).
     for (std::size_t q = 0; q < ins[k].operand_indices().size() && q < ins[k].operand_shapes().size(); ++q) {
-      const std::size_t array = strip(ins[k].operand_indices()[q], false);
-      std::size_t p = strip(array, true);
+      const std::size_t array = f.strip(ins[k].operand_indices()[q], false);
+      std::size_t p = f.strip(array, true);
       if (p >= n) continue;
-      if (loop_root && ins[p].opcode == "parameter") p = previous_trip(array);
-      if (p >= n) continue;
-      const bool argument = any_on_card && ins[p].opcode == "parameter";
-      if ((!on_card(p) && !argument) || !sent.insert(array).second) continue;
       const double bytes = static_cast<double>(ins[k].operand_shapes()[q].byte_size());
+      if (ins[p].opcode == "parameter" && !f.entry) {
+        if (f.loop_root && f.on_card(previous_trip(array)))
+          p = previous_trip(array);
+        else {
+          if (cf == nullptr || (f.loop_root && !site.loop)) continue;
+          const std::size_t a = from_caller(array);
+          if (a >= cf->n) continue;
+          const std::size_t c = cf->strip(a, true);
+          if (c >= cf->n) continue;
+          const bool argument = cf->any_on_card && cf->ins[c].opcode == "parameter";
+          // A branch may not run: what it takes over does not spare the caller's other callees.
+          if ((!cf->on_card(c) && !argument) || crossed.count({&cf->comp, a}) != 0 || !sent.insert(array).second)
+            continue;
+          if (!site.branch) crossed.emplace(&cf->comp, a);
+          const double share = f.loop_root ? 1.0 / site.trips : 1.0;
+          (argument ? h.resident_bytes : h.bytes) += bytes * share;
+          (argument ? h.resident_arrays : h.arrays) += share;
+          continue;
+        }
+      }
+      if (p >= n) continue;
+      const bool argument = f.any_on_card && ins[p].opcode == "parameter";
+      if ((!f.on_card(p) && !argument) || !sent.insert(array).second) continue;
+      crossed.emplace(&f.comp, array);
       (argument ? h.resident_bytes : h.bytes) += bytes;
       (argument ? h.resident_arrays : h.arrays) += 1;
     }
     // Results a card op reads: the op's own array, or each element of its tuple taken out; with
-    // the data on the card, the module's results it computes, where no card op read them.
+    // the data on the card, the module's results it computes, where no card op read them. Where
+    // no card op of the computation reads it, the computation's result it is, where a card op of
+    // the caller reads it (or it is the module's result there): once each time the computation
+    // runs, a loop's after its last trip (a known trip count's share of each trip).
     const auto result = [&](std::size_t v) {
       const double bytes = static_cast<double>(ins[v].shape.byte_size());
-      if (read_on_card(v)) {
+      if (f.read_on_card(v)) {
         h.bytes += bytes;
         h.arrays += 1;
-      } else if (any_on_card && module_result(v)) {
+      } else if (f.any_on_card && f.module_result(v)) {
         h.resident_bytes += bytes;
         h.resident_arrays += 1;
+      } else if (cf != nullptr && (!f.loop_root || site.loop)) {
+        const int64_t e = f.root_element(v);
+        if (e == -2 || (f.loop_root && e < 0)) return;
+        const double share = f.loop_root ? 1.0 / site.trips : 1.0;
+        bool card = false, resident = false;
+        for (std::size_t g : cf->results_of(site.at, f.loop_root || ins[root].opcode == "tuple" ? e : -1)) {
+          card = card || cf->read_on_card(g);
+          resident = resident || (cf->any_on_card && cf->module_result(g));
+        }
+        if (card) {
+          h.bytes += bytes * share;
+          h.arrays += share;
+        } else if (resident) {
+          h.resident_bytes += bytes * share;
+          h.resident_arrays += share;
+        }
       }
     };
     if (ins[k].shape.is_tuple()) {
       const double taken_bytes = h.bytes, taken_arrays = h.arrays;
-      for (std::size_t u : users[k])
+      for (std::size_t u : f.users[k])
         if (ins[u].opcode == "get-tuple-element") result(u);
       // A tuple that is itself the module's result (the kept op is the root): all of it goes
       // to the caller, less what a card op already took of it.
-      if (any_on_card && module_result(k)) {
+      if (f.any_on_card && f.module_result(k)) {
         h.resident_bytes += std::max(0.0, static_cast<double>(ins[k].shape.byte_size()) - (h.bytes - taken_bytes));
         h.resident_arrays += std::max(0.0, static_cast<double>(ins[k].shape.tuple.size()) - (h.arrays - taken_arrays));
+      }
+      // A tuple that is a called computation's result: each element no card op here took and a
+      // card op of the caller reads (or the module's result there), once each time it runs.
+      if (cf != nullptr && !f.loop_root && k == root) {
+        for (std::size_t e = 0; e < ins[k].shape.tuple.size(); ++e) {
+          bool here = false;
+          for (std::size_t u : f.users[k])
+            here = here || (f.state_element_index(u) == static_cast<int64_t>(e) && f.read_on_card(u));
+          if (here) continue;
+          bool card = false, resident = false;
+          for (std::size_t g : cf->results_of(site.at, static_cast<int64_t>(e))) {
+            card = card || cf->read_on_card(g);
+            resident = resident || (cf->any_on_card && cf->module_result(g));
+          }
+          const double bytes = static_cast<double>(ins[k].shape.tuple[e].byte_size());
+          (card ? h.bytes : h.resident_bytes) += card || resident ? bytes : 0.0;
+          (card ? h.arrays : h.resident_arrays) += card || resident ? 1.0 : 0.0;
+        }
       }
     } else {
       result(k);
@@ -253,7 +390,6 @@ std::unordered_map<std::string, Handoff> module_handoff(const hlo::Module& modul
   std::unordered_map<std::string, Handoff> out;
   const hlo::Computation* entry = module.entry();
   if (entry == nullptr) return out;
-  computation_handoff(*entry, true, false, out);
   // The ops of the computations the entry runs (while bodies and conditions, calls, branches),
   // each within its computation: a fusion's computation is one op, and a computation some other
   // op applies (a reduction's) holds no op without a cost. Only those holding such an op.
@@ -266,20 +402,90 @@ std::unordered_map<std::string, Handoff> module_handoff(const hlo::Module& modul
   std::vector<const hlo::Computation*> todo;
   for (const hlo::Computation& c : module.computations)
     if (&c != entry && !c.is_fusion && kept(c)) todo.push_back(&c);
-  if (todo.empty()) return out;
+  if (todo.empty()) {
+    std::set<std::pair<const hlo::Computation*, std::size_t>> crossed;
+    computation_handoff(Flow(*entry, true, false), Site{}, crossed, out);
+    return out;
+  }
   // A while body (its parameter is the state its root gave on the previous trip) is one that
-  // whiles run as their body and nothing runs otherwise.
+  // whiles run as their body and nothing runs otherwise. The op that runs a computation, where
+  // one op alone runs it: the while, call or conditional, its caller, and the operand that the
+  // computation's parameter 0 takes.
+  struct Caller {
+    const hlo::Computation* comp = nullptr;
+    std::size_t at = 0;
+    int64_t first_operand = 0;
+    int sites = 0;
+  };
   std::unordered_map<std::string, int> as_body, as_other;
+  std::unordered_map<std::string, Caller> caller;
   const auto bare = [](const std::string& n) { return !n.empty() && n.front() == '%' ? n.substr(1) : n; };
   for (const hlo::Computation& c : module.computations)
-    for (const hlo::Instruction& u : c.instructions) {
+    for (std::size_t k = 0; k < c.instructions.size(); ++k) {
+      const hlo::Instruction& u = c.instructions[k];
       if (u.called_computations().empty()) continue;
       const auto b = u.attributes().find("body");
       const std::string body = u.opcode == "while" && b != u.attributes().end() ? bare(b->second) : std::string();
-      for (const std::string& called : u.called_computations()) ++(called == body ? as_body : as_other)[called];
+      const auto& called = u.called_computations();
+      for (std::size_t j = 0; j < called.size(); ++j) {
+        ++(called[j] == body ? as_body : as_other)[called[j]];
+        Caller& r = caller[called[j]];
+        ++r.sites;
+        r.comp = &c;
+        r.at = k;
+        r.first_operand = -1;
+        if (u.opcode == "call" || called[j] == body) {
+          r.first_operand = 0;
+        } else if (u.opcode == "conditional") {
+          // Branch b takes operand b + 1; true_computation= the first, false_computation= the second.
+          const auto t = u.attributes().find("true_computation");
+          const auto fl = u.attributes().find("false_computation");
+          if (t != u.attributes().end() && fl != u.attributes().end())
+            r.first_operand = bare(t->second) == called[j] ? 1 : bare(fl->second) == called[j] ? 2 : -1;
+          else if (u.attributes().count("branch_computations") != 0)
+            r.first_operand = static_cast<int64_t>(j) + 1;
+          if (std::count(called.begin(), called.end(), called[j]) > 1) r.first_operand = -1;
+        }
+      }
     }
-  for (const hlo::Computation* c : todo)
-    computation_handoff(*c, false, as_body.count(c->name) != 0 && as_other.count(c->name) == 0, out);
+  const auto is_loop = [&](const hlo::Computation& c) {
+    return as_body.count(c.name) != 0 && as_other.count(c.name) == 0;
+  };
+  std::unordered_map<const hlo::Computation*, std::unique_ptr<Flow>> flows;
+  const auto flow = [&](const hlo::Computation& c) -> const Flow& {
+    auto& f = flows[&c];
+    if (!f) f = std::make_unique<Flow>(c, &c == entry, &c != entry && is_loop(c));
+    return *f;
+  };
+  // Callers before the computations they run (how many callers up to the entry).
+  std::unordered_map<const hlo::Computation*, int> depth;
+  for (const hlo::Computation* c : todo) {
+    int d = 0;
+    for (const hlo::Computation* up = c; up != entry && d < 64; ++d) {
+      const auto r = caller.find(up->name);
+      if (r == caller.end() || r->second.sites != 1) break;
+      up = r->second.comp;
+    }
+    depth[c] = d;
+  }
+  std::stable_sort(todo.begin(), todo.end(),
+                   [&](const hlo::Computation* a, const hlo::Computation* b) { return depth[a] < depth[b]; });
+  std::set<std::pair<const hlo::Computation*, std::size_t>> crossed;
+  computation_handoff(flow(*entry), Site{}, crossed, out);
+  for (const hlo::Computation* c : todo) {
+    Site site;
+    if (const auto r = caller.find(c->name);
+        r != caller.end() && r->second.sites == 1 && r->second.first_operand >= 0 && r->second.comp != c) {
+      const hlo::Instruction& at = r->second.comp->instructions[r->second.at];
+      site.caller = &flow(*r->second.comp);
+      site.at = r->second.at;
+      site.first_operand = r->second.first_operand;
+      site.loop = at.opcode == "while";
+      site.branch = at.opcode == "conditional";
+      site.trips = site.loop && at.known_trip_count > 0 ? static_cast<double>(at.known_trip_count) : 1.0;
+    }
+    computation_handoff(flow(*c), site, crossed, out);
+  }
   return out;
 }
 

@@ -41,8 +41,12 @@ std::vector<double> module_reread_bytes(const hlo::Module& module);
 // roofline.hpp), per execution, each array once, seen through bitcasts and get-tuple-elements:
 // the entry computation's ops, and those of the computations it runs (while bodies, calls,
 // branches) with the ops of their own computation; in a while body also the loop state a card
-// op computed on the previous trip and the state a card op reads on the next. Keyed by the
-// op's name; ops that hand nothing are left out.
+// op computed on the previous trip and the state a card op reads on the next. Where one op
+// alone runs a computation, also its arguments a card op of the caller computed and its
+// results a card op of the caller reads, each time it runs; a loop's once a loop (the state
+// from before it that no card op of the body replaces, the results read after it): a known
+// trip count's share of each trip, each trip without one. Keyed by the op's name; ops that
+// hand nothing are left out.
 std::unordered_map<std::string, Handoff> module_handoff(const hlo::Module& module);
 
 // `modules[i]` belongs to store.hlo_modules[i] (an empty name: unavailable); may be empty,
