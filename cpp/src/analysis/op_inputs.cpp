@@ -107,16 +107,22 @@ std::vector<double> module_reread_bytes(const hlo::Module& module) {
 
 namespace {
 
+// The element a get-tuple-element takes (its index=), else -1.
+int64_t tuple_element(const hlo::Instruction& g) {
+  if (g.opcode != "get-tuple-element") return -1;
+  const auto it = g.attributes().find("index");
+  if (it == g.attributes().end() || it->second.empty() || it->second.size() > 9 ||
+      it->second.find_first_not_of("0123456789") != std::string::npos)
+    return -1;
+  return std::stoll(it->second);
+}
+
 // The loop-state element a get-tuple-element of computation `c`'s parameter takes, else -1.
 int64_t state_element(const hlo::Computation& c, const hlo::Instruction& v) {
   if (v.opcode != "get-tuple-element" || v.operand_indices().empty()) return -1;
   const std::size_t p = v.operand_indices()[0];
   if (p >= c.instructions.size() || c.instructions[p].opcode != "parameter") return -1;
-  const auto it = v.attributes().find("index");
-  if (it == v.attributes().end() || it->second.empty() || it->second.size() > 9 ||
-      it->second.find_first_not_of("0123456789") != std::string::npos)
-    return -1;
-  return std::stoll(it->second);
+  return tuple_element(v);
 }
 
 // What module_handoff asks of one computation: which of its ops run on the card, who reads a
@@ -206,16 +212,8 @@ struct Flow {
     if (e < 0) return {at};
     std::vector<std::size_t> out;
     for (std::size_t u : users[at])
-      if (state_element_index(u) == e) out.push_back(u);
+      if (tuple_element(ins[u]) == e) out.push_back(u);
     return out;
-  }
-  int64_t state_element_index(std::size_t g) const {
-    if (ins[g].opcode != "get-tuple-element") return -1;
-    const auto it = ins[g].attributes().find("index");
-    if (it == ins[g].attributes().end() || it->second.empty() || it->second.size() > 9 ||
-        it->second.find_first_not_of("0123456789") != std::string::npos)
-      return -1;
-    return std::stoll(it->second);
   }
 };
 
@@ -365,7 +363,7 @@ void computation_handoff(const Flow& f, const Site& site,
         for (std::size_t e = 0; e < ins[k].shape.tuple.size(); ++e) {
           bool here = false;
           for (std::size_t u : f.users[k])
-            here = here || (f.state_element_index(u) == static_cast<int64_t>(e) && f.read_on_card(u));
+            here = here || (tuple_element(ins[u]) == static_cast<int64_t>(e) && f.read_on_card(u));
           if (here) continue;
           bool card = false, resident = false;
           for (std::size_t g : cf->results_of(site.at, static_cast<int64_t>(e))) {
