@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "fpgaprof/analysis/interval_set.hpp"
+#include "fpgaprof/analysis/transfer_analysis.hpp"
 
 namespace fpgaprof::analysis {
 
@@ -109,9 +110,7 @@ CollectiveReport analyze_collectives(const TraceStore& store, const std::vector<
   // start order (as kernels usually arrive) it is merged while reading, never holding one pair
   // per kernel (10^7 kernels: 160 MB and more while the vector grows).
   const auto& ks = store.kernels;
-  const bool sorted = std::is_sorted(
-      ks.begin(), ks.end(), [](const KernelRecord& a, const KernelRecord& b) { return a.start_ns < b.start_ns; });
-  if (!sorted) {
+  if (!kernels_in_start_order(store)) {
     std::vector<std::pair<uint64_t, uint64_t>> compute;
     compute.reserve(ks.size() - r.kernel_count);
     for (std::size_t i = 0; i < ks.size(); ++i)

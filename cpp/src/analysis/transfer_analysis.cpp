@@ -121,12 +121,15 @@ double TransferReport::link_percent(const TransferGroup& g, Direction d) const {
   return 100.0 * static_cast<double>(st.link_bytes) / st.link_capacity_bytes;
 }
 
+bool kernels_in_start_order(const TraceStore& store) {
+  return std::is_sorted(store.kernels.begin(), store.kernels.end(),
+                        [](const KernelRecord& a, const KernelRecord& b) { return a.start_ns < b.start_ns; });
+}
+
 IntervalSet kernel_busy_intervals(const TraceStore& store) {
   const auto& ks = store.kernels;
-  const bool sorted = std::is_sorted(
-      ks.begin(), ks.end(), [](const KernelRecord& a, const KernelRecord& b) { return a.start_ns < b.start_ns; });
   std::vector<std::pair<uint64_t, uint64_t>> iv;
-  if (!sorted) {
+  if (!kernels_in_start_order(store)) {
     iv.reserve(ks.size());
     for (const auto& k : ks) iv.emplace_back(k.start_ns, k.end_ns);
     return IntervalSet::from(std::move(iv));

@@ -122,5 +122,8 @@ TransferReport analyze_transfers(const TraceStore& store, const TransferOptions&
 
 // Union of every kernel's [start_ns, end_ns) in the store.
 IntervalSet kernel_busy_intervals(const TraceStore& store);
+// Whether the store's kernels are in start order (as they usually arrive): a union of their
+// intervals can then be merged while reading them.
+bool kernels_in_start_order(const TraceStore& store);
 
 }  // namespace fpgaprof::analysis
