@@ -274,6 +274,11 @@ def _import_mbirjax():
     import sys
     if "mbirjax" in sys.modules and _RECORDER is not None:
         return sys.modules["mbirjax"], _RECORDER
+    # The functions mbirjax jits when its modules load are recorded only if this import runs
+    # them: an mbirjax that another test (in this process) imported first is imported anew.
+    # Whoever holds the earlier modules keeps them.
+    for name in [m for m in sys.modules if m == "mbirjax" or m.startswith("mbirjax.")]:
+        del sys.modules[name]
     os.environ.setdefault("MPLBACKEND", "Agg")
     recorder = _JitRecorder()
     real_jit = jax.jit
