@@ -6,17 +6,17 @@
 #   1. C++ unit tests (Catch2) and the layering check through ctest, built against CUDA 13's
 #      CUPTI headers and again against CUDA 12.8's (the nvidia-cuda-cupti-cu12 wheel)
 #   2. the same C++ tests rebuilt under AddressSanitizer + UndefinedBehaviorSanitizer
-#   3. the libFuzzer targets, briefly, on their seed corpora (clang)
-#   4. the main job (examples/mbirjax_sweep.py) at 32^3 with 1 run, on both MBIRJAX lines:
-#      0.7.x in .venv and 0.6.17.1 in .venv-mbirjax06 (scripts/bootstrap.sh makes both)
+#   3. the libFuzzer targets, briefly, on their seed corpora (clang), JOBS at a time
+#   4. the main job (examples/mbirjax_sweep.py) at 32^3 with 1 run, on both MBIRJAX lines at
+#      once: 0.7.x in .venv and 0.6.17.1 in .venv-mbirjax06 (scripts/bootstrap.sh makes both)
 #   4b. the Docker image's install script: docker/install.sh with jax[cuda12] resolved (pip's
 #      dry run), then installed with CPU jax into a throwaway venv (the image's XLA_FLAGS kept,
 #      a traced region keeps its HLO)
-#   5. the Python tests against the installed package (pytest tests/python, which also checks
-#      the committed _core type stubs against the built module: scripts/gen_stubs.sh), the
-#      hostile-input suite tests/hostile (about 2 minutes: every case in its own process, its peak
-#      memory bounded) and tests/gpu (which skip themselves where no GPU exists); the MBIRJAX
-#      tests again on 0.6.17.1
+#   5. the Python tests against the installed package, in JOBS pytest-xdist workers: tests/python
+#      (which also checks the committed _core type stubs against the built module:
+#      scripts/gen_stubs.sh), the hostile-input suite tests/hostile (every case in its own
+#      process, its peak memory bounded) and tests/gpu (which skip themselves where no GPU
+#      exists); the MBIRJAX tests again on 0.6.17.1
 # Usage: scripts/test.sh [--quick]   (--quick skips the sanitizer and fuzzer stages)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -72,38 +72,74 @@ cmake --build build/test-cu12 -j "$JOBS"
 (cd build/test-cu12 && ctest --output-on-failure -j "$JOBS")
 
 if [ "$quick" = 0 ]; then
-  stage "C++ tests under ASan + UBSan"
+  # One build serves the sanitizers and the fuzzers: clang 14 with ASan + UBSan on everything
+  # and libFuzzer's coverage instrumentation (fuzzer-no-link), the C++ tests and the libFuzzer
+  # targets linked from the same objects (a build each took 1.9x as long on 2 cores:
+  # docs/validation.md). Without clang the tests are built with the default compiler and the
+  # fuzzers are skipped.
+  san_flags=()
+  fuzz=0
+  if command -v clang++-14 >/dev/null; then
+    san_flags=(-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DFPGAPROF_FUZZ=ON
+               -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link")
+    fuzz=1
+  fi
+  stage "C++ tests under ASan + UBSan$([ "$fuzz" = 1 ] && echo " (clang 14, with the fuzz targets)")"
+  # a build folder configured with the other compiler is started afresh (CMake keeps the first)
+  if [ -f build/asan/CMakeCache.txt ] && \
+     [ "$(grep -c '^CMAKE_CXX_COMPILER:.*clang++-14' build/asan/CMakeCache.txt)" != "$fuzz" ]; then
+    rm -rf build/asan
+  fi
   # -O1 -g1, as AddressSanitizer's documentation recommends: the same checks, and half the
-  # compile time of -O2 -g on the Catch2 test files (cold: 292 s + 22 s of tests against
-  # 621 s + 19 s on this 2-core machine; docs/validation.md)
+  # compile time of -O2 -g on the Catch2 test files (docs/validation.md)
   cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFPGAPROF_TESTS=ON -DFPGAPROF_PYTHON=OFF \
         -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
-        -DFPGAPROF_SANITIZE=ON -DPython_EXECUTABLE="$VPY" >/dev/null
+        -DFPGAPROF_SANITIZE=ON "${san_flags[@]}" -DPython_EXECUTABLE="$VPY" >/dev/null
   cmake --build build/asan -j "$JOBS"
   # One test runs without LeakSanitizer: a counter session against the real libcupti with no
   # driver (cuptiProfilerInitialize, libnvperf_host.so) passes, then LeakSanitizer's own tracer
-  # dies with SIGSEGV scanning the process's dynamic TLS at exit ("Tracer caught signal 11");
-  # ASan and UBSan still check it. The cause is not established (docs/validation.md).
+  # died with SIGSEGV scanning the process's dynamic TLS at exit ("Tracer caught signal 11") on
+  # the CI machine with GCC 12's sanitizers; ASan and UBSan still check it. The cause is not
+  # established (docs/validation.md).
   no_lsan='^Counter session without a GPU says so$'
   (cd build/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
      ctest --output-on-failure -j "$JOBS" -E "$no_lsan")
   (cd build/asan && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
      ctest --output-on-failure -R "$no_lsan")
 
-  if command -v clang++-14 >/dev/null; then
-    stage "fuzzers (${FUZZ_SECONDS}s each)"
-    cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFPGAPROF_TESTS=ON -DFPGAPROF_PYTHON=OFF \
-          -DFPGAPROF_FUZZ=ON -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
-          -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined" -DPython_EXECUTABLE="$VPY" >/dev/null
+  if [ "$fuzz" = 1 ]; then
+    stage "fuzzers (${FUZZ_SECONDS}s each, $JOBS at a time)"
     fuzzers=$(cd tests/fuzz && ls *_fuzzer.cpp 2>/dev/null | sed 's/\.cpp$//')
-    for f in $fuzzers; do
-      cmake --build build/fuzz -j "$JOBS" --target "$f"
+    # built above with the tests; JOBS targets at a time: each libFuzzer run is one process on
+    # one core; its last lines are printed in order
+    fuzz_logs=$(mktemp -d)
+    fuzz_one() {  # target: fuzz a copy of its seed corpus, the log into $fuzz_logs/<target>.log
+      local f=$1 work
       work=$(mktemp -d)
       [ -d "tests/fuzz/corpus/$f" ] && cp -r "tests/fuzz/corpus/$f/." "$work/"
-      echo "fuzzing $f for ${FUZZ_SECONDS}s"
-      "build/fuzz/tests/$f" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 "$work" 2>&1 | tail -n 4
+      local rc=0
+      "build/asan/tests/$f" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 "$work" \
+        >"$fuzz_logs/$f.log" 2>&1 || rc=$?
       rm -rf "$work"
+      return $rc
+    }
+    pids=() names=() failed=()
+    for f in $fuzzers; do
+      while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do sleep 1; done
+      fuzz_one "$f" & pids+=($!) names+=("$f")
     done
+    for i in "${!pids[@]}"; do
+      wait "${pids[$i]}" || failed+=("${names[$i]}")
+    done
+    for f in $fuzzers; do
+      echo "fuzzed $f for ${FUZZ_SECONDS}s"
+      tail -n 4 "$fuzz_logs/$f.log"
+    done
+    for f in "${failed[@]}"; do
+      echo "fuzzer $f failed (a finding, or it could not run); the end of its log:"; tail -n 60 "$fuzz_logs/$f.log"
+    done
+    rm -rf "$fuzz_logs"
+    [ "${#failed[@]}" = 0 ] || exit 1
   else
     echo "fuzzers skipped: clang++-14 not installed (apt-get install clang-14 libclang-rt-14-dev)"
   fi
@@ -133,10 +169,19 @@ print(f"mbirjax {env['mbirjax_version']}, jax {env['jax_version']}: 28 operation
 PYEOF
 }
 
-stage "the main job: MBIRJAX sweep at 32^3, 1 run, MBIRJAX 0.7.x (.venv; CPU JAX here: kernel data absent and marked so)"
-sweep_line "$VPY" 0.7. build/sweep-ci
-stage "the main job on MBIRJAX 0.6.17.1 (.venv-mbirjax06)"
-sweep_line "$ROOT/.venv-mbirjax06/bin/python" 0.6.17.1 build/sweep-ci-mbirjax06
+stage "the main job: MBIRJAX sweep at 32^3, 1 run, on MBIRJAX 0.7.x (.venv; CPU JAX here: kernel data absent and marked so) and 0.6.17.1 (.venv-mbirjax06), side by side"
+# The two lines run at once: at 32^3 each is mostly XLA compiling on one thread. Each one's
+# lines are printed after both end, in this order.
+sweep_logs=$(mktemp -d)
+(sweep_line "$VPY" 0.7. build/sweep-ci) >"$sweep_logs/07" 2>&1 & sweep07=$!
+(sweep_line "$ROOT/.venv-mbirjax06/bin/python" 0.6.17.1 build/sweep-ci-mbirjax06) >"$sweep_logs/06" 2>&1 & sweep06=$!
+sweep_rc=0
+wait "$sweep07" || sweep_rc=1
+wait "$sweep06" || sweep_rc=1
+echo "MBIRJAX 0.7.x:"; cat "$sweep_logs/07"
+echo "MBIRJAX 0.6.17.1:"; cat "$sweep_logs/06"
+rm -rf "$sweep_logs"
+[ "$sweep_rc" = 0 ] || { echo "the main job failed on a MBIRJAX line (above)"; exit 1; }
 
 stage "Docker image recipe: docker/install.sh into a throwaway venv on this machine (CPU jax)"
 # The image's install steps (docker/Dockerfile runs this script; the image itself cannot be
@@ -182,7 +227,9 @@ PYEOF
 stage "Python tests"
 export FPGAPROF_FAKE_CUPTI="$ROOT/build/test/tests/libfake_cupti.so"
 export FPGAPROF_ARTIFACTS_DIR="$ROOT/build/artifacts"   # report screenshots from the HTML test
-"$VPY" -m pytest -q tests/python tests/hostile tests/gpu
+# JOBS workers (pytest-xdist): the tests share no files and no state between them (each test's
+# own tmp_path); on 2 cores this takes about two thirds of the time of one worker
+"$VPY" -m pytest -q -n "$JOBS" tests/python tests/hostile tests/gpu
 
 stage "MBIRJAX tests on 0.6.17.1 (.venv-mbirjax06)"
 "$ROOT/.venv-mbirjax06/bin/python" -m pytest -q tests/python/test_mbirjax_sweep.py tests/python/test_example_forward.py
