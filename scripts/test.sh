@@ -29,6 +29,24 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 # each stage's heading says how long the run has taken so far (CI keeps the whole run under 30 min)
 T0=$(date +%s)
 stage() { printf '\n=== %s (at %d s) ===\n' "$*" "$(($(date +%s) - T0))"; }
+# side_by_side FUNC ARG...: `FUNC ARG` for each ARG, JOBS at a time, each one's output into a
+# log of its own; then the logs, in ARG order; fails (naming them) when any failed
+side_by_side() {
+  local fn=$1 logs i
+  shift
+  local pids=() failed=()
+  logs=$(mktemp -d)
+  for i in $(seq "$#"); do
+    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do sleep 1; done
+    "$fn" "${!i}" >"$logs/$i.log" 2>&1 & pids+=($!)
+  done
+  for i in $(seq "$#"); do
+    wait "${pids[$((i - 1))]}" || failed+=("${!i}")
+    cat "$logs/$i.log"
+  done
+  rm -rf "$logs"
+  [ "${#failed[@]}" = 0 ] || { echo "$fn failed for: ${failed[*]} (above)"; return 1; }
+}
 
 stage "setup"
 bash scripts/bootstrap.sh
@@ -111,35 +129,25 @@ if [ "$quick" = 0 ]; then
     stage "fuzzers (${FUZZ_SECONDS}s each, $JOBS at a time)"
     fuzzers=$(cd tests/fuzz && ls *_fuzzer.cpp 2>/dev/null | sed 's/\.cpp$//')
     # built above with the tests; JOBS targets at a time: each libFuzzer run is one process on
-    # one core; its last lines are printed in order
-    fuzz_logs=$(mktemp -d)
-    fuzz_one() {  # target: fuzz a copy of its seed corpus, the log into $fuzz_logs/<target>.log
-      local f=$1 work
+    # one core
+    fuzz_one() {  # target: fuzz a copy of its seed corpus; its last lines, or on failure more
+      local f=$1 work rc=0
       work=$(mktemp -d)
       [ -d "tests/fuzz/corpus/$f" ] && cp -r "tests/fuzz/corpus/$f/." "$work/"
-      local rc=0
-      "build/asan/tests/$f" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 "$work" \
-        >"$fuzz_logs/$f.log" 2>&1 || rc=$?
-      rm -rf "$work"
-      return $rc
-    }
-    pids=() names=() failed=()
-    for f in $fuzzers; do
-      while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do sleep 1; done
-      fuzz_one "$f" & pids+=($!) names+=("$f")
-    done
-    for i in "${!pids[@]}"; do
-      wait "${pids[$i]}" || failed+=("${names[$i]}")
-    done
-    for f in $fuzzers; do
       echo "fuzzed $f for ${FUZZ_SECONDS}s"
-      tail -n 4 "$fuzz_logs/$f.log"
-    done
-    for f in "${failed[@]}"; do
-      echo "fuzzer $f failed (a finding, or it could not run); the end of its log:"; tail -n 60 "$fuzz_logs/$f.log"
-    done
-    rm -rf "$fuzz_logs"
-    [ "${#failed[@]}" = 0 ] || exit 1
+      "build/asan/tests/$f" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 "$work" \
+        >"$work.log" 2>&1 || rc=$?
+      if [ "$rc" = 0 ]; then
+        tail -n 4 "$work.log"
+      else
+        echo "fuzzer $f failed (exit $rc: a finding, or it could not run); the end of its log:"
+        tail -n 60 "$work.log"
+      fi
+      rm -rf "$work" "$work.log"
+      return "$rc"
+    }
+    # shellcheck disable=SC2086  # the target names: one word each
+    side_by_side fuzz_one $fuzzers
   else
     echo "fuzzers skipped: clang++-14 not installed (apt-get install clang-14 libclang-rt-14-dev)"
   fi
@@ -170,18 +178,14 @@ PYEOF
 }
 
 stage "the main job: MBIRJAX sweep at 32^3, 1 run, on MBIRJAX 0.7.x (.venv; CPU JAX here: kernel data absent and marked so) and 0.6.17.1 (.venv-mbirjax06), side by side"
-# The two lines run at once: at 32^3 each is mostly XLA compiling on one thread. Each one's
-# lines are printed after both end, in this order.
-sweep_logs=$(mktemp -d)
-(sweep_line "$VPY" 0.7. build/sweep-ci) >"$sweep_logs/07" 2>&1 & sweep07=$!
-(sweep_line "$ROOT/.venv-mbirjax06/bin/python" 0.6.17.1 build/sweep-ci-mbirjax06) >"$sweep_logs/06" 2>&1 & sweep06=$!
-sweep_rc=0
-wait "$sweep07" || sweep_rc=1
-wait "$sweep06" || sweep_rc=1
-echo "MBIRJAX 0.7.x:"; cat "$sweep_logs/07"
-echo "MBIRJAX 0.6.17.1:"; cat "$sweep_logs/06"
-rm -rf "$sweep_logs"
-[ "$sweep_rc" = 0 ] || { echo "the main job failed on a MBIRJAX line (above)"; exit 1; }
+# The two lines run at once: at 32^3 each is mostly XLA compiling on one thread.
+sweep_on() {  # MBIRJAX line: 0.7 (.venv) or 0.6 (.venv-mbirjax06)
+  case $1 in
+    0.7) sweep_line "$VPY" 0.7. build/sweep-ci ;;
+    0.6) sweep_line "$ROOT/.venv-mbirjax06/bin/python" 0.6.17.1 build/sweep-ci-mbirjax06 ;;
+  esac
+}
+side_by_side sweep_on 0.7 0.6
 
 stage "Docker image recipe: docker/install.sh into a throwaway venv on this machine (CPU jax)"
 # The image's install steps (docker/Dockerfile runs this script; the image itself cannot be
