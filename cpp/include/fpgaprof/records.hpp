@@ -230,8 +230,8 @@ struct OverheadRecord {
 
 // One reading of a GPU's power and energy counters through NVML (docs/capture.md, "GPU power
 // and energy"), taken by the capture layer's sampling thread. Only readings in which a value
-// changed are kept, plus the first and the last of each device; an interval whose counter went
-// backwards is dropped with one warning.
+// changed are kept, plus the first and the last of each device; an interval whose energy counter
+// went backwards or wrapped takes its energy from the power readings instead, with one warning.
 struct PowerSampleRecord {
   uint64_t time_ns = 0;    // trace clock at the reading (middle of the energy call; of the power call without one)
   uint64_t energy_mj = 0;  // nvmlDeviceGetTotalEnergyConsumption: mJ since the driver loaded;

@@ -11,7 +11,7 @@
 //      (colon-separated; the Python package sets it to the nvidia wheels' lib folders);
 //   4. $CUDA_HOME/lib64, $CUDA_HOME/extras/CUPTI/lib64, /usr/local/cuda/lib64,
 //      /usr/local/cuda/extras/CUPTI/lib64;
-//   5. dlopen("libcupti.so.13"), then "libcupti.so", on the system search path.
+//   5. dlopen("libcupti.so.13"), "libcupti.so.12", then "libcupti.so", on the system search path.
 // Without an NVIDIA driver (libcuda.so.1 does not load), 4 comes before 3 and how_found says
 // why (cupti_search_order.hpp: the wheel's libcupti cannot plan counters without a driver).
 #pragma once

@@ -8,7 +8,7 @@
 //       1. libcupti.so.13 / .so.12 in each folder of $FPGAPROF_WHEEL_LIB_DIRS ("pip wheel");
 //       2. $CUDA_HOME/{lib64,extras/CUPTI/lib64}, /usr/local/cuda/{lib64,extras/CUPTI/lib64}:
 //          libcupti.so.13 / .so.12 / .so ("CUDA toolkit");
-//       3. libcupti.so.13, then libcupti.so, by name on the system search path;
+//       3. libcupti.so.13, libcupti.so.12, then libcupti.so, by name on the system search path;
 //   - without a driver and with wheel folders: 2 before 1, its "how" naming the reason
 //     (kNoDriverToolkitHow). The nvidia-cuda-cupti 13.5 wheel's libcupti answers
 //     CUPTI_ERROR_UNKNOWN to every Profiler Host API call without libcuda, while the 13.0

@@ -16,7 +16,8 @@ What it adds (never replacing a flag the user set):
   added to it).
 * ``--xla_gpu_enable_command_buffer=`` (empty list): XLA otherwise captures thunks into CUDA
   graphs, which hides the per-thunk NVTX ranges that map kernels to HLO ops. Kept when the user
-  set the flag, or with ``keep_command_buffers=True`` / ``FPGAPROF_KEEP_COMMAND_BUFFERS=1``.
+  set the flag, or with ``FPGAPROF_KEEP_COMMAND_BUFFERS=1``
+  (``prepare(keep_command_buffers=True)``).
   The flag is harmless (accepted, unused) on CPU.
 * ``JAX_ENABLE_COMPILATION_CACHE=false`` unless the user set it (or
   ``FPGAPROF_KEEP_COMPILATION_CACHE=1``): a module loaded from JAX's persistent cache is not
@@ -802,15 +803,15 @@ def modules_for_trace(
     ]
 
 
-def prune_dump_dir(setup: XlaSetup | None = None, *, force: bool = False) -> int:
+def prune_dump_dir(setup: XlaSetup | None = None) -> int:
     """Deletes what XLA dumps besides the optimized HLO text and its buffer assignment and live
     ranges (IR, object files, unoptimized HLO, memory-usage reports) from the temp dump dir
-    fpgaprof created (or, with ``force``, from a dir fpgaprof chose, e.g. ``fpgaprof run``'s);
-    returns the bytes freed. A user's own --xla_dump_to dir is never touched."""
+    fpgaprof created; returns the bytes freed. A user's own --xla_dump_to dir is never touched
+    (``fpgaprof run`` prunes its own folder with ``cli.run.prune_hlo_dump``)."""
     setup = setup or current()
     if setup.dump_dir_from_user or not setup.dump_dir or not os.path.isdir(setup.dump_dir):
         return 0
-    if not (setup.dump_dir_owned or force):
+    if not setup.dump_dir_owned:
         return 0
     freed = 0
     for entry in os.scandir(setup.dump_dir):

@@ -44,7 +44,7 @@ struct CaptureOptions {
 //      the Python package sets it to site-packages/nvidia/*/lib);
 //   4. $CUDA_HOME/lib64, $CUDA_HOME/extras/CUPTI/lib64, /usr/local/cuda/lib64,
 //      /usr/local/cuda/extras/CUPTI/lib64;
-//   5. libcupti.so.13, then libcupti.so, on the system library path.
+//   5. libcupti.so.13, libcupti.so.12, then libcupti.so, on the system library path.
 // Without an NVIDIA driver (libcuda.so.1 does not load), 4 comes before 3 and how_found says
 // why: the nvidia-cuda-cupti wheel's libcupti needs a driver for the Profiler Host API.
 struct CuptiStatus {
