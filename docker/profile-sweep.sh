@@ -18,6 +18,16 @@ set -uo pipefail
 OUT=${OUTPUT_DIR:-/output}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$OUT"
+# Said before the long run, not after: counting under JAX's preallocated pool (the image's
+# XLA_PYTHON_CLIENT_PREALLOCATE=true, which `fpgaprof run --counters` keeps as a value set on
+# purpose) takes seconds per kernel, so a counted sweep of every size would hardly end.
+case " ${FPGAPROF_ARGS:-} " in
+  *" --counters "*)
+    case "${XLA_PYTHON_CLIENT_PREALLOCATE:-}" in
+      false|False|0) ;;
+      *) echo "profile-sweep: WARNING: --counters with XLA_PYTHON_CLIENT_PREALLOCATE=${XLA_PYTHON_CLIENT_PREALLOCATE:-unset} (JAX's pool): kernel replay takes seconds per kernel; run with XLA_PYTHON_CLIENT_PREALLOCATE=false (docker run -e, or in the shell for docker compose)" >&2 ;;
+    esac ;;
+esac
 
 # shellcheck disable=SC2086
 fpgaprof run -o "$OUT/fpgaprof_run" ${FPGAPROF_ARGS:-} -- \

@@ -80,6 +80,10 @@ def test_dockerfile_base_build_args_and_one_install_step():
     runs = [rest for word, rest in ins if word == "RUN"]
     assert len(runs) == 1, runs
     run = shlex.split(runs[0])
+    # pip's downloads in BuildKit's cache, outside the image (and no PIP_NO_CACHE_DIR to disable it)
+    assert run[0] == "--mount=type=cache,target=/root/.cache/pip"
+    assert "PIP_NO_CACHE_DIR" not in env_of(ins)
+    run = run[1:]
     assert run[:2] == ["bash", "docker/install.sh"]
     assert "--system-packages" in run and "--check" in run
     assert run[run.index("--jax-package") + 1] == "${JAX_PACKAGE}"
@@ -131,7 +135,8 @@ def test_compose_services():
     expected_args = {
         "gpu": {"JAX_PACKAGE": "jax[cuda12]", "JAX_PLATFORMS_DEFAULT": "cuda,cpu"},
         "cpu": {"JAX_PACKAGE": "jax", "JAX_PLATFORMS_DEFAULT": "cpu"},
-        "tensorboard": {"JAX_PACKAGE": "jax", "JAX_PLATFORMS_DEFAULT": "cpu"},
+        # the gpu service's image (the same tag and arguments: one build serves both)
+        "tensorboard": {"JAX_PACKAGE": "jax[cuda12]", "JAX_PLATFORMS_DEFAULT": "cuda,cpu"},
     }
     for name, svc in services.items():
         build = svc["build"]
@@ -145,7 +150,9 @@ def test_compose_services():
     assert devices == [{"driver": "nvidia", "count": "all", "capabilities": ["gpu"]}]
     assert "deploy" not in services["cpu"] and "deploy" not in services["tensorboard"]
     assert services["gpu"]["image"] != services["cpu"]["image"]
-    assert services["tensorboard"]["image"] == services["cpu"]["image"]
+    assert services["tensorboard"]["image"] == services["gpu"]["image"]
+    # Time after SIGTERM for the trace and the reports (Docker's default is 10 s).
+    assert services["gpu"]["stop_grace_period"] == services["cpu"]["stop_grace_period"] == "120s"
     # TensorBoard reads the folder the default command exports the XProf profile to.
     command = services["tensorboard"]["command"]
     assert command[0] == "tensorboard"
@@ -334,3 +341,18 @@ def test_system_packages_bring_tkinter_for_mbirjax(tmp_path):
 def test_gpu_service_forwards_the_preallocation_setting():
     svc = yaml.safe_load((DOCKER / "compose.yaml").read_text())["services"]["gpu"]
     assert svc["environment"]["XLA_PYTHON_CLIENT_PREALLOCATE"] == "${XLA_PYTHON_CLIENT_PREALLOCATE:-true}"
+
+
+def test_counters_under_the_images_pool_are_warned_about_before_the_run(tmp_path):
+    warning = "WARNING: --counters with XLA_PYTHON_CLIENT_PREALLOCATE=true (JAX's pool)"
+    for prealloc, warned in (("true", True), ("false", False), ("0", False)):
+        env = _fake_env(tmp_path, FPGAPROF_ARGS="--target alveo-u280 --counters",
+                        XLA_PYTHON_CLIENT_PREALLOCATE=prealloc)
+        r = subprocess.run(["bash", str(DOCKER / "profile-sweep.sh")], env=env, capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        assert (warning.replace("=true", f"={prealloc}") in r.stderr) == warned, (prealloc, r.stderr)
+    env = _fake_env(tmp_path, XLA_PYTHON_CLIENT_PREALLOCATE="true")  # no counters: nothing to say
+    r = subprocess.run(["bash", str(DOCKER / "profile-sweep.sh")], env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert "WARNING" not in r.stderr

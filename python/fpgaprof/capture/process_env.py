@@ -110,7 +110,8 @@ COUNTERS_PREALLOCATION_WARNING = (
     "kernel). Set XLA_PYTHON_CLIENT_PREALLOCATE=false "
     "(or XLA_PYTHON_CLIENT_ALLOCATOR=platform) before JAX starts, in the shell or at the top of "
     "the "
-    "script; `fpgaprof run --counters` sets it"
+    "script; `fpgaprof run --counters` sets it to false only where it is not set at all (a "
+    "value set on purpose, as the MBIRJAX profiling image sets true, is kept)"
 )
 
 
