@@ -498,6 +498,15 @@ def run_bare(args: argparse.Namespace, timeout_s: float) -> dict[str, Any]:
 # ----------------------------------------------------------------------------------- driver
 
 
+def write_json(path: str, record: dict[str, Any]) -> None:
+    """Writes the results atomically (a temporary file renamed over PATH): called after each
+    workload as well as at the end, so that a run stopped by its time limit keeps what it measured."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(record, f, indent=1)
+    os.replace(tmp, path)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     # What XLA_FLAGS the user had, before fpgaprof's import adds its own (for the bare process).
@@ -552,6 +561,29 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: {n}")
 
     per_workload: dict[str, Any] = {}
+
+    def record(bare: dict[str, Any] | None, complete: bool) -> dict[str, Any]:
+        met = [r["target_met"] for r in per_workload.values() if r["target_met"] is not None]
+        return {
+            "label": label,
+            "complete": complete,  # False: written after a workload, before the run ended
+            "backend": backend,
+            "device": str(jax.devices()[0]),
+            "device_kind": getattr(jax.devices()[0], "device_kind", None),
+            "jax_version": jax.__version__,
+            "mbirjax_version": mbirjax_version,
+            "fpgaprof_version": getattr(fp, "__version__", None),
+            "date_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
+            "env": env,
+            "args": {k: v for k, v in vars(args).items() if k not in ("child",)},
+            "modes": modes,
+            "workloads": per_workload,
+            "bare": {k: v for k, v in (bare or {}).items() if k not in args.workloads} or None,
+            "notes": notes,
+            "errors": [f"{w}: {e}" for w, r in per_workload.items() for e in r["errors"]],
+            "target_met": (all(met) if met else None) if not dry else None,
+        }
+
     keep = os.path.abspath(args.keep) if args.keep else None
     if keep:
         os.makedirs(keep, exist_ok=True)
@@ -616,6 +648,8 @@ def main(argv: list[str] | None = None) -> int:
                 "output_sizes": sizes,
                 "target_met": ok,
             }
+            if args.json:
+                write_json(args.json, record(None, complete=False))
 
     bare: dict[str, Any] | None = None
     if not args.no_bare:
@@ -645,29 +679,7 @@ def main(argv: list[str] | None = None) -> int:
     for n in notes:
         print(f"note: {n}")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(
-                {
-                    "label": label,
-                    "backend": backend,
-                    "device": str(jax.devices()[0]),
-                    "device_kind": getattr(jax.devices()[0], "device_kind", None),
-                    "jax_version": jax.__version__,
-                    "mbirjax_version": mbirjax_version,
-                    "fpgaprof_version": getattr(fp, "__version__", None),
-                    "date_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
-                    "env": env,
-                    "args": {k: v for k, v in vars(args).items() if k not in ("child",)},
-                    "modes": modes,
-                    "workloads": per_workload,
-                    "bare": {k: v for k, v in (bare or {}).items() if k not in args.workloads} or None,
-                    "notes": notes,
-                    "errors": errors_all,
-                    "target_met": overall,
-                },
-                f,
-                indent=1,
-            )
+        write_json(args.json, record(bare, complete=True))
     if errors_all:
         return 1
     return 1 if (args.check and overall is False) else 0

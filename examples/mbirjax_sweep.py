@@ -15,6 +15,9 @@ fpgaprof.trace per (operation, size). Reported per (operation, size):
     (on CPU JAX no kernel data exists and the result says so explicitly).
 Runs on MBIRJAX 0.6.17.1 and 0.7.x.
 Outputs (--output DIR): summary.json, scaling.csv, scaling.txt, report.html (when fpgaprof.report exists).
+--max-seconds S bounds the sweep: no (operation, size) starts once S seconds have passed, or when
+what is left is less than the longest one at that size took; those are listed as not run and the
+sweep ends normally, writing its outputs.
 Usage: python examples/mbirjax_sweep.py --sizes 32 64 --runs 3 --operations parallel_forward_project
 See docs/mbirjax.md.
 """
@@ -25,6 +28,7 @@ import argparse
 import ast
 import contextlib
 import functools
+import importlib
 import inspect
 import io
 import json
@@ -79,7 +83,9 @@ import numpy as np  # noqa: E402
 # MBIRJAX's internals. A step that fails (trace, lower, compile or execute) is recorded with its
 # reason for that function, and the sweep carries on.
 
-_TRACER = getattr(jax.core, "Tracer", ())
+# jax.core.Tracer, or where it is defined (since JAX 0.4) for a JAX that stops exporting it: a
+# missing class would record the calls made while tracing as programs the operation dispatched.
+_TRACER: type = getattr(jax.core, "Tracer", None) or importlib.import_module("jax._src.core").Tracer
 
 
 def _arg_signature(x: Any) -> Any:
@@ -217,7 +223,7 @@ class JitCallRecorder:
 
     def _record(self, wrapper: RecordedJit, args: tuple, kwargs: dict) -> None:
         leaves = jax.tree_util.tree_leaves((args, kwargs))
-        if _TRACER and any(isinstance(v, _TRACER) for v in leaves):
+        if any(isinstance(v, _TRACER) for v in leaves):
             return  # inside a transformation (vmap, grad, another trace): not a dispatch
         key = (wrapper, _arg_signature(args), _arg_signature(kwargs))
         with self._lock:
@@ -1158,6 +1164,18 @@ def format_scaling(rows: list[dict[str, Any]], sizes: list[int]) -> str:
     return "\n".join(lines)
 
 
+def format_not_run(not_run: list[dict[str, Any]]) -> str:
+    """The (operation, size) pairs --max-seconds left out, per size ("" when none)."""
+    if not not_run:
+        return ""
+    by_size: dict[int, list[str]] = {}
+    for x in not_run:
+        by_size.setdefault(int(x["volume_size"]), []).append(str(x["operation"]))
+    lines = [f"not run, the sweep's time limit (--max-seconds): {len(not_run)} (operation, size) pair(s)"]
+    lines += [f"  n={n}: {', '.join(ops)}" for n, ops in by_size.items()]
+    return "\n" + "\n".join(lines)
+
+
 def format_trace_facts(results: list[Result]) -> str:
     """Per (operation, size): kernels, GPU kernel time, transfers, peak device memory, top FPGA candidate;
     or, where the traces hold no GPU data, one line saying why."""
@@ -1365,9 +1383,10 @@ def write_outputs(
     scaling_text: str,
     scaling_rows: list[dict[str, Any]],
     answer_from: dict[str, Any] | None = None,
+    not_run: list[dict[str, Any]] | None = None,
 ) -> dict[str, str]:
     """summary.json (the answer first, then the timing schema and the sweep), scaling.csv/.txt
-    and report.html in out_dir."""
+    and report.html in out_dir. not_run: the (operation, size) pairs --max-seconds left out."""
     os.makedirs(out_dir, exist_ok=True)
     measurements = [
         {"operation": r.operation, "volume_size": r.volume_size, "run": i, "time": t}
@@ -1386,6 +1405,7 @@ def write_outputs(
             "operations": [r.to_json() for r in results],
             "aot_counts": aot_counts(results),
             "scaling": scaling_rows,
+            "not_run": not_run or [],
         },
     }
     paths = {
@@ -1403,7 +1423,8 @@ def write_outputs(
         lines.append(row["operation"] + "," + ",".join("" if c is None else repr(c) for c in cells)
                      + "," + ",".join(flags))
     _write_atomic(paths["scaling_csv"], "\n".join(lines) + "\n")
-    _write_atomic(paths["html"], render_html(env, results, sizes, runs, scaling_rows, out_dir, answer_from))
+    _write_atomic(paths["html"], render_html(env, results, sizes, runs, scaling_rows, out_dir, answer_from,
+                                             not_run))
     return paths
 
 
@@ -1571,6 +1592,7 @@ def render_html(
     scaling_rows: list[dict[str, Any]],
     out_dir: str,
     answer_from: dict[str, Any] | None = None,
+    not_run: list[dict[str, Any]] | None = None,
 ) -> str:
     """The sweep's own page: environment, scaling table, then one section per (operation, size) with its
     timings, compilations, AOT breakdown and trace facts, linking to that section's full fpgaprof report."""
@@ -1624,6 +1646,8 @@ def render_html(
     elif env.get("compute_config_reason"):
         parts.append(f'<p class="dim">MBIRJAX compute config: not available: '
                      f'{e(env.get("compute_config_reason"))}</p>')
+    if not_run:
+        parts.append('<p class="na">' + e(format_not_run(not_run).strip()).replace("\n", "<br>") + "</p>")
     page_reason = NO_GPU_REASON.format(backend=env.get("backend"))
     if env.get("backend") != "gpu":
         parts.append('<p class="na">' + e(page_reason) + " (said once here, for every operation below)</p>")
@@ -1785,6 +1809,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="without a GPU: show this report's answer (the summary.json of `fpgaprof report` of a GPU "
         "trace) first, linked, in place of this sweep's own",
     )
+    p.add_argument(
+        "--max-seconds",
+        type=float,
+        default=0.0,
+        help="time limit of the sweep: no (operation, size) starts after it, or when the time left "
+        "is less than the longest one at that size took; those are listed as not run (summary.json "
+        "sweep.not_run) and the outputs are written as usual (0: no limit)",
+    )
     p.add_argument("--list-operations", action="store_true", help="print the operations and exit")
     args = p.parse_args(argv)
     unknown = [o for o in args.operations if o not in OPERATIONS]
@@ -1792,7 +1824,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.error(f"unknown operation(s) {unknown}; use --list-operations")
     if args.runs < 1 or any(n < 8 for n in args.sizes):
         p.error("--runs must be >= 1 and sizes >= 8")
+    if not math.isfinite(args.max_seconds) or args.max_seconds < 0:
+        p.error("--max-seconds must be a finite number >= 0 (0: no limit)")
     return args
+
+
+def time_limit_reason(max_seconds: float, elapsed: float, longest_at_size: float | None, n: int) -> str | None:
+    """Why the next (operation, size) is not started under --max-seconds, or None to start it. The
+    first one at each size always starts while time is left: nothing says yet how long it takes."""
+    if max_seconds <= 0:
+        return None
+    left = max_seconds - elapsed
+    if left <= 0:
+        return f"the --max-seconds {max_seconds:g} s limit had passed"
+    if longest_at_size is not None and left < longest_at_size:
+        return (f"the --max-seconds {max_seconds:g} s limit: {left:.0f} s left, less than the longest "
+                f"operation at n={n} so far ({longest_at_size:.0f} s)")
+    return None
 
 
 def print_result_line(res: Result, aot: bool) -> None:
@@ -1849,16 +1897,25 @@ def main(argv: list[str] | None = None) -> int:
     env = environment()
 
     results: list[Result] = []
+    not_run: list[dict[str, Any]] = []
     t_start = time.perf_counter()
     with JIT_CALLS.patched():  # jax.jit hands out recording wrappers (models, per-call closures)
         for n in args.sizes:
             ctx = SizeContext(n, log_dir)
             aot_cache: dict[tuple, dict[str, Any]] | None = None if args.no_aot else {}
+            longest: float | None = None
             for name in args.operations:
+                why = time_limit_reason(args.max_seconds, time.perf_counter() - t_start, longest, n)
+                if why:
+                    not_run.append({"operation": name, "volume_size": n, "reason": why})
+                    print(f"  n={n:<4d} {name}: not run ({why})", flush=True)
+                    continue
+                t_op = time.perf_counter()
                 res = measure(
                     OPERATIONS[name], ctx, args.runs, monitor, aot_cache, env, trace_dir,
                     sections_dir,
                 )
+                longest = max(longest or 0.0, time.perf_counter() - t_op)
                 results.append(res)
                 print_result_line(res, aot=not args.no_aot)
             for label, (config, reason) in COMPUTE_CONFIGS.items():
@@ -1868,7 +1925,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print("\n" + format_trace_facts(results))
     rows = scaling_table(results, args.sizes)
-    text = format_scaling(rows, args.sizes)
+    text = format_scaling(rows, args.sizes) + format_not_run(not_run)
     print("\n" + text)
     aot_text = format_aot(results) if not args.no_aot else "AOT breakdown: skipped (--no-aot)"
     print("\n" + aot_text)
@@ -1879,7 +1936,8 @@ def main(argv: list[str] | None = None) -> int:
         text += "\n\n" + ranking
     env.update(environment_compute_config())
     answer_from = load_answer(args.answer_from)
-    paths = write_outputs(args.output, env, results, args.sizes, args.runs, text, rows, answer_from)
+    paths = write_outputs(args.output, env, results, args.sizes, args.runs, text, rows, answer_from,
+                          not_run)
     print(f"\nwrote {', '.join(paths.values())} in {time.perf_counter() - t_start:.1f}s")
     answer = answer_text(results, answer_from)
     if answer:

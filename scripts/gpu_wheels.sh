@@ -228,5 +228,7 @@ if ! ls "$DEST"/cupti12/nvidia_cuda_cupti_cu12-12.8.*.whl >/dev/null 2>&1; then
     -d "$DEST/cupti12" "nvidia-cuda-cupti-cu12==12.8.*" \
     || echo "gpu_wheels: could not download nvidia-cuda-cupti-cu12 12.8; the cupti12 step will be skipped"
 fi
-du -cb "$DEST"/*.whl "$DEST"/mbirjax06/*.whl "$DEST"/cupti12/*.whl "$DEST"/deb/*.deb 2>/dev/null | tail -n 1 \
-  | awk '{printf "gpu_wheels: .whl/ total %.2f MiB (wheels and the .deb)\n", $1 / 1048576}'
+# du fails on a pattern that matched nothing (no .deb, no cupti12 wheel: both allowed above) but
+# still totals the rest.
+{ du -cb "$DEST"/*.whl "$DEST"/mbirjax06/*.whl "$DEST"/cupti12/*.whl "$DEST"/deb/*.deb 2>/dev/null || true; } \
+  | tail -n 1 | awk '{printf "gpu_wheels: .whl/ total %.2f MiB (wheels and the .deb)\n", $1 / 1048576}'

@@ -27,21 +27,29 @@
 #                projector operations with MBIRJAX_DISABLE_PALLAS=1
 #   sweep128     the same at 128^3
 #   sweep256     the projectors and recon at 256^3, Pallas on and off
+#   sweepfirst   the 28 operations at 64^3 (3 runs), then at 256^3 (1 run) as far as time
+#                allows, both with MBIRJAX's default projectors, the operations in the order of
+#                the user's CPU ranking at 256^3 (RANKED_OPS)
 #   sweep        one sweep as SWEEP_SIZES, SWEEP_OPS, SWEEP_RUNS, SWEEP_PALLAS (on/off) say
-# Groups, each sized to end within GPUVAL_BUDGET_S (540 s):
-#   validate = env wheels build devices counters pytest ncu conecounters
-#   cuda12   = env wheels build devices cupti12 sweep64 (the user's libcupti, then the sweep)
+# Groups, each sized to end within GPUVAL_BUDGET_S (450 s):
+#   first    = env wheels build devices cupti12 sweepfirst (the first run on a fresh machine:
+#              the user's libcupti, every operation, 256^3)
 #   perf     = env wheels build overhead sweep64
 #   sizes    = env wheels build sweep128 sweep256
+#   validate = env wheels build devices counters pytest ncu conecounters
 #   fixtures = env wheels build devices pallas128 pytest conecounters
 # Usage: tests/gpu/run_on_gpu.sh [all | GROUP | STEP...]   (env, wheels, build added when needed)
-# Env: PYTHON (python3), OUT (./gpu-logs), GPUVAL_BUDGET_S (540: the whole run's limit; a step
+# Each step runs with GPUVAL_STEP_TAG set in its environment; when it ends (or its limit ends it),
+# every process still carrying that tag (a traced program that caught SIGTERM, a tool in a
+# session of its own) gets SIGTERM, 15 s, then SIGKILL, so no step leaves the GPU held.
+# Env: PYTHON (python3), OUT (./gpu-logs), GPUVAL_BUDGET_S (450: the whole run's limit; a step
 #   that would not fit is skipped), GPUVAL_CAP_<step> (a step's own limit, s), GPUVAL_FORCE=1
 #   (run the GPU-only steps without a GPU too), SWEEP_RUNS (3), SWEEP_SIZES ("64"), SWEEP_OPS,
 #   SWEEP_PALLAS (on), OVERHEAD_ARGS (extra arguments), MBIRJAX_LINE (0.7; 0.6 for 0.6.17.1),
 #   WHEELS (.whl), WHEEL_SITE (/tmp/site), WHEEL_SITE06 (/tmp/site06), FP_SITE (build/gpu-site),
 #   FP_BUILD (build/gpu-build), GPUVAL_WORK (/tmp/gpuval).
-# $OUT receives at most 8 files: summary.txt, logs.tgz (every log and small result), and per step
+# $OUT receives at most 8 files and 60 MiB: summary.txt, logs.tgz (every log and small result
+# under 2 MiB), and per step
 # its results (pytest.log, ncu_compare.txt, overhead.json, cone_counters_64.fpgaprof,
 # sweep<N>_pallas.fpgaprof, sweep<N>_xla.fpgaprof, pallas128.tgz, cupti12.tgz,
 # fpgaprof-site-HASH.tgz). A file over 15 MiB
@@ -77,6 +85,14 @@ PROJECTOR_OPS="parallel_forward_project parallel_back_project parallel_sparse_fo
   cone_direct_recon cone_recon cone_prox_map gen_weights_mar"
 BIG_OPS="parallel_forward_project parallel_back_project cone_forward_project cone_back_project
   parallel_recon cone_recon"
+# ALL_OPS in the order of the user's own ranking at 256^3 (CPU backend; docs/mbirjax-findings.md):
+# its ten first, the rest after them as ALL_OPS lists them.
+RANKED_TOP=(cone_recon median_filter3d cone_compute_hessian_diagonal cone_back_project cone_fdk_recon
+  cone_forward_project parallel_recon parallel_forward_project parallel_back_project parallel_fbp_recon)
+RANKED_OPS="${RANKED_TOP[*]}"
+for o in $ALL_OPS; do
+  case " ${RANKED_TOP[*]} " in *" $o "*) ;; *) RANKED_OPS+=" $o" ;; esac
+done
 export SWEEP_SIZES=${SWEEP_SIZES:-64}
 export SWEEP_OPS=${SWEEP_OPS:-$ALL_OPS}
 export SWEEP_RUNS=${SWEEP_RUNS:-3}
@@ -106,20 +122,22 @@ find_ncu() {
 fp() { (cd "$WORK" && "$PY" -m fpgaprof "$@"); }   # outside the checkout: the installed package
 fp_installed() { (cd "$WORK" && "$PY" -c "import fpgaprof._core" 2>/dev/null); }
 need_fp() { fp_installed || skip "fpgaprof is not installed (the build step failed or did not run)"; }
-# Copies $1 to $OUT/$2. Over 15 MiB it goes in 15 MiB parts $2.partNN, as long as $OUT keeps
-# at most 8 files (summary.txt and logs.tgz, written last, counted).
+# Copies $1 to $OUT/$2. Over 15 MiB it goes in 15 MiB parts $2.partNN. $OUT keeps at most 8
+# files (summary.txt and logs.tgz, written last, counted) and 60 MiB (4 MiB of it kept for
+# those two); a file that would pass either limit stays where it is, with a note.
 to_out() {
-  local size parts have
+  local size parts=1 have used
   size=$(stat -c %s "$1" 2>/dev/null) || { note "$1 was not written"; return 1; }
-  if [ "$size" -le $((15 * 1024 * 1024)) ]; then
+  [ "$size" -gt $((15 * 1024 * 1024)) ] && parts=$(( (size + 15 * 1024 * 1024 - 1) / (15 * 1024 * 1024) ))
+  have=$(find "$OUT" -maxdepth 1 -type f ! -name summary.txt ! -name logs.tgz | wc -l)
+  used=$(find "$OUT" -maxdepth 1 -type f ! -name summary.txt ! -name logs.tgz -printf '%s\n' | awk '{s += $1} END {print s + 0}')
+  if [ $((have + parts + 2)) -gt 8 ] || [ $((used + size)) -gt $((56 * 1024 * 1024)) ]; then
+    note "$2 not returned: $size bytes in $parts file(s), and $OUT already has $have files, $used bytes; left in $1"
+    return 1
+  fi
+  if [ "$parts" = 1 ]; then
     cp "$1" "$OUT/$2" && note "$2: $size bytes"
     return
-  fi
-  parts=$(( (size + 15 * 1024 * 1024 - 1) / (15 * 1024 * 1024) ))
-  have=$(find "$OUT" -maxdepth 1 -type f ! -name summary.txt ! -name logs.tgz | wc -l)
-  if [ $((have + parts + 2)) -gt 8 ]; then
-    note "$2 not returned: $size bytes would need $parts parts, and $OUT has $have files; left in $1"
-    return 1
   fi
   split -b 15M -d "$1" "$OUT/$2.part" && note "$2: $size bytes in $parts parts (cat $2.part* > $2)"
 }
@@ -290,8 +308,10 @@ step_conecounters() {
   need_gpu
   need_mbirjax
   local n=${CONE_SIZE:-64} rc t0=$SECONDS
-  (cd "$WORK" && "$PY" "$ROOT/tests/gpu/cone_counters.py" --size "$n" --out "$WORK/cone_counters_$n.fpgaprof") \
-    | tee "$LOGS/cone_counters_$n.out"
+  # Each run under a limit of its own (what is left of the step, less 15 s), so that the step
+  # still returns the trace the program saves when that limit stops it.
+  (cd "$WORK" && timeout -k 10 $((STEP_LIMIT - 15)) "$PY" "$ROOT/tests/gpu/cone_counters.py" --size "$n" \
+     --out "$WORK/cone_counters_$n.fpgaprof") | tee "$LOGS/cone_counters_$n.out"
   rc=${PIPESTATUS[0]}
   [ "$rc" = 77 ] && skip "cone_counters.py: no GPU or no mbirjax"
   [ "$rc" = 2 ] && skip "the driver restricts hardware counters to admin users"
@@ -300,7 +320,8 @@ step_conecounters() {
   if grep -q '"fwd_pallas": true\|"back_pallas": true' "$LOGS/cone_counters_$n.out" \
      && [ $((STEP_LIMIT - (SECONDS - t0))) -gt 120 ]; then
     echo "--- the same with MBIRJAX_DISABLE_PALLAS=1 (XLA's projector kernels)"
-    (cd "$WORK" && MBIRJAX_DISABLE_PALLAS=1 "$PY" "$ROOT/tests/gpu/cone_counters.py" --size "$n" \
+    (cd "$WORK" && MBIRJAX_DISABLE_PALLAS=1 timeout -k 10 $((STEP_LIMIT - (SECONDS - t0) - 15)) \
+       "$PY" "$ROOT/tests/gpu/cone_counters.py" --size "$n" \
        --out "$WORK/cone_counters_${n}_xla.fpgaprof") | tee "$LOGS/cone_counters_${n}_xla.out"
     local rc2=${PIPESTATUS[0]}
     to_out "$WORK/cone_counters_${n}_xla.fpgaprof" "cone_counters_${n}_xla.fpgaprof"
@@ -371,9 +392,13 @@ step_overhead() {
   "$PY" -c "import importlib.util as u, sys; sys.exit(u.find_spec('mbirjax') is None)" \
     || { args+=(--workloads dense); note "mbirjax is not installed: the kernel-dense loop only"; }
   # shellcheck disable=SC2086  # OVERHEAD_ARGS is a word list
-  (cd "$WORK" && "$PY" "$ROOT/bench/tracing_overhead.py" --json "$WORK/overhead.json" \
-     --keep "$WORK/overhead_outputs" --max-seconds $((STEP_LIMIT - 30)) ${args[@]+"${args[@]}"} ${OVERHEAD_ARGS:-})
+  # --max-seconds stops it between rounds; the timeout, 15 s later, stops whatever round runs
+  # then (the JSON is rewritten after each workload, so what was measured comes back).
+  (cd "$WORK" && timeout -k 10 $((STEP_LIMIT - 15)) "$PY" "$ROOT/bench/tracing_overhead.py" \
+     --json "$WORK/overhead.json" --keep "$WORK/overhead_outputs" --max-seconds $((STEP_LIMIT - 30)) \
+     ${args[@]+"${args[@]}"} ${OVERHEAD_ARGS:-})
   rc=$?
+  [ "$rc" = 124 ] && note "tracing_overhead.py ran out of its $((STEP_LIMIT - 15)) s and was stopped"
   [ "$rc" = 77 ] && skip "tracing_overhead.py: no GPU"
   to_out "$WORK/overhead.json" overhead.json
   ls -la "$WORK/overhead_outputs" 2>/dev/null
@@ -382,29 +407,34 @@ step_overhead() {
 
 # One `fpgaprof run` of the sweep: $1 name (its trace comes back as $1.fpgaprof), $2 on|off
 # (MBIRJAX's Pallas projectors; off: MBIRJAX_DISABLE_PALLAS=1), $3 sizes, $4 operations, $5 its
-# time limit in seconds. At the limit the program gets SIGTERM: it saves its trace, `fpgaprof
-# run` still writes summary.json, and the step copies what there is (exit 3).
+# time limit in seconds. The sweep itself starts no operation past the limit less a fifth (at
+# least 25 s, for `fpgaprof run`'s reports), or when the longest one at its size would not fit,
+# and ends normally listing those as not run. Should one operation run past the limit, the
+# program gets SIGTERM: it saves its trace once its main thread is back in Python (within 20 s,
+# FPGAPROF_SIGNAL_GRACE_S; else it ends unsaved), `fpgaprof run` still writes summary.json, and
+# the step copies what there is (exit 3). Exit 4: not started, under 60 s left.
 run_sweep() {
   local name=$1 pallas=$2 sizes=$3 ops=$4 limit=$5 dir="$WORK/$1" rc
+  rm -rf "$dir"   # nothing of an earlier invocation's sweep is read as this one's
   if [ "$limit" -lt 60 ]; then
-    note "$name skipped: ${limit} s left of the step (it needs 60)"
-    return 3
+    note "$name not run: ${limit} s left of the step (it needs 60)"
+    return 4
   fi
-  rm -rf "$dir"
   local pal=()
   [ "$pallas" = off ] && pal=(MBIRJAX_DISABLE_PALLAS=1)
   echo "--- $name: sizes $sizes, Pallas $pallas, $SWEEP_RUNS runs, $(echo "$ops" | wc -w) operations, limit ${limit} s"
-  local t0=$SECONDS
+  local t0=$SECONDS stop=$((limit - (limit / 5 > 25 ? limit / 5 : 25)))
   # shellcheck disable=SC2086  # the sizes and operations are word lists
-  env ${pal[@]+"${pal[@]}"} timeout -k 30 "$limit" "$PY" -m fpgaprof run --no-timeline -o "$dir" -- \
-    "$PY" "$ROOT/examples/mbirjax_sweep.py" --sizes $sizes --runs "$SWEEP_RUNS" --operations $ops \
-    --no-aot --no-section-reports --output "$dir/mbirjax"
+  env ${pal[@]+"${pal[@]}"} FPGAPROF_SIGNAL_GRACE_S=20 timeout -k 30 "$limit" "$PY" -m fpgaprof run \
+    --no-timeline -o "$dir" -- "$PY" "$ROOT/examples/mbirjax_sweep.py" --sizes $sizes \
+    --runs "$SWEEP_RUNS" --operations $ops --no-aot --no-section-reports --max-seconds "$stop" \
+    --output "$dir/mbirjax"
   rc=$?
   if [ "$rc" = 124 ]; then
-    note "$name ran out of its ${limit} s and was stopped (SIGTERM); its trace is kept"
+    note "$name ran out of its ${limit} s and was stopped (SIGTERM)"
     rc=3
   fi
-  note "$name: $((SECONDS - t0)) s, exit $rc"
+  note "$name: $((SECONDS - t0)) s, exit $rc; $(sweep_counts "$dir/mbirjax/summary.json")"
   ls -la "$dir" "$dir/mbirjax" 2>/dev/null
   to_out "$dir/trace.fpgaprof" "$name.fpgaprof"
   if [ -f "$dir/trace.fpgaprof" ]; then  # what committing it would do to tests/data/traces (20 MB in all)
@@ -416,6 +446,18 @@ run_sweep() {
     [ -f "$dir/mbirjax/$f" ] && cp "$dir/mbirjax/$f" "$LOGS/${name}_mbirjax_$f"
   done
   return "$rc"
+}
+
+# What the sweep whose summary.json is $1 measured and left out for time, in words.
+sweep_counts() {
+  "$PY" - "$1" <<'PYEOF'
+import json, sys
+try:
+    s = json.load(open(sys.argv[1]))["sweep"]
+    print(f"{len(s['operations'])} (operation, size) pairs measured, {len(s.get('not_run', []))} not run for time")
+except (OSError, ValueError, KeyError) as e:
+    print(f"no sweep summary ({type(e).__name__})")
+PYEOF
 }
 
 # Whether the sweep $1 ran MBIRJAX's Pallas kernels (any "pallas_live": true in its summary).
@@ -446,6 +488,7 @@ sweep_pair() {
   fi
   run_sweep "sweep${n}_xla" off "$n" "$3" $((budget - (SECONDS - t0)))
   rc2=$?
+  [ "$rc2" = 4 ] && rc2=0   # no time left for the XLA half: noted, not a failure of the step
   [ "$rc" = 0 ] && rc=$rc2
   return "$rc"
 }
@@ -453,6 +496,26 @@ sweep_pair() {
 step_sweep64() { need_fp; need_gpu; need_mbirjax; sweep_pair 64 "$ALL_OPS" "$PROJECTOR_OPS"; }
 step_sweep128() { need_fp; need_gpu; need_mbirjax; sweep_pair 128 "$ALL_OPS" "$PROJECTOR_OPS"; }
 step_sweep256() { need_fp; need_gpu; need_mbirjax; sweep_pair 256 "$BIG_OPS" "$BIG_OPS"; }
+
+# The first sweep on a fresh machine: every operation at 64^3 (SWEEP_RUNS runs; 45 % of the
+# step), then at 256^3 with one run after the warm-up, in the order of the user's ranking, as far
+# as the rest of the step goes (a sweep stopped at its limit keeps what it traced). MBIRJAX's
+# default projectors (Pallas on an H100/H200/A100).
+step_sweepfirst() {
+  need_fp
+  need_gpu
+  need_mbirjax
+  local budget=$((STEP_LIMIT - 40)) t0=$SECONDS rc rc2
+  run_sweep sweep64_pallas on 64 "$RANKED_OPS" $((budget * 45 / 100))
+  rc=$?
+  SWEEP_RUNS=1 run_sweep sweep256_pallas on 256 "$RANKED_OPS" $((budget - (SECONDS - t0)))
+  rc2=$?
+  [ "$rc" = 4 ] && [ "$rc2" = 4 ] && skip "under 60 s left for either sweep"
+  [ "$rc" = 4 ] && rc=0   # one half not run for time: noted, not a failure
+  [ "$rc2" = 4 ] && rc2=0
+  [ "$rc" = 0 ] && rc=$rc2
+  return "$rc"
+}
 
 step_cupti12() {
   need_fp
@@ -465,8 +528,10 @@ step_cupti12() {
   lib=$(ls "$site"/nvidia/cuda_cupti/lib/libcupti.so.12* 2>/dev/null | head -n 1)
   [ -n "$lib" ] || { echo "no libcupti.so.12 in $site"; return 1; }
   limit=$(((STEP_LIMIT - 30) / 2))
+  # XLA's autotuning off in both runs: it times candidate kernels and may pick others in the
+  # second process, which the comparison would count as a CUPTI difference.
   for name in cupti13 cupti12; do
-    local envs=(XLA_PYTHON_CLIENT_PREALLOCATE=false)
+    local envs=(XLA_PYTHON_CLIENT_PREALLOCATE=false "XLA_FLAGS=${XLA_FLAGS:+$XLA_FLAGS }--xla_gpu_autotune_level=0")
     [ "$name" = cupti12 ] && envs+=("FPGAPROF_CUPTI_LIBRARY=$lib")
     echo "--- $name (limit ${limit} s): ${envs[*]} examples/mbirjax_forward.py --size $n"
     # fpgaprof takes its libcupti at its first CUPTI use and keeps it; JAX's CUDA 13 plugin
@@ -491,6 +556,9 @@ step_sweep() {
   need_gpu
   need_mbirjax
   run_sweep sweep "$SWEEP_PALLAS" "$SWEEP_SIZES" "$SWEEP_OPS" $((STEP_LIMIT - 40))
+  local rc=$?
+  [ "$rc" = 4 ] && skip "under 60 s left for the sweep"
+  return "$rc"
 }
 
 # ------------------------------------------------------------------------------------- driver
@@ -501,14 +569,14 @@ if [ "${1:-}" = "__step" ]; then   # one step, run by the driver below under `ti
   exit $?
 fi
 
-ORDER=(env wheels build devices counters cupti12 pallas128 pytest ncu conecounters calibrate overhead sweep64
-       sweep128 sweep256 sweep)
-declare -A CAP=([env]=150 [wheels]=60 [build]=360 [devices]=60 [counters]=60 [cupti12]=200 [pallas128]=420 [pytest]=300
-                [ncu]=300 [conecounters]=180 [calibrate]=180 [overhead]=270 [sweep64]=300
-                [sweep128]=330 [sweep256]=240 [sweep]=420)
-declare -A GROUP=([validate]="devices counters pytest ncu conecounters" [perf]="overhead sweep64"
-                  [fixtures]="devices pallas128 pytest conecounters"
-                  [sizes]="sweep128 sweep256" [cuda12]="devices cupti12 sweep64")
+ORDER=(env wheels build devices counters cupti12 pallas128 pytest conecounters ncu calibrate overhead
+       sweepfirst sweep64 sweep128 sweep256 sweep)
+declare -A CAP=([env]=150 [wheels]=60 [build]=360 [devices]=60 [counters]=60 [cupti12]=130 [pallas128]=400
+                [pytest]=240 [conecounters]=150 [ncu]=300 [calibrate]=180 [overhead]=240 [sweepfirst]=400
+                [sweep64]=300 [sweep128]=330 [sweep256]=240 [sweep]=420)
+declare -A GROUP=([first]="devices cupti12 sweepfirst" [perf]="overhead sweep64"
+                  [sizes]="sweep128 sweep256" [validate]="devices counters pytest conecounters ncu"
+                  [fixtures]="devices pallas128 pytest conecounters")
 declare -A WANT=()
 if [ $# -eq 0 ] || [ "$1" = all ]; then
   for s in "${ORDER[@]}"; do WANT[$s]=1; done
@@ -528,8 +596,8 @@ else
   done
 fi
 
-BUDGET=${GPUVAL_BUDGET_S:-540}
-RESERVE=15   # seconds kept for packing the logs at the end
+BUDGET=${GPUVAL_BUDGET_S:-450}
+RESERVE=20   # seconds kept for ending a step's leftover processes and packing the logs
 T0=$SECONDS
 mkdir -p "$OUT" "$LOGS"
 rm -rf "$WORK/status" "$WORK/notes" "${LOGS:?}"/*
@@ -540,10 +608,44 @@ ROWS=()
 FAILED=0
 FAILED_STEPS=()
 
+# The processes whose environment holds GPUVAL_STEP_TAG=$1.
+tagged_pids() {
+  local f p
+  for f in /proc/[0-9]*/environ; do
+    p=${f#/proc/}; p=${p%/environ}
+    [ "$p" = "$$" ] && continue
+    grep -qzx "GPUVAL_STEP_TAG=$1" "$f" 2>/dev/null && echo "$p"
+  done
+}
+
+# Ends what a step left running (its `timeout` signals only its own process group, and is done
+# as soon as the step's shell has gone: a traced program that caught SIGTERM to save its trace,
+# an inner `timeout` or an ncu run in a session of its own would hold the GPU for the next step).
+# SIGTERM, GPUVAL_REAP_GRACE_S (15) s to exit, then SIGKILL; each one named in the log and
+# notes of step $2.
+reap() {
+  local pids p grace=${GPUVAL_REAP_GRACE_S:-15}
+  pids=$(tagged_pids "$1")
+  [ -n "$pids" ] || return 0
+  local listed=""
+  for p in $pids; do listed+="$p ($(tr -d '\n' < "/proc/$p/comm" 2>/dev/null)) "; done
+  echo "$(date -u +%T) left running by the step, sent SIGTERM: $listed" | tee -a "$WORK/notes/$2"
+  # shellcheck disable=SC2086  # a list of pids
+  kill -TERM $pids 2>/dev/null
+  for _ in $(seq "$grace"); do
+    sleep 1
+    pids=$(tagged_pids "$1")
+    [ -n "$pids" ] || return 0
+  done
+  # shellcheck disable=SC2086
+  kill -KILL $pids 2>/dev/null
+  echo "$(date -u +%T) still running after $grace s, sent SIGKILL: $pids" | tee -a "$WORK/notes/$2"
+}
+
 pack() {
   {
     echo "fpgaprof GPU validation: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(hostname), $((SECONDS - T0)) s"
-    echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1 || echo none)"
+    echo "GPU: $(timeout 20 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1 || echo none)"
     printf '%-12s %-60s %5s %6s  %s\n' step status rc secs log
     printf '%s\n' "${ROWS[@]}"
     for s in "${ORDER[@]}"; do
@@ -557,8 +659,9 @@ pack() {
     done
   } > "$WORK/summary.txt"
   cp "$WORK/summary.txt" "$OUT/summary.txt"
-  # Small files only: the hlo dumps and traces of the sweep stay out.
-  (cd "$WORK" && find logs summary.txt -type f -size -2M -print0 | tar czf "$OUT/logs.tgz" --null -T -) 2>/dev/null
+  # Small files only (under 2 MiB; find's -size -2M would mean "at most 1 MiB"): the hlo dumps
+  # and traces of the sweep stay out.
+  (cd "$WORK" && find logs summary.txt -type f -size -2097152c -print0 | tar czf "$OUT/logs.tgz" --null -T -) 2>/dev/null
 }
 
 for s in "${ORDER[@]}"; do
@@ -575,8 +678,10 @@ for s in "${ORDER[@]}"; do
   fi
   echo "=== $s (limit ${limit} s; log $WORK/$log)"
   t0=$SECONDS
-  STEP_LIMIT=$limit timeout -k 10 "$limit" bash "$SELF" __step "$s" > "$WORK/$log" 2>&1
+  tag="gpuval-$s-$$-$RANDOM"
+  GPUVAL_STEP_TAG=$tag STEP_LIMIT=$limit timeout -k 10 "$limit" bash "$SELF" __step "$s" > "$WORK/$log" 2>&1
   rc=$?
+  reap "$tag" "$s" >> "$WORK/$log" 2>&1
   secs=$((SECONDS - t0))
   if [ "$rc" = "$SKIP" ]; then
     status="skipped: $(head -c 60 "$WORK/status/$s" 2>/dev/null)"

@@ -801,3 +801,44 @@ def test_the_bundled_answer_names_its_size(sweep, tmp_path):
     assert "size 128³, parallel beam (from the trace's file name)" in got["rests_on"]["text"]
     row = sweep.answer_text([], got).splitlines()[3]
     assert row.split()[:2] == ["parallel_forward_project", "128³"]
+
+
+def test_time_limit_reason_by_hand(sweep):
+    r = sweep.time_limit_reason
+    assert r(0.0, 1e9, 5.0, 64) is None  # no limit
+    assert r(100.0, 40.0, None, 64) is None  # the first at a size starts while time is left
+    assert r(100.0, 40.0, 59.0, 64) is None  # 60 s left >= 59 s
+    assert r(100.0, 40.0, 61.0, 64) == (
+        "the --max-seconds 100 s limit: 60 s left, less than the longest operation at n=64 so far (61 s)")
+    assert r(100.0, 100.0, None, 256) == "the --max-seconds 100 s limit had passed"
+
+
+def test_format_not_run_groups_by_size(sweep):
+    assert sweep.format_not_run([]) == ""
+    text = sweep.format_not_run([
+        {"operation": "a", "volume_size": 64, "reason": "x"},
+        {"operation": "b", "volume_size": 64, "reason": "x"},
+        {"operation": "a", "volume_size": 256, "reason": "y"},
+    ])
+    assert text == ("\nnot run, the sweep's time limit (--max-seconds): 3 (operation, size) pair(s)"
+                    "\n  n=64: a, b\n  n=256: a")
+
+
+@pytest.mark.slow
+def test_a_time_limited_sweep_lists_what_it_did_not_run_and_ends_normally(tmp_path):
+    # 1 s: the first operation at each size always starts; by its end the limit has passed, so
+    # the second operation at 16 and both at 24 are not started.
+    ops = ["shepp_logan_phantom", "gen_pixel_partition"]
+    proc = _run_sweep(tmp_path, "--sizes", "16", "24", "--runs", "1", "--no-aot", "--no-section-reports",
+                      "--max-seconds", "1", "--operations", *ops)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    measured = [(o["operation"], o["volume_size"]) for o in summary["sweep"]["operations"]]
+    assert measured == [("shepp_logan_phantom", 16)]
+    not_run = summary["sweep"]["not_run"]
+    assert [(x["operation"], x["volume_size"]) for x in not_run] == [
+        ("gen_pixel_partition", 16), ("shepp_logan_phantom", 24), ("gen_pixel_partition", 24)]
+    assert all(x["reason"] == "the --max-seconds 1 s limit had passed" for x in not_run)
+    assert "not run, the sweep's time limit (--max-seconds): 3 (operation, size) pair(s)" in proc.stdout
+    assert "n=24: shepp_logan_phantom, gen_pixel_partition" in (tmp_path / "scaling.txt").read_text()
+    assert "not run, the sweep&#x27;s time limit" in (tmp_path / "report.html").read_text()

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -198,7 +199,7 @@ def test_cpu_dry_run_alternates_all_modes_on_both_workloads(tmp_path):
     res = json.loads(out.read_text())
     assert res["label"].startswith("CPU DRY RUN") and "CPU DRY RUN" in proc.stdout
     assert res["target_met"] is None  # no verdict from a CPU run
-    assert res["errors"] == []
+    assert res["errors"] == [] and res["complete"] is True
     assert res["modes"] == ["none", "fpgaprof", "jax"]
     assert any(n.startswith("fpgaprof_counters skipped: hardware counters need a GPU") for n in res["notes"])
     for w, units in (("dense", 30), ("forward", 1)):
@@ -234,3 +235,31 @@ def test_isolated_samples_run_in_child_processes(tmp_path):
     assert set(r["summary"]) == {"none", "fpgaprof"}
     assert all(len(r["samples_raw"][m]) == 1 for m in ("none", "fpgaprof"))
     assert r["samples_raw"]["fpgaprof"][0]["output_bytes"] > 0
+
+
+@needs_mbirjax
+def test_a_run_stopped_after_its_first_workload_keeps_that_workload(tmp_path):
+    """The GPU runner stops the benchmark at its step's limit: what it measured by then is in the
+    JSON, written after each workload (and atomically: never a half-written file)."""
+    if _has_gpu():
+        pytest.skip("a GPU is present: the dry run's CPU labels would not apply")
+    out = tmp_path / "overhead.json"
+    proc = subprocess.Popen(
+        [sys.executable, str(SCRIPT), "--allow-cpu", "--no-bare", "--workloads", "dense,forward", "--steps",
+         "20", "--size", "16", "--reps", "1", "--samples", "1", "--modes", "none,fpgaprof", "--json", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path,
+        env=dict(os.environ, MPLBACKEND="Agg"),
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while not out.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        proc.kill()  # as the runner's SIGKILL would, while the forward projection compiles
+    finally:
+        proc.wait(timeout=60)
+        log = proc.stdout.read() if proc.stdout else ""
+    res = json.loads(out.read_text())
+    assert res["complete"] is False, log[-2000:]
+    assert list(res["workloads"]) == ["dense"]
+    assert set(res["workloads"]["dense"]["summary"]) == {"none", "fpgaprof"}
+    assert not list(tmp_path.glob("overhead.json.tmp*"))
