@@ -43,8 +43,10 @@
 #                       build/{wheel_tag} in the source tree)
 #   --check             run the import and `fpgaprof devices` checks at the end
 #   --resolve-only      resolve step 4's packages without installing them (pip --dry-run)
-# Environment: PIP_* as pip reads them (e.g. PIP_NO_CACHE_DIR=1 in the image);
-# CMAKE_CXX_COMPILER_LAUNCHER=ccache speeds up repeated builds (CMake reads it).
+# Environment: PIP_* as pip reads them (e.g. PIP_NO_CACHE_DIR=1);
+# CMAKE_CXX_COMPILER_LAUNCHER=ccache speeds up repeated builds (CMake reads it);
+# FPGAPROF_OS_RELEASE (default /etc/os-release): the release file step 1 reads (tests give an
+# Ubuntu one on other systems).
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -90,7 +92,8 @@ if [ "$SYSTEM" = 1 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   pkgs="build-essential zlib1g-dev ca-certificates"
-  . /etc/os-release
+  # shellcheck disable=SC1090,SC1091  # the release's own file (another one only in tests)
+  . "${FPGAPROF_OS_RELEASE:-/etc/os-release}"
   # The release's own python3 (X.Y), from its package version (e.g. 3.10.6-1~22.04 -> 3.10).
   own=$(apt-cache show --no-all-versions python3 2>/dev/null | sed -n 's/^Version: \([0-9]*\.[0-9]*\).*/\1/p' | awk 'NR == 1')
   if [ "${ID:-}" = ubuntu ] && [ "$own" != "$PYVER" ] && ! command -v "python${PYVER}" >/dev/null; then
@@ -175,9 +178,9 @@ say "installing the build requirements: ${build_reqs[*]}"
 
 # 4. fpgaprof from this tree, with JAX, MBIRJAX and the viewers in one resolver run.
 if [ "$VIEWERS" = 1 ]; then
-  pkgs=("$SRC[mbirjax,xprof]" "$JAX_PACKAGE" tensorboard xprof)
+  pkgs=("${SRC}[mbirjax,xprof]" "$JAX_PACKAGE" tensorboard xprof)
 else
-  pkgs=("$SRC[mbirjax]" "$JAX_PACKAGE")
+  pkgs=("${SRC}[mbirjax]" "$JAX_PACKAGE")
 fi
 cfg=()
 [ -n "$BUILD_DIR" ] && cfg+=(--config-settings "build-dir=$BUILD_DIR")

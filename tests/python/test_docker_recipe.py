@@ -314,21 +314,7 @@ def test_system_packages_bring_tkinter_for_mbirjax(tmp_path):
     # `import mbirjax` imports its viewer, which imports easygui, which needs tkinter: on
     # Debian/Ubuntu (and deadsnakes) tkinter is the separate python3.X-tk package, so without it
     # install.sh's own --check (`import fpgaprof, mbirjax, jax`) fails and the image does not build.
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    log = tmp_path / "apt.log"
-    stubs = {
-        "apt-get": f'echo "apt-get $*" >> {log}',
-        "apt-cache": 'if [ "$1" = show ] && [ "$2" = --no-all-versions ]; then echo "Version: 3.10.6-1~22.04"; fi',
-        "update-alternatives": "true",
-        "add-apt-repository": "true",
-        "sudo": '"$@"',
-        "id": "echo 0",
-    }
-    for name, body in stubs.items():
-        (bin_dir / name).write_text(f"#!/bin/bash\n{body}\n")
-        (bin_dir / name).chmod(0o755)
-    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}")
+    env, log = _apt_stubs(tmp_path)
     # --python names no interpreter: install.sh stops right after the system packages.
     p = subprocess.run(["bash", str(DOCKER / "install.sh"), "--system-packages", "--python-version", "3.11",
                         "--python", str(tmp_path / "no-python")], env=env, capture_output=True, text=True,
@@ -356,3 +342,51 @@ def test_counters_under_the_images_pool_are_warned_about_before_the_run(tmp_path
     r = subprocess.run(["bash", str(DOCKER / "profile-sweep.sh")], env=env, capture_output=True,
                        text=True, timeout=60)
     assert "WARNING" not in r.stderr
+
+
+def _apt_stubs(tmp_path: Path) -> tuple[dict, Path]:
+    """apt and friends as stubs that log their arguments; the release's python3 is 3.10 (Ubuntu
+    22.04's); `id` says root."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "apt.log"
+    stubs = {
+        "apt-get": f'echo "apt-get $*" >> {log}',
+        "apt-cache": 'if [ "$1" = show ] && [ "$2" = --no-all-versions ]; then echo "Version: 3.10.6-1~22.04"; fi',
+        "update-alternatives": f'echo "update-alternatives $*" >> {log}',
+        "add-apt-repository": f'echo "add-apt-repository $*" >> {log}',
+        "id": "echo 0",
+    }
+    for name, body in stubs.items():
+        (bin_dir / name).write_text(f"#!/bin/bash\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+    return dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}"), log
+
+
+@pytest.mark.parametrize("release", ["ubuntu", "debian"])
+def test_system_packages_take_python_from_deadsnakes_on_ubuntu_only(tmp_path, release):
+    # The image's path: Ubuntu 22.04, whose python3 is 3.10, and a Python X.Y it does not have
+    # (3.99: on no machine, so `command -v python3.99` fails here as python3.11 does there).
+    env, log = _apt_stubs(tmp_path)
+    os_release = tmp_path / "os-release"
+    os_release.write_text(f'ID={release}\nPRETTY_NAME="{release} test release"\n')
+    env["FPGAPROF_OS_RELEASE"] = str(os_release)
+    p = subprocess.run(["bash", str(DOCKER / "install.sh"), "--system-packages", "--python-version", "3.99"],
+                       env=env, capture_output=True, text=True, timeout=60)
+    # No python3.99 after the (stubbed) install: the script stops there, naming it.
+    assert p.returncode == 2 and "no Python 'python3.99'" in p.stderr, p.stdout + p.stderr
+    calls = log.read_text().splitlines()
+    ppa = [i for i, c in enumerate(calls) if c == "add-apt-repository -y ppa:deadsnakes/ppa"]
+    python_install = [i for i, c in enumerate(calls) if " install " in c and "python3.99-venv" in c.split()]
+    assert len(python_install) == 1
+    if release == "ubuntu":
+        assert "adding the deadsnakes PPA for python3.99 (ubuntu test release's python3 is 3.10)" in p.stdout
+        tools = [i for i, c in enumerate(calls)
+                 if " install " in c and {"software-properties-common", "gpg-agent"} <= set(c.split())]
+        # the PPA's tools, then the PPA and a fresh package list, then the Python packages
+        assert len(tools) == 1 and len(ppa) == 1 and tools[0] < ppa[0] < python_install[0]
+        assert calls[ppa[0] + 1] == "apt-get update -qq"
+    else:
+        assert ppa == [] and "deadsnakes" not in p.stdout
+    assert {"python3.99", "python3.99-venv", "python3.99-dev", "python3.99-tk"} <= set(calls[python_install[0]].split())
+    assert calls[-1] == "update-alternatives --install /usr/bin/python python /usr/bin/python3.99 1"
