@@ -19,6 +19,8 @@
 #   pytest       pytest tests/gpu -v           ncu          tests/gpu/ncu_crosscheck.py all
 #   conecounters tests/gpu/cone_counters.py: counters on MBIRJAX cone-beam projection, 64^3
 #   calibrate    fpgaprof calibrate (in no group: name it, or run all)
+#   energy       pytest tests/gpu/test_gpu_energy.py: a 4 s matmul loop's NVML energy and power
+#                against nvidia-smi's power readings taken during it
 #   overhead     bench/tracing_overhead.py: no profiler / fpgaprof / fpgaprof without the NVML
 #                power sampler / jax.profiler / counters, alternating; kernel-dense loop and
 #                MBIRJAX forward_project 128^3
@@ -27,14 +29,14 @@
 #                projector operations with MBIRJAX_DISABLE_PALLAS=1
 #   sweep128     the same at 128^3
 #   sweep256     the projectors and recon at 256^3, Pallas on and off
-#   sweepfirst   the 28 operations at 64^3 (3 runs), then at 256^3 (1 run) as far as time
+#   sweepfirst   the 28 operations at 64^3 (3 runs; 60 % of the step), then at 256^3 (1 run) as far as time
 #                allows, both with MBIRJAX's default projectors, the operations in the order of
 #                the user's CPU ranking at 256^3 (RANKED_OPS)
 #   sweep        one sweep as SWEEP_SIZES, SWEEP_OPS, SWEEP_RUNS, SWEEP_PALLAS (on/off) say
 # Groups, each sized to end within GPUVAL_BUDGET_S (450 s):
 #   first    = env wheels build devices cupti12 sweepfirst (the first run on a fresh machine:
 #              the user's libcupti, every operation, 256^3)
-#   perf     = env wheels build overhead sweep64
+#   perf     = env wheels build overhead energy (the tracing overhead; GPU energy against nvidia-smi)
 #   sizes    = env wheels build sweep128 sweep256
 #   validate = env wheels build devices counters pytest ncu conecounters
 #   fixtures = env wheels build devices pallas128 pytest conecounters
@@ -378,6 +380,16 @@ step_pallas128() {
   return "$rc"
 }
 
+step_energy() {
+  need_fp
+  need_gpu
+  local opts=()
+  "$PY" -c "import pytest_timeout" 2>/dev/null && opts+=(--timeout=$((STEP_LIMIT - 10)))
+  (cd "$WORK" && timeout -k 10 $((STEP_LIMIT - 5)) "$PY" -m pytest -v -rA -p no:cacheprovider \
+     -c "$ROOT/pyproject.toml" --rootdir "$ROOT" -s --junitxml="$LOGS/energy.xml" ${opts[@]+"${opts[@]}"} \
+     "$ROOT/tests/gpu/test_gpu_energy.py")
+}
+
 step_calibrate() {
   need_fp
   need_gpu
@@ -497,8 +509,8 @@ step_sweep64() { need_fp; need_gpu; need_mbirjax; sweep_pair 64 "$ALL_OPS" "$PRO
 step_sweep128() { need_fp; need_gpu; need_mbirjax; sweep_pair 128 "$ALL_OPS" "$PROJECTOR_OPS"; }
 step_sweep256() { need_fp; need_gpu; need_mbirjax; sweep_pair 256 "$BIG_OPS" "$BIG_OPS"; }
 
-# The first sweep on a fresh machine: every operation at 64^3 (SWEEP_RUNS runs; 45 % of the
-# step), then at 256^3 with one run after the warm-up, in the order of the user's ranking, as far
+# The first sweep on a fresh machine: every operation at 64^3 (SWEEP_RUNS runs; 60 % of the
+# step: compiling dominates there, some 6-8 s an operation on an H100), then at 256^3 with one run after the warm-up, in the order of the user's ranking, as far
 # as the rest of the step goes (a sweep stopped at its limit keeps what it traced). MBIRJAX's
 # default projectors (Pallas on an H100/H200/A100).
 step_sweepfirst() {
@@ -506,7 +518,7 @@ step_sweepfirst() {
   need_gpu
   need_mbirjax
   local budget=$((STEP_LIMIT - 40)) t0=$SECONDS rc rc2
-  run_sweep sweep64_pallas on 64 "$RANKED_OPS" $((budget * 45 / 100))
+  run_sweep sweep64_pallas on 64 "$RANKED_OPS" $((budget * 60 / 100))
   rc=$?
   SWEEP_RUNS=1 run_sweep sweep256_pallas on 256 "$RANKED_OPS" $((budget - (SECONDS - t0)))
   rc2=$?
@@ -570,11 +582,11 @@ if [ "${1:-}" = "__step" ]; then   # one step, run by the driver below under `ti
 fi
 
 ORDER=(env wheels build devices counters cupti12 pallas128 pytest conecounters ncu calibrate overhead
-       sweepfirst sweep64 sweep128 sweep256 sweep)
+       energy sweepfirst sweep64 sweep128 sweep256 sweep)
 declare -A CAP=([env]=150 [wheels]=60 [build]=360 [devices]=60 [counters]=60 [cupti12]=130 [pallas128]=400
-                [pytest]=240 [conecounters]=150 [ncu]=300 [calibrate]=180 [overhead]=240 [sweepfirst]=400
-                [sweep64]=300 [sweep128]=330 [sweep256]=240 [sweep]=420)
-declare -A GROUP=([first]="devices cupti12 sweepfirst" [perf]="overhead sweep64"
+                [pytest]=240 [conecounters]=150 [ncu]=300 [calibrate]=180 [overhead]=240 [energy]=90
+                [sweepfirst]=400 [sweep64]=300 [sweep128]=330 [sweep256]=240 [sweep]=420)
+declare -A GROUP=([first]="devices cupti12 sweepfirst" [perf]="overhead energy"
                   [sizes]="sweep128 sweep256" [validate]="devices counters pytest conecounters ncu"
                   [fixtures]="devices pallas128 pytest conecounters")
 declare -A WANT=()
