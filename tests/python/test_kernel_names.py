@@ -51,6 +51,21 @@ def test_the_short_form_by_hand():
         assert kernel_display_name(plain) == plain
 
 
+# XLA's own delay kernel in the H100 sweep trace; c++filt: "stream_executor::gpu::(anonymous
+# namespace)::DelayKernel(stream_executor::gpu::GpuSemaphoreState volatile*, ...)". Its
+# "(anonymous namespace)" once read as the parameter list: "stream_executor::…::".
+DELAY = ("_ZN15stream_executor3gpu56_GLOBAL__N__0adca48f_23_delay_kernel_cuda_cu_cc_a9426d2111DelayKernelEPV"
+         "NS_17GpuSemaphoreStateES2_")
+
+
+def test_an_anonymous_namespace_or_a_lambda_is_a_scope_not_the_parameters():
+    assert kernel_display_name(DELAY) == "stream_executor::…::DelayKernel"
+    assert kernel_display_name("x", demangled="(anonymous namespace)::k(int)") == "{anonymous}::k"
+    # a lambda's own parentheses are kept whole, with the braces around them
+    assert kernel_display_name("x", demangled="void ns::{lambda(float)#2}(float)") == "ns::{lambda(float)#2}"
+    assert kernel_display_name("x", demangled="void a::b<int>::{lambda(int)#1}::k<2>(int)") == "a::…::k<…>"
+
+
 def test_summary_json_carries_each_kernel_demangled_as_cxxfilt_prints_it(tmp_path):
     prof = fpgaprof.load(TRACE)
     report.write_all(prof, str(tmp_path))

@@ -35,7 +35,7 @@ from fpgaprof.base.columns import result_columns
 from fpgaprof.base.constants import DEFAULT_TARGET
 from fpgaprof.base.core import core
 from fpgaprof.base.errors import InvalidArgumentError
-from fpgaprof.base.units import fmt_j, fmt_s, fmt_s_range
+from fpgaprof.base.units import fmt_j, fmt_pct, fmt_s, fmt_s_range
 from fpgaprof.views.ranking import (
     OP_TEXT_COLUMNS,
     REGION_TEXT_COLUMNS,
@@ -219,7 +219,10 @@ def row_speedups(row: Mapping) -> tuple[str, float, float, float] | None:
 
 def deciding_reason(row: Mapping) -> str:
     """What decides a row's verdict, in a few words: the host link or the card's limit against
-    the GPU time, or why there is no estimate."""
+    the GPU time, or why there is no estimate. A region's card time that holds kernels kept on
+    the GPU (no cost: kept_gpu_s) says how much, and its link time how much of its bytes are
+    hand-offs between those kernels and the card (handoff_bytes): the figures are then those of a
+    split design, not of the whole operation on the card."""
     gpu_s = float(row.get("gpu_time_ns") or 0.0) * 1e-9
     verdict = str(row.get("verdict") or "")
     if verdict.startswith("unknown"):
@@ -261,15 +264,26 @@ def deciding_reason(row: Mapping) -> str:
     bound = "≥ " if row.get("estimate_basis") in ("measured bound", "operand bound") else ""
     # the link where the row charges one (data resident on the card charges none)
     link = math.isfinite(transfer) and transfer > 0
-    card_and_link = f"card {bound}{timed(best_card, c_lo, c_hi)}{lim}" + (
-        f" + link {timed(transfer, t_lo, t_hi)}" if link else ""
+    kept, handoff, link_bytes = num("kept_gpu_s"), num("handoff_bytes"), num("transfer_bytes")
+    kept_part = (
+        f", {fmt_s(kept)} of it kept on the GPU"
+        f" ({fmt_pct(kept / gpu_s)} of the GPU time has no cost)"
+        if kept > 0 and gpu_s > 0
+        else ""
     )
+    handoff_part = (
+        f", {fmt_pct(handoff / link_bytes)} of its bytes hand-offs with the kernels kept on the GPU"
+        if handoff > 0 and link_bytes > 0
+        else ""
+    )
+    card_alone = f"card {bound}{timed(best_card, c_lo, c_hi)}{lim}{kept_part}"
+    link_text = f"link {timed(transfer, t_lo, t_hi)}{handoff_part}"
+    card_and_link = card_alone + (f" + {link_text}" if link else "")
     if verdict == "no":
-        card_alone = f"card {bound}{timed(best_card, c_lo, c_hi)}{lim}"
         if link and t_fast >= gpu_s > 0 and math.isfinite(best_card) and c_fast >= gpu_s:
             # each alone loses: name both, the larger first, so that "host link alone" does
             # not read as "keep the data on the card and it gains" when the card alone loses
-            link_alone = f"host link {timed(transfer, t_lo, t_hi)}"
+            link_alone = f"host {link_text}"
             first, second = (
                 (card_alone, link_alone) if best_card >= transfer else (link_alone, card_alone)
             )
@@ -278,7 +292,8 @@ def deciding_reason(row: Mapping) -> str:
         # this reason (GPU / (card + link)), and the part that decides is named after them.
         if link and t_fast >= gpu_s > 0:
             if not math.isfinite(best_card):
-                return f"host link alone {timed(transfer, t_lo, t_hi)} vs {fmt_s(gpu_s)} on the GPU"
+                alone = f"host link alone {timed(transfer, t_lo, t_hi)}{handoff_part}"
+                return f"{alone} vs {fmt_s(gpu_s)} on the GPU"
             return f"{card_and_link} vs {fmt_s(gpu_s)} on the GPU (the host link alone is slower)"
         if math.isfinite(best_card) and c_fast >= gpu_s:
             if link:

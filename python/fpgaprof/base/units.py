@@ -283,8 +283,15 @@ def kernel_display_name(name: str, demangled: str | None = None) -> str:
             return name
     if demangled == name:
         return name
-    head, depth = [], 0
+    # "(anonymous namespace)" is a scope, not the parameter list: kept as one word. Braces
+    # ("{lambda(int)#1}") are kept whole, their parentheses not read as parameters either.
+    demangled = demangled.replace("(anonymous namespace)", "{anonymous}")
+    head, depth, braces = [], 0, 0
     for ch in demangled:
+        if depth == 0 and (braces or ch == "{"):
+            braces += {"{": 1, "}": -1}.get(ch, 0)
+            head.append(ch)
+            continue
         if ch == "(" and depth == 0:
             break  # the parameter list
         if ch in "<(":
