@@ -314,6 +314,51 @@ TEST_CASE("nested sessions and a second stop are state errors", "[cupti][session
   again->stop();
 }
 
+TEST_CASE("a CUPTI call refused while the trace stops is a warning, and the records stay", "[cupti][session]") {
+  if (!use_fake("kernels", 4, 1)) return;
+  const int kind = static_cast<int>(CUPTI_ACTIVITY_KIND_MEMSET);
+  ::setenv("FAKE_CUPTI_FAIL", ("cuptiActivityDisable:" + std::to_string(kind) + "=1").c_str(), 1);
+  auto session = CaptureSession::start(CaptureOptions{});
+  fake_emit();
+  TraceStore store = session->stop();
+  ::unsetenv("FAKE_CUPTI_FAIL");
+  CHECK(store.kernels.size() == 4);
+  CHECK(has_warning(store, "cuptiActivityDisable(" + std::to_string(kind) + ") failed"));
+  // The rest of the release went through: the next trace subscribes as usual.
+  auto next = CaptureSession::start(CaptureOptions{});
+  CHECK(next->gpu_active());
+  next->stop();
+}
+
+TEST_CASE("a child forked during a trace neither stops nor frees the parent's capture", "[cupti][session][fork]") {
+  if (!use_fake("kernels", 4, 1)) return;
+  auto session = CaptureSession::start(CaptureOptions{});
+  fake_emit();
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // stop() is refused before it takes a lock or calls CUPTI (the fork may have copied a
+    // lock held); the destructor of the child's copy touches nothing either.
+    int code = 3;
+    try {
+      (void)session->stop();
+      code = 1;
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      code = e.kind() == ErrorKind::kState && m.find("forked child") != std::string::npos ? 0 : 2;
+    } catch (...) {}
+    session.reset();
+    ::_exit(code);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  // The parent's capture is whole: its stop converts every record.
+  TraceStore store = session->stop();
+  CHECK(store.kernels.size() == 4);
+}
+
 TEST_CASE("a region name that is not UTF-8 is stored repaired, so the trace stays readable",
           "[cupti][session][regions]") {
   if (!use_fake("kernels", 1, 1)) return;

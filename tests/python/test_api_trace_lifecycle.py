@@ -97,6 +97,48 @@ def test_a_process_forked_inside_a_trace_is_told_it_cannot_trace():
     assert "'spawn'" in msg and "multiprocessing" in msg
 
 
+def test_a_child_forked_inside_the_block_leaves_it_without_stopping_or_saving(tmp_path):
+    """os.fork() inside the block, and the child runs on out of it: the child must not stop the
+    parent's capture (CUPTI, the driver and the collector's locks are the parent's) nor write
+    the parent's file; it says so, a trace it starts after is told it was forked from a tracing
+    process, and the parent's trace is saved whole. The parent waits in the block until the
+    child has left it."""
+    path = tmp_path / "t.fpgaprof"
+    r, w = os.pipe()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with fpgaprof.trace(str(path)) as prof:
+            with fpgaprof.region("before the fork"):
+                pass
+            pid = os.fork()
+            if pid != 0:
+                os.close(w)
+                with os.fdopen(r, "rb") as f:
+                    msg = f.read().decode()  # the child has left the block by now
+                os.waitpid(pid, 0)
+    if pid == 0:  # the child, out of the block
+        try:
+            said = [str(x.message) for x in seen if "forked inside the traced block" in str(x.message)]
+            msg = f"file={path.exists()} ready={prof.ready} said={len(said)}"
+            msg += f" names_parent={str(os.getppid()) in said[0]}" if said else ""
+            try:
+                with fpgaprof.trace():
+                    pass
+                msg += " next=traced"
+            except ProfilerConflictError as e:
+                msg += f" next={'forked from one that is tracing' in str(e)}"
+        except BaseException as e:  # noqa: BLE001 - reported to the parent
+            msg = f"{type(e).__name__}: {e}"
+        os.write(w, msg.encode())
+        os._exit(0)
+    assert msg == "file=False ready=False said=1 names_parent=True next=True", msg
+    assert prof.ready
+    assert _regions(fpgaprof.load(str(path))) == ["before the fork"]
+    with fpgaprof.trace() as after:  # the parent traces again: its own session has ended
+        pass
+    assert after.ready
+
+
 def test_a_trace_opened_off_the_main_thread_says_it_is_not_saved_on_sigterm(tmp_path):
     """Python takes signals on the main thread only: a trace(path) opened in a worker thread
     cannot save itself on SIGTERM/SIGHUP, and must say so (before, it said nothing)."""

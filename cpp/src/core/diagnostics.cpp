@@ -76,6 +76,10 @@ constexpr std::array kCodes = {
                    "synchronize (jax.block_until_ready) before the trace ends."},
     DiagnosticCode{"capture.flush_failed", kWarn, "capture",
                    "CUPTI's final flush failed: the last records may be missing. Fix: trace again."},
+    DiagnosticCode{"capture.release_failed", kWarn, "capture",
+                   "CUPTI refused to disable an activity kind or to unsubscribe at stop: the trace is complete, "
+                   "but a next trace in this process may find CUPTI still subscribed (read as a profiler conflict). "
+                   "Fix: start the next trace in a new process."},
     DiagnosticCode{"capture.nvtx", kWarn, "capture",
                    "XLA's NVTX ranges were not seen: kernels are matched to HLO ops by name only. Fix: import "
                    "fpgaprof before JAX runs, or use `fpgaprof run`."},

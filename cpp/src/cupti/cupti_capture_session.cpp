@@ -2,6 +2,7 @@
 // a time. CUPTI's buffer callbacks carry no user data, so the active session is reached
 // through the process-wide Collector.
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -138,6 +139,12 @@ class CuptiCaptureSession final : public CaptureSession {
   // set up is undone, so that no callback reaches this session once it is gone and the next
   // trace does not find CUPTI still subscribed (which would read as another profiler).
   void abandon();
+  // What must happen however a session ends (stop() part-way through an exception, a session
+  // destroyed without stop()): CUPTI released, no callback reaching this session, the power
+  // sampler halted, region recording ended and the next trace free to start. No device
+  // synchronize (a destructor may run with Python's GIL held, which a pending host callback
+  // needs). Idempotent; called with the collector's lifecycle mutex held.
+  void end_quietly() noexcept;
   bool gpu_active() const override { return gpu_active_; }
   std::string unavailable_reason() const override { return reason_; }
 
@@ -179,7 +186,8 @@ class CuptiCaptureSession final : public CaptureSession {
   // Adds the two-libcupti warning once (begin() and stop() both look: JAX's plugin may map
   // its copy only after the trace started).
   void check_mapped_cupti();
-  void release_cupti();  // disable kinds, unsubscribe
+  // Disables the kinds and unsubscribes; returns what CUPTI refused ("" when nothing).
+  std::string release_cupti();
 
   CaptureOptions options_;
   TraceStore store_;
@@ -191,6 +199,7 @@ class CuptiCaptureSession final : public CaptureSession {
   Diagnostics warnings_;                 // moved into the store's meta at stop
   bool gpu_active_ = false;
   bool stopped_ = false;
+  pid_t pid_ = ::getpid();  // the process that started the trace (a forked child is another)
   bool warned_mapped_cupti_ = false;
   std::string reason_;
 };
@@ -439,20 +448,65 @@ void CuptiCaptureSession::drop_own_calls(uint32_t thread_id, uint64_t begin_ns, 
   });
 }
 
-void CuptiCaptureSession::release_cupti() {
-  for (auto it = enabled_.rbegin(); it != enabled_.rend(); ++it) api_->ActivityDisable(*it);
+std::string CuptiCaptureSession::release_cupti() {
+  std::string refused;
+  for (auto it = enabled_.rbegin(); it != enabled_.rend(); ++it) {
+    if (const CUptiResult rc = api_->ActivityDisable(*it); rc != CUPTI_SUCCESS && refused.empty()) {
+      refused = "cuptiActivityDisable(" + std::to_string(static_cast<int>(*it)) + "): " + api_->result_string(rc);
+    }
+  }
   enabled_.clear();
   if (subscriber_ != nullptr) {
-    api_->Unsubscribe(subscriber_);
+    if (const CUptiResult rc = api_->Unsubscribe(subscriber_); rc != CUPTI_SUCCESS) {
+      refused += (refused.empty() ? "" : "; ") + std::string("cuptiUnsubscribe: ") + api_->result_string(rc);
+    }
     subscriber_ = nullptr;
   }
+  return refused;
+}
+
+void CuptiCaptureSession::end_quietly() noexcept {
+  Collector& c = collector();
+  try {
+    if (api_ != nullptr) (void)release_cupti();
+  } catch (...) {}
+  try {
+    std::lock_guard<std::mutex> lock(c.session_mutex);
+    if (c.active == this) c.active = nullptr;
+    c.lost_buffers = 0;  // this session's: not the next trace's to report
+  } catch (...) {}
+  try {
+    if (power_) power_->halt();
+  } catch (...) {}
+  c.has_session = false;
+  try {
+    TraceStore discard;
+    RegionRecorder::instance().end(trace_clock_ns(), discard);
+  } catch (...) {}
+  stopped_ = true;
 }
 
 TraceStore CuptiCaptureSession::stop() {
+  if (::getpid() != pid_) {
+    // A forked child holds a copy of the parent's session: CUPTI, the driver and the
+    // collector's locks (copied in whatever state the fork found them) are the parent's.
+    throw Error(ErrorKind::kState, "this trace was started by process " + std::to_string(pid_) +
+                                       " and this is a forked child (" + std::to_string(::getpid()) +
+                                       "): only the process that started a trace stops and saves it");
+  }
   Collector& c = collector();
   std::lock_guard<std::mutex> lifecycle(c.lifecycle_mutex);
   if (stopped_) throw Error(ErrorKind::kState, "this trace was already stopped: start a new one");
   stopped_ = true;
+  // Should anything below throw (an allocation on a large trace), the session still ends, with
+  // the lifecycle mutex held: no CUPTI buffer reaches it once it is freed, the next trace starts.
+  struct EndOnThrow {
+    CuptiCaptureSession* session;
+    bool armed = true;
+    ~EndOnThrow() {
+      if (armed) session->end_quietly();
+    }
+  } end_on_throw{this};
   // fpgaprof's own driver calls from here on (the synchronize) are removed from the trace
   // after the flush. The kinds stay enabled: JAX may still be launching on its own threads
   // after the traced block returned, and those launches' API records must stay.
@@ -474,11 +528,23 @@ TraceStore CuptiCaptureSession::stop() {
       warnings_.add("capture.flush_failed",
                     "cuptiActivityFlushAll failed (" + api_->result_string(rc) + "): the last records may be missing");
     }
-    for (auto it = enabled_.rbegin(); it != enabled_.rend(); ++it) api_->ActivityDisable(*it);
+    for (auto it = enabled_.rbegin(); it != enabled_.rend(); ++it) {
+      if (const CUptiResult rc = api_->ActivityDisable(*it); rc != CUPTI_SUCCESS) {
+        warnings_.add("capture.release_failed", "cuptiActivityDisable(" + std::to_string(static_cast<int>(*it)) +
+                                                    ") failed (" + api_->result_string(rc) + ")");
+      }
+    }
     enabled_.clear();
     // Records made between the first flush and the disable.
-    api_->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    release_cupti();
+    if (const CUptiResult rc = api_->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); rc != CUPTI_SUCCESS) {
+      warnings_.add("capture.flush_failed", "the second cuptiActivityFlushAll failed (" + api_->result_string(rc) +
+                                                "): records made just before the stop may be missing");
+    }
+    if (std::string refused = release_cupti(); !refused.empty()) {
+      warnings_.add("capture.release_failed",
+                    "CUPTI did not release the trace (" + refused +
+                        "): a next trace in this process may find CUPTI still subscribed (a profiler conflict)");
+    }
   }
   if (power_) power_->halt();  // its last reading is then at or before end_ns
   const uint64_t end_ns = trace_clock_ns();
@@ -541,15 +607,20 @@ TraceStore CuptiCaptureSession::stop() {
   }
   meta.warnings.append(warnings_);
   warnings_.clear();
+  end_on_throw.armed = false;
   return std::move(store_);
 }
 
 CuptiCaptureSession::~CuptiCaptureSession() {
-  if (stopped_) return;
+  // Stopped, or a forked child's copy (the parent's CUPTI and locks: nothing to touch).
+  if (stopped_ || ::getpid() != pid_) return;
+  // Destroyed without stop(): its data is discarded, so the session only ends (no flush or
+  // synchronize; CUPTI's later buffers are counted late and returned to the pool).
   try {
-    (void)stop();
+    std::lock_guard<std::mutex> lifecycle(collector().lifecycle_mutex);
+    end_quietly();
   } catch (...) {
-    // A destructor must not throw; the session's data is discarded anyway.
+    // A destructor must not throw (a lock that cannot be taken: system_error).
   }
 }
 

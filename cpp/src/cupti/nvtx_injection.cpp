@@ -45,29 +45,52 @@ std::string library_path() {
 
 }  // namespace fpgaprof
 
-// Returns 1 when NVTX was handed to CUPTI, 0 when CUPTI is unavailable (NVTX calls then stay
-// no-ops for the life of the process: NVTX asks once). Every call and its result are kept for
-// nvtx_injection_status(), so a trace can say why it has no NVTX ranges.
-extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(void* get_export_table) {
+namespace {
+
+// Keeps the call's note for nvtx_injection_status(); a failure to keep it (out of memory)
+// loses the note only, never the result NVTX gets.
+template <typename Text>
+void note(int result, Text text) noexcept {
+  try {
+    fpgaprof::record_injection(result, text());
+  } catch (...) {}
+}
+
+int inject(void* get_export_table) {
   std::string error;
   const fpgaprof::cupti::CuptiApi* api = fpgaprof::cupti::CuptiApi::get(&error);
   if (api == nullptr) {
-    fpgaprof::record_injection(0, "libcupti could not be loaded: " + error);
+    note(0, [&] { return "libcupti could not be loaded: " + error; });
     return 0;
   }
   // libcupti's own injection entry point does CUPTI's setup before attaching to NVTX.
   if (api->InitializeInjectionNvtx2 != nullptr) {
     const int result = api->InitializeInjectionNvtx2(get_export_table);
-    fpgaprof::record_injection(result,
-                               "InitializeInjectionNvtx2 of " + api->path + " returned " + std::to_string(result));
+    note(result, [&] { return "InitializeInjectionNvtx2 of " + api->path + " returned " + std::to_string(result); });
     return result;
   }
   if (api->NvtxInitialize2 != nullptr) {
     const int rc = api->NvtxInitialize2(get_export_table);
-    fpgaprof::record_injection(
-        rc == 0 ? 1 : 0, "cuptiNvtxInitialize2 of " + api->path + " returned " + std::to_string(rc) + " (0 = success)");
+    note(rc == 0 ? 1 : 0,
+         [&] { return "cuptiNvtxInitialize2 of " + api->path + " returned " + std::to_string(rc) + " (0 = success)"; });
     return rc == 0 ? 1 : 0;
   }
-  fpgaprof::record_injection(0, api->path + " exports neither InitializeInjectionNvtx2 nor cuptiNvtxInitialize2");
+  note(0, [&] { return api->path + " exports neither InitializeInjectionNvtx2 nor cuptiNvtxInitialize2"; });
   return 0;
+}
+
+}  // namespace
+
+// Returns 1 when NVTX was handed to CUPTI, 0 when CUPTI is unavailable (NVTX calls then stay
+// no-ops for the life of the process: NVTX asks once). Every call and its result are kept for
+// nvtx_injection_status(), so a trace can say why it has no NVTX ranges. NVTX calls this from C
+// on whichever thread makes the first NVTX call: no exception may leave it.
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(void* get_export_table) {
+  try {
+    return inject(get_export_table);
+  } catch (...) {
+    // out of memory while loading libcupti: NVTX stays uninstrumented
+    note(0, [] { return std::string("libcupti could not be loaded: out of memory"); });
+    return 0;
+  }
 }

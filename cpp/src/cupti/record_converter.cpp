@@ -276,15 +276,9 @@ void RecordConverter::dropped_unknown(std::string why) {
 }
 
 void RecordConverter::convert_kernel(const KernelActivity& r) {
-  if (r.start == 0 && r.end == 0) ++stats_.incomplete;
-  KernelRecord& k = append(store_.kernels);
-  k.start_ns = r.start;
-  k.end_ns = r.end;
-  k.correlation_id = r.correlationId;
-  k.name = intern(r.name);
-  k.device_id = r.deviceId;
-  k.context_id = r.contextId;
-  k.stream_id = r.streamId;
+  // What can throw (interning, out of memory) comes before the record is appended: a failure
+  // leaves no half-written kernel in the store (the buffer's rest is counted lost).
+  const StringId name = intern(r.name);
   LaunchConfig c;
   c.grid_x = non_negative(r.gridX);
   c.grid_y = non_negative(r.gridY);
@@ -300,9 +294,18 @@ void RecordConverter::convert_kernel(const KernelActivity& r) {
   c.graph_node_id = r.graphNodeId;
   // A kernel (by name) nearly always launches with the configuration it had last time: check
   // that one before the hash lookup.
-  if (k.name >= config_of_name_.size()) config_of_name_.resize(std::size_t{k.name} + 1, kNone32);
-  uint32_t& guess = config_of_name_[k.name];
+  if (name >= config_of_name_.size()) config_of_name_.resize(std::size_t{name} + 1, kNone32);
+  uint32_t& guess = config_of_name_[name];
   if (guess == kNone32 || !(c == store_.launch_configs[guess])) guess = store_.intern_launch_config(c);
+  if (r.start == 0 && r.end == 0) ++stats_.incomplete;
+  KernelRecord& k = append(store_.kernels);
+  k.start_ns = r.start;
+  k.end_ns = r.end;
+  k.correlation_id = r.correlationId;
+  k.name = name;
+  k.device_id = r.deviceId;
+  k.context_id = r.contextId;
+  k.stream_id = r.streamId;
   k.launch_config = guess;
 }
 
@@ -472,13 +475,16 @@ void RecordConverter::convert_marker(const CUpti_ActivityMarker2& r) {
     m.is_closed = true;
     return;
   }
+  // Interned before the record is appended: a failure leaves no half-written marker.
+  const StringId domain = intern(r.domain);
+  const StringId name = intern(r.name);
   const auto marker_index = static_cast<uint32_t>(store_.markers.size());
   MarkerRecord& m = append(store_.markers);
   m.start_ns = r.timestamp;
   m.thread_id = thread;
   m.id = r.id;
-  m.domain = intern(r.domain);
-  m.name = intern(r.name);
+  m.domain = domain;
+  m.name = name;
   if ((r.flags & CUPTI_ACTIVITY_FLAG_MARKER_START) != 0) {
     m.end_ns = r.timestamp;  // until its END arrives (or the trace ends)
     m.is_range = true;

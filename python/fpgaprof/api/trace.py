@@ -40,6 +40,8 @@ __all__ = ["trace", "region"]
 # thread and may interrupt it while it holds this lock.
 _lock = threading.RLock()
 _active: trace | None = None
+# What a forked child left of its parent's trace (trace._leave_in_forked_child), never freed.
+_FORKED_LEFTOVERS: list[tuple[Any, Any, Any]] = []
 
 
 class trace:
@@ -352,6 +354,9 @@ class trace:
         if self._outer is not None:
             self._exit_nested()
             return False
+        if os.getpid() != self._pid:
+            self._leave_in_forked_child()
+            return False
         signals, self._signals = self._signals, None
         if signals is not None:
             signals.finishing()  # a SIGTERM now waits for the save below, then ends the process
@@ -384,6 +389,22 @@ class trace:
             if signals is not None:
                 signals.uninstall()
         return False
+
+    def _leave_in_forked_child(self) -> None:
+        """A child forked inside the block (os.fork()) runs on out of it: the capture, CUPTI's
+        state and the file are the parent's, which stops and saves the trace. The child's copies
+        are kept, untouched, to the process's end (stopping or freeing them would call into the
+        parent's CUPTI and take locks the fork may have copied held). The block stays the
+        child's active trace: a trace the child starts is told that it was forked from a tracing
+        process, and how to start workers that can trace."""
+        _FORKED_LEFTOVERS.append((self._session, self._counters, self._signals))
+        self._session = self._counters = self._signals = None
+        warnings.warn(
+            f"fpgaprof.trace: process {os.getpid()}, forked inside the traced block of process "
+            f"{self._pid}, left the block: only process {self._pid} stops and saves the trace",
+            FpgaprofWarning,
+            stacklevel=3,
+        )
 
     def _finish(self) -> None:
         session, self._session = self._session, None
