@@ -673,16 +673,14 @@ def main(argv: list[str] | None = None) -> int:
                 notes.append(f"bare: {bare['error']}")
                 print(f"  bare: {bare['error']}")
 
-    errors_all = [f"{w}: {e}" for w, r in per_workload.items() for e in r["errors"]]
-    met = [r["target_met"] for r in per_workload.values() if r["target_met"] is not None]
-    overall = (all(met) if met else None) if not dry else None
     for n in notes:
         print(f"note: {n}")
+    final = record(bare, complete=True)
     if args.json:
-        write_json(args.json, record(bare, complete=True))
-    if errors_all:
+        write_json(args.json, final)
+    if final["errors"]:
         return 1
-    return 1 if (args.check and overall is False) else 0
+    return 1 if (args.check and final["target_met"] is False) else 0
 
 
 if __name__ == "__main__":

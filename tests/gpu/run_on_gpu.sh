@@ -510,9 +510,10 @@ step_sweep128() { need_fp; need_gpu; need_mbirjax; sweep_pair 128 "$ALL_OPS" "$P
 step_sweep256() { need_fp; need_gpu; need_mbirjax; sweep_pair 256 "$BIG_OPS" "$BIG_OPS"; }
 
 # The first sweep on a fresh machine: every operation at 64^3 (SWEEP_RUNS runs; 60 % of the
-# step: compiling dominates there, some 6-8 s an operation on an H100), then at 256^3 with one run after the warm-up, in the order of the user's ranking, as far
-# as the rest of the step goes (a sweep stopped at its limit keeps what it traced). MBIRJAX's
-# default projectors (Pallas on an H100/H200/A100).
+# step: compiling dominates there, some 6-8 s an operation on an H100), then at 256^3 with one
+# run after the warm-up, in the order of the user's ranking, as far as the rest of the step goes
+# (a sweep stopped at its limit keeps what it traced). MBIRJAX's default projectors (Pallas on an
+# H100/H200/A100).
 step_sweepfirst() {
   need_fp
   need_gpu

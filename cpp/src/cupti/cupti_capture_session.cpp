@@ -135,13 +135,11 @@ class CuptiCaptureSession final : public CaptureSession {
   // Called with the collector's lifecycle mutex held.
   void begin();
   TraceStore stop() override;
-  // begin() threw (a conflict, require_gpu, out of memory in a buffer callback): what it had
-  // set up is undone, so that no callback reaches this session once it is gone and the next
-  // trace does not find CUPTI still subscribed (which would read as another profiler).
-  void abandon();
-  // What must happen however a session ends (stop() part-way through an exception, a session
-  // destroyed without stop()): CUPTI released, no callback reaching this session, the power
-  // sampler halted, region recording ended and the next trace free to start. No device
+  // What must happen however a session ends other than by a whole stop() (begin() threw: a
+  // conflict, require_gpu, out of memory; stop() threw part-way; destroyed without stop()):
+  // CUPTI released, so that no callback reaches this session once it is gone and the next trace
+  // does not find CUPTI still subscribed (which would read as another profiler); the power
+  // sampler halted; region recording ended; the next trace free to start. No device
   // synchronize (a destructor may run with Python's GIL held, which a pending host callback
   // needs). Idempotent; called with the collector's lifecycle mutex held.
   void end_quietly() noexcept;
@@ -186,7 +184,9 @@ class CuptiCaptureSession final : public CaptureSession {
   // Adds the two-libcupti warning once (begin() and stop() both look: JAX's plugin may map
   // its copy only after the trace started).
   void check_mapped_cupti();
-  // Disables the kinds and unsubscribes; returns what CUPTI refused ("" when nothing).
+  // Disables the enabled kinds, last first; returns what CUPTI refused ("" when nothing).
+  std::string disable_kinds();
+  // disable_kinds(), then unsubscribes; returns what CUPTI refused ("" when nothing).
   std::string release_cupti();
 
   CaptureOptions options_;
@@ -232,17 +232,6 @@ void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t s
     }
   }
   c.pool.release(buffer, size);
-}
-
-void CuptiCaptureSession::abandon() {
-  {
-    std::lock_guard<std::mutex> lock(collector().session_mutex);
-    if (collector().active == this) collector().active = nullptr;
-    collector().lost_buffers = 0;  // this session's: not the next trace's to report
-  }
-  if (api_ != nullptr) release_cupti();
-  if (power_) power_->halt();
-  stopped_ = true;
 }
 
 void CuptiCaptureSession::go_host_only(std::string reason) {
@@ -448,17 +437,24 @@ void CuptiCaptureSession::drop_own_calls(uint32_t thread_id, uint64_t begin_ns, 
   });
 }
 
-std::string CuptiCaptureSession::release_cupti() {
+std::string CuptiCaptureSession::disable_kinds() {
   std::string refused;
   for (auto it = enabled_.rbegin(); it != enabled_.rend(); ++it) {
-    if (const CUptiResult rc = api_->ActivityDisable(*it); rc != CUPTI_SUCCESS && refused.empty()) {
-      refused = "cuptiActivityDisable(" + std::to_string(static_cast<int>(*it)) + "): " + api_->result_string(rc);
+    if (const CUptiResult rc = api_->ActivityDisable(*it); rc != CUPTI_SUCCESS) {
+      refused += (refused.empty() ? "" : "; ") + std::string("cuptiActivityDisable(") +
+                 std::to_string(static_cast<int>(*it)) + ") failed (" + api_->result_string(rc) + ")";
     }
   }
   enabled_.clear();
+  return refused;
+}
+
+std::string CuptiCaptureSession::release_cupti() {
+  std::string refused = disable_kinds();
   if (subscriber_ != nullptr) {
     if (const CUptiResult rc = api_->Unsubscribe(subscriber_); rc != CUPTI_SUCCESS) {
-      refused += (refused.empty() ? "" : "; ") + std::string("cuptiUnsubscribe: ") + api_->result_string(rc);
+      refused +=
+          (refused.empty() ? "" : "; ") + std::string("cuptiUnsubscribe failed (") + api_->result_string(rc) + ")";
     }
     subscriber_ = nullptr;
   }
@@ -528,19 +524,16 @@ TraceStore CuptiCaptureSession::stop() {
       warnings_.add("capture.flush_failed",
                     "cuptiActivityFlushAll failed (" + api_->result_string(rc) + "): the last records may be missing");
     }
-    for (auto it = enabled_.rbegin(); it != enabled_.rend(); ++it) {
-      if (const CUptiResult rc = api_->ActivityDisable(*it); rc != CUPTI_SUCCESS) {
-        warnings_.add("capture.release_failed", "cuptiActivityDisable(" + std::to_string(static_cast<int>(*it)) +
-                                                    ") failed (" + api_->result_string(rc) + ")");
-      }
-    }
-    enabled_.clear();
+    std::string refused = disable_kinds();
     // Records made between the first flush and the disable.
     if (const CUptiResult rc = api_->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); rc != CUPTI_SUCCESS) {
       warnings_.add("capture.flush_failed", "the second cuptiActivityFlushAll failed (" + api_->result_string(rc) +
                                                 "): records made just before the stop may be missing");
     }
-    if (std::string refused = release_cupti(); !refused.empty()) {
+    if (std::string unsubscribe = release_cupti(); !unsubscribe.empty()) {
+      refused += (refused.empty() ? "" : "; ") + unsubscribe;
+    }
+    if (!refused.empty()) {
       warnings_.add("capture.release_failed",
                     "CUPTI did not release the trace (" + refused +
                         "): a next trace in this process may find CUPTI still subscribed (a profiler conflict)");
@@ -646,9 +639,7 @@ std::unique_ptr<CaptureSession> CaptureSession::start(const CaptureOptions& opti
   try {
     session->begin();
   } catch (...) {
-    session->abandon();
-    TraceStore discard;
-    cupti::RegionRecorder::instance().end(0, discard);
+    session->end_quietly();
     throw;
   }
   c.has_session = true;
