@@ -57,6 +57,14 @@ def test_a_loop_trip_costs_at_least_a_clock_cycle_and_a_data_dependent_read():
     assert est.card_time_s >= trips / card["clock_hz"]  # 4.72 ms
     body = est.to_pandas()
     assert body["random_bytes"].sum() >= trips * 4  # x[idx[i]], one float a trip
+    # at the memory's rates alone (docs/fpga-model.md): the 2^20 reads at 23 channels x 92.5786 M
+    # accesses/s (492.4 us) and the body's streamed bytes at 23 x 14.375 GB/s x 0.91216 (the
+    # 16.8 MB of the CPU program's fusion: 55.6 us), far under the 4.72 ms of cycles
+    (row,) = body[body["random_bytes"] > 0].itertuples()
+    channels = 32 * 0.71875
+    assert row.card_memory_s == pytest.approx(
+        trips / (channels * 92.5786e6) + row.stream_bytes / (channels * 14.375e9 * 0.91216), rel=1e-4
+    )
 
 
 @pytest.mark.parametrize("data", [True, False], ids=["offset_from_data", "offset_from_counter"])

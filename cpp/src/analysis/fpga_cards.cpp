@@ -180,7 +180,7 @@ std::vector<FpgaTarget> make_presets() {
             "and copy latencies Intel's runtime's",
             "ddr4", 4, kDdr4_2400, 32 * kGiB, 11721 * kM20kBits / 8.0, 5760, pcie_bytes_per_s(3, 16));
   d5005.stream_efficiency = {0.881372, 0.876577, 0.947066};  // board test per bank: write, read, read-write of 19.2
-  d5005.link_efficiency = {0.361028, 0.293671, 0.496731};    // board test: 4.41-7.46 GiB/s of 15.754 GB/s
+  d5005.link_efficiency = {0.361028, 0.293671, 0.496731};    // board test: 4412-7463 MiB/s (4.63-7.83 GB/s) of 15.754
   out.push_back(d5005);
   out.push_back(intel("intel-s10mx-2100",
                       "Intel Stratix 10 MX 2100 (development kit DK-DEV-1SMX-H-A): 8 GB HBM2, 32 pseudo-channels "
