@@ -332,7 +332,9 @@ TEST_CASE("correlate scales as n log n", "[correlate]") {
   const CorrelationStats st = correlate(s);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   REQUIRE(st.unmatched_kernels == 0);
-  REQUIRE(seconds < 30.0);  // generous for sanitizer builds; ~1 s optimized
+  // Not a speed target (bench/ measures those): a guard against a quadratic join, which takes
+  // hours here. ~1 s optimized; the sanitizer build on a loaded 2-core machine took 30.4 s.
+  REQUIRE(seconds < 600.0);
   // Kernel with correlation c launched at 100c; region r covers [1000r, 1000r+900) on thread
   // 1 + r%4, so a kernel is in region c/10 exactly when its thread matches and 100c%1000 < 900.
   for (const KernelRecord& k : s.kernels) {
