@@ -68,7 +68,26 @@ def test_csv_keeps_a_carriage_return_inside_a_name(tmp_path):
     assert duckdb.sql(f"select name from read_csv('{f}', header=true)").fetchall() == [("load\r64",)]
 
 
-def test_a_memset_byte_pattern_of_all_ones_is_a_value_not_none(tmp_path):
+def test_csv_writes_a_name_a_spreadsheet_would_run_as_text(tmp_path):
+    """Names from a trace that start as a formula (=, +, -, @, tab, carriage return) come out
+    after an apostrophe, the spreadsheets' mark for text; others, and numbers, as they are."""
+    s = core.TraceStore()
+    d = core.DeviceInfo()
+    d.name = "GPU"
+    d.id = 0
+    s.add_device(d)
+    names = ['=HYPERLINK("http://x","y")', "+1", "-2", "@SUM(A1)", "\tk", "\rk", "k=1"]
+    for i, n in enumerate(names):
+        s.append("kernels", start_ns=1000 * i, end_ns=1000 * i + 500, name=n, device_id=0,
+                 stream_id=7, region_index=NONE32, marker_index=NONE32, grid_x=1, grid_y=1, grid_z=1)
+    s.set_meta(start_ns=0, end_ns=100_000)
+    path = str(tmp_path / "f.fpgaprof")
+    s.save(path)
+    out = _cli("export", path, "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(out, newline="")))
+    assert [r["name"] for r in rows] == ["'" + n for n in names[:6]] + ["k=1"]
+    assert [r["start_ns"] for r in rows] == [str(1000 * i) for i in range(len(names))]
+
     t = _trace(tmp_path)
     rows = list(csv.DictReader(io.StringIO(_cli("export", t, "--format", "csv", "--table", "memsets"),
                                            newline="")))

@@ -229,13 +229,24 @@ def _op_fields() -> list[str]:
     return [k for k in dir(cls) if not k.startswith("_") and isinstance(getattr(cls, k), property)]
 
 
+# What a spreadsheet opening the file takes for the start of a formula (=, +, -, @) or strips
+# before it looks (tab, carriage return): a text cell starting so is written after an apostrophe,
+# which spreadsheets read as "text follows" (OWASP, "CSV Injection"). Numbers are written as
+# they are: -5 stays a number.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _csv_cell(v: Any, none32: bool) -> Any:
     """One CSV cell: "none" (kNone32 in a uint32 column: no parent, no region, ...) and None
-    are empty; lists are joined with ";" (kernel_names)."""
+    are empty; lists are joined with ";" (kernel_names); text a spreadsheet would run as a
+    formula ("=HYPERLINK(...)" as a region or kernel name from a trace) is written after an
+    apostrophe."""
     if none32 and v == 0xFFFFFFFF:
         return ""
     if isinstance(v, (list, tuple)):
-        return ";".join("" if x is None else str(x) for x in v)
+        v = ";".join("" if x is None else str(x) for x in v)
+    if isinstance(v, str) and v.startswith(_FORMULA_START):
+        return "'" + v
     return "" if v is None else v
 
 
