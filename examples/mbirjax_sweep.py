@@ -1297,7 +1297,7 @@ def environment_compute_config() -> dict[str, Any]:
 
 def format_offload_ranking(results: list[Result]) -> str:
     """MBIRJAX operations ranked as FPGA offload units: per (operation, size) the region what-if
-    of the whole operation (fpgaprof.fpga_candidates(by="region")), by what offloading could
+    of the whole operation (prof.fpga_candidates(by="region")), by what offloading could
     change, then GPU time. Empty when no trace has the what-if."""
     rows = []
     for r in results:
