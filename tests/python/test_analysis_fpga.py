@@ -1360,3 +1360,19 @@ def test_a_modules_mark_is_taken_for_one_call():
     assert outer["module_calls"] >= 4
     assert outer["restructured_structure_dependent"] is False
     assert outer["restructured_card_time_high_s"] < outer["card_time_high_s"]
+
+
+def test_a_card_that_cannot_run_the_op_says_so_not_the_link():
+    """A card with no fp32 DSP mapping (dsps_per_fma_fp32 0) cannot run the f32 ops: no card
+    time in either design, so the reason is the estimate's note (not "host link alone ... vs
+    the GPU", which would read as "keep the data on the card and it gains"), and the answer has
+    no speedup to show (not "0.00x (0-0x)")."""
+    from fpgaprof.api.fpga import deciding_reason, row_speedups
+
+    rows = list(_analyze_with({"base": "alveo-u55c", "dsps_per_fma_fp32": 0}))
+    cannot = [r for r in rows if "no DSP mapping for fp32" in str(r.get("estimate_note"))]
+    assert cannot, rows
+    for r in cannot:
+        assert r["verdict"] == "no" and r["op_speedup"] == 0
+        assert deciding_reason(r) == r["estimate_note"]
+        assert row_speedups(r) is None

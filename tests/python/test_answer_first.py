@@ -776,6 +776,39 @@ def test_the_deciding_reason_of_a_straddling_no_and_of_data_on_the_card_keeps_it
     )
 
 
+def test_the_deciding_reason_looks_at_the_fast_end_of_both_designs():
+    """The restructured design is the faster at the nominal (1.5 ms against 2 ms as compiled)
+    and its range (1.4-1.6 ms) stays above the GPU's 1 ms, but the as-compiled range reaches
+    0.5 ms: "the card alone is slower" would be false. Both together are slower at the nominal
+    figures (1.5 + 0.2 ms), not at the fast ends (0.5 + 0.15 ms), and the reason names the
+    design whose fast end that is."""
+    from fpgaprof.api.fpga import deciding_reason
+
+    row = {"verdict": "no", "gpu_time_ns": 1e6, "card_time_s": 2e-3, "card_time_low_s": 5e-4,
+           "card_time_high_s": 4e-3, "restructured_card_time_s": 1.5e-3,
+           "restructured_card_time_low_s": 1.4e-3, "restructured_card_time_high_s": 1.6e-3,
+           "transfer_s": 2e-4, "transfer_low_s": 1.5e-4, "transfer_high_s": 3e-4,
+           "card_limit": "memory", "estimate_basis": "static"}
+    assert deciding_reason(row) == (
+        "card 1.50 ms (1.4-1.6 ms) + link 200.0 µs (150-300 µs) vs 1.00 ms on the GPU (slower at"
+        " the nominal figures, not at the fast ends; the as-compiled design's fast end 500.0 µs)"
+    )
+    # with the as-compiled fast end above the GPU time too, the card alone decides it
+    assert deciding_reason(dict(row, card_time_low_s=1.1e-3)) == (
+        "card 1.50 ms (1.4-1.6 ms) + link 200.0 µs (150-300 µs) vs 1.00 ms on the GPU"
+        " (the card alone is slower)"
+    )
+    # a card time with its range across a unit: one unit for both
+    slow = dict(row, restructured_card_time_s=0.98, restructured_card_time_low_s=0.81,
+                restructured_card_time_high_s=1.2, card_time_s=2.0, card_time_low_s=1.5,
+                card_time_high_s=3.0)
+    assert deciding_reason(slow).startswith("card 0.980 s (0.81-1.2 s) + link")
+    # no GPU time (a hand-made or old row: the core does not estimate such an op)
+    assert deciding_reason(dict(row, gpu_time_ns=0)) == (
+        "no GPU time to compare with (its kernels were not timed)"
+    )
+
+
 def test_prof_summary_answer_takes_top_and_points_to_the_api():
     """prof.summary(top=1) shows one answer row, and the others are where a notebook has them
     (prof.fpga_candidates()), not in a summary.json it never wrote."""
@@ -828,3 +861,27 @@ def test_the_summarys_copies_by_hlo_op_name_repeated_ops_apart():
                     else f"{r['op']} #{program[r['op_index']]} ({r['module']})")
     assert shown == want
     assert len(set(shown)) == len(shown) and sum(r["op"] == "copy.1" for r in rows) >= 3
+
+
+def test_the_answer_speedup_reads_the_same_in_text_and_html():
+    """The speedup cell of the answer in the text and on the page (one speedup_parts): with a
+    range its star (the slow end as compiled) follows it; without one there is no star and no
+    empty "()"."""
+    from fpgaprof.report.html import answer_html
+    from fpgaprof.views.answer_text import answer_lines, speedup_parts
+
+    ranged = {"speedup": 0.8, "speedup_low": 0.5, "speedup_high": 1.3, "scenario": "as compiled",
+              "slow_end_as_compiled": True}
+    bare = dict(ranged, speedup_low=None, speedup_high=None)
+    assert speedup_parts(ranged) == ("0.80x", "(0.50-1.3x)* as compiled")
+    assert speedup_parts(bare) == ("0.80x", "as compiled")
+    assert speedup_parts(dict(ranged, speedup=None)) == ("–", "")
+    for item, text, page in (
+        (ranged, "0.80x (0.50-1.3x)* as compiled", '<b>0.80x</b> <span class="dim">(0.50-1.3x)* as compiled</span>'),
+        (bare, "0.80x as compiled", '<b>0.80x</b> <span class="dim">as compiled</span>'),
+    ):
+        s = {"answer": {"available": True, "unit": "region", "cards": ["alveo-u55c"],
+                        "items": [dict(item, operation="fwd", size=64, gpu_time_s=1e-3, verdict="no",
+                                       best_card="alveo-u55c", reason="r")]}}
+        assert text in "\n".join(answer_lines(s))
+        assert page in answer_html(s)

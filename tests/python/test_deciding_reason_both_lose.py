@@ -98,7 +98,7 @@ def test_a_split_design_says_what_stays_on_the_gpu_and_what_the_link_carries_for
         transfer_bytes=40e6,
     )
     assert deciding_reason(row) == (
-        "card 900.0 µs (0.80-2.0 ms), 600.0 µs of it kept on the GPU (60.0 % of the GPU time has no"
+        "card 0.900 ms (0.80-2.0 ms), 600.0 µs of it kept on the GPU (60.0 % of the GPU time has no"
         " cost) + link 3.00 ms (2.0-4.0 ms), 75.0 % of its bytes hand-offs with the kernels kept on"
         " the GPU vs 1.00 ms on the GPU (the host link alone is slower)"
     )
@@ -106,7 +106,7 @@ def test_a_split_design_says_what_stays_on_the_gpu_and_what_the_link_carries_for
     plain = _row(restructured_card_time_s=0.9e-3, restructured_card_time_low_s=0.8e-3,
                  restructured_card_time_high_s=2e-3, kept_gpu_s=0.0, handoff_bytes=0.0, transfer_bytes=40e6)
     assert deciding_reason(plain) == (
-        "card 900.0 µs (0.80-2.0 ms) + link 3.00 ms (2.0-4.0 ms) vs 1.00 ms on the GPU"
+        "card 0.900 ms (0.80-2.0 ms) + link 3.00 ms (2.0-4.0 ms) vs 1.00 ms on the GPU"
         " (the host link alone is slower)"
     )
 

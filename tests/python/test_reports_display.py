@@ -204,6 +204,27 @@ def test_candidate_tables_in_html_use_the_printed_formats():
     assert units.fmt_s_range(8.1e-4, 2.1e-3) == "0.81-2.1 ms"
     assert units.fmt_s_range(1.7e-5, 5.649e-4) == "17-570 µs"
     assert units.fmt_speedup_range(None, 2.0) == "" and units.fmt_s_range(1.0, float("nan")) == ""
+    # a high end that rounds up to the next unit is printed in it: 999.96 us rounds up to 1000
+    # us at two significant digits, which reads 1.0 ms; and one that rounds up to the next
+    # decade keeps two significant digits (0.0996 -> 0.10, not 0.100)
+    assert units.fmt_s_range(9e-4, 999.96e-6) == "0.90-1.0 ms"
+    assert units.fmt_speedup_range(0.05, 0.0996) == "0.050-0.10x"
+
+
+def test_a_time_and_its_range_share_one_unit():
+    """A nominal printed beside its range is in the range's unit: 0.98 s in 0.81-1.2 s read
+    "980.00 ms (0.81-1.2 s)" before."""
+    assert units.fmt_s_ranged(0.98, 0.81, 1.2) == "0.980 s (0.81-1.2 s)"
+    # below 1 of the range's unit, three significant digits (not 541.4 us's four, nor two)
+    assert units.fmt_s_ranged(8e-4, 6e-4, 1.1e-3) == "0.800 ms (0.60-1.1 ms)"
+    assert units.fmt_s_ranged(541.4e-6, 2.2e-4, 1.7e-3) == "0.541 ms (0.22-1.7 ms)"
+    # the common case is as fmt_s prints it
+    assert units.fmt_s_ranged(1.75e-3, 1.3e-3, 2.6e-3) == "1.75 ms (1.3-2.6 ms)"
+    assert units.fmt_s_ranged(999.96e-6, 9e-4, 999.97e-6) == "1.00 ms (0.90-1.0 ms)"
+    # no range, or one that does not hold the nominal: the nominal as fmt_s prints it
+    assert units.fmt_s_ranged(2e-3, None, 3e-3) == "2.00 ms"
+    assert units.fmt_s_ranged(0.98, 1.0, 1.2) == "980.00 ms (1.0-1.2 s)"
+    assert units.fmt_s_ranged(1.5e-10, 1.1e-10, 2.5e-10) == "0.15 ns (0.11-0.25 ns)"
 
 
 def test_a_printed_time_below_a_nanosecond_stays_inside_its_printed_range():

@@ -35,7 +35,7 @@ from fpgaprof.base.columns import result_columns
 from fpgaprof.base.constants import DEFAULT_TARGET
 from fpgaprof.base.core import core
 from fpgaprof.base.errors import InvalidArgumentError
-from fpgaprof.base.units import fmt_j, fmt_pct, fmt_s, fmt_s_range
+from fpgaprof.base.units import fmt_j, fmt_pct, fmt_s, fmt_s_ranged
 from fpgaprof.views.ranking import (
     OP_TEXT_COLUMNS,
     REGION_TEXT_COLUMNS,
@@ -194,16 +194,20 @@ def fpga_candidates(
 
 def row_speedups(row: Mapping) -> tuple[str, float, float, float] | None:
     """The scenario a row's answer rests on and its speedup with the range: ("as compiled" or
-    "restructured", nominal, low, high), the better nominal of the two; None when not estimated.
-    Works for op rows (op_speedup) and region rows (region_speedup)."""
+    "restructured", nominal, low, high), the better nominal of the two; None when not estimated
+    or when the card cannot run it (no card time in either design). Works for op rows
+    (op_speedup) and region rows (region_speedup)."""
     unit = "region" if "region_speedup" in row else "op"
     best = None
-    for label, key in (
-        ("as compiled", f"{unit}_speedup"),
-        ("restructured", f"restructured_{unit}_speedup"),
+    for label, key, card in (
+        ("as compiled", f"{unit}_speedup", "card_time_s"),
+        ("restructured", f"restructured_{unit}_speedup", "restructured_card_time_s"),
     ):
-        v = row.get(key)
+        v, t = row.get(key), row.get(card)
         if not isinstance(v, (int, float)) or not math.isfinite(v):
+            continue
+        # a speedup without a card time (0: a precision the card cannot run) has no figure
+        if card in row and not (isinstance(t, (int, float)) and math.isfinite(t)):
             continue
         lo, hi = row.get(f"{key}_low"), row.get(f"{key}_high")
         cand = (
@@ -241,22 +245,37 @@ def deciding_reason(row: Mapping) -> str:
 
     def timed(nominal: float, lo: float, hi: float) -> str:
         """A time with its range where the row has one: "1.75 ms (1.3-2.6 ms)"."""
-        rng = fmt_s_range(lo, hi) if math.isfinite(lo) and math.isfinite(hi) else ""
-        return fmt_s(nominal) + (f" ({rng})" if rng else "")
+        return fmt_s_ranged(nominal, lo, hi)
 
     transfer = num("transfer_s")
     t_lo, t_hi = num("transfer_low_s"), num("transfer_high_s")
     # The card time of the faster scenario (as compiled or restructured), with its own range.
     cards = [
-        (num(f"{p}card_time_s"), num(f"{p}card_time_low_s"), num(f"{p}card_time_high_s"))
-        for p in ("", "restructured_")
+        (num(f"{p}card_time_s"), num(f"{p}card_time_low_s"), num(f"{p}card_time_high_s"), design)
+        for p, design in (("", "as-compiled"), ("restructured_", "restructured"))
     ]
     cards = [c for c in cards if math.isfinite(c[0])]
-    best_card, c_lo, c_hi = min(cards) if cards else (math.nan, math.nan, math.nan)
+    best_card, c_lo, c_hi, shown = min(cards) if cards else (math.nan, math.nan, math.nan, "")
+    if verdict == "no" and not cards:
+        # no card time in either design: the card cannot run the op (a precision it has no
+        # DSP mapping for), whatever the link would take
+        return str(row.get("estimate_note") or "the card cannot run it")
+    if verdict == "no" and not gpu_s > 0:
+        return "no GPU time to compare with (its kernels were not timed)"
     # What decides "no" must hold at the card's fast end, not only at the nominal: compare the
-    # low end where the row has one.
+    # fastest end of either design (the one shown is the faster at the nominal; the other's
+    # range may reach further down).
     t_fast = t_lo if math.isfinite(t_lo) else transfer
-    c_fast = c_lo if math.isfinite(c_lo) else best_card
+    c_fast, fast_design = min(
+        ((lo if math.isfinite(lo) else nominal, design) for nominal, lo, _, design in cards),
+        default=(math.nan, ""),
+    )
+    # the other design's fast end, named where it is the one that reaches below the shown one's
+    other_fast = (
+        f"; the {fast_design} design's fast end {fmt_s(c_fast)}"
+        if fast_design != shown and math.isfinite(c_lo) and c_fast < c_lo
+        else ""
+    )
     # card_limit is what bounds the card time *as compiled*: it labels that time only
     limit = str(row.get("card_limit") or "")
     as_compiled = num("card_time_s")
@@ -280,7 +299,7 @@ def deciding_reason(row: Mapping) -> str:
     link_text = f"link {timed(transfer, t_lo, t_hi)}{handoff_part}"
     card_and_link = card_alone + (f" + {link_text}" if link else "")
     if verdict == "no":
-        if link and t_fast >= gpu_s > 0 and math.isfinite(best_card) and c_fast >= gpu_s:
+        if link and t_fast >= gpu_s and c_fast >= gpu_s:
             # each alone loses: name both, the larger first, so that "host link alone" does
             # not read as "keep the data on the card and it gains" when the card alone loses
             link_alone = f"host {link_text}"
@@ -290,24 +309,18 @@ def deciding_reason(row: Mapping) -> str:
             return f"{first} and {second}, each alone slower than {fmt_s(gpu_s)} on the GPU"
         # Where one part alone decides it, the times shown still add up to the speedup beside
         # this reason (GPU / (card + link)), and the part that decides is named after them.
-        if link and t_fast >= gpu_s > 0:
-            if not math.isfinite(best_card):
-                alone = f"host link alone {timed(transfer, t_lo, t_hi)}{handoff_part}"
-                return f"{alone} vs {fmt_s(gpu_s)} on the GPU"
+        if link and t_fast >= gpu_s:
             return f"{card_and_link} vs {fmt_s(gpu_s)} on the GPU (the host link alone is slower)"
-        if math.isfinite(best_card) and c_fast >= gpu_s:
+        if c_fast >= gpu_s:
             if link:
                 return f"{card_and_link} vs {fmt_s(gpu_s)} on the GPU (the card alone is slower)"
             return f"{card_alone} vs {fmt_s(gpu_s)} on the GPU"
-        if math.isfinite(best_card):
-            # each alone can be faster than the GPU, together they are not; or the verdict
-            # (of the nominal figures) holds while the fast ends of the ranges reach the GPU
-            reach = c_fast + (t_fast if link else 0.0) < gpu_s
-            return f"{card_and_link} vs {fmt_s(gpu_s)} on the GPU" + (
-                " (slower at the nominal figures, not at the fast ends)" if reach else ""
-            )
-        note = str(row.get("estimate_note") or "")
-        return note or "slower on the card"
+        # each alone can be faster than the GPU, together they are not; or the verdict (of the
+        # nominal figures) holds while the fast ends of the ranges reach the GPU
+        reach = c_fast + (t_fast if link else 0.0) < gpu_s
+        return f"{card_and_link} vs {fmt_s(gpu_s)} on the GPU" + (
+            f" (slower at the nominal figures, not at the fast ends{other_fast})" if reach else ""
+        )
     if math.isfinite(best_card):
         return f"{card_and_link} vs {fmt_s(gpu_s)} on the GPU"
     return ""
@@ -479,7 +492,7 @@ def _estimate_table(
 
     def line(label: str, key: str) -> str:
         nominal, (lo, hi) = getattr(t, f"{key}_s"), getattr(t, f"{key}_range_s")
-        return f"{label} {fmt_s(nominal)} ({fmt_s_range(lo, hi)})"
+        return f"{label} {fmt_s_ranged(nominal, lo, hi)}"
 
     footer = [
         f"  whole function on {card}: "

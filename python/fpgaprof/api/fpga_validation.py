@@ -29,7 +29,7 @@ from typing import Any
 from fpgaprof.api import fpga
 from fpgaprof.api.answer import enclosing_only
 from fpgaprof.api.profile import load
-from fpgaprof.base.units import fmt_s, fmt_s_range, fmt_speedup, fmt_speedup_range
+from fpgaprof.base.units import fmt_s, fmt_s_ranged, fmt_speedup, fmt_speedup_range
 
 __all__ = [
     "anchors",
@@ -686,7 +686,7 @@ def markdown(rows: list[dict], loso: list[dict] | None = None) -> str:
             out.append(
                 f"| {r['id']} | {r['source_id']} | {r['kernel']} | {r['card']} | {r['size']} | "
                 f"{r['timed']} | {fmt_s(r['measured_s'])} | {r['scenario']} | "
-                f"{fmt_s(r[pre + '_s'])} ({fmt_s_range(r[pre + '_low_s'], r[pre + '_high_s'])}) | "
+                f"{fmt_s_ranged(r[pre + '_s'], r[pre + '_low_s'], r[pre + '_high_s'])} | "
                 f"{fmt_s(r[other + '_s'])} | "
                 f"{r['ratio']:.2f} | {r.get('card_limit', '')} |{sets}"
             )
@@ -704,9 +704,7 @@ def markdown(rows: list[dict], loso: list[dict] | None = None) -> str:
             if r["missing"]:
                 est, ratio = "not predictable: no other source for " + ", ".join(r["missing"]), "-"
             else:
-                est = (
-                    f"{fmt_s(r[pre + '_s'])} ({fmt_s_range(r[pre + '_low_s'], r[pre + '_high_s'])})"
-                )
+                est = fmt_s_ranged(r[pre + "_s"], r[pre + "_low_s"], r[pre + "_high_s"])
                 ratio = f"{r['ratio']:.2f}"
             out.append(
                 f"| {r['source_id']} | {r['id']} | {fmt_s(r['measured_s'])} | {est} | {ratio} | "

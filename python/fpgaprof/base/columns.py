@@ -20,15 +20,18 @@ from fpgaprof.base.units import (
     fmt_num,
     fmt_pct,
     fmt_s,
+    fmt_s_nominal,
     fmt_s_range,
     fmt_speedup,
     fmt_speedup_range,
+    is_finite_number,
 )
 
 __all__ = [
     "STATIC_COST_FIELDS",
     "range_keys",
     "range_text",
+    "ranged_nominal",
     "BOUND_BASES",
     "bound_mark",
     "is_range_key",
@@ -96,6 +99,18 @@ def range_text(k: str, row: Mapping) -> str:
         lo, hi = row.get(lo_k), row.get(hi_k)
         return "" if lo is None or hi is None else f"{fmt_j(lo)}-{fmt_j(hi)}"
     return ""
+
+
+def ranged_nominal(k: str, row: Mapping) -> str | None:
+    """Column k's value in `row` as printed beside its range where the two could differ in
+    unit: a time in the unit of its range (fmt_s_nominal: "0.980 s" beside "0.81-1.2 s", not
+    "980.00 ms"); None where cell() prints it (no range, not a time)."""
+    if not (is_time_key(k) and k.endswith("_s")) or not is_finite_number(row.get(k)):
+        return None
+    lo_k, hi_k = range_keys(k)
+    if not fmt_s_range(row.get(lo_k), row.get(hi_k)):
+        return None
+    return fmt_s_nominal(row.get(k), row.get(lo_k), row.get(hi_k))
 
 
 # The values of a roofline point (op, kernel, region) built on its static cost, besides its

@@ -28,6 +28,8 @@ __all__ = [
     "fmt_speedup",
     "fmt_speedup_range",
     "fmt_s_range",
+    "fmt_s_ranged",
+    "fmt_s_nominal",
     "is_finite_number",
     "shorten",
 ]
@@ -166,6 +168,8 @@ def _sig2(x: float, direction: int = 0) -> str:
         if direction > 0
         else round(x * scale)
     ) / scale
+    if abs(v) >= 10.0 ** (2 - digits) * (1 - 1e-12):
+        digits -= 1  # rounded up into the next decade (0.0996 -> 0.10, not 0.100)
     return f"{v:.{max(digits, 0)}f}"
 
 
@@ -185,8 +189,39 @@ def fmt_s_range(low: float | None, high: float | None) -> str:
     if low is None or high is None or not (is_finite_number(low) and is_finite_number(high)):
         return ""
     lo, hi = float(low), float(high)
-    k, unit = next(((k, u) for k, u, _ in TIME_STEPS if abs(hi) >= k), (1e-9, "ns"))
+    k, unit, _ = _range_step(hi)
     return f"{_sig2(lo / k, -1)}-{_sig2(hi / k, +1)} {unit}"
+
+
+def _range_step(high: float) -> tuple[float, str, str]:
+    """The TIME_STEPS step a time range ending at `high` is printed in: that of `high`, one up
+    when `high` rounded up as printed reaches it (999.96 µs is "1.0 ms", not "1000 µs")."""
+    i = next((j for j, st in enumerate(TIME_STEPS) if abs(high) >= st[0]), len(TIME_STEPS) - 1)
+    if i > 0 and abs(float(_sig2(high / TIME_STEPS[i][0], +1))) >= 1000:
+        i -= 1
+    return TIME_STEPS[i]
+
+
+def fmt_s_ranged(nominal: float | None, low: float | None, high: float | None) -> str:
+    """A time with its range, both in the range's unit: "0.980 s (0.81-1.2 s)", not
+    "980.00 ms (0.81-1.2 s)". The nominal as fmt_s prints it where the range does not hold it
+    (or it is under a nanosecond); the nominal alone where there is no range."""
+    rng = fmt_s_range(low, high)
+    return fmt_s_nominal(nominal, low, high) + (f" ({rng})" if rng else "")
+
+
+def fmt_s_nominal(nominal: float | None, low: float | None, high: float | None) -> str:
+    """The nominal of fmt_s_ranged alone: in the unit fmt_s_range prints `low`-`high` in, with
+    fmt_s's decimals for that unit, or three significant digits below 1 of it ("0.541 ms" beside
+    "0.22-1.7 ms"); as fmt_s prints it without a range, outside it or under a nanosecond."""
+    if not fmt_s_range(low, high) or not is_finite_number(nominal):
+        return fmt_s(nominal)
+    x, lo, hi = float(nominal), float(low), float(high)  # type: ignore[arg-type]
+    k, unit, spec = _range_step(hi)
+    if abs(x) < 1e-9 or not lo * (1 - 1e-9) <= x <= hi * (1 + 1e-9):
+        return fmt_s(x)
+    v = x / k
+    return f"{format(v, spec if abs(v) >= 1 else '#.3g')} {unit}"
 
 
 def shorten(text: str, width: int, keep: str = "start") -> str:

@@ -30,11 +30,10 @@ from fpgaprof.base.units import (
     fmt_num,
     fmt_pct,
     fmt_s,
-    fmt_speedup,
-    fmt_speedup_range,
     kernel_display_name,
 )
 from fpgaprof.report.model import MEASUREMENT_RUNS, measurement_stats
+from fpgaprof.views.answer_text import speedup_parts
 from fpgaprof.views.memory import dataflow_html, module_memory_html
 from fpgaprof.views.ranking import (
     ABOVE_ROOF_STATIC,
@@ -924,16 +923,10 @@ VERDICT_CLASS = {
 
 
 def _answer_speedup(i: Mapping) -> str:
-    sp = i.get("speedup")
-    if not isinstance(sp, (int, float)):
-        return "–"
-    mark = "≤ " if i.get("bound") else ""
-    rng = fmt_speedup_range(i.get("speedup_low"), i.get("speedup_high"))
-    scen = f" {i['scenario']}" if i.get("scenario") else ""
-    star = "*" if i.get("slow_end_as_compiled") else ""
-    return f"<b>{esc(mark + fmt_speedup(sp))}</b>" + (
-        f' <span class="dim">({esc(rng)}){star}{esc(scen)}</span>' if rng or scen else ""
-    )
+    figure, rest = speedup_parts(i)
+    if figure == "–":
+        return figure
+    return f"<b>{esc(figure)}</b>" + (f' <span class="dim">{esc(rest)}</span>' if rest else "")
 
 
 def answer_html(s: Mapping) -> str:

@@ -23,17 +23,27 @@ from fpgaprof.views.ranking import (
 TOP = 5
 
 
-def _speedup_text(item: Mapping) -> str:
+def speedup_parts(item: Mapping) -> tuple[str, str]:
+    """An answer item's speedup as the text and report.html show it: the figure ("≤ 0.80x" for
+    a bound) and what follows it, its range with the star of a slow end as compiled and the
+    design it is for ("(0.50-1.3x)* as compiled"; no star without a range); ("–", "") without
+    a speedup."""
     sp = item.get("speedup")
     if not isinstance(sp, (int, float)):
-        return "–"
+        return "–", ""
     rng = fmt_speedup_range(item.get("speedup_low"), item.get("speedup_high"))
     mark = "≤ " if item.get("bound") else ""
     star = "*" if item.get("slow_end_as_compiled") else ""
-    # which design the figure is for, as report.html says it: "restructured" is a dataflow
-    # redesign, not the op as XLA compiled it
-    scen = f" {item['scenario']}" if item.get("scenario") else ""
-    return f"{mark}{fmt_speedup(sp)}" + (f" ({rng}){star}" if rng else "") + scen
+    # which design the figure is for: "restructured" is a dataflow redesign, not the op as XLA
+    # compiled it
+    scen = str(item.get("scenario") or "")
+    return f"{mark}{fmt_speedup(sp)}", " ".join(
+        x for x in (f"({rng}){star}" if rng else "", scen) if x
+    )
+
+
+def _speedup_text(item: Mapping) -> str:
+    return " ".join(x for x in speedup_parts(item) if x)
 
 
 def answer_lines(summary: Mapping, top: int = TOP, more_in: str = "summary.json") -> list[str]:

@@ -16,6 +16,7 @@ from fpgaprof.base.columns import (
     display_label,
     is_range_key,
     range_text,
+    ranged_nominal,
 )
 from fpgaprof.base.markup import esc, html_cell, html_table
 from fpgaprof.base.units import fmt_s, fmt_speedup, fmt_speedup_range, is_finite_number
@@ -307,6 +308,9 @@ def _ranked_cell(k: str, r: Mapping) -> tuple[str, Any]:
             v,
         )
     disp, val = html_cell(k, v)
+    nominal = ranged_nominal(k, r)
+    if nominal is not None:
+        disp = esc(nominal)
     mark = bound_mark(k, r)
     if mark and disp != "–":
         disp = esc(mark) + disp

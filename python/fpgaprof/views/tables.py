@@ -27,6 +27,7 @@ from fpgaprof.base.columns import (
     column_order,
     display_label,
     range_text,
+    ranged_nominal,
 )
 from fpgaprof.base.core import core
 from fpgaprof.base.markup import esc, html_cell
@@ -170,6 +171,12 @@ def rows_html(
 TEXT_CELL = 40  # characters; longer cells end in "…"
 
 
+def _ranged_cell(k: str, row: Mapping) -> str:
+    """Column k of `row` with its range, a time in its range's unit (columns.ranged_nominal)."""
+    nominal = ranged_nominal(k, row)
+    return text_cell(k, row.get(k) if nominal is None else nominal, range_text(k, row))
+
+
 def text_cell(k: str, v: Any, rng: str = "") -> str:
     if rng:
         return f"{text_cell(k, v)} ({rng})"
@@ -269,9 +276,7 @@ def rows_text(
     shown = records.records_of(recs[:max_rows]) if dict_rows else recs[:max_rows]
     if sourced:
         shown = with_source(shown)
-    cells = [
-        [bounded_text(c, r, text_cell(c, r.get(c), range_text(c, r))) for c in cols] for r in shown
-    ]
+    cells = [[bounded_text(c, r, _ranged_cell(c, r)) for c in cols] for r in shown]
     heads = [display_label(c, labels) for c in cols]
     widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(heads)]
     text_col = [all(isinstance(r.get(c), str) or r.get(c) is None for r in shown) for c in cols]
