@@ -243,10 +243,6 @@ def deciding_reason(row: Mapping) -> str:
         v = row.get(key)
         return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else math.nan
 
-    def timed(nominal: float, lo: float, hi: float) -> str:
-        """A time with its range where the row has one: "1.75 ms (1.3-2.6 ms)"."""
-        return fmt_s_ranged(nominal, lo, hi)
-
     transfer = num("transfer_s")
     t_lo, t_hi = num("transfer_low_s"), num("transfer_high_s")
     # The card time of the faster scenario (as compiled or restructured), with its own range.
@@ -295,8 +291,8 @@ def deciding_reason(row: Mapping) -> str:
         if handoff > 0 and link_bytes > 0
         else ""
     )
-    card_alone = f"card {bound}{timed(best_card, c_lo, c_hi)}{lim}{kept_part}"
-    link_text = f"link {timed(transfer, t_lo, t_hi)}{handoff_part}"
+    card_alone = f"card {bound}{fmt_s_ranged(best_card, c_lo, c_hi)}{lim}{kept_part}"
+    link_text = f"link {fmt_s_ranged(transfer, t_lo, t_hi)}{handoff_part}"
     card_and_link = card_alone + (f" + {link_text}" if link else "")
     if verdict == "no":
         if link and t_fast >= gpu_s and c_fast >= gpu_s:

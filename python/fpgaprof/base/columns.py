@@ -107,10 +107,10 @@ def ranged_nominal(k: str, row: Mapping) -> str | None:
     "980.00 ms"); None where cell() prints it (no range, not a time)."""
     if not (is_time_key(k) and k.endswith("_s")) or not is_finite_number(row.get(k)):
         return None
-    lo_k, hi_k = range_keys(k)
-    if not fmt_s_range(row.get(lo_k), row.get(hi_k)):
+    lo, hi = (row.get(e) for e in range_keys(k))
+    if not (is_finite_number(lo) and is_finite_number(hi)):
         return None
-    return fmt_s_nominal(row.get(k), row.get(lo_k), row.get(hi_k))
+    return fmt_s_nominal(row.get(k), lo, hi)
 
 
 # The values of a roofline point (op, kernel, region) built on its static cost, besides its

@@ -143,9 +143,9 @@ def fmt_speedup(x: float | None) -> str:
     x = float(x)
     if abs(x) >= 0.1 or x == 0:
         return f"{x:.2f}x"
-    v = float(_sig2(x))
-    # 0.0996 rounds up to 0.10: printed with two decimals as any speedup from 0.1 on
-    return f"{v:.2f}x" if abs(v) >= 0.1 else f"{_sig2(x)}x"
+    # 0.0996 rounds up to 0.10 (_sig2 keeps two significant digits into the next decade): two
+    # decimals, as any speedup from 0.1 on
+    return f"{_sig2(x)}x"
 
 
 def is_finite_number(x: Any) -> bool:
@@ -214,7 +214,7 @@ def fmt_s_nominal(nominal: float | None, low: float | None, high: float | None) 
     """The nominal of fmt_s_ranged alone: in the unit fmt_s_range prints `low`-`high` in, with
     fmt_s's decimals for that unit, or three significant digits below 1 of it ("0.541 ms" beside
     "0.22-1.7 ms"); as fmt_s prints it without a range, outside it or under a nanosecond."""
-    if not fmt_s_range(low, high) or not is_finite_number(nominal):
+    if not (is_finite_number(nominal) and is_finite_number(low) and is_finite_number(high)):
         return fmt_s(nominal)
     x, lo, hi = float(nominal), float(low), float(high)  # type: ignore[arg-type]
     k, unit, spec = _range_step(hi)
